@@ -1,0 +1,360 @@
+//! [`Builder`]: the mutable inventory the YAML and INI parsers fill in (Ansible's
+//! `InventoryData`), and the final step that turns it into an [`Inventory`]: implicit
+//! parents, `ungrouped`, group depths, `group_vars/`/`host_vars/`, and variable precedence.
+//!
+//! Precedence is Ansible's (`VariableManager.get_vars` with the default
+//! `VARIABLE_PRECEDENCE`), lowest first, each step replacing top-level keys
+//! (`hash_behaviour=replace`):
+//! 1. `all` vars from the inventory file;
+//! 2. the other groups' vars from the inventory file, groups ordered by depth, then
+//!    `ansible_group_priority`, then name;
+//! 3. `group_vars/all`;
+//! 4. `group_vars/<group>` for the other groups, in the same order;
+//! 5. the host's vars from the inventory file (from every place it is listed, in file order);
+//! 6. `host_vars/<host>`.
+//!
+//! Note what this means: any `group_vars/` file beats every group variable written in the
+//! inventory file, even one on a deeper group. That surprises people, but it is what
+//! Ansible (and therefore Kubespray) deploys, and dnsfix must see the same values.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::connection::port_number;
+use super::error::InventoryError;
+use super::group::Group;
+use super::host::Host;
+use super::warning::InventoryWarning;
+use super::{Inventory, Vars, vars_dirs};
+
+pub(crate) const ALL: usize = 0;
+pub(crate) const UNGROUPED: usize = 1;
+
+#[derive(Debug)]
+pub(crate) struct Builder {
+    groups: Vec<Group>,
+    group_index: HashMap<String, usize>,
+    hosts: Vec<HostEntry>,
+    host_index: HashMap<String, usize>,
+    warnings: Vec<InventoryWarning>,
+}
+
+#[derive(Debug)]
+struct HostEntry {
+    name: String,
+    /// Host variables from the inventory file(s), merged in order of appearance.
+    vars: Vars,
+}
+
+impl Builder {
+    pub(crate) fn new() -> Builder {
+        let mut builder = Builder {
+            groups: Vec::new(),
+            group_index: HashMap::new(),
+            hosts: Vec::new(),
+            host_index: HashMap::new(),
+            warnings: Vec::new(),
+        };
+        let all = builder.group("all");
+        let ungrouped = builder.group("ungrouped");
+        debug_assert_eq!((all, ungrouped), (ALL, UNGROUPED));
+        builder.link(ALL, UNGROUPED);
+        builder
+    }
+
+    /// The group called `name`, created if needed.
+    pub(crate) fn group(&mut self, name: &str) -> usize {
+        if let Some(&index) = self.group_index.get(name) {
+            return index;
+        }
+        let index = self.groups.len();
+        self.groups.push(Group::new(name));
+        self.group_index.insert(name.to_string(), index);
+        index
+    }
+
+    pub(crate) fn group_name(&self, group: usize) -> &str {
+        self.groups.get(group).map_or("", |g| g.name.as_str())
+    }
+
+    /// Adds `name` to `group`, creating the host on first sight. Like Ansible, a new host gets
+    /// `inventory_file` and `inventory_dir` (absolute) as its first host variables.
+    pub(crate) fn add_host(&mut self, name: &str, group: usize, source: &Path) -> usize {
+        let host = match self.host_index.get(name) {
+            Some(&index) => index,
+            None => {
+                let index = self.hosts.len();
+                let mut vars = Vars::new();
+                let file = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+                if let Some(dir) = file.parent() {
+                    vars.insert("inventory_dir".into(), path_value(dir));
+                }
+                vars.insert("inventory_file".into(), path_value(&file));
+                self.hosts.push(HostEntry {
+                    name: name.to_string(),
+                    vars,
+                });
+                self.host_index.insert(name.to_string(), index);
+                index
+            }
+        };
+        if let Some(g) = self.groups.get_mut(group)
+            && !g.hosts.contains(&host)
+        {
+            g.hosts.push(host);
+        }
+        host
+    }
+
+    pub(crate) fn set_host_var(&mut self, host: usize, key: String, value: Value) {
+        if let Some(entry) = self.hosts.get_mut(host) {
+            entry.vars.insert(key, value);
+        }
+    }
+
+    /// Sets a group variable from the inventory file. `ansible_group_priority` is not a
+    /// variable but the group's priority, as in Ansible (which reads it only from the
+    /// inventory source, never from `group_vars/`).
+    pub(crate) fn set_group_var(
+        &mut self,
+        group: usize,
+        key: String,
+        value: Value,
+    ) -> Result<(), String> {
+        let Some(g) = self.groups.get_mut(group) else {
+            return Ok(());
+        };
+        if key == "ansible_group_priority" {
+            let priority = match &value {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            };
+            g.priority = priority.ok_or_else(|| {
+                format!(
+                    "expected an integer for `ansible_group_priority` of group `{}`, found `{value}`",
+                    g.name
+                )
+            })?;
+            return Ok(());
+        }
+        g.vars.insert(key, value);
+        Ok(())
+    }
+
+    /// Makes `child` a child of `parent`, refusing loops (Ansible refuses them too).
+    pub(crate) fn add_child(&mut self, parent: usize, child: usize) -> Result<(), String> {
+        let parent_name = self.group_name(parent).to_string();
+        let child_name = self.group_name(child).to_string();
+        if child == ALL {
+            return Err(format!(
+                "group `all` cannot be a child of `{parent_name}`: every group is already inside `all`"
+            ));
+        }
+        if parent == child || self.is_ancestor(child, parent) {
+            return Err(format!(
+                "making `{child_name}` a child of `{parent_name}` creates a loop: `{parent_name}` is already inside `{child_name}`"
+            ));
+        }
+        self.link(parent, child);
+        Ok(())
+    }
+
+    pub(crate) fn warn(&mut self, path: &Path, line: Option<usize>, message: String) {
+        self.warnings.push(InventoryWarning {
+            path: path.to_path_buf(),
+            line,
+            message,
+        });
+    }
+
+    fn link(&mut self, parent: usize, child: usize) {
+        if let Some(p) = self.groups.get_mut(parent)
+            && !p.children.contains(&child)
+        {
+            p.children.push(child);
+        }
+        if let Some(c) = self.groups.get_mut(child)
+            && !c.parents.contains(&parent)
+        {
+            c.parents.push(parent);
+        }
+    }
+
+    /// Is `candidate` `group` itself or one of its ancestors?
+    fn is_ancestor(&self, candidate: usize, group: usize) -> bool {
+        let mut stack = vec![group];
+        let mut seen = HashSet::new();
+        while let Some(g) = stack.pop() {
+            if g == candidate {
+                return true;
+            }
+            if seen.insert(g)
+                && let Some(group) = self.groups.get(g)
+            {
+                stack.extend(group.parents.iter().copied());
+            }
+        }
+        false
+    }
+
+    /// Ends loading: the implicit structure Ansible adds after parsing, then variables.
+    /// `vars_base` is the directory holding `group_vars/` and `host_vars/` (the inventory
+    /// file's directory, or the inventory directory itself).
+    pub(crate) fn finish(
+        mut self,
+        path: Option<PathBuf>,
+        vars_base: Option<&Path>,
+    ) -> Result<Inventory, InventoryError> {
+        // Every group without a parent hangs from `all` (Ansible's reconcile_inventory).
+        for g in 1..self.groups.len() {
+            if self.groups[g].parents.is_empty() {
+                self.link(ALL, g);
+            }
+        }
+
+        // A host listed only in `all` (or before any INI section) is in `ungrouped`; a host
+        // that also has a real group is not.
+        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); self.hosts.len()];
+        for (g, group) in self.groups.iter().enumerate() {
+            for &h in &group.hosts {
+                direct[h].push(g);
+            }
+        }
+        for (h, groups) in direct.iter_mut().enumerate() {
+            let real = groups.iter().any(|&g| g != ALL && g != UNGROUPED);
+            let ungrouped = &mut self.groups[UNGROUPED].hosts;
+            if real {
+                ungrouped.retain(|&x| x != h);
+                groups.retain(|&g| g != UNGROUPED);
+            } else if !groups.contains(&UNGROUPED) {
+                ungrouped.push(h);
+                groups.push(UNGROUPED);
+            }
+        }
+
+        let depths = self.depths();
+        for (group, depth) in self.groups.iter_mut().zip(&depths) {
+            group.depth = *depth;
+        }
+
+        // Each host's groups: its direct groups and all their ancestors, in merge order.
+        let host_groups: Vec<Vec<usize>> = direct
+            .iter()
+            .map(|groups| {
+                let mut closure: Vec<usize> = Vec::new();
+                let mut stack: Vec<usize> = groups.clone();
+                stack.push(ALL);
+                while let Some(g) = stack.pop() {
+                    if !closure.contains(&g) {
+                        closure.push(g);
+                        stack.extend(self.groups[g].parents.iter().copied());
+                    }
+                }
+                closure.sort_by(|&a, &b| {
+                    let (ga, gb) = (&self.groups[a], &self.groups[b]);
+                    (ga.depth, ga.priority, &ga.name).cmp(&(gb.depth, gb.priority, &gb.name))
+                });
+                closure
+            })
+            .collect();
+
+        let mut warnings = std::mem::take(&mut self.warnings);
+        let mut group_files: Vec<Vars> = Vec::with_capacity(self.groups.len());
+        for group in &self.groups {
+            group_files.push(match vars_base {
+                Some(base) => vars_dirs::load(base, "group_vars", &group.name, &mut warnings)?,
+                None => Vars::new(),
+            });
+        }
+
+        let mut hosts = Vec::with_capacity(self.hosts.len());
+        for (entry, groups) in self.hosts.into_iter().zip(&host_groups) {
+            let mut vars = Vars::new();
+            for &g in groups {
+                vars.extend(self.groups[g].vars.clone());
+            }
+            for &g in groups {
+                vars.extend(group_files[g].clone());
+            }
+            vars.extend(entry.vars);
+            if let Some(base) = vars_base {
+                vars.extend(vars_dirs::load(
+                    base,
+                    "host_vars",
+                    &entry.name,
+                    &mut warnings,
+                )?);
+            }
+            if let Some(path) = &path {
+                check_ports(path, &entry.name, &vars, &mut warnings);
+            }
+            hosts.push(Host {
+                name: entry.name,
+                groups: groups
+                    .iter()
+                    .map(|&g| self.groups[g].name.clone())
+                    .collect(),
+                vars,
+            });
+        }
+
+        for (h, groups) in host_groups.iter().enumerate() {
+            for &g in groups {
+                self.groups[g].members.push(h);
+            }
+        }
+
+        Ok(Inventory {
+            path,
+            hosts,
+            groups: self.groups,
+            warnings,
+        })
+    }
+
+    /// Longest parent chain from each group up to `all`. Loops were refused in
+    /// [`Builder::add_child`], so this terminates.
+    fn depths(&self) -> Vec<usize> {
+        fn depth(groups: &[Group], memo: &mut [Option<usize>], g: usize) -> usize {
+            if let Some(known) = memo[g] {
+                return known;
+            }
+            let d = groups[g]
+                .parents
+                .iter()
+                .map(|&p| depth(groups, memo, p) + 1)
+                .max()
+                .unwrap_or(0);
+            memo[g] = Some(d);
+            d
+        }
+        let mut memo = vec![None; self.groups.len()];
+        (0..self.groups.len())
+            .map(|g| depth(&self.groups, &mut memo, g))
+            .collect()
+    }
+}
+
+fn path_value(path: &Path) -> Value {
+    Value::String(path.to_string_lossy().into_owned())
+}
+
+/// A port that is set but unusable would silently become ssh's default port; say so.
+fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<InventoryWarning>) {
+    for key in ["ansible_port", "ansible_ssh_port"] {
+        let Some(value) = vars.get(key) else { continue };
+        let templated = value.as_str().is_some_and(|s| s.contains("{{"));
+        if port_number(value).is_none() && !templated {
+            warnings.push(InventoryWarning {
+                path: path.to_path_buf(),
+                line: None,
+                message: format!(
+                    "host `{host}`: `{key}` is {value}, not a TCP port; it is ignored"
+                ),
+            });
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! [`Connection`]: how to reach a host, derived from its Ansible connection variables. This is
+//! the only place that knows those variable names and their aliases, so the transports never
+//! read inventory variables themselves.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::host::{Host, scalar_string, truthy};
+
+/// How dnsfix talks to a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionKind {
+    /// Over SSH (the transport decides whether that is the system ssh or russh).
+    Ssh,
+    /// Commands run on the machine dnsfix runs on.
+    Local,
+}
+
+/// The connection settings of one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    /// `ansible_connection`: `local` (also `ansible.builtin.local`, `ansible.legacy.local`)
+    /// is [`ConnectionKind::Local`]. Everything else, including `ssh`, `paramiko`, `smart`,
+    /// an absent value and plugins dnsfix has no transport for (`docker`, `winrm`, ...), is
+    /// [`ConnectionKind::Ssh`]: SSH is the only remote transport dnsfix has, and a host it
+    /// cannot reach that way fails at connect time with the real error.
+    pub kind: ConnectionKind,
+    /// `ansible_ssh_host`, else `ansible_host`, else the inventory name. (Ansible's ssh plugin
+    /// lets the `ansible_ssh_*` spelling win when both are set; so does dnsfix.)
+    pub address: String,
+    /// `ansible_ssh_port`, else `ansible_port`; `None` when unset or not a valid port number
+    /// (e.g. a template), leaving the default to ssh and ~/.ssh/config.
+    pub port: Option<u16>,
+    /// `ansible_ssh_user`, else `ansible_user`.
+    pub user: Option<String>,
+    /// `ansible_ssh_private_key_file`, else `ansible_private_key_file`. A leading `~/` is
+    /// expanded against `$HOME`; a relative path is resolved against the directory of the
+    /// inventory the host came from (`inventory_dir`), so dnsfix finds the key whatever its
+    /// working directory. `~user/` forms are left alone.
+    pub private_key: Option<PathBuf>,
+    /// `ansible_become` is truthy: commands need root through `sudo -n`.
+    pub become_root: bool,
+}
+
+impl Connection {
+    pub(crate) fn from_host(host: &Host) -> Connection {
+        let kind = match host.var_str("ansible_connection").map(str::trim) {
+            Some("local" | "ansible.builtin.local" | "ansible.legacy.local") => {
+                ConnectionKind::Local
+            }
+            _ => ConnectionKind::Ssh,
+        };
+        let address = first_string(host, &["ansible_ssh_host", "ansible_host"])
+            .unwrap_or_else(|| host.name.clone());
+        let port = ["ansible_ssh_port", "ansible_port"]
+            .iter()
+            .find_map(|key| host.var(key))
+            .and_then(port_number);
+        let user = first_string(host, &["ansible_ssh_user", "ansible_user"]);
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let base = host.var_str("inventory_dir").map(Path::new);
+        let private_key = first_string(
+            host,
+            &["ansible_ssh_private_key_file", "ansible_private_key_file"],
+        )
+        .map(|raw| resolve_key_path(&raw, home.as_deref(), base));
+        let become_root = host.var("ansible_become").and_then(truthy).unwrap_or(false);
+        Connection {
+            kind,
+            address,
+            port,
+            user,
+            private_key,
+            become_root,
+        }
+    }
+}
+
+/// The first of `keys` that is set to a non-empty scalar (an empty `ansible_ssh_host`
+/// must not hide a real `ansible_host`).
+fn first_string(host: &Host, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|key| {
+        let value = host.var(key).and_then(scalar_string)?;
+        let value = value.trim();
+        (!value.is_empty()).then(|| value.to_string())
+    })
+}
+
+/// A TCP port from a number or a numeric string (YAML `"2222"`, INI `ansible_port=2222`).
+pub(crate) fn port_number(value: &Value) -> Option<u16> {
+    let port = match value {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(s) => s.trim().parse::<u64>().ok()?,
+        _ => return None,
+    };
+    u16::try_from(port).ok().filter(|p| *p != 0)
+}
+
+/// `~/x` → `$HOME/x`; relative → `base/x`; absolute unchanged.
+fn resolve_key_path(raw: &str, home: Option<&Path>, base: Option<&Path>) -> PathBuf {
+    if let Some(home) = home {
+        if raw == "~" {
+            return home.to_path_buf();
+        }
+        if let Some(rest) = raw.strip_prefix("~/") {
+            return home.join(rest);
+        }
+    }
+    let path = PathBuf::from(raw);
+    match base {
+        Some(base) if path.is_relative() && !raw.starts_with('~') => base.join(path),
+        _ => path,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn host(vars: Value) -> Host {
+        let mut host = Host::new("node1");
+        if let Value::Object(map) = vars {
+            host.vars = map;
+        }
+        host
+    }
+
+    #[test]
+    fn defaults_to_ssh_on_the_inventory_name() {
+        let c = host(json!({})).connection();
+        assert_eq!(
+            c,
+            Connection {
+                kind: ConnectionKind::Ssh,
+                address: "node1".into(),
+                port: None,
+                user: None,
+                private_key: None,
+                become_root: false,
+            }
+        );
+    }
+
+    #[test]
+    fn reads_connection_variables_and_their_aliases() {
+        let c = host(json!({
+            "ansible_host": "192.0.2.11",
+            "ansible_port": "2222",
+            "ansible_user": "ubuntu",
+            "ansible_become": "yes",
+            "ansible_private_key_file": "/keys/id_ed25519",
+        }))
+        .connection();
+        assert_eq!(c.address, "192.0.2.11");
+        assert_eq!(c.port, Some(2222));
+        assert_eq!(c.user.as_deref(), Some("ubuntu"));
+        assert!(c.become_root);
+        assert_eq!(c.private_key, Some(PathBuf::from("/keys/id_ed25519")));
+
+        // The ansible_ssh_* spelling wins, as in Ansible's ssh plugin.
+        let c = host(json!({
+            "ansible_host": "192.0.2.11", "ansible_ssh_host": "192.0.2.12",
+            "ansible_port": 22, "ansible_ssh_port": 2200,
+            "ansible_user": "a", "ansible_ssh_user": "b",
+        }))
+        .connection();
+        assert_eq!(c.address, "192.0.2.12");
+        assert_eq!(c.port, Some(2200));
+        assert_eq!(c.user.as_deref(), Some("b"));
+
+        // An empty alias does not hide the other spelling.
+        let c = host(json!({"ansible_ssh_host": "", "ansible_host": "192.0.2.11"})).connection();
+        assert_eq!(c.address, "192.0.2.11");
+    }
+
+    #[test]
+    fn connection_kind() {
+        for (value, kind) in [
+            ("local", ConnectionKind::Local),
+            ("ansible.builtin.local", ConnectionKind::Local),
+            ("ssh", ConnectionKind::Ssh),
+            ("paramiko", ConnectionKind::Ssh),
+            ("docker", ConnectionKind::Ssh),
+        ] {
+            let c = host(json!({ "ansible_connection": value })).connection();
+            assert_eq!(c.kind, kind, "{value}");
+        }
+    }
+
+    #[test]
+    fn invalid_ports_are_none() {
+        for value in [
+            json!(0),
+            json!(70000),
+            json!("{{ port }}"),
+            json!(-1),
+            json!(true),
+        ] {
+            assert_eq!(port_number(&value), None, "{value}");
+        }
+        assert_eq!(port_number(&json!(" 22 ")), Some(22));
+    }
+
+    #[test]
+    fn become_is_false_unless_truthy() {
+        assert!(
+            !host(json!({"ansible_become": "no"}))
+                .connection()
+                .become_root
+        );
+        assert!(
+            !host(json!({"ansible_become": "{{ x }}"}))
+                .connection()
+                .become_root
+        );
+        assert!(
+            host(json!({"ansible_become": true}))
+                .connection()
+                .become_root
+        );
+    }
+
+    #[test]
+    fn key_paths_expand_home_and_resolve_against_the_inventory() {
+        let home = Path::new("/home/op");
+        let base = Path::new("/srv/inventory/prod");
+        let resolve = |raw| resolve_key_path(raw, Some(home), Some(base));
+        assert_eq!(resolve("~/.ssh/id"), PathBuf::from("/home/op/.ssh/id"));
+        assert_eq!(resolve("~"), PathBuf::from("/home/op"));
+        assert_eq!(
+            resolve("keys/id"),
+            PathBuf::from("/srv/inventory/prod/keys/id")
+        );
+        assert_eq!(resolve("/etc/keys/id"), PathBuf::from("/etc/keys/id"));
+        assert_eq!(resolve("~deploy/id"), PathBuf::from("~deploy/id"));
+        assert_eq!(
+            resolve_key_path("keys/id", None, None),
+            PathBuf::from("keys/id")
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! [`InventoryError`]: everything that can make an inventory unusable, from a missing file to a
+//! `--limit` that selects nothing. Parse errors always carry the file and the 1-based line (and
+//! column when the parser knows it) plus what was expected there, because the user has to go
+//! and fix that exact spot.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why an inventory could not be loaded, or why a `--limit` could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The `-i` path (or a file it names) is not there.
+    #[error("inventory {} does not exist", .path.display())]
+    NotFound { path: PathBuf },
+
+    /// The file exists but cannot be read (permissions, not UTF-8, a directory where a file
+    /// was expected, ...).
+    #[error("read {}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The content does not parse, or parses into something that is not an inventory.
+    #[error("{}: {message}", Location { path, line: *line, column: *column })]
+    Parse {
+        path: PathBuf,
+        /// 1-based; `None` only when the problem is not tied to one line (e.g. a YAML stream
+        /// with several documents).
+        line: Option<usize>,
+        /// 1-based; `None` when the parser does not report columns (INI).
+        column: Option<usize>,
+        /// What was wrong, phrased as what was expected there.
+        message: String,
+    },
+
+    /// One element of a `--limit` pattern matches neither a host nor a group. dnsfix refuses
+    /// instead of ignoring it (Ansible only warns) because a mistyped `!exclusion` would
+    /// otherwise silently widen a fleet-wide change.
+    #[error("--limit `{pattern}` matches no host or group in {inventory}")]
+    LimitNoMatch { pattern: String, inventory: String },
+
+    /// Every element matched something, but together they select no host (e.g. an empty
+    /// intersection).
+    #[error("--limit `{limit}` selects no host in {inventory}")]
+    LimitEmpty { limit: String, inventory: String },
+
+    /// A `--limit` element that dnsfix cannot evaluate (bad subscript, `~regex`, ...).
+    #[error("--limit `{pattern}`: {reason}")]
+    LimitInvalid { pattern: String, reason: String },
+
+    /// A `--limit @file` that cannot be read.
+    #[error("read --limit file {}", .path.display())]
+    LimitFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl InventoryError {
+    pub(crate) fn parse(
+        path: &Path,
+        line: Option<usize>,
+        column: Option<usize>,
+        message: impl Into<String>,
+    ) -> Self {
+        InventoryError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    /// Maps an I/O error on `path` to [`InventoryError::NotFound`] or [`InventoryError::Read`].
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            InventoryError::NotFound {
+                path: path.to_path_buf(),
+            }
+        } else {
+            InventoryError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+/// `path:line:column`, leaving out what is unknown; the form editors and terminals recognise.
+pub(crate) struct Location<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) line: Option<usize>,
+    pub(crate) column: Option<usize>,
+}
+
+impl fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        Ok(())
+    }
+}

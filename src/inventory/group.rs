@@ -1,0 +1,44 @@
+//! [`Group`]: one inventory group as the loader builds it and as `--limit` and
+//! [`Inventory::group_members`](super::Inventory::group_members) walk it. Internal: the rest of
+//! the crate sees groups only as names on [`Host::groups`](super::Host::groups).
+
+use super::Vars;
+
+/// Ansible's default `ansible_group_priority`.
+pub(crate) const DEFAULT_PRIORITY: i64 = 1;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub(crate) name: String,
+    /// Hosts listed directly under this group, in order of first listing (indices into the
+    /// inventory's hosts).
+    pub(crate) hosts: Vec<usize>,
+    /// Direct child groups, in order of first listing.
+    pub(crate) children: Vec<usize>,
+    /// Direct parent groups. After loading, every group but `all` has at least one.
+    pub(crate) parents: Vec<usize>,
+    /// Length of the longest parent chain up to `all` (which is 0): Ansible's group depth,
+    /// the first key of variable precedence.
+    pub(crate) depth: usize,
+    /// `ansible_group_priority` from the inventory file; second precedence key.
+    pub(crate) priority: i64,
+    /// Variables set on the group in the inventory file itself (not `group_vars/`).
+    pub(crate) vars: Vars,
+    /// Every host in the group or a descendant, in inventory order. Filled when loading ends.
+    pub(crate) members: Vec<usize>,
+}
+
+impl Group {
+    pub(crate) fn new(name: &str) -> Group {
+        Group {
+            name: name.to_string(),
+            hosts: Vec::new(),
+            children: Vec::new(),
+            parents: Vec::new(),
+            depth: 0,
+            priority: DEFAULT_PRIORITY,
+            vars: Vars::new(),
+            members: Vec::new(),
+        }
+    }
+}

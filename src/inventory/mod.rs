@@ -1,0 +1,421 @@
+//! Ansible/Kubespray-compatible inventory: which hosts exist, which groups they are in, what
+//! their variables are, and which of them a `--limit` selects.
+//!
+//! It reads what `ansible-playbook -i` reads, so Kubespray inventories work unchanged: YAML
+//! (or JSON) and INI inventory files, a directory of them, `group_vars/` and `host_vars/`
+//! beside them, Ansible's variable precedence (spelled out in `builder.rs`) and host patterns.
+//!
+//! It never connects to a host, never prints, and never evaluates Jinja: dnsfix reads
+//! literal values, and a templated value (`"{{ cluster_name }}"`) is kept and shown verbatim.
+//! It also cannot run dynamic inventory scripts or inventory plugins; such sources are
+//! refused with an error saying so.
+
+mod builder;
+mod connection;
+mod error;
+mod group;
+mod host;
+mod host_range;
+mod ini;
+mod literal;
+mod pattern;
+mod vars_dirs;
+mod warning;
+mod yaml;
+mod yaml_vars;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use connection::{Connection, ConnectionKind};
+pub use error::InventoryError;
+pub use host::Host;
+pub use warning::InventoryWarning;
+
+use builder::Builder;
+use group::Group;
+
+/// Variables of a host or group, as JSON values.
+pub type Vars = serde_json::Map<String, serde_json::Value>;
+
+/// A loaded inventory.
+#[derive(Debug, Clone)]
+pub struct Inventory {
+    /// The `-i` path as given; `None` for the implicit localhost inventory.
+    path: Option<PathBuf>,
+    /// In order of first appearance.
+    hosts: Vec<Host>,
+    /// `all` first, `ungrouped` second, then in order of first appearance.
+    groups: Vec<Group>,
+    warnings: Vec<InventoryWarning>,
+}
+
+/// Entries of an inventory directory that Ansible never reads as inventory sources
+/// (`INVENTORY_IGNORE_EXTS`).
+const IGNORED_EXTENSIONS: &[&str] = &[
+    "orig", "cfg", "retry", "pyc", "pyo", "swp", "bak", "rpm", "md", "txt", "rst",
+];
+
+impl Inventory {
+    /// Loads an inventory: a YAML/JSON or INI file, or a directory of them (as Ansible reads
+    /// a directory given to `-i`: its files in name order, skipping subdirectories, hidden
+    /// files, backups and documentation), plus `group_vars/` and `host_vars/` in the file's
+    /// directory (or in the directory itself).
+    ///
+    /// The format is detected from the content: a `.ini` extension means INI and
+    /// `.yaml`/`.yml`/`.json` mean YAML; otherwise a file that parses as a YAML mapping of
+    /// groups, or starts like one (`---`, `{`, `all:`), is YAML and anything else is INI.
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let metadata = fs::metadata(path).map_err(|e| InventoryError::io(path, e))?;
+        let mut builder = Builder::new();
+        let vars_base = if metadata.is_dir() {
+            let files = inventory_files(path, &mut builder)?;
+            if files.is_empty() {
+                return Err(InventoryError::parse(
+                    path,
+                    None,
+                    None,
+                    "expected an inventory file (such as hosts.yaml or inventory.ini) in this directory, found none",
+                ));
+            }
+            for file in &files {
+                if has_inventory_extension(file) {
+                    load_file(file, &mut builder)?;
+                } else if let Err(err) = load_file(file, &mut Builder::new()) {
+                    // Like Ansible, an unrecognised file in an inventory directory is skipped
+                    // with a warning (it may be a log or notes), but only after a dry run, so
+                    // that a half-parsed file leaves nothing behind.
+                    builder.warn(file, None, format!("skipped, not an inventory: {err}"));
+                } else {
+                    load_file(file, &mut builder)?;
+                }
+            }
+            path.to_path_buf()
+        } else {
+            load_file(path, &mut builder)?;
+            match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                _ => PathBuf::from("."),
+            }
+        };
+        builder.finish(Some(path.to_path_buf()), Some(&vars_base))
+    }
+
+    /// The implicit inventory used when no `-i` is given: one host `localhost` in group
+    /// `all` with `ansible_connection=local`.
+    pub fn local() -> Inventory {
+        let mut vars = Vars::new();
+        vars.insert("ansible_connection".into(), "local".into());
+        let host = Host {
+            name: "localhost".into(),
+            groups: vec!["all".into()],
+            vars,
+        };
+        let mut all = Group::new("all");
+        all.hosts = vec![0];
+        all.members = vec![0];
+        all.children = vec![1];
+        let mut ungrouped = Group::new("ungrouped");
+        ungrouped.parents = vec![0];
+        ungrouped.depth = 1;
+        Inventory {
+            path: None,
+            hosts: vec![host],
+            groups: vec![all, ungrouped],
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The `-i` path as given; `None` for [`Inventory::local`].
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// All hosts in inventory order (order of first appearance in the file).
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The host called `name`.
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
+    }
+
+    /// Hosts matching an Ansible `--limit` pattern, in inventory order. `None` selects every
+    /// host. An element that matches nothing, or a pattern that selects no host, is an error.
+    pub fn select(&self, limit: Option<&str>) -> Result<Vec<&Host>, InventoryError> {
+        match limit {
+            None => Ok(self.hosts.iter().collect()),
+            Some(limit) => Ok(pattern::select(self, limit)?
+                .into_iter()
+                .filter_map(|h| self.hosts.get(h))
+                .collect()),
+        }
+    }
+
+    /// Names of the hosts in a group (including via child groups), in inventory order;
+    /// `None` if there is no such group.
+    pub fn group_members(&self, group: &str) -> Option<Vec<&str>> {
+        let group = self.groups.iter().find(|g| g.name == group)?;
+        Some(
+            group
+                .members
+                .iter()
+                .filter_map(|&h| self.hosts.get(h))
+                .map(|h| h.name.as_str())
+                .collect(),
+        )
+    }
+
+    /// Every group name, `all` and `ungrouped` first, then in order of first appearance.
+    pub fn group_names(&self) -> Vec<&str> {
+        self.groups.iter().map(|g| g.name.as_str()).collect()
+    }
+
+    /// Things Ansible accepts but that probably do not mean what was intended.
+    pub fn warnings(&self) -> &[InventoryWarning] {
+        &self.warnings
+    }
+
+    /// How messages name this inventory.
+    fn describe(&self) -> String {
+        match &self.path {
+            Some(path) => path.display().to_string(),
+            None => "the implicit localhost inventory".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Yaml,
+    Ini,
+}
+
+fn load_file(path: &Path, builder: &mut Builder) -> Result<(), InventoryError> {
+    let text = fs::read_to_string(path).map_err(|e| InventoryError::io(path, e))?;
+    match detect(path, &text) {
+        Format::Yaml => yaml::parse(path, &text, builder),
+        Format::Ini => ini::parse(path, &text, builder),
+    }
+}
+
+/// A name that says "inventory": an inventory extension, or none at all (`hosts`).
+fn has_inventory_extension(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_none_or(|e| {
+        matches!(
+            e.to_ascii_lowercase().as_str(),
+            "yaml" | "yml" | "json" | "ini"
+        )
+    })
+}
+
+fn detect(path: &Path, text: &str) -> Format {
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("yaml" | "yml" | "json") => return Format::Yaml,
+        Some("ini") => return Format::Ini,
+        _ => {}
+    }
+    if let Ok(serde_norway::Value::Mapping(top)) = serde_norway::from_str(text)
+        && top.values().all(|v| v.is_mapping() || v.is_null())
+    {
+        return Format::Yaml;
+    }
+    // Otherwise decide on the first meaningful line, so that a broken YAML file gets YAML
+    // errors rather than puzzling INI ones.
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'));
+    match first {
+        Some(line) if line.starts_with("---") || line.starts_with('{') => Format::Yaml,
+        Some(line) if !line.starts_with('[') && !line.contains('=') && yaml_key_line(line) => {
+            Format::Yaml
+        }
+        _ => Format::Ini,
+    }
+}
+
+/// `key:` or `key: value` with a key that has no spaces: how YAML inventories start, and
+/// something no INI host line looks like (`host:port` has no space after the colon).
+fn yaml_key_line(line: &str) -> bool {
+    let Some((key, rest)) = line.split_once(':') else {
+        return false;
+    };
+    !key.is_empty()
+        && !key.contains(char::is_whitespace)
+        && (rest.is_empty() || rest.starts_with(' '))
+}
+
+/// The files of an inventory directory that Ansible would try as inventory sources.
+fn inventory_files(dir: &Path, builder: &mut Builder) -> Result<Vec<PathBuf>, InventoryError> {
+    let mut files = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| InventoryError::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| InventoryError::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let extension = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if name.starts_with('.')
+            || name.ends_with('~')
+            || !path.is_file()
+            || extension
+                .as_deref()
+                .is_some_and(|e| IGNORED_EXTENSIONS.contains(&e))
+        {
+            continue;
+        }
+        if is_executable(&path)
+            && !matches!(extension.as_deref(), Some("yaml" | "yml" | "json" | "ini"))
+        {
+            builder.warn(
+                &path,
+                None,
+                "skipped: dnsfix cannot run dynamic inventory scripts; export a static inventory with `ansible-inventory --list --yaml`".into(),
+            );
+            continue;
+        }
+        files.push(path);
+    }
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_path: &Path) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// A scratch directory under the system temp dir, unique per test and process.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("dnsfix-inventory-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create scratch dir");
+        dir
+    }
+
+    #[test]
+    fn format_is_detected_from_extension_then_content() {
+        let yaml = "all:\n  hosts:\n    n1:\n";
+        let ini = "[kube_node]\nn1 ansible_host=192.0.2.11\n";
+        assert_eq!(detect(Path::new("hosts"), yaml), Format::Yaml);
+        assert_eq!(detect(Path::new("hosts"), ini), Format::Ini);
+        assert_eq!(detect(Path::new("hosts"), "n1\nn2:2222\n"), Format::Ini);
+        assert_eq!(
+            detect(Path::new("hosts"), "# c\n---\nall: [\n"),
+            Format::Yaml
+        );
+        assert_eq!(
+            detect(Path::new("hosts"), "# c\nall:\n  bad: [\n"),
+            Format::Yaml
+        );
+        assert_eq!(detect(Path::new("hosts"), "{\"all\": {}}"), Format::Yaml);
+        assert_eq!(detect(Path::new("hosts"), ""), Format::Ini);
+        assert_eq!(detect(Path::new("x.ini"), yaml), Format::Ini);
+        assert_eq!(detect(Path::new("x.YML"), ini), Format::Yaml);
+        assert_eq!(detect(Path::new("x.json"), ini), Format::Yaml);
+    }
+
+    #[test]
+    fn extensionless_files_load_in_either_format() {
+        let dir = scratch("extensionless");
+        fs::write(dir.join("hosts"), "[g]\nn1\n").expect("write");
+        let inventory = Inventory::load(&dir.join("hosts")).expect("ini loads");
+        assert_eq!(inventory.group_members("g"), Some(vec!["n1"]));
+        fs::write(dir.join("hosts"), "g:\n  hosts:\n    n2:\n").expect("write");
+        let inventory = Inventory::load(&dir.join("hosts")).expect("yaml loads");
+        assert_eq!(inventory.group_members("g"), Some(vec!["n2"]));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn inventory_directories_skip_what_ansible_skips() {
+        let dir = scratch("directory");
+        fs::write(dir.join("10-hosts.yaml"), "all:\n  hosts:\n    n1:\n").expect("write");
+        fs::write(dir.join("20-more.ini"), "[g]\nn2\n").expect("write");
+        fs::write(dir.join("README.md"), "# not an inventory [\n").expect("write");
+        fs::write(dir.join(".hidden"), "hidden\n").expect("write");
+        fs::write(dir.join("hosts.ini~"), "backup\n").expect("write");
+        fs::write(dir.join("deploy.log"), "[2024-01-01 00:00] started\n").expect("write");
+        fs::create_dir_all(dir.join("credentials")).expect("mkdir");
+        fs::write(dir.join("credentials/token.creds"), "secret\n").expect("write");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let script = dir.join("dynamic.py");
+            fs::write(&script, "#!/usr/bin/env python3\n").expect("write");
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let inventory = Inventory::load(&dir).expect("loads");
+        let names: Vec<&str> = inventory.hosts().iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["n1", "n2"]);
+        let warnings: Vec<String> = inventory
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("deploy.log") && w.contains("skipped, not an inventory")),
+            "{warnings:?}"
+        );
+        #[cfg(unix)]
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("dynamic.py") && w.contains("dynamic inventory scripts")),
+            "{warnings:?}"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_empty_directory_is_an_error() {
+        let dir = scratch("empty");
+        let err = Inventory::load(&dir).map(|_| ()).expect_err("empty dir");
+        assert!(
+            err.to_string().contains("expected an inventory file"),
+            "{err}"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unusable_ports_are_warned_about() {
+        let dir = scratch("ports");
+        let file = dir.join("hosts.yaml");
+        fs::write(
+            &file,
+            "all:\n  hosts:\n    n1: {ansible_port: ssh}\n    n2: {ansible_port: '{{ p }}'}\n",
+        )
+        .expect("write");
+        let inventory = Inventory::load(&file).expect("loads");
+        assert_eq!(inventory.warnings().len(), 1, "{:?}", inventory.warnings());
+        assert!(
+            inventory.warnings()[0]
+                .message
+                .contains("host `n1`: `ansible_port`")
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,478 @@
+//! YAML → [`Vars`] with positions: the serde plumbing shared by the YAML inventory parser and
+//! the `group_vars/`/`host_vars/` loader.
+//!
+//! serde_norway keeps no positions in its `Value`, but it does stamp the line and column of
+//! the node being visited on any error a visitor returns. So instead of parsing to a `Value`
+//! and validating afterwards (when positions are gone), every shape is checked *inside* a
+//! visitor, and our own message travels beside the serde error in an [`Issue`] slot.
+//!
+//! Values follow YAML 1.2 as serde_norway reads it: `yes`/`on` stay strings (Ansible's YAML
+//! 1.1 loader would make them booleans; [`Host::var_bool`](super::Host::var_bool) accepts
+//! both), tags such as `!vault` or `!unsafe` are dropped and their content kept as is (dnsfix
+//! never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is
+//! never evaluated: dnsfix reads literal values and shows templated ones verbatim.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{self, DeserializeSeed, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use serde_json::{Number, Value};
+
+use super::Vars;
+use super::error::InventoryError;
+
+/// Our own description of what went wrong, set by the visitor that noticed it. The serde
+/// error that carries it out only contributes the position.
+pub(crate) type Issue = RefCell<Option<String>>;
+
+/// Records `message` (the first one wins: it is the innermost) and returns the serde error
+/// that unwinds the parse.
+pub(crate) fn fail<E: de::Error>(issue: &Issue, message: String) -> E {
+    let mut slot = issue.borrow_mut();
+    if slot.is_none() {
+        *slot = Some(message);
+    }
+    E::custom("see the inventory issue slot")
+}
+
+/// Turns a serde_norway error into a located [`InventoryError::Parse`].
+pub(crate) fn to_error(path: &Path, err: &serde_norway::Error, issue: &Issue) -> InventoryError {
+    let (line, column) = match err.location() {
+        Some(at) => (Some(at.line()), Some(at.column())),
+        None => (None, None),
+    };
+    let message = match issue.borrow_mut().take() {
+        Some(message) => message,
+        None => format!("invalid YAML: {}", strip_positions(&err.to_string())),
+    };
+    InventoryError::parse(path, line, column, message)
+}
+
+/// Parses a `group_vars/`/`host_vars/` file: a mapping of variables, or nothing at all.
+pub(crate) fn parse_vars_file(path: &Path, text: &str) -> Result<Vars, InventoryError> {
+    let issue = Issue::default();
+    let seed = Shape(VarsMap {
+        issue: &issue,
+        what: "a mapping of variables (`name: value`)".to_string(),
+        path: String::new(),
+    });
+    let de = serde_norway::Deserializer::from_str(text);
+    seed.deserialize(de)
+        .map_err(|err| to_error(path, &err, &issue))
+}
+
+/// libyaml messages embed "at line N column M" (sometimes twice); the position is already in
+/// our `path:line:column` prefix, so drop them.
+fn strip_positions(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(" at line ") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + " at line ".len()..];
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let after_line = &tail[digits..];
+        match after_line.strip_prefix(" column ") {
+            Some(col) if digits > 0 => {
+                rest = col.trim_start_matches(|c: char| c.is_ascii_digit());
+            }
+            _ => {
+                out.push_str(" at line ");
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a structural node may be. [`Shape`] turns each unexpected kind of YAML node into
+/// "expected <what>, found <kind>" located at that node.
+pub(crate) trait Expect<'de>: Sized {
+    type Out;
+    fn issue(&self) -> &Issue;
+    /// Phrase completing "expected ...", e.g. "a mapping of hosts under `kube_node.hosts`".
+    fn expected(&self) -> String;
+    fn map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error>;
+    fn null<E: de::Error>(self) -> Result<Self::Out, E>;
+    fn string<E: de::Error>(self, _value: &str) -> Result<Self::Out, E> {
+        Err(self.found("a string"))
+    }
+    fn found<E: de::Error>(&self, kind: &str) -> E {
+        fail(
+            self.issue(),
+            format!("expected {}, found {kind}", self.expected()),
+        )
+    }
+}
+
+/// Adapter making any [`Expect`] a serde seed and visitor.
+pub(crate) struct Shape<T>(pub(crate) T);
+
+impl<'de, T: Expect<'de>> DeserializeSeed<'de> for Shape<T> {
+    type Value = T::Out;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<T::Out, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de, T: Expect<'de>> Visitor<'de> for Shape<T> {
+    type Value = T::Out;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.expected())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T::Out, A::Error> {
+        self.0.map(map)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T::Out, E> {
+        self.0.null()
+    }
+    fn visit_none<E: de::Error>(self) -> Result<T::Out, E> {
+        self.0.null()
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, de: D) -> Result<T::Out, D::Error> {
+        de.deserialize_any(self)
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<T::Out, E> {
+        self.0.string(value)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T::Out, E> {
+        Err(self.0.found("a boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<T::Out, E> {
+        Err(self.0.found("a number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<T::Out, E> {
+        Err(self.0.found("a number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<T::Out, E> {
+        Err(self.0.found("a number"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<T::Out, A::Error> {
+        Err(self.0.found("a list"))
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<T::Out, A::Error> {
+        let (tag, _rest) = data.variant::<String>()?;
+        Err(self.0.found(&format!("a value tagged `!{tag}`")))
+    }
+}
+
+/// A mapping key: any scalar, as text. Rejects duplicates at the key itself, so the error
+/// points at the second occurrence (serde_norway does not check duplicates for us outside
+/// its own `Value`).
+pub(crate) struct KeySeed<'a> {
+    pub(crate) issue: &'a Issue,
+    pub(crate) seen: &'a mut HashSet<String>,
+    /// Where the mapping is, for messages: "`kube_node.hosts`", or empty for the top level.
+    pub(crate) within: &'a str,
+    /// When set, the only keys allowed here (checked at the key, for a precise position).
+    pub(crate) allowed: Option<&'a [&'a str]>,
+}
+
+impl KeySeed<'_> {
+    fn accept<E: de::Error>(self, key: String) -> Result<String, E> {
+        if let Some(allowed) = self.allowed
+            && !allowed.contains(&key.as_str())
+        {
+            let list: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
+            return Err(fail(
+                self.issue,
+                format!(
+                    "unexpected key `{key}` in `{}`: expected {}",
+                    self.within,
+                    list.join(", ")
+                ),
+            ));
+        }
+        if self.seen.insert(key.clone()) {
+            return Ok(key);
+        }
+        let message = if self.within.is_empty() {
+            format!("duplicate key `{key}`")
+        } else {
+            format!("duplicate key `{key}` in `{}`", self.within)
+        };
+        Err(fail(self.issue, message))
+    }
+    fn reject<E: de::Error>(&self, kind: &str) -> E {
+        fail(
+            self.issue,
+            format!("expected a scalar mapping key, found {kind}"),
+        )
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = String;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<String, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a scalar mapping key")
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
+        Err(self.reject("null"))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<String, E> {
+        Err(self.reject("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.reject("a list"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.reject("a mapping"))
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<String, A::Error> {
+        Err(self.reject("a tagged value"))
+    }
+}
+
+/// A mapping of variables (`name: value`), or null for none. `path` names the mapping in
+/// messages about duplicate keys nested inside it.
+pub(crate) struct VarsMap<'a> {
+    pub(crate) issue: &'a Issue,
+    pub(crate) what: String,
+    pub(crate) path: String,
+}
+
+impl<'de> Expect<'de> for VarsMap<'_> {
+    type Out = Vars;
+
+    fn issue(&self) -> &Issue {
+        self.issue
+    }
+    fn expected(&self) -> String {
+        self.what.clone()
+    }
+    fn map<A: MapAccess<'de>>(self, map: A) -> Result<Vars, A::Error> {
+        read_object(self.issue, &self.path, map)
+    }
+    fn null<E: de::Error>(self) -> Result<Vars, E> {
+        Ok(Vars::new())
+    }
+}
+
+/// Any YAML value as JSON. `path` is the dotted key path of this value, for messages.
+pub(crate) struct ValueSeed<'a> {
+    pub(crate) issue: &'a Issue,
+    pub(crate) path: String,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        // JSON has no infinities or NaN; keep YAML's spelling so the value is still visible.
+        Ok(match Number::from_f64(value) {
+            Some(n) => Value::Number(n),
+            None if value.is_nan() => Value::String(".nan".into()),
+            None if value > 0.0 => Value::String(".inf".into()),
+            None => Value::String("-.inf".into()),
+        })
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_string()))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(ValueSeed {
+            issue: self.issue,
+            path: format!("{}[{}]", self.path, items.len()),
+        })? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        read_object(self.issue, &self.path, map).map(Value::Object)
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        // A custom tag (`!vault |`, `!unsafe '...'`): keep the content, drop the tag.
+        let (_tag, content) = data.variant::<String>()?;
+        content.newtype_variant_seed(self)
+    }
+}
+
+/// Reads a mapping into a JSON object, rejecting duplicate keys and applying `<<` merge keys
+/// (explicit keys win over merged ones, earlier merged mappings over later ones, as in
+/// YAML 1.1 and Ansible).
+fn read_object<'de, A: MapAccess<'de>>(
+    issue: &Issue,
+    path: &str,
+    mut map: A,
+) -> Result<Vars, A::Error> {
+    let mut seen = HashSet::new();
+    let mut object = Vars::new();
+    let mut merged: Vec<Vars> = Vec::new();
+    while let Some(key) = map.next_key_seed(KeySeed {
+        issue,
+        seen: &mut seen,
+        within: path,
+        allowed: None,
+    })? {
+        let child = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        let value = map.next_value_seed(ValueSeed { issue, path: child })?;
+        if key == "<<" {
+            match value {
+                Value::Object(one) => merged.push(one),
+                Value::Array(many) if many.iter().all(Value::is_object) => {
+                    merged.extend(many.into_iter().filter_map(|v| match v {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }));
+                }
+                _ => {
+                    return Err(fail(
+                        issue,
+                        "expected a mapping or a list of mappings after the `<<` merge key"
+                            .to_string(),
+                    ));
+                }
+            }
+            continue;
+        }
+        object.insert(key, value);
+    }
+    for source in merged {
+        for (key, value) in source {
+            object.entry(key).or_insert(value);
+        }
+    }
+    Ok(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(text: &str) -> Result<Vars, String> {
+        parse_vars_file(Path::new("gv.yml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_mappings_and_empty_files() {
+        assert_eq!(parse("").ok(), Some(Vars::new()));
+        assert_eq!(parse("# nothing here\n").ok(), Some(Vars::new()));
+        assert_eq!(parse("---\n").ok(), Some(Vars::new()));
+        let vars = parse("a: 1\nb: [x, 2]\nc: {d: null}\ne: yes\nf: '{{ x }}'\n").ok();
+        assert_eq!(
+            vars.map(Value::Object),
+            Some(json!({"a": 1, "b": ["x", 2], "c": {"d": null}, "e": "yes", "f": "{{ x }}"}))
+        );
+    }
+
+    #[test]
+    fn keeps_tagged_content_and_applies_merge_keys() {
+        let text = "base: &b {x: 1, y: 2}\nv: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\nm:\n  <<: *b\n  y: 3\n";
+        let vars = parse(text).ok().map(Value::Object);
+        assert_eq!(
+            vars,
+            Some(json!({
+                "base": {"x": 1, "y": 2},
+                "v": "$ANSIBLE_VAULT;1.1;AES256\n6162\n",
+                "m": {"x": 1, "y": 3},
+            }))
+        );
+    }
+
+    #[test]
+    fn rejects_non_mappings_with_their_position() {
+        assert_eq!(
+            parse("- a\n- b\n").err().as_deref(),
+            Some("gv.yml:1:1: expected a mapping of variables (`name: value`), found a list")
+        );
+        assert_eq!(
+            parse("just text\n").err().as_deref(),
+            Some("gv.yml:1:1: expected a mapping of variables (`name: value`), found a string")
+        );
+    }
+
+    #[test]
+    fn rejects_duplicate_keys_at_the_duplicate() {
+        assert_eq!(
+            parse("a: 1\nb:\n  c: 1\n  c: 2\n").err().as_deref(),
+            Some("gv.yml:4:3: duplicate key `c` in `b`")
+        );
+        assert_eq!(
+            parse("a: 1\na: 2\n").err().as_deref(),
+            Some("gv.yml:2:1: duplicate key `a`")
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_located_without_repeating_the_position() {
+        let err = parse("a: 1\nb: [1, 2\nc: 3\n").err().unwrap_or_default();
+        assert!(err.starts_with("gv.yml:"), "{err}");
+        assert!(err.contains("invalid YAML: "), "{err}");
+        assert!(!err.contains(" at line "), "{err}");
+    }
+
+    #[test]
+    fn strip_positions_removes_only_positions() {
+        assert_eq!(
+            strip_positions(
+                "did not find expected key at line 3 column 1, while parsing a block mapping at line 1 column 1"
+            ),
+            "did not find expected key, while parsing a block mapping"
+        );
+        assert_eq!(
+            strip_positions("look at line numbers"),
+            "look at line numbers"
+        );
+    }
+}
