@@ -1,0 +1,342 @@
+//! The k3s / RKE2 agent config file `/etc/rancher/{k3s,rke2}/config.yaml`: owns [`K3sConfig`].
+//! Pure: it never touches the network or the filesystem; [`K3sConfig::parse`] takes the text.
+//!
+//! Semantics follow k3s `pkg/configfilearg/parser.go` `readConfigFile`: every top-level key is
+//! a CLI flag name; a list value becomes one `--key=item` per item; a scalar is converted to a
+//! string (numbers and booleans included); a key with a `+` suffix (`kubelet-arg+:`) appends to
+//! the value so far instead of replacing it. k3s also merges `config.yaml.d/*.yaml` drop-ins the
+//! same way; merging several files is the caller's job (parse each, apply in order).
+//!
+//! Only the DNS-relevant keys are extracted: `resolv-conf` (what kubelet gets as
+//! `--resolv-conf`; when absent k3s picks a file itself, see research B), `cluster-dns`, and the
+//! `kubelet-arg` pass-through list, where `resolv-conf=/x` overrides both.
+
+use serde::Serialize;
+use serde_norway::Value;
+
+use super::kubelet_config::{Located, TopLevel, load_top_level, top_level_key_line, value_kind};
+
+/// The DNS-relevant part of a k3s/RKE2 config file. An empty file gives all-`None`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct K3sConfig {
+    /// `resolv-conf`.
+    pub resolv_conf: Option<Located<String>>,
+    /// `kubelet-arg` (plus `kubelet-arg+`) entries as written, e.g. `resolv-conf=/x` or
+    /// `--max-pods=200`; each with the line of its list item (or of the key for a scalar).
+    pub kubelet_args: Vec<Located<String>>,
+    /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
+    pub cluster_dns: Option<Located<String>>,
+}
+
+/// Why a k3s/RKE2 config file could not be read. k3s refuses to start on each of these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "error", rename_all = "snake_case")]
+pub enum K3sConfigError {
+    #[error("k3s config is not valid yaml at line {line}, column {column}: {message}")]
+    Yaml {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("k3s config document at line {line} is a {found}, not a mapping")]
+    NotAMapping { found: &'static str, line: usize },
+    #[error("k3s config key `{key}` at line {line} must be a string or a list, found {found}")]
+    WrongType {
+        key: String,
+        line: usize,
+        found: String,
+    },
+}
+
+impl K3sConfig {
+    /// Parses a k3s/RKE2 `config.yaml`. Keys other than the three above are ignored.
+    pub fn parse(text: &str) -> Result<K3sConfig, K3sConfigError> {
+        let mapping = match load_top_level(text) {
+            Err(err) => {
+                return Err(K3sConfigError::Yaml {
+                    line: err.line,
+                    column: err.column,
+                    message: err.message,
+                });
+            }
+            Ok(TopLevel::Empty) => return Ok(K3sConfig::default()),
+            Ok(TopLevel::Mapping(mapping)) => mapping,
+            Ok(TopLevel::Other { found, line }) => {
+                return Err(K3sConfigError::NotAMapping { found, line });
+            }
+        };
+
+        let mut config = K3sConfig::default();
+        // Mapping preserves file order, which matters: a plain key after a `+` key replaces.
+        for (key, value) in &mapping {
+            let Some(key) = key.as_str() else {
+                continue;
+            };
+            let (name, append) = match key.strip_suffix('+') {
+                Some(name) => (name, true),
+                None => (key, false),
+            };
+            if !matches!(name, "resolv-conf" | "cluster-dns" | "kubelet-arg") {
+                continue;
+            }
+            let key_line = top_level_key_line(text, key);
+            let items = items(value).map_err(|found| K3sConfigError::WrongType {
+                key: key.to_string(),
+                line: key_line,
+                found,
+            })?;
+            match name {
+                "kubelet-arg" => {
+                    let located = locate_items(text, key_line, items, value.is_sequence());
+                    if !append {
+                        config.kubelet_args.clear();
+                    }
+                    config.kubelet_args.extend(located);
+                }
+                "cluster-dns" => {
+                    config.cluster_dns = join_scalar(config.cluster_dns.take(), items, append)
+                        .map(|joined| Located::new(joined, key_line));
+                }
+                _ => {
+                    config.resolv_conf = join_scalar(config.resolv_conf.take(), items, append)
+                        .map(|joined| Located::new(joined, key_line));
+                }
+            }
+        }
+        Ok(config)
+    }
+
+    /// The value kubelet gets for `name` through `kubelet-arg`, e.g. `kubelet_arg("resolv-conf")`
+    /// for `kubelet-arg: [resolv-conf=/etc/k8s-resolv.conf]`. k3s strips leading dashes and the
+    /// last occurrence wins (k3s `pkg/daemons/agent` builds a map from these, then flags).
+    pub fn kubelet_arg(&self, name: &str) -> Option<Located<String>> {
+        self.kubelet_args.iter().rev().find_map(|arg| {
+            let (key, value) = arg.value.trim_start_matches('-').split_once('=')?;
+            (key == name).then(|| Located::new(value.to_string(), arg.line))
+        })
+    }
+}
+
+/// The strings a config value stands for, converted the way k3s's `convert.ToString` does.
+/// A mapping or a tagged value (or a list holding one) cannot become a flag: the error names
+/// what was found.
+fn items(value: &Value) -> Result<Vec<String>, String> {
+    match value {
+        Value::Sequence(seq) => seq
+            .iter()
+            .map(|item| {
+                scalar_string(item)
+                    .ok_or_else(|| format!("a list item that is a {}", value_kind(item)))
+            })
+            .collect(),
+        // A null (`kubelet-arg:`) contributes nothing rather than one empty argument.
+        Value::Null => Ok(Vec::new()),
+        other => scalar_string(other)
+            .map(|s| vec![s])
+            .ok_or_else(|| value_kind(other).to_string()),
+    }
+}
+
+fn scalar_string(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some(String::new()),
+        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => None,
+    }
+}
+
+/// A scalar setting after one more assignment: replaced, or appended with `,` for `key+`.
+fn join_scalar(old: Option<Located<String>>, items: Vec<String>, append: bool) -> Option<String> {
+    let mut parts: Vec<String> = match old {
+        Some(old) if append => vec![old.value],
+        _ => Vec::new(),
+    };
+    parts.extend(items);
+    (!parts.is_empty()).then(|| parts.join(","))
+}
+
+/// Gives each list item the line it appears on: the first line at or after the previous item's
+/// line that contains the item's text (block lists put one item per line; flow lists share the
+/// key's line). Falls back to the key's line, e.g. for items written with escapes.
+fn locate_items(
+    text: &str,
+    key_line: usize,
+    items: Vec<String>,
+    is_list: bool,
+) -> Vec<Located<String>> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut cursor = key_line.saturating_sub(1);
+    items
+        .into_iter()
+        .map(|item| {
+            if !is_list || item.is_empty() {
+                return Located::new(item, key_line);
+            }
+            let found = lines
+                .iter()
+                .enumerate()
+                .skip(cursor)
+                .find(|(_, line)| line.contains(item.as_str()))
+                .map(|(index, _)| index);
+            match found {
+                Some(index) => {
+                    // A block item owns its line, so the next item starts below it.
+                    let block_item = lines[index].trim_start().starts_with('-');
+                    cursor = if block_item { index + 1 } else { index };
+                    Located::new(item, index + 1)
+                }
+                None => Located::new(item, key_line),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn located(value: &str, line: usize) -> Located<String> {
+        Located::new(value.to_string(), line)
+    }
+
+    #[test]
+    fn rke2_server_config() {
+        // /etc/rancher/rke2/config.yaml on a server with a dedicated resolv file.
+        let text = "# managed by terraform\n\
+                    token: K10abc::server:def\n\
+                    tls-san:\n  - rke2.example.com\n\
+                    resolv-conf: /etc/rancher/rke2/resolv.conf\n\
+                    cluster-dns: 10.43.0.10\n\
+                    kubelet-arg:\n  - \"max-pods=200\"\n  - resolv-conf=/run/systemd/resolve/resolv.conf\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        assert_eq!(
+            config.resolv_conf,
+            Some(located("/etc/rancher/rke2/resolv.conf", 5))
+        );
+        assert_eq!(config.cluster_dns, Some(located("10.43.0.10", 6)));
+        assert_eq!(
+            config.kubelet_args,
+            vec![
+                located("max-pods=200", 8),
+                located("resolv-conf=/run/systemd/resolve/resolv.conf", 9)
+            ]
+        );
+        assert_eq!(
+            config.kubelet_arg("resolv-conf"),
+            Some(located("/run/systemd/resolve/resolv.conf", 9))
+        );
+        assert_eq!(config.kubelet_arg("cluster-dns"), None);
+    }
+
+    #[test]
+    fn empty_and_comment_only_files_are_all_none() {
+        assert_eq!(K3sConfig::parse(""), Ok(K3sConfig::default()));
+        assert_eq!(
+            K3sConfig::parse("# write-kubeconfig-mode: \"0644\"\n"),
+            Ok(K3sConfig::default())
+        );
+        assert_eq!(K3sConfig::parse("{}\n"), Ok(K3sConfig::default()));
+    }
+
+    #[test]
+    fn kubelet_arg_as_a_single_string() {
+        let config = K3sConfig::parse("kubelet-arg: \"--resolv-conf=/etc/k3s-resolv.conf\"\n")
+            .expect("parses");
+        assert_eq!(
+            config.kubelet_args,
+            vec![located("--resolv-conf=/etc/k3s-resolv.conf", 1)]
+        );
+        assert_eq!(
+            config.kubelet_arg("resolv-conf"),
+            Some(located("/etc/k3s-resolv.conf", 1))
+        );
+    }
+
+    #[test]
+    fn flow_list_items_share_the_key_line() {
+        let text = "node-name: a\nkubelet-arg: [v=2, resolv-conf=/x, v=2]\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        let lines: Vec<_> = config.kubelet_args.iter().map(|a| a.line).collect();
+        assert_eq!(lines, [2, 2, 2]);
+    }
+
+    #[test]
+    fn repeated_block_items_get_their_own_lines() {
+        let text = "kubelet-arg:\n- v=2\n- v=2\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        let lines: Vec<_> = config.kubelet_args.iter().map(|a| a.line).collect();
+        assert_eq!(lines, [2, 3]);
+    }
+
+    #[test]
+    fn plus_suffix_appends_plain_key_replaces() {
+        let text = "kubelet-arg:\n- v=2\nkubelet-arg+:\n- resolv-conf=/a\ncluster-dns: 10.43.0.10\ncluster-dns+: fd00::10\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        assert_eq!(
+            config.kubelet_args,
+            vec![located("v=2", 2), located("resolv-conf=/a", 4)]
+        );
+        assert_eq!(config.cluster_dns, Some(located("10.43.0.10,fd00::10", 6)));
+
+        let text = "kubelet-arg+: [v=2]\nkubelet-arg: [resolv-conf=/b]\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        assert_eq!(config.kubelet_args, vec![located("resolv-conf=/b", 2)]);
+    }
+
+    #[test]
+    fn cluster_dns_list_is_joined() {
+        let config =
+            K3sConfig::parse("cluster-dns:\n- 10.43.0.10\n- 2001:cafe:43::a\n").expect("parses");
+        assert_eq!(
+            config.cluster_dns,
+            Some(located("10.43.0.10,2001:cafe:43::a", 1))
+        );
+    }
+
+    #[test]
+    fn scalars_are_stringified_and_null_is_absent() {
+        let config = K3sConfig::parse("kubelet-arg: 5\nresolv-conf:\n").expect("parses");
+        assert_eq!(config.kubelet_args, vec![located("5", 1)]);
+        // `resolv-conf:` with no value: k3s passes an empty string, which it treats as unset.
+        assert_eq!(config.resolv_conf, None);
+    }
+
+    #[test]
+    fn mapping_value_is_an_error() {
+        let err = K3sConfig::parse("resolv-conf:\n  path: /x\n").expect_err("mapping");
+        assert_eq!(
+            err.to_string(),
+            "k3s config key `resolv-conf` at line 1 must be a string or a list, found mapping"
+        );
+    }
+
+    #[test]
+    fn list_of_mappings_is_an_error() {
+        let err = K3sConfig::parse("kubelet-arg:\n- resolv-conf: /x\n").expect_err("nested");
+        assert_eq!(
+            err.to_string(),
+            "k3s config key `kubelet-arg` at line 1 must be a string or a list, \
+             found a list item that is a mapping"
+        );
+    }
+
+    #[test]
+    fn malformed_yaml_and_non_mapping() {
+        let err = K3sConfig::parse("resolv-conf: /x\n\tkubelet-arg: v=2\n").expect_err("tab");
+        assert!(
+            matches!(err, K3sConfigError::Yaml { line: 2, .. }),
+            "{err:?}"
+        );
+        let err = K3sConfig::parse("- resolv-conf=/x\n").expect_err("list");
+        assert_eq!(
+            err,
+            K3sConfigError::NotAMapping {
+                found: "sequence",
+                line: 1
+            }
+        );
+    }
+}

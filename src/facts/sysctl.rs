@@ -1,0 +1,547 @@
+//! Persisted kernel parameters: owns [`SysctlFile`] (one `sysctl.d(5)` file) and the
+//! precedence rules that turn every file on a node into the value each key gets at boot
+//! ([`persisted`]), which rules R7 (bridge-nf-call not persistent) and R8 (ip_forward) need.
+//! Also owns the drop-in directory resolution ([`drop_in_order`]) that `modules_load` reuses.
+//! Pure: it never touches the network or the filesystem; the caller passes file contents and
+//! symlink targets it read on the node.
+//!
+//! File format (sysctl.d(5), systemd `src/sysctl/sysctl.c`):
+//! - empty lines and lines whose first non-blank character is `#` or `;` are ignored; there are
+//!   no trailing comments (`net.ipv4.ip_forward = 1 # on` sets the value `1 # on`, which the
+//!   kernel rejects);
+//! - `key = value`, blanks around key and value ignored; a leading `-` means "ignore a failure
+//!   to set this" (typical for `net.bridge.*`, absent until `br_netfilter` is loaded);
+//! - "either `/` or `.` may be used as separators … If the first separator is a slash,
+//!   remaining slashes and dots are left intact. If the first separator is a dot, dots and
+//!   slashes are interchanged": keys here are normalised to the dot form that `sysctl -a`
+//!   prints, so `net/ipv4/conf/eth0.100/rp_filter` becomes `net.ipv4.conf.eth0/100.rp_filter`;
+//! - `-key` without `=` excludes that key from an earlier glob (`net.ipv4.conf.*.rp_filter`);
+//!   glob keys are kept literally, they are not expanded against the kernel's key list.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::kubelet_config::Located;
+
+/// Directories searched for `*.conf`, highest precedence first (sysctl.d(5) "CONFIGURATION
+/// DIRECTORIES AND PRECEDENCE"; `/lib` is read on split-usr systems and by procps).
+pub const SYSCTL_DIRS: [&str; 5] = [
+    "/etc/sysctl.d",
+    "/run/sysctl.d",
+    "/usr/local/lib/sysctl.d",
+    "/usr/lib/sysctl.d",
+    "/lib/sysctl.d",
+];
+
+/// The legacy single file, applied after all drop-ins by procps `sysctl --system`.
+pub const SYSCTL_CONF: &str = "/etc/sysctl.conf";
+
+/// Symlink target that masks a drop-in ("a symlink to /dev/null in the configuration
+/// directory in /etc/, with the same filename as the vendor configuration file").
+pub const MASK_TARGET: &str = "/dev/null";
+
+/// One parsed sysctl file.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SysctlFile {
+    /// Assignments in file order (a key may repeat; the later line wins).
+    pub entries: Vec<SysctlEntry>,
+    /// `-key` lines without `=`: glob exclusions, normalised like keys.
+    pub excluded: Vec<Located<String>>,
+    /// `(line, trimmed text)` of lines that are neither blank, comments, assignments nor
+    /// exclusions (no `=`, or an empty key). systemd logs and skips them; so does this parser.
+    pub invalid: Vec<(usize, String)>,
+}
+
+/// One `key = value` line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SysctlEntry {
+    /// Dot-form key, e.g. `net.bridge.bridge-nf-call-iptables`.
+    pub key: String,
+    /// The value with surrounding blanks removed, otherwise as written.
+    pub value: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// The line started with `-`: systemd-sysctl does not fail if the key cannot be set.
+    pub ignore_failure: bool,
+}
+
+/// Where the boot-time value of one key comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct PersistedValue {
+    pub value: String,
+    /// The path that was read, e.g. `/etc/sysctl.d/99-sysctl.conf` even when that is a link
+    /// to `/etc/sysctl.conf`.
+    pub path: String,
+    /// 1-based line in that file.
+    pub line: usize,
+}
+
+impl SysctlFile {
+    /// Parses one sysctl.d / sysctl.conf file. Never fails: bad lines land in `invalid`.
+    pub fn parse(text: &str) -> SysctlFile {
+        let mut file = SysctlFile::default();
+        for (index, raw) in text.split('\n').enumerate() {
+            let line = index + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+                continue;
+            }
+            let (ignore_failure, body) = match trimmed.strip_prefix('-') {
+                Some(rest) => (true, rest.trim_start()),
+                None => (false, trimmed),
+            };
+            match body.split_once('=') {
+                Some((key, value)) if !key.trim().is_empty() => {
+                    file.entries.push(SysctlEntry {
+                        key: normalize_key(key.trim()),
+                        value: value.trim().to_string(),
+                        line,
+                        ignore_failure,
+                    });
+                }
+                None if ignore_failure && !body.is_empty() => {
+                    file.excluded.push(Located::new(normalize_key(body), line));
+                }
+                _ => file.invalid.push((line, trimmed.to_string())),
+            }
+        }
+        file
+    }
+
+    /// The last assignment of `key` (given in either separator form) in this file.
+    pub fn get(&self, key: &str) -> Option<&SysctlEntry> {
+        let key = normalize_key(key);
+        self.entries.iter().rev().find(|entry| entry.key == key)
+    }
+}
+
+/// Dot form of a sysctl key (see the module doc): when the first separator is `/`, dots and
+/// slashes are swapped; when it is `.`, the key is already in dot form. A leading `/` is
+/// dropped first (`/net/ipv4/ip_forward`).
+pub fn normalize_key(key: &str) -> String {
+    let key = key.trim_start_matches('/');
+    match key.find(['.', '/']) {
+        Some(at) if key[at..].starts_with('/') => key
+            .chars()
+            .map(|c| match c {
+                '/' => '.',
+                '.' => '/',
+                other => other,
+            })
+            .collect(),
+        _ => key.to_string(),
+    }
+}
+
+/// The value every key gets when the node boots, with its provenance.
+///
+/// `files` are `(path, content)` pairs for every regular file or symlink the caller found in
+/// [`SYSCTL_DIRS`] plus [`SYSCTL_CONF`]; other paths are ignored. `aliases` are
+/// `(path, canonical target)` pairs for those that are symlinks. Rules (sysctl.d(5)
+/// "CONFIGURATION DIRECTORIES AND PRECEDENCE", procps `sysctl --system`):
+/// 1. only `*.conf` files directly in the directories count, hidden files excepted;
+/// 2. a file name in an earlier directory masks the same name in later ones, whatever its
+///    content; a link to `/dev/null` masks and contributes nothing;
+/// 3. surviving files are applied in lexicographic order of file NAME (not path), and a later
+///    assignment overrides an earlier one;
+/// 4. `/etc/sysctl.conf` is applied last, unless a surviving drop-in already is it (Debian and
+///    RHEL ship `/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`): it is not counted twice,
+///    and the provenance is the path that was read in the drop-in pass.
+pub fn persisted(
+    files: &[(String, &str)],
+    aliases: &[(String, String)],
+) -> BTreeMap<String, PersistedValue> {
+    let mut result = BTreeMap::new();
+    for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, SYSCTL_CONF) {
+        for entry in SysctlFile::parse(content).entries {
+            result.insert(
+                entry.key,
+                PersistedValue {
+                    value: entry.value,
+                    path: path.to_string(),
+                    line: entry.line,
+                },
+            );
+        }
+    }
+    result
+}
+
+/// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
+/// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`) unless one of the
+/// applied drop-ins is a link to it. Returns `(path, content)`; see [`persisted`] for the rules
+/// and the meaning of `aliases`. A path listed in `aliases` but absent from `files` borrows the
+/// content of its target, so a caller that only read regular files still gets the link's
+/// position in the order right.
+pub fn drop_in_order<'a>(
+    files: &'a [(String, &'a str)],
+    aliases: &'a [(String, String)],
+    dirs: &[&str],
+    legacy: &str,
+) -> Vec<(&'a str, &'a str)> {
+    let target_of = |path: &str| -> Option<&'a str> {
+        aliases
+            .iter()
+            .find(|(alias, _)| alias == path)
+            .map(|(_, target)| target.as_str())
+    };
+    let content_of = |path: &str| -> Option<&'a str> {
+        files
+            .iter()
+            .find(|(file, _)| file == path)
+            .map(|(_, content)| *content)
+    };
+
+    // Every known path with its content; a link without a readable target is skipped.
+    let mut candidates: Vec<(&'a str, &'a str)> = Vec::new();
+    let known = files
+        .iter()
+        .map(|(path, content)| (path.as_str(), Some(*content)))
+        .chain(aliases.iter().map(|(path, target)| {
+            let content = if target == MASK_TARGET {
+                Some("")
+            } else {
+                content_of(target)
+            };
+            (path.as_str(), content)
+        }));
+    for (path, content) in known {
+        if let Some(content) = content
+            && !candidates.iter().any(|(seen, _)| *seen == path)
+        {
+            candidates.push((path, content));
+        }
+    }
+
+    // Rule 2: per file name, the candidate from the earliest directory wins.
+    let mut winners: BTreeMap<&'a str, (usize, &'a str, &'a str)> = BTreeMap::new();
+    for (path, content) in &candidates {
+        let Some((dir, name)) = path.rsplit_once('/') else {
+            continue;
+        };
+        let dir = dir.trim_end_matches('/');
+        let Some(rank) = dirs.iter().position(|d| *d == dir) else {
+            continue;
+        };
+        if !name.ends_with(".conf") || name.starts_with('.') {
+            continue;
+        }
+        let better = winners.get(name).is_none_or(|(best, _, _)| rank < *best);
+        if better {
+            winners.insert(name, (rank, path, content));
+        }
+    }
+
+    // Rule 3: BTreeMap iterates names in byte order, which is systemd's strcmp order.
+    let mut ordered: Vec<(&'a str, &'a str)> = Vec::new();
+    let mut legacy_seen = false;
+    for (_, path, content) in winners.into_values() {
+        match target_of(path) {
+            Some(MASK_TARGET) => continue,
+            Some(target) if target == legacy => legacy_seen = true,
+            _ => {}
+        }
+        ordered.push((path, content));
+    }
+    if !legacy_seen
+        && let Some((path, content)) = candidates.iter().find(|(path, _)| *path == legacy)
+        && target_of(path) != Some(MASK_TARGET)
+    {
+        ordered.push((path, content));
+    }
+    ordered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, content: &'static str) -> (String, &'static str) {
+        (path.to_string(), content)
+    }
+
+    fn alias(path: &str, target: &str) -> (String, String) {
+        (path.to_string(), target.to_string())
+    }
+
+    /// What Kubespray writes to `sysctl_file_path` (research A4), here /etc/sysctl.conf.
+    const KUBESPRAY_SYSCTL: &str = "\
+# /etc/sysctl.conf - Configuration file for setting system variables
+#net.ipv4.ip_forward=1
+net.ipv4.ip_forward=1
+fs.inotify.max_user_instances=8192
+net.bridge.bridge-nf-call-iptables=1
+net.bridge.bridge-nf-call-arptables=1
+net.bridge.bridge-nf-call-ip6tables=1
+";
+
+    #[test]
+    fn parse_kubernetes_docs_file() {
+        // /etc/sysctl.d/k8s.conf from the kubernetes.io container-runtimes page.
+        let text = "# sysctl params required by setup, params persist across reboots\n\
+                    net.bridge.bridge-nf-call-iptables  = 1\n\
+                    net.bridge.bridge-nf-call-ip6tables = 1\n\
+                    net.ipv4.ip_forward                 = 1\n";
+        let parsed = SysctlFile::parse(text);
+        assert_eq!(parsed.entries.len(), 3);
+        assert_eq!(
+            parsed.entries[0],
+            SysctlEntry {
+                key: "net.bridge.bridge-nf-call-iptables".into(),
+                value: "1".into(),
+                line: 2,
+                ignore_failure: false
+            }
+        );
+        assert!(parsed.invalid.is_empty());
+        assert_eq!(parsed.get("net/ipv4/ip_forward").map(|e| e.line), Some(4));
+    }
+
+    #[test]
+    fn separators_are_normalised_to_dot_form() {
+        assert_eq!(normalize_key("net/ipv4/ip_forward"), "net.ipv4.ip_forward");
+        assert_eq!(
+            normalize_key("net/ipv4/conf/enp3s0.200/forwarding"),
+            "net.ipv4.conf.enp3s0/200.forwarding"
+        );
+        assert_eq!(
+            normalize_key("net.ipv4.conf.enp3s0/200.forwarding"),
+            "net.ipv4.conf.enp3s0/200.forwarding"
+        );
+        assert_eq!(normalize_key("/net/ipv4/ip_forward"), "net.ipv4.ip_forward");
+        assert_eq!(normalize_key("kernel"), "kernel");
+    }
+
+    #[test]
+    fn ignore_failure_exclusions_comments_and_invalid_lines() {
+        let text = "; comment\n  # indented comment\n\
+                    -net.bridge.bridge-nf-call-iptables = 1\n\
+                    - net/bridge/bridge-nf-call-ip6tables=1\n\
+                    net.ipv4.conf.*.rp_filter = 2\n\
+                    -net.ipv4.conf.all.rp_filter\n\
+                    net.ipv4.ip_forward = 1 # trailing text is part of the value\n\
+                    this line has no equals sign\n\
+                    = 5\n\
+                    -\n\
+                    kernel.domainname=\n";
+        let parsed = SysctlFile::parse(text);
+        let entries: Vec<_> = parsed
+            .entries
+            .iter()
+            .map(|e| (e.key.as_str(), e.value.as_str(), e.line, e.ignore_failure))
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                ("net.bridge.bridge-nf-call-iptables", "1", 3, true),
+                ("net.bridge.bridge-nf-call-ip6tables", "1", 4, true),
+                ("net.ipv4.conf.*.rp_filter", "2", 5, false),
+                (
+                    "net.ipv4.ip_forward",
+                    "1 # trailing text is part of the value",
+                    7,
+                    false
+                ),
+                ("kernel.domainname", "", 11, false),
+            ]
+        );
+        assert_eq!(
+            parsed.excluded,
+            vec![Located::new("net.ipv4.conf.all.rp_filter".to_string(), 6)]
+        );
+        let invalid: Vec<_> = parsed.invalid.iter().map(|(line, _)| *line).collect();
+        assert_eq!(invalid, [8, 9, 10]);
+    }
+
+    #[test]
+    fn duplicate_keys_last_wins_crlf_and_no_trailing_newline() {
+        let parsed = SysctlFile::parse("net.ipv4.ip_forward=0\r\nnet.ipv4.ip_forward = 1");
+        assert_eq!(parsed.entries.len(), 2);
+        assert_eq!(
+            parsed.get("net.ipv4.ip_forward").map(|e| e.value.as_str()),
+            Some("1")
+        );
+        assert_eq!(parsed.entries[0].value, "0");
+    }
+
+    #[test]
+    fn empty_file() {
+        assert_eq!(SysctlFile::parse(""), SysctlFile::default());
+    }
+
+    #[test]
+    fn huge_line_is_kept() {
+        let long = format!("kernel.x = {}\n", "9".repeat(1_000_000));
+        assert_eq!(SysctlFile::parse(&long).entries[0].value.len(), 1_000_000);
+    }
+
+    #[test]
+    fn debian_symlink_is_not_counted_twice() {
+        // Debian: /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf; Ubuntu also ships
+        // /usr/lib/sysctl.d/50-default.conf and /etc/sysctl.d/10-network-security.conf.
+        let files = [
+            file(SYSCTL_CONF, KUBESPRAY_SYSCTL),
+            file("/etc/sysctl.d/99-sysctl.conf", KUBESPRAY_SYSCTL),
+            file(
+                "/etc/sysctl.d/10-network-security.conf",
+                "net.ipv4.conf.default.rp_filter=2\n",
+            ),
+            file(
+                "/usr/lib/sysctl.d/50-default.conf",
+                "net.ipv4.ip_forward = 0\n",
+            ),
+        ];
+        let aliases = [alias("/etc/sysctl.d/99-sysctl.conf", SYSCTL_CONF)];
+        let order: Vec<_> = drop_in_order(&files, &aliases, &SYSCTL_DIRS, SYSCTL_CONF)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "/etc/sysctl.d/10-network-security.conf",
+                "/usr/lib/sysctl.d/50-default.conf",
+                "/etc/sysctl.d/99-sysctl.conf"
+            ]
+        );
+        let map = persisted(&files, &aliases);
+        assert_eq!(
+            map.get("net.ipv4.ip_forward"),
+            Some(&PersistedValue {
+                value: "1".into(),
+                path: "/etc/sysctl.d/99-sysctl.conf".into(),
+                line: 3
+            })
+        );
+        assert_eq!(
+            map.get("net.ipv4.conf.default.rp_filter")
+                .map(|v| v.path.as_str()),
+            Some("/etc/sysctl.d/10-network-security.conf")
+        );
+    }
+
+    #[test]
+    fn alias_without_content_borrows_its_target() {
+        let files = [
+            file(SYSCTL_CONF, "net.ipv4.ip_forward=1\n"),
+            file("/usr/lib/sysctl.d/99-zz.conf", "net.ipv4.ip_forward=0\n"),
+        ];
+        let aliases = [alias("/etc/sysctl.d/99-sysctl.conf", SYSCTL_CONF)];
+        // 99-sysctl.conf sorts before 99-zz.conf, so the vendor file wins.
+        let map = persisted(&files, &aliases);
+        assert_eq!(
+            map.get("net.ipv4.ip_forward"),
+            Some(&PersistedValue {
+                value: "0".into(),
+                path: "/usr/lib/sysctl.d/99-zz.conf".into(),
+                line: 1
+            })
+        );
+    }
+
+    #[test]
+    fn sysctl_conf_applies_last_without_the_link() {
+        let files = [
+            file(SYSCTL_CONF, "net.ipv4.ip_forward=1\n"),
+            file("/etc/sysctl.d/zz-late.conf", "net.ipv4.ip_forward=0\n"),
+        ];
+        let map = persisted(&files, &[]);
+        assert_eq!(
+            map.get("net.ipv4.ip_forward")
+                .map(|v| (v.value.as_str(), v.path.as_str())),
+            Some(("1", SYSCTL_CONF))
+        );
+    }
+
+    #[test]
+    fn earlier_directory_masks_same_name_and_order_is_by_name() {
+        let files = [
+            file(
+                "/usr/lib/sysctl.d/50-k8s.conf",
+                "net.ipv4.ip_forward=1\nvm.x=1\n",
+            ),
+            file("/etc/sysctl.d/50-k8s.conf", "vm.y=2\n"),
+            file(
+                "/run/sysctl.d/40-early.conf",
+                "net.ipv4.ip_forward=0\nvm.x=0\n",
+            ),
+            file("/usr/lib/sysctl.d/60-later.conf", "vm.x=3\n"),
+        ];
+        let map = persisted(&files, &[]);
+        // The /usr/lib 50-k8s.conf is masked by /etc's, so ip_forward stays 0 from 40-early.
+        assert_eq!(
+            map.get("net.ipv4.ip_forward").map(|v| v.path.as_str()),
+            Some("/run/sysctl.d/40-early.conf")
+        );
+        assert_eq!(
+            map.get("vm.x").map(|v| (v.value.as_str(), v.path.as_str())),
+            Some(("3", "/usr/lib/sysctl.d/60-later.conf"))
+        );
+        assert_eq!(map.get("vm.y").map(|v| v.line), Some(1));
+    }
+
+    #[test]
+    fn dev_null_link_masks_vendor_file() {
+        let files = [file(
+            "/usr/lib/sysctl.d/50-bridge.conf",
+            "net.bridge.bridge-nf-call-iptables=0\n",
+        )];
+        let aliases = [alias("/etc/sysctl.d/50-bridge.conf", MASK_TARGET)];
+        assert!(persisted(&files, &aliases).is_empty());
+        assert!(drop_in_order(&files, &aliases, &SYSCTL_DIRS, SYSCTL_CONF).is_empty());
+    }
+
+    #[test]
+    fn non_conf_hidden_and_foreign_paths_are_ignored() {
+        let files = [
+            file("/etc/sysctl.d/README", "net.ipv4.ip_forward=0\n"),
+            file("/etc/sysctl.d/k8s.conf.bak", "net.ipv4.ip_forward=0\n"),
+            file("/etc/sysctl.d/.hidden.conf", "net.ipv4.ip_forward=0\n"),
+            file("/etc/sysctl.d/sub/x.conf", "net.ipv4.ip_forward=0\n"),
+            file("/tmp/k8s.conf", "net.ipv4.ip_forward=0\n"),
+            file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward=1\n"),
+        ];
+        let map = persisted(&files, &[]);
+        assert_eq!(map.len(), 1);
+        assert_eq!(
+            map.get("net.ipv4.ip_forward").map(|v| v.path.as_str()),
+            Some("/etc/sysctl.d/k8s.conf")
+        );
+    }
+
+    #[test]
+    fn nothing_in_nothing_out() {
+        assert!(persisted(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn never_panics_on_random_input() {
+        let alphabet: &[u8] = b"net.ipv4/_=- #;\t\r\n\x00\xff";
+        let mut state: u64 = 0x1234_5678_9abc_def1;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..1_000 {
+            let len = (next() % 100) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() >> 8) as usize % alphabet.len()])
+                .collect();
+            let text = String::from_utf8_lossy(&bytes);
+            let parsed = SysctlFile::parse(&text);
+            let lines = text.split('\n').count();
+            assert!(
+                parsed
+                    .entries
+                    .iter()
+                    .all(|e| e.line >= 1 && e.line <= lines)
+            );
+        }
+    }
+}
