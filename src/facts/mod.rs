@@ -1,0 +1,13 @@
+//! Facts: the embedded gather script, its framed output, pure parsers and typed NodeFacts.
+//! Facts never write to hosts.
+
+pub mod k3s_config;
+pub mod kubelet_config;
+pub mod kubelet_flags;
+pub mod modules_load;
+pub mod resolv_conf;
+pub mod sysctl;
+pub mod raw;
+pub mod node_facts;
+
+pub use node_facts::NodeFacts;

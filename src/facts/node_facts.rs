@@ -1,0 +1,695 @@
+//! [`NodeFacts`]: the typed, derived view of one node, built from [`RawFacts`] by pure
+//! functions. Every value keeps its provenance (path, line, symlink target, sha256), and a
+//! value that could not be read is `unknown`, never a healthy default.
+//!
+//! The JSON shape of this type is the stable output of `dnsfix facts --format json`
+//! (documented in docs/facts.md): rename nothing without a format version bump.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::kubelet_config::{K3sConfig, KubeletConfig, Located};
+use super::kubelet_flags::{self, EnvFile, Flag};
+use super::modules_load;
+use super::raw::{FileState, RawFacts, RawFile};
+use super::resolv_conf::ResolvConf;
+use super::sysctl;
+
+/// Something observed on the node: a value, known to be absent, or unknown (with why).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", content = "value", rename_all = "snake_case")]
+pub enum Observed<T> {
+    Known(T),
+    Absent,
+    Unknown(String),
+}
+
+impl<T> Observed<T> {
+    pub fn known(&self) -> Option<&T> {
+        match self {
+            Observed::Known(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeFacts {
+    /// Inventory name.
+    pub host: String,
+    pub hostname: Option<String>,
+    pub os: Option<OsRelease>,
+    pub boot_id: Option<String>,
+    /// The uid the gather script ran as (0 unless `local` as a normal user).
+    pub uid: Option<u32>,
+    pub services: Services,
+    pub flavour: Flavour,
+    pub resolver: HostResolver,
+    pub kubelet: Kubelet,
+    /// Live and persisted values of the DNS-relevant sysctls, by key.
+    pub sysctls: BTreeMap<String, SysctlFact>,
+    pub br_netfilter: BrNetfilter,
+    /// Addresses on the `nodelocaldns` interface (NodeLocal DNSCache), when it exists.
+    pub nodelocaldns: Option<Vec<String>>,
+    /// Every path the gather looked at: state, symlink target and sha256.
+    pub files: BTreeMap<String, RawFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OsRelease {
+    pub id: Option<String>,
+    pub version_id: Option<String>,
+    pub pretty_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitState {
+    Active,
+    Inactive,
+    Failed,
+    Activating,
+    /// systemctl missing or said something else.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Services {
+    pub systemd_resolved: UnitState,
+    pub network_manager: UnitState,
+    pub kubelet: UnitState,
+    pub k3s: UnitState,
+    pub rke2: UnitState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlavourKind {
+    Kubespray,
+    Kubeadm,
+    K3s,
+    Rke2,
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flavour {
+    pub kind: FlavourKind,
+    /// The file (or unit) that gave it away.
+    pub evidence: Option<String>,
+}
+
+/// A resolv.conf-format file as read from the node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResolvFile {
+    pub path: String,
+    pub state: FileState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Parsed content (kubelet's reading rules); absent unless the file was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parsed: Option<ResolvConf>,
+}
+
+impl ResolvFile {
+    fn read(raw: &RawFacts, path: &str) -> ResolvFile {
+        match raw.get(path) {
+            Some(f) => ResolvFile {
+                path: path.to_owned(),
+                state: f.state,
+                symlink_target: f.symlink_target.clone(),
+                canonical: f.canonical.clone(),
+                sha256: f.sha256.clone(),
+                parsed: f.text().map(|t| ResolvConf::parse(&t)),
+            },
+            // The script did not look at it: that is not "missing", it is unknown.
+            None => ResolvFile {
+                path: path.to_owned(),
+                state: FileState::Unreadable,
+                symlink_target: None,
+                canonical: None,
+                sha256: None,
+                parsed: None,
+            },
+        }
+    }
+}
+
+/// The host's own resolver configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostResolver {
+    /// `/etc/resolv.conf`, with its symlink target.
+    pub etc_resolv_conf: ResolvFile,
+    /// systemd-resolved's mode, from where `/etc/resolv.conf` points: stub, static, uplink,
+    /// foreign (a regular file) or missing.
+    pub resolved_mode: String,
+    /// `/run/systemd/resolve/resolv.conf`: every upstream systemd-resolved knows.
+    pub systemd_uplink: ResolvFile,
+}
+
+/// Where an effective kubelet setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// `flag` (command line or env file), `config` (KubeletConfiguration), `k3s_config`,
+    /// `k3s_auto` (k3s/rke2's own choice) or `default` (kubelet's built-in default).
+    pub kind: String,
+    /// The file that set it (`/proc/PID/cmdline` for the running process).
+    pub path: Option<String>,
+    pub line: Option<usize>,
+    pub detail: Option<String>,
+}
+
+impl Source {
+    fn new(kind: &str, path: Option<&str>, line: Option<usize>) -> Source {
+        Source { kind: kind.to_owned(), path: path.map(str::to_owned), line, detail: None }
+    }
+
+    /// `path:line` for evidence.
+    pub fn at(&self) -> String {
+        match (&self.path, self.line) {
+            (Some(p), Some(l)) if l > 0 => format!("{p}:{l}"),
+            (Some(p), _) => p.clone(),
+            (None, _) => self.kind.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Effective<T> {
+    pub value: T,
+    /// The setting that won.
+    pub source: Source,
+    /// Settings of the same thing that lost to it (e.g. a config value shadowed by a flag).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<Shadowed>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shadowed {
+    pub value: String,
+    pub source: Source,
+}
+
+/// A kubelet flag and where it was set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlagFact {
+    pub name: String,
+    pub value: Option<String>,
+    pub source: Source,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Kubelet {
+    /// The running kubelet's pid, if one runs.
+    pub pid: Option<u32>,
+    /// The KubeletConfiguration file in use (`--config`, else the flavour's default).
+    pub config_path: Option<String>,
+    /// Why the config file could not be used, when it could not.
+    pub config_error: Option<String>,
+    /// DNS-relevant flags from the running process or, when none runs, the env files.
+    pub flags: Vec<FlagFact>,
+    /// The resolv.conf kubelet hands to dnsPolicy=Default pods (CoreDNS, nodelocaldns).
+    pub resolv_conf: Observed<Effective<String>>,
+    pub cluster_dns: Observed<Effective<Vec<String>>>,
+    pub cluster_domain: Observed<Effective<String>>,
+    /// That file, read from the node (symlinks followed).
+    pub pod_resolv_conf: Option<ResolvFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SysctlFact {
+    /// The value in /proc/sys now (absent: the key does not exist, e.g. br_netfilter is
+    /// not loaded).
+    pub live: Observed<String>,
+    /// What boot will set, from the winning sysctl.d/sysctl.conf assignment.
+    pub persisted: Option<Persisted>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Persisted {
+    pub value: String,
+    pub path: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BrNetfilter {
+    /// Loaded now (a module in /proc/modules, or built in: /proc/sys/net/bridge exists).
+    pub loaded: Observed<bool>,
+    pub evidence: String,
+    /// Where boot loads it (modules-load.d / /etc/modules), if anywhere.
+    pub persisted: Option<Persisted>,
+}
+
+/// The sysctls dnsfix looks at.
+pub const SYSCTLS: &[&str] = &[
+    "net.bridge.bridge-nf-call-iptables",
+    "net.bridge.bridge-nf-call-ip6tables",
+    "net.bridge.bridge-nf-call-arptables",
+    "net.ipv4.ip_forward",
+    "net.ipv6.conf.all.forwarding",
+];
+
+const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
+const KUBESPRAY_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
+const KUBEADM_CONFIG: &str = "/var/lib/kubelet/config.yaml";
+const K3S_CONFIG: &str = "/etc/rancher/k3s/config.yaml";
+const RKE2_CONFIG: &str = "/etc/rancher/rke2/config.yaml";
+/// The flags dnsfix cares about.
+const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain", "config"];
+/// Env files and the variables kubelet's units expand, in the order they appear on the
+/// command line (a later occurrence of a flag wins): Kubespray's unit uses KUBELET_ARGS
+/// and friends; kubeadm's 10-kubeadm.conf runs `$KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`.
+const ENV_FILES: &[(&str, &[&str])] = &[
+    (KUBESPRAY_ENV, &["KUBELET_ARGS", "KUBELET_ADDRESS", "KUBELET_HOSTNAME", "KUBELET_EXTRA_ARGS"]),
+    (KUBEADM_FLAGS, &["KUBELET_KUBEADM_ARGS"]),
+    ("/etc/default/kubelet", &["KUBELET_EXTRA_ARGS"]),
+    ("/etc/sysconfig/kubelet", &["KUBELET_EXTRA_ARGS"]),
+];
+
+impl NodeFacts {
+    /// Interprets one node's raw gather output. Pure: no I/O.
+    pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
+        let text = |path: &str| raw.get(path).and_then(RawFile::text).map(|t| t.into_owned());
+        let services = services(raw);
+        let flavour = flavour(raw, &services);
+        let resolver = host_resolver(raw);
+        let kubelet = kubelet(raw, &flavour);
+        NodeFacts {
+            host: host.to_owned(),
+            hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
+            os: text("/etc/os-release").map(|t| os_release(&t)),
+            boot_id: text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned()),
+            uid: raw.commands.get("uid").and_then(|c| c.stdout.trim().parse().ok()),
+            services,
+            flavour,
+            resolver,
+            kubelet,
+            sysctls: sysctls(raw),
+            br_netfilter: br_netfilter(raw),
+            nodelocaldns: raw.commands.get("nodelocaldns-addr").map(|c| interface_addresses(&c.stdout)),
+            files: raw.files.clone(),
+        }
+    }
+}
+
+fn os_release(text: &str) -> OsRelease {
+    let mut os = OsRelease { id: None, version_id: None, pretty_name: None };
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else { continue };
+        let v = v.trim().trim_matches('"').trim_matches('\'').to_owned();
+        match k.trim() {
+            "ID" => os.id = Some(v),
+            "VERSION_ID" => os.version_id = Some(v),
+            "PRETTY_NAME" => os.pretty_name = Some(v),
+            _ => {}
+        }
+    }
+    os
+}
+
+const UNITS: &[&str] =
+    &["systemd-resolved", "NetworkManager", "kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"];
+
+fn services(raw: &RawFacts) -> Services {
+    // `systemctl is-active A B C` prints one state per unit, in order.
+    let states: BTreeMap<&str, UnitState> = match raw.commands.get("units") {
+        Some(cmd) => UNITS
+            .iter()
+            .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
+            .map(|(unit, state)| {
+                let state = match state.trim() {
+                    "active" | "reloading" => UnitState::Active,
+                    "inactive" => UnitState::Inactive,
+                    "failed" => UnitState::Failed,
+                    "activating" | "deactivating" => UnitState::Activating,
+                    _ => UnitState::Unknown,
+                };
+                (*unit, state)
+            })
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let get = |u: &str| states.get(u).copied().unwrap_or(UnitState::Unknown);
+    let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
+    Services {
+        systemd_resolved: get("systemd-resolved"),
+        network_manager: get("NetworkManager"),
+        kubelet: get("kubelet"),
+        k3s: either(get("k3s"), get("k3s-agent")),
+        rke2: either(get("rke2-server"), get("rke2-agent")),
+    }
+}
+
+fn present(raw: &RawFacts, path: &str) -> bool {
+    raw.get(path).is_some_and(|f| f.state == FileState::Present)
+}
+
+fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
+    let found = |kind, evidence: &str| Flavour { kind, evidence: Some(evidence.to_owned()) };
+    // Kubespray also runs kubeadm, so its own env file is checked first.
+    if present(raw, KUBESPRAY_ENV) {
+        return found(FlavourKind::Kubespray, KUBESPRAY_ENV);
+    }
+    if present(raw, RKE2_CONFIG) || services.rke2 == UnitState::Active {
+        return found(FlavourKind::Rke2, if present(raw, RKE2_CONFIG) { RKE2_CONFIG } else { "rke2 unit" });
+    }
+    if present(raw, K3S_CONFIG) || services.k3s == UnitState::Active {
+        return found(FlavourKind::K3s, if present(raw, K3S_CONFIG) { K3S_CONFIG } else { "k3s unit" });
+    }
+    if present(raw, KUBEADM_FLAGS) {
+        return found(FlavourKind::Kubeadm, KUBEADM_FLAGS);
+    }
+    if present(raw, KUBEADM_CONFIG) {
+        return found(FlavourKind::Kubeadm, KUBEADM_CONFIG);
+    }
+    Flavour { kind: FlavourKind::Unknown, evidence: None }
+}
+
+fn host_resolver(raw: &RawFacts) -> HostResolver {
+    let etc = ResolvFile::read(raw, "/etc/resolv.conf");
+    let resolved_mode = match (&etc.state, etc.canonical.as_deref()) {
+        (FileState::Missing, _) => "missing",
+        (FileState::Unreadable, _) => "unknown",
+        (_, Some("/run/systemd/resolve/stub-resolv.conf")) => "stub",
+        (_, Some("/usr/lib/systemd/resolv.conf" | "/lib/systemd/resolv.conf")) => "static",
+        (_, Some("/run/systemd/resolve/resolv.conf")) => "uplink",
+        _ => "foreign",
+    }
+    .to_owned();
+    HostResolver { etc_resolv_conf: etc, resolved_mode, systemd_uplink: ResolvFile::read(raw, "/run/systemd/resolve/resolv.conf") }
+}
+
+/// Flags from the env files, in command-line order, with their file and line.
+fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
+    let mut out = Vec::new();
+    for (path, vars) in ENV_FILES {
+        let Some(text) = raw.get(path).and_then(RawFile::text) else { continue };
+        let env = EnvFile::parse(&text);
+        for var in *vars {
+            // The last assignment of a variable is the one systemd uses.
+            let Some(v) = env.vars.iter().rev().find(|v| v.name == *var) else { continue };
+            for flag in kubelet_flags::flags(&v.value, v.line) {
+                out.push(FlagFact {
+                    name: flag.name.clone(),
+                    value: flag.value.clone(),
+                    source: Source::new("flag", Some(path), Some(flag.line)),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
+    let pid = raw.pids.get("kubelet").copied();
+    let env = env_flags(raw);
+    // The running process is the truth about flags; env files say what the next start
+    // will use. When a flag from the command line also appears, same value, in an env
+    // file, the env file line is the better evidence.
+    let flags: Vec<FlagFact> = match pid.and_then(|p| {
+        let path = format!("/proc/{p}/cmdline");
+        raw.get(&path).filter(|f| f.state == FileState::Present).map(|f| (path, f.content.clone()))
+    }) {
+        Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
+            .into_iter()
+            .map(|flag: Flag| {
+                let source = env
+                    .iter()
+                    .rev()
+                    .find(|e| e.name == flag.name && e.value == flag.value)
+                    .map(|e| e.source.clone())
+                    .unwrap_or_else(|| Source::new("flag", Some(&path), None));
+                FlagFact { name: flag.name, value: flag.value, source }
+            })
+            .collect(),
+        None => env,
+    };
+    let last = |name: &str| flags.iter().rev().find(|f| f.name == name && f.value.is_some());
+    let dns_flags: Vec<FlagFact> = flags.iter().filter(|f| DNS_FLAGS.contains(&f.name.as_str())).cloned().collect();
+
+    match flavour.kind {
+        FlavourKind::K3s | FlavourKind::Rke2 => return rancher_kubelet(raw, flavour, pid, dns_flags),
+        _ => {}
+    }
+
+    let config_path = last("config")
+        .and_then(|f| f.value.clone())
+        .or_else(|| match flavour.kind {
+            FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
+            FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
+            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG].into_iter().find(|p| present(raw, p)).map(str::to_owned),
+        });
+    let (config, config_error) = match &config_path {
+        None => (None, None),
+        Some(path) => match raw.get(path) {
+            Some(f) if f.state == FileState::Present => match KubeletConfig::parse(&String::from_utf8_lossy(&f.content)) {
+                Ok(c) => (Some(c), None),
+                Err(e) => (None, Some(format!("{path}: {e}"))),
+            },
+            Some(f) if f.state == FileState::Missing => (None, Some(format!("{path}: no such file"))),
+            _ => (None, Some(format!("{path}: could not be read"))),
+        },
+    };
+    let config_source = |line: usize| Source::new("config", config_path.as_deref(), Some(line));
+    let unknown_reason = || {
+        config_error.clone().unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
+    };
+    let have_kubelet = config.is_some() || pid.is_some() || !dns_flags.is_empty();
+
+    // resolvConf: a flag beats the config file; the config file beats kubelet's default.
+    let config_resolv = config.as_ref().and_then(|c| c.resolv_conf.clone());
+    let resolv_conf = match (last("resolv-conf"), &config_resolv) {
+        (Some(flag), _) => Observed::Known(Effective {
+            value: flag.value.clone().unwrap_or_default(),
+            source: flag.source.clone(),
+            shadowed: config_resolv
+                .iter()
+                .map(|c: &Located<String>| Shadowed { value: c.value.clone(), source: config_source(c.line) })
+                .collect(),
+        }),
+        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (None, None) if config.is_some() => Observed::Known(Effective {
+            value: "/etc/resolv.conf".to_owned(),
+            source: Source { detail: Some("KubeletConfiguration default".into()), ..Source::new("default", config_path.as_deref(), None) },
+            shadowed: vec![],
+        }),
+        (None, None) if have_kubelet && config_error.is_none() => Observed::Known(Effective {
+            value: "/etc/resolv.conf".to_owned(),
+            source: Source { detail: Some("kubelet default".into()), ..Source::new("default", None, None) },
+            shadowed: vec![],
+        }),
+        (None, None) if !have_kubelet => Observed::Absent,
+        (None, None) => Observed::Unknown(unknown_reason()),
+    };
+
+    let config_dns = config.as_ref().and_then(|c| c.cluster_dns.clone());
+    // --cluster-dns is a string slice: repeated flags append rather than replace.
+    let dns_values: Vec<String> = flags
+        .iter()
+        .filter(|f| f.name == "cluster-dns")
+        .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
+        .collect();
+    let cluster_dns = match (last("cluster-dns"), &config_dns) {
+        (Some(flag), _) => Observed::Known(Effective {
+            value: dns_values,
+            source: flag.source.clone(),
+            shadowed: config_dns
+                .iter()
+                .map(|c| Shadowed { value: c.value.join(","), source: config_source(c.line) })
+                .collect(),
+        }),
+        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (None, None) if config.is_some() => Observed::Known(Effective {
+            value: vec![],
+            source: Source { detail: Some("not set: kubelet falls back to dnsPolicy Default".into()), ..Source::new("default", config_path.as_deref(), None) },
+            shadowed: vec![],
+        }),
+        (None, None) if !have_kubelet => Observed::Absent,
+        (None, None) => Observed::Unknown(unknown_reason()),
+    };
+
+    let config_domain = config.as_ref().and_then(|c| c.cluster_domain.clone());
+    let cluster_domain = match (last("cluster-domain"), &config_domain) {
+        (Some(flag), _) => Observed::Known(Effective { value: flag.value.clone().unwrap_or_default(), source: flag.source.clone(), shadowed: vec![] }),
+        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (None, None) if !have_kubelet => Observed::Absent,
+        (None, None) if config.is_some() => Observed::Absent,
+        (None, None) => Observed::Unknown(unknown_reason()),
+    };
+
+    let pod_resolv_conf = resolv_conf.known().filter(|e| !e.value.is_empty()).map(|e| ResolvFile::read(raw, &e.value));
+    Kubelet { pid, config_path, config_error, flags: dns_flags, resolv_conf, cluster_dns, cluster_domain, pod_resolv_conf }
+}
+
+/// k3s and RKE2 embed the kubelet and choose its resolv.conf themselves.
+fn rancher_kubelet(raw: &RawFacts, flavour: &Flavour, pid: Option<u32>, flags: Vec<FlagFact>) -> Kubelet {
+    let (path, data_dir, default_dns) = match flavour.kind {
+        FlavourKind::Rke2 => (RKE2_CONFIG, "/var/lib/rancher/rke2", "10.43.0.10"),
+        _ => (K3S_CONFIG, "/var/lib/rancher/k3s", "10.43.0.10"),
+    };
+    let (config, config_error) = match raw.get(path) {
+        Some(f) if f.state == FileState::Present => match K3sConfig::parse(&String::from_utf8_lossy(&f.content)) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(format!("{path}: {e}"))),
+        },
+        Some(f) if f.state == FileState::Missing => (Some(K3sConfig::default()), None),
+        _ => (None, Some(format!("{path}: could not be read"))),
+    };
+    let source = |line: usize| Source::new("k3s_config", Some(path), Some(line));
+    let resolv_conf = match &config {
+        None => Observed::Unknown(config_error.clone().unwrap_or_default()),
+        Some(c) => {
+            match c.resolv_conf.clone().or_else(|| c.kubelet_arg("resolv-conf")) {
+                Some(l) => Observed::Known(Effective { value: l.value, source: source(l.line), shadowed: vec![] }),
+                None => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
+            }
+        }
+    };
+    let cluster_dns = match &config {
+        None => Observed::Unknown(config_error.clone().unwrap_or_default()),
+        Some(c) => match &c.cluster_dns {
+            Some(l) => Observed::Known(Effective { value: split_list(&l.value), source: source(l.line), shadowed: vec![] }),
+            None => Observed::Known(Effective {
+                value: vec![default_dns.to_owned()],
+                source: Source { detail: Some("k3s/rke2 default".into()), ..Source::new("default", None, None) },
+                shadowed: vec![],
+            }),
+        },
+    };
+    let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
+    Kubelet {
+        pid,
+        config_path: Some(path.to_owned()),
+        config_error,
+        flags,
+        resolv_conf,
+        cluster_dns,
+        cluster_domain: Observed::Absent,
+        pod_resolv_conf,
+    }
+}
+
+/// k3s `locateOrGenerateResolvConf`: the first of /etc/resolv.conf and systemd's uplink
+/// file whose nameservers are all global unicast (and at least one), else a generated
+/// file with 8.8.8.8 under the data dir.
+fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
+    for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
+        let Some(text) = raw.get(candidate).and_then(RawFile::text) else { continue };
+        let parsed = ResolvConf::parse(&text);
+        let usable = !parsed.nameservers.is_empty()
+            && parsed.nameservers.iter().all(|n| n.ip.is_some_and(|ip| is_global_unicast(&ip)));
+        if usable {
+            return Effective {
+                value: candidate.to_owned(),
+                source: Source { detail: Some("chosen by k3s: every nameserver is global unicast".into()), ..Source::new("k3s_auto", None, None) },
+                shadowed: vec![],
+            };
+        }
+    }
+    Effective {
+        value: format!("{data_dir}/agent/etc/resolv.conf"),
+        source: Source {
+            detail: Some("generated by k3s with nameserver 8.8.8.8: both host files hold loopback or non-unicast servers".into()),
+            ..Source::new("k3s_auto", None, None)
+        },
+        shadowed: vec![],
+    }
+}
+
+/// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
+/// broadcast (private ranges count as global unicast).
+fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            !(v4.is_unspecified() || v4.is_loopback() || v4.is_multicast() || v4.is_link_local() || v4.is_broadcast())
+        }
+        std::net::IpAddr::V6(v6) => {
+            !(v6.is_unspecified() || v6.is_loopback() || v6.is_multicast() || (v6.segments()[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
+    let files = config_files(raw, &["/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d"], "/etc/sysctl.conf");
+    let inputs: Vec<(String, &str)> = files.iter().map(|(p, t, _)| (p.clone(), t.as_str())).collect();
+    let aliases: Vec<(String, String)> = files.iter().filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c))).collect();
+    let persisted = sysctl::persisted(&inputs, &aliases);
+    SYSCTLS
+        .iter()
+        .map(|key| {
+            let proc_path = format!("/proc/sys/{}", key.replace('.', "/"));
+            let live = match raw.get(&proc_path) {
+                Some(f) if f.state == FileState::Present => {
+                    Observed::Known(String::from_utf8_lossy(&f.content).trim().to_owned())
+                }
+                Some(f) if f.state == FileState::Missing => Observed::Absent,
+                Some(_) => Observed::Unknown(format!("{proc_path} could not be read")),
+                None => Observed::Unknown(format!("{proc_path} was not gathered")),
+            };
+            let persisted = persisted
+                .get(*key)
+                .map(|p| Persisted { value: p.value.clone(), path: p.path.clone(), line: p.line });
+            ((*key).to_owned(), SysctlFact { live, persisted })
+        })
+        .collect()
+}
+
+/// The `*.conf` files the script read from `dirs` (in directory order), then `extra`;
+/// each with its text and, for symlinks, the canonical target.
+fn config_files(raw: &RawFacts, dirs: &[&str], extra: &str) -> Vec<(String, String, Option<String>)> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        for (path, f) in raw.files_in(dir) {
+            let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
+            let canonical = f.canonical.clone().or_else(|| (f.state == FileState::Missing && f.symlink_target.is_some()).then(|| "/dev/null".to_owned()));
+            out.push((path.to_owned(), text, canonical));
+        }
+    }
+    if let Some(f) = raw.get(extra).filter(|f| f.state == FileState::Present) {
+        out.push((extra.to_owned(), f.text().map(|t| t.into_owned()).unwrap_or_default(), f.canonical.clone()));
+    }
+    out
+}
+
+fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
+    let modules = raw.get("/proc/modules");
+    let bridge_dir = raw.get("/proc/sys/net/bridge").map(|f| f.state);
+    let (loaded, evidence) = match (modules.and_then(RawFile::text), bridge_dir) {
+        (Some(m), _) if m.lines().any(|l| l.split_whitespace().next() == Some("br_netfilter")) => {
+            (Observed::Known(true), "/proc/modules lists br_netfilter".to_owned())
+        }
+        (_, Some(FileState::Directory)) => (Observed::Known(true), "/proc/sys/net/bridge exists".to_owned()),
+        (_, Some(FileState::Missing)) => (Observed::Known(false), "/proc/sys/net/bridge does not exist".to_owned()),
+        _ => (Observed::Unknown("neither /proc/modules nor /proc/sys/net/bridge could be read".into()), String::new()),
+    };
+    let files = config_files(raw, &["/etc/modules-load.d", "/run/modules-load.d", "/usr/local/lib/modules-load.d", "/usr/lib/modules-load.d", "/lib/modules-load.d"], "/etc/modules");
+    let inputs: Vec<(String, &str)> = files.iter().map(|(p, t, _)| (p.clone(), t.as_str())).collect();
+    let persisted = modules_load::persisted_modules(&inputs)
+        .get("br_netfilter")
+        .map(|(path, line)| Persisted { value: "br_netfilter".into(), path: path.clone(), line: *line });
+    BrNetfilter { loaded, evidence, persisted }
+}
+
+fn interface_addresses(ip_output: &str) -> Vec<String> {
+    // `ip -o addr show dev X`: "5: nodelocaldns    inet 169.254.25.10/32 scope global ..."
+    ip_output
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            words.find(|w| *w == "inet" || *w == "inet6")?;
+            let addr = words.next()?;
+            Some(addr.split('/').next().unwrap_or(addr).to_owned())
+        })
+        .collect()
+}

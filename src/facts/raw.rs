@@ -1,0 +1,471 @@
+//! The gather script and its framed output: what came back from one node, before any
+//! interpretation. [`RawFacts`] is a faithful index of the records; meaning is added by
+//! `node_facts`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// The largest file body kept. Larger files are cut and marked `truncated` (and get no
+/// sha256, since the digest of a prefix would be a lie).
+pub const FILE_CAP: usize = 1024 * 1024;
+
+const SCRIPT: &str = include_str!("gather.sh");
+
+/// The script for one run, with `nonce` in its record boundary.
+pub fn script(nonce: &str) -> String {
+    SCRIPT.replace("@BOUNDARY@", &boundary(nonce)).replace("@CAP@", &FILE_CAP.to_string())
+}
+
+fn boundary(nonce: &str) -> String {
+    format!("--dnsfix-{nonce}")
+}
+
+/// A fresh nonce: unpredictable enough that no file on a node can contain the boundary
+/// by accident or design (128 bits from the OS-seeded hasher keys, time and a counter).
+pub fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut out = String::new();
+    for _ in 0..2 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        out.push_str(&format!("{:016x}", h.finish()));
+    }
+    out
+}
+
+/// One path as the node showed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RawFile {
+    pub state: FileState,
+    /// Immediate symlink target (`readlink`), when the path is a symlink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<String>,
+    /// Fully resolved path (`readlink -f`), when the path is a symlink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+    #[serde(skip)]
+    pub content: Vec<u8>,
+    /// sha256 of the content; absent when missing, unreadable or truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileState {
+    Present,
+    Missing,
+    Directory,
+    /// It exists but could not be read: unknown, never healthy.
+    Unreadable,
+}
+
+impl RawFile {
+    pub fn text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        (self.state == FileState::Present).then(|| String::from_utf8_lossy(&self.content))
+    }
+}
+
+/// A command the script ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCommand {
+    pub stdout: String,
+    pub status: Option<i32>,
+}
+
+/// Everything one node returned, indexed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawFacts {
+    /// Every path the script looked at, in the order it looked.
+    pub files: BTreeMap<String, RawFile>,
+    pub order: Vec<String>,
+    pub commands: BTreeMap<String, RawCommand>,
+    pub pids: BTreeMap<String, u32>,
+    /// Directories listed by the script (whether or not they held files).
+    pub dirs: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("gather output does not start with a dnsfix record (the remote shell printed: {0:?})")]
+    NoStart(String),
+    #[error("gather output was cut short after {records} records (no end record)")]
+    Truncated { records: usize },
+    #[error("gather output has a malformed record header: {0:?}")]
+    BadHeader(String),
+}
+
+impl RawFacts {
+    /// Splits the script's output into records. Text before the first record (a login
+    /// banner, a shell's warnings) is ignored; a missing `end` record is an error.
+    pub fn parse(output: &[u8], nonce: &str) -> Result<RawFacts, FrameError> {
+        let marker = format!("\n{} ", boundary(nonce));
+        let marker = marker.as_bytes();
+        let starts: Vec<usize> = find_all(output, marker);
+        let Some(&first) = starts.first() else {
+            let shown = String::from_utf8_lossy(&output[..output.len().min(200)]).into_owned();
+            return Err(FrameError::NoStart(shown));
+        };
+        let _ = first;
+        let mut raw = RawFacts::default();
+        let mut ended = false;
+        for (i, &start) in starts.iter().enumerate() {
+            let header_start = start + marker.len();
+            let end = starts.get(i + 1).copied().unwrap_or(output.len());
+            let record = &output[header_start..end];
+            let (header, body) = match record.iter().position(|&b| b == b'\n') {
+                Some(nl) => (&record[..nl], &record[nl + 1..]),
+                None => (record, &record[record.len()..]),
+            };
+            let header = String::from_utf8_lossy(header);
+            let (kind, name) = header.split_once(' ').unwrap_or((&header, ""));
+            match kind {
+                "begin" => {}
+                "end" => ended = true,
+                "file" => raw.file(name, FileState::Present, Some(body)),
+                "missing" => raw.file(name, FileState::Missing, None),
+                "dir" => {
+                    raw.dirs.push(name.to_owned());
+                    raw.file(name, FileState::Directory, None);
+                }
+                "error" => raw.file(name, FileState::Unreadable, None),
+                "link" => raw.entry(name).symlink_target = Some(text_line(body)),
+                "canon" => raw.entry(name).canonical = Some(text_line(body)),
+                "cmd" => {
+                    raw.commands.insert(
+                        name.to_owned(),
+                        RawCommand { stdout: String::from_utf8_lossy(body).into_owned(), status: None },
+                    );
+                }
+                "rc" => {
+                    if let Some(c) = raw.commands.get_mut(name) {
+                        c.status = text_line(body).parse().ok();
+                    }
+                }
+                "pid" => {
+                    if let Ok(pid) = text_line(body).parse() {
+                        raw.pids.insert(name.to_owned(), pid);
+                    }
+                }
+                _ => return Err(FrameError::BadHeader(header.into_owned())),
+            }
+        }
+        if !ended {
+            return Err(FrameError::Truncated { records: starts.len() });
+        }
+        Ok(raw)
+    }
+
+    fn entry(&mut self, path: &str) -> &mut RawFile {
+        if !self.files.contains_key(path) {
+            self.order.push(path.to_owned());
+        }
+        self.files.entry(path.to_owned()).or_insert(RawFile {
+            state: FileState::Missing,
+            symlink_target: None,
+            canonical: None,
+            content: Vec::new(),
+            sha256: None,
+            truncated: false,
+        })
+    }
+
+    fn file(&mut self, path: &str, state: FileState, body: Option<&[u8]>) {
+        let entry = self.entry(path);
+        entry.state = state;
+        if let Some(body) = body {
+            if body.len() > FILE_CAP {
+                entry.content = body[..FILE_CAP].to_vec();
+                entry.truncated = true;
+                entry.sha256 = None;
+            } else {
+                entry.content = body.to_vec();
+                entry.sha256 = Some(sha256_hex(body));
+            }
+        } else {
+            entry.content.clear();
+            entry.sha256 = None;
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Option<&RawFile> {
+        self.files.get(path)
+    }
+
+    /// Present files whose path starts with `dir/`, in the order the script listed them.
+    pub fn files_in<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = (&'a str, &'a RawFile)> + 'a {
+        self.order.iter().filter_map(move |p| {
+            let rest = p.strip_prefix(dir)?.strip_prefix('/')?;
+            (!rest.contains('/')).then(|| (p.as_str(), &self.files[p]))
+        })
+    }
+}
+
+/// Builds raw facts from a captured node tree on the local disk: `root/etc/resolv.conf`
+/// stands for the node's `/etc/resolv.conf`, symlinks are kept as symlinks (resolved
+/// inside `root`), and `root/.dnsfix/cmd/NAME` / `root/.dnsfix/pid/NAME` stand for command
+/// output and pids. Fixture tests describe nodes this way, so a new incident is a new
+/// folder, not new code.
+pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
+    let mut raw = RawFacts::default();
+    let meta = root.join(".dnsfix");
+    for (kind, dir) in [("cmd", meta.join("cmd")), ("pid", meta.join("pid"))] {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = entries.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(e.path())?;
+            if kind == "cmd" {
+                raw.commands.insert(name, RawCommand { stdout: text, status: Some(0) });
+            } else if let Ok(pid) = text.trim().parse() {
+                raw.pids.insert(name, pid);
+            }
+        }
+    }
+    walk(root, root, &mut raw)?;
+    // What the real script always looks at is "missing" when the tree lacks it, exactly as
+    // the script would report it.
+    for path in ALWAYS_GATHERED {
+        if !raw.files.contains_key(*path) {
+            raw.file(path, FileState::Missing, None);
+        }
+    }
+    Ok(raw)
+}
+
+/// The fixed paths gather.sh reads on every node (a test keeps this list and the script
+/// in step).
+pub const ALWAYS_GATHERED: &[&str] = &[
+    "/proc/sys/kernel/hostname",
+    "/etc/os-release",
+    "/proc/sys/kernel/random/boot_id",
+    "/etc/resolv.conf",
+    "/run/systemd/resolve/resolv.conf",
+    "/run/systemd/resolve/stub-resolv.conf",
+    "/usr/lib/systemd/resolv.conf",
+    "/etc/systemd/resolved.conf",
+    "/etc/NetworkManager/NetworkManager.conf",
+    "/etc/dhcp/dhclient.conf",
+    "/etc/dhclient.conf",
+    "/etc/kubernetes/kubelet-config.yaml",
+    "/var/lib/kubelet/config.yaml",
+    "/etc/kubernetes/kubelet.env",
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/etc/default/kubelet",
+    "/etc/sysconfig/kubelet",
+    "/etc/rancher/k3s/config.yaml",
+    "/etc/rancher/rke2/config.yaml",
+    "/proc/sys/net/bridge",
+    "/proc/sys/net/bridge/bridge-nf-call-iptables",
+    "/proc/sys/net/bridge/bridge-nf-call-ip6tables",
+    "/proc/sys/net/ipv4/ip_forward",
+    "/proc/modules",
+    "/etc/sysctl.conf",
+    "/etc/modules",
+];
+
+fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let rel = path.strip_prefix(root).map_err(std::io::Error::other)?;
+        if rel.starts_with(".dnsfix") {
+            continue;
+        }
+        let node_path = format!("/{}", rel.display());
+        let meta = std::fs::symlink_metadata(&path)?;
+        let mut target_on_disk = path.clone();
+        if meta.file_type().is_symlink() {
+            let link = std::fs::read_link(&path)?;
+            let node_parent = std::path::Path::new(&node_path).parent().unwrap_or(std::path::Path::new("/"));
+            let canonical = normalize(&node_parent.join(&link));
+            raw.entry(&node_path).symlink_target = Some(link.display().to_string());
+            raw.entry(&node_path).canonical = Some(canonical.clone());
+            target_on_disk = root.join(canonical.trim_start_matches('/'));
+        }
+        match std::fs::metadata(&target_on_disk) {
+            Ok(m) if m.is_dir() => {
+                raw.dirs.push(node_path.clone());
+                raw.file(&node_path, FileState::Directory, None);
+                if !meta.file_type().is_symlink() {
+                    walk(root, &path, raw)?;
+                }
+            }
+            Ok(_) => {
+                let content = std::fs::read(&target_on_disk)?;
+                raw.file(&node_path, FileState::Present, Some(&content));
+            }
+            Err(_) => raw.file(&node_path, FileState::Missing, None),
+        }
+    }
+    Ok(())
+}
+
+/// Lexically resolves `.` and `..` in an absolute path.
+fn normalize(path: &std::path::Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+fn text_line(body: &[u8]) -> String {
+    String::from_utf8_lossy(body).trim_end_matches(['\n', '\r']).to_owned()
+}
+
+fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + needle.len() <= haystack.len() {
+        if &haystack[i..i + needle.len()] == needle {
+            out.push(i);
+            i += needle.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(nonce: &str, records: &[(&str, &str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (kind, name, body) in records {
+            out.extend_from_slice(format!("\n--dnsfix-{nonce} {kind} {name}\n").as_bytes());
+            out.extend_from_slice(body);
+        }
+        out
+    }
+
+    #[test]
+    fn content_cannot_break_framing() {
+        let n = "abc";
+        let hostile: &[u8] = b"line\n--dnsfix-other file /x\n\0\xff\xfe no newline";
+        let out = frame(
+            n,
+            &[("begin", "x", b""), ("file", "/etc/resolv.conf", hostile), ("end", "", b"")],
+        );
+        let raw = RawFacts::parse(&out, n).expect("parses");
+        let f = raw.get("/etc/resolv.conf").expect("file");
+        assert_eq!(f.content, hostile);
+        assert_eq!(f.state, FileState::Present);
+        assert_eq!(f.sha256.as_deref(), Some(sha256_hex(hostile).as_str()));
+    }
+
+    #[test]
+    fn trailing_newline_is_kept_exactly() {
+        let out = frame("n", &[("file", "/a", b"x\n"), ("file", "/b", b"y"), ("end", "", b"")]);
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        assert_eq!(raw.get("/a").map(|f| f.content.as_slice()), Some(&b"x\n"[..]));
+        assert_eq!(raw.get("/b").map(|f| f.content.as_slice()), Some(&b"y"[..]));
+    }
+
+    #[test]
+    fn missing_end_is_an_error() {
+        let out = frame("n", &[("begin", "", b""), ("file", "/a", b"x")]);
+        assert_eq!(RawFacts::parse(&out, "n"), Err(FrameError::Truncated { records: 2 }));
+    }
+
+    #[test]
+    fn banner_before_first_record_is_ignored_and_no_record_is_an_error() {
+        let mut out = b"Welcome to node1\n".to_vec();
+        out.extend(frame("n", &[("end", "", b"")]));
+        assert!(RawFacts::parse(&out, "n").is_ok());
+        assert!(matches!(RawFacts::parse(b"sh: not found", "n"), Err(FrameError::NoStart(_))));
+    }
+
+    #[test]
+    fn huge_files_are_capped_and_marked() {
+        let big = vec![b'a'; FILE_CAP + 1];
+        let out = frame("n", &[("file", "/big", &big), ("end", "", b"")]);
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        let f = raw.get("/big").expect("file");
+        assert!(f.truncated);
+        assert_eq!(f.content.len(), FILE_CAP);
+        assert_eq!(f.sha256, None);
+    }
+
+    #[test]
+    fn links_commands_and_dirs() {
+        let out = frame(
+            "n",
+            &[
+                ("link", "/etc/resolv.conf", b"../run/systemd/resolve/stub-resolv.conf\n"),
+                ("canon", "/etc/resolv.conf", b"/run/systemd/resolve/stub-resolv.conf\n"),
+                ("file", "/etc/resolv.conf", b"nameserver 127.0.0.53\n"),
+                ("cmd", "units", b"active\ninactive\n"),
+                ("rc", "units", b"3"),
+                ("dir", "/etc/sysctl.d", b""),
+                ("file", "/etc/sysctl.d/99-k8s.conf", b"net.ipv4.ip_forward = 1\n"),
+                ("end", "", b""),
+            ],
+        );
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        let f = raw.get("/etc/resolv.conf").expect("file");
+        assert_eq!(f.symlink_target.as_deref(), Some("../run/systemd/resolve/stub-resolv.conf"));
+        assert_eq!(f.canonical.as_deref(), Some("/run/systemd/resolve/stub-resolv.conf"));
+        assert_eq!(raw.commands["units"].status, Some(3));
+        let listed: Vec<&str> = raw.files_in("/etc/sysctl.d").map(|(p, _)| p).collect();
+        assert_eq!(listed, vec!["/etc/sysctl.d/99-k8s.conf"]);
+    }
+
+    #[test]
+    fn always_gathered_paths_are_in_the_script() {
+        for path in ALWAYS_GATHERED {
+            let listed = SCRIPT.lines().any(|l| {
+                l.split_whitespace().any(|w| w == *path || w.trim_end_matches(';') == *path)
+                    || l.contains(&format!("\"/proc/sys/net/{}\"", path.trim_start_matches("/proc/sys/net/")))
+            }) || (path.starts_with("/proc/sys/net/") && SCRIPT.contains(path.trim_start_matches("/proc/sys/net/")));
+            assert!(listed, "{path} is not read by gather.sh");
+        }
+    }
+
+    #[test]
+    fn script_runs_locally_and_frames() {
+        // The real script against this machine with /bin/sh: whatever is here, the output
+        // must frame and end.
+        let n = nonce();
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(script(&n))
+            .output()
+            .expect("sh runs");
+        let raw = RawFacts::parse(&out.stdout, &n).expect("frames");
+        assert!(raw.files.contains_key("/etc/resolv.conf"));
+        assert!(raw.files.contains_key("/proc/sys/kernel/random/boot_id"));
+    }
+}
