@@ -1,0 +1,52 @@
+//! The `local` transport: runs the command on this machine with `/bin/sh -c`.
+
+use std::process::Stdio;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::{ExecOutput, SshOptions, TransportError, bounded};
+
+#[derive(Debug)]
+pub struct LocalTransport;
+
+impl LocalTransport {
+    pub fn connect(options: &SshOptions) -> LocalSession {
+        LocalSession { command_timeout: options.command_timeout }
+    }
+}
+
+#[derive(Debug)]
+pub struct LocalSession {
+    command_timeout: std::time::Duration,
+}
+
+impl LocalSession {
+    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+        bounded(self.command_timeout, async {
+            let mut child = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(command)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;
+            if let Some(mut input) = child.stdin.take() {
+                // A script that exits early closes its stdin; that is not an error here.
+                let _ = input.write_all(stdin).await;
+            }
+            let out = child
+                .wait_with_output()
+                .await
+                .map_err(|e| TransportError::Other(format!("waiting for /bin/sh: {e}")))?;
+            Ok(ExecOutput {
+                stdout: out.stdout,
+                stderr: out.stderr,
+                exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,248 @@
+//! Transports: how dnsfix reaches a node and runs one command there.
+//!
+//! Three backends sit behind [`Transport`]: the system OpenSSH client through a
+//! ControlMaster (`openssh`, the default, so `~/.ssh/config`, ProxyJump, agents and
+//! certificates work), a pure-Rust client (`russh`, no child processes, for wide fan-out)
+//! and `local`. A transport knows nothing about facts: it opens a session, runs a command
+//! with bytes on stdin and hands back what came out. Becoming root is the caller's
+//! business ([`BECOME_ROOT_SH`]), so every backend behaves the same way.
+
+mod local;
+mod openssh;
+mod russh;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use self::local::LocalTransport;
+pub use self::openssh::OpenSshTransport;
+pub use self::russh::RusshTransport;
+use crate::inventory::{Connection, ConnectionKind};
+
+/// The remote command that runs the script on stdin as root: directly when the login user
+/// is root, through `sudo -n` otherwise (never prompting: a sudo that wants a password is
+/// reported as [`TransportError::SudoPassword`]).
+pub const BECOME_ROOT_SH: &str =
+    "if [ \"$(id -u)\" -eq 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi";
+
+/// Which SSH implementation carries `ansible_connection: ssh` hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SshBackend {
+    #[default]
+    OpenSsh,
+    Russh,
+}
+
+/// How host keys are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostKeyPolicy {
+    /// The key must already be in known_hosts (OpenSSH `StrictHostKeyChecking=yes`).
+    #[default]
+    Strict,
+    /// Trust on first use: unknown keys are learned; a changed key is still refused.
+    AcceptNew,
+}
+
+/// Settings shared by every connection of a run (validated from the command line).
+#[derive(Debug, Clone)]
+pub struct SshOptions {
+    pub backend: SshBackend,
+    pub host_keys: HostKeyPolicy,
+    /// Overrides the default known_hosts file(s).
+    pub known_hosts: Option<PathBuf>,
+    /// An ssh_config file for the openssh backend (`ssh -F`).
+    pub ssh_config: Option<PathBuf>,
+    /// Defaults for hosts whose inventory does not set them.
+    pub user: Option<String>,
+    pub private_key: Option<PathBuf>,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+    /// Key exchange algorithms for the russh backend, most preferred first.
+    pub russh_kex: Vec<String>,
+}
+
+impl Default for SshOptions {
+    fn default() -> Self {
+        SshOptions {
+            backend: SshBackend::OpenSsh,
+            host_keys: HostKeyPolicy::Strict,
+            known_hosts: None,
+            ssh_config: None,
+            user: None,
+            private_key: None,
+            connect_timeout: Duration::from_secs(10),
+            command_timeout: Duration::from_secs(60),
+            russh_kex: russh::DEFAULT_KEX.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+}
+
+/// One node as a transport sees it: the inventory name (for messages) and how to reach it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub host: String,
+    pub connection: Connection,
+}
+
+impl Target {
+    /// `user@address:port` as far as the inventory says, for messages.
+    pub fn describe(&self) -> String {
+        let c = &self.connection;
+        let mut s = String::new();
+        if let Some(user) = &c.user {
+            s.push_str(user);
+            s.push('@');
+        }
+        s.push_str(&c.address);
+        if let Some(port) = c.port {
+            s.push_str(&format!(":{port}"));
+        }
+        s
+    }
+}
+
+/// What a remote command produced.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `None` when the command was killed by a signal or the channel closed without a status.
+    pub exit_status: Option<u32>,
+}
+
+/// Why a host could not be reached or a command could not run. The variants are the
+/// reasons a user acts on differently, so they are kept apart.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum TransportError {
+    #[error("connection refused by {address}")]
+    Refused { address: String },
+    #[error("timed out after {seconds}s while {during}")]
+    Timeout { seconds: u64, during: &'static str },
+    #[error("authentication failed for {address}: {detail}")]
+    Auth { address: String, detail: String },
+    #[error(
+        "host key for {address} is not in known_hosts{hint}; verify it and add it, or pass --accept-new-host-keys to trust it on first use"
+    )]
+    HostKeyUnknown { address: String, hint: String },
+    #[error(
+        "host key for {address} has CHANGED since it was recorded{detail}; refusing to connect (possible man-in-the-middle, or the node was rebuilt: remove the old key with `ssh-keygen -R` once verified)"
+    )]
+    HostKeyChanged { address: String, detail: String },
+    #[error("sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root")]
+    SudoPassword { address: String },
+    #[error("cannot resolve {address}")]
+    Resolve { address: String },
+    #[error("connection to {address} lost: {detail}")]
+    Disconnected { address: String, detail: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl TransportError {
+    /// A short stable word for reports and JSON (`refused`, `timeout`, `auth`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TransportError::Refused { .. } => "refused",
+            TransportError::Timeout { .. } => "timeout",
+            TransportError::Auth { .. } => "auth",
+            TransportError::HostKeyUnknown { .. } => "host_key_unknown",
+            TransportError::HostKeyChanged { .. } => "host_key_changed",
+            TransportError::SudoPassword { .. } => "sudo_password",
+            TransportError::Resolve { .. } => "resolve",
+            TransportError::Disconnected { .. } => "disconnected",
+            TransportError::Other(_) => "error",
+        }
+    }
+}
+
+/// Checks a finished command's stderr for the one failure every backend shares: sudo
+/// refusing to run without a password.
+pub fn check_sudo(target: &Target, output: &ExecOutput) -> Result<(), TransportError> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.exit_status != Some(0)
+        && (stderr.contains("a password is required") || stderr.contains("a terminal is required"))
+    {
+        return Err(TransportError::SudoPassword { address: target.describe() });
+    }
+    Ok(())
+}
+
+/// A connected session to one node; more than one command may run over it.
+#[derive(Debug)]
+pub enum Session {
+    OpenSsh(self::openssh::OpenSshSession),
+    Russh(self::russh::RusshSession),
+    Local(self::local::LocalSession),
+}
+
+impl Session {
+    /// Runs `command` (a shell command line) with `stdin`, bounded by the command timeout.
+    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+        match self {
+            Session::OpenSsh(s) => s.exec(command, stdin).await,
+            Session::Russh(s) => s.exec(command, stdin).await,
+            Session::Local(s) => s.exec(command, stdin).await,
+        }
+    }
+
+    /// Closes the session; errors on close are not interesting once the work is done.
+    pub async fn close(self) {
+        match self {
+            Session::OpenSsh(s) => s.close().await,
+            Session::Russh(s) => s.close().await,
+            Session::Local(_) => {}
+        }
+    }
+}
+
+/// Opens sessions to targets with the run's [`SshOptions`].
+#[derive(Debug)]
+pub struct Transport {
+    options: SshOptions,
+    openssh: OpenSshTransport,
+    russh: RusshTransport,
+}
+
+impl Transport {
+    pub fn new(options: SshOptions) -> Result<Transport, TransportError> {
+        Ok(Transport {
+            openssh: OpenSshTransport::new(&options)?,
+            russh: RusshTransport::new(&options)?,
+            options,
+        })
+    }
+
+    pub fn options(&self) -> &SshOptions {
+        &self.options
+    }
+
+    /// Connects to `target`, bounded by the connect timeout.
+    pub async fn connect(&self, target: &Target) -> Result<Session, TransportError> {
+        if target.connection.kind == ConnectionKind::Local {
+            return Ok(Session::Local(LocalTransport::connect(&self.options)));
+        }
+        let seconds = self.options.connect_timeout.as_secs();
+        // The backends have their own connect timeouts; this outer bound also covers a
+        // server that accepts TCP and then never finishes the handshake.
+        let bound = self.options.connect_timeout + Duration::from_secs(2);
+        let connecting = async {
+            match self.options.backend {
+                SshBackend::OpenSsh => self.openssh.connect(target).await.map(Session::OpenSsh),
+                SshBackend::Russh => self.russh.connect(target).await.map(Session::Russh),
+            }
+        };
+        tokio::time::timeout(bound, connecting)
+            .await
+            .map_err(|_| TransportError::Timeout { seconds, during: "connecting" })?
+    }
+}
+
+/// Runs `fut` under the command timeout, naming what was running.
+pub(crate) async fn bounded<T>(
+    timeout: Duration,
+    fut: impl std::future::Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(timeout, fut)
+        .await
+        .map_err(|_| TransportError::Timeout { seconds: timeout.as_secs(), during: "running the command" })?
+}
