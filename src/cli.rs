@@ -1,0 +1,99 @@
+//! Command-line arguments (clap only; nothing else in the crate imports clap). Arguments
+//! are turned into a validated [`crate::Config`] before any work starts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "dnsfix",
+    version,
+    about = "Find and fix the node-level misconfigurations that break DNS in Kubernetes clusters",
+    long_about = "Find and fix the node-level misconfigurations that break DNS in Kubernetes \
+                  clusters.\n\nWith no -i, dnsfix works read-only on this machine."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Gather and print each node's DNS-relevant facts (read-only)
+    Facts(CommonArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The system ssh client with a ControlMaster (honours ~/.ssh/config)
+    Openssh,
+    /// A pure-Rust client, no child processes (does not read ~/.ssh/config)
+    Russh,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Ansible/Kubespray inventory (YAML or INI); group_vars/ and host_vars/ beside it are read.
+    /// Without it, dnsfix works on this machine only
+    #[arg(short, long, value_name = "FILE", env = "DNSFIX_INVENTORY")]
+    pub inventory: Option<PathBuf>,
+
+    /// Only these hosts: names, groups, globs, `a,b` or `a:b` unions, `!x` exclusions, `&x` intersections
+    #[arg(short, long, value_name = "PATTERN")]
+    pub limit: Option<String>,
+
+    /// Output format on stdout
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// How many hosts to work on at once
+    #[arg(short, long, default_value_t = 50, value_name = "N")]
+    pub forks: usize,
+
+    /// SSH implementation
+    #[arg(long, value_enum, default_value_t = BackendArg::Openssh, value_name = "BACKEND")]
+    pub ssh_backend: BackendArg,
+
+    /// known_hosts file to check host keys against (default: ssh's own)
+    #[arg(long, value_name = "FILE")]
+    pub known_hosts: Option<PathBuf>,
+
+    /// Trust and record host keys seen for the first time (a changed key is still refused)
+    #[arg(long)]
+    pub accept_new_host_keys: bool,
+
+    /// ssh_config file for the openssh backend (`ssh -F`)
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+
+    /// SSH user for hosts whose inventory sets no ansible_user
+    #[arg(short, long, value_name = "USER")]
+    pub user: Option<String>,
+
+    /// Private key for hosts whose inventory sets no ansible_ssh_private_key_file
+    #[arg(long, value_name = "FILE")]
+    pub private_key: Option<PathBuf>,
+
+    /// Seconds to wait for a connection (TCP and SSH handshake)
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub connect_timeout: u64,
+
+    /// Seconds a remote command may run
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub command_timeout: u64,
+
+    /// Key exchange algorithms for the russh backend, most preferred first (comma-separated)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub russh_kex: Option<Vec<String>>,
+
+    /// Never draw a progress bar, even on a terminal
+    #[arg(long)]
+    pub no_progress: bool,
+}

@@ -1,0 +1,89 @@
+//! The validated run configuration: what the command line asked for, checked before any
+//! work starts (ripgrep's LowArgs → HiArgs, just's Arguments → Config).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{BackendArg, Cli, Command, CommonArgs, FormatArg};
+use crate::error::Error;
+use crate::transport::{HostKeyPolicy, SshBackend, SshOptions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Facts,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub action: Action,
+    pub inventory: Option<PathBuf>,
+    pub limit: Option<String>,
+    pub format: Format,
+    pub forks: usize,
+    pub ssh: SshOptions,
+    pub progress: bool,
+}
+
+impl Config {
+    pub fn from_cli(cli: Cli) -> Result<Config, Error> {
+        let (action, args) = match cli.command {
+            Command::Facts(args) => (Action::Facts, args),
+        };
+        Config::from_common(action, args)
+    }
+
+    fn from_common(action: Action, a: CommonArgs) -> Result<Config, Error> {
+        if a.forks == 0 {
+            return Err(Error::Usage("--forks must be at least 1".into()));
+        }
+        if a.connect_timeout == 0 || a.command_timeout == 0 {
+            return Err(Error::Usage("timeouts must be at least 1 second".into()));
+        }
+        for (flag, path) in [
+            ("--known-hosts", &a.known_hosts),
+            ("--ssh-config", &a.ssh_config),
+            ("--private-key", &a.private_key),
+        ] {
+            if let Some(path) = path
+                && !path.is_file()
+            {
+                return Err(Error::Usage(format!("{flag} {}: no such file", path.display())));
+            }
+        }
+        let mut ssh = SshOptions {
+            backend: match a.ssh_backend {
+                BackendArg::Openssh => SshBackend::OpenSsh,
+                BackendArg::Russh => SshBackend::Russh,
+            },
+            host_keys: if a.accept_new_host_keys { HostKeyPolicy::AcceptNew } else { HostKeyPolicy::Strict },
+            known_hosts: a.known_hosts,
+            ssh_config: a.ssh_config,
+            user: a.user,
+            private_key: a.private_key,
+            connect_timeout: Duration::from_secs(a.connect_timeout),
+            command_timeout: Duration::from_secs(a.command_timeout),
+            ..SshOptions::default()
+        };
+        if let Some(kex) = a.russh_kex {
+            ssh.russh_kex = kex;
+        }
+        Ok(Config {
+            action,
+            inventory: a.inventory,
+            limit: a.limit,
+            format: match a.format {
+                FormatArg::Text => Format::Text,
+                FormatArg::Json => Format::Json,
+            },
+            forks: a.forks,
+            ssh,
+            progress: !a.no_progress,
+        })
+    }
+}

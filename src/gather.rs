@@ -1,0 +1,126 @@
+//! The gather orchestrator: one session and one remote exec per host, hosts concurrently
+//! up to `--forks`. A host that fails is a [`HostOutcome`] with an error; it never stops
+//! the others. The orchestrator never prints: it emits [`Event`]s.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::facts::NodeFacts;
+use crate::facts::raw::{self, FrameError, RawFacts};
+use crate::inventory::{ConnectionKind, Host};
+use crate::report::{Event, EventSink};
+use crate::transport::{BECOME_ROOT_SH, Session, Target, Transport, TransportError, check_sudo};
+
+/// Why one host has no facts.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error("the gather script failed with status {status}: {stderr}")]
+    Script { status: String, stderr: String },
+}
+
+impl HostError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HostError::Transport(e) => e.kind(),
+            HostError::Frame(_) => "bad_output",
+            HostError::Script { .. } => "script_failed",
+        }
+    }
+}
+
+/// One host's result.
+#[derive(Debug)]
+pub struct HostOutcome {
+    pub host: String,
+    pub elapsed: Duration,
+    pub result: Result<NodeFacts, HostError>,
+}
+
+/// Gathers facts from every host, in parallel, and returns the outcomes in the order the
+/// hosts were given.
+pub async fn gather(
+    hosts: &[&Host],
+    transport: Arc<Transport>,
+    forks: usize,
+    sink: Arc<dyn EventSink>,
+) -> Vec<HostOutcome> {
+    let permits = Arc::new(Semaphore::new(forks.max(1)));
+    let mut tasks = JoinSet::new();
+    for (index, host) in hosts.iter().enumerate() {
+        let host = (*host).clone();
+        let transport = Arc::clone(&transport);
+        let permits = Arc::clone(&permits);
+        let sink = Arc::clone(&sink);
+        tasks.spawn(async move {
+            // The semaphore is never closed, so acquiring cannot fail.
+            let _permit = permits.acquire_owned().await;
+            let started = Instant::now();
+            sink.event(Event::HostStarted { host: host.name.clone() });
+            let result = gather_one(&host, &transport, sink.as_ref()).await;
+            let elapsed = started.elapsed();
+            match &result {
+                Ok(_) => sink.event(Event::FactsGathered { host: host.name.clone(), elapsed }),
+                Err(e) => sink.event(Event::HostFailed { host: host.name.clone(), error: e.to_string() }),
+            }
+            (index, HostOutcome { host: host.name.clone(), elapsed, result })
+        });
+    }
+    let mut outcomes: Vec<Option<HostOutcome>> = (0..hosts.len()).map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, outcome)) => outcomes[index] = Some(outcome),
+            // A panicking host task is a bug; report it as that host's failure below.
+            Err(e) => sink.event(Event::Warning { message: format!("internal error in a host task: {e}") }),
+        }
+    }
+    outcomes
+        .into_iter()
+        .zip(hosts)
+        .map(|(o, h)| {
+            o.unwrap_or_else(|| HostOutcome {
+                host: h.name.clone(),
+                elapsed: Duration::ZERO,
+                result: Err(HostError::Transport(TransportError::Other("internal error".into()))),
+            })
+        })
+        .collect()
+}
+
+async fn gather_one(host: &Host, transport: &Transport, sink: &dyn EventSink) -> Result<NodeFacts, HostError> {
+    let target = Target { host: host.name.clone(), connection: host.connection() };
+    let mut session = transport.connect(&target).await?;
+    sink.event(Event::HostConnected { host: host.name.clone() });
+    let result = run_script(&mut session, &target).await;
+    session.close().await;
+    let raw = result?;
+    Ok(NodeFacts::from_raw(&host.name, &raw))
+}
+
+async fn run_script(session: &mut Session, target: &Target) -> Result<RawFacts, HostError> {
+    let nonce = raw::nonce();
+    let script = raw::script(&nonce);
+    // On this machine dnsfix reads as the user it runs as: `local` never escalates, and a
+    // file it cannot read is reported as unknown.
+    let command = if target.connection.kind == ConnectionKind::Local { "/bin/sh -s" } else { BECOME_ROOT_SH };
+    let output = session.exec(command, script.as_bytes()).await?;
+    check_sudo(target, &output)?;
+    match RawFacts::parse(&output.stdout, &nonce) {
+        Ok(raw) => Ok(raw),
+        Err(frame) => {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            if output.exit_status != Some(0) && !stderr.is_empty() {
+                let status = output.exit_status.map_or("unknown".to_owned(), |s| s.to_string());
+                Err(HostError::Script { status, stderr })
+            } else {
+                Err(HostError::Frame(frame))
+            }
+        }
+    }
+}

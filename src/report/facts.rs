@@ -1,0 +1,190 @@
+//! Rendering `dnsfix facts`: a compact per-host summary for people, or the full typed
+//! facts as JSON (documented in docs/facts.md).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::facts::NodeFacts;
+use crate::facts::node_facts::{Effective, Observed, ResolvFile, SysctlFact};
+use crate::facts::raw::FileState;
+use crate::gather::HostOutcome;
+
+/// Version of the JSON document; bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    format_version: u32,
+    dnsfix_version: &'static str,
+    inventory: Option<String>,
+    hosts: Vec<HostEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct HostEntry<'a> {
+    host: &'a str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    facts: Option<&'a NodeFacts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorEntry>,
+}
+
+#[derive(Serialize)]
+struct ErrorEntry {
+    kind: &'static str,
+    message: String,
+}
+
+pub fn json(outcomes: &[HostOutcome], inventory: Option<&std::path::Path>) -> String {
+    let doc = Document {
+        format_version: FORMAT_VERSION,
+        dnsfix_version: env!("CARGO_PKG_VERSION"),
+        inventory: inventory.map(|p| p.display().to_string()),
+        hosts: outcomes
+            .iter()
+            .map(|o| match &o.result {
+                Ok(facts) => HostEntry { host: &o.host, status: "ok", facts: Some(facts), error: None },
+                Err(e) => HostEntry {
+                    host: &o.host,
+                    status: "failed",
+                    facts: None,
+                    error: Some(ErrorEntry { kind: e.kind(), message: e.to_string() }),
+                },
+            })
+            .collect(),
+    };
+    // Serializing plain data with string keys cannot fail.
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    text.push('\n');
+    text
+}
+
+pub fn text(outcomes: &[HostOutcome]) -> String {
+    let mut out = String::new();
+    for o in outcomes {
+        match &o.result {
+            Ok(f) => host_text(&mut out, f),
+            Err(e) => {
+                let _ = writeln!(out, "{}: UNREACHABLE ({}): {e}", o.host, e.kind());
+            }
+        }
+    }
+    let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
+    let _ = writeln!(
+        out,
+        "{} host{}: {} gathered, {} unreachable",
+        outcomes.len(),
+        if outcomes.len() == 1 { "" } else { "s" },
+        outcomes.len() - failed,
+        failed
+    );
+    out
+}
+
+fn host_text(out: &mut String, f: &NodeFacts) {
+    let os = f.os.as_ref().and_then(|o| o.pretty_name.clone()).unwrap_or_else(|| "unknown OS".into());
+    let flavour = format!("{:?}", f.flavour.kind).to_lowercase();
+    let _ = writeln!(out, "{} ({}, {flavour}, {os})", f.host, f.hostname.as_deref().unwrap_or("?"));
+
+    let k = &f.kubelet;
+    match &k.resolv_conf {
+        Observed::Known(e) => {
+            let _ = writeln!(out, "  kubelet resolvConf  {}  ({})", e.value, source(e));
+            if let Some(pod) = &k.pod_resolv_conf {
+                let _ = writeln!(out, "                      → {}", resolv_summary(pod));
+            }
+        }
+        Observed::Absent => {
+            let _ = writeln!(out, "  kubelet             not found on this node");
+        }
+        Observed::Unknown(why) => {
+            let _ = writeln!(out, "  kubelet resolvConf  UNKNOWN: {why}");
+        }
+    }
+    match &k.cluster_dns {
+        Observed::Known(e) => {
+            let v = if e.value.is_empty() { "(none)".to_owned() } else { e.value.join(", ") };
+            let _ = writeln!(out, "  kubelet clusterDNS  {v}  ({})", source(e));
+        }
+        Observed::Unknown(why) => {
+            let _ = writeln!(out, "  kubelet clusterDNS  UNKNOWN: {why}");
+        }
+        Observed::Absent => {}
+    }
+    let etc = &f.resolver.etc_resolv_conf;
+    let link = etc.symlink_target.as_deref().map(|t| format!(" -> {t}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  /etc/resolv.conf{link} [{}]  {}",
+        f.resolver.resolved_mode,
+        resolv_summary(etc)
+    );
+    let _ = writeln!(
+        out,
+        "  systemd-resolved    {:?}",
+        f.services.systemd_resolved
+    );
+    for (key, short) in [
+        ("net.bridge.bridge-nf-call-iptables", "bridge-nf-call-iptables"),
+        ("net.bridge.bridge-nf-call-ip6tables", "bridge-nf-call-ip6tables"),
+        ("net.ipv4.ip_forward", "ip_forward"),
+    ] {
+        if let Some(s) = f.sysctls.get(key) {
+            let _ = writeln!(out, "  {short:<26}{}", sysctl_summary(s));
+        }
+    }
+    let b = &f.br_netfilter;
+    let loaded = match &b.loaded {
+        Observed::Known(true) => "loaded".to_owned(),
+        Observed::Known(false) => "NOT loaded".to_owned(),
+        Observed::Absent => "NOT loaded".to_owned(),
+        Observed::Unknown(why) => format!("unknown ({why})"),
+    };
+    let persisted = b.persisted.as_ref().map_or("not persisted".to_owned(), |p| format!("persisted {}:{}", p.path, p.line));
+    let _ = writeln!(out, "  br_netfilter              {loaded}, {persisted}");
+    if let Some(addrs) = &f.nodelocaldns {
+        let _ = writeln!(out, "  nodelocaldns              {}", addrs.join(", "));
+    }
+}
+
+fn source<T>(e: &Effective<T>) -> String {
+    let mut s = format!("{} {}", e.source.kind, e.source.at());
+    if let Some(d) = &e.source.detail {
+        let _ = write!(s, ", {d}");
+    }
+    for sh in &e.shadowed {
+        let _ = write!(s, "; overrides {} at {}", sh.value, sh.source.at());
+    }
+    s
+}
+
+fn resolv_summary(f: &ResolvFile) -> String {
+    match (f.state, &f.parsed) {
+        (FileState::Missing, _) => "MISSING".to_owned(),
+        (FileState::Directory, _) => "is a directory".to_owned(),
+        (FileState::Unreadable, _) | (_, None) => "UNKNOWN (could not be read)".to_owned(),
+        (FileState::Present, Some(p)) => {
+            let ns: Vec<&str> = p.nameservers.iter().map(|n| n.address.as_str()).collect();
+            let mut s = if ns.is_empty() { "no nameserver".to_owned() } else { format!("nameserver {}", ns.join(", ")) };
+            if !p.search.is_empty() {
+                let _ = write!(s, "; search {}", p.search.join(" "));
+            }
+            s
+        }
+    }
+}
+
+fn sysctl_summary(s: &SysctlFact) -> String {
+    let live = match &s.live {
+        Observed::Known(v) => v.clone(),
+        Observed::Absent => "absent".to_owned(),
+        Observed::Unknown(_) => "unknown".to_owned(),
+    };
+    let persisted = match &s.persisted {
+        Some(p) => format!("persisted {} at {}:{}", p.value, p.path, p.line),
+        None => "not persisted".to_owned(),
+    };
+    format!("{live} ({persisted})")
+}

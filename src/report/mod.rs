@@ -1,0 +1,93 @@
+//! Reporting: the engine emits [`Event`]s; a terminal sink draws an indicatif progress
+//! bar, a plain sink writes one line per host event (pipes, CI). Both write to stderr;
+//! results go to stdout through the renderers in the submodules.
+
+pub mod facts;
+
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// What the engine tells the user about while it works.
+#[derive(Debug, Clone)]
+pub enum Event {
+    HostStarted { host: String },
+    HostConnected { host: String },
+    FactsGathered { host: String, elapsed: Duration },
+    HostFailed { host: String, error: String },
+    Warning { message: String },
+}
+
+pub trait EventSink: Send + Sync {
+    fn event(&self, event: Event);
+    /// Called once when the work is over, before results are printed.
+    fn finish(&self) {}
+}
+
+/// Chooses the sink: a progress bar on a terminal, plain lines otherwise.
+pub fn sink_for(total: usize, progress: bool) -> Box<dyn EventSink> {
+    if progress && std::io::stderr().is_terminal() {
+        Box::new(ProgressSink::new(total))
+    } else {
+        Box::new(PlainSink::default())
+    }
+}
+
+/// One line per finished or failed host, on stderr.
+#[derive(Debug, Default)]
+pub struct PlainSink {
+    lock: Mutex<()>,
+}
+
+impl EventSink for PlainSink {
+    fn event(&self, event: Event) {
+        let line = match event {
+            Event::FactsGathered { host, elapsed } => {
+                format!("{host}: facts gathered in {:.2}s", elapsed.as_secs_f64())
+            }
+            Event::HostFailed { host, error } => format!("{host}: FAILED: {error}"),
+            Event::Warning { message } => format!("warning: {message}"),
+            Event::HostStarted { .. } | Event::HostConnected { .. } => return,
+        };
+        let _guard = self.lock.lock();
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+}
+
+/// A progress bar counting finished hosts; failures are printed above it as they happen.
+#[derive(Debug)]
+pub struct ProgressSink {
+    bar: ProgressBar,
+}
+
+impl ProgressSink {
+    fn new(total: usize) -> ProgressSink {
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} hosts {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        ProgressSink { bar }
+    }
+}
+
+impl EventSink for ProgressSink {
+    fn event(&self, event: Event) {
+        match event {
+            Event::HostStarted { host } | Event::HostConnected { host } => self.bar.set_message(host),
+            Event::FactsGathered { .. } => self.bar.inc(1),
+            Event::HostFailed { host, error } => {
+                self.bar.println(format!("{host}: FAILED: {error}"));
+                self.bar.inc(1);
+            }
+            Event::Warning { message } => self.bar.println(format!("warning: {message}")),
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
