@@ -93,6 +93,11 @@ pub struct CommonArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub russh_kex: Option<Vec<String>>,
 
+    /// Seconds an idle OpenSSH connection outlives the run, so the next command reuses it
+    /// (0: close connections when the run ends)
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub ssh_persist: u64,
+
     /// Never draw a progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,

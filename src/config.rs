@@ -53,7 +53,10 @@ impl Config {
             if let Some(path) = path
                 && !path.is_file()
             {
-                return Err(Error::Usage(format!("{flag} {}: no such file", path.display())));
+                return Err(Error::Usage(format!(
+                    "{flag} {}: no such file",
+                    path.display()
+                )));
             }
         }
         let mut ssh = SshOptions {
@@ -61,13 +64,18 @@ impl Config {
                 BackendArg::Openssh => SshBackend::OpenSsh,
                 BackendArg::Russh => SshBackend::Russh,
             },
-            host_keys: if a.accept_new_host_keys { HostKeyPolicy::AcceptNew } else { HostKeyPolicy::Strict },
+            host_keys: if a.accept_new_host_keys {
+                HostKeyPolicy::AcceptNew
+            } else {
+                HostKeyPolicy::Strict
+            },
             known_hosts: a.known_hosts,
             ssh_config: a.ssh_config,
             user: a.user,
             private_key: a.private_key,
             connect_timeout: Duration::from_secs(a.connect_timeout),
             command_timeout: Duration::from_secs(a.command_timeout),
+            ssh_persist: a.ssh_persist,
             ..SshOptions::default()
         };
         if let Some(kex) = a.russh_kex {

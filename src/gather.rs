@@ -62,14 +62,29 @@ pub async fn gather(
             // The semaphore is never closed, so acquiring cannot fail.
             let _permit = permits.acquire_owned().await;
             let started = Instant::now();
-            sink.event(Event::HostStarted { host: host.name.clone() });
+            sink.event(Event::HostStarted {
+                host: host.name.clone(),
+            });
             let result = gather_one(&host, &transport, sink.as_ref()).await;
             let elapsed = started.elapsed();
             match &result {
-                Ok(_) => sink.event(Event::FactsGathered { host: host.name.clone(), elapsed }),
-                Err(e) => sink.event(Event::HostFailed { host: host.name.clone(), error: e.to_string() }),
+                Ok(_) => sink.event(Event::FactsGathered {
+                    host: host.name.clone(),
+                    elapsed,
+                }),
+                Err(e) => sink.event(Event::HostFailed {
+                    host: host.name.clone(),
+                    error: e.to_string(),
+                }),
             }
-            (index, HostOutcome { host: host.name.clone(), elapsed, result })
+            (
+                index,
+                HostOutcome {
+                    host: host.name.clone(),
+                    elapsed,
+                    result,
+                },
+            )
         });
     }
     let mut outcomes: Vec<Option<HostOutcome>> = (0..hosts.len()).map(|_| None).collect();
@@ -77,7 +92,9 @@ pub async fn gather(
         match joined {
             Ok((index, outcome)) => outcomes[index] = Some(outcome),
             // A panicking host task is a bug; report it as that host's failure below.
-            Err(e) => sink.event(Event::Warning { message: format!("internal error in a host task: {e}") }),
+            Err(e) => sink.event(Event::Warning {
+                message: format!("internal error in a host task: {e}"),
+            }),
         }
     }
     outcomes
@@ -87,16 +104,27 @@ pub async fn gather(
             o.unwrap_or_else(|| HostOutcome {
                 host: h.name.clone(),
                 elapsed: Duration::ZERO,
-                result: Err(HostError::Transport(TransportError::Other("internal error".into()))),
+                result: Err(HostError::Transport(TransportError::Other(
+                    "internal error".into(),
+                ))),
             })
         })
         .collect()
 }
 
-async fn gather_one(host: &Host, transport: &Transport, sink: &dyn EventSink) -> Result<NodeFacts, HostError> {
-    let target = Target { host: host.name.clone(), connection: host.connection() };
+async fn gather_one(
+    host: &Host,
+    transport: &Transport,
+    sink: &dyn EventSink,
+) -> Result<NodeFacts, HostError> {
+    let target = Target {
+        host: host.name.clone(),
+        connection: host.connection(),
+    };
     let mut session = transport.connect(&target).await?;
-    sink.event(Event::HostConnected { host: host.name.clone() });
+    sink.event(Event::HostConnected {
+        host: host.name.clone(),
+    });
     let result = run_script(&mut session, &target).await;
     session.close().await;
     let raw = result?;
@@ -108,7 +136,11 @@ async fn run_script(session: &mut Session, target: &Target) -> Result<RawFacts, 
     let script = raw::script(&nonce);
     // On this machine dnsfix reads as the user it runs as: `local` never escalates, and a
     // file it cannot read is reported as unknown.
-    let command = if target.connection.kind == ConnectionKind::Local { "/bin/sh -s" } else { BECOME_ROOT_SH };
+    let command = if target.connection.kind == ConnectionKind::Local {
+        "/bin/sh -s"
+    } else {
+        BECOME_ROOT_SH
+    };
     let output = session.exec(command, script.as_bytes()).await?;
     check_sudo(target, &output)?;
     match RawFacts::parse(&output.stdout, &nonce) {
@@ -116,7 +148,9 @@ async fn run_script(session: &mut Session, target: &Target) -> Result<RawFacts, 
         Err(frame) => {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
             if output.exit_status != Some(0) && !stderr.is_empty() {
-                let status = output.exit_status.map_or("unknown".to_owned(), |s| s.to_string());
+                let status = output
+                    .exit_status
+                    .map_or("unknown".to_owned(), |s| s.to_string());
                 Err(HostError::Script { status, stderr })
             } else {
                 Err(HostError::Frame(frame))

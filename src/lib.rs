@@ -42,14 +42,22 @@ pub fn run(config: Config) -> Result<u8, Error> {
         .enable_all()
         .build()
         .map_err(Error::Runtime)?;
-    let sink: Arc<dyn report::EventSink> = Arc::from(report::sink_for(hosts.len(), config.progress));
+    let sink: Arc<dyn report::EventSink> =
+        Arc::from(report::sink_for(hosts.len(), config.progress));
     for warning in inventory.warnings() {
-        sink.event(report::Event::Warning { message: warning.to_string() });
+        sink.event(report::Event::Warning {
+            message: warning.to_string(),
+        });
     }
 
     match config.action {
         Action::Facts => {
-            let outcomes = runtime.block_on(gather::gather(&hosts, transport, config.forks, Arc::clone(&sink)));
+            let outcomes = runtime.block_on(gather::gather(
+                &hosts,
+                transport,
+                config.forks,
+                Arc::clone(&sink),
+            ));
             sink.finish();
             let rendered = match config.format {
                 Format::Json => report::facts::json(&outcomes, inventory.path()),

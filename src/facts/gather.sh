@@ -92,16 +92,18 @@ if [ -n "$KPID" ]; then
   hdr pid kubelet; printf '%s' "$KPID"
   f "/proc/$KPID/cmdline"
 fi
-# Any other resolv.conf the kubelet might be told to use: a crude superset here, the
-# precise choice (flag beats config, last flag wins) is made by dnsfix from the files above.
+# Any other resolv.conf the kubelet might be told to use: a crude superset here (every
+# value of a resolvConf key or a resolv-conf flag, `=` or space separated); the precise
+# choice (flag beats config, last flag wins) is made by dnsfix from the files above.
 {
   sed -n 's/^[[:space:]]*["'\'']\{0,1\}resolvConf["'\'']\{0,1\}[[:space:]]*:[[:space:]]*//p' $KCFG
   sed -n 's/^[[:space:]]*resolv-conf[[:space:]]*:[[:space:]]*//p' $RCFG
-  [ -n "$KPID" ] && tr '\000' '\n' < "/proc/$KPID/cmdline"
-  cat $KENV $RCFG
-} 2>/dev/null | tr ' "'"'"'\t\r' '\n\n\n\n\n' | sed -n -e 's/^--resolv-conf=//p' -e 's/^resolv-conf=//p' -e '/^\//p' |
+  { [ -n "$KPID" ] && tr '\000' '\n' < "/proc/$KPID/cmdline"; cat $KENV $RCFG; } |
+    tr ' "'"'"'\t\r' '\n\n\n\n\n' |
+    awk 'p { print; p = 0 } /^-?-?resolv-conf=/ { sub(/^[^=]*=/, ""); print } /^--?resolv-conf$/ { p = 1 }'
+} 2>/dev/null | sed 's/[[:space:]]#.*//' | tr -d '"'"'"'\r' |
   while read -r x; do
-    case "$x" in */resolv.conf|*resolv*) f "$x" ;; esac
+    case "$x" in /*) f "$x" ;; esac
   done
 for x in /var/lib/rancher/k3s/agent/etc/resolv.conf /var/lib/rancher/rke2/agent/etc/resolv.conf; do
   [ -e "$x" ] && f "$x"

@@ -5,9 +5,9 @@ pub mod k3s_config;
 pub mod kubelet_config;
 pub mod kubelet_flags;
 pub mod modules_load;
+pub mod node_facts;
+pub mod raw;
 pub mod resolv_conf;
 pub mod sysctl;
-pub mod raw;
-pub mod node_facts;
 
 pub use node_facts::NodeFacts;

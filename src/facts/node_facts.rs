@@ -166,7 +166,12 @@ pub struct Source {
 
 impl Source {
     fn new(kind: &str, path: Option<&str>, line: Option<usize>) -> Source {
-        Source { kind: kind.to_owned(), path: path.map(str::to_owned), line, detail: None }
+        Source {
+            kind: kind.to_owned(),
+            path: path.map(str::to_owned),
+            line,
+            detail: None,
+        }
     }
 
     /// `path:line` for evidence.
@@ -264,10 +269,26 @@ const RKE2_CONFIG: &str = "/etc/rancher/rke2/config.yaml";
 /// The flags dnsfix cares about.
 const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain", "config"];
 /// Env files and the variables kubelet's units expand, in the order they appear on the
-/// command line (a later occurrence of a flag wins): Kubespray's unit uses KUBELET_ARGS
-/// and friends; kubeadm's 10-kubeadm.conf runs `$KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`.
+/// command line (a later occurrence of a flag wins). Kubespray's kubelet.service.j2
+/// ExecStart expands exactly these, in this order (KUBELET_EXTRA_ARGS is not among them);
+/// kubeadm's 10-kubeadm.conf runs `$KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`.
 const ENV_FILES: &[(&str, &[&str])] = &[
-    (KUBESPRAY_ENV, &["KUBELET_ARGS", "KUBELET_ADDRESS", "KUBELET_HOSTNAME", "KUBELET_EXTRA_ARGS"]),
+    (
+        KUBESPRAY_ENV,
+        &[
+            "KUBE_LOGTOSTDERR",
+            "KUBE_LOG_LEVEL",
+            "KUBELET_API_SERVER",
+            "KUBELET_ADDRESS",
+            "KUBELET_PORT",
+            "KUBELET_HOSTNAME",
+            "KUBELET_ARGS",
+            "DOCKER_SOCKET",
+            "KUBELET_NETWORK_PLUGIN",
+            "KUBELET_VOLUME_PLUGIN",
+            "KUBELET_CLOUDPROVIDER",
+        ],
+    ),
     (KUBEADM_FLAGS, &["KUBELET_KUBEADM_ARGS"]),
     ("/etc/default/kubelet", &["KUBELET_EXTRA_ARGS"]),
     ("/etc/sysconfig/kubelet", &["KUBELET_EXTRA_ARGS"]),
@@ -276,7 +297,11 @@ const ENV_FILES: &[(&str, &[&str])] = &[
 impl NodeFacts {
     /// Interprets one node's raw gather output. Pure: no I/O.
     pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
-        let text = |path: &str| raw.get(path).and_then(RawFile::text).map(|t| t.into_owned());
+        let text = |path: &str| {
+            raw.get(path)
+                .and_then(RawFile::text)
+                .map(|t| t.into_owned())
+        };
         let services = services(raw);
         let flavour = flavour(raw, &services);
         let resolver = host_resolver(raw);
@@ -286,23 +311,35 @@ impl NodeFacts {
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
             os: text("/etc/os-release").map(|t| os_release(&t)),
             boot_id: text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned()),
-            uid: raw.commands.get("uid").and_then(|c| c.stdout.trim().parse().ok()),
+            uid: raw
+                .commands
+                .get("uid")
+                .and_then(|c| c.stdout.trim().parse().ok()),
             services,
             flavour,
             resolver,
             kubelet,
             sysctls: sysctls(raw),
             br_netfilter: br_netfilter(raw),
-            nodelocaldns: raw.commands.get("nodelocaldns-addr").map(|c| interface_addresses(&c.stdout)),
+            nodelocaldns: raw
+                .commands
+                .get("nodelocaldns-addr")
+                .map(|c| interface_addresses(&c.stdout)),
             files: raw.files.clone(),
         }
     }
 }
 
 fn os_release(text: &str) -> OsRelease {
-    let mut os = OsRelease { id: None, version_id: None, pretty_name: None };
+    let mut os = OsRelease {
+        id: None,
+        version_id: None,
+        pretty_name: None,
+    };
     for line in text.lines() {
-        let Some((k, v)) = line.split_once('=') else { continue };
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
         let v = v.trim().trim_matches('"').trim_matches('\'').to_owned();
         match k.trim() {
             "ID" => os.id = Some(v),
@@ -314,8 +351,15 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-const UNITS: &[&str] =
-    &["systemd-resolved", "NetworkManager", "kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"];
+const UNITS: &[&str] = &[
+    "systemd-resolved",
+    "NetworkManager",
+    "kubelet",
+    "k3s",
+    "k3s-agent",
+    "rke2-server",
+    "rke2-agent",
+];
 
 fn services(raw: &RawFacts) -> Services {
     // `systemctl is-active A B C` prints one state per unit, in order.
@@ -352,16 +396,33 @@ fn present(raw: &RawFacts, path: &str) -> bool {
 }
 
 fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
-    let found = |kind, evidence: &str| Flavour { kind, evidence: Some(evidence.to_owned()) };
+    let found = |kind, evidence: &str| Flavour {
+        kind,
+        evidence: Some(evidence.to_owned()),
+    };
     // Kubespray also runs kubeadm, so its own env file is checked first.
     if present(raw, KUBESPRAY_ENV) {
         return found(FlavourKind::Kubespray, KUBESPRAY_ENV);
     }
     if present(raw, RKE2_CONFIG) || services.rke2 == UnitState::Active {
-        return found(FlavourKind::Rke2, if present(raw, RKE2_CONFIG) { RKE2_CONFIG } else { "rke2 unit" });
+        return found(
+            FlavourKind::Rke2,
+            if present(raw, RKE2_CONFIG) {
+                RKE2_CONFIG
+            } else {
+                "rke2 unit"
+            },
+        );
     }
     if present(raw, K3S_CONFIG) || services.k3s == UnitState::Active {
-        return found(FlavourKind::K3s, if present(raw, K3S_CONFIG) { K3S_CONFIG } else { "k3s unit" });
+        return found(
+            FlavourKind::K3s,
+            if present(raw, K3S_CONFIG) {
+                K3S_CONFIG
+            } else {
+                "k3s unit"
+            },
+        );
     }
     if present(raw, KUBEADM_FLAGS) {
         return found(FlavourKind::Kubeadm, KUBEADM_FLAGS);
@@ -369,7 +430,10 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
     if present(raw, KUBEADM_CONFIG) {
         return found(FlavourKind::Kubeadm, KUBEADM_CONFIG);
     }
-    Flavour { kind: FlavourKind::Unknown, evidence: None }
+    Flavour {
+        kind: FlavourKind::Unknown,
+        evidence: None,
+    }
 }
 
 fn host_resolver(raw: &RawFacts) -> HostResolver {
@@ -383,18 +447,26 @@ fn host_resolver(raw: &RawFacts) -> HostResolver {
         _ => "foreign",
     }
     .to_owned();
-    HostResolver { etc_resolv_conf: etc, resolved_mode, systemd_uplink: ResolvFile::read(raw, "/run/systemd/resolve/resolv.conf") }
+    HostResolver {
+        etc_resolv_conf: etc,
+        resolved_mode,
+        systemd_uplink: ResolvFile::read(raw, "/run/systemd/resolve/resolv.conf"),
+    }
 }
 
 /// Flags from the env files, in command-line order, with their file and line.
 fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
     let mut out = Vec::new();
     for (path, vars) in ENV_FILES {
-        let Some(text) = raw.get(path).and_then(RawFile::text) else { continue };
+        let Some(text) = raw.get(path).and_then(RawFile::text) else {
+            continue;
+        };
         let env = EnvFile::parse(&text);
         for var in *vars {
-            // The last assignment of a variable is the one systemd uses.
-            let Some(v) = env.vars.iter().rev().find(|v| v.name == *var) else { continue };
+            // The last valid assignment is the one systemd uses (`export X=` lines are not).
+            let Some(v) = env.get(var) else {
+                continue;
+            };
             for flag in kubelet_flags::flags(&v.value, v.line) {
                 out.push(FlagFact {
                     name: flag.name.clone(),
@@ -415,7 +487,9 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     // file, the env file line is the better evidence.
     let flags: Vec<FlagFact> = match pid.and_then(|p| {
         let path = format!("/proc/{p}/cmdline");
-        raw.get(&path).filter(|f| f.state == FileState::Present).map(|f| (path, f.content.clone()))
+        raw.get(&path)
+            .filter(|f| f.state == FileState::Present)
+            .map(|f| (path, f.content.clone()))
     }) {
         Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
             .into_iter()
@@ -426,16 +500,31 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
                     .find(|e| e.name == flag.name && e.value == flag.value)
                     .map(|e| e.source.clone())
                     .unwrap_or_else(|| Source::new("flag", Some(&path), None));
-                FlagFact { name: flag.name, value: flag.value, source }
+                FlagFact {
+                    name: flag.name,
+                    value: flag.value,
+                    source,
+                }
             })
             .collect(),
         None => env,
     };
-    let last = |name: &str| flags.iter().rev().find(|f| f.name == name && f.value.is_some());
-    let dns_flags: Vec<FlagFact> = flags.iter().filter(|f| DNS_FLAGS.contains(&f.name.as_str())).cloned().collect();
+    let last = |name: &str| {
+        flags
+            .iter()
+            .rev()
+            .find(|f| f.name == name && f.value.is_some())
+    };
+    let dns_flags: Vec<FlagFact> = flags
+        .iter()
+        .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
+        .cloned()
+        .collect();
 
     match flavour.kind {
-        FlavourKind::K3s | FlavourKind::Rke2 => return rancher_kubelet(raw, flavour, pid, dns_flags),
+        FlavourKind::K3s | FlavourKind::Rke2 => {
+            return rancher_kubelet(raw, flavour, pid, dns_flags);
+        }
         _ => {}
     }
 
@@ -444,22 +533,31 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         .or_else(|| match flavour.kind {
             FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
             FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
-            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG].into_iter().find(|p| present(raw, p)).map(str::to_owned),
+            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG]
+                .into_iter()
+                .find(|p| present(raw, p))
+                .map(str::to_owned),
         });
     let (config, config_error) = match &config_path {
         None => (None, None),
         Some(path) => match raw.get(path) {
-            Some(f) if f.state == FileState::Present => match KubeletConfig::parse(&String::from_utf8_lossy(&f.content)) {
-                Ok(c) => (Some(c), None),
-                Err(e) => (None, Some(format!("{path}: {e}"))),
-            },
-            Some(f) if f.state == FileState::Missing => (None, Some(format!("{path}: no such file"))),
+            Some(f) if f.state == FileState::Present => {
+                match KubeletConfig::parse(&String::from_utf8_lossy(&f.content)) {
+                    Ok(c) => (Some(c), None),
+                    Err(e) => (None, Some(format!("{path}: {e}"))),
+                }
+            }
+            Some(f) if f.state == FileState::Missing => {
+                (None, Some(format!("{path}: no such file")))
+            }
             _ => (None, Some(format!("{path}: could not be read"))),
         },
     };
     let config_source = |line: usize| Source::new("config", config_path.as_deref(), Some(line));
     let unknown_reason = || {
-        config_error.clone().unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
+        config_error
+            .clone()
+            .unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
     };
     let have_kubelet = config.is_some() || pid.is_some() || !dns_flags.is_empty();
 
@@ -471,18 +569,31 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             source: flag.source.clone(),
             shadowed: config_resolv
                 .iter()
-                .map(|c: &Located<String>| Shadowed { value: c.value.clone(), source: config_source(c.line) })
+                .map(|c: &Located<String>| Shadowed {
+                    value: c.value.clone(),
+                    source: config_source(c.line),
+                })
                 .collect(),
         }),
-        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (None, Some(c)) => Observed::Known(Effective {
+            value: c.value.clone(),
+            source: config_source(c.line),
+            shadowed: vec![],
+        }),
         (None, None) if config.is_some() => Observed::Known(Effective {
             value: "/etc/resolv.conf".to_owned(),
-            source: Source { detail: Some("KubeletConfiguration default".into()), ..Source::new("default", config_path.as_deref(), None) },
+            source: Source {
+                detail: Some("KubeletConfiguration default".into()),
+                ..Source::new("default", config_path.as_deref(), None)
+            },
             shadowed: vec![],
         }),
         (None, None) if have_kubelet && config_error.is_none() => Observed::Known(Effective {
             value: "/etc/resolv.conf".to_owned(),
-            source: Source { detail: Some("kubelet default".into()), ..Source::new("default", None, None) },
+            source: Source {
+                detail: Some("kubelet default".into()),
+                ..Source::new("default", None, None)
+            },
             shadowed: vec![],
         }),
         (None, None) if !have_kubelet => Observed::Absent,
@@ -502,13 +613,23 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             source: flag.source.clone(),
             shadowed: config_dns
                 .iter()
-                .map(|c| Shadowed { value: c.value.join(","), source: config_source(c.line) })
+                .map(|c| Shadowed {
+                    value: c.value.join(","),
+                    source: config_source(c.line),
+                })
                 .collect(),
         }),
-        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (None, Some(c)) => Observed::Known(Effective {
+            value: c.value.clone(),
+            source: config_source(c.line),
+            shadowed: vec![],
+        }),
         (None, None) if config.is_some() => Observed::Known(Effective {
             value: vec![],
-            source: Source { detail: Some("not set: kubelet falls back to dnsPolicy Default".into()), ..Source::new("default", config_path.as_deref(), None) },
+            source: Source {
+                detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
+                ..Source::new("default", config_path.as_deref(), None)
+            },
             shadowed: vec![],
         }),
         (None, None) if !have_kubelet => Observed::Absent,
@@ -517,48 +638,97 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
 
     let config_domain = config.as_ref().and_then(|c| c.cluster_domain.clone());
     let cluster_domain = match (last("cluster-domain"), &config_domain) {
-        (Some(flag), _) => Observed::Known(Effective { value: flag.value.clone().unwrap_or_default(), source: flag.source.clone(), shadowed: vec![] }),
-        (None, Some(c)) => Observed::Known(Effective { value: c.value.clone(), source: config_source(c.line), shadowed: vec![] }),
+        (Some(flag), _) => Observed::Known(Effective {
+            value: flag.value.clone().unwrap_or_default(),
+            source: flag.source.clone(),
+            shadowed: vec![],
+        }),
+        (None, Some(c)) => Observed::Known(Effective {
+            value: c.value.clone(),
+            source: config_source(c.line),
+            shadowed: vec![],
+        }),
         (None, None) if !have_kubelet => Observed::Absent,
         (None, None) if config.is_some() => Observed::Absent,
         (None, None) => Observed::Unknown(unknown_reason()),
     };
 
-    let pod_resolv_conf = resolv_conf.known().filter(|e| !e.value.is_empty()).map(|e| ResolvFile::read(raw, &e.value));
-    Kubelet { pid, config_path, config_error, flags: dns_flags, resolv_conf, cluster_dns, cluster_domain, pod_resolv_conf }
+    let pod_resolv_conf = resolv_conf
+        .known()
+        .filter(|e| !e.value.is_empty())
+        .map(|e| ResolvFile::read(raw, &e.value));
+    Kubelet {
+        pid,
+        config_path,
+        config_error,
+        flags: dns_flags,
+        resolv_conf,
+        cluster_dns,
+        cluster_domain,
+        pod_resolv_conf,
+    }
 }
 
 /// k3s and RKE2 embed the kubelet and choose its resolv.conf themselves.
-fn rancher_kubelet(raw: &RawFacts, flavour: &Flavour, pid: Option<u32>, flags: Vec<FlagFact>) -> Kubelet {
+fn rancher_kubelet(
+    raw: &RawFacts,
+    flavour: &Flavour,
+    pid: Option<u32>,
+    flags: Vec<FlagFact>,
+) -> Kubelet {
     let (path, data_dir, default_dns) = match flavour.kind {
         FlavourKind::Rke2 => (RKE2_CONFIG, "/var/lib/rancher/rke2", "10.43.0.10"),
         _ => (K3S_CONFIG, "/var/lib/rancher/k3s", "10.43.0.10"),
     };
     let (config, config_error) = match raw.get(path) {
-        Some(f) if f.state == FileState::Present => match K3sConfig::parse(&String::from_utf8_lossy(&f.content)) {
-            Ok(c) => (Some(c), None),
-            Err(e) => (None, Some(format!("{path}: {e}"))),
-        },
+        Some(f) if f.state == FileState::Present => {
+            match K3sConfig::parse(&String::from_utf8_lossy(&f.content)) {
+                Ok(c) => (Some(c), None),
+                Err(e) => (None, Some(format!("{path}: {e}"))),
+            }
+        }
         Some(f) if f.state == FileState::Missing => (Some(K3sConfig::default()), None),
         _ => (None, Some(format!("{path}: could not be read"))),
     };
     let source = |line: usize| Source::new("k3s_config", Some(path), Some(line));
     let resolv_conf = match &config {
         None => Observed::Unknown(config_error.clone().unwrap_or_default()),
-        Some(c) => {
-            match c.resolv_conf.clone().or_else(|| c.kubelet_arg("resolv-conf")) {
-                Some(l) => Observed::Known(Effective { value: l.value, source: source(l.line), shadowed: vec![] }),
-                None => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
-            }
-        }
+        // k3s appends `kubelet-arg` after its own flags, so a resolv-conf there beats the
+        // native `resolv-conf:` key.
+        Some(c) => match (c.kubelet_arg("resolv-conf"), c.resolv_conf.clone()) {
+            (Some(arg), native) => Observed::Known(Effective {
+                value: arg.value,
+                source: source(arg.line),
+                shadowed: native
+                    .into_iter()
+                    .map(|l| Shadowed {
+                        value: l.value,
+                        source: source(l.line),
+                    })
+                    .collect(),
+            }),
+            (None, Some(l)) => Observed::Known(Effective {
+                value: l.value,
+                source: source(l.line),
+                shadowed: vec![],
+            }),
+            (None, None) => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
+        },
     };
     let cluster_dns = match &config {
         None => Observed::Unknown(config_error.clone().unwrap_or_default()),
         Some(c) => match &c.cluster_dns {
-            Some(l) => Observed::Known(Effective { value: split_list(&l.value), source: source(l.line), shadowed: vec![] }),
+            Some(l) => Observed::Known(Effective {
+                value: split_list(&l.value),
+                source: source(l.line),
+                shadowed: vec![],
+            }),
             None => Observed::Known(Effective {
                 value: vec![default_dns.to_owned()],
-                source: Source { detail: Some("k3s/rke2 default".into()), ..Source::new("default", None, None) },
+                source: Source {
+                    detail: Some("k3s/rke2 default".into()),
+                    ..Source::new("default", None, None)
+                },
                 shadowed: vec![],
             }),
         },
@@ -581,14 +751,22 @@ fn rancher_kubelet(raw: &RawFacts, flavour: &Flavour, pid: Option<u32>, flags: V
 /// file with 8.8.8.8 under the data dir.
 fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
     for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
-        let Some(text) = raw.get(candidate).and_then(RawFile::text) else { continue };
+        let Some(text) = raw.get(candidate).and_then(RawFile::text) else {
+            continue;
+        };
         let parsed = ResolvConf::parse(&text);
         let usable = !parsed.nameservers.is_empty()
-            && parsed.nameservers.iter().all(|n| n.ip.is_some_and(|ip| is_global_unicast(&ip)));
+            && parsed
+                .nameservers
+                .iter()
+                .all(|n| n.ip.is_some_and(|ip| is_global_unicast(&ip)));
         if usable {
             return Effective {
                 value: candidate.to_owned(),
-                source: Source { detail: Some("chosen by k3s: every nameserver is global unicast".into()), ..Source::new("k3s_auto", None, None) },
+                source: Source {
+                    detail: Some("chosen by k3s: every nameserver is global unicast".into()),
+                    ..Source::new("k3s_auto", None, None)
+                },
                 shadowed: vec![],
             };
         }
@@ -608,22 +786,50 @@ fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
 fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
     match ip {
         std::net::IpAddr::V4(v4) => {
-            !(v4.is_unspecified() || v4.is_loopback() || v4.is_multicast() || v4.is_link_local() || v4.is_broadcast())
+            !(v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_multicast()
+                || v4.is_link_local()
+                || v4.is_broadcast())
         }
         std::net::IpAddr::V6(v6) => {
-            !(v6.is_unspecified() || v6.is_loopback() || v6.is_multicast() || (v6.segments()[0] & 0xffc0) == 0xfe80)
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80)
         }
     }
 }
 
 fn split_list(value: &str) -> Vec<String> {
-    value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
-    let files = config_files(raw, &["/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d"], "/etc/sysctl.conf");
-    let inputs: Vec<(String, &str)> = files.iter().map(|(p, t, _)| (p.clone(), t.as_str())).collect();
-    let aliases: Vec<(String, String)> = files.iter().filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c))).collect();
+    let files = config_files(
+        raw,
+        &[
+            "/etc/sysctl.d",
+            "/run/sysctl.d",
+            "/usr/local/lib/sysctl.d",
+            "/usr/lib/sysctl.d",
+            "/lib/sysctl.d",
+        ],
+        "/etc/sysctl.conf",
+    );
+    let inputs: Vec<(String, &str)> = files
+        .iter()
+        .map(|(p, t, _)| (p.clone(), t.as_str()))
+        .collect();
+    let aliases: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
+        .collect();
     let persisted = sysctl::persisted(&inputs, &aliases);
     SYSCTLS
         .iter()
@@ -637,9 +843,11 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
                 Some(_) => Observed::Unknown(format!("{proc_path} could not be read")),
                 None => Observed::Unknown(format!("{proc_path} was not gathered")),
             };
-            let persisted = persisted
-                .get(*key)
-                .map(|p| Persisted { value: p.value.clone(), path: p.path.clone(), line: p.line });
+            let persisted = persisted.get(*key).map(|p| Persisted {
+                value: p.value.clone(),
+                path: p.path.clone(),
+                line: p.line,
+            });
             ((*key).to_owned(), SysctlFact { live, persisted })
         })
         .collect()
@@ -647,17 +855,28 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
 
 /// The `*.conf` files the script read from `dirs` (in directory order), then `extra`;
 /// each with its text and, for symlinks, the canonical target.
-fn config_files(raw: &RawFacts, dirs: &[&str], extra: &str) -> Vec<(String, String, Option<String>)> {
+fn config_files(
+    raw: &RawFacts,
+    dirs: &[&str],
+    extra: &str,
+) -> Vec<(String, String, Option<String>)> {
     let mut out = Vec::new();
     for dir in dirs {
         for (path, f) in raw.files_in(dir) {
             let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
-            let canonical = f.canonical.clone().or_else(|| (f.state == FileState::Missing && f.symlink_target.is_some()).then(|| "/dev/null".to_owned()));
+            let canonical = f.canonical.clone().or_else(|| {
+                (f.state == FileState::Missing && f.symlink_target.is_some())
+                    .then(|| "/dev/null".to_owned())
+            });
             out.push((path.to_owned(), text, canonical));
         }
     }
     if let Some(f) = raw.get(extra).filter(|f| f.state == FileState::Present) {
-        out.push((extra.to_owned(), f.text().map(|t| t.into_owned()).unwrap_or_default(), f.canonical.clone()));
+        out.push((
+            extra.to_owned(),
+            f.text().map(|t| t.into_owned()).unwrap_or_default(),
+            f.canonical.clone(),
+        ));
     }
     out
 }
@@ -666,19 +885,57 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     let modules = raw.get("/proc/modules");
     let bridge_dir = raw.get("/proc/sys/net/bridge").map(|f| f.state);
     let (loaded, evidence) = match (modules.and_then(RawFile::text), bridge_dir) {
-        (Some(m), _) if m.lines().any(|l| l.split_whitespace().next() == Some("br_netfilter")) => {
-            (Observed::Known(true), "/proc/modules lists br_netfilter".to_owned())
+        (Some(m), _)
+            if m.lines()
+                .any(|l| l.split_whitespace().next() == Some("br_netfilter")) =>
+        {
+            (
+                Observed::Known(true),
+                "/proc/modules lists br_netfilter".to_owned(),
+            )
         }
-        (_, Some(FileState::Directory)) => (Observed::Known(true), "/proc/sys/net/bridge exists".to_owned()),
-        (_, Some(FileState::Missing)) => (Observed::Known(false), "/proc/sys/net/bridge does not exist".to_owned()),
-        _ => (Observed::Unknown("neither /proc/modules nor /proc/sys/net/bridge could be read".into()), String::new()),
+        (_, Some(FileState::Directory)) => (
+            Observed::Known(true),
+            "/proc/sys/net/bridge exists".to_owned(),
+        ),
+        (_, Some(FileState::Missing)) => (
+            Observed::Known(false),
+            "/proc/sys/net/bridge does not exist".to_owned(),
+        ),
+        _ => (
+            Observed::Unknown(
+                "neither /proc/modules nor /proc/sys/net/bridge could be read".into(),
+            ),
+            String::new(),
+        ),
     };
-    let files = config_files(raw, &["/etc/modules-load.d", "/run/modules-load.d", "/usr/local/lib/modules-load.d", "/usr/lib/modules-load.d", "/lib/modules-load.d"], "/etc/modules");
-    let inputs: Vec<(String, &str)> = files.iter().map(|(p, t, _)| (p.clone(), t.as_str())).collect();
+    let files = config_files(
+        raw,
+        &[
+            "/etc/modules-load.d",
+            "/run/modules-load.d",
+            "/usr/local/lib/modules-load.d",
+            "/usr/lib/modules-load.d",
+            "/lib/modules-load.d",
+        ],
+        "/etc/modules",
+    );
+    let inputs: Vec<(String, &str)> = files
+        .iter()
+        .map(|(p, t, _)| (p.clone(), t.as_str()))
+        .collect();
     let persisted = modules_load::persisted_modules(&inputs)
         .get("br_netfilter")
-        .map(|(path, line)| Persisted { value: "br_netfilter".into(), path: path.clone(), line: *line });
-    BrNetfilter { loaded, evidence, persisted }
+        .map(|(path, line)| Persisted {
+            value: "br_netfilter".into(),
+            path: path.clone(),
+            line: *line,
+        });
+    BrNetfilter {
+        loaded,
+        evidence,
+        persisted,
+    }
 }
 
 fn interface_addresses(ip_output: &str) -> Vec<String> {

@@ -45,18 +45,27 @@ pub fn json(outcomes: &[HostOutcome], inventory: Option<&std::path::Path>) -> St
         hosts: outcomes
             .iter()
             .map(|o| match &o.result {
-                Ok(facts) => HostEntry { host: &o.host, status: "ok", facts: Some(facts), error: None },
+                Ok(facts) => HostEntry {
+                    host: &o.host,
+                    status: "ok",
+                    facts: Some(facts),
+                    error: None,
+                },
                 Err(e) => HostEntry {
                     host: &o.host,
                     status: "failed",
                     facts: None,
-                    error: Some(ErrorEntry { kind: e.kind(), message: e.to_string() }),
+                    error: Some(ErrorEntry {
+                        kind: e.kind(),
+                        message: e.to_string(),
+                    }),
                 },
             })
             .collect(),
     };
     // Serializing plain data with string keys cannot fail.
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let mut text =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     text.push('\n');
     text
 }
@@ -84,9 +93,17 @@ pub fn text(outcomes: &[HostOutcome]) -> String {
 }
 
 fn host_text(out: &mut String, f: &NodeFacts) {
-    let os = f.os.as_ref().and_then(|o| o.pretty_name.clone()).unwrap_or_else(|| "unknown OS".into());
+    let os =
+        f.os.as_ref()
+            .and_then(|o| o.pretty_name.clone())
+            .unwrap_or_else(|| "unknown OS".into());
     let flavour = format!("{:?}", f.flavour.kind).to_lowercase();
-    let _ = writeln!(out, "{} ({}, {flavour}, {os})", f.host, f.hostname.as_deref().unwrap_or("?"));
+    let _ = writeln!(
+        out,
+        "{} ({}, {flavour}, {os})",
+        f.host,
+        f.hostname.as_deref().unwrap_or("?")
+    );
 
     let k = &f.kubelet;
     match &k.resolv_conf {
@@ -105,7 +122,11 @@ fn host_text(out: &mut String, f: &NodeFacts) {
     }
     match &k.cluster_dns {
         Observed::Known(e) => {
-            let v = if e.value.is_empty() { "(none)".to_owned() } else { e.value.join(", ") };
+            let v = if e.value.is_empty() {
+                "(none)".to_owned()
+            } else {
+                e.value.join(", ")
+            };
             let _ = writeln!(out, "  kubelet clusterDNS  {v}  ({})", source(e));
         }
         Observed::Unknown(why) => {
@@ -114,7 +135,11 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         Observed::Absent => {}
     }
     let etc = &f.resolver.etc_resolv_conf;
-    let link = etc.symlink_target.as_deref().map(|t| format!(" -> {t}")).unwrap_or_default();
+    let link = etc
+        .symlink_target
+        .as_deref()
+        .map(|t| format!(" -> {t}"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
         "  /etc/resolv.conf{link} [{}]  {}",
@@ -127,8 +152,14 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         f.services.systemd_resolved
     );
     for (key, short) in [
-        ("net.bridge.bridge-nf-call-iptables", "bridge-nf-call-iptables"),
-        ("net.bridge.bridge-nf-call-ip6tables", "bridge-nf-call-ip6tables"),
+        (
+            "net.bridge.bridge-nf-call-iptables",
+            "bridge-nf-call-iptables",
+        ),
+        (
+            "net.bridge.bridge-nf-call-ip6tables",
+            "bridge-nf-call-ip6tables",
+        ),
         ("net.ipv4.ip_forward", "ip_forward"),
     ] {
         if let Some(s) = f.sysctls.get(key) {
@@ -142,7 +173,12 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         Observed::Absent => "NOT loaded".to_owned(),
         Observed::Unknown(why) => format!("unknown ({why})"),
     };
-    let persisted = b.persisted.as_ref().map_or("not persisted".to_owned(), |p| format!("persisted {}:{}", p.path, p.line));
+    let persisted = b
+        .persisted
+        .as_ref()
+        .map_or("not persisted".to_owned(), |p| {
+            format!("persisted {}:{}", p.path, p.line)
+        });
     let _ = writeln!(out, "  br_netfilter              {loaded}, {persisted}");
     if let Some(addrs) = &f.nodelocaldns {
         let _ = writeln!(out, "  nodelocaldns              {}", addrs.join(", "));
@@ -167,7 +203,11 @@ fn resolv_summary(f: &ResolvFile) -> String {
         (FileState::Unreadable, _) | (_, None) => "UNKNOWN (could not be read)".to_owned(),
         (FileState::Present, Some(p)) => {
             let ns: Vec<&str> = p.nameservers.iter().map(|n| n.address.as_str()).collect();
-            let mut s = if ns.is_empty() { "no nameserver".to_owned() } else { format!("nameserver {}", ns.join(", ")) };
+            let mut s = if ns.is_empty() {
+                "no nameserver".to_owned()
+            } else {
+                format!("nameserver {}", ns.join(", "))
+            };
             if !p.search.is_empty() {
                 let _ = write!(s, "; search {}", p.search.join(" "));
             }

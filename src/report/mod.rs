@@ -77,7 +77,9 @@ impl ProgressSink {
 impl EventSink for ProgressSink {
     fn event(&self, event: Event) {
         match event {
-            Event::HostStarted { host } | Event::HostConnected { host } => self.bar.set_message(host),
+            Event::HostStarted { host } | Event::HostConnected { host } => {
+                self.bar.set_message(host)
+            }
             Event::FactsGathered { .. } => self.bar.inc(1),
             Event::HostFailed { host, error } => {
                 self.bar.println(format!("{host}: FAILED: {error}"));

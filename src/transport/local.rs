@@ -12,7 +12,9 @@ pub struct LocalTransport;
 
 impl LocalTransport {
     pub fn connect(options: &SshOptions) -> LocalSession {
-        LocalSession { command_timeout: options.command_timeout }
+        LocalSession {
+            command_timeout: options.command_timeout,
+        }
     }
 }
 
@@ -22,7 +24,11 @@ pub struct LocalSession {
 }
 
 impl LocalSession {
-    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, TransportError> {
         bounded(self.command_timeout, async {
             let mut child = Command::new("/bin/sh")
                 .arg("-c")

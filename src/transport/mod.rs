@@ -59,6 +59,8 @@ pub struct SshOptions {
     pub command_timeout: Duration,
     /// Key exchange algorithms for the russh backend, most preferred first.
     pub russh_kex: Vec<String>,
+    /// Seconds an idle OpenSSH master outlives the run (0: close at the end of the run).
+    pub ssh_persist: u64,
 }
 
 impl Default for SshOptions {
@@ -73,6 +75,7 @@ impl Default for SshOptions {
             connect_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(60),
             russh_kex: russh::DEFAULT_KEX.iter().map(|s| (*s).to_owned()).collect(),
+            ssh_persist: 60,
         }
     }
 }
@@ -128,7 +131,9 @@ pub enum TransportError {
         "host key for {address} has CHANGED since it was recorded{detail}; refusing to connect (possible man-in-the-middle, or the node was rebuilt: remove the old key with `ssh-keygen -R` once verified)"
     )]
     HostKeyChanged { address: String, detail: String },
-    #[error("sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root")]
+    #[error(
+        "sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root"
+    )]
     SudoPassword { address: String },
     #[error("cannot resolve {address}")]
     Resolve { address: String },
@@ -162,7 +167,9 @@ pub fn check_sudo(target: &Target, output: &ExecOutput) -> Result<(), TransportE
     if output.exit_status != Some(0)
         && (stderr.contains("a password is required") || stderr.contains("a terminal is required"))
     {
-        return Err(TransportError::SudoPassword { address: target.describe() });
+        return Err(TransportError::SudoPassword {
+            address: target.describe(),
+        });
     }
     Ok(())
 }
@@ -177,7 +184,11 @@ pub enum Session {
 
 impl Session {
     /// Runs `command` (a shell command line) with `stdin`, bounded by the command timeout.
-    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, TransportError> {
         match self {
             Session::OpenSsh(s) => s.exec(command, stdin).await,
             Session::Russh(s) => s.exec(command, stdin).await,
@@ -233,7 +244,10 @@ impl Transport {
         };
         tokio::time::timeout(bound, connecting)
             .await
-            .map_err(|_| TransportError::Timeout { seconds, during: "connecting" })?
+            .map_err(|_| TransportError::Timeout {
+                seconds,
+                during: "connecting",
+            })?
     }
 }
 
@@ -244,5 +258,8 @@ pub(crate) async fn bounded<T>(
 ) -> Result<T, TransportError> {
     tokio::time::timeout(timeout, fut)
         .await
-        .map_err(|_| TransportError::Timeout { seconds: timeout.as_secs(), during: "running the command" })?
+        .map_err(|_| TransportError::Timeout {
+            seconds: timeout.as_secs(),
+            during: "running the command",
+        })?
 }

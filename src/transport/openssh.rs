@@ -3,11 +3,16 @@
 //! Going through the user's own ssh binary is what makes `~/.ssh/config`, ProxyJump,
 //! agents, certificates and site-specific crypto policy work without dnsfix knowing about
 //! them. Errors come back as ssh's own text, which is classified into [`TransportError`].
+//!
+//! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
+//! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
+//! handshake per host, not one per command. A master is only reused for the same address,
+//! port, user, key, ssh_config, known_hosts and host key policy it was made with.
 
 use std::path::PathBuf;
 
-
-use openssh::{KnownHosts, SessionBuilder, Stdio};
+use openssh::{ControlPersist, KnownHosts, SessionBuilder, Stdio};
+use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
@@ -15,13 +20,20 @@ use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bound
 #[derive(Debug)]
 pub struct OpenSshTransport {
     builder: SessionBuilder,
+    control_dir: PathBuf,
+    /// Seconds an idle master outlives the run; 0 closes masters at the end of the run.
+    persist: u64,
+    /// What a reusable master must have been made with, beyond the target itself.
+    options_digest: String,
     default_user: Option<String>,
     default_key: Option<PathBuf>,
+    connect_timeout: std::time::Duration,
     command_timeout: std::time::Duration,
 }
 
 impl OpenSshTransport {
     pub fn new(options: &SshOptions) -> Result<OpenSshTransport, TransportError> {
+        let control_dir = control_dir()?;
         let mut builder = SessionBuilder::default();
         builder
             .known_hosts_check(match options.host_keys {
@@ -32,22 +44,79 @@ impl OpenSshTransport {
             .server_alive_interval(std::time::Duration::from_secs(15))
             // Control sockets live in a short private path: unix socket paths are limited
             // to about 100 bytes and the crate adds a random directory per session.
-            .control_directory(control_dir()?);
+            .control_directory(&control_dir);
+        if let Some(secs) =
+            std::num::NonZeroUsize::new(usize::try_from(options.ssh_persist).unwrap_or(usize::MAX))
+        {
+            builder.control_persist(ControlPersist::IdleFor(secs));
+        }
+        remove_dead_masters(&control_dir);
         if let Some(path) = &options.known_hosts {
             builder.user_known_hosts_file(path);
         }
         if let Some(path) = &options.ssh_config {
             builder.config_file(path);
         }
+        let options_digest = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
+            options.host_keys,
+            options.known_hosts,
+            options.ssh_config,
+            options.user,
+            options.private_key
+        );
         Ok(OpenSshTransport {
             builder,
+            control_dir,
+            persist: options.ssh_persist,
+            options_digest,
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
+            connect_timeout: options.connect_timeout,
             command_timeout: options.command_timeout,
         })
     }
 
     pub async fn connect(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
+        let index = self
+            .control_dir
+            .join(format!("{}.ctl", self.master_key(target)));
+        if self.persist > 0
+            && let Some(session) = resume(&index).await
+        {
+            return Ok(self.session(session, target, Some(index)));
+        }
+        let session = self.launch(target).await?;
+        let index = (self.persist > 0).then_some(index);
+        Ok(self.session(session, target, index))
+    }
+
+    fn session(
+        &self,
+        session: openssh::Session,
+        target: &Target,
+        index: Option<PathBuf>,
+    ) -> OpenSshSession {
+        OpenSshSession {
+            session,
+            target: target.clone(),
+            command_timeout: self.command_timeout,
+            index,
+        }
+    }
+
+    /// Names the master for this target and these options.
+    fn master_key(&self, target: &Target) -> String {
+        let c = &target.connection;
+        let text = format!(
+            "{}|{:?}|{:?}|{:?}|{}",
+            c.address, c.port, c.user, c.private_key, self.options_digest
+        );
+        let digest = Sha256::digest(text.as_bytes());
+        digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
+    }
+
+    async fn launch(&self, target: &Target) -> Result<openssh::Session, TransportError> {
         let c = &target.connection;
         let mut builder = self.builder.clone();
         if let Some(port) = c.port {
@@ -59,11 +128,16 @@ impl OpenSshTransport {
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
             builder.keyfile(key);
         }
-        let session = builder
-            .connect(&c.address)
-            .await
-            .map_err(|e| classify(target, &error_text(&e)))?;
-        Ok(OpenSshSession { session, target: target.clone(), command_timeout: self.command_timeout })
+        let session = builder.connect(&c.address).await.map_err(|e| {
+            match classify(target, &error_text(&e)) {
+                TransportError::Timeout { during, .. } => TransportError::Timeout {
+                    seconds: self.connect_timeout.as_secs(),
+                    during,
+                },
+                other => other,
+            }
+        })?;
+        Ok(session)
     }
 }
 
@@ -72,10 +146,16 @@ pub struct OpenSshSession {
     session: openssh::Session,
     target: Target,
     command_timeout: std::time::Duration,
+    /// Where to record the master for the next run, when masters persist.
+    index: Option<PathBuf>,
 }
 
 impl OpenSshSession {
-    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, TransportError> {
         let target = &self.target;
         bounded(self.command_timeout, async {
             let mut child = self
@@ -91,7 +171,10 @@ impl OpenSshSession {
                 let _ = input.write_all(stdin).await;
                 let _ = input.shutdown().await;
             }
-            let out = child.wait_with_output().await.map_err(|e| classify(target, &error_text(&e)))?;
+            let out = child
+                .wait_with_output()
+                .await
+                .map_err(|e| classify(target, &error_text(&e)))?;
             // ssh exits 255 for its own failures, with the reason on stderr.
             if out.status.code() == Some(255) {
                 let text = String::from_utf8_lossy(&out.stderr);
@@ -107,7 +190,57 @@ impl OpenSshSession {
     }
 
     pub async fn close(self) {
-        let _ = self.session.close().await;
+        match self.index {
+            Some(index) => {
+                // Leave the master running (it exits by itself when idle) and note where
+                // its socket is; written via rename so a reader never sees half a path.
+                let (ctl, _log) = self.session.detach();
+                let tmp = index.with_extension(format!("tmp{}", std::process::id()));
+                if std::fs::write(&tmp, ctl.to_string_lossy().as_bytes()).is_ok() {
+                    let _ = std::fs::rename(&tmp, &index);
+                }
+            }
+            None => {
+                let _ = self.session.close().await;
+            }
+        }
+    }
+}
+
+/// A live master recorded by an earlier run, if its socket still answers.
+async fn resume(index: &std::path::Path) -> Option<openssh::Session> {
+    let ctl = std::fs::read_to_string(index).ok()?;
+    let ctl = PathBuf::from(ctl.trim());
+    if !ctl.exists() {
+        return None;
+    }
+    let log = ctl.with_file_name("log");
+    let session = openssh::Session::resume(ctl.into_boxed_path(), Some(log.into_boxed_path()));
+    match session.check().await {
+        Ok(()) => Some(session),
+        Err(_) => None,
+    }
+}
+
+/// Removes master directories whose socket is gone (the master exited when idle), so the
+/// control directory does not fill up over time.
+fn remove_dead_masters(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(".ssh-connection") && !path.join("master").exists() {
+            let _ = std::fs::remove_dir_all(&path);
+        } else if name.ends_with(".ctl")
+            && std::fs::read_to_string(&path)
+                .map(|c| !std::path::Path::new(c.trim()).exists())
+                .unwrap_or(true)
+        {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
@@ -129,12 +262,20 @@ pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
     let address = target.describe();
     let detail = last_meaningful_line(text);
     if text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED") {
-        let offending =
-            text.lines().find(|l| l.contains("Offending")).map(|l| format!(" ({})", l.trim()));
-        return TransportError::HostKeyChanged { address, detail: offending.unwrap_or_default() };
+        let offending = text
+            .lines()
+            .find(|l| l.contains("Offending"))
+            .map(|l| format!(" ({})", l.trim()));
+        return TransportError::HostKeyChanged {
+            address,
+            detail: offending.unwrap_or_default(),
+        };
     }
     if text.contains("Host key verification failed") || text.contains("host key is known for") {
-        return TransportError::HostKeyUnknown { address, hint: String::new() };
+        return TransportError::HostKeyUnknown {
+            address,
+            hint: String::new(),
+        };
     }
     if text.contains("Permission denied") || text.contains("Too many authentication failures") {
         return TransportError::Auth { address, detail };
@@ -143,7 +284,10 @@ pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
         return TransportError::Refused { address };
     }
     if text.contains("timed out") || text.contains("Timeout") {
-        return TransportError::Timeout { seconds: 0, during: "connecting" };
+        return TransportError::Timeout {
+            seconds: 0,
+            during: "connecting",
+        };
     }
     if text.contains("Could not resolve") || text.contains("Name or service not known") {
         return TransportError::Resolve { address };
@@ -171,14 +315,21 @@ fn control_dir() -> Result<PathBuf, TransportError> {
         .map(PathBuf::from)
         .filter(|p| p.is_dir())
         .unwrap_or_else(std::env::temp_dir);
-    let dir = base.join("dnsfix-ssh");
+    // Per user, so a directory another user made in a shared /tmp is never used.
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(0);
+    let dir = base.join(format!("dnsfix-ssh-{uid}"));
     std::fs::create_dir_all(&dir)
         .and_then(|()| {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
         })
         .map_err(|e| {
-            TransportError::Other(format!("cannot create ssh control directory {}: {e}", dir.display()))
+            TransportError::Other(format!(
+                "cannot create ssh control directory {}: {e}",
+                dir.display()
+            ))
         })?;
     Ok(dir)
 }
@@ -205,15 +356,26 @@ mod tests {
     #[test]
     fn classifies_ssh_failures() {
         let changed = "@@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nOffending ED25519 key in /tmp/kh:3\nHost key verification failed.";
-        assert!(matches!(classify(&target(), changed), TransportError::HostKeyChanged { .. }));
+        assert!(matches!(
+            classify(&target(), changed),
+            TransportError::HostKeyChanged { .. }
+        ));
         let unknown = "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\r\nHost key verification failed.";
-        assert!(matches!(classify(&target(), unknown), TransportError::HostKeyUnknown { .. }));
+        assert!(matches!(
+            classify(&target(), unknown),
+            TransportError::HostKeyUnknown { .. }
+        ));
         let refused = "ssh: connect to host 127.0.0.1 port 2222: Connection refused";
         assert_eq!(
             classify(&target(), refused),
-            TransportError::Refused { address: "root@127.0.0.1:2222".into() }
+            TransportError::Refused {
+                address: "root@127.0.0.1:2222".into()
+            }
         );
         let auth = "root@127.0.0.1: Permission denied (publickey).";
-        assert!(matches!(classify(&target(), auth), TransportError::Auth { .. }));
+        assert!(matches!(
+            classify(&target(), auth),
+            TransportError::Auth { .. }
+        ));
     }
 }

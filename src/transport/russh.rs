@@ -41,8 +41,9 @@ impl RusshTransport {
     pub fn new(options: &SshOptions) -> Result<RusshTransport, TransportError> {
         let mut kexes = Vec::new();
         for name in &options.russh_kex {
-            let name = kex::Name::try_from(name.as_str())
-                .map_err(|_| TransportError::Other(format!("unknown key exchange `{name}` in --russh-kex")))?;
+            let name = kex::Name::try_from(name.as_str()).map_err(|_| {
+                TransportError::Other(format!("unknown key exchange `{name}` in --russh-kex"))
+            })?;
             kexes.push(name);
         }
         // Protocol extensions, always advertised: ext-info (rsa-sha2 signatures) and
@@ -50,7 +51,10 @@ impl RusshTransport {
         kexes.push(kex::EXTENSION_SUPPORT_AS_CLIENT);
         kexes.push(kex::EXTENSION_OPENSSH_STRICT_KEX_AS_CLIENT);
         let config = client::Config {
-            preferred: russh::Preferred { kex: kexes.into(), ..Default::default() },
+            preferred: russh::Preferred {
+                kex: kexes.into(),
+                ..Default::default()
+            },
             inactivity_timeout: Some(options.command_timeout + options.connect_timeout),
             nodelay: true,
             ..Default::default()
@@ -87,13 +91,21 @@ impl RusshTransport {
             tokio::net::TcpStream::connect((c.address.as_str(), port)),
         )
         .await
-        .map_err(|_| TransportError::Timeout { seconds, during: "connecting" })?
+        .map_err(|_| TransportError::Timeout {
+            seconds,
+            during: "connecting",
+        })?
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::ConnectionRefused => TransportError::Refused { address: address.clone() },
-            _ if e.to_string().contains("failed to lookup") => {
-                TransportError::Resolve { address: address.clone() }
-            }
-            _ => TransportError::Disconnected { address: address.clone(), detail: e.to_string() },
+            std::io::ErrorKind::ConnectionRefused => TransportError::Refused {
+                address: address.clone(),
+            },
+            _ if e.to_string().contains("failed to lookup") => TransportError::Resolve {
+                address: address.clone(),
+            },
+            _ => TransportError::Disconnected {
+                address: address.clone(),
+                detail: e.to_string(),
+            },
         })?;
         let _ = stream.set_nodelay(true);
 
@@ -107,14 +119,26 @@ impl RusshTransport {
         };
         let handshake = client::connect_stream(Arc::clone(&self.config), stream, handler);
         let mut handle = match tokio::time::timeout(self.connect_timeout, handshake).await {
-            Err(_) => return Err(TransportError::Timeout { seconds, during: "the SSH handshake" }),
+            Err(_) => {
+                return Err(TransportError::Timeout {
+                    seconds,
+                    during: "the SSH handshake",
+                });
+            }
             Ok(Ok(handle)) => handle,
             Ok(Err(e)) => {
                 let verdict = verdict.lock().ok().and_then(|mut v| v.take());
                 return Err(match verdict {
-                    Some(Verdict::Changed(detail)) => TransportError::HostKeyChanged { address, detail },
-                    Some(Verdict::Unknown(hint)) => TransportError::HostKeyUnknown { address, hint },
-                    None => TransportError::Disconnected { address, detail: e.to_string() },
+                    Some(Verdict::Changed(detail)) => {
+                        TransportError::HostKeyChanged { address, detail }
+                    }
+                    Some(Verdict::Unknown(hint)) => {
+                        TransportError::HostKeyUnknown { address, hint }
+                    }
+                    None => TransportError::Disconnected {
+                        address,
+                        detail: e.to_string(),
+                    },
                 });
             }
         };
@@ -127,7 +151,11 @@ impl RusshTransport {
             .unwrap_or_else(|| "root".to_owned());
         let key = c.private_key.as_ref().or(self.default_key.as_ref());
         authenticate(&mut handle, &user, key, &address).await?;
-        Ok(RusshSession { handle, address, command_timeout: self.command_timeout })
+        Ok(RusshSession {
+            handle,
+            address,
+            command_timeout: self.command_timeout,
+        })
     }
 }
 
@@ -138,13 +166,27 @@ async fn authenticate(
     key: Option<&PathBuf>,
     address: &str,
 ) -> Result<(), TransportError> {
-    let auth_error = |detail: String| TransportError::Auth { address: address.to_owned(), detail };
-    let hash = handle.best_supported_rsa_hash().await.ok().flatten().flatten();
+    let auth_error = |detail: String| TransportError::Auth {
+        address: address.to_owned(),
+        detail,
+    };
+    let hash = handle
+        .best_supported_rsa_hash()
+        .await
+        .ok()
+        .flatten()
+        .flatten();
     if let Some(path) = key {
         let key = load_key(path).map_err(auth_error)?;
-        return match handle.authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash)).await {
+        return match handle
+            .authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash))
+            .await
+        {
             Ok(r) if r.success() => Ok(()),
-            Ok(_) => Err(auth_error(format!("key {} was not accepted for user {user}", path.display()))),
+            Ok(_) => Err(auth_error(format!(
+                "key {} was not accepted for user {user}",
+                path.display()
+            ))),
             Err(e) => Err(auth_error(e.to_string())),
         };
     }
@@ -156,8 +198,9 @@ async fn authenticate(
     {
         for identity in identities {
             let public = identity.public_key().into_owned();
-            if let Ok(AuthResult::Success) =
-                handle.authenticate_publickey_with(user, public, hash, &mut agent).await
+            if let Ok(AuthResult::Success) = handle
+                .authenticate_publickey_with(user, public, hash, &mut agent)
+                .await
             {
                 return Ok(());
             }
@@ -168,7 +211,9 @@ async fn authenticate(
         for name in ["id_ed25519", "id_ecdsa", "id_rsa"] {
             let path = home.join(".ssh").join(name);
             let Ok(key) = load_key(&path) else { continue };
-            if let Ok(r) = handle.authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash)).await
+            if let Ok(r) = handle
+                .authenticate_publickey(user, PrivateKeyWithHashAlg::new(key, hash))
+                .await
                 && r.success()
             {
                 return Ok(());
@@ -217,7 +262,10 @@ impl HostKeyCheck {
 impl client::Handler for HostKeyCheck {
     type Error = russh::Error;
 
-    async fn check_server_key(&mut self, server: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+    async fn check_server_key(
+        &mut self,
+        server: &PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
         let key = match server {
             PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
             PublicKeyOrCertificate::Certificate(cert) => cert.public_key().clone().into(),
@@ -227,7 +275,10 @@ impl client::Handler for HostKeyCheck {
                 Ok(true) => return Ok(true),
                 Ok(false) => {}
                 Err(russh::keys::Error::KeyChanged { line }) => {
-                    self.record(Verdict::Changed(format!(" (recorded key at {}:{line})", file.display())));
+                    self.record(Verdict::Changed(format!(
+                        " (recorded key at {}:{line})",
+                        file.display()
+                    )));
                     return Ok(false);
                 }
                 Err(_) => {}
@@ -257,12 +308,18 @@ pub struct RusshSession {
 
 impl std::fmt::Debug for RusshSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RusshSession").field("address", &self.address).finish_non_exhaustive()
+        f.debug_struct("RusshSession")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
     }
 }
 
 impl RusshSession {
-    pub async fn exec(&mut self, command: &str, stdin: &[u8]) -> Result<ExecOutput, TransportError> {
+    pub async fn exec(
+        &mut self,
+        command: &str,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, TransportError> {
         let address = self.address.clone();
         let lost = move |e: russh::Error| TransportError::Disconnected {
             address: address.clone(),
@@ -278,7 +335,9 @@ impl RusshSession {
             while let Some(msg) = channel.wait().await {
                 match msg {
                     ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
-                    ChannelMsg::ExtendedData { data, ext: 1 } => out.stderr.extend_from_slice(&data),
+                    ChannelMsg::ExtendedData { data, ext: 1 } => {
+                        out.stderr.extend_from_slice(&data)
+                    }
                     ChannelMsg::ExitStatus { exit_status } => out.exit_status = Some(exit_status),
                     _ => {}
                 }
@@ -289,6 +348,9 @@ impl RusshSession {
     }
 
     pub async fn close(self) {
-        let _ = self.handle.disconnect(Disconnect::ByApplication, "", "en").await;
+        let _ = self
+            .handle
+            .disconnect(Disconnect::ByApplication, "", "en")
+            .await;
     }
 }

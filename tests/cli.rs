@@ -1,0 +1,144 @@
+//! The real binary, as a user runs it: help, local facts, bad input and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn dnsfix(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .args(args)
+        .env_remove("DNSFIX_INVENTORY")
+        .output()
+        .expect("dnsfix runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn help_lists_only_commands_that_work() {
+    let out = dnsfix(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("help", String::from_utf8_lossy(&out.stdout));
+    let out = dnsfix(&["facts", "--help"]);
+    insta::assert_snapshot!("facts_help", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn local_facts_without_inventory() {
+    let out = dnsfix(&["facts", "--format", "json", "--no-progress"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["hosts"][0]["host"], "localhost");
+    assert_eq!(doc["hosts"][0]["status"], "ok");
+    assert!(doc["hosts"][0]["facts"]["files"]["/etc/resolv.conf"].is_object());
+    // Progress goes to stderr, results to stdout.
+    assert!(stderr(&out).contains("localhost: facts gathered"));
+}
+
+#[test]
+fn missing_inventory_is_bad_input_naming_the_file() {
+    let out = dnsfix(&["facts", "-i", "/nonexistent/hosts.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/hosts.yaml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn malformed_inventory_names_file_and_line() {
+    let dir = tempdir("malformed");
+    let path = dir.join("hosts.yaml");
+    std::fs::write(
+        &path,
+        "all:\n  hosts:\n    node1:\n      ansible_host: [unclosed\n",
+    )
+    .expect("write");
+    let out = dnsfix(&["facts", "-i", path.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:", path.display())), "{err}");
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("dnsfix: error:")),
+        "{err}"
+    );
+
+    let ini = dir.join("hosts.ini");
+    std::fs::write(
+        &ini,
+        "[kube_node]\nnode1 ansible_host=192.0.2.1\n[kube_node:bogus]\n",
+    )
+    .expect("write");
+    let out = dnsfix(&["facts", "-i", ini.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{}:3", ini.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn limit_that_matches_nothing_is_refused() {
+    let out = dnsfix(&["facts", "--limit", "kube_node"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("kube_node"), "{}", stderr(&out));
+}
+
+#[test]
+fn unreachable_host_exits_3_and_others_still_report() {
+    // A local host and an SSH host on a loopback port nothing listens on.
+    let dir = tempdir("unreachable");
+    let path = dir.join("hosts.ini");
+    let port = free_port();
+    std::fs::write(
+        &path,
+        format!(
+            "[kube_node]\nme ansible_connection=local\ngone ansible_host=127.0.0.1 ansible_port={port} ansible_user=root\n"
+        ),
+    )
+    .expect("write");
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&[
+            "facts",
+            "--no-progress",
+            "--format",
+            "json",
+            "--ssh-backend",
+            backend,
+            "-i",
+            path.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(doc["hosts"][0]["status"], "ok");
+        assert_eq!(
+            doc["hosts"][1]["error"]["kind"], "refused",
+            "{backend}: {doc:#}"
+        );
+        assert!(
+            stderr(&out).contains("gone: FAILED: connection refused"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tempdir");
+    dir
+}
