@@ -232,7 +232,15 @@ fn remove_dead_masters(dir: &std::path::Path) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(".ssh-connection") && !path.join("master").exists() {
+        // A directory without a socket may be a master another dnsfix is starting right
+        // now: only directories idle for minutes are dead.
+        let idle = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(600));
+        if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
             let _ = std::fs::remove_dir_all(&path);
         } else if name.ends_with(".ctl")
             && std::fs::read_to_string(&path)

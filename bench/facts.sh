@@ -1,0 +1,125 @@
+#!/bin/bash
+# Benchmark `dnsfix facts` against a lab of N healthy nodes, next to the floor: plain
+# parallel OpenSSH reading the same files. See bench/README.md.
+#
+#   bench/facts.sh [N=24] [RUNS=10]
+#
+# Needs root (the lab), hyperfine, and what tests/lab/lab.sh needs. Results (hyperfine JSON
+# and CSV) go to target/bench/ (BENCH_OUT overrides). The lab is torn down on exit.
+set -u
+set -o pipefail
+
+N=${1:-24}
+RUNS=${2:-10}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LAB=$ROOT/tests/lab/lab.sh
+OUT=${BENCH_OUT:-$ROOT/target/bench}
+[[ $N =~ ^[0-9]+$ && $N -ge 1 ]] || { echo "usage: $0 [N=24] [RUNS=10]" >&2; exit 2; }
+[[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 2 ]] || { echo "usage: $0 [N=24] [RUNS=10] (RUNS >= 2)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "bench/facts.sh: needs root (the lab creates namespaces)" >&2; exit 1; }
+command -v hyperfine >/dev/null || { echo "bench/facts.sh: hyperfine not found: apt-get install hyperfine" >&2; exit 1; }
+unset SSH_AUTH_SOCK
+
+echo "== building dnsfix (cargo build --release)"
+DNSFIX=$ROOT/target/release/dnsfix
+if ! (cd "$ROOT" && cargo build --release --quiet); then
+	echo "!! cargo build --release failed: only the floor will be measured" >&2
+	DNSFIX=""
+fi
+
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/dnsfix-bench.XXXXXX") || exit 1
+trap 'bash "$LAB" down "$DIR"' EXIT # replaced below, once dnsfix's masters can be closed too
+trap 'exit 130' INT TERM
+echo "== starting a lab of $N healthy nodes in $DIR"
+bash "$LAB" up --owner $$ "$DIR" "healthy*$N" || exit 1
+echo "   up in $(cat "$DIR/startup_ms") ms"
+
+FILES="/etc/resolv.conf /run/systemd/resolve/resolv.conf /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet.env /proc/sys/net/bridge/bridge-nf-call-iptables /proc/sys/net/ipv4/ip_forward"
+cat >"$DIR/floor.sh" <<EOF
+#!/bin/bash
+# The floor: one plain OpenSSH session per node, all nodes at once, reading the files
+# dnsfix needs. Extra ssh options are passed through (e.g. -o KexAlgorithms=...).
+pids=()
+for node in $(awk '!/^#/ {printf "%s ", $1}' "$DIR/nodes.tsv"); do
+	ssh -F "$DIR/ssh_config" "\$@" "\$node" cat $FILES >/dev/null &
+	pids+=(\$!)
+done
+rc=0
+for p in "\${pids[@]}"; do wait "\$p" || rc=1; done
+exit \$rc
+EOF
+
+# dnsfix's openssh backend keeps ControlPersist masters between runs; give it a control
+# directory of its own (XDG_RUNTIME_DIR) so the bench can close them: "cold" runs start
+# with no master (comparable with the floor), "warm" runs reuse the previous run's.
+mkdir -m 0700 "$DIR/xdg"
+cat >"$DIR/close-masters.sh" <<EOF
+#!/bin/bash
+# Close every ssh ControlMaster under the bench's control directory.
+find "$DIR/xdg" -type s 2>/dev/null | while read -r s; do ssh -o BatchMode=yes -S "\$s" -O exit lab >/dev/null 2>&1; done
+exit 0
+EOF
+trap 'bash "$DIR/close-masters.sh"; bash "$LAB" down "$DIR"' EXIT
+logins() { cat "$DIR"/nodes/*/sshd.log | grep -c 'Accepted publickey'; }
+
+names=() cmds=() preps=()
+add() { # NAME PREPARE COMMAND: run it once first; benchmark it only if it works
+	local name=$1 prep=$2 cmd=$3 err rc
+	bash -c "$prep"
+	err=$(timeout 300 bash -c "$cmd" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "!! $name failed (exit $rc), not benchmarked: $cmd" >&2
+		printf '%s\n' "$err" | tail -n 15 | sed 's/^/   /' >&2
+		return 1
+	fi
+	names+=("$name") preps+=("$prep") cmds+=("$cmd")
+}
+add floor-ssh true "bash $DIR/floor.sh" ||
+	{ echo "!! the floor itself fails: the lab is broken" >&2; exit 1; }
+add floor-ssh-curve25519 true "bash $DIR/floor.sh -o KexAlgorithms=curve25519-sha256"
+if [ -n "$DNSFIX" ]; then
+	facts="$DNSFIX facts -i $DIR/inventory.yaml --known-hosts $DIR/known_hosts --format json --forks $N"
+	before=$(logins)
+	if add dnsfix-openssh "bash $DIR/close-masters.sh" "env XDG_RUNTIME_DIR=$DIR/xdg $facts --ssh-backend openssh"; then
+		cold=$(($(logins) - before))
+		before=$(logins)
+		add dnsfix-openssh-warm true "env XDG_RUNTIME_DIR=$DIR/xdg $facts --ssh-backend openssh"
+		warm=$(($(logins) - before))
+		echo "   SSH logins per run (from the nodes' sshd logs): floor $N, dnsfix-openssh $cold, dnsfix-openssh-warm $warm"
+		[ "$cold" -eq "$N" ] || echo "!! dnsfix-openssh made $cold logins for $N nodes: its cold numbers are not cold" >&2
+	fi
+	add dnsfix-russh true "$facts --ssh-backend russh"
+fi
+
+mkdir -p "$OUT"
+json=$OUT/facts-N$N.json csv=$OUT/facts-N$N.csv
+args=()
+for i in "${!names[@]}"; do args+=(--prepare "${preps[$i]}"); done
+for i in "${!names[@]}"; do args+=(-n "${names[$i]}" "${cmds[$i]}"); done
+echo "== hyperfine: ${#names[@]} commands, $RUNS runs each ($(nproc) CPUs, $(ssh -V 2>&1))"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$json" --export-csv "$csv" "${args[@]}" || exit 1
+
+# Medians, and dnsfix relative to each floor.
+echo
+echo "== facts over $N nodes: medians of $RUNS runs (lower is better)"
+awk -F, -v n="$N" '
+	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+	{
+		name = $col["command"]; med[name] = $col["median"]; order[++k] = name
+		mean[name] = $col["mean"]; sd[name] = $col["stddev"]; min[name] = $col["min"]; max[name] = $col["max"]
+	}
+	END {
+		printf "%-22s %10s %10s %10s %10s %12s %22s\n", "command", "median s", "mean s", "stddev", "min s", "x floor-ssh", "x floor-ssh-curve25519"
+		for (j = 1; j <= k; j++) {
+			c = order[j]
+			r1 = ("floor-ssh" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh"]) : "-"
+			r2 = ("floor-ssh-curve25519" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh-curve25519"]) : "-"
+			printf "%-22s %10.3f %10.3f %10.3f %10.3f %12s %22s\n", c, med[c], mean[c], sd[c], min[c], r1, r2
+		}
+		printf "\nper node (median / %d):\n", n
+		for (j = 1; j <= k; j++) printf "  %-22s %8.1f ms\n", order[j], 1000 * med[order[j]] / n
+	}' "$csv"
+echo
+echo "results: $json"
+[ ${#names[@]} -eq 5 ] || { echo "!! some commands failed and were not measured (see above)" >&2; exit 1; }

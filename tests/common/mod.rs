@@ -1,0 +1,3 @@
+//! Shared helpers for integration tests. Each test file that needs them says `mod common;`.
+
+pub mod lab;

@@ -1,0 +1,304 @@
+//! End to end: `dnsfix facts` against real OpenSSH servers in the lab, with both SSH
+//! backends. The lab never skips: if it cannot start, the test fails with the reason.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::lab::Lab;
+use serde_json::Value;
+
+const SCENARIOS: &[&str] = &[
+    "healthy",
+    "stub-symlink",
+    "kubespray-loop",
+    "brnf-off",
+    "stray-search",
+    "kubeadm",
+    "sudo-user",
+];
+
+fn start(scenarios: &[&str]) -> Lab {
+    Lab::start(scenarios).unwrap_or_else(|e| panic!("lab could not start: {e}"))
+}
+
+fn dnsfix(lab: &Lab, backend: &str, extra: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dnsfix"));
+    cmd.arg("facts")
+        .arg("-i")
+        .arg(lab.inventory())
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .args([
+            "--ssh-backend",
+            backend,
+            "--connect-timeout",
+            "5",
+            "--no-progress",
+        ])
+        .args(extra)
+        .env_remove("SSH_AUTH_SOCK");
+    cmd.output().expect("dnsfix runs")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn host<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["hosts"]
+        .as_array()
+        .and_then(|hs| hs.iter().find(|h| h["host"] == name))
+        .unwrap_or_else(|| panic!("host {name} not in output: {doc:#}"))
+}
+
+fn facts<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let h = host(doc, name);
+    assert_eq!(h["status"], "ok", "{name} failed: {h:#}");
+    &h["facts"]
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pod_nameservers(f: &Value) -> Vec<String> {
+    f["kubelet"]["pod_resolv_conf"]["parsed"]["nameservers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n["address"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn check_scenarios(lab: &Lab, doc: &Value) {
+    let healthy = facts(doc, &lab.node("healthy").name);
+    assert_eq!(healthy["flavour"]["kind"], "kubespray");
+    assert_eq!(healthy["uid"], 0);
+    let rc = &healthy["kubelet"]["resolv_conf"];
+    assert_eq!(rc["state"], "known");
+    assert_eq!(rc["value"]["value"], "/run/systemd/resolve/resolv.conf");
+    assert_eq!(rc["value"]["source"]["kind"], "config");
+    assert_eq!(
+        rc["value"]["source"]["path"],
+        "/etc/kubernetes/kubelet-config.yaml"
+    );
+    assert!(
+        rc["value"]["source"]["line"]
+            .as_u64()
+            .is_some_and(|l| l > 0)
+    );
+    assert_eq!(pod_nameservers(healthy), ["192.0.2.53", "198.51.100.53"]);
+    assert_eq!(
+        strings(&healthy["kubelet"]["cluster_dns"]["value"]["value"]),
+        ["169.254.25.10"]
+    );
+    assert!(
+        healthy["kubelet"]["pid"].as_u64().is_some(),
+        "kubelet stand-in runs: {healthy:#}"
+    );
+    assert_eq!(healthy["resolver"]["resolved_mode"], "stub");
+    assert_eq!(
+        healthy["resolver"]["etc_resolv_conf"]["symlink_target"],
+        "../run/systemd/resolve/stub-resolv.conf"
+    );
+    assert_eq!(healthy["services"]["systemd_resolved"], "active");
+    let brnf = &healthy["sysctls"]["net.bridge.bridge-nf-call-iptables"];
+    assert_eq!(brnf["live"]["value"], "1");
+    assert_eq!(brnf["persisted"]["value"], "1");
+    assert!(
+        healthy["br_netfilter"]["persisted"]["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("/etc/modules-load.d/"))
+    );
+    assert_eq!(healthy["br_netfilter"]["loaded"]["value"], true);
+    assert_eq!(
+        healthy["sysctls"]["net.ipv4.ip_forward"]["live"]["value"],
+        "1"
+    );
+    assert!(strings(&healthy["nodelocaldns"]).contains(&"169.254.25.10".to_owned()));
+    assert!(healthy["boot_id"].as_str().is_some_and(|b| !b.is_empty()));
+    assert!(
+        healthy["files"]["/etc/kubernetes/kubelet-config.yaml"]["sha256"]
+            .as_str()
+            .is_some_and(|s| s.len() == 64)
+    );
+
+    let stub = facts(doc, &lab.node("stub-symlink").name);
+    assert_eq!(
+        stub["kubelet"]["resolv_conf"]["value"]["value"],
+        "/etc/resolv.conf"
+    );
+    assert_eq!(pod_nameservers(stub), ["127.0.0.53"]);
+    assert!(
+        stub["kubelet"]["pod_resolv_conf"]["canonical"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("stub-resolv.conf"))
+    );
+
+    let kloop = facts(doc, &lab.node("kubespray-loop").name);
+    assert_eq!(kloop["resolver"]["resolved_mode"], "foreign");
+    assert_eq!(pod_nameservers(kloop), ["169.254.25.10"]);
+    assert_eq!(kloop["services"]["systemd_resolved"], "inactive");
+
+    let off = facts(doc, &lab.node("brnf-off").name);
+    for key in [
+        "net.bridge.bridge-nf-call-iptables",
+        "net.bridge.bridge-nf-call-ip6tables",
+    ] {
+        assert_eq!(off["sysctls"][key]["live"]["value"], "0", "{key}");
+        assert!(
+            off["sysctls"][key]["persisted"].is_null(),
+            "{key} persisted: {off:#}"
+        );
+    }
+    assert!(off["br_netfilter"]["persisted"].is_null());
+
+    let stray = facts(doc, &lab.node("stray-search").name);
+    assert!(
+        strings(&stray["kubelet"]["pod_resolv_conf"]["parsed"]["search"])
+            .contains(&"openstacklocal".to_owned())
+    );
+
+    let kubeadm = facts(doc, &lab.node("kubeadm").name);
+    assert_eq!(kubeadm["flavour"]["kind"], "kubeadm");
+    assert_eq!(
+        kubeadm["kubelet"]["config_path"],
+        "/var/lib/kubelet/config.yaml"
+    );
+    assert_eq!(
+        strings(&kubeadm["kubelet"]["cluster_dns"]["value"]["value"]),
+        ["10.96.0.10"]
+    );
+    assert_eq!(
+        kubeadm["kubelet"]["resolv_conf"]["value"]["value"],
+        "/run/systemd/resolve/resolv.conf"
+    );
+
+    // The non-root user became root through sudo -n: uid 0 and root-only files read.
+    let sudo = facts(doc, &lab.node("sudo-user").name);
+    assert_eq!(sudo["uid"], 0);
+    assert_eq!(pod_nameservers(sudo), ["192.0.2.53", "198.51.100.53"]);
+}
+
+#[test]
+fn facts_for_every_scenario_with_both_backends() {
+    let lab = start(SCENARIOS);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&lab, backend, &["--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend}: stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json(&out);
+        assert_eq!(doc["hosts"].as_array().map(Vec::len), Some(SCENARIOS.len()));
+        check_scenarios(&lab, &doc);
+    }
+    // The human summary names each node and its effective resolvConf.
+    let out = dnsfix(&lab, "openssh", &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&lab.node("stub-symlink").name), "{text}");
+    assert!(text.contains("127.0.0.53"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{} hosts: {} gathered, 0 unreachable",
+            SCENARIOS.len(),
+            SCENARIOS.len()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn failures_are_per_host_with_the_reason() {
+    let lab = start(&["healthy", "healthy", "healthy", "sudo-user"]);
+    let stopped = lab.nodes[1].name.clone();
+    let rekeyed = lab.nodes[2].name.clone();
+    lab.stop(&stopped);
+    lab.rekey(&rekeyed);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&lab, backend, &["--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{backend}: exit 3 when a host fails"
+        );
+        let doc = json(&out);
+        facts(&doc, &lab.nodes[0].name);
+        let down = host(&doc, &stopped);
+        assert_eq!(down["status"], "failed");
+        assert!(
+            ["refused", "disconnected"]
+                .contains(&down["error"]["kind"].as_str().unwrap_or_default()),
+            "{backend}: {down:#}"
+        );
+        let changed = host(&doc, &rekeyed);
+        assert_eq!(
+            changed["error"]["kind"], "host_key_changed",
+            "{backend}: {changed:#}"
+        );
+        assert!(
+            changed["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("CHANGED"))
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&stopped) && stderr.contains(&rekeyed),
+            "stderr names the failed hosts:\n{stderr}"
+        );
+    }
+
+    // A user whose sudo wants a password gets a clear error, never a prompt.
+    let node = lab.node("sudo-user");
+    let inventory = lab.dir.join("pw.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[kube_node]\npw ansible_host=127.0.0.1 ansible_port={} ansible_user=dnsfixpw ansible_ssh_private_key_file={}\n",
+            node.port,
+            lab.key().display()
+        ),
+    )
+    .expect("write inventory");
+    for backend in ["openssh", "russh"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+            .args([
+                "facts",
+                "--format",
+                "json",
+                "--no-progress",
+                "--ssh-backend",
+                backend,
+                "-i",
+            ])
+            .arg(&inventory)
+            .arg("--known-hosts")
+            .arg(lab.known_hosts())
+            .output()
+            .expect("dnsfix runs");
+        assert_eq!(out.status.code(), Some(3));
+        let doc = json(&out);
+        assert_eq!(
+            host(&doc, "pw")["error"]["kind"],
+            "sudo_password",
+            "{backend}: {doc:#}"
+        );
+    }
+}

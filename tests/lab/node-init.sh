@@ -1,0 +1,182 @@
+#!/bin/bash
+# PID 1 of a dnsfix lab node (started by lab.sh through
+#   ip netns exec NS unshare --mount --uts --pid --fork --kill-child --mount-proc ...).
+# It builds the node's private filesystem view, seeds it from the scenario, starts sshd,
+# the node-side forwarder and the kubelet stand-in, writes N/ready (or N/failed), and then
+# stays as the node's init, reaping orphans, until the lab is torn down.
+#
+# Filesystem view (private mount namespace; the host's files are never modified):
+#   /etc /usr /var        overlayfs: lower = the host directory, upper+work on a tmpfs
+#                         mounted at DIR/nodes/NAME/ovl
+#   /run /tmp /root /home fresh tmpfs, as on a booted machine (/root gets Debian's
+#                         default .bashrc/.profile, not the host's dotfiles)
+#   DIR                   bind-mounted back if an overlay or tmpfs hid it
+set -eEu
+set -o pipefail
+DIR=$1 NAME=$2
+N=$DIR/nodes/$NAME
+LIB=$DIR/lib
+
+fail() {
+	echo "node-init: $*" >&2
+	echo "$*" >"$N/failed" 2>/dev/null || true
+	exit 1
+}
+trap 'fail "setup failed (line $LINENO: $BASH_COMMAND)"' ERR
+
+if [ -n "${LAB_TRACE-}" ]; then PS4='+ $EPOCHREALTIME node-init:$LINENO: '; set -x; fi
+# shellcheck disable=SC1091
+. "$N/node.env"
+SOCK=$(cat "$N/sock")
+
+# --- filesystem ---------------------------------------------------------------------
+hostname "$NAME"
+mount -t tmpfs -o mode=0755,nosuid,nodev lab-run /run
+mkdir -p /run/lab-dir /run/lock /run/user
+chmod 1777 /run/lock
+mkdir -p "$N/ovl"
+mount -t tmpfs -o mode=0700 lab-ovl "$N/ovl"
+mount --rbind "$DIR" /run/lab-dir
+for d in etc usr var; do
+	[ -d "/$d" ] && [ ! -L "/$d" ] || continue
+	mkdir -p "$N/ovl/$d/upper" "$N/ovl/$d/work"
+	mount -t overlay "lab-$d" -o "lowerdir=/$d,upperdir=$N/ovl/$d/upper,workdir=$N/ovl/$d/work" "/$d" ||
+		fail "cannot mount an overlay on /$d (overlayfs with a tmpfs upper layer is required)"
+done
+mount -t tmpfs -o mode=1777,nosuid,nodev lab-tmp /tmp
+# Homes of the node's own: a fresh root home as Debian installs it (not the host's dotfiles).
+mount -t tmpfs -o mode=0700 lab-root /root
+for f in .bashrc .profile; do
+	if [ -f "/usr/share/base-files/dot$f" ]; then cp "/usr/share/base-files/dot$f" "/root/$f"
+	elif [ -f "/etc/skel/$f" ]; then cp "/etc/skel/$f" "/root/$f"; fi
+done
+mount -t tmpfs -o mode=0755 lab-home /home
+if [ ! -e "$N/node.env" ]; then # DIR was under one of the dirs just covered
+	mkdir -p "$DIR"
+	mount --rbind /run/lab-dir "$DIR"
+fi
+umount -l /run/lab-dir && rmdir /run/lab-dir
+
+# Paths only the scenario may populate: hide the host's versions (rm through overlayfs
+# leaves a whiteout; a directory created later over it is opaque).
+for p in /etc/kubernetes /var/lib/kubelet /etc/rancher /var/lib/rancher /etc/cni /etc/containerd \
+	/etc/systemd/resolved.conf.d /etc/systemd/system/kubelet.service /etc/systemd/system/kubelet.service.d \
+	/usr/lib/systemd/system/kubelet.service /usr/lib/systemd/system/kubelet.service.d \
+	/etc/default/kubelet /etc/sysconfig/kubelet /usr/local/bin/kubelet /usr/bin/kubelet \
+	/etc/NetworkManager/conf.d/dns.conf /etc/resolvconf /var/lib/dnsfix /etc/dnsfix /etc/resolv.conf; do
+	if [ -e "$p" ] || [ -L "$p" ]; then rm -rf "$p"; fi
+done
+# Keep the host's sysctl.d / modules-load.d files as a realistic base, minus anything
+# that would set the keys the scenarios are about.
+shopt -s nullglob
+for f in /etc/sysctl.conf /etc/sysctl.d/*.conf /usr/lib/sysctl.d/*.conf /usr/local/lib/sysctl.d/*.conf; do
+	[ -f "$f" ] && [ ! -L "$f" ] || continue
+	if grep -Eq '^[[:space:]]*-?(net[./]bridge[./]|net[./]ipv4[./]ip_forward|net[./]ipv6[./]conf[./]all[./]forwarding)' "$f"; then
+		sed -i -E '/^[[:space:]]*-?(net[./]bridge[./]|net[./]ipv4[./]ip_forward|net[./]ipv6[./]conf[./]all[./]forwarding)/d' "$f"
+	fi
+done
+for f in /etc/modules /etc/modules-load.d/*.conf /usr/lib/modules-load.d/*.conf /usr/local/lib/modules-load.d/*.conf; do
+	[ -f "$f" ] && [ ! -L "$f" ] || continue
+	if grep -Eq '^[[:space:]]*br_netfilter([[:space:]]|$)' "$f"; then
+		sed -i -E '/^[[:space:]]*br_netfilter([[:space:]]|$)/d' "$f"
+	fi
+done
+shopt -u nullglob
+
+# Seed from the scenario chain (base first). Only the private trees may be written.
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	[ -d "$sd/root" ] || continue
+	for top in "$sd/root"/* "$sd/root"/.[!.]*; do
+		[ -e "$top" ] || [ -L "$top" ] || continue
+		case ${top##*/} in etc | usr | var | root | home | run) ;; *) fail "scenario $sd: root/${top##*/} is outside the node's private trees (etc usr var root home run)" ;; esac
+	done
+	cp -R -P --preserve=mode,timestamps --remove-destination "$sd/root/." / ||
+		fail "cannot copy $sd/root into the node"
+done
+for p in $LAB_DELETE; do
+	case $p in /etc/?* | /usr/?* | /var/?* | /root/?* | /home/?* | /run/?*) rm -rf "$p" ;; *) fail "LAB_DELETE $p: outside the node's private trees" ;; esac
+done
+# Per-node values in seeded files: @LAB_NODE_NAME@, @LAB_NODE_IP@ (a documentation
+# address, 192.0.2.0/24, that is never contacted).
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	[ -d "$sd/root" ] || continue
+	(cd "$sd/root" && grep -rlI -e @LAB_NODE_NAME@ -e @LAB_NODE_IP@ . || true) | while IFS= read -r f; do
+		f=/${f#./}
+		if [ -f "$f" ] && [ ! -L "$f" ]; then
+			sed -i "s/@LAB_NODE_NAME@/$NAME/g; s/@LAB_NODE_IP@/$LAB_NODE_IP/g" "$f"
+		fi
+	done
+done
+
+# Stand-ins. systemctl also shadows the host's real one.
+install -m 0755 "$LIB/systemctl" /usr/local/bin/systemctl
+[ -L /bin ] && install -m 0755 "$LIB/systemctl" /usr/bin/systemctl
+install -D -m 0755 "$LIB/kubelet-check" /usr/local/lib/dnsfix-lab/kubelet-check
+install -D -m 0755 "$LIB/kubelet" "$LAB_KUBELET_BIN"
+
+# Identity and SSH.
+echo "$NAME" >/etc/hostname
+grep -q "[[:space:]]$NAME\$" /etc/hosts 2>/dev/null || printf '127.0.1.1\t%s\n' "$NAME" >>/etc/hosts
+mkdir -p /run/sshd /etc/ssh
+chmod 0755 /run/sshd
+install -m 0644 "$DIR/id_ed25519.pub" /etc/ssh/lab_authorized_keys
+# sshd without PAM refuses accounts whose password field starts with "!" (locked).
+if grep -q '^root:!' /etc/shadow; then sed -i -E 's/^root:![^:]*:/root:*:/' /etc/shadow; fi
+
+# Scenario hooks (e.g. create users), run inside the node, base first.
+export LAB_NODE_NAME=$NAME LAB_SSH_USER
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	if [ -f "$sd/setup.sh" ]; then
+		bash -eu "$sd/setup.sh" || fail "scenario hook $sd/setup.sh failed"
+	fi
+done
+id "$LAB_SSH_USER" >/dev/null 2>&1 || fail "ssh user $LAB_SSH_USER does not exist in the node"
+
+# --- network (this namespace only) -------------------------------------------------------
+if [ -n "$LAB_NODELOCALDNS" ]; then
+	# Kubespray's nodelocaldns interface is a dummy link. Kernels without the dummy
+	# driver get an ifb link instead (also a link with no peer and no traffic).
+	ip link add nodelocaldns type dummy 2>/dev/null || ip link add nodelocaldns type ifb ||
+		fail "cannot create the nodelocaldns interface"
+	for a in $LAB_NODELOCALDNS; do ip addr add "$a" dev nodelocaldns; done
+	ip link set nodelocaldns up
+fi
+for kv in $LAB_SYSCTL; do
+	key=${kv%%=*} val=${kv#*=}
+	echo "$val" >"/proc/sys/${key//.//}" || fail "cannot set sysctl $key=$val"
+done
+
+# --- services ------------------------------------------------------------------------------
+mkdir -p /run/lab-systemd/units
+: >/run/lab-systemd/calls.log
+chmod 0666 /run/lab-systemd/calls.log
+: >/run/lab-systemd/kubelet.log
+/usr/sbin/sshd -D -e -f "$N/sshd_config" </dev/null >>"$N/sshd.log" 2>&1 &
+sshd_pid=$!
+socat -lf "$N/socat.log" "UNIX-LISTEN:$SOCK,fork,unlink-early,mode=0600" TCP:127.0.0.1:22 </dev/null >/dev/null 2>&1 &
+for u in $LAB_UNITS_INACTIVE; do LAB_SYSTEMCTL_NOLOG=1 systemctl __lab_declare "$u" inactive enabled; done
+for u in $LAB_UNITS_ACTIVE; do LAB_SYSTEMCTL_NOLOG=1 systemctl __lab_declare "$u" active enabled; done
+for u in $LAB_UNITS_DISABLED; do echo disabled >"/run/lab-systemd/units/$(case $u in *.*) echo "$u" ;; *) echo "$u.service" ;; esac)/enabled"; done
+case " $LAB_UNITS_ACTIVE " in
+*" kubelet "* | *" kubelet.service "*)
+	st=$(LAB_SYSTEMCTL_NOLOG=1 systemctl is-active kubelet || true)
+	[ "$st" = active ] || fail "kubelet stand-in did not start ($st): $(tail -n 5 /run/lab-systemd/kubelet.log)"
+	;;
+esac
+i=0
+until grep -q 'Server listening on 127.0.0.1 port 22' "$N/sshd.log" 2>/dev/null && [ -S "$SOCK" ]; do
+	kill -0 "$sshd_pid" 2>/dev/null || fail "sshd exited: $(tail -n 5 "$N/sshd.log")"
+	i=$((i + 1))
+	[ $i -lt 1500 ] || fail "sshd or the node socket did not come up in 30s"
+	sleep 0.02
+done
+
+echo ok >"$N/ready"
+trap - ERR
+set +eEu
+exec </dev/null >/dev/null 2>&1
+# Stay as the namespace's init: bash reaps every child that exits, orphans included.
+while :; do
+	sleep 3600 &
+	wait $!
+done
