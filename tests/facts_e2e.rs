@@ -302,3 +302,59 @@ fn failures_are_per_host_with_the_reason() {
         );
     }
 }
+
+#[test]
+fn unknown_host_keys_are_refused_unless_accepted() {
+    let lab = start(&["healthy"]);
+    for backend in ["openssh", "russh"] {
+        let known = lab.dir.join(format!("known_hosts.{backend}"));
+        std::fs::write(&known, "").expect("write");
+        let run = |extra: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+                .args([
+                    "facts",
+                    "--format",
+                    "json",
+                    "--no-progress",
+                    "--ssh-persist",
+                    "0",
+                    "--ssh-backend",
+                    backend,
+                    "-i",
+                ])
+                .arg(lab.inventory())
+                .arg("--known-hosts")
+                .arg(&known)
+                .args(extra)
+                .output()
+                .expect("dnsfix runs")
+        };
+        let out = run(&[]);
+        assert_eq!(out.status.code(), Some(3), "{backend}: strict by default");
+        let doc = json(&out);
+        assert_eq!(
+            doc["hosts"][0]["error"]["kind"], "host_key_unknown",
+            "{backend}: {doc:#}"
+        );
+        assert!(
+            doc["hosts"][0]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("--accept-new-host-keys"))
+        );
+
+        let out = run(&["--accept-new-host-keys"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let learned = std::fs::read_to_string(&known).expect("read");
+        assert!(
+            learned.contains("ssh-ed25519"),
+            "{backend}: key recorded: {learned:?}"
+        );
+        // Now known: strict checking passes.
+        assert_eq!(run(&[]).status.code(), Some(0), "{backend}");
+    }
+}
