@@ -22,12 +22,42 @@ pub struct Cli {
 pub enum Command {
     /// Gather and print each node's DNS-relevant facts (read-only)
     Facts(CommonArgs),
+    /// Diagnose every node: findings with evidence, worst first, plus fleet drift (read-only)
+    Check(CheckArgs),
+    /// What a finding means, why it happens, how it is fixed and verified
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Exit 2 when a finding is at least this severe
+    #[arg(long, value_enum, default_value_t = SeverityArg::Warning, value_name = "SEVERITY")]
+    pub fail_on: SeverityArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// A finding id (e.g. DNS-KUBELET-LOOPBACK); without it, every id with one line each
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    Info,
+    Warning,
+    High,
+    Critical,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Text,
     Json,
+    /// JUnit XML (check only): one testcase per rule and host
+    Junit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{BackendArg, Cli, Command, CommonArgs, FormatArg};
+use crate::cli::{BackendArg, Cli, Command, CommonArgs, FormatArg, SeverityArg};
+use crate::diagnose::Severity;
 use crate::error::Error;
 use crate::transport::{HostKeyPolicy, SshBackend, SshOptions};
 
@@ -12,11 +13,14 @@ use crate::transport::{HostKeyPolicy, SshBackend, SshOptions};
 pub enum Format {
     Text,
     Json,
+    Junit,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Facts,
+    Check { fail_on: Severity },
+    Explain { id: Option<String> },
 }
 
 #[derive(Debug, Clone)]
@@ -34,8 +38,42 @@ impl Config {
     pub fn from_cli(cli: Cli) -> Result<Config, Error> {
         let (action, args) = match cli.command {
             Command::Facts(args) => (Action::Facts, args),
+            Command::Check(args) => {
+                let fail_on = match args.fail_on {
+                    SeverityArg::Info => Severity::Info,
+                    SeverityArg::Warning => Severity::Warning,
+                    SeverityArg::High => Severity::High,
+                    SeverityArg::Critical => Severity::Critical,
+                };
+                (Action::Check { fail_on }, args.common)
+            }
+            Command::Explain(args) => {
+                if let Some(id) = &args.id
+                    && crate::diagnose::catalog::rule(id).is_none()
+                {
+                    return Err(Error::Usage(format!(
+                        "unknown finding id `{id}`; `dnsfix explain` lists them"
+                    )));
+                }
+                return Ok(Config::explain(args.id));
+            }
         };
+        if args.format == FormatArg::Junit && action == Action::Facts {
+            return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
+        }
         Config::from_common(action, args)
+    }
+
+    fn explain(id: Option<String>) -> Config {
+        Config {
+            action: Action::Explain { id },
+            inventory: None,
+            limit: None,
+            format: Format::Text,
+            forks: 1,
+            ssh: SshOptions::default(),
+            progress: false,
+        }
     }
 
     fn from_common(action: Action, a: CommonArgs) -> Result<Config, Error> {
@@ -88,6 +126,7 @@ impl Config {
             format: match a.format {
                 FormatArg::Text => Format::Text,
                 FormatArg::Json => Format::Json,
+                FormatArg::Junit => Format::Junit,
             },
             forks: a.forks,
             ssh,

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod diagnose;
 pub mod error;
 pub mod facts;
 pub mod gather;
@@ -32,6 +33,11 @@ pub mod exit {
 
 /// Runs one command and returns its exit code.
 pub fn run(config: Config) -> Result<u8, Error> {
+    if let Action::Explain { id } = &config.action {
+        let text = report::explain::render(id.as_deref());
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(exit::OK);
+    }
     let inventory = match &config.inventory {
         Some(path) => Inventory::load(path)?,
         None => Inventory::local(),
@@ -50,22 +56,56 @@ pub fn run(config: Config) -> Result<u8, Error> {
         });
     }
 
-    match config.action {
-        Action::Facts => {
-            let outcomes = runtime.block_on(gather::gather(
-                &hosts,
-                transport,
-                config.forks,
-                Arc::clone(&sink),
-            ));
-            sink.finish();
+    let outcomes = runtime.block_on(gather::gather(
+        &hosts,
+        transport,
+        config.forks,
+        Arc::clone(&sink),
+    ));
+    sink.finish();
+    let unreachable = outcomes.iter().any(|o| o.result.is_err());
+    let (rendered, code) = match config.action {
+        Action::Facts | Action::Explain { .. } => {
             let rendered = match config.format {
                 Format::Json => report::facts::json(&outcomes, inventory.path()),
-                Format::Text => report::facts::text(&outcomes),
+                Format::Text | Format::Junit => report::facts::text(&outcomes),
             };
-            std::io::stdout().lock().write_all(rendered.as_bytes())?;
-            let failed = outcomes.iter().any(|o| o.result.is_err());
-            Ok(if failed { exit::UNREACHABLE } else { exit::OK })
+            (rendered, exit::OK)
         }
-    }
+        Action::Check { fail_on } => {
+            let gathered: Vec<(&inventory::Host, &facts::NodeFacts)> = hosts
+                .iter()
+                .zip(&outcomes)
+                .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (*h, f)))
+                .collect();
+            let diagnoses = diagnose::diagnose(&gathered);
+            let by_host: std::collections::HashMap<&str, &diagnose::HostDiagnosis> =
+                diagnoses.iter().map(|d| (d.host.as_str(), d)).collect();
+            let checked: Vec<report::check::Checked> = outcomes
+                .iter()
+                .filter_map(|o| match &o.result {
+                    Ok(_) => by_host
+                        .get(o.host.as_str())
+                        .map(|d| report::check::Checked::Diagnosed(d)),
+                    Err(error) => Some(report::check::Checked::Failed {
+                        host: &o.host,
+                        error,
+                    }),
+                })
+                .collect();
+            let rendered = match config.format {
+                Format::Text => report::check::text(&checked),
+                Format::Json => report::check::json(&checked, inventory.path()),
+                Format::Junit => report::check::junit(&checked),
+            };
+            let failing = diagnoses
+                .iter()
+                .flat_map(|d| d.findings())
+                .any(|f| f.severity >= fail_on);
+            (rendered, if failing { exit::FINDINGS } else { exit::OK })
+        }
+    };
+    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    // A host that could not be checked takes precedence over findings.
+    Ok(if unreachable { exit::UNREACHABLE } else { code })
 }

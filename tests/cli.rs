@@ -142,3 +142,36 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("tempdir");
     dir
 }
+
+#[test]
+fn explain_lists_every_id_and_explains_one() {
+    let out = dnsfix(&["explain"]);
+    assert_eq!(out.status.code(), Some(0));
+    let list = String::from_utf8_lossy(&out.stdout);
+    for rule in dnsfix::diagnose::catalog::RULES {
+        assert!(list.contains(rule.id), "{} missing from:\n{list}", rule.id);
+    }
+    let out = dnsfix(&["explain", "dns-kubelet-loopback"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "WHAT YOU SEE",
+        "WHY IT HAPPENS",
+        "THE FIX",
+        "WHAT MUST RESTART",
+        "HOW TO VERIFY",
+    ] {
+        assert!(text.contains(heading), "{heading}:\n{text}");
+    }
+    assert!(text.contains("plugin/loop"), "{text}");
+    let out = dnsfix(&["explain", "DNS-NO-SUCH-THING"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("DNS-NO-SUCH-THING"));
+}
+
+#[test]
+fn junit_is_only_for_check() {
+    let out = dnsfix(&["facts", "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("check"), "{}", stderr(&out));
+}

@@ -246,6 +246,9 @@ pub struct Persisted {
 pub struct BrNetfilter {
     /// Loaded now (a module in /proc/modules, or built in: /proc/sys/net/bridge exists).
     pub loaded: Observed<bool>,
+    /// Built into the kernel: the bridge sysctls exist while /proc/modules is absent (no
+    /// module support) or does not list it. A built-in needs no modules-load.d entry.
+    pub built_in: bool,
     pub evidence: String,
     /// Where boot loads it (modules-load.d / /etc/modules), if anywhere.
     pub persisted: Option<Persisted>,
@@ -909,6 +912,24 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
             String::new(),
         ),
     };
+    // The net.bridge.bridge-nf-* sysctls are registered by br_netfilter itself, so they
+    // existing while no module is listed means it is built in.
+    let listed = modules.and_then(RawFile::text).is_some_and(|m| {
+        m.lines()
+            .any(|l| l.split_whitespace().next() == Some("br_netfilter"))
+    });
+    let modules_readable_or_absent =
+        modules.is_none_or(|f| matches!(f.state, FileState::Present | FileState::Missing));
+    let built_in =
+        bridge_dir == Some(FileState::Directory) && !listed && modules_readable_or_absent;
+    let evidence = if built_in {
+        match modules.map(|f| f.state) {
+            Some(FileState::Present) => "/proc/sys/net/bridge exists and /proc/modules does not list br_netfilter: built into the kernel".to_owned(),
+            _ => "/proc/sys/net/bridge exists and the kernel has no loadable modules: built in".to_owned(),
+        }
+    } else {
+        evidence
+    };
     let files = config_files(
         raw,
         &[
@@ -933,6 +954,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
         });
     BrNetfilter {
         loaded,
+        built_in,
         evidence,
         persisted,
     }

@@ -2,6 +2,8 @@
 //! bar, a plain sink writes one line per host event (pipes, CI). Both write to stderr;
 //! results go to stdout through the renderers in the submodules.
 
+pub mod check;
+pub mod explain;
 pub mod facts;
 
 use std::io::{IsTerminal, Write};

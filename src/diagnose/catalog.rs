@@ -1,0 +1,1089 @@
+//! The finding catalog: every finding id dnsfix can report, its default severity, and the
+//! explanation `dnsfix explain ID` prints (what you see, why it happens, the fix per
+//! installer, what must restart, how to verify).
+//!
+//! The ids are a public contract. Users grep logs, runbooks and alerts for them, and
+//! JSON reports and saved plans carry them. Once an id has shipped it never changes and
+//! is never reused for a different problem; new rules get new ids.
+//!
+//! The texts here are static: they never depend on one host's facts. What was seen on
+//! a host (file, line, value) belongs in the [`Finding`](super::finding::Finding), and
+//! detection lives in `rules` and `drift`, not here.
+
+use super::finding::Severity;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleInfo {
+    /// Stable SCREAMING-KEBAB id, e.g. `DNS-KUBELET-LOOPBACK`.
+    pub id: &'static str,
+    /// Default severity. A rule may report a variant at another severity; the texts say
+    /// when.
+    pub severity: Severity,
+    /// One line, at most 80 chars, for the `dnsfix explain` listing.
+    pub title: &'static str,
+    /// What the engineer saw: log lines, errors and events, verbatim.
+    pub symptom: &'static str,
+    /// Why it happens.
+    pub mechanism: &'static str,
+    /// What fixes it, per installer flavour where that differs.
+    pub fix: &'static str,
+    /// What must restart or be recreated, and what need not.
+    pub restart: &'static str,
+    /// Commands that show the fix worked.
+    pub verify: &'static str,
+    /// The shipped playbook that fixes it, once there is one.
+    pub playbook: Option<&'static str>,
+}
+
+// The texts are rendered line by line and indented by `dnsfix explain`. A line ending in
+// `\n\` starts the next rendered line at column 0; one ending in `\n  \` indents it by
+// two (commands, continuation lines). Prose wraps at about 86 columns; verbatim log lines
+// are kept whole so they can be grepped.
+pub const RULES: &[RuleInfo] = &[
+    RuleInfo {
+        id: "DNS-KUBELET-LOOPBACK",
+        severity: Severity::Critical,
+        title: "kubelet gives CoreDNS a loopback nameserver (e.g. 127.0.0.53)",
+        symptom: "\
+            CoreDNS (or nodelocaldns) pods on this node are in CrashLoopBackOff, and the log ends\n\
+            with a line like this one, from an incident (port and numbers vary):\n\
+            [FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\", see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO 1602357022762538710.2777015015780658687.\"\n\
+            Older CoreDNS prints `Seen \"HINFO IN <n>.<n>.\" more than twice, loop detected`.\n\
+            kube-dns, or a CoreDNS without the loop plugin, does not crash but times out:\n\
+            [ERROR] 2 www.baidu.com. A: unreachable backend: read udp 127.0.0.1:38019->127.0.0.53:53: i/o timeout\n\
+            The resolv.conf the crashing pod got says `nameserver 127.0.0.53`, while replicas on\n\
+            other nodes are healthy and ordinary pods on this node still resolve names. It\n\
+            usually starts after the node was rebooted, re-provisioned or drained, or after a\n\
+            CoreDNS upgrade (kubespray#3979).",
+        mechanism: "\
+            CoreDNS and nodelocaldns run with dnsPolicy: Default, so kubelet gives them the file\n\
+            named by its resolvConf setting, unchanged (kubelet pkg/kubelet/network/dns/dns.go).\n\
+            hostNetwork pods with dnsPolicy: ClusterFirst fall back to the same file. kubelet\n\
+            does not filter loopback addresses; the request to make it do so, kubernetes#49675,\n\
+            was closed unfixed.\n\
+            \n\
+            Inside the CoreDNS pod, 127.0.0.0/8 is the pod itself. `forward . /etc/resolv.conf`\n\
+            then sends every name outside the cluster back to CoreDNS. The loop plugin's start-up\n\
+            probe (an HINFO query for a random name) comes back more than twice, and CoreDNS\n\
+            exits (CoreDNS loop plugin README). nodelocaldns runs with hostNetwork, so for it\n\
+            127.0.0.53 is the node's systemd-resolved, which is only safe while resolved's own\n\
+            upstreams are real (see DNS-CLUSTER-SELF-FORWARD).\n\
+            \n\
+            The loopback address comes from a local stub resolver:\n\
+            - systemd-resolved: /etc/resolv.conf links to stub-resolv.conf (127.0.0.53); the real\n  \
+            upstreams are in /run/systemd/resolve/resolv.conf.\n\
+            - NetworkManager with dns=dnsmasq (Ubuntu 16.04): 127.0.1.1.\n\
+            - a local dnsmasq or unbound on 127.0.0.1 or ::1.\n\
+            \n\
+            Why one node, and why now: Kubespray sets kube_resolv_conf to\n\
+            /run/systemd/resolve/resolv.conf only on Ubuntu 18.04-24.04 and Fedora\n\
+            (roles/kubernetes/node/vars/); other distros keep /etc/resolv.conf even when\n\
+            systemd-resolved runs. kubeadm picks the resolved path only if systemd-resolved was\n\
+            active when it ran. A pod's resolv.conf is written once, when the pod is created,\n\
+            and the loop probe runs only at start-up, so nothing breaks until the DNS pods are\n\
+            recreated by a reboot, drain or rollout. Editing /etc/resolv.conf changes nothing\n\
+            when kubelet reads another file (kubespray#11093).",
+        fix: "\
+            Point kubelet's resolvConf at a file that lists only real upstream resolvers:\n\
+            - systemd-resolved is active and /run/systemd/resolve/resolv.conf has no loopback or\n  \
+            cluster address: use that file (the fix the CoreDNS loop README gives).\n\
+            - otherwise: write a dedicated file with your upstream servers and use that.\n\
+            \n\
+            Make it stick for your installer:\n\
+            - Kubespray: resolvConf in /etc/kubernetes/kubelet-config.yaml, and kube_resolv_conf\n  \
+            in the inventory so the next cluster.yml run does not write the old path back.\n  \
+            Inventory vars beat the role default (/etc/resolv.conf) but not the Ubuntu/Fedora\n  \
+            vars files; there only `-e kube_resolv_conf=...` wins (Ansible precedence).\n  \
+            Setting upstream_dns_servers as well makes CoreDNS and nodelocaldns forward there\n  \
+            instead of to /etc/resolv.conf.\n\
+            - kubeadm: resolvConf in /var/lib/kubelet/config.yaml AND in ConfigMap\n  \
+            kube-system/kubelet-config (key `kubelet`): kubeadm upgrade and join rewrite the\n  \
+            node file from it. Remove any --resolv-conf flag from\n  \
+            /var/lib/kubelet/kubeadm-flags.env or KUBELET_EXTRA_ARGS; a flag beats the file.\n\
+            - k3s / RKE2: `resolv-conf: /path` in /etc/rancher/k3s/config.yaml or\n  \
+            /etc/rancher/rke2/config.yaml (or K3S_RESOLV_CONF / RKE2_RESOLV_CONF).\n\
+            \n\
+            Do not stop at `forward . 8.8.8.8` in the Corefile: it fixes CoreDNS only, and every\n\
+            other dnsPolicy: Default pod still gets the loopback server (the loop README calls\n\
+            it quick and dirty). Do not delete the `loop` plugin either: the loop stays and\n\
+            swallows queries.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change for each node.",
+        restart: "\
+            kubelet, because it reads the resolvConf path only at start (the file's content is\n\
+            read again for every new pod):\n  \
+            systemctl restart kubelet          # Kubespray, kubeadm\n  \
+            systemctl restart k3s              # or k3s-agent; RKE2: rke2-server / rke2-agent\n\
+            Then recreate the CoreDNS and nodelocaldns pods on the node, because a pod's\n\
+            /etc/resolv.conf is written when the pod is created:\n  \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,node-local-dns)' \\\n    \
+            --field-selector spec.nodeName=NODE\n\
+            Restarting kubelet does not restart running containers. ClusterFirst pods need\n\
+            nothing: they get clusterDNS, not this file. hostNetwork pods that resolve names\n\
+            (ingress controllers, CNI agents) got the loopback server too; recreate them when\n\
+            convenient. No reboot is needed.",
+        verify: "\
+            dnsfix check -i hosts.yaml --limit NODE\n\
+            What kubelet really uses (flags and config file merged):\n  \
+            kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq .kubeletconfig.resolvConf\n\
+            The file a running CoreDNS pod got, on the node (no 127.x or ::1 nameserver):\n  \
+            crictl inspectp \"$(crictl pods -q --name coredns | head -1)\" | jq -r \\\n    \
+            '.info.runtimeSpec.mounts[] | select(.destination==\"/etc/resolv.conf\") | .source'\n  \
+            cat <the path printed above>\n\
+            The DNS pods are up and their logs are quiet:\n  \
+            kubectl -n kube-system get pod -l 'k8s-app in (kube-dns,node-local-dns)' -o wide\n  \
+            kubectl -n kube-system logs -l k8s-app=kube-dns --tail=20\n\
+            A dnsPolicy: Default pod on the node resolves an outside name, a normal pod a\n\
+            cluster name:\n  \
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
+            --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\",\"dnsPolicy\":\"Default\"}}' \\\n    \
+            -- nslookup example.com\n  \
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
+            -- nslookup kubernetes.default",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-CLUSTER-SELF-FORWARD",
+        severity: Severity::Critical,
+        title: "Upstream DNS points back into the cluster: lookups loop",
+        symptom: "\
+            After a node or cluster reboot the nodelocaldns pods go into CrashLoopBackOff one\n\
+            after another with (port and numbers vary):\n\
+            [FATAL] plugin/loop: Loop (169.254.25.10:<port> -> 169.254.25.10:53) detected for zone \".\", see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO <n>.<n>.\"\n\
+            CoreDNS may crash the same way. New pods anywhere in the cluster then hang in\n\
+            ErrImagePull / ImagePullBackOff, because the nodes themselves resolve the registry\n\
+            through the same dead address. Before the reboot everything worked.\n\
+            The node's /etc/resolv.conf, rewritten by Kubespray, looks like this (from an\n\
+            incident; kubespray#9948, \"NodeLocalDNS Loop detected for zone \".\"\"):\n\
+            domain cluster.local\n\
+            search cluster.local default.svc.cluster.local. svc.cluster.local.\n\
+            nameserver 169.254.25.10",
+        mechanism: "\
+            CoreDNS and nodelocaldns (dnsPolicy: Default) get a copy of kubelet's resolvConf\n\
+            file. With Kubespray's default empty upstream_dns_servers both forward names outside\n\
+            the cluster to the servers in that file: CoreDNS `forward . /etc/resolv.conf`,\n\
+            nodelocaldns `.:53 { forward . /etc/resolv.conf }`. If the file lists only the\n\
+            cluster's own DNS addresses (the nodelocaldns IP 169.254.25.10, the kube-dns service\n\
+            IP such as 10.233.0.3, kubelet's clusterDNS), every outside lookup comes back into\n\
+            the cluster: nodelocaldns forwards to itself, or it and CoreDNS forward to each\n\
+            other.\n\
+            \n\
+            How the cluster address gets there (Kubespray, resolvconf_mode: host_resolvconf, the\n\
+            default): the last play of cluster.yml, \"Apply resolv.conf changes now that cluster\n\
+            DNS is up\", puts 169.254.25.10 (or the CoreDNS service IP) first in the node's\n\
+            resolver through whichever manager is active: the `# Ansible entries` block in\n\
+            /etc/resolv.conf, DNS= in /etc/systemd/resolved.conf.d/kubespray.conf,\n\
+            /etc/NetworkManager/conf.d/dns.conf, or `supersede domain-name-servers` in\n\
+            dhclient.conf. The servers after it come from the inventory and from the nameserver\n\
+            lines already in /etc/resolv.conf, with no filter, so 127.0.0.53 or an earlier\n\
+            169.254.25.10 are fed back in. On Ubuntu, systemd-resolved copies its DNS= servers\n\
+            into /run/systemd/resolve/resolv.conf, which is kubelet's resolvConf there (2024\n\
+            root-cause comment on kubespray#9948).\n\
+            \n\
+            Why it waits for a reboot: running pods keep the resolv.conf they were created with,\n\
+            before that last play, and the loop plugin probes only when CoreDNS starts. The\n\
+            reboot recreates the DNS pods with the new file, and the probe finds the loop.\n\
+            Kubespray PR 10554 (\"Fixes #9948\") only restored the default search domains;\n\
+            upgrading past it does not remove this loop.\n\
+            \n\
+            Milder variant, reported as high: kubelet's file is fine, but the node's own\n\
+            resolver (/etc/resolv.conf, or resolved's upstream list) has nothing but cluster\n\
+            addresses. Pods resolve, but the node itself cannot pull images or resolve anything\n\
+            while cluster DNS is down, e.g. right after a reboot, and CoreDNS, nodelocaldns or\n\
+            the CNI may need the node's DNS to come back at all (kubespray#11416: calico-node\n\
+            could not start).",
+        fix: "\
+            Break the cycle at both ends.\n\
+            1. Give CoreDNS and nodelocaldns real upstream servers instead of /etc/resolv.conf:\n   \
+            - Kubespray: set upstream_dns_servers in group_vars and re-run cluster.yml; then\n     \
+            check that the `forward .` lines in ConfigMaps kube-system/coredns and\n     \
+            kube-system/nodelocaldns list those servers.\n   \
+            - kubeadm: replace `forward . /etc/resolv.conf` in ConfigMap kube-system/coredns.\n   \
+            - k3s / RKE2 re-apply their packaged CoreDNS when they start, so a hand edit of\n     \
+            the ConfigMap does not last: do step 2.\n\
+            2. Keep cluster addresses out of the file kubelet hands out: point resolvConf at a\n   \
+            file with only real upstreams (as for DNS-KUBELET-LOOPBACK), and keep real\n   \
+            servers in the node's resolver after the cluster address. In Kubespray, remove\n   \
+            169.254.25.10, the CoreDNS IP and 127.0.0.53 from `nameservers`, and list real\n   \
+            servers in `nameservers` / `upstream_dns_servers`; or set `resolvconf_mode: none`\n   \
+            if the nodes need not resolve cluster names (the workaround most used in\n   \
+            kubespray#9948).\n\
+            \n\
+            List only real servers. With a real server after a cluster address, CoreDNS's\n\
+            forward plugin still spreads queries over all of them at random, so part of the\n\
+            lookups still loop.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Because the loop is detected only at start-up, restart the DNS pods after any change\n\
+            and read their logs; a pod that kept running proves nothing:\n  \
+            kubectl -n kube-system rollout restart deployment/coredns\n  \
+            kubectl -n kube-system rollout restart daemonset/nodelocaldns  # upstream name: node-local-dns\n\
+            Node resolver changes: restart the service that owns the resolver\n\
+            (systemctl restart systemd-resolved, or systemctl reload NetworkManager) and check\n\
+            the regenerated file. kubelet only if you changed the resolvConf path\n\
+            (systemctl restart kubelet). No reboot is needed, but one rebooted node is the\n\
+            real test.",
+        verify: "\
+            dnsfix check -i hosts.yaml --limit NODE\n\
+            On the node:\n  \
+            grep -E '^(nameserver|search)' /run/systemd/resolve/resolv.conf /etc/resolv.conf\n\
+            From the cluster:\n  \
+            kubectl -n kube-system get configmap coredns nodelocaldns -o yaml | grep forward\n  \
+            kubectl -n kube-system logs -l k8s-app=node-local-dns --tail=20 | grep plugin/loop\n  \
+            kubectl -n kube-system logs -l k8s-app=kube-dns --tail=20\n  \
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- nslookup example.com\n\
+            The grep for plugin/loop must print nothing after the DNS pods restarted.",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-KUBELET-RESOLVCONF-MISSING",
+        severity: Severity::Critical,
+        title: "kubelet's resolvConf is missing, empty or has no nameserver",
+        symptom: "\
+            No new pod starts on this node, static control-plane pods included; running pods\n\
+            keep running. `journalctl -u kubelet` shows:\n\
+            \"Could not open resolv conf file.\" err=\"open /etc/resolv.conf: no such file or directory\"\n\
+            \"Failed to generate sandbox config for pod\" err=\"open /run/systemd/resolve/resolv.conf: no such file or directory\" pod=\"kube-system/kube-apiserver-masternode\"\n\
+            and pod events with reason FailedCreatePodSandBox:\n\
+            Failed to create pod sandbox: open /run/systemd/resolve/resolv.conf: no such file or directory\n\
+            On a new control-plane node `kubeadm init` waits at wait-control-plane until it\n\
+            times out, and `crictl ps -a` shows nothing at all.\n\
+            If the file exists but has no nameserver line, or resolvConf is \"\" (empty), pods\n\
+            start but CoreDNS has no upstream: with \"\" kubelet gives dnsPolicy: Default pods\n\
+            `nameserver 127.0.0.1` and `search .`, and CoreDNS dies with\n\
+            `Loop (127.0.0.1:<port> -> :53) detected for zone \".\"`.",
+        mechanism: "\
+            kubelet opens its resolvConf file for every pod it creates, whatever the pod's\n\
+            dnsPolicy, to read the host's search domains and options (kubelet\n\
+            pkg/kubelet/network/dns/dns.go). If the path does not exist, or is a directory,\n\
+            sandbox creation fails for every pod. The path is fixed when kubelet starts; a file\n\
+            that disappears later breaks only new pods.\n\
+            \n\
+            Common causes:\n\
+            - resolvConf is /run/systemd/resolve/resolv.conf but systemd-resolved does not run\n  \
+            (disabled, masked, a minimal image or VM without it). /run is tmpfs: the file\n  \
+            exists only while resolved runs. Kubespray sets this path on every Ubuntu\n  \
+            18.04-24.04 and Fedora node regardless.\n\
+            - /etc/resolv.conf is a dangling symlink, e.g. to stub-resolv.conf of a stopped\n  \
+            systemd-resolved.\n\
+            - the file has no nameserver line, e.g. written by a DHCP client that got no DNS\n  \
+            option.\n\
+            - resolvConf: \"\" (or --resolv-conf=) is valid and means \"no host DNS\": kubelet then\n  \
+            gives dnsPolicy: Default pods `nameserver 127.0.0.1` (::1 on IPv6 nodes) and\n  \
+            `search .`, which for CoreDNS is itself.",
+        fix: "\
+            Point resolvConf at a file that exists at boot and lists real upstream servers:\n\
+            - systemd-resolved should run here: enable it (systemctl enable --now\n  \
+            systemd-resolved) and keep /run/systemd/resolve/resolv.conf.\n\
+            - it should not: use /etc/resolv.conf if it is a real file with real servers, or a\n  \
+            dedicated file you own.\n\
+            - resolvConf \"\" is almost never what you want: set a real path.\n\
+            Persist it, or the next installer run reverts it:\n\
+            - Kubespray: /etc/kubernetes/kubelet-config.yaml plus kube_resolv_conf. On Ubuntu\n  \
+            and Fedora the distro vars file beats inventory vars, so pass\n  \
+            `-e kube_resolv_conf=/etc/resolv.conf` to every cluster.yml, scale.yml and\n  \
+            upgrade-cluster.yml run.\n\
+            - kubeadm: /var/lib/kubelet/config.yaml AND ConfigMap kube-system/kubelet-config.\n\
+            - k3s / RKE2: `resolv-conf:` in /etc/rancher/k3s/config.yaml or\n  \
+            /etc/rancher/rke2/config.yaml. k3s uses a path you give it without checking it.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            If you changed the path, restart kubelet (systemctl restart kubelet; k3s/RKE2:\n\
+            restart their service). If you only restored the file at the same path, nothing\n\
+            needs restarting: kubelet reads it again for the next pod and retries the failed\n\
+            sandboxes. Recreate the CoreDNS and nodelocaldns pods if they were created while the\n\
+            file had no nameserver:\n  \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,node-local-dns)' \\\n    \
+            --field-selector spec.nodeName=NODE",
+        verify: "\
+            dnsfix check -i hosts.yaml --limit NODE\n\
+            On the node (the API may be down if this is a control-plane node):\n  \
+            grep -n resolvConf /etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml\n  \
+            ls -lL /run/systemd/resolve/resolv.conf /etc/resolv.conf\n  \
+            grep -c '^nameserver' <the resolvConf path>\n  \
+            journalctl -u kubelet --since -10min | grep -E 'resolv conf|sandbox config'\n\
+            From the cluster:\n  \
+            kubectl get events -A --field-selector reason=FailedCreatePodSandBox\n  \
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
+            -- nslookup kubernetes.default",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-BRIDGE-NF-OFF",
+        severity: Severity::Critical,
+        title: "bridge-nf-call-iptables is off or br_netfilter not loaded",
+        symptom: "\
+            DNS from pods fails or times out although CoreDNS is Running and its log is clean,\n\
+            and dig or nslookup print (a CoreDNS pod IP answering for the kube-dns service IP):\n\
+            ;; reply from unexpected source: 10.233.64.4#53, expected 10.233.0.3#53\n\
+            Querying the CoreDNS pod IP directly works; connecting to the service IP times out.\n\
+            Only clients on the same node as a CoreDNS pod fail, so it comes and goes as CoreDNS\n\
+            is rescheduled. Other Services behave the same: a ClusterIP is unreachable from pods\n\
+            on the node that runs its backend.\n\
+            Also seen:\n\
+            sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n\
+            missing br-netfilter module or unset sysctl br-nf-call-iptables; proxy may not work as intended\n\
+            [ERROR FileContent--proc-sys-net-bridge-bridge-nf-call-iptables]: /proc/sys/net/bridge/bridge-nf-call-iptables contents are not set to 1\n\
+            (the second from kube-proxy at start-up, the third from kubeadm init/join preflight).",
+        mechanism: "\
+            Pods on one node that share a Linux bridge (cni0, cbr0, docker0: flannel, the bridge\n\
+            CNI plugin, kubenet, k3s's default flannel) talk to each other at layer 2. A lookup\n\
+            sent to the kube-dns service IP is DNATed by kube-proxy's rules to a CoreDNS pod IP.\n\
+            When that pod sits on the same bridge, its reply is bridged straight back to the\n\
+            client. Unless net.bridge.bridge-nf-call-iptables is 1, bridged frames skip iptables\n\
+            and conntrack, so the reply is never translated back to the service IP and the\n\
+            client drops it: \"reply from unexpected source\". bridge-nf-call-ip6tables does the\n\
+            same for IPv6 (dnsfix checks it on dual-stack inventories).\n\
+            \n\
+            The net.bridge.* keys exist only while the br_netfilter module is loaded (Linux 3.18\n\
+            and later); without it there is nothing to set (rancher-archives/rke#368,\n\
+            kubeadm#312, kubernetes#87426). k3s and RKE2 load the module and set the key each\n\
+            time they start, so a 0 there means something reset it later, e.g. a\n\
+            `sysctl --system` applying a file that sets 0.\n\
+            \n\
+            Routed CNIs without a bridge (Calico's default mode, Cilium with eBPF host routing)\n\
+            do not show this DNS symptom, but the Kubernetes install prerequisites still ask\n\
+            for the setting (website container-runtimes.md).",
+        fix: "\
+            Now, on the node:\n  \
+            modprobe br_netfilter\n  \
+            sysctl -w net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1\n\
+            Then make it survive a reboot (DNS-BRIDGE-NF-NOT-PERSISTENT): br_netfilter in\n\
+            /etc/modules-load.d/, the keys in /etc/sysctl.d/.\n\
+            - Kubespray: re-running cluster.yml loads the module, writes\n  \
+            /etc/modules-load.d/kubespray-br_netfilter.conf and sets the keys in\n  \
+            sysctl_file_path.\n\
+            - kubeadm: the prerequisites from the container-runtime docs:\n  \
+            /etc/modules-load.d/k8s.conf (overlay, br_netfilter) and /etc/sysctl.d/k8s.conf.\n\
+            - k3s / RKE2: restarting the service sets it again; find what resets it.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Nothing. The setting applies to the next packet, so lookups work at once. kubelet,\n\
+            kube-proxy and the pods need no restart.",
+        verify: "\
+            On the node:\n  \
+            lsmod | grep br_netfilter\n  \
+            sysctl net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables\n\
+            From a pod on a node that runs CoreDNS (the case that fails):\n  \
+            kubectl -n kube-system get pod -l k8s-app=kube-dns -o wide\n  \
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
+            --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' \\\n    \
+            -- nslookup kubernetes.default\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-BRIDGE-NF-NOT-PERSISTENT",
+        severity: Severity::High,
+        title: "br_netfilter / bridge-nf-call-iptables not set at boot",
+        symptom: "\
+            Nothing is wrong yet. After the next reboot pods on this node show the\n\
+            DNS-BRIDGE-NF-OFF symptoms: `;; reply from unexpected source: ...` and Service\n\
+            timeouts. One incident report: \"I did it before, it was working and for some\n\
+            reason it changed back to 0 again after a while.\"\n\
+            The boot log of systemd-sysctl shows the keys were skipped because the module was\n\
+            not loaded yet:\n\
+            Couldn't write '1' to 'net/bridge/bridge-nf-call-iptables', ignoring: No such file or directory\n\
+            Couldn't write '1' to 'net/bridge/bridge-nf-call-ip6tables', ignoring: No such file or directory",
+        mechanism: "\
+            The live values are right because someone ran modprobe and sysctl -w by hand, or\n\
+            because k3s, kube-proxy or the container runtime loaded br_netfilter after boot.\n\
+            Nothing on disk makes it so at boot:\n\
+            - br_netfilter is in no modules-load.d file (/etc/modules-load.d/*.conf, or\n  \
+            /etc/modules on Debian), so after a reboot nothing loads it early and the\n  \
+            net.bridge.* keys do not exist; or\n\
+            - no sysctl file sets the keys to 1, or the file that wins sets 0. systemd-sysctl\n  \
+            applies the files of /etc/sysctl.d, /run/sysctl.d and /usr/lib/sysctl.d in the\n  \
+            order of their names, and the last assignment of a key wins (sysctl.d(5)); on\n  \
+            Debian and Ubuntu /etc/sysctl.conf is read through the 99-sysctl.conf symlink.\n\
+            \n\
+            systemd-sysctl runs early in boot. If br_netfilter is loaded after it ran, it logs\n\
+            \"Couldn't write ... ignoring: No such file or directory\" and your sysctl.d setting\n\
+            is never applied; the value is then whatever the module defaults to or whoever\n\
+            loads it sets (sysctl.d(5); fedora-sysv/initscripts#111, seapath/ansible#934).\n\
+            systemd-modules-load runs before systemd-sysctl, which is why listing the module\n\
+            there makes the sysctl file take effect.",
+        fix: "\
+            Persist both halves:\n  \
+            echo br_netfilter > /etc/modules-load.d/k8s.conf\n  \
+            printf '%s\\n' 'net.bridge.bridge-nf-call-iptables = 1' \\\n    \
+            'net.bridge.bridge-nf-call-ip6tables = 1' > /etc/sysctl.d/k8s.conf\n\
+            The sysctl file must sort after any file that sets these keys to 0 (k8s.conf sorts\n\
+            after 99-*.conf), or remove that setting.\n\
+            - Kubespray: re-run cluster.yml. It writes\n  \
+            /etc/modules-load.d/kubespray-br_netfilter.conf and sets the keys in\n  \
+            sysctl_file_path (/etc/sysctl.d/99-sysctl.conf, or /etc/sysctl.conf when that is a\n  \
+            symlink to it), but only when the module was loaded during the run.\n\
+            - kubeadm: the two files above, as in the container-runtime install docs.\n\
+            - k3s / RKE2 set the keys each time they start, but only once the service runs;\n  \
+            persist them anyway.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact files it would write.",
+        restart: "\
+            Nothing now: the live values are already right. The proof is the next boot; the\n\
+            Verify commands show what boot will apply without rebooting.",
+        verify: "\
+            What boot will apply:\n  \
+            systemd-analyze cat-config modules-load.d | grep -n br_netfilter\n  \
+            systemd-analyze cat-config sysctl.d | grep -n bridge-nf-call\n\
+            Whether the last boot skipped the keys:\n  \
+            journalctl -b -u systemd-sysctl | grep \"Couldn't write\"\n\
+            After the next reboot:\n  \
+            sysctl net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables\n  \
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-IP-FORWARD",
+        severity: Severity::Critical,
+        title: "net.ipv4.ip_forward is off, or not persisted",
+        symptom: "\
+            Pods on this node reach nothing outside the node: lookups to CoreDNS on other nodes\n\
+            time out (`;; connection timed out; no servers could be reached`), CoreDNS on this\n\
+            node cannot reach its upstreams or the API server, and stays unready with\n\
+            [INFO] plugin/ready: Still waiting on: \"kubernetes\"\n\
+            kubeadm init/join preflight stops with:\n\
+            [ERROR FileContent--proc-sys-net-ipv4-ip_forward]: /proc/sys/net/ipv4/ip_forward contents are not set to 1\n\
+            When it is only not persisted, nothing is wrong until the next reboot.",
+        mechanism: "\
+            The node routes pod traffic between the pod interfaces (veth, bridge, tunnel) and\n\
+            the network, and Linux does that only with net.ipv4.ip_forward=1\n\
+            (net.ipv6.conf.all.forwarding=1 for IPv6). With it off, packets from pods to\n\
+            anything off the node are dropped: other nodes' pods, Services whose endpoints run\n\
+            elsewhere, CoreDNS's upstream resolvers.\n\
+            \n\
+            Docker, k3s, RKE2 and some CNIs set it when they start (k3s and RKE2 log\n\
+            \"Set sysctl 'net/ipv4/conf/all/forwarding' to 1\"), which hides a missing persistent\n\
+            setting. It goes back to 0 when a later `sysctl --system` applies a file that sets\n\
+            0 (CIS-style hardening baselines do), or after a reboot where nothing sets it.\n\
+            Kubespray writes net.ipv4.ip_forward=1 into sysctl_file_path.\n\
+            \n\
+            Severity: critical when the live value is 0; reported as high when it is 1 now but\n\
+            no sysctl file sets it (or the winning file sets 0), so it reverts at the next boot.",
+        fix: "\
+            Now:\n  \
+            sysctl -w net.ipv4.ip_forward=1\n  \
+            sysctl -w net.ipv6.conf.all.forwarding=1     # IPv6 and dual-stack only\n\
+            Persist it in a file under /etc/sysctl.d/ that sorts after any file setting 0, or\n\
+            remove that setting (the grep in Verify finds it).\n\
+            - Kubespray: re-run cluster.yml; it sets the key in sysctl_file_path.\n\
+            - kubeadm: net.ipv4.ip_forward = 1 in /etc/sysctl.d/k8s.conf (container-runtime\n  \
+            docs).\n\
+            - k3s / RKE2 set it at each start; a 0 later means something reset it.\n\
+            If a hardening baseline sets 0 on purpose, exempt Kubernetes nodes from that rule:\n\
+            a node cannot route pod traffic without it.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Nothing. Forwarding starts with the next packet; CoreDNS becomes ready on its own.\n\
+            No kubelet, kube-proxy or pod restart.",
+        verify: "\
+            sysctl net.ipv4.ip_forward net.ipv6.conf.all.forwarding\n\
+            systemd-analyze cat-config sysctl.d | grep -n -e ip_forward -e conf.all.forwarding\n\
+            grep -rn ip_forward /etc/sysctl.conf /etc/sysctl.d /run/sysctl.d /usr/lib/sysctl.d\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n  \
+            --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup example.com\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-NAMESERVER-LIMIT",
+        severity: Severity::Warning,
+        title: "More than 3 nameservers: kubelet drops the rest",
+        symptom: "\
+            Events with reason DNSConfigForming on pods of this node, repeated on every sync\n\
+            (`kubectl describe pod`, `kubectl get events`):\n\
+            Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 10.0.0.2 10.0.0.3 10.0.0.4\n\
+            They flood the event stream, and the servers after the third are never used by\n\
+            CoreDNS, nodelocaldns or any other dnsPolicy: Default pod, so the fallback you\n\
+            think you have is not there.",
+        mechanism: "\
+            kubelet passes at most three nameservers to a pod (MaxDNSNameservers = 3, the glibc\n\
+            limit): it keeps the first three of its resolvConf file, in file order, and records\n\
+            DNSConfigForming on each pod whose list it cut (kubelet\n\
+            pkg/kubelet/network/dns/dns.go). ClusterFirst pods get only clusterDNS and are not\n\
+            affected; dnsPolicy: Default pods and hostNetwork pods are.\n\
+            \n\
+            Long lists come from systemd-resolved's /run/systemd/resolve/resolv.conf, which\n\
+            lists the servers of every link (several NICs, IPv4 plus IPv6 from router\n\
+            advertisements), from DHCP on several interfaces, and from Kubespray's\n\
+            host_resolvconf, which stacks the cluster address, `nameservers`, `cloud_resolver`\n\
+            and the servers already in /etc/resolv.conf.",
+        fix: "\
+            Keep three or fewer servers, the ones you want, in the file kubelet reads:\n\
+            - trim the source: netplan `nameservers:`, a resolved DNS= drop-in, NetworkManager\n  \
+            ipv4.dns / ipv4.ignore-auto-dns on secondary interfaces, dhclient supersede; or\n\
+            - point resolvConf at a dedicated file with at most three real upstream servers.\n\
+            - Kubespray: shorten `nameservers`, `upstream_dns_servers` and `cloud_resolver`, and\n  \
+            set `disable_host_nameservers: true` so it stops carrying over the servers already\n  \
+            in /etc/resolv.conf.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            New pods get the shorter list at once: kubelet reads the file's content for every\n\
+            pod. Recreate the CoreDNS and nodelocaldns pods to use it now:\n  \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,node-local-dns)' \\\n    \
+            --field-selector spec.nodeName=NODE\n\
+            Restart kubelet only if you changed the resolvConf path.",
+        verify: "\
+            grep -c '^nameserver' <the resolvConf path>        # 3 or fewer\n\
+            kubectl get events -A --field-selector reason=DNSConfigForming\n\
+            (old events expire after the API server's --event-ttl, one hour by default)\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-SEARCH-LIMIT",
+        severity: Severity::Warning,
+        title: "Host search list over kubelet's limits: pods get it cut",
+        symptom: "\
+            Node events, reason CheckLimitsForResolvConf:\n\
+            Resolv.conf file '/etc/resolv.conf' contains search line consisting of more than 3 domains!\n\
+            Resolv.conf file '/etc/resolv.conf' contains search line which length is more than allowed 256 chars!\n\
+            Resolv.conf file \"/etc/resolv.conf\" contains a search path which length is more than allowed 253 chars!\n\
+            (Kubernetes 1.28 and later print 29 domains and 2048 chars.) Pod events, reason\n\
+            DNSConfigForming:\n\
+            Search Line limits were exceeded, some search paths have been omitted, the applied search line is: default.svc.cluster.local svc.cluster.local cluster.local corp.example.com\n\
+            Short names that relied on a dropped domain stop resolving inside pods while they\n\
+            still resolve on the node.",
+        mechanism: "\
+            For ClusterFirst pods kubelet builds the search list <namespace>.svc.<domain>\n\
+            svc.<domain> <domain>, then the host's search domains from its resolvConf file, and\n\
+            cuts it to the limit from the end, so your own domains go first (kubelet\n\
+            pkg/kubelet/network/dns/dns.go):\n\
+            - legacy limits: 6 domains and 256 characters; the cluster takes 3, so 3 host\n  \
+            domains fit.\n\
+            - expanded limits (KEP-2595, Kubernetes 1.28 and later, or earlier with the\n  \
+            ExpandedDNSConfig feature gate): 32 domains and 2048 characters, so 29 host\n  \
+            domains.\n\
+            - any single domain longer than 253 characters is dropped.\n\
+            kubelet also checks its resolvConf file and raises the CheckLimitsForResolvConf\n\
+            events on the node. dnsfix applies the expanded limits when the inventory's\n\
+            kube_version is 1.28 or later, the legacy ones otherwise.\n\
+            \n\
+            Old pod images cap the list themselves: glibc before 2.26 (CentOS 7 based images)\n\
+            at 6 domains / 256 chars, and older containerd at 6 (containerd#5877), so a list\n\
+            kubelet accepts can still be cut inside the pod. Kubespray's host_resolvconf adds\n\
+            default.svc.<dns_domain> and svc.<dns_domain> to the node's list; they count too.",
+        fix: "\
+            Shorten the node's search list to what pods need, in the component that owns it:\n\
+            netplan `search:`, resolved `Domains=`, NetworkManager ipv4.dns-search, dhclient\n\
+            `supersede domain-search`, and stop DHCP or router advertisements from adding\n\
+            domains (DNS-STRAY-SEARCH). Or give kubelet a dedicated file with a short list.\n\
+            - Kubespray: `searchdomains` in group_vars; `remove_default_searchdomains: true`\n  \
+            leaves default.svc/svc.<dns_domain> out of the node's list.\n\
+            Workloads that need more domains can set dnsConfig.searches per pod (same limits)\n\
+            or use fully qualified names.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            New pods get the new list at once: kubelet reads the file's content for every pod.\n\
+            Existing pods keep the search line they were created with; recreate those that need\n\
+            a dropped domain. Restart kubelet only if you changed the resolvConf path.",
+        verify: "\
+            grep '^search' /run/systemd/resolve/resolv.conf /etc/resolv.conf\n\
+            kubectl get events -A --field-selector reason=CheckLimitsForResolvConf\n\
+            kubectl get events -A --field-selector reason=DNSConfigForming\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- cat /etc/resolv.conf\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-STRAY-SEARCH",
+        severity: Severity::Warning,
+        title: "Host search domains leak into every pod (e.g. openstacklocal)",
+        symptom: "\
+            A pod's /etc/resolv.conf ends with a domain nobody in the cluster asked for (from an\n\
+            incident, k3s on OpenStack):\n\
+            nameserver 10.43.0.10\n\
+            search minio-tenant1.svc.cluster.local svc.cluster.local cluster.local openstacklocal\n\
+            options ndots:5\n\
+            CoreDNS logs names with that suffix going upstream and timing out:\n\
+            [ERROR] plugin/errors: 2 kubernetes.default.svc.cluster.local.openstacklocal. A: read udp 10.42.0.64:36643->114.114.114.114:53: i/o timeout\n\
+            Even a full cluster name failed while the short one worked:\n\
+            ping: bad address 'kubernetes.default.svc.cluster.local'\n\
+            Outside names resolve slowly or time out, and your upstream resolvers see queries\n\
+            such as api.github.com.openstacklocal. Deleting the domain from /etc/resolv.conf\n\
+            helps until the next DHCP renewal or reboot (kubespray#1951).",
+        mechanism: "\
+            For ClusterFirst pods kubelet appends the host's search domains (from its resolvConf\n\
+            file) after <ns>.svc.<domain> svc.<domain> <domain>, and sets options ndots:5\n\
+            (kubelet pkg/kubelet/network/dns/dns.go). A name with fewer than 5 dots is tried\n\
+            with every search suffix before it is tried as is. CoreDNS answers the cluster\n\
+            suffixes itself; a stray suffix is outside the cluster zone, so CoreDNS forwards it\n\
+            upstream. Each lookup then costs one more round trip and leaks a query to the\n\
+            outside resolver, and if the upstream drops such queries the timeout fails the\n\
+            whole lookup (musl-based images such as Alpine and busybox give up at the first\n\
+            error instead of trying the next name).\n\
+            \n\
+            Stray domains come from DHCP (domain-name / domain-search; OpenStack hands out\n\
+            openstacklocal), IPv6 router advertisements (DNSSL), cloud-init/netplan, or an old\n\
+            hand edit (akash-network/support#80). dnsfix expects the cluster domain and its\n\
+            subdomains and the inventory's `searchdomains`; anything else is reported.",
+        fix: "\
+            Stop the source; editing the node's resolv.conf does not last:\n\
+            - netplan (Ubuntu, cloud-init): `dhcp4-overrides: {use-domains: false}` (and\n  \
+            dhcp6-overrides) on the interface; `accept-ra: false` if the domains come from\n  \
+            router advertisements (that also stops RA addresses and routes: check first).\n\
+            - dhclient: `supersede domain-search \"your.domain\";` in /etc/dhcp/dhclient.conf.\n\
+            - NetworkManager: nmcli connection modify CONN ipv4.ignore-auto-dns yes\n  \
+            ipv4.dns-search '<your domains>' ipv4.dns '<servers>' (ignoring DHCP DNS drops\n  \
+            its servers too, so list them; ipv4.dns-search alone only adds domains).\n\
+            - Kubespray: list the domains you do want in `searchdomains`; dnsfix treats them\n  \
+            as intended.\n\
+            - Or point kubelet's resolvConf at a dedicated file without them.\n\
+            A workload that must live with it can lower ndots with dnsConfig.options\n\
+            (name: ndots, value: \"2\") or use fully qualified names with a trailing dot.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Apply the network change (netplan apply, nmcli connection up CONN, or renew the\n\
+            DHCP lease; this can blip the link, so do one node at a time) and check the node's\n\
+            file. kubelet reads the file for every new pod, so it needs no restart unless you\n\
+            changed the path. Existing pods keep their search line until they are recreated;\n\
+            roll them when convenient. CoreDNS and nodelocaldns need nothing.",
+        verify: "\
+            grep '^search' /run/systemd/resolve/resolv.conf /etc/resolv.conf\n\
+            resolvectl domain\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- cat /etc/resolv.conf\n\
+            dnsfix check -i hosts.yaml --limit NODE      # again after a lease renewal or reboot",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-NODELOCAL-CLUSTERDNS",
+        severity: Severity::High,
+        title: "IPVS mode: kubelet's clusterDNS bypasses nodelocaldns",
+        symptom: "\
+            `ip addr show nodelocaldns` lists 169.254.25.10, yet pods on this node have\n\
+            `nameserver 10.233.0.3` (the kube-dns service IP) in /etc/resolv.conf. DNS works\n\
+            but skips the cache: the intermittent 5-second lookup delays that NodeLocal\n\
+            DNSCache was deployed to remove (the conntrack race on parallel A/AAAA queries,\n\
+            kubernetes#56903) are still there, CoreDNS carries the whole load, and nodelocaldns\n\
+            sees no queries from this node's pods.\n\
+            If clusterDNS names a link-local address that is not on the interface\n\
+            (169.254.20.10, the upstream default, against Kubespray's 169.254.25.10), every\n\
+            lookup from ClusterFirst pods on the node fails instead:\n\
+            ;; connection timed out; no servers could be reached",
+        mechanism: "\
+            NodeLocal DNSCache runs a cache on every node (a hostNetwork DaemonSet) listening on\n\
+            a link-local address on a dummy interface named nodelocaldns. With kube-proxy in\n\
+            iptables mode it also binds the kube-dns service IP and adds NOTRACK rules, so pods\n\
+            still configured with the service IP reach the cache. In IPVS mode the service IP\n\
+            belongs to kube-ipvs0 and IPVS, so the cache binds only the link-local address, and\n\
+            pods reach it only if kubelet's clusterDNS is that address (website\n\
+            nodelocaldns.md).\n\
+            \n\
+            Kubespray sets clusterDNS to nodelocaldns_ip whenever enable_nodelocaldns is true,\n\
+            so a mismatch there means the node's kubelet config was written by another run or\n\
+            edited by hand (compare DNS-FLEET-DRIFT). kubeadm keeps the kube-dns service IP\n\
+            (10.96.0.10) until you change it after installing nodelocaldns.",
+        fix: "\
+            Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
+            169.254.25.10):\n\
+            - Kubespray: clusterDNS in /etc/kubernetes/kubelet-config.yaml; in the inventory\n  \
+            enable_nodelocaldns: true and nodelocaldns_ip matching the DaemonSet, then re-run\n  \
+            cluster.yml.\n\
+            - kubeadm: clusterDNS in /var/lib/kubelet/config.yaml AND in ConfigMap\n  \
+            kube-system/kubelet-config, or kubeadm upgrade/join writes the service IP back.\n\
+            - k3s / RKE2: `kubelet-arg: [\"cluster-dns=<nodelocal IP>\"]` in\n  \
+            /etc/rancher/{k3s,rke2}/config.yaml on each node.\n\
+            If you do not want the cache, remove the nodelocaldns DaemonSet instead and keep\n\
+            clusterDNS on the service IP.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Restart kubelet (clusterDNS is read at start). Then pods on the node must be\n\
+            recreated to get the new nameserver, because their resolv.conf was written at\n\
+            creation: drain and uncordon the node, or roll the workloads running there\n\
+            (DaemonSet pods are not moved by a drain; delete them to recreate them).\n\
+            CoreDNS and nodelocaldns need nothing: they use dnsPolicy: Default.",
+        verify: "\
+            ip -4 addr show nodelocaldns\n\
+            kubectl -n kube-system get configmap kube-proxy -o yaml | grep 'mode:'\n\
+            kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq .kubeletconfig.clusterDNS\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n  \
+            --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' -- cat /etc/resolv.conf\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-KUBELET-FLAG-SHADOW",
+        severity: Severity::Warning,
+        title: "A kubelet flag overrides resolvConf/clusterDNS in the config file",
+        symptom: "\
+            You set resolvConf (or clusterDNS) in the kubelet config file, restarted kubelet,\n\
+            recreated the CoreDNS pods, and nothing changed: the loop is still there\n\
+            (coredns#2790, coredns#3700). The kubelet command line still carries the old value,\n\
+            e.g. --resolv-conf=/etc/resolv.conf, and kubelet logs at start:\n\
+            Flag --resolv-conf has been deprecated, This parameter should be set via the config file specified by the Kubelet's --config flag. See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information.",
+        mechanism: "\
+            kubelet takes a setting from its command line before its --config file: a flag wins\n\
+            over the same field in the file (website kubelet-config-file.md). The command line\n\
+            is assembled from several files, and the last copy of a flag wins:\n\
+            - kubeadm: KUBELET_KUBEADM_ARGS in /var/lib/kubelet/kubeadm-flags.env, and\n  \
+            KUBELET_EXTRA_ARGS from /etc/default/kubelet (deb) or /etc/sysconfig/kubelet (rpm),\n  \
+            both read by the 10-kubeadm.conf drop-in.\n\
+            - Kubespray: KUBELET_ARGS in /etc/kubernetes/kubelet.env, which includes the\n  \
+            inventory's kubelet_custom_flags.\n\
+            - any other drop-in under /etc/systemd/system/kubelet.service.d/.\n\
+            \n\
+            kubeadm 1.11 to 1.18 wrote --resolv-conf=/run/systemd/resolve/resolv.conf into\n\
+            kubeadm-flags.env whenever systemd-resolved was active (kubernetes#64665);\n\
+            kubernetes#90394 moved it to KubeletConfiguration.resolvConf. On a node set up by\n\
+            one of those versions, or with a flag added by hand, the flag keeps overriding the\n\
+            config file, so a fix made only in the file seems to do nothing.\n\
+            \n\
+            k3s and RKE2 always pass --resolv-conf as a flag, from `resolv-conf:` or\n\
+            `kubelet-arg:` in their config.yaml, so the deprecation line alone is normal there.",
+        fix: "\
+            Keep each setting in one place, the config file, and remove the flag:\n\
+            - kubeadm: delete --resolv-conf / --cluster-dns from KUBELET_KUBEADM_ARGS in\n  \
+            /var/lib/kubelet/kubeadm-flags.env and from KUBELET_EXTRA_ARGS; keep resolvConf /\n  \
+            clusterDNS in /var/lib/kubelet/config.yaml and ConfigMap kube-system/kubelet-config.\n\
+            - Kubespray: remove it from kubelet_custom_flags in the inventory and from\n  \
+            /etc/kubernetes/kubelet.env; set kube_resolv_conf instead.\n\
+            - k3s / RKE2: keep `resolv-conf:` and drop `resolv-conf=` from `kubelet-arg:` (or\n  \
+            the reverse) in /etc/rancher/{k3s,rke2}/config.yaml.\n\
+            If the flag held the right value, move that value into the config file first.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Restart kubelet: flags are read only at start (run systemctl daemon-reload first if\n\
+            you edited a unit or drop-in; env files need only the restart). Then recreate the\n\
+            pods that depend on the setting: CoreDNS and nodelocaldns for resolvConf, the\n\
+            ClusterFirst pods on the node for clusterDNS.",
+        verify: "\
+            cat /proc/$(pgrep -x kubelet)/cmdline | tr '\\0' ' '   # no --resolv-conf / --cluster-dns\n\
+            systemctl cat kubelet\n\
+            kubectl get --raw /api/v1/nodes/NODE/proxy/configz \\\n  \
+            | jq '.kubeletconfig | {resolvConf, clusterDNS}'\n\
+            dnsfix check -i hosts.yaml --limit NODE\n\
+            (k3s runs kubelet inside the k3s process: use the configz line there.)",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-RESOLV-MANAGED-ELSEWHERE",
+        severity: Severity::Warning,
+        title: "/etc/resolv.conf is a plain file another service rewrites",
+        symptom: "\
+            A DNS fix worked, and after the next reboot, DHCP lease renewal or NetworkManager\n\
+            restart the old content is back and CoreDNS loops again (coredns#2391: CentOS 7\n\
+            with kubeadm, fine until a reboot). The first lines of /etc/resolv.conf name the\n\
+            owner:\n\
+            # Generated by NetworkManager\n\
+            # Dynamic resolv.conf(5) file for glibc resolver(3) generated by resolvconf(8)\n\
+            # This file is managed by man:systemd-resolved(8). Do not edit.\n\
+            Or /etc/dhcp/dhclient.conf has a supersede line with loopback or cluster addresses,\n\
+            as found behind kubespray#9948:\n\
+            supersede domain-name-servers 169.254.25.10, 127.0.0.53;",
+        mechanism: "\
+            /etc/resolv.conf usually has an owner that regenerates it:\n\
+            - NetworkManager (rc-manager=symlink, the usual default) replaces a regular file on\n  \
+            every DNS change and leaves a symlink alone; dns=none or rc-manager=unmanaged\n  \
+            makes it leave the file alone (NetworkManager.conf(5)).\n\
+            - dhclient-script rewrites it on every lease unless dhclient.conf supersedes the\n  \
+            values or a hook takes over.\n\
+            - the resolvconf package regenerates it from\n  \
+            /etc/resolvconf/resolv.conf.d/{head,base,tail}.\n\
+            - cloud-init regenerates netplan's 50-cloud-init.yaml at every boot, and its\n  \
+            resolv_conf module can write /etc/resolv.conf directly.\n\
+            - systemd-resolved owns /run/systemd/resolve/; /run is tmpfs, so edits there are\n  \
+            gone at reboot.\n\
+            An edit to the file itself, by hand or by a tool that does not know the owner, lasts\n\
+            until the owner runs again. Because a pod's resolv.conf is fixed at creation and\n\
+            the CoreDNS loop check runs only at start-up, the regression shows when the DNS pods\n\
+            are recreated, typically at the next reboot.\n\
+            \n\
+            dhclient supersede: Kubespray's host_resolvconf writes `supersede\n\
+            domain-name-servers` into an `# Ansible entries` block of dhclient.conf from its\n\
+            server list (nodelocaldns IP first, then `nameservers` and the servers already in\n\
+            /etc/resolv.conf) with no filter. With 127.0.0.53 in `nameservers` the line becomes\n\
+            the one above, and after a reboot it lands in the file kubelet hands to CoreDNS\n\
+            (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high.",
+        fix: "\
+            Change the owner's configuration, never only /etc/resolv.conf:\n\
+            - NetworkManager: nmcli connection modify CONN ipv4.dns ... ipv4.ignore-auto-dns yes,\n  \
+            or a [global-dns] section in /etc/NetworkManager/conf.d/ (Kubespray writes\n  \
+            conf.d/dns.conf), or dns=none there if another tool should own the file.\n\
+            - systemd-resolved: a drop-in in /etc/systemd/resolved.conf.d/ (DNS=, Domains=).\n\
+            - dhclient: the supersede lines in /etc/dhcp/dhclient.conf; no loopback or cluster\n  \
+            address in `supersede domain-name-servers`.\n\
+            - resolvconf: /etc/resolvconf/resolv.conf.d/base or head.\n\
+            - cloud-init: set the nameservers in its network config, or stop it regenerating the\n  \
+            network config with /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg\n  \
+            containing `network: {config: disabled}`, and manage netplan yourself.\n\
+            - Kubespray: fix the inventory (`nameservers` without 127.0.0.53 or cluster\n  \
+            addresses, `upstream_dns_servers` set) so the next run writes the right thing.\n\
+            Or take kubelet out of it: point resolvConf at a dedicated file no service rewrites.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Apply the owner's new configuration (systemctl restart systemd-resolved,\n\
+            systemctl reload NetworkManager, netplan apply, or renew the DHCP lease) and check\n\
+            the regenerated file. Restart kubelet only if its resolvConf path changed; recreate\n\
+            the CoreDNS and nodelocaldns pods if the content they got was wrong. The real test\n\
+            is rebooting one node.",
+        verify: "\
+            ls -l /etc/resolv.conf; head -3 /etc/resolv.conf\n\
+            resolvectl status | grep -i 'resolv.conf mode'\n\
+            NetworkManager --print-config | grep -E '^(dns|rc-manager)='\n\
+            grep -n supersede /etc/dhcp/dhclient.conf /etc/dhclient.conf\n\
+            dnsfix check -i hosts.yaml --limit NODE      # and again after rebooting the node",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-K3S-FALLBACK",
+        severity: Severity::Info,
+        title: "k3s/RKE2 gave pods a generated resolv.conf with 8.8.8.8",
+        symptom: "\
+            The k3s or RKE2 service log says at every start:\n\
+            level=warning msg=\"Host resolv.conf includes loopback or multicast nameservers - kubelet will use autogenerated resolv.conf with nameserver 8.8.8.8\"\n\
+            Public names resolve in pods, but internal and split-horizon names (intranet hosts,\n\
+            a private registry) get NXDOMAIN or the public answer. On an air-gapped or\n\
+            egress-filtered network every outside lookup from pods times out, and the CoreDNS\n\
+            errors name 8.8.8.8:53 as the upstream.",
+        mechanism: "\
+            With no resolv-conf configured, k3s and RKE2 choose kubelet's file themselves (k3s\n\
+            pkg/agent/config/config.go, locateOrGenerateResolvConf): the first of\n\
+            /etc/resolv.conf and /run/systemd/resolve/resolv.conf whose nameservers are all\n\
+            global unicast addresses. A loopback, multicast or link-local server (127.0.0.53,\n\
+            or a 169.254.x nodelocaldns address) disqualifies a file (k3s docs, \"Nameserver\n\
+            Viability Checks\"). If neither file passes, k3s writes\n\
+            <data-dir>/agent/etc/resolv.conf (/var/lib/rancher/k3s/... or\n\
+            /var/lib/rancher/rke2/...; /tmp/k3s-resolv.conf in old versions) with\n\
+            `nameserver 8.8.8.8` and hands that to kubelet. CoreDNS then forwards every name it\n\
+            does not own to Google's public resolver, bypassing your own DNS servers.\n\
+            \n\
+            It is not a loop and nothing crashes, so dnsfix reports it as info: decide whether\n\
+            8.8.8.8 is what you want.",
+        fix: "\
+            Set the file explicitly, listing servers that can answer your internal names:\n\
+            `resolv-conf: /etc/rancher/k3s/resolv.conf` in /etc/rancher/k3s/config.yaml\n\
+            (RKE2: /etc/rancher/rke2/config.yaml), and write that file with your real upstream\n\
+            servers; or point it at /run/systemd/resolve/resolv.conf once that lists real\n\
+            servers. K3S_RESOLV_CONF / RKE2_RESOLV_CONF or --resolv-conf work too. k3s uses a\n\
+            path you give it without checking it, so list no loopback server there\n\
+            (DNS-KUBELET-LOOPBACK). If 8.8.8.8 is intended, set it explicitly anyway so the\n\
+            choice is visible.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
+        restart: "\
+            Restart the service on the node: systemctl restart k3s (server) or k3s-agent; RKE2:\n\
+            rke2-server or rke2-agent. Then recreate the CoreDNS pods (dnsPolicy: Default),\n\
+            whose resolv.conf was written at creation:\n  \
+            kubectl -n kube-system delete pod -l k8s-app=kube-dns --field-selector spec.nodeName=NODE",
+        verify: "\
+            journalctl -u k3s -u k3s-agent --since -10min | grep 'autogenerated resolv.conf'\n\
+            (RKE2: -u rke2-server -u rke2-agent; no output after the restart)\n\
+            grep resolv-conf /etc/rancher/k3s/config.yaml /etc/rancher/rke2/config.yaml\n\
+            kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq .kubeletconfig.resolvConf\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- nslookup <internal name>\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
+        id: "DNS-FLEET-DRIFT",
+        severity: Severity::Warning,
+        title: "DNS settings differ from the rest of the inventory group",
+        symptom: "\
+            One node misbehaves and its peers are fine: the CoreDNS replica scheduled there is in\n\
+            CrashLoopBackOff, or only pods on that node time out, often right after it was\n\
+            rebooted, re-imaged or added. From an incident, the kubelet configs side by side:\n\
+            # the broken node\n\
+            clusterDNS:\n\
+            - 169.254.25.10\n\
+            resolvConf: \"/etc/resolv.conf\"\n\
+            # the healthy nodes\n\
+            clusterDNS:\n\
+            - 169.254.25.10\n\
+            resolvConf: \"/run/systemd/resolve/resolv.conf\"",
+        mechanism: "\
+            Nodes in one inventory group are meant to be configured alike, but per-node state\n\
+            drifts: Kubespray picks kube_resolv_conf by distro and version, so an Ubuntu 22.04\n\
+            node and a Debian 12 node in the same group get different paths; nodes added at\n\
+            different times by different Kubespray or kubeadm versions; kubeadm's\n\
+            systemd-resolved detection looks at the node as it was at join time; a hand fix\n\
+            made on one node and never carried to the others; a node that rebooted and picked\n\
+            up regenerated resolver files while its peers still run on the old ones.\n\
+            \n\
+            dnsfix compares, per inventory group with at least 3 gathered hosts: the effective\n\
+            kubelet resolvConf, clusterDNS, the nameservers in the file kubelet hands to pods,\n\
+            net.bridge.bridge-nf-call-iptables, and the installer flavour. A node whose value\n\
+            differs from a strict majority of its group is reported, even when its value passes\n\
+            every other rule: the odd node is the one that breaks at the next reboot or\n\
+            reschedule. dnsfix reports the difference, not which side is right; the majority\n\
+            can be wrong too, so read the other findings for both.",
+        fix: "\
+            Decide which value is right (usually the one with no other finding), bring the odd\n\
+            node in line, and make the inventory say it so re-runs keep the nodes alike:\n\
+            - Kubespray: set the variable in group_vars (kube_resolv_conf, upstream_dns_servers,\n  \
+            nodelocaldns_ip) and re-run the playbook for that node; for a distro-driven\n  \
+            difference, pass `-e kube_resolv_conf=...`, which beats the distro vars files.\n\
+            - kubeadm: fix /var/lib/kubelet/config.yaml on the node to match ConfigMap\n  \
+            kube-system/kubelet-config (or fix the ConfigMap if it is the odd one).\n\
+            - k3s / RKE2: make /etc/rancher/{k3s,rke2}/config.yaml agree across the group.\n\
+            If the difference is intended, put the node in its own inventory group.\n\
+            \n\
+            `dnsfix plan -i hosts.yaml` shows the exact changes for the odd nodes.",
+        restart: "\
+            Drift itself restarts nothing. What must restart depends on the setting that\n\
+            differs: follow the matching finding (DNS-KUBELET-LOOPBACK for resolvConf,\n\
+            DNS-NODELOCAL-CLUSTERDNS for clusterDNS, DNS-BRIDGE-NF-OFF for the bridge sysctl).",
+        verify: "\
+            dnsfix check -i hosts.yaml            # the whole group: drift needs the peers\n\
+            dnsfix facts -i hosts.yaml --limit kube_node\n\
+            ansible -i hosts.yaml kube_node -b -m command \\\n  \
+            -a \"grep -A1 -E 'resolvConf|clusterDNS' /etc/kubernetes/kubelet-config.yaml\"",
+        playbook: None,
+    },
+];
+
+/// The catalog entry for `id`, matched case-insensitively (`dns-kubelet-loopback` works).
+pub fn rule(id: &str) -> Option<&'static RuleInfo> {
+    RULES.iter().find(|r| r.id.eq_ignore_ascii_case(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(r: &RuleInfo) -> [(&'static str, &'static str); 6] {
+        [
+            ("title", r.title),
+            ("symptom", r.symptom),
+            ("mechanism", r.mechanism),
+            ("fix", r.fix),
+            ("restart", r.restart),
+            ("verify", r.verify),
+        ]
+    }
+
+    #[test]
+    fn ids_are_screaming_kebab_starting_with_dns() {
+        for r in RULES {
+            let rest = r.id.strip_prefix("DNS-");
+            assert!(rest.is_some(), "{} does not start with DNS-", r.id);
+            let ok = rest.is_some_and(|rest| {
+                rest.split('-').all(|part| {
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                })
+            });
+            assert!(ok, "{} is not SCREAMING-KEBAB", r.id);
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_even_ignoring_case() {
+        for (i, a) in RULES.iter().enumerate() {
+            for b in &RULES[i + 1..] {
+                assert!(!a.id.eq_ignore_ascii_case(b.id), "duplicate id {}", a.id);
+            }
+        }
+    }
+
+    /// Shipped ids never change: renaming one breaks users' greps and saved reports.
+    #[test]
+    fn shipped_ids_and_default_severities_are_stable() {
+        let expected = [
+            ("DNS-KUBELET-LOOPBACK", Severity::Critical),
+            ("DNS-CLUSTER-SELF-FORWARD", Severity::Critical),
+            ("DNS-KUBELET-RESOLVCONF-MISSING", Severity::Critical),
+            ("DNS-BRIDGE-NF-OFF", Severity::Critical),
+            ("DNS-BRIDGE-NF-NOT-PERSISTENT", Severity::High),
+            ("DNS-IP-FORWARD", Severity::Critical),
+            ("DNS-NAMESERVER-LIMIT", Severity::Warning),
+            ("DNS-SEARCH-LIMIT", Severity::Warning),
+            ("DNS-STRAY-SEARCH", Severity::Warning),
+            ("DNS-NODELOCAL-CLUSTERDNS", Severity::High),
+            ("DNS-KUBELET-FLAG-SHADOW", Severity::Warning),
+            ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
+            ("DNS-K3S-FALLBACK", Severity::Info),
+            ("DNS-FLEET-DRIFT", Severity::Warning),
+        ];
+        let actual: Vec<(&str, Severity)> = RULES.iter().map(|r| (r.id, r.severity)).collect();
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn every_text_field_is_non_empty() {
+        for r in RULES {
+            for (field, text) in texts(r) {
+                assert!(!text.trim().is_empty(), "{}: {field} is empty", r.id);
+            }
+        }
+    }
+
+    #[test]
+    fn titles_are_one_line_of_at_most_80_chars() {
+        for r in RULES {
+            assert!(
+                r.title.chars().count() <= 80,
+                "{}: title is {} chars",
+                r.id,
+                r.title.chars().count()
+            );
+            assert!(!r.title.contains('\n'), "{}: title spans lines", r.id);
+        }
+    }
+
+    /// Catches a misplaced `\` line continuation: stray blanks at either end of a line.
+    #[test]
+    fn texts_have_no_trailing_blanks_tabs_or_edge_blank_lines() {
+        for r in RULES {
+            for (field, text) in texts(r) {
+                assert_eq!(
+                    text,
+                    text.trim(),
+                    "{}: {field} starts or ends with blanks",
+                    r.id
+                );
+                for line in text.lines() {
+                    assert_eq!(line, line.trim_end(), "{}: {field}: {line:?}", r.id);
+                    assert!(!line.contains('\t'), "{}: {field} has a tab", r.id);
+                }
+            }
+        }
+    }
+
+    /// "see DNS-CLUSTER-SELF-FORWARD" must name an id that exists.
+    #[test]
+    fn ids_mentioned_in_texts_exist() {
+        for r in RULES {
+            for (field, text) in texts(r) {
+                for (at, _) in text.match_indices("DNS-") {
+                    let word: String = text[at..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '-')
+                        .collect();
+                    let word = word.trim_end_matches('-');
+                    assert!(
+                        rule(word).is_some(),
+                        "{}: {field} mentions unknown {word}",
+                        r.id
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rule_lookup_is_case_insensitive() {
+        for r in RULES {
+            let lower = r.id.to_ascii_lowercase();
+            assert_eq!(rule(r.id).map(|f| f.id), Some(r.id));
+            assert_eq!(rule(&lower).map(|f| f.id), Some(r.id));
+        }
+        assert_eq!(
+            rule("Dns-Kubelet-Loopback").map(|r| r.id),
+            Some("DNS-KUBELET-LOOPBACK")
+        );
+        assert!(rule("DNS-NO-SUCH-RULE").is_none());
+        assert!(rule("").is_none());
+    }
+}

@@ -1,0 +1,71 @@
+//! [`Finding`]: one thing wrong (or not knowable) on one host, with the evidence an
+//! on-call engineer needs to act without reading the code.
+
+use serde::Serialize;
+
+/// How bad a finding is. Ordered: `Info < Warning < High < Critical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    High,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "high" => Some(Severity::High),
+            "critical" => Some(Severity::Critical),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // pad, not write_str, so `{:<9}` aligns columns.
+        f.pad(self.as_str())
+    }
+}
+
+/// Whether the rule found a problem or could not tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingStatus {
+    /// The problem is there; the evidence shows it.
+    Failed,
+    /// A fact the rule needs could not be read: not clean, not proven broken.
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable SCREAMING-KEBAB id users grep for (see `dnsfix explain`).
+    pub id: &'static str,
+    pub severity: Severity,
+    pub status: FindingStatus,
+    pub host: String,
+    /// One line: what is wrong.
+    pub summary: String,
+    /// What was seen, with file:line, e.g. "/etc/kubernetes/kubelet-config.yaml:31
+    /// resolvConf: /etc/resolv.conf → symlink to ../run/systemd/resolve/stub-resolv.conf →
+    /// nameserver 127.0.0.53".
+    pub evidence: Vec<String>,
+    /// What to do about it, for this host.
+    pub remediation: String,
+    /// The shipped playbook that fixes it, once there is one.
+    pub playbook: Option<&'static str>,
+}

@@ -1,0 +1,913 @@
+//! The per-host rules: pure functions of one node's facts and its inventory variables.
+//! Each rule returns a [`RuleOutcome`]; a rule whose facts are unknown says so (an
+//! `Unknown` finding), never passes silently. Rules never touch the network.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use super::catalog;
+use super::finding::{Finding, FindingStatus, Severity};
+use crate::facts::NodeFacts;
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
+use crate::facts::raw::FileState;
+use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
+use crate::inventory::Host;
+
+/// What one rule concluded for one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOutcome {
+    Pass,
+    /// The rule does not apply (e.g. no kubelet on this host), with why.
+    NotApplicable(String),
+    Findings(Vec<Finding>),
+}
+
+/// Everything a rule may look at for one host.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub host: &'a Host,
+    pub facts: &'a NodeFacts,
+    /// The cluster's own DNS addresses: clusterDNS, the nodelocaldns IP, the kube-dns
+    /// service IP. A resolver that lists only these forwards back into the cluster.
+    pub cluster: BTreeSet<IpAddr>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(host: &'a Host, facts: &'a NodeFacts) -> Ctx<'a> {
+        Ctx {
+            host,
+            facts,
+            cluster: cluster_addresses(host, facts),
+        }
+    }
+
+    fn finding(
+        &self,
+        id: &'static str,
+        severity: Severity,
+        summary: String,
+        evidence: Vec<String>,
+        remediation: String,
+    ) -> Finding {
+        Finding {
+            id,
+            severity,
+            status: FindingStatus::Failed,
+            host: self.host.name.clone(),
+            summary,
+            evidence,
+            remediation,
+            playbook: catalog::rule(id).and_then(|r| r.playbook),
+        }
+    }
+
+    fn unknown(&self, id: &'static str, why: String) -> RuleOutcome {
+        let severity = catalog::rule(id).map_or(Severity::Warning, |r| r.severity);
+        RuleOutcome::Findings(vec![Finding {
+            id,
+            severity,
+            status: FindingStatus::Unknown,
+            host: self.host.name.clone(),
+            summary: format!("cannot tell: {why}"),
+            evidence: vec![why],
+            remediation: "make the file readable to dnsfix (root via sudo -n) or fix it so it parses, then check again".into(),
+            playbook: None,
+        }])
+    }
+}
+
+type Rule = fn(&Ctx) -> RuleOutcome;
+
+/// Every per-host rule, in catalog order.
+pub const RULES: &[(&str, Rule)] = &[
+    ("DNS-KUBELET-LOOPBACK", kubelet_loopback),
+    ("DNS-CLUSTER-SELF-FORWARD", cluster_self_forward),
+    ("DNS-KUBELET-RESOLVCONF-MISSING", resolvconf_missing),
+    ("DNS-BRIDGE-NF-OFF", bridge_nf_off),
+    ("DNS-BRIDGE-NF-NOT-PERSISTENT", bridge_nf_not_persistent),
+    ("DNS-IP-FORWARD", ip_forward),
+    ("DNS-NAMESERVER-LIMIT", nameserver_limit),
+    ("DNS-SEARCH-LIMIT", search_limit),
+    ("DNS-STRAY-SEARCH", stray_search),
+    ("DNS-NODELOCAL-CLUSTERDNS", nodelocal_clusterdns),
+    ("DNS-KUBELET-FLAG-SHADOW", flag_shadow),
+    ("DNS-RESOLV-MANAGED-ELSEWHERE", resolv_managed_elsewhere),
+    ("DNS-K3S-FALLBACK", k3s_fallback),
+];
+
+const NO_KUBELET: &str = "no kubelet configuration on this host";
+
+/// The file kubelet hands to dnsPolicy=Default pods, parsed; or why a rule cannot use it.
+enum PodResolv<'a> {
+    Parsed(&'a Effective<String>, &'a ResolvFile, &'a ResolvConf),
+    NoKubelet,
+    Unknown(String),
+    /// The path is set but the file is not there (or is empty/has no nameserver): the
+    /// MISSING rule's business, other rules pass.
+    Broken,
+}
+
+fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
+    let k = &ctx.facts.kubelet;
+    match &k.resolv_conf {
+        Observed::Absent => PodResolv::NoKubelet,
+        Observed::Unknown(why) => PodResolv::Unknown(why.clone()),
+        Observed::Known(e) => match &k.pod_resolv_conf {
+            None => PodResolv::Broken,
+            Some(f) => match (f.state, &f.parsed) {
+                (FileState::Present, Some(p)) => PodResolv::Parsed(e, f, p),
+                (FileState::Unreadable, _) => {
+                    PodResolv::Unknown(format!("{} could not be read", f.path))
+                }
+                _ => PodResolv::Broken,
+            },
+        },
+    }
+}
+
+/// "/etc/kubernetes/kubelet-config.yaml:31 resolvConf: /etc/resolv.conf → symlink to
+/// ../run/systemd/resolve/stub-resolv.conf"
+fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
+    let what = if e.source.kind == "flag" {
+        "--resolv-conf="
+    } else {
+        "resolvConf: "
+    };
+    let mut s = format!("{} {what}{}", e.source.at(), e.value);
+    if let Some(d) = &e.source.detail {
+        s.push_str(&format!(" ({d})"));
+    }
+    if let Some(t) = &f.symlink_target {
+        s.push_str(&format!(" → symlink to {t}"));
+    }
+    s
+}
+
+fn ns_evidence(f: &ResolvFile, ns: &[&Nameserver]) -> String {
+    let list: Vec<String> = ns
+        .iter()
+        .map(|n| format!("nameserver {} (line {})", n.address, n.line))
+        .collect();
+    format!(
+        "{}: {}",
+        f.canonical.as_deref().unwrap_or(&f.path),
+        list.join(", ")
+    )
+}
+
+fn persist_hint(ctx: &Ctx) -> &'static str {
+    match ctx.facts.flavour.kind {
+        FlavourKind::Kubespray => {
+            "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree: kube_resolv_conf in the inventory (on Ubuntu/Fedora Kubespray's distro vars outrank group_vars, so pass -e kube_resolv_conf=...)"
+        }
+        FlavourKind::Kubeadm => {
+            "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
+        }
+        FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
+        FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
+    }
+}
+
+fn resolved_uplink_clean(ctx: &Ctx) -> bool {
+    let up = &ctx.facts.resolver.systemd_uplink;
+    ctx.facts.services.systemd_resolved == UnitState::Active
+        && up
+            .parsed
+            .as_ref()
+            .is_some_and(|p| !p.nameservers.is_empty() && p.loopback_nameservers().is_empty())
+}
+
+fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-KUBELET-LOOPBACK", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let lo = p.loopback_nameservers();
+    if lo.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let addrs: Vec<&str> = lo.iter().map(|n| n.address.as_str()).collect();
+    let target = if resolved_uplink_clean(ctx) {
+        "point resolvConf at /run/systemd/resolve/resolv.conf (systemd-resolved is active and that file lists real upstreams)".to_owned()
+    } else {
+        "point resolvConf at a file that lists the real upstream servers (set upstream_dns_servers)"
+            .to_owned()
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-KUBELET-LOOPBACK",
+        Severity::Critical,
+        format!(
+            "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
+            addrs.join(", ")
+        ),
+        vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))],
+        format!("{target}; {}; restart kubelet, then recreate the CoreDNS and nodelocaldns pods", persist_hint(ctx)),
+    )])
+}
+
+/// The host's own resolver: what the host's processes (and Kubespray's next run) use.
+fn host_resolver<'a>(ctx: &Ctx<'a>) -> &'a ResolvFile {
+    let r = &ctx.facts.resolver;
+    if ctx.facts.services.systemd_resolved == UnitState::Active
+        && matches!(r.resolved_mode.as_str(), "stub" | "static")
+    {
+        &r.systemd_uplink
+    } else {
+        &r.etc_resolv_conf
+    }
+}
+
+fn only_cluster<'p>(ctx: &Ctx, p: &'p ResolvConf) -> Option<Vec<&'p Nameserver>> {
+    let ns: Vec<&Nameserver> = p.nameservers.iter().collect();
+    let all_cluster = !ns.is_empty()
+        && ns
+            .iter()
+            .all(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)));
+    all_cluster.then_some(ns)
+}
+
+fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
+    let mut findings = Vec::new();
+    let cluster: Vec<String> = ctx.cluster.iter().map(|ip| ip.to_string()).collect();
+    let cluster = cluster.join(", ");
+    // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
+    // not to /etc/resolv.conf, so a cluster address in kubelet's file cannot loop.
+    let upstreams: Vec<String> = ctx
+        .host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.contains("{{"))
+        .collect();
+    let upstream_note = if upstreams.is_empty() {
+        "upstream_dns_servers: not set, so CoreDNS/nodelocaldns forward . to this file".to_owned()
+    } else {
+        format!("upstream_dns_servers: {}", upstreams.join(", "))
+    };
+    match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => {
+            let hits: Vec<&Nameserver> = p
+                .nameservers
+                .iter()
+                .filter(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+                .collect();
+            if !hits.is_empty() && upstreams.is_empty() {
+                // CoreDNS's forward plugin picks among the servers, so one cluster
+                // address among real ones still sends part of the traffic (and the loop
+                // probe) back into the cluster (kubespray#9948).
+                let listed: Vec<&str> = hits.iter().map(|n| n.address.as_str()).collect();
+                findings.push(ctx.finding(
+                    "DNS-CLUSTER-SELF-FORWARD",
+                    Severity::Critical,
+                    format!(
+                        "kubelet hands CoreDNS/nodelocaldns a resolv.conf listing the cluster's own DNS ({}): upstream lookups loop back into the cluster",
+                        listed.join(", ")
+                    ),
+                    vec![
+                        format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &hits)),
+                        format!("cluster DNS addresses: {cluster}"),
+                        upstream_note.clone(),
+                    ],
+                    "set upstream_dns_servers (CoreDNS and nodelocaldns then forward there instead of /etc/resolv.conf) and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into(),
+                ));
+            } else if let Some(ns) = only_cluster(ctx, p) {
+                findings.push(ctx.finding(
+                    "DNS-CLUSTER-SELF-FORWARD",
+                    Severity::High,
+                    "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (upstream_dns_servers is set), but those pods and the node have no real upstream while cluster DNS is down".into(),
+                    vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &ns)), upstream_note.clone()],
+                    "list real upstream servers after the cluster IP on the host (Kubespray: nameservers; systemd-resolved: a resolved.conf.d drop-in)".into(),
+                ));
+            }
+        }
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-CLUSTER-SELF-FORWARD", why),
+        PodResolv::NoKubelet | PodResolv::Broken => {}
+    }
+    let host = host_resolver(ctx);
+    let pod_path = ctx
+        .facts
+        .kubelet
+        .pod_resolv_conf
+        .as_ref()
+        .and_then(|f| f.canonical.clone().or(Some(f.path.clone())));
+    let host_path = host.canonical.clone().unwrap_or(host.path.clone());
+    if findings.is_empty()
+        && pod_path.as_deref() != Some(host_path.as_str())
+        && let Some(p) = &host.parsed
+        && let Some(ns) = only_cluster(ctx, p)
+    {
+        findings.push(ctx.finding(
+            "DNS-CLUSTER-SELF-FORWARD",
+            Severity::High,
+            "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
+            vec![ns_evidence(host, &ns), format!("cluster DNS addresses: {cluster}")],
+            "add real upstream servers after the cluster IP (Kubespray: nameservers / upstream_dns_servers; systemd-resolved: FallbackDNS in a resolved.conf.d drop-in)".into(),
+        ));
+    }
+    if findings.is_empty() {
+        RuleOutcome::Pass
+    } else {
+        RuleOutcome::Findings(findings)
+    }
+}
+
+fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
+    let k = &ctx.facts.kubelet;
+    let e = match &k.resolv_conf {
+        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        Observed::Unknown(why) => {
+            return ctx.unknown("DNS-KUBELET-RESOLVCONF-MISSING", why.clone());
+        }
+        Observed::Known(e) => e,
+    };
+    let id = "DNS-KUBELET-RESOLVCONF-MISSING";
+    let fix = format!(
+        "point resolvConf at a file with real nameservers; {}; restart kubelet",
+        persist_hint(ctx)
+    );
+    if e.value.is_empty() {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            "kubelet resolvConf is empty: dnsPolicy=Default pods get nameserver 127.0.0.1".into(),
+            vec![format!("{} resolvConf: \"\"", e.source.at())],
+            fix,
+        )]);
+    }
+    let Some(f) = &k.pod_resolv_conf else {
+        return RuleOutcome::Pass;
+    };
+    let chain = resolv_chain(e, f);
+    match (f.state, &f.parsed) {
+        (FileState::Missing, _) => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} does not exist: kubelet cannot start pods with dnsPolicy Default", e.value),
+            vec![format!("{chain} → no such file")],
+            fix,
+        )]),
+        (FileState::Directory, _) => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} is a directory", e.value),
+            vec![format!("{chain} → a directory")],
+            fix,
+        )]),
+        (FileState::Unreadable, _) => ctx.unknown(id, format!("{} could not be read", f.path)),
+        (FileState::Present, Some(p)) if p.nameservers.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} lists no nameserver", e.value),
+            vec![format!("{chain} → no nameserver line")],
+            fix,
+        )]),
+        _ => RuleOutcome::Pass,
+    }
+}
+
+fn dual_stack(ctx: &Ctx) -> bool {
+    ["enable_dual_stack_networks", "ipv6_stack"]
+        .iter()
+        .any(|k| ctx.host.var_bool(k) == Some(true))
+}
+
+fn sysctl_live<'f>(ctx: &Ctx<'f>, key: &str) -> &'f Observed<String> {
+    static UNKNOWN: std::sync::OnceLock<Observed<String>> = std::sync::OnceLock::new();
+    ctx.facts
+        .sysctls
+        .get(key)
+        .map(|s| &s.live)
+        .unwrap_or_else(|| UNKNOWN.get_or_init(|| Observed::Unknown("not gathered".into())))
+}
+
+fn bridge_keys(ctx: &Ctx) -> Vec<&'static str> {
+    let mut keys = vec!["net.bridge.bridge-nf-call-iptables"];
+    if dual_stack(ctx) {
+        keys.push("net.bridge.bridge-nf-call-ip6tables");
+    }
+    keys
+}
+
+/// Bridge netfilter and forwarding are Kubernetes node requirements: on a machine with no
+/// kubelet at all they are nobody's business.
+fn not_a_node(ctx: &Ctx) -> bool {
+    matches!(ctx.facts.kubelet.resolv_conf, Observed::Absent)
+        && ctx.facts.flavour.kind == FlavourKind::Unknown
+        && ctx.facts.kubelet.pid.is_none()
+}
+
+fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-BRIDGE-NF-OFF";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let b = &ctx.facts.br_netfilter;
+    let mut evidence = Vec::new();
+    match &b.loaded {
+        Observed::Known(false) => {
+            evidence.push(format!("br_netfilter is not loaded ({})", b.evidence))
+        }
+        Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+        _ => {}
+    }
+    for key in bridge_keys(ctx) {
+        match sysctl_live(ctx, key) {
+            Observed::Known(v) if v == "1" => {}
+            Observed::Known(v) => {
+                evidence.push(format!("/proc/sys/{}: {v}", key.replace('.', "/")))
+            }
+            Observed::Absent => {
+                if evidence.is_empty() {
+                    evidence.push(format!("{key} does not exist (br_netfilter not loaded)"));
+                }
+            }
+            Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+        }
+    }
+    if evidence.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        Severity::Critical,
+        "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
+        evidence,
+        "modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1 (and ip6tables on dual-stack), then persist both".into(),
+    )])
+}
+
+fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-BRIDGE-NF-NOT-PERSISTENT";
+    let mut evidence = Vec::new();
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    if rancher_sets_at_start(ctx) {
+        return RuleOutcome::NotApplicable(RANCHER_SYSCTL.into());
+    }
+    let b = &ctx.facts.br_netfilter;
+    if b.persisted.is_none() && !b.built_in {
+        evidence.push("br_netfilter is in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
+    }
+    for key in bridge_keys(ctx) {
+        let Some(s) = ctx.facts.sysctls.get(key) else {
+            continue;
+        };
+        match &s.persisted {
+            Some(p) if p.value == "1" => {}
+            Some(p) => evidence.push(format!(
+                "{}:{} sets {key} = {} (boot value)",
+                p.path, p.line, p.value
+            )),
+            None => evidence.push(format!(
+                "{key} is set by no sysctl.d file or /etc/sysctl.conf"
+            )),
+        }
+    }
+    if evidence.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        Severity::High,
+        "bridge netfilter settings are not persisted: they revert at the next reboot".into(),
+        evidence,
+        "add br_netfilter to /etc/modules-load.d/ and net.bridge.bridge-nf-call-iptables=1 to a sysctl.d file that wins".into(),
+    )])
+}
+
+const RANCHER_SYSCTL: &str = "k3s/RKE2 load br_netfilter and set the bridge and forwarding sysctls themselves at every start";
+
+/// k3s and RKE2 modprobe br_netfilter and set bridge-nf-call-iptables and forwarding on
+/// every start, before any pod runs (k3s pkg/agent/syssetup), so boot persistence is
+/// theirs, not the host's.
+fn rancher_sets_at_start(ctx: &Ctx) -> bool {
+    matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+}
+
+fn ip_forward(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-IP-FORWARD";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let key = "net.ipv4.ip_forward";
+    let Some(s) = ctx.facts.sysctls.get(key) else {
+        return ctx.unknown(id, format!("{key} was not gathered"));
+    };
+    let persisted = match &s.persisted {
+        _ if rancher_sets_at_start(ctx) => None,
+        Some(p) if p.value == "1" => None,
+        Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
+        None => Some(format!(
+            "{key} is set by no sysctl.d file or /etc/sysctl.conf"
+        )),
+    };
+    match &s.live {
+        Observed::Known(v) if v == "1" => match persisted {
+            None => RuleOutcome::Pass,
+            Some(ev) => RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::High,
+                "IPv4 forwarding is on but not persisted: it reverts at the next reboot".into(),
+                vec![ev],
+                "persist net.ipv4.ip_forward=1 in a sysctl.d file".into(),
+            )]),
+        },
+        Observed::Known(v) => RuleOutcome::Findings(vec![
+            ctx.finding(
+                id,
+                Severity::Critical,
+                "IPv4 forwarding is off: pod traffic (DNS included) is not routed".into(),
+                [
+                    Some(format!("/proc/sys/net/ipv4/ip_forward: {v}")),
+                    persisted,
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                "set net.ipv4.ip_forward=1 now and persist it in a sysctl.d file".into(),
+            ),
+        ]),
+        Observed::Absent => ctx.unknown(id, "/proc/sys/net/ipv4/ip_forward does not exist".into()),
+        Observed::Unknown(why) => ctx.unknown(id, why.clone()),
+    }
+}
+
+fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-NAMESERVER-LIMIT", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    if p.nameservers.len() <= 3 {
+        return RuleOutcome::Pass;
+    }
+    let all: Vec<&Nameserver> = p.nameservers.iter().collect();
+    let dropped: Vec<&str> = p.nameservers[3..]
+        .iter()
+        .map(|n| n.address.as_str())
+        .collect();
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-NAMESERVER-LIMIT",
+        Severity::Warning,
+        format!("{} nameservers where kubelet keeps 3: {} are silently dropped for pods", p.nameservers.len(), dropped.join(", ")),
+        vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &all))],
+        "list at most 3 nameservers in the file kubelet hands to pods (or give kubelet a dedicated resolv.conf)".into(),
+    )])
+}
+
+/// Kubernetes minor version from `kube_version` (e.g. "v1.28.3" → 28), when the inventory says.
+fn kube_minor(ctx: &Ctx) -> Option<u32> {
+    let v = ctx.host.var_str("kube_version")?;
+    let v = v.trim_start_matches('v');
+    let mut parts = v.split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+fn search_limit(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-SEARCH-LIMIT", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let search = p.kubelet_search();
+    // kubelet CheckLimitsForResolvConf: the cluster adds 3 domains of its own.
+    // ExpandedDNSConfig: beta and on by default from 1.26, GA in 1.28 (kube_features.go).
+    let expanded = kube_minor(ctx).is_some_and(|m| m >= 26);
+    let (max_domains, max_chars, label) = if expanded {
+        (
+            29,
+            2048,
+            "expanded limits (Kubernetes >= 1.26): 32 domains / 2048 chars",
+        )
+    } else {
+        (
+            3,
+            256,
+            "legacy limits: 6 domains / 256 chars (Kubernetes < 1.26, or version unknown: set kube_version)",
+        )
+    };
+    let joined = search.join(" ").len();
+    let long: Vec<&&str> = search.iter().filter(|d| d.len() > 253).collect();
+    let mut problems = Vec::new();
+    if search.len() > max_domains {
+        problems.push(format!(
+            "{} host search domains, at most {max_domains} fit beside the cluster's 3",
+            search.len()
+        ));
+    }
+    if joined > max_chars {
+        problems.push(format!("search line is {joined} chars, over {max_chars}"));
+    }
+    for d in &long {
+        problems.push(format!(
+            "domain {}... is over 253 chars and is dropped",
+            &d[..40.min(d.len())]
+        ));
+    }
+    if problems.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-SEARCH-LIMIT",
+        Severity::Warning,
+        format!("search list over kubelet's limits ({label}): {}", problems.join("; ")),
+        vec![
+            resolv_chain(e, f),
+            format!("{}{line}: search {}", f.canonical.as_deref().unwrap_or(&f.path), search.join(" ")),
+        ],
+        "remove search domains from the host (DHCP/netplan/NetworkManager) or give kubelet a dedicated resolv.conf".into(),
+    )])
+}
+
+fn dns_domain(ctx: &Ctx) -> String {
+    match &ctx.facts.kubelet.cluster_domain {
+        Observed::Known(e) => e.value.trim_end_matches('.').to_owned(),
+        _ => ctx
+            .host
+            .var_str("dns_domain")
+            .filter(|d| !d.contains("{{"))
+            .unwrap_or("cluster.local")
+            .to_owned(),
+    }
+}
+
+fn stray_search(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-STRAY-SEARCH", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let domain = dns_domain(ctx);
+    let allowed: BTreeSet<String> = ctx
+        .host
+        .var_list("searchdomains")
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.trim_end_matches('.').to_lowercase())
+        .collect();
+    let stray: Vec<&str> = p
+        .kubelet_search()
+        .into_iter()
+        .filter(|d| {
+            let d = d.trim_end_matches('.').to_lowercase();
+            !(d == domain || d.ends_with(&format!(".{domain}")) || allowed.contains(&d))
+        })
+        .collect();
+    if stray.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-STRAY-SEARCH",
+        Severity::Warning,
+        format!("host search domain {} leaks into every ClusterFirst pod (ndots:5 tries it first for every external name)", stray.join(", ")),
+        vec![
+            resolv_chain(e, f),
+            format!("{}{line}: search {}", f.canonical.as_deref().unwrap_or(&f.path), p.search.join(" ")),
+            format!("allowed: {domain} and its subdomains{}", if allowed.is_empty() { String::new() } else { format!(", searchdomains: {}", allowed.iter().cloned().collect::<Vec<_>>().join(" ")) }),
+        ],
+        "stop DHCP/RA from pushing it (dhclient supersede domain-search, netplan dhcp4-overrides use-domains: false, NetworkManager ipv4.ignore-auto-dns) or list it in searchdomains if it is wanted".into(),
+    )])
+}
+
+fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
+    let Some(addrs) = &ctx.facts.nodelocaldns else {
+        return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
+    };
+    let mode = ctx.host.var_str("kube_proxy_mode");
+    let ipvs = match mode {
+        Some(m) => m == "ipvs",
+        // Kubespray's default kube_proxy_mode is ipvs.
+        None => ctx.facts.flavour.kind == FlavourKind::Kubespray,
+    };
+    if !ipvs {
+        return RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into());
+    }
+    let dns = match &ctx.facts.kubelet.cluster_dns {
+        Observed::Known(e) => e,
+        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        Observed::Unknown(why) => return ctx.unknown("DNS-NODELOCAL-CLUSTERDNS", why.clone()),
+    };
+    let local: Vec<&String> = addrs
+        .iter()
+        .filter(|a| {
+            a.parse::<IpAddr>()
+                .is_ok_and(|ip| matches!(ip, IpAddr::V4(v) if v.is_link_local()))
+        })
+        .collect();
+    if local.is_empty() || local.iter().any(|a| dns.value.contains(a)) {
+        return RuleOutcome::Pass;
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-NODELOCAL-CLUSTERDNS",
+        Severity::High,
+        format!("nodelocaldns listens on {} but kubelet clusterDNS is {}: in ipvs mode pods never reach the local cache", local[0], dns.value.join(", ")),
+        vec![
+            format!("interface nodelocaldns: {}", addrs.join(", ")),
+            format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
+            format!("kube_proxy_mode: {}", mode.unwrap_or("ipvs (Kubespray default)")),
+        ],
+        format!("set clusterDNS to [{}]; restart kubelet and recreate pods", local[0]),
+    )])
+}
+
+fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
+    let k = &ctx.facts.kubelet;
+    let mut evidence = Vec::new();
+    if let Observed::Known(e) = &k.resolv_conf {
+        for s in e.shadowed.iter().filter(|s| s.value != e.value) {
+            evidence.push(format!(
+                "{} --resolv-conf={} overrides {} resolvConf: {}",
+                e.source.at(),
+                e.value,
+                s.source.at(),
+                s.value
+            ));
+        }
+    }
+    if let Observed::Known(e) = &k.cluster_dns {
+        let v = e.value.join(",");
+        for s in e.shadowed.iter().filter(|s| s.value != v) {
+            evidence.push(format!(
+                "{} --cluster-dns={v} overrides {} clusterDNS: {}",
+                e.source.at(),
+                s.source.at(),
+                s.value
+            ));
+        }
+    }
+    if evidence.is_empty() {
+        return match (&k.resolv_conf, &k.cluster_dns) {
+            (Observed::Absent, Observed::Absent) => RuleOutcome::NotApplicable(NO_KUBELET.into()),
+            _ => RuleOutcome::Pass,
+        };
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-KUBELET-FLAG-SHADOW",
+        Severity::Warning,
+        "a kubelet flag overrides the config file: editing the config file changes nothing".into(),
+        evidence,
+        "remove the flag from the env file and keep the value in the config file; restart kubelet".into(),
+    )])
+}
+
+fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {
+    facts.files.get(path).and_then(|f| f.text())
+}
+
+/// NetworkManager leaves /etc/resolv.conf alone with dns=none or rc-manager=unmanaged
+/// (NetworkManager.conf(5)); otherwise an active NetworkManager rewrites a plain file.
+fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
+    if facts.services.network_manager != UnitState::Active {
+        return None;
+    }
+    let configs = facts.files.keys().filter(|p| {
+        *p == "/etc/NetworkManager/NetworkManager.conf"
+            || p.starts_with("/etc/NetworkManager/conf.d/")
+            || p.starts_with("/run/NetworkManager/conf.d/")
+    });
+    for path in configs {
+        let Some(text) = file_text(facts, path) else {
+            continue;
+        };
+        let hands_off = text.lines().any(|line| {
+            let l = line.trim().replace(' ', "");
+            l == "dns=none" || l == "rc-manager=unmanaged"
+        });
+        if hands_off {
+            return None;
+        }
+    }
+    Some("NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into())
+}
+
+fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
+    let facts = ctx.facts;
+    let mut findings = Vec::new();
+    let etc = &facts.resolver.etc_resolv_conf;
+    if etc.state == FileState::Present && etc.symlink_target.is_none() {
+        let mut managers = Vec::new();
+        if let Some(nm) = network_manager_manages_resolv(facts) {
+            managers.push(nm);
+        }
+        if !managers.is_empty() {
+            findings.push(ctx.finding(
+                id,
+                Severity::Warning,
+                "/etc/resolv.conf is a plain file that another program rewrites: a hand fix there will not survive a reboot or DHCP renewal".into(),
+                [format!("/etc/resolv.conf is a regular file (sha256 {})", etc.sha256.as_deref().unwrap_or("?"))].into_iter().chain(managers).collect(),
+                "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand), not in /etc/resolv.conf".into(),
+            ));
+        }
+    }
+    for path in ["/etc/dhcp/dhclient.conf", "/etc/dhclient.conf"] {
+        let Some(text) = file_text(facts, path) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let l = line.split('#').next().unwrap_or("").trim();
+            let Some(rest) = l.strip_prefix("supersede domain-name-servers") else {
+                continue;
+            };
+            let bad: Vec<String> = rest
+                .trim_end_matches(';')
+                .split(',')
+                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+                .filter(|ip| is_loopback(*ip) || ctx.cluster.contains(ip))
+                .map(|ip| ip.to_string())
+                .collect();
+            if !bad.is_empty() {
+                findings.push(ctx.finding(
+                    id,
+                    Severity::High,
+                    format!("dhclient writes {} into the host resolver at every lease: after a reboot the loop is back", bad.join(", ")),
+                    vec![format!("{path}:{}: {l}", i + 1)],
+                    "list only real upstream servers in the supersede line (Kubespray: remove 127.0.0.53 from nameservers and set upstream_dns_servers)".into(),
+                ));
+            }
+        }
+    }
+    if findings.is_empty() {
+        RuleOutcome::Pass
+    } else {
+        RuleOutcome::Findings(findings)
+    }
+}
+
+fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
+    if !matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2) {
+        return RuleOutcome::NotApplicable("not a k3s/RKE2 node".into());
+    }
+    match &ctx.facts.kubelet.resolv_conf {
+        Observed::Known(e) if e.source.kind == "k3s_auto" && e.value.ends_with("/agent/etc/resolv.conf") => {
+            RuleOutcome::Findings(vec![ctx.finding(
+                "DNS-K3S-FALLBACK",
+                Severity::Info,
+                "k3s found only loopback nameservers on the host and gives pods a generated resolv.conf with 8.8.8.8".into(),
+                vec![
+                    format!("{}: no resolv-conf set", ctx.facts.kubelet.config_path.as_deref().unwrap_or("config.yaml")),
+                    format!("effective: {} ({})", e.value, e.source.detail.as_deref().unwrap_or("k3s automatic choice")),
+                ],
+                "set resolv-conf in /etc/rancher/k3s/config.yaml (or rke2) to a file with your real upstreams; restart the k3s/rke2 service".into(),
+            )])
+        }
+        Observed::Unknown(why) => ctx.unknown("DNS-K3S-FALLBACK", why.clone()),
+        _ => RuleOutcome::Pass,
+    }
+}
+
+/// The cluster's own DNS addresses as this host knows them.
+pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
+    let mut set = BTreeSet::new();
+    if let Observed::Known(e) = &facts.kubelet.cluster_dns {
+        set.extend(e.value.iter().filter_map(|a| a.parse::<IpAddr>().ok()));
+    }
+    if let Some(addrs) = &facts.nodelocaldns {
+        set.extend(
+            addrs
+                .iter()
+                .filter_map(|a| a.parse::<IpAddr>().ok())
+                .filter(|ip| !matches!(ip, IpAddr::V6(v) if (v.segments()[0] & 0xffc0) == 0xfe80)),
+        );
+    }
+    if host.var_bool("enable_nodelocaldns") != Some(false) {
+        let ip = host.var_str("nodelocaldns_ip").unwrap_or("169.254.25.10");
+        if let Ok(ip) = ip.parse() {
+            set.insert(ip);
+        }
+    }
+    for key in ["skydns_server", "coredns_server"] {
+        if let Some(ip) = host.var_str(key).and_then(|v| v.parse().ok()) {
+            set.insert(ip);
+        }
+    }
+    // Kubespray: the kube-dns service is the 3rd address of kube_service_addresses.
+    let services = host
+        .var_str("kube_service_addresses")
+        .or((facts.flavour.kind == FlavourKind::Kubespray).then_some("10.233.0.0/18"));
+    if let Some(ip) = services.and_then(|cidr| nth_address(cidr, 3)) {
+        set.insert(ip);
+    }
+    set
+}
+
+fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
+    let (net, _) = cidr.split_once('/')?;
+    match net.parse::<IpAddr>().ok()? {
+        IpAddr::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(
+            u32::from(v4).checked_add(n)?,
+        ))),
+        IpAddr::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(
+            u128::from(v6).checked_add(u128::from(n))?,
+        ))),
+    }
+}

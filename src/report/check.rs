@@ -1,0 +1,307 @@
+//! Rendering `dnsfix check`: findings grouped by host, worst first, with a fleet summary
+//! line; JSON for tooling (docs/check.md); JUnit XML with one testcase per rule × host.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::diagnose::{Finding, FindingStatus, HostDiagnosis, RuleOutcome, Severity};
+use crate::gather::HostError;
+
+/// A host as `check` reports it: diagnosed, or not reachable.
+#[derive(Debug)]
+pub enum Checked<'a> {
+    Diagnosed(&'a HostDiagnosis),
+    Failed { host: &'a str, error: &'a HostError },
+}
+
+impl Checked<'_> {
+    fn host(&self) -> &str {
+        match self {
+            Checked::Diagnosed(d) => &d.host,
+            Checked::Failed { host, .. } => host,
+        }
+    }
+
+    /// Sort key: unreachable first, then by worst severity (critical first), then name.
+    fn rank(&self) -> (u8, std::cmp::Reverse<Option<Severity>>) {
+        match self {
+            Checked::Failed { .. } => (0, std::cmp::Reverse(None)),
+            Checked::Diagnosed(d) => (1, std::cmp::Reverse(d.worst())),
+        }
+    }
+}
+
+fn sorted<'a>(hosts: &'a [Checked<'a>]) -> Vec<&'a Checked<'a>> {
+    let mut v: Vec<&Checked> = hosts.iter().collect();
+    v.sort_by(|a, b| a.rank().cmp(&b.rank()).then_with(|| a.host().cmp(b.host())));
+    v
+}
+
+fn sorted_findings(d: &HostDiagnosis) -> Vec<&Finding> {
+    let mut f: Vec<&Finding> = d.findings().collect();
+    f.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.id.cmp(b.id)));
+    f
+}
+
+/// The fleet summary: counts by worst severity per host.
+pub fn summary(hosts: &[Checked]) -> String {
+    let mut worst = [0usize; 4];
+    let (mut clean, mut failed, mut findings) = (0, 0, 0);
+    for h in hosts {
+        match h {
+            Checked::Failed { .. } => failed += 1,
+            Checked::Diagnosed(d) => {
+                findings += d.findings().count();
+                match d.worst() {
+                    Some(s) => worst[s as usize] += 1,
+                    None => clean += 1,
+                }
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    for s in [
+        Severity::Critical,
+        Severity::High,
+        Severity::Warning,
+        Severity::Info,
+    ] {
+        if worst[s as usize] > 0 {
+            parts.push(format!("{} {}", worst[s as usize], s));
+        }
+    }
+    parts.push(format!("{clean} clean"));
+    if failed > 0 {
+        parts.push(format!("{failed} unreachable"));
+    }
+    format!(
+        "{} host{}: {}; {findings} finding{}",
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        parts.join(", "),
+        if findings == 1 { "" } else { "s" }
+    )
+}
+
+pub fn text(hosts: &[Checked]) -> String {
+    let mut out = String::new();
+    let mut clean = Vec::new();
+    for h in sorted(hosts) {
+        match h {
+            Checked::Failed { host, error } => {
+                let _ = writeln!(out, "{host}: UNREACHABLE ({}): {error}\n", error.kind());
+            }
+            Checked::Diagnosed(d) => {
+                let findings = sorted_findings(d);
+                if findings.is_empty() {
+                    clean.push(d.host.as_str());
+                    continue;
+                }
+                let worst = d.worst().map_or("ok", Severity::as_str).to_uppercase();
+                let _ = writeln!(out, "{}  [{worst}]", d.host);
+                for f in findings {
+                    let label = match f.status {
+                        FindingStatus::Failed => f.severity.as_str().to_owned(),
+                        FindingStatus::Unknown => "unknown".to_owned(),
+                    };
+                    let _ = writeln!(out, "  {label:<9} {}  {}", f.id, f.summary);
+                    for e in &f.evidence {
+                        let _ = writeln!(out, "            seen: {e}");
+                    }
+                    let _ = writeln!(out, "            fix:  {}", f.remediation);
+                }
+                let _ = writeln!(out);
+            }
+        }
+    }
+    if !clean.is_empty() {
+        let _ = writeln!(out, "clean: {}", clean.join(", "));
+    }
+    let _ = writeln!(out, "{}", summary(hosts));
+    out
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    format_version: u32,
+    dnsfix_version: &'static str,
+    inventory: Option<String>,
+    summary: String,
+    hosts: Vec<HostEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct HostEntry<'a> {
+    host: &'a str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worst: Option<Severity>,
+    findings: Vec<&'a Finding>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_applicable: Vec<NotApplicable<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorEntry>,
+}
+
+#[derive(Serialize)]
+struct NotApplicable<'a> {
+    id: &'a str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct ErrorEntry {
+    kind: &'static str,
+    message: String,
+}
+
+pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
+    let doc = Document {
+        format_version: 1,
+        dnsfix_version: env!("CARGO_PKG_VERSION"),
+        inventory: inventory.map(|p| p.display().to_string()),
+        summary: summary(hosts),
+        hosts: sorted(hosts)
+            .into_iter()
+            .map(|h| match h {
+                Checked::Failed { host, error } => HostEntry {
+                    host,
+                    status: "failed",
+                    worst: None,
+                    findings: vec![],
+                    not_applicable: vec![],
+                    error: Some(ErrorEntry {
+                        kind: error.kind(),
+                        message: error.to_string(),
+                    }),
+                },
+                Checked::Diagnosed(d) => HostEntry {
+                    host: &d.host,
+                    status: "ok",
+                    worst: d.worst(),
+                    findings: sorted_findings(d),
+                    not_applicable: d
+                        .outcomes
+                        .iter()
+                        .filter_map(|(id, o)| match o {
+                            RuleOutcome::NotApplicable(reason) => {
+                                Some(NotApplicable { id, reason })
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                    error: None,
+                },
+            })
+            .collect(),
+    };
+    let mut text =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    text.push('\n');
+    text
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 forbids most control characters even escaped.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one testsuite per host, one testcase per rule (failure for a finding, error
+/// for an unknown, skipped for not applicable); an unreachable host is one errored case.
+pub fn junit(hosts: &[Checked]) -> String {
+    let mut body = String::new();
+    let (mut tests, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+    for h in sorted(hosts) {
+        let mut cases = String::new();
+        let (mut t, mut f, mut e, mut s) = (0, 0, 0, 0);
+        match h {
+            Checked::Failed { host, error } => {
+                t += 1;
+                e += 1;
+                let _ = writeln!(
+                    cases,
+                    "    <testcase classname=\"dnsfix.{}\" name=\"connect\">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
+                    xml(host),
+                    error.kind(),
+                    xml(&error.to_string())
+                );
+            }
+            Checked::Diagnosed(d) => {
+                for (id, outcome) in &d.outcomes {
+                    t += 1;
+                    let _ = write!(
+                        cases,
+                        "    <testcase classname=\"dnsfix.{}\" name=\"{id}\">",
+                        xml(&d.host)
+                    );
+                    match outcome {
+                        RuleOutcome::Pass => {}
+                        RuleOutcome::NotApplicable(reason) => {
+                            s += 1;
+                            let _ = write!(
+                                cases,
+                                "\n      <skipped message=\"{}\"/>\n    ",
+                                xml(reason)
+                            );
+                        }
+                        RuleOutcome::Findings(found) => {
+                            let unknown = found.iter().all(|x| x.status == FindingStatus::Unknown);
+                            let tag = if unknown { "error" } else { "failure" };
+                            if unknown {
+                                e += 1
+                            } else {
+                                f += 1
+                            }
+                            let worst = found
+                                .iter()
+                                .map(|x| x.severity)
+                                .max()
+                                .unwrap_or(Severity::Info);
+                            let message: Vec<&str> =
+                                found.iter().map(|x| x.summary.as_str()).collect();
+                            let mut detail = String::new();
+                            for x in found {
+                                for ev in &x.evidence {
+                                    let _ = writeln!(detail, "seen: {ev}");
+                                }
+                                let _ = writeln!(detail, "fix: {}", x.remediation);
+                            }
+                            let _ = write!(
+                                cases,
+                                "\n      <{tag} type=\"{worst}\" message=\"{}\">{}</{tag}>\n    ",
+                                xml(&message.join("; ")),
+                                xml(&detail)
+                            );
+                        }
+                    }
+                    cases.push_str("</testcase>\n");
+                }
+            }
+        }
+        tests += t;
+        failures += f;
+        errors += e;
+        skipped += s;
+        let _ = write!(
+            body,
+            "  <testsuite name=\"{}\" tests=\"{t}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{s}\">\n{cases}  </testsuite>\n",
+            xml(h.host())
+        );
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"dnsfix check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{body}</testsuites>\n"
+    )
+}
