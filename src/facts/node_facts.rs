@@ -564,70 +564,63 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     };
     let have_kubelet = config.is_some() || pid.is_some() || !dns_flags.is_empty();
 
-    // resolvConf: a flag beats the config file; the config file beats kubelet's default.
-    let config_resolv = config.as_ref().and_then(|c| c.resolv_conf.clone());
-    let resolv_conf = match (last("resolv-conf"), &config_resolv) {
-        (Some(flag), _) => Observed::Known(Effective {
-            value: flag.value.clone().unwrap_or_default(),
-            source: flag.source.clone(),
-            shadowed: config_resolv
-                .iter()
-                .map(|c: &Located<String>| Shadowed {
-                    value: c.value.clone(),
-                    source: config_source(c.line),
-                })
-                .collect(),
-        }),
-        (None, Some(c)) => Observed::Known(Effective {
-            value: c.value.clone(),
-            source: config_source(c.line),
-            shadowed: vec![],
-        }),
-        (None, None) if config.is_some() => Observed::Known(Effective {
-            value: "/etc/resolv.conf".to_owned(),
-            source: Source {
-                detail: Some("KubeletConfiguration default".into()),
-                ..Source::new("default", config_path.as_deref(), None)
-            },
-            shadowed: vec![],
-        }),
-        (None, None) if have_kubelet && config_error.is_none() => Observed::Known(Effective {
-            value: "/etc/resolv.conf".to_owned(),
-            source: Source {
-                detail: Some("kubelet default".into()),
-                ..Source::new("default", None, None)
-            },
-            shadowed: vec![],
-        }),
-        (None, None) if !have_kubelet => Observed::Absent,
-        (None, None) => Observed::Unknown(unknown_reason()),
+    // For each setting: a flag beats the config file, the config file beats kubelet's
+    // default; with neither, the value is absent (no kubelet here) or unknown (the
+    // config could not be read).
+    let config_or = |value: Option<Observed<Effective<String>>>| -> Observed<Effective<String>> {
+        match value {
+            Some(v) => v,
+            None if !have_kubelet => Observed::Absent,
+            None => Observed::Unknown(unknown_reason()),
+        }
     };
+    let flag_value =
+        |name: &str| last(name).map(|f| (f.value.clone().unwrap_or_default(), f.source.clone()));
+    let located = |l: Option<Located<String>>| l.map(|l| (l.value, config_source(l.line)));
 
-    let config_dns = config.as_ref().and_then(|c| c.cluster_dns.clone());
-    // --cluster-dns is a string slice: repeated flags append rather than replace.
-    let dns_values: Vec<String> = flags
-        .iter()
-        .filter(|f| f.name == "cluster-dns")
-        .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
-        .collect();
-    let cluster_dns = match (last("cluster-dns"), &config_dns) {
-        (Some(flag), _) => Observed::Known(Effective {
-            value: dns_values,
-            source: flag.source.clone(),
-            shadowed: config_dns
-                .iter()
-                .map(|c| Shadowed {
-                    value: c.value.join(","),
-                    source: config_source(c.line),
-                })
-                .collect(),
-        }),
-        (None, Some(c)) => Observed::Known(Effective {
-            value: c.value.clone(),
-            source: config_source(c.line),
+    let default_resolv = || {
+        let (detail, path) = match &config {
+            Some(_) => ("KubeletConfiguration default", config_path.as_deref()),
+            None => ("kubelet default", None),
+        };
+        Effective {
+            value: "/etc/resolv.conf".to_owned(),
+            source: Source {
+                detail: Some(detail.into()),
+                ..Source::new("default", path, None)
+            },
             shadowed: vec![],
+        }
+    };
+    let resolv_conf = config_or(
+        flag_over_config(
+            flag_value("resolv-conf"),
+            located(config.as_ref().and_then(|c| c.resolv_conf.clone())),
+            Clone::clone,
+        )
+        .map(Observed::Known)
+        .or_else(|| {
+            (config.is_some() || (have_kubelet && config_error.is_none()))
+                .then(|| Observed::Known(default_resolv()))
         }),
-        (None, None) if config.is_some() => Observed::Known(Effective {
+    );
+
+    // --cluster-dns is a string slice: repeated flags append rather than replace.
+    let dns_flag = last("cluster-dns").map(|f| {
+        let values = flags
+            .iter()
+            .filter(|f| f.name == "cluster-dns")
+            .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
+            .collect::<Vec<_>>();
+        (values, f.source.clone())
+    });
+    let config_dns = config
+        .as_ref()
+        .and_then(|c| c.cluster_dns.clone())
+        .map(|l| (l.value, config_source(l.line)));
+    let cluster_dns = match flag_over_config(dns_flag, config_dns, |v: &Vec<String>| v.join(",")) {
+        Some(e) => Observed::Known(e),
+        None if config.is_some() => Observed::Known(Effective {
             value: vec![],
             source: Source {
                 detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
@@ -635,26 +628,19 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             },
             shadowed: vec![],
         }),
-        (None, None) if !have_kubelet => Observed::Absent,
-        (None, None) => Observed::Unknown(unknown_reason()),
+        None if !have_kubelet => Observed::Absent,
+        None => Observed::Unknown(unknown_reason()),
     };
 
-    let config_domain = config.as_ref().and_then(|c| c.cluster_domain.clone());
-    let cluster_domain = match (last("cluster-domain"), &config_domain) {
-        (Some(flag), _) => Observed::Known(Effective {
-            value: flag.value.clone().unwrap_or_default(),
-            source: flag.source.clone(),
-            shadowed: vec![],
-        }),
-        (None, Some(c)) => Observed::Known(Effective {
-            value: c.value.clone(),
-            source: config_source(c.line),
-            shadowed: vec![],
-        }),
-        (None, None) if !have_kubelet => Observed::Absent,
-        (None, None) if config.is_some() => Observed::Absent,
-        (None, None) => Observed::Unknown(unknown_reason()),
-    };
+    let cluster_domain = config_or(
+        flag_over_config(
+            flag_value("cluster-domain"),
+            located(config.as_ref().and_then(|c| c.cluster_domain.clone())),
+            Clone::clone,
+        )
+        .map(Observed::Known)
+        .or_else(|| config.is_some().then_some(Observed::Absent)),
+    );
 
     let pod_resolv_conf = resolv_conf
         .known()
@@ -669,6 +655,34 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         cluster_dns,
         cluster_domain,
         pod_resolv_conf,
+    }
+}
+
+/// A flag beats the same setting in the config file (kubernetes/website
+/// kubelet-config-file.md); the config value it overrides is kept as shadowed.
+fn flag_over_config<T>(
+    flag: Option<(T, Source)>,
+    config: Option<(T, Source)>,
+    show: impl Fn(&T) -> String,
+) -> Option<Effective<T>> {
+    match (flag, config) {
+        (Some((value, source)), shadow) => Some(Effective {
+            value,
+            source,
+            shadowed: shadow
+                .into_iter()
+                .map(|(v, s)| Shadowed {
+                    value: show(&v),
+                    source: s,
+                })
+                .collect(),
+        }),
+        (None, Some((value, source))) => Some(Effective {
+            value,
+            source,
+            shadowed: vec![],
+        }),
+        (None, None) => None,
     }
 }
 
