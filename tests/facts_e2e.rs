@@ -5,18 +5,8 @@ mod common;
 
 use std::process::{Command, Output};
 
-use common::lab::Lab;
+use common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
 use serde_json::Value;
-
-const SCENARIOS: &[&str] = &[
-    "healthy",
-    "stub-symlink",
-    "kubespray-loop",
-    "brnf-off",
-    "stray-search",
-    "kubeadm",
-    "sudo-user",
-];
 
 fn start(scenarios: &[&str]) -> Lab {
     Lab::start(scenarios).unwrap_or_else(|e| panic!("lab could not start: {e}"))

@@ -10,17 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use common::lab::Lab;
+use common::lab::{ALL_SCENARIOS as ALL, Lab};
 
-const ALL: &[&str] = &[
-    "healthy",
-    "stub-symlink",
-    "kubespray-loop",
-    "brnf-off",
-    "stray-search",
-    "kubeadm",
-    "sudo-user",
-];
 const STUB: &str = "../run/systemd/resolve/stub-resolv.conf";
 
 fn start(scenarios: &[&str]) -> Lab {

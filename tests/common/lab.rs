@@ -15,7 +15,10 @@
 //! The lab never skips: it needs root, sshd, socat, iproute2 and a C compiler, and
 //! `Lab::start` returns the reason when something is missing. Set `DNSFIX_LAB_KEEP=1` to
 //! keep labs after the test (then remove them with `tests/lab/lab.sh down DIR`).
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different part of the harness"
+)]
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -23,6 +26,17 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// Every scenario under tests/lab/scenarios, one node each.
+pub const ALL_SCENARIOS: &[&str] = &[
+    "healthy",
+    "stub-symlink",
+    "kubespray-loop",
+    "brnf-off",
+    "stray-search",
+    "kubeadm",
+    "sudo-user",
+];
 
 /// One lab node (a row of `DIR/nodes.tsv`).
 #[derive(Debug, Clone, PartialEq, Eq)]
