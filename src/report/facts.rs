@@ -148,8 +148,8 @@ fn host_text(out: &mut String, f: &NodeFacts) {
     );
     let _ = writeln!(
         out,
-        "  systemd-resolved    {:?}",
-        f.services.systemd_resolved
+        "  systemd-resolved    {}",
+        format!("{:?}", f.services.systemd_resolved).to_lowercase()
     );
     for (key, short) in [
         (
