@@ -562,7 +562,13 @@ fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             .clone()
             .unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
     };
-    let have_kubelet = config.is_some() || pid.is_some() || !dns_flags.is_empty();
+    // An installer's files, a config (even a broken one), a process or flags: this is a
+    // node, and what cannot be read about its kubelet is unknown, not absent.
+    let have_kubelet = config.is_some()
+        || config_error.is_some()
+        || pid.is_some()
+        || !dns_flags.is_empty()
+        || flavour.kind != FlavourKind::Unknown;
 
     // For each setting: a flag beats the config file, the config file beats kubelet's
     // default; with neither, the value is absent (no kubelet here) or unknown (the
