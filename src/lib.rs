@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod config;
 pub mod diagnose;
+pub mod edit;
 pub mod error;
 pub mod facts;
 pub mod gather;
