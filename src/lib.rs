@@ -13,6 +13,8 @@ pub mod facts;
 pub mod gather;
 pub mod inventory;
 pub mod report;
+#[cfg(test)]
+mod testing;
 pub mod transport;
 
 use std::io::Write;

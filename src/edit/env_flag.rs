@@ -1390,18 +1390,8 @@ KUBELET_CLOUDPROVIDER=""
     #[test]
     fn never_panics_on_random_input() {
         let alphabet: &[u8] = b"AB_=\"'\\ \t\r\n#;$`-x=-resolv-conf";
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..3_000 {
-            let len = (next() % 80) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| alphabet[(next() >> 8) as usize % alphabet.len()])
-                .collect();
+        for bytes in crate::testing::random_inputs(0x2545_f491_4f6c_dd1d, alphabet, 3_000, 80, None)
+        {
             let text = String::from_utf8_lossy(&bytes);
             for var in ["A", "B"] {
                 if let Ok(edit) = set_flag(&text, var, "resolv-conf", "/a b") {

@@ -2032,18 +2032,8 @@ mod tests {
     #[test]
     fn never_panics_on_random_input() {
         let alphabet: &[u8] = b"ab:- \n#\"'[]{},&*!|>.\t\r~0123";
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..3_000 {
-            let len = (next() % 60) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| alphabet[(next() >> 8) as usize % alphabet.len()])
-                .collect();
+        for bytes in crate::testing::random_inputs(0x9e37_79b9_7f4a_7c15, alphabet, 3_000, 60, None)
+        {
             let text = String::from_utf8_lossy(&bytes);
             for key in ["a", "b", "a.b"] {
                 for value in [s("x y"), list(&["1.1.1.1", "b"]), list(&[])] {

@@ -838,25 +838,9 @@ PATH=/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     #[test]
     fn never_panics_on_random_input() {
         let alphabet: &[u8] = b"AB_=\"'\\ \t\r\n#;$`-x=export ";
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..2_000 {
-            let len = (next() % 120) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    let r = next();
-                    if r % 5 == 0 {
-                        (r >> 8) as u8
-                    } else {
-                        alphabet[(r >> 8) as usize % alphabet.len()]
-                    }
-                })
-                .collect();
+        for bytes in
+            crate::testing::random_inputs(0x2545_f491_4f6c_dd1d, alphabet, 2_000, 120, Some(5))
+        {
             let text = String::from_utf8_lossy(&bytes);
             let lines = text.split('\n').count();
             for var in EnvFile::parse(&text).vars {

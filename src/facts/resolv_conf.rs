@@ -368,25 +368,9 @@ mod tests {
         // Deterministic xorshift so failures reproduce; the alphabet is biased towards the
         // characters the parser reacts to.
         let alphabet: &[u8] = b"nameserver search options domain 127.0.0.1 ::1 %#;\t\r\n\x00\xff.:";
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..2_000 {
-            let len = (next() % 200) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    let r = next();
-                    if r % 4 == 0 {
-                        (r >> 8) as u8
-                    } else {
-                        alphabet[(r >> 8) as usize % alphabet.len()]
-                    }
-                })
-                .collect();
+        for bytes in
+            crate::testing::random_inputs(0x9e37_79b9_7f4a_7c15, alphabet, 2_000, 200, Some(4))
+        {
             let text = String::from_utf8_lossy(&bytes);
             let conf = ResolvConf::parse(&text);
             let lines = text.split('\n').count();

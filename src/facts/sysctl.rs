@@ -521,18 +521,9 @@ net.bridge.bridge-nf-call-ip6tables=1
     #[test]
     fn never_panics_on_random_input() {
         let alphabet: &[u8] = b"net.ipv4/_=- #;\t\r\n\x00\xff";
-        let mut state: u64 = 0x1234_5678_9abc_def1;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..1_000 {
-            let len = (next() % 100) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| alphabet[(next() >> 8) as usize % alphabet.len()])
-                .collect();
+        for bytes in
+            crate::testing::random_inputs(0x1234_5678_9abc_def1, alphabet, 1_000, 100, None)
+        {
             let text = String::from_utf8_lossy(&bytes);
             let parsed = SysctlFile::parse(&text);
             let lines = text.split('\n').count();

@@ -1,0 +1,35 @@
+//! Test support shared by the unit tests of several modules (compiled only for tests).
+
+/// Deterministic pseudo-random inputs for "never panics" tests: xorshift64 from `seed`, so
+/// a failure reproduces. Each text is up to `max_len` bytes drawn from `alphabet` (biased
+/// towards what the parser under test reacts to) or, one time in `raw_every`, any byte at
+/// all. Callers make text of them the way gathered files are, with `from_utf8_lossy`.
+pub(crate) fn random_inputs(
+    seed: u64,
+    alphabet: &[u8],
+    count: usize,
+    max_len: u64,
+    raw_every: Option<u64>,
+) -> Vec<Vec<u8>> {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..count)
+        .map(|_| {
+            let len = next() % (max_len + 1);
+            (0..len)
+                .map(|_| {
+                    let r = next();
+                    match raw_every {
+                        Some(n) if r % n == 0 => (r >> 8) as u8,
+                        _ => alphabet[(r >> 8) as usize % alphabet.len()],
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
