@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::{ErrorEntry, Header, pretty_json};
 use crate::diagnose::{Finding, FindingStatus, HostDiagnosis, RuleOutcome, Severity};
 use crate::gather::HostError;
 
@@ -124,9 +125,8 @@ pub fn text(hosts: &[Checked]) -> String {
 
 #[derive(Serialize)]
 struct Document<'a> {
-    format_version: u32,
-    dnsfix_version: &'static str,
-    inventory: Option<String>,
+    #[serde(flatten)]
+    header: Header,
     summary: String,
     hosts: Vec<HostEntry<'a>>,
 }
@@ -150,17 +150,9 @@ struct NotApplicable<'a> {
     reason: &'a str,
 }
 
-#[derive(Serialize)]
-struct ErrorEntry {
-    kind: &'static str,
-    message: String,
-}
-
 pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
     let doc = Document {
-        format_version: 1,
-        dnsfix_version: env!("CARGO_PKG_VERSION"),
-        inventory: inventory.map(|p| p.display().to_string()),
+        header: Header::new(inventory),
         summary: summary(hosts),
         hosts: sorted(hosts)
             .into_iter()
@@ -171,10 +163,7 @@ pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
                     worst: None,
                     findings: vec![],
                     not_applicable: vec![],
-                    error: Some(ErrorEntry {
-                        kind: error.kind(),
-                        message: error.to_string(),
-                    }),
+                    error: Some(ErrorEntry::from(*error)),
                 },
                 Checked::Diagnosed(d) => HostEntry {
                     host: &d.host,
@@ -196,10 +185,7 @@ pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
             })
             .collect(),
     };
-    let mut text =
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    text.push('\n');
-    text
+    pretty_json(&doc)
 }
 
 fn xml(s: &str) -> String {

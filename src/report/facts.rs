@@ -5,19 +5,16 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::{ErrorEntry, Header, pretty_json};
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::{Effective, Observed, ResolvFile, SysctlFact};
 use crate::facts::raw::FileState;
 use crate::gather::HostOutcome;
 
-/// Version of the JSON document; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
-
 #[derive(Serialize)]
 struct Document<'a> {
-    format_version: u32,
-    dnsfix_version: &'static str,
-    inventory: Option<String>,
+    #[serde(flatten)]
+    header: Header,
     hosts: Vec<HostEntry<'a>>,
 }
 
@@ -31,17 +28,9 @@ struct HostEntry<'a> {
     error: Option<ErrorEntry>,
 }
 
-#[derive(Serialize)]
-struct ErrorEntry {
-    kind: &'static str,
-    message: String,
-}
-
 pub fn json(outcomes: &[HostOutcome], inventory: Option<&std::path::Path>) -> String {
     let doc = Document {
-        format_version: FORMAT_VERSION,
-        dnsfix_version: env!("CARGO_PKG_VERSION"),
-        inventory: inventory.map(|p| p.display().to_string()),
+        header: Header::new(inventory),
         hosts: outcomes
             .iter()
             .map(|o| match &o.result {
@@ -55,19 +44,12 @@ pub fn json(outcomes: &[HostOutcome], inventory: Option<&std::path::Path>) -> St
                     host: &o.host,
                     status: "failed",
                     facts: None,
-                    error: Some(ErrorEntry {
-                        kind: e.kind(),
-                        message: e.to_string(),
-                    }),
+                    error: Some(ErrorEntry::from(e)),
                 },
             })
             .collect(),
     };
-    // Serializing plain data with string keys cannot fail.
-    let mut text =
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    text.push('\n');
-    text
+    pretty_json(&doc)
 }
 
 pub fn text(outcomes: &[HostOutcome]) -> String {

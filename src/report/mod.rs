@@ -11,6 +11,55 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::gather::HostError;
+
+/// Version of the JSON documents (`facts`, `check`); bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What opens every JSON document dnsfix prints.
+#[derive(Debug, Serialize)]
+pub struct Header {
+    pub format_version: u32,
+    pub dnsfix_version: &'static str,
+    pub inventory: Option<String>,
+}
+
+impl Header {
+    pub fn new(inventory: Option<&std::path::Path>) -> Header {
+        Header {
+            format_version: FORMAT_VERSION,
+            dnsfix_version: env!("CARGO_PKG_VERSION"),
+            inventory: inventory.map(|p| p.display().to_string()),
+        }
+    }
+}
+
+/// A host that could not be gathered, as JSON reports show it.
+#[derive(Debug, Serialize)]
+pub struct ErrorEntry {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl From<&HostError> for ErrorEntry {
+    fn from(e: &HostError) -> ErrorEntry {
+        ErrorEntry {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
+/// it ever did, the output still is JSON and says why.
+pub fn pretty_json(doc: &impl Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(doc)
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
+    text.push('\n');
+    text
+}
 
 /// What the engine tells the user about while it works.
 #[derive(Debug, Clone)]
