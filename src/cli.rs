@@ -24,6 +24,8 @@ pub enum Command {
     Facts(CommonArgs),
     /// Diagnose every node: findings with evidence, worst first, plus fleet drift (read-only)
     Check(CheckArgs),
+    /// Findings, then exactly what `apply` would change on each node (read-only)
+    Plan(PlanArgs),
     /// What a finding means, why it happens, how it is fixed and verified
     Explain(ExplainArgs),
 }
@@ -36,6 +38,32 @@ pub struct CheckArgs {
     /// Exit 2 when a finding is at least this severe
     #[arg(long, value_enum, default_value_t = SeverityArg::Warning, value_name = "SEVERITY")]
     pub fail_on: SeverityArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// Also save the plan as JSON to FILE, for review and for `apply FILE`
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// A directory of site playbooks (`*.yml`) and templates (`templates/*.j2`): a file
+    /// named like a shipped one replaces it, others are added
+    #[arg(long, value_name = "DIR", env = "DNSFIX_PLAYBOOKS")]
+    pub playbooks: Option<PathBuf>,
+
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, value_enum, default_value_t = ColourArg::Auto, value_name = "WHEN")]
+    pub color: ColourArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColourArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{BackendArg, Cli, Command, CommonArgs, FormatArg, SeverityArg};
+use crate::cli::{BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg};
 use crate::diagnose::Severity;
 use crate::error::Error;
 use crate::transport::{HostKeyPolicy, SshBackend, SshOptions};
@@ -19,8 +19,17 @@ pub enum Format {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Facts,
-    Check { fail_on: Severity },
-    Explain { id: Option<String> },
+    Check {
+        fail_on: Severity,
+    },
+    Explain {
+        id: Option<String>,
+    },
+    Plan {
+        output: Option<PathBuf>,
+        playbooks: Option<PathBuf>,
+        colour: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -46,6 +55,26 @@ impl Config {
                     SeverityArg::Critical => Severity::Critical,
                 };
                 (Action::Check { fail_on }, args.common)
+            }
+            Command::Plan(args) => {
+                if args.common.format == FormatArg::Junit {
+                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
+                }
+                let colour = match args.color {
+                    ColourArg::Always => true,
+                    ColourArg::Never => false,
+                    ColourArg::Auto => {
+                        use std::io::IsTerminal;
+                        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                            && std::io::stdout().is_terminal()
+                    }
+                };
+                let action = Action::Plan {
+                    output: args.output,
+                    playbooks: args.playbooks,
+                    colour,
+                };
+                (action, args.common)
             }
             Command::Explain(args) => {
                 if let Some(id) = &args.id

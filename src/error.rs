@@ -2,6 +2,7 @@
 //! host are not here: they are data in the report, and never stop the other hosts.
 
 use crate::inventory::InventoryError;
+use crate::playbook::PlaybookError;
 use crate::transport::TransportError;
 
 #[derive(Debug, thiserror::Error)]
@@ -10,6 +11,13 @@ pub enum Error {
     Usage(String),
     #[error("bad inventory: {0}")]
     Inventory(#[from] InventoryError),
+    #[error("bad playbook: {0}")]
+    Playbook(#[from] PlaybookError),
+    #[error("cannot write the plan to {path}: {source}")]
+    SavePlan {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot set up the transport: {0}")]
     Transport(#[from] TransportError),
     #[error("cannot write output: {0}")]

@@ -12,6 +12,8 @@ pub mod error;
 pub mod facts;
 pub mod gather;
 pub mod inventory;
+pub mod plan;
+pub mod playbook;
 pub mod report;
 #[cfg(test)]
 mod testing;
@@ -41,6 +43,11 @@ pub fn run(config: Config) -> Result<u8, Error> {
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(exit::OK);
     }
+    // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet run.
+    let playbooks = match &config.action {
+        Action::Plan { playbooks, .. } => Some(playbook::Playbooks::load(playbooks.as_deref())?),
+        _ => None,
+    };
     let inventory = match &config.inventory {
         Some(path) => Inventory::load(path)?,
         None => Inventory::local(),
@@ -67,13 +74,33 @@ pub fn run(config: Config) -> Result<u8, Error> {
     ));
     sink.finish();
     let unreachable = outcomes.iter().any(|o| o.result.is_err());
-    let (rendered, code) = match config.action {
+    let (rendered, code) = match &config.action {
         Action::Facts | Action::Explain { .. } => {
             let rendered = match config.format {
                 Format::Json => report::facts::json(&outcomes, inventory.path()),
                 Format::Text | Format::Junit => report::facts::text(&outcomes),
             };
             (rendered, exit::OK)
+        }
+        Action::Plan { output, colour, .. } => {
+            let playbooks = playbooks
+                .as_ref()
+                .ok_or_else(|| Error::Usage("internal: playbooks were not loaded".into()))?;
+            let plan = plan::build(
+                &inventory,
+                config.limit.as_deref(),
+                &hosts,
+                &outcomes,
+                playbooks,
+            );
+            if let Some(path) = output {
+                save(path, &plan::render::json(&plan))?;
+            }
+            let rendered = match config.format {
+                Format::Json => plan::render::json(&plan),
+                Format::Text | Format::Junit => plan::render::text(&plan, *colour),
+            };
+            (rendered, plan::exit_code(&plan))
         }
         Action::Check { fail_on } => {
             let gathered: Vec<(&inventory::Host, &facts::NodeFacts)> = hosts
@@ -104,11 +131,36 @@ pub fn run(config: Config) -> Result<u8, Error> {
             let failing = diagnoses
                 .iter()
                 .flat_map(|d| d.findings())
-                .any(|f| f.severity >= fail_on);
+                .any(|f| f.severity >= *fail_on);
             (rendered, if failing { exit::FINDINGS } else { exit::OK })
         }
     };
     std::io::stdout().lock().write_all(rendered.as_bytes())?;
     // A host that could not be checked takes precedence over findings.
     Ok(if unreachable { exit::UNREACHABLE } else { code })
+}
+
+/// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so an
+/// interrupted run never leaves half a plan for someone to apply.
+fn save(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    let fail = |source| Error::SavePlan {
+        path: path.to_path_buf(),
+        source,
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail(std::io::Error::other("not a file name")))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = path.with_file_name(temp_name);
+    let written = std::fs::File::create(&temp).and_then(|mut file| {
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(fail(e));
+    }
+    Ok(())
 }

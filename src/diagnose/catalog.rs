@@ -140,7 +140,7 @@ pub const RULES: &[RuleInfo] = &[
             -- nslookup example.com\n  \
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
             -- nslookup kubernetes.default",
-        playbook: None,
+        playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
         id: "DNS-CLUSTER-SELF-FORWARD",
@@ -234,7 +234,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl -n kube-system logs -l k8s-app=kube-dns --tail=20\n  \
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- nslookup example.com\n\
             The grep for plugin/loop must print nothing after the DNS pods restarted.",
-        playbook: None,
+        playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
         id: "DNS-KUBELET-RESOLVCONF-MISSING",
@@ -308,7 +308,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl get events -A --field-selector reason=FailedCreatePodSandBox\n  \
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n    \
             -- nslookup kubernetes.default",
-        playbook: None,
+        playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
         id: "DNS-BRIDGE-NF-OFF",
@@ -373,7 +373,7 @@ pub const RULES: &[RuleInfo] = &[
             --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' \\\n    \
             -- nslookup kubernetes.default\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("bridge-netfilter"),
     },
     RuleInfo {
         id: "DNS-BRIDGE-NF-NOT-PERSISTENT",
@@ -434,7 +434,7 @@ pub const RULES: &[RuleInfo] = &[
             After the next reboot:\n  \
             sysctl net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables\n  \
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("bridge-netfilter"),
     },
     RuleInfo {
         id: "DNS-IP-FORWARD",
@@ -487,7 +487,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n  \
             --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup example.com\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("bridge-netfilter"),
     },
     RuleInfo {
         id: "DNS-NAMESERVER-LIMIT",
@@ -650,7 +650,7 @@ pub const RULES: &[RuleInfo] = &[
             resolvectl domain\n\
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- cat /etc/resolv.conf\n\
             dnsfix check -i hosts.yaml --limit NODE      # again after a lease renewal or reboot",
-        playbook: None,
+        playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
         id: "DNS-NODELOCAL-CLUSTERDNS",
@@ -707,7 +707,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n  \
             --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' -- cat /etc/resolv.conf\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("nodelocaldns-clusterdns"),
     },
     RuleInfo {
         id: "DNS-KUBELET-FLAG-SHADOW",
@@ -762,7 +762,7 @@ pub const RULES: &[RuleInfo] = &[
             | jq '.kubeletconfig | {resolvConf, clusterDNS}'\n\
             dnsfix check -i hosts.yaml --limit NODE\n\
             (k3s runs kubelet inside the k3s process: use the configz line there.)",
-        playbook: None,
+        playbook: Some("kubelet-flag-shadow"),
     },
     RuleInfo {
         id: "DNS-RESOLV-MANAGED-ELSEWHERE",
@@ -882,7 +882,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq .kubeletconfig.resolvConf\n\
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never -- nslookup <internal name>\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
         id: "DNS-FLEET-DRIFT",

@@ -15,6 +15,9 @@ use crate::inventory::Host;
 const MIN_GROUP: usize = 3;
 
 /// The settings compared across a group, as (name, value) for one host.
+/// The id of the fleet drift finding.
+pub const DRIFT_ID: &str = "DNS-FLEET-DRIFT";
+
 pub fn settings(facts: &NodeFacts) -> Vec<(&'static str, String)> {
     let k = &facts.kubelet;
     let observed = |o: Option<String>| o.unwrap_or_else(|| "unknown".to_owned());
@@ -121,14 +124,14 @@ pub fn drift(gathered: &[(&Host, &NodeFacts)]) -> Vec<Finding> {
                 }
                 reported.insert((m, key), ());
                 findings.push(Finding {
-                    id: "DNS-FLEET-DRIFT",
+                    id: DRIFT_ID,
                     severity: Severity::Warning,
                     status: FindingStatus::Failed,
                     host: (*m).to_owned(),
                     summary: format!("{key} is {v} here but {majority} on {count} of {} hosts in group {group}", members.len()),
                     evidence: vec![format!("{key}: {m} has {v}; {count} of {} hosts in {group} have {majority}", members.len())],
                     remediation: "find out why this node differs (a reboot, a manual edit, a partial playbook run) and bring it in line, or move it to its own group if the difference is intended".into(),
-                    playbook: catalog::rule("DNS-FLEET-DRIFT").and_then(|r| r.playbook),
+                    playbook: catalog::rule(DRIFT_ID).and_then(|r| r.playbook),
                 });
             }
         }

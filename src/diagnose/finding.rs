@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 /// How bad a finding is. Ordered: `Info < Warning < High < Critical`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -42,7 +44,7 @@ impl std::fmt::Display for Severity {
 }
 
 /// Whether the rule found a problem or could not tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingStatus {
     /// The problem is there; the evidence shows it.

@@ -765,7 +765,7 @@ fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f
 
 /// NetworkManager leaves /etc/resolv.conf alone with dns=none or rc-manager=unmanaged
 /// (NetworkManager.conf(5)); otherwise an active NetworkManager rewrites a plain file.
-fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
+pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
     if facts.services.network_manager != UnitState::Active {
         return None;
     }

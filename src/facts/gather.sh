@@ -35,7 +35,10 @@ f() {
 # Every *.conf in the given directories, in shell glob (C locale) order.
 confs() {
   for d in "$@"; do
-    [ -d "$d" ] || continue
+    if [ ! -d "$d" ]; then
+      [ -e "$d" ] || [ -L "$d" ] || hdr missing "$d"
+      continue
+    fi
     hdr dir "$d"
     for x in "$d"/*.conf; do
       if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
@@ -108,6 +111,10 @@ fi
 for x in /var/lib/rancher/k3s/agent/etc/resolv.conf /var/lib/rancher/rke2/agent/etc/resolv.conf; do
   [ -e "$x" ] && f "$x"
 done
+
+# Files dnsfix itself writes (the plan must know what it replaces).
+f /etc/dnsfix
+f /etc/dnsfix/resolv.conf
 
 # Bridge netfilter, forwarding, modules.
 f /proc/sys/net/bridge

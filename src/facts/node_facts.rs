@@ -54,6 +54,10 @@ pub struct NodeFacts {
     pub nodelocaldns: Option<Vec<String>>,
     /// Every path the gather looked at: state, symlink target and sha256.
     pub files: BTreeMap<String, RawFile>,
+    /// The raw gather output these facts were read from, so a plan can predict the facts
+    /// after its changes by interpreting the same output with its files swapped in.
+    #[serde(skip)]
+    pub raw: std::sync::Arc<RawFacts>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,6 +85,10 @@ pub struct Services {
     pub kubelet: UnitState,
     pub k3s: UnitState,
     pub rke2: UnitState,
+    /// The unit whose restart restarts the kubelet: the active one of kubelet, k3s,
+    /// k3s-agent, rke2-server, rke2-agent (k3s and RKE2 run the kubelet inside their own
+    /// process); `kubelet` when none is active.
+    pub kubelet_unit: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -275,7 +283,7 @@ const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain", "co
 /// command line (a later occurrence of a flag wins). Kubespray's kubelet.service.j2
 /// ExecStart expands exactly these, in this order (KUBELET_EXTRA_ARGS is not among them);
 /// kubeadm's 10-kubeadm.conf runs `$KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`.
-const ENV_FILES: &[(&str, &[&str])] = &[
+pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
     (
         KUBESPRAY_ENV,
         &[
@@ -329,6 +337,7 @@ impl NodeFacts {
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
             files: raw.files.clone(),
+            raw: std::sync::Arc::new(raw.clone()),
         }
     }
 }
@@ -391,6 +400,11 @@ fn services(raw: &RawFacts) -> Services {
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),
         rke2: either(get("rke2-server"), get("rke2-agent")),
+        kubelet_unit: ["kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"]
+            .into_iter()
+            .find(|unit| get(unit) == UnitState::Active)
+            .unwrap_or("kubelet")
+            .to_string(),
     }
 }
 
@@ -460,7 +474,7 @@ fn host_resolver(raw: &RawFacts) -> HostResolver {
 /// Flags from the env files, in command-line order, with their file and line.
 fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
     let mut out = Vec::new();
-    for (path, vars) in ENV_FILES {
+    for (path, vars) in KUBELET_ENV_FILES {
         let Some(text) = raw.get(path).and_then(RawFile::text) else {
             continue;
         };

@@ -262,6 +262,11 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
             raw.file(path, FileState::Missing, None);
         }
     }
+    for dir in CONF_DIRS {
+        if !raw.files.contains_key(*dir) && !raw.dirs.iter().any(|d| d == dir) {
+            raw.file(dir, FileState::Missing, None);
+        }
+    }
     Ok(raw)
 }
 
@@ -296,6 +301,27 @@ pub const ALWAYS_GATHERED: &[&str] = &[
     "/proc/modules",
     "/etc/sysctl.conf",
     "/etc/modules",
+    "/etc/dnsfix",
+    "/etc/dnsfix/resolv.conf",
+];
+
+/// The directories gather.sh lists `*.conf` files from; one that does not exist is
+/// reported `missing`, so a plan knows a file it would create there is new.
+pub const CONF_DIRS: &[&str] = &[
+    "/etc/systemd/resolved.conf.d",
+    "/run/systemd/resolved.conf.d",
+    "/etc/NetworkManager/conf.d",
+    "/run/NetworkManager/conf.d",
+    "/etc/systemd/system/kubelet.service.d",
+    "/usr/lib/systemd/system/kubelet.service.d",
+    "/etc/sysctl.d",
+    "/run/sysctl.d",
+    "/usr/local/lib/sysctl.d",
+    "/usr/lib/sysctl.d",
+    "/etc/modules-load.d",
+    "/run/modules-load.d",
+    "/usr/local/lib/modules-load.d",
+    "/usr/lib/modules-load.d",
 ];
 
 fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> std::io::Result<()> {
@@ -512,6 +538,9 @@ mod tests {
             let listed =
                 SCRIPT.contains(path) || SCRIPT.contains(path.trim_start_matches("/proc/sys/net/"));
             assert!(listed, "{path} is not read by gather.sh");
+        }
+        for dir in CONF_DIRS {
+            assert!(SCRIPT.contains(dir), "{dir} is not listed by gather.sh");
         }
     }
 

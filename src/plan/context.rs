@@ -1,0 +1,232 @@
+//! What playbook expressions and templates see for one host (docs/playbooks.md lists it):
+//! the inventory vars, the facts, the findings, and a few values derived from them so that
+//! playbooks stay declarative (`upstreams`, `resolved_uplink_clean`, `flag_sites`, ...).
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use serde_json::{Value, json};
+
+use crate::diagnose::rules::{cluster_addresses, network_manager_manages_resolv};
+use crate::diagnose::{Finding, FindingStatus};
+use crate::facts::NodeFacts;
+use crate::facts::kubelet_flags::EnvFile;
+use crate::facts::node_facts::{FlavourKind, KUBELET_ENV_FILES, Observed, ResolvFile, UnitState};
+use crate::facts::resolv_conf::is_loopback;
+use crate::inventory::Host;
+
+/// Flags whose value decides what pods resolve through.
+const DNS_FLAGS: [&str; 3] = ["resolv-conf", "cluster-dns", "cluster-domain"];
+
+/// The context for `host`, as JSON (converted to a minijinja value by the caller).
+pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
+    let cluster = cluster_addresses(host, facts);
+    let (upstreams, upstreams_source) = upstreams(host, facts, &cluster);
+    let uplink = &facts.resolver.systemd_uplink;
+    let resolved_active = facts.services.systemd_resolved == UnitState::Active;
+    let kubelet = &facts.kubelet;
+    let (resolv_value, resolv_source) = match &kubelet.resolv_conf {
+        Observed::Known(e) => (json!(e.value), json!(e.source)),
+        _ => (Value::Null, Value::Null),
+    };
+    let (dns_value, dns_source) = match &kubelet.cluster_dns {
+        Observed::Known(e) => (json!(e.value), json!(e.source)),
+        _ => (Value::Null, Value::Null),
+    };
+    let flavour = match facts.flavour.kind {
+        FlavourKind::Kubespray => "kubespray",
+        FlavourKind::Kubeadm => "kubeadm",
+        FlavourKind::K3s => "k3s",
+        FlavourKind::Rke2 => "rke2",
+        FlavourKind::Unknown => "unknown",
+    };
+    let rancher_config = match facts.flavour.kind {
+        FlavourKind::Rke2 => "/etc/rancher/rke2/config.yaml",
+        _ => "/etc/rancher/k3s/config.yaml",
+    };
+    let nodelocaldns_ip = facts
+        .nodelocaldns
+        .as_ref()
+        .and_then(|addrs| {
+            addrs
+                .iter()
+                .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
+        })
+        .cloned();
+    let findings_json: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            json!({
+                "id": f.id,
+                "severity": f.severity,
+                "status": f.status,
+                "summary": f.summary,
+                "evidence": f.evidence,
+            })
+        })
+        .collect();
+    let failing: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .map(|f| f.id)
+        .collect();
+    let files: serde_json::Map<String, Value> = facts
+        .files
+        .iter()
+        .filter(|(_, f)| f.content.len() <= 64 * 1024)
+        .filter_map(|(path, f)| f.text().map(|t| (path.clone(), json!(t))))
+        .collect();
+    json!({
+        "host": host.name,
+        "groups": host.groups,
+        "vars": host.vars,
+        "facts": facts,
+        "findings": findings_json,
+        "failing": failing,
+        "fixes": [],
+        "flavour": flavour,
+        "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
+        "upstreams": upstreams,
+        "upstreams_source": upstreams_source,
+        "cluster_addresses": cluster.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
+        "resolved_active": resolved_active,
+        "resolved_uplink_clean": resolved_active && clean(uplink, &cluster),
+        "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
+        "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
+        "uplink": resolv_json(uplink, &cluster),
+        "kubelet_config": kubelet.config_path,
+        "kubelet_resolv_conf": resolv_value,
+        "kubelet_resolv_conf_source": resolv_source,
+        "kubelet_pod_search": kubelet
+            .pod_resolv_conf
+            .as_ref()
+            .and_then(|f| f.parsed.as_ref())
+            .map(|p| p.search.clone())
+            .unwrap_or_default(),
+        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster)),
+        "kubelet_cluster_dns": dns_value,
+        "kubelet_cluster_dns_source": dns_source,
+        "kubelet_unit": facts.services.kubelet_unit,
+        "cluster_domain": match &kubelet.cluster_domain {
+            Observed::Known(e) => e.value.clone(),
+            _ => host.var_str("dns_domain").unwrap_or("cluster.local").to_string(),
+        },
+        "rancher_config": rancher_config,
+        "nodelocaldns_ip": nodelocaldns_ip,
+        "flag_sites": flag_sites(facts),
+        "files": files,
+    })
+}
+
+/// A resolv.conf kubelet may hand to pods: it lists servers, none loopback or cluster-own.
+fn clean(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> bool {
+    let Some(parsed) = &file.parsed else {
+        return false;
+    };
+    let servers: Vec<IpAddr> = parsed
+        .nameservers
+        .iter()
+        .filter_map(|n| n.address.parse().ok())
+        .collect();
+    !servers.is_empty()
+        && servers.len() == parsed.nameservers.len()
+        && servers
+            .iter()
+            .all(|ip| !is_loopback(*ip) && !cluster.contains(ip))
+}
+
+fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
+    let parsed = file.parsed.as_ref();
+    let nameservers: Vec<&str> = parsed
+        .map(|p| p.nameservers.iter().map(|n| n.address.as_str()).collect())
+        .unwrap_or_default();
+    let cluster_servers: Vec<&str> = nameservers
+        .iter()
+        .copied()
+        .filter(|n| n.parse::<IpAddr>().is_ok_and(|ip| cluster.contains(&ip)))
+        .collect();
+    json!({
+        "path": file.path,
+        "state": file.state,
+        "symlink_target": file.symlink_target,
+        "canonical": file.canonical,
+        "nameservers": nameservers,
+        "cluster_nameservers": cluster_servers,
+        "only_cluster": !nameservers.is_empty() && cluster_servers.len() == nameservers.len(),
+        "search": parsed.map(|p| p.search.clone()).unwrap_or_default(),
+        "options": parsed.map(|p| p.options.clone()).unwrap_or_default(),
+    })
+}
+
+/// The real upstream servers: the inventory's `upstream_dns_servers`, else its
+/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
+/// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
+fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
+    let real = |servers: Vec<String>| -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        servers
+            .into_iter()
+            .filter(|s| {
+                s.parse::<IpAddr>().is_ok_and(|ip| {
+                    !is_loopback(ip) && !cluster.contains(&ip) && !ip.is_unspecified()
+                })
+            })
+            .filter(|s| seen.insert(s.clone()))
+            .collect()
+    };
+    for key in ["upstream_dns_servers", "nameservers"] {
+        let servers = real(host.var_list(key).unwrap_or_default());
+        if !servers.is_empty() {
+            return (servers, format!("inventory {key}"));
+        }
+    }
+    for file in [
+        &facts.resolver.etc_resolv_conf,
+        &facts.resolver.systemd_uplink,
+    ] {
+        let listed = file
+            .parsed
+            .as_ref()
+            .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
+            .unwrap_or_default();
+        let servers = real(listed);
+        if !servers.is_empty() {
+            return (servers, file.path.clone());
+        }
+    }
+    (Vec::new(), String::new())
+}
+
+/// Where the DNS flags are set in the kubelet's env files: `{path, var, flag, value, line}`,
+/// in the order systemd reads them.
+fn flag_sites(facts: &NodeFacts) -> Vec<Value> {
+    let mut sites = Vec::new();
+    for (path, vars) in KUBELET_ENV_FILES {
+        let Some(text) = facts.files.get(*path).and_then(|f| f.text()) else {
+            continue;
+        };
+        let env = EnvFile::parse(&text);
+        for var in env
+            .vars
+            .iter()
+            .filter(|v| !v.exported && vars.contains(&v.name.as_str()))
+        {
+            // Only the assignment systemd uses (the last one) counts.
+            if env.get(&var.name).map(|v| v.line) != Some(var.line) {
+                continue;
+            }
+            for flag in crate::facts::kubelet_flags::flags(&var.value, var.line) {
+                if DNS_FLAGS.contains(&flag.name.as_str()) {
+                    sites.push(json!({
+                        "path": path,
+                        "var": var.name,
+                        "flag": flag.name,
+                        "value": flag.value,
+                        "line": flag.line,
+                    }));
+                }
+            }
+        }
+    }
+    sites
+}

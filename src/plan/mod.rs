@@ -1,0 +1,326 @@
+//! Plans: the playbooks run against every host's facts and findings, giving typed per-host
+//! changes, the facts they depend on, and the findings predicted to remain. Pure given the
+//! gathered facts, except for reading the local inventory files an `inventory_set` edits.
+
+pub mod context;
+pub mod inventory_change;
+pub mod model;
+pub mod planner;
+pub mod predict;
+pub mod render;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+pub use model::{Change, HostPlan, HostStatus, Plan};
+
+use crate::diagnose::{self, FindingStatus, HostDiagnosis};
+use crate::facts::NodeFacts;
+use crate::gather::HostOutcome;
+use crate::inventory::{Host, Inventory};
+use crate::playbook::{Batch, Playbooks};
+use model::{FindingRecord, HostPlanError, InventoryRef, PlaybookRef, Summary};
+
+/// Builds the plan for `hosts` (the selected hosts, in inventory order) from their gather
+/// `outcomes` (same order).
+pub fn build(
+    inventory: &Inventory,
+    limit: Option<&str>,
+    hosts: &[&Host],
+    outcomes: &[HostOutcome],
+    playbooks: &Playbooks,
+) -> Plan {
+    let gathered: Vec<(&Host, &NodeFacts)> = hosts
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (*h, f)))
+        .collect();
+    let diagnoses = diagnose::diagnose(&gathered);
+    let by_host: BTreeMap<&str, &HostDiagnosis> =
+        diagnoses.iter().map(|d| (d.host.as_str(), d)).collect();
+    // Which hosts each playbook's `hosts` pattern selects. A pattern naming a group this
+    // inventory does not have selects nothing (a shipped playbook may target `kube_node`).
+    let selected: Vec<HashSet<String>> = playbooks
+        .playbooks
+        .iter()
+        .map(|p| {
+            inventory
+                .select(Some(&p.hosts))
+                .map(|hs| hs.into_iter().map(|h| h.name.clone()).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+
+    let mut host_plans = Vec::new();
+    let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
+    for (host, outcome) in hosts.iter().zip(outcomes) {
+        let facts = match &outcome.result {
+            Ok(facts) => facts,
+            Err(error) => {
+                host_plans.push(error_plan(
+                    &host.name,
+                    Vec::new(),
+                    "unreachable",
+                    format!("{}: {error}", error.kind()),
+                ));
+                continue;
+            }
+        };
+        let findings = by_host
+            .get(host.name.as_str())
+            .map(|d| d.findings().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        let records: Vec<FindingRecord> = findings
+            .iter()
+            .map(|f| {
+                let mut record = FindingRecord::from(f);
+                record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
+                record
+            })
+            .collect();
+        let failing: BTreeSet<String> = findings
+            .iter()
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.id.to_string())
+            .collect();
+        let base = minijinja::Value::from(minijinja::value::Serde(context::build(
+            host, facts, &findings,
+        )));
+        let applicable: Vec<&crate::playbook::Playbook> = playbooks
+            .playbooks
+            .iter()
+            .zip(&selected)
+            .filter(|(_, hosts)| hosts.contains(&host.name))
+            .map(|(p, _)| p)
+            .collect();
+        let run = match planner::plan_host(&applicable, &playbooks.env, facts, &base, &failing) {
+            Ok(run) => run,
+            Err(message) => {
+                host_plans.push(error_plan(&host.name, records, "playbook", message));
+                continue;
+            }
+        };
+        let predicted = predict::predict(facts, &run.changes, &run.handlers);
+        let after = diagnose::diagnose_host(host, &predicted);
+        let still: BTreeSet<String> = after
+            .findings()
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.id.to_string())
+            .collect();
+        for set in &run.inventory_sets {
+            if host.var(&set.key) == Some(&set.value) {
+                continue;
+            }
+            match wanted
+                .iter_mut()
+                .find(|w| w.key == set.key && w.value == set.value)
+            {
+                Some(w) => w.hosts.push(host.name.clone()),
+                None => wanted.push(inventory_change::Wanted {
+                    key: set.key.clone(),
+                    value: set.value.clone(),
+                    hosts: vec![host.name.clone()],
+                }),
+            }
+        }
+        let mut digest = run.digest.clone();
+        planner::digest_core(&mut digest, facts);
+        let status = if !run.changes.is_empty() {
+            HostStatus::Changes
+        } else if !run.blocked.is_empty() {
+            HostStatus::Blocked
+        } else {
+            HostStatus::Clean
+        };
+        let changing = !run.changes.is_empty();
+        host_plans.push(HostPlan {
+            host: host.name.clone(),
+            status,
+            error: None,
+            findings: records,
+            facts: Some(digest),
+            changes: run.changes,
+            handlers: run.handlers,
+            blocked: run.blocked,
+            notes: run.notes,
+            // Fleet drift is judged across hosts, not predicted per host.
+            fixes: if changing {
+                failing
+                    .difference(&still)
+                    .filter(|id| *id != diagnose::drift::DRIFT_ID)
+                    .cloned()
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            remaining: if changing {
+                still.into_iter().collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+
+    let mut inventory_changes = Vec::new();
+    if let Some(path) = inventory.path() {
+        let (changes, notes) = inventory_change::changes(path, &wanted);
+        inventory_changes = changes;
+        for plan in &mut host_plans {
+            for message in notes.get(&plan.host).into_iter().flatten() {
+                plan.notes.push(model::Note {
+                    playbook: "inventory".into(),
+                    message: message.clone(),
+                });
+            }
+        }
+    } else if !wanted.is_empty() {
+        for plan in &mut host_plans {
+            if wanted.iter().any(|w| w.hosts.contains(&plan.host)) {
+                plan.notes.push(model::Note {
+                    playbook: "inventory".into(),
+                    message: "Kubespray sets these values on its next run; without an inventory \
+                              (-i) dnsfix cannot say where to keep them"
+                        .into(),
+                });
+            }
+        }
+    }
+
+    let summary = summarize(&host_plans, inventory_changes.len());
+    Plan {
+        kind: "dnsfix-plan".into(),
+        format_version: model::PLAN_FORMAT_VERSION,
+        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
+        created: now_rfc3339(),
+        inventory: inventory.path().map(|p| InventoryRef {
+            path: p.display().to_string(),
+            sha256: inventory_change::digest(p),
+        }),
+        limit: limit.map(str::to_string),
+        playbooks: playbooks
+            .playbooks
+            .iter()
+            .map(|p| PlaybookRef {
+                name: p.name.clone(),
+                source: p.source.clone(),
+                sha256: p.sha256.clone(),
+            })
+            .collect(),
+        hosts: host_plans,
+        inventory_changes,
+        summary,
+    }
+}
+
+fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: String) -> HostPlan {
+    HostPlan {
+        host: host.to_string(),
+        status: HostStatus::Error,
+        error: Some(HostPlanError {
+            kind: kind.into(),
+            message,
+        }),
+        findings,
+        facts: None,
+        changes: Vec::new(),
+        handlers: Vec::new(),
+        blocked: Vec::new(),
+        notes: Vec::new(),
+        fixes: Vec::new(),
+        remaining: Vec::new(),
+    }
+}
+
+fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
+    let mut summary = Summary {
+        hosts: hosts.len(),
+        inventory_files,
+        ..Summary::default()
+    };
+    for host in hosts {
+        match host.status {
+            HostStatus::Changes => summary.hosts_changing += 1,
+            HostStatus::Blocked => summary.hosts_blocked += 1,
+            HostStatus::Error => summary.hosts_failed += 1,
+            HostStatus::Clean => {}
+        }
+        if host.status == HostStatus::Changes && !host.blocked.is_empty() {
+            summary.hosts_blocked += 1;
+        }
+        for change in &host.changes {
+            match change {
+                Change::WriteFile { .. } => summary.files += 1,
+                Change::Sysctl { .. } => summary.sysctls += 1,
+                Change::LoadModule { .. } => summary.modules += 1,
+            }
+        }
+        for handler in &host.handlers {
+            *summary.restarts.entry(handler.unit.clone()).or_default() += 1;
+            summary.serial = Some(match summary.serial {
+                None => handler.serial,
+                Some(Batch::Count(a)) => match handler.serial {
+                    Batch::Count(b) => Batch::Count(a.min(b)),
+                    Batch::Percent(_) => Batch::Count(a),
+                },
+                Some(Batch::Percent(a)) => match handler.serial {
+                    Batch::Count(b) => Batch::Count(b),
+                    Batch::Percent(b) => Batch::Percent(a.min(b)),
+                },
+            });
+        }
+    }
+    summary
+}
+
+/// Exit code for a plan (DESIGN.md): 3 if a host could not be planned, 2 if anything is
+/// to be changed or blocked, else 0.
+pub fn exit_code(plan: &Plan) -> u8 {
+    let s = &plan.summary;
+    if s.hosts_failed > 0 {
+        crate::exit::UNREACHABLE
+    } else if s.hosts_changing > 0 || s.hosts_blocked > 0 || s.inventory_files > 0 {
+        crate::exit::FINDINGS
+    } else {
+        crate::exit::OK
+    }
+}
+
+/// The current time as RFC 3339 UTC, e.g. `2026-11-22T17:05:09Z`.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(secs)
+}
+
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_359_909), "2026-11-22T15:05:09Z");
+    }
+}

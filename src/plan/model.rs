@@ -1,0 +1,244 @@
+//! The plan as saved (`-o plan.json`) and rendered: typed, per-host changes with the facts
+//! they were computed from, so `apply` can refuse a host whose facts moved since review.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnose::{Finding, FindingStatus, Severity};
+use crate::playbook::Batch;
+
+/// Bumped when a saved plan changes shape incompatibly.
+pub const PLAN_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Always `dnsfix-plan`.
+    pub kind: String,
+    pub format_version: u32,
+    pub dnsfix_version: String,
+    /// RFC 3339, UTC.
+    pub created: String,
+    pub inventory: Option<InventoryRef>,
+    pub limit: Option<String>,
+    /// Every playbook that was considered, with the digest of its file.
+    pub playbooks: Vec<PlaybookRef>,
+    /// Every selected host, in inventory order.
+    pub hosts: Vec<HostPlan>,
+    /// Changes to the local inventory that keep the node fixes from being reverted by the
+    /// next Kubespray run; `apply` makes them only with `--update-inventory`.
+    pub inventory_changes: Vec<InventoryChange>,
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InventoryRef {
+    pub path: String,
+    /// sha256 over every inventory file read (the inventory, group_vars, host_vars), in
+    /// path order, so an edited inventory is noticed.
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlaybookRef {
+    pub name: String,
+    pub source: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostStatus {
+    /// Nothing to change.
+    Clean,
+    /// Changes planned.
+    Changes,
+    /// Nothing can be changed automatically, but something is wrong (a playbook said why).
+    Blocked,
+    /// The host could not be reached or planned; `error` says why.
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostPlan {
+    pub host: String,
+    pub status: HostStatus,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<HostPlanError>,
+    pub findings: Vec<FindingRecord>,
+    /// The facts the plan was computed from; `apply` re-checks them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub facts: Option<FactDigest>,
+    pub changes: Vec<Change>,
+    pub handlers: Vec<HandlerRun>,
+    /// Playbooks that apply here but cannot fix automatically, with the reason.
+    pub blocked: Vec<Blocked>,
+    /// Things the reviewer should know that do not block the plan.
+    pub notes: Vec<Note>,
+    /// Finding ids the plan fixes (gone when the predicted facts are diagnosed again).
+    pub fixes: Vec<String>,
+    /// Finding ids still failing after the plan, as predicted.
+    pub remaining: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostPlanError {
+    /// `unreachable` (with the transport's kind in `detail`) or `playbook`.
+    pub kind: String,
+    pub message: String,
+}
+
+/// A finding as recorded in a plan (owned, so a saved plan can be read back).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingRecord {
+    pub id: String,
+    pub severity: Severity,
+    pub status: FindingStatus,
+    pub summary: String,
+    pub evidence: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub playbook: Option<String>,
+}
+
+impl From<&Finding> for FindingRecord {
+    fn from(f: &Finding) -> FindingRecord {
+        FindingRecord {
+            id: f.id.to_string(),
+            severity: f.severity,
+            status: f.status,
+            summary: f.summary.clone(),
+            evidence: f.evidence.clone(),
+            playbook: f.playbook.map(str::to_string),
+        }
+    }
+}
+
+/// What the plan saw on the host. Every file the plan read or will write, the sysctls and
+/// modules it touches, and the boot id: if any differs at apply time, the host is stale.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactDigest {
+    pub boot_id: Option<String>,
+    pub files: BTreeMap<String, FileDigest>,
+    /// Live values, by sysctl key.
+    pub sysctls: BTreeMap<String, String>,
+    /// Whether each module is loaded.
+    pub modules: BTreeMap<String, bool>,
+    /// sha256 over all of the above (canonical JSON), for a one-line comparison.
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// `present`, `missing`, `directory` or `unreadable`.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub symlink: Option<String>,
+}
+
+/// Why a change is in the plan: the playbook, task and the findings it fixes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    pub playbook: String,
+    pub task: String,
+    pub fixes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Change {
+    /// Write a whole file. Applied only if the file's sha256 is still `before_sha256`
+    /// (`None`: the file must not exist).
+    WriteFile {
+        path: String,
+        /// What changed, for humans: "resolvConf: /etc/resolv.conf → /run/…".
+        description: String,
+        before_sha256: Option<String>,
+        /// The current content (for the diff; not needed to apply).
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        before: Option<String>,
+        after_sha256: String,
+        content: String,
+        /// Octal mode for a new file; an existing file keeps its mode and owner.
+        mode: Option<String>,
+        reasons: Vec<Reason>,
+    },
+    /// Set a sysctl now (persistence is a separate file write).
+    Sysctl {
+        name: String,
+        before: Option<String>,
+        after: String,
+        reasons: Vec<Reason>,
+    },
+    /// Load a kernel module now (persistence is a separate file write).
+    LoadModule { name: String, reasons: Vec<Reason> },
+}
+
+impl Change {
+    pub fn reasons(&self) -> &[Reason] {
+        match self {
+            Change::WriteFile { reasons, .. }
+            | Change::Sysctl { reasons, .. }
+            | Change::LoadModule { reasons, .. } => reasons,
+        }
+    }
+}
+
+/// A handler that fires because something it watches changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandlerRun {
+    pub name: String,
+    pub unit: String,
+    /// `restarted` or `reloaded`.
+    pub action: String,
+    /// Restart batch size across hosts.
+    pub serial: Batch,
+    /// "/etc/kubernetes/kubelet-config.yaml resolvConf changed ← DNS-KUBELET-LOOPBACK",
+    /// one per change that notified it.
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocked {
+    pub playbook: String,
+    pub task: String,
+    pub reason: String,
+    pub fixes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub playbook: String,
+    pub message: String,
+}
+
+/// One edit of a local inventory file (a Kubespray group_vars file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InventoryChange {
+    pub path: String,
+    pub before_sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub before: Option<String>,
+    pub content: String,
+    /// `key: value` lines set, for humans.
+    pub settings: Vec<String>,
+    /// The hosts whose fixes need it.
+    pub hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub hosts: usize,
+    pub hosts_changing: usize,
+    pub hosts_blocked: usize,
+    pub hosts_failed: usize,
+    pub files: usize,
+    pub sysctls: usize,
+    pub modules: usize,
+    /// Restarts and reloads by unit.
+    pub restarts: BTreeMap<String, usize>,
+    /// The smallest restart batch of any handler.
+    pub serial: Option<Batch>,
+    pub inventory_files: usize,
+}

@@ -1,0 +1,1108 @@
+//! Rendering a [`Plan`] for review: per-host findings, changes with unified diffs, handlers,
+//! blocked playbooks and notes, hosts with identical plans shown once, then the inventory
+//! edits and a one-line summary; JSON is the saved plan itself.
+//!
+//! A pure function of the plan: it never reads the clock (the plan's `created` is not
+//! shown), the environment or the terminal, so the same plan renders byte-identically and
+//! two plans can be compared with `diff`. Whether to colour is the caller's decision.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use similar::{ChangeTag, TextDiff};
+
+use super::model::{
+    Blocked, Change, FindingRecord, HandlerRun, HostPlan, HostStatus, InventoryChange, Note, Plan,
+    Summary,
+};
+use crate::diagnose::{FindingStatus, Severity};
+
+/// Indent of a section header (`findings:`) inside a host block.
+const SECTION: &str = "  ";
+/// Indent of one entry of a section (a finding, a change).
+const ENTRY: &str = "    ";
+/// Indent of what belongs to an entry (evidence, diff lines, reasons).
+const DETAIL: &str = "        ";
+/// Indent of what belongs to an inventory edit, which is itself an entry at [`SECTION`].
+const INVENTORY_DETAIL: &str = "      ";
+
+/// Lines of context around each diff hunk.
+const DIFF_CONTEXT: usize = 3;
+/// Digest prefix shown for a file edit; enough to tell versions apart at a glance.
+const SHA_PREFIX: usize = 12;
+
+/// The plan as a reviewer reads it. `colour` adds ANSI escapes; it never changes which
+/// hosts are grouped or what the text says.
+pub fn text(plan: &Plan, colour: bool) -> String {
+    let paint = Paint(colour);
+    let mut out = String::new();
+
+    // Group on the uncoloured block, so colour cannot split or merge groups.
+    let mut groups: Vec<(&HostPlan, Vec<&str>)> = Vec::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
+    let mut clean = Vec::new();
+    for host in &plan.hosts {
+        if !has_something_to_say(host) {
+            clean.push(host.host.as_str());
+            continue;
+        }
+        let key = block(host, Paint(false));
+        match group_of.get(&key) {
+            Some(&i) => groups[i].1.push(&host.host),
+            None => {
+                group_of.insert(key, groups.len());
+                groups.push((host, vec![&host.host]));
+            }
+        }
+    }
+
+    for (first, hosts) in &groups {
+        let header = match hosts.as_slice() {
+            [one] => format!("== {one}"),
+            many => format!("== {}: same change", many.join(", ")),
+        };
+        let _ = writeln!(out, "{}", paint.bold(&header));
+        out.push_str(&block(first, paint));
+        out.push('\n');
+    }
+    if !clean.is_empty() {
+        let _ = writeln!(out, "nothing to change: {}\n", clean.join(", "));
+    }
+    if !plan.inventory_changes.is_empty() {
+        inventory(&mut out, &plan.inventory_changes, paint);
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{}", summary(&plan.summary));
+    out
+}
+
+/// The plan as saved with `-o plan.json` and read back by `apply`.
+pub fn json(plan: &Plan) -> String {
+    crate::report::pretty_json(plan)
+}
+
+/// Whether a host gets a block of its own rather than a place in "nothing to change".
+fn has_something_to_say(host: &HostPlan) -> bool {
+    host.status != HostStatus::Clean
+        || !host.findings.is_empty()
+        || !host.changes.is_empty()
+        || !host.handlers.is_empty()
+        || !host.blocked.is_empty()
+        || !host.notes.is_empty()
+}
+
+/// Everything about one host except its name, so identical hosts render identically.
+fn block(host: &HostPlan, paint: Paint) -> String {
+    let mut out = String::new();
+    if host.status == HostStatus::Error {
+        match &host.error {
+            Some(e) => {
+                let _ = writeln!(out, "{SECTION}could not plan: {}: {}", e.kind, e.message);
+            }
+            None => {
+                let _ = writeln!(out, "{SECTION}could not plan: no reason recorded");
+            }
+        }
+    }
+    if !host.findings.is_empty() {
+        let _ = writeln!(out, "{SECTION}findings:");
+        for f in &host.findings {
+            finding(&mut out, f, paint);
+        }
+    }
+    if !host.changes.is_empty() {
+        let _ = writeln!(out, "{SECTION}changes:");
+        for c in &host.changes {
+            change(&mut out, c, paint);
+        }
+    }
+    if !host.handlers.is_empty() {
+        let _ = writeln!(out, "{SECTION}handlers:");
+        for h in &host.handlers {
+            handler(&mut out, h);
+        }
+    }
+    if !host.blocked.is_empty() {
+        let _ = writeln!(out, "{SECTION}blocked:");
+        for b in &host.blocked {
+            blocked(&mut out, b);
+        }
+    }
+    if !host.notes.is_empty() {
+        let _ = writeln!(out, "{SECTION}notes:");
+        for n in &host.notes {
+            note(&mut out, n);
+        }
+    }
+    let mut after = Vec::new();
+    if !host.fixes.is_empty() {
+        after.push(format!("fixes {}", host.fixes.join(", ")));
+    }
+    if !host.remaining.is_empty() {
+        after.push(format!("still failing: {}", host.remaining.join(", ")));
+    }
+    if !after.is_empty() {
+        let _ = writeln!(out, "{SECTION}after apply: {}", after.join("; "));
+    }
+    out
+}
+
+fn finding(out: &mut String, f: &FindingRecord, paint: Paint) {
+    // Pad before painting: escapes would count towards the width.
+    let label = match f.status {
+        FindingStatus::Failed => paint.severity(f.severity, &format!("{:<8}", f.severity)),
+        FindingStatus::Unknown => format!("{:<8}", "unknown"),
+    };
+    let _ = writeln!(out, "{ENTRY}{label} {}  {}", f.id, f.summary);
+    for e in &f.evidence {
+        let _ = writeln!(out, "{DETAIL}{e}");
+    }
+}
+
+fn change(out: &mut String, c: &Change, paint: Paint) {
+    match c {
+        Change::WriteFile {
+            path,
+            description,
+            before_sha256: None,
+            content,
+            mode,
+            ..
+        } => {
+            let mode = mode.as_deref().unwrap_or("0644");
+            let _ = writeln!(
+                out,
+                "{ENTRY}+ {path}  (new file, mode {mode}): {description}"
+            );
+            diff(
+                out,
+                DETAIL,
+                "",
+                content,
+                "/dev/null",
+                &format!("b{path}"),
+                paint,
+            );
+        }
+        Change::WriteFile {
+            path,
+            description,
+            before_sha256: Some(before_sha256),
+            before,
+            after_sha256,
+            content,
+            ..
+        } => {
+            let _ = writeln!(
+                out,
+                "{ENTRY}~ {path}  (sha256 {} → {}): {description}",
+                short(before_sha256),
+                short(after_sha256)
+            );
+            let before = before.as_deref().unwrap_or("");
+            let (a, b) = (format!("a{path}"), format!("b{path}"));
+            diff(out, DETAIL, before, content, &a, &b, paint);
+        }
+        Change::Sysctl {
+            name,
+            before,
+            after,
+            ..
+        } => {
+            let before = before.as_deref().unwrap_or("unset");
+            let _ = writeln!(out, "{ENTRY}sysctl {name}: {before} → {after}");
+        }
+        Change::LoadModule { name, .. } => {
+            let _ = writeln!(out, "{ENTRY}modprobe {name}");
+        }
+    }
+    // Two tasks of one playbook fixing the same findings are one reason to a reviewer.
+    let mut seen = Vec::new();
+    for r in c.reasons() {
+        let line = if r.fixes.is_empty() {
+            format!("{DETAIL}because: {}", r.playbook)
+        } else {
+            format!("{DETAIL}because: {} ← {}", r.playbook, r.fixes.join(", "))
+        };
+        if !seen.contains(&line) {
+            let _ = writeln!(out, "{line}");
+            seen.push(line);
+        }
+    }
+}
+
+fn handler(out: &mut String, h: &HandlerRun) {
+    let verb = match h.action.as_str() {
+        "restarted" => "restart",
+        "reloaded" => "reload",
+        other => other,
+    };
+    let _ = writeln!(out, "{ENTRY}{verb} {} (batches of {})", h.unit, h.serial);
+    for r in &h.reasons {
+        let _ = writeln!(out, "{DETAIL}← {r}");
+    }
+}
+
+fn blocked(out: &mut String, b: &Blocked) {
+    let _ = write!(out, "{ENTRY}{}: {}", b.playbook, b.reason);
+    if !b.fixes.is_empty() {
+        let _ = write!(out, " (fixes {})", b.fixes.join(", "));
+    }
+    out.push('\n');
+}
+
+fn note(out: &mut String, n: &Note) {
+    let mut lines = n.message.lines();
+    let _ = writeln!(
+        out,
+        "{ENTRY}{}: {}",
+        n.playbook,
+        lines.next().unwrap_or_default()
+    );
+    for line in lines {
+        let _ = writeln!(out, "{DETAIL}{line}");
+    }
+}
+
+/// The inventory edits; they sit outside the host blocks because `apply` makes them only
+/// when asked to.
+fn inventory(out: &mut String, changes: &[InventoryChange], paint: Paint) {
+    let header = "== inventory (changed only by `dnsfix apply --update-inventory`)";
+    let _ = writeln!(out, "{}", paint.bold(header));
+    for c in changes {
+        let path = &c.path;
+        let old_name = match c.before_sha256 {
+            None => {
+                let _ = writeln!(out, "{SECTION}+ {path}  (new file)");
+                "/dev/null".to_owned()
+            }
+            Some(_) => {
+                let _ = writeln!(out, "{SECTION}~ {path}");
+                format!("a/{}", path.trim_start_matches('/'))
+            }
+        };
+        let _ = writeln!(out, "{INVENTORY_DETAIL}sets: {}", c.settings.join("; "));
+        let _ = writeln!(out, "{INVENTORY_DETAIL}for: {}", c.hosts.join(", "));
+        let before = c.before.as_deref().unwrap_or("");
+        let new_name = format!("b/{}", path.trim_start_matches('/'));
+        diff(
+            out,
+            INVENTORY_DETAIL,
+            before,
+            &c.content,
+            &old_name,
+            &new_name,
+            paint,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{SECTION}Without it, the next Kubespray run undoes these fixes."
+    );
+}
+
+/// A unified diff, one indented line per diff line. Written from the hunks rather than
+/// from similar's `Display` so each line can be coloured by its tag, not by guessing from
+/// its first character (a `---` header is not a removed line).
+fn diff(
+    out: &mut String,
+    indent: &str,
+    before: &str,
+    after: &str,
+    old_name: &str,
+    new_name: &str,
+    paint: Paint,
+) {
+    let diff = TextDiff::from_lines(before, after);
+    let mut unified = diff.unified_diff();
+    unified.context_radius(DIFF_CONTEXT);
+    for (i, hunk) in unified.iter_hunks().enumerate() {
+        if i == 0 {
+            let _ = writeln!(out, "{indent}--- {old_name}");
+            let _ = writeln!(out, "{indent}+++ {new_name}");
+        }
+        let _ = writeln!(out, "{indent}{}", paint.cyan(&hunk.header().to_string()));
+        for change in hunk.iter_changes() {
+            let value = change.value();
+            let line = value.strip_suffix('\n').unwrap_or(value);
+            let painted = match change.tag() {
+                ChangeTag::Delete => paint.red(&format!("-{line}")),
+                ChangeTag::Insert => paint.green(&format!("+{line}")),
+                ChangeTag::Equal => format!(" {line}"),
+            };
+            let _ = writeln!(out, "{indent}{painted}");
+            if change.missing_newline() {
+                let _ = writeln!(out, "{indent}\\ No newline at end of file");
+            }
+        }
+    }
+}
+
+/// The first characters of a digest; the whole of a shorter one.
+fn short(sha256: &str) -> &str {
+    sha256.get(..SHA_PREFIX).unwrap_or(sha256)
+}
+
+/// One line for the whole plan, e.g. "3 of 20 hosts change: 4 files, 2 sysctls, 3 kubelet
+/// restarts in batches of 1; 1 host blocked".
+fn summary(s: &Summary) -> String {
+    let mut line = if s.hosts_changing == 0 {
+        format!("no changes on {}", count(s.hosts, "host"))
+    } else {
+        // The noun agrees with the fleet, the verb with the hosts changing.
+        let verb = if s.hosts_changing == 1 {
+            "changes"
+        } else {
+            "change"
+        };
+        format!("{} of {} {verb}", s.hosts_changing, count(s.hosts, "host"))
+    };
+
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (s.files, "file"),
+        (s.sysctls, "sysctl"),
+        (s.modules, "module"),
+    ] {
+        if n > 0 {
+            parts.push(count(n, what));
+        }
+    }
+    let restarts: Vec<String> = s
+        .restarts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(unit, n)| count(*n, &format!("{unit} restart")))
+        .collect();
+    if !restarts.is_empty() {
+        let mut part = restarts.join(", ");
+        if let Some(serial) = s.serial {
+            let _ = write!(part, " in batches of {serial}");
+        }
+        parts.push(part);
+    }
+    if !parts.is_empty() {
+        let _ = write!(line, ": {}", parts.join(", "));
+    }
+
+    if s.hosts_blocked > 0 {
+        let _ = write!(line, "; {} blocked", count(s.hosts_blocked, "host"));
+    }
+    if s.hosts_failed > 0 {
+        let _ = write!(
+            line,
+            "; {} could not be planned",
+            count(s.hosts_failed, "host")
+        );
+    }
+    if s.inventory_files > 0 {
+        let _ = write!(line, "; {}", count(s.inventory_files, "inventory file"));
+    }
+    line
+}
+
+/// "1 host", "2 hosts".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// ANSI colour, or none: every styled string goes through here so `text(plan, false)`
+/// cannot contain an escape.
+#[derive(Debug, Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn style(self, code: &str, text: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn bold(self, text: &str) -> String {
+        self.style("1", text)
+    }
+
+    fn red(self, text: &str) -> String {
+        self.style("31", text)
+    }
+
+    fn green(self, text: &str) -> String {
+        self.style("32", text)
+    }
+
+    fn cyan(self, text: &str) -> String {
+        self.style("36", text)
+    }
+
+    fn severity(self, severity: Severity, text: &str) -> String {
+        match severity {
+            Severity::Critical | Severity::High => self.style("31", text),
+            Severity::Warning => self.style("33", text),
+            Severity::Info => text.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::plan::model::{HostPlanError, PLAN_FORMAT_VERSION, Reason};
+    use crate::playbook::Batch;
+
+    const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+    const KUBELET_BEFORE: &str = "\
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+clusterDNS:
+- 169.254.25.10
+clusterDomain: cluster.local
+resolvConf: \"/etc/resolv.conf\"
+rotateCertificates: true
+";
+    const KUBELET_AFTER: &str = "\
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+clusterDNS:
+- 169.254.25.10
+clusterDomain: cluster.local
+resolvConf: \"/run/systemd/resolve/resolv.conf\"
+rotateCertificates: true
+";
+
+    fn plan(hosts: Vec<HostPlan>, summary: Summary) -> Plan {
+        Plan {
+            kind: "dnsfix-plan".to_owned(),
+            format_version: PLAN_FORMAT_VERSION,
+            dnsfix_version: "0.1.0".to_owned(),
+            created: "2025-01-01T00:00:00Z".to_owned(),
+            inventory: None,
+            limit: None,
+            playbooks: Vec::new(),
+            hosts,
+            inventory_changes: Vec::new(),
+            summary,
+        }
+    }
+
+    fn host(name: &str, status: HostStatus) -> HostPlan {
+        HostPlan {
+            host: name.to_owned(),
+            status,
+            error: None,
+            findings: Vec::new(),
+            facts: None,
+            changes: Vec::new(),
+            handlers: Vec::new(),
+            blocked: Vec::new(),
+            notes: Vec::new(),
+            fixes: Vec::new(),
+            remaining: Vec::new(),
+        }
+    }
+
+    fn reason(playbook: &str, task: &str, fixes: &[&str]) -> Reason {
+        Reason {
+            playbook: playbook.to_owned(),
+            task: task.to_owned(),
+            fixes: fixes.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    fn loopback_finding() -> FindingRecord {
+        FindingRecord {
+            id: "DNS-KUBELET-LOOPBACK".to_owned(),
+            severity: Severity::Critical,
+            status: FindingStatus::Failed,
+            summary: "kubelet gives pods a loopback resolver".to_owned(),
+            evidence: vec![format!(
+                "{KUBELET_CONFIG}:6 resolvConf: /etc/resolv.conf → nameserver 127.0.0.53"
+            )],
+            playbook: Some("20-kubelet-resolvconf".to_owned()),
+        }
+    }
+
+    fn write_file(path: &str, before: Option<&str>, after: &str) -> Change {
+        Change::WriteFile {
+            path: path.to_owned(),
+            description: format!("rewrite {path}"),
+            before_sha256: before.map(|_| "1f2e3d4c5b6a79880123456789abcdef".to_owned()),
+            before: before.map(str::to_owned),
+            after_sha256: "a1b2c3d4e5f60718293a4b5c6d7e8f90".to_owned(),
+            content: after.to_owned(),
+            mode: None,
+            reasons: vec![reason("p", "t", &["DNS-X"])],
+        }
+    }
+
+    fn kubelet_change() -> Change {
+        Change::WriteFile {
+            path: KUBELET_CONFIG.to_owned(),
+            description: "resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf"
+                .to_owned(),
+            before_sha256: Some(
+                "3b9d0c6a2f41e8d7c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e".to_owned(),
+            ),
+            before: Some(KUBELET_BEFORE.to_owned()),
+            after_sha256: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
+                .to_owned(),
+            content: KUBELET_AFTER.to_owned(),
+            mode: None,
+            reasons: vec![
+                reason(
+                    "20-kubelet-resolvconf",
+                    "point kubelet at the upstream resolv.conf",
+                    &["DNS-KUBELET-LOOPBACK"],
+                ),
+                // A second task of the same playbook for the same finding: shown once.
+                reason(
+                    "20-kubelet-resolvconf",
+                    "keep the file readable",
+                    &["DNS-KUBELET-LOOPBACK"],
+                ),
+            ],
+        }
+    }
+
+    fn kubelet_restart() -> HandlerRun {
+        HandlerRun {
+            name: "restart kubelet".to_owned(),
+            unit: "kubelet".to_owned(),
+            action: "restarted".to_owned(),
+            serial: Batch::Count(1),
+            reasons: vec![format!(
+                "{KUBELET_CONFIG} resolvConf changed ← DNS-KUBELET-LOOPBACK"
+            )],
+        }
+    }
+
+    /// A worker with the Kubespray #9948 loopback: one file edit and a kubelet restart.
+    fn loopback_host(name: &str) -> HostPlan {
+        HostPlan {
+            findings: vec![loopback_finding()],
+            changes: vec![kubelet_change()],
+            handlers: vec![kubelet_restart()],
+            fixes: vec!["DNS-KUBELET-LOOPBACK".to_owned()],
+            ..host(name, HostStatus::Changes)
+        }
+    }
+
+    fn one_host_with(change: Change) -> Plan {
+        let h = HostPlan {
+            changes: vec![change],
+            ..host("node1", HostStatus::Changes)
+        };
+        plan(vec![h], Summary::default())
+    }
+
+    #[test]
+    fn identical_hosts_share_one_block() {
+        let odd = HostPlan {
+            changes: vec![Change::LoadModule {
+                name: "br_netfilter".to_owned(),
+                reasons: vec![reason(
+                    "40-bridge-netfilter",
+                    "load",
+                    &["DNS-BRIDGE-NF-OFF"],
+                )],
+            }],
+            ..host("node2", HostStatus::Changes)
+        };
+        let p = plan(
+            vec![loopback_host("node1"), odd, loopback_host("node3")],
+            Summary::default(),
+        );
+        let out = text(&p, false);
+        let grouped = out.find("== node1, node3: same change\n");
+        let single = out.find("== node2\n");
+        assert!(grouped.is_some(), "{out}");
+        assert!(single.is_some(), "{out}");
+        // Groups follow the inventory order of their first host.
+        assert!(grouped < single, "{out}");
+        assert_eq!(
+            out.matches("    ~ /etc/kubernetes/kubelet-config.yaml")
+                .count(),
+            1,
+            "block shown once:\n{out}"
+        );
+        assert!(!out.contains("nothing to change"), "{out}");
+    }
+
+    #[test]
+    fn clean_hosts_are_listed_on_one_line() {
+        let p = plan(
+            vec![
+                host("node1", HostStatus::Clean),
+                loopback_host("node2"),
+                host("node3", HostStatus::Clean),
+            ],
+            Summary::default(),
+        );
+        let out = text(&p, false);
+        assert!(out.contains("\nnothing to change: node1, node3\n"), "{out}");
+        assert!(!out.contains("== node1"), "{out}");
+    }
+
+    #[test]
+    fn clean_host_with_findings_gets_a_block() {
+        let h = HostPlan {
+            findings: vec![FindingRecord {
+                status: FindingStatus::Unknown,
+                ..loopback_finding()
+            }],
+            remaining: vec!["DNS-KUBELET-LOOPBACK".to_owned()],
+            ..host("node1", HostStatus::Clean)
+        };
+        let out = text(&plan(vec![h], Summary::default()), false);
+        assert!(out.starts_with("== node1\n  findings:\n"), "{out}");
+        assert!(
+            out.contains("    unknown  DNS-KUBELET-LOOPBACK  kubelet gives pods"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  after apply: still failing: DNS-KUBELET-LOOPBACK\n"),
+            "{out}"
+        );
+        assert!(!out.contains("after apply: fixes"), "{out}");
+    }
+
+    #[test]
+    fn error_host_says_why_it_could_not_be_planned() {
+        let h = HostPlan {
+            error: Some(HostPlanError {
+                kind: "unreachable".to_owned(),
+                message: "connection refused".to_owned(),
+            }),
+            ..host("node9", HostStatus::Error)
+        };
+        let out = text(&plan(vec![h], Summary::default()), false);
+        assert!(
+            out.starts_with("== node9\n  could not plan: unreachable: connection refused\n\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn reasons_are_shown_once() {
+        let out = text(&one_host_with(kubelet_change()), false);
+        assert_eq!(
+            out.matches("        because: 20-kubelet-resolvconf ← DNS-KUBELET-LOOPBACK\n")
+                .count(),
+            1,
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn sysctl_module_handler_blocked_and_note_lines() {
+        let h = HostPlan {
+            changes: vec![
+                Change::Sysctl {
+                    name: "net.bridge.bridge-nf-call-iptables".to_owned(),
+                    before: None,
+                    after: "1".to_owned(),
+                    reasons: vec![],
+                },
+                Change::LoadModule {
+                    name: "br_netfilter".to_owned(),
+                    reasons: vec![],
+                },
+            ],
+            handlers: vec![HandlerRun {
+                unit: "systemd-resolved".to_owned(),
+                action: "reloaded".to_owned(),
+                serial: Batch::Percent(20),
+                ..kubelet_restart()
+            }],
+            blocked: vec![Blocked {
+                playbook: "50-nodelocaldns-clusterdns".to_owned(),
+                task: "t".to_owned(),
+                reason: "clusterDNS is set by kubeadm".to_owned(),
+                fixes: vec!["DNS-NODELOCAL-CLUSTERDNS".to_owned(), "DNS-X".to_owned()],
+            }],
+            notes: vec![Note {
+                playbook: "30-host-upstream-dns".to_owned(),
+                message: "first line\nsecond line".to_owned(),
+            }],
+            ..host("node1", HostStatus::Changes)
+        };
+        let out = text(&plan(vec![h], Summary::default()), false);
+        let expected = "\
+== node1
+  changes:
+    sysctl net.bridge.bridge-nf-call-iptables: unset → 1
+    modprobe br_netfilter
+  handlers:
+    reload systemd-resolved (batches of 20%)
+        ← /etc/kubernetes/kubelet-config.yaml resolvConf changed ← DNS-KUBELET-LOOPBACK
+  blocked:
+    50-nodelocaldns-clusterdns: clusterDNS is set by kubeadm (fixes DNS-NODELOCAL-CLUSTERDNS, DNS-X)
+  notes:
+    30-host-upstream-dns: first line
+        second line
+
+";
+        assert!(out.starts_with(expected), "{out}");
+    }
+
+    #[test]
+    fn new_file_diff_adds_every_line() {
+        let path = "/etc/modules-load.d/br_netfilter.conf";
+        let mut change = write_file(path, None, "br_netfilter\n");
+        if let Change::WriteFile { mode, .. } = &mut change {
+            *mode = Some("0600".to_owned());
+        }
+        let out = text(&one_host_with(change), false);
+        let expected = "\
+    + /etc/modules-load.d/br_netfilter.conf  (new file, mode 0600): rewrite /etc/modules-load.d/br_netfilter.conf
+        --- /dev/null
+        +++ b/etc/modules-load.d/br_netfilter.conf
+        @@ -0,0 +1 @@
+        +br_netfilter
+        because: p ← DNS-X
+";
+        assert!(out.contains(expected), "{out}");
+    }
+
+    #[test]
+    fn new_file_mode_defaults_to_0644() {
+        let out = text(&one_host_with(write_file("/etc/x", None, "x\n")), false);
+        assert!(
+            out.contains("    + /etc/x  (new file, mode 0644): "),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn edit_diff_shows_removed_and_added_lines() {
+        let out = text(&one_host_with(kubelet_change()), false);
+        let expected =
+            "    ~ /etc/kubernetes/kubelet-config.yaml  (sha256 3b9d0c6a2f41 → 9e8d7c6b5a4f): \
+resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
+        --- a/etc/kubernetes/kubelet-config.yaml
+        +++ b/etc/kubernetes/kubelet-config.yaml
+        @@ -3,5 +3,5 @@
+         clusterDNS:
+         - 169.254.25.10
+         clusterDomain: cluster.local
+        -resolvConf: \"/etc/resolv.conf\"
+        +resolvConf: \"/run/systemd/resolve/resolv.conf\"
+         rotateCertificates: true
+";
+        assert!(out.contains(expected), "{out}");
+    }
+
+    #[test]
+    fn file_without_trailing_newline_still_ends_its_lines() {
+        let out = text(
+            &one_host_with(write_file("/etc/x", Some("a\nold"), "a\nnew")),
+            false,
+        );
+        let expected = "\
+        @@ -1,2 +1,2 @@
+         a
+        -old
+        \\ No newline at end of file
+        +new
+        \\ No newline at end of file
+        because: p ← DNS-X
+";
+        assert!(out.contains(expected), "{out}");
+    }
+
+    #[test]
+    fn colour_off_has_no_escapes() {
+        let out = text(&full_plan(), false);
+        assert!(!out.contains('\x1b'), "{out}");
+    }
+
+    #[test]
+    fn colour_on_paints_headers_diffs_and_severities() {
+        let out = text(&full_plan(), true);
+        assert!(
+            out.contains("\x1b[1m== node2, node3: same change\x1b[0m\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\x1b[31m-resolvConf: \"/etc/resolv.conf\"\x1b[0m\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\x1b[32m+resolvConf: \"/run/systemd/resolve/resolv.conf\"\x1b[0m\n"),
+            "{out}"
+        );
+        assert!(out.contains("\x1b[36m@@ -3,5 +3,5 @@\x1b[0m\n"), "{out}");
+        assert!(
+            out.contains("\x1b[31mcritical\x1b[0m DNS-KUBELET-LOOPBACK"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\x1b[33mwarning \x1b[0m DNS-BRIDGE-NF-OFF"),
+            "{out}"
+        );
+        // File headers are not removed or added lines.
+        assert!(
+            out.contains("        --- a/etc/kubernetes/kubelet-config.yaml\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn colour_does_not_change_grouping() {
+        let p = full_plan();
+        let strip = |s: &str| {
+            [
+                "\x1b[0m", "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m",
+            ]
+            .iter()
+            .fold(s.to_owned(), |s, code| s.replace(code, ""))
+        };
+        assert_eq!(strip(&text(&p, true)), text(&p, false));
+    }
+
+    #[test]
+    fn renders_byte_identically_twice() {
+        let p = full_plan();
+        assert_eq!(text(&p, false), text(&p, false));
+        assert_eq!(text(&p, true), text(&p, true));
+        let later = Plan {
+            created: "2031-12-31T23:59:59Z".to_owned(),
+            ..p.clone()
+        };
+        assert_eq!(text(&p, false), text(&later, false), "created is not shown");
+    }
+
+    #[test]
+    fn json_is_the_saved_plan() {
+        let p = full_plan();
+        let out = json(&p);
+        assert!(out.ends_with("}\n"), "{out}");
+        let back: Plan = serde_json::from_str(&out).expect("plan JSON reads back");
+        assert_eq!(back, p);
+    }
+
+    fn summary_of(edit: impl FnOnce(&mut Summary)) -> String {
+        let mut s = Summary {
+            hosts: 20,
+            ..Summary::default()
+        };
+        edit(&mut s);
+        summary(&s)
+    }
+
+    #[test]
+    fn summary_counts_in_plural() {
+        let line = summary_of(|s| {
+            s.hosts_changing = 3;
+            s.files = 4;
+            s.sysctls = 2;
+            s.modules = 1;
+            s.restarts = BTreeMap::from([
+                ("kubelet".to_owned(), 3),
+                ("systemd-resolved".to_owned(), 1),
+            ]);
+            s.serial = Some(Batch::Count(1));
+            s.hosts_blocked = 1;
+            s.hosts_failed = 1;
+            s.inventory_files = 1;
+        });
+        assert_eq!(
+            line,
+            "3 of 20 hosts change: 4 files, 2 sysctls, 1 module, 3 kubelet restarts, \
+             1 systemd-resolved restart in batches of 1; 1 host blocked; \
+             1 host could not be planned; 1 inventory file"
+        );
+    }
+
+    #[test]
+    fn summary_counts_in_singular() {
+        let line = summary_of(|s| {
+            s.hosts = 1;
+            s.hosts_changing = 1;
+            s.files = 1;
+            s.sysctls = 1;
+        });
+        assert_eq!(line, "1 of 1 host changes: 1 file, 1 sysctl");
+    }
+
+    #[test]
+    fn summary_without_changes() {
+        assert_eq!(summary_of(|_| {}), "no changes on 20 hosts");
+        assert_eq!(summary_of(|s| s.hosts = 1), "no changes on 1 host");
+        let line = summary_of(|s| {
+            s.hosts_blocked = 2;
+            s.hosts_failed = 3;
+            s.inventory_files = 2;
+        });
+        assert_eq!(
+            line,
+            "no changes on 20 hosts; 2 hosts blocked; 3 hosts could not be planned; \
+             2 inventory files"
+        );
+    }
+
+    #[test]
+    fn summary_batches_only_with_restarts() {
+        let line = summary_of(|s| {
+            s.hosts_changing = 2;
+            s.sysctls = 2;
+            s.serial = Some(Batch::Percent(20));
+        });
+        assert_eq!(line, "2 of 20 hosts change: 2 sysctls");
+        let line = summary_of(|s| {
+            s.hosts_changing = 2;
+            s.restarts = BTreeMap::from([("kubelet".to_owned(), 2)]);
+            s.serial = Some(Batch::Percent(20));
+        });
+        assert_eq!(
+            line,
+            "2 of 20 hosts change: 2 kubelet restarts in batches of 20%"
+        );
+    }
+
+    /// A fleet as `dnsfix plan` would see it after a Kubespray upgrade: two workers with
+    /// the #9948 loopback, one also missing br_netfilter, one blocked, one unreachable,
+    /// two clean, and the group_vars edit that keeps the fix.
+    fn full_plan() -> Plan {
+        let netfilter = HostPlan {
+            findings: vec![
+                loopback_finding(),
+                FindingRecord {
+                    id: "DNS-BRIDGE-NF-OFF".to_owned(),
+                    severity: Severity::Warning,
+                    status: FindingStatus::Failed,
+                    summary: "bridged pod traffic bypasses iptables".to_owned(),
+                    evidence: vec![
+                        "lsmod: br_netfilter not loaded".to_owned(),
+                        "/proc/sys/net/bridge/bridge-nf-call-iptables: missing".to_owned(),
+                    ],
+                    playbook: Some("40-bridge-netfilter".to_owned()),
+                },
+            ],
+            changes: vec![
+                kubelet_change(),
+                Change::WriteFile {
+                    path: "/etc/modules-load.d/dnsfix-br_netfilter.conf".to_owned(),
+                    description: "load br_netfilter at boot".to_owned(),
+                    before_sha256: None,
+                    before: None,
+                    after_sha256: "5d41402abc4b2a76b9719d911017c592".to_owned(),
+                    content: "# Managed by dnsfix (40-bridge-netfilter).\nbr_netfilter\n"
+                        .to_owned(),
+                    mode: None,
+                    reasons: vec![reason(
+                        "40-bridge-netfilter",
+                        "persist",
+                        &["DNS-BRIDGE-NF-OFF"],
+                    )],
+                },
+                Change::LoadModule {
+                    name: "br_netfilter".to_owned(),
+                    reasons: vec![reason(
+                        "40-bridge-netfilter",
+                        "load",
+                        &["DNS-BRIDGE-NF-OFF"],
+                    )],
+                },
+                Change::Sysctl {
+                    name: "net.bridge.bridge-nf-call-iptables".to_owned(),
+                    before: None,
+                    after: "1".to_owned(),
+                    reasons: vec![reason(
+                        "40-bridge-netfilter",
+                        "sysctl",
+                        &["DNS-BRIDGE-NF-OFF"],
+                    )],
+                },
+            ],
+            fixes: vec![
+                "DNS-KUBELET-LOOPBACK".to_owned(),
+                "DNS-BRIDGE-NF-OFF".to_owned(),
+            ],
+            ..loopback_host("node4")
+        };
+        let blocked = HostPlan {
+            findings: vec![FindingRecord {
+                id: "DNS-NODELOCAL-CLUSTERDNS".to_owned(),
+                severity: Severity::High,
+                status: FindingStatus::Failed,
+                summary: "nodelocaldns is on but kubelet's clusterDNS skips it".to_owned(),
+                evidence: vec![format!("{KUBELET_CONFIG}:4 clusterDNS: 10.233.0.3")],
+                playbook: Some("50-nodelocaldns-clusterdns".to_owned()),
+            }],
+            blocked: vec![Blocked {
+                playbook: "50-nodelocaldns-clusterdns".to_owned(),
+                task: "point clusterDNS at nodelocaldns".to_owned(),
+                reason: "clusterDNS comes from the kubeadm ConfigMap; edit it there".to_owned(),
+                fixes: vec!["DNS-NODELOCAL-CLUSTERDNS".to_owned()],
+            }],
+            notes: vec![Note {
+                playbook: "50-nodelocaldns-clusterdns".to_owned(),
+                message: "kubeadm rewrites kubelet-config.yaml on upgrade:\n\
+                          kubectl -n kube-system edit cm kubelet-config"
+                    .to_owned(),
+            }],
+            remaining: vec!["DNS-NODELOCAL-CLUSTERDNS".to_owned()],
+            ..host("node5", HostStatus::Blocked)
+        };
+        let unreachable = HostPlan {
+            error: Some(HostPlanError {
+                kind: "unreachable".to_owned(),
+                message: "ssh: connect to 10.0.0.16 port 22: connection timed out".to_owned(),
+            }),
+            ..host("node6", HostStatus::Error)
+        };
+        let mut p = plan(
+            vec![
+                host("node1", HostStatus::Clean),
+                loopback_host("node2"),
+                loopback_host("node3"),
+                netfilter,
+                blocked,
+                unreachable,
+                host("node7", HostStatus::Clean),
+            ],
+            Summary {
+                hosts: 7,
+                hosts_changing: 3,
+                hosts_blocked: 1,
+                hosts_failed: 1,
+                files: 4,
+                sysctls: 1,
+                modules: 1,
+                restarts: BTreeMap::from([("kubelet".to_owned(), 3)]),
+                serial: Some(Batch::Count(1)),
+                inventory_files: 1,
+            },
+        );
+        p.inventory_changes = vec![InventoryChange {
+            path: "inventory/prod/group_vars/k8s_cluster/k8s-cluster.yml".to_owned(),
+            before_sha256: Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned()),
+            before: Some(
+                "# Kubernetes configuration\nkube_version: v1.29.5\ndns_mode: coredns\n\
+                 enable_nodelocaldns: true\n"
+                    .to_owned(),
+            ),
+            content: "# Kubernetes configuration\nkube_version: v1.29.5\ndns_mode: coredns\n\
+                      enable_nodelocaldns: true\n\
+                      # dnsfix: DNS-KUBELET-LOOPBACK\n\
+                      kube_resolv_conf: /run/systemd/resolve/resolv.conf\n"
+                .to_owned(),
+            settings: vec!["kube_resolv_conf: /run/systemd/resolve/resolv.conf".to_owned()],
+            hosts: vec!["node2".to_owned(), "node3".to_owned(), "node4".to_owned()],
+        }];
+        p
+    }
+
+    #[test]
+    fn full_plan_text() {
+        insta::assert_snapshot!(text(&full_plan(), false));
+    }
+}

@@ -1,0 +1,162 @@
+//! Plans over every node tree in tests/fixtures/rules: facts in, the exact plan out.
+//!
+//! For each `tests/fixtures/rules/<ID>/<case>/` (a node tree under `root/`, the host's
+//! inventory variables in `vars.json`), the shipped playbooks plan the node as `node1` of a
+//! Kubespray-shaped inventory, and the text plan must equal `plan.txt` beside it (a
+//! reviewed file: the exact diffs, or the stated reason nothing changes). Run with
+//! `DNSFIX_BLESS_PLAN=1` to write new or changed ones, then read them before committing.
+//!
+//! Every case also checks what a reviewer relies on:
+//! - the saved plan (JSON) reads back to the same plan;
+//! - planning twice gives the same text (deterministic order);
+//! - applying the planned changes to the tree (`plan::predict::applied`, the model `plan`
+//!   itself predicts with) and planning again changes nothing (idempotent), and the
+//!   findings the plan says it fixes are gone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dnsfix::diagnose::{FindingStatus, diagnose_host};
+use dnsfix::facts::NodeFacts;
+use dnsfix::facts::raw::{self, RawFacts};
+use dnsfix::gather::HostOutcome;
+use dnsfix::inventory::Inventory;
+use dnsfix::plan::{self, HostStatus, Plan};
+use dnsfix::playbook::Playbooks;
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+    let mut out = Vec::new();
+    for rule in std::fs::read_dir(&dir).expect("rules fixtures dir") {
+        let rule = rule.expect("entry").path();
+        for case in std::fs::read_dir(&rule).into_iter().flatten() {
+            let case = case.expect("entry").path();
+            if case.join("root").is_dir() {
+                out.push(case);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A one-host Kubespray-shaped inventory in a fresh directory, with `vars` as host vars.
+fn inventory(dir: &Path, vars: &serde_json::Value) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let doc = serde_json::json!({
+        "all": {
+            "hosts": { "node1": vars },
+            "children": {
+                "kube_node": { "hosts": { "node1": null } },
+                "k8s_cluster": { "children": { "kube_node": null } },
+            }
+        }
+    });
+    let path = dir.join("hosts.yaml");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+    path
+}
+
+fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Plan {
+    let inventory = Inventory::load(inventory_path).expect("inventory loads");
+    let hosts = inventory.select(None).expect("hosts");
+    let outcomes = vec![HostOutcome {
+        host: "node1".into(),
+        elapsed: Duration::ZERO,
+        result: Ok(NodeFacts::from_raw("node1", raw)),
+    }];
+    plan::build(&inventory, None, &hosts, &outcomes, playbooks)
+}
+
+#[test]
+fn plan_fixtures() {
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let bless = std::env::var_os("DNSFIX_BLESS_PLAN").is_some();
+    let scratch = std::env::temp_dir().join(format!("dnsfix-plan-fixtures-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let mut changed_cases = 0;
+    let all = cases();
+    assert!(all.len() >= 40, "only {} plan fixture cases", all.len());
+    for (index, case) in all.iter().enumerate() {
+        let name = case
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or(case)
+            .display()
+            .to_string();
+        let vars: serde_json::Value = std::fs::read_to_string(case.join("vars.json"))
+            .map(|t| serde_json::from_str(&t).unwrap_or_else(|e| panic!("{name}: vars.json: {e}")))
+            .unwrap_or_else(|_| serde_json::json!({}));
+        let dir = scratch.join(index.to_string());
+        let inventory_path = inventory(&dir, &vars);
+        let raw = raw::from_tree(&case.join("root")).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+        let plan = plan_for(&inventory_path, &raw, &playbooks);
+        let text =
+            plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
+
+        // The reviewed plan.
+        let expected_path = case.join("plan.txt");
+        match std::fs::read_to_string(&expected_path) {
+            Ok(want) if want == text => {}
+            _ if bless => std::fs::write(&expected_path, &text).expect("bless"),
+            Ok(want) => failures.push(format!(
+                "{name}: plan differs from plan.txt\n--- got\n{text}\n--- want\n{want}"
+            )),
+            Err(_) => failures.push(format!(
+                "{name}: plan.txt is missing; run with DNSFIX_BLESS_PLAN=1 and review it"
+            )),
+        }
+
+        // The saved plan reads back as the same plan.
+        let json = plan::render::json(&plan);
+        match serde_json::from_str::<Plan>(&json) {
+            Ok(back) if back == plan => {}
+            Ok(_) => failures.push(format!("{name}: the saved plan reads back differently")),
+            Err(e) => failures.push(format!("{name}: the saved plan does not read back: {e}")),
+        }
+
+        // Deterministic.
+        let again = plan::render::text(&plan_for(&inventory_path, &raw, &playbooks), false)
+            .replace(&dir.display().to_string(), "<inventory>");
+        if again != text {
+            failures.push(format!("{name}: a second plan renders differently"));
+        }
+
+        // Idempotent, and the fixes it claims are real.
+        let host = &plan.hosts[0];
+        if host.status == HostStatus::Changes {
+            changed_cases += 1;
+            let before = NodeFacts::from_raw("node1", &raw);
+            let after = plan::predict::applied(&before, &host.changes, &host.handlers);
+            let replan = plan_for(&inventory_path, &after, &playbooks);
+            if !replan.hosts[0].changes.is_empty() {
+                failures.push(format!(
+                    "{name}: planning again after apply still changes:\n{}",
+                    plan::render::text(&replan, false)
+                ));
+            }
+            let facts = NodeFacts::from_raw("node1", &after);
+            let inventory = Inventory::load(&inventory_path).expect("inventory");
+            let node = inventory.host("node1").expect("node1");
+            let still: Vec<&str> = diagnose_host(node, &facts)
+                .findings()
+                .filter(|f| f.status == FindingStatus::Failed)
+                .map(|f| f.id)
+                .collect();
+            for id in &host.fixes {
+                if still.contains(&id.as_str()) {
+                    failures.push(format!(
+                        "{name}: the plan claims to fix {id}, but it remains after apply"
+                    ));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        changed_cases >= 15,
+        "only {changed_cases} fixture cases plan a change"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
