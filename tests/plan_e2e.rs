@@ -1,0 +1,355 @@
+//! End to end: `dnsfix plan` against the real-sshd lab, with a Kubespray-shaped inventory
+//! (the lab's hosts file plus `group_vars/all/all.yml` naming the real upstream servers).
+//!
+//! - every scenario plans exactly the reviewed change (an insta snapshot of the whole text
+//!   plan, with only the per-run lab path and content digests masked), the healthy nodes
+//!   none, and the exit code is 2;
+//! - planning is read-only: no file on a node changes and nothing is restarted;
+//! - a second plan prints the same text, and the saved plan reads back as the same plan,
+//!   with digests that match the files on the nodes;
+//! - exit 0 when nothing changes, 3 when a node cannot be reached.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::lab::{ALL_SCENARIOS, Lab};
+use dnsfix::plan::{Change, HostStatus, Plan};
+
+fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .arg("plan")
+        .arg("-i")
+        .arg(inventory)
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .args([
+            "--no-progress",
+            "--connect-timeout",
+            "5",
+            "--color",
+            "never",
+        ])
+        .args(extra)
+        .output()
+        .expect("dnsfix runs")
+}
+
+/// The lab's inventory laid out as Kubespray's: `hosts.yaml` and `group_vars/all/all.yml`
+/// with the upstream servers (the lab's documentation addresses) and Kubespray's comments.
+fn kubespray_inventory(lab: &Lab) -> PathBuf {
+    let dir = lab.dir.join("inventory");
+    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
+    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy inventory");
+    std::fs::write(
+        dir.join("group_vars/all/all.yml"),
+        "---\n\
+         ## Upstream dns servers\n\
+         upstream_dns_servers:\n\
+         \x20 - 192.0.2.53\n\
+         \x20 - 198.51.100.53\n\
+         \n\
+         ## Set these proxy values in order to update package manager and docker daemon to use proxies\n\
+         # http_proxy: \"\"\n\
+         loadbalancer_apiserver_localhost: true\n",
+    )
+    .expect("write group_vars");
+    dir.join("hosts.yaml")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Masks what differs between runs: the lab's directory and content digests (the kubelet
+/// config holds the node's address, so its sha256 differs per lab).
+fn masked(text: &str, lab: &Lab) -> String {
+    let text = text.replace(&lab.dir.display().to_string(), "<lab>");
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut line = line.to_string();
+        if let Some(at) = line.find("(sha256 ")
+            && let Some(end) = line[at..].find(')')
+        {
+            line.replace_range(at..at + end + 1, "(sha256 <before> → <after>)");
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// sha256 of every file a plan touches, as the node has it now.
+fn node_digests(lab: &Lab, plan: &Plan) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for host in &plan.hosts {
+        for change in &host.changes {
+            if let Change::WriteFile { path, .. } = change {
+                let sum = lab.exec(
+                    &host.host,
+                    &format!("sha256sum {path} 2>/dev/null || echo missing"),
+                );
+                out.push((host.host.clone(), path.clone(), sum));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_scenario_plans_exactly_its_fix() {
+    let lab = Lab::start(&[ALL_SCENARIOS, &["healthy"]].concat())
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inventory = kubespray_inventory(&lab);
+    let saved = lab.dir.join("plan.json");
+
+    let out = plan(
+        &inventory,
+        &lab,
+        &["-o", saved.to_str().expect("utf-8 path")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit 2 with changes; stderr:\n{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    insta::assert_snapshot!("fleet_plan", masked(&text, &lab));
+
+    let saved_plan: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&saved).expect("plan saved"))
+            .expect("the saved plan reads back");
+    let by_host = |scenario: &str| {
+        let name = &lab.node(scenario).name;
+        saved_plan
+            .hosts
+            .iter()
+            .find(|h| &h.host == name)
+            .unwrap_or_else(|| panic!("{name} is not in the plan"))
+    };
+    for clean in ["healthy", "kubeadm", "sudo-user"] {
+        let host = by_host(clean);
+        assert_eq!(host.status, HostStatus::Clean, "{clean}: {host:#?}");
+        assert!(
+            host.changes.is_empty() && host.handlers.is_empty(),
+            "{clean}: {host:#?}"
+        );
+    }
+
+    // The stub symlink: one line of the kubelet config, and a kubelet restart.
+    let stub = by_host("stub-symlink");
+    let [
+        Change::WriteFile {
+            path,
+            before,
+            content,
+            ..
+        },
+    ] = stub.changes.as_slice()
+    else {
+        panic!("stub-symlink: expected one file change: {stub:#?}");
+    };
+    assert_eq!(path, "/etc/kubernetes/kubelet-config.yaml");
+    let before = before.as_deref().expect("the file exists");
+    let changed: Vec<(&str, &str)> = before
+        .lines()
+        .zip(content.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(
+        changed,
+        [(
+            r#"resolvConf: "/etc/resolv.conf""#,
+            r#"resolvConf: "/run/systemd/resolve/resolv.conf""#
+        )]
+    );
+    assert_eq!(before.lines().count(), content.lines().count());
+    assert_eq!(stub.handlers.len(), 1);
+    assert_eq!(stub.handlers[0].unit, "kubelet");
+    assert_eq!(stub.fixes, ["DNS-KUBELET-LOOPBACK"]);
+
+    // The Kubespray loop: a dnsfix-owned upstream file for the kubelet, real servers in the
+    // node's own resolv.conf after nodelocaldns.
+    let looped = by_host("kubespray-loop");
+    let paths: Vec<&str> = looped
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::WriteFile { path, .. } => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/etc/dnsfix/resolv.conf",
+            "/etc/kubernetes/kubelet-config.yaml",
+            "/etc/resolv.conf"
+        ]
+    );
+    assert_eq!(looped.fixes, ["DNS-CLUSTER-SELF-FORWARD"]);
+    assert!(looped.remaining.is_empty(), "{looped:#?}");
+
+    // br_netfilter: live values and their persistence, no restart.
+    let brnf = by_host("brnf-off");
+    let sysctls: Vec<(&str, Option<&str>, &str)> = brnf
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Sysctl {
+                name,
+                before,
+                after,
+                ..
+            } => Some((name.as_str(), before.as_deref(), after.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sysctls,
+        [
+            ("net.bridge.bridge-nf-call-iptables", Some("0"), "1"),
+            ("net.bridge.bridge-nf-call-ip6tables", Some("0"), "1"),
+        ]
+    );
+    assert!(brnf.handlers.is_empty());
+
+    // Stray search domains are opt-in: a note, no change.
+    let stray = by_host("stray-search");
+    assert!(stray.changes.is_empty(), "{stray:#?}");
+    assert!(
+        stray
+            .notes
+            .iter()
+            .any(|n| n.message.contains("dnsfix_strip_search_domains"))
+    );
+
+    // The digests are the nodes' files as they are.
+    for host in &saved_plan.hosts {
+        let Some(facts) = &host.facts else { continue };
+        let node_boot = lab.exec(&host.host, "cat /proc/sys/kernel/random/boot_id");
+        assert_eq!(
+            facts.boot_id.as_deref(),
+            Some(node_boot.trim()),
+            "{}",
+            host.host
+        );
+        for (path, digest) in &facts.files {
+            if let Some(sha) = &digest.sha256 {
+                let sum = lab.exec(&host.host, &format!("sha256sum {path}"));
+                assert!(
+                    sum.starts_with(sha.as_str()),
+                    "{} {path}: {sum} vs {sha}",
+                    host.host
+                );
+            }
+        }
+    }
+
+    // Read-only: a second plan prints the same, nothing changed on the nodes, nothing
+    // was restarted.
+    let digests = node_digests(&lab, &saved_plan);
+    let again = plan(&inventory, &lab, &["--format", "json"]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    let mut json_plan: Plan = serde_json::from_slice(&again.stdout).expect("json plan");
+    json_plan.created = saved_plan.created.clone();
+    assert_eq!(
+        json_plan, saved_plan,
+        "a second plan (as JSON) differs from the saved one"
+    );
+    let text_again = plan(&inventory, &lab, &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&text_again.stdout),
+        text,
+        "a second text plan differs"
+    );
+    assert_eq!(
+        node_digests(&lab, &saved_plan),
+        digests,
+        "plan changed a file on a node"
+    );
+    for node in &lab.nodes {
+        let restarts: Vec<String> = lab
+            .systemctl_calls(&node.name)
+            .into_iter()
+            .filter(|c| c.contains("restart") || c.contains("reload"))
+            .collect();
+        assert!(
+            restarts.is_empty(),
+            "{}: plan restarted {restarts:?}",
+            node.name
+        );
+    }
+}
+
+#[test]
+fn exit_codes_say_nothing_to_do_and_unreachable() {
+    let lab = Lab::start(&["healthy", "healthy", "brnf-off"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let healthy = lab.nodes[0].name.clone();
+    let out = plan(&lab.inventory(), &lab, &["--limit", &healthy]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "nothing to change; stderr:\n{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("nothing to change: {healthy}")),
+        "{text}"
+    );
+
+    let brnf = lab.node("brnf-off").name.clone();
+    lab.stop(&lab.nodes[1].name);
+    let out = plan(&lab.inventory(), &lab, &["--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a node is down; stderr:\n{}",
+        stderr(&out)
+    );
+    let doc: Plan = serde_json::from_slice(&out.stdout).expect("json plan");
+    let down = doc
+        .hosts
+        .iter()
+        .find(|h| h.host == lab.nodes[1].name)
+        .expect("down host");
+    assert_eq!(down.status, HostStatus::Error);
+    let error = down.error.as_ref().expect("error recorded");
+    assert_eq!(error.kind, "unreachable");
+    assert!(error.message.contains("refused"), "{error:?}");
+    // The others are still planned.
+    let other = doc
+        .hosts
+        .iter()
+        .find(|h| h.host == brnf)
+        .expect("brnf host");
+    assert_eq!(other.status, HostStatus::Changes);
+}
+
+#[test]
+fn a_bad_playbook_stops_before_any_host_is_contacted() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-bad-playbook-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("90-site.yml"),
+        "name: site\ndescription: x\ntasks:\n  - name: t\n    when: \"failing ==\"\n    note: {msg: x}\n",
+    )
+    .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .args(["plan", "--no-progress", "--playbooks"])
+        .arg(&dir)
+        .output()
+        .expect("dnsfix runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let message = stderr(&out);
+    assert!(
+        message.contains("90-site.yml:5: task `t`: when"),
+        "{message}"
+    );
+    assert!(!message.contains("facts gathered"), "{message}");
+}
