@@ -1,6 +1,8 @@
 #!/bin/bash
-# Benchmark `dnsfix facts` against a lab of N healthy nodes, next to the floor: plain
-# parallel OpenSSH reading the same files. See bench/README.md.
+# Benchmark `dnsfix facts` and `dnsfix plan` against a lab of N nodes (a third with the
+# stub-symlink loop, a third with bridge netfilter off, the rest healthy, so plan has
+# diffs to render), next to the floor: plain parallel OpenSSH reading the same files.
+# See bench/README.md.
 #
 #   bench/facts.sh [N=24] [RUNS=10]
 #
@@ -30,8 +32,13 @@ fi
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/dnsfix-bench.XXXXXX") || exit 1
 trap 'bash "$LAB" down "$DIR"' EXIT # replaced below, once dnsfix's masters can be closed too
 trap 'exit 130' INT TERM
-echo "== starting a lab of $N healthy nodes in $DIR"
-bash "$LAB" up --owner $$ "$DIR" "healthy*$N" || exit 1
+STUB=$((N / 3)) BRNF=$((N / 3))
+HEALTHY=$((N - STUB - BRNF))
+specs=("healthy*$HEALTHY")
+[ $STUB -gt 0 ] && specs+=("stub-symlink*$STUB")
+[ $BRNF -gt 0 ] && specs+=("brnf-off*$BRNF")
+echo "== starting a lab of $N nodes ($HEALTHY healthy, $STUB stub-symlink, $BRNF brnf-off) in $DIR"
+bash "$LAB" up --owner $$ "$DIR" "${specs[@]}" || exit 1
 echo "   up in $(cat "$DIR/startup_ms") ms"
 
 FILES="/etc/resolv.conf /run/systemd/resolve/resolv.conf /etc/kubernetes/kubelet-config.yaml /etc/kubernetes/kubelet.env /proc/sys/net/bridge/bridge-nf-call-iptables /proc/sys/net/ipv4/ip_forward"
@@ -90,6 +97,11 @@ if [ -n "$DNSFIX" ]; then
 		[ "$cold" -eq "$N" ] || echo "!! dnsfix-openssh made $cold logins for $N nodes: its cold numbers are not cold" >&2
 	fi
 	add dnsfix-russh true "$facts --ssh-backend russh"
+	# plan = facts + diagnosis + playbooks + diffs; exit 2 (changes) is its success.
+	plan="$DNSFIX plan -i $DIR/inventory.yaml --known-hosts $DIR/known_hosts --forks $N --color never"
+	# (hyperfine runs commands without a shell, hence bash -c; it costs about 2 ms.)
+	add dnsfix-plan-openssh-warm true "bash -c 'env XDG_RUNTIME_DIR=$DIR/xdg $plan --ssh-backend openssh >/dev/null; [ \$? -eq 2 ]'"
+	add dnsfix-plan-russh true "bash -c '$plan --ssh-backend russh >/dev/null; [ \$? -eq 2 ]'"
 fi
 
 mkdir -p "$OUT"
@@ -110,16 +122,16 @@ awk -F, -v n="$N" '
 		mean[name] = $col["mean"]; sd[name] = $col["stddev"]; min[name] = $col["min"]; max[name] = $col["max"]
 	}
 	END {
-		printf "%-22s %10s %10s %10s %10s %12s %22s\n", "command", "median s", "mean s", "stddev", "min s", "x floor-ssh", "x floor-ssh-curve25519"
+		printf "%-26s %10s %10s %10s %10s %12s %22s\n", "command", "median s", "mean s", "stddev", "min s", "x floor-ssh", "x floor-ssh-curve25519"
 		for (j = 1; j <= k; j++) {
 			c = order[j]
 			r1 = ("floor-ssh" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh"]) : "-"
 			r2 = ("floor-ssh-curve25519" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh-curve25519"]) : "-"
-			printf "%-22s %10.3f %10.3f %10.3f %10.3f %12s %22s\n", c, med[c], mean[c], sd[c], min[c], r1, r2
+			printf "%-26s %10.3f %10.3f %10.3f %10.3f %12s %22s\n", c, med[c], mean[c], sd[c], min[c], r1, r2
 		}
 		printf "\nper node (median / %d):\n", n
-		for (j = 1; j <= k; j++) printf "  %-22s %8.1f ms\n", order[j], 1000 * med[order[j]] / n
+		for (j = 1; j <= k; j++) printf "  %-26s %8.1f ms\n", order[j], 1000 * med[order[j]] / n
 	}' "$csv"
 echo
 echo "results: $json"
-[ ${#names[@]} -eq 5 ] || { echo "!! some commands failed and were not measured (see above)" >&2; exit 1; }
+[ ${#names[@]} -eq 7 ] || { echo "!! some commands failed and were not measured (see above)" >&2; exit 1; }
