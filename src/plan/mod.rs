@@ -254,7 +254,15 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
             }
         }
         for handler in &host.handlers {
-            *summary.restarts.entry(handler.unit.clone()).or_default() += 1;
+            let verb = if handler.action == "reloaded" {
+                "reload"
+            } else {
+                "restart"
+            };
+            *summary
+                .restarts
+                .entry(format!("{} {verb}", handler.unit))
+                .or_default() += 1;
             summary.serial = Some(match summary.serial {
                 None => handler.serial,
                 Some(Batch::Count(a)) => match handler.serial {

@@ -236,7 +236,7 @@ pub struct Summary {
     pub files: usize,
     pub sysctls: usize,
     pub modules: usize,
-    /// Restarts and reloads by unit.
+    /// Handler runs by what they do: `kubelet restart`, `NetworkManager reload`.
     pub restarts: BTreeMap<String, usize>,
     /// The smallest restart batch of any handler.
     pub serial: Option<Batch>,

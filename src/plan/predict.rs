@@ -3,8 +3,10 @@
 //! (its flags are then read from the env files, as the restarted process will be). Running
 //! the rules on that says which findings the plan fixes and which remain.
 //!
-//! One thing is modelled rather than copied: systemd-resolved rewrites its uplink file
-//! from `DNS=` when it restarts, so servers a planned drop-in adds are appended to it.
+//! Two things are modelled rather than copied, because a service writes them: on restart
+//! systemd-resolved rewrites its uplink file from `DNS=`, so servers a planned drop-in adds
+//! are appended to it; on reload or restart NetworkManager rewrites a plain /etc/resolv.conf,
+//! so a planned `[global-dns-domain-*] servers=` replaces its nameserver lines.
 
 use crate::facts::NodeFacts;
 use crate::facts::raw::{FileState, RawFacts, RawFile, sha256_hex};
@@ -24,7 +26,9 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
             .iter()
             .any(|h| h.unit == unit && h.action == "restarted")
     };
+    let reloaded = |unit: &str| handlers.iter().any(|h| h.unit == unit);
     let mut resolved_servers: Vec<String> = Vec::new();
+    let mut nm_servers: Option<Vec<String>> = None;
     for change in changes {
         match change {
             Change::WriteFile { path, content, .. } => {
@@ -34,6 +38,25 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
                     content.clone().into_bytes(),
                     FileState::Present,
                 );
+                if path.starts_with("/etc/NetworkManager/conf.d/") {
+                    let mut in_global = false;
+                    for line in content.lines().map(str::trim) {
+                        if line.starts_with('[') {
+                            in_global = line == "[global-dns-domain-*]";
+                        } else if in_global
+                            && let Some((key, value)) = line.split_once('=')
+                            && key.trim() == "servers"
+                        {
+                            nm_servers = Some(
+                                value
+                                    .split(',')
+                                    .map(|s| s.trim().to_string())
+                                    .filter(|s| !s.is_empty())
+                                    .collect(),
+                            );
+                        }
+                    }
+                }
                 if path.starts_with("/etc/systemd/resolved.conf.d/") {
                     resolved_servers.extend(
                         content
@@ -94,6 +117,29 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
             }
         }
         put(&mut raw, &uplink, text.into_bytes(), FileState::Present);
+    }
+    let etc_resolv = &facts.resolver.etc_resolv_conf;
+    if let Some(servers) = nm_servers.filter(|_| reloaded("NetworkManager"))
+        && etc_resolv.symlink_target.is_none()
+        && let Some(text) = raw.files.get(&etc_resolv.path).and_then(RawFile::text)
+    {
+        let mut out = String::new();
+        let mut placed = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("nameserver") {
+                if !placed {
+                    for server in servers.iter().take(3) {
+                        out.push_str(&format!("nameserver {server}\n"));
+                    }
+                    placed = true;
+                }
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        let path = etc_resolv.path.clone();
+        put(&mut raw, &path, out.into_bytes(), FileState::Present);
     }
     if restarted(&facts.services.kubelet_unit)
         && let Some(pid) = raw.pids.remove("kubelet")

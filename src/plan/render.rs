@@ -372,7 +372,7 @@ fn summary(s: &Summary) -> String {
         .restarts
         .iter()
         .filter(|(_, n)| **n > 0)
-        .map(|(unit, n)| count(*n, &format!("{unit} restart")))
+        .map(|(what, n)| count(*n, what))
         .collect();
     if !restarts.is_empty() {
         let mut part = restarts.join(", ");
@@ -905,8 +905,8 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
             s.sysctls = 2;
             s.modules = 1;
             s.restarts = BTreeMap::from([
-                ("kubelet".to_owned(), 3),
-                ("systemd-resolved".to_owned(), 1),
+                ("kubelet restart".to_owned(), 3),
+                ("systemd-resolved restart".to_owned(), 1),
             ]);
             s.serial = Some(Batch::Count(1));
             s.hosts_blocked = 1;
@@ -958,7 +958,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
         assert_eq!(line, "2 of 20 hosts change: 2 sysctls");
         let line = summary_of(|s| {
             s.hosts_changing = 2;
-            s.restarts = BTreeMap::from([("kubelet".to_owned(), 2)]);
+            s.restarts = BTreeMap::from([("kubelet restart".to_owned(), 2)]);
             s.serial = Some(Batch::Percent(20));
         });
         assert_eq!(
@@ -1077,7 +1077,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 files: 4,
                 sysctls: 1,
                 modules: 1,
-                restarts: BTreeMap::from([("kubelet".to_owned(), 3)]),
+                restarts: BTreeMap::from([("kubelet restart".to_owned(), 3)]),
                 serial: Some(Batch::Count(1)),
                 inventory_files: 1,
             },
