@@ -129,7 +129,7 @@ pub fn drift(gathered: &[(&Host, &NodeFacts)]) -> Vec<Finding> {
                     status: FindingStatus::Failed,
                     host: (*m).to_owned(),
                     summary: format!("{key} is {v} here but {majority} on {count} of {} hosts in group {group}", members.len()),
-                    evidence: vec![format!("{key}: {m} has {v}; {count} of {} hosts in {group} have {majority}", members.len())],
+                    evidence: vec![format!("{key}: {v} here; {count} of {} hosts in {group} have {majority}", members.len())],
                     remediation: "find out why this node differs (a reboot, a manual edit, a partial playbook run) and bring it in line, or move it to its own group if the difference is intended".into(),
                     playbook: catalog::rule(DRIFT_ID).and_then(|r| r.playbook),
                 });

@@ -28,8 +28,6 @@ const INVENTORY_DETAIL: &str = "      ";
 
 /// Lines of context around each diff hunk.
 const DIFF_CONTEXT: usize = 3;
-/// Digest prefix shown for a file edit; enough to tell versions apart at a glance.
-const SHA_PREFIX: usize = 12;
 
 /// The plan as a reviewer reads it. `colour` adds ANSI escapes; it never changes which
 /// hosts are grouped or what the text says.
@@ -187,18 +185,14 @@ fn change(out: &mut String, c: &Change, paint: Paint) {
         Change::WriteFile {
             path,
             description,
-            before_sha256: Some(before_sha256),
+            before_sha256: Some(_),
             before,
-            after_sha256,
             content,
             ..
         } => {
-            let _ = writeln!(
-                out,
-                "{ENTRY}~ {path}  (sha256 {} → {}): {description}",
-                short(before_sha256),
-                short(after_sha256)
-            );
+            // The digests are in the saved plan; here they would only keep hosts whose
+            // files differ elsewhere (a node's own address) from sharing one block.
+            let _ = writeln!(out, "{ENTRY}~ {path}: {description}");
             let before = before.as_deref().unwrap_or("");
             let (a, b) = (format!("a{path}"), format!("b{path}"));
             diff(out, DETAIL, before, content, &a, &b, paint);
@@ -336,11 +330,6 @@ fn diff(
             }
         }
     }
-}
-
-/// The first characters of a digest; the whole of a shorter one.
-fn short(sha256: &str) -> &str {
-    sha256.get(..SHA_PREFIX).unwrap_or(sha256)
 }
 
 /// One line for the whole plan, e.g. "3 of 20 hosts change: 4 files, 2 sysctls, 3 kubelet
@@ -783,8 +772,7 @@ rotateCertificates: true
     #[test]
     fn edit_diff_shows_removed_and_added_lines() {
         let out = text(&one_host_with(kubelet_change()), false);
-        let expected =
-            "    ~ /etc/kubernetes/kubelet-config.yaml  (sha256 3b9d0c6a2f41 → 9e8d7c6b5a4f): \
+        let expected = "    ~ /etc/kubernetes/kubelet-config.yaml: \
 resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
         --- a/etc/kubernetes/kubelet-config.yaml
         +++ b/etc/kubernetes/kubelet-config.yaml
