@@ -69,6 +69,24 @@ impl Config {
                             && std::io::stdout().is_terminal()
                     }
                 };
+                // Checked now, not after every host was contacted.
+                if let Some(path) = &args.output {
+                    let dir = path
+                        .parent()
+                        .filter(|d| !d.as_os_str().is_empty())
+                        .unwrap_or(std::path::Path::new("."));
+                    if !dir.is_dir() || path.is_dir() {
+                        return Err(Error::Usage(format!(
+                            "-o {}: {} is not a directory to save the plan in",
+                            path.display(),
+                            if path.is_dir() {
+                                path.display()
+                            } else {
+                                dir.display()
+                            }
+                        )));
+                    }
+                }
                 let action = Action::Plan {
                     output: args.output,
                     playbooks: args.playbooks,

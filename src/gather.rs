@@ -50,6 +50,7 @@ pub async fn gather(
     transport: Arc<Transport>,
     forks: usize,
     sink: Arc<dyn EventSink>,
+    extra: Arc<Vec<String>>,
 ) -> Vec<HostOutcome> {
     let permits = Arc::new(Semaphore::new(forks.max(1)));
     let mut tasks = JoinSet::new();
@@ -58,6 +59,7 @@ pub async fn gather(
         let transport = Arc::clone(&transport);
         let permits = Arc::clone(&permits);
         let sink = Arc::clone(&sink);
+        let extra = Arc::clone(&extra);
         tasks.spawn(async move {
             // The semaphore is never closed, so acquiring cannot fail.
             let _permit = permits.acquire_owned().await;
@@ -65,7 +67,7 @@ pub async fn gather(
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });
-            let result = gather_one(&host, &transport, sink.as_ref()).await;
+            let result = gather_one(&host, &transport, sink.as_ref(), &extra).await;
             let elapsed = started.elapsed();
             match &result {
                 Ok(_) => sink.event(Event::FactsGathered {
@@ -116,6 +118,7 @@ async fn gather_one(
     host: &Host,
     transport: &Transport,
     sink: &dyn EventSink,
+    extra: &[String],
 ) -> Result<NodeFacts, HostError> {
     let target = Target {
         host: host.name.clone(),
@@ -125,15 +128,19 @@ async fn gather_one(
     sink.event(Event::HostConnected {
         host: host.name.clone(),
     });
-    let result = run_script(&mut session, &target).await;
+    let result = run_script(&mut session, &target, extra).await;
     session.close().await;
     let raw = result?;
     Ok(NodeFacts::from_raw(&host.name, &raw))
 }
 
-async fn run_script(session: &mut Session, target: &Target) -> Result<RawFacts, HostError> {
+async fn run_script(
+    session: &mut Session,
+    target: &Target,
+    extra: &[String],
+) -> Result<RawFacts, HostError> {
     let nonce = raw::nonce();
-    let script = raw::script(&nonce);
+    let script = raw::script_with(&nonce, extra);
     // On this machine dnsfix reads as the user it runs as: `local` never escalates, and a
     // file it cannot read is reported as unknown.
     let command = if target.connection.kind == ConnectionKind::Local {

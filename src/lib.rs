@@ -66,11 +66,17 @@ pub fn run(config: Config) -> Result<u8, Error> {
         });
     }
 
+    // What the playbooks may write is read too, so the plan knows what it replaces.
+    let extra = playbooks
+        .as_ref()
+        .map(|p| p.paths_to_gather())
+        .unwrap_or_default();
     let outcomes = runtime.block_on(gather::gather(
         &hosts,
         transport,
         config.forks,
         Arc::clone(&sink),
+        Arc::new(extra),
     ));
     sink.finish();
     let unreachable = outcomes.iter().any(|o| o.result.is_err());

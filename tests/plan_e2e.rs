@@ -358,3 +358,94 @@ fn a_bad_playbook_stops_before_any_host_is_contacted() {
     );
     assert!(!message.contains("facts gathered"), "{message}");
 }
+
+#[test]
+fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "mkdir -p /etc/dnsfix && printf 'old\\n' > /etc/dnsfix/site.conf",
+    );
+    let live = lab.exec(&node, "cat /proc/sys/net/ipv4/conf/all/rp_filter");
+    let want = if live.trim() == "2" { "1" } else { "2" };
+    let dir = lab.dir.join("site-playbooks");
+    std::fs::create_dir_all(dir.join("templates")).expect("mkdir");
+    std::fs::write(
+        dir.join("90-site.yml"),
+        format!(
+            "name: site\n\
+             description: site settings\n\
+             vars:\n\
+             \x20 unit: kubelet\n\
+             tasks:\n\
+             \x20 - name: loose reverse-path filter\n\
+             \x20   sysctl:\n\
+             \x20     name: net.ipv4.conf.all.rp_filter\n\
+             \x20     value: \"{want}\"\n\
+             \x20 - name: site file\n\
+             \x20   template:\n\
+             \x20     src: site.conf.j2\n\
+             \x20     dest: /etc/dnsfix/site.conf\n\
+             \x20   notify: restart it\n\
+             handlers:\n\
+             \x20 - name: restart it\n\
+             \x20   service:\n\
+             \x20     name: \"{{{{ unit }}}}\"\n"
+        ),
+    )
+    .expect("write playbook");
+    std::fs::write(dir.join("templates/site.conf.j2"), "new for {{ host }}\n").expect("write");
+    let out = plan(
+        &lab.inventory(),
+        &lab,
+        &[
+            "--format",
+            "json",
+            "--playbooks",
+            dir.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let doc: Plan = serde_json::from_slice(&out.stdout).expect("json plan");
+    let host = &doc.hosts[0];
+    let file = host
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile {
+                path,
+                before,
+                content,
+                before_sha256,
+                ..
+            } if path == "/etc/dnsfix/site.conf" => {
+                Some((before.clone(), content.clone(), before_sha256.clone()))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no site.conf change: {host:#?}"));
+    assert_eq!(
+        file.0.as_deref(),
+        Some("old\n"),
+        "an existing file is an edit, not a new file"
+    );
+    assert_eq!(file.1, format!("new for {node}\n"));
+    assert!(file.2.is_some());
+    let sysctl = host.changes.iter().find_map(|c| match c {
+        Change::Sysctl {
+            name,
+            before,
+            after,
+            ..
+        } if name == "net.ipv4.conf.all.rp_filter" => Some((before.clone(), after.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        sysctl,
+        Some((Some(live.trim().to_string()), want.to_string()))
+    );
+    // A handler sees its playbook's vars.
+    let units: Vec<&str> = host.handlers.iter().map(|h| h.unit.as_str()).collect();
+    assert_eq!(units, ["kubelet"]);
+}

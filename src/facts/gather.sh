@@ -112,9 +112,14 @@ for x in /var/lib/rancher/k3s/agent/etc/resolv.conf /var/lib/rancher/rke2/agent/
   [ -e "$x" ] && f "$x"
 done
 
-# Files dnsfix itself writes (the plan must know what it replaces).
+# Files dnsfix itself writes (the plan must know what it replaces): all of /etc/dnsfix,
+# and what the playbooks in use may write.
 f /etc/dnsfix
 f /etc/dnsfix/resolv.conf
+for x in /etc/dnsfix/* /etc/dnsfix/.[!.]*; do
+  if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
+done
+for x in @EXTRA@; do f "$x"; done
 
 # Bridge netfilter, forwarding, modules.
 f /proc/sys/net/bridge

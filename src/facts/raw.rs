@@ -15,9 +15,31 @@ const SCRIPT: &str = include_str!("gather.sh");
 
 /// The script for one run, with `nonce` in its record boundary.
 pub fn script(nonce: &str) -> String {
+    script_with(nonce, &[])
+}
+
+/// The script for one run that also reads `extra` paths (the files and sysctls playbooks
+/// may write, so a plan knows what it replaces). Paths that are not absolute or hold
+/// characters outside `[A-Za-z0-9._/+@:-]` are left out.
+pub fn script_with(nonce: &str, extra: &[String]) -> String {
+    let extra: Vec<String> = extra
+        .iter()
+        .filter(|p| safe_path(p))
+        .map(|p| format!("'{p}'"))
+        .collect();
     SCRIPT
         .replace("@BOUNDARY@", &boundary(nonce))
         .replace("@CAP@", &FILE_CAP.to_string())
+        .replace("@EXTRA@", &extra.join(" "))
+}
+
+/// An absolute path that is safe to put in single quotes and read.
+pub fn safe_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.split('/').any(|part| part == "..")
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/+@:-".contains(c))
 }
 
 fn boundary(nonce: &str) -> String {
@@ -542,6 +564,24 @@ mod tests {
         for dir in CONF_DIRS {
             assert!(SCRIPT.contains(dir), "{dir} is not listed by gather.sh");
         }
+    }
+
+    #[test]
+    fn extra_paths_are_quoted_and_unsafe_ones_left_out() {
+        let extra = vec![
+            "/etc/dnsfix/site.conf".to_string(),
+            "/proc/sys/net/ipv4/conf/all/rp_filter".to_string(),
+            "relative/path".to_string(),
+            "/etc/$(reboot)".to_string(),
+            "/etc/../shadow".to_string(),
+        ];
+        let script = script_with("n", &extra);
+        assert!(script.contains(
+            "for x in '/etc/dnsfix/site.conf' '/proc/sys/net/ipv4/conf/all/rp_filter'; do"
+        ));
+        assert!(!script.contains("reboot") && !script.contains("relative/path"));
+        assert!(!script.contains("shadow"));
+        assert!(script_with("n", &[]).contains("for x in ; do"));
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub fn plan_host(
     let mut state = State::default();
     let mut blocked = Vec::new();
     let mut handler_defs: BTreeMap<(String, String), (&Playbook, &Handler)> = BTreeMap::new();
+    let mut scopes: BTreeMap<String, serde_json::Map<String, Json>> = BTreeMap::new();
 
     for playbook in playbooks {
         let fixing: Vec<String> = playbook
@@ -224,6 +225,7 @@ pub fn plan_host(
                 (playbook, handler),
             );
         }
+        scopes.insert(playbook.name.clone(), scope.clone());
         // Remember which findings each playbook's handler reasons point at.
         for entry in state
             .notified
@@ -244,10 +246,10 @@ pub fn plan_host(
         else {
             continue;
         };
+        // A handler sees its playbook's vars, as its tasks did.
+        let scope = scopes.get(playbook_name).cloned().unwrap_or_default();
         let base_ctx = minijinja::value::merge_maps([
-            minijinja::Value::from(minijinja::value::Serde(
-                serde_json::json!({ "fixes": playbook.fixes }),
-            )),
+            minijinja::Value::from(minijinja::value::Serde(scope)),
             base.clone(),
         ]);
         let unit = run
@@ -840,15 +842,17 @@ impl Run<'_> {
         Ok(before)
     }
 
-    /// The gather listed the parent directory (and the file is not in it), or an ancestor
-    /// is known to be missing.
+    /// The gather listed the parent directory and the file is not in it (the conf
+    /// directories are listed for `*.conf` only, /etc/dnsfix whole), or an ancestor is
+    /// known to be missing.
     fn known_missing(&self, path: &str) -> bool {
         let raw = &self.facts.raw;
         let mut dir = std::path::Path::new(path).parent();
         let mut first = true;
         while let Some(d) = dir {
             let d_str = d.to_string_lossy();
-            if first && raw.dirs.iter().any(|listed| listed == d_str.as_ref()) {
+            let listed_for_it = d_str == "/etc/dnsfix" || path.ends_with(".conf");
+            if first && listed_for_it && raw.dirs.iter().any(|listed| listed == d_str.as_ref()) {
                 return true;
             }
             if let Some(f) = self.facts.files.get(d_str.as_ref())
@@ -1050,28 +1054,20 @@ fn file_digest(raw: &crate::facts::raw::RawFile) -> FileDigest {
     }
 }
 
-/// Adds the facts every plan depends on to `digest`: the resolver files and the kubelet's
-/// config and env files, whether or not a task read them (a `when` may have).
+/// Adds the facts every plan depends on to `digest`: every configuration file the gather
+/// read (all of it outside /proc and /sys: a `when`, a template or a rule may have used
+/// any of them), besides the /proc values the tasks read. Volatile kernel state such as
+/// /proc/modules or the kubelet's pid is left out, so only a real change makes a plan
+/// stale.
 pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
-    let mut paths: Vec<String> = vec![
-        facts.resolver.etc_resolv_conf.path.clone(),
-        facts.resolver.systemd_uplink.path.clone(),
-    ];
-    if let Some(path) = &facts.kubelet.config_path {
-        paths.push(path.clone());
-    }
-    if let Some(file) = &facts.kubelet.pod_resolv_conf {
-        paths.push(file.path.clone());
-    }
-    paths.extend(
-        crate::facts::node_facts::KUBELET_ENV_FILES
-            .iter()
-            .map(|(p, _)| p.to_string()),
-    );
-    for path in paths {
-        if let Some(raw) = facts.files.get(&path) {
-            digest.files.entry(path).or_insert_with(|| file_digest(raw));
+    for (path, raw) in &facts.files {
+        if path.starts_with("/proc/") || path.starts_with("/sys/") {
+            continue;
         }
+        digest
+            .files
+            .entry(path.clone())
+            .or_insert_with(|| file_digest(raw));
     }
     let mut canonical = digest.clone();
     canonical.sha256 = String::new();

@@ -302,6 +302,34 @@ impl Playbooks {
         self.playbooks.iter().find(|p| p.name == name)
     }
 
+    /// The paths the tasks name literally (template `dest`, yaml_set/env_flag `path`,
+    /// sysctl and modprobe `file`, sysctl `name` as its /proc/sys file): the gather reads
+    /// them, so a site playbook can write outside the directories it always reads.
+    pub fn paths_to_gather(&self) -> Vec<String> {
+        let mut paths = std::collections::BTreeSet::new();
+        for task in self.playbooks.iter().flat_map(|p| &p.tasks) {
+            let literal = |key: &str| match task.args.get(key) {
+                Some(Value::Literal(serde_json::Value::String(s))) => Some(s.trim().to_string()),
+                _ => None,
+            };
+            for key in ["dest", "path", "file"] {
+                if let Some(path) = literal(key) {
+                    paths.insert(path);
+                }
+            }
+            if task.module == Module::Sysctl
+                && let Some(name) = literal("name")
+            {
+                let key = crate::facts::sysctl::normalize_key(&name);
+                paths.insert(format!("/proc/sys/{}", key.replace('.', "/")));
+            }
+        }
+        paths
+            .into_iter()
+            .filter(|p| crate::facts::raw::safe_path(p))
+            .collect()
+    }
+
     /// The playbook that fixes finding `id`, if any.
     pub fn fixing(&self, id: &str) -> Option<&Playbook> {
         self.playbooks
@@ -479,9 +507,13 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn expression(&self, expr: &str, from: usize, what: &str) -> Result<String, PlaybookError> {
         let line = line_of(self.text, expr, from);
-        self.env
-            .compile_expression(expr)
-            .map_err(|e| invalid(self.source, line, format!("{what}: {}", template_error(&e))))?;
+        self.env.compile_expression(expr).map_err(|e| {
+            let mut message = format!("{what}: {}", template_error(&e));
+            if expr.trim_start().starts_with("{{") {
+                message.push_str(" (`when` and `loop` are bare expressions: drop the {{ }})");
+            }
+            invalid(self.source, line, message)
+        })?;
         Ok(expr.to_string())
     }
 
