@@ -26,6 +26,10 @@ pub enum Command {
     Check(CheckArgs),
     /// Findings, then exactly what `apply` would change on each node (read-only)
     Plan(PlanArgs),
+    /// Carry out a plan: the one given (exactly as saved), or a fresh one after a y/N
+    Apply(ApplyArgs),
+    /// Undo what an apply run changed, where it is still what the run wrote
+    Rollback(RollbackArgs),
     /// What a finding means, why it happens, how it is fixed and verified
     Explain(ExplainArgs),
 }
@@ -57,6 +61,65 @@ pub struct PlanArgs {
     /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, value_enum, default_value_t = ColourArg::Auto, value_name = "WHEN")]
     pub color: ColourArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// A saved plan (`dnsfix plan -o FILE`) to apply exactly as reviewed: no re-plan, no
+    /// prompt. Without it, dnsfix plans now, shows the plan and asks y/N
+    #[arg(value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+
+    /// Apply a fresh plan without asking (runbooks, CI)
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// Hosts whose units restart go N at a time, or N% of the hosts [default: the
+    /// playbooks' serial, 1]
+    #[arg(long, value_name = "N|N%")]
+    pub serial: Option<String>,
+
+    /// Start no further batch once more than this percentage of the hosts failed
+    #[arg(long, default_value_t = 0, value_name = "PCT")]
+    pub max_fail_percentage: u32,
+
+    /// How long a restarted unit has to come back healthy
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub health_timeout: u64,
+
+    /// Also make the plan's inventory changes (Kubespray group_vars), so the next
+    /// cluster.yml run keeps the fixes
+    #[arg(long)]
+    pub update_inventory: bool,
+
+    /// Site playbooks and templates, for a fresh plan (as for `plan`)
+    #[arg(long, value_name = "DIR", env = "DNSFIX_PLAYBOOKS")]
+    pub playbooks: Option<PathBuf>,
+
+    /// Colour the plan shown before asking: auto, always, never
+    #[arg(long, value_enum, default_value_t = ColourArg::Auto, value_name = "WHEN")]
+    pub color: ColourArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RollbackArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The run to undo (printed by `dnsfix apply`; records are in the state directory)
+    #[arg(value_name = "RUN_ID")]
+    pub run_id: String,
+
+    /// Do not ask before rolling back
+    #[arg(short, long)]
+    pub yes: bool,
+
+    /// How long a restarted unit has to come back healthy
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub health_timeout: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

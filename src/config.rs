@@ -30,6 +30,21 @@ pub enum Action {
         playbooks: Option<PathBuf>,
         colour: bool,
     },
+    Apply {
+        plan: Option<PathBuf>,
+        yes: bool,
+        serial: Option<crate::playbook::Batch>,
+        max_fail_percentage: u32,
+        health_timeout: Duration,
+        update_inventory: bool,
+        playbooks: Option<PathBuf>,
+        colour: bool,
+    },
+    Rollback {
+        run_id: String,
+        yes: bool,
+        health_timeout: Duration,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +56,19 @@ pub struct Config {
     pub forks: usize,
     pub ssh: SshOptions,
     pub progress: bool,
+}
+
+/// Whether to colour text output: `auto` means on a terminal, unless NO_COLOR is set.
+fn colour(arg: ColourArg) -> bool {
+    match arg {
+        ColourArg::Always => true,
+        ColourArg::Never => false,
+        ColourArg::Auto => {
+            use std::io::IsTerminal;
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
 }
 
 impl Config {
@@ -60,15 +88,7 @@ impl Config {
                 if args.common.format == FormatArg::Junit {
                     return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
                 }
-                let colour = match args.color {
-                    ColourArg::Always => true,
-                    ColourArg::Never => false,
-                    ColourArg::Auto => {
-                        use std::io::IsTerminal;
-                        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                            && std::io::stdout().is_terminal()
-                    }
-                };
+                let colour = colour(args.color);
                 // Checked now, not after every host was contacted.
                 if let Some(path) = &args.output {
                     let dir = path
@@ -91,6 +111,60 @@ impl Config {
                     output: args.output,
                     playbooks: args.playbooks,
                     colour,
+                };
+                (action, args.common)
+            }
+            Command::Apply(args) => {
+                if args.common.format == FormatArg::Junit {
+                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
+                }
+                let serial = match &args.serial {
+                    Some(text) => Some(crate::playbook::Batch::parse(text).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "--serial {text}: expected a number of hosts or a percentage like 20%"
+                        ))
+                    })?),
+                    None => None,
+                };
+                if args.max_fail_percentage > 100 {
+                    return Err(Error::Usage(format!(
+                        "--max-fail-percentage {}: expected 0 to 100",
+                        args.max_fail_percentage
+                    )));
+                }
+                if args.health_timeout == 0 {
+                    return Err(Error::Usage(
+                        "--health-timeout must be at least 1 second".into(),
+                    ));
+                }
+                if let Some(plan) = &args.plan
+                    && args.playbooks.is_some()
+                {
+                    return Err(Error::Usage(format!(
+                        "--playbooks is for planning; {} is applied exactly as saved",
+                        plan.display()
+                    )));
+                }
+                let action = Action::Apply {
+                    plan: args.plan,
+                    yes: args.yes,
+                    serial,
+                    max_fail_percentage: args.max_fail_percentage,
+                    health_timeout: Duration::from_secs(args.health_timeout),
+                    update_inventory: args.update_inventory,
+                    playbooks: args.playbooks,
+                    colour: colour(args.color),
+                };
+                (action, args.common)
+            }
+            Command::Rollback(args) => {
+                if args.common.format == FormatArg::Junit {
+                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
+                }
+                let action = Action::Rollback {
+                    run_id: args.run_id,
+                    yes: args.yes,
+                    health_timeout: Duration::from_secs(args.health_timeout.max(1)),
                 };
                 (action, args.common)
             }

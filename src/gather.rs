@@ -134,15 +134,14 @@ async fn gather_one(
     Ok(NodeFacts::from_raw(&host.name, &raw))
 }
 
-async fn run_script(
+/// Runs a POSIX sh script (given on stdin) as root on the node: through `sudo -n` for a
+/// non-root login, as is for `local` (on this machine dnsfix runs as the user it runs as:
+/// `local` never escalates, and a file it cannot read is reported as unknown).
+pub async fn run_as_root(
     session: &mut Session,
     target: &Target,
-    extra: &[String],
-) -> Result<RawFacts, HostError> {
-    let nonce = raw::nonce();
-    let script = raw::script_with(&nonce, extra);
-    // On this machine dnsfix reads as the user it runs as: `local` never escalates, and a
-    // file it cannot read is reported as unknown.
+    script: &str,
+) -> Result<crate::transport::ExecOutput, HostError> {
     let command = if target.connection.kind == ConnectionKind::Local {
         "/bin/sh -s"
     } else {
@@ -150,6 +149,27 @@ async fn run_script(
     };
     let output = session.exec(command, script.as_bytes()).await?;
     check_sudo(target, &output)?;
+    Ok(output)
+}
+
+/// Gathers one host's facts over an open session (one exec).
+pub async fn gather_session(
+    session: &mut Session,
+    target: &Target,
+    extra: &[String],
+) -> Result<NodeFacts, HostError> {
+    let raw = run_script(session, target, extra).await?;
+    Ok(NodeFacts::from_raw(&target.host, &raw))
+}
+
+async fn run_script(
+    session: &mut Session,
+    target: &Target,
+    extra: &[String],
+) -> Result<RawFacts, HostError> {
+    let nonce = raw::nonce();
+    let script = raw::script_with(&nonce, extra);
+    let output = run_as_root(session, target, &script).await?;
     match RawFacts::parse(&output.stdout, &nonce) {
         Ok(raw) => Ok(raw),
         Err(frame) => {

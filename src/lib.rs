@@ -4,7 +4,9 @@
 //! a module with one job; only `transport` and the orchestrator in `gather` are async.
 //! The library never prints results itself except through [`run`], which renders them.
 
+pub mod apply;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod diagnose;
 pub mod edit;
@@ -34,6 +36,7 @@ pub mod exit {
     pub const BAD_INPUT: u8 = 1;
     pub const FINDINGS: u8 = 2;
     pub const UNREACHABLE: u8 = 3;
+    pub const STALE: u8 = 4;
 }
 
 /// Runs one command and returns its exit code.
@@ -45,7 +48,19 @@ pub fn run(config: Config) -> Result<u8, Error> {
     }
     // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet run.
     let playbooks = match &config.action {
-        Action::Plan { playbooks, .. } => Some(playbook::Playbooks::load(playbooks.as_deref())?),
+        Action::Plan { playbooks, .. }
+        | Action::Apply {
+            plan: None,
+            playbooks,
+            ..
+        } => Some(playbook::Playbooks::load(playbooks.as_deref())?),
+        _ => None,
+    };
+    // A saved plan is read before any host is contacted, too.
+    let saved_plan = match &config.action {
+        Action::Apply {
+            plan: Some(path), ..
+        } => Some(commands::load_plan(path)?),
         _ => None,
     };
     let inventory = match &config.inventory {
@@ -66,6 +81,51 @@ pub fn run(config: Config) -> Result<u8, Error> {
         });
     }
 
+    let apply_run =
+        |options: apply::ApplyOptions, update_inventory: bool, plan_file| commands::ApplyRun {
+            inventory: &inventory,
+            hosts: &hosts,
+            transport: Arc::clone(&transport),
+            runtime: &runtime,
+            options,
+            update_inventory,
+            format: config.format,
+            progress: config.progress,
+            plan_file,
+        };
+    let apply_options = |serial, max_fail_percentage, health_timeout| apply::ApplyOptions {
+        serial,
+        max_fail_percentage,
+        health_timeout,
+        forks: config.forks,
+    };
+    match &config.action {
+        Action::Rollback {
+            run_id,
+            yes,
+            health_timeout,
+        } => {
+            let options = commands::rollback_options(config.forks, *health_timeout);
+            return commands::rollback_run(&apply_run(options, false, None), run_id, *yes);
+        }
+        Action::Apply {
+            plan: Some(path),
+            serial,
+            max_fail_percentage,
+            health_timeout,
+            update_inventory,
+            ..
+        } => {
+            let options = apply_options(*serial, *max_fail_percentage, *health_timeout);
+            let run = apply_run(options, *update_inventory, Some(path.as_path()));
+            let plan = saved_plan
+                .as_ref()
+                .ok_or_else(|| Error::Usage("internal: the saved plan was not read".into()))?;
+            return commands::apply_plan(&run, plan, false);
+        }
+        _ => {}
+    }
+
     // What the playbooks may write is read too, so the plan knows what it replaces.
     let extra = playbooks
         .as_ref()
@@ -73,7 +133,7 @@ pub fn run(config: Config) -> Result<u8, Error> {
         .unwrap_or_default();
     let outcomes = runtime.block_on(gather::gather(
         &hosts,
-        transport,
+        Arc::clone(&transport),
         config.forks,
         Arc::clone(&sink),
         Arc::new(extra),
@@ -108,6 +168,50 @@ pub fn run(config: Config) -> Result<u8, Error> {
             };
             (rendered, plan::exit_code(&plan))
         }
+        Action::Apply {
+            yes,
+            serial,
+            max_fail_percentage,
+            health_timeout,
+            update_inventory,
+            colour,
+            ..
+        } => {
+            let playbooks = playbooks
+                .as_ref()
+                .ok_or_else(|| Error::Usage("internal: playbooks were not loaded".into()))?;
+            let plan = plan::build(
+                &inventory,
+                config.limit.as_deref(),
+                &hosts,
+                &outcomes,
+                playbooks,
+            );
+            let code = plan::exit_code(&plan);
+            let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+            let mut out = std::io::stdout().lock();
+            if config.format == Format::Text {
+                out.write_all(plan::render::text(&plan, *colour).as_bytes())?;
+            }
+            if changing == 0 && (plan.inventory_changes.is_empty() || !*update_inventory) {
+                writeln!(out, "nothing to apply")?;
+                return Ok(if unreachable || code == exit::UNREACHABLE {
+                    exit::UNREACHABLE
+                } else {
+                    exit::OK
+                });
+            }
+            drop(out);
+            let question = format!("Apply these changes to {changing} host(s)?");
+            if !*yes && !commands::confirm(&question)? {
+                eprintln!("nothing applied");
+                return Ok(exit::BAD_INPUT);
+            }
+            let options = apply_options(*serial, *max_fail_percentage, *health_timeout);
+            let run = apply_run(options, *update_inventory, None);
+            return commands::apply_plan(&run, &plan, unreachable || code == exit::UNREACHABLE);
+        }
+        Action::Rollback { .. } => unreachable!("handled above"),
         Action::Check { fail_on } => {
             let gathered: Vec<(&inventory::Host, &facts::NodeFacts)> = hosts
                 .iter()

@@ -2,6 +2,7 @@
 //! bar, a plain sink writes one line per host event (pipes, CI). Both write to stderr;
 //! results go to stdout through the renderers in the submodules.
 
+pub mod apply;
 pub mod check;
 pub mod explain;
 pub mod facts;
@@ -64,11 +65,28 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// What the engine tells the user about while it works.
 #[derive(Debug, Clone)]
 pub enum Event {
-    HostStarted { host: String },
-    HostConnected { host: String },
-    FactsGathered { host: String, elapsed: Duration },
-    HostFailed { host: String, error: String },
-    Warning { message: String },
+    HostStarted {
+        host: String,
+    },
+    HostConnected {
+        host: String,
+    },
+    FactsGathered {
+        host: String,
+        elapsed: Duration,
+    },
+    HostFailed {
+        host: String,
+        error: String,
+    },
+    Warning {
+        message: String,
+    },
+    /// A host finished a step other than gathering (apply, rollback), with a short outcome.
+    HostDone {
+        host: String,
+        message: String,
+    },
 }
 
 pub trait EventSink: Send + Sync {
@@ -100,6 +118,7 @@ impl EventSink for PlainSink {
             }
             Event::HostFailed { host, error } => format!("{host}: FAILED: {error}"),
             Event::Warning { message } => format!("warning: {message}"),
+            Event::HostDone { host, message } => format!("{host}: {message}"),
             Event::HostStarted { .. } | Event::HostConnected { .. } => return,
         };
         let _guard = self.lock.lock();
@@ -137,6 +156,10 @@ impl EventSink for ProgressSink {
                 self.bar.inc(1);
             }
             Event::Warning { message } => self.bar.println(format!("warning: {message}")),
+            Event::HostDone { host, message } => {
+                self.bar.println(format!("{host}: {message}"));
+                self.bar.inc(1);
+            }
         }
     }
 

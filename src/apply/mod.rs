@@ -1,0 +1,542 @@
+//! Apply: carry out a plan on the nodes, safely. For each host that has changes:
+//!
+//! 1. gather again and compare with the plan's facts digest; a host whose facts moved is
+//!    refused as stale (nothing is written there, the others go on);
+//! 2. one exec runs the apply script: node lock, compare-and-swap atomic writes with
+//!    backups and a manifest, sysctls and modules verified after they are set;
+//! 3. the handlers run (restart or reload), each gated on the unit coming back healthy;
+//! 4. after every host, facts are gathered again and the findings the plan fixes must be
+//!    gone.
+//!
+//! Hosts without handlers go first, all at once (up to `--forks`); hosts whose units
+//! restart go in batches (`--serial`), and once more than `--max-fail-percentage` of the
+//! hosts failed no further batch starts. Every run is recorded locally (the run file) and
+//! on each node (`/var/lib/dnsfix/backups/RUN/`), so `rollback` can undo it.
+
+pub mod record;
+pub mod rollback;
+pub mod script;
+pub mod stale;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::diagnose::{FindingStatus, diagnose_host};
+use crate::gather::{gather_session, run_as_root};
+use crate::inventory::Host;
+use crate::plan::model::{Change, HandlerRun, HostPlan, HostStatus, Plan};
+use crate::playbook::Batch;
+use crate::report::{Event, EventSink};
+use crate::transport::{Session, Target, Transport};
+
+/// How apply runs.
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    /// Restart batch size; `None`: the plan's (its handlers' smallest `serial`).
+    pub serial: Option<Batch>,
+    /// Stop starting batches once more than this share of the hosts failed.
+    pub max_fail_percentage: u32,
+    /// How long a restarted unit has to become healthy.
+    pub health_timeout: Duration,
+    pub forks: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostOutcome {
+    /// Changes made (or found made by an interrupted run), handlers healthy, verified.
+    Applied,
+    /// Everything was already in place: nothing written, nothing restarted.
+    Unchanged,
+    /// The plan has nothing to do here.
+    NothingPlanned,
+    /// The host could not be planned; apply did not touch it.
+    NotPlanned,
+    /// Facts changed since the plan: refused, nothing written.
+    Stale,
+    /// Another apply holds the node's lock: nothing written.
+    Locked,
+    /// Something failed (see the steps, handlers or error).
+    Failed,
+    /// Not started: an earlier batch failed past --max-fail-percentage.
+    Untouched,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// `write`, `sysctl` or `module`.
+    pub kind: String,
+    pub target: String,
+    /// `ok`, `already`, `skipped`, `stale` or `error`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandlerResult {
+    pub unit: String,
+    pub action: String,
+    pub healthy: bool,
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verified {
+    /// Findings the plan fixes that are gone now.
+    pub fixed: Vec<String>,
+    /// Findings the plan fixes that are still there: the host failed.
+    pub remaining: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostResult {
+    pub host: String,
+    pub outcome: HostOutcome,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub stale: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub steps: Vec<Step>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub handlers: Vec<HandlerResult>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verified: Option<Verified>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// What the plan asked for here (kept in the run record for rollback).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub planned: Vec<Change>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub planned_handlers: Vec<HandlerRun>,
+}
+
+impl HostResult {
+    fn new(plan: &HostPlan, outcome: HostOutcome) -> HostResult {
+        HostResult {
+            host: plan.host.clone(),
+            outcome,
+            stale: Vec::new(),
+            steps: Vec::new(),
+            handlers: Vec::new(),
+            verified: None,
+            error: None,
+            planned: plan.changes.clone(),
+            planned_handlers: plan.handlers.clone(),
+        }
+    }
+
+    fn failed(mut self, error: impl Into<String>) -> HostResult {
+        self.outcome = HostOutcome::Failed;
+        self.error = Some(error.into());
+        self
+    }
+
+    /// Did this host count against --max-fail-percentage?
+    pub fn is_failure(&self) -> bool {
+        matches!(self.outcome, HostOutcome::Failed | HostOutcome::Locked)
+    }
+}
+
+/// Applies `plan` to `hosts` (the inventory's hosts by name).
+pub async fn apply(
+    plan: &Plan,
+    run_id: &str,
+    hosts: &HashMap<String, Host>,
+    transport: Arc<Transport>,
+    options: &ApplyOptions,
+    sink: Arc<dyn EventSink>,
+) -> Vec<HostResult> {
+    let mut results: HashMap<String, HostResult> = HashMap::new();
+    let mut quick = Vec::new();
+    let mut rolling = Vec::new();
+    for host in &plan.hosts {
+        match host.status {
+            HostStatus::Changes if hosts.contains_key(&host.host) => {
+                if host.handlers.is_empty() {
+                    quick.push(host.clone());
+                } else {
+                    rolling.push(host.clone());
+                }
+            }
+            HostStatus::Changes => {
+                let result = HostResult::new(host, HostOutcome::Failed)
+                    .failed("the host is not in the inventory");
+                results.insert(host.host.clone(), result);
+            }
+            HostStatus::Error => {
+                results.insert(
+                    host.host.clone(),
+                    HostResult::new(host, HostOutcome::NotPlanned),
+                );
+            }
+            HostStatus::Clean | HostStatus::Blocked => {
+                results.insert(
+                    host.host.clone(),
+                    HostResult::new(host, HostOutcome::NothingPlanned),
+                );
+            }
+        }
+    }
+    let total = quick.len() + rolling.len();
+    let ctx = Arc::new(Context {
+        run_id: run_id.to_string(),
+        transport,
+        options: options.clone(),
+        sink,
+    });
+
+    // Hosts with nothing to restart: all at once.
+    for result in run_batch(&ctx, hosts, quick).await {
+        results.insert(result.host.clone(), result);
+    }
+    // Hosts with restarts: rolling batches.
+    let serial = options.serial.unwrap_or_else(|| {
+        rolling
+            .iter()
+            .flat_map(|h| h.handlers.iter().map(|r| r.serial))
+            .min_by_key(|b| b.size(total.max(1)))
+            .unwrap_or(Batch::Count(1))
+    });
+    let size = serial.size(total.max(1));
+    let mut pending = rolling.into_iter().peekable();
+    while pending.peek().is_some() {
+        let failed = results.values().filter(|r| r.is_failure()).count();
+        if total > 0 && failed * 100 > options.max_fail_percentage as usize * total {
+            for host in pending.by_ref() {
+                let mut result = HostResult::new(&host, HostOutcome::Untouched);
+                result.error = Some(format!(
+                    "not started: {failed} of {total} hosts failed, more than \
+                     --max-fail-percentage {}",
+                    options.max_fail_percentage
+                ));
+                results.insert(host.host.clone(), result);
+            }
+            break;
+        }
+        let batch: Vec<HostPlan> = pending.by_ref().take(size).collect();
+        for result in run_batch(&ctx, hosts, batch).await {
+            results.insert(result.host.clone(), result);
+        }
+    }
+    plan.hosts
+        .iter()
+        .filter_map(|h| results.remove(&h.host))
+        .collect()
+}
+
+struct Context {
+    run_id: String,
+    transport: Arc<Transport>,
+    options: ApplyOptions,
+    sink: Arc<dyn EventSink>,
+}
+
+async fn run_batch(
+    ctx: &Arc<Context>,
+    hosts: &HashMap<String, Host>,
+    batch: Vec<HostPlan>,
+) -> Vec<HostResult> {
+    let permits = Arc::new(Semaphore::new(ctx.options.forks.max(1)));
+    let mut tasks = JoinSet::new();
+    for plan in batch {
+        let Some(host) = hosts.get(&plan.host).cloned() else {
+            continue;
+        };
+        let ctx = Arc::clone(ctx);
+        let permits = Arc::clone(&permits);
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            ctx.sink.event(Event::HostStarted {
+                host: host.name.clone(),
+            });
+            let result = apply_host(&ctx, &host, &plan).await;
+            ctx.sink.event(Event::HostDone {
+                host: host.name.clone(),
+                message: match &result.error {
+                    Some(error) => format!("{}: {error}", outcome_word(result.outcome)),
+                    None => outcome_word(result.outcome).to_string(),
+                },
+            });
+            result
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok(result) = joined {
+            out.push(result);
+        }
+    }
+    out
+}
+
+/// Where the node records what dnsfix did for a plan's host: the marker that its handlers
+/// ran (so a re-run of a finished plan restarts nothing).
+fn done_marker(plan: &HostPlan) -> Option<String> {
+    let digest = plan.facts.as_ref()?;
+    Some(format!("/var/lib/dnsfix/done/{}", digest.sha256))
+}
+
+async fn apply_host(ctx: &Context, host: &Host, plan: &HostPlan) -> HostResult {
+    let mut result = HostResult::new(plan, HostOutcome::Applied);
+    let target = Target {
+        host: host.name.clone(),
+        connection: host.connection(),
+    };
+    let mut session = match ctx.transport.connect(&target).await {
+        Ok(s) => s,
+        Err(e) => return result.failed(format!("{}: {e}", e.kind())),
+    };
+    if let Err(error) = apply_on(ctx, &mut session, &target, host, plan, &mut result).await {
+        result.outcome = HostOutcome::Failed;
+        result.error = Some(error);
+    }
+    session.close().await;
+    result
+}
+
+/// The word for an outcome, as reports print it.
+pub fn outcome_word(outcome: HostOutcome) -> &'static str {
+    match outcome {
+        HostOutcome::Applied => "applied",
+        HostOutcome::Unchanged => "unchanged",
+        HostOutcome::NothingPlanned => "nothing planned",
+        HostOutcome::NotPlanned => "not planned",
+        HostOutcome::Stale => "stale",
+        HostOutcome::Locked => "locked",
+        HostOutcome::Failed => "failed",
+        HostOutcome::Untouched => "untouched",
+    }
+}
+
+async fn apply_on(
+    ctx: &Context,
+    session: &mut Session,
+    target: &Target,
+    host: &Host,
+    plan: &HostPlan,
+    result: &mut HostResult,
+) -> Result<(), String> {
+    // 1. Still the node the plan was made for?
+    let Some(digest) = &plan.facts else {
+        return Err("the plan has no facts digest for this host".into());
+    };
+    let marker = done_marker(plan);
+    let mut extra = stale::paths(digest);
+    extra.extend(marker.clone());
+    let facts = gather_session(session, target, &extra)
+        .await
+        .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
+    let stale = stale::reasons(plan, &facts);
+    if !stale.is_empty() {
+        result.outcome = HostOutcome::Stale;
+        result.stale = stale;
+        return Ok(());
+    }
+    let marked = marker
+        .as_ref()
+        .and_then(|m| facts.files.get(m))
+        .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
+    let pending = pending_changes(plan, &facts);
+    if pending == 0 && marked {
+        result.outcome = HostOutcome::Unchanged;
+        return Ok(());
+    }
+
+    // 2. The changes, in one exec.
+    if pending > 0 {
+        let boundary = script::boundary();
+        let text = script::apply_script(&boundary, &ctx.run_id, &plan.changes)?;
+        let output = run_as_root(session, target, &text)
+            .await
+            .map_err(|e| format!("apply: {}: {e}", e.kind()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let records = script::records(&stdout, &boundary);
+        if records.first().map(|r| r.kind.as_str()) != Some("begin") {
+            return Err(format!(
+                "the apply script did not run: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        let mut finished = false;
+        for record in &records[1..] {
+            match record.kind.as_str() {
+                "done" => finished = true,
+                "failed" => {}
+                "locked" => {
+                    result.outcome = HostOutcome::Locked;
+                    result.error = Some(format!("another apply is running here: {}", record.args));
+                    return Ok(());
+                }
+                "fatal" => return Err(record.args.clone()),
+                kind => result.steps.push(step(plan, kind, record)),
+            }
+        }
+        if result.steps.iter().any(|s| s.outcome == "stale") {
+            result.outcome = HostOutcome::Stale;
+            result.stale = result
+                .steps
+                .iter()
+                .filter(|s| s.outcome == "stale")
+                .map(|s| {
+                    format!(
+                        "{}: changed since the plan (sha256 now {})",
+                        s.target, s.message
+                    )
+                })
+                .collect();
+            return Ok(());
+        }
+        if !finished {
+            let failed: Vec<String> = result
+                .steps
+                .iter()
+                .filter(|s| s.outcome == "error")
+                .map(|s| format!("{}: {}", s.target, s.message))
+                .collect();
+            return Err(if failed.is_empty() {
+                format!(
+                    "the apply script stopped early: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+            } else {
+                failed.join("; ")
+            });
+        }
+    }
+
+    // 3. Handlers, each gated on health.
+    for handler in &plan.handlers {
+        let boundary = script::boundary();
+        let text =
+            script::handler_script(&boundary, handler, ctx.options.health_timeout.as_secs())?;
+        let output = run_as_root(session, target, &text)
+            .await
+            .map_err(|e| format!("{} {}: {}: {e}", handler.action, handler.unit, e.kind()))?;
+        let records = script::records(&String::from_utf8_lossy(&output.stdout), &boundary);
+        let healthy = records.iter().any(|r| r.kind == "healthy");
+        let message = records
+            .iter()
+            .find(|r| r.kind == "unhealthy")
+            .map(|r| r.body.clone())
+            .unwrap_or_else(|| {
+                if healthy {
+                    String::new()
+                } else {
+                    String::from_utf8_lossy(&output.stderr).trim().to_string()
+                }
+            });
+        result.handlers.push(HandlerResult {
+            unit: handler.unit.clone(),
+            action: handler.action.clone(),
+            healthy,
+            message: message.clone(),
+        });
+        if !healthy {
+            return Err(format!(
+                "{} did not come back healthy: {message}",
+                handler.unit
+            ));
+        }
+    }
+
+    // The node's own record: the run's result, and the marker that this plan is done.
+    if let Some(marker) = &marker {
+        let record = format!(
+            "mkdir -p /var/lib/dnsfix/done /var/lib/dnsfix/backups/{run} && \
+             printf '%s\\n' {run} > {marker} && \
+             printf 'applied %s\\n' \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" > /var/lib/dnsfix/backups/{run}/result\n",
+            run = ctx.run_id,
+        );
+        run_as_root(session, target, &record)
+            .await
+            .map_err(|e| format!("record the run on the node: {e}"))?;
+    }
+
+    // 4. Verify: gather again; the findings the plan fixes must be gone.
+    let after = gather_session(session, target, &[])
+        .await
+        .map_err(|e| format!("gather after apply: {}: {e}", e.kind()))?;
+    let failing: Vec<String> = diagnose_host(host, &after)
+        .findings()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .map(|f| f.id.to_string())
+        .collect();
+    let (remaining, fixed): (Vec<String>, Vec<String>) = plan
+        .fixes
+        .iter()
+        .cloned()
+        .partition(|id| failing.contains(id));
+    result.verified = Some(Verified {
+        fixed,
+        remaining: remaining.clone(),
+    });
+    if !remaining.is_empty() {
+        return Err(format!(
+            "still failing after apply: {}",
+            remaining.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// How many changes are not yet in place on the node.
+fn pending_changes(plan: &HostPlan, facts: &crate::facts::NodeFacts) -> usize {
+    plan.changes
+        .iter()
+        .filter(|change| match change {
+            Change::WriteFile {
+                path, after_sha256, ..
+            } => {
+                facts.files.get(path).and_then(|f| f.sha256.as_deref())
+                    != Some(after_sha256.as_str())
+            }
+            Change::Sysctl { name, after, .. } => {
+                let path = format!("/proc/sys/{}", name.replace('.', "/"));
+                facts
+                    .files
+                    .get(&path)
+                    .map(|f| script::normalize_value(&String::from_utf8_lossy(&f.content)))
+                    != Some(script::normalize_value(after))
+            }
+            Change::LoadModule { name, .. } => facts
+                .files
+                .get("/proc/modules")
+                .and_then(|f| f.text())
+                .is_none_or(|m| !m.lines().any(|l| l.split_whitespace().next() == Some(name))),
+        })
+        .count()
+}
+
+fn step(plan: &HostPlan, kind: &str, record: &script::Record) -> Step {
+    let target = record.args.split(' ').next().unwrap_or("").to_string();
+    let what = plan
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile { path, .. } if *path == target => Some("write"),
+            Change::Sysctl { name, .. } if *name == target => Some("sysctl"),
+            Change::LoadModule { name, .. } if *name == target => Some("module"),
+            _ => None,
+        })
+        .unwrap_or("write");
+    let message = match kind {
+        "stale" => record
+            .args
+            .split_once(' ')
+            .map_or("", |(_, s)| s)
+            .to_string(),
+        _ => record.body.clone(),
+    };
+    Step {
+        kind: what.to_string(),
+        target,
+        outcome: kind.to_string(),
+        message,
+    }
+}

@@ -1,0 +1,121 @@
+//! The local record of a run: what was applied where, so a run can be reviewed later and
+//! undone with `dnsfix rollback RUN_ID`. One JSON file per run under the state directory
+//! (`$DNSFIX_STATE_DIR`, else `$XDG_STATE_HOME/dnsfix`, else `~/.local/state/dnsfix`),
+//! written atomically. The nodes keep their own part under /var/lib/dnsfix/backups/RUN/.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::HostResult;
+
+pub const RUN_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Always `dnsfix-run`.
+    pub kind: String,
+    pub format_version: u32,
+    pub dnsfix_version: String,
+    pub run_id: String,
+    /// `apply` or `rollback`.
+    pub command: String,
+    pub started: String,
+    pub finished: String,
+    pub inventory: Option<String>,
+    /// The saved plan applied, if one was given.
+    pub plan_file: Option<String>,
+    pub plan_created: String,
+    /// For a rollback: the run it undid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rolls_back: Option<String>,
+    pub hosts: Vec<HostResult>,
+    /// Local inventory files updated (`--update-inventory`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub inventory_updates: Vec<InventoryUpdate>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InventoryUpdate {
+    pub path: String,
+    /// `written`, `already`, `stale` (the file changed since the plan) or `error`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub message: String,
+}
+
+/// The directory run records live in.
+pub fn state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DNSFIX_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("dnsfix");
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    home.join(".local/state/dnsfix")
+}
+
+pub fn path(dir: &Path, run_id: &str) -> PathBuf {
+    dir.join("runs").join(format!("{run_id}.json"))
+}
+
+/// A new run id: UTC time and 8 random hex digits, e.g. `20261122T170509Z-3fa9c2d1`.
+pub fn new_run_id() -> String {
+    let time = crate::plan::now_rfc3339().replace(['-', ':'], "");
+    let nonce = crate::facts::raw::nonce();
+    format!("{time}-{}", &nonce[..8.min(nonce.len())])
+}
+
+/// Saves `record` atomically (temp file, fsync, rename).
+pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
+    let path = path(dir, &record.run_id);
+    let runs = dir.join("runs");
+    std::fs::create_dir_all(&runs)?;
+    let text = crate::report::pretty_json(record);
+    write_atomic(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+pub fn load(dir: &Path, run_id: &str) -> Result<RunRecord, String> {
+    let path = path(dir, run_id);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: {e} (runs are recorded in {})",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    let record: RunRecord =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if record.kind != "dnsfix-run" {
+        return Err(format!("{}: not a dnsfix run record", path.display()));
+    }
+    Ok(record)
+}
+
+/// Writes `bytes` to `path` atomically: a temp file beside it (with the old file's
+/// permissions), fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}.tmp", std::process::id()));
+    let temp = path.with_file_name(temp_name);
+    let written = std::fs::File::create(&temp).and_then(|mut file| {
+        // An existing file keeps its permissions.
+        if let Ok(meta) = std::fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    Ok(())
+}

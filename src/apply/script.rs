@@ -1,0 +1,266 @@
+//! The remote scripts of apply and rollback, and their framed output. Each script runs in
+//! one exec on the node; what it did comes back as records `\n<BOUNDARY> kind args\n`
+//! followed by an optional message, with a boundary no file content can forge (the same
+//! scheme as the gather script).
+
+use crate::facts::raw::{nonce, safe_path};
+use crate::plan::model::{Change, HandlerRun};
+
+const APPLY: &str = include_str!("apply.sh");
+const HANDLER: &str = include_str!("handler.sh");
+const ROLLBACK: &str = include_str!("rollback.sh");
+
+/// One record of a script's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub kind: String,
+    pub args: String,
+    pub body: String,
+}
+
+/// Splits `output` into records. Text before the first record (a login banner) is
+/// ignored; a missing `begin` means the script never ran.
+pub fn records(output: &str, boundary: &str) -> Vec<Record> {
+    let marker = format!("\n{boundary} ");
+    let mut out = Vec::new();
+    let text = format!("\n{output}");
+    for chunk in text.split(&marker).skip(1) {
+        let (header, body) = chunk.split_once('\n').unwrap_or((chunk, ""));
+        let (kind, args) = header.split_once(' ').unwrap_or((header, ""));
+        out.push(Record {
+            kind: kind.to_string(),
+            args: args.to_string(),
+            body: body.trim_end_matches('\n').to_string(),
+        });
+    }
+    out
+}
+
+pub fn boundary() -> String {
+    format!("--dnsfix-{}", nonce())
+}
+
+/// Single-quotes `s` for sh.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// sysctl values as the script compares them: words joined by single spaces.
+pub fn normalize_value(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The apply script for one host: lock, precheck every file, then each change in plan
+/// order, then `finish`.
+pub fn apply_script(boundary: &str, run: &str, changes: &[Change]) -> Result<String, String> {
+    let mut script = APPLY.replace("@BOUNDARY@", boundary).replace("@RUN@", run);
+    script.push_str("lock\n");
+    for change in changes {
+        if let Change::WriteFile {
+            path,
+            before_sha256,
+            after_sha256,
+            ..
+        } = change
+        {
+            check_path(path)?;
+            let before = before_sha256.as_deref().unwrap_or("absent");
+            script.push_str(&format!(
+                "precheck {} {} {}\n",
+                quote(path),
+                quote(before),
+                quote(after_sha256)
+            ));
+        }
+    }
+    for change in changes {
+        match change {
+            Change::WriteFile {
+                path,
+                before_sha256,
+                after_sha256,
+                content,
+                mode,
+                ..
+            } => {
+                let before = before_sha256.as_deref().unwrap_or("absent");
+                let mode = mode.as_deref().unwrap_or("0644");
+                if !mode.chars().all(|c| c.is_ascii_digit()) {
+                    return Err(format!("{path}: mode {mode:?} is not octal"));
+                }
+                let delimiter = format!("DNSFIX_{}", nonce());
+                script.push_str(&format!(
+                    "write {} {} {} {mode} <<'{delimiter}'\n{}\n{delimiter}\n",
+                    quote(path),
+                    quote(before),
+                    quote(after_sha256),
+                    base64(content.as_bytes()),
+                ));
+            }
+            Change::Sysctl {
+                name,
+                before,
+                after,
+                ..
+            } => {
+                check_sysctl(name)?;
+                script.push_str(&format!(
+                    "sysctl_set {} {} {}\n",
+                    quote(name),
+                    quote(before.as_deref().unwrap_or("")),
+                    quote(&normalize_value(after))
+                ));
+            }
+            Change::LoadModule { name, .. } => {
+                if !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    return Err(format!("module name {name:?} is not valid"));
+                }
+                script.push_str(&format!("module {}\n", quote(name)));
+            }
+        }
+    }
+    script.push_str("finish\n");
+    Ok(script)
+}
+
+/// The script that runs one handler and waits for the unit to be healthy: active, and
+/// for a kubelet-running unit also `http://127.0.0.1:10248/healthz` OK, within
+/// `timeout_secs`.
+pub fn handler_script(
+    boundary: &str,
+    handler: &HandlerRun,
+    timeout_secs: u64,
+) -> Result<String, String> {
+    if !handler
+        .unit
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
+    {
+        return Err(format!("unit name {:?} is not valid", handler.unit));
+    }
+    let verb = if handler.action == "reloaded" {
+        "reload"
+    } else {
+        "restart"
+    };
+    let healthz = matches!(
+        handler.unit.as_str(),
+        "kubelet" | "k3s" | "k3s-agent" | "rke2-server" | "rke2-agent"
+    );
+    Ok(HANDLER
+        .replace("@BOUNDARY@", boundary)
+        .replace("@UNIT@", &handler.unit)
+        .replace("@VERB@", verb)
+        .replace("@TIMEOUT@", &timeout_secs.to_string())
+        .replace("@HEALTHZ@", if healthz { "1" } else { "0" }))
+}
+
+/// The rollback script: restore what the run's manifest lists, compare-and-swap.
+pub fn rollback_script(boundary: &str, run: &str) -> Result<String, String> {
+    if !run
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!("run id {run:?} is not valid"));
+    }
+    Ok(ROLLBACK
+        .replace("@BOUNDARY@", boundary)
+        .replace("@RUN@", run))
+}
+
+fn check_path(path: &str) -> Result<(), String> {
+    if safe_path(path) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{path:?}: dnsfix writes only absolute paths of [A-Za-z0-9._/+@:-] without `..`"
+        ))
+    }
+}
+
+fn check_sysctl(name: &str) -> Result<(), String> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        Ok(())
+    } else {
+        Err(format!("sysctl name {name:?} is not valid"))
+    }
+}
+
+/// Standard base64 with padding, in 76-character lines (what `base64 -d` reads).
+pub fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len() * 4 / 3 + 4);
+    for chunk in bytes.chunks(3) {
+        let n = match chunk.len() {
+            3 => u32::from(chunk[0]) << 16 | u32::from(chunk[1]) << 8 | u32::from(chunk[2]),
+            2 => u32::from(chunk[0]) << 16 | u32::from(chunk[1]) << 8,
+            _ => u32::from(chunk[0]) << 16,
+        };
+        let sextets = [(n >> 18) & 63, (n >> 12) & 63, (n >> 6) & 63, n & 63];
+        for (i, s) in sextets.iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[*s as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    let mut wrapped = String::with_capacity(out.len() + out.len() / 76 + 1);
+    for (i, c) in out.chars().enumerate() {
+        if i > 0 && i % 76 == 0 {
+            wrapped.push('\n');
+        }
+        wrapped.push(c);
+    }
+    wrapped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        let long = base64(&[0u8; 100]);
+        assert!(long.lines().all(|l| l.len() <= 76));
+    }
+
+    #[test]
+    fn records_split_on_the_boundary_only() {
+        let b = "--dnsfix-x";
+        let out = "banner\n\n--dnsfix-x begin dnsfix-apply-1\n\n--dnsfix-x error /etc/a\ncannot write\n--dnsfix-x-not a record\n\n--dnsfix-x done r1\n";
+        let r = records(out, b);
+        let kinds: Vec<&str> = r.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["begin", "error", "done"]);
+        assert_eq!(r[1].args, "/etc/a");
+        assert_eq!(r[1].body, "cannot write\n--dnsfix-x-not a record");
+    }
+
+    #[test]
+    fn scripts_refuse_what_they_cannot_quote_safely() {
+        let change = Change::WriteFile {
+            path: "/etc/$(reboot)".into(),
+            description: String::new(),
+            before_sha256: None,
+            before: None,
+            after_sha256: "x".into(),
+            content: String::new(),
+            mode: None,
+            reasons: Vec::new(),
+        };
+        assert!(apply_script("b", "r", &[change]).is_err());
+        assert!(rollback_script("b", "../x").is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! The text report of an apply or rollback run: one block per host that was touched or
+//! refused, one line for the rest, and a summary with the run id to roll back with.
+
+use std::fmt::Write as _;
+
+use crate::apply::record::RunRecord;
+use crate::apply::{HostOutcome, HostResult, outcome_word};
+use crate::plan::model::InventoryChange;
+
+pub fn text(
+    record: &RunRecord,
+    inventory_changes: &[InventoryChange],
+    update_inventory: bool,
+    saved: Option<&std::path::Path>,
+) -> String {
+    let mut out = String::new();
+    let rollback = record.command == "rollback";
+    let mut quiet: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    for host in &record.hosts {
+        let listed_only = matches!(
+            host.outcome,
+            HostOutcome::NothingPlanned | HostOutcome::Unchanged
+        ) && host.error.is_none();
+        if listed_only {
+            let word = if host.outcome == HostOutcome::Unchanged {
+                "already applied, nothing to do"
+            } else if rollback {
+                "nothing to roll back"
+            } else {
+                "nothing planned"
+            };
+            match quiet.iter_mut().find(|(w, _)| *w == word) {
+                Some((_, hosts)) => hosts.push(&host.host),
+                None => quiet.push((word, vec![&host.host])),
+            }
+            continue;
+        }
+        host_block(&mut out, host, rollback);
+    }
+    for (word, hosts) in quiet {
+        let _ = writeln!(out, "{word}: {}", hosts.join(", "));
+    }
+    if !record.inventory_updates.is_empty() {
+        let _ = writeln!(out, "\n== inventory");
+        for update in &record.inventory_updates {
+            let _ = write!(out, "  {:<8} {}", update.outcome, update.path);
+            if !update.message.is_empty() {
+                let _ = write!(out, ": {}", update.message);
+            }
+            out.push('\n');
+        }
+    } else if !inventory_changes.is_empty() && !update_inventory && !rollback {
+        let _ = writeln!(
+            out,
+            "\nThe inventory was not updated ({} file{}): without --update-inventory the next \
+             Kubespray run undoes these fixes.",
+            inventory_changes.len(),
+            if inventory_changes.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(out, "{}", summary(record));
+    if let Some(path) = saved {
+        let _ = writeln!(out, "run recorded in {}", path.display());
+    }
+    if !rollback && record.hosts.iter().any(crate::apply::rollback::wrote) {
+        let _ = writeln!(out, "to undo it: dnsfix rollback {}", record.run_id);
+    }
+    out
+}
+
+fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
+    let word = match host.outcome {
+        HostOutcome::Applied if rollback => "rolled back",
+        HostOutcome::Unchanged if rollback => "nothing to roll back",
+        outcome => outcome_word(outcome),
+    };
+    let mut head = format!("== {}: {word}", host.host);
+    if matches!(
+        host.outcome,
+        HostOutcome::Stale | HostOutcome::Locked | HostOutcome::Untouched
+    ) {
+        head.push_str(" (nothing written)");
+    }
+    let _ = writeln!(out, "{head}");
+    if let Some(error) = &host.error {
+        let _ = writeln!(out, "    {error}");
+    }
+    for line in &host.stale {
+        let _ = writeln!(out, "    {line}");
+    }
+    for step in &host.steps {
+        let _ = write!(out, "    {:<9} {}", step.outcome, step.target);
+        if !step.message.is_empty() && step.outcome != "stale" {
+            let _ = write!(out, ": {}", step.message.lines().next().unwrap_or(""));
+        }
+        out.push('\n');
+    }
+    for handler in &host.handlers {
+        let verb = if handler.action == "reloaded" {
+            "reload"
+        } else {
+            "restart"
+        };
+        let state = if handler.healthy {
+            "healthy"
+        } else {
+            "UNHEALTHY"
+        };
+        let _ = write!(out, "    {verb:<9} {}: {state}", handler.unit);
+        if !handler.message.is_empty() {
+            let _ = write!(out, ": {}", handler.message);
+        }
+        out.push('\n');
+    }
+    if let Some(verified) = &host.verified
+        && !rollback
+    {
+        if !verified.fixed.is_empty() {
+            let _ = writeln!(out, "    fixed     {}", verified.fixed.join(", "));
+        }
+        if !verified.remaining.is_empty() {
+            let _ = writeln!(out, "    REMAINING {}", verified.remaining.join(", "));
+        }
+    }
+    out.push('\n');
+}
+
+fn summary(record: &RunRecord) -> String {
+    let count = |outcome: HostOutcome| record.hosts.iter().filter(|h| h.outcome == outcome).count();
+    let mut parts = Vec::new();
+    let verb = if record.command == "rollback" {
+        "rolled back"
+    } else {
+        "applied"
+    };
+    for (outcome, word) in [
+        (HostOutcome::Applied, verb),
+        (HostOutcome::Unchanged, "already in place"),
+        (HostOutcome::Stale, "stale"),
+        (HostOutcome::Locked, "locked"),
+        (HostOutcome::Failed, "failed"),
+        (HostOutcome::Untouched, "untouched"),
+        (HostOutcome::NotPlanned, "not planned"),
+    ] {
+        let n = count(outcome);
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    let what = if record.command == "rollback" {
+        format!(
+            "rollback {} of run {}",
+            record.run_id,
+            record.rolls_back.as_deref().unwrap_or("?")
+        )
+    } else {
+        format!("run {}", record.run_id)
+    };
+    if parts.is_empty() {
+        format!("{what}: nothing to do on {} hosts", record.hosts.len())
+    } else {
+        format!(
+            "{what}: {} of {} hosts",
+            parts.join(", "),
+            record.hosts.len()
+        )
+    }
+}
