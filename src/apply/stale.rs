@@ -30,7 +30,10 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
     }
     for (path, planned) in &digest.files {
         let now = current(facts, path);
-        if &now == planned || written_by_plan(host, path, &now) {
+        if &now == planned
+            || written_by_plan(host, path, &now)
+            || created_for_plan(host, path, planned, &now)
+        {
             continue;
         }
         out.push(describe(path, planned, &now));
@@ -118,6 +121,18 @@ fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
     })
 }
 
+/// A directory that did not exist and now does, because the plan writes a file in it.
+fn created_for_plan(host: &HostPlan, path: &str, planned: &FileDigest, now: &FileDigest) -> bool {
+    planned.state == "missing"
+        && now.state == "directory"
+        && host.changes.iter().any(|c| match c {
+            Change::WriteFile { path: p, .. } => {
+                p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
+            }
+            _ => false,
+        })
+}
+
 fn loaded(facts: &NodeFacts, name: &str) -> Option<bool> {
     if name == "br_netfilter" {
         if facts.br_netfilter.built_in {
@@ -159,4 +174,136 @@ fn describe(path: &str, planned: &FileDigest, now: &FileDigest) -> String {
 
 fn short(s: &str) -> &str {
     s.get(..12).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::raw::{RawFacts, RawFile, sha256_hex};
+    use crate::plan::model::{FactDigest, HostStatus};
+
+    fn file(content: &str) -> RawFile {
+        RawFile {
+            state: FileState::Present,
+            symlink_target: None,
+            canonical: None,
+            content: content.as_bytes().to_vec(),
+            sha256: Some(sha256_hex(content.as_bytes())),
+            truncated: false,
+        }
+    }
+
+    fn missing() -> RawFile {
+        RawFile {
+            state: FileState::Missing,
+            symlink_target: None,
+            canonical: None,
+            content: Vec::new(),
+            sha256: None,
+            truncated: false,
+        }
+    }
+
+    fn directory() -> RawFile {
+        RawFile {
+            state: FileState::Directory,
+            ..missing()
+        }
+    }
+
+    fn facts(files: &[(&str, RawFile)], boot: &str) -> NodeFacts {
+        let mut raw = RawFacts::default();
+        for (path, f) in files {
+            raw.order.push((*path).to_string());
+            raw.files.insert((*path).to_string(), f.clone());
+        }
+        raw.order.push("/proc/sys/kernel/random/boot_id".into());
+        raw.files
+            .insert("/proc/sys/kernel/random/boot_id".into(), file(&format!("{boot}\n")));
+        NodeFacts::from_raw("n1", &raw)
+    }
+
+    /// A plan made from `before`: writes /etc/dnsfix/resolv.conf and sets ip_forward to 1.
+    fn plan(before: &NodeFacts) -> HostPlan {
+        let mut digest = FactDigest {
+            boot_id: before.boot_id.clone(),
+            ..FactDigest::default()
+        };
+        for path in before.files.keys().filter(|p| !p.starts_with("/proc/")) {
+            digest.files.insert(path.clone(), current(before, path));
+        }
+        digest.sysctls.insert("net.ipv4.ip_forward".into(), "0".into());
+        HostPlan {
+            host: "n1".into(),
+            status: HostStatus::Changes,
+            error: None,
+            findings: Vec::new(),
+            facts: Some(digest),
+            changes: vec![
+                Change::WriteFile {
+                    path: "/etc/dnsfix/resolv.conf".into(),
+                    description: String::new(),
+                    before_sha256: None,
+                    before: None,
+                    after_sha256: sha256_hex(b"new\n"),
+                    content: "new\n".into(),
+                    mode: Some("0644".into()),
+                    reasons: Vec::new(),
+                },
+                Change::Sysctl {
+                    name: "net.ipv4.ip_forward".into(),
+                    before: Some("0".into()),
+                    after: "1".into(),
+                    reasons: Vec::new(),
+                },
+            ],
+            handlers: Vec::new(),
+            blocked: Vec::new(),
+            notes: Vec::new(),
+            fixes: Vec::new(),
+            remaining: Vec::new(),
+        }
+    }
+
+    fn base() -> Vec<(&'static str, RawFile)> {
+        vec![
+            ("/etc/resolv.conf", file("nameserver 192.0.2.53\n")),
+            ("/etc/dnsfix", missing()),
+            ("/etc/dnsfix/resolv.conf", missing()),
+            ("/proc/sys/net/ipv4/ip_forward", file("0\n")),
+        ]
+    }
+
+    #[test]
+    fn the_same_node_is_not_stale() {
+        let before = facts(&base(), "boot-1");
+        assert_eq!(reasons(&plan(&before), &before), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_the_plan_itself_changed_is_not_stale() {
+        let before = facts(&base(), "boot-1");
+        let mut files = base();
+        files[1].1 = directory();
+        files[2].1 = file("new\n");
+        files[3].1 = file("1\n");
+        let after = facts(&files, "boot-1");
+        assert_eq!(reasons(&plan(&before), &after), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_reboot_a_changed_file_and_a_changed_sysctl_are() {
+        let before = facts(&base(), "boot-1");
+        let mut files = base();
+        files[0].1 = file("nameserver 127.0.0.53\n");
+        files[2].1 = file("someone else's\n");
+        files[3].1 = file("2\n");
+        let after = facts(&files, "boot-2");
+        let found = reasons(&plan(&before), &after);
+        assert_eq!(found.len(), 4, "{found:#?}");
+        assert!(found[0].starts_with("node rebooted since the plan (boot_id boot-1 → boot-2)"));
+        assert!(found.iter().any(|r| r.starts_with("/etc/resolv.conf: content changed")));
+        assert!(found.iter().any(|r| r == "/etc/dnsfix/resolv.conf: created since the plan"));
+        assert!(found.iter().any(|r| r == "sysctl net.ipv4.ip_forward: 0 → 2"));
+    }
 }
