@@ -93,6 +93,35 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
     let run_id = record::new_run_id();
     let started = crate::plan::now_rfc3339();
     let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    // Recorded before any node is touched, so an interrupted run can still be rolled back
+    // (the nodes' manifests say what it wrote).
+    let mut record = RunRecord {
+        kind: "dnsfix-run".into(),
+        format_version: record::RUN_FORMAT_VERSION,
+        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.clone(),
+        command: "apply".into(),
+        started,
+        finished: String::new(),
+        inventory: run.inventory.path().map(|p| p.display().to_string()),
+        plan_file: run.plan_file.map(|p| p.display().to_string()),
+        plan_created: plan.created.clone(),
+        rolls_back: None,
+        hosts: plan
+            .hosts
+            .iter()
+            .filter(|h| !h.changes.is_empty())
+            .map(|h| HostResult::new(h, HostOutcome::Pending))
+            .collect(),
+        inventory_updates: Vec::new(),
+    };
+    if let Err(e) = record::save(&record::state_dir(), &record) {
+        return Err(Error::Usage(format!(
+            "cannot record the run in {} before applying: {e} (set DNSFIX_STATE_DIR to a \
+             writable directory)",
+            record::state_dir().display()
+        )));
+    }
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, run.progress));
     let results = run.runtime.block_on(apply::apply(
         &plan,
@@ -112,21 +141,9 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
     } else {
         Vec::new()
     };
-    let record = RunRecord {
-        kind: "dnsfix-run".into(),
-        format_version: record::RUN_FORMAT_VERSION,
-        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: run_id.clone(),
-        command: "apply".into(),
-        started,
-        finished: crate::plan::now_rfc3339(),
-        inventory: run.inventory.path().map(|p| p.display().to_string()),
-        plan_file: run.plan_file.map(|p| p.display().to_string()),
-        plan_created: plan.created.clone(),
-        rolls_back: None,
-        hosts: results,
-        inventory_updates,
-    };
+    record.finished = crate::plan::now_rfc3339();
+    record.hosts = results;
+    record.inventory_updates = inventory_updates;
     let saved = save_record(&record);
     let rendered = match run.format {
         Format::Json => report::pretty_json(&record),
@@ -162,7 +179,10 @@ pub fn rollback_run(run: &ApplyRun, run_id: &str, yes: bool) -> Result<u8, Error
         .filter(|h| selected.contains(&h.host.as_str()))
         .cloned()
         .collect();
-    let writing = targets.iter().filter(|h| apply::rollback::wrote(h)).count();
+    let writing = targets
+        .iter()
+        .filter(|h| apply::rollback::may_have_written(h))
+        .count();
     if writing == 0 {
         println!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
         return Ok(exit::OK);

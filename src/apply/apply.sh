@@ -15,7 +15,9 @@
 #   renamed over the target; the directory is synced after;
 # - the old file is copied under /var/lib/dnsfix/backups/RUN/files/ first and listed in
 #   the run's manifest, so `dnsfix rollback RUN` can restore it;
-# - nothing is written once any step failed (later steps report "skipped").
+# - nothing is written once any step failed (later steps report "skipped");
+# - the handlers run inside the same lock, each gated on the unit coming back healthy,
+#   and the plan is marked done on the node only when all of them are.
 B="@BOUNDARY@"
 RUN="@RUN@"
 STATE=/var/lib/dnsfix
@@ -78,9 +80,11 @@ write() {
   tmp="$dir/.$name.dnsfix-$RUN"
   state=$(check "$path" "$before" "$after")
   case $state in
-    already) cat >/dev/null; hdr already "$path"; return ;;
+    already) cat >/dev/null; adopt "$path" "$after"; return ;;
     stale*) cat >/dev/null; fail stale "$path ${state#stale }"; return ;;
   esac
+  # A temp file an interrupted run left behind is garbage now (we hold the lock).
+  rm -f "$dir/.$name.dnsfix-"* 2>/dev/null
   if [ ! -d "$dir" ]; then
     mkdir -p "$dir" 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
   fi
@@ -117,6 +121,24 @@ write() {
   fi
 }
 
+# adopt PATH AFTER: the file already has the plan's content. If an earlier, interrupted
+# run wrote it, take over that run's backup, so rolling back this run restores it.
+adopt() {
+  prev=$(awk -F '\t' -v p="$1" -v a="$2" '$1 == "file" && $2 == p && $4 == a { f = FILENAME } END { print f }' \
+    "$STATE"/backups/*/manifest 2>/dev/null)
+  prev=${prev%/manifest}
+  if [ -n "$prev" ] && [ "$prev" != "$BACKUP" ]; then
+    line=$(awk -F '\t' -v p="$1" -v a="$2" '$1 == "file" && $2 == p && $4 == a' "$prev/manifest" | tail -n 1)
+    if [ -f "$prev/files$1" ]; then
+      mkdir -p "$BACKUP/files${1%/*}" && cp -p "$prev/files$1" "$BACKUP/files$1"
+    fi
+    printf '%s\n' "$line" >> "$BACKUP/manifest"
+    hdr adopted "$1"; echo "written by the interrupted run ${prev##*/}"
+  else
+    hdr already "$1"
+  fi
+}
+
 # sysctl NAME BEFORE AFTER: set a live value and read it back.
 sysctl_set() {
   name=$1 before=$2 after=$3
@@ -145,8 +167,14 @@ module() {
   fi
 }
 
+# finish MARKER: record the result on the node; mark the plan done when all went well.
 finish() {
-  if [ -z "$FAILED" ]; then hdr done "$RUN"; else hdr failed "$RUN"; fi
+  if [ -z "$FAILED" ]; then
+    mkdir -p "${1%/*}" && printf '%s\n' "$RUN" > "$1"
+    printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
+    hdr done "$RUN"
+  else
+    printf 'failed %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
+    hdr failed "$RUN"
+  fi
 }
-
-hdr begin dnsfix-apply-1

@@ -1,16 +1,9 @@
-# dnsfix handler script: restart (or reload) one unit and wait until it is healthy.
-# Records: begin, then "healthy UNIT" or "unhealthy UNIT" with the reason as the body.
-B="@BOUNDARY@"
-UNIT="@UNIT@"
-VERB="@VERB@"
-TIMEOUT=@TIMEOUT@
-HEALTHZ=@HEALTHZ@
-LC_ALL=C
-export LC_ALL
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-hdr() { printf '\n%s %s\n' "$B" "$*"; }
-hdr begin dnsfix-handler-1
-
+# dnsfix handler functions, shared by the apply and rollback scripts (which define hdr,
+# fail and FAILED).
+#
+# handler UNIT VERB PROBE TIMEOUT: restart (or reload) a unit and wait until it is active
+# and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz says ok.
+# Records "healthy UNIT", or "unhealthy UNIT" with the reason as the body.
 healthz() {
   if command -v curl >/dev/null 2>&1; then
     curl -fsS --max-time 2 http://127.0.0.1:10248/healthz 2>&1
@@ -22,28 +15,27 @@ healthz() {
   fi
 }
 
-if ! out=$(systemctl "$VERB" "$UNIT" 2>&1); then
-  hdr unhealthy "$UNIT"
-  echo "systemctl $VERB $UNIT failed: $out"
-  exit 0
-fi
-start=$(date +%s)
-why=
-while :; do
-  state=$(systemctl is-active "$UNIT" 2>/dev/null)
-  if [ "$state" = active ]; then
-    if [ "$HEALTHZ" = 0 ]; then hdr healthy "$UNIT"; exit 0; fi
-    body=$(healthz); rc=$?
-    if [ $rc -eq 0 ] && [ "$body" = ok ]; then hdr healthy "$UNIT"; exit 0; fi
-    [ $rc -eq 2 ] && { hdr unhealthy "$UNIT"; echo "$body"; exit 0; }
-    why="unit active, but http://127.0.0.1:10248/healthz answered: ${body:-nothing}"
-  else
-    why="unit is ${state:-unknown}"
+handler() {
+  unit=$1 verb=$2 probe=$3 timeout=$4
+  if [ -n "$FAILED" ]; then hdr skipped "$unit"; return; fi
+  if ! out=$(systemctl "$verb" "$unit" 2>&1); then
+    fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; return
   fi
-  if [ $(( $(date +%s) - start )) -ge "$TIMEOUT" ]; then
-    hdr unhealthy "$UNIT"
-    echo "not healthy ${TIMEOUT}s after systemctl $VERB: $why"
-    exit 0
-  fi
-  sleep 1
-done
+  start=$(date +%s)
+  while :; do
+    state=$(systemctl is-active "$unit" 2>/dev/null)
+    if [ "$state" = active ]; then
+      [ "$probe" = 0 ] && { hdr healthy "$unit"; return; }
+      body=$(healthz); rc=$?
+      if [ $rc -eq 0 ] && [ "$body" = ok ]; then hdr healthy "$unit"; return; fi
+      [ $rc -eq 2 ] && { fail unhealthy "$unit"; echo "$body"; return; }
+      why="unit active, but http://127.0.0.1:10248/healthz answered: ${body:-nothing}"
+    else
+      why="unit is ${state:-unknown}"
+    fi
+    if [ $(( $(date +%s) - start )) -ge "$timeout" ]; then
+      fail unhealthy "$unit"; echo "not healthy ${timeout}s after systemctl $verb: $why"; return
+    fi
+    sleep 1
+  done
+}

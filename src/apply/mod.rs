@@ -65,6 +65,9 @@ pub enum HostOutcome {
     Failed,
     /// Not started: an earlier batch failed past --max-fail-percentage.
     Untouched,
+    /// The run was recorded as started but did not record this host's result (it was
+    /// interrupted); the node's manifest says what it wrote.
+    Pending,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,7 +120,7 @@ pub struct HostResult {
 }
 
 impl HostResult {
-    fn new(plan: &HostPlan, outcome: HostOutcome) -> HostResult {
+    pub fn new(plan: &HostPlan, outcome: HostOutcome) -> HostResult {
         HostResult {
             host: plan.host.clone(),
             outcome,
@@ -139,7 +142,10 @@ impl HostResult {
 
     /// Did this host count against --max-fail-percentage?
     pub fn is_failure(&self) -> bool {
-        matches!(self.outcome, HostOutcome::Failed | HostOutcome::Locked)
+        matches!(
+            self.outcome,
+            HostOutcome::Failed | HostOutcome::Locked | HostOutcome::Pending
+        )
     }
 }
 
@@ -311,6 +317,7 @@ pub fn outcome_word(outcome: HostOutcome) -> &'static str {
         HostOutcome::Locked => "locked",
         HostOutcome::Failed => "failed",
         HostOutcome::Untouched => "untouched",
+        HostOutcome::Pending => "interrupted",
     }
 }
 
@@ -348,114 +355,93 @@ async fn apply_on(
         return Ok(());
     }
 
-    // 2. The changes, in one exec.
-    if pending > 0 {
-        let boundary = script::boundary();
-        let text = script::apply_script(&boundary, &ctx.run_id, &plan.changes)?;
-        let output = run_as_root(session, target, &text)
-            .await
-            .map_err(|e| format!("apply: {}: {e}", e.kind()))?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let records = script::records(&stdout, &boundary);
-        if records.first().map(|r| r.kind.as_str()) != Some("begin") {
-            return Err(format!(
-                "the apply script did not run: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-        let mut finished = false;
-        for record in &records[1..] {
-            match record.kind.as_str() {
-                "done" => finished = true,
-                "failed" => {}
-                "locked" => {
-                    result.outcome = HostOutcome::Locked;
-                    result.error = Some(format!("another apply is running here: {}", record.args));
-                    return Ok(());
-                }
-                "fatal" => return Err(record.args.clone()),
-                kind => result.steps.push(step(plan, kind, record)),
+    // 2. The changes and the handlers, in one exec under the node lock.
+    let marker = marker.ok_or("the plan has no facts digest for this host")?;
+    let boundary = script::boundary();
+    let text = script::apply_script(
+        &boundary,
+        &ctx.run_id,
+        &plan.changes,
+        &plan.handlers,
+        ctx.options.health_timeout.as_secs(),
+        &marker,
+    )?;
+    let output = run_as_root(session, target, &text).await.map_err(|e| {
+        format!(
+            "the connection or the apply script died mid-apply ({}: {e}); every file is its \
+             old or its new content: apply the same plan again",
+            e.kind()
+        )
+    })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let records = script::records(&stdout, &boundary);
+    if records.first().map(|r| r.kind.as_str()) != Some("begin") {
+        return Err(format!(
+            "the apply script did not run: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let mut finished = false;
+    for record in &records[1..] {
+        match record.kind.as_str() {
+            "done" => finished = true,
+            "failed" => {}
+            "locked" => {
+                result.outcome = HostOutcome::Locked;
+                result.error = Some(format!("another apply is running here: {}", record.args));
+                return Ok(());
             }
-        }
-        if result.steps.iter().any(|s| s.outcome == "stale") {
-            result.outcome = HostOutcome::Stale;
-            result.stale = result
-                .steps
-                .iter()
-                .filter(|s| s.outcome == "stale")
-                .map(|s| {
-                    format!(
-                        "{}: changed since the plan (sha256 now {})",
-                        s.target, s.message
-                    )
-                })
-                .collect();
-            return Ok(());
-        }
-        if !finished {
-            let failed: Vec<String> = result
-                .steps
-                .iter()
-                .filter(|s| s.outcome == "error")
-                .map(|s| format!("{}: {}", s.target, s.message))
-                .collect();
-            return Err(if failed.is_empty() {
-                format!(
-                    "the apply script stopped early: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )
-            } else {
-                failed.join("; ")
-            });
+            "fatal" => return Err(record.args.clone()),
+            "healthy" | "unhealthy" => result.handlers.push(HandlerResult {
+                unit: record.args.clone(),
+                action: plan
+                    .handlers
+                    .iter()
+                    .find(|h| h.unit == record.args)
+                    .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
+                healthy: record.kind == "healthy",
+                message: record.body.clone(),
+            }),
+            kind => result.steps.push(step(plan, kind, record)),
         }
     }
-
-    // 3. Handlers, each gated on health.
-    for handler in &plan.handlers {
-        let boundary = script::boundary();
-        let text =
-            script::handler_script(&boundary, handler, ctx.options.health_timeout.as_secs())?;
-        let output = run_as_root(session, target, &text)
-            .await
-            .map_err(|e| format!("{} {}: {}: {e}", handler.action, handler.unit, e.kind()))?;
-        let records = script::records(&String::from_utf8_lossy(&output.stdout), &boundary);
-        let healthy = records.iter().any(|r| r.kind == "healthy");
-        let message = records
+    if result.steps.iter().any(|s| s.outcome == "stale") {
+        result.outcome = HostOutcome::Stale;
+        result.stale = result
+            .steps
             .iter()
-            .find(|r| r.kind == "unhealthy")
-            .map(|r| r.body.clone())
-            .unwrap_or_else(|| {
-                if healthy {
-                    String::new()
-                } else {
-                    String::from_utf8_lossy(&output.stderr).trim().to_string()
-                }
-            });
-        result.handlers.push(HandlerResult {
-            unit: handler.unit.clone(),
-            action: handler.action.clone(),
-            healthy,
-            message: message.clone(),
-        });
-        if !healthy {
-            return Err(format!(
-                "{} did not come back healthy: {message}",
-                handler.unit
-            ));
-        }
+            .filter(|s| s.outcome == "stale")
+            .map(|s| {
+                format!(
+                    "{}: changed since the plan (sha256 now {})",
+                    s.target, s.message
+                )
+            })
+            .collect();
+        return Ok(());
     }
-
-    // The node's own record: the run's result, and the marker that this plan is done.
-    if let Some(marker) = &marker {
-        let record = format!(
-            "mkdir -p /var/lib/dnsfix/done /var/lib/dnsfix/backups/{run} && \
-             printf '%s\\n' {run} > {marker} && \
-             printf 'applied %s\\n' \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" > /var/lib/dnsfix/backups/{run}/result\n",
-            run = ctx.run_id,
+    if !finished {
+        let mut failed: Vec<String> = result
+            .steps
+            .iter()
+            .filter(|s| s.outcome == "error")
+            .map(|s| format!("{}: {}", s.target, s.message))
+            .collect();
+        failed.extend(
+            result
+                .handlers
+                .iter()
+                .filter(|h| !h.healthy)
+                .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message)),
         );
-        run_as_root(session, target, &record)
-            .await
-            .map_err(|e| format!("record the run on the node: {e}"))?;
+        return Err(if failed.is_empty() {
+            format!(
+                "the apply script stopped early: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )
+        } else {
+            failed.join("; ")
+        });
     }
 
     // 4. Verify: gather again; the findings the plan fixes must be gone.

@@ -15,9 +15,20 @@ use crate::inventory::Host;
 use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, Transport};
 
-/// Did `result` write anything on its host?
+/// Did `result` write anything on its host (or take over what an interrupted run wrote)?
 pub fn wrote(result: &HostResult) -> bool {
-    result.steps.iter().any(|s| s.outcome == "ok")
+    result
+        .steps
+        .iter()
+        .any(|s| s.outcome == "ok" || s.outcome == "adopted")
+}
+
+/// May the run have written on this host? Also true for a run that was interrupted
+/// before it recorded results: the node's manifest then says what was written.
+pub fn may_have_written(result: &HostResult) -> bool {
+    wrote(result)
+        || (result.outcome == HostOutcome::Pending && !result.planned.is_empty())
+        || (result.outcome == HostOutcome::Failed && !result.planned.is_empty())
 }
 
 /// Rolls back run `run_id` (its apply results in `applied`) on `hosts`.
@@ -39,7 +50,7 @@ pub async fn rollback(
         mine.verified = None;
         mine.error = None;
         mine.stale.clear();
-        if !wrote(result) {
+        if !may_have_written(result) {
             mine.outcome = HostOutcome::NothingPlanned;
             results.insert(result.host.clone(), mine);
             continue;
@@ -103,10 +114,13 @@ async fn undo(
     result: &mut HostResult,
 ) -> Result<(), String> {
     let boundary = script::boundary();
-    let text = script::rollback_script(&boundary, run_id)?;
-    let output = run_as_root(session, target, &text)
-        .await
-        .map_err(|e| format!("rollback: {}: {e}", e.kind()))?;
+    let text = script::rollback_script(&boundary, run_id, &result.planned_handlers, timeout)?;
+    let output = run_as_root(session, target, &text).await.map_err(|e| {
+        format!(
+            "the connection or the rollback script died ({}: {e}); roll back again",
+            e.kind()
+        )
+    })?;
     let records = script::records(&String::from_utf8_lossy(&output.stdout), &boundary);
     if records.first().map(|r| r.kind.as_str()) != Some("begin") {
         return Err(format!(
@@ -115,16 +129,29 @@ async fn undo(
         ));
     }
     let mut finished = false;
-    let mut failure = None;
     for record in &records[1..] {
         match record.kind.as_str() {
             "done" => finished = true,
-            "failed" => failure = Some(record.body.clone()),
+            "failed" => {}
+            "nothing" => {
+                result.outcome = HostOutcome::NothingPlanned;
+                return Ok(());
+            }
             "locked" => {
                 result.outcome = HostOutcome::Locked;
                 result.error = Some(format!("another apply is running here: {}", record.args));
                 return Ok(());
             }
+            "healthy" | "unhealthy" => result.handlers.push(HandlerResult {
+                unit: record.args.clone(),
+                action: result
+                    .planned_handlers
+                    .iter()
+                    .find(|h| h.unit == record.args)
+                    .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
+                healthy: record.kind == "healthy",
+                message: record.body.clone(),
+            }),
             kind => result.steps.push(Step {
                 kind: if record.args.starts_with('/') {
                     "write"
@@ -139,16 +166,23 @@ async fn undo(
         }
     }
     if !finished {
-        let errors: Vec<String> = result
+        let mut errors: Vec<String> = result
             .steps
             .iter()
             .filter(|s| s.outcome == "error")
             .map(|s| format!("{}: {}", s.target, s.message))
             .collect();
-        return Err(match (errors.is_empty(), failure) {
-            (false, _) => errors.join("; "),
-            (true, Some(why)) if !why.is_empty() => why,
-            _ => "the rollback script stopped early".to_string(),
+        errors.extend(
+            result
+                .handlers
+                .iter()
+                .filter(|h| !h.healthy)
+                .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message)),
+        );
+        return Err(if errors.is_empty() {
+            "the rollback script stopped early".to_string()
+        } else {
+            errors.join("; ")
         });
     }
     let restored = result
@@ -160,34 +194,5 @@ async fn undo(
     } else {
         HostOutcome::Unchanged
     };
-    if !restored {
-        return Ok(());
-    }
-    for handler in result.planned_handlers.clone() {
-        let boundary = script::boundary();
-        let text = script::handler_script(&boundary, &handler, timeout)?;
-        let output = run_as_root(session, target, &text)
-            .await
-            .map_err(|e| format!("{} {}: {}: {e}", handler.action, handler.unit, e.kind()))?;
-        let records = script::records(&String::from_utf8_lossy(&output.stdout), &boundary);
-        let healthy = records.iter().any(|r| r.kind == "healthy");
-        let message = records
-            .iter()
-            .find(|r| r.kind == "unhealthy")
-            .map(|r| r.body.clone())
-            .unwrap_or_default();
-        result.handlers.push(HandlerResult {
-            unit: handler.unit.clone(),
-            action: handler.action.clone(),
-            healthy,
-            message: message.clone(),
-        });
-        if !healthy {
-            return Err(format!(
-                "{} did not come back healthy: {message}",
-                handler.unit
-            ));
-        }
-    }
     Ok(())
 }

@@ -1,8 +1,10 @@
 # dnsfix rollback script: undo one run on this node from its manifest
 # (/var/lib/dnsfix/backups/RUN/manifest), newest change first, compare-and-swap: a file is
 # restored only while it is still exactly what the run wrote; a sysctl only while it
-# still has the run's value. Records per entry: restored, removed, kept (changed since the
-# run, left alone, body says why), error; then done or failed. Loaded modules stay loaded.
+# still has the run's value. Records per entry: restored, removed, already (nothing to
+# undo), kept (changed since the run, left alone; the body says why), error. Loaded
+# modules stay loaded. dnsfix appends: start, restore, the handlers (only when something
+# was restored), finish.
 B="@BOUNDARY@"
 RUN="@RUN@"
 STATE=/var/lib/dnsfix
@@ -13,72 +15,82 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 hdr() { printf '\n%s %s\n' "$B" "$*"; }
 sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
 FAILED=
-hdr begin dnsfix-rollback-1
-if [ ! -f "$BACKUP/manifest" ]; then
-  hdr failed "$RUN"; echo "no run $RUN on this node ($BACKUP/manifest does not exist)"; exit 0
-fi
-BOOT=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
-if ! mkdir "$STATE/lock" 2>/dev/null; then
-  read -r pid run boot < "$STATE/lock/owner" 2>/dev/null
-  if [ -n "${pid-}" ] && [ "${boot-}" = "$BOOT" ] && kill -0 "$pid" 2>/dev/null; then
-    hdr locked "run ${run-?} (pid $pid) holds $STATE/lock"; exit 0
-  fi
-  rm -rf "$STATE/lock"
-  mkdir "$STATE/lock" 2>/dev/null || { hdr locked "another apply took $STATE/lock"; exit 0; }
-fi
-printf '%s %s %s\n' "$$" "rollback-$RUN" "$BOOT" > "$STATE/lock/owner"
-trap 'rm -rf "$STATE/lock"' EXIT
-trap 'rm -rf "$STATE/lock"; exit 1' HUP INT TERM
+RESTORED=
+fail() { FAILED=1; hdr "$@"; }
 
-# Newest first: the last entry for a path is undone first.
-tac "$BACKUP/manifest" 2>/dev/null > "$BACKUP/manifest.rev" || {
-  awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" > "$BACKUP/manifest.rev"; }
-TAB=$(printf '\t')
-while IFS="$TAB" read -r kind a b c d; do
-  case $kind in
-  file)
-    path=$a before=$b after=$c mode=$d
-    cur=absent; [ -e "$path" ] && cur=$(sha "$path")
-    if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
-    if [ "$cur" != "$after" ]; then
-      hdr kept "$path"; echo "changed since run $RUN (sha256 $cur), left alone"; continue
+start() {
+  hdr begin dnsfix-rollback-1
+  if [ ! -f "$BACKUP/manifest" ]; then
+    hdr nothing "$RUN"; echo "run $RUN wrote nothing on this node"; exit 0
+  fi
+  BOOT=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+  if ! mkdir "$STATE/lock" 2>/dev/null; then
+    read -r pid run boot < "$STATE/lock/owner" 2>/dev/null
+    if [ -n "${pid-}" ] && [ "${boot-}" = "$BOOT" ] && kill -0 "$pid" 2>/dev/null; then
+      hdr locked "run ${run-?} (pid $pid) holds $STATE/lock"; exit 0
     fi
-    if [ "$before" = absent ]; then
-      if rm -f "$path"; then hdr removed "$path"; else FAILED=1; hdr error "$path"; echo "cannot remove it"; fi
-      continue
-    fi
-    dir=${path%/*}; [ -n "$dir" ] || dir=/
-    tmp="$dir/.${path##*/}.dnsfix-rollback-$RUN"
-    if cp -p "$BACKUP/files$path" "$tmp" 2>/dev/null && [ "$(sha "$tmp")" = "$before" ]; then
-      sync "$tmp" 2>/dev/null || sync
-      if mv -f "$tmp" "$path" 2>/dev/null; then
-        sync "$dir" 2>/dev/null || true
-        hdr restored "$path"
-      else
-        rm -f "$tmp"; FAILED=1; hdr error "$path"; echo "cannot rename $tmp over $path"
+    rm -rf "$STATE/lock"
+    mkdir "$STATE/lock" 2>/dev/null || { hdr locked "another apply took $STATE/lock"; exit 0; }
+  fi
+  printf '%s %s %s\n' "$$" "rollback-$RUN" "$BOOT" > "$STATE/lock/owner"
+  trap 'rm -rf "$STATE/lock"' EXIT
+  trap 'rm -rf "$STATE/lock"; exit 1' HUP INT TERM
+}
+
+restore() {
+  # Newest first: the last entry for a path is undone first.
+  awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" > "$BACKUP/manifest.rev"
+  TAB=$(printf '\t')
+  while IFS="$TAB" read -r kind a b c d; do
+    case $kind in
+    file)
+      path=$a before=$b after=$c
+      cur=absent; [ -e "$path" ] && cur=$(sha "$path")
+      if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
+      if [ "$cur" != "$after" ]; then
+        hdr kept "$path"; echo "changed since run $RUN (sha256 $cur), left alone"; continue
       fi
-    else
-      rm -f "$tmp"; FAILED=1; hdr error "$path"; echo "cannot restore it from $BACKUP/files$path"
-    fi
-    ;;
-  sysctl)
-    name=$a before=$b after=$c
-    p=/proc/sys/$(printf '%s' "$name" | tr . /)
-    cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
-    if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
-    if [ "$cur" != "$after" ]; then hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
-    if [ -n "$before" ] && printf '%s\n' "$before" > "$p" 2>/dev/null; then hdr restored "$name"
-    else FAILED=1; hdr error "$name"; echo "cannot set it back to ${before:-its old value}"; fi
-    ;;
-  module)
-    hdr kept "$a"; echo "loaded by run $RUN; dnsfix does not unload modules"
-    ;;
-  esac
-done < "$BACKUP/manifest.rev"
-rm -f "$BACKUP/manifest.rev"
-if [ -z "$FAILED" ]; then
-  printf '%s\n' "$(date +%s)" > "$BACKUP/rolled-back"
-  hdr done "$RUN"
-else
-  hdr failed "$RUN"
-fi
+      if [ "$before" = absent ]; then
+        if rm -f "$path"; then RESTORED=1; hdr removed "$path"
+        else fail error "$path"; echo "cannot remove it"; fi
+        continue
+      fi
+      dir=${path%/*}; [ -n "$dir" ] || dir=/
+      tmp="$dir/.${path##*/}.dnsfix-rollback-$RUN"
+      if cp -p "$BACKUP/files$path" "$tmp" 2>/dev/null && [ "$(sha "$tmp")" = "$before" ]; then
+        sync "$tmp" 2>/dev/null || sync
+        if mv -f "$tmp" "$path" 2>/dev/null; then
+          sync "$dir" 2>/dev/null || true
+          RESTORED=1; hdr restored "$path"
+        else
+          rm -f "$tmp"; fail error "$path"; echo "cannot rename $tmp over $path"
+        fi
+      else
+        rm -f "$tmp"; fail error "$path"; echo "cannot restore it from $BACKUP/files$path"
+      fi
+      ;;
+    sysctl)
+      name=$a before=$b after=$c
+      p=/proc/sys/$(printf '%s' "$name" | tr . /)
+      cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
+      if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
+      if [ "$cur" != "$after" ]; then hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
+      if [ -n "$before" ] && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
+      else fail error "$name"; echo "cannot set it back to ${before:-its old value}"; fi
+      ;;
+    module)
+      hdr kept "$a"; echo "loaded by run $RUN; dnsfix does not unload modules"
+      ;;
+    esac
+  done < "$BACKUP/manifest.rev"
+  rm -f "$BACKUP/manifest.rev"
+}
+
+finish() {
+  if [ -z "$FAILED" ]; then
+    [ -n "$RESTORED" ] && printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
+    hdr done "$RUN"
+  else
+    hdr failed "$RUN"
+  fi
+}

@@ -7,7 +7,7 @@ use crate::facts::raw::{nonce, safe_path};
 use crate::plan::model::{Change, HandlerRun};
 
 const APPLY: &str = include_str!("apply.sh");
-const HANDLER: &str = include_str!("handler.sh");
+const HANDLERS: &str = include_str!("handler.sh");
 const ROLLBACK: &str = include_str!("rollback.sh");
 
 /// One record of a script's output.
@@ -50,11 +50,22 @@ pub fn normalize_value(value: &str) -> String {
     value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The apply script for one host: lock, precheck every file, then each change in plan
-/// order, then `finish`.
-pub fn apply_script(boundary: &str, run: &str, changes: &[Change]) -> Result<String, String> {
+/// The apply script for one host: lock, precheck every file, each change in plan order,
+/// then the handlers (each gated on health), all under the node lock, then `finish`,
+/// which marks the plan done at `marker` if everything went well.
+pub fn apply_script(
+    boundary: &str,
+    run: &str,
+    changes: &[Change],
+    handlers: &[HandlerRun],
+    timeout_secs: u64,
+    marker: &str,
+) -> Result<String, String> {
+    check_run(run)?;
+    check_path(marker)?;
     let mut script = APPLY.replace("@BOUNDARY@", boundary).replace("@RUN@", run);
-    script.push_str("lock\n");
+    script.push_str(HANDLERS);
+    script.push_str("hdr begin dnsfix-apply-1\nlock\n");
     for change in changes {
         if let Change::WriteFile {
             path,
@@ -85,7 +96,7 @@ pub fn apply_script(boundary: &str, run: &str, changes: &[Change]) -> Result<Str
             } => {
                 let before = before_sha256.as_deref().unwrap_or("absent");
                 let mode = mode.as_deref().unwrap_or("0644");
-                if !mode.chars().all(|c| c.is_ascii_digit()) {
+                if mode.is_empty() || !mode.chars().all(|c| ('0'..='7').contains(&c)) {
                     return Err(format!("{path}: mode {mode:?} is not octal"));
                 }
                 let delimiter = format!("DNSFIX_{}", nonce());
@@ -122,22 +133,21 @@ pub fn apply_script(boundary: &str, run: &str, changes: &[Change]) -> Result<Str
             }
         }
     }
-    script.push_str("finish\n");
+    for handler in handlers {
+        script.push_str(&handler_call(handler, timeout_secs)?);
+    }
+    script.push_str(&format!("finish {}\n", quote(marker)));
     Ok(script)
 }
 
-/// The script that runs one handler and waits for the unit to be healthy: active, and
-/// for a kubelet-running unit also `http://127.0.0.1:10248/healthz` OK, within
-/// `timeout_secs`.
-pub fn handler_script(
-    boundary: &str,
-    handler: &HandlerRun,
-    timeout_secs: u64,
-) -> Result<String, String> {
-    if !handler
-        .unit
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
+/// `handler UNIT VERB PROBE TIMEOUT`: restart or reload, then wait for health (the unit
+/// active and, for a kubelet-running unit, `http://127.0.0.1:10248/healthz` ok).
+fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, String> {
+    if handler.unit.is_empty()
+        || !handler
+            .unit
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
     {
         return Err(format!("unit name {:?} is not valid", handler.unit));
     }
@@ -146,29 +156,48 @@ pub fn handler_script(
     } else {
         "restart"
     };
-    let healthz = matches!(
+    let probe = matches!(
         handler.unit.as_str(),
         "kubelet" | "k3s" | "k3s-agent" | "rke2-server" | "rke2-agent"
     );
-    Ok(HANDLER
-        .replace("@BOUNDARY@", boundary)
-        .replace("@UNIT@", &handler.unit)
-        .replace("@VERB@", verb)
-        .replace("@TIMEOUT@", &timeout_secs.to_string())
-        .replace("@HEALTHZ@", if healthz { "1" } else { "0" }))
+    Ok(format!(
+        "handler {} {verb} {} {timeout_secs}\n",
+        quote(&handler.unit),
+        u8::from(probe)
+    ))
 }
 
-/// The rollback script: restore what the run's manifest lists, compare-and-swap.
-pub fn rollback_script(boundary: &str, run: &str) -> Result<String, String> {
-    if !run
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(format!("run id {run:?} is not valid"));
-    }
-    Ok(ROLLBACK
+/// The rollback script: restore what the run's manifest lists, compare-and-swap, then
+/// (when something was restored) the same handlers, under the node lock.
+pub fn rollback_script(
+    boundary: &str,
+    run: &str,
+    handlers: &[HandlerRun],
+    timeout_secs: u64,
+) -> Result<String, String> {
+    check_run(run)?;
+    let mut script = ROLLBACK
         .replace("@BOUNDARY@", boundary)
-        .replace("@RUN@", run))
+        .replace("@RUN@", run);
+    script.push_str(HANDLERS);
+    script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
+    for handler in handlers {
+        script.push_str(&handler_call(handler, timeout_secs)?);
+    }
+    script.push_str(":\nfi\nfinish\n");
+    Ok(script)
+}
+
+fn check_run(run: &str) -> Result<(), String> {
+    if !run.is_empty()
+        && run
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        Ok(())
+    } else {
+        Err(format!("run id {run:?} is not valid"))
+    }
 }
 
 fn check_path(path: &str) -> Result<(), String> {
@@ -260,7 +289,7 @@ mod tests {
             mode: None,
             reasons: Vec::new(),
         };
-        assert!(apply_script("b", "r", &[change]).is_err());
-        assert!(rollback_script("b", "../x").is_err());
+        assert!(apply_script("b", "r", &[change], &[], 5, "/var/lib/dnsfix/done/x").is_err());
+        assert!(rollback_script("b", "../x", &[], 5).is_err());
     }
 }

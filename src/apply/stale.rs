@@ -126,9 +126,9 @@ fn created_for_plan(host: &HostPlan, path: &str, planned: &FileDigest, now: &Fil
     planned.state == "missing"
         && now.state == "directory"
         && host.changes.iter().any(|c| match c {
-            Change::WriteFile { path: p, .. } => {
-                p.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
-            }
+            Change::WriteFile { path: p, .. } => p
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with('/')),
             _ => false,
         })
 }
@@ -218,8 +218,10 @@ mod tests {
             raw.files.insert((*path).to_string(), f.clone());
         }
         raw.order.push("/proc/sys/kernel/random/boot_id".into());
-        raw.files
-            .insert("/proc/sys/kernel/random/boot_id".into(), file(&format!("{boot}\n")));
+        raw.files.insert(
+            "/proc/sys/kernel/random/boot_id".into(),
+            file(&format!("{boot}\n")),
+        );
         NodeFacts::from_raw("n1", &raw)
     }
 
@@ -232,7 +234,9 @@ mod tests {
         for path in before.files.keys().filter(|p| !p.starts_with("/proc/")) {
             digest.files.insert(path.clone(), current(before, path));
         }
-        digest.sysctls.insert("net.ipv4.ip_forward".into(), "0".into());
+        digest
+            .sysctls
+            .insert("net.ipv4.ip_forward".into(), "0".into());
         HostPlan {
             host: "n1".into(),
             status: HostStatus::Changes,
@@ -302,8 +306,20 @@ mod tests {
         let found = reasons(&plan(&before), &after);
         assert_eq!(found.len(), 4, "{found:#?}");
         assert!(found[0].starts_with("node rebooted since the plan (boot_id boot-1 → boot-2)"));
-        assert!(found.iter().any(|r| r.starts_with("/etc/resolv.conf: content changed")));
-        assert!(found.iter().any(|r| r == "/etc/dnsfix/resolv.conf: created since the plan"));
-        assert!(found.iter().any(|r| r == "sysctl net.ipv4.ip_forward: 0 → 2"));
+        assert!(
+            found
+                .iter()
+                .any(|r| r.starts_with("/etc/resolv.conf: content changed"))
+        );
+        assert!(
+            found
+                .iter()
+                .any(|r| r == "/etc/dnsfix/resolv.conf: created since the plan")
+        );
+        assert!(
+            found
+                .iter()
+                .any(|r| r == "sysctl net.ipv4.ip_forward: 0 → 2")
+        );
     }
 }

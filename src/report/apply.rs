@@ -22,10 +22,10 @@ pub fn text(
             HostOutcome::NothingPlanned | HostOutcome::Unchanged
         ) && host.error.is_none();
         if listed_only {
-            let word = if host.outcome == HostOutcome::Unchanged {
-                "already applied, nothing to do"
-            } else if rollback {
+            let word = if rollback {
                 "nothing to roll back"
+            } else if host.outcome == HostOutcome::Unchanged {
+                "already applied, nothing to do"
             } else {
                 "nothing planned"
             };
@@ -67,7 +67,12 @@ pub fn text(
     if let Some(path) = saved {
         let _ = writeln!(out, "run recorded in {}", path.display());
     }
-    if !rollback && record.hosts.iter().any(crate::apply::rollback::wrote) {
+    if !rollback
+        && record
+            .hosts
+            .iter()
+            .any(crate::apply::rollback::may_have_written)
+    {
         let _ = writeln!(out, "to undo it: dnsfix rollback {}", record.run_id);
     }
     out
@@ -95,7 +100,11 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
     }
     for step in &host.steps {
         let _ = write!(out, "    {:<9} {}", step.outcome, step.target);
-        if !step.message.is_empty() && step.outcome != "stale" {
+        let repeated = host
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains(step.message.trim()));
+        if !step.message.is_empty() && step.outcome != "stale" && !repeated {
             let _ = write!(out, ": {}", step.message.lines().next().unwrap_or(""));
         }
         out.push('\n');
@@ -133,19 +142,21 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
 fn summary(record: &RunRecord) -> String {
     let count = |outcome: HostOutcome| record.hosts.iter().filter(|h| h.outcome == outcome).count();
     let mut parts = Vec::new();
-    let verb = if record.command == "rollback" {
-        "rolled back"
+    let rollback = record.command == "rollback";
+    let (verb, unchanged) = if rollback {
+        ("rolled back", "with nothing to roll back")
     } else {
-        "applied"
+        ("applied", "already in place")
     };
     for (outcome, word) in [
         (HostOutcome::Applied, verb),
-        (HostOutcome::Unchanged, "already in place"),
+        (HostOutcome::Unchanged, unchanged),
         (HostOutcome::Stale, "stale"),
         (HostOutcome::Locked, "locked"),
         (HostOutcome::Failed, "failed"),
         (HostOutcome::Untouched, "untouched"),
         (HostOutcome::NotPlanned, "not planned"),
+        (HostOutcome::Pending, "interrupted"),
     ] {
         let n = count(outcome);
         if n > 0 {

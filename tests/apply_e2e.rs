@@ -1,0 +1,910 @@
+//! End to end: `dnsfix apply` and `dnsfix rollback` against the real-sshd lab.
+//!
+//! - a whole mixed fleet applies its saved plan, checks clean, and a second apply of the
+//!   same plan writes and restarts nothing;
+//! - a host whose facts moved since the plan is refused (exit 4), the others go on;
+//! - a connection lost mid-write leaves the old or the new file, never a mix, and a
+//!   re-run converges (and can be rolled back); a script killed mid-write keeps the old
+//!   file, and its dead lock is taken over;
+//! - a full or read-only filesystem fails the host cleanly: no temp file, the original
+//!   kept, nothing restarted;
+//! - a kubelet that does not come back healthy stops the next batches;
+//! - a live node lock refuses a second apply, a dead owner's lock is taken over;
+//! - rollback restores the original bytes and mode, and a second rollback is a no-op;
+//! - without a terminal, a fresh plan is not applied without `--yes`.
+//!
+//! Run records go to a state directory inside each lab, never to the real home.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::lab::{ALL_SCENARIOS, Lab};
+use dnsfix::apply::record::RunRecord;
+use dnsfix::apply::{HostOutcome, HostResult};
+use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
+use serde_json::Value;
+
+const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+/// The temp files apply writes beside it.
+const KUBELET_TEMPS: &str = "/etc/kubernetes/.kubelet-config.yaml.dnsfix-*";
+
+/// `dnsfix ARGS... -i INVENTORY` with the lab's connection settings and run records kept
+/// inside the lab. stdin is never a terminal.
+fn dnsfix_cmd(lab: &Lab, inventory: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dnsfix"));
+    cmd.args(args)
+        .arg("-i")
+        .arg(inventory)
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .args([
+            "--no-progress",
+            "--connect-timeout",
+            "5",
+            "--ssh-persist",
+            "0",
+        ])
+        .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
+        .env_remove("DNSFIX_PLAYBOOKS")
+        .env_remove("DNSFIX_INVENTORY")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn dnsfix_in(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
+    dnsfix_cmd(lab, inventory, args)
+        .output()
+        .expect("dnsfix runs")
+}
+
+fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
+    dnsfix_in(lab, &lab.inventory(), args)
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("lab paths are UTF-8")
+}
+
+/// The run record `--format json` printed.
+fn run_record(out: &Output) -> RunRecord {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not a run record: {e}\n{}", describe(out)))
+}
+
+fn host_result<'a>(record: &'a RunRecord, name: &str) -> &'a HostResult {
+    record
+        .hosts
+        .iter()
+        .find(|h| h.host == name)
+        .unwrap_or_else(|| panic!("{name} is not in the run record: {record:#?}"))
+}
+
+fn host_plan<'a>(plan: &'a Plan, name: &str) -> &'a HostPlan {
+    plan.hosts
+        .iter()
+        .find(|h| h.host == name)
+        .unwrap_or_else(|| panic!("{name} is not in the plan"))
+}
+
+/// `dnsfix plan -o LAB/plan.json`: the saved plan, and its path. Expects changes (exit 2).
+fn save_plan(lab: &Lab, inventory: &Path) -> (PathBuf, Plan) {
+    let path = lab.dir.join("plan.json");
+    let out = dnsfix_in(lab, inventory, &["plan", "-o", path_str(&path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "plan: exit 2 with changes\n{}",
+        describe(&out)
+    );
+    let text = std::fs::read_to_string(&path).expect("plan saved");
+    let plan: Plan = serde_json::from_str(&text).expect("the saved plan reads back");
+    (path, plan)
+}
+
+/// The plan's (before, after) sha256 of the file it writes at `path` on `host`.
+fn planned_shas(plan: &Plan, host: &str, path: &str) -> (String, String) {
+    host_plan(plan, host)
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile {
+                path: p,
+                before_sha256,
+                after_sha256,
+                ..
+            } if p == path => Some((
+                before_sha256.clone().unwrap_or_else(|| "absent".into()),
+                after_sha256.clone(),
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{host}: the plan writes no {path}"))
+}
+
+/// sha256 of `path` on the node, or `absent`.
+fn node_sha(lab: &Lab, node: &str, path: &str) -> String {
+    lab.exec(
+        node,
+        &format!("if [ -e {path} ]; then sha256sum {path} | cut -d' ' -f1; else echo absent; fi"),
+    )
+    .trim()
+    .to_string()
+}
+
+/// The node's restart and reload calls so far.
+fn restarts(lab: &Lab, node: &str) -> Vec<String> {
+    lab.systemctl_calls(node)
+        .into_iter()
+        .filter(|c| c.contains("restart") || c.contains("reload"))
+        .collect()
+}
+
+/// Polls `done` every 100 ms; panics with `what` after `timeout`.
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The lab's inventory laid out as Kubespray's (as in plan_e2e.rs), with the upstream
+/// servers the Kubespray loop needs and the opt-in that strips stray search domains.
+fn kubespray_inventory(lab: &Lab) -> PathBuf {
+    let dir = lab.dir.join("inventory");
+    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
+    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy inventory");
+    std::fs::write(
+        dir.join("group_vars/all/all.yml"),
+        "---\n\
+         ## Upstream dns servers\n\
+         upstream_dns_servers:\n\
+         \x20 - 192.0.2.53\n\
+         \x20 - 198.51.100.53\n\
+         \n\
+         dnsfix_strip_search_domains: true\n\
+         loadbalancer_apiserver_localhost: true\n",
+    )
+    .expect("write group_vars");
+    dir.join("hosts.yaml")
+}
+
+/// `(host, finding id)` for every finding `dnsfix check` reports except fleet drift.
+fn non_drift_findings(lab: &Lab, inventory: &Path) -> Vec<(String, String)> {
+    let out = dnsfix_in(lab, inventory, &["check", "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("check printed no JSON: {e}\n{}", describe(&out)));
+    let hosts = doc["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hosts in check's JSON: {doc:#}"));
+    let mut found = Vec::new();
+    for host in hosts {
+        let name = host["host"].as_str().unwrap_or("?");
+        assert_eq!(
+            host["status"], "ok",
+            "check could not check {name}: {host:#}"
+        );
+        for finding in host["findings"].as_array().into_iter().flatten() {
+            let id = finding["id"].as_str().unwrap_or("?");
+            if id != "DNS-FLEET-DRIFT" {
+                found.push((name.to_string(), id.to_string()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_scenario_plan_apply_check_clean_then_nothing() {
+    let lab = Lab::start(ALL_SCENARIOS).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inventory = kubespray_inventory(&lab);
+    let (plan_path, plan) = save_plan(&lab, &inventory);
+    let changing: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Changes)
+        .map(|h| h.host.as_str())
+        .collect();
+    for scenario in ["stub-symlink", "kubespray-loop", "brnf-off", "stray-search"] {
+        assert!(
+            changing.contains(&lab.node(scenario).name.as_str()),
+            "{scenario} has nothing planned: {changing:?}"
+        );
+    }
+
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.command, "apply");
+    for host in &plan.hosts {
+        let result = host_result(&record, &host.host);
+        if host.status == HostStatus::Changes {
+            assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+            let verified = result
+                .verified
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}: not verified: {result:#?}", host.host));
+            assert!(verified.remaining.is_empty(), "{result:#?}");
+            let mut fixed = verified.fixed.clone();
+            let mut fixes = host.fixes.clone();
+            fixed.sort();
+            fixes.sort();
+            assert_eq!(fixed, fixes, "{}: {result:#?}", host.host);
+        } else {
+            assert_eq!(result.outcome, HostOutcome::NothingPlanned, "{result:#?}");
+        }
+    }
+
+    // Clean: only fleet drift is left (the fixed nodes now differ from the others).
+    assert_eq!(non_drift_findings(&lab, &inventory), []);
+
+    // The same plan again: everything in place, nothing written or restarted.
+    let before: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "second apply\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    for result in &record.hosts {
+        assert!(
+            matches!(
+                result.outcome,
+                HostOutcome::Unchanged | HostOutcome::NothingPlanned
+            ),
+            "a second apply of the same plan did something: {result:#?}"
+        );
+        assert!(
+            !result.steps.iter().any(|s| s.outcome == "ok"),
+            "{result:#?}"
+        );
+    }
+    let after: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+    assert_eq!(
+        after, before,
+        "a second apply of the same plan restarted or reloaded something"
+    );
+
+    // A fresh plan has nothing left to do.
+    let out = dnsfix_in(&lab, &inventory, &["apply", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "apply --yes\n{}",
+        describe(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_stale_host_is_refused_and_the_others_applied() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "brnf-off"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let edited = lab.nodes[0].name.clone();
+    let other = lab.nodes[1].name.clone();
+    let brnf = lab.nodes[2].name.clone();
+    lab.exec(
+        &edited,
+        &format!("echo '# tuned by hand after the plan' >> {KUBELET_CONFIG}"),
+    );
+    let edited_sha = node_sha(&lab, &edited, KUBELET_CONFIG);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "a stale host: exit 4\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+
+    let stale = host_result(&record, &edited);
+    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+    assert!(
+        stale.stale.iter().any(|l| l.contains(KUBELET_CONFIG)),
+        "no stale reason names {KUBELET_CONFIG}: {stale:#?}"
+    );
+    assert!(
+        stale.steps.is_empty() && stale.handlers.is_empty(),
+        "{stale:#?}"
+    );
+    assert_eq!(
+        node_sha(&lab, &edited, KUBELET_CONFIG),
+        edited_sha,
+        "the stale host's file was written"
+    );
+    assert_eq!(restarts(&lab, &edited), Vec::<String>::new());
+
+    for name in [&other, &brnf] {
+        let result = host_result(&record, name);
+        assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    }
+    let (_, after) = planned_shas(&plan, &other, KUBELET_CONFIG);
+    assert_eq!(node_sha(&lab, &other, KUBELET_CONFIG), after);
+    assert_eq!(
+        restarts(&lab, &other).len(),
+        1,
+        "{:?}",
+        restarts(&lab, &other)
+    );
+}
+
+/// Starts `dnsfix apply PLAN` (with `extra` arguments) on a lab whose `node` has a `sync`
+/// that hangs (the apply script syncs its temp file right before the rename), and returns
+/// the running dnsfix once the temp file is there and the script waits for the sync: the
+/// write is in flight.
+fn apply_hung_mid_write(lab: &Lab, node: &str, plan_path: &Path, extra: &[&str]) -> Child {
+    lab.exec(
+        node,
+        "printf '#!/bin/sh\\nsleep 37\\n' > /usr/local/sbin/sync && chmod +x /usr/local/sbin/sync",
+    );
+    let mut child = dnsfix_cmd(
+        lab,
+        &lab.inventory(),
+        &[&["apply", path_str(plan_path)], extra].concat(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("dnsfix starts");
+    wait_until(
+        "the apply script never wrote its temp file",
+        Duration::from_secs(10),
+        || {
+            let exited = child.try_wait().expect("try_wait");
+            assert!(
+                exited.is_none(),
+                "dnsfix exited before the write hung: {exited:?}"
+            );
+            // The temp file is written and the script waits in the hanging sync.
+            lab.exec_output(
+                node,
+                &format!("ls -d {KUBELET_TEMPS} && pgrep -x -f 'sleep 37'"),
+            )
+            .status
+            .success()
+        },
+    );
+    child
+}
+
+/// Waits until no live process holds the node lock (a lock left by a dead one is fine).
+fn wait_for_lock_release(lab: &Lab, node: &str) {
+    wait_until(
+        "the interrupted apply still holds the node lock",
+        Duration::from_secs(10),
+        || {
+            lab.exec(
+                node,
+                "if read -r p r b < /var/lib/dnsfix/lock/owner 2>/dev/null && kill -0 \"$p\" 2>/dev/null; \
+                 then echo held; fi",
+            )
+            .trim()
+                != "held"
+        },
+    );
+}
+
+/// The connection to the node dies mid-write (every sshd of the node is killed) and so
+/// does dnsfix; the script on the node is orphaned and let go on. Returns once nothing
+/// holds the node lock any more, with the sync stand-in removed.
+fn interrupt_mid_write(lab: &Lab, node: &str, plan_path: &Path, old: &str, new: &str) {
+    let mut child = apply_hung_mid_write(lab, node, plan_path, &[]);
+    lab.exec(node, "pkill -9 -x sshd");
+    let _ = child.kill();
+    let killed = child.wait_with_output().expect("wait for dnsfix");
+    let now = node_sha(lab, node, KUBELET_CONFIG);
+    assert!(
+        now == old || now == new,
+        "{KUBELET_CONFIG} is neither the old nor the new content (sha256 {now})\n{}",
+        describe(&killed)
+    );
+    lab.resume(node);
+    lab.exec(
+        node,
+        "rm -f /usr/local/sbin/sync; pkill -x -f 'sleep 37' || true",
+    );
+    // The orphaned script (its session is gone) finishes or dies.
+    wait_for_lock_release(lab, node);
+    let now = node_sha(lab, node, KUBELET_CONFIG);
+    assert!(
+        now == old || now == new,
+        "after the interrupted run ended, {KUBELET_CONFIG} is neither old nor new ({now})"
+    );
+    let lock = lab
+        .exec(
+            node,
+            "[ -d /var/lib/dnsfix/lock ] && cat /var/lib/dnsfix/lock/owner || true",
+        )
+        .trim()
+        .to_string();
+    eprintln!(
+        "after the interruption: {KUBELET_CONFIG} has the {} content; lock left behind: {lock:?}",
+        if now == new { "new" } else { "old" }
+    );
+}
+
+#[test]
+fn sshd_killed_mid_apply_leaves_old_or_new_and_a_rerun_converges() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+
+    interrupt_mid_write(&lab, &node, &plan_path, &old, &new);
+    let restarts_before = restarts(&lab, &node).len();
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    // The interrupted run never restarted the kubelet: the re-run must.
+    assert_eq!(
+        restarts(&lab, &node).len(),
+        restarts_before + 1,
+        "the kubelet still runs with the config it read before the fix"
+    );
+    let findings = non_drift_findings(&lab, &lab.inventory());
+    assert!(
+        !findings.iter().any(|(_, id)| id == "DNS-KUBELET-LOOPBACK"),
+        "{findings:?}"
+    );
+}
+
+/// The script itself dies mid-write (killed on the node): the target keeps its old
+/// content, the host fails, and the lock its dead owner left is taken over by the re-run.
+#[test]
+fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    let child = apply_hung_mid_write(&lab, &node, &plan_path, &["--format", "json"]);
+    let owner = lab.exec(&node, "cat /var/lib/dnsfix/lock/owner");
+    let pid = owner
+        .split_whitespace()
+        .next()
+        .unwrap_or("none")
+        .to_string();
+    lab.exec(
+        &node,
+        &format!("kill -9 {pid} && rm -f /usr/local/sbin/sync && pkill -x -f 'sleep 37'"),
+    );
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    assert!(result.handlers.is_empty(), "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert_eq!(
+        lab.exec(&node, "cat /var/lib/dnsfix/lock/owner"),
+        owner,
+        "the dead owner's lock should still be there"
+    );
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert!(
+        result
+            .steps
+            .iter()
+            .any(|s| s.target == KUBELET_CONFIG && s.outcome == "ok"),
+        "{result:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(restarts(&lab, &node).len(), 1);
+    assert_eq!(
+        lab.exec(&node, "ls -A /var/lib/dnsfix | grep -x lock || true")
+            .trim(),
+        "",
+        "the re-run did not release the lock it took over"
+    );
+}
+
+/// Regression guard for a gap found while writing these tests: when dnsfix dies after the
+/// node wrote the file (the run is never recorded locally) and a re-run completes it (it
+/// only restarts the kubelet, so its record lists no writes), no run can be rolled back:
+/// the re-run says it applied the fix but offers no undo, and the node's backup of the
+/// original is unreachable through `dnsfix rollback`.
+#[test]
+fn an_interrupted_then_completed_apply_can_be_rolled_back() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    interrupt_mid_write(&lab, &node, &plan_path, &old, &new);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .unwrap_or_else(|| {
+            panic!(
+                "the run that completed the interrupted apply offers no way to undo it\n{}",
+                describe(&out)
+            )
+        })
+        .trim()
+        .to_string();
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(
+        node_sha(&lab, &node, KUBELET_CONFIG),
+        old,
+        "rollback did not restore the original\n{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_full_filesystem_fails_cleanly_and_keeps_the_original() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "set -e; mkdir -p /root/modules-load.d; cp -a /etc/modules-load.d/. /root/modules-load.d/; \
+         mount -t tmpfs -o size=64k tmpfs /etc/modules-load.d; \
+         cp -a /root/modules-load.d/. /etc/modules-load.d/; \
+         dd if=/dev/zero of=/etc/modules-load.d/filler.bin bs=4k 2>/dev/null || true",
+    );
+    let files = || {
+        lab.exec(
+            &node,
+            "cd /etc/modules-load.d && ls -A | sort | while read -r f; do sha256sum \"$f\"; done",
+        )
+    };
+    let before = files();
+    let bridge = || {
+        lab.exec(&node, "cat /proc/sys/net/bridge/bridge-nf-call-iptables")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(bridge(), "0");
+
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    let error = result.error.as_deref().unwrap_or("");
+    assert!(
+        error.contains("/etc/modules-load.d/dnsfix.conf"),
+        "the error does not name the file: {result:#?}"
+    );
+    assert_eq!(
+        node_sha(&lab, &node, "/etc/modules-load.d/dnsfix.conf"),
+        "absent"
+    );
+    let temps = lab.exec(&node, "ls -A /etc/modules-load.d | grep dnsfix || true");
+    assert_eq!(temps.trim(), "", "a temp file was left behind");
+    assert_eq!(files(), before, "the other files changed");
+    // Nothing after the failed write was done either.
+    assert_eq!(
+        node_sha(&lab, &node, "/etc/sysctl.d/99-dnsfix.conf"),
+        "absent"
+    );
+    assert_eq!(bridge(), "0", "a sysctl was set after a write failed");
+
+    lab.exec(&node, "umount /etc/modules-load.d");
+}
+
+#[test]
+fn a_read_only_target_fails_cleanly() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "mount --bind /etc/kubernetes /etc/kubernetes && \
+         mount -o remount,ro,bind /etc/kubernetes /etc/kubernetes",
+    );
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, _) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    assert!(
+        result
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains(KUBELET_CONFIG),
+        "{result:#?}"
+    );
+    assert!(result.handlers.is_empty(), "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    lab.exec(&node, "umount /etc/kubernetes");
+}
+
+#[test]
+fn a_failing_health_gate_stops_the_next_batches() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let order: Vec<String> = plan
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Changes)
+        .map(|h| h.host.clone())
+        .collect();
+    assert_eq!(order.len(), 3, "{order:?}");
+    let first = &order[0];
+    // The kubelet binary the unit runs now exits at once: it cannot come back.
+    lab.exec(
+        first,
+        "rm -f /usr/local/bin/kubelet && printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/kubelet \
+         && chmod +x /usr/local/bin/kubelet",
+    );
+
+    let started = Instant::now();
+    let out = dnsfix(
+        &lab,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--serial",
+            "1",
+            "--max-fail-percentage",
+            "0",
+            "--health-timeout",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "exit 3\n{}", describe(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the health gate took {:?}",
+        started.elapsed()
+    );
+    let record = run_record(&out);
+    let failed = host_result(&record, first);
+    assert_eq!(failed.outcome, HostOutcome::Failed, "{failed:#?}");
+    assert!(
+        failed
+            .handlers
+            .iter()
+            .any(|h| h.unit == "kubelet" && !h.healthy),
+        "no unhealthy kubelet handler: {failed:#?}"
+    );
+    for name in &order[1..] {
+        let result = host_result(&record, name);
+        assert_eq!(result.outcome, HostOutcome::Untouched, "{result:#?}");
+        assert!(
+            result
+                .error
+                .as_deref()
+                .unwrap_or("")
+                .contains("--max-fail-percentage"),
+            "{result:#?}"
+        );
+        let (old, _) = planned_shas(&plan, name, KUBELET_CONFIG);
+        assert_eq!(
+            node_sha(&lab, name, KUBELET_CONFIG),
+            old,
+            "{name} was written"
+        );
+        assert_eq!(restarts(&lab, name), Vec::<String>::new(), "{name}");
+    }
+}
+
+#[test]
+fn a_concurrent_apply_is_refused() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    // A live apply holds the lock: its owner line names a running process of this boot.
+    let pid = lab
+        .exec(&node, "sleep 301 </dev/null >/dev/null 2>&1 & echo $!")
+        .trim()
+        .to_string();
+    let owner = format!("{pid} run-x $(cat /proc/sys/kernel/random/boot_id)");
+    lab.exec(
+        &node,
+        &format!("mkdir -p /var/lib/dnsfix/lock && echo \"{owner}\" > /var/lib/dnsfix/lock/owner"),
+    );
+    let owner_line = lab.exec(&node, "cat /var/lib/dnsfix/lock/owner");
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a locked host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Locked, "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert_eq!(
+        lab.exec(&node, "cat /var/lib/dnsfix/lock/owner"),
+        owner_line,
+        "the live owner's lock was taken"
+    );
+
+    // The owner dies: its lock is taken over.
+    lab.exec(&node, &format!("kill {pid}"));
+    wait_until("the lock owner did not die", Duration::from_secs(5), || {
+        !lab.exec_output(&node, &format!("kill -0 {pid}"))
+            .status
+            .success()
+    });
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "dead owner\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(
+        host_result(&record, &node).outcome,
+        HostOutcome::Applied,
+        "{record:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(
+        lab.exec(&node, "ls -A /var/lib/dnsfix | grep -x lock || true")
+            .trim(),
+        "",
+        "the apply left its lock behind"
+    );
+}
+
+#[test]
+fn rollback_restores_original_bytes_and_mode() {
+    let lab = Lab::start(&["stub-symlink", "brnf-off"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let stub = lab.nodes[0].name.clone();
+    let brnf = lab.nodes[1].name.clone();
+    lab.exec(&stub, &format!("chmod 600 {KUBELET_CONFIG}"));
+    let mode = || {
+        lab.exec(&stub, &format!("stat -c %a {KUBELET_CONFIG}"))
+            .trim()
+            .to_string()
+    };
+    let original_sha = node_sha(&lab, &stub, KUBELET_CONFIG);
+    assert_eq!(mode(), "600");
+    let bridge = || {
+        lab.exec(&brnf, "cat /proc/sys/net/bridge/bridge-nf-call-iptables")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(bridge(), "0");
+
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (_, new) = planned_shas(&plan, &stub, KUBELET_CONFIG);
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), new);
+    assert_eq!(mode(), "600", "apply changed the file's mode");
+    assert_eq!(bridge(), "1");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .unwrap_or_else(|| panic!("no rollback hint\n{}", describe(&out)))
+        .trim()
+        .to_string();
+    let restarts_after_apply = restarts(&lab, &stub).len();
+
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.command, "rollback");
+    assert_eq!(record.rolls_back.as_deref(), Some(run.as_str()));
+    for name in [&stub, &brnf] {
+        assert_eq!(
+            host_result(&record, name).outcome,
+            HostOutcome::Applied,
+            "{record:#?}"
+        );
+    }
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
+    assert_eq!(mode(), "600", "rollback changed the file's mode");
+    assert_eq!(
+        restarts(&lab, &stub).len(),
+        restarts_after_apply + 1,
+        "rollback did not restart the kubelet"
+    );
+    for path in [
+        "/etc/sysctl.d/99-dnsfix.conf",
+        "/etc/modules-load.d/dnsfix.conf",
+    ] {
+        assert_eq!(node_sha(&lab, &brnf, path), "absent", "{path}");
+    }
+    assert_eq!(bridge(), "0");
+
+    // Again: nothing left to undo.
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "second rollback\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    for result in &record.hosts {
+        assert_eq!(result.outcome, HostOutcome::Unchanged, "{result:#?}");
+    }
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
+    assert_eq!(mode(), "600");
+    assert_eq!(restarts(&lab, &stub).len(), restarts_after_apply + 1);
+    assert_eq!(bridge(), "0");
+}
+
+#[test]
+fn apply_without_a_terminal_asks_for_yes() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let before = node_sha(&lab, &node, KUBELET_CONFIG);
+    let out = dnsfix(&lab, &["apply"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--yes"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+}
