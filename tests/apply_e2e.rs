@@ -11,7 +11,9 @@
 //! - a kubelet that does not come back healthy stops the next batches;
 //! - a live node lock refuses a second apply, a dead owner's lock is taken over;
 //! - rollback restores the original bytes and mode, and a second rollback is a no-op;
-//! - without a terminal, a fresh plan is not applied without `--yes`.
+//! - without a terminal, a fresh plan is not applied without `--yes`;
+//! - the Kubespray inventory is edited only with `--update-inventory`, and only if the
+//!   file is still what the plan read.
 //!
 //! Run records go to a state directory inside each lab, never to the real home.
 
@@ -907,4 +909,96 @@ fn apply_without_a_terminal_asks_for_yes() {
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+}
+
+#[test]
+fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    // The lab's hosts file laid out as Kubespray's, with its all.yml.
+    let dir = lab.dir.join("inventory");
+    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
+    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy");
+    let all_yml = dir.join("group_vars/all/all.yml");
+    let original = "---\n## Upstream dns servers\n# upstream_dns_servers:\n#   - 8.8.8.8\n\nloadbalancer_apiserver_localhost: true\n";
+    std::fs::write(&all_yml, original).expect("write all.yml");
+    let inventory = dir.join("hosts.yaml");
+    let plan_path = lab.dir.join("plan.json");
+    let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let plan: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("saved")).expect("plan");
+    assert_eq!(
+        plan.inventory_changes.len(),
+        1,
+        "{:#?}",
+        plan.inventory_changes
+    );
+    assert_eq!(plan.inventory_changes[0].path, path_str(&all_yml));
+
+    // A stale inventory file is not overwritten: exit 4, the node is still applied.
+    let edited = format!("{original}# a colleague's edit\n");
+    std::fs::write(&all_yml, &edited).expect("edit all.yml");
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--update-inventory",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(host_result(&record, &node).outcome, HostOutcome::Applied);
+    assert_eq!(record.inventory_updates[0].outcome, "stale", "{record:#?}");
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), edited);
+
+    // Without --update-inventory nothing local changes, and the report says what that means.
+    std::fs::write(&all_yml, original).expect("restore all.yml");
+    let out = dnsfix_in(&lab, &inventory, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("without --update-inventory"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
+
+    // With it, the file gets exactly the planned content, comments kept; again: already.
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--update-inventory",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(run_record(&out).inventory_updates[0].outcome, "written");
+    let updated = std::fs::read_to_string(&all_yml).expect("read");
+    assert_eq!(updated, plan.inventory_changes[0].content);
+    assert!(updated.starts_with(original), "{updated}");
+    assert!(
+        updated.ends_with("kube_resolv_conf: /run/systemd/resolve/resolv.conf\n"),
+        "{updated}"
+    );
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--update-inventory",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
 }
