@@ -140,6 +140,16 @@ pub fn run(config: Config) -> Result<u8, Error> {
     ));
     sink.finish();
     let unreachable = outcomes.iter().any(|o| o.result.is_err());
+    // `plan` and a fresh `apply` plan the same way.
+    let fresh_plan = playbooks.as_ref().map(|playbooks| {
+        plan::build(
+            &inventory,
+            config.limit.as_deref(),
+            &hosts,
+            &outcomes,
+            playbooks,
+        )
+    });
     let (rendered, code) = match &config.action {
         Action::Facts | Action::Explain { .. } => {
             let rendered = match config.format {
@@ -149,16 +159,8 @@ pub fn run(config: Config) -> Result<u8, Error> {
             (rendered, exit::OK)
         }
         Action::Plan { output, colour, .. } => {
-            let playbooks = playbooks
-                .as_ref()
-                .ok_or_else(|| Error::Usage("internal: playbooks were not loaded".into()))?;
-            let plan = plan::build(
-                &inventory,
-                config.limit.as_deref(),
-                &hosts,
-                &outcomes,
-                playbooks,
-            );
+            let plan =
+                fresh_plan.ok_or_else(|| Error::Usage("internal: no plan was made".into()))?;
             if let Some(path) = output {
                 save(path, &plan::render::json(&plan))?;
             }
@@ -177,16 +179,8 @@ pub fn run(config: Config) -> Result<u8, Error> {
             colour,
             ..
         } => {
-            let playbooks = playbooks
-                .as_ref()
-                .ok_or_else(|| Error::Usage("internal: playbooks were not loaded".into()))?;
-            let plan = plan::build(
-                &inventory,
-                config.limit.as_deref(),
-                &hosts,
-                &outcomes,
-                playbooks,
-            );
+            let plan =
+                fresh_plan.ok_or_else(|| Error::Usage("internal: no plan was made".into()))?;
             let code = plan::exit_code(&plan);
             let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
             let mut out = std::io::stdout().lock();
@@ -250,27 +244,11 @@ pub fn run(config: Config) -> Result<u8, Error> {
     Ok(if unreachable { exit::UNREACHABLE } else { code })
 }
 
-/// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so an
+/// Writes the saved plan to `path` atomically (temp file, fsync, rename), so an
 /// interrupted run never leaves half a plan for someone to apply.
 fn save(path: &std::path::Path, text: &str) -> Result<(), Error> {
-    let fail = |source| Error::SavePlan {
+    apply::record::write_atomic(path, text.as_bytes()).map_err(|source| Error::SavePlan {
         path: path.to_path_buf(),
         source,
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| fail(std::io::Error::other("not a file name")))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = path.with_file_name(temp_name);
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(fail(e));
-    }
-    Ok(())
+    })
 }

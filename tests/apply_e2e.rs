@@ -165,14 +165,10 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// The lab's inventory laid out as Kubespray's (as in plan_e2e.rs), with the upstream
-/// servers the Kubespray loop needs and the opt-in that strips stray search domains.
+/// Kubespray's layout, with the upstream servers the lab's documentation addresses
+/// stand for, and stray search domains opted in.
 fn kubespray_inventory(lab: &Lab) -> PathBuf {
-    let dir = lab.dir.join("inventory");
-    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
-    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy inventory");
-    std::fs::write(
-        dir.join("group_vars/all/all.yml"),
+    lab.kubespray_inventory(
         "---\n\
          ## Upstream dns servers\n\
          upstream_dns_servers:\n\
@@ -182,8 +178,6 @@ fn kubespray_inventory(lab: &Lab) -> PathBuf {
          dnsfix_strip_search_domains: true\n\
          loadbalancer_apiserver_localhost: true\n",
     )
-    .expect("write group_vars");
-    dir.join("hosts.yaml")
 }
 
 /// `(host, finding id)` for every finding `dnsfix check` reports except fleet drift.
@@ -915,14 +909,9 @@ fn apply_without_a_terminal_asks_for_yes() {
 fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
-    // The lab's hosts file laid out as Kubespray's, with its all.yml.
-    let dir = lab.dir.join("inventory");
-    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
-    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy");
-    let all_yml = dir.join("group_vars/all/all.yml");
     let original = "---\n## Upstream dns servers\n# upstream_dns_servers:\n#   - 8.8.8.8\n\nloadbalancer_apiserver_localhost: true\n";
-    std::fs::write(&all_yml, original).expect("write all.yml");
-    let inventory = dir.join("hosts.yaml");
+    let inventory = lab.kubespray_inventory(original);
+    let all_yml = lab.dir.join("inventory/group_vars/all/all.yml");
     let plan_path = lab.dir.join("plan.json");
     let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
@@ -939,17 +928,7 @@ fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
     // A stale inventory file is not overwritten: exit 4, the node is still applied.
     let edited = format!("{original}# a colleague's edit\n");
     std::fs::write(&all_yml, &edited).expect("edit all.yml");
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &[
-            "apply",
-            path_str(&plan_path),
-            "--update-inventory",
-            "--format",
-            "json",
-        ],
-    );
+    let out = apply_updating(&lab, &inventory, &plan_path);
     assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
     let record = run_record(&out);
     assert_eq!(host_result(&record, &node).outcome, HostOutcome::Applied);
@@ -968,17 +947,7 @@ fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
     assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
 
     // With it, the file gets exactly the planned content, comments kept; again: already.
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &[
-            "apply",
-            path_str(&plan_path),
-            "--update-inventory",
-            "--format",
-            "json",
-        ],
-    );
+    let out = apply_updating(&lab, &inventory, &plan_path);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(run_record(&out).inventory_updates[0].outcome, "written");
     let updated = std::fs::read_to_string(&all_yml).expect("read");
@@ -988,17 +957,22 @@ fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
         updated.ends_with("kube_resolv_conf: /run/systemd/resolve/resolv.conf\n"),
         "{updated}"
     );
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
+    let out = apply_updating(&lab, &inventory, &plan_path);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
+}
+
+/// `dnsfix apply PLAN --update-inventory --format json`.
+fn apply_updating(lab: &Lab, inventory: &Path, plan: &Path) -> Output {
+    dnsfix_in(
+        lab,
+        inventory,
         &[
             "apply",
-            path_str(&plan_path),
+            path_str(plan),
             "--update-inventory",
             "--format",
             "json",
         ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
+    )
 }

@@ -39,11 +39,7 @@ fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
 /// The lab's inventory laid out as Kubespray's: `hosts.yaml` and `group_vars/all/all.yml`
 /// with the upstream servers (the lab's documentation addresses) and Kubespray's comments.
 fn kubespray_inventory(lab: &Lab) -> PathBuf {
-    let dir = lab.dir.join("inventory");
-    std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir");
-    std::fs::copy(lab.inventory(), dir.join("hosts.yaml")).expect("copy inventory");
-    std::fs::write(
-        dir.join("group_vars/all/all.yml"),
+    lab.kubespray_inventory(
         "---\n\
          ## Upstream dns servers\n\
          upstream_dns_servers:\n\
@@ -54,8 +50,6 @@ fn kubespray_inventory(lab: &Lab) -> PathBuf {
          # http_proxy: \"\"\n\
          loadbalancer_apiserver_localhost: true\n",
     )
-    .expect("write group_vars");
-    dir.join("hosts.yaml")
 }
 
 fn stderr(out: &Output) -> String {

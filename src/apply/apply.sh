@@ -1,8 +1,7 @@
-# dnsfix apply script: POSIX sh, run as root on one node, in one exec per host.
-#
-# dnsfix appends the steps of this host's plan (calls to the functions below, file contents
-# as base64 here-documents) and a final `finish`. Every step reports one framed record
-# "\n<BOUNDARY> <kind> <args>\n" on stdout; the body, if any, is a message.
+# dnsfix apply script: POSIX sh, run as root on one node, in one exec per host, after
+# common.sh. dnsfix appends the steps of this host's plan (calls to the functions below,
+# file contents as base64 here-documents), its handlers and a final `finish`. Every step
+# reports one record.
 #
 # Safety:
 # - a node-side lock (mkdir is atomic) keeps two applies off one node; a lock whose owner
@@ -18,20 +17,10 @@
 # - nothing is written once any step failed (later steps report "skipped");
 # - the handlers run inside the same lock, each gated on the unit coming back healthy,
 #   and the plan is marked done on the node only when all of them are.
-B="@BOUNDARY@"
 RUN="@RUN@"
 STATE=/var/lib/dnsfix
 BACKUP=$STATE/backups/$RUN
-LC_ALL=C
-export LC_ALL
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 umask 022
-
-hdr() { printf '\n%s %s\n' "$B" "$*"; }
-FAILED=
-fail() { FAILED=1; hdr "$@"; }
-
-sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
 
 # The lock: a directory with "pid run boot_id" inside.
 BOOT=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)

@@ -140,6 +140,21 @@ impl HostResult {
         self
     }
 
+    /// What failed on the node: the steps in error and the handlers that did not come back.
+    pub fn failures(&self) -> Vec<String> {
+        let steps = self
+            .steps
+            .iter()
+            .filter(|s| s.outcome == "error")
+            .map(|s| format!("{}: {}", s.target, s.message));
+        let handlers = self
+            .handlers
+            .iter()
+            .filter(|h| !h.healthy)
+            .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message));
+        steps.chain(handlers).collect()
+    }
+
     /// Did this host count against --max-fail-percentage?
     pub fn is_failure(&self) -> bool {
         matches!(
@@ -366,44 +381,26 @@ async fn apply_on(
         ctx.options.health_timeout.as_secs(),
         &marker,
     )?;
-    let output = run_as_root(session, target, &text).await.map_err(|e| {
-        format!(
-            "the connection or the apply script died mid-apply ({}: {e}); every file is its \
-             old or its new content: apply the same plan again",
-            e.kind()
-        )
+    let node_script = NodeScript {
+        text,
+        boundary,
+        what: "apply",
+    };
+    let end = run_node_script(
+        session,
+        target,
+        &node_script,
+        &plan.handlers,
+        result,
+        |kind, record| step(plan, kind, record),
+    )
+    .await
+    .map_err(|e| {
+        format!("{e}; every file is its old or its new content: apply the same plan again")
     })?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let records = script::records(&stdout, &boundary);
-    if records.first().map(|r| r.kind.as_str()) != Some("begin") {
-        return Err(format!(
-            "the apply script did not run: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let mut finished = false;
-    for record in &records[1..] {
-        match record.kind.as_str() {
-            "done" => finished = true,
-            "failed" => {}
-            "locked" => {
-                result.outcome = HostOutcome::Locked;
-                result.error = Some(format!("another apply is running here: {}", record.args));
-                return Ok(());
-            }
-            "fatal" => return Err(record.args.clone()),
-            "healthy" | "unhealthy" => result.handlers.push(HandlerResult {
-                unit: record.args.clone(),
-                action: plan
-                    .handlers
-                    .iter()
-                    .find(|h| h.unit == record.args)
-                    .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
-                healthy: record.kind == "healthy",
-                message: record.body.clone(),
-            }),
-            kind => result.steps.push(step(plan, kind, record)),
-        }
+    match end {
+        ScriptEnd::Locked | ScriptEnd::Nothing => return Ok(()),
+        ScriptEnd::Done | ScriptEnd::Failed(_) => {}
     }
     if result.steps.iter().any(|s| s.outcome == "stale") {
         result.outcome = HostOutcome::Stale;
@@ -420,28 +417,8 @@ async fn apply_on(
             .collect();
         return Ok(());
     }
-    if !finished {
-        let mut failed: Vec<String> = result
-            .steps
-            .iter()
-            .filter(|s| s.outcome == "error")
-            .map(|s| format!("{}: {}", s.target, s.message))
-            .collect();
-        failed.extend(
-            result
-                .handlers
-                .iter()
-                .filter(|h| !h.healthy)
-                .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message)),
-        );
-        return Err(if failed.is_empty() {
-            format!(
-                "the apply script stopped early: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            )
-        } else {
-            failed.join("; ")
-        });
+    if let ScriptEnd::Failed(why) = end {
+        return Err(why);
     }
 
     // 4. Verify: gather again; the findings the plan fixes must be gone.
@@ -469,6 +446,87 @@ async fn apply_on(
         ));
     }
     Ok(())
+}
+
+/// How a node script ended.
+pub(crate) enum ScriptEnd {
+    /// Every step (and handler) succeeded.
+    Done,
+    /// Something failed: what, for the host's error.
+    Failed(String),
+    /// Another apply holds the node lock (the result says so).
+    Locked,
+    /// The script had nothing to do on this node (a rollback of a run that wrote nothing).
+    Nothing,
+}
+
+/// A script for one node: its text, its record boundary, and what it is (for messages).
+pub(crate) struct NodeScript {
+    pub text: String,
+    pub boundary: String,
+    pub what: &'static str,
+}
+
+/// Runs an apply or rollback script on the node and reads its records into `result`:
+/// steps (made by `make_step`), handler results, and how it ended. A dead connection or
+/// script is an `Err` saying so.
+pub(crate) async fn run_node_script(
+    session: &mut Session,
+    target: &Target,
+    node_script: &NodeScript,
+    handlers: &[HandlerRun],
+    result: &mut HostResult,
+    make_step: impl Fn(&str, &script::Record) -> Step,
+) -> Result<ScriptEnd, String> {
+    let what = node_script.what;
+    let output = run_as_root(session, target, &node_script.text)
+        .await
+        .map_err(|e| {
+            format!(
+                "the connection or the {what} script died ({}: {e})",
+                e.kind()
+            )
+        })?;
+    let records = script::records(
+        &String::from_utf8_lossy(&output.stdout),
+        &node_script.boundary,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    if records.first().map(|r| r.kind.as_str()) != Some("begin") {
+        return Err(format!("the {what} script did not run: {stderr}"));
+    }
+    let mut finished = false;
+    for record in &records[1..] {
+        match record.kind.as_str() {
+            "done" => finished = true,
+            "failed" => {}
+            "nothing" => {
+                result.outcome = HostOutcome::NothingPlanned;
+                return Ok(ScriptEnd::Nothing);
+            }
+            "locked" => {
+                result.outcome = HostOutcome::Locked;
+                result.error = Some(format!("another apply is running here: {}", record.args));
+                return Ok(ScriptEnd::Locked);
+            }
+            "fatal" => return Ok(ScriptEnd::Failed(record.args.clone())),
+            "healthy" | "unhealthy" => {
+                result
+                    .handlers
+                    .extend(script::handler_result(record, handlers));
+            }
+            kind => result.steps.push(make_step(kind, record)),
+        }
+    }
+    if finished {
+        return Ok(ScriptEnd::Done);
+    }
+    let failures = result.failures();
+    Ok(ScriptEnd::Failed(if failures.is_empty() {
+        format!("the {what} script stopped early: {stderr}")
+    } else {
+        failures.join("; ")
+    }))
 }
 
 /// How many changes are not yet in place on the node.

@@ -9,8 +9,10 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::{ApplyOptions, HandlerResult, HostOutcome, HostResult, Step, outcome_word, script};
-use crate::gather::run_as_root;
+use super::{
+    ApplyOptions, HostOutcome, HostResult, NodeScript, ScriptEnd, Step, outcome_word,
+    run_node_script, script,
+};
 use crate::inventory::Host;
 use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, Transport};
@@ -115,75 +117,36 @@ async fn undo(
 ) -> Result<(), String> {
     let boundary = script::boundary();
     let text = script::rollback_script(&boundary, run_id, &result.planned_handlers, timeout)?;
-    let output = run_as_root(session, target, &text).await.map_err(|e| {
-        format!(
-            "the connection or the rollback script died ({}: {e}); roll back again",
-            e.kind()
-        )
-    })?;
-    let records = script::records(&String::from_utf8_lossy(&output.stdout), &boundary);
-    if records.first().map(|r| r.kind.as_str()) != Some("begin") {
-        return Err(format!(
-            "the rollback script did not run: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let mut finished = false;
-    for record in &records[1..] {
-        match record.kind.as_str() {
-            "done" => finished = true,
-            "failed" => {}
-            "nothing" => {
-                result.outcome = HostOutcome::NothingPlanned;
-                return Ok(());
+    let handlers = result.planned_handlers.clone();
+    let node_script = NodeScript {
+        text,
+        boundary,
+        what: "rollback",
+    };
+    let end = run_node_script(
+        session,
+        target,
+        &node_script,
+        &handlers,
+        result,
+        |kind, record| Step {
+            kind: if record.args.starts_with('/') {
+                "write"
+            } else {
+                "sysctl"
             }
-            "locked" => {
-                result.outcome = HostOutcome::Locked;
-                result.error = Some(format!("another apply is running here: {}", record.args));
-                return Ok(());
-            }
-            "healthy" | "unhealthy" => result.handlers.push(HandlerResult {
-                unit: record.args.clone(),
-                action: result
-                    .planned_handlers
-                    .iter()
-                    .find(|h| h.unit == record.args)
-                    .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
-                healthy: record.kind == "healthy",
-                message: record.body.clone(),
-            }),
-            kind => result.steps.push(Step {
-                kind: if record.args.starts_with('/') {
-                    "write"
-                } else {
-                    "sysctl"
-                }
-                .into(),
-                target: record.args.clone(),
-                outcome: kind.to_string(),
-                message: record.body.clone(),
-            }),
-        }
-    }
-    if !finished {
-        let mut errors: Vec<String> = result
-            .steps
-            .iter()
-            .filter(|s| s.outcome == "error")
-            .map(|s| format!("{}: {}", s.target, s.message))
-            .collect();
-        errors.extend(
-            result
-                .handlers
-                .iter()
-                .filter(|h| !h.healthy)
-                .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message)),
-        );
-        return Err(if errors.is_empty() {
-            "the rollback script stopped early".to_string()
-        } else {
-            errors.join("; ")
-        });
+            .into(),
+            target: record.args.clone(),
+            outcome: kind.to_string(),
+            message: record.body.clone(),
+        },
+    )
+    .await
+    .map_err(|e| format!("{e}; roll back again"))?;
+    match end {
+        ScriptEnd::Locked | ScriptEnd::Nothing => return Ok(()),
+        ScriptEnd::Failed(why) => return Err(why),
+        ScriptEnd::Done => {}
     }
     let restored = result
         .steps

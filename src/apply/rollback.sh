@@ -1,22 +1,14 @@
-# dnsfix rollback script: undo one run on this node from its manifest
+# dnsfix rollback script (after common.sh): undo one run on this node from its manifest
 # (/var/lib/dnsfix/backups/RUN/manifest), newest change first, compare-and-swap: a file is
 # restored only while it is still exactly what the run wrote; a sysctl only while it
 # still has the run's value. Records per entry: restored, removed, already (nothing to
 # undo), kept (changed since the run, left alone; the body says why), error. Loaded
 # modules stay loaded. dnsfix appends: start, restore, the handlers (only when something
 # was restored), finish.
-B="@BOUNDARY@"
 RUN="@RUN@"
 STATE=/var/lib/dnsfix
 BACKUP=$STATE/backups/$RUN
-LC_ALL=C
-export LC_ALL
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-hdr() { printf '\n%s %s\n' "$B" "$*"; }
-sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
-FAILED=
 RESTORED=
-fail() { FAILED=1; hdr "$@"; }
 
 start() {
   hdr begin dnsfix-rollback-1

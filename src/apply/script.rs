@@ -7,7 +7,7 @@ use crate::facts::raw::{nonce, safe_path};
 use crate::plan::model::{Change, HandlerRun};
 
 const APPLY: &str = include_str!("apply.sh");
-const HANDLERS: &str = include_str!("handler.sh");
+const COMMON: &str = include_str!("common.sh");
 const ROLLBACK: &str = include_str!("rollback.sh");
 
 /// One record of a script's output.
@@ -34,6 +34,23 @@ pub fn records(output: &str, boundary: &str) -> Vec<Record> {
         });
     }
     out
+}
+
+/// A `healthy UNIT` / `unhealthy UNIT` record as a handler result, or `None` for any
+/// other record. The action comes from the handler that names the unit.
+pub fn handler_result(record: &Record, handlers: &[HandlerRun]) -> Option<super::HandlerResult> {
+    if record.kind != "healthy" && record.kind != "unhealthy" {
+        return None;
+    }
+    Some(super::HandlerResult {
+        unit: record.args.clone(),
+        action: handlers
+            .iter()
+            .find(|h| h.unit == record.args)
+            .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
+        healthy: record.kind == "healthy",
+        message: record.body.clone(),
+    })
 }
 
 pub fn boundary() -> String {
@@ -63,8 +80,8 @@ pub fn apply_script(
 ) -> Result<String, String> {
     check_run(run)?;
     check_path(marker)?;
-    let mut script = APPLY.replace("@BOUNDARY@", boundary).replace("@RUN@", run);
-    script.push_str(HANDLERS);
+    let mut script = COMMON.replace("@BOUNDARY@", boundary);
+    script.push_str(&APPLY.replace("@RUN@", run));
     script.push_str("hdr begin dnsfix-apply-1\nlock\n");
     for change in changes {
         if let Change::WriteFile {
@@ -176,10 +193,8 @@ pub fn rollback_script(
     timeout_secs: u64,
 ) -> Result<String, String> {
     check_run(run)?;
-    let mut script = ROLLBACK
-        .replace("@BOUNDARY@", boundary)
-        .replace("@RUN@", run);
-    script.push_str(HANDLERS);
+    let mut script = COMMON.replace("@BOUNDARY@", boundary);
+    script.push_str(&ROLLBACK.replace("@RUN@", run));
     script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);

@@ -91,17 +91,7 @@ pub fn paths(digest: &FactDigest) -> Vec<String> {
 
 fn current(facts: &NodeFacts, path: &str) -> FileDigest {
     match facts.files.get(path) {
-        Some(raw) => FileDigest {
-            state: match raw.state {
-                FileState::Present => "present",
-                FileState::Missing => "missing",
-                FileState::Directory => "directory",
-                FileState::Unreadable => "unreadable",
-            }
-            .into(),
-            sha256: raw.sha256.clone(),
-            symlink: raw.symlink_target.clone(),
-        },
+        Some(raw) => crate::plan::planner::file_digest(raw),
         None => FileDigest {
             state: "not gathered".into(),
             sha256: None,

@@ -1040,7 +1040,8 @@ fn set_sysctl_line(text: Option<&str>, key: &str, value: &str) -> String {
     out
 }
 
-fn file_digest(raw: &crate::facts::raw::RawFile) -> FileDigest {
+/// The digest of one gathered file, as plans record it.
+pub fn file_digest(raw: &crate::facts::raw::RawFile) -> FileDigest {
     FileDigest {
         state: match raw.state {
             FileState::Present => "present",

@@ -156,6 +156,15 @@ impl Lab {
     pub fn inventory(&self) -> PathBuf {
         self.dir.join("inventory.yaml")
     }
+    /// The same nodes laid out as a Kubespray inventory directory (`DIR/inventory/`):
+    /// `hosts.yaml` and `group_vars/all/all.yml` holding `all_yml`. Returns the hosts file.
+    pub fn kubespray_inventory(&self, all_yml: &str) -> PathBuf {
+        let dir = self.dir.join("inventory");
+        std::fs::create_dir_all(dir.join("group_vars/all")).expect("mkdir group_vars/all");
+        std::fs::copy(self.inventory(), dir.join("hosts.yaml")).expect("copy the inventory");
+        std::fs::write(dir.join("group_vars/all/all.yml"), all_yml).expect("write all.yml");
+        dir.join("hosts.yaml")
+    }
     /// `[127.0.0.1]:PORT ssh-ed25519 ...` for every node, as started (rekey does not
     /// update it).
     pub fn known_hosts(&self) -> PathBuf {

@@ -1,6 +1,16 @@
-# dnsfix handler functions, shared by the apply and rollback scripts (which define hdr,
-# fail and FAILED).
-#
+# dnsfix: what the apply and rollback scripts share (POSIX sh, run as root). Output is
+# records "\n<BOUNDARY> <kind> <args>\n" with an optional message as the body, with a
+# boundary no file content can forge.
+B="@BOUNDARY@"
+LC_ALL=C
+export LC_ALL
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+hdr() { printf '\n%s %s\n' "$B" "$*"; }
+sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
+# After the first failure nothing more is written or restarted.
+FAILED=
+fail() { FAILED=1; hdr "$@"; }
+
 # handler UNIT VERB PROBE TIMEOUT: restart (or reload) a unit and wait until it is active
 # and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz says ok.
 # Records "healthy UNIT", or "unhealthy UNIT" with the reason as the body.
