@@ -541,11 +541,10 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     );
 }
 
-/// Regression guard for a gap found while writing these tests: when dnsfix dies after the
-/// node wrote the file (the run is never recorded locally) and a re-run completes it (it
-/// only restarts the kubelet, so its record lists no writes), no run can be rolled back:
-/// the re-run says it applied the fix but offers no undo, and the node's backup of the
-/// original is unreachable through `dnsfix rollback`.
+/// dnsfix dies after the node wrote the file, and a re-run completes the apply (it finds
+/// the file written, restarts the kubelet): the re-run takes over the interrupted run's
+/// backup ("adopted"), so rolling the re-run back restores the original. (Before, neither
+/// run could be rolled back.)
 #[test]
 fn an_interrupted_then_completed_apply_can_be_rolled_back() {
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
