@@ -254,6 +254,7 @@ mod tests {
             handlers: Vec::new(),
             blocked: Vec::new(),
             notes: Vec::new(),
+            unchanged: Vec::new(),
             fixes: Vec::new(),
             remaining: Vec::new(),
         }

@@ -122,6 +122,17 @@ pub fn build(
                 }),
             }
         }
+        let mut unchanged = run.unchanged.clone();
+        for id in &failing {
+            if id != diagnose::drift::DRIFT_ID && playbooks.fixing(id).is_none() {
+                unchanged.push(model::Note {
+                    playbook: String::new(),
+                    message: format!(
+                        "no playbook fixes {id} (`dnsfix explain {id}` says how to fix it)"
+                    ),
+                });
+            }
+        }
         let mut digest = run.digest.clone();
         planner::digest_core(&mut digest, facts);
         let status = if !run.changes.is_empty() {
@@ -142,6 +153,7 @@ pub fn build(
             handlers: run.handlers,
             blocked: run.blocked,
             notes: run.notes,
+            unchanged,
             // Fleet drift is judged across hosts, not predicted per host.
             fixes: if changing {
                 failing
@@ -225,6 +237,7 @@ fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: Str
         handlers: Vec::new(),
         blocked: Vec::new(),
         notes: Vec::new(),
+        unchanged: Vec::new(),
         fixes: Vec::new(),
         remaining: Vec::new(),
     }

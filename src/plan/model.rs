@@ -75,6 +75,11 @@ pub struct HostPlan {
     pub blocked: Vec<Blocked>,
     /// Things the reviewer should know that do not block the plan.
     pub notes: Vec<Note>,
+    /// Why nothing changes where something might have: tasks that found their target
+    /// already as wanted ("resolvConf already …"), playbooks not needed here, findings no
+    /// playbook fixes.
+    #[serde(default)]
+    pub unchanged: Vec<Note>,
     /// Finding ids the plan fixes (gone when the predicted facts are diagnosed again).
     pub fixes: Vec<String>,
     /// Finding ids still failing after the plan, as predicted.

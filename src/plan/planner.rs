@@ -57,6 +57,9 @@ pub struct HostRun {
     pub handlers: Vec<HandlerRun>,
     pub blocked: Vec<Blocked>,
     pub notes: Vec<Note>,
+    /// The stated no-op reasons: tasks that found their target as wanted, playbooks whose
+    /// `when` was false.
+    pub unchanged: Vec<Note>,
     pub inventory_sets: Vec<InventorySet>,
     pub digest: FactDigest,
 }
@@ -84,6 +87,9 @@ struct State {
     /// (handler name, playbook) → reasons.
     notified: Vec<(String, String, String)>,
     notes: Vec<Note>,
+    /// Why tasks changed nothing ("resolvConf already …"), and playbooks whose `when` was
+    /// false.
+    unchanged: Vec<Note>,
     inventory_sets: Vec<InventorySet>,
 }
 
@@ -146,6 +152,11 @@ pub fn plan_host(
                 .eval_bool(when, &ctx(&scope))
                 .map_err(|e| at(&format!("when: {e}")))?
         {
+            let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
+            state.unchanged.push(Note {
+                playbook: playbook.name.clone(),
+                message: format!("not needed here (`when: {when}` is false)"),
+            });
             continue;
         }
 
@@ -205,6 +216,10 @@ pub fn plan_host(
                             ));
                         }
                     }
+                    Outcome::Already(why) => state.unchanged.push(Note {
+                        playbook: playbook.name.clone(),
+                        message: why,
+                    }),
                     Outcome::Unchanged => {}
                 }
             }
@@ -294,6 +309,7 @@ pub fn plan_host(
         handlers,
         blocked,
         notes: state.notes.clone(),
+        unchanged: state.unchanged.clone(),
         inventory_sets: state.inventory_sets.clone(),
         ..HostRun::default()
     };
@@ -369,7 +385,10 @@ fn dedup_reasons(reasons: &[Reason]) -> Vec<Reason> {
 }
 
 enum Outcome {
+    /// Nothing to record (a note, an inventory request).
     Unchanged,
+    /// The target is already as the task wants it: the stated no-op reason.
+    Already(String),
     /// Something changed; the text says what, for handler reasons.
     Changed(String),
     /// `fail` ran: the playbook is blocked on this host.
@@ -472,8 +491,9 @@ impl Run<'_> {
                 let template = self.env.get_template(&src).map_err(|e| describe(&e))?;
                 let content = template.render(ctx.clone()).map_err(|e| describe(&e))?;
                 let description = format!("rendered from {src}");
+                let already = format!("{dest} already as rendered from {src}");
                 self.write(state, &dest, content, mode, description, reason)
-                    .map(|changed| outcome(changed, format!("{dest} changed")))
+                    .map(|changed| outcome(changed, format!("{dest} changed"), already))
             }
             Module::YamlSet => {
                 let path = absolute(self.string_arg(args, "path", ctx)?)?;
@@ -504,7 +524,10 @@ impl Run<'_> {
                 };
                 let edit = edit.map_err(|e| format!("{path}: {e}"))?;
                 if !edit.changed {
-                    return Ok(Outcome::Unchanged);
+                    return Ok(Outcome::Already(match &new {
+                        Some(value) => format!("{path}: {key} already {value}"),
+                        None => format!("{path}: {key} already unset"),
+                    }));
                 }
                 let description = match new {
                     Some(new) => {
@@ -512,8 +535,9 @@ impl Run<'_> {
                     }
                     None => format!("{key} removed"),
                 };
+                let already = format!("{path}: {key} already as wanted");
                 self.write(state, &path, edit.text, mode, description, reason)
-                    .map(|changed| outcome(changed, format!("{path} {key} changed")))
+                    .map(|changed| outcome(changed, format!("{path} {key} changed"), already))
             }
             Module::EnvFlag => {
                 let path = absolute(self.string_arg(args, "path", ctx)?)?;
@@ -543,10 +567,11 @@ impl Run<'_> {
                 };
                 let edit = edit.map_err(|e| format!("{path}: {e}"))?;
                 if !edit.changed {
-                    return Ok(Outcome::Unchanged);
+                    return Ok(Outcome::Already(format!("{path}: already {description}")));
                 }
+                let already = format!("{path}: already {description}");
                 self.write(state, &path, edit.text, None, description, reason)
-                    .map(|changed| outcome(changed, format!("{path} --{flag} changed")))
+                    .map(|changed| outcome(changed, format!("{path} --{flag} changed"), already))
             }
             Module::Sysctl => self.sysctl(args, ctx, state, reason),
             Module::Modprobe => self.modprobe(args, ctx, state, reason),
@@ -640,7 +665,7 @@ impl Run<'_> {
             }
         }
         Ok(if changed.is_empty() {
-            Outcome::Unchanged
+            Outcome::Already(format!("{name} already {value}, now and at boot"))
         } else {
             Outcome::Changed(changed.join(", "))
         })
@@ -702,7 +727,7 @@ impl Run<'_> {
             changed.push(format!("{file} lists {name}"));
         }
         Ok(if changed.is_empty() {
-            Outcome::Unchanged
+            Outcome::Already(format!("{name} already loaded, now and at boot"))
         } else {
             Outcome::Changed(changed.join(", "))
         })
@@ -894,11 +919,11 @@ impl Run<'_> {
     }
 }
 
-fn outcome(changed: bool, what: String) -> Outcome {
+fn outcome(changed: bool, what: String, already: String) -> Outcome {
     if changed {
         Outcome::Changed(what)
     } else {
-        Outcome::Unchanged
+        Outcome::Already(already)
     }
 }
 

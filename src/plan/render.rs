@@ -132,6 +132,20 @@ fn block(host: &HostPlan, paint: Paint) -> String {
             note(&mut out, n);
         }
     }
+    // Why a host with findings changes nothing: the stated no-op reasons.
+    let failing = host.findings.iter().any(|f| {
+        f.status == crate::diagnose::FindingStatus::Failed
+            && f.id != crate::diagnose::drift::DRIFT_ID
+    });
+    if host.changes.is_empty() && host.status != HostStatus::Error && failing {
+        let reasons: Vec<&Note> = host.unchanged.iter().collect();
+        if !reasons.is_empty() {
+            let _ = writeln!(out, "{SECTION}no change:");
+            for n in reasons {
+                note(&mut out, n);
+            }
+        }
+    }
     let mut after = Vec::new();
     if !host.fixes.is_empty() {
         after.push(format!("fixes {}", host.fixes.join(", ")));
@@ -247,12 +261,13 @@ fn blocked(out: &mut String, b: &Blocked) {
 
 fn note(out: &mut String, n: &Note) {
     let mut lines = n.message.lines();
-    let _ = writeln!(
-        out,
-        "{ENTRY}{}: {}",
-        n.playbook,
-        lines.next().unwrap_or_default()
-    );
+    let first = lines.next().unwrap_or_default();
+    // A note of no playbook (e.g. "no playbook fixes …") stands alone.
+    let _ = if n.playbook.is_empty() {
+        writeln!(out, "{ENTRY}{first}")
+    } else {
+        writeln!(out, "{ENTRY}{}: {first}", n.playbook)
+    };
     for line in lines {
         let _ = writeln!(out, "{DETAIL}{line}");
     }
@@ -492,6 +507,7 @@ rotateCertificates: true
             handlers: Vec::new(),
             blocked: Vec::new(),
             notes: Vec::new(),
+            unchanged: Vec::new(),
             fixes: Vec::new(),
             remaining: Vec::new(),
         }
@@ -660,6 +676,39 @@ rotateCertificates: true
             "{out}"
         );
         assert!(!out.contains("after apply: fixes"), "{out}");
+    }
+
+    #[test]
+    fn a_host_with_findings_and_no_change_says_why() {
+        let h = HostPlan {
+            findings: vec![loopback_finding()],
+            unchanged: vec![
+                Note {
+                    playbook: "kubelet-resolvconf".to_owned(),
+                    message: "/etc/kubernetes/kubelet-config.yaml: resolvConf already x".to_owned(),
+                },
+                Note {
+                    playbook: String::new(),
+                    message: "no playbook fixes DNS-SEARCH-LIMIT".to_owned(),
+                },
+            ],
+            ..host("node1", HostStatus::Clean)
+        };
+        let out = text(&plan(vec![h.clone()], Summary::default()), false);
+        assert!(
+            out.contains(
+                "  no change:\n    kubelet-resolvconf: /etc/kubernetes/kubelet-config.yaml: \
+                 resolvConf already x\n    no playbook fixes DNS-SEARCH-LIMIT\n"
+            ),
+            "{out}"
+        );
+        // A host that changes something does not list what it leaves alone.
+        let changing = HostPlan {
+            changes: vec![kubelet_change()],
+            ..h
+        };
+        let out = text(&plan(vec![changing], Summary::default()), false);
+        assert!(!out.contains("no change:"), "{out}");
     }
 
     #[test]
