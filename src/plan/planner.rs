@@ -588,15 +588,7 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let name = normalize_key(&self.string_arg(args, "name", ctx)?);
         let value = self.string_arg(args, "value", ctx)?;
-        let file = match self.arg(args, "file", ctx)? {
-            Some(_) => absolute(self.string_arg(args, "file", ctx)?)?,
-            None => SYSCTL_FILE.to_string(),
-        };
-        if !SYSCTL_DIRS.iter().any(|d| file.starts_with(d)) && file != "/etc/sysctl.conf" {
-            return Err(format!(
-                "{file} is not read at boot: sysctl files live in /etc/sysctl.d/"
-            ));
-        }
+        let file = self.boot_file(args, ctx, SYSCTL_FILE, &SYSCTL_DIRS, "/etc/sysctl.conf")?;
         let proc_path = format!("/proc/sys/{}", name.replace('.', "/"));
         let live = match self.facts.files.get(&proc_path) {
             Some(f) if f.state == FileState::Present => {
@@ -679,15 +671,7 @@ impl Run<'_> {
         reason: &Reason,
     ) -> Result<Outcome, String> {
         let name = normalize_module(&self.string_arg(args, "name", ctx)?);
-        let file = match self.arg(args, "file", ctx)? {
-            Some(_) => absolute(self.string_arg(args, "file", ctx)?)?,
-            None => MODULES_FILE.to_string(),
-        };
-        if !MODULES_DIRS.iter().any(|d| file.starts_with(d)) && file != "/etc/modules" {
-            return Err(format!(
-                "{file} is not read at boot: module lists live in /etc/modules-load.d/"
-            ));
-        }
+        let file = self.boot_file(args, ctx, MODULES_FILE, &MODULES_DIRS, "/etc/modules")?;
         let loaded = self.module_loaded(&name)?;
         self.digest.modules.insert(name.clone(), loaded);
         let mut changed = Vec::new();
@@ -731,6 +715,30 @@ impl Run<'_> {
         } else {
             Outcome::Changed(changed.join(", "))
         })
+    }
+
+    /// The `file` argument of sysctl and modprobe (default `default`): a file the boot
+    /// reads, in one of `dirs` or `legacy` itself.
+    fn boot_file(
+        &self,
+        args: &BTreeMap<String, Value>,
+        ctx: &minijinja::Value,
+        default: &str,
+        dirs: &[&str],
+        legacy: &str,
+    ) -> Result<String, String> {
+        let file = match self.arg(args, "file", ctx)? {
+            Some(_) => absolute(self.string_arg(args, "file", ctx)?)?,
+            None => default.to_string(),
+        };
+        if dirs.iter().any(|d| file.starts_with(d)) || file == legacy {
+            Ok(file)
+        } else {
+            Err(format!(
+                "{file} is not read at boot: use a file in {} or {legacy}",
+                dirs.join(", ")
+            ))
+        }
     }
 
     fn module_loaded(&self, name: &str) -> Result<bool, String> {
