@@ -296,13 +296,6 @@ async fn run_batch(
     out
 }
 
-/// Where the node records what dnsfix did for a plan's host: the marker that its handlers
-/// ran (so a re-run of a finished plan restarts nothing).
-fn done_marker(plan: &HostPlan) -> Option<String> {
-    let digest = plan.facts.as_ref()?;
-    Some(format!("/var/lib/dnsfix/done/{}", digest.sha256))
-}
-
 async fn apply_host(ctx: &Context, host: &Host, plan: &HostPlan) -> HostResult {
     let mut result = HostResult::new(plan, HostOutcome::Applied);
     let target = Target {
@@ -348,9 +341,11 @@ async fn apply_on(
     let Some(digest) = &plan.facts else {
         return Err("the plan has no facts digest for this host".into());
     };
-    let marker = done_marker(plan);
+    // The node's marker that this plan is done (its handlers ran), so a re-run of a
+    // finished plan restarts nothing.
+    let marker = format!("/var/lib/dnsfix/done/{}", digest.sha256);
     let mut extra = stale::paths(digest);
-    extra.extend(marker.clone());
+    extra.push(marker.clone());
     let facts = gather_session(session, target, &extra)
         .await
         .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
@@ -360,9 +355,9 @@ async fn apply_on(
         result.stale = stale;
         return Ok(());
     }
-    let marked = marker
-        .as_ref()
-        .and_then(|m| facts.files.get(m))
+    let marked = facts
+        .files
+        .get(&marker)
         .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
     let pending = pending_changes(plan, &facts);
     if pending == 0 && marked {
@@ -371,7 +366,6 @@ async fn apply_on(
     }
 
     // 2. The changes and the handlers, in one exec under the node lock.
-    let marker = marker.ok_or("the plan has no facts digest for this host")?;
     let boundary = script::boundary();
     let text = script::apply_script(
         &boundary,
