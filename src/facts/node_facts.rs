@@ -859,15 +859,7 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
         ],
         "/etc/sysctl.conf",
     );
-    let inputs: Vec<(String, &str)> = files
-        .iter()
-        .map(|(p, t, _)| (p.clone(), t.as_str()))
-        .collect();
-    let aliases: Vec<(String, String)> = files
-        .iter()
-        .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
-        .collect();
-    let persisted = sysctl::persisted(&inputs, &aliases);
+    let persisted = sysctl::persisted_files(&files);
     SYSCTLS
         .iter()
         .map(|key| {

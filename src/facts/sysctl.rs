@@ -171,6 +171,22 @@ pub fn persisted(
     result
 }
 
+/// [`persisted`] over `(path, content, symlink canonical target)` triples, the shape the
+/// gathered (or planned) sysctl files come in.
+pub fn persisted_files(
+    files: &[(String, String, Option<String>)],
+) -> BTreeMap<String, PersistedValue> {
+    let inputs: Vec<(String, &str)> = files
+        .iter()
+        .map(|(p, t, _)| (p.clone(), t.as_str()))
+        .collect();
+    let aliases: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
+        .collect();
+    persisted(&inputs, &aliases)
+}
+
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
 /// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`) unless one of the
 /// applied drop-ins is a link to it. Returns `(path, content)`; see [`persisted`] for the rules

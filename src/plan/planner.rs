@@ -19,28 +19,15 @@ use serde_json::Value as Json;
 use super::model::{Blocked, Change, FactDigest, FileDigest, HandlerRun, Note, Reason};
 use crate::edit::{YamlValue, env_flag, yaml_set};
 use crate::facts::NodeFacts;
-use crate::facts::modules_load::{normalize_module, persisted_modules};
+use crate::facts::modules_load::{
+    ETC_MODULES, MODULES_LOAD_DIRS, normalize_module, persisted_modules,
+};
 use crate::facts::raw::{FileState, sha256_hex};
-use crate::facts::sysctl::{SysctlFile, normalize_key, persisted};
+use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, persisted_files};
 use crate::playbook::{Batch, Handler, Module, Playbook, Task, Value};
 
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-dnsfix.conf";
 pub const MODULES_FILE: &str = "/etc/modules-load.d/dnsfix.conf";
-
-const SYSCTL_DIRS: [&str; 5] = [
-    "/etc/sysctl.d/",
-    "/run/sysctl.d/",
-    "/usr/local/lib/sysctl.d/",
-    "/usr/lib/sysctl.d/",
-    "/lib/sysctl.d/",
-];
-const MODULES_DIRS: [&str; 5] = [
-    "/etc/modules-load.d/",
-    "/run/modules-load.d/",
-    "/usr/local/lib/modules-load.d/",
-    "/usr/lib/modules-load.d/",
-    "/lib/modules-load.d/",
-];
 
 /// A change to the local inventory a playbook asked for (`inventory_set`).
 #[derive(Debug, Clone, PartialEq)]
@@ -588,7 +575,7 @@ impl Run<'_> {
     ) -> Result<Outcome, String> {
         let name = normalize_key(&self.string_arg(args, "name", ctx)?);
         let value = self.string_arg(args, "value", ctx)?;
-        let file = self.boot_file(args, ctx, SYSCTL_FILE, &SYSCTL_DIRS, "/etc/sysctl.conf")?;
+        let file = self.boot_file(args, ctx, SYSCTL_FILE, &SYSCTL_DIRS, SYSCTL_CONF)?;
         let proc_path = format!("/proc/sys/{}", name.replace('.', "/"));
         let live = match self.facts.files.get(&proc_path) {
             Some(f) if f.state == FileState::Present => {
@@ -625,16 +612,8 @@ impl Run<'_> {
         let winning = |state: &mut State,
                        run: &mut Self|
          -> Result<Option<(String, String, usize)>, String> {
-            let files = run.config_files(state, &SYSCTL_DIRS, "/etc/sysctl.conf")?;
-            let inputs: Vec<(String, &str)> = files
-                .iter()
-                .map(|(p, t, _)| (p.clone(), t.as_str()))
-                .collect();
-            let aliases: Vec<(String, String)> = files
-                .iter()
-                .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
-                .collect();
-            Ok(persisted(&inputs, &aliases)
+            let files = run.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
+            Ok(persisted_files(&files)
                 .get(&name)
                 .map(|p| (p.value.clone(), p.path.clone(), p.line)))
         };
@@ -671,7 +650,7 @@ impl Run<'_> {
         reason: &Reason,
     ) -> Result<Outcome, String> {
         let name = normalize_module(&self.string_arg(args, "name", ctx)?);
-        let file = self.boot_file(args, ctx, MODULES_FILE, &MODULES_DIRS, "/etc/modules")?;
+        let file = self.boot_file(args, ctx, MODULES_FILE, &MODULES_LOAD_DIRS, ETC_MODULES)?;
         let loaded = self.module_loaded(&name)?;
         self.digest.modules.insert(name.clone(), loaded);
         let mut changed = Vec::new();
@@ -683,7 +662,7 @@ impl Run<'_> {
                 .push(reason.clone());
             changed.push(format!("{name} loaded"));
         }
-        let files = self.config_files(state, &MODULES_DIRS, "/etc/modules")?;
+        let files = self.config_files(state, &MODULES_LOAD_DIRS, ETC_MODULES)?;
         let inputs: Vec<(String, &str)> = files
             .iter()
             .map(|(p, t, _)| (p.clone(), t.as_str()))
@@ -731,7 +710,7 @@ impl Run<'_> {
             Some(_) => absolute(self.string_arg(args, "file", ctx)?)?,
             None => default.to_string(),
         };
-        if dirs.iter().any(|d| file.starts_with(d)) || file == legacy {
+        if dirs.iter().any(|d| in_dir(&file, d)) || file == legacy {
             Ok(file)
         } else {
             Err(format!(
@@ -780,14 +759,14 @@ impl Run<'_> {
             .facts
             .files
             .keys()
-            .filter(|p| dirs.iter().any(|d| p.starts_with(d)) || *p == legacy)
+            .filter(|p| dirs.iter().any(|d| in_dir(p, d)) || *p == legacy)
             .cloned()
             .collect();
         paths.extend(
             state
                 .files
                 .keys()
-                .filter(|p| dirs.iter().any(|d| p.starts_with(d)) || *p == legacy)
+                .filter(|p| dirs.iter().any(|d| in_dir(p, d)) || *p == legacy)
                 .cloned(),
         );
         let mut out = Vec::new();
@@ -925,6 +904,14 @@ impl Run<'_> {
         }
         Ok(true)
     }
+}
+
+/// Is `path` a file directly in directory `dir` (given without a trailing slash)? Only
+/// those are read at boot from sysctl.d and modules-load.d.
+fn in_dir(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|name| !name.is_empty() && !name.contains('/'))
 }
 
 fn outcome(changed: bool, what: String, already: String) -> Outcome {
@@ -1125,6 +1112,14 @@ mod tests {
         );
         assert_eq!(set_sysctl_line(Some("a = 1"), "b", "2"), "a = 1\nb = 2\n");
         assert!(set_sysctl_line(None, "b", "2").ends_with("\nb = 2\n"));
+    }
+
+    #[test]
+    fn boot_files_are_directly_in_their_directory() {
+        assert!(in_dir("/etc/sysctl.d/99-dnsfix.conf", "/etc/sysctl.d"));
+        assert!(!in_dir("/etc/sysctl.d/sub/x.conf", "/etc/sysctl.d"));
+        assert!(!in_dir("/etc/sysctl.dx/x.conf", "/etc/sysctl.d"));
+        assert!(!in_dir("/etc/sysctl.d/", "/etc/sysctl.d"));
     }
 
     #[test]
