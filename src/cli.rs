@@ -32,6 +32,12 @@ pub enum Command {
     Rollback(RollbackArgs),
     /// What a finding means, why it happens, how it is fixed and verified
     Explain(ExplainArgs),
+    /// The inventory as dnsfix reads it: groups, connections, DNS variables and their files
+    ///
+    /// Per host: its groups (those Kubespray adds at run time marked), how dnsfix connects,
+    /// and each DNS-relevant variable with the file and line it came from. Contacts no host.
+    /// Compare with `ansible-inventory -i FILE --list`.
+    Inventory(CommonArgs),
 }
 
 #[derive(Debug, Clone, Args)]

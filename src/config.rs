@@ -19,6 +19,8 @@ pub enum Format {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Facts,
+    /// Show the inventory as dnsfix understood it; contacts no host.
+    Inventory,
     Check {
         fail_on: Severity,
     },
@@ -75,6 +77,7 @@ impl Config {
     pub fn from_cli(cli: Cli) -> Result<Config, Error> {
         let (action, args) = match cli.command {
             Command::Facts(args) => (Action::Facts, args),
+            Command::Inventory(args) => (Action::Inventory, args),
             Command::Check(args) => {
                 let fail_on = match args.fail_on {
                     SeverityArg::Info => Severity::Info,
@@ -179,7 +182,7 @@ impl Config {
                 return Ok(Config::explain(args.id));
             }
         };
-        if args.format == FormatArg::Junit && action == Action::Facts {
+        if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
             return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
         }
         Config::from_common(action, args)

@@ -68,6 +68,14 @@ pub fn run(config: Config) -> Result<u8, Error> {
         None => Inventory::local(),
     };
     let hosts = inventory.select(config.limit.as_deref())?;
+    if config.action == Action::Inventory {
+        let text = match config.format {
+            Format::Json => report::inventory::json(&inventory, &hosts),
+            Format::Text | Format::Junit => report::inventory::text(&inventory, &hosts),
+        };
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(exit::OK);
+    }
     let transport = Arc::new(Transport::new(config.ssh.clone())?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -151,7 +159,7 @@ pub fn run(config: Config) -> Result<u8, Error> {
         )
     });
     let (rendered, code) = match &config.action {
-        Action::Facts | Action::Explain { .. } => {
+        Action::Facts | Action::Explain { .. } | Action::Inventory => {
             let rendered = match config.format {
                 Format::Json => report::facts::json(&outcomes, inventory.path()),
                 Format::Text | Format::Junit => report::facts::text(&outcomes),

@@ -175,3 +175,47 @@ fn junit_is_only_for_check() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("check"), "{}", stderr(&out));
 }
+
+#[test]
+fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inventory/kubespray-sample-head/inventory.ini");
+    let sample = sample.to_str().expect("utf-8");
+    let out = dnsfix(&["inventory", "-i", sample, "--limit", "node4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "added as Kubespray does at run time (playbooks/boilerplate.yml): k8s_cluster"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("node4  ssh 95.54.0.15\n"), "{text}");
+    assert!(
+        text.contains("  groups: k8s_cluster*, kube_node\n"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("  dns_domain ")
+            && l.contains(" cluster.local ")
+            && l.ends_with("group_vars/k8s_cluster/k8s-cluster.yml:231 (from {{ cluster_name }})")),
+        "{text}"
+    );
+    assert!(text.contains("not set: upstream_dns_servers"), "{text}");
+
+    let out = dnsfix(&["inventory", "-i", sample, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["dynamic_groups"], serde_json::json!(["k8s_cluster"]));
+    let node1 = &doc["hosts"][0];
+    assert_eq!(node1["name"], "node1");
+    assert_eq!(node1["connection"]["address"], "95.54.0.12");
+    let proxy = node1["vars"]
+        .as_array()
+        .and_then(|v| v.iter().find(|v| v["name"] == "kube_proxy_mode"))
+        .expect("kube_proxy_mode listed");
+    assert_eq!(proxy["value"], "ipvs");
+    assert_eq!(proxy["origin"]["line"], 136);
+    assert_eq!(proxy["origin"]["scope"]["kind"], "group_vars");
+    assert_eq!(proxy["origin"]["scope"]["name"], "k8s_cluster");
+}

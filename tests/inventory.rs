@@ -145,8 +145,15 @@ fn kubespray_ini_and_yaml_forms_are_the_same_inventory() {
     // group_vars/all/ is a directory: all.yml, then zz-overrides.yml.
     assert_eq!(node3.var_str("ansible_user"), Some("kube-admin"));
     assert_eq!(node3.var_str("etcd_deployment_type"), Some("host"));
-    // Templates are kept verbatim, never evaluated.
-    assert_eq!(node3.var_str("dns_domain"), Some("{{ cluster_name }}"));
+    // A bare reference resolves as Ansible's templar would; anything else stays verbatim.
+    assert_eq!(node3.var_str("dns_domain"), Some("cluster.local"));
+    assert_eq!(
+        node3
+            .origins
+            .get("dns_domain")
+            .and_then(|o| o.template.as_deref()),
+        Some("{{ cluster_name }}")
+    );
     assert_eq!(node3.var_str("kube_resolv_conf"), None);
     assert_eq!(
         host(&ini, "node5").var_str("kube_resolv_conf"),
@@ -209,8 +216,8 @@ fn variable_precedence_follows_ansible() {
     assert_eq!(node1.var_str("only_in_first"), Some("kept"));
     // host_vars/ beats the host's inline vars; host_vars/<host>/ directories work too.
     assert_eq!(node2.var_str("host_inline_vs_file"), Some("host-file"));
-    assert_eq!(node3.var_str("from_host_dir"), Some("yes"));
-    assert_eq!(node3.var_bool("from_host_dir"), Some(true));
+    // A plain YAML 1.1 `yes` is a boolean, as PyYAML reads it.
+    assert_eq!(node3.var("from_host_dir"), Some(&serde_json::json!(true)));
 }
 
 #[test]
@@ -425,4 +432,54 @@ fn the_implicit_inventory_is_localhost() {
         err.to_string(),
         "--limit `node1` matches no host or group in the implicit localhost inventory"
     );
+}
+
+/// Kubespray's current sample layout (tests/fixtures/inventory/kubespray-sample-head, from
+/// kubespray master 46dbdd39): no `k8s_cluster` in inventory.ini, so its group_vars apply
+/// only through Kubespray's dynamic groups.
+#[test]
+fn kubesprays_current_sample_sees_its_k8s_cluster_group_vars() {
+    let inventory = load(&fixture("kubespray-sample-head/inventory.ini"));
+    assert_eq!(inventory.dynamic_groups(), ["k8s_cluster"]);
+    let all = ["node1", "node2", "node3", "node4", "node5", "node6"];
+    assert_eq!(inventory.group_members("k8s_cluster"), Some(all.to_vec()));
+    assert_eq!(selected(&inventory, "k8s_cluster"), all);
+    assert_eq!(
+        selected(&inventory, "k8s_cluster:!kube_control_plane"),
+        ["node4", "node5", "node6"]
+    );
+    let node4 = host(&inventory, "node4");
+    let origin = |key: &str| {
+        let o = node4
+            .origins
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} has no origin"));
+        format!(
+            "{}:{}",
+            o.path
+                .strip_prefix(fixture("kubespray-sample-head"))
+                .unwrap_or(&o.path)
+                .display(),
+            o.line.unwrap_or(0)
+        )
+    };
+    assert_eq!(node4.var_str("kube_proxy_mode"), Some("ipvs"));
+    assert_eq!(
+        origin("kube_proxy_mode"),
+        "group_vars/k8s_cluster/k8s-cluster.yml:136"
+    );
+    assert_eq!(node4.var_bool("enable_nodelocaldns"), Some(true));
+    assert_eq!(node4.var_str("nodelocaldns_ip"), Some("169.254.25.10"));
+    assert_eq!(
+        node4.var_str("kube_service_addresses"),
+        Some("10.233.0.0/18")
+    );
+    assert_eq!(node4.var_str("dns_domain"), Some("cluster.local"));
+    assert_eq!(
+        origin("dns_domain"),
+        "group_vars/k8s_cluster/k8s-cluster.yml:231"
+    );
+    // Commented out in the sample: not set.
+    assert_eq!(node4.var("upstream_dns_servers"), None);
+    assert_eq!(node4.connection().address, "95.54.0.15");
 }

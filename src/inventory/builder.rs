@@ -17,7 +17,7 @@
 //! inventory file, even one on a deeper group. That surprises people, but it is what
 //! Ansible (and therefore Kubespray) deploys, and dnsfix must see the same values.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -26,8 +26,9 @@ use super::connection::port_number;
 use super::error::InventoryError;
 use super::group::Group;
 use super::host::Host;
+use super::origin::{VarOrigin, VarScope};
 use super::warning::InventoryWarning;
-use super::{Inventory, Vars, vars_dirs};
+use super::{Inventory, Vars, kubespray, template, vars_dirs};
 
 pub(crate) const ALL: usize = 0;
 pub(crate) const UNGROUPED: usize = 1;
@@ -46,6 +47,7 @@ struct HostEntry {
     name: String,
     /// Host variables from the inventory file(s), merged in order of appearance.
     vars: Vars,
+    origins: BTreeMap<String, VarOrigin>,
 }
 
 impl Builder {
@@ -80,22 +82,39 @@ impl Builder {
     }
 
     /// Adds `name` to `group`, creating the host on first sight. Like Ansible, a new host gets
-    /// `inventory_file` and `inventory_dir` (absolute) as its first host variables.
-    pub(crate) fn add_host(&mut self, name: &str, group: usize, source: &Path) -> usize {
+    /// `inventory_file` and `inventory_dir` (absolute) as its first host variables, and the
+    /// port of a `name:port` listing only then: Ansible's `InventoryData.add_host` creates
+    /// `Host(name, port)` once, so a later `name:2403` elsewhere changes nothing.
+    pub(crate) fn add_host(
+        &mut self,
+        name: &str,
+        group: usize,
+        source: &Path,
+        port: Option<u16>,
+    ) -> usize {
         let host = match self.host_index.get(name) {
             Some(&index) => index,
             None => {
                 let index = self.hosts.len();
-                let mut vars = Vars::new();
-                let file = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
-                if let Some(dir) = file.parent() {
-                    vars.insert("inventory_dir".into(), path_value(dir));
-                }
-                vars.insert("inventory_file".into(), path_value(&file));
-                self.hosts.push(HostEntry {
+                let mut entry = HostEntry {
                     name: name.to_string(),
-                    vars,
-                });
+                    vars: Vars::new(),
+                    origins: BTreeMap::new(),
+                };
+                let file = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+                let implicit = VarOrigin::new(&file, None, VarScope::Implicit);
+                if let Some(dir) = file.parent() {
+                    entry.set("inventory_dir", path_value(dir), implicit.clone());
+                }
+                entry.set("inventory_file", path_value(&file), implicit);
+                if let Some(port) = port {
+                    entry.set(
+                        "ansible_port",
+                        port.into(),
+                        VarOrigin::new(source, None, VarScope::Host),
+                    );
+                }
+                self.hosts.push(entry);
                 self.host_index.insert(name.to_string(), index);
                 index
             }
@@ -108,9 +127,17 @@ impl Builder {
         host
     }
 
-    pub(crate) fn set_host_var(&mut self, host: usize, key: String, value: Value) {
+    /// Sets a host variable written in the inventory file at `path` (`line` when known).
+    pub(crate) fn set_host_var(
+        &mut self,
+        host: usize,
+        key: String,
+        value: Value,
+        path: &Path,
+        line: Option<usize>,
+    ) {
         if let Some(entry) = self.hosts.get_mut(host) {
-            entry.vars.insert(key, value);
+            entry.set(&key, value, VarOrigin::new(path, line, VarScope::Host));
         }
     }
 
@@ -122,6 +149,8 @@ impl Builder {
         group: usize,
         key: String,
         value: Value,
+        path: &Path,
+        line: Option<usize>,
     ) -> Result<(), String> {
         let Some(g) = self.groups.get_mut(group) else {
             return Ok(());
@@ -140,6 +169,8 @@ impl Builder {
             })?;
             return Ok(());
         }
+        let origin = VarOrigin::new(path, line, VarScope::Group(g.name.clone()));
+        g.origins.insert(key.clone(), origin);
         g.vars.insert(key, value);
         Ok(())
     }
@@ -200,9 +231,9 @@ impl Builder {
         false
     }
 
-    /// Ends loading: the implicit structure Ansible adds after parsing, then variables.
-    /// `vars_base` is the directory holding `group_vars/` and `host_vars/` (the inventory
-    /// file's directory, or the inventory directory itself).
+    /// Ends loading: the implicit structure Ansible adds after parsing, Kubespray's dynamic
+    /// groups, then variables. `vars_base` is the directory holding `group_vars/` and
+    /// `host_vars/` (the inventory file's directory, or the inventory directory itself).
     pub(crate) fn finish(
         mut self,
         path: Option<PathBuf>,
@@ -214,26 +245,8 @@ impl Builder {
                 self.link(ALL, g);
             }
         }
-
-        // A host listed only in `all` (or before any INI section) is in `ungrouped`; a host
-        // that also has a real group is not.
-        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); self.hosts.len()];
-        for (g, group) in self.groups.iter().enumerate() {
-            for &h in &group.hosts {
-                direct[h].push(g);
-            }
-        }
-        for (h, groups) in direct.iter_mut().enumerate() {
-            let real = groups.iter().any(|&g| g != ALL && g != UNGROUPED);
-            let ungrouped = &mut self.groups[UNGROUPED].hosts;
-            if real {
-                ungrouped.retain(|&x| x != h);
-                groups.retain(|&g| g != UNGROUPED);
-            } else if !groups.contains(&UNGROUPED) {
-                ungrouped.push(h);
-                groups.push(UNGROUPED);
-            }
-        }
+        kubespray::dynamic_groups(&mut self);
+        let direct = self.direct_groups();
 
         let depths = self.depths();
         for (group, depth) in self.groups.iter_mut().zip(&depths) {
@@ -262,34 +275,43 @@ impl Builder {
             .collect();
 
         let mut warnings = std::mem::take(&mut self.warnings);
-        let mut group_files: Vec<Vars> = Vec::with_capacity(self.groups.len());
+        let mut group_files = Vec::with_capacity(self.groups.len());
         for group in &self.groups {
             group_files.push(match vars_base {
                 Some(base) => vars_dirs::load(base, "group_vars", &group.name, &mut warnings)?,
-                None => Vars::new(),
+                None => Vec::new(),
             });
         }
 
         let mut hosts = Vec::with_capacity(self.hosts.len());
         for (entry, groups) in self.hosts.into_iter().zip(&host_groups) {
-            let mut vars = Vars::new();
+            let mut merged = Merged::default();
             for &g in groups {
-                vars.extend(self.groups[g].vars.clone());
+                let group = &self.groups[g];
+                for (key, value) in &group.vars {
+                    if let Some(origin) = group.origins.get(key) {
+                        merged.set(key, value.clone(), origin.clone());
+                    }
+                }
             }
             for &g in groups {
-                vars.extend(group_files[g].clone());
+                let scope = VarScope::GroupVars(self.groups[g].name.clone());
+                merged.files(&group_files[g], &scope);
             }
-            vars.extend(entry.vars);
+            for (key, value) in entry.vars {
+                if let Some(origin) = entry.origins.get(&key) {
+                    merged.set(&key, value, origin.clone());
+                }
+            }
             if let Some(base) = vars_base {
-                vars.extend(vars_dirs::load(
-                    base,
-                    "host_vars",
-                    &entry.name,
-                    &mut warnings,
-                )?);
+                let files = vars_dirs::load(base, "host_vars", &entry.name, &mut warnings)?;
+                merged.files(&files, &VarScope::HostVars);
             }
+            let mut magic = Vars::new();
+            magic.insert("inventory_hostname".into(), entry.name.clone().into());
+            template::resolve(&mut merged.vars, &mut merged.origins, &magic);
             if let Some(path) = &path {
-                check_ports(path, &entry.name, &vars, &mut warnings);
+                check_ports(path, &entry.name, &merged.vars, &mut warnings);
             }
             hosts.push(Host {
                 name: entry.name,
@@ -297,7 +319,8 @@ impl Builder {
                     .iter()
                     .map(|&g| self.groups[g].name.clone())
                     .collect(),
-                vars,
+                vars: merged.vars,
+                origins: merged.origins,
             });
         }
 
@@ -313,6 +336,82 @@ impl Builder {
             groups: self.groups,
             warnings,
         })
+    }
+
+    /// Each host's direct groups (including `all` or `ungrouped`). A host listed only in
+    /// `all` (or before any INI section) is in `ungrouped`; a host that also has a real
+    /// group is not.
+    fn direct_groups(&mut self) -> Vec<Vec<usize>> {
+        let mut direct: Vec<Vec<usize>> = vec![Vec::new(); self.hosts.len()];
+        for (g, group) in self.groups.iter().enumerate() {
+            for &h in &group.hosts {
+                direct[h].push(g);
+            }
+        }
+        for (h, groups) in direct.iter_mut().enumerate() {
+            let real = groups.iter().any(|&g| g != ALL && g != UNGROUPED);
+            let ungrouped = &mut self.groups[UNGROUPED].hosts;
+            if real {
+                ungrouped.retain(|&x| x != h);
+                groups.retain(|&g| g != UNGROUPED);
+            } else if !groups.contains(&UNGROUPED) {
+                ungrouped.push(h);
+                groups.push(UNGROUPED);
+            }
+        }
+        direct
+    }
+
+    /// Adds `host` to `group` directly, as Ansible's `group_by` and `add_host` do.
+    pub(crate) fn add_member(&mut self, group: usize, host: usize) {
+        if let Some(g) = self.groups.get_mut(group)
+            && !g.hosts.contains(&host)
+        {
+            g.hosts.push(host);
+        }
+    }
+
+    /// Every group made so far, `all` and `ungrouped` included.
+    pub(crate) fn group_names(&self) -> impl Iterator<Item = &str> {
+        self.groups.iter().map(|g| g.name.as_str())
+    }
+
+    pub(crate) fn group_index(&self, name: &str) -> Option<usize> {
+        self.group_index.get(name).copied()
+    }
+
+    /// Hosts of `group`, directly or through child groups.
+    pub(crate) fn members_of(&self, group: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut stack = vec![group];
+        let mut seen = HashSet::new();
+        while let Some(g) = stack.pop() {
+            if !seen.insert(g) {
+                continue;
+            }
+            if let Some(group) = self.groups.get(g) {
+                for &h in &group.hosts {
+                    if !out.contains(&h) {
+                        out.push(h);
+                    }
+                }
+                stack.extend(group.children.iter().copied());
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The group called `name` as Ansible's `group_by` makes it: created if needed, under
+    /// `all`, and marked dynamic when it did not exist.
+    pub(crate) fn dynamic_group(&mut self, name: &str) -> usize {
+        if let Some(&index) = self.group_index.get(name) {
+            return index;
+        }
+        let index = self.group(name);
+        self.link(ALL, index);
+        self.groups[index].dynamic = true;
+        index
     }
 
     /// Longest parent chain from each group up to `all`. Loops were refused in
@@ -335,6 +434,40 @@ impl Builder {
         (0..self.groups.len())
             .map(|g| depth(&self.groups, &mut memo, g))
             .collect()
+    }
+}
+
+/// A host's variables as precedence merges them, with where each winning value was set.
+#[derive(Default)]
+struct Merged {
+    vars: Vars,
+    origins: BTreeMap<String, VarOrigin>,
+}
+
+impl Merged {
+    fn set(&mut self, key: &str, value: Value, origin: VarOrigin) {
+        self.vars.insert(key.to_string(), value);
+        self.origins.insert(key.to_string(), origin);
+    }
+
+    fn files(&mut self, files: &[vars_dirs::VarsFile], scope: &VarScope) {
+        for file in files {
+            for (key, value) in &file.vars {
+                let line = file.lines.get(key).copied();
+                self.set(
+                    key,
+                    value.clone(),
+                    VarOrigin::new(&file.path, line, scope.clone()),
+                );
+            }
+        }
+    }
+}
+
+impl HostEntry {
+    fn set(&mut self, key: &str, value: Value, origin: VarOrigin) {
+        self.vars.insert(key.to_string(), value);
+        self.origins.insert(key.to_string(), origin);
     }
 }
 

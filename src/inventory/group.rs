@@ -2,7 +2,10 @@
 //! [`Inventory::group_members`](super::Inventory::group_members) walk it. Internal: the rest of
 //! the crate sees groups only as names on [`Host::groups`](super::Host::groups).
 
+use std::collections::BTreeMap;
+
 use super::Vars;
+use super::origin::VarOrigin;
 
 /// Ansible's default `ansible_group_priority`.
 pub(crate) const DEFAULT_PRIORITY: i64 = 1;
@@ -24,6 +27,11 @@ pub(crate) struct Group {
     pub(crate) priority: i64,
     /// Variables set on the group in the inventory file itself (not `group_vars/`).
     pub(crate) vars: Vars,
+    /// Where each of `vars` was set.
+    pub(crate) origins: BTreeMap<String, VarOrigin>,
+    /// Added by Kubespray's dynamic grouping, not written in the inventory (see
+    /// [`super::kubespray`]).
+    pub(crate) dynamic: bool,
     /// Every host in the group or a descendant, in inventory order. Filled when loading ends.
     pub(crate) members: Vec<usize>,
 }
@@ -38,6 +46,8 @@ impl Group {
             depth: 0,
             priority: DEFAULT_PRIORITY,
             vars: Vars::new(),
+            origins: BTreeMap::new(),
+            dynamic: false,
             members: Vec::new(),
         }
     }

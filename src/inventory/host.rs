@@ -2,10 +2,13 @@
 //! accessors that read variables the way Ansible would coerce them. Values are never
 //! templated: a `"{{ ... }}"` value is returned verbatim.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::Vars;
 use super::connection::Connection;
+use super::origin::VarOrigin;
 
 /// One host, as every later stage sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +21,8 @@ pub struct Host {
     /// Fully merged variables, precedence applied. Like Ansible, this includes
     /// `inventory_file` and `inventory_dir` (absolute paths) for hosts read from a file.
     pub vars: Vars,
+    /// Where each variable's winning value was set (empty for hosts made in code).
+    pub origins: BTreeMap<String, VarOrigin>,
 }
 
 impl Host {
@@ -28,6 +33,7 @@ impl Host {
             name: name.into(),
             groups: Vec::new(),
             vars: Vars::new(),
+            origins: BTreeMap::new(),
         }
     }
 

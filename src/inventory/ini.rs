@@ -39,7 +39,9 @@ struct Pending {
 pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<(), InventoryError> {
     let error =
         |line: usize, message: String| InventoryError::parse(path, Some(line), None, message);
-    let mut declared: HashSet<String> = HashSet::from(["all".to_string(), "ungrouped".to_string()]);
+    // Groups other sources of the same inventory (an inventory directory) already made count
+    // as declared, as Ansible checks `self.inventory.groups`, not this file.
+    let mut declared: HashSet<String> = builder.group_names().map(str::to_owned).collect();
     let mut pending: Vec<Pending> = Vec::new();
     let mut group = UNGROUPED;
     let mut state = State::Hosts;
@@ -90,7 +92,8 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
 
         match state {
             State::Hosts => {
-                host_line(path, line, group, builder).map_err(|message| error(number, message))?;
+                host_line(path, number, line, group, builder)
+                    .map_err(|message| error(number, message))?;
             }
             State::Vars => {
                 let group_name = builder.group_name(group).to_string();
@@ -118,7 +121,7 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
                     );
                 }
                 builder
-                    .set_group_var(group, key.to_string(), parsed)
+                    .set_group_var(group, key.to_string(), parsed, path, Some(number))
                     .map_err(|message| error(number, message))?;
             }
             State::Children => {
@@ -200,7 +203,13 @@ fn has_trailing_comment(value: &str) -> bool {
         .any(|(i, c)| c == '#' && value[..i].ends_with(char::is_whitespace))
 }
 
-fn host_line(path: &Path, line: &str, group: usize, builder: &mut Builder) -> Result<(), String> {
+fn host_line(
+    path: &Path,
+    number: usize,
+    line: &str,
+    group: usize,
+    builder: &mut Builder,
+) -> Result<(), String> {
     let tokens = shlex_split(line).map_err(|e| format!("cannot split host line: {e}"))?;
     let Some((pattern, assignments)) = tokens.split_first() else {
         return Ok(()); // only a comment after all
@@ -232,12 +241,9 @@ fn host_line(path: &Path, line: &str, group: usize, builder: &mut Builder) -> Re
         }
     }
     for name in names {
-        let host = builder.add_host(&name, group, path);
-        if let Some(port) = port {
-            builder.set_host_var(host, "ansible_port".into(), port.into());
-        }
+        let host = builder.add_host(&name, group, path, port);
         for (key, value) in &vars {
-            builder.set_host_var(host, key.clone(), value.clone());
+            builder.set_host_var(host, key.clone(), value.clone(), path, Some(number));
         }
     }
     Ok(())
@@ -380,7 +386,15 @@ calico_rr
         )
         .expect("loads");
         assert_eq!(inv.group_members("etcd"), Some(vec!["node1"]));
-        assert_eq!(inv.hosts()[0].groups, ["all", "etcd", "kube_control_plane"]);
+        // k8s_cluster is not written: Kubespray's dynamic grouping adds it.
+        assert_eq!(
+            inv.hosts()[0].groups,
+            ["all", "etcd", "k8s_cluster", "kube_control_plane"]
+        );
+        assert_eq!(
+            inv.group_members("k8s_cluster"),
+            Some(vec!["node1", "node4"])
+        );
     }
 
     #[test]
@@ -396,7 +410,9 @@ calico_rr
         assert_eq!(inv.group_members("ungrouped"), Some(vec!["jump"]));
         assert_eq!(inv.hosts()[0].groups, ["all", "ungrouped"]);
         let node01 = &inv.hosts()[1];
-        assert_eq!(node01.var("ansible_become"), Some(&json!(true)));
+        // Not a Python literal: a string, as in Ansible; var_bool reads it as true.
+        assert_eq!(node01.var("ansible_become"), Some(&json!("true")));
+        assert_eq!(node01.var_bool("ansible_become"), Some(true));
         assert_eq!(
             node01.var("upstream_dns_servers"),
             Some(&json!(["198.51.100.53", "198.51.100.54"]))

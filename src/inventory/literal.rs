@@ -4,20 +4,15 @@
 //! `ansible_port=2222` is the number 2222, `ip=192.0.2.11` the string `192.0.2.11`,
 //! `upstream_dns_servers=['198.51.100.53']` a list, and `x="{{ y }}"` the raw template.
 //!
-//! One addition to Ansible: a bare lowercase `true`/`false` (not a Python literal, so Ansible
-//! keeps it as a string) is read as a boolean, because that is what every author of
-//! `ansible_become=true` means. Booleans written any other way are still understood by
-//! [`Host::var_bool`](super::Host::var_bool).
+//! Exactly as Ansible: a bare lowercase `true` is not a Python literal, so it stays the
+//! string `"true"` (tests/inventory_ansible.rs compares with ansible-inventory); every
+//! consumer reads booleans through [`Host::var_bool`](super::Host::var_bool), which
+//! understands it.
 
 use serde_json::{Map, Number, Value};
 
 /// Parses one INI value. Never fails: a non-literal is returned as a string, verbatim.
 pub(crate) fn parse_value(raw: &str) -> Value {
-    match raw {
-        "true" => return Value::Bool(true),
-        "false" => return Value::Bool(false),
-        _ => {}
-    }
     let mut parser = Parser {
         chars: raw.chars().collect(),
         pos: 0,
@@ -429,8 +424,8 @@ mod tests {
             (".5", json!(0.5)),
             ("True", json!(true)),
             ("False", json!(false)),
-            ("true", json!(true)),
-            ("false", json!(false)),
+            ("True", json!(true)),
+            ("False", json!(false)),
             ("None", json!(null)),
             ("'quoted'", json!("quoted")),
             ("\"a\\tb\"", json!("a\tb")),
@@ -460,6 +455,8 @@ mod tests {
     #[test]
     fn non_literals_stay_verbatim() {
         for raw in [
+            "true",
+            "false",
             "192.0.2.11",
             "10.233.0.0/18",
             "etcd1",

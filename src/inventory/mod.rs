@@ -17,8 +17,11 @@ mod group;
 mod host;
 mod host_range;
 mod ini;
+mod kubespray;
 mod literal;
+mod origin;
 mod pattern;
+mod template;
 mod vars_dirs;
 mod warning;
 mod yaml;
@@ -30,6 +33,7 @@ use std::path::{Path, PathBuf};
 pub use connection::{Connection, ConnectionKind};
 pub use error::InventoryError;
 pub use host::Host;
+pub use origin::{VarOrigin, VarScope};
 pub use warning::InventoryWarning;
 
 use builder::Builder;
@@ -58,9 +62,10 @@ const IGNORED_EXTENSIONS: &[&str] = &[
 
 impl Inventory {
     /// Loads an inventory: a YAML/JSON or INI file, or a directory of them (as Ansible reads
-    /// a directory given to `-i`: its files in name order, skipping subdirectories, hidden
-    /// files, backups and documentation), plus `group_vars/` and `host_vars/` in the file's
-    /// directory (or in the directory itself).
+    /// a directory given to `-i`: its entries in name order, descending into subdirectories
+    /// other than `group_vars` and `host_vars`, skipping hidden files, backups and
+    /// documentation), plus `group_vars/` and `host_vars/` in the file's directory (or in the
+    /// directory itself: like Ansible, never those of a subdirectory).
     ///
     /// The format is detected from the content: a `.ini` extension means INI and
     /// `.yaml`/`.yml`/`.json` mean YAML; otherwise a file that parses as a YAML mapping of
@@ -107,9 +112,9 @@ impl Inventory {
         let mut vars = Vars::new();
         vars.insert("ansible_connection".into(), "local".into());
         let host = Host {
-            name: "localhost".into(),
-            groups: vec!["all".into()],
             vars,
+            groups: vec!["all".into()],
+            ..Host::new("localhost")
         };
         let mut all = Group::new("all");
         all.hosts = vec![0];
@@ -170,6 +175,16 @@ impl Inventory {
     /// Every group name, `all` and `ungrouped` first, then in order of first appearance.
     pub fn group_names(&self) -> Vec<&str> {
         self.groups.iter().map(|g| g.name.as_str()).collect()
+    }
+
+    /// Groups Kubespray adds at run time that the inventory itself does not define
+    /// (`k8s_cluster` for the current sample inventory), in order of creation.
+    pub fn dynamic_groups(&self) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| g.dynamic)
+            .map(|g| g.name.as_str())
+            .collect()
     }
 
     /// Things Ansible accepts but that probably do not mean what was intended.
@@ -251,25 +266,73 @@ fn yaml_key_line(line: &str) -> bool {
         && (rest.is_empty() || rest.starts_with(' '))
 }
 
-/// The files of an inventory directory that Ansible would try as inventory sources.
+/// The files of an inventory directory that Ansible would try as inventory sources, in
+/// the order it tries them (`InventoryManager.parse_source`): entries sorted by name,
+/// subdirectories read where they sort, except hidden ones and `group_vars`, `host_vars`
+/// and `vars_plugins` (`IGNORED_ALWAYS`).
 fn inventory_files(dir: &Path, builder: &mut Builder) -> Result<Vec<PathBuf>, InventoryError> {
     let mut files = Vec::new();
-    let entries = fs::read_dir(dir).map_err(|e| InventoryError::io(dir, e))?;
-    for entry in entries {
+    collect_inventory_files(dir, 0, builder, &mut files)?;
+    Ok(files)
+}
+
+/// Deeper than any real inventory tree; reaching it means a symlink loop.
+const MAX_DIRECTORY_DEPTH: usize = 16;
+
+fn collect_inventory_files(
+    dir: &Path,
+    depth: usize,
+    builder: &mut Builder,
+    files: &mut Vec<PathBuf>,
+) -> Result<(), InventoryError> {
+    if depth > MAX_DIRECTORY_DEPTH {
+        return Err(InventoryError::parse(
+            dir,
+            None,
+            None,
+            format!(
+                "expected at most {MAX_DIRECTORY_DEPTH} nested inventory directories (a symlink loop?)"
+            ),
+        ));
+    }
+    let mut entries = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| InventoryError::io(dir, e))? {
         let entry = entry.map_err(|e| InventoryError::io(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let path = entry.path();
+        entries.push((entry.file_name(), entry.path()));
+    }
+    entries.sort();
+    for (name, path) in entries {
+        let name = name.to_string_lossy();
         let extension = path
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         if name.starts_with('.')
             || name.ends_with('~')
-            || !path.is_file()
             || extension
                 .as_deref()
                 .is_some_and(|e| IGNORED_EXTENSIONS.contains(&e))
         {
+            continue;
+        }
+        if path.is_dir() {
+            if !matches!(&*name, "group_vars" | "host_vars" | "vars_plugins") {
+                collect_inventory_files(&path, depth + 1, builder, files)?;
+            }
+            continue;
+        }
+        if !path.is_file() {
+            continue;
+        }
+        if extension.as_deref() == Some("creds") {
+            // Kubespray keeps generated secrets in `credentials/*.creds` inside the
+            // inventory directory. Ansible would read each as an INI file naming one host
+            // (the secret); dnsfix will not connect to, or look up, a secret.
+            builder.warn(
+                &path,
+                None,
+                "skipped: a Kubespray credentials file, not an inventory (Ansible would read its content as a host name)".into(),
+            );
             continue;
         }
         if is_executable(&path)
@@ -284,8 +347,7 @@ fn inventory_files(dir: &Path, builder: &mut Builder) -> Result<Vec<PathBuf>, In
         }
         files.push(path);
     }
-    files.sort();
-    Ok(files)
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -358,6 +420,8 @@ mod tests {
         fs::write(dir.join("deploy.log"), "[2024-01-01 00:00] started\n").expect("write");
         fs::create_dir_all(dir.join("credentials")).expect("mkdir");
         fs::write(dir.join("credentials/token.creds"), "secret\n").expect("write");
+        fs::create_dir_all(dir.join("group_vars")).expect("mkdir");
+        fs::write(dir.join("group_vars/all.yml"), "x: 1\n").expect("write");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -384,6 +448,12 @@ mod tests {
             warnings
                 .iter()
                 .any(|w| w.contains("dynamic.py") && w.contains("dynamic inventory scripts")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("token.creds") && w.contains("credentials file")),
             "{warnings:?}"
         );
         let _ = fs::remove_dir_all(&dir);

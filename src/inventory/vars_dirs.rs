@@ -17,27 +17,37 @@ use std::path::{Path, PathBuf};
 
 use super::Vars;
 use super::error::InventoryError;
+use super::origin::top_level_line;
 use super::warning::InventoryWarning;
 use super::yaml_vars::parse_vars_file;
 
+/// One variables file, read: its variables and the line each top-level key is on.
+#[derive(Debug, Clone)]
+pub(crate) struct VarsFile {
+    pub(crate) path: PathBuf,
+    pub(crate) vars: Vars,
+    pub(crate) lines: std::collections::BTreeMap<String, usize>,
+}
+
 const EXTENSIONS: [&str; 3] = ["yml", "yaml", "json"];
 
-/// The merged variables of `name` from `base/<dir>/` (`dir` is `group_vars` or `host_vars`).
+/// The variables files of `name` under `base/<dir>/` (`dir` is `group_vars` or
+/// `host_vars`), in merge order: a later file's top-level keys replace an earlier one's.
 pub(crate) fn load(
     base: &Path,
     dir: &str,
     name: &str,
     warnings: &mut Vec<InventoryWarning>,
-) -> Result<Vars, InventoryError> {
-    let mut vars = Vars::new();
+) -> Result<Vec<VarsFile>, InventoryError> {
+    let mut out = Vec::new();
     // A name with a path separator would escape the directory; Ansible skips such entities
     // too (chroot-style host names like `/srv/jail`).
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        return Ok(vars);
+        return Ok(out);
     }
     let root = base.join(dir);
     if !root.is_dir() {
-        return Ok(vars);
+        return Ok(out);
     }
     let candidates = [
         root.join(name),
@@ -47,7 +57,7 @@ pub(crate) fn load(
     ];
     let mut existing = candidates.iter().filter(|p| p.exists());
     let Some(chosen) = existing.next() else {
-        return Ok(vars);
+        return Ok(out);
     };
     for shadowed in existing {
         warnings.push(InventoryWarning {
@@ -68,9 +78,28 @@ pub(crate) fn load(
     };
     for file in files {
         let text = fs::read_to_string(&file).map_err(|e| InventoryError::io(&file, e))?;
-        vars.extend(parse_vars_file(&file, &text)?);
+        let vars = parse_vars_file(&file, &text)?;
+        let lines = vars
+            .keys()
+            .filter_map(|k| Some((k.clone(), top_level_line(&text, k)?)))
+            .collect();
+        out.push(VarsFile {
+            path: file,
+            vars,
+            lines,
+        });
     }
-    Ok(vars)
+    Ok(out)
+}
+
+/// All the files' variables merged, for tests.
+#[cfg(test)]
+fn merged(files: Vec<VarsFile>) -> Vars {
+    let mut vars = Vars::new();
+    for f in files {
+        vars.extend(f.vars);
+    }
+    vars
 }
 
 /// Deeper than any real vars tree; reaching it means a symlink loop.
@@ -144,7 +173,7 @@ mod tests {
         write(&gv.join("README.md"), "not yaml: [\n");
         write(&gv.join("e.retry"), "x: retry\n");
         let mut warnings = Vec::new();
-        let vars = load(&base, "group_vars", "k8s_cluster", &mut warnings).expect("load");
+        let vars = merged(load(&base, "group_vars", "k8s_cluster", &mut warnings).expect("load"));
         assert_eq!(
             serde_json::Value::Object(vars),
             serde_json::json!({"x": "a", "y": "b", "z": "nested"})
@@ -159,7 +188,7 @@ mod tests {
         write(&base.join("group_vars/all/main.yml"), "x: dir\n");
         write(&base.join("group_vars/all.yml"), "x: file\n");
         let mut warnings = Vec::new();
-        let vars = load(&base, "group_vars", "all", &mut warnings).expect("load");
+        let vars = merged(load(&base, "group_vars", "all", &mut warnings).expect("load"));
         assert_eq!(vars.get("x"), Some(&serde_json::json!("dir")));
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].path.ends_with("group_vars/all.yml"));
@@ -186,7 +215,7 @@ mod tests {
                 .expect("load")
                 .is_empty()
         );
-        let vars = load(&base, "host_vars", "node2", &mut warnings).expect("load");
+        let vars = merged(load(&base, "host_vars", "node2", &mut warnings).expect("load"));
         assert_eq!(vars.get("a"), Some(&serde_json::json!(1)));
         let _ = fs::remove_dir_all(&base);
     }

@@ -37,6 +37,7 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
         issue: Issue::default(),
         builder: RefCell::new(builder),
         path,
+        text,
     };
     let de = serde_norway::Deserializer::from_str(text);
     Shape(Top { ctx: &ctx })
@@ -50,6 +51,7 @@ struct Ctx<'b> {
     issue: Issue,
     builder: RefCell<&'b mut Builder>,
     path: &'b Path,
+    text: &'b str,
 }
 
 struct Top<'a, 'b> {
@@ -76,6 +78,7 @@ impl<'de> Expect<'de> for Top<'_, '_> {
             if name == "plugin" {
                 let plugin = map.next_value_seed(ValueSeed {
                     issue: &self.ctx.issue,
+                    source: self.ctx.text,
                     path: name,
                 })?;
                 return Err(fail(
@@ -138,13 +141,14 @@ impl<'de> Expect<'de> for GroupDef<'_, '_> {
                 _ => {
                     let vars: Vars = map.next_value_seed(Shape(VarsMap {
                         issue: &ctx.issue,
+                        source: ctx.text,
                         what: format!("a mapping of variables under `{}.vars`", self.name),
                         path: format!("{}.vars", self.name),
                     }))?;
                     let mut builder = ctx.builder.borrow_mut();
                     for (key, value) in vars {
                         builder
-                            .set_group_var(group, key, value)
+                            .set_group_var(group, key, value, ctx.path, None)
                             .map_err(|message| fail::<A::Error>(&ctx.issue, message))?;
                     }
                 }
@@ -185,12 +189,9 @@ impl Hosts<'_, '_, '_> {
         })?;
         let mut builder = self.ctx.builder.borrow_mut();
         for name in names {
-            let host = builder.add_host(&name, self.group, self.ctx.path);
-            if let Some(port) = port {
-                builder.set_host_var(host, "ansible_port".into(), port.into());
-            }
+            let host = builder.add_host(&name, self.group, self.ctx.path, port);
             for (key, value) in &vars {
-                builder.set_host_var(host, key.clone(), value.clone());
+                builder.set_host_var(host, key.clone(), value.clone(), self.ctx.path, None);
             }
         }
         Ok(())
@@ -217,6 +218,7 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
         })? {
             let vars = map.next_value_seed(Shape(VarsMap {
                 issue: &self.ctx.issue,
+                source: self.ctx.text,
                 what: format!(
                     "a mapping of variables (or nothing) for host `{pattern}` under `{within}`"
                 ),
@@ -358,7 +360,8 @@ all:
         let inv = load("---\nkube-master:\nkube-node:\n  hosts:\n    n1:\netcd:\n  hosts:\n")
             .expect("loads");
         assert_eq!(names(&inv), ["n1"]);
-        assert_eq!(inv.hosts()[0].groups, ["all", "kube-node"]);
+        // kube_node is Kubespray's dynamic group for the legacy kube-node.
+        assert_eq!(inv.hosts()[0].groups, ["all", "kube-node", "kube_node"]);
         assert!(inv.group_names().contains(&"kube-master"));
         assert_eq!(load("").expect("empty").hosts().len(), 0);
     }

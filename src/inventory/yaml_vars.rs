@@ -6,11 +6,13 @@
 //! and validating afterwards (when positions are gone), every shape is checked *inside* a
 //! visitor, and our own message travels beside the serde error in an [`Issue`] slot.
 //!
-//! Values follow YAML 1.2 as serde_norway reads it: `yes`/`on` stay strings (Ansible's YAML
-//! 1.1 loader would make them booleans; [`Host::var_bool`](super::Host::var_bool) accepts
-//! both), tags such as `!vault` or `!unsafe` are dropped and their content kept as is (dnsfix
-//! never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is
-//! never evaluated: dnsfix reads literal values and shows templated ones verbatim.
+//! Values follow YAML 1.2 as serde_norway reads it, with one YAML 1.1 rule that Ansible's
+//! PyYAML loader applies and that changes meaning: a plain (unquoted) `yes`/`no`/`on`/`off`
+//! in any of PyYAML's spellings is a boolean, as `true`/`false` are, while a quoted one stays
+//! a string. (A playbook's `when: vars.x` must not find the string "no" truthy.) Tags such as
+//! `!vault` or `!unsafe` are dropped and their content kept as is (dnsfix never decrypts vault
+//! values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
+//! (bare references are resolved later, see `template.rs`).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -55,6 +57,7 @@ pub(crate) fn parse_vars_file(path: &Path, text: &str) -> Result<Vars, Inventory
     let issue = Issue::default();
     let seed = Shape(VarsMap {
         issue: &issue,
+        source: text,
         what: "a mapping of variables (`name: value`)".to_string(),
         path: String::new(),
     });
@@ -253,6 +256,8 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
 /// messages about duplicate keys nested inside it.
 pub(crate) struct VarsMap<'a> {
     pub(crate) issue: &'a Issue,
+    /// The whole document being parsed (see [`ValueSeed::source`]).
+    pub(crate) source: &'a str,
     pub(crate) what: String,
     pub(crate) path: String,
 }
@@ -267,7 +272,7 @@ impl<'de> Expect<'de> for VarsMap<'_> {
         self.what.clone()
     }
     fn map<A: MapAccess<'de>>(self, map: A) -> Result<Vars, A::Error> {
-        read_object(self.issue, &self.path, map)
+        read_object(self.issue, self.source, &self.path, map)
     }
     fn null<E: de::Error>(self) -> Result<Vars, E> {
         Ok(Vars::new())
@@ -277,7 +282,31 @@ impl<'de> Expect<'de> for VarsMap<'_> {
 /// Any YAML value as JSON. `path` is the dotted key path of this value, for messages.
 pub(crate) struct ValueSeed<'a> {
     pub(crate) issue: &'a Issue,
+    /// The whole document being parsed: a scalar borrowed from it shows by the byte before
+    /// it whether it was quoted.
+    pub(crate) source: &'a str,
     pub(crate) path: String,
+}
+
+/// PyYAML's YAML 1.1 booleans (`resolver.py`, `tag:yaml.org,2002:bool`) that YAML 1.2 reads
+/// as strings.
+fn yaml11_bool(value: &str) -> Option<bool> {
+    match value {
+        "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+        "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether `scalar`, borrowed from `source`, was written plain: it starts inside `source`
+/// and the byte before it is not a quote.
+fn is_plain_in(source: &str, scalar: &str) -> bool {
+    let start = (scalar.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
+    start <= source.len()
+        && start
+            .checked_sub(1)
+            .and_then(|i| source.as_bytes().get(i))
+            .is_none_or(|b| !matches!(b, b'"' | b'\''))
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
@@ -311,6 +340,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             None => Value::String("-.inf".into()),
         })
     }
+    fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Value, E> {
+        match yaml11_bool(value) {
+            Some(b) if is_plain_in(self.source, value) => Ok(Value::Bool(b)),
+            _ => Ok(Value::String(value.to_string())),
+        }
+    }
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
         Ok(Value::String(value.to_string()))
     }
@@ -327,6 +362,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element_seed(ValueSeed {
             issue: self.issue,
+            source: self.source,
             path: format!("{}[{}]", self.path, items.len()),
         })? {
             items.push(item);
@@ -334,7 +370,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        read_object(self.issue, &self.path, map).map(Value::Object)
+        read_object(self.issue, self.source, &self.path, map).map(Value::Object)
     }
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
         // A custom tag (`!vault |`, `!unsafe '...'`): keep the content, drop the tag.
@@ -348,6 +384,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 /// YAML 1.1 and Ansible).
 fn read_object<'de, A: MapAccess<'de>>(
     issue: &Issue,
+    source: &str,
     path: &str,
     mut map: A,
 ) -> Result<Vars, A::Error> {
@@ -365,7 +402,11 @@ fn read_object<'de, A: MapAccess<'de>>(
         } else {
             format!("{path}.{key}")
         };
-        let value = map.next_value_seed(ValueSeed { issue, path: child })?;
+        let value = map.next_value_seed(ValueSeed {
+            issue,
+            source,
+            path: child,
+        })?;
         if key == "<<" {
             match value {
                 Value::Object(one) => merged.push(one),
@@ -412,7 +453,19 @@ mod tests {
         let vars = parse("a: 1\nb: [x, 2]\nc: {d: null}\ne: yes\nf: '{{ x }}'\n").ok();
         assert_eq!(
             vars.map(Value::Object),
-            Some(json!({"a": 1, "b": ["x", 2], "c": {"d": null}, "e": "yes", "f": "{{ x }}"}))
+            Some(json!({"a": 1, "b": ["x", 2], "c": {"d": null}, "e": true, "f": "{{ x }}"}))
+        );
+    }
+
+    #[test]
+    fn plain_yaml11_booleans_are_booleans_and_quoted_ones_strings() {
+        let text = "a: yes\nb: 'yes'\nc: \"no\"\nd: Off\ne: [on, 'on', NO]\nf: {g: no}\nh: yesterday\ni: y\n";
+        assert_eq!(
+            parse(text).ok().map(Value::Object),
+            Some(json!({
+                "a": true, "b": "yes", "c": "no", "d": false,
+                "e": [true, "on", false], "f": {"g": false}, "h": "yesterday", "i": "y",
+            }))
         );
     }
 

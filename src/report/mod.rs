@@ -6,6 +6,7 @@ pub mod apply;
 pub mod check;
 pub mod explain;
 pub mod facts;
+pub mod inventory;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
@@ -60,6 +61,24 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
     text.push('\n');
     text
+}
+
+/// Text from a node or an input file, safe to print on a terminal: control characters
+/// (escape sequences, carriage returns, tabs, newlines inside a value) are shown as Rust
+/// escapes, so no file can move the cursor, rewrite other lines or set the clipboard.
+pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// What the engine tells the user about while it works.

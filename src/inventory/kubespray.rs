@@ -1,0 +1,57 @@
+//! Kubespray's dynamic groups: the groups every Kubespray playbook adds at run time with
+//! `group_by` before anything else (`playbooks/boilerplate.yml`, "Define groups for legacy
+//! less structured inventories"), so that dnsfix sees the groups — and therefore the
+//! `group_vars/` — that Kubespray sees.
+//!
+//! Kubespray's current sample `inventory.ini` defines `kube_control_plane`, `etcd` and
+//! `kube_node` only; `k8s_cluster` exists only through this step, so without it the
+//! variables in `group_vars/k8s_cluster/` (kube_proxy_mode, enable_nodelocaldns,
+//! nodelocaldns_ip, dns_domain, ...) would silently not apply.
+//!
+//! The task is one `group_by` looped over a mapping, with `group_names` as it was before the
+//! loop (Ansible computes a task's variables once per host): a host joins `target` when it
+//! is already in one of the `sources` groups. The differential test in tests/inventory.rs
+//! runs the same task under `ansible-playbook` and compares.
+
+use super::builder::Builder;
+
+/// `group_mappings` from kubespray playbooks/boilerplate.yml, in its order.
+pub(crate) const GROUP_MAPPINGS: &[(&str, &[&str])] = &[
+    ("kube_control_plane", &["kube-master"]),
+    ("kube_node", &["kube-node"]),
+    ("calico_rr", &["calico-rr"]),
+    ("no_floating", &["no-floating"]),
+    (
+        "k8s_cluster",
+        &["kube_node", "kube_control_plane", "calico_rr"],
+    ),
+];
+
+/// Adds Kubespray's dynamic group memberships to `builder`. Groups that did not exist are
+/// created under `all` and marked dynamic; existing groups gain the hosts as direct members,
+/// which changes no variable (a host's groups are a set).
+pub(crate) fn dynamic_groups(builder: &mut Builder) {
+    // `group_names` before the loop: who is in each source group now.
+    let memberships: Vec<(&str, Vec<usize>)> = GROUP_MAPPINGS
+        .iter()
+        .map(|(target, sources)| {
+            let mut hosts: Vec<usize> = sources
+                .iter()
+                .filter_map(|s| builder.group_index(s))
+                .flat_map(|g| builder.members_of(g))
+                .collect();
+            hosts.sort_unstable();
+            hosts.dedup();
+            (*target, hosts)
+        })
+        .collect();
+    for (target, hosts) in memberships {
+        if hosts.is_empty() {
+            continue;
+        }
+        let group = builder.dynamic_group(target);
+        for host in hosts {
+            builder.add_member(group, host);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! [`VarOrigin`]: where a host's variable got its value, so `dnsfix inventory` can show the
+//! file (and line, when known) that won, the way a user would look for it with `grep`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The place that set a variable's winning value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VarOrigin {
+    pub path: PathBuf,
+    /// 1-based; `None` where the parser does not track lines (variables inside a YAML
+    /// inventory file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    pub scope: VarScope,
+    /// The value as written when dnsfix resolved it: a reference such as
+    /// `"{{ cluster_name }}"` (see [`super::template`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+}
+
+/// Which precedence step set a variable (builder.rs lists the steps).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum VarScope {
+    /// A group's `vars:` (YAML) or `[group:vars]` (INI) in an inventory file.
+    Group(String),
+    /// A host line or `hosts:` entry in an inventory file (`host:port` included).
+    Host,
+    /// A file under `group_vars/<group>`.
+    GroupVars(String),
+    /// A file under `host_vars/<host>`.
+    HostVars,
+    /// Set by Ansible itself (`inventory_file`, `inventory_dir`).
+    Implicit,
+}
+
+impl VarOrigin {
+    pub(crate) fn new(path: &Path, line: Option<usize>, scope: VarScope) -> VarOrigin {
+        VarOrigin {
+            path: path.to_path_buf(),
+            line,
+            scope,
+            template: None,
+        }
+    }
+}
+
+impl fmt::Display for VarOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        match &self.scope {
+            VarScope::Group(g) => write!(f, " (group {g})")?,
+            VarScope::Host => write!(f, " (host)")?,
+            VarScope::GroupVars(_) | VarScope::HostVars | VarScope::Implicit => {}
+        }
+        if let Some(t) = &self.template {
+            write!(f, " from {t}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The 1-based line of top-level `key` in a YAML/JSON variables file: the last line that
+/// starts with it at column 0 (`key:`, `"key":`, `'key':`), as a duplicate-free mapping has
+/// one. `None` when the key is not written that way (flow style, a merge key).
+pub(crate) fn top_level_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+                .iter()
+                .any(|k| {
+                    line.strip_prefix(k.as_str())
+                        .is_some_and(|rest| rest.trim_start().starts_with(':'))
+                })
+        })
+        .map(|(i, _)| i + 1)
+        .last()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_keys_are_found_in_every_quoting() {
+        let text = "# x: 1\nx: 1\n  y: 2\n\"z\" : 3\n'w': 4\nxx: 5\n";
+        assert_eq!(top_level_line(text, "x"), Some(2));
+        assert_eq!(top_level_line(text, "y"), None);
+        assert_eq!(top_level_line(text, "z"), Some(4));
+        assert_eq!(top_level_line(text, "w"), Some(5));
+        assert_eq!(top_level_line(text, "xx"), Some(6));
+        assert_eq!(top_level_line(text, "q"), None);
+    }
+}

@@ -1,0 +1,305 @@
+//! Differential tests against Ansible itself: every inventory under
+//! `tests/fixtures/inventory/differential/<case>/` is read by dnsfix and by ansible-core, and
+//! both must agree on the hosts, each host's groups and each host's variables.
+//!
+//! Ansible's view is taken two ways:
+//! - `ansible-inventory --list`: the hosts and the raw (untemplated) variables;
+//! - `ansible-playbook probe.yml`: Kubespray's own dynamic-groups task (copied verbatim from
+//!   kubespray playbooks/boilerplate.yml), then every host writes its `group_names` and the
+//!   templated value of each variable dnsfix resolved. That is what Kubespray's roles see.
+//!
+//! ansible-core comes from PyPI; `.ci/run` installs it into a venv under `target/`. The test
+//! finds it through `DNSFIX_ANSIBLE_BIN` (a directory), that venv, or `PATH`, and fails, with
+//! the command that installs it, when there is none: it never passes by skipping.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dnsfix::inventory::{Inventory, VarScope};
+use serde_json::{Value, json};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ansible_bin(tool: &str) -> PathBuf {
+    let candidates = std::env::var_os("DNSFIX_ANSIBLE_BIN")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([root().join("target/ansible-venv/bin")])
+        .chain(
+            std::env::var_os("PATH")
+                .into_iter()
+                .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()),
+        );
+    for dir in candidates {
+        let path = dir.join(tool);
+        if path.is_file() {
+            return path;
+        }
+    }
+    panic!(
+        "{tool} not found: these tests compare dnsfix with Ansible itself. Install it with \
+         `python3 -m venv target/ansible-venv && target/ansible-venv/bin/pip install ansible-core` \
+         (bash .ci/run does), or point DNSFIX_ANSIBLE_BIN at a directory holding {tool}"
+    );
+}
+
+/// Runs an Ansible tool with a private, predictable environment.
+fn ansible(tool: &str, args: &[&str], home: &Path) -> String {
+    let output = Command::new(ansible_bin(tool))
+        .args(args)
+        .env("HOME", home)
+        .env("ANSIBLE_LOCAL_TEMP", home.join("tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_INVENTORY_UNPARSED_WARNING", "0")
+        .env("ANSIBLE_LOCALHOST_WARNING", "0")
+        .env("ANSIBLE_PYTHON_INTERPRETER", "auto_silent")
+        .env_remove("ANSIBLE_CONFIG")
+        .current_dir(home)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{tool} {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// The `-i` argument of a case: `source` in case.json, else the case directory itself.
+fn source(case: &Path) -> PathBuf {
+    let spec: Value = std::fs::read_to_string(case.join("case.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    match spec["source"].as_str() {
+        Some(s) => case.join(s),
+        None => case.to_path_buf(),
+    }
+}
+
+fn cases() -> Vec<PathBuf> {
+    let dir = root().join("tests/fixtures/inventory/differential");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// What Ansible (through Kubespray's grouping) sees for each host.
+struct AnsibleView {
+    hosts: Vec<String>,
+    /// Members of `ungrouped` (which `group_names` never lists).
+    ungrouped: Vec<String>,
+    /// Raw variables per host, from `ansible-inventory --list`.
+    raw: BTreeMap<String, Value>,
+    /// `group_names` and templated probe variables per host, from the probe playbook.
+    probed: BTreeMap<String, Value>,
+}
+
+fn ansible_view(case: &Path, inventory: &Inventory, scratch: &Path) -> AnsibleView {
+    let src = source(case);
+    let src = src.to_str().expect("utf-8 path");
+    let list: Value = serde_json::from_str(&ansible(
+        "ansible-inventory",
+        &["-i", src, "--list"],
+        scratch,
+    ))
+    .expect("ansible-inventory prints JSON");
+    let raw: BTreeMap<String, Value> = list["_meta"]["hostvars"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    let mut hosts: Vec<String> = Vec::new();
+    collect_hosts(&list, "all", &mut hosts);
+    hosts.sort();
+    hosts.dedup();
+    let mut ungrouped = Vec::new();
+    collect_hosts(&list, "ungrouped", &mut ungrouped);
+    ungrouped.sort();
+
+    // Probe every variable dnsfix holds as a plain value (templates dnsfix keeps verbatim
+    // would need Kubespray's role defaults to render; they are compared raw instead).
+    let mut probe_vars: Vec<String> = inventory
+        .hosts()
+        .iter()
+        .flat_map(|h| h.vars.iter())
+        .filter(|(k, v)| {
+            !matches!(k.as_str(), "inventory_file" | "inventory_dir")
+                && !v.to_string().contains("{{")
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    probe_vars.sort();
+    probe_vars.dedup();
+    let out = scratch.join("out");
+    std::fs::create_dir_all(&out).expect("mkdir out");
+    let extra = json!({ "probe_out": out, "probe_vars": probe_vars }).to_string();
+    let probe = root().join("tests/fixtures/inventory/differential/probe.yml");
+    ansible(
+        "ansible-playbook",
+        &["-i", src, probe.to_str().expect("utf-8"), "-e", &extra],
+        scratch,
+    );
+    let mut probed = BTreeMap::new();
+    for host in &hosts {
+        let path = out.join(format!("{host}.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("the probe wrote nothing for {host}: {e}"));
+        probed.insert(
+            host.clone(),
+            serde_json::from_str(&text).expect("probe JSON"),
+        );
+    }
+    AnsibleView {
+        hosts,
+        ungrouped,
+        raw,
+        probed,
+    }
+}
+
+fn collect_hosts(list: &Value, group: &str, out: &mut Vec<String>) {
+    if let Some(hosts) = list[group]["hosts"].as_array() {
+        out.extend(hosts.iter().filter_map(Value::as_str).map(str::to_owned));
+    }
+    if let Some(children) = list[group]["children"].as_array() {
+        for child in children.iter().filter_map(Value::as_str) {
+            collect_hosts(list, child, out);
+        }
+    }
+}
+
+#[test]
+fn dnsfix_reads_inventories_as_ansible_and_kubespray_do() {
+    let cases = cases();
+    assert!(cases.len() >= 6, "differential cases are missing");
+    let scratch_root = std::env::temp_dir().join(format!("dnsfix-ansible-{}", std::process::id()));
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|case| {
+                let scratch = scratch_root.join(case.file_name().expect("name"));
+                scope.spawn(move || compare(case, &scratch))
+            })
+            .collect();
+        runs.into_iter()
+            .flat_map(|r| r.join().unwrap_or_else(|_| vec!["a case panicked".into()]))
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&scratch_root);
+    assert!(
+        failures.is_empty(),
+        "dnsfix and Ansible disagree:\n{}",
+        failures.join("\n")
+    );
+}
+
+fn compare(case: &Path, scratch: &Path) -> Vec<String> {
+    let name = case
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("?")
+        .to_owned();
+    std::fs::create_dir_all(scratch.join("tmp")).expect("scratch");
+    let inventory = Inventory::load(&source(case))
+        .unwrap_or_else(|e| panic!("{name}: dnsfix cannot load it: {e}"));
+    let view = ansible_view(case, &inventory, scratch);
+    let mut failures = Vec::new();
+    let mut fail = |m: String| failures.push(format!("{name}: {m}"));
+    let dynamic = inventory.dynamic_groups();
+
+    let mut ours: Vec<String> = inventory.hosts().iter().map(|h| h.name.clone()).collect();
+    ours.sort();
+    if ours != view.hosts {
+        fail(format!("hosts: dnsfix {ours:?}, Ansible {:?}", view.hosts));
+    }
+    let mut ungrouped: Vec<String> = inventory
+        .group_members("ungrouped")
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    ungrouped.sort();
+    if ungrouped != view.ungrouped {
+        fail(format!(
+            "ungrouped: dnsfix {ungrouped:?}, Ansible {:?}",
+            view.ungrouped
+        ));
+    }
+    for host in inventory.hosts() {
+        let Some(probed) = view.probed.get(&host.name) else {
+            continue;
+        };
+        let mut theirs: Vec<String> = probed["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|g| !matches!(*g, "_all" | "ungrouped"))
+            .map(str::to_owned)
+            .collect();
+        theirs.sort();
+        let mut groups: Vec<String> = host
+            .groups
+            .iter()
+            .filter(|g| !matches!(g.as_str(), "all" | "ungrouped"))
+            .cloned()
+            .collect();
+        groups.sort();
+        if groups != theirs {
+            fail(format!(
+                "{}: groups: dnsfix {groups:?}, Kubespray {theirs:?}",
+                host.name
+            ));
+        }
+        let raw = view.raw.get(&host.name).cloned().unwrap_or(Value::Null);
+        for (key, value) in &host.vars {
+            if matches!(key.as_str(), "inventory_file" | "inventory_dir") {
+                continue;
+            }
+            let expected = if value.to_string().contains("{{") {
+                // Kept verbatim by dnsfix: must be exactly what the inventory says. A group
+                // only Kubespray's dynamic grouping forms is unknown to ansible-inventory,
+                // and Ansible would template the value; such a variable must come from that
+                // group's group_vars.
+                let from_dynamic = host.origins.get(key).is_some_and(
+                    |o| matches!(&o.scope, VarScope::GroupVars(g) if dynamic.contains(&g.as_str())),
+                );
+                if raw.get(key).is_none() && from_dynamic {
+                    continue;
+                }
+                raw.get(key).cloned()
+            } else {
+                probed["vars"].get(key).cloned()
+            };
+            if expected.as_ref() != Some(value) {
+                fail(format!(
+                    "{}: {key}: dnsfix {value}, Ansible {}",
+                    host.name,
+                    expected.map_or("(unset)".to_string(), |v| v.to_string())
+                ));
+            }
+        }
+        // Nothing Ansible sets may be missing from dnsfix.
+        if let Some(raw) = raw.as_object() {
+            for key in raw.keys() {
+                if !host.vars.contains_key(key) {
+                    fail(format!(
+                        "{}: {key} is set for Ansible, not for dnsfix",
+                        host.name
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
