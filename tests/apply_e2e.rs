@@ -216,7 +216,14 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
         .filter(|h| h.status == HostStatus::Changes)
         .map(|h| h.host.as_str())
         .collect();
-    for scenario in ["stub-symlink", "kubespray-loop", "brnf-off", "stray-search"] {
+    for scenario in [
+        "stub-symlink",
+        "kubespray-loop",
+        "kubespray-loop-resolved",
+        "brnf-off",
+        "stray-search",
+        "minimal-no-curl",
+    ] {
         assert!(
             changing.contains(&lab.node(scenario).name.as_str()),
             "{scenario} has nothing planned: {changing:?}"

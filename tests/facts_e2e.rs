@@ -179,6 +179,46 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
         "/run/systemd/resolve/resolv.conf"
     );
 
+    // What the kubelet binary says, asked on the node.
+    assert_eq!(kubeadm["kubelet"]["version"], "v1.30.2", "{kubeadm:#}");
+    assert_eq!(
+        kubeadm["cni"]["pod_bridge"]["kind"], "bridged",
+        "flannel: {kubeadm:#}"
+    );
+    assert_eq!(healthy["cni"]["pod_bridge"]["kind"], "routed", "calico");
+
+    // A stopped kubelet is still a kubelet: the unit says how it starts, and the config it
+    // names is read. Nothing runs, so its flags come from the unit files.
+    let stopped = facts(doc, &lab.node("kubeadm-stopped").name);
+    assert_eq!(stopped["flavour"]["kind"], "kubeadm");
+    assert!(stopped["kubelet"]["pid"].is_null(), "{stopped:#}");
+    assert_eq!(stopped["services"]["kubelet"], "inactive");
+    assert_eq!(
+        stopped["kubelet"]["unit"],
+        "/usr/lib/systemd/system/kubelet.service"
+    );
+    let rc = &stopped["kubelet"]["resolv_conf"];
+    assert_eq!(rc["state"], "known", "{stopped:#}");
+    assert_eq!(rc["value"]["value"], "/run/systemd/resolve/resolv.conf");
+    assert_eq!(
+        rc["value"]["source"]["path"],
+        "/var/lib/kubelet/config.yaml"
+    );
+    let config_flag = stopped["kubelet"]["flags"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["name"] == "config"))
+        .unwrap_or_else(|| panic!("no --config from the unit: {stopped:#}"));
+    assert_eq!(
+        config_flag["source"]["path"],
+        "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
+    );
+    assert_eq!(config_flag["source"]["detail"], "KUBELET_CONFIG_ARGS");
+
+    // kubespray-loop-resolved: resolved runs, yet /etc/resolv.conf is a plain file.
+    let foreign = facts(doc, &lab.node("kubespray-loop-resolved").name);
+    assert_eq!(foreign["resolver"]["resolved_mode"], "foreign");
+    assert_eq!(foreign["services"]["systemd_resolved"], "active");
+
     // The non-root user became root through sudo -n: uid 0 and root-only files read.
     let sudo = facts(doc, &lab.node("sudo-user").name);
     assert_eq!(sudo["uid"], 0);

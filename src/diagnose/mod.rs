@@ -29,8 +29,69 @@ impl HostDiagnosis {
         })
     }
 
+    /// The worst severity among the findings that failed; an unknown (a rule that could
+    /// not tell) never makes a host look critical.
     pub fn worst(&self) -> Option<Severity> {
-        self.findings().map(|f| f.severity).max()
+        self.findings()
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.severity)
+            .max()
+    }
+
+    /// Rules that could not tell.
+    pub fn unknowns(&self) -> usize {
+        self.findings()
+            .filter(|f| f.status == FindingStatus::Unknown)
+            .count()
+    }
+}
+
+/// An undeclared search domain every node shares is a site's own (a corporate domain:
+/// info); one that differs node to node comes from each node's DHCP (a cloud region or
+/// project suffix: warning), because pods then resolve differently on each node.
+fn stray_search_across_fleet(gathered: &[(&Host, &NodeFacts)], out: &mut [HostDiagnosis]) {
+    let search = |f: &NodeFacts| -> Option<Vec<String>> {
+        let p = f.kubelet.pod_resolv_conf.as_ref()?.parsed.as_ref()?;
+        Some(p.kubelet_search().into_iter().map(str::to_owned).collect())
+    };
+    let lists: Vec<(&str, Vec<String>)> = gathered
+        .iter()
+        .filter_map(|(h, f)| Some((h.name.as_str(), search(f)?)))
+        .collect();
+    for d in out.iter_mut() {
+        let Some((_, mine)) = lists.iter().find(|(h, _)| *h == d.host) else {
+            continue;
+        };
+        let differing: Vec<String> = lists
+            .iter()
+            .filter(|(h, theirs)| *h != d.host && theirs != mine)
+            .map(|(h, theirs)| format!("{h}: search {}", theirs.join(" ")))
+            .collect();
+        if differing.is_empty() {
+            continue;
+        }
+        for (id, outcome) in &mut d.outcomes {
+            if *id != "DNS-STRAY-SEARCH" {
+                continue;
+            }
+            if let RuleOutcome::Findings(found) = outcome {
+                for f in found
+                    .iter_mut()
+                    .filter(|f| f.severity == Severity::Info && f.status == FindingStatus::Failed)
+                {
+                    f.severity = Severity::Warning;
+                    f.summary = format!(
+                        "{}, and other nodes have other search domains: each node's DHCP pushes its own, so pods resolve differently node to node",
+                        f.summary
+                    );
+                    f.evidence.extend(differing.iter().take(3).cloned());
+                    if differing.len() > 3 {
+                        f.evidence
+                            .push(format!("... and {} more", differing.len() - 3));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -50,6 +111,7 @@ pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
 /// Diagnoses every gathered host and adds fleet drift.
 pub fn diagnose(gathered: &[(&Host, &NodeFacts)]) -> Vec<HostDiagnosis> {
     let mut out: Vec<HostDiagnosis> = gathered.iter().map(|(h, f)| diagnose_host(h, f)).collect();
+    stray_search_across_fleet(gathered, &mut out);
     let drift = drift::drift(gathered);
     for d in &mut out {
         let mine: Vec<Finding> = drift.iter().filter(|f| f.host == d.host).cloned().collect();

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use super::catalog;
 use super::finding::{Finding, FindingStatus, Severity};
 use crate::facts::NodeFacts;
+use crate::facts::cni::PodBridge;
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
@@ -128,13 +129,17 @@ fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
 /// "/etc/kubernetes/kubelet-config.yaml:31 resolvConf: /etc/resolv.conf → symlink to
 /// ../run/systemd/resolve/stub-resolv.conf"
 fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
-    let what = if e.source.kind == "flag" {
-        "--resolv-conf="
-    } else {
-        "resolvConf: "
+    let detail = e.source.detail.as_deref();
+    let setting = match e.source.kind.as_str() {
+        "flag" | "k3s_flag" => format!("--resolv-conf={}", e.value),
+        "k3s_config" => format!("resolv-conf: {}", e.value),
+        // The variable's name is the setting; it is not repeated as a detail.
+        "k3s_env" => format!("{}={}", detail.unwrap_or("RESOLV_CONF"), e.value),
+        "k3s_auto" => format!("chosen by k3s/RKE2: {}", e.value),
+        _ => format!("resolvConf: {}", e.value),
     };
-    let mut s = format!("{} {what}{}", e.source.at(), e.value);
-    if let Some(d) = &e.source.detail {
+    let mut s = format!("{} {setting}", e.source.at());
+    if let Some(d) = detail.filter(|_| e.source.kind != "k3s_env") {
         s.push_str(&format!(" ({d})"));
     }
     if let Some(t) = &f.symlink_target {
@@ -164,17 +169,27 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
         }
         FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
+        FlavourKind::Eks => {
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
+        }
         FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
     }
 }
 
+/// systemd-resolved runs and its uplink file lists servers, none loopback and none of the
+/// cluster's own: a file kubelet can hand to CoreDNS. (A Kubespray uplink file holding
+/// 169.254.25.10 is not one: its "upstream" is nodelocaldns itself.)
 fn resolved_uplink_clean(ctx: &Ctx) -> bool {
     let up = &ctx.facts.resolver.systemd_uplink;
     ctx.facts.services.systemd_resolved == UnitState::Active
-        && up
-            .parsed
-            .as_ref()
-            .is_some_and(|p| !p.nameservers.is_empty() && p.loopback_nameservers().is_empty())
+        && up.parsed.as_ref().is_some_and(|p| {
+            !p.nameservers.is_empty()
+                && p.loopback_nameservers().is_empty()
+                && !p
+                    .nameservers
+                    .iter()
+                    .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+        })
 }
 
 fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
@@ -429,13 +444,36 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
     if evidence.is_empty() {
         return RuleOutcome::Pass;
     }
-    RuleOutcome::Findings(vec![ctx.finding(
-        id,
-        Severity::Critical,
-        "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
-        evidence,
-        "modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1 (and ip6tables on dual-stack), then persist both".into(),
-    )])
+    if b.loaded == Observed::Known(false) && b.persisted.is_none() {
+        evidence.push("nothing loads br_netfilter at boot either (no /etc/modules-load.d/*.conf or /etc/modules lists it)".into());
+    }
+    // It matters only where pod traffic crosses a Linux bridge.
+    match &ctx.facts.cni.pod_bridge {
+        PodBridge::Routed(why) => {
+            evidence.push(why.clone());
+            RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Info,
+                "bridge netfilter is off, which does not matter here: the CNI wires pods without a Linux bridge, so no pod traffic is bridged".into(),
+                evidence,
+                "nothing to do for this CNI; if pods will ever sit on a Linux bridge (bridge, flannel, Weave), modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1".into(),
+            )])
+        }
+        other => {
+            evidence.push(match other {
+                PodBridge::Bridged(why) => why.clone(),
+                PodBridge::Unknown(why) => format!("{why}: treated as bridged"),
+                PodBridge::Routed(_) => String::new(),
+            });
+            RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Critical,
+                "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
+                evidence,
+                "modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1 (and ip6tables on dual-stack), then persist both".into(),
+            )])
+        }
+    }
 }
 
 fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
@@ -447,22 +485,30 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     if rancher_sets_at_start(ctx) {
         return RuleOutcome::NotApplicable(RANCHER_SYSCTL.into());
     }
+    if let PodBridge::Routed(why) = &ctx.facts.cni.pod_bridge {
+        return RuleOutcome::NotApplicable(format!("no pod traffic is bridged ({why})"));
+    }
+    // "Reverts at the next reboot" is only true of what is on now; what is off is
+    // DNS-BRIDGE-NF-OFF's business (its fix persists too).
     let b = &ctx.facts.br_netfilter;
-    if b.persisted.is_none() && !b.built_in {
-        evidence.push("br_netfilter is in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
+    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in {
+        evidence.push("br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
     }
     for key in bridge_keys(ctx) {
         let Some(s) = ctx.facts.sysctls.get(key) else {
             continue;
         };
+        if s.live != Observed::Known("1".to_owned()) {
+            continue;
+        }
         match &s.persisted {
             Some(p) if p.value == "1" => {}
             Some(p) => evidence.push(format!(
-                "{}:{} sets {key} = {} (boot value)",
+                "{key} is 1 now; {}:{} sets it to {} at boot",
                 p.path, p.line, p.value
             )),
             None => evidence.push(format!(
-                "{key} is set by no sysctl.d file or /etc/sysctl.conf"
+                "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it"
             )),
         }
     }
@@ -472,7 +518,7 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     RuleOutcome::Findings(vec![ctx.finding(
         id,
         Severity::High,
-        "bridge netfilter settings are not persisted: they revert at the next reboot".into(),
+        "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
         evidence,
         "add br_netfilter to /etc/modules-load.d/ and net.bridge.bridge-nf-call-iptables=1 to a sysctl.d file that wins".into(),
     )])
@@ -559,13 +605,41 @@ fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
-/// Kubernetes minor version from `kube_version` (e.g. "v1.28.3" → 28), when the inventory says.
-fn kube_minor(ctx: &Ctx) -> Option<u32> {
+/// The kubelet's Kubernetes minor version: what `kubelet --version` said on the node, else
+/// the inventory's `kube_version` (e.g. "v1.28.3" → 28), with where it came from.
+fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
+    let minor = |v: &str| -> Option<u32> {
+        let v = v.trim_start_matches('v');
+        let mut parts = v.split('.');
+        (parts.next()? == "1").then_some(())?;
+        parts.next()?.parse().ok()
+    };
+    if let Some(v) = ctx.facts.kubelet.version.as_deref()
+        && let Some(m) = minor(v)
+    {
+        return Some((m, format!("kubelet --version: {v}")));
+    }
     let v = ctx.host.var_str("kube_version")?;
-    let v = v.trim_start_matches('v');
-    let mut parts = v.split('.');
-    (parts.next()? == "1").then_some(())?;
-    parts.next()?.parse().ok()
+    Some((minor(v)?, format!("inventory kube_version: {v}")))
+}
+
+/// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns
+/// `generateSearchesForDNSClusterFirst`): `<ns>.svc.<domain> svc.<domain> <domain>`, then the
+/// host's search domains, duplicates removed (`omitDuplicates`, first occurrence kept). The
+/// namespace is one the host list does not name, the longest list any pod gets.
+fn pod_search<'a>(domain: &str, host: &[&'a str]) -> Vec<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let mut out: Vec<Cow<'a, str>> = vec![
+        Cow::Owned(format!("<ns>.svc.{domain}")),
+        Cow::Owned(format!("svc.{domain}")),
+        Cow::Owned(domain.to_owned()),
+    ];
+    for d in host {
+        if !out.iter().any(|o| o.as_ref() == *d) {
+            out.push(Cow::Borrowed(*d));
+        }
+    }
+    out
 }
 
 fn search_limit(ctx: &Ctx) -> RuleOutcome {
@@ -575,55 +649,81 @@ fn search_limit(ctx: &Ctx) -> RuleOutcome {
         PodResolv::Unknown(why) => return ctx.unknown("DNS-SEARCH-LIMIT", why),
         PodResolv::Broken => return RuleOutcome::Pass,
     };
-    let search = p.kubelet_search();
-    // kubelet CheckLimitsForResolvConf: the cluster adds 3 domains of its own.
-    // ExpandedDNSConfig: beta and on by default from 1.26, GA in 1.28 (kube_features.go).
-    let expanded = kube_minor(ctx).is_some_and(|m| m >= 26);
-    let (max_domains, max_chars, label) = if expanded {
-        (
-            29,
-            2048,
-            "expanded limits (Kubernetes >= 1.26): 32 domains / 2048 chars",
-        )
-    } else {
-        (
-            3,
-            256,
-            "legacy limits: 6 domains / 256 chars (Kubernetes < 1.26, or version unknown: set kube_version)",
-        )
-    };
-    let joined = search.join(" ").len();
-    let long: Vec<&&str> = search.iter().filter(|d| d.len() > 253).collect();
-    let mut problems = Vec::new();
-    if search.len() > max_domains {
-        problems.push(format!(
-            "{} host search domains, at most {max_domains} fit beside the cluster's 3",
-            search.len()
-        ));
-    }
-    if joined > max_chars {
-        problems.push(format!("search line is {joined} chars, over {max_chars}"));
-    }
-    for d in &long {
-        problems.push(format!(
-            "domain {}... is over 253 chars and is dropped",
-            &d[..40.min(d.len())]
-        ));
-    }
-    if problems.is_empty() {
+    let host = p.kubelet_search();
+    let problems = search_limit_problems(ctx, &host);
+    if problems.problems.is_empty() {
         return RuleOutcome::Pass;
     }
     let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-SEARCH-LIMIT",
         Severity::Warning,
-        format!("search list over kubelet's limits ({label}): {}", problems.join("; ")),
+        format!(
+            "pods' search list over kubelet's limits ({}): {}",
+            problems.label,
+            problems.problems.join("; ")
+        ),
         vec![
             resolv_chain(e, f),
-            format!("{}{line}: search {}", f.canonical.as_deref().unwrap_or(&f.path), search.join(" ")),
+            format!(
+                "{}{line}: search {}",
+                f.canonical.as_deref().unwrap_or(&f.path),
+                host.join(" ")
+            ),
+            format!("a pod gets: search {}", problems.composed.join(" ")),
         ],
         "remove search domains from the host (DHCP/netplan/NetworkManager) or give kubelet a dedicated resolv.conf".into(),
     )])
+}
+
+struct SearchLimits {
+    label: String,
+    composed: Vec<String>,
+    problems: Vec<String>,
+}
+
+/// What kubelet would cut from the search list of a pod on this host.
+fn search_limit_problems(ctx: &Ctx, host: &[&str]) -> SearchLimits {
+    // ExpandedDNSConfig: beta and on by default from 1.26, GA in 1.28 (kube_features.go).
+    let version = kube_minor(ctx);
+    let expanded = version.as_ref().is_some_and(|(m, _)| *m >= 26);
+    let (max_domains, max_chars) = if expanded { (32, 2048) } else { (6, 256) };
+    let label = match &version {
+        Some((_, from)) if expanded => format!("32 domains / 2048 chars, expanded since 1.26; {from}"),
+        Some((_, from)) => format!("6 domains / 256 chars before 1.26; {from}"),
+        None => "6 domains / 256 chars, the limits before 1.26: the kubelet's version is unknown (set kube_version)".to_owned(),
+    };
+    let domain = dns_domain(ctx);
+    let composed: Vec<String> = pod_search(&domain, host)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    let mut problems = Vec::new();
+    if composed.len() > max_domains {
+        problems.push(format!(
+            "{} domains after the cluster's own and duplicates removed, at most {max_domains} are kept, so these are dropped: {}",
+            composed.len(),
+            composed[max_domains..].join(", ")
+        ));
+    }
+    // "<ns>" stands for a namespace name; count it as "default".
+    let joined = composed.join(" ").len() - "<ns>".len() + "default".len();
+    if joined > max_chars {
+        problems.push(format!(
+            "the search line is {joined} chars, over {max_chars}"
+        ));
+    }
+    for d in host.iter().filter(|d| d.len() > 253) {
+        problems.push(format!(
+            "domain {}... is over 253 chars and is dropped",
+            &d[..40.min(d.len())]
+        ));
+    }
+    SearchLimits {
+        label,
+        composed,
+        problems,
+    }
 }
 
 fn dns_domain(ctx: &Ctx) -> String {
@@ -635,6 +735,29 @@ fn dns_domain(ctx: &Ctx) -> String {
             .filter(|d| !d.contains("{{"))
             .unwrap_or("cluster.local")
             .to_owned(),
+    }
+}
+
+/// Search domains that come from somewhere nobody means for pods: DHCP on OpenStack
+/// (kubespray#1951), home routers and distribution defaults, and cloud DHCP suffixes that
+/// name a region or project (AWS `ec2.internal` / `<region>.compute.internal`, GCE
+/// `c.<project>.internal` / `google.internal`, Azure `reddog.microsoft.com` /
+/// `<id>.internal.cloudapp.net`). Each ClusterFirst lookup of an outside name tries them.
+pub(crate) fn known_stray(domain: &str) -> Option<&'static str> {
+    let d = domain.trim_end_matches('.').to_ascii_lowercase();
+    match d.as_str() {
+        "openstacklocal" => Some("OpenStack's DHCP default"),
+        "localdomain" | "local" | "localnet" | "domain" => Some("a distribution or DHCP default"),
+        "lan" | "home" | "home.arpa" | "fritz.box" => Some("a home router's domain"),
+        "ec2.internal" => Some("AWS DHCP (us-east-1)"),
+        "google.internal" => Some("GCE DHCP"),
+        "reddog.microsoft.com" => Some("Azure DHCP"),
+        _ if d.ends_with(".compute.internal") => Some("AWS DHCP (a region's suffix)"),
+        _ if d.starts_with("c.") && d.ends_with(".internal") => {
+            Some("GCE DHCP (a project's suffix)")
+        }
+        _ if d.ends_with(".internal.cloudapp.net") => Some("Azure DHCP (a deployment's suffix)"),
+        _ => None,
     }
 }
 
@@ -653,9 +776,10 @@ fn stray_search(ctx: &Ctx) -> RuleOutcome {
         .into_iter()
         .map(|d| d.trim_end_matches('.').to_lowercase())
         .collect();
-    let stray: Vec<&str> = p
-        .kubelet_search()
-        .into_iter()
+    let host = p.kubelet_search();
+    let stray: Vec<&str> = host
+        .iter()
+        .copied()
         .filter(|d| {
             let d = d.trim_end_matches('.').to_lowercase();
             !(d == domain || d.ends_with(&format!(".{domain}")) || allowed.contains(&d))
@@ -665,16 +789,61 @@ fn stray_search(ctx: &Ctx) -> RuleOutcome {
         return RuleOutcome::Pass;
     }
     let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
+    let known: Vec<String> = stray
+        .iter()
+        .filter_map(|d| known_stray(d).map(|why| format!("{d}: {why}")))
+        .collect();
+    let over = !search_limit_problems(ctx, &host).problems.is_empty();
+    let mut evidence = vec![
+        resolv_chain(e, f),
+        format!(
+            "{}{line}: search {}",
+            f.canonical.as_deref().unwrap_or(&f.path),
+            p.search.join(" ")
+        ),
+        format!(
+            "declared: {domain} and its subdomains{}",
+            if allowed.is_empty() {
+                ", no searchdomains in the inventory".to_owned()
+            } else {
+                format!(
+                    ", searchdomains: {}",
+                    allowed.iter().cloned().collect::<Vec<_>>().join(" ")
+                )
+            }
+        ),
+    ];
+    evidence.extend(known.iter().map(|k| format!("known stray source: {k}")));
+    let (severity, summary, fix) = if !known.is_empty() || over {
+        (
+            Severity::Warning,
+            format!(
+                "host search domain {} leaks into every ClusterFirst pod{}: each outside name is tried with it first (ndots:5)",
+                stray.join(", "),
+                if over {
+                    " and pushes the list over kubelet's limits"
+                } else {
+                    ""
+                }
+            ),
+            "stop DHCP/RA from pushing it (dhclient supersede domain-search, netplan dhcp4-overrides use-domains: false, NetworkManager ipv4.ignore-auto-dns) or list it in searchdomains if it is wanted",
+        )
+    } else {
+        (
+            Severity::Info,
+            format!(
+                "pods inherit the host search domain {}, which the inventory does not declare",
+                stray.join(", ")
+            ),
+            "if pods should resolve short names in it, declare it in searchdomains to silence this; otherwise stop DHCP/netplan/NetworkManager from pushing it",
+        )
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-STRAY-SEARCH",
-        Severity::Warning,
-        format!("host search domain {} leaks into every ClusterFirst pod (ndots:5 tries it first for every external name)", stray.join(", ")),
-        vec![
-            resolv_chain(e, f),
-            format!("{}{line}: search {}", f.canonical.as_deref().unwrap_or(&f.path), p.search.join(" ")),
-            format!("allowed: {domain} and its subdomains{}", if allowed.is_empty() { String::new() } else { format!(", searchdomains: {}", allowed.iter().cloned().collect::<Vec<_>>().join(" ")) }),
-        ],
-        "stop DHCP/RA from pushing it (dhclient supersede domain-search, netplan dhcp4-overrides use-domains: false, NetworkManager ipv4.ignore-auto-dns) or list it in searchdomains if it is wanted".into(),
+        severity,
+        summary,
+        evidence,
+        fix.into(),
     )])
 }
 
@@ -719,16 +888,32 @@ fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
+/// kubeadm 1.11–1.18 wrote exactly this flag into kubeadm-flags.env when systemd-resolved
+/// was active (cmd/kubeadm/app/phases/kubelet/flags.go); 1.19 moved it into config.yaml.
+const KUBEADM_RESOLV_FLAG: (&str, &str) = (
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/run/systemd/resolve/resolv.conf",
+);
+
 fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     let k = &ctx.facts.kubelet;
     let mut evidence = Vec::new();
+    let mut kubeadms_own = true;
+    let label = |kind: &str| match kind {
+        "k3s_config" => "resolv-conf:",
+        "k3s_env" => "environment",
+        _ => "resolvConf:",
+    };
     if let Observed::Known(e) = &k.resolv_conf {
         for s in e.shadowed.iter().filter(|s| s.value != e.value) {
+            kubeadms_own &= e.source.path.as_deref() == Some(KUBEADM_RESOLV_FLAG.0)
+                && e.value == KUBEADM_RESOLV_FLAG.1;
             evidence.push(format!(
-                "{} --resolv-conf={} overrides {} resolvConf: {}",
+                "{} --resolv-conf={} overrides {} {} {}",
                 e.source.at(),
                 e.value,
                 s.source.at(),
+                label(&s.source.kind),
                 s.value
             ));
         }
@@ -736,6 +921,7 @@ fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     if let Observed::Known(e) = &k.cluster_dns {
         let v = e.value.join(",");
         for s in e.shadowed.iter().filter(|s| s.value != v) {
+            kubeadms_own = false;
             evidence.push(format!(
                 "{} --cluster-dns={v} overrides {} clusterDNS: {}",
                 e.source.at(),
@@ -750,12 +936,21 @@ fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             _ => RuleOutcome::Pass,
         };
     }
+    if kubeadms_own {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            "DNS-KUBELET-FLAG-SHADOW",
+            Severity::Info,
+            "kubeadm's own --resolv-conf flag overrides the config file (kubeadm 1.11-1.18 wrote it because systemd-resolved was active): an edit of resolvConf in the config file changes nothing".into(),
+            evidence,
+            "nothing to do while the flag is right; to change the resolv.conf, change the flag (kubeadm 1.19+ keeps it in config.yaml instead)".into(),
+        )]);
+    }
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-FLAG-SHADOW",
         Severity::Warning,
         "a kubelet flag overrides the config file: editing the config file changes nothing".into(),
         evidence,
-        "remove the flag from the env file and keep the value in the config file; restart kubelet".into(),
+        "remove the flag where it is set and keep the value in the config file; restart kubelet".into(),
     )])
 }
 
@@ -825,13 +1020,34 @@ fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
                 .filter(|ip| is_loopback(*ip) || ctx.cluster.contains(ip))
                 .map(|ip| ip.to_string())
                 .collect();
-            if !bad.is_empty() {
+            if bad.is_empty() {
+                continue;
+            }
+            let fix = "list only real upstream servers in the supersede line (Kubespray: remove 127.0.0.53 from nameservers and set upstream_dns_servers)";
+            if facts.services.dhclient {
                 findings.push(ctx.finding(
                     id,
                     Severity::High,
                     format!("dhclient writes {} into the host resolver at every lease: after a reboot the loop is back", bad.join(", ")),
-                    vec![format!("{path}:{}: {l}", i + 1)],
-                    "list only real upstream servers in the supersede line (Kubespray: remove 127.0.0.53 from nameservers and set upstream_dns_servers)".into(),
+                    vec![format!("{path}:{}: {l}", i + 1), "a dhclient process runs: it is this node's DHCP client".into()],
+                    fix.into(),
+                ));
+            } else {
+                // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal
+                // client: the line is latent until dhclient runs again.
+                let client = if facts.services.systemd_networkd == UnitState::Active {
+                    "systemd-networkd is the DHCP client"
+                } else if facts.services.network_manager == UnitState::Active {
+                    "NetworkManager is active and no dhclient runs (its internal DHCP client)"
+                } else {
+                    "no dhclient process runs"
+                };
+                findings.push(ctx.finding(
+                    id,
+                    Severity::Info,
+                    format!("dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is", bad.join(", ")),
+                    vec![format!("{path}:{}: {l}", i + 1), client.into()],
+                    fix.into(),
                 ));
             }
         }
@@ -848,15 +1064,55 @@ fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
         return RuleOutcome::NotApplicable("not a k3s/RKE2 node".into());
     }
     match &ctx.facts.kubelet.resolv_conf {
-        Observed::Known(e) if e.source.kind == "k3s_auto" && e.value.ends_with("/agent/etc/resolv.conf") => {
+        Observed::Known(e)
+            if e.source.kind == "k3s_auto" && e.value.ends_with("/agent/etc/resolv.conf") =>
+        {
+            // k3s/RKE2 accept a host file only if every nameserver is global unicast: a
+            // loopback stub fails, and so does a link-local resolver such as AWS's
+            // 169.254.169.253.
+            let r = &ctx.facts.resolver;
+            let mut evidence = vec![format!(
+                "{}: no resolv-conf set (nor --resolv-conf, nor {}_RESOLV_CONF)",
+                ctx.facts
+                    .kubelet
+                    .config_path
+                    .as_deref()
+                    .unwrap_or("config.yaml"),
+                if ctx.facts.flavour.kind == FlavourKind::Rke2 {
+                    "RKE2"
+                } else {
+                    "K3S"
+                }
+            )];
+            let mut kinds = BTreeSet::new();
+            for f in [&r.etc_resolv_conf, &r.systemd_uplink] {
+                let why = match &f.parsed {
+                    Some(p) => crate::facts::kubelet::not_global_unicast(p),
+                    None => Some("not there".to_owned()),
+                };
+                if let Some(why) = why {
+                    if let Some(kind) = ["loopback", "link-local", "multicast", "unspecified"]
+                        .into_iter()
+                        .find(|k| why.ends_with(k))
+                    {
+                        kinds.insert(kind);
+                    }
+                    evidence.push(format!("{}: {why}", f.path));
+                }
+            }
+            evidence.push(format!(
+                "effective: {} (generated, nameserver 8.8.8.8)",
+                e.value
+            ));
+            let kinds: Vec<&str> = kinds.into_iter().collect();
             RuleOutcome::Findings(vec![ctx.finding(
                 "DNS-K3S-FALLBACK",
                 Severity::Info,
-                "k3s found only loopback nameservers on the host and gives pods a generated resolv.conf with 8.8.8.8".into(),
-                vec![
-                    format!("{}: no resolv-conf set", ctx.facts.kubelet.config_path.as_deref().unwrap_or("config.yaml")),
-                    format!("effective: {} ({})", e.value, e.source.detail.as_deref().unwrap_or("k3s automatic choice")),
-                ],
+                format!(
+                    "k3s/RKE2 found no host resolv.conf with only global unicast nameservers{} and gives pods a generated one with 8.8.8.8",
+                    if kinds.is_empty() { String::new() } else { format!(" ({} servers do not count)", kinds.join(", ")) }
+                ),
+                evidence,
                 "set resolv-conf in /etc/rancher/k3s/config.yaml (or rke2) to a file with your real upstreams; restart the k3s/rke2 service".into(),
             )])
         }

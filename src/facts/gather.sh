@@ -9,7 +9,8 @@
 #
 # Kinds: file PATH (body: up to CAP+1 bytes of content), missing PATH, dir PATH,
 # error PATH (the read failed), link PATH (body: readlink), canon PATH (body: readlink -f),
-# cmd NAME (body: stdout), rc NAME (body: exit status), pid NAME (body: pid).
+# cmd NAME (body: stdout), rc NAME (body: exit status), pid NAME (body: pid: kubelet, k3s,
+# dhclient).
 B="@BOUNDARY@"
 CAP=@CAP@
 LC_ALL=C
@@ -77,39 +78,149 @@ f /etc/resolvconf/resolv.conf.d/base
 f /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg
 cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
-cmd units systemctl is-active systemd-resolved NetworkManager kubelet k3s k3s-agent rke2-server rke2-agent
+cmd units systemctl is-active systemd-resolved NetworkManager kubelet k3s k3s-agent rke2-server rke2-agent systemd-networkd
 
-# Kubelet: config files, env/flag files, unit drop-ins, the running process.
+# Kubelet: config files, env/flag files, the units that start it, the running process.
 KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml"
 KENV="/etc/kubernetes/kubelet.env /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"
 RCFG="/etc/rancher/k3s/config.yaml /etc/rancher/rke2/config.yaml"
-for x in $KCFG $KENV $RCFG /etc/systemd/system/kubelet.service; do f "$x"; done
-confs /etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d
+for x in $KCFG $KENV $RCFG; do f "$x"; done
+# k3s/RKE2 config drop-ins (config.yaml.d/*.yaml|*.yml, applied in name order).
+RCFGD=
+for d in /etc/rancher/k3s/config.yaml.d /etc/rancher/rke2/config.yaml.d; do
+  [ -d "$d" ] || continue
+  hdr dir "$d"
+  for x in "$d"/*.yaml "$d"/*.yml; do
+    if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD $x"; fi
+  done
+done
+# Unit files and drop-ins of every service that runs a kubelet, in every unit directory.
+UDIRS="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /usr/lib/systemd/system"
+[ /lib/systemd/system -ef /usr/lib/systemd/system ] || UDIRS="$UDIRS /lib/systemd/system"
+# The kubelet's drop-in directories where dnsfix may write are reported even when missing.
+KDROP="/etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d"
+confs $KDROP
+UNITS=
+for u in kubelet k3s k3s-agent rke2-server rke2-agent; do
+  for d in $UDIRS; do
+    if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS $d/$u.service"; fi
+    if [ -d "$d/$u.service.d" ]; then
+      case " $KDROP " in *" $d/$u.service.d "*) ;; *) confs "$d/$u.service.d" ;; esac
+      for x in "$d/$u.service.d"/*.conf; do [ -e "$x" ] && UNITS="$UNITS $x"; done
+    fi
+  done
+done
+# Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s (which runs the
+# kubelet inside itself), and dhclient (is it the DHCP client in use?).
 KPID=
 for d in /proc/[0-9]*; do
   c=
   read -r c < "$d/comm" 2>/dev/null || continue
-  if [ "$c" = kubelet ]; then KPID=${d#/proc/}; break; fi
+  case "$c" in
+    kubelet) [ -n "$KPID" ] || KPID=${d#/proc/} ;;
+    k3s-server|k3s-agent) hdr pid k3s; printf '%s' "${d#/proc/}" ;;
+    dhclient) hdr pid dhclient; printf '%s' "${d#/proc/}" ;;
+  esac
 done
 if [ -n "$KPID" ]; then
   hdr pid kubelet; printf '%s' "$KPID"
   f "/proc/$KPID/cmdline"
 fi
-# Any other resolv.conf the kubelet might be told to use: a crude superset here (every
-# value of a resolvConf key or a resolv-conf flag, `=` or space separated); the precise
-# choice (flag beats config, last flag wins) is made by dnsfix from the files above.
-{
-  sed -n 's/^[[:space:]]*["'\'']\{0,1\}resolvConf["'\'']\{0,1\}[[:space:]]*:[[:space:]]*//p' $KCFG
-  sed -n 's/^[[:space:]]*resolv-conf[[:space:]]*:[[:space:]]*//p' $RCFG
-  { [ -n "$KPID" ] && tr '\000' '\n' < "/proc/$KPID/cmdline"; cat $KENV $RCFG; } |
-    tr ' "'"'"'\t\r' '\n\n\n\n\n' |
-    awk 'p { print; p = 0 } /^-?-?resolv-conf=/ { sub(/^[^=]*=/, ""); print } /^--?resolv-conf$/ { p = 1 }'
-} 2>/dev/null | sed 's/[[:space:]]#.*//' | tr -d '"'"'"'\r' |
-  while read -r x; do
-    case "$x" in /*) f "$x" ;; esac
+# Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
+# --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
+# resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
+# config, the config names the resolv.conf. A crude superset: which setting wins is decided
+# by dnsfix from the files themselves.
+refs() {
+  awk '
+    { sub(/\r$/, "") }
+    /^[ \t]*EnvironmentFile[ \t]*=/ {
+      v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
+      u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
+      n = u; sub(/\.[^.]*$/, "", n)
+      gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/%%/, "%", v)
+      print "f " v
+      next
+    }
+    {
+      line = $0
+      gsub(/["\047\t,\[\]{}]/, " ", line)
+      k = split(line, w, /[ ]+/)
+      for (i = 1; i <= k; i++) {
+        x = w[i]; sub(/^-+/, "", x)
+        if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF)=/) {
+          t = (x ~ /^config-dir=/) ? "d " : "f "
+          sub(/^[^=]*=/, "", x); print t x
+        } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:)$/ && i < k) {
+          t = (x == "config-dir") ? "d " : "f "
+          y = w[i + 1]; if (y == ":" && i + 1 < k) y = w[i + 2]
+          print t y
+        }
+      }
+    }' "$@" 2>/dev/null
+}
+NL='
+'
+SRC="$UNITS $KENV $KCFG $RCFG $RCFGD"
+CMDLINE=
+[ -n "$KPID" ] && CMDLINE=$(tr '\000' ' ' < "/proc/$KPID/cmdline" 2>/dev/null)
+round=0
+while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
+  round=$((round + 1))
+  EXIST=
+  for x in $SRC; do [ -f "$x" ] && EXIST="$EXIST $x"; done
+  R=
+  [ -n "$EXIST" ] && R=$(refs $EXIST)
+  [ -n "$CMDLINE" ] && R="$R$NL$(printf '%s\n' "$CMDLINE" | refs -)"
+  CMDLINE=
+  SRC=
+  # Split R at newlines only (paths may hold spaces), then restore IFS and globbing for
+  # the body: hdr's "$*" and confs' globs need them.
+  oldifs=$IFS; IFS=$NL; set -f
+  for l in $R; do
+    IFS=$oldifs; set +f
+    t=${l%% *}; x=${l#* }
+    case "$x" in /*) ;; *) continue ;; esac
+    case "$SEEN" in *" $x "*) continue ;; esac
+    if [ "$t" = d ]; then
+      SEEN="$SEEN$x "
+      confs "$x"
+      for y in "$x"/*.conf; do [ -e "$y" ] && SRC="$SRC $y"; done
+    else
+      f "$x"; SRC="$SRC $x"
+    fi
   done
-for x in /var/lib/rancher/k3s/agent/etc/resolv.conf /var/lib/rancher/rke2/agent/etc/resolv.conf; do
-  [ -e "$x" ] && f "$x"
+  IFS=$oldifs; set +f
+done
+# k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the
+# kubelet config drop-ins they write for the kubelet they run.
+for r in k3s rke2; do
+  f "/var/lib/rancher/$r/agent/etc/resolv.conf"
+  d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"
+  [ -d "$d" ] && confs "$d"
+done
+# The kubelet's version, from the running binary or the one on PATH.
+KBIN=
+if [ -n "$KPID" ]; then KBIN="/proc/$KPID/exe"; else KBIN=$(command -v kubelet 2>/dev/null); fi
+if [ -n "$KBIN" ]; then
+  if command -v timeout >/dev/null 2>&1; then
+    cmd kubelet-version timeout 5 "$KBIN" --version
+  else
+    cmd kubelet-version "$KBIN" --version
+  fi
+fi
+
+# CNI configuration: the kubelet's runtime reads the first file of the directory in name
+# order; k3s keeps its own directory.
+for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d; do
+  if [ -d "$d" ]; then
+    hdr dir "$d"
+    for x in "$d"/*; do
+      if [ -f "$x" ]; then f "$x"; fi
+    done
+  elif [ ! -e "$d" ]; then
+    hdr missing "$d"
+  fi
 done
 
 # Files dnsfix itself writes (the plan must know what it replaces): all of /etc/dnsfix,

@@ -25,6 +25,11 @@ pub struct K3sConfig {
     /// `kubelet-arg` (plus `kubelet-arg+`) entries as written, e.g. `resolv-conf=/x` or
     /// `--max-pods=200`; each with the line of its list item (or of the key for a scalar).
     pub kubelet_args: Vec<Located<String>>,
+    /// The file sets `kubelet-arg` or `kubelet-arg+` at all.
+    pub sets_kubelet_args: bool,
+    /// Every `kubelet-arg` key in the file is `kubelet-arg+`: merged over earlier files it
+    /// appends rather than replaces (k3s `configfilearg`).
+    pub kubelet_args_appended: bool,
     /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
     pub cluster_dns: Option<Located<String>>,
 }
@@ -89,6 +94,9 @@ impl K3sConfig {
             match name {
                 "kubelet-arg" => {
                     let located = locate_items(text, key_line, items, value.is_sequence());
+                    config.kubelet_args_appended =
+                        append && (config.kubelet_args_appended || !config.sets_kubelet_args);
+                    config.sets_kubelet_args = true;
                     if !append {
                         config.kubelet_args.clear();
                     }

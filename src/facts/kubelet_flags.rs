@@ -391,7 +391,7 @@ fn normalize_name(name: &str) -> String {
 
 /// Reads words as pflag does: `--name=value`, `--name value` (only for [`VALUE_FLAGS`]),
 /// `-n=value` / `-n`, a bare `--` ends flag parsing; other words are positionals and skipped.
-fn parse_args(words: Vec<(String, usize)>) -> Vec<Flag> {
+pub(crate) fn parse_args(words: Vec<(String, usize)>) -> Vec<Flag> {
     let mut result = Vec::new();
     let mut words = words.into_iter();
     while let Some((word, line)) = words.next() {
@@ -423,7 +423,7 @@ fn parse_args(words: Vec<(String, usize)>) -> Vec<Flag> {
 
 /// Shell-style word splitting with quote removal, tracking each word's starting line.
 /// An unterminated quote runs to the end of the text (systemd's `EXTRACT_RELAX`).
-fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)> {
+pub(crate) fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)> {
     let mut words = Vec::new();
     let mut line = first_line;
     let mut chars = text.chars().peekable();

@@ -1,7 +1,9 @@
 //! Facts: the embedded gather script, its framed output, pure parsers and typed NodeFacts.
 //! Facts never write to hosts.
 
+pub mod cni;
 pub mod k3s_config;
+pub mod kubelet;
 pub mod kubelet_config;
 pub mod kubelet_flags;
 pub mod modules_load;
@@ -9,5 +11,6 @@ pub mod node_facts;
 pub mod raw;
 pub mod resolv_conf;
 pub mod sysctl;
+pub mod systemd_unit;
 
 pub use node_facts::NodeFacts;

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::kubelet_config::{K3sConfig, KubeletConfig, Located};
-use super::kubelet_flags::{self, EnvFile, Flag};
+use super::cni::Cni;
+use super::kubelet::{EKS_CONFIG, K3S_CONFIG, KUBEADM_CONFIG, RKE2_CONFIG};
 use super::modules_load;
 use super::raw::{FileState, RawFacts, RawFile};
 use super::resolv_conf::ResolvConf;
@@ -52,6 +52,8 @@ pub struct NodeFacts {
     pub br_netfilter: BrNetfilter,
     /// Addresses on the `nodelocaldns` interface (NodeLocal DNSCache), when it exists.
     pub nodelocaldns: Option<Vec<String>>,
+    /// The CNI configuration in effect, and whether pods sit on a Linux bridge.
+    pub cni: Cni,
     /// Every path the gather looked at: state, symlink target and sha256.
     pub files: BTreeMap<String, RawFile>,
     /// The raw gather output these facts were read from, so a plan can predict the facts
@@ -82,6 +84,10 @@ pub enum UnitState {
 pub struct Services {
     pub systemd_resolved: UnitState,
     pub network_manager: UnitState,
+    /// systemd-networkd (netplan on Ubuntu, Debian cloud images): the DHCP client there.
+    pub systemd_networkd: UnitState,
+    /// A dhclient process runs: it is the DHCP client (and applies dhclient.conf).
+    pub dhclient: bool,
     pub kubelet: UnitState,
     pub k3s: UnitState,
     pub rke2: UnitState,
@@ -98,6 +104,8 @@ pub enum FlavourKind {
     Kubeadm,
     K3s,
     Rke2,
+    /// Amazon EKS AL2023 nodes, set up by nodeadm.
+    Eks,
     Unknown,
 }
 
@@ -125,7 +133,7 @@ pub struct ResolvFile {
 }
 
 impl ResolvFile {
-    fn read(raw: &RawFacts, path: &str) -> ResolvFile {
+    pub(crate) fn read(raw: &RawFacts, path: &str) -> ResolvFile {
         match raw.get(path) {
             Some(f) => ResolvFile {
                 path: path.to_owned(),
@@ -173,7 +181,7 @@ pub struct Source {
 }
 
 impl Source {
-    fn new(kind: &str, path: Option<&str>, line: Option<usize>) -> Source {
+    pub(crate) fn new(kind: &str, path: Option<&str>, line: Option<usize>) -> Source {
         Source {
             kind: kind.to_owned(),
             path: path.map(str::to_owned),
@@ -220,8 +228,16 @@ pub struct FlagFact {
 pub struct Kubelet {
     /// The running kubelet's pid, if one runs.
     pub pid: Option<u32>,
-    /// The KubeletConfiguration file in use (`--config`, else the flavour's default).
+    /// The systemd unit file (or first drop-in) that starts it, when there is one.
+    pub unit: Option<String>,
+    /// `kubelet --version` (`v1.29.3`), when it could be asked.
+    pub version: Option<String>,
+    /// The KubeletConfiguration file in use (`--config`, else the flavour's default when the
+    /// command line is not known).
     pub config_path: Option<String>,
+    /// `--config-dir` drop-ins merged over it, in the order they apply.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_dropins: Vec<String>,
     /// Why the config file could not be used, when it could not.
     pub config_error: Option<String>,
     /// DNS-relevant flags from the running process or, when none runs, the env files.
@@ -272,13 +288,9 @@ pub const SYSCTLS: &[&str] = &[
 ];
 
 const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
-const KUBESPRAY_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
 const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
-const KUBEADM_CONFIG: &str = "/var/lib/kubelet/config.yaml";
-const K3S_CONFIG: &str = "/etc/rancher/k3s/config.yaml";
-const RKE2_CONFIG: &str = "/etc/rancher/rke2/config.yaml";
-/// The flags dnsfix cares about.
-const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain", "config"];
+/// nodeadm's kubelet flags (awslabs/amazon-eks-ami nodeadm internal/kubelet/environment.go).
+const EKS_ENV: &str = "/etc/eks/kubelet/environment";
 /// Env files and the variables kubelet's units expand, in the order they appear on the
 /// command line (a later occurrence of a flag wins). Kubespray's kubelet.service.j2
 /// ExecStart expands exactly these, in this order (KUBELET_EXTRA_ARGS is not among them);
@@ -316,7 +328,7 @@ impl NodeFacts {
         let services = services(raw);
         let flavour = flavour(raw, &services);
         let resolver = host_resolver(raw);
-        let kubelet = kubelet(raw, &flavour);
+        let kubelet = super::kubelet::kubelet(raw, &flavour);
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
@@ -336,6 +348,7 @@ impl NodeFacts {
                 .commands
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
+            cni: Cni::from_raw(raw),
             files: raw.files.clone(),
             raw: std::sync::Arc::new(raw.clone()),
         }
@@ -363,7 +376,8 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-const UNITS: &[&str] = &[
+/// The units `systemctl is-active` is asked about, in the order it answers.
+pub(crate) const UNITS: &[&str] = &[
     "systemd-resolved",
     "NetworkManager",
     "kubelet",
@@ -371,6 +385,7 @@ const UNITS: &[&str] = &[
     "k3s-agent",
     "rke2-server",
     "rke2-agent",
+    "systemd-networkd",
 ];
 
 fn services(raw: &RawFacts) -> Services {
@@ -397,6 +412,8 @@ fn services(raw: &RawFacts) -> Services {
     Services {
         systemd_resolved: get("systemd-resolved"),
         network_manager: get("NetworkManager"),
+        systemd_networkd: get("systemd-networkd"),
+        dhclient: raw.pids.contains_key("dhclient"),
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),
         rke2: either(get("rke2-server"), get("rke2-agent")),
@@ -441,11 +458,38 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
             },
         );
     }
+    // An installed but stopped k3s/RKE2 still has its unit.
+    for (unit, kind) in [
+        ("rke2-server.service", FlavourKind::Rke2),
+        ("rke2-agent.service", FlavourKind::Rke2),
+        ("k3s.service", FlavourKind::K3s),
+        ("k3s-agent.service", FlavourKind::K3s),
+    ] {
+        if let Some(u) = super::systemd_unit::ServiceUnit::from_raw(raw, unit) {
+            return found(kind, u.files().next().unwrap_or(unit));
+        }
+    }
+    for path in [EKS_ENV, EKS_CONFIG] {
+        if present(raw, path) {
+            return found(FlavourKind::Eks, path);
+        }
+    }
     if present(raw, KUBEADM_FLAGS) {
         return found(FlavourKind::Kubeadm, KUBEADM_FLAGS);
     }
     if present(raw, KUBEADM_CONFIG) {
         return found(FlavourKind::Kubeadm, KUBEADM_CONFIG);
+    }
+    // kubeadm's drop-in (every release since 1.6 names it 10-kubeadm.conf, under /etc or
+    // /usr/lib depending on the package), even before `kubeadm init` wrote anything.
+    for dir in super::systemd_unit::UNIT_DIRS {
+        let path = format!("{dir}/kubelet.service.d/10-kubeadm.conf");
+        if present(raw, &path) {
+            return Flavour {
+                kind: FlavourKind::Kubeadm,
+                evidence: Some(path),
+            };
+        }
     }
     Flavour {
         kind: FlavourKind::Unknown,
@@ -469,382 +513,6 @@ fn host_resolver(raw: &RawFacts) -> HostResolver {
         resolved_mode,
         systemd_uplink: ResolvFile::read(raw, "/run/systemd/resolve/resolv.conf"),
     }
-}
-
-/// Flags from the env files, in command-line order, with their file and line.
-fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
-    let mut out = Vec::new();
-    for (path, vars) in KUBELET_ENV_FILES {
-        let Some(text) = raw.get(path).and_then(RawFile::text) else {
-            continue;
-        };
-        let env = EnvFile::parse(&text);
-        for var in *vars {
-            // The last valid assignment is the one systemd uses (`export X=` lines are not).
-            let Some(v) = env.get(var) else {
-                continue;
-            };
-            for flag in kubelet_flags::flags(&v.value, v.line) {
-                out.push(FlagFact {
-                    name: flag.name.clone(),
-                    value: flag.value.clone(),
-                    source: Source::new("flag", Some(path), Some(flag.line)),
-                });
-            }
-        }
-    }
-    out
-}
-
-fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
-    let pid = raw.pids.get("kubelet").copied();
-    let env = env_flags(raw);
-    // The running process is the truth about flags; env files say what the next start
-    // will use. When a flag from the command line also appears, same value, in an env
-    // file, the env file line is the better evidence.
-    let flags: Vec<FlagFact> = match pid.and_then(|p| {
-        let path = format!("/proc/{p}/cmdline");
-        raw.get(&path)
-            .filter(|f| f.state == FileState::Present)
-            .map(|f| (path, f.content.clone()))
-    }) {
-        Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
-            .into_iter()
-            .map(|flag: Flag| {
-                let source = env
-                    .iter()
-                    .rev()
-                    .find(|e| e.name == flag.name && e.value == flag.value)
-                    .map(|e| e.source.clone())
-                    .unwrap_or_else(|| Source::new("flag", Some(&path), None));
-                FlagFact {
-                    name: flag.name,
-                    value: flag.value,
-                    source,
-                }
-            })
-            .collect(),
-        None => env,
-    };
-    let last = |name: &str| {
-        flags
-            .iter()
-            .rev()
-            .find(|f| f.name == name && f.value.is_some())
-    };
-    let dns_flags: Vec<FlagFact> = flags
-        .iter()
-        .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
-        .cloned()
-        .collect();
-
-    match flavour.kind {
-        FlavourKind::K3s | FlavourKind::Rke2 => {
-            return rancher_kubelet(raw, flavour, pid, dns_flags);
-        }
-        _ => {}
-    }
-
-    let config_path = last("config")
-        .and_then(|f| f.value.clone())
-        .or_else(|| match flavour.kind {
-            FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
-            FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
-            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG]
-                .into_iter()
-                .find(|p| present(raw, p))
-                .map(str::to_owned),
-        });
-    let (config, config_error) = match &config_path {
-        None => (None, None),
-        Some(path) => match raw.get(path) {
-            Some(f) if f.state == FileState::Present => {
-                match KubeletConfig::parse(&String::from_utf8_lossy(&f.content)) {
-                    Ok(c) => (Some(c), None),
-                    Err(e) => (None, Some(format!("{path}: {e}"))),
-                }
-            }
-            Some(f) if f.state == FileState::Missing => {
-                (None, Some(format!("{path}: no such file")))
-            }
-            _ => (None, Some(format!("{path}: could not be read"))),
-        },
-    };
-    let config_source = |line: usize| Source::new("config", config_path.as_deref(), Some(line));
-    let unknown_reason = || {
-        config_error
-            .clone()
-            .unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
-    };
-    // An installer's files, a config (even a broken one), a process or flags: this is a
-    // node, and what cannot be read about its kubelet is unknown, not absent.
-    let have_kubelet = config.is_some()
-        || config_error.is_some()
-        || pid.is_some()
-        || !dns_flags.is_empty()
-        || flavour.kind != FlavourKind::Unknown;
-
-    // For each setting: a flag beats the config file, the config file beats kubelet's
-    // default; with neither, the value is absent (no kubelet here) or unknown (the
-    // config could not be read).
-    let config_or = |value: Option<Observed<Effective<String>>>| -> Observed<Effective<String>> {
-        match value {
-            Some(v) => v,
-            None if !have_kubelet => Observed::Absent,
-            None => Observed::Unknown(unknown_reason()),
-        }
-    };
-    let flag_value =
-        |name: &str| last(name).map(|f| (f.value.clone().unwrap_or_default(), f.source.clone()));
-    let located = |l: Option<Located<String>>| l.map(|l| (l.value, config_source(l.line)));
-
-    let default_resolv = || {
-        let (detail, path) = match &config {
-            Some(_) => ("KubeletConfiguration default", config_path.as_deref()),
-            None => ("kubelet default", None),
-        };
-        Effective {
-            value: "/etc/resolv.conf".to_owned(),
-            source: Source {
-                detail: Some(detail.into()),
-                ..Source::new("default", path, None)
-            },
-            shadowed: vec![],
-        }
-    };
-    let resolv_conf = config_or(
-        flag_over_config(
-            flag_value("resolv-conf"),
-            located(config.as_ref().and_then(|c| c.resolv_conf.clone())),
-            Clone::clone,
-        )
-        .map(Observed::Known)
-        .or_else(|| {
-            (config.is_some() || (have_kubelet && config_error.is_none()))
-                .then(|| Observed::Known(default_resolv()))
-        }),
-    );
-
-    // --cluster-dns is a string slice: repeated flags append rather than replace.
-    let dns_flag = last("cluster-dns").map(|f| {
-        let values = flags
-            .iter()
-            .filter(|f| f.name == "cluster-dns")
-            .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
-            .collect::<Vec<_>>();
-        (values, f.source.clone())
-    });
-    let config_dns = config
-        .as_ref()
-        .and_then(|c| c.cluster_dns.clone())
-        .map(|l| (l.value, config_source(l.line)));
-    let cluster_dns = match flag_over_config(dns_flag, config_dns, |v: &Vec<String>| v.join(",")) {
-        Some(e) => Observed::Known(e),
-        None if config.is_some() => Observed::Known(Effective {
-            value: vec![],
-            source: Source {
-                detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
-                ..Source::new("default", config_path.as_deref(), None)
-            },
-            shadowed: vec![],
-        }),
-        None if !have_kubelet => Observed::Absent,
-        None => Observed::Unknown(unknown_reason()),
-    };
-
-    let cluster_domain = config_or(
-        flag_over_config(
-            flag_value("cluster-domain"),
-            located(config.as_ref().and_then(|c| c.cluster_domain.clone())),
-            Clone::clone,
-        )
-        .map(Observed::Known)
-        .or_else(|| config.is_some().then_some(Observed::Absent)),
-    );
-
-    let pod_resolv_conf = resolv_conf
-        .known()
-        .filter(|e| !e.value.is_empty())
-        .map(|e| ResolvFile::read(raw, &e.value));
-    Kubelet {
-        pid,
-        config_path,
-        config_error,
-        flags: dns_flags,
-        resolv_conf,
-        cluster_dns,
-        cluster_domain,
-        pod_resolv_conf,
-    }
-}
-
-/// A flag beats the same setting in the config file (kubernetes/website
-/// kubelet-config-file.md); the config value it overrides is kept as shadowed.
-fn flag_over_config<T>(
-    flag: Option<(T, Source)>,
-    config: Option<(T, Source)>,
-    show: impl Fn(&T) -> String,
-) -> Option<Effective<T>> {
-    match (flag, config) {
-        (Some((value, source)), shadow) => Some(Effective {
-            value,
-            source,
-            shadowed: shadow
-                .into_iter()
-                .map(|(v, s)| Shadowed {
-                    value: show(&v),
-                    source: s,
-                })
-                .collect(),
-        }),
-        (None, Some((value, source))) => Some(Effective {
-            value,
-            source,
-            shadowed: vec![],
-        }),
-        (None, None) => None,
-    }
-}
-
-/// k3s and RKE2 embed the kubelet and choose its resolv.conf themselves.
-fn rancher_kubelet(
-    raw: &RawFacts,
-    flavour: &Flavour,
-    pid: Option<u32>,
-    flags: Vec<FlagFact>,
-) -> Kubelet {
-    let (path, data_dir, default_dns) = match flavour.kind {
-        FlavourKind::Rke2 => (RKE2_CONFIG, "/var/lib/rancher/rke2", "10.43.0.10"),
-        _ => (K3S_CONFIG, "/var/lib/rancher/k3s", "10.43.0.10"),
-    };
-    let (config, config_error) = match raw.get(path) {
-        Some(f) if f.state == FileState::Present => {
-            match K3sConfig::parse(&String::from_utf8_lossy(&f.content)) {
-                Ok(c) => (Some(c), None),
-                Err(e) => (None, Some(format!("{path}: {e}"))),
-            }
-        }
-        Some(f) if f.state == FileState::Missing => (Some(K3sConfig::default()), None),
-        _ => (None, Some(format!("{path}: could not be read"))),
-    };
-    let source = |line: usize| Source::new("k3s_config", Some(path), Some(line));
-    let resolv_conf = match &config {
-        None => Observed::Unknown(config_error.clone().unwrap_or_default()),
-        // k3s appends `kubelet-arg` after its own flags, so a resolv-conf there beats the
-        // native `resolv-conf:` key.
-        Some(c) => match (c.kubelet_arg("resolv-conf"), c.resolv_conf.clone()) {
-            (Some(arg), native) => Observed::Known(Effective {
-                value: arg.value,
-                source: source(arg.line),
-                shadowed: native
-                    .into_iter()
-                    .map(|l| Shadowed {
-                        value: l.value,
-                        source: source(l.line),
-                    })
-                    .collect(),
-            }),
-            (None, Some(l)) => Observed::Known(Effective {
-                value: l.value,
-                source: source(l.line),
-                shadowed: vec![],
-            }),
-            (None, None) => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
-        },
-    };
-    let cluster_dns = match &config {
-        None => Observed::Unknown(config_error.clone().unwrap_or_default()),
-        Some(c) => match &c.cluster_dns {
-            Some(l) => Observed::Known(Effective {
-                value: split_list(&l.value),
-                source: source(l.line),
-                shadowed: vec![],
-            }),
-            None => Observed::Known(Effective {
-                value: vec![default_dns.to_owned()],
-                source: Source {
-                    detail: Some("k3s/rke2 default".into()),
-                    ..Source::new("default", None, None)
-                },
-                shadowed: vec![],
-            }),
-        },
-    };
-    let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
-    Kubelet {
-        pid,
-        config_path: Some(path.to_owned()),
-        config_error,
-        flags,
-        resolv_conf,
-        cluster_dns,
-        cluster_domain: Observed::Absent,
-        pod_resolv_conf,
-    }
-}
-
-/// k3s `locateOrGenerateResolvConf`: the first of /etc/resolv.conf and systemd's uplink
-/// file whose nameservers are all global unicast (and at least one), else a generated
-/// file with 8.8.8.8 under the data dir.
-fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
-    for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
-        let Some(text) = raw.get(candidate).and_then(RawFile::text) else {
-            continue;
-        };
-        let parsed = ResolvConf::parse(&text);
-        let usable = !parsed.nameservers.is_empty()
-            && parsed
-                .nameservers
-                .iter()
-                .all(|n| n.ip.is_some_and(|ip| is_global_unicast(&ip)));
-        if usable {
-            return Effective {
-                value: candidate.to_owned(),
-                source: Source {
-                    detail: Some("chosen by k3s: every nameserver is global unicast".into()),
-                    ..Source::new("k3s_auto", None, None)
-                },
-                shadowed: vec![],
-            };
-        }
-    }
-    Effective {
-        value: format!("{data_dir}/agent/etc/resolv.conf"),
-        source: Source {
-            detail: Some("generated by k3s with nameserver 8.8.8.8: both host files hold loopback or non-unicast servers".into()),
-            ..Source::new("k3s_auto", None, None)
-        },
-        shadowed: vec![],
-    }
-}
-
-/// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
-/// broadcast (private ranges count as global unicast).
-fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
-    match ip {
-        std::net::IpAddr::V4(v4) => {
-            !(v4.is_unspecified()
-                || v4.is_loopback()
-                || v4.is_multicast()
-                || v4.is_link_local()
-                || v4.is_broadcast())
-        }
-        std::net::IpAddr::V6(v6) => {
-            !(v6.is_unspecified()
-                || v6.is_loopback()
-                || v6.is_multicast()
-                || (v6.segments()[0] & 0xffc0) == 0xfe80)
-        }
-    }
-}
-
-fn split_list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {

@@ -212,7 +212,7 @@ impl RawFacts {
         })
     }
 
-    fn file(&mut self, path: &str, state: FileState, body: Option<&[u8]>) {
+    pub(crate) fn file(&mut self, path: &str, state: FileState, body: Option<&[u8]>) {
         let entry = self.entry(path);
         entry.state = state;
         if let Some(body) = body {

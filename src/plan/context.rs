@@ -38,6 +38,7 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         FlavourKind::Kubeadm => "kubeadm",
         FlavourKind::K3s => "k3s",
         FlavourKind::Rke2 => "rke2",
+        FlavourKind::Eks => "eks",
         FlavourKind::Unknown => "unknown",
     };
     let rancher_config = match facts.flavour.kind {
@@ -93,6 +94,7 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         "resolved_uplink_clean": resolved_active && clean(uplink, &cluster),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
+        "host_resolver": host_resolver(facts, &cluster),
         "uplink": resolv_json(uplink, &cluster),
         "kubelet_config": kubelet.config_path,
         "kubelet_resolv_conf": resolv_value,
@@ -156,6 +158,32 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
         "search": parsed.map(|p| p.search.clone()).unwrap_or_default(),
         "options": parsed.map(|p| p.options.clone()).unwrap_or_default(),
     })
+}
+
+/// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
+/// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
+/// config, and its uplink file shows them), `networkmanager` when an active
+/// NetworkManager rewrites a plain /etc/resolv.conf, `other` when /etc/resolv.conf links to
+/// another tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites. A
+/// plain /etc/resolv.conf is not systemd-resolved's just because resolved runs.
+fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
+    let r = &facts.resolver;
+    let resolved = facts.services.systemd_resolved == UnitState::Active
+        && matches!(r.resolved_mode.as_str(), "stub" | "static" | "uplink");
+    let (via, file) = if resolved {
+        ("resolved", &r.systemd_uplink)
+    } else if r.etc_resolv_conf.symlink_target.is_some() {
+        ("other", &r.etc_resolv_conf)
+    } else if network_manager_manages_resolv(facts).is_some() {
+        ("networkmanager", &r.etc_resolv_conf)
+    } else {
+        ("file", &r.etc_resolv_conf)
+    };
+    let mut json = resolv_json(file, cluster);
+    if let Some(map) = json.as_object_mut() {
+        map.insert("via".into(), json!(via));
+    }
+    json
 }
 
 /// The real upstream servers: the inventory's `upstream_dns_servers`, else its

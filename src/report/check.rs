@@ -48,7 +48,7 @@ fn sorted_findings(d: &HostDiagnosis) -> Vec<&Finding> {
 /// The fleet summary: counts by worst severity per host.
 pub fn summary(hosts: &[Checked]) -> String {
     let mut worst = [0usize; 4];
-    let (mut clean, mut failed, mut findings) = (0, 0, 0);
+    let (mut clean, mut failed, mut findings, mut unknown) = (0, 0, 0, 0);
     for h in hosts {
         match h {
             Checked::Failed { .. } => failed += 1,
@@ -56,6 +56,8 @@ pub fn summary(hosts: &[Checked]) -> String {
                 findings += d.findings().count();
                 match d.worst() {
                     Some(s) => worst[s as usize] += 1,
+                    // Only unknowns: not clean, not failing either.
+                    None if d.unknowns() > 0 => unknown += 1,
                     None => clean += 1,
                 }
             }
@@ -71,6 +73,9 @@ pub fn summary(hosts: &[Checked]) -> String {
         if worst[s as usize] > 0 {
             parts.push(format!("{} {}", worst[s as usize], s));
         }
+    }
+    if unknown > 0 {
+        parts.push(format!("{unknown} unknown"));
     }
     parts.push(format!("{clean} clean"));
     if failed > 0 {
@@ -99,7 +104,10 @@ pub fn text(hosts: &[Checked]) -> String {
                     clean.push(d.host.as_str());
                     continue;
                 }
-                let worst = d.worst().map_or("ok", Severity::as_str).to_uppercase();
+                let worst = match d.worst() {
+                    Some(s) => s.as_str().to_uppercase(),
+                    None => "UNKNOWN".to_owned(),
+                };
                 let _ = writeln!(out, "{}  [{worst}]", d.host);
                 for f in findings {
                     let label = match f.status {

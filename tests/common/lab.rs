@@ -36,6 +36,9 @@ pub const ALL_SCENARIOS: &[&str] = &[
     "stray-search",
     "kubeadm",
     "sudo-user",
+    "kubespray-loop-resolved",
+    "kubeadm-stopped",
+    "minimal-no-curl",
 ];
 
 /// One lab node (a row of `DIR/nodes.tsv`).

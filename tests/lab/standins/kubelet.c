@@ -29,6 +29,9 @@
 #define KUBELET_CHECK "/usr/local/lib/dnsfix-lab/kubelet-check"
 #endif
 #define HEALTHZ_PORT 10248
+#ifndef LAB_KUBELET_VERSION
+#define LAB_KUBELET_VERSION "v1.30.2"
+#endif
 
 static void logf_(char level, const char *msg, const char *detail) {
     struct timespec ts;
@@ -80,8 +83,12 @@ static void respond(int c) {
 }
 
 int main(int argc, char **argv) {
-    (void)argc;
     signal(SIGPIPE, SIG_IGN);
+    /* As the real kubelet (component-base verflag): the version, then exit. */
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("Kubernetes %s\n", LAB_KUBELET_VERSION);
+        return 0;
+    }
 
     pid_t pid = fork();
     if (pid < 0) {

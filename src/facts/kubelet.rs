@@ -1,0 +1,759 @@
+//! Where the kubelet really gets its DNS settings, derived from the gathered files: owns the
+//! [`Kubelet`] part of [`NodeFacts`](super::NodeFacts). Pure: no I/O.
+//!
+//! The command line comes from the running process (`/proc/PID/cmdline`) when a kubelet
+//! runs, else from the systemd unit that starts it (see [`ServiceUnit`]); only when neither
+//! is there does dnsfix fall back to the env files installers are known to write. The config
+//! file is the one that command line names with `--config` (kubeadm: `KUBELET_CONFIG_ARGS`
+//! in `10-kubeadm.conf`; EKS nodeadm: JSON `/etc/kubernetes/kubelet/config.json`), with the
+//! `--config-dir` drop-ins merged over it (`*.conf`, name order, KEP-3983); a command line
+//! known to have no `--config` means no config file at all (kubeadm 1.10 and earlier ran on
+//! flags alone). A flag beats the config (kubernetes/website kubelet-config-file.md).
+//!
+//! k3s and RKE2 choose the kubelet's resolv.conf themselves (k3s `pkg/agent/config`): an
+//! explicit `--resolv-conf` on the service's command line, else `resolv-conf` (or a
+//! `kubelet-arg: resolv-conf=`) in `config.yaml` and `config.yaml.d/*.yaml` (name order,
+//! later wins), else `K3S_RESOLV_CONF`/`RKE2_RESOLV_CONF` from the service's environment
+//! files, else the first of /etc/resolv.conf and systemd's uplink file whose nameservers are
+//! all global unicast, else a generated file with 8.8.8.8.
+
+use super::k3s_config::K3sConfig;
+use super::kubelet_config::{KubeletConfig, Located};
+use super::kubelet_flags::{self, EnvFile, Flag};
+use super::node_facts::{
+    Effective, FlagFact, Flavour, FlavourKind, KUBELET_ENV_FILES, Kubelet, Observed, ResolvFile,
+    Shadowed, Source,
+};
+use super::raw::{FileState, RawFacts, RawFile};
+use super::resolv_conf::ResolvConf;
+use super::systemd_unit::{At, ServiceUnit};
+
+pub(super) const KUBESPRAY_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+pub(super) const KUBEADM_CONFIG: &str = "/var/lib/kubelet/config.yaml";
+pub(super) const K3S_CONFIG: &str = "/etc/rancher/k3s/config.yaml";
+pub(super) const RKE2_CONFIG: &str = "/etc/rancher/rke2/config.yaml";
+pub(super) const EKS_CONFIG: &str = "/etc/kubernetes/kubelet/config.json";
+/// The flags dnsfix cares about.
+const DNS_FLAGS: &[&str] = &[
+    "resolv-conf",
+    "cluster-dns",
+    "cluster-domain",
+    "config",
+    "config-dir",
+];
+
+/// The kubelet's command line as declared on disk: the unit's (authoritative: what systemd
+/// runs) or, without a unit, the flags of the env files installers write.
+struct Declared {
+    flags: Vec<FlagFact>,
+    /// The whole command line is known, so a flag that is not on it is not set.
+    complete: bool,
+    unit: Option<ServiceUnit>,
+}
+
+fn flag_fact(flag: Flag, at: &At, var: Option<&str>) -> FlagFact {
+    FlagFact {
+        name: flag.name,
+        value: flag.value,
+        source: Source {
+            detail: var.map(str::to_owned),
+            ..Source::new("flag", Some(&at.path), Some(at.line))
+        },
+    }
+}
+
+fn declared(raw: &RawFacts) -> Declared {
+    if let Some(unit) = ServiceUnit::from_raw(raw, "kubelet.service")
+        && !unit.argv.is_empty()
+    {
+        let flags = unit
+            .flags()
+            .into_iter()
+            .map(|(flag, at)| {
+                let var = unit
+                    .environment
+                    .iter()
+                    .find(|(_, v)| v.at == at)
+                    .map(|(name, _)| name.as_str());
+                flag_fact(flag, &at, var)
+            })
+            .collect();
+        return Declared {
+            flags,
+            complete: true,
+            unit: Some(unit),
+        };
+    }
+    Declared {
+        flags: env_flags(raw),
+        complete: false,
+        unit: ServiceUnit::from_raw(raw, "kubelet.service"),
+    }
+}
+
+/// Flags from the env files installers write, in command-line order, with file and line:
+/// the fallback when no unit file says how the kubelet is started.
+fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
+    let mut out = Vec::new();
+    for (path, vars) in KUBELET_ENV_FILES {
+        let Some(text) = raw.get(path).and_then(RawFile::text) else {
+            continue;
+        };
+        let env = EnvFile::parse(&text);
+        for var in *vars {
+            // The last valid assignment is the one systemd uses (`export X=` lines are not).
+            let Some(v) = env.get(var) else {
+                continue;
+            };
+            for flag in kubelet_flags::flags(&v.value, v.line) {
+                let at = At {
+                    path: (*path).to_owned(),
+                    line: flag.line,
+                };
+                out.push(flag_fact(flag, &at, Some(var)));
+            }
+        }
+    }
+    out
+}
+
+/// The kubelet's version as `kubelet --version` printed it ("Kubernetes v1.29.3"), or as
+/// k3s/RKE2 print theirs ("k3s version v1.33.3+k3s1 (236cbf25)").
+fn version(raw: &RawFacts) -> Option<String> {
+    let out = &raw.commands.get("kubelet-version")?.stdout;
+    out.split_whitespace()
+        .find(|w| {
+            w.strip_prefix('v')
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .map(str::to_owned)
+}
+
+pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
+    let pid = raw.pids.get("kubelet").copied();
+    let declared = declared(raw);
+    // The running process is the truth about flags; the unit (or env files) say what the
+    // next start uses. A flag also found, same value, in those files is shown from there.
+    let cmdline = pid.and_then(|p| {
+        let path = format!("/proc/{p}/cmdline");
+        raw.get(&path)
+            .filter(|f| f.state == FileState::Present)
+            .map(|f| (path, f.content.clone()))
+    });
+    let running = cmdline.is_some();
+    let flags: Vec<FlagFact> = match cmdline {
+        Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
+            .into_iter()
+            .map(|flag: Flag| {
+                let source = declared
+                    .flags
+                    .iter()
+                    .rev()
+                    .find(|e| e.name == flag.name && e.value == flag.value)
+                    .map(|e| e.source.clone())
+                    .unwrap_or_else(|| Source::new("flag", Some(&path), None));
+                FlagFact {
+                    name: flag.name,
+                    value: flag.value,
+                    source,
+                }
+            })
+            .collect(),
+        None => declared.flags.clone(),
+    };
+    let dns_flags: Vec<FlagFact> = flags
+        .iter()
+        .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
+        .cloned()
+        .collect();
+    let unit = declared
+        .unit
+        .as_ref()
+        .and_then(|u| u.files().next().map(str::to_owned));
+    let mut kubelet = match flavour.kind {
+        FlavourKind::K3s | FlavourKind::Rke2 => rancher_kubelet(raw, flavour, pid, dns_flags),
+        _ => plain_kubelet(
+            raw,
+            flavour,
+            pid,
+            &flags,
+            dns_flags,
+            running || declared.complete,
+            unit.is_some(),
+        ),
+    };
+    kubelet.unit = unit;
+    kubelet.version = version(raw);
+    kubelet
+}
+
+/// The effective config: the `--config` file with the `--config-dir` drop-ins over it, each
+/// DNS key remembering the file that set it.
+#[derive(Default)]
+struct Config {
+    resolv_conf: Option<(Located<String>, String)>,
+    cluster_dns: Option<(Located<Vec<String>>, String)>,
+    cluster_domain: Option<(Located<String>, String)>,
+    dropins: Vec<String>,
+}
+
+fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
+    match raw.get(path) {
+        Some(f) if f.state == FileState::Present => {
+            KubeletConfig::parse(&String::from_utf8_lossy(&f.content))
+                .map_err(|e| format!("{path}: {e}"))
+        }
+        Some(f) if f.state == FileState::Missing => Err(format!("{path}: no such file")),
+        _ => Err(format!("{path}: could not be read")),
+    }
+}
+
+fn load_config(
+    raw: &RawFacts,
+    path: Option<&str>,
+    dir: Option<&str>,
+) -> Result<Option<Config>, String> {
+    let mut config = Config::default();
+    let mut any = false;
+    let mut apply = |c: KubeletConfig, file: &str| {
+        if let Some(v) = c.resolv_conf {
+            config.resolv_conf = Some((v, file.to_owned()));
+        }
+        if let Some(v) = c.cluster_dns {
+            config.cluster_dns = Some((v, file.to_owned()));
+        }
+        if let Some(v) = c.cluster_domain {
+            config.cluster_domain = Some((v, file.to_owned()));
+        }
+    };
+    if let Some(path) = path {
+        apply(read_config(raw, path)?, path);
+        any = true;
+    }
+    let mut dropins = Vec::new();
+    if let Some(dir) = dir {
+        let mut files: Vec<&str> = raw
+            .files_in(dir)
+            .filter(|(p, f)| p.ends_with(".conf") && f.state == FileState::Present)
+            .map(|(p, _)| p)
+            .collect();
+        files.sort_unstable();
+        for file in files {
+            apply(read_config(raw, file)?, file);
+            dropins.push(file.to_owned());
+            any = true;
+        }
+    }
+    config.dropins = dropins;
+    Ok(any.then_some(config))
+}
+
+/// A kubelet run by its own unit (Kubespray, kubeadm, EKS nodeadm, hand-made).
+fn plain_kubelet(
+    raw: &RawFacts,
+    flavour: &Flavour,
+    pid: Option<u32>,
+    flags: &[FlagFact],
+    dns_flags: Vec<FlagFact>,
+    complete: bool,
+    has_unit: bool,
+) -> Kubelet {
+    let last = |name: &str| {
+        flags
+            .iter()
+            .rev()
+            .find(|f| f.name == name && f.value.is_some())
+    };
+    // `--config` names the file. A command line known in full without it runs on flags
+    // alone; only when the command line is not known does the installer's default apply.
+    let config_path = last("config").and_then(|f| f.value.clone()).or_else(|| {
+        if complete {
+            return None;
+        }
+        match flavour.kind {
+            FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
+            FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
+            FlavourKind::Eks => Some(EKS_CONFIG.to_owned()),
+            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG, EKS_CONFIG]
+                .into_iter()
+                .find(|p| present(raw, p))
+                .map(str::to_owned),
+        }
+    });
+    let config_dir = last("config-dir").and_then(|f| f.value.clone());
+    let (config, config_error) =
+        match load_config(raw, config_path.as_deref(), config_dir.as_deref()) {
+            Ok(c) => (c, None),
+            Err(e) => (None, Some(e)),
+        };
+    let config_source = |line: usize, file: &str| Source::new("config", Some(file), Some(line));
+    let unknown_reason = || {
+        config_error
+            .clone()
+            .unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
+    };
+    // An installer's files, a unit, a config (even a broken one), a process or flags: this
+    // is a kubelet node, and what cannot be read about its kubelet is unknown, not absent.
+    let have_kubelet = config.is_some()
+        || config_error.is_some()
+        || pid.is_some()
+        || has_unit
+        || !dns_flags.is_empty()
+        || flavour.kind != FlavourKind::Unknown;
+    let settled = config.is_some() || (have_kubelet && config_error.is_none());
+
+    let flag_value =
+        |name: &str| last(name).map(|f| (f.value.clone().unwrap_or_default(), f.source.clone()));
+    let located = |l: Option<&(Located<String>, String)>| {
+        l.map(|(l, file)| (l.value.clone(), config_source(l.line, file)))
+    };
+    let config_or =
+        |value: Option<Effective<String>>, default: Option<Effective<String>>| match value
+            .or(default)
+        {
+            Some(v) => Observed::Known(v),
+            None if !have_kubelet => Observed::Absent,
+            None => Observed::Unknown(unknown_reason()),
+        };
+
+    let default_resolv = settled.then(|| {
+        let (detail, path) = match (&config, &config_path) {
+            (Some(_), Some(p)) => ("KubeletConfiguration default", Some(p.as_str())),
+            _ => ("kubelet default", None),
+        };
+        Effective {
+            value: "/etc/resolv.conf".to_owned(),
+            source: Source {
+                detail: Some(detail.into()),
+                ..Source::new("default", path, None)
+            },
+            shadowed: vec![],
+        }
+    });
+    let resolv_conf = config_or(
+        flag_over_config(
+            flag_value("resolv-conf"),
+            located(config.as_ref().and_then(|c| c.resolv_conf.as_ref())),
+            Clone::clone,
+        ),
+        default_resolv,
+    );
+
+    // --cluster-dns is a string slice: repeated flags append rather than replace.
+    let dns_flag = last("cluster-dns").map(|f| {
+        let values = flags
+            .iter()
+            .filter(|f| f.name == "cluster-dns")
+            .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
+            .collect::<Vec<_>>();
+        (values, f.source.clone())
+    });
+    let config_dns = config
+        .as_ref()
+        .and_then(|c| c.cluster_dns.as_ref())
+        .map(|(l, file)| (l.value.clone(), config_source(l.line, file)));
+    let cluster_dns = match flag_over_config(dns_flag, config_dns, |v: &Vec<String>| v.join(",")) {
+        Some(e) => Observed::Known(e),
+        None if settled => Observed::Known(Effective {
+            value: vec![],
+            source: Source {
+                detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
+                ..Source::new("default", config_path.as_deref(), None)
+            },
+            shadowed: vec![],
+        }),
+        None if !have_kubelet => Observed::Absent,
+        None => Observed::Unknown(unknown_reason()),
+    };
+
+    let cluster_domain = match flag_over_config(
+        flag_value("cluster-domain"),
+        located(config.as_ref().and_then(|c| c.cluster_domain.as_ref())),
+        Clone::clone,
+    ) {
+        Some(e) => Observed::Known(e),
+        None if settled => Observed::Absent,
+        None if !have_kubelet => Observed::Absent,
+        None => Observed::Unknown(unknown_reason()),
+    };
+
+    let pod_resolv_conf = resolv_conf
+        .known()
+        .filter(|e| !e.value.is_empty())
+        .map(|e| ResolvFile::read(raw, &e.value));
+    Kubelet {
+        pid,
+        unit: None,
+        version: None,
+        config_path,
+        config_dropins: config.map(|c| c.dropins).unwrap_or_default(),
+        config_error,
+        flags: dns_flags,
+        resolv_conf,
+        cluster_dns,
+        cluster_domain,
+        pod_resolv_conf,
+    }
+}
+
+fn present(raw: &RawFacts, path: &str) -> bool {
+    raw.get(path).is_some_and(|f| f.state == FileState::Present)
+}
+
+/// A flag beats the same setting in the config file (kubernetes/website
+/// kubelet-config-file.md); the config value it overrides is kept as shadowed.
+fn flag_over_config<T>(
+    flag: Option<(T, Source)>,
+    config: Option<(T, Source)>,
+    show: impl Fn(&T) -> String,
+) -> Option<Effective<T>> {
+    match (flag, config) {
+        (Some((value, source)), shadow) => Some(Effective {
+            value,
+            source,
+            shadowed: shadow
+                .into_iter()
+                .map(|(v, s)| Shadowed {
+                    value: show(&v),
+                    source: s,
+                })
+                .collect(),
+        }),
+        (None, Some((value, source))) => Some(Effective {
+            value,
+            source,
+            shadowed: vec![],
+        }),
+        (None, None) => None,
+    }
+}
+
+/// One explicit k3s/RKE2 setting and where it was made.
+struct Setting {
+    value: String,
+    source: Source,
+}
+
+/// The k3s/RKE2 service that runs here: the active one, else the first with a unit.
+fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
+    let names: &[&str] = match flavour.kind {
+        FlavourKind::Rke2 => &["rke2-server.service", "rke2-agent.service"],
+        _ => &["k3s.service", "k3s-agent.service"],
+    };
+    let units: Vec<ServiceUnit> = names
+        .iter()
+        .filter_map(|n| ServiceUnit::from_raw(raw, n))
+        .collect();
+    let active = raw.commands.get("units").map(|c| c.stdout.clone());
+    let is_active = |unit: &ServiceUnit| {
+        let index = super::node_facts::UNITS
+            .iter()
+            .position(|u| format!("{u}.service") == unit.name);
+        index
+            .and_then(|i| active.as_deref()?.lines().nth(i))
+            .is_some_and(|state| state.trim() == "active")
+    };
+    let first_active = units.iter().position(is_active);
+    let index = first_active.unwrap_or(0);
+    units.into_iter().nth(index)
+}
+
+/// `--resolv-conf X`, `--resolv-conf=X` or `--kubelet-arg=resolv-conf=X` on the service's
+/// command line (k3s and RKE2 hide their argv once running, so the unit is read).
+fn exec_start_setting(unit: &ServiceUnit) -> Option<Setting> {
+    let mut found = None;
+    let words = &unit.argv;
+    for (i, word) in words.iter().enumerate() {
+        let text = word.text.trim_start_matches('-');
+        let value = if let Some(v) = text.strip_prefix("resolv-conf=") {
+            Some(v.to_owned())
+        } else if text == "resolv-conf" {
+            words.get(i + 1).map(|w| w.text.clone())
+        } else if let Some(arg) = text.strip_prefix("kubelet-arg=") {
+            arg.trim_start_matches('-')
+                .strip_prefix("resolv-conf=")
+                .map(str::to_owned)
+        } else if text == "kubelet-arg" {
+            words
+                .get(i + 1)
+                .and_then(|w| w.text.trim_start_matches('-').strip_prefix("resolv-conf="))
+                .map(str::to_owned)
+        } else {
+            None
+        };
+        if let Some(value) = value {
+            found = Some(Setting {
+                value,
+                source: Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line)),
+            });
+        }
+    }
+    found
+}
+
+/// `config.yaml` then `config.yaml.d/*.yaml` in name order, k3s's `configfilearg` merge:
+/// a later file's `resolv-conf` replaces; `kubelet-arg` is replaced, or appended to with
+/// `kubelet-arg+`. A `kubelet-arg` resolv-conf is a kubelet flag, which beats the native key.
+fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Setting>)>, String> {
+    let dropin_dir = format!("{path}.d");
+    let mut files: Vec<String> = match raw.get(path).map(|f| f.state) {
+        Some(FileState::Present) => vec![path.to_owned()],
+        Some(FileState::Missing) => vec![],
+        _ => return Err(format!("{path}: could not be read")),
+    };
+    let mut dropins: Vec<String> = raw
+        .files_in(&dropin_dir)
+        .filter(|(p, f)| {
+            (p.ends_with(".yaml") || p.ends_with(".yml")) && f.state == FileState::Present
+        })
+        .map(|(p, _)| p.to_owned())
+        .collect();
+    dropins.sort();
+    files.extend(dropins);
+    let mut native: Option<Setting> = None;
+    let mut arg: Option<Setting> = None;
+    for file in &files {
+        let text = raw
+            .get(file)
+            .and_then(RawFile::text)
+            .ok_or_else(|| format!("{file}: could not be read"))?;
+        let config = K3sConfig::parse(&text).map_err(|e| format!("{file}: {e}"))?;
+        let source = |line| Source::new("k3s_config", Some(file), Some(line));
+        if let Some(l) = config.resolv_conf.clone() {
+            native = Some(Setting {
+                value: l.value,
+                source: source(l.line),
+            });
+        }
+        if config.sets_kubelet_args {
+            // Replaced by this file unless it only appended.
+            if !config.kubelet_args_appended {
+                arg = None;
+            }
+            if let Some(l) = config.kubelet_arg("resolv-conf") {
+                arg = Some(Setting {
+                    value: l.value,
+                    source: source(l.line),
+                });
+            }
+        }
+    }
+    Ok(match (arg, native) {
+        (Some(a), native) => Some((a, native.into_iter().collect())),
+        (None, Some(n)) => Some((n, vec![])),
+        (None, None) => None,
+    })
+}
+
+/// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
+fn rancher_kubelet(
+    raw: &RawFacts,
+    flavour: &Flavour,
+    pid: Option<u32>,
+    flags: Vec<FlagFact>,
+) -> Kubelet {
+    let (path, data_dir, env_var) = match flavour.kind {
+        FlavourKind::Rke2 => (RKE2_CONFIG, "/var/lib/rancher/rke2", "RKE2_RESOLV_CONF"),
+        _ => (K3S_CONFIG, "/var/lib/rancher/k3s", "K3S_RESOLV_CONF"),
+    };
+    let unit = rancher_unit(raw, flavour);
+    let from_config = config_setting(raw, path);
+    let config_error = from_config.as_ref().err().cloned();
+    let env_setting = unit.as_ref().and_then(|u| {
+        let v = u.environment.get(env_var)?;
+        Some(Setting {
+            value: v.value.clone(),
+            source: Source {
+                detail: Some(env_var.to_owned()),
+                ..Source::new("k3s_env", Some(&v.at.path), Some(v.at.line))
+            },
+        })
+    });
+    let exec = unit.as_ref().and_then(exec_start_setting);
+    // An empty value means "choose automatically" (k3s issue #5627).
+    let explicit = |s: &Setting| !s.value.is_empty();
+    let resolv_conf = match &from_config {
+        Err(e) => Observed::Unknown(e.clone()),
+        Ok(config) => {
+            let mut chain: Vec<Setting> = Vec::new();
+            chain.extend(exec);
+            if let Some((winner, lost)) = config {
+                chain.push(Setting {
+                    value: winner.value.clone(),
+                    source: winner.source.clone(),
+                });
+                chain.extend(lost.iter().map(|s| Setting {
+                    value: s.value.clone(),
+                    source: s.source.clone(),
+                }));
+            }
+            chain.extend(env_setting);
+            let mut chain = chain.into_iter().filter(explicit);
+            match chain.next() {
+                Some(winner) => Observed::Known(Effective {
+                    value: winner.value,
+                    source: winner.source,
+                    shadowed: chain
+                        .map(|s| Shadowed {
+                            value: s.value,
+                            source: s.source,
+                        })
+                        .collect(),
+                }),
+                None => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
+            }
+        }
+    };
+    let cluster_dns = match &from_config {
+        Err(e) => Observed::Unknown(e.clone()),
+        Ok(_) => Observed::Known(rancher_cluster_dns(raw, path)),
+    };
+    let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
+    Kubelet {
+        pid,
+        unit: None,
+        version: None,
+        config_path: Some(path.to_owned()),
+        config_dropins: Vec::new(),
+        config_error,
+        flags,
+        resolv_conf,
+        cluster_dns,
+        cluster_domain: Observed::Absent,
+        pod_resolv_conf,
+    }
+}
+
+fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
+    let mut found: Option<(String, Source)> = None;
+    let dropin_dir = format!("{path}.d");
+    let mut files: Vec<String> = vec![path.to_owned()];
+    let mut dropins: Vec<String> = raw
+        .files_in(&dropin_dir)
+        .map(|(p, _)| p.to_owned())
+        .filter(|p| p.ends_with(".yaml") || p.ends_with(".yml"))
+        .collect();
+    dropins.sort();
+    files.extend(dropins);
+    for file in &files {
+        let Some(config) = raw
+            .get(file)
+            .and_then(RawFile::text)
+            .and_then(|t| K3sConfig::parse(&t).ok())
+        else {
+            continue;
+        };
+        if let Some(l) = config.cluster_dns {
+            found = Some((l.value, Source::new("k3s_config", Some(file), Some(l.line))));
+        }
+    }
+    match found {
+        Some((value, source)) => Effective {
+            value: split_list(&value),
+            source,
+            shadowed: vec![],
+        },
+        None => Effective {
+            value: vec!["10.43.0.10".to_owned()],
+            source: Source {
+                detail: Some("k3s/rke2 default".into()),
+                ..Source::new("default", None, None)
+            },
+            shadowed: vec![],
+        },
+    }
+}
+
+/// Why a resolv.conf is not usable to k3s's auto-detection, if it is not.
+pub(crate) fn not_global_unicast(parsed: &ResolvConf) -> Option<String> {
+    if parsed.nameservers.is_empty() {
+        return Some("no nameserver".into());
+    }
+    parsed.nameservers.iter().find_map(|n| match n.ip {
+        None => Some(format!("{} is not an IP address", n.address)),
+        Some(ip) if !is_global_unicast(&ip) => {
+            Some(format!("{} is {}", n.address, address_kind(&ip)))
+        }
+        Some(_) => None,
+    })
+}
+
+/// What kind of non-global-unicast address `ip` is, for messages.
+pub(crate) fn address_kind(ip: &std::net::IpAddr) -> &'static str {
+    match ip {
+        std::net::IpAddr::V4(v4) if v4.is_loopback() => "loopback",
+        std::net::IpAddr::V6(v6) if v6.is_loopback() => "loopback",
+        std::net::IpAddr::V4(v4) if v4.is_link_local() => "link-local",
+        std::net::IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80 => "link-local",
+        ip if ip.is_multicast() => "multicast",
+        ip if ip.is_unspecified() => "unspecified",
+        std::net::IpAddr::V4(v4) if v4.is_broadcast() => "broadcast",
+        _ => "not global unicast",
+    }
+}
+
+/// k3s `locateOrGenerateResolvConf`: the first of /etc/resolv.conf and systemd's uplink
+/// file whose nameservers are all global unicast (and at least one), else a generated
+/// file with 8.8.8.8 under the data dir.
+fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
+    let mut reasons = Vec::new();
+    for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
+        let Some(text) = raw.get(candidate).and_then(RawFile::text) else {
+            reasons.push(format!("{candidate}: not there"));
+            continue;
+        };
+        match not_global_unicast(&ResolvConf::parse(&text)) {
+            None => {
+                return Effective {
+                    value: candidate.to_owned(),
+                    source: Source {
+                        detail: Some("chosen by k3s: every nameserver is global unicast".into()),
+                        ..Source::new("k3s_auto", None, None)
+                    },
+                    shadowed: vec![],
+                };
+            }
+            Some(why) => reasons.push(format!("{candidate}: {why}")),
+        }
+    }
+    Effective {
+        value: format!("{data_dir}/agent/etc/resolv.conf"),
+        source: Source {
+            detail: Some(format!(
+                "generated by k3s with nameserver 8.8.8.8: {}",
+                reasons.join("; ")
+            )),
+            ..Source::new("k3s_auto", None, None)
+        },
+        shadowed: vec![],
+    }
+}
+
+/// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
+/// broadcast (private ranges count as global unicast).
+pub(crate) fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            !(v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_multicast()
+                || v4.is_link_local()
+                || v4.is_broadcast())
+        }
+        std::net::IpAddr::V6(v6) => {
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

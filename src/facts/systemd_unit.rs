@@ -1,0 +1,557 @@
+//! A systemd service as systemd would start it: owns [`ServiceUnit`], built from the unit
+//! file and its drop-ins as gathered from the node. Pure: it reads [`RawFacts`], never the
+//! filesystem.
+//!
+//! This is where a kubelet's flags come from when no kubelet runs (so `/proc/PID/cmdline`
+//! cannot say): kubeadm's `10-kubeadm.conf` sets `KUBELET_CONFIG_ARGS=--config=...` with
+//! `Environment=` and reads `KUBELET_KUBEADM_ARGS` from `EnvironmentFile=`; kubeadm 1.10 and
+//! earlier put `--cluster-dns` in `KUBELET_DNS_ARGS`; Kubespray's unit reads
+//! `/etc/kubernetes/kubelet.env`; EKS nodeadm's reads `/etc/eks/kubelet/environment`; k3s and
+//! RKE2 read `K3S_*`/`RKE2_*` variables from `/etc/default/%N`, `/etc/sysconfig/%N` and a
+//! `.env` file beside the unit. The rules followed (systemd.unit(5), systemd.exec(5),
+//! systemd.service(5)):
+//!
+//! - the unit file is the first found in `/etc/systemd/system`, `/run/systemd/system`,
+//!   `/usr/local/lib/systemd/system`, `/usr/lib/systemd/system`, `/lib/systemd/system`;
+//! - drop-ins `NAME.service.d/*.conf` from all those directories apply in file-name order,
+//!   a name in an earlier directory hiding the same name in a later one;
+//! - `Environment=` assignments apply in order; variables from `EnvironmentFile=` files
+//!   (read in order, a `-` prefix making a missing file fine) override them;
+//! - an empty `Environment=`, `EnvironmentFile=` or `ExecStart=` resets the list;
+//! - in `ExecStart=`, a word that is exactly `$NAME` expands to the variable's value split at
+//!   whitespace, and `${NAME}` expands in place without splitting;
+//! - the specifiers `%n`, `%N`, `%p`, `%i` and `%%` are expanded.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::kubelet_flags::{EnvFile, Flag, parse_args, split_words};
+use super::raw::{FileState, RawFacts, RawFile};
+
+/// Where systemd looks for unit files, most important first.
+pub const UNIT_DIRS: &[&str] = &[
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+];
+
+/// The services that run a kubelet, directly or inside themselves.
+pub const KUBELET_SERVICES: &[&str] = &[
+    "kubelet.service",
+    "k3s.service",
+    "k3s-agent.service",
+    "rke2-server.service",
+    "rke2-agent.service",
+];
+
+/// A place in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct At {
+    pub path: String,
+    pub line: usize,
+}
+
+/// One variable of the service's environment and where it was set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvValue {
+    pub value: String,
+    pub at: At,
+}
+
+/// A word of the command line systemd would run, and where it was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Word {
+    pub text: String,
+    pub at: At,
+}
+
+/// A service as systemd would start it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServiceUnit {
+    /// `kubelet.service`.
+    pub name: String,
+    /// The unit file in use, if any (a unit may be made of drop-ins only).
+    pub fragment: Option<String>,
+    /// Drop-ins in the order they apply.
+    pub dropins: Vec<String>,
+    /// `EnvironmentFile=` entries in order: path, whether a missing file is fine, and where
+    /// the entry was written.
+    pub environment_files: Vec<(String, bool, At)>,
+    /// The environment systemd gives the process (the variables this unit sets).
+    pub environment: BTreeMap<String, EnvValue>,
+    /// The command line of the `ExecStart=` in effect, variables expanded.
+    pub argv: Vec<Word>,
+}
+
+impl ServiceUnit {
+    /// The service `name` (`kubelet.service`) from the gathered unit files; `None` when the
+    /// node has neither a unit file nor a drop-in for it.
+    pub fn from_raw(raw: &RawFacts, name: &str) -> Option<ServiceUnit> {
+        let fragment = UNIT_DIRS
+            .iter()
+            .map(|dir| format!("{dir}/{name}"))
+            .find(|path| present(raw, path));
+        // Drop-ins by file name; the first directory that has a name wins.
+        let mut dropins: BTreeMap<String, String> = BTreeMap::new();
+        for dir in UNIT_DIRS {
+            let dropin_dir = format!("{dir}/{name}.d");
+            for (path, file) in raw.files_in(&dropin_dir) {
+                let Some(file_name) = path.rsplit('/').next() else {
+                    continue;
+                };
+                if file_name.ends_with(".conf") && file.state == FileState::Present {
+                    dropins
+                        .entry(file_name.to_owned())
+                        .or_insert_with(|| path.to_owned());
+                }
+            }
+        }
+        if fragment.is_none() && dropins.is_empty() {
+            return None;
+        }
+        let mut unit = ServiceUnit {
+            name: name.to_owned(),
+            fragment: fragment.clone(),
+            dropins: dropins.into_values().collect(),
+            environment_files: Vec::new(),
+            environment: BTreeMap::new(),
+            argv: Vec::new(),
+        };
+        let mut assignments: Vec<(String, EnvValue)> = Vec::new();
+        let mut exec_start: Option<(String, At)> = None;
+        let files: Vec<String> = fragment.into_iter().chain(unit.dropins.clone()).collect();
+        for path in &files {
+            let Some(text) = raw.get(path).and_then(RawFile::text) else {
+                continue;
+            };
+            for (line, key, value) in service_settings(&text) {
+                let at = At {
+                    path: path.clone(),
+                    line,
+                };
+                let value = expand_specifiers(&value, name);
+                match key.as_str() {
+                    "Environment" if value.trim().is_empty() => assignments.clear(),
+                    "Environment" => {
+                        for (word, _) in split_words(&value, line) {
+                            if let Some((k, v)) = word.split_once('=')
+                                && valid_name(k)
+                            {
+                                assignments.push((
+                                    k.to_owned(),
+                                    EnvValue {
+                                        value: v.to_owned(),
+                                        at: at.clone(),
+                                    },
+                                ));
+                            }
+                        }
+                    }
+                    "EnvironmentFile" if value.trim().is_empty() => unit.environment_files.clear(),
+                    "EnvironmentFile" => {
+                        let value = value.trim();
+                        let (optional, file) = match value.strip_prefix('-') {
+                            Some(rest) => (true, rest.to_owned()),
+                            None => (false, value.to_owned()),
+                        };
+                        unit.environment_files.push((file, optional, at));
+                    }
+                    "ExecStart" if value.trim().is_empty() => exec_start = None,
+                    "ExecStart" => exec_start = Some((value, at)),
+                    _ => {}
+                }
+            }
+        }
+        unit.environment.extend(assignments);
+        for (file, _, _) in &unit.environment_files {
+            let Some(text) = raw.get(file).and_then(RawFile::text) else {
+                continue;
+            };
+            let env = EnvFile::parse(&text);
+            for var in env.vars.iter().filter(|v| !v.exported) {
+                unit.environment.insert(
+                    var.name.clone(),
+                    EnvValue {
+                        value: var.value.clone(),
+                        at: At {
+                            path: file.clone(),
+                            line: var.line,
+                        },
+                    },
+                );
+            }
+        }
+        if let Some((command, at)) = exec_start {
+            unit.argv = expand_command(&command, &at, &unit.environment);
+        }
+        Some(unit)
+    }
+
+    /// The flags of the command line (everything after the program), with where each was
+    /// written.
+    pub fn flags(&self) -> Vec<(Flag, At)> {
+        let words: Vec<(String, usize)> = self
+            .argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, w)| (w.text.clone(), i))
+            .collect();
+        parse_args(words)
+            .into_iter()
+            .filter_map(|flag| {
+                let at = self.argv.get(flag.line)?.at.clone();
+                Some((
+                    Flag {
+                        line: at.line,
+                        ..flag
+                    },
+                    at,
+                ))
+            })
+            .collect()
+    }
+
+    /// Every file the unit is made of: the unit file and its drop-ins.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.fragment
+            .iter()
+            .chain(&self.dropins)
+            .map(String::as_str)
+    }
+}
+
+fn present(raw: &RawFacts, path: &str) -> bool {
+    raw.get(path).is_some_and(|f| f.state == FileState::Present)
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The `[Service]` settings of a unit file: (line, key, value), continuation lines joined,
+/// comments skipped.
+fn service_settings(text: &str) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (index, raw_line) in text.lines().enumerate() {
+        let line = raw_line.trim_end_matches('\r');
+        let (start, mut joined) = match pending.take() {
+            Some((start, so_far)) => (start, so_far + " " + line.trim_start()),
+            None => {
+                let trimmed = line.trim();
+                if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+                    continue;
+                }
+                (index + 1, trimmed.to_owned())
+            }
+        };
+        if joined.ends_with('\\') {
+            joined.pop();
+            pending = Some((start, joined));
+            continue;
+        }
+        if joined.starts_with('[') && joined.ends_with(']') {
+            section = joined[1..joined.len() - 1].to_owned();
+            continue;
+        }
+        if section != "Service" {
+            continue;
+        }
+        if let Some((key, value)) = joined.split_once('=') {
+            out.push((start, key.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    out
+}
+
+/// systemd specifiers that name the unit: `%n` (kubelet.service), `%N` and `%p` (kubelet),
+/// `%i` (the instance, empty here), `%%`. Others are left as written.
+fn expand_specifiers(value: &str, unit: &str) -> String {
+    if !value.contains('%') {
+        return value.to_owned();
+    }
+    let prefix = unit.rsplit_once('.').map_or(unit, |(p, _)| p);
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push_str(unit),
+            Some('N' | 'p') => out.push_str(prefix),
+            Some('i') => {}
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+/// `ExecStart=` → argv, with systemd's prefixes (`-@:+!`) dropped and variables expanded.
+fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> Vec<Word> {
+    let command = command.trim_start_matches(['-', '@', ':', '+', '!']);
+    let mut argv = Vec::new();
+    for (word, _) in split_words(command, at.line) {
+        let whole = word
+            .strip_prefix('$')
+            .filter(|name| valid_name(name))
+            .or_else(|| {
+                word.strip_prefix("${")
+                    .and_then(|w| w.strip_suffix('}'))
+                    .filter(|name| valid_name(name))
+            });
+        match whole {
+            // `$NAME` splits at whitespace; `${NAME}` alone is one word (both vanish when unset).
+            Some(name) => {
+                if let Some(var) = env.get(name) {
+                    if word.starts_with("${") {
+                        argv.push(Word {
+                            text: var.value.clone(),
+                            at: var.at.clone(),
+                        });
+                    } else {
+                        for (piece, line) in split_words(&var.value, var.at.line) {
+                            argv.push(Word {
+                                text: piece,
+                                at: At {
+                                    path: var.at.path.clone(),
+                                    line,
+                                },
+                            });
+                        }
+                    }
+                }
+            }
+            None => argv.push(Word {
+                text: expand_braced(&word, env),
+                at: at.clone(),
+            }),
+        }
+    }
+    argv
+}
+
+/// `${NAME}` inside a word, replaced in place.
+fn expand_braced(word: &str, env: &BTreeMap<String, EnvValue>) -> String {
+    let mut out = String::new();
+    let mut rest = word;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) if valid_name(&after[..end]) => {
+                if let Some(var) = env.get(&after[..end]) {
+                    out.push_str(&var.value);
+                }
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::raw::RawFacts;
+
+    fn raw(files: &[(&str, &str)]) -> RawFacts {
+        let mut raw = RawFacts::default();
+        for (path, text) in files {
+            raw.file(path, FileState::Present, Some(text.as_bytes()));
+        }
+        raw
+    }
+
+    /// kubernetes/release d55c53d8, debian/xenial/kubeadm/channel/stable/etc/systemd/system/
+    /// kubelet.service.d/post-1.10/10-kubeadm.conf (kubeadm 1.11 and later, verbatim).
+    const KUBEADM_DROPIN: &str = r#"# Note: This dropin only works with kubeadm and kubelet v1.11+
+[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
+# This is a file that "kubeadm init" and "kubeadm join" generates at runtime, populating the KUBELET_KUBEADM_ARGS variable dynamically
+EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
+# This is a file that the user can use for overrides of the kubelet args as a last resort. Preferably, the user should use
+# the .NodeRegistration.KubeletExtraArgs object in the configuration files instead. KUBELET_EXTRA_ARGS should be sourced from this file.
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=
+ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
+"#;
+
+    /// The same repository at b90c762a, kubelet.service.d/post-1.8/10-kubeadm.conf
+    /// (kubeadm 1.10, verbatim): DNS flags inline, no config file.
+    const KUBEADM_1_10_DROPIN: &str = r#"[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_SYSTEM_PODS_ARGS=--pod-manifest-path=/etc/kubernetes/manifests --allow-privileged=true"
+Environment="KUBELET_NETWORK_ARGS=--network-plugin=cni --cni-conf-dir=/etc/cni/net.d --cni-bin-dir=/opt/cni/bin"
+Environment="KUBELET_DNS_ARGS=--cluster-dns=10.96.0.10 --cluster-domain=cluster.local"
+Environment="KUBELET_AUTHZ_ARGS=--authorization-mode=Webhook --client-ca-file=/etc/kubernetes/pki/ca.crt"
+Environment="KUBELET_CADVISOR_ARGS=--cadvisor-port=0"
+Environment="KUBELET_CERTIFICATE_ARGS=--rotate-certificates=true --cert-dir=/var/lib/kubelet/pki"
+ExecStart=
+ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_SYSTEM_PODS_ARGS $KUBELET_NETWORK_ARGS $KUBELET_DNS_ARGS $KUBELET_AUTHZ_ARGS $KUBELET_CADVISOR_ARGS $KUBELET_CERTIFICATE_ARGS $KUBELET_EXTRA_ARGS
+"#;
+
+    const KUBELET_SERVICE: &str =
+        "[Unit]\nDescription=kubelet\n[Service]\nExecStart=/usr/bin/kubelet\nRestart=always\n";
+
+    fn flags(unit: &ServiceUnit) -> Vec<String> {
+        unit.flags()
+            .into_iter()
+            .map(|(f, at)| {
+                format!(
+                    "{}={} @{}:{}",
+                    f.name,
+                    f.value.unwrap_or_default(),
+                    at.path,
+                    at.line
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kubeadm_dropin_env_files_override_environment_and_expand_in_order() {
+        let raw = raw(&[
+            ("/usr/lib/systemd/system/kubelet.service", KUBELET_SERVICE),
+            (
+                "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
+                KUBEADM_DROPIN,
+            ),
+            (
+                "/var/lib/kubelet/kubeadm-flags.env",
+                "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.9\"\n",
+            ),
+            (
+                "/etc/default/kubelet",
+                "KUBELET_EXTRA_ARGS=--resolv-conf=/etc/kubelet-resolv.conf\n",
+            ),
+        ]);
+        let unit = ServiceUnit::from_raw(&raw, "kubelet.service").expect("unit");
+        assert_eq!(
+            unit.fragment.as_deref(),
+            Some("/usr/lib/systemd/system/kubelet.service")
+        );
+        assert_eq!(
+            flags(&unit),
+            [
+                "bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf @/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf:3",
+                "kubeconfig=/etc/kubernetes/kubelet.conf @/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf:3",
+                "config=/var/lib/kubelet/config.yaml @/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf:4",
+                "container-runtime-endpoint=unix:///var/run/containerd/containerd.sock @/var/lib/kubelet/kubeadm-flags.env:1",
+                "pod-infra-container-image=registry.k8s.io/pause:3.9 @/var/lib/kubelet/kubeadm-flags.env:1",
+                "resolv-conf=/etc/kubelet-resolv.conf @/etc/default/kubelet:1",
+            ]
+        );
+    }
+
+    #[test]
+    fn kubeadm_1_10_dns_flags_come_from_the_dropin() {
+        let raw = raw(&[
+            ("/lib/systemd/system/kubelet.service", KUBELET_SERVICE),
+            (
+                "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
+                KUBEADM_1_10_DROPIN,
+            ),
+        ]);
+        let unit = ServiceUnit::from_raw(&raw, "kubelet.service").expect("unit");
+        let flags = flags(&unit);
+        assert!(
+            flags.contains(
+                &"cluster-dns=10.96.0.10 @/etc/systemd/system/kubelet.service.d/10-kubeadm.conf:5"
+                    .to_owned()
+            ),
+            "{flags:?}"
+        );
+        assert!(!flags.iter().any(|f| f.starts_with("config=")), "{flags:?}");
+    }
+
+    #[test]
+    fn an_etc_dropin_hides_the_same_name_in_usr_lib_and_resets_apply() {
+        let raw = raw(&[
+            ("/usr/lib/systemd/system/kubelet.service", KUBELET_SERVICE),
+            (
+                "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
+                KUBEADM_DROPIN,
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
+                "[Service]\nExecStart=\nExecStart=/opt/bin/kubelet --config=/etc/k/config.yaml\n",
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf",
+                "[Service]\nExecStart=\nExecStart=/opt/bin/kubelet \\\n  --config=/etc/k/other.yaml ${EXTRA}\nEnvironment=\"EXTRA=--cluster-dns=10.0.0.10\"\n",
+            ),
+        ]);
+        let unit = ServiceUnit::from_raw(&raw, "kubelet.service").expect("unit");
+        assert_eq!(
+            unit.dropins,
+            [
+                "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf"
+            ]
+        );
+        assert_eq!(
+            flags(&unit),
+            [
+                "config=/etc/k/other.yaml @/etc/systemd/system/kubelet.service.d/20-dns.conf:3",
+                "cluster-dns=10.0.0.10 @/etc/systemd/system/kubelet.service.d/20-dns.conf:5",
+            ]
+        );
+    }
+
+    #[test]
+    fn specifiers_name_rke2_env_files() {
+        // rancher/rke2 6ce1a801 bundle/lib/systemd/system/rke2-server.service (excerpt).
+        let raw = raw(&[
+            (
+                "/usr/local/lib/systemd/system/rke2-server.service",
+                "[Service]\nEnvironmentFile=-/etc/default/%N\nEnvironmentFile=-/etc/sysconfig/%N\nEnvironmentFile=-/usr/local/lib/systemd/system/%N.env\nExecStart=/usr/local/bin/rke2 server\n",
+            ),
+            (
+                "/etc/default/rke2-server",
+                "RKE2_RESOLV_CONF=/etc/rke2-resolv.conf\n",
+            ),
+            (
+                "/usr/local/lib/systemd/system/rke2-server.env",
+                "HOME=/root\n",
+            ),
+        ]);
+        let unit = ServiceUnit::from_raw(&raw, "rke2-server.service").expect("unit");
+        assert_eq!(
+            unit.environment["RKE2_RESOLV_CONF"],
+            EnvValue {
+                value: "/etc/rke2-resolv.conf".into(),
+                at: At {
+                    path: "/etc/default/rke2-server".into(),
+                    line: 1
+                }
+            }
+        );
+        assert_eq!(
+            unit.environment_files[2].0,
+            "/usr/local/lib/systemd/system/rke2-server.env"
+        );
+        assert!(ServiceUnit::from_raw(&raw, "kubelet.service").is_none());
+    }
+}
