@@ -69,14 +69,7 @@ fn declared(raw: &RawFacts) -> Declared {
         let flags = unit
             .flags()
             .into_iter()
-            .map(|(flag, at)| {
-                let var = unit
-                    .environment
-                    .iter()
-                    .find(|(_, v)| v.at == at)
-                    .map(|(name, _)| name.as_str());
-                flag_fact(flag, &at, var)
-            })
+            .map(|(flag, at, var)| flag_fact(flag, &at, var.as_deref()))
             .collect();
         return Declared {
             flags,
@@ -533,7 +526,10 @@ fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Set
             if let Some(l) = config.kubelet_arg("resolv-conf") {
                 arg = Some(Setting {
                     value: l.value,
-                    source: source(l.line),
+                    source: Source {
+                        detail: Some("kubelet-arg".into()),
+                        ..source(l.line)
+                    },
                 });
             }
         }

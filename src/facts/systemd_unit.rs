@@ -66,6 +66,8 @@ pub struct EnvValue {
 pub struct Word {
     pub text: String,
     pub at: At,
+    /// The variable it came from (`$KUBELET_ARGS`), if it was not written in ExecStart.
+    pub var: Option<String>,
 }
 
 /// A service as systemd would start it.
@@ -191,8 +193,8 @@ impl ServiceUnit {
     }
 
     /// The flags of the command line (everything after the program), with where each was
-    /// written.
-    pub fn flags(&self) -> Vec<(Flag, At)> {
+    /// written and the variable it came from.
+    pub fn flags(&self) -> Vec<(Flag, At, Option<String>)> {
         let words: Vec<(String, usize)> = self
             .argv
             .iter()
@@ -203,13 +205,15 @@ impl ServiceUnit {
         parse_args(words)
             .into_iter()
             .filter_map(|flag| {
-                let at = self.argv.get(flag.line)?.at.clone();
+                let word = self.argv.get(flag.line)?;
+                let at = word.at.clone();
                 Some((
                     Flag {
                         line: at.line,
                         ..flag
                     },
                     at,
+                    word.var.clone(),
                 ))
             })
             .collect()
@@ -323,6 +327,7 @@ fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> V
                         argv.push(Word {
                             text: var.value.clone(),
                             at: var.at.clone(),
+                            var: Some(name.to_owned()),
                         });
                     } else {
                         for (piece, line) in split_words(&var.value, var.at.line) {
@@ -332,6 +337,7 @@ fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> V
                                     path: var.at.path.clone(),
                                     line,
                                 },
+                                var: Some(name.to_owned()),
                             });
                         }
                     }
@@ -340,6 +346,7 @@ fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> V
             None => argv.push(Word {
                 text: expand_braced(&word, env),
                 at: at.clone(),
+                var: None,
             }),
         }
     }
@@ -418,7 +425,7 @@ ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_SYSTEM_PODS_ARGS $K
     fn flags(unit: &ServiceUnit) -> Vec<String> {
         unit.flags()
             .into_iter()
-            .map(|(f, at)| {
+            .map(|(f, at, _)| {
                 format!(
                     "{}={} @{}:{}",
                     f.name,

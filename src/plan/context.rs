@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::diagnose::rules::{cluster_addresses, network_manager_manages_resolv};
 use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
-use crate::facts::kubelet_flags::EnvFile;
-use crate::facts::node_facts::{FlavourKind, KUBELET_ENV_FILES, Observed, ResolvFile, UnitState};
+use crate::facts::cni::PodBridge;
+use crate::facts::node_facts::{FlavourKind, Observed, ResolvFile, UnitState};
 use crate::facts::resolv_conf::is_loopback;
 use crate::inventory::Host;
 
@@ -45,6 +45,22 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         FlavourKind::Rke2 => "/etc/rancher/rke2/config.yaml",
         _ => "/etc/rancher/k3s/config.yaml",
     };
+    let rancher = rancher_resolv(facts, rancher_config);
+    let (sites, elsewhere) = flag_sites(facts);
+    // The worst severity of each failing finding: a playbook may leave an info alone.
+    let mut worst: std::collections::BTreeMap<&str, crate::diagnose::Severity> =
+        std::collections::BTreeMap::new();
+    for f in findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+    {
+        let entry = worst.entry(f.id).or_insert(f.severity);
+        *entry = (*entry).max(f.severity);
+    }
+    let severity: serde_json::Map<String, Value> = worst
+        .into_iter()
+        .map(|(id, s)| (id.to_owned(), json!(s.as_str())))
+        .collect();
     let nodelocaldns_ip = facts
         .nodelocaldns
         .as_ref()
@@ -115,9 +131,51 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         },
         "rancher_config": rancher_config,
         "nodelocaldns_ip": nodelocaldns_ip,
-        "flag_sites": flag_sites(facts),
+        "flag_sites": sites,
+        "flag_sites_elsewhere": elsewhere,
+        "severity": severity,
+        "cni_routed": matches!(facts.cni.pod_bridge, PodBridge::Routed(_)),
+        "rancher_resolv_target": rancher.target,
+        "rancher_resolv_elsewhere": rancher.elsewhere,
         "files": files,
     })
+}
+
+/// Where a k3s/RKE2 resolv.conf fix must be written to win: the file that sets the winning
+/// `resolv-conf:` key (a config.yaml.d drop-in beats config.yaml), else config.yaml (which
+/// beats K3S_RESOLV_CONF/RKE2_RESOLV_CONF and the automatic choice). A setting that beats
+/// any config file (a `--resolv-conf` in the unit's ExecStart, a `kubelet-arg`) is
+/// `elsewhere`: dnsfix does not edit it, the plan says where it is.
+struct RancherResolv {
+    target: String,
+    elsewhere: Option<String>,
+}
+
+fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
+    let mut out = RancherResolv {
+        target: config.to_owned(),
+        elsewhere: None,
+    };
+    if let Observed::Known(e) = &facts.kubelet.resolv_conf {
+        match (e.source.kind.as_str(), e.source.detail.as_deref()) {
+            ("k3s_flag", _) => {
+                out.elsewhere = Some(format!(
+                    "--resolv-conf in the service's ExecStart at {}",
+                    e.source.at()
+                ))
+            }
+            ("k3s_config", Some("kubelet-arg")) => {
+                out.elsewhere = Some(format!("kubelet-arg resolv-conf at {}", e.source.at()))
+            }
+            ("k3s_config", _) => {
+                if let Some(path) = &e.source.path {
+                    out.target = path.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// A resolv.conf kubelet may hand to pods: it lists servers, none loopback or cluster-own.
@@ -225,36 +283,33 @@ fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec
     (Vec::new(), String::new())
 }
 
-/// Where the DNS flags are set in the kubelet's env files: `{path, var, flag, value, line}`,
-/// in the order systemd reads them.
-fn flag_sites(facts: &NodeFacts) -> Vec<Value> {
+/// Where the DNS flags the kubelet uses are set: `{path, var, flag, value, line}` for each one
+/// written in an environment file (which `env_flag` can edit), in command-line order. A flag
+/// written in a unit file or drop-in (`Environment=`, `ExecStart=`) or only seen on the
+/// running command line is listed in `flag_sites_elsewhere` as `path:line`.
+fn flag_sites(facts: &NodeFacts) -> (Vec<Value>, Vec<String>) {
     let mut sites = Vec::new();
-    for (path, vars) in KUBELET_ENV_FILES {
-        let Some(text) = facts.files.get(*path).and_then(|f| f.text()) else {
+    let mut elsewhere = Vec::new();
+    for flag in &facts.kubelet.flags {
+        if !DNS_FLAGS.contains(&flag.name.as_str()) || flag.source.kind != "flag" {
             continue;
-        };
-        let env = EnvFile::parse(&text);
-        for var in env
-            .vars
+        }
+        let path = flag.source.path.as_deref().unwrap_or_default();
+        let in_unit = crate::facts::systemd_unit::UNIT_DIRS
             .iter()
-            .filter(|v| !v.exported && vars.contains(&v.name.as_str()))
-        {
-            // Only the assignment systemd uses (the last one) counts.
-            if env.get(&var.name).map(|v| v.line) != Some(var.line) {
-                continue;
+            .any(|d| path.starts_with(&format!("{d}/")));
+        match (&flag.source.detail, flag.source.line) {
+            (Some(var), Some(line)) if !in_unit && !path.starts_with("/proc/") => {
+                sites.push(json!({
+                    "path": path,
+                    "var": var,
+                    "flag": flag.name,
+                    "value": flag.value,
+                    "line": line,
+                }))
             }
-            for flag in crate::facts::kubelet_flags::flags(&var.value, var.line) {
-                if DNS_FLAGS.contains(&flag.name.as_str()) {
-                    sites.push(json!({
-                        "path": path,
-                        "var": var.name,
-                        "flag": flag.name,
-                        "value": flag.value,
-                        "line": flag.line,
-                    }));
-                }
-            }
+            _ => elsewhere.push(flag.source.at()),
         }
     }
-    sites
+    (sites, elsewhere)
 }
