@@ -343,9 +343,14 @@ pub const RULES: &[RuleInfo] = &[
             time they start, so a 0 there means something reset it later, e.g. a\n\
             `sysctl --system` applying a file that sets 0.\n\
             \n\
-            Routed CNIs without a bridge (Calico's default mode, Cilium with eBPF host routing)\n\
-            do not show this DNS symptom, but the Kubernetes install prerequisites still ask\n\
-            for the setting (website container-runtimes.md).",
+            It matters only where pods sit on a Linux bridge. dnsfix reads the CNI configuration\n\
+            in effect (the first file of /etc/cni/net.d by name): with the bridge plugin,\n\
+            flannel (which delegates to bridge on cni0) or Weave it is critical; with routed\n\
+            veths and no bridge (Calico and Canal, whose pod plugin is calico; Cilium; the AWS\n\
+            VPC CNI) no pod traffic is bridged, and the finding is info: seen, and why it does\n\
+            not matter. The current Kubernetes docs leave the setting to the network plugin\n\
+            (website container-runtimes.md). With no CNI configuration to read, dnsfix\n\
+            assumes a bridge.",
         fix: "\
             Now, on the node:\n  \
             modprobe br_netfilter\n  \
@@ -405,7 +410,11 @@ pub const RULES: &[RuleInfo] = &[
             is never applied; the value is then whatever the module defaults to or whoever\n\
             loads it sets (sysctl.d(5); fedora-sysv/initscripts#111, seapath/ansible#934).\n\
             systemd-modules-load runs before systemd-sysctl, which is why listing the module\n\
-            there makes the sysctl file take effect.",
+            there makes the sysctl file take effect.\n\
+            \n\
+            dnsfix says this only of a setting that is on now; one that is off already is\n\
+            DNS-BRIDGE-NF-OFF, whose fix persists it too. Where the CNI wires pods without a\n\
+            bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.",
         fix: "\
             Persist both halves:\n  \
             echo br_netfilter > /etc/modules-load.d/k8s.conf\n  \
@@ -560,9 +569,13 @@ pub const RULES: &[RuleInfo] = &[
             ExpandedDNSConfig feature gate): 32 domains and 2048 characters, so 29 host\n  \
             domains.\n\
             - any single domain longer than 253 characters is dropped.\n\
-            kubelet also checks its resolvConf file and raises the CheckLimitsForResolvConf\n\
-            events on the node. dnsfix applies the expanded limits when the inventory's\n\
-            kube_version is 1.28 or later, the legacy ones otherwise.\n\
+            kubelet removes duplicates before it counts (omitDuplicates), so a host list that\n\
+            repeats the cluster's own domains, as Kubespray's does, costs nothing; dnsfix\n\
+            counts the same way. kubelet also checks its resolvConf file and raises the\n\
+            CheckLimitsForResolvConf events on the node. dnsfix applies the expanded limits\n\
+            (on by default since 1.26, GA in 1.28) when the node's `kubelet --version`, or else\n\
+            the inventory's kube_version, is 1.26 or later, and says so when the version is\n\
+            unknown and it assumes the legacy ones.\n\
             \n\
             Old pod images cap the list themselves: glibc before 2.26 (CentOS 7 based images)\n\
             at 6 domains / 256 chars, and older containerd at 6 (containerd#5877), so a list\n\
@@ -622,7 +635,13 @@ pub const RULES: &[RuleInfo] = &[
             Stray domains come from DHCP (domain-name / domain-search; OpenStack hands out\n\
             openstacklocal), IPv6 router advertisements (DNSSL), cloud-init/netplan, or an old\n\
             hand edit (akash-network/support#80). dnsfix expects the cluster domain and its\n\
-            subdomains and the inventory's `searchdomains`; anything else is reported.",
+            subdomains and the inventory's `searchdomains`; anything else is reported:\n\
+            - info for a domain every node shares and that fits kubelet's limits, typically a\n  \
+            corporate domain pods are meant to use: declare it in `searchdomains` to silence it;\n\
+            - warning for known stray sources (openstacklocal, localdomain, home-router domains\n  \
+            such as lan or home, cloud DHCP suffixes such as ec2.internal or\n  \
+            <region>.compute.internal), for a domain that differs node to node (each node's DHCP\n  \
+            pushing its own), or when it pushes the list over kubelet's limits.",
         fix: "\
             Stop the source; editing the node's resolv.conf does not last:\n\
             - netplan (Ubuntu, cloud-init): `dhcp4-overrides: {use-domains: false}` (and\n  \
@@ -734,7 +753,10 @@ pub const RULES: &[RuleInfo] = &[
             kubeadm-flags.env whenever systemd-resolved was active (kubernetes#64665);\n\
             kubernetes#90394 moved it to KubeletConfiguration.resolvConf. On a node set up by\n\
             one of those versions, or with a flag added by hand, the flag keeps overriding the\n\
-            config file, so a fix made only in the file seems to do nothing.\n\
+            config file, so a fix made only in the file seems to do nothing. kubeadm's own flag\n\
+            (exactly --resolv-conf=/run/systemd/resolve/resolv.conf in kubeadm-flags.env) is\n\
+            right and kubeadm manages that file, so dnsfix reports it as info and leaves it;\n\
+            any other shadowing flag is a warning.\n\
             \n\
             k3s and RKE2 always pass --resolv-conf as a flag, from `resolv-conf:` or\n\
             `kubelet-arg:` in their config.yaml, so the deprecation line alone is normal there.",
@@ -802,7 +824,10 @@ pub const RULES: &[RuleInfo] = &[
             server list (nodelocaldns IP first, then `nameservers` and the servers already in\n\
             /etc/resolv.conf) with no filter. With 127.0.0.53 in `nameservers` the line becomes\n\
             the one above, and after a reboot it lands in the file kubelet hands to CoreDNS\n\
-            (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high.",
+            (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high\n\
+            when dhclient is the node's DHCP client (a dhclient process runs). Ubuntu 18.04+ with\n\
+            netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
+            line is latent, reported as info, until something runs dhclient again.",
         fix: "\
             Change the owner's configuration, never only /etc/resolv.conf:\n\
             - NetworkManager: nmcli connection modify CONN ipv4.dns ... ipv4.ignore-auto-dns yes,\n  \
