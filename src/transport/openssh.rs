@@ -318,28 +318,60 @@ fn last_meaningful_line(text: &str) -> String {
         .to_owned()
 }
 
+/// The directory for ControlMaster sockets: `$XDG_RUNTIME_DIR/dnsfix-ssh-UID` (private by
+/// construction), else `$TMPDIR/dnsfix-ssh-UID`. Whoever controls the sockets there gets the
+/// root scripts dnsfix sends, so the directory is used only if dnsfix creates it now (mode
+/// 0700) or it is already a real directory (not a symlink) owned by this user with no
+/// access for anyone else. Anything else there, in a shared /tmp perhaps planted by another
+/// user, is left alone (never chmodded) and a fresh private directory is made instead.
 fn control_dir() -> Result<PathBuf, TransportError> {
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_dir())
         .unwrap_or_else(std::env::temp_dir);
-    // Per user, so a directory another user made in a shared /tmp is never used.
-    let uid = std::fs::metadata("/proc/self")
+    control_dir_in(&base, own_uid())
+}
+
+/// The effective uid, as the owner of this process's /proc entry.
+fn own_uid() -> u32 {
+    std::fs::metadata("/proc/self")
         .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, TransportError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let cannot = |dir: &std::path::Path, e: std::io::Error| {
+        TransportError::Other(format!(
+            "cannot create ssh control directory {}: {e}",
+            dir.display()
+        ))
+    };
     let dir = base.join(format!("dnsfix-ssh-{uid}"));
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-        })
-        .map_err(|e| {
-            TransportError::Other(format!(
-                "cannot create ssh control directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-    Ok(dir)
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => return Ok(dir),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(cannot(&dir, e)),
+        Err(_) => {}
+    }
+    let safe = std::fs::symlink_metadata(&dir).is_ok_and(|m| {
+        m.file_type().is_dir() && m.uid() == uid && m.mode() & 0o077 == 0
+    });
+    if safe {
+        return Ok(dir);
+    }
+    // Not ours, not private, or not a directory: a fresh one, private from its creation.
+    for _ in 0..16 {
+        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", crate::facts::raw::nonce()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&fresh) {
+            Ok(()) => return Ok(fresh),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(cannot(&fresh, e)),
+        }
+    }
+    Err(TransportError::Other(format!(
+        "cannot create a private ssh control directory in {}",
+        base.display()
+    )))
 }
 
 #[cfg(test)]
@@ -358,6 +390,60 @@ mod tests {
                 private_key: None,
                 become_root: false,
             },
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dnsfix-ctl-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch");
+        dir
+    }
+
+    fn mode(path: &std::path::Path) -> u32 {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).expect("stat").mode() & 0o7777
+    }
+
+    #[test]
+    fn the_control_directory_is_made_private_or_a_fresh_one_is_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let uid = own_uid();
+        // Created now: 0700.
+        let base = scratch("new");
+        let dir = control_dir_in(&base, uid).expect("created");
+        assert_eq!(dir, base.join(format!("dnsfix-ssh-{uid}")));
+        assert_eq!(mode(&dir), 0o700);
+        // Reused when it is ours and private.
+        assert_eq!(control_dir_in(&base, uid).expect("reused"), dir);
+
+        // World-writable (planted, or loosened): left as it is, a fresh one used.
+        let base = scratch("open");
+        let planted = base.join(format!("dnsfix-ssh-{uid}"));
+        std::fs::create_dir(&planted).expect("mkdir");
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let dir = control_dir_in(&base, uid).expect("fresh");
+        assert_ne!(dir, planted);
+        assert_eq!(mode(&planted), 0o777, "never chmod a directory dnsfix did not create");
+        assert_eq!(mode(&dir), 0o700);
+
+        // A symlink to somewhere else: not followed.
+        let base = scratch("link");
+        let elsewhere = scratch("link-target");
+        std::os::unix::fs::symlink(&elsewhere, base.join(format!("dnsfix-ssh-{uid}"))).expect("ln");
+        let dir = control_dir_in(&base, uid).expect("fresh");
+        assert!(!dir.starts_with(&elsewhere) && dir.starts_with(&base));
+        assert!(std::fs::read_dir(&elsewhere).expect("ls").next().is_none());
+
+        // Owned by another user (only root can make one): not used.
+        if uid == 0 {
+            let base = scratch("other");
+            let theirs = base.join("dnsfix-ssh-0");
+            std::fs::create_dir(&theirs).expect("mkdir");
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+            std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+            let dir = control_dir_in(&base, 0).expect("fresh");
+            assert_ne!(dir, theirs);
         }
     }
 
