@@ -72,6 +72,25 @@ pub fn confirm(question: &str) -> Result<bool, Error> {
 
 /// Applies `plan` and prints the report. Returns the exit code.
 pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
+    // A host the plan changes must still be in the inventory: dropping it quietly would
+    // report success for a change never made.
+    let missing: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| !h.changes.is_empty() && run.inventory.host(&h.host).is_none())
+        .map(|h| h.host.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            run.inventory
+                .path()
+                .map_or("(none)".to_owned(), |p| p.display().to_string())
+        )));
+    }
     let selected: Vec<&str> = run.hosts.iter().map(|h| h.name.as_str()).collect();
     let mut plan = plan.clone();
     plan.hosts.retain(|h| selected.contains(&h.host.as_str()));

@@ -497,10 +497,12 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
 
     let child = apply_hung_mid_write(&lab, &node, &plan_path, &["--format", "json"]);
-    let owner = lab.exec(&node, "cat /var/lib/dnsfix/lock/owner");
+    // "run RUN (pid PID)"
+    let owner = lab.exec(&node, "cat /var/lib/dnsfix/owner");
     let pid = owner
-        .split_whitespace()
+        .rsplit("(pid ")
         .next()
+        .and_then(|p| p.split(')').next())
         .unwrap_or("none")
         .to_string();
     lab.exec(
@@ -520,10 +522,11 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     assert!(result.handlers.is_empty(), "{result:#?}");
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
-    assert_eq!(
-        lab.exec(&node, "cat /var/lib/dnsfix/lock/owner"),
-        owner,
-        "the dead owner's lock should still be there"
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the dead run's lock is still held"
     );
 
     let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
@@ -540,11 +543,11 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
     assert_eq!(restarts(&lab, &node).len(), 1);
-    assert_eq!(
-        lab.exec(&node, "ls -A /var/lib/dnsfix | grep -x lock || true")
-            .trim(),
-        "",
-        "the re-run did not release the lock it took over"
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the re-run did not release the lock"
     );
 }
 
@@ -762,17 +765,28 @@ fn a_concurrent_apply_is_refused() {
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
 
-    // A live apply holds the lock: its owner line names a running process of this boot.
-    let pid = lab
-        .exec(&node, "sleep 301 </dev/null >/dev/null 2>&1 & echo $!")
-        .trim()
-        .to_string();
-    let owner = format!("{pid} run-x $(cat /proc/sys/kernel/random/boot_id)");
+    // Another apply holds the node lock (flock on /var/lib/dnsfix/lock, as apply takes it).
     lab.exec(
         &node,
-        &format!("mkdir -p /var/lib/dnsfix/lock && echo \"{owner}\" > /var/lib/dnsfix/lock/owner"),
+        "mkdir -p /var/lib/dnsfix && echo 'run other-run (pid 1)' > /var/lib/dnsfix/owner",
     );
-    let owner_line = lab.exec(&node, "cat /var/lib/dnsfix/lock/owner");
+    let holder = lab
+        .exec(
+            &node,
+            "flock -o -x /var/lib/dnsfix/lock sleep 301 </dev/null >/dev/null 2>&1 & echo $!",
+        )
+        .trim()
+        .to_string();
+    wait_until(
+        "the lock holder did not start",
+        Duration::from_secs(5),
+        || {
+            lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+                .status
+                .code()
+                == Some(1)
+        },
+    );
 
     let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
     assert_eq!(
@@ -784,23 +798,32 @@ fn a_concurrent_apply_is_refused() {
     let record = run_record(&out);
     let result = host_result(&record, &node);
     assert_eq!(result.outcome, HostOutcome::Locked, "{result:#?}");
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("run other-run (pid 1)")),
+        "{result:#?}"
+    );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
     assert_eq!(
-        lab.exec(&node, "cat /var/lib/dnsfix/lock/owner"),
-        owner_line,
-        "the live owner's lock was taken"
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .code(),
+        Some(1),
+        "the refused apply released a lock it did not hold"
     );
 
-    // The owner dies: its lock is taken over.
-    lab.exec(&node, &format!("kill {pid}"));
-    wait_until("the lock owner did not die", Duration::from_secs(5), || {
-        !lab.exec_output(&node, &format!("kill -0 {pid}"))
+    // The holder ends: the kernel releases its lock, and the next apply runs.
+    lab.exec(&node, &format!("kill {holder}"));
+    wait_until("the lock was not released", Duration::from_secs(5), || {
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
             .status
             .success()
     });
     let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "dead owner\n{}", describe(&out));
+    assert_eq!(out.status.code(), Some(0), "lock free\n{}", describe(&out));
     let record = run_record(&out);
     assert_eq!(
         host_result(&record, &node).outcome,
@@ -808,11 +831,11 @@ fn a_concurrent_apply_is_refused() {
         "{record:#?}"
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
-    assert_eq!(
-        lab.exec(&node, "ls -A /var/lib/dnsfix | grep -x lock || true")
-            .trim(),
-        "",
-        "the apply left its lock behind"
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the apply left its lock held"
     );
 }
 

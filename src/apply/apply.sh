@@ -4,8 +4,13 @@
 # reports one record.
 #
 # Safety:
-# - a node-side lock (mkdir is atomic) keeps two applies off one node; a lock whose owner
-#   is gone (dead pid, or an earlier boot) is taken over;
+# - a node-side lock keeps two applies off one node: flock(1) on $STATE/lock, held by this
+#   shell until it exits, so the kernel releases it when the run ends or dies, and no run
+#   can take or remove another's;
+# - every write of bookkeeping (the lock's owner, the backup, the manifest line) is checked
+#   before the node's file is touched: a full disk stops the run with the file unchanged;
+# - a file is never written through a symlinked directory: every parent of the target must
+#   be a real directory (a parent swapped for a symlink since the plan is stale);
 # - every file is compare-and-swap: the current sha256 must be the plan's before (or the
 #   file absent when the plan creates it) right before the rename; a file already at the
 #   plan's after is left alone ("already");
@@ -15,31 +20,17 @@
 # - the old file is copied under /var/lib/dnsfix/backups/RUN/files/ first and listed in
 #   the run's manifest, so `dnsfix rollback RUN` can restore it;
 # - nothing is written once any step failed (later steps report "skipped");
-# - the handlers run inside the same lock, each gated on the unit coming back healthy,
-#   and the plan is marked done on the node only when all of them are.
+# - the handlers run inside the same lock, each gated on the unit coming back healthy;
+#   dnsfix marks the plan done on the node only after it has verified the result.
+# - what dnsfix creates here is private: temp copies, backups and its state are made under
+#   umask 077 (a temp copy gets the target's mode only right before the rename).
 RUN="@RUN@"
-STATE=/var/lib/dnsfix
 BACKUP=$STATE/backups/$RUN
-umask 022
 
-# The lock: a directory with "pid run boot_id" inside.
-BOOT=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
-lock() {
-  mkdir -p "$STATE" 2>/dev/null || { fail fatal "cannot create $STATE"; exit 0; }
-  if ! mkdir "$STATE/lock" 2>/dev/null; then
-    read -r pid run boot < "$STATE/lock/owner" 2>/dev/null
-    if [ -n "${pid-}" ] && [ "${boot-}" = "$BOOT" ] && kill -0 "$pid" 2>/dev/null; then
-      hdr locked "run ${run-?} (pid $pid) holds $STATE/lock"
-      exit 0
-    fi
-    # The owner is gone: take the lock over.
-    rm -rf "$STATE/lock"
-    mkdir "$STATE/lock" 2>/dev/null || { hdr locked "another apply took $STATE/lock"; exit 0; }
-  fi
-  printf '%s %s %s\n' "$$" "$RUN" "$BOOT" > "$STATE/lock/owner"
-  trap 'rm -rf "$STATE/lock"' EXIT
-  trap 'rm -rf "$STATE/lock"; exit 1' HUP INT TERM
-  mkdir -p "$BACKUP/files" || { fail fatal "cannot create $BACKUP"; exit 0; }
+# lock, then the run's backup directory (private, like everything in $STATE).
+begin_run() {
+  lock "run $RUN"
+  mkdir -p "$BACKUP/files" 2>/dev/null || { fail fatal "cannot create $BACKUP"; exit 0; }
 }
 
 # check PATH BEFORE AFTER: is the file where the plan expects it? BEFORE/AFTER are sha256
@@ -72,10 +63,13 @@ write() {
     already) cat >/dev/null; adopt "$path" "$after"; return ;;
     stale*) cat >/dev/null; fail stale "$path ${state#stale }"; return ;;
   esac
+  if ! why=$(real_dir "$dir"); then
+    cat >/dev/null; fail stale "$path symlinked-parent"; echo "$why: dnsfix never writes through a symlinked directory"; return
+  fi
   # A temp file an interrupted run left behind is garbage now (we hold the lock).
   rm -f "$dir/.$name.dnsfix-"* 2>/dev/null
   if [ ! -d "$dir" ]; then
-    mkdir -p "$dir" 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
+    (umask 022; mkdir -p "$dir") 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
   fi
   if ! base64 -d > "$tmp" 2>/dev/null; then
     rm -f "$tmp"
@@ -86,14 +80,15 @@ write() {
     rm -f "$tmp"; fail error "$path"; echo "the written copy does not match the plan (disk full?)"; return
   fi
   if [ "$before" = absent ]; then
+    record "$(printf 'file\t%s\tabsent\t%s\t%s' "$path" "$after" "$mode")" || { rm -f "$tmp"; return; }
     chmod "$mode" "$tmp" 2>/dev/null
-    printf 'file\t%s\tabsent\t%s\t%s\n' "$path" "$after" "$mode" >> "$BACKUP/manifest"
   else
+    # shellcheck disable=SC2046
     set -- $(stat -c '%a %u %g' "$path" 2>/dev/null)
+    { mkdir -p "$BACKUP/files$dir" && cp -p "$path" "$BACKUP/files$path"; } 2>/dev/null ||
+      { rm -f "$tmp" "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
+    record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "${1:-644}")" || { rm -f "$tmp"; return; }
     chmod "${1:-644}" "$tmp" 2>/dev/null && chown "${2:-0}:${3:-0}" "$tmp" 2>/dev/null
-    mkdir -p "$BACKUP/files$dir" && cp -p "$path" "$BACKUP/files$path" ||
-      { rm -f "$tmp"; fail error "$path"; echo "cannot back up to $BACKUP/files$path"; return; }
-    printf 'file\t%s\t%s\t%s\t%s\n' "$path" "$before" "$after" "${1:-644}" >> "$BACKUP/manifest"
   fi
   sync "$tmp" 2>/dev/null || sync
   # Compare-and-swap: the target must still be what the plan saw.
@@ -121,7 +116,7 @@ adopt() {
     if [ -f "$prev/files$1" ]; then
       mkdir -p "$BACKUP/files${1%/*}" && cp -p "$prev/files$1" "$BACKUP/files$1"
     fi
-    printf '%s\n' "$line" >> "$BACKUP/manifest"
+    record "$line" || return
     hdr adopted "$1"; echo "written by the interrupted run ${prev##*/}"
   else
     hdr already "$1"
@@ -135,7 +130,7 @@ sysctl_set() {
   p=/proc/sys/$(printf '%s' "$name" | tr . /)
   cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
   if [ "$cur" = "$after" ]; then hdr already "$name"; return; fi
-  printf 'sysctl\t%s\t%s\t%s\n' "$name" "$cur" "$after" >> "$BACKUP/manifest"
+  record "$(printf 'sysctl\t%s\t%s\t%s' "$name" "$cur" "$after")" || return
   if printf '%s\n' "$after" > "$p" 2>/dev/null && [ "$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')" = "$after" ]; then
     hdr ok "$name"
   else
@@ -147,19 +142,18 @@ sysctl_set() {
 module() {
   if [ -n "$FAILED" ]; then hdr skipped "$1"; return; fi
   if [ -d "/sys/module/$1" ]; then hdr already "$1"; return; fi
+  record "$(printf 'module\t%s' "$1")" || return
   out=$(modprobe "$1" 2>&1)
   if [ -d "/sys/module/$1" ]; then
-    printf 'module\t%s\n' "$1" >> "$BACKUP/manifest"
     hdr ok "$1"
   else
     fail error "$1"; echo "modprobe $1: ${out:-module not loaded}"
   fi
 }
 
-# finish MARKER: record the result on the node; mark the plan done when all went well.
+# finish: record the result on the node (dnsfix marks the plan done after verifying).
 finish() {
   if [ -z "$FAILED" ]; then
-    mkdir -p "${1%/*}" && printf '%s\n' "$RUN" > "$1"
     printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
     hdr done "$RUN"
   else

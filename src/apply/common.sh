@@ -10,6 +10,44 @@ sha() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
 # After the first failure nothing more is written or restarted.
 FAILED=
 fail() { FAILED=1; hdr "$@"; }
+# dnsfix's own state on the node (locks, backups, manifests) is private to root.
+STATE=/var/lib/dnsfix
+umask 077
+
+# lock WHO: flock on $STATE/lock through fd 9, held until this shell exits, so the kernel
+# releases it however the run ends and no run can take or remove another's. $STATE/owner
+# says who holds it, for the message a second run prints. Every write is checked.
+lock() {
+  mkdir -p "$STATE" 2>/dev/null || { fail fatal "cannot create $STATE"; exit 0; }
+  command -v flock >/dev/null 2>&1 || { fail fatal "flock (util-linux) is not installed: dnsfix cannot lock the node"; exit 0; }
+  exec 9>>"$STATE/lock" || { fail fatal "cannot open $STATE/lock"; exit 0; }
+  if ! flock -n -x 9; then
+    owner=$(cat "$STATE/owner" 2>/dev/null)
+    hdr locked "${owner:-another apply} holds $STATE/lock"
+    exit 0
+  fi
+  { printf '%s (pid %s)\n' "$1" "$$" > "$STATE/owner.$$" && mv -f "$STATE/owner.$$" "$STATE/owner"; } 2>/dev/null ||
+    { rm -f "$STATE/owner.$$"; fail fatal "cannot write $STATE/owner (full or read-only filesystem?)"; exit 0; }
+}
+
+# record LINE: append one line to the run's manifest, or fail the run. Nothing is changed
+# on the node unless its manifest line is there first.
+record() {
+  printf '%s\n' "$1" >> "$BACKUP/manifest" 2>/dev/null && return 0
+  fail error "$BACKUP/manifest"; echo "cannot record in $BACKUP/manifest (full or read-only filesystem?)"
+  return 1
+}
+
+# real_dir DIR: DIR and every parent is a real directory, not a symlink.
+real_dir() {
+  d=$1
+  while [ -n "$d" ] && [ "$d" != / ]; do
+    if [ -L "$d" ]; then echo "$d is a symlink"; return 1; fi
+    d=${d%/*}
+  done
+  return 0
+}
+
 
 # handler UNIT VERB PROBE TIMEOUT: restart (or reload) a unit and wait until it is active
 # and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz says ok.
@@ -49,7 +87,8 @@ healthz() {
 handler() {
   unit=$1 verb=$2 probe=$3 timeout=$4
   if [ -n "$FAILED" ]; then hdr skipped "$unit"; return; fi
-  if ! out=$(systemctl "$verb" "$unit" 2>&1); then
+  # fd 9 (the node lock) is not handed to what the unit starts.
+  if ! out=$(systemctl "$verb" "$unit" 2>&1 9>&-); then
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; return
   fi
   start=$(date +%s)

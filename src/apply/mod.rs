@@ -373,7 +373,6 @@ async fn apply_on(
         &plan.changes,
         &plan.handlers,
         ctx.options.health_timeout.as_secs(),
-        &marker,
     )?;
     let node_script = NodeScript {
         text,
@@ -437,6 +436,17 @@ async fn apply_on(
         return Err(format!(
             "still failing after apply: {}",
             remaining.join(", ")
+        ));
+    }
+    // 5. Only now is the plan done on this node: a re-run restarts nothing.
+    let mark = script::mark_done_script(&ctx.run_id, &marker)?;
+    let out = crate::gather::run_as_root(session, target, &mark)
+        .await
+        .map_err(|e| format!("applied and verified, but cannot mark it done: {e}"))?;
+    if out.exit_status != Some(0) {
+        return Err(format!(
+            "applied and verified, but cannot mark it done at {marker}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
     Ok(())

@@ -6,7 +6,6 @@
 # modules stay loaded. dnsfix appends: start, restore, the handlers (only when something
 # was restored), finish.
 RUN="@RUN@"
-STATE=/var/lib/dnsfix
 BACKUP=$STATE/backups/$RUN
 RESTORED=
 
@@ -15,18 +14,7 @@ start() {
   if [ ! -f "$BACKUP/manifest" ]; then
     hdr nothing "$RUN"; echo "run $RUN wrote nothing on this node"; exit 0
   fi
-  BOOT=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
-  if ! mkdir "$STATE/lock" 2>/dev/null; then
-    read -r pid run boot < "$STATE/lock/owner" 2>/dev/null
-    if [ -n "${pid-}" ] && [ "${boot-}" = "$BOOT" ] && kill -0 "$pid" 2>/dev/null; then
-      hdr locked "run ${run-?} (pid $pid) holds $STATE/lock"; exit 0
-    fi
-    rm -rf "$STATE/lock"
-    mkdir "$STATE/lock" 2>/dev/null || { hdr locked "another apply took $STATE/lock"; exit 0; }
-  fi
-  printf '%s %s %s\n' "$$" "rollback-$RUN" "$BOOT" > "$STATE/lock/owner"
-  trap 'rm -rf "$STATE/lock"' EXIT
-  trap 'rm -rf "$STATE/lock"; exit 1' HUP INT TERM
+  lock "rollback of run $RUN"
 }
 
 restore() {
@@ -37,6 +25,11 @@ restore() {
     case $kind in
     file)
       path=$a before=$b after=$c
+      # A line cut short (a full disk during the run) names no complete change.
+      [ -n "$c" ] || continue
+      if ! why=$(real_dir "${path%/*}"); then
+        hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
+      fi
       cur=absent; [ -e "$path" ] && cur=$(sha "$path")
       if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
       if [ "$cur" != "$after" ]; then

@@ -68,21 +68,19 @@ pub fn normalize_value(value: &str) -> String {
 }
 
 /// The apply script for one host: lock, precheck every file, each change in plan order,
-/// then the handlers (each gated on health), all under the node lock, then `finish`,
-/// which marks the plan done at `marker` if everything went well.
+/// then the handlers (each gated on health), all under the node lock, then `finish`.
+/// The plan is marked done later, by [`mark_done_script`], once dnsfix verified it.
 pub fn apply_script(
     boundary: &str,
     run: &str,
     changes: &[Change],
     handlers: &[HandlerRun],
     timeout_secs: u64,
-    marker: &str,
 ) -> Result<String, String> {
     check_run(run)?;
-    check_path(marker)?;
     let mut script = COMMON.replace("@BOUNDARY@", boundary);
     script.push_str(&APPLY.replace("@RUN@", run));
-    script.push_str("hdr begin dnsfix-apply-1\nlock\n");
+    script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     for change in changes {
         if let Change::WriteFile {
             path,
@@ -153,8 +151,24 @@ pub fn apply_script(
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);
     }
-    script.push_str(&format!("finish {}\n", quote(marker)));
+    script.push_str("finish\n");
     Ok(script)
+}
+
+/// Marks a plan done on the node, after dnsfix verified the apply: a re-run of the same
+/// plan then restarts nothing. Written through a temp file, so the marker is whole or
+/// absent.
+pub fn mark_done_script(run: &str, marker: &str) -> Result<String, String> {
+    check_run(run)?;
+    check_path(marker)?;
+    let dir = marker.rsplit_once('/').map_or("/", |(d, _)| d);
+    Ok(format!(
+        "umask 077; mkdir -p {dir} && printf '%s\\n' {run} > {tmp} && mv -f {tmp} {marker}\n",
+        dir = quote(dir),
+        run = quote(run),
+        tmp = quote(&format!("{marker}.tmp")),
+        marker = quote(marker),
+    ))
 }
 
 /// `handler UNIT VERB PROBE TIMEOUT`: restart or reload, then wait for health (the unit
@@ -304,7 +318,7 @@ mod tests {
             mode: None,
             reasons: Vec::new(),
         };
-        assert!(apply_script("b", "r", &[change], &[], 5, "/var/lib/dnsfix/done/x").is_err());
+        assert!(apply_script("b", "r", &[change], &[], 5).is_err());
         assert!(rollback_script("b", "../x", &[], 5).is_err());
     }
 }

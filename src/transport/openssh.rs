@@ -353,9 +353,8 @@ fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, Transport
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(cannot(&dir, e)),
         Err(_) => {}
     }
-    let safe = std::fs::symlink_metadata(&dir).is_ok_and(|m| {
-        m.file_type().is_dir() && m.uid() == uid && m.mode() & 0o077 == 0
-    });
+    let safe = std::fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.file_type().is_dir() && m.uid() == uid && m.mode() & 0o077 == 0);
     if safe {
         return Ok(dir);
     }
@@ -424,7 +423,11 @@ mod tests {
         std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let dir = control_dir_in(&base, uid).expect("fresh");
         assert_ne!(dir, planted);
-        assert_eq!(mode(&planted), 0o777, "never chmod a directory dnsfix did not create");
+        assert_eq!(
+            mode(&planted),
+            0o777,
+            "never chmod a directory dnsfix did not create"
+        );
         assert_eq!(mode(&dir), 0o700);
 
         // A symlink to somewhere else: not followed.
@@ -440,7 +443,8 @@ mod tests {
             let base = scratch("other");
             let theirs = base.join("dnsfix-ssh-0");
             std::fs::create_dir(&theirs).expect("mkdir");
-            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700))
+                .expect("chmod");
             std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
             let dir = control_dir_in(&base, 0).expect("fresh");
             assert_ne!(dir, theirs);
