@@ -16,11 +16,21 @@ CAP=@CAP@
 LC_ALL=C
 export LC_ALL
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# The script arrives on stdin (sh -s): everything below runs with stdin from /dev/null, so
+# no command can read the rest of the script as data.
+{
 
 hdr() { printf '\n%s %s\n' "$B" "$*"; }
+NL='
+'
 
 SEEN=' '
+# f PATH: one file, as a record. Only regular files are read: a FIFO, a device or
+# /dev/stdin named in some config is reported as an error, never opened (it could block,
+# consume the script from stdin, or arm a watchdog). A name with a newline is skipped: it
+# cannot be framed.
 f() {
+  case "$1" in *"$NL"*) return ;; esac
   case "$SEEN" in *" $1 "*) return ;; esac
   SEEN="$SEEN$1 "
   if [ -L "$1" ]; then
@@ -29,6 +39,7 @@ f() {
   fi
   if [ -d "$1" ]; then hdr dir "$1"; return; fi
   if [ ! -e "$1" ]; then hdr missing "$1"; return; fi
+  if [ ! -f "$1" ]; then hdr error "$1"; return; fi
   hdr file "$1"
   head -c $((CAP + 1)) "$1" 2>/dev/null || hdr error "$1"
 }
@@ -81,7 +92,7 @@ cmd cloud-init-bin command -v cloud-init
 cmd units systemctl is-active systemd-resolved NetworkManager kubelet k3s k3s-agent rke2-server rke2-agent systemd-networkd
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.
-KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml"
+KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet/config.json"
 KENV="/etc/kubernetes/kubelet.env /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"
 RCFG="/etc/rancher/k3s/config.yaml /etc/rancher/rke2/config.yaml"
 for x in $KCFG $KENV $RCFG; do f "$x"; done
@@ -111,17 +122,27 @@ for u in kubelet k3s k3s-agent rke2-server rke2-agent; do
   done
 done
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s (which runs the
-# kubelet inside itself), and dhclient (is it the DHCP client in use?).
+# kubelet inside itself), and dhclient (is it the DHCP client in use?). A kubelet or k3s
+# counts only if it runs as root: anyone can name a process "kubelet", and dnsfix reads
+# the files its command line names and asks its binary for the version.
+root_proc() {
+  while read -r k r _; do
+    case "$k" in Uid:) [ "$r" = 0 ]; return ;; esac
+  done < "$1/status" 2>/dev/null
+  return 1
+}
 KPID=
+K3SPID=
 for d in /proc/[0-9]*; do
   c=
   read -r c < "$d/comm" 2>/dev/null || continue
   case "$c" in
-    kubelet) [ -n "$KPID" ] || KPID=${d#/proc/} ;;
-    k3s-server|k3s-agent) hdr pid k3s; printf '%s' "${d#/proc/}" ;;
+    kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
+    k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
     dhclient) hdr pid dhclient; printf '%s' "${d#/proc/}" ;;
   esac
 done
+[ -n "$K3SPID" ] && { hdr pid k3s; printf '%s' "$K3SPID"; }
 if [ -n "$KPID" ]; then
   hdr pid kubelet; printf '%s' "$KPID"
   f "/proc/$KPID/cmdline"
@@ -130,16 +151,26 @@ fi
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
 # config, the config names the resolv.conf. A crude superset: which setting wins is decided
-# by dnsfix from the files themselves.
+# by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed.
 refs() {
   awk '
+    function path(t, v) {
+      sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
+      if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/) print t v
+    }
     { sub(/\r$/, "") }
     /^[ \t]*EnvironmentFile[ \t]*=/ {
       v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
       u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
       n = u; sub(/\.[^.]*$/, "", n)
-      gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/%%/, "%", v)
-      print "f " v
+      gsub(/%%/, "\001", v); gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/\001/, "%", v)
+      path("f ", v)
+      next
+    }
+    # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed).
+    /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ {
+      v = $0; sub(/^[^:]*:/, "", v); sub(/[ \t]#.*$/, "", v); sub(/,[ \t]*$/, "", v)
+      path("f ", v)
       next
     }
     {
@@ -147,37 +178,41 @@ refs() {
       gsub(/["\047\t,\[\]{}]/, " ", line)
       k = split(line, w, /[ ]+/)
       for (i = 1; i <= k; i++) {
-        x = w[i]; sub(/^-+/, "", x)
+        x = w[i]
+        # NAME=--flag=value (an env file, Environment=): the assignment prefix goes.
+        while (x ~ /^[A-Za-z_][A-Za-z0-9_]*=/ && x !~ /^(K3S|RKE2)_RESOLV_CONF=/) sub(/^[A-Za-z_][A-Za-z0-9_]*=/, "", x)
+        sub(/^-+/, "", x)
         if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF)=/) {
           t = (x ~ /^config-dir=/) ? "d " : "f "
-          sub(/^[^=]*=/, "", x); print t x
+          sub(/^[^=]*=/, "", x); path(t, x)
         } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:)$/ && i < k) {
           t = (x == "config-dir") ? "d " : "f "
           y = w[i + 1]; if (y == ":" && i + 1 < k) y = w[i + 2]
-          print t y
+          path(t, y)
         }
       }
     }' "$@" 2>/dev/null
 }
-NL='
-'
-SRC="$UNITS $KENV $KCFG $RCFG $RCFGD"
+# SRC and R hold one path per line; they are split at newlines only, without globbing.
+SRC=
+for x in $UNITS $KENV $KCFG $RCFG $RCFGD; do SRC="$SRC$x$NL"; done
 CMDLINE=
 [ -n "$KPID" ] && CMDLINE=$(tr '\000' ' ' < "/proc/$KPID/cmdline" 2>/dev/null)
 round=0
 while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   round=$((round + 1))
+  oldifs=$IFS; IFS=$NL; set -f
   EXIST=
-  for x in $SRC; do [ -f "$x" ] && EXIST="$EXIST $x"; done
-  R=
-  [ -n "$EXIST" ] && R=$(refs $EXIST)
+  for x in $SRC; do [ -f "$x" ] && EXIST="$EXIST$x$NL"; done
+  # shellcheck disable=SC2086
+  R=$( [ -n "$EXIST" ] && refs $EXIST )
+  IFS=$oldifs; set +f
   [ -n "$CMDLINE" ] && R="$R$NL$(printf '%s\n' "$CMDLINE" | refs -)"
   CMDLINE=
   SRC=
-  # Split R at newlines only (paths may hold spaces), then restore IFS and globbing for
-  # the body: hdr's "$*" and confs' globs need them.
-  oldifs=$IFS; IFS=$NL; set -f
+  IFS=$NL; set -f
   for l in $R; do
+    # The list is split already: the body gets the usual IFS and globbing back.
     IFS=$oldifs; set +f
     t=${l%% *}; x=${l#* }
     case "$x" in /*) ;; *) continue ;; esac
@@ -185,9 +220,9 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
     if [ "$t" = d ]; then
       SEEN="$SEEN$x "
       confs "$x"
-      for y in "$x"/*.conf; do [ -e "$y" ] && SRC="$SRC $y"; done
+      for y in "$x"/*.conf; do [ -f "$y" ] && SRC="$SRC$y$NL"; done
     else
-      f "$x"; SRC="$SRC $x"
+      f "$x"; SRC="$SRC$x$NL"
     fi
   done
   IFS=$oldifs; set +f
@@ -199,15 +234,14 @@ for r in k3s rke2; do
   d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"
   [ -d "$d" ] && confs "$d"
 done
-# The kubelet's version, from the running binary or the one on PATH.
+# The kubelet's version: asked of the running root kubelet's (or k3s's) binary, else of
+# the kubelet on root's PATH; bounded, and killed if it ignores the first signal.
 KBIN=
-if [ -n "$KPID" ]; then KBIN="/proc/$KPID/exe"; else KBIN=$(command -v kubelet 2>/dev/null); fi
-if [ -n "$KBIN" ]; then
-  if command -v timeout >/dev/null 2>&1; then
-    cmd kubelet-version timeout 5 "$KBIN" --version
-  else
-    cmd kubelet-version "$KBIN" --version
-  fi
+if [ -n "$KPID" ]; then KBIN="/proc/$KPID/exe"
+elif [ -n "$K3SPID" ]; then KBIN="/proc/$K3SPID/exe"
+else KBIN=$(command -v kubelet 2>/dev/null); fi
+if [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&1; then
+  cmd kubelet-version timeout -k 2 5 "$KBIN" --version
 fi
 
 # CNI configuration: the kubelet's runtime reads the first file of the directory in name
@@ -252,3 +286,4 @@ if [ -e /sys/class/net/nodelocaldns ]; then
   cmd nodelocaldns-addr ip -o addr show dev nodelocaldns
 fi
 hdr end
+} </dev/null
