@@ -639,9 +639,10 @@ pub const RULES: &[RuleInfo] = &[
             - info for a domain every node shares and that fits kubelet's limits, typically a\n  \
             corporate domain pods are meant to use: declare it in `searchdomains` to silence it;\n\
             - warning for known stray sources (openstacklocal, localdomain, home-router domains\n  \
-            such as lan or home, cloud DHCP suffixes such as ec2.internal or\n  \
-            <region>.compute.internal), for a domain that differs node to node (each node's DHCP\n  \
-            pushing its own), or when it pushes the list over kubelet's limits.",
+            such as lan or home), for a domain that differs node to node (each node's DHCP\n  \
+            pushing its own, e.g. cloud suffixes such as <region>.compute.internal across\n  \
+            regions), or when it pushes the list over kubelet's limits. A cloud DHCP suffix\n  \
+            that every node shares is info.",
         fix: "\
             Stop the source; editing the node's resolv.conf does not last:\n\
             - netplan (Ubuntu, cloud-init): `dhcp4-overrides: {use-domains: false}` (and\n  \

@@ -46,49 +46,95 @@ impl HostDiagnosis {
     }
 }
 
-/// An undeclared search domain every node shares is a site's own (a corporate domain:
-/// info); one that differs node to node comes from each node's DHCP (a cloud region or
-/// project suffix: warning), because pods then resolve differently on each node.
+/// An undeclared search domain every peer node has too is a site's own (a corporate
+/// domain: info); one that some peers lack comes from each node's own DHCP (a cloud region
+/// or project suffix: warning), because pods then resolve differently node to node. Peers
+/// are the gathered hosts that share an inventory group with the host (other than `all`
+/// and `ungrouped`), else every gathered host; domains are compared one by one.
 fn stray_search_across_fleet(gathered: &[(&Host, &NodeFacts)], out: &mut [HostDiagnosis]) {
-    let search = |f: &NodeFacts| -> Option<Vec<String>> {
+    use std::collections::BTreeSet;
+    let domains = |f: &NodeFacts| -> Option<BTreeSet<String>> {
         let p = f.kubelet.pod_resolv_conf.as_ref()?.parsed.as_ref()?;
-        Some(p.kubelet_search().into_iter().map(str::to_owned).collect())
+        Some(
+            p.kubelet_search()
+                .into_iter()
+                .map(|d| d.trim_end_matches('.').to_ascii_lowercase())
+                .collect(),
+        )
     };
-    let lists: Vec<(&str, Vec<String>)> = gathered
+    let groups = |h: &Host| -> BTreeSet<String> {
+        h.groups
+            .iter()
+            .filter(|g| !matches!(g.as_str(), "all" | "ungrouped"))
+            .cloned()
+            .collect()
+    };
+    let hosts: Vec<(&Host, BTreeSet<String>)> = gathered
         .iter()
-        .filter_map(|(h, f)| Some((h.name.as_str(), search(f)?)))
+        .filter_map(|(h, f)| Some((*h, domains(f)?)))
         .collect();
     for d in out.iter_mut() {
-        let Some((_, mine)) = lists.iter().find(|(h, _)| *h == d.host) else {
+        let Some((me, mine)) = hosts.iter().find(|(h, _)| h.name == d.host) else {
             continue;
         };
-        let differing: Vec<String> = lists
+        let my_groups = groups(me);
+        let mut peers: Vec<&(&Host, BTreeSet<String>)> = hosts
             .iter()
-            .filter(|(h, theirs)| *h != d.host && theirs != mine)
-            .map(|(h, theirs)| format!("{h}: search {}", theirs.join(" ")))
+            .filter(|(h, _)| h.name != me.name && !groups(h).is_disjoint(&my_groups))
             .collect();
-        if differing.is_empty() {
+        if peers.is_empty() {
+            peers = hosts.iter().filter(|(h, _)| h.name != me.name).collect();
+        }
+        // My domains that some peer lacks.
+        let node_specific: Vec<(String, Vec<&str>)> = mine
+            .iter()
+            .filter_map(|domain| {
+                let lacking: Vec<&str> = peers
+                    .iter()
+                    .filter(|(_, theirs)| !theirs.contains(domain))
+                    .map(|(h, _)| h.name.as_str())
+                    .collect();
+                (!lacking.is_empty()).then(|| (domain.clone(), lacking))
+            })
+            .collect();
+        if node_specific.is_empty() {
             continue;
         }
         for (id, outcome) in &mut d.outcomes {
             if *id != "DNS-STRAY-SEARCH" {
                 continue;
             }
-            if let RuleOutcome::Findings(found) = outcome {
-                for f in found
-                    .iter_mut()
-                    .filter(|f| f.severity == Severity::Info && f.status == FindingStatus::Failed)
-                {
-                    f.severity = Severity::Warning;
-                    f.summary = format!(
-                        "{}, and other nodes have other search domains: each node's DHCP pushes its own, so pods resolve differently node to node",
-                        f.summary
-                    );
-                    f.evidence.extend(differing.iter().take(3).cloned());
-                    if differing.len() > 3 {
-                        f.evidence
-                            .push(format!("... and {} more", differing.len() - 3));
-                    }
+            let RuleOutcome::Findings(found) = outcome else {
+                continue;
+            };
+            for f in found
+                .iter_mut()
+                .filter(|f| f.severity == Severity::Info && f.status == FindingStatus::Failed)
+            {
+                // Only the stray domains of this finding (the summary names them).
+                let mine: Vec<&(String, Vec<&str>)> = node_specific
+                    .iter()
+                    .filter(|(dom, _)| f.summary.contains(dom.as_str()))
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                f.severity = Severity::Warning;
+                f.summary = format!(
+                    "{}; it is not on every node of the group, so it comes from this node's own DHCP and pods resolve differently node to node",
+                    f.summary
+                );
+                for (dom, lacking) in mine {
+                    let shown: Vec<&str> = lacking.iter().take(3).copied().collect();
+                    f.evidence.push(format!(
+                        "{dom} is not in the search list of {}{}",
+                        shown.join(", "),
+                        if lacking.len() > 3 {
+                            format!(" and {} more", lacking.len() - 3)
+                        } else {
+                            String::new()
+                        }
+                    ));
                 }
             }
         }

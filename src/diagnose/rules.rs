@@ -739,24 +739,30 @@ fn dns_domain(ctx: &Ctx) -> String {
 }
 
 /// Search domains that come from somewhere nobody means for pods: DHCP on OpenStack
-/// (kubespray#1951), home routers and distribution defaults, and cloud DHCP suffixes that
-/// name a region or project (AWS `ec2.internal` / `<region>.compute.internal`, GCE
+/// (kubespray#1951), home routers and distribution defaults. `Some((why, true))` for those;
+/// a cloud DHCP suffix (AWS `ec2.internal` / `<region>.compute.internal`, GCE
 /// `c.<project>.internal` / `google.internal`, Azure `reddog.microsoft.com` /
-/// `<id>.internal.cloudapp.net`). Each ClusterFirst lookup of an outside name tries them.
-pub(crate) fn known_stray(domain: &str) -> Option<&'static str> {
+/// `<id>.internal.cloudapp.net`) is `Some((why, false))`: every node of a region or project
+/// has the same one, so it is a warning only where it differs node to node (the fleet
+/// check).
+pub(crate) fn known_stray(domain: &str) -> Option<(&'static str, bool)> {
     let d = domain.trim_end_matches('.').to_ascii_lowercase();
     match d.as_str() {
-        "openstacklocal" => Some("OpenStack's DHCP default"),
-        "localdomain" | "local" | "localnet" | "domain" => Some("a distribution or DHCP default"),
-        "lan" | "home" | "home.arpa" | "fritz.box" => Some("a home router's domain"),
-        "ec2.internal" => Some("AWS DHCP (us-east-1)"),
-        "google.internal" => Some("GCE DHCP"),
-        "reddog.microsoft.com" => Some("Azure DHCP"),
-        _ if d.ends_with(".compute.internal") => Some("AWS DHCP (a region's suffix)"),
-        _ if d.starts_with("c.") && d.ends_with(".internal") => {
-            Some("GCE DHCP (a project's suffix)")
+        "openstacklocal" => Some(("OpenStack's DHCP default", true)),
+        "localdomain" | "local" | "localnet" | "domain" => {
+            Some(("a distribution or DHCP default", true))
         }
-        _ if d.ends_with(".internal.cloudapp.net") => Some("Azure DHCP (a deployment's suffix)"),
+        "lan" | "home" | "home.arpa" | "fritz.box" => Some(("a home router's domain", true)),
+        "ec2.internal" => Some(("AWS DHCP (us-east-1)", false)),
+        "google.internal" => Some(("GCE DHCP", false)),
+        "reddog.microsoft.com" => Some(("Azure DHCP", false)),
+        _ if d.ends_with(".compute.internal") => Some(("AWS DHCP (a region's suffix)", false)),
+        _ if d.starts_with("c.") && d.ends_with(".internal") => {
+            Some(("GCE DHCP (a project's suffix)", false))
+        }
+        _ if d.ends_with(".internal.cloudapp.net") => {
+            Some(("Azure DHCP (a deployment's suffix)", false))
+        }
         _ => None,
     }
 }
@@ -789,9 +795,9 @@ fn stray_search(ctx: &Ctx) -> RuleOutcome {
         return RuleOutcome::Pass;
     }
     let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
-    let known: Vec<String> = stray
+    let known: Vec<(String, bool)> = stray
         .iter()
-        .filter_map(|d| known_stray(d).map(|why| format!("{d}: {why}")))
+        .filter_map(|d| known_stray(d).map(|(why, warn)| (format!("{d}: {why}"), warn)))
         .collect();
     let over = !search_limit_problems(ctx, &host).problems.is_empty();
     let mut evidence = vec![
@@ -813,8 +819,14 @@ fn stray_search(ctx: &Ctx) -> RuleOutcome {
             }
         ),
     ];
-    evidence.extend(known.iter().map(|k| format!("known stray source: {k}")));
-    let (severity, summary, fix) = if !known.is_empty() || over {
+    evidence.extend(known.iter().map(|(k, warn)| {
+        if *warn {
+            format!("known stray source: {k}")
+        } else {
+            format!("cloud DHCP suffix: {k} (the same on every node of a region is harmless)")
+        }
+    }));
+    let (severity, summary, fix) = if known.iter().any(|(_, warn)| *warn) || over {
         (
             Severity::Warning,
             format!(
@@ -895,6 +907,21 @@ const KUBEADM_RESOLV_FLAG: (&str, &str) = (
     "/run/systemd/resolve/resolv.conf",
 );
 
+/// The file kubelet hands pods lists servers, none loopback and none the cluster's own.
+fn pod_file_clean(ctx: &Ctx) -> bool {
+    match pod_resolv(ctx) {
+        PodResolv::Parsed(_, _, p) => {
+            !p.nameservers.is_empty()
+                && p.loopback_nameservers().is_empty()
+                && !p
+                    .nameservers
+                    .iter()
+                    .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+        }
+        _ => false,
+    }
+}
+
 fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     let k = &ctx.facts.kubelet;
     let mut evidence = Vec::new();
@@ -906,8 +933,13 @@ fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     };
     if let Observed::Known(e) = &k.resolv_conf {
         for s in e.shadowed.iter().filter(|s| s.value != e.value) {
+            // Only while the config says what kubeadm's defaulting wrote (/etc/resolv.conf)
+            // and the flag's file is a good one: an operator's own resolvConf being ignored
+            // is the incident this rule is for.
             kubeadms_own &= e.source.path.as_deref() == Some(KUBEADM_RESOLV_FLAG.0)
-                && e.value == KUBEADM_RESOLV_FLAG.1;
+                && e.value == KUBEADM_RESOLV_FLAG.1
+                && s.value == "/etc/resolv.conf"
+                && pod_file_clean(ctx);
             evidence.push(format!(
                 "{} --resolv-conf={} overrides {} {} {}",
                 e.source.at(),

@@ -17,8 +17,9 @@ use serde::Serialize;
 
 use super::raw::{FileState, RawFacts, RawFile};
 
-/// The directories read, in the order they are tried.
-pub const CNI_DIRS: &[&str] = &["/etc/cni/net.d", "/var/lib/rancher/k3s/agent/etc/cni/net.d"];
+/// The directories read, in the order they are tried: k3s's own first (on a k3s node its
+/// containerd reads only that one, and /etc/cni/net.d may hold leftovers).
+pub const CNI_DIRS: &[&str] = &["/var/lib/rancher/k3s/agent/etc/cni/net.d", "/etc/cni/net.d"];
 
 /// Plugin types that put pods on a Linux bridge. flannel delegates to `bridge` unless its
 /// `delegate` names another type (flannel-io/cni-plugin flannel_linux.go).
@@ -73,6 +74,15 @@ impl Cni {
                     unreadable.push(path.to_owned());
                     continue;
                 };
+                // libcni also skips a file with no plugin type.
+                let typed = json["type"].is_string()
+                    || json["plugins"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|x| x["type"].is_string()));
+                if !typed {
+                    unreadable.push(path.to_owned());
+                    continue;
+                }
                 return Cni::from_config(path, &json);
             }
         }

@@ -49,6 +49,8 @@ struct Declared {
     /// The whole command line is known, so a flag that is not on it is not set.
     complete: bool,
     unit: Option<ServiceUnit>,
+    /// Why the unit's command line cannot be known (an unreadable environment file, ...).
+    problem: Option<String>,
 }
 
 fn flag_fact(flag: Flag, at: &At, var: Option<&str>) -> FlagFact {
@@ -65,6 +67,7 @@ fn flag_fact(flag: Flag, at: &At, var: Option<&str>) -> FlagFact {
 fn declared(raw: &RawFacts) -> Declared {
     if let Some(unit) = ServiceUnit::from_raw(raw, "kubelet.service")
         && !unit.argv.is_empty()
+        && unit.problem.is_none()
     {
         let flags = unit
             .flags()
@@ -75,12 +78,15 @@ fn declared(raw: &RawFacts) -> Declared {
             flags,
             complete: true,
             unit: Some(unit),
+            problem: None,
         };
     }
+    let unit = ServiceUnit::from_raw(raw, "kubelet.service");
     Declared {
         flags: env_flags(raw),
         complete: false,
-        unit: ServiceUnit::from_raw(raw, "kubelet.service"),
+        problem: unit.as_ref().and_then(|u| u.problem.clone()),
+        unit,
     }
 }
 
@@ -177,6 +183,16 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     };
     kubelet.unit = unit;
     kubelet.version = version(raw);
+    // A stopped kubelet whose unit cannot be read in full: its settings are unknown, not
+    // whatever the readable part says.
+    if let (false, Some(problem)) = (running, &declared.problem)
+        && !matches!(flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+    {
+        kubelet.resolv_conf = Observed::Unknown(problem.clone());
+        kubelet.cluster_dns = Observed::Unknown(problem.clone());
+        kubelet.cluster_domain = Observed::Unknown(problem.clone());
+        kubelet.pod_resolv_conf = None;
+    }
     kubelet
 }
 
@@ -197,7 +213,8 @@ fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
                 .map_err(|e| format!("{path}: {e}"))
         }
         Some(f) if f.state == FileState::Missing => Err(format!("{path}: no such file")),
-        _ => Err(format!("{path}: could not be read")),
+        Some(_) => Err(format!("{path}: could not be read")),
+        None => Err(format!("{path}: was not gathered")),
     }
 }
 
@@ -451,43 +468,86 @@ fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
     units.into_iter().nth(index)
 }
 
-/// `--resolv-conf X`, `--resolv-conf=X` or `--kubelet-arg=resolv-conf=X` on the service's
-/// command line (k3s and RKE2 hide their argv once running, so the unit is read).
-fn exec_start_setting(unit: &ServiceUnit) -> Option<Setting> {
-    let mut found = None;
+/// The explicit resolv.conf settings of a k3s/RKE2 node, each the last of its kind.
+/// k3s hands the kubelet its own `--resolv-conf` first and the `kubelet-arg` entries last
+/// (`daemonconfig.GetArgs(argsMap, extraArgs)`, pkg/daemons/agent), so any kubelet-arg
+/// beats any native setting; on the command line the service's ExecStart comes after
+/// config.yaml (`configfilearg` inserts the file's flags first).
+#[derive(Default)]
+struct RancherSettings {
+    exec_arg: Option<Setting>,
+    exec_native: Option<Setting>,
+    config_arg: Option<Setting>,
+    config_native: Option<Setting>,
+}
+
+impl RancherSettings {
+    /// In the order the kubelet takes them, the first winning.
+    fn chain(self, env: Option<Setting>) -> Vec<Setting> {
+        [
+            self.exec_arg,
+            self.config_arg,
+            self.exec_native,
+            self.config_native,
+            env,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
+/// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
+fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
     let words = &unit.argv;
     for (i, word) in words.iter().enumerate() {
         let text = word.text.trim_start_matches('-');
-        let value = if let Some(v) = text.strip_prefix("resolv-conf=") {
-            Some(v.to_owned())
-        } else if text == "resolv-conf" {
-            words.get(i + 1).map(|w| w.text.clone())
-        } else if let Some(arg) = text.strip_prefix("kubelet-arg=") {
+        let next = || words.get(i + 1).map(|w| w.text.as_str());
+        let arg_value = |arg: &str| {
             arg.trim_start_matches('-')
                 .strip_prefix("resolv-conf=")
                 .map(str::to_owned)
-        } else if text == "kubelet-arg" {
-            words
-                .get(i + 1)
-                .and_then(|w| w.text.trim_start_matches('-').strip_prefix("resolv-conf="))
-                .map(str::to_owned)
-        } else {
-            None
         };
-        if let Some(value) = value {
-            found = Some(Setting {
-                value,
-                source: Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line)),
+        let source = || Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
+        if let Some(v) = text.strip_prefix("resolv-conf=") {
+            into.exec_native = Some(Setting {
+                value: v.to_owned(),
+                source: source(),
+            });
+        } else if text == "resolv-conf"
+            && let Some(v) = next()
+        {
+            into.exec_native = Some(Setting {
+                value: v.to_owned(),
+                source: source(),
+            });
+        } else if let Some(v) = text.strip_prefix("kubelet-arg=").and_then(arg_value) {
+            into.exec_arg = Some(Setting {
+                value: v,
+                source: Source {
+                    detail: Some("kubelet-arg".into()),
+                    ..source()
+                },
+            });
+        } else if text == "kubelet-arg"
+            && let Some(v) = next().and_then(arg_value)
+        {
+            into.exec_arg = Some(Setting {
+                value: v,
+                source: Source {
+                    detail: Some("kubelet-arg".into()),
+                    ..source()
+                },
             });
         }
     }
-    found
 }
 
 /// `config.yaml` then `config.yaml.d/*.yaml` in name order, k3s's `configfilearg` merge:
 /// a later file's `resolv-conf` replaces; `kubelet-arg` is replaced, or appended to with
-/// `kubelet-arg+`. A `kubelet-arg` resolv-conf is a kubelet flag, which beats the native key.
-fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Setting>)>, String> {
+/// `kubelet-arg+`.
+fn config_settings(raw: &RawFacts, path: &str, into: &mut RancherSettings) -> Result<(), String> {
     let dropin_dir = format!("{path}.d");
     let mut files: Vec<String> = match raw.get(path).map(|f| f.state) {
         Some(FileState::Present) => vec![path.to_owned()],
@@ -503,8 +563,6 @@ fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Set
         .collect();
     dropins.sort();
     files.extend(dropins);
-    let mut native: Option<Setting> = None;
-    let mut arg: Option<Setting> = None;
     for file in &files {
         let text = raw
             .get(file)
@@ -513,7 +571,7 @@ fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Set
         let config = K3sConfig::parse(&text).map_err(|e| format!("{file}: {e}"))?;
         let source = |line| Source::new("k3s_config", Some(file), Some(line));
         if let Some(l) = config.resolv_conf.clone() {
-            native = Some(Setting {
+            into.config_native = Some(Setting {
                 value: l.value,
                 source: source(l.line),
             });
@@ -521,10 +579,10 @@ fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Set
         if config.sets_kubelet_args {
             // Replaced by this file unless it only appended.
             if !config.kubelet_args_appended {
-                arg = None;
+                into.config_arg = None;
             }
             if let Some(l) = config.kubelet_arg("resolv-conf") {
-                arg = Some(Setting {
+                into.config_arg = Some(Setting {
                     value: l.value,
                     source: Source {
                         detail: Some("kubelet-arg".into()),
@@ -534,11 +592,7 @@ fn config_setting(raw: &RawFacts, path: &str) -> Result<Option<(Setting, Vec<Set
             }
         }
     }
-    Ok(match (arg, native) {
-        (Some(a), native) => Some((a, native.into_iter().collect())),
-        (None, Some(n)) => Some((n, vec![])),
-        (None, None) => None,
-    })
+    Ok(())
 }
 
 /// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
@@ -553,7 +607,11 @@ fn rancher_kubelet(
         _ => (K3S_CONFIG, "/var/lib/rancher/k3s", "K3S_RESOLV_CONF"),
     };
     let unit = rancher_unit(raw, flavour);
-    let from_config = config_setting(raw, path);
+    let mut settings = RancherSettings::default();
+    if let Some(u) = &unit {
+        exec_start_settings(u, &mut settings);
+    }
+    let from_config = config_settings(raw, path, &mut settings);
     let config_error = from_config.as_ref().err().cloned();
     let env_setting = unit.as_ref().and_then(|u| {
         let v = u.environment.get(env_var)?;
@@ -565,26 +623,14 @@ fn rancher_kubelet(
             },
         })
     });
-    let exec = unit.as_ref().and_then(exec_start_setting);
-    // An empty value means "choose automatically" (k3s issue #5627).
-    let explicit = |s: &Setting| !s.value.is_empty();
+    // An empty native setting or variable means "choose automatically" (k3s issue #5627);
+    // an empty kubelet-arg is passed to the kubelet as it is.
+    let explicit =
+        |s: &Setting| !s.value.is_empty() || s.source.detail.as_deref() == Some("kubelet-arg");
     let resolv_conf = match &from_config {
         Err(e) => Observed::Unknown(e.clone()),
-        Ok(config) => {
-            let mut chain: Vec<Setting> = Vec::new();
-            chain.extend(exec);
-            if let Some((winner, lost)) = config {
-                chain.push(Setting {
-                    value: winner.value.clone(),
-                    source: winner.source.clone(),
-                });
-                chain.extend(lost.iter().map(|s| Setting {
-                    value: s.value.clone(),
-                    source: s.source.clone(),
-                }));
-            }
-            chain.extend(env_setting);
-            let mut chain = chain.into_iter().filter(explicit);
+        Ok(()) => {
+            let mut chain = settings.chain(env_setting).into_iter().filter(explicit);
             match chain.next() {
                 Some(winner) => Observed::Known(Effective {
                     value: winner.value,
@@ -752,4 +798,96 @@ fn split_list(value: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::node_facts::NodeFacts;
+
+    fn facts(files: &[(&str, &str)]) -> NodeFacts {
+        let mut raw = RawFacts::default();
+        for (path, text) in files {
+            raw.file(path, FileState::Present, Some(text.as_bytes()));
+        }
+        for path in [
+            "/etc/resolv.conf",
+            "/run/systemd/resolve/resolv.conf",
+            K3S_CONFIG,
+        ] {
+            if raw.get(path).is_none() {
+                raw.file(path, FileState::Missing, None);
+            }
+        }
+        NodeFacts::from_raw("node1", &raw)
+    }
+
+    fn resolv(f: &NodeFacts) -> (String, String) {
+        match &f.kubelet.resolv_conf {
+            Observed::Known(e) => (e.value.clone(), e.source.at()),
+            other => panic!("not known: {other:?}"),
+        }
+    }
+
+    /// k3s-io/k3s pkg/daemons/agent: the agent's own --resolv-conf first, `kubelet-arg`
+    /// entries last, so a kubelet-arg wins over a native setting, even one on ExecStart.
+    #[test]
+    fn a_kubelet_arg_beats_any_native_resolv_conf() {
+        let unit = "[Service]\nExecStart=/usr/local/bin/k3s server --resolv-conf=/a\n";
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (K3S_CONFIG, "kubelet-arg:\n  - resolv-conf=/b\n"),
+        ]);
+        assert_eq!(resolv(&f), ("/b".into(), format!("{K3S_CONFIG}:2")));
+        // Without it, the ExecStart flag beats config.yaml and the environment.
+        let f = facts(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                "[Service]\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\nExecStart=/usr/local/bin/k3s server --resolv-conf=/a\n",
+            ),
+            (
+                "/etc/systemd/system/k3s.service.env",
+                "K3S_RESOLV_CONF=/env\n",
+            ),
+            (K3S_CONFIG, "resolv-conf: /c\n"),
+        ]);
+        assert_eq!(
+            resolv(&f),
+            ("/a".into(), "/etc/systemd/system/k3s.service:3".into())
+        );
+        // config.yaml.d drop-ins apply after config.yaml; then the environment.
+        let f = facts(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                "[Service]\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\nExecStart=/usr/local/bin/k3s server\n",
+            ),
+            (
+                "/etc/systemd/system/k3s.service.env",
+                "K3S_RESOLV_CONF=/env\n",
+            ),
+            (K3S_CONFIG, "resolv-conf: /c\n"),
+            (
+                "/etc/rancher/k3s/config.yaml.d/10-dns.yaml",
+                "resolv-conf: /d\n",
+            ),
+        ]);
+        assert_eq!(resolv(&f).0, "/d");
+        let f = facts(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                "[Service]\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\nExecStart=/usr/local/bin/k3s server\n",
+            ),
+            (
+                "/etc/systemd/system/k3s.service.env",
+                "K3S_RESOLV_CONF=/env\n",
+            ),
+        ]);
+        assert_eq!(
+            resolv(&f),
+            (
+                "/env".into(),
+                "/etc/systemd/system/k3s.service.env:1".into()
+            )
+        );
+    }
 }

@@ -329,6 +329,20 @@ impl NodeFacts {
         let flavour = flavour(raw, &services);
         let resolver = host_resolver(raw);
         let kubelet = super::kubelet::kubelet(raw, &flavour);
+        let mut services = services;
+        // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
+        // restart is the one installed, not a "kubelet" that does not exist there.
+        if services.kubelet_unit == "kubelet" && kubelet.unit.is_none() {
+            let installed = ["k3s", "k3s-agent", "rke2-server", "rke2-agent"]
+                .into_iter()
+                .find(|u| {
+                    super::systemd_unit::ServiceUnit::from_raw(raw, &format!("{u}.service"))
+                        .is_some()
+                });
+            if let Some(unit) = installed {
+                services.kubelet_unit = unit.to_owned();
+            }
+        }
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),

@@ -29,13 +29,15 @@ use serde::Serialize;
 use super::kubelet_flags::{EnvFile, Flag, parse_args, split_words};
 use super::raw::{FileState, RawFacts, RawFile};
 
-/// Where systemd looks for unit files, most important first.
+/// Where systemd looks for unit files, most important first. On split-/usr systems
+/// /lib/systemd/system comes before /usr/lib/systemd/system; on merged-/usr ones they are
+/// the same directory.
 pub const UNIT_DIRS: &[&str] = &[
     "/etc/systemd/system",
     "/run/systemd/system",
     "/usr/local/lib/systemd/system",
-    "/usr/lib/systemd/system",
     "/lib/systemd/system",
+    "/usr/lib/systemd/system",
 ];
 
 /// The services that run a kubelet, directly or inside themselves.
@@ -86,6 +88,9 @@ pub struct ServiceUnit {
     pub environment: BTreeMap<String, EnvValue>,
     /// The command line of the `ExecStart=` in effect, variables expanded.
     pub argv: Vec<Word>,
+    /// Why the command line cannot be known from the files: an environment file that could
+    /// not be read, or two `ExecStart=` without a reset (systemd refuses such a unit).
+    pub problem: Option<String>,
 }
 
 impl ServiceUnit {
@@ -121,6 +126,7 @@ impl ServiceUnit {
             environment_files: Vec::new(),
             environment: BTreeMap::new(),
             argv: Vec::new(),
+            problem: None,
         };
         let mut assignments: Vec<(String, EnvValue)> = Vec::new();
         let mut exec_start: Option<(String, At)> = None;
@@ -162,14 +168,41 @@ impl ServiceUnit {
                         unit.environment_files.push((file, optional, at));
                     }
                     "ExecStart" if value.trim().is_empty() => exec_start = None,
-                    "ExecStart" => exec_start = Some((value, at)),
+                    "ExecStart" => {
+                        if let Some((_, first)) = &exec_start {
+                            unit.problem = Some(format!(
+                                "{}:{} and {}:{} both set ExecStart= without a reset: systemd refuses to start {name}",
+                                first.path, first.line, at.path, at.line
+                            ));
+                        }
+                        exec_start = Some((value, at));
+                    }
                     _ => {}
                 }
             }
         }
         unit.environment.extend(assignments);
-        for (file, _, _) in &unit.environment_files {
-            let Some(text) = raw.get(file).and_then(RawFile::text) else {
+        for (file, optional, _) in &unit.environment_files {
+            let text = match raw.get(file) {
+                Some(f) if f.state == FileState::Present => f.text(),
+                Some(f) if f.state == FileState::Missing => {
+                    if !optional {
+                        unit.problem = Some(format!(
+                            "EnvironmentFile={file} does not exist: systemd refuses to start {name}"
+                        ));
+                    }
+                    continue;
+                }
+                Some(_) => None,
+                None => {
+                    unit.problem
+                        .get_or_insert(format!("EnvironmentFile={file} was not gathered"));
+                    continue;
+                }
+            };
+            let Some(text) = text else {
+                unit.problem
+                    .get_or_insert(format!("EnvironmentFile={file} could not be read"));
                 continue;
             };
             let env = EnvFile::parse(&text);
@@ -248,6 +281,10 @@ fn service_settings(text: &str) -> Vec<(usize, String, String)> {
     let mut pending: Option<(usize, String)> = None;
     for (index, raw_line) in text.lines().enumerate() {
         let line = raw_line.trim_end_matches('\r');
+        // systemd.syntax(7): comment lines within a continuation are ignored.
+        if pending.is_some() && matches!(line.trim_start().chars().next(), Some('#' | ';')) {
+            continue;
+        }
         let (start, mut joined) = match pending.take() {
             Some((start, so_far)) => (start, so_far + " " + line.trim_start()),
             None => {
@@ -321,6 +358,12 @@ fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> V
             });
         match whole {
             // `$NAME` splits at whitespace; `${NAME}` alone is one word (both vanish when unset).
+            // An unset `${NAME}` is an empty argument; an unset `$NAME` is none.
+            Some(name) if word.starts_with("${") && !env.contains_key(name) => argv.push(Word {
+                text: String::new(),
+                at: at.clone(),
+                var: Some(name.to_owned()),
+            }),
             Some(name) => {
                 if let Some(var) = env.get(name) {
                     if word.starts_with("${") {
@@ -524,6 +567,59 @@ ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_SYSTEM_PODS_ARGS $K
                 "config=/etc/k/other.yaml @/etc/systemd/system/kubelet.service.d/20-dns.conf:3",
                 "cluster-dns=10.0.0.10 @/etc/systemd/system/kubelet.service.d/20-dns.conf:5",
             ]
+        );
+    }
+
+    #[test]
+    fn env_files_override_environment_and_comments_in_continuations_are_ignored() {
+        let raw = raw(&[
+            (
+                "/etc/systemd/system/kubelet.service",
+                "[Service]\nEnvironment=\"ARGS=--resolv-conf=/from/environment\"\nEnvironmentFile=/etc/kubelet.env\nExecStart=/usr/bin/kubelet \\\n#  --cluster-dns=10.0.0.1 \\\n  $ARGS\n",
+            ),
+            ("/etc/kubelet.env", "ARGS=--resolv-conf=/from/env-file\n"),
+        ]);
+        let unit = ServiceUnit::from_raw(&raw, "kubelet.service").expect("unit");
+        assert_eq!(
+            flags(&unit),
+            ["resolv-conf=/from/env-file @/etc/kubelet.env:1"]
+        );
+        assert_eq!(unit.problem, None);
+    }
+
+    #[test]
+    fn what_makes_the_command_line_unknowable_is_said() {
+        let unreadable = {
+            let mut r = raw(&[(
+                "/etc/systemd/system/kubelet.service",
+                "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=/usr/bin/kubelet $KUBELET_EXTRA_ARGS\n",
+            )]);
+            r.file("/etc/default/kubelet", FileState::Unreadable, None);
+            r
+        };
+        let unit = ServiceUnit::from_raw(&unreadable, "kubelet.service").expect("unit");
+        assert!(
+            unit.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("/etc/default/kubelet could not be read")),
+            "{unit:?}"
+        );
+        let twice = raw(&[
+            (
+                "/usr/lib/systemd/system/kubelet.service",
+                "[Service]\nExecStart=/usr/bin/kubelet\n",
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf",
+                "[Service]\nExecStart=/usr/bin/kubelet --resolv-conf=/x\n",
+            ),
+        ]);
+        let unit = ServiceUnit::from_raw(&twice, "kubelet.service").expect("unit");
+        assert!(
+            unit.problem
+                .as_deref()
+                .is_some_and(|p| p.contains("without a reset")),
+            "{unit:?}"
         );
     }
 

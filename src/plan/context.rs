@@ -228,12 +228,19 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     let r = &facts.resolver;
     let resolved = facts.services.systemd_resolved == UnitState::Active
         && matches!(r.resolved_mode.as_str(), "stub" | "static" | "uplink");
+    let nm_link = r
+        .etc_resolv_conf
+        .canonical
+        .as_deref()
+        .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
     let (via, file) = if resolved {
         ("resolved", &r.systemd_uplink)
+    } else if network_manager_manages_resolv(facts).is_some()
+        && (r.etc_resolv_conf.symlink_target.is_none() || nm_link)
+    {
+        ("networkmanager", &r.etc_resolv_conf)
     } else if r.etc_resolv_conf.symlink_target.is_some() {
         ("other", &r.etc_resolv_conf)
-    } else if network_manager_manages_resolv(facts).is_some() {
-        ("networkmanager", &r.etc_resolv_conf)
     } else {
         ("file", &r.etc_resolv_conf)
     };

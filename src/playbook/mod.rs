@@ -232,7 +232,28 @@ pub fn environment() -> Environment<'static> {
     if let Ok(syntax) = syntax {
         env.set_syntax(syntax);
     }
+    env.add_filter("bool", ansible_bool);
     env
+}
+
+/// Ansible's `bool` filter: inventory booleans arrive as YAML booleans, numbers or strings
+/// (`dnsfix_strip_search_domains=false` in an INI inventory is the string "false", which
+/// Jinja alone finds true). `yes/no`, `true/false`, `on/off`, `y/n`, `1/0` in any case;
+/// anything else is false, as in Ansible.
+fn ansible_bool(value: minijinja::Value) -> bool {
+    if let Some(b) = value.as_str() {
+        return matches!(
+            b.trim().to_ascii_lowercase().as_str(),
+            "yes" | "true" | "on" | "y" | "t" | "1"
+        );
+    }
+    if value.kind() == minijinja::value::ValueKind::Bool {
+        return value.is_true();
+    }
+    if let Ok(n) = i64::try_from(value.clone()) {
+        return n == 1;
+    }
+    false
 }
 
 impl Playbooks {
