@@ -33,13 +33,16 @@ f() {
   case "$1" in *"$NL"*) return ;; esac
   case "$SEEN" in *" $1 "*) return ;; esac
   SEEN="$SEEN$1 "
+  canon=
   if [ -L "$1" ]; then
     hdr link "$1"; readlink "$1" 2>/dev/null
-    hdr canon "$1"; readlink -f "$1" 2>/dev/null
+    canon=$(readlink -f "$1" 2>/dev/null)
+    hdr canon "$1"; printf '%s' "$canon"
   fi
   if [ -d "$1" ]; then hdr dir "$1"; return; fi
   if [ ! -e "$1" ]; then hdr missing "$1"; return; fi
-  if [ ! -f "$1" ]; then hdr error "$1"; return; fi
+  # A symlink to /dev/null masks a file (sysctl.d(5), modules-load.d(5)): it reads empty.
+  if [ ! -f "$1" ] && [ "$canon" != /dev/null ]; then hdr error "$1"; return; fi
   hdr file "$1"
   head -c $((CAP + 1)) "$1" 2>/dev/null || hdr error "$1"
 }
@@ -164,6 +167,12 @@ refs() {
       u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
       n = u; sub(/\.[^.]*$/, "", n)
       gsub(/%%/, "\001", v); gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/\001/, "%", v)
+      path("f ", v)
+      next
+    }
+    # K3S_RESOLV_CONF= / RKE2_RESOLV_CONF= in an environment file: the rest of the line.
+    /^[ \t]*(export[ \t]+)?(K3S|RKE2)_RESOLV_CONF=/ {
+      v = $0; sub(/^[^=]*=/, "", v)
       path("f ", v)
       next
     }
