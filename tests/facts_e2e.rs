@@ -199,11 +199,11 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
     );
     let rc = &stopped["kubelet"]["resolv_conf"];
     assert_eq!(rc["state"], "known", "{stopped:#}");
-    assert_eq!(rc["value"]["value"], "/run/systemd/resolve/resolv.conf");
-    assert_eq!(
-        rc["value"]["source"]["path"],
-        "/var/lib/kubelet/config.yaml"
-    );
+    assert_eq!(rc["value"]["value"], "/etc/kubelet-resolv.conf");
+    assert_eq!(rc["value"]["source"]["path"], "/etc/default/kubelet");
+    assert_eq!(rc["value"]["source"]["detail"], "KUBELET_EXTRA_ARGS");
+    // Reached only through the unit's EnvironmentFile= and the flag in it.
+    assert_eq!(pod_nameservers(stopped), ["192.0.2.53", "198.51.100.53"]);
     let config_flag = stopped["kubelet"]["flags"]
         .as_array()
         .and_then(|f| f.iter().find(|f| f["name"] == "config"))

@@ -138,6 +138,9 @@ fn ansible_view(case: &Path, inventory: &Inventory, scratch: &Path) -> AnsibleVi
         })
         .map(|(k, _)| k.clone())
         .collect();
+    // And every plain variable the vars files beside the inventory set, so a variable dnsfix
+    // fails to load (a group it does not form, a file it does not read) is missed by nobody.
+    probe_vars.extend(vars_file_keys(&vars_base(case)));
     probe_vars.sort();
     probe_vars.dedup();
     let out = scratch.join("out");
@@ -165,6 +168,53 @@ fn ansible_view(case: &Path, inventory: &Inventory, scratch: &Path) -> AnsibleVi
         raw,
         probed,
     }
+}
+
+/// The directory holding group_vars/ and host_vars/ for a case's source.
+fn vars_base(case: &Path) -> PathBuf {
+    let src = source(case);
+    if src.is_dir() {
+        src
+    } else {
+        src.parent().map(Path::to_path_buf).unwrap_or(src)
+    }
+}
+
+/// Top-level keys with plain (untemplated) values in every YAML file under group_vars/
+/// and host_vars/ of `base`.
+fn vars_file_keys(base: &Path) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut stack: Vec<PathBuf> = ["group_vars", "host_vars"]
+        .iter()
+        .map(|d| base.join(d))
+        .collect();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                stack.extend(entries.flatten().map(|e| e.path()));
+            }
+            continue;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with('.')
+            || !(name.ends_with(".yml") || name.ends_with(".yaml") || !name.contains('.'))
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(serde_norway::Value::Mapping(map)) = serde_norway::from_str(&text) else {
+            continue;
+        };
+        for (k, v) in map {
+            let plain = serde_json::to_string(&v).is_ok_and(|t| !t.contains("{{"));
+            if let (Some(k), true) = (k.as_str(), plain) {
+                keys.push(k.to_owned());
+            }
+        }
+    }
+    keys
 }
 
 fn collect_hosts(list: &Value, group: &str, out: &mut Vec<String>) {
@@ -287,6 +337,17 @@ fn compare(case: &Path, scratch: &Path) -> Vec<String> {
                     host.name,
                     expected.map_or("(unset)".to_string(), |v| v.to_string())
                 ));
+            }
+        }
+        // Nothing Kubespray's view sets may be missing from dnsfix.
+        if let Some(probed_vars) = probed["vars"].as_object() {
+            for key in probed_vars.keys() {
+                if !host.vars.contains_key(key) {
+                    fail(format!(
+                        "{}: {key} is set for Kubespray, not for dnsfix",
+                        host.name
+                    ));
+                }
             }
         }
         // Nothing Ansible sets may be missing from dnsfix.
