@@ -101,7 +101,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub update_inventory: bool,
 
-    /// Site playbooks and templates, for a fresh plan (as for `plan`)
+    /// Site playbooks and templates: for a fresh plan (as for `plan`), and for a saved plan
+    /// the ones it was made with (their `allow:` and sha256 are checked)
     #[arg(long, value_name = "DIR", env = "DNSFIX_PLAYBOOKS")]
     pub playbooks: Option<PathBuf>,
 

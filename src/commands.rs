@@ -30,12 +30,20 @@ pub struct ApplyRun<'a> {
     pub format: Format,
     pub progress: bool,
     pub plan_file: Option<&'a Path>,
+    /// The playbooks loaded for this run: the shipped ones and `--playbooks DIR`.
+    pub playbooks: &'a crate::playbook::Playbooks,
 }
 
 /// Reads a saved plan and checks it is one this dnsfix can apply.
 pub fn load_plan(path: &Path) -> Result<Plan, Error> {
     let bad = |why: String| Error::Usage(format!("{}: {why}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    // What the reviewer approved is this exact file: say which one is applied.
+    eprintln!(
+        "applying {} (sha256 {})",
+        path.display(),
+        sha256_hex(text.as_bytes())
+    );
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a saved plan: {e}")))?;
     if value.get("kind").and_then(|k| k.as_str()) != Some("dnsfix-plan") {
@@ -51,6 +59,40 @@ pub fn load_plan(path: &Path) -> Result<Plan, Error> {
         )));
     }
     serde_json::from_value(value).map_err(|e| bad(format!("not a valid saved plan: {e}")))
+}
+
+/// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every
+/// change must come from one of them: what a change may touch is judged by the loaded
+/// playbooks' `allow:`, never by anything in the plan file.
+fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<(), Error> {
+    for recorded in &plan.playbooks {
+        match loaded.playbooks.iter().find(|p| p.name == recorded.name) {
+            Some(p) if p.sha256 == recorded.sha256 => {}
+            Some(p) => {
+                return Err(Error::Usage(format!(
+                    "the plan was made with playbook {} from {} (sha256 {}), but {} here is different (sha256 {}): plan again, or pass the same --playbooks",
+                    recorded.name, recorded.source, recorded.sha256, p.source, p.sha256
+                )));
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "the plan was made with playbook {} from {}, which is not loaded: pass --playbooks with the site playbooks the plan was made with",
+                    recorded.name, recorded.source
+                )));
+            }
+        }
+    }
+    for host in &plan.hosts {
+        for reason in host.changes.iter().flat_map(|c| c.reasons()) {
+            if !plan.playbooks.iter().any(|p| p.name == reason.playbook) {
+                return Err(Error::Usage(format!(
+                    "host {}: a change is attributed to playbook {}, which the plan does not list: refused",
+                    host.host, reason.playbook
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.
@@ -91,6 +133,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
                 .map_or("(none)".to_owned(), |p| p.display().to_string())
         )));
     }
+    verify_playbooks(plan, run.playbooks)?;
     let selected: Vec<&str> = run.hosts.iter().map(|h| h.name.as_str()).collect();
     let mut plan = plan.clone();
     plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
@@ -148,6 +191,11 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
         &hosts,
         Arc::clone(&run.transport),
         &run.options,
+        run.playbooks
+            .playbooks
+            .iter()
+            .map(|p| p.allow.clone())
+            .collect(),
         Arc::clone(&sink),
     ));
     sink.finish();
@@ -296,12 +344,25 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
     let path = Path::new(&change.path);
     let now = std::fs::read(path).ok();
     let now_sha = now.as_deref().map(sha256_hex);
-    let target_sha = sha256_hex(change.content.as_bytes());
     let outcome = |outcome: &str, message: String| InventoryUpdate {
         path: change.path.clone(),
         outcome: outcome.into(),
         message,
     };
+    // A saved plan shows secrets redacted: they come back from the file as it is now.
+    let content = if crate::plan::redact::is_redacted(&change.content) {
+        let source = now
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        match crate::plan::redact::unredact(&change.content, &source) {
+            Ok(c) => c,
+            Err(e) => return outcome("stale", format!("{}: {e}; plan again", change.path)),
+        }
+    } else {
+        change.content.clone()
+    };
+    let target_sha = sha256_hex(content.as_bytes());
     if now_sha.as_deref() == Some(target_sha.as_str()) {
         return outcome("already", String::new());
     }
@@ -316,7 +377,8 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
     {
         return outcome("error", format!("{}: {e}", dir.display()));
     }
-    match record::write_atomic(path, change.content.as_bytes()) {
+    // An inventory file is shared with the team and its tools, like its neighbours.
+    match record::write_atomic_mode(path, content.as_bytes(), 0o644) {
         Ok(()) => outcome("written", change.settings.join("; ")),
         Err(e) => outcome("error", e.to_string()),
     }

@@ -140,14 +140,7 @@ impl Config {
                         "--health-timeout must be at least 1 second".into(),
                     ));
                 }
-                if let Some(plan) = &args.plan
-                    && args.playbooks.is_some()
-                {
-                    return Err(Error::Usage(format!(
-                        "--playbooks is for planning; {} is applied exactly as saved",
-                        plan.display()
-                    )));
-                }
+
                 let action = Action::Apply {
                     plan: args.plan,
                     yes: args.yes,

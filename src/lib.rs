@@ -47,13 +47,12 @@ pub fn run(config: Config) -> Result<u8, Error> {
         return Ok(exit::OK);
     }
     // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet run.
+    // A saved plan is checked against the playbooks loaded now, so apply loads them too.
     let playbooks = match &config.action {
-        Action::Plan { playbooks, .. }
-        | Action::Apply {
-            plan: None,
-            playbooks,
-            ..
-        } => Some(playbook::Playbooks::load(playbooks.as_deref())?),
+        Action::Plan { playbooks, .. } | Action::Apply { playbooks, .. } => {
+            Some(playbook::Playbooks::load(playbooks.as_deref())?)
+        }
+        Action::Rollback { .. } => Some(playbook::Playbooks::load(None)?),
         _ => None,
     };
     // A saved plan is read before any host is contacted, too.
@@ -89,6 +88,14 @@ pub fn run(config: Config) -> Result<u8, Error> {
         });
     }
 
+    let shipped;
+    let loaded = match &playbooks {
+        Some(p) => p,
+        None => {
+            shipped = playbook::Playbooks::load(None)?;
+            &shipped
+        }
+    };
     let apply_run =
         |options: apply::ApplyOptions, update_inventory: bool, plan_file| commands::ApplyRun {
             inventory: &inventory,
@@ -100,6 +107,7 @@ pub fn run(config: Config) -> Result<u8, Error> {
             format: config.format,
             progress: config.progress,
             plan_file,
+            playbooks: loaded,
         };
     let apply_options = |serial, max_fail_percentage, health_timeout| apply::ApplyOptions {
         serial,
@@ -170,7 +178,14 @@ pub fn run(config: Config) -> Result<u8, Error> {
             let plan =
                 fresh_plan.ok_or_else(|| Error::Usage("internal: no plan was made".into()))?;
             if let Some(path) = output {
-                save(path, &plan::render::json(&plan))?;
+                let text = plan::render::json(&plan);
+                save(path, &text)?;
+                // The reviewer compares this with what `apply` prints for the file it applies.
+                eprintln!(
+                    "plan saved to {} (sha256 {})",
+                    path.display(),
+                    facts::raw::sha256_hex(text.as_bytes())
+                );
             }
             let rendered = match config.format {
                 Format::Json => plan::render::json(&plan),

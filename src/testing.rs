@@ -33,3 +33,16 @@ pub(crate) fn random_inputs(
         })
         .collect()
 }
+
+/// Node facts from files given as (path, content), as the gather would have read them.
+pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
+    let mut raw = crate::facts::raw::RawFacts::default();
+    for (path, text) in files {
+        raw.file(
+            path,
+            crate::facts::raw::FileState::Present,
+            Some(text.as_bytes()),
+        );
+    }
+    crate::facts::NodeFacts::from_raw("node1", &raw)
+}

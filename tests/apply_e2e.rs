@@ -407,13 +407,9 @@ fn wait_for_lock_release(lab: &Lab, node: &str) {
         "the interrupted apply still holds the node lock",
         Duration::from_secs(10),
         || {
-            lab.exec(
-                node,
-                "if read -r p r b < /var/lib/dnsfix/lock/owner 2>/dev/null && kill -0 \"$p\" 2>/dev/null; \
-                 then echo held; fi",
-            )
-            .trim()
-                != "held"
+            lab.exec_output(node, "flock -n /var/lib/dnsfix/lock true")
+                .status
+                .success()
         },
     );
 }
@@ -445,14 +441,11 @@ fn interrupt_mid_write(lab: &Lab, node: &str, plan_path: &Path, old: &str, new: 
         "after the interrupted run ended, {KUBELET_CONFIG} is neither old nor new ({now})"
     );
     let lock = lab
-        .exec(
-            node,
-            "[ -d /var/lib/dnsfix/lock ] && cat /var/lib/dnsfix/lock/owner || true",
-        )
+        .exec(node, "cat /var/lib/dnsfix/owner 2>/dev/null || true")
         .trim()
         .to_string();
     eprintln!(
-        "after the interruption: {KUBELET_CONFIG} has the {} content; lock left behind: {lock:?}",
+        "after the interruption: {KUBELET_CONFIG} has the {} content; last lock owner: {lock:?}",
         if now == new { "new" } else { "old" }
     );
 }

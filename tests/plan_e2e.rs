@@ -390,6 +390,34 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
     )
     .expect("write playbook");
     std::fs::write(dir.join("templates/site.conf.j2"), "new for {{ host }}\n").expect("write");
+
+    // Without `allow:` the file and the sysctl are outside what dnsfix changes: refused,
+    // naming the playbook, the task and the way to allow it.
+    let out = plan(
+        &lab.inventory(),
+        &lab,
+        &["--playbooks", dir.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        text.contains("refused: ")
+            && text.contains("net.ipv4.conf.all.rp_filter")
+            && text.contains("allow: {sysctls: [net.ipv4.conf.all.rp_filter]}")
+            && text.contains("playbook site task \"loose reverse-path filter\""),
+        "{text}"
+    );
+
+    let playbook = std::fs::read_to_string(dir.join("90-site.yml")).expect("read");
+    std::fs::write(
+        dir.join("90-site.yml"),
+        format!(
+            "{playbook}allow:\n\
+             \x20 paths: [/etc/dnsfix/site.conf]\n\
+             \x20 sysctls: [net.ipv4.conf.all.rp_filter]\n"
+        ),
+    )
+    .expect("write playbook");
     let out = plan(
         &lab.inventory(),
         &lab,

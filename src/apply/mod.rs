@@ -171,6 +171,7 @@ pub async fn apply(
     hosts: &HashMap<String, Host>,
     transport: Arc<Transport>,
     options: &ApplyOptions,
+    allows: Vec<crate::playbook::Allow>,
     sink: Arc<dyn EventSink>,
 ) -> Vec<HostResult> {
     let mut results: HashMap<String, HostResult> = HashMap::new();
@@ -209,6 +210,7 @@ pub async fn apply(
         run_id: run_id.to_string(),
         transport,
         options: options.clone(),
+        allows,
         sink,
     });
 
@@ -255,6 +257,8 @@ struct Context {
     run_id: String,
     transport: Arc<Transport>,
     options: ApplyOptions,
+    /// The `allow:` of the playbooks loaded for this run (never from the plan file).
+    allows: Vec<crate::playbook::Allow>,
     sink: Arc<dyn EventSink>,
 }
 
@@ -341,6 +345,11 @@ async fn apply_on(
     let Some(digest) = &plan.facts else {
         return Err("the plan has no facts digest for this host".into());
     };
+    // Every change names a before-state the plan recorded: a change without one (an edited
+    // plan, say) is not something a reviewer saw the effect of.
+    if let Some(why) = unrecorded(plan, digest) {
+        return Err(format!("refused: {why}"));
+    }
     // The node's marker that this plan is done (its handlers ran), so a re-run of a
     // finished plan restarts nothing.
     let marker = format!("/var/lib/dnsfix/done/{}", digest.sha256);
@@ -365,12 +374,36 @@ async fn apply_on(
         return Ok(());
     }
 
+    // A saved plan shows secrets redacted: they come back from the node's files, which the
+    // stale check just proved are the ones the plan was made from.
+    let changes = restore_secrets(&plan.changes, &facts)?;
+    // Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
+    // facts and files as gathered now, never by what the plan file says was there.
+    let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().collect();
+    let current: std::collections::BTreeMap<&str, String> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::WriteFile { path, .. } => facts
+                .files
+                .get(path.as_str())
+                .and_then(|f| f.text())
+                .map(|t| (path.as_str(), t.into_owned())),
+            _ => None,
+        })
+        .collect();
+    crate::plan::policy::check_host(
+        &crate::plan::policy::Policy::with_allows(&facts, &allows),
+        &changes,
+        &plan.handlers,
+        |path| current.get(path).map(String::as_str),
+    )?;
+
     // 2. The changes and the handlers, in one exec under the node lock.
     let boundary = script::boundary();
     let text = script::apply_script(
         &boundary,
         &ctx.run_id,
-        &plan.changes,
+        &changes,
         &plan.handlers,
         ctx.options.health_timeout.as_secs(),
     )?;
@@ -450,6 +483,59 @@ async fn apply_on(
         ));
     }
     Ok(())
+}
+
+/// `changes` with the redacted values of every file put back from the file on the node;
+/// each restored content must hash to the plan's `after_sha256`.
+fn restore_secrets(
+    changes: &[Change],
+    facts: &crate::facts::NodeFacts,
+) -> Result<Vec<Change>, String> {
+    let mut out = changes.to_vec();
+    for change in &mut out {
+        let Change::WriteFile {
+            path,
+            content,
+            after_sha256,
+            ..
+        } = change
+        else {
+            continue;
+        };
+        if !crate::plan::redact::is_redacted(content) {
+            continue;
+        }
+        let source = facts
+            .files
+            .get(path.as_str())
+            .and_then(|f| f.text())
+            .ok_or_else(|| format!("{path}: redacted in the plan, and not readable on the node"))?;
+        let restored =
+            crate::plan::redact::unredact(content, &source).map_err(|e| format!("{path}: {e}"))?;
+        if crate::facts::raw::sha256_hex(restored.as_bytes()) != *after_sha256 {
+            return Err(format!(
+                "{path}: the redacted values cannot be restored to what the plan wrote"
+            ));
+        }
+        *content = restored;
+    }
+    Ok(out)
+}
+
+/// The first change whose before-state the plan's digest does not record.
+fn unrecorded(plan: &HostPlan, digest: &crate::plan::model::FactDigest) -> Option<String> {
+    plan.changes.iter().find_map(|change| match change {
+        Change::WriteFile { path, .. } if !digest.files.contains_key(path) => Some(format!(
+            "the plan writes {path} but records nothing of what was there"
+        )),
+        Change::Sysctl { name, .. } if !digest.sysctls.contains_key(name) => Some(format!(
+            "the plan sets sysctl {name} but records nothing of its value"
+        )),
+        Change::LoadModule { name, .. } if !digest.modules.contains_key(name) => Some(format!(
+            "the plan loads module {name} but records nothing of it"
+        )),
+        _ => None,
+    })
 }
 
 /// How a node script ended.

@@ -52,8 +52,19 @@ pub fn state_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir).join("dnsfix");
     }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    home.join(".local/state/dnsfix")
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".local/state/dnsfix"),
+        // No HOME (a bare cron job, some CI): root's state lives with the system's, anyone
+        // else must say where (a relative or "/" path would scatter run records).
+        None if own_uid() == 0 => PathBuf::from("/var/lib/dnsfix"),
+        None => PathBuf::from(".dnsfix-state-needs-HOME"),
+    }
+}
+
+fn own_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(u32::MAX)
 }
 
 pub fn path(dir: &Path, run_id: &str) -> PathBuf {
@@ -69,9 +80,14 @@ pub fn new_run_id() -> String {
 
 /// Saves `record` atomically (temp file, fsync, rename).
 pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
+    if dir.ends_with(".dnsfix-state-needs-HOME") {
+        return Err(std::io::Error::other(
+            "HOME is not set: set HOME, XDG_STATE_HOME or DNSFIX_STATE_DIR",
+        ));
+    }
     let path = path(dir, &record.run_id);
     let runs = dir.join("runs");
-    std::fs::create_dir_all(&runs)?;
+    create_private_dir(&runs)?;
     let text = crate::report::pretty_json(record);
     write_atomic(&path, text.as_bytes())?;
     Ok(path)
@@ -94,10 +110,27 @@ pub fn load(dir: &Path, run_id: &str) -> Result<RunRecord, String> {
     Ok(record)
 }
 
-/// Writes `bytes` to `path` atomically: a temp file beside it (with the old file's
-/// permissions), fsync, rename.
+/// Creates `dir` and its missing parents with mode 0700: run records can hold what a node's
+/// files hold.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// Writes `bytes` to `path` atomically (temp file, fsync, rename). A new file is private
+/// (0600): saved plans and run records can hold what a node's files hold. An existing file
+/// keeps its permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_mode(path, bytes, 0o600)
+}
+
+/// As [`write_atomic`], with `mode` for a new file.
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("not a file name"))?;
@@ -105,14 +138,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     temp_name.push(name);
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = path.with_file_name(temp_name);
-    let written = std::fs::File::create(&temp).and_then(|mut file| {
-        // An existing file keeps its permissions.
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.write_all(bytes)?;
-        file.sync_all()
-    });
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&temp)
+        .and_then(|mut file| {
+            // An existing file keeps its permissions.
+            if let Ok(meta) = std::fs::metadata(path) {
+                file.set_permissions(meta.permissions())?;
+            }
+            file.write_all(bytes)?;
+            file.sync_all()
+        });
     if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
         let _ = std::fs::remove_file(&temp);
         return Err(e);

@@ -385,7 +385,7 @@ pub fn list_flag(flags: &[Flag], name: &str) -> Option<Located<Vec<String>>> {
 }
 
 /// kubelet's `WordSepNormalizeFunc`: `--resolv_conf` is `--resolv-conf`.
-fn normalize_name(name: &str) -> String {
+pub(crate) fn normalize_name(name: &str) -> String {
     name.replace('_', "-")
 }
 

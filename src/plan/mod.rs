@@ -6,7 +6,9 @@ pub mod context;
 pub mod inventory_change;
 pub mod model;
 pub mod planner;
+pub mod policy;
 pub mod predict;
+pub mod redact;
 pub mod render;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -99,6 +101,25 @@ pub fn build(
                 continue;
             }
         };
+        // Nothing outside what dnsfix (or a playbook's `allow:`) may change.
+        let all: Vec<&crate::playbook::Playbook> = playbooks.playbooks.iter().collect();
+        let before_of = |path: &str| {
+            run.changes.iter().find_map(|c| match c {
+                Change::WriteFile {
+                    path: p, before, ..
+                } if p == path => before.as_deref(),
+                _ => None,
+            })
+        };
+        if let Err(message) = policy::check_host(
+            &policy::Policy::for_node(facts, &all),
+            &run.changes,
+            &run.handlers,
+            before_of,
+        ) {
+            host_plans.push(error_plan(&host.name, records, "playbook", message));
+            continue;
+        }
         let predicted = predict::predict(facts, &run.changes, &run.handlers);
         let after = diagnose::diagnose_host(host, &predicted);
         let still: BTreeSet<String> = after

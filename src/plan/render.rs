@@ -32,6 +32,7 @@ const DIFF_CONTEXT: usize = 3;
 /// The plan as a reviewer reads it. `colour` adds ANSI escapes; it never changes which
 /// hosts are grouped or what the text says.
 pub fn text(plan: &Plan, colour: bool) -> String {
+    let plan = &super::redact::redact_plan(plan);
     let paint = Paint(colour);
     let mut out = String::new();
 
@@ -76,7 +77,7 @@ pub fn text(plan: &Plan, colour: bool) -> String {
 
 /// The plan as saved with `-o plan.json` and read back by `apply`.
 pub fn json(plan: &Plan) -> String {
-    crate::report::pretty_json(plan)
+    crate::report::pretty_json(&super::redact::redact_plan(plan))
 }
 
 /// Whether a host gets a block of its own rather than a place in "nothing to change".

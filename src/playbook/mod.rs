@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 use minijinja::syntax::SyntaxConfig;
 
-pub use model::Serial;
+pub use model::{Allow, Serial};
 use model::{HandlerFile, PlaybookFile, TaskFile};
 
 /// The playbooks shipped with dnsfix, in the order they run.
@@ -173,6 +173,8 @@ pub struct Playbook {
     pub serial: Batch,
     pub tasks: Vec<Task>,
     pub handlers: Vec<Handler>,
+    /// What it may change beyond dnsfix's own set (`allow:`).
+    pub allow: Allow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -516,6 +518,7 @@ pub fn parse(
         serial,
         tasks,
         handlers,
+        allow: file.allow,
     })
 }
 

@@ -28,6 +28,24 @@ pub struct PlaybookFile {
     pub tasks: Vec<TaskFile>,
     #[serde(default)]
     pub handlers: Vec<HandlerFile>,
+    /// What this playbook may change beyond what dnsfix changes anyway (see
+    /// `plan::policy`): extra paths (a trailing `/` allows a directory), sysctls (a
+    /// trailing `.` allows a prefix), kernel modules and units to restart.
+    #[serde(default)]
+    pub allow: Allow,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Allow {
+    #[serde(default)]
+    pub paths: Vec<String>,
+    #[serde(default)]
+    pub sysctls: Vec<String>,
+    #[serde(default)]
+    pub modules: Vec<String>,
+    #[serde(default)]
+    pub units: Vec<String>,
 }
 
 fn all_hosts() -> String {

@@ -1,0 +1,651 @@
+//! What dnsfix may change on a node: a closed set of paths, sysctls, kernel modules and
+//! units. dnsfix runs as root on every node, so a plan that writes `/etc/shadow` or a cron
+//! file, loads an odd module or restarts sshd must be refused however it came about: a site
+//! playbook, or a saved plan edited after review.
+//!
+//! The set is what the shipped playbooks change, the kubelet's own files as the node's
+//! facts name them (its `--config`, drop-ins and flag files), and whatever a loaded
+//! playbook allows explicitly with `allow:`. Planning checks every change against it, and so
+//! does `apply` right before writing, with the playbooks it loaded and the facts it just
+//! gathered: never with anything read from the plan file.
+//!
+//! A path is not enough: a sysctl.d file can set `kernel.core_pattern`, a kubelet config
+//! `staticPodPath`. So what a file of the built-in set may hold is checked too
+//! ([`check_content`]): resolver files hold resolver lines, sysctl.d and modules-load.d
+//! files the sysctls and modules above, and an edit of the kubelet's or k3s's own files may
+//! change its DNS settings (`resolvConf`, `clusterDNS`, `--resolv-conf`, `--cluster-dns`,
+//! `resolv-conf`, `cluster-dns`) and nothing else. A path a playbook's `allow:` names is the
+//! playbook's own business.
+
+use crate::facts::NodeFacts;
+use crate::facts::systemd_unit::UNIT_DIRS;
+use crate::playbook::{Allow, Playbook};
+
+use super::model::{Change, HandlerRun};
+
+/// Files and directories (a trailing `/`) the shipped playbooks write.
+pub const PATHS: &[&str] = &[
+    "/etc/dnsfix/resolv.conf",
+    "/etc/resolv.conf",
+    "/etc/systemd/resolved.conf.d/",
+    "/etc/NetworkManager/conf.d/",
+    "/etc/sysctl.d/",
+    "/etc/modules-load.d/",
+    "/var/lib/kubelet/config.yaml",
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/etc/default/kubelet",
+    "/etc/sysconfig/kubelet",
+    "/etc/rancher/k3s/config.yaml",
+    "/etc/rancher/k3s/config.yaml.d/",
+    "/etc/rancher/rke2/config.yaml",
+    "/etc/rancher/rke2/config.yaml.d/",
+];
+/// Those of [`PATHS`] that are systemd environment files.
+const ENV_FILES: &[&str] = &[
+    "/var/lib/kubelet/kubeadm-flags.env",
+    "/etc/default/kubelet",
+    "/etc/sysconfig/kubelet",
+];
+/// Sysctl names (a trailing `.` is a prefix) the shipped playbooks set.
+pub const SYSCTLS: &[&str] = &[
+    "net.bridge.",
+    "net.ipv4.ip_forward",
+    "net.ipv6.conf.all.forwarding",
+];
+/// Kernel modules the shipped playbooks load.
+pub const MODULES: &[&str] = &["br_netfilter", "overlay"];
+/// Units the shipped playbooks restart or reload.
+pub const UNITS: &[&str] = &[
+    "kubelet",
+    "k3s",
+    "k3s-agent",
+    "rke2-server",
+    "rke2-agent",
+    "systemd-resolved",
+    "NetworkManager",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    paths: Vec<String>,
+    /// Paths from a playbook's `allow:`: their content is not checked.
+    allowed_paths: Vec<String>,
+    /// The kubelet files that are systemd environment files (the others are YAML).
+    env_files: Vec<String>,
+    sysctls: Vec<String>,
+    modules: Vec<String>,
+    units: Vec<String>,
+}
+
+impl Policy {
+    /// The policy for one node: the built-in set, the kubelet's files from `facts`, and the
+    /// `allow:` of every playbook in `playbooks`.
+    pub fn for_node(facts: &NodeFacts, playbooks: &[&Playbook]) -> Policy {
+        let allows: Vec<&Allow> = playbooks.iter().map(|p| &p.allow).collect();
+        Policy::with_allows(facts, &allows)
+    }
+
+    /// As [`Policy::for_node`], from the playbooks' `allow:` alone.
+    pub fn with_allows(facts: &NodeFacts, allows: &[&Allow]) -> Policy {
+        let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let mut policy = Policy {
+            paths: owned(PATHS),
+            allowed_paths: Vec::new(),
+            env_files: owned(ENV_FILES),
+            sysctls: owned(SYSCTLS),
+            modules: owned(MODULES),
+            units: owned(UNITS),
+        };
+        let k = &facts.kubelet;
+        policy.paths.extend(k.config_path.iter().cloned());
+        policy.paths.extend(k.config_dropins.iter().cloned());
+        // The environment files the kubelet's DNS flags are set in (never a unit file: a
+        // unit is not edited, and /proc is not a file).
+        for flag in &k.flags {
+            if let Some(path) = &flag.source.path
+                && flag.source.kind == "flag"
+                && !path.starts_with("/proc/")
+                && !UNIT_DIRS.iter().any(|d| path.starts_with(&format!("{d}/")))
+            {
+                policy.paths.push(path.clone());
+                policy.env_files.push(path.clone());
+            }
+        }
+        for a in allows {
+            policy.allowed_paths.extend(a.paths.iter().cloned());
+            policy.sysctls.extend(a.sysctls.iter().cloned());
+            policy.modules.extend(a.modules.iter().cloned());
+            policy.units.extend(a.units.iter().cloned());
+        }
+        policy
+    }
+
+    /// Why `change` is refused, if it is. `before` is the file's text on the node now (for
+    /// a file write).
+    pub fn check(&self, change: &Change, before: Option<&str>) -> Result<(), String> {
+        match change {
+            Change::WriteFile { path, content, .. } => {
+                if path_allowed(&self.allowed_paths, path) {
+                    Ok(())
+                } else if path_allowed(&self.paths, path) {
+                    self.check_content(path, before, content)
+                } else {
+                    Err(format!(
+                        "{path} is not a file dnsfix writes (allow it with `allow: {{paths: [{path}]}}` in the playbook that writes it)"
+                    ))
+                }
+            }
+            Change::Sysctl { name, .. } => {
+                if self.sysctl_allowed(name) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "sysctl {name} is not one dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"
+                    ))
+                }
+            }
+            Change::LoadModule { name, .. } => {
+                if self.modules.iter().any(|m| m == name) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "module {name} is not one dnsfix loads (allow it with `allow: {{modules: [{name}]}}`)"
+                    ))
+                }
+            }
+        }
+    }
+
+    fn sysctl_allowed(&self, name: &str) -> bool {
+        self.sysctls.iter().any(|a| match a.strip_suffix('.') {
+            Some(prefix) => name.starts_with(&format!("{prefix}.")),
+            None => a == name,
+        })
+    }
+
+    /// Why `after` may not be what `path` (one of the built-in set) holds, given `before`.
+    pub fn check_content(
+        &self,
+        path: &str,
+        before: Option<&str>,
+        after: &str,
+    ) -> Result<(), String> {
+        let refuse = |n: usize, line: &str, what: &str| {
+            Err(format!(
+                "{path} line {n}: {:?} is not {what}",
+                line.chars().take(80).collect::<String>()
+            ))
+        };
+        let lines = || {
+            after
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l, l.trim()))
+                .filter(|(_, _, t)| !t.is_empty() && !t.starts_with('#') && !t.starts_with(';'))
+        };
+        if path == "/etc/resolv.conf" || path.starts_with("/etc/dnsfix/") {
+            for (n, line, t) in lines() {
+                let word = t.split_whitespace().next().unwrap_or("");
+                if !matches!(
+                    word,
+                    "nameserver" | "search" | "domain" | "options" | "sortlist"
+                ) {
+                    return refuse(n, line, "a resolv.conf line");
+                }
+            }
+            return Ok(());
+        }
+        if path.starts_with("/etc/systemd/resolved.conf.d/") {
+            let mut section = "";
+            for (n, line, t) in lines() {
+                if t.starts_with('[') {
+                    section = t;
+                } else if section != "[Resolve]" || !t.contains('=') {
+                    return refuse(n, line, "a setting of systemd-resolved's [Resolve] section");
+                }
+            }
+            return Ok(());
+        }
+        if path.starts_with("/etc/NetworkManager/conf.d/") {
+            let mut section = "";
+            for (n, line, t) in lines() {
+                if t.starts_with('[') {
+                    section = t;
+                    continue;
+                }
+                let key = t.split('=').next().unwrap_or("").trim();
+                let ok = match section {
+                    "[main]" => matches!(key, "dns" | "rc-manager" | "systemd-resolved"),
+                    "[global-dns]" => matches!(key, "searches" | "options"),
+                    s if s.starts_with("[global-dns-domain-") => {
+                        matches!(key, "servers" | "options")
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return refuse(n, line, "a NetworkManager DNS setting");
+                }
+            }
+            return Ok(());
+        }
+        if path.starts_with("/etc/sysctl.d/") {
+            for (n, line, t) in lines() {
+                let name = t
+                    .trim_start_matches('-')
+                    .split('=')
+                    .next()
+                    .unwrap_or("")
+                    .trim();
+                let name = name.replace('/', ".");
+                if !t.contains('=') || !self.sysctl_allowed(&name) {
+                    return refuse(
+                        n,
+                        line,
+                        &format!(
+                            "a sysctl dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"
+                        ),
+                    );
+                }
+            }
+            return Ok(());
+        }
+        if path.starts_with("/etc/modules-load.d/") {
+            for (n, line, t) in lines() {
+                if !self.modules.iter().any(|m| m == t) {
+                    return refuse(
+                        n,
+                        line,
+                        &format!(
+                            "a module dnsfix loads (allow it with `allow: {{modules: [{t}]}}`)"
+                        ),
+                    );
+                }
+            }
+            return Ok(());
+        }
+        // The kubelet's (or k3s's) own files: only DNS settings may differ.
+        let before = before.unwrap_or("");
+        let same = if self.env_files.iter().any(|e| e == path) {
+            same_env_but_dns(before, after)
+        } else {
+            same_yaml_but_dns(before, after)
+        };
+        same.map_err(|why| format!("{path}: {why}"))
+    }
+
+    /// Why restarting or reloading `unit` is refused, if it is.
+    pub fn check_unit(&self, unit: &str) -> Result<(), String> {
+        let name = unit.strip_suffix(".service").unwrap_or(unit);
+        if self.units.iter().any(|u| u == name || u == unit) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unit {unit} is not one dnsfix restarts (allow it with `allow: {{units: [{name}]}}`)"
+            ))
+        }
+    }
+}
+
+/// kubelet and k3s/RKE2 DNS settings: config keys, k3s/RKE2 keys and kubelet flags (as
+/// normalised by the flag parser).
+const DNS_KEYS: &[&str] = &["resolvConf", "clusterDNS", "resolv-conf", "cluster-dns"];
+const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns"];
+
+/// Whether `before` and `after`, both a systemd environment file, read the same apart from
+/// kubelet DNS flags: every assignment's words, DNS flags (and a separate value) taken out,
+/// must match one for one. Assignments left with no words may come or go.
+fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
+    use crate::facts::kubelet_flags::{EnvFile, normalize_name, split_words};
+    let canonical = |text: &str| -> Vec<(String, bool, Vec<String>)> {
+        EnvFile::parse(text)
+            .vars
+            .into_iter()
+            .map(|var| {
+                let mut kept = Vec::new();
+                let mut words = split_words(&var.value, 0).into_iter();
+                while let Some((word, _)) = words.next() {
+                    let body = word.trim_start_matches('-');
+                    let dashed = word.len() - body.len();
+                    let (name, has_value) = match body.split_once('=') {
+                        Some((n, _)) => (normalize_name(n), true),
+                        None => (normalize_name(body), false),
+                    };
+                    if (1..=2).contains(&dashed) && DNS_FLAGS.contains(&name.as_str()) {
+                        if !has_value {
+                            words.next();
+                        }
+                        continue;
+                    }
+                    kept.push(word);
+                }
+                (var.name, var.exported, kept)
+            })
+            .filter(|(_, _, words)| !words.is_empty())
+            .collect()
+    };
+    let (was, now) = (canonical(before), canonical(after));
+    if was == now {
+        return Ok(());
+    }
+    let differs = now
+        .iter()
+        .find(|v| !was.contains(v))
+        .or_else(|| was.iter().find(|v| !now.contains(v)))
+        .map(|(name, _, _)| name.clone())
+        .unwrap_or_default();
+    Err(format!(
+        "{differs} changes beyond --resolv-conf and --cluster-dns"
+    ))
+}
+
+/// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level, and
+/// `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list.
+fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
+    use serde_norway::Value;
+    let Value::Mapping(map) = value else {
+        return value;
+    };
+    let mut out = serde_norway::Mapping::new();
+    for (key, val) in map {
+        let name = key.as_str().unwrap_or_default();
+        if DNS_KEYS.contains(&name) {
+            continue;
+        }
+        let val = match (name, val) {
+            ("kubelet-arg", Value::Sequence(items)) => {
+                let kept: Vec<Value> = items
+                    .into_iter()
+                    .filter(|item| {
+                        let arg = item.as_str().unwrap_or_default().trim_start_matches('-');
+                        !DNS_FLAGS
+                            .iter()
+                            .any(|f| arg.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
+                    })
+                    .collect();
+                if kept.is_empty() {
+                    continue;
+                }
+                Value::Sequence(kept)
+            }
+            (_, val) => val,
+        };
+        out.insert(key, val);
+    }
+    Value::Mapping(out)
+}
+
+/// Whether `before` and `after`, both YAML (or JSON) kubelet or k3s/RKE2 configuration,
+/// hold the same apart from DNS settings. A file that does not parse is refused.
+fn same_yaml_but_dns(before: &str, after: &str) -> Result<(), String> {
+    let read = |text: &str, which: &str| -> Result<serde_norway::Value, String> {
+        if text.trim().is_empty() {
+            return Ok(serde_norway::Value::Mapping(serde_norway::Mapping::new()));
+        }
+        serde_norway::from_str(text)
+            .map(without_dns_keys)
+            .map_err(|e| format!("the {which} text is not YAML ({e})"))
+    };
+    let was = read(before, "current")?;
+    let now = read(after, "planned")?;
+    if was == now {
+        return Ok(());
+    }
+    let (serde_norway::Value::Mapping(a), serde_norway::Value::Mapping(b)) = (&was, &now) else {
+        return Err("the change is not only to DNS settings".into());
+    };
+    let key = b
+        .iter()
+        .find(|(k, v)| a.get(*k) != Some(*v))
+        .or_else(|| a.iter().find(|(k, _)| !b.contains_key(*k)))
+        .and_then(|(k, _)| k.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    Err(format!("{key} changes, not only DNS settings"))
+}
+
+/// Every change and handler of one host's plan against `policy`: the first refusal, named
+/// by the playbook and task that asked for it. `before` gives a file's text on the node.
+pub fn check_host<'a>(
+    policy: &Policy,
+    changes: &[Change],
+    handlers: &[HandlerRun],
+    before: impl Fn(&str) -> Option<&'a str>,
+) -> Result<(), String> {
+    for change in changes {
+        let current = match change {
+            Change::WriteFile { path, .. } => before(path),
+            _ => None,
+        };
+        if let Err(why) = policy.check(change, current) {
+            let by: Vec<String> = change
+                .reasons()
+                .iter()
+                .map(|r| format!("playbook {} task \"{}\"", r.playbook, r.task))
+                .collect();
+            return Err(format!("refused: {why} (asked by {})", by.join(", ")));
+        }
+    }
+    for handler in handlers {
+        policy
+            .check_unit(&handler.unit)
+            .map_err(|why| format!("refused: {why} (handler \"{}\")", handler.name))?;
+    }
+    Ok(())
+}
+
+/// `path` is one of `allowed`, or inside one that ends with `/`. A path with `.` or `..`
+/// components, or not absolute, never is.
+fn path_allowed(allowed: &[String], path: &str) -> bool {
+    if !path.starts_with('/')
+        || path
+            .split('/')
+            .any(|c| c == ".." || c == "." || c.contains('\n'))
+    {
+        return false;
+    }
+    allowed.iter().any(|a| {
+        if a.ends_with('/') {
+            path.starts_with(a.as_str()) && path.len() > a.len()
+        } else {
+            a == path
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::Reason;
+
+    fn write(path: &str, content: &str) -> Change {
+        Change::WriteFile {
+            path: path.into(),
+            description: String::new(),
+            before_sha256: None,
+            before: None,
+            after_sha256: String::new(),
+            content: content.into(),
+            mode: None,
+            reasons: Vec::<Reason>::new(),
+        }
+    }
+
+    fn policy() -> Policy {
+        let allow = Allow {
+            paths: vec!["/opt/kube/config.yaml".into()],
+            ..Allow::default()
+        };
+        Policy::with_allows(&crate::testing::facts_from(&[]), &[&allow])
+    }
+
+    #[test]
+    fn only_what_dnsfix_writes_is_allowed() {
+        let p = policy();
+        for ok in [
+            "/etc/dnsfix/resolv.conf",
+            "/etc/resolv.conf",
+            "/etc/sysctl.d/99-dnsfix.conf",
+            "/etc/rancher/k3s/config.yaml.d/10-dns.yaml",
+            "/opt/kube/config.yaml",
+        ] {
+            assert!(p.check(&write(ok, ""), None).is_ok(), "{ok}");
+        }
+        for bad in [
+            "/etc/shadow",
+            "/etc/cron.d/x",
+            "/etc/dnsfix/../shadow",
+            "/etc/dnsfix/",
+            "/etc/resolv.conf.d",
+            "relative/path",
+            "/root/.ssh/authorized_keys",
+            "/etc/kubernetes/manifests/evil.yaml",
+            "/etc/rancher/k3s/registries.yaml",
+        ] {
+            assert!(p.check(&write(bad, ""), None).is_err(), "{bad}");
+        }
+        let sysctl = |name: &str| Change::Sysctl {
+            name: name.into(),
+            before: None,
+            after: "1".into(),
+            reasons: vec![],
+        };
+        assert!(
+            p.check(&sysctl("net.bridge.bridge-nf-call-iptables"), None)
+                .is_ok()
+        );
+        assert!(p.check(&sysctl("kernel.core_pattern"), None).is_err());
+        assert!(p.check(&sysctl("net.bridgefoo"), None).is_err());
+        assert!(
+            p.check(&sysctl("net.ipv4.conf.all.rp_filter"), None)
+                .is_err()
+        );
+        let module = |name: &str| Change::LoadModule {
+            name: name.into(),
+            reasons: vec![],
+        };
+        assert!(p.check(&module("br_netfilter"), None).is_ok());
+        assert!(p.check(&module("evil"), None).is_err());
+        assert!(p.check_unit("kubelet").is_ok());
+        assert!(p.check_unit("sshd").is_err());
+    }
+
+    /// Files written whole hold only what such a file is for.
+    #[test]
+    fn whole_files_hold_only_their_own_settings() {
+        let p = policy();
+        let check = |path: &str, content: &str| p.check(&write(path, content), None);
+        for (path, ok, bad) in [
+            (
+                "/etc/sysctl.d/99-dnsfix.conf",
+                "# dnsfix\nnet.bridge.bridge-nf-call-iptables = 1\nnet.ipv4.ip_forward=1\n",
+                "net.bridge.bridge-nf-call-iptables = 1\nkernel.core_pattern = |/tmp/x %p\n",
+            ),
+            (
+                "/etc/modules-load.d/dnsfix.conf",
+                "# dnsfix\nbr_netfilter\n",
+                "br_netfilter\nevil\n",
+            ),
+            (
+                "/etc/resolv.conf",
+                "# Ansible entries\nnameserver 10.233.0.3\nsearch example.com\noptions ndots:2\n",
+                "nameserver 1.1.1.1\n* * * * * root sh /tmp/x\n",
+            ),
+            (
+                "/etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf",
+                "# dnsfix\n[Resolve]\nDNS=1.1.1.1 8.8.8.8\n",
+                "[Service]\nExecStart=/tmp/x\n",
+            ),
+            (
+                "/etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf",
+                "[global-dns-domain-*]\nservers=10.233.0.3,1.1.1.1\n",
+                "[global-dns-domain-*]\nservers=1.1.1.1\n[connection]\nipv4.dns=6.6.6.6\n",
+            ),
+        ] {
+            assert!(check(path, ok).is_ok(), "{path}: {:?}", check(path, ok));
+            let err = check(path, bad).expect_err(path);
+            assert!(err.contains(path) && err.contains("line"), "{err}");
+        }
+    }
+
+    /// The editors' own fixture pairs (real kubeadm, Kubespray, /etc/default and k3s
+    /// files) pass; the same edits with one more setting changed do not.
+    #[test]
+    fn kubelet_and_k3s_files_change_only_in_dns_settings() {
+        let facts = crate::testing::facts_from(&[]);
+        let mut p = Policy::with_allows(&facts, &[]);
+        p.paths.push("/etc/kubernetes/kubelet.env".into());
+        p.env_files.push("/etc/kubernetes/kubelet.env".into());
+        let check =
+            |path: &str, before: &str, after: &str| p.check(&write(path, after), Some(before));
+        let pairs = [
+            (
+                "/var/lib/kubelet/config.yaml",
+                include_str!("../../tests/fixtures/edit/yaml/kubeadm-config/config.yaml"),
+                include_str!(
+                    "../../tests/fixtures/edit/yaml/kubeadm-config/expected-clusterDNS.yaml"
+                ),
+                (
+                    "staticPodPath: /etc/kubernetes/manifests",
+                    "staticPodPath: /tmp",
+                ),
+            ),
+            (
+                "/etc/rancher/k3s/config.yaml",
+                include_str!("../../tests/fixtures/edit/yaml/k3s-config/config.yaml"),
+                include_str!("../../tests/fixtures/edit/yaml/k3s-config/expected-kubelet-arg.yaml"),
+                (
+                    "\"max-pods=150\"",
+                    "\"max-pods=150\"\n  - \"pod-manifest-path=/tmp\"",
+                ),
+            ),
+            (
+                "/etc/kubernetes/kubelet.env",
+                include_str!("../../tests/fixtures/edit/env/kubespray-kubelet-env/kubelet.env"),
+                include_str!(
+                    "../../tests/fixtures/edit/env/kubespray-kubelet-env/expected-remove-resolv-conf.env"
+                ),
+                (
+                    "--runtime-cgroups=",
+                    "--pod-manifest-path=/tmp --runtime-cgroups=",
+                ),
+            ),
+            (
+                "/var/lib/kubelet/kubeadm-flags.env",
+                include_str!("../../tests/fixtures/edit/env/kubeadm-flags-env/kubeadm-flags.env"),
+                include_str!(
+                    "../../tests/fixtures/edit/env/kubeadm-flags-env/expected-remove-resolv-conf.env"
+                ),
+                (
+                    "--container-runtime-endpoint",
+                    "--root-dir=/tmp --container-runtime-endpoint",
+                ),
+            ),
+            (
+                "/etc/default/kubelet",
+                include_str!("../../tests/fixtures/edit/env/etc-default-kubelet/kubelet"),
+                include_str!(
+                    "../../tests/fixtures/edit/env/etc-default-kubelet/expected-set-resolv-conf"
+                ),
+                (
+                    "KUBELET_EXTRA_ARGS=",
+                    "LD_PRELOAD=/tmp/x.so\nKUBELET_EXTRA_ARGS=",
+                ),
+            ),
+        ];
+        for (path, before, after, (from, to)) in pairs {
+            assert_ne!(before, after, "{path}");
+            assert!(
+                check(path, before, after).is_ok(),
+                "{path}: {:?}",
+                check(path, before, after)
+            );
+            assert!(after.contains(from), "{path}: {from}");
+            let tampered = after.replacen(from, to, 1);
+            let err = check(path, before, &tampered).expect_err(path);
+            assert!(err.starts_with(path), "{err}");
+        }
+        // A new k3s drop-in may only set resolv-conf.
+        let dropin = "/etc/rancher/k3s/config.yaml.d/90-dnsfix.yaml";
+        assert!(check(dropin, "", "resolv-conf: /etc/dnsfix/resolv.conf\n").is_ok());
+        assert!(check(dropin, "", "resolv-conf: /x\ndisable-apiserver: true\n").is_err());
+    }
+}
