@@ -221,7 +221,9 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
             saved.as_deref(),
         ),
     };
-    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    std::io::stdout()
+        .lock()
+        .write_all(crate::report::terminal_text(&rendered).as_bytes())?;
     Ok(exit_code(
         &record.hosts,
         planned_unreachable,
@@ -295,7 +297,9 @@ pub fn rollback_run(run: &ApplyRun, run_id: &str, yes: bool) -> Result<u8, Error
         Format::Json => report::pretty_json(&record),
         Format::Text | Format::Junit => report::apply::text(&record, &[], false, saved.as_deref()),
     };
-    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    std::io::stdout()
+        .lock()
+        .write_all(crate::report::terminal_text(&rendered).as_bytes())?;
     Ok(exit_code(&record.hosts, false, &[]))
 }
 

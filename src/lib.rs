@@ -72,7 +72,9 @@ pub fn run(config: Config) -> Result<u8, Error> {
             Format::Json => report::inventory::json(&inventory, &hosts),
             Format::Text | Format::Junit => report::inventory::text(&inventory, &hosts),
         };
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+        std::io::stdout()
+            .lock()
+            .write_all(report::terminal_text(&text).as_bytes())?;
         return Ok(exit::OK);
     }
     let transport = Arc::new(Transport::new(config.ssh.clone())?);
@@ -262,7 +264,9 @@ pub fn run(config: Config) -> Result<u8, Error> {
             (rendered, if failing { exit::FINDINGS } else { exit::OK })
         }
     };
-    std::io::stdout().lock().write_all(rendered.as_bytes())?;
+    std::io::stdout()
+        .lock()
+        .write_all(report::terminal_text(&rendered).as_bytes())?;
     // A host that could not be checked takes precedence over findings.
     Ok(if unreachable { exit::UNREACHABLE } else { code })
 }

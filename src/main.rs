@@ -19,7 +19,7 @@ fn main() -> ExitCode {
                 }
                 source = s.source();
             }
-            eprintln!("{message}");
+            eprintln!("{}", dnsfix::report::terminal_text(&message));
             ExitCode::from(dnsfix::exit::BAD_INPUT)
         }
     }

@@ -483,3 +483,26 @@ fn kubesprays_current_sample_sees_its_k8s_cluster_group_vars() {
     assert_eq!(node4.var("upstream_dns_servers"), None);
     assert_eq!(node4.connection().address, "95.54.0.15");
 }
+
+/// A huge group_vars file (a log or a dump put there by mistake) is refused by size,
+/// naming it, before it is read whole or parsed.
+#[test]
+fn an_oversized_vars_file_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-big-vars-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("group_vars")).expect("mkdir");
+    std::fs::write(dir.join("hosts.ini"), "[kube_node]\nnode1\n").expect("write");
+    let big = dir.join("group_vars/all.yml");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(dnsfix::inventory::MAX_FILE + 1))
+        .expect("sparse file");
+    let start = std::time::Instant::now();
+    let err = Inventory::load(&dir.join("hosts.ini")).expect_err("refused");
+    let message = err.to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        message.contains("group_vars/all.yml") && message.contains("larger than 16 MiB"),
+        "{message}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+}

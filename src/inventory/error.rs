@@ -6,6 +6,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The largest inventory or vars file dnsfix reads: Kubespray's largest group_vars file
+/// is tens of kilobytes.
+pub const MAX_FILE: u64 = 16 << 20;
+
 /// Why an inventory could not be loaded, or why a `--limit` could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryError {
@@ -75,6 +79,34 @@ impl InventoryError {
     }
 
     /// Maps an I/O error on `path` to [`InventoryError::NotFound`] or [`InventoryError::Read`].
+    /// The text of inventory file `path`, refusing one over [`MAX_FILE`] bytes before
+    /// reading it whole (a 158 MB group_vars file took 1.3 GB to parse).
+    pub(crate) fn read_text(path: &Path) -> Result<String, InventoryError> {
+        use std::io::Read;
+        let file = std::fs::File::open(path).map_err(|e| InventoryError::io(path, e))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| InventoryError::io(path, e))?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(InventoryError::Parse {
+                path: path.to_path_buf(),
+                line: None,
+                column: None,
+                message: format!(
+                    "the file is larger than {} MiB; an inventory or vars file is far smaller (is this the right file?)",
+                    MAX_FILE >> 20
+                ),
+            });
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            InventoryError::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+            )
+        })
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         if source.kind() == std::io::ErrorKind::NotFound {
             InventoryError::NotFound {

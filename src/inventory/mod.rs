@@ -31,7 +31,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use connection::{Connection, ConnectionKind};
-pub use error::InventoryError;
+pub use error::{InventoryError, MAX_FILE};
 pub use host::Host;
 pub use origin::{VarOrigin, VarScope};
 pub use warning::InventoryWarning;
@@ -208,7 +208,7 @@ enum Format {
 }
 
 fn load_file(path: &Path, builder: &mut Builder) -> Result<(), InventoryError> {
-    let text = fs::read_to_string(path).map_err(|e| InventoryError::io(path, e))?;
+    let text = InventoryError::read_text(path)?;
     match detect(path, &text) {
         Format::Yaml => yaml::parse(path, &text, builder),
         Format::Ini => ini::parse(path, &text, builder),

@@ -32,12 +32,22 @@ enum Op {
 
 /// Indices of the hosts `limit` selects, in inventory order.
 pub(crate) fn select(inventory: &Inventory, limit: &str) -> Result<Vec<usize>, InventoryError> {
+    check_brackets(limit).map_err(|reason| InventoryError::LimitInvalid {
+        pattern: crate::report::escape(&limit.chars().take(80).collect::<String>()).into_owned(),
+        reason,
+    })?;
     let mut elements = Vec::new();
     for element in split_host_pattern(limit) {
         if let Some(file) = element.strip_prefix('@') {
             let path = PathBuf::from(file);
             let text = std::fs::read_to_string(&path)
                 .map_err(|source| InventoryError::LimitFile { path, source })?;
+            for (n, line) in text.lines().enumerate() {
+                check_brackets(line.trim()).map_err(|reason| InventoryError::LimitInvalid {
+                    pattern: format!("{file}:{}", n + 1),
+                    reason,
+                })?;
+            }
             elements.extend(
                 text.lines()
                     .map(str::trim)
@@ -244,6 +254,40 @@ fn split_subscript(pattern: &str) -> (&str, Option<Subscript>) {
         }
     }
     (pattern, None)
+}
+
+/// Longest pattern dnsfix reads: far more than any real host list, small enough that no
+/// pattern costs noticeable time.
+const MAX_PATTERN: usize = 64 * 1024;
+
+/// Every `[` is closed by a `]` before the next `[`, and every `]` closes one. Ansible reads
+/// `web[` as `web` (the whole group) and nests nothing; dnsfix refuses both rather than run
+/// on more hosts than asked, in one pass whatever the length.
+fn check_brackets(pattern: &str) -> Result<(), String> {
+    if pattern.len() > MAX_PATTERN {
+        return Err(format!(
+            "is {} bytes long; at most {MAX_PATTERN}",
+            pattern.len()
+        ));
+    }
+    let mut open: Option<usize> = None;
+    for (column, c) in pattern.chars().enumerate().map(|(i, c)| (i + 1, c)) {
+        match (c, open) {
+            ('[', Some(at)) => {
+                return Err(format!(
+                    "`[` at column {column} is inside the `[` at column {at}; brackets do not nest"
+                ));
+            }
+            ('[', None) => open = Some(column),
+            (']', None) => return Err(format!("`]` at column {column} closes no `[`")),
+            (']', Some(_)) => open = None,
+            _ => {}
+        }
+    }
+    match open {
+        Some(at) => Err(format!("`[` at column {at} is never closed")),
+        None => Ok(()),
+    }
 }
 
 /// Ansible's `split_host_pattern`.
@@ -473,6 +517,37 @@ mod tests {
 
     fn glob(pattern: &str, name: &str) -> bool {
         fnmatch(&pattern.chars().collect::<Vec<_>>(), name)
+    }
+
+    /// An unclosed `[` would select the whole group (as Ansible reads `kube_node[0`); a
+    /// nest of brackets took seconds per thousand. Both are refused at once.
+    #[test]
+    fn unbalanced_brackets_are_refused_in_one_pass() {
+        for (pattern, says) in [
+            ("kube_node[0", "`[` at column 10 is never closed"),
+            ("node[", "`[` at column 5 is never closed"),
+            (
+                "node[[1]]",
+                "`[` at column 6 is inside the `[` at column 5; brackets do not nest",
+            ),
+            ("node]", "`]` at column 5 closes no `[`"),
+        ] {
+            assert_eq!(check_brackets(pattern), Err(says.to_string()), "{pattern}");
+        }
+        for ok in [
+            "kube_node[0]",
+            "web[1:3]:db",
+            "node[12]",
+            "all",
+            "!node1,&kube_node",
+        ] {
+            assert_eq!(check_brackets(ok), Ok(()), "{ok}");
+        }
+        let start = std::time::Instant::now();
+        let nested = "[".repeat(60_000);
+        assert!(check_brackets(&nested).is_err());
+        assert!(check_brackets(&"x".repeat(MAX_PATTERN + 1)).is_err());
+        assert!(start.elapsed() < std::time::Duration::from_millis(200));
     }
 
     #[test]

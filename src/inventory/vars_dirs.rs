@@ -77,7 +77,7 @@ pub(crate) fn load(
         vec![chosen.clone()]
     };
     for file in files {
-        let text = fs::read_to_string(&file).map_err(|e| InventoryError::io(&file, e))?;
+        let text = InventoryError::read_text(&file)?;
         let vars = parse_vars_file(&file, &text)?;
         let lines = vars
             .keys()

@@ -254,14 +254,113 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
 /// The real upstream servers: the inventory's `upstream_dns_servers`, else its
 /// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
 /// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
+/// The address of a resolv.conf `nameserver` value: an IPv4 or IPv6 address, an IPv6
+/// link-local one with its zone (`fe80::1%eth0`, which glibc accepts).
+fn server_address(text: &str) -> Option<IpAddr> {
+    match text.split_once('%') {
+        Some((addr, zone)) => {
+            let ip: std::net::Ipv6Addr = addr.parse().ok()?;
+            let zone_ok = !zone.is_empty()
+                && zone.len() <= 15
+                && zone
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
+            (ip.is_unicast_link_local() && zone_ok).then_some(IpAddr::V6(ip))
+        }
+        None => text.parse().ok(),
+    }
+}
+
+/// Why the inventory's upstream servers (`upstream_dns_servers`, else Kubespray's
+/// `nameservers`) cannot be written as resolv.conf nameservers, naming where each was set.
+/// Unset or an empty list is fine (the node's own servers are used); a host name, a
+/// loopback, multicast, broadcast or unspecified address, or a value with more than one
+/// word in a list item, is not.
+pub fn check_upstreams(host: &Host) -> Result<(), String> {
+    for key in ["upstream_dns_servers", "nameservers"] {
+        let Some(value) = host.var(key) else {
+            continue;
+        };
+        let at = host
+            .origins
+            .get(key)
+            .map(|o| format!(" (set in {o})"))
+            .unwrap_or_default();
+        let items: Vec<String> = match value {
+            Value::Null => continue,
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        Value::Number(n) => out.push(n.to_string()),
+                        other => {
+                            return Err(format!("{key}{at}: {other} is not an address"));
+                        }
+                    }
+                }
+                out
+            }
+            Value::String(_) => host.var_list(key).unwrap_or_default(),
+            other => return Err(format!("{key}{at}: {other} is not a list of addresses")),
+        };
+        // An empty list is Kubespray's default (kubespray_defaults: `upstream_dns_servers:
+        // []`): the node's own servers are used, as when it is unset.
+        for item in &items {
+            let shown = crate::report::escape(item);
+            let text = item.trim();
+            if text.contains("{{") || text.contains("{%") {
+                return Err(format!(
+                    "{key}{at}: {shown:?} is a template dnsfix cannot resolve; write the addresses"
+                ));
+            }
+            if text.chars().any(char::is_whitespace) {
+                return Err(format!(
+                    "{key}{at}: {shown:?} is more than one word; write one address per list item"
+                ));
+            }
+            let Some(ip) = server_address(text) else {
+                return Err(if text.parse::<IpAddr>().is_err() && !text.contains(':') {
+                    format!(
+                        "{key}{at}: {shown:?} is not an IP address; resolv.conf takes addresses, not host names"
+                    )
+                } else {
+                    format!("{key}{at}: {shown:?} is not an IP address")
+                });
+            };
+            let why = if is_loopback(ip) {
+                Some("a loopback address: pods with dnsPolicy Default would ask themselves")
+            } else if ip.is_unspecified() {
+                Some("the unspecified address")
+            } else if ip.is_multicast() {
+                Some("a multicast address")
+            } else if ip == IpAddr::V4(std::net::Ipv4Addr::BROADCAST) {
+                Some("the broadcast address")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(format!(
+                    "{key}{at}: {text} is {why}, not an upstream DNS server"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
     let real = |servers: Vec<String>| -> Vec<String> {
         let mut seen = BTreeSet::new();
         servers
             .into_iter()
             .filter(|s| {
-                s.parse::<IpAddr>().is_ok_and(|ip| {
-                    !is_loopback(ip) && !cluster.contains(&ip) && !ip.is_unspecified()
+                server_address(s.trim()).is_some_and(|ip| {
+                    !is_loopback(ip)
+                        && !cluster.contains(&ip)
+                        && !ip.is_unspecified()
+                        && !ip.is_multicast()
+                        && ip != IpAddr::V4(std::net::Ipv4Addr::BROADCAST)
                 })
             })
             .filter(|s| seen.insert(s.clone()))
@@ -319,4 +418,82 @@ fn flag_sites(facts: &NodeFacts) -> (Vec<Value>, Vec<String>) {
         }
     }
     (sites, elsewhere)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{VarOrigin, VarScope};
+
+    fn host(key: &str, value: Value) -> Host {
+        let mut host = Host::new("node1");
+        host.vars.insert(key.into(), value);
+        host.origins.insert(
+            key.into(),
+            VarOrigin {
+                path: "inventory/mycluster/group_vars/all/all.yml".into(),
+                line: Some(12),
+                scope: VarScope::GroupVars("all".into()),
+                template: None,
+            },
+        );
+        host
+    }
+
+    #[test]
+    fn bad_upstream_servers_each_get_their_own_error_naming_the_file() {
+        for (value, says) in [
+            (json!(["1.2.3.4\nnameserver 6.6.6.6"]), "more than one word"),
+            (
+                json!("1.2.3.4\nnameserver 6.6.6.6"),
+                "\"nameserver\" is not an IP address; resolv.conf takes addresses, not host names",
+            ),
+            (
+                json!(["dns.example.com"]),
+                "not an IP address; resolv.conf takes addresses, not host names",
+            ),
+            (json!(["127.0.0.53"]), "127.0.0.53 is a loopback address"),
+            (json!(["::1"]), "::1 is a loopback address"),
+            (json!(["224.0.0.251"]), "224.0.0.251 is a multicast address"),
+            (json!(["ff02::fb"]), "ff02::fb is a multicast address"),
+            (json!(["255.255.255.255"]), "the broadcast address"),
+            (json!(["0.0.0.0"]), "the unspecified address"),
+            (json!(["{{ dns_server }}"]), "a template"),
+            (json!(["10.0.0.1%eth0"]), "not an IP address"),
+            (json!({"a": 1}), "not a list of addresses"),
+        ] {
+            let err = check_upstreams(&host("upstream_dns_servers", value.clone()))
+                .expect_err(&value.to_string());
+            assert!(
+                err.starts_with(
+                    "upstream_dns_servers (set in inventory/mycluster/group_vars/all/all.yml:12)"
+                ),
+                "{err}"
+            );
+            assert!(err.contains(says), "{value}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
+    fn good_upstream_servers_pass_and_are_used() {
+        for value in [
+            json!(["192.0.2.53", "2001:db8::53", "fe80::1%eth0"]),
+            json!("192.0.2.53, 198.51.100.53"),
+            json!(["192.0.2.53"]),
+            json!([]),
+        ] {
+            let host = host("upstream_dns_servers", value.clone());
+            assert_eq!(check_upstreams(&host), Ok(()), "{value}");
+        }
+        let host = host(
+            "upstream_dns_servers",
+            json!(["fe80::1%eth0", "192.0.2.53"]),
+        );
+        let facts = crate::testing::facts_from(&[]);
+        let (servers, source) = upstreams(&host, &facts, &BTreeSet::new());
+        assert_eq!(servers, ["fe80::1%eth0", "192.0.2.53"]);
+        assert_eq!(source, "inventory upstream_dns_servers");
+        assert_eq!(check_upstreams(&Host::new("plain")), Ok(()));
+    }
 }

@@ -84,6 +84,10 @@ pub fn build(
             .filter(|f| f.status == FindingStatus::Failed)
             .map(|f| f.id.to_string())
             .collect();
+        if let Err(message) = context::check_upstreams(host) {
+            host_plans.push(error_plan(&host.name, records, "inventory", message));
+            continue;
+        }
         let base = minijinja::Value::from(minijinja::value::Serde(context::build(
             host, facts, &findings,
         )));

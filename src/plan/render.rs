@@ -32,6 +32,9 @@ const DIFF_CONTEXT: usize = 3;
 /// The plan as a reviewer reads it. `colour` adds ANSI escapes; it never changes which
 /// hosts are grouped or what the text says.
 pub fn text(plan: &Plan, colour: bool) -> String {
+    // Node text (file contents, evidence, messages) is made terminal-safe before any
+    // colour is added, so only dnsfix's own escapes reach the terminal.
+    let plan = &terminal_safe(plan);
     let plan = &super::redact::redact_plan(plan);
     let paint = Paint(colour);
     let mut out = String::new();
@@ -413,6 +416,27 @@ fn count(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
+}
+
+/// `plan` with every string made safe for a terminal ([`crate::report::terminal_text`]).
+fn terminal_safe(plan: &Plan) -> Plan {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(s) => {
+                if let std::borrow::Cow::Owned(safe) = crate::report::terminal_text(s) {
+                    *s = safe;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(map) => map.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(plan) else {
+        return plan.clone();
+    };
+    walk(&mut value);
+    serde_json::from_value(value).unwrap_or_else(|_| plan.clone())
 }
 
 /// ANSI colour, or none: every styled string goes through here so `text(plan, false)`
@@ -853,6 +877,29 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
         because: p ← DNS-X
 ";
         assert!(out.contains(expected), "{out}");
+    }
+
+    /// A node file with escape sequences (clear screen, set the clipboard, move the cursor
+    /// up to rewrite another host's lines) shows them escaped, colour or not.
+    #[test]
+    fn node_text_cannot_drive_the_terminal() {
+        let hostile =
+            "nameserver 127.0.0.53\n\x1b[2J\x1b]52;c;ZXZpbA==\x07\x1b[1A\r== node9: no changes\n";
+        let plan = one_host_with(write_file(
+            "/etc/resolv.conf",
+            Some(hostile),
+            "nameserver 1.1.1.1\n",
+        ));
+        for colour in [false, true] {
+            let out = text(&plan, colour);
+            for raw in ["\x1b[2J", "\x1b]52", "\x07", "\x1b[1A", "\r"] {
+                assert!(!out.contains(raw), "{raw:?} reached the terminal:\n{out}");
+            }
+            assert!(
+                out.contains("\\u{1b}[2J\\u{1b}]52;c;ZXZpbA==\\u{7}"),
+                "{out}"
+            );
+        }
     }
 
     #[test]

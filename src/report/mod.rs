@@ -81,6 +81,32 @@ pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Characters that reorder text on a terminal without showing (bidirectional overrides
+/// and isolates): a node file with them can make a diff line read as something else.
+fn invisible_reorder(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+}
+
+/// A whole text report, safe to print on a terminal: like [`escape`], but newlines and
+/// tabs stay (they are the report's own layout), and bidirectional overrides are escaped
+/// too. dnsfix's reports pass through here on their way out, so no text from a node or an
+/// input file reaches the terminal raw, whichever renderer it went through.
+pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || invisible_reorder(c);
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// What the engine tells the user about while it works.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -141,7 +167,7 @@ impl EventSink for PlainSink {
             Event::HostStarted { .. } | Event::HostConnected { .. } => return,
         };
         let _guard = self.lock.lock();
-        let _ = writeln!(std::io::stderr(), "{line}");
+        let _ = writeln!(std::io::stderr(), "{}", escape(&line));
     }
 }
 
@@ -167,16 +193,17 @@ impl EventSink for ProgressSink {
     fn event(&self, event: Event) {
         match event {
             Event::HostStarted { host } | Event::HostConnected { host } => {
-                self.bar.set_message(host)
+                self.bar.set_message(escape(&host).into_owned())
             }
             Event::FactsGathered { .. } => self.bar.inc(1),
             Event::HostFailed { host, error } => {
-                self.bar.println(format!("{host}: FAILED: {error}"));
+                self.bar
+                    .println(escape(&format!("{host}: FAILED: {error}")));
                 self.bar.inc(1);
             }
-            Event::Warning { message } => self.bar.println(format!("warning: {message}")),
+            Event::Warning { message } => self.bar.println(escape(&format!("warning: {message}"))),
             Event::HostDone { host, message } => {
-                self.bar.println(format!("{host}: {message}"));
+                self.bar.println(escape(&format!("{host}: {message}")));
                 self.bar.inc(1);
             }
         }
@@ -184,5 +211,23 @@ impl EventSink for ProgressSink {
 
     fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn terminal_text_keeps_layout_and_escapes_the_rest() {
+        let hostile = "nameserver 1.1.1.1\x1b]52;c;ZXZpbA==\x07\r== node2\tok\u{202e}x\n";
+        let safe = super::terminal_text(hostile);
+        assert_eq!(
+            safe,
+            "nameserver 1.1.1.1\\u{1b}]52;c;ZXZpbA==\\u{7}\\r== node2\tok\\u{202e}x\n"
+        );
+        assert!(
+            !safe
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+        );
     }
 }
