@@ -308,6 +308,145 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
     );
 }
 
+/// A reviewed plan edited afterwards, by each route an attacker with write access to the
+/// plan file has: a new file (a cron job, /etc/shadow) with a before-state made up to
+/// match, the kubelet change carrying one more setting (with its sha256 fixed up), and a
+/// change whose before-state was dropped. Each is refused with nothing written and nothing
+/// restarted; the untouched plan then applies.
+#[test]
+fn a_tampered_plan_is_refused_and_nothing_is_written() {
+    use dnsfix::facts::raw::sha256_hex;
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let shadow = node_sha(&lab, &node, "/etc/shadow");
+    let original: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("read plan"))
+            .expect("json");
+    let evil = "* * * * * root sh -c 'id > /tmp/owned'\n";
+    let write = |path: &str, before: Option<&str>, content: &str| {
+        serde_json::json!({
+            "type": "write_file",
+            "path": path,
+            "description": "innocent",
+            "before_sha256": before,
+            "after_sha256": sha256_hex(content.as_bytes()),
+            "content": content,
+            "mode": "0644",
+            "reasons": [],
+        })
+    };
+    type Tamper = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Tamper, &str)> = vec![
+        (
+            "cron job",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/cron.d/dnsfix"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"].as_array_mut().expect("changes").push(write(
+                    "/etc/cron.d/dnsfix",
+                    None,
+                    evil,
+                ));
+            }),
+            "/etc/cron.d/dnsfix is not a file dnsfix writes",
+        ),
+        (
+            "/etc/shadow",
+            Box::new({
+                let shadow = shadow.clone();
+                move |host: &mut Value| {
+                    host["facts"]["files"]["/etc/shadow"] =
+                        serde_json::json!({"state": "present", "sha256": shadow});
+                    host["changes"].as_array_mut().expect("changes").push(write(
+                        "/etc/shadow",
+                        Some(&shadow),
+                        "root::0:0:99999:7:::\n",
+                    ));
+                }
+            }),
+            "/etc/shadow is not a file dnsfix writes",
+        ),
+        (
+            "one more kubelet setting",
+            Box::new(|host: &mut Value| {
+                let change = host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .iter_mut()
+                    .find(|c| c["path"] == KUBELET_CONFIG)
+                    .expect("the kubelet change");
+                let content: String = change["content"]
+                    .as_str()
+                    .expect("content")
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with("staticPodPath:") {
+                            "staticPodPath: /tmp/pods\n".to_string()
+                        } else {
+                            format!("{l}\n")
+                        }
+                    })
+                    .collect();
+                assert!(content.contains("staticPodPath: /tmp/pods"));
+                change["after_sha256"] = sha256_hex(content.as_bytes()).into();
+                change["content"] = content.into();
+            }),
+            "staticPodPath changes, not only DNS settings",
+        ),
+        (
+            "before-state dropped",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]
+                    .as_object_mut()
+                    .expect("files")
+                    .remove(KUBELET_CONFIG);
+            }),
+            "records nothing of what was there",
+        ),
+    ];
+    for (what, tamper, says) in cases {
+        let mut doc = original.clone();
+        let host = doc["hosts"]
+            .as_array_mut()
+            .expect("hosts")
+            .iter_mut()
+            .find(|h| h["host"] == node.as_str())
+            .expect("the node's plan");
+        tamper(host);
+        let path = lab.dir.join("tampered.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+        let out = dnsfix(&lab, &["apply", path_str(&path), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(3), "{what}\n{}", describe(&out));
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        assert_eq!(result.outcome, HostOutcome::Failed, "{what}: {result:#?}");
+        let error = result.error.clone().unwrap_or_default();
+        assert!(
+            error.contains("refused") && error.contains(says),
+            "{what}: {error}"
+        );
+        assert!(result.steps.is_empty(), "{what}: {result:#?}");
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old, "{what}");
+        assert_eq!(node_sha(&lab, &node, "/etc/shadow"), shadow, "{what}");
+        assert_eq!(
+            node_sha(&lab, &node, "/etc/cron.d/dnsfix"),
+            "absent",
+            "{what}"
+        );
+        assert_eq!(restarts(&lab, &node), Vec::<String>::new(), "{what}");
+    }
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the untouched plan\n{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+}
+
 #[test]
 fn a_stale_host_is_refused_and_the_others_applied() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink", "brnf-off"])

@@ -129,7 +129,8 @@ impl HostResult {
             handlers: Vec::new(),
             verified: None,
             error: None,
-            planned: plan.changes.clone(),
+            // The run record is kept: secrets in it are redacted like a saved plan's.
+            planned: crate::plan::redact::redact_changes(&plan.changes),
             planned_handlers: plan.handlers.clone(),
         }
     }

@@ -120,17 +120,7 @@ pub fn redact(text: &str) -> String {
 pub fn redact_plan(plan: &Plan) -> Plan {
     let mut plan = plan.clone();
     for host in &mut plan.hosts {
-        for change in &mut host.changes {
-            if let Change::WriteFile {
-                before, content, ..
-            } = change
-            {
-                *content = redact(content);
-                if let Some(b) = before {
-                    *b = redact(b);
-                }
-            }
-        }
+        host.changes = redact_changes(&host.changes);
     }
     for change in &mut plan.inventory_changes {
         change.content = redact(&change.content);
@@ -139,6 +129,24 @@ pub fn redact_plan(plan: &Plan) -> Plan {
         }
     }
     plan
+}
+
+/// `changes` as they may be shown or recorded: every file's before and after text
+/// redacted.
+pub fn redact_changes(changes: &[Change]) -> Vec<Change> {
+    let mut changes = changes.to_vec();
+    for change in &mut changes {
+        if let Change::WriteFile {
+            before, content, ..
+        } = change
+        {
+            *content = redact(content);
+            if let Some(b) = before {
+                *b = redact(b);
+            }
+        }
+    }
+    changes
 }
 
 /// Whether `text` holds a marker.
@@ -220,6 +228,30 @@ mod tests {
         );
         // A different secret on the node does not restore.
         assert!(unredact(&edited, &K3S.replace("s3cr3t", "changed")).is_err());
+    }
+
+    /// What a run record keeps of the plan (its changes) shows no secret either.
+    #[test]
+    fn recorded_changes_are_redacted() {
+        let change = Change::WriteFile {
+            path: "/etc/rancher/k3s/config.yaml".into(),
+            description: String::new(),
+            before_sha256: Some("b".into()),
+            before: Some(K3S.into()),
+            after_sha256: "a".into(),
+            content: K3S.replace("/etc/resolv.conf", "/etc/dnsfix/resolv.conf"),
+            mode: None,
+            reasons: vec![],
+        };
+        let mut with = super::super::error_plan("node1", vec![], "x", "y".into());
+        with.changes = vec![change];
+        let record = crate::apply::HostResult::new(&with, crate::apply::HostOutcome::Pending);
+        let json = serde_json::to_string(&record).expect("json");
+        assert!(
+            !json.contains("s3cr3t") && !json.contains("hunter2"),
+            "{json}"
+        );
+        assert!(json.contains(MARK), "{json}");
     }
 
     #[test]
