@@ -205,8 +205,10 @@ impl Config {
             ("--ssh-config", &a.ssh_config),
             ("--private-key", &a.private_key),
         ] {
+            // /dev/null is a file to ssh: "no known hosts" (or no config).
             if let Some(path) = path
                 && !path.is_file()
+                && path.as_path() != std::path::Path::new("/dev/null")
             {
                 return Err(Error::Usage(format!(
                     "{flag} {}: no such file",

@@ -388,3 +388,168 @@ fn unknown_host_keys_are_refused_unless_accepted() {
         assert_eq!(run(&[]).status.code(), Some(0), "{backend}");
     }
 }
+
+/// The russh transport reads known_hosts as OpenSSH does: each variant of the file is tried
+/// with both backends, OpenSSH being the reference, and they must agree (accepted, or
+/// refused as changed, revoked or unknown). Tabs, wildcards, negation, hashed names, a
+/// corrupt line before the good one, `@revoked`, a key of another type, `/dev/null`.
+#[test]
+fn russh_reads_known_hosts_as_openssh_does() {
+    let lab = start(&["healthy"]);
+    let node = &lab.nodes[0];
+    let line = std::fs::read_to_string(
+        lab.dir
+            .join("nodes")
+            .join(&node.name)
+            .join("known_hosts_line"),
+    )
+    .expect("known_hosts_line");
+    let mut fields = line.split_whitespace();
+    let (name, kind, key) = (
+        fields.next().expect("name"),
+        fields.next().expect("type"),
+        fields.next().expect("key"),
+    );
+    let other = lab.dir.join("other_ecdsa");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ecdsa", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .expect("ssh-keygen");
+    assert!(status.success());
+    let ecdsa = std::fs::read_to_string(other.with_extension("pub")).expect("pub");
+    let ecdsa: Vec<&str> = ecdsa.split_whitespace().take(2).collect();
+    let hashed = {
+        let file = lab.dir.join("hashed");
+        std::fs::write(&file, format!("{name} {kind} {key}\n")).expect("write");
+        let out = Command::new("ssh-keygen")
+            .arg("-H")
+            .arg("-f")
+            .arg(&file)
+            .output()
+            .expect("ssh-keygen -H");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&file).expect("hashed")
+    };
+    let port = node.port;
+    let cases: Vec<(&str, String, &[&str], &str)> = vec![
+        ("tabs", format!("{name}\t{kind}\t{key}\n"), &[], "ok"),
+        (
+            "wildcard port",
+            format!("[127.0.0.1]:* {kind} {key}\n"),
+            &[],
+            "ok",
+        ),
+        (
+            "negated",
+            format!("[127.0.0.1]:*,![127.0.0.1]:{port} {kind} {key}\n"),
+            &[],
+            "host_key_unknown",
+        ),
+        ("hashed", hashed, &[], "ok"),
+        (
+            "corrupt line first",
+            format!("{name} {kind} AAAA-not-base64\n{name} {kind} {key}\n"),
+            &[],
+            "ok",
+        ),
+        (
+            "revoked",
+            format!("{name} {kind} {key}\n@revoked * {kind} {key}\n"),
+            &[],
+            "revoked",
+        ),
+        (
+            "other key type",
+            format!("{name} {} {}\n", ecdsa[0], ecdsa[1]),
+            &["--accept-new-host-keys"],
+            "changed",
+        ),
+        ("empty", String::new(), &[], "host_key_unknown"),
+    ];
+    for (what, text, extra, want) in cases {
+        let file = lab.dir.join("kh");
+        std::fs::write(&file, &text).expect("write known_hosts");
+        let mut outcomes = Vec::new();
+        for backend in ["openssh", "russh"] {
+            std::fs::write(&file, &text).expect("reset known_hosts");
+            let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+                .args([
+                    "facts",
+                    "--ssh-persist",
+                    "0",
+                    "--format",
+                    "json",
+                    "--no-progress",
+                    "--connect-timeout",
+                    "5",
+                    "--ssh-backend",
+                    backend,
+                    "-i",
+                ])
+                .arg(lab.inventory())
+                .arg("--known-hosts")
+                .arg(&file)
+                .args(extra)
+                .env_remove("SSH_AUTH_SOCK")
+                .output()
+                .expect("dnsfix runs");
+            let doc = json(&out);
+            let h = host(&doc, &node.name);
+            let got = if h["status"] == "ok" {
+                "ok".to_string()
+            } else {
+                format!(
+                    "{} {}",
+                    h["error"]["kind"].as_str().unwrap_or("?"),
+                    h["error"]["message"].as_str().unwrap_or("")
+                )
+            };
+            assert!(
+                got.contains(want),
+                "{what} with {backend}: want {want}, got {got}"
+            );
+            outcomes.push(got.split(' ').next().unwrap_or_default().to_string());
+            let after = std::fs::read_to_string(&file).unwrap_or_default();
+            assert!(
+                !after.contains(&ecdsa[1][..20]) || after == text,
+                "{what}: {backend} learned a key"
+            );
+            if want != "ok" {
+                assert_eq!(after, text, "{what}: {backend} changed known_hosts");
+            }
+        }
+        eprintln!("{what}: openssh {} / russh {}", outcomes[0], outcomes[1]);
+    }
+    // /dev/null means "no known hosts", for both.
+    for backend in ["openssh", "russh"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+            .args([
+                "facts",
+                "--ssh-persist",
+                "0",
+                "--format",
+                "json",
+                "--no-progress",
+                "--ssh-backend",
+                backend,
+                "--known-hosts",
+                "/dev/null",
+                "-i",
+            ])
+            .arg(lab.inventory())
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .expect("dnsfix runs");
+        let doc = json(&out);
+        assert_eq!(
+            host(&doc, &node.name)["error"]["kind"],
+            "host_key_unknown",
+            "{backend}"
+        );
+    }
+}

@@ -7,6 +7,7 @@
 //! with bytes on stdin and hands back what came out. Becoming root is the caller's
 //! business ([`BECOME_ROOT_SH`]), so every backend behaves the same way.
 
+mod known_hosts;
 mod local;
 mod openssh;
 mod russh;
@@ -131,6 +132,8 @@ pub enum TransportError {
         "host key for {address} has CHANGED since it was recorded{detail}; refusing to connect (possible man-in-the-middle, or the node was rebuilt: remove the old key with `ssh-keygen -R` once verified)"
     )]
     HostKeyChanged { address: String, detail: String },
+    #[error("host key for {address} is refused: {reason}")]
+    HostKeyRefused { address: String, reason: String },
     #[error(
         "sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root"
     )]
@@ -152,6 +155,7 @@ impl TransportError {
             TransportError::Auth { .. } => "auth",
             TransportError::HostKeyUnknown { .. } => "host_key_unknown",
             TransportError::HostKeyChanged { .. } => "host_key_changed",
+            TransportError::HostKeyRefused { .. } => "host_key_refused",
             TransportError::SudoPassword { .. } => "sudo_password",
             TransportError::Resolve { .. } => "resolve",
             TransportError::Disconnected { .. } => "disconnected",

@@ -279,6 +279,17 @@ pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
             detail: offending.unwrap_or_default(),
         };
     }
+    if text.contains("REVOKED HOST KEY DETECTED") {
+        let line = text
+            .lines()
+            .find(|l| l.contains("is marked as revoked"))
+            .map(|l| l.trim().to_owned())
+            .unwrap_or_else(|| "it is marked @revoked in known_hosts".into());
+        return TransportError::HostKeyRefused {
+            address,
+            reason: line,
+        };
+    }
     if text.contains("Host key verification failed") || text.contains("host key is known for") {
         return TransportError::HostKeyUnknown {
             address,

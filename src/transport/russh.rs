@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use russh::client::{self, AuthResult, Handle};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate, known_hosts};
+use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+
+use super::known_hosts::Verdict as KnownHosts;
 use russh::{ChannelMsg, Disconnect, kex};
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
@@ -135,6 +137,9 @@ impl RusshTransport {
                     Some(Verdict::Unknown(hint)) => {
                         TransportError::HostKeyUnknown { address, hint }
                     }
+                    Some(Verdict::Refused(reason)) => {
+                        TransportError::HostKeyRefused { address, reason }
+                    }
                     None => TransportError::Disconnected {
                         address,
                         detail: e.to_string(),
@@ -239,6 +244,7 @@ fn load_key(path: &Path) -> Result<Arc<russh::keys::PrivateKey>, String> {
 enum Verdict {
     Unknown(String),
     Changed(String),
+    Refused(String),
 }
 
 /// The russh handler: only the host key check, the rest is defaults.
@@ -270,29 +276,29 @@ impl client::Handler for HostKeyCheck {
             PublicKeyOrCertificate::PublicKey { key, .. } => key.clone(),
             PublicKeyOrCertificate::Certificate(cert) => cert.public_key().clone().into(),
         };
-        for file in &self.files {
-            match known_hosts::check_known_hosts_path(&self.host, self.port, &key, file) {
-                Ok(true) => return Ok(true),
-                Ok(false) => {}
-                Err(russh::keys::Error::KeyChanged { line }) => {
-                    self.record(Verdict::Changed(format!(
-                        " (recorded key at {}:{line})",
-                        file.display()
-                    )));
-                    return Ok(false);
-                }
-                Err(_) => {}
+        match super::known_hosts::check(&self.files, &self.host, self.port, &key) {
+            KnownHosts::Known => return Ok(true),
+            KnownHosts::Changed(at) => {
+                self.record(Verdict::Changed(format!(" (recorded key at {at})")));
+                return Ok(false);
             }
+            KnownHosts::Revoked(at) => {
+                self.record(Verdict::Refused(format!("it is marked @revoked at {at}")));
+                return Ok(false);
+            }
+            KnownHosts::CertAuthority(at) => {
+                self.record(Verdict::Refused(format!(
+                    "{at} trusts a certificate authority for it, and the russh transport does not check host certificates: use --transport openssh"
+                )));
+                return Ok(false);
+            }
+            KnownHosts::Unknown => {}
         }
         if self.policy == HostKeyPolicy::AcceptNew
             && let Some(file) = self.files.first()
+            && super::known_hosts::learn(file, &self.host, self.port, &key).is_ok()
         {
-            if let Some(dir) = file.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            if known_hosts::learn_known_hosts_path(&self.host, self.port, &key, file).is_ok() {
-                return Ok(true);
-            }
+            return Ok(true);
         }
         let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
         self.record(Verdict::Unknown(format!(" ({})", files.join(", "))));
