@@ -15,6 +15,10 @@
 //! - the Kubespray inventory is edited only with `--update-inventory`, and only if the
 //!   file is still what the plan read.
 //!
+//! - and the fault suite: a tampered plan, a full state directory at each bookkeeping
+//!   write, ten concurrent applies, a symlinked parent, a changed host key, a reboot
+//!   between plan and apply (`tests/FAULTS.md` states what each leaves on the node).
+//!
 //! Run records go to a state directory inside each lab, never to the real home.
 
 mod common;
@@ -1139,4 +1143,230 @@ fn apply_updating(lab: &Lab, inventory: &Path, plan: &Path) -> Output {
             "json",
         ],
     )
+}
+
+/// No temp file of any run anywhere the plan writes.
+fn temp_files(lab: &Lab, node: &str) -> String {
+    lab.exec(
+        node,
+        "find /etc /var/lib/kubelet -name '.*.dnsfix-*' 2>/dev/null || true",
+    )
+    .trim()
+    .to_string()
+}
+
+/// Ten applies of one plan start at once on one node: exactly one applies, every other one
+/// is refused as locked or finds the plan done; one kubelet restart, no temp file, and
+/// rolling back the run that applied restores the original bytes.
+#[test]
+fn ten_concurrent_applies_on_one_node_apply_once() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let children: Vec<Child> = (0..10)
+        .map(|_| {
+            dnsfix_cmd(
+                &lab,
+                &lab.inventory(),
+                &["apply", path_str(&plan_path), "--format", "json"],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsfix starts")
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    let mut applied_run = None;
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        if result.outcome == HostOutcome::Applied {
+            applied_run = Some(record.run_id.clone());
+        }
+        outcomes.push(result.outcome);
+    }
+    let applied = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Applied)
+        .count();
+    let locked = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Locked)
+        .count();
+    let unchanged = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Unchanged)
+        .count();
+    eprintln!("10 concurrent applies: {applied} applied, {locked} locked, {unchanged} unchanged");
+    assert_eq!(applied, 1, "{outcomes:?}");
+    assert_eq!(applied + locked + unchanged, 10, "{outcomes:?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(restarts(&lab, &node).len(), 1);
+    assert_eq!(temp_files(&lab, &node), "");
+    let run = applied_run.expect("the run that applied");
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+}
+
+/// /var/lib/dnsfix is full at each bookkeeping write: the lock owner (no page left), the
+/// backup copy (one page: the owner takes it), the manifest line (two pages). Each fails
+/// the host with the file unchanged, nothing restarted, no temp file and a message naming
+/// what could not be written; with space again the same plan applies and rolls back.
+#[test]
+fn a_full_state_directory_fails_at_each_bookkeeping_write_before_the_file_is_touched() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    for (free_pages, says) in [(0, "owner"), (1, "cannot back up"), (2, "manifest")] {
+        lab.exec(
+            &node,
+            &format!(
+                "set -e; umount /var/lib/dnsfix 2>/dev/null || true; rm -rf /var/lib/dnsfix; \
+                 mkdir -p /var/lib/dnsfix; mount -t tmpfs -o size=64k,mode=0700 tmpfs /var/lib/dnsfix; \
+                 i=0; while dd if=/dev/zero of=/var/lib/dnsfix/fill.$i bs=4096 count=1 2>/dev/null; do i=$((i+1)); done; \
+                 rm -f /var/lib/dnsfix/fill.$i; n=0; while [ $n -lt {free_pages} ]; do rm -f /var/lib/dnsfix/fill.$n; n=$((n+1)); done"
+            ),
+        );
+        let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{free_pages} free pages\n{}",
+            describe(&out)
+        );
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        let said = format!("{:?} {:?}", result.error, result.failures());
+        assert!(
+            said.contains(says),
+            "{free_pages} free pages: {said}\n{result:#?}"
+        );
+        assert_eq!(
+            node_sha(&lab, &node, KUBELET_CONFIG),
+            old,
+            "{free_pages} free pages"
+        );
+        assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+        assert_eq!(temp_files(&lab, &node), "");
+        eprintln!("/var/lib/dnsfix full with {free_pages} free pages: {said}");
+    }
+    lab.exec(&node, "umount /var/lib/dnsfix");
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .expect("a run to undo")
+        .trim()
+        .to_string();
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+}
+
+/// The plan was made with /etc/dnsfix absent; then /etc/dnsfix became a symlink to
+/// /etc/cron.d. Apply refuses the host as stale and writes nothing through the link.
+#[test]
+fn a_parent_swapped_for_a_symlink_is_stale_and_never_written_through() {
+    let lab =
+        Lab::start(&["kubespray-loop"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let inventory = kubespray_inventory(&lab);
+    let (plan_path, plan) = save_plan(&lab, &inventory);
+    let writes_dnsfix = host_plan(&plan, &node)
+        .changes
+        .iter()
+        .any(|c| matches!(c, Change::WriteFile { path, .. } if path == "/etc/dnsfix/resolv.conf"));
+    assert!(writes_dnsfix, "the plan writes no /etc/dnsfix/resolv.conf");
+    lab.exec(
+        &node,
+        "rm -rf /etc/dnsfix && mkdir -p /etc/cron.d && ln -s /etc/cron.d /etc/dnsfix",
+    );
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Stale, "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, "/etc/cron.d/resolv.conf"), "absent");
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert_eq!(temp_files(&lab, &node), "");
+    eprintln!("symlinked parent: {:?}", result.stale);
+}
+
+/// The node's host key changed between plan and apply: both transports refuse to connect,
+/// nothing is written, known_hosts is left as it was.
+#[test]
+fn a_host_key_changed_between_plan_and_apply_is_refused() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, _) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let known = std::fs::read_to_string(lab.known_hosts()).expect("known_hosts");
+    lab.rekey(&node);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(
+            &lab,
+            &[
+                "apply",
+                path_str(&plan_path),
+                "--format",
+                "json",
+                "--ssh-backend",
+                backend,
+                "--accept-new-host-keys",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(3), "{backend}\n{}", describe(&out));
+        let text = describe(&out);
+        assert!(text.contains("CHANGED"), "{backend}: {text}");
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+        assert_eq!(
+            std::fs::read_to_string(lab.known_hosts()).expect("known_hosts"),
+            known
+        );
+    }
+}
+
+/// A reboot between plan and apply (a new boot id, the live sysctls reset, the kubelet
+/// restarted): the plan is refused as stale, naming the reboot; a new plan applies.
+#[test]
+fn a_reboot_between_plan_and_apply_makes_the_plan_stale() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    // The node's own boot id (its mount namespace only) and what a boot resets.
+    lab.exec(
+        &node,
+        "cat /proc/sys/kernel/random/uuid > /run/boot_id && \
+         mount --bind /run/boot_id /proc/sys/kernel/random/boot_id && \
+         LAB_SYSTEMCTL_NOLOG=1 systemctl restart kubelet",
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Stale, "{result:#?}");
+    assert!(
+        result
+            .stale
+            .iter()
+            .any(|s| s.contains("node rebooted since the plan")),
+        "{result:#?}"
+    );
+    assert!(result.steps.is_empty(), "{result:#?}");
+    assert_eq!(temp_files(&lab, &node), "");
+    let (fresh, _) = save_plan(&lab, &lab.inventory());
+    let out = dnsfix(&lab, &["apply", path_str(&fresh)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }

@@ -26,6 +26,12 @@
 #   umask 077 (a temp copy gets the target's mode only right before the rename).
 RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
+# Written under the lock once this plan's changes are in place and its handlers ran, so
+# a run of the same plan that finds nothing to change restarts nothing, even before the
+# run that applied it has verified and marked it done.
+HANDLED="@HANDLED@"
+# Set when this run changed something on the node (its handlers are then due).
+CHANGED=
 
 # lock, then the run's backup directory (private, like everything in $STATE).
 begin_run() {
@@ -99,6 +105,7 @@ write() {
   esac
   if mv -f "$tmp" "$path" 2>/dev/null; then
     sync "$dir" 2>/dev/null || true
+    CHANGED=1
     hdr ok "$path"
   else
     rm -f "$tmp"; fail error "$path"; echo "cannot rename $tmp over $path"
@@ -108,6 +115,8 @@ write() {
 # adopt PATH AFTER: the file already has the plan's content. If an earlier, interrupted
 # run wrote it, take over that run's backup, so rolling back this run restores it.
 adopt() {
+  # A run that ran this plan's handlers was not interrupted: nothing to take over.
+  if [ -f "$HANDLED" ]; then hdr already "$1"; return; fi
   prev=$(awk -F '\t' -v p="$1" -v a="$2" '$1 == "file" && $2 == p && $4 == a { f = FILENAME } END { print f }' \
     "$STATE"/backups/*/manifest 2>/dev/null)
   prev=${prev%/manifest}
@@ -117,6 +126,7 @@ adopt() {
       mkdir -p "$BACKUP/files${1%/*}" && cp -p "$prev/files$1" "$BACKUP/files$1"
     fi
     record "$line" || return
+    CHANGED=1
     hdr adopted "$1"; echo "written by the interrupted run ${prev##*/}"
   else
     hdr already "$1"
@@ -132,6 +142,7 @@ sysctl_set() {
   if [ "$cur" = "$after" ]; then hdr already "$name"; return; fi
   record "$(printf 'sysctl\t%s\t%s\t%s' "$name" "$cur" "$after")" || return
   if printf '%s\n' "$after" > "$p" 2>/dev/null && [ "$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')" = "$after" ]; then
+    CHANGED=1
     hdr ok "$name"
   else
     fail error "$name"; echo "$p reads $(cat "$p" 2>/dev/null) after writing $after"
@@ -145,15 +156,28 @@ module() {
   record "$(printf 'module\t%s' "$1")" || return
   out=$(modprobe "$1" 2>&1)
   if [ -d "/sys/module/$1" ]; then
+    CHANGED=1
     hdr ok "$1"
   else
     fail error "$1"; echo "modprobe $1: ${out:-module not loaded}"
   fi
 }
 
+# handlers_due: are this plan's handlers still to run? Not when this run changed nothing
+# and an earlier run of the same plan ran them (it may still be verifying).
+handlers_due() {
+  if [ -z "$FAILED" ] && [ -z "$CHANGED" ] && [ -f "$HANDLED" ]; then
+    hdr handled "$(cat "$HANDLED" 2>/dev/null)"
+    return 1
+  fi
+  return 0
+}
+
 # finish: record the result on the node (dnsfix marks the plan done after verifying).
 finish() {
   if [ -z "$FAILED" ]; then
+    { mkdir -p "${HANDLED%/*}" && printf '%s\n' "$RUN" > "$HANDLED.$$" && mv -f "$HANDLED.$$" "$HANDLED"; } 2>/dev/null ||
+      rm -f "$HANDLED.$$"
     printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
     hdr done "$RUN"
   else

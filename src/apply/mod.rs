@@ -401,9 +401,11 @@ async fn apply_on(
 
     // 2. The changes and the handlers, in one exec under the node lock.
     let boundary = script::boundary();
+    let handled = format!("/var/lib/dnsfix/handled/{}", digest.sha256);
     let text = script::apply_script(
         &boundary,
         &ctx.run_id,
+        &handled,
         &changes,
         &plan.handlers,
         ctx.options.health_timeout.as_secs(),
@@ -601,6 +603,8 @@ pub(crate) async fn run_node_script(
                 return Ok(ScriptEnd::Locked);
             }
             "fatal" => return Ok(ScriptEnd::Failed(record.args.clone())),
+            // An earlier run of the same plan made every change and ran the handlers.
+            "handled" => result.outcome = HostOutcome::Unchanged,
             "healthy" | "unhealthy" => {
                 result
                     .handlers

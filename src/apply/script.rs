@@ -73,13 +73,15 @@ pub fn normalize_value(value: &str) -> String {
 pub fn apply_script(
     boundary: &str,
     run: &str,
+    handled: &str,
     changes: &[Change],
     handlers: &[HandlerRun],
     timeout_secs: u64,
 ) -> Result<String, String> {
     check_run(run)?;
+    check_path(handled)?;
     let mut script = COMMON.replace("@BOUNDARY@", boundary);
-    script.push_str(&APPLY.replace("@RUN@", run));
+    script.push_str(&APPLY.replace("@RUN@", run).replace("@HANDLED@", handled));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     for change in changes {
         if let Change::WriteFile {
@@ -148,8 +150,12 @@ pub fn apply_script(
             }
         }
     }
-    for handler in handlers {
-        script.push_str(&handler_call(handler, timeout_secs)?);
+    if !handlers.is_empty() {
+        script.push_str("if handlers_due; then\n");
+        for handler in handlers {
+            script.push_str(&handler_call(handler, timeout_secs)?);
+        }
+        script.push_str("fi\n");
     }
     script.push_str("finish\n");
     Ok(script)
@@ -318,7 +324,7 @@ mod tests {
             mode: None,
             reasons: Vec::new(),
         };
-        assert!(apply_script("b", "r", &[change], &[], 5).is_err());
+        assert!(apply_script("b", "r", "/var/lib/dnsfix/handled/x", &[change], &[], 5).is_err());
         assert!(rollback_script("b", "../x", &[], 5).is_err());
     }
 }
