@@ -6,7 +6,7 @@
 //!   other than 22; `|1|salt|hash` is a hashed name (HMAC-SHA1 of the name with the salt);
 //! - `@revoked` marks a key never to be accepted; `@cert-authority` marks a CA key, which
 //!   this transport does not verify certificates against: such a host is refused with a
-//!   message to use `--transport openssh`, never accepted unchecked;
+//!   message to use `--ssh-backend openssh`, never accepted unchecked;
 //! - a line that does not parse is skipped on its own: it never disables checking;
 //! - a known host that presents a key of another type has a changed key: the key is
 //!   neither accepted nor learned.

@@ -288,7 +288,7 @@ impl client::Handler for HostKeyCheck {
             }
             KnownHosts::CertAuthority(at) => {
                 self.record(Verdict::Refused(format!(
-                    "{at} trusts a certificate authority for it, and the russh transport does not check host certificates: use --transport openssh"
+                    "{at} trusts a certificate authority for it, and the russh transport does not check host certificates: use --ssh-backend openssh"
                 )));
                 return Ok(false);
             }
