@@ -72,6 +72,9 @@ restore() {
 }
 
 finish() {
+  # What was applied is undone: no plan counts as carried out or done here any more, so
+  # applying one again runs its handlers.
+  [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
   if [ -z "$FAILED" ]; then
     [ -n "$RESTORED" ] && printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
     hdr done "$RUN"

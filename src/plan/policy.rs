@@ -237,7 +237,14 @@ impl Policy {
                     .unwrap_or("")
                     .trim();
                 let name = name.replace('/', ".");
-                if !t.contains('=') || !self.sysctl_allowed(&name) {
+                // `net/bridge/../../kernel/core_pattern` is not a net.bridge setting.
+                let plain = name.split('.').all(|part| {
+                    !part.is_empty()
+                        && part
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+                });
+                if !t.contains('=') || !plain || !self.sysctl_allowed(&name) {
                     return refuse(
                         n,
                         line,
@@ -292,8 +299,8 @@ const DNS_KEYS: &[&str] = &["resolvConf", "clusterDNS", "resolv-conf", "cluster-
 const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns"];
 
 /// Whether `before` and `after`, both a systemd environment file, read the same apart from
-/// kubelet DNS flags: every assignment's words, DNS flags (and a separate value) taken out,
-/// must match one for one. Assignments left with no words may come or go.
+/// kubelet DNS flags: the same assignments in the same order, and every assignment's words,
+/// DNS flags (and a separate value) taken out, the same.
 fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
     use crate::facts::kubelet_flags::{EnvFile, normalize_name, split_words};
     let canonical = |text: &str| -> Vec<(String, bool, Vec<String>)> {
@@ -320,10 +327,17 @@ fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
                 }
                 (var.name, var.exported, kept)
             })
-            .filter(|(_, _, words)| !words.is_empty())
             .collect()
     };
     let (was, now) = (canonical(before), canonical(after));
+    // The same assignments, in the same order: a repeated or new one would replace a
+    // variable's flags (systemd uses the last assignment) or another file's.
+    let names = |vars: &[(String, bool, Vec<String>)]| -> Vec<(String, bool)> {
+        vars.iter().map(|(n, e, _)| (n.clone(), *e)).collect()
+    };
+    if names(&was) != names(&now) {
+        return Err("the assignments differ (a variable added, removed or repeated)".into());
+    }
     if was == now {
         return Ok(());
     }
@@ -362,9 +376,8 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
                             .any(|f| arg.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
                     })
                     .collect();
-                if kept.is_empty() {
-                    continue;
-                }
+                // An empty list stays: a new `kubelet-arg` (in a drop-in, say) replaces every
+                // kubelet-arg of config.yaml, DNS or not.
                 Value::Sequence(kept)
             }
             (_, val) => val,
@@ -382,6 +395,13 @@ fn same_yaml_but_dns(before: &str, after: &str) -> Result<(), String> {
             return Ok(serde_norway::Value::Mapping(serde_norway::Mapping::new()));
         }
         serde_norway::from_str(text)
+            .map(|v| match v {
+                // Only comments, or only `---`: an empty configuration.
+                serde_norway::Value::Null => {
+                    serde_norway::Value::Mapping(serde_norway::Mapping::new())
+                }
+                v => v,
+            })
             .map(without_dns_keys)
             .map_err(|e| format!("the {which} text is not YAML ({e})"))
     };
@@ -643,6 +663,36 @@ mod tests {
             let err = check(path, before, &tampered).expect_err(path);
             assert!(err.starts_with(path), "{err}");
         }
+        // Review findings: a repeated assignment, a new kubelet-arg list, a `..` sysctl.
+        let env = include_str!("../../tests/fixtures/edit/env/kubeadm-flags-env/kubeadm-flags.env");
+        let repeated = format!("{env}KUBELET_KUBEADM_ARGS=\"--resolv-conf=/x\"\n");
+        assert!(check("/var/lib/kubelet/kubeadm-flags.env", env, &repeated).is_err());
+        assert!(
+            check(
+                "/etc/rancher/k3s/config.yaml.d/99-x.yaml",
+                "",
+                "kubelet-arg: [resolv-conf=/x]\n"
+            )
+            .is_err()
+        );
+        assert!(
+            check(
+                "/etc/rancher/k3s/config.yaml",
+                "# managed elsewhere\n",
+                "# managed elsewhere\nresolv-conf: /etc/dnsfix/resolv.conf\n"
+            )
+            .is_ok()
+        );
+        assert!(
+            p.check(
+                &write(
+                    "/etc/sysctl.d/99-dnsfix.conf",
+                    "net/bridge/../../kernel/core_pattern = |/tmp/x\n"
+                ),
+                None
+            )
+            .is_err()
+        );
         // A new k3s drop-in may only set resolv-conf.
         let dropin = "/etc/rancher/k3s/config.yaml.d/90-dnsfix.yaml";
         assert!(check(dropin, "", "resolv-conf: /etc/dnsfix/resolv.conf\n").is_ok());

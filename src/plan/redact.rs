@@ -24,6 +24,7 @@ fn secret_key(key: &str) -> bool {
         matches!(
             word,
             "key"
+                | "pass"
                 | "apikey"
                 | "accesskey"
                 | "secretkey"
@@ -56,7 +57,7 @@ fn split_assignment(line: &str) -> Option<(usize, &str, &str)> {
     let body = body.trim_start_matches(['"', '\'']);
     let key_end = body.find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))?;
     let key = &body[..key_end];
-    let rest = body[key_end..].trim_start_matches(['"', '\'']);
+    let rest = body[key_end..].trim_start_matches(['"', '\'']).trim_start();
     let sep = rest.chars().next()?;
     if key.is_empty() || !matches!(sep, ':' | '=') {
         return None;
@@ -252,6 +253,19 @@ mod tests {
             "{json}"
         );
         assert!(json.contains(MARK), "{json}");
+    }
+
+    #[test]
+    fn ansible_pass_variables_and_spaced_colons() {
+        for line in [
+            "ansible_become_pass: hunter2\n",
+            "ansible_ssh_pass=hunter2\n",
+            "token : hunter2\n",
+        ] {
+            let out = redact(line);
+            assert!(!out.contains("hunter2") && out.contains(MARK), "{line} -> {out}");
+            assert_eq!(unredact(&out, line).as_deref(), Ok(line), "{line}");
+        }
     }
 
     #[test]
