@@ -263,7 +263,10 @@ mod tests {
             "token : hunter2\n",
         ] {
             let out = redact(line);
-            assert!(!out.contains("hunter2") && out.contains(MARK), "{line} -> {out}");
+            assert!(
+                !out.contains("hunter2") && out.contains(MARK),
+                "{line} -> {out}"
+            );
             assert_eq!(unredact(&out, line).as_deref(), Ok(line), "{line}");
         }
     }

@@ -67,19 +67,26 @@ fn parse_line(line: &str) -> Option<Line<'_>> {
 }
 
 /// The name OpenSSH looks up: `host` on port 22, else `[host]:port`.
+/// The host is lowercased, as ssh does before any lookup (so hashed entries match).
 fn lookup_name(host: &str, port: u16) -> String {
+    let host = host.to_ascii_lowercase();
     if port == 22 {
-        host.to_owned()
+        host
     } else {
         format!("[{host}]:{port}")
     }
 }
 
 /// `match_pattern` of OpenSSH's match.c: `*` and `?` wildcards, case-insensitive.
+/// Consecutive stars are one, so a pattern of many stars stays linear per position.
 fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
     match pattern.split_first() {
         None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|i| wildcard(rest, &name[i..])),
+        Some((b'*', rest)) => {
+            let stars = rest.iter().take_while(|b| **b == b'*').count();
+            let rest = &rest[stars..];
+            (0..=name.len()).any(|i| wildcard(rest, &name[i..]))
+        }
         Some((b'?', rest)) => !name.is_empty() && wildcard(rest, &name[1..]),
         Some((c, rest)) => name
             .split_first()
@@ -107,16 +114,16 @@ fn hashed_match(entry: &str, name: &str) -> bool {
 
 /// Whether the line's host field matches `name` (OpenSSH `match_hostname`: any positive
 /// pattern matches and no negated one does). Wildcard patterns are too long for pattern
-/// matching past 1,024 bytes (as OpenSSH's limit) and never match then.
+/// matching past 1,024 bytes (as OpenSSH's `match_pattern_list` limit) and never match then.
 fn hosts_match(hosts: &str, name: &str) -> bool {
     if hosts.starts_with("|1|") {
         return hashed_match(hosts, name);
     }
-    if hosts.len() > 1024 {
-        return false;
-    }
     let mut matched = false;
     for pattern in hosts.split(',') {
+        if pattern.len() > 1024 {
+            continue;
+        }
         let (negated, pattern) = match pattern.strip_prefix('!') {
             Some(p) => (true, p),
             None => (false, pattern),
@@ -270,7 +277,19 @@ mod tests {
         );
         let line = format!("{entry} {ED}");
         assert_eq!(verdict(&line, "node1", 22, ED), Verdict::Known);
+        assert_eq!(verdict(&line, "Node1", 22, ED), Verdict::Known);
         assert_eq!(verdict(&line, "node2", 22, ED), Verdict::Unknown);
+    }
+
+    /// A revoked key listed for many hosts on one long line is still revoked.
+    #[test]
+    fn long_host_lists_still_count() {
+        let hosts: Vec<String> = (0..300).map(|i| format!("host{i}.example.com")).collect();
+        let text = format!("@revoked {},node1 {ED}\nnode1 {ED}\n", hosts.join(","));
+        assert!(matches!(
+            verdict(&text, "node1", 22, ED),
+            Verdict::Revoked(_)
+        ));
     }
 
     #[test]
