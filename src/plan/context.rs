@@ -345,6 +345,10 @@ pub fn check_upstreams(host: &Host) -> Result<(), String> {
                 ));
             }
         }
+        // upstream_dns_servers is set and good: `nameservers` is not used.
+        if !items.is_empty() {
+            return Ok(());
+        }
     }
     Ok(())
 }
@@ -483,17 +487,24 @@ mod tests {
             json!(["192.0.2.53"]),
             json!([]),
         ] {
-            let host = host("upstream_dns_servers", value.clone());
-            assert_eq!(check_upstreams(&host), Ok(()), "{value}");
+            let good = host("upstream_dns_servers", value.clone());
+            assert_eq!(check_upstreams(&good), Ok(()), "{value}");
         }
-        let host = host(
+        let zoned = host(
             "upstream_dns_servers",
             json!(["fe80::1%eth0", "192.0.2.53"]),
         );
         let facts = crate::testing::facts_from(&[]);
-        let (servers, source) = upstreams(&host, &facts, &BTreeSet::new());
+        let (servers, source) = upstreams(&zoned, &facts, &BTreeSet::new());
         assert_eq!(servers, ["fe80::1%eth0", "192.0.2.53"]);
         assert_eq!(source, "inventory upstream_dns_servers");
         assert_eq!(check_upstreams(&Host::new("plain")), Ok(()));
+        // A bad `nameservers` does not matter while upstream_dns_servers is what is used.
+        let mut both = host("upstream_dns_servers", json!(["192.0.2.53"]));
+        both.vars
+            .insert("nameservers".into(), json!(["dns.example.com"]));
+        assert_eq!(check_upstreams(&both), Ok(()));
+        both.vars.insert("upstream_dns_servers".into(), json!([]));
+        assert!(check_upstreams(&both).is_err());
     }
 }
