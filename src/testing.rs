@@ -34,8 +34,8 @@ pub(crate) fn random_inputs(
         .collect()
 }
 
-/// Node facts from files given as (path, content), as the gather would have read them.
-pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
+/// Raw facts holding files given as (path, content), as the gather would have read them.
+pub(crate) fn raw_from(files: &[(&str, &str)]) -> crate::facts::raw::RawFacts {
     let mut raw = crate::facts::raw::RawFacts::default();
     for (path, text) in files {
         raw.file(
@@ -44,5 +44,10 @@ pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
             Some(text.as_bytes()),
         );
     }
-    crate::facts::NodeFacts::from_raw("node1", &raw)
+    raw
+}
+
+/// Node facts from files given as (path, content), as the gather would have read them.
+pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
+    crate::facts::NodeFacts::from_raw("node1", &raw_from(files))
 }

@@ -435,6 +435,26 @@ fn russh_reads_known_hosts_as_openssh_does() {
         );
         std::fs::read_to_string(&file).expect("hashed")
     };
+    // No shared connection: each variant is a fresh handshake.
+    let facts_with = |backend: &str, known_hosts: &std::path::Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+            .args([
+                "facts",
+                "--ssh-persist",
+                "0",
+                "--format",
+                "json",
+                "--no-progress",
+            ])
+            .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
+            .arg(lab.inventory())
+            .arg("--known-hosts")
+            .arg(known_hosts)
+            .args(extra)
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+            .expect("dnsfix runs")
+    };
     let port = node.port;
     let cases: Vec<(&str, String, &[&str], &str)> = vec![
         ("tabs", format!("{name}\t{kind}\t{key}\n"), &[], "ok"),
@@ -477,27 +497,7 @@ fn russh_reads_known_hosts_as_openssh_does() {
         let mut outcomes = Vec::new();
         for backend in ["openssh", "russh"] {
             std::fs::write(&file, &text).expect("reset known_hosts");
-            let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-                .args([
-                    "facts",
-                    "--ssh-persist",
-                    "0",
-                    "--format",
-                    "json",
-                    "--no-progress",
-                    "--connect-timeout",
-                    "5",
-                    "--ssh-backend",
-                    backend,
-                    "-i",
-                ])
-                .arg(lab.inventory())
-                .arg("--known-hosts")
-                .arg(&file)
-                .args(extra)
-                .env_remove("SSH_AUTH_SOCK")
-                .output()
-                .expect("dnsfix runs");
+            let out = facts_with(backend, &file, extra);
             let doc = json(&out);
             let h = host(&doc, &node.name);
             let got = if h["status"] == "ok" {
@@ -527,24 +527,7 @@ fn russh_reads_known_hosts_as_openssh_does() {
     }
     // /dev/null means "no known hosts", for both.
     for backend in ["openssh", "russh"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-            .args([
-                "facts",
-                "--ssh-persist",
-                "0",
-                "--format",
-                "json",
-                "--no-progress",
-                "--ssh-backend",
-                backend,
-                "--known-hosts",
-                "/dev/null",
-                "-i",
-            ])
-            .arg(lab.inventory())
-            .env_remove("SSH_AUTH_SOCK")
-            .output()
-            .expect("dnsfix runs");
+        let out = facts_with(backend, std::path::Path::new("/dev/null"), &[]);
         let doc = json(&out);
         assert_eq!(
             host(&doc, &node.name)["error"]["kind"],

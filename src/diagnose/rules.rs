@@ -179,17 +179,23 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
 /// systemd-resolved runs and its uplink file lists servers, none loopback and none of the
 /// cluster's own: a file kubelet can hand to CoreDNS. (A Kubespray uplink file holding
 /// 169.254.25.10 is not one: its "upstream" is nodelocaldns itself.)
+/// `p` lists servers, none loopback and none the cluster's own.
+fn only_real_servers(ctx: &Ctx, p: &ResolvConf) -> bool {
+    !p.nameservers.is_empty()
+        && p.loopback_nameservers().is_empty()
+        && !p
+            .nameservers
+            .iter()
+            .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+}
+
 fn resolved_uplink_clean(ctx: &Ctx) -> bool {
     let up = &ctx.facts.resolver.systemd_uplink;
     ctx.facts.services.systemd_resolved == UnitState::Active
-        && up.parsed.as_ref().is_some_and(|p| {
-            !p.nameservers.is_empty()
-                && p.loopback_nameservers().is_empty()
-                && !p
-                    .nameservers
-                    .iter()
-                    .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
-        })
+        && up
+            .parsed
+            .as_ref()
+            .is_some_and(|p| only_real_servers(ctx, p))
 }
 
 fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
@@ -910,14 +916,7 @@ const KUBEADM_RESOLV_FLAG: (&str, &str) = (
 /// The file kubelet hands pods lists servers, none loopback and none the cluster's own.
 fn pod_file_clean(ctx: &Ctx) -> bool {
     match pod_resolv(ctx) {
-        PodResolv::Parsed(_, _, p) => {
-            !p.nameservers.is_empty()
-                && p.loopback_nameservers().is_empty()
-                && !p
-                    .nameservers
-                    .iter()
-                    .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
-        }
+        PodResolv::Parsed(_, _, p) => only_real_servers(ctx, p),
         _ => false,
     }
 }

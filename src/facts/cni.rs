@@ -157,10 +157,7 @@ mod tests {
     use super::*;
 
     fn cni(files: &[(&str, &str)]) -> Cni {
-        let mut raw = RawFacts::default();
-        for (path, text) in files {
-            raw.file(path, FileState::Present, Some(text.as_bytes()));
-        }
+        let raw = crate::testing::raw_from(files);
         Cni::from_raw(&raw)
     }
 

@@ -806,10 +806,7 @@ mod tests {
     use crate::facts::node_facts::NodeFacts;
 
     fn facts(files: &[(&str, &str)]) -> NodeFacts {
-        let mut raw = RawFacts::default();
-        for (path, text) in files {
-            raw.file(path, FileState::Present, Some(text.as_bytes()));
-        }
+        let mut raw = crate::testing::raw_from(files);
         for path in [
             "/etc/resolv.conf",
             "/run/systemd/resolve/resolv.conf",

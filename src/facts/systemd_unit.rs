@@ -426,11 +426,7 @@ mod tests {
     use crate::facts::raw::RawFacts;
 
     fn raw(files: &[(&str, &str)]) -> RawFacts {
-        let mut raw = RawFacts::default();
-        for (path, text) in files {
-            raw.file(path, FileState::Present, Some(text.as_bytes()));
-        }
-        raw
+        crate::testing::raw_from(files)
     }
 
     /// kubernetes/release d55c53d8, debian/xenial/kubeadm/channel/stable/etc/systemd/system/
