@@ -1186,6 +1186,12 @@ fn ten_concurrent_applies_on_one_node_apply_once() {
         if result.outcome == HostOutcome::Applied {
             applied_run = Some(record.run_id.clone());
         }
+        if !matches!(
+            result.outcome,
+            HostOutcome::Applied | HostOutcome::Locked | HostOutcome::Unchanged
+        ) {
+            panic!("a concurrent apply ended {:?}: {result:#?}", result.outcome);
+        }
         outcomes.push(result.outcome);
     }
     let applied = outcomes

@@ -162,14 +162,16 @@ pub fn apply_script(
 }
 
 /// Marks a plan done on the node, after dnsfix verified the apply: a re-run of the same
-/// plan then restarts nothing. Written through a temp file, so the marker is whole or
-/// absent.
+/// plan then restarts nothing. Written through a temp file of its own, so the marker is
+/// whole or absent.
 pub fn mark_done_script(run: &str, marker: &str) -> Result<String, String> {
     check_run(run)?;
     check_path(marker)?;
     let dir = marker.rsplit_once('/').map_or("/", |(d, _)| d);
+    // The temp name is this shell's own: two runs marking the same plan at once (one that
+    // applied it, one that found it carried out) never move each other's file.
     Ok(format!(
-        "umask 077; mkdir -p {dir} && printf '%s\\n' {run} > {tmp} && mv -f {tmp} {marker}\n",
+        "umask 077; tmp={tmp}.$$; mkdir -p {dir} && printf '%s\\n' {run} > \"$tmp\" && mv -f \"$tmp\" {marker}\n",
         dir = quote(dir),
         run = quote(run),
         tmp = quote(&format!("{marker}.tmp")),
