@@ -127,10 +127,14 @@ done
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s (which runs the
 # kubelet inside itself), and dhclient (is it the DHCP client in use?). A kubelet or k3s
 # counts only if it runs as root: anyone can name a process "kubelet", and dnsfix reads
-# the files its command line names and asks its binary for the version.
+# the files its command line names and asks its binary for the version. A zombie (a
+# kubelet exiting while another starts) is not the kubelet: it has no command line.
 root_proc() {
   while read -r k r _; do
-    case "$k" in Uid:) [ "$r" = 0 ]; return ;; esac
+    case "$k" in
+      State:) [ "$r" = Z ] && return 1 ;;
+      Uid:) [ "$r" = 0 ]; return ;;
+    esac
   done < "$1/status" 2>/dev/null
   return 1
 }

@@ -133,10 +133,13 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     let declared = declared(raw);
     // The running process is the truth about flags; the unit (or env files) say what the
     // next start uses. A flag also found, same value, in those files is shown from there.
+    // A kubelet that is exiting (a zombie, or one being restarted right now) still has its
+    // name but no command line: it says nothing about the flags, so the unit or the env
+    // files speak for it as for a stopped kubelet.
     let cmdline = pid.and_then(|p| {
         let path = format!("/proc/{p}/cmdline");
         raw.get(&path)
-            .filter(|f| f.state == FileState::Present)
+            .filter(|f| f.state == FileState::Present && !f.content.is_empty())
             .map(|f| (path, f.content.clone()))
     });
     let running = cmdline.is_some();
@@ -824,6 +827,28 @@ mod tests {
             Observed::Known(e) => (e.value.clone(), e.source.at()),
             other => panic!("not known: {other:?}"),
         }
+    }
+
+    /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
+    /// a stopped one: the installer's config file is still the kubelet's, not "no config".
+    #[test]
+    fn an_exiting_kubelet_reads_as_a_stopped_one() {
+        let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolvConf: /etc/resolv.conf\n";
+        let mut raw = crate::testing::raw_from(&[
+            (KUBESPRAY_CONFIG, config),
+            ("/etc/resolv.conf", "nameserver 10.0.0.2\n"),
+            ("/proc/42/cmdline", ""),
+        ]);
+        raw.pids.insert("kubelet".to_owned(), 42);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(f.kubelet.config_path.as_deref(), Some(KUBESPRAY_CONFIG));
+        assert_eq!(
+            resolv(&f),
+            (
+                "/etc/resolv.conf".to_owned(),
+                format!("{KUBESPRAY_CONFIG}:3")
+            )
+        );
     }
 
     /// k3s-io/k3s pkg/daemons/agent: the agent's own --resolv-conf first, `kubelet-arg`
