@@ -3,7 +3,11 @@
 //! line is there and unchanged, never its value, and a saved plan or run record must not be
 //! a copy of it. The value of a secret-looking key (`token`, `password`, `secret`, `key`,
 //! ...) and the password of a `scheme://user:password@` URL become
-//! `<redacted sha256:…>`, keeping a digest to tell values apart.
+//! `<redacted sha256:…>`, keeping a digest to tell values apart. That holds for a value on
+//! its key's line (`key: v`, `KEY=v`), written inline (`{"token": "v"}`, an INI host line's
+//! `ansible_become_password=v`, `--token=v`), and below its key (a block scalar such as a
+//! private key, a next-line value, an open quote), line by line. A marker stands for the
+//! value alone: a line's `\r` and trailing blanks stay, so the file restores byte for byte.
 //!
 //! A saved plan holds the redacted text, so `apply` puts the values back from the file on
 //! the node ([`unredact`]): compare-and-swap makes that file exactly the one the plan was
@@ -42,16 +46,13 @@ fn marker(value: &str) -> String {
 }
 
 /// One line split as `PREFIX KEY SEP VALUE`, for `key: value`, `KEY=value`, `- key=value`
-/// and `export KEY=value` lines.
+/// and `export KEY=value` lines: the value's start, the key, and the value (trimmed, empty
+/// when the line ends at the separator). The key's column is the line's indentation.
 fn split_assignment(line: &str) -> Option<(usize, &str, &str)> {
-    let body_start = line.len() - line.trim_start().len();
-    let mut body = &line[body_start..];
-    let mut offset = body_start;
+    let mut body = line.trim_start();
     for lead in ["- ", "export "] {
         if let Some(rest) = body.strip_prefix(lead) {
-            let trimmed = rest.trim_start();
-            offset += body.len() - trimmed.len();
-            body = trimmed;
+            body = rest.trim_start();
         }
     }
     let body = body.trim_start_matches(['"', '\'']);
@@ -63,13 +64,79 @@ fn split_assignment(line: &str) -> Option<(usize, &str, &str)> {
         return None;
     }
     let after_sep = &rest[1..];
-    let value = after_sep.trim();
-    if value.is_empty() {
-        return None;
-    }
     let value_start = line.len() - after_sep.trim_start().len();
-    let _ = offset;
-    Some((value_start, key, value))
+    Some((value_start, key, after_sep.trim()))
+}
+
+/// A YAML block scalar's header (`|`, `>-`, `|2 # comment`): the value is on the lines
+/// below.
+fn block_header(value: &str) -> bool {
+    value.starts_with(['|', '>'])
+        && value[1..]
+            .split('#')
+            .next()
+            .is_some_and(|rest| rest.trim().chars().all(|c| "+-0123456789".contains(c)))
+}
+
+/// A quoted YAML string left open on its key's line: it goes on below.
+fn open_quote(value: &str) -> bool {
+    ['"', '\'']
+        .into_iter()
+        .any(|q| value.starts_with(q) && (value.len() == 1 || !value.ends_with(q)))
+}
+
+/// Secret values written inline, anywhere on a line: `{"token": "abc"}`, an INI host line's
+/// `ansible_become_password=x`, a command line's `--token=x`. Byte ranges, in order.
+fn inline_secrets(line: &str) -> Vec<(usize, usize)> {
+    let bytes = line.as_bytes();
+    let is_key = |b: u8| b.is_ascii_alphanumeric() || b"-_.".contains(&b);
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let boundary = i == 0 || b" \t{,[\"'".contains(&bytes[i - 1]);
+        if !boundary || !is_key(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let key_start = i;
+        while i < bytes.len() && is_key(bytes[i]) {
+            i += 1;
+        }
+        let key = &line[key_start..i];
+        let mut j = i;
+        if j < bytes.len() && b"\"'".contains(&bytes[j]) {
+            j += 1;
+        }
+        while j < bytes.len() && bytes[j] == b' ' {
+            j += 1;
+        }
+        let sep = bytes.get(j).copied();
+        let value_follows = match sep {
+            Some(b'=') => true,
+            Some(b':') => bytes.get(j + 1).is_none_or(|b| b" \t\"'".contains(b)),
+            _ => false,
+        };
+        if !value_follows || !secret_key(key) {
+            continue;
+        }
+        let mut start = j + 1;
+        while start < bytes.len() && bytes[start] == b' ' {
+            start += 1;
+        }
+        let end = match bytes.get(start) {
+            Some(&q @ (b'"' | b'\'')) => line[start + 1..]
+                .find(q as char)
+                .map_or(bytes.len(), |k| start + 1 + k + 1),
+            _ => line[start..]
+                .find([' ', '\t', ',', '}', ']'])
+                .map_or(bytes.len(), |k| start + k),
+        };
+        if end > start && !line[start..].starts_with(MARK) {
+            ranges.push((start, end));
+        }
+        i = end.max(i);
+    }
+    ranges
 }
 
 /// The password part of `scheme://user:password@`, as a byte range.
@@ -85,32 +152,95 @@ fn url_password(line: &str) -> Option<(usize, usize)> {
     Some((scheme + colon + 1, scheme + at))
 }
 
-/// `text` with every secret value replaced by a marker.
+/// `line` with each of `ranges` (ordered, not overlapping) replaced by its marker.
+fn replace(line: &str, ranges: &[(usize, usize)]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for &(from, to) in ranges {
+        out.push_str(&line[at..from]);
+        out.push_str(&marker(&line[from..to]));
+        at = to;
+    }
+    out.push_str(&line[at..]);
+    out
+}
+
+/// Where a line's key starts: after its indentation, `- ` and `export `.
+fn key_column(line: &str) -> usize {
+    let mut body = line.trim_start();
+    while let Some(rest) = body
+        .strip_prefix("- ")
+        .or_else(|| body.strip_prefix("export "))
+    {
+        body = rest.trim_start();
+    }
+    line.len() - body.len()
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The secret values of one line (without its newline), and whether a secret's value
+/// continues on the lines below (a block scalar, a next-line value, an open quote).
+fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
+    if let Some((start, key, value)) = split_assignment(line)
+        && secret_key(key)
+    {
+        if value.is_empty() || block_header(value) {
+            return (Vec::new(), true);
+        }
+        if value.starts_with(MARK) {
+            return (Vec::new(), false);
+        }
+        // The marker stands for the value alone: a trailing blank or `\r` stays as it is.
+        let range = (start, start + line[start..].trim_end().len());
+        return (vec![range], open_quote(value));
+    }
+    if let Some((from, to)) = url_password(line)
+        && !line[from..to].starts_with(MARK)
+    {
+        return (vec![(from, to)], false);
+    }
+    (inline_secrets(line), false)
+}
+
+/// `text` with every secret value replaced by a marker. A value on the lines below its key
+/// (a YAML block scalar such as a private key, or a value on the next line) is replaced
+/// line by line, each line's indentation kept.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    // Inside a secret's continuation: the indentation of its key.
+    let mut within: Option<usize> = None;
     for line in text.split_inclusive('\n') {
         let (body, end) = match line.strip_suffix('\n') {
             Some(b) => (b, "\n"),
             None => (line, ""),
         };
-        let mut redacted = body.to_owned();
-        if let Some((start, key, value)) = split_assignment(body)
-            && secret_key(key)
-            && !value.starts_with(MARK)
-        {
-            let value = body[start..].trim_end();
-            redacted = format!("{}{}", &body[..start], marker(value));
-        } else if let Some((from, to)) = url_password(body)
-            && !body[from..to].starts_with(MARK)
-        {
-            redacted = format!(
-                "{}{}{}",
-                &body[..from],
-                marker(&body[from..to]),
-                &body[to..]
-            );
+        if let Some(key_indent) = within {
+            let content = body.trim();
+            if content.is_empty() {
+                out.push_str(line);
+                continue;
+            }
+            if indentation(body) > key_indent {
+                if !content.starts_with(MARK) {
+                    let start = indentation(body);
+                    let range = (start, start + body[start..].trim_end().len());
+                    out.push_str(&replace(body, &[range]));
+                } else {
+                    out.push_str(body);
+                }
+                out.push_str(end);
+                continue;
+            }
+            within = None;
         }
-        out.push_str(&redacted);
+        let (ranges, more) = secrets_of(body);
+        if more {
+            within = Some(key_column(body));
+        }
+        out.push_str(&replace(body, &ranges));
         out.push_str(end);
     }
     out
@@ -155,39 +285,68 @@ pub fn is_redacted(text: &str) -> bool {
     text.contains(MARK)
 }
 
+/// One piece of a redacted line: text as it is, or a marker's digest.
+enum Piece<'a> {
+    Text(&'a str),
+    Secret(&'a str),
+}
+
+fn pieces(line: &str) -> Result<Vec<Piece<'_>>, String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(MARK) {
+        let close = rest[at..]
+            .find('>')
+            .map(|i| at + i + 1)
+            .ok_or("a redaction marker is cut short")?;
+        out.push(Piece::Text(&rest[..at]));
+        out.push(Piece::Secret(&rest[at + MARK.len()..close - 1]));
+        rest = &rest[close..];
+    }
+    out.push(Piece::Text(rest));
+    Ok(out)
+}
+
+/// Whether `line` reads as `pieces`: its text as it is, each secret a value with its digest.
+fn fits(pieces: &[Piece<'_>], line: &str) -> bool {
+    match pieces {
+        [] => line.is_empty(),
+        [Piece::Text(t), rest @ ..] => line.strip_prefix(t).is_some_and(|line| fits(rest, line)),
+        [Piece::Secret(digest), rest @ ..] => {
+            // Where the value may end: before the next text (or at the line's end).
+            let ends: Vec<usize> = match rest.first() {
+                Some(Piece::Text(t)) if !t.is_empty() => {
+                    line.match_indices(t).map(|(i, _)| i).collect()
+                }
+                _ => vec![line.len()],
+            };
+            ends.into_iter().any(|end| {
+                sha256_hex(&line.as_bytes()[..end]).starts_with(digest) && fits(rest, &line[end..])
+            })
+        }
+    }
+}
+
 /// `redacted` with each marker replaced by the value it stands for, taken from `source`
-/// (the file the redacted text was made from, or that it edits): a line of `source` with
-/// the same text before the value and a value with the marker's digest.
+/// (the file the redacted text was made from, or that it edits): a line of `source` that
+/// reads the same around the markers, with values of the markers' digests.
 pub fn unredact(redacted: &str, source: &str) -> Result<String, String> {
     let mut out = String::with_capacity(redacted.len());
     for (n, line) in redacted.split_inclusive('\n').enumerate() {
-        let Some(at) = line.find(MARK) else {
+        if !line.contains(MARK) {
             out.push_str(line);
             continue;
+        }
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
         };
-        let prefix = &line[..at];
-        let close = line[at..]
-            .find('>')
-            .map(|i| at + i + 1)
-            .ok_or_else(|| format!("line {}: a redaction marker is cut short", n + 1))?;
-        let digest = &line[at + MARK.len()..close - 1];
-        let suffix = &line[close..];
-        let value = source.lines().find_map(|s| {
-            let rest = s.strip_prefix(prefix)?;
-            let suffix_trim = suffix.trim_end_matches('\n');
-            let value = rest.strip_suffix(suffix_trim).unwrap_or(rest);
-            let value = if suffix_trim.is_empty() {
-                value.trim_end()
-            } else {
-                value
-            };
-            (sha256_hex(value.as_bytes()).starts_with(digest)).then_some(value)
-        });
-        match value {
-            Some(v) => {
-                out.push_str(prefix);
-                out.push_str(v);
-                out.push_str(suffix);
+        let pieces = pieces(body).map_err(|e| format!("line {}: {e}", n + 1))?;
+        let restored = source.split('\n').find(|s| fits(&pieces, s));
+        match restored {
+            Some(s) => {
+                out.push_str(s);
+                out.push_str(end);
             }
             None => {
                 return Err(format!(
@@ -279,5 +438,54 @@ mod tests {
         assert!(!r.contains("abc") && !r.contains("pw1"), "{r}");
         assert!(r.contains("monkey=banana"), "{r}");
         assert_eq!(unredact(&r, env).expect("restored"), env);
+    }
+
+    /// Values the line-at-a-time reading used to miss: each is hidden, and the text comes
+    /// back byte for byte from the file it was made from.
+    #[test]
+    fn values_below_their_key_inline_and_with_crlf() {
+        let cases = [
+            // A private key kept as a block scalar in group_vars.
+            "ssh_private_key: |\n  -----BEGIN OPENSSH PRIVATE KEY-----\n  b3BlbnNzaC1rZXktdjEAAAAA\n  -----END OPENSSH PRIVATE KEY-----\nother: 1\n",
+            "token: >-\n  hunter2\n\nother: 1\n",
+            // The value on the next line, and a quoted value going on below.
+            "token:\n  hunter2\nother: 1\n",
+            "- name: x\n  token: \"hunter2\n    more\"\n  other: 1\n",
+            // One-line JSON, an INI host line, a command line.
+            "{\"token\": \"hunter2\", \"server\": \"https://x:6443\"}\n",
+            "node1 ansible_host=10.0.0.1 ansible_become_password=hunter2 ip=10.0.0.1\n",
+            "ExecStart=/usr/local/bin/k3s agent --server=https://x:6443 --token=hunter2\n",
+            "{\"a\": {\"api_key\":\"hunter2\"}, \"password\": 'hunter2x'}\n",
+            // CRLF and trailing blanks stay as they were.
+            "token: hunter2\r\nresolv-conf: /etc/resolv.conf\r\n",
+            "token: hunter2   \nother: 1\n",
+        ];
+        for text in cases {
+            let out = redact(text);
+            assert!(!out.contains("hunter2"), "{text:?} -> {out:?}");
+            assert!(out.contains(MARK), "{text:?} -> {out:?}");
+            assert_eq!(
+                redact(&out),
+                out,
+                "redacting twice changes nothing: {text:?}"
+            );
+            assert_eq!(unredact(&out, text).as_deref(), Ok(text), "{out:?}");
+        }
+        // Around a secret's lines, the rest is shown as it is.
+        let out = redact(cases[0]);
+        assert!(out.starts_with("ssh_private_key: |\n  <redacted"), "{out}");
+        assert!(out.ends_with("\nother: 1\n"), "{out}");
+        let out = redact(cases[5]);
+        assert!(out.starts_with("node1 ansible_host=10.0.0.1 ansible_become_password=<redacted"));
+        assert!(out.ends_with(" ip=10.0.0.1\n"), "{out}");
+    }
+
+    /// Restoring needs each value's own line: a value that is not on the node fails.
+    #[test]
+    fn a_marker_with_no_matching_value_is_refused() {
+        let text = "{\"token\": \"a\", \"password\": \"b\"}\n";
+        let out = redact(text);
+        assert!(unredact(&out, "{\"token\": \"a\", \"password\": \"c\"}\n").is_err());
+        assert!(unredact(&out, "").is_err());
     }
 }
