@@ -375,12 +375,15 @@ async fn apply_on(
         return Ok(());
     }
 
+    // Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
+    // facts and files as gathered now, never by what the plan file says was there: first
+    // what the plan touches, then (below) what it writes there.
+    let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().collect();
+    let policy = crate::plan::policy::Policy::with_allows(&facts, &allows);
+    crate::plan::policy::check_targets(&policy, &plan.changes)?;
     // A saved plan shows secrets redacted: they come back from the node's files, which the
     // stale check just proved are the ones the plan was made from.
     let changes = restore_secrets(&plan.changes, &facts)?;
-    // Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
-    // facts and files as gathered now, never by what the plan file says was there.
-    let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().collect();
     let current: std::collections::BTreeMap<&str, String> = changes
         .iter()
         .filter_map(|c| match c {
@@ -392,12 +395,9 @@ async fn apply_on(
             _ => None,
         })
         .collect();
-    crate::plan::policy::check_host(
-        &crate::plan::policy::Policy::with_allows(&facts, &allows),
-        &changes,
-        &plan.handlers,
-        |path| current.get(path).map(String::as_str),
-    )?;
+    crate::plan::policy::check_host(&policy, &changes, &plan.handlers, |path| {
+        current.get(path).map(String::as_str)
+    })?;
 
     // 2. The changes and the handlers, in one exec under the node lock.
     let boundary = script::boundary();

@@ -123,12 +123,24 @@ impl Policy {
     /// Why `change` is refused, if it is. `before` is the file's text on the node now (for
     /// a file write).
     pub fn check(&self, change: &Change, before: Option<&str>) -> Result<(), String> {
+        let content_checked = self.check_target(change)?;
         match change {
-            Change::WriteFile { path, content, .. } => {
+            Change::WriteFile { path, content, .. } if content_checked => {
+                self.check_content(path, before, content)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Why what `change` touches (the file, sysctl or module) is refused, if it is, before
+    /// its content is known; `Ok(true)` when the content must be checked as well.
+    pub fn check_target(&self, change: &Change) -> Result<bool, String> {
+        match change {
+            Change::WriteFile { path, .. } => {
                 if path_allowed(&self.allowed_paths, path) {
-                    Ok(())
+                    Ok(false)
                 } else if path_allowed(&self.paths, path) {
-                    self.check_content(path, before, content)
+                    Ok(true)
                 } else {
                     Err(format!(
                         "{path} is not a file dnsfix writes (allow it with `allow: {{paths: [{path}]}}` in the playbook that writes it)"
@@ -137,7 +149,7 @@ impl Policy {
             }
             Change::Sysctl { name, .. } => {
                 if self.sysctl_allowed(name) {
-                    Ok(())
+                    Ok(false)
                 } else {
                     Err(format!(
                         "sysctl {name} is not one dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"
@@ -146,7 +158,7 @@ impl Policy {
             }
             Change::LoadModule { name, .. } => {
                 if self.modules.iter().any(|m| m == name) {
-                    Ok(())
+                    Ok(false)
                 } else {
                     Err(format!(
                         "module {name} is not one dnsfix loads (allow it with `allow: {{modules: [{name}]}}`)"
@@ -435,14 +447,9 @@ pub fn check_host<'a>(
             Change::WriteFile { path, .. } => before(path),
             _ => None,
         };
-        if let Err(why) = policy.check(change, current) {
-            let by: Vec<String> = change
-                .reasons()
-                .iter()
-                .map(|r| format!("playbook {} task \"{}\"", r.playbook, r.task))
-                .collect();
-            return Err(format!("refused: {why} (asked by {})", by.join(", ")));
-        }
+        policy
+            .check(change, current)
+            .map_err(|why| refusal(change, &why))?;
     }
     for handler in handlers {
         policy
@@ -450,6 +457,27 @@ pub fn check_host<'a>(
             .map_err(|why| format!("refused: {why} (handler \"{}\")", handler.name))?;
     }
     Ok(())
+}
+
+/// What every change of one host's plan touches, against `policy`, before anything is read
+/// for it (a saved plan's redacted values are restored from the node only for files dnsfix
+/// may write at all).
+pub fn check_targets(policy: &Policy, changes: &[Change]) -> Result<(), String> {
+    for change in changes {
+        policy
+            .check_target(change)
+            .map_err(|why| refusal(change, &why))?;
+    }
+    Ok(())
+}
+
+fn refusal(change: &Change, why: &str) -> String {
+    let by: Vec<String> = change
+        .reasons()
+        .iter()
+        .map(|r| format!("playbook {} task \"{}\"", r.playbook, r.task))
+        .collect();
+    format!("refused: {why} (asked by {})", by.join(", "))
 }
 
 /// `path` is one of `allowed`, or inside one that ends with `/`. A path with `.` or `..`
