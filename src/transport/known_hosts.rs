@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use base64ct::{Base64, Encoding};
 use hmac::{Hmac, KeyInit, Mac};
-use russh::keys::PublicKey;
+use russh::keys::{Algorithm, PublicKey};
 use sha1::Sha1;
 
 /// What the known_hosts files say of a host's key.
@@ -181,6 +181,29 @@ pub fn check(files: &[PathBuf], host: &str, port: u16, key: &PublicKey) -> Verdi
         return Verdict::CertAuthority(at);
     }
     Verdict::Unknown
+}
+
+/// The types of the keys `files` hold for `host`:`port` (not revoked, not authorities), in
+/// the files' order. OpenSSH asks a server for these first; so must dnsfix, or a host known
+/// only by its ECDSA key (as OpenSSH before 8.5 recorded it) offers its Ed25519 one and
+/// reads as changed.
+pub fn known_algorithms(files: &[PathBuf], host: &str, port: u16) -> Vec<Algorithm> {
+    let name = lookup_name(host, port);
+    let mut found: Vec<Algorithm> = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for line in text.lines().filter_map(parse_line) {
+            if line.marker == Marker::None && hosts_match(line.hosts, &name) {
+                let algorithm = line.key.algorithm();
+                if !found.contains(&algorithm) {
+                    found.push(algorithm);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Appends `key` for `host`:`port` to `file` (created private, with its directory).

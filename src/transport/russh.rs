@@ -12,6 +12,7 @@ use russh::client::{self, AuthResult, Handle};
 use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
 
 use super::known_hosts::Verdict as KnownHosts;
+use russh::keys::Algorithm;
 use russh::{ChannelMsg, Disconnect, kex};
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
@@ -83,6 +84,32 @@ impl RusshTransport {
         })
     }
 
+    /// The client config with the host key types in `known` asked for first, as OpenSSH
+    /// orders them for a host it knows (an RSA key: its SHA-2 signatures first).
+    fn config_preferring(&self, known: &[Algorithm]) -> client::Config {
+        let family = |a: &Algorithm| match a {
+            Algorithm::Rsa { .. } => Algorithm::Rsa { hash: None },
+            other => other.clone(),
+        };
+        let rank = |a: &Algorithm| {
+            known
+                .iter()
+                .position(|k| family(k) == family(a))
+                .unwrap_or(known.len())
+        };
+        let mut order = self.config.preferred.key.to_vec();
+        order.sort_by_key(rank);
+        client::Config {
+            preferred: russh::Preferred {
+                key: order.into(),
+                ..self.config.preferred.clone()
+            },
+            inactivity_timeout: self.config.inactivity_timeout,
+            nodelay: true,
+            ..Default::default()
+        }
+    }
+
     pub async fn connect(&self, target: &Target) -> Result<RusshSession, TransportError> {
         let c = &target.connection;
         let address = target.describe();
@@ -119,7 +146,13 @@ impl RusshTransport {
             files: self.known_hosts.clone(),
             verdict: Arc::clone(&verdict),
         };
-        let handshake = client::connect_stream(Arc::clone(&self.config), stream, handler);
+        let known = super::known_hosts::known_algorithms(&self.known_hosts, &c.address, port);
+        let config = if known.is_empty() {
+            Arc::clone(&self.config)
+        } else {
+            Arc::new(self.config_preferring(&known))
+        };
+        let handshake = client::connect_stream(config, stream, handler);
         let mut handle = match tokio::time::timeout(self.connect_timeout, handshake).await {
             Err(_) => {
                 return Err(TransportError::Timeout {

@@ -138,6 +138,7 @@ write_sshd_config() { # N NAME
 # mount and PID namespaces and is reached through a forwarder on the host's 127.0.0.1.
 ListenAddress 127.0.0.1:22
 HostKey $n/ssh_host_ed25519_key
+HostKey $n/ssh_host_ecdsa_key
 PidFile $n/sshd.pid
 AuthorizedKeysFile /etc/ssh/lab_authorized_keys
 UsePAM no
@@ -204,6 +205,10 @@ build_node() { # DIR INDEX NAME
 	{
 		ssh-keygen -q -t ed25519 -N '' -C "root@$name" -f "$n/ssh_host_ed25519_key" ||
 			{ echo "ssh-keygen failed"; return 1; }
+		# A second host key, as real servers have: a client that knows only this one (an
+		# OpenSSH before 8.5 recorded ECDSA) must ask for it.
+		ssh-keygen -q -t ecdsa -b 256 -N '' -C "root@$name" -f "$n/ssh_host_ecdsa_key" ||
+			{ echo "ssh-keygen failed"; return 1; }
 		write_sshd_config "$n" "$name"
 		setsid ip netns exec "$(cat "$n/netns")" \
 			env -i PATH="$SYS_PATH" LANG=C.UTF-8 LAB_TRACE="${LAB_TRACE-}" \
@@ -226,6 +231,7 @@ build_node() { # DIR INDEX NAME
 		banner=$(ssh_banner "$port")
 		[[ $banner == SSH-2.0-* ]] || { echo "no SSH banner through 127.0.0.1:$port (got '$banner')"; tail -n 5 "$n/sshd.log"; return 1; }
 		printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$n/ssh_host_ed25519_key.pub")" >"$n/known_hosts_line"
+		printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$n/ssh_host_ecdsa_key.pub")" >"$n/known_hosts_line_ecdsa"
 		touch "$n/up.ok"
 	} >"$n/up.err" 2>&1
 }
