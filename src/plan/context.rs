@@ -103,6 +103,7 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         "fixes": [],
         "flavour": flavour,
         "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
+        "pod_upstreams": pod_reachable(&upstreams),
         "upstreams": upstreams,
         "upstreams_source": upstreams_source,
         "cluster_addresses": cluster.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
@@ -353,6 +354,19 @@ pub fn check_upstreams(host: &Host) -> Result<(), String> {
     Ok(())
 }
 
+/// The servers of `upstreams` a pod can reach: all but IPv6 link-local ones. A pod has its
+/// own network namespace, where `fe80::1%eth0` names the pod's own link, so such a server
+/// (fine for the host's resolver) must not go into the resolv.conf kubelet hands to pods.
+fn pod_reachable(upstreams: &[String]) -> Vec<String> {
+    upstreams
+        .iter()
+        .filter(|s| {
+            !matches!(server_address(s.trim()), Some(IpAddr::V6(ip)) if ip.is_unicast_link_local())
+        })
+        .cloned()
+        .collect()
+}
+
 fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
     let real = |servers: Vec<String>| -> Vec<String> {
         let mut seen = BTreeSet::new();
@@ -498,6 +512,8 @@ mod tests {
         let (servers, source) = upstreams(&zoned, &facts, &BTreeSet::new());
         assert_eq!(servers, ["fe80::1%eth0", "192.0.2.53"]);
         assert_eq!(source, "inventory upstream_dns_servers");
+        // The host's resolver may use the link-local server; pods may not.
+        assert_eq!(pod_reachable(&servers), ["192.0.2.53"]);
         assert_eq!(check_upstreams(&Host::new("plain")), Ok(()));
         // A bad `nameservers` does not matter while upstream_dns_servers is what is used.
         let mut both = host("upstream_dns_servers", json!(["192.0.2.53"]));
