@@ -194,7 +194,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
         run.playbooks
             .playbooks
             .iter()
-            .map(|p| p.allow.clone())
+            .map(|p| (p.name.clone(), p.allow.clone()))
             .collect(),
         Arc::clone(&sink),
     ));

@@ -338,7 +338,7 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
             "after_sha256": sha256_hex(content.as_bytes()),
             "content": content,
             "mode": "0644",
-            "reasons": [],
+            "reasons": [{"playbook": "kubelet-resolvconf", "task": "write the upstream resolv.conf", "fixes": []}],
         })
     };
     type Tamper = Box<dyn Fn(&mut Value)>;
@@ -400,6 +400,19 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
                 change["content"] = content.into();
             }),
             "staticPodPath changes, not only DNS settings",
+        ),
+        (
+            "no playbook asked for it",
+            Box::new(|host: &mut Value| {
+                let change = host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .iter_mut()
+                    .find(|c| c["path"] == KUBELET_CONFIG)
+                    .expect("the kubelet change");
+                change["reasons"] = serde_json::json!([]);
+            }),
+            "is asked for by no playbook",
         ),
         (
             "before-state dropped",

@@ -172,7 +172,7 @@ pub async fn apply(
     hosts: &HashMap<String, Host>,
     transport: Arc<Transport>,
     options: &ApplyOptions,
-    allows: Vec<crate::playbook::Allow>,
+    allows: Vec<(String, crate::playbook::Allow)>,
     sink: Arc<dyn EventSink>,
 ) -> Vec<HostResult> {
     let mut results: HashMap<String, HostResult> = HashMap::new();
@@ -258,8 +258,9 @@ struct Context {
     run_id: String,
     transport: Arc<Transport>,
     options: ApplyOptions,
-    /// The `allow:` of the playbooks loaded for this run (never from the plan file).
-    allows: Vec<crate::playbook::Allow>,
+    /// The `allow:` of the playbooks loaded for this run, by playbook name (never from the
+    /// plan file).
+    allows: Vec<(String, crate::playbook::Allow)>,
     sink: Arc<dyn EventSink>,
 }
 
@@ -378,7 +379,25 @@ async fn apply_on(
     // Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
     // facts and files as gathered now, never by what the plan file says was there: first
     // what the plan touches, then (below) what it writes there.
-    let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().collect();
+    // A playbook's `allow:` counts only on a host where that playbook asked for a change,
+    // and every change must say which playbook asked for it.
+    if let Some(change) = plan.changes.iter().find(|c| c.reasons().is_empty()) {
+        return Err(format!(
+            "refused: {} is asked for by no playbook",
+            change.target()
+        ));
+    }
+    let allows: Vec<&crate::playbook::Allow> = ctx
+        .allows
+        .iter()
+        .filter(|(name, _)| {
+            plan.changes
+                .iter()
+                .flat_map(|c| c.reasons())
+                .any(|r| r.playbook == *name)
+        })
+        .map(|(_, allow)| allow)
+        .collect();
     let policy = crate::plan::policy::Policy::with_allows(&facts, &allows);
     crate::plan::policy::check_targets(&policy, &plan.changes)?;
     // A saved plan shows secrets redacted: they come back from the node's files, which the

@@ -181,6 +181,15 @@ pub enum Change {
 }
 
 impl Change {
+    /// What the change touches: a file's path, `sysctl NAME`, `module NAME`.
+    pub fn target(&self) -> String {
+        match self {
+            Change::WriteFile { path, .. } => path.clone(),
+            Change::Sysctl { name, .. } => format!("sysctl {name}"),
+            Change::LoadModule { name, .. } => format!("module {name}"),
+        }
+    }
+
     pub fn reasons(&self) -> &[Reason] {
         match self {
             Change::WriteFile { reasons, .. }
