@@ -638,6 +638,125 @@ fn sshd_killed_mid_apply_leaves_old_or_new_and_a_rerun_converges() {
     );
 }
 
+/// sshd dies (taking the session with it) at each step of an apply: taking the lock, the
+/// backup copy, the temp file's fsync, the kubelet restart, the health wait. Each step is
+/// held by a stand-in for the command it runs (`flock`, `cp`, `sync`, `systemctl restart`,
+/// `curl`) that sleeps first. Whatever the orphaned script then does, the file is old or
+/// new (never a mix, no temp file), a re-run of the same plan converges with the kubelet
+/// restarted for the new file, and rolling back restores the original bytes.
+#[test]
+fn sshd_killed_at_each_step_then_a_rerun_converges_and_rolls_back() {
+    let steps = [
+        ("taking the lock", "flock", ""),
+        ("copying the backup", "cp", ""),
+        ("syncing the temp file", "sync", ""),
+        ("restarting the kubelet", "systemctl", "restart"),
+        ("waiting for kubelet health", "curl", ""),
+    ];
+    for (step, command, when) in steps {
+        let lab =
+            Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+        let node = lab.nodes[0].name.clone();
+        let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+        let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+        let real = lab
+            .exec(&node, &format!("command -v {command}"))
+            .trim()
+            .to_string();
+        lab.exec(
+            &node,
+            &format!(
+                "printf '#!/bin/sh\\ncase \"$*\" in *{when}*) sleep 37 ;; esac\\nexec {real} \"$@\"\\n' \
+                 > /usr/local/sbin/{command} && chmod +x /usr/local/sbin/{command}"
+            ),
+        );
+        let mut child = dnsfix_cmd(&lab, &lab.inventory(), &["apply", path_str(&plan_path)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsfix starts");
+        wait_until(
+            &format!("{step}: the apply never reached it"),
+            Duration::from_secs(15),
+            || {
+                let exited = child.try_wait().expect("try_wait");
+                assert!(exited.is_none(), "{step}: dnsfix exited first: {exited:?}");
+                lab.exec_output(&node, "pgrep -x -f 'sleep 37'")
+                    .status
+                    .success()
+            },
+        );
+        lab.exec(&node, "pkill -9 -x sshd");
+        let _ = child.kill();
+        let killed = child.wait_with_output().expect("wait for dnsfix");
+        lab.resume(&node);
+        lab.exec(
+            &node,
+            &format!("rm -f /usr/local/sbin/{command}; pkill -x -f 'sleep 37' || true"),
+        );
+        wait_for_lock_release(&lab, &node);
+        let now = node_sha(&lab, &node, KUBELET_CONFIG);
+        assert!(
+            now == old || now == new,
+            "{step}: {KUBELET_CONFIG} is neither old nor new\n{}",
+            describe(&killed)
+        );
+        assert_eq!(temp_files(&lab, &node), "", "{step}: a temp file is left");
+        let left = if now == new { "new" } else { "old" };
+
+        let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{step}: re-run\n{}",
+            describe(&out)
+        );
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        assert!(
+            matches!(
+                result.outcome,
+                HostOutcome::Applied | HostOutcome::Unchanged
+            ),
+            "{step}: {result:#?}"
+        );
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new, "{step}");
+        // The kubelet was restarted for the new file: by the orphaned script or the re-run
+        // (twice at most: the orphan restarted it but died before recording that).
+        let restarted = restarts(&lab, &node).len();
+        assert!(
+            (1..=2).contains(&restarted),
+            "{step}: {restarted} kubelet restarts"
+        );
+        eprintln!(
+            "sshd killed while {step}: file {left} after the orphan ended; re-run {:?}; {restarted} restart(s)",
+            result.outcome
+        );
+
+        // Undo: the run that wrote the file (the re-run, or the interrupted one whose
+        // orphan finished) is the one to roll back.
+        let run = if result.outcome == HostOutcome::Applied {
+            record.run_id.clone()
+        } else {
+            lab.exec(&node, "ls /var/lib/dnsfix/backups")
+                .trim()
+                .to_string()
+        };
+        let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{step}: rollback\n{}",
+            describe(&out)
+        );
+        assert_eq!(
+            node_sha(&lab, &node, KUBELET_CONFIG),
+            old,
+            "{step}: rollback"
+        );
+    }
+}
+
 /// The script itself dies mid-write (killed on the node): the target keeps its old
 /// content, the host fails, and the lock its dead owner left is taken over by the re-run.
 #[test]
