@@ -131,6 +131,26 @@ impl Inventory {
         }
     }
 
+    /// An inventory of only group memberships: each host with the groups it is in (as a
+    /// saved plan records them), no variables. `--limit` patterns select from it as from
+    /// the inventory the plan was made from.
+    pub fn from_memberships<'a>(
+        hosts: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    ) -> Result<Inventory, InventoryError> {
+        let mut builder = Builder::new();
+        let source = Path::new("<saved plan>");
+        for (name, groups) in hosts {
+            if groups.is_empty() {
+                builder.add_host(name, builder::UNGROUPED, source, None);
+            }
+            for group in groups {
+                let g = builder.group(group);
+                builder.add_host(name, g, source, None);
+            }
+        }
+        builder.finish(None, None)
+    }
+
     /// The `-i` path as given; `None` for [`Inventory::local`].
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()

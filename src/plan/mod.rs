@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod inventory_change;
+pub mod markdown;
 pub mod model;
 pub mod planner;
 pub mod policy;
@@ -233,6 +234,13 @@ pub fn build(
             sha256: inventory_change::digest(p),
         }),
         limit: limit.map(str::to_string),
+        groups: hosts
+            .iter()
+            .map(|h| {
+                let groups = h.groups.iter().filter(|g| *g != "all").cloned().collect();
+                (h.name.clone(), groups)
+            })
+            .collect(),
         playbooks: playbooks
             .playbooks
             .iter()
@@ -246,6 +254,33 @@ pub fn build(
         inventory_changes,
         summary,
     }
+}
+
+/// `plan` narrowed to the hosts `limit` selects (Ansible patterns over the host names and
+/// the groups the plan records), with the inventory edits for those hosts and the summary
+/// counted again.
+pub fn subset(plan: &Plan, limit: &str) -> Result<Plan, crate::inventory::InventoryError> {
+    let none: Vec<String> = Vec::new();
+    let inventory = Inventory::from_memberships(plan.hosts.iter().map(|h| {
+        let groups = plan.groups.get(&h.host).unwrap_or(&none);
+        (h.host.as_str(), groups.as_slice())
+    }))?;
+    let chosen: HashSet<String> = inventory
+        .select(Some(limit))?
+        .into_iter()
+        .map(|h| h.name.clone())
+        .collect();
+    let mut out = plan.clone();
+    out.hosts.retain(|h| chosen.contains(&h.host));
+    out.groups.retain(|h, _| chosen.contains(h));
+    out.inventory_changes
+        .retain(|c| c.hosts.iter().any(|h| chosen.contains(h)));
+    out.limit = Some(match &plan.limit {
+        Some(made) => format!("{made} (shown: {limit})"),
+        None => limit.to_owned(),
+    });
+    out.summary = summarize(&out.hosts, out.inventory_changes.len());
+    Ok(out)
 }
 
 fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: String) -> HostPlan {

@@ -25,6 +25,10 @@ pub struct Plan {
     pub playbooks: Vec<PlaybookRef>,
     /// Every selected host, in inventory order.
     pub hosts: Vec<HostPlan>,
+    /// Each host's inventory groups (without `all`), so a saved plan can be narrowed with
+    /// the same `--limit` patterns offline (`dnsfix show --limit kube_node`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, Vec<String>>,
     /// Changes to the local inventory that keep the node fixes from being reverted by the
     /// next Kubespray run; `apply` makes them only with `--update-inventory`.
     pub inventory_changes: Vec<InventoryChange>,

@@ -39,24 +39,7 @@ pub fn text(plan: &Plan, colour: bool) -> String {
     let paint = Paint(colour);
     let mut out = String::new();
 
-    // Group on the uncoloured block, so colour cannot split or merge groups.
-    let mut groups: Vec<(&HostPlan, Vec<&str>)> = Vec::new();
-    let mut group_of: HashMap<String, usize> = HashMap::new();
-    let mut clean = Vec::new();
-    for host in &plan.hosts {
-        if !has_something_to_say(host) {
-            clean.push(host.host.as_str());
-            continue;
-        }
-        let key = block(host, Paint(false));
-        match group_of.get(&key) {
-            Some(&i) => groups[i].1.push(&host.host),
-            None => {
-                group_of.insert(key, groups.len());
-                groups.push((host, vec![&host.host]));
-            }
-        }
-    }
+    let (groups, clean) = groups(plan);
 
     for (first, hosts) in &groups {
         let header = match hosts.as_slice() {
@@ -76,6 +59,53 @@ pub fn text(plan: &Plan, colour: bool) -> String {
     }
     let _ = writeln!(out, "{}", summary(&plan.summary));
     out
+}
+
+/// Hosts with the same plan, each group with its first host's plan, in inventory order;
+/// then the hosts with nothing to say. Grouped on the uncoloured text block, so colour
+/// cannot split or merge groups, and every renderer groups alike.
+pub(super) type Groups<'a> = (Vec<(&'a HostPlan, Vec<&'a str>)>, Vec<&'a str>);
+
+pub(super) fn groups(plan: &Plan) -> Groups<'_> {
+    let mut groups: Vec<(&HostPlan, Vec<&str>)> = Vec::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
+    let mut clean = Vec::new();
+    for host in &plan.hosts {
+        if !has_something_to_say(host) {
+            clean.push(host.host.as_str());
+            continue;
+        }
+        let key = block(host, Paint(false));
+        match group_of.get(&key) {
+            Some(&i) => groups[i].1.push(&host.host),
+            None => {
+                group_of.insert(key, groups.len());
+                groups.push((host, vec![&host.host]));
+            }
+        }
+    }
+    (groups, clean)
+}
+
+/// A unified diff of `before` → `after`, uncoloured and unindented, with a final newline;
+/// empty when they are equal.
+pub(super) fn unified(before: &str, after: &str, old_name: &str, new_name: &str) -> String {
+    let mut out = String::new();
+    diff(
+        &mut out,
+        "",
+        before,
+        after,
+        old_name,
+        new_name,
+        Paint(false),
+    );
+    out
+}
+
+/// The one-line summary `plan` ends with.
+pub(super) fn summary_line(s: &Summary) -> String {
+    summary(s)
 }
 
 /// The plan as saved with `-o plan.json` and read back by `apply`.
@@ -419,7 +449,7 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 /// `plan` with every string made safe for a terminal ([`crate::report::terminal_text`]).
-fn terminal_safe(plan: &Plan) -> Plan {
+pub(super) fn terminal_safe(plan: &Plan) -> Plan {
     fn walk(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
@@ -479,7 +509,7 @@ impl Paint {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::plan) mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
@@ -514,6 +544,7 @@ rotateCertificates: true
             created: "2025-01-01T00:00:00Z".to_owned(),
             inventory: None,
             limit: None,
+            groups: Default::default(),
             playbooks: Vec::new(),
             hosts,
             inventory_changes: Vec::new(),
@@ -1055,7 +1086,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
     /// A fleet as `dnsfix plan` would see it after a Kubespray upgrade: two workers with
     /// the #9948 loopback, one also missing br_netfilter, one blocked, one unreachable,
     /// two clean, and the group_vars edit that keeps the fix.
-    fn full_plan() -> Plan {
+    pub(in crate::plan) fn full_plan() -> Plan {
         let netfilter = HostPlan {
             findings: vec![
                 loopback_finding(),

@@ -1,0 +1,648 @@
+//! A [`Plan`] as Markdown for a change review (a merge request, a ticket): what the plan
+//! file is (its sha256, when and from what it was made), a summary table, then one section
+//! per group of identical hosts with its findings, changes (diffs in fenced `diff` blocks,
+//! long ones folded in `<details>`), handlers, blocked playbooks and notes, the hosts with
+//! nothing to change, and the inventory edits.
+//!
+//! Node text can hold anything, backticks and HTML included: it is only ever written inside
+//! a code span or a fence longer than any run of backticks in it, or escaped, so it cannot
+//! close a block or open one. Secrets are redacted as in the saved plan, control
+//! characters shown escaped as on a terminal. A pure function of the plan and its digest.
+
+use std::fmt::Write as _;
+
+use super::model::{Change, FindingRecord, HostPlan, HostStatus, InventoryChange, Plan};
+use super::render;
+use crate::diagnose::FindingStatus;
+
+/// A diff longer than this many lines is folded in a `<details>` block.
+const FOLD_LINES: usize = 20;
+/// A group's heading names at most this many hosts; the rest are listed below it.
+const HEADING_HOSTS: usize = 5;
+
+/// The plan as Markdown. `sha256` is the plan file's digest, the one `apply` prints.
+pub fn markdown(plan: &Plan, sha256: &str) -> String {
+    let plan = &render::terminal_safe(&super::redact::redact_plan(plan));
+    let mut out = String::new();
+    out.push_str("# dnsfix plan\n\n");
+    provenance(&mut out, plan, sha256);
+    summary(&mut out, plan);
+
+    let (groups, clean) = render::groups(plan);
+    for (first, hosts) in &groups {
+        host_section(&mut out, first, hosts);
+    }
+    if !clean.is_empty() {
+        out.push_str("## Nothing to change\n\n");
+        let _ = writeln!(out, "{}\n", host_list(&clean));
+    }
+    if !plan.inventory_changes.is_empty() {
+        inventory(&mut out, &plan.inventory_changes);
+    }
+    out
+}
+
+fn provenance(out: &mut String, plan: &Plan, sha256: &str) {
+    let _ = writeln!(
+        out,
+        "Plan file sha256: {}. `dnsfix apply` prints the sha256 of the file it applies: it \
+         must be this one.\n",
+        code(sha256)
+    );
+    out.push_str("| | |\n|---|---|\n");
+    let _ = writeln!(
+        out,
+        "| made | {} by dnsfix {} |",
+        cell(&plan.created),
+        cell(&plan.dnsfix_version)
+    );
+    match &plan.inventory {
+        Some(inv) => {
+            let _ = writeln!(
+                out,
+                "| inventory | {} (sha256 {}) |",
+                code_cell(&inv.path),
+                code_cell(&inv.sha256)
+            );
+        }
+        None => out.push_str("| inventory | none: the local machine |\n"),
+    }
+    let limit = plan
+        .limit
+        .as_deref()
+        .map_or_else(|| "all hosts".to_owned(), code_cell);
+    let _ = writeln!(out, "| limit | {limit} |");
+    let playbooks: Vec<String> = plan.playbooks.iter().map(|p| code_cell(&p.name)).collect();
+    let playbooks = if playbooks.is_empty() {
+        "none".to_owned()
+    } else {
+        playbooks.join(", ")
+    };
+    let _ = writeln!(out, "| playbooks | {playbooks} |\n");
+}
+
+fn summary(out: &mut String, plan: &Plan) {
+    let s = &plan.summary;
+    out.push_str("## Summary\n\n");
+    let _ = writeln!(out, "{}\n", text(&render::summary_line(s)));
+    out.push_str("| | |\n|---|---|\n");
+    let _ = writeln!(
+        out,
+        "| hosts changing | {} of {} |",
+        s.hosts_changing, s.hosts
+    );
+    let _ = writeln!(out, "| files | {} |", s.files);
+    let _ = writeln!(out, "| sysctls | {} |", s.sysctls);
+    let _ = writeln!(out, "| kernel modules | {} |", s.modules);
+    let restarts: Vec<String> = s
+        .restarts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(what, n)| format!("{n} × {}", cell(what)))
+        .collect();
+    let restarts = match (restarts.is_empty(), s.serial) {
+        (true, _) => "none".to_owned(),
+        (false, Some(serial)) => format!("{}, in batches of {serial}", restarts.join(", ")),
+        (false, None) => restarts.join(", "),
+    };
+    let _ = writeln!(out, "| restarts | {restarts} |");
+    let _ = writeln!(out, "| blocked playbooks | {} |", blocked_summary(plan));
+    let failed: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Error)
+        .map(|h| h.host.as_str())
+        .collect();
+    let failed = if failed.is_empty() {
+        "none".to_owned()
+    } else {
+        failed
+            .iter()
+            .map(|h| code_cell(h))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "| hosts not planned (unreachable) | {failed} |");
+    let _ = writeln!(out, "| inventory files | {} |\n", s.inventory_files);
+}
+
+/// "`kubelet-resolvconf` on 2 hosts, `host-upstream-dns` on 1 host", or "none".
+fn blocked_summary(plan: &Plan) -> String {
+    let mut by_playbook: Vec<(&str, usize)> = Vec::new();
+    for b in plan.hosts.iter().flat_map(|h| &h.blocked) {
+        match by_playbook.iter_mut().find(|(p, _)| *p == b.playbook) {
+            Some((_, n)) => *n += 1,
+            None => by_playbook.push((&b.playbook, 1)),
+        }
+    }
+    if by_playbook.is_empty() {
+        return "none".to_owned();
+    }
+    by_playbook
+        .iter()
+        .map(|(p, n)| {
+            let hosts = if *n == 1 { "host" } else { "hosts" };
+            format!("{} on {n} {hosts}", code_cell(p))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn host_section(out: &mut String, host: &HostPlan, hosts: &[&str]) {
+    let named: Vec<String> = hosts.iter().take(HEADING_HOSTS).map(|h| code(h)).collect();
+    let heading = match hosts.len() {
+        1 => named.join(""),
+        n if n <= HEADING_HOSTS => format!("{}: same change", named.join(", ")),
+        n => format!(
+            "{} and {} more: same change",
+            named.join(", "),
+            n - HEADING_HOSTS
+        ),
+    };
+    let _ = writeln!(out, "## {heading}\n");
+    if hosts.len() > HEADING_HOSTS {
+        let _ = writeln!(
+            out,
+            "<details><summary>all {} hosts</summary>\n\n{}\n\n</details>\n",
+            hosts.len(),
+            host_list(hosts)
+        );
+    }
+    if host.status == HostStatus::Error {
+        let why = host.error.as_ref().map_or_else(
+            || "no reason recorded".to_owned(),
+            |e| format!("{}: {}", e.kind, e.message),
+        );
+        let _ = writeln!(out, "**Could not plan:** {}\n", text(&why));
+    }
+    if !host.findings.is_empty() {
+        out.push_str("### Findings\n\n");
+        for f in &host.findings {
+            finding(out, f);
+        }
+        out.push('\n');
+    }
+    if !host.changes.is_empty() {
+        out.push_str("### Changes\n\n");
+        for c in &host.changes {
+            change(out, c);
+        }
+    }
+    if !host.handlers.is_empty() {
+        out.push_str("### Handlers\n\n");
+        for h in &host.handlers {
+            let verb = match h.action.as_str() {
+                "restarted" => "restart",
+                "reloaded" => "reload",
+                other => other,
+            };
+            let _ = writeln!(
+                out,
+                "- {} {} (batches of {})",
+                text(verb),
+                code(&h.unit),
+                h.serial
+            );
+            for r in &h.reasons {
+                let _ = writeln!(out, "  - ← {}", text(r));
+            }
+        }
+        out.push('\n');
+    }
+    if !host.blocked.is_empty() {
+        out.push_str("### Blocked\n\n");
+        for b in &host.blocked {
+            let fixes = if b.fixes.is_empty() {
+                String::new()
+            } else {
+                format!(" (fixes {})", codes(&b.fixes))
+            };
+            let _ = writeln!(out, "- {}: {}{fixes}", code(&b.playbook), text(&b.reason));
+        }
+        out.push('\n');
+    }
+    notes(out, "Notes", &host.notes);
+    let failing = host
+        .findings
+        .iter()
+        .any(|f| f.status == FindingStatus::Failed && f.id != crate::diagnose::drift::DRIFT_ID);
+    if host.changes.is_empty() && host.status != HostStatus::Error && failing {
+        notes(out, "No change", &host.unchanged);
+    }
+    if !host.fixes.is_empty() || !host.remaining.is_empty() {
+        out.push_str("### After apply\n\n");
+        if !host.fixes.is_empty() {
+            let _ = writeln!(out, "- fixes {}", codes(&host.fixes));
+        }
+        if !host.remaining.is_empty() {
+            let _ = writeln!(out, "- still failing: {}", codes(&host.remaining));
+        }
+        out.push('\n');
+    }
+}
+
+fn finding(out: &mut String, f: &FindingRecord) {
+    let label = match f.status {
+        FindingStatus::Failed => f.severity.to_string(),
+        FindingStatus::Unknown => "unknown".to_owned(),
+    };
+    let _ = writeln!(out, "- **{label}** {} {}", code(&f.id), text(&f.summary));
+    for e in &f.evidence {
+        let _ = writeln!(out, "  - {}", text(e));
+    }
+}
+
+fn change(out: &mut String, c: &Change) {
+    match c {
+        Change::WriteFile {
+            path,
+            description,
+            before_sha256,
+            before,
+            content,
+            mode,
+            ..
+        } => {
+            let (heading, old_name) = match before_sha256 {
+                None => (
+                    format!(
+                        "`+` {} (new file, mode {})",
+                        code(path),
+                        code(mode.as_deref().unwrap_or("0644"))
+                    ),
+                    "/dev/null".to_owned(),
+                ),
+                Some(_) => (format!("`~` {}", code(path)), format!("a{path}")),
+            };
+            let _ = writeln!(out, "#### {heading}\n");
+            let _ = writeln!(out, "{}\n", text(description));
+            let before = before.as_deref().unwrap_or("");
+            let diff = render::unified(before, content, &old_name, &format!("b{path}"));
+            fenced_diff(out, &diff, path);
+        }
+        Change::Sysctl {
+            name,
+            before,
+            after,
+            ..
+        } => {
+            let before = before.as_deref().unwrap_or("unset");
+            let _ = writeln!(
+                out,
+                "#### sysctl {}\n\n{} → {}\n",
+                code(name),
+                code(before),
+                code(after)
+            );
+        }
+        Change::LoadModule { name, .. } => {
+            let _ = writeln!(out, "#### modprobe {}\n", code(name));
+        }
+    }
+    let mut seen = Vec::new();
+    for r in c.reasons() {
+        let line = if r.fixes.is_empty() {
+            format!("Because: {}", code(&r.playbook))
+        } else {
+            format!("Because: {} ← {}", code(&r.playbook), codes(&r.fixes))
+        };
+        if !seen.contains(&line) {
+            let _ = writeln!(out, "{line}\n");
+            seen.push(line);
+        }
+    }
+}
+
+fn notes(out: &mut String, title: &str, notes: &[super::model::Note]) {
+    if notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### {title}\n");
+    for n in notes {
+        let mut lines = n.message.lines();
+        let first = text(lines.next().unwrap_or_default());
+        if n.playbook.is_empty() {
+            let _ = writeln!(out, "- {first}");
+        } else {
+            let _ = writeln!(out, "- {}: {first}", code(&n.playbook));
+        }
+        for line in lines.filter(|l| !l.trim().is_empty()) {
+            let _ = writeln!(out, "  - {}", text(line.trim()));
+        }
+    }
+    out.push('\n');
+}
+
+fn inventory(out: &mut String, changes: &[InventoryChange]) {
+    out.push_str("## Inventory\n\n");
+    out.push_str(
+        "Changed only by `dnsfix apply --update-inventory`. Without it, the next Kubespray \
+         run undoes these fixes.\n\n",
+    );
+    for c in changes {
+        let (sign, old_name) = match c.before_sha256 {
+            None => ("+", "/dev/null".to_owned()),
+            Some(_) => ("~", format!("a/{}", c.path.trim_start_matches('/'))),
+        };
+        let _ = writeln!(out, "#### `{sign}` {}\n", code(&c.path));
+        let _ = writeln!(out, "- sets: {}", codes(&c.settings));
+        let _ = writeln!(out, "- for: {}\n", host_list(&c.hosts));
+        let new_name = format!("b/{}", c.path.trim_start_matches('/'));
+        let diff = render::unified(
+            c.before.as_deref().unwrap_or(""),
+            &c.content,
+            &old_name,
+            &new_name,
+        );
+        fenced_diff(out, &diff, &c.path);
+    }
+}
+
+/// A diff in a fenced `diff` block, folded in `<details>` when long.
+fn fenced_diff(out: &mut String, diff: &str, path: &str) {
+    if diff.is_empty() {
+        return;
+    }
+    let lines = diff.lines().count();
+    let fold = lines > FOLD_LINES;
+    if fold {
+        let _ = writeln!(
+            out,
+            "<details><summary>diff of {} ({lines} lines)</summary>\n",
+            html(path)
+        );
+    }
+    let fence = fence_for(diff);
+    let _ = writeln!(out, "{fence}diff\n{diff}{fence}\n");
+    if fold {
+        out.push_str("</details>\n\n");
+    }
+}
+
+/// A backtick fence longer than any run of backticks in `content` (at least three).
+fn fence_for(content: &str) -> String {
+    "`".repeat(longest_backtick_run(content).max(2) + 1)
+}
+
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// `s` as an inline code span that nothing in it can close: delimited by more backticks
+/// than its longest run, padded with a space (which CommonMark strips) where a leading or
+/// trailing backtick or space must stay inside. A line break would end a table row or a heading, so
+/// it is shown as `\n`.
+fn code(s: &str) -> String {
+    let s = s.replace('\n', "\\n");
+    let ticks = "`".repeat(longest_backtick_run(&s) + 1);
+    let pad = s.starts_with('`') || s.ends_with('`') || (s.starts_with(' ') && s.ends_with(' '));
+    if pad {
+        format!("{ticks} {s} {ticks}")
+    } else {
+        format!("{ticks}{s}{ticks}")
+    }
+}
+
+/// [`code`] inside a table cell, where GitHub and GitLab split on `|` even in code.
+fn code_cell(s: &str) -> String {
+    code(s).replace('|', "\\|")
+}
+
+fn codes(items: &[String]) -> String {
+    items.iter().map(|i| code(i)).collect::<Vec<_>>().join(", ")
+}
+
+fn host_list<S: AsRef<str>>(hosts: &[S]) -> String {
+    hosts
+        .iter()
+        .map(|h| code(h.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Plain text as one Markdown line that reads as written: every character Markdown or
+/// HTML could take as syntax is backslash-escaped, and one that would start a block (a
+/// list, a heading, a quote) at the line's start too.
+fn text(s: &str) -> String {
+    let s = s.replace('\n', " ");
+    // An ordered list marker: digits, then `.` or `)`; its punctuation is what gets escaped.
+    let digits = s.chars().take_while(char::is_ascii_digit).count();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, c) in s.chars().enumerate() {
+        let starts_block = (i == 0 && matches!(c, '-' | '+' | '#' | '=' | '>'))
+            || (digits > 0
+                && i == digits
+                && matches!(c, '.' | ')')
+                && s[i + 1..].starts_with([' ', '\t']) | s[i + 1..].is_empty());
+        if starts_block || "\\`*_[]<>|~&!".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Plain text in a table cell.
+fn cell(s: &str) -> String {
+    text(s)
+}
+
+/// Text inside an HTML element (a `<summary>`).
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+
+    use super::*;
+    use crate::plan::model::{FindingRecord, Note, Reason};
+
+    /// What a Markdown parser (pulldown-cmark, CommonMark with GitHub's tables) makes of
+    /// the document: fenced code blocks (info, text), raw HTML, links, and all the text.
+    #[derive(Default)]
+    struct Read {
+        code_blocks: Vec<(String, String)>,
+        html: Vec<String>,
+        links: usize,
+        text: String,
+    }
+
+    fn read(markdown: &str) -> Read {
+        let mut read = Read::default();
+        let mut block: Option<(String, String)> = None;
+        for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+            match event {
+                Event::Start(Tag::CodeBlock(kind)) => {
+                    let info = match kind {
+                        CodeBlockKind::Fenced(info) => info.to_string(),
+                        CodeBlockKind::Indented => "(indented)".to_owned(),
+                    };
+                    block = Some((info, String::new()));
+                }
+                Event::End(TagEnd::CodeBlock) => read.code_blocks.extend(block.take()),
+                Event::Text(t) => match &mut block {
+                    Some((_, body)) => body.push_str(&t),
+                    None => read.text.push_str(&t),
+                },
+                Event::Code(t) => read.text.push_str(&t),
+                Event::Html(h) | Event::InlineHtml(h) => read.html.push(h.to_string()),
+                Event::Start(Tag::Link { .. } | Tag::Image { .. }) => read.links += 1,
+                _ => {}
+            }
+        }
+        read
+    }
+
+    /// The only HTML in the document is dnsfix's own `<details>` folding, balanced.
+    fn only_our_html(read: &Read) {
+        let mut open = 0i32;
+        for h in &read.html {
+            let h = h.trim();
+            if h.starts_with("<details><summary>") && h.ends_with("</summary>") {
+                assert!(
+                    !h["<details><summary>".len()..].contains(['<', '>']) || {
+                        let inner = &h["<details><summary>".len()..h.len() - "</summary>".len()];
+                        !inner.contains(['<', '>'])
+                    },
+                    "{h}"
+                );
+                open += 1;
+            } else if h == "</details>" {
+                open -= 1;
+                assert!(open >= 0, "a </details> closes nothing");
+            } else {
+                panic!("HTML that is not dnsfix's own: {h:?}");
+            }
+        }
+        assert_eq!(open, 0, "unbalanced <details>");
+    }
+
+    #[test]
+    fn full_plan_markdown() {
+        let plan = crate::plan::render::tests::full_plan();
+        let md = markdown(&plan, "ab12");
+        let read = read(&md);
+        only_our_html(&read);
+        assert_eq!(read.links, 0);
+        // Every file change and the inventory edit is one fenced diff block.
+        let files = plan
+            .hosts
+            .iter()
+            .filter(|h| h.host != "node3") // node2 and node3 are one group
+            .flat_map(|h| &h.changes)
+            .filter(|c| matches!(c, Change::WriteFile { .. }))
+            .count();
+        assert_eq!(read.code_blocks.len(), files + plan.inventory_changes.len());
+        assert!(read.code_blocks.iter().all(|(info, _)| info == "diff"));
+        insta::assert_snapshot!(md);
+    }
+
+    /// Node text made to break out: fences of every length, closing tags, HTML, links,
+    /// list and heading markers, table pipes, a terminal escape. It stays text: the fences
+    /// hold exactly the diff, no HTML but dnsfix's own, no link, and the words read back.
+    #[test]
+    fn node_text_cannot_break_the_markdown() {
+        let hostile = "```\n````\n</details>\n<script>alert(1)</script>\n# heading\n- item\n\
+                       | a | b |\n[click](http://evil.example)\n\x1b]52;c;Zm9v\x07\n";
+        let long: String = (0..30).map(|i| format!("line {i} ``` `\n")).collect();
+        let change = |path: &str, content: String| Change::WriteFile {
+            path: path.to_owned(),
+            description: "rendered from `x` </details> [y](z) | *bold*".to_owned(),
+            before_sha256: Some("00".to_owned()),
+            // A fence line both sides have: the diff shows it as context, ` ```` `, which
+            // closes a three-backtick fence.
+            before: Some("```\nold ` line\n".to_owned()),
+            after_sha256: "11".to_owned(),
+            content,
+            mode: None,
+            reasons: vec![Reason {
+                playbook: "p`q".to_owned(),
+                task: "t".to_owned(),
+                fixes: vec!["DNS-X".to_owned()],
+            }],
+        };
+        let mut plan = crate::plan::render::tests::full_plan();
+        let host = &mut plan.hosts[1];
+        host.host = "node`2".to_owned();
+        host.changes = vec![
+            change("/etc/dnsfix/``a|b``.conf", hostile.to_owned()),
+            change("/etc/dnsfix/long.conf", long.clone()),
+        ];
+        host.findings = vec![FindingRecord {
+            evidence: vec!["1. <b>not bold</b> `tick".to_owned(), "> quote".to_owned()],
+            summary: "- not a list <img src=x onerror=alert(1)>".to_owned(),
+            ..host.findings[0].clone()
+        }];
+        host.notes = vec![Note {
+            playbook: "n".to_owned(),
+            message: "# not a heading\n```\n</details>".to_owned(),
+        }];
+        let md = markdown(&plan, "ab12");
+        let read = read(&md);
+        only_our_html(&read);
+        assert_eq!(read.links, 0, "{md}");
+        let diffs: Vec<&String> = read.code_blocks.iter().map(|(_, body)| body).collect();
+        let safe = crate::report::terminal_text(hostile).into_owned();
+        let want = render::unified(
+            "```\nold ` line\n",
+            &safe,
+            "a/etc/dnsfix/``a|b``.conf",
+            "b/etc/dnsfix/``a|b``.conf",
+        );
+        assert!(
+            diffs.contains(&&want),
+            "the hostile diff is not one whole block:\n{md}"
+        );
+        let want = render::unified(
+            "```\nold ` line\n",
+            &long,
+            "a/etc/dnsfix/long.conf",
+            "b/etc/dnsfix/long.conf",
+        );
+        assert!(
+            diffs.contains(&&want),
+            "the long diff is not one whole block:\n{md}"
+        );
+        assert!(md.contains("<details><summary>diff of /etc/dnsfix/long.conf ("));
+        for words in [
+            "1. <b>not bold</b> `tick",
+            "- not a list <img src=x onerror=alert(1)>",
+            "# not a heading",
+            "rendered from `x` </details> [y](z) | *bold*",
+            "node`2",
+            "/etc/dnsfix/``a|b``.conf",
+        ] {
+            assert!(
+                read.text.contains(words),
+                "{words:?} does not read back:\n{}",
+                read.text
+            );
+        }
+        assert!(!md.contains('\x1b'), "a raw escape reached the document");
+    }
+
+    /// Secrets stay redacted, as in the saved plan.
+    #[test]
+    fn secrets_are_redacted() {
+        let mut plan = crate::plan::render::tests::full_plan();
+        plan.hosts[1].changes = vec![Change::WriteFile {
+            path: "/etc/rancher/k3s/config.yaml".to_owned(),
+            description: "d".to_owned(),
+            before_sha256: Some("00".to_owned()),
+            before: Some("token: s3cr3t\n".to_owned()),
+            after_sha256: "11".to_owned(),
+            content: "token: s3cr3t\nresolv-conf: /etc/dnsfix/resolv.conf\n".to_owned(),
+            mode: None,
+            reasons: vec![],
+        }];
+        let md = markdown(&plan, "ab12");
+        assert!(!md.contains("s3cr3t"), "{md}");
+        assert!(md.contains("<redacted sha256:"), "{md}");
+    }
+}
