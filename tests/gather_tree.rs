@@ -258,3 +258,60 @@ fn compare(tree: &Path, scratch: &Path) -> Vec<String> {
     }
     failures
 }
+
+/// Every path dnsfix always gathers, present in a tree with content of its own, comes back
+/// from the script as that content (files under /etc, /var and /run), and every `*.conf`
+/// directory is listed: deleting a path from gather.sh fails here, not only in review.
+#[test]
+fn the_script_reads_every_always_gathered_path() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-all-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let on_tree = |path: &str| {
+        ["/etc/", "/var/", "/run/"]
+            .iter()
+            .any(|p| path.starts_with(p))
+    };
+    let files: Vec<&str> = raw::ALWAYS_GATHERED
+        .iter()
+        .copied()
+        .filter(|p| on_tree(p) && *p != "/etc/dnsfix")
+        .collect();
+    for path in &files {
+        let file = tree.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("# {path}\n")).expect("write");
+    }
+    let dirs: Vec<&str> = raw::CONF_DIRS
+        .iter()
+        .copied()
+        .filter(|d| on_tree(d))
+        .collect();
+    for dir in &dirs {
+        let file = tree.join(dir.trim_start_matches('/')).join("x.conf");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("# {dir}/x.conf\n")).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(files.len() >= 18 && dirs.len() >= 6, "{files:?} {dirs:?}");
+    let mut missed = Vec::new();
+    for path in files {
+        match raw.get(path) {
+            Some(f)
+                if f.state == FileState::Present
+                    && f.content == format!("# {path}\n").as_bytes() => {}
+            other => missed.push(format!("{path}: {:?}", other.map(|f| f.state))),
+        }
+    }
+    for dir in dirs {
+        let path = format!("{dir}/x.conf");
+        if raw.get(&path).is_none_or(|f| f.state != FileState::Present) {
+            missed.push(format!("{path}: not listed"));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "gather.sh does not read:\n{}",
+        missed.join("\n")
+    );
+}
