@@ -29,7 +29,22 @@ fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
         }
         for case in std::fs::read_dir(&rule).expect("rule dir") {
             let case = case.expect("entry").path();
-            if case.join("expected.json").is_file() {
+            if !case.is_dir() {
+                continue;
+            }
+            // A case is a node tree and what it must produce: one without the other is a
+            // fixture that silently tests nothing.
+            let (tree, expected) = (
+                case.join("root").is_dir(),
+                case.join("expected.json").is_file(),
+            );
+            assert_eq!(
+                tree,
+                expected,
+                "{}: a case needs both root/ and expected.json",
+                case.display()
+            );
+            if expected {
                 out.push(case);
             }
         }
@@ -42,9 +57,12 @@ fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
 fn rule_fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
     let cases = cases(&dir);
+    // Each rule has a positive and a negative case (checked below), the upstream-sourced
+    // cases are 25: fewer means fixtures went missing.
     assert!(
-        !cases.is_empty(),
-        "no rule fixtures under {}",
+        cases.len() >= 2 * dnsfix::diagnose::rules::RULES.len() + 25,
+        "only {} rule fixtures under {}",
+        cases.len(),
         dir.display()
     );
     let mut failures = Vec::new();
