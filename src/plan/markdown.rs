@@ -17,7 +17,7 @@ use crate::diagnose::FindingStatus;
 
 /// A diff longer than this many lines is folded in a `<details>` block.
 const FOLD_LINES: usize = 20;
-/// A group's heading names at most this many hosts; the rest are listed below it.
+/// A group of more hosts than this also lists every one of them below its heading.
 const HEADING_HOSTS: usize = 5;
 
 /// The plan as Markdown. `sha256` is the plan file's digest, the one `apply` prints.
@@ -34,7 +34,7 @@ pub fn markdown(plan: &Plan, sha256: &str) -> String {
     }
     if !clean.is_empty() {
         out.push_str("## Nothing to change\n\n");
-        let _ = writeln!(out, "{}\n", host_list(&clean));
+        let _ = writeln!(out, "{}\n", code(&render::host_list(&clean)));
     }
     if !plan.inventory_changes.is_empty() {
         inventory(&mut out, &plan.inventory_changes);
@@ -149,15 +149,9 @@ fn blocked_summary(plan: &Plan) -> String {
 }
 
 fn host_section(out: &mut String, host: &HostPlan, hosts: &[&str]) {
-    let named: Vec<String> = hosts.iter().take(HEADING_HOSTS).map(|h| code(h)).collect();
-    let heading = match hosts.len() {
-        1 => named.join(""),
-        n if n <= HEADING_HOSTS => format!("{}: same change", named.join(", ")),
-        n => format!(
-            "{} and {} more: same change",
-            named.join(", "),
-            n - HEADING_HOSTS
-        ),
+    let heading = match hosts {
+        [one] => code(one),
+        many => format!("{}: same change", code(&render::host_list(many))),
     };
     let _ = writeln!(out, "## {heading}\n");
     if hosts.len() > HEADING_HOSTS {

@@ -44,14 +44,14 @@ pub fn text(plan: &Plan, colour: bool) -> String {
     for (first, hosts) in &groups {
         let header = match hosts.as_slice() {
             [one] => format!("== {one}"),
-            many => format!("== {}: same change", many.join(", ")),
+            many => format!("== {}: same change", host_list(many)),
         };
         let _ = writeln!(out, "{}", paint.bold(&header));
         out.push_str(&block(first, paint));
         out.push('\n');
     }
     if !clean.is_empty() {
-        let _ = writeln!(out, "nothing to change: {}\n", clean.join(", "));
+        let _ = writeln!(out, "nothing to change: {}\n", host_list(&clean));
     }
     if !plan.inventory_changes.is_empty() {
         inventory(&mut out, &plan.inventory_changes, paint);
@@ -106,6 +106,73 @@ pub(super) fn unified(before: &str, after: &str, old_name: &str, new_name: &str)
 /// The one-line summary `plan` ends with.
 pub(super) fn summary_line(s: &Summary) -> String {
     summary(s)
+}
+
+/// A header's list of hosts, short at fleet scale: runs of three or more numbered names in
+/// a row as Ansible ranges (`node[003:120]`, `web[1:9].example.com`), and past
+/// [`HOST_LIST_WIDTH`] characters a count with the first and last (the saved plan lists
+/// every host).
+pub(super) fn host_list(hosts: &[&str]) -> String {
+    let ranges = host_ranges(hosts);
+    if ranges.len() <= HOST_LIST_WIDTH || hosts.len() < 3 {
+        return ranges;
+    }
+    format!(
+        "{} hosts, {} … {}",
+        hosts.len(),
+        hosts[0],
+        hosts[hosts.len() - 1]
+    )
+}
+
+/// Characters of a host list before it is shortened to a count.
+const HOST_LIST_WIDTH: usize = 160;
+
+/// `hosts` joined with `, `, consecutive numbered names folded into `prefix[a:b]suffix`.
+fn host_ranges(hosts: &[&str]) -> String {
+    // A name's last run of digits: (prefix, digits, suffix).
+    fn split(name: &str) -> Option<(&str, &str, &str)> {
+        let end = name.rfind(|c: char| c.is_ascii_digit())? + 1;
+        let start = name[..end]
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |i| i + 1);
+        Some((&name[..start], &name[start..end], &name[end..]))
+    }
+    // `next` is the name right after `prev` in a range: same prefix, suffix and width
+    // (zero-padded) or unpadded, number one more.
+    fn follows(prev: &str, next: &str) -> bool {
+        let (Some((p1, d1, s1)), Some((p2, d2, s2))) = (split(prev), split(next)) else {
+            return false;
+        };
+        let (Ok(a), Ok(b)) = (d1.parse::<u64>(), d2.parse::<u64>()) else {
+            return false;
+        };
+        let padded = |d: &str| d.len() > 1 && d.starts_with('0');
+        p1 == p2
+            && s1 == s2
+            && b == a + 1
+            && if padded(d1) {
+                d2.len() == d1.len()
+            } else {
+                !padded(d2)
+            }
+    }
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < hosts.len() {
+        let mut j = i;
+        while j + 1 < hosts.len() && follows(hosts[j], hosts[j + 1]) {
+            j += 1;
+        }
+        match (split(hosts[i]), split(hosts[j])) {
+            (Some((prefix, first, suffix)), Some((_, last, _))) if j - i >= 2 => {
+                parts.push(format!("{prefix}[{first}:{last}]{suffix}"));
+            }
+            _ => parts.extend(hosts[i..=j].iter().map(|h| (*h).to_owned())),
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 /// The plan as saved with `-o plan.json` and read back by `apply`.
@@ -1215,6 +1282,29 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
             hosts: vec!["node2".to_owned(), "node3".to_owned(), "node4".to_owned()],
         }];
         p
+    }
+
+    #[test]
+    fn host_lists_fold_numbered_runs() {
+        let names: Vec<String> = (1..=120).map(|i| format!("node{i:03}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(host_list(&refs), "node[001:120]");
+        assert_eq!(
+            host_list(&[
+                "web1", "web2", "web3", "db1", "web5", "w9.x", "w10.x", "w11.x"
+            ]),
+            "web[1:3], db1, web5, w[9:11].x"
+        );
+        // Two in a row stay names; a padded and an unpadded number are not one range.
+        assert_eq!(host_list(&["a1", "a2", "b"]), "a1, a2, b");
+        assert_eq!(host_list(&["n09", "n10", "n11"]), "n[09:11]");
+        assert_eq!(host_list(&["n8", "n09", "n10"]), "n8, n09, n10");
+        // Names with nothing to fold, past the width: a count, the first and the last.
+        let names: Vec<String> = (0..40)
+            .map(|i| format!("host-{}", (b'a' + (i % 26) as u8) as char))
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(host_list(&refs), "40 hosts, host-a … host-n");
     }
 
     #[test]
