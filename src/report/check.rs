@@ -35,7 +35,11 @@ impl Checked<'_> {
 
 fn sorted<'a>(hosts: &'a [Checked<'a>]) -> Vec<&'a Checked<'a>> {
     let mut v: Vec<&Checked> = hosts.iter().collect();
-    v.sort_by(|a, b| a.rank().cmp(&b.rank()).then_with(|| a.host().cmp(b.host())));
+    v.sort_by(|a, b| {
+        a.rank()
+            .cmp(&b.rank())
+            .then_with(|| super::natural_cmp(a.host(), b.host()))
+    });
     v
 }
 

@@ -56,6 +56,46 @@ impl From<&HostError> for ErrorEntry {
 
 /// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
 /// it ever did, the output still is JSON and says why.
+/// Host names in the order people count them: runs of digits compare as numbers, so
+/// `node2` comes before `node10` (and `node02` next to `node2`).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> impl Iterator<Item = &str> {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digit = first.is_ascii_digit();
+            let end = rest
+                .find(|c: char| c.is_ascii_digit() != digit)
+                .unwrap_or(rest.len());
+            let (chunk, tail) = rest.split_at(end);
+            rest = tail;
+            Some(chunk)
+        })
+    }
+    let mut x = chunks(a);
+    let mut y = chunks(b);
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let numeric = p.starts_with(|c: char| c.is_ascii_digit())
+                    && q.starts_with(|c: char| c.is_ascii_digit());
+                let order = if numeric {
+                    let (p, q) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                    p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+                } else {
+                    p.cmp(q)
+                };
+                if order.is_ne() {
+                    return order;
+                }
+            }
+        }
+    }
+}
+
 pub fn pretty_json(doc: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(doc)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
@@ -216,6 +256,16 @@ impl EventSink for ProgressSink {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn host_names_sort_naturally() {
+        let mut names = vec!["node10", "node2", "node1", "db", "node02", "node1a", "node"];
+        names.sort_by(|a, b| super::natural_cmp(a, b));
+        assert_eq!(
+            names,
+            ["db", "node", "node1", "node1a", "node02", "node2", "node10"]
+        );
+    }
+
     #[test]
     fn terminal_text_keeps_layout_and_escapes_the_rest() {
         let hostile = "nameserver 1.1.1.1\x1b]52;c;ZXZpbA==\x07\r== node2\tok\u{202e}x\n";
