@@ -34,7 +34,7 @@ fn local_facts_without_inventory() {
     assert_eq!(doc["hosts"][0]["status"], "ok");
     assert!(doc["hosts"][0]["facts"]["files"]["/etc/resolv.conf"].is_object());
     // Progress goes to stderr, results to stdout.
-    assert!(stderr(&out).contains("localhost: facts gathered"));
+    assert!(stderr(&out).contains("facts gathered from 1 of 1 host in "));
 }
 
 #[test]

@@ -185,29 +185,99 @@ pub fn sink_for(total: usize, progress: bool) -> Box<dyn EventSink> {
     if progress && std::io::stderr().is_terminal() {
         Box::new(ProgressSink::new(total))
     } else {
-        Box::new(PlainSink::default())
+        Box::new(PlainSink::new(total))
     }
 }
 
-/// One line per finished or failed host, on stderr.
-#[derive(Debug, Default)]
+/// Without a terminal (CI, cron, a pipe), at fleet scale: failures and warnings as they
+/// happen, one line each, then one summary line; hosts that went well are only counted.
+#[derive(Debug)]
 pub struct PlainSink {
-    lock: Mutex<()>,
+    total: usize,
+    started: std::time::Instant,
+    tally: Mutex<Tally>,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    gathered: usize,
+    failed: usize,
+    /// Outcomes of the step after gathering (apply, rollback), by word, in first-seen order.
+    done: Vec<(String, usize)>,
+}
+
+impl PlainSink {
+    pub fn new(total: usize) -> PlainSink {
+        PlainSink {
+            total,
+            started: std::time::Instant::now(),
+            tally: Mutex::new(Tally::default()),
+        }
+    }
+
+    fn print(line: &str) {
+        let _ = writeln!(std::io::stderr(), "{}", escape(line));
+    }
 }
 
 impl EventSink for PlainSink {
     fn event(&self, event: Event) {
-        let line = match event {
-            Event::FactsGathered { host, elapsed } => {
-                format!("{host}: facts gathered in {:.2}s", elapsed.as_secs_f64())
-            }
-            Event::HostFailed { host, error } => format!("{host}: FAILED: {error}"),
-            Event::Warning { message } => format!("warning: {message}"),
-            Event::HostDone { host, message } => format!("{host}: {message}"),
-            Event::HostStarted { .. } | Event::HostConnected { .. } => return,
+        let Ok(mut tally) = self.tally.lock() else {
+            return;
         };
-        let _guard = self.lock.lock();
-        let _ = writeln!(std::io::stderr(), "{}", escape(&line));
+        match event {
+            Event::FactsGathered { .. } => tally.gathered += 1,
+            Event::HostFailed { host, error } => {
+                tally.failed += 1;
+                PlainSink::print(&format!("{host}: FAILED: {error}"));
+            }
+            Event::Warning { message } => PlainSink::print(&format!("warning: {message}")),
+            Event::HostDone { host, message } => {
+                // "applied", or "failed: why": a host with a reason is worth a line.
+                let (word, why) = match message.split_once(": ") {
+                    Some((word, why)) => (word.to_owned(), Some(why)),
+                    None => (message.clone(), None),
+                };
+                if why.is_some() {
+                    PlainSink::print(&format!("{host}: {message}"));
+                }
+                match tally.done.iter_mut().find(|(w, _)| *w == word) {
+                    Some((_, n)) => *n += 1,
+                    None => tally.done.push((word, 1)),
+                }
+            }
+            Event::HostStarted { .. } | Event::HostConnected { .. } => {}
+        }
+    }
+
+    fn finish(&self) {
+        let Ok(tally) = self.tally.lock() else {
+            return;
+        };
+        let seconds = self.started.elapsed().as_secs_f64();
+        let hosts = if self.total == 1 { "host" } else { "hosts" };
+        if tally.gathered + tally.failed > 0 {
+            let mut line = format!(
+                "facts gathered from {} of {} {hosts} in {seconds:.2}s",
+                tally.gathered, self.total
+            );
+            if tally.failed > 0 {
+                line.push_str(&format!("; {} failed", tally.failed));
+            }
+            PlainSink::print(&line);
+        }
+        if !tally.done.is_empty() {
+            let counts: Vec<String> = tally
+                .done
+                .iter()
+                .map(|(word, n)| format!("{n} {word}"))
+                .collect();
+            PlainSink::print(&format!(
+                "{} {hosts} in {seconds:.2}s: {}",
+                self.total,
+                counts.join(", ")
+            ));
+        }
     }
 }
 
