@@ -36,7 +36,10 @@ pub struct ApplyRun<'a> {
 
 /// Reads a saved plan and checks it is one this dnsfix can apply.
 pub fn load_plan(path: &Path) -> Result<Plan, Error> {
-    let bad = |why: String| Error::Usage(format!("{}: {why}", path.display()));
+    let bad = |reason: String| Error::SavedPlan {
+        path: path.to_path_buf(),
+        reason,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     // What the reviewer approved is this exact file: say which one is applied.
     eprintln!(
@@ -69,13 +72,13 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
         match loaded.playbooks.iter().find(|p| p.name == recorded.name) {
             Some(p) if p.sha256 == recorded.sha256 => {}
             Some(p) => {
-                return Err(Error::Usage(format!(
+                return Err(Error::PlanRefused(format!(
                     "the plan was made with playbook {} from {} (sha256 {}), but {} here is different (sha256 {}): plan again, or pass the same --playbooks",
                     recorded.name, recorded.source, recorded.sha256, p.source, p.sha256
                 )));
             }
             None => {
-                return Err(Error::Usage(format!(
+                return Err(Error::PlanRefused(format!(
                     "the plan was made with playbook {} from {}, which is not loaded: pass --playbooks with the site playbooks the plan was made with",
                     recorded.name, recorded.source
                 )));
@@ -85,7 +88,7 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
     for host in &plan.hosts {
         for reason in host.changes.iter().flat_map(|c| c.reasons()) {
             if !plan.playbooks.iter().any(|p| p.name == reason.playbook) {
-                return Err(Error::Usage(format!(
+                return Err(Error::PlanRefused(format!(
                     "host {}: a change is attributed to playbook {}, which the plan does not list: refused",
                     host.host, reason.playbook
                 )));
@@ -123,7 +126,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
         .map(|h| h.host.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(Error::Usage(format!(
+        return Err(Error::PlanRefused(format!(
             "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
@@ -178,7 +181,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
         inventory_updates: Vec::new(),
     };
     if let Err(e) = record::save(&record::state_dir(), &record) {
-        return Err(Error::Usage(format!(
+        return Err(Error::RunRecord(format!(
             "cannot record the run in {} before applying: {e} (set DNSFIX_STATE_DIR to a \
              writable directory)",
             record::state_dir().display()
@@ -234,9 +237,9 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
 /// Rolls back run `run_id`. Returns the exit code.
 pub fn rollback_run(run: &ApplyRun, run_id: &str, yes: bool) -> Result<u8, Error> {
     let dir = record::state_dir();
-    let applied = record::load(&dir, run_id).map_err(Error::Usage)?;
+    let applied = record::load(&dir, run_id).map_err(Error::RunRecord)?;
     if applied.command != "apply" {
-        return Err(Error::Usage(format!(
+        return Err(Error::RunRecord(format!(
             "run {run_id} was a {}, not an apply",
             applied.command
         )));
