@@ -317,19 +317,6 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
     summary
 }
 
-/// Exit code for a plan (DESIGN.md): 3 if a host could not be planned, 2 if anything is
-/// to be changed or blocked, else 0.
-pub fn exit_code(plan: &Plan) -> u8 {
-    let s = &plan.summary;
-    if s.hosts_failed > 0 {
-        crate::exit::UNREACHABLE
-    } else if s.hosts_changing > 0 || s.hosts_blocked > 0 || s.inventory_files > 0 {
-        crate::exit::FINDINGS
-    } else {
-        crate::exit::OK
-    }
-}
-
 /// The current time as RFC 3339 UTC, e.g. `2026-11-22T17:05:09Z`.
 pub fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()

@@ -1,41 +1,85 @@
-//! The `apply` and `rollback` commands: what surrounds the executor in [`crate::apply`]
-//! (loading or making the plan, asking, recording the run, the local inventory update,
-//! the report and the exit code).
+//! `dnsfix apply [PLAN]`: carry out a saved plan exactly as saved, or a fresh one after a
+//! y/N; what surrounds the executor in [`crate::apply`] (checking the plan still fits,
+//! recording the run, the local inventory update, the report and the exit code).
 
 use std::collections::HashMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
+use super::{Context, exit};
 use crate::apply::record::{self, InventoryUpdate, RunRecord};
 use crate::apply::{self, ApplyOptions, HostOutcome, HostResult};
+use crate::config::{ApplyConfig, Config, Format};
 use crate::error::Error;
 use crate::facts::raw::sha256_hex;
-use crate::inventory::{Host, Inventory};
+use crate::inventory::Host;
 use crate::plan::model::{InventoryChange, PLAN_FORMAT_VERSION, Plan};
+use crate::playbook::Playbooks;
 use crate::report::{self, EventSink};
-use crate::transport::Transport;
-use crate::{Format, exit};
+
+/// 0 when everything was applied, 4 when a host was stale, 3 when a host failed or could
+/// not be planned or reached; 1 when the answer to y/N was no.
+pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
+    // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet
+    // run. A saved plan is checked against the playbooks loaded now, so it loads them too.
+    let playbooks = Playbooks::load(args.playbooks.as_deref())?;
+    // A saved plan is read before any host is contacted, too.
+    let saved = args.plan.as_deref().map(load_plan).transpose()?;
+    let ctx = Context::new(config)?;
+    let run = Run {
+        ctx: &ctx,
+        playbooks: &playbooks,
+        options: ApplyOptions {
+            serial: args.serial,
+            max_fail_percentage: args.max_fail_percentage,
+            health_timeout: args.health_timeout,
+            forks: config.forks,
+        },
+        update_inventory: args.update_inventory,
+        plan_file: args.plan.as_deref(),
+    };
+    match &saved {
+        Some(plan) => apply_plan(&run, plan, false),
+        None => apply_fresh(&run, args),
+    }
+}
 
 /// Everything apply needs besides the plan.
 #[derive(Debug)]
-pub struct ApplyRun<'a> {
-    pub inventory: &'a Inventory,
-    pub hosts: &'a [&'a Host],
-    pub transport: Arc<Transport>,
-    pub runtime: &'a tokio::runtime::Runtime,
-    pub options: ApplyOptions,
-    pub update_inventory: bool,
-    pub format: Format,
-    pub progress: bool,
-    pub plan_file: Option<&'a Path>,
+struct Run<'a> {
+    ctx: &'a Context<'a>,
     /// The playbooks loaded for this run: the shipped ones and `--playbooks DIR`.
-    pub playbooks: &'a crate::playbook::Playbooks,
+    playbooks: &'a Playbooks,
+    options: ApplyOptions,
+    update_inventory: bool,
+    plan_file: Option<&'a Path>,
+}
+
+/// Plans now, shows the plan, asks y/N (unless `--yes`), then applies it.
+fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
+    let (plan, unreachable) = super::plan::make(run.ctx, run.playbooks);
+    let unreachable = unreachable || super::plan::exit_code(&plan) == exit::UNREACHABLE;
+    let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    let mut out = std::io::stdout().lock();
+    if run.ctx.config.format == Format::Text {
+        out.write_all(crate::plan::render::text(&plan, args.colour).as_bytes())?;
+    }
+    if changing == 0 && (plan.inventory_changes.is_empty() || !run.update_inventory) {
+        writeln!(out, "nothing to apply")?;
+        return Ok(super::unless_unreachable(unreachable, exit::OK));
+    }
+    drop(out);
+    let question = format!("Apply these changes to {changing} host(s)?");
+    if !args.yes && !super::confirm(&question)? {
+        eprintln!("nothing applied");
+        return Ok(exit::BAD_INPUT);
+    }
+    apply_plan(run, &plan, unreachable)
 }
 
 /// Reads a saved plan and checks it is one this dnsfix can apply.
-pub fn load_plan(path: &Path) -> Result<Plan, Error> {
+fn load_plan(path: &Path) -> Result<Plan, Error> {
     let bad = |reason: String| Error::SavedPlan {
         path: path.to_path_buf(),
         reason,
@@ -98,101 +142,24 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
     Ok(())
 }
 
-/// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.
-pub fn confirm(question: &str) -> Result<bool, Error> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Error::Usage(
-            "not applying without confirmation: there is no terminal to ask on; review the \
-             plan and pass --yes, or apply a saved plan (`dnsfix plan -o plan.json`, then \
-             `dnsfix apply plan.json`)"
-                .into(),
-        ));
-    }
-    eprint!("{question} [y/N] ");
-    std::io::stderr().flush()?;
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
-}
-
-/// Applies `plan` and prints the report. Returns the exit code.
-pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
-    // A host the plan changes must still be in the inventory: dropping it quietly would
-    // report success for a change never made.
-    let missing: Vec<&str> = plan
-        .hosts
-        .iter()
-        .filter(|h| !h.changes.is_empty() && run.inventory.host(&h.host).is_none())
-        .map(|h| h.host.as_str())
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::PlanRefused(format!(
-            "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            if missing.len() == 1 { "is" } else { "are" },
-            run.inventory
-                .path()
-                .map_or("(none)".to_owned(), |p| p.display().to_string())
-        )));
-    }
-    verify_playbooks(plan, run.playbooks)?;
-    let selected: Vec<&str> = run.hosts.iter().map(|h| h.name.as_str()).collect();
-    let mut plan = plan.clone();
-    plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
-    if let (Some(saved), Some(path)) = (&plan.inventory, run.inventory.path()) {
-        let now = crate::plan::inventory_change::digest(path);
-        if now != saved.sha256 {
-            eprintln!(
-                "warning: the inventory changed since the plan was made ({}); hosts are \
-                 reached with its current connection settings",
-                saved.path
-            );
-        }
-    }
-    let hosts: HashMap<String, Host> = run
-        .hosts
-        .iter()
-        .map(|h| (h.name.clone(), (*h).clone()))
+/// Applies `plan` to the selected hosts and prints the report. Returns the exit code.
+fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
+    let ctx = run.ctx;
+    let plan = selected_part(run, plan)?;
+    let hosts: HashMap<String, Host> = ctx
+        .hosts()
+        .into_iter()
+        .map(|h| (h.name.clone(), h.clone()))
         .collect();
     let run_id = record::new_run_id();
-    let started = crate::plan::now_rfc3339();
+    let mut record = start_record(run, &plan, &run_id)?;
     let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
-    // Recorded before any node is touched, so an interrupted run can still be rolled back
-    // (the nodes' manifests say what it wrote).
-    let mut record = RunRecord {
-        kind: "dnsfix-run".into(),
-        format_version: record::RUN_FORMAT_VERSION,
-        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: run_id.clone(),
-        command: "apply".into(),
-        started,
-        finished: String::new(),
-        inventory: run.inventory.path().map(|p| p.display().to_string()),
-        plan_file: run.plan_file.map(|p| p.display().to_string()),
-        plan_created: plan.created.clone(),
-        rolls_back: None,
-        hosts: plan
-            .hosts
-            .iter()
-            .filter(|h| !h.changes.is_empty())
-            .map(|h| HostResult::new(h, HostOutcome::Pending))
-            .collect(),
-        inventory_updates: Vec::new(),
-    };
-    if let Err(e) = record::save(&record::state_dir(), &record) {
-        return Err(Error::RunRecord(format!(
-            "cannot record the run in {} before applying: {e} (set DNSFIX_STATE_DIR to a \
-             writable directory)",
-            record::state_dir().display()
-        )));
-    }
-    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, run.progress));
-    let results = run.runtime.block_on(apply::apply(
+    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
+    let results = ctx.runtime.block_on(apply::apply(
         &plan,
         &run_id,
         &hosts,
-        Arc::clone(&run.transport),
+        Arc::clone(&ctx.transport),
         &run.options,
         run.playbooks
             .playbooks
@@ -215,7 +182,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
     record.hosts = results;
     record.inventory_updates = inventory_updates;
     let saved = save_record(&record);
-    let rendered = match run.format {
+    let rendered = match ctx.config.format {
         Format::Json => report::pretty_json(&record),
         Format::Text | Format::Junit => report::apply::text(
             &record,
@@ -224,9 +191,7 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
             saved.as_deref(),
         ),
     };
-    std::io::stdout()
-        .lock()
-        .write_all(crate::report::terminal_text(&rendered).as_bytes())?;
+    super::print(&rendered)?;
     Ok(exit_code(
         &record.hosts,
         planned_unreachable,
@@ -234,79 +199,87 @@ pub fn apply_plan(run: &ApplyRun, plan: &Plan, planned_unreachable: bool) -> Res
     ))
 }
 
-/// Rolls back run `run_id`. Returns the exit code.
-pub fn rollback_run(run: &ApplyRun, run_id: &str, yes: bool) -> Result<u8, Error> {
-    let dir = record::state_dir();
-    let applied = record::load(&dir, run_id).map_err(Error::RunRecord)?;
-    if applied.command != "apply" {
-        return Err(Error::RunRecord(format!(
-            "run {run_id} was a {}, not an apply",
-            applied.command
+/// The part of `plan` for the selected hosts, once the whole plan is known to fit: every
+/// host it changes is still in the inventory, and it was made with the playbooks loaded
+/// now. Warns when the inventory changed since the plan was made.
+fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
+    let inventory = &run.ctx.inventory;
+    // A host the plan changes must still be in the inventory: dropping it quietly would
+    // report success for a change never made.
+    let missing: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| !h.changes.is_empty() && inventory.host(&h.host).is_none())
+        .map(|h| h.host.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::PlanRefused(format!(
+            "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            inventory
+                .path()
+                .map_or("(none)".to_owned(), |p| p.display().to_string())
         )));
     }
-    let selected: Vec<&str> = run.hosts.iter().map(|h| h.name.as_str()).collect();
-    let targets: Vec<HostResult> = applied
-        .hosts
-        .iter()
-        .filter(|h| selected.contains(&h.host.as_str()))
-        .cloned()
+    verify_playbooks(plan, run.playbooks)?;
+    let selected: Vec<&str> = run
+        .ctx
+        .hosts()
+        .into_iter()
+        .map(|h| h.name.as_str())
         .collect();
-    let writing = targets
-        .iter()
-        .filter(|h| apply::rollback::may_have_written(h))
-        .count();
-    if writing == 0 {
-        println!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
-        return Ok(exit::OK);
+    let mut plan = plan.clone();
+    plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
+    if let (Some(saved), Some(path)) = (&plan.inventory, inventory.path()) {
+        let now = crate::plan::inventory_change::digest(path);
+        if now != saved.sha256 {
+            eprintln!(
+                "warning: the inventory changed since the plan was made ({}); hosts are \
+                 reached with its current connection settings",
+                saved.path
+            );
+        }
     }
-    if !yes && !confirm(&format!("Roll back run {run_id} on {writing} host(s)?"))? {
-        eprintln!("nothing rolled back");
-        return Ok(exit::BAD_INPUT);
-    }
-    let hosts: HashMap<String, Host> = run
-        .hosts
-        .iter()
-        .map(|h| (h.name.clone(), (*h).clone()))
-        .collect();
-    let rollback_id = record::new_run_id();
-    let started = crate::plan::now_rfc3339();
-    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, run.progress));
-    let results = run.runtime.block_on(apply::rollback::rollback(
-        run_id,
-        &targets,
-        &hosts,
-        Arc::clone(&run.transport),
-        &run.options,
-        Arc::clone(&sink),
-    ));
-    sink.finish();
+    Ok(plan)
+}
+
+/// Records the run before any node is touched, so an interrupted run can still be rolled
+/// back (the nodes' manifests say what it wrote).
+fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error> {
     let record = RunRecord {
         kind: "dnsfix-run".into(),
         format_version: record::RUN_FORMAT_VERSION,
         dnsfix_version: env!("CARGO_PKG_VERSION").into(),
-        run_id: rollback_id,
-        command: "rollback".into(),
-        started,
-        finished: crate::plan::now_rfc3339(),
-        inventory: run.inventory.path().map(|p| p.display().to_string()),
-        plan_file: applied.plan_file.clone(),
-        plan_created: applied.plan_created.clone(),
-        rolls_back: Some(run_id.to_string()),
-        hosts: results,
+        run_id: run_id.to_owned(),
+        command: "apply".into(),
+        started: crate::plan::now_rfc3339(),
+        finished: String::new(),
+        inventory: run.ctx.inventory.path().map(|p| p.display().to_string()),
+        plan_file: run.plan_file.map(|p| p.display().to_string()),
+        plan_created: plan.created.clone(),
+        rolls_back: None,
+        hosts: plan
+            .hosts
+            .iter()
+            .filter(|h| !h.changes.is_empty())
+            .map(|h| HostResult::new(h, HostOutcome::Pending))
+            .collect(),
         inventory_updates: Vec::new(),
     };
-    let saved = save_record(&record);
-    let rendered = match run.format {
-        Format::Json => report::pretty_json(&record),
-        Format::Text | Format::Junit => report::apply::text(&record, &[], false, saved.as_deref()),
-    };
-    std::io::stdout()
-        .lock()
-        .write_all(crate::report::terminal_text(&rendered).as_bytes())?;
-    Ok(exit_code(&record.hosts, false, &[]))
+    if let Err(e) = record::save(&record::state_dir(), &record) {
+        return Err(Error::RunRecord(format!(
+            "cannot record the run in {} before applying: {e} (set DNSFIX_STATE_DIR to a \
+             writable directory)",
+            record::state_dir().display()
+        )));
+    }
+    Ok(record)
 }
 
-fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
+/// Saves the finished run's record; a failure is a warning (the nodes keep their part).
+pub(super) fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
     match record::save(&record::state_dir(), record) {
         Ok(path) => Some(path),
         Err(e) => {
@@ -324,7 +297,11 @@ fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
 
 /// 4 if a host was stale, else 3 if a host failed, was locked, left untouched, or could
 /// not be planned or reached, else 0.
-fn exit_code(results: &[HostResult], unreachable: bool, updates: &[InventoryUpdate]) -> u8 {
+pub(super) fn exit_code(
+    results: &[HostResult],
+    unreachable: bool,
+    updates: &[InventoryUpdate],
+) -> u8 {
     if results.iter().any(|r| r.outcome == HostOutcome::Stale)
         || updates.iter().any(|u| u.outcome == "stale")
     {
@@ -388,15 +365,5 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
     match record::write_atomic_mode(path, content.as_bytes(), 0o644) {
         Ok(()) => outcome("written", change.settings.join("; ")),
         Err(e) => outcome("error", e.to_string()),
-    }
-}
-
-/// Default options for rollback (no batches: it undoes what is there).
-pub fn rollback_options(forks: usize, health_timeout: Duration) -> ApplyOptions {
-    ApplyOptions {
-        serial: None,
-        max_fail_percentage: 100,
-        health_timeout,
-        forks,
     }
 }
