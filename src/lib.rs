@@ -3,7 +3,8 @@
 //! The pipeline is inventory → connect → gather → (diagnose → plan → apply). Each stage is
 //! a module with one job. Only `transport` and the orchestrators that fan out over hosts,
 //! in `gather` and `apply` (apply and rollback), are async; the commands drive them on
-//! one tokio runtime with `block_on`. Parsing, diagnosis, planning and editing are pure.
+//! one tokio runtime with `block_on`. Parsing, diagnosis, planning and editing are pure
+//! functions of their inputs (planning also reads the local inventory files it edits).
 //!
 //! [`run`] dispatches to one module per command under [`commands`]; only that layer
 //! prints results, asks questions and decides exit codes. The engine reports progress
