@@ -27,26 +27,38 @@ pub enum Action {
     Explain {
         id: Option<String>,
     },
-    Plan {
-        output: Option<PathBuf>,
-        playbooks: Option<PathBuf>,
-        colour: bool,
-    },
-    Apply {
-        plan: Option<PathBuf>,
-        yes: bool,
-        serial: Option<crate::playbook::Batch>,
-        max_fail_percentage: u32,
-        health_timeout: Duration,
-        update_inventory: bool,
-        playbooks: Option<PathBuf>,
-        colour: bool,
-    },
-    Rollback {
-        run_id: String,
-        yes: bool,
-        health_timeout: Duration,
-    },
+    Plan(PlanConfig),
+    Apply(ApplyConfig),
+    Rollback(RollbackConfig),
+}
+
+/// What `dnsfix plan` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanConfig {
+    pub output: Option<PathBuf>,
+    pub playbooks: Option<PathBuf>,
+    pub colour: bool,
+}
+
+/// What `dnsfix apply` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyConfig {
+    pub plan: Option<PathBuf>,
+    pub yes: bool,
+    pub serial: Option<crate::playbook::Batch>,
+    pub max_fail_percentage: u32,
+    pub health_timeout: Duration,
+    pub update_inventory: bool,
+    pub playbooks: Option<PathBuf>,
+    pub colour: bool,
+}
+
+/// What `dnsfix rollback` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackConfig {
+    pub run_id: String,
+    pub yes: bool,
+    pub health_timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -110,11 +122,11 @@ impl Config {
                         )));
                     }
                 }
-                let action = Action::Plan {
+                let action = Action::Plan(PlanConfig {
                     output: args.output,
                     playbooks: args.playbooks,
                     colour,
-                };
+                });
                 (action, args.common)
             }
             Command::Apply(args) => {
@@ -141,7 +153,7 @@ impl Config {
                     ));
                 }
 
-                let action = Action::Apply {
+                let action = Action::Apply(ApplyConfig {
                     plan: args.plan,
                     yes: args.yes,
                     serial,
@@ -150,18 +162,18 @@ impl Config {
                     update_inventory: args.update_inventory,
                     playbooks: args.playbooks,
                     colour: colour(args.color),
-                };
+                });
                 (action, args.common)
             }
             Command::Rollback(args) => {
                 if args.common.format == FormatArg::Junit {
                     return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
                 }
-                let action = Action::Rollback {
+                let action = Action::Rollback(RollbackConfig {
                     run_id: args.run_id,
                     yes: args.yes,
                     health_timeout: Duration::from_secs(args.health_timeout.max(1)),
-                };
+                });
                 (action, args.common)
             }
             Command::Explain(args) => {

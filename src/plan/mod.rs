@@ -16,12 +16,12 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 pub use model::{Change, HostPlan, HostStatus, Plan};
 
-use crate::diagnose::{self, FindingStatus, HostDiagnosis};
+use crate::diagnose::{self, Finding, FindingStatus, HostDiagnosis};
 use crate::facts::NodeFacts;
 use crate::gather::HostOutcome;
 use crate::inventory::{Host, Inventory};
-use crate::playbook::{Batch, Playbooks};
-use model::{FindingRecord, HostPlanError, InventoryRef, PlaybookRef, Summary};
+use crate::playbook::{Batch, Playbook, Playbooks};
+use model::{FindingRecord, HostPlanError, InventoryChange, InventoryRef, PlaybookRef, Summary};
 
 /// Builds the plan for `hosts` (the selected hosts, in inventory order) from their gather
 /// `outcomes` (same order).
@@ -56,172 +56,31 @@ pub fn build(
     let mut host_plans = Vec::new();
     let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
     for (host, outcome) in hosts.iter().zip(outcomes) {
-        let facts = match &outcome.result {
-            Ok(facts) => facts,
-            Err(error) => {
-                host_plans.push(error_plan(
-                    &host.name,
-                    Vec::new(),
-                    "unreachable",
-                    format!("{}: {error}", error.kind()),
-                ));
-                continue;
+        let plan = match &outcome.result {
+            Ok(facts) => {
+                let findings = by_host
+                    .get(host.name.as_str())
+                    .map(|d| d.findings().cloned().collect::<Vec<_>>())
+                    .unwrap_or_default();
+                let applicable: Vec<&Playbook> = playbooks
+                    .playbooks
+                    .iter()
+                    .zip(&selected)
+                    .filter(|(_, hosts)| hosts.contains(&host.name))
+                    .map(|(p, _)| p)
+                    .collect();
+                plan_reachable(host, facts, &findings, playbooks, &applicable, &mut wanted)
             }
+            Err(error) => error_plan(
+                &host.name,
+                Vec::new(),
+                "unreachable",
+                format!("{}: {error}", error.kind()),
+            ),
         };
-        let findings = by_host
-            .get(host.name.as_str())
-            .map(|d| d.findings().cloned().collect::<Vec<_>>())
-            .unwrap_or_default();
-        let records: Vec<FindingRecord> = findings
-            .iter()
-            .map(|f| {
-                let mut record = FindingRecord::from(f);
-                record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
-                record
-            })
-            .collect();
-        let failing: BTreeSet<String> = findings
-            .iter()
-            .filter(|f| f.status == FindingStatus::Failed)
-            .map(|f| f.id.to_string())
-            .collect();
-        if let Err(message) = context::check_upstreams(host) {
-            host_plans.push(error_plan(&host.name, records, "inventory", message));
-            continue;
-        }
-        let base = minijinja::Value::from(minijinja::value::Serde(context::build(
-            host, facts, &findings,
-        )));
-        let applicable: Vec<&crate::playbook::Playbook> = playbooks
-            .playbooks
-            .iter()
-            .zip(&selected)
-            .filter(|(_, hosts)| hosts.contains(&host.name))
-            .map(|(p, _)| p)
-            .collect();
-        let run = match planner::plan_host(&applicable, &playbooks.env, facts, &base, &failing) {
-            Ok(run) => run,
-            Err(message) => {
-                host_plans.push(error_plan(&host.name, records, "playbook", message));
-                continue;
-            }
-        };
-        // Nothing outside what dnsfix (or a playbook's `allow:`) may change.
-        let all: Vec<&crate::playbook::Playbook> = playbooks.playbooks.iter().collect();
-        let before_of = |path: &str| {
-            run.changes.iter().find_map(|c| match c {
-                Change::WriteFile {
-                    path: p, before, ..
-                } if p == path => before.as_deref(),
-                _ => None,
-            })
-        };
-        if let Err(message) = policy::check_host(
-            &policy::Policy::for_node(facts, &all),
-            &run.changes,
-            &run.handlers,
-            before_of,
-        ) {
-            host_plans.push(error_plan(&host.name, records, "playbook", message));
-            continue;
-        }
-        let predicted = predict::predict(facts, &run.changes, &run.handlers);
-        let after = diagnose::diagnose_host(host, &predicted);
-        let still: BTreeSet<String> = after
-            .findings()
-            .filter(|f| f.status == FindingStatus::Failed)
-            .map(|f| f.id.to_string())
-            .collect();
-        for set in &run.inventory_sets {
-            if host.var(&set.key) == Some(&set.value) {
-                continue;
-            }
-            match wanted
-                .iter_mut()
-                .find(|w| w.key == set.key && w.value == set.value)
-            {
-                Some(w) => w.hosts.push(host.name.clone()),
-                None => wanted.push(inventory_change::Wanted {
-                    key: set.key.clone(),
-                    value: set.value.clone(),
-                    hosts: vec![host.name.clone()],
-                }),
-            }
-        }
-        let mut unchanged = run.unchanged.clone();
-        for id in &failing {
-            if id != diagnose::drift::DRIFT_ID && playbooks.fixing(id).is_none() {
-                unchanged.push(model::Note {
-                    playbook: String::new(),
-                    message: format!(
-                        "no playbook fixes {id} (`dnsfix explain {id}` says how to fix it)"
-                    ),
-                });
-            }
-        }
-        let mut digest = run.digest.clone();
-        planner::digest_core(&mut digest, facts);
-        let status = if !run.changes.is_empty() {
-            HostStatus::Changes
-        } else if !run.blocked.is_empty() {
-            HostStatus::Blocked
-        } else {
-            HostStatus::Clean
-        };
-        let changing = !run.changes.is_empty();
-        host_plans.push(HostPlan {
-            host: host.name.clone(),
-            status,
-            error: None,
-            findings: records,
-            facts: Some(digest),
-            changes: run.changes,
-            handlers: run.handlers,
-            blocked: run.blocked,
-            notes: run.notes,
-            unchanged,
-            // Fleet drift is judged across hosts, not predicted per host.
-            fixes: if changing {
-                failing
-                    .difference(&still)
-                    .filter(|id| *id != diagnose::drift::DRIFT_ID)
-                    .cloned()
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            remaining: if changing {
-                still.into_iter().collect()
-            } else {
-                Vec::new()
-            },
-        });
+        host_plans.push(plan);
     }
-
-    let mut inventory_changes = Vec::new();
-    if let Some(path) = inventory.path() {
-        let (changes, notes) = inventory_change::changes(path, &wanted);
-        inventory_changes = changes;
-        for plan in &mut host_plans {
-            for message in notes.get(&plan.host).into_iter().flatten() {
-                plan.notes.push(model::Note {
-                    playbook: "inventory".into(),
-                    message: message.clone(),
-                });
-            }
-        }
-    } else if !wanted.is_empty() {
-        for plan in &mut host_plans {
-            if wanted.iter().any(|w| w.hosts.contains(&plan.host)) {
-                plan.notes.push(model::Note {
-                    playbook: "inventory".into(),
-                    message: "Kubespray sets these values on its next run; without an inventory \
-                              (-i) dnsfix cannot say where to keep them"
-                        .into(),
-                });
-            }
-        }
-    }
+    let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
 
     let summary = summarize(&host_plans, inventory_changes.len());
     Plan {
@@ -254,6 +113,179 @@ pub fn build(
         inventory_changes,
         summary,
     }
+}
+
+/// The plan for one gathered host: its findings, the changes the `applicable` playbooks
+/// make (within policy), and the findings predicted to remain. The inventory values the
+/// playbooks set for it are added to `wanted`.
+fn plan_reachable(
+    host: &Host,
+    facts: &NodeFacts,
+    findings: &[Finding],
+    playbooks: &Playbooks,
+    applicable: &[&Playbook],
+    wanted: &mut Vec<inventory_change::Wanted>,
+) -> HostPlan {
+    let records: Vec<FindingRecord> = findings
+        .iter()
+        .map(|f| {
+            let mut record = FindingRecord::from(f);
+            record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
+            record
+        })
+        .collect();
+    let failing: BTreeSet<String> = findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .map(|f| f.id.to_string())
+        .collect();
+    if let Err(message) = context::check_upstreams(host) {
+        return error_plan(&host.name, records, "inventory", message);
+    }
+    let base = minijinja::Value::from(minijinja::value::Serde(context::build(
+        host, facts, findings,
+    )));
+    let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing) {
+        Ok(run) => run,
+        Err(message) => return error_plan(&host.name, records, "playbook", message),
+    };
+    // Nothing outside what dnsfix (or a playbook's `allow:`) may change.
+    let all: Vec<&Playbook> = playbooks.playbooks.iter().collect();
+    let before_of = |path: &str| {
+        run.changes.iter().find_map(|c| match c {
+            Change::WriteFile {
+                path: p, before, ..
+            } if p == path => before.as_deref(),
+            _ => None,
+        })
+    };
+    if let Err(message) = policy::check_host(
+        &policy::Policy::for_node(facts, &all),
+        &run.changes,
+        &run.handlers,
+        before_of,
+    ) {
+        return error_plan(&host.name, records, "playbook", message);
+    }
+    let predicted = predict::predict(facts, &run.changes, &run.handlers);
+    let after = diagnose::diagnose_host(host, &predicted);
+    let still: BTreeSet<String> = after
+        .findings()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .map(|f| f.id.to_string())
+        .collect();
+    for set in &run.inventory_sets {
+        if host.var(&set.key) == Some(&set.value) {
+            continue;
+        }
+        match wanted
+            .iter_mut()
+            .find(|w| w.key == set.key && w.value == set.value)
+        {
+            Some(w) => w.hosts.push(host.name.clone()),
+            None => wanted.push(inventory_change::Wanted {
+                key: set.key.clone(),
+                value: set.value.clone(),
+                hosts: vec![host.name.clone()],
+            }),
+        }
+    }
+    host_plan(host, facts, records, run, &failing, still, playbooks)
+}
+
+/// Assembles a gathered host's plan from the playbooks' `run`, the findings `failing`
+/// now and those `still` failing once the changes are made.
+fn host_plan(
+    host: &Host,
+    facts: &NodeFacts,
+    records: Vec<FindingRecord>,
+    run: planner::HostRun,
+    failing: &BTreeSet<String>,
+    still: BTreeSet<String>,
+    playbooks: &Playbooks,
+) -> HostPlan {
+    let mut unchanged = run.unchanged.clone();
+    for id in failing {
+        if id != diagnose::drift::DRIFT_ID && playbooks.fixing(id).is_none() {
+            unchanged.push(model::Note {
+                playbook: String::new(),
+                message: format!(
+                    "no playbook fixes {id} (`dnsfix explain {id}` says how to fix it)"
+                ),
+            });
+        }
+    }
+    let mut digest = run.digest.clone();
+    planner::digest_core(&mut digest, facts);
+    let status = if !run.changes.is_empty() {
+        HostStatus::Changes
+    } else if !run.blocked.is_empty() {
+        HostStatus::Blocked
+    } else {
+        HostStatus::Clean
+    };
+    let changing = !run.changes.is_empty();
+    HostPlan {
+        host: host.name.clone(),
+        status,
+        error: None,
+        findings: records,
+        facts: Some(digest),
+        changes: run.changes,
+        handlers: run.handlers,
+        blocked: run.blocked,
+        notes: run.notes,
+        unchanged,
+        // Fleet drift is judged across hosts, not predicted per host.
+        fixes: if changing {
+            failing
+                .difference(&still)
+                .filter(|id| *id != diagnose::drift::DRIFT_ID)
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        },
+        remaining: if changing {
+            still.into_iter().collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// Where the inventory values hosts want are kept: the changes to the inventory's files
+/// (with a note on each host they concern), or, with no inventory, a note saying why not.
+fn place_inventory_changes(
+    inventory: &Inventory,
+    wanted: &[inventory_change::Wanted],
+    host_plans: &mut [HostPlan],
+) -> Vec<InventoryChange> {
+    let Some(path) = inventory.path() else {
+        if !wanted.is_empty() {
+            for plan in host_plans.iter_mut() {
+                if wanted.iter().any(|w| w.hosts.contains(&plan.host)) {
+                    plan.notes.push(model::Note {
+                        playbook: "inventory".into(),
+                        message: "Kubespray sets these values on its next run; without an \
+                                  inventory (-i) dnsfix cannot say where to keep them"
+                            .into(),
+                    });
+                }
+            }
+        }
+        return Vec::new();
+    };
+    let (changes, notes) = inventory_change::changes(path, wanted);
+    for plan in host_plans.iter_mut() {
+        for message in notes.get(&plan.host).into_iter().flatten() {
+            plan.notes.push(model::Note {
+                playbook: "inventory".into(),
+                message: message.clone(),
+            });
+        }
+    }
+    changes
 }
 
 /// `plan` narrowed to the hosts `limit` selects (Ansible patterns over the host names and
@@ -350,19 +382,6 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
         }
     }
     summary
-}
-
-/// Exit code for a plan (DESIGN.md): 3 if a host could not be planned, 2 if anything is
-/// to be changed or blocked, else 0.
-pub fn exit_code(plan: &Plan) -> u8 {
-    let s = &plan.summary;
-    if s.hosts_failed > 0 {
-        crate::exit::UNREACHABLE
-    } else if s.hosts_changing > 0 || s.hosts_blocked > 0 || s.inventory_files > 0 {
-        crate::exit::FINDINGS
-    } else {
-        crate::exit::OK
-    }
 }
 
 /// The current time as RFC 3339 UTC, e.g. `2026-11-22T17:05:09Z`.

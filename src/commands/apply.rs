@@ -1,0 +1,369 @@
+//! `dnsfix apply [PLAN]`: carry out a saved plan exactly as saved, or a fresh one after a
+//! y/N; what surrounds the executor in [`crate::apply`] (checking the plan still fits,
+//! recording the run, the local inventory update, the report and the exit code).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Context, exit};
+use crate::apply::record::{self, InventoryUpdate, RunRecord};
+use crate::apply::{self, ApplyOptions, HostOutcome, HostResult};
+use crate::config::{ApplyConfig, Config, Format};
+use crate::error::Error;
+use crate::facts::raw::sha256_hex;
+use crate::inventory::Host;
+use crate::plan::model::{InventoryChange, PLAN_FORMAT_VERSION, Plan};
+use crate::playbook::Playbooks;
+use crate::report::{self, EventSink};
+
+/// 0 when everything was applied, 4 when a host was stale, 3 when a host failed or could
+/// not be planned or reached; 1 when the answer to y/N was no.
+pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
+    // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet
+    // run. A saved plan is checked against the playbooks loaded now, so it loads them too.
+    let playbooks = Playbooks::load(args.playbooks.as_deref())?;
+    // A saved plan is read before any host is contacted, too.
+    let saved = args.plan.as_deref().map(load_plan).transpose()?;
+    let ctx = Context::new(config)?;
+    let run = Run {
+        ctx: &ctx,
+        playbooks: &playbooks,
+        options: ApplyOptions {
+            serial: args.serial,
+            max_fail_percentage: args.max_fail_percentage,
+            health_timeout: args.health_timeout,
+            forks: config.forks,
+        },
+        update_inventory: args.update_inventory,
+        plan_file: args.plan.as_deref(),
+    };
+    match &saved {
+        Some(plan) => apply_plan(&run, plan, false),
+        None => apply_fresh(&run, args),
+    }
+}
+
+/// Everything apply needs besides the plan.
+#[derive(Debug)]
+struct Run<'a> {
+    ctx: &'a Context<'a>,
+    /// The playbooks loaded for this run: the shipped ones and `--playbooks DIR`.
+    playbooks: &'a Playbooks,
+    options: ApplyOptions,
+    update_inventory: bool,
+    plan_file: Option<&'a Path>,
+}
+
+/// Plans now, shows the plan, asks y/N (unless `--yes`), then applies it.
+fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
+    let (plan, unreachable) = super::plan::make(run.ctx, run.playbooks);
+    let unreachable = unreachable || super::plan::exit_code(&plan) == exit::UNREACHABLE;
+    let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    let mut out = std::io::stdout().lock();
+    if run.ctx.config.format == Format::Text {
+        out.write_all(crate::plan::render::text(&plan, args.colour).as_bytes())?;
+    }
+    if changing == 0 && (plan.inventory_changes.is_empty() || !run.update_inventory) {
+        writeln!(out, "nothing to apply")?;
+        return Ok(super::unless_unreachable(unreachable, exit::OK));
+    }
+    drop(out);
+    let question = format!("Apply these changes to {changing} host(s)?");
+    if !args.yes && !super::confirm(&question)? {
+        eprintln!("nothing applied");
+        return Ok(exit::BAD_INPUT);
+    }
+    apply_plan(run, &plan, unreachable)
+}
+
+/// Reads a saved plan and checks it is one this dnsfix can apply.
+fn load_plan(path: &Path) -> Result<Plan, Error> {
+    let bad = |reason: String| Error::SavedPlan {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    // What the reviewer approved is this exact file: say which one is applied.
+    eprintln!(
+        "applying {} (sha256 {})",
+        path.display(),
+        sha256_hex(text.as_bytes())
+    );
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a saved plan: {e}")))?;
+    if value.get("kind").and_then(|k| k.as_str()) != Some("dnsfix-plan") {
+        return Err(bad(
+            "not a saved plan (write one with `dnsfix plan -o FILE`)".into(),
+        ));
+    }
+    let version = value.get("format_version").and_then(|v| v.as_u64());
+    if version != Some(u64::from(PLAN_FORMAT_VERSION)) {
+        return Err(bad(format!(
+            "plan format version {}, this dnsfix applies version {PLAN_FORMAT_VERSION}",
+            version.map_or("unknown".into(), |v| v.to_string())
+        )));
+    }
+    serde_json::from_value(value).map_err(|e| bad(format!("not a valid saved plan: {e}")))
+}
+
+/// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every
+/// change must come from one of them: what a change may touch is judged by the loaded
+/// playbooks' `allow:`, never by anything in the plan file.
+fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<(), Error> {
+    for recorded in &plan.playbooks {
+        match loaded.playbooks.iter().find(|p| p.name == recorded.name) {
+            Some(p) if p.sha256 == recorded.sha256 => {}
+            Some(p) => {
+                return Err(Error::PlanRefused(format!(
+                    "the plan was made with playbook {} from {} (sha256 {}), but {} here is different (sha256 {}): plan again, or pass the same --playbooks",
+                    recorded.name, recorded.source, recorded.sha256, p.source, p.sha256
+                )));
+            }
+            None => {
+                return Err(Error::PlanRefused(format!(
+                    "the plan was made with playbook {} from {}, which is not loaded: pass --playbooks with the site playbooks the plan was made with",
+                    recorded.name, recorded.source
+                )));
+            }
+        }
+    }
+    for host in &plan.hosts {
+        for reason in host.changes.iter().flat_map(|c| c.reasons()) {
+            if !plan.playbooks.iter().any(|p| p.name == reason.playbook) {
+                return Err(Error::PlanRefused(format!(
+                    "host {}: a change is attributed to playbook {}, which the plan does not list: refused",
+                    host.host, reason.playbook
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `plan` to the selected hosts and prints the report. Returns the exit code.
+fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
+    let ctx = run.ctx;
+    let plan = selected_part(run, plan)?;
+    let hosts: HashMap<String, Host> = ctx
+        .hosts()
+        .into_iter()
+        .map(|h| (h.name.clone(), h.clone()))
+        .collect();
+    let run_id = record::new_run_id();
+    let mut record = start_record(run, &plan, &run_id)?;
+    let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
+    let results = ctx.runtime.block_on(apply::apply(
+        &plan,
+        &run_id,
+        &hosts,
+        Arc::clone(&ctx.transport),
+        &run.options,
+        run.playbooks
+            .playbooks
+            .iter()
+            .map(|p| (p.name.clone(), p.allow.clone()))
+            .collect(),
+        Arc::clone(&sink),
+    ));
+    sink.finish();
+
+    let inventory_updates = if run.update_inventory {
+        plan.inventory_changes
+            .iter()
+            .map(update_inventory)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    record.finished = crate::plan::now_rfc3339();
+    record.hosts = results;
+    record.inventory_updates = inventory_updates;
+    let saved = save_record(&record);
+    let rendered = match ctx.config.format {
+        Format::Json => report::pretty_json(&record),
+        Format::Text | Format::Junit => report::apply::text(
+            &record,
+            &plan.inventory_changes,
+            run.update_inventory,
+            saved.as_deref(),
+        ),
+    };
+    super::print(&rendered)?;
+    Ok(exit_code(
+        &record.hosts,
+        planned_unreachable,
+        &record.inventory_updates,
+    ))
+}
+
+/// The part of `plan` for the selected hosts, once the whole plan is known to fit: every
+/// host it changes is still in the inventory, and it was made with the playbooks loaded
+/// now. Warns when the inventory changed since the plan was made.
+fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
+    let inventory = &run.ctx.inventory;
+    // A host the plan changes must still be in the inventory: dropping it quietly would
+    // report success for a change never made.
+    let missing: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| !h.changes.is_empty() && inventory.host(&h.host).is_none())
+        .map(|h| h.host.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::PlanRefused(format!(
+            "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            inventory
+                .path()
+                .map_or("(none)".to_owned(), |p| p.display().to_string())
+        )));
+    }
+    verify_playbooks(plan, run.playbooks)?;
+    let selected: Vec<&str> = run
+        .ctx
+        .hosts()
+        .into_iter()
+        .map(|h| h.name.as_str())
+        .collect();
+    let mut plan = plan.clone();
+    plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
+    if let (Some(saved), Some(path)) = (&plan.inventory, inventory.path()) {
+        let now = crate::plan::inventory_change::digest(path);
+        if now != saved.sha256 {
+            eprintln!(
+                "warning: the inventory changed since the plan was made ({}); hosts are \
+                 reached with its current connection settings",
+                saved.path
+            );
+        }
+    }
+    Ok(plan)
+}
+
+/// Records the run before any node is touched, so an interrupted run can still be rolled
+/// back (the nodes' manifests say what it wrote).
+fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error> {
+    let record = RunRecord {
+        kind: "dnsfix-run".into(),
+        format_version: record::RUN_FORMAT_VERSION,
+        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: run_id.to_owned(),
+        command: "apply".into(),
+        started: crate::plan::now_rfc3339(),
+        finished: String::new(),
+        inventory: run.ctx.inventory.path().map(|p| p.display().to_string()),
+        plan_file: run.plan_file.map(|p| p.display().to_string()),
+        plan_created: plan.created.clone(),
+        rolls_back: None,
+        hosts: plan
+            .hosts
+            .iter()
+            .filter(|h| !h.changes.is_empty())
+            .map(|h| HostResult::new(h, HostOutcome::Pending))
+            .collect(),
+        inventory_updates: Vec::new(),
+    };
+    if let Err(e) = record::save(&record::state_dir(), &record) {
+        return Err(Error::RunRecord(format!(
+            "cannot record the run in {} before applying: {e} (set DNSFIX_STATE_DIR to a \
+             writable directory)",
+            record::state_dir().display()
+        )));
+    }
+    Ok(record)
+}
+
+/// Saves the finished run's record; a failure is a warning (the nodes keep their part).
+pub(super) fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
+    match record::save(&record::state_dir(), record) {
+        Ok(path) => Some(path),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot record run {} in {}: {e} (the nodes keep their part under \
+                 /var/lib/dnsfix/backups/{})",
+                record.run_id,
+                record::state_dir().display(),
+                record.run_id
+            );
+            None
+        }
+    }
+}
+
+/// 4 if a host was stale, else 3 if a host failed, was locked, left untouched, or could
+/// not be planned or reached, else 0.
+pub(super) fn exit_code(
+    results: &[HostResult],
+    unreachable: bool,
+    updates: &[InventoryUpdate],
+) -> u8 {
+    if results.iter().any(|r| r.outcome == HostOutcome::Stale)
+        || updates.iter().any(|u| u.outcome == "stale")
+    {
+        return exit::STALE;
+    }
+    let failed = results.iter().any(|r| {
+        matches!(
+            r.outcome,
+            HostOutcome::Failed
+                | HostOutcome::Locked
+                | HostOutcome::Untouched
+                | HostOutcome::NotPlanned
+        )
+    }) || updates.iter().any(|u| u.outcome == "error");
+    if failed || unreachable {
+        exit::UNREACHABLE
+    } else {
+        exit::OK
+    }
+}
+
+/// Makes one local inventory change, compare-and-swap on the file the plan read.
+fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
+    let path = Path::new(&change.path);
+    let now = std::fs::read(path).ok();
+    let now_sha = now.as_deref().map(sha256_hex);
+    let outcome = |outcome: &str, message: String| InventoryUpdate {
+        path: change.path.clone(),
+        outcome: outcome.into(),
+        message,
+    };
+    // A saved plan shows secrets redacted: they come back from the file as it is now.
+    let content = if crate::plan::redact::is_redacted(&change.content) {
+        let source = now
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        match crate::plan::redact::unredact(&change.content, &source) {
+            Ok(c) => c,
+            Err(e) => return outcome("stale", format!("{}: {e}; plan again", change.path)),
+        }
+    } else {
+        change.content.clone()
+    };
+    let target_sha = sha256_hex(content.as_bytes());
+    if now_sha.as_deref() == Some(target_sha.as_str()) {
+        return outcome("already", String::new());
+    }
+    if now_sha != change.before_sha256 {
+        return outcome(
+            "stale",
+            "the file changed since the plan; plan again".into(),
+        );
+    }
+    if let Some(dir) = path.parent()
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return outcome("error", format!("{}: {e}", dir.display()));
+    }
+    // An inventory file is shared with the team and its tools, like its neighbours.
+    match record::write_atomic_mode(path, content.as_bytes(), 0o644) {
+        Ok(()) => outcome("written", change.settings.join("; ")),
+        Err(e) => outcome("error", e.to_string()),
+    }
+}

@@ -1,0 +1,94 @@
+//! What every command that reaches hosts works with, built once per run by
+//! [`Context::new`]: the loaded inventory and the hosts `--limit` selected, the transport,
+//! the async runtime, and the sink progress events go to.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::gather::{self, HostOutcome};
+use crate::inventory::{Host, Inventory};
+use crate::report::{self, EventSink};
+use crate::transport::Transport;
+
+/// The run's shared state. Fields drop in declaration order: the sink and the runtime
+/// (with any task still holding the transport) go before the transport and the hosts.
+pub struct Context<'c> {
+    /// The validated command line: format, forks, limit, progress.
+    pub config: &'c Config,
+    /// Where progress and warnings go (stderr); results go to stdout.
+    pub sink: Arc<dyn EventSink>,
+    pub runtime: tokio::runtime::Runtime,
+    pub transport: Arc<Transport>,
+    /// The hosts `--limit` selected, in inventory order.
+    hosts: Vec<Host>,
+    pub inventory: Inventory,
+}
+
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("config", &self.config)
+            .field("hosts", &self.hosts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The inventory given with `-i`, or this machine alone.
+pub fn load_inventory(config: &Config) -> Result<Inventory, Error> {
+    Ok(match &config.inventory {
+        Some(path) => Inventory::load(path)?,
+        None => Inventory::local(),
+    })
+}
+
+impl<'c> Context<'c> {
+    /// Loads the inventory, selects the hosts, sets up the transport and the runtime, and
+    /// reports the inventory's warnings. Contacts no host.
+    pub fn new(config: &'c Config) -> Result<Context<'c>, Error> {
+        let inventory = load_inventory(config)?;
+        let hosts: Vec<Host> = inventory
+            .select(config.limit.as_deref())?
+            .into_iter()
+            .cloned()
+            .collect();
+        let transport = Arc::new(Transport::new(config.ssh.clone())?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::Runtime)?;
+        let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(hosts.len(), config.progress));
+        for warning in inventory.warnings() {
+            sink.event(report::Event::Warning {
+                message: warning.to_string(),
+            });
+        }
+        Ok(Context {
+            config,
+            sink,
+            runtime,
+            transport,
+            hosts,
+            inventory,
+        })
+    }
+
+    /// The selected hosts, in inventory order.
+    pub fn hosts(&self) -> Vec<&Host> {
+        self.hosts.iter().collect()
+    }
+
+    /// Gathers every selected host's facts (and the files in `extra`), one outcome per
+    /// host in the same order, then closes the progress display.
+    pub fn gather(&self, extra: Vec<String>) -> Vec<HostOutcome> {
+        let outcomes = self.runtime.block_on(gather::gather(
+            &self.hosts(),
+            Arc::clone(&self.transport),
+            self.config.forks,
+            Arc::clone(&self.sink),
+            Arc::new(extra),
+        ));
+        self.sink.finish();
+        outcomes
+    }
+}

@@ -1,0 +1,76 @@
+//! The commands: one module per subcommand, each with one entry point, `run`, that reads
+//! top to bottom (what is read before any host is contacted, the [`Context`], the work,
+//! the report, the exit code). This layer alone prints results, asks questions and
+//! decides exit codes; the engine modules (`gather`, `diagnose`, `plan`, `apply`) compute
+//! and emit events, never more.
+//!
+//! Code map:
+//!
+//! | command | module | does |
+//! |---|---|---|
+//! | `dnsfix facts` | [`facts`] | gather, print the facts |
+//! | `dnsfix check` | [`check`] | gather, diagnose, print the findings |
+//! | `dnsfix plan` | [`plan`] | gather, plan with the playbooks, print (and save) the plan |
+//! | `dnsfix apply` | [`apply`] | apply a saved plan, or a fresh one after a y/N |
+//! | `dnsfix rollback` | [`rollback`] | undo what an apply run wrote |
+//! | `dnsfix explain` | [`explain`] | what a finding means (no inventory, no host) |
+//! | `dnsfix inventory` | [`inventory`] | the inventory as dnsfix reads it (no host) |
+//!
+//! [`context`] builds what the commands that reach hosts share; [`exit`] holds the exit
+//! codes. Commands that read playbooks or a saved plan do so before building the
+//! context, so a typo there is exit 1 before the inventory is even read.
+
+pub mod apply;
+pub mod check;
+pub mod context;
+pub mod explain;
+pub mod facts;
+pub mod inventory;
+pub mod plan;
+pub mod rollback;
+
+use std::io::{BufRead, IsTerminal, Write};
+
+pub use context::Context;
+
+use crate::error::Error;
+
+/// Exit codes users and scripts rely on (DESIGN.md).
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// Bad input or an internal error, always with a message.
+    pub const BAD_INPUT: u8 = 1;
+    pub const FINDINGS: u8 = 2;
+    pub const UNREACHABLE: u8 = 3;
+    pub const STALE: u8 = 4;
+}
+
+/// A host that could not be reached (or gathered) takes precedence over `code`.
+fn unless_unreachable(unreachable: bool, code: u8) -> u8 {
+    if unreachable { exit::UNREACHABLE } else { code }
+}
+
+/// Writes a whole report to stdout, made safe for a terminal first.
+fn print(rendered: &str) -> Result<(), Error> {
+    std::io::stdout()
+        .lock()
+        .write_all(crate::report::terminal_text(rendered).as_bytes())?;
+    Ok(())
+}
+
+/// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.
+fn confirm(question: &str) -> Result<bool, Error> {
+    if !std::io::stdin().is_terminal() {
+        return Err(Error::Usage(
+            "not applying without confirmation: there is no terminal to ask on; review the \
+             plan and pass --yes, or apply a saved plan (`dnsfix plan -o plan.json`, then \
+             `dnsfix apply plan.json`)"
+                .into(),
+        ));
+    }
+    eprint!("{question} [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+}

@@ -1,0 +1,93 @@
+//! `dnsfix rollback RUN_ID`: restore what an apply run changed, on the selected hosts,
+//! where the files are still what that run wrote.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::apply::{exit_code, save_record};
+use super::{Context, exit};
+use crate::apply::record::{self, RunRecord};
+use crate::apply::{self, ApplyOptions, HostResult};
+use crate::config::{Config, Format, RollbackConfig};
+use crate::error::Error;
+use crate::inventory::Host;
+use crate::report::{self, EventSink};
+
+/// 0 when everything was restored (or nothing needed to be), 3 when a host failed; 1 when
+/// the answer to y/N was no.
+pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
+    let ctx = Context::new(config)?;
+    let run_id = args.run_id.as_str();
+    let applied = record::load(&record::state_dir(), run_id).map_err(Error::RunRecord)?;
+    if applied.command != "apply" {
+        return Err(Error::RunRecord(format!(
+            "run {run_id} was a {}, not an apply",
+            applied.command
+        )));
+    }
+    let selected: Vec<&str> = ctx.hosts().into_iter().map(|h| h.name.as_str()).collect();
+    let targets: Vec<HostResult> = applied
+        .hosts
+        .iter()
+        .filter(|h| selected.contains(&h.host.as_str()))
+        .cloned()
+        .collect();
+    let writing = targets
+        .iter()
+        .filter(|h| apply::rollback::may_have_written(h))
+        .count();
+    if writing == 0 {
+        println!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
+        return Ok(exit::OK);
+    }
+    if !args.yes && !super::confirm(&format!("Roll back run {run_id} on {writing} host(s)?"))? {
+        eprintln!("nothing rolled back");
+        return Ok(exit::BAD_INPUT);
+    }
+    let hosts: HashMap<String, Host> = ctx
+        .hosts()
+        .into_iter()
+        .map(|h| (h.name.clone(), h.clone()))
+        .collect();
+    // No batches: a rollback undoes what is there.
+    let options = ApplyOptions {
+        serial: None,
+        max_fail_percentage: 100,
+        health_timeout: args.health_timeout,
+        forks: config.forks,
+    };
+    let rollback_id = record::new_run_id();
+    let started = crate::plan::now_rfc3339();
+    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, config.progress));
+    let results = ctx.runtime.block_on(apply::rollback::rollback(
+        run_id,
+        &targets,
+        &hosts,
+        Arc::clone(&ctx.transport),
+        &options,
+        Arc::clone(&sink),
+    ));
+    sink.finish();
+    let record = RunRecord {
+        kind: "dnsfix-run".into(),
+        format_version: record::RUN_FORMAT_VERSION,
+        dnsfix_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: rollback_id,
+        command: "rollback".into(),
+        started,
+        finished: crate::plan::now_rfc3339(),
+        inventory: ctx.inventory.path().map(|p| p.display().to_string()),
+        plan_file: applied.plan_file.clone(),
+        plan_created: applied.plan_created.clone(),
+        rolls_back: Some(run_id.to_string()),
+        hosts: results,
+        inventory_updates: Vec::new(),
+    };
+    let saved = save_record(&record);
+    let rendered = match config.format {
+        Format::Json => report::pretty_json(&record),
+        Format::Text | Format::Junit => report::apply::text(&record, &[], false, saved.as_deref()),
+    };
+    super::print(&rendered)?;
+    Ok(exit_code(&record.hosts, false, &[]))
+}
