@@ -30,6 +30,11 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Undo what an apply run changed, where it is still what the run wrote
     Rollback(RollbackArgs),
+    /// Render a saved plan offline (no inventory, no connection): as text, Markdown or JSON
+    ///
+    /// The text is what `plan` printed for it; Markdown is for a merge request or a change
+    /// ticket. The file's sha256, when and from what it was made go to stderr.
+    Show(ShowArgs),
     /// What a finding means, why it happens, how it is fixed and verified
     Explain(ExplainArgs),
     /// The inventory as dnsfix reads it: groups, connections, DNS variables and their files
@@ -112,6 +117,35 @@ pub struct ApplyArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// A saved plan (`dnsfix plan -o FILE`)
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+
+    /// Only the hosts this Ansible pattern selects, by name and by the groups the plan
+    /// recorded (e.g. `kube_node`, `node[1:3]`, `all:!etcd`)
+    #[arg(short, long, value_name = "PATTERN")]
+    pub limit: Option<String>,
+
+    #[arg(long, value_enum, default_value_t = ShowFormatArg::Text)]
+    pub format: ShowFormatArg,
+
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, value_enum, default_value_t = ColourArg::Auto, value_name = "WHEN")]
+    pub color: ColourArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormatArg {
+    /// What `dnsfix plan` printed
+    Text,
+    /// For a merge request or a change ticket
+    Markdown,
+    /// The plan (narrowed by --limit)
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct RollbackArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -156,6 +190,8 @@ pub enum FormatArg {
     Json,
     /// JUnit XML (check only): one testcase per rule and host
     Junit,
+    /// Markdown for a change review (plan only; `dnsfix show` renders a saved plan)
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

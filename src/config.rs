@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg};
+use crate::cli::{
+    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, ShowFormatArg,
+};
 use crate::diagnose::Severity;
 use crate::error::Error;
 use crate::transport::{HostKeyPolicy, SshBackend, SshOptions};
@@ -14,6 +16,7 @@ pub enum Format {
     Text,
     Json,
     Junit,
+    Markdown,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +31,8 @@ pub enum Action {
         id: Option<String>,
     },
     Plan(PlanConfig),
+    /// Render a saved plan; contacts no host and reads no inventory.
+    Show(ShowConfig),
     Apply(ApplyConfig),
     Rollback(RollbackConfig),
 }
@@ -41,6 +46,12 @@ pub struct PlanConfig {
 }
 
 /// What `dnsfix apply` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShowConfig {
+    pub plan: PathBuf,
+    pub colour: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyConfig {
     pub plan: Option<PathBuf>,
@@ -129,6 +140,7 @@ impl Config {
                 });
                 (action, args.common)
             }
+            Command::Show(args) => return Ok(Config::show(args)),
             Command::Apply(args) => {
                 if args.common.format == FormatArg::Junit {
                     return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
@@ -190,7 +202,32 @@ impl Config {
         if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
             return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
         }
+        if args.format == FormatArg::Markdown && !matches!(action, Action::Plan(_)) {
+            return Err(Error::Usage(
+                "--format markdown is for `dnsfix plan` (and `dnsfix show` renders a saved plan)"
+                    .into(),
+            ));
+        }
         Config::from_common(action, args)
+    }
+
+    fn show(args: crate::cli::ShowArgs) -> Config {
+        Config {
+            action: Action::Show(ShowConfig {
+                plan: args.plan,
+                colour: colour(args.color),
+            }),
+            inventory: None,
+            limit: args.limit,
+            format: match args.format {
+                ShowFormatArg::Text => Format::Text,
+                ShowFormatArg::Markdown => Format::Markdown,
+                ShowFormatArg::Json => Format::Json,
+            },
+            forks: 1,
+            ssh: SshOptions::default(),
+            progress: false,
+        }
     }
 
     fn explain(id: Option<String>) -> Config {
@@ -258,6 +295,7 @@ impl Config {
                 FormatArg::Text => Format::Text,
                 FormatArg::Json => Format::Json,
                 FormatArg::Junit => Format::Junit,
+                FormatArg::Markdown => Format::Markdown,
             },
             forks: a.forks,
             ssh,

@@ -34,13 +34,14 @@ pub use error::Error;
 /// Runs one command and returns its exit code: what each command does, and in what
 /// order, is in its own module under [`commands`].
 pub fn run(config: Config) -> Result<u8, Error> {
-    use commands::{apply, check, explain, facts, inventory, plan, rollback};
+    use commands::{apply, check, explain, facts, inventory, plan, rollback, show};
     match &config.action {
         Action::Explain { id } => explain::run(id.as_deref()),
         Action::Inventory => inventory::run(&config),
         Action::Facts => facts::run(&config),
         Action::Check { fail_on } => check::run(&config, *fail_on),
         Action::Plan(args) => plan::run(&config, args),
+        Action::Show(args) => show::run(&config, args),
         Action::Apply(args) => apply::run(&config, args),
         Action::Rollback(args) => rollback::run(&config, args),
     }

@@ -219,3 +219,69 @@ fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
     assert_eq!(proxy["origin"]["scope"]["kind"], "group_vars");
     assert_eq!(proxy["origin"]["scope"]["name"], "k8s_cluster");
 }
+
+/// `show` reads a plan offline: the local machine's plan renders as `plan` printed it, as
+/// Markdown and as JSON; a file that is not a plan is exit 1 naming what is wrong.
+#[test]
+fn show_renders_a_saved_plan_and_names_what_is_wrong_with_a_bad_one() {
+    let dir = tempdir("show");
+    let saved = dir.join("plan.json");
+    let saved_str = saved.to_str().expect("utf-8");
+    let planned = dnsfix(&["plan", "--no-progress", "--color", "never", "-o", saved_str]);
+    assert!(
+        planned.status.code().is_some_and(|c| c == 0 || c == 2),
+        "{}",
+        stderr(&planned)
+    );
+    let shown = dnsfix(&["show", saved_str, "--color", "never"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    assert_eq!(shown.stdout, planned.stdout);
+    assert!(stderr(&shown).contains("sha256 "), "{}", stderr(&shown));
+    let md = dnsfix(&["show", saved_str, "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.starts_with("# dnsfix plan\n"), "{md}");
+    let json = dnsfix(&[
+        "show",
+        saved_str,
+        "--format",
+        "json",
+        "--limit",
+        "localhost",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["hosts"][0]["host"], "localhost");
+    let none = dnsfix(&["show", saved_str, "--limit", "nosuchhost"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(stderr(&none).contains("nosuchhost"), "{}", stderr(&none));
+
+    let good = std::fs::read_to_string(&saved).expect("read");
+    let without_hosts = {
+        let mut v: serde_json::Value = serde_json::from_str(&good).expect("json");
+        v.as_object_mut().expect("object").remove("hosts");
+        v.to_string()
+    };
+    for (text, says) in [
+        ("{ not json".to_owned(), "not a saved plan"),
+        ("{\"kind\": \"other\"}".to_owned(), "dnsfix plan -o FILE"),
+        (
+            good.replace("\"format_version\": 1", "\"format_version\": 9"),
+            "made by a newer dnsfix",
+        ),
+        (without_hosts, "missing field `hosts`"),
+    ] {
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, &text).expect("write");
+        let out = dnsfix(&["show", bad.to_str().expect("utf-8")]);
+        assert_eq!(out.status.code(), Some(1), "{says}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(says) && stderr(&out).contains("bad.json"),
+            "{says}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        dnsfix(&["show", "/nonexistent/plan.json"]).status.code(),
+        Some(1)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

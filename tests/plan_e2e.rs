@@ -61,6 +61,143 @@ fn masked(text: &str, lab: &Lab) -> String {
     text.replace(&lab.dir.display().to_string(), "<lab>")
 }
 
+/// `dnsfix show FILE` and its options.
+fn show(file: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .arg("show")
+        .arg(file)
+        .args(["--color", "never"])
+        .args(extra)
+        .output()
+        .expect("dnsfix runs")
+}
+
+/// A saved plan read offline: `show` prints exactly what `plan` printed; the Markdown of
+/// `plan --format markdown` and of `show --format markdown` are the same document, valid
+/// Markdown (only dnsfix's own HTML, balanced; one fenced diff per file change; no link),
+/// and reviewed as a snapshot; `--limit kube_node` keeps exactly the inventory's
+/// kube_node hosts.
+fn review_renderings(lab: &Lab, inventory: &Path, saved: &Path, text: &str) {
+    let out = show(saved, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text,
+        "show renders the saved plan as plan printed it"
+    );
+    let sha = dnsfix::facts::raw::sha256_hex(&std::fs::read(saved).expect("read plan"));
+    assert!(
+        stderr(&out).contains(&format!("sha256 {sha}")),
+        "{}",
+        stderr(&out)
+    );
+
+    let saved_md = lab.dir.join("plan-md.json");
+    let out = plan(
+        inventory,
+        lab,
+        &[
+            "-o",
+            saved_md.to_str().expect("utf-8"),
+            "--format",
+            "markdown",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let markdown = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = show(&saved_md, &["--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), markdown);
+    let doc: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&saved_md).expect("read")).expect("plan");
+    let sha = dnsfix::facts::raw::sha256_hex(&std::fs::read(&saved_md).expect("read"));
+    assert!(
+        markdown.contains(&sha),
+        "the Markdown names the file's sha256"
+    );
+    check_markdown(&markdown, &doc);
+    let masked_md = masked(&markdown, lab)
+        .replace(&sha, "<sha256>")
+        .replace(&doc.created, "<created>")
+        .replace(
+            doc.inventory.as_ref().map_or("-", |i| i.sha256.as_str()),
+            "<inventory sha256>",
+        );
+    insta::assert_snapshot!("fleet_plan_markdown", masked_md);
+
+    let out = show(saved, &["--limit", "kube_node", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let part: Plan = serde_json::from_slice(&out.stdout).expect("json");
+    let listed = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .args([
+            "inventory",
+            "--format",
+            "json",
+            "--limit",
+            "kube_node",
+            "-i",
+        ])
+        .arg(inventory)
+        .output()
+        .expect("dnsfix runs");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    let want: Vec<&str> = listed["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| h["name"].as_str().expect("name"))
+        .collect();
+    let got: Vec<&str> = part.hosts.iter().map(|h| h.host.as_str()).collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    assert_eq!(part.summary.hosts, want.len());
+}
+
+/// What GitHub and GitLab will make of the Markdown, read with a CommonMark parser.
+fn check_markdown(markdown: &str, plan: &Plan) {
+    use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+    let mut open_details = 0i32;
+    let mut fences = 0;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Html(h) | Event::InlineHtml(h) => {
+                let h = h.trim();
+                if h.starts_with("<details><summary>") {
+                    open_details += 1;
+                } else if h == "</details>" {
+                    open_details -= 1;
+                } else {
+                    panic!("HTML that dnsfix did not write: {h:?}");
+                }
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                assert_eq!(&*info, "diff");
+                fences += 1;
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Indented)) => {
+                panic!("an indented code block: something is not where it belongs")
+            }
+            Event::Start(Tag::Link { .. } | Tag::Image { .. }) => panic!("a link"),
+            Event::End(TagEnd::CodeBlock) => {}
+            _ => {}
+        }
+    }
+    assert_eq!(open_details, 0, "unbalanced <details>");
+    // Hosts with the same plan share a section: at least one fence per distinct change,
+    // at most one per change.
+    let files: usize = plan
+        .hosts
+        .iter()
+        .flat_map(|h| &h.changes)
+        .filter(|c| matches!(c, Change::WriteFile { .. }))
+        .count()
+        + plan.inventory_changes.len();
+    assert!(
+        fences > 0 && fences <= files,
+        "{fences} fences, {files} file changes"
+    );
+}
+
 /// sha256 of every file a plan touches, as the node has it now.
 fn node_digests(lab: &Lab, plan: &Plan) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
@@ -98,6 +235,7 @@ fn every_scenario_plans_exactly_its_fix() {
     );
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     insta::assert_snapshot!("fleet_plan", masked(&text, &lab));
+    review_renderings(&lab, &inventory, &saved, &text);
 
     let saved_plan: Plan =
         serde_json::from_str(&std::fs::read_to_string(&saved).expect("plan saved"))

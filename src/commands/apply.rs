@@ -14,7 +14,7 @@ use crate::config::{ApplyConfig, Config, Format};
 use crate::error::Error;
 use crate::facts::raw::sha256_hex;
 use crate::inventory::Host;
-use crate::plan::model::{InventoryChange, PLAN_FORMAT_VERSION, Plan};
+use crate::plan::model::{InventoryChange, Plan};
 use crate::playbook::Playbooks;
 use crate::report::{self, EventSink};
 
@@ -80,32 +80,10 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
 
 /// Reads a saved plan and checks it is one this dnsfix can apply.
 fn load_plan(path: &Path) -> Result<Plan, Error> {
-    let bad = |reason: String| Error::SavedPlan {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let (text, sha256) = super::show::read_file(path)?;
     // What the reviewer approved is this exact file: say which one is applied.
-    eprintln!(
-        "applying {} (sha256 {})",
-        path.display(),
-        sha256_hex(text.as_bytes())
-    );
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a saved plan: {e}")))?;
-    if value.get("kind").and_then(|k| k.as_str()) != Some("dnsfix-plan") {
-        return Err(bad(
-            "not a saved plan (write one with `dnsfix plan -o FILE`)".into(),
-        ));
-    }
-    let version = value.get("format_version").and_then(|v| v.as_u64());
-    if version != Some(u64::from(PLAN_FORMAT_VERSION)) {
-        return Err(bad(format!(
-            "plan format version {}, this dnsfix applies version {PLAN_FORMAT_VERSION}",
-            version.map_or("unknown".into(), |v| v.to_string())
-        )));
-    }
-    serde_json::from_value(value).map_err(|e| bad(format!("not a valid saved plan: {e}")))
+    eprintln!("applying {} (sha256 {sha256})", path.display());
+    super::show::parse_plan(path, &text)
 }
 
 /// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every
@@ -184,7 +162,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     let saved = save_record(&record);
     let rendered = match ctx.config.format {
         Format::Json => report::pretty_json(&record),
-        Format::Text | Format::Junit => report::apply::text(
+        Format::Text | Format::Junit | Format::Markdown => report::apply::text(
             &record,
             &plan.inventory_changes,
             run.update_inventory,

@@ -37,7 +37,7 @@ pub fn run(config: &Config, fail_on: Severity) -> Result<u8, Error> {
         })
         .collect();
     let rendered = match config.format {
-        Format::Text => report::check::text(&checked),
+        Format::Text | Format::Markdown => report::check::text(&checked),
         Format::Json => report::check::json(&checked, ctx.inventory.path()),
         Format::Junit => report::check::junit(&checked),
     };

@@ -12,7 +12,7 @@ pub fn run(config: &Config) -> Result<u8, Error> {
     let unreachable = outcomes.iter().any(|o| o.result.is_err());
     let rendered = match config.format {
         Format::Json => report::facts::json(&outcomes, ctx.inventory.path()),
-        Format::Text | Format::Junit => report::facts::text(&outcomes),
+        Format::Text | Format::Junit | Format::Markdown => report::facts::text(&outcomes),
     };
     super::print(&rendered)?;
     Ok(super::unless_unreachable(unreachable, exit::OK))

@@ -11,7 +11,9 @@ pub fn run(config: &Config) -> Result<u8, Error> {
     let hosts = inventory.select(config.limit.as_deref())?;
     let rendered = match config.format {
         Format::Json => report::inventory::json(&inventory, &hosts),
-        Format::Text | Format::Junit => report::inventory::text(&inventory, &hosts),
+        Format::Text | Format::Junit | Format::Markdown => {
+            report::inventory::text(&inventory, &hosts)
+        }
     };
     super::print(&rendered)?;
     Ok(exit::OK)

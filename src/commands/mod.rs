@@ -11,6 +11,7 @@
 //! | `dnsfix facts` | [`facts`] | gather, print the facts |
 //! | `dnsfix check` | [`check`] | gather, diagnose, print the findings |
 //! | `dnsfix plan` | [`plan`] | gather, plan with the playbooks, print (and save) the plan |
+//! | `dnsfix show` | [`show`] | render a saved plan: text, Markdown, JSON (no inventory, no host) |
 //! | `dnsfix apply` | [`apply`] | apply a saved plan, or a fresh one after a y/N |
 //! | `dnsfix rollback` | [`rollback`] | undo what an apply run wrote |
 //! | `dnsfix explain` | [`explain`] | what a finding means (no inventory, no host) |
@@ -28,6 +29,7 @@ pub mod facts;
 pub mod inventory;
 pub mod plan;
 pub mod rollback;
+pub mod show;
 
 use std::io::{BufRead, IsTerminal, Write};
 

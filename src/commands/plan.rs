@@ -27,6 +27,10 @@ pub fn run(config: &Config, args: &PlanConfig) -> Result<u8, Error> {
     }
     let rendered = match config.format {
         Format::Json => plan::render::json(&plan),
+        // The digest of the file `-o` saves (or would save): what `apply` prints.
+        Format::Markdown => {
+            plan::markdown::markdown(&plan, &sha256_hex(plan::render::json(&plan).as_bytes()))
+        }
         Format::Text | Format::Junit => plan::render::text(&plan, args.colour),
     };
     super::print(&rendered)?;

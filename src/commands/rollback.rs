@@ -86,7 +86,9 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let saved = save_record(&record);
     let rendered = match config.format {
         Format::Json => report::pretty_json(&record),
-        Format::Text | Format::Junit => report::apply::text(&record, &[], false, saved.as_deref()),
+        Format::Text | Format::Junit | Format::Markdown => {
+            report::apply::text(&record, &[], false, saved.as_deref())
+        }
     };
     super::print(&rendered)?;
     Ok(exit_code(&record.hosts, false, &[]))
