@@ -11,6 +11,7 @@
 #   lab.sh thaw DIR NAME       SIGCONT it again
 #   lab.sh exec DIR NAME -- CMD [ARG...]   run CMD as root inside the node's namespaces
 #   lab.sh status DIR          one line per node: name port scenario user state
+#   lab.sh rootfs [--build]    path of the systemd flavour's cached rootfs (--build: make it)
 #
 # SCENARIO is a directory name under tests/lab/scenarios or a path to a scenario
 # directory. Nodes are named nodeN-SCENARIO (N counts from 1 over the whole command
@@ -25,7 +26,7 @@ SYS_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH=$SYS_PATH:$PATH
 
 die() { echo "lab.sh: $*" >&2; exit 1; }
-usage() { sed -n '5,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 abspath() { # absolute path, without requiring it to exist
 	case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac | sed -E 's#/+#/#g; s#/\./#/#g; s#/\.$##; s#(.)/$#\1#'
@@ -97,14 +98,14 @@ scenario_chain() {
 	printf '%s\n' "${chain[@]}"
 }
 
-LAB_VARS="LAB_SSH_USER LAB_SYSCTL LAB_UNITS_ACTIVE LAB_UNITS_INACTIVE LAB_UNITS_DISABLED LAB_NODELOCALDNS LAB_KUBELET_BIN LAB_DELETE"
+LAB_VARS="LAB_FLAVOUR LAB_SSH_USER LAB_SYSCTL LAB_UNITS_ACTIVE LAB_UNITS_INACTIVE LAB_UNITS_DISABLED LAB_NODELOCALDNS LAB_KUBELET_BIN LAB_DELETE"
 
 # Writes the flattened settings of a scenario chain (later scenarios override earlier).
 scenario_env() {
 	local dirs=("$@")
 	(
 		# shellcheck disable=SC2034 # printed by declare -p below
-		LAB_SSH_USER=root LAB_SYSCTL="" LAB_UNITS_ACTIVE="" LAB_UNITS_INACTIVE="" LAB_UNITS_DISABLED="" \
+		LAB_FLAVOUR=ns LAB_SSH_USER=root LAB_SYSCTL="" LAB_UNITS_ACTIVE="" LAB_UNITS_INACTIVE="" LAB_UNITS_DISABLED="" \
 			LAB_NODELOCALDNS="" LAB_KUBELET_BIN=/usr/local/bin/kubelet LAB_DELETE=""
 		for d in "${dirs[@]}"; do
 			LAB_BASE=""
@@ -114,6 +115,74 @@ scenario_env() {
 		# shellcheck disable=SC2086
 		declare -p $LAB_VARS
 	)
+}
+
+# --- the systemd flavour's root filesystem ------------------------------------------
+# A debootstrapped Debian, built once per machine and cached; every systemd node boots an
+# overlay of it (systemd-node.sh). The directory name carries a hash of the recipe, so a
+# change here builds a new one beside the old (old ones are not removed automatically).
+ROOTFS_SUITE=bookworm
+ROOTFS_PACKAGES=systemd,systemd-sysv,systemd-resolved,dbus,openssh-server,iproute2,procps,kmod,curl
+ROOTFS_RECIPE=1 # bump when the build steps in cmd_rootfs change
+LAB_CACHE=${DNSFIX_LAB_CACHE:-/var/cache/dnsfix-lab}
+LAB_MIRROR=${DNSFIX_LAB_MIRROR:-http://deb.debian.org/debian}
+
+rootfs_path() {
+	local key
+	key=$(printf '%s\n' "$ROOTFS_SUITE" "$ROOTFS_PACKAGES" "$ROOTFS_RECIPE" | sha256sum | cut -c1-12)
+	printf '%s/rootfs-%s-%s\n' "$LAB_CACHE" "$ROOTFS_SUITE" "$key"
+}
+
+umount_below() { # DIR: unmount everything mounted at or below DIR (deepest first)
+	awk -v d="$1" '{ if ($5 == d || index($5, d "/") == 1) print $5 }' /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null; done
+}
+
+cmd_rootfs() {
+	local build=0 root tmp t0
+	case ${1-} in --build) build=1 ;; "") ;; *) usage ;; esac
+	root=$(rootfs_path)
+	if [ -d "$root" ]; then echo "$root"; return 0; fi
+	[ $build = 1 ] || die "no systemd rootfs at $root: build it once with 'lab.sh rootfs --build' (root, debootstrap, about a minute with $LAB_MIRROR reachable)"
+	[ "$(id -u)" = 0 ] || die "building the rootfs needs root"
+	command -v debootstrap >/dev/null || die "debootstrap not found: apt-get install debootstrap"
+	command -v flock >/dev/null || die "flock not found: apt-get install util-linux"
+	mkdir -p "$LAB_CACHE" || die "cannot create $LAB_CACHE"
+	exec 8>"$LAB_CACHE/.lock"
+	flock 8 || die "cannot lock $LAB_CACHE/.lock"
+	if [ -d "$root" ]; then echo "$root"; return 0; fi # built while we waited
+	tmp=$root.build
+	# A build that was killed may have left debootstrap's /proc, /sys mounts behind.
+	umount_below "$tmp"
+	rm -rf --one-file-system "$tmp"
+	t0=$SECONDS
+	echo "lab.sh: building $root (debootstrap $ROOTFS_SUITE from $LAB_MIRROR)" >&2
+	if ! debootstrap --variant=minbase --include="$ROOTFS_PACKAGES" "$ROOTFS_SUITE" "$tmp" "$LAB_MIRROR" \
+		>"$LAB_CACHE/build.log" 2>&1; then
+		umount_below "$tmp"
+		die "debootstrap failed (whole log: $LAB_CACHE/build.log):
+$(tail -n 15 "$LAB_CACHE/build.log")"
+	fi
+	umount_below "$tmp"
+	# Per node at start: host keys, machine id (an empty file: systemd makes one at boot).
+	rm -f "$tmp"/etc/ssh/ssh_host_*
+	: >"$tmp/etc/machine-id"
+	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/* "$tmp"/var/log/journal/*
+	printf 'suite=%s\npackages=%s\nrecipe=%s\nmirror=%s\nbuilt=%s\nseconds=%s\n' "$ROOTFS_SUITE" \
+		"$ROOTFS_PACKAGES" "$ROOTFS_RECIPE" "$LAB_MIRROR" "$(date -u +%FT%TZ)" "$((SECONDS - t0))" >"$root.info"
+	mv "$tmp" "$root" || die "cannot move $tmp to $root"
+	echo "lab.sh: built $root in $((SECONDS - t0))s" >&2
+	echo "$root"
+}
+
+preflight_systemd() {
+	command -v systemd-nspawn >/dev/null || die "systemd-nspawn not found (the systemd flavour boots nodes with it): apt-get install systemd-container"
+	command -v systemctl >/dev/null || die "systemctl not found: apt-get install systemd"
+	command -v chroot >/dev/null || die "chroot not found: apt-get install coreutils"
+	[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] ||
+		[ "$(stat -f -c %T /sys/fs/cgroup/systemd 2>/dev/null)" = cgroupfs ] ||
+		die "the systemd flavour needs cgroups: a cgroup v2 /sys/fs/cgroup or a name=systemd hierarchy at /sys/fs/cgroup/systemd (found neither)"
+	LAB_ROOTFS=$(cmd_rootfs) || exit 1
 }
 
 # --- up ----------------------------------------------------------------------------
@@ -209,6 +278,9 @@ build_node() { # DIR INDEX NAME
 		# OpenSSH before 8.5 recorded ECDSA) must ask for it.
 		ssh-keygen -q -t ecdsa -b 256 -N '' -C "root@$name" -f "$n/ssh_host_ecdsa_key" ||
 			{ echo "ssh-keygen failed"; return 1; }
+		if [ "$(cat "$n/flavour")" = systemd ]; then
+			boot_systemd_node "$dir" "$name" || return 1
+		else
 		write_sshd_config "$n" "$name"
 		setsid ip netns exec "$(cat "$n/netns")" \
 			env -i PATH="$SYS_PATH" LANG=C.UTF-8 LAB_TRACE="${LAB_TRACE-}" \
@@ -226,6 +298,7 @@ build_node() { # DIR INDEX NAME
 		for child in $(cat "/proc/$upid/task/$upid/children" 2>/dev/null); do init=$child; done
 		[ -n "$init" ] || { echo "cannot find the node's init process (child of $upid)"; return 1; }
 		echo "$init" >"$n/init.pid"
+		fi
 		start_forwarder "$n" || return 1
 		port=$(cat "$n/port")
 		banner=$(ssh_banner "$port")
@@ -234,6 +307,77 @@ build_node() { # DIR INDEX NAME
 		printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$n/ssh_host_ecdsa_key.pub")" >"$n/known_hosts_line_ecdsa"
 		touch "$n/up.ok"
 	} >"$n/up.err" 2>&1
+}
+
+# A node of the systemd flavour: systemd-node.sh builds its root and execs systemd-nspawn
+# (so the pid started here ends up as nspawn's); its child is the node's systemd. Then
+# wait for the boot to finish, and start the node side of the forwarder, in the node's
+# network namespace but outside the container (sshd is the node's own ssh.service).
+boot_systemd_node() { # DIR NAME
+	local dir=$1 name=$2 n ns npid init state u i
+	n=$dir/nodes/$name
+	ns=$(cat "$n/netns")
+	setsid nsenter --net="/run/netns/$ns" \
+		env -i PATH="$SYS_PATH" LANG=C.UTF-8 LAB_TRACE="${LAB_TRACE-}" \
+		unshare --mount --propagation private \
+		/bin/bash "$dir/lib/systemd-node.sh" "$dir" "$name" </dev/null >"$n/init.log" 2>&1 &
+	npid=$!
+	echo "$npid" >"$n/nspawn.pid"
+	if ! wait_for 60 systemd_node_settled "$n" "$npid" || [ -e "$n/failed" ] || ! kill -0 "$npid" 2>/dev/null; then
+		echo "node did not start: $(cat "$n/failed" 2>/dev/null)"
+		echo "--- $n/init.log (tail)"; tail -n 25 "$n/init.log"
+		return 1
+	fi
+	init=$(nspawn_child "$npid")
+	echo "$init" >"$n/init.pid"
+	# "running", or "degraded" with failed units; --wait returns once start-up is over
+	# (asked once systemd listens: before, systemctl reports "offline").
+	wait_for 30 in_node "$n" test -S /run/systemd/private ||
+		{ echo "systemd in the node did not come up"; tail -n 25 "$n/init.log"; return 1; }
+	state=$(timeout 90 nsenter -t "$init" -m -u -i -n -p -C -- env -i PATH="$SYS_PATH" systemctl is-system-running --wait 2>&1)
+	if [ "$state" != running ]; then
+		echo "systemd in the node is '$state', not running"
+		in_node "$n" systemctl --failed --no-pager --no-legend 2>&1
+		in_node "$n" journalctl -b --no-pager -n 30 -p warning 2>&1
+		echo "--- $n/init.log (tail)"; tail -n 25 "$n/init.log"
+		return 1
+	fi
+	for u in $(. "$n/node.env" && echo "$LAB_UNITS_ACTIVE"); do
+		case $u in *.*) ;; *) u=$u.service ;; esac
+		[ "$(in_node "$n" systemctl show -p LoadState --value "$u")" = loaded ] || continue
+		in_node "$n" systemctl is-active -q "$u" || {
+			echo "$u is $(in_node "$n" systemctl is-active "$u") in the node"
+			in_node "$n" journalctl -b --no-pager -n 20 -u "$u" 2>&1
+			return 1
+		}
+		if [ "$u" = kubelet.service ]; then
+			# Type=simple: active at once; ready once it serves its healthz.
+			for ((i = 0; i < 500; i++)); do
+				in_node "$n" grep -q '^ *[0-9]*: 0100007F:2808 00000000:0000 0A' /proc/net/tcp && break
+				sleep 0.02
+			done
+			[ $i -lt 500 ] || {
+				echo "the kubelet does not serve 127.0.0.1:10248 in the node"
+				in_node "$n" journalctl -b --no-pager -n 20 -u "$u" 2>&1
+				return 1
+			}
+		fi
+	done
+	setsid nsenter --net="/run/netns/$ns" \
+		socat -lf "$n/socat.log" "UNIX-LISTEN:$(cat "$n/sock"),fork,unlink-early,mode=0600" TCP:127.0.0.1:22 \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >"$n/nodefwd.pid"
+	wait_for 10 test -S "$(cat "$n/sock")" || { echo "the node-side forwarder did not start: $(tail -n 3 "$n/socat.log")"; return 1; }
+	wait_for 30 in_node "$n" sh -c 'ss -Htln "sport = :22" | grep -q .' ||
+		{ echo "sshd does not listen in the node"; in_node "$n" journalctl -b --no-pager -n 20 -u ssh.service 2>&1; return 1; }
+	return 0
+}
+systemd_node_settled() { # N NSPAWN_PID
+	[ -e "$1/failed" ] || ! kill -0 "$2" 2>/dev/null || { [ -e "$1/booting" ] && [ -n "$(nspawn_child "$2")" ]; }
+}
+nspawn_child() { # NSPAWN_PID -> pid of its (only) child, the container's init
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do echo "$c"; return 0; done
 }
 
 write_outputs() { # DIR NAMES...
@@ -308,7 +452,7 @@ EOF
 }
 
 cmd_up() {
-	local owner="" dir arg scen name count i k specs=() names=() scens=() pids=() failed=0 t0
+	local owner="" dir arg scen name count i k specs=() names=() scens=() pids=() failed=0 t0 systemd_nodes=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--owner) owner=${2-}; shift 2 ;;
@@ -351,11 +495,19 @@ cmd_up() {
 			scen_env[$scen]=$(scenario_env "${chain[@]}") || die "scenario $scen: scenario.env failed"
 			scen_chain[$scen]=$(printf '%s\n' "${chain[@]}")
 		fi
+		case $(eval "${scen_env[$scen]}" && echo "$LAB_FLAVOUR") in
+		ns) ;;
+		systemd) systemd_nodes=1 ;;
+		*) die "scenario $scen: unknown LAB_FLAVOUR (ns or systemd)" ;;
+		esac
 		[ -n "$name" ] || name=node$i-$(basename "$scen")
 		[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "bad node name '$name'"
 		for k in "${names[@]}"; do [ "$k" != "$name" ] && continue; die "duplicate node name '$name'"; done
 		names+=("$name") scens+=("$scen")
 	done
+
+	LAB_ROOTFS=""
+	[ $systemd_nodes = 1 ] && preflight_systemd
 
 	t0=$(date +%s%N)
 	[ -e "$dir" ] || UP_CREATED_DIR=1
@@ -366,10 +518,15 @@ cmd_up() {
 	# From here on, any failure tears the lab down again.
 	trap 'up_fail "$dir" "interrupted"' INT TERM
 	mkdir -p "$dir/nodes" "$dir/sock" "$dir/lib"
-	cp "$LAB_SRC/node-init.sh" "$LAB_SRC/standins/systemctl" "$LAB_SRC/standins/kubelet-check" "$dir/lib/" &&
+	cp "$LAB_SRC/node-init.sh" "$LAB_SRC/systemd-node.sh" "$LAB_SRC/standins/systemctl" "$LAB_SRC/standins/kubelet-check" "$dir/lib/" &&
 		chmod 0755 "$dir/lib/"* || up_fail "$dir" "cannot copy the lab scripts"
 	cc -O2 -Wall -o "$dir/lib/kubelet" "$LAB_SRC/standins/kubelet.c" 2>"$dir/lib/cc.log" ||
 		up_fail "$dir" "cannot compile the kubelet stand-in: $(cat "$dir/lib/cc.log")"
+	# systemd nodes run it on their own Debian, whose libc need not be the host's.
+	if [ $systemd_nodes = 1 ]; then
+		cc -O2 -Wall -static -o "$dir/lib/kubelet-static" "$LAB_SRC/standins/kubelet.c" 2>"$dir/lib/cc.log" ||
+			up_fail "$dir" "cannot compile the kubelet stand-in statically (libc6-dev has libc.a): $(cat "$dir/lib/cc.log")"
+	fi
 	# Snapshot the scenarios into the lab: nodes see DIR, not necessarily the originals
 	# (a node's /tmp is its own), and the lab keeps what it started with.
 	declare -A snap=()
@@ -399,11 +556,12 @@ cmd_up() {
 		local n=$dir/nodes/$name ns
 		mkdir -p "$n"
 		{
-			printf '%s\nLAB_NODE_IP=192.0.2.%s\nLAB_SCENARIO_DIRS=(' "${scen_env[${scens[$i]}]}" "$((11 + i % 240))"
+			printf '%s\nLAB_NODE_IP=192.0.2.%s\nLAB_ROOTFS=%q\nLAB_SCENARIO_DIRS=(' "${scen_env[${scens[$i]}]}" "$((11 + i % 240))" "$LAB_ROOTFS"
 			while IFS= read -r d; do printf '%q ' "${snap[$d]}"; done <<<"${scen_chain[${scens[$i]}]}"
 			printf ')\n'
 		} >"$n/node.env"
 		(. "$n/node.env" && echo "$LAB_SSH_USER") >"$n/user"
+		(. "$n/node.env" && echo "$LAB_FLAVOUR") >"$n/flavour"
 		basename "${scens[$i]}" >"$n/scenario"
 		echo "$dir/sock/$((i + 1))" >"$n/sock"
 		ns=dfx-$LAB_ID-$((i + 1))
@@ -456,7 +614,7 @@ proc_start() { # start time of PID (field 22 of /proc/PID/stat), or empty
 # Stops every process of the lab and deletes its namespaces. "keep-dir": empty DIR but
 # keep it (up failed on a directory the caller gave us).
 teardown() { # DIR [keep-dir]
-	local dir=$1 mode=${2-} id n ns pid pids=() p
+	local dir=$1 mode=${2-} id n ns pid pids=() p cg
 	id=$(cat "$dir/lab.id" 2>/dev/null)
 	# The watcher first, unless we are the watcher.
 	pid=$(cat "$dir/watch.pid" 2>/dev/null)
@@ -472,6 +630,15 @@ teardown() { # DIR [keep-dir]
 			pid=$(cat "$n/$f" 2>/dev/null)
 			[ -n "$pid" ] && pid_has "$pid" "node-init.sh $dir " && pids+=("$pid")
 		done
+		# systemd nodes: nspawn (or the script that becomes it) and everything in the
+		# node's cgroup (all of it is in the network namespace too, but be thorough).
+		pid=$(cat "$n/nspawn.pid" 2>/dev/null)
+		[ -n "$pid" ] && { pid_has "$pid" "systemd-nspawn --directory=$n/root" || pid_has "$pid" "systemd-node.sh $dir "; } &&
+			pids+=("$pid")
+		cg=$(node_cgroup "$n" "$id")
+		if [ -n "$cg" ]; then
+			while read -r p; do pids+=("$p"); done < <(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null)
+		fi
 	done
 	# Forwarders whose pid file was never written (up interrupted).
 	for p in /proc/[0-9]*; do
@@ -485,6 +652,16 @@ teardown() { # DIR [keep-dir]
 		for p in "${pids[@]}"; do proc_dead "$p" || alive=1; done
 		[ $alive = 0 ] && break
 		sleep 0.02
+	done
+	# The systemd nodes' cgroups, deepest first (they are empty now).
+	for n in "$dir"/nodes/*/; do
+		cg=$(node_cgroup "${n%/}" "$id")
+		[ -n "$cg" ] || continue
+		for _ in $(seq 1 50); do # a cgroup stays busy until its last process is reaped
+			[ -d "$cg" ] || break
+			find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$cg" ] && sleep 0.02
+		done
 	done
 	# Namespaces: the ones we recorded, plus any with this lab's id (a half-built node).
 	for n in "$dir"/nodes/*/; do
@@ -503,6 +680,14 @@ teardown() { # DIR [keep-dir]
 	else
 		rm -rf "$dir"
 	fi
+}
+
+node_cgroup() { # N LAB_ID -> the node's cgroup directory, if it is one this lab made
+	local cg
+	cg=$(cat "$1/cgroup" 2>/dev/null) || return 0
+	case $cg in /sys/fs/cgroup/*/dfx-"$2"-[0-9]* | /sys/fs/cgroup/dfx-"$2"-[0-9]*) ;; *) return 0 ;; esac
+	case $cg in *..*) return 0 ;; esac
+	echo "$cg"
 }
 
 cmd_down() {
@@ -531,25 +716,46 @@ cmd_watch() { # internal: tear the lab down when its owner process is gone
 }
 
 # --- node operations ---------------------------------------------------------------
-node_init_pid() { # N -> host pid of the node's init
+is_systemd_node() { [ "$(cat "$1/flavour" 2>/dev/null)" = systemd ]; }
+
+node_init_pid() { # N -> host pid of the node's init (systemd nodes: the container's systemd)
 	local n=$1 pid
 	pid=$(cat "$n/init.pid" 2>/dev/null)
-	pid_has "$pid" "node-init.sh" || die "node $(basename "$n") is not running"
+	if is_systemd_node "$n"; then
+		local npid
+		npid=$(cat "$n/nspawn.pid" 2>/dev/null)
+		pid_has "$npid" "systemd-nspawn" && [ -n "$pid" ] && [ "$(nspawn_child "$npid")" = "$pid" ] ||
+			die "node $(basename "$n") is not running"
+	else
+		pid_has "$pid" "node-init.sh" || die "node $(basename "$n") is not running"
+	fi
 	echo "$pid"
 }
 
 in_node() { # N CMD... : run as root inside the node
-	local pid
+	local pid ns=(-m -u -n -p --wd=/)
 	pid=$(node_init_pid "$1") || exit 1
+	# The container's root and working directory (/); --wd=DIR would be opened outside it.
+	is_systemd_node "$1" && ns=(-m -u -i -n -p -C --root --wdns=/)
 	shift
-	nsenter -t "$pid" -m -u -n -p --wd=/ -- env -i PATH="$SYS_PATH" HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
+	nsenter -t "$pid" "${ns[@]}" -- env -i PATH="$SYS_PATH" HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
 }
 
-sshd_running() { in_node "$1" sh -c '[ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null' _ "$1/sshd.pid"; }
+sshd_running() {
+	if is_systemd_node "$1"; then in_node "$1" systemctl is-active -q ssh.service; return; fi
+	in_node "$1" sh -c '[ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null' _ "$1/sshd.pid"
+}
+sshd_pid() { # N: main pid of the node's sshd
+	if is_systemd_node "$1"; then in_node "$1" systemctl show -p MainPID --value ssh.service; else cat "$1/sshd.pid"; fi
+}
 sshd_listening() { grep -q 'Server listening on 127.0.0.1 port 22' "$1/sshd.log" 2>/dev/null; }
 
 stop_sshd() { # N
 	local n=$1
+	if is_systemd_node "$n"; then
+		in_node "$n" sh -c 'kill -CONT "$(systemctl show -p MainPID --value ssh.service)" 2>/dev/null; systemctl stop ssh.service'
+		return
+	fi
 	in_node "$n" sh -c 'p=$(cat "$1" 2>/dev/null) || exit 0; kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null
 		i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.02; i=$((i+1)); done
 		kill -9 "$p" 2>/dev/null; rm -f "$1"; exit 0' _ "$n/sshd.pid"
@@ -558,6 +764,11 @@ stop_sshd() { # N
 start_sshd() { # N
 	local n=$1
 	sshd_running "$n" && return 0
+	if is_systemd_node "$n"; then
+		in_node "$n" systemctl start ssh.service || die "sshd of $(basename "$n") did not start"
+		wait_for 10 in_node "$n" sh -c 'ss -Htln "sport = :22" | grep -q .' || die "sshd of $(basename "$n") does not listen"
+		return 0
+	fi
 	sed -i 's/Server listening on/Server was listening on/' "$n/sshd.log"
 	in_node "$n" sh -c 'setsid /usr/sbin/sshd -D -e -f "$1/sshd_config" </dev/null >>"$1/sshd.log" 2>&1 &' _ "$n"
 	wait_for 10 sshd_listening "$n" || die "sshd of $(basename "$n") did not start: $(tail -n 5 "$n/sshd.log")"
@@ -588,11 +799,16 @@ cmd_node() { # stop|start|rekey|freeze|thaw DIR NAME
 		rm -f "$n/ssh_host_ed25519_key" "$n/ssh_host_ed25519_key.pub"
 		ssh-keygen -q -t ed25519 -N '' -C "root@$3" -f "$n/ssh_host_ed25519_key" || die "ssh-keygen failed"
 		stop_sshd "$n"
+		if is_systemd_node "$n"; then
+			in_node "$n" sh -c 'umask 077 && cat >/etc/ssh/ssh_host_ed25519_key' <"$n/ssh_host_ed25519_key" &&
+				in_node "$n" sh -c 'cat >/etc/ssh/ssh_host_ed25519_key.pub' <"$n/ssh_host_ed25519_key.pub" ||
+				die "cannot install the new host key in $3"
+		fi
 		start_sshd "$n"
 		printf '[127.0.0.1]:%s %s\n' "$(cat "$n/port")" "$(cut -d' ' -f1,2 "$n/ssh_host_ed25519_key.pub")" >"$n/known_hosts_line"
 		;;
-	freeze) in_node "$n" sh -c 'kill -STOP "$(cat "$1")"' _ "$n/sshd.pid" || die "no sshd to freeze on $3" ;;
-	thaw) in_node "$n" sh -c 'kill -CONT "$(cat "$1")"' _ "$n/sshd.pid" || die "no sshd to thaw on $3" ;;
+	freeze) pid=$(sshd_pid "$n") && [ "${pid:-0}" != 0 ] && in_node "$n" kill -STOP "$pid" || die "no sshd to freeze on $3" ;;
+	thaw) pid=$(sshd_pid "$n") && [ "${pid:-0}" != 0 ] && in_node "$n" kill -CONT "$pid" || die "no sshd to thaw on $3" ;;
 	esac
 }
 
@@ -613,7 +829,7 @@ cmd_status() {
 	while IFS=$'\t' read -r name port ns scen user; do
 		case $name in '#'*) continue ;; esac
 		n=$dir/nodes/$name
-		if ! pid_has "$(cat "$n/init.pid" 2>/dev/null)" node-init.sh; then state=dead
+		if ! (node_init_pid "$n" >/dev/null 2>&1); then state=dead
 		elif [ -e "$n/stopped" ]; then state=stopped
 		else state=up; fi
 		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$port" "$scen" "$user" "$state"
@@ -630,6 +846,7 @@ stop | start | rekey | freeze | thaw) cmd_node "$verb" "$@" ;;
 exec) cmd_exec "$@" ;;
 status) [ $# -eq 1 ] || usage; cmd_status "$1" ;;
 _watch) cmd_watch "$@" ;;
+rootfs) cmd_rootfs "$@" ;;
 -h | --help | help) usage ;;
 *) echo "lab.sh: unknown command '$verb'" >&2; usage ;;
 esac

@@ -1,0 +1,176 @@
+#!/bin/bash
+# Starts a lab node of the systemd flavour (LAB_FLAVOUR=systemd; tests/lab/README.md,
+# "The systemd flavour"). lab.sh runs it as
+#   nsenter --net=/run/netns/NS unshare --mount --propagation private systemd-node.sh DIR NAME
+# so it is already in the node's network namespace and in a mount namespace of its own.
+# It builds the node's root filesystem and ends by exec'ing systemd-nspawn, whose child
+# is the node's real systemd (PID 1 of the container). It writes N/booting just before
+# that, or N/failed.
+#
+#   N/root      overlayfs: lower = the cached Debian rootfs (lab.sh rootfs), upper+work on
+#               a tmpfs mounted at N/ovl; both mounts exist only in this mount namespace,
+#               so they vanish with the node
+#   /run        a private tmpfs: systemd-nspawn keeps its runtime files there, not in the
+#               host's /run
+#   cgroup      the node gets a cgroup of its own (N/cgroup holds its path), so that
+#               nodes never share one; lab.sh down removes it
+set -eEu
+set -o pipefail
+DIR=$1 NAME=$2
+N=$DIR/nodes/$NAME
+LIB=$DIR/lib
+R=$N/root
+
+fail() {
+	echo "systemd-node: $*" >&2
+	echo "$*" >"$N/failed" 2>/dev/null || true
+	exit 1
+}
+trap 'fail "setup failed (line $LINENO: $BASH_COMMAND)"' ERR
+
+if [ -n "${LAB_TRACE-}" ]; then PS4='+ $EPOCHREALTIME systemd-node:$LINENO: '; set -x; fi
+# shellcheck disable=SC1091
+. "$N/node.env"
+MACHINE=$(cat "$N/netns")
+[ "$LAB_SSH_USER" = root ] || fail "the systemd flavour logs in as root only (LAB_SSH_USER=$LAB_SSH_USER)"
+[ -d "$LAB_ROOTFS/usr/lib/systemd" ] || fail "no systemd rootfs at $LAB_ROOTFS"
+
+# --- cgroup ------------------------------------------------------------------------------
+# systemd-nspawn --keep-unit places the container below the cgroup it runs in. Two nodes
+# in one cgroup would share their "payload" subtree (and each systemd would manage the
+# other's processes), so each node gets its own: in the name=systemd hierarchy on a
+# cgroup v1 host, in the unified one on a cgroup v2 host.
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	cg=/sys/fs/cgroup${own%/}/$MACHINE
+elif [ "$(stat -f -c %T /sys/fs/cgroup/systemd 2>/dev/null)" = cgroupfs ]; then
+	own=$(sed -n 's/^[0-9]*:name=systemd://p' /proc/self/cgroup)
+	cg=/sys/fs/cgroup/systemd${own%/}/$MACHINE
+else
+	fail "neither a cgroup v2 /sys/fs/cgroup nor a name=systemd hierarchy at /sys/fs/cgroup/systemd: systemd cannot run in a container here"
+fi
+mkdir "$cg" || fail "cannot create the node's cgroup $cg"
+echo "$cg" >"$N/cgroup"
+echo $$ >"$cg/cgroup.procs" || fail "cannot move into the node's cgroup $cg"
+
+# --- root filesystem -----------------------------------------------------------------------
+mount -t tmpfs -o mode=0755,nosuid,nodev lab-run /run
+mkdir -p "$N/ovl" "$R"
+mount -t tmpfs -o mode=0700 lab-ovl "$N/ovl"
+mkdir "$N/ovl/upper" "$N/ovl/work"
+mount -t overlay lab-root -o "lowerdir=$LAB_ROOTFS,upperdir=$N/ovl/upper,workdir=$N/ovl/work" "$R" ||
+	fail "cannot mount an overlay on $R (overlayfs with a tmpfs upper layer is required)"
+
+# Seed from the scenario chain (base first). root/run is left out: systemd mounts a fresh
+# /run at boot, and what belongs there (systemd-resolved's files) the real services write.
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	[ -d "$sd/root" ] || continue
+	for top in "$sd/root"/* "$sd/root"/.[!.]*; do
+		[ -e "$top" ] || [ -L "$top" ] || continue
+		case ${top##*/} in
+		run) continue ;;
+		etc | usr | var | root | home) ;;
+		*) fail "scenario $sd: root/${top##*/} is outside the node's private trees (etc usr var root home run)" ;;
+		esac
+		cp -R -P --preserve=mode,timestamps --remove-destination "$top" "$R/" ||
+			fail "cannot copy $top into the node"
+	done
+done
+for p in $LAB_DELETE; do
+	case $p in /etc/?* | /usr/?* | /var/?* | /root/?* | /home/?* | /run/?*) rm -rf "${R:?}$p" ;; *) fail "LAB_DELETE $p: outside the node's private trees" ;; esac
+done
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	[ -d "$sd/root" ] || continue
+	(cd "$sd/root" && grep -rlI -e @LAB_NODE_NAME@ -e @LAB_NODE_IP@ . || true) | while IFS= read -r f; do
+		f=$R/${f#./}
+		if [ -f "$f" ] && [ ! -L "$f" ]; then
+			sed -i "s/@LAB_NODE_NAME@/$NAME/g; s/@LAB_NODE_IP@/$LAB_NODE_IP/g" "$f"
+		fi
+	done
+done
+
+# The kubelet stand-in (statically linked: the rootfs's libc need not be the host's).
+install -D -m 0755 "$LIB/kubelet-static" "$R$LAB_KUBELET_BIN"
+install -D -m 0755 "$LIB/kubelet-check" "$R/usr/local/lib/dnsfix-lab/kubelet-check"
+
+# Identity.
+echo "$NAME" >"$R/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$NAME" >"$R/etc/hosts"
+od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$R/etc/machine-id"
+echo >>"$R/etc/machine-id"
+
+# SSH: Debian's own ssh.service and sshd_config, plus a drop-in (sshd_config.d is read
+# first, so its settings win), this node's host keys and the lab's client key for root.
+install -m 0600 "$N/ssh_host_ed25519_key" "$N/ssh_host_ecdsa_key" "$R/etc/ssh/"
+install -m 0644 "$N/ssh_host_ed25519_key.pub" "$N/ssh_host_ecdsa_key.pub" "$R/etc/ssh/"
+cat >"$R/etc/ssh/sshd_config.d/dnsfix-lab.conf" <<EOF
+# dnsfix lab node $NAME (tests/lab/systemd-node.sh): reached through a forwarder on the
+# host's 127.0.0.1; every connection comes from there.
+HostKey /etc/ssh/ssh_host_ed25519_key
+HostKey /etc/ssh/ssh_host_ecdsa_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UseDNS no
+MaxStartups 200
+MaxSessions 100
+LogLevel VERBOSE
+EOF
+install -d -m 0700 "$R/root/.ssh"
+install -m 0600 "$DIR/id_ed25519.pub" "$R/root/.ssh/authorized_keys"
+
+# Scenario hooks, base first, in a chroot of the node's root (before it boots).
+for sd in "${LAB_SCENARIO_DIRS[@]}"; do
+	if [ -f "$sd/setup.sh" ]; then
+		env -i PATH="$PATH" LAB_NODE_NAME="$NAME" LAB_SSH_USER="$LAB_SSH_USER" \
+			chroot "$R" /bin/bash -eu -s <"$sd/setup.sh" || fail "scenario hook $sd/setup.sh failed"
+	fi
+done
+
+# Units: the scenario's lists say which units boot enabled. Units without a unit file in
+# the node (containerd) do not exist here: systemctl says so, as on a node without them.
+unit() { case $1 in *.*) echo "$1" ;; *) echo "$1.service" ;; esac; }
+unit_file() { # UNIT: the unit has a file in the node
+	local d
+	for d in etc/systemd/system usr/local/lib/systemd/system usr/lib/systemd/system lib/systemd/system; do
+		[ -e "$R/$d/$1" ] && return 0
+	done
+	return 1
+}
+for u in $LAB_UNITS_ACTIVE; do
+	u=$(unit "$u")
+	if unit_file "$u"; then
+		systemctl --root="$R" --quiet enable "$u" || fail "systemctl --root enable $u failed"
+	else
+		echo "systemd-node: $u has no unit file in the node; left out" >&2
+	fi
+done
+for u in $LAB_UNITS_INACTIVE $LAB_UNITS_DISABLED; do
+	u=$(unit "$u")
+	unit_file "$u" && { systemctl --root="$R" --quiet disable "$u" || fail "systemctl --root disable $u failed"; }
+done
+
+# --- network (this namespace only) -------------------------------------------------------
+if [ -n "$LAB_NODELOCALDNS" ]; then
+	ip link add nodelocaldns type dummy 2>/dev/null || ip link add nodelocaldns type ifb ||
+		fail "cannot create the nodelocaldns interface"
+	for a in $LAB_NODELOCALDNS; do ip addr add "$a" dev nodelocaldns; done
+	ip link set nodelocaldns up
+fi
+for kv in $LAB_SYSCTL; do
+	key=${kv%%=*} val=${kv#*=}
+	echo "$val" >"/proc/sys/${key//.//}" || fail "cannot set sysctl $key=$val"
+done
+
+# --- boot ----------------------------------------------------------------------------------
+# --register=no --keep-unit: no systemd-machined and no system bus on the host are needed
+# (without --keep-unit nspawn asks the host's systemd for a scope: "Failed to open system
+# bus"). --network-namespace-path: the node's namespace, where this script already is, as
+# a private network (the container keeps CAP_NET_ADMIN and a writable /proc/sys/net).
+# --resolv-conf=off, --timezone=off: the node's /etc/resolv.conf is the scenario's.
+echo booting >"$N/booting"
+trap - ERR
+exec systemd-nspawn --directory="$R" --boot --register=no --keep-unit \
+	--machine="$MACHINE" --hostname="$NAME" \
+	--network-namespace-path=/proc/self/ns/net \
+	--resolv-conf=off --timezone=off --link-journal=no --console=pipe
