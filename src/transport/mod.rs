@@ -200,6 +200,34 @@ impl Session {
         }
     }
 
+    /// One DNS message over TCP to `server`:`port` from the node's side of the connection
+    /// (an SSH direct-tcpip channel; on `local`, this machine's own socket), bounded by
+    /// `timeout`: `query` goes out with its two-byte length, one length-prefixed reply
+    /// comes back. Nothing runs on the node.
+    pub async fn dns_tcp(
+        &mut self,
+        server: std::net::IpAddr,
+        port: u16,
+        query: &[u8],
+        timeout: Duration,
+    ) -> Result<Vec<u8>, TcpFailure> {
+        let exchange = async {
+            match self {
+                Session::OpenSsh(s) => s.dns_tcp(server, port, query).await,
+                Session::Russh(s) => s.dns_tcp(server, port, query).await,
+                Session::Local(_) => {
+                    let stream = tokio::net::TcpStream::connect((server, port))
+                        .await
+                        .map_err(|e| TcpFailure::Failed(e.to_string()))?;
+                    dns_exchange(stream, query).await
+                }
+            }
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| TcpFailure::Timeout(timeout.as_secs_f64()))?
+    }
+
     /// Closes the session; errors on close are not interesting once the work is done.
     pub async fn close(self) {
         match self {
@@ -208,6 +236,56 @@ impl Session {
             Session::Local(_) => {}
         }
     }
+}
+
+/// Why a DNS-over-TCP exchange through the connection gave no reply.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TcpFailure {
+    /// The SSH server refuses to forward (`AllowTcpForwarding no`): another way may work.
+    #[error("the SSH server does not forward TCP: {0}")]
+    Forbidden(String),
+    /// The forwarding worked but the server did not answer: refused, reset, closed.
+    #[error("{0}")]
+    Failed(String),
+    #[error("no reply within {0:.1}s")]
+    Timeout(f64),
+}
+
+/// Writes `query` with its two-byte length (RFC 1035 4.2.2) and reads one reply.
+pub(crate) async fn dns_exchange<S>(mut stream: S, query: &[u8]) -> Result<Vec<u8>, TcpFailure>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let failed = |what: &str, e: std::io::Error| {
+        TcpFailure::Failed(match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => format!("the connection closed {what}"),
+            _ => format!("{what}: {e}"),
+        })
+    };
+    let len = u16::try_from(query.len())
+        .map_err(|_| TcpFailure::Failed("the query is too long".into()))?;
+    let mut message = len.to_be_bytes().to_vec();
+    message.extend_from_slice(query);
+    stream
+        .write_all(&message)
+        .await
+        .map_err(|e| failed("sending the query", e))?;
+    stream
+        .flush()
+        .await
+        .map_err(|e| failed("sending the query", e))?;
+    let mut len = [0u8; 2];
+    stream
+        .read_exact(&mut len)
+        .await
+        .map_err(|e| failed("before a reply", e))?;
+    let mut reply = vec![0u8; usize::from(u16::from_be_bytes(len))];
+    stream
+        .read_exact(&mut reply)
+        .await
+        .map_err(|e| failed("in the middle of the reply", e))?;
+    Ok(reply)
 }
 
 /// Opens sessions to targets with the run's [`SshOptions`].

@@ -189,6 +189,50 @@ impl OpenSshSession {
         .await
     }
 
+    /// DNS over TCP through the master: a local forward from a socket of ours (in a private
+    /// directory) to `server`:`port` as the node reaches it, used once and closed.
+    pub async fn dns_tcp(
+        &mut self,
+        server: std::net::IpAddr,
+        port: u16,
+        query: &[u8],
+    ) -> Result<Vec<u8>, super::TcpFailure> {
+        use super::TcpFailure;
+        let dir = tempfile_dir().map_err(|e| TcpFailure::Failed(e.to_string()))?;
+        let socket = dir.join("dns");
+        let remote = openssh::Socket::from((server, port));
+        self.session
+            .request_port_forward(
+                openssh::ForwardType::Local,
+                socket.as_path(),
+                remote.clone(),
+            )
+            .await
+            .map_err(|e| TcpFailure::Forbidden(error_text(&e)))?;
+        let result = match tokio::net::UnixStream::connect(&socket).await {
+            Ok(stream) => super::dns_exchange(stream, query).await,
+            Err(e) => Err(TcpFailure::Failed(e.to_string())),
+        };
+        let _ = self
+            .session
+            .close_port_forward(openssh::ForwardType::Local, socket.as_path(), remote)
+            .await;
+        let _ = std::fs::remove_dir_all(&dir);
+        // ssh closes the local end when the node refuses the channel: forbidden and
+        // refused look alike here, so the caller may try another way.
+        result.map_err(|e| match e {
+            TcpFailure::Failed(why)
+                if why.starts_with("the connection closed") || why.contains("reset by peer") =>
+            {
+                TcpFailure::Forbidden(
+                    "ssh could not open the channel (forwarding refused, or nothing listens)"
+                        .to_owned(),
+                )
+            }
+            other => other,
+        })
+    }
+
     pub async fn close(self) {
         match self.index {
             Some(index) => {
@@ -382,6 +426,27 @@ fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, Transport
         "cannot create a private ssh control directory in {}",
         base.display()
     )))
+}
+
+/// A fresh private directory (0700) for one forwarded socket.
+fn tempfile_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    for attempt in 0..16u32 {
+        let dir = base.join(format!(
+            "dnsfix-fwd-{}-{}-{attempt}",
+            std::process::id(),
+            crate::facts::raw::nonce()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(
+        "cannot create a private directory for a forward",
+    ))
 }
 
 #[cfg(test)]

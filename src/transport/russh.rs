@@ -386,6 +386,34 @@ impl RusshSession {
         .await
     }
 
+    /// DNS over TCP through a direct-tcpip channel opened from the node to `server`.
+    pub async fn dns_tcp(
+        &mut self,
+        server: std::net::IpAddr,
+        port: u16,
+        query: &[u8],
+    ) -> Result<Vec<u8>, super::TcpFailure> {
+        let channel = self
+            .handle
+            .channel_open_direct_tcpip(server.to_string(), u32::from(port), "127.0.0.1", 0)
+            .await
+            .map_err(|e| match e {
+                russh::Error::ChannelOpenFailure(
+                    russh::ChannelOpenFailure::AdministrativelyProhibited,
+                ) => super::TcpFailure::Forbidden("administratively prohibited".into()),
+                russh::Error::ChannelOpenFailure(russh::ChannelOpenFailure::ConnectFailed) => {
+                    super::TcpFailure::Failed(format!(
+                        "the node cannot connect to {server}:{port} (refused or unreachable)"
+                    ))
+                }
+                russh::Error::ChannelOpenFailure(reason) => {
+                    super::TcpFailure::Failed(format!("the channel was refused: {reason:?}"))
+                }
+                other => super::TcpFailure::Failed(other.to_string()),
+            })?;
+        super::dns_exchange(channel.into_stream(), query).await
+    }
+
     pub async fn close(self) {
         let _ = self
             .handle
