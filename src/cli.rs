@@ -30,6 +30,9 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Undo what an apply run changed, where it is still what the run wrote
     Rollback(RollbackArgs),
+    /// Ask each node's DNS paths real queries from the node itself: the kubelet's upstreams
+    /// answer an outside name, cluster DNS answers kubernetes.default (read-only)
+    Verify(VerifyArgs),
     /// Render a saved plan offline (no inventory, no connection): as text, Markdown or JSON
     ///
     /// The text is what `plan` printed for it; Markdown is for a merge request or a change
@@ -114,6 +117,21 @@ pub struct ApplyArgs {
     /// Colour the plan shown before asking: auto, always, never
     #[arg(long, value_enum, default_value_t = ColourArg::Auto, value_name = "WHEN")]
     pub color: ColourArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The outside name the upstream servers must resolve [default: the inventory's
+    /// dnsfix_probe_name, else kubernetes.io]
+    #[arg(long, value_name = "NAME")]
+    pub probe_name: Option<String>,
+
+    /// How long each DNS query may take
+    #[arg(long, default_value_t = 3, value_name = "SECS")]
+    pub dns_timeout: u64,
 }
 
 #[derive(Debug, Clone, Args)]

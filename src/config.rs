@@ -35,6 +35,7 @@ pub enum Action {
     Show(ShowConfig),
     Apply(ApplyConfig),
     Rollback(RollbackConfig),
+    Verify(VerifyConfig),
 }
 
 /// What `dnsfix plan` was asked for.
@@ -46,6 +47,12 @@ pub struct PlanConfig {
 }
 
 /// What `dnsfix apply` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyConfig {
+    pub probe_name: Option<String>,
+    pub timeout: Duration,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShowConfig {
     pub plan: PathBuf,
@@ -141,6 +148,18 @@ impl Config {
                 (action, args.common)
             }
             Command::Show(args) => return Ok(Config::show(args)),
+            Command::Verify(args) => {
+                if args.dns_timeout == 0 {
+                    return Err(Error::Usage(
+                        "--dns-timeout must be at least 1 second".into(),
+                    ));
+                }
+                let action = Action::Verify(VerifyConfig {
+                    probe_name: args.probe_name,
+                    timeout: Duration::from_secs(args.dns_timeout),
+                });
+                (action, args.common)
+            }
             Command::Apply(args) => {
                 if args.common.format == FormatArg::Junit {
                     return Err(Error::Usage("--format junit is for `dnsfix check`".into()));

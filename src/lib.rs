@@ -26,6 +26,7 @@ pub mod report;
 #[cfg(test)]
 mod testing;
 pub mod transport;
+pub mod verify;
 
 pub use commands::exit;
 pub use config::{Action, Config, Format};
@@ -34,7 +35,7 @@ pub use error::Error;
 /// Runs one command and returns its exit code: what each command does, and in what
 /// order, is in its own module under [`commands`].
 pub fn run(config: Config) -> Result<u8, Error> {
-    use commands::{apply, check, explain, facts, inventory, plan, rollback, show};
+    use commands::{apply, check, explain, facts, inventory, plan, rollback, show, verify};
     match &config.action {
         Action::Explain { id } => explain::run(id.as_deref()),
         Action::Inventory => inventory::run(&config),
@@ -44,5 +45,6 @@ pub fn run(config: Config) -> Result<u8, Error> {
         Action::Show(args) => show::run(&config, args),
         Action::Apply(args) => apply::run(&config, args),
         Action::Rollback(args) => rollback::run(&config, args),
+        Action::Verify(args) => verify::run(&config, args),
     }
 }

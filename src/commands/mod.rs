@@ -14,6 +14,7 @@
 //! | `dnsfix show` | [`show`] | render a saved plan: text, Markdown, JSON (no inventory, no host) |
 //! | `dnsfix apply` | [`apply`] | apply a saved plan, or a fresh one after a y/N |
 //! | `dnsfix rollback` | [`rollback`] | undo what an apply run wrote |
+//! | `dnsfix verify` | [`verify`] | gather, then ask each node's DNS paths real queries |
 //! | `dnsfix explain` | [`explain`] | what a finding means (no inventory, no host) |
 //! | `dnsfix inventory` | [`inventory`] | the inventory as dnsfix reads it (no host) |
 //!
@@ -30,6 +31,7 @@ pub mod inventory;
 pub mod plan;
 pub mod rollback;
 pub mod show;
+pub mod verify;
 
 use std::io::{BufRead, IsTerminal, Write};
 

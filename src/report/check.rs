@@ -200,7 +200,7 @@ pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
     pretty_json(&doc)
 }
 
-fn xml(s: &str) -> String {
+pub(super) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

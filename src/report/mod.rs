@@ -7,6 +7,7 @@ pub mod check;
 pub mod explain;
 pub mod facts;
 pub mod inventory;
+pub mod verify;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;

@@ -98,7 +98,7 @@ scenario_chain() {
 	printf '%s\n' "${chain[@]}"
 }
 
-LAB_VARS="LAB_FLAVOUR LAB_SSH_USER LAB_SYSCTL LAB_UNITS_ACTIVE LAB_UNITS_INACTIVE LAB_UNITS_DISABLED LAB_NODELOCALDNS LAB_KUBELET_BIN LAB_DELETE"
+LAB_VARS="LAB_FLAVOUR LAB_SSH_USER LAB_SYSCTL LAB_UNITS_ACTIVE LAB_UNITS_INACTIVE LAB_UNITS_DISABLED LAB_NODELOCALDNS LAB_KUBELET_BIN LAB_DELETE LAB_UPSTREAM_DNS"
 
 # Writes the flattened settings of a scenario chain (later scenarios override earlier).
 scenario_env() {
@@ -106,7 +106,8 @@ scenario_env() {
 	(
 		# shellcheck disable=SC2034 # printed by declare -p below
 		LAB_FLAVOUR=ns LAB_SSH_USER=root LAB_SYSCTL="" LAB_UNITS_ACTIVE="" LAB_UNITS_INACTIVE="" LAB_UNITS_DISABLED="" \
-			LAB_NODELOCALDNS="" LAB_KUBELET_BIN=/usr/local/bin/kubelet LAB_DELETE=""
+			LAB_NODELOCALDNS="" LAB_KUBELET_BIN=/usr/local/bin/kubelet LAB_DELETE="" \
+			LAB_UPSTREAM_DNS="192.0.2.53 198.51.100.53"
 		for d in "${dirs[@]}"; do
 			LAB_BASE=""
 			# shellcheck disable=SC1091

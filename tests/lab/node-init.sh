@@ -146,6 +146,82 @@ for kv in $LAB_SYSCTL; do
 	echo "$val" >"/proc/sys/${key//.//}" || fail "cannot set sysctl $key=$val"
 done
 
+# --- DNS servers (real ones: dnsmasq) -------------------------------------------------------
+# The site's upstream resolvers, at the documentation addresses the scenarios' resolv.conf
+# files name (LAB_UPSTREAM_DNS), on a link of this namespace. They answer the probe name
+# (probe.dnsfix.example: 192.0.2.80) and nothing else: no query leaves the lab.
+# The cluster DNS "pod": one dnsmasq on the nodelocaldns and clusterDNS addresses (the
+# latter on a dummy link, as kube-proxy's IPVS mode puts service addresses on kube-ipvs0).
+# It answers kubernetes.default.svc.<clusterDomain> (10.233.0.1) and forwards the rest to
+# the servers of the resolv.conf the kubelet handed it when it started (dnsPolicy:
+# Default), as CoreDNS and nodelocaldns do. Like CoreDNS's loop plugin, it does not come up
+# when that file lists a loopback address or one of its own (queries would come back to
+# it): /run/lab-dns/cluster-dns.state says CrashLoopBackOff, and it stays down until the
+# "pod" is recreated (lab.sh exec NAME -- /run/lab-dns/recreate-pod).
+mkdir -p /run/lab-dns
+command -v dnsmasq >/dev/null 2>&1 || fail "dnsmasq not found: apt-get install dnsmasq-base"
+if [ -n "$LAB_UPSTREAM_DNS" ]; then
+	ip link add upstream type dummy 2>/dev/null || ip link add upstream type ifb ||
+		fail "cannot create the upstream DNS link"
+	listen=()
+	for a in $LAB_UPSTREAM_DNS; do
+		ip addr add "$a/32" dev upstream
+		listen+=("--listen-address=$a")
+	done
+	ip link set upstream up
+	dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts \
+		--bind-interfaces "${listen[@]}" --address=/probe.dnsfix.example/192.0.2.80 \
+		--pid-file=/run/lab-dns/upstream.pid --log-facility=/run/lab-dns/upstream.log \
+		--log-queries || fail "the upstream DNS server did not start"
+fi
+cat >/run/lab-dns/recreate-pod <<'POD'
+#!/bin/bash
+# The cluster DNS "pod" created anew: it reads the kubelet's resolv.conf as it is now.
+set -u
+[ -f /run/lab-dns/cluster-dns.pid ] && kill "$(cat /run/lab-dns/cluster-dns.pid)" 2>/dev/null
+rm -f /run/lab-dns/cluster-dns.pid
+config=
+for f in /etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml; do
+	[ -f "$f" ] && { config=$f; break; }
+done
+[ -n "$config" ] || { echo "no kubelet config: no pod" >/run/lab-dns/cluster-dns.state; exit 0; }
+value() { awk -v k="$1:" '$1 == k { v = $2; gsub(/"/, "", v); print v; exit }' "$config"; }
+resolv=$(value resolvConf)
+[ -n "$resolv" ] || resolv=/etc/resolv.conf
+domain=$(value clusterDomain)
+[ -n "$domain" ] || domain=cluster.local
+own=$(ip -o -4 addr show dev nodelocaldns 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4 }')
+own="$own $(awk '/^clusterDNS:/ { on = 1; next } on && /^- / { print $2; next } { on = 0 }' "$config")"
+servers=()
+for ns in $(awk '$1 == "nameserver" { print $2 }' "$resolv" 2>/dev/null); do
+	case " $own " in *" $ns "*) loop=$ns ;; esac
+	case $ns in 127.* | ::1) loop=$ns ;; esac
+	servers+=("--server=$ns")
+done
+if [ -n "${loop-}" ]; then
+	echo "CrashLoopBackOff: plugin/loop: Loop (127.0.0.1:53 -> $loop:53) detected for zone \".\"; $resolv lists $loop" >/run/lab-dns/cluster-dns.state
+	exit 0
+fi
+listen=()
+for a in $own; do
+	ip addr show | grep -q "inet $a/" || {
+		ip link show kube-ipvs0 >/dev/null 2>&1 || {
+			{ ip link add kube-ipvs0 type dummy 2>/dev/null || ip link add kube-ipvs0 type ifb; } &&
+				ip link set kube-ipvs0 up
+		}
+		ip addr add "$a/32" dev kube-ipvs0
+	}
+	listen+=("--listen-address=$a")
+done
+[ ${#listen[@]} -gt 0 ] || { echo "no cluster DNS address" >/run/lab-dns/cluster-dns.state; exit 0; }
+dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts --bind-interfaces \
+	"${listen[@]}" "${servers[@]}" --host-record="kubernetes.default.svc.$domain,10.233.0.1" \
+	--pid-file=/run/lab-dns/cluster-dns.pid --log-facility=/run/lab-dns/cluster-dns.log --log-queries &&
+	echo "Running: upstreams ${servers[*]} from $resolv" >/run/lab-dns/cluster-dns.state
+POD
+chmod 0755 /run/lab-dns/recreate-pod
+/run/lab-dns/recreate-pod || fail "the cluster DNS stand-in could not be set up"
+
 # --- services ------------------------------------------------------------------------------
 mkdir -p /run/lab-systemd/units
 : >/run/lab-systemd/calls.log

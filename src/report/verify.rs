@@ -1,0 +1,228 @@
+//! `dnsfix verify` results: per host, each DNS path asked, with the server, where it comes
+//! from, the response code, the latency and the reason it failed; as text, JSON and JUnit.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{ErrorEntry, Header, escape, pretty_json};
+use crate::verify::{HostVerify, ProbeResult};
+
+/// Hosts that fail first, then hosts that pass, then unreachable ones (as `check` orders
+/// by severity), each group in natural name order.
+fn sorted(hosts: &[HostVerify]) -> Vec<&HostVerify> {
+    let rank = |h: &HostVerify| match &h.result {
+        Err(_) => 0,
+        Ok(c) if c.failed() => 1,
+        Ok(_) => 2,
+    };
+    let mut v: Vec<&HostVerify> = hosts.iter().collect();
+    v.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| super::natural_cmp(&a.host, &b.host))
+    });
+    v
+}
+
+fn probe_line(out: &mut String, p: &ProbeResult) {
+    let mark = if p.ok { "ok  " } else { "FAIL" };
+    let what = format!(
+        "{mark} {:<15} {:<16} {}",
+        p.probe.path.word(),
+        p.probe.server,
+        p.probe.name
+    );
+    let _ = write!(out, "    {}", escape(&what));
+    if let (Some(rcode), true) = (&p.rcode, p.ok) {
+        let _ = write!(
+            out,
+            "  {rcode} {} ({} ms via {})",
+            escape(&p.answers.join(", ")),
+            p.latency_ms,
+            p.via
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(out, "         from {}", escape(&p.probe.source));
+    if let Some(reason) = &p.reason {
+        let _ = writeln!(out, "         {}", escape(reason));
+    }
+}
+
+pub fn text(hosts: &[HostVerify]) -> String {
+    let mut out = String::new();
+    for h in sorted(hosts) {
+        match &h.result {
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "== {}: not verified: {}",
+                    escape(&h.host),
+                    escape(&e.to_string())
+                );
+            }
+            Ok(checked) => {
+                let verdict = if checked.failed() { "FAILS" } else { "passes" };
+                let _ = writeln!(out, "== {}: {verdict}", escape(&h.host));
+                for p in &checked.probes {
+                    probe_line(&mut out, p);
+                }
+                for n in &checked.notes {
+                    let _ = writeln!(out, "    note: {}", escape(n));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str(&summary(hosts));
+    out.push('\n');
+    out
+}
+
+/// "3 of 5 hosts pass; 2 fail (4 of 12 paths); 1 not verified".
+pub fn summary(hosts: &[HostVerify]) -> String {
+    let mut pass = 0;
+    let mut fail = 0;
+    let mut unreachable = 0;
+    let mut paths = 0;
+    let mut failed_paths = 0;
+    for h in hosts {
+        match &h.result {
+            Err(_) => unreachable += 1,
+            Ok(c) => {
+                paths += c.probes.len();
+                failed_paths += c.probes.iter().filter(|p| !p.ok).count();
+                if c.failed() { fail += 1 } else { pass += 1 }
+            }
+        }
+    }
+    let noun = if hosts.len() == 1 { "host" } else { "hosts" };
+    let mut line = format!("{pass} of {} {noun} pass", hosts.len());
+    if fail > 0 {
+        let _ = write!(line, "; {fail} fail ({failed_paths} of {paths} paths)");
+    }
+    if unreachable > 0 {
+        let _ = write!(line, "; {unreachable} not verified");
+    }
+    line
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    #[serde(flatten)]
+    header: Header,
+    hosts: Vec<HostEntry<'a>>,
+    summary: String,
+}
+
+#[derive(Serialize)]
+struct HostEntry<'a> {
+    host: &'a str,
+    /// `pass`, `fail` or `unreachable`.
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorEntry>,
+    probes: &'a [ProbeResult],
+    notes: &'a [String],
+}
+
+pub fn json(hosts: &[HostVerify], inventory: Option<&std::path::Path>) -> String {
+    let doc = Document {
+        header: Header::new(inventory),
+        hosts: hosts
+            .iter()
+            .map(|h| match &h.result {
+                Err(e) => HostEntry {
+                    host: &h.host,
+                    status: "unreachable",
+                    error: Some(e.into()),
+                    probes: &[],
+                    notes: &[],
+                },
+                Ok(c) => HostEntry {
+                    host: &h.host,
+                    status: if c.failed() { "fail" } else { "pass" },
+                    error: None,
+                    probes: &c.probes,
+                    notes: &c.notes,
+                },
+            })
+            .collect(),
+        summary: summary(hosts),
+    };
+    pretty_json(&doc)
+}
+
+/// JUnit XML: one testsuite per host, one testcase per path (a failure with its reason);
+/// an unreachable host is one errored case, a host with nothing to ask one failed case.
+pub fn junit(hosts: &[HostVerify]) -> String {
+    let xml = super::check::xml;
+    let mut body = String::new();
+    let (mut tests, mut failures, mut errors) = (0, 0, 0);
+    for h in sorted(hosts) {
+        let mut cases = String::new();
+        let (mut t, mut f, mut e) = (0, 0, 0);
+        let host = xml(&h.host);
+        match &h.result {
+            Err(error) => {
+                t += 1;
+                e += 1;
+                let _ = writeln!(
+                    cases,
+                    "    <testcase classname=\"dnsfix.{host}\" name=\"connect\">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
+                    error.kind(),
+                    xml(&error.to_string())
+                );
+            }
+            Ok(c) => {
+                if c.probes.is_empty() {
+                    t += 1;
+                    f += 1;
+                    let _ = writeln!(
+                        cases,
+                        "    <testcase classname=\"dnsfix.{host}\" name=\"dns\">\n      <failure message=\"{}\"/>\n    </testcase>",
+                        xml(&c.notes.join("; "))
+                    );
+                }
+                for p in &c.probes {
+                    t += 1;
+                    let name = xml(&format!(
+                        "{} {} {}",
+                        p.probe.path.word(),
+                        p.probe.server,
+                        p.probe.name
+                    ));
+                    match &p.reason {
+                        Some(reason) if !p.ok => {
+                            f += 1;
+                            let _ = writeln!(
+                                cases,
+                                "    <testcase classname=\"dnsfix.{host}\" name=\"{name}\">\n      <failure message=\"{}\">from {}</failure>\n    </testcase>",
+                                xml(reason),
+                                xml(&p.probe.source)
+                            );
+                        }
+                        _ => {
+                            let _ = writeln!(
+                                cases,
+                                "    <testcase classname=\"dnsfix.{host}\" name=\"{name}\" time=\"{:.3}\"/>",
+                                p.latency_ms as f64 / 1000.0
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        tests += t;
+        failures += f;
+        errors += e;
+        let _ = write!(
+            body,
+            "  <testsuite name=\"{host}\" tests=\"{t}\" failures=\"{f}\" errors=\"{e}\">\n{cases}  </testsuite>\n"
+        );
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"dnsfix verify\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{body}</testsuites>\n"
+    )
+}

@@ -1,0 +1,587 @@
+//! `dnsfix verify`: real DNS queries from each node's own network vantage point, proving
+//! what the files only suggest.
+//!
+//! Per node, after gathering its facts:
+//! - every nameserver in the resolv.conf the kubelet hands to `dnsPolicy: Default` pods
+//!   (CoreDNS and nodelocaldns forward there) must answer an outside name
+//!   (`dnsfix_probe_name`, else `--probe-name`, else [`DEFAULT_PROBE_NAME`]); a loopback
+//!   address there fails without asking, since from a pod it is the pod itself;
+//! - the cluster DNS addresses (the kubelet's `clusterDNS`, the nodelocaldns address and
+//!   the CoreDNS service address when the inventory names them) must answer
+//!   `kubernetes.default.svc.<cluster domain>`.
+//!
+//! Each query is one DNS message (built and read with hickory-proto) over TCP through the
+//! SSH connection itself (a direct-tcpip channel: nothing runs on the node). Where the SSH
+//! server does not forward, the same bytes go through bash's `/dev/tcp` on the node.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{Name, RecordType};
+use serde::Serialize;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::facts::NodeFacts;
+use crate::gather::HostError;
+use crate::inventory::Host;
+use crate::report::{Event, EventSink};
+use crate::transport::{Session, Target, TcpFailure, Transport};
+
+/// The outside name asked when neither the inventory nor the command line names one.
+pub const DEFAULT_PROBE_NAME: &str = "kubernetes.io";
+/// Kubespray's `nodelocaldns_ip` default (roles/kubespray-defaults/defaults/main.yml).
+const NODELOCALDNS_IP: &str = "169.254.25.10";
+
+/// Which resolver a probe asks, and why it must answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Path {
+    /// A nameserver of the kubelet's resolv.conf for Default pods: CoreDNS's upstream.
+    Upstream,
+    /// An address of the kubelet's `clusterDNS`: what every ClusterFirst pod asks.
+    ClusterDns,
+    /// The nodelocaldns address (Kubespray's `enable_nodelocaldns`).
+    NodeLocalDns,
+    /// The CoreDNS service address (Kubespray's `skydns_server`).
+    CoreDnsService,
+}
+
+impl Path {
+    pub fn word(self) -> &'static str {
+        match self {
+            Path::Upstream => "upstream",
+            Path::ClusterDns => "cluster DNS",
+            Path::NodeLocalDns => "nodelocaldns",
+            Path::CoreDnsService => "CoreDNS service",
+        }
+    }
+}
+
+/// One query to make from a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Probe {
+    pub path: Path,
+    /// The server as written where it was found (`fe80::1%eth0` keeps its zone).
+    pub server: String,
+    pub name: String,
+    /// Where the server comes from: `FILE:LINE`, `clusterDNS (FILE:LINE)`, an inventory
+    /// variable.
+    pub source: String,
+}
+
+/// What one probe found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeResult {
+    #[serde(flatten)]
+    pub probe: Probe,
+    pub ok: bool,
+    /// `NOERROR`, `NXDOMAIN`, `SERVFAIL`, ...; absent when no reply came.
+    pub rcode: Option<String>,
+    /// The answer records, as text.
+    pub answers: Vec<String>,
+    pub latency_ms: u64,
+    /// `ssh` (a direct-tcpip channel), `node` (bash /dev/tcp on the node), `local`, or
+    /// `none` (not asked).
+    pub via: &'static str,
+    /// Why it failed, when it did.
+    pub reason: Option<String>,
+}
+
+/// One node's verification.
+#[derive(Debug)]
+pub struct HostVerify {
+    pub host: String,
+    pub result: Result<Checked, HostError>,
+}
+
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub probes: Vec<ProbeResult>,
+    /// Paths that could not be probed, and why (e.g. the kubelet's resolv.conf is unknown).
+    pub notes: Vec<String>,
+    /// No kubelet here: not a Kubernetes node, nothing to verify.
+    pub not_a_node: bool,
+}
+
+impl Checked {
+    /// A path failed, or a node's paths could not even be found.
+    pub fn failed(&self) -> bool {
+        self.probes.iter().any(|p| !p.ok) || (self.probes.is_empty() && !self.not_a_node)
+    }
+}
+
+/// The probes for one node, from its facts and inventory variables, and notes on what
+/// cannot be probed.
+pub fn probes(
+    host: &Host,
+    facts: &NodeFacts,
+    probe_name: Option<&str>,
+) -> (Vec<Probe>, Vec<String>) {
+    let outside = host
+        .var_str("dnsfix_probe_name")
+        .or(probe_name)
+        .unwrap_or(DEFAULT_PROBE_NAME)
+        .to_owned();
+    let mut probes = Vec::new();
+    let mut notes = Vec::new();
+    let k = &facts.kubelet;
+    match (&k.pod_resolv_conf, k.resolv_conf.known()) {
+        (Some(file), Some(_)) => match &file.parsed {
+            Some(parsed) if !parsed.nameservers.is_empty() => {
+                for ns in parsed.nameservers.iter().take(3) {
+                    probes.push(Probe {
+                        path: Path::Upstream,
+                        server: ns.address.clone(),
+                        name: outside.clone(),
+                        source: format!("{}:{}", file.path, ns.line),
+                    });
+                }
+            }
+            Some(_) => notes.push(format!(
+                "{} lists no nameserver: Default pods (CoreDNS, nodelocaldns) have no upstream",
+                file.path
+            )),
+            None => notes.push(format!("{} could not be read", file.path)),
+        },
+        _ => notes
+            .push("the resolv.conf the kubelet gives Default pods is not known here".to_owned()),
+    }
+
+    let domain = k
+        .cluster_domain
+        .known()
+        .map(|e| e.value.trim_end_matches('.').to_owned())
+        .or_else(|| host.var_str("dns_domain").map(str::to_owned))
+        .unwrap_or_else(|| "cluster.local".to_owned());
+    let cluster_name = format!("kubernetes.default.svc.{domain}");
+    let mut cluster = |path: Path, server: &str, source: String| {
+        if !probes
+            .iter()
+            .any(|p| p.path != Path::Upstream && p.server == server)
+        {
+            probes.push(Probe {
+                path,
+                server: server.to_owned(),
+                name: cluster_name.clone(),
+                source,
+            });
+        }
+    };
+    if let Some(dns) = k.cluster_dns.known() {
+        for server in &dns.value {
+            cluster(
+                Path::ClusterDns,
+                server,
+                format!("clusterDNS ({})", dns.source.at()),
+            );
+        }
+    }
+    // Kubespray's own variables say what runs on the nodes it installed, not elsewhere.
+    let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
+    if kubespray && host.var_bool("enable_nodelocaldns") == Some(true) {
+        let ip = host.var_str("nodelocaldns_ip").unwrap_or(NODELOCALDNS_IP);
+        cluster(
+            Path::NodeLocalDns,
+            ip,
+            "inventory nodelocaldns_ip".to_owned(),
+        );
+    }
+    if let Some(ip) = host.var_str("skydns_server").filter(|_| kubespray) {
+        cluster(
+            Path::CoreDnsService,
+            ip,
+            "inventory skydns_server".to_owned(),
+        );
+    }
+    if !probes.iter().any(|p| p.path != Path::Upstream) {
+        notes.push("no cluster DNS address is known (clusterDNS unset)".to_owned());
+    }
+    (probes, notes)
+}
+
+/// Verifies every host, in parallel, in the order given.
+pub async fn verify(
+    hosts: &[&Host],
+    transport: Arc<Transport>,
+    forks: usize,
+    sink: Arc<dyn EventSink>,
+    probe_name: Option<String>,
+    timeout: Duration,
+) -> Vec<HostVerify> {
+    let permits = Arc::new(Semaphore::new(forks.max(1)));
+    let mut tasks = JoinSet::new();
+    for (index, host) in hosts.iter().enumerate() {
+        let host = (*host).clone();
+        let transport = Arc::clone(&transport);
+        let permits = Arc::clone(&permits);
+        let sink = Arc::clone(&sink);
+        let probe_name = probe_name.clone();
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            sink.event(Event::HostStarted {
+                host: host.name.clone(),
+            });
+            let result = verify_host(&host, &transport, probe_name.as_deref(), timeout).await;
+            sink.event(match &result {
+                Ok(checked) => Event::HostDone {
+                    host: host.name.clone(),
+                    message: if checked.failed() && checked.probes.is_empty() {
+                        format!("fails: {}", checked.notes.join("; "))
+                    } else if checked.failed() {
+                        format!(
+                            "fails: {}",
+                            checked
+                                .probes
+                                .iter()
+                                .filter(|p| !p.ok)
+                                .map(|p| format!("{} {}", p.probe.path.word(), p.probe.server))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else {
+                        "passes".to_owned()
+                    },
+                },
+                Err(e) => Event::HostFailed {
+                    host: host.name.clone(),
+                    error: e.to_string(),
+                },
+            });
+            (
+                index,
+                HostVerify {
+                    host: host.name.clone(),
+                    result,
+                },
+            )
+        });
+    }
+    let mut out: Vec<Option<HostVerify>> = (0..hosts.len()).map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((index, verified)) = joined {
+            out[index] = Some(verified);
+        }
+    }
+    out.into_iter()
+        .zip(hosts)
+        .map(|(v, h)| {
+            v.unwrap_or_else(|| HostVerify {
+                host: h.name.clone(),
+                result: Err(HostError::Transport(
+                    crate::transport::TransportError::Other("internal error".into()),
+                )),
+            })
+        })
+        .collect()
+}
+
+async fn verify_host(
+    host: &Host,
+    transport: &Transport,
+    probe_name: Option<&str>,
+    timeout: Duration,
+) -> Result<Checked, HostError> {
+    let target = Target {
+        host: host.name.clone(),
+        connection: host.connection(),
+    };
+    let mut session = transport.connect(&target).await?;
+    let result = match crate::gather::gather_session(&mut session, &target, &[]).await {
+        Ok(facts) => Ok(check_node(&mut session, &target, host, &facts, probe_name, timeout).await),
+        Err(e) => Err(e),
+    };
+    session.close().await;
+    result
+}
+
+/// The probes of one node over an open session (also `apply`'s last step).
+pub async fn check_node(
+    session: &mut Session,
+    target: &Target,
+    host: &Host,
+    facts: &NodeFacts,
+    probe_name: Option<&str>,
+    timeout: Duration,
+) -> Checked {
+    let not_a_node = matches!(
+        facts.kubelet.resolv_conf,
+        crate::facts::node_facts::Observed::Absent
+    );
+    if not_a_node {
+        return Checked {
+            probes: Vec::new(),
+            notes: vec!["no kubelet here: not a Kubernetes node, nothing to verify".to_owned()],
+            not_a_node,
+        };
+    }
+    let (probes, notes) = probes(host, facts, probe_name);
+    let mut checked = Checked {
+        probes: Vec::new(),
+        notes,
+        not_a_node,
+    };
+    for (n, probe) in probes.into_iter().enumerate() {
+        let id = query_id(&target.host, n);
+        checked
+            .probes
+            .push(ask(session, target, probe, id, timeout).await);
+    }
+    if checked
+        .probes
+        .iter()
+        .any(|p| !p.ok && p.probe.path != Path::Upstream)
+    {
+        checked.notes.push(
+            "cluster DNS does not answer: CoreDNS and nodelocaldns pods forward to the resolv.conf \
+             the kubelet gave them when they started, and crash-loop (plugin/loop) when it \
+             points back at them; once the kubelet's file is right, recreate those pods \
+             (`kubectl -n kube-system delete pod -l k8s-app=kube-dns`, and nodelocaldns's)"
+                .to_owned(),
+        );
+    }
+    checked
+}
+
+async fn ask(
+    session: &mut Session,
+    target: &Target,
+    probe: Probe,
+    id: u16,
+    timeout: Duration,
+) -> ProbeResult {
+    let not_asked = |probe: Probe, reason: String| ProbeResult {
+        probe,
+        ok: false,
+        rcode: None,
+        answers: Vec::new(),
+        latency_ms: 0,
+        via: "none",
+        reason: Some(reason),
+    };
+    let Some(ip) = address(&probe.server) else {
+        let why = format!("{} is not an IP address", probe.server);
+        return not_asked(probe, why);
+    };
+    if probe.path == Path::Upstream && ip.is_loopback() {
+        let why = format!(
+            "{ip} is a loopback address: from a pod it is the pod itself (CoreDNS would forward to itself)"
+        );
+        return not_asked(probe, why);
+    }
+    let query = match build_query(&probe.name, id) {
+        Ok(q) => q,
+        Err(e) => {
+            let why = format!("{} is not a DNS name: {e}", probe.name);
+            return not_asked(probe, why);
+        }
+    };
+    let started = Instant::now();
+    let direct = session.dns_tcp(ip, 53, &query, timeout).await;
+    let (reply, via) = match direct {
+        Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
+            match node_tool(session, ip, &query, timeout).await {
+                Ok(reply) => (Ok(reply), "node"),
+                Err(tool) => (Err(format!("{why}; on the node: {tool}")), "node"),
+            }
+        }
+        Err(e) => (Err(e.to_string()), via_of(session)),
+        Ok(reply) => (Ok(reply), via_of(session)),
+    };
+    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let _ = target;
+    match reply {
+        Err(reason) => ProbeResult {
+            latency_ms,
+            via,
+            ..not_asked(probe, format!("no reply from {ip}: {reason}"))
+        },
+        Ok(bytes) => {
+            let judged = judge(&bytes, id, &probe.name);
+            ProbeResult {
+                probe,
+                ok: judged.ok,
+                rcode: judged.rcode,
+                answers: judged.answers,
+                latency_ms,
+                via,
+                reason: judged.reason,
+            }
+        }
+    }
+}
+
+fn via_of(session: &Session) -> &'static str {
+    match session {
+        Session::Local(_) => "local",
+        _ => "ssh",
+    }
+}
+
+/// `text` as an address to connect to (a link-local `%zone` is dropped: the node picks).
+fn address(text: &str) -> Option<IpAddr> {
+    text.split('%').next().and_then(|a| a.parse().ok())
+}
+
+/// A query id that differs per host and probe, so a stray reply cannot pass for another.
+fn query_id(host: &str, n: usize) -> u16 {
+    let digest = crate::facts::raw::sha256_hex(
+        format!("{host}/{n}/{}", crate::facts::raw::nonce()).as_bytes(),
+    );
+    u16::from_str_radix(&digest[..4], 16).unwrap_or(0x1d5f)
+}
+
+/// A recursive A query for `name`.
+pub fn build_query(name: &str, id: u16) -> Result<Vec<u8>, String> {
+    let mut fqdn = Name::from_ascii(name).map_err(|e| e.to_string())?;
+    fqdn.set_fqdn(true);
+    let mut message = Message::new(id, MessageType::Query, OpCode::Query);
+    message.metadata.recursion_desired = true;
+    message.add_query(Query::query(fqdn, RecordType::A));
+    message.to_vec().map_err(|e| e.to_string())
+}
+
+/// What a reply says.
+#[derive(Debug, PartialEq)]
+pub struct Judged {
+    pub ok: bool,
+    pub rcode: Option<String>,
+    pub answers: Vec<String>,
+    pub reason: Option<String>,
+}
+
+/// A reply passes when it answers our query (same id, a response) with NOERROR and at
+/// least one record.
+pub fn judge(reply: &[u8], id: u16, name: &str) -> Judged {
+    let message = match Message::from_vec(reply) {
+        Ok(m) => m,
+        Err(e) => {
+            return Judged {
+                ok: false,
+                rcode: None,
+                answers: Vec::new(),
+                reason: Some(format!("the reply is not a DNS message: {e}")),
+            };
+        }
+    };
+    let rcode = message.metadata.response_code;
+    let answers: Vec<String> = message
+        .answers
+        .iter()
+        .map(|r| format!("{} {}", r.record_type(), r.data))
+        .collect();
+    let reason =
+        if message.metadata.id != id || message.metadata.message_type != MessageType::Response {
+            Some("the reply is not an answer to the query sent".to_owned())
+        } else if rcode != ResponseCode::NoError {
+            Some(format!("{name}: {}", rcode_text(rcode)))
+        } else if answers.is_empty() {
+            Some(format!("{name}: no records in the answer"))
+        } else {
+            None
+        };
+    Judged {
+        ok: reason.is_none(),
+        rcode: Some(rcode_text(rcode)),
+        answers,
+        reason,
+    }
+}
+
+/// The response code as `dig` shows it: `NOERROR`, `NXDOMAIN`, `SERVFAIL`, `REFUSED`.
+fn rcode_text(rcode: ResponseCode) -> String {
+    match rcode {
+        ResponseCode::NoError => "NOERROR".to_owned(),
+        ResponseCode::FormErr => "FORMERR".to_owned(),
+        ResponseCode::ServFail => "SERVFAIL".to_owned(),
+        ResponseCode::NXDomain => "NXDOMAIN".to_owned(),
+        ResponseCode::NotImp => "NOTIMP".to_owned(),
+        ResponseCode::Refused => "REFUSED".to_owned(),
+        other => format!("RCODE{}", u16::from(other)),
+    }
+}
+
+/// The same exchange from the node itself, where the SSH server does not forward: bash's
+/// `/dev/tcp`, the query and the reply base64-encoded, the reply read byte-exact with dd.
+async fn node_tool(
+    session: &mut Session,
+    ip: IpAddr,
+    query: &[u8],
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    use base64ct::{Base64, Encoding};
+    let len = u16::try_from(query.len()).map_err(|_| "the query is too long".to_owned())?;
+    let mut framed = len.to_be_bytes().to_vec();
+    framed.extend_from_slice(query);
+    // Every interpolated value is an IP address or base64: no quoting can break.
+    let script = format!(
+        "command -v bash >/dev/null 2>&1 || {{ echo 'bash is not installed' >&2; exit 3; }}\n\
+         exec timeout {secs} bash -c '\
+           exec 3<>/dev/tcp/{ip}/53 || exit 4; \
+           printf %s {query} | base64 -d >&3; \
+           set -- $(dd bs=1 count=2 <&3 2>/dev/null | od -An -tu1); \
+           [ $# -eq 2 ] || exit 5; \
+           dd bs=1 count=$(( $1 * 256 + $2 )) <&3 2>/dev/null | base64 -w0'\n",
+        secs = timeout.as_secs().max(1),
+        query = Base64::encode_string(&framed),
+    );
+    let out = session
+        .exec("/bin/sh -s", script.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    match out.exit_status {
+        Some(0) => Base64::decode_vec(&String::from_utf8_lossy(out.stdout.trim_ascii()))
+            .map_err(|e| format!("the reply did not come back whole: {e}")),
+        Some(3) => Err("bash is not installed on the node".to_owned()),
+        Some(4) => Err(format!("cannot connect to {ip}:53")),
+        Some(5) => Err("the connection closed before a reply".to_owned()),
+        Some(124) => Err(format!("no reply within {}s", timeout.as_secs())),
+        status => Err(format!(
+            "the probe failed ({status:?}): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hickory_proto::rr::{RData, Record, rdata::A};
+
+    fn reply(id: u16, rcode: ResponseCode, answer: bool) -> Vec<u8> {
+        let name = Name::from_ascii("probe.example.").expect("name");
+        let mut m = Message::new(id, MessageType::Response, OpCode::Query);
+        m.metadata.response_code = rcode;
+        m.add_query(Query::query(name.clone(), RecordType::A));
+        if answer {
+            m.add_answer(Record::from_rdata(
+                name,
+                60,
+                RData::A(A::new(192, 0, 2, 80)),
+            ));
+        }
+        m.to_vec().expect("encode")
+    }
+
+    #[test]
+    fn a_reply_passes_only_when_it_answers_the_query() {
+        let q = build_query("probe.example", 7).expect("query");
+        let parsed = Message::from_vec(&q).expect("decode");
+        assert_eq!(parsed.metadata.id, 7);
+        assert!(parsed.metadata.recursion_desired);
+        assert_eq!(parsed.queries[0].name().to_ascii(), "probe.example.");
+
+        let good = judge(&reply(7, ResponseCode::NoError, true), 7, "probe.example");
+        assert!(good.ok, "{good:?}");
+        assert_eq!(good.answers, ["A 192.0.2.80"]);
+        let other_id = judge(&reply(8, ResponseCode::NoError, true), 7, "probe.example");
+        assert!(!other_id.ok);
+        let nx = judge(&reply(7, ResponseCode::NXDomain, false), 7, "probe.example");
+        assert_eq!((nx.ok, nx.rcode.as_deref()), (false, Some("NXDOMAIN")));
+        let empty = judge(&reply(7, ResponseCode::NoError, false), 7, "probe.example");
+        assert!(!empty.ok && empty.reason.is_some_and(|r| r.contains("no records")));
+        assert!(!judge(b"\x00\x01garbage", 7, "x").ok);
+    }
+}

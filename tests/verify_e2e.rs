@@ -1,0 +1,222 @@
+//! End to end: `dnsfix verify` against the real-sshd lab, whose nodes run real DNS servers
+//! (dnsmasq): the site's upstream resolvers at 192.0.2.53 and 198.51.100.53, and a cluster
+//! DNS "pod" on the nodelocaldns and clusterDNS addresses that forwards to the kubelet's
+//! resolv.conf as it was when the pod started, and crash-loops when that file points back
+//! at it (tests/lab/node-init.sh).
+//!
+//! - a stub-loop node fails (a loopback upstream; cluster DNS down), a healthy Kubespray node
+//!   and a kubeadm node pass, over both SSH backends, as text, JSON and JUnit;
+//! - `apply` fixes the kubelet's file: the upstream paths pass, cluster DNS still fails
+//!   until its pod is recreated (the manual step verify names), then everything passes;
+//! - with TCP forwarding off in sshd, the same queries go through bash on the node;
+//! - an unreachable node is exit 3.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::lab::Lab;
+use serde_json::Value;
+
+fn inventory(lab: &Lab) -> PathBuf {
+    lab.kubespray_inventory(
+        "upstream_dns_servers:\n  - 192.0.2.53\n  - 198.51.100.53\n\
+         enable_nodelocaldns: true\n\
+         dnsfix_probe_name: probe.dnsfix.example\n",
+    )
+}
+
+fn dnsfix(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
+        .args(args)
+        .arg("-i")
+        .arg(inventory)
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .args(["--no-progress", "--connect-timeout", "5"])
+        .output()
+        .expect("dnsfix runs")
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `verify --format json`: the document and the exit code.
+fn verify_json(lab: &Lab, inventory: &Path, extra: &[&str]) -> (Value, Option<i32>) {
+    let out = dnsfix(
+        lab,
+        inventory,
+        &[&["verify", "--format", "json"], extra].concat(),
+    );
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", describe(&out)));
+    (doc, out.status.code())
+}
+
+fn host<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .find(|h| h["host"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {doc:#}"))
+}
+
+/// (path, server, ok, via) of every probe of a host.
+fn paths(doc: &Value, name: &str) -> Vec<(String, String, bool, String)> {
+    host(doc, name)["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap_or_default().to_owned(),
+                p["server"].as_str().unwrap_or_default().to_owned(),
+                p["ok"].as_bool().unwrap_or_default(),
+                p["via"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn path(kind: &str, server: &str, ok: bool, via: &str) -> (String, String, bool, String) {
+    (kind.into(), server.into(), ok, via.into())
+}
+
+#[test]
+fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
+    let lab = Lab::start(&["stub-symlink", "healthy", "kubeadm"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let stub = lab.node("stub-symlink").name.clone();
+    let healthy = lab.node("healthy").name.clone();
+    let kubeadm = lab.node("kubeadm").name.clone();
+
+    for backend in ["russh", "openssh"] {
+        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend]);
+        assert_eq!(code, Some(2), "{backend}: {doc:#}");
+        assert_eq!(host(&doc, &stub)["status"], "fail", "{backend}");
+        assert_eq!(
+            paths(&doc, &stub),
+            [
+                path("upstream", "127.0.0.53", false, "none"),
+                path("cluster_dns", "169.254.25.10", false, "ssh"),
+            ]
+            .iter()
+            .map(|(p, s, ok, via)| {
+                // A refused channel on openssh is retried from the node itself.
+                let via = if backend == "openssh" && !ok && via == "ssh" {
+                    "node"
+                } else {
+                    via
+                };
+                (p.clone(), s.clone(), *ok, via.to_owned())
+            })
+            .collect::<Vec<_>>(),
+            "{backend}: {doc:#}"
+        );
+        assert_eq!(
+            paths(&doc, &healthy),
+            [
+                path("upstream", "192.0.2.53", true, "ssh"),
+                path("upstream", "198.51.100.53", true, "ssh"),
+                path("cluster_dns", "169.254.25.10", true, "ssh"),
+            ],
+            "{backend}: {doc:#}"
+        );
+        // kubeadm: its own clusterDNS; Kubespray's nodelocaldns is not asked of it.
+        assert_eq!(
+            paths(&doc, &kubeadm),
+            [
+                path("upstream", "192.0.2.53", true, "ssh"),
+                path("upstream", "198.51.100.53", true, "ssh"),
+                path("cluster_dns", "10.96.0.10", true, "ssh"),
+            ],
+            "{backend}: {doc:#}"
+        );
+        let answer = &host(&doc, &healthy)["probes"][0];
+        assert_eq!(answer["rcode"], "NOERROR");
+        assert_eq!(answer["answers"][0], "A 192.0.2.80");
+    }
+
+    let text = dnsfix(&lab, &inv, &["verify"]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("127.0.0.53 is a loopback address")
+            && stdout.contains("recreate those pods")
+            && stdout.contains("2 of 3 hosts pass; 1 fail (2 of 8 paths)"),
+        "{}",
+        describe(&text)
+    );
+    let junit = dnsfix(&lab, &inv, &["verify", "--format", "junit"]);
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    assert!(
+        xml.contains("<testsuites name=\"dnsfix verify\" tests=\"8\" failures=\"2\" errors=\"0\">"),
+        "{xml}"
+    );
+
+    // The fix on the node: the kubelet now hands out the real upstreams. Cluster DNS
+    // stays down: its pod keeps the resolv.conf it started with.
+    let out = dnsfix(&lab, &inv, &["apply", "--yes", "-l", &stub]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let (doc, code) = verify_json(&lab, &inv, &["-l", &stub, "--ssh-backend", "russh"]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(
+        paths(&doc, &stub),
+        [
+            path("upstream", "192.0.2.53", true, "ssh"),
+            path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
+        ]
+    );
+    let notes = host(&doc, &stub)["notes"].to_string();
+    assert!(notes.contains("recreate those pods"), "{notes}");
+
+    // The pod recreated (what `kubectl delete pod` does): it reads the fixed file.
+    lab.exec(&stub, "/run/lab-dns/recreate-pod");
+    let state = lab.exec(&stub, "cat /run/lab-dns/cluster-dns.state");
+    assert!(state.starts_with("Running"), "{state}");
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(
+        paths(&doc, &stub).iter().all(|(_, _, ok, _)| *ok),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exit_3() {
+    let lab =
+        Lab::start(&["healthy", "healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let node = lab.nodes[0].name.clone();
+    let config = lab.dir.join("nodes").join(&node).join("sshd_config");
+    let mut text = std::fs::read_to_string(&config).expect("sshd_config");
+    text.push_str("AllowTcpForwarding no\n");
+    std::fs::write(&config, text).expect("write sshd_config");
+    lab.stop(&node);
+    lab.resume(&node);
+    for backend in ["russh", "openssh"] {
+        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend, "-l", &node]);
+        assert_eq!(code, Some(0), "{backend}: {doc:#}");
+        assert!(
+            paths(&doc, &node)
+                .iter()
+                .all(|(_, _, ok, via)| *ok && via == "node"),
+            "{backend}: {doc:#}"
+        );
+    }
+    let other = lab.nodes[1].name.clone();
+    lab.stop(&other);
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(3), "{doc:#}");
+    assert_eq!(host(&doc, &other)["status"], "unreachable");
+    assert_eq!(host(&doc, &node)["status"], "pass");
+}
