@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -36,7 +36,7 @@ pub const DEFAULT_PROBE_NAME: &str = "kubernetes.io";
 const NODELOCALDNS_IP: &str = "169.254.25.10";
 
 /// Which resolver a probe asks, and why it must answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Path {
     /// A nameserver of the kubelet's resolv.conf for Default pods: CoreDNS's upstream.
@@ -61,7 +61,7 @@ impl Path {
 }
 
 /// One query to make from a node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
     pub path: Path,
     /// The server as written where it was found (`fe80::1%eth0` keeps its zone).
@@ -73,7 +73,7 @@ pub struct Probe {
 }
 
 /// What one probe found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeResult {
     #[serde(flatten)]
     pub probe: Probe,
@@ -85,7 +85,7 @@ pub struct ProbeResult {
     pub latency_ms: u64,
     /// `ssh` (a direct-tcpip channel), `node` (bash /dev/tcp on the node), `local`, or
     /// `none` (not asked).
-    pub via: &'static str,
+    pub via: String,
     /// Why it failed, when it did.
     pub reason: Option<String>,
 }
@@ -358,7 +358,7 @@ async fn ask(
         rcode: None,
         answers: Vec::new(),
         latency_ms: 0,
-        via: "none",
+        via: "none".to_owned(),
         reason: Some(reason),
     };
     let Some(ip) = address(&probe.server) else {
@@ -395,7 +395,7 @@ async fn ask(
     match reply {
         Err(reason) => ProbeResult {
             latency_ms,
-            via,
+            via: via.to_owned(),
             ..not_asked(probe, format!("no reply from {ip}: {reason}"))
         },
         Ok(bytes) => {
@@ -406,7 +406,7 @@ async fn ask(
                 rcode: judged.rcode,
                 answers: judged.answers,
                 latency_ms,
-                via,
+                via: via.to_owned(),
                 reason: judged.reason,
             }
         }

@@ -185,6 +185,19 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
     assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
     let verified = result.verified.as_ref().expect("verified");
     assert!(verified.remaining.is_empty(), "{result:#?}");
+    // The new file is proven by real queries: the node's own systemd-resolved uplink file
+    // lists the upstream resolvers, and each answers from the node (dnsmasq, a real unit).
+    let upstream: Vec<(&str, bool)> = verified
+        .dns
+        .iter()
+        .filter(|p| p.probe.path == dnsfix::verify::Path::Upstream)
+        .map(|p| (p.probe.server.as_str(), p.ok))
+        .collect();
+    assert_eq!(
+        upstream,
+        [("192.0.2.53", true), ("198.51.100.53", true)],
+        "{result:#?}"
+    );
     assert!(
         result
             .handlers

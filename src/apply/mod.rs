@@ -96,6 +96,11 @@ pub struct Verified {
     pub fixed: Vec<String>,
     /// Findings the plan fixes that are still there: the host failed.
     pub remaining: Vec<String>,
+    /// The `dnsfix verify` queries asked from the node after the change. A failing
+    /// upstream (the kubelet's resolv.conf for Default pods) fails the host; cluster DNS
+    /// is reported, since its pods keep the resolv.conf they started with until recreated.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub dns: Vec<crate::verify::ProbeResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -486,11 +491,44 @@ async fn apply_on(
     result.verified = Some(Verified {
         fixed,
         remaining: remaining.clone(),
+        dns: Vec::new(),
     });
     if !remaining.is_empty() {
         return Err(format!(
             "still failing after apply: {}",
             remaining.join(", ")
+        ));
+    }
+    // Real queries: the files say DNS is fixed, the servers must say so too.
+    let dns = crate::verify::check_node(
+        session,
+        target,
+        host,
+        &after,
+        None,
+        std::time::Duration::from_secs(3),
+    )
+    .await;
+    let upstream_failures: Vec<String> = dns
+        .probes
+        .iter()
+        .filter(|p| !p.ok && p.probe.path == crate::verify::Path::Upstream)
+        .map(|p| {
+            format!(
+                "{} {}: {}",
+                p.probe.server,
+                p.probe.name,
+                p.reason.as_deref().unwrap_or("failed")
+            )
+        })
+        .collect();
+    if let Some(v) = &mut result.verified {
+        v.dns = dns.probes;
+    }
+    if !upstream_failures.is_empty() {
+        return Err(format!(
+            "the kubelet's upstream DNS does not answer after apply: {}",
+            upstream_failures.join("; ")
         ));
     }
     // 5. Only now is the plan done on this node: a re-run restarts nothing.

@@ -123,7 +123,7 @@ scenario_env() {
 # overlay of it (systemd-node.sh). The directory name carries a hash of the recipe, so a
 # change here builds a new one beside the old (old ones are not removed automatically).
 ROOTFS_SUITE=bookworm
-ROOTFS_PACKAGES=systemd,systemd-sysv,systemd-resolved,dbus,openssh-server,iproute2,procps,kmod,curl
+ROOTFS_PACKAGES=systemd,systemd-sysv,systemd-resolved,dbus,openssh-server,iproute2,procps,kmod,curl,dnsmasq-base
 ROOTFS_RECIPE=1 # bump when the build steps in cmd_rootfs change
 LAB_CACHE=${DNSFIX_LAB_CACHE:-/var/cache/dnsfix-lab}
 LAB_MIRROR=${DNSFIX_LAB_MIRROR:-http://deb.debian.org/debian}
@@ -374,7 +374,13 @@ boot_systemd_node() { # DIR NAME
 	return 0
 }
 systemd_node_settled() { # N NSPAWN_PID
-	[ -e "$1/failed" ] || ! kill -0 "$2" 2>/dev/null || { [ -e "$1/booting" ] && [ -n "$(nspawn_child "$2")" ]; }
+	[ -e "$1/failed" ] || ! kill -0 "$2" 2>/dev/null || {
+		# nspawn's first child is a short-lived helper (the "outer child"); the container's
+		# init is the one that has exec'd systemd.
+		local c
+		c=$(nspawn_child "$2")
+		[ -e "$1/booting" ] && [ -n "$c" ] && [ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ]
+	}
 }
 nspawn_child() { # NSPAWN_PID -> pid of its (only) child, the container's init
 	local c

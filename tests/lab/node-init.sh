@@ -148,8 +148,8 @@ done
 
 # --- DNS servers (real ones: dnsmasq) -------------------------------------------------------
 # The site's upstream resolvers, at the documentation addresses the scenarios' resolv.conf
-# files name (LAB_UPSTREAM_DNS), on a link of this namespace. They answer the probe name
-# (probe.dnsfix.example: 192.0.2.80) and nothing else: no query leaves the lab.
+# files name (LAB_UPSTREAM_DNS), on a link of this namespace. They answer every name with
+# 192.0.2.80, as the internet would answer some address: no query leaves the lab.
 # The cluster DNS "pod": one dnsmasq on the nodelocaldns and clusterDNS addresses (the
 # latter on a dummy link, as kube-proxy's IPVS mode puts service addresses on kube-ipvs0).
 # It answers kubernetes.default.svc.<clusterDomain> (10.233.0.1) and forwards the rest to
@@ -170,7 +170,7 @@ if [ -n "$LAB_UPSTREAM_DNS" ]; then
 	done
 	ip link set upstream up
 	dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts \
-		--bind-interfaces "${listen[@]}" --address=/probe.dnsfix.example/192.0.2.80 \
+		--bind-interfaces "${listen[@]}" --address=/#/192.0.2.80 \
 		--pid-file=/run/lab-dns/upstream.pid --log-facility=/run/lab-dns/upstream.log \
 		--log-queries || fail "the upstream DNS server did not start"
 fi

@@ -161,6 +161,30 @@ for kv in $LAB_SYSCTL; do
 	key=${kv%%=*} val=${kv#*=}
 	echo "$val" >"/proc/sys/${key//.//}" || fail "cannot set sysctl $key=$val"
 done
+# The site's upstream resolvers (as on the namespace nodes, tests/lab/node-init.sh): their
+# addresses on a link of this namespace, dnsmasq from the node's own Debian packages run by
+# the node's systemd, answering every name with 192.0.2.80.
+if [ -n "$LAB_UPSTREAM_DNS" ]; then
+	ip link add upstream type dummy 2>/dev/null || ip link add upstream type ifb ||
+		fail "cannot create the upstream DNS link"
+	listen=
+	for a in $LAB_UPSTREAM_DNS; do
+		ip addr add "$a/32" dev upstream
+		listen="$listen --listen-address=$a"
+	done
+	ip link set upstream up
+	[ -x "$R/usr/sbin/dnsmasq" ] || fail "the rootfs has no dnsmasq: rebuild it (lab.sh rootfs --build)"
+	printf '%s\n' \
+		'[Unit]' \
+		"Description=The site's upstream DNS resolvers (dnsfix lab)" \
+		'' \
+		'[Service]' \
+		"ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts --bind-interfaces$listen --address=/#/192.0.2.80" \
+		'' \
+		'[Install]' \
+		'WantedBy=multi-user.target' >"$R/etc/systemd/system/lab-upstream-dns.service"
+	systemctl --root="$R" --quiet enable lab-upstream-dns.service || fail "cannot enable lab-upstream-dns.service"
+fi
 
 # --- boot ----------------------------------------------------------------------------------
 # --register=no --keep-unit: no systemd-machined and no system bus on the host are needed
