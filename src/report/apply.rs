@@ -135,6 +135,25 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         if !verified.remaining.is_empty() {
             let _ = writeln!(out, "    REMAINING {}", verified.remaining.join(", "));
         }
+        // The verify queries, one line per DNS path asked from the node.
+        for p in &verified.dns {
+            let what = format!(
+                "{} {} ({})",
+                p.probe.path.word(),
+                p.probe.server,
+                p.probe.name
+            );
+            let line = match (&p.reason, p.ok) {
+                (_, true) => format!(
+                    "    dns       {what}: {} in {} ms",
+                    p.rcode.as_deref().unwrap_or("answered"),
+                    p.latency_ms
+                ),
+                (Some(why), false) => format!("    DNS FAILS {what}: {why}"),
+                (None, false) => format!("    DNS FAILS {what}"),
+            };
+            let _ = writeln!(out, "{}", super::escape(&line));
+        }
     }
     out.push('\n');
 }
