@@ -171,7 +171,8 @@ pub fn probes(
         }
     };
     if let Some(dns) = k.cluster_dns.known() {
-        for server in &dns.value {
+        // Pods get at most three nameservers (the kubelet's limit), cluster ones first.
+        for server in dns.value.iter().take(3) {
             cluster(
                 Path::ClusterDns,
                 server,
@@ -371,14 +372,47 @@ async fn ask(
         );
         return not_asked(probe, why);
     }
-    let query = match build_query(&probe.name, id) {
-        Ok(q) => q,
-        Err(e) => {
-            let why = format!("{} is not a DNS name: {e}", probe.name);
-            return not_asked(probe, why);
-        }
-    };
     let started = Instant::now();
+    // An A question; an IPv6-only name (NOERROR, no A record) is asked again for AAAA.
+    let mut outcome = exchange(session, ip, &probe.name, id, RecordType::A, timeout).await;
+    if let Ok((judged, _)) = &outcome
+        && judged.rcode.as_deref() == Some("NOERROR")
+        && judged.answers.is_empty()
+    {
+        outcome = exchange(session, ip, &probe.name, id ^ 1, RecordType::AAAA, timeout).await;
+    }
+    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let _ = target;
+    match outcome {
+        Err((reason, via)) => ProbeResult {
+            latency_ms,
+            via: via.to_owned(),
+            ..not_asked(probe, reason)
+        },
+        Ok((judged, via)) => ProbeResult {
+            probe,
+            ok: judged.ok,
+            rcode: judged.rcode,
+            answers: judged.answers,
+            latency_ms,
+            via: via.to_owned(),
+            reason: judged.reason,
+        },
+    }
+}
+
+/// One question to `ip` through the session (or, where it does not forward, from the
+/// node), and what the reply says; or why there was none, and how it was asked.
+async fn exchange(
+    session: &mut Session,
+    ip: IpAddr,
+    name: &str,
+    id: u16,
+    rtype: RecordType,
+    timeout: Duration,
+) -> Result<(Judged, &'static str), (String, &'static str)> {
+    let query = build_query(name, id, rtype)
+        .map_err(|e| (format!("{name} is not a DNS name: {e}"), "none"))?;
     let direct = session.dns_tcp(ip, 53, &query, timeout).await;
     let (reply, via) = match direct {
         Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
@@ -390,26 +424,9 @@ async fn ask(
         Err(e) => (Err(e.to_string()), via_of(session)),
         Ok(reply) => (Ok(reply), via_of(session)),
     };
-    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let _ = target;
     match reply {
-        Err(reason) => ProbeResult {
-            latency_ms,
-            via: via.to_owned(),
-            ..not_asked(probe, format!("no reply from {ip}: {reason}"))
-        },
-        Ok(bytes) => {
-            let judged = judge(&bytes, id, &probe.name);
-            ProbeResult {
-                probe,
-                ok: judged.ok,
-                rcode: judged.rcode,
-                answers: judged.answers,
-                latency_ms,
-                via: via.to_owned(),
-                reason: judged.reason,
-            }
-        }
+        Ok(bytes) => Ok((judge(&bytes, id, name), via)),
+        Err(reason) => Err((format!("no reply from {ip}: {reason}"), via)),
     }
 }
 
@@ -433,13 +450,13 @@ fn query_id(host: &str, n: usize) -> u16 {
     u16::from_str_radix(&digest[..4], 16).unwrap_or(0x1d5f)
 }
 
-/// A recursive A query for `name`.
-pub fn build_query(name: &str, id: u16) -> Result<Vec<u8>, String> {
+/// A recursive query for `name`'s `rtype` records.
+pub fn build_query(name: &str, id: u16, rtype: RecordType) -> Result<Vec<u8>, String> {
     let mut fqdn = Name::from_ascii(name).map_err(|e| e.to_string())?;
     fqdn.set_fqdn(true);
     let mut message = Message::new(id, MessageType::Query, OpCode::Query);
     message.metadata.recursion_desired = true;
-    message.add_query(Query::query(fqdn, RecordType::A));
+    message.add_query(Query::query(fqdn, rtype));
     message.to_vec().map_err(|e| e.to_string())
 }
 
@@ -567,7 +584,7 @@ mod tests {
 
     #[test]
     fn a_reply_passes_only_when_it_answers_the_query() {
-        let q = build_query("probe.example", 7).expect("query");
+        let q = build_query("probe.example", 7, RecordType::A).expect("query");
         let parsed = Message::from_vec(&q).expect("decode");
         assert_eq!(parsed.metadata.id, 7);
         assert!(parsed.metadata.recursion_desired);

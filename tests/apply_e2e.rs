@@ -354,7 +354,7 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
                     evil,
                 ));
             }),
-            "/etc/cron.d/dnsfix is not a file dnsfix writes",
+            "the plan's facts name /etc/cron.d/dnsfix, which dnsfix does not read on this node",
         ),
         (
             "/etc/shadow",
@@ -372,7 +372,31 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
                     ));
                 }
             }),
-            "/etc/shadow is not a file dnsfix writes",
+            // Refused before its hash is compared with anything (no oracle).
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
+        ),
+        (
+            "a new unit file",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/systemd/system/evil.service"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"].as_array_mut().expect("changes").push(write(
+                    "/etc/systemd/system/evil.service",
+                    None,
+                    "[Service]\nExecStart=/bin/sh -c 'id > /tmp/owned'\n",
+                ));
+            }),
+            "/etc/systemd/system/evil.service is not a file dnsfix writes",
+        ),
+        (
+            "a guess at /etc/shadow's hash in the facts alone",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]["/etc/shadow"] = serde_json::json!({
+                    "state": "present",
+                    "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
+                });
+            }),
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
         ),
         (
             "one more kubelet setting",

@@ -360,11 +360,24 @@ async fn apply_on(
     // The node's marker that this plan is done (its handlers ran), so a re-run of a
     // finished plan restarts nothing.
     let marker = format!("/var/lib/dnsfix/done/{}", digest.sha256);
-    let mut extra = stale::paths(digest);
+    // What the plan's facts name is read again to compare, but only what dnsfix would
+    // read anyway; a path beyond that must turn up in the node's own gather (below).
+    let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().map(|(_, a)| a).collect();
+    let (mut extra, beyond): (Vec<String>, Vec<String>) = stale::paths(digest)
+        .into_iter()
+        .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.clone());
     let facts = gather_session(session, target, &extra)
         .await
         .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
+    if let Some(path) = beyond
+        .iter()
+        .find(|p| !facts.files.contains_key(p.as_str()))
+    {
+        return Err(format!(
+            "refused: the plan's facts name {path}, which dnsfix does not read on this node"
+        ));
+    }
     let stale = stale::reasons(plan, &facts);
     if !stale.is_empty() {
         result.outcome = HostOutcome::Stale;
@@ -525,7 +538,17 @@ async fn apply_on(
     if let Some(v) = &mut result.verified {
         v.dns = dns.probes;
     }
-    if !upstream_failures.is_empty() {
+    // The queries judge what this plan changed: a plan that gave pods a new resolver must
+    // leave one that answers; other plans (br_netfilter, say) only report them.
+    let changed_resolver = plan.changes.iter().any(|c| {
+        c.reasons().iter().any(|r| {
+            matches!(
+                r.playbook.as_str(),
+                "kubelet-resolvconf" | "kubelet-flag-shadow"
+            )
+        })
+    });
+    if changed_resolver && !upstream_failures.is_empty() {
         return Err(format!(
             "the kubelet's upstream DNS does not answer after apply: {}",
             upstream_failures.join("; ")

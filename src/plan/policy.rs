@@ -480,6 +480,39 @@ fn refusal(change: &Change, why: &str) -> String {
     format!("refused: {why} (asked by {})", by.join(", "))
 }
 
+/// Whether apply may read `path` because a saved plan's facts name it, before it knows
+/// anything else about the node: a path the gather reads on every node, a unit file, a
+/// `/proc/sys` value, a file dnsfix (or a loaded playbook's `allow:`) may write. Any other
+/// path a plan names must be one the node's own gather reads (a unit's EnvironmentFile=,
+/// a `--config` elsewhere); it is never read on a plan's word alone, so an edited plan
+/// cannot learn whether `/etc/shadow` hashes to a guess.
+pub fn readable_on_request(path: &str, allows: &[&Allow]) -> bool {
+    use crate::facts::raw::{ALWAYS_GATHERED, CONF_DIRS};
+    let clean = path.starts_with('/')
+        && !path
+            .split('/')
+            .any(|c| c == ".." || c == "." || c.contains('\n'));
+    if !clean {
+        return false;
+    }
+    let under = |dir: &str| {
+        path.strip_prefix(dir)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|rest| !rest.is_empty())
+    };
+    let written: Vec<String> = PATHS
+        .iter()
+        .map(|p| (*p).to_owned())
+        .chain(allows.iter().flat_map(|a| a.paths.iter().cloned()))
+        .collect();
+    ALWAYS_GATHERED.contains(&path)
+        || CONF_DIRS.iter().any(|d| under(d))
+        || UNIT_DIRS.iter().any(|d| under(d))
+        || path.starts_with("/proc/sys/")
+        || path.starts_with("/var/lib/dnsfix/")
+        || path_allowed(&written, path)
+}
+
 /// `path` is one of `allowed`, or inside one that ends with `/`. A path with `.` or `..`
 /// components, or not absolute, never is.
 fn path_allowed(allowed: &[String], path: &str) -> bool {

@@ -71,6 +71,13 @@ fn split_assignment(line: &str) -> Option<(usize, &str, &str)> {
 /// A YAML block scalar's header (`|`, `>-`, `|2 # comment`): the value is on the lines
 /// below.
 fn block_header(value: &str) -> bool {
+    // A tag may come first: `!vault |` (Ansible Vault in group_vars), `!!binary |`.
+    let value = match value.strip_prefix('!') {
+        Some(tagged) => tagged
+            .split_once([' ', '\t'])
+            .map_or("", |(_, rest)| rest.trim_start()),
+        None => value,
+    };
     value.starts_with(['|', '>'])
         && value[1..]
             .split('#')
@@ -93,7 +100,7 @@ fn inline_secrets(line: &str) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let boundary = i == 0 || b" \t{,[\"'".contains(&bytes[i - 1]);
+        let boundary = i == 0 || b" \t{,[\"'=".contains(&bytes[i - 1]);
         if !boundary || !is_key(bytes[i]) {
             i += 1;
             continue;
@@ -187,7 +194,8 @@ fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
     if let Some((start, key, value)) = split_assignment(line)
         && secret_key(key)
     {
-        if value.is_empty() || block_header(value) {
+        // Nothing on the key's line but a comment: the value is below.
+        if value.is_empty() || value.starts_with('#') || block_header(value) {
             return (Vec::new(), true);
         }
         if value.starts_with(MARK) {
@@ -197,12 +205,25 @@ fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
         let range = (start, start + line[start..].trim_end().len());
         return (vec![range], open_quote(value));
     }
-    if let Some((from, to)) = url_password(line)
-        && !line[from..to].starts_with(MARK)
-    {
-        return (vec![(from, to)], false);
+    // Anywhere else on the line: URL passwords (every one) and inline `key=value`s.
+    let mut ranges = inline_secrets(line);
+    let mut at = 0;
+    while let Some((from, to)) = url_password(&line[at..]).map(|(f, t)| (at + f, at + t)) {
+        if !line[from..to].starts_with(MARK) {
+            ranges.push((from, to));
+        }
+        at = to;
     }
-    (inline_secrets(line), false)
+    ranges.sort_unstable();
+    // Overlapping ranges (a password inside an inline value) become one.
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (from, to) in ranges {
+        match merged.last_mut() {
+            Some(last) if from < last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    (merged, false)
 }
 
 /// `text` with every secret value replaced by a marker. A value on the lines below its key
@@ -459,6 +480,13 @@ mod tests {
             // CRLF and trailing blanks stay as they were.
             "token: hunter2\r\nresolv-conf: /etc/resolv.conf\r\n",
             "token: hunter2   \nother: 1\n",
+            // A tagged block (Ansible Vault in group_vars), a comment before the value.
+            "ansible_become_password: !vault |\n          $ANSIBLE_VAULT;1.1;AES256\n          68756e74657232\nother: 1\n",
+            "ssh_key: !!binary |\n  hunter2==\n",
+            "token: # set below\n  hunter2\nother: 1\n",
+            // Two URLs with passwords, a secret flag inside another variable's value.
+            "a: postgres://u:hunter2@db/x and mysql://v:hunter2x@h/y\n",
+            "KUBELET_EXTRA_ARGS=--token=hunter2 --v=2\n",
         ];
         for text in cases {
             let out = redact(text);

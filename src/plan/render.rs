@@ -32,10 +32,12 @@ const DIFF_CONTEXT: usize = 3;
 /// The plan as a reviewer reads it. `colour` adds ANSI escapes; it never changes which
 /// hosts are grouped or what the text says.
 pub fn text(plan: &Plan, colour: bool) -> String {
-    // Node text (file contents, evidence, messages) is made terminal-safe before any
-    // colour is added, so only dnsfix's own escapes reach the terminal.
-    let plan = &terminal_safe(plan);
+    // Secrets are redacted first, on the text as it is (a `\r` still a line's end), as
+    // the saved plan and the Markdown do; then node text (file contents, evidence,
+    // messages) is made terminal-safe before any colour is added, so only dnsfix's own
+    // escapes reach the terminal.
     let plan = &super::redact::redact_plan(plan);
+    let plan = &terminal_safe(plan);
     let paint = Paint(colour);
     let mut out = String::new();
 
@@ -979,6 +981,27 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
 
     /// A node file with escape sequences (clear screen, set the clipboard, move the cursor
     /// up to rewrite another host's lines) shows them escaped, colour or not.
+    /// A CRLF file's secrets are hidden in the text plan as in the saved one: redaction
+    /// reads the file before its `\r`s are shown escaped.
+    #[test]
+    fn crlf_secrets_are_redacted_in_the_text_plan() {
+        let mut p = full_plan();
+        let k3s = "token:\r\n  hunter2\r\nkey: |\r\n  s3cr3t\r\nresolv-conf: /etc/resolv.conf\r\n";
+        p.hosts[1].changes = vec![Change::WriteFile {
+            path: "/etc/rancher/k3s/config.yaml".to_owned(),
+            description: "d".to_owned(),
+            before_sha256: Some("00".to_owned()),
+            before: Some(k3s.to_owned()),
+            after_sha256: "11".to_owned(),
+            content: k3s.replace("/etc/resolv.conf", "/etc/dnsfix/resolv.conf"),
+            mode: None,
+            reasons: vec![],
+        }];
+        let out = text(&p, false);
+        assert!(!out.contains("hunter2") && !out.contains("s3cr3t"), "{out}");
+        assert!(out.contains("<redacted sha256:"), "{out}");
+    }
+
     #[test]
     fn node_text_cannot_drive_the_terminal() {
         let hostile =

@@ -55,8 +55,6 @@ impl From<&HostError> for ErrorEntry {
     }
 }
 
-/// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
-/// it ever did, the output still is JSON and says why.
 /// Host names in the order people count them: runs of digits compare as numbers, so
 /// `node2` comes before `node10` (and `node02` next to `node2`).
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
@@ -97,6 +95,8 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
+/// it ever did, the output still is JSON and says why.
 pub fn pretty_json(doc: &impl Serialize) -> String {
     let mut text = serde_json::to_string_pretty(doc)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());

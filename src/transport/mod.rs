@@ -211,21 +211,21 @@ impl Session {
         query: &[u8],
         timeout: Duration,
     ) -> Result<Vec<u8>, TcpFailure> {
-        let exchange = async {
-            match self {
-                Session::OpenSsh(s) => s.dns_tcp(server, port, query).await,
-                Session::Russh(s) => s.dns_tcp(server, port, query).await,
-                Session::Local(_) => {
+        match self {
+            // The OpenSSH forward is set up and torn down around the bounded exchange, so a
+            // server that never answers leaves no forward behind.
+            Session::OpenSsh(s) => s.dns_tcp(server, port, query, timeout).await,
+            Session::Russh(s) => within(timeout, s.dns_tcp(server, port, query)).await,
+            Session::Local(_) => {
+                within(timeout, async {
                     let stream = tokio::net::TcpStream::connect((server, port))
                         .await
                         .map_err(|e| TcpFailure::Failed(e.to_string()))?;
                     dns_exchange(stream, query).await
-                }
+                })
+                .await
             }
-        };
-        tokio::time::timeout(timeout, exchange)
-            .await
-            .map_err(|_| TcpFailure::Timeout(timeout.as_secs_f64()))?
+        }
     }
 
     /// Closes the session; errors on close are not interesting once the work is done.
@@ -249,6 +249,16 @@ pub enum TcpFailure {
     Failed(String),
     #[error("no reply within {0:.1}s")]
     Timeout(f64),
+}
+
+/// `exchange`, or a timeout after `timeout`.
+pub(crate) async fn within(
+    timeout: Duration,
+    exchange: impl std::future::Future<Output = Result<Vec<u8>, TcpFailure>>,
+) -> Result<Vec<u8>, TcpFailure> {
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .unwrap_or(Err(TcpFailure::Timeout(timeout.as_secs_f64())))
 }
 
 /// Writes `query` with its two-byte length (RFC 1035 4.2.2) and reads one reply.

@@ -196,6 +196,7 @@ impl OpenSshSession {
         server: std::net::IpAddr,
         port: u16,
         query: &[u8],
+        timeout: std::time::Duration,
     ) -> Result<Vec<u8>, super::TcpFailure> {
         use super::TcpFailure;
         let dir = tempfile_dir().map_err(|e| TcpFailure::Failed(e.to_string()))?;
@@ -209,10 +210,13 @@ impl OpenSshSession {
             )
             .await
             .map_err(|e| TcpFailure::Forbidden(error_text(&e)))?;
-        let result = match tokio::net::UnixStream::connect(&socket).await {
-            Ok(stream) => super::dns_exchange(stream, query).await,
-            Err(e) => Err(TcpFailure::Failed(e.to_string())),
+        let exchange = async {
+            match tokio::net::UnixStream::connect(&socket).await {
+                Ok(stream) => super::dns_exchange(stream, query).await,
+                Err(e) => Err(TcpFailure::Failed(e.to_string())),
+            }
         };
+        let result = super::within(timeout, exchange).await;
         let _ = self
             .session
             .close_port_forward(openssh::ForwardType::Local, socket.as_path(), remote)
