@@ -149,8 +149,18 @@ fn plan_reachable(
         Ok(run) => run,
         Err(message) => return error_plan(&host.name, records, "playbook", message),
     };
-    // Nothing outside what dnsfix (or a playbook's `allow:`) may change.
-    let all: Vec<&Playbook> = playbooks.playbooks.iter().collect();
+    // Nothing outside what dnsfix (or the `allow:` of a playbook that asks for a change on
+    // this host) may change: the same judgement `apply` makes of a saved plan.
+    let asking: Vec<&Playbook> = playbooks
+        .playbooks
+        .iter()
+        .filter(|p| {
+            run.changes
+                .iter()
+                .flat_map(|c| c.reasons())
+                .any(|r| r.playbook == p.name)
+        })
+        .collect();
     let before_of = |path: &str| {
         run.changes.iter().find_map(|c| match c {
             Change::WriteFile {
@@ -160,7 +170,7 @@ fn plan_reachable(
         })
     };
     if let Err(message) = policy::check_host(
-        &policy::Policy::for_node(facts, &all),
+        &policy::Policy::for_node(facts, &asking),
         &run.changes,
         &run.handlers,
         before_of,
