@@ -1,9 +1,11 @@
 //! Command-line arguments (clap only; nothing else in the crate imports clap). Arguments
-//! are turned into a validated [`crate::Config`] before any work starts.
+//! are turned into a validated [`crate::Config`] before any work starts. The shell
+//! completion scripts are generated here too, from these same definitions, so they can
+//! never disagree with `--help`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,6 +45,29 @@ pub enum Command {
     /// and each DNS-relevant variable with the file and line it came from. Contacts no host.
     /// Compare with `ansible-inventory -i FILE --list`.
     Inventory(CommonArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell
+    ///
+    /// For example `dnsfix completions bash > ~/.local/share/bash-completion/completions/dnsfix`;
+    /// the README lists where each shell looks.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+/// The shells `dnsfix completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    #[value(name = "powershell")]
+    PowerShell,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -265,4 +290,21 @@ pub struct CommonArgs {
     /// Never draw a progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The completion script for `shell`, generated from the arguments above.
+pub fn completion_script(shell: Shell) -> Vec<u8> {
+    use clap_complete::Shell as Generator;
+    let generator = match shell {
+        Shell::Bash => Generator::Bash,
+        Shell::Zsh => Generator::Zsh,
+        Shell::Fish => Generator::Fish,
+        Shell::Elvish => Generator::Elvish,
+        Shell::PowerShell => Generator::PowerShell,
+    };
+    // Into memory: clap_complete panics when its writer fails (a closed pipe); the
+    // caller writes the script and reports a failure like any other output error.
+    let mut script = Vec::new();
+    clap_complete::generate(generator, &mut Cli::command(), "dnsfix", &mut script);
+    script
 }

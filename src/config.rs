@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, ShowFormatArg,
+    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, Shell, ShowFormatArg,
 };
 use crate::diagnose::Severity;
 use crate::error::Error;
@@ -35,6 +35,10 @@ pub enum Action {
     Show(ShowConfig),
     Apply(ApplyConfig),
     Rollback(RollbackConfig),
+    /// Print a shell completion script; reads no inventory.
+    Completions {
+        shell: Shell,
+    },
 }
 
 /// What `dnsfix plan` was asked for.
@@ -196,7 +200,10 @@ impl Config {
                         "unknown finding id `{id}`; `dnsfix explain` lists them"
                     )));
                 }
-                return Ok(Config::explain(args.id));
+                return Ok(Config::offline(Action::Explain { id: args.id }));
+            }
+            Command::Completions(args) => {
+                return Ok(Config::offline(Action::Completions { shell: args.shell }));
             }
         };
         if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
@@ -230,9 +237,10 @@ impl Config {
         }
     }
 
-    fn explain(id: Option<String>) -> Config {
+    /// A command that reads no inventory and contacts no host (explain, completions).
+    fn offline(action: Action) -> Config {
         Config {
-            action: Action::Explain { id },
+            action,
             inventory: None,
             limit: None,
             format: Format::Text,

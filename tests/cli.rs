@@ -285,3 +285,103 @@ fn show_renders_a_saved_plan_and_names_what_is_wrong_with_a_bad_one() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The commands `dnsfix --help` lists, clap's own `help` aside.
+fn listed_commands() -> Vec<String> {
+    let out = dnsfix(&["--help"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What bash offers after `dnsfix WORDS…`, with the completion script sourced.
+fn bash_completes(script: &Path, words: &[&str]) -> Vec<String> {
+    let line = format!("dnsfix {}", words.join(" "));
+    let program = format!(
+        "source {script}\nCOMP_WORDS=(dnsfix {words})\nCOMP_CWORD={cword}\n\
+         COMP_LINE='{line}'\nCOMP_POINT={point}\n_dnsfix dnsfix '{current}' '{previous}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script = script.display(),
+        words = words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        cword = words.len(),
+        point = line.len(),
+        current = words.last().copied().unwrap_or(""),
+        previous = if words.len() >= 2 {
+            words[words.len() - 2]
+        } else {
+            "dnsfix"
+        },
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completions_offer_every_command_in_each_shell() {
+    let commands = listed_commands();
+    assert!(
+        commands.iter().any(|c| c == "completions") && commands.len() >= 9,
+        "{commands:?}"
+    );
+    let dir = tempdir("completions");
+
+    let out = dnsfix(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = dir.join("dnsfix.bash");
+    std::fs::write(&script, &out.stdout).expect("write");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert!(syntax.status.success(), "bash -n: {}", stderr(&syntax));
+    // Sourced into bash, the script completes as a user would see it.
+    let offered = bash_completes(&script, &[""]);
+    for command in &commands {
+        assert!(
+            offered.contains(command),
+            "{command} not offered: {offered:?}"
+        );
+    }
+    assert!(!offered.iter().any(|o| o == "man"), "hidden `man` offered");
+    let mut shells = bash_completes(&script, &["completions", ""]);
+    shells.retain(|s| !s.starts_with('-'));
+    assert_eq!(shells, ["bash", "zsh", "fish", "elvish", "powershell"]);
+    let flags = bash_completes(&script, &["plan", "--for"]);
+    assert!(
+        flags.iter().any(|f| f == "--format") && flags.iter().any(|f| f == "--forks"),
+        "{flags:?}"
+    );
+
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = dnsfix(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains("dnsfix"), "{shell}:\n{script}");
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell}: {command}");
+        }
+    }
+
+    let out = dnsfix(&["completions", "tcsh"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("bash"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}

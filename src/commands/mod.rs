@@ -16,6 +16,7 @@
 //! | `dnsfix rollback` | [`rollback`] | undo what an apply run wrote |
 //! | `dnsfix explain` | [`explain`] | what a finding means (no inventory, no host) |
 //! | `dnsfix inventory` | [`inventory`] | the inventory as dnsfix reads it (no host) |
+//! | `dnsfix completions` | [`completions`] | a shell completion script (no inventory, no host) |
 //!
 //! [`context`] builds what the commands that reach hosts share; [`exit`] holds the exit
 //! codes. Commands that read playbooks or a saved plan do so before building the
@@ -23,6 +24,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod completions;
 pub mod context;
 pub mod explain;
 pub mod facts;
