@@ -1,7 +1,7 @@
 //! Command-line arguments (clap only; nothing else in the crate imports clap). Arguments
 //! are turned into a validated [`crate::Config`] before any work starts. The shell
-//! completion scripts are generated here too, from these same definitions, so they can
-//! never disagree with `--help`.
+//! completion scripts and the man pages are generated here too, from these same
+//! definitions, so they can never disagree with `--help`.
 
 use std::path::PathBuf;
 
@@ -50,6 +50,11 @@ pub enum Command {
     /// For example `dnsfix completions bash > ~/.local/share/bash-completion/completions/dnsfix`;
     /// the README lists where each shell looks.
     Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    ///
+    /// For packagers: `dnsfix man > dnsfix.1`, or `dnsfix man --dir DIR` for dnsfix.1 and a
+    /// dnsfix-COMMAND.1 for each command. To read it now: `dnsfix man | man -l -`.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -57,6 +62,14 @@ pub struct CompletionsArgs {
     /// The shell to complete in
     #[arg(value_enum, value_name = "SHELL")]
     pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write dnsfix.1 and a dnsfix-COMMAND.1 for each command into DIR (it must exist),
+    /// instead of printing dnsfix.1
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// The shells `dnsfix completions` writes a script for.
@@ -307,4 +320,34 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     let mut script = Vec::new();
     clap_complete::generate(generator, &mut Cli::command(), "dnsfix", &mut script);
     script
+}
+
+/// The man pages, as (file name, roff): `dnsfix.1` first, then a `dnsfix-COMMAND.1` for
+/// every command it refers to, as `clap_mangen::generate_to` names them.
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    fn render(cmd: clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let subcommands: Vec<clap::Command> = cmd
+            .get_subcommands()
+            .filter(|sub| !sub.is_hide_set())
+            .cloned()
+            .collect();
+        let title = cmd
+            .get_display_name()
+            .unwrap_or_else(|| cmd.get_name())
+            .to_uppercase();
+        let man = clap_mangen::Man::new(cmd).title(title);
+        let mut roff = Vec::new();
+        man.render(&mut roff)?;
+        pages.push((man.get_filename(), roff));
+        for sub in subcommands {
+            render(sub, pages)?;
+        }
+        Ok(())
+    }
+    // `dnsfix help` is clap's, not a command of its own: no page, not listed.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = Vec::new();
+    render(cmd, &mut pages)?;
+    Ok(pages)
 }

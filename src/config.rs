@@ -39,6 +39,10 @@ pub enum Action {
     Completions {
         shell: Shell,
     },
+    /// Print the man page, or write every page into `dir`; reads no inventory.
+    Man {
+        dir: Option<PathBuf>,
+    },
 }
 
 /// What `dnsfix plan` was asked for.
@@ -205,6 +209,18 @@ impl Config {
             Command::Completions(args) => {
                 return Ok(Config::offline(Action::Completions { shell: args.shell }));
             }
+            Command::Man(args) => {
+                // Checked now, like `plan -o`: the pages go into a directory that exists.
+                if let Some(dir) = &args.dir
+                    && !dir.is_dir()
+                {
+                    return Err(Error::Usage(format!(
+                        "--dir {}: not a directory to write the man pages in",
+                        dir.display()
+                    )));
+                }
+                return Ok(Config::offline(Action::Man { dir: args.dir }));
+            }
         };
         if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
             return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
@@ -237,7 +253,7 @@ impl Config {
         }
     }
 
-    /// A command that reads no inventory and contacts no host (explain, completions).
+    /// A command that reads no inventory and contacts no host (explain, completions, man).
     fn offline(action: Action) -> Config {
         Config {
             action,

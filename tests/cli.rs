@@ -360,7 +360,6 @@ fn completions_offer_every_command_in_each_shell() {
             "{command} not offered: {offered:?}"
         );
     }
-    assert!(!offered.iter().any(|o| o == "man"), "hidden `man` offered");
     let mut shells = bash_completes(&script, &["completions", ""]);
     shells.retain(|s| !s.starts_with('-'));
     assert_eq!(shells, ["bash", "zsh", "fish", "elvish", "powershell"]);
@@ -383,5 +382,72 @@ fn completions_offer_every_command_in_each_shell() {
     let out = dnsfix(&["completions", "tcsh"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("bash"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn man_pages_cover_every_command_and_render() {
+    let commands = listed_commands();
+    let out = dnsfix(&["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(page.contains("\n.TH DNSFIX 1 "), "{page}");
+    for command in &commands {
+        assert!(
+            page.contains(&format!("dnsfix\\-{command}(1)")),
+            "{command}:\n{page}"
+        );
+    }
+    assert!(
+        !page.contains("dnsfix\\-help(1)"),
+        "clap's `help` is no command"
+    );
+
+    // --dir: the page printed above, and one per command it refers to.
+    let dir = tempdir("man");
+    let out = dnsfix(&["man", "--dir", dir.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut expected: Vec<String> = commands.iter().map(|c| format!("dnsfix-{c}.1")).collect();
+    expected.push("dnsfix.1".into());
+    expected.sort();
+    assert_eq!(written, expected);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("dnsfix.1")).expect("read"),
+        page
+    );
+    let plan = std::fs::read_to_string(dir.join("dnsfix-plan.1")).expect("read");
+    assert!(plan.contains("\n.TH DNSFIX-PLAN 1 "), "{plan}");
+    assert!(plan.contains("DNSFIX_INVENTORY"), "{plan}");
+
+    // groff (installed by .ci/run) typesets every page without a warning.
+    for name in &expected {
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-P-cbou", "-ww", "-rLL=100n"])
+            .arg(dir.join(name))
+            .output()
+            .expect("groff runs (Debian: apt-get install groff-base)");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{name}: {}",
+            stderr(&out)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS"] {
+            assert!(text.contains(section), "{name} has no {section}:\n{text}");
+        }
+    }
+
+    let out = dnsfix(&["man", "--dir", "/nonexistent/man1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/man1"),
+        "{}",
+        stderr(&out)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
