@@ -1,9 +1,11 @@
 //! Command-line arguments (clap only; nothing else in the crate imports clap). Arguments
-//! are turned into a validated [`crate::Config`] before any work starts.
+//! are turned into a validated [`crate::Config`] before any work starts. The shell
+//! completion scripts and the man pages are generated here too, from these same
+//! definitions, so they can never disagree with `--help`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -46,6 +48,42 @@ pub enum Command {
     /// and each DNS-relevant variable with the file and line it came from. Contacts no host.
     /// Compare with `ansible-inventory -i FILE --list`.
     Inventory(CommonArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell
+    ///
+    /// For example `dnsfix completions bash > ~/.local/share/bash-completion/completions/dnsfix`;
+    /// the README lists where each shell looks.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a directory
+    ///
+    /// For packagers: `dnsfix man > dnsfix.1`, or `dnsfix man --dir DIR` for dnsfix.1 and a
+    /// dnsfix-COMMAND.1 for each command. To read it now: `dnsfix man | man -l -`.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write dnsfix.1 and a dnsfix-COMMAND.1 for each command into DIR (it must exist),
+    /// instead of printing dnsfix.1
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The shells `dnsfix completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    #[value(name = "powershell")]
+    PowerShell,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -283,4 +321,51 @@ pub struct CommonArgs {
     /// Never draw a progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The completion script for `shell`, generated from the arguments above.
+pub fn completion_script(shell: Shell) -> Vec<u8> {
+    use clap_complete::Shell as Generator;
+    let generator = match shell {
+        Shell::Bash => Generator::Bash,
+        Shell::Zsh => Generator::Zsh,
+        Shell::Fish => Generator::Fish,
+        Shell::Elvish => Generator::Elvish,
+        Shell::PowerShell => Generator::PowerShell,
+    };
+    // Into memory: clap_complete panics when its writer fails (a closed pipe); the
+    // caller writes the script and reports a failure like any other output error.
+    let mut script = Vec::new();
+    clap_complete::generate(generator, &mut Cli::command(), "dnsfix", &mut script);
+    script
+}
+
+/// The man pages, as (file name, roff): `dnsfix.1` first, then a `dnsfix-COMMAND.1` for
+/// every command it refers to, as `clap_mangen::generate_to` names them.
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    fn render(cmd: clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let subcommands: Vec<clap::Command> = cmd
+            .get_subcommands()
+            .filter(|sub| !sub.is_hide_set())
+            .cloned()
+            .collect();
+        let title = cmd
+            .get_display_name()
+            .unwrap_or_else(|| cmd.get_name())
+            .to_uppercase();
+        let man = clap_mangen::Man::new(cmd).title(title);
+        let mut roff = Vec::new();
+        man.render(&mut roff)?;
+        pages.push((man.get_filename(), roff));
+        for sub in subcommands {
+            render(sub, pages)?;
+        }
+        Ok(())
+    }
+    // `dnsfix help` is clap's, not a command of its own: no page, not listed.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = Vec::new();
+    render(cmd, &mut pages)?;
+    Ok(pages)
 }

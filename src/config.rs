@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, ShowFormatArg,
+    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, Shell, ShowFormatArg,
 };
 use crate::diagnose::Severity;
 use crate::error::Error;
@@ -36,6 +36,14 @@ pub enum Action {
     Apply(ApplyConfig),
     Rollback(RollbackConfig),
     Verify(VerifyConfig),
+    /// Print a shell completion script; reads no inventory.
+    Completions {
+        shell: Shell,
+    },
+    /// Print the man page, or write every page into `dir`; reads no inventory.
+    Man {
+        dir: Option<PathBuf>,
+    },
 }
 
 /// What `dnsfix plan` was asked for.
@@ -215,7 +223,22 @@ impl Config {
                         "unknown finding id `{id}`; `dnsfix explain` lists them"
                     )));
                 }
-                return Ok(Config::explain(args.id));
+                return Ok(Config::offline(Action::Explain { id: args.id }));
+            }
+            Command::Completions(args) => {
+                return Ok(Config::offline(Action::Completions { shell: args.shell }));
+            }
+            Command::Man(args) => {
+                // Checked now, like `plan -o`: the pages go into a directory that exists.
+                if let Some(dir) = &args.dir
+                    && !dir.is_dir()
+                {
+                    return Err(Error::Usage(format!(
+                        "--dir {}: not a directory to write the man pages in",
+                        dir.display()
+                    )));
+                }
+                return Ok(Config::offline(Action::Man { dir: args.dir }));
             }
         };
         if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
@@ -249,9 +272,10 @@ impl Config {
         }
     }
 
-    fn explain(id: Option<String>) -> Config {
+    /// A command that reads no inventory and contacts no host (explain, completions, man).
+    fn offline(action: Action) -> Config {
         Config {
-            action: Action::Explain { id },
+            action,
             inventory: None,
             limit: None,
             format: Format::Text,

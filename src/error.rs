@@ -36,6 +36,11 @@ pub enum Error {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write the man page {path}: {source}")]
+    ManPage {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot set up the transport: {0}")]
     Transport(#[from] TransportError),
     #[error("cannot write output: {0}")]

@@ -35,9 +35,13 @@ pub use error::Error;
 /// Runs one command and returns its exit code: what each command does, and in what
 /// order, is in its own module under [`commands`].
 pub fn run(config: Config) -> Result<u8, Error> {
-    use commands::{apply, check, explain, facts, inventory, plan, rollback, show, verify};
+    use commands::{
+        apply, check, completions, explain, facts, inventory, man, plan, rollback, show, verify,
+    };
     match &config.action {
         Action::Explain { id } => explain::run(id.as_deref()),
+        Action::Completions { shell } => completions::run(*shell),
+        Action::Man { dir } => man::run(dir.as_deref()),
         Action::Inventory => inventory::run(&config),
         Action::Facts => facts::run(&config),
         Action::Check { fail_on } => check::run(&config, *fail_on),

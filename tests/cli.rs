@@ -285,3 +285,169 @@ fn show_renders_a_saved_plan_and_names_what_is_wrong_with_a_bad_one() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The commands `dnsfix --help` lists, clap's own `help` aside.
+fn listed_commands() -> Vec<String> {
+    let out = dnsfix(&["--help"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What bash offers after `dnsfix WORDS…`, with the completion script sourced.
+fn bash_completes(script: &Path, words: &[&str]) -> Vec<String> {
+    let line = format!("dnsfix {}", words.join(" "));
+    let program = format!(
+        "source {script}\nCOMP_WORDS=(dnsfix {words})\nCOMP_CWORD={cword}\n\
+         COMP_LINE='{line}'\nCOMP_POINT={point}\n_dnsfix dnsfix '{current}' '{previous}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script = script.display(),
+        words = words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        cword = words.len(),
+        point = line.len(),
+        current = words.last().copied().unwrap_or(""),
+        previous = if words.len() >= 2 {
+            words[words.len() - 2]
+        } else {
+            "dnsfix"
+        },
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completions_offer_every_command_in_each_shell() {
+    let commands = listed_commands();
+    assert!(
+        commands.iter().any(|c| c == "completions") && commands.len() >= 9,
+        "{commands:?}"
+    );
+    let dir = tempdir("completions");
+
+    let out = dnsfix(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = dir.join("dnsfix.bash");
+    std::fs::write(&script, &out.stdout).expect("write");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert!(syntax.status.success(), "bash -n: {}", stderr(&syntax));
+    // Sourced into bash, the script completes as a user would see it.
+    let offered = bash_completes(&script, &[""]);
+    for command in &commands {
+        assert!(
+            offered.contains(command),
+            "{command} not offered: {offered:?}"
+        );
+    }
+    let mut shells = bash_completes(&script, &["completions", ""]);
+    shells.retain(|s| !s.starts_with('-'));
+    assert_eq!(shells, ["bash", "zsh", "fish", "elvish", "powershell"]);
+    let flags = bash_completes(&script, &["plan", "--for"]);
+    assert!(
+        flags.iter().any(|f| f == "--format") && flags.iter().any(|f| f == "--forks"),
+        "{flags:?}"
+    );
+
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = dnsfix(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains("dnsfix"), "{shell}:\n{script}");
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell}: {command}");
+        }
+    }
+
+    let out = dnsfix(&["completions", "tcsh"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("bash"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn man_pages_cover_every_command_and_render() {
+    let commands = listed_commands();
+    let out = dnsfix(&["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(page.contains("\n.TH DNSFIX 1 "), "{page}");
+    for command in &commands {
+        assert!(
+            page.contains(&format!("dnsfix\\-{command}(1)")),
+            "{command}:\n{page}"
+        );
+    }
+    assert!(
+        !page.contains("dnsfix\\-help(1)"),
+        "clap's `help` is no command"
+    );
+
+    // --dir: the page printed above, and one per command it refers to.
+    let dir = tempdir("man");
+    let out = dnsfix(&["man", "--dir", dir.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut expected: Vec<String> = commands.iter().map(|c| format!("dnsfix-{c}.1")).collect();
+    expected.push("dnsfix.1".into());
+    expected.sort();
+    assert_eq!(written, expected);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("dnsfix.1")).expect("read"),
+        page
+    );
+    let plan = std::fs::read_to_string(dir.join("dnsfix-plan.1")).expect("read");
+    assert!(plan.contains("\n.TH DNSFIX-PLAN 1 "), "{plan}");
+    assert!(plan.contains("DNSFIX_INVENTORY"), "{plan}");
+
+    // groff (installed by .ci/run) typesets every page without a warning.
+    for name in &expected {
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-P-cbou", "-ww", "-rLL=100n"])
+            .arg(dir.join(name))
+            .output()
+            .expect("groff runs (Debian: apt-get install groff-base)");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{name}: {}",
+            stderr(&out)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS"] {
+            assert!(text.contains(section), "{name} has no {section}:\n{text}");
+        }
+    }
+
+    let out = dnsfix(&["man", "--dir", "/nonexistent/man1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/man1"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

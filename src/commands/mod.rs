@@ -17,6 +17,8 @@
 //! | `dnsfix verify` | [`verify`] | gather, then ask each node's DNS paths real queries |
 //! | `dnsfix explain` | [`explain`] | what a finding means (no inventory, no host) |
 //! | `dnsfix inventory` | [`inventory`] | the inventory as dnsfix reads it (no host) |
+//! | `dnsfix completions` | [`completions`] | a shell completion script (no inventory, no host) |
+//! | `dnsfix man` | [`man`] | the man pages, for packagers (no inventory, no host) |
 //!
 //! [`context`] builds what the commands that reach hosts share; [`exit`] holds the exit
 //! codes. Commands that read playbooks or a saved plan do so before building the
@@ -24,10 +26,12 @@
 
 pub mod apply;
 pub mod check;
+pub mod completions;
 pub mod context;
 pub mod explain;
 pub mod facts;
 pub mod inventory;
+pub mod man;
 pub mod plan;
 pub mod rollback;
 pub mod show;
