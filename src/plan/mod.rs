@@ -359,11 +359,7 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
             }
         }
         for handler in &host.handlers {
-            let verb = if handler.action == "reloaded" {
-                "reload"
-            } else {
-                "restart"
-            };
+            let verb = handler.action.verb();
             *summary
                 .restarts
                 .entry(format!("{} {verb}", handler.unit))

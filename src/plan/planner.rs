@@ -16,7 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use minijinja::Environment;
 use serde_json::Value as Json;
 
-use super::model::{Blocked, Change, FactDigest, FileDigest, HandlerRun, Note, Reason};
+use super::model::{
+    Blocked, Change, FactDigest, FileDigest, FileDigestState, HandlerAction, HandlerRun, Note,
+    Reason,
+};
 use crate::edit::{YamlValue, env_flag, yaml_set};
 use crate::facts::NodeFacts;
 use crate::facts::modules_load::{
@@ -258,12 +261,16 @@ pub fn plan_host(
             .string_arg(&handler.args, "name", &base_ctx)
             .map_err(|e| format!("playbook {} handler `{}`: {e}", playbook.name, handler.name))?;
         let action = match handler.args.get("state") {
-            Some(v) => run
-                .eval(v, &base_ctx)?
-                .as_str()
-                .unwrap_or("restarted")
-                .to_string(),
-            None => "restarted".to_string(),
+            Some(v) => match run.eval(v, &base_ctx)? {
+                Json::String(s) => HandlerAction::parse(&s).ok_or_else(|| {
+                    format!(
+                        "playbook {} handler `{}`: state must be restarted or reloaded, not {s:?}",
+                        playbook.name, handler.name
+                    )
+                })?,
+                _ => HandlerAction::Restarted,
+            },
+            None => HandlerAction::Restarted,
         };
         match handlers
             .iter_mut()
@@ -287,10 +294,10 @@ pub fn plan_host(
     // A restart makes a reload of the same unit pointless.
     let restarted: BTreeSet<String> = handlers
         .iter()
-        .filter(|h| h.action == "restarted")
+        .filter(|h| h.action == HandlerAction::Restarted)
         .map(|h| h.unit.clone())
         .collect();
-    handlers.retain(|h| h.action == "restarted" || !restarted.contains(&h.unit));
+    handlers.retain(|h| h.action == HandlerAction::Restarted || !restarted.contains(&h.unit));
 
     let mut out = HostRun {
         handlers,
@@ -826,7 +833,7 @@ impl Run<'_> {
                 self.digest.files.insert(
                     path.to_string(),
                     FileDigest {
-                        state: "missing".into(),
+                        state: FileDigestState::Missing,
                         sha256: None,
                         symlink: None,
                     },
@@ -1063,13 +1070,7 @@ fn set_sysctl_line(text: Option<&str>, key: &str, value: &str) -> String {
 /// The digest of one gathered file, as plans record it.
 pub fn file_digest(raw: &crate::facts::raw::RawFile) -> FileDigest {
     FileDigest {
-        state: match raw.state {
-            FileState::Present => "present",
-            FileState::Missing => "missing",
-            FileState::Directory => "directory",
-            FileState::Unreadable => "unreadable",
-        }
-        .into(),
+        state: raw.state.into(),
         sha256: raw.sha256.clone(),
         symlink: raw.symlink_target.clone(),
     }
