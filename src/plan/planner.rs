@@ -27,7 +27,7 @@ use crate::facts::modules_load::{
 };
 use crate::facts::raw::{FileState, sha256_hex};
 use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, persisted_files};
-use crate::playbook::{Batch, Handler, Module, Playbook, Task, Value};
+use crate::playbook::{Action, Batch, Handler, Playbook, Task, Value};
 
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-dnsfix.conf";
 pub const MODULES_FILE: &str = "/etc/modules-load.d/dnsfix.conf";
@@ -258,9 +258,9 @@ pub fn plan_host(
             base.clone(),
         ]);
         let unit = run
-            .string_arg(&handler.args, "name", &base_ctx)
+            .string_arg(Some(&handler.service.name), "name", &base_ctx)
             .map_err(|e| format!("playbook {} handler `{}`: {e}", playbook.name, handler.name))?;
-        let action = match handler.args.get("state") {
+        let action = match &handler.service.state {
             Some(v) => match run.eval(v, &base_ctx)? {
                 Json::String(s) => HandlerAction::parse(&s).ok_or_else(|| {
                     format!(
@@ -421,22 +421,18 @@ impl Run<'_> {
         Ok(result.is_true())
     }
 
-    fn arg(
-        &self,
-        args: &BTreeMap<String, Value>,
-        key: &str,
-        ctx: &minijinja::Value,
-    ) -> Result<Option<Json>, String> {
-        args.get(key).map(|v| self.eval(v, ctx)).transpose()
+    fn arg(&self, value: Option<&Value>, ctx: &minijinja::Value) -> Result<Option<Json>, String> {
+        value.map(|v| self.eval(v, ctx)).transpose()
     }
 
+    /// The argument `key` rendered as a string.
     fn string_arg(
         &self,
-        args: &BTreeMap<String, Value>,
+        value: Option<&Value>,
         key: &str,
         ctx: &minijinja::Value,
     ) -> Result<String, String> {
-        match self.arg(args, key, ctx)? {
+        match self.arg(value, ctx)? {
             Some(Json::String(s)) if !s.trim().is_empty() => Ok(s),
             Some(Json::Number(n)) => Ok(n.to_string()),
             Some(Json::Bool(b)) => Ok(if b { "1" } else { "0" }.to_string()),
@@ -453,21 +449,20 @@ impl Run<'_> {
         state: &mut State,
         reason: &Reason,
     ) -> Result<Outcome, String> {
-        let args = &task.args;
-        match task.module {
-            Module::Fail => Ok(Outcome::Failed(
-                self.string_arg(args, "msg", ctx)?.trim().to_string(),
+        match &task.action {
+            Action::Fail { msg } => Ok(Outcome::Failed(
+                self.string_arg(Some(msg), "msg", ctx)?.trim().to_string(),
             )),
-            Module::Note => {
+            Action::Note { msg } => {
                 state.notes.push(Note {
                     playbook: reason.playbook.clone(),
-                    message: self.string_arg(args, "msg", ctx)?.trim().to_string(),
+                    message: self.string_arg(Some(msg), "msg", ctx)?.trim().to_string(),
                 });
                 Ok(Outcome::Unchanged)
             }
-            Module::InventorySet => {
-                let key = self.string_arg(args, "key", ctx)?;
-                let value = self.arg(args, "value", ctx)?.unwrap_or(Json::Null);
+            Action::InventorySet { key, value } => {
+                let key = self.string_arg(Some(key), "key", ctx)?;
+                let value = self.eval(value, ctx)?;
                 let set = InventorySet {
                     key,
                     value,
@@ -478,10 +473,10 @@ impl Run<'_> {
                 }
                 Ok(Outcome::Unchanged)
             }
-            Module::Template => {
-                let src = self.string_arg(args, "src", ctx)?;
-                let dest = absolute(self.string_arg(args, "dest", ctx)?)?;
-                let mode = self.arg(args, "mode", ctx)?.map(mode_string).transpose()?;
+            Action::Template { src, dest, mode } => {
+                let src = self.string_arg(Some(src), "src", ctx)?;
+                let dest = absolute(self.string_arg(Some(dest), "dest", ctx)?)?;
+                let mode = self.arg(mode.as_ref(), ctx)?.map(mode_string).transpose()?;
                 let template = self.env.get_template(&src).map_err(|e| describe(&e))?;
                 let content = template.render(ctx.clone()).map_err(|e| describe(&e))?;
                 let description = format!("rendered from {src}");
@@ -489,10 +484,17 @@ impl Run<'_> {
                 self.write(state, &dest, content, mode, description, reason)
                     .map(|changed| outcome(changed, format!("{dest} changed"), already))
             }
-            Module::YamlSet => {
-                let path = absolute(self.string_arg(args, "path", ctx)?)?;
-                let key = self.string_arg(args, "key", ctx)?;
-                let absent = match self.arg(args, "state", ctx)? {
+            Action::YamlSet {
+                path,
+                key,
+                value,
+                state: wanted,
+                create,
+                mode,
+            } => {
+                let path = absolute(self.string_arg(Some(path), "path", ctx)?)?;
+                let key = self.string_arg(Some(key), "key", ctx)?;
+                let absent = match self.arg(wanted.as_ref(), ctx)? {
                     None => false,
                     Some(Json::String(s)) if s == "present" => false,
                     Some(Json::String(s)) if s == "absent" => true,
@@ -500,8 +502,8 @@ impl Run<'_> {
                         return Err(format!("state must be present or absent, not {other}"));
                     }
                 };
-                let create = matches!(self.arg(args, "create", ctx)?, Some(Json::Bool(true)));
-                let mode = self.arg(args, "mode", ctx)?.map(mode_string).transpose()?;
+                let create = matches!(self.arg(create.as_ref(), ctx)?, Some(Json::Bool(true)));
+                let mode = self.arg(mode.as_ref(), ctx)?.map(mode_string).transpose()?;
                 let current = self.read(state, &path)?;
                 let text = match (current, create) {
                     (Some(text), _) => text,
@@ -512,7 +514,7 @@ impl Run<'_> {
                 let (edit, new) = if absent {
                     (yaml_set::remove(&text, &key), None)
                 } else {
-                    let value = yaml_value(self.arg(args, "value", ctx)?)?;
+                    let value = yaml_value(self.arg(value.as_ref(), ctx)?)?;
                     let shown = show_yaml(&value);
                     (yaml_set::set(&text, &key, &value), Some(shown))
                 };
@@ -533,12 +535,18 @@ impl Run<'_> {
                 self.write(state, &path, edit.text, mode, description, reason)
                     .map(|changed| outcome(changed, format!("{path} {key} changed"), already))
             }
-            Module::EnvFlag => {
-                let path = absolute(self.string_arg(args, "path", ctx)?)?;
-                let var = self.string_arg(args, "var", ctx)?;
-                let flag = self.string_arg(args, "flag", ctx)?;
+            Action::EnvFlag {
+                path,
+                var,
+                flag,
+                value,
+                state: wanted,
+            } => {
+                let path = absolute(self.string_arg(Some(path), "path", ctx)?)?;
+                let var = self.string_arg(Some(var), "var", ctx)?;
+                let flag = self.string_arg(Some(flag), "flag", ctx)?;
                 let flag = flag.trim_start_matches('-').to_string();
-                let absent = match self.arg(args, "state", ctx)? {
+                let absent = match self.arg(wanted.as_ref(), ctx)? {
                     None => false,
                     Some(Json::String(s)) if s == "present" => false,
                     Some(Json::String(s)) if s == "absent" => true,
@@ -555,7 +563,7 @@ impl Run<'_> {
                         format!("{var}: --{flag} removed"),
                     )
                 } else {
-                    let value = self.string_arg(args, "value", ctx)?;
+                    let value = self.string_arg(value.as_ref(), "value", ctx)?;
                     let description = format!("{var}: --{flag}={value}");
                     (env_flag::set_flag(&text, &var, &flag, &value), description)
                 };
@@ -567,22 +575,27 @@ impl Run<'_> {
                 self.write(state, &path, edit.text, None, description, reason)
                     .map(|changed| outcome(changed, format!("{path} --{flag} changed"), already))
             }
-            Module::Sysctl => self.sysctl(args, ctx, state, reason),
-            Module::Modprobe => self.modprobe(args, ctx, state, reason),
-            Module::Service => Err("service runs only as a handler".into()),
+            Action::Sysctl { name, value, file } => {
+                self.sysctl(name, value, file.as_ref(), ctx, state, reason)
+            }
+            Action::Modprobe { name, file } => {
+                self.modprobe(name, file.as_ref(), ctx, state, reason)
+            }
         }
     }
 
     fn sysctl(
         &mut self,
-        args: &BTreeMap<String, Value>,
+        name: &Value,
+        value: &Value,
+        file: Option<&Value>,
         ctx: &minijinja::Value,
         state: &mut State,
         reason: &Reason,
     ) -> Result<Outcome, String> {
-        let name = normalize_key(&self.string_arg(args, "name", ctx)?);
-        let value = self.string_arg(args, "value", ctx)?;
-        let file = self.boot_file(args, ctx, SYSCTL_FILE, &SYSCTL_DIRS, SYSCTL_CONF)?;
+        let name = normalize_key(&self.string_arg(Some(name), "name", ctx)?);
+        let value = self.string_arg(Some(value), "value", ctx)?;
+        let file = self.boot_file(file, ctx, SYSCTL_FILE, &SYSCTL_DIRS, SYSCTL_CONF)?;
         let proc_path = format!("/proc/sys/{}", name.replace('.', "/"));
         let live = match self.facts.files.get(&proc_path) {
             Some(f) if f.state == FileState::Present => {
@@ -651,13 +664,14 @@ impl Run<'_> {
 
     fn modprobe(
         &mut self,
-        args: &BTreeMap<String, Value>,
+        name: &Value,
+        file: Option<&Value>,
         ctx: &minijinja::Value,
         state: &mut State,
         reason: &Reason,
     ) -> Result<Outcome, String> {
-        let name = normalize_module(&self.string_arg(args, "name", ctx)?);
-        let file = self.boot_file(args, ctx, MODULES_FILE, &MODULES_LOAD_DIRS, ETC_MODULES)?;
+        let name = normalize_module(&self.string_arg(Some(name), "name", ctx)?);
+        let file = self.boot_file(file, ctx, MODULES_FILE, &MODULES_LOAD_DIRS, ETC_MODULES)?;
         let loaded = self.module_loaded(&name)?;
         self.digest.modules.insert(name.clone(), loaded);
         let mut changed = Vec::new();
@@ -707,14 +721,14 @@ impl Run<'_> {
     /// reads, in one of `dirs` or `legacy` itself.
     fn boot_file(
         &self,
-        args: &BTreeMap<String, Value>,
+        file: Option<&Value>,
         ctx: &minijinja::Value,
         default: &str,
         dirs: &[&str],
         legacy: &str,
     ) -> Result<String, String> {
-        let file = match self.arg(args, "file", ctx)? {
-            Some(_) => absolute(self.string_arg(args, "file", ctx)?)?,
+        let file = match self.arg(file, ctx)? {
+            Some(_) => absolute(self.string_arg(file, "file", ctx)?)?,
             None => default.to_string(),
         };
         if dirs.iter().any(|d| in_dir(&file, d)) || file == legacy {
