@@ -55,46 +55,77 @@ impl Module {
 /// A task's module with its arguments, as written (rendered per host by the planner).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Render the template `src` whole into `dest` (a new file gets `mode`, default 0644).
-    Template {
-        src: Value,
-        dest: Value,
-        mode: Option<Value>,
-    },
-    /// Set (or with `state: absent` remove) the dotted `key` of the YAML file `path`;
-    /// `create: true` starts from an empty file when there is none.
-    YamlSet {
-        path: Value,
-        key: Value,
-        value: Option<Value>,
-        state: Option<Value>,
-        create: Option<Value>,
-        mode: Option<Value>,
-    },
-    /// Set (or remove) the kubelet flag `flag` in variable `var` of the environment file
-    /// `path`.
-    EnvFlag {
-        path: Value,
-        var: Value,
-        flag: Value,
-        value: Option<Value>,
-        state: Option<Value>,
-    },
-    /// Set a sysctl now and in `file` (default /etc/sysctl.d/99-dnsfix.conf).
-    Sysctl {
-        name: Value,
-        value: Value,
-        file: Option<Value>,
-    },
-    /// Load a kernel module now and list it in `file` (default
-    /// /etc/modules-load.d/dnsfix.conf).
-    Modprobe { name: Value, file: Option<Value> },
-    /// Ask for `key: value` in the local inventory.
-    InventorySet { key: Value, value: Value },
+    Template(TemplateArgs),
+    YamlSet(YamlSetArgs),
+    EnvFlag(EnvFlagArgs),
+    Sysctl(SysctlArgs),
+    Modprobe(ModprobeArgs),
+    InventorySet(InventorySetArgs),
     /// Tell the reviewer something.
-    Note { msg: Value },
+    Note(MessageArgs),
     /// Block the playbook on this host, saying why.
-    Fail { msg: Value },
+    Fail(MessageArgs),
+}
+
+/// `template`: render the template `src` whole into `dest` (a new file gets `mode`,
+/// default 0644).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateArgs {
+    pub src: Value,
+    pub dest: Value,
+    pub mode: Option<Value>,
+}
+
+/// `yaml_set`: set (or with `state: absent` remove) the dotted `key` of the YAML file
+/// `path`; `create: true` starts from an empty file when there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlSetArgs {
+    pub path: Value,
+    pub key: Value,
+    pub value: Option<Value>,
+    pub state: Option<Value>,
+    pub create: Option<Value>,
+    pub mode: Option<Value>,
+}
+
+/// `env_flag`: set (or remove) the kubelet flag `flag` in variable `var` of the
+/// environment file `path`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvFlagArgs {
+    pub path: Value,
+    pub var: Value,
+    pub flag: Value,
+    pub value: Option<Value>,
+    pub state: Option<Value>,
+}
+
+/// `sysctl`: set a sysctl now and in `file` (default /etc/sysctl.d/99-dnsfix.conf).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SysctlArgs {
+    pub name: Value,
+    pub value: Value,
+    pub file: Option<Value>,
+}
+
+/// `modprobe`: load a kernel module now and list it in `file` (default
+/// /etc/modules-load.d/dnsfix.conf).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModprobeArgs {
+    pub name: Value,
+    pub file: Option<Value>,
+}
+
+/// `inventory_set`: ask for `key: value` in the local inventory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InventorySetArgs {
+    pub key: Value,
+    pub value: Value,
+}
+
+/// `note` and `fail`: a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageArgs {
+    pub msg: Value,
 }
 
 /// A handler's `service`: the unit and what to do to it (`restarted` unless `state` says
@@ -133,69 +164,71 @@ impl Action {
         let mut args = Args(args);
         let args = &mut args;
         Ok(match module {
-            Module::Template => Action::Template {
+            Module::Template => Action::Template(TemplateArgs {
                 src: args.need("src")?,
                 dest: args.need("dest")?,
                 mode: args.take("mode"),
-            },
-            Module::YamlSet => Action::YamlSet {
+            }),
+            Module::YamlSet => Action::YamlSet(YamlSetArgs {
                 path: args.need("path")?,
                 key: args.need("key")?,
                 value: args.take("value"),
                 state: args.take("state"),
                 create: args.take("create"),
                 mode: args.take("mode"),
-            },
-            Module::EnvFlag => Action::EnvFlag {
+            }),
+            Module::EnvFlag => Action::EnvFlag(EnvFlagArgs {
                 path: args.need("path")?,
                 var: args.need("var")?,
                 flag: args.need("flag")?,
                 value: args.take("value"),
                 state: args.take("state"),
-            },
-            Module::Sysctl => Action::Sysctl {
+            }),
+            Module::Sysctl => Action::Sysctl(SysctlArgs {
                 name: args.need("name")?,
                 value: args.need("value")?,
                 file: args.take("file"),
-            },
-            Module::Modprobe => Action::Modprobe {
+            }),
+            Module::Modprobe => Action::Modprobe(ModprobeArgs {
                 name: args.need("name")?,
                 file: args.take("file"),
-            },
-            Module::InventorySet => Action::InventorySet {
+            }),
+            Module::InventorySet => Action::InventorySet(InventorySetArgs {
                 key: args.need("key")?,
                 value: args.need("value")?,
-            },
-            Module::Note => Action::Note {
+            }),
+            Module::Note => Action::Note(MessageArgs {
                 msg: args.need("msg")?,
-            },
-            Module::Fail => Action::Fail {
+            }),
+            Module::Fail => Action::Fail(MessageArgs {
                 msg: args.need("msg")?,
-            },
+            }),
             Module::Service => return Err(ArgsError::HandlerOnly),
         })
     }
 
     pub fn module(&self) -> Module {
         match self {
-            Action::Template { .. } => Module::Template,
-            Action::YamlSet { .. } => Module::YamlSet,
-            Action::EnvFlag { .. } => Module::EnvFlag,
-            Action::Sysctl { .. } => Module::Sysctl,
-            Action::Modprobe { .. } => Module::Modprobe,
-            Action::InventorySet { .. } => Module::InventorySet,
-            Action::Note { .. } => Module::Note,
-            Action::Fail { .. } => Module::Fail,
+            Action::Template(_) => Module::Template,
+            Action::YamlSet(_) => Module::YamlSet,
+            Action::EnvFlag(_) => Module::EnvFlag,
+            Action::Sysctl(_) => Module::Sysctl,
+            Action::Modprobe(_) => Module::Modprobe,
+            Action::InventorySet(_) => Module::InventorySet,
+            Action::Note(_) => Module::Note,
+            Action::Fail(_) => Module::Fail,
         }
     }
 
     /// The files this action may write, where the playbook names them literally.
     pub fn literal_paths(&self) -> Vec<String> {
         let values: Vec<&Value> = match self {
-            Action::Template { dest, .. } => vec![dest],
-            Action::YamlSet { path, .. } | Action::EnvFlag { path, .. } => vec![path],
-            Action::Sysctl { file, .. } | Action::Modprobe { file, .. } => file.iter().collect(),
-            Action::InventorySet { .. } | Action::Note { .. } | Action::Fail { .. } => Vec::new(),
+            Action::Template(args) => vec![&args.dest],
+            Action::YamlSet(args) => vec![&args.path],
+            Action::EnvFlag(args) => vec![&args.path],
+            Action::Sysctl(args) => args.file.iter().collect(),
+            Action::Modprobe(args) => args.file.iter().collect(),
+            Action::InventorySet(_) | Action::Note(_) | Action::Fail(_) => Vec::new(),
         };
         values.into_iter().filter_map(Value::literal_str).collect()
     }

@@ -298,8 +298,8 @@ impl Playbooks {
         let mut paths = std::collections::BTreeSet::new();
         for task in self.playbooks.iter().flat_map(|p| &p.tasks) {
             paths.extend(task.action.literal_paths());
-            if let Action::Sysctl { name, .. } = &task.action
-                && let Some(name) = name.literal_str()
+            if let Action::Sysctl(args) = &task.action
+                && let Some(name) = args.name.literal_str()
             {
                 let key = crate::facts::sysctl::normalize_key(&name);
                 paths.insert(format!("/proc/sys/{}", key.replace('.', "/")));
