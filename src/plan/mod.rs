@@ -147,7 +147,7 @@ fn plan_reachable(
     )));
     let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing) {
         Ok(run) => run,
-        Err(message) => return error_plan(&host.name, records, "playbook", message),
+        Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
     };
     // Nothing outside what dnsfix (or a playbook's `allow:`) may change.
     let all: Vec<&Playbook> = playbooks.playbooks.iter().collect();

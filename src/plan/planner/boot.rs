@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use minijinja::Value as Ctx;
 
 use super::args::absolute;
+use super::error::PlanErrorKind;
 use super::{Run, State};
 use crate::playbook::Value;
 
@@ -17,9 +18,9 @@ impl Run<'_> {
         file: Option<&Value>,
         ctx: &Ctx,
         default: &str,
-        dirs: &[&str],
-        legacy: &str,
-    ) -> Result<String, String> {
+        dirs: &'static [&'static str],
+        legacy: &'static str,
+    ) -> Result<String, PlanErrorKind> {
         let file = match self.arg(file, ctx)? {
             Some(_) => absolute(self.string_arg(file, "file", ctx)?)?,
             None => default.to_string(),
@@ -27,10 +28,7 @@ impl Run<'_> {
         if dirs.iter().any(|d| in_dir(&file, d)) || file == legacy {
             Ok(file)
         } else {
-            Err(format!(
-                "{file} is not read at boot: use a file in {} or {legacy}",
-                dirs.join(", ")
-            ))
+            Err(PlanErrorKind::NotBootFile { file, dirs, legacy })
         }
     }
 
@@ -41,7 +39,7 @@ impl Run<'_> {
         state: &mut State,
         dirs: &[&str],
         legacy: &str,
-    ) -> Result<Vec<(String, String, Option<String>)>, String> {
+    ) -> Result<Vec<(String, String, Option<String>)>, PlanErrorKind> {
         let mut paths: BTreeSet<String> = self
             .facts
             .files

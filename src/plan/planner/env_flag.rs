@@ -5,6 +5,7 @@
 use minijinja::Value as Ctx;
 
 use super::args::{absent, absolute};
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State, outcome};
 use crate::edit::env_flag;
 use crate::plan::model::Reason;
@@ -17,14 +18,14 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let path = absolute(self.string_arg(Some(&args.path), "path", ctx)?)?;
         let var = self.string_arg(Some(&args.var), "var", ctx)?;
         let flag = self.string_arg(Some(&args.flag), "flag", ctx)?;
         let flag = flag.trim_start_matches('-').to_string();
         let absent = absent(self.arg(args.state.as_ref(), ctx)?)?;
         let Some(text) = self.read(state, &path)? else {
-            return Err(format!("{path} does not exist on the node"));
+            return Err(PlanErrorKind::NoSuchFile { path });
         };
         let (edit, description) = if absent {
             (
@@ -36,7 +37,10 @@ impl Run<'_> {
             let description = format!("{var}: --{flag}={value}");
             (env_flag::set_flag(&text, &var, &flag, &value), description)
         };
-        let edit = edit.map_err(|e| format!("{path}: {e}"))?;
+        let edit = edit.map_err(|error| PlanErrorKind::EnvEdit {
+            path: path.clone(),
+            error,
+        })?;
         if !edit.changed {
             return Ok(Outcome::Already(format!("{path}: already {description}")));
         }

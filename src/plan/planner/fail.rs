@@ -3,11 +3,12 @@
 
 use minijinja::Value as Ctx;
 
+use super::error::PlanErrorKind;
 use super::{Outcome, Run};
 use crate::playbook::action::MessageArgs;
 
 impl Run<'_> {
-    pub(super) fn fail(&self, args: &MessageArgs, ctx: &Ctx) -> Result<Outcome, String> {
+    pub(super) fn fail(&self, args: &MessageArgs, ctx: &Ctx) -> Result<Outcome, PlanErrorKind> {
         Ok(Outcome::Failed(
             self.string_arg(Some(&args.msg), "msg", ctx)?
                 .trim()

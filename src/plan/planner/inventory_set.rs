@@ -4,6 +4,7 @@
 use minijinja::Value as Ctx;
 use serde_json::Value as Json;
 
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::plan::model::Reason;
 use crate::playbook::action::InventorySetArgs;
@@ -23,7 +24,7 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let key = self.string_arg(Some(&args.key), "key", ctx)?;
         let value = self.eval(&args.value, ctx)?;
         let set = InventorySet {

@@ -18,6 +18,7 @@ mod args;
 mod boot;
 mod digest;
 mod env_flag;
+mod error;
 mod fail;
 mod inventory_set;
 mod modprobe;
@@ -35,6 +36,7 @@ use minijinja::Value as Ctx;
 use serde_json::Value as Json;
 
 pub use digest::{digest_core, file_digest};
+pub use error::{PlanError, PlanErrorKind, Site};
 pub use inventory_set::InventorySet;
 pub use modprobe::MODULES_FILE;
 pub use sysctl::SYSCTL_FILE;
@@ -101,7 +103,7 @@ pub fn plan_host(
     facts: &NodeFacts,
     base: &Ctx,
     failing: &BTreeSet<String>,
-) -> Result<HostRun, String> {
+) -> Result<HostRun, PlanError> {
     let mut run = Run {
         env,
         facts,
@@ -120,9 +122,9 @@ pub fn plan_host(
     Ok(run.finish(state, handlers, ran.blocked))
 }
 
-/// An error's place in a playbook: `playbook NAME (FILE): WHAT`.
-fn at(playbook: &Playbook, what: &str) -> String {
-    format!("playbook {} ({}): {what}", playbook.name, playbook.source)
+/// Places an error at `site` in `playbook`.
+fn at(playbook: &Playbook, site: Site) -> impl FnOnce(PlanErrorKind) -> PlanError + '_ {
+    move |kind| PlanError::new(playbook, site, kind)
 }
 
 impl<'a> Run<'a> {
@@ -139,7 +141,7 @@ impl<'a> Run<'a> {
         failing: &BTreeSet<String>,
         state: &mut State,
         ran: &mut Ran<'p>,
-    ) -> Result<(), String> {
+    ) -> Result<(), PlanError> {
         let fixing: Vec<String> = playbook
             .fixes
             .iter()
@@ -187,20 +189,20 @@ impl<'a> Run<'a> {
 
     /// The playbook's scope (its `vars`, in order), or `None` when its `when` is false
     /// here (which is noted as the reason nothing changed).
-    fn scope(&self, playbook: &Playbook, state: &mut State) -> Result<Option<Scope>, String> {
+    fn scope(&self, playbook: &Playbook, state: &mut State) -> Result<Option<Scope>, PlanError> {
         let mut scope = Scope::new();
         scope.insert("fixes".into(), serde_json::json!(playbook.fixes));
         scope.insert("playbook".into(), serde_json::json!(playbook.name));
         for (name, value) in &playbook.vars {
             let value = self
                 .eval(value, &self.ctx(&scope))
-                .map_err(|e| at(playbook, &format!("vars.{name}: {e}")))?;
+                .map_err(at(playbook, Site::Var(name.clone())))?;
             scope.insert(name.clone(), value);
         }
         if let Some(when) = &playbook.when
             && !self
                 .eval_bool(when, &self.ctx(&scope))
-                .map_err(|e| at(playbook, &format!("when: {e}")))?
+                .map_err(at(playbook, Site::When))?
         {
             let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
             state.unchanged.push(Note {
@@ -221,21 +223,19 @@ impl<'a> Run<'a> {
         scope: &Scope,
         fixing: &[String],
         state: &mut State,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, PlanError> {
         let items: Vec<Option<Json>> = match &task.loop_over {
             Some(expr) => {
+                let site = || Site::Loop {
+                    task: task.name.clone(),
+                };
                 let list = self
                     .eval(&Value::Expression(expr.clone()), &self.ctx(scope))
-                    .map_err(|e| at(playbook, &format!("task `{}` loop: {e}", task.name)))?;
+                    .map_err(at(playbook, site()))?;
                 match list {
                     Json::Array(items) => items.into_iter().map(Some).collect(),
                     Json::Null => Vec::new(),
-                    other => {
-                        return Err(at(
-                            playbook,
-                            &format!("task `{}` loop: expected a list, got {other}", task.name),
-                        ));
-                    }
+                    got => return Err(at(playbook, site())(PlanErrorKind::NotAList { got })),
                 }
             }
             None => vec![None],
@@ -247,9 +247,12 @@ impl<'a> Run<'a> {
             }
             let task_ctx = self.ctx(&task_scope);
             if let Some(when) = &task.when
-                && !self
-                    .eval_bool(when, &task_ctx)
-                    .map_err(|e| at(playbook, &format!("task `{}` when: {e}", task.name)))?
+                && !self.eval_bool(when, &task_ctx).map_err(at(
+                    playbook,
+                    Site::TaskWhen {
+                        task: task.name.clone(),
+                    },
+                ))?
             {
                 continue;
             }
@@ -258,12 +261,13 @@ impl<'a> Run<'a> {
                 task: task.name.clone(),
                 fixes: fixing.to_vec(),
             };
-            let outcome = self.task(task, &task_ctx, state, &reason).map_err(|e| {
-                at(
-                    playbook,
-                    &format!("task `{}` (line {}): {e}", task.name, task.line),
-                )
-            })?;
+            let outcome = self.task(task, &task_ctx, state, &reason).map_err(at(
+                playbook,
+                Site::Task {
+                    task: task.name.clone(),
+                    line: task.line,
+                },
+            ))?;
             match outcome {
                 Outcome::Failed(message) => return Ok(Some(message)),
                 Outcome::Changed(what) => {
@@ -290,7 +294,7 @@ impl<'a> Run<'a> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         match &task.action {
             Action::Template(args) => self.template(args, ctx, state, reason),
             Action::YamlSet(args) => self.yaml_set(args, ctx, state, reason),
@@ -381,4 +385,106 @@ fn dedup_reasons(reasons: &[Reason]) -> Vec<Reason> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::playbook::Playbooks;
+
+    /// Plans `playbook` (a site playbook, no `fixes`) on a node with `files`.
+    fn plan(playbook: &str, files: &[(&str, &str)]) -> Result<HostRun, PlanError> {
+        let env = Playbooks::load(None).expect("shipped playbooks load").env;
+        let playbook = crate::playbook::parse("site.yml", playbook, &env).expect("loads");
+        let facts = crate::testing::facts_from(files);
+        let base = Ctx::from(minijinja::value::Serde(
+            serde_json::json!({ "host": "node1" }),
+        ));
+        plan_host(&[&playbook], &env, &facts, &base, &BTreeSet::new())
+    }
+
+    const FORWARD: &[(&str, &str)] = &[
+        ("/proc/sys/net/ipv4/ip_forward", "0\n"),
+        ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
+    ];
+
+    /// The messages `could not plan: playbook: ...` shows, place by place.
+    #[test]
+    fn errors_name_the_playbook_task_and_line() {
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: edit\n    yaml_set:\n      \
+             path: etc/x.yaml\n      key: a\n      value: b\n",
+            &[],
+        )
+        .expect_err("a relative path");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `edit` (line 4): `etc/x.yaml` must be an absolute \
+             path without `..`"
+        );
+        assert_eq!((error.task(), error.line()), (Some("edit"), Some(4)));
+
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: edit\n    yaml_set:\n      \
+             path: /etc/x.yaml\n      key: a\n      value: b\n",
+            &[],
+        )
+        .expect_err("not gathered");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `edit` (line 4): /etc/x.yaml was not gathered, so \
+             its current content is unknown (gather reads the files dnsfix may write; use a \
+             path under one of those directories)"
+        );
+
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: each\n    loop: \"1\"\n    \
+             note:\n      msg: x\n",
+            &[],
+        )
+        .expect_err("not a list");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `each` loop: expected a list, got 1"
+        );
+        assert_eq!((error.task(), error.line()), (Some("each"), None));
+
+        let error = plan(
+            "name: site\ndescription: d\nvars:\n  x: \"{{ nope }}\"\ntasks:\n  - name: n\n    \
+             note:\n      msg: x\n",
+            &[],
+        )
+        .expect_err("undefined");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): vars.x: `nope` is undefined"
+        );
+    }
+
+    #[test]
+    fn a_handler_state_must_be_restarted_or_reloaded() {
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: forward\n    sysctl:\n      \
+             name: net.ipv4.ip_forward\n      value: \"1\"\n    notify: h\nhandlers:\n  - \
+             name: h\n    service:\n      name: kubelet\n      state: \"{{ 'stopped' }}\"\n",
+            FORWARD,
+        )
+        .expect_err("stopped");
+        assert_eq!(
+            error.to_string(),
+            "playbook site handler `h`: state must be restarted or reloaded, not \"stopped\""
+        );
+        let run = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: forward\n    sysctl:\n      \
+             name: net.ipv4.ip_forward\n      value: \"1\"\n    notify: h\nhandlers:\n  - \
+             name: h\n    service:\n      name: kubelet\n      state: \"{{ 'reloaded' }}\"\n",
+            FORWARD,
+        )
+        .expect("plans");
+        assert_eq!(
+            run.handlers[0].action,
+            crate::plan::model::HandlerAction::Reloaded
+        );
+        assert_eq!(run.changes.len(), 2, "{:?}", run.changes);
+    }
 }

@@ -3,6 +3,7 @@
 
 use minijinja::Value as Ctx;
 
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::modules_load::{
     ETC_MODULES, MODULES_LOAD_DIRS, normalize_module, persisted_modules,
@@ -20,7 +21,7 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let name = normalize_module(&self.string_arg(Some(&args.name), "name", ctx)?);
         let file = self.boot_file(
             args.file.as_ref(),
@@ -74,7 +75,7 @@ impl Run<'_> {
         })
     }
 
-    pub(super) fn module_loaded(&self, name: &str) -> Result<bool, String> {
+    pub(super) fn module_loaded(&self, name: &str) -> Result<bool, PlanErrorKind> {
         if name == "br_netfilter" {
             if self.facts.br_netfilter.built_in {
                 return Ok(true);
@@ -82,7 +83,9 @@ impl Run<'_> {
             return match &self.facts.br_netfilter.loaded {
                 crate::facts::node_facts::Observed::Known(loaded) => Ok(*loaded),
                 crate::facts::node_facts::Observed::Absent => Ok(false),
-                crate::facts::node_facts::Observed::Unknown(why) => Err(why.clone()),
+                crate::facts::node_facts::Observed::Unknown(why) => {
+                    Err(PlanErrorKind::ModuleState(why.clone()))
+                }
             };
         }
         let modules = self
@@ -90,7 +93,9 @@ impl Run<'_> {
             .files
             .get("/proc/modules")
             .and_then(|f| f.text())
-            .ok_or("/proc/modules could not be read")?;
+            .ok_or_else(|| PlanErrorKind::Unreadable {
+                path: "/proc/modules".into(),
+            })?;
         Ok(modules
             .lines()
             .any(|l| l.split_whitespace().next() == Some(name))

@@ -2,6 +2,7 @@
 
 use minijinja::Value as Ctx;
 
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::plan::model::{Note, Reason};
 use crate::playbook::action::MessageArgs;
@@ -13,7 +14,7 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         state.notes.push(Note {
             playbook: reason.playbook.clone(),
             message: self

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value as Json;
 
+use super::error::{PlanError, PlanErrorKind, Site};
 use super::{Ran, Run, State};
 use crate::plan::model::{HandlerAction, HandlerRun};
 use crate::playbook::Batch;
@@ -12,7 +13,11 @@ use crate::playbook::Batch;
 impl Run<'_> {
     /// One run per (unit, action), with the reasons of every change that notified it; a
     /// restart makes a reload of the same unit pointless.
-    pub(super) fn handlers(&self, state: &State, ran: &Ran<'_>) -> Result<Vec<HandlerRun>, String> {
+    pub(super) fn handlers(
+        &self,
+        state: &State,
+        ran: &Ran<'_>,
+    ) -> Result<Vec<HandlerRun>, PlanError> {
         let mut handlers: Vec<HandlerRun> = Vec::new();
         for (handler_name, playbook_name, what) in &state.notified {
             let Some((playbook, handler)) = ran
@@ -24,19 +29,19 @@ impl Run<'_> {
             // A handler sees its playbook's vars, as its tasks did.
             let scope = ran.scopes.get(playbook_name).cloned().unwrap_or_default();
             let base_ctx = self.ctx(&scope);
+            let at = |site: fn(String) -> Site| {
+                move |kind| PlanError::new(playbook, site(handler.name.clone()), kind)
+            };
             let unit = self
                 .string_arg(Some(&handler.service.name), "name", &base_ctx)
-                .map_err(|e| {
-                    format!("playbook {} handler `{}`: {e}", playbook.name, handler.name)
-                })?;
+                .map_err(at(|handler| Site::Handler { handler }))?;
             let action = match &handler.service.state {
-                Some(v) => match self.eval(v, &base_ctx)? {
-                    Json::String(s) => HandlerAction::parse(&s).ok_or_else(|| {
-                        format!(
-                            "playbook {} handler `{}`: state must be restarted or reloaded, \
-                             not {s:?}",
-                            playbook.name, handler.name
-                        )
+                Some(v) => match self
+                    .eval(v, &base_ctx)
+                    .map_err(at(|handler| Site::HandlerState { handler }))?
+                {
+                    Json::String(got) => HandlerAction::parse(&got).ok_or_else(|| {
+                        at(|handler| Site::Handler { handler })(PlanErrorKind::HandlerState { got })
                     })?,
                     _ => HandlerAction::Restarted,
                 },

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Run;
 use super::digest::file_digest;
+use super::error::PlanErrorKind;
 use super::inventory_set::InventorySet;
 use crate::facts::raw::FileState;
 use crate::plan::model::{FileDigest, FileDigestState, Note, Reason};
@@ -43,7 +44,11 @@ impl Run<'_> {
     /// The current text of `path` (as earlier tasks left it), or `None` when it does not
     /// exist. A file the gather did not see, could not read, or that is not text, is an
     /// error: the plan must know exactly what it replaces.
-    pub(super) fn read(&mut self, state: &mut State, path: &str) -> Result<Option<String>, String> {
+    pub(super) fn read(
+        &mut self,
+        state: &mut State,
+        path: &str,
+    ) -> Result<Option<String>, PlanErrorKind> {
         if let Some(file) = state.files.get(path) {
             return Ok(file.current.clone());
         }
@@ -51,23 +56,36 @@ impl Run<'_> {
             Some(raw) => {
                 self.digest.files.insert(path.to_string(), file_digest(raw));
                 if let Some(target) = &raw.symlink_target {
-                    return Err(format!(
-                        "{path} is a symlink to {target}; dnsfix writes only regular files \
-                         (edit the target, or replace the link by hand)"
-                    ));
+                    return Err(PlanErrorKind::Symlink {
+                        path: path.to_string(),
+                        target: target.clone(),
+                    });
                 }
                 match raw.state {
                     FileState::Present if raw.truncated => {
-                        return Err(format!("{path} is larger than the gather reads"));
+                        return Err(PlanErrorKind::TooLarge {
+                            path: path.to_string(),
+                        });
                     }
                     FileState::Present => {
-                        let text = String::from_utf8(raw.content.clone())
-                            .map_err(|_| format!("{path} is not UTF-8 text"))?;
+                        let text = String::from_utf8(raw.content.clone()).map_err(|_| {
+                            PlanErrorKind::NotUtf8 {
+                                path: path.to_string(),
+                            }
+                        })?;
                         (Some(text), raw.sha256.clone())
                     }
                     FileState::Missing => (None, None),
-                    FileState::Directory => return Err(format!("{path} is a directory")),
-                    FileState::Unreadable => return Err(format!("{path} could not be read")),
+                    FileState::Directory => {
+                        return Err(PlanErrorKind::Directory {
+                            path: path.to_string(),
+                        });
+                    }
+                    FileState::Unreadable => {
+                        return Err(PlanErrorKind::Unreadable {
+                            path: path.to_string(),
+                        });
+                    }
                 }
             }
             None if self.known_missing(path) => {
@@ -82,10 +100,9 @@ impl Run<'_> {
                 (None, None)
             }
             None => {
-                return Err(format!(
-                    "{path} was not gathered, so its current content is unknown (gather reads \
-                     the files dnsfix may write; use a path under one of those directories)"
-                ));
+                return Err(PlanErrorKind::FileNotGathered {
+                    path: path.to_string(),
+                });
             }
         };
         state.files.insert(
@@ -134,7 +151,7 @@ impl Run<'_> {
         mode: Option<String>,
         description: String,
         reason: &Reason,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PlanErrorKind> {
         let current = self.read(state, path)?;
         if current.as_deref() == Some(content.as_str()) {
             return Ok(false);

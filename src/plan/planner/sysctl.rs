@@ -3,6 +3,7 @@
 
 use minijinja::Value as Ctx;
 
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::raw::FileState;
 use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, persisted_files};
@@ -18,7 +19,7 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let name = normalize_key(&self.string_arg(Some(&args.name), "name", ctx)?);
         let value = self.string_arg(Some(&args.value), "value", ctx)?;
         let file = self.boot_file(
@@ -34,12 +35,8 @@ impl Run<'_> {
                 Some(String::from_utf8_lossy(&f.content).trim().to_string())
             }
             Some(f) if f.state == FileState::Missing => None,
-            Some(_) => return Err(format!("{proc_path} could not be read")),
-            None => {
-                return Err(format!(
-                    "{proc_path} was not gathered, so its value is unknown"
-                ));
-            }
+            Some(_) => return Err(PlanErrorKind::Unreadable { path: proc_path }),
+            None => return Err(PlanErrorKind::ValueNotGathered { path: proc_path }),
         };
         self.digest.sysctls.insert(
             name.clone(),
@@ -63,7 +60,7 @@ impl Run<'_> {
         // Persist: set the line in our file, then check it is what the boot applies.
         let winning = |state: &mut State,
                        run: &mut Self|
-         -> Result<Option<(String, String, usize)>, String> {
+         -> Result<Option<(String, String, usize)>, PlanErrorKind> {
             let files = run.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
             Ok(persisted_files(&files)
                 .get(&name)

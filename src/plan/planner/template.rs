@@ -2,7 +2,8 @@
 
 use minijinja::Value as Ctx;
 
-use super::args::{absolute, describe, mode_string};
+use super::args::{absolute, mode_string};
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State, outcome};
 use crate::plan::model::Reason;
 use crate::playbook::action::TemplateArgs;
@@ -14,15 +15,15 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let src = self.string_arg(Some(&args.src), "src", ctx)?;
         let dest = absolute(self.string_arg(Some(&args.dest), "dest", ctx)?)?;
         let mode = self
             .arg(args.mode.as_ref(), ctx)?
             .map(mode_string)
             .transpose()?;
-        let template = self.env.get_template(&src).map_err(|e| describe(&e))?;
-        let content = template.render(ctx.clone()).map_err(|e| describe(&e))?;
+        let template = self.env.get_template(&src)?;
+        let content = template.render(ctx.clone())?;
         let description = format!("rendered from {src}");
         let already = format!("{dest} already as rendered from {src}");
         self.write(state, &dest, content, mode, description, reason)

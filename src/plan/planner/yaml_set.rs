@@ -5,6 +5,7 @@ use minijinja::Value as Ctx;
 use serde_json::Value as Json;
 
 use super::args::{absent, absolute, mode_string};
+use super::error::PlanErrorKind;
 use super::{Outcome, Run, State, outcome};
 use crate::edit::{YamlValue, yaml_set};
 use crate::plan::model::Reason;
@@ -17,7 +18,7 @@ impl Run<'_> {
         ctx: &Ctx,
         state: &mut State,
         reason: &Reason,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, PlanErrorKind> {
         let path = absolute(self.string_arg(Some(&args.path), "path", ctx)?)?;
         let key = self.string_arg(Some(&args.key), "key", ctx)?;
         let absent = absent(self.arg(args.state.as_ref(), ctx)?)?;
@@ -30,7 +31,7 @@ impl Run<'_> {
         let text = match (current, create) {
             (Some(text), _) => text,
             (None, true) => String::new(),
-            (None, false) => return Err(format!("{path} does not exist on the node")),
+            (None, false) => return Err(PlanErrorKind::NoSuchFile { path }),
         };
         let old = yaml_value_at(&text, &key);
         let (edit, new) = if absent {
@@ -40,7 +41,10 @@ impl Run<'_> {
             let shown = show_yaml(&value);
             (yaml_set::set(&text, &key, &value), Some(shown))
         };
-        let edit = edit.map_err(|e| format!("{path}: {e}"))?;
+        let edit = edit.map_err(|error| PlanErrorKind::YamlEdit {
+            path: path.clone(),
+            error,
+        })?;
         if !edit.changed {
             return Ok(Outcome::Already(match &new {
                 Some(value) => format!("{path}: {key} already {value}"),
@@ -59,7 +63,7 @@ impl Run<'_> {
     }
 }
 
-fn yaml_value(value: Option<Json>) -> Result<YamlValue, String> {
+fn yaml_value(value: Option<Json>) -> Result<YamlValue, PlanErrorKind> {
     match value {
         Some(Json::String(s)) => Ok(YamlValue::String(s)),
         Some(Json::Array(items)) => items
@@ -67,15 +71,13 @@ fn yaml_value(value: Option<Json>) -> Result<YamlValue, String> {
             .map(|item| match item {
                 Json::String(s) => Ok(s),
                 Json::Number(n) => Ok(n.to_string()),
-                other => Err(format!("list items must be strings, not {other}")),
+                got => Err(PlanErrorKind::ListItem { got }),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(YamlValue::List),
         Some(Json::Number(n)) => Ok(YamlValue::String(n.to_string())),
-        Some(other) => Err(format!(
-            "value must be a string or a list of strings, not {other}"
-        )),
-        None => Err("`value` is missing".into()),
+        Some(got) => Err(PlanErrorKind::YamlValue { got }),
+        None => Err(PlanErrorKind::ArgMissing { key: "value" }),
     }
 }
 
