@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use common::lab::{ALL_SCENARIOS, Lab};
 use dnsfix::apply::record::RunRecord;
-use dnsfix::apply::{HostOutcome, HostResult};
+use dnsfix::apply::{HostOutcome, HostResult, StepOutcome};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
 use serde_json::Value;
 
@@ -287,7 +287,7 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
             "a second apply of the same plan did something: {result:#?}"
         );
         assert!(
-            !result.steps.iter().any(|s| s.outcome == "ok"),
+            !result.steps.iter().any(|s| s.outcome == StepOutcome::Ok),
             "{result:#?}"
         );
     }
@@ -832,7 +832,7 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
         result
             .steps
             .iter()
-            .any(|s| s.target == KUBELET_CONFIG && s.outcome == "ok"),
+            .any(|s| s.target == KUBELET_CONFIG && s.outcome == StepOutcome::Ok),
         "{result:#?}"
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);

@@ -16,6 +16,7 @@ use std::time::Instant;
 use common::lab::Lab;
 use dnsfix::apply::record::RunRecord;
 use dnsfix::apply::{HostOutcome, HostResult};
+use dnsfix::plan::model::HandlerAction;
 use dnsfix::plan::{Change, HostStatus, Plan};
 
 const SCENARIO: &str = "systemd-stub-symlink";
@@ -202,7 +203,7 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
         result
             .handlers
             .iter()
-            .any(|h| h.unit == "kubelet" && h.action == "restarted" && h.healthy),
+            .any(|h| h.unit == "kubelet" && h.action == HandlerAction::Restarted && h.healthy),
         "no healthy kubelet restart in {result:#?}"
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), after_sha);

@@ -29,7 +29,7 @@ use tokio::task::JoinSet;
 use crate::diagnose::{FindingStatus, diagnose_host};
 use crate::gather::{gather_session, run_as_root};
 use crate::inventory::Host;
-use crate::plan::model::{Change, HandlerRun, HostPlan, HostStatus, Plan};
+use crate::plan::model::{Change, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan};
 use crate::playbook::Batch;
 use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, Transport};
@@ -75,16 +75,77 @@ pub struct Step {
     /// `write`, `sysctl` or `module`.
     pub kind: String,
     pub target: String,
-    /// `ok`, `already`, `skipped`, `stale` or `error`.
-    pub outcome: String,
+    pub outcome: StepOutcome,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,
+}
+
+/// What one step of a node script did; the names are the script's record kinds, as run
+/// records have always stored them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepOutcome {
+    /// Apply wrote the file, set the sysctl or loaded the module.
+    Ok,
+    /// Already as planned (or as before, for a rollback).
+    Already,
+    /// Not attempted: an earlier step failed.
+    Skipped,
+    /// Changed since the plan: refused.
+    Stale,
+    Error,
+    /// Written by an interrupted earlier run of the same plan, taken over.
+    Adopted,
+    /// Rollback left it alone (changed since the run, or a module).
+    Kept,
+    /// Rollback removed a file the run created.
+    Removed,
+    /// Rollback put the old content or value back.
+    Restored,
+}
+
+impl StepOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepOutcome::Ok => "ok",
+            StepOutcome::Already => "already",
+            StepOutcome::Skipped => "skipped",
+            StepOutcome::Stale => "stale",
+            StepOutcome::Error => "error",
+            StepOutcome::Adopted => "adopted",
+            StepOutcome::Kept => "kept",
+            StepOutcome::Removed => "removed",
+            StepOutcome::Restored => "restored",
+        }
+    }
+
+    /// The outcome a node script record kind names, if it names one.
+    pub fn parse(kind: &str) -> Option<StepOutcome> {
+        Some(match kind {
+            "ok" => StepOutcome::Ok,
+            "already" => StepOutcome::Already,
+            "skipped" => StepOutcome::Skipped,
+            "stale" => StepOutcome::Stale,
+            "error" => StepOutcome::Error,
+            "adopted" => StepOutcome::Adopted,
+            "kept" => StepOutcome::Kept,
+            "removed" => StepOutcome::Removed,
+            "restored" => StepOutcome::Restored,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for StepOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandlerResult {
     pub unit: String,
-    pub action: String,
+    pub action: HandlerAction,
     pub healthy: bool,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,
@@ -151,7 +212,7 @@ impl HostResult {
         let steps = self
             .steps
             .iter()
-            .filter(|s| s.outcome == "error")
+            .filter(|s| s.outcome == StepOutcome::Error)
             .map(|s| format!("{}: {}", s.target, s.message));
         let handlers = self
             .handlers
@@ -468,12 +529,12 @@ async fn apply_on(
         ScriptEnd::Locked | ScriptEnd::Nothing => return Ok(()),
         ScriptEnd::Done | ScriptEnd::Failed(_) => {}
     }
-    if result.steps.iter().any(|s| s.outcome == "stale") {
+    if result.steps.iter().any(|s| s.outcome == StepOutcome::Stale) {
         result.outcome = HostOutcome::Stale;
         result.stale = result
             .steps
             .iter()
-            .filter(|s| s.outcome == "stale")
+            .filter(|s| s.outcome == StepOutcome::Stale)
             .map(|s| {
                 format!(
                     "{}: changed since the plan (sha256 now {})",
@@ -649,7 +710,7 @@ pub(crate) async fn run_node_script(
     node_script: &NodeScript,
     handlers: &[HandlerRun],
     result: &mut HostResult,
-    make_step: impl Fn(&str, &script::Record) -> Step,
+    make_step: impl Fn(StepOutcome, &script::Record) -> Step,
 ) -> Result<ScriptEnd, String> {
     let what = node_script.what;
     let output = run_as_root(session, target, &node_script.text)
@@ -690,7 +751,16 @@ pub(crate) async fn run_node_script(
                     .handlers
                     .extend(script::handler_result(record, handlers));
             }
-            kind => result.steps.push(make_step(kind, record)),
+            kind => result.steps.push(match StepOutcome::parse(kind) {
+                Some(outcome) => make_step(outcome, record),
+                // The scripts send no other kind: one that does speaks another protocol.
+                None => Step {
+                    kind: "write".into(),
+                    target: record.args.clone(),
+                    outcome: StepOutcome::Error,
+                    message: format!("the {what} script sent an unknown record `{kind}`"),
+                },
+            }),
         }
     }
     if finished {
@@ -732,7 +802,7 @@ fn pending_changes(plan: &HostPlan, facts: &crate::facts::NodeFacts) -> usize {
         .count()
 }
 
-fn step(plan: &HostPlan, kind: &str, record: &script::Record) -> Step {
+fn step(plan: &HostPlan, outcome: StepOutcome, record: &script::Record) -> Step {
     let target = record.args.split(' ').next().unwrap_or("").to_string();
     let what = plan
         .changes
@@ -744,8 +814,8 @@ fn step(plan: &HostPlan, kind: &str, record: &script::Record) -> Step {
             _ => None,
         })
         .unwrap_or("write");
-    let message = match kind {
-        "stale" => record
+    let message = match outcome {
+        StepOutcome::Stale => record
             .args
             .split_once(' ')
             .map_or("", |(_, s)| s)
@@ -755,7 +825,28 @@ fn step(plan: &HostPlan, kind: &str, record: &script::Record) -> Step {
     Step {
         kind: what.to_string(),
         target,
-        outcome: kind.to_string(),
+        outcome,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run records written before steps had a typed outcome must still read.
+    #[test]
+    fn step_outcomes_keep_the_record_kinds_as_names() {
+        for name in [
+            "ok", "already", "skipped", "stale", "error", "adopted", "kept", "removed", "restored",
+        ] {
+            let outcome = StepOutcome::parse(name).expect("a step kind");
+            assert_eq!(outcome.as_str(), name);
+            assert_eq!(serde_json::json!(outcome), serde_json::json!(name));
+            let back: StepOutcome =
+                serde_json::from_value(serde_json::json!(name)).expect("reads the saved name");
+            assert_eq!(back, outcome);
+        }
+        assert_eq!(StepOutcome::parse("healthy"), None);
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::{
-    ApplyOptions, HostOutcome, HostResult, NodeScript, ScriptEnd, Step, outcome_word,
+    ApplyOptions, HostOutcome, HostResult, NodeScript, ScriptEnd, Step, StepOutcome, outcome_word,
     run_node_script, script,
 };
 use crate::inventory::Host;
@@ -22,7 +22,7 @@ pub fn wrote(result: &HostResult) -> bool {
     result
         .steps
         .iter()
-        .any(|s| s.outcome == "ok" || s.outcome == "adopted")
+        .any(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
 }
 
 /// May the run have written on this host? Also true for a run that was interrupted
@@ -129,7 +129,7 @@ async fn undo(
         &node_script,
         &handlers,
         result,
-        |kind, record| Step {
+        |outcome, record| Step {
             kind: if record.args.starts_with('/') {
                 "write"
             } else {
@@ -137,7 +137,7 @@ async fn undo(
             }
             .into(),
             target: record.args.clone(),
-            outcome: kind.to_string(),
+            outcome,
             message: record.body.clone(),
         },
     )
@@ -151,7 +151,7 @@ async fn undo(
     let restored = result
         .steps
         .iter()
-        .any(|s| s.outcome == "restored" || s.outcome == "removed");
+        .any(|s| matches!(s.outcome, StepOutcome::Restored | StepOutcome::Removed));
     result.outcome = if restored {
         HostOutcome::Applied
     } else {

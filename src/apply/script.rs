@@ -4,7 +4,7 @@
 //! scheme as the gather script).
 
 use crate::facts::raw::{nonce, safe_path};
-use crate::plan::model::{Change, HandlerRun};
+use crate::plan::model::{Change, HandlerAction, HandlerRun};
 
 const APPLY: &str = include_str!("apply.sh");
 const COMMON: &str = include_str!("common.sh");
@@ -47,7 +47,7 @@ pub fn handler_result(record: &Record, handlers: &[HandlerRun]) -> Option<super:
         action: handlers
             .iter()
             .find(|h| h.unit == record.args)
-            .map_or_else(|| "restarted".to_string(), |h| h.action.clone()),
+            .map_or(HandlerAction::Restarted, |h| h.action),
         healthy: record.kind == "healthy",
         message: record.body.clone(),
     })
@@ -190,11 +190,7 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
     {
         return Err(format!("unit name {:?} is not valid", handler.unit));
     }
-    let verb = if handler.action == "reloaded" {
-        "reload"
-    } else {
-        "restart"
-    };
+    let verb = handler.action.verb();
     let probe = matches!(
         handler.unit.as_str(),
         "kubelet" | "k3s" | "k3s-agent" | "rke2-server" | "rke2-agent"

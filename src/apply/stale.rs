@@ -9,7 +9,7 @@
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::Observed;
 use crate::facts::raw::FileState;
-use crate::plan::model::{Change, FactDigest, FileDigest, HostPlan};
+use crate::plan::model::{Change, FactDigest, FileDigest, FileDigestState, HostPlan};
 
 use super::script::normalize_value;
 
@@ -93,7 +93,7 @@ fn current(facts: &NodeFacts, path: &str) -> FileDigest {
     match facts.files.get(path) {
         Some(raw) => crate::plan::planner::file_digest(raw),
         None => FileDigest {
-            state: "not gathered".into(),
+            state: FileDigestState::NotGathered,
             sha256: None,
             symlink: None,
         },
@@ -113,8 +113,8 @@ fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
 
 /// A directory that did not exist and now does, because the plan writes a file in it.
 fn created_for_plan(host: &HostPlan, path: &str, planned: &FileDigest, now: &FileDigest) -> bool {
-    planned.state == "missing"
-        && now.state == "directory"
+    planned.state == FileDigestState::Missing
+        && now.state == FileDigestState::Directory
         && host.changes.iter().any(|c| match c {
             Change::WriteFile { path: p, .. } => p
                 .strip_prefix(path)
@@ -150,10 +150,14 @@ fn describe(path: &str, planned: &FileDigest, now: &FileDigest) -> String {
             now.symlink.as_deref().unwrap_or("(none)")
         );
     }
-    match (planned.state.as_str(), now.state.as_str()) {
-        ("missing", "present") => format!("{path}: created since the plan"),
-        ("present", "missing") => format!("{path}: deleted since the plan"),
-        ("present", "present") => format!(
+    match (planned.state, now.state) {
+        (FileDigestState::Missing, FileDigestState::Present) => {
+            format!("{path}: created since the plan")
+        }
+        (FileDigestState::Present, FileDigestState::Missing) => {
+            format!("{path}: deleted since the plan")
+        }
+        (FileDigestState::Present, FileDigestState::Present) => format!(
             "{path}: content changed (sha256 {} → {})",
             planned.sha256.as_deref().map_or("?", short),
             now.sha256.as_deref().map_or("?", short)

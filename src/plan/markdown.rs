@@ -185,11 +185,7 @@ fn host_section(out: &mut String, host: &HostPlan, hosts: &[&str]) {
     if !host.handlers.is_empty() {
         out.push_str("### Handlers\n\n");
         for h in &host.handlers {
-            let verb = match h.action.as_str() {
-                "restarted" => "restart",
-                "reloaded" => "reload",
-                other => other,
-            };
+            let verb = h.action.verb();
             let _ = writeln!(
                 out,
                 "- {} {} (batches of {})",

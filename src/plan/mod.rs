@@ -147,7 +147,7 @@ fn plan_reachable(
     )));
     let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing) {
         Ok(run) => run,
-        Err(message) => return error_plan(&host.name, records, "playbook", message),
+        Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
     };
     // Nothing outside what dnsfix (or the `allow:` of a playbook that asks for a change on
     // this host) may change: the same judgement `apply` makes of a saved plan.
@@ -369,11 +369,7 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
             }
         }
         for handler in &host.handlers {
-            let verb = if handler.action == "reloaded" {
-                "reload"
-            } else {
-                "restart"
-            };
+            let verb = handler.action.verb();
             *summary
                 .restarts
                 .entry(format!("{} {verb}", handler.unit))

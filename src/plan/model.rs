@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnose::{Finding, FindingStatus, Severity};
+use crate::facts::raw::FileState;
 use crate::playbook::Batch;
 
 /// Bumped when a saved plan changes shape incompatibly.
@@ -138,12 +139,57 @@ pub struct FactDigest {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileDigest {
-    /// `present`, `missing`, `directory` or `unreadable`.
-    pub state: String,
+    pub state: FileDigestState,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sha256: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub symlink: Option<String>,
+}
+
+/// What a file was when the plan (or apply's re-check) looked at it. The serialized
+/// names are those saved plans have always used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileDigestState {
+    #[serde(rename = "present")]
+    Present,
+    #[serde(rename = "missing")]
+    Missing,
+    #[serde(rename = "directory")]
+    Directory,
+    #[serde(rename = "unreadable")]
+    Unreadable,
+    /// Only at apply time: the re-check did not read the file.
+    #[serde(rename = "not gathered")]
+    NotGathered,
+}
+
+impl FileDigestState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileDigestState::Present => "present",
+            FileDigestState::Missing => "missing",
+            FileDigestState::Directory => "directory",
+            FileDigestState::Unreadable => "unreadable",
+            FileDigestState::NotGathered => "not gathered",
+        }
+    }
+}
+
+impl From<FileState> for FileDigestState {
+    fn from(state: FileState) -> FileDigestState {
+        match state {
+            FileState::Present => FileDigestState::Present,
+            FileState::Missing => FileDigestState::Missing,
+            FileState::Directory => FileDigestState::Directory,
+            FileState::Unreadable => FileDigestState::Unreadable,
+        }
+    }
+}
+
+impl std::fmt::Display for FileDigestState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 /// Why a change is in the plan: the playbook, task and the findings it fixes.
@@ -208,13 +254,54 @@ impl Change {
 pub struct HandlerRun {
     pub name: String,
     pub unit: String,
-    /// `restarted` or `reloaded`.
-    pub action: String,
+    pub action: HandlerAction,
     /// Restart batch size across hosts.
     pub serial: Batch,
     /// "/etc/kubernetes/kubelet-config.yaml resolvConf changed ← DNS-KUBELET-LOOPBACK",
     /// one per change that notified it.
     pub reasons: Vec<String>,
+}
+
+/// What a handler does to its unit (the `state` of a `service` handler).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum HandlerAction {
+    #[default]
+    #[serde(rename = "restarted")]
+    Restarted,
+    #[serde(rename = "reloaded")]
+    Reloaded,
+}
+
+impl HandlerAction {
+    /// `restarted` or `reloaded`, as playbooks and plans spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandlerAction::Restarted => "restarted",
+            HandlerAction::Reloaded => "reloaded",
+        }
+    }
+
+    /// `restart` or `reload`: the systemctl verb.
+    pub fn verb(self) -> &'static str {
+        match self {
+            HandlerAction::Restarted => "restart",
+            HandlerAction::Reloaded => "reload",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<HandlerAction> {
+        match text {
+            "restarted" => Some(HandlerAction::Restarted),
+            "reloaded" => Some(HandlerAction::Reloaded),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for HandlerAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,4 +346,38 @@ pub struct Summary {
     /// The smallest restart batch of any handler.
     pub serial: Option<Batch>,
     pub inventory_files: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Saved plans and run records written before these were enums must still read, and
+    /// new ones must read the same: the serialized names are the old strings.
+    #[test]
+    fn typed_outcomes_keep_their_saved_names() {
+        for (state, name) in [
+            (FileDigestState::Present, "present"),
+            (FileDigestState::Missing, "missing"),
+            (FileDigestState::Directory, "directory"),
+            (FileDigestState::Unreadable, "unreadable"),
+            (FileDigestState::NotGathered, "not gathered"),
+        ] {
+            assert_eq!(serde_json::json!(state), serde_json::json!(name));
+            assert_eq!(state.to_string(), name);
+            let back: FileDigestState =
+                serde_json::from_value(serde_json::json!(name)).expect("reads the saved name");
+            assert_eq!(back, state);
+        }
+        for (action, name) in [
+            (HandlerAction::Restarted, "restarted"),
+            (HandlerAction::Reloaded, "reloaded"),
+        ] {
+            assert_eq!(serde_json::json!(action), serde_json::json!(name));
+            assert_eq!(HandlerAction::parse(name), Some(action));
+            let back: HandlerAction =
+                serde_json::from_value(serde_json::json!(name)).expect("reads the saved name");
+            assert_eq!(back, action);
+        }
+    }
 }

@@ -11,7 +11,7 @@
 use crate::facts::NodeFacts;
 use crate::facts::raw::{FileState, RawFacts, RawFile, sha256_hex};
 
-use super::model::{Change, HandlerRun};
+use super::model::{Change, HandlerAction, HandlerRun};
 
 /// The facts after `changes` and `handlers` ran on the node `facts` describe.
 pub fn predict(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -> NodeFacts {
@@ -24,7 +24,7 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
     let restarted = |unit: &str| {
         handlers
             .iter()
-            .any(|h| h.unit == unit && h.action == "restarted")
+            .any(|h| h.unit == unit && h.action == HandlerAction::Restarted)
     };
     let reloaded = |unit: &str| handlers.iter().any(|h| h.unit == unit);
     let mut resolved_servers: Vec<String> = Vec::new();

@@ -343,11 +343,7 @@ fn change(out: &mut String, c: &Change, paint: Paint) {
 }
 
 fn handler(out: &mut String, h: &HandlerRun) {
-    let verb = match h.action.as_str() {
-        "restarted" => "restart",
-        "reloaded" => "reload",
-        other => other,
-    };
+    let verb = h.action.verb();
     let _ = writeln!(out, "{ENTRY}{verb} {} (batches of {})", h.unit, h.serial);
     for r in &h.reasons {
         let _ = writeln!(out, "{DETAIL}← {r}");
@@ -582,7 +578,7 @@ pub(in crate::plan) mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::plan::model::{HostPlanError, PLAN_FORMAT_VERSION, Reason};
+    use crate::plan::model::{HandlerAction, HostPlanError, PLAN_FORMAT_VERSION, Reason};
     use crate::playbook::Batch;
 
     const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
@@ -705,7 +701,7 @@ rotateCertificates: true
         HandlerRun {
             name: "restart kubelet".to_owned(),
             unit: "kubelet".to_owned(),
-            action: "restarted".to_owned(),
+            action: HandlerAction::Restarted,
             serial: Batch::Count(1),
             reasons: vec![format!(
                 "{KUBELET_CONFIG} resolvConf changed ← DNS-KUBELET-LOOPBACK"
@@ -880,7 +876,7 @@ rotateCertificates: true
             ],
             handlers: vec![HandlerRun {
                 unit: "systemd-resolved".to_owned(),
-                action: "reloaded".to_owned(),
+                action: HandlerAction::Reloaded,
                 serial: Batch::Percent(20),
                 ..kubelet_restart()
             }],

@@ -6,6 +6,7 @@
 //! template that does not exist and a `when` or `{{ }}` that does not compile are errors
 //! naming the file and line. Nothing is evaluated here; values are compiled for syntax only.
 
+pub mod action;
 pub mod model;
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use minijinja::Environment;
 use minijinja::syntax::SyntaxConfig;
 
+pub use action::{Action, Module, Service};
 pub use model::{Allow, Serial};
 use model::{HandlerFile, PlaybookFile, TaskFile};
 
@@ -84,51 +86,6 @@ fn invalid(file: &str, line: usize, message: impl Into<String>) -> PlaybookError
     }
 }
 
-/// The closed set of modules a task can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Module {
-    Template,
-    YamlSet,
-    EnvFlag,
-    Sysctl,
-    Modprobe,
-    Service,
-    InventorySet,
-    Note,
-    Fail,
-}
-
-impl Module {
-    pub fn name(self) -> &'static str {
-        match self {
-            Module::Template => "template",
-            Module::YamlSet => "yaml_set",
-            Module::EnvFlag => "env_flag",
-            Module::Sysctl => "sysctl",
-            Module::Modprobe => "modprobe",
-            Module::Service => "service",
-            Module::InventorySet => "inventory_set",
-            Module::Note => "note",
-            Module::Fail => "fail",
-        }
-    }
-
-    /// (required arguments, optional arguments).
-    fn arguments(self) -> (&'static [&'static str], &'static [&'static str]) {
-        match self {
-            Module::Template => (&["src", "dest"], &["mode"]),
-            Module::YamlSet => (&["path", "key"], &["value", "state", "create", "mode"]),
-            Module::EnvFlag => (&["path", "var", "flag"], &["value", "state"]),
-            Module::Sysctl => (&["name", "value"], &["file"]),
-            Module::Modprobe => (&["name"], &["file"]),
-            Module::Service => (&["name"], &["state"]),
-            Module::InventorySet => (&["key", "value"], &[]),
-            Module::Note | Module::Fail => (&["msg"], &[]),
-        }
-    }
-}
-
 /// A value in a playbook: a literal, a template string rendered to a string, or a lone
 /// `{{ expression }}` evaluated to keep its type (a list stays a list), as in Ansible.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +93,16 @@ pub enum Value {
     Literal(serde_json::Value),
     Template(String),
     Expression(String),
+}
+
+impl Value {
+    /// The text of a literal string, trimmed; `None` for anything rendered per host.
+    pub fn literal_str(&self) -> Option<String> {
+        match self {
+            Value::Literal(serde_json::Value::String(s)) => Some(s.trim().to_string()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -146,15 +113,14 @@ pub struct Task {
     pub when: Option<String>,
     pub loop_over: Option<String>,
     pub notify: Vec<String>,
-    pub module: Module,
-    pub args: BTreeMap<String, Value>,
+    pub action: Action,
 }
 
 #[derive(Debug, Clone)]
 pub struct Handler {
     pub name: String,
     pub line: usize,
-    pub args: BTreeMap<String, Value>,
+    pub service: Service,
 }
 
 #[derive(Debug, Clone)]
@@ -331,17 +297,9 @@ impl Playbooks {
     pub fn paths_to_gather(&self) -> Vec<String> {
         let mut paths = std::collections::BTreeSet::new();
         for task in self.playbooks.iter().flat_map(|p| &p.tasks) {
-            let literal = |key: &str| match task.args.get(key) {
-                Some(Value::Literal(serde_json::Value::String(s))) => Some(s.trim().to_string()),
-                _ => None,
-            };
-            for key in ["dest", "path", "file"] {
-                if let Some(path) = literal(key) {
-                    paths.insert(path);
-                }
-            }
-            if task.module == Module::Sysctl
-                && let Some(name) = literal("name")
+            paths.extend(task.action.literal_paths());
+            if let Action::Sysctl(args) = &task.action
+                && let Some(name) = args.name.literal_str()
             {
                 let key = crate::facts::sysctl::normalize_key(&name);
                 paths.insert(format!("/proc/sys/{}", key.replace('.', "/")));
@@ -691,14 +649,16 @@ impl Checker<'_> {
             }
             None => None,
         };
+        let args = self.args(module, args, line, &owner)?;
+        let action =
+            Action::new(module, args).map_err(|e| self.args_error(e, module, line, &owner))?;
         Ok(Task {
             name: task.name.clone(),
             line,
             when,
             loop_over,
             notify: task.notify.names(),
-            module,
-            args: self.args(module, args, line, &owner)?,
+            action,
         })
     }
 
@@ -715,11 +675,31 @@ impl Checker<'_> {
                 format!("{owner}: state must be restarted or reloaded, not {state}"),
             ));
         }
+        let service =
+            Service::new(args).map_err(|e| self.args_error(e, Module::Service, line, &owner))?;
         Ok(Handler {
             name: handler.name.clone(),
             line,
-            args,
+            service,
         })
+    }
+
+    /// What [`Checker::args`] and the `service` check have already reported, should
+    /// building the typed action still find it.
+    fn args_error(
+        &self,
+        error: action::ArgsError,
+        module: Module,
+        line: usize,
+        owner: &str,
+    ) -> PlaybookError {
+        let message = match error {
+            action::ArgsError::Missing(key) => {
+                format!("{owner}: {} needs the argument `{key}`", module.name())
+            }
+            action::ArgsError::HandlerOnly => format!("{owner}: service runs only as a handler"),
+        };
+        invalid(self.source, line, message)
     }
 }
 
@@ -782,7 +762,7 @@ tasks:
         let playbook = load_one(MINIMAL).expect("loads");
         assert_eq!(playbook.hosts, "all");
         assert_eq!(playbook.serial, Batch::Count(1));
-        assert_eq!(playbook.tasks[0].module, Module::Sysctl);
+        assert_eq!(playbook.tasks[0].action.module(), Module::Sysctl);
         assert_eq!(playbook.tasks[0].line, 5);
     }
 

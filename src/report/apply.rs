@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::apply::record::RunRecord;
-use crate::apply::{HostOutcome, HostResult, outcome_word};
+use crate::apply::{HostOutcome, HostResult, StepOutcome, outcome_word};
 use crate::plan::model::InventoryChange;
 
 pub fn text(
@@ -104,17 +104,13 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
             .error
             .as_deref()
             .is_some_and(|e| e.contains(step.message.trim()));
-        if !step.message.is_empty() && step.outcome != "stale" && !repeated {
+        if !step.message.is_empty() && step.outcome != StepOutcome::Stale && !repeated {
             let _ = write!(out, ": {}", step.message.lines().next().unwrap_or(""));
         }
         out.push('\n');
     }
     for handler in &host.handlers {
-        let verb = if handler.action == "reloaded" {
-            "reload"
-        } else {
-            "restart"
-        };
+        let verb = handler.action.verb();
         let state = if handler.healthy {
             "healthy"
         } else {

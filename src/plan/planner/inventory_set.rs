@@ -1,0 +1,40 @@
+//! `inventory_set`: asks for a value in the local inventory (a Kubespray group_vars key).
+//! Nothing on the node changes; `plan::inventory_change` decides which file it goes into.
+
+use minijinja::Value as Ctx;
+use serde_json::Value as Json;
+
+use super::error::PlanErrorKind;
+use super::{Outcome, Run, State};
+use crate::plan::model::Reason;
+use crate::playbook::action::InventorySetArgs;
+
+/// A change to the local inventory a playbook asked for (`inventory_set`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InventorySet {
+    pub key: String,
+    pub value: Json,
+    pub playbook: String,
+}
+
+impl Run<'_> {
+    pub(super) fn inventory_set(
+        &self,
+        args: &InventorySetArgs,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        let key = self.string_arg(Some(&args.key), "key", ctx)?;
+        let value = self.eval(&args.value, ctx)?;
+        let set = InventorySet {
+            key,
+            value,
+            playbook: reason.playbook.clone(),
+        };
+        if !state.inventory_sets.contains(&set) {
+            state.inventory_sets.push(set);
+        }
+        Ok(Outcome::Unchanged)
+    }
+}

@@ -1,0 +1,490 @@
+//! Runs the playbooks against one host's facts and findings, on a virtual copy of the
+//! node's files, and records what apply would change. Pure: no I/O.
+//!
+//! Semantics (docs/playbooks.md):
+//! - a playbook runs on a host when the host matches `hosts`, one of its `fixes` failed
+//!   there (when it lists any), and its `when` is true;
+//! - tasks run in order on the files as earlier tasks (and playbooks) left them, so two
+//!   tasks editing one file give one change with the final content;
+//! - `fail` blocks the playbook on that host: its changes there are dropped and the reason
+//!   is shown instead;
+//! - handlers fire once per host, after every playbook, if a task that notifies them
+//!   changed something; the same unit restarted by several playbooks restarts once.
+//!
+//! This file is the host loop and the state it shares; each module a task or handler can
+//! use has its own file.
+
+mod args;
+mod boot;
+mod digest;
+mod env_flag;
+mod error;
+mod fail;
+mod inventory_set;
+mod modprobe;
+mod note;
+mod service;
+mod state;
+mod sysctl;
+mod template;
+mod yaml_set;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use minijinja::Environment;
+use minijinja::Value as Ctx;
+use serde_json::Value as Json;
+
+pub use digest::{digest_core, file_digest};
+pub use error::{PlanError, PlanErrorKind, Site};
+pub use inventory_set::InventorySet;
+pub use modprobe::MODULES_FILE;
+pub use sysctl::SYSCTL_FILE;
+
+use super::model::{Blocked, Change, FactDigest, HandlerRun, Note, Reason};
+use crate::facts::NodeFacts;
+use crate::facts::raw::sha256_hex;
+use crate::playbook::{Action, Handler, Playbook, Task, Value};
+use state::State;
+
+/// What planning one host produced.
+#[derive(Debug, Default)]
+pub struct HostRun {
+    pub changes: Vec<Change>,
+    pub handlers: Vec<HandlerRun>,
+    pub blocked: Vec<Blocked>,
+    pub notes: Vec<Note>,
+    /// The stated no-op reasons: tasks that found their target as wanted, playbooks whose
+    /// `when` was false.
+    pub unchanged: Vec<Note>,
+    pub inventory_sets: Vec<InventorySet>,
+    pub digest: FactDigest,
+}
+
+/// One host's run: what the tasks render with and read, and the facts they depended on.
+struct Run<'a> {
+    env: &'a Environment<'static>,
+    facts: &'a NodeFacts,
+    /// The host's context (`super::context::build`), under each playbook's vars.
+    base: &'a Ctx,
+    digest: FactDigest,
+}
+
+/// A playbook's own variables: `fixes`, `playbook` and its `vars`.
+type Scope = serde_json::Map<String, Json>;
+
+/// What the playbooks that ran leave behind besides the state: their handlers and the
+/// vars those see, and the playbooks a `fail` blocked.
+#[derive(Default)]
+struct Ran<'p> {
+    /// (playbook, handler name) → its definition.
+    handlers: BTreeMap<(String, String), (&'p Playbook, &'p Handler)>,
+    scopes: BTreeMap<String, Scope>,
+    blocked: Vec<Blocked>,
+}
+
+/// What one task did.
+enum Outcome {
+    /// Nothing to record (a note, an inventory request).
+    Unchanged,
+    /// The target is already as the task wants it: the stated no-op reason.
+    Already(String),
+    /// Something changed; the text says what, for handler reasons.
+    Changed(String),
+    /// `fail` ran: the playbook is blocked on this host.
+    Failed(String),
+}
+
+/// Plans one host. `base` is the context from [`super::context::build`]; `playbooks` are
+/// those whose `hosts` pattern selects it, and `failing` the findings that failed there.
+pub fn plan_host(
+    playbooks: &[&Playbook],
+    env: &Environment<'static>,
+    facts: &NodeFacts,
+    base: &Ctx,
+    failing: &BTreeSet<String>,
+) -> Result<HostRun, PlanError> {
+    let mut run = Run {
+        env,
+        facts,
+        base,
+        digest: FactDigest {
+            boot_id: facts.boot_id.clone(),
+            ..FactDigest::default()
+        },
+    };
+    let mut state = State::default();
+    let mut ran = Ran::default();
+    for playbook in playbooks {
+        run.playbook(playbook, failing, &mut state, &mut ran)?;
+    }
+    let handlers = run.handlers(&state, &ran)?;
+    Ok(run.finish(state, handlers, ran.blocked))
+}
+
+/// Places an error at `site` in `playbook`.
+fn at(playbook: &Playbook, site: Site) -> impl FnOnce(PlanErrorKind) -> PlanError + '_ {
+    move |kind| PlanError::new(playbook, site, kind)
+}
+
+impl<'a> Run<'a> {
+    /// The context a playbook's tasks render with: its scope over the host's.
+    fn ctx(&self, scope: &Scope) -> Ctx {
+        minijinja::value::merge_maps([Ctx::from(minijinja::value::Serde(scope)), self.base.clone()])
+    }
+
+    /// Runs `playbook` on the state, if it applies here. A `fail` puts the state back as
+    /// it was before the playbook and records it as blocked.
+    fn playbook<'p>(
+        &mut self,
+        playbook: &'p Playbook,
+        failing: &BTreeSet<String>,
+        state: &mut State,
+        ran: &mut Ran<'p>,
+    ) -> Result<(), PlanError> {
+        let fixing: Vec<String> = playbook
+            .fixes
+            .iter()
+            .filter(|id| failing.contains(*id))
+            .cloned()
+            .collect();
+        if !playbook.fixes.is_empty() && fixing.is_empty() {
+            return Ok(());
+        }
+        let Some(scope) = self.scope(playbook, state)? else {
+            return Ok(());
+        };
+        let saved = state.clone();
+        for task in &playbook.tasks {
+            if let Some(reason) = self.task_items(playbook, task, &scope, &fixing, state)? {
+                *state = saved;
+                ran.blocked.push(Blocked {
+                    playbook: playbook.name.clone(),
+                    task: task.name.clone(),
+                    reason,
+                    fixes: fixing,
+                });
+                return Ok(());
+            }
+        }
+        for handler in &playbook.handlers {
+            ran.handlers.insert(
+                (playbook.name.clone(), handler.name.clone()),
+                (playbook, handler),
+            );
+        }
+        ran.scopes.insert(playbook.name.clone(), scope);
+        // Remember which findings each playbook's handler reasons point at.
+        for entry in state
+            .notified
+            .iter_mut()
+            .filter(|(_, p, _)| *p == playbook.name)
+        {
+            if !entry.2.contains(" ← ") && !fixing.is_empty() {
+                entry.2 = format!("{} ← {}", entry.2, fixing.join(", "));
+            }
+        }
+        Ok(())
+    }
+
+    /// The playbook's scope (its `vars`, in order), or `None` when its `when` is false
+    /// here (which is noted as the reason nothing changed).
+    fn scope(&self, playbook: &Playbook, state: &mut State) -> Result<Option<Scope>, PlanError> {
+        let mut scope = Scope::new();
+        scope.insert("fixes".into(), serde_json::json!(playbook.fixes));
+        scope.insert("playbook".into(), serde_json::json!(playbook.name));
+        for (name, value) in &playbook.vars {
+            let value = self
+                .eval(value, &self.ctx(&scope))
+                .map_err(at(playbook, Site::Var(name.clone())))?;
+            scope.insert(name.clone(), value);
+        }
+        if let Some(when) = &playbook.when
+            && !self
+                .eval_bool(when, &self.ctx(&scope))
+                .map_err(at(playbook, Site::When))?
+        {
+            let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
+            state.unchanged.push(Note {
+                playbook: playbook.name.clone(),
+                message: format!("not needed here (`when: {when}` is false)"),
+            });
+            return Ok(None);
+        }
+        Ok(Some(scope))
+    }
+
+    /// Runs `task` once, or once per item of its `loop`, where its `when` holds. Returns
+    /// the message of a `fail` that ran.
+    fn task_items(
+        &mut self,
+        playbook: &Playbook,
+        task: &Task,
+        scope: &Scope,
+        fixing: &[String],
+        state: &mut State,
+    ) -> Result<Option<String>, PlanError> {
+        let items: Vec<Option<Json>> = match &task.loop_over {
+            Some(expr) => {
+                let site = || Site::Loop {
+                    task: task.name.clone(),
+                };
+                let list = self
+                    .eval(&Value::Expression(expr.clone()), &self.ctx(scope))
+                    .map_err(at(playbook, site()))?;
+                match list {
+                    Json::Array(items) => items.into_iter().map(Some).collect(),
+                    Json::Null => Vec::new(),
+                    got => return Err(at(playbook, site())(PlanErrorKind::NotAList { got })),
+                }
+            }
+            None => vec![None],
+        };
+        for item in items {
+            let mut task_scope = scope.clone();
+            if let Some(item) = item {
+                task_scope.insert("item".into(), item);
+            }
+            let task_ctx = self.ctx(&task_scope);
+            if let Some(when) = &task.when
+                && !self.eval_bool(when, &task_ctx).map_err(at(
+                    playbook,
+                    Site::TaskWhen {
+                        task: task.name.clone(),
+                    },
+                ))?
+            {
+                continue;
+            }
+            let reason = Reason {
+                playbook: playbook.name.clone(),
+                task: task.name.clone(),
+                fixes: fixing.to_vec(),
+            };
+            let outcome = self.task(task, &task_ctx, state, &reason).map_err(at(
+                playbook,
+                Site::Task {
+                    task: task.name.clone(),
+                    line: task.line,
+                },
+            ))?;
+            match outcome {
+                Outcome::Failed(message) => return Ok(Some(message)),
+                Outcome::Changed(what) => {
+                    for handler in &task.notify {
+                        state
+                            .notified
+                            .push((handler.clone(), playbook.name.clone(), what.clone()));
+                    }
+                }
+                Outcome::Already(why) => state.unchanged.push(Note {
+                    playbook: playbook.name.clone(),
+                    message: why,
+                }),
+                Outcome::Unchanged => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs one task (one item of its loop) with its module.
+    fn task(
+        &mut self,
+        task: &Task,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        match &task.action {
+            Action::Template(args) => self.template(args, ctx, state, reason),
+            Action::YamlSet(args) => self.yaml_set(args, ctx, state, reason),
+            Action::EnvFlag(args) => self.env_flag(args, ctx, state, reason),
+            Action::Sysctl(args) => self.sysctl(args, ctx, state, reason),
+            Action::Modprobe(args) => self.modprobe(args, ctx, state, reason),
+            Action::InventorySet(args) => self.inventory_set(args, ctx, state, reason),
+            Action::Note(args) => self.note(args, ctx, state, reason),
+            Action::Fail(args) => self.fail(args, ctx),
+        }
+    }
+
+    /// The host's result: the files, sysctls and modules the state changed, in the order
+    /// they first changed, with the handlers, notes and the facts read.
+    fn finish(self, state: State, handlers: Vec<HandlerRun>, blocked: Vec<Blocked>) -> HostRun {
+        let mut out = HostRun {
+            handlers,
+            blocked,
+            notes: state.notes.clone(),
+            unchanged: state.unchanged.clone(),
+            inventory_sets: state.inventory_sets.clone(),
+            ..HostRun::default()
+        };
+        for path in &state.order {
+            let Some(file) = state.files.get(path) else {
+                continue;
+            };
+            let Some(content) = &file.current else {
+                continue;
+            };
+            if file.before.as_deref() == Some(content.as_str()) {
+                continue;
+            }
+            out.changes.push(Change::WriteFile {
+                path: path.clone(),
+                description: dedup(&file.descriptions).join("; "),
+                before_sha256: file.before_sha256.clone(),
+                before: file.before.clone(),
+                after_sha256: sha256_hex(content.as_bytes()),
+                content: content.clone(),
+                mode: if file.before.is_none() {
+                    Some(file.mode.clone().unwrap_or_else(|| "0644".into()))
+                } else {
+                    None
+                },
+                reasons: dedup_reasons(&file.reasons),
+            });
+        }
+        for name in &state.sysctl_order {
+            if let Some((before, after, reasons)) = state.sysctls.get(name) {
+                out.changes.push(Change::Sysctl {
+                    name: name.clone(),
+                    before: before.clone(),
+                    after: after.clone(),
+                    reasons: dedup_reasons(reasons),
+                });
+            }
+        }
+        for (name, reasons) in &state.modules {
+            out.changes.push(Change::LoadModule {
+                name: name.clone(),
+                reasons: dedup_reasons(reasons),
+            });
+        }
+        out.digest = self.digest;
+        out
+    }
+}
+
+fn outcome(changed: bool, what: String, already: String) -> Outcome {
+    if changed {
+        Outcome::Changed(what)
+    } else {
+        Outcome::Already(already)
+    }
+}
+
+fn dedup(items: &[String]) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    items.iter().filter(|i| seen.insert(*i)).cloned().collect()
+}
+
+fn dedup_reasons(reasons: &[Reason]) -> Vec<Reason> {
+    let mut out: Vec<Reason> = Vec::new();
+    for reason in reasons {
+        if !out.contains(reason) {
+            out.push(reason.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::playbook::Playbooks;
+
+    /// Plans `playbook` (a site playbook, no `fixes`) on a node with `files`.
+    fn plan(playbook: &str, files: &[(&str, &str)]) -> Result<HostRun, PlanError> {
+        let env = Playbooks::load(None).expect("shipped playbooks load").env;
+        let playbook = crate::playbook::parse("site.yml", playbook, &env).expect("loads");
+        let facts = crate::testing::facts_from(files);
+        let base = Ctx::from(minijinja::value::Serde(
+            serde_json::json!({ "host": "node1" }),
+        ));
+        plan_host(&[&playbook], &env, &facts, &base, &BTreeSet::new())
+    }
+
+    const FORWARD: &[(&str, &str)] = &[
+        ("/proc/sys/net/ipv4/ip_forward", "0\n"),
+        ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
+    ];
+
+    /// The messages `could not plan: playbook: ...` shows, place by place.
+    #[test]
+    fn errors_name_the_playbook_task_and_line() {
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: edit\n    yaml_set:\n      \
+             path: etc/x.yaml\n      key: a\n      value: b\n",
+            &[],
+        )
+        .expect_err("a relative path");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `edit` (line 4): `etc/x.yaml` must be an absolute \
+             path without `..`"
+        );
+        assert_eq!((error.task(), error.line()), (Some("edit"), Some(4)));
+
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: edit\n    yaml_set:\n      \
+             path: /etc/x.yaml\n      key: a\n      value: b\n",
+            &[],
+        )
+        .expect_err("not gathered");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `edit` (line 4): /etc/x.yaml was not gathered, so \
+             its current content is unknown (gather reads the files dnsfix may write; use a \
+             path under one of those directories)"
+        );
+
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: each\n    loop: \"1\"\n    \
+             note:\n      msg: x\n",
+            &[],
+        )
+        .expect_err("not a list");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): task `each` loop: expected a list, got 1"
+        );
+        assert_eq!((error.task(), error.line()), (Some("each"), None));
+
+        let error = plan(
+            "name: site\ndescription: d\nvars:\n  x: \"{{ nope }}\"\ntasks:\n  - name: n\n    \
+             note:\n      msg: x\n",
+            &[],
+        )
+        .expect_err("undefined");
+        assert_eq!(
+            error.to_string(),
+            "playbook site (site.yml): vars.x: `nope` is undefined"
+        );
+    }
+
+    #[test]
+    fn a_handler_state_must_be_restarted_or_reloaded() {
+        let error = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: forward\n    sysctl:\n      \
+             name: net.ipv4.ip_forward\n      value: \"1\"\n    notify: h\nhandlers:\n  - \
+             name: h\n    service:\n      name: kubelet\n      state: \"{{ 'stopped' }}\"\n",
+            FORWARD,
+        )
+        .expect_err("stopped");
+        assert_eq!(
+            error.to_string(),
+            "playbook site handler `h`: state must be restarted or reloaded, not \"stopped\""
+        );
+        let run = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: forward\n    sysctl:\n      \
+             name: net.ipv4.ip_forward\n      value: \"1\"\n    notify: h\nhandlers:\n  - \
+             name: h\n    service:\n      name: kubelet\n      state: \"{{ 'reloaded' }}\"\n",
+            FORWARD,
+        )
+        .expect("plans");
+        assert_eq!(
+            run.handlers[0].action,
+            crate::plan::model::HandlerAction::Reloaded
+        );
+        assert_eq!(run.changes.len(), 2, "{:?}", run.changes);
+    }
+}

@@ -1,0 +1,108 @@
+//! `modprobe`: a kernel module, loaded now and listed in a modules-load.d file unless one
+//! already lists it.
+
+use minijinja::Value as Ctx;
+
+use super::error::PlanErrorKind;
+use super::{Outcome, Run, State};
+use crate::facts::modules_load::{
+    ETC_MODULES, MODULES_LOAD_DIRS, normalize_module, persisted_modules,
+};
+use crate::facts::raw::FileState;
+use crate::plan::model::Reason;
+use crate::playbook::action::ModprobeArgs;
+
+pub const MODULES_FILE: &str = "/etc/modules-load.d/dnsfix.conf";
+
+impl Run<'_> {
+    pub(super) fn modprobe(
+        &mut self,
+        args: &ModprobeArgs,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        let name = normalize_module(&self.string_arg(Some(&args.name), "name", ctx)?);
+        let file = self.boot_file(
+            args.file.as_ref(),
+            ctx,
+            MODULES_FILE,
+            &MODULES_LOAD_DIRS,
+            ETC_MODULES,
+        )?;
+        let loaded = self.module_loaded(&name)?;
+        self.digest.modules.insert(name.clone(), loaded);
+        let mut changed = Vec::new();
+        if !loaded {
+            state
+                .modules
+                .entry(name.clone())
+                .or_default()
+                .push(reason.clone());
+            changed.push(format!("{name} loaded"));
+        }
+        let files = self.config_files(state, &MODULES_LOAD_DIRS, ETC_MODULES)?;
+        let inputs: Vec<(String, &str)> = files
+            .iter()
+            .map(|(p, t, _)| (p.clone(), t.as_str()))
+            .collect();
+        if !persisted_modules(&inputs).contains_key(&name) {
+            let text = self.read(state, &file)?;
+            let mut new = match text {
+                Some(t) if !t.is_empty() && !t.ends_with('\n') => format!("{t}\n"),
+                Some(t) => t,
+                None => {
+                    "# Managed by dnsfix: kernel modules Kubernetes networking needs at boot.\n"
+                        .to_string()
+                }
+            };
+            new.push_str(&name);
+            new.push('\n');
+            self.write(
+                state,
+                &file,
+                new,
+                None,
+                format!("load {name} at boot"),
+                reason,
+            )?;
+            changed.push(format!("{file} lists {name}"));
+        }
+        Ok(if changed.is_empty() {
+            Outcome::Already(format!("{name} already loaded, now and at boot"))
+        } else {
+            Outcome::Changed(changed.join(", "))
+        })
+    }
+
+    pub(super) fn module_loaded(&self, name: &str) -> Result<bool, PlanErrorKind> {
+        if name == "br_netfilter" {
+            if self.facts.br_netfilter.built_in {
+                return Ok(true);
+            }
+            return match &self.facts.br_netfilter.loaded {
+                crate::facts::node_facts::Observed::Known(loaded) => Ok(*loaded),
+                crate::facts::node_facts::Observed::Absent => Ok(false),
+                crate::facts::node_facts::Observed::Unknown(why) => {
+                    Err(PlanErrorKind::ModuleState(why.clone()))
+                }
+            };
+        }
+        let modules = self
+            .facts
+            .files
+            .get("/proc/modules")
+            .and_then(|f| f.text())
+            .ok_or_else(|| PlanErrorKind::Unreadable {
+                path: "/proc/modules".into(),
+            })?;
+        Ok(modules
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(name))
+            || self
+                .facts
+                .files
+                .contains_key(&format!("/sys/module/{name}"))
+                && self.facts.files[&format!("/sys/module/{name}")].state == FileState::Directory)
+    }
+}

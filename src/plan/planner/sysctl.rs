@@ -1,0 +1,152 @@
+//! `sysctl`: a kernel setting, set now and persisted in a sysctl.d file, checked against
+//! what the boot applies after it.
+
+use minijinja::Value as Ctx;
+
+use super::error::PlanErrorKind;
+use super::{Outcome, Run, State};
+use crate::facts::raw::FileState;
+use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, persisted_files};
+use crate::plan::model::{Note, Reason};
+use crate::playbook::action::SysctlArgs;
+
+pub const SYSCTL_FILE: &str = "/etc/sysctl.d/99-dnsfix.conf";
+
+impl Run<'_> {
+    pub(super) fn sysctl(
+        &mut self,
+        args: &SysctlArgs,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        let name = normalize_key(&self.string_arg(Some(&args.name), "name", ctx)?);
+        let value = self.string_arg(Some(&args.value), "value", ctx)?;
+        let file = self.boot_file(
+            args.file.as_ref(),
+            ctx,
+            SYSCTL_FILE,
+            &SYSCTL_DIRS,
+            SYSCTL_CONF,
+        )?;
+        let proc_path = format!("/proc/sys/{}", name.replace('.', "/"));
+        let live = match self.facts.files.get(&proc_path) {
+            Some(f) if f.state == FileState::Present => {
+                Some(String::from_utf8_lossy(&f.content).trim().to_string())
+            }
+            Some(f) if f.state == FileState::Missing => None,
+            Some(_) => return Err(PlanErrorKind::Unreadable { path: proc_path }),
+            None => return Err(PlanErrorKind::ValueNotGathered { path: proc_path }),
+        };
+        self.digest.sysctls.insert(
+            name.clone(),
+            live.clone().unwrap_or_else(|| "absent".into()),
+        );
+        let mut changed = Vec::new();
+        let live_differs = live.as_deref().map(normalize_value) != Some(normalize_value(&value));
+        if live_differs {
+            let entry = state
+                .sysctls
+                .entry(name.clone())
+                .or_insert_with(|| (live.clone(), value.clone(), Vec::new()));
+            entry.1 = value.clone();
+            entry.2.push(reason.clone());
+            if !state.sysctl_order.contains(&name) {
+                state.sysctl_order.push(name.clone());
+            }
+            changed.push(format!("{name} set to {value}"));
+        }
+
+        // Persist: set the line in our file, then check it is what the boot applies.
+        let winning = |state: &mut State,
+                       run: &mut Self|
+         -> Result<Option<(String, String, usize)>, PlanErrorKind> {
+            let files = run.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
+            Ok(persisted_files(&files)
+                .get(&name)
+                .map(|p| (p.value.clone(), p.path.clone(), p.line)))
+        };
+        let before = winning(state, self)?;
+        if before.as_ref().map(|(v, _, _)| normalize_value(v)) != Some(normalize_value(&value)) {
+            let text = self.read(state, &file)?;
+            let new = set_sysctl_line(text.as_deref(), &name, &value);
+            self.write(state, &file, new, None, format!("{name} = {value}"), reason)?;
+            changed.push(format!("{file} {name} = {value}"));
+            if let Some((other, path, line)) = winning(state, self)?
+                && normalize_value(&other) != normalize_value(&value)
+            {
+                state.notes.push(Note {
+                    playbook: reason.playbook.clone(),
+                    message: format!(
+                        "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
+                         edit that line, or the value reverts on the next boot"
+                    ),
+                });
+            }
+        }
+        Ok(if changed.is_empty() {
+            Outcome::Already(format!("{name} already {value}, now and at boot"))
+        } else {
+            Outcome::Changed(changed.join(", "))
+        })
+    }
+}
+
+/// sysctl values compare by their words (`1` and ` 1`, `4096 87380` and `4096\t87380`).
+fn normalize_value(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Sets `key = value` in a sysctl.d file: replaces the last line that assigns the key (the
+/// one that wins), or appends one; a new file gets a header saying who owns it.
+fn set_sysctl_line(text: Option<&str>, key: &str, value: &str) -> String {
+    let line = format!("{key} = {value}");
+    let Some(text) = text else {
+        return format!(
+            "# Managed by dnsfix: kernel settings Kubernetes networking needs.\n{line}\n"
+        );
+    };
+    let parsed = SysctlFile::parse(text);
+    if let Some(entry) = parsed.entries.iter().rev().find(|e| e.key == key) {
+        let mut out = String::new();
+        for (index, raw) in text.split_inclusive('\n').enumerate() {
+            if index + 1 == entry.line {
+                let ending = if raw.ends_with("\r\n") {
+                    "\r\n"
+                } else if raw.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                };
+                out.push_str(&line);
+                out.push_str(ending);
+            } else {
+                out.push_str(raw);
+            }
+        }
+        return out;
+    }
+    let mut out = text.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_line_replaces_the_winning_assignment() {
+        let text = "# keep\nnet.ipv4.ip_forward = 0\nother = 1\nnet.ipv4.ip_forward=0\n";
+        assert_eq!(
+            set_sysctl_line(Some(text), "net.ipv4.ip_forward", "1"),
+            "# keep\nnet.ipv4.ip_forward = 0\nother = 1\nnet.ipv4.ip_forward = 1\n"
+        );
+        assert_eq!(set_sysctl_line(Some("a = 1"), "b", "2"), "a = 1\nb = 2\n");
+        assert!(set_sysctl_line(None, "b", "2").ends_with("\nb = 2\n"));
+    }
+}
