@@ -95,8 +95,9 @@ pub struct RawFile {
     /// Fully resolved path (`readlink -f`), when the path is a symlink.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
+    /// Shared, not copied, when facts are cloned: a plan holds every host's files.
     #[serde(skip)]
-    pub content: Vec<u8>,
+    pub content: std::sync::Arc<[u8]>,
     /// sha256 of the content; absent when missing, unreadable or truncated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
@@ -244,7 +245,7 @@ impl RawFacts {
             state: FileState::Missing,
             symlink_target: None,
             canonical: None,
-            content: Vec::new(),
+            content: std::sync::Arc::from(&[][..]),
             sha256: None,
             truncated: false,
         })
@@ -255,15 +256,15 @@ impl RawFacts {
         entry.state = state;
         if let Some(body) = body {
             if body.len() > FILE_CAP {
-                entry.content = body[..FILE_CAP].to_vec();
+                entry.content = std::sync::Arc::from(&body[..FILE_CAP]);
                 entry.truncated = true;
                 entry.sha256 = None;
             } else {
-                entry.content = body.to_vec();
+                entry.content = std::sync::Arc::from(body);
                 entry.sha256 = Some(sha256_hex(body));
             }
         } else {
-            entry.content.clear();
+            entry.content = std::sync::Arc::from(&[][..]);
             entry.sha256 = None;
         }
     }
@@ -504,7 +505,7 @@ mod tests {
         );
         let raw = RawFacts::parse(&out, n).expect("parses");
         let f = raw.get("/etc/resolv.conf").expect("file");
-        assert_eq!(f.content, hostile);
+        assert_eq!(&*f.content, hostile);
         assert_eq!(f.state, FileState::Present);
         assert_eq!(f.sha256.as_deref(), Some(sha256_hex(hostile).as_str()));
     }
@@ -548,12 +549,9 @@ mod tests {
         out.extend(frame(&n, &[("end", "", b"")]));
         let raw = RawFacts::parse(&out, &n).expect("parses");
         let f = raw.get("/etc/resolv.conf").expect("file");
-        assert_eq!(f.content, hostile.as_bytes());
+        assert_eq!(&*f.content, hostile.as_bytes());
         assert_eq!(f.state, FileState::Present);
-        assert_eq!(
-            raw.get("/etc/b").map(|f| f.content.as_slice()),
-            Some(&b"x\n"[..])
-        );
+        assert_eq!(raw.get("/etc/b").map(|f| &*f.content), Some(&b"x\n"[..]));
         assert_eq!(raw.order, ["/etc/resolv.conf", "/etc/b"]);
         assert!(raw.get("/etc/shadow").is_none() && raw.get("/dev/null").is_none());
     }
@@ -593,11 +591,8 @@ mod tests {
             ],
         );
         let raw = RawFacts::parse(&out, "n").expect("parses");
-        assert_eq!(
-            raw.get("/a").map(|f| f.content.as_slice()),
-            Some(&b"x\n"[..])
-        );
-        assert_eq!(raw.get("/b").map(|f| f.content.as_slice()), Some(&b"y"[..]));
+        assert_eq!(raw.get("/a").map(|f| &*f.content), Some(&b"x\n"[..]));
+        assert_eq!(raw.get("/b").map(|f| &*f.content), Some(&b"y"[..]));
     }
 
     #[test]

@@ -813,7 +813,7 @@ impl Run<'_> {
                         return Err(format!("{path} is larger than the gather reads"));
                     }
                     FileState::Present => {
-                        let text = String::from_utf8(raw.content.clone())
+                        let text = String::from_utf8(raw.content.to_vec())
                             .map_err(|_| format!("{path} is not UTF-8 text"))?;
                         (Some(text), raw.sha256.clone())
                     }
