@@ -102,6 +102,30 @@ if [ -n "$DNSFIX" ]; then
 	# (hyperfine runs commands without a shell, hence bash -c; it costs about 2 ms.)
 	add dnsfix-plan-openssh-warm true "bash -c 'env XDG_RUNTIME_DIR=$DIR/xdg $plan --ssh-backend openssh >/dev/null; [ \$? -eq 2 ]'"
 	add dnsfix-plan-russh true "bash -c '$plan --ssh-backend russh >/dev/null; [ \$? -eq 2 ]'"
+	add dnsfix-plan-openssh "bash $DIR/close-masters.sh" "bash -c 'env XDG_RUNTIME_DIR=$DIR/xdg $plan --ssh-backend openssh >/dev/null; [ \$? -eq 2 ]'"
+fi
+
+# pyinfra reading the floor's files with its own facts, --dry (bench/pyinfra/deploy.py),
+# from a venv of its own (PyPI; PYINFRA_VERSION pins it; BENCH_NO_PYINFRA=1 skips it).
+if [ -z "${BENCH_NO_PYINFRA-}" ]; then
+	VENV=$OUT/pyinfra-venv
+	if [ ! -x "$VENV/bin/pyinfra" ]; then
+		echo "== installing pyinfra ${PYINFRA_VERSION:-3.*} into $VENV"
+		mkdir -p "$OUT"
+		python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "pyinfra==${PYINFRA_VERSION:-3.*}" ||
+			echo "!! pyinfra could not be installed: not measured" >&2
+	fi
+	if [ -x "$VENV/bin/pyinfra" ]; then
+		awk -F'\t' -v dir="$DIR" '
+			BEGIN { print "hosts = [" }
+			!/^#/ {
+				printf "    (\"%s\", {\"ssh_hostname\": \"127.0.0.1\", \"ssh_port\": %s, \"ssh_user\": \"%s\", ", $1, $2, $5
+				printf "\"ssh_key\": \"%s/id_ed25519\", \"ssh_known_hosts_file\": \"%s/known_hosts\", ", dir, dir
+				printf "\"ssh_strict_host_key_checking\": \"yes\"}),\n"
+			}
+			END { print "]" }' "$DIR/nodes.tsv" >"$DIR/pyinfra_inventory.py"
+		add pyinfra-dry true "env BENCH_FILES='$FILES' $VENV/bin/pyinfra -y --dry --parallel $N $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py"
+	fi
 fi
 
 mkdir -p "$OUT"
@@ -122,16 +146,34 @@ awk -F, -v n="$N" '
 		mean[name] = $col["mean"]; sd[name] = $col["stddev"]; min[name] = $col["min"]; max[name] = $col["max"]
 	}
 	END {
-		printf "%-26s %10s %10s %10s %10s %12s %22s\n", "command", "median s", "mean s", "stddev", "min s", "x floor-ssh", "x floor-ssh-curve25519"
+		printf "%-26s %10s %10s %10s %10s %12s %22s %14s\n", "command", "median s", "mean s", "stddev", "min s", "x floor-ssh", "x floor-ssh-curve25519", "pyinfra-dry x"
 		for (j = 1; j <= k; j++) {
 			c = order[j]
 			r1 = ("floor-ssh" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh"]) : "-"
 			r2 = ("floor-ssh-curve25519" in med) ? sprintf("%.2fx", med[c] / med["floor-ssh-curve25519"]) : "-"
-			printf "%-26s %10.3f %10.3f %10.3f %10.3f %12s %22s\n", c, med[c], mean[c], sd[c], min[c], r1, r2
+			# How many times faster than pyinfra --dry.
+			r3 = ("pyinfra-dry" in med) ? sprintf("%.2fx", med["pyinfra-dry"] / med[c]) : "-"
+			printf "%-26s %10.3f %10.3f %10.3f %10.3f %12s %22s %14s\n", c, med[c], mean[c], sd[c], min[c], r1, r2, r3
 		}
 		printf "\nper node (median / %d):\n", n
 		for (j = 1; j <= k; j++) printf "  %-26s %8.1f ms\n", order[j], 1000 * med[order[j]] / n
 	}' "$csv"
+
+# On one healthy node: what one run costs the node (bench/node-cost.sh).
+NODE=$(awk -F'\t' '!/^#/ && $4 == "healthy" { print $1; exit }' "$DIR/nodes.tsv")
+if [ -n "$DNSFIX" ] && [ -n "$NODE" ]; then
+	echo
+	echo "== on the node: processes and CPU per run against $NODE alone (medians of 5)"
+	one="-i $DIR/inventory.yaml --known-hosts $DIR/known_hosts --limit $NODE"
+	costs=(floor-ssh "ssh -F $DIR/ssh_config $NODE cat $FILES"
+		floor-ssh-curve25519 "ssh -F $DIR/ssh_config -o KexAlgorithms=curve25519-sha256 $NODE cat $FILES"
+		dnsfix-plan-russh "$DNSFIX plan $one --ssh-backend russh")
+	[ -x "${VENV-}/bin/pyinfra" ] && costs+=(pyinfra-dry "env BENCH_FILES='$FILES' $VENV/bin/pyinfra -y --dry --limit $NODE $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py")
+	bash "$ROOT/bench/node-cost.sh" "$DIR" "$NODE" 5 "${costs[@]}"
+	echo "(the gather script's own share: dnsfix-plan-russh minus floor-ssh-curve25519, whose cat is one process)"
+fi
 echo
 echo "results: $json"
-[ ${#names[@]} -eq 7 ] || { echo "!! some commands failed and were not measured (see above)" >&2; exit 1; }
+want=8
+[ -z "${BENCH_NO_PYINFRA-}" ] && want=9
+[ ${#names[@]} -eq $want ] || { echo "!! some commands failed and were not measured (see above)" >&2; exit 1; }

@@ -131,7 +131,7 @@ async fn gather_one(
     let result = run_script(&mut session, &target, extra).await;
     session.close().await;
     let raw = result?;
-    Ok(NodeFacts::from_raw(&host.name, &raw))
+    Ok(NodeFacts::from_owned(&host.name, raw))
 }
 
 /// Runs a POSIX sh script (given on stdin) as root on the node: through `sudo -n` for a
@@ -159,7 +159,7 @@ pub async fn gather_session(
     extra: &[String],
 ) -> Result<NodeFacts, HostError> {
     let raw = run_script(session, target, extra).await?;
-    Ok(NodeFacts::from_raw(&target.host, &raw))
+    Ok(NodeFacts::from_owned(&target.host, raw))
 }
 
 async fn run_script(

@@ -299,7 +299,7 @@ fn the_script_reads_every_always_gathered_path() {
         match raw.get(path) {
             Some(f)
                 if f.state == FileState::Present
-                    && f.content == format!("# {path}\n").as_bytes() => {}
+                    && *f.content == *format!("# {path}\n").as_bytes() => {}
             other => missed.push(format!("{path}: {:?}", other.map(|f| f.state))),
         }
     }

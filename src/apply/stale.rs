@@ -181,7 +181,7 @@ mod tests {
             state: FileState::Present,
             symlink_target: None,
             canonical: None,
-            content: content.as_bytes().to_vec(),
+            content: content.as_bytes().into(),
             sha256: Some(sha256_hex(content.as_bytes())),
             truncated: false,
         }
@@ -192,7 +192,7 @@ mod tests {
             state: FileState::Missing,
             symlink_target: None,
             canonical: None,
-            content: Vec::new(),
+            content: (&[][..]).into(),
             sha256: None,
             truncated: false,
         }

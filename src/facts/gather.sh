@@ -2,19 +2,31 @@
 #
 # Output is a stream of records. Each record starts with a header line
 #   "\n<BOUNDARY> <kind> <name>\n"
-# and its body runs until the next "\n<BOUNDARY> ". BOUNDARY carries a random nonce chosen
-# by dnsfix for this run, so no file content can forge or break the framing (binary data,
-# a line that looks like a header, or no trailing newline are all fine). The final record
-# is "end": without it dnsfix knows the output was cut short.
+# and its body runs until the next record. BOUNDARY carries a random nonce chosen by dnsfix
+# for this run, so no file content can forge or break the framing (binary data, a line that
+# looks like a header, or no trailing newline are all fine). The final record is "end":
+# without it dnsfix knows the output was cut short.
 #
-# Kinds: file PATH (body: up to CAP+1 bytes of content), missing PATH, dir PATH,
-# error PATH (the read failed), link PATH (body: readlink), canon PATH (body: readlink -f),
-# cmd NAME (body: stdout), rc NAME (body: exit status), pid NAME (body: pid: kubelet, k3s,
-# dhclient).
+# Kinds: read PATH (a regular file, its content comes in the batch below), missing PATH,
+# dir PATH, error PATH (not a regular file, never opened), file PATH (body: content; only
+# for a file masked by a symlink to /dev/null, which reads empty), link PATH (body:
+# readlink), canon PATH (body: readlink -f), cmd NAME (body: stdout), rc NAME (body: exit
+# status), pid NAME (body: pid: kubelet, k3s, dhclient), batch (no body: file contents
+# follow).
+#
+# File contents come last, from ONE head(1) over every file read (a process per file is
+# what a node in trouble can least afford). head frames them itself, "\n==> NAME <==\n"
+# before each file, and prints NAME as given: every path is given as PATHNONCE followed by
+# the path without its leading "/". PATHNONCE is "/" and the nonce spelled in "./" and
+# "../" steps, all resolving to "/", so the file is the same and the header carries the
+# nonce: a file cannot forge it either. A file head cannot open has no header: it stays
+# "read" (unknown, never healthy).
 B="@BOUNDARY@"
+P="@PATHNONCE@"
 CAP=@CAP@
 LC_ALL=C
 export LC_ALL
+unset CDPATH
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 # The script arrives on stdin (sh -s): everything below runs with stdin from /dev/null, so
 # no command can read the rest of the script as data.
@@ -25,26 +37,27 @@ NL='
 '
 
 SEEN=' '
+# READ and LINKS: the files for the batch read and the symlinks, one path per line.
+READ=
+LINKS=
 # f PATH: one file, as a record. Only regular files are read: a FIFO, a device or
 # /dev/stdin named in some config is reported as an error, never opened (it could block,
 # consume the script from stdin, or arm a watchdog). A name with a newline is skipped: it
-# cannot be framed.
+# cannot be framed. Builtins only: contents and symlink targets are read in one go below.
 f() {
   case "$1" in *"$NL"*) return ;; esac
   case "$SEEN" in *" $1 "*) return ;; esac
   SEEN="$SEEN$1 "
-  canon=
-  if [ -L "$1" ]; then
-    hdr link "$1"; readlink "$1" 2>/dev/null
-    canon=$(readlink -f "$1" 2>/dev/null)
-    hdr canon "$1"; printf '%s' "$canon"
-  fi
+  [ -L "$1" ] && LINKS="$LINKS$1$NL"
   if [ -d "$1" ]; then hdr dir "$1"; return; fi
   if [ ! -e "$1" ]; then hdr missing "$1"; return; fi
-  # A symlink to /dev/null masks a file (sysctl.d(5), modules-load.d(5)): it reads empty.
-  if [ ! -f "$1" ] && [ "$canon" != /dev/null ]; then hdr error "$1"; return; fi
-  hdr file "$1"
-  head -c $((CAP + 1)) "$1" 2>/dev/null || hdr error "$1"
+  if [ ! -f "$1" ]; then
+    # A symlink to /dev/null masks a file (sysctl.d(5), modules-load.d(5)): it reads empty.
+    if [ -L "$1" ] && [ "$1" -ef /dev/null ]; then hdr file "$1"; else hdr error "$1"; fi
+    return
+  fi
+  hdr read "$1"
+  READ="$READ$P${1#/}$NL"
 }
 
 # Every *.conf in the given directories, in shell glob (C locale) order.
@@ -73,7 +86,13 @@ hdr begin dnsfix-gather-1
 f /proc/sys/kernel/hostname
 f /etc/os-release
 f /proc/sys/kernel/random/boot_id
-hdr cmd uid; id -u
+# Who runs this (id -u), from the shell's own status: the effective uid.
+hdr cmd uid
+EUID_=
+while read -r k _ e _; do
+  [ "$k" = Uid: ] && { EUID_=$e; break; }
+done < /proc/self/status 2>/dev/null
+if [ -n "$EUID_" ]; then printf '%s\n' "$EUID_"; else id -u; fi
 
 # Resolver files, and who manages them.
 f /etc/resolv.conf
@@ -159,12 +178,14 @@ fi
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
 # config, the config names the resolv.conf. A crude superset: which setting wins is decided
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed.
-refs() {
-  awk '
+# One awk per round reads every file of the round itself (and, in the first, the kubelet's
+# command line, its NULs read as spaces).
+REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
       if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/) print t v
     }
+    FILENAME == cmdline { gsub(/\0/, " ") }
     { sub(/\r$/, "") }
     /^[ \t]*EnvironmentFile[ \t]*=/ {
       v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
@@ -204,23 +225,22 @@ refs() {
           path(t, y)
         }
       }
-    }' "$@" 2>/dev/null
-}
+    }'
 # SRC and R hold one path per line; they are split at newlines only, without globbing.
 SRC=
 for x in $UNITS $KENV $KCFG $RCFG $RCFGD; do SRC="$SRC$x$NL"; done
 CMDLINE=
-[ -n "$KPID" ] && CMDLINE=$(tr '\000' ' ' < "/proc/$KPID/cmdline" 2>/dev/null)
+[ -n "$KPID" ] && [ -f "/proc/$KPID/cmdline" ] && CMDLINE="/proc/$KPID/cmdline"
 round=0
 while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   round=$((round + 1))
   oldifs=$IFS; IFS=$NL; set -f
   EXIST=
   for x in $SRC; do [ -f "$x" ] && EXIST="$EXIST$x$NL"; done
+  R=
   # shellcheck disable=SC2086
-  R=$( [ -n "$EXIST" ] && refs $EXIST )
+  [ -n "$EXIST$CMDLINE" ] && R=$(awk -v cmdline="$CMDLINE" "$REFS" $EXIST $CMDLINE 2>/dev/null)
   IFS=$oldifs; set +f
-  [ -n "$CMDLINE" ] && R="$R$NL$(printf '%s\n' "$CMDLINE" | refs -)"
   CMDLINE=
   SRC=
   IFS=$NL; set -f
@@ -252,7 +272,14 @@ done
 KBIN=
 if [ -n "$KPID" ]; then KBIN="/proc/$KPID/exe"
 elif [ -n "$K3SPID" ]; then KBIN="/proc/$K3SPID/exe"
-else KBIN=$(command -v kubelet 2>/dev/null); fi
+else
+  # command -v kubelet, without a subshell: the first executable kubelet on PATH.
+  oldifs=$IFS; IFS=:; set -f
+  for d in $PATH; do
+    if [ -f "${d:-.}/kubelet" ] && [ -x "${d:-.}/kubelet" ]; then KBIN="${d:-.}/kubelet"; break; fi
+  done
+  IFS=$oldifs; set +f
+fi
 if [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&1; then
   cmd kubelet-version timeout -k 2 5 "$KBIN" --version
 fi
@@ -297,6 +324,57 @@ confs /etc/modules-load.d /run/modules-load.d /usr/local/lib/modules-load.d /usr
 # NodeLocal DNSCache's dummy interface.
 if [ -e /sys/class/net/nodelocaldns ]; then
   cmd nodelocaldns-addr ip -o addr show dev nodelocaldns
+fi
+
+# Symlinks: every target from one readlink. What readlink -f would print is worked out
+# with cd -P (a builtin) from the target; a chain of links, or targets that do not come
+# back one per line (a newline in one, a readlink that takes one operand), are asked of
+# readlink one link at a time, as before.
+# canon LINK TARGET: LINK's resolved path in C (empty when a directory on the way is
+# missing, as readlink -f fails there).
+canon() {
+  p=$2
+  case "$p" in /*) ;; *) p=${1%/*}/$p ;; esac
+  b=${p##*/}
+  case "$b" in
+    '' | . | ..) C=$(readlink -f "$1" 2>/dev/null); return ;;
+  esac
+  d=${p%/*}
+  if cd -P "${d:-/}" 2>/dev/null; then
+    C=${PWD%/}/$b
+    if [ -L "$C" ]; then C=$(readlink -f "$1" 2>/dev/null); fi
+  else
+    C=
+  fi
+}
+if [ -n "$LINKS" ]; then
+  oldifs=$IFS; IFS=$NL; set -f
+  # shellcheck disable=SC2086
+  T=$(readlink -- $LINKS 2>/dev/null)
+  nl=0 nt=0
+  for x in $LINKS; do nl=$((nl + 1)); done
+  for x in $T; do nt=$((nt + 1)); done
+  # shellcheck disable=SC2086
+  [ "$nl" = "$nt" ] && set -- $T
+  for x in $LINKS; do
+    IFS=$oldifs; set +f
+    if [ "$nl" = "$nt" ]; then t=$1; shift; canon "$x" "$t"
+    else t=$(readlink "$x" 2>/dev/null); C=$(readlink -f "$x" 2>/dev/null); fi
+    hdr link "$x"; printf '%s\n' "$t"
+    hdr canon "$x"; printf '%s' "$C"
+  done
+  IFS=$oldifs; set +f
+  cd /
+fi
+
+# Every regular file, in one head: see the top for how the batch is framed. /dev/null
+# first makes at least two files, so head prints the headers; dnsfix skips it.
+hdr batch
+if [ -n "$READ" ]; then
+  oldifs=$IFS; IFS=$NL; set -f
+  # shellcheck disable=SC2086
+  head -c $((CAP + 1)) "${P}dev/null" $READ 2>/dev/null
+  IFS=$oldifs; set +f
 fi
 hdr end
 } </dev/null

@@ -55,11 +55,38 @@ pub struct NodeFacts {
     /// The CNI configuration in effect, and whether pods sit on a Linux bridge.
     pub cni: Cni,
     /// Every path the gather looked at: state, symlink target and sha256.
-    pub files: BTreeMap<String, RawFile>,
+    pub files: Files,
     /// The raw gather output these facts were read from, so a plan can predict the facts
     /// after its changes by interpreting the same output with its files swapped in.
     #[serde(skip)]
     pub raw: std::sync::Arc<RawFacts>,
+}
+
+/// [`NodeFacts::files`]: the gathered files, read through the raw facts they came from
+/// (a map of every path, shared rather than copied: at a thousand hosts a second copy of
+/// every host's file index is most of the memory a plan uses). Reads as the map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Files(std::sync::Arc<RawFacts>);
+
+impl std::ops::Deref for Files {
+    type Target = BTreeMap<String, RawFile>;
+    fn deref(&self) -> &Self::Target {
+        &self.0.files
+    }
+}
+
+impl<'a> IntoIterator for &'a Files {
+    type Item = (&'a String, &'a RawFile);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, RawFile>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.files.iter()
+    }
+}
+
+impl Serialize for Files {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.files.serialize(serializer)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -320,6 +347,15 @@ pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
 impl NodeFacts {
     /// Interprets one node's raw gather output. Pure: no I/O.
     pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
+        NodeFacts::from_owned(host, raw.clone())
+    }
+
+    /// [`NodeFacts::from_raw`] that keeps `raw` itself rather than a copy (the gather
+    /// hands over what it parsed: at a thousand hosts a second copy of every host's
+    /// files is most of the memory a plan uses).
+    pub fn from_owned(host: &str, raw: RawFacts) -> NodeFacts {
+        let shared = std::sync::Arc::new(raw);
+        let raw: &RawFacts = &shared;
         let text = |path: &str| {
             raw.get(path)
                 .and_then(RawFile::text)
@@ -363,8 +399,8 @@ impl NodeFacts {
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
             cni: Cni::from_raw(raw),
-            files: raw.files.clone(),
-            raw: std::sync::Arc::new(raw.clone()),
+            files: Files(std::sync::Arc::clone(&shared)),
+            raw: shared,
         }
     }
 }

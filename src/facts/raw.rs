@@ -29,6 +29,7 @@ pub fn script_with(nonce: &str, extra: &[String]) -> String {
         .collect();
     SCRIPT
         .replace("@BOUNDARY@", &boundary(nonce))
+        .replace("@PATHNONCE@", &path_nonce(nonce))
         .replace("@CAP@", &FILE_CAP.to_string())
         .replace("@EXTRA@", &extra.join(" "))
 }
@@ -44,6 +45,22 @@ pub fn safe_path(path: &str) -> bool {
 
 fn boundary(nonce: &str) -> String {
     format!("--dnsfix-{nonce}")
+}
+
+/// The nonce spelled as a path prefix that resolves to `/`: two bits per step, `./`,
+/// `../`, `.//` or `..//` (at the root `..` is the root). gather.sh gives head(1) every
+/// file as this prefix and the path without its leading `/`, so the header head prints
+/// before each file (`==> NAME <==`) carries the nonce. Each hexadecimal digit of the nonce
+/// gives four bits (any other character its low four bits).
+fn path_nonce(nonce: &str) -> String {
+    const STEPS: [&str; 4] = ["./", "../", ".//", "..//"];
+    let mut out = String::from("/");
+    for c in nonce.chars() {
+        let v = c.to_digit(16).unwrap_or(u32::from(c) & 0xf) as usize;
+        out.push_str(STEPS[v >> 2]);
+        out.push_str(STEPS[v & 3]);
+    }
+    out
 }
 
 /// A fresh nonce: unpredictable enough that no file on a node can contain the boundary
@@ -78,8 +95,9 @@ pub struct RawFile {
     /// Fully resolved path (`readlink -f`), when the path is a symlink.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canonical: Option<String>,
+    /// Shared, not copied, when facts are cloned: a plan holds every host's files.
     #[serde(skip)]
-    pub content: Vec<u8>,
+    pub content: std::sync::Arc<[u8]>,
     /// sha256 of the content; absent when missing, unreadable or truncated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
@@ -138,28 +156,49 @@ impl RawFacts {
     pub fn parse(output: &[u8], nonce: &str) -> Result<RawFacts, FrameError> {
         let marker = format!("\n{} ", boundary(nonce));
         let marker = marker.as_bytes();
-        let starts: Vec<usize> = find_all(output, marker);
-        let Some(&first) = starts.first() else {
+        // head's header before each file of the batch (see gather.sh).
+        let batch_marker = format!("\n==> {}", path_nonce(nonce));
+        let batch_marker = batch_marker.as_bytes();
+        let starts = find_records(output, marker, batch_marker);
+        if starts.is_empty() {
             let shown = String::from_utf8_lossy(&output[..output.len().min(200)]).into_owned();
             return Err(FrameError::NoStart(shown));
-        };
-        let _ = first;
+        }
         let mut raw = RawFacts::default();
         let mut ended = false;
-        for (i, &start) in starts.iter().enumerate() {
-            let header_start = start + marker.len();
-            let end = starts.get(i + 1).copied().unwrap_or(output.len());
+        for (i, &(start, batch)) in starts.iter().enumerate() {
+            let header_start = start
+                + if batch {
+                    batch_marker.len()
+                } else {
+                    marker.len()
+                };
+            let end = starts.get(i + 1).map_or(output.len(), |&(s, _)| s);
             let record = &output[header_start..end];
             let (header, body) = match record.iter().position(|&b| b == b'\n') {
                 Some(nl) => (&record[..nl], &record[nl + 1..]),
                 None => (record, &record[record.len()..]),
             };
             let header = String::from_utf8_lossy(header);
+            if batch {
+                // "ETC/RESOLV.CONF <==": the path after the nonce, without its leading "/".
+                let Some(rel) = header.strip_suffix(" <==") else {
+                    return Err(FrameError::BadHeader(header.into_owned()));
+                };
+                // /dev/null only makes head print headers (it needs two files).
+                if rel != "dev/null" {
+                    raw.file(&format!("/{rel}"), FileState::Present, Some(body));
+                }
+                continue;
+            }
             let (kind, name) = header.split_once(' ').unwrap_or((&header, ""));
             match kind {
-                "begin" => {}
+                "begin" | "batch" => {}
                 "end" => ended = true,
                 "file" => raw.file(name, FileState::Present, Some(body)),
+                // Its content comes in the batch; until then (or if head cannot open
+                // it) it is unknown.
+                "read" => raw.file(name, FileState::Unreadable, None),
                 "missing" => raw.file(name, FileState::Missing, None),
                 "dir" => {
                     raw.dirs.push(name.to_owned());
@@ -206,7 +245,7 @@ impl RawFacts {
             state: FileState::Missing,
             symlink_target: None,
             canonical: None,
-            content: Vec::new(),
+            content: std::sync::Arc::from(&[][..]),
             sha256: None,
             truncated: false,
         })
@@ -217,15 +256,15 @@ impl RawFacts {
         entry.state = state;
         if let Some(body) = body {
             if body.len() > FILE_CAP {
-                entry.content = body[..FILE_CAP].to_vec();
+                entry.content = std::sync::Arc::from(&body[..FILE_CAP]);
                 entry.truncated = true;
                 entry.sha256 = None;
             } else {
-                entry.content = body.to_vec();
+                entry.content = std::sync::Arc::from(body);
                 entry.sha256 = Some(sha256_hex(body));
             }
         } else {
-            entry.content.clear();
+            entry.content = std::sync::Arc::from(&[][..]);
             entry.sha256 = None;
         }
     }
@@ -416,15 +455,24 @@ fn text_line(body: &[u8]) -> String {
         .to_owned()
 }
 
-fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
+/// Where each record starts, in order, and whether it is a file of the batch (`batch`
+/// marker) rather than a script record (`marker`). Both start with a newline; the head
+/// header right after the script's "batch" header starts at that header's newline.
+fn find_records(haystack: &[u8], marker: &[u8], batch: &[u8]) -> Vec<(usize, bool)> {
     let mut out = Vec::new();
     let mut i = 0;
-    while i + needle.len() <= haystack.len() {
-        if &haystack[i..i + needle.len()] == needle {
-            out.push(i);
-            i += needle.len();
+    while let Some(at) = haystack[i..].iter().position(|&b| b == b'\n') {
+        let at = i + at;
+        let rest = &haystack[at..];
+        if rest.starts_with(marker) {
+            out.push((at, false));
+            // The header line ends at the next newline, which may start a batch record.
+            i = at + marker.len();
+        } else if rest.starts_with(batch) {
+            out.push((at, true));
+            i = at + batch.len();
         } else {
-            i += 1;
+            i = at + 1;
         }
     }
     out
@@ -457,9 +505,79 @@ mod tests {
         );
         let raw = RawFacts::parse(&out, n).expect("parses");
         let f = raw.get("/etc/resolv.conf").expect("file");
-        assert_eq!(f.content, hostile);
+        assert_eq!(&*f.content, hostile);
         assert_eq!(f.state, FileState::Present);
         assert_eq!(f.sha256.as_deref(), Some(sha256_hex(hostile).as_str()));
+    }
+
+    /// What gather.sh's batch looks like: "batch", then head's headers with the nonce path.
+    fn batch(nonce: &str, files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = format!(
+            "\n--dnsfix-{nonce} batch\n==> {}dev/null <==\n",
+            path_nonce(nonce)
+        )
+        .into_bytes();
+        for (path, body) in files {
+            let header = format!("\n==> {}{} <==\n", path_nonce(nonce), &path[1..]);
+            out.extend_from_slice(header.as_bytes());
+            out.extend_from_slice(body);
+        }
+        out
+    }
+
+    #[test]
+    fn batch_contents_cannot_break_framing() {
+        let n = nonce();
+        // A file that imitates head's headers (another nonce's, no nonce, and the plain
+        // path), a script record of another run, and no trailing newline.
+        let hostile = format!(
+            "a\n==> {}etc/shadow <==\nroot\n\n==> /etc/passwd <==\n\n--dnsfix-x end \n\0\u{ff}",
+            path_nonce("0123456789abcdef0123456789abcdef")
+        );
+        let mut out = frame(
+            &n,
+            &[
+                ("begin", "x", b""),
+                ("read", "/etc/resolv.conf", b""),
+                ("read", "/etc/b", b""),
+            ],
+        );
+        out.extend(batch(
+            &n,
+            &[("/etc/resolv.conf", hostile.as_bytes()), ("/etc/b", b"x\n")],
+        ));
+        out.extend(frame(&n, &[("end", "", b"")]));
+        let raw = RawFacts::parse(&out, &n).expect("parses");
+        let f = raw.get("/etc/resolv.conf").expect("file");
+        assert_eq!(&*f.content, hostile.as_bytes());
+        assert_eq!(f.state, FileState::Present);
+        assert_eq!(raw.get("/etc/b").map(|f| &*f.content), Some(&b"x\n"[..]));
+        assert_eq!(raw.order, ["/etc/resolv.conf", "/etc/b"]);
+        assert!(raw.get("/etc/shadow").is_none() && raw.get("/dev/null").is_none());
+    }
+
+    #[test]
+    fn a_file_the_batch_did_not_deliver_is_unknown() {
+        let mut out = frame("n", &[("read", "/etc/gone", b"")]);
+        out.extend(batch("n", &[]));
+        out.extend(frame("n", &[("end", "", b"")]));
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        assert_eq!(
+            raw.get("/etc/gone").map(|f| f.state),
+            Some(FileState::Unreadable)
+        );
+    }
+
+    #[test]
+    fn the_path_nonce_resolves_to_the_root() {
+        let p = path_nonce(&nonce());
+        assert!(p.starts_with('/') && p.ends_with('/'));
+        assert!(p.split('/').all(|c| c.is_empty() || c == "." || c == ".."));
+        assert_ne!(path_nonce("00"), path_nonce("01"));
+        assert_eq!(
+            std::fs::canonicalize(format!("{p}proc/self")).ok(),
+            std::fs::canonicalize("/proc/self").ok()
+        );
     }
 
     #[test]
@@ -473,11 +591,8 @@ mod tests {
             ],
         );
         let raw = RawFacts::parse(&out, "n").expect("parses");
-        assert_eq!(
-            raw.get("/a").map(|f| f.content.as_slice()),
-            Some(&b"x\n"[..])
-        );
-        assert_eq!(raw.get("/b").map(|f| f.content.as_slice()), Some(&b"y"[..]));
+        assert_eq!(raw.get("/a").map(|f| &*f.content), Some(&b"x\n"[..]));
+        assert_eq!(raw.get("/b").map(|f| &*f.content), Some(&b"y"[..]));
     }
 
     #[test]

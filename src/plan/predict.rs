@@ -80,7 +80,7 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
                 let mut modules = raw
                     .files
                     .get("/proc/modules")
-                    .map(|f| f.content.clone())
+                    .map(|f| f.content.to_vec())
                     .unwrap_or_default();
                 modules.extend_from_slice(
                     format!("{name} 0 0 - Live 0x0000000000000000\n").as_bytes(),
@@ -157,7 +157,7 @@ fn put(raw: &mut RawFacts, path: &str, content: Vec<u8>, state: FileState) {
         symlink_target: None,
         canonical: None,
         sha256: (state == FileState::Present).then(|| sha256_hex(&content)),
-        content,
+        content: content.into(),
         truncated: false,
     };
     if !raw.files.contains_key(path) {

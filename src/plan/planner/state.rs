@@ -68,7 +68,7 @@ impl Run<'_> {
                         });
                     }
                     FileState::Present => {
-                        let text = String::from_utf8(raw.content.clone()).map_err(|_| {
+                        let text = String::from_utf8(raw.content.to_vec()).map_err(|_| {
                             PlanErrorKind::NotUtf8 {
                                 path: path.to_string(),
                             }
