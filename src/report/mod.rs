@@ -108,12 +108,13 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// (escape sequences, carriage returns, tabs, newlines inside a value) are shown as Rust
 /// escapes, so no file can move the cursor, rewrite other lines or set the clipboard.
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    let unsafe_char = |c: char| c.is_control() || invisible_reorder(c);
+    if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
+        if unsafe_char(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -327,6 +328,16 @@ impl EventSink for ProgressSink {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_line_escape_also_shows_reordering_characters() {
+        assert_eq!(
+            super::escape("node1\u{202e}lmth.exe"),
+            "node1\\u{202e}lmth.exe"
+        );
+        assert_eq!(super::escape("a\nb"), "a\\nb");
+        assert_eq!(super::escape("plain"), "plain");
+    }
+
     #[test]
     fn host_names_sort_naturally() {
         let mut names = vec!["node10", "node2", "node1", "db", "node02", "node1a", "node"];
