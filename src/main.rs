@@ -2,10 +2,23 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 fn main() -> ExitCode {
-    let cli = dnsfix::cli::Cli::parse();
+    // Bad arguments are bad input: exit 1 (DESIGN.md), not clap's 2, which dnsfix uses for
+    // "findings". Help and version go to stdout with 0.
+    let cli = match dnsfix::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(dnsfix::exit::BAD_INPUT),
+            };
+        }
+    };
     let result = dnsfix::Config::from_cli(cli).and_then(dnsfix::run);
     match result {
         Ok(code) => ExitCode::from(code),

@@ -451,3 +451,25 @@ fn man_pages_cover_every_command_and_render() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A bad flag or a missing argument is bad input (exit 1, DESIGN.md), never 2, which means
+/// findings; help and version are 0.
+#[test]
+fn bad_arguments_are_exit_1_and_help_is_0() {
+    for args in [
+        &["plan", "--no-such-flag"][..],
+        &["show"][..],
+        &["verify", "--dns-timeout", "soon"][..],
+        &["nosuchcommand"][..],
+        &[][..],
+    ] {
+        let out = dnsfix(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}");
+    }
+    for args in [&["--help"][..], &["--version"][..], &["plan", "--help"][..]] {
+        let out = dnsfix(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
