@@ -12,6 +12,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod diagnose;

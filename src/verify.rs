@@ -102,6 +102,8 @@ pub struct Checked {
     pub probes: Vec<ProbeResult>,
     /// Paths that could not be probed, and why (e.g. the kubelet's resolv.conf is unknown).
     pub notes: Vec<String>,
+    /// The CoreDNS and nodelocaldns pods on this node, as the cluster reports them.
+    pub pods: Vec<crate::cluster::DnsPod>,
     /// No kubelet here: not a Kubernetes node, nothing to verify.
     pub not_a_node: bool,
 }
@@ -211,6 +213,7 @@ pub async fn verify(
     sink: Arc<dyn EventSink>,
     probe_name: Option<String>,
     timeout: Duration,
+    cluster: Arc<crate::cluster::Cluster>,
 ) -> Vec<HostVerify> {
     let permits = Arc::new(Semaphore::new(forks.max(1)));
     let mut tasks = JoinSet::new();
@@ -220,12 +223,14 @@ pub async fn verify(
         let permits = Arc::clone(&permits);
         let sink = Arc::clone(&sink);
         let probe_name = probe_name.clone();
+        let cluster = Arc::clone(&cluster);
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });
-            let result = verify_host(&host, &transport, probe_name.as_deref(), timeout).await;
+            let result =
+                verify_host(&host, &transport, probe_name.as_deref(), timeout, &cluster).await;
             sink.event(match &result {
                 Ok(checked) => Event::HostDone {
                     host: host.name.clone(),
@@ -284,6 +289,7 @@ async fn verify_host(
     transport: &Transport,
     probe_name: Option<&str>,
     timeout: Duration,
+    cluster: &crate::cluster::Cluster,
 ) -> Result<Checked, HostError> {
     let target = Target {
         host: host.name.clone(),
@@ -291,7 +297,19 @@ async fn verify_host(
     };
     let mut session = transport.connect(&target).await?;
     let result = match crate::gather::gather_session(&mut session, &target, &[]).await {
-        Ok(facts) => Ok(check_node(&mut session, &target, host, &facts, probe_name, timeout).await),
+        Ok(facts) => {
+            let mut checked =
+                check_node(&mut session, &target, host, &facts, probe_name, timeout).await;
+            if let crate::cluster::Cluster::Read { pods, .. } = cluster {
+                let names = crate::cluster::node_names(host, &facts);
+                checked.pods = pods
+                    .iter()
+                    .filter(|p| names.contains(&p.node))
+                    .cloned()
+                    .collect();
+            }
+            Ok(checked)
+        }
         Err(e) => Err(e),
     };
     session.close().await;
@@ -316,6 +334,7 @@ pub async fn check_node(
             probes: Vec::new(),
             notes: vec!["no kubelet here: not a Kubernetes node, nothing to verify".to_owned()],
             not_a_node,
+            pods: Vec::new(),
         };
     }
     let (probes, notes) = probes(host, facts, probe_name);
@@ -323,6 +342,7 @@ pub async fn check_node(
         probes: Vec::new(),
         notes,
         not_a_node,
+        pods: Vec::new(),
     };
     for (n, probe) in probes.into_iter().enumerate() {
         let id = query_id(&target.host, n);

@@ -144,6 +144,18 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
         let answer = &host(&doc, &healthy)["probes"][0];
         assert_eq!(answer["rcode"], "NOERROR");
         assert_eq!(answer["answers"][0], "A 192.0.2.80");
+        // The cluster's side, read with kubectl on the control-plane node: the stub node's
+        // DNS pod crash-loops on the loop plugin, the healthy one's is ready.
+        assert_eq!(doc["cluster"]["access"], "read", "{backend}: {doc:#}");
+        let pod = &host(&doc, &stub)["pods"][0];
+        assert_eq!(pod["waiting"], "CrashLoopBackOff", "{doc:#}");
+        assert!(
+            pod["loop_detected"]
+                .as_str()
+                .is_some_and(|l| l.contains("plugin/loop: Loop")),
+            "{doc:#}"
+        );
+        assert_eq!(host(&doc, &healthy)["pods"][0]["ready"], true);
     }
 
     let text = dnsfix(&lab, &inv, &["verify"]);
@@ -189,6 +201,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
         paths(&doc, &stub).iter().all(|(_, _, ok, _)| *ok),
         "{doc:#}"
     );
+    assert_eq!(host(&doc, &stub)["pods"][0]["ready"], true, "{doc:#}");
 }
 
 #[test]
@@ -219,4 +232,19 @@ fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exi
     assert_eq!(code, Some(3), "{doc:#}");
     assert_eq!(host(&doc, &other)["status"], "unreachable");
     assert_eq!(host(&doc, &node)["status"], "pass");
+    // No control-plane host to ask: said so, and the node paths are still verified.
+    let (doc, _) = verify_json(&lab, &inv, &["-l", &other]);
+    assert_eq!(doc["cluster"]["access"], "read", "{doc:#}");
+    lab.stop(&node);
+    lab.resume(&other);
+    // russh: a persisted OpenSSH master would still reach the stopped node.
+    let (doc, code) = verify_json(&lab, &inv, &["-l", &other, "--ssh-backend", "russh"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
+    assert!(
+        doc["cluster"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&node)),
+        "{doc:#}"
+    );
 }

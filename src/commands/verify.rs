@@ -11,6 +11,19 @@ use crate::report;
 /// 2 when some path fails, 3 (first) when a host could not be verified, else 0.
 pub fn run(config: &Config, args: &VerifyConfig) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
+    // The cluster's view of its DNS pods, from the first control-plane host that can give
+    // it (whatever --limit selected).
+    let control_plane: Vec<crate::inventory::Host> = ctx
+        .inventory
+        .group_members("kube_control_plane")
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|name| ctx.inventory.host(name).cloned())
+        .collect();
+    let cluster = Arc::new(
+        ctx.runtime
+            .block_on(crate::cluster::read(&ctx.transport, &control_plane)),
+    );
     let results = ctx.runtime.block_on(crate::verify::verify(
         &ctx.hosts(),
         Arc::clone(&ctx.transport),
@@ -18,12 +31,13 @@ pub fn run(config: &Config, args: &VerifyConfig) -> Result<u8, Error> {
         Arc::clone(&ctx.sink),
         args.probe_name.clone(),
         args.timeout,
+        Arc::clone(&cluster),
     ));
     ctx.sink.finish();
     let rendered = match config.format {
-        Format::Json => report::verify::json(&results, ctx.inventory.path()),
+        Format::Json => report::verify::json(&results, &cluster, ctx.inventory.path()),
         Format::Junit => report::verify::junit(&results),
-        Format::Text | Format::Markdown => report::verify::text(&results),
+        Format::Text | Format::Markdown => report::verify::text(&results, &cluster),
     };
     super::print(&rendered)?;
     let unreachable = results.iter().any(|r| r.result.is_err());

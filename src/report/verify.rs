@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{ErrorEntry, Header, escape, pretty_json};
+use crate::cluster::{Cluster, DnsPod};
 use crate::verify::{HostVerify, ProbeResult};
 
 /// Hosts that fail first, then hosts that pass, then unreachable ones (as `check` orders
@@ -50,8 +51,41 @@ fn probe_line(out: &mut String, p: &ProbeResult) {
     }
 }
 
-pub fn text(hosts: &[HostVerify]) -> String {
+/// "pod coredns-x (coredns): CrashLoopBackOff, 12 restarts" and the loop line under it.
+fn pod_line(out: &mut String, pod: &DnsPod) {
+    let state = match (&pod.waiting, pod.ready) {
+        (Some(why), _) => why.clone(),
+        (None, true) => "ready".to_owned(),
+        (None, false) => format!("{}, not ready", pod.phase),
+    };
+    let line = format!(
+        "    pod  {} ({}): {state}, {} restart{}",
+        pod.name,
+        pod.app,
+        pod.restarts,
+        if pod.restarts == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(out, "{}", escape(&line));
+    if let Some(looped) = &pod.loop_detected {
+        let _ = writeln!(out, "         {}", escape(looped));
+    }
+}
+
+pub fn text(hosts: &[HostVerify], cluster: &Cluster) -> String {
     let mut out = String::new();
+    match cluster {
+        Cluster::Read { via, pods } => {
+            let _ = writeln!(
+                out,
+                "cluster: {} DNS pods, read with kubectl on {}\n",
+                pods.len(),
+                escape(via)
+            );
+        }
+        Cluster::Unavailable { reason } => {
+            let _ = writeln!(out, "cluster: not read: {}\n", escape(reason));
+        }
+    }
     for h in sorted(hosts) {
         match &h.result {
             Err(e) => {
@@ -67,6 +101,9 @@ pub fn text(hosts: &[HostVerify]) -> String {
                 let _ = writeln!(out, "== {}: {verdict}", escape(&h.host));
                 for p in &checked.probes {
                     probe_line(&mut out, p);
+                }
+                for pod in &checked.pods {
+                    pod_line(&mut out, pod);
                 }
                 for n in &checked.notes {
                     let _ = writeln!(out, "    note: {}", escape(n));
@@ -112,6 +149,7 @@ pub fn summary(hosts: &[HostVerify]) -> String {
 struct Document<'a> {
     #[serde(flatten)]
     header: Header,
+    cluster: &'a Cluster,
     hosts: Vec<HostEntry<'a>>,
     summary: String,
 }
@@ -125,11 +163,17 @@ struct HostEntry<'a> {
     error: Option<ErrorEntry>,
     probes: &'a [ProbeResult],
     notes: &'a [String],
+    pods: &'a [DnsPod],
 }
 
-pub fn json(hosts: &[HostVerify], inventory: Option<&std::path::Path>) -> String {
+pub fn json(
+    hosts: &[HostVerify],
+    cluster: &Cluster,
+    inventory: Option<&std::path::Path>,
+) -> String {
     let doc = Document {
         header: Header::new(inventory),
+        cluster,
         hosts: hosts
             .iter()
             .map(|h| match &h.result {
@@ -139,6 +183,7 @@ pub fn json(hosts: &[HostVerify], inventory: Option<&std::path::Path>) -> String
                     error: Some(e.into()),
                     probes: &[],
                     notes: &[],
+                    pods: &[],
                 },
                 Ok(c) => HostEntry {
                     host: &h.host,
@@ -146,6 +191,7 @@ pub fn json(hosts: &[HostVerify], inventory: Option<&std::path::Path>) -> String
                     error: None,
                     probes: &c.probes,
                     notes: &c.notes,
+                    pods: &c.pods,
                 },
             })
             .collect(),

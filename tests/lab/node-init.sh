@@ -112,6 +112,13 @@ done
 install -m 0755 "$LIB/systemctl" /usr/local/bin/systemctl
 [ -L /bin ] && install -m 0755 "$LIB/systemctl" /usr/bin/systemctl
 install -D -m 0755 "$LIB/kubelet-check" /usr/local/lib/dnsfix-lab/kubelet-check
+# kubectl as a control-plane node has it (Kubespray and kubeadm: /etc/kubernetes/admin.conf),
+# answering from the cluster DNS "pods" of every node of this lab.
+install -m 0755 "$LIB/kubectl" /usr/local/bin/kubectl
+if [ -d /etc/kubernetes ]; then
+	printf 'apiVersion: v1\nkind: Config\n# dnsfix lab: the kubectl stand-in needs no credentials\n' >/etc/kubernetes/admin.conf
+	chmod 0600 /etc/kubernetes/admin.conf
+fi
 install -D -m 0755 "$LIB/kubelet" "$LAB_KUBELET_BIN"
 
 # Identity and SSH.
@@ -159,6 +166,9 @@ done
 # it): /run/lab-dns/cluster-dns.state says CrashLoopBackOff, and it stays down until the
 # "pod" is recreated (lab.sh exec NAME -- /run/lab-dns/recreate-pod).
 mkdir -p /run/lab-dns
+echo "$DIR" >/run/lab-dns/lab-dir
+echo "$N" >/run/lab-dns/node-dir
+echo "$NAME" >/run/lab-dns/node-name
 command -v dnsmasq >/dev/null 2>&1 || fail "dnsmasq not found: apt-get install dnsmasq-base"
 if [ -n "$LAB_UPSTREAM_DNS" ]; then
 	ip link add upstream type dummy 2>/dev/null || ip link add upstream type ifb ||
@@ -198,10 +208,21 @@ for ns in $(awk '$1 == "nameserver" { print $2 }' "$resolv" 2>/dev/null); do
 	case $ns in 127.* | ::1) loop=$ns ;; esac
 	servers+=("--server=$ns")
 done
+# The pod as the API server shows it (core/v1 Pod), for the kubectl stand-in.
+node_dir=$(cat /run/lab-dns/node-dir) node=$(cat /run/lab-dns/node-name)
+pod() { # READY RESTARTS STATE-JSON
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
+		"$node" "$node" "$1" "$2" "$3" >"$node_dir/dns-pod.json"
+}
 if [ -n "${loop-}" ]; then
 	echo "CrashLoopBackOff: plugin/loop: Loop (127.0.0.1:53 -> $loop:53) detected for zone \".\"; $resolv lists $loop" >/run/lab-dns/cluster-dns.state
+	# The line CoreDNS's loop plugin dies with (plugin/loop/loop.go, log.Fatalf).
+	echo '[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone ".", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO 1602357022762538710.2777015015780658687."' >"$node_dir/dns-pod.log"
+	pod false 5 '{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 2m40s restarting failed container=coredns"}}'
 	exit 0
 fi
+rm -f "$node_dir/dns-pod.log"
+pod true 0 '{"running":{"startedAt":"2026-11-24T00:00:00Z"}}'
 listen=()
 for a in $own; do
 	ip addr show | grep -q "inet $a/" || {
