@@ -24,6 +24,8 @@
 B="@BOUNDARY@"
 P="@PATHNONCE@"
 CAP=@CAP@
+# The units that run a kubelet (node_script::KUBELET_UNITS), words without spaces.
+KUNITS="@KUBELET_UNITS@"
 LC_ALL=C
 export LC_ALL
 unset CDPATH
@@ -111,7 +113,8 @@ f /etc/resolvconf/resolv.conf.d/base
 f /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg
 cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
-cmd units systemctl is-active systemd-resolved NetworkManager kubelet k3s k3s-agent rke2-server rke2-agent systemd-networkd
+# shellcheck disable=SC2086 # KUNITS is a list of words
+cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.
 KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet/config.json"
@@ -134,7 +137,7 @@ UDIRS="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /us
 KDROP="/etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d"
 confs $KDROP
 UNITS=
-for u in kubelet k3s k3s-agent rke2-server rke2-agent; do
+for u in $KUNITS; do
   for d in $UDIRS; do
     if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS $d/$u.service"; fi
     if [ -d "$d/$u.service.d" ]; then

@@ -15,6 +15,7 @@ use super::modules_load;
 use super::raw::{FileState, RawFacts, RawFile};
 use super::resolv_conf::ResolvConf;
 use super::sysctl;
+use crate::node_script::KUBELET_UNITS;
 
 /// Something observed on the node: a value, known to be absent, or unknown (with why).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -369,8 +370,10 @@ impl NodeFacts {
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
         // restart is the one installed, not a "kubelet" that does not exist there.
         if services.kubelet_unit == "kubelet" && kubelet.unit.is_none() {
-            let installed = ["k3s", "k3s-agent", "rke2-server", "rke2-agent"]
-                .into_iter()
+            let installed = KUBELET_UNITS
+                .iter()
+                .copied()
+                .filter(|u| *u != "kubelet")
                 .find(|u| {
                     super::systemd_unit::ServiceUnit::from_raw(raw, &format!("{u}.service"))
                         .is_some()
@@ -426,7 +429,8 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-/// The units `systemctl is-active` is asked about, in the order it answers.
+/// The units `systemctl is-active` is asked about, in the order it answers (gather.sh
+/// names the kubelet ones from `KUBELET_UNITS`; a test keeps the two in step).
 pub(crate) const UNITS: &[&str] = &[
     "systemd-resolved",
     "NetworkManager",
@@ -467,8 +471,9 @@ fn services(raw: &RawFacts) -> Services {
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),
         rke2: either(get("rke2-server"), get("rke2-agent")),
-        kubelet_unit: ["kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"]
-            .into_iter()
+        kubelet_unit: KUBELET_UNITS
+            .iter()
+            .copied()
             .find(|unit| get(unit) == UnitState::Active)
             .unwrap_or("kubelet")
             .to_string(),
