@@ -1,4 +1,6 @@
+# shellcheck shell=sh
 # dnsfix gather script: POSIX sh, READ-ONLY. It never writes, creates or changes anything.
+# shellcheck disable=SC3013 # test -ef is not in POSIX, but dash, bash and busybox sh have it
 #
 # Output is a stream of records. Each record starts with a header line
 #   "\n<BOUNDARY> <kind> <name>\n"
@@ -135,6 +137,7 @@ UDIRS="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /us
 [ /lib/systemd/system -ef /usr/lib/systemd/system ] || UDIRS="$UDIRS /lib/systemd/system"
 # The kubelet's drop-in directories where dnsfix may write are reported even when missing.
 KDROP="/etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d"
+# shellcheck disable=SC2086 # KDROP is a list of words
 confs $KDROP
 UNITS=
 for u in $KUNITS; do
@@ -183,6 +186,7 @@ fi
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed.
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
 # command line, its NULs read as spaces).
+# shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
@@ -307,6 +311,7 @@ f /etc/dnsfix/resolv.conf
 for x in /etc/dnsfix/* /etc/dnsfix/.[!.]*; do
   if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
 done
+# shellcheck disable=SC2043 # dnsfix fills in zero or more quoted paths
 for x in @EXTRA@; do f "$x"; done
 
 # Bridge netfilter, forwarding, modules.
