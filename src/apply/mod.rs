@@ -16,7 +16,6 @@
 pub mod record;
 pub mod rollback;
 pub mod script;
-pub mod stale;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -425,7 +424,7 @@ async fn apply_on(
     // What the plan's facts name is read again to compare, but only what dnsfix would
     // read anyway; a path beyond that must turn up in the node's own gather (below).
     let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().map(|(_, a)| a).collect();
-    let (mut extra, beyond): (Vec<String>, Vec<String>) = stale::paths(digest)
+    let (mut extra, beyond): (Vec<String>, Vec<String>) = crate::plan::digest::paths(digest)
         .into_iter()
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.clone());
@@ -440,7 +439,7 @@ async fn apply_on(
             "refused: the plan's facts name {path}, which dnsfix does not read on this node"
         ));
     }
-    let stale = stale::reasons(plan, &facts);
+    let stale = crate::plan::digest::reasons(plan, &facts);
     if !stale.is_empty() {
         result.outcome = HostOutcome::Stale;
         result.stale = stale;
@@ -792,18 +791,12 @@ fn pending_changes(plan: &HostPlan, facts: &crate::facts::NodeFacts) -> usize {
                     != Some(after_sha256.as_str())
             }
             Change::Sysctl { name, after, .. } => {
-                let path = format!("/proc/sys/{}", name.replace('.', "/"));
                 facts
-                    .files
-                    .get(&path)
+                    .sysctl_live(name)
                     .map(|f| script::normalize_value(&String::from_utf8_lossy(&f.content)))
                     != Some(script::normalize_value(after))
             }
-            Change::LoadModule { name, .. } => facts
-                .files
-                .get("/proc/modules")
-                .and_then(|f| f.text())
-                .is_none_or(|m| !m.lines().any(|l| l.split_whitespace().next() == Some(name))),
+            Change::LoadModule { name, .. } => facts.module_loaded(name) != Some(true),
         })
         .count()
 }

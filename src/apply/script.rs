@@ -31,10 +31,7 @@ pub fn handler_result(record: &Record, handlers: &[HandlerRun]) -> Option<super:
     })
 }
 
-/// sysctl values as the script compares them: words joined by single spaces.
-pub fn normalize_value(value: &str) -> String {
-    value.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use crate::facts::sysctl::normalize_value;
 
 /// The apply script for one host: lock, precheck every file, each change in plan order,
 /// then the handlers (each gated on health), all under the node lock, then `finish`.

@@ -346,6 +346,18 @@ pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
 ];
 
 impl NodeFacts {
+    /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did
+    /// not read it.
+    pub fn sysctl_live(&self, name: &str) -> Option<&RawFile> {
+        self.files.get(&super::raw::sysctl_path(name))
+    }
+
+    /// Whether /proc/modules lists module `name`; `None` when it could not be read.
+    pub fn module_loaded(&self, name: &str) -> Option<bool> {
+        let modules = self.files.get("/proc/modules")?.text()?;
+        Some(super::raw::modules_list(&modules, name))
+    }
+
     /// Interprets one node's raw gather output. Pure: no I/O.
     pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
         NodeFacts::from_owned(host, raw.clone())
@@ -586,7 +598,7 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
     SYSCTLS
         .iter()
         .map(|key| {
-            let proc_path = format!("/proc/sys/{}", key.replace('.', "/"));
+            let proc_path = super::raw::sysctl_path(key);
             let live = match raw.get(&proc_path) {
                 Some(f) if f.state == FileState::Present => {
                     Observed::Known(String::from_utf8_lossy(&f.content).trim().to_owned())
@@ -637,15 +649,10 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     let modules = raw.get("/proc/modules");
     let bridge_dir = raw.get("/proc/sys/net/bridge").map(|f| f.state);
     let (loaded, evidence) = match (modules.and_then(RawFile::text), bridge_dir) {
-        (Some(m), _)
-            if m.lines()
-                .any(|l| l.split_whitespace().next() == Some("br_netfilter")) =>
-        {
-            (
-                Observed::Known(true),
-                "/proc/modules lists br_netfilter".to_owned(),
-            )
-        }
+        (Some(m), _) if super::raw::modules_list(&m, "br_netfilter") => (
+            Observed::Known(true),
+            "/proc/modules lists br_netfilter".to_owned(),
+        ),
         (_, Some(FileState::Directory)) => (
             Observed::Known(true),
             "/proc/sys/net/bridge exists".to_owned(),

@@ -43,6 +43,19 @@ pub fn script_with(nonce: &str, extra: &[String]) -> String {
     )
 }
 
+/// The /proc/sys file of sysctl `name` in its dot form (`net.ipv4.ip_forward` →
+/// `/proc/sys/net/ipv4/ip_forward`).
+pub fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
+}
+
+/// Does `/proc/modules` text list module `name`? (Its first word on a line.)
+pub fn modules_list(modules: &str, name: &str) -> bool {
+    modules
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some(name))
+}
+
 /// One path as the node showed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
