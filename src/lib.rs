@@ -21,6 +21,7 @@ pub mod error;
 pub mod facts;
 pub mod gather;
 pub mod inventory;
+pub mod node_script;
 pub mod plan;
 pub mod playbook;
 pub mod report;

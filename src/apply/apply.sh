@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # dnsfix apply script: POSIX sh, run as root on one node, in one exec per host, after
 # common.sh. dnsfix appends the steps of this host's plan (calls to the functions below,
 # file contents as base64 here-documents), its handlers and a final `finish`. Every step
@@ -24,6 +25,7 @@
 #   dnsfix marks the plan done on the node only after it has verified the result.
 # - what dnsfix creates here is private: temp copies, backups and its state are made under
 #   umask 077 (a temp copy gets the target's mode only right before the rename).
+# shellcheck disable=SC2153 # STATE and the helpers come from common.sh, which runs first
 RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
 # Written under the lock once this plan's changes are in place and its handlers ran, so
@@ -138,9 +140,11 @@ sysctl_set() {
   name=$1 before=$2 after=$3
   if [ -n "$FAILED" ]; then hdr skipped "$name"; return; fi
   p=/proc/sys/$(printf '%s' "$name" | tr . /)
+  # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
   cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
   if [ "$cur" = "$after" ]; then hdr already "$name"; return; fi
   record "$(printf 'sysctl\t%s\t%s\t%s' "$name" "$cur" "$after")" || return
+  # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
   if printf '%s\n' "$after" > "$p" 2>/dev/null && [ "$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')" = "$after" ]; then
     CHANGED=1
     hdr ok "$name"
@@ -179,7 +183,7 @@ finish() {
     { mkdir -p "${HANDLED%/*}" && printf '%s\n' "$RUN" > "$HANDLED.$$" && mv -f "$HANDLED.$$" "$HANDLED"; } 2>/dev/null ||
       rm -f "$HANDLED.$$"
     printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
-    hdr done "$RUN"
+    hdr "done" "$RUN"
   else
     printf 'failed %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
     hdr failed "$RUN"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # dnsfix: what the apply and rollback scripts share (POSIX sh, run as root). Output is
 # records "\n<BOUNDARY> <kind> <args>\n" with an optional message as the body, with a
 # boundary no file content can forge.

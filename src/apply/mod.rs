@@ -16,7 +16,6 @@
 pub mod record;
 pub mod rollback;
 pub mod script;
-pub mod stale;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,6 +28,7 @@ use tokio::task::JoinSet;
 use crate::diagnose::{FindingStatus, diagnose_host};
 use crate::gather::{gather_session, run_as_root};
 use crate::inventory::Host;
+use crate::node_script::{self, Record, RecordKind};
 use crate::plan::model::{Change, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan};
 use crate::playbook::Batch;
 use crate::report::{Event, EventSink};
@@ -424,7 +424,7 @@ async fn apply_on(
     // What the plan's facts name is read again to compare, but only what dnsfix would
     // read anyway; a path beyond that must turn up in the node's own gather (below).
     let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().map(|(_, a)| a).collect();
-    let (mut extra, beyond): (Vec<String>, Vec<String>) = stale::paths(digest)
+    let (mut extra, beyond): (Vec<String>, Vec<String>) = crate::plan::digest::paths(digest)
         .into_iter()
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.clone());
@@ -439,7 +439,7 @@ async fn apply_on(
             "refused: the plan's facts name {path}, which dnsfix does not read on this node"
         ));
     }
-    let stale = stale::reasons(plan, &facts);
+    let stale = crate::plan::digest::reasons(plan, &facts);
     if !stale.is_empty() {
         result.outcome = HostOutcome::Stale;
         result.stale = stale;
@@ -498,7 +498,7 @@ async fn apply_on(
     })?;
 
     // 2. The changes and the handlers, in one exec under the node lock.
-    let boundary = script::boundary();
+    let boundary = crate::node_script::Boundary::fresh();
     let handled = format!("/var/lib/dnsfix/handled/{}", digest.sha256);
     let text = script::apply_script(
         &boundary,
@@ -697,7 +697,7 @@ pub(crate) enum ScriptEnd {
 /// A script for one node: its text, its record boundary, and what it is (for messages).
 pub(crate) struct NodeScript {
     pub text: String,
-    pub boundary: String,
+    pub boundary: crate::node_script::Boundary,
     pub what: &'static str,
 }
 
@@ -710,7 +710,7 @@ pub(crate) async fn run_node_script(
     node_script: &NodeScript,
     handlers: &[HandlerRun],
     result: &mut HostResult,
-    make_step: impl Fn(StepOutcome, &script::Record) -> Step,
+    make_step: impl Fn(StepOutcome, &Record) -> Step,
 ) -> Result<ScriptEnd, String> {
     let what = node_script.what;
     let output = run_as_root(session, target, &node_script.text)
@@ -721,44 +721,49 @@ pub(crate) async fn run_node_script(
                 e.kind()
             )
         })?;
-    let records = script::records(
-        &String::from_utf8_lossy(&output.stdout),
-        &node_script.boundary,
-    );
+    // The first record may start the output: a line of its own, as a banner line is.
+    let mut stdout = Vec::with_capacity(output.stdout.len() + 1);
+    stdout.push(b'\n');
+    stdout.extend_from_slice(&output.stdout);
+    // Without a batch no header is malformed.
+    let records = node_script::records(&stdout, &node_script.boundary, false).unwrap_or_default();
     let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
-    if records.first().map(|r| r.kind.as_str()) != Some("begin") {
+    if records.first().map(|r| &r.kind) != Some(&RecordKind::Begin) {
         return Err(format!("the {what} script did not run: {stderr}"));
     }
     let mut finished = false;
     for record in &records[1..] {
-        match record.kind.as_str() {
-            "done" => finished = true,
-            "failed" => {}
-            "nothing" => {
+        match &record.kind {
+            RecordKind::Done => finished = true,
+            RecordKind::Failed => {}
+            RecordKind::Nothing => {
                 result.outcome = HostOutcome::NothingPlanned;
                 return Ok(ScriptEnd::Nothing);
             }
-            "locked" => {
+            RecordKind::Locked => {
                 result.outcome = HostOutcome::Locked;
                 result.error = Some(format!("another apply is running here: {}", record.args));
                 return Ok(ScriptEnd::Locked);
             }
-            "fatal" => return Ok(ScriptEnd::Failed(record.args.clone())),
+            RecordKind::Fatal => return Ok(ScriptEnd::Failed(record.args.clone())),
             // An earlier run of the same plan made every change and ran the handlers.
-            "handled" => result.outcome = HostOutcome::Unchanged,
-            "healthy" | "unhealthy" => {
+            RecordKind::Handled => result.outcome = HostOutcome::Unchanged,
+            RecordKind::Healthy | RecordKind::Unhealthy => {
                 result
                     .handlers
                     .extend(script::handler_result(record, handlers));
             }
-            kind => result.steps.push(match StepOutcome::parse(kind) {
+            kind => result.steps.push(match StepOutcome::parse(kind.as_str()) {
                 Some(outcome) => make_step(outcome, record),
                 // The scripts send no other kind: one that does speaks another protocol.
                 None => Step {
                     kind: "write".into(),
                     target: record.args.clone(),
                     outcome: StepOutcome::Error,
-                    message: format!("the {what} script sent an unknown record `{kind}`"),
+                    message: format!(
+                        "the {what} script sent an unknown record `{}`",
+                        kind.as_str()
+                    ),
                 },
             }),
         }
@@ -786,23 +791,17 @@ fn pending_changes(plan: &HostPlan, facts: &crate::facts::NodeFacts) -> usize {
                     != Some(after_sha256.as_str())
             }
             Change::Sysctl { name, after, .. } => {
-                let path = format!("/proc/sys/{}", name.replace('.', "/"));
                 facts
-                    .files
-                    .get(&path)
+                    .sysctl_live(name)
                     .map(|f| script::normalize_value(&String::from_utf8_lossy(&f.content)))
                     != Some(script::normalize_value(after))
             }
-            Change::LoadModule { name, .. } => facts
-                .files
-                .get("/proc/modules")
-                .and_then(|f| f.text())
-                .is_none_or(|m| !m.lines().any(|l| l.split_whitespace().next() == Some(name))),
+            Change::LoadModule { name, .. } => facts.module_loaded(name) != Some(true),
         })
         .count()
 }
 
-fn step(plan: &HostPlan, outcome: StepOutcome, record: &script::Record) -> Step {
+fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
     let target = record.args.split(' ').next().unwrap_or("").to_string();
     let what = plan
         .changes
@@ -820,7 +819,7 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &script::Record) -> Step 
             .split_once(' ')
             .map_or("", |(_, s)| s)
             .to_string(),
-        _ => record.body.clone(),
+        _ => record.text(),
     };
     Step {
         kind: what.to_string(),

@@ -115,7 +115,7 @@ async fn undo(
     timeout: u64,
     result: &mut HostResult,
 ) -> Result<(), String> {
-    let boundary = script::boundary();
+    let boundary = crate::node_script::Boundary::fresh();
     let text = script::rollback_script(&boundary, run_id, &result.planned_handlers, timeout)?;
     let handlers = result.planned_handlers.clone();
     let node_script = NodeScript {
@@ -138,7 +138,7 @@ async fn undo(
             .into(),
             target: record.args.clone(),
             outcome,
-            message: record.body.clone(),
+            message: record.text(),
         },
     )
     .await

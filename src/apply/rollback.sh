@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # dnsfix rollback script (after common.sh): undo one run on this node from its manifest
 # (/var/lib/dnsfix/backups/RUN/manifest), newest change first, compare-and-swap: a file is
 # restored only while it is still exactly what the run wrote; a sysctl only while it
@@ -5,6 +6,7 @@
 # undo), kept (changed since the run, left alone; the body says why), error. Loaded
 # modules stay loaded. dnsfix appends: start, restore, the handlers (only when something
 # was restored), finish.
+# shellcheck disable=SC2153 # STATE and the helpers come from common.sh, which runs first
 RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
 RESTORED=
@@ -21,6 +23,7 @@ restore() {
   # Newest first: the last entry for a path is undone first.
   awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" > "$BACKUP/manifest.rev"
   TAB=$(printf '\t')
+  # shellcheck disable=SC2034 # d takes the rest of the line, so c is the fourth field alone
   while IFS="$TAB" read -r kind a b c d; do
     case $kind in
     file)
@@ -57,6 +60,7 @@ restore() {
     sysctl)
       name=$a before=$b after=$c
       p=/proc/sys/$(printf '%s' "$name" | tr . /)
+      # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
       cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
       if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
       if [ "$cur" != "$after" ]; then hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
@@ -77,7 +81,7 @@ finish() {
   [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
   if [ -z "$FAILED" ]; then
     [ -n "$RESTORED" ] && printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
-    hdr done "$RUN"
+    hdr "done" "$RUN"
   else
     hdr failed "$RUN"
   fi

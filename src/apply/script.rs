@@ -3,75 +3,41 @@
 //! followed by an optional message, with a boundary no file content can forge (the same
 //! scheme as the gather script).
 
-use crate::facts::raw::{nonce, safe_path};
+use crate::node_script::{
+    Boundary, KUBELET_UNITS, Record, RecordKind, nonce, quote, render, safe_path,
+};
 use crate::plan::model::{Change, HandlerAction, HandlerRun};
 
 const APPLY: &str = include_str!("apply.sh");
 const COMMON: &str = include_str!("common.sh");
 const ROLLBACK: &str = include_str!("rollback.sh");
 
-/// One record of a script's output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    pub kind: String,
-    pub args: String,
-    pub body: String,
-}
-
-/// Splits `output` into records. Text before the first record (a login banner) is
-/// ignored; a missing `begin` means the script never ran.
-pub fn records(output: &str, boundary: &str) -> Vec<Record> {
-    let marker = format!("\n{boundary} ");
-    let mut out = Vec::new();
-    let text = format!("\n{output}");
-    for chunk in text.split(&marker).skip(1) {
-        let (header, body) = chunk.split_once('\n').unwrap_or((chunk, ""));
-        let (kind, args) = header.split_once(' ').unwrap_or((header, ""));
-        out.push(Record {
-            kind: kind.to_string(),
-            args: args.to_string(),
-            body: body.trim_end_matches('\n').to_string(),
-        });
-    }
-    out
-}
-
 /// A `healthy UNIT` / `unhealthy UNIT` record as a handler result, or `None` for any
 /// other record. The action comes from the handler that names the unit.
 pub fn handler_result(record: &Record, handlers: &[HandlerRun]) -> Option<super::HandlerResult> {
-    if record.kind != "healthy" && record.kind != "unhealthy" {
-        return None;
-    }
+    let healthy = match record.kind {
+        RecordKind::Healthy => true,
+        RecordKind::Unhealthy => false,
+        _ => return None,
+    };
     Some(super::HandlerResult {
         unit: record.args.clone(),
         action: handlers
             .iter()
             .find(|h| h.unit == record.args)
             .map_or(HandlerAction::Restarted, |h| h.action),
-        healthy: record.kind == "healthy",
-        message: record.body.clone(),
+        healthy,
+        message: record.text(),
     })
 }
 
-pub fn boundary() -> String {
-    format!("--dnsfix-{}", nonce())
-}
-
-/// Single-quotes `s` for sh.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// sysctl values as the script compares them: words joined by single spaces.
-pub fn normalize_value(value: &str) -> String {
-    value.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub use crate::facts::sysctl::normalize_value;
 
 /// The apply script for one host: lock, precheck every file, each change in plan order,
 /// then the handlers (each gated on health), all under the node lock, then `finish`.
 /// The plan is marked done later, by [`mark_done_script`], once dnsfix verified it.
 pub fn apply_script(
-    boundary: &str,
+    boundary: &Boundary,
     run: &str,
     handled: &str,
     changes: &[Change],
@@ -80,8 +46,8 @@ pub fn apply_script(
 ) -> Result<String, String> {
     check_run(run)?;
     check_path(handled)?;
-    let mut script = COMMON.replace("@BOUNDARY@", boundary);
-    script.push_str(&APPLY.replace("@RUN@", run).replace("@HANDLED@", handled));
+    let mut script = render(COMMON, &[("BOUNDARY", &boundary.text())]);
+    script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     for change in changes {
         if let Change::WriteFile {
@@ -191,10 +157,7 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
         return Err(format!("unit name {:?} is not valid", handler.unit));
     }
     let verb = handler.action.verb();
-    let probe = matches!(
-        handler.unit.as_str(),
-        "kubelet" | "k3s" | "k3s-agent" | "rke2-server" | "rke2-agent"
-    );
+    let probe = KUBELET_UNITS.contains(&handler.unit.as_str());
     Ok(format!(
         "handler {} {verb} {} {timeout_secs}\n",
         quote(&handler.unit),
@@ -205,14 +168,14 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
 /// The rollback script: restore what the run's manifest lists, compare-and-swap, then
 /// (when something was restored) the same handlers, under the node lock.
 pub fn rollback_script(
-    boundary: &str,
+    boundary: &Boundary,
     run: &str,
     handlers: &[HandlerRun],
     timeout_secs: u64,
 ) -> Result<String, String> {
     check_run(run)?;
-    let mut script = COMMON.replace("@BOUNDARY@", boundary);
-    script.push_str(&ROLLBACK.replace("@RUN@", run));
+    let mut script = render(COMMON, &[("BOUNDARY", &boundary.text())]);
+    script.push_str(&render(ROLLBACK, &[("RUN", run)]));
     script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);
@@ -300,17 +263,6 @@ mod tests {
     }
 
     #[test]
-    fn records_split_on_the_boundary_only() {
-        let b = "--dnsfix-x";
-        let out = "banner\n\n--dnsfix-x begin dnsfix-apply-1\n\n--dnsfix-x error /etc/a\ncannot write\n--dnsfix-x-not a record\n\n--dnsfix-x done r1\n";
-        let r = records(out, b);
-        let kinds: Vec<&str> = r.iter().map(|r| r.kind.as_str()).collect();
-        assert_eq!(kinds, ["begin", "error", "done"]);
-        assert_eq!(r[1].args, "/etc/a");
-        assert_eq!(r[1].body, "cannot write\n--dnsfix-x-not a record");
-    }
-
-    #[test]
     fn scripts_refuse_what_they_cannot_quote_safely() {
         let change = Change::WriteFile {
             path: "/etc/$(reboot)".into(),
@@ -322,7 +274,20 @@ mod tests {
             mode: None,
             reasons: Vec::new(),
         };
-        assert!(apply_script("b", "r", "/var/lib/dnsfix/handled/x", &[change], &[], 5).is_err());
-        assert!(rollback_script("b", "../x", &[], 5).is_err());
+        let b = Boundary::from_nonce("b");
+        assert!(apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[change], &[], 5).is_err());
+        assert!(rollback_script(&b, "../x", &[], 5).is_err());
+    }
+
+    #[test]
+    fn every_template_renders_with_its_values() {
+        let b = Boundary::from_nonce("b");
+        let apply =
+            apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &[], 5).expect("apply script");
+        let rollback = rollback_script(&b, "r", &[], 5).expect("rollback script");
+        for script in [apply, rollback] {
+            assert!(script.contains("B=\"--dnsfix-b\"") && script.contains("RUN=\"r\""));
+            assert!(!script.contains("@RUN@") && !script.contains("@BOUNDARY@"));
+        }
     }
 }

@@ -437,7 +437,7 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
         match sysctl_live(ctx, key) {
             Observed::Known(v) if v == "1" => {}
             Observed::Known(v) => {
-                evidence.push(format!("/proc/sys/{}: {v}", key.replace('.', "/")))
+                evidence.push(format!("{}: {v}", crate::facts::raw::sysctl_path(key)))
             }
             Observed::Absent => {
                 if evidence.is_empty() {

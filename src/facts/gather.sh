@@ -1,4 +1,6 @@
+# shellcheck shell=sh
 # dnsfix gather script: POSIX sh, READ-ONLY. It never writes, creates or changes anything.
+# shellcheck disable=SC3013 # test -ef is not in POSIX, but dash, bash and busybox sh have it
 #
 # Output is a stream of records. Each record starts with a header line
 #   "\n<BOUNDARY> <kind> <name>\n"
@@ -24,6 +26,8 @@
 B="@BOUNDARY@"
 P="@PATHNONCE@"
 CAP=@CAP@
+# The units that run a kubelet (node_script::KUBELET_UNITS), words without spaces.
+KUNITS="@KUBELET_UNITS@"
 LC_ALL=C
 export LC_ALL
 unset CDPATH
@@ -111,7 +115,8 @@ f /etc/resolvconf/resolv.conf.d/base
 f /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg
 cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
-cmd units systemctl is-active systemd-resolved NetworkManager kubelet k3s k3s-agent rke2-server rke2-agent systemd-networkd
+# shellcheck disable=SC2086 # KUNITS is a list of words
+cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.
 KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet/config.json"
@@ -132,9 +137,10 @@ UDIRS="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /us
 [ /lib/systemd/system -ef /usr/lib/systemd/system ] || UDIRS="$UDIRS /lib/systemd/system"
 # The kubelet's drop-in directories where dnsfix may write are reported even when missing.
 KDROP="/etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d"
+# shellcheck disable=SC2086 # KDROP is a list of words
 confs $KDROP
 UNITS=
-for u in kubelet k3s k3s-agent rke2-server rke2-agent; do
+for u in $KUNITS; do
   for d in $UDIRS; do
     if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS $d/$u.service"; fi
     if [ -d "$d/$u.service.d" ]; then
@@ -180,6 +186,7 @@ fi
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed.
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
 # command line, its NULs read as spaces).
+# shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
@@ -304,6 +311,7 @@ f /etc/dnsfix/resolv.conf
 for x in /etc/dnsfix/* /etc/dnsfix/.[!.]*; do
   if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
 done
+# shellcheck disable=SC2043 # dnsfix fills in zero or more quoted paths
 for x in @EXTRA@; do f "$x"; done
 
 # Bridge netfilter, forwarding, modules.

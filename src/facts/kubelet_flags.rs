@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use super::env_lexer::is_blank;
 use super::kubelet_config::Located;
 
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
@@ -76,20 +77,16 @@ impl EnvFile {
     ///
     /// CRLF line ends are read as LF (systemd would keep the CR inside quoted values).
     pub fn parse(text: &str) -> EnvFile {
-        let mut parser = EnvParser::default();
-        let mut chars = text.chars().peekable();
-        let mut line = 1;
-        while let Some(c) = chars.next() {
-            if c == '\r' && chars.peek() == Some(&'\n') {
-                continue;
-            }
-            parser.step(c, line);
-            if c == '\n' {
-                line += 1;
-            }
-        }
-        parser.finish();
-        EnvFile { vars: parser.vars }
+        let vars = super::env_lexer::lex(text)
+            .into_iter()
+            .map(|a| EnvVar {
+                value: a.value(),
+                name: a.name,
+                line: a.line,
+                exported: a.exported,
+            })
+            .collect();
+        EnvFile { vars }
     }
 
     /// The assignment systemd uses for `name`: the last one, skipping `export`-prefixed lines
@@ -107,216 +104,6 @@ impl EnvVar {
     pub fn flags(&self) -> Vec<Flag> {
         flags(&self.value, self.line)
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum EnvState {
-    #[default]
-    PreKey,
-    Key,
-    PreValue,
-    Value,
-    ValueEscape,
-    SingleQuote,
-    DoubleQuote,
-    DoubleQuoteEscape,
-    Comment,
-    CommentEscape,
-}
-
-/// State of the systemd env-file state machine; field names follow env-file.c.
-#[derive(Debug, Default)]
-struct EnvParser {
-    state: EnvState,
-    key: String,
-    key_line: usize,
-    /// Byte length of `key` before its trailing blanks (`last_key_whitespace`).
-    key_trim: Option<usize>,
-    value: String,
-    /// Byte length of `value` before its trailing blanks (`last_value_whitespace`).
-    value_trim: Option<usize>,
-    /// A continuation newline was eaten and not yet accounted for (see [`EnvVar::value`]).
-    pending_break: bool,
-    vars: Vec<EnvVar>,
-}
-
-fn is_blank(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
-}
-
-impl EnvParser {
-    fn step(&mut self, c: char, line: usize) {
-        use EnvState::*;
-        // systemd's NEWLINE set is "\n\r": a lone CR ends a line for it (though not for the
-        // numbering here, which follows what editors show). Quoted values keep a CR verbatim.
-        let newline = c == '\n' || c == '\r';
-        match self.state {
-            PreKey => {
-                if c == '#' || c == ';' {
-                    self.state = Comment;
-                } else if !is_blank(c) {
-                    self.state = Key;
-                    self.key.clear();
-                    self.key.push(c);
-                    self.key_line = line;
-                    self.key_trim = None;
-                }
-            }
-            Key => {
-                if newline {
-                    // A line without '=' is ignored.
-                    self.state = PreKey;
-                } else if c == '=' {
-                    self.state = PreValue;
-                    self.value.clear();
-                    self.value_trim = None;
-                    self.pending_break = false;
-                } else {
-                    if !is_blank(c) {
-                        self.key_trim = None;
-                    } else if self.key_trim.is_none() {
-                        self.key_trim = Some(self.key.len());
-                    }
-                    self.key.push(c);
-                }
-            }
-            PreValue => {
-                if newline {
-                    self.push_var(false);
-                } else if c == '\'' {
-                    self.state = SingleQuote;
-                } else if c == '"' {
-                    self.state = DoubleQuote;
-                } else if c == '\\' {
-                    self.state = ValueEscape;
-                } else if !is_blank(c) {
-                    self.state = Value;
-                    self.push_value(c);
-                }
-            }
-            Value => {
-                if newline {
-                    self.push_var(true);
-                } else if c == '\\' {
-                    self.state = ValueEscape;
-                    self.value_trim = None;
-                } else {
-                    if !is_blank(c) {
-                        self.value_trim = None;
-                    } else if self.value_trim.is_none() {
-                        self.value_trim = Some(self.value.len());
-                    }
-                    self.push_value(c);
-                }
-            }
-            ValueEscape => {
-                self.state = Value;
-                if newline {
-                    // Only a real line break needs re-inserting for the line numbering.
-                    self.pending_break |= c == '\n';
-                } else {
-                    self.push_value(c);
-                }
-            }
-            SingleQuote => {
-                if c == '\'' {
-                    self.state = PreValue;
-                } else {
-                    self.push_value(c);
-                }
-            }
-            DoubleQuote => {
-                if c == '"' {
-                    self.state = PreValue;
-                } else if c == '\\' {
-                    self.state = DoubleQuoteEscape;
-                } else {
-                    self.push_value(c);
-                }
-            }
-            DoubleQuoteEscape => {
-                self.state = DoubleQuote;
-                if matches!(c, '"' | '\\' | '`' | '$') {
-                    self.push_value(c);
-                } else if c == '\n' {
-                    self.pending_break = true;
-                } else {
-                    // "keep the \ in place, like the real shell does" (env-file.c).
-                    self.push_value('\\');
-                    self.push_value(c);
-                }
-            }
-            Comment => {
-                if c == '\\' {
-                    self.state = CommentEscape;
-                } else if newline {
-                    self.state = PreKey;
-                }
-            }
-            CommentEscape => {
-                // Since v254 a backslash does not continue a comment onto the next line.
-                self.state = if newline { PreKey } else { Comment };
-            }
-        }
-    }
-
-    /// Appends to the value, first re-inserting an eaten continuation newline when it sits
-    /// between words (so splitting is unchanged and line numbers stay right). When it would
-    /// glue two words together, systemd's join is kept instead.
-    fn push_value(&mut self, c: char) {
-        if self.pending_break {
-            self.pending_break = false;
-            let after_blank = self.value.chars().last().is_none_or(is_blank);
-            if after_blank || is_blank(c) {
-                self.value.push('\n');
-            }
-        }
-        self.value.push(c);
-    }
-
-    fn push_var(&mut self, chomp: bool) {
-        self.state = EnvState::PreKey;
-        if chomp && let Some(at) = self.value_trim {
-            self.value.truncate(at);
-        }
-        if let Some(at) = self.key_trim {
-            self.key.truncate(at);
-        }
-        let (name, exported) = match self.key.strip_prefix("export") {
-            Some(rest) if rest.starts_with(is_blank) => (rest.trim_start_matches(is_blank), true),
-            _ => (self.key.as_str(), false),
-        };
-        if is_valid_env_name(name) {
-            self.vars.push(EnvVar {
-                name: name.to_string(),
-                value: std::mem::take(&mut self.value),
-                line: self.key_line,
-                exported,
-            });
-        }
-        self.value.clear();
-        self.pending_break = false;
-    }
-
-    fn finish(&mut self) {
-        use EnvState::*;
-        match self.state {
-            Value => self.push_var(true),
-            PreValue | ValueEscape | SingleQuote | DoubleQuote | DoubleQuoteEscape => {
-                self.push_var(false)
-            }
-            PreKey | Key | Comment | CommentEscape => {}
-        }
-    }
-}
-
-/// systemd `env_name_is_valid`: the POSIX shell rule.
-fn is_valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Splits a variable's value into words the way systemd expands an unbraced `$VAR` in

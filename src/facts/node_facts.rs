@@ -15,6 +15,7 @@ use super::modules_load;
 use super::raw::{FileState, RawFacts, RawFile};
 use super::resolv_conf::ResolvConf;
 use super::sysctl;
+use crate::node_script::KUBELET_UNITS;
 
 /// Something observed on the node: a value, known to be absent, or unknown (with why).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -345,6 +346,18 @@ pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
 ];
 
 impl NodeFacts {
+    /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did
+    /// not read it.
+    pub fn sysctl_live(&self, name: &str) -> Option<&RawFile> {
+        self.files.get(&super::raw::sysctl_path(name))
+    }
+
+    /// Whether /proc/modules lists module `name`; `None` when it could not be read.
+    pub fn module_loaded(&self, name: &str) -> Option<bool> {
+        let modules = self.files.get("/proc/modules")?.text()?;
+        Some(super::raw::modules_list(&modules, name))
+    }
+
     /// Interprets one node's raw gather output. Pure: no I/O.
     pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
         NodeFacts::from_owned(host, raw.clone())
@@ -369,8 +382,10 @@ impl NodeFacts {
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
         // restart is the one installed, not a "kubelet" that does not exist there.
         if services.kubelet_unit == "kubelet" && kubelet.unit.is_none() {
-            let installed = ["k3s", "k3s-agent", "rke2-server", "rke2-agent"]
-                .into_iter()
+            let installed = KUBELET_UNITS
+                .iter()
+                .copied()
+                .filter(|u| *u != "kubelet")
                 .find(|u| {
                     super::systemd_unit::ServiceUnit::from_raw(raw, &format!("{u}.service"))
                         .is_some()
@@ -426,7 +441,8 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-/// The units `systemctl is-active` is asked about, in the order it answers.
+/// The units `systemctl is-active` is asked about, in the order it answers (gather.sh
+/// names the kubelet ones from `KUBELET_UNITS`; a test keeps the two in step).
 pub(crate) const UNITS: &[&str] = &[
     "systemd-resolved",
     "NetworkManager",
@@ -467,8 +483,9 @@ fn services(raw: &RawFacts) -> Services {
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),
         rke2: either(get("rke2-server"), get("rke2-agent")),
-        kubelet_unit: ["kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"]
-            .into_iter()
+        kubelet_unit: KUBELET_UNITS
+            .iter()
+            .copied()
             .find(|unit| get(unit) == UnitState::Active)
             .unwrap_or("kubelet")
             .to_string(),
@@ -581,7 +598,7 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
     SYSCTLS
         .iter()
         .map(|key| {
-            let proc_path = format!("/proc/sys/{}", key.replace('.', "/"));
+            let proc_path = super::raw::sysctl_path(key);
             let live = match raw.get(&proc_path) {
                 Some(f) if f.state == FileState::Present => {
                     Observed::Known(String::from_utf8_lossy(&f.content).trim().to_owned())
@@ -632,15 +649,10 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     let modules = raw.get("/proc/modules");
     let bridge_dir = raw.get("/proc/sys/net/bridge").map(|f| f.state);
     let (loaded, evidence) = match (modules.and_then(RawFile::text), bridge_dir) {
-        (Some(m), _)
-            if m.lines()
-                .any(|l| l.split_whitespace().next() == Some("br_netfilter")) =>
-        {
-            (
-                Observed::Known(true),
-                "/proc/modules lists br_netfilter".to_owned(),
-            )
-        }
+        (Some(m), _) if super::raw::modules_list(&m, "br_netfilter") => (
+            Observed::Known(true),
+            "/proc/modules lists br_netfilter".to_owned(),
+        ),
         (_, Some(FileState::Directory)) => (
             Observed::Known(true),
             "/proc/sys/net/bridge exists".to_owned(),

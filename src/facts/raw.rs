@@ -13,6 +13,9 @@ pub const FILE_CAP: usize = 1024 * 1024;
 
 const SCRIPT: &str = include_str!("gather.sh");
 
+use crate::node_script::{Boundary, KUBELET_UNITS, RecordKind};
+pub use crate::node_script::{nonce, safe_path};
+
 /// The script for one run, with `nonce` in its record boundary.
 pub fn script(nonce: &str) -> String {
     script_with(nonce, &[])
@@ -27,61 +30,30 @@ pub fn script_with(nonce: &str, extra: &[String]) -> String {
         .filter(|p| safe_path(p))
         .map(|p| format!("'{p}'"))
         .collect();
-    SCRIPT
-        .replace("@BOUNDARY@", &boundary(nonce))
-        .replace("@PATHNONCE@", &path_nonce(nonce))
-        .replace("@CAP@", &FILE_CAP.to_string())
-        .replace("@EXTRA@", &extra.join(" "))
+    let boundary = Boundary::from_nonce(nonce);
+    crate::node_script::render(
+        SCRIPT,
+        &[
+            ("BOUNDARY", &boundary.text()),
+            ("PATHNONCE", &boundary.path_prefix()),
+            ("CAP", &FILE_CAP.to_string()),
+            ("KUBELET_UNITS", &KUBELET_UNITS.join(" ")),
+            ("EXTRA", &extra.join(" ")),
+        ],
+    )
 }
 
-/// An absolute path that is safe to put in single quotes and read.
-pub fn safe_path(path: &str) -> bool {
-    path.starts_with('/')
-        && !path.split('/').any(|part| part == "..")
-        && path
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/+@:-".contains(c))
+/// The /proc/sys file of sysctl `name` in its dot form (`net.ipv4.ip_forward` →
+/// `/proc/sys/net/ipv4/ip_forward`).
+pub fn sysctl_path(name: &str) -> String {
+    format!("/proc/sys/{}", name.replace('.', "/"))
 }
 
-fn boundary(nonce: &str) -> String {
-    format!("--dnsfix-{nonce}")
-}
-
-/// The nonce spelled as a path prefix that resolves to `/`: two bits per step, `./`,
-/// `../`, `.//` or `..//` (at the root `..` is the root). gather.sh gives head(1) every
-/// file as this prefix and the path without its leading `/`, so the header head prints
-/// before each file (`==> NAME <==`) carries the nonce. Each hexadecimal digit of the nonce
-/// gives four bits (any other character its low four bits).
-fn path_nonce(nonce: &str) -> String {
-    const STEPS: [&str; 4] = ["./", "../", ".//", "..//"];
-    let mut out = String::from("/");
-    for c in nonce.chars() {
-        let v = c.to_digit(16).unwrap_or(u32::from(c) & 0xf) as usize;
-        out.push_str(STEPS[v >> 2]);
-        out.push_str(STEPS[v & 3]);
-    }
-    out
-}
-
-/// A fresh nonce: unpredictable enough that no file on a node can contain the boundary
-/// by accident or design (128 bits from the OS-seeded hasher keys, time and a counter).
-pub fn nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut out = String::new();
-    for _ in 0..2 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default(),
-        );
-        out.push_str(&format!("{:016x}", h.finish()));
-    }
-    out
+/// Does `/proc/modules` text list module `name`? (Its first word on a line.)
+pub fn modules_list(modules: &str, name: &str) -> bool {
+    modules
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some(name))
 }
 
 /// One path as the node showed it.
@@ -154,84 +126,59 @@ impl RawFacts {
     /// Splits the script's output into records. Text before the first record (a login
     /// banner, a shell's warnings) is ignored; a missing `end` record is an error.
     pub fn parse(output: &[u8], nonce: &str) -> Result<RawFacts, FrameError> {
-        let marker = format!("\n{} ", boundary(nonce));
-        let marker = marker.as_bytes();
-        // head's header before each file of the batch (see gather.sh).
-        let batch_marker = format!("\n==> {}", path_nonce(nonce));
-        let batch_marker = batch_marker.as_bytes();
-        let starts = find_records(output, marker, batch_marker);
-        if starts.is_empty() {
+        let records = crate::node_script::records(output, &Boundary::from_nonce(nonce), true)
+            .map_err(|e| FrameError::BadHeader(e.0))?;
+        if records.is_empty() {
             let shown = String::from_utf8_lossy(&output[..output.len().min(200)]).into_owned();
             return Err(FrameError::NoStart(shown));
         }
         let mut raw = RawFacts::default();
         let mut ended = false;
-        for (i, &(start, batch)) in starts.iter().enumerate() {
-            let header_start = start
-                + if batch {
-                    batch_marker.len()
-                } else {
-                    marker.len()
-                };
-            let end = starts.get(i + 1).map_or(output.len(), |&(s, _)| s);
-            let record = &output[header_start..end];
-            let (header, body) = match record.iter().position(|&b| b == b'\n') {
-                Some(nl) => (&record[..nl], &record[nl + 1..]),
-                None => (record, &record[record.len()..]),
-            };
-            let header = String::from_utf8_lossy(header);
-            if batch {
-                // "ETC/RESOLV.CONF <==": the path after the nonce, without its leading "/".
-                let Some(rel) = header.strip_suffix(" <==") else {
-                    return Err(FrameError::BadHeader(header.into_owned()));
-                };
+        for record in &records {
+            let name = record.args.as_str();
+            match &record.kind {
                 // /dev/null only makes head print headers (it needs two files).
-                if rel != "dev/null" {
-                    raw.file(&format!("/{rel}"), FileState::Present, Some(body));
-                }
-                continue;
-            }
-            let (kind, name) = header.split_once(' ').unwrap_or((&header, ""));
-            match kind {
-                "begin" | "batch" => {}
-                "end" => ended = true,
-                "file" => raw.file(name, FileState::Present, Some(body)),
+                RecordKind::BatchFile if name == "/dev/null" => {}
+                RecordKind::BatchFile => raw.file(name, FileState::Present, Some(record.body)),
+                RecordKind::Begin | RecordKind::Batch => {}
+                RecordKind::End => ended = true,
+                RecordKind::File => raw.file(name, FileState::Present, Some(record.body)),
                 // Its content comes in the batch; until then (or if head cannot open
                 // it) it is unknown.
-                "read" => raw.file(name, FileState::Unreadable, None),
-                "missing" => raw.file(name, FileState::Missing, None),
-                "dir" => {
+                RecordKind::Read => raw.file(name, FileState::Unreadable, None),
+                RecordKind::Missing => raw.file(name, FileState::Missing, None),
+                RecordKind::Dir => {
                     raw.dirs.push(name.to_owned());
                     raw.file(name, FileState::Directory, None);
                 }
-                "error" => raw.file(name, FileState::Unreadable, None),
-                "link" => raw.entry(name).symlink_target = Some(text_line(body)),
-                "canon" => raw.entry(name).canonical = Some(text_line(body)),
-                "cmd" => {
+                RecordKind::Error => raw.file(name, FileState::Unreadable, None),
+                RecordKind::Link => raw.entry(name).symlink_target = Some(record.line()),
+                RecordKind::Canon => raw.entry(name).canonical = Some(record.line()),
+                RecordKind::Cmd => {
                     raw.commands.insert(
                         name.to_owned(),
                         RawCommand {
-                            stdout: String::from_utf8_lossy(body).into_owned(),
+                            stdout: String::from_utf8_lossy(record.body).into_owned(),
                             status: None,
                         },
                     );
                 }
-                "rc" => {
+                RecordKind::Rc => {
                     if let Some(c) = raw.commands.get_mut(name) {
-                        c.status = text_line(body).parse().ok();
+                        c.status = record.line().parse().ok();
                     }
                 }
-                "pid" => {
-                    if let Ok(pid) = text_line(body).parse() {
+                RecordKind::Pid => {
+                    if let Ok(pid) = record.line().parse() {
                         raw.pids.insert(name.to_owned(), pid);
                     }
                 }
-                _ => return Err(FrameError::BadHeader(header.into_owned())),
+                _ => return Err(FrameError::BadHeader(record.header.clone())),
             }
         }
         if !ended {
             return Err(FrameError::Truncated {
-                records: starts.len(),
+                records: records.len(),
             });
         }
         Ok(raw)
@@ -449,38 +396,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     s
 }
 
-fn text_line(body: &[u8]) -> String {
-    String::from_utf8_lossy(body)
-        .trim_end_matches(['\n', '\r'])
-        .to_owned()
-}
-
-/// Where each record starts, in order, and whether it is a file of the batch (`batch`
-/// marker) rather than a script record (`marker`). Both start with a newline; the head
-/// header right after the script's "batch" header starts at that header's newline.
-fn find_records(haystack: &[u8], marker: &[u8], batch: &[u8]) -> Vec<(usize, bool)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(at) = haystack[i..].iter().position(|&b| b == b'\n') {
-        let at = i + at;
-        let rest = &haystack[at..];
-        if rest.starts_with(marker) {
-            out.push((at, false));
-            // The header line ends at the next newline, which may start a batch record.
-            i = at + marker.len();
-        } else if rest.starts_with(batch) {
-            out.push((at, true));
-            i = at + batch.len();
-        } else {
-            i = at + 1;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn path_nonce(nonce: &str) -> String {
+        Boundary::from_nonce(nonce).path_prefix()
+    }
 
     fn frame(nonce: &str, records: &[(&str, &str, &[u8])]) -> Vec<u8> {
         let mut out = Vec::new();

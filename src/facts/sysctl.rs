@@ -272,6 +272,12 @@ pub fn drop_in_order<'a>(
     ordered
 }
 
+/// sysctl values compare by their words (`1` and ` 1`, `4096 87380` and `4096\t87380`),
+/// as the kernel reads them and the apply script compares them.
+pub fn normalize_value(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

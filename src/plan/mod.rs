@@ -3,6 +3,7 @@
 //! gathered facts, except for reading the local inventory files an `inventory_set` edits.
 
 pub mod context;
+pub mod digest;
 pub mod inventory_change;
 pub mod markdown;
 pub mod model;

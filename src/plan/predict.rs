@@ -68,7 +68,7 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
                 }
             }
             Change::Sysctl { name, after, .. } => {
-                let path = format!("/proc/sys/{}", name.replace('.', "/"));
+                let path = crate::facts::raw::sysctl_path(name);
                 put(
                     &mut raw,
                     &path,

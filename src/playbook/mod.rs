@@ -302,7 +302,7 @@ impl Playbooks {
                 && let Some(name) = args.name.literal_str()
             {
                 let key = crate::facts::sysctl::normalize_key(&name);
-                paths.insert(format!("/proc/sys/{}", key.replace('.', "/")));
+                paths.insert(crate::facts::raw::sysctl_path(&key));
             }
         }
         paths

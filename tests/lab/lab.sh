@@ -17,6 +17,12 @@
 # directory. Nodes are named nodeN-SCENARIO (N counts from 1 over the whole command
 # line) unless :NAME is given. Everything needs root. Lab traffic stays on 127.0.0.1 and
 # inside the network namespaces the lab creates.
+# shellcheck disable=SC2015 # `check && check || die`: die when either check fails
+# shellcheck disable=SC2016 # single-quoted scripts for sh -c and bash -c expand there
+# shellcheck disable=SC1091 # scenario.env and node.env are the lab's own, made at run time
+# shellcheck disable=SC2030,SC2031 # a scenario's settings are kept to its subshell on purpose
+# shellcheck disable=SC2012 # node and scenario names are plain words (listed for a message)
+# shellcheck disable=SC2013 # /proc/PID/task/PID/children is a list of words (pids)
 set -u
 set -o pipefail
 

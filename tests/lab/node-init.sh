@@ -11,6 +11,7 @@
 #   /run /tmp /root /home fresh tmpfs, as on a booted machine (/root gets Debian's
 #                         default .bashrc/.profile, not the host's dotfiles)
 #   DIR                   bind-mounted back if an overlay or tmpfs hid it
+# shellcheck disable=SC2015 # `check && check || continue`: skip when either check fails
 set -eEu
 set -o pipefail
 DIR=$1 NAME=$2

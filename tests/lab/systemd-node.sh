@@ -14,6 +14,7 @@
 #               host's /run
 #   cgroup      the node gets a cgroup of its own (N/cgroup holds its path), so that
 #               nodes never share one; lab.sh down removes it
+# shellcheck disable=SC2015 # `check && check || continue`: skip when either check fails
 set -eEu
 set -o pipefail
 DIR=$1 NAME=$2

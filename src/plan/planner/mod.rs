@@ -16,7 +16,6 @@
 
 mod args;
 mod boot;
-mod digest;
 mod env_flag;
 mod error;
 mod fail;
@@ -35,7 +34,7 @@ use minijinja::Environment;
 use minijinja::Value as Ctx;
 use serde_json::Value as Json;
 
-pub use digest::{digest_core, file_digest};
+pub use crate::plan::digest::{digest_core, file_digest};
 pub use error::{PlanError, PlanErrorKind, Site};
 pub use inventory_set::InventorySet;
 pub use modprobe::MODULES_FILE;

@@ -88,17 +88,13 @@ impl Run<'_> {
                 }
             };
         }
-        let modules = self
+        let listed = self
             .facts
-            .files
-            .get("/proc/modules")
-            .and_then(|f| f.text())
+            .module_loaded(name)
             .ok_or_else(|| PlanErrorKind::Unreadable {
                 path: "/proc/modules".into(),
             })?;
-        Ok(modules
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(name))
+        Ok(listed
             || self
                 .facts
                 .files

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::Run;
-use super::digest::file_digest;
 use super::error::PlanErrorKind;
 use super::inventory_set::InventorySet;
 use crate::facts::raw::FileState;
+use crate::plan::digest::file_digest;
 use crate::plan::model::{FileDigest, FileDigestState, Note, Reason};
 
 /// A file as the plan sees it: what is on the node and what the plan will put there.

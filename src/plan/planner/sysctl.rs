@@ -6,7 +6,9 @@ use minijinja::Value as Ctx;
 use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::raw::FileState;
-use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, persisted_files};
+use crate::facts::sysctl::{
+    SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, normalize_value, persisted_files,
+};
 use crate::plan::model::{Note, Reason};
 use crate::playbook::action::SysctlArgs;
 
@@ -29,8 +31,8 @@ impl Run<'_> {
             &SYSCTL_DIRS,
             SYSCTL_CONF,
         )?;
-        let proc_path = format!("/proc/sys/{}", name.replace('.', "/"));
-        let live = match self.facts.files.get(&proc_path) {
+        let proc_path = crate::facts::raw::sysctl_path(&name);
+        let live = match self.facts.sysctl_live(&name) {
             Some(f) if f.state == FileState::Present => {
                 Some(String::from_utf8_lossy(&f.content).trim().to_string())
             }
@@ -90,11 +92,6 @@ impl Run<'_> {
             Outcome::Changed(changed.join(", "))
         })
     }
-}
-
-/// sysctl values compare by their words (`1` and ` 1`, `4096 87380` and `4096\t87380`).
-fn normalize_value(value: &str) -> String {
-    value.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Sets `key = value` in a sysctl.d file: replaces the last line that assigns the key (the

@@ -1,6 +1,7 @@
-//! Is a host still what its plan was computed from? The plan's facts digest against the
-//! facts gathered right before apply, as readable lines: a host with any is refused as
-//! stale and nothing is written there.
+//! The facts a plan depends on: made when planning ([`digest_core`], [`file_digest`]) and
+//! compared with the facts gathered right before apply ([`reasons`]), so that both sides
+//! read a file, a sysctl and a module the same way. Apply refuses a host whose facts moved
+//! since the plan was made, as readable lines, and writes nothing there.
 //!
 //! What the plan itself changes does not count: a file already at the plan's new content,
 //! a sysctl already at its new value or a module already loaded is an earlier, interrupted
@@ -8,10 +9,56 @@
 
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::Observed;
-use crate::facts::raw::FileState;
+use crate::facts::raw::{FileState, RawFile, sha256_hex};
+use crate::facts::sysctl::normalize_value;
 use crate::plan::model::{Change, FactDigest, FileDigest, FileDigestState, HostPlan};
 
-use super::script::normalize_value;
+/// The digest of one gathered file, as plans record it.
+pub fn file_digest(raw: &RawFile) -> FileDigest {
+    FileDigest {
+        state: raw.state.into(),
+        sha256: raw.sha256.clone(),
+        symlink: raw.symlink_target.clone(),
+    }
+}
+
+impl NodeFacts {
+    /// The digest of `path` as gathered; `NotGathered` when the gather did not read it.
+    pub fn file_digest(&self, path: &str) -> FileDigest {
+        match self.files.get(path) {
+            Some(raw) => file_digest(raw),
+            None => FileDigest {
+                state: FileDigestState::NotGathered,
+                sha256: None,
+                symlink: None,
+            },
+        }
+    }
+}
+
+/// Adds the facts every plan depends on to `digest`: every configuration file the gather
+/// read (all of it outside /proc and /sys: a `when`, a template or a rule may have used
+/// any of them), besides the /proc values the tasks read. Volatile kernel state such as
+/// /proc/modules or the kubelet's pid is left out, so only a real change makes a plan
+/// stale.
+pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
+    for (path, raw) in &facts.files {
+        if path.starts_with("/proc/") || path.starts_with("/sys/") {
+            continue;
+        }
+        digest
+            .files
+            .entry(path.clone())
+            .or_insert_with(|| file_digest(raw));
+    }
+    let mut canonical = digest.clone();
+    canonical.sha256 = String::new();
+    digest.sha256 = sha256_hex(
+        serde_json::to_string(&canonical)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+}
 
 /// Why `host`'s plan no longer fits the node, one line per fact; empty when it fits.
 pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
@@ -29,7 +76,7 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
         ));
     }
     for (path, planned) in &digest.files {
-        let now = current(facts, path);
+        let now = facts.file_digest(path);
         if &now == planned
             || written_by_plan(host, path, &now)
             || created_for_plan(host, path, planned, &now)
@@ -39,8 +86,7 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
         out.push(describe(path, planned, &now));
     }
     for (name, planned) in &digest.sysctls {
-        let path = format!("/proc/sys/{}", name.replace('.', "/"));
-        let now = match facts.files.get(&path) {
+        let now = match facts.sysctl_live(name) {
             Some(f) if f.state == FileState::Present => {
                 normalize_value(&String::from_utf8_lossy(&f.content))
             }
@@ -84,20 +130,9 @@ pub fn paths(digest: &FactDigest) -> Vec<String> {
         digest
             .sysctls
             .keys()
-            .map(|name| format!("/proc/sys/{}", name.replace('.', "/"))),
+            .map(|name| crate::facts::raw::sysctl_path(name)),
     );
     paths
-}
-
-fn current(facts: &NodeFacts, path: &str) -> FileDigest {
-    match facts.files.get(path) {
-        Some(raw) => crate::plan::planner::file_digest(raw),
-        None => FileDigest {
-            state: FileDigestState::NotGathered,
-            sha256: None,
-            symlink: None,
-        },
-    }
 }
 
 fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
@@ -134,12 +169,7 @@ fn loaded(facts: &NodeFacts, name: &str) -> Option<bool> {
             Observed::Unknown(_) => None,
         };
     }
-    let modules = facts.files.get("/proc/modules")?.text()?;
-    Some(
-        modules
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(name)),
-    )
+    facts.module_loaded(name)
 }
 
 fn describe(path: &str, planned: &FileDigest, now: &FileDigest) -> String {
@@ -226,7 +256,7 @@ mod tests {
             ..FactDigest::default()
         };
         for path in before.files.keys().filter(|p| !p.starts_with("/proc/")) {
-            digest.files.insert(path.clone(), current(before, path));
+            digest.files.insert(path.clone(), before.file_digest(path));
         }
         digest
             .sysctls
