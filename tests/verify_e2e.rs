@@ -34,7 +34,7 @@ fn dnsfix(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
         .arg(inventory)
         .arg("--known-hosts")
         .arg(lab.known_hosts())
-        .args(["--no-progress", "--connect-timeout", "5"])
+        .args(["--no-progress", "--connect-timeout", "10"])
         .output()
         .expect("dnsfix runs")
 }
@@ -50,10 +50,15 @@ fn describe(out: &Output) -> String {
 
 /// `verify --format json`: the document and the exit code.
 fn verify_json(lab: &Lab, inventory: &Path, extra: &[&str]) -> (Value, Option<i32>) {
+    // Generous bounds: a loaded CI machine must not turn a slow answer into a failure.
     let out = dnsfix(
         lab,
         inventory,
-        &[&["verify", "--format", "json"], extra].concat(),
+        &[
+            &["verify", "--format", "json", "--dns-timeout", "10"],
+            extra,
+        ]
+        .concat(),
     );
     let doc = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", describe(&out)));
