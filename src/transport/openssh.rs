@@ -224,15 +224,14 @@ impl OpenSshSession {
         let _ = std::fs::remove_dir_all(&dir);
         // ssh closes the local end when the node refuses the channel: forbidden and
         // refused look alike here, so the caller may try another way.
+        // Whether the node refused the channel (closed, reset, a broken pipe: depending on
+        // when ssh drops the local end) or the server refused the connection, the
+        // caller may ask again from the node itself, which tells them apart.
         result.map_err(|e| match e {
-            TcpFailure::Failed(why)
-                if why.starts_with("the connection closed") || why.contains("reset by peer") =>
-            {
-                TcpFailure::Forbidden(
-                    "ssh could not open the channel (forwarding refused, or nothing listens)"
-                        .to_owned(),
-                )
-            }
+            TcpFailure::Failed(_) => TcpFailure::Forbidden(
+                "ssh could not open the channel (forwarding refused, or nothing listens)"
+                    .to_owned(),
+            ),
             other => other,
         })
     }
