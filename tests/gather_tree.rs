@@ -9,7 +9,8 @@
 //! resolver, flavour and CNI facts with those from the tree. A file the script cannot reach
 //! (a `--config` named in an unusual way, a path with a space) shows up as a difference.
 //!
-//! Processes are not part of a tree here: /proc is the machine's, so the tree's kubelet pid,
+//! Processes are not part of a tree here: /proc is a fresh one of the script's own PID
+//! namespace (no process of the machine shows), so the tree's kubelet pid,
 //! its command line and the command outputs other than `systemctl is-active` (answered by
 //! a stand-in from the tree) are left out on both sides. Needs root, like the lab.
 
@@ -121,10 +122,15 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
     );
     std::fs::write(scratch.join("systemctl"), stub).expect("write systemctl stand-in");
     let out = Command::new("unshare")
+        // A PID namespace of its own with its own /proc: the script sees no process of
+        // the machine (a lab's kubelet stand-ins running beside this test included).
         .args([
             "--mount",
             "--propagation",
             "private",
+            "--pid",
+            "--fork",
+            "--mount-proc",
             "--",
             "sh",
             "-c",
