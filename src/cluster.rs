@@ -106,7 +106,7 @@ async fn read_on(transport: &Transport, host: &Host) -> Result<Vec<DnsPod>, Stri
             .map_err(|e| e.to_string())?;
         if out.exit_status != Some(0) {
             return Err(
-                crate::report::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned(),
+                crate::text::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned(),
             );
         }
         let mut pods = parse_pods(&out.stdout)?;
@@ -176,7 +176,7 @@ async fn previous_loop_line(
         .lines()
         .rev()
         .find(|l| l.contains("plugin/loop: Loop"))
-        .map(|l| crate::report::escape(l.trim()).into_owned())
+        .map(|l| crate::text::escape(l.trim()).into_owned())
 }
 
 /// The names a node may have in the cluster: the kubelet's `--hostname-override`, the

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::events::{Event, EventSink};
 use crate::facts::NodeFacts;
 use crate::facts::raw::{self, FrameError, RawFacts};
 use crate::inventory::{ConnectionKind, Host};
-use crate::report::{Event, EventSink};
 use crate::transport::{BECOME_ROOT_SH, Session, Target, Transport, TransportError, check_sudo};
 
 /// Why one host has no facts.

@@ -18,6 +18,7 @@ pub mod config;
 pub mod diagnose;
 pub mod edit;
 pub mod error;
+pub mod events;
 pub mod facts;
 pub mod gather;
 pub mod inventory;
@@ -27,6 +28,7 @@ pub mod playbook;
 pub mod report;
 #[cfg(test)]
 mod testing;
+pub mod text;
 pub mod transport;
 pub mod verify;
 

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::events::{Event, EventSink};
 use crate::facts::NodeFacts;
 use crate::gather::HostError;
 use crate::inventory::Host;
-use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, TcpFailure, Transport};
 
 /// The outside name asked when neither the inventory nor the command line names one.

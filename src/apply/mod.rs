@@ -26,12 +26,12 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::diagnose::{FindingStatus, diagnose_host};
+use crate::events::{Event, EventSink};
 use crate::gather::{gather_session, run_as_root};
 use crate::inventory::Host;
 use crate::node_script::{self, Record, RecordKind};
 use crate::plan::model::{Change, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan};
 use crate::playbook::Batch;
-use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, Transport};
 
 /// How apply runs.

@@ -88,7 +88,7 @@ pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
     let path = path(dir, &record.run_id);
     let runs = dir.join("runs");
     create_private_dir(&runs)?;
-    let text = crate::report::pretty_json(record);
+    let text = crate::text::pretty_json(record);
     write_atomic(&path, text.as_bytes())?;
     Ok(path)
 }

@@ -13,8 +13,8 @@ use super::{
     ApplyOptions, HostOutcome, HostResult, NodeScript, ScriptEnd, Step, StepOutcome, outcome_word,
     run_node_script, script,
 };
+use crate::events::{Event, EventSink};
 use crate::inventory::Host;
-use crate::report::{Event, EventSink};
 use crate::transport::{Session, Target, Transport};
 
 /// Did `result` write anything on its host (or take over what an interrupted run wrote)?

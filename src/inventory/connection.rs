@@ -114,6 +114,13 @@ fn resolve_key_path(raw: &str, home: Option<&Path>, base: Option<&Path>) -> Path
     }
 }
 
+impl Host {
+    /// How to reach this host, derived from its connection variables.
+    pub fn connection(&self) -> Connection {
+        Connection::from_host(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

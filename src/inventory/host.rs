@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Vars;
-use super::connection::Connection;
 use super::origin::VarOrigin;
 
 /// One host, as every later stage sees it.
@@ -66,11 +65,6 @@ impl Host {
             Value::String(text) => Some(split_list(text)),
             _ => None,
         }
-    }
-
-    /// How to reach this host, derived from its connection variables.
-    pub fn connection(&self) -> Connection {
-        Connection::from_host(self)
     }
 }
 

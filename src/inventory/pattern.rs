@@ -33,7 +33,7 @@ enum Op {
 /// Indices of the hosts `limit` selects, in inventory order.
 pub(crate) fn select(inventory: &Inventory, limit: &str) -> Result<Vec<usize>, InventoryError> {
     check_brackets(limit).map_err(|reason| InventoryError::LimitInvalid {
-        pattern: crate::report::escape(&limit.chars().take(80).collect::<String>()).into_owned(),
+        pattern: crate::text::escape(&limit.chars().take(80).collect::<String>()).into_owned(),
         reason,
     })?;
     let mut elements = Vec::new();

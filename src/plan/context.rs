@@ -308,7 +308,7 @@ pub fn check_upstreams(host: &Host) -> Result<(), String> {
         // An empty list is Kubespray's default (kubespray_defaults: `upstream_dns_servers:
         // []`): the node's own servers are used, as when it is unset.
         for item in &items {
-            let shown = crate::report::escape(item);
+            let shown = crate::text::escape(item);
             let text = item.trim();
             if text.contains("{{") || text.contains("{%") {
                 return Err(format!(

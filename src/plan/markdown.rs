@@ -578,7 +578,7 @@ mod tests {
         only_our_html(&read);
         assert_eq!(read.links, 0, "{md}");
         let diffs: Vec<&String> = read.code_blocks.iter().map(|(_, body)| body).collect();
-        let safe = crate::report::terminal_text(hostile).into_owned();
+        let safe = crate::text::terminal_text(hostile).into_owned();
         let want = render::unified(
             "```\nold ` line\n",
             &safe,

@@ -179,7 +179,7 @@ fn host_ranges(hosts: &[&str]) -> String {
 
 /// The plan as saved with `-o plan.json` and read back by `apply`.
 pub fn json(plan: &Plan) -> String {
-    crate::report::pretty_json(&super::redact::redact_plan(plan))
+    crate::text::pretty_json(&super::redact::redact_plan(plan))
 }
 
 /// Whether a host gets a block of its own rather than a place in "nothing to change".
@@ -513,12 +513,12 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// `plan` with every string made safe for a terminal ([`crate::report::terminal_text`]).
+/// `plan` with every string made safe for a terminal ([`crate::text::terminal_text`]).
 pub(super) fn terminal_safe(plan: &Plan) -> Plan {
     fn walk(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
-                if let std::borrow::Cow::Owned(safe) = crate::report::terminal_text(s) {
+                if let std::borrow::Cow::Owned(safe) = crate::text::terminal_text(s) {
                     *s = safe;
                 }
             }
