@@ -105,7 +105,7 @@ if [ -n "$DNSFIX" ]; then
 	add dnsfix-plan-openssh "bash $DIR/close-masters.sh" "bash -c 'env XDG_RUNTIME_DIR=$DIR/xdg $plan --ssh-backend openssh >/dev/null; [ \$? -eq 2 ]'"
 fi
 
-# pyinfra reading the floor's files with its own facts, --dry (bench/pyinfra/deploy.py),
+# pyinfra reading dnsfix's files with its own facts, --dry (bench/pyinfra/deploy.py),
 # from a venv of its own (PyPI; PYINFRA_VERSION pins it; BENCH_NO_PYINFRA=1 skips it).
 if [ -z "${BENCH_NO_PYINFRA-}" ]; then
 	VENV=$OUT/pyinfra-venv
@@ -124,7 +124,21 @@ if [ -z "${BENCH_NO_PYINFRA-}" ]; then
 				printf "\"ssh_strict_host_key_checking\": \"yes\"}),\n"
 			}
 			END { print "]" }' "$DIR/nodes.tsv" >"$DIR/pyinfra_inventory.py"
-		add pyinfra-dry true "env BENCH_FILES='$FILES' $VENV/bin/pyinfra -y --dry --parallel $N $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py"
+		# The same reads as dnsfix: each node's list of the regular files dnsfix read there
+		# (from its own facts), not just the floor's 6 files.
+		PYFILES=
+		if [ -n "$DNSFIX" ] && $DNSFIX facts -i "$DIR/inventory.yaml" --known-hosts "$DIR/known_hosts" --forks "$N" \
+			--format json --ssh-backend russh 2>/dev/null | python3 -c '
+import json, sys
+hosts = json.load(sys.stdin)["hosts"]
+json.dump({h["host"]: sorted(p for p, v in h["facts"]["files"].items() if v["state"] == "present") for h in hosts}, open(sys.argv[1], "w"))
+' "$DIR/pyinfra_files.json"; then
+			PYFILES="BENCH_FILES_JSON=$DIR/pyinfra_files.json"
+			echo "   pyinfra reads dnsfix's files: $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(min(map(len, d.values())), "to", max(map(len, d.values())), "per node")' "$DIR/pyinfra_files.json")"
+		else
+			echo "!! could not list the files dnsfix reads: pyinfra reads the floor's 6 files only" >&2
+		fi
+		add pyinfra-dry true "env BENCH_FILES='$FILES' $PYFILES $VENV/bin/pyinfra -y --dry --parallel $N $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py"
 	fi
 fi
 
@@ -168,7 +182,7 @@ if [ -n "$DNSFIX" ] && [ -n "$NODE" ]; then
 	costs=(floor-ssh "ssh -F $DIR/ssh_config $NODE cat $FILES"
 		floor-ssh-curve25519 "ssh -F $DIR/ssh_config -o KexAlgorithms=curve25519-sha256 $NODE cat $FILES"
 		dnsfix-plan-russh "$DNSFIX plan $one --ssh-backend russh")
-	[ -x "${VENV-}/bin/pyinfra" ] && costs+=(pyinfra-dry "env BENCH_FILES='$FILES' $VENV/bin/pyinfra -y --dry --limit $NODE $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py")
+	[ -x "${VENV-}/bin/pyinfra" ] && costs+=(pyinfra-dry "env BENCH_FILES='$FILES' ${PYFILES-} $VENV/bin/pyinfra -y --dry --limit $NODE $DIR/pyinfra_inventory.py $ROOT/bench/pyinfra/deploy.py")
 	bash "$ROOT/bench/node-cost.sh" "$DIR" "$NODE" 5 "${costs[@]}"
 	echo "(the gather script's own share: dnsfix-plan-russh minus floor-ssh-curve25519, whose cat is one process)"
 fi

@@ -22,7 +22,7 @@ const HEADING_HOSTS: usize = 5;
 
 /// The plan as Markdown. `sha256` is the plan file's digest, the one `apply` prints.
 pub fn markdown(plan: &Plan, sha256: &str) -> String {
-    let plan = &render::terminal_safe(&super::redact::redact_plan(plan));
+    let plan = &render::terminal_safe(&super::redact::redact_plan(&render::without_facts(plan)));
     let mut out = String::new();
     out.push_str("# dnsfix plan\n\n");
     provenance(&mut out, plan, sha256);

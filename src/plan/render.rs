@@ -36,7 +36,7 @@ pub fn text(plan: &Plan, colour: bool) -> String {
     // the saved plan and the Markdown do; then node text (file contents, evidence,
     // messages) is made terminal-safe before any colour is added, so only dnsfix's own
     // escapes reach the terminal.
-    let plan = &super::redact::redact_plan(plan);
+    let plan = &super::redact::redact_plan(&without_facts(plan));
     let plan = &terminal_safe(plan);
     let paint = Paint(colour);
     let mut out = String::new();
@@ -510,6 +510,42 @@ fn count(n: usize, noun: &str) -> String {
         format!("{n} {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// `plan` without the hosts' fact digests, which only the JSON shows: the copies the text
+/// and Markdown make (redacted, then terminal-safe through a JSON value) stay small. At
+/// 1000 hosts the digests in those copies were most of the memory a plan used.
+pub(super) fn without_facts(plan: &Plan) -> Plan {
+    Plan {
+        kind: plan.kind.clone(),
+        format_version: plan.format_version,
+        dnsfix_version: plan.dnsfix_version.clone(),
+        created: plan.created.clone(),
+        inventory: plan.inventory.clone(),
+        limit: plan.limit.clone(),
+        playbooks: plan.playbooks.clone(),
+        hosts: plan
+            .hosts
+            .iter()
+            .map(|h| HostPlan {
+                host: h.host.clone(),
+                status: h.status,
+                error: h.error.clone(),
+                findings: h.findings.clone(),
+                facts: None,
+                changes: h.changes.clone(),
+                handlers: h.handlers.clone(),
+                blocked: h.blocked.clone(),
+                notes: h.notes.clone(),
+                unchanged: h.unchanged.clone(),
+                fixes: h.fixes.clone(),
+                remaining: h.remaining.clone(),
+            })
+            .collect(),
+        groups: plan.groups.clone(),
+        inventory_changes: plan.inventory_changes.clone(),
+        summary: plan.summary.clone(),
     }
 }
 
