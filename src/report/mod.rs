@@ -169,8 +169,10 @@ impl ProgressSink {
     fn new(total: usize) -> ProgressSink {
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed}] {bar:30} {pos}/{len} hosts {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed}] {bar:30} {pos}/{len} hosts, ETA {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.enable_steady_tick(Duration::from_millis(120));
         ProgressSink { bar }
