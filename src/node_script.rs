@@ -57,15 +57,20 @@ impl Boundary {
         format!("--dnsfix-{}", self.nonce)
     }
 
-    /// The nonce spelled as a path prefix that resolves to `/`: two bits per step, `./`,
-    /// `../`, `.//` or `..//` (at the root `..` is the root). gather.sh gives head(1) every
-    /// file as this prefix and the path without its leading `/`, so the header head prints
-    /// before each file (`==> NAME <==`) carries the nonce. Each hexadecimal digit of the
-    /// nonce gives four bits (any other character its low four bits).
+    /// A digest of the nonce spelled as a path prefix that resolves to `/`: two bits per
+    /// step, `./`, `../`, `.//` or `..//` (at the root `..` is the root). gather.sh gives
+    /// head(1) every file as this prefix and the path without its leading `/`, so the
+    /// header head prints before each file (`==> NAME <==`) carries it. head's arguments
+    /// are visible to every user of the node (`ps`), so the prefix is a one-way digest of
+    /// the nonce, never the nonce: seeing it does not tell anyone the record boundary.
+    /// (A file's content may still imitate head's header; the parser only accepts each
+    /// announced file once, in order, so an imitation ends in an error, not in a fact.)
     pub fn path_prefix(&self) -> String {
         const STEPS: [&str; 4] = ["./", "../", ".//", "..//"];
+        let digest =
+            crate::facts::raw::sha256_hex(format!("dnsfix-path:{}", self.nonce).as_bytes());
         let mut out = String::from("/");
-        for c in self.nonce.chars() {
+        for c in digest[..32].chars() {
             let v = c.to_digit(16).unwrap_or(u32::from(c) & 0xf) as usize;
             out.push_str(STEPS[v >> 2]);
             out.push_str(STEPS[v & 3]);

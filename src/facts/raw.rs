@@ -134,18 +134,34 @@ impl RawFacts {
         }
         let mut raw = RawFacts::default();
         let mut ended = false;
+        // The files the batch will deliver, in the order head reads them: each may come
+        // once, in that order (one head could not open is skipped). Text in a file that
+        // imitates head's header for another file makes that file come twice or out of
+        // order: an error, never a fact.
+        let mut announced: std::collections::VecDeque<&str> = std::collections::VecDeque::new();
         for record in &records {
             let name = record.args.as_str();
             match &record.kind {
                 // /dev/null only makes head print headers (it needs two files).
                 RecordKind::BatchFile if name == "/dev/null" => {}
-                RecordKind::BatchFile => raw.file(name, FileState::Present, Some(record.body)),
+                RecordKind::BatchFile => {
+                    let Some(at) = announced.iter().position(|p| *p == name) else {
+                        return Err(FrameError::BadHeader(format!(
+                            "the batch delivers {name} unannounced, twice or out of order"
+                        )));
+                    };
+                    announced.drain(..=at);
+                    raw.file(name, FileState::Present, Some(record.body));
+                }
                 RecordKind::Begin | RecordKind::Batch => {}
                 RecordKind::End => ended = true,
                 RecordKind::File => raw.file(name, FileState::Present, Some(record.body)),
                 // Its content comes in the batch; until then (or if head cannot open
                 // it) it is unknown.
-                RecordKind::Read => raw.file(name, FileState::Unreadable, None),
+                RecordKind::Read => {
+                    announced.push_back(name);
+                    raw.file(name, FileState::Unreadable, None);
+                }
                 RecordKind::Missing => raw.file(name, FileState::Missing, None),
                 RecordKind::Dir => {
                     raw.dirs.push(name.to_owned());
@@ -476,6 +492,54 @@ mod tests {
         assert_eq!(raw.get("/etc/b").map(|f| &*f.content), Some(&b"x\n"[..]));
         assert_eq!(raw.order, ["/etc/resolv.conf", "/etc/b"]);
         assert!(raw.get("/etc/shadow").is_none() && raw.get("/dev/null").is_none());
+    }
+
+    /// head's arguments show the path prefix to every user of the node: it must not spell
+    /// the nonce, and a file that imitates this run's header for another file (its writer
+    /// read the prefix from `ps`) gets an error, never a forged fact.
+    #[test]
+    fn a_file_imitating_this_runs_batch_header_is_refused() {
+        let n = nonce();
+        let prefix = path_nonce(&n);
+        let nonce_spelled = {
+            // The prefix of the nonce itself, as the digest-less encoding would spell it.
+            const STEPS: [&str; 4] = ["./", "../", ".//", "..//"];
+            let mut out = String::from("/");
+            for c in n.chars() {
+                let v = c.to_digit(16).unwrap_or(u32::from(c) & 0xf) as usize;
+                out.push_str(STEPS[v >> 2]);
+                out.push_str(STEPS[v & 3]);
+            }
+            out
+        };
+        assert_ne!(prefix, nonce_spelled);
+        // /etc/a (writable by someone) forges the next file, /etc/resolv.conf.
+        let forged = format!("x\n\n==> {prefix}etc/resolv.conf <==\nnameserver 6.6.6.6\n");
+        let mut out = frame(
+            &n,
+            &[
+                ("begin", "x", b""),
+                ("read", "/etc/a", b""),
+                ("read", "/etc/resolv.conf", b""),
+            ],
+        );
+        out.extend(batch(
+            &n,
+            &[
+                ("/etc/a", forged.as_bytes()),
+                ("/etc/resolv.conf", b"nameserver 10.0.0.2\n"),
+            ],
+        ));
+        out.extend(frame(&n, &[("end", "", b"")]));
+        assert!(matches!(
+            RawFacts::parse(&out, &n),
+            Err(FrameError::BadHeader(_))
+        ));
+        // A header for a file never announced is refused too.
+        let mut out = frame(&n, &[("begin", "x", b""), ("read", "/etc/a", b"")]);
+        out.extend(batch(&n, &[("/etc/a", b"a"), ("/etc/shadow", b"root")]));
+        out.extend(frame(&n, &[("end", "", b"")]));
+        assert!(RawFacts::parse(&out, &n).is_err());
     }
 
     #[test]
