@@ -321,3 +321,43 @@ fn the_script_reads_every_always_gathered_path() {
         missed.join("\n")
     );
 }
+
+/// A unit naming /proc, /sys or /dev files, directly or through `..`, gets none of them
+/// read: a kernel file can block the one read of the batch, or hold what is not dnsfix's.
+#[test]
+fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-proc-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let unit = tree.join("etc/systemd/system/kubelet.service");
+    std::fs::create_dir_all(unit.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &unit,
+        "[Service]\n\
+         EnvironmentFile=-/etc/../proc/self/status\n\
+         EnvironmentFile=-/proc/self/environ\n\
+         EnvironmentFile=-/sys/kernel/notes\n\
+         EnvironmentFile=-/etc/kubernetes/../../dev/zero\n\
+         EnvironmentFile=-/etc/kubernetes/kubelet.env\n\
+         ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
+    )
+    .expect("write unit");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    // The script's own fixed look at /sys/module/br_netfilter is not a unit's doing.
+    let followed: Vec<&String> = raw
+        .files
+        .keys()
+        .filter(|p| p.as_str() != "/sys/module/br_netfilter")
+        .filter(|p| {
+            p.contains("..")
+                || p.starts_with("/sys/")
+                || p.starts_with("/dev/")
+                || p.contains("/self/")
+        })
+        .collect();
+    assert!(followed.is_empty(), "read: {followed:?}");
+    assert!(
+        raw.get("/etc/kubernetes/kubelet.env").is_some(),
+        "the plain one is looked at"
+    );
+}

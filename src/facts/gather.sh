@@ -183,14 +183,15 @@ fi
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
 # config, the config names the resolv.conf. A crude superset: which setting wins is decided
-# by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed.
+# by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed,
+# nor any path with a `..` in it (/etc/../proc/kmsg).
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
 # command line, its NULs read as spaces).
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
-      if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/) print t v
+      if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/ && v !~ /(^|\/)\.\.(\/|$)/) print t v
     }
     FILENAME == cmdline { gsub(/\0/, " ") }
     { sub(/\r$/, "") }
