@@ -61,15 +61,26 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
     let (plan, unreachable) = super::plan::make(run.ctx, run.playbooks);
     let unreachable = unreachable || super::plan::exit_code(&plan) == exit::UNREACHABLE;
     let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
-    let mut out = std::io::stdout().lock();
-    if run.ctx.config.format == Format::Text {
-        out.write_all(crate::plan::render::text(&plan, args.colour).as_bytes())?;
+    // The plan is shown before anything is asked: on stdout as the text report, or with
+    // another format (stdout is the run record then) on stderr.
+    let text = run.ctx.config.format == Format::Text;
+    let shown = crate::plan::render::text(&plan, args.colour);
+    let nothing = changing == 0 && (plan.inventory_changes.is_empty() || !run.update_inventory);
+    if text {
+        let mut out = std::io::stdout().lock();
+        out.write_all(shown.as_bytes())?;
+        if nothing {
+            writeln!(out, "nothing to apply")?;
+        }
+    } else if !args.yes || nothing {
+        eprint!("{shown}");
+        if nothing {
+            eprintln!("nothing to apply");
+        }
     }
-    if changing == 0 && (plan.inventory_changes.is_empty() || !run.update_inventory) {
-        writeln!(out, "nothing to apply")?;
+    if nothing {
         return Ok(super::unless_unreachable(unreachable, exit::OK));
     }
-    drop(out);
     let question = format!("Apply these changes to {changing} host(s)?");
     if !args.yes && !super::confirm(&question)? {
         eprintln!("nothing applied");

@@ -37,7 +37,14 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         .filter(|h| apply::rollback::may_have_written(h))
         .count();
     if writing == 0 {
-        println!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
+        let line =
+            format!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
+        // With --format json stdout is for JSON only.
+        if config.format == crate::config::Format::Text {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
         return Ok(exit::OK);
     }
     if !args.yes && !super::confirm(&format!("Roll back run {run_id} on {writing} host(s)?"))? {
