@@ -57,11 +57,15 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// (escape sequences, carriage returns, tabs, newlines inside a value) are shown as Rust
 /// escapes, so no file can move the cursor, rewrite other lines or set the clipboard.
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || invisible_reorder(c);
-    if !text.chars().any(unsafe_char) {
+    escaped(text, |c| c.is_control() || invisible_reorder(c))
+}
+
+/// `text` with every character `unsafe_char` picks shown as a Rust escape.
+fn escaped(text: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 8);
+    let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         if unsafe_char(c) {
             out.extend(c.escape_default());
@@ -83,17 +87,7 @@ fn invisible_reorder(c: char) -> bool {
 /// too. dnsfix's reports pass through here on their way out, so no text from a node or an
 /// input file reaches the terminal raw, whichever renderer it went through.
 pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || invisible_reorder(c);
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    escaped(text, |c| {
+        (c.is_control() && c != '\n' && c != '\t') || invisible_reorder(c)
+    })
 }
