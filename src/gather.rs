@@ -43,6 +43,43 @@ pub struct HostOutcome {
     pub result: Result<NodeFacts, HostError>,
 }
 
+/// Runs `work` for every host, at most `forks` at once, and returns the results in the
+/// order the hosts were given; a host whose task panicked gets `None` (and a warning).
+pub async fn fan_out<T, F, Fut>(
+    hosts: &[&Host],
+    forks: usize,
+    sink: &Arc<dyn EventSink>,
+    work: F,
+) -> Vec<Option<T>>
+where
+    T: Send + 'static,
+    F: Fn(Host) -> Fut,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+{
+    let permits = Arc::new(Semaphore::new(forks.max(1)));
+    let mut tasks = JoinSet::new();
+    for (index, host) in hosts.iter().enumerate() {
+        let permits = Arc::clone(&permits);
+        let job = work((*host).clone());
+        tasks.spawn(async move {
+            // The semaphore is never closed, so acquiring cannot fail.
+            let _permit = permits.acquire_owned().await;
+            (index, job.await)
+        });
+    }
+    let mut out: Vec<Option<T>> = (0..hosts.len()).map(|_| None).collect();
+    while let Some(joined) = tasks.join_next().await {
+        match joined {
+            Ok((index, result)) => out[index] = Some(result),
+            // A panicking host task is a bug; the caller reports it as that host's failure.
+            Err(e) => sink.event(Event::Warning {
+                message: format!("internal error in a host task: {e}"),
+            }),
+        }
+    }
+    out
+}
+
 /// Gathers facts from every host, in parallel, and returns the outcomes in the order the
 /// hosts were given.
 pub async fn gather(
@@ -52,17 +89,11 @@ pub async fn gather(
     sink: Arc<dyn EventSink>,
     extra: Arc<Vec<String>>,
 ) -> Vec<HostOutcome> {
-    let permits = Arc::new(Semaphore::new(forks.max(1)));
-    let mut tasks = JoinSet::new();
-    for (index, host) in hosts.iter().enumerate() {
-        let host = (*host).clone();
+    let outcomes = fan_out(hosts, forks, &sink, |host| {
         let transport = Arc::clone(&transport);
-        let permits = Arc::clone(&permits);
         let sink = Arc::clone(&sink);
         let extra = Arc::clone(&extra);
-        tasks.spawn(async move {
-            // The semaphore is never closed, so acquiring cannot fail.
-            let _permit = permits.acquire_owned().await;
+        async move {
             let started = Instant::now();
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
@@ -79,26 +110,14 @@ pub async fn gather(
                     error: e.to_string(),
                 }),
             }
-            (
-                index,
-                HostOutcome {
-                    host: host.name.clone(),
-                    elapsed,
-                    result,
-                },
-            )
-        });
-    }
-    let mut outcomes: Vec<Option<HostOutcome>> = (0..hosts.len()).map(|_| None).collect();
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok((index, outcome)) => outcomes[index] = Some(outcome),
-            // A panicking host task is a bug; report it as that host's failure below.
-            Err(e) => sink.event(Event::Warning {
-                message: format!("internal error in a host task: {e}"),
-            }),
+            HostOutcome {
+                host: host.name.clone(),
+                elapsed,
+                result,
+            }
         }
-    }
+    })
+    .await;
     outcomes
         .into_iter()
         .zip(hosts)

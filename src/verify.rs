@@ -21,8 +21,6 @@ use std::time::{Duration, Instant};
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RecordType};
 use serde::{Deserialize, Serialize};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 use crate::events::{Event, EventSink};
 use crate::facts::NodeFacts;
@@ -215,17 +213,12 @@ pub async fn verify(
     timeout: Duration,
     cluster: Arc<crate::cluster::Cluster>,
 ) -> Vec<HostVerify> {
-    let permits = Arc::new(Semaphore::new(forks.max(1)));
-    let mut tasks = JoinSet::new();
-    for (index, host) in hosts.iter().enumerate() {
-        let host = (*host).clone();
+    let out = crate::gather::fan_out(hosts, forks, &sink, |host| {
         let transport = Arc::clone(&transport);
-        let permits = Arc::clone(&permits);
         let sink = Arc::clone(&sink);
         let probe_name = probe_name.clone();
         let cluster = Arc::clone(&cluster);
-        tasks.spawn(async move {
-            let _permit = permits.acquire_owned().await;
+        async move {
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });
@@ -234,43 +227,20 @@ pub async fn verify(
             sink.event(match &result {
                 Ok(checked) => Event::HostDone {
                     host: host.name.clone(),
-                    message: if checked.failed() && checked.probes.is_empty() {
-                        format!("fails: {}", checked.notes.join("; "))
-                    } else if checked.failed() {
-                        format!(
-                            "fails: {}",
-                            checked
-                                .probes
-                                .iter()
-                                .filter(|p| !p.ok)
-                                .map(|p| format!("{} {}", p.probe.path.word(), p.probe.server))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    } else {
-                        "passes".to_owned()
-                    },
+                    message: done_message(checked),
                 },
                 Err(e) => Event::HostFailed {
                     host: host.name.clone(),
                     error: e.to_string(),
                 },
             });
-            (
-                index,
-                HostVerify {
-                    host: host.name.clone(),
-                    result,
-                },
-            )
-        });
-    }
-    let mut out: Vec<Option<HostVerify>> = (0..hosts.len()).map(|_| None).collect();
-    while let Some(joined) = tasks.join_next().await {
-        if let Ok((index, verified)) = joined {
-            out[index] = Some(verified);
+            HostVerify {
+                host: host.name.clone(),
+                result,
+            }
         }
-    }
+    })
+    .await;
     out.into_iter()
         .zip(hosts)
         .map(|(v, h)| {
@@ -282,6 +252,23 @@ pub async fn verify(
             })
         })
         .collect()
+}
+
+/// "passes", or "fails: " and the paths that failed (or why there were none to ask).
+fn done_message(checked: &Checked) -> String {
+    if !checked.failed() {
+        return "passes".to_owned();
+    }
+    if checked.probes.is_empty() {
+        return format!("fails: {}", checked.notes.join("; "));
+    }
+    let failed: Vec<String> = checked
+        .probes
+        .iter()
+        .filter(|p| !p.ok)
+        .map(|p| format!("{} {}", p.probe.path.word(), p.probe.server))
+        .collect();
+    format!("fails: {}", failed.join(", "))
 }
 
 async fn verify_host(
