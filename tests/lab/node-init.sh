@@ -198,6 +198,12 @@ done
 [ -n "$config" ] || { echo "no kubelet config: no pod" >/run/lab-dns/cluster-dns.state; exit 0; }
 value() { awk -v k="$1:" '$1 == k { v = $2; gsub(/"/, "", v); print v; exit }' "$config"; }
 resolv=$(value resolvConf)
+# A --resolv-conf flag in the kubelet's environment files beats the config file, as it
+# does for the kubelet (kubeadm's kubeadm-flags.env, KUBELET_EXTRA_ARGS).
+for f in /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet; do
+	flag=$(grep -o -- '--resolv-conf=[^ "'"'"']*' "$f" 2>/dev/null | tail -n 1)
+	[ -n "$flag" ] && resolv=${flag#--resolv-conf=}
+done
 [ -n "$resolv" ] || resolv=/etc/resolv.conf
 domain=$(value clusterDomain)
 [ -n "$domain" ] || domain=cluster.local
@@ -211,9 +217,13 @@ for ns in $(awk '$1 == "nameserver" { print $2 }' "$resolv" 2>/dev/null); do
 done
 # The pod as the API server shows it (core/v1 Pod), for the kubectl stand-in.
 node_dir=$(cat /run/lab-dns/node-dir) node=$(cat /run/lab-dns/node-name)
+# Each pod is new: its name carries a generation, as a replacement's name differs.
+gen=$(($(cat /run/lab-dns/pod-gen 2>/dev/null || echo 0) + 1))
+echo "$gen" >/run/lab-dns/pod-gen
 pod() { # READY RESTARTS STATE-JSON
-	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
-		"$node" "$node" "$1" "$2" "$3" >"$node_dir/dns-pod.json"
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
+		"$node" "$gen" "$node" "$1" "$2" "$3" >"$node_dir/dns-pod.json.new"
+	mv "$node_dir/dns-pod.json.new" "$node_dir/dns-pod.json"
 }
 if [ -n "${loop-}" ]; then
 	echo "CrashLoopBackOff: plugin/loop: Loop (127.0.0.1:53 -> $loop:53) detected for zone \".\"; $resolv lists $loop" >/run/lab-dns/cluster-dns.state
@@ -243,6 +253,24 @@ dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts --
 POD
 chmod 0755 /run/lab-dns/recreate-pod
 /run/lab-dns/recreate-pod || fail "the cluster DNS stand-in could not be set up"
+# The "pod's" controller: the kubectl stand-in on the control-plane node deletes the pod by
+# writing "delete NAME" into this FIFO (a blocked open costs nothing while idle); the pod
+# is gone at once and its replacement comes up a moment later, as a DaemonSet's would.
+rm -f "$N/pod-control"
+mkfifo -m 0600 "$N/pod-control"
+(
+	exec </dev/null >/dev/null 2>&1
+	while :; do
+		read -r verb _ <"$N/pod-control" || continue
+		[ "$verb" = delete ] || continue
+		rm -f "$N/dns-pod.json" "$N/dns-pod.log"
+		[ -f /run/lab-dns/cluster-dns.pid ] && kill "$(cat /run/lab-dns/cluster-dns.pid)"
+		rm -f /run/lab-dns/cluster-dns.pid
+		echo "Terminated: deleted" >/run/lab-dns/cluster-dns.state
+		sleep 0.5
+		/run/lab-dns/recreate-pod
+	done
+) &
 
 # --- services ------------------------------------------------------------------------------
 mkdir -p /run/lab-systemd/units
