@@ -9,12 +9,14 @@
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::gather::run_as_root;
 use crate::inventory::Host;
-use crate::transport::{Target, Transport};
+use crate::transport::{Session, Target, Transport};
 
 /// At most this many crash-looping pods get their last logs read.
 const MAX_LOGS: usize = 10;
@@ -69,59 +71,202 @@ const GET_PODS: &str = "get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o js
 
 /// The DNS pods, read on the first of `control_plane` that can.
 pub async fn read(transport: &Transport, control_plane: &[Host]) -> Cluster {
-    if control_plane.is_empty() {
-        return Cluster::Unavailable {
-            reason: "the inventory has no kube_control_plane host to run kubectl on".to_owned(),
-        };
-    }
-    let mut why = Vec::new();
-    for host in control_plane {
-        match read_on(transport, host).await {
-            Ok(pods) => {
-                return Cluster::Read {
-                    via: host.name.clone(),
-                    pods,
-                };
-            }
-            Err(e) => why.push(format!("{}: {e}", host.name)),
-        }
-    }
-    Cluster::Unavailable {
-        reason: why.join("; "),
+    let mut kubectl = match Kubectl::connect(transport, control_plane).await {
+        Ok(k) => k,
+        Err(reason) => return Cluster::Unavailable { reason },
+    };
+    let result = kubectl.dns_pods_with_logs().await;
+    let via = kubectl.via().to_owned();
+    kubectl.close().await;
+    match result {
+        Ok(pods) => Cluster::Read { via, pods },
+        Err(e) => Cluster::Unavailable {
+            reason: format!("{via}: {e}"),
+        },
     }
 }
 
-async fn read_on(transport: &Transport, host: &Host) -> Result<Vec<DnsPod>, String> {
-    let target = Target {
-        host: host.name.clone(),
-        connection: host.connection(),
-    };
-    let mut session = transport
-        .connect(&target)
-        .await
-        .map_err(|e| e.to_string())?;
-    let result = async {
-        let out = run_as_root(&mut session, &target, &kubectl(GET_PODS))
+/// What the plan knows of the cluster for one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeView {
+    /// The cluster was read through `via`: the node's names and the DNS pods on it.
+    Read {
+        via: String,
+        names: Vec<String>,
+        pods: Vec<DnsPod>,
+    },
+    /// The cluster could not be read: why.
+    Unavailable { reason: String },
+}
+
+impl Cluster {
+    /// The view of the node with these `names` ([`node_names`]).
+    pub fn node_view(&self, names: Vec<String>) -> NodeView {
+        match self {
+            Cluster::Read { via, pods } => NodeView::Read {
+                via: via.clone(),
+                pods: pods
+                    .iter()
+                    .filter(|p| names.contains(&p.node))
+                    .cloned()
+                    .collect(),
+                names,
+            },
+            Cluster::Unavailable { reason } => NodeView::Unavailable {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+impl DnsPod {
+    /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
+    pub fn state(&self) -> String {
+        if self.ready {
+            return "ready".to_owned();
+        }
+        let mut parts = vec![self.waiting.clone().unwrap_or_else(|| {
+            if self.phase.is_empty() {
+                "not ready".to_owned()
+            } else {
+                format!("{}, not ready", self.phase)
+            }
+        })];
+        if self.restarts > 0 {
+            parts.push(format!("{} restarts", self.restarts));
+        }
+        if self.loop_detected.is_some() {
+            parts.push("loop detected".to_owned());
+        }
+        parts.join(", ")
+    }
+}
+
+/// A session to a control-plane host whose kubectl answered.
+#[derive(Debug)]
+pub struct Kubectl {
+    target: Target,
+    session: Session,
+}
+
+impl Kubectl {
+    /// The first of `control_plane` where kubectl lists the DNS pods; why not, per host.
+    pub async fn connect(transport: &Transport, control_plane: &[Host]) -> Result<Kubectl, String> {
+        if control_plane.is_empty() {
+            return Err(
+                "the inventory has no kube_control_plane host to run kubectl on".to_owned(),
+            );
+        }
+        let mut why = Vec::new();
+        for host in control_plane {
+            let target = Target {
+                host: host.name.clone(),
+                connection: host.connection(),
+            };
+            let session = match transport.connect(&target).await {
+                Ok(s) => s,
+                Err(e) => {
+                    why.push(format!("{}: {e}", host.name));
+                    continue;
+                }
+            };
+            let mut kubectl = Kubectl { target, session };
+            match kubectl.dns_pods().await {
+                Ok(_) => return Ok(kubectl),
+                Err(e) => {
+                    why.push(format!("{}: {e}", host.name));
+                    kubectl.close().await;
+                }
+            }
+        }
+        Err(why.join("; "))
+    }
+
+    /// The inventory host kubectl runs on.
+    pub fn via(&self) -> &str {
+        &self.target.host
+    }
+
+    pub async fn close(self) {
+        self.session.close().await;
+    }
+
+    /// Runs kubectl with `args`; its standard output, or its error.
+    async fn run(&mut self, args: &str) -> Result<Vec<u8>, String> {
+        let out = run_as_root(&mut self.session, &self.target, &kubectl(args))
             .await
             .map_err(|e| e.to_string())?;
         if out.exit_status != Some(0) {
-            return Err(
-                crate::text::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned(),
-            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stderr = stderr.trim();
+            return Err(if stderr.is_empty() {
+                format!("kubectl exited with {:?}", out.exit_status)
+            } else {
+                crate::text::escape(stderr).into_owned()
+            });
         }
-        let mut pods = parse_pods(&out.stdout)?;
+        Ok(out.stdout)
+    }
+
+    /// The CoreDNS and nodelocaldns pods.
+    pub async fn dns_pods(&mut self) -> Result<Vec<DnsPod>, String> {
+        parse_pods(&self.run(GET_PODS).await?)
+    }
+
+    /// The DNS pods, each crash-looping one with its loop line (up to [`MAX_LOGS`]).
+    pub async fn dns_pods_with_logs(&mut self) -> Result<Vec<DnsPod>, String> {
+        let mut pods = self.dns_pods().await?;
         for pod in pods
             .iter_mut()
             .filter(|p| p.restarts > 0 || p.waiting.is_some())
             .take(MAX_LOGS)
         {
-            pod.loop_detected = previous_loop_line(&mut session, &target, &pod.name).await;
+            pod.loop_detected = self.previous_loop_line(&pod.name).await;
         }
         Ok(pods)
     }
-    .await;
-    session.close().await;
-    result
+
+    /// Deletes the pod `name` in kube-system, not waiting for it to be gone. False when
+    /// it was gone already (another run, or its controller, deleted it first).
+    pub async fn delete_pod(&mut self, name: &str) -> Result<bool, String> {
+        if !valid_pod_name(name) {
+            return Err(format!("{}: not a pod name", crate::text::escape(name)));
+        }
+        let out = self
+            .run(&format!(
+                "delete pod {name} --wait=false --ignore-not-found"
+            ))
+            .await?;
+        // kubectl says `pod "NAME" deleted`, and nothing when it found none.
+        Ok(String::from_utf8_lossy(&out).contains("deleted"))
+    }
+
+    /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
+    async fn previous_loop_line(&mut self, pod: &str) -> Option<String> {
+        if !valid_pod_name(pod) {
+            return None;
+        }
+        let out = self
+            .run(&format!("logs {pod} --previous --tail=20"))
+            .await
+            .ok()?;
+        String::from_utf8_lossy(&out)
+            .lines()
+            .rev()
+            .find(|l| l.contains("plugin/loop: Loop"))
+            .map(|l| crate::text::escape(l.trim()).into_owned())
+    }
+}
+
+/// A pod name from the API is a DNS-1123 subdomain; anything else is never passed to a
+/// node's shell.
+fn valid_pod_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && !name.starts_with(['-', '.'])
 }
 
 /// The pods in a `kubectl get pods -o json` List.
@@ -155,28 +300,126 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
         .collect())
 }
 
-/// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
-async fn previous_loop_line(
-    session: &mut crate::transport::Session,
-    target: &Target,
-    pod: &str,
-) -> Option<String> {
-    // A pod name from the API is a DNS-1123 subdomain; anything else is not passed on.
-    let valid = !pod.is_empty()
-        && pod.len() <= 253
-        && pod
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
-    if !valid {
-        return None;
+/// What apply did to one DNS pod of a node: deleted it and waited for its replacement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodRecreation {
+    pub pod: String,
+    /// `coredns` or `nodelocaldns`.
+    pub app: String,
+    pub node: String,
+    /// The pod that replaced it, Ready.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub replacement: Option<String>,
+    pub ok: bool,
+    /// What happened, for the report: "replaced by X on NODE, Ready after 3s", or why not.
+    pub message: String,
+}
+
+/// Deletes the CoreDNS and nodelocaldns pods running on a node (`names`: the names it may
+/// have, [`node_names`]) one at a time, each time waiting up to `timeout` for a Ready
+/// replacement: a nodelocaldns pod on the same node (its DaemonSet's), a CoreDNS pod on
+/// any node (its Deployment's). The first replacement that does not come up stops the
+/// rest: deleting more would only take more of the cluster's DNS down.
+pub async fn recreate_node_pods(
+    kubectl: &mut Kubectl,
+    names: &[String],
+    timeout: Duration,
+) -> Result<Vec<PodRecreation>, String> {
+    let on_node: Vec<DnsPod> = kubectl
+        .dns_pods()
+        .await?
+        .into_iter()
+        .filter(|p| names.contains(&p.node))
+        .collect();
+    let mut done = Vec::new();
+    for pod in on_node {
+        let step = recreate(kubectl, &pod, timeout).await?;
+        let ok = step.ok;
+        done.push(step);
+        if !ok {
+            break;
+        }
     }
-    let script = kubectl(&format!("logs {pod} --previous --tail=20"));
-    let out = run_as_root(session, target, &script).await.ok()?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .rev()
-        .find(|l| l.contains("plugin/loop: Loop"))
-        .map(|l| crate::text::escape(l.trim()).into_owned())
+    Ok(done)
+}
+
+/// How often a replacement is looked for.
+const POLL: Duration = Duration::from_millis(500);
+
+async fn recreate(
+    kubectl: &mut Kubectl,
+    pod: &DnsPod,
+    timeout: Duration,
+) -> Result<PodRecreation, String> {
+    let mut before: Vec<String> = kubectl
+        .dns_pods()
+        .await?
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let started = std::time::Instant::now();
+    let mut step = PodRecreation {
+        pod: pod.name.clone(),
+        app: pod.app.clone(),
+        node: pod.node.clone(),
+        replacement: None,
+        ok: false,
+        message: String::new(),
+    };
+    let deleted = kubectl
+        .delete_pod(&pod.name)
+        .await
+        .map_err(|e| format!("delete pod {}: {e}", pod.name))?;
+    if !deleted || !before.contains(&pod.name) {
+        // Deleted by someone else since it was listed (a concurrent run): its replacement
+        // may be among the pods just listed.
+        before = vec![pod.name.clone()];
+    }
+    let mut last = None;
+    while started.elapsed() < timeout {
+        tokio::time::sleep(POLL).await;
+        let pods = kubectl.dns_pods().await?;
+        let new: Vec<&DnsPod> = pods
+            .iter()
+            .filter(|p| p.app == pod.app && !before.contains(&p.name))
+            .filter(|p| pod.app != "nodelocaldns" || p.node == pod.node)
+            .collect();
+        if let Some(ready) = new.iter().find(|p| p.ready) {
+            step.ok = true;
+            step.replacement = Some(ready.name.clone());
+            step.message = format!(
+                "replaced by {} on {}, Ready after {}s",
+                ready.name,
+                ready.node,
+                started.elapsed().as_secs()
+            );
+            return Ok(step);
+        }
+        last = new.first().map(|p| (*p).clone());
+    }
+    step.message = match last {
+        None => format!(
+            "deleted; no replacement appeared within {}s",
+            timeout.as_secs()
+        ),
+        Some(mut p) => {
+            if p.restarts > 0 || p.waiting.is_some() {
+                p.loop_detected = kubectl.previous_loop_line(&p.name).await;
+            }
+            step.replacement = Some(p.name.clone());
+            format!(
+                "deleted; its replacement {} on {} is not Ready after {}s: {}{}",
+                p.name,
+                p.node,
+                timeout.as_secs(),
+                p.waiting.as_deref().unwrap_or(&p.phase),
+                p.loop_detected
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default()
+            )
+        }
+    };
+    Ok(step)
 }
 
 /// The names a node may have in the cluster: the kubelet's `--hostname-override`, the

@@ -261,6 +261,45 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
         }
     }
 
+    // Every node whose kubelet got a new resolv.conf had its DNS pods recreated through
+    // kubectl on the control-plane node, one at a time, each replacement Ready.
+    let recreating: Vec<&HostPlan> = plan
+        .hosts
+        .iter()
+        .filter(|h| !h.cluster.is_empty())
+        .collect();
+    for scenario in ["stub-symlink", "kubespray-loop", "kubespray-loop-resolved"] {
+        let name = &lab.node(scenario).name;
+        assert!(
+            recreating.iter().any(|h| h.host == *name),
+            "{scenario}: no DNS pod recreation planned"
+        );
+    }
+    for host in recreating {
+        let result = host_result(&record, &host.host);
+        assert!(
+            !result.pods.is_empty()
+                && result
+                    .pods
+                    .iter()
+                    .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod)),
+            "{result:#?}"
+        );
+    }
+    // And DNS answers from every node: each upstream the kubelet hands out, the cluster
+    // DNS addresses (real queries, `dnsfix verify`).
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["verify", "--format", "json", "--dns-timeout", "10"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "verify after apply\n{}",
+        describe(&out)
+    );
+
     // Clean: only fleet drift is left (the fixed nodes now differ from the others).
     assert_eq!(non_drift_findings(&lab, &inventory), []);
 

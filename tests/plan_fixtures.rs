@@ -65,7 +65,11 @@ fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Pla
         elapsed: Duration::ZERO,
         result: Ok(NodeFacts::from_raw("node1", raw)),
     }];
-    plan::build(&inventory, None, &hosts, &outcomes, playbooks)
+    // Fixture hosts have no cluster to read: the plan says so where it matters.
+    let cluster = dnsfix::cluster::Cluster::Unavailable {
+        reason: "a fixture has no cluster".to_owned(),
+    };
+    plan::build(&inventory, None, &hosts, &outcomes, playbooks, &cluster)
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //!
 //! - a stub-loop node fails (a loopback upstream; cluster DNS down), a healthy Kubespray node
 //!   and a kubeadm node pass, over both SSH backends, as text, JSON and JUnit;
-//! - `apply` fixes the kubelet's file: the upstream paths pass, cluster DNS still fails
-//!   until its pod is recreated (the manual step verify names), then everything passes;
+//! - the plan shows the cluster action; `apply` fixes the kubelet's file, recreates the
+//!   node's DNS pod through kubectl on the control-plane node, and every path passes;
+//! - without cluster access the plan names the manual step and verify keeps failing;
 //! - with TCP forwarding off in sshd, the same queries go through bash on the node;
 //! - an unreachable node is exit 3.
 
@@ -179,25 +180,47 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
         "{xml}"
     );
 
-    // The fix on the node: the kubelet now hands out the real upstreams. Cluster DNS
-    // stays down: its pod keeps the resolv.conf it started with.
-    let out = dnsfix(&lab, &inv, &["apply", "--yes", "-l", &stub]);
-    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
-    let (doc, code) = verify_json(&lab, &inv, &["-l", &stub, "--ssh-backend", "russh"]);
-    assert_eq!(code, Some(2), "{doc:#}");
-    assert_eq!(
-        paths(&doc, &stub),
-        [
-            path("upstream", "192.0.2.53", true, "ssh"),
-            path("upstream", "198.51.100.53", true, "ssh"),
-            path("cluster_dns", "169.254.25.10", false, "ssh"),
-        ]
+    // The plan: the kubelet's file, its restart, and then, through kubectl on the
+    // control-plane node (the stub node itself here), the node's DNS pod recreated.
+    let shown = dnsfix(&lab, &inv, &["plan", "-l", &stub]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains(&format!("  cluster (kubectl on {stub}):"))
+            && text.contains(
+                "recreate this node's DNS pods after the restart, one at a time, each waiting \
+                 for a Ready replacement (now: coredns CrashLoopBackOff, 5 restarts, loop \
+                 detected)"
+            )
+            && text.contains("1 DNS pod recreated"),
+        "{}",
+        describe(&shown)
     );
-    let notes = host(&doc, &stub)["notes"].to_string();
-    assert!(notes.contains("recreate those pods"), "{notes}");
 
-    // The pod recreated (what `kubectl delete pod` does): it reads the fixed file.
-    lab.exec(&stub, "/run/lab-dns/recreate-pod");
+    // apply: the kubelet hands out the real upstreams, the crash-looping pod is deleted and
+    // its replacement (which reads the fixed file) is Ready, every path answers.
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &["apply", "--yes", "-l", &stub, "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let result = &record["hosts"][0];
+    assert_eq!(result["host"], stub.as_str());
+    let pod = &result["pods"][0];
+    assert_eq!(pod["pod"], format!("coredns-{stub}-1"), "{result:#}");
+    assert_eq!(
+        pod["replacement"],
+        format!("coredns-{stub}-2"),
+        "{result:#}"
+    );
+    assert_eq!(pod["ok"], true, "{result:#}");
+    assert!(
+        result["verified"]["dns"]
+            .as_array()
+            .is_some_and(|d| d.len() == 3 && d.iter().all(|p| p["ok"] == true)),
+        "{result:#}"
+    );
     let state = lab.exec(&stub, "cat /run/lab-dns/cluster-dns.state");
     assert!(state.starts_with("Running"), "{state}");
     let (doc, code) = verify_json(&lab, &inv, &[]);
@@ -252,4 +275,53 @@ fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exi
             .is_some_and(|r| r.contains(&node)),
         "{doc:#}"
     );
+}
+
+/// Without cluster access (the control-plane node is down) nothing is skipped silently:
+/// the plan names the manual step instead of a cluster action, apply fixes the node's
+/// files alone, and verify still says cluster DNS fails and why the cluster was not read.
+#[test]
+fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails() {
+    let lab = Lab::start(&["healthy", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let control_plane = lab.nodes[0].name.clone();
+    let stub = lab.node("stub-symlink").name.clone();
+    lab.stop(&control_plane);
+    // russh: a persisted OpenSSH master would still reach the stopped node.
+    let russh = ["--ssh-backend", "russh", "-l", stub.as_str()];
+
+    let shown = dnsfix(&lab, &inv, &[&["plan"][..], &russh].concat());
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("Recreate the CoreDNS and nodelocaldns pods on this node")
+            && text.contains("dnsfix cannot do it: the cluster could not be read")
+            && text.contains(&control_plane)
+            && !text.contains("cluster (kubectl on"),
+        "{}",
+        describe(&shown)
+    );
+
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &[&["apply", "--yes", "--format", "json"][..], &russh].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    assert_eq!(record["hosts"][0]["outcome"], "applied", "{record:#}");
+    assert!(record["hosts"][0].get("pods").is_none(), "{record:#}");
+
+    let (doc, code) = verify_json(&lab, &inv, &russh);
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(
+        paths(&doc, &stub),
+        [
+            path("upstream", "192.0.2.53", true, "ssh"),
+            path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
+        ],
+        "{doc:#}"
+    );
+    assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
 }

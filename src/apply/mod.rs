@@ -44,6 +44,8 @@ pub struct ApplyOptions {
     /// How long a restarted unit has to become healthy.
     pub health_timeout: Duration,
     pub forks: usize,
+    /// The inventory's `kube_control_plane` hosts: kubectl runs on the first that answers.
+    pub control_plane: Vec<Host>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +178,9 @@ pub struct HostResult {
     pub handlers: Vec<HandlerResult>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub verified: Option<Verified>,
+    /// The node's DNS pods deleted through the cluster's API and their replacements.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub pods: Vec<crate::cluster::PodRecreation>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
     /// What the plan asked for here (kept in the run record for rollback).
@@ -194,6 +199,7 @@ impl HostResult {
             steps: Vec::new(),
             handlers: Vec::new(),
             verified: None,
+            pods: Vec::new(),
             error: None,
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),
@@ -466,6 +472,9 @@ async fn apply_on(
             change.target()
         ));
     }
+    if plan.cluster.iter().any(|a| a.reasons().is_empty()) {
+        return Err("refused: a cluster action is asked for by no playbook".into());
+    }
     let allows: Vec<&crate::playbook::Allow> = ctx
         .allows
         .iter()
@@ -573,6 +582,12 @@ async fn apply_on(
             remaining.join(", ")
         ));
     }
+    // 5. The cluster's side: the node's DNS pods read the kubelet's new file only when
+    // they are created anew.
+    let recreated = !plan.cluster.is_empty();
+    if recreated {
+        recreate_dns_pods(ctx, host, &after, result).await?;
+    }
     // Real queries: the files say DNS is fixed, the servers must say so too.
     let dns = crate::verify::check_node(
         session,
@@ -615,7 +630,28 @@ async fn apply_on(
             upstream_failures.join("; ")
         ));
     }
-    // 5. Only now is the plan done on this node: a re-run restarts nothing.
+    // Recreated DNS pods must answer too.
+    let cluster_failures: Vec<String> = result
+        .verified
+        .iter()
+        .flat_map(|v| &v.dns)
+        .filter(|p| recreated && !p.ok && p.probe.path != crate::verify::Path::Upstream)
+        .map(|p| {
+            format!(
+                "{} {}: {}",
+                p.probe.server,
+                p.probe.name,
+                p.reason.as_deref().unwrap_or("failed")
+            )
+        })
+        .collect();
+    if !cluster_failures.is_empty() {
+        return Err(format!(
+            "cluster DNS does not answer after its pods were recreated: {}",
+            cluster_failures.join("; ")
+        ));
+    }
+    // 6. Only now is the plan done on this node: a re-run restarts nothing.
     let mark = script::mark_done_script(&ctx.run_id, &marker)?;
     let out = crate::gather::run_as_root(session, target, &mark)
         .await
@@ -627,6 +663,31 @@ async fn apply_on(
         ));
     }
     Ok(())
+}
+
+/// Deletes the node's CoreDNS and nodelocaldns pods through kubectl on a control-plane host
+/// and waits for Ready replacements. The node's names come from its facts as gathered now,
+/// never from the plan file; a replacement that does not come up fails the host.
+async fn recreate_dns_pods(
+    ctx: &Context,
+    host: &Host,
+    facts: &crate::facts::NodeFacts,
+    result: &mut HostResult,
+) -> Result<(), String> {
+    let names = crate::cluster::node_names(host, facts);
+    let mut kubectl = crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.control_plane)
+        .await
+        .map_err(|why| {
+            format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
+        })?;
+    let done =
+        crate::cluster::recreate_node_pods(&mut kubectl, &names, ctx.options.health_timeout).await;
+    kubectl.close().await;
+    result.pods = done.map_err(|e| format!("recreating the DNS pods: {e}"))?;
+    match result.pods.iter().find(|p| !p.ok) {
+        Some(p) => Err(format!("DNS pod {} on {}: {}", p.pod, p.node, p.message)),
+        None => Ok(()),
+    }
 }
 
 /// `changes` with the redacted values of every file put back from the file on the node;

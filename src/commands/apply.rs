@@ -35,6 +35,7 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             max_fail_percentage: args.max_fail_percentage,
             health_timeout: args.health_timeout,
             forks: config.forks,
+            control_plane: ctx.control_plane(),
         },
         update_inventory: args.update_inventory,
         plan_file: args.plan.as_deref(),
@@ -119,7 +120,8 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
         }
     }
     for host in &plan.hosts {
-        for reason in host.changes.iter().flat_map(|c| c.reasons()) {
+        let cluster = host.cluster.iter().flat_map(|a| a.reasons());
+        for reason in host.changes.iter().flat_map(|c| c.reasons()).chain(cluster) {
             if !plan.playbooks.iter().any(|p| p.name == reason.playbook) {
                 return Err(Error::PlanRefused(format!(
                     "host {}: a change is attributed to playbook {}, which the plan does not list: refused",

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::cluster::Cluster;
 use crate::config::Config;
 use crate::error::Error;
 use crate::gather::{self, HostOutcome};
@@ -93,5 +94,36 @@ impl<'c> Context<'c> {
         ));
         self.sink.finish();
         outcomes
+    }
+
+    /// The inventory's `kube_control_plane` hosts (whatever `--limit` selected): where
+    /// kubectl runs, as Kubespray runs it.
+    pub fn control_plane(&self) -> Vec<Host> {
+        self.inventory
+            .group_members("kube_control_plane")
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|name| self.inventory.host(name).cloned())
+            .collect()
+    }
+
+    /// [`Context::gather`], reading the cluster's DNS pods meanwhile.
+    pub fn gather_with_cluster(&self, extra: Vec<String>) -> (Vec<HostOutcome>, Cluster) {
+        let control_plane = self.control_plane();
+        let hosts = self.hosts();
+        let (outcomes, cluster) = self.runtime.block_on(async {
+            tokio::join!(
+                gather::gather(
+                    &hosts,
+                    Arc::clone(&self.transport),
+                    self.config.forks,
+                    Arc::clone(&self.sink),
+                    Arc::new(extra),
+                ),
+                crate::cluster::read(&self.transport, &control_plane)
+            )
+        });
+        self.sink.finish();
+        (outcomes, cluster)
     }
 }

@@ -41,7 +41,8 @@ pub fn run(config: &Config, args: &PlanConfig) -> Result<u8, Error> {
 /// Returns the plan and whether a host could not be gathered.
 pub(super) fn make(ctx: &Context, playbooks: &Playbooks) -> (Plan, bool) {
     // What the playbooks may write is read too, so the plan knows what it replaces.
-    let outcomes = ctx.gather(playbooks.paths_to_gather());
+    // The cluster is read meanwhile: the DNS pods a fix recreates are in the plan.
+    let (outcomes, cluster) = ctx.gather_with_cluster(playbooks.paths_to_gather());
     let unreachable = outcomes.iter().any(|o| o.result.is_err());
     let plan = plan::build(
         &ctx.inventory,
@@ -49,6 +50,7 @@ pub(super) fn make(ctx: &Context, playbooks: &Playbooks) -> (Plan, bool) {
         &ctx.hosts(),
         &outcomes,
         playbooks,
+        &cluster,
     );
     (plan, unreachable)
 }

@@ -62,6 +62,8 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         max_fail_percentage: 100,
         health_timeout: args.health_timeout,
         forks: config.forks,
+        // A rollback recreates no pod: it puts files back.
+        control_plane: Vec::new(),
     };
     let rollback_id = record::new_run_id();
     let started = crate::plan::now_rfc3339();

@@ -13,13 +13,7 @@ pub fn run(config: &Config, args: &VerifyConfig) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
     // The cluster's view of its DNS pods, from the first control-plane host that can give
     // it (whatever --limit selected).
-    let control_plane: Vec<crate::inventory::Host> = ctx
-        .inventory
-        .group_members("kube_control_plane")
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|name| ctx.inventory.host(name).cloned())
-        .collect();
+    let control_plane = ctx.control_plane();
     let cluster = Arc::new(
         ctx.runtime
             .block_on(crate::cluster::read(&ctx.transport, &control_plane)),

@@ -285,6 +285,7 @@ mod tests {
                     reasons: Vec::new(),
                 },
             ],
+            cluster: Vec::new(),
             handlers: Vec::new(),
             blocked: Vec::new(),
             notes: Vec::new(),

@@ -94,6 +94,9 @@ fn summary(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "| files | {} |", s.files);
     let _ = writeln!(out, "| sysctls | {} |", s.sysctls);
     let _ = writeln!(out, "| kernel modules | {} |", s.modules);
+    if s.pods > 0 {
+        let _ = writeln!(out, "| DNS pods recreated | {} |", s.pods);
+    }
     let restarts: Vec<String> = s
         .restarts
         .iter()
@@ -195,6 +198,17 @@ fn host_section(out: &mut String, host: &HostPlan, hosts: &[&str]) {
             );
             for r in &h.reasons {
                 let _ = writeln!(out, "  - ← {}", text(r));
+            }
+        }
+        out.push('\n');
+    }
+    if !host.cluster.is_empty() {
+        let via = super::render::cluster_via(&host.cluster);
+        let _ = writeln!(out, "### Cluster (kubectl on {})\n", text(&via));
+        for a in &host.cluster {
+            let _ = writeln!(out, "- {}", text(&super::render::cluster_action(a)));
+            for r in a.reasons() {
+                let _ = writeln!(out, "  - ← {}: {}", code(&r.playbook), text(&r.task));
             }
         }
         out.push('\n');

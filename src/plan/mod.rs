@@ -32,6 +32,7 @@ pub fn build(
     hosts: &[&Host],
     outcomes: &[HostOutcome],
     playbooks: &Playbooks,
+    cluster: &crate::cluster::Cluster,
 ) -> Plan {
     let gathered: Vec<(&Host, &NodeFacts)> = hosts
         .iter()
@@ -70,7 +71,15 @@ pub fn build(
                     .filter(|(_, hosts)| hosts.contains(&host.name))
                     .map(|(p, _)| p)
                     .collect();
-                plan_reachable(host, facts, &findings, playbooks, &applicable, &mut wanted)
+                let view = cluster.node_view(crate::cluster::node_names(host, facts));
+                plan_reachable(
+                    host,
+                    facts,
+                    &findings,
+                    (playbooks, &applicable),
+                    &view,
+                    &mut wanted,
+                )
             }
             Err(error) => error_plan(
                 &host.name,
@@ -123,8 +132,8 @@ fn plan_reachable(
     host: &Host,
     facts: &NodeFacts,
     findings: &[Finding],
-    playbooks: &Playbooks,
-    applicable: &[&Playbook],
+    (playbooks, applicable): (&Playbooks, &[&Playbook]),
+    cluster: &crate::cluster::NodeView,
     wanted: &mut Vec<inventory_change::Wanted>,
 ) -> HostPlan {
     let records: Vec<FindingRecord> = findings
@@ -146,7 +155,8 @@ fn plan_reachable(
     let base = minijinja::Value::from(minijinja::value::Serde(context::build(
         host, facts, findings,
     )));
-    let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing) {
+    let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing, cluster)
+    {
         Ok(run) => run,
         Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
     };
@@ -244,6 +254,8 @@ fn host_plan(
         facts: Some(digest),
         changes: run.changes,
         handlers: run.handlers,
+        // Pods are recreated for a node change (the kubelet's new resolv.conf), never alone.
+        cluster: if changing { run.cluster } else { Vec::new() },
         blocked: run.blocked,
         notes: run.notes,
         unchanged,
@@ -338,6 +350,7 @@ fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: Str
         facts: None,
         changes: Vec::new(),
         handlers: Vec::new(),
+        cluster: Vec::new(),
         blocked: Vec::new(),
         notes: Vec::new(),
         unchanged: Vec::new(),
@@ -367,6 +380,11 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
                 Change::WriteFile { .. } => summary.files += 1,
                 Change::Sysctl { .. } => summary.sysctls += 1,
                 Change::LoadModule { .. } => summary.modules += 1,
+            }
+        }
+        for action in &host.cluster {
+            match action {
+                model::ClusterAction::RecreateDnsPods { pods, .. } => summary.pods += pods.len(),
             }
         }
         for handler in &host.handlers {

@@ -76,6 +76,9 @@ pub struct HostPlan {
     pub facts: Option<FactDigest>,
     pub changes: Vec<Change>,
     pub handlers: Vec<HandlerRun>,
+    /// What is done through the cluster's API for this node, after its handlers ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster: Vec<ClusterAction>,
     /// Playbooks that apply here but cannot fix automatically, with the reason.
     pub blocked: Vec<Blocked>,
     /// Things the reviewer should know that do not block the plan.
@@ -249,6 +252,54 @@ impl Change {
     }
 }
 
+/// Something done through the cluster's API (kubectl on a control-plane host) rather than
+/// on the node, after the node's handlers ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClusterAction {
+    /// Delete the CoreDNS and nodelocaldns pods running on the node, one at a time, each
+    /// followed by a bounded wait for a Ready replacement: a pod reads the kubelet's
+    /// resolv.conf once, when it is created.
+    RecreateDnsPods {
+        /// The names the node may have in the cluster (`--hostname-override`, hostname,
+        /// inventory name).
+        node: Vec<String>,
+        /// The pods there when the plan was made; apply lists them again.
+        pods: Vec<PodState>,
+        /// The control-plane host kubectl ran on.
+        via: String,
+        reasons: Vec<Reason>,
+    },
+}
+
+impl ClusterAction {
+    pub fn reasons(&self) -> &[Reason] {
+        match self {
+            ClusterAction::RecreateDnsPods { reasons, .. } => reasons,
+        }
+    }
+
+    /// Does `other` act on the same thing (whatever its reasons)?
+    pub fn same_target(&self, other: &ClusterAction) -> bool {
+        match (self, other) {
+            (
+                ClusterAction::RecreateDnsPods { node: a, .. },
+                ClusterAction::RecreateDnsPods { node: b, .. },
+            ) => a == b,
+        }
+    }
+}
+
+/// A DNS pod as the plan saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodState {
+    pub name: String,
+    /// `coredns` or `nodelocaldns`.
+    pub app: String,
+    /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
+    pub state: String,
+}
+
 /// A handler that fires because something it watches changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandlerRun {
@@ -341,6 +392,9 @@ pub struct Summary {
     pub files: usize,
     pub sysctls: usize,
     pub modules: usize,
+    /// DNS pods to recreate through the cluster's API.
+    #[serde(default)]
+    pub pods: usize,
     /// Handler runs by what they do: `kubelet restart`, `NetworkManager reload`.
     pub restarts: BTreeMap<String, usize>,
     /// The smallest restart batch of any handler.

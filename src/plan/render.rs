@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use similar::{ChangeTag, TextDiff};
 
 use super::model::{
-    Blocked, Change, FindingRecord, HandlerRun, HostPlan, HostStatus, InventoryChange, Note, Plan,
-    Summary,
+    Blocked, Change, ClusterAction, FindingRecord, HandlerRun, HostPlan, HostStatus,
+    InventoryChange, Note, Plan, Summary,
 };
 use crate::diagnose::{FindingStatus, Severity};
 
@@ -188,6 +188,7 @@ fn has_something_to_say(host: &HostPlan) -> bool {
         || !host.findings.is_empty()
         || !host.changes.is_empty()
         || !host.handlers.is_empty()
+        || !host.cluster.is_empty()
         || !host.blocked.is_empty()
         || !host.notes.is_empty()
 }
@@ -221,6 +222,19 @@ fn block(host: &HostPlan, paint: Paint) -> String {
         let _ = writeln!(out, "{SECTION}handlers:");
         for h in &host.handlers {
             handler(&mut out, h);
+        }
+    }
+    if !host.cluster.is_empty() {
+        let _ = writeln!(
+            out,
+            "{SECTION}cluster (kubectl on {}):",
+            cluster_via(&host.cluster)
+        );
+        for a in &host.cluster {
+            let _ = writeln!(out, "{ENTRY}{}", cluster_action(a));
+            for r in a.reasons() {
+                let _ = writeln!(out, "{DETAIL}← {}: {}", r.playbook, r.task);
+            }
         }
     }
     if !host.blocked.is_empty() {
@@ -347,6 +361,36 @@ fn handler(out: &mut String, h: &HandlerRun) {
     let _ = writeln!(out, "{ENTRY}{verb} {} (batches of {})", h.unit, h.serial);
     for r in &h.reasons {
         let _ = writeln!(out, "{DETAIL}← {r}");
+    }
+}
+
+/// The control-plane host(s) the cluster actions go through.
+pub(super) fn cluster_via(actions: &[ClusterAction]) -> String {
+    let mut via: Vec<&str> = actions
+        .iter()
+        .map(|a| match a {
+            ClusterAction::RecreateDnsPods { via, .. } => via.as_str(),
+        })
+        .collect();
+    via.dedup();
+    via.join(", ")
+}
+
+/// One cluster action for humans, without pod names (they differ on every node, and
+/// identical hosts must still share a block; the JSON names them).
+pub(super) fn cluster_action(action: &ClusterAction) -> String {
+    match action {
+        ClusterAction::RecreateDnsPods { pods, .. } => {
+            let now: Vec<String> = pods
+                .iter()
+                .map(|p| format!("{} {}", p.app, p.state))
+                .collect();
+            format!(
+                "recreate this node's DNS pods after the restart, one at a time, each waiting \
+                 for a Ready replacement (now: {})",
+                now.join("; ")
+            )
+        }
     }
 }
 
@@ -484,6 +528,9 @@ fn summary(s: &Summary) -> String {
         }
         parts.push(part);
     }
+    if s.pods > 0 {
+        parts.push(format!("{} recreated", count(s.pods, "DNS pod")));
+    }
     if !parts.is_empty() {
         let _ = write!(line, ": {}", parts.join(", "));
     }
@@ -536,6 +583,7 @@ pub(super) fn without_facts(plan: &Plan) -> Plan {
                 facts: None,
                 changes: h.changes.clone(),
                 handlers: h.handlers.clone(),
+                cluster: h.cluster.clone(),
                 blocked: h.blocked.clone(),
                 notes: h.notes.clone(),
                 unchanged: h.unchanged.clone(),
@@ -662,6 +710,7 @@ rotateCertificates: true
             facts: None,
             changes: Vec::new(),
             handlers: Vec::new(),
+            cluster: Vec::new(),
             blocked: Vec::new(),
             notes: Vec::new(),
             unchanged: Vec::new(),
@@ -762,6 +811,55 @@ rotateCertificates: true
             ..host("node1", HostStatus::Changes)
         };
         plan(vec![h], Summary::default())
+    }
+
+    /// Each node's DNS pods have their own names; hosts alike otherwise still share a
+    /// block, which says what is recreated and through which host.
+    #[test]
+    fn cluster_actions_show_pod_states_not_names() {
+        let with_pods = |name: &str, pod: &str| HostPlan {
+            cluster: vec![ClusterAction::RecreateDnsPods {
+                node: vec![name.to_owned()],
+                pods: vec![super::super::model::PodState {
+                    name: pod.to_owned(),
+                    app: "coredns".to_owned(),
+                    state: "CrashLoopBackOff, 5 restarts, loop detected".to_owned(),
+                }],
+                via: "cp1".to_owned(),
+                reasons: vec![reason(
+                    "kubelet-resolvconf",
+                    "recreate the cluster DNS pods on this node",
+                    &[],
+                )],
+            }],
+            ..loopback_host(name)
+        };
+        let p = plan(
+            vec![
+                with_pods("node1", "coredns-a-1"),
+                with_pods("node2", "coredns-b-7"),
+            ],
+            Summary {
+                hosts: 2,
+                hosts_changing: 2,
+                pods: 2,
+                ..Summary::default()
+            },
+        );
+        let out = text(&p, false);
+        assert!(out.contains("== node1, node2: same change\n"), "{out}");
+        assert!(
+            out.contains(
+                "  cluster (kubectl on cp1):\n    recreate this node's DNS pods after the \
+                 restart, one at a time, each waiting for a Ready replacement (now: coredns \
+                 CrashLoopBackOff, 5 restarts, loop detected)\n        ← kubelet-resolvconf: \
+                 recreate the cluster DNS pods on this node\n"
+            ),
+            "{out}"
+        );
+        assert!(!out.contains("coredns-a-1"), "{out}");
+        assert!(out.contains("2 DNS pods recreated"), "{out}");
+        assert!(json(&p).contains("\"name\": \"coredns-b-7\""));
     }
 
     #[test]
@@ -1315,6 +1413,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 files: 4,
                 sysctls: 1,
                 modules: 1,
+                pods: 0,
                 restarts: BTreeMap::from([("kubelet restart".to_owned(), 3)]),
                 serial: Some(Batch::Count(1)),
                 inventory_files: 1,

@@ -20,6 +20,7 @@ pub enum Module {
     InventorySet,
     Note,
     Fail,
+    DnsPods,
 }
 
 impl Module {
@@ -34,6 +35,7 @@ impl Module {
             Module::InventorySet => "inventory_set",
             Module::Note => "note",
             Module::Fail => "fail",
+            Module::DnsPods => "dns_pods",
         }
     }
 
@@ -48,6 +50,7 @@ impl Module {
             Module::Service => (&["name"], &["state"]),
             Module::InventorySet => (&["key", "value"], &[]),
             Module::Note | Module::Fail => (&["msg"], &[]),
+            Module::DnsPods => (&["state"], &[]),
         }
     }
 }
@@ -65,6 +68,16 @@ pub enum Action {
     Note(MessageArgs),
     /// Block the playbook on this host, saying why.
     Fail(MessageArgs),
+    /// Recreate the node's CoreDNS and nodelocaldns pods through the cluster's API.
+    DnsPods(DnsPodsArgs),
+}
+
+/// `dns_pods`: `state: recreated` deletes the node's CoreDNS and nodelocaldns pods after
+/// its handlers ran and waits for Ready replacements (a cluster action); without cluster
+/// access the plan names the step to do by hand instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DnsPodsArgs {
+    pub state: Value,
 }
 
 /// `template`: render the template `src` whole into `dest` (a new file gets `mode`,
@@ -203,6 +216,9 @@ impl Action {
             Module::Fail => Action::Fail(MessageArgs {
                 msg: args.need("msg")?,
             }),
+            Module::DnsPods => Action::DnsPods(DnsPodsArgs {
+                state: args.need("state")?,
+            }),
             Module::Service => return Err(ArgsError::HandlerOnly),
         })
     }
@@ -215,6 +231,7 @@ impl Action {
             Action::Sysctl(_) => Module::Sysctl,
             Action::Modprobe(_) => Module::Modprobe,
             Action::InventorySet(_) => Module::InventorySet,
+            Action::DnsPods(_) => Module::DnsPods,
             Action::Note(_) => Module::Note,
             Action::Fail(_) => Module::Fail,
         }
@@ -228,7 +245,9 @@ impl Action {
             Action::EnvFlag(args) => vec![&args.path],
             Action::Sysctl(args) => args.file.iter().collect(),
             Action::Modprobe(args) => args.file.iter().collect(),
-            Action::InventorySet(_) | Action::Note(_) | Action::Fail(_) => Vec::new(),
+            Action::InventorySet(_) | Action::Note(_) | Action::Fail(_) | Action::DnsPods(_) => {
+                Vec::new()
+            }
         };
         values.into_iter().filter_map(Value::literal_str).collect()
     }

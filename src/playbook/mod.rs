@@ -598,6 +598,7 @@ impl Checker<'_> {
             (Module::InventorySet, &task.inventory_set),
             (Module::Note, &task.note),
             (Module::Fail, &task.fail),
+            (Module::DnsPods, &task.dns_pods),
         ];
         let used: Vec<_> = candidates
             .iter()
@@ -611,7 +612,7 @@ impl Checker<'_> {
                     line,
                     format!(
                         "{owner} uses no module (one of template, yaml_set, env_flag, sysctl, \
-                         modprobe, service, inventory_set, note, fail)"
+                         modprobe, service, inventory_set, note, fail, dns_pods)"
                     ),
                 ));
             }

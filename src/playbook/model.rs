@@ -78,6 +78,7 @@ pub struct TaskFile {
     pub inventory_set: Option<BTreeMap<String, serde_norway::Value>>,
     pub note: Option<BTreeMap<String, serde_norway::Value>>,
     pub fail: Option<BTreeMap<String, serde_norway::Value>>,
+    pub dns_pods: Option<BTreeMap<String, serde_norway::Value>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -121,6 +121,8 @@ pub enum PlanErrorKind {
     ModeNotOctal { text: String },
     #[error("state must be present or absent, not {got}")]
     EditState { got: Json },
+    #[error("state must be recreated, not {got:?}")]
+    PodState { got: String },
     #[error("state must be restarted or reloaded, not {got:?}")]
     HandlerState { got: String },
     #[error("list items must be strings, not {got}")]

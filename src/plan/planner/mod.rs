@@ -16,6 +16,7 @@
 
 mod args;
 mod boot;
+mod dns_pods;
 mod env_flag;
 mod error;
 mod fail;
@@ -40,7 +41,7 @@ pub use inventory_set::InventorySet;
 pub use modprobe::MODULES_FILE;
 pub use sysctl::SYSCTL_FILE;
 
-use super::model::{Blocked, Change, FactDigest, HandlerRun, Note, Reason};
+use super::model::{Blocked, Change, ClusterAction, FactDigest, HandlerRun, Note, Reason};
 use crate::facts::NodeFacts;
 use crate::facts::raw::sha256_hex;
 use crate::playbook::{Action, Handler, Playbook, Task, Value};
@@ -53,6 +54,8 @@ pub struct HostRun {
     pub handlers: Vec<HandlerRun>,
     pub blocked: Vec<Blocked>,
     pub notes: Vec<Note>,
+    /// What the cluster's API is asked to do once the handlers ran.
+    pub cluster: Vec<ClusterAction>,
     /// The stated no-op reasons: tasks that found their target as wanted, playbooks whose
     /// `when` was false.
     pub unchanged: Vec<Note>,
@@ -64,6 +67,8 @@ pub struct HostRun {
 struct Run<'a> {
     env: &'a Environment<'static>,
     facts: &'a NodeFacts,
+    /// What the cluster said about this node.
+    cluster: &'a crate::cluster::NodeView,
     /// The host's context (`super::context::build`), under each playbook's vars.
     base: &'a Ctx,
     digest: FactDigest,
@@ -102,10 +107,12 @@ pub fn plan_host(
     facts: &NodeFacts,
     base: &Ctx,
     failing: &BTreeSet<String>,
+    cluster: &crate::cluster::NodeView,
 ) -> Result<HostRun, PlanError> {
     let mut run = Run {
         env,
         facts,
+        cluster,
         base,
         digest: FactDigest {
             boot_id: facts.boot_id.clone(),
@@ -303,6 +310,7 @@ impl<'a> Run<'a> {
             Action::InventorySet(args) => self.inventory_set(args, ctx, state, reason),
             Action::Note(args) => self.note(args, ctx, state, reason),
             Action::Fail(args) => self.fail(args, ctx),
+            Action::DnsPods(args) => self.dns_pods(args, ctx, state, reason),
         }
     }
 
@@ -313,6 +321,7 @@ impl<'a> Run<'a> {
             handlers,
             blocked,
             notes: state.notes.clone(),
+            cluster: state.cluster.clone(),
             unchanged: state.unchanged.clone(),
             inventory_sets: state.inventory_sets.clone(),
             ..HostRun::default()
@@ -393,13 +402,122 @@ mod tests {
 
     /// Plans `playbook` (a site playbook, no `fixes`) on a node with `files`.
     fn plan(playbook: &str, files: &[(&str, &str)]) -> Result<HostRun, PlanError> {
+        plan_in(
+            playbook,
+            files,
+            &crate::cluster::NodeView::Unavailable {
+                reason: "not read in this test".to_owned(),
+            },
+        )
+    }
+
+    fn plan_in(
+        playbook: &str,
+        files: &[(&str, &str)],
+        cluster: &crate::cluster::NodeView,
+    ) -> Result<HostRun, PlanError> {
         let env = Playbooks::load(None).expect("shipped playbooks load").env;
         let playbook = crate::playbook::parse("site.yml", playbook, &env).expect("loads");
         let facts = crate::testing::facts_from(files);
         let base = Ctx::from(minijinja::value::Serde(
             serde_json::json!({ "host": "node1" }),
         ));
-        plan_host(&[&playbook], &env, &facts, &base, &BTreeSet::new())
+        plan_host(&[&playbook], &env, &facts, &base, &BTreeSet::new(), cluster)
+    }
+
+    const RECREATE: &str = "name: site\ndescription: d\ntasks:\n  - name: recreate\n    \
+                            dns_pods:\n      state: recreated\n  - name: again\n    \
+                            dns_pods:\n      state: recreated\n";
+
+    fn pod(name: &str, app: &str, ready: bool) -> crate::cluster::DnsPod {
+        crate::cluster::DnsPod {
+            name: name.to_owned(),
+            app: app.to_owned(),
+            node: "node1".to_owned(),
+            phase: "Running".to_owned(),
+            ready,
+            restarts: if ready { 0 } else { 7 },
+            waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
+            loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
+        }
+    }
+
+    /// With the cluster read, `dns_pods` is one cluster action naming the pods on the
+    /// node as they are; two tasks asking give one action.
+    #[test]
+    fn dns_pods_recreates_the_node_pods_through_the_cluster() {
+        let view = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![
+                pod("coredns-5d78c9869d-x7k2p", "coredns", false),
+                pod("nodelocaldns-9wqzb", "nodelocaldns", true),
+            ],
+        };
+        let run = plan_in(RECREATE, &[], &view).expect("plans");
+        assert_eq!(run.cluster.len(), 1, "{:?}", run.cluster);
+        let ClusterAction::RecreateDnsPods {
+            node,
+            pods,
+            via,
+            reasons,
+        } = &run.cluster[0];
+        assert_eq!(
+            (node.as_slice(), via.as_str()),
+            (&["node1".to_owned()][..], "cp1")
+        );
+        assert_eq!(
+            pods.iter()
+                .map(|p| (p.name.as_str(), p.state.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                (
+                    "coredns-5d78c9869d-x7k2p",
+                    "CrashLoopBackOff, 7 restarts, loop detected"
+                ),
+                ("nodelocaldns-9wqzb", "ready"),
+            ]
+        );
+        assert_eq!(
+            reasons.iter().map(|r| r.task.as_str()).collect::<Vec<_>>(),
+            ["recreate", "again"]
+        );
+        assert!(run.notes.is_empty());
+
+        // No pod on the node: nothing to do, and the plan says why.
+        let empty = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: Vec::new(),
+        };
+        let run = plan_in(RECREATE, &[], &empty).expect("plans");
+        assert!(run.cluster.is_empty());
+        assert!(
+            run.unchanged.iter().any(|n| n
+                .message
+                .contains("no CoreDNS or nodelocaldns pod runs on node node1")),
+            "{:?}",
+            run.unchanged
+        );
+
+        // No cluster access: the manual step, with why.
+        let run = plan(RECREATE, &[]).expect("plans");
+        assert!(run.cluster.is_empty());
+        assert!(
+            run.notes[0]
+                .message
+                .contains("kubectl -n kube-system delete pod")
+                && run.notes[0].message.contains("not read in this test"),
+            "{:?}",
+            run.notes
+        );
+        let error = plan(&RECREATE.replace("recreated", "deleted"), &[]).expect_err("a bad state");
+        assert!(
+            error
+                .to_string()
+                .contains("state must be recreated, not \"deleted\""),
+            "{error}"
+        );
     }
 
     const FORWARD: &[(&str, &str)] = &[

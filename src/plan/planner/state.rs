@@ -34,6 +34,8 @@ pub(super) struct State {
     /// (handler name, playbook) → reasons.
     pub(super) notified: Vec<(String, String, String)>,
     pub(super) notes: Vec<Note>,
+    /// Cluster actions (`dns_pods`), in task order.
+    pub(super) cluster: Vec<crate::plan::model::ClusterAction>,
     /// Why tasks changed nothing ("resolvConf already …"), and playbooks whose `when` was
     /// false.
     pub(super) unchanged: Vec<Note>,

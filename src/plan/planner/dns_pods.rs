@@ -1,0 +1,71 @@
+//! `dns_pods`: `state: recreated` recreates the node's CoreDNS and nodelocaldns pods
+//! through the cluster's API once its handlers ran (a pod reads the kubelet's resolv.conf
+//! only when it is created). Without cluster access it names the step to do by hand.
+
+use minijinja::Value as Ctx;
+
+use super::error::PlanErrorKind;
+use super::{Outcome, Run, State};
+use crate::cluster::NodeView;
+use crate::plan::model::{ClusterAction, Note, PodState, Reason};
+use crate::playbook::action::DnsPodsArgs;
+
+impl Run<'_> {
+    pub(super) fn dns_pods(
+        &self,
+        args: &DnsPodsArgs,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        let wanted = self.string_arg(Some(&args.state), "state", ctx)?;
+        if wanted != "recreated" {
+            return Err(PlanErrorKind::PodState { got: wanted });
+        }
+        let note = |message: String| Note {
+            playbook: reason.playbook.clone(),
+            message,
+        };
+        match self.cluster {
+            NodeView::Unavailable { reason: why } => {
+                state.notes.push(note(format!(
+                    "Recreate the CoreDNS and nodelocaldns pods on this node after the kubelet \
+                     restart, so their replacements read the new resolv.conf: kubectl -n \
+                     kube-system delete pod -l 'k8s-app in (kube-dns,node-local-dns)' \
+                     --field-selector spec.nodeName=NODE. dnsfix cannot do it: the cluster \
+                     could not be read ({why})."
+                )));
+                Ok(Outcome::Unchanged)
+            }
+            NodeView::Read { names, pods, .. } if pods.is_empty() => Ok(Outcome::Already(format!(
+                "no CoreDNS or nodelocaldns pod runs on node {}: none to recreate",
+                names.first().map_or("?", String::as_str)
+            ))),
+            NodeView::Read { via, names, pods } => {
+                let action = ClusterAction::RecreateDnsPods {
+                    node: names.clone(),
+                    pods: pods
+                        .iter()
+                        .map(|p| PodState {
+                            name: p.name.clone(),
+                            app: p.app.clone(),
+                            state: p.state(),
+                        })
+                        .collect(),
+                    via: via.clone(),
+                    reasons: vec![reason.clone()],
+                };
+                // Two playbooks asking for it: one action, both reasons.
+                match state.cluster.iter_mut().find(|a| a.same_target(&action)) {
+                    Some(ClusterAction::RecreateDnsPods { reasons, .. }) => {
+                        if !reasons.contains(reason) {
+                            reasons.push(reason.clone());
+                        }
+                    }
+                    None => state.cluster.push(action),
+                }
+                Ok(Outcome::Unchanged)
+            }
+        }
+    }
+}
