@@ -74,7 +74,7 @@ fn pod_line(out: &mut String, pod: &DnsPod) {
 pub fn text(hosts: &[HostVerify], cluster: &Cluster) -> String {
     let mut out = String::new();
     match cluster {
-        Cluster::Read { via, pods } => {
+        Cluster::Read { via, pods, .. } => {
             let _ = writeln!(
                 out,
                 "cluster: {} DNS pods, read with kubectl on {}\n",

@@ -9,6 +9,8 @@
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
+pub mod corefile;
+
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -43,7 +45,13 @@ pub struct DnsPod {
 #[serde(rename_all = "snake_case", tag = "access")]
 pub enum Cluster {
     /// Read with kubectl on `via` (an inventory host).
-    Read { via: String, pods: Vec<DnsPod> },
+    Read {
+        via: String,
+        pods: Vec<DnsPod>,
+        /// What kube-system's ConfigMaps say about DNS.
+        #[serde(default)]
+        config: DnsConfig,
+    },
     /// No control-plane host answered with a kubectl that works: why, per host.
     Unavailable { reason: String },
 }
@@ -76,14 +84,143 @@ pub async fn read(transport: &Transport, control_plane: &[Host]) -> Cluster {
         Err(reason) => return Cluster::Unavailable { reason },
     };
     let result = kubectl.dns_pods_with_logs().await;
+    let config = match kubectl.run(GET_CONFIGMAPS).await {
+        Ok(out) => parse_configmaps(&out).unwrap_or_else(|error| DnsConfig {
+            error: Some(error),
+            ..DnsConfig::default()
+        }),
+        Err(error) => DnsConfig {
+            error: Some(error),
+            ..DnsConfig::default()
+        },
+    };
     let via = kubectl.via().to_owned();
     kubectl.close().await;
     match result {
-        Ok(pods) => Cluster::Read { via, pods },
+        Ok(pods) => Cluster::Read { via, pods, config },
         Err(e) => Cluster::Unavailable {
             reason: format!("{via}: {e}"),
         },
     }
+}
+
+/// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
+/// `nodelocaldns` (their Corefiles), `kube-proxy` (its mode) and kubeadm's
+/// `kubelet-config` (the kubelet settings `kubeadm upgrade node` writes to every node).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DnsConfig {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corefiles: Vec<Corefile>,
+    /// kube-proxy's `mode` (`""` is its default, iptables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_proxy_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeadm_kubelet: Option<KubeadmKubelet>,
+    /// Why the ConfigMaps could not be read, when they could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One Corefile of a ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Corefile {
+    /// `coredns` or `nodelocaldns`.
+    pub configmap: String,
+    /// The data key: `Corefile`, or nodelocaldns's `Corefile-second`.
+    pub key: String,
+    pub blocks: Vec<corefile::ServerBlock>,
+}
+
+impl Corefile {
+    /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
+    pub fn root(&self) -> Option<&corefile::ServerBlock> {
+        self.blocks
+            .iter()
+            .find(|b| b.zones.iter().any(|z| z == "." || z.starts_with(".:")))
+    }
+}
+
+/// The DNS settings of kubeadm's `kubelet-config` ConfigMap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KubeadmKubelet {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolv_conf: Option<String>,
+    #[serde(default)]
+    pub cluster_dns: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_domain: Option<String>,
+}
+
+const GET_CONFIGMAPS: &str =
+    "get configmap coredns nodelocaldns kube-proxy kubelet-config --ignore-not-found -o json";
+
+/// The DNS configuration in a `kubectl get configmap ... -o json` answer (a List, or one
+/// ConfigMap when only one was asked for).
+pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
+    let doc: Value =
+        serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
+    let items: Vec<&Value> = match doc["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None if doc["kind"] == "ConfigMap" => vec![&doc],
+        None => return Err("kubectl's answer has no ConfigMaps".to_owned()),
+    };
+    let mut config = DnsConfig::default();
+    for item in items {
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let Some(data) = item["data"].as_object() else {
+            continue;
+        };
+        let text = |key: &str| data.get(key).and_then(Value::as_str);
+        match name {
+            "coredns" | "nodelocaldns" => {
+                for (key, value) in data {
+                    if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
+                        config.corefiles.push(Corefile {
+                            configmap: name.to_owned(),
+                            key: key.clone(),
+                            blocks: corefile::parse(text),
+                        });
+                    }
+                }
+            }
+            "kube-proxy" => {
+                let yaml: Option<serde_norway::Value> =
+                    text("config.conf").and_then(|t| serde_norway::from_str(t).ok());
+                config.kube_proxy_mode = yaml.map(|y| {
+                    y.get("mode")
+                        .and_then(serde_norway::Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                });
+            }
+            "kubelet-config" => {
+                let yaml: Option<serde_norway::Value> =
+                    text("kubelet").and_then(|t| serde_norway::from_str(t).ok());
+                config.kubeadm_kubelet = yaml.map(|y| {
+                    let string = |k: &str| {
+                        y.get(k)
+                            .and_then(serde_norway::Value::as_str)
+                            .map(str::to_owned)
+                    };
+                    KubeadmKubelet {
+                        resolv_conf: string("resolvConf"),
+                        cluster_dns: y
+                            .get("clusterDNS")
+                            .and_then(serde_norway::Value::as_sequence)
+                            .map(|s| {
+                                s.iter()
+                                    .filter_map(|v| v.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        cluster_domain: string("clusterDomain"),
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(config)
 }
 
 /// What the plan knows of the cluster for one node.
@@ -103,7 +240,7 @@ impl Cluster {
     /// The view of the node with these `names` ([`node_names`]).
     pub fn node_view(&self, names: Vec<String>) -> NodeView {
         match self {
-            Cluster::Read { via, pods } => NodeView::Read {
+            Cluster::Read { via, pods, .. } => NodeView::Read {
                 via: via.clone(),
                 pods: pods
                     .iter()
@@ -459,6 +596,50 @@ mod tests {
        "spec":{"nodeName":"node2","hostNetwork":true},
        "status":{"phase":"Running","containerStatuses":[{"name":"node-cache","ready":true,
          "restartCount":0,"state":{"running":{"startedAt":"2026-11-20T08:00:00Z"}}}]}}]}"#;
+
+    /// The lab's ConfigMaps (Kubespray's templates rendered with its defaults, kubeadm's
+    /// kubelet-config): Corefiles, kube-proxy's mode and the kubelet settings.
+    #[test]
+    fn configmaps_are_read_from_kubectl_json() {
+        let config = parse_configmaps(include_bytes!("../../tests/lab/standins/configmaps.json"))
+            .expect("configmaps");
+        let coredns = config
+            .corefiles
+            .iter()
+            .find(|c| c.configmap == "coredns")
+            .expect("coredns");
+        let root = coredns.root().expect(".:53");
+        let forward = root.forward.as_ref().expect("forward");
+        assert_eq!(
+            (forward.to.as_slice(), root.loop_plugin),
+            (&["/etc/resolv.conf".to_owned()][..], true)
+        );
+        let nodelocal = config
+            .corefiles
+            .iter()
+            .find(|c| c.configmap == "nodelocaldns")
+            .expect("nodelocaldns");
+        assert_eq!(nodelocal.blocks.len(), 4);
+        assert!(
+            nodelocal
+                .root()
+                .and_then(|b| b.forward.as_ref())
+                .is_some_and(corefile::Forward::to_resolv_conf)
+        );
+        assert_eq!(config.kube_proxy_mode.as_deref(), Some("ipvs"));
+        let kubelet = config.kubeadm_kubelet.expect("kubelet-config");
+        assert_eq!(
+            kubelet.resolv_conf.as_deref(),
+            Some("/run/systemd/resolve/resolv.conf")
+        );
+        assert_eq!(kubelet.cluster_dns, ["10.96.0.10"]);
+        assert!(config.error.is_none());
+        // One ConfigMap comes back as itself, not in a List.
+        let one = parse_configmaps(br#"{"kind":"ConfigMap","metadata":{"name":"kube-proxy"},"data":{"config.conf":"mode: \"\"\n"}}"#)
+            .expect("one");
+        assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
+        assert!(parse_configmaps(b"[]").is_err());
+    }
 
     #[test]
     fn pods_are_read_from_kubectl_json() {
