@@ -319,7 +319,7 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
 /// restarted; the untouched plan then applies.
 #[test]
 fn a_tampered_plan_is_refused_and_nothing_is_written() {
-    use dnsfix::facts::raw::sha256_hex;
+    use dnsfix::util::sha256_hex;
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());

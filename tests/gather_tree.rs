@@ -108,7 +108,7 @@ exec dash "$script" </dev/null
 
 fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
     std::fs::create_dir_all(scratch).expect("scratch");
-    let nonce = raw::nonce();
+    let nonce = dnsfix::util::nonce();
     let script = scratch.join("gather.sh");
     std::fs::write(&script, raw::script(&nonce)).expect("write script");
     let units = std::fs::read_to_string(tree.join(".dnsfix/cmd/units")).unwrap_or_default();

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Command;
 
 use dnsfix::apply::script::{apply_script, rollback_script};
-use dnsfix::facts::raw::sha256_hex;
 use dnsfix::node_script::{Boundary, RecordKind, records};
 use dnsfix::plan::model::Change;
+use dnsfix::util::sha256_hex;
 
 const TARGET: &str = "/var/lib/node/etc/dnsfix.conf";
 

@@ -85,7 +85,7 @@ fn review_renderings(lab: &Lab, inventory: &Path, saved: &Path, text: &str) {
         text,
         "show renders the saved plan as plan printed it"
     );
-    let sha = dnsfix::facts::raw::sha256_hex(&std::fs::read(saved).expect("read plan"));
+    let sha = dnsfix::util::sha256_hex(&std::fs::read(saved).expect("read plan"));
     assert!(
         stderr(&out).contains(&format!("sha256 {sha}")),
         "{}",
@@ -110,7 +110,7 @@ fn review_renderings(lab: &Lab, inventory: &Path, saved: &Path, text: &str) {
     assert_eq!(String::from_utf8_lossy(&out.stdout), markdown);
     let doc: Plan =
         serde_json::from_str(&std::fs::read_to_string(&saved_md).expect("read")).expect("plan");
-    let sha = dnsfix::facts::raw::sha256_hex(&std::fs::read(&saved_md).expect("read"));
+    let sha = dnsfix::util::sha256_hex(&std::fs::read(&saved_md).expect("read"));
     assert!(
         markdown.contains(&sha),
         "the Markdown names the file's sha256"

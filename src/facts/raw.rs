@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 /// The largest file body kept. Larger files are cut and marked `truncated` (and get no
 /// sha256, since the digest of a prefix would be a lie).
@@ -13,8 +12,9 @@ pub const FILE_CAP: usize = 1024 * 1024;
 
 const SCRIPT: &str = include_str!("gather.sh");
 
+pub use crate::node_script::safe_path;
 use crate::node_script::{Boundary, KUBELET_UNITS, RecordKind};
-pub use crate::node_script::{nonce, safe_path};
+use crate::util::sha256_hex;
 
 /// The script for one run, with `nonce` in its record boundary.
 pub fn script(nonce: &str) -> String {
@@ -403,18 +403,10 @@ fn normalize(path: &std::path::Path) -> String {
     format!("/{}", parts.join("/"))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::nonce;
 
     fn path_nonce(nonce: &str) -> String {
         Boundary::from_nonce(nonce).path_prefix()
