@@ -252,7 +252,9 @@ impl RawFacts {
 /// stands for the node's `/etc/resolv.conf`, symlinks are kept as symlinks (resolved
 /// inside `root`), and `root/.dnsfix/cmd/NAME` / `root/.dnsfix/pid/NAME` stand for command
 /// output and pids. Fixture tests describe nodes this way, so a new incident is a new
-/// folder, not new code.
+/// folder, not new code. Test support: built for tests and with the `testing` feature
+/// (the integration tests enable it), never into the shipped binary.
+#[cfg(any(test, feature = "testing"))]
 pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
     let mut raw = RawFacts::default();
     let meta = root.join(".dnsfix");
@@ -348,6 +350,7 @@ pub const CONF_DIRS: &[&str] = &[
     "/usr/lib/modules-load.d",
 ];
 
+#[cfg(any(test, feature = "testing"))]
 fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
@@ -389,6 +392,7 @@ fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> st
 }
 
 /// Lexically resolves `.` and `..` in an absolute path.
+#[cfg(any(test, feature = "testing"))]
 fn normalize(path: &std::path::Path) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in path.components() {
