@@ -10,7 +10,7 @@
 //!
 //! The task is one `group_by` looped over a mapping, with `group_names` as it was before the
 //! loop (Ansible computes a task's variables once per host): a host joins `target` when it
-//! is already in one of the `sources` groups. The differential test in tests/inventory.rs
+//! is already in one of the `sources` groups. The differential test in tests/it/inventory.rs
 //! runs the same task under `ansible-playbook` and compares.
 
 /// `group_mappings` from kubespray playbooks/boilerplate.yml, in its order.

@@ -11,12 +11,10 @@
 //! - with TCP forwarding off in sshd, the same queries go through bash on the node;
 //! - an unreachable node is exit 3.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::lab::Lab;
+use crate::common::lab::Lab;
 use serde_json::Value;
 
 fn inventory(lab: &Lab) -> PathBuf {

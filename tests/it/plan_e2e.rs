@@ -9,12 +9,10 @@
 //!   with digests that match the files on the nodes;
 //! - exit 0 when nothing changes, 3 when a node cannot be reached.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::lab::{ALL_SCENARIOS, Lab};
+use crate::common::lab::{ALL_SCENARIOS, Lab};
 use dnsfix::plan::{Change, HostStatus, Plan};
 
 fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {

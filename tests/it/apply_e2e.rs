@@ -21,13 +21,11 @@
 //!
 //! Run records go to a state directory inside each lab, never to the real home.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::lab::{ALL_SCENARIOS, Lab};
+use crate::common::lab::{ALL_SCENARIOS, Lab};
 use dnsfix::apply::record::RunRecord;
 use dnsfix::apply::{HostOutcome, HostResult, StepOutcome};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};

@@ -2,12 +2,10 @@
 //! exactly its expected findings, the healthy nodes none, and the mixed fleet reports the
 //! drifted node.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::process::{Command, Output};
 
-use common::lab::{ALL_SCENARIOS, Lab};
+use crate::common::lab::{ALL_SCENARIOS, Lab};
 use serde_json::Value;
 
 /// Every scenario once, plus a second healthy node so the healthy majority is clear.

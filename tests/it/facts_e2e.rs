@@ -1,11 +1,9 @@
 //! End to end: `dnsfix facts` against real OpenSSH servers in the lab, with both SSH
 //! backends. The lab never skips: if it cannot start, the test fails with the reason.
 
-mod common;
-
 use std::process::{Command, Output};
 
-use common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
+use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
 use serde_json::Value;
 
 fn start(scenarios: &[&str]) -> Lab {

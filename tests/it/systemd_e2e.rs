@@ -8,12 +8,10 @@
 //! (`tests/lab/lab.sh rootfs --build`; `.ci/run` does both). Without them the test fails
 //! and says so: it never skips.
 
-mod common;
-
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::lab::Lab;
+use crate::common::lab::Lab;
 use dnsfix::apply::record::RunRecord;
 use dnsfix::apply::{HostOutcome, HostResult};
 use dnsfix::plan::model::HandlerAction;

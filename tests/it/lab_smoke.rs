@@ -3,14 +3,12 @@
 //! stand-ins behave, stop/rekey break SSH the way tests expect, and nothing is left
 //! behind. The lab never skips: if it cannot start, the test fails with the reason.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use common::lab::{ALL_SCENARIOS as ALL, Lab};
+use crate::common::lab::{ALL_SCENARIOS as ALL, Lab};
 
 const STUB: &str = "../run/systemd/resolve/stub-resolv.conf";
 

@@ -1,0 +1,3 @@
+//! Shared helpers for the integration tests (`crate::common::...`).
+
+pub mod lab;
