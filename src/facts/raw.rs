@@ -650,16 +650,46 @@ mod tests {
         assert_eq!(listed, vec!["/etc/sysctl.d/99-k8s.conf"]);
     }
 
+    /// The words of gather.sh as the shell splits them, comments left out and quotes
+    /// removed; an assignment's value (`KCFG="a b"`) gives its own words.
+    fn script_words() -> Vec<String> {
+        SCRIPT
+            .lines()
+            .flat_map(|line| {
+                let code = if line.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    line.split(" #").next().unwrap_or(line)
+                };
+                code.replace(['"', '\'', ';'], " ")
+                    .split_whitespace()
+                    .map(|word| match word.split_once('=') {
+                        Some((name, value))
+                            if name.chars().all(|c| c.is_ascii_uppercase() || c == '_') =>
+                        {
+                            value.to_owned()
+                        }
+                        _ => word.to_owned(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Each path is a whole word of the script (a substring is not enough: deleting
+    /// `f /etc/resolv.conf` leaves `.../agent/etc/resolv.conf`), or, for the sysctl loop,
+    /// its name under /proc/sys/net is.
     #[test]
     fn always_gathered_paths_are_in_the_script() {
+        let words = script_words();
+        let word = |w: &str| words.iter().any(|x| x == w);
+        assert!(word("/proc/sys/net/$k"), "the sysctl loop is gone");
         for path in ALWAYS_GATHERED {
-            // The sysctl loop names keys relative to /proc/sys/net.
-            let listed =
-                SCRIPT.contains(path) || SCRIPT.contains(path.trim_start_matches("/proc/sys/net/"));
+            let listed = word(path) || path.strip_prefix("/proc/sys/net/").is_some_and(&word);
             assert!(listed, "{path} is not read by gather.sh");
         }
         for dir in CONF_DIRS {
-            assert!(SCRIPT.contains(dir), "{dir} is not listed by gather.sh");
+            assert!(word(dir), "{dir} is not listed by gather.sh");
         }
     }
 
