@@ -32,21 +32,14 @@ fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
             if !case.is_dir() {
                 continue;
             }
-            // A case is a node tree and what it must produce: one without the other is a
+            // A case is a node tree and what it must produce: a folder without both is a
             // fixture that silently tests nothing.
-            let (tree, expected) = (
-                case.join("root").is_dir(),
-                case.join("expected.json").is_file(),
-            );
-            assert_eq!(
-                tree,
-                expected,
+            assert!(
+                case.join("root").is_dir() && case.join("expected.json").is_file(),
                 "{}: a case needs both root/ and expected.json",
                 case.display()
             );
-            if expected {
-                out.push(case);
-            }
+            out.push(case);
         }
     }
     out.sort();
@@ -57,12 +50,10 @@ fn cases(dir: &Path) -> Vec<std::path::PathBuf> {
 fn rule_fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
     let cases = cases(&dir);
-    // Each rule has a positive and a negative case (checked below), the upstream-sourced
-    // cases are 25: fewer means fixtures went missing.
-    assert!(
-        cases.len() >= 2 * dnsfix::diagnose::rules::RULES.len() + 25,
-        "only {} rule fixtures under {}",
-        cases.len(),
+    assert_eq!(
+        folders(&dir),
+        expected_folders(),
+        "the folders under {} are one per per-host rule in the catalog, and {GROUPS:?}",
         dir.display()
     );
     let mut failures = Vec::new();
@@ -174,18 +165,16 @@ fn rule_fixtures() {
         failures.join("\n")
     );
 
-    // Every per-host rule has a positive and a negative case (a folder per rule id, with a
-    // case that expects the id and one that does not).
+    // Every per-host rule has a positive case (its folder has a case that expects it to
+    // fail) and a negative one (a case there that expects it not to).
     for (id, _) in dnsfix::diagnose::rules::RULES {
         let rule_dir = dir.join(id);
-        let mut positive = false;
-        let mut negative = false;
+        let (mut positive, mut negative) = (false, false);
         for case in cases.iter().filter(|c| c.starts_with(&rule_dir)) {
-            let text = std::fs::read_to_string(case.join("expected.json")).unwrap_or_default();
-            if text.contains(&format!("\"{id}\"")) {
-                positive = true
+            if expected_ids(case).iter().any(|found| found == id) {
+                positive = true;
             } else {
-                negative = true
+                negative = true;
             }
         }
         assert!(
@@ -194,4 +183,56 @@ fn rule_fixtures() {
             rule_dir.display()
         );
     }
+}
+
+/// The folders of cases that are not about one rule: healthy nodes, unreadable inputs and
+/// cases taken from upstream incident reports.
+const GROUPS: &[&str] = &["_healthy", "_unknown", "_upstream"];
+
+/// The folders under tests/fixtures/rules, sorted.
+fn folders(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("rules fixtures dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// One folder per rule in the catalog that a single host's facts decide (fleet drift
+/// needs a fleet and is tested elsewhere), plus [`GROUPS`], sorted. The catalog and the
+/// rules run per host must name the same rules.
+fn expected_folders() -> Vec<String> {
+    let per_host: Vec<&str> = dnsfix::diagnose::rules::RULES
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    let catalog: Vec<&str> = dnsfix::diagnose::catalog::RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| *id != dnsfix::diagnose::drift::DRIFT_ID)
+        .collect();
+    let (mut a, mut b) = (per_host.clone(), catalog);
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b, "the catalog and the per-host rules differ");
+    let mut names: Vec<String> = per_host
+        .iter()
+        .chain(GROUPS)
+        .map(|s| (*s).to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The finding ids a case's expected.json lists.
+fn expected_ids(case: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(case.join("expected.json")).unwrap_or_default();
+    let expected: Value = serde_json::from_str(&text).unwrap_or_default();
+    expected["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["id"].as_str().map(str::to_owned))
+        .collect()
 }
