@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
-use dnsfix::apply::record::RunRecord;
-use dnsfix::apply::{HostOutcome, HostResult, StepOutcome};
+use dnsfix::apply::{HostOutcome, StepOutcome};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
 use serde_json::Value;
 
@@ -38,24 +38,10 @@ const KUBELET_TEMPS: &str = "/etc/kubernetes/.kubelet-config.yaml.dnsfix-*";
 /// `dnsfix ARGS... -i INVENTORY` with the lab's connection settings and run records kept
 /// inside the lab. stdin is never a terminal.
 fn dnsfix_cmd(lab: &Lab, inventory: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dnsfix"));
-    cmd.args(args)
-        .arg("-i")
-        .arg(inventory)
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args([
-            "--no-progress",
-            "--connect-timeout",
-            "5",
-            "--ssh-persist",
-            "0",
-        ])
-        .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
-        .env_remove("DNSFIX_PLAYBOOKS")
-        .env_remove("DNSFIX_INVENTORY")
-        .stdin(Stdio::null());
-    cmd
+    Dnsfix::new(args)
+        .lab_apply(lab, inventory)
+        .args(["--connect-timeout", "5"])
+        .command()
 }
 
 fn dnsfix_in(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
@@ -68,31 +54,8 @@ fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
     dnsfix_in(lab, &lab.inventory(), args)
 }
 
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("lab paths are UTF-8")
-}
-
-/// The run record `--format json` printed.
-fn run_record(out: &Output) -> RunRecord {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not a run record: {e}\n{}", describe(out)))
-}
-
-fn host_result<'a>(record: &'a RunRecord, name: &str) -> &'a HostResult {
-    record
-        .hosts
-        .iter()
-        .find(|h| h.host == name)
-        .unwrap_or_else(|| panic!("{name} is not in the run record: {record:#?}"))
 }
 
 fn host_plan<'a>(plan: &'a Plan, name: &str) -> &'a HostPlan {

@@ -3,8 +3,9 @@
 //! drifted node.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::dnsfix::Dnsfix;
 use crate::common::lab::{ALL_SCENARIOS, Lab};
 use serde_json::Value;
 
@@ -14,16 +15,11 @@ fn scenarios() -> Vec<&'static str> {
 }
 
 fn check(lab: &Lab, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .arg("check")
-        .arg("-i")
-        .arg(lab.inventory())
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args(["--no-progress", "--connect-timeout", "5"])
+    Dnsfix::new(["check"])
+        .lab(lab, &lab.inventory())
+        .args(["--connect-timeout", "5"])
         .args(extra)
         .output()
-        .expect("dnsfix runs")
 }
 
 fn ids(host: &Value, drift: bool) -> Vec<String> {

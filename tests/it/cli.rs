@@ -3,16 +3,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn dnsfix(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .args(args)
-        .env_remove("DNSFIX_INVENTORY")
-        .output()
-        .expect("dnsfix runs")
-}
+use crate::common::dnsfix::{Dnsfix, stderr};
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+fn dnsfix(args: &[&str]) -> Output {
+    Dnsfix::new(args).output()
 }
 
 #[test]

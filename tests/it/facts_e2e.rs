@@ -3,6 +3,7 @@
 
 use std::process::{Command, Output};
 
+use crate::common::dnsfix::Dnsfix;
 use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
 use serde_json::Value;
 
@@ -11,22 +12,12 @@ fn start(scenarios: &[&str]) -> Lab {
 }
 
 fn dnsfix(lab: &Lab, backend: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dnsfix"));
-    cmd.arg("facts")
-        .arg("-i")
-        .arg(lab.inventory())
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args([
-            "--ssh-backend",
-            backend,
-            "--connect-timeout",
-            "5",
-            "--no-progress",
-        ])
+    Dnsfix::new(["facts"])
+        .lab(lab, &lab.inventory())
+        .args(["--ssh-backend", backend, "--connect-timeout", "5"])
         .args(extra)
-        .env_remove("SSH_AUTH_SOCK");
-    cmd.output().expect("dnsfix runs")
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
 }
 
 fn json(out: &Output) -> Value {
@@ -306,21 +297,19 @@ fn failures_are_per_host_with_the_reason() {
     )
     .expect("write inventory");
     for backend in ["openssh", "russh"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-            .args([
-                "facts",
-                "--format",
-                "json",
-                "--no-progress",
-                "--ssh-backend",
-                backend,
-                "-i",
-            ])
-            .arg(&inventory)
-            .arg("--known-hosts")
-            .arg(lab.known_hosts())
-            .output()
-            .expect("dnsfix runs");
+        let out = Dnsfix::new([
+            "facts",
+            "--format",
+            "json",
+            "--no-progress",
+            "--ssh-backend",
+            backend,
+            "-i",
+        ])
+        .arg(&inventory)
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .output();
         assert_eq!(out.status.code(), Some(3));
         let doc = json(&out);
         assert_eq!(
@@ -338,24 +327,22 @@ fn unknown_host_keys_are_refused_unless_accepted() {
         let known = lab.dir.join(format!("known_hosts.{backend}"));
         std::fs::write(&known, "").expect("write");
         let run = |extra: &[&str]| {
-            Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-                .args([
-                    "facts",
-                    "--format",
-                    "json",
-                    "--no-progress",
-                    "--ssh-persist",
-                    "0",
-                    "--ssh-backend",
-                    backend,
-                    "-i",
-                ])
-                .arg(lab.inventory())
-                .arg("--known-hosts")
-                .arg(&known)
-                .args(extra)
-                .output()
-                .expect("dnsfix runs")
+            Dnsfix::new([
+                "facts",
+                "--format",
+                "json",
+                "--no-progress",
+                "--ssh-persist",
+                "0",
+                "--ssh-backend",
+                backend,
+                "-i",
+            ])
+            .arg(lab.inventory())
+            .arg("--known-hosts")
+            .arg(&known)
+            .args(extra)
+            .output()
         };
         let out = run(&[]);
         assert_eq!(out.status.code(), Some(3), "{backend}: strict by default");
@@ -442,23 +429,21 @@ fn russh_reads_known_hosts_as_openssh_does() {
     };
     // No shared connection: each variant is a fresh handshake.
     let facts_with = |backend: &str, known_hosts: &std::path::Path, extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-            .args([
-                "facts",
-                "--ssh-persist",
-                "0",
-                "--format",
-                "json",
-                "--no-progress",
-            ])
-            .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
-            .arg(lab.inventory())
-            .arg("--known-hosts")
-            .arg(known_hosts)
-            .args(extra)
-            .env_remove("SSH_AUTH_SOCK")
-            .output()
-            .expect("dnsfix runs")
+        Dnsfix::new([
+            "facts",
+            "--ssh-persist",
+            "0",
+            "--format",
+            "json",
+            "--no-progress",
+        ])
+        .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
+        .arg(lab.inventory())
+        .arg("--known-hosts")
+        .arg(known_hosts)
+        .args(extra)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
     };
     let port = node.port;
     let cases: Vec<(&str, String, &[&str], &str)> = vec![

@@ -9,29 +9,20 @@
 //!   with digests that match the files on the nodes;
 //! - exit 0 when nothing changes, 3 when a node cannot be reached.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::dnsfix::{Dnsfix, stderr};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
 use dnsfix::plan::{Change, HostStatus, Plan};
 
 fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .arg("plan")
-        .arg("-i")
-        .arg(inventory)
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args([
-            "--no-progress",
-            "--connect-timeout",
-            "5",
-            "--color",
-            "never",
-        ])
+    Dnsfix::new(["plan"])
+        .lab(lab, inventory)
+        .args(["--connect-timeout", "5", "--color", "never"])
         .args(extra)
         .output()
-        .expect("dnsfix runs")
 }
 
 /// The lab's inventory laid out as Kubespray's: `hosts.yaml` and `group_vars/all/all.yml`
@@ -50,10 +41,6 @@ fn kubespray_inventory(lab: &Lab) -> PathBuf {
     )
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// Masks what differs between runs: the lab's directory.
 fn masked(text: &str, lab: &Lab) -> String {
     text.replace(&lab.dir.display().to_string(), "<lab>")
@@ -61,13 +48,10 @@ fn masked(text: &str, lab: &Lab) -> String {
 
 /// `dnsfix show FILE` and its options.
 fn show(file: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .arg("show")
-        .arg(file)
+    Dnsfix::new([OsStr::new("show"), file.as_os_str()])
         .args(["--color", "never"])
         .args(extra)
         .output()
-        .expect("dnsfix runs")
 }
 
 /// A saved plan read offline: `show` prints exactly what `plan` printed; the Markdown of
@@ -126,18 +110,16 @@ fn review_renderings(lab: &Lab, inventory: &Path, saved: &Path, text: &str) {
     let out = show(saved, &["--limit", "kube_node", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let part: Plan = serde_json::from_slice(&out.stdout).expect("json");
-    let listed = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .args([
-            "inventory",
-            "--format",
-            "json",
-            "--limit",
-            "kube_node",
-            "-i",
-        ])
-        .arg(inventory)
-        .output()
-        .expect("dnsfix runs");
+    let listed = Dnsfix::new([
+        "inventory",
+        "--format",
+        "json",
+        "--limit",
+        "kube_node",
+        "-i",
+    ])
+    .arg(inventory)
+    .output();
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
     let want: Vec<&str> = listed["hosts"]
         .as_array()
@@ -474,11 +456,9 @@ fn a_bad_playbook_stops_before_any_host_is_contacted() {
         "name: site\ndescription: x\ntasks:\n  - name: t\n    when: \"failing ==\"\n    note: {msg: x}\n",
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .args(["plan", "--no-progress", "--playbooks"])
+    let out = Dnsfix::new(["plan", "--no-progress", "--playbooks"])
         .arg(&dir)
-        .output()
-        .expect("dnsfix runs");
+        .output();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1));
     let message = stderr(&out);

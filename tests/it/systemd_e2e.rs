@@ -8,12 +8,12 @@
 //! (`tests/lab/lab.sh rootfs --build`; `.ci/run` does both). Without them the test fails
 //! and says so: it never skips.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Instant;
 
+use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
 use crate::common::lab::Lab;
-use dnsfix::apply::record::RunRecord;
-use dnsfix::apply::{HostOutcome, HostResult};
+use dnsfix::apply::HostOutcome;
 use dnsfix::plan::model::HandlerAction;
 use dnsfix::plan::{Change, HostStatus, Plan};
 
@@ -32,47 +32,10 @@ fn start_lab() -> Lab {
 }
 
 fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .args(args)
-        .arg("-i")
-        .arg(lab.inventory())
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args([
-            "--no-progress",
-            "--connect-timeout",
-            "5",
-            "--ssh-persist",
-            "0",
-        ])
-        .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
-        .env_remove("DNSFIX_PLAYBOOKS")
-        .env_remove("DNSFIX_INVENTORY")
-        .stdin(Stdio::null())
+    Dnsfix::new(args)
+        .lab_apply(lab, &lab.inventory())
+        .args(["--connect-timeout", "5"])
         .output()
-        .expect("dnsfix runs")
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn run_record(out: &Output) -> RunRecord {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not a run record: {e}\n{}", describe(out)))
-}
-
-fn host_result<'a>(record: &'a RunRecord, name: &str) -> &'a HostResult {
-    record
-        .hosts
-        .iter()
-        .find(|h| h.host == name)
-        .unwrap_or_else(|| panic!("{name} is not in the run record: {record:#?}"))
 }
 
 /// `systemctl show -p PROP --value UNIT` on the node (real systemd).

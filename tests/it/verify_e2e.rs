@@ -12,8 +12,9 @@
 //! - an unreachable node is exit 3.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::Lab;
 use serde_json::Value;
 
@@ -26,24 +27,10 @@ fn inventory(lab: &Lab) -> PathBuf {
 }
 
 fn dnsfix(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dnsfix"))
-        .args(args)
-        .arg("-i")
-        .arg(inventory)
-        .arg("--known-hosts")
-        .arg(lab.known_hosts())
-        .args(["--no-progress", "--connect-timeout", "10"])
+    Dnsfix::new(args)
+        .lab(lab, inventory)
+        .args(["--connect-timeout", "10"])
         .output()
-        .expect("dnsfix runs")
-}
-
-fn describe(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// `verify --format json`: the document and the exit code.
