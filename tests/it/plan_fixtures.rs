@@ -2,9 +2,10 @@
 //!
 //! For each `tests/fixtures/rules/<ID>/<case>/` (a node tree under `root/`, the host's
 //! inventory variables in `vars.json`), the shipped playbooks plan the node as `node1` of a
-//! Kubespray-shaped inventory, and the text plan must equal `plan.txt` beside it (a
-//! reviewed file: the exact diffs, or the stated reason nothing changes). Run with
-//! `DNSFIX_BLESS_PLAN=1` to write new or changed ones, then read them before committing.
+//! Kubespray-shaped inventory, and the text plan must equal the insta snapshot `plan.snap`
+//! beside it (reviewed: the exact diffs, or the stated reason nothing changes). New or
+//! changed ones: `cargo insta test --review -- plan_fixtures::` (or `INSTA_UPDATE=always
+//! cargo test --test it plan_fixtures::` and read the diff) before committing.
 //!
 //! Every case also checks what a reviewer relies on:
 //! - the saved plan (JSON) reads back to the same plan;
@@ -71,7 +72,6 @@ fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Pla
 #[test]
 fn plan_fixtures() {
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    let bless = std::env::var_os("DNSFIX_BLESS_PLAN").is_some();
     let scratch = std::env::temp_dir().join(format!("dnsfix-plan-fixtures-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut changed_cases = 0;
@@ -94,18 +94,13 @@ fn plan_fixtures() {
         let text =
             plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
 
-        // The reviewed plan.
-        let expected_path = case.join("plan.txt");
-        match std::fs::read_to_string(&expected_path) {
-            Ok(want) if want == text => {}
-            _ if bless => std::fs::write(&expected_path, &text).expect("bless"),
-            Ok(want) => failures.push(format!(
-                "{name}: plan differs from plan.txt\n--- got\n{text}\n--- want\n{want}"
-            )),
-            Err(_) => failures.push(format!(
-                "{name}: plan.txt is missing; run with DNSFIX_BLESS_PLAN=1 and review it"
-            )),
-        }
+        // The reviewed plan, a snapshot in the case's folder.
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(case);
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_description(name.as_str());
+        settings.bind(|| insta::assert_snapshot!("plan", text));
 
         // The saved plan reads back as the same plan.
         let json = plan::render::json(&plan);
