@@ -1,5 +1,5 @@
 //! Command-line arguments (clap only; nothing else in the crate imports clap). Arguments
-//! are turned into a validated [`crate::Config`] before any work starts. The shell
+//! are turned into a validated `Config` (config.rs) before any work starts. The shell
 //! completion scripts and the man pages are generated here too, from these same
 //! definitions, so they can never disagree with `--help`.
 

@@ -186,7 +186,7 @@ async fn run_script(
     target: &Target,
     extra: &[String],
 ) -> Result<RawFacts, HostError> {
-    let nonce = raw::nonce();
+    let nonce = crate::util::nonce();
     let script = raw::script_with(&nonce, extra);
     let output = run_as_root(session, target, &script).await?;
     match RawFacts::parse(&output.stdout, &nonce) {

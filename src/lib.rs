@@ -30,6 +30,7 @@ pub mod report;
 mod testing;
 pub mod text;
 pub mod transport;
+pub mod util;
 pub mod verify;
 
 pub use commands::exit;

@@ -13,27 +13,6 @@
 /// dnsfix prefers them. The gather script asks systemd about exactly these.
 pub const KUBELET_UNITS: &[&str] = &["kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"];
 
-/// A fresh nonce: unpredictable enough that no file on a node can contain the boundary
-/// by accident or design (128 bits from the OS-seeded hasher keys, time and a counter).
-pub fn nonce() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut out = String::new();
-    for _ in 0..2 {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default(),
-        );
-        out.push_str(&format!("{:016x}", h.finish()));
-    }
-    out
-}
-
 /// One run's record boundary, made from its nonce.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Boundary {
@@ -43,7 +22,9 @@ pub struct Boundary {
 impl Boundary {
     /// A boundary with a fresh nonce.
     pub fn fresh() -> Boundary {
-        Boundary { nonce: nonce() }
+        Boundary {
+            nonce: crate::util::nonce(),
+        }
     }
 
     pub fn from_nonce(nonce: &str) -> Boundary {
@@ -67,8 +48,7 @@ impl Boundary {
     /// announced file once, in order, so an imitation ends in an error, not in a fact.)
     pub fn path_prefix(&self) -> String {
         const STEPS: [&str; 4] = ["./", "../", ".//", "..//"];
-        let digest =
-            crate::facts::raw::sha256_hex(format!("dnsfix-path:{}", self.nonce).as_bytes());
+        let digest = crate::util::sha256_hex(format!("dnsfix-path:{}", self.nonce).as_bytes());
         let mut out = String::from("/");
         for c in digest[..32].chars() {
             let v = c.to_digit(16).unwrap_or(u32::from(c) & 0xf) as usize;

@@ -451,9 +451,7 @@ fn address(text: &str) -> Option<IpAddr> {
 
 /// A query id that differs per host and probe, so a stray reply cannot pass for another.
 fn query_id(host: &str, n: usize) -> u16 {
-    let digest = crate::facts::raw::sha256_hex(
-        format!("{host}/{n}/{}", crate::facts::raw::nonce()).as_bytes(),
-    );
+    let digest = crate::util::sha256_hex(format!("{host}/{n}/{}", crate::util::nonce()).as_bytes());
     u16::from_str_radix(&digest[..4], 16).unwrap_or(0x1d5f)
 }
 

@@ -717,7 +717,7 @@ fn restore_secrets(
             .ok_or_else(|| format!("{path}: redacted in the plan, and not readable on the node"))?;
         let restored =
             crate::plan::redact::unredact(content, &source).map_err(|e| format!("{path}: {e}"))?;
-        if crate::facts::raw::sha256_hex(restored.as_bytes()) != *after_sha256 {
+        if crate::util::sha256_hex(restored.as_bytes()) != *after_sha256 {
             return Err(format!(
                 "{path}: the redacted values cannot be restored to what the plan wrote"
             ));

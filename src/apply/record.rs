@@ -73,8 +73,8 @@ pub fn path(dir: &Path, run_id: &str) -> PathBuf {
 
 /// A new run id: UTC time and 8 random hex digits, e.g. `20261122T170509Z-3fa9c2d1`.
 pub fn new_run_id() -> String {
-    let time = crate::plan::now_rfc3339().replace(['-', ':'], "");
-    let nonce = crate::facts::raw::nonce();
+    let time = crate::util::now_rfc3339().replace(['-', ':'], "");
+    let nonce = crate::util::nonce();
     format!("{time}-{}", &nonce[..8.min(nonce.len())])
 }
 
@@ -89,7 +89,7 @@ pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
     let runs = dir.join("runs");
     create_private_dir(&runs)?;
     let text = crate::text::pretty_json(record);
-    write_atomic(&path, text.as_bytes())?;
+    crate::util::write_atomic(&path, text.as_bytes())?;
     Ok(path)
 }
 
@@ -118,42 +118,4 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
-}
-
-/// Writes `bytes` to `path` atomically (temp file, fsync, rename). A new file is private
-/// (0600): saved plans and run records can hold what a node's files hold. An existing file
-/// keeps its permissions.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomic_mode(path, bytes, 0o600)
-}
-
-/// As [`write_atomic`], with `mode` for a new file.
-pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = path.with_file_name(temp_name);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&temp)
-        .and_then(|mut file| {
-            // An existing file keeps its permissions.
-            if let Ok(meta) = std::fs::metadata(path) {
-                file.set_permissions(meta.permissions())?;
-            }
-            file.write_all(bytes)?;
-            file.sync_all()
-        });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&temp, path)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e);
-    }
-    Ok(())
 }

@@ -3,10 +3,9 @@
 //! followed by an optional message, with a boundary no file content can forge (the same
 //! scheme as the gather script).
 
-use crate::node_script::{
-    Boundary, KUBELET_UNITS, Record, RecordKind, nonce, quote, render, safe_path,
-};
+use crate::node_script::{Boundary, KUBELET_UNITS, Record, RecordKind, quote, render, safe_path};
 use crate::plan::model::{Change, HandlerAction, HandlerRun};
+use crate::util::nonce;
 
 const APPLY: &str = include_str!("apply.sh");
 const COMMON: &str = include_str!("common.sh");

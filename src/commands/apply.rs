@@ -12,11 +12,11 @@ use crate::apply::record::{self, InventoryUpdate, RunRecord};
 use crate::apply::{self, ApplyOptions, HostOutcome, HostResult};
 use crate::config::{ApplyConfig, Config, Format};
 use crate::error::Error;
-use crate::facts::raw::sha256_hex;
 use crate::inventory::Host;
 use crate::plan::model::{InventoryChange, Plan};
 use crate::playbook::Playbooks;
 use crate::report::{self, EventSink};
+use crate::util::sha256_hex;
 
 /// 0 when everything was applied, 4 when a host was stale, 3 when a host failed or could
 /// not be planned or reached; 1 when the answer to y/N was no.
@@ -169,7 +169,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     } else {
         Vec::new()
     };
-    record.finished = crate::plan::now_rfc3339();
+    record.finished = crate::util::now_rfc3339();
     record.hosts = results;
     record.inventory_updates = inventory_updates;
     let saved = save_record(&record);
@@ -245,7 +245,7 @@ fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error
         dnsfix_version: env!("CARGO_PKG_VERSION").into(),
         run_id: run_id.to_owned(),
         command: "apply".into(),
-        started: crate::plan::now_rfc3339(),
+        started: crate::util::now_rfc3339(),
         finished: String::new(),
         inventory: run.ctx.inventory.path().map(|p| p.display().to_string()),
         plan_file: run.plan_file.map(|p| p.display().to_string()),
@@ -353,7 +353,7 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
         return outcome("error", format!("{}: {e}", dir.display()));
     }
     // An inventory file is shared with the team and its tools, like its neighbours.
-    match record::write_atomic_mode(path, content.as_bytes(), 0o644) {
+    match crate::util::write_atomic_mode(path, content.as_bytes(), 0o644) {
         Ok(()) => outcome("written", change.settings.join("; ")),
         Err(e) => outcome("error", e.to_string()),
     }

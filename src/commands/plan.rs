@@ -4,9 +4,9 @@
 use super::{Context, exit};
 use crate::config::{Config, Format, PlanConfig};
 use crate::error::Error;
-use crate::facts::raw::sha256_hex;
 use crate::plan::{self, Plan};
 use crate::playbook::Playbooks;
+use crate::util::sha256_hex;
 
 /// 2 when there is anything to change, 3 (first) when a host could not be planned or
 /// reached, else 0.
@@ -71,7 +71,7 @@ pub(super) fn exit_code(plan: &Plan) -> u8 {
 /// Writes the saved plan to `path` atomically (temp file, fsync, rename), so an
 /// interrupted run never leaves half a plan for someone to apply.
 fn save(path: &std::path::Path, text: &str) -> Result<(), Error> {
-    crate::apply::record::write_atomic(path, text.as_bytes()).map_err(|source| Error::SavePlan {
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|source| Error::SavePlan {
         path: path.to_path_buf(),
         source,
     })

@@ -66,7 +66,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         control_plane: Vec::new(),
     };
     let rollback_id = record::new_run_id();
-    let started = crate::plan::now_rfc3339();
+    let started = crate::util::now_rfc3339();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, config.progress));
     let results = ctx.runtime.block_on(apply::rollback::rollback(
         run_id,
@@ -84,7 +84,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         run_id: rollback_id,
         command: "rollback".into(),
         started,
-        finished: crate::plan::now_rfc3339(),
+        finished: crate::util::now_rfc3339(),
         inventory: ctx.inventory.path().map(|p| p.display().to_string()),
         plan_file: applied.plan_file.clone(),
         plan_created: applied.plan_created.clone(),

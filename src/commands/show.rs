@@ -10,9 +10,9 @@ use std::path::Path;
 use super::exit;
 use crate::config::{Config, Format, ShowConfig};
 use crate::error::Error;
-use crate::facts::raw::sha256_hex;
 use crate::plan::model::PLAN_FORMAT_VERSION;
 use crate::plan::{self, Plan};
+use crate::util::sha256_hex;
 
 /// A saved plan larger than this is refused before it is read whole.
 const MAX_PLAN: u64 = 512 << 20;

@@ -14,10 +14,6 @@
 use serde::Serialize;
 use serde_norway::{Mapping, Value};
 
-// The k3s/RKE2 config parser lives in its own file (one main type per file) but belongs to the
-// same family; re-exported so callers can import every config type from here.
-pub use super::k3s_config::{K3sConfig, K3sConfigError};
-
 /// A value together with the 1-based line it was read from (0 when the source has no lines,
 /// e.g. `/proc/<pid>/cmdline`, or the key could not be located textually).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -2,6 +2,7 @@
 //! Facts never write to hosts.
 
 pub mod cni;
+mod derive;
 pub(crate) mod env_lexer;
 pub mod k3s_config;
 pub mod kubelet;

@@ -1,6 +1,6 @@
-//! [`NodeFacts`]: the typed, derived view of one node, built from [`RawFacts`] by pure
-//! functions. Every value keeps its provenance (path, line, symlink target, sha256), and a
-//! value that could not be read is `unknown`, never a healthy default.
+//! [`NodeFacts`]: the typed, derived view of one node, built from [`RawFacts`] by the pure
+//! functions in derive.rs. Every value keeps its provenance (path, line, symlink target,
+//! sha256), and a value that could not be read is `unknown`, never a healthy default.
 //!
 //! The JSON shape of this type is the stable output of `dnsfix facts --format json`
 //! (documented in docs/facts.md): rename nothing without a format version bump.
@@ -10,12 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::cni::Cni;
-use super::kubelet::{EKS_CONFIG, K3S_CONFIG, KUBEADM_CONFIG, RKE2_CONFIG};
-use super::modules_load;
 use super::raw::{FileState, RawFacts, RawFile};
 use super::resolv_conf::ResolvConf;
-use super::sysctl;
-use crate::node_script::KUBELET_UNITS;
 
 /// Something observed on the node: a value, known to be absent, or unknown (with why).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,7 +63,7 @@ pub struct NodeFacts {
 /// (a map of every path, shared rather than copied: at a thousand hosts a second copy of
 /// every host's file index is most of the memory a plan uses). Reads as the map.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Files(std::sync::Arc<RawFacts>);
+pub struct Files(pub(super) std::sync::Arc<RawFacts>);
 
 impl std::ops::Deref for Files {
     type Target = BTreeMap<String, RawFile>;
@@ -315,10 +311,10 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.forwarding",
 ];
 
-const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
-const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
+pub(super) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
+pub(super) const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
 /// nodeadm's kubelet flags (awslabs/amazon-eks-ami nodeadm internal/kubelet/environment.go).
-const EKS_ENV: &str = "/etc/eks/kubelet/environment";
+pub(super) const EKS_ENV: &str = "/etc/eks/kubelet/environment";
 /// Env files and the variables kubelet's units expand, in the order they appear on the
 /// command line (a later occurrence of a flag wins). Kubespray's kubelet.service.j2
 /// ExecStart expands exactly these, in this order (KUBELET_EXTRA_ARGS is not among them);
@@ -357,88 +353,6 @@ impl NodeFacts {
         let modules = self.files.get("/proc/modules")?.text()?;
         Some(super::raw::modules_list(&modules, name))
     }
-
-    /// Interprets one node's raw gather output. Pure: no I/O.
-    pub fn from_raw(host: &str, raw: &RawFacts) -> NodeFacts {
-        NodeFacts::from_owned(host, raw.clone())
-    }
-
-    /// [`NodeFacts::from_raw`] that keeps `raw` itself rather than a copy (the gather
-    /// hands over what it parsed: at a thousand hosts a second copy of every host's
-    /// files is most of the memory a plan uses).
-    pub fn from_owned(host: &str, raw: RawFacts) -> NodeFacts {
-        let shared = std::sync::Arc::new(raw);
-        let raw: &RawFacts = &shared;
-        let text = |path: &str| {
-            raw.get(path)
-                .and_then(RawFile::text)
-                .map(|t| t.into_owned())
-        };
-        let services = services(raw);
-        let flavour = flavour(raw, &services);
-        let resolver = host_resolver(raw);
-        let kubelet = super::kubelet::kubelet(raw, &flavour);
-        let mut services = services;
-        // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
-        // restart is the one installed, not a "kubelet" that does not exist there.
-        if services.kubelet_unit == "kubelet" && kubelet.unit.is_none() {
-            let installed = KUBELET_UNITS
-                .iter()
-                .copied()
-                .filter(|u| *u != "kubelet")
-                .find(|u| {
-                    super::systemd_unit::ServiceUnit::from_raw(raw, &format!("{u}.service"))
-                        .is_some()
-                });
-            if let Some(unit) = installed {
-                services.kubelet_unit = unit.to_owned();
-            }
-        }
-        NodeFacts {
-            host: host.to_owned(),
-            hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
-            os: text("/etc/os-release").map(|t| os_release(&t)),
-            boot_id: text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned()),
-            uid: raw
-                .commands
-                .get("uid")
-                .and_then(|c| c.stdout.trim().parse().ok()),
-            services,
-            flavour,
-            resolver,
-            kubelet,
-            sysctls: sysctls(raw),
-            br_netfilter: br_netfilter(raw),
-            nodelocaldns: raw
-                .commands
-                .get("nodelocaldns-addr")
-                .map(|c| interface_addresses(&c.stdout)),
-            cni: Cni::from_raw(raw),
-            files: Files(std::sync::Arc::clone(&shared)),
-            raw: shared,
-        }
-    }
-}
-
-fn os_release(text: &str) -> OsRelease {
-    let mut os = OsRelease {
-        id: None,
-        version_id: None,
-        pretty_name: None,
-    };
-    for line in text.lines() {
-        let Some((k, v)) = line.split_once('=') else {
-            continue;
-        };
-        let v = v.trim().trim_matches('"').trim_matches('\'').to_owned();
-        match k.trim() {
-            "ID" => os.id = Some(v),
-            "VERSION_ID" => os.version_id = Some(v),
-            "PRETTY_NAME" => os.pretty_name = Some(v),
-            _ => {}
-        }
-    }
-    os
 }
 
 /// The units `systemctl is-active` is asked about, in the order it answers (gather.sh
@@ -453,278 +367,3 @@ pub(crate) const UNITS: &[&str] = &[
     "rke2-agent",
     "systemd-networkd",
 ];
-
-fn services(raw: &RawFacts) -> Services {
-    // `systemctl is-active A B C` prints one state per unit, in order.
-    let states: BTreeMap<&str, UnitState> = match raw.commands.get("units") {
-        Some(cmd) => UNITS
-            .iter()
-            .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
-            .map(|(unit, state)| {
-                let state = match state.trim() {
-                    "active" | "reloading" => UnitState::Active,
-                    "inactive" => UnitState::Inactive,
-                    "failed" => UnitState::Failed,
-                    "activating" | "deactivating" => UnitState::Activating,
-                    _ => UnitState::Unknown,
-                };
-                (*unit, state)
-            })
-            .collect(),
-        None => BTreeMap::new(),
-    };
-    let get = |u: &str| states.get(u).copied().unwrap_or(UnitState::Unknown);
-    let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
-    Services {
-        systemd_resolved: get("systemd-resolved"),
-        network_manager: get("NetworkManager"),
-        systemd_networkd: get("systemd-networkd"),
-        dhclient: raw.pids.contains_key("dhclient"),
-        kubelet: get("kubelet"),
-        k3s: either(get("k3s"), get("k3s-agent")),
-        rke2: either(get("rke2-server"), get("rke2-agent")),
-        kubelet_unit: KUBELET_UNITS
-            .iter()
-            .copied()
-            .find(|unit| get(unit) == UnitState::Active)
-            .unwrap_or("kubelet")
-            .to_string(),
-    }
-}
-
-fn present(raw: &RawFacts, path: &str) -> bool {
-    raw.get(path).is_some_and(|f| f.state == FileState::Present)
-}
-
-fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
-    let found = |kind, evidence: &str| Flavour {
-        kind,
-        evidence: Some(evidence.to_owned()),
-    };
-    // Kubespray also runs kubeadm, so its own env file is checked first.
-    if present(raw, KUBESPRAY_ENV) {
-        return found(FlavourKind::Kubespray, KUBESPRAY_ENV);
-    }
-    if present(raw, RKE2_CONFIG) || services.rke2 == UnitState::Active {
-        return found(
-            FlavourKind::Rke2,
-            if present(raw, RKE2_CONFIG) {
-                RKE2_CONFIG
-            } else {
-                "rke2 unit"
-            },
-        );
-    }
-    if present(raw, K3S_CONFIG) || services.k3s == UnitState::Active {
-        return found(
-            FlavourKind::K3s,
-            if present(raw, K3S_CONFIG) {
-                K3S_CONFIG
-            } else {
-                "k3s unit"
-            },
-        );
-    }
-    // An installed but stopped k3s/RKE2 still has its unit.
-    for (unit, kind) in [
-        ("rke2-server.service", FlavourKind::Rke2),
-        ("rke2-agent.service", FlavourKind::Rke2),
-        ("k3s.service", FlavourKind::K3s),
-        ("k3s-agent.service", FlavourKind::K3s),
-    ] {
-        if let Some(u) = super::systemd_unit::ServiceUnit::from_raw(raw, unit) {
-            return found(kind, u.files().next().unwrap_or(unit));
-        }
-    }
-    for path in [EKS_ENV, EKS_CONFIG] {
-        if present(raw, path) {
-            return found(FlavourKind::Eks, path);
-        }
-    }
-    if present(raw, KUBEADM_FLAGS) {
-        return found(FlavourKind::Kubeadm, KUBEADM_FLAGS);
-    }
-    if present(raw, KUBEADM_CONFIG) {
-        return found(FlavourKind::Kubeadm, KUBEADM_CONFIG);
-    }
-    // kubeadm's drop-in (every release since 1.6 names it 10-kubeadm.conf, under /etc or
-    // /usr/lib depending on the package), even before `kubeadm init` wrote anything.
-    for dir in super::systemd_unit::UNIT_DIRS {
-        let path = format!("{dir}/kubelet.service.d/10-kubeadm.conf");
-        if present(raw, &path) {
-            return Flavour {
-                kind: FlavourKind::Kubeadm,
-                evidence: Some(path),
-            };
-        }
-    }
-    Flavour {
-        kind: FlavourKind::Unknown,
-        evidence: None,
-    }
-}
-
-fn host_resolver(raw: &RawFacts) -> HostResolver {
-    let etc = ResolvFile::read(raw, "/etc/resolv.conf");
-    let resolved_mode = match (&etc.state, etc.canonical.as_deref()) {
-        (FileState::Missing, _) => "missing",
-        (FileState::Unreadable, _) => "unknown",
-        (_, Some("/run/systemd/resolve/stub-resolv.conf")) => "stub",
-        (_, Some("/usr/lib/systemd/resolv.conf" | "/lib/systemd/resolv.conf")) => "static",
-        (_, Some("/run/systemd/resolve/resolv.conf")) => "uplink",
-        _ => "foreign",
-    }
-    .to_owned();
-    HostResolver {
-        etc_resolv_conf: etc,
-        resolved_mode,
-        systemd_uplink: ResolvFile::read(raw, "/run/systemd/resolve/resolv.conf"),
-    }
-}
-
-fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
-    let files = config_files(
-        raw,
-        &[
-            "/etc/sysctl.d",
-            "/run/sysctl.d",
-            "/usr/local/lib/sysctl.d",
-            "/usr/lib/sysctl.d",
-            "/lib/sysctl.d",
-        ],
-        "/etc/sysctl.conf",
-    );
-    let persisted = sysctl::persisted_files(&files);
-    SYSCTLS
-        .iter()
-        .map(|key| {
-            let proc_path = super::raw::sysctl_path(key);
-            let live = match raw.get(&proc_path) {
-                Some(f) if f.state == FileState::Present => {
-                    Observed::Known(String::from_utf8_lossy(&f.content).trim().to_owned())
-                }
-                Some(f) if f.state == FileState::Missing => Observed::Absent,
-                Some(_) => Observed::Unknown(format!("{proc_path} could not be read")),
-                None => Observed::Unknown(format!("{proc_path} was not gathered")),
-            };
-            let persisted = persisted.get(*key).map(|p| Persisted {
-                value: p.value.clone(),
-                path: p.path.clone(),
-                line: p.line,
-            });
-            ((*key).to_owned(), SysctlFact { live, persisted })
-        })
-        .collect()
-}
-
-/// The `*.conf` files the script read from `dirs` (in directory order), then `extra`;
-/// each with its text and, for symlinks, the canonical target.
-fn config_files(
-    raw: &RawFacts,
-    dirs: &[&str],
-    extra: &str,
-) -> Vec<(String, String, Option<String>)> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        for (path, f) in raw.files_in(dir) {
-            let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
-            let canonical = f.canonical.clone().or_else(|| {
-                (f.state == FileState::Missing && f.symlink_target.is_some())
-                    .then(|| "/dev/null".to_owned())
-            });
-            out.push((path.to_owned(), text, canonical));
-        }
-    }
-    if let Some(f) = raw.get(extra).filter(|f| f.state == FileState::Present) {
-        out.push((
-            extra.to_owned(),
-            f.text().map(|t| t.into_owned()).unwrap_or_default(),
-            f.canonical.clone(),
-        ));
-    }
-    out
-}
-
-fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
-    let modules = raw.get("/proc/modules");
-    let bridge_dir = raw.get("/proc/sys/net/bridge").map(|f| f.state);
-    let (loaded, evidence) = match (modules.and_then(RawFile::text), bridge_dir) {
-        (Some(m), _) if super::raw::modules_list(&m, "br_netfilter") => (
-            Observed::Known(true),
-            "/proc/modules lists br_netfilter".to_owned(),
-        ),
-        (_, Some(FileState::Directory)) => (
-            Observed::Known(true),
-            "/proc/sys/net/bridge exists".to_owned(),
-        ),
-        (_, Some(FileState::Missing)) => (
-            Observed::Known(false),
-            "/proc/sys/net/bridge does not exist".to_owned(),
-        ),
-        _ => (
-            Observed::Unknown(
-                "neither /proc/modules nor /proc/sys/net/bridge could be read".into(),
-            ),
-            String::new(),
-        ),
-    };
-    // The net.bridge.bridge-nf-* sysctls are registered by br_netfilter itself, so they
-    // existing while no module is listed means it is built in.
-    let listed = modules.and_then(RawFile::text).is_some_and(|m| {
-        m.lines()
-            .any(|l| l.split_whitespace().next() == Some("br_netfilter"))
-    });
-    let modules_readable_or_absent =
-        modules.is_none_or(|f| matches!(f.state, FileState::Present | FileState::Missing));
-    let built_in =
-        bridge_dir == Some(FileState::Directory) && !listed && modules_readable_or_absent;
-    let evidence = if built_in {
-        match modules.map(|f| f.state) {
-            Some(FileState::Present) => "/proc/sys/net/bridge exists and /proc/modules does not list br_netfilter: built into the kernel".to_owned(),
-            _ => "/proc/sys/net/bridge exists and the kernel has no loadable modules: built in".to_owned(),
-        }
-    } else {
-        evidence
-    };
-    let files = config_files(
-        raw,
-        &[
-            "/etc/modules-load.d",
-            "/run/modules-load.d",
-            "/usr/local/lib/modules-load.d",
-            "/usr/lib/modules-load.d",
-            "/lib/modules-load.d",
-        ],
-        "/etc/modules",
-    );
-    let inputs: Vec<(String, &str)> = files
-        .iter()
-        .map(|(p, t, _)| (p.clone(), t.as_str()))
-        .collect();
-    let persisted = modules_load::persisted_modules(&inputs)
-        .get("br_netfilter")
-        .map(|(path, line)| Persisted {
-            value: "br_netfilter".into(),
-            path: path.clone(),
-            line: *line,
-        });
-    BrNetfilter {
-        loaded,
-        built_in,
-        evidence,
-        persisted,
-    }
-}
-
-fn interface_addresses(ip_output: &str) -> Vec<String> {
-    // `ip -o addr show dev X`: "5: nodelocaldns    inet 169.254.25.10/32 scope global ..."
-    ip_output
-        .lines()
-        .filter_map(|l| {
-            let mut words = l.split_whitespace();
-            words.find(|w| *w == "inet" || *w == "inet6")?;
-            let addr = words.next()?;
-            Some(addr.split('/').next().unwrap_or(addr).to_owned())
-        })
-        .collect()
-}

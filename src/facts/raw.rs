@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 /// The largest file body kept. Larger files are cut and marked `truncated` (and get no
 /// sha256, since the digest of a prefix would be a lie).
@@ -13,8 +12,9 @@ pub const FILE_CAP: usize = 1024 * 1024;
 
 const SCRIPT: &str = include_str!("gather.sh");
 
+pub use crate::node_script::safe_path;
 use crate::node_script::{Boundary, KUBELET_UNITS, RecordKind};
-pub use crate::node_script::{nonce, safe_path};
+use crate::util::sha256_hex;
 
 /// The script for one run, with `nonce` in its record boundary.
 pub fn script(nonce: &str) -> String {
@@ -252,7 +252,9 @@ impl RawFacts {
 /// stands for the node's `/etc/resolv.conf`, symlinks are kept as symlinks (resolved
 /// inside `root`), and `root/.dnsfix/cmd/NAME` / `root/.dnsfix/pid/NAME` stand for command
 /// output and pids. Fixture tests describe nodes this way, so a new incident is a new
-/// folder, not new code.
+/// folder, not new code. Test support: built for tests and with the `testing` feature
+/// (the integration tests enable it), never into the shipped binary.
+#[cfg(any(test, feature = "testing"))]
 pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
     let mut raw = RawFacts::default();
     let meta = root.join(".dnsfix");
@@ -348,6 +350,7 @@ pub const CONF_DIRS: &[&str] = &[
     "/usr/lib/modules-load.d",
 ];
 
+#[cfg(any(test, feature = "testing"))]
 fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
@@ -389,6 +392,7 @@ fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> st
 }
 
 /// Lexically resolves `.` and `..` in an absolute path.
+#[cfg(any(test, feature = "testing"))]
 fn normalize(path: &std::path::Path) -> String {
     let mut parts: Vec<String> = Vec::new();
     for c in path.components() {
@@ -403,18 +407,10 @@ fn normalize(path: &std::path::Path) -> String {
     format!("/{}", parts.join("/"))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::nonce;
 
     fn path_nonce(nonce: &str) -> String {
         Boundary::from_nonce(nonce).path_prefix()
@@ -654,16 +650,46 @@ mod tests {
         assert_eq!(listed, vec!["/etc/sysctl.d/99-k8s.conf"]);
     }
 
+    /// The words of gather.sh as the shell splits them, comments left out and quotes
+    /// removed; an assignment's value (`KCFG="a b"`) gives its own words.
+    fn script_words() -> Vec<String> {
+        SCRIPT
+            .lines()
+            .flat_map(|line| {
+                let code = if line.trim_start().starts_with('#') {
+                    ""
+                } else {
+                    line.split(" #").next().unwrap_or(line)
+                };
+                code.replace(['"', '\'', ';'], " ")
+                    .split_whitespace()
+                    .map(|word| match word.split_once('=') {
+                        Some((name, value))
+                            if name.chars().all(|c| c.is_ascii_uppercase() || c == '_') =>
+                        {
+                            value.to_owned()
+                        }
+                        _ => word.to_owned(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Each path is a whole word of the script (a substring is not enough: deleting
+    /// `f /etc/resolv.conf` leaves `.../agent/etc/resolv.conf`), or, for the sysctl loop,
+    /// its name under /proc/sys/net is.
     #[test]
     fn always_gathered_paths_are_in_the_script() {
+        let words = script_words();
+        let word = |w: &str| words.iter().any(|x| x == w);
+        assert!(word("/proc/sys/net/$k"), "the sysctl loop is gone");
         for path in ALWAYS_GATHERED {
-            // The sysctl loop names keys relative to /proc/sys/net.
-            let listed =
-                SCRIPT.contains(path) || SCRIPT.contains(path.trim_start_matches("/proc/sys/net/"));
+            let listed = word(path) || path.strip_prefix("/proc/sys/net/").is_some_and(&word);
             assert!(listed, "{path} is not read by gather.sh");
         }
         for dir in CONF_DIRS {
-            assert!(SCRIPT.contains(dir), "{dir} is not listed by gather.sh");
+            assert!(word(dir), "{dir} is not listed by gather.sh");
         }
     }
 

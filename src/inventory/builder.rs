@@ -245,7 +245,17 @@ impl Builder {
                 self.link(ALL, g);
             }
         }
-        kubespray::dynamic_groups(&mut self);
+        let memberships = kubespray::dynamic_memberships(|name| {
+            self.group_index(name)
+                .map(|g| self.members_of(g))
+                .unwrap_or_default()
+        });
+        for (target, hosts) in memberships {
+            let group = self.dynamic_group(target);
+            for host in hosts {
+                self.add_member(group, host);
+            }
+        }
         let direct = self.direct_groups();
 
         let depths = self.depths();

@@ -10,10 +10,8 @@
 //!
 //! The task is one `group_by` looped over a mapping, with `group_names` as it was before the
 //! loop (Ansible computes a task's variables once per host): a host joins `target` when it
-//! is already in one of the `sources` groups. The differential test in tests/inventory.rs
+//! is already in one of the `sources` groups. The differential test in tests/it/inventory.rs
 //! runs the same task under `ansible-playbook` and compares.
-
-use super::builder::Builder;
 
 /// `group_mappings` from kubespray playbooks/boilerplate.yml, in its order.
 pub(crate) const GROUP_MAPPINGS: &[(&str, &[&str])] = &[
@@ -27,31 +25,24 @@ pub(crate) const GROUP_MAPPINGS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Adds Kubespray's dynamic group memberships to `builder`. Groups that did not exist are
-/// created under `all` and marked dynamic; existing groups gain the hosts as direct members,
-/// which changes no variable (a host's groups are a set).
-pub(crate) fn dynamic_groups(builder: &mut Builder) {
+/// Kubespray's dynamic group memberships: each target group that gains hosts, in
+/// [`GROUP_MAPPINGS`] order, with the hosts that join it. `members` gives the hosts of a
+/// group, directly or through child groups (none for a group that does not exist). The
+/// inventory builder creates the targets that did not exist under `all`, marked dynamic;
+/// existing groups gain the hosts as direct members, which changes no variable (a host's
+/// groups are a set).
+pub(crate) fn dynamic_memberships(
+    members: impl Fn(&str) -> Vec<usize>,
+) -> Vec<(&'static str, Vec<usize>)> {
     // `group_names` before the loop: who is in each source group now.
-    let memberships: Vec<(&str, Vec<usize>)> = GROUP_MAPPINGS
+    GROUP_MAPPINGS
         .iter()
         .map(|(target, sources)| {
-            let mut hosts: Vec<usize> = sources
-                .iter()
-                .filter_map(|s| builder.group_index(s))
-                .flat_map(|g| builder.members_of(g))
-                .collect();
+            let mut hosts: Vec<usize> = sources.iter().flat_map(|s| members(s)).collect();
             hosts.sort_unstable();
             hosts.dedup();
             (*target, hosts)
         })
-        .collect();
-    for (target, hosts) in memberships {
-        if hosts.is_empty() {
-            continue;
-        }
-        let group = builder.dynamic_group(target);
-        for host in hosts {
-            builder.add_member(group, host);
-        }
-    }
+        .filter(|(_, hosts)| !hosts.is_empty())
+        .collect()
 }

@@ -5,7 +5,7 @@
 //! `upstream_dns_servers=['198.51.100.53']` a list, and `x="{{ y }}"` the raw template.
 //!
 //! Exactly as Ansible: a bare lowercase `true` is not a Python literal, so it stays the
-//! string `"true"` (tests/inventory_ansible.rs compares with ansible-inventory); every
+//! string `"true"` (tests/it/inventory_ansible.rs compares with ansible-inventory); every
 //! consumer reads booleans through [`Host::var_bool`](super::Host::var_bool), which
 //! understands it.
 

@@ -16,7 +16,7 @@ pub struct VarOrigin {
     pub line: Option<usize>,
     pub scope: VarScope,
     /// The value as written when dnsfix resolved it: a reference such as
-    /// `"{{ cluster_name }}"` (see [`super::template`]).
+    /// `"{{ cluster_name }}"` (see template.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
 }

@@ -9,9 +9,10 @@
 
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::Observed;
-use crate::facts::raw::{FileState, RawFile, sha256_hex};
+use crate::facts::raw::{FileState, RawFile};
 use crate::facts::sysctl::normalize_value;
 use crate::plan::model::{Change, FactDigest, FileDigest, FileDigestState, HostPlan};
+use crate::util::sha256_hex;
 
 /// The digest of one gathered file, as plans record it.
 pub fn file_digest(raw: &RawFile) -> FileDigest {
@@ -203,8 +204,9 @@ fn short(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::raw::{RawFacts, RawFile, sha256_hex};
+    use crate::facts::raw::{RawFacts, RawFile};
     use crate::plan::model::{FactDigest, HostStatus};
+    use crate::util::sha256_hex;
 
     fn file(content: &str) -> RawFile {
         RawFile {

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use super::model::InventoryChange;
 use crate::edit::{YamlValue, yaml_set};
-use crate::facts::raw::sha256_hex;
+use crate::util::sha256_hex;
 
 /// One requested setting and the hosts that need it.
 #[derive(Debug, Clone)]

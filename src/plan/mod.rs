@@ -97,7 +97,7 @@ pub fn build(
         kind: "dnsfix-plan".into(),
         format_version: model::PLAN_FORMAT_VERSION,
         dnsfix_version: env!("CARGO_PKG_VERSION").into(),
-        created: now_rfc3339(),
+        created: crate::util::now_rfc3339(),
         inventory: inventory.path().map(|p| InventoryRef {
             path: p.display().to_string(),
             sha256: inventory_change::digest(p),
@@ -407,45 +407,4 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
         }
     }
     summary
-}
-
-/// The current time as RFC 3339 UTC, e.g. `2026-11-22T17:05:09Z`.
-pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    rfc3339(secs)
-}
-
-fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_795_359_909), "2026-11-22T15:05:09Z");
-    }
 }

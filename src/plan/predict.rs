@@ -9,7 +9,8 @@
 //! so a planned `[global-dns-domain-*] servers=` replaces its nameserver lines.
 
 use crate::facts::NodeFacts;
-use crate::facts::raw::{FileState, RawFacts, RawFile, sha256_hex};
+use crate::facts::raw::{FileState, RawFacts, RawFile};
+use crate::util::sha256_hex;
 
 use super::model::{Change, HandlerAction, HandlerRun};
 

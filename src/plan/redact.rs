@@ -13,7 +13,7 @@
 //! the node ([`unredact`]): compare-and-swap makes that file exactly the one the plan was
 //! made from, and the result must hash to the plan's `after_sha256`.
 
-use crate::facts::raw::sha256_hex;
+use crate::util::sha256_hex;
 
 use super::model::{Change, Plan};
 

@@ -468,7 +468,7 @@ pub fn parse(
         name: file.name,
         description: file.description.trim().to_string(),
         source: source.to_string(),
-        sha256: crate::facts::raw::sha256_hex(text.as_bytes()),
+        sha256: crate::util::sha256_hex(text.as_bytes()),
         fixes: file.fixes,
         hosts: file.hosts,
         when,

@@ -252,7 +252,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!(
             "dnsfix-kh-{}-{}",
             std::process::id(),
-            crate::facts::raw::sha256_hex(text.as_bytes())
+            crate::util::sha256_hex(text.as_bytes())
         ));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let file = dir.join("known_hosts");

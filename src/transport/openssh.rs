@@ -418,7 +418,7 @@ fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, Transport
     }
     // Not ours, not private, or not a directory: a fresh one, private from its creation.
     for _ in 0..16 {
-        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", crate::facts::raw::nonce()));
+        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", crate::util::nonce()));
         match std::fs::DirBuilder::new().mode(0o700).create(&fresh) {
             Ok(()) => return Ok(fresh),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -439,7 +439,7 @@ fn tempfile_dir() -> std::io::Result<PathBuf> {
         let dir = base.join(format!(
             "dnsfix-fwd-{}-{}-{attempt}",
             std::process::id(),
-            crate::facts::raw::nonce()
+            crate::util::nonce()
         ));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => return Ok(dir),

@@ -2,20 +2,12 @@
 //! Nothing on the node changes; `plan::inventory_change` decides which file it goes into.
 
 use minijinja::Value as Ctx;
-use serde_json::Value as Json;
 
 use super::error::PlanErrorKind;
+use super::state::InventorySet;
 use super::{Outcome, Run, State};
 use crate::plan::model::Reason;
 use crate::playbook::action::InventorySetArgs;
-
-/// A change to the local inventory a playbook asked for (`inventory_set`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InventorySet {
-    pub key: String,
-    pub value: Json,
-    pub playbook: String,
-}
 
 impl Run<'_> {
     pub(super) fn inventory_set(

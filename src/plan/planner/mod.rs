@@ -37,14 +37,14 @@ use serde_json::Value as Json;
 
 pub use crate::plan::digest::{digest_core, file_digest};
 pub use error::{PlanError, PlanErrorKind, Site};
-pub use inventory_set::InventorySet;
 pub use modprobe::MODULES_FILE;
+pub use state::InventorySet;
 pub use sysctl::SYSCTL_FILE;
 
 use super::model::{Blocked, Change, ClusterAction, FactDigest, HandlerRun, Note, Reason};
 use crate::facts::NodeFacts;
-use crate::facts::raw::sha256_hex;
 use crate::playbook::{Action, Handler, Playbook, Task, Value};
+use crate::util::sha256_hex;
 use state::State;
 
 /// What planning one host produced.

@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::Value as Json;
+
 use super::Run;
 use super::error::PlanErrorKind;
-use super::inventory_set::InventorySet;
 use crate::facts::raw::FileState;
 use crate::plan::digest::file_digest;
 use crate::plan::model::{FileDigest, FileDigestState, Note, Reason};
@@ -20,6 +21,15 @@ pub(super) struct VFile {
     pub(super) mode: Option<String>,
     pub(super) descriptions: Vec<String>,
     pub(super) reasons: Vec<Reason>,
+}
+
+/// A change to the local inventory a playbook asked for (`inventory_set`), kept
+/// with the state that collects them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InventorySet {
+    pub key: String,
+    pub value: Json,
+    pub playbook: String,
 }
 
 /// The per-host state the tasks work on.

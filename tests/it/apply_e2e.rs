@@ -1,0 +1,1536 @@
+//! End to end: `dnsfix apply` and `dnsfix rollback` against the real-sshd lab.
+//!
+//! - a whole mixed fleet applies its saved plan, checks clean, and a second apply of the
+//!   same plan writes and restarts nothing;
+//! - a host whose facts moved since the plan is refused (exit 4), the others go on;
+//! - a connection lost mid-write leaves the old or the new file, never a mix, and a
+//!   re-run converges (and can be rolled back); a script killed mid-write keeps the old
+//!   file, and its dead lock is taken over;
+//! - a full or read-only filesystem fails the host cleanly: no temp file, the original
+//!   kept, nothing restarted;
+//! - a kubelet that does not come back healthy stops the next batches;
+//! - a live node lock refuses a second apply, a dead owner's lock is taken over;
+//! - rollback restores the original bytes and mode, and a second rollback is a no-op;
+//! - without a terminal, a fresh plan is not applied without `--yes`;
+//! - the Kubespray inventory is edited only with `--update-inventory`, and only if the
+//!   file is still what the plan read.
+//!
+//! - and the fault suite: a tampered plan, a full state directory at each bookkeeping
+//!   write, ten concurrent applies, a symlinked parent, a changed host key, a reboot
+//!   between plan and apply (`tests/FAULTS.md` states what each leaves on the node).
+//!
+//! Run records go to a state directory inside each lab, never to the real home.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
+use crate::common::lab::{ALL_SCENARIOS, Lab};
+use dnsfix::apply::{HostOutcome, StepOutcome};
+use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
+use serde_json::Value;
+
+const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+/// The temp files apply writes beside it.
+const KUBELET_TEMPS: &str = "/etc/kubernetes/.kubelet-config.yaml.dnsfix-*";
+
+/// `dnsfix ARGS... -i INVENTORY` with the lab's connection settings and run records kept
+/// inside the lab. stdin is never a terminal.
+fn dnsfix_cmd(lab: &Lab, inventory: &Path, args: &[&str]) -> Command {
+    Dnsfix::new(args)
+        .lab_apply(lab, inventory)
+        .args(["--connect-timeout", "5"])
+        .command()
+}
+
+fn dnsfix_in(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
+    dnsfix_cmd(lab, inventory, args)
+        .output()
+        .expect("dnsfix runs")
+}
+
+fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
+    dnsfix_in(lab, &lab.inventory(), args)
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("lab paths are UTF-8")
+}
+
+fn host_plan<'a>(plan: &'a Plan, name: &str) -> &'a HostPlan {
+    plan.hosts
+        .iter()
+        .find(|h| h.host == name)
+        .unwrap_or_else(|| panic!("{name} is not in the plan"))
+}
+
+/// `dnsfix plan -o LAB/plan.json`: the saved plan, and its path. Expects changes (exit 2).
+fn save_plan(lab: &Lab, inventory: &Path) -> (PathBuf, Plan) {
+    let path = lab.dir.join("plan.json");
+    let out = dnsfix_in(lab, inventory, &["plan", "-o", path_str(&path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "plan: exit 2 with changes\n{}",
+        describe(&out)
+    );
+    let text = std::fs::read_to_string(&path).expect("plan saved");
+    let plan: Plan = serde_json::from_str(&text).expect("the saved plan reads back");
+    (path, plan)
+}
+
+/// The plan's (before, after) sha256 of the file it writes at `path` on `host`.
+fn planned_shas(plan: &Plan, host: &str, path: &str) -> (String, String) {
+    host_plan(plan, host)
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile {
+                path: p,
+                before_sha256,
+                after_sha256,
+                ..
+            } if p == path => Some((
+                before_sha256.clone().unwrap_or_else(|| "absent".into()),
+                after_sha256.clone(),
+            )),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{host}: the plan writes no {path}"))
+}
+
+/// sha256 of `path` on the node, or `absent`.
+fn node_sha(lab: &Lab, node: &str, path: &str) -> String {
+    lab.exec(
+        node,
+        &format!("if [ -e {path} ]; then sha256sum {path} | cut -d' ' -f1; else echo absent; fi"),
+    )
+    .trim()
+    .to_string()
+}
+
+/// The node's restart and reload calls so far.
+fn restarts(lab: &Lab, node: &str) -> Vec<String> {
+    lab.systemctl_calls(node)
+        .into_iter()
+        .filter(|c| c.contains("restart") || c.contains("reload"))
+        .collect()
+}
+
+/// Polls `done` every 100 ms; panics with `what` after `timeout`.
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Kubespray's layout, with the upstream servers the lab's documentation addresses
+/// stand for, and stray search domains opted in.
+fn kubespray_inventory(lab: &Lab) -> PathBuf {
+    lab.kubespray_inventory(
+        "---\n\
+         ## Upstream dns servers\n\
+         upstream_dns_servers:\n\
+         \x20 - 192.0.2.53\n\
+         \x20 - 198.51.100.53\n\
+         \n\
+         dnsfix_strip_search_domains: true\n\
+         loadbalancer_apiserver_localhost: true\n",
+    )
+}
+
+/// `(host, finding id)` for every finding `dnsfix check` reports except fleet drift.
+fn non_drift_findings(lab: &Lab, inventory: &Path) -> Vec<(String, String)> {
+    let out = dnsfix_in(lab, inventory, &["check", "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("check printed no JSON: {e}\n{}", describe(&out)));
+    let hosts = doc["hosts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hosts in check's JSON: {doc:#}"));
+    let mut found = Vec::new();
+    for host in hosts {
+        let name = host["host"].as_str().unwrap_or("?");
+        assert_eq!(
+            host["status"], "ok",
+            "check could not check {name}: {host:#}"
+        );
+        for finding in host["findings"].as_array().into_iter().flatten() {
+            let id = finding["id"].as_str().unwrap_or("?");
+            if id != "DNS-FLEET-DRIFT" {
+                found.push((name.to_string(), id.to_string()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_scenario_plan_apply_check_clean_then_nothing() {
+    let lab = Lab::start(ALL_SCENARIOS).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inventory = kubespray_inventory(&lab);
+    let (plan_path, plan) = save_plan(&lab, &inventory);
+    let changing: Vec<&str> = plan
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Changes)
+        .map(|h| h.host.as_str())
+        .collect();
+    for scenario in [
+        "stub-symlink",
+        "kubespray-loop",
+        "kubespray-loop-resolved",
+        "brnf-off",
+        "stray-search",
+        "minimal-no-curl",
+    ] {
+        assert!(
+            changing.contains(&lab.node(scenario).name.as_str()),
+            "{scenario} has nothing planned: {changing:?}"
+        );
+    }
+
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.command, "apply");
+    for host in &plan.hosts {
+        let result = host_result(&record, &host.host);
+        if host.status == HostStatus::Changes {
+            assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+            let verified = result
+                .verified
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}: not verified: {result:#?}", host.host));
+            assert!(verified.remaining.is_empty(), "{result:#?}");
+            let mut fixed = verified.fixed.clone();
+            let mut fixes = host.fixes.clone();
+            fixed.sort();
+            fixes.sort();
+            assert_eq!(fixed, fixes, "{}: {result:#?}", host.host);
+        } else {
+            assert_eq!(result.outcome, HostOutcome::NothingPlanned, "{result:#?}");
+        }
+    }
+
+    // Every node whose kubelet got a new resolv.conf had its DNS pods recreated through
+    // kubectl on the control-plane node, one at a time, each replacement Ready.
+    let recreating: Vec<&HostPlan> = plan
+        .hosts
+        .iter()
+        .filter(|h| !h.cluster.is_empty())
+        .collect();
+    for scenario in ["stub-symlink", "kubespray-loop", "kubespray-loop-resolved"] {
+        let name = &lab.node(scenario).name;
+        assert!(
+            recreating.iter().any(|h| h.host == *name),
+            "{scenario}: no DNS pod recreation planned"
+        );
+    }
+    for host in recreating {
+        let result = host_result(&record, &host.host);
+        assert!(
+            !result.pods.is_empty()
+                && result
+                    .pods
+                    .iter()
+                    .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod)),
+            "{result:#?}"
+        );
+    }
+    // And DNS answers from every node: each upstream the kubelet hands out, the cluster
+    // DNS addresses (real queries, `dnsfix verify`).
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["verify", "--format", "json", "--dns-timeout", "10"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "verify after apply\n{}",
+        describe(&out)
+    );
+
+    // Clean: only fleet drift is left (the fixed nodes now differ from the others).
+    assert_eq!(non_drift_findings(&lab, &inventory), []);
+
+    // The same plan again: everything in place, nothing written or restarted.
+    let before: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "second apply\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    for result in &record.hosts {
+        assert!(
+            matches!(
+                result.outcome,
+                HostOutcome::Unchanged | HostOutcome::NothingPlanned
+            ),
+            "a second apply of the same plan did something: {result:#?}"
+        );
+        assert!(
+            !result.steps.iter().any(|s| s.outcome == StepOutcome::Ok),
+            "{result:#?}"
+        );
+    }
+    let after: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+    assert_eq!(
+        after, before,
+        "a second apply of the same plan restarted or reloaded something"
+    );
+
+    // A fresh plan has nothing left to do.
+    let out = dnsfix_in(&lab, &inventory, &["apply", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "apply --yes\n{}",
+        describe(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+}
+
+/// A reviewed plan edited afterwards, by each route an attacker with write access to the
+/// plan file has: a new file (a cron job, /etc/shadow) with a before-state made up to
+/// match, the kubelet change carrying one more setting (with its sha256 fixed up), and a
+/// change whose before-state was dropped. Each is refused with nothing written and nothing
+/// restarted; the untouched plan then applies.
+#[test]
+fn a_tampered_plan_is_refused_and_nothing_is_written() {
+    use dnsfix::util::sha256_hex;
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let shadow = node_sha(&lab, &node, "/etc/shadow");
+    let original: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("read plan"))
+            .expect("json");
+    let evil = "* * * * * root sh -c 'id > /tmp/owned'\n";
+    let write = |path: &str, before: Option<&str>, content: &str| {
+        serde_json::json!({
+            "type": "write_file",
+            "path": path,
+            "description": "innocent",
+            "before_sha256": before,
+            "after_sha256": sha256_hex(content.as_bytes()),
+            "content": content,
+            "mode": "0644",
+            "reasons": [{"playbook": "kubelet-resolvconf", "task": "write the upstream resolv.conf", "fixes": []}],
+        })
+    };
+    type Tamper = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Tamper, &str)> = vec![
+        (
+            "cron job",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/cron.d/dnsfix"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"].as_array_mut().expect("changes").push(write(
+                    "/etc/cron.d/dnsfix",
+                    None,
+                    evil,
+                ));
+            }),
+            "the plan's facts name /etc/cron.d/dnsfix, which dnsfix does not read on this node",
+        ),
+        (
+            "/etc/shadow",
+            Box::new({
+                let shadow = shadow.clone();
+                move |host: &mut Value| {
+                    host["facts"]["files"]["/etc/shadow"] =
+                        serde_json::json!({"state": "present", "sha256": shadow});
+                    host["changes"].as_array_mut().expect("changes").push(write(
+                        "/etc/shadow",
+                        Some(&shadow),
+                        // A redacted value: refused for the path before anything of
+                        // /etc/shadow is read to restore it (no guess-confirming oracle).
+                        "root:<redacted sha256:0123456789abcdef>:0:0:99999:7:::\n",
+                    ));
+                }
+            }),
+            // Refused before its hash is compared with anything (no oracle).
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
+        ),
+        (
+            "a new unit file",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/systemd/system/evil.service"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"].as_array_mut().expect("changes").push(write(
+                    "/etc/systemd/system/evil.service",
+                    None,
+                    "[Service]\nExecStart=/bin/sh -c 'id > /tmp/owned'\n",
+                ));
+            }),
+            "/etc/systemd/system/evil.service is not a file dnsfix writes",
+        ),
+        (
+            "a guess at /etc/shadow's hash in the facts alone",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]["/etc/shadow"] = serde_json::json!({
+                    "state": "present",
+                    "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
+                });
+            }),
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
+        ),
+        (
+            "one more kubelet setting",
+            Box::new(|host: &mut Value| {
+                let change = host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .iter_mut()
+                    .find(|c| c["path"] == KUBELET_CONFIG)
+                    .expect("the kubelet change");
+                let content: String = change["content"]
+                    .as_str()
+                    .expect("content")
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with("staticPodPath:") {
+                            "staticPodPath: /tmp/pods\n".to_string()
+                        } else {
+                            format!("{l}\n")
+                        }
+                    })
+                    .collect();
+                assert!(content.contains("staticPodPath: /tmp/pods"));
+                change["after_sha256"] = sha256_hex(content.as_bytes()).into();
+                change["content"] = content.into();
+            }),
+            "staticPodPath changes, not only DNS settings",
+        ),
+        (
+            "no playbook asked for it",
+            Box::new(|host: &mut Value| {
+                let change = host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .iter_mut()
+                    .find(|c| c["path"] == KUBELET_CONFIG)
+                    .expect("the kubelet change");
+                change["reasons"] = serde_json::json!([]);
+            }),
+            "is asked for by no playbook",
+        ),
+        (
+            "before-state dropped",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]
+                    .as_object_mut()
+                    .expect("files")
+                    .remove(KUBELET_CONFIG);
+            }),
+            "records nothing of what was there",
+        ),
+    ];
+    for (what, tamper, says) in cases {
+        let mut doc = original.clone();
+        let host = doc["hosts"]
+            .as_array_mut()
+            .expect("hosts")
+            .iter_mut()
+            .find(|h| h["host"] == node.as_str())
+            .expect("the node's plan");
+        tamper(host);
+        let path = lab.dir.join("tampered.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+        let out = dnsfix(&lab, &["apply", path_str(&path), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(3), "{what}\n{}", describe(&out));
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        assert_eq!(result.outcome, HostOutcome::Failed, "{what}: {result:#?}");
+        let error = result.error.clone().unwrap_or_default();
+        assert!(
+            error.contains("refused") && error.contains(says),
+            "{what}: {error}"
+        );
+        assert!(result.steps.is_empty(), "{what}: {result:#?}");
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old, "{what}");
+        assert_eq!(node_sha(&lab, &node, "/etc/shadow"), shadow, "{what}");
+        assert_eq!(
+            node_sha(&lab, &node, "/etc/cron.d/dnsfix"),
+            "absent",
+            "{what}"
+        );
+        assert_eq!(restarts(&lab, &node), Vec::<String>::new(), "{what}");
+    }
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the untouched plan\n{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+}
+
+#[test]
+fn a_stale_host_is_refused_and_the_others_applied() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "brnf-off"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let edited = lab.nodes[0].name.clone();
+    let other = lab.nodes[1].name.clone();
+    let brnf = lab.nodes[2].name.clone();
+    lab.exec(
+        &edited,
+        &format!("echo '# tuned by hand after the plan' >> {KUBELET_CONFIG}"),
+    );
+    let edited_sha = node_sha(&lab, &edited, KUBELET_CONFIG);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "a stale host: exit 4\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+
+    let stale = host_result(&record, &edited);
+    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+    assert!(
+        stale.stale.iter().any(|l| l.contains(KUBELET_CONFIG)),
+        "no stale reason names {KUBELET_CONFIG}: {stale:#?}"
+    );
+    assert!(
+        stale.steps.is_empty() && stale.handlers.is_empty(),
+        "{stale:#?}"
+    );
+    assert_eq!(
+        node_sha(&lab, &edited, KUBELET_CONFIG),
+        edited_sha,
+        "the stale host's file was written"
+    );
+    assert_eq!(restarts(&lab, &edited), Vec::<String>::new());
+
+    for name in [&other, &brnf] {
+        let result = host_result(&record, name);
+        assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    }
+    let (_, after) = planned_shas(&plan, &other, KUBELET_CONFIG);
+    assert_eq!(node_sha(&lab, &other, KUBELET_CONFIG), after);
+    assert_eq!(
+        restarts(&lab, &other).len(),
+        1,
+        "{:?}",
+        restarts(&lab, &other)
+    );
+}
+
+/// Starts `dnsfix apply PLAN` (with `extra` arguments) on a lab whose `node` has a `sync`
+/// that hangs (the apply script syncs its temp file right before the rename), and returns
+/// the running dnsfix once the temp file is there and the script waits for the sync: the
+/// write is in flight.
+fn apply_hung_mid_write(lab: &Lab, node: &str, plan_path: &Path, extra: &[&str]) -> Child {
+    lab.exec(
+        node,
+        "printf '#!/bin/sh\\nsleep 37\\n' > /usr/local/sbin/sync && chmod +x /usr/local/sbin/sync",
+    );
+    let mut child = dnsfix_cmd(
+        lab,
+        &lab.inventory(),
+        &[&["apply", path_str(plan_path)], extra].concat(),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("dnsfix starts");
+    wait_until(
+        "the apply script never wrote its temp file",
+        Duration::from_secs(10),
+        || {
+            let exited = child.try_wait().expect("try_wait");
+            assert!(
+                exited.is_none(),
+                "dnsfix exited before the write hung: {exited:?}"
+            );
+            // The temp file is written and the script waits in the hanging sync.
+            lab.exec_output(
+                node,
+                &format!("ls -d {KUBELET_TEMPS} && pgrep -x -f 'sleep 37'"),
+            )
+            .status
+            .success()
+        },
+    );
+    child
+}
+
+/// Waits until no live process holds the node lock (a lock left by a dead one is fine).
+fn wait_for_lock_release(lab: &Lab, node: &str) {
+    wait_until(
+        "the interrupted apply still holds the node lock",
+        Duration::from_secs(10),
+        || {
+            lab.exec_output(node, "flock -n /var/lib/dnsfix/lock true")
+                .status
+                .success()
+        },
+    );
+}
+
+/// The connection to the node dies mid-write (every sshd of the node is killed) and so
+/// does dnsfix; the script on the node is orphaned and let go on. Returns once nothing
+/// holds the node lock any more, with the sync stand-in removed.
+fn interrupt_mid_write(lab: &Lab, node: &str, plan_path: &Path, old: &str, new: &str) {
+    let mut child = apply_hung_mid_write(lab, node, plan_path, &[]);
+    lab.exec(node, "pkill -9 -x sshd");
+    let _ = child.kill();
+    let killed = child.wait_with_output().expect("wait for dnsfix");
+    let now = node_sha(lab, node, KUBELET_CONFIG);
+    assert!(
+        now == old || now == new,
+        "{KUBELET_CONFIG} is neither the old nor the new content (sha256 {now})\n{}",
+        describe(&killed)
+    );
+    lab.resume(node);
+    lab.exec(
+        node,
+        "rm -f /usr/local/sbin/sync; pkill -x -f 'sleep 37' || true",
+    );
+    // The orphaned script (its session is gone) finishes or dies.
+    wait_for_lock_release(lab, node);
+    let now = node_sha(lab, node, KUBELET_CONFIG);
+    assert!(
+        now == old || now == new,
+        "after the interrupted run ended, {KUBELET_CONFIG} is neither old nor new ({now})"
+    );
+    let lock = lab
+        .exec(node, "cat /var/lib/dnsfix/owner 2>/dev/null || true")
+        .trim()
+        .to_string();
+    eprintln!(
+        "after the interruption: {KUBELET_CONFIG} has the {} content; last lock owner: {lock:?}",
+        if now == new { "new" } else { "old" }
+    );
+}
+
+#[test]
+fn sshd_killed_mid_apply_leaves_old_or_new_and_a_rerun_converges() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+
+    interrupt_mid_write(&lab, &node, &plan_path, &old, &new);
+    let restarts_before = restarts(&lab, &node).len();
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    // The interrupted run never restarted the kubelet: the re-run must.
+    assert_eq!(
+        restarts(&lab, &node).len(),
+        restarts_before + 1,
+        "the kubelet still runs with the config it read before the fix"
+    );
+    let findings = non_drift_findings(&lab, &lab.inventory());
+    assert!(
+        !findings.iter().any(|(_, id)| id == "DNS-KUBELET-LOOPBACK"),
+        "{findings:?}"
+    );
+}
+
+/// sshd dies (taking the session with it) at each step of an apply: taking the lock, the
+/// backup copy, the temp file's fsync, the kubelet restart, the health wait. Each step is
+/// held by a stand-in for the command it runs (`flock`, `cp`, `sync`, `systemctl restart`,
+/// `curl`) that sleeps first. Whatever the orphaned script then does, the file is old or
+/// new (never a mix, no temp file), a re-run of the same plan converges with the kubelet
+/// restarted for the new file, and rolling back restores the original bytes.
+#[test]
+fn sshd_killed_at_each_step_then_a_rerun_converges_and_rolls_back() {
+    let steps = [
+        ("taking the lock", "flock", ""),
+        ("copying the backup", "cp", ""),
+        ("syncing the temp file", "sync", ""),
+        ("restarting the kubelet", "systemctl", "restart"),
+        ("waiting for kubelet health", "curl", ""),
+    ];
+    for (step, command, when) in steps {
+        let lab =
+            Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+        let node = lab.nodes[0].name.clone();
+        let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+        let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+        let real = lab
+            .exec(&node, &format!("command -v {command}"))
+            .trim()
+            .to_string();
+        lab.exec(
+            &node,
+            &format!(
+                "printf '#!/bin/sh\\ncase \"$*\" in *{when}*) sleep 37 ;; esac\\nexec {real} \"$@\"\\n' \
+                 > /usr/local/sbin/{command} && chmod +x /usr/local/sbin/{command}"
+            ),
+        );
+        let mut child = dnsfix_cmd(&lab, &lab.inventory(), &["apply", path_str(&plan_path)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsfix starts");
+        wait_until(
+            &format!("{step}: the apply never reached it"),
+            Duration::from_secs(15),
+            || {
+                let exited = child.try_wait().expect("try_wait");
+                assert!(exited.is_none(), "{step}: dnsfix exited first: {exited:?}");
+                lab.exec_output(&node, "pgrep -x -f 'sleep 37'")
+                    .status
+                    .success()
+            },
+        );
+        lab.exec(&node, "pkill -9 -x sshd");
+        let _ = child.kill();
+        let killed = child.wait_with_output().expect("wait for dnsfix");
+        lab.resume(&node);
+        lab.exec(
+            &node,
+            &format!("rm -f /usr/local/sbin/{command}; pkill -x -f 'sleep 37' || true"),
+        );
+        wait_for_lock_release(&lab, &node);
+        let now = node_sha(&lab, &node, KUBELET_CONFIG);
+        assert!(
+            now == old || now == new,
+            "{step}: {KUBELET_CONFIG} is neither old nor new\n{}",
+            describe(&killed)
+        );
+        assert_eq!(temp_files(&lab, &node), "", "{step}: a temp file is left");
+        let left = if now == new { "new" } else { "old" };
+
+        let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{step}: re-run\n{}",
+            describe(&out)
+        );
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        assert!(
+            matches!(
+                result.outcome,
+                HostOutcome::Applied | HostOutcome::Unchanged
+            ),
+            "{step}: {result:#?}"
+        );
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new, "{step}");
+        // The kubelet was restarted for the new file: by the orphaned script or the re-run
+        // (twice at most: the orphan restarted it but died before recording that).
+        let restarted = restarts(&lab, &node).len();
+        assert!(
+            (1..=2).contains(&restarted),
+            "{step}: {restarted} kubelet restarts"
+        );
+        eprintln!(
+            "sshd killed while {step}: file {left} after the orphan ended; re-run {:?}; {restarted} restart(s)",
+            result.outcome
+        );
+
+        // Undo: the run that wrote the file (the re-run, or the interrupted one whose
+        // orphan finished) is the one to roll back.
+        let run = if result.outcome == HostOutcome::Applied {
+            record.run_id.clone()
+        } else {
+            lab.exec(&node, "ls /var/lib/dnsfix/backups")
+                .trim()
+                .to_string()
+        };
+        let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{step}: rollback\n{}",
+            describe(&out)
+        );
+        assert_eq!(
+            node_sha(&lab, &node, KUBELET_CONFIG),
+            old,
+            "{step}: rollback"
+        );
+    }
+}
+
+/// The script itself dies mid-write (killed on the node): the target keeps its old
+/// content, the host fails, and the lock its dead owner left is taken over by the re-run.
+#[test]
+fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    let child = apply_hung_mid_write(&lab, &node, &plan_path, &["--format", "json"]);
+    // "run RUN (pid PID)"
+    let owner = lab.exec(&node, "cat /var/lib/dnsfix/owner");
+    let pid = owner
+        .rsplit("(pid ")
+        .next()
+        .and_then(|p| p.split(')').next())
+        .unwrap_or("none")
+        .to_string();
+    lab.exec(
+        &node,
+        &format!("kill -9 {pid} && rm -f /usr/local/sbin/sync && pkill -x -f 'sleep 37'"),
+    );
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    assert!(result.handlers.is_empty(), "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the dead run's lock is still held"
+    );
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert!(
+        result
+            .steps
+            .iter()
+            .any(|s| s.target == KUBELET_CONFIG && s.outcome == StepOutcome::Ok),
+        "{result:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(restarts(&lab, &node).len(), 1);
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the re-run did not release the lock"
+    );
+}
+
+/// dnsfix dies after the node wrote the file, and a re-run completes the apply (it finds
+/// the file written, restarts the kubelet): the re-run takes over the interrupted run's
+/// backup ("adopted"), so rolling the re-run back restores the original. (Before, neither
+/// run could be rolled back.)
+#[test]
+fn an_interrupted_then_completed_apply_can_be_rolled_back() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    interrupt_mid_write(&lab, &node, &plan_path, &old, &new);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .unwrap_or_else(|| {
+            panic!(
+                "the run that completed the interrupted apply offers no way to undo it\n{}",
+                describe(&out)
+            )
+        })
+        .trim()
+        .to_string();
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(
+        node_sha(&lab, &node, KUBELET_CONFIG),
+        old,
+        "rollback did not restore the original\n{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_full_filesystem_fails_cleanly_and_keeps_the_original() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "set -e; mkdir -p /root/modules-load.d; cp -a /etc/modules-load.d/. /root/modules-load.d/; \
+         mount -t tmpfs -o size=64k tmpfs /etc/modules-load.d; \
+         cp -a /root/modules-load.d/. /etc/modules-load.d/; \
+         dd if=/dev/zero of=/etc/modules-load.d/filler.bin bs=4k 2>/dev/null || true",
+    );
+    let files = || {
+        lab.exec(
+            &node,
+            // A symlink (Debian's modules.conf -> ../modules, dangling where there is no
+            // /etc/modules) is compared by its target.
+            "cd /etc/modules-load.d && ls -A | sort | while read -r f; do \
+             if [ -L \"$f\" ]; then echo \"$f -> $(readlink \"$f\")\"; else sha256sum \"$f\"; fi; done",
+        )
+    };
+    let before = files();
+    let bridge = || {
+        lab.exec(&node, "cat /proc/sys/net/bridge/bridge-nf-call-iptables")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(bridge(), "0");
+
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    let error = result.error.as_deref().unwrap_or("");
+    assert!(
+        error.contains("/etc/modules-load.d/dnsfix.conf"),
+        "the error does not name the file: {result:#?}"
+    );
+    assert_eq!(
+        node_sha(&lab, &node, "/etc/modules-load.d/dnsfix.conf"),
+        "absent"
+    );
+    let temps = lab.exec(&node, "ls -A /etc/modules-load.d | grep dnsfix || true");
+    assert_eq!(temps.trim(), "", "a temp file was left behind");
+    assert_eq!(files(), before, "the other files changed");
+    // Nothing after the failed write was done either.
+    assert_eq!(
+        node_sha(&lab, &node, "/etc/sysctl.d/99-dnsfix.conf"),
+        "absent"
+    );
+    assert_eq!(bridge(), "0", "a sysctl was set after a write failed");
+
+    lab.exec(&node, "umount /etc/modules-load.d");
+}
+
+#[test]
+fn a_read_only_target_fails_cleanly() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "mount --bind /etc/kubernetes /etc/kubernetes && \
+         mount -o remount,ro,bind /etc/kubernetes /etc/kubernetes",
+    );
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, _) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a failed host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    assert!(
+        result
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains(KUBELET_CONFIG),
+        "{result:#?}"
+    );
+    assert!(result.handlers.is_empty(), "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    lab.exec(&node, "umount /etc/kubernetes");
+}
+
+#[test]
+fn a_failing_health_gate_stops_the_next_batches() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let order: Vec<String> = plan
+        .hosts
+        .iter()
+        .filter(|h| h.status == HostStatus::Changes)
+        .map(|h| h.host.clone())
+        .collect();
+    assert_eq!(order.len(), 3, "{order:?}");
+    let first = &order[0];
+    // The kubelet binary the unit runs now exits at once: it cannot come back.
+    lab.exec(
+        first,
+        "rm -f /usr/local/bin/kubelet && printf '#!/bin/sh\\nexit 1\\n' > /usr/local/bin/kubelet \
+         && chmod +x /usr/local/bin/kubelet",
+    );
+
+    let started = Instant::now();
+    let out = dnsfix(
+        &lab,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--serial",
+            "1",
+            "--max-fail-percentage",
+            "0",
+            "--health-timeout",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "exit 3\n{}", describe(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the health gate took {:?}",
+        started.elapsed()
+    );
+    let record = run_record(&out);
+    let failed = host_result(&record, first);
+    assert_eq!(failed.outcome, HostOutcome::Failed, "{failed:#?}");
+    assert!(
+        failed
+            .handlers
+            .iter()
+            .any(|h| h.unit == "kubelet" && !h.healthy),
+        "no unhealthy kubelet handler: {failed:#?}"
+    );
+    for name in &order[1..] {
+        let result = host_result(&record, name);
+        assert_eq!(result.outcome, HostOutcome::Untouched, "{result:#?}");
+        assert!(
+            result
+                .error
+                .as_deref()
+                .unwrap_or("")
+                .contains("--max-fail-percentage"),
+            "{result:#?}"
+        );
+        let (old, _) = planned_shas(&plan, name, KUBELET_CONFIG);
+        assert_eq!(
+            node_sha(&lab, name, KUBELET_CONFIG),
+            old,
+            "{name} was written"
+        );
+        assert_eq!(restarts(&lab, name), Vec::<String>::new(), "{name}");
+    }
+}
+
+#[test]
+fn a_concurrent_apply_is_refused() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+
+    // Another apply holds the node lock (flock on /var/lib/dnsfix/lock, as apply takes it).
+    lab.exec(
+        &node,
+        "mkdir -p /var/lib/dnsfix && echo 'run other-run (pid 1)' > /var/lib/dnsfix/owner",
+    );
+    let holder = lab
+        .exec(
+            &node,
+            "flock -o -x /var/lib/dnsfix/lock sleep 301 </dev/null >/dev/null 2>&1 & echo $!",
+        )
+        .trim()
+        .to_string();
+    wait_until(
+        "the lock holder did not start",
+        Duration::from_secs(5),
+        || {
+            lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+                .status
+                .code()
+                == Some(1)
+        },
+    );
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a locked host: exit 3\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Locked, "{result:#?}");
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("run other-run (pid 1)")),
+        "{result:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert_eq!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .code(),
+        Some(1),
+        "the refused apply released a lock it did not hold"
+    );
+
+    // The holder ends: the kernel releases its lock, and the next apply runs.
+    lab.exec(&node, &format!("kill {holder}"));
+    wait_until("the lock was not released", Duration::from_secs(5), || {
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success()
+    });
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "lock free\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(
+        host_result(&record, &node).outcome,
+        HostOutcome::Applied,
+        "{record:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert!(
+        lab.exec_output(&node, "flock -n /var/lib/dnsfix/lock true")
+            .status
+            .success(),
+        "the apply left its lock held"
+    );
+}
+
+#[test]
+fn rollback_restores_original_bytes_and_mode() {
+    let lab = Lab::start(&["stub-symlink", "brnf-off"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let stub = lab.nodes[0].name.clone();
+    let brnf = lab.nodes[1].name.clone();
+    lab.exec(&stub, &format!("chmod 600 {KUBELET_CONFIG}"));
+    let mode = || {
+        lab.exec(&stub, &format!("stat -c %a {KUBELET_CONFIG}"))
+            .trim()
+            .to_string()
+    };
+    let original_sha = node_sha(&lab, &stub, KUBELET_CONFIG);
+    assert_eq!(mode(), "600");
+    let bridge = || {
+        lab.exec(&brnf, "cat /proc/sys/net/bridge/bridge-nf-call-iptables")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(bridge(), "0");
+
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (_, new) = planned_shas(&plan, &stub, KUBELET_CONFIG);
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), new);
+    assert_eq!(mode(), "600", "apply changed the file's mode");
+    assert_eq!(bridge(), "1");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .unwrap_or_else(|| panic!("no rollback hint\n{}", describe(&out)))
+        .trim()
+        .to_string();
+    let restarts_after_apply = restarts(&lab, &stub).len();
+
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.command, "rollback");
+    assert_eq!(record.rolls_back.as_deref(), Some(run.as_str()));
+    for name in [&stub, &brnf] {
+        assert_eq!(
+            host_result(&record, name).outcome,
+            HostOutcome::Applied,
+            "{record:#?}"
+        );
+    }
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
+    assert_eq!(mode(), "600", "rollback changed the file's mode");
+    assert_eq!(
+        restarts(&lab, &stub).len(),
+        restarts_after_apply + 1,
+        "rollback did not restart the kubelet"
+    );
+    for path in [
+        "/etc/sysctl.d/99-dnsfix.conf",
+        "/etc/modules-load.d/dnsfix.conf",
+    ] {
+        assert_eq!(node_sha(&lab, &brnf, path), "absent", "{path}");
+    }
+    assert_eq!(bridge(), "0");
+
+    // Again: nothing left to undo.
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "second rollback\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    for result in &record.hosts {
+        assert_eq!(result.outcome, HostOutcome::Unchanged, "{result:#?}");
+    }
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
+    assert_eq!(mode(), "600");
+    assert_eq!(restarts(&lab, &stub).len(), restarts_after_apply + 1);
+    assert_eq!(bridge(), "0");
+}
+
+#[test]
+fn apply_without_a_terminal_asks_for_yes() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let before = node_sha(&lab, &node, KUBELET_CONFIG);
+    let out = dnsfix(&lab, &["apply"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--yes"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+}
+
+#[test]
+fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let original = "---\n## Upstream dns servers\n# upstream_dns_servers:\n#   - 8.8.8.8\n\nloadbalancer_apiserver_localhost: true\n";
+    let inventory = lab.kubespray_inventory(original);
+    let all_yml = lab.dir.join("inventory/group_vars/all/all.yml");
+    let plan_path = lab.dir.join("plan.json");
+    let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let plan: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("saved")).expect("plan");
+    assert_eq!(
+        plan.inventory_changes.len(),
+        1,
+        "{:#?}",
+        plan.inventory_changes
+    );
+    assert_eq!(plan.inventory_changes[0].path, path_str(&all_yml));
+
+    // A stale inventory file is not overwritten: exit 4, the node is still applied.
+    let edited = format!("{original}# a colleague's edit\n");
+    std::fs::write(&all_yml, &edited).expect("edit all.yml");
+    let out = apply_updating(&lab, &inventory, &plan_path);
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(host_result(&record, &node).outcome, HostOutcome::Applied);
+    assert_eq!(record.inventory_updates[0].outcome, "stale", "{record:#?}");
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), edited);
+
+    // Without --update-inventory nothing local changes, and the report says what that means.
+    std::fs::write(&all_yml, original).expect("restore all.yml");
+    let out = dnsfix_in(&lab, &inventory, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("without --update-inventory"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
+
+    // With it, the file gets exactly the planned content, comments kept; again: already.
+    let out = apply_updating(&lab, &inventory, &plan_path);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(run_record(&out).inventory_updates[0].outcome, "written");
+    let updated = std::fs::read_to_string(&all_yml).expect("read");
+    assert_eq!(updated, plan.inventory_changes[0].content);
+    assert!(updated.starts_with(original), "{updated}");
+    assert!(
+        updated.ends_with("kube_resolv_conf: /run/systemd/resolve/resolv.conf\n"),
+        "{updated}"
+    );
+    let out = apply_updating(&lab, &inventory, &plan_path);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
+}
+
+/// `dnsfix apply PLAN --update-inventory --format json`.
+fn apply_updating(lab: &Lab, inventory: &Path, plan: &Path) -> Output {
+    dnsfix_in(
+        lab,
+        inventory,
+        &[
+            "apply",
+            path_str(plan),
+            "--update-inventory",
+            "--format",
+            "json",
+        ],
+    )
+}
+
+/// No temp file of any run anywhere the plan writes.
+fn temp_files(lab: &Lab, node: &str) -> String {
+    lab.exec(
+        node,
+        "find /etc /var/lib/kubelet -name '.*.dnsfix-*' 2>/dev/null || true",
+    )
+    .trim()
+    .to_string()
+}
+
+/// Ten applies of one plan start at once on one node: exactly one applies, every other one
+/// is refused as locked or finds the plan done; one kubelet restart, no temp file, and
+/// rolling back the run that applied restores the original bytes.
+#[test]
+fn ten_concurrent_applies_on_one_node_apply_once() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let children: Vec<Child> = (0..10)
+        .map(|_| {
+            dnsfix_cmd(
+                &lab,
+                &lab.inventory(),
+                &["apply", path_str(&plan_path), "--format", "json"],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsfix starts")
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    let mut applied_run = None;
+    for child in children {
+        let out = child.wait_with_output().expect("wait");
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        if result.outcome == HostOutcome::Applied {
+            applied_run = Some(record.run_id.clone());
+        }
+        if !matches!(
+            result.outcome,
+            HostOutcome::Applied | HostOutcome::Locked | HostOutcome::Unchanged
+        ) {
+            panic!("a concurrent apply ended {:?}: {result:#?}", result.outcome);
+        }
+        outcomes.push(result.outcome);
+    }
+    let applied = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Applied)
+        .count();
+    let locked = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Locked)
+        .count();
+    let unchanged = outcomes
+        .iter()
+        .filter(|o| **o == HostOutcome::Unchanged)
+        .count();
+    eprintln!("10 concurrent applies: {applied} applied, {locked} locked, {unchanged} unchanged");
+    assert_eq!(applied, 1, "{outcomes:?}");
+    assert_eq!(applied + locked + unchanged, 10, "{outcomes:?}");
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(restarts(&lab, &node).len(), 1);
+    assert_eq!(temp_files(&lab, &node), "");
+    let run = applied_run.expect("the run that applied");
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+}
+
+/// /var/lib/dnsfix is full at each bookkeeping write: the lock owner (no page left), the
+/// backup copy (one page: the owner takes it), the manifest line (two pages). Each fails
+/// the host with the file unchanged, nothing restarted, no temp file and a message naming
+/// what could not be written; with space again the same plan applies and rolls back.
+#[test]
+fn a_full_state_directory_fails_at_each_bookkeeping_write_before_the_file_is_touched() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    for (free_pages, says) in [(0, "owner"), (1, "cannot back up"), (2, "manifest")] {
+        lab.exec(
+            &node,
+            &format!(
+                "set -e; umount /var/lib/dnsfix 2>/dev/null || true; rm -rf /var/lib/dnsfix; \
+                 mkdir -p /var/lib/dnsfix; mount -t tmpfs -o size=64k,mode=0700 tmpfs /var/lib/dnsfix; \
+                 i=0; while dd if=/dev/zero of=/var/lib/dnsfix/fill.$i bs=4096 count=1 2>/dev/null; do i=$((i+1)); done; \
+                 rm -f /var/lib/dnsfix/fill.$i; n=0; while [ $n -lt {free_pages} ]; do rm -f /var/lib/dnsfix/fill.$n; n=$((n+1)); done"
+            ),
+        );
+        let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{free_pages} free pages\n{}",
+            describe(&out)
+        );
+        let record = run_record(&out);
+        let result = host_result(&record, &node);
+        let said = format!("{:?} {:?}", result.error, result.failures());
+        assert!(
+            said.contains(says),
+            "{free_pages} free pages: {said}\n{result:#?}"
+        );
+        assert_eq!(
+            node_sha(&lab, &node, KUBELET_CONFIG),
+            old,
+            "{free_pages} free pages"
+        );
+        assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+        assert_eq!(temp_files(&lab, &node), "");
+        eprintln!("/var/lib/dnsfix full with {free_pages} free pages: {said}");
+    }
+    lab.exec(&node, "umount /var/lib/dnsfix");
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let run = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .expect("a run to undo")
+        .trim()
+        .to_string();
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+}
+
+/// The plan was made with /etc/dnsfix absent; then /etc/dnsfix became a symlink to
+/// /etc/cron.d. Apply refuses the host as stale and writes nothing through the link.
+#[test]
+fn a_parent_swapped_for_a_symlink_is_stale_and_never_written_through() {
+    let lab =
+        Lab::start(&["kubespray-loop"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let inventory = kubespray_inventory(&lab);
+    let (plan_path, plan) = save_plan(&lab, &inventory);
+    let writes_dnsfix = host_plan(&plan, &node)
+        .changes
+        .iter()
+        .any(|c| matches!(c, Change::WriteFile { path, .. } if path == "/etc/dnsfix/resolv.conf"));
+    assert!(writes_dnsfix, "the plan writes no /etc/dnsfix/resolv.conf");
+    lab.exec(
+        &node,
+        "rm -rf /etc/dnsfix && mkdir -p /etc/cron.d && ln -s /etc/cron.d /etc/dnsfix",
+    );
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Stale, "{result:#?}");
+    assert_eq!(node_sha(&lab, &node, "/etc/cron.d/resolv.conf"), "absent");
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    assert_eq!(temp_files(&lab, &node), "");
+    eprintln!("symlinked parent: {:?}", result.stale);
+}
+
+/// The node's host key changed between plan and apply: both transports refuse to connect,
+/// nothing is written, known_hosts is left as it was.
+#[test]
+fn a_host_key_changed_between_plan_and_apply_is_refused() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (old, _) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let known = std::fs::read_to_string(lab.known_hosts()).expect("known_hosts");
+    lab.rekey(&node);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(
+            &lab,
+            &[
+                "apply",
+                path_str(&plan_path),
+                "--format",
+                "json",
+                "--ssh-backend",
+                backend,
+                "--accept-new-host-keys",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(3), "{backend}\n{}", describe(&out));
+        let text = describe(&out);
+        assert!(text.contains("CHANGED"), "{backend}: {text}");
+        assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+        assert_eq!(
+            std::fs::read_to_string(lab.known_hosts()).expect("known_hosts"),
+            known
+        );
+    }
+}
+
+/// A reboot between plan and apply (a new boot id, the live sysctls reset, the kubelet
+/// restarted): the plan is refused as stale, naming the reboot; a new plan applies.
+#[test]
+fn a_reboot_between_plan_and_apply_makes_the_plan_stale() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    // The node's own boot id (its mount namespace only) and what a boot resets.
+    lab.exec(
+        &node,
+        "cat /proc/sys/kernel/random/uuid > /run/boot_id && \
+         mount --bind /run/boot_id /proc/sys/kernel/random/boot_id && \
+         LAB_SYSTEMCTL_NOLOG=1 systemctl restart kubelet",
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Stale, "{result:#?}");
+    assert!(
+        result
+            .stale
+            .iter()
+            .any(|s| s.contains("node rebooted since the plan")),
+        "{result:#?}"
+    );
+    assert!(result.steps.is_empty(), "{result:#?}");
+    assert_eq!(temp_files(&lab, &node), "");
+    let (fresh, _) = save_plan(&lab, &lab.inventory());
+    let out = dnsfix(&lab, &["apply", path_str(&fresh)]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}

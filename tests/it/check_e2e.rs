@@ -1,0 +1,181 @@
+//! End to end: `dnsfix check` against the real-sshd lab. Each scenario node yields
+//! exactly its expected findings, the healthy nodes none, and the mixed fleet reports the
+//! drifted node.
+
+use std::collections::BTreeMap;
+use std::process::Output;
+
+use crate::common::dnsfix::Dnsfix;
+use crate::common::lab::{ALL_SCENARIOS, Lab};
+use serde_json::Value;
+
+/// Every scenario once, plus a second healthy node so the healthy majority is clear.
+fn scenarios() -> Vec<&'static str> {
+    [ALL_SCENARIOS, &["healthy"]].concat()
+}
+
+fn check(lab: &Lab, extra: &[&str]) -> Output {
+    Dnsfix::new(["check"])
+        .lab(lab, &lab.inventory())
+        .args(["--connect-timeout", "5"])
+        .args(extra)
+        .output()
+}
+
+fn ids(host: &Value, drift: bool) -> Vec<String> {
+    let mut v: Vec<String> = host["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["id"].as_str())
+        .filter(|id| (*id == "DNS-FLEET-DRIFT") == drift)
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn every_scenario_yields_exactly_its_findings() {
+    let scenarios = scenarios();
+    let lab = Lab::start(&scenarios).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let out = check(&lab, &["--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit 2 with findings; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hosts: BTreeMap<String, &Value> = doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap_or_default().to_owned(), h))
+        .collect();
+    let expected: &[(&str, &[&str])] = &[
+        ("healthy", &[]),
+        ("stub-symlink", &["DNS-KUBELET-LOOPBACK"]),
+        ("kubespray-loop", &["DNS-CLUSTER-SELF-FORWARD"]),
+        // Off now: DNS-BRIDGE-NF-OFF (whose fix persists too), not "reverts at reboot".
+        ("brnf-off", &["DNS-BRIDGE-NF-OFF"]),
+        ("stray-search", &["DNS-STRAY-SEARCH"]),
+        ("kubeadm", &[]),
+        ("sudo-user", &[]),
+        ("kubespray-loop-resolved", &["DNS-CLUSTER-SELF-FORWARD"]),
+        // A stopped kubelet is still a kubelet: its unit names its config, which is fine.
+        ("kubeadm-stopped", &[]),
+        ("minimal-no-curl", &["DNS-KUBELET-LOOPBACK"]),
+    ];
+    for (scenario, want) in expected {
+        for node in lab.nodes.iter().filter(|n| n.scenario == *scenario) {
+            let h = hosts
+                .get(&node.name)
+                .unwrap_or_else(|| panic!("{} missing: {doc:#}", node.name));
+            assert_eq!(h["status"], "ok", "{h:#}");
+            assert_eq!(ids(h, false), *want, "{}: {h:#}", node.name);
+        }
+    }
+    // Evidence names the file and line, and follows the symlink to the stub.
+    let stub = hosts[&lab.node("stub-symlink").name];
+    let evidence = stub["findings"][0]["evidence"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        evidence.contains("/etc/kubernetes/kubelet-config.yaml:"),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("stub-resolv.conf") && evidence.contains("127.0.0.53"),
+        "{evidence}"
+    );
+
+    // Fleet drift: the one node with bridge-nf-call-iptables=0 stands out; the healthy
+    // nodes do not drift.
+    let brnf = hosts[&lab.node("brnf-off").name];
+    let drift: Vec<&str> = brnf["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["id"] == "DNS-FLEET-DRIFT")
+        .filter_map(|f| f["summary"].as_str())
+        .collect();
+    assert!(
+        drift
+            .iter()
+            .any(|s| s.contains("net.bridge.bridge-nf-call-iptables is 0 here")),
+        "{drift:?}"
+    );
+    for node in lab.nodes.iter().filter(|n| n.scenario == "healthy") {
+        assert!(
+            ids(hosts[&node.name], true).is_empty(),
+            "{} drifts: {:#}",
+            node.name,
+            hosts[&node.name]
+        );
+    }
+
+    // Worst first: the critical hosts come before the clean ones.
+    let order: Vec<&str> = doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .filter_map(|h| h["worst"].as_str())
+        .collect();
+    assert_eq!(order.first(), Some(&"critical"), "{order:?}");
+
+    // --fail-on critical still fails (criticals present); JUnit has a testcase per rule x host.
+    let out = check(&lab, &["--format", "junit", "--fail-on", "critical"]);
+    assert_eq!(out.status.code(), Some(2));
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    let rules = dnsfix::diagnose::rules::RULES.len() + 1;
+    assert_eq!(
+        xml.matches("<testcase ").count(),
+        rules * scenarios.len(),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("name=\"DNS-KUBELET-LOOPBACK\">\n      <failure type=\"critical\""),
+        "{xml}"
+    );
+
+    // A clean subset exits 0; the text report says so.
+    let clean: Vec<&str> = lab
+        .nodes
+        .iter()
+        .filter(|n| n.scenario == "healthy")
+        .map(|n| n.name.as_str())
+        .collect();
+    let out = check(&lab, &["--limit", &clean.join(",")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 hosts: 2 clean; 0 findings"));
+}
+
+#[test]
+fn an_unreachable_host_takes_precedence() {
+    let lab = Lab::start(&["stub-symlink", "healthy"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let healthy = lab.node("healthy").name.clone();
+    lab.stop(&healthy);
+    let out = check(&lab, &["--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "exit 3 even with findings elsewhere"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        doc["hosts"][0]["host"],
+        healthy.as_str(),
+        "unreachable hosts come first"
+    );
+    assert_eq!(doc["hosts"][0]["status"], "failed");
+    assert_eq!(doc["hosts"][1]["worst"], "critical");
+}

@@ -1,0 +1,469 @@
+//! The real binary, as a user runs it: help, local facts, bad input and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::dnsfix::{Dnsfix, stderr};
+
+fn dnsfix(args: &[&str]) -> Output {
+    Dnsfix::new(args).output()
+}
+
+#[test]
+fn help_lists_only_commands_that_work() {
+    let out = dnsfix(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("help", String::from_utf8_lossy(&out.stdout));
+    let out = dnsfix(&["facts", "--help"]);
+    insta::assert_snapshot!("facts_help", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn local_facts_without_inventory() {
+    let out = dnsfix(&["facts", "--format", "json", "--no-progress"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["hosts"][0]["host"], "localhost");
+    assert_eq!(doc["hosts"][0]["status"], "ok");
+    assert!(doc["hosts"][0]["facts"]["files"]["/etc/resolv.conf"].is_object());
+    // Progress goes to stderr, results to stdout.
+    assert!(stderr(&out).contains("facts gathered from 1 of 1 host in "));
+}
+
+#[test]
+fn missing_inventory_is_bad_input_naming_the_file() {
+    let out = dnsfix(&["facts", "-i", "/nonexistent/hosts.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/hosts.yaml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn malformed_inventory_names_file_and_line() {
+    let dir = tempdir("malformed");
+    let path = dir.join("hosts.yaml");
+    std::fs::write(
+        &path,
+        "all:\n  hosts:\n    node1:\n      ansible_host: [unclosed\n",
+    )
+    .expect("write");
+    let out = dnsfix(&["facts", "-i", path.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:", path.display())), "{err}");
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("dnsfix: error:")),
+        "{err}"
+    );
+
+    let ini = dir.join("hosts.ini");
+    std::fs::write(
+        &ini,
+        "[kube_node]\nnode1 ansible_host=192.0.2.1\n[kube_node:bogus]\n",
+    )
+    .expect("write");
+    let out = dnsfix(&["facts", "-i", ini.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{}:3", ini.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn limit_that_matches_nothing_is_refused() {
+    let out = dnsfix(&["facts", "--limit", "kube_node"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("kube_node"), "{}", stderr(&out));
+}
+
+#[test]
+fn unreachable_host_exits_3_and_others_still_report() {
+    // A local host and an SSH host on a loopback port nothing listens on.
+    let dir = tempdir("unreachable");
+    let path = dir.join("hosts.ini");
+    let port = free_port();
+    std::fs::write(
+        &path,
+        format!(
+            "[kube_node]\nme ansible_connection=local\ngone ansible_host=127.0.0.1 ansible_port={port} ansible_user=root\n"
+        ),
+    )
+    .expect("write");
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&[
+            "facts",
+            "--no-progress",
+            "--format",
+            "json",
+            "--ssh-backend",
+            backend,
+            "-i",
+            path.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(doc["hosts"][0]["status"], "ok");
+        assert_eq!(
+            doc["hosts"][1]["error"]["kind"], "refused",
+            "{backend}: {doc:#}"
+        );
+        assert!(
+            stderr(&out).contains("gone: FAILED: connection refused"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("tempdir");
+    dir
+}
+
+#[test]
+fn explain_lists_every_id_and_explains_one() {
+    let out = dnsfix(&["explain"]);
+    assert_eq!(out.status.code(), Some(0));
+    let list = String::from_utf8_lossy(&out.stdout);
+    for rule in dnsfix::diagnose::catalog::RULES {
+        assert!(list.contains(rule.id), "{} missing from:\n{list}", rule.id);
+    }
+    let out = dnsfix(&["explain", "dns-kubelet-loopback"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "WHAT YOU SEE",
+        "WHY IT HAPPENS",
+        "THE FIX",
+        "WHAT MUST RESTART",
+        "HOW TO VERIFY",
+    ] {
+        assert!(text.contains(heading), "{heading}:\n{text}");
+    }
+    assert!(text.contains("plugin/loop"), "{text}");
+    let out = dnsfix(&["explain", "DNS-NO-SUCH-THING"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("DNS-NO-SUCH-THING"));
+}
+
+#[test]
+fn junit_is_only_for_check() {
+    let out = dnsfix(&["facts", "--format", "junit"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("check"), "{}", stderr(&out));
+}
+
+#[test]
+fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/inventory/kubespray-sample-head/inventory.ini");
+    let sample = sample.to_str().expect("utf-8");
+    let out = dnsfix(&["inventory", "-i", sample, "--limit", "node4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "added as Kubespray does at run time (playbooks/boilerplate.yml): k8s_cluster"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("node4  ssh 95.54.0.15\n"), "{text}");
+    assert!(
+        text.contains("  groups: k8s_cluster*, kube_node\n"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("  dns_domain ")
+            && l.contains(" cluster.local ")
+            && l.ends_with("group_vars/k8s_cluster/k8s-cluster.yml:231 (from {{ cluster_name }})")),
+        "{text}"
+    );
+    assert!(text.contains("not set: upstream_dns_servers"), "{text}");
+
+    let out = dnsfix(&["inventory", "-i", sample, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["dynamic_groups"], serde_json::json!(["k8s_cluster"]));
+    let node1 = &doc["hosts"][0];
+    assert_eq!(node1["name"], "node1");
+    assert_eq!(node1["connection"]["address"], "95.54.0.12");
+    let proxy = node1["vars"]
+        .as_array()
+        .and_then(|v| v.iter().find(|v| v["name"] == "kube_proxy_mode"))
+        .expect("kube_proxy_mode listed");
+    assert_eq!(proxy["value"], "ipvs");
+    assert_eq!(proxy["origin"]["line"], 136);
+    assert_eq!(proxy["origin"]["scope"]["kind"], "group_vars");
+    assert_eq!(proxy["origin"]["scope"]["name"], "k8s_cluster");
+}
+
+/// `show` reads a plan offline: the local machine's plan renders as `plan` printed it, as
+/// Markdown and as JSON; a file that is not a plan is exit 1 naming what is wrong.
+#[test]
+fn show_renders_a_saved_plan_and_names_what_is_wrong_with_a_bad_one() {
+    let dir = tempdir("show");
+    let saved = dir.join("plan.json");
+    let saved_str = saved.to_str().expect("utf-8");
+    let planned = dnsfix(&["plan", "--no-progress", "--color", "never", "-o", saved_str]);
+    assert!(
+        planned.status.code().is_some_and(|c| c == 0 || c == 2),
+        "{}",
+        stderr(&planned)
+    );
+    let shown = dnsfix(&["show", saved_str, "--color", "never"]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    assert_eq!(shown.stdout, planned.stdout);
+    assert!(stderr(&shown).contains("sha256 "), "{}", stderr(&shown));
+    let md = dnsfix(&["show", saved_str, "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.starts_with("# dnsfix plan\n"), "{md}");
+    let json = dnsfix(&[
+        "show",
+        saved_str,
+        "--format",
+        "json",
+        "--limit",
+        "localhost",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["hosts"][0]["host"], "localhost");
+    let none = dnsfix(&["show", saved_str, "--limit", "nosuchhost"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(stderr(&none).contains("nosuchhost"), "{}", stderr(&none));
+
+    let good = std::fs::read_to_string(&saved).expect("read");
+    let without_hosts = {
+        let mut v: serde_json::Value = serde_json::from_str(&good).expect("json");
+        v.as_object_mut().expect("object").remove("hosts");
+        v.to_string()
+    };
+    for (text, says) in [
+        ("{ not json".to_owned(), "not a saved plan"),
+        ("{\"kind\": \"other\"}".to_owned(), "dnsfix plan -o FILE"),
+        (
+            good.replace("\"format_version\": 1", "\"format_version\": 9"),
+            "made by a newer dnsfix",
+        ),
+        (without_hosts, "missing field `hosts`"),
+    ] {
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, &text).expect("write");
+        let out = dnsfix(&["show", bad.to_str().expect("utf-8")]);
+        assert_eq!(out.status.code(), Some(1), "{says}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(says) && stderr(&out).contains("bad.json"),
+            "{says}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        dnsfix(&["show", "/nonexistent/plan.json"]).status.code(),
+        Some(1)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The commands `dnsfix --help` lists, clap's own `help` aside.
+fn listed_commands() -> Vec<String> {
+    let out = dnsfix(&["--help"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What bash offers after `dnsfix WORDS…`, with the completion script sourced.
+fn bash_completes(script: &Path, words: &[&str]) -> Vec<String> {
+    let line = format!("dnsfix {}", words.join(" "));
+    let program = format!(
+        "source {script}\nCOMP_WORDS=(dnsfix {words})\nCOMP_CWORD={cword}\n\
+         COMP_LINE='{line}'\nCOMP_POINT={point}\n_dnsfix dnsfix '{current}' '{previous}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script = script.display(),
+        words = words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        cword = words.len(),
+        point = line.len(),
+        current = words.last().copied().unwrap_or(""),
+        previous = if words.len() >= 2 {
+            words[words.len() - 2]
+        } else {
+            "dnsfix"
+        },
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn completions_offer_every_command_in_each_shell() {
+    let commands = listed_commands();
+    assert!(
+        commands.iter().any(|c| c == "completions") && commands.len() >= 9,
+        "{commands:?}"
+    );
+    let dir = tempdir("completions");
+
+    let out = dnsfix(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = dir.join("dnsfix.bash");
+    std::fs::write(&script, &out.stdout).expect("write");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert!(syntax.status.success(), "bash -n: {}", stderr(&syntax));
+    // Sourced into bash, the script completes as a user would see it.
+    let offered = bash_completes(&script, &[""]);
+    for command in &commands {
+        assert!(
+            offered.contains(command),
+            "{command} not offered: {offered:?}"
+        );
+    }
+    let mut shells = bash_completes(&script, &["completions", ""]);
+    shells.retain(|s| !s.starts_with('-'));
+    assert_eq!(shells, ["bash", "zsh", "fish", "elvish", "powershell"]);
+    let flags = bash_completes(&script, &["plan", "--for"]);
+    assert!(
+        flags.iter().any(|f| f == "--format") && flags.iter().any(|f| f == "--forks"),
+        "{flags:?}"
+    );
+
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = dnsfix(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains("dnsfix"), "{shell}:\n{script}");
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "{shell}: {command}");
+        }
+    }
+
+    let out = dnsfix(&["completions", "tcsh"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("bash"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn man_pages_cover_every_command_and_render() {
+    let commands = listed_commands();
+    let out = dnsfix(&["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(page.contains("\n.TH DNSFIX 1 "), "{page}");
+    for command in &commands {
+        assert!(
+            page.contains(&format!("dnsfix\\-{command}(1)")),
+            "{command}:\n{page}"
+        );
+    }
+    assert!(
+        !page.contains("dnsfix\\-help(1)"),
+        "clap's `help` is no command"
+    );
+
+    // --dir: the page printed above, and one per command it refers to.
+    let dir = tempdir("man");
+    let out = dnsfix(&["man", "--dir", dir.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    let mut expected: Vec<String> = commands.iter().map(|c| format!("dnsfix-{c}.1")).collect();
+    expected.push("dnsfix.1".into());
+    expected.sort();
+    assert_eq!(written, expected);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("dnsfix.1")).expect("read"),
+        page
+    );
+    let plan = std::fs::read_to_string(dir.join("dnsfix-plan.1")).expect("read");
+    assert!(plan.contains("\n.TH DNSFIX-PLAN 1 "), "{plan}");
+    assert!(plan.contains("DNSFIX_INVENTORY"), "{plan}");
+
+    // groff (installed by .ci/run) typesets every page without a warning.
+    for name in &expected {
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-P-cbou", "-ww", "-rLL=100n"])
+            .arg(dir.join(name))
+            .output()
+            .expect("groff runs (Debian: apt-get install groff-base)");
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{name}: {}",
+            stderr(&out)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS"] {
+            assert!(text.contains(section), "{name} has no {section}:\n{text}");
+        }
+    }
+
+    let out = dnsfix(&["man", "--dir", "/nonexistent/man1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/man1"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A bad flag or a missing argument is bad input (exit 1, DESIGN.md), never 2, which means
+/// findings; help and version are 0.
+#[test]
+fn bad_arguments_are_exit_1_and_help_is_0() {
+    for args in [
+        &["plan", "--no-such-flag"][..],
+        &["show"][..],
+        &["verify", "--dns-timeout", "soon"][..],
+        &["nosuchcommand"][..],
+        &[][..],
+    ] {
+        let out = dnsfix(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).is_empty(), "{args:?}");
+    }
+    for args in [&["--help"][..], &["--version"][..], &["plan", "--help"][..]] {
+        let out = dnsfix(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}

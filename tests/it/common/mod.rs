@@ -1,0 +1,4 @@
+//! Shared helpers for the integration tests (`crate::common::...`).
+
+pub mod dnsfix;
+pub mod lab;

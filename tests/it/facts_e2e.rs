@@ -1,0 +1,531 @@
+//! End to end: `dnsfix facts` against real OpenSSH servers in the lab, with both SSH
+//! backends. The lab never skips: if it cannot start, the test fails with the reason.
+
+use std::process::{Command, Output};
+
+use crate::common::dnsfix::Dnsfix;
+use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
+use serde_json::Value;
+
+fn start(scenarios: &[&str]) -> Lab {
+    Lab::start(scenarios).unwrap_or_else(|e| panic!("lab could not start: {e}"))
+}
+
+fn dnsfix(lab: &Lab, backend: &str, extra: &[&str]) -> Output {
+    Dnsfix::new(["facts"])
+        .lab(lab, &lab.inventory())
+        .args(["--ssh-backend", backend, "--connect-timeout", "5"])
+        .args(extra)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn host<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["hosts"]
+        .as_array()
+        .and_then(|hs| hs.iter().find(|h| h["host"] == name))
+        .unwrap_or_else(|| panic!("host {name} not in output: {doc:#}"))
+}
+
+fn facts<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let h = host(doc, name);
+    assert_eq!(h["status"], "ok", "{name} failed: {h:#}");
+    &h["facts"]
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pod_nameservers(f: &Value) -> Vec<String> {
+    f["kubelet"]["pod_resolv_conf"]["parsed"]["nameservers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|n| n["address"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn check_scenarios(lab: &Lab, doc: &Value) {
+    let healthy = facts(doc, &lab.node("healthy").name);
+    assert_eq!(healthy["flavour"]["kind"], "kubespray");
+    assert_eq!(healthy["uid"], 0);
+    let rc = &healthy["kubelet"]["resolv_conf"];
+    assert_eq!(rc["state"], "known");
+    assert_eq!(rc["value"]["value"], "/run/systemd/resolve/resolv.conf");
+    assert_eq!(rc["value"]["source"]["kind"], "config");
+    assert_eq!(
+        rc["value"]["source"]["path"],
+        "/etc/kubernetes/kubelet-config.yaml"
+    );
+    assert!(
+        rc["value"]["source"]["line"]
+            .as_u64()
+            .is_some_and(|l| l > 0)
+    );
+    assert_eq!(pod_nameservers(healthy), ["192.0.2.53", "198.51.100.53"]);
+    assert_eq!(
+        strings(&healthy["kubelet"]["cluster_dns"]["value"]["value"]),
+        ["169.254.25.10"]
+    );
+    assert!(
+        healthy["kubelet"]["pid"].as_u64().is_some(),
+        "kubelet stand-in runs: {healthy:#}"
+    );
+    assert_eq!(healthy["resolver"]["resolved_mode"], "stub");
+    assert_eq!(
+        healthy["resolver"]["etc_resolv_conf"]["symlink_target"],
+        "../run/systemd/resolve/stub-resolv.conf"
+    );
+    assert_eq!(healthy["services"]["systemd_resolved"], "active");
+    let brnf = &healthy["sysctls"]["net.bridge.bridge-nf-call-iptables"];
+    assert_eq!(brnf["live"]["value"], "1");
+    assert_eq!(brnf["persisted"]["value"], "1");
+    assert!(
+        healthy["br_netfilter"]["persisted"]["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("/etc/modules-load.d/"))
+    );
+    assert_eq!(healthy["br_netfilter"]["loaded"]["value"], true);
+    assert_eq!(
+        healthy["sysctls"]["net.ipv4.ip_forward"]["live"]["value"],
+        "1"
+    );
+    assert!(strings(&healthy["nodelocaldns"]).contains(&"169.254.25.10".to_owned()));
+    assert!(healthy["boot_id"].as_str().is_some_and(|b| !b.is_empty()));
+    assert!(
+        healthy["files"]["/etc/kubernetes/kubelet-config.yaml"]["sha256"]
+            .as_str()
+            .is_some_and(|s| s.len() == 64)
+    );
+
+    let stub = facts(doc, &lab.node("stub-symlink").name);
+    assert_eq!(
+        stub["kubelet"]["resolv_conf"]["value"]["value"],
+        "/etc/resolv.conf"
+    );
+    assert_eq!(pod_nameservers(stub), ["127.0.0.53"]);
+    assert!(
+        stub["kubelet"]["pod_resolv_conf"]["canonical"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("stub-resolv.conf"))
+    );
+
+    let kloop = facts(doc, &lab.node("kubespray-loop").name);
+    assert_eq!(kloop["resolver"]["resolved_mode"], "foreign");
+    assert_eq!(pod_nameservers(kloop), ["169.254.25.10"]);
+    assert_eq!(kloop["services"]["systemd_resolved"], "inactive");
+
+    let off = facts(doc, &lab.node("brnf-off").name);
+    for key in [
+        "net.bridge.bridge-nf-call-iptables",
+        "net.bridge.bridge-nf-call-ip6tables",
+    ] {
+        assert_eq!(off["sysctls"][key]["live"]["value"], "0", "{key}");
+        assert!(
+            off["sysctls"][key]["persisted"].is_null(),
+            "{key} persisted: {off:#}"
+        );
+    }
+    assert!(off["br_netfilter"]["persisted"].is_null());
+
+    let stray = facts(doc, &lab.node("stray-search").name);
+    assert!(
+        strings(&stray["kubelet"]["pod_resolv_conf"]["parsed"]["search"])
+            .contains(&"openstacklocal".to_owned())
+    );
+
+    let kubeadm = facts(doc, &lab.node("kubeadm").name);
+    assert_eq!(kubeadm["flavour"]["kind"], "kubeadm");
+    assert_eq!(
+        kubeadm["kubelet"]["config_path"],
+        "/var/lib/kubelet/config.yaml"
+    );
+    assert_eq!(
+        strings(&kubeadm["kubelet"]["cluster_dns"]["value"]["value"]),
+        ["10.96.0.10"]
+    );
+    assert_eq!(
+        kubeadm["kubelet"]["resolv_conf"]["value"]["value"],
+        "/run/systemd/resolve/resolv.conf"
+    );
+
+    // What the kubelet binary says, asked on the node.
+    assert_eq!(kubeadm["kubelet"]["version"], "v1.30.2", "{kubeadm:#}");
+    assert_eq!(
+        kubeadm["cni"]["pod_bridge"]["kind"], "bridged",
+        "flannel: {kubeadm:#}"
+    );
+    assert_eq!(healthy["cni"]["pod_bridge"]["kind"], "routed", "calico");
+
+    // A stopped kubelet is still a kubelet: the unit says how it starts, and the config it
+    // names is read. Nothing runs, so its flags come from the unit files.
+    let stopped = facts(doc, &lab.node("kubeadm-stopped").name);
+    assert_eq!(stopped["flavour"]["kind"], "kubeadm");
+    assert!(stopped["kubelet"]["pid"].is_null(), "{stopped:#}");
+    assert_eq!(stopped["services"]["kubelet"], "inactive");
+    assert_eq!(
+        stopped["kubelet"]["unit"],
+        "/usr/lib/systemd/system/kubelet.service"
+    );
+    let rc = &stopped["kubelet"]["resolv_conf"];
+    assert_eq!(rc["state"], "known", "{stopped:#}");
+    assert_eq!(rc["value"]["value"], "/etc/kubelet-resolv.conf");
+    assert_eq!(rc["value"]["source"]["path"], "/etc/default/kubelet");
+    assert_eq!(rc["value"]["source"]["detail"], "KUBELET_EXTRA_ARGS");
+    // Reached only through the unit's EnvironmentFile= and the flag in it.
+    assert_eq!(pod_nameservers(stopped), ["192.0.2.53", "198.51.100.53"]);
+    let config_flag = stopped["kubelet"]["flags"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["name"] == "config"))
+        .unwrap_or_else(|| panic!("no --config from the unit: {stopped:#}"));
+    assert_eq!(
+        config_flag["source"]["path"],
+        "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
+    );
+    assert_eq!(config_flag["source"]["detail"], "KUBELET_CONFIG_ARGS");
+
+    // kubespray-loop-resolved: resolved runs, yet /etc/resolv.conf is a plain file.
+    let foreign = facts(doc, &lab.node("kubespray-loop-resolved").name);
+    assert_eq!(foreign["resolver"]["resolved_mode"], "foreign");
+    assert_eq!(foreign["services"]["systemd_resolved"], "active");
+
+    // The non-root user became root through sudo -n: uid 0 and root-only files read.
+    let sudo = facts(doc, &lab.node("sudo-user").name);
+    assert_eq!(sudo["uid"], 0);
+    assert_eq!(pod_nameservers(sudo), ["192.0.2.53", "198.51.100.53"]);
+}
+
+#[test]
+fn facts_for_every_scenario_with_both_backends() {
+    let lab = start(SCENARIOS);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&lab, backend, &["--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend}: stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json(&out);
+        assert_eq!(doc["hosts"].as_array().map(Vec::len), Some(SCENARIOS.len()));
+        check_scenarios(&lab, &doc);
+    }
+    // The human summary names each node and its effective resolvConf.
+    let out = dnsfix(&lab, "openssh", &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&lab.node("stub-symlink").name), "{text}");
+    assert!(text.contains("127.0.0.53"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{} hosts: {} gathered, 0 unreachable",
+            SCENARIOS.len(),
+            SCENARIOS.len()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn failures_are_per_host_with_the_reason() {
+    let lab = start(&["healthy", "healthy", "healthy", "sudo-user"]);
+    let stopped = lab.nodes[1].name.clone();
+    let rekeyed = lab.nodes[2].name.clone();
+    lab.stop(&stopped);
+    lab.rekey(&rekeyed);
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&lab, backend, &["--format", "json"]);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{backend}: exit 3 when a host fails"
+        );
+        let doc = json(&out);
+        facts(&doc, &lab.nodes[0].name);
+        let down = host(&doc, &stopped);
+        assert_eq!(down["status"], "failed");
+        assert!(
+            ["refused", "disconnected"]
+                .contains(&down["error"]["kind"].as_str().unwrap_or_default()),
+            "{backend}: {down:#}"
+        );
+        let changed = host(&doc, &rekeyed);
+        assert_eq!(
+            changed["error"]["kind"], "host_key_changed",
+            "{backend}: {changed:#}"
+        );
+        assert!(
+            changed["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("CHANGED"))
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&stopped) && stderr.contains(&rekeyed),
+            "stderr names the failed hosts:\n{stderr}"
+        );
+    }
+
+    // A user whose sudo wants a password gets a clear error, never a prompt.
+    let node = lab.node("sudo-user");
+    let inventory = lab.dir.join("pw.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[kube_node]\npw ansible_host=127.0.0.1 ansible_port={} ansible_user=dnsfixpw ansible_ssh_private_key_file={}\n",
+            node.port,
+            lab.key().display()
+        ),
+    )
+    .expect("write inventory");
+    for backend in ["openssh", "russh"] {
+        let out = Dnsfix::new([
+            "facts",
+            "--format",
+            "json",
+            "--no-progress",
+            "--ssh-backend",
+            backend,
+            "-i",
+        ])
+        .arg(&inventory)
+        .arg("--known-hosts")
+        .arg(lab.known_hosts())
+        .output();
+        assert_eq!(out.status.code(), Some(3));
+        let doc = json(&out);
+        assert_eq!(
+            host(&doc, "pw")["error"]["kind"],
+            "sudo_password",
+            "{backend}: {doc:#}"
+        );
+    }
+}
+
+#[test]
+fn unknown_host_keys_are_refused_unless_accepted() {
+    let lab = start(&["healthy"]);
+    for backend in ["openssh", "russh"] {
+        let known = lab.dir.join(format!("known_hosts.{backend}"));
+        std::fs::write(&known, "").expect("write");
+        let run = |extra: &[&str]| {
+            Dnsfix::new([
+                "facts",
+                "--format",
+                "json",
+                "--no-progress",
+                "--ssh-persist",
+                "0",
+                "--ssh-backend",
+                backend,
+                "-i",
+            ])
+            .arg(lab.inventory())
+            .arg("--known-hosts")
+            .arg(&known)
+            .args(extra)
+            .output()
+        };
+        let out = run(&[]);
+        assert_eq!(out.status.code(), Some(3), "{backend}: strict by default");
+        let doc = json(&out);
+        assert_eq!(
+            doc["hosts"][0]["error"]["kind"], "host_key_unknown",
+            "{backend}: {doc:#}"
+        );
+        assert!(
+            doc["hosts"][0]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("--accept-new-host-keys"))
+        );
+
+        let out = run(&["--accept-new-host-keys"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let learned = std::fs::read_to_string(&known).expect("read");
+        assert!(
+            learned.contains("ssh-ed25519"),
+            "{backend}: key recorded: {learned:?}"
+        );
+        // Now known: strict checking passes.
+        assert_eq!(run(&[]).status.code(), Some(0), "{backend}");
+    }
+}
+
+/// The russh transport reads known_hosts as OpenSSH does: each variant of the file is tried
+/// with both backends, OpenSSH being the reference, and they must agree (accepted, or
+/// refused as changed, revoked or unknown). Tabs, wildcards, negation, hashed names, a
+/// corrupt line before the good one, `@revoked`, a key of another type, `/dev/null`.
+#[test]
+fn russh_reads_known_hosts_as_openssh_does() {
+    let lab = start(&["healthy"]);
+    let node = &lab.nodes[0];
+    let line = std::fs::read_to_string(
+        lab.dir
+            .join("nodes")
+            .join(&node.name)
+            .join("known_hosts_line"),
+    )
+    .expect("known_hosts_line");
+    let ecdsa_line = std::fs::read_to_string(
+        lab.dir
+            .join("nodes")
+            .join(&node.name)
+            .join("known_hosts_line_ecdsa"),
+    )
+    .expect("known_hosts_line_ecdsa");
+    let mut fields = line.split_whitespace();
+    let (name, kind, key) = (
+        fields.next().expect("name"),
+        fields.next().expect("type"),
+        fields.next().expect("key"),
+    );
+    let other = lab.dir.join("other_ecdsa");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ecdsa", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .expect("ssh-keygen");
+    assert!(status.success());
+    let ecdsa = std::fs::read_to_string(other.with_extension("pub")).expect("pub");
+    let ecdsa: Vec<&str> = ecdsa.split_whitespace().take(2).collect();
+    let hashed = {
+        let file = lab.dir.join("hashed");
+        std::fs::write(&file, format!("{name} {kind} {key}\n")).expect("write");
+        let out = Command::new("ssh-keygen")
+            .arg("-H")
+            .arg("-f")
+            .arg(&file)
+            .output()
+            .expect("ssh-keygen -H");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&file).expect("hashed")
+    };
+    // No shared connection: each variant is a fresh handshake.
+    let facts_with = |backend: &str, known_hosts: &std::path::Path, extra: &[&str]| {
+        Dnsfix::new([
+            "facts",
+            "--ssh-persist",
+            "0",
+            "--format",
+            "json",
+            "--no-progress",
+        ])
+        .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
+        .arg(lab.inventory())
+        .arg("--known-hosts")
+        .arg(known_hosts)
+        .args(extra)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+    };
+    let port = node.port;
+    let cases: Vec<(&str, String, &[&str], &str)> = vec![
+        ("tabs", format!("{name}\t{kind}\t{key}\n"), &[], "ok"),
+        (
+            "wildcard port",
+            format!("[127.0.0.1]:* {kind} {key}\n"),
+            &[],
+            "ok",
+        ),
+        (
+            "negated",
+            format!("[127.0.0.1]:*,![127.0.0.1]:{port} {kind} {key}\n"),
+            &[],
+            "host_key_unknown",
+        ),
+        ("hashed", hashed, &[], "ok"),
+        (
+            "corrupt line first",
+            format!("{name} {kind} AAAA-not-base64\n{name} {kind} {key}\n"),
+            &[],
+            "ok",
+        ),
+        (
+            "revoked",
+            format!("{name} {kind} {key}\n@revoked * {kind} {key}\n"),
+            &[],
+            "revoked",
+        ),
+        (
+            "other key type",
+            format!("{name} {} {}\n", ecdsa[0], ecdsa[1]),
+            &["--accept-new-host-keys"],
+            "changed",
+        ),
+        // Known by its ECDSA key alone (as OpenSSH before 8.5 recorded it): the server also
+        // has an Ed25519 key, and the client must ask for the type it knows.
+        ("known by its ECDSA key", ecdsa_line.clone(), &[], "ok"),
+        ("empty", String::new(), &[], "host_key_unknown"),
+    ];
+    for (what, text, extra, want) in cases {
+        let file = lab.dir.join("kh");
+        std::fs::write(&file, &text).expect("write known_hosts");
+        let mut outcomes = Vec::new();
+        for backend in ["openssh", "russh"] {
+            std::fs::write(&file, &text).expect("reset known_hosts");
+            let out = facts_with(backend, &file, extra);
+            let doc = json(&out);
+            let h = host(&doc, &node.name);
+            let got = if h["status"] == "ok" {
+                "ok".to_string()
+            } else {
+                format!(
+                    "{} {}",
+                    h["error"]["kind"].as_str().unwrap_or("?"),
+                    h["error"]["message"].as_str().unwrap_or("")
+                )
+            };
+            assert!(
+                got.contains(want),
+                "{what} with {backend}: want {want}, got {got}"
+            );
+            outcomes.push(got.split(' ').next().unwrap_or_default().to_string());
+            let after = std::fs::read_to_string(&file).unwrap_or_default();
+            assert!(
+                !after.contains(&ecdsa[1][..20]) || after == text,
+                "{what}: {backend} learned a key"
+            );
+            if want != "ok" {
+                assert_eq!(after, text, "{what}: {backend} changed known_hosts");
+            }
+        }
+        eprintln!("{what}: openssh {} / russh {}", outcomes[0], outcomes[1]);
+    }
+    // /dev/null means "no known hosts", for both.
+    for backend in ["openssh", "russh"] {
+        let out = facts_with(backend, std::path::Path::new("/dev/null"), &[]);
+        let doc = json(&out);
+        assert_eq!(
+            host(&doc, &node.name)["error"]["kind"],
+            "host_key_unknown",
+            "{backend}"
+        );
+    }
+}

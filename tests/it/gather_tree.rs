@@ -1,0 +1,363 @@
+//! The real gather script over every fixture tree: what dnsfix derives from the files the
+//! script actually reads must be what it derives from the whole tree.
+//!
+//! Fixture tests read a node's tree with `raw::from_tree`, which sees every file in it; the
+//! script on a node reads only what it knows to look for (and what the units and configs it
+//! reads name). This test runs `gather.sh` with dash in a private mount namespace where the
+//! tree is the node's /etc, /var and /run (nothing of the machine's own) and its /usr and
+//! /opt lie over the machine's (the tools must still run), then compares the kubelet,
+//! resolver, flavour and CNI facts with those from the tree. A file the script cannot reach
+//! (a `--config` named in an unusual way, a path with a space) shows up as a difference.
+//!
+//! Processes are not part of a tree here: /proc is a fresh one of the script's own PID
+//! namespace (no process of the machine shows), so the tree's kubelet pid,
+//! its command line and the command outputs other than `systemctl is-active` (answered by
+//! a stand-in from the tree) are left out on both sides. Needs root, like the lab.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dnsfix::facts::NodeFacts;
+use dnsfix::facts::raw::{self, FileState, RawFacts};
+use serde_json::Value;
+
+fn trees() -> Vec<PathBuf> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    let mut stack = vec![base.join("rules"), base.join("facts")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == "root") {
+                out.push(path);
+            } else if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The tree as the script should see it: no processes, no command output but the units;
+/// a split-/usr tree's /lib as this merged-/usr machine shows it, /usr/lib.
+fn expected(tree: &Path) -> RawFacts {
+    let mut raw = raw::from_tree(tree).unwrap_or_else(|e| panic!("{}: {e}", tree.display()));
+    if Path::new("/lib").is_symlink() && tree.join("lib").is_dir() {
+        let moved: Vec<String> = raw
+            .files
+            .keys()
+            .filter(|p| p.starts_with("/lib/"))
+            .cloned()
+            .collect();
+        for path in moved {
+            if let Some(f) = raw.files.remove(&path) {
+                raw.files.insert(format!("/usr{path}"), f);
+            }
+        }
+    }
+    raw.pids.clear();
+    raw.commands.retain(|name, _| name == "units");
+    raw.files.retain(|path, _| {
+        !(path.starts_with("/proc/")
+            && path
+                .split('/')
+                .nth(2)
+                .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())))
+    });
+    raw
+}
+
+const MOUNTS: &str = r#"
+set -e
+tree=$1 tmp=$2 script=$3
+# Debian's /usr/bin/awk is /etc/alternatives/awk: the machine's alternatives are kept.
+[ -d /etc/alternatives ] && cp -a /etc/alternatives "$tmp/alternatives"
+for d in etc var run; do
+  if [ -d "$tree/$d" ]; then
+    mkdir -p "$tmp/upper-$d" "$tmp/work-$d"
+    mount -t overlay overlay -o "lowerdir=$tree/$d,upperdir=$tmp/upper-$d,workdir=$tmp/work-$d" "/$d"
+  else
+    mount -t tmpfs tmpfs "/$d"
+  fi
+done
+[ -d "$tmp/alternatives" ] && [ ! -e /etc/alternatives ] && cp -a "$tmp/alternatives" /etc/alternatives
+# A split-/usr tree's /lib is this merged-/usr machine's /usr/lib.
+if [ -d "$tree/lib" ] && [ -L /lib ]; then
+  mkdir -p "$tmp/lib-as-usr"
+  cp -a "$tree/lib" "$tmp/lib-as-usr/lib"
+fi
+for d in usr opt; do
+  lower=
+  [ -d "$tree/$d" ] && lower="$tree/$d:"
+  [ "$d" = usr ] && [ -d "$tmp/lib-as-usr" ] && lower="$lower$tmp/lib-as-usr:"
+  if [ -n "$lower" ] && [ -d "/$d" ]; then
+    mkdir -p "$tmp/upper-$d" "$tmp/work-$d"
+    mount -t overlay overlay -o "lowerdir=$lower/$d,upperdir=$tmp/upper-$d,workdir=$tmp/work-$d" "/$d"
+  fi
+done
+# systemctl answers from the tree; no kubelet binary is asked for its version.
+mount -t tmpfs tmpfs /usr/local/sbin
+cp "$tmp/systemctl" /usr/local/sbin/systemctl
+chmod +x /usr/local/sbin/systemctl
+exec dash "$script" </dev/null
+"#;
+
+fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
+    std::fs::create_dir_all(scratch).expect("scratch");
+    let nonce = dnsfix::util::nonce();
+    let script = scratch.join("gather.sh");
+    std::fs::write(&script, raw::script(&nonce)).expect("write script");
+    let units = std::fs::read_to_string(tree.join(".dnsfix/cmd/units")).unwrap_or_default();
+    let stub = format!(
+        "#!/bin/sh\n[ \"$1\" = is-active ] || exit 1\ncat <<'EOF'\n{}EOF\n",
+        if units.is_empty() || units.ends_with('\n') {
+            units
+        } else {
+            units + "\n"
+        }
+    );
+    std::fs::write(scratch.join("systemctl"), stub).expect("write systemctl stand-in");
+    let out = Command::new("unshare")
+        // A PID namespace of its own with its own /proc: the script sees no process of
+        // the machine (a lab's kubelet stand-ins running beside this test included).
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--",
+            "sh",
+            "-c",
+            MOUNTS,
+            "mounts",
+        ])
+        .arg(tree)
+        .arg(scratch)
+        .arg(&script)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run unshare (needs root and util-linux): {e}"));
+    assert!(
+        out.status.success() || !out.stdout.is_empty(),
+        "{}: the namespace could not be set up (this test needs root, like the lab): {}",
+        tree.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    RawFacts::parse(&out.stdout, &nonce).unwrap_or_else(|e| {
+        panic!(
+            "{}: the gather output does not frame: {e:?}\nstderr: {}",
+            tree.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The parts of the facts that depend on which files were read.
+fn compared(facts: &NodeFacts) -> Value {
+    let json = serde_json::to_value(facts).expect("facts serialize");
+    let mut kubelet = json["kubelet"].clone();
+    if let Some(k) = kubelet.as_object_mut() {
+        k.remove("pid");
+        k.remove("version");
+    }
+    serde_json::json!({
+        "flavour": json["flavour"],
+        "kubelet": kubelet,
+        "resolver": json["resolver"],
+        "cni": json["cni"],
+        "kubelet_unit": json["services"]["kubelet_unit"],
+    })
+}
+
+fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                differences(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &format!("{at}.{k}"),
+                    out,
+                );
+            }
+        }
+        // A path the tree does not have is "not gathered" (unknown) for the tree and
+        // "missing" for the script, which looked: the same node either way.
+        _ if at.ends_with(".state") && a == "unreadable" && b == "missing" => {}
+        _ if a != b => out.push(format!("{at}: from the tree {a}, gathered {b}")),
+        _ => {}
+    }
+}
+
+#[test]
+fn the_script_reaches_every_file_the_facts_need() {
+    let trees = trees();
+    assert!(
+        trees.len() >= 60,
+        "fixture trees are missing: {}",
+        trees.len()
+    );
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-tree-{}", std::process::id()));
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<Vec<(usize, &PathBuf)>> = (0..4)
+            .map(|k| {
+                trees
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % 4 == k)
+                    .collect()
+            })
+            .collect();
+        let runs: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let scratch = &scratch;
+                scope.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .flat_map(|(i, tree)| compare(tree, &scratch.join(i.to_string())))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .flat_map(|r| {
+                r.join()
+                    .unwrap_or_else(|_| vec!["a comparison panicked".into()])
+            })
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        failures.is_empty(),
+        "the gather script misses what the tree has:\n{}",
+        failures.join("\n")
+    );
+}
+
+fn compare(tree: &Path, scratch: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    {
+        let want = NodeFacts::from_raw("node1", &expected(tree));
+        let raw = gathered(tree, scratch);
+        // A file the tree does not have is missing for both; one the script reported as
+        // unreadable would mean it met something that is not a regular file.
+        for (path, f) in &raw.files {
+            if f.state == FileState::Unreadable && !path.starts_with("/proc/") {
+                failures.push(format!("{}: {path} could not be read", tree.display()));
+            }
+        }
+        let got = NodeFacts::from_raw("node1", &raw);
+        let mut diffs = Vec::new();
+        differences(&compared(&want), &compared(&got), "", &mut diffs);
+        failures.extend(
+            diffs
+                .into_iter()
+                .map(|d| format!("{}: {d}", tree.display())),
+        );
+    }
+    failures
+}
+
+/// Every path dnsfix always gathers, present in a tree with content of its own, comes back
+/// from the script as that content (files under /etc, /var and /run), and every `*.conf`
+/// directory is listed: deleting a path from gather.sh fails here, not only in review.
+#[test]
+fn the_script_reads_every_always_gathered_path() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-all-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let on_tree = |path: &str| {
+        ["/etc/", "/var/", "/run/"]
+            .iter()
+            .any(|p| path.starts_with(p))
+    };
+    let files: Vec<&str> = raw::ALWAYS_GATHERED
+        .iter()
+        .copied()
+        .filter(|p| on_tree(p) && *p != "/etc/dnsfix")
+        .collect();
+    for path in &files {
+        let file = tree.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("# {path}\n")).expect("write");
+    }
+    let dirs: Vec<&str> = raw::CONF_DIRS
+        .iter()
+        .copied()
+        .filter(|d| on_tree(d))
+        .collect();
+    for dir in &dirs {
+        let file = tree.join(dir.trim_start_matches('/')).join("x.conf");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("# {dir}/x.conf\n")).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(files.len() >= 18 && dirs.len() >= 6, "{files:?} {dirs:?}");
+    let mut missed = Vec::new();
+    for path in files {
+        match raw.get(path) {
+            Some(f)
+                if f.state == FileState::Present
+                    && *f.content == *format!("# {path}\n").as_bytes() => {}
+            other => missed.push(format!("{path}: {:?}", other.map(|f| f.state))),
+        }
+    }
+    for dir in dirs {
+        let path = format!("{dir}/x.conf");
+        if raw.get(&path).is_none_or(|f| f.state != FileState::Present) {
+            missed.push(format!("{path}: not listed"));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "gather.sh does not read:\n{}",
+        missed.join("\n")
+    );
+}
+
+/// A unit naming /proc, /sys or /dev files, directly or through `..`, gets none of them
+/// read: a kernel file can block the one read of the batch, or hold what is not dnsfix's.
+#[test]
+fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-proc-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let unit = tree.join("etc/systemd/system/kubelet.service");
+    std::fs::create_dir_all(unit.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &unit,
+        "[Service]\n\
+         EnvironmentFile=-/etc/../proc/self/status\n\
+         EnvironmentFile=-/proc/self/environ\n\
+         EnvironmentFile=-/sys/kernel/notes\n\
+         EnvironmentFile=-/etc/kubernetes/../../dev/zero\n\
+         EnvironmentFile=-/etc/kubernetes/kubelet.env\n\
+         ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
+    )
+    .expect("write unit");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    // The script's own fixed look at /sys/module/br_netfilter is not a unit's doing.
+    let followed: Vec<&String> = raw
+        .files
+        .keys()
+        .filter(|p| p.as_str() != "/sys/module/br_netfilter")
+        .filter(|p| {
+            p.contains("..")
+                || p.starts_with("/sys/")
+                || p.starts_with("/dev/")
+                || p.contains("/self/")
+        })
+        .collect();
+    assert!(followed.is_empty(), "read: {followed:?}");
+    assert!(
+        raw.get("/etc/kubernetes/kubelet.env").is_some(),
+        "the plain one is looked at"
+    );
+}

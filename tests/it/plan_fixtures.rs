@@ -1,0 +1,161 @@
+//! Plans over every node tree in tests/fixtures/rules: facts in, the exact plan out.
+//!
+//! For each `tests/fixtures/rules/<ID>/<case>/` (a node tree under `root/`, the host's
+//! inventory variables in `vars.json`), the shipped playbooks plan the node as `node1` of a
+//! Kubespray-shaped inventory, and the text plan must equal the insta snapshot `plan.snap`
+//! beside it (reviewed: the exact diffs, or the stated reason nothing changes). New or
+//! changed ones: `cargo insta test --review -- plan_fixtures::` (or `INSTA_UPDATE=always
+//! cargo test --test it plan_fixtures::` and read the diff) before committing.
+//!
+//! Every case also checks what a reviewer relies on:
+//! - the saved plan (JSON) reads back to the same plan;
+//! - planning twice gives the same text (deterministic order);
+//! - applying the planned changes to the tree (`plan::predict::applied`, the model `plan`
+//!   itself predicts with) and planning again changes nothing (idempotent), and the
+//!   findings the plan says it fixes are gone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dnsfix::diagnose::{FindingStatus, diagnose_host};
+use dnsfix::facts::NodeFacts;
+use dnsfix::facts::raw::{self, RawFacts};
+use dnsfix::gather::HostOutcome;
+use dnsfix::inventory::Inventory;
+use dnsfix::plan::{self, HostStatus, Plan};
+use dnsfix::playbook::Playbooks;
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+    let mut out = Vec::new();
+    for rule in std::fs::read_dir(&dir).expect("rules fixtures dir") {
+        let rule = rule.expect("entry").path();
+        for case in std::fs::read_dir(&rule).into_iter().flatten() {
+            let case = case.expect("entry").path();
+            if case.join("root").is_dir() {
+                out.push(case);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A one-host Kubespray-shaped inventory in a fresh directory, with `vars` as host vars.
+fn inventory(dir: &Path, vars: &serde_json::Value) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let doc = serde_json::json!({
+        "all": {
+            "hosts": { "node1": vars },
+            "children": {
+                "kube_node": { "hosts": { "node1": null } },
+                "k8s_cluster": { "children": { "kube_node": null } },
+            }
+        }
+    });
+    let path = dir.join("hosts.yaml");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+    path
+}
+
+fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Plan {
+    let inventory = Inventory::load(inventory_path).expect("inventory loads");
+    let hosts = inventory.select(None).expect("hosts");
+    let outcomes = vec![HostOutcome {
+        host: "node1".into(),
+        elapsed: Duration::ZERO,
+        result: Ok(NodeFacts::from_raw("node1", raw)),
+    }];
+    // Fixture hosts have no cluster to read: the plan says so where it matters.
+    let cluster = dnsfix::cluster::Cluster::Unavailable {
+        reason: "a fixture has no cluster".to_owned(),
+    };
+    plan::build(&inventory, None, &hosts, &outcomes, playbooks, &cluster)
+}
+
+#[test]
+fn plan_fixtures() {
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let scratch = std::env::temp_dir().join(format!("dnsfix-plan-fixtures-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let mut changed_cases = 0;
+    let all = cases();
+    assert!(all.len() >= 40, "only {} plan fixture cases", all.len());
+    for (index, case) in all.iter().enumerate() {
+        let name = case
+            .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or(case)
+            .display()
+            .to_string();
+        let vars: serde_json::Value = std::fs::read_to_string(case.join("vars.json"))
+            .map(|t| serde_json::from_str(&t).unwrap_or_else(|e| panic!("{name}: vars.json: {e}")))
+            .unwrap_or_else(|_| serde_json::json!({}));
+        let dir = scratch.join(index.to_string());
+        let inventory_path = inventory(&dir, &vars);
+        let raw = raw::from_tree(&case.join("root")).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+        let plan = plan_for(&inventory_path, &raw, &playbooks);
+        let text =
+            plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
+
+        // The reviewed plan, a snapshot in the case's folder.
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(case);
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_description(name.as_str());
+        settings.bind(|| insta::assert_snapshot!("plan", text));
+
+        // The saved plan reads back as the same plan.
+        let json = plan::render::json(&plan);
+        match serde_json::from_str::<Plan>(&json) {
+            Ok(back) if back == plan => {}
+            Ok(_) => failures.push(format!("{name}: the saved plan reads back differently")),
+            Err(e) => failures.push(format!("{name}: the saved plan does not read back: {e}")),
+        }
+
+        // Deterministic.
+        let again = plan::render::text(&plan_for(&inventory_path, &raw, &playbooks), false)
+            .replace(&dir.display().to_string(), "<inventory>");
+        if again != text {
+            failures.push(format!("{name}: a second plan renders differently"));
+        }
+
+        // Idempotent, and the fixes it claims are real.
+        let host = &plan.hosts[0];
+        if host.status == HostStatus::Changes {
+            changed_cases += 1;
+            let before = NodeFacts::from_raw("node1", &raw);
+            let after = plan::predict::applied(&before, &host.changes, &host.handlers);
+            let replan = plan_for(&inventory_path, &after, &playbooks);
+            if !replan.hosts[0].changes.is_empty() {
+                failures.push(format!(
+                    "{name}: planning again after apply still changes:\n{}",
+                    plan::render::text(&replan, false)
+                ));
+            }
+            let facts = NodeFacts::from_raw("node1", &after);
+            let inventory = Inventory::load(&inventory_path).expect("inventory");
+            let node = inventory.host("node1").expect("node1");
+            let still: Vec<&str> = diagnose_host(node, &facts)
+                .findings()
+                .filter(|f| f.status == FindingStatus::Failed)
+                .map(|f| f.id)
+                .collect();
+            for id in &host.fixes {
+                if still.contains(&id.as_str()) {
+                    failures.push(format!(
+                        "{name}: the plan claims to fix {id}, but it remains after apply"
+                    ));
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        changed_cases >= 15,
+        "only {changed_cases} fixture cases plan a change"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

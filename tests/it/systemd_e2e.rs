@@ -1,0 +1,218 @@
+//! End to end against a lab node with real systemd (the lab's systemd flavour,
+//! `tests/lab/README.md`): a Debian bookworm booted by `systemd-nspawn`, where
+//! `systemctl restart kubelet` restarts a real `kubelet.service` (Kubespray's unit, running
+//! the lab's kubelet stand-in), `systemctl is-active` is systemd's answer, and
+//! systemd-resolved writes its own stub and upstream files.
+//!
+//! The flavour needs `systemd-nspawn` (systemd-container) and the cached rootfs
+//! (`tests/lab/lab.sh rootfs --build`; `.ci/run` does both). Without them the test fails
+//! and says so: it never skips.
+
+use std::process::Output;
+use std::time::Instant;
+
+use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
+use crate::common::lab::Lab;
+use dnsfix::apply::HostOutcome;
+use dnsfix::plan::model::HandlerAction;
+use dnsfix::plan::{Change, HostStatus, Plan};
+
+const SCENARIO: &str = "systemd-stub-symlink";
+const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+
+fn start_lab() -> Lab {
+    Lab::start(&[SCENARIO]).unwrap_or_else(|e| {
+        panic!(
+            "the systemd lab could not start: {e}\n\
+             It needs root, systemd-nspawn (apt-get install systemd-container) and the cached \
+             rootfs (tests/lab/lab.sh rootfs --build, about a minute with deb.debian.org \
+             reachable); .ci/run installs and builds both."
+        )
+    })
+}
+
+fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
+    Dnsfix::new(args)
+        .lab_apply(lab, &lab.inventory())
+        .args(["--connect-timeout", "5"])
+        .output()
+}
+
+/// `systemctl show -p PROP --value UNIT` on the node (real systemd).
+fn unit_prop(lab: &Lab, node: &str, unit: &str, prop: &str) -> String {
+    lab.exec(node, &format!("systemctl show -p {prop} --value {unit}"))
+        .trim()
+        .to_owned()
+}
+
+/// How often systemd started the kubelet in this boot, from its journal.
+fn kubelet_starts(lab: &Lab, node: &str) -> usize {
+    lab.exec(node, "journalctl -b -u kubelet.service -o cat --no-pager")
+        .lines()
+        .filter(|l| l.starts_with("Started kubelet.service"))
+        .count()
+}
+
+/// The file's bytes, base64 (the node's files, byte for byte).
+fn node_bytes(lab: &Lab, node: &str, path: &str) -> String {
+    lab.exec(node, &format!("base64 -w0 {path}"))
+}
+
+fn node_sha(lab: &Lab, node: &str, path: &str) -> String {
+    lab.exec(node, &format!("sha256sum {path} | cut -d' ' -f1"))
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
+    let t0 = Instant::now();
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    eprintln!(
+        "systemd lab up in {} ms (lab.sh's own count: {:?} ms)",
+        t0.elapsed().as_millis(),
+        lab.startup_ms()
+    );
+
+    // The node really runs systemd, resolved and the kubelet unit.
+    let init = lab.exec(&node, "readlink /proc/1/exe");
+    assert!(init.trim().ends_with("/systemd"), "PID 1 is {init}");
+    assert_eq!(
+        lab.exec(&node, "systemctl is-system-running").trim(),
+        "running"
+    );
+    assert_eq!(
+        lab.exec(&node, "systemctl is-active systemd-resolved kubelet ssh")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["active", "active", "active"]
+    );
+    let stub = lab.exec(&node, "cat /etc/resolv.conf");
+    assert!(
+        stub.contains("managed by man:systemd-resolved") && stub.contains("nameserver 127.0.0.53"),
+        "/etc/resolv.conf is not resolved's stub:\n{stub}"
+    );
+    let upstreams = lab.exec(&node, "cat /run/systemd/resolve/resolv.conf");
+    assert!(
+        upstreams.contains("nameserver 192.0.2.53")
+            && upstreams.contains("nameserver 198.51.100.53"),
+        "{upstreams}"
+    );
+    assert_eq!(
+        unit_prop(&lab, &node, "kubelet", "FragmentPath"),
+        "/etc/systemd/system/kubelet.service"
+    );
+    let original = node_bytes(&lab, &node, KUBELET_CONFIG);
+    let original_sha = node_sha(&lab, &node, KUBELET_CONFIG);
+    let boot_invocation = unit_prop(&lab, &node, "kubelet", "InvocationID");
+    let boot_pid = unit_prop(&lab, &node, "kubelet", "MainPID");
+    assert_eq!(kubelet_starts(&lab, &node), 1);
+
+    // Plan: the kubelet reads the stub (R4); the fix points it at resolved's upstream file.
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    let plan: Plan = serde_json::from_str(&std::fs::read_to_string(plan_path).expect("plan saved"))
+        .expect("the saved plan reads back");
+    let host = plan
+        .hosts
+        .iter()
+        .find(|h| h.host == node)
+        .expect("the node is planned");
+    assert_eq!(host.status, HostStatus::Changes, "{host:#?}");
+    let (before_sha, after_sha) = host
+        .changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile {
+                path,
+                before_sha256,
+                after_sha256,
+                ..
+            } if path == KUBELET_CONFIG => Some((before_sha256.clone(), after_sha256.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the plan writes no {KUBELET_CONFIG}: {host:#?}"));
+    assert_eq!(before_sha.as_deref(), Some(original_sha.as_str()));
+
+    // Apply: a real `systemctl restart kubelet`, then systemd's is-active and the healthz.
+    let t = Instant::now();
+    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
+    eprintln!("apply took {} ms", t.elapsed().as_millis());
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    let verified = result.verified.as_ref().expect("verified");
+    assert!(verified.remaining.is_empty(), "{result:#?}");
+    // The new file is proven by real queries: the node's own systemd-resolved uplink file
+    // lists the upstream resolvers, and each answers from the node (dnsmasq, a real unit).
+    let upstream: Vec<(&str, bool)> = verified
+        .dns
+        .iter()
+        .filter(|p| p.probe.path == dnsfix::verify::Path::Upstream)
+        .map(|p| (p.probe.server.as_str(), p.ok))
+        .collect();
+    assert_eq!(
+        upstream,
+        [("192.0.2.53", true), ("198.51.100.53", true)],
+        "{result:#?}"
+    );
+    assert!(
+        result
+            .handlers
+            .iter()
+            .any(|h| h.unit == "kubelet" && h.action == HandlerAction::Restarted && h.healthy),
+        "no healthy kubelet restart in {result:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), after_sha);
+    assert!(
+        lab.exec(&node, &format!("grep '^resolvConf:' {KUBELET_CONFIG}"))
+            .contains("/run/systemd/resolve/resolv.conf"),
+        "{}",
+        lab.exec(&node, &format!("cat {KUBELET_CONFIG}"))
+    );
+    let applied_invocation = unit_prop(&lab, &node, "kubelet", "InvocationID");
+    assert_ne!(
+        applied_invocation, boot_invocation,
+        "systemd did not start a new kubelet.service invocation"
+    );
+    assert_ne!(unit_prop(&lab, &node, "kubelet", "MainPID"), boot_pid);
+    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert_eq!(kubelet_starts(&lab, &node), 2, "one restart by apply");
+    assert_eq!(
+        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
+        "ok"
+    );
+
+    // Rollback: the original bytes, and another real restart.
+    let run = record.run_id.clone();
+    let t = Instant::now();
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    eprintln!("rollback took {} ms", t.elapsed().as_millis());
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.rolls_back.as_deref(), Some(run.as_str()));
+    assert_eq!(
+        host_result(&record, &node).outcome,
+        HostOutcome::Applied,
+        "{record:#?}"
+    );
+    assert_eq!(
+        node_bytes(&lab, &node, KUBELET_CONFIG),
+        original,
+        "rollback did not restore the original bytes"
+    );
+    let rolled_back_invocation = unit_prop(&lab, &node, "kubelet", "InvocationID");
+    assert_ne!(rolled_back_invocation, applied_invocation);
+    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert_eq!(kubelet_starts(&lab, &node), 3, "one restart by rollback");
+    // The kubelet runs with the original config again (the stand-in checks it at start).
+    assert_eq!(
+        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
+        "ok"
+    );
+    eprintln!("whole test {} ms", t0.elapsed().as_millis());
+}

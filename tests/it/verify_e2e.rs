@@ -1,0 +1,312 @@
+//! End to end: `dnsfix verify` against the real-sshd lab, whose nodes run real DNS servers
+//! (dnsmasq): the site's upstream resolvers at 192.0.2.53 and 198.51.100.53, and a cluster
+//! DNS "pod" on the nodelocaldns and clusterDNS addresses that forwards to the kubelet's
+//! resolv.conf as it was when the pod started, and crash-loops when that file points back
+//! at it (tests/lab/node-init.sh).
+//!
+//! - a stub-loop node fails (a loopback upstream; cluster DNS down), a healthy Kubespray node
+//!   and a kubeadm node pass, over both SSH backends, as text, JSON and JUnit;
+//! - the plan shows the cluster action; `apply` fixes the kubelet's file, recreates the
+//!   node's DNS pod through kubectl on the control-plane node, and every path passes;
+//! - without cluster access the plan names the manual step and verify keeps failing;
+//! - with TCP forwarding off in sshd, the same queries go through bash on the node;
+//! - an unreachable node is exit 3.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::dnsfix::{Dnsfix, describe};
+use crate::common::lab::Lab;
+use serde_json::Value;
+
+fn inventory(lab: &Lab) -> PathBuf {
+    lab.kubespray_inventory(
+        "upstream_dns_servers:\n  - 192.0.2.53\n  - 198.51.100.53\n\
+         enable_nodelocaldns: true\n\
+         dnsfix_probe_name: probe.dnsfix.example\n",
+    )
+}
+
+fn dnsfix(lab: &Lab, inventory: &Path, args: &[&str]) -> Output {
+    Dnsfix::new(args)
+        .lab(lab, inventory)
+        .args(["--connect-timeout", "10"])
+        .output()
+}
+
+/// `verify --format json`: the document and the exit code.
+fn verify_json(lab: &Lab, inventory: &Path, extra: &[&str]) -> (Value, Option<i32>) {
+    // Generous bounds: a loaded CI machine must not turn a slow answer into a failure.
+    let out = dnsfix(
+        lab,
+        inventory,
+        &[
+            &["verify", "--format", "json", "--dns-timeout", "10"],
+            extra,
+        ]
+        .concat(),
+    );
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", describe(&out)));
+    (doc, out.status.code())
+}
+
+fn host<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .find(|h| h["host"] == name)
+        .unwrap_or_else(|| panic!("{name} not in {doc:#}"))
+}
+
+/// (path, server, ok, via) of every probe of a host.
+fn paths(doc: &Value, name: &str) -> Vec<(String, String, bool, String)> {
+    host(doc, name)["probes"]
+        .as_array()
+        .expect("probes")
+        .iter()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap_or_default().to_owned(),
+                p["server"].as_str().unwrap_or_default().to_owned(),
+                p["ok"].as_bool().unwrap_or_default(),
+                p["via"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn path(kind: &str, server: &str, ok: bool, via: &str) -> (String, String, bool, String) {
+    (kind.into(), server.into(), ok, via.into())
+}
+
+#[test]
+fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
+    let lab = Lab::start(&["stub-symlink", "healthy", "kubeadm"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let stub = lab.node("stub-symlink").name.clone();
+    let healthy = lab.node("healthy").name.clone();
+    let kubeadm = lab.node("kubeadm").name.clone();
+
+    for backend in ["russh", "openssh"] {
+        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend]);
+        assert_eq!(code, Some(2), "{backend}: {doc:#}");
+        assert_eq!(host(&doc, &stub)["status"], "fail", "{backend}");
+        assert_eq!(
+            paths(&doc, &stub),
+            [
+                path("upstream", "127.0.0.53", false, "none"),
+                path("cluster_dns", "169.254.25.10", false, "ssh"),
+            ]
+            .iter()
+            .map(|(p, s, ok, via)| {
+                // A refused channel on openssh is retried from the node itself.
+                let via = if backend == "openssh" && !ok && via == "ssh" {
+                    "node"
+                } else {
+                    via
+                };
+                (p.clone(), s.clone(), *ok, via.to_owned())
+            })
+            .collect::<Vec<_>>(),
+            "{backend}: {doc:#}"
+        );
+        assert_eq!(
+            paths(&doc, &healthy),
+            [
+                path("upstream", "192.0.2.53", true, "ssh"),
+                path("upstream", "198.51.100.53", true, "ssh"),
+                path("cluster_dns", "169.254.25.10", true, "ssh"),
+            ],
+            "{backend}: {doc:#}"
+        );
+        // kubeadm: its own clusterDNS; Kubespray's nodelocaldns is not asked of it.
+        assert_eq!(
+            paths(&doc, &kubeadm),
+            [
+                path("upstream", "192.0.2.53", true, "ssh"),
+                path("upstream", "198.51.100.53", true, "ssh"),
+                path("cluster_dns", "10.96.0.10", true, "ssh"),
+            ],
+            "{backend}: {doc:#}"
+        );
+        let answer = &host(&doc, &healthy)["probes"][0];
+        assert_eq!(answer["rcode"], "NOERROR");
+        assert_eq!(answer["answers"][0], "A 192.0.2.80");
+        // The cluster's side, read with kubectl on the control-plane node: the stub node's
+        // DNS pod crash-loops on the loop plugin, the healthy one's is ready.
+        assert_eq!(doc["cluster"]["access"], "read", "{backend}: {doc:#}");
+        let pod = &host(&doc, &stub)["pods"][0];
+        assert_eq!(pod["waiting"], "CrashLoopBackOff", "{doc:#}");
+        assert!(
+            pod["loop_detected"]
+                .as_str()
+                .is_some_and(|l| l.contains("plugin/loop: Loop")),
+            "{doc:#}"
+        );
+        assert_eq!(host(&doc, &healthy)["pods"][0]["ready"], true);
+    }
+
+    let text = dnsfix(&lab, &inv, &["verify"]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("127.0.0.53 is a loopback address")
+            && stdout.contains("recreate those pods")
+            && stdout.contains("2 of 3 hosts pass; 1 fail (2 of 8 paths)"),
+        "{}",
+        describe(&text)
+    );
+    let junit = dnsfix(&lab, &inv, &["verify", "--format", "junit"]);
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    assert!(
+        xml.contains("<testsuites name=\"dnsfix verify\" tests=\"8\" failures=\"2\" errors=\"0\">"),
+        "{xml}"
+    );
+
+    // The plan: the kubelet's file, its restart, and then, through kubectl on the
+    // control-plane node (the stub node itself here), the node's DNS pod recreated.
+    let shown = dnsfix(&lab, &inv, &["plan", "-l", &stub]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains(&format!("  cluster (kubectl on {stub}):"))
+            && text.contains(
+                "recreate this node's DNS pods after the restart, one at a time, each waiting \
+                 for a Ready replacement (now: coredns CrashLoopBackOff, 5 restarts, loop \
+                 detected)"
+            )
+            && text.contains("1 DNS pod recreated"),
+        "{}",
+        describe(&shown)
+    );
+
+    // apply: the kubelet hands out the real upstreams, the crash-looping pod is deleted and
+    // its replacement (which reads the fixed file) is Ready, every path answers.
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &["apply", "--yes", "-l", &stub, "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let result = &record["hosts"][0];
+    assert_eq!(result["host"], stub.as_str());
+    let pod = &result["pods"][0];
+    assert_eq!(pod["pod"], format!("coredns-{stub}-1"), "{result:#}");
+    assert_eq!(
+        pod["replacement"],
+        format!("coredns-{stub}-2"),
+        "{result:#}"
+    );
+    assert_eq!(pod["ok"], true, "{result:#}");
+    assert!(
+        result["verified"]["dns"]
+            .as_array()
+            .is_some_and(|d| d.len() == 3 && d.iter().all(|p| p["ok"] == true)),
+        "{result:#}"
+    );
+    let state = lab.exec(&stub, "cat /run/lab-dns/cluster-dns.state");
+    assert!(state.starts_with("Running"), "{state}");
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(
+        paths(&doc, &stub).iter().all(|(_, _, ok, _)| *ok),
+        "{doc:#}"
+    );
+    assert_eq!(host(&doc, &stub)["pods"][0]["ready"], true, "{doc:#}");
+}
+
+#[test]
+fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exit_3() {
+    let lab =
+        Lab::start(&["healthy", "healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let node = lab.nodes[0].name.clone();
+    let config = lab.dir.join("nodes").join(&node).join("sshd_config");
+    let mut text = std::fs::read_to_string(&config).expect("sshd_config");
+    text.push_str("AllowTcpForwarding no\n");
+    std::fs::write(&config, text).expect("write sshd_config");
+    lab.stop(&node);
+    lab.resume(&node);
+    for backend in ["russh", "openssh"] {
+        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend, "-l", &node]);
+        assert_eq!(code, Some(0), "{backend}: {doc:#}");
+        assert!(
+            paths(&doc, &node)
+                .iter()
+                .all(|(_, _, ok, via)| *ok && via == "node"),
+            "{backend}: {doc:#}"
+        );
+    }
+    let other = lab.nodes[1].name.clone();
+    lab.stop(&other);
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(3), "{doc:#}");
+    assert_eq!(host(&doc, &other)["status"], "unreachable");
+    assert_eq!(host(&doc, &node)["status"], "pass");
+    // No control-plane host to ask: said so, and the node paths are still verified.
+    let (doc, _) = verify_json(&lab, &inv, &["-l", &other]);
+    assert_eq!(doc["cluster"]["access"], "read", "{doc:#}");
+    lab.stop(&node);
+    lab.resume(&other);
+    // russh: a persisted OpenSSH master would still reach the stopped node.
+    let (doc, code) = verify_json(&lab, &inv, &["-l", &other, "--ssh-backend", "russh"]);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
+    assert!(
+        doc["cluster"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains(&node)),
+        "{doc:#}"
+    );
+}
+
+/// Without cluster access (the control-plane node is down) nothing is skipped silently:
+/// the plan names the manual step instead of a cluster action, apply fixes the node's
+/// files alone, and verify still says cluster DNS fails and why the cluster was not read.
+#[test]
+fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails() {
+    let lab = Lab::start(&["healthy", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let control_plane = lab.nodes[0].name.clone();
+    let stub = lab.node("stub-symlink").name.clone();
+    lab.stop(&control_plane);
+    // russh: a persisted OpenSSH master would still reach the stopped node.
+    let russh = ["--ssh-backend", "russh", "-l", stub.as_str()];
+
+    let shown = dnsfix(&lab, &inv, &[&["plan"][..], &russh].concat());
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains("Recreate the CoreDNS and nodelocaldns pods on this node")
+            && text.contains("dnsfix cannot do it: the cluster could not be read")
+            && text.contains(&control_plane)
+            && !text.contains("cluster (kubectl on"),
+        "{}",
+        describe(&shown)
+    );
+
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &[&["apply", "--yes", "--format", "json"][..], &russh].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    assert_eq!(record["hosts"][0]["outcome"], "applied", "{record:#}");
+    assert!(record["hosts"][0].get("pods").is_none(), "{record:#}");
+
+    let (doc, code) = verify_json(&lab, &inv, &russh);
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(
+        paths(&doc, &stub),
+        [
+            path("upstream", "192.0.2.53", true, "ssh"),
+            path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
+        ],
+        "{doc:#}"
+    );
+    assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
+}
