@@ -61,7 +61,7 @@ struct Run<'a> {
 fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
     let (plan, unreachable) = super::plan::make(run.ctx, run.playbooks);
     let unreachable = unreachable || super::plan::exit_code(&plan) == exit::UNREACHABLE;
-    let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     // The plan is shown before anything is asked: on stdout as the text report, or with
     // another format (stdout is the run record then) on stderr.
     let text = run.ctx.config.format == Format::Text;
@@ -144,7 +144,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         .collect();
     let run_id = record::new_run_id();
     let mut record = start_record(run, &plan, &run_id)?;
-    let changing = plan.hosts.iter().filter(|h| !h.changes.is_empty()).count();
+    let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
     let results = ctx.runtime.block_on(apply::apply(
         &plan,
@@ -200,7 +200,7 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
     let missing: Vec<&str> = plan
         .hosts
         .iter()
-        .filter(|h| !h.changes.is_empty() && inventory.host(&h.host).is_none())
+        .filter(|h| h.acts() && inventory.host(&h.host).is_none())
         .map(|h| h.host.as_str())
         .collect();
     if !missing.is_empty() {
@@ -254,7 +254,7 @@ fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error
         hosts: plan
             .hosts
             .iter()
-            .filter(|h| !h.changes.is_empty())
+            .filter(|h| h.acts())
             .map(|h| HostResult::new(h, HostOutcome::Pending))
             .collect(),
         inventory_updates: Vec::new(),

@@ -15,7 +15,8 @@ use crate::report::{self, check::Checked};
 /// checked, else 0.
 pub fn run(config: &Config, fail_on: Severity) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
-    let outcomes = ctx.gather(Vec::new());
+    // The cluster (its DNS pods and ConfigMaps) is read meanwhile, for the cluster rules.
+    let (outcomes, cluster) = ctx.gather_with_cluster(Vec::new());
     let unreachable = outcomes.iter().any(|o| o.result.is_err());
     let gathered: Vec<(&Host, &NodeFacts)> = ctx
         .hosts()
@@ -23,7 +24,7 @@ pub fn run(config: &Config, fail_on: Severity) -> Result<u8, Error> {
         .zip(&outcomes)
         .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (h, f)))
         .collect();
-    let diagnoses = diagnose::diagnose(&gathered);
+    let diagnoses = diagnose::diagnose_in(&gathered, &cluster);
     let by_host: HashMap<&str, &HostDiagnosis> =
         diagnoses.iter().map(|d| (d.host.as_str(), d)).collect();
     let checked: Vec<Checked> = outcomes
@@ -37,7 +38,9 @@ pub fn run(config: &Config, fail_on: Severity) -> Result<u8, Error> {
         })
         .collect();
     let rendered = match config.format {
-        Format::Text | Format::Markdown => report::check::text(&checked),
+        Format::Text | Format::Markdown => {
+            report::check::text(&checked) + &report::verify::cluster_line(&cluster)
+        }
         Format::Json => report::check::json(&checked, ctx.inventory.path()),
         Format::Junit => report::check::junit(&checked),
     };

@@ -911,6 +911,72 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
+        id: "DNS-POD-LOOP",
+        severity: Severity::Critical,
+        title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
+        symptom: "\
+            kubectl -n kube-system get pods -o wide shows a coredns (or nodelocaldns) pod on the\n\
+            node in CrashLoopBackOff with a rising restart count, and its previous run ends with:\n\
+            [FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\", see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO 1602357022762538710.2777015015780658687.\"\n\
+            It often stays that way after the node's resolv.conf was already fixed.",
+        mechanism: "\
+            CoreDNS and nodelocaldns run with dnsPolicy: Default: kubelet writes the pod's\n\
+            /etc/resolv.conf from its resolvConf file once, when the pod sandbox is created. With\n\
+            `forward . /etc/resolv.conf` in the Corefile, a loopback or cluster address there\n\
+            sends the loop plugin's start-up probe back to the pod itself, and CoreDNS exits\n\
+            (plugin/loop). The container restarts inside the same pod, with the same resolv.conf:\n\
+            fixing the kubelet's file and restarting the kubelet does not change it. Only a new\n\
+            pod reads the new file. dnsfix reads the pods with kubectl on a control-plane host\n\
+            and the loop line with `kubectl logs --previous`.",
+        fix: "\
+            First the node: the kubelet's resolvConf must name a file with only real upstream\n\
+            servers (see DNS-KUBELET-LOOPBACK and DNS-CLUSTER-SELF-FORWARD), kubelet restarted.\n\
+            Then delete the pod; its Deployment (CoreDNS) or DaemonSet (nodelocaldns) creates a\n\
+            replacement that reads the new file:\n  \
+            kubectl -n kube-system delete pod POD\n\
+            `dnsfix apply` does both, in that order, and waits for the replacement to be Ready\n\
+            (playbook kubelet-resolvconf, task `recreate the cluster DNS pods on this node`).",
+        restart: "\
+            The kubelet, when its resolvConf changed. Then the crash-looping pod is deleted and\n\
+            recreated; other pods on the node need not be.",
+        verify: "\
+            kubectl -n kube-system get pods -l k8s-app=kube-dns -o wide\n\
+            kubectl -n kube-system exec POD -- cat /etc/resolv.conf   # the new replacement\n\
+            dnsfix verify -i hosts.yaml --limit NODE",
+        playbook: Some("kubelet-resolvconf"),
+    },
+    RuleInfo {
+        id: "DNS-KUBEADM-CONFIG-DRIFT",
+        severity: Severity::Warning,
+        title: "kubeadm's kubelet-config ConfigMap disagrees with the node's kubelet config",
+        symptom: "\
+            A DNS fix made on a kubeadm node (resolvConf, clusterDNS or clusterDomain in\n\
+            /var/lib/kubelet/config.yaml) comes undone after `kubeadm upgrade node`, and the\n\
+            CoreDNS pods there crash-loop again; or nodes joined at different times hand pods\n\
+            different resolv.conf files.",
+        mechanism: "\
+            kubeadm keeps the cluster's KubeletConfiguration in ConfigMap\n\
+            kube-system/kubelet-config (data.kubelet). `kubeadm join` and `kubeadm upgrade node`\n\
+            write it to /var/lib/kubelet/config.yaml on the node, replacing the file (kubeadm's\n\
+            \"Reconfiguring a kubeadm cluster\" task). A setting the node's file decides, and the\n\
+            ConfigMap gives otherwise, therefore changes at the next upgrade. A flag\n\
+            (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and survives; dnsfix compares\n\
+            only the settings the file decides.",
+        fix: "\
+            Decide which is right. Usually the node was fixed and the ConfigMap was not:\n  \
+            kubectl -n kube-system edit configmap kubelet-config\n\
+            and set the same resolvConf / clusterDNS / clusterDomain there. If the ConfigMap is\n\
+            right, `kubeadm upgrade node phase kubelet-config` writes it to the node.",
+        restart: "\
+            Editing the ConfigMap restarts nothing. Writing it to a node changes the node's file:\n\
+            restart the kubelet there, then recreate the CoreDNS and nodelocaldns pods on it.",
+        verify: "\
+            kubectl -n kube-system get configmap kubelet-config -o jsonpath='{.data.kubelet}' | grep -E 'resolvConf|clusterD'\n\
+            grep -E 'resolvConf|clusterD' -A1 /var/lib/kubelet/config.yaml\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-FLEET-DRIFT",
         severity: Severity::Warning,
         title: "DNS settings differ from the rest of the inventory group",
@@ -1030,6 +1096,8 @@ mod tests {
             ("DNS-KUBELET-FLAG-SHADOW", Severity::Warning),
             ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
             ("DNS-K3S-FALLBACK", Severity::Info),
+            ("DNS-POD-LOOP", Severity::Critical),
+            ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),
             ("DNS-FLEET-DRIFT", Severity::Warning),
         ];
         let actual: Vec<(&str, Severity)> = RULES.iter().map(|r| (r.id, r.severity)).collect();

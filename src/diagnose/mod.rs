@@ -3,6 +3,7 @@
 //! stable ids and their explanations live in `catalog`.
 
 pub mod catalog;
+pub mod cluster;
 pub mod drift;
 pub mod finding;
 pub mod rules;
@@ -152,6 +153,37 @@ pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
         host: host.name.clone(),
         outcomes,
     }
+}
+
+/// [`diagnose`], then what the cluster says about each host: its DNS pods and the
+/// ConfigMaps (their rules come after DNS-FLEET-DRIFT), and the Corefiles' `forward`
+/// lines as evidence where the harm of a node's resolv.conf depends on them.
+pub fn diagnose_in(
+    gathered: &[(&Host, &NodeFacts)],
+    cluster: &crate::cluster::Cluster,
+) -> Vec<HostDiagnosis> {
+    let mut out = diagnose(gathered);
+    let corefiles = match cluster {
+        crate::cluster::Cluster::Read { config, .. } => cluster::corefile_evidence(config),
+        crate::cluster::Cluster::Unavailable { .. } => Vec::new(),
+    };
+    for (d, (host, facts)) in out.iter_mut().zip(gathered) {
+        for (id, outcome) in &mut d.outcomes {
+            if !matches!(*id, "DNS-KUBELET-LOOPBACK" | "DNS-CLUSTER-SELF-FORWARD") {
+                continue;
+            }
+            if let RuleOutcome::Findings(found) = outcome {
+                for f in found
+                    .iter_mut()
+                    .filter(|f| f.status == FindingStatus::Failed)
+                {
+                    f.evidence.extend(corefiles.iter().cloned());
+                }
+            }
+        }
+        d.outcomes.extend(cluster::rules(host, facts, cluster));
+    }
+    out
 }
 
 /// Diagnoses every gathered host and adds fleet drift.

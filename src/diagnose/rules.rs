@@ -42,7 +42,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn finding(
+    pub(super) fn finding(
         &self,
         id: &'static str,
         severity: Severity,
@@ -99,7 +99,7 @@ pub const RULES: &[(&str, Rule)] = &[
 const NO_KUBELET: &str = "no kubelet configuration on this host";
 
 /// The file kubelet hands to dnsPolicy=Default pods, parsed; or why a rule cannot use it.
-enum PodResolv<'a> {
+pub(super) enum PodResolv<'a> {
     Parsed(&'a Effective<String>, &'a ResolvFile, &'a ResolvConf),
     NoKubelet,
     Unknown(String),
@@ -108,7 +108,7 @@ enum PodResolv<'a> {
     Broken,
 }
 
-fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
+pub(super) fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
     let k = &ctx.facts.kubelet;
     match &k.resolv_conf {
         Observed::Absent => PodResolv::NoKubelet,
@@ -128,7 +128,7 @@ fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
 
 /// "/etc/kubernetes/kubelet-config.yaml:31 resolvConf: /etc/resolv.conf → symlink to
 /// ../run/systemd/resolve/stub-resolv.conf"
-fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
+pub(super) fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
     let detail = e.source.detail.as_deref();
     let setting = match e.source.kind.as_str() {
         "flag" | "k3s_flag" => format!("--resolv-conf={}", e.value),

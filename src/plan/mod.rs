@@ -39,7 +39,7 @@ pub fn build(
         .zip(outcomes)
         .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (*h, f)))
         .collect();
-    let diagnoses = diagnose::diagnose(&gathered);
+    let diagnoses = diagnose::diagnose_in(&gathered, cluster);
     let by_host: BTreeMap<&str, &HostDiagnosis> =
         diagnoses.iter().map(|d| (d.host.as_str(), d)).collect();
     // Which hosts each playbook's `hosts` pattern selects. A pattern naming a group this
@@ -238,14 +238,14 @@ fn host_plan(
     }
     let mut digest = run.digest.clone();
     planner::digest_core(&mut digest, facts);
-    let status = if !run.changes.is_empty() {
+    let status = if !run.changes.is_empty() || !run.cluster.is_empty() {
         HostStatus::Changes
     } else if !run.blocked.is_empty() {
         HostStatus::Blocked
     } else {
         HostStatus::Clean
     };
-    let changing = !run.changes.is_empty();
+    let changing = !run.changes.is_empty() || !run.cluster.is_empty();
     HostPlan {
         host: host.name.clone(),
         status,
@@ -254,8 +254,7 @@ fn host_plan(
         facts: Some(digest),
         changes: run.changes,
         handlers: run.handlers,
-        // Pods are recreated for a node change (the kubelet's new resolv.conf), never alone.
-        cluster: if changing { run.cluster } else { Vec::new() },
+        cluster: run.cluster,
         blocked: run.blocked,
         notes: run.notes,
         unchanged,

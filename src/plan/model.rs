@@ -94,6 +94,13 @@ pub struct HostPlan {
     pub remaining: Vec<String>,
 }
 
+impl HostPlan {
+    /// Does apply do anything here: a node change or a cluster action?
+    pub fn acts(&self) -> bool {
+        !self.changes.is_empty() || !self.cluster.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostPlanError {
     /// `unreachable` (with the transport's kind in `detail`) or `playbook`.

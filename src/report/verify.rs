@@ -71,21 +71,28 @@ fn pod_line(out: &mut String, pod: &DnsPod) {
     }
 }
 
-pub fn text(hosts: &[HostVerify], cluster: &Cluster) -> String {
-    let mut out = String::new();
+/// One line on how the cluster was read: "cluster: 4 DNS pods, read with kubectl on cp1",
+/// or why it was not.
+pub fn cluster_line(cluster: &Cluster) -> String {
     match cluster {
-        Cluster::Read { via, pods, .. } => {
-            let _ = writeln!(
-                out,
-                "cluster: {} DNS pods, read with kubectl on {}\n",
+        Cluster::Read { via, pods, config } => {
+            let configmaps = match &config.error {
+                Some(e) => format!("; ConfigMaps not read: {}", escape(e)),
+                None => String::new(),
+            };
+            format!(
+                "cluster: {} DNS pods, read with kubectl on {}{configmaps}\n",
                 pods.len(),
                 escape(via)
-            );
+            )
         }
-        Cluster::Unavailable { reason } => {
-            let _ = writeln!(out, "cluster: not read: {}\n", escape(reason));
-        }
+        Cluster::Unavailable { reason } => format!("cluster: not read: {}\n", escape(reason)),
     }
+}
+
+pub fn text(hosts: &[HostVerify], cluster: &Cluster) -> String {
+    let mut out = cluster_line(cluster);
+    out.push('\n');
     for h in sorted(hosts) {
         match &h.result {
             Err(e) => {

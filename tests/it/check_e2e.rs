@@ -54,19 +54,27 @@ fn every_scenario_yields_exactly_its_findings() {
         .iter()
         .map(|h| (h["host"].as_str().unwrap_or_default().to_owned(), h))
         .collect();
+    // The nodes whose kubelet file loops also have their DNS pod crash-looping on the
+    // loop plugin (the lab's kubectl answers from each node's pod): DNS-POD-LOOP.
     let expected: &[(&str, &[&str])] = &[
         ("healthy", &[]),
-        ("stub-symlink", &["DNS-KUBELET-LOOPBACK"]),
-        ("kubespray-loop", &["DNS-CLUSTER-SELF-FORWARD"]),
+        ("stub-symlink", &["DNS-KUBELET-LOOPBACK", "DNS-POD-LOOP"]),
+        (
+            "kubespray-loop",
+            &["DNS-CLUSTER-SELF-FORWARD", "DNS-POD-LOOP"],
+        ),
         // Off now: DNS-BRIDGE-NF-OFF (whose fix persists too), not "reverts at reboot".
         ("brnf-off", &["DNS-BRIDGE-NF-OFF"]),
         ("stray-search", &["DNS-STRAY-SEARCH"]),
         ("kubeadm", &[]),
         ("sudo-user", &[]),
-        ("kubespray-loop-resolved", &["DNS-CLUSTER-SELF-FORWARD"]),
+        (
+            "kubespray-loop-resolved",
+            &["DNS-CLUSTER-SELF-FORWARD", "DNS-POD-LOOP"],
+        ),
         // A stopped kubelet is still a kubelet: its unit names its config, which is fine.
         ("kubeadm-stopped", &[]),
-        ("minimal-no-curl", &["DNS-KUBELET-LOOPBACK"]),
+        ("minimal-no-curl", &["DNS-KUBELET-LOOPBACK", "DNS-POD-LOOP"]),
     ];
     for (scenario, want) in expected {
         for node in lab.nodes.iter().filter(|n| n.scenario == *scenario) {
@@ -130,7 +138,8 @@ fn every_scenario_yields_exactly_its_findings() {
     assert_eq!(out.status.code(), Some(2));
     let xml = String::from_utf8_lossy(&out.stdout);
     assert!(xml.starts_with("<?xml"), "{xml}");
-    let rules = dnsfix::diagnose::rules::RULES.len() + 1;
+    // The per-host rules, fleet drift and the two cluster rules.
+    let rules = dnsfix::diagnose::rules::RULES.len() + 3;
     assert_eq!(
         xml.matches("<testcase ").count(),
         rules * scenarios.len(),

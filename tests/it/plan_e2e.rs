@@ -267,7 +267,7 @@ fn every_scenario_plans_exactly_its_fix() {
     assert_eq!(before.lines().count(), content.lines().count());
     assert_eq!(stub.handlers.len(), 1);
     assert_eq!(stub.handlers[0].unit, "kubelet");
-    assert_eq!(stub.fixes, ["DNS-KUBELET-LOOPBACK"]);
+    assert_eq!(stub.fixes, ["DNS-KUBELET-LOOPBACK", "DNS-POD-LOOP"]);
 
     // The Kubespray loop: a dnsfix-owned upstream file for the kubelet, real servers in the
     // node's own resolv.conf after nodelocaldns.
@@ -288,7 +288,7 @@ fn every_scenario_plans_exactly_its_fix() {
             "/etc/resolv.conf"
         ]
     );
-    assert_eq!(looped.fixes, ["DNS-CLUSTER-SELF-FORWARD"]);
+    assert_eq!(looped.fixes, ["DNS-CLUSTER-SELF-FORWARD", "DNS-POD-LOOP"]);
     assert!(looped.remaining.is_empty(), "{looped:#?}");
 
     // br_netfilter: live values and their persistence, no restart.

@@ -8,7 +8,9 @@
 //!   and a kubeadm node pass, over both SSH backends, as text, JSON and JUnit;
 //! - the plan shows the cluster action; `apply` fixes the kubelet's file, recreates the
 //!   node's DNS pod through kubectl on the control-plane node, and every path passes;
-//! - without cluster access the plan names the manual step and verify keeps failing;
+//! - without cluster access the plan names the manual step and verify keeps failing; once
+//!   the control plane is back, check finds the pod still looping (DNS-POD-LOOP) and
+//!   apply recreates it alone;
 //! - with TCP forwarding off in sshd, the same queries go through bash on the node;
 //! - an unreachable node is exit 3.
 
@@ -309,4 +311,44 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
         "{doc:#}"
     );
     assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
+
+    // The control plane is back: check sees the pod still crash-looping on the loop with a
+    // clean kubelet file (DNS-POD-LOOP), and the plan is the cluster action alone.
+    lab.resume(&control_plane);
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &[&["check", "--format", "json"][..], &russh].concat(),
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("check's JSON");
+    let findings = host(&doc, &stub)["findings"].to_string();
+    assert!(
+        findings.contains("DNS-POD-LOOP")
+            && findings.contains(&format!(
+                "pod kube-system/coredns-{stub}-1 (coredns) on node {stub}"
+            ))
+            && findings.contains("[FATAL] plugin/loop: Loop")
+            && !findings.contains("DNS-KUBELET-LOOPBACK"),
+        "{doc:#}"
+    );
+    let out = dnsfix(
+        &lab,
+        &inv,
+        &[&["apply", "--yes", "--format", "json"][..], &russh].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let result = &record["hosts"][0];
+    assert_eq!(result["outcome"], "applied", "{record:#}");
+    assert!(
+        result.get("steps").is_none() && result.get("handlers").is_none(),
+        "{result:#}"
+    );
+    assert_eq!(
+        result["pods"][0]["replacement"],
+        format!("coredns-{stub}-2"),
+        "{result:#}"
+    );
+    let (doc, code) = verify_json(&lab, &inv, &russh);
+    assert_eq!(code, Some(0), "{doc:#}");
 }

@@ -1,0 +1,374 @@
+//! Findings from what the cluster says about a node (kubectl on a control-plane host,
+//! [`crate::cluster`]): its CoreDNS and nodelocaldns pods, and kube-system's DNS
+//! ConfigMaps. Pure, like the per-host rules.
+
+use super::finding::Severity;
+use super::rules::{Ctx, PodResolv, RuleOutcome, pod_resolv, resolv_chain};
+use crate::cluster::{Cluster, DnsConfig, KubeadmKubelet};
+use crate::facts::NodeFacts;
+use crate::facts::node_facts::FlavourKind;
+use crate::facts::node_facts::Observed;
+use crate::inventory::Host;
+
+pub const POD_LOOP: &str = "DNS-POD-LOOP";
+pub const KUBEADM_DRIFT: &str = "DNS-KUBEADM-CONFIG-DRIFT";
+
+/// The cluster rules' outcomes for one host.
+pub fn rules(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &Cluster,
+) -> Vec<(&'static str, RuleOutcome)> {
+    let ctx = Ctx::new(host, facts);
+    match cluster {
+        Cluster::Unavailable { reason } => {
+            let why = format!("the cluster was not read: {reason}");
+            vec![
+                (POD_LOOP, RuleOutcome::NotApplicable(why.clone())),
+                (KUBEADM_DRIFT, RuleOutcome::NotApplicable(why)),
+            ]
+        }
+        Cluster::Read { via, pods, config } => {
+            let names = crate::cluster::node_names(host, facts);
+            let mine: Vec<&crate::cluster::DnsPod> =
+                pods.iter().filter(|p| names.contains(&p.node)).collect();
+            vec![
+                (POD_LOOP, pod_loop(&ctx, via, &mine)),
+                (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
+            ]
+        }
+    }
+}
+
+/// A CoreDNS or nodelocaldns pod on this node crash-looping on the loop plugin: it keeps
+/// the resolv.conf it was created with, so it needs the kubelet's file fixed and then to
+/// be recreated.
+fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutcome {
+    let looping: Vec<&&crate::cluster::DnsPod> =
+        pods.iter().filter(|p| p.loop_detected.is_some()).collect();
+    if looping.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let resolv = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => {
+            let servers: Vec<&str> = p.nameservers.iter().map(|n| n.address.as_str()).collect();
+            format!(
+                "kubelet hands it {}: nameserver {}",
+                resolv_chain(e, f),
+                servers.join(", ")
+            )
+        }
+        PodResolv::NoKubelet => "no kubelet runs here now".to_owned(),
+        PodResolv::Unknown(why) => format!("the kubelet's resolv.conf: {why}"),
+        PodResolv::Broken => "the kubelet's resolv.conf is missing or lists no server".to_owned(),
+    };
+    let mut evidence = Vec::new();
+    for pod in &looping {
+        evidence.push(format!(
+            "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
+            pod.name,
+            pod.app,
+            pod.node,
+            pod.state()
+        ));
+        if let Some(line) = &pod.loop_detected {
+            evidence.push(format!("its last run ended: {line}"));
+        }
+    }
+    evidence.push(resolv);
+    let names: Vec<&str> = looping.iter().map(|p| p.name.as_str()).collect();
+    RuleOutcome::Findings(vec![ctx.finding(
+        POD_LOOP,
+        Severity::Critical,
+        format!(
+            "{} crash-loops on a forwarding loop (plugin/loop): it keeps the resolv.conf it was created with until it is recreated",
+            names.join(", ")
+        ),
+        evidence,
+        "give the kubelet a resolv.conf with only real upstream servers, restart it, then delete the pod so its replacement reads the new file (dnsfix apply does both: playbook kubelet-resolvconf)".into(),
+    )])
+}
+
+/// A kubeadm node whose kubelet config file disagrees with kubeadm's `kubelet-config`
+/// ConfigMap on a DNS setting the file decides: `kubeadm upgrade node` writes the
+/// ConfigMap's value back into the file.
+fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
+    if ctx.facts.flavour.kind != FlavourKind::Kubeadm {
+        return RuleOutcome::NotApplicable("not a kubeadm node".into());
+    }
+    let Some(wanted) = &config.kubeadm_kubelet else {
+        return RuleOutcome::NotApplicable(match &config.error {
+            Some(e) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
+            None => "the cluster has no kubelet-config ConfigMap".into(),
+        });
+    };
+    let differences = differences(ctx.facts, wanted);
+    if differences.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let mut evidence = Vec::new();
+    let mut settings = Vec::new();
+    for (key, node, node_at, map) in &differences {
+        settings.push(*key);
+        evidence.push(format!("{node_at} {key}: {node}"));
+        evidence.push(format!(
+            "ConfigMap kube-system/kubelet-config (data.kubelet) {key}: {map}"
+        ));
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        KUBEADM_DRIFT,
+        Severity::Warning,
+        format!(
+            "kubeadm's kubelet-config ConfigMap disagrees with this node's kubelet config on {}: the next `kubeadm upgrade node` writes the ConfigMap's value back",
+            settings.join(", ")
+        ),
+        evidence,
+        "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap kubelet-config), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades".into(),
+    )])
+}
+
+/// (setting, node's value, where the node sets it, ConfigMap's value) for each DNS
+/// setting the node's config file decides and the ConfigMap gives otherwise.
+fn differences(
+    facts: &NodeFacts,
+    wanted: &KubeadmKubelet,
+) -> Vec<(&'static str, String, String, String)> {
+    let mut out = Vec::new();
+    let from_file = |kind: &str| matches!(kind, "config" | "default");
+    let at = |s: &crate::facts::node_facts::Source| match (&s.path, s.line) {
+        (Some(p), Some(l)) => format!("{p}:{l}"),
+        (Some(p), None) => p.clone(),
+        _ => "kubelet's default".to_owned(),
+    };
+    if let Observed::Known(e) = &facts.kubelet.resolv_conf
+        && from_file(&e.source.kind)
+    {
+        let map = wanted
+            .resolv_conf
+            .clone()
+            .unwrap_or_else(|| "/etc/resolv.conf".into());
+        if map != e.value {
+            out.push(("resolvConf", e.value.clone(), at(&e.source), map));
+        }
+    }
+    if let Observed::Known(e) = &facts.kubelet.cluster_dns
+        && from_file(&e.source.kind)
+        && e.value != wanted.cluster_dns
+    {
+        out.push((
+            "clusterDNS",
+            format!("[{}]", e.value.join(", ")),
+            at(&e.source),
+            format!("[{}]", wanted.cluster_dns.join(", ")),
+        ));
+    }
+    if let Observed::Known(e) = &facts.kubelet.cluster_domain
+        && from_file(&e.source.kind)
+        && let Some(map) = &wanted.cluster_domain
+        && *map != e.value
+    {
+        out.push(("clusterDomain", e.value.clone(), at(&e.source), map.clone()));
+    }
+    out
+}
+
+/// Evidence from the Corefiles for the findings whose harm depends on where CoreDNS and
+/// nodelocaldns forward: the `forward .` line of each root server block, as the cluster
+/// has it (the rules alone can only read `upstream_dns_servers` from the inventory).
+pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
+    config
+        .corefiles
+        .iter()
+        .filter_map(|c| {
+            let block = c.root()?;
+            let forward = block.forward.as_ref()?;
+            Some(format!(
+                "ConfigMap kube-system/{} ({}:{}, {}): forward {} {}{}",
+                c.configmap,
+                c.key,
+                forward.line,
+                block.zones.join(" "),
+                forward.from,
+                forward.to.join(" "),
+                if forward.to_resolv_conf() && block.loop_plugin {
+                    " (the pod's resolv.conf; loop plugin on)"
+                } else if forward.to_resolv_conf() {
+                    " (the pod's resolv.conf)"
+                } else {
+                    ""
+                }
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{DnsPod, KubeadmKubelet};
+
+    /// Facts from a rules fixture's tree (tests/fixtures/rules, each README names its
+    /// source).
+    fn fixture(case: &str) -> NodeFacts {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules")
+            .join(case)
+            .join("root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        NodeFacts::from_raw("node1", &raw)
+    }
+
+    fn read(pods: Vec<DnsPod>, config: DnsConfig) -> Cluster {
+        Cluster::Read {
+            via: "cp1".to_owned(),
+            pods,
+            config,
+        }
+    }
+
+    fn looping(node: &str) -> DnsPod {
+        DnsPod {
+            name: "coredns-5d78c9869d-x7k2p".to_owned(),
+            app: "coredns".to_owned(),
+            node: node.to_owned(),
+            phase: "Running".to_owned(),
+            ready: false,
+            restarts: 12,
+            waiting: Some("CrashLoopBackOff".to_owned()),
+            loop_detected: Some(
+                "[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\""
+                    .to_owned(),
+            ),
+        }
+    }
+
+    fn outcome<'a>(rules: &'a [(&'static str, RuleOutcome)], id: &str) -> &'a RuleOutcome {
+        &rules.iter().find(|(i, _)| *i == id).expect("rule ran").1
+    }
+
+    fn findings(outcome: &RuleOutcome) -> &[crate::diagnose::Finding] {
+        match outcome {
+            RuleOutcome::Findings(f) => f,
+            other => panic!("no findings: {other:?}"),
+        }
+    }
+
+    /// Kubespray #3979's node (stub resolv.conf) with its CoreDNS pod crash-looping on the
+    /// loop: the finding names the pod, its last line and the file behind it. A pod on
+    /// another node, or one restarting for another reason, is not this node's finding.
+    #[test]
+    fn a_pod_looping_on_this_node_is_a_critical_finding_with_the_file_behind_it() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let host = crate::inventory::Host::new("node1");
+        let cluster = read(vec![looping("node1")], DnsConfig::default());
+        let rules = rules(&host, &facts, &cluster);
+        let f = &findings(outcome(&rules, POD_LOOP))[0];
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.playbook, Some("kubelet-resolvconf"));
+        assert_eq!(
+            f.evidence[0],
+            "pod kube-system/coredns-5d78c9869d-x7k2p (coredns) on node node1: CrashLoopBackOff, 12 restarts, loop detected (kubectl on cp1)"
+        );
+        assert!(f.evidence[1].contains("plugin/loop: Loop"), "{f:?}");
+        assert!(
+            f.evidence[2].starts_with("kubelet hands it ")
+                && f.evidence[2].ends_with("nameserver 127.0.0.53"),
+            "{f:?}"
+        );
+
+        let elsewhere = read(vec![looping("node2")], DnsConfig::default());
+        assert_eq!(
+            *outcome(&rules_of(&host, &facts, &elsewhere), POD_LOOP),
+            RuleOutcome::Pass
+        );
+        let mut other = looping("node1");
+        other.loop_detected = None;
+        let other = read(vec![other], DnsConfig::default());
+        assert_eq!(
+            *outcome(&rules_of(&host, &facts, &other), POD_LOOP),
+            RuleOutcome::Pass
+        );
+        let none = Cluster::Unavailable {
+            reason: "cp1: connection refused".to_owned(),
+        };
+        assert_eq!(
+            *outcome(&rules_of(&host, &facts, &none), POD_LOOP),
+            RuleOutcome::NotApplicable(
+                "the cluster was not read: cp1: connection refused".to_owned()
+            )
+        );
+    }
+
+    fn rules_of(
+        host: &Host,
+        facts: &NodeFacts,
+        cluster: &Cluster,
+    ) -> Vec<(&'static str, RuleOutcome)> {
+        rules(host, facts, cluster)
+    }
+
+    /// A healthy kubeadm node (resolvConf /run/systemd/resolve/resolv.conf, clusterDNS
+    /// 10.96.0.10) against kubeadm's ConfigMap: the same values pass; a ConfigMap with the
+    /// stub file and another clusterDNS is drift on both, with both sides as evidence.
+    #[test]
+    fn kubeadm_configmap_drift_names_both_sides() {
+        let facts = fixture("_healthy/kubeadm-ubuntu2204");
+        let host = crate::inventory::Host::new("node1");
+        let config = |resolv: &str, dns: &str| DnsConfig {
+            kubeadm_kubelet: Some(KubeadmKubelet {
+                resolv_conf: Some(resolv.to_owned()),
+                cluster_dns: vec![dns.to_owned()],
+                cluster_domain: Some("cluster.local".to_owned()),
+            }),
+            ..DnsConfig::default()
+        };
+        let same = read(
+            Vec::new(),
+            config("/run/systemd/resolve/resolv.conf", "10.96.0.10"),
+        );
+        assert_eq!(
+            *outcome(&rules(&host, &facts, &same), KUBEADM_DRIFT),
+            RuleOutcome::Pass
+        );
+        let differ = read(Vec::new(), config("/etc/resolv.conf", "10.96.0.53"));
+        let rules = rules(&host, &facts, &differ);
+        let f = &findings(outcome(&rules, KUBEADM_DRIFT))[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.summary.contains("on resolvConf, clusterDNS"), "{f:?}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.starts_with("/var/lib/kubelet/config.yaml:")
+                    && e.ends_with("resolvConf: /run/systemd/resolve/resolv.conf")),
+            "{f:?}"
+        );
+        assert!(
+            f.evidence.contains(
+                &"ConfigMap kube-system/kubelet-config (data.kubelet) clusterDNS: [10.96.0.53]"
+                    .to_owned()
+            ),
+            "{f:?}"
+        );
+        // Not kubeadm: not this rule's business.
+        let kubespray = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        assert!(matches!(
+            outcome(&rules_of(&host, &kubespray, &differ), KUBEADM_DRIFT),
+            RuleOutcome::NotApplicable(_)
+        ));
+    }
+
+    #[test]
+    fn corefile_forward_lines_become_evidence() {
+        let config = crate::cluster::parse_configmaps(include_bytes!(
+            "../../tests/lab/standins/configmaps.json"
+        ))
+        .expect("configmaps");
+        assert_eq!(
+            corefile_evidence(&config),
+            [
+                "ConfigMap kube-system/coredns (Corefile:13, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
+                "ConfigMap kube-system/nodelocaldns (Corefile:44, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
+            ]
+        );
+    }
+}
