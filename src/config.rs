@@ -111,138 +111,140 @@ fn colour(arg: ColourArg) -> bool {
     }
 }
 
+fn severity(arg: SeverityArg) -> Severity {
+    match arg {
+        SeverityArg::Info => Severity::Info,
+        SeverityArg::Warning => Severity::Warning,
+        SeverityArg::High => Severity::High,
+        SeverityArg::Critical => Severity::Critical,
+    }
+}
+
+fn junit_is_for_check() -> Error {
+    Error::Usage("--format junit is for `dnsfix check`".into())
+}
+
+fn plan_action(args: crate::cli::PlanArgs) -> Result<(Action, CommonArgs), Error> {
+    if args.common.format == FormatArg::Junit {
+        return Err(junit_is_for_check());
+    }
+    let colour = colour(args.color);
+    // Checked now, not after every host was contacted.
+    if let Some(path) = &args.output {
+        check_plan_output(path)?;
+    }
+    let action = Action::Plan(PlanConfig {
+        output: args.output,
+        playbooks: args.playbooks,
+        colour,
+    });
+    Ok((action, args.common))
+}
+
+/// `-o PATH` names a file in a directory that exists.
+fn check_plan_output(path: &std::path::Path) -> Result<(), Error> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() || path.is_dir() {
+        return Err(Error::Usage(format!(
+            "-o {}: {} is not a directory to save the plan in",
+            path.display(),
+            if path.is_dir() {
+                path.display()
+            } else {
+                dir.display()
+            }
+        )));
+    }
+    Ok(())
+}
+
+fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, CommonArgs), Error> {
+    if args.dns_timeout == 0 {
+        return Err(Error::Usage(
+            "--dns-timeout must be at least 1 second".into(),
+        ));
+    }
+    let action = Action::Verify(VerifyConfig {
+        probe_name: args.probe_name,
+        timeout: Duration::from_secs(args.dns_timeout),
+    });
+    Ok((action, args.common))
+}
+
+fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, CommonArgs), Error> {
+    if args.common.format == FormatArg::Junit {
+        return Err(junit_is_for_check());
+    }
+    let serial = match &args.serial {
+        Some(text) => Some(crate::playbook::Batch::parse(text).ok_or_else(|| {
+            Error::Usage(format!(
+                "--serial {text}: expected a number of hosts or a percentage like 20%"
+            ))
+        })?),
+        None => None,
+    };
+    if args.max_fail_percentage > 100 {
+        return Err(Error::Usage(format!(
+            "--max-fail-percentage {}: expected 0 to 100",
+            args.max_fail_percentage
+        )));
+    }
+    if args.health_timeout == 0 {
+        return Err(Error::Usage(
+            "--health-timeout must be at least 1 second".into(),
+        ));
+    }
+
+    let action = Action::Apply(ApplyConfig {
+        plan: args.plan,
+        yes: args.yes,
+        serial,
+        max_fail_percentage: args.max_fail_percentage,
+        health_timeout: Duration::from_secs(args.health_timeout),
+        update_inventory: args.update_inventory,
+        playbooks: args.playbooks,
+        colour: colour(args.color),
+    });
+    Ok((action, args.common))
+}
+
+fn rollback_action(args: crate::cli::RollbackArgs) -> Result<(Action, CommonArgs), Error> {
+    if args.common.format == FormatArg::Junit {
+        return Err(junit_is_for_check());
+    }
+    let action = Action::Rollback(RollbackConfig {
+        run_id: args.run_id,
+        yes: args.yes,
+        health_timeout: Duration::from_secs(args.health_timeout.max(1)),
+    });
+    Ok((action, args.common))
+}
+
 impl Config {
     pub fn from_cli(cli: Cli) -> Result<Config, Error> {
         let (action, args) = match cli.command {
             Command::Facts(args) => (Action::Facts, args),
             Command::Inventory(args) => (Action::Inventory, args),
             Command::Check(args) => {
-                let fail_on = match args.fail_on {
-                    SeverityArg::Info => Severity::Info,
-                    SeverityArg::Warning => Severity::Warning,
-                    SeverityArg::High => Severity::High,
-                    SeverityArg::Critical => Severity::Critical,
-                };
+                let fail_on = severity(args.fail_on);
                 (Action::Check { fail_on }, args.common)
             }
-            Command::Plan(args) => {
-                if args.common.format == FormatArg::Junit {
-                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
-                }
-                let colour = colour(args.color);
-                // Checked now, not after every host was contacted.
-                if let Some(path) = &args.output {
-                    let dir = path
-                        .parent()
-                        .filter(|d| !d.as_os_str().is_empty())
-                        .unwrap_or(std::path::Path::new("."));
-                    if !dir.is_dir() || path.is_dir() {
-                        return Err(Error::Usage(format!(
-                            "-o {}: {} is not a directory to save the plan in",
-                            path.display(),
-                            if path.is_dir() {
-                                path.display()
-                            } else {
-                                dir.display()
-                            }
-                        )));
-                    }
-                }
-                let action = Action::Plan(PlanConfig {
-                    output: args.output,
-                    playbooks: args.playbooks,
-                    colour,
-                });
-                (action, args.common)
-            }
+            Command::Plan(args) => plan_action(args)?,
             Command::Show(args) => return Ok(Config::show(args)),
-            Command::Verify(args) => {
-                if args.dns_timeout == 0 {
-                    return Err(Error::Usage(
-                        "--dns-timeout must be at least 1 second".into(),
-                    ));
-                }
-                let action = Action::Verify(VerifyConfig {
-                    probe_name: args.probe_name,
-                    timeout: Duration::from_secs(args.dns_timeout),
-                });
-                (action, args.common)
-            }
-            Command::Apply(args) => {
-                if args.common.format == FormatArg::Junit {
-                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
-                }
-                let serial = match &args.serial {
-                    Some(text) => Some(crate::playbook::Batch::parse(text).ok_or_else(|| {
-                        Error::Usage(format!(
-                            "--serial {text}: expected a number of hosts or a percentage like 20%"
-                        ))
-                    })?),
-                    None => None,
-                };
-                if args.max_fail_percentage > 100 {
-                    return Err(Error::Usage(format!(
-                        "--max-fail-percentage {}: expected 0 to 100",
-                        args.max_fail_percentage
-                    )));
-                }
-                if args.health_timeout == 0 {
-                    return Err(Error::Usage(
-                        "--health-timeout must be at least 1 second".into(),
-                    ));
-                }
-
-                let action = Action::Apply(ApplyConfig {
-                    plan: args.plan,
-                    yes: args.yes,
-                    serial,
-                    max_fail_percentage: args.max_fail_percentage,
-                    health_timeout: Duration::from_secs(args.health_timeout),
-                    update_inventory: args.update_inventory,
-                    playbooks: args.playbooks,
-                    colour: colour(args.color),
-                });
-                (action, args.common)
-            }
-            Command::Rollback(args) => {
-                if args.common.format == FormatArg::Junit {
-                    return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
-                }
-                let action = Action::Rollback(RollbackConfig {
-                    run_id: args.run_id,
-                    yes: args.yes,
-                    health_timeout: Duration::from_secs(args.health_timeout.max(1)),
-                });
-                (action, args.common)
-            }
-            Command::Explain(args) => {
-                if let Some(id) = &args.id
-                    && crate::diagnose::catalog::rule(id).is_none()
-                {
-                    return Err(Error::Usage(format!(
-                        "unknown finding id `{id}`; `dnsfix explain` lists them"
-                    )));
-                }
-                return Ok(Config::offline(Action::Explain { id: args.id }));
-            }
+            Command::Verify(args) => verify_action(args)?,
+            Command::Apply(args) => apply_action(args)?,
+            Command::Rollback(args) => rollback_action(args)?,
+            Command::Explain(args) => return Config::explain(args),
             Command::Completions(args) => {
                 return Ok(Config::offline(Action::Completions { shell: args.shell }));
             }
-            Command::Man(args) => {
-                // Checked now, like `plan -o`: the pages go into a directory that exists.
-                if let Some(dir) = &args.dir
-                    && !dir.is_dir()
-                {
-                    return Err(Error::Usage(format!(
-                        "--dir {}: not a directory to write the man pages in",
-                        dir.display()
-                    )));
-                }
-                return Ok(Config::offline(Action::Man { dir: args.dir }));
-            }
+            Command::Man(args) => return Config::man(args),
         };
         if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
-            return Err(Error::Usage("--format junit is for `dnsfix check`".into()));
+            return Err(junit_is_for_check());
         }
         if args.format == FormatArg::Markdown && !matches!(action, Action::Plan(_)) {
             return Err(Error::Usage(
@@ -251,6 +253,30 @@ impl Config {
             ));
         }
         Config::from_common(action, args)
+    }
+
+    fn explain(args: crate::cli::ExplainArgs) -> Result<Config, Error> {
+        if let Some(id) = &args.id
+            && crate::diagnose::catalog::rule(id).is_none()
+        {
+            return Err(Error::Usage(format!(
+                "unknown finding id `{id}`; `dnsfix explain` lists them"
+            )));
+        }
+        Ok(Config::offline(Action::Explain { id: args.id }))
+    }
+
+    fn man(args: crate::cli::ManArgs) -> Result<Config, Error> {
+        // Checked now, like `plan -o`: the pages go into a directory that exists.
+        if let Some(dir) = &args.dir
+            && !dir.is_dir()
+        {
+            return Err(Error::Usage(format!(
+                "--dir {}: not a directory to write the man pages in",
+                dir.display()
+            )));
+        }
+        Ok(Config::offline(Action::Man { dir: args.dir }))
     }
 
     fn show(args: crate::cli::ShowArgs) -> Config {

@@ -18,6 +18,7 @@ pub mod rollback;
 pub mod script;
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +31,9 @@ use crate::events::{Event, EventSink};
 use crate::gather::{gather_session, run_as_root};
 use crate::inventory::Host;
 use crate::node_script::{self, Record, RecordKind};
-use crate::plan::model::{Change, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan};
+use crate::plan::model::{
+    Change, FactDigest, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan,
+};
 use crate::playbook::Batch;
 use crate::transport::{Session, Target, Transport};
 
@@ -427,13 +430,53 @@ async fn apply_on(
     // The node's marker that this plan is done (its handlers ran), so a re-run of a
     // finished plan restarts nothing.
     let marker = format!("/var/lib/dnsfix/done/{}", digest.sha256);
+    let ControlFlow::Continue(facts) =
+        gather_before(ctx, session, target, plan, digest, &marker, result).await?
+    else {
+        return Ok(());
+    };
+    let changes = permitted_changes(ctx, plan, &facts)?;
+
+    // 2. The changes and the handlers, in one exec under the node lock.
+    if run_changes(ctx, session, target, plan, digest, &changes, result)
+        .await?
+        .is_break()
+    {
+        return Ok(());
+    }
+
+    // 4. Verify: gather again; the findings the plan fixes must be gone.
+    let after = verify_fixed(session, target, host, plan, result).await?;
+    // 5. The cluster's side: the node's DNS pods read the kubelet's new file only when
+    // they are created anew.
+    let recreated = !plan.cluster.is_empty();
+    if recreated {
+        recreate_dns_pods(ctx, host, &after, result).await?;
+    }
+    verify_dns(session, target, host, plan, &after, recreated, result).await?;
+    // 6. Only now is the plan done on this node: a re-run restarts nothing.
+    mark_done(ctx, session, target, &marker).await
+}
+
+/// Gathers the node's facts again and compares them with the plan's digest. `Break` when
+/// the host's outcome is settled here: its facts moved (stale) or the plan is already done
+/// on it (unchanged).
+async fn gather_before(
+    ctx: &Context,
+    session: &mut Session,
+    target: &Target,
+    plan: &HostPlan,
+    digest: &FactDigest,
+    marker: &str,
+    result: &mut HostResult,
+) -> Result<ControlFlow<(), crate::facts::NodeFacts>, String> {
     // What the plan's facts name is read again to compare, but only what dnsfix would
     // read anyway; a path beyond that must turn up in the node's own gather (below).
     let allows: Vec<&crate::playbook::Allow> = ctx.allows.iter().map(|(_, a)| a).collect();
     let (mut extra, beyond): (Vec<String>, Vec<String>) = crate::plan::digest::paths(digest)
         .into_iter()
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
-    extra.push(marker.clone());
+    extra.push(marker.to_string());
     let facts = gather_session(session, target, &extra)
         .await
         .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
@@ -449,21 +492,30 @@ async fn apply_on(
     if !stale.is_empty() {
         result.outcome = HostOutcome::Stale;
         result.stale = stale;
-        return Ok(());
+        return Ok(ControlFlow::Break(()));
     }
     let marked = facts
         .files
-        .get(&marker)
+        .get(marker)
         .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
     let pending = pending_changes(plan, &facts);
     if pending == 0 && marked {
         result.outcome = HostOutcome::Unchanged;
-        return Ok(());
+        return Ok(ControlFlow::Break(()));
     }
+    Ok(ControlFlow::Continue(facts))
+}
 
-    // Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
-    // facts and files as gathered now, never by what the plan file says was there: first
-    // what the plan touches, then (below) what it writes there.
+/// The plan's changes with their secrets restored, once policy allows every one of them.
+///
+/// Only what dnsfix (or a loaded playbook's `allow:`) may change, judged by the node's
+/// facts and files as gathered now, never by what the plan file says was there: first
+/// what the plan touches, then what it writes there.
+fn permitted_changes(
+    ctx: &Context,
+    plan: &HostPlan,
+    facts: &crate::facts::NodeFacts,
+) -> Result<Vec<Change>, String> {
     // A playbook's `allow:` counts only on a host where that playbook asked for a change,
     // and every change must say which playbook asked for it.
     if let Some(change) = plan.changes.iter().find(|c| c.reasons().is_empty()) {
@@ -486,11 +538,11 @@ async fn apply_on(
         })
         .map(|(_, allow)| allow)
         .collect();
-    let policy = crate::plan::policy::Policy::with_allows(&facts, &allows);
+    let policy = crate::plan::policy::Policy::with_allows(facts, &allows);
     crate::plan::policy::check_targets(&policy, &plan.changes)?;
     // A saved plan shows secrets redacted: they come back from the node's files, which the
     // stale check just proved are the ones the plan was made from.
-    let changes = restore_secrets(&plan.changes, &facts)?;
+    let changes = restore_secrets(&plan.changes, facts)?;
     let current: std::collections::BTreeMap<&str, String> = changes
         .iter()
         .filter_map(|c| match c {
@@ -505,15 +557,28 @@ async fn apply_on(
     crate::plan::policy::check_host(&policy, &changes, &plan.handlers, |path| {
         current.get(path).map(String::as_str)
     })?;
+    Ok(changes)
+}
 
-    // 2. The changes and the handlers, in one exec under the node lock.
+/// Runs the changes and the handlers in one exec under the node lock. `Break` when the
+/// host's outcome is settled without verifying: the node was locked, there was nothing to
+/// run, or a step found its file changed since the plan (stale).
+async fn run_changes(
+    ctx: &Context,
+    session: &mut Session,
+    target: &Target,
+    plan: &HostPlan,
+    digest: &FactDigest,
+    changes: &[Change],
+    result: &mut HostResult,
+) -> Result<ControlFlow<()>, String> {
     let boundary = crate::node_script::Boundary::fresh();
     let handled = format!("/var/lib/dnsfix/handled/{}", digest.sha256);
     let text = script::apply_script(
         &boundary,
         &ctx.run_id,
         &handled,
-        &changes,
+        changes,
         &plan.handlers,
         ctx.options.health_timeout.as_secs(),
     )?;
@@ -535,7 +600,7 @@ async fn apply_on(
         format!("{e}; every file is its old or its new content: apply the same plan again")
     })?;
     match end {
-        ScriptEnd::Locked | ScriptEnd::Nothing => return Ok(()),
+        ScriptEnd::Locked | ScriptEnd::Nothing => return Ok(ControlFlow::Break(())),
         ScriptEnd::Done | ScriptEnd::Failed(_) => {}
     }
     if result.steps.iter().any(|s| s.outcome == StepOutcome::Stale) {
@@ -551,13 +616,23 @@ async fn apply_on(
                 )
             })
             .collect();
-        return Ok(());
+        return Ok(ControlFlow::Break(()));
     }
     if let ScriptEnd::Failed(why) = end {
         return Err(why);
     }
+    Ok(ControlFlow::Continue(()))
+}
 
-    // 4. Verify: gather again; the findings the plan fixes must be gone.
+/// Gathers the node's facts after apply: the findings the plan fixes must be gone.
+/// Records which are fixed and which remain; returns the facts for the checks that follow.
+async fn verify_fixed(
+    session: &mut Session,
+    target: &Target,
+    host: &Host,
+    plan: &HostPlan,
+    result: &mut HostResult,
+) -> Result<crate::facts::NodeFacts, String> {
     let after = gather_session(session, target, &[])
         .await
         .map_err(|e| format!("gather after apply: {}: {e}", e.kind()))?;
@@ -582,18 +657,26 @@ async fn apply_on(
             remaining.join(", ")
         ));
     }
-    // 5. The cluster's side: the node's DNS pods read the kubelet's new file only when
-    // they are created anew.
-    let recreated = !plan.cluster.is_empty();
-    if recreated {
-        recreate_dns_pods(ctx, host, &after, result).await?;
-    }
-    // Real queries: the files say DNS is fixed, the servers must say so too.
+    Ok(after)
+}
+
+/// Real queries: the files say DNS is fixed, the servers must say so too. Records every
+/// probe; fails the host when a resolver this plan gave pods, or a recreated DNS pod, does
+/// not answer.
+async fn verify_dns(
+    session: &mut Session,
+    target: &Target,
+    host: &Host,
+    plan: &HostPlan,
+    after: &crate::facts::NodeFacts,
+    recreated: bool,
+    result: &mut HostResult,
+) -> Result<(), String> {
     let dns = crate::verify::check_node(
         session,
         target,
         host,
-        &after,
+        after,
         None,
         std::time::Duration::from_secs(3),
     )
@@ -602,29 +685,14 @@ async fn apply_on(
         .probes
         .iter()
         .filter(|p| !p.ok && p.probe.path == crate::verify::Path::Upstream)
-        .map(|p| {
-            format!(
-                "{} {}: {}",
-                p.probe.server,
-                p.probe.name,
-                p.reason.as_deref().unwrap_or("failed")
-            )
-        })
+        .map(probe_failure)
         .collect();
     if let Some(v) = &mut result.verified {
         v.dns = dns.probes;
     }
     // The queries judge what this plan changed: a plan that gave pods a new resolver must
     // leave one that answers; other plans (br_netfilter, say) only report them.
-    let changed_resolver = plan.changes.iter().any(|c| {
-        c.reasons().iter().any(|r| {
-            matches!(
-                r.playbook.as_str(),
-                "kubelet-resolvconf" | "kubelet-flag-shadow"
-            )
-        })
-    });
-    if changed_resolver && !upstream_failures.is_empty() {
+    if changes_resolver(plan) && !upstream_failures.is_empty() {
         return Err(format!(
             "the kubelet's upstream DNS does not answer after apply: {}",
             upstream_failures.join("; ")
@@ -636,14 +704,7 @@ async fn apply_on(
         .iter()
         .flat_map(|v| &v.dns)
         .filter(|p| recreated && !p.ok && p.probe.path != crate::verify::Path::Upstream)
-        .map(|p| {
-            format!(
-                "{} {}: {}",
-                p.probe.server,
-                p.probe.name,
-                p.reason.as_deref().unwrap_or("failed")
-            )
-        })
+        .map(probe_failure)
         .collect();
     if !cluster_failures.is_empty() {
         return Err(format!(
@@ -651,8 +712,40 @@ async fn apply_on(
             cluster_failures.join("; ")
         ));
     }
-    // 6. Only now is the plan done on this node: a re-run restarts nothing.
-    let mark = script::mark_done_script(&ctx.run_id, &marker)?;
+    Ok(())
+}
+
+/// A failed probe as the host's error lists it: server, name and why.
+fn probe_failure(p: &crate::verify::ProbeResult) -> String {
+    format!(
+        "{} {}: {}",
+        p.probe.server,
+        p.probe.name,
+        p.reason.as_deref().unwrap_or("failed")
+    )
+}
+
+/// Whether the plan gives pods a new resolver (the playbooks that change the kubelet's
+/// resolv.conf).
+fn changes_resolver(plan: &HostPlan) -> bool {
+    plan.changes.iter().any(|c| {
+        c.reasons().iter().any(|r| {
+            matches!(
+                r.playbook.as_str(),
+                "kubelet-resolvconf" | "kubelet-flag-shadow"
+            )
+        })
+    })
+}
+
+/// Writes the node's marker that the plan is done, so a re-run restarts nothing.
+async fn mark_done(
+    ctx: &Context,
+    session: &mut Session,
+    target: &Target,
+    marker: &str,
+) -> Result<(), String> {
+    let mark = script::mark_done_script(&ctx.run_id, marker)?;
     let out = crate::gather::run_as_root(session, target, &mark)
         .await
         .map_err(|e| format!("applied and verified, but cannot mark it done: {e}"))?;

@@ -119,128 +119,167 @@ impl Lexer {
     }
 
     fn step(&mut self, c: char, at: usize, line: usize) {
-        use State::*;
         let newline = c == '\n' || c == '\r';
         let end = at + c.len_utf8();
         match self.state {
-            PreKey => {
-                if c == '#' || c == ';' {
-                    self.state = Comment;
-                } else if !is_blank(c) {
-                    self.state = Key;
-                    self.key.clear();
-                    self.key.push(c);
-                    self.key_line = line;
-                    self.key_trim = None;
-                }
-            }
-            Key => {
-                if newline {
-                    self.state = PreKey;
-                } else if c == '=' {
-                    self.state = PreValue;
-                    self.chars.clear();
-                    self.quote_marks.clear();
-                    self.value_trim = None;
-                    self.pending_break = false;
-                    self.empty_at = (end, Quote::None);
+            State::PreKey => self.pre_key(c, line),
+            State::Key => self.key_char(c, end, newline),
+            State::PreValue => self.pre_value(c, at, end, newline),
+            State::Value => self.value_char(c, at, end, newline),
+            State::ValueEscape => self.value_escape(c, end, newline),
+            State::SingleQuote => self.single_quoted(c, at, end),
+            State::DoubleQuote => self.double_quoted(c, at, end),
+            State::DoubleQuoteEscape => self.double_quote_escape(c, at, end),
+            State::Comment => self.comment(c, newline),
+            State::CommentEscape => {
+                self.state = if newline {
+                    State::PreKey
                 } else {
-                    if !is_blank(c) {
-                        self.key_trim = None;
-                    } else if self.key_trim.is_none() {
-                        self.key_trim = Some(self.key.len());
-                    }
-                    self.key.push(c);
-                }
+                    State::Comment
+                };
             }
-            PreValue => {
-                if newline {
-                    self.push_var(false, None);
-                } else if c == '\'' || c == '"' {
-                    let quote = if c == '\'' {
-                        Quote::Single
-                    } else {
-                        Quote::Double
-                    };
-                    if self.chars.is_empty() {
-                        self.empty_at = (end, quote);
-                    }
-                    self.quote_marks.push(at);
-                    self.state = if c == '\'' { SingleQuote } else { DoubleQuote };
-                } else if c == '\\' {
-                    self.escape_start = at;
-                    self.state = ValueEscape;
-                } else if !is_blank(c) {
-                    self.state = Value;
-                    self.push_char(c, at, end, Quote::None);
-                }
+        }
+    }
+
+    /// Before a name: blanks are skipped, `#` and `;` start a comment.
+    fn pre_key(&mut self, c: char, line: usize) {
+        use State::*;
+        if c == '#' || c == ';' {
+            self.state = Comment;
+        } else if !is_blank(c) {
+            self.state = Key;
+            self.key.clear();
+            self.key.push(c);
+            self.key_line = line;
+            self.key_trim = None;
+        }
+    }
+
+    /// In a name: `=` ends it, a line break drops it.
+    fn key_char(&mut self, c: char, end: usize, newline: bool) {
+        use State::*;
+        if newline {
+            self.state = PreKey;
+        } else if c == '=' {
+            self.state = PreValue;
+            self.chars.clear();
+            self.quote_marks.clear();
+            self.value_trim = None;
+            self.pending_break = false;
+            self.empty_at = (end, Quote::None);
+        } else {
+            if !is_blank(c) {
+                self.key_trim = None;
+            } else if self.key_trim.is_none() {
+                self.key_trim = Some(self.key.len());
             }
-            Value => {
-                if newline {
-                    self.push_var(true, None);
-                } else if c == '\\' {
-                    self.escape_start = at;
-                    self.state = ValueEscape;
-                    self.value_trim = None;
-                } else {
-                    if !is_blank(c) {
-                        self.value_trim = None;
-                    } else if self.value_trim.is_none() {
-                        self.value_trim = Some(self.chars.len());
-                    }
-                    self.push_char(c, at, end, Quote::None);
-                }
+            self.key.push(c);
+        }
+    }
+
+    /// After `=` or a closing quote: quotes open, blanks are skipped.
+    fn pre_value(&mut self, c: char, at: usize, end: usize, newline: bool) {
+        use State::*;
+        if newline {
+            self.push_var(false, None);
+        } else if c == '\'' || c == '"' {
+            let quote = if c == '\'' {
+                Quote::Single
+            } else {
+                Quote::Double
+            };
+            if self.chars.is_empty() {
+                self.empty_at = (end, quote);
             }
-            ValueEscape => {
-                self.state = Value;
-                if !newline {
-                    self.push_char(c, self.escape_start, end, Quote::None);
-                } else {
-                    // Only a real line break counts for the line numbering.
-                    self.pending_break |= c == '\n';
-                }
+            self.quote_marks.push(at);
+            self.state = if c == '\'' { SingleQuote } else { DoubleQuote };
+        } else if c == '\\' {
+            self.escape_start = at;
+            self.state = ValueEscape;
+        } else if !is_blank(c) {
+            self.state = Value;
+            self.push_char(c, at, end, Quote::None);
+        }
+    }
+
+    /// In an unquoted value: a line break ends it, trailing blanks are trimmed.
+    fn value_char(&mut self, c: char, at: usize, end: usize, newline: bool) {
+        use State::*;
+        if newline {
+            self.push_var(true, None);
+        } else if c == '\\' {
+            self.escape_start = at;
+            self.state = ValueEscape;
+            self.value_trim = None;
+        } else {
+            if !is_blank(c) {
+                self.value_trim = None;
+            } else if self.value_trim.is_none() {
+                self.value_trim = Some(self.chars.len());
             }
-            SingleQuote => {
-                if c == '\'' {
-                    self.quote_marks.push(at);
-                    self.state = PreValue;
-                } else {
-                    self.push_char(c, at, end, Quote::Single);
-                }
-            }
-            DoubleQuote => {
-                if c == '"' {
-                    self.quote_marks.push(at);
-                    self.state = PreValue;
-                } else if c == '\\' {
-                    self.escape_start = at;
-                    self.state = DoubleQuoteEscape;
-                } else {
-                    self.push_char(c, at, end, Quote::Double);
-                }
-            }
-            DoubleQuoteEscape => {
-                self.state = DoubleQuote;
-                if matches!(c, '"' | '\\' | '`' | '$') {
-                    self.push_char(c, self.escape_start, end, Quote::Double);
-                } else if c == '\n' {
-                    self.pending_break = true;
-                } else {
-                    let start = self.escape_start;
-                    self.push_char('\\', start, start + 1, Quote::Double);
-                    self.push_char(c, at, end, Quote::Double);
-                }
-            }
-            Comment => {
-                if c == '\\' {
-                    self.state = CommentEscape;
-                } else if newline {
-                    self.state = PreKey;
-                }
-            }
-            CommentEscape => {
-                self.state = if newline { PreKey } else { Comment };
-            }
+            self.push_char(c, at, end, Quote::None);
+        }
+    }
+
+    /// After `\` in an unquoted value: the next character as is; a line break continues it.
+    fn value_escape(&mut self, c: char, end: usize, newline: bool) {
+        use State::*;
+        self.state = Value;
+        if !newline {
+            self.push_char(c, self.escape_start, end, Quote::None);
+        } else {
+            // Only a real line break counts for the line numbering.
+            self.pending_break |= c == '\n';
+        }
+    }
+
+    /// In single quotes: everything is literal up to the closing quote.
+    fn single_quoted(&mut self, c: char, at: usize, end: usize) {
+        use State::*;
+        if c == '\'' {
+            self.quote_marks.push(at);
+            self.state = PreValue;
+        } else {
+            self.push_char(c, at, end, Quote::Single);
+        }
+    }
+
+    /// In double quotes: `\` escapes, `"` closes.
+    fn double_quoted(&mut self, c: char, at: usize, end: usize) {
+        use State::*;
+        if c == '"' {
+            self.quote_marks.push(at);
+            self.state = PreValue;
+        } else if c == '\\' {
+            self.escape_start = at;
+            self.state = DoubleQuoteEscape;
+        } else {
+            self.push_char(c, at, end, Quote::Double);
+        }
+    }
+
+    /// After `\` in double quotes: only `"`, `\`, `` ` `` and `$` are escaped.
+    fn double_quote_escape(&mut self, c: char, at: usize, end: usize) {
+        use State::*;
+        self.state = DoubleQuote;
+        if matches!(c, '"' | '\\' | '`' | '$') {
+            self.push_char(c, self.escape_start, end, Quote::Double);
+        } else if c == '\n' {
+            self.pending_break = true;
+        } else {
+            let start = self.escape_start;
+            self.push_char('\\', start, start + 1, Quote::Double);
+            self.push_char(c, at, end, Quote::Double);
+        }
+    }
+
+    /// In a comment: a line break ends it unless escaped.
+    fn comment(&mut self, c: char, newline: bool) {
+        use State::*;
+        if c == '\\' {
+            self.state = CommentEscape;
+        } else if newline {
+            self.state = PreKey;
         }
     }
 

@@ -271,40 +271,22 @@ fn plain_kubelet(
     complete: bool,
     has_unit: bool,
 ) -> Kubelet {
-    let last = |name: &str| {
-        flags
-            .iter()
-            .rev()
-            .find(|f| f.name == name && f.value.is_some())
-    };
     // `--config` names the file. A command line known in full without it runs on flags
     // alone; only when the command line is not known does the installer's default apply.
-    let config_path = last("config").and_then(|f| f.value.clone()).or_else(|| {
-        if complete {
-            return None;
-        }
-        match flavour.kind {
-            FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
-            FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
-            FlavourKind::Eks => Some(EKS_CONFIG.to_owned()),
-            _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG, EKS_CONFIG]
-                .into_iter()
-                .find(|p| present(raw, p))
-                .map(str::to_owned),
-        }
-    });
-    let config_dir = last("config-dir").and_then(|f| f.value.clone());
+    let config_path = last_valued(flags, "config")
+        .and_then(|f| f.value.clone())
+        .or_else(|| {
+            if complete {
+                return None;
+            }
+            installer_config_path(raw, flavour)
+        });
+    let config_dir = last_valued(flags, "config-dir").and_then(|f| f.value.clone());
     let (config, config_error) =
         match load_config(raw, config_path.as_deref(), config_dir.as_deref()) {
             Ok(c) => (c, None),
             Err(e) => (None, Some(e)),
         };
-    let config_source = |line: usize, file: &str| Source::new("config", Some(file), Some(line));
-    let unknown_reason = || {
-        config_error
-            .clone()
-            .unwrap_or_else(|| "no kubelet configuration found on this node".to_owned())
-    };
     // An installer's files, a unit, a config (even a broken one), a process or flags: this
     // is a kubelet node, and what cannot be read about its kubelet is unknown, not absent.
     let have_kubelet = config.is_some()
@@ -313,82 +295,17 @@ fn plain_kubelet(
         || has_unit
         || !dns_flags.is_empty()
         || flavour.kind != FlavourKind::Unknown;
-    let settled = config.is_some() || (have_kubelet && config_error.is_none());
-
-    let flag_value =
-        |name: &str| last(name).map(|f| (f.value.clone().unwrap_or_default(), f.source.clone()));
-    let located = |l: Option<&(Located<String>, String)>| {
-        l.map(|(l, file)| (l.value.clone(), config_source(l.line, file)))
+    let settings = Settings {
+        flags,
+        config: config.as_ref(),
+        config_path: config_path.as_deref(),
+        config_error: config_error.as_deref(),
+        have_kubelet,
+        settled: config.is_some() || (have_kubelet && config_error.is_none()),
     };
-    let config_or =
-        |value: Option<Effective<String>>, default: Option<Effective<String>>| match value
-            .or(default)
-        {
-            Some(v) => Observed::Known(v),
-            None if !have_kubelet => Observed::Absent,
-            None => Observed::Unknown(unknown_reason()),
-        };
-
-    let default_resolv = settled.then(|| {
-        let (detail, path) = match (&config, &config_path) {
-            (Some(_), Some(p)) => ("KubeletConfiguration default", Some(p.as_str())),
-            _ => ("kubelet default", None),
-        };
-        Effective {
-            value: "/etc/resolv.conf".to_owned(),
-            source: Source {
-                detail: Some(detail.into()),
-                ..Source::new("default", path, None)
-            },
-            shadowed: vec![],
-        }
-    });
-    let resolv_conf = config_or(
-        flag_over_config(
-            flag_value("resolv-conf"),
-            located(config.as_ref().and_then(|c| c.resolv_conf.as_ref())),
-            Clone::clone,
-        ),
-        default_resolv,
-    );
-
-    // --cluster-dns is a string slice: repeated flags append rather than replace.
-    let dns_flag = last("cluster-dns").map(|f| {
-        let values = flags
-            .iter()
-            .filter(|f| f.name == "cluster-dns")
-            .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
-            .collect::<Vec<_>>();
-        (values, f.source.clone())
-    });
-    let config_dns = config
-        .as_ref()
-        .and_then(|c| c.cluster_dns.as_ref())
-        .map(|(l, file)| (l.value.clone(), config_source(l.line, file)));
-    let cluster_dns = match flag_over_config(dns_flag, config_dns, |v: &Vec<String>| v.join(",")) {
-        Some(e) => Observed::Known(e),
-        None if settled => Observed::Known(Effective {
-            value: vec![],
-            source: Source {
-                detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
-                ..Source::new("default", config_path.as_deref(), None)
-            },
-            shadowed: vec![],
-        }),
-        None if !have_kubelet => Observed::Absent,
-        None => Observed::Unknown(unknown_reason()),
-    };
-
-    let cluster_domain = match flag_over_config(
-        flag_value("cluster-domain"),
-        located(config.as_ref().and_then(|c| c.cluster_domain.as_ref())),
-        Clone::clone,
-    ) {
-        Some(e) => Observed::Known(e),
-        None if settled => Observed::Absent,
-        None if !have_kubelet => Observed::Absent,
-        None => Observed::Unknown(unknown_reason()),
-    };
+    let resolv_conf = settings.resolv_conf();
+    let cluster_dns = settings.cluster_dns();
+    let cluster_domain = settings.cluster_domain();
 
     let pod_resolv_conf = resolv_conf
         .known()
@@ -407,6 +324,138 @@ fn plain_kubelet(
         cluster_domain,
         pod_resolv_conf,
     }
+}
+
+/// The last occurrence of a flag that has a value.
+fn last_valued<'a>(flags: &'a [FlagFact], name: &str) -> Option<&'a FlagFact> {
+    flags
+        .iter()
+        .rev()
+        .find(|f| f.name == name && f.value.is_some())
+}
+
+/// The config file the node's installer gives its kubelet when no `--config` says; on a
+/// node of no known installer, the first of theirs that is present.
+fn installer_config_path(raw: &RawFacts, flavour: &Flavour) -> Option<String> {
+    match flavour.kind {
+        FlavourKind::Kubespray => Some(KUBESPRAY_CONFIG.to_owned()),
+        FlavourKind::Kubeadm => Some(KUBEADM_CONFIG.to_owned()),
+        FlavourKind::Eks => Some(EKS_CONFIG.to_owned()),
+        _ => [KUBESPRAY_CONFIG, KUBEADM_CONFIG, EKS_CONFIG]
+            .into_iter()
+            .find(|p| present(raw, p))
+            .map(str::to_owned),
+    }
+}
+
+/// Where a plain kubelet's DNS settings come from: its flags (the last of a name wins) over
+/// its configuration file, then the kubelet's defaults once its configuration is known.
+struct Settings<'a> {
+    flags: &'a [FlagFact],
+    config: Option<&'a Config>,
+    config_path: Option<&'a str>,
+    config_error: Option<&'a str>,
+    /// This is a kubelet node: what cannot be read about its kubelet is unknown, not absent.
+    have_kubelet: bool,
+    /// The configuration was read (or there is none to read): an unset value is the default.
+    settled: bool,
+}
+
+impl Settings<'_> {
+    fn resolv_conf(&self) -> Observed<Effective<String>> {
+        let value = flag_over_config(
+            self.flag_value("resolv-conf"),
+            from_config(self.config.and_then(|c| c.resolv_conf.as_ref())),
+            Clone::clone,
+        );
+        match value.or_else(|| self.default_resolv_conf()) {
+            Some(v) => Observed::Known(v),
+            None => self.unset(),
+        }
+    }
+
+    /// `/etc/resolv.conf`, once the configuration is known.
+    fn default_resolv_conf(&self) -> Option<Effective<String>> {
+        self.settled.then(|| {
+            let (detail, path) = match (self.config, self.config_path) {
+                (Some(_), Some(p)) => ("KubeletConfiguration default", Some(p)),
+                _ => ("kubelet default", None),
+            };
+            Effective {
+                value: "/etc/resolv.conf".to_owned(),
+                source: Source {
+                    detail: Some(detail.into()),
+                    ..Source::new("default", path, None)
+                },
+                shadowed: vec![],
+            }
+        })
+    }
+
+    fn cluster_dns(&self) -> Observed<Effective<Vec<String>>> {
+        // --cluster-dns is a string slice: repeated flags append rather than replace.
+        let dns_flag = last_valued(self.flags, "cluster-dns").map(|f| {
+            let values = self
+                .flags
+                .iter()
+                .filter(|f| f.name == "cluster-dns")
+                .flat_map(|f| split_list(f.value.as_deref().unwrap_or_default()))
+                .collect::<Vec<_>>();
+            (values, f.source.clone())
+        });
+        let config_dns = from_config(self.config.and_then(|c| c.cluster_dns.as_ref()));
+        match flag_over_config(dns_flag, config_dns, |v: &Vec<String>| v.join(",")) {
+            Some(e) => Observed::Known(e),
+            None if self.settled => Observed::Known(Effective {
+                value: vec![],
+                source: Source {
+                    detail: Some("not set: kubelet falls back to dnsPolicy Default".into()),
+                    ..Source::new("default", self.config_path, None)
+                },
+                shadowed: vec![],
+            }),
+            None => self.unset(),
+        }
+    }
+
+    fn cluster_domain(&self) -> Observed<Effective<String>> {
+        match flag_over_config(
+            self.flag_value("cluster-domain"),
+            from_config(self.config.and_then(|c| c.cluster_domain.as_ref())),
+            Clone::clone,
+        ) {
+            Some(e) => Observed::Known(e),
+            None if self.settled => Observed::Absent,
+            None => self.unset(),
+        }
+    }
+
+    fn flag_value(&self, name: &str) -> Option<(String, Source)> {
+        last_valued(self.flags, name)
+            .map(|f| (f.value.clone().unwrap_or_default(), f.source.clone()))
+    }
+
+    /// Set by no flag, no config and no default: absent where no kubelet is, else unknown.
+    fn unset<T>(&self) -> Observed<T> {
+        if !self.have_kubelet {
+            return Observed::Absent;
+        }
+        Observed::Unknown(
+            self.config_error
+                .unwrap_or("no kubelet configuration found on this node")
+                .to_owned(),
+        )
+    }
+}
+
+/// A config file's value with the line and file it is set on.
+fn from_config<T: Clone>(setting: Option<&(Located<T>, String)>) -> Option<(T, Source)> {
+    setting.map(|(l, file)| {
+        (
+            l.value.clone(),
+            Source::new("config", Some(file.as_str()), Some(l.line)),
+        )
+    })
 }
 
 fn present(raw: &RawFacts, path: &str) -> bool {

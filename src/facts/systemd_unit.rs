@@ -101,37 +101,36 @@ impl ServiceUnit {
             .iter()
             .map(|dir| format!("{dir}/{name}"))
             .find(|path| present(raw, path));
-        // Drop-ins by file name; the first directory that has a name wins.
-        let mut dropins: BTreeMap<String, String> = BTreeMap::new();
-        for dir in UNIT_DIRS {
-            let dropin_dir = format!("{dir}/{name}.d");
-            for (path, file) in raw.files_in(&dropin_dir) {
-                let Some(file_name) = path.rsplit('/').next() else {
-                    continue;
-                };
-                if file_name.ends_with(".conf") && file.state == FileState::Present {
-                    dropins
-                        .entry(file_name.to_owned())
-                        .or_insert_with(|| path.to_owned());
-                }
-            }
-        }
+        let dropins = dropins(raw, name);
         if fragment.is_none() && dropins.is_empty() {
             return None;
         }
         let mut unit = ServiceUnit {
             name: name.to_owned(),
             fragment: fragment.clone(),
-            dropins: dropins.into_values().collect(),
+            dropins,
             environment_files: Vec::new(),
             environment: BTreeMap::new(),
             argv: Vec::new(),
             problem: None,
         };
+        let files: Vec<String> = fragment.into_iter().chain(unit.dropins.clone()).collect();
+        let exec_start = unit.read_settings(raw, &files);
+        unit.read_environment_files(raw);
+        if let Some((command, at)) = exec_start {
+            unit.argv = expand_command(&command, &at, &unit.environment);
+        }
+        Some(unit)
+    }
+
+    /// Reads the `[Service]` settings of `files` (the unit file, then its drop-ins):
+    /// `Environment=` into the environment, `EnvironmentFile=` into the list to read. Returns
+    /// the `ExecStart=` in effect and where it was written.
+    fn read_settings(&mut self, raw: &RawFacts, files: &[String]) -> Option<(String, At)> {
+        let name = &self.name;
         let mut assignments: Vec<(String, EnvValue)> = Vec::new();
         let mut exec_start: Option<(String, At)> = None;
-        let files: Vec<String> = fragment.into_iter().chain(unit.dropins.clone()).collect();
-        for path in &files {
+        for path in files {
             let Some(text) = raw.get(path).and_then(RawFile::text) else {
                 continue;
             };
@@ -143,34 +142,20 @@ impl ServiceUnit {
                 let value = expand_specifiers(&value, name);
                 match key.as_str() {
                     "Environment" if value.trim().is_empty() => assignments.clear(),
-                    "Environment" => {
-                        for (word, _) in split_words(&value, line) {
-                            if let Some((k, v)) = word.split_once('=')
-                                && valid_name(k)
-                            {
-                                assignments.push((
-                                    k.to_owned(),
-                                    EnvValue {
-                                        value: v.to_owned(),
-                                        at: at.clone(),
-                                    },
-                                ));
-                            }
-                        }
-                    }
-                    "EnvironmentFile" if value.trim().is_empty() => unit.environment_files.clear(),
+                    "Environment" => assignments.extend(environment_assignments(&value, &at)),
+                    "EnvironmentFile" if value.trim().is_empty() => self.environment_files.clear(),
                     "EnvironmentFile" => {
                         let value = value.trim();
                         let (optional, file) = match value.strip_prefix('-') {
                             Some(rest) => (true, rest.to_owned()),
                             None => (false, value.to_owned()),
                         };
-                        unit.environment_files.push((file, optional, at));
+                        self.environment_files.push((file, optional, at));
                     }
                     "ExecStart" if value.trim().is_empty() => exec_start = None,
                     "ExecStart" => {
                         if let Some((_, first)) = &exec_start {
-                            unit.problem = Some(format!(
+                            self.problem = Some(format!(
                                 "{}:{} and {}:{} both set ExecStart= without a reset: systemd refuses to start {name}",
                                 first.path, first.line, at.path, at.line
                             ));
@@ -181,13 +166,20 @@ impl ServiceUnit {
                 }
             }
         }
-        unit.environment.extend(assignments);
-        for (file, optional, _) in &unit.environment_files {
+        self.environment.extend(assignments);
+        exec_start
+    }
+
+    /// Adds the variables of the unit's `EnvironmentFile=`s to its environment; one that
+    /// cannot be read is the unit's problem.
+    fn read_environment_files(&mut self, raw: &RawFacts) {
+        let name = &self.name;
+        for (file, optional, _) in &self.environment_files {
             let text = match raw.get(file) {
                 Some(f) if f.state == FileState::Present => f.text(),
                 Some(f) if f.state == FileState::Missing => {
                     if !optional {
-                        unit.problem = Some(format!(
+                        self.problem = Some(format!(
                             "EnvironmentFile={file} does not exist: systemd refuses to start {name}"
                         ));
                     }
@@ -195,19 +187,19 @@ impl ServiceUnit {
                 }
                 Some(_) => None,
                 None => {
-                    unit.problem
+                    self.problem
                         .get_or_insert(format!("EnvironmentFile={file} was not gathered"));
                     continue;
                 }
             };
             let Some(text) = text else {
-                unit.problem
+                self.problem
                     .get_or_insert(format!("EnvironmentFile={file} could not be read"));
                 continue;
             };
             let env = EnvFile::parse(&text);
             for var in env.vars.iter().filter(|v| !v.exported) {
-                unit.environment.insert(
+                self.environment.insert(
                     var.name.clone(),
                     EnvValue {
                         value: var.value.clone(),
@@ -219,10 +211,6 @@ impl ServiceUnit {
                 );
             }
         }
-        if let Some((command, at)) = exec_start {
-            unit.argv = expand_command(&command, &at, &unit.environment);
-        }
-        Some(unit)
     }
 
     /// The flags of the command line (everything after the program), with where each was
@@ -259,6 +247,44 @@ impl ServiceUnit {
             .chain(&self.dropins)
             .map(String::as_str)
     }
+}
+
+/// The drop-ins of unit `name`, by file name; the first directory that has a name wins.
+fn dropins(raw: &RawFacts, name: &str) -> Vec<String> {
+    let mut dropins: BTreeMap<String, String> = BTreeMap::new();
+    for dir in UNIT_DIRS {
+        let dropin_dir = format!("{dir}/{name}.d");
+        for (path, file) in raw.files_in(&dropin_dir) {
+            let Some(file_name) = path.rsplit('/').next() else {
+                continue;
+            };
+            if file_name.ends_with(".conf") && file.state == FileState::Present {
+                dropins
+                    .entry(file_name.to_owned())
+                    .or_insert_with(|| path.to_owned());
+            }
+        }
+    }
+    dropins.into_values().collect()
+}
+
+/// The `NAME=value` words of one `Environment=` line (others are ignored, as systemd does).
+fn environment_assignments(value: &str, at: &At) -> Vec<(String, EnvValue)> {
+    split_words(value, at.line)
+        .into_iter()
+        .filter_map(|(word, _)| {
+            let (k, v) = word.split_once('=')?;
+            valid_name(k).then(|| {
+                (
+                    k.to_owned(),
+                    EnvValue {
+                        value: v.to_owned(),
+                        at: at.clone(),
+                    },
+                )
+            })
+        })
+        .collect()
 }
 
 fn present(raw: &RawFacts, path: &str) -> bool {

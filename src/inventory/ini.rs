@@ -54,19 +54,7 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
         }
 
         if let Some((name, kind)) = section(line) {
-            state = match kind {
-                None | Some("hosts") => State::Hosts,
-                Some("vars") => State::Vars,
-                Some("children") => State::Children,
-                Some(other) => {
-                    return Err(error(
-                        number,
-                        format!(
-                            "unknown section type `:{other}` in `[{name}:{other}]`: expected [{name}], [{name}:vars] or [{name}:children]"
-                        ),
-                    ));
-                }
-            };
+            state = section_state(name, kind).map_err(|message| error(number, message))?;
             group = builder.group(name);
             if state == State::Vars {
                 if !declared.contains(name) {
@@ -91,77 +79,102 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
         }
 
         match state {
-            State::Hosts => {
-                host_line(path, number, line, group, builder)
-                    .map_err(|message| error(number, message))?;
-            }
-            State::Vars => {
-                let group_name = builder.group_name(group).to_string();
-                let Some((key, value)) = line.split_once('=') else {
-                    return Err(error(
-                        number,
-                        format!("expected `key=value` in [{group_name}:vars], found `{line}`"),
-                    ));
-                };
-                let (key, value) = (key.trim(), value.trim());
-                if key.is_empty() {
-                    return Err(error(
-                        number,
-                        format!("expected `key=value` in [{group_name}:vars], found `{line}`"),
-                    ));
-                }
-                let parsed = parse_value(value);
-                if parsed.is_string() && has_trailing_comment(value) {
-                    builder.warn(
-                        path,
-                        Some(number),
-                        format!(
-                            "the value of `{key}` is `{value}`: in [group:vars] sections Ansible keeps a trailing `#` comment as part of the value; put the comment on its own line"
-                        ),
-                    );
-                }
-                builder
-                    .set_group_var(group, key.to_string(), parsed, path, Some(number))
-                    .map_err(|message| error(number, message))?;
-            }
-            State::Children => {
-                let parent_name = builder.group_name(group).to_string();
-                let Some(child_name) = group_name_line(line) else {
-                    return Err(error(
-                        number,
-                        format!(
-                            "expected a group name in [{parent_name}:children], found `{line}`"
-                        ),
-                    ));
-                };
-                if !declared.contains(child_name) {
-                    pending.push(Pending {
-                        name: child_name.to_string(),
-                        line: number,
-                        parent: Some(parent_name),
-                    });
-                }
-                let child = builder.group(child_name);
-                builder
-                    .add_child(group, child)
-                    .map_err(|message| error(number, message))?;
-            }
+            State::Hosts => host_line(path, number, line, group, builder),
+            State::Vars => vars_line(path, number, line, group, builder),
+            State::Children => children_line(number, line, group, builder, &declared, &mut pending),
         }
+        .map_err(|message| error(number, message))?;
     }
 
     if let Some(undefined) = pending.iter().find(|p| !declared.contains(&p.name)) {
-        let name = &undefined.name;
-        let message = match &undefined.parent {
-            None => format!(
-                "[{name}:vars] sets variables of group `{name}`, but no [{name}] or [{name}:children] section defines it"
-            ),
-            Some(parent) => format!(
-                "[{parent}:children] includes group `{name}`, but no [{name}] or [{name}:children] section defines it"
-            ),
-        };
-        return Err(error(undefined.line, message));
+        return Err(error(undefined.line, undefined_group(undefined)));
     }
     Ok(())
+}
+
+/// What the lines of section `[name:kind]` are.
+fn section_state(name: &str, kind: Option<&str>) -> Result<State, String> {
+    match kind {
+        None | Some("hosts") => Ok(State::Hosts),
+        Some("vars") => Ok(State::Vars),
+        Some("children") => Ok(State::Children),
+        Some(other) => Err(format!(
+            "unknown section type `:{other}` in `[{name}:{other}]`: expected [{name}], [{name}:vars] or [{name}:children]"
+        )),
+    }
+}
+
+/// A `key=value` line of a `[group:vars]` section.
+fn vars_line(
+    path: &Path,
+    number: usize,
+    line: &str,
+    group: usize,
+    builder: &mut Builder,
+) -> Result<(), String> {
+    let group_name = builder.group_name(group).to_string();
+    let Some((key, value)) = line.split_once('=') else {
+        return Err(format!(
+            "expected `key=value` in [{group_name}:vars], found `{line}`"
+        ));
+    };
+    let (key, value) = (key.trim(), value.trim());
+    if key.is_empty() {
+        return Err(format!(
+            "expected `key=value` in [{group_name}:vars], found `{line}`"
+        ));
+    }
+    let parsed = parse_value(value);
+    if parsed.is_string() && has_trailing_comment(value) {
+        builder.warn(
+            path,
+            Some(number),
+            format!(
+                "the value of `{key}` is `{value}`: in [group:vars] sections Ansible keeps a trailing `#` comment as part of the value; put the comment on its own line"
+            ),
+        );
+    }
+    builder.set_group_var(group, key.to_string(), parsed, path, Some(number))
+}
+
+/// A group name line of a `[parent:children]` section; a child no section has declared
+/// yet is pending until the end of the file.
+fn children_line(
+    number: usize,
+    line: &str,
+    group: usize,
+    builder: &mut Builder,
+    declared: &HashSet<String>,
+    pending: &mut Vec<Pending>,
+) -> Result<(), String> {
+    let parent_name = builder.group_name(group).to_string();
+    let Some(child_name) = group_name_line(line) else {
+        return Err(format!(
+            "expected a group name in [{parent_name}:children], found `{line}`"
+        ));
+    };
+    if !declared.contains(child_name) {
+        pending.push(Pending {
+            name: child_name.to_string(),
+            line: number,
+            parent: Some(parent_name),
+        });
+    }
+    let child = builder.group(child_name);
+    builder.add_child(group, child)
+}
+
+/// Why a group used by `[g:vars]` or `[parent:children]` but never defined is an error.
+fn undefined_group(undefined: &Pending) -> String {
+    let name = &undefined.name;
+    match &undefined.parent {
+        None => format!(
+            "[{name}:vars] sets variables of group `{name}`, but no [{name}] or [{name}:children] section defines it"
+        ),
+        Some(parent) => format!(
+            "[{parent}:children] includes group `{name}`, but no [{name}] or [{name}:children] section defines it"
+        ),
+    }
 }
 
 /// `[name]` or `[name:kind]`, optionally followed by a `#` comment. `name` has no spaces,

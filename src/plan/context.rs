@@ -11,7 +11,7 @@ use crate::diagnose::rules::{cluster_addresses, network_manager_manages_resolv};
 use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
-use crate::facts::node_facts::{FlavourKind, Observed, ResolvFile, UnitState};
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
 use crate::facts::resolv_conf::is_loopback;
 use crate::inventory::Host;
 
@@ -25,83 +25,25 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
     let uplink = &facts.resolver.systemd_uplink;
     let resolved_active = facts.services.systemd_resolved == UnitState::Active;
     let kubelet = &facts.kubelet;
-    let (resolv_value, resolv_source) = match &kubelet.resolv_conf {
-        Observed::Known(e) => (json!(e.value), json!(e.source)),
-        _ => (Value::Null, Value::Null),
-    };
-    let (dns_value, dns_source) = match &kubelet.cluster_dns {
-        Observed::Known(e) => (json!(e.value), json!(e.source)),
-        _ => (Value::Null, Value::Null),
-    };
-    let flavour = match facts.flavour.kind {
-        FlavourKind::Kubespray => "kubespray",
-        FlavourKind::Kubeadm => "kubeadm",
-        FlavourKind::K3s => "k3s",
-        FlavourKind::Rke2 => "rke2",
-        FlavourKind::Eks => "eks",
-        FlavourKind::Unknown => "unknown",
-    };
-    let rancher_config = match facts.flavour.kind {
-        FlavourKind::Rke2 => "/etc/rancher/rke2/config.yaml",
-        _ => "/etc/rancher/k3s/config.yaml",
-    };
+    let (resolv_value, resolv_source) = value_and_source(&kubelet.resolv_conf);
+    let (dns_value, dns_source) = value_and_source(&kubelet.cluster_dns);
+    let rancher_config = rancher_config(facts.flavour.kind);
     let rancher = rancher_resolv(facts, rancher_config);
     let (sites, elsewhere) = flag_sites(facts);
-    // The worst severity of each failing finding: a playbook may leave an info alone.
-    let mut worst: std::collections::BTreeMap<&str, crate::diagnose::Severity> =
-        std::collections::BTreeMap::new();
-    for f in findings
-        .iter()
-        .filter(|f| f.status == FindingStatus::Failed)
-    {
-        let entry = worst.entry(f.id).or_insert(f.severity);
-        *entry = (*entry).max(f.severity);
-    }
-    let severity: serde_json::Map<String, Value> = worst
-        .into_iter()
-        .map(|(id, s)| (id.to_owned(), json!(s.as_str())))
-        .collect();
-    let nodelocaldns_ip = facts
-        .nodelocaldns
-        .as_ref()
-        .and_then(|addrs| {
-            addrs
-                .iter()
-                .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
-        })
-        .cloned();
-    let findings_json: Vec<Value> = findings
-        .iter()
-        .map(|f| {
-            json!({
-                "id": f.id,
-                "severity": f.severity,
-                "status": f.status,
-                "summary": f.summary,
-                "evidence": f.evidence,
-            })
-        })
-        .collect();
     let failing: Vec<&str> = findings
         .iter()
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id)
-        .collect();
-    let files: serde_json::Map<String, Value> = facts
-        .files
-        .iter()
-        .filter(|(_, f)| f.content.len() <= 64 * 1024)
-        .filter_map(|(path, f)| f.text().map(|t| (path.clone(), json!(t))))
         .collect();
     json!({
         "host": host.name,
         "groups": host.groups,
         "vars": host.vars,
         "facts": facts,
-        "findings": findings_json,
+        "findings": findings_json(findings),
         "failing": failing,
         "fixes": [],
-        "flavour": flavour,
+        "flavour": flavour_name(facts.flavour.kind),
         "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
         "pod_upstreams": pod_reachable(&upstreams),
         "upstreams": upstreams,
@@ -116,30 +58,126 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         "kubelet_config": kubelet.config_path,
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
-        "kubelet_pod_search": kubelet
-            .pod_resolv_conf
-            .as_ref()
-            .and_then(|f| f.parsed.as_ref())
-            .map(|p| p.search.clone())
-            .unwrap_or_default(),
+        "kubelet_pod_search": pod_search(facts),
         "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster)),
         "kubelet_cluster_dns": dns_value,
         "kubelet_cluster_dns_source": dns_source,
         "kubelet_unit": facts.services.kubelet_unit,
-        "cluster_domain": match &kubelet.cluster_domain {
-            Observed::Known(e) => e.value.clone(),
-            _ => host.var_str("dns_domain").unwrap_or("cluster.local").to_string(),
-        },
+        "cluster_domain": cluster_domain(host, facts),
         "rancher_config": rancher_config,
-        "nodelocaldns_ip": nodelocaldns_ip,
+        "nodelocaldns_ip": nodelocaldns_ipv4(facts),
         "flag_sites": sites,
         "flag_sites_elsewhere": elsewhere,
-        "severity": severity,
+        "severity": worst_severities(findings),
         "cni_routed": matches!(facts.cni.pod_bridge, PodBridge::Routed(_)),
         "rancher_resolv_target": rancher.target,
         "rancher_resolv_elsewhere": rancher.elsewhere,
-        "files": files,
+        "files": small_text_files(facts),
     })
+}
+
+/// A known setting's value and where it comes from; null and null when not known.
+fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {
+    match setting {
+        Observed::Known(e) => (json!(e.value), json!(e.source)),
+        _ => (Value::Null, Value::Null),
+    }
+}
+
+fn flavour_name(kind: FlavourKind) -> &'static str {
+    match kind {
+        FlavourKind::Kubespray => "kubespray",
+        FlavourKind::Kubeadm => "kubeadm",
+        FlavourKind::K3s => "k3s",
+        FlavourKind::Rke2 => "rke2",
+        FlavourKind::Eks => "eks",
+        FlavourKind::Unknown => "unknown",
+    }
+}
+
+/// The config file of a k3s or RKE2 node.
+fn rancher_config(kind: FlavourKind) -> &'static str {
+    match kind {
+        FlavourKind::Rke2 => "/etc/rancher/rke2/config.yaml",
+        _ => "/etc/rancher/k3s/config.yaml",
+    }
+}
+
+/// The worst severity of each failing finding: a playbook may leave an info alone.
+fn worst_severities(findings: &[Finding]) -> serde_json::Map<String, Value> {
+    let mut worst: std::collections::BTreeMap<&str, crate::diagnose::Severity> =
+        std::collections::BTreeMap::new();
+    for f in findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+    {
+        let entry = worst.entry(f.id).or_insert(f.severity);
+        *entry = (*entry).max(f.severity);
+    }
+    worst
+        .into_iter()
+        .map(|(id, s)| (id.to_owned(), json!(s.as_str())))
+        .collect()
+}
+
+/// The first IPv4 address nodelocaldns listens on.
+fn nodelocaldns_ipv4(facts: &NodeFacts) -> Option<String> {
+    facts
+        .nodelocaldns
+        .as_ref()
+        .and_then(|addrs| {
+            addrs
+                .iter()
+                .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
+        })
+        .cloned()
+}
+
+fn findings_json(findings: &[Finding]) -> Vec<Value> {
+    findings
+        .iter()
+        .map(|f| {
+            json!({
+                "id": f.id,
+                "severity": f.severity,
+                "status": f.status,
+                "summary": f.summary,
+                "evidence": f.evidence,
+            })
+        })
+        .collect()
+}
+
+/// The search domains of the resolv.conf the kubelet gives pods.
+fn pod_search(facts: &NodeFacts) -> Vec<String> {
+    facts
+        .kubelet
+        .pod_resolv_conf
+        .as_ref()
+        .and_then(|f| f.parsed.as_ref())
+        .map(|p| p.search.clone())
+        .unwrap_or_default()
+}
+
+/// The kubelet's cluster domain; when it is not known, the inventory's `dns_domain`.
+fn cluster_domain(host: &Host, facts: &NodeFacts) -> String {
+    match &facts.kubelet.cluster_domain {
+        Observed::Known(e) => e.value.clone(),
+        _ => host
+            .var_str("dns_domain")
+            .unwrap_or("cluster.local")
+            .to_string(),
+    }
+}
+
+/// The gathered text files up to 64 KiB, by path.
+fn small_text_files(facts: &NodeFacts) -> serde_json::Map<String, Value> {
+    facts
+        .files
+        .iter()
+        .filter(|(_, f)| f.content.len() <= 64 * 1024)
+        .filter_map(|(path, f)| f.text().map(|t| (path.clone(), json!(t))))
+        .collect()
 }
 
 /// Where a k3s/RKE2 resolv.conf fix must be written to win: the file that sets the winning

@@ -1307,7 +1307,37 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
     /// the #9948 loopback, one also missing br_netfilter, one blocked, one unreachable,
     /// two clean, and the group_vars edit that keeps the fix.
     pub(in crate::plan) fn full_plan() -> Plan {
-        let netfilter = HostPlan {
+        let mut p = plan(
+            vec![
+                host("node1", HostStatus::Clean),
+                loopback_host("node2"),
+                loopback_host("node3"),
+                netfilter_host("node4"),
+                blocked_host("node5"),
+                unreachable_host("node6"),
+                host("node7", HostStatus::Clean),
+            ],
+            Summary {
+                hosts: 7,
+                hosts_changing: 3,
+                hosts_blocked: 1,
+                hosts_failed: 1,
+                files: 4,
+                sysctls: 1,
+                modules: 1,
+                pods: 0,
+                restarts: BTreeMap::from([("kubelet restart".to_owned(), 3)]),
+                serial: Some(Batch::Count(1)),
+                inventory_files: 1,
+            },
+        );
+        p.inventory_changes = vec![group_vars_change()];
+        p
+    }
+
+    /// A worker with the loopback that is also missing br_netfilter.
+    fn netfilter_host(name: &str) -> HostPlan {
+        HostPlan {
             findings: vec![
                 loopback_finding(),
                 FindingRecord {
@@ -1362,9 +1392,13 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 "DNS-KUBELET-LOOPBACK".to_owned(),
                 "DNS-BRIDGE-NF-OFF".to_owned(),
             ],
-            ..loopback_host("node4")
-        };
-        let blocked = HostPlan {
+            ..loopback_host(name)
+        }
+    }
+
+    /// A worker whose fix is blocked: its clusterDNS comes from the kubeadm ConfigMap.
+    fn blocked_host(name: &str) -> HostPlan {
+        HostPlan {
             findings: vec![FindingRecord {
                 id: "DNS-NODELOCAL-CLUSTERDNS".to_owned(),
                 severity: Severity::High,
@@ -1386,40 +1420,23 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                     .to_owned(),
             }],
             remaining: vec!["DNS-NODELOCAL-CLUSTERDNS".to_owned()],
-            ..host("node5", HostStatus::Blocked)
-        };
-        let unreachable = HostPlan {
+            ..host(name, HostStatus::Blocked)
+        }
+    }
+
+    fn unreachable_host(name: &str) -> HostPlan {
+        HostPlan {
             error: Some(HostPlanError {
                 kind: "unreachable".to_owned(),
                 message: "ssh: connect to 10.0.0.16 port 22: connection timed out".to_owned(),
             }),
-            ..host("node6", HostStatus::Error)
-        };
-        let mut p = plan(
-            vec![
-                host("node1", HostStatus::Clean),
-                loopback_host("node2"),
-                loopback_host("node3"),
-                netfilter,
-                blocked,
-                unreachable,
-                host("node7", HostStatus::Clean),
-            ],
-            Summary {
-                hosts: 7,
-                hosts_changing: 3,
-                hosts_blocked: 1,
-                hosts_failed: 1,
-                files: 4,
-                sysctls: 1,
-                modules: 1,
-                pods: 0,
-                restarts: BTreeMap::from([("kubelet restart".to_owned(), 3)]),
-                serial: Some(Batch::Count(1)),
-                inventory_files: 1,
-            },
-        );
-        p.inventory_changes = vec![InventoryChange {
+            ..host(name, HostStatus::Error)
+        }
+    }
+
+    /// The group_vars edit that keeps the loopback fix across Kubespray runs.
+    fn group_vars_change() -> InventoryChange {
+        InventoryChange {
             path: "inventory/prod/group_vars/k8s_cluster/k8s-cluster.yml".to_owned(),
             before_sha256: Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9".to_owned()),
             before: Some(
@@ -1434,8 +1451,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 .to_owned(),
             settings: vec!["kube_resolv_conf: /run/systemd/resolve/resolv.conf".to_owned()],
             hosts: vec!["node2".to_owned(), "node3".to_owned(), "node4".to_owned()],
-        }];
-        p
+        }
     }
 
     #[test]

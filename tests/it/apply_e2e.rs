@@ -27,8 +27,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
+use dnsfix::apply::record::RunRecord;
 use dnsfix::apply::{HostOutcome, StepOutcome};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
+use dnsfix::util::sha256_hex;
 use serde_json::Value;
 
 const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
@@ -175,6 +177,54 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
     let lab = Lab::start(ALL_SCENARIOS).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let inventory = kubespray_inventory(&lab);
     let (plan_path, plan) = save_plan(&lab, &inventory);
+    assert_every_broken_scenario_changes(&lab, &plan);
+
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(record.command, "apply");
+    assert_applied_and_fixed(&plan, &record);
+    assert_dns_pods_recreated(&lab, &plan, &record);
+    // And DNS answers from every node: each upstream the kubelet hands out, the cluster
+    // DNS addresses (real queries, `dnsfix verify`).
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["verify", "--format", "json", "--dns-timeout", "10"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "verify after apply\n{}",
+        describe(&out)
+    );
+
+    // Clean: only fleet drift is left (the fixed nodes now differ from the others).
+    assert_eq!(non_drift_findings(&lab, &inventory), []);
+
+    assert_the_same_plan_again_does_nothing(&lab, &inventory, &plan_path);
+
+    // A fresh plan has nothing left to do.
+    let out = dnsfix_in(&lab, &inventory, &["apply", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "apply --yes\n{}",
+        describe(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+}
+
+/// Every scenario with something to fix has changes planned.
+fn assert_every_broken_scenario_changes(lab: &Lab, plan: &Plan) {
     let changing: Vec<&str> = plan
         .hosts
         .iter()
@@ -194,17 +244,13 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
             "{scenario} has nothing planned: {changing:?}"
         );
     }
+}
 
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &["apply", path_str(&plan_path), "--format", "json"],
-    );
-    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
-    let record = run_record(&out);
-    assert_eq!(record.command, "apply");
+/// Each host with changes was applied and verified, with exactly the planned fixes made;
+/// the others had nothing planned.
+fn assert_applied_and_fixed(plan: &Plan, record: &RunRecord) {
     for host in &plan.hosts {
-        let result = host_result(&record, &host.host);
+        let result = host_result(record, &host.host);
         if host.status == HostStatus::Changes {
             assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
             let verified = result
@@ -221,9 +267,11 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
             assert_eq!(result.outcome, HostOutcome::NothingPlanned, "{result:#?}");
         }
     }
+}
 
-    // Every node whose kubelet got a new resolv.conf had its DNS pods recreated through
-    // kubectl on the control-plane node, one at a time, each replacement Ready.
+/// Every node whose kubelet got a new resolv.conf had its DNS pods recreated through
+/// kubectl on the control-plane node, one at a time, each replacement Ready.
+fn assert_dns_pods_recreated(lab: &Lab, plan: &Plan, record: &RunRecord) {
     let recreating: Vec<&HostPlan> = plan
         .hosts
         .iter()
@@ -237,7 +285,7 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
         );
     }
     for host in recreating {
-        let result = host_result(&record, &host.host);
+        let result = host_result(record, &host.host);
         assert!(
             !result.pods.is_empty()
                 && result
@@ -247,29 +295,15 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
             "{result:#?}"
         );
     }
-    // And DNS answers from every node: each upstream the kubelet hands out, the cluster
-    // DNS addresses (real queries, `dnsfix verify`).
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &["verify", "--format", "json", "--dns-timeout", "10"],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "verify after apply\n{}",
-        describe(&out)
-    );
+}
 
-    // Clean: only fleet drift is left (the fixed nodes now differ from the others).
-    assert_eq!(non_drift_findings(&lab, &inventory), []);
-
-    // The same plan again: everything in place, nothing written or restarted.
-    let before: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+/// The same plan again: everything in place, nothing written or restarted.
+fn assert_the_same_plan_again_does_nothing(lab: &Lab, inventory: &Path, plan_path: &Path) {
+    let before: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(lab, &n.name)).collect();
     let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &["apply", path_str(&plan_path), "--format", "json"],
+        lab,
+        inventory,
+        &["apply", path_str(plan_path), "--format", "json"],
     );
     assert_eq!(
         out.status.code(),
@@ -291,24 +325,10 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
             "{result:#?}"
         );
     }
-    let after: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(&lab, &n.name)).collect();
+    let after: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(lab, &n.name)).collect();
     assert_eq!(
         after, before,
         "a second apply of the same plan restarted or reloaded something"
-    );
-
-    // A fresh plan has nothing left to do.
-    let out = dnsfix_in(&lab, &inventory, &["apply", "--yes"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "apply --yes\n{}",
-        describe(&out)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("nothing to apply"),
-        "{}",
-        describe(&out)
     );
 }
 
@@ -319,7 +339,6 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
 /// restarted; the untouched plan then applies.
 #[test]
 fn a_tampered_plan_is_refused_and_nothing_is_written() {
-    use dnsfix::util::sha256_hex;
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
@@ -328,128 +347,7 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
     let original: Value =
         serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("read plan"))
             .expect("json");
-    let evil = "* * * * * root sh -c 'id > /tmp/owned'\n";
-    let write = |path: &str, before: Option<&str>, content: &str| {
-        serde_json::json!({
-            "type": "write_file",
-            "path": path,
-            "description": "innocent",
-            "before_sha256": before,
-            "after_sha256": sha256_hex(content.as_bytes()),
-            "content": content,
-            "mode": "0644",
-            "reasons": [{"playbook": "kubelet-resolvconf", "task": "write the upstream resolv.conf", "fixes": []}],
-        })
-    };
-    type Tamper = Box<dyn Fn(&mut Value)>;
-    let cases: Vec<(&str, Tamper, &str)> = vec![
-        (
-            "cron job",
-            Box::new(move |host: &mut Value| {
-                host["facts"]["files"]["/etc/cron.d/dnsfix"] =
-                    serde_json::json!({"state": "missing"});
-                host["changes"].as_array_mut().expect("changes").push(write(
-                    "/etc/cron.d/dnsfix",
-                    None,
-                    evil,
-                ));
-            }),
-            "the plan's facts name /etc/cron.d/dnsfix, which dnsfix does not read on this node",
-        ),
-        (
-            "/etc/shadow",
-            Box::new({
-                let shadow = shadow.clone();
-                move |host: &mut Value| {
-                    host["facts"]["files"]["/etc/shadow"] =
-                        serde_json::json!({"state": "present", "sha256": shadow});
-                    host["changes"].as_array_mut().expect("changes").push(write(
-                        "/etc/shadow",
-                        Some(&shadow),
-                        // A redacted value: refused for the path before anything of
-                        // /etc/shadow is read to restore it (no guess-confirming oracle).
-                        "root:<redacted sha256:0123456789abcdef>:0:0:99999:7:::\n",
-                    ));
-                }
-            }),
-            // Refused before its hash is compared with anything (no oracle).
-            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
-        ),
-        (
-            "a new unit file",
-            Box::new(move |host: &mut Value| {
-                host["facts"]["files"]["/etc/systemd/system/evil.service"] =
-                    serde_json::json!({"state": "missing"});
-                host["changes"].as_array_mut().expect("changes").push(write(
-                    "/etc/systemd/system/evil.service",
-                    None,
-                    "[Service]\nExecStart=/bin/sh -c 'id > /tmp/owned'\n",
-                ));
-            }),
-            "/etc/systemd/system/evil.service is not a file dnsfix writes",
-        ),
-        (
-            "a guess at /etc/shadow's hash in the facts alone",
-            Box::new(|host: &mut Value| {
-                host["facts"]["files"]["/etc/shadow"] = serde_json::json!({
-                    "state": "present",
-                    "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
-                });
-            }),
-            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
-        ),
-        (
-            "one more kubelet setting",
-            Box::new(|host: &mut Value| {
-                let change = host["changes"]
-                    .as_array_mut()
-                    .expect("changes")
-                    .iter_mut()
-                    .find(|c| c["path"] == KUBELET_CONFIG)
-                    .expect("the kubelet change");
-                let content: String = change["content"]
-                    .as_str()
-                    .expect("content")
-                    .lines()
-                    .map(|l| {
-                        if l.starts_with("staticPodPath:") {
-                            "staticPodPath: /tmp/pods\n".to_string()
-                        } else {
-                            format!("{l}\n")
-                        }
-                    })
-                    .collect();
-                assert!(content.contains("staticPodPath: /tmp/pods"));
-                change["after_sha256"] = sha256_hex(content.as_bytes()).into();
-                change["content"] = content.into();
-            }),
-            "staticPodPath changes, not only DNS settings",
-        ),
-        (
-            "no playbook asked for it",
-            Box::new(|host: &mut Value| {
-                let change = host["changes"]
-                    .as_array_mut()
-                    .expect("changes")
-                    .iter_mut()
-                    .find(|c| c["path"] == KUBELET_CONFIG)
-                    .expect("the kubelet change");
-                change["reasons"] = serde_json::json!([]);
-            }),
-            "is asked for by no playbook",
-        ),
-        (
-            "before-state dropped",
-            Box::new(|host: &mut Value| {
-                host["facts"]["files"]
-                    .as_object_mut()
-                    .expect("files")
-                    .remove(KUBELET_CONFIG);
-            }),
-            "records nothing of what was there",
-        ),
-    ];
-    for (what, tamper, says) in cases {
+    for (what, tamper, says) in tampered_plans(&shadow) {
         let mut doc = original.clone();
         let host = doc["hosts"]
             .as_array_mut()
@@ -488,6 +386,139 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
         describe(&out)
     );
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+}
+
+type Tamper = Box<dyn Fn(&mut Value)>;
+
+/// Each edit of the plan, with what apply's refusal must say.
+fn tampered_plans(shadow: &str) -> Vec<(&'static str, Tamper, &'static str)> {
+    let evil = "* * * * * root sh -c 'id > /tmp/owned'\n";
+    vec![
+        (
+            "cron job",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/cron.d/dnsfix"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .push(write_file("/etc/cron.d/dnsfix", None, evil));
+            }),
+            "the plan's facts name /etc/cron.d/dnsfix, which dnsfix does not read on this node",
+        ),
+        (
+            "/etc/shadow",
+            Box::new({
+                let shadow = shadow.to_owned();
+                move |host: &mut Value| {
+                    host["facts"]["files"]["/etc/shadow"] =
+                        serde_json::json!({"state": "present", "sha256": shadow});
+                    host["changes"]
+                        .as_array_mut()
+                        .expect("changes")
+                        .push(write_file(
+                            "/etc/shadow",
+                            Some(&shadow),
+                            // A redacted value: refused for the path before anything of
+                            // /etc/shadow is read to restore it (no guess-confirming oracle).
+                            "root:<redacted sha256:0123456789abcdef>:0:0:99999:7:::\n",
+                        ));
+                }
+            }),
+            // Refused before its hash is compared with anything (no oracle).
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
+        ),
+        (
+            "a new unit file",
+            Box::new(move |host: &mut Value| {
+                host["facts"]["files"]["/etc/systemd/system/evil.service"] =
+                    serde_json::json!({"state": "missing"});
+                host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .push(write_file(
+                        "/etc/systemd/system/evil.service",
+                        None,
+                        "[Service]\nExecStart=/bin/sh -c 'id > /tmp/owned'\n",
+                    ));
+            }),
+            "/etc/systemd/system/evil.service is not a file dnsfix writes",
+        ),
+        (
+            "a guess at /etc/shadow's hash in the facts alone",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]["/etc/shadow"] = serde_json::json!({
+                    "state": "present",
+                    "sha256": "0000000000000000000000000000000000000000000000000000000000000000"
+                });
+            }),
+            "the plan's facts name /etc/shadow, which dnsfix does not read on this node",
+        ),
+        (
+            "one more kubelet setting",
+            Box::new(|host: &mut Value| {
+                let change = kubelet_change(host);
+                let content: String = change["content"]
+                    .as_str()
+                    .expect("content")
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with("staticPodPath:") {
+                            "staticPodPath: /tmp/pods\n".to_string()
+                        } else {
+                            format!("{l}\n")
+                        }
+                    })
+                    .collect();
+                assert!(content.contains("staticPodPath: /tmp/pods"));
+                change["after_sha256"] = sha256_hex(content.as_bytes()).into();
+                change["content"] = content.into();
+            }),
+            "staticPodPath changes, not only DNS settings",
+        ),
+        (
+            "no playbook asked for it",
+            Box::new(|host: &mut Value| {
+                let change = kubelet_change(host);
+                change["reasons"] = serde_json::json!([]);
+            }),
+            "is asked for by no playbook",
+        ),
+        (
+            "before-state dropped",
+            Box::new(|host: &mut Value| {
+                host["facts"]["files"]
+                    .as_object_mut()
+                    .expect("files")
+                    .remove(KUBELET_CONFIG);
+            }),
+            "records nothing of what was there",
+        ),
+    ]
+}
+
+/// A `write_file` change as a plan file holds it, said to come from kubelet-resolvconf.
+fn write_file(path: &str, before: Option<&str>, content: &str) -> Value {
+    serde_json::json!({
+        "type": "write_file",
+        "path": path,
+        "description": "innocent",
+        "before_sha256": before,
+        "after_sha256": sha256_hex(content.as_bytes()),
+        "content": content,
+        "mode": "0644",
+        "reasons": [{"playbook": "kubelet-resolvconf", "task": "write the upstream resolv.conf", "fixes": []}],
+    })
+}
+
+/// The change of a host's plan that writes the kubelet's config.
+fn kubelet_change(host: &mut Value) -> &mut Value {
+    host["changes"]
+        .as_array_mut()
+        .expect("changes")
+        .iter_mut()
+        .find(|c| c["path"] == KUBELET_CONFIG)
+        .expect("the kubelet change")
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::process::{Command, Output};
 
 use crate::common::dnsfix::Dnsfix;
-use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab};
+use crate::common::lab::{ALL_SCENARIOS as SCENARIOS, Lab, Node};
 use serde_json::Value;
 
 fn start(scenarios: &[&str]) -> Lab {
@@ -65,7 +65,22 @@ fn pod_nameservers(f: &Value) -> Vec<String> {
 }
 
 fn check_scenarios(lab: &Lab, doc: &Value) {
-    let healthy = facts(doc, &lab.node("healthy").name);
+    let node = |scenario: &str| facts(doc, &lab.node(scenario).name);
+    let healthy = node("healthy");
+    check_healthy(healthy);
+    check_stub_symlink(node("stub-symlink"));
+    check_kubespray_loop(node("kubespray-loop"));
+    check_brnf_off(node("brnf-off"));
+    check_stray_search(node("stray-search"));
+    check_kubeadm(node("kubeadm"));
+    // Calico routes pod traffic (flannel on the kubeadm node bridges it).
+    assert_eq!(healthy["cni"]["pod_bridge"]["kind"], "routed", "calico");
+    check_kubeadm_stopped(node("kubeadm-stopped"));
+    check_kubespray_loop_resolved(node("kubespray-loop-resolved"));
+    check_sudo_user(node("sudo-user"));
+}
+
+fn check_healthy(healthy: &Value) {
     assert_eq!(healthy["flavour"]["kind"], "kubespray");
     assert_eq!(healthy["uid"], 0);
     let rc = &healthy["kubelet"]["resolv_conf"];
@@ -116,8 +131,9 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
             .as_str()
             .is_some_and(|s| s.len() == 64)
     );
+}
 
-    let stub = facts(doc, &lab.node("stub-symlink").name);
+fn check_stub_symlink(stub: &Value) {
     assert_eq!(
         stub["kubelet"]["resolv_conf"]["value"]["value"],
         "/etc/resolv.conf"
@@ -128,13 +144,15 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
             .as_str()
             .is_some_and(|c| c.ends_with("stub-resolv.conf"))
     );
+}
 
-    let kloop = facts(doc, &lab.node("kubespray-loop").name);
+fn check_kubespray_loop(kloop: &Value) {
     assert_eq!(kloop["resolver"]["resolved_mode"], "foreign");
     assert_eq!(pod_nameservers(kloop), ["169.254.25.10"]);
     assert_eq!(kloop["services"]["systemd_resolved"], "inactive");
+}
 
-    let off = facts(doc, &lab.node("brnf-off").name);
+fn check_brnf_off(off: &Value) {
     for key in [
         "net.bridge.bridge-nf-call-iptables",
         "net.bridge.bridge-nf-call-ip6tables",
@@ -146,14 +164,16 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
         );
     }
     assert!(off["br_netfilter"]["persisted"].is_null());
+}
 
-    let stray = facts(doc, &lab.node("stray-search").name);
+fn check_stray_search(stray: &Value) {
     assert!(
         strings(&stray["kubelet"]["pod_resolv_conf"]["parsed"]["search"])
             .contains(&"openstacklocal".to_owned())
     );
+}
 
-    let kubeadm = facts(doc, &lab.node("kubeadm").name);
+fn check_kubeadm(kubeadm: &Value) {
     assert_eq!(kubeadm["flavour"]["kind"], "kubeadm");
     assert_eq!(
         kubeadm["kubelet"]["config_path"],
@@ -174,11 +194,11 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
         kubeadm["cni"]["pod_bridge"]["kind"], "bridged",
         "flannel: {kubeadm:#}"
     );
-    assert_eq!(healthy["cni"]["pod_bridge"]["kind"], "routed", "calico");
+}
 
-    // A stopped kubelet is still a kubelet: the unit says how it starts, and the config it
-    // names is read. Nothing runs, so its flags come from the unit files.
-    let stopped = facts(doc, &lab.node("kubeadm-stopped").name);
+/// A stopped kubelet is still a kubelet: the unit says how it starts, and the config it
+/// names is read. Nothing runs, so its flags come from the unit files.
+fn check_kubeadm_stopped(stopped: &Value) {
     assert_eq!(stopped["flavour"]["kind"], "kubeadm");
     assert!(stopped["kubelet"]["pid"].is_null(), "{stopped:#}");
     assert_eq!(stopped["services"]["kubelet"], "inactive");
@@ -202,14 +222,16 @@ fn check_scenarios(lab: &Lab, doc: &Value) {
         "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
     );
     assert_eq!(config_flag["source"]["detail"], "KUBELET_CONFIG_ARGS");
+}
 
-    // kubespray-loop-resolved: resolved runs, yet /etc/resolv.conf is a plain file.
-    let foreign = facts(doc, &lab.node("kubespray-loop-resolved").name);
+/// kubespray-loop-resolved: resolved runs, yet /etc/resolv.conf is a plain file.
+fn check_kubespray_loop_resolved(foreign: &Value) {
     assert_eq!(foreign["resolver"]["resolved_mode"], "foreign");
     assert_eq!(foreign["services"]["systemd_resolved"], "active");
+}
 
-    // The non-root user became root through sudo -n: uid 0 and root-only files read.
-    let sudo = facts(doc, &lab.node("sudo-user").name);
+/// The non-root user became root through sudo -n: uid 0 and root-only files read.
+fn check_sudo_user(sudo: &Value) {
     assert_eq!(sudo["uid"], 0);
     assert_eq!(pod_nameservers(sudo), ["192.0.2.53", "198.51.100.53"]);
 }
@@ -382,69 +404,17 @@ fn unknown_host_keys_are_refused_unless_accepted() {
 fn russh_reads_known_hosts_as_openssh_does() {
     let lab = start(&["healthy"]);
     let node = &lab.nodes[0];
-    let line = std::fs::read_to_string(
-        lab.dir
-            .join("nodes")
-            .join(&node.name)
-            .join("known_hosts_line"),
-    )
-    .expect("known_hosts_line");
-    let ecdsa_line = std::fs::read_to_string(
-        lab.dir
-            .join("nodes")
-            .join(&node.name)
-            .join("known_hosts_line_ecdsa"),
-    )
-    .expect("known_hosts_line_ecdsa");
+    let line = node_file(&lab, node, "known_hosts_line");
+    let ecdsa_line = node_file(&lab, node, "known_hosts_line_ecdsa");
     let mut fields = line.split_whitespace();
     let (name, kind, key) = (
         fields.next().expect("name"),
         fields.next().expect("type"),
         fields.next().expect("key"),
     );
-    let other = lab.dir.join("other_ecdsa");
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ecdsa", "-N", "", "-f"])
-        .arg(&other)
-        .status()
-        .expect("ssh-keygen");
-    assert!(status.success());
-    let ecdsa = std::fs::read_to_string(other.with_extension("pub")).expect("pub");
+    let ecdsa = other_ecdsa_key(&lab);
     let ecdsa: Vec<&str> = ecdsa.split_whitespace().take(2).collect();
-    let hashed = {
-        let file = lab.dir.join("hashed");
-        std::fs::write(&file, format!("{name} {kind} {key}\n")).expect("write");
-        let out = Command::new("ssh-keygen")
-            .arg("-H")
-            .arg("-f")
-            .arg(&file)
-            .output()
-            .expect("ssh-keygen -H");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::read_to_string(&file).expect("hashed")
-    };
-    // No shared connection: each variant is a fresh handshake.
-    let facts_with = |backend: &str, known_hosts: &std::path::Path, extra: &[&str]| {
-        Dnsfix::new([
-            "facts",
-            "--ssh-persist",
-            "0",
-            "--format",
-            "json",
-            "--no-progress",
-        ])
-        .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
-        .arg(lab.inventory())
-        .arg("--known-hosts")
-        .arg(known_hosts)
-        .args(extra)
-        .env_remove("SSH_AUTH_SOCK")
-        .output()
-    };
+    let hashed = hashed_line(&lab, &format!("{name} {kind} {key}\n"));
     let port = node.port;
     let cases: Vec<(&str, String, &[&str], &str)> = vec![
         ("tabs", format!("{name}\t{kind}\t{key}\n"), &[], "ok"),
@@ -490,18 +460,8 @@ fn russh_reads_known_hosts_as_openssh_does() {
         let mut outcomes = Vec::new();
         for backend in ["openssh", "russh"] {
             std::fs::write(&file, &text).expect("reset known_hosts");
-            let out = facts_with(backend, &file, extra);
-            let doc = json(&out);
-            let h = host(&doc, &node.name);
-            let got = if h["status"] == "ok" {
-                "ok".to_string()
-            } else {
-                format!(
-                    "{} {}",
-                    h["error"]["kind"].as_str().unwrap_or("?"),
-                    h["error"]["message"].as_str().unwrap_or("")
-                )
-            };
+            let out = facts_with(&lab, backend, &file, extra);
+            let got = connection_outcome(host(&json(&out), &node.name));
             assert!(
                 got.contains(want),
                 "{what} with {backend}: want {want}, got {got}"
@@ -520,12 +480,80 @@ fn russh_reads_known_hosts_as_openssh_does() {
     }
     // /dev/null means "no known hosts", for both.
     for backend in ["openssh", "russh"] {
-        let out = facts_with(backend, std::path::Path::new("/dev/null"), &[]);
+        let out = facts_with(&lab, backend, std::path::Path::new("/dev/null"), &[]);
         let doc = json(&out);
         assert_eq!(
             host(&doc, &node.name)["error"]["kind"],
             "host_key_unknown",
             "{backend}"
         );
+    }
+}
+
+/// A file the lab wrote for `node` (its known_hosts lines).
+fn node_file(lab: &Lab, node: &Node, file: &str) -> String {
+    std::fs::read_to_string(lab.dir.join("nodes").join(&node.name).join(file)).expect(file)
+}
+
+/// The public key line of a new ECDSA key, one no node has.
+fn other_ecdsa_key(lab: &Lab) -> String {
+    let other = lab.dir.join("other_ecdsa");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ecdsa", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .expect("ssh-keygen");
+    assert!(status.success());
+    std::fs::read_to_string(other.with_extension("pub")).expect("pub")
+}
+
+/// `line` with its host name hashed, as `ssh-keygen -H` writes it.
+fn hashed_line(lab: &Lab, line: &str) -> String {
+    let file = lab.dir.join("hashed");
+    std::fs::write(&file, line).expect("write");
+    let out = Command::new("ssh-keygen")
+        .arg("-H")
+        .arg("-f")
+        .arg(&file)
+        .output()
+        .expect("ssh-keygen -H");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&file).expect("hashed")
+}
+
+/// `dnsfix facts` as JSON against the lab with `known_hosts`. No shared connection: each
+/// call is a fresh handshake.
+fn facts_with(lab: &Lab, backend: &str, known_hosts: &std::path::Path, extra: &[&str]) -> Output {
+    Dnsfix::new([
+        "facts",
+        "--ssh-persist",
+        "0",
+        "--format",
+        "json",
+        "--no-progress",
+    ])
+    .args(["--connect-timeout", "5", "--ssh-backend", backend, "-i"])
+    .arg(lab.inventory())
+    .arg("--known-hosts")
+    .arg(known_hosts)
+    .args(extra)
+    .env_remove("SSH_AUTH_SOCK")
+    .output()
+}
+
+/// `ok`, or the host's error kind and message.
+fn connection_outcome(h: &Value) -> String {
+    if h["status"] == "ok" {
+        "ok".to_string()
+    } else {
+        format!(
+            "{} {}",
+            h["error"]["kind"].as_str().unwrap_or("?"),
+            h["error"]["message"].as_str().unwrap_or("")
+        )
     }
 }

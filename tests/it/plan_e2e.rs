@@ -15,7 +15,7 @@ use std::process::Output;
 
 use crate::common::dnsfix::{Dnsfix, stderr};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
-use dnsfix::plan::{Change, HostStatus, Plan};
+use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
 
 fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
     Dnsfix::new(["plan"])
@@ -237,8 +237,16 @@ fn every_scenario_plans_exactly_its_fix() {
         );
     }
 
-    // The stub symlink: one line of the kubelet config, and a kubelet restart.
-    let stub = by_host("stub-symlink");
+    stub_symlink_changes_one_line(by_host("stub-symlink"));
+    kubespray_loop_gets_an_upstream_file(by_host("kubespray-loop"));
+    brnf_off_sets_and_persists_sysctls(by_host("brnf-off"));
+    stray_search_is_a_note(by_host("stray-search"));
+    assert_digests_are_the_nodes_files(&lab, &saved_plan);
+    assert_a_second_plan_is_read_only(&lab, &inventory, &saved_plan, &text);
+}
+
+/// The stub symlink: one line of the kubelet config, and a kubelet restart.
+fn stub_symlink_changes_one_line(stub: &HostPlan) {
     let [
         Change::WriteFile {
             path,
@@ -268,10 +276,11 @@ fn every_scenario_plans_exactly_its_fix() {
     assert_eq!(stub.handlers.len(), 1);
     assert_eq!(stub.handlers[0].unit, "kubelet");
     assert_eq!(stub.fixes, ["DNS-KUBELET-LOOPBACK", "DNS-POD-LOOP"]);
+}
 
-    // The Kubespray loop: a dnsfix-owned upstream file for the kubelet, real servers in the
-    // node's own resolv.conf after nodelocaldns.
-    let looped = by_host("kubespray-loop");
+/// The Kubespray loop: a dnsfix-owned upstream file for the kubelet, real servers in the
+/// node's own resolv.conf after nodelocaldns.
+fn kubespray_loop_gets_an_upstream_file(looped: &HostPlan) {
     let paths: Vec<&str> = looped
         .changes
         .iter()
@@ -290,9 +299,10 @@ fn every_scenario_plans_exactly_its_fix() {
     );
     assert_eq!(looped.fixes, ["DNS-CLUSTER-SELF-FORWARD", "DNS-POD-LOOP"]);
     assert!(looped.remaining.is_empty(), "{looped:#?}");
+}
 
-    // br_netfilter: live values and their persistence, no restart.
-    let brnf = by_host("brnf-off");
+/// br_netfilter: live values and their persistence, no restart.
+fn brnf_off_sets_and_persists_sysctls(brnf: &HostPlan) {
     let sysctls: Vec<(&str, Option<&str>, &str)> = brnf
         .changes
         .iter()
@@ -314,9 +324,10 @@ fn every_scenario_plans_exactly_its_fix() {
         ]
     );
     assert!(brnf.handlers.is_empty());
+}
 
-    // Stray search domains are opt-in: a note, no change.
-    let stray = by_host("stray-search");
+/// Stray search domains are opt-in: a note, no change.
+fn stray_search_is_a_note(stray: &HostPlan) {
     assert!(stray.changes.is_empty(), "{stray:#?}");
     assert!(
         stray
@@ -324,8 +335,10 @@ fn every_scenario_plans_exactly_its_fix() {
             .iter()
             .any(|n| n.message.contains("dnsfix_strip_search_domains"))
     );
+}
 
-    // The digests are the nodes' files as they are.
+/// The digests are the nodes' files as they are.
+fn assert_digests_are_the_nodes_files(lab: &Lab, saved_plan: &Plan) {
     for host in &saved_plan.hosts {
         let Some(facts) = &host.facts else { continue };
         let node_boot = lab.exec(&host.host, "cat /proc/sys/kernel/random/boot_id");
@@ -346,26 +359,28 @@ fn every_scenario_plans_exactly_its_fix() {
             }
         }
     }
+}
 
-    // Read-only: a second plan prints the same, nothing changed on the nodes, nothing
-    // was restarted.
-    let digests = node_digests(&lab, &saved_plan);
-    let again = plan(&inventory, &lab, &["--format", "json"]);
+/// Read-only: a second plan prints the same, nothing changed on the nodes, nothing
+/// was restarted.
+fn assert_a_second_plan_is_read_only(lab: &Lab, inventory: &Path, saved_plan: &Plan, text: &str) {
+    let digests = node_digests(lab, saved_plan);
+    let again = plan(inventory, lab, &["--format", "json"]);
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
     let mut json_plan: Plan = serde_json::from_slice(&again.stdout).expect("json plan");
     json_plan.created = saved_plan.created.clone();
     assert_eq!(
-        json_plan, saved_plan,
+        json_plan, *saved_plan,
         "a second plan (as JSON) differs from the saved one"
     );
-    let text_again = plan(&inventory, &lab, &[]);
+    let text_again = plan(inventory, lab, &[]);
     assert_eq!(
         String::from_utf8_lossy(&text_again.stdout),
         text,
         "a second text plan differs"
     );
     assert_eq!(
-        node_digests(&lab, &saved_plan),
+        node_digests(lab, saved_plan),
         digests,
         "plan changed a file on a node"
     );

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use dnsfix::diagnose::{RuleOutcome, diagnose_host};
+use dnsfix::diagnose::{Finding, RuleOutcome, diagnose_host};
 use dnsfix::facts::{NodeFacts, raw};
 use dnsfix::inventory::Host;
 use serde_json::Value;
@@ -56,108 +56,10 @@ fn rule_fixtures() {
         "the folders under {} are one per per-host rule in the catalog, and {GROUPS:?}",
         dir.display()
     );
-    let mut failures = Vec::new();
-    for case in &cases {
-        let name = case
-            .strip_prefix(&dir)
-            .unwrap_or(case)
-            .display()
-            .to_string();
-        let raw = raw::from_tree(&case.join("root")).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let facts = NodeFacts::from_raw("node1", &raw);
-        let mut host = Host::new("node1");
-        if let Ok(text) = std::fs::read_to_string(case.join("vars.json")) {
-            let vars: Value =
-                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: vars.json: {e}"));
-            host.vars = vars
-                .as_object()
-                .cloned()
-                .unwrap_or_else(|| panic!("{name}: vars.json is not an object"));
-        }
-        let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(case.join("expected.json"))
-                .unwrap_or_else(|e| panic!("{name}: {e}")),
-        )
-        .unwrap_or_else(|e| panic!("{name}: expected.json: {e}"));
-        let diagnosis = diagnose_host(&host, &facts);
-        let found: Vec<_> = diagnosis.findings().collect();
-
-        let want = expected["findings"].as_array().cloned().unwrap_or_default();
-        let mut got_keys: Vec<String> = found
-            .iter()
-            .map(|f| format!("{} {} {:?}", f.id, f.severity, f.status).to_lowercase())
-            .collect();
-        let mut want_keys: Vec<String> = want
-            .iter()
-            .map(|w| {
-                format!(
-                    "{} {} {}",
-                    w["id"].as_str().unwrap_or("?"),
-                    w["severity"].as_str().unwrap_or("?"),
-                    w["status"].as_str().unwrap_or("failed")
-                )
-                .to_lowercase()
-            })
-            .collect();
-        got_keys.sort();
-        want_keys.sort();
-        if got_keys != want_keys {
-            let detail: Vec<String> = found
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}: {} | {}",
-                        f.id,
-                        f.severity,
-                        f.summary,
-                        f.evidence.join(" | ")
-                    )
-                })
-                .collect();
-            failures.push(format!(
-                "{name}: expected {want_keys:?}, got {got_keys:?}\n    {}",
-                detail.join("\n    ")
-            ));
-            continue;
-        }
-        for w in &want {
-            let id = w["id"].as_str().unwrap_or("?");
-            let evidence: String = found
-                .iter()
-                .filter(|f| f.id.eq_ignore_ascii_case(id))
-                .flat_map(|f| f.evidence.iter().cloned())
-                .collect::<Vec<_>>()
-                .join("\n");
-            for needle in w["evidence_contains"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                if !evidence.contains(needle) {
-                    failures.push(format!(
-                        "{name}: {id} evidence lacks {needle:?}:\n{evidence}"
-                    ));
-                }
-            }
-        }
-        if let Some(na) = expected["not_applicable"].as_array() {
-            let mut want_na: Vec<&str> = na.iter().filter_map(Value::as_str).collect();
-            let mut got_na: Vec<&str> = diagnosis
-                .outcomes
-                .iter()
-                .filter(|(_, o)| matches!(o, RuleOutcome::NotApplicable(_)))
-                .map(|(id, _)| *id)
-                .collect();
-            want_na.sort();
-            got_na.sort();
-            if want_na != got_na {
-                failures.push(format!(
-                    "{name}: not_applicable expected {want_na:?}, got {got_na:?}"
-                ));
-            }
-        }
-    }
+    let failures: Vec<String> = cases
+        .iter()
+        .flat_map(|case| check_case(&dir, case))
+        .collect();
     assert!(
         failures.is_empty(),
         "{} rule fixture failures:\n{}",
@@ -183,6 +85,127 @@ fn rule_fixtures() {
             rule_dir.display()
         );
     }
+}
+
+/// Diagnoses one case and says how the result differs from its expected.json (nothing
+/// when it matches).
+fn check_case(dir: &Path, case: &Path) -> Vec<String> {
+    let name = case.strip_prefix(dir).unwrap_or(case).display().to_string();
+    let raw = raw::from_tree(&case.join("root")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = case_host(case, &name);
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(case.join("expected.json"))
+            .unwrap_or_else(|e| panic!("{name}: {e}")),
+    )
+    .unwrap_or_else(|e| panic!("{name}: expected.json: {e}"));
+    let diagnosis = diagnose_host(&host, &facts);
+    let found: Vec<_> = diagnosis.findings().collect();
+
+    let want = expected["findings"].as_array().cloned().unwrap_or_default();
+    if let Some(failure) = other_findings(&name, &found, &want) {
+        return vec![failure];
+    }
+    let mut failures = missing_evidence(&name, &found, &want);
+    if let Some(na) = expected["not_applicable"].as_array() {
+        let mut want_na: Vec<&str> = na.iter().filter_map(Value::as_str).collect();
+        let mut got_na: Vec<&str> = diagnosis
+            .outcomes
+            .iter()
+            .filter(|(_, o)| matches!(o, RuleOutcome::NotApplicable(_)))
+            .map(|(id, _)| *id)
+            .collect();
+        want_na.sort();
+        got_na.sort();
+        if want_na != got_na {
+            failures.push(format!(
+                "{name}: not_applicable expected {want_na:?}, got {got_na:?}"
+            ));
+        }
+    }
+    failures
+}
+
+/// node1, with the case's vars.json as its inventory variables.
+fn case_host(case: &Path, name: &str) -> Host {
+    let mut host = Host::new("node1");
+    if let Ok(text) = std::fs::read_to_string(case.join("vars.json")) {
+        let vars: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: vars.json: {e}"));
+        host.vars = vars
+            .as_object()
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: vars.json is not an object"));
+    }
+    host
+}
+
+/// The findings (id, severity, status) differ from those the case expects.
+fn other_findings(name: &str, found: &[&Finding], want: &[Value]) -> Option<String> {
+    let mut got_keys: Vec<String> = found
+        .iter()
+        .map(|f| format!("{} {} {:?}", f.id, f.severity, f.status).to_lowercase())
+        .collect();
+    let mut want_keys: Vec<String> = want
+        .iter()
+        .map(|w| {
+            format!(
+                "{} {} {}",
+                w["id"].as_str().unwrap_or("?"),
+                w["severity"].as_str().unwrap_or("?"),
+                w["status"].as_str().unwrap_or("failed")
+            )
+            .to_lowercase()
+        })
+        .collect();
+    got_keys.sort();
+    want_keys.sort();
+    if got_keys == want_keys {
+        return None;
+    }
+    let detail: Vec<String> = found
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}: {} | {}",
+                f.id,
+                f.severity,
+                f.summary,
+                f.evidence.join(" | ")
+            )
+        })
+        .collect();
+    Some(format!(
+        "{name}: expected {want_keys:?}, got {got_keys:?}\n    {}",
+        detail.join("\n    ")
+    ))
+}
+
+/// Each `evidence_contains` text the evidence of its finding lacks.
+fn missing_evidence(name: &str, found: &[&Finding], want: &[Value]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for w in want {
+        let id = w["id"].as_str().unwrap_or("?");
+        let evidence: String = found
+            .iter()
+            .filter(|f| f.id.eq_ignore_ascii_case(id))
+            .flat_map(|f| f.evidence.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for needle in w["evidence_contains"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !evidence.contains(needle) {
+                failures.push(format!(
+                    "{name}: {id} evidence lacks {needle:?}:\n{evidence}"
+                ));
+            }
+        }
+    }
+    failures
 }
 
 /// The folders of cases that are not about one rule: healthy nodes, unreadable inputs and

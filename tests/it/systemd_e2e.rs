@@ -14,6 +14,7 @@ use std::time::Instant;
 use crate::common::dnsfix::{Dnsfix, describe, host_result, run_record};
 use crate::common::lab::Lab;
 use dnsfix::apply::HostOutcome;
+use dnsfix::apply::record::RunRecord;
 use dnsfix::plan::model::HandlerAction;
 use dnsfix::plan::{Change, HostStatus, Plan};
 
@@ -75,34 +76,7 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
         lab.startup_ms()
     );
 
-    // The node really runs systemd, resolved and the kubelet unit.
-    let init = lab.exec(&node, "readlink /proc/1/exe");
-    assert!(init.trim().ends_with("/systemd"), "PID 1 is {init}");
-    assert_eq!(
-        lab.exec(&node, "systemctl is-system-running").trim(),
-        "running"
-    );
-    assert_eq!(
-        lab.exec(&node, "systemctl is-active systemd-resolved kubelet ssh")
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-        ["active", "active", "active"]
-    );
-    let stub = lab.exec(&node, "cat /etc/resolv.conf");
-    assert!(
-        stub.contains("managed by man:systemd-resolved") && stub.contains("nameserver 127.0.0.53"),
-        "/etc/resolv.conf is not resolved's stub:\n{stub}"
-    );
-    let upstreams = lab.exec(&node, "cat /run/systemd/resolve/resolv.conf");
-    assert!(
-        upstreams.contains("nameserver 192.0.2.53")
-            && upstreams.contains("nameserver 198.51.100.53"),
-        "{upstreams}"
-    );
-    assert_eq!(
-        unit_prop(&lab, &node, "kubelet", "FragmentPath"),
-        "/etc/systemd/system/kubelet.service"
-    );
+    assert_real_systemd_node(&lab, &node);
     let original = node_bytes(&lab, &node, KUBELET_CONFIG);
     let original_sha = node_sha(&lab, &node, KUBELET_CONFIG);
     let boot_invocation = unit_prop(&lab, &node, "kubelet", "InvocationID");
@@ -114,27 +88,7 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
     let plan_path = plan_path.to_str().expect("UTF-8 lab path");
     let out = dnsfix(&lab, &["plan", "-o", plan_path]);
     assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
-    let plan: Plan = serde_json::from_str(&std::fs::read_to_string(plan_path).expect("plan saved"))
-        .expect("the saved plan reads back");
-    let host = plan
-        .hosts
-        .iter()
-        .find(|h| h.host == node)
-        .expect("the node is planned");
-    assert_eq!(host.status, HostStatus::Changes, "{host:#?}");
-    let (before_sha, after_sha) = host
-        .changes
-        .iter()
-        .find_map(|c| match c {
-            Change::WriteFile {
-                path,
-                before_sha256,
-                after_sha256,
-                ..
-            } if path == KUBELET_CONFIG => Some((before_sha256.clone(), after_sha256.clone())),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("the plan writes no {KUBELET_CONFIG}: {host:#?}"));
+    let (before_sha, after_sha) = planned_kubelet_shas(plan_path, &node);
     assert_eq!(before_sha.as_deref(), Some(original_sha.as_str()));
 
     // Apply: a real `systemctl restart kubelet`, then systemd's is-active and the healthz.
@@ -143,30 +97,7 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
     eprintln!("apply took {} ms", t.elapsed().as_millis());
     assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
     let record = run_record(&out);
-    let result = host_result(&record, &node);
-    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
-    let verified = result.verified.as_ref().expect("verified");
-    assert!(verified.remaining.is_empty(), "{result:#?}");
-    // The new file is proven by real queries: the node's own systemd-resolved uplink file
-    // lists the upstream resolvers, and each answers from the node (dnsmasq, a real unit).
-    let upstream: Vec<(&str, bool)> = verified
-        .dns
-        .iter()
-        .filter(|p| p.probe.path == dnsfix::verify::Path::Upstream)
-        .map(|p| (p.probe.server.as_str(), p.ok))
-        .collect();
-    assert_eq!(
-        upstream,
-        [("192.0.2.53", true), ("198.51.100.53", true)],
-        "{result:#?}"
-    );
-    assert!(
-        result
-            .handlers
-            .iter()
-            .any(|h| h.unit == "kubelet" && h.action == HandlerAction::Restarted && h.healthy),
-        "no healthy kubelet restart in {result:#?}"
-    );
+    assert_applied_restarted_and_verified(&record, &node);
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), after_sha);
     assert!(
         lab.exec(&node, &format!("grep '^resolvConf:' {KUBELET_CONFIG}"))
@@ -215,4 +146,88 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
         "ok"
     );
     eprintln!("whole test {} ms", t0.elapsed().as_millis());
+}
+
+// The node really runs systemd, resolved and the kubelet unit.
+fn assert_real_systemd_node(lab: &Lab, node: &str) {
+    let init = lab.exec(node, "readlink /proc/1/exe");
+    assert!(init.trim().ends_with("/systemd"), "PID 1 is {init}");
+    assert_eq!(
+        lab.exec(node, "systemctl is-system-running").trim(),
+        "running"
+    );
+    assert_eq!(
+        lab.exec(node, "systemctl is-active systemd-resolved kubelet ssh")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["active", "active", "active"]
+    );
+    let stub = lab.exec(node, "cat /etc/resolv.conf");
+    assert!(
+        stub.contains("managed by man:systemd-resolved") && stub.contains("nameserver 127.0.0.53"),
+        "/etc/resolv.conf is not resolved's stub:\n{stub}"
+    );
+    let upstreams = lab.exec(node, "cat /run/systemd/resolve/resolv.conf");
+    assert!(
+        upstreams.contains("nameserver 192.0.2.53")
+            && upstreams.contains("nameserver 198.51.100.53"),
+        "{upstreams}"
+    );
+    assert_eq!(
+        unit_prop(lab, node, "kubelet", "FragmentPath"),
+        "/etc/systemd/system/kubelet.service"
+    );
+}
+
+/// The kubelet config's sha256 before and after, as the saved plan at `plan_path` has them
+/// for `node`.
+fn planned_kubelet_shas(plan_path: &str, node: &str) -> (Option<String>, String) {
+    let plan: Plan = serde_json::from_str(&std::fs::read_to_string(plan_path).expect("plan saved"))
+        .expect("the saved plan reads back");
+    let host = plan
+        .hosts
+        .iter()
+        .find(|h| h.host == node)
+        .expect("the node is planned");
+    assert_eq!(host.status, HostStatus::Changes, "{host:#?}");
+    host.changes
+        .iter()
+        .find_map(|c| match c {
+            Change::WriteFile {
+                path,
+                before_sha256,
+                after_sha256,
+                ..
+            } if path == KUBELET_CONFIG => Some((before_sha256.clone(), after_sha256.clone())),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the plan writes no {KUBELET_CONFIG}: {host:#?}"))
+}
+
+/// Apply's record for `node`: applied, the kubelet restarted healthy, and the fix proven.
+fn assert_applied_restarted_and_verified(record: &RunRecord, node: &str) {
+    let result = host_result(record, node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    let verified = result.verified.as_ref().expect("verified");
+    assert!(verified.remaining.is_empty(), "{result:#?}");
+    // The new file is proven by real queries: the node's own systemd-resolved uplink file
+    // lists the upstream resolvers, and each answers from the node (dnsmasq, a real unit).
+    let upstream: Vec<(&str, bool)> = verified
+        .dns
+        .iter()
+        .filter(|p| p.probe.path == dnsfix::verify::Path::Upstream)
+        .map(|p| (p.probe.server.as_str(), p.ok))
+        .collect();
+    assert_eq!(
+        upstream,
+        [("192.0.2.53", true), ("198.51.100.53", true)],
+        "{result:#?}"
+    );
+    assert!(
+        result
+            .handlers
+            .iter()
+            .any(|h| h.unit == "kubelet" && h.action == HandlerAction::Restarted && h.healthy),
+        "no healthy kubelet restart in {result:#?}"
+    );
 }

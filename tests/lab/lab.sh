@@ -531,7 +531,7 @@ cmd_up() {
 	# From here on, any failure tears the lab down again.
 	trap 'up_fail "$dir" "interrupted"' INT TERM
 	mkdir -p "$dir/nodes" "$dir/sock" "$dir/lib"
-	cp "$LAB_SRC/node-init.sh" "$LAB_SRC/systemd-node.sh" "$LAB_SRC/standins/systemctl" "$LAB_SRC/standins/kubelet-check" "$LAB_SRC/standins/kubectl" "$LAB_SRC/standins/configmaps.json" "$dir/lib/" &&
+	cp "$LAB_SRC/node-prologue.sh" "$LAB_SRC/node-init.sh" "$LAB_SRC/systemd-node.sh" "$LAB_SRC/standins/systemctl" "$LAB_SRC/standins/kubelet-check" "$LAB_SRC/standins/kubectl" "$LAB_SRC/standins/configmaps.json" "$dir/lib/" &&
 		chmod 0755 "$dir/lib/"* || up_fail "$dir" "cannot copy the lab scripts"
 	cc -O2 -Wall -o "$dir/lib/kubelet" "$LAB_SRC/standins/kubelet.c" 2>"$dir/lib/cc.log" ||
 		up_fail "$dir" "cannot compile the kubelet stand-in: $(cat "$dir/lib/cc.log")"

@@ -14,20 +14,8 @@
 # shellcheck disable=SC2015 # `check && check || continue`: skip when either check fails
 set -eEu
 set -o pipefail
-DIR=$1 NAME=$2
-N=$DIR/nodes/$NAME
-LIB=$DIR/lib
-
-fail() {
-	echo "node-init: $*" >&2
-	echo "$*" >"$N/failed" 2>/dev/null || true
-	exit 1
-}
-trap 'fail "setup failed (line $LINENO: $BASH_COMMAND)"' ERR
-
-if [ -n "${LAB_TRACE-}" ]; then PS4='+ $EPOCHREALTIME node-init:$LINENO: '; set -x; fi
-# shellcheck disable=SC1091
-. "$N/node.env"
+# shellcheck disable=SC1091 # node-prologue.sh: lab.sh copies it beside this script
+. "${BASH_SOURCE[0]%/*}/node-prologue.sh" node-init "$@"
 SOCK=$(cat "$N/sock")
 
 # --- filesystem ---------------------------------------------------------------------

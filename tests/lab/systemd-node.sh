@@ -17,21 +17,9 @@
 # shellcheck disable=SC2015 # `check && check || continue`: skip when either check fails
 set -eEu
 set -o pipefail
-DIR=$1 NAME=$2
-N=$DIR/nodes/$NAME
-LIB=$DIR/lib
+# shellcheck disable=SC1091 # node-prologue.sh: lab.sh copies it beside this script
+. "${BASH_SOURCE[0]%/*}/node-prologue.sh" systemd-node "$@"
 R=$N/root
-
-fail() {
-	echo "systemd-node: $*" >&2
-	echo "$*" >"$N/failed" 2>/dev/null || true
-	exit 1
-}
-trap 'fail "setup failed (line $LINENO: $BASH_COMMAND)"' ERR
-
-if [ -n "${LAB_TRACE-}" ]; then PS4='+ $EPOCHREALTIME systemd-node:$LINENO: '; set -x; fi
-# shellcheck disable=SC1091
-. "$N/node.env"
 MACHINE=$(cat "$N/netns")
 [ "$LAB_SSH_USER" = root ] || fail "the systemd flavour logs in as root only (LAB_SSH_USER=$LAB_SSH_USER)"
 [ -d "$LAB_ROOTFS/usr/lib/systemd" ] || fail "no systemd rootfs at $LAB_ROOTFS"
