@@ -321,6 +321,11 @@ pub struct CommonArgs {
     /// Never draw a progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Run kubectl here with this kubeconfig for the cluster's side (DNS pods, ConfigMaps),
+    /// instead of on the first kube_control_plane host with its admin kubeconfig
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
 }
 
 /// The completion script for `shell`, generated from the arguments above.

@@ -96,6 +96,8 @@ pub struct Config {
     pub forks: usize,
     pub ssh: SshOptions,
     pub progress: bool,
+    /// `--kubeconfig`: kubectl runs here with it, not on a control-plane host.
+    pub kubeconfig: Option<PathBuf>,
 }
 
 /// Whether to colour text output: `auto` means on a terminal, unless NO_COLOR is set.
@@ -295,6 +297,7 @@ impl Config {
             forks: 1,
             ssh: SshOptions::default(),
             progress: false,
+            kubeconfig: None,
         }
     }
 
@@ -308,6 +311,7 @@ impl Config {
             forks: 1,
             ssh: SshOptions::default(),
             progress: false,
+            kubeconfig: None,
         }
     }
 
@@ -322,6 +326,7 @@ impl Config {
             ("--known-hosts", &a.known_hosts),
             ("--ssh-config", &a.ssh_config),
             ("--private-key", &a.private_key),
+            ("--kubeconfig", &a.kubeconfig),
         ] {
             // /dev/null is a file to ssh: "no known hosts" (or no config).
             if let Some(path) = path
@@ -369,6 +374,7 @@ impl Config {
             forks: a.forks,
             ssh,
             progress: !a.no_progress,
+            kubeconfig: a.kubeconfig,
         })
     }
 }

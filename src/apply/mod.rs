@@ -47,8 +47,8 @@ pub struct ApplyOptions {
     /// How long a restarted unit has to become healthy.
     pub health_timeout: Duration,
     pub forks: usize,
-    /// The inventory's `kube_control_plane` hosts: kubectl runs on the first that answers.
-    pub control_plane: Vec<Host>,
+    /// Where kubectl runs (cluster actions).
+    pub cluster: crate::cluster::Access,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -768,7 +768,7 @@ async fn recreate_dns_pods(
     result: &mut HostResult,
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
-    let mut kubectl = crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.control_plane)
+    let mut kubectl = crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
         .await
         .map_err(|why| {
             format!("cannot recreate the DNS pods: the cluster could not be read ({why})")

@@ -69,17 +69,32 @@ else
 fi
 "#;
 
-/// A script running kubectl with `args` (dnsfix's own words and validated names only)
-/// against kube-system, bounded in time.
-fn kubectl(args: &str) -> String {
-    format!("{KUBECTL}exec timeout 30 \"$@\" --request-timeout=20s -n kube-system {args}\n")
+/// A script running kubectl (found by `prologue`, which sets it as "$@") with `args`
+/// (dnsfix's own words and validated names only) against kube-system, bounded in time.
+fn kubectl(prologue: &str, args: &str) -> String {
+    format!("{prologue}exec timeout 30 \"$@\" --request-timeout=20s -n kube-system {args}\n")
+}
+
+/// Where kubectl runs.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// On the first answering host of the inventory's `kube_control_plane` group, with
+    /// that host's admin kubeconfig (the Kubespray way).
+    ControlPlane(Vec<Host>),
+    /// On this machine, with this kubeconfig (`--kubeconfig`).
+    Kubeconfig(std::path::PathBuf),
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 const GET_PODS: &str = "get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o json";
 
-/// The DNS pods, read on the first of `control_plane` that can.
-pub async fn read(transport: &Transport, control_plane: &[Host]) -> Cluster {
-    let mut kubectl = match Kubectl::connect(transport, control_plane).await {
+/// The DNS pods and ConfigMaps, read where `access` says.
+pub async fn read(transport: &Transport, access: &Access) -> Cluster {
+    let mut kubectl = match Kubectl::connect(transport, access).await {
         Ok(k) => k,
         Err(reason) => return Cluster::Unavailable { reason },
     };
@@ -279,16 +294,70 @@ impl DnsPod {
     }
 }
 
-/// A session to a control-plane host whose kubectl answered.
+/// A session to where kubectl answered: a control-plane host, or this machine.
 #[derive(Debug)]
 pub struct Kubectl {
     target: Target,
     session: Session,
+    /// Sets kubectl and its kubeconfig as "$@".
+    prologue: String,
+    /// For reports: the inventory host, or "this machine (--kubeconfig FILE)".
+    via: String,
 }
 
 impl Kubectl {
-    /// The first of `control_plane` where kubectl lists the DNS pods; why not, per host.
-    pub async fn connect(transport: &Transport, control_plane: &[Host]) -> Result<Kubectl, String> {
+    /// kubectl where `access` says, once it lists the DNS pods; why not otherwise.
+    pub async fn connect(transport: &Transport, access: &Access) -> Result<Kubectl, String> {
+        match access {
+            Access::ControlPlane(hosts) => Kubectl::on_control_plane(transport, hosts).await,
+            Access::Kubeconfig(path) => Kubectl::here(transport, path).await,
+        }
+    }
+
+    /// kubectl on this machine with `kubeconfig`, as the user dnsfix runs as.
+    async fn here(transport: &Transport, kubeconfig: &std::path::Path) -> Result<Kubectl, String> {
+        let via = format!("this machine (--kubeconfig {})", kubeconfig.display());
+        let target = Target {
+            host: "localhost".to_owned(),
+            connection: crate::inventory::Connection {
+                kind: crate::inventory::ConnectionKind::Local,
+                address: "localhost".to_owned(),
+                port: None,
+                user: None,
+                private_key: None,
+                become_root: false,
+            },
+        };
+        let session = transport
+            .connect(&target)
+            .await
+            .map_err(|e| format!("{via}: {e}"))?;
+        let path = kubeconfig.to_string_lossy();
+        let prologue = format!(
+            "set -u\ncommand -v kubectl >/dev/null 2>&1 || {{ echo 'no kubectl in PATH' >&2; exit 3; }}\nset -- kubectl --kubeconfig {}\n",
+            shell_quote(&path)
+        );
+        let mut kubectl = Kubectl {
+            target,
+            session,
+            prologue,
+            via: via.clone(),
+        };
+        match kubectl.dns_pods().await {
+            Ok(_) => Ok(kubectl),
+            Err(e) => {
+                kubectl.close().await;
+                Err(format!("{via}: {e}"))
+            }
+        }
+    }
+
+    /// The first of the `control_plane` hosts where kubectl lists the DNS pods; why not,
+    /// per host.
+    async fn on_control_plane(
+        transport: &Transport,
+        control_plane: &[Host],
+    ) -> Result<Kubectl, String> {
         if control_plane.is_empty() {
             return Err(
                 "the inventory has no kube_control_plane host to run kubectl on".to_owned(),
@@ -307,7 +376,12 @@ impl Kubectl {
                     continue;
                 }
             };
-            let mut kubectl = Kubectl { target, session };
+            let mut kubectl = Kubectl {
+                via: host.name.clone(),
+                target,
+                session,
+                prologue: KUBECTL.to_owned(),
+            };
             match kubectl.dns_pods().await {
                 Ok(_) => return Ok(kubectl),
                 Err(e) => {
@@ -319,9 +393,9 @@ impl Kubectl {
         Err(why.join("; "))
     }
 
-    /// The inventory host kubectl runs on.
+    /// Where kubectl runs: the inventory host, or this machine.
     pub fn via(&self) -> &str {
-        &self.target.host
+        &self.via
     }
 
     pub async fn close(self) {
@@ -330,7 +404,8 @@ impl Kubectl {
 
     /// Runs kubectl with `args`; its standard output, or its error.
     async fn run(&mut self, args: &str) -> Result<Vec<u8>, String> {
-        let out = run_as_root(&mut self.session, &self.target, &kubectl(args))
+        let script = kubectl(&self.prologue, args);
+        let out = run_as_root(&mut self.session, &self.target, &script)
             .await
             .map_err(|e| e.to_string())?;
         if out.exit_status != Some(0) {
@@ -639,6 +714,24 @@ mod tests {
             .expect("one");
         assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
         assert!(parse_configmaps(b"[]").is_err());
+    }
+
+    /// A kubeconfig path reaches the local shell as one word, whatever it holds.
+    #[test]
+    fn a_kubeconfig_path_is_one_shell_word() {
+        for path in [
+            "/home/a b/.kube/config",
+            "/tmp/it's",
+            "/x;rm -rf /",
+            "/$(id)`id`",
+        ] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_quote(path)))
+                .output()
+                .expect("sh runs");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), path);
+        }
     }
 
     #[test]

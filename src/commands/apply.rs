@@ -35,7 +35,7 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             max_fail_percentage: args.max_fail_percentage,
             health_timeout: args.health_timeout,
             forks: config.forks,
-            control_plane: ctx.control_plane(),
+            cluster: ctx.cluster_access(),
         },
         update_inventory: args.update_inventory,
         plan_file: args.plan.as_deref(),

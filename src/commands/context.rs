@@ -96,20 +96,25 @@ impl<'c> Context<'c> {
         outcomes
     }
 
-    /// The inventory's `kube_control_plane` hosts (whatever `--limit` selected): where
-    /// kubectl runs, as Kubespray runs it.
-    pub fn control_plane(&self) -> Vec<Host> {
-        self.inventory
-            .group_members("kube_control_plane")
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|name| self.inventory.host(name).cloned())
-            .collect()
+    /// Where kubectl runs: with `--kubeconfig` on this machine, else on the inventory's
+    /// `kube_control_plane` hosts (whatever `--limit` selected), as Kubespray runs it.
+    pub fn cluster_access(&self) -> crate::cluster::Access {
+        if let Some(path) = &self.config.kubeconfig {
+            return crate::cluster::Access::Kubeconfig(path.clone());
+        }
+        crate::cluster::Access::ControlPlane(
+            self.inventory
+                .group_members("kube_control_plane")
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|name| self.inventory.host(name).cloned())
+                .collect(),
+        )
     }
 
     /// [`Context::gather`], reading the cluster's DNS pods meanwhile.
     pub fn gather_with_cluster(&self, extra: Vec<String>) -> (Vec<HostOutcome>, Cluster) {
-        let control_plane = self.control_plane();
+        let access = self.cluster_access();
         let hosts = self.hosts();
         let (outcomes, cluster) = self.runtime.block_on(async {
             tokio::join!(
@@ -120,7 +125,7 @@ impl<'c> Context<'c> {
                     Arc::clone(&self.sink),
                     Arc::new(extra),
                 ),
-                crate::cluster::read(&self.transport, &control_plane)
+                crate::cluster::read(&self.transport, &access)
             )
         });
         self.sink.finish();

@@ -63,7 +63,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         health_timeout: args.health_timeout,
         forks: config.forks,
         // A rollback recreates no pod: it puts files back.
-        control_plane: Vec::new(),
+        cluster: crate::cluster::Access::ControlPlane(Vec::new()),
     };
     let rollback_id = record::new_run_id();
     let started = crate::util::now_rfc3339();

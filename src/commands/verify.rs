@@ -13,10 +13,10 @@ pub fn run(config: &Config, args: &VerifyConfig) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
     // The cluster's view of its DNS pods, from the first control-plane host that can give
     // it (whatever --limit selected).
-    let control_plane = ctx.control_plane();
+    let access = ctx.cluster_access();
     let cluster = Arc::new(
         ctx.runtime
-            .block_on(crate::cluster::read(&ctx.transport, &control_plane)),
+            .block_on(crate::cluster::read(&ctx.transport, &access)),
     );
     let results = ctx.runtime.block_on(crate::verify::verify(
         &ctx.hosts(),

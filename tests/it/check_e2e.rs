@@ -36,6 +36,22 @@ fn ids(host: &Value, drift: bool) -> Vec<String> {
     v
 }
 
+/// --fail-on critical still fails (criticals present); JUnit has a testcase per rule x
+/// host.
+fn junit_has_a_testcase_per_rule_and_host(lab: &Lab, hosts: usize) {
+    let out = check(lab, &["--format", "junit", "--fail-on", "critical"]);
+    assert_eq!(out.status.code(), Some(2));
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    // The per-host rules, fleet drift and the two cluster rules.
+    let rules = dnsfix::diagnose::rules::RULES.len() + 3;
+    assert_eq!(xml.matches("<testcase ").count(), rules * hosts, "{xml}");
+    assert!(
+        xml.contains("name=\"DNS-KUBELET-LOOPBACK\">\n      <failure type=\"critical\""),
+        "{xml}"
+    );
+}
+
 #[test]
 fn every_scenario_yields_exactly_its_findings() {
     let scenarios = scenarios();
@@ -133,22 +149,7 @@ fn every_scenario_yields_exactly_its_findings() {
         .collect();
     assert_eq!(order.first(), Some(&"critical"), "{order:?}");
 
-    // --fail-on critical still fails (criticals present); JUnit has a testcase per rule x host.
-    let out = check(&lab, &["--format", "junit", "--fail-on", "critical"]);
-    assert_eq!(out.status.code(), Some(2));
-    let xml = String::from_utf8_lossy(&out.stdout);
-    assert!(xml.starts_with("<?xml"), "{xml}");
-    // The per-host rules, fleet drift and the two cluster rules.
-    let rules = dnsfix::diagnose::rules::RULES.len() + 3;
-    assert_eq!(
-        xml.matches("<testcase ").count(),
-        rules * scenarios.len(),
-        "{xml}"
-    );
-    assert!(
-        xml.contains("name=\"DNS-KUBELET-LOOPBACK\">\n      <failure type=\"critical\""),
-        "{xml}"
-    );
+    junit_has_a_testcase_per_rule_and_host(&lab, scenarios.len());
 
     // A clean subset exits 0; the text report says so.
     let clean: Vec<&str> = lab

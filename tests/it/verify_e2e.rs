@@ -8,9 +8,9 @@
 //!   and a kubeadm node pass, over both SSH backends, as text, JSON and JUnit;
 //! - the plan shows the cluster action; `apply` fixes the kubelet's file, recreates the
 //!   node's DNS pod through kubectl on the control-plane node, and every path passes;
-//! - without cluster access the plan names the manual step and verify keeps failing; once
-//!   the control plane is back, check finds the pod still looping (DNS-POD-LOOP) and
-//!   apply recreates it alone;
+//! - without cluster access the plan names the manual step and verify keeps failing; with
+//!   `--kubeconfig` (kubectl on this machine), check finds the pod still looping
+//!   (DNS-POD-LOOP) and apply recreates it alone;
 //! - with TCP forwarding off in sshd, the same queries go through bash on the node;
 //! - an unreachable node is exit 3.
 
@@ -83,74 +83,81 @@ fn path(kind: &str, server: &str, ok: bool, via: &str) -> (String, String, bool,
     (kind.into(), server.into(), ok, via.into())
 }
 
+/// The stub-loop node fails (a loopback upstream, its cluster DNS pod crash-looping on the
+/// loop), the healthy Kubespray node and the kubeadm node pass, over `backend`.
+fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
+    let stub = lab.node("stub-symlink").name.clone();
+    let healthy = lab.node("healthy").name.clone();
+    let kubeadm = lab.node("kubeadm").name.clone();
+
+    let (doc, code) = verify_json(lab, inv, &["--ssh-backend", backend]);
+    assert_eq!(code, Some(2), "{backend}: {doc:#}");
+    assert_eq!(host(&doc, &stub)["status"], "fail", "{backend}");
+    assert_eq!(
+        paths(&doc, &stub),
+        [
+            path("upstream", "127.0.0.53", false, "none"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
+        ]
+        .iter()
+        .map(|(p, s, ok, via)| {
+            // A refused channel on openssh is retried from the node itself.
+            let via = if backend == "openssh" && !ok && via == "ssh" {
+                "node"
+            } else {
+                via
+            };
+            (p.clone(), s.clone(), *ok, via.to_owned())
+        })
+        .collect::<Vec<_>>(),
+        "{backend}: {doc:#}"
+    );
+    assert_eq!(
+        paths(&doc, &healthy),
+        [
+            path("upstream", "192.0.2.53", true, "ssh"),
+            path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", true, "ssh"),
+        ],
+        "{backend}: {doc:#}"
+    );
+    // kubeadm: its own clusterDNS; Kubespray's nodelocaldns is not asked of it.
+    assert_eq!(
+        paths(&doc, &kubeadm),
+        [
+            path("upstream", "192.0.2.53", true, "ssh"),
+            path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "10.96.0.10", true, "ssh"),
+        ],
+        "{backend}: {doc:#}"
+    );
+    let answer = &host(&doc, &healthy)["probes"][0];
+    assert_eq!(answer["rcode"], "NOERROR");
+    assert_eq!(answer["answers"][0], "A 192.0.2.80");
+    // The cluster's side, read with kubectl on the control-plane node: the stub node's
+    // DNS pod crash-loops on the loop plugin, the healthy one's is ready.
+    assert_eq!(doc["cluster"]["access"], "read", "{backend}: {doc:#}");
+    let pod = &host(&doc, &stub)["pods"][0];
+    assert_eq!(pod["waiting"], "CrashLoopBackOff", "{doc:#}");
+    assert!(
+        pod["loop_detected"]
+            .as_str()
+            .is_some_and(|l| l.contains("plugin/loop: Loop")),
+        "{doc:#}"
+    );
+    assert_eq!(host(&doc, &healthy)["pods"][0]["ready"], true);
+}
+
 #[test]
 fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     let lab = Lab::start(&["stub-symlink", "healthy", "kubeadm"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let inv = inventory(&lab);
     let stub = lab.node("stub-symlink").name.clone();
-    let healthy = lab.node("healthy").name.clone();
-    let kubeadm = lab.node("kubeadm").name.clone();
 
     for backend in ["russh", "openssh"] {
-        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend]);
-        assert_eq!(code, Some(2), "{backend}: {doc:#}");
-        assert_eq!(host(&doc, &stub)["status"], "fail", "{backend}");
-        assert_eq!(
-            paths(&doc, &stub),
-            [
-                path("upstream", "127.0.0.53", false, "none"),
-                path("cluster_dns", "169.254.25.10", false, "ssh"),
-            ]
-            .iter()
-            .map(|(p, s, ok, via)| {
-                // A refused channel on openssh is retried from the node itself.
-                let via = if backend == "openssh" && !ok && via == "ssh" {
-                    "node"
-                } else {
-                    via
-                };
-                (p.clone(), s.clone(), *ok, via.to_owned())
-            })
-            .collect::<Vec<_>>(),
-            "{backend}: {doc:#}"
-        );
-        assert_eq!(
-            paths(&doc, &healthy),
-            [
-                path("upstream", "192.0.2.53", true, "ssh"),
-                path("upstream", "198.51.100.53", true, "ssh"),
-                path("cluster_dns", "169.254.25.10", true, "ssh"),
-            ],
-            "{backend}: {doc:#}"
-        );
-        // kubeadm: its own clusterDNS; Kubespray's nodelocaldns is not asked of it.
-        assert_eq!(
-            paths(&doc, &kubeadm),
-            [
-                path("upstream", "192.0.2.53", true, "ssh"),
-                path("upstream", "198.51.100.53", true, "ssh"),
-                path("cluster_dns", "10.96.0.10", true, "ssh"),
-            ],
-            "{backend}: {doc:#}"
-        );
-        let answer = &host(&doc, &healthy)["probes"][0];
-        assert_eq!(answer["rcode"], "NOERROR");
-        assert_eq!(answer["answers"][0], "A 192.0.2.80");
-        // The cluster's side, read with kubectl on the control-plane node: the stub node's
-        // DNS pod crash-loops on the loop plugin, the healthy one's is ready.
-        assert_eq!(doc["cluster"]["access"], "read", "{backend}: {doc:#}");
-        let pod = &host(&doc, &stub)["pods"][0];
-        assert_eq!(pod["waiting"], "CrashLoopBackOff", "{doc:#}");
-        assert!(
-            pod["loop_detected"]
-                .as_str()
-                .is_some_and(|l| l.contains("plugin/loop: Loop")),
-            "{doc:#}"
-        );
-        assert_eq!(host(&doc, &healthy)["pods"][0]["ready"], true);
+        stub_fails_healthy_and_kubeadm_pass(&lab, &inv, backend);
     }
-
     let text = dnsfix(&lab, &inv, &["verify"]);
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
@@ -312,16 +319,52 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
     );
     assert_eq!(doc["cluster"]["access"], "unavailable", "{doc:#}");
 
-    // The control plane is back: check sees the pod still crash-looping on the loop with a
-    // clean kubelet file (DNS-POD-LOOP), and the plan is the cluster action alone.
-    lab.resume(&control_plane);
-    let out = dnsfix(
-        &lab,
-        &inv,
-        &[&["check", "--format", "json"][..], &russh].concat(),
+    // With a kubeconfig that works here, the pod left looping is recreated alone.
+    recreate_through_a_local_kubeconfig(&lab, &inv, &stub);
+}
+
+/// `--kubeconfig`: kubectl runs on this machine (the lab's kubectl stand-in first in
+/// PATH). check sees the stub node's pod still crash-looping on the loop with a clean
+/// kubelet file (DNS-POD-LOOP), the plan is the cluster action alone, and apply recreates
+/// the pod: every path answers.
+fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
+    let kubeconfig = lab.dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, "apiVersion: v1\nkind: Config\n").expect("kubeconfig");
+    let standins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/standins");
+    let path = std::env::join_paths(std::iter::once(standins).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let here = |args: &[&str]| {
+        Dnsfix::new(args)
+            .lab(lab, inv)
+            .args([
+                "--connect-timeout",
+                "10",
+                "--ssh-backend",
+                "russh",
+                "-l",
+                stub,
+            ])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env("PATH", &path)
+            .env("DNSFIX_LAB_DIR", &lab.dir)
+            .output()
+    };
+    let shown = here(&["plan"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains(&format!(
+            "cluster (kubectl on this machine (--kubeconfig {})):",
+            kubeconfig.display()
+        )) && !text.contains("\n  changes:"),
+        "{}",
+        describe(&shown)
     );
+    let out = here(&["check", "--format", "json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("check's JSON");
-    let findings = host(&doc, &stub)["findings"].to_string();
+    let findings = host(&doc, stub)["findings"].to_string();
     assert!(
         findings.contains("DNS-POD-LOOP")
             && findings.contains(&format!(
@@ -331,11 +374,7 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
             && !findings.contains("DNS-KUBELET-LOOPBACK"),
         "{doc:#}"
     );
-    let out = dnsfix(
-        &lab,
-        &inv,
-        &[&["apply", "--yes", "--format", "json"][..], &russh].concat(),
-    );
+    let out = here(&["apply", "--yes", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
     let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
     let result = &record["hosts"][0];
@@ -349,6 +388,6 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
         format!("coredns-{stub}-2"),
         "{result:#}"
     );
-    let (doc, code) = verify_json(&lab, &inv, &russh);
+    let (doc, code) = verify_json(lab, inv, &["--ssh-backend", "russh", "-l", stub]);
     assert_eq!(code, Some(0), "{doc:#}");
 }
