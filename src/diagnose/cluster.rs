@@ -127,6 +127,35 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
     )])
 }
 
+/// What the reviewer of a plan must know when the plan changes a kubeadm node's kubelet
+/// DNS settings (`facts` before, `predicted` after) so that they disagree with kubeadm's
+/// `kubelet-config` ConfigMap: dnsfix does not edit that ConfigMap (it is every node's).
+pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster) -> Option<String> {
+    let Cluster::Read { config, .. } = cluster else {
+        return None;
+    };
+    let wanted = config.kubeadm_kubelet.as_ref()?;
+    if facts.flavour.kind != FlavourKind::Kubeadm {
+        return None;
+    }
+    let after = differences(predicted, wanted);
+    if after.is_empty() || after == differences(facts, wanted) {
+        return None;
+    }
+    let settings: Vec<String> = after
+        .iter()
+        .map(|(key, node, _, map)| format!("{key} {node} here, {map} in the ConfigMap"))
+        .collect();
+    Some(format!(
+        "After this change the node disagrees with kubeadm's kubelet-config ConfigMap ({}): \
+         the next `kubeadm upgrade node` writes the ConfigMap's values back \
+         (DNS-KUBEADM-CONFIG-DRIFT). Make the same change there (kubectl -n kube-system edit \
+         configmap kubelet-config); dnsfix does not edit it, since every node takes its \
+         kubelet settings from it.",
+        settings.join("; ")
+    ))
+}
+
 /// (setting, node's value, where the node sets it, ConfigMap's value) for each DNS
 /// setting the node's config file decides and the ConfigMap gives otherwise.
 fn differences(
@@ -355,6 +384,102 @@ mod tests {
             outcome(&rules_of(&host, &kubespray, &differ), KUBEADM_DRIFT),
             RuleOutcome::NotApplicable(_)
         ));
+    }
+
+    /// kube-proxy's ConfigMap replaces the inventory's guess: the same node (nodelocaldns
+    /// up, clusterDNS the service IP, the inventory saying ipvs) is a finding when the
+    /// cluster says ipvs, with the ConfigMap as evidence, and not applicable when it says
+    /// "" (iptables, kube-proxy's default).
+    #[test]
+    fn kube_proxy_mode_comes_from_its_configmap() {
+        let facts = fixture("DNS-NODELOCAL-CLUSTERDNS/ipvs-clusterdns-service-ip");
+        let mut host = crate::inventory::Host::new("node1");
+        host.vars
+            .insert("kube_proxy_mode".into(), serde_json::json!("ipvs"));
+        let gathered = [(&host, &facts)];
+        let with_mode = |mode: &str| {
+            read(
+                Vec::new(),
+                DnsConfig {
+                    kube_proxy_mode: Some(mode.to_owned()),
+                    ..DnsConfig::default()
+                },
+            )
+        };
+        let outcome_of = |cluster: &Cluster| {
+            super::super::diagnose_in(&gathered, cluster)[0]
+                .outcomes
+                .iter()
+                .find(|(id, _)| *id == "DNS-NODELOCAL-CLUSTERDNS")
+                .map(|(_, o)| o.clone())
+                .expect("rule ran")
+        };
+        let ipvs = outcome_of(&with_mode("ipvs"));
+        assert!(
+            findings(&ipvs)[0]
+                .evidence
+                .contains(&"ConfigMap kube-system/kube-proxy (config.conf) mode: ipvs".to_owned()),
+            "{ipvs:?}"
+        );
+        assert_eq!(
+            outcome_of(&with_mode("")),
+            RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into())
+        );
+    }
+
+    /// A plan that moves a kubeadm node's resolvConf away from what kubeadm's ConfigMap
+    /// says gets a note naming both values; one that keeps them together, none.
+    #[test]
+    fn a_plan_that_moves_a_kubeadm_node_off_its_configmap_says_so() {
+        use crate::plan::model::{Change, HandlerAction, HandlerRun};
+        let facts = fixture("_healthy/kubeadm-ubuntu2204");
+        let path = "/var/lib/kubelet/config.yaml";
+        let before = facts.files[path].text().expect("config.yaml").into_owned();
+        let content = before.replace(
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolvConf: /etc/dnsfix/resolv.conf",
+        );
+        let change = Change::WriteFile {
+            path: path.to_owned(),
+            description: String::new(),
+            before_sha256: None,
+            before: None,
+            after_sha256: String::new(),
+            content,
+            mode: None,
+            reasons: Vec::new(),
+        };
+        let restart = HandlerRun {
+            name: "restart kubelet".to_owned(),
+            unit: "kubelet".to_owned(),
+            action: HandlerAction::Restarted,
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let predicted = crate::plan::predict::predict(&facts, &[change], &[restart]);
+        let cluster = read(
+            Vec::new(),
+            DnsConfig {
+                kubeadm_kubelet: Some(KubeadmKubelet {
+                    resolv_conf: Some("/run/systemd/resolve/resolv.conf".to_owned()),
+                    cluster_dns: vec!["10.96.0.10".to_owned()],
+                    cluster_domain: Some("cluster.local".to_owned()),
+                }),
+                ..DnsConfig::default()
+            },
+        );
+        let note = kubeadm_note(&facts, &predicted, &cluster).expect("a note");
+        assert!(
+            note.contains(
+                "resolvConf /etc/dnsfix/resolv.conf here, /run/systemd/resolve/resolv.conf in the ConfigMap"
+            ),
+            "{note}"
+        );
+        assert_eq!(kubeadm_note(&facts, &facts, &cluster), None);
+        let unread = Cluster::Unavailable {
+            reason: "no".to_owned(),
+        };
+        assert_eq!(kubeadm_note(&facts, &predicted, &unread), None);
     }
 
     #[test]

@@ -144,7 +144,16 @@ fn stray_search_across_fleet(gathered: &[(&Host, &NodeFacts)], out: &mut [HostDi
 
 /// Runs every per-host rule on one host.
 pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
-    let ctx = rules::Ctx::new(host, facts);
+    diagnose_host_in(host, facts, None)
+}
+
+/// [`diagnose_host`], with what the cluster says where a rule uses it (kube-proxy's mode).
+fn diagnose_host_in(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: Option<&crate::cluster::Cluster>,
+) -> HostDiagnosis {
+    let ctx = rules::Ctx::in_cluster(host, facts, cluster);
     let outcomes = rules::RULES
         .iter()
         .map(|(id, rule)| (*id, rule(&ctx)))
@@ -162,7 +171,7 @@ pub fn diagnose_in(
     gathered: &[(&Host, &NodeFacts)],
     cluster: &crate::cluster::Cluster,
 ) -> Vec<HostDiagnosis> {
-    let mut out = diagnose(gathered);
+    let mut out = diagnose_with(gathered, Some(cluster));
     let corefiles = match cluster {
         crate::cluster::Cluster::Read { config, .. } => cluster::corefile_evidence(config),
         crate::cluster::Cluster::Unavailable { .. } => Vec::new(),
@@ -188,7 +197,17 @@ pub fn diagnose_in(
 
 /// Diagnoses every gathered host and adds fleet drift.
 pub fn diagnose(gathered: &[(&Host, &NodeFacts)]) -> Vec<HostDiagnosis> {
-    let mut out: Vec<HostDiagnosis> = gathered.iter().map(|(h, f)| diagnose_host(h, f)).collect();
+    diagnose_with(gathered, None)
+}
+
+fn diagnose_with(
+    gathered: &[(&Host, &NodeFacts)],
+    cluster: Option<&crate::cluster::Cluster>,
+) -> Vec<HostDiagnosis> {
+    let mut out: Vec<HostDiagnosis> = gathered
+        .iter()
+        .map(|(h, f)| diagnose_host_in(h, f, cluster))
+        .collect();
     stray_search_across_fleet(gathered, &mut out);
     let drift = drift::drift(gathered);
     for d in &mut out {

@@ -31,6 +31,9 @@ pub struct Ctx<'a> {
     /// The cluster's own DNS addresses: clusterDNS, the nodelocaldns IP, the kube-dns
     /// service IP. A resolver that lists only these forwards back into the cluster.
     pub cluster: BTreeSet<IpAddr>,
+    /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
+    /// default, iptables); it replaces the inventory's `kube_proxy_mode`.
+    pub kube_proxy_mode: Option<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -39,7 +42,21 @@ impl<'a> Ctx<'a> {
             host,
             facts,
             cluster: cluster_addresses(host, facts),
+            kube_proxy_mode: None,
         }
+    }
+
+    /// [`Ctx::new`], with what the cluster says where rules can use it.
+    pub fn in_cluster(
+        host: &'a Host,
+        facts: &'a NodeFacts,
+        cluster: Option<&crate::cluster::Cluster>,
+    ) -> Ctx<'a> {
+        let mut ctx = Ctx::new(host, facts);
+        if let Some(crate::cluster::Cluster::Read { config, .. }) = cluster {
+            ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
+        }
+        ctx
     }
 
     pub(super) fn finding(
@@ -869,7 +886,26 @@ fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let Some(addrs) = &ctx.facts.nodelocaldns else {
         return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
     };
-    let mode = ctx.host.var_str("kube_proxy_mode");
+    // The cluster's kube-proxy ConfigMap when it was read, else the inventory.
+    let (mode, mode_evidence) = match &ctx.kube_proxy_mode {
+        Some(m) => (
+            Some(m.as_str()),
+            format!(
+                "ConfigMap kube-system/kube-proxy (config.conf) mode: {}",
+                if m.is_empty() { "\"\" (iptables)" } else { m }
+            ),
+        ),
+        None => {
+            let m = ctx.host.var_str("kube_proxy_mode");
+            (
+                m,
+                format!(
+                    "kube_proxy_mode: {}",
+                    m.unwrap_or("ipvs (Kubespray default)")
+                ),
+            )
+        }
+    };
     let ipvs = match mode {
         Some(m) => m == "ipvs",
         // Kubespray's default kube_proxy_mode is ipvs.
@@ -900,7 +936,7 @@ fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
         vec![
             format!("interface nodelocaldns: {}", addrs.join(", ")),
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
-            format!("kube_proxy_mode: {}", mode.unwrap_or("ipvs (Kubespray default)")),
+            mode_evidence,
         ],
         format!("set clusterDNS to [{}]; restart kubelet and recreate pods", local[0]),
     )])

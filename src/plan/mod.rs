@@ -71,13 +71,12 @@ pub fn build(
                     .filter(|(_, hosts)| hosts.contains(&host.name))
                     .map(|(p, _)| p)
                     .collect();
-                let view = cluster.node_view(crate::cluster::node_names(host, facts));
                 plan_reachable(
                     host,
                     facts,
                     &findings,
                     (playbooks, &applicable),
-                    &view,
+                    cluster,
                     &mut wanted,
                 )
             }
@@ -133,7 +132,7 @@ fn plan_reachable(
     facts: &NodeFacts,
     findings: &[Finding],
     (playbooks, applicable): (&Playbooks, &[&Playbook]),
-    cluster: &crate::cluster::NodeView,
+    cluster: &crate::cluster::Cluster,
     wanted: &mut Vec<inventory_change::Wanted>,
 ) -> HostPlan {
     let records: Vec<FindingRecord> = findings
@@ -155,11 +154,12 @@ fn plan_reachable(
     let base = minijinja::Value::from(minijinja::value::Serde(context::build(
         host, facts, findings,
     )));
-    let run = match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing, cluster)
-    {
-        Ok(run) => run,
-        Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
-    };
+    let view = cluster.node_view(crate::cluster::node_names(host, facts));
+    let mut run =
+        match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing, &view) {
+            Ok(run) => run,
+            Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
+        };
     // Nothing outside what dnsfix (or the `allow:` of a playbook that asks for a change on
     // this host) may change: the same judgement `apply` makes of a saved plan.
     let asking: Vec<&Playbook> = playbooks
@@ -189,6 +189,14 @@ fn plan_reachable(
         return error_plan(&host.name, records, "playbook", message);
     }
     let predicted = predict::predict(facts, &run.changes, &run.handlers);
+    // kubeadm: the change the plan makes to the node's kubelet config, and not to kubeadm's
+    // ConfigMap, is one the next `kubeadm upgrade node` undoes; the reviewer is told.
+    if let Some(message) = diagnose::cluster::kubeadm_note(facts, &predicted, cluster) {
+        run.notes.push(model::Note {
+            playbook: String::new(),
+            message,
+        });
+    }
     let after = diagnose::diagnose_host(host, &predicted);
     let still: BTreeSet<String> = after
         .findings()
