@@ -374,6 +374,32 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
             && !findings.contains("DNS-KUBELET-LOOPBACK"),
         "{doc:#}"
     );
+    // A replacement that does not come up fails the host, saying how it is.
+    let fails = lab.dir.join("nodes").join(stub).join("pod-fails");
+    std::fs::write(&fails, "").expect("pod-fails");
+    let out = here(&[
+        "apply",
+        "--yes",
+        "--format",
+        "json",
+        "--health-timeout",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let result = &record["hosts"][0];
+    assert_eq!(result["outcome"], "failed", "{record:#}");
+    assert_eq!(result["pods"][0]["ok"], false, "{result:#}");
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "its replacement coredns-{stub}-2 on {stub} is not Ready after 3s: CrashLoopBackOff"
+        )) && error.contains("(10.233.64.7:40112 -> :53)"),
+        "{result:#}"
+    );
+    std::fs::remove_file(&fails).expect("pod-fails removed");
+
+    // The same plan again: the failed replacement is recreated, and this one comes up.
     let out = here(&["apply", "--yes", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
     let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
@@ -385,7 +411,7 @@ fn recreate_through_a_local_kubeconfig(lab: &Lab, inv: &Path, stub: &str) {
     );
     assert_eq!(
         result["pods"][0]["replacement"],
-        format!("coredns-{stub}-2"),
+        format!("coredns-{stub}-3"),
         "{result:#}"
     );
     let (doc, code) = verify_json(lab, inv, &["--ssh-backend", "russh", "-l", stub]);

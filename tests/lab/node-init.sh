@@ -213,6 +213,14 @@ pod() { # READY RESTARTS STATE-JSON
 		"$node" "$gen" "$node" "$1" "$2" "$3" >"$node_dir/dns-pod.json.new"
 	mv "$node_dir/dns-pod.json.new" "$node_dir/dns-pod.json"
 }
+# A test can make the next pods loop whatever the file says (NODE_DIR/pod-fails), as when
+# the upstream itself forwards back into the cluster.
+if [ -f "$node_dir/pod-fails" ]; then
+	echo "CrashLoopBackOff: looping on request (pod-fails)" >/run/lab-dns/cluster-dns.state
+	echo '[FATAL] plugin/loop: Loop (10.233.64.7:40112 -> :53) detected for zone ".", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO 4547991504243258144.3688648895315093531."' >"$node_dir/dns-pod.log"
+	pod false 3 '{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 40s restarting failed container=coredns"}}'
+	exit 0
+fi
 if [ -n "${loop-}" ]; then
 	echo "CrashLoopBackOff: plugin/loop: Loop (127.0.0.1:53 -> $loop:53) detected for zone \".\"; $resolv lists $loop" >/run/lab-dns/cluster-dns.state
 	# The line CoreDNS's loop plugin dies with (plugin/loop/loop.go, log.Fatalf).
