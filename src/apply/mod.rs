@@ -288,6 +288,7 @@ pub async fn apply(
         options: options.clone(),
         allows,
         sink,
+        pods: tokio::sync::Mutex::new(()),
     });
 
     // Hosts with nothing to restart: all at once.
@@ -337,6 +338,9 @@ struct Context {
     /// plan file).
     allows: Vec<(String, crate::playbook::Allow)>,
     sink: Arc<dyn EventSink>,
+    /// One node's DNS pods are recreated at a time across the run, whatever the batch
+    /// size: two nodes holding the two CoreDNS replicas must not lose both at once.
+    pods: tokio::sync::Mutex<()>,
 }
 
 async fn run_batch(
@@ -430,11 +434,26 @@ async fn apply_on(
     // The node's marker that this plan is done (its handlers ran), so a re-run of a
     // finished plan restarts nothing.
     let marker = format!("/var/lib/dnsfix/done/{}", digest.sha256);
-    let ControlFlow::Continue(facts) =
-        gather_before(ctx, session, target, plan, digest, &marker, result).await?
+    // The node's note that a run of this plan failed to recreate the DNS pods: a re-run
+    // that finds the changes made (by that run) recreates them again.
+    let pods_failed = format!("/var/lib/dnsfix/pods-failed/{}", digest.sha256);
+    let ControlFlow::Continue(facts) = gather_before(
+        ctx,
+        session,
+        target,
+        plan,
+        digest,
+        [&marker, &pods_failed],
+        result,
+    )
+    .await?
     else {
         return Ok(());
     };
+    let retry_pods = facts
+        .files
+        .get(&pods_failed)
+        .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
     let changes = permitted_changes(ctx, plan, &facts)?;
 
     // 2. The changes and the handlers, in one exec under the node lock.
@@ -451,7 +470,20 @@ async fn apply_on(
     // they are created anew.
     let recreated = !plan.cluster.is_empty();
     if recreated {
-        recreate_dns_pods(ctx, host, &after, result).await?;
+        // Another run of this plan made the changes and ran the handlers (it may be
+        // recreating the pods now): the pods are its business, unless it failed at them.
+        if result.outcome == HostOutcome::Unchanged && !retry_pods {
+            return Ok(());
+        }
+        if let Err(e) = recreate_dns_pods(ctx, host, &after, result).await {
+            let mark = script::mark_done_script(&ctx.run_id, &pods_failed)?;
+            let _ = crate::gather::run_as_root(session, target, &mark).await;
+            return Err(e);
+        }
+        if retry_pods {
+            let clear = script::remove_marker_script(&pods_failed)?;
+            let _ = crate::gather::run_as_root(session, target, &clear).await;
+        }
     }
     verify_dns(session, target, host, plan, &after, recreated, result).await?;
     // 6. Only now is the plan done on this node: a re-run restarts nothing.
@@ -467,7 +499,7 @@ async fn gather_before(
     target: &Target,
     plan: &HostPlan,
     digest: &FactDigest,
-    marker: &str,
+    [marker, pods_failed]: [&str; 2],
     result: &mut HostResult,
 ) -> Result<ControlFlow<(), crate::facts::NodeFacts>, String> {
     // What the plan's facts name is read again to compare, but only what dnsfix would
@@ -477,6 +509,7 @@ async fn gather_before(
         .into_iter()
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.to_string());
+    extra.push(pods_failed.to_string());
     let facts = gather_session(session, target, &extra)
         .await
         .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
@@ -768,6 +801,7 @@ async fn recreate_dns_pods(
     result: &mut HostResult,
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
+    let _one_node_at_a_time = ctx.pods.lock().await;
     let mut kubectl = crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
         .await
         .map_err(|why| {
@@ -776,11 +810,34 @@ async fn recreate_dns_pods(
     let done =
         crate::cluster::recreate_node_pods(&mut kubectl, &names, ctx.options.health_timeout).await;
     kubectl.close().await;
-    result.pods = done.map_err(|e| format!("recreating the DNS pods: {e}"))?;
-    match result.pods.iter().find(|p| !p.ok) {
-        Some(p) => Err(format!("DNS pod {} on {}: {}", p.pod, p.node, p.message)),
-        None => Ok(()),
+    let done = done.map_err(|e| format!("recreating the DNS pods: {e}"));
+    result.pods = done.clone().unwrap_or_default();
+    // An apply that found the node's changes made by another run of the plan still
+    // deleted pods here: it did something.
+    if !result.pods.is_empty() {
+        result.outcome = HostOutcome::Applied;
     }
+    let failure = match done {
+        Err(e) => Some(e),
+        Ok(pods) => pods
+            .iter()
+            .find(|p| !p.ok)
+            .map(|p| format!("DNS pod {} on {}: {}", p.pod, p.node, p.message)),
+    };
+    if let Some(failure) = failure {
+        // The pod still loops: the finding is not fixed, whatever the node's files say.
+        if let Some(v) = &mut result.verified
+            && let Some(i) = v
+                .fixed
+                .iter()
+                .position(|id| id == crate::diagnose::cluster::POD_LOOP)
+        {
+            let id = v.fixed.remove(i);
+            v.remaining.push(id);
+        }
+        return Err(failure);
+    }
+    Ok(())
 }
 
 /// `changes` with the redacted values of every file put back from the file on the node;

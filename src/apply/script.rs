@@ -144,6 +144,12 @@ pub fn mark_done_script(run: &str, marker: &str) -> Result<String, String> {
     ))
 }
 
+/// Removes a marker file `mark_done_script` wrote.
+pub fn remove_marker_script(marker: &str) -> Result<String, String> {
+    check_path(marker)?;
+    Ok(format!("rm -f {}\n", quote(marker)))
+}
+
 /// `handler UNIT VERB PROBE TIMEOUT`: restart or reload, then wait for health (the unit
 /// active and, for a kubelet-running unit, `http://127.0.0.1:10248/healthz` ok).
 fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, String> {

@@ -44,9 +44,38 @@ pub fn rules(
 /// the resolv.conf it was created with, so it needs the kubelet's file fixed and then to
 /// be recreated.
 fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutcome {
-    let looping: Vec<&&crate::cluster::DnsPod> =
-        pods.iter().filter(|p| p.loop_detected.is_some()).collect();
+    // Down now (a pod that recovered is not this finding), and its last run died on the
+    // loop plugin.
+    let down = |p: &&&crate::cluster::DnsPod| !p.ready || p.waiting.is_some();
+    let looping: Vec<&&crate::cluster::DnsPod> = pods
+        .iter()
+        .filter(down)
+        .filter(|p| p.loop_detected.is_some())
+        .collect();
     if looping.is_empty() {
+        // A pod down whose last log was not read (past the budget) cannot be called clean.
+        let unread: Vec<&str> = pods
+            .iter()
+            .filter(down)
+            .filter(|p| p.restarts > 0 && !p.logs_read)
+            .map(|p| p.name.as_str())
+            .collect();
+        if !unread.is_empty() {
+            let why = format!(
+                "the previous logs of {} were not read (more restarting DNS pods than dnsfix reads logs of)",
+                unread.join(", ")
+            );
+            return RuleOutcome::Findings(vec![crate::diagnose::Finding {
+                id: POD_LOOP,
+                severity: Severity::Critical,
+                status: crate::diagnose::FindingStatus::Unknown,
+                host: ctx.host.name.clone(),
+                summary: format!("cannot tell: {why}"),
+                evidence: vec![why],
+                remediation: "kubectl -n kube-system logs POD --previous shows whether it died on plugin/loop".into(),
+                playbook: None,
+            }]);
+        }
         return RuleOutcome::Pass;
     }
     let resolv = match pod_resolv(ctx) {
@@ -268,6 +297,7 @@ mod tests {
                 "[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\""
                     .to_owned(),
             ),
+            logs_read: true,
         }
     }
 
@@ -325,6 +355,59 @@ mod tests {
             RuleOutcome::NotApplicable(
                 "the cluster was not read: cp1: connection refused".to_owned()
             )
+        );
+    }
+
+    /// A pod that recovered (Ready now) is not looping, whatever its last crash said; a pod
+    /// down whose log was not read cannot be called clean.
+    #[test]
+    fn a_recovered_pod_passes_and_an_unread_one_is_unknown() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let host = crate::inventory::Host::new("node1");
+        let mut recovered = looping("node1");
+        recovered.ready = true;
+        recovered.waiting = None;
+        let cluster = read(vec![recovered], DnsConfig::default());
+        assert_eq!(
+            *outcome(&rules_of(&host, &facts, &cluster), POD_LOOP),
+            RuleOutcome::Pass
+        );
+        let mut unread = looping("node1");
+        unread.loop_detected = None;
+        unread.logs_read = false;
+        let cluster = read(vec![unread], DnsConfig::default());
+        let rules = rules_of(&host, &facts, &cluster);
+        let f = &findings(outcome(&rules, POD_LOOP))[0];
+        assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
+        assert!(f.summary.contains("coredns-5d78c9869d-x7k2p"), "{f:?}");
+    }
+
+    /// With --hostname-override the kubelet's node is that name alone; without it, the
+    /// machine's hostname and the inventory name.
+    #[test]
+    fn node_names_follow_hostname_override() {
+        let mut facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let host = crate::inventory::Host::new("Node1");
+        facts.hostname = Some("worker-7".to_owned());
+        facts
+            .kubelet
+            .flags
+            .retain(|f| f.name != "hostname-override");
+        assert_eq!(
+            crate::cluster::node_names(&host, &facts),
+            ["worker-7", "node1"]
+        );
+        facts
+            .kubelet
+            .flags
+            .push(crate::facts::node_facts::FlagFact {
+                name: "hostname-override".to_owned(),
+                value: Some("Worker-7.Example".to_owned()),
+                source: crate::facts::node_facts::Source::new("flag", None, None),
+            });
+        assert_eq!(
+            crate::cluster::node_names(&host, &facts),
+            ["worker-7.example"]
         );
     }
 

@@ -439,6 +439,7 @@ mod tests {
             restarts: if ready { 0 } else { 7 },
             waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
+            logs_read: !ready,
         }
     }
 
