@@ -562,6 +562,22 @@ pub async fn recreate_node_pods(
     Ok(done)
 }
 
+/// The pods that may replace `pod`: of its app, not itself, and new since `before` was
+/// listed (or, when it was gone before we deleted it, also any on its node); for
+/// nodelocaldns (a DaemonSet's) only on its node, for CoreDNS (a Deployment's) anywhere.
+fn candidates<'a>(
+    pods: &'a [DnsPod],
+    pod: &DnsPod,
+    before: &[String],
+    gone_before: bool,
+) -> Vec<&'a DnsPod> {
+    pods.iter()
+        .filter(|p| p.app == pod.app && p.name != pod.name)
+        .filter(|p| !before.contains(&p.name) || (gone_before && p.node == pod.node))
+        .filter(|p| pod.app != "nodelocaldns" || p.node == pod.node)
+        .collect()
+}
+
 /// How often a replacement is looked for.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -604,12 +620,7 @@ async fn recreate(
                 continue;
             }
         };
-        let new: Vec<&DnsPod> = pods
-            .iter()
-            .filter(|p| p.app == pod.app && p.name != pod.name)
-            .filter(|p| !before.contains(&p.name) || (gone_before && p.node == pod.node))
-            .filter(|p| pod.app != "nodelocaldns" || p.node == pod.node)
-            .collect();
+        let new = candidates(&pods, pod, &before, gone_before);
         if let Some(ready) = new.iter().find(|p| p.ready) {
             step.ok = true;
             step.replacement = Some(ready.name.clone());
@@ -757,6 +768,62 @@ mod tests {
             .expect("one");
         assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
         assert!(parse_configmaps(b"[]").is_err());
+    }
+
+    fn pod(name: &str, app: &str, node: &str) -> DnsPod {
+        DnsPod {
+            name: name.to_owned(),
+            app: app.to_owned(),
+            node: node.to_owned(),
+            phase: "Running".to_owned(),
+            ready: true,
+            restarts: 0,
+            waiting: None,
+            loop_detected: None,
+            logs_read: false,
+        }
+    }
+
+    /// A CoreDNS replacement may land on any node, a nodelocaldns one only on its own; a
+    /// replica that was there before never counts, unless the deleted pod was already gone
+    /// (another run deleted it) and it is on the same node.
+    #[test]
+    fn replacements_follow_the_controller() {
+        let deleted = pod("coredns-a", "coredns", "node1");
+        let before = vec!["coredns-a".to_owned(), "coredns-b".to_owned()];
+        let pods = vec![
+            pod("coredns-b", "coredns", "node2"),
+            pod("coredns-c", "coredns", "node3"),
+            pod("nodelocaldns-x", "nodelocaldns", "node1"),
+        ];
+        let names = |c: Vec<&DnsPod>| c.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(candidates(&pods, &deleted, &before, false)),
+            ["coredns-c"]
+        );
+
+        let local = pod("nodelocaldns-x", "nodelocaldns", "node1");
+        let pods = vec![
+            pod("nodelocaldns-y", "nodelocaldns", "node2"),
+            pod("nodelocaldns-z", "nodelocaldns", "node1"),
+        ];
+        let before = vec!["nodelocaldns-x".to_owned(), "nodelocaldns-y".to_owned()];
+        assert_eq!(
+            names(candidates(&pods, &local, &before, false)),
+            ["nodelocaldns-z"]
+        );
+
+        // Gone before our delete: its replacement may already have been listed.
+        let before = vec!["coredns-b".to_owned(), "coredns-d".to_owned()];
+        let pods = vec![
+            pod("coredns-b", "coredns", "node2"),
+            pod("coredns-d", "coredns", "node1"),
+        ];
+        assert!(candidates(&pods, &deleted, &before, false).is_empty());
+        assert_eq!(
+            names(candidates(&pods, &deleted, &before, true)),
+            ["coredns-d"]
+        );
     }
 
     /// A kubeconfig path reaches the local shell as one word, whatever it holds.
