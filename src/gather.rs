@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::events::{Event, EventSink};
@@ -56,19 +55,22 @@ where
     F: Fn(Host) -> Fut,
     Fut: std::future::Future<Output = T> + Send + 'static,
 {
-    let permits = Arc::new(Semaphore::new(forks.max(1)));
+    // A host's task is spawned when a fork is free, in host order: spawned all at once,
+    // a thousand waiting tasks each held its future and a copy of its host.
     let mut tasks = JoinSet::new();
-    for (index, host) in hosts.iter().enumerate() {
-        let permits = Arc::clone(&permits);
-        let job = work((*host).clone());
-        tasks.spawn(async move {
-            // The semaphore is never closed, so acquiring cannot fail.
-            let _permit = permits.acquire_owned().await;
-            (index, job.await)
-        });
-    }
+    let mut waiting = hosts.iter().enumerate();
     let mut out: Vec<Option<T>> = (0..hosts.len()).map(|_| None).collect();
-    while let Some(joined) = tasks.join_next().await {
+    loop {
+        while tasks.len() < forks.max(1) {
+            let Some((index, host)) = waiting.next() else {
+                break;
+            };
+            let job = work((*host).clone());
+            tasks.spawn(async move { (index, job.await) });
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
         match joined {
             Ok((index, result)) => out[index] = Some(result),
             // A panicking host task is a bug; the caller reports it as that host's failure.
