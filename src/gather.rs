@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::events::{Event, EventSink};
 use crate::facts::NodeFacts;
-use crate::facts::raw::{self, FrameError, RawFacts};
+use crate::facts::raw::{self, FrameError, RawFacts, SharedContents};
 use crate::inventory::{ConnectionKind, Host};
 use crate::transport::{BECOME_ROOT_SH, Session, Target, Transport, TransportError, check_sudo};
 
@@ -56,19 +55,22 @@ where
     F: Fn(Host) -> Fut,
     Fut: std::future::Future<Output = T> + Send + 'static,
 {
-    let permits = Arc::new(Semaphore::new(forks.max(1)));
+    // A host's task is spawned when a fork is free, in host order: spawned all at once,
+    // a thousand waiting tasks each held its future and a copy of its host.
     let mut tasks = JoinSet::new();
-    for (index, host) in hosts.iter().enumerate() {
-        let permits = Arc::clone(&permits);
-        let job = work((*host).clone());
-        tasks.spawn(async move {
-            // The semaphore is never closed, so acquiring cannot fail.
-            let _permit = permits.acquire_owned().await;
-            (index, job.await)
-        });
-    }
+    let mut waiting = hosts.iter().enumerate();
     let mut out: Vec<Option<T>> = (0..hosts.len()).map(|_| None).collect();
-    while let Some(joined) = tasks.join_next().await {
+    loop {
+        while tasks.len() < forks.max(1) {
+            let Some((index, host)) = waiting.next() else {
+                break;
+            };
+            let job = work((*host).clone());
+            tasks.spawn(async move { (index, job.await) });
+        }
+        let Some(joined) = tasks.join_next().await else {
+            break;
+        };
         match joined {
             Ok((index, result)) => out[index] = Some(result),
             // A panicking host task is a bug; the caller reports it as that host's failure.
@@ -89,16 +91,19 @@ pub async fn gather(
     sink: Arc<dyn EventSink>,
     extra: Arc<Vec<String>>,
 ) -> Vec<HostOutcome> {
+    // Identical file bodies are kept once across the hosts (see SharedContents).
+    let shared = Arc::new(std::sync::Mutex::new(SharedContents::default()));
     let outcomes = fan_out(hosts, forks, &sink, |host| {
         let transport = Arc::clone(&transport);
         let sink = Arc::clone(&sink);
         let extra = Arc::clone(&extra);
+        let shared = Arc::clone(&shared);
         async move {
             let started = Instant::now();
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });
-            let result = gather_one(&host, &transport, sink.as_ref(), &extra).await;
+            let result = gather_one(&host, &transport, sink.as_ref(), &extra, &shared).await;
             let elapsed = started.elapsed();
             match &result {
                 Ok(_) => sink.event(Event::FactsGathered {
@@ -138,6 +143,7 @@ async fn gather_one(
     transport: &Transport,
     sink: &dyn EventSink,
     extra: &[String],
+    shared: &std::sync::Mutex<SharedContents>,
 ) -> Result<NodeFacts, HostError> {
     let target = Target {
         host: host.name.clone(),
@@ -147,7 +153,7 @@ async fn gather_one(
     sink.event(Event::HostConnected {
         host: host.name.clone(),
     });
-    let result = run_script(&mut session, &target, extra).await;
+    let result = run_script(&mut session, &target, extra, shared).await;
     session.close().await;
     let raw = result?;
     Ok(NodeFacts::from_owned(&host.name, raw))
@@ -177,7 +183,8 @@ pub async fn gather_session(
     target: &Target,
     extra: &[String],
 ) -> Result<NodeFacts, HostError> {
-    let raw = run_script(session, target, extra).await?;
+    let shared = std::sync::Mutex::new(SharedContents::default());
+    let raw = run_script(session, target, extra, &shared).await?;
     Ok(NodeFacts::from_owned(&target.host, raw))
 }
 
@@ -185,11 +192,20 @@ async fn run_script(
     session: &mut Session,
     target: &Target,
     extra: &[String],
+    shared: &std::sync::Mutex<SharedContents>,
 ) -> Result<RawFacts, HostError> {
     let nonce = crate::util::nonce();
     let script = raw::script_with(&nonce, extra);
     let output = run_as_root(session, target, &script).await?;
-    match RawFacts::parse(&output.stdout, &nonce) {
+    // A poisoned lock only means another host's task panicked: the map is still whole.
+    let parsed = RawFacts::parse_shared(
+        &output.stdout,
+        &nonce,
+        &mut shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    match parsed {
         Ok(raw) => Ok(raw),
         Err(frame) => {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();

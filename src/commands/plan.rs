@@ -48,7 +48,7 @@ pub(super) fn make(ctx: &Context, playbooks: &Playbooks) -> (Plan, bool) {
         &ctx.inventory,
         ctx.config.limit.as_deref(),
         &ctx.hosts(),
-        &outcomes,
+        outcomes,
         playbooks,
         &cluster,
     );

@@ -169,13 +169,28 @@ impl Inventory {
     /// Hosts matching an Ansible `--limit` pattern, in inventory order. `None` selects every
     /// host. An element that matches nothing, or a pattern that selects no host, is an error.
     pub fn select(&self, limit: Option<&str>) -> Result<Vec<&Host>, InventoryError> {
+        Ok(self
+            .select_positions(limit)?
+            .into_iter()
+            .filter_map(|h| self.hosts.get(h))
+            .collect())
+    }
+
+    /// [`Inventory::select`] as positions ([`Inventory::host_at`]): what a run keeps of
+    /// its hosts without copying them.
+    pub fn select_positions(&self, limit: Option<&str>) -> Result<Vec<usize>, InventoryError> {
         match limit {
-            None => Ok(self.hosts.iter().collect()),
+            None => Ok((0..self.hosts.len()).collect()),
             Some(limit) => Ok(pattern::select(self, limit)?
                 .into_iter()
-                .filter_map(|h| self.hosts.get(h))
+                .filter(|h| *h < self.hosts.len())
                 .collect()),
         }
+    }
+
+    /// The host at `position` in inventory order.
+    pub fn host_at(&self, position: usize) -> Option<&Host> {
+        self.hosts.get(position)
     }
 
     /// Names of the hosts in a group (including via child groups), in inventory order;

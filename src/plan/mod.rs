@@ -25,21 +25,25 @@ use crate::playbook::{Batch, Playbook, Playbooks};
 use model::{FindingRecord, HostPlanError, InventoryChange, InventoryRef, PlaybookRef, Summary};
 
 /// Builds the plan for `hosts` (the selected hosts, in inventory order) from their gather
-/// `outcomes` (same order).
+/// `outcomes` (same order). Each host's facts are dropped as soon as its plan is made:
+/// the fleet-wide judgements (drift, stray search domains) are made before, so at a
+/// thousand hosts the plans grow while the facts shrink instead of both being held.
 pub fn build(
     inventory: &Inventory,
     limit: Option<&str>,
     hosts: &[&Host],
-    outcomes: &[HostOutcome],
+    outcomes: Vec<HostOutcome>,
     playbooks: &Playbooks,
     cluster: &crate::cluster::Cluster,
 ) -> Plan {
-    let gathered: Vec<(&Host, &NodeFacts)> = hosts
-        .iter()
-        .zip(outcomes)
-        .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (*h, f)))
-        .collect();
-    let diagnoses = diagnose::diagnose_in(&gathered, cluster);
+    let diagnoses = {
+        let gathered: Vec<(&Host, &NodeFacts)> = hosts
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|(h, o)| o.result.as_ref().ok().map(|f| (*h, f)))
+            .collect();
+        diagnose::diagnose_in(&gathered, cluster)
+    };
     let by_host: BTreeMap<&str, &HostDiagnosis> =
         diagnoses.iter().map(|d| (d.host.as_str(), d)).collect();
     // Which hosts each playbook's `hosts` pattern selects. A pattern naming a group this
@@ -58,7 +62,7 @@ pub fn build(
     let mut host_plans = Vec::new();
     let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
     for (host, outcome) in hosts.iter().zip(outcomes) {
-        let plan = match &outcome.result {
+        let plan = match outcome.result {
             Ok(facts) => {
                 let findings = by_host
                     .get(host.name.as_str())
@@ -73,7 +77,7 @@ pub fn build(
                     .collect();
                 plan_reachable(
                     host,
-                    facts,
+                    &facts,
                     &findings,
                     (playbooks, &applicable),
                     cluster,

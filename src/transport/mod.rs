@@ -22,9 +22,15 @@ use crate::inventory::{Connection, ConnectionKind};
 
 /// The remote command that runs the script on stdin as root: directly when the login user
 /// is root, through `sudo -n` otherwise (never prompting: a sudo that wants a password is
-/// reported as [`TransportError::SudoPassword`]).
-pub const BECOME_ROOT_SH: &str =
-    "if [ \"$(id -u)\" -eq 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi";
+/// reported as [`TransportError::SudoPassword`]). The effective uid is read from the login
+/// shell's own `/proc/self/status` (as gather.sh does), so on Linux this starts no `id`
+/// process on every node for every command; `id -u` remains the fallback elsewhere. The
+/// loop reads only that file: the script still waiting on stdin is left alone.
+pub const BECOME_ROOT_SH: &str = concat!(
+    "u=; { while read -r k _ e _; do [ \"$k\" = Uid: ] && { u=$e; break; }; done ",
+    "</proc/self/status; } 2>/dev/null; [ -n \"$u\" ] || u=$(id -u); ",
+    "if [ \"$u\" -eq 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi"
+);
 
 /// Which SSH implementation carries `ansible_connection: ssh` hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

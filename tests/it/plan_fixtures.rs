@@ -70,7 +70,7 @@ fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Pla
     let cluster = dnsfix::cluster::Cluster::Unavailable {
         reason: "a fixture has no cluster".to_owned(),
     };
-    plan::build(&inventory, None, &hosts, &outcomes, playbooks, &cluster)
+    plan::build(&inventory, None, &hosts, outcomes, playbooks, &cluster)
 }
 
 #[test]
