@@ -455,10 +455,15 @@ impl Kubectl {
             return vec![None; pods.len()];
         }
         let boundary = crate::util::nonce();
+        // Eight kubectl at a time, each into its own file, then printed in order.
         let script = format!(
-            "{prologue}for pod in {names}; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
+            "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\ni=0\n\
+             for pod in {names}; do\n  \
              timeout 30 \"$@\" --request-timeout=20s -n kube-system logs \"$pod\" --previous \
-             --tail=20 2>/dev/null\n  echo\ndone\n",
+             --tail=20 >\"$d/$pod\" 2>/dev/null &\n  \
+             i=$((i + 1)); [ $((i % 8)) -ne 0 ] || wait\ndone\nwait\n\
+             for pod in {names}; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
+             cat \"$d/$pod\" 2>/dev/null\n  echo\ndone\n",
             prologue = self.prologue,
             names = valid.join(" "),
         );
