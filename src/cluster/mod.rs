@@ -439,20 +439,27 @@ impl Kubectl {
         order.sort_by_key(|&i| pods[i].ready);
         order.truncate(MAX_LOGS);
         let names: Vec<&str> = order.iter().map(|&i| pods[i].name.as_str()).collect();
-        let lines = self.previous_loop_lines(&names).await;
-        for (i, line) in order.into_iter().zip(lines) {
-            pods[i].loop_detected = line;
-            pods[i].logs_read = true;
+        // A pod without its section in the answer (the exec failed, or was cut short) was
+        // not read: the rules call it unknown, never clean.
+        let found = self.previous_loop_lines(&names).await;
+        for i in order {
+            if let Some(line) = found.get(&pods[i].name) {
+                pods[i].loop_detected = line.clone();
+                pods[i].logs_read = true;
+            }
         }
         Ok(pods)
     }
 
     /// [`Kubectl::previous_loop_line`] for each of `pods`, in one exec: at fleet scale a
     /// round trip per pod was most of a plan's time.
-    async fn previous_loop_lines(&mut self, pods: &[&str]) -> Vec<Option<String>> {
+    async fn previous_loop_lines(
+        &mut self,
+        pods: &[&str],
+    ) -> std::collections::HashMap<String, Option<String>> {
         let valid: Vec<&str> = pods.iter().copied().filter(|p| valid_pod_name(p)).collect();
         if valid.is_empty() {
-            return vec![None; pods.len()];
+            return std::collections::HashMap::new();
         }
         let boundary = crate::util::nonce();
         // Eight kubectl at a time, each into its own file, then printed in order.
@@ -467,14 +474,10 @@ impl Kubectl {
             prologue = self.prologue,
             names = valid.join(" "),
         );
-        let out = match run_as_root(&mut self.session, &self.target, &script).await {
-            Ok(out) => out.stdout,
-            Err(_) => return vec![None; pods.len()],
-        };
-        let found = loop_lines_by_pod(&String::from_utf8_lossy(&out), &boundary);
-        pods.iter()
-            .map(|p| found.get(*p).cloned().flatten())
-            .collect()
+        match run_as_root(&mut self.session, &self.target, &script).await {
+            Ok(out) => loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), &boundary),
+            Err(_) => std::collections::HashMap::new(),
+        }
     }
 
     /// Deletes the pod `name` in kube-system, not waiting for it to be gone. False when
