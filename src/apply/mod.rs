@@ -802,13 +802,15 @@ async fn recreate_dns_pods(
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
     let _one_node_at_a_time = ctx.pods.lock().await;
-    let mut kubectl = crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
-        .await
-        .map_err(|why| {
-            format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
-        })?;
+    let (mut kubectl, pods) =
+        crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
+            .await
+            .map_err(|why| {
+                format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
+            })?;
     let done =
-        crate::cluster::recreate_node_pods(&mut kubectl, &names, ctx.options.health_timeout).await;
+        crate::cluster::recreate_node_pods(&mut kubectl, pods, &names, ctx.options.health_timeout)
+            .await;
     kubectl.close().await;
     let done = done.map_err(|e| format!("recreating the DNS pods: {e}"));
     result.pods = done.clone().unwrap_or_default();

@@ -89,20 +89,15 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
-/// `text` as one single-quoted shell word.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 const GET_PODS: &str = "get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o json";
 
 /// The DNS pods and ConfigMaps, read where `access` says.
 pub async fn read(transport: &Transport, access: &Access) -> Cluster {
-    let mut kubectl = match Kubectl::connect(transport, access).await {
-        Ok(k) => k,
+    let (mut kubectl, pods) = match Kubectl::connect(transport, access).await {
+        Ok(listed) => listed,
         Err(reason) => return Cluster::Unavailable { reason },
     };
-    let result = kubectl.dns_pods_with_logs().await;
+    let pods = kubectl.with_logs(pods).await;
     let config = match kubectl.run(GET_CONFIGMAPS).await {
         Ok(out) => parse_configmaps(&out).unwrap_or_else(|error| DnsConfig {
             error: Some(error),
@@ -115,12 +110,7 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
     };
     let via = kubectl.via().to_owned();
     kubectl.close().await;
-    match result {
-        Ok(pods) => Cluster::Read { via, pods, config },
-        Err(e) => Cluster::Unavailable {
-            reason: format!("{via}: {e}"),
-        },
-    }
+    Cluster::Read { via, pods, config }
 }
 
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
@@ -310,8 +300,12 @@ pub struct Kubectl {
 }
 
 impl Kubectl {
-    /// kubectl where `access` says, once it lists the DNS pods; why not otherwise.
-    pub async fn connect(transport: &Transport, access: &Access) -> Result<Kubectl, String> {
+    /// kubectl where `access` says, once it lists the DNS pods (the listing is returned:
+    /// the caller's first look at them, without another round trip); why not otherwise.
+    pub async fn connect(
+        transport: &Transport,
+        access: &Access,
+    ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         match access {
             Access::ControlPlane(hosts) => Kubectl::on_control_plane(transport, hosts).await,
             Access::Kubeconfig(path) => Kubectl::here(transport, path).await,
@@ -319,7 +313,10 @@ impl Kubectl {
     }
 
     /// kubectl on this machine with `kubeconfig`, as the user dnsfix runs as.
-    async fn here(transport: &Transport, kubeconfig: &std::path::Path) -> Result<Kubectl, String> {
+    async fn here(
+        transport: &Transport,
+        kubeconfig: &std::path::Path,
+    ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         let via = format!("this machine (--kubeconfig {})", kubeconfig.display());
         let target = Target {
             host: "localhost".to_owned(),
@@ -336,19 +333,14 @@ impl Kubectl {
             .connect(&target)
             .await
             .map_err(|e| format!("{via}: {e}"))?;
-        let path = kubeconfig.to_string_lossy();
-        let prologue = format!(
-            "set -u\ncommand -v kubectl >/dev/null 2>&1 || {{ echo 'no kubectl in PATH' >&2; exit 3; }}\nset -- kubectl --kubeconfig {}\n",
-            shell_quote(&path)
-        );
         let mut kubectl = Kubectl {
             target,
             session,
-            prologue,
+            prologue: local_prologue(kubeconfig),
             via: via.clone(),
         };
         match kubectl.dns_pods().await {
-            Ok(_) => Ok(kubectl),
+            Ok(pods) => Ok((kubectl, pods)),
             Err(e) => {
                 kubectl.close().await;
                 Err(format!("{via}: {e}"))
@@ -361,7 +353,7 @@ impl Kubectl {
     async fn on_control_plane(
         transport: &Transport,
         control_plane: &[Host],
-    ) -> Result<Kubectl, String> {
+    ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         if control_plane.is_empty() {
             return Err(
                 "the inventory has no kube_control_plane host to run kubectl on".to_owned(),
@@ -387,7 +379,7 @@ impl Kubectl {
                 prologue: KUBECTL.to_owned(),
             };
             match kubectl.dns_pods().await {
-                Ok(_) => return Ok(kubectl),
+                Ok(pods) => return Ok((kubectl, pods)),
                 Err(e) => {
                     why.push(format!("{}: {e}", host.name));
                     kubectl.close().await;
@@ -429,9 +421,8 @@ impl Kubectl {
         parse_pods(&self.run(GET_PODS).await?)
     }
 
-    /// The DNS pods, each crash-looping one with its loop line (up to [`MAX_LOGS`]).
-    pub async fn dns_pods_with_logs(&mut self) -> Result<Vec<DnsPod>, String> {
-        let mut pods = self.dns_pods().await?;
+    /// `pods`, each crash-looping one with its loop line (up to [`MAX_LOGS`]).
+    pub async fn with_logs(&mut self, mut pods: Vec<DnsPod>) -> Vec<DnsPod> {
         let mut order: Vec<usize> = (0..pods.len())
             .filter(|&i| pods[i].restarts > 0 || pods[i].waiting.is_some())
             .collect();
@@ -448,7 +439,7 @@ impl Kubectl {
                 pods[i].logs_read = true;
             }
         }
-        Ok(pods)
+        pods
     }
 
     /// [`Kubectl::previous_loop_line`] for each of `pods`, in one exec: at fleet scale a
@@ -497,18 +488,7 @@ impl Kubectl {
 
     /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
     async fn previous_loop_line(&mut self, pod: &str) -> Option<String> {
-        if !valid_pod_name(pod) {
-            return None;
-        }
-        let out = self
-            .run(&format!("logs {pod} --previous --tail=20"))
-            .await
-            .ok()?;
-        String::from_utf8_lossy(&out)
-            .lines()
-            .rev()
-            .find(|l| l.contains("plugin/loop: Loop"))
-            .map(|l| crate::text::escape(l.trim()).into_owned())
+        self.previous_loop_lines(&[pod]).await.remove(pod).flatten()
     }
 }
 
@@ -540,6 +520,14 @@ fn loop_lines_by_pod(
         }
     }
     found
+}
+
+/// Sets this machine's kubectl with `kubeconfig` (one quoted shell word) as "$@".
+fn local_prologue(kubeconfig: &std::path::Path) -> String {
+    format!(
+        "set -u\ncommand -v kubectl >/dev/null 2>&1 || {{ echo 'no kubectl in PATH' >&2; exit 3; }}\nset -- kubectl --kubeconfig {}\n",
+        crate::node_script::quote(&kubeconfig.to_string_lossy())
+    )
 }
 
 /// A pod name from the API is a DNS-1123 subdomain; anything else is never passed to a
@@ -601,18 +589,17 @@ pub struct PodRecreation {
 }
 
 /// Deletes the CoreDNS and nodelocaldns pods running on a node (`names`: the names it may
-/// have, [`node_names`]) one at a time, each time waiting up to `timeout` for a Ready
+/// have, [`node_names`]; `pods`: the cluster's DNS pods as just listed) one at a time, each time waiting up to `timeout` for a Ready
 /// replacement: a nodelocaldns pod on the same node (its DaemonSet's), a CoreDNS pod on
 /// any node (its Deployment's). The first replacement that does not come up stops the
 /// rest: deleting more would only take more of the cluster's DNS down.
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
+    pods: Vec<DnsPod>,
     names: &[String],
     timeout: Duration,
 ) -> Result<Vec<PodRecreation>, String> {
-    let on_node: Vec<DnsPod> = kubectl
-        .dns_pods()
-        .await?
+    let on_node: Vec<DnsPod> = pods
         .into_iter()
         .filter(|p| names.contains(&p.node))
         .collect();
@@ -920,9 +907,18 @@ mod tests {
             "/x;rm -rf /",
             "/$(id)`id`",
         ] {
+            // The lab's kubectl stand-in first in PATH: the prologue finds a kubectl.
+            let standins = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lab/standins");
             let out = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(format!("printf %s {}", shell_quote(path)))
+                .arg(format!(
+                    "{}printf %s \"$3\"",
+                    local_prologue(std::path::Path::new(path))
+                ))
+                .env(
+                    "PATH",
+                    format!("{standins}:{}", std::env::var("PATH").unwrap_or_default()),
+                )
                 .output()
                 .expect("sh runs");
             assert_eq!(String::from_utf8_lossy(&out.stdout), path);
