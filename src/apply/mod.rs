@@ -13,6 +13,7 @@
 //! hosts failed no further batch starts. Every run is recorded locally (the run file) and
 //! on each node (`/var/lib/dnsfix/backups/RUN/`), so `rollback` can undo it.
 
+pub mod configmaps;
 pub mod record;
 pub mod rollback;
 pub mod script;

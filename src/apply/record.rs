@@ -33,6 +33,34 @@ pub struct RunRecord {
     /// Local inventory files updated (`--update-inventory`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub inventory_updates: Vec<InventoryUpdate>,
+    /// kube-system ConfigMap keys changed (or, for a rollback, restored) through kubectl.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub cluster_updates: Vec<ClusterUpdate>,
+}
+
+/// One kube-system ConfigMap key a run set, with what `rollback` needs to put it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterUpdate {
+    pub configmap: String,
+    pub key: String,
+    /// Where kubectl ran.
+    pub via: String,
+    /// `written`, `already`, `stale` (it changed since the plan), `error`, or `pending`
+    /// (recorded before the write).
+    pub outcome: String,
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub message: String,
+    /// The key's text before and after the run.
+    pub before: String,
+    pub after: String,
+    /// The whole ConfigMap as it was read just before the write.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub old: Option<serde_json::Value>,
+    /// Its resourceVersion once written.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub resource_version: String,
+    /// The hosts whose playbooks asked for it.
+    pub hosts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -98,6 +98,105 @@ pub fn parse(text: &str) -> Vec<ServerBlock> {
     blocks
 }
 
+/// The root block's `forward .` set to other targets: the new Corefile text, and what
+/// changed where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardEdit {
+    pub text: String,
+    /// 1-based line of the `forward` in the root block.
+    pub line: usize,
+    /// Its targets before.
+    pub was: Vec<String>,
+}
+
+/// `text` with the `forward .` of its root block (`.:53`, `.`: where names outside the
+/// cluster go) sent to `servers`, as Kubespray renders `upstream_dns_servers` there:
+/// `forward . 192.0.2.53 198.51.100.53`, the rest of the line (an options block's `{`, a
+/// comment) and every other line kept byte for byte. `None` when it already forwards there.
+/// The result is parsed again to prove nothing else moved.
+pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<ForwardEdit>, String> {
+    let blocks = parse(text);
+    let is_root = |b: &&ServerBlock| b.zones.iter().any(|z| z == "." || z.starts_with(".:"));
+    let root = blocks
+        .iter()
+        .find(is_root)
+        .ok_or("the Corefile has no block for the root zone (`.:53`)")?;
+    let forward = root
+        .forward
+        .as_ref()
+        .filter(|f| f.from == ".")
+        .ok_or_else(|| format!("the `.:53` block (line {}) has no `forward .`", root.line))?;
+    if forward.to == servers {
+        return Ok(None);
+    }
+    if servers.is_empty() || servers.iter().any(|s| !valid_target(s)) {
+        return Err(format!(
+            "not a list of DNS server addresses: {}",
+            servers.join(" ")
+        ));
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i + 1 != forward.line {
+            out.push_str(line);
+            continue;
+        }
+        let start = line.find("forward").ok_or("the forward line moved")?;
+        let after_from = {
+            let rest = &line[start + "forward".len()..];
+            let from = rest.trim_start();
+            let skipped = rest.len() - from.len() + 1; // the `.`
+            start + "forward".len() + skipped
+        };
+        let tail = &line[after_from..];
+        let end = tail.find(['{', '#', '\r', '\n']).unwrap_or(tail.len());
+        // Keep the space before `{` or `#` as it was.
+        let kept = &tail[end..];
+        let gap = if kept.is_empty() || kept.starts_with(['\r', '\n']) {
+            ""
+        } else {
+            " "
+        };
+        out.push_str(&line[..after_from]);
+        out.push(' ');
+        out.push_str(&servers.join(" "));
+        out.push_str(gap);
+        out.push_str(kept);
+    }
+    let again = parse(&out);
+    let moved = again.len() != blocks.len()
+        || again.iter().zip(&blocks).any(|(a, b)| {
+            let (fa, fb) = (a.forward.as_ref(), b.forward.as_ref());
+            a.zones != b.zones
+                || a.loop_plugin != b.loop_plugin
+                || if std::ptr::eq(b, root) {
+                    fa.map(|f| (&f.from, &f.to)) != Some((&".".to_owned(), &servers.to_vec()))
+                } else {
+                    fa != fb
+                }
+        });
+    if moved {
+        return Err(format!(
+            "the `forward .` on line {} could not be changed alone: edit it by hand",
+            forward.line
+        ));
+    }
+    Ok(Some(ForwardEdit {
+        text: out,
+        line: forward.line,
+        was: forward.to.clone(),
+    }))
+}
+
+/// An address CoreDNS's forward takes (IPv4, IPv6, either with a port, or a `dns://`/
+/// `tls://` URL), never anything that could break the line.
+fn valid_target(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 100
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".:[]/-_%".contains(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +331,66 @@ ip6.arpa:53 {
                 .as_ref()
                 .is_some_and(Forward::to_resolv_conf)
         );
+    }
+
+    fn servers(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_root_forward_is_set_as_kubespray_renders_it_and_nothing_else_moves() {
+        // kubeadm's: the options block's `{` stays, as Kubespray's coredns-config.yml.j2
+        // renders `forward . {{ upstream_dns_servers | join(' ') }} {`.
+        let edit = set_root_forward(KUBEADM, &servers(&["192.0.2.53", "198.51.100.53"]))
+            .expect("edit")
+            .expect("a change");
+        assert_eq!(
+            (edit.line, edit.was.as_slice()),
+            (13, &["/etc/resolv.conf".to_owned()][..])
+        );
+        let want = KUBEADM.replace(
+            "    forward . /etc/resolv.conf {\n",
+            "    forward . 192.0.2.53 198.51.100.53 {\n",
+        );
+        assert_eq!(edit.text, want);
+        // Already there: nothing to do.
+        assert_eq!(
+            set_root_forward(&want, &servers(&["192.0.2.53", "198.51.100.53"])),
+            Ok(None)
+        );
+        // nodelocaldns: only the `.:53` block's forward, never the cluster zones'.
+        let edit = set_root_forward(NODELOCALDNS, &servers(&["203.0.113.53"]))
+            .expect("edit")
+            .expect("a change");
+        assert_eq!(
+            edit.text,
+            NODELOCALDNS.replace(
+                "    forward . 192.0.2.53 198.51.100.53\n",
+                "    forward . 203.0.113.53\n"
+            )
+        );
+        assert_eq!(edit.line, 44);
+        // A comment after the targets and CRLF line ends are kept.
+        let crlf = ".:53 {\r\n  forward . /etc/resolv.conf # upstream\r\n  loop\r\n}\r\n";
+        let edit = set_root_forward(crlf, &servers(&["192.0.2.53"])).expect("edit");
+        assert_eq!(
+            edit.map(|e| e.text).as_deref(),
+            Some(".:53 {\r\n  forward . 192.0.2.53 # upstream\r\n  loop\r\n}\r\n")
+        );
+    }
+
+    #[test]
+    fn a_corefile_without_a_root_forward_or_with_odd_servers_is_refused() {
+        let only_cluster = "cluster.local:53 {\n    forward . 10.233.0.3\n}\n";
+        assert!(set_root_forward(only_cluster, &servers(&["192.0.2.53"])).is_err());
+        let no_forward = ".:53 {\n    whoami\n}\n";
+        assert!(set_root_forward(no_forward, &servers(&["192.0.2.53"])).is_err());
+        for bad in [&[][..], &["192.0.2.53\n}"][..], &["a b"][..]] {
+            assert!(
+                set_root_forward(KUBEADM, &servers(bad)).is_err(),
+                "{bad:?} accepted"
+            );
+        }
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! What the cluster says about its DNS pods, read the way Kubespray reads the cluster:
 //! kubectl on a control-plane host with its admin kubeconfig (kubeadm and Kubespray:
 //! `/etc/kubernetes/admin.conf`; k3s: `k3s kubectl`; RKE2: its own kubectl with
-//! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway. Read-only:
-//! `get pods` and `logs --previous`; the kubeconfig never leaves the node.
+//! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
+//! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous` and
+//! `get configmap`; `apply` alone writes: `delete pod` (below) and `replace` of a
+//! ConfigMap key ([`configmap`]).
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label) and
 //! nodelocaldns (`k8s-app: node-local-dns`, Kubespray's nodelocaldns DaemonSet); the JSON
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
+pub mod configmap;
 pub mod corefile;
 
 use std::time::Duration;
@@ -138,6 +141,9 @@ pub struct Corefile {
     /// The data key: `Corefile`, or nodelocaldns's `Corefile-second`.
     pub key: String,
     pub blocks: Vec<corefile::ServerBlock>,
+    /// The Corefile as read, for a plan that changes it.
+    #[serde(skip)]
+    pub text: String,
 }
 
 impl Corefile {
@@ -188,6 +194,7 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                             configmap: name.to_owned(),
                             key: key.clone(),
                             blocks: corefile::parse(text),
+                            text: text.to_owned(),
                         });
                     }
                 }

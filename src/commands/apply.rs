@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Context, exit};
-use crate::apply::record::{self, InventoryUpdate, RunRecord};
+use crate::apply::record::{self, ClusterUpdate, InventoryUpdate, RunRecord};
 use crate::apply::{self, ApplyOptions, HostOutcome, HostResult};
 use crate::config::{ApplyConfig, Config, Format};
 use crate::error::Error;
@@ -66,7 +66,9 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
     // another format (stdout is the run record then) on stderr.
     let text = run.ctx.config.format == Format::Text;
     let shown = crate::plan::render::text(&plan, args.colour);
-    let nothing = changing == 0 && (plan.inventory_changes.is_empty() || !run.update_inventory);
+    let nothing = changing == 0
+        && plan.cluster_changes.is_empty()
+        && (plan.inventory_changes.is_empty() || !run.update_inventory);
     if text {
         let mut out = std::io::stdout().lock();
         out.write_all(shown.as_bytes())?;
@@ -82,7 +84,10 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
     if nothing {
         return Ok(super::unless_unreachable(unreachable, exit::OK));
     }
-    let question = format!("Apply these changes to {changing} host(s)?");
+    let question = match plan.cluster_changes.len() {
+        0 => format!("Apply these changes to {changing} host(s)?"),
+        n => format!("Apply these changes to {changing} host(s) and {n} cluster ConfigMap key(s)?"),
+    };
     if !args.yes && !super::confirm(&question)? {
         eprintln!("nothing applied");
         return Ok(exit::BAD_INPUT);
@@ -119,6 +124,18 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
             }
         }
     }
+    for change in &plan.cluster_changes {
+        for reason in &change.reasons {
+            if !plan.playbooks.iter().any(|p| p.name == reason.playbook) {
+                return Err(Error::PlanRefused(format!(
+                    "the change to the {} ConfigMap is attributed to playbook {}, which the \
+                     plan does not list: refused",
+                    change.configmap, reason.playbook
+                )));
+            }
+        }
+        verify_cluster_change(change)?;
+    }
     for host in &plan.hosts {
         let cluster = host.cluster.iter().flat_map(|a| a.reasons());
         for reason in host.changes.iter().flat_map(|c| c.reasons()).chain(cluster) {
@@ -133,6 +150,38 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
     Ok(())
 }
 
+/// A plan file may change a cluster ConfigMap only as `corefile_forward` does: the root
+/// `forward .` of a coredns or nodelocaldns Corefile, every other byte kept. Whatever else
+/// a (hand-edited) plan file says is refused before anything is touched.
+fn verify_cluster_change(change: &crate::plan::model::ConfigMapChange) -> Result<(), Error> {
+    let refuse = |why: &str| {
+        Err(Error::PlanRefused(format!(
+            "the plan's change to kube-system/{} ({}) {why}: refused",
+            crate::text::escape(&change.configmap),
+            crate::text::escape(&change.key)
+        )))
+    };
+    if !["coredns", "nodelocaldns"].contains(&change.configmap.as_str())
+        || !change.key.starts_with("Corefile")
+    {
+        return refuse("is not to a CoreDNS or nodelocaldns Corefile");
+    }
+    if sha256_hex(change.before.as_bytes()) != change.before_sha256 {
+        return refuse("does not match its own before_sha256");
+    }
+    let root = crate::cluster::corefile::parse(&change.after)
+        .into_iter()
+        .find(|b| b.zones.iter().any(|z| z == "." || z.starts_with(".:")))
+        .and_then(|b| b.forward);
+    let Some(forward) = root else {
+        return refuse("leaves no root `forward .`");
+    };
+    match crate::cluster::corefile::set_root_forward(&change.before, &forward.to) {
+        Ok(Some(edit)) if edit.text == change.after => Ok(()),
+        _ => refuse("changes more than the root block's `forward .` line"),
+    }
+}
+
 /// Applies `plan` to the selected hosts and prints the report. Returns the exit code.
 fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, Error> {
     let ctx = run.ctx;
@@ -144,6 +193,17 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         .collect();
     let run_id = record::new_run_id();
     let mut record = start_record(run, &plan, &run_id)?;
+    // The cluster first: a CoreDNS pod restarted by the node fixes then already reads the
+    // new Corefile, and one crash-looping on a loop comes up at its next restart.
+    if !plan.cluster_changes.is_empty() {
+        record.cluster_updates = ctx.runtime.block_on(apply::configmaps::apply(
+            &ctx.transport,
+            &run.options.cluster,
+            &plan.cluster_changes,
+        ));
+        // Recorded before any host, so an interrupted run can still roll it back.
+        let _ = record::save(&record::state_dir(), &record);
+    }
     let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
     let results = ctx.runtime.block_on(apply::apply(
@@ -186,7 +246,7 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     Ok(exit_code(
         &record.hosts,
         planned_unreachable,
-        &record.inventory_updates,
+        (&record.inventory_updates, &record.cluster_updates),
     ))
 }
 
@@ -223,6 +283,8 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
         .collect();
     let mut plan = plan.clone();
     plan.hosts.retain(|h| selected.contains(&h.host.as_str()));
+    plan.cluster_changes
+        .retain(|c| c.hosts.iter().any(|h| selected.contains(&h.as_str())));
     if let (Some(saved), Some(path)) = (&plan.inventory, inventory.path()) {
         let now = crate::plan::inventory_change::digest(path);
         if now != saved.sha256 {
@@ -258,6 +320,7 @@ fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error
             .map(|h| HostResult::new(h, HostOutcome::Pending))
             .collect(),
         inventory_updates: Vec::new(),
+        cluster_updates: Vec::new(),
     };
     if let Err(e) = record::save(&record::state_dir(), &record) {
         return Err(Error::RunRecord(format!(
@@ -291,11 +354,15 @@ pub(super) fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
 pub(super) fn exit_code(
     results: &[HostResult],
     unreachable: bool,
-    updates: &[InventoryUpdate],
+    (updates, cluster): (&[InventoryUpdate], &[ClusterUpdate]),
 ) -> u8 {
-    if results.iter().any(|r| r.outcome == HostOutcome::Stale)
-        || updates.iter().any(|u| u.outcome == "stale")
-    {
+    let outcomes = || {
+        updates
+            .iter()
+            .map(|u| u.outcome.as_str())
+            .chain(cluster.iter().map(|u| u.outcome.as_str()))
+    };
+    if results.iter().any(|r| r.outcome == HostOutcome::Stale) || outcomes().any(|o| o == "stale") {
         return exit::STALE;
     }
     let failed = results.iter().any(|r| {
@@ -306,7 +373,7 @@ pub(super) fn exit_code(
                 | HostOutcome::Untouched
                 | HostOutcome::NotPlanned
         )
-    }) || updates.iter().any(|u| u.outcome == "error");
+    }) || outcomes().any(|o| o == "error");
     if failed || unreachable {
         exit::UNREACHABLE
     } else {
@@ -356,5 +423,57 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
     match crate::util::write_atomic_mode(path, content.as_bytes(), 0o644) {
         Ok(()) => outcome("written", change.settings.join("; ")),
         Err(e) => outcome("error", e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{ConfigMapChange, Reason};
+
+    fn change(before: &str, after: &str) -> ConfigMapChange {
+        ConfigMapChange {
+            configmap: "coredns".to_owned(),
+            key: "Corefile".to_owned(),
+            via: "cp1".to_owned(),
+            before_sha256: sha256_hex(before.as_bytes()),
+            before: before.to_owned(),
+            after: after.to_owned(),
+            description: String::new(),
+            reasons: vec![Reason {
+                playbook: "corefile-upstream".to_owned(),
+                task: "t".to_owned(),
+                fixes: Vec::new(),
+            }],
+            hosts: vec!["cp1".to_owned()],
+        }
+    }
+
+    /// A plan file may change a cluster ConfigMap only as `corefile_forward` does.
+    #[test]
+    fn a_plan_file_changes_only_a_corefiles_root_forward() {
+        let before = ".:53 {\n    forward . /etc/resolv.conf\n    loop\n}\n";
+        let good = ".:53 {\n    forward . 192.0.2.53\n    loop\n}\n";
+        assert!(verify_cluster_change(&change(before, good)).is_ok());
+        for (what, bad) in [
+            ("a plugin dropped", ".:53 {\n    forward . 192.0.2.53\n}\n"),
+            (
+                "a line added",
+                ".:53 {\n    forward . 192.0.2.53\n    loop\n}\nexample.org {\n}\n",
+            ),
+            (
+                "no root forward",
+                "cluster.local {\n    forward . 10.0.0.1\n}\n",
+            ),
+        ] {
+            let error = verify_cluster_change(&change(before, bad)).expect_err(what);
+            assert!(error.to_string().contains("refused"), "{what}: {error}");
+        }
+        let mut other = change(before, good);
+        other.configmap = "kube-proxy".to_owned();
+        assert!(verify_cluster_change(&other).is_err());
+        let mut other = change(before, good);
+        other.before_sha256 = "0".repeat(64);
+        assert!(verify_cluster_change(&other).is_err());
     }
 }

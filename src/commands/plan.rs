@@ -61,7 +61,11 @@ pub(super) fn exit_code(plan: &Plan) -> u8 {
     let s = &plan.summary;
     if s.hosts_failed > 0 {
         exit::UNREACHABLE
-    } else if s.hosts_changing > 0 || s.hosts_blocked > 0 || s.inventory_files > 0 {
+    } else if s.hosts_changing > 0
+        || s.hosts_blocked > 0
+        || s.inventory_files > 0
+        || s.configmaps > 0
+    {
         exit::FINDINGS
     } else {
         exit::OK

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::apply::{exit_code, save_record};
 use super::{Context, exit};
-use crate::apply::record::{self, RunRecord};
+use crate::apply::record::{self, ClusterUpdate, RunRecord};
 use crate::apply::{self, ApplyOptions, HostResult};
 use crate::config::{Config, Format, RollbackConfig};
 use crate::error::Error;
@@ -36,7 +36,15 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         .iter()
         .filter(|h| apply::rollback::may_have_written(h))
         .count();
-    if writing == 0 {
+    // The run's ConfigMap changes go back with any of the hosts that asked for them.
+    let cluster: Vec<ClusterUpdate> = applied
+        .cluster_updates
+        .iter()
+        .filter(|u| u.outcome == "written")
+        .filter(|u| u.hosts.iter().any(|h| selected.contains(&h.as_str())))
+        .cloned()
+        .collect();
+    if writing == 0 && cluster.is_empty() {
         let line =
             format!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
         // With --format json stdout is for JSON only.
@@ -47,7 +55,13 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         }
         return Ok(exit::OK);
     }
-    if !args.yes && !super::confirm(&format!("Roll back run {run_id} on {writing} host(s)?"))? {
+    let question = match cluster.len() {
+        0 => format!("Roll back run {run_id} on {writing} host(s)?"),
+        n => {
+            format!("Roll back run {run_id} on {writing} host(s) and {n} cluster ConfigMap key(s)?")
+        }
+    };
+    if !args.yes && !super::confirm(&question)? {
         eprintln!("nothing rolled back");
         return Ok(exit::BAD_INPUT);
     }
@@ -77,6 +91,12 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         Arc::clone(&sink),
     ));
     sink.finish();
+    // The cluster last: the reverse of apply, which changed it first.
+    let cluster_updates = ctx.runtime.block_on(apply::configmaps::restore(
+        &ctx.transport,
+        &ctx.cluster_access(),
+        &cluster,
+    ));
     let record = RunRecord {
         kind: "dnsfix-run".into(),
         format_version: record::RUN_FORMAT_VERSION,
@@ -91,6 +111,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         rolls_back: Some(run_id.to_string()),
         hosts: results,
         inventory_updates: Vec::new(),
+        cluster_updates,
     };
     let saved = save_record(&record);
     let rendered = match config.format {
@@ -100,5 +121,9 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         }
     };
     super::print(&rendered)?;
-    Ok(exit_code(&record.hosts, false, &[]))
+    Ok(exit_code(
+        &record.hosts,
+        false,
+        (&[], &record.cluster_updates),
+    ))
 }

@@ -977,6 +977,42 @@ pub const RULES: &[RuleInfo] = &[
         playbook: None,
     },
     RuleInfo {
+        id: "DNS-COREFILE-UPSTREAM-DRIFT",
+        severity: Severity::Warning,
+        title: "The Corefiles forward elsewhere than the inventory's upstream_dns_servers",
+        symptom: "\
+            upstream_dns_servers is set in the Kubespray inventory, yet CoreDNS and nodelocaldns\n\
+            still send names outside the cluster to each pod's /etc/resolv.conf: the cluster\n\
+            was deployed before the value was set. Where a node's kubelet hands pods its stub\n\
+            (127.0.0.53) or the cluster's own address, the pods there crash-loop on\n\
+            \"plugin/loop: Loop ... detected\", and outside names fail cluster-wide.",
+        mechanism: "\
+            Kubespray renders the `.:53` block of both Corefiles with\n\
+            `forward . {{ upstream_dns_servers | join(' ') }}` when the list is not empty, else\n\
+            `forward . /etc/resolv.conf` (roles/kubernetes-apps/ansible/templates/\n\
+            coredns-config.yml.j2; nodelocaldns-config.yml.j2's upstreamForwardTarget). The\n\
+            ConfigMaps are written only when the kubernetes-apps role runs, so setting the value\n\
+            later changes nothing until then. /etc/resolv.conf in a CoreDNS pod is the file the\n\
+            kubelet handed it (dnsPolicy: Default), which carries the node's problems into the\n\
+            cluster.",
+        fix: "\
+            Set the line Kubespray renders, nothing else:\n  \
+            kubectl -n kube-system edit configmap coredns        # forward . SERVERS {\n  \
+            kubectl -n kube-system edit configmap nodelocaldns   # forward . SERVERS\n\
+            or re-run Kubespray: ansible-playbook cluster.yml --tags coredns,nodelocaldns.\n\
+            dnsfix apply does the edit (playbook corefile-upstream) as a compare-and-swap on the\n\
+            ConfigMap, and rollback restores it.",
+        restart: "\
+            None: the reload plugin in both Corefiles reloads a changed Corefile within about two\n\
+            minutes (the kubelet's ConfigMap sync, then the plugin's check). A pod crash-looping\n\
+            on a loop picks it up at its next restart.",
+        verify: "\
+            kubectl -n kube-system get configmap coredns -o jsonpath='{.data.Corefile}' | grep 'forward \\.'\n\
+            dnsfix check -i hosts.yaml --limit kube_control_plane\n\
+            dnsfix verify -i hosts.yaml",
+        playbook: Some("corefile-upstream"),
+    },
+    RuleInfo {
         id: "DNS-FLEET-DRIFT",
         severity: Severity::Warning,
         title: "DNS settings differ from the rest of the inventory group",
@@ -1098,6 +1134,7 @@ mod tests {
             ("DNS-K3S-FALLBACK", Severity::Info),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),
+            ("DNS-COREFILE-UPSTREAM-DRIFT", Severity::Warning),
             ("DNS-FLEET-DRIFT", Severity::Warning),
         ];
         let actual: Vec<(&str, Severity)> = RULES.iter().map(|r| (r.id, r.severity)).collect();

@@ -12,6 +12,7 @@ use crate::inventory::Host;
 
 pub const POD_LOOP: &str = "DNS-POD-LOOP";
 pub const KUBEADM_DRIFT: &str = "DNS-KUBEADM-CONFIG-DRIFT";
+pub const COREFILE_UPSTREAM: &str = "DNS-COREFILE-UPSTREAM-DRIFT";
 
 /// The cluster rules' outcomes for one host.
 pub fn rules(
@@ -25,7 +26,8 @@ pub fn rules(
             let why = format!("the cluster was not read: {reason}");
             vec![
                 (POD_LOOP, RuleOutcome::NotApplicable(why.clone())),
-                (KUBEADM_DRIFT, RuleOutcome::NotApplicable(why)),
+                (KUBEADM_DRIFT, RuleOutcome::NotApplicable(why.clone())),
+                (COREFILE_UPSTREAM, RuleOutcome::NotApplicable(why)),
             ]
         }
         Cluster::Read { via, pods, config } => {
@@ -35,6 +37,7 @@ pub fn rules(
             vec![
                 (POD_LOOP, pod_loop(&ctx, via, &mine)),
                 (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
+                (COREFILE_UPSTREAM, corefile_upstream(&ctx, via, config)),
             ]
         }
     }
@@ -115,6 +118,73 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
         ),
         evidence,
         "give the kubelet a resolv.conf with only real upstream servers, restart it, then delete the pod so its replacement reads the new file (dnsfix apply does both: playbook kubelet-resolvconf)".into(),
+    )])
+}
+
+/// With `upstream_dns_servers` set in the inventory, Kubespray renders those servers into
+/// the root `forward .` of the coredns and nodelocaldns Corefiles; a Corefile that
+/// forwards elsewhere (a cluster deployed before the value was set) is judged on the
+/// control-plane hosts, where Kubespray renders it.
+fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
+    if !ctx.host.groups.iter().any(|g| g == "kube_control_plane") {
+        return RuleOutcome::NotApplicable(
+            "the Corefiles are judged on the kube_control_plane hosts".into(),
+        );
+    }
+    let servers: Vec<String> = match ctx.host.var("upstream_dns_servers") {
+        Some(serde_json::Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => {
+            return RuleOutcome::NotApplicable(
+                "upstream_dns_servers is not set in the inventory".into(),
+            );
+        }
+    };
+    if config.corefiles.is_empty() {
+        return RuleOutcome::NotApplicable(match &config.error {
+            Some(e) => format!("the Corefiles could not be read: {e}"),
+            None => "the cluster has no coredns or nodelocaldns Corefile".into(),
+        });
+    }
+    let mut evidence = Vec::new();
+    let mut off = Vec::new();
+    for c in &config.corefiles {
+        let Some(root) = c.root() else { continue };
+        let Some(forward) = root.forward.as_ref().filter(|f| f.from == ".") else {
+            continue;
+        };
+        if forward.to != servers {
+            off.push(c.configmap.clone());
+            evidence.push(format!(
+                "kube-system/configmap/{} {} line {}: forward . {} (kubectl on {via})",
+                c.configmap,
+                c.key,
+                forward.line,
+                forward.to.join(" ")
+            ));
+        }
+    }
+    if off.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    evidence.push(format!(
+        "inventory upstream_dns_servers: {} (Kubespray renders `forward . {0}` there)",
+        servers.join(" ")
+    ));
+    off.dedup();
+    RuleOutcome::Findings(vec![ctx.finding(
+        COREFILE_UPSTREAM,
+        Severity::Warning,
+        format!(
+            "the {} Corefile{} forward{} names outside the cluster elsewhere than upstream_dns_servers",
+            off.join(" and "),
+            if off.len() == 1 { "" } else { "s" },
+            if off.len() == 1 { "s" } else { "" },
+        ),
+        evidence,
+        "set `forward .` in the `.:53` block to upstream_dns_servers, the line Kubespray renders (dnsfix apply: playbook corefile-upstream), or re-run Kubespray's cluster.yml".into(),
     )])
 }
 

@@ -11,7 +11,9 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Change, FindingRecord, HostPlan, HostStatus, InventoryChange, Plan};
+use super::model::{
+    Change, ConfigMapChange, FindingRecord, HostPlan, HostStatus, InventoryChange, Plan,
+};
 use super::render;
 use crate::diagnose::FindingStatus;
 
@@ -35,6 +37,9 @@ pub fn markdown(plan: &Plan, sha256: &str) -> String {
     if !clean.is_empty() {
         out.push_str("## Nothing to change\n\n");
         let _ = writeln!(out, "{}\n", code(&render::host_list(&clean)));
+    }
+    if !plan.cluster_changes.is_empty() {
+        cluster_changes(&mut out, &plan.cluster_changes);
     }
     if !plan.inventory_changes.is_empty() {
         inventory(&mut out, &plan.inventory_changes);
@@ -96,6 +101,9 @@ fn summary(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "| kernel modules | {} |", s.modules);
     if s.pods > 0 {
         let _ = writeln!(out, "| DNS pods recreated | {} |", s.pods);
+    }
+    if s.configmaps > 0 {
+        let _ = writeln!(out, "| cluster ConfigMap keys | {} |", s.configmaps);
     }
     let restarts: Vec<String> = s
         .restarts
@@ -337,6 +345,42 @@ fn notes(out: &mut String, title: &str, notes: &[super::model::Note]) {
     out.push('\n');
 }
 
+fn cluster_changes(out: &mut String, changes: &[ConfigMapChange]) {
+    out.push_str("## Cluster\n\n");
+    let via = changes.first().map_or("", |c| c.via.as_str());
+    let _ = writeln!(
+        out,
+        "Changed through kubectl on {}, once, before any host; each only while it still \
+         holds what was read here.\n",
+        code(via)
+    );
+    for c in changes {
+        let name = format!("kube-system/configmap/{}/{}", c.configmap, c.key);
+        let _ = writeln!(out, "#### `~` {}\n", code(&name));
+        let _ = writeln!(out, "- {}", text(&c.description));
+        let mut seen: Vec<String> = Vec::new();
+        for r in &c.reasons {
+            let line = if r.fixes.is_empty() {
+                format!("- because: {}", code(&r.playbook))
+            } else {
+                format!("- because: {} ← {}", code(&r.playbook), codes(&r.fixes))
+            };
+            if !seen.contains(&line) {
+                let _ = writeln!(out, "{line}");
+                seen.push(line);
+            }
+        }
+        let _ = writeln!(out, "- for: {}\n", host_list(&c.hosts));
+        let diff = render::unified(
+            &c.before,
+            &c.after,
+            &format!("a/{name}"),
+            &format!("b/{name}"),
+        );
+        fenced_diff(out, &diff, &name);
+    }
+}
+
 fn inventory(out: &mut String, changes: &[InventoryChange]) {
     out.push_str("## Inventory\n\n");
     out.push_str(
@@ -542,7 +586,10 @@ mod tests {
             .flat_map(|h| &h.changes)
             .filter(|c| matches!(c, Change::WriteFile { .. }))
             .count();
-        assert_eq!(read.code_blocks.len(), files + plan.inventory_changes.len());
+        assert_eq!(
+            read.code_blocks.len(),
+            files + plan.inventory_changes.len() + plan.cluster_changes.len()
+        );
         assert!(read.code_blocks.iter().all(|(info, _)| info == "diff"));
         insta::assert_snapshot!(md);
     }

@@ -61,6 +61,7 @@ pub fn build(
 
     let mut host_plans = Vec::new();
     let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
+    let mut configmap_sets: Vec<(String, planner::ConfigMapSet)> = Vec::new();
     for (host, outcome) in hosts.iter().zip(outcomes) {
         let plan = match outcome.result {
             Ok(facts) => {
@@ -81,7 +82,7 @@ pub fn build(
                     &findings,
                     (playbooks, &applicable),
                     cluster,
-                    &mut wanted,
+                    (&mut wanted, &mut configmap_sets),
                 )
             }
             Err(error) => error_plan(
@@ -94,8 +95,9 @@ pub fn build(
         host_plans.push(plan);
     }
     let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
+    let cluster_changes = place_cluster_changes(configmap_sets, &mut host_plans);
 
-    let summary = summarize(&host_plans, inventory_changes.len());
+    let summary = summarize(&host_plans, inventory_changes.len(), cluster_changes.len());
     Plan {
         kind: "dnsfix-plan".into(),
         format_version: model::PLAN_FORMAT_VERSION,
@@ -124,6 +126,7 @@ pub fn build(
             .collect(),
         hosts: host_plans,
         inventory_changes,
+        cluster_changes,
         summary,
     }
 }
@@ -137,7 +140,10 @@ fn plan_reachable(
     findings: &[Finding],
     (playbooks, applicable): (&Playbooks, &[&Playbook]),
     cluster: &crate::cluster::Cluster,
-    wanted: &mut Vec<inventory_change::Wanted>,
+    (wanted, configmap_sets): (
+        &mut Vec<inventory_change::Wanted>,
+        &mut Vec<(String, planner::ConfigMapSet)>,
+    ),
 ) -> HostPlan {
     let records: Vec<FindingRecord> = findings
         .iter()
@@ -159,11 +165,21 @@ fn plan_reachable(
         host, facts, findings,
     )));
     let view = cluster.node_view(crate::cluster::node_names(host, facts));
-    let mut run =
-        match planner::plan_host(applicable, &playbooks.env, facts, &base, &failing, &view) {
-            Ok(run) => run,
-            Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
-        };
+    let corefiles = match cluster {
+        crate::cluster::Cluster::Read { config, .. } => config.corefiles.as_slice(),
+        crate::cluster::Cluster::Unavailable { .. } => &[],
+    };
+    let mut run = match planner::plan_host(
+        applicable,
+        &playbooks.env,
+        facts,
+        &base,
+        &failing,
+        (&view, corefiles),
+    ) {
+        Ok(run) => run,
+        Err(error) => return error_plan(&host.name, records, "playbook", error.to_string()),
+    };
     // Nothing outside what dnsfix (or the `allow:` of a playbook that asks for a change on
     // this host) may change: the same judgement `apply` makes of a saved plan.
     let asking: Vec<&Playbook> = playbooks
@@ -223,7 +239,17 @@ fn plan_reachable(
             }),
         }
     }
-    host_plan(host, facts, records, run, &failing, still, playbooks)
+    let sets = std::mem::take(&mut run.configmap_sets);
+    let mut plan = host_plan(host, facts, records, run, &failing, still, playbooks);
+    // What the cluster change fixes is fixed for the hosts that asked for it (unless hosts
+    // disagree on it: place_cluster_changes takes it back then).
+    for id in sets.iter().flat_map(|s| &s.reason.fixes) {
+        if failing.contains(id) && !plan.fixes.contains(id) {
+            plan.fixes.push(id.clone());
+        }
+    }
+    configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
+    plan
 }
 
 /// Assembles a gathered host's plan from the playbooks' `run`, the findings `failing`
@@ -322,6 +348,71 @@ fn place_inventory_changes(
     changes
 }
 
+/// The cluster ConfigMap changes hosts asked for (`corefile_forward`): one per ConfigMap
+/// key, with every host that asked for it. Hosts asking for different text for the same
+/// key (different `upstream_dns_servers` per host) get none: a note on each says why.
+fn place_cluster_changes(
+    sets: Vec<(String, planner::ConfigMapSet)>,
+    host_plans: &mut [HostPlan],
+) -> Vec<model::ConfigMapChange> {
+    let mut changes: Vec<model::ConfigMapChange> = Vec::new();
+    let mut conflicting: Vec<(String, String)> = Vec::new();
+    for (host, set) in sets {
+        let same_key =
+            |c: &&mut model::ConfigMapChange| c.configmap == set.configmap && c.key == set.key;
+        match changes.iter_mut().find(same_key) {
+            Some(c) if c.after == set.after => {
+                if !c.hosts.contains(&host) {
+                    c.hosts.push(host);
+                }
+                if !c.reasons.contains(&set.reason) {
+                    c.reasons.push(set.reason);
+                }
+            }
+            Some(c) => {
+                let key = (c.configmap.clone(), c.key.clone());
+                if !conflicting.contains(&key) {
+                    conflicting.push(key);
+                }
+                c.hosts.push(host);
+            }
+            None => changes.push(model::ConfigMapChange {
+                configmap: set.configmap,
+                key: set.key,
+                via: set.via,
+                before_sha256: crate::util::sha256_hex(set.before.as_bytes()),
+                before: set.before,
+                after: set.after,
+                description: set.description,
+                reasons: vec![set.reason],
+                hosts: vec![host],
+            }),
+        }
+    }
+    for (configmap, key) in &conflicting {
+        let dropped = changes
+            .iter()
+            .filter(|c| &c.configmap == configmap && &c.key == key);
+        let asking: Vec<String> = dropped.clone().flat_map(|c| c.hosts.clone()).collect();
+        let unfixed: Vec<String> = dropped
+            .flat_map(|c| c.reasons.iter().flat_map(|r| r.fixes.clone()))
+            .collect();
+        for plan in host_plans.iter_mut().filter(|p| asking.contains(&p.host)) {
+            plan.fixes.retain(|id| !unfixed.contains(id));
+            plan.notes.push(model::Note {
+                playbook: String::new(),
+                message: format!(
+                    "the {configmap} Corefile ({key}) is left as it is: the hosts asking to \
+                     change it want different upstream servers (one upstream_dns_servers for \
+                     the whole cluster, as Kubespray reads it on the first control-plane host)"
+                ),
+            });
+        }
+    }
+    changes.retain(|c| !conflicting.contains(&(c.configmap.clone(), c.key.clone())));
+    changes
+}
+
 /// `plan` narrowed to the hosts `limit` selects (Ansible patterns over the host names and
 /// the groups the plan records), with the inventory edits for those hosts and the summary
 /// counted again.
@@ -341,11 +432,17 @@ pub fn subset(plan: &Plan, limit: &str) -> Result<Plan, crate::inventory::Invent
     out.groups.retain(|h, _| chosen.contains(h));
     out.inventory_changes
         .retain(|c| c.hosts.iter().any(|h| chosen.contains(h)));
+    out.cluster_changes
+        .retain(|c| c.hosts.iter().any(|h| chosen.contains(h)));
     out.limit = Some(match &plan.limit {
         Some(made) => format!("{made} (shown: {limit})"),
         None => limit.to_owned(),
     });
-    out.summary = summarize(&out.hosts, out.inventory_changes.len());
+    out.summary = summarize(
+        &out.hosts,
+        out.inventory_changes.len(),
+        out.cluster_changes.len(),
+    );
     Ok(out)
 }
 
@@ -370,10 +467,11 @@ fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: Str
     }
 }
 
-fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
+fn summarize(hosts: &[HostPlan], inventory_files: usize, configmaps: usize) -> Summary {
     let mut summary = Summary {
         hosts: hosts.len(),
         inventory_files,
+        configmaps,
         ..Summary::default()
     };
     for host in hosts {
@@ -418,4 +516,76 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize) -> Summary {
         }
     }
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(after: &str, task: &str) -> planner::ConfigMapSet {
+        planner::ConfigMapSet {
+            configmap: "coredns".to_owned(),
+            key: "Corefile".to_owned(),
+            via: "cp1".to_owned(),
+            before: ".:53 {\n    forward . /etc/resolv.conf\n}\n".to_owned(),
+            after: after.to_owned(),
+            description: "forward".to_owned(),
+            reason: model::Reason {
+                playbook: "corefile-upstream".to_owned(),
+                task: task.to_owned(),
+                fixes: vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()],
+            },
+        }
+    }
+
+    fn host(name: &str) -> HostPlan {
+        let mut plan = error_plan(name, Vec::new(), "test", String::new());
+        plan.fixes = vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()];
+        plan
+    }
+
+    /// Hosts asking for the same text share one change; hosts asking for different text
+    /// for the same key get none, and a note each.
+    #[test]
+    fn cluster_changes_merge_and_conflicts_drop_them() {
+        let one = ".:53 {\n    forward . 192.0.2.53\n}\n";
+        let mut plans = vec![host("cp1"), host("cp2"), host("cp3")];
+        let changes = place_cluster_changes(
+            vec![
+                ("cp1".into(), set(one, "coredns")),
+                ("cp2".into(), set(one, "coredns")),
+            ],
+            &mut plans,
+        );
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].hosts, ["cp1", "cp2"]);
+        assert_eq!(changes[0].reasons.len(), 1);
+        assert_eq!(
+            changes[0].before_sha256,
+            crate::util::sha256_hex(changes[0].before.as_bytes())
+        );
+        assert!(plans.iter().all(|p| p.notes.is_empty()));
+
+        let other = ".:53 {\n    forward . 198.51.100.53\n}\n";
+        let changes = place_cluster_changes(
+            vec![
+                ("cp1".into(), set(one, "coredns")),
+                ("cp2".into(), set(other, "coredns")),
+            ],
+            &mut plans,
+        );
+        assert!(changes.is_empty(), "{changes:?}");
+        for (plan, noted) in plans.iter().zip([true, true, false]) {
+            // Not fixed after all where the change was dropped.
+            assert_eq!(plan.fixes.is_empty(), noted, "{}", plan.host);
+            assert_eq!(
+                plan.notes
+                    .iter()
+                    .any(|n| n.message.contains("want different upstream servers")),
+                noted,
+                "{}",
+                plan.host
+            );
+        }
+    }
 }

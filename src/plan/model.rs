@@ -33,6 +33,10 @@ pub struct Plan {
     /// Changes to the local inventory that keep the node fixes from being reverted by the
     /// next Kubespray run; `apply` makes them only with `--update-inventory`.
     pub inventory_changes: Vec<InventoryChange>,
+    /// Changes to kube-system ConfigMaps, made once for the whole cluster through kubectl,
+    /// before any host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_changes: Vec<ConfigMapChange>,
     pub summary: Summary,
 }
 
@@ -390,6 +394,28 @@ pub struct InventoryChange {
     pub hosts: Vec<String>,
 }
 
+/// One key of a kube-system ConfigMap set to new text (a Corefile's `forward .`), made
+/// with kubectl where the cluster was read. Apply writes it only while the key still holds
+/// `before` (its sha256), and replaces the object with the resourceVersion it read, so a
+/// concurrent edit is never overwritten.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigMapChange {
+    /// `coredns` or `nodelocaldns`.
+    pub configmap: String,
+    /// The data key: `Corefile`.
+    pub key: String,
+    /// Where kubectl ran when the plan was made.
+    pub via: String,
+    pub before_sha256: String,
+    pub before: String,
+    pub after: String,
+    /// What changes, for humans: "forward . /etc/resolv.conf → 192.0.2.53 (line 30)".
+    pub description: String,
+    pub reasons: Vec<Reason>,
+    /// The hosts whose playbooks asked for it.
+    pub hosts: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub hosts: usize,
@@ -407,6 +433,9 @@ pub struct Summary {
     /// The smallest restart batch of any handler.
     pub serial: Option<Batch>,
     pub inventory_files: usize,
+    /// kube-system ConfigMap keys to change.
+    #[serde(default)]
+    pub configmaps: usize,
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use similar::{ChangeTag, TextDiff};
 
 use super::model::{
-    Blocked, Change, ClusterAction, FindingRecord, HandlerRun, HostPlan, HostStatus,
-    InventoryChange, Note, Plan, Summary,
+    Blocked, Change, ClusterAction, ConfigMapChange, FindingRecord, HandlerRun, HostPlan,
+    HostStatus, InventoryChange, Note, Plan, Summary,
 };
 use crate::diagnose::{FindingStatus, Severity};
 
@@ -54,6 +54,10 @@ pub fn text(plan: &Plan, colour: bool) -> String {
     }
     if !clean.is_empty() {
         let _ = writeln!(out, "nothing to change: {}\n", host_list(&clean));
+    }
+    if !plan.cluster_changes.is_empty() {
+        cluster_changes(&mut out, &plan.cluster_changes, paint);
+        out.push('\n');
     }
     if !plan.inventory_changes.is_empty() {
         inventory(&mut out, &plan.inventory_changes, paint);
@@ -453,6 +457,38 @@ fn inventory(out: &mut String, changes: &[InventoryChange], paint: Paint) {
     );
 }
 
+/// The kube-system ConfigMap edits; they sit outside the host blocks because `apply`
+/// makes them once for the cluster, before any host.
+fn cluster_changes(out: &mut String, changes: &[ConfigMapChange], paint: Paint) {
+    let via = changes.first().map_or("", |c| c.via.as_str());
+    let header = format!("== cluster (kubectl on {via}, before any host)");
+    let _ = writeln!(out, "{}", paint.bold(&header));
+    for c in changes {
+        let name = format!("kube-system/configmap/{}/{}", c.configmap, c.key);
+        let _ = writeln!(out, "{SECTION}~ {name}: {}", c.description);
+        let mut seen = Vec::new();
+        for r in &c.reasons {
+            let line = if r.fixes.is_empty() {
+                format!("{INVENTORY_DETAIL}because: {}", r.playbook)
+            } else {
+                format!(
+                    "{INVENTORY_DETAIL}because: {} ← {}",
+                    r.playbook,
+                    r.fixes.join(", ")
+                )
+            };
+            if !seen.contains(&line) {
+                let _ = writeln!(out, "{line}");
+                seen.push(line);
+            }
+        }
+        let hosts: Vec<&str> = c.hosts.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "{INVENTORY_DETAIL}for: {}", host_list(&hosts));
+        let (a, b) = (format!("a/{name}"), format!("b/{name}"));
+        diff(out, INVENTORY_DETAIL, &c.before, &c.after, &a, &b, paint);
+    }
+}
+
 /// A unified diff, one indented line per diff line. Written from the hunks rather than
 /// from similar's `Display` so each line can be coloured by its tag, not by guessing from
 /// its first character (a `---` header is not a removed line).
@@ -545,6 +581,13 @@ fn summary(s: &Summary) -> String {
             count(s.hosts_failed, "host")
         );
     }
+    if s.configmaps > 0 {
+        let _ = write!(
+            line,
+            "; {} in the cluster",
+            count(s.configmaps, "ConfigMap key")
+        );
+    }
     if s.inventory_files > 0 {
         let _ = write!(line, "; {}", count(s.inventory_files, "inventory file"));
     }
@@ -593,6 +636,7 @@ pub(super) fn without_facts(plan: &Plan) -> Plan {
             .collect(),
         groups: plan.groups.clone(),
         inventory_changes: plan.inventory_changes.clone(),
+        cluster_changes: plan.cluster_changes.clone(),
         summary: plan.summary.clone(),
     }
 }
@@ -697,6 +741,7 @@ rotateCertificates: true
             playbooks: Vec::new(),
             hosts,
             inventory_changes: Vec::new(),
+            cluster_changes: Vec::new(),
             summary,
         }
     }
@@ -1329,9 +1374,11 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 restarts: BTreeMap::from([("kubelet restart".to_owned(), 3)]),
                 serial: Some(Batch::Count(1)),
                 inventory_files: 1,
+                configmaps: 1,
             },
         );
         p.inventory_changes = vec![group_vars_change()];
+        p.cluster_changes = vec![corefile_change()];
         p
     }
 
@@ -1435,6 +1482,34 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
     }
 
     /// The group_vars edit that keeps the loopback fix across Kubespray runs.
+    /// The coredns Corefile of tests/lab/standins/configmaps.json (Kubespray's template
+    /// with its defaults), its root forward set as `corefile_forward` sets it.
+    fn corefile_change() -> ConfigMapChange {
+        let before = ".:53 {\n    errors\n    ready\n    prometheus :9153\n    forward . \
+                      /etc/resolv.conf {\n      prefer_udp\n      max_concurrent 1000\n    }\n    \
+                      cache 30\n    loop\n    reload\n}\n";
+        let servers = ["192.0.2.53".to_owned()];
+        let edit = crate::cluster::corefile::set_root_forward(before, &servers)
+            .expect("edit")
+            .expect("a change");
+        ConfigMapChange {
+            configmap: "coredns".to_owned(),
+            key: "Corefile".to_owned(),
+            via: "node1".to_owned(),
+            before_sha256: crate::util::sha256_hex(before.as_bytes()),
+            before: before.to_owned(),
+            after: edit.text,
+            description: "forward . /etc/resolv.conf → 192.0.2.53 (the .:53 block, line 5)"
+                .to_owned(),
+            reasons: vec![Reason {
+                playbook: "corefile-upstream".to_owned(),
+                task: "CoreDNS forwards to upstream_dns_servers".to_owned(),
+                fixes: Vec::new(),
+            }],
+            hosts: vec!["node1".to_owned()],
+        }
+    }
+
     fn group_vars_change() -> InventoryChange {
         InventoryChange {
             path: "inventory/prod/group_vars/k8s_cluster/k8s-cluster.yml".to_owned(),

@@ -21,6 +21,7 @@ pub enum Module {
     Note,
     Fail,
     DnsPods,
+    CorefileForward,
 }
 
 impl Module {
@@ -36,6 +37,7 @@ impl Module {
             Module::Note => "note",
             Module::Fail => "fail",
             Module::DnsPods => "dns_pods",
+            Module::CorefileForward => "corefile_forward",
         }
     }
 
@@ -51,6 +53,7 @@ impl Module {
             Module::InventorySet => (&["key", "value"], &[]),
             Module::Note | Module::Fail => (&["msg"], &[]),
             Module::DnsPods => (&["state"], &[]),
+            Module::CorefileForward => (&["configmap", "servers"], &[]),
         }
     }
 }
@@ -70,6 +73,18 @@ pub enum Action {
     Fail(MessageArgs),
     /// Recreate the node's CoreDNS and nodelocaldns pods through the cluster's API.
     DnsPods(DnsPodsArgs),
+    /// Send a cluster Corefile's root `forward .` to these servers (a cluster change).
+    CorefileForward(CorefileForwardArgs),
+}
+
+/// `corefile_forward`: the `forward .` of the root block (`.:53`) of kube-system's
+/// `configmap` (coredns or nodelocaldns) goes to `servers`, in every Corefile key of it,
+/// as Kubespray renders `upstream_dns_servers`. One change for the cluster, made through
+/// kubectl before any host; without cluster access the plan names the step instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorefileForwardArgs {
+    pub configmap: Value,
+    pub servers: Value,
 }
 
 /// `dns_pods`: `state: recreated` deletes the node's CoreDNS and nodelocaldns pods after
@@ -219,6 +234,10 @@ impl Action {
             Module::DnsPods => Action::DnsPods(DnsPodsArgs {
                 state: args.need("state")?,
             }),
+            Module::CorefileForward => Action::CorefileForward(CorefileForwardArgs {
+                configmap: args.need("configmap")?,
+                servers: args.need("servers")?,
+            }),
             Module::Service => return Err(ArgsError::HandlerOnly),
         })
     }
@@ -232,6 +251,7 @@ impl Action {
             Action::Modprobe(_) => Module::Modprobe,
             Action::InventorySet(_) => Module::InventorySet,
             Action::DnsPods(_) => Module::DnsPods,
+            Action::CorefileForward(_) => Module::CorefileForward,
             Action::Note(_) => Module::Note,
             Action::Fail(_) => Module::Fail,
         }
@@ -245,9 +265,11 @@ impl Action {
             Action::EnvFlag(args) => vec![&args.path],
             Action::Sysctl(args) => args.file.iter().collect(),
             Action::Modprobe(args) => args.file.iter().collect(),
-            Action::InventorySet(_) | Action::Note(_) | Action::Fail(_) | Action::DnsPods(_) => {
-                Vec::new()
-            }
+            Action::InventorySet(_)
+            | Action::Note(_)
+            | Action::Fail(_)
+            | Action::DnsPods(_)
+            | Action::CorefileForward(_) => Vec::new(),
         };
         values.into_iter().filter_map(Value::literal_str).collect()
     }

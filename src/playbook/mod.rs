@@ -41,6 +41,10 @@ pub const BUILTIN_PLAYBOOKS: &[(&str, &str)] = &[
         "50-nodelocaldns-clusterdns.yml",
         include_str!("../../playbooks/50-nodelocaldns-clusterdns.yml"),
     ),
+    (
+        "60-corefile-upstream.yml",
+        include_str!("../../playbooks/60-corefile-upstream.yml"),
+    ),
 ];
 
 /// The templates shipped with dnsfix.
@@ -599,6 +603,7 @@ impl Checker<'_> {
             (Module::Note, &task.note),
             (Module::Fail, &task.fail),
             (Module::DnsPods, &task.dns_pods),
+            (Module::CorefileForward, &task.corefile_forward),
         ];
         let used: Vec<_> = candidates
             .iter()
@@ -612,7 +617,7 @@ impl Checker<'_> {
                     line,
                     format!(
                         "{owner} uses no module (one of template, yaml_set, env_flag, sysctl, \
-                         modprobe, service, inventory_set, note, fail, dns_pods)"
+                         modprobe, service, inventory_set, note, fail, dns_pods, corefile_forward)"
                     ),
                 ));
             }

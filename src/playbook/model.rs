@@ -79,6 +79,7 @@ pub struct TaskFile {
     pub note: Option<BTreeMap<String, serde_norway::Value>>,
     pub fail: Option<BTreeMap<String, serde_norway::Value>>,
     pub dns_pods: Option<BTreeMap<String, serde_norway::Value>>,
+    pub corefile_forward: Option<BTreeMap<String, serde_norway::Value>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -40,6 +40,21 @@ pub fn text(
     for (word, hosts) in quiet {
         let _ = writeln!(out, "{word}: {}", hosts.join(", "));
     }
+    if !record.cluster_updates.is_empty() {
+        let via = &record.cluster_updates[0].via;
+        let _ = writeln!(out, "\n== cluster (kubectl on {via})");
+        for update in &record.cluster_updates {
+            let _ = write!(
+                out,
+                "  {:<8} kube-system/configmap/{}/{}",
+                update.outcome, update.configmap, update.key
+            );
+            if !update.message.is_empty() {
+                let _ = write!(out, ": {}", update.message);
+            }
+            out.push('\n');
+        }
+    }
     if !record.inventory_updates.is_empty() {
         let _ = writeln!(out, "\n== inventory");
         for update in &record.inventory_updates {
@@ -68,10 +83,14 @@ pub fn text(
         let _ = writeln!(out, "run recorded in {}", path.display());
     }
     if !rollback
-        && record
+        && (record
             .hosts
             .iter()
             .any(crate::apply::rollback::may_have_written)
+            || record
+                .cluster_updates
+                .iter()
+                .any(|u| u.outcome == "written"))
     {
         let _ = writeln!(out, "to undo it: dnsfix rollback {}", record.run_id);
     }

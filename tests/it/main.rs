@@ -8,6 +8,7 @@ mod common;
 mod apply_e2e;
 mod check_e2e;
 mod cli;
+mod corefile_e2e;
 mod facts_e2e;
 mod facts_fixtures;
 mod gather_tree;

@@ -171,7 +171,8 @@ fn check_markdown(markdown: &str, plan: &Plan) {
         .flat_map(|h| &h.changes)
         .filter(|c| matches!(c, Change::WriteFile { .. }))
         .count()
-        + plan.inventory_changes.len();
+        + plan.inventory_changes.len()
+        + plan.cluster_changes.len();
     assert!(
         fences > 0 && fences <= files,
         "{fences} fences, {files} file changes"

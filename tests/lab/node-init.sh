@@ -159,6 +159,7 @@ echo "$DIR" >/run/lab-dns/lab-dir
 echo "$N" >/run/lab-dns/node-dir
 echo "$NAME" >/run/lab-dns/node-name
 command -v dnsmasq >/dev/null 2>&1 || fail "dnsmasq not found: apt-get install dnsmasq-base"
+command -v jq >/dev/null 2>&1 || fail "jq not found: apt-get install jq (the kubectl stand-in's ConfigMaps)"
 if [ -n "$LAB_UPSTREAM_DNS" ]; then
 	ip link add upstream type dummy 2>/dev/null || ip link add upstream type ifb ||
 		fail "cannot create the upstream DNS link"
@@ -197,16 +198,30 @@ domain=$(value clusterDomain)
 [ -n "$domain" ] || domain=cluster.local
 own=$(ip -o -4 addr show dev nodelocaldns 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4 }')
 own="$own $(awk '/^clusterDNS:/ { on = 1; next } on && /^- / { print $2; next } { on = 0 }' "$config")"
+# The root `forward .` of the coredns Corefile (the ConfigMap as the kubectl stand-in keeps
+# it): addresses there are the upstreams, as for CoreDNS; a path is the resolv.conf above.
+lab=$(cat /run/lab-dns/lab-dir)
+cm=$lab/configmaps.json
+[ -f "$cm" ] || cm=$lab/lib/configmaps.json
+forward=$(jq -r '.items[] | select(.metadata.name == "coredns") | .data.Corefile // empty' "$cm" 2>/dev/null |
+	awk '/^[ \t]*\.(:53)?[ \t]*\{/ { root = 1 } root && $1 == "forward" && $2 == "." { for (i = 3; i <= NF && $i != "{"; i++) printf "%s ", $i; exit }')
+upstreams=$(awk '$1 == "nameserver" { print $2 }' "$resolv" 2>/dev/null)
+case $forward in
+"" | /*) ;;
+*) upstreams=$forward resolv="the coredns Corefile" ;;
+esac
 servers=()
-for ns in $(awk '$1 == "nameserver" { print $2 }' "$resolv" 2>/dev/null); do
+for ns in $upstreams; do
 	case " $own " in *" $ns "*) loop=$ns ;; esac
 	case $ns in 127.* | ::1) loop=$ns ;; esac
 	servers+=("--server=$ns")
 done
 # The pod as the API server shows it (core/v1 Pod), for the kubectl stand-in.
 node_dir=$(cat /run/lab-dns/node-dir) node=$(cat /run/lab-dns/node-name)
-# Each pod is new: its name carries a generation, as a replacement's name differs.
-gen=$(($(cat /run/lab-dns/pod-gen 2>/dev/null || echo 0) + 1))
+# Each pod is new: its name carries a generation, as a replacement's name differs. A
+# reload (LAB_POD_RELOAD=1: the Corefile changed) is the same pod.
+gen=$(cat /run/lab-dns/pod-gen 2>/dev/null || echo 0)
+[ "${LAB_POD_RELOAD-}" = 1 ] && [ "$gen" != 0 ] || gen=$((gen + 1))
 echo "$gen" >/run/lab-dns/pod-gen
 pod() { # READY RESTARTS STATE-JSON
 	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
@@ -258,6 +273,12 @@ mkfifo -m 0600 "$N/pod-control"
 	exec </dev/null >/dev/null 2>&1
 	while :; do
 		read -r verb _ <"$N/pod-control" || continue
+		# reload: the Corefile changed; CoreDNS's reload plugin (and, for a pod crash-
+		# looping, its next restart) brings the same pod up on the new file.
+		if [ "$verb" = reload ]; then
+			LAB_POD_RELOAD=1 /run/lab-dns/recreate-pod
+			continue
+		fi
 		[ "$verb" = delete ] || continue
 		rm -f "$N/dns-pod.json" "$N/dns-pod.log"
 		[ -f /run/lab-dns/cluster-dns.pid ] && kill "$(cat /run/lab-dns/cluster-dns.pid)"

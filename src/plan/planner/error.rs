@@ -123,6 +123,14 @@ pub enum PlanErrorKind {
     EditState { got: Json },
     #[error("state must be recreated, not {got:?}")]
     PodState { got: String },
+    #[error("configmap must be coredns or nodelocaldns, not {got:?}")]
+    ConfigMapName { got: String },
+    #[error("the {configmap} Corefile ({key}): {message}")]
+    Corefile {
+        configmap: String,
+        key: String,
+        message: String,
+    },
     #[error("state must be restarted or reloaded, not {got:?}")]
     HandlerState { got: String },
     #[error("list items must be strings, not {got}")]

@@ -16,6 +16,7 @@
 
 mod args;
 mod boot;
+mod corefile_forward;
 mod dns_pods;
 mod env_flag;
 mod error;
@@ -38,7 +39,7 @@ use serde_json::Value as Json;
 pub use crate::plan::digest::{digest_core, file_digest};
 pub use error::{PlanError, PlanErrorKind, Site};
 pub use modprobe::MODULES_FILE;
-pub use state::InventorySet;
+pub use state::{ConfigMapSet, InventorySet};
 pub use sysctl::SYSCTL_FILE;
 
 use super::model::{Blocked, Change, ClusterAction, FactDigest, HandlerRun, Note, Reason};
@@ -60,6 +61,8 @@ pub struct HostRun {
     /// `when` was false.
     pub unchanged: Vec<Note>,
     pub inventory_sets: Vec<InventorySet>,
+    /// Cluster ConfigMap keys this host's playbooks want changed.
+    pub configmap_sets: Vec<ConfigMapSet>,
     pub digest: FactDigest,
 }
 
@@ -69,6 +72,8 @@ struct Run<'a> {
     facts: &'a NodeFacts,
     /// What the cluster said about this node.
     cluster: &'a crate::cluster::NodeView,
+    /// The cluster's Corefiles, as read (none when it was not).
+    corefiles: &'a [crate::cluster::Corefile],
     /// The host's context (`super::context::build`), under each playbook's vars.
     base: &'a Ctx,
     digest: FactDigest,
@@ -107,12 +112,13 @@ pub fn plan_host(
     facts: &NodeFacts,
     base: &Ctx,
     failing: &BTreeSet<String>,
-    cluster: &crate::cluster::NodeView,
+    (cluster, corefiles): (&crate::cluster::NodeView, &[crate::cluster::Corefile]),
 ) -> Result<HostRun, PlanError> {
     let mut run = Run {
         env,
         facts,
         cluster,
+        corefiles,
         base,
         digest: FactDigest {
             boot_id: facts.boot_id.clone(),
@@ -311,6 +317,7 @@ impl<'a> Run<'a> {
             Action::Note(args) => self.note(args, ctx, state, reason),
             Action::Fail(args) => self.fail(args, ctx),
             Action::DnsPods(args) => self.dns_pods(args, ctx, state, reason),
+            Action::CorefileForward(args) => self.corefile_forward(args, ctx, state, reason),
         }
     }
 
@@ -324,6 +331,7 @@ impl<'a> Run<'a> {
             cluster: state.cluster.clone(),
             unchanged: state.unchanged.clone(),
             inventory_sets: state.inventory_sets.clone(),
+            configmap_sets: state.configmap_sets.clone(),
             ..HostRun::default()
         };
         for path in &state.order {
@@ -416,13 +424,126 @@ mod tests {
         files: &[(&str, &str)],
         cluster: &crate::cluster::NodeView,
     ) -> Result<HostRun, PlanError> {
+        plan_with(playbook, files, cluster, &[])
+    }
+
+    fn plan_with(
+        playbook: &str,
+        files: &[(&str, &str)],
+        cluster: &crate::cluster::NodeView,
+        corefiles: &[crate::cluster::Corefile],
+    ) -> Result<HostRun, PlanError> {
         let env = Playbooks::load(None).expect("shipped playbooks load").env;
         let playbook = crate::playbook::parse("site.yml", playbook, &env).expect("loads");
         let facts = crate::testing::facts_from(files);
         let base = Ctx::from(minijinja::value::Serde(
             serde_json::json!({ "host": "node1" }),
         ));
-        plan_host(&[&playbook], &env, &facts, &base, &BTreeSet::new(), cluster)
+        plan_host(
+            &[&playbook],
+            &env,
+            &facts,
+            &base,
+            &BTreeSet::new(),
+            (cluster, corefiles),
+        )
+    }
+
+    const COREFILE_FORWARD: &str = "name: site\ndescription: d\ntasks:\n  - name: coredns\n    \
+                                    corefile_forward:\n      configmap: coredns\n      \
+                                    servers: [192.0.2.53]\n  - name: nodelocaldns\n    \
+                                    corefile_forward:\n      configmap: nodelocaldns\n      \
+                                    servers: [192.0.2.53]\n";
+
+    fn corefile(configmap: &str, text: &str) -> crate::cluster::Corefile {
+        crate::cluster::Corefile {
+            configmap: configmap.to_owned(),
+            key: "Corefile".to_owned(),
+            blocks: crate::cluster::corefile::parse(text),
+            text: text.to_owned(),
+        }
+    }
+
+    /// `corefile_forward`: the cluster's Corefile text, its root forward changed, for the
+    /// plan to merge across hosts; a Corefile already so is the stated no-op; without
+    /// cluster access, the manual step; a Corefile without a root forward is an error.
+    #[test]
+    fn corefile_forward_wants_the_root_forward_changed_in_the_cluster() {
+        let view = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: Vec::new(),
+        };
+        let coredns = ".:53 {\n    forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }\n    loop\n}\n";
+        let done = ".:53 {\n    forward . 192.0.2.53\n}\n";
+        let run = plan_with(
+            COREFILE_FORWARD,
+            &[],
+            &view,
+            &[corefile("coredns", coredns), corefile("nodelocaldns", done)],
+        )
+        .expect("plans");
+        assert!(run.changes.is_empty() && run.cluster.is_empty());
+        assert_eq!(run.configmap_sets.len(), 1, "{:?}", run.configmap_sets);
+        let set = &run.configmap_sets[0];
+        assert_eq!(
+            (set.configmap.as_str(), set.key.as_str(), set.via.as_str()),
+            ("coredns", "Corefile", "cp1")
+        );
+        assert_eq!(set.before, coredns);
+        assert_eq!(
+            set.after,
+            coredns.replace("/etc/resolv.conf {", "192.0.2.53 {")
+        );
+        assert_eq!(
+            set.description,
+            "forward . /etc/resolv.conf → 192.0.2.53 (the .:53 block, line 2)"
+        );
+        assert!(
+            run.unchanged.iter().any(|n| n
+                .message
+                .contains("the nodelocaldns Corefile (Corefile) already forwards . to 192.0.2.53")),
+            "{:?}",
+            run.unchanged
+        );
+
+        let run = plan(COREFILE_FORWARD, &[]).expect("plans");
+        assert!(run.configmap_sets.is_empty());
+        assert!(
+            run.notes[0]
+                .message
+                .contains("kubectl -n kube-system edit configmap coredns"),
+            "{:?}",
+            run.notes
+        );
+
+        let error = plan_with(
+            COREFILE_FORWARD,
+            &[],
+            &view,
+            &[corefile(
+                "coredns",
+                "cluster.local:53 {\n    forward . 10.0.0.1\n}\n",
+            )],
+        )
+        .expect_err("no root forward");
+        assert!(
+            error
+                .to_string()
+                .contains("the coredns Corefile (Corefile)"),
+            "{error}"
+        );
+        let error = plan_with(
+            &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
+            &[],
+            &view,
+            &[],
+        )
+        .expect_err("not a Corefile ConfigMap");
+        assert!(
+            error.to_string().contains("coredns or nodelocaldns"),
+            "{error}"
+        );
     }
 
     const RECREATE: &str = "name: site\ndescription: d\ntasks:\n  - name: recreate\n    \

@@ -32,6 +32,19 @@ pub struct InventorySet {
     pub playbook: String,
 }
 
+/// A cluster ConfigMap key a playbook wants changed (`corefile_forward`), kept with the
+/// state that collects them; `plan` merges the hosts asking for the same one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigMapSet {
+    pub configmap: String,
+    pub key: String,
+    pub via: String,
+    pub before: String,
+    pub after: String,
+    pub description: String,
+    pub reason: crate::plan::model::Reason,
+}
+
 /// The per-host state the tasks work on.
 #[derive(Debug, Clone, Default)]
 pub(super) struct State {
@@ -50,6 +63,7 @@ pub(super) struct State {
     /// false.
     pub(super) unchanged: Vec<Note>,
     pub(super) inventory_sets: Vec<InventorySet>,
+    pub(super) configmap_sets: Vec<ConfigMapSet>,
 }
 
 impl Run<'_> {

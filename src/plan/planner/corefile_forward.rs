@@ -1,0 +1,113 @@
+//! `corefile_forward`: the root block's `forward .` of a cluster Corefile (kube-system's
+//! `coredns` or `nodelocaldns` ConfigMap) sent to the given servers, as Kubespray renders
+//! `upstream_dns_servers` there. The change is the cluster's, not the node's: each host
+//! that asks adds itself to it, and `plan` keeps one change per ConfigMap key
+//! (`super::super::place_cluster_changes`). Without cluster access it names the step to
+//! do by hand.
+
+use minijinja::Value as Ctx;
+use serde_json::Value as Json;
+
+use super::error::PlanErrorKind;
+use super::state::ConfigMapSet;
+use super::{Outcome, Run, State};
+use crate::cluster::{NodeView, corefile};
+use crate::plan::model::{Note, Reason};
+use crate::playbook::action::CorefileForwardArgs;
+
+impl Run<'_> {
+    pub(super) fn corefile_forward(
+        &self,
+        args: &CorefileForwardArgs,
+        ctx: &Ctx,
+        state: &mut State,
+        reason: &Reason,
+    ) -> Result<Outcome, PlanErrorKind> {
+        let configmap = self.string_arg(Some(&args.configmap), "configmap", ctx)?;
+        if !["coredns", "nodelocaldns"].contains(&configmap.as_str()) {
+            return Err(PlanErrorKind::ConfigMapName { got: configmap });
+        }
+        let servers = match self.eval(&args.servers, ctx)? {
+            Json::Array(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Json::String(s) => Ok(s),
+                    got => Err(PlanErrorKind::ListItem { got }),
+                })
+                .collect::<Result<Vec<String>, _>>()?,
+            got => return Err(PlanErrorKind::NotAList { got }),
+        };
+        if servers.is_empty() {
+            return Err(PlanErrorKind::ArgEmpty { key: "servers" });
+        }
+        let via = match self.cluster {
+            NodeView::Unavailable { reason: why } => {
+                state.notes.push(Note {
+                    playbook: reason.playbook.clone(),
+                    message: format!(
+                        "Set `forward .` in the `.:53` block of the {configmap} Corefile to {} \
+                         (kubectl -n kube-system edit configmap {configmap}). dnsfix cannot do \
+                         it: the cluster could not be read ({why}).",
+                        servers.join(" ")
+                    ),
+                });
+                return Ok(Outcome::Unchanged);
+            }
+            NodeView::Read { via, .. } => via,
+        };
+        let mine: Vec<&crate::cluster::Corefile> = self
+            .corefiles
+            .iter()
+            .filter(|c| c.configmap == configmap)
+            .collect();
+        if mine.is_empty() {
+            return Ok(Outcome::Already(format!(
+                "the cluster has no {configmap} ConfigMap with a Corefile"
+            )));
+        }
+        let mut already = Vec::new();
+        for c in mine {
+            let edit = corefile::set_root_forward(&c.text, &servers).map_err(|message| {
+                PlanErrorKind::Corefile {
+                    configmap: configmap.clone(),
+                    key: c.key.clone(),
+                    message,
+                }
+            })?;
+            let Some(edit) = edit else {
+                already.push(format!(
+                    "the {configmap} Corefile ({}) already forwards . to {}",
+                    c.key,
+                    servers.join(" ")
+                ));
+                continue;
+            };
+            let set = ConfigMapSet {
+                configmap: configmap.clone(),
+                key: c.key.clone(),
+                via: via.clone(),
+                before: c.text.clone(),
+                after: edit.text,
+                description: format!(
+                    "forward . {} → {} (the .:53 block, line {})",
+                    edit.was.join(" "),
+                    servers.join(" "),
+                    edit.line
+                ),
+                reason: reason.clone(),
+            };
+            if !state.configmap_sets.contains(&set) {
+                state.configmap_sets.push(set);
+            }
+        }
+        if state
+            .configmap_sets
+            .iter()
+            .any(|s| s.configmap == configmap)
+        {
+            Ok(Outcome::Unchanged)
+        } else {
+            Ok(Outcome::Already(already.join("; ")))
+        }
+    }
+}
