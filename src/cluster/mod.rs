@@ -101,16 +101,7 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
         Err(reason) => return Cluster::Unavailable { reason },
     };
     let pods = kubectl.with_logs(pods).await;
-    let config = match kubectl.run(GET_CONFIGMAPS).await {
-        Ok(out) => parse_configmaps(&out).unwrap_or_else(|error| DnsConfig {
-            error: Some(error),
-            ..DnsConfig::default()
-        }),
-        Err(error) => DnsConfig {
-            error: Some(error),
-            ..DnsConfig::default()
-        },
-    };
+    let config = kubectl.config.take().unwrap_or_default();
     let via = kubectl.via().to_owned();
     kubectl.close().await;
     Cluster::Read { via, pods, config }
@@ -304,6 +295,8 @@ pub struct Kubectl {
     prologue: String,
     /// For reports: the inventory host, or "this machine (--kubeconfig FILE)".
     via: String,
+    /// kube-system's DNS ConfigMaps, read with the first listing (for [`read`]).
+    config: Option<DnsConfig>,
 }
 
 impl Kubectl {
@@ -345,8 +338,9 @@ impl Kubectl {
             session,
             prologue: local_prologue(kubeconfig),
             via: via.clone(),
+            config: None,
         };
-        match kubectl.dns_pods().await {
+        match kubectl.first_listing().await {
             Ok(pods) => Ok((kubectl, pods)),
             Err(e) => {
                 kubectl.close().await;
@@ -384,8 +378,9 @@ impl Kubectl {
                 target,
                 session,
                 prologue: KUBECTL.to_owned(),
+                config: None,
             };
-            match kubectl.dns_pods().await {
+            match kubectl.first_listing().await {
                 Ok(pods) => return Ok((kubectl, pods)),
                 Err(e) => {
                     why.push(format!("{}: {e}", host.name));
@@ -421,6 +416,38 @@ impl Kubectl {
             });
         }
         Ok(out.stdout)
+    }
+
+    /// The DNS pods, and the DNS ConfigMaps kept for [`read`], in one exec: the two
+    /// kubectl run side by side. Only the pods' listing decides whether kubectl works
+    /// here; the ConfigMaps' failure is kept as their error.
+    async fn first_listing(&mut self) -> Result<Vec<DnsPod>, String> {
+        let boundary = crate::util::nonce();
+        let script = format!(
+            "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
+             timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
+             >\"$d/out\" 2>\"$d/err\" &\n\
+             timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} || \
+             {{ s=$?; kill $! 2>/dev/null; exit $s; }}\n\
+             wait $!\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
+             printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\n",
+            prologue = self.prologue,
+        );
+        let out = run_as_root(&mut self.session, &self.target, &script)
+            .await
+            .map_err(|e| e.to_string())?;
+        if out.exit_status != Some(0) {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let stderr = stderr.trim();
+            return Err(if stderr.is_empty() {
+                format!("kubectl exited with {:?}", out.exit_status)
+            } else {
+                crate::text::escape(stderr).into_owned()
+            });
+        }
+        let (pods, config) = split_listing(&out.stdout, &boundary);
+        self.config = Some(config);
+        parse_pods(pods)
     }
 
     /// The CoreDNS and nodelocaldns pods.
@@ -497,6 +524,41 @@ impl Kubectl {
     async fn previous_loop_line(&mut self, pod: &str) -> Option<String> {
         self.previous_loop_lines(&[pod]).await.remove(pod).flatten()
     }
+}
+
+/// The pods' JSON and the ConfigMaps read beside them, from [`Kubectl::first_listing`]'s
+/// output: `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR`.
+fn split_listing<'a>(out: &'a [u8], boundary: &str) -> (&'a [u8], DnsConfig) {
+    let failed = |error: String| DnsConfig {
+        error: Some(error),
+        ..DnsConfig::default()
+    };
+    let head = format!("\n{boundary} ");
+    let Some(at) = find(out, head.as_bytes()) else {
+        return (out, failed("kubectl's answer was cut short".to_owned()));
+    };
+    let (pods, rest) = (&out[..at], &out[at + head.len()..]);
+    let tail = format!("\n{boundary}\n");
+    let Some(end) = find(rest, tail.as_bytes()) else {
+        return (pods, failed("kubectl's answer was cut short".to_owned()));
+    };
+    let (section, stderr) = (&rest[..end], &rest[end + tail.len()..]);
+    let (status, json) = match section.iter().position(|b| *b == b'\n') {
+        Some(nl) => (&section[..nl], &section[nl + 1..]),
+        None => (section, &[][..]),
+    };
+    if status != b"0" {
+        let stderr = String::from_utf8_lossy(stderr);
+        return (
+            pods,
+            failed(crate::text::escape(stderr.trim()).into_owned()),
+        );
+    }
+    (pods, parse_configmaps(json).unwrap_or_else(failed))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Each pod's last loop line in the output of the batched `logs --previous`, whose
@@ -888,6 +950,31 @@ mod tests {
 
     /// The batched logs split by the boundary: each pod keeps its own last loop line, a
     /// log line imitating a section header without the nonce does not start one.
+    /// The first listing's pods and ConfigMaps come apart at the boundary; a ConfigMap
+    /// read that failed or was cut short is an error for the rules, never empty config.
+    #[test]
+    fn the_first_listing_splits_pods_from_configmaps() {
+        let configmaps = include_str!("../../tests/lab/standins/configmaps.json");
+        let pods = br#"{"kind":"List","items":[]}"#;
+        let out = [&pods[..], format!("\nB7 0\n{configmaps}\nB7\n").as_bytes()].concat();
+        let (p, config) = split_listing(&out, "B7");
+        assert_eq!(p, pods);
+        assert_eq!(config.error, None);
+        assert_eq!(config.corefiles.len(), 2);
+
+        let out = [&pods[..], b"\nB7 1\n\nB7\nError from server (Forbidden)\n"].concat();
+        let (p, config) = split_listing(&out, "B7");
+        assert_eq!(p, pods);
+        assert_eq!(
+            config.error.as_deref(),
+            Some("Error from server (Forbidden)")
+        );
+
+        let (p, config) = split_listing(pods, "B7");
+        assert_eq!(p, pods);
+        assert!(config.error.is_some_and(|e| e.contains("cut short")));
+    }
+
     #[test]
     fn batched_logs_are_split_by_the_boundary() {
         let out = "NONCE coredns-a\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
