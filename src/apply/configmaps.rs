@@ -28,6 +28,7 @@ pub async fn apply(
             old: None,
             resource_version: String::new(),
             hosts: c.hosts.clone(),
+            reasons: c.reasons.clone(),
         })
         .collect();
     swap_all(transport, access, wanted, false).await

@@ -192,6 +192,9 @@ pub struct HostResult {
     pub planned: Vec<Change>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub planned_handlers: Vec<HandlerRun>,
+    /// The cluster actions the plan asked for here, with their reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub planned_cluster: Vec<crate::plan::model::ClusterAction>,
 }
 
 impl HostResult {
@@ -208,6 +211,7 @@ impl HostResult {
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),
             planned_handlers: plan.handlers.clone(),
+            planned_cluster: plan.cluster.clone(),
         }
     }
 

@@ -61,6 +61,9 @@ pub struct ClusterUpdate {
     pub resource_version: String,
     /// The hosts whose playbooks asked for it.
     pub hosts: Vec<String>,
+    /// Why: the playbooks, tasks and findings.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub reasons: Vec<crate::plan::model::Reason>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -150,6 +150,11 @@ fn apply_writes_them_and_the_loop_ends(
     assert_eq!(coredns["via"], cp.as_str());
     assert_eq!(coredns["old"]["metadata"]["resourceVersion"], "1201");
     assert_eq!(coredns["resource_version"], "1202");
+    assert_eq!(coredns["reasons"][0]["playbook"], "corefile-upstream");
+    assert_eq!(
+        coredns["reasons"][0]["fixes"][0],
+        "DNS-COREFILE-UPSTREAM-DRIFT"
+    );
     assert_eq!(coredns["before"], corefile(original, "coredns").as_str());
     let now = configmaps(lab);
     let written = corefile(&now, "coredns");

@@ -201,6 +201,10 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
     let result = &record["hosts"][0];
     assert_eq!(result["host"], stub.as_str());
+    // The record says why the pods were recreated.
+    let planned = &result["planned_cluster"][0];
+    assert_eq!(planned["type"], "recreate_dns_pods", "{result:#}");
+    assert_eq!(planned["reasons"][0]["playbook"], "kubelet-resolvconf");
     let pod = &result["pods"][0];
     assert_eq!(pod["pod"], format!("coredns-{stub}-1"), "{result:#}");
     assert_eq!(
