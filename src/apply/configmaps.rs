@@ -9,13 +9,10 @@ use crate::plan::model::ConfigMapChange;
 use crate::transport::Transport;
 use crate::util::sha256_hex;
 
-/// Makes `changes`; one record each, in order.
-pub async fn apply(
-    transport: &Transport,
-    access: &Access,
-    changes: &[ConfigMapChange],
-) -> Vec<ClusterUpdate> {
-    let wanted: Vec<ClusterUpdate> = changes
+/// The records of `changes` before anything is done: `pending`, saved before the first
+/// write so an interrupted run can still be rolled back.
+pub fn pending(changes: &[ConfigMapChange]) -> Vec<ClusterUpdate> {
+    changes
         .iter()
         .map(|c| ClusterUpdate {
             configmap: c.configmap.clone(),
@@ -30,12 +27,20 @@ pub async fn apply(
             hosts: c.hosts.clone(),
             reasons: c.reasons.clone(),
         })
-        .collect();
-    swap_all(transport, access, wanted, false).await
+        .collect()
 }
 
-/// Puts back what the `applied` updates wrote, each only while the key still holds what
-/// the run left there.
+/// Makes the `pending` changes; one record each, in order.
+pub async fn apply(
+    transport: &Transport,
+    access: &Access,
+    pending: Vec<ClusterUpdate>,
+) -> Vec<ClusterUpdate> {
+    swap_all(transport, access, pending, false).await
+}
+
+/// Puts back what the `applied` updates wrote (or may have: `pending` ones of an
+/// interrupted run), each only while the key still holds what the run left there.
 pub async fn restore(
     transport: &Transport,
     access: &Access,
@@ -43,7 +48,7 @@ pub async fn restore(
 ) -> Vec<ClusterUpdate> {
     let undo: Vec<ClusterUpdate> = applied
         .iter()
-        .filter(|u| u.outcome == "written")
+        .filter(|u| may_have_written(u))
         .map(|u| ClusterUpdate {
             outcome: "pending".into(),
             message: String::new(),
@@ -55,6 +60,11 @@ pub async fn restore(
         })
         .collect();
     swap_all(transport, access, undo, true).await
+}
+
+/// Did the run write (or may it have written: interrupted) this ConfigMap key?
+pub fn may_have_written(update: &ClusterUpdate) -> bool {
+    update.outcome == "written" || update.outcome == "pending"
 }
 
 /// Sets each update's key from its `before` to its `after` through one kubectl

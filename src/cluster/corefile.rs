@@ -29,6 +29,17 @@ pub struct Forward {
     pub line: usize,
 }
 
+impl ServerBlock {
+    /// It serves the root zone (`.`, `.:53`, `dns://.:53`): where names outside the
+    /// cluster go.
+    pub fn is_root(&self) -> bool {
+        self.zones.iter().any(|z| {
+            let z = z.strip_prefix("dns://").unwrap_or(z);
+            z == "." || z.starts_with(".:")
+        })
+    }
+}
+
 impl Forward {
     /// It forwards to the servers of a resolv.conf file (the pod's own, in a pod: the one
     /// the kubelet handed it).
@@ -111,15 +122,15 @@ pub struct ForwardEdit {
 
 /// `text` with the `forward .` of its root block (`.:53`, `.`: where names outside the
 /// cluster go) sent to `servers`, as Kubespray renders `upstream_dns_servers` there:
-/// `forward . 192.0.2.53 198.51.100.53`, the rest of the line (an options block's `{`, a
-/// comment) and every other line kept byte for byte. `None` when it already forwards there.
+/// `forward . 192.0.2.53 198.51.100.53` (one space between the words, as Kubespray
+/// writes them), the indentation and the rest of the line (an options block's `{`, a
+/// comment) kept, and every other line byte for byte. `None` when it already forwards there.
 /// The result is parsed again to prove nothing else moved.
 pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<ForwardEdit>, String> {
     let blocks = parse(text);
-    let is_root = |b: &&ServerBlock| b.zones.iter().any(|z| z == "." || z.starts_with(".:"));
     let root = blocks
         .iter()
-        .find(is_root)
+        .find(|b| b.is_root())
         .ok_or("the Corefile has no block for the root zone (`.:53`)")?;
     let forward = root
         .forward
@@ -188,13 +199,12 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
     }))
 }
 
-/// An address CoreDNS's forward takes (IPv4, IPv6, either with a port, or a `dns://`/
-/// `tls://` URL), never anything that could break the line.
+/// A server address CoreDNS's forward takes as plain DNS (`parse.HostPortOrFile`): an IP
+/// address, or one with a port (`192.0.2.53:5353`, `[2001:db8::53]:53`), optionally
+/// `dns://`. Anything else (a name, a typo) would stop every CoreDNS pod that reloads.
 fn valid_target(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 100
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || ".:[]/-_%".contains(c))
+    let s = s.strip_prefix("dns://").unwrap_or(s);
+    s.parse::<std::net::IpAddr>().is_ok() || s.parse::<std::net::SocketAddr>().is_ok()
 }
 
 #[cfg(test)]
@@ -385,12 +395,39 @@ ip6.arpa:53 {
         assert!(set_root_forward(only_cluster, &servers(&["192.0.2.53"])).is_err());
         let no_forward = ".:53 {\n    whoami\n}\n";
         assert!(set_root_forward(no_forward, &servers(&["192.0.2.53"])).is_err());
-        for bad in [&[][..], &["192.0.2.53\n}"][..], &["a b"][..]] {
+        for bad in [
+            &[][..],
+            &["192.0.2.53\n}"][..],
+            &["a b"][..],
+            &["dns.example"][..],
+            &["8.8.8"][..],
+            &["1.2.3.4.5"][..],
+            &["/run/other/resolv.conf"][..],
+        ] {
             assert!(
                 set_root_forward(KUBEADM, &servers(bad)).is_err(),
                 "{bad:?} accepted"
             );
         }
+        for good in [
+            &["2001:db8::53"][..],
+            &["[2001:db8::53]:53", "192.0.2.53:5353"][..],
+            &["dns://192.0.2.53"][..],
+        ] {
+            assert!(
+                set_root_forward(KUBEADM, &servers(good)).is_ok(),
+                "{good:?} refused"
+            );
+        }
+        // CoreDNS's `dns://` server block prefix is the root zone too.
+        let scheme = "dns://.:53 {\n    forward . /etc/resolv.conf\n}\n";
+        assert_eq!(
+            set_root_forward(scheme, &servers(&["192.0.2.53"]))
+                .expect("edit")
+                .map(|e| e.text)
+                .as_deref(),
+            Some("dns://.:53 {\n    forward . 192.0.2.53\n}\n")
+        );
     }
 
     #[test]

@@ -140,9 +140,7 @@ pub struct Corefile {
 impl Corefile {
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
     pub fn root(&self) -> Option<&corefile::ServerBlock> {
-        self.blocks
-            .iter()
-            .find(|b| b.zones.iter().any(|z| z == "." || z.starts_with(".:")))
+        self.blocks.iter().find(|b| b.is_root())
     }
 }
 

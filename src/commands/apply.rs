@@ -134,7 +134,6 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
                 )));
             }
         }
-        verify_cluster_change(change)?;
     }
     for host in &plan.hosts {
         let cluster = host.cluster.iter().flat_map(|a| a.reasons());
@@ -151,9 +150,13 @@ fn verify_playbooks(plan: &Plan, loaded: &crate::playbook::Playbooks) -> Result<
 }
 
 /// A plan file may change a cluster ConfigMap only as `corefile_forward` does: the root
-/// `forward .` of a coredns or nodelocaldns Corefile, every other byte kept. Whatever else
-/// a (hand-edited) plan file says is refused before anything is touched.
-fn verify_cluster_change(change: &crate::plan::model::ConfigMapChange) -> Result<(), Error> {
+/// `forward .` of a coredns or nodelocaldns Corefile, every other byte kept, to the
+/// `upstream_dns_servers` the inventory gives the hosts that asked for it now. Whatever
+/// else a (hand-edited) plan file says is refused before anything is touched.
+fn verify_cluster_change(
+    change: &crate::plan::model::ConfigMapChange,
+    inventory: &crate::inventory::Inventory,
+) -> Result<(), Error> {
     let refuse = |why: &str| {
         Err(Error::PlanRefused(format!(
             "the plan's change to kube-system/{} ({}) {why}: refused",
@@ -171,15 +174,39 @@ fn verify_cluster_change(change: &crate::plan::model::ConfigMapChange) -> Result
     }
     let root = crate::cluster::corefile::parse(&change.after)
         .into_iter()
-        .find(|b| b.zones.iter().any(|z| z == "." || z.starts_with(".:")))
+        .find(crate::cluster::corefile::ServerBlock::is_root)
         .and_then(|b| b.forward);
     let Some(forward) = root else {
         return refuse("leaves no root `forward .`");
     };
     match crate::cluster::corefile::set_root_forward(&change.before, &forward.to) {
-        Ok(Some(edit)) if edit.text == change.after => Ok(()),
-        _ => refuse("changes more than the root block's `forward .` line"),
+        Ok(Some(edit)) if edit.text == change.after => {}
+        _ => return refuse("changes more than the root block's `forward .` line"),
     }
+    if change.reasons.is_empty() {
+        return refuse("gives no reason");
+    }
+    let asking: Vec<&crate::inventory::Host> = change
+        .hosts
+        .iter()
+        .filter_map(|h| inventory.host(h))
+        .collect();
+    if asking.is_empty() {
+        return refuse("is asked for by no host of the inventory");
+    }
+    for host in asking {
+        let servers = host.var_list("upstream_dns_servers").unwrap_or_default();
+        if servers != forward.to {
+            return refuse(&format!(
+                "forwards to {}, but the inventory's upstream_dns_servers for {} is now [{}]: \
+                 plan again",
+                forward.to.join(" "),
+                host.name,
+                servers.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Applies `plan` to the selected hosts and prints the report. Returns the exit code.
@@ -196,13 +223,22 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     // The cluster first: a CoreDNS pod restarted by the node fixes then already reads the
     // new Corefile, and one crash-looping on a loop comes up at its next restart.
     if !plan.cluster_changes.is_empty() {
+        // Recorded as pending before the first write, so an interrupted run can still be
+        // rolled back; then again with what was done, before any host.
+        record.cluster_updates = apply::configmaps::pending(&plan.cluster_changes);
+        if let Err(e) = record::save(&record::state_dir(), &record) {
+            return Err(Error::RunRecord(format!(
+                "cannot record the run in {} before changing the cluster: {e}",
+                record::state_dir().display()
+            )));
+        }
+        let pending = std::mem::take(&mut record.cluster_updates);
         record.cluster_updates = ctx.runtime.block_on(apply::configmaps::apply(
             &ctx.transport,
             &run.options.cluster,
-            &plan.cluster_changes,
+            pending,
         ));
-        // Recorded before any host, so an interrupted run can still roll it back.
-        let _ = record::save(&record::state_dir(), &record);
+        let _ = save_record(&record);
     }
     let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
@@ -275,6 +311,9 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
         )));
     }
     verify_playbooks(plan, run.playbooks)?;
+    for change in &plan.cluster_changes {
+        verify_cluster_change(change, inventory)?;
+    }
     let selected: Vec<&str> = run
         .ctx
         .hosts()
@@ -449,12 +488,40 @@ mod tests {
         }
     }
 
-    /// A plan file may change a cluster ConfigMap only as `corefile_forward` does.
+    fn inventory(servers: &str) -> crate::inventory::Inventory {
+        let dir = std::env::temp_dir().join(format!("dnsfix-verify-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("hosts.ini");
+        std::fs::write(
+            &path,
+            format!("[kube_control_plane]\ncp1\n[all:vars]\nupstream_dns_servers={servers}\n"),
+        )
+        .expect("write");
+        let inventory = crate::inventory::Inventory::load(&path).expect("inventory");
+        let _ = std::fs::remove_dir_all(&dir);
+        inventory
+    }
+
+    /// A plan file may change a cluster ConfigMap only as `corefile_forward` does, to the
+    /// servers the inventory gives now.
     #[test]
     fn a_plan_file_changes_only_a_corefiles_root_forward() {
+        let inv = &inventory("['192.0.2.53']");
+        let verify_cluster_change = |c: &ConfigMapChange| super::verify_cluster_change(c, inv);
         let before = ".:53 {\n    forward . /etc/resolv.conf\n    loop\n}\n";
         let good = ".:53 {\n    forward . 192.0.2.53\n    loop\n}\n";
         assert!(verify_cluster_change(&change(before, good)).is_ok());
+        // The inventory says other servers now.
+        let moved =
+            super::verify_cluster_change(&change(before, good), &inventory("['198.51.100.53']"))
+                .expect_err("other servers now");
+        assert!(moved.to_string().contains("plan again"), "{moved}");
+        let mut no_reason = change(before, good);
+        no_reason.reasons.clear();
+        assert!(verify_cluster_change(&no_reason).is_err());
+        let mut stranger = change(before, good);
+        stranger.hosts = vec!["elsewhere".to_owned()];
+        assert!(verify_cluster_change(&stranger).is_err());
         for (what, bad) in [
             ("a plugin dropped", ".:53 {\n    forward . 192.0.2.53\n}\n"),
             (

@@ -40,7 +40,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let cluster: Vec<ClusterUpdate> = applied
         .cluster_updates
         .iter()
-        .filter(|u| u.outcome == "written")
+        .filter(|u| apply::configmaps::may_have_written(u))
         .filter(|u| u.hosts.iter().any(|h| selected.contains(&h.as_str())))
         .cloned()
         .collect();
@@ -121,9 +121,12 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         }
     };
     super::print(&rendered)?;
-    Ok(exit_code(
-        &record.hosts,
-        false,
-        (&[], &record.cluster_updates),
-    ))
+    // A ConfigMap key changed since the run is kept and reported: a failed rollback (3),
+    // as for a file, not a stale plan (apply's 4).
+    Ok(
+        match exit_code(&record.hosts, false, (&[], &record.cluster_updates)) {
+            exit::STALE => exit::UNREACHABLE,
+            code => code,
+        },
+    )
 }

@@ -131,17 +131,27 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
             "the Corefiles are judged on the kube_control_plane hosts".into(),
         );
     }
-    let servers: Vec<String> = match ctx.host.var("upstream_dns_servers") {
-        Some(serde_json::Value::Array(items)) if !items.is_empty() => items
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .collect(),
+    let servers: Vec<String> = match ctx.host.var_list("upstream_dns_servers") {
+        Some(list) if !list.is_empty() => list,
         _ => {
             return RuleOutcome::NotApplicable(
                 "upstream_dns_servers is not set in the inventory".into(),
             );
         }
     };
+    // What Kubespray renders at all (roles/kubernetes-apps/ansible/tasks/main.yml):
+    // CoreDNS with dns_mode coredns or coredns_dual and deploy_coredns, nodelocaldns with
+    // enable_nodelocaldns.
+    let dns_mode = ctx.host.var_str("dns_mode").unwrap_or("coredns");
+    if !["coredns", "coredns_dual"].contains(&dns_mode) {
+        return RuleOutcome::NotApplicable(format!(
+            "dns_mode is {dns_mode}: Kubespray renders no CoreDNS Corefile"
+        ));
+    }
+    if ctx.host.var_bool("deploy_coredns") == Some(false) {
+        return RuleOutcome::NotApplicable("deploy_coredns is false".into());
+    }
+    let nodelocaldns = ctx.host.var_bool("enable_nodelocaldns") != Some(false);
     if config.corefiles.is_empty() {
         return RuleOutcome::NotApplicable(match &config.error {
             Some(e) => format!("the Corefiles could not be read: {e}"),
@@ -151,6 +161,9 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     let mut evidence = Vec::new();
     let mut off = Vec::new();
     for c in &config.corefiles {
+        if c.configmap == "nodelocaldns" && !nodelocaldns {
+            continue;
+        }
         let Some(root) = c.root() else { continue };
         let Some(forward) = root.forward.as_ref().filter(|f| f.from == ".") else {
             continue;
@@ -387,6 +400,90 @@ mod tests {
             RuleOutcome::Findings(f) => f,
             other => panic!("no findings: {other:?}"),
         }
+    }
+
+    /// The lab's coredns and nodelocaldns Corefiles (Kubespray's templates rendered with
+    /// upstream_dns_servers unset: both forward `.` to /etc/resolv.conf).
+    fn kubespray_corefiles() -> DnsConfig {
+        crate::cluster::parse_configmaps(include_bytes!("../../tests/lab/standins/configmaps.json"))
+            .expect("configmaps")
+    }
+
+    fn control_plane(vars: serde_json::Value) -> crate::inventory::Host {
+        let mut host = crate::inventory::Host::new("cp1");
+        host.groups = vec!["all".into(), "kube_control_plane".into()];
+        for (k, v) in vars.as_object().expect("vars") {
+            host.vars.insert(k.clone(), v.clone());
+        }
+        host
+    }
+
+    /// With upstream_dns_servers set, a Corefile forwarding elsewhere is a warning on the
+    /// control-plane hosts, naming each ConfigMap and line; not judged on workers, nor
+    /// where Kubespray renders no Corefile (dns_mode, deploy_coredns,
+    /// enable_nodelocaldns); clean once the Corefiles forward there.
+    #[test]
+    fn corefiles_forwarding_elsewhere_than_upstream_dns_servers_drift() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let cluster = read(Vec::new(), kubespray_corefiles());
+        let servers = serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"] });
+        let rules = rules(&control_plane(servers.clone()), &facts, &cluster);
+        let f = &findings(outcome(&rules, COREFILE_UPSTREAM))[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!(f.playbook, Some("corefile-upstream"));
+        assert_eq!(
+            f.evidence,
+            [
+                "kube-system/configmap/coredns Corefile line 13: forward . /etc/resolv.conf (kubectl on cp1)",
+                "kube-system/configmap/nodelocaldns Corefile line 44: forward . /etc/resolv.conf (kubectl on cp1)",
+                "inventory upstream_dns_servers: 192.0.2.53 (Kubespray renders `forward . 192.0.2.53` there)",
+            ]
+        );
+
+        let mut worker = control_plane(servers.clone());
+        worker.groups = vec!["all".into(), "kube_node".into()];
+        let not = |host: &crate::inventory::Host| {
+            matches!(
+                outcome(&rules_of(host, &facts, &cluster), COREFILE_UPSTREAM),
+                RuleOutcome::NotApplicable(_)
+            )
+        };
+        assert!(not(&worker));
+        assert!(not(&control_plane(serde_json::json!({}))));
+        assert!(not(&control_plane(serde_json::json!({
+            "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual"
+        }))));
+        assert!(not(&control_plane(serde_json::json!({
+            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false"
+        }))));
+        // Without nodelocaldns only coredns counts.
+        let rules = rules_of(
+            &control_plane(serde_json::json!({
+                "upstream_dns_servers": ["192.0.2.53"], "enable_nodelocaldns": false
+            })),
+            &facts,
+            &cluster,
+        );
+        assert_eq!(
+            findings(outcome(&rules, COREFILE_UPSTREAM))[0]
+                .evidence
+                .len(),
+            2
+        );
+
+        // Forwarding there already: clean.
+        let mut config = kubespray_corefiles();
+        for c in &mut config.corefiles {
+            let edit = crate::cluster::corefile::set_root_forward(&c.text, &["192.0.2.53".into()])
+                .expect("edit")
+                .expect("a change");
+            c.blocks = crate::cluster::corefile::parse(&edit.text);
+        }
+        let rules = rules_of(&control_plane(servers), &facts, &read(Vec::new(), config));
+        assert!(matches!(
+            outcome(&rules, COREFILE_UPSTREAM),
+            RuleOutcome::Pass
+        ));
     }
 
     /// Kubespray #3979's node (stub resolv.conf) with its CoreDNS pod crash-looping on the

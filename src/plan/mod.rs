@@ -95,6 +95,7 @@ pub fn build(
         host_plans.push(plan);
     }
     let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
+    drop_if_the_control_plane_disagrees(inventory, &mut configmap_sets, &mut host_plans);
     let cluster_changes = place_cluster_changes(configmap_sets, &mut host_plans);
 
     let summary = summarize(&host_plans, inventory_changes.len(), cluster_changes.len());
@@ -348,6 +349,60 @@ fn place_inventory_changes(
     changes
 }
 
+/// Kubespray renders the Corefiles with the first control-plane host's
+/// `upstream_dns_servers`; with the group split on it, dnsfix does not pick one: the
+/// ConfigMap changes are dropped, with a note on each host that asked.
+fn drop_if_the_control_plane_disagrees(
+    inventory: &Inventory,
+    configmap_sets: &mut Vec<(String, planner::ConfigMapSet)>,
+    host_plans: &mut [HostPlan],
+) {
+    let Some(why) = control_plane_disagreement(inventory) else {
+        return;
+    };
+    for (host, _) in configmap_sets.iter() {
+        if let Some(plan) = host_plans.iter_mut().find(|p| &p.host == host) {
+            plan.fixes
+                .retain(|id| id != diagnose::cluster::COREFILE_UPSTREAM);
+            let message = format!("the Corefiles are left as they are: {why}");
+            if !plan.notes.iter().any(|n| n.message == message) {
+                plan.notes.push(model::Note {
+                    playbook: String::new(),
+                    message,
+                });
+            }
+        }
+    }
+    configmap_sets.clear();
+}
+
+/// Why the inventory's `kube_control_plane` hosts do not agree on `upstream_dns_servers`
+/// (set on some, different on others), if they do not.
+fn control_plane_disagreement(inventory: &Inventory) -> Option<String> {
+    let members = inventory.group_members("kube_control_plane")?;
+    let values: Vec<(&str, Option<Vec<String>>)> = members
+        .iter()
+        .filter_map(|name| inventory.host(name))
+        .map(|h| (h.name.as_str(), h.var_list("upstream_dns_servers")))
+        .collect();
+    let first = &values.first()?.1;
+    if values.iter().all(|(_, v)| v == first) {
+        return None;
+    }
+    let each: Vec<String> = values
+        .iter()
+        .map(|(name, v)| match v {
+            Some(list) => format!("{name}: [{}]", list.join(", ")),
+            None => format!("{name}: unset"),
+        })
+        .collect();
+    Some(format!(
+        "the kube_control_plane hosts disagree on upstream_dns_servers ({}); Kubespray \
+         renders the first one's: set it once for the group",
+        each.join("; ")
+    ))
+}
+
 /// The cluster ConfigMap changes hosts asked for (`corefile_forward`): one per ConfigMap
 /// key, with every host that asked for it. Hosts asking for different text for the same
 /// key (different `upstream_dns_servers` per host) get none: a note on each says why.
@@ -542,6 +597,30 @@ mod tests {
         let mut plan = error_plan(name, Vec::new(), "test", String::new());
         plan.fixes = vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()];
         plan
+    }
+
+    fn inventory(ini: &str) -> Inventory {
+        let dir = std::env::temp_dir().join(format!("dnsfix-cp-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("hosts.ini"), ini).expect("write");
+        let inventory = Inventory::load(&dir.join("hosts.ini")).expect("inventory");
+        let _ = std::fs::remove_dir_all(&dir);
+        inventory
+    }
+
+    /// The control-plane hosts must agree on upstream_dns_servers (set on all, or on
+    /// none, the same everywhere) for the Corefiles to be changed.
+    #[test]
+    fn the_control_plane_must_agree_on_the_upstream_servers() {
+        let agree = inventory(
+            "[kube_control_plane]\ncp1\ncp2\n[kube_node]\nw1 upstream_dns_servers=\"['203.0.113.9']\"\n\
+             [kube_control_plane:vars]\nupstream_dns_servers=\"['192.0.2.53']\"\n",
+        );
+        assert_eq!(control_plane_disagreement(&agree), None);
+        let split =
+            inventory("[kube_control_plane]\ncp1\ncp2 upstream_dns_servers=\"['192.0.2.53']\"\n");
+        let why = control_plane_disagreement(&split).expect("disagree");
+        assert!(why.contains("cp1: unset; cp2: [192.0.2.53]"), "{why}");
     }
 
     /// Hosts asking for the same text share one change; hosts asking for different text

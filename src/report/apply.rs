@@ -41,16 +41,20 @@ pub fn text(
         let _ = writeln!(out, "{word}: {}", hosts.join(", "));
     }
     if !record.cluster_updates.is_empty() {
-        let via = &record.cluster_updates[0].via;
+        // From the plan file, the run record or the cluster: shown escaped.
+        let esc = |s: &str| crate::text::escape(s).into_owned();
+        let via = esc(&record.cluster_updates[0].via);
         let _ = writeln!(out, "\n== cluster (kubectl on {via})");
         for update in &record.cluster_updates {
             let _ = write!(
                 out,
                 "  {:<8} kube-system/configmap/{}/{}",
-                update.outcome, update.configmap, update.key
+                esc(&update.outcome),
+                esc(&update.configmap),
+                esc(&update.key)
             );
             if !update.message.is_empty() {
-                let _ = write!(out, ": {}", update.message);
+                let _ = write!(out, ": {}", esc(&update.message));
             }
             out.push('\n');
         }
@@ -90,7 +94,7 @@ pub fn text(
             || record
                 .cluster_updates
                 .iter()
-                .any(|u| u.outcome == "written"))
+                .any(crate::apply::configmaps::may_have_written))
     {
         let _ = writeln!(out, "to undo it: dnsfix rollback {}", record.run_id);
     }

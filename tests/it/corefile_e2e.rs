@@ -7,7 +7,10 @@
 //!   compare-and-swap on the resourceVersion), records the old ones, and the crash-looping
 //!   pod of a stub-loop node comes up on the reload: its cluster DNS answers again;
 //! - a second apply changes nothing; `rollback` puts both Corefiles back byte for byte;
-//! - a Corefile edited by hand after the plan is refused as stale and kept.
+//! - another writer between the read and the replace (the API server's 409), a Corefile
+//!   edited by hand after the plan, a rollback of a key changed since the run: each
+//!   refused and the other change kept; `--limit` without the hosts that asked leaves the
+//!   cluster alone.
 
 use std::path::Path;
 use std::process::Output;
@@ -84,7 +87,7 @@ fn corefile_forward_is_planned_applied_verified_and_rolled_back() {
     plan_shows_both_corefile_diffs(&lab, &inv, &plan_file);
     let run_id = apply_writes_them_and_the_loop_ends(&lab, &inv, &plan_file, &original);
     rollback_puts_them_back(&lab, &inv, &plan_file, &original, &run_id);
-    a_hand_edit_after_the_plan_is_stale_and_kept(&lab, &inv, &plan_file);
+    races_and_hand_edits_are_never_overwritten(&lab, &inv, &plan_file);
 }
 
 fn plan_shows_both_corefile_diffs(lab: &Lab, inv: &Path, plan_file: &Path) {
@@ -255,13 +258,14 @@ fn rollback_puts_them_back(
     }
 }
 
-/// A Corefile edited by hand after the plan: refused, and the edit kept.
-fn a_hand_edit_after_the_plan_is_stale_and_kept(lab: &Lab, inv: &Path, plan_file: &Path) {
-    let back = configmaps(lab);
-    let edited = format!("# edited by hand\n{}", corefile(&back, "coredns"));
-    let mut by_hand = back.clone();
+/// The lab's ConfigMaps with `name`'s Corefile edited by hand (a new resourceVersion);
+/// the edited text.
+fn edit_by_hand(lab: &Lab, name: &str) -> String {
+    let now = configmaps(lab);
+    let edited = format!("# edited by hand\n{}", corefile(&now, name));
+    let mut by_hand = now.clone();
     for item in by_hand["items"].as_array_mut().expect("items") {
-        if item["metadata"]["name"] == "coredns" {
+        if item["metadata"]["name"] == name {
             item["data"]["Corefile"] = Value::String(edited.clone());
             item["metadata"]["resourceVersion"] = Value::String("1300".into());
         }
@@ -271,22 +275,73 @@ fn a_hand_edit_after_the_plan_is_stale_and_kept(lab: &Lab, inv: &Path, plan_file
         serde_json::to_vec(&by_hand).expect("JSON"),
     )
     .expect("write configmaps.json");
+    edited
+}
+
+fn apply_json(lab: &Lab, inv: &Path, plan_file: &Path, extra: &[&str]) -> (Value, Option<i32>) {
+    let plan = plan_file.to_str().expect("utf-8");
     let out = dnsfix(
         lab,
         inv,
-        &[
-            "apply",
-            plan_file.to_str().expect("utf-8"),
-            "--yes",
-            "--format",
-            "json",
-        ],
+        &[&["apply", plan, "--yes", "--format", "json"], extra].concat(),
     );
-    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
-    let stale: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let record = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not a run record ({e}):\n{}", describe(&out)));
+    (record, out.status.code())
+}
+
+/// Another writer between dnsfix's read and its replace: the API server's 409 is stale,
+/// the ConfigMap keeps the other writer's version. A rollback of a key changed since the
+/// run keeps the change and fails (3). A Corefile edited by hand after the plan is
+/// refused and kept. A `--limit` without the hosts that asked leaves the cluster alone.
+fn races_and_hand_edits_are_never_overwritten(lab: &Lab, inv: &Path, plan_file: &Path) {
+    let stub = lab.node("stub-symlink").name.clone();
+    let before = configmaps(lab);
+    let (record, code) = apply_json(lab, inv, plan_file, &["--limit", &stub]);
+    assert_eq!(code, Some(0), "{record:#}");
+    assert!(updates(&record).is_empty(), "{record:#}");
+    assert_eq!(configmaps(lab), before);
+
+    std::fs::write(lab.dir.join("replace-races"), "").expect("replace-races");
+    let (raced, code) = apply_json(lab, inv, plan_file, &[]);
+    assert_eq!(code, Some(4), "{raced:#}");
+    assert_eq!(
+        updates(&raced),
+        [pair("coredns", "stale"), pair("nodelocaldns", "written")],
+        "{raced:#}"
+    );
+    assert!(
+        raced["cluster_updates"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("changed while it was being written")
+                && m.contains("the object has been modified")),
+        "{raced:#}"
+    );
+    assert_eq!(
+        corefile(&configmaps(lab), "coredns"),
+        corefile(&before, "coredns")
+    );
+
+    let edited = edit_by_hand(lab, "nodelocaldns");
+    let run_id = raced["run_id"].as_str().expect("run_id");
+    let out = dnsfix(lab, inv, &["rollback", run_id, "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(
+            "stale    kube-system/configmap/nodelocaldns/Corefile: nodelocaldns's Corefile \
+             changed since it was read (resourceVersion now 1300): left as it is, not rolled back"
+        ),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(corefile(&configmaps(lab), "nodelocaldns"), edited);
+
+    let edited = edit_by_hand(lab, "coredns");
+    let (stale, code) = apply_json(lab, inv, plan_file, &[]);
+    assert_eq!(code, Some(4), "{stale:#}");
     assert_eq!(
         updates(&stale),
-        [pair("coredns", "stale"), pair("nodelocaldns", "written")],
+        [pair("coredns", "stale"), pair("nodelocaldns", "stale")],
         "{stale:#}"
     );
     assert!(

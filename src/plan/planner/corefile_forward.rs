@@ -67,13 +67,18 @@ impl Run<'_> {
         }
         let mut already = Vec::new();
         for c in mine {
-            let edit = corefile::set_root_forward(&c.text, &servers).map_err(|message| {
-                PlanErrorKind::Corefile {
-                    configmap: configmap.clone(),
-                    key: c.key.clone(),
-                    message,
+            // A Corefile not as Kubespray renders it (no root `forward .`), or servers
+            // CoreDNS would not load: the playbook stops here and says why, the host's
+            // other fixes go on.
+            let edit = match corefile::set_root_forward(&c.text, &servers) {
+                Ok(edit) => edit,
+                Err(message) => {
+                    return Ok(Outcome::Failed(format!(
+                        "the {configmap} Corefile ({}) is left as it is: {message}",
+                        c.key
+                    )));
                 }
-            })?;
+            };
             let Some(edit) = edit else {
                 already.push(format!(
                     "the {configmap} Corefile ({}) already forwards . to {}",

@@ -125,12 +125,6 @@ pub enum PlanErrorKind {
     PodState { got: String },
     #[error("configmap must be coredns or nodelocaldns, not {got:?}")]
     ConfigMapName { got: String },
-    #[error("the {configmap} Corefile ({key}): {message}")]
-    Corefile {
-        configmap: String,
-        key: String,
-        message: String,
-    },
     #[error("state must be restarted or reloaded, not {got:?}")]
     HandlerState { got: String },
     #[error("list items must be strings, not {got}")]

@@ -464,6 +464,14 @@ mod tests {
         }
     }
 
+    fn run_blocked(run: &HostRun) -> String {
+        run.blocked
+            .iter()
+            .map(|b| b.reason.clone())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// `corefile_forward`: the cluster's Corefile text, its root forward changed, for the
     /// plan to merge across hosts; a Corefile already so is the stated no-op; without
     /// cluster access, the manual step; a Corefile without a root forward is an error.
@@ -517,7 +525,7 @@ mod tests {
             run.notes
         );
 
-        let error = plan_with(
+        let blocked = plan_with(
             COREFILE_FORWARD,
             &[],
             &view,
@@ -526,13 +534,11 @@ mod tests {
                 "cluster.local:53 {\n    forward . 10.0.0.1\n}\n",
             )],
         )
-        .expect_err("no root forward");
-        assert!(
-            error
-                .to_string()
-                .contains("the coredns Corefile (Corefile)"),
-            "{error}"
-        );
+        .expect("plans: blocked, saying why, not a failed plan");
+        assert!(run_blocked(&blocked).contains(
+            "the coredns Corefile (Corefile) is left as it is: the Corefile has no block for \
+             the root zone"
+        ));
         let error = plan_with(
             &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
             &[],
