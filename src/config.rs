@@ -356,6 +356,9 @@ impl Config {
             connect_timeout: Duration::from_secs(a.connect_timeout),
             command_timeout: Duration::from_secs(a.command_timeout),
             ssh_persist: a.ssh_persist,
+            // A write goes over a connection that checked the host key now, never over
+            // a master left by the plan a minute ago.
+            reuse_masters: !matches!(action, Action::Apply(_) | Action::Rollback(_)),
             ..SshOptions::default()
         };
         if let Some(kex) = a.russh_kex {

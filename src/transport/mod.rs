@@ -68,6 +68,9 @@ pub struct SshOptions {
     pub russh_kex: Vec<String>,
     /// Seconds an idle OpenSSH master outlives the run (0: close at the end of the run).
     pub ssh_persist: u64,
+    /// Use a master an earlier run left (false for apply and rollback: what writes to a
+    /// node connects afresh, so a host key that changed since the plan is seen).
+    pub reuse_masters: bool,
 }
 
 impl Default for SshOptions {
@@ -83,6 +86,7 @@ impl Default for SshOptions {
             command_timeout: Duration::from_secs(60),
             russh_kex: russh::DEFAULT_KEX.iter().map(|s| (*s).to_owned()).collect(),
             ssh_persist: 60,
+            reuse_masters: true,
         }
     }
 }

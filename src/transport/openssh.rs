@@ -7,7 +7,9 @@
 //! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
 //! handshake per host, not one per command. A master is only reused for the same address,
-//! port, user, key, ssh_config, known_hosts and host key policy it was made with.
+//! port, user, key, ssh_config, known_hosts and host key policy it was made with, and
+//! never by `apply` or `rollback`: what writes to a node connects afresh, so a host key
+//! that changed since the plan is checked (their own masters are left for the next run).
 
 use std::path::PathBuf;
 
@@ -23,6 +25,8 @@ pub struct OpenSshTransport {
     control_dir: PathBuf,
     /// Seconds an idle master outlives the run; 0 closes masters at the end of the run.
     persist: u64,
+    /// Resume a master an earlier run left (not for apply and rollback).
+    reuse: bool,
     /// What a reusable master must have been made with, beyond the target itself.
     options_digest: String,
     default_user: Option<String>,
@@ -69,6 +73,7 @@ impl OpenSshTransport {
             builder,
             control_dir,
             persist: options.ssh_persist,
+            reuse: options.reuse_masters,
             options_digest,
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
@@ -82,6 +87,7 @@ impl OpenSshTransport {
             .control_dir
             .join(format!("{}.ctl", self.master_key(target)));
         if self.persist > 0
+            && self.reuse
             && let Some(session) = resume(&index).await
         {
             return Ok(self.session(session, target, Some(index)));

@@ -1533,6 +1533,38 @@ fn a_host_key_changed_between_plan_and_apply_is_refused() {
     }
 }
 
+/// The same with the default settings, as a user runs them: `plan` leaves its OpenSSH
+/// master for the next command (`--ssh-persist 60`), the node's host key changes, and
+/// `apply` with the very same flags still checks the key: it connects afresh rather than
+/// through the master the plan left, and refuses the host.
+#[test]
+fn apply_checks_the_host_key_again_even_with_the_plans_master_alive() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let inventory = lab.inventory();
+    let run = |args: &[&str]| {
+        Dnsfix::new(args)
+            .lab(&lab, &inventory)
+            .args(["--connect-timeout", "5", "--ssh-persist", "60"])
+            .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    let plan_path = lab.dir.join("persist-plan.json");
+    let out = run(&["plan", "-o", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let before = node_sha(&lab, &node, KUBELET_CONFIG);
+    lab.rekey(&node);
+    // A read may go through the master the plan left (that is what it is for)...
+    let facts = run(&["facts", "--format", "json"]);
+    assert_eq!(facts.status.code(), Some(0), "{}", describe(&facts));
+    // ...a write may not.
+    let out = run(&["apply", path_str(&plan_path), "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(describe(&out).contains("CHANGED"), "{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
+}
+
 /// A reboot between plan and apply (a new boot id, the live sysctls reset, the kubelet
 /// restarted): the plan is refused as stale, naming the reboot; a new plan applies.
 #[test]
