@@ -339,6 +339,20 @@ impl Config {
                 )));
             }
         }
+        // ssh reads these two through its own option parser, which splits on whitespace and
+        // expands % and ${}: "/my dir/known_hosts" would also trust ./dir/known_hosts.
+        if matches!(a.ssh_backend, BackendArg::Openssh) {
+            for (flag, path) in [
+                ("--known-hosts", &a.known_hosts),
+                ("--private-key", &a.private_key),
+            ] {
+                if let Some(path) = path
+                    && let Err(why) = crate::transport::literal_path(path)
+                {
+                    return Err(Error::Usage(format!("{flag} {why}")));
+                }
+            }
+        }
         let mut ssh = SshOptions {
             backend: match a.ssh_backend {
                 BackendArg::Openssh => SshBackend::OpenSsh,

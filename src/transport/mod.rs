@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use self::local::LocalTransport;
-pub use self::openssh::OpenSshTransport;
+pub use self::openssh::{OpenSshTransport, literal_path};
 pub use self::russh::RusshTransport;
 use crate::inventory::{Connection, ConnectionKind};
 

@@ -132,6 +132,11 @@ impl OpenSshTransport {
             builder.user(user.clone());
         }
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
+            literal_path(key).map_err(|why| {
+                TransportError::Other(format!(
+                    "the private key (ansible_ssh_private_key_file) {why}"
+                ))
+            })?;
             builder.keyfile(key);
         }
         let session = builder.connect(&c.address).await.map_err(|e| {
@@ -258,6 +263,27 @@ impl OpenSshSession {
             }
         }
     }
+}
+
+/// A path ssh takes as written: its option parser splits `UserKnownHostsFile=` on
+/// whitespace and expands `%` tokens, `${VAR}` and quotes in it and in `-i` key paths, so a
+/// path with any of those could name other files than the one given (`/my dir/kh` is also
+/// `./dir/kh`). Such a path is refused, never passed on.
+pub fn literal_path(path: &std::path::Path) -> Result<(), String> {
+    let text = path
+        .to_str()
+        .ok_or_else(|| format!("{}: not UTF-8", path.display()))?;
+    if text
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || "%$\"'\\#".contains(c))
+    {
+        return Err(format!(
+            "{}: ssh would split or expand this path (it holds whitespace or one of % $ \" ' \\ #); \
+             use a path without them (or --ssh-backend russh)",
+            crate::text::escape(text)
+        ));
+    }
+    Ok(())
 }
 
 /// A live master recorded by an earlier run, if its socket still answers.
@@ -462,6 +488,29 @@ fn tempfile_dir() -> std::io::Result<PathBuf> {
 mod tests {
     use super::*;
     use crate::inventory::{Connection, ConnectionKind};
+
+    /// Paths ssh would split or expand are refused; ordinary ones pass.
+    #[test]
+    fn only_literal_paths_reach_ssh() {
+        for ok in [
+            "/home/ops/.ssh/known_hosts",
+            "/srv/lab-1/id_ed25519",
+            "keys/k.pem",
+        ] {
+            assert!(literal_path(std::path::Path::new(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "/home/ops/my dir/known_hosts",
+            "/tmp/%h/kh",
+            "/tmp/${HOME}/kh",
+            "/tmp/\"q\"",
+            "/tmp/a\tb",
+            "/tmp/a#b",
+        ] {
+            let why = literal_path(std::path::Path::new(bad)).expect_err(bad);
+            assert!(why.contains("ssh would split or expand"), "{why}");
+        }
+    }
 
     fn target() -> Target {
         Target {

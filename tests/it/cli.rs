@@ -31,6 +31,34 @@ fn local_facts_without_inventory() {
     assert!(stderr(&out).contains("facts gathered from 1 of 1 host in "));
 }
 
+/// A --known-hosts path ssh would split on its space (also trusting ./dir/known_hosts)
+/// is refused before any host is contacted, naming the flag.
+#[test]
+fn a_known_hosts_path_ssh_would_split_is_refused() {
+    let dir = tempdir("known hosts");
+    let path = dir.join("my known_hosts");
+    std::fs::write(&path, "").expect("write");
+    let out = dnsfix(&["facts", "--known-hosts", path.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--known-hosts ") && stderr(&out).contains("ssh would split"),
+        "{}",
+        stderr(&out)
+    );
+    // russh reads the file itself: the same path is fine there.
+    let out = dnsfix(&[
+        "facts",
+        "--known-hosts",
+        path.to_str().expect("utf-8"),
+        "--ssh-backend",
+        "russh",
+        "--format",
+        "json",
+        "--no-progress",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn missing_inventory_is_bad_input_naming_the_file() {
     let out = dnsfix(&["facts", "-i", "/nonexistent/hosts.yaml"]);
