@@ -8,7 +8,6 @@
 use serde_json::Value;
 
 use super::{Kubectl, kubectl, valid_pod_name};
-use crate::gather::run_as_root;
 use crate::util::sha256_hex;
 
 /// What a swap did.
@@ -65,16 +64,8 @@ impl Kubectl {
             ),
             "replace -f - -o json",
         );
-        let out = run_as_root(&mut self.session, &self.target, &script)
-            .await
-            .map_err(|e| e.to_string())?;
-        if out.exit_status != Some(0) {
-            return Err(
-                crate::text::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned(),
-            );
-        }
-        serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("kubectl's answer is not JSON: {e}"))
+        let out = self.exec(&script).await?;
+        serde_json::from_slice(&out).map_err(|e| format!("kubectl's answer is not JSON: {e}"))
     }
 
     /// Sets `key` of the ConfigMap `name` to `to`, only while it holds the text whose

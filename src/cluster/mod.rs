@@ -401,7 +401,13 @@ impl Kubectl {
     /// Runs kubectl with `args`; its standard output, or its error.
     async fn run(&mut self, args: &str) -> Result<Vec<u8>, String> {
         let script = kubectl(&self.prologue, args);
-        let out = run_as_root(&mut self.session, &self.target, &script)
+        self.exec(&script).await
+    }
+
+    /// Runs a script around kubectl (as root on the control-plane host); its standard
+    /// output, or its error: kubectl's stderr, escaped, when it failed.
+    async fn exec(&mut self, script: &str) -> Result<Vec<u8>, String> {
+        let out = run_as_root(&mut self.session, &self.target, script)
             .await
             .map_err(|e| e.to_string())?;
         if out.exit_status != Some(0) {
@@ -431,19 +437,8 @@ impl Kubectl {
              printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\n",
             prologue = self.prologue,
         );
-        let out = run_as_root(&mut self.session, &self.target, &script)
-            .await
-            .map_err(|e| e.to_string())?;
-        if out.exit_status != Some(0) {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let stderr = stderr.trim();
-            return Err(if stderr.is_empty() {
-                format!("kubectl exited with {:?}", out.exit_status)
-            } else {
-                crate::text::escape(stderr).into_owned()
-            });
-        }
-        let (pods, config) = split_listing(&out.stdout, &boundary);
+        let out = self.exec(&script).await?;
+        let (pods, config) = split_listing(&out, &boundary);
         self.config = Some(config);
         parse_pods(pods)
     }

@@ -131,19 +131,8 @@ fn apply_writes_them_and_the_loop_ends(
 ) -> String {
     let cp = lab.node("healthy").name.clone();
     let stub = lab.node("stub-symlink").name.clone();
-    let out = dnsfix(
-        lab,
-        inv,
-        &[
-            "apply",
-            plan_file.to_str().expect("utf-8"),
-            "--yes",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let record: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let (record, code) = apply_json(lab, inv, plan_file, &[]);
+    assert_eq!(code, Some(0), "{record:#}");
     assert_eq!(
         updates(&record),
         [pair("coredns", "written"), pair("nodelocaldns", "written")],
@@ -226,19 +215,8 @@ fn rollback_puts_them_back(
     original: &Value,
     run_id: &str,
 ) {
-    let out = dnsfix(
-        lab,
-        inv,
-        &[
-            "apply",
-            plan_file.to_str().expect("utf-8"),
-            "--yes",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let again: Value = serde_json::from_slice(&out.stdout).expect("the run record");
+    let (again, code) = apply_json(lab, inv, plan_file, &[]);
+    assert_eq!(code, Some(0), "{again:#}");
     assert_eq!(
         updates(&again),
         [pair("coredns", "already"), pair("nodelocaldns", "already")]
