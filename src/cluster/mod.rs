@@ -6,8 +6,10 @@
 //! `get configmap`; `apply` alone writes: `delete pod` (below) and `replace` of a
 //! ConfigMap key ([`configmap`]).
 //!
-//! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label) and
-//! nodelocaldns (`k8s-app: node-local-dns`, Kubespray's nodelocaldns DaemonSet); the JSON
+//! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
+//! Kubespray's `dns_mode: coredns_dual` also its `coredns-secondary` Deployment's
+//! `kube-dns-secondary`) and nodelocaldns (`k8s-app: node-local-dns`, Kubespray's
+//! nodelocaldns DaemonSet); the JSON
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
@@ -31,7 +33,8 @@ const MAX_LOGS: usize = 50;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DnsPod {
     pub name: String,
-    /// `coredns` or `nodelocaldns`.
+    /// `coredns`, `coredns-secondary` (Kubespray's second CoreDNS Deployment with
+    /// `dns_mode: coredns_dual`) or `nodelocaldns`.
     pub app: String,
     /// The node it runs on (`spec.nodeName`), lowercase.
     pub node: String,
@@ -92,7 +95,8 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
-const GET_PODS: &str = "get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o json";
+const GET_PODS: &str =
+    "get pods -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' -o json";
 
 /// The DNS pods and ConfigMaps, read where `access` says.
 pub async fn read(transport: &Transport, access: &Access) -> Cluster {
@@ -722,6 +726,9 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 name: text(&pod["metadata"]["name"]),
                 app: match pod["metadata"]["labels"]["k8s-app"].as_str() {
                     Some("node-local-dns") => "nodelocaldns".to_owned(),
+                    // Kubespray's coredns-deployment.yml.j2 with coredns_ordinal_suffix
+                    // "-secondary" (its CoreDNS Secondary task, dns_mode coredns_dual).
+                    Some("kube-dns-secondary") => "coredns-secondary".to_owned(),
                     _ => "coredns".to_owned(),
                 },
                 node: text(&pod["spec"]["nodeName"]).to_lowercase(),
@@ -742,7 +749,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodRecreation {
     pub pod: String,
-    /// `coredns` or `nodelocaldns`.
+    /// As [`DnsPod::app`].
     pub app: String,
     pub node: String,
     /// The pod that replaced it, Ready.
@@ -863,7 +870,7 @@ async fn recreate(
         // A CoreDNS replacement the scheduler put on another node reads that node's
         // kubelet file: its state is that node's business (its own fix may follow in a
         // later batch), not a failure of this one.
-        Some(p) if pod.app == "coredns" && p.node != pod.node => {
+        Some(p) if pod.app != "nodelocaldns" && p.node != pod.node => {
             step.ok = true;
             step.replacement = Some(p.name.clone());
             format!(
@@ -1012,6 +1019,7 @@ mod tests {
         let pods = vec![
             pod("coredns-b", "coredns", "node2"),
             pod("coredns-c", "coredns", "node3"),
+            pod("coredns-secondary-s", "coredns-secondary", "node1"),
             pod("nodelocaldns-x", "nodelocaldns", "node1"),
         ];
         let names = |c: Vec<&DnsPod>| c.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
@@ -1217,5 +1225,15 @@ case \" $* \" in
         assert!(pods[1].ready && pods[1].waiting.is_none());
         assert!(parse_pods(b"not json").is_err());
         assert!(parse_pods(b"{}").is_err());
+
+        // Kubespray's coredns_dual: the secondary Deployment's pods are CoreDNS too, asked
+        // for by their own label, and kept apart from the primary's.
+        assert!(GET_PODS.contains("kube-dns-secondary"));
+        let secondary = PODS.replace(
+            "\"k8s-app\":\"kube-dns\"",
+            "\"k8s-app\":\"kube-dns-secondary\"",
+        );
+        let pods = parse_pods(secondary.as_bytes()).expect("pods");
+        assert_eq!(pods[0].app, "coredns-secondary");
     }
 }

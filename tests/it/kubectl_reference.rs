@@ -130,7 +130,7 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
     let out = Command::new("bash")
         .arg(root().join("tests/lab/standins/kubectl"))
         .args(["-n", "kube-system", "get", "pods", "-l"])
-        .arg("k8s-app in (kube-dns,node-local-dns)")
+        .arg("k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)")
         .args(["-o", "json"])
         .env("DNSFIX_LAB_DIR", &dir)
         .output()
