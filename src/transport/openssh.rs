@@ -1,27 +1,42 @@
-//! The `openssh` transport: the system `ssh` with a ControlMaster per host (openssh crate).
+//! The `openssh` transport: the system `ssh` with a ControlMaster per host.
 //!
 //! Going through the user's own ssh binary is what makes `~/.ssh/config`, ProxyJump,
 //! agents, certificates and site-specific crypto policy work without dnsfix knowing about
 //! them. Errors come back as ssh's own text, which is classified into [`TransportError`].
 //!
+//! A session's first command also makes the connection: one `ssh -o ControlMaster=auto`
+//! runs it and, where no master answers on the host's control socket yet, becomes the master
+//! (ControlPersist moves the master to the background and this ssh carries on as its
+//! client). A first contact costs one ssh process and one handshake, as a plain
+//! `ssh host cmd` does, not a master started with `-M -N -f`, waited for, then a second
+//! ssh for the command. Later commands of the session go through that master only (the
+//! openssh crate's client, `-p 9`): they never open a second connection unasked.
+//!
 //! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
 //! handshake per host, not one per command. A master is only reused for the same address,
-//! port, user, key, ssh_config, known_hosts and host key policy it was made with, and
-//! never by `apply` or `rollback`: what writes to a node connects afresh, so a host key
-//! that changed since the plan is checked (their own masters are left for the next run).
+//! port, user, key, ssh_config, known_hosts and host key policy it was made with (its
+//! socket is named after them), and never by `apply` or `rollback`: what writes to a node
+//! connects afresh, so a host key that changed since the plan is checked.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
 
-use openssh::{ControlPersist, KnownHosts, SessionBuilder, Stdio};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
 
+/// One gate per control socket (see [`OpenSshTransport::gates`]): held by the session that
+/// may start the master, it keeps why that session could not connect, if it could not.
+type Gate = Arc<tokio::sync::Mutex<Option<TransportError>>>;
+
 #[derive(Debug)]
 pub struct OpenSshTransport {
-    builder: SessionBuilder,
     control_dir: PathBuf,
     /// Seconds an idle master outlives the run; 0 closes masters at the end of the run.
     persist: u64,
@@ -29,37 +44,55 @@ pub struct OpenSshTransport {
     reuse: bool,
     /// What a reusable master must have been made with, beyond the target itself.
     options_digest: String,
+    /// The ssh options every connection of the run shares: batch mode, host key policy,
+    /// timeouts, known_hosts, ssh_config.
+    common: Vec<OsString>,
     default_user: Option<String>,
     default_key: Option<PathBuf>,
-    connect_timeout: std::time::Duration,
-    command_timeout: std::time::Duration,
+    connect_timeout: Duration,
+    command_timeout: Duration,
+    /// Per control socket, held by the session whose first command may start the master,
+    /// so that a second session to the same host in this run (plan's cluster read beside
+    /// the gather) waits for that master instead of logging in a second time, and fails
+    /// as the first did when that one could not connect (a host that does not answer
+    /// costs one connect timeout, not one per session).
+    gates: std::sync::Mutex<HashMap<PathBuf, Gate>>,
 }
 
 impl OpenSshTransport {
     pub fn new(options: &SshOptions) -> Result<OpenSshTransport, TransportError> {
+        // Control sockets live in a short private path: unix socket paths are limited to
+        // about 100 bytes, and ssh binds a temporary name 17 bytes longer first.
         let control_dir = control_dir()?;
-        let mut builder = SessionBuilder::default();
-        builder
-            .known_hosts_check(match options.host_keys {
-                HostKeyPolicy::Strict => KnownHosts::Strict,
-                HostKeyPolicy::AcceptNew => KnownHosts::Add,
-            })
-            .connect_timeout(options.connect_timeout)
-            .server_alive_interval(std::time::Duration::from_secs(15))
-            // Control sockets live in a short private path: unix socket paths are limited
-            // to about 100 bytes and the crate adds a random directory per session.
-            .control_directory(&control_dir);
-        if let Some(secs) =
-            std::num::NonZeroUsize::new(usize::try_from(options.ssh_persist).unwrap_or(usize::MAX))
-        {
-            builder.control_persist(ControlPersist::IdleFor(secs));
-        }
         remove_dead_masters(&control_dir);
+        Ok(OpenSshTransport::with_control_dir(options, control_dir))
+    }
+
+    fn with_control_dir(options: &SshOptions, control_dir: PathBuf) -> OpenSshTransport {
+        let host_keys = match options.host_keys {
+            HostKeyPolicy::Strict => "StrictHostKeyChecking=yes",
+            HostKeyPolicy::AcceptNew => "StrictHostKeyChecking=accept-new",
+        };
+        let mut common: Vec<OsString> = [
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            host_keys,
+            "-o",
+            &format!("ConnectTimeout={}", options.connect_timeout.as_secs()),
+            "-o",
+            "ServerAliveInterval=15",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
         if let Some(path) = &options.known_hosts {
-            builder.user_known_hosts_file(path);
+            let mut option = OsString::from("UserKnownHostsFile=");
+            option.push(path);
+            common.extend(["-o".into(), option]);
         }
         if let Some(path) = &options.ssh_config {
-            builder.config_file(path);
+            common.extend(["-F".into(), path.into()]);
         }
         let options_digest = format!(
             "{:?}|{:?}|{:?}|{:?}|{:?}",
@@ -69,46 +102,64 @@ impl OpenSshTransport {
             options.user,
             options.private_key
         );
-        Ok(OpenSshTransport {
-            builder,
+        OpenSshTransport {
             control_dir,
             persist: options.ssh_persist,
             reuse: options.reuse_masters,
             options_digest,
+            common,
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
             connect_timeout: options.connect_timeout,
             command_timeout: options.command_timeout,
-        })
+            gates: std::sync::Mutex::default(),
+        }
     }
 
+    /// A session to `target`. Nothing runs yet: the first command connects, through the
+    /// master an earlier run left when there is one.
     pub async fn connect(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
-        let index = self
-            .control_dir
-            .join(format!("{}.ctl", self.master_key(target)));
-        if self.persist > 0
-            && self.reuse
-            && let Some(session) = resume(&index).await
-        {
-            return Ok(self.session(session, target, Some(index)));
-        }
-        let session = self.launch(target).await?;
-        let index = (self.persist > 0).then_some(index);
-        Ok(self.session(session, target, index))
+        self.session(target)
     }
 
-    fn session(
-        &self,
-        session: openssh::Session,
-        target: &Target,
-        index: Option<PathBuf>,
-    ) -> OpenSshSession {
-        OpenSshSession {
-            session,
+    fn session(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
+        let key = self.master_key(target);
+        // A persisting master is found by later runs through its name; one that is closed
+        // at the end of the run gets a name of its own, so that closing it never ends a
+        // master another dnsfix is using, and apply and rollback, which never use a master
+        // an earlier run left, never find one.
+        let shared = self.persist > 0 && self.reuse;
+        let (ctl, persist) = if shared {
+            (
+                self.control_dir.join(key),
+                format!("ControlPersist={}s", self.persist),
+            )
+        } else {
+            let own = crate::util::nonce();
+            (
+                self.control_dir.join(format!("{key}-{}", &own[..16])),
+                "ControlPersist=yes".to_owned(),
+            )
+        };
+        let gate = {
+            let mut gates = self
+                .gates
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
+            Arc::clone(gates.entry(ctl.clone()).or_default())
+        };
+        Ok(OpenSshSession {
             target: target.clone(),
+            ctl,
+            args: self.target_args(target)?,
+            persist,
+            close_master: !shared,
+            gate,
+            master: None,
+            connect_timeout: self.connect_timeout,
             command_timeout: self.command_timeout,
-            index,
-        }
+        })
     }
 
     /// Names the master for this target and these options.
@@ -122,14 +173,16 @@ impl OpenSshTransport {
         digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
     }
 
-    async fn launch(&self, target: &Target) -> Result<openssh::Session, TransportError> {
+    /// The options that reach `target`, ending with `--` and its address (so that no
+    /// address is ever read as an option).
+    fn target_args(&self, target: &Target) -> Result<Vec<OsString>, TransportError> {
         let c = &target.connection;
-        let mut builder = self.builder.clone();
+        let mut args = self.common.clone();
         if let Some(port) = c.port {
-            builder.port(port);
+            args.extend(["-p".into(), port.to_string().into()]);
         }
         if let Some(user) = c.user.as_ref().or(self.default_user.as_ref()) {
-            builder.user(user.clone());
+            args.extend(["-l".into(), user.into()]);
         }
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
             literal_path(key).map_err(|why| {
@@ -137,28 +190,31 @@ impl OpenSshTransport {
                     "the private key (ansible_ssh_private_key_file) {why}"
                 ))
             })?;
-            builder.keyfile(key);
+            // A key given is the only key offered.
+            args.extend(["-o".into(), "IdentitiesOnly=yes".into()]);
+            args.extend(["-i".into(), key.into()]);
         }
-        let session = builder.connect(&c.address).await.map_err(|e| {
-            match classify(target, &error_text(&e)) {
-                TransportError::Timeout { during, .. } => TransportError::Timeout {
-                    seconds: self.connect_timeout.as_secs(),
-                    during,
-                },
-                other => other,
-            }
-        })?;
-        Ok(session)
+        args.extend(["--".into(), (&c.address).into()]);
+        Ok(args)
     }
 }
 
 #[derive(Debug)]
 pub struct OpenSshSession {
-    session: openssh::Session,
     target: Target,
-    command_timeout: std::time::Duration,
-    /// Where to record the master for the next run, when masters persist.
-    index: Option<PathBuf>,
+    /// The master's control socket.
+    ctl: PathBuf,
+    /// ssh's options for this target, ending with `--` and the address.
+    args: Vec<OsString>,
+    /// `ControlPersist=...` for a master this session starts.
+    persist: String,
+    /// Whether closing the session ends its master (`--ssh-persist 0`).
+    close_master: bool,
+    gate: Gate,
+    /// The master, once a command went through it: later commands use it and only it.
+    master: Option<openssh::Session>,
+    connect_timeout: Duration,
+    command_timeout: Duration,
 }
 
 impl OpenSshSession {
@@ -167,14 +223,16 @@ impl OpenSshSession {
         command: &str,
         stdin: &[u8],
     ) -> Result<ExecOutput, TransportError> {
+        let Some(master) = &self.master else {
+            return self.first_exec(command, stdin).await;
+        };
         let target = &self.target;
         bounded(self.command_timeout, async {
-            let mut child = self
-                .session
+            let mut child = master
                 .raw_command(command)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
+                .stdin(openssh::Stdio::piped())
+                .stdout(openssh::Stdio::piped())
+                .stderr(openssh::Stdio::piped())
                 .spawn()
                 .await
                 .map_err(|e| classify(target, &error_text(&e)))?;
@@ -200,6 +258,166 @@ impl OpenSshSession {
         .await
     }
 
+    /// The session's first command, which connects too: with `ControlMaster=auto` ssh is
+    /// a client of the master answering on the control socket, or becomes that master
+    /// (in the background, for ControlPersist) and runs the command through it. ssh's own
+    /// messages go to a log of this command, read when ssh fails (exit 255), so the
+    /// command's stderr is the node's alone.
+    async fn first_exec(
+        &mut self,
+        command: &str,
+        stdin: &[u8],
+    ) -> Result<ExecOutput, TransportError> {
+        let mut gate = self.take_gate().await?;
+        let log = self.log_path();
+        let mut ssh = tokio::process::Command::new("ssh");
+        ssh.arg("-E")
+            .arg(&log)
+            .arg("-S")
+            .arg(&self.ctl)
+            .args(["-o", "ControlMaster=auto", "-o", &self.persist, "-T"])
+            .args(&self.args)
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let result = self.run_connecting(ssh, stdin, &log).await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        if self.ctl.exists() {
+            self.master = Some(openssh::Session::resume(
+                self.ctl.clone().into_boxed_path(),
+                None,
+            ));
+        }
+        let result = result.and_then(|out| match out.status.code() {
+            // ssh exits 255 for its own failures, with the reason in its log.
+            Some(255) => {
+                let text = format!("{}\n{text}", String::from_utf8_lossy(&out.stderr));
+                Err(match classify(&self.target, &text) {
+                    TransportError::Timeout { during, .. } if self.master.is_none() => {
+                        TransportError::Timeout {
+                            seconds: self.connect_timeout.as_secs(),
+                            during,
+                        }
+                    }
+                    other => other,
+                })
+            }
+            _ => Ok(out),
+        });
+        if let (Some(gate), Err(e), None) = (gate.as_mut(), &result, &self.master) {
+            **gate = Some(e.clone());
+        }
+        drop(gate);
+        let out = result?;
+        Ok(ExecOutput {
+            stdout: out.stdout,
+            stderr: out.stderr,
+            exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
+        })
+    }
+
+    /// Runs `ssh` with `stdin` to its end. Connecting is bounded by the connect timeout
+    /// (ssh's own, plus two seconds for a server that accepts and never finishes the
+    /// handshake): still running then with no master on the socket is a timeout while
+    /// connecting. The whole command is bounded by that and the command timeout.
+    async fn run_connecting(
+        &self,
+        mut ssh: tokio::process::Command,
+        stdin: &[u8],
+        log: &Path,
+    ) -> Result<std::process::Output, TransportError> {
+        let mut child = ssh
+            .spawn()
+            .map_err(|e| TransportError::Other(format!("cannot run ssh: {e}")))?;
+        let input = child.stdin.take();
+        let run = async move {
+            if let Some(mut input) = input {
+                let _ = input.write_all(stdin).await;
+                let _ = input.shutdown().await;
+            }
+            child.wait_with_output().await
+        };
+        tokio::pin!(run);
+        let connecting = self.connect_timeout + Duration::from_secs(2);
+        let out = match tokio::time::timeout(connecting, &mut run).await {
+            Ok(out) => out,
+            Err(_) if !self.ctl.exists() && !unshared(log) => {
+                return Err(TransportError::Timeout {
+                    seconds: self.connect_timeout.as_secs(),
+                    during: "connecting",
+                });
+            }
+            Err(_) => bounded(self.command_timeout, async { Ok(run.await) }).await?,
+        };
+        out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
+    }
+
+    /// The gate of this session's control socket; or none, once another session's master
+    /// answers there (its first command may still be running); or why another session
+    /// of this run could not connect.
+    async fn take_gate(
+        &self,
+    ) -> Result<Option<tokio::sync::OwnedMutexGuard<Option<TransportError>>>, TransportError> {
+        loop {
+            if let Ok(guard) = Arc::clone(&self.gate).try_lock_owned() {
+                return match guard.as_ref() {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(Some(guard)),
+                };
+            }
+            if self.ctl.exists() {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// A log file of one ssh run, beside the control socket.
+    fn log_path(&self) -> PathBuf {
+        let mut name = self.ctl.clone().into_os_string();
+        name.push(format!(".{}.log", &crate::util::nonce()[..16]));
+        PathBuf::from(name)
+    }
+
+    /// The master, started as `ssh -M -N -f` when none answers yet: for a port forward
+    /// asked before any command (every caller runs one first).
+    async fn master(&mut self) -> Result<&openssh::Session, TransportError> {
+        if self.master.is_none() {
+            let gate = self.take_gate().await?;
+            if !self.ctl.exists() {
+                let log = self.log_path();
+                let mut ssh = tokio::process::Command::new("ssh");
+                ssh.arg("-E")
+                    .arg(&log)
+                    .arg("-S")
+                    .arg(&self.ctl)
+                    .args(["-M", "-N", "-f", "-o", &self.persist])
+                    .args(&self.args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .kill_on_drop(true);
+                let result = self.run_connecting(ssh, &[], &log).await;
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let _ = std::fs::remove_file(&log);
+                if !result?.status.success() {
+                    return Err(classify(&self.target, &text));
+                }
+            }
+            drop(gate);
+            self.master = Some(openssh::Session::resume(
+                self.ctl.clone().into_boxed_path(),
+                None,
+            ));
+        }
+        self.master
+            .as_ref()
+            .ok_or_else(|| TransportError::Other("no ssh master".into()))
+    }
+
     /// DNS over TCP through the master: a local forward from a socket of ours (in a private
     /// directory) to `server`:`port` as the node reaches it, used once and closed.
     pub async fn dns_tcp(
@@ -210,10 +428,14 @@ impl OpenSshSession {
         timeout: std::time::Duration,
     ) -> Result<Vec<u8>, super::TcpFailure> {
         use super::TcpFailure;
+        let master = self
+            .master()
+            .await
+            .map_err(|e| TcpFailure::Failed(e.to_string()))?;
         let dir = tempfile_dir().map_err(|e| TcpFailure::Failed(e.to_string()))?;
         let socket = dir.join("dns");
         let remote = openssh::Socket::from((server, port));
-        self.session
+        master
             .request_port_forward(
                 openssh::ForwardType::Local,
                 socket.as_path(),
@@ -228,8 +450,7 @@ impl OpenSshSession {
             }
         };
         let result = super::within(timeout, exchange).await;
-        let _ = self
-            .session
+        let _ = master
             .close_port_forward(openssh::ForwardType::Local, socket.as_path(), remote)
             .await;
         let _ = std::fs::remove_dir_all(&dir);
@@ -248,19 +469,17 @@ impl OpenSshSession {
     }
 
     pub async fn close(self) {
-        match self.index {
-            Some(index) => {
-                // Leave the master running (it exits by itself when idle) and note where
-                // its socket is; written via rename so a reader never sees half a path.
-                let (ctl, _log) = self.session.detach();
-                let tmp = index.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::write(&tmp, ctl.to_string_lossy().as_bytes()).is_ok() {
-                    let _ = std::fs::rename(&tmp, &index);
-                }
-            }
-            None => {
-                let _ = self.session.close().await;
-            }
+        // A persisting master stays: it serves the next run, and exits by itself when idle.
+        let OpenSshSession {
+            ctl,
+            master,
+            close_master,
+            ..
+        } = self;
+        if close_master && ctl.exists() {
+            let master =
+                master.unwrap_or_else(|| openssh::Session::resume(ctl.into_boxed_path(), None));
+            let _ = master.close().await;
         }
     }
 }
@@ -286,24 +505,17 @@ pub fn literal_path(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A live master recorded by an earlier run, if its socket still answers.
-async fn resume(index: &std::path::Path) -> Option<openssh::Session> {
-    let ctl = std::fs::read_to_string(index).ok()?;
-    let ctl = PathBuf::from(ctl.trim());
-    if !ctl.exists() {
-        return None;
-    }
-    let log = ctl.with_file_name("log");
-    let session = openssh::Session::resume(ctl.into_boxed_path(), Some(log.into_boxed_path()));
-    match session.check().await {
-        Ok(()) => Some(session),
-        Err(_) => None,
-    }
+/// Whether ssh said it runs without a master (the control socket could not be made):
+/// connected, but every command connects again.
+fn unshared(log: &Path) -> bool {
+    std::fs::read_to_string(log).is_ok_and(|text| text.contains("disabling multiplexing"))
 }
 
-/// Removes master directories whose socket is gone (the master exited when idle), so the
-/// control directory does not fill up over time.
-fn remove_dead_masters(dir: &std::path::Path) {
+/// Removes what dead masters left in the control directory, so it does not fill up over
+/// time: logs of ssh runs killed with dnsfix (ssh removes its own socket), and the
+/// directories and index files of earlier releases, which named a master's socket in a
+/// `.ctl` file beside it.
+fn remove_dead_masters(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -311,20 +523,21 @@ fn remove_dead_masters(dir: &std::path::Path) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        // A directory without a socket may be a master another dnsfix is starting right
-        // now: only directories idle for minutes are dead.
+        // A directory without a socket, or a log, may belong to an ssh another dnsfix is
+        // starting right now: only what has been idle for minutes is dead.
         let idle = entry
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            .is_some_and(|age| age > Duration::from_secs(600));
         if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
             let _ = std::fs::remove_dir_all(&path);
-        } else if name.ends_with(".ctl")
-            && std::fs::read_to_string(&path)
-                .map(|c| !std::path::Path::new(c.trim()).exists())
-                .unwrap_or(true)
+        } else if (name.ends_with(".log") && idle)
+            || (name.ends_with(".ctl")
+                && std::fs::read_to_string(&path)
+                    .map(|c| !Path::new(c.trim()).exists())
+                    .unwrap_or(true))
         {
             let _ = std::fs::remove_file(&path);
         }
@@ -583,6 +796,90 @@ mod tests {
             let dir = control_dir_in(&base, 0).expect("fresh");
             assert_ne!(dir, theirs);
         }
+    }
+
+    fn args_of(session: &OpenSshSession) -> Vec<String> {
+        session
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_first_command_connects_with_the_runs_options_and_no_address_is_an_option() {
+        let dir = scratch("args");
+        let options = SshOptions {
+            known_hosts: Some("/lab/known_hosts".into()),
+            ssh_config: Some("/lab/ssh_config".into()),
+            private_key: Some("/lab/id_ed25519".into()),
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&options, dir);
+        let mut odd = target();
+        odd.connection.address = "-oProxyCommand=x".into();
+        let session = transport.session(&odd).expect("session");
+        let args = args_of(&session);
+        for want in [
+            "BatchMode=yes",
+            "StrictHostKeyChecking=yes",
+            "ConnectTimeout=10",
+            "UserKnownHostsFile=/lab/known_hosts",
+            "IdentitiesOnly=yes",
+            "/lab/id_ed25519",
+            "/lab/ssh_config",
+        ] {
+            assert!(args.iter().any(|a| a == want), "{want} in {args:?}");
+        }
+        assert_eq!(args[args.len() - 2..], ["--", "-oProxyCommand=x"]);
+        assert_eq!(session.persist, "ControlPersist=60s");
+
+        let accept = SshOptions {
+            host_keys: HostKeyPolicy::AcceptNew,
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&accept, scratch("args-accept"));
+        let args = args_of(&transport.session(&target()).expect("session"));
+        assert!(args.iter().any(|a| a == "StrictHostKeyChecking=accept-new"));
+        assert!(!args.iter().any(|a| a == "IdentitiesOnly=yes" || a == "-F"));
+    }
+
+    #[test]
+    fn a_persisting_master_is_found_by_name_and_one_closed_at_the_end_is_the_sessions_own() {
+        let dir = scratch("names");
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let first = transport.session(&target()).expect("session");
+        let second = transport.session(&target()).expect("session");
+        assert_eq!(first.ctl, second.ctl, "a later session finds the master");
+        assert!(Arc::ptr_eq(&first.gate, &second.gate), "and waits for it");
+        assert!(first.ctl.starts_with(&dir) && !first.close_master);
+        // Other options, another master.
+        let strict = SshOptions {
+            known_hosts: Some("/other/known_hosts".into()),
+            ..SshOptions::default()
+        };
+        let other = OpenSshTransport::with_control_dir(&strict, dir.clone());
+        assert_ne!(other.session(&target()).expect("session").ctl, first.ctl);
+        // apply and rollback never find a master an earlier run left, whatever the persist.
+        let writing = SshOptions {
+            reuse_masters: false,
+            ..SshOptions::default()
+        };
+        let apply = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        let apply = apply.session(&target()).expect("session");
+        assert_ne!(apply.ctl, first.ctl);
+        assert!(apply.close_master);
+
+        let closing = SshOptions {
+            ssh_persist: 0,
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&closing, dir);
+        let first = transport.session(&target()).expect("session");
+        let second = transport.session(&target()).expect("session");
+        assert_ne!(first.ctl, second.ctl, "closing one never ends another's");
+        assert!(first.close_master);
+        assert_eq!(first.persist, "ControlPersist=yes");
     }
 
     #[test]
