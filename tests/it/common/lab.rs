@@ -221,10 +221,6 @@ impl Lab {
         self.node_op("rekey", node);
     }
     /// SIGSTOPs the node's sshd: TCP connects, but no SSH banner ever comes (timeouts).
-    #[expect(
-        dead_code,
-        reason = "lab.sh's freeze, for timeout tests; none uses it today"
-    )]
     pub fn freeze(&self, node: &str) {
         self.node_op("freeze", node);
     }
