@@ -16,7 +16,7 @@
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
 //! handshake per host, not one per command. A master is only reused for the same address,
 //! port, user, key, ssh_config, known_hosts and host key policy it was made with (its
-//! socket is named after them), and never by `apply` or `rollback`: what writes to a node
+//! socket is named after them, files by their canonical paths), and never by `apply` or `rollback`: what writes to a node
 //! connects afresh, so a host key that changed since the plan is checked.
 
 use std::collections::HashMap;
@@ -42,7 +42,8 @@ pub struct OpenSshTransport {
     persist: u64,
     /// Resume a master an earlier run left (not for apply and rollback).
     reuse: bool,
-    /// What a reusable master must have been made with, beyond the target itself.
+    /// What a reusable master must have been made with, beyond the target itself, its
+    /// files named by their canonical paths.
     options_digest: String,
     /// The ssh options every connection of the run shares: batch mode, host key policy,
     /// timeouts, known_hosts, ssh_config.
@@ -94,13 +95,14 @@ impl OpenSshTransport {
         if let Some(path) = &options.ssh_config {
             common.extend(["-F".into(), path.into()]);
         }
+        let canonical = |path: &Option<PathBuf>| path.as_deref().map(canonical);
         let options_digest = format!(
             "{:?}|{:?}|{:?}|{:?}|{:?}",
             options.host_keys,
-            options.known_hosts,
-            options.ssh_config,
+            canonical(&options.known_hosts),
+            canonical(&options.ssh_config),
             options.user,
-            options.private_key
+            canonical(&options.private_key),
         );
         OpenSshTransport {
             control_dir,
@@ -165,9 +167,10 @@ impl OpenSshTransport {
     /// Names the master for this target and these options.
     fn master_key(&self, target: &Target) -> String {
         let c = &target.connection;
+        let key = c.private_key.as_deref().map(canonical);
         let text = format!(
             "{}|{:?}|{:?}|{:?}|{}",
-            c.address, c.port, c.user, c.private_key, self.options_digest
+            c.address, c.port, c.user, key, self.options_digest
         );
         let digest = Sha256::digest(text.as_bytes());
         digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
@@ -197,6 +200,15 @@ impl OpenSshTransport {
         args.extend(["--".into(), (&c.address).into()]);
         Ok(args)
     }
+}
+
+/// The file `path` names, for naming a master: `known_hosts` run from two directories is two
+/// files, and `./kh`, `../x/kh` and a symlink to it are one. Canonical where the file
+/// exists, else absolute (ssh will say what is wrong with it).
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[derive(Debug)]
@@ -880,6 +892,38 @@ mod tests {
         assert_ne!(first.ctl, second.ctl, "closing one never ends another's");
         assert!(first.close_master);
         assert_eq!(first.persist, "ControlPersist=yes");
+    }
+
+    /// `--known-hosts known_hosts` from two directories is two files, two masters; one file
+    /// spelt two ways is one.
+    #[test]
+    fn masters_are_named_after_files_not_spellings() {
+        let dir = scratch("canonical");
+        for sub in ["a", "b"] {
+            std::fs::create_dir(dir.join(sub)).expect("mkdir");
+            std::fs::write(dir.join(sub).join("kh"), sub).expect("write");
+        }
+        std::os::unix::fs::symlink(dir.join("a"), dir.join("link")).expect("ln");
+        let named = |known_hosts: PathBuf, key: Option<PathBuf>| {
+            let options = SshOptions {
+                known_hosts: Some(known_hosts),
+                ..SshOptions::default()
+            };
+            let mut target = target();
+            target.connection.private_key = key;
+            let transport = OpenSshTransport::with_control_dir(&options, dir.clone());
+            transport.session(&target).expect("session").ctl.clone()
+        };
+        let a = named(dir.join("a/kh"), None);
+        assert_eq!(a, named(dir.join("b/../a/kh"), None));
+        assert_eq!(a, named(dir.join("link/kh"), None));
+        assert_ne!(a, named(dir.join("b/kh"), None));
+        let keyed = named(dir.join("a/kh"), Some(dir.join("a/kh")));
+        assert_eq!(keyed, named(dir.join("a/kh"), Some(dir.join("link/kh"))));
+        assert_ne!(keyed, named(dir.join("a/kh"), Some(dir.join("b/kh"))));
+        // A file that is not there: its absolute path.
+        let cwd = std::env::current_dir().expect("cwd");
+        assert_eq!(canonical(Path::new("no-such-kh")), cwd.join("no-such-kh"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod inventory;
 mod inventory_ansible;
 mod lab_smoke;
 mod node_scripts;
+mod openssh_e2e;
 mod plan_e2e;
 mod plan_fixtures;
 mod rules_fixtures;

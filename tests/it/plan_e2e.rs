@@ -15,6 +15,7 @@ use std::process::Output;
 
 use crate::common::dnsfix::{Dnsfix, stderr};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
+use crate::common::masters::{close_masters, logins, private_dir};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
 
 fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
@@ -604,20 +605,6 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
     assert_eq!(units, ["kubelet"]);
 }
 
-/// Logins in the lab's sshd logs so far.
-fn logins(lab: &Lab) -> usize {
-    lab.nodes
-        .iter()
-        .map(|node| {
-            let log = lab.dir.join("nodes").join(&node.name).join("sshd.log");
-            std::fs::read_to_string(&log)
-                .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
-                .matches("Accepted publickey")
-                .count()
-        })
-        .sum()
-}
-
 /// With the openssh backend, a first plan logs in to each node once: the first command
 /// makes the connection and leaves its ControlPersist master, and the cluster read on the
 /// control-plane node shares that node's connection with its gather. The next command
@@ -629,10 +616,7 @@ fn a_first_plan_logs_in_once_per_node_and_the_next_reuses_the_connections() {
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     // A control directory of the test's own, so no master of another run is found and
     // the masters can be closed at the end.
-    let xdg = lab.dir.join("xdg");
-    std::fs::create_dir(&xdg).expect("mkdir");
-    std::fs::set_permissions(&xdg, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .expect("chmod");
+    let xdg = private_dir(&lab, "xdg");
     let run = |extra: &[&str]| {
         Dnsfix::new(["plan", "--ssh-backend", "openssh", "--ssh-persist", "30"])
             .lab(&lab, &lab.inventory())
@@ -678,26 +662,4 @@ fn a_first_plan_logs_in_once_per_node_and_the_next_reuses_the_connections() {
         "took {took:?}"
     );
     close_masters(&xdg);
-}
-
-/// Ends every ControlPersist master with a socket under `dir`.
-fn close_masters(dir: &Path) {
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                dirs.push(path);
-            } else if std::os::unix::fs::FileTypeExt::is_socket(&kind) {
-                let _ = std::process::Command::new("ssh")
-                    .args(["-o", "BatchMode=yes", "-S"])
-                    .arg(&path)
-                    .args(["-O", "exit", "lab"])
-                    .output();
-            }
-        }
-    }
 }
