@@ -4,13 +4,13 @@
 //! agents, certificates and site-specific crypto policy work without dnsfix knowing about
 //! them. Errors come back as ssh's own text, which is classified into [`TransportError`].
 //!
-//! A session's first command also makes the connection: one `ssh -o ControlMaster=auto`
-//! runs it and, where no master answers on the host's control socket yet, becomes the master
-//! (ControlPersist moves the master to the background and this ssh carries on as its
-//! client). A first contact costs one ssh process and one handshake, as a plain
+//! Every command is one `ssh -o ControlMaster=auto` that, where no master answers on the
+//! host's control socket, becomes the master (ControlPersist moves the master to the
+//! background and this ssh carries on as its client), and is a client of the master where
+//! one answers. A first contact costs one ssh process and one handshake, as a plain
 //! `ssh host cmd` does, not a master started with `-M -N -f`, waited for, then a second
-//! ssh for the command. Later commands of the session go through that master only (the
-//! openssh crate's client, `-p 9`): they never open a second connection unasked.
+//! ssh for the command. ssh's own messages go to a log per command (`-E`): a command's
+//! stderr is the node's, and an exit 255 is ssh's failure only when that log says so.
 //!
 //! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
@@ -158,7 +158,7 @@ impl OpenSshTransport {
             persist,
             close_master: !shared,
             gate,
-            master: None,
+            connected: false,
             connect_timeout: self.connect_timeout,
             command_timeout: self.command_timeout,
         })
@@ -223,71 +223,38 @@ pub struct OpenSshSession {
     /// Whether closing the session ends its master (`--ssh-persist 0`).
     close_master: bool,
     gate: Gate,
-    /// The master, once a command went through it: later commands use it and only it.
-    master: Option<openssh::Session>,
+    /// Whether a master answered for this session: its commands no longer take the gate.
+    connected: bool,
     connect_timeout: Duration,
     command_timeout: Duration,
 }
 
 impl OpenSshSession {
+    /// Runs `command` as `ssh -o ControlMaster=auto`: a client of the master answering on
+    /// the control socket, or, where none answers (the session's first command, or a
+    /// master that idled out), the new master itself (in the background, for
+    /// ControlPersist), running the command through it. ssh's own messages go to a log of
+    /// this command, so its stderr is the node's alone.
     pub async fn exec(
         &mut self,
         command: &str,
         stdin: &[u8],
     ) -> Result<ExecOutput, TransportError> {
-        let Some(master) = &self.master else {
-            return self.first_exec(command, stdin).await;
+        let mut gate = if self.connected {
+            None
+        } else {
+            self.take_gate().await?
         };
-        let target = &self.target;
-        bounded(self.command_timeout, async {
-            let mut child = master
-                .raw_command(command)
-                .stdin(openssh::Stdio::piped())
-                .stdout(openssh::Stdio::piped())
-                .stderr(openssh::Stdio::piped())
-                .spawn()
-                .await
-                .map_err(|e| classify(target, &error_text(&e)))?;
-            if let Some(mut input) = child.stdin().take() {
-                let _ = input.write_all(stdin).await;
-                let _ = input.shutdown().await;
-            }
-            let out = child
-                .wait_with_output()
-                .await
-                .map_err(|e| classify(target, &error_text(&e)))?;
-            // ssh exits 255 for its own failures, with the reason on stderr.
-            if out.status.code() == Some(255) {
-                let text = String::from_utf8_lossy(&out.stderr);
-                return Err(classify(target, &text));
-            }
-            Ok(ExecOutput {
-                stdout: out.stdout,
-                stderr: out.stderr,
-                exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
-            })
-        })
-        .await
-    }
-
-    /// The session's first command, which connects too: with `ControlMaster=auto` ssh is
-    /// a client of the master answering on the control socket, or becomes that master
-    /// (in the background, for ControlPersist) and runs the command through it. ssh's own
-    /// messages go to a log of this command, read when ssh fails (exit 255), so the
-    /// command's stderr is the node's alone.
-    async fn first_exec(
-        &mut self,
-        command: &str,
-        stdin: &[u8],
-    ) -> Result<ExecOutput, TransportError> {
-        let mut gate = self.take_gate().await?;
         let log = self.log_path();
         let mut ssh = tokio::process::Command::new("ssh");
         ssh.arg("-E")
             .arg(&log)
             .arg("-S")
             .arg(&self.ctl)
-            .args(["-o", "ControlMaster=auto", "-o", &self.persist, "-T"])
+            .args(["-o", "ControlMaster=auto", "-o", &self.persist])
+            // Only what goes wrong, whatever the ssh_config says: a word in the log is ssh's
+            // own failure (or a warning), never its chatter.
+            .args(["-o", "LogLevel=ERROR", "-T"])
             .args(&self.args)
             .arg(command)
             .stdin(Stdio::piped())
@@ -297,33 +264,43 @@ impl OpenSshSession {
         let result = self.run_connecting(ssh, stdin, &log).await;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
-        if self.ctl.exists() {
-            self.master = Some(openssh::Session::resume(
-                self.ctl.clone().into_boxed_path(),
-                None,
-            ));
-        }
-        let result = result.and_then(|out| match out.status.code() {
-            // ssh exits 255 for its own failures, with the reason in its log.
-            Some(255) => {
-                let text = format!("{}\n{text}", String::from_utf8_lossy(&out.stderr));
-                Err(match classify(&self.target, &text) {
-                    TransportError::Timeout { during, .. } if self.master.is_none() => {
-                        TransportError::Timeout {
-                            seconds: self.connect_timeout.as_secs(),
-                            during,
-                        }
-                    }
-                    other => other,
-                })
-            }
-            _ => Ok(out),
-        });
-        if let (Some(gate), Err(e), None) = (gate.as_mut(), &result, &self.master) {
+        let master = self.ctl.exists();
+        let result = result.and_then(|out| self.outcome(out, &text, master));
+        self.connected |= master;
+        if let (Some(gate), Err(e), false) = (gate.as_mut(), &result, master) {
             **gate = Some(e.clone());
         }
-        drop(gate);
-        let out = result?;
+        result
+    }
+
+    /// What one ssh run comes to. ssh exits 255 for its own failures and passes on the
+    /// command's exit status, 255 included: which one it was is read from ssh's log, never
+    /// from the command's stderr (the node's, which may say anything). A 255 with nothing
+    /// in the log is the command's, unless the master went away meanwhile (a master lost
+    /// under its client is logged at a debug level only).
+    fn outcome(
+        &self,
+        out: std::process::Output,
+        log: &str,
+        master: bool,
+    ) -> Result<ExecOutput, TransportError> {
+        if out.status.code() == Some(255) {
+            if said_something(log) {
+                return Err(match classify(&self.target, log) {
+                    TransportError::Timeout { during, .. } if !master => TransportError::Timeout {
+                        seconds: self.connect_timeout.as_secs(),
+                        during,
+                    },
+                    other => other,
+                });
+            }
+            if !master {
+                return Err(TransportError::Disconnected {
+                    address: self.target.describe(),
+                    detail: "ssh exited 255 with no message and no master left".into(),
+                });
+            }
+        }
         Ok(ExecOutput {
             stdout: out.stdout,
             stderr: out.stderr,
@@ -394,42 +371,6 @@ impl OpenSshSession {
         PathBuf::from(name)
     }
 
-    /// The master, started as `ssh -M -N -f` when none answers yet: for a port forward
-    /// asked before any command (every caller runs one first).
-    async fn master(&mut self) -> Result<&openssh::Session, TransportError> {
-        if self.master.is_none() {
-            let gate = self.take_gate().await?;
-            if !self.ctl.exists() {
-                let log = self.log_path();
-                let mut ssh = tokio::process::Command::new("ssh");
-                ssh.arg("-E")
-                    .arg(&log)
-                    .arg("-S")
-                    .arg(&self.ctl)
-                    .args(["-M", "-N", "-f", "-o", &self.persist])
-                    .args(&self.args)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .kill_on_drop(true);
-                let result = self.run_connecting(ssh, &[], &log).await;
-                let text = std::fs::read_to_string(&log).unwrap_or_default();
-                let _ = std::fs::remove_file(&log);
-                if !result?.status.success() {
-                    return Err(classify(&self.target, &text));
-                }
-            }
-            drop(gate);
-            self.master = Some(openssh::Session::resume(
-                self.ctl.clone().into_boxed_path(),
-                None,
-            ));
-        }
-        self.master
-            .as_ref()
-            .ok_or_else(|| TransportError::Other("no ssh master".into()))
-    }
-
     /// DNS over TCP through the master: a local forward from a socket of ours (in a private
     /// directory) to `server`:`port` as the node reaches it, used once and closed.
     pub async fn dns_tcp(
@@ -440,10 +381,13 @@ impl OpenSshSession {
         timeout: std::time::Duration,
     ) -> Result<Vec<u8>, super::TcpFailure> {
         use super::TcpFailure;
-        let master = self
-            .master()
-            .await
-            .map_err(|e| TcpFailure::Failed(e.to_string()))?;
+        // Every caller runs a command first; one that did not gets its master from `true`.
+        if !self.ctl.exists() {
+            self.exec("true", b"")
+                .await
+                .map_err(|e| TcpFailure::Failed(e.to_string()))?;
+        }
+        let master = openssh::Session::resume(self.ctl.clone().into_boxed_path(), None);
         let dir = tempfile_dir().map_err(|e| TcpFailure::Failed(e.to_string()))?;
         let socket = dir.join("dns");
         let remote = openssh::Socket::from((server, port));
@@ -482,18 +426,21 @@ impl OpenSshSession {
 
     pub async fn close(self) {
         // A persisting master stays: it serves the next run, and exits by itself when idle.
-        let OpenSshSession {
-            ctl,
-            master,
-            close_master,
-            ..
-        } = self;
-        if close_master && ctl.exists() {
-            let master =
-                master.unwrap_or_else(|| openssh::Session::resume(ctl.into_boxed_path(), None));
+        if self.close_master && self.ctl.exists() {
+            let master = openssh::Session::resume(self.ctl.into_boxed_path(), None);
             let _ = master.close().await;
         }
     }
+}
+
+/// Whether ssh's log says anything beyond what it may say on a run that worked (a warning,
+/// a control socket it could not make): that is, whether ssh failed.
+fn said_something(log: &str) -> bool {
+    log.lines().map(str::trim).any(|line| {
+        !line.is_empty()
+            && !line.starts_with("Warning:")
+            && !line.contains("disabling multiplexing")
+    })
 }
 
 /// A path ssh takes as written: its option parser splits `UserKnownHostsFile=` on
@@ -924,6 +871,59 @@ mod tests {
         // A file that is not there: its absolute path.
         let cwd = std::env::current_dir().expect("cwd");
         assert_eq!(canonical(Path::new("no-such-kh")), cwd.join("no-such-kh"));
+    }
+
+    #[test]
+    fn an_exit_255_is_sshs_failure_only_when_its_log_says_so() {
+        use std::os::unix::process::ExitStatusExt;
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("255"));
+        let session = transport.session(&target()).expect("session");
+        let run = |code: i32, stderr: &str| std::process::Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: b"out".to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        };
+        let denied = "root@127.0.0.1: Permission denied (publickey).\n";
+        // The node's command said it and exited 255: that is the command's exit.
+        for log in [
+            "",
+            "Warning: Permanently added '[127.0.0.1]:2222' (ED25519) to the list of known hosts.\n",
+        ] {
+            let out = session
+                .outcome(run(255, denied), log, true)
+                .expect("the command's");
+            assert_eq!(out.exit_status, Some(255));
+            assert_eq!(out.stderr, denied.as_bytes());
+        }
+        // ssh said it: a login refused, whatever the stderr.
+        let refused = session.outcome(run(255, "all fine"), denied, false);
+        assert!(
+            matches!(refused, Err(TransportError::Auth { .. })),
+            "{refused:?}"
+        );
+        let banner = "Connection timed out during banner exchange\n";
+        let timeout = session.outcome(run(255, ""), banner, false);
+        assert!(
+            matches!(
+                timeout,
+                Err(TransportError::Timeout {
+                    seconds: 10,
+                    during: "connecting"
+                })
+            ),
+            "{timeout:?}"
+        );
+        // ssh said nothing and the master is gone: the connection went away under it.
+        let lost = session.outcome(run(255, denied), "", false);
+        assert!(
+            matches!(lost, Err(TransportError::Disconnected { .. })),
+            "{lost:?}"
+        );
+        // Any other exit is the command's.
+        let out = session
+            .outcome(run(1, denied), denied, true)
+            .expect("exit 1");
+        assert_eq!(out.exit_status, Some(1));
     }
 
     #[test]
