@@ -11,6 +11,9 @@
 //! `ssh host cmd` does, not a master started with `-M -N -f`, waited for, then a second
 //! ssh for the command. ssh's own messages go to a log per command (`-E`): a command's
 //! stderr is the node's, and an exit 255 is ssh's failure only when that log says so.
+//! The connect timeout bounds the TCP connect and the banner (ssh's ConnectTimeout); a
+//! login gets [`super::LOGIN_TIMEOUT`] more; the command timeout starts when the login is
+//! done.
 //!
 //! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
@@ -30,6 +33,9 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
+
+/// How often a running first command looks whether its master answers yet.
+const LOGIN_POLL: Duration = Duration::from_millis(50);
 
 /// One gate per control socket (see [`OpenSshTransport::gates`]): held by the session that
 /// may start the master, it keeps why that session could not connect, if it could not.
@@ -51,6 +57,7 @@ pub struct OpenSshTransport {
     default_user: Option<String>,
     default_key: Option<PathBuf>,
     connect_timeout: Duration,
+    login_timeout: Duration,
     command_timeout: Duration,
     /// Per control socket, held by the session whose first command may start the master,
     /// so that a second session to the same host in this run (plan's cluster read beside
@@ -113,6 +120,7 @@ impl OpenSshTransport {
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
             connect_timeout: options.connect_timeout,
+            login_timeout: options.login_timeout,
             command_timeout: options.command_timeout,
             gates: std::sync::Mutex::default(),
         }
@@ -160,6 +168,7 @@ impl OpenSshTransport {
             gate,
             connected: false,
             connect_timeout: self.connect_timeout,
+            login_timeout: self.login_timeout,
             command_timeout: self.command_timeout,
         })
     }
@@ -226,6 +235,7 @@ pub struct OpenSshSession {
     /// Whether a master answered for this session: its commands no longer take the gate.
     connected: bool,
     connect_timeout: Duration,
+    login_timeout: Duration,
     command_timeout: Duration,
 }
 
@@ -261,7 +271,7 @@ impl OpenSshSession {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let result = self.run_connecting(ssh, stdin, &log).await;
+        let result = self.run(ssh, stdin, &log).await;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
         let master = self.ctl.exists();
@@ -308,11 +318,13 @@ impl OpenSshSession {
         })
     }
 
-    /// Runs `ssh` with `stdin` to its end. Connecting is bounded by the connect timeout
-    /// (ssh's own, plus two seconds for a server that accepts and never finishes the
-    /// handshake): still running then with no master on the socket is a timeout while
-    /// connecting. The whole command is bounded by that and the command timeout.
-    async fn run_connecting(
+    /// Runs `ssh` with `stdin` to its end. Until the master answers on the control socket
+    /// ssh is logging in: its own ConnectTimeout bounds the TCP connect and the banner,
+    /// dnsfix the whole login at the connect timeout plus the login timeout (a sshd that
+    /// waits on a broken resolver takes long after the banner). From then on the command
+    /// timeout bounds the command. A client of a master that answers already is past the
+    /// login at once.
+    async fn run(
         &self,
         mut ssh: tokio::process::Command,
         stdin: &[u8],
@@ -330,18 +342,23 @@ impl OpenSshSession {
             child.wait_with_output().await
         };
         tokio::pin!(run);
-        let connecting = self.connect_timeout + Duration::from_secs(2);
-        let out = match tokio::time::timeout(connecting, &mut run).await {
-            Ok(out) => out,
-            Err(_) if !self.ctl.exists() && !unshared(log) => {
+        let login = self.connect_timeout + self.login_timeout;
+        let started = tokio::time::Instant::now();
+        while !self.ctl.exists() && !unshared(log) {
+            if started.elapsed() >= login {
+                // Dropping `run` kills the ssh that was logging in.
                 return Err(TransportError::Timeout {
-                    seconds: self.connect_timeout.as_secs(),
-                    during: "connecting",
+                    seconds: login.as_secs(),
+                    during: "logging in",
                 });
             }
-            Err(_) => bounded(self.command_timeout, async { Ok(run.await) }).await?,
-        };
-        out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
+            if let Ok(out) = tokio::time::timeout(LOGIN_POLL, &mut run).await {
+                return out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")));
+            }
+        }
+        bounded(self.command_timeout, async { Ok(run.await) })
+            .await?
+            .map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
     }
 
     /// The gate of this session's control socket; or none, once another session's master
@@ -467,7 +484,9 @@ pub fn literal_path(path: &std::path::Path) -> Result<(), String> {
 /// Whether ssh said it runs without a master (the control socket could not be made):
 /// connected, but every command connects again.
 fn unshared(log: &Path) -> bool {
-    std::fs::read_to_string(log).is_ok_and(|text| text.contains("disabling multiplexing"))
+    // A login that goes well logs nothing (LogLevel=ERROR): most looks read no file.
+    std::fs::metadata(log).is_ok_and(|m| m.len() > 0)
+        && std::fs::read_to_string(log).is_ok_and(|text| text.contains("disabling multiplexing"))
 }
 
 /// Removes what dead masters left in the control directory, so it does not fill up over

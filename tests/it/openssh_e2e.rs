@@ -1,11 +1,12 @@
 //! The openssh backend's masters against the lab's real sshd. A session's first command
 //! makes the connection (`ssh -o ControlMaster=auto`); what that must keep: a node
-//! command's exit 255 is the command's, and a master is named after the files it was made
-//! with, not after how they were spelt.
+//! command's exit 255 is the command's, a slow login is not cut short by the connect
+//! timeout (the command timeout still bounds the command), and a master is named after the
+//! files it was made with, not after how they were spelt.
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dnsfix::inventory::{Connection, ConnectionKind};
 use dnsfix::transport::{SshOptions, Target, Transport, TransportError};
@@ -91,6 +92,95 @@ fn a_command_exiting_255_with_ssh_like_stderr_is_the_commands_exit_not_a_failed_
         );
         session.close().await;
     });
+}
+
+/// A login that takes longer than the connect timeout after the banner (sshd waiting on a
+/// broken resolver: the lab's slow-login, 2 x 3 s) still logs in: the connect timeout
+/// bounds the TCP connect and the banner, the login has a limit of its own. The command
+/// timeout still bounds each command, the first one included, from when the login is
+/// done. A node whose sshd never sends a banner fails after the connect timeout.
+#[test]
+fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs() {
+    let lab = start(&["healthy", "healthy"]);
+    let (slow, frozen) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    lab.slow_login(&slow, 3);
+    lab.freeze(&frozen);
+    let transport = Transport::new(SshOptions {
+        connect_timeout: Duration::from_secs(2),
+        command_timeout: Duration::from_secs(3),
+        ..options(&lab)
+    })
+    .expect("transport");
+    runtime().block_on(async {
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let out = session
+            .exec("sleep 2; echo in", b"")
+            .await
+            .unwrap_or_else(|e| panic!("after {:?}: {e}", started.elapsed()));
+        assert_eq!(out.stdout, b"in\n");
+        assert!(started.elapsed() >= Duration::from_secs(6), "a slow login");
+        let started = Instant::now();
+        let late = session.exec("sleep 30", b"").await.expect_err("bounded");
+        assert_eq!(late, timeout(3, "running the command"));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        session.close().await;
+
+        // The first command of a session: its login is not counted against it.
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let late = session.exec("sleep 30", b"").await.expect_err("bounded");
+        assert_eq!(late, timeout(3, "running the command"));
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(9) && took < Duration::from_secs(13),
+            "{took:?}"
+        );
+        session.close().await;
+
+        // The login's own limit: the connect timeout and the login timeout.
+        let impatient = Transport::new(SshOptions {
+            connect_timeout: Duration::from_secs(2),
+            login_timeout: Duration::from_secs(2),
+            ..options(&lab)
+        })
+        .expect("transport");
+        let started = Instant::now();
+        let mut session = impatient
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let cut = session.exec("true", b"").await.expect_err("a login of 6 s");
+        assert_eq!(cut, timeout(4, "logging in"));
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(6), "{took:?}");
+        session.close().await;
+
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &frozen))
+            .await
+            .expect("connect");
+        let never = session.exec("true", b"").await.expect_err("no banner");
+        assert_eq!(never, timeout(2, "connecting"));
+        let took = started.elapsed();
+        assert!(took < Duration::from_millis(4500), "{took:?}");
+        session.close().await;
+    });
+}
+
+fn timeout(seconds: u64, during: &'static str) -> TransportError {
+    TransportError::Timeout { seconds, during }
 }
 
 /// A master is named after the files it was made with: `--known-hosts known_hosts` run in
