@@ -315,7 +315,8 @@ pub struct CommonArgs {
     pub russh_kex: Option<Vec<String>>,
 
     /// Seconds an idle OpenSSH connection outlives the run, so the next command reuses it
-    /// (0: close connections when the run ends; apply and rollback never reuse one)
+    /// (0: close connections when the run ends; apply and rollback never reuse one, and
+    /// close theirs)
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub ssh_persist: u64,
 

@@ -19,14 +19,18 @@
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
 //! handshake per host, not one per command. A master is only reused for the same address,
 //! port, user, key, ssh_config, known_hosts and host key policy it was made with (its
-//! socket is named after them, files by their canonical paths), and never by `apply` or `rollback`: what writes to a node
-//! connects afresh, so a host key that changed since the plan is checked.
+//! socket is named after them, files by their canonical paths), and never by `apply` or
+//! `rollback`: what writes to a node connects afresh, so a host key that changed since the
+//! plan is checked. Their masters, and all masters with `--ssh-persist 0`, are the run's
+//! own: ended when their last session closes (or is dropped), and never idle for more than
+//! [`RUN_MASTER_IDLE`] should dnsfix die without ending them. This module never leaves a
+//! master without an idle limit.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -34,12 +38,55 @@ use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
 
+/// How long a master that is not left for the next run (`--ssh-persist 0`, and every
+/// master of `apply` and `rollback`) waits idle before it exits by itself. It is ended with
+/// `ssh -O exit` when its last session closes, or when a session is dropped unclosed (a
+/// panic, a cancelled task); this bound is for when dnsfix itself dies (SIGKILL, Ctrl-C:
+/// ControlPersist puts the master in a session of its own, out of reach of the terminal's
+/// signals). Within a session, commands follow each other within a second (the longest
+/// wait dnsfix makes between two is half a second, polling for a replacement DNS pod);
+/// should one come later, it only costs a new login: `ControlMaster=auto` makes a new
+/// master, with the host key checked against known_hosts as for the first one.
+const RUN_MASTER_IDLE: Duration = Duration::from_secs(10);
+
 /// How often a running first command looks whether its master answers yet.
 const LOGIN_POLL: Duration = Duration::from_millis(50);
 
-/// One gate per control socket (see [`OpenSshTransport::gates`]): held by the session that
-/// may start the master, it keeps why that session could not connect, if it could not.
+/// One gate per control socket (see [`Masters`]): held by the session that may start the
+/// master, it keeps why that session could not connect, if it could not.
 type Gate = Arc<tokio::sync::Mutex<Option<TransportError>>>;
+
+/// The control sockets this run's sessions use, each with its gate and how many sessions
+/// hold it. The gate makes a second session to the same host in this run (plan's cluster
+/// read beside the gather) wait for the first one's master instead of logging in a
+/// second time, and fail as the first did when that one could not connect (a host that
+/// does not answer costs one connect timeout, not one per session). The count tells the
+/// last session to close a master of the run's own, which ends it.
+#[derive(Debug, Default)]
+struct Masters(std::sync::Mutex<HashMap<PathBuf, (Gate, usize)>>);
+
+impl Masters {
+    fn enter(&self, ctl: &Path) -> Gate {
+        let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (gate, sessions) = masters.entry(ctl.to_path_buf()).or_default();
+        *sessions += 1;
+        Arc::clone(gate)
+    }
+
+    /// Whether the session leaving was the last one on `ctl`.
+    fn leave(&self, ctl: &Path) -> bool {
+        let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some((_, sessions)) = masters.get_mut(ctl) else {
+            return true;
+        };
+        *sessions = sessions.saturating_sub(1);
+        if *sessions > 0 {
+            return false;
+        }
+        masters.remove(ctl);
+        true
+    }
+}
 
 #[derive(Debug)]
 pub struct OpenSshTransport {
@@ -48,6 +95,8 @@ pub struct OpenSshTransport {
     persist: u64,
     /// Resume a master an earlier run left (not for apply and rollback).
     reuse: bool,
+    /// Mixed into the names of the masters that are this run's own.
+    run: String,
     /// What a reusable master must have been made with, beyond the target itself, its
     /// files named by their canonical paths.
     options_digest: String,
@@ -59,18 +108,11 @@ pub struct OpenSshTransport {
     connect_timeout: Duration,
     login_timeout: Duration,
     command_timeout: Duration,
-    /// Per control socket, held by the session whose first command may start the master,
-    /// so that a second session to the same host in this run (plan's cluster read beside
-    /// the gather) waits for that master instead of logging in a second time, and fails
-    /// as the first did when that one could not connect (a host that does not answer
-    /// costs one connect timeout, not one per session).
-    gates: std::sync::Mutex<HashMap<PathBuf, Gate>>,
+    masters: Arc<Masters>,
 }
 
 impl OpenSshTransport {
     pub fn new(options: &SshOptions) -> Result<OpenSshTransport, TransportError> {
-        // Control sockets live in a short private path: unix socket paths are limited to
-        // about 100 bytes, and ssh binds a temporary name 17 bytes longer first.
         let control_dir = control_dir()?;
         remove_dead_masters(&control_dir);
         Ok(OpenSshTransport::with_control_dir(options, control_dir))
@@ -115,6 +157,7 @@ impl OpenSshTransport {
             control_dir,
             persist: options.ssh_persist,
             reuse: options.reuse_masters,
+            run: crate::util::nonce(),
             options_digest,
             common,
             default_user: options.user.clone(),
@@ -122,7 +165,7 @@ impl OpenSshTransport {
             connect_timeout: options.connect_timeout,
             login_timeout: options.login_timeout,
             command_timeout: options.command_timeout,
-            gates: std::sync::Mutex::default(),
+            masters: Arc::default(),
         }
     }
 
@@ -133,38 +176,30 @@ impl OpenSshTransport {
     }
 
     fn session(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
-        let key = self.master_key(target);
-        // A persisting master is found by later runs through its name; one that is closed
-        // at the end of the run gets a name of its own, so that closing it never ends a
+        let args = self.target_args(target)?;
+        // A persisting master is found by later runs through its name. One that is closed
+        // at the end of the run has a name of this run's own: closing it never ends a
         // master another dnsfix is using, and apply and rollback, which never use a master
         // an earlier run left, never find one.
         let shared = self.persist > 0 && self.reuse;
-        let (ctl, persist) = if shared {
-            (
-                self.control_dir.join(key),
-                format!("ControlPersist={}s", self.persist),
-            )
+        let (name, persist) = if shared {
+            (self.master_key(target, ""), self.persist)
         } else {
-            let own = crate::util::nonce();
             (
-                self.control_dir.join(format!("{key}-{}", &own[..16])),
-                "ControlPersist=yes".to_owned(),
+                self.master_key(target, &self.run),
+                RUN_MASTER_IDLE.as_secs(),
             )
         };
-        let gate = {
-            let mut gates = self
-                .gates
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            gates.retain(|_, gate| Arc::strong_count(gate) > 1);
-            Arc::clone(gates.entry(ctl.clone()).or_default())
-        };
+        let ctl = self.control_dir.join(name);
+        let gate = self.masters.enter(&ctl);
         Ok(OpenSshSession {
             target: target.clone(),
             ctl,
-            args: self.target_args(target)?,
-            persist,
-            close_master: !shared,
+            args,
+            persist: format!("ControlPersist={persist}s"),
+            own: !shared,
+            masters: Arc::clone(&self.masters),
+            left: false,
             gate,
             connected: false,
             connect_timeout: self.connect_timeout,
@@ -173,12 +208,13 @@ impl OpenSshTransport {
         })
     }
 
-    /// Names the master for this target and these options.
-    fn master_key(&self, target: &Target) -> String {
+    /// Names the master for this target and these options (and `run`, for a master of this
+    /// run's own): 20 hex digits, short enough for a unix socket path (see [`fits`]).
+    fn master_key(&self, target: &Target, run: &str) -> String {
         let c = &target.connection;
         let key = c.private_key.as_deref().map(canonical);
         let text = format!(
-            "{}|{:?}|{:?}|{:?}|{}",
+            "{}|{:?}|{:?}|{:?}|{}|{run}",
             c.address, c.port, c.user, key, self.options_digest
         );
         let digest = Sha256::digest(text.as_bytes());
@@ -229,8 +265,11 @@ pub struct OpenSshSession {
     args: Vec<OsString>,
     /// `ControlPersist=...` for a master this session starts.
     persist: String,
-    /// Whether closing the session ends its master (`--ssh-persist 0`).
-    close_master: bool,
+    /// Whether the master is this run's own, ended when its last session closes.
+    own: bool,
+    masters: Arc<Masters>,
+    /// Whether this session has left `masters` (closed, or dropped).
+    left: bool,
     gate: Gate,
     /// Whether a master answered for this session: its commands no longer take the gate.
     connected: bool,
@@ -441,13 +480,46 @@ impl OpenSshSession {
         })
     }
 
-    pub async fn close(self) {
-        // A persisting master stays: it serves the next run, and exits by itself when idle.
-        if self.close_master && self.ctl.exists() {
-            let master = openssh::Session::resume(self.ctl.into_boxed_path(), None);
-            let _ = master.close().await;
+    /// Leaves the session. A persisting master stays: it serves the next run and exits by
+    /// itself when idle. A master of the run's own ends with its last session.
+    pub async fn close(mut self) {
+        if let Some(ctl) = self.leave() {
+            let _ = tokio::process::Command::from(exit_master(&ctl))
+                .status()
+                .await;
         }
     }
+
+    /// Leaves `masters` (once); the control socket of a master to end now, if any.
+    fn leave(&mut self) -> Option<PathBuf> {
+        if std::mem::replace(&mut self.left, true) {
+            return None;
+        }
+        let last = self.masters.leave(&self.ctl);
+        (last && self.own && self.ctl.exists()).then(|| self.ctl.clone())
+    }
+}
+
+impl Drop for OpenSshSession {
+    /// A session dropped unclosed (a panic, a cancelled task, dnsfix ending early) still
+    /// ends the master it was the last one on, if that is the run's own.
+    fn drop(&mut self) {
+        if let Some(ctl) = self.leave() {
+            let _ = exit_master(&ctl).status();
+        }
+    }
+}
+
+/// `ssh -O exit` for the master on `ctl`, reading no ssh_config (nothing is connected).
+fn exit_master(ctl: &Path) -> std::process::Command {
+    let mut ssh = std::process::Command::new("ssh");
+    ssh.args(["-F", "/dev/null", "-o", "BatchMode=yes", "-S"])
+        .arg(ctl)
+        .args(["-O", "exit", "dnsfix-master"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    ssh
 }
 
 /// Whether ssh's log says anything beyond what it may say on a run that worked (a warning,
@@ -605,12 +677,28 @@ fn last_meaningful_line(text: &str) -> String {
 /// 0700) or it is already a real directory (not a symlink) owned by this user with no
 /// access for anyone else. Anything else there, in a shared /tmp perhaps planted by another
 /// user, is left alone (never chmodded) and a fresh private directory is made instead.
+///
+/// A base so deep that a socket path below it would not fit (ssh refuses the connection
+/// then) is passed over for the next one, `/tmp` last.
 fn control_dir() -> Result<PathBuf, TransportError> {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    control_dir_in(&base, own_uid())
+    let uid = own_uid();
+    let base = [
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        Some(std::env::temp_dir()),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_dir() && fits(p, uid))
+    .unwrap_or_else(|| PathBuf::from("/tmp"));
+    control_dir_in(&base, uid)
+}
+
+/// Whether a control socket below `base` fits in a unix socket path (107 bytes and a NUL):
+/// `/dnsfix-ssh-UID-NONCE8/`, a 20-digit name, and the 17 bytes ssh adds to it while it
+/// binds the socket.
+fn fits(base: &Path, uid: u32) -> bool {
+    let dir = format!("/dnsfix-ssh-{uid}-12345678/");
+    base.as_os_str().len() + dir.len() + 20 + 17 <= 107
 }
 
 /// The effective uid, as the owner of this process's /proc entry.
@@ -641,7 +729,7 @@ fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, Transport
     }
     // Not ours, not private, or not a directory: a fresh one, private from its creation.
     for _ in 0..16 {
-        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", crate::util::nonce()));
+        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", &crate::util::nonce()[..8]));
         match std::fs::DirBuilder::new().mode(0o700).create(&fresh) {
             Ok(()) => return Ok(fresh),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -823,14 +911,18 @@ mod tests {
     }
 
     #[test]
-    fn a_persisting_master_is_found_by_name_and_one_closed_at_the_end_is_the_sessions_own() {
+    fn a_persisting_master_is_found_by_name_and_one_closed_at_the_end_is_the_runs_own() {
         let dir = scratch("names");
         let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
         let first = transport.session(&target()).expect("session");
         let second = transport.session(&target()).expect("session");
         assert_eq!(first.ctl, second.ctl, "a later session finds the master");
         assert!(Arc::ptr_eq(&first.gate, &second.gate), "and waits for it");
-        assert!(first.ctl.starts_with(&dir) && !first.close_master);
+        assert!(first.ctl.starts_with(&dir) && !first.own);
+        assert_eq!(first.persist, "ControlPersist=60s");
+        let next_run = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let next = next_run.session(&target()).expect("session");
+        assert_eq!(next.ctl, first.ctl, "so does a later run");
         // Other options, another master.
         let strict = SshOptions {
             known_hosts: Some("/other/known_hosts".into()),
@@ -838,15 +930,24 @@ mod tests {
         };
         let other = OpenSshTransport::with_control_dir(&strict, dir.clone());
         assert_ne!(other.session(&target()).expect("session").ctl, first.ctl);
-        // apply and rollback never find a master an earlier run left, whatever the persist.
+
+        // apply and rollback never find a master an earlier run left, whatever the
+        // persist: theirs is the run's own (one per host), idle for seconds at most.
         let writing = SshOptions {
             reuse_masters: false,
             ..SshOptions::default()
         };
         let apply = OpenSshTransport::with_control_dir(&writing, dir.clone());
-        let apply = apply.session(&target()).expect("session");
-        assert_ne!(apply.ctl, first.ctl);
-        assert!(apply.close_master);
+        let (one, two) = (
+            apply.session(&target()).expect("session"),
+            apply.session(&target()).expect("session"),
+        );
+        assert_ne!(one.ctl, first.ctl);
+        assert_eq!(one.ctl, two.ctl, "one master per host in the run");
+        assert!(one.own);
+        assert_eq!(one.persist, "ControlPersist=10s");
+        let again = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        assert_ne!(again.session(&target()).expect("session").ctl, one.ctl);
 
         let closing = SshOptions {
             ssh_persist: 0,
@@ -854,10 +955,22 @@ mod tests {
         };
         let transport = OpenSshTransport::with_control_dir(&closing, dir);
         let first = transport.session(&target()).expect("session");
-        let second = transport.session(&target()).expect("session");
-        assert_ne!(first.ctl, second.ctl, "closing one never ends another's");
-        assert!(first.close_master);
-        assert_eq!(first.persist, "ControlPersist=yes");
+        assert!(first.own && first.ctl != one.ctl);
+        assert_eq!(first.persist, "ControlPersist=10s", "never without a limit");
+    }
+
+    #[test]
+    fn the_last_session_on_a_master_is_the_one_to_end_it() {
+        let masters = Masters::default();
+        let ctl = Path::new("/run/ctl");
+        let gate = masters.enter(ctl);
+        assert!(Arc::ptr_eq(&gate, &masters.enter(ctl)));
+        assert!(!masters.leave(ctl));
+        assert!(masters.leave(ctl));
+        assert!(
+            !Arc::ptr_eq(&gate, &masters.enter(ctl)),
+            "a fresh gate after"
+        );
     }
 
     /// `--known-hosts known_hosts` from two directories is two files, two masters; one file

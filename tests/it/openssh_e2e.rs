@@ -1,11 +1,13 @@
 //! The openssh backend's masters against the lab's real sshd. A session's first command
 //! makes the connection (`ssh -o ControlMaster=auto`); what that must keep: a node
 //! command's exit 255 is the command's, a slow login is not cut short by the connect
-//! timeout (the command timeout still bounds the command), and a master is named after the
-//! files it was made with, not after how they were spelt.
+//! timeout (the command timeout still bounds the command), a master of a run with
+//! `--ssh-persist 0` does not outlive dnsfix, even a killed one, nor a session dropped
+//! unclosed, and a master is named after the files it was made with, not after how they
+//! were spelt.
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use dnsfix::inventory::{Connection, ConnectionKind};
@@ -13,7 +15,7 @@ use dnsfix::transport::{SshOptions, Target, Transport, TransportError};
 
 use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::Lab;
-use crate::common::masters::{close_masters, logins, private_dir};
+use crate::common::masters::{close_masters, logins, private_dir, ssh_processes, wait_for};
 
 /// The lab's key and known_hosts; masters closed with their session.
 fn options(lab: &Lab) -> SshOptions {
@@ -181,6 +183,98 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
 
 fn timeout(seconds: u64, during: &'static str) -> TransportError {
     TransportError::Timeout { seconds, during }
+}
+
+/// `dnsfix facts` over the lab with `--ssh-persist 0`, its control sockets below `xdg`.
+fn facts_closing(lab: &Lab, xdg: &Path) -> Command {
+    Dnsfix::new(["facts", "--ssh-persist", "0", "--format", "json"])
+        .lab(lab, &lab.inventory())
+        .env("XDG_RUNTIME_DIR", xdg)
+        .stdin(Stdio::null())
+        .command()
+}
+
+/// Kills what is left below `dir` (the processes this test's dnsfix started) and says
+/// what it was.
+fn left_behind(dir: &Path) -> String {
+    let left = ssh_processes(dir);
+    for (pid, _) in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    format!("{left:#?}")
+}
+
+/// With `--ssh-persist 0` nothing dnsfix started outlives the run: every master ends with
+/// its last session, and when dnsfix is killed (SIGKILL, so no cleanup of its own runs) in
+/// the middle of a command, the master exits by itself once the node's command is done
+/// and it has been idle for its few seconds, instead of living on for good.
+#[test]
+fn with_persist_0_no_master_outlives_dnsfix_even_a_killed_one() {
+    let lab = start(&["healthy", "healthy"]);
+    let xdg = private_dir(&lab, "xdg");
+    let out: Output = facts_closing(&lab, &xdg).output().expect("dnsfix runs");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        wait_for(Duration::from_secs(2), || ssh_processes(&xdg).is_empty()),
+        "left after a run: {}",
+        left_behind(&xdg)
+    );
+
+    // The gather now spends 3 s in systemctl on every node, its master open meanwhile.
+    for node in &lab.nodes {
+        lab.exec(
+            &node.name,
+            "mkdir -p /usr/local/sbin && printf '#!/bin/sh\\nsleep 3\\nexec /usr/local/bin/systemctl \"$@\"\\n' \
+             >/usr/local/sbin/systemctl && chmod 755 /usr/local/sbin/systemctl",
+        );
+    }
+    let mut dnsfix = facts_closing(&lab, &xdg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dnsfix runs");
+    let master = wait_for(Duration::from_secs(10), || {
+        ssh_processes(&xdg).iter().any(|(_, c)| c.contains("[mux]"))
+    });
+    dnsfix.kill().expect("SIGKILL");
+    let _ = dnsfix.wait();
+    assert!(master, "no master came up: {}", left_behind(&xdg));
+    // The node's command ends within 3 s, then the master is idle; 10 s is its idle time
+    // with --ssh-persist 0, the rest a margin for a loaded machine.
+    let started = Instant::now();
+    let gone = wait_for(Duration::from_secs(20), || ssh_processes(&xdg).is_empty());
+    assert!(gone, "still running: {}", left_behind(&xdg));
+    eprintln!(
+        "the master ended {:?} after dnsfix was killed",
+        started.elapsed()
+    );
+}
+
+/// A session dropped unclosed (its task panicked or was cancelled) still ends the run's own
+/// master: the node sees the connection closed at once, not after the master's idle time.
+#[test]
+fn a_session_dropped_unclosed_still_ends_its_master() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    // Inside the node, every SSH connection is one from the lab's forwarder to sshd.
+    let connections = || {
+        let count = lab.exec(&node, "ss -Htn state established '( sport = :22 )' | wc -l");
+        count.trim().parse::<usize>().expect("a count")
+    };
+    let transport = Transport::new(options(&lab)).expect("transport");
+    runtime().block_on(async {
+        let mut session = transport
+            .connect(&target(&lab, &node))
+            .await
+            .expect("connect");
+        session.exec("true", b"").await.expect("true");
+        assert_eq!(connections(), 1, "the master's connection");
+        drop(session);
+    });
+    assert!(
+        wait_for(Duration::from_secs(3), || connections() == 0),
+        "the master lives on"
+    );
 }
 
 /// A master is named after the files it was made with: `--known-hosts known_hosts` run in

@@ -1,7 +1,7 @@
 //! What the openssh backend leaves on this machine and on the nodes, for the tests of its
-//! masters: logins in the lab's sshd logs, the control sockets it made, and a private
-//! control directory per test (`XDG_RUNTIME_DIR`), so that no master of another run is
-//! found and every master can be closed at the end.
+//! masters: logins in the lab's sshd logs, the ssh processes a control directory names,
+//! and a private control directory per test (`XDG_RUNTIME_DIR`), so that no master of
+//! another run is found and every master can be closed at the end.
 
 use std::path::{Path, PathBuf};
 
@@ -58,5 +58,43 @@ pub fn close_masters(dir: &Path) {
             .arg(&socket)
             .args(["-O", "exit", "lab"])
             .output();
+    }
+}
+
+/// The processes whose command line names `dir` (pid, command line): the ssh clients and
+/// masters of the control sockets below it (a master's title is `ssh: SOCKET [mux]`).
+pub fn ssh_processes(dir: &Path) -> Vec<(u32, String)> {
+    let needle = dir.as_os_str().as_encoded_bytes();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if cmdline.windows(needle.len()).any(|w| w == needle) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push((pid, text.trim().to_owned()));
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for `done`, checking every 100 ms; whether it came.
+pub fn wait_for(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if started.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
