@@ -301,8 +301,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub private_key: Option<PathBuf>,
 
-    /// Seconds to wait for a node to answer: the TCP connect and the SSH banner (openssh; a
-    /// login then gets 60 s more), the whole SSH handshake (russh)
+    /// Seconds to wait for a connection (TCP and SSH handshake)
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub connect_timeout: u64,
 
@@ -315,8 +314,7 @@ pub struct CommonArgs {
     pub russh_kex: Option<Vec<String>>,
 
     /// Seconds an idle OpenSSH connection outlives the run, so the next command reuses it
-    /// (0: close connections when the run ends; apply and rollback never reuse one, and
-    /// close theirs)
+    /// (0: close connections when the run ends; apply and rollback never reuse one)
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub ssh_persist: u64,
 

@@ -2,4 +2,3 @@
 
 pub mod dnsfix;
 pub mod lab;
-pub mod masters;
