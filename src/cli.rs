@@ -301,7 +301,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub private_key: Option<PathBuf>,
 
-    /// Seconds to wait for a connection (TCP and SSH handshake)
+    /// Seconds to wait for a node to answer: the TCP connect and the SSH banner (openssh; a
+    /// login then gets 60 s more), the whole SSH handshake (russh)
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub connect_timeout: u64,
 
@@ -314,7 +315,8 @@ pub struct CommonArgs {
     pub russh_kex: Option<Vec<String>>,
 
     /// Seconds an idle OpenSSH connection outlives the run, so the next command reuses it
-    /// (0: close connections when the run ends; apply and rollback never reuse one)
+    /// (0: close connections when the run ends; apply and rollback never reuse one, and
+    /// close theirs)
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub ssh_persist: u64,
 

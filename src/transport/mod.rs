@@ -32,6 +32,13 @@ pub const BECOME_ROOT_SH: &str = concat!(
     "if [ \"$u\" -eq 0 ]; then exec /bin/sh -s; else exec sudo -n /bin/sh -s; fi"
 );
 
+/// How much longer than the connect timeout the openssh backend gives a login. sshd looks
+/// up the client's name with `UseDNS yes` (and GSSAPI or PAM may): on a node whose DNS is
+/// broken each lookup waits for the resolver's timeouts (glibc: 5 s, 2 attempts, up to 3
+/// servers: 30 s), and sshd asks twice (the name, then its address back). sshd itself
+/// gives a login 120 s (LoginGraceTime).
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Which SSH implementation carries `ansible_connection: ssh` hosts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SshBackend {
@@ -62,7 +69,12 @@ pub struct SshOptions {
     /// Defaults for hosts whose inventory does not set them.
     pub user: Option<String>,
     pub private_key: Option<PathBuf>,
+    /// The TCP connect and the server's banner (ssh's ConnectTimeout).
     pub connect_timeout: Duration,
+    /// For the openssh backend, how much longer than the connect timeout a login may take
+    /// (key exchange and authentication: a sshd that does reverse DNS on a node whose DNS
+    /// is broken can take many seconds to accept a login).
+    pub login_timeout: Duration,
     pub command_timeout: Duration,
     /// Key exchange algorithms for the russh backend, most preferred first.
     pub russh_kex: Vec<String>,
@@ -83,6 +95,7 @@ impl Default for SshOptions {
             user: None,
             private_key: None,
             connect_timeout: Duration::from_secs(10),
+            login_timeout: LOGIN_TIMEOUT,
             command_timeout: Duration::from_secs(60),
             russh_kex: russh::DEFAULT_KEX.iter().map(|s| (*s).to_owned()).collect(),
             ssh_persist: 60,

@@ -1,135 +1,236 @@
-//! The `openssh` transport: the system `ssh` with a ControlMaster per host (openssh crate).
+//! The `openssh` transport: the system `ssh` with a ControlMaster per host.
 //!
 //! Going through the user's own ssh binary is what makes `~/.ssh/config`, ProxyJump,
 //! agents, certificates and site-specific crypto policy work without dnsfix knowing about
 //! them. Errors come back as ssh's own text, which is classified into [`TransportError`].
 //!
+//! Every command is one `ssh -o ControlMaster=auto` that, where no master answers on the
+//! host's control socket, becomes the master (ControlPersist moves the master to the
+//! background and this ssh carries on as its client), and is a client of the master where
+//! one answers. A first contact costs one ssh process and one handshake, as a plain
+//! `ssh host cmd` does, not a master started with `-M -N -f`, waited for, then a second
+//! ssh for the command. ssh's own messages go to a log per command (`-E`): a command's
+//! stderr is the node's, and an exit 255 is ssh's failure only when that log says so.
+//! The connect timeout bounds the TCP connect and the banner (ssh's ConnectTimeout); a
+//! login gets [`super::LOGIN_TIMEOUT`] more; the command timeout starts when the login is
+//! done.
+//!
 //! Masters persist for `--ssh-persist` seconds after a run (like Ansible's
 //! `ControlPersist=60s`), so `facts`, `check`, `plan` and `apply` in a row pay for one
 //! handshake per host, not one per command. A master is only reused for the same address,
-//! port, user, key, ssh_config, known_hosts and host key policy it was made with, and
-//! never by `apply` or `rollback`: what writes to a node connects afresh, so a host key
-//! that changed since the plan is checked (their own masters are left for the next run).
+//! port, user, key, ssh_config, known_hosts and host key policy it was made with (its
+//! socket is named after them, files by their canonical paths), and never by `apply` or
+//! `rollback`: what writes to a node connects afresh, so a host key that changed since the
+//! plan is checked. Their masters, and all masters with `--ssh-persist 0`, are the run's
+//! own: ended when their last session closes (or is dropped), and never idle for more than
+//! [`RUN_MASTER_IDLE`] should dnsfix die without ending them. This module never leaves a
+//! master without an idle limit.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
-use openssh::{ControlPersist, KnownHosts, SessionBuilder, Stdio};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
 
+/// How long a master that is not left for the next run (`--ssh-persist 0`, and every
+/// master of `apply` and `rollback`) waits idle before it exits by itself. It is ended with
+/// `ssh -O exit` when its last session closes, or when a session is dropped unclosed (a
+/// panic, a cancelled task); this bound is for when dnsfix itself dies (SIGKILL, Ctrl-C:
+/// ControlPersist puts the master in a session of its own, out of reach of the terminal's
+/// signals). Within a session, commands follow each other within a second (the longest
+/// wait dnsfix makes between two is half a second, polling for a replacement DNS pod);
+/// should one come later, it only costs a new login: `ControlMaster=auto` makes a new
+/// master, with the host key checked against known_hosts as for the first one.
+const RUN_MASTER_IDLE: Duration = Duration::from_secs(10);
+
+/// How often a running first command looks whether its master answers yet.
+const LOGIN_POLL: Duration = Duration::from_millis(50);
+
+/// One gate per control socket (see [`Masters`]): held by the session that may start the
+/// master, it keeps why that session could not connect, if it could not.
+type Gate = Arc<tokio::sync::Mutex<Option<TransportError>>>;
+
+/// The control sockets this run's sessions use, each with its gate and how many sessions
+/// hold it. The gate makes a second session to the same host in this run (plan's cluster
+/// read beside the gather) wait for the first one's master instead of logging in a
+/// second time, and fail as the first did when that one could not connect (a host that
+/// does not answer costs one connect timeout, not one per session). The count tells the
+/// last session to close a master of the run's own, which ends it.
+#[derive(Debug, Default)]
+struct Masters(std::sync::Mutex<HashMap<PathBuf, (Gate, usize)>>);
+
+impl Masters {
+    fn enter(&self, ctl: &Path) -> Gate {
+        let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (gate, sessions) = masters.entry(ctl.to_path_buf()).or_default();
+        *sessions += 1;
+        Arc::clone(gate)
+    }
+
+    /// Whether the session leaving was the last one on `ctl`.
+    fn leave(&self, ctl: &Path) -> bool {
+        let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some((_, sessions)) = masters.get_mut(ctl) else {
+            return true;
+        };
+        *sessions = sessions.saturating_sub(1);
+        if *sessions > 0 {
+            return false;
+        }
+        masters.remove(ctl);
+        true
+    }
+}
+
 #[derive(Debug)]
 pub struct OpenSshTransport {
-    builder: SessionBuilder,
     control_dir: PathBuf,
     /// Seconds an idle master outlives the run; 0 closes masters at the end of the run.
     persist: u64,
     /// Resume a master an earlier run left (not for apply and rollback).
     reuse: bool,
-    /// What a reusable master must have been made with, beyond the target itself.
+    /// Mixed into the names of the masters that are this run's own.
+    run: String,
+    /// What a reusable master must have been made with, beyond the target itself, its
+    /// files named by their canonical paths.
     options_digest: String,
+    /// The ssh options every connection of the run shares: batch mode, host key policy,
+    /// timeouts, known_hosts, ssh_config.
+    common: Vec<OsString>,
     default_user: Option<String>,
     default_key: Option<PathBuf>,
-    connect_timeout: std::time::Duration,
-    command_timeout: std::time::Duration,
+    connect_timeout: Duration,
+    login_timeout: Duration,
+    command_timeout: Duration,
+    masters: Arc<Masters>,
 }
 
 impl OpenSshTransport {
     pub fn new(options: &SshOptions) -> Result<OpenSshTransport, TransportError> {
         let control_dir = control_dir()?;
-        let mut builder = SessionBuilder::default();
-        builder
-            .known_hosts_check(match options.host_keys {
-                HostKeyPolicy::Strict => KnownHosts::Strict,
-                HostKeyPolicy::AcceptNew => KnownHosts::Add,
-            })
-            .connect_timeout(options.connect_timeout)
-            .server_alive_interval(std::time::Duration::from_secs(15))
-            // Control sockets live in a short private path: unix socket paths are limited
-            // to about 100 bytes and the crate adds a random directory per session.
-            .control_directory(&control_dir);
-        if let Some(secs) =
-            std::num::NonZeroUsize::new(usize::try_from(options.ssh_persist).unwrap_or(usize::MAX))
-        {
-            builder.control_persist(ControlPersist::IdleFor(secs));
-        }
         remove_dead_masters(&control_dir);
+        Ok(OpenSshTransport::with_control_dir(options, control_dir))
+    }
+
+    fn with_control_dir(options: &SshOptions, control_dir: PathBuf) -> OpenSshTransport {
+        let host_keys = match options.host_keys {
+            HostKeyPolicy::Strict => "StrictHostKeyChecking=yes",
+            HostKeyPolicy::AcceptNew => "StrictHostKeyChecking=accept-new",
+        };
+        let mut common: Vec<OsString> = [
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            host_keys,
+            "-o",
+            &format!("ConnectTimeout={}", options.connect_timeout.as_secs()),
+            "-o",
+            "ServerAliveInterval=15",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
         if let Some(path) = &options.known_hosts {
-            builder.user_known_hosts_file(path);
+            let mut option = OsString::from("UserKnownHostsFile=");
+            option.push(path);
+            common.extend(["-o".into(), option]);
         }
         if let Some(path) = &options.ssh_config {
-            builder.config_file(path);
+            common.extend(["-F".into(), path.into()]);
         }
+        let canonical = |path: &Option<PathBuf>| path.as_deref().map(canonical);
         let options_digest = format!(
             "{:?}|{:?}|{:?}|{:?}|{:?}",
             options.host_keys,
-            options.known_hosts,
-            options.ssh_config,
+            canonical(&options.known_hosts),
+            canonical(&options.ssh_config),
             options.user,
-            options.private_key
+            canonical(&options.private_key),
         );
-        Ok(OpenSshTransport {
-            builder,
+        OpenSshTransport {
             control_dir,
             persist: options.ssh_persist,
             reuse: options.reuse_masters,
+            run: crate::util::nonce(),
             options_digest,
+            common,
             default_user: options.user.clone(),
             default_key: options.private_key.clone(),
             connect_timeout: options.connect_timeout,
+            login_timeout: options.login_timeout,
             command_timeout: options.command_timeout,
+            masters: Arc::default(),
+        }
+    }
+
+    /// A session to `target`. Nothing runs yet: the first command connects, through the
+    /// master an earlier run left when there is one.
+    pub async fn connect(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
+        self.session(target)
+    }
+
+    fn session(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
+        let args = self.target_args(target)?;
+        // A persisting master is found by later runs through its name. One that is closed
+        // at the end of the run has a name of this run's own: closing it never ends a
+        // master another dnsfix is using, and apply and rollback, which never use a master
+        // an earlier run left, never find one.
+        let shared = self.persist > 0 && self.reuse;
+        let (name, persist) = if shared {
+            (self.master_key(target, ""), self.persist)
+        } else {
+            (
+                self.master_key(target, &self.run),
+                RUN_MASTER_IDLE.as_secs(),
+            )
+        };
+        let ctl = self.control_dir.join(name);
+        let gate = self.masters.enter(&ctl);
+        Ok(OpenSshSession {
+            target: target.clone(),
+            ctl,
+            args,
+            persist: format!("ControlPersist={persist}s"),
+            own: !shared,
+            masters: Arc::clone(&self.masters),
+            left: false,
+            gate,
+            connected: false,
+            connect_timeout: self.connect_timeout,
+            login_timeout: self.login_timeout,
+            command_timeout: self.command_timeout,
         })
     }
 
-    pub async fn connect(&self, target: &Target) -> Result<OpenSshSession, TransportError> {
-        let index = self
-            .control_dir
-            .join(format!("{}.ctl", self.master_key(target)));
-        if self.persist > 0
-            && self.reuse
-            && let Some(session) = resume(&index).await
-        {
-            return Ok(self.session(session, target, Some(index)));
-        }
-        let session = self.launch(target).await?;
-        let index = (self.persist > 0).then_some(index);
-        Ok(self.session(session, target, index))
-    }
-
-    fn session(
-        &self,
-        session: openssh::Session,
-        target: &Target,
-        index: Option<PathBuf>,
-    ) -> OpenSshSession {
-        OpenSshSession {
-            session,
-            target: target.clone(),
-            command_timeout: self.command_timeout,
-            index,
-        }
-    }
-
-    /// Names the master for this target and these options.
-    fn master_key(&self, target: &Target) -> String {
+    /// Names the master for this target and these options (and `run`, for a master of this
+    /// run's own): 20 hex digits, short enough for a unix socket path (see [`fits`]).
+    fn master_key(&self, target: &Target, run: &str) -> String {
         let c = &target.connection;
+        let key = c.private_key.as_deref().map(canonical);
         let text = format!(
-            "{}|{:?}|{:?}|{:?}|{}",
-            c.address, c.port, c.user, c.private_key, self.options_digest
+            "{}|{:?}|{:?}|{:?}|{}|{run}",
+            c.address, c.port, c.user, key, self.options_digest
         );
         let digest = Sha256::digest(text.as_bytes());
         digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
     }
 
-    async fn launch(&self, target: &Target) -> Result<openssh::Session, TransportError> {
+    /// The options that reach `target`, ending with `--` and its address (so that no
+    /// address is ever read as an option).
+    fn target_args(&self, target: &Target) -> Result<Vec<OsString>, TransportError> {
         let c = &target.connection;
-        let mut builder = self.builder.clone();
+        let mut args = self.common.clone();
         if let Some(port) = c.port {
-            builder.port(port);
+            args.extend(["-p".into(), port.to_string().into()]);
         }
         if let Some(user) = c.user.as_ref().or(self.default_user.as_ref()) {
-            builder.user(user.clone());
+            args.extend(["-l".into(), user.into()]);
         }
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
             literal_path(key).map_err(|why| {
@@ -137,67 +238,193 @@ impl OpenSshTransport {
                     "the private key (ansible_ssh_private_key_file) {why}"
                 ))
             })?;
-            builder.keyfile(key);
+            // A key given is the only key offered.
+            args.extend(["-o".into(), "IdentitiesOnly=yes".into()]);
+            args.extend(["-i".into(), key.into()]);
         }
-        let session = builder.connect(&c.address).await.map_err(|e| {
-            match classify(target, &error_text(&e)) {
-                TransportError::Timeout { during, .. } => TransportError::Timeout {
-                    seconds: self.connect_timeout.as_secs(),
-                    during,
-                },
-                other => other,
-            }
-        })?;
-        Ok(session)
+        args.extend(["--".into(), (&c.address).into()]);
+        Ok(args)
     }
+}
+
+/// The file `path` names, for naming a master: `known_hosts` run from two directories is two
+/// files, and `./kh`, `../x/kh` and a symlink to it are one. Canonical where the file
+/// exists, else absolute (ssh will say what is wrong with it).
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[derive(Debug)]
 pub struct OpenSshSession {
-    session: openssh::Session,
     target: Target,
-    command_timeout: std::time::Duration,
-    /// Where to record the master for the next run, when masters persist.
-    index: Option<PathBuf>,
+    /// The master's control socket.
+    ctl: PathBuf,
+    /// ssh's options for this target, ending with `--` and the address.
+    args: Vec<OsString>,
+    /// `ControlPersist=...` for a master this session starts.
+    persist: String,
+    /// Whether the master is this run's own, ended when its last session closes.
+    own: bool,
+    masters: Arc<Masters>,
+    /// Whether this session has left `masters` (closed, or dropped).
+    left: bool,
+    gate: Gate,
+    /// Whether a master answered for this session: its commands no longer take the gate.
+    connected: bool,
+    connect_timeout: Duration,
+    login_timeout: Duration,
+    command_timeout: Duration,
 }
 
 impl OpenSshSession {
+    /// Runs `command` as `ssh -o ControlMaster=auto`: a client of the master answering on
+    /// the control socket, or, where none answers (the session's first command, or a
+    /// master that idled out), the new master itself (in the background, for
+    /// ControlPersist), running the command through it. ssh's own messages go to a log of
+    /// this command, so its stderr is the node's alone.
     pub async fn exec(
         &mut self,
         command: &str,
         stdin: &[u8],
     ) -> Result<ExecOutput, TransportError> {
-        let target = &self.target;
-        bounded(self.command_timeout, async {
-            let mut child = self
-                .session
-                .raw_command(command)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .await
-                .map_err(|e| classify(target, &error_text(&e)))?;
-            if let Some(mut input) = child.stdin().take() {
+        let mut gate = if self.connected {
+            None
+        } else {
+            self.take_gate().await?
+        };
+        let log = self.log_path();
+        let mut ssh = tokio::process::Command::new("ssh");
+        ssh.arg("-E")
+            .arg(&log)
+            .arg("-S")
+            .arg(&self.ctl)
+            .args(["-o", "ControlMaster=auto", "-o", &self.persist])
+            // Only what goes wrong, whatever the ssh_config says: a word in the log is ssh's
+            // own failure (or a warning), never its chatter.
+            .args(["-o", "LogLevel=ERROR", "-T"])
+            .args(&self.args)
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let result = self.run(ssh, stdin, &log).await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let master = self.ctl.exists();
+        let result = result.and_then(|out| self.outcome(out, &text, master));
+        self.connected |= master;
+        if let (Some(gate), Err(e), false) = (gate.as_mut(), &result, master) {
+            **gate = Some(e.clone());
+        }
+        result
+    }
+
+    /// What one ssh run comes to. ssh exits 255 for its own failures and passes on the
+    /// command's exit status, 255 included: which one it was is read from ssh's log, never
+    /// from the command's stderr (the node's, which may say anything). A 255 with nothing
+    /// in the log is the command's, unless the master went away meanwhile (a master lost
+    /// under its client is logged at a debug level only).
+    fn outcome(
+        &self,
+        out: std::process::Output,
+        log: &str,
+        master: bool,
+    ) -> Result<ExecOutput, TransportError> {
+        if out.status.code() == Some(255) {
+            if said_something(log) {
+                return Err(match classify(&self.target, log) {
+                    TransportError::Timeout { during, .. } if !master => TransportError::Timeout {
+                        seconds: self.connect_timeout.as_secs(),
+                        during,
+                    },
+                    other => other,
+                });
+            }
+            if !master {
+                return Err(TransportError::Disconnected {
+                    address: self.target.describe(),
+                    detail: "ssh exited 255 with no message and no master left".into(),
+                });
+            }
+        }
+        Ok(ExecOutput {
+            stdout: out.stdout,
+            stderr: out.stderr,
+            exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
+        })
+    }
+
+    /// Runs `ssh` with `stdin` to its end. Until the master answers on the control socket
+    /// ssh is logging in: its own ConnectTimeout bounds the TCP connect and the banner,
+    /// dnsfix the whole login at the connect timeout plus the login timeout (a sshd that
+    /// waits on a broken resolver takes long after the banner). From then on the command
+    /// timeout bounds the command. A client of a master that answers already is past the
+    /// login at once.
+    async fn run(
+        &self,
+        mut ssh: tokio::process::Command,
+        stdin: &[u8],
+        log: &Path,
+    ) -> Result<std::process::Output, TransportError> {
+        let mut child = ssh
+            .spawn()
+            .map_err(|e| TransportError::Other(format!("cannot run ssh: {e}")))?;
+        let input = child.stdin.take();
+        let run = async move {
+            if let Some(mut input) = input {
                 let _ = input.write_all(stdin).await;
                 let _ = input.shutdown().await;
             }
-            let out = child
-                .wait_with_output()
-                .await
-                .map_err(|e| classify(target, &error_text(&e)))?;
-            // ssh exits 255 for its own failures, with the reason on stderr.
-            if out.status.code() == Some(255) {
-                let text = String::from_utf8_lossy(&out.stderr);
-                return Err(classify(target, &text));
+            child.wait_with_output().await
+        };
+        tokio::pin!(run);
+        let login = self.connect_timeout + self.login_timeout;
+        let started = tokio::time::Instant::now();
+        while !self.ctl.exists() && !unshared(log) {
+            if started.elapsed() >= login {
+                // Dropping `run` kills the ssh that was logging in.
+                return Err(TransportError::Timeout {
+                    seconds: login.as_secs(),
+                    during: "logging in",
+                });
             }
-            Ok(ExecOutput {
-                stdout: out.stdout,
-                stderr: out.stderr,
-                exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
-            })
-        })
-        .await
+            if let Ok(out) = tokio::time::timeout(LOGIN_POLL, &mut run).await {
+                return out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")));
+            }
+        }
+        bounded(self.command_timeout, async { Ok(run.await) })
+            .await?
+            .map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
+    }
+
+    /// The gate of this session's control socket; or none, once another session's master
+    /// answers there (its first command may still be running); or why another session
+    /// of this run could not connect.
+    async fn take_gate(
+        &self,
+    ) -> Result<Option<tokio::sync::OwnedMutexGuard<Option<TransportError>>>, TransportError> {
+        loop {
+            if let Ok(guard) = Arc::clone(&self.gate).try_lock_owned() {
+                return match guard.as_ref() {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(Some(guard)),
+                };
+            }
+            if self.ctl.exists() {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// A log file of one ssh run, beside the control socket.
+    fn log_path(&self) -> PathBuf {
+        let mut name = self.ctl.clone().into_os_string();
+        name.push(format!(".{}.log", &crate::util::nonce()[..16]));
+        PathBuf::from(name)
     }
 
     /// DNS over TCP through the master: a local forward from a socket of ours (in a private
@@ -210,10 +437,17 @@ impl OpenSshSession {
         timeout: std::time::Duration,
     ) -> Result<Vec<u8>, super::TcpFailure> {
         use super::TcpFailure;
+        // Every caller runs a command first; one that did not gets its master from `true`.
+        if !self.ctl.exists() {
+            self.exec("true", b"")
+                .await
+                .map_err(|e| TcpFailure::Failed(e.to_string()))?;
+        }
+        let master = openssh::Session::resume(self.ctl.clone().into_boxed_path(), None);
         let dir = tempfile_dir().map_err(|e| TcpFailure::Failed(e.to_string()))?;
         let socket = dir.join("dns");
         let remote = openssh::Socket::from((server, port));
-        self.session
+        master
             .request_port_forward(
                 openssh::ForwardType::Local,
                 socket.as_path(),
@@ -228,8 +462,7 @@ impl OpenSshSession {
             }
         };
         let result = super::within(timeout, exchange).await;
-        let _ = self
-            .session
+        let _ = master
             .close_port_forward(openssh::ForwardType::Local, socket.as_path(), remote)
             .await;
         let _ = std::fs::remove_dir_all(&dir);
@@ -247,22 +480,56 @@ impl OpenSshSession {
         })
     }
 
-    pub async fn close(self) {
-        match self.index {
-            Some(index) => {
-                // Leave the master running (it exits by itself when idle) and note where
-                // its socket is; written via rename so a reader never sees half a path.
-                let (ctl, _log) = self.session.detach();
-                let tmp = index.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::write(&tmp, ctl.to_string_lossy().as_bytes()).is_ok() {
-                    let _ = std::fs::rename(&tmp, &index);
-                }
-            }
-            None => {
-                let _ = self.session.close().await;
-            }
+    /// Leaves the session. A persisting master stays: it serves the next run and exits by
+    /// itself when idle. A master of the run's own ends with its last session.
+    pub async fn close(mut self) {
+        if let Some(ctl) = self.leave() {
+            let _ = tokio::process::Command::from(exit_master(&ctl))
+                .status()
+                .await;
         }
     }
+
+    /// Leaves `masters` (once); the control socket of a master to end now, if any.
+    fn leave(&mut self) -> Option<PathBuf> {
+        if std::mem::replace(&mut self.left, true) {
+            return None;
+        }
+        let last = self.masters.leave(&self.ctl);
+        (last && self.own && self.ctl.exists()).then(|| self.ctl.clone())
+    }
+}
+
+impl Drop for OpenSshSession {
+    /// A session dropped unclosed (a panic, a cancelled task, dnsfix ending early) still
+    /// ends the master it was the last one on, if that is the run's own.
+    fn drop(&mut self) {
+        if let Some(ctl) = self.leave() {
+            let _ = exit_master(&ctl).status();
+        }
+    }
+}
+
+/// `ssh -O exit` for the master on `ctl`, reading no ssh_config (nothing is connected).
+fn exit_master(ctl: &Path) -> std::process::Command {
+    let mut ssh = std::process::Command::new("ssh");
+    ssh.args(["-F", "/dev/null", "-o", "BatchMode=yes", "-S"])
+        .arg(ctl)
+        .args(["-O", "exit", "dnsfix-master"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    ssh
+}
+
+/// Whether ssh's log says anything beyond what it may say on a run that worked (a warning,
+/// a control socket it could not make): that is, whether ssh failed.
+fn said_something(log: &str) -> bool {
+    log.lines().map(str::trim).any(|line| {
+        !line.is_empty()
+            && !line.starts_with("Warning:")
+            && !line.contains("disabling multiplexing")
+    })
 }
 
 /// A path ssh takes as written: its option parser splits `UserKnownHostsFile=` on
@@ -286,24 +553,19 @@ pub fn literal_path(path: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A live master recorded by an earlier run, if its socket still answers.
-async fn resume(index: &std::path::Path) -> Option<openssh::Session> {
-    let ctl = std::fs::read_to_string(index).ok()?;
-    let ctl = PathBuf::from(ctl.trim());
-    if !ctl.exists() {
-        return None;
-    }
-    let log = ctl.with_file_name("log");
-    let session = openssh::Session::resume(ctl.into_boxed_path(), Some(log.into_boxed_path()));
-    match session.check().await {
-        Ok(()) => Some(session),
-        Err(_) => None,
-    }
+/// Whether ssh said it runs without a master (the control socket could not be made):
+/// connected, but every command connects again.
+fn unshared(log: &Path) -> bool {
+    // A login that goes well logs nothing (LogLevel=ERROR): most looks read no file.
+    std::fs::metadata(log).is_ok_and(|m| m.len() > 0)
+        && std::fs::read_to_string(log).is_ok_and(|text| text.contains("disabling multiplexing"))
 }
 
-/// Removes master directories whose socket is gone (the master exited when idle), so the
-/// control directory does not fill up over time.
-fn remove_dead_masters(dir: &std::path::Path) {
+/// Removes what dead masters left in the control directory, so it does not fill up over
+/// time: logs of ssh runs killed with dnsfix (ssh removes its own socket), and the
+/// directories and index files of earlier releases, which named a master's socket in a
+/// `.ctl` file beside it.
+fn remove_dead_masters(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -311,20 +573,21 @@ fn remove_dead_masters(dir: &std::path::Path) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        // A directory without a socket may be a master another dnsfix is starting right
-        // now: only directories idle for minutes are dead.
+        // A directory without a socket, or a log, may belong to an ssh another dnsfix is
+        // starting right now: only what has been idle for minutes is dead.
         let idle = entry
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            .is_some_and(|age| age > Duration::from_secs(600));
         if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
             let _ = std::fs::remove_dir_all(&path);
-        } else if name.ends_with(".ctl")
-            && std::fs::read_to_string(&path)
-                .map(|c| !std::path::Path::new(c.trim()).exists())
-                .unwrap_or(true)
+        } else if (name.ends_with(".log") && idle)
+            || (name.ends_with(".ctl")
+                && std::fs::read_to_string(&path)
+                    .map(|c| !Path::new(c.trim()).exists())
+                    .unwrap_or(true))
         {
             let _ = std::fs::remove_file(&path);
         }
@@ -414,12 +677,28 @@ fn last_meaningful_line(text: &str) -> String {
 /// 0700) or it is already a real directory (not a symlink) owned by this user with no
 /// access for anyone else. Anything else there, in a shared /tmp perhaps planted by another
 /// user, is left alone (never chmodded) and a fresh private directory is made instead.
+///
+/// A base so deep that a socket path below it would not fit (ssh refuses the connection
+/// then) is passed over for the next one, `/tmp` last.
 fn control_dir() -> Result<PathBuf, TransportError> {
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    control_dir_in(&base, own_uid())
+    let uid = own_uid();
+    let base = [
+        std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from),
+        Some(std::env::temp_dir()),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_dir() && fits(p, uid))
+    .unwrap_or_else(|| PathBuf::from("/tmp"));
+    control_dir_in(&base, uid)
+}
+
+/// Whether a control socket below `base` fits in a unix socket path (107 bytes and a NUL):
+/// `/dnsfix-ssh-UID-NONCE8/`, a 20-digit name, and the 17 bytes ssh adds to it while it
+/// binds the socket.
+fn fits(base: &Path, uid: u32) -> bool {
+    let dir = format!("/dnsfix-ssh-{uid}-12345678/");
+    base.as_os_str().len() + dir.len() + 20 + 17 <= 107
 }
 
 /// The effective uid, as the owner of this process's /proc entry.
@@ -450,7 +729,7 @@ fn control_dir_in(base: &std::path::Path, uid: u32) -> Result<PathBuf, Transport
     }
     // Not ours, not private, or not a directory: a fresh one, private from its creation.
     for _ in 0..16 {
-        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", crate::util::nonce()));
+        let fresh = base.join(format!("dnsfix-ssh-{uid}-{}", &crate::util::nonce()[..8]));
         match std::fs::DirBuilder::new().mode(0o700).create(&fresh) {
             Ok(()) => return Ok(fresh),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -583,6 +862,200 @@ mod tests {
             let dir = control_dir_in(&base, 0).expect("fresh");
             assert_ne!(dir, theirs);
         }
+    }
+
+    fn args_of(session: &OpenSshSession) -> Vec<String> {
+        session
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_first_command_connects_with_the_runs_options_and_no_address_is_an_option() {
+        let dir = scratch("args");
+        let options = SshOptions {
+            known_hosts: Some("/lab/known_hosts".into()),
+            ssh_config: Some("/lab/ssh_config".into()),
+            private_key: Some("/lab/id_ed25519".into()),
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&options, dir);
+        let mut odd = target();
+        odd.connection.address = "-oProxyCommand=x".into();
+        let session = transport.session(&odd).expect("session");
+        let args = args_of(&session);
+        for want in [
+            "BatchMode=yes",
+            "StrictHostKeyChecking=yes",
+            "ConnectTimeout=10",
+            "UserKnownHostsFile=/lab/known_hosts",
+            "IdentitiesOnly=yes",
+            "/lab/id_ed25519",
+            "/lab/ssh_config",
+        ] {
+            assert!(args.iter().any(|a| a == want), "{want} in {args:?}");
+        }
+        assert_eq!(args[args.len() - 2..], ["--", "-oProxyCommand=x"]);
+        assert_eq!(session.persist, "ControlPersist=60s");
+
+        let accept = SshOptions {
+            host_keys: HostKeyPolicy::AcceptNew,
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&accept, scratch("args-accept"));
+        let args = args_of(&transport.session(&target()).expect("session"));
+        assert!(args.iter().any(|a| a == "StrictHostKeyChecking=accept-new"));
+        assert!(!args.iter().any(|a| a == "IdentitiesOnly=yes" || a == "-F"));
+    }
+
+    #[test]
+    fn a_persisting_master_is_found_by_name_and_one_closed_at_the_end_is_the_runs_own() {
+        let dir = scratch("names");
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let first = transport.session(&target()).expect("session");
+        let second = transport.session(&target()).expect("session");
+        assert_eq!(first.ctl, second.ctl, "a later session finds the master");
+        assert!(Arc::ptr_eq(&first.gate, &second.gate), "and waits for it");
+        assert!(first.ctl.starts_with(&dir) && !first.own);
+        assert_eq!(first.persist, "ControlPersist=60s");
+        let next_run = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let next = next_run.session(&target()).expect("session");
+        assert_eq!(next.ctl, first.ctl, "so does a later run");
+        // Other options, another master.
+        let strict = SshOptions {
+            known_hosts: Some("/other/known_hosts".into()),
+            ..SshOptions::default()
+        };
+        let other = OpenSshTransport::with_control_dir(&strict, dir.clone());
+        assert_ne!(other.session(&target()).expect("session").ctl, first.ctl);
+
+        // apply and rollback never find a master an earlier run left, whatever the
+        // persist: theirs is the run's own (one per host), idle for seconds at most.
+        let writing = SshOptions {
+            reuse_masters: false,
+            ..SshOptions::default()
+        };
+        let apply = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        let (one, two) = (
+            apply.session(&target()).expect("session"),
+            apply.session(&target()).expect("session"),
+        );
+        assert_ne!(one.ctl, first.ctl);
+        assert_eq!(one.ctl, two.ctl, "one master per host in the run");
+        assert!(one.own);
+        assert_eq!(one.persist, "ControlPersist=10s");
+        let again = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        assert_ne!(again.session(&target()).expect("session").ctl, one.ctl);
+
+        let closing = SshOptions {
+            ssh_persist: 0,
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&closing, dir);
+        let first = transport.session(&target()).expect("session");
+        assert!(first.own && first.ctl != one.ctl);
+        assert_eq!(first.persist, "ControlPersist=10s", "never without a limit");
+    }
+
+    #[test]
+    fn the_last_session_on_a_master_is_the_one_to_end_it() {
+        let masters = Masters::default();
+        let ctl = Path::new("/run/ctl");
+        let gate = masters.enter(ctl);
+        assert!(Arc::ptr_eq(&gate, &masters.enter(ctl)));
+        assert!(!masters.leave(ctl));
+        assert!(masters.leave(ctl));
+        assert!(
+            !Arc::ptr_eq(&gate, &masters.enter(ctl)),
+            "a fresh gate after"
+        );
+    }
+
+    /// `--known-hosts known_hosts` from two directories is two files, two masters; one file
+    /// spelt two ways is one.
+    #[test]
+    fn masters_are_named_after_files_not_spellings() {
+        let dir = scratch("canonical");
+        for sub in ["a", "b"] {
+            std::fs::create_dir(dir.join(sub)).expect("mkdir");
+            std::fs::write(dir.join(sub).join("kh"), sub).expect("write");
+        }
+        std::os::unix::fs::symlink(dir.join("a"), dir.join("link")).expect("ln");
+        let named = |known_hosts: PathBuf, key: Option<PathBuf>| {
+            let options = SshOptions {
+                known_hosts: Some(known_hosts),
+                ..SshOptions::default()
+            };
+            let mut target = target();
+            target.connection.private_key = key;
+            let transport = OpenSshTransport::with_control_dir(&options, dir.clone());
+            transport.session(&target).expect("session").ctl.clone()
+        };
+        let a = named(dir.join("a/kh"), None);
+        assert_eq!(a, named(dir.join("b/../a/kh"), None));
+        assert_eq!(a, named(dir.join("link/kh"), None));
+        assert_ne!(a, named(dir.join("b/kh"), None));
+        let keyed = named(dir.join("a/kh"), Some(dir.join("a/kh")));
+        assert_eq!(keyed, named(dir.join("a/kh"), Some(dir.join("link/kh"))));
+        assert_ne!(keyed, named(dir.join("a/kh"), Some(dir.join("b/kh"))));
+        // A file that is not there: its absolute path.
+        let cwd = std::env::current_dir().expect("cwd");
+        assert_eq!(canonical(Path::new("no-such-kh")), cwd.join("no-such-kh"));
+    }
+
+    #[test]
+    fn an_exit_255_is_sshs_failure_only_when_its_log_says_so() {
+        use std::os::unix::process::ExitStatusExt;
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("255"));
+        let session = transport.session(&target()).expect("session");
+        let run = |code: i32, stderr: &str| std::process::Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: b"out".to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        };
+        let denied = "root@127.0.0.1: Permission denied (publickey).\n";
+        // The node's command said it and exited 255: that is the command's exit.
+        for log in [
+            "",
+            "Warning: Permanently added '[127.0.0.1]:2222' (ED25519) to the list of known hosts.\n",
+        ] {
+            let out = session
+                .outcome(run(255, denied), log, true)
+                .expect("the command's");
+            assert_eq!(out.exit_status, Some(255));
+            assert_eq!(out.stderr, denied.as_bytes());
+        }
+        // ssh said it: a login refused, whatever the stderr.
+        let refused = session.outcome(run(255, "all fine"), denied, false);
+        assert!(
+            matches!(refused, Err(TransportError::Auth { .. })),
+            "{refused:?}"
+        );
+        let banner = "Connection timed out during banner exchange\n";
+        let timeout = session.outcome(run(255, ""), banner, false);
+        assert!(
+            matches!(
+                timeout,
+                Err(TransportError::Timeout {
+                    seconds: 10,
+                    during: "connecting"
+                })
+            ),
+            "{timeout:?}"
+        );
+        // ssh said nothing and the master is gone: the connection went away under it.
+        let lost = session.outcome(run(255, denied), "", false);
+        assert!(
+            matches!(lost, Err(TransportError::Disconnected { .. })),
+            "{lost:?}"
+        );
+        // Any other exit is the command's.
+        let out = session
+            .outcome(run(1, denied), denied, true)
+            .expect("exit 1");
+        assert_eq!(out.exit_status, Some(1));
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod inventory_ansible;
 mod kubectl_reference;
 mod lab_smoke;
 mod node_scripts;
+mod openssh_e2e;
 mod plan_e2e;
 mod plan_fixtures;
 mod rules_fixtures;

@@ -15,6 +15,7 @@ use std::process::Output;
 
 use crate::common::dnsfix::{Dnsfix, stderr};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
+use crate::common::masters::{close_masters, logins, private_dir};
 use dnsfix::plan::{Change, HostPlan, HostStatus, Plan};
 
 fn plan(inventory: &Path, lab: &Lab, extra: &[&str]) -> Output {
@@ -639,4 +640,63 @@ fn the_cluster_is_read_in_one_exec_with_the_crash_looping_pods_logs() {
         text.matches("[FATAL] plugin/loop: Loop").count() >= 2,
         "{text}"
     );
+}
+
+/// With the openssh backend, a first plan logs in to each node once: the first command
+/// makes the connection and leaves its ControlPersist master, and the cluster read on the
+/// control-plane node shares that node's connection with its gather. The next command
+/// within ControlPersist logs in nowhere. A control-plane node that never answers costs
+/// one connect timeout, not one for the gather and another for the cluster read.
+#[test]
+fn a_first_plan_logs_in_once_per_node_and_the_next_reuses_the_connections() {
+    let lab = Lab::start(&["healthy", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    // A control directory of the test's own, so no master of another run is found and
+    // the masters can be closed at the end.
+    let xdg = private_dir(&lab, "xdg");
+    let run = |extra: &[&str]| {
+        Dnsfix::new(["plan", "--ssh-backend", "openssh", "--ssh-persist", "30"])
+            .lab(&lab, &lab.inventory())
+            .args(["--color", "never"])
+            .args(extra)
+            .env("XDG_RUNTIME_DIR", &xdg)
+            .output()
+    };
+    let before = logins(&lab);
+    let first = run(&["--connect-timeout", "5"]);
+    assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("cluster (kubectl on"),
+        "the cluster was read:\n{}",
+        String::from_utf8_lossy(&first.stdout)
+    );
+    assert_eq!(logins(&lab) - before, lab.nodes.len(), "one login per node");
+    let second = run(&["--connect-timeout", "5"]);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    assert_eq!(first.stdout, second.stdout);
+    assert_eq!(
+        logins(&lab) - before,
+        lab.nodes.len(),
+        "the second plan reused the first one's connections"
+    );
+    close_masters(&xdg);
+
+    let control_plane = lab.nodes[0].name.clone();
+    lab.freeze(&control_plane);
+    let started = std::time::Instant::now();
+    let frozen = run(&["--connect-timeout", "4"]);
+    let took = started.elapsed();
+    assert_eq!(frozen.status.code(), Some(3), "{}", stderr(&frozen));
+    assert!(
+        stderr(&frozen).contains("timed out after 4s while connecting"),
+        "{}",
+        stderr(&frozen)
+    );
+    // ssh gives up after 4 s (6 s at most: dnsfix's bound for a handshake that never
+    // ends); the gather and the cluster read one after the other would take 8 s or more.
+    assert!(
+        took < std::time::Duration::from_millis(7500),
+        "took {took:?}"
+    );
+    close_masters(&xdg);
 }

@@ -9,6 +9,7 @@
 #   lab.sh rekey DIR NAME      new host key, sshd restarted, known_hosts NOT updated
 #   lab.sh freeze DIR NAME     SIGSTOP the node's sshd: TCP connects, no SSH banner (timeouts)
 #   lab.sh thaw DIR NAME       SIGCONT it again
+#   lab.sh slow-login DIR NAME SECS   each key check of a login waits SECS (0: undo)
 #   lab.sh exec DIR NAME -- CMD [ARG...]   run CMD as root inside the node's namespaces
 #   lab.sh status DIR          one line per node: name port scenario user state
 #   lab.sh rootfs [--build]    path of the systemd flavour's cached rootfs (--build: make it)
@@ -825,6 +826,26 @@ cmd_node() { # stop|start|rekey|freeze|thaw DIR NAME
 	esac
 }
 
+# A login as slow as one to a node whose sshd waits on a broken resolver: the node's keys
+# come from an AuthorizedKeysCommand that sleeps first (sshd checks the key twice per
+# login: the offer, then the signature). Namespace nodes only.
+cmd_slow_login() { # DIR NAME SECS
+	local dir n keys
+	[ $# -eq 3 ] || usage
+	dir=$(lab_dir "$1")
+	n=$(node_dir "$dir" "$2")
+	case $3 in '' | *[!0-9]*) die "slow-login: SECS must be a whole number, not '$3'" ;; esac
+	is_systemd_node "$n" && die "slow-login: $2 is a systemd node (namespace nodes only)"
+	keys=/etc/ssh/lab_authorized_keys
+	sed -i -e '/^AuthorizedKeysCommand/d' -e "s|^AuthorizedKeysFile .*|AuthorizedKeysFile $keys|" "$n/sshd_config"
+	if [ "$3" != 0 ]; then
+		sed -i "s|^AuthorizedKeysFile .*|AuthorizedKeysFile none|" "$n/sshd_config"
+		printf 'AuthorizedKeysCommand /bin/sh -c "sleep %s; cat %s"\nAuthorizedKeysCommandUser root\n' "$3" "$keys" >>"$n/sshd_config"
+	fi
+	stop_sshd "$n"
+	start_sshd "$n"
+}
+
 cmd_exec() { # DIR NAME -- CMD...
 	local dir n
 	[ $# -ge 3 ] || usage
@@ -856,6 +877,7 @@ case $verb in
 up) cmd_up "$@" ;;
 down) cmd_down "$@" ;;
 stop | start | rekey | freeze | thaw) cmd_node "$verb" "$@" ;;
+slow-login) cmd_slow_login "$@" ;;
 exec) cmd_exec "$@" ;;
 status) [ $# -eq 1 ] || usage; cmd_status "$1" ;;
 _watch) cmd_watch "$@" ;;

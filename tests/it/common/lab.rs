@@ -198,8 +198,14 @@ impl Lab {
     }
 
     fn node_op(&self, verb: &str, node: &str) {
+        self.node_op_with(verb, node, &[]);
+    }
+
+    fn node_op_with(&self, verb: &str, node: &str, extra: &[&str]) {
         let name = self.node(node).name.clone();
-        let out = run_lab_sh(&[OsStr::new(verb), self.dir.as_os_str(), OsStr::new(&name)]);
+        let mut args = vec![OsStr::new(verb), self.dir.as_os_str(), OsStr::new(&name)];
+        args.extend(extra.iter().map(OsStr::new));
+        let out = run_lab_sh(&args);
         assert!(
             out.status.success(),
             "lab.sh {verb} {name} failed: {}",
@@ -221,10 +227,6 @@ impl Lab {
         self.node_op("rekey", node);
     }
     /// SIGSTOPs the node's sshd: TCP connects, but no SSH banner ever comes (timeouts).
-    #[expect(
-        dead_code,
-        reason = "lab.sh's freeze, for timeout tests; none uses it today"
-    )]
     pub fn freeze(&self, node: &str) {
         self.node_op("freeze", node);
     }
@@ -235,6 +237,12 @@ impl Lab {
     )]
     pub fn thaw(&self, node: &str) {
         self.node_op("thaw", node);
+    }
+
+    /// Makes every login to the node slow after the banner, as to a node whose sshd waits
+    /// on a broken resolver: each of the login's two key checks waits `secs` (0: undo).
+    pub fn slow_login(&self, node: &str, secs: u32) {
+        self.node_op_with("slow-login", node, &[&secs.to_string()]);
     }
 
     /// Runs `sh -c CMD` as root inside the node's namespaces and returns its stdout.

@@ -2,3 +2,4 @@
 
 pub mod dnsfix;
 pub mod lab;
+pub mod masters;

@@ -1,0 +1,320 @@
+//! The openssh backend's masters against the lab's real sshd. A session's first command
+//! makes the connection (`ssh -o ControlMaster=auto`); what that must keep: a node
+//! command's exit 255 is the command's, a slow login is not cut short by the connect
+//! timeout (the command timeout still bounds the command), a master of a run with
+//! `--ssh-persist 0` does not outlive dnsfix, even a killed one, nor a session dropped
+//! unclosed, and a master is named after the files it was made with, not after how they
+//! were spelt.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use dnsfix::inventory::{Connection, ConnectionKind};
+use dnsfix::transport::{SshOptions, Target, Transport, TransportError};
+
+use crate::common::dnsfix::{Dnsfix, describe};
+use crate::common::lab::Lab;
+use crate::common::masters::{close_masters, logins, private_dir, ssh_processes, wait_for};
+
+/// The lab's key and known_hosts; masters closed with their session.
+fn options(lab: &Lab) -> SshOptions {
+    SshOptions {
+        known_hosts: Some(lab.known_hosts()),
+        private_key: Some(lab.key()),
+        connect_timeout: Duration::from_secs(5),
+        ssh_persist: 0,
+        ..SshOptions::default()
+    }
+}
+
+fn target(lab: &Lab, node: &str) -> Target {
+    let node = lab.node(node);
+    Target {
+        host: node.name.clone(),
+        connection: Connection {
+            kind: ConnectionKind::Ssh,
+            address: "127.0.0.1".into(),
+            port: Some(node.port),
+            user: Some(node.user.clone()),
+            private_key: None,
+            become_root: false,
+        },
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn start(scenarios: &[&str]) -> Lab {
+    Lab::start(scenarios).unwrap_or_else(|e| panic!("lab could not start: {e}"))
+}
+
+/// ssh exits 255 for its own failures and passes the command's exit status on, 255
+/// included. A node command that says on stderr what ssh says when a login is refused and
+/// exits 255 is still the node's command, from a session's first command (the one that
+/// logs in) as from a later one; what ssh itself says (a login refused for real) is still
+/// an authentication failure.
+#[test]
+fn a_command_exiting_255_with_ssh_like_stderr_is_the_commands_exit_not_a_failed_login() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let transport = Transport::new(options(&lab)).expect("transport");
+    let target = target(&lab, &node);
+    let fake = "echo 'root@127.0.0.1: Permission denied (publickey).' >&2; exit 255";
+    runtime().block_on(async {
+        let mut session = transport.connect(&target).await.expect("connect");
+        for which in ["first", "later"] {
+            let out = session
+                .exec(fake, b"")
+                .await
+                .unwrap_or_else(|e| panic!("the {which} command: {e}"));
+            assert_eq!(out.exit_status, Some(255), "the {which} command");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stderr),
+                "root@127.0.0.1: Permission denied (publickey).\n",
+                "the {which} command"
+            );
+        }
+        let out = session.exec("echo still", b"").await.expect("still there");
+        assert_eq!(out.stdout, b"still\n");
+        session.close().await;
+
+        let mut stranger = target.clone();
+        stranger.connection.user = Some("dnsfix-no-such-user".into());
+        let mut session = transport.connect(&stranger).await.expect("connect");
+        let refused = session.exec("true", b"").await.expect_err("no such user");
+        assert!(
+            matches!(refused, TransportError::Auth { .. }),
+            "{refused:?}"
+        );
+        session.close().await;
+    });
+}
+
+/// A login that takes longer than the connect timeout after the banner (sshd waiting on a
+/// broken resolver: the lab's slow-login, 2 x 3 s) still logs in: the connect timeout
+/// bounds the TCP connect and the banner, the login has a limit of its own. The command
+/// timeout still bounds each command, the first one included, from when the login is
+/// done. A node whose sshd never sends a banner fails after the connect timeout.
+#[test]
+fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs() {
+    let lab = start(&["healthy", "healthy"]);
+    let (slow, frozen) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    lab.slow_login(&slow, 3);
+    lab.freeze(&frozen);
+    let transport = Transport::new(SshOptions {
+        connect_timeout: Duration::from_secs(2),
+        command_timeout: Duration::from_secs(3),
+        ..options(&lab)
+    })
+    .expect("transport");
+    runtime().block_on(async {
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let out = session
+            .exec("sleep 2; echo in", b"")
+            .await
+            .unwrap_or_else(|e| panic!("after {:?}: {e}", started.elapsed()));
+        assert_eq!(out.stdout, b"in\n");
+        assert!(started.elapsed() >= Duration::from_secs(6), "a slow login");
+        let started = Instant::now();
+        let late = session.exec("sleep 30", b"").await.expect_err("bounded");
+        assert_eq!(late, timeout(3, "running the command"));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        session.close().await;
+
+        // The first command of a session: its login is not counted against it.
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let late = session.exec("sleep 30", b"").await.expect_err("bounded");
+        assert_eq!(late, timeout(3, "running the command"));
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(9) && took < Duration::from_secs(13),
+            "{took:?}"
+        );
+        session.close().await;
+
+        // The login's own limit: the connect timeout and the login timeout.
+        let impatient = Transport::new(SshOptions {
+            connect_timeout: Duration::from_secs(2),
+            login_timeout: Duration::from_secs(2),
+            ..options(&lab)
+        })
+        .expect("transport");
+        let started = Instant::now();
+        let mut session = impatient
+            .connect(&target(&lab, &slow))
+            .await
+            .expect("connect");
+        let cut = session.exec("true", b"").await.expect_err("a login of 6 s");
+        assert_eq!(cut, timeout(4, "logging in"));
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(6), "{took:?}");
+        session.close().await;
+
+        let started = Instant::now();
+        let mut session = transport
+            .connect(&target(&lab, &frozen))
+            .await
+            .expect("connect");
+        let never = session.exec("true", b"").await.expect_err("no banner");
+        assert_eq!(never, timeout(2, "connecting"));
+        let took = started.elapsed();
+        assert!(took < Duration::from_millis(4500), "{took:?}");
+        session.close().await;
+    });
+}
+
+fn timeout(seconds: u64, during: &'static str) -> TransportError {
+    TransportError::Timeout { seconds, during }
+}
+
+/// `dnsfix facts` over the lab with `--ssh-persist 0`, its control sockets below `xdg`.
+fn facts_closing(lab: &Lab, xdg: &Path) -> Command {
+    Dnsfix::new(["facts", "--ssh-persist", "0", "--format", "json"])
+        .lab(lab, &lab.inventory())
+        .env("XDG_RUNTIME_DIR", xdg)
+        .stdin(Stdio::null())
+        .command()
+}
+
+/// Kills what is left below `dir` (the processes this test's dnsfix started) and says
+/// what it was.
+fn left_behind(dir: &Path) -> String {
+    let left = ssh_processes(dir);
+    for (pid, _) in &left {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    format!("{left:#?}")
+}
+
+/// With `--ssh-persist 0` nothing dnsfix started outlives the run: every master ends with
+/// its last session, and when dnsfix is killed (SIGKILL, so no cleanup of its own runs) in
+/// the middle of a command, the master exits by itself once the node's command is done
+/// and it has been idle for its few seconds, instead of living on for good.
+#[test]
+fn with_persist_0_no_master_outlives_dnsfix_even_a_killed_one() {
+    let lab = start(&["healthy", "healthy"]);
+    let xdg = private_dir(&lab, "xdg");
+    let out: Output = facts_closing(&lab, &xdg).output().expect("dnsfix runs");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        wait_for(Duration::from_secs(2), || ssh_processes(&xdg).is_empty()),
+        "left after a run: {}",
+        left_behind(&xdg)
+    );
+
+    // The gather now spends 3 s in systemctl on every node, its master open meanwhile.
+    for node in &lab.nodes {
+        lab.exec(
+            &node.name,
+            "mkdir -p /usr/local/sbin && printf '#!/bin/sh\\nsleep 3\\nexec /usr/local/bin/systemctl \"$@\"\\n' \
+             >/usr/local/sbin/systemctl && chmod 755 /usr/local/sbin/systemctl",
+        );
+    }
+    let mut dnsfix = facts_closing(&lab, &xdg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dnsfix runs");
+    let master = wait_for(Duration::from_secs(10), || {
+        ssh_processes(&xdg).iter().any(|(_, c)| c.contains("[mux]"))
+    });
+    dnsfix.kill().expect("SIGKILL");
+    let _ = dnsfix.wait();
+    assert!(master, "no master came up: {}", left_behind(&xdg));
+    // The node's command ends within 3 s, then the master is idle; 10 s is its idle time
+    // with --ssh-persist 0, the rest a margin for a loaded machine.
+    let started = Instant::now();
+    let gone = wait_for(Duration::from_secs(20), || ssh_processes(&xdg).is_empty());
+    assert!(gone, "still running: {}", left_behind(&xdg));
+    eprintln!(
+        "the master ended {:?} after dnsfix was killed",
+        started.elapsed()
+    );
+}
+
+/// A session dropped unclosed (its task panicked or was cancelled) still ends the run's own
+/// master: the node sees the connection closed at once, not after the master's idle time.
+#[test]
+fn a_session_dropped_unclosed_still_ends_its_master() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    // Inside the node, every SSH connection is one from the lab's forwarder to sshd.
+    let connections = || {
+        let count = lab.exec(&node, "ss -Htn state established '( sport = :22 )' | wc -l");
+        count.trim().parse::<usize>().expect("a count")
+    };
+    let transport = Transport::new(options(&lab)).expect("transport");
+    runtime().block_on(async {
+        let mut session = transport
+            .connect(&target(&lab, &node))
+            .await
+            .expect("connect");
+        session.exec("true", b"").await.expect("true");
+        assert_eq!(connections(), 1, "the master's connection");
+        drop(session);
+    });
+    assert!(
+        wait_for(Duration::from_secs(3), || connections() == 0),
+        "the master lives on"
+    );
+}
+
+/// A master is named after the files it was made with: `--known-hosts known_hosts` run in
+/// two directories names two files, and a run where that file trusts no key must not ride
+/// the master the other run made (it fails on the host key); the same file spelt another
+/// way is the same master (no new login).
+#[test]
+fn a_relative_known_hosts_names_its_file_not_its_spelling() {
+    let lab = start(&["healthy"]);
+    let xdg = private_dir(&lab, "xdg");
+    let (trusting, empty) = (lab.dir.join("trusting"), lab.dir.join("empty"));
+    for dir in [&trusting, &empty] {
+        std::fs::create_dir(dir).expect("mkdir");
+    }
+    std::fs::copy(lab.known_hosts(), trusting.join("known_hosts")).expect("cp");
+    std::fs::write(empty.join("known_hosts"), "").expect("write");
+    let run = |cwd: &Path, known_hosts: &str| {
+        Dnsfix::new(["facts", "--ssh-persist", "30", "--no-progress", "-i"])
+            .arg(lab.inventory())
+            .args(["--known-hosts", known_hosts, "--format", "json"])
+            .env("XDG_RUNTIME_DIR", &xdg)
+            .stdin(Stdio::null())
+            .command()
+            .current_dir(cwd)
+            .output()
+            .expect("dnsfix runs")
+    };
+    let before = logins(&lab);
+    let out = run(&trusting, "known_hosts");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(logins(&lab), before + 1);
+    let out = run(&empty, "../trusting/known_hosts");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(logins(&lab), before + 1, "the same file, the same master");
+    let out = run(&empty, "known_hosts");
+    close_masters(&xdg);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        describe(&out).contains("not in known_hosts"),
+        "{}",
+        describe(&out)
+    );
+}
