@@ -6,8 +6,10 @@
 //! `get configmap`; `apply` alone writes: `delete pod` (below) and `replace` of a
 //! ConfigMap key ([`configmap`]).
 //!
-//! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label) and
-//! nodelocaldns (`k8s-app: node-local-dns`, Kubespray's nodelocaldns DaemonSet); the JSON
+//! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
+//! Kubespray's `dns_mode: coredns_dual` also its `coredns-secondary` Deployment's
+//! `kube-dns-secondary`) and nodelocaldns (`k8s-app: node-local-dns`, Kubespray's
+//! nodelocaldns DaemonSet); the JSON
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
@@ -31,7 +33,8 @@ const MAX_LOGS: usize = 50;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DnsPod {
     pub name: String,
-    /// `coredns` or `nodelocaldns`.
+    /// `coredns`, `coredns-secondary` (Kubespray's second CoreDNS Deployment with
+    /// `dns_mode: coredns_dual`) or `nodelocaldns`.
     pub app: String,
     /// The node it runs on (`spec.nodeName`), lowercase.
     pub node: String,
@@ -92,14 +95,16 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
-const GET_PODS: &str = "get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o json";
+const GET_PODS: &str =
+    "get pods -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' -o json";
 
 /// The DNS pods and ConfigMaps, read where `access` says.
 pub async fn read(transport: &Transport, access: &Access) -> Cluster {
-    let (mut kubectl, pods) = match Kubectl::connect(transport, access).await {
-        Ok(listed) => listed,
-        Err(reason) => return Cluster::Unavailable { reason },
-    };
+    let (mut kubectl, pods) =
+        match Kubectl::connect_with(transport, access, Listing::WithLogs).await {
+            Ok(listed) => listed,
+            Err(reason) => return Cluster::Unavailable { reason },
+        };
     let pods = kubectl.with_logs(pods).await;
     let config = kubectl.config.take().unwrap_or_default();
     let via = kubectl.via().to_owned();
@@ -295,6 +300,22 @@ pub struct Kubectl {
     via: String,
     /// kube-system's DNS ConfigMaps, read with the first listing (for [`read`]).
     config: Option<DnsConfig>,
+    /// The loop lines of the pods whose previous logs came with the first listing
+    /// ([`Listing::WithLogs`]), by pod.
+    logs: LoopLines,
+}
+
+/// Each pod's last loop line (None: its log was read and has none), by pod.
+type LoopLines = std::collections::HashMap<String, Option<String>>;
+
+/// What the first listing reads beside the DNS pods and their ConfigMaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Nothing more: what apply needs to recreate pods and swap a ConfigMap key.
+    Pods,
+    /// The previous logs of the pods that restarted, for [`read`]: chosen on the node
+    /// from kubectl's answer, so a plan reads the cluster in one exec, not two.
+    WithLogs,
 }
 
 impl Kubectl {
@@ -304,9 +325,20 @@ impl Kubectl {
         transport: &Transport,
         access: &Access,
     ) -> Result<(Kubectl, Vec<DnsPod>), String> {
+        Kubectl::connect_with(transport, access, Listing::Pods).await
+    }
+
+    /// [`Kubectl::connect`], the first listing reading what `listing` says.
+    pub async fn connect_with(
+        transport: &Transport,
+        access: &Access,
+        listing: Listing,
+    ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         match access {
-            Access::ControlPlane(hosts) => Kubectl::on_control_plane(transport, hosts).await,
-            Access::Kubeconfig(path) => Kubectl::here(transport, path).await,
+            Access::ControlPlane(hosts) => {
+                Kubectl::on_control_plane(transport, hosts, listing).await
+            }
+            Access::Kubeconfig(path) => Kubectl::here(transport, path, listing).await,
         }
     }
 
@@ -314,6 +346,7 @@ impl Kubectl {
     async fn here(
         transport: &Transport,
         kubeconfig: &std::path::Path,
+        listing: Listing,
     ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         let via = format!("this machine (--kubeconfig {})", kubeconfig.display());
         let target = Target {
@@ -337,8 +370,9 @@ impl Kubectl {
             prologue: local_prologue(kubeconfig),
             via: via.clone(),
             config: None,
+            logs: LoopLines::new(),
         };
-        match kubectl.first_listing().await {
+        match kubectl.first_listing(listing).await {
             Ok(pods) => Ok((kubectl, pods)),
             Err(e) => {
                 kubectl.close().await;
@@ -352,6 +386,7 @@ impl Kubectl {
     async fn on_control_plane(
         transport: &Transport,
         control_plane: &[Host],
+        listing: Listing,
     ) -> Result<(Kubectl, Vec<DnsPod>), String> {
         if control_plane.is_empty() {
             return Err(
@@ -377,8 +412,9 @@ impl Kubectl {
                 session,
                 prologue: KUBECTL.to_owned(),
                 config: None,
+                logs: LoopLines::new(),
             };
-            match kubectl.first_listing().await {
+            match kubectl.first_listing(listing).await {
                 Ok(pods) => return Ok((kubectl, pods)),
                 Err(e) => {
                     why.push(format!("{}: {e}", host.name));
@@ -424,23 +460,17 @@ impl Kubectl {
 
     /// The DNS pods, and the DNS ConfigMaps kept for [`read`], in one exec: the two
     /// kubectl run side by side. Only the pods' listing decides whether kubectl works
-    /// here; the ConfigMaps' failure is kept as their error.
-    async fn first_listing(&mut self) -> Result<Vec<DnsPod>, String> {
+    /// here; the ConfigMaps' failure is kept as their error. With [`Listing::WithLogs`]
+    /// the previous logs of the pods that restarted are read in the same exec and kept
+    /// for [`Kubectl::with_logs`].
+    async fn first_listing(&mut self, listing: Listing) -> Result<Vec<DnsPod>, String> {
         let boundary = crate::util::nonce();
-        let script = format!(
-            "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
-             timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
-             >\"$d/out\" 2>\"$d/err\" &\n\
-             timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} || \
-             {{ s=$?; kill $! 2>/dev/null; exit $s; }}\n\
-             wait $!\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
-             printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\n",
-            prologue = self.prologue,
-        );
+        let script = listing_script(&self.prologue, &boundary, listing);
         let out = self.exec(&script).await?;
-        let (pods, config) = split_listing(&out, &boundary);
-        self.config = Some(config);
-        parse_pods(pods)
+        let parts = split_listing(&out, &boundary);
+        self.config = Some(parts.config);
+        self.logs = parts.logs;
+        parse_pods(parts.pods)
     }
 
     /// The CoreDNS and nodelocaldns pods.
@@ -456,10 +486,18 @@ impl Kubectl {
         // Those down now first: their last run is the one that matters.
         order.sort_by_key(|&i| pods[i].ready);
         order.truncate(MAX_LOGS);
-        let names: Vec<&str> = order.iter().map(|&i| pods[i].name.as_str()).collect();
+        // Those the first listing read already are not asked again.
+        let mut found = std::mem::take(&mut self.logs);
+        let missing: Vec<&str> = order
+            .iter()
+            .map(|&i| pods[i].name.as_str())
+            .filter(|name| !found.contains_key(*name))
+            .collect();
         // A pod without its section in the answer (the exec failed, or was cut short) was
         // not read: the rules call it unknown, never clean.
-        let found = self.previous_loop_lines(&names).await;
+        if !missing.is_empty() {
+            found.extend(self.previous_loop_lines(&missing).await);
+        }
         for i in order {
             if let Some(line) = found.get(&pods[i].name) {
                 pods[i].loop_detected = line.clone();
@@ -471,13 +509,10 @@ impl Kubectl {
 
     /// [`Kubectl::previous_loop_line`] for each of `pods`, in one exec: at fleet scale a
     /// round trip per pod was most of a plan's time.
-    async fn previous_loop_lines(
-        &mut self,
-        pods: &[&str],
-    ) -> std::collections::HashMap<String, Option<String>> {
+    async fn previous_loop_lines(&mut self, pods: &[&str]) -> LoopLines {
         let valid: Vec<&str> = pods.iter().copied().filter(|p| valid_pod_name(p)).collect();
         if valid.is_empty() {
-            return std::collections::HashMap::new();
+            return LoopLines::new();
         }
         let boundary = crate::util::nonce();
         // Eight kubectl at a time, each into its own file, then printed in order.
@@ -494,7 +529,7 @@ impl Kubectl {
         );
         match run_as_root(&mut self.session, &self.target, &script).await {
             Ok(out) => loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), &boundary),
-            Err(_) => std::collections::HashMap::new(),
+            Err(_) => LoopLines::new(),
         }
     }
 
@@ -519,35 +554,110 @@ impl Kubectl {
     }
 }
 
-/// The pods' JSON and the ConfigMaps read beside them, from [`Kubectl::first_listing`]'s
-/// output: `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR`.
-fn split_listing<'a>(out: &'a [u8], boundary: &str) -> (&'a [u8], DnsConfig) {
-    let failed = |error: String| DnsConfig {
-        error: Some(error),
-        ..DnsConfig::default()
+/// The first listing's script: kubectl's pods into a file and its ConfigMaps beside them;
+/// with [`Listing::WithLogs`], the previous logs of the pods that restarted, eight kubectl
+/// at a time; then everything printed in order (see [`split_listing`]).
+fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
+    let logs = match listing {
+        Listing::Pods => "LOGS=\n",
+        Listing::WithLogs => PREVIOUS_LOGS,
+    };
+    format!(
+        "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
+         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
+         >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} >\"$d/pods\" || \
+         {{ s=$?; kill $cm 2>/dev/null; exit $s; }}\n\
+         {logs}\
+         cat \"$d/pods\"\nwait $cm\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
+         printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .logs\\n' {boundary}\n\
+         for pod in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
+         cat \"$d/log.$pod\" 2>/dev/null\n  echo\ndone\n"
+    )
+}
+
+/// Chooses, on the node, the pods whose previous logs to read (into `$d/log.POD`, their
+/// names into `$LOGS`), from kubectl's answer in `$d/pods`, without jq: kubectl prints
+/// `json.MarshalIndent(obj, "", "    ")` of the List (cli-runtime pkg/printers/json.go)
+/// with each item's keys sorted, so a pod's own name is the `"name"` indented 16 spaces
+/// and its `status` (`restartCount`, `waiting`) comes after it. A superset is harmless
+/// (only the pods [`Kubectl::with_logs`] chooses are taken); a pod missed here, or an
+/// answer in another layout, is read by a second exec. Names are checked as pod names,
+/// never globbed, at most [`MAX_LOGS`], eight kubectl at a time.
+const PREVIOUS_LOGS: &str = r#"LOGS=
+set -f
+for pod in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "", n); sub(/",?$/, "", n); next }
+  n != "" && (/"restartCount": [1-9]/ || /"waiting": [{]/) && !(n in seen) { seen[n] = 1; print n }' "$d/pods" 2>/dev/null); do
+  case $pod in '' | [-.]* | *[!a-z0-9.-]*) continue ;; esac
+  LOGS="$LOGS $pod"
+done
+n=0 pids=
+for pod in $LOGS; do
+  [ $n -lt 50 ] || break
+  n=$((n + 1))
+  timeout 30 "$@" --request-timeout=20s -n kube-system logs "$pod" --previous --tail=20 >"$d/log.$pod" 2>/dev/null &
+  pids="$pids $!"
+  if [ $((n % 8)) -eq 0 ]; then wait $pids; pids=; fi
+done
+[ -z "$pids" ] || wait $pids
+set +f
+"#;
+
+/// The parts of [`Kubectl::first_listing`]'s output:
+/// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .logs\nLOG SECTIONS`.
+struct ListingParts<'a> {
+    pods: &'a [u8],
+    config: DnsConfig,
+    /// The pods whose previous logs came back, each with its loop line.
+    logs: LoopLines,
+}
+
+/// Splits the first listing's output at its boundaries (a fresh nonce). A ConfigMap read
+/// that failed or was cut short is an error for the rules, never empty config.
+fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
+    let failed = |pods: &'a [u8], error: String| ListingParts {
+        pods,
+        config: DnsConfig {
+            error: Some(error),
+            ..DnsConfig::default()
+        },
+        logs: LoopLines::new(),
     };
     let head = format!("\n{boundary} ");
     let Some(at) = find(out, head.as_bytes()) else {
-        return (out, failed("kubectl's answer was cut short".to_owned()));
+        return failed(out, "kubectl's answer was cut short".to_owned());
     };
     let (pods, rest) = (&out[..at], &out[at + head.len()..]);
     let tail = format!("\n{boundary}\n");
     let Some(end) = find(rest, tail.as_bytes()) else {
-        return (pods, failed("kubectl's answer was cut short".to_owned()));
+        return failed(pods, "kubectl's answer was cut short".to_owned());
     };
-    let (section, stderr) = (&rest[..end], &rest[end + tail.len()..]);
+    let (section, after) = (&rest[..end], &rest[end + tail.len()..]);
+    // Log sections start with the boundary and a pod name, which never starts with a dot.
+    let marker = format!("\n{boundary} .logs\n");
+    let (stderr, logs) = match find(after, marker.as_bytes()) {
+        Some(at) => {
+            let sections = String::from_utf8_lossy(&after[at + marker.len()..]);
+            (&after[..at], loop_lines_by_pod(&sections, boundary))
+        }
+        None => (after, LoopLines::new()),
+    };
     let (status, json) = match section.iter().position(|b| *b == b'\n') {
         Some(nl) => (&section[..nl], &section[nl + 1..]),
         None => (section, &[][..]),
     };
-    if status != b"0" {
-        let stderr = String::from_utf8_lossy(stderr);
-        return (
-            pods,
-            failed(crate::text::escape(stderr.trim()).into_owned()),
-        );
+    let config = if status == b"0" {
+        parse_configmaps(json)
+    } else {
+        Err(crate::text::escape(String::from_utf8_lossy(stderr).trim()).into_owned())
+    };
+    match config {
+        Ok(config) => ListingParts { pods, config, logs },
+        Err(error) => ListingParts {
+            logs,
+            ..failed(pods, error)
+        },
     }
-    (pods, parse_configmaps(json).unwrap_or_else(failed))
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -557,11 +667,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Each pod's last loop line in the output of the batched `logs --previous`, whose
 /// sections start with `BOUNDARY POD` (the boundary is a fresh nonce: a log line cannot
 /// start a section).
-fn loop_lines_by_pod(
-    out: &str,
-    boundary: &str,
-) -> std::collections::HashMap<String, Option<String>> {
-    let mut found = std::collections::HashMap::new();
+fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
+    let mut found = LoopLines::new();
     let mut current: Option<String> = None;
     for line in out.lines() {
         if let Some(pod) = line
@@ -619,6 +726,9 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 name: text(&pod["metadata"]["name"]),
                 app: match pod["metadata"]["labels"]["k8s-app"].as_str() {
                     Some("node-local-dns") => "nodelocaldns".to_owned(),
+                    // Kubespray's coredns-deployment.yml.j2 with coredns_ordinal_suffix
+                    // "-secondary" (its CoreDNS Secondary task, dns_mode coredns_dual).
+                    Some("kube-dns-secondary") => "coredns-secondary".to_owned(),
                     _ => "coredns".to_owned(),
                 },
                 node: text(&pod["spec"]["nodeName"]).to_lowercase(),
@@ -639,7 +749,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodRecreation {
     pub pod: String,
-    /// `coredns` or `nodelocaldns`.
+    /// As [`DnsPod::app`].
     pub app: String,
     pub node: String,
     /// The pod that replaced it, Ready.
@@ -760,7 +870,7 @@ async fn recreate(
         // A CoreDNS replacement the scheduler put on another node reads that node's
         // kubelet file: its state is that node's business (its own fix may follow in a
         // later batch), not a failure of this one.
-        Some(p) if pod.app == "coredns" && p.node != pod.node => {
+        Some(p) if pod.app != "nodelocaldns" && p.node != pod.node => {
             step.ok = true;
             step.replacement = Some(p.name.clone());
             format!(
@@ -909,6 +1019,7 @@ mod tests {
         let pods = vec![
             pod("coredns-b", "coredns", "node2"),
             pod("coredns-c", "coredns", "node3"),
+            pod("coredns-secondary-s", "coredns-secondary", "node1"),
             pod("nodelocaldns-x", "nodelocaldns", "node1"),
         ];
         let names = |c: Vec<&DnsPod>| c.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
@@ -941,8 +1052,6 @@ mod tests {
         );
     }
 
-    /// The batched logs split by the boundary: each pod keeps its own last loop line, a
-    /// log line imitating a section header without the nonce does not start one.
     /// The first listing's pods and ConfigMaps come apart at the boundary; a ConfigMap
     /// read that failed or was cut short is an error for the rules, never empty config.
     #[test]
@@ -950,24 +1059,113 @@ mod tests {
         let configmaps = include_str!("../../tests/lab/standins/configmaps.json");
         let pods = br#"{"kind":"List","items":[]}"#;
         let out = [&pods[..], format!("\nB7 0\n{configmaps}\nB7\n").as_bytes()].concat();
-        let (p, config) = split_listing(&out, "B7");
-        assert_eq!(p, pods);
-        assert_eq!(config.error, None);
-        assert_eq!(config.corefiles.len(), 2);
+        let parts = split_listing(&out, "B7");
+        assert_eq!(parts.pods, pods);
+        assert_eq!(parts.config.error, None);
+        assert_eq!(parts.config.corefiles.len(), 2);
+        assert!(parts.logs.is_empty());
 
-        let out = [&pods[..], b"\nB7 1\n\nB7\nError from server (Forbidden)\n"].concat();
-        let (p, config) = split_listing(&out, "B7");
-        assert_eq!(p, pods);
+        let out = [
+            &pods[..],
+            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .logs\nB7 coredns-a\n\n",
+        ]
+        .concat();
+        let parts = split_listing(&out, "B7");
+        assert_eq!(parts.pods, pods);
         assert_eq!(
-            config.error.as_deref(),
+            parts.config.error.as_deref(),
             Some("Error from server (Forbidden)")
         );
+        assert_eq!(parts.logs.get("coredns-a"), Some(&None));
 
-        let (p, config) = split_listing(pods, "B7");
-        assert_eq!(p, pods);
-        assert!(config.error.is_some_and(|e| e.contains("cut short")));
+        let parts = split_listing(pods, "B7");
+        assert_eq!(parts.pods, pods);
+        assert!(parts.config.error.is_some_and(|e| e.contains("cut short")));
     }
 
+    /// Runs the first listing's script with a kubectl that answers `pods` (its `get
+    /// pods`), the lab's ConfigMaps and, for `logs POD`, a loop line for the crash-looping
+    /// pod; the parts of its output, and the pods whose logs kubectl was asked for.
+    fn run_listing(pods: &[u8]) -> (ListingParts<'static>, String) {
+        let dir = std::env::temp_dir().join(format!("dnsfix-listing-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join("pods.json"), pods).expect("pods");
+        let configmaps = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/lab/standins/configmaps.json"
+        );
+        let stub = format!(
+            "#!/bin/sh
+case \" $* \" in
+\
+             *\" get configmap \"*) cat '{configmaps}' ;;
+\
+             *\" get pods \"*) cat '{dir}/pods.json' ;;
+\
+             *\" logs \"*) while [ \"$1\" != logs ]; do shift; done
+  \
+             echo \"$2\" >>'{dir}/asked'
+  \
+             [ \"$2\" != coredns-5c54f84c97-q9m4d ] || \
+             echo '[FATAL] plugin/loop: Loop (127.0.0.1:38017 -> :53) detected for zone \".\"' ;;
+\
+             esac
+",
+            dir = dir.display()
+        );
+        let kubectl = dir.join("kubectl");
+        std::fs::write(&kubectl, stub).expect("stub");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let prologue = format!("set -- '{}'\n", kubectl.display());
+        let script = listing_script(&prologue, "B7", Listing::WithLogs);
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .expect("sh runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let asked = std::fs::read_to_string(dir.join("asked")).unwrap_or_default();
+        std::fs::remove_dir_all(&dir).ok();
+        let out: &'static [u8] = Box::leak(out.stdout.into_boxed_slice());
+        (split_listing(out, "B7"), asked)
+    }
+
+    /// On kubectl's own layout (tests/fixtures/kubectl: what kubectl prints), the node
+    /// reads the previous logs of exactly the pods that restarted, in the same exec; an
+    /// annotation named `name` or a value that looks like JSON chooses nothing. In any
+    /// other layout it reads none and [`Kubectl::with_logs`] asks for them as before.
+    #[test]
+    fn the_listing_reads_the_logs_of_the_pods_that_restarted() {
+        let fixture = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let (parts, asked) = run_listing(fixture);
+        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
+        assert_eq!(parts.config.error, None);
+        // Side by side, in any order.
+        let mut asked: Vec<&str> = asked.lines().collect();
+        asked.sort_unstable();
+        assert_eq!(asked, ["coredns-5c54f84c97-q9m4d", "nodelocaldns-2v8kd"]);
+        assert_eq!(parts.logs.len(), 2);
+        assert!(
+            parts.logs["coredns-5c54f84c97-q9m4d"]
+                .as_deref()
+                .is_some_and(|l| l.contains("plugin/loop: Loop"))
+        );
+        assert_eq!(parts.logs["nodelocaldns-2v8kd"], None);
+        assert!(PREVIOUS_LOGS.contains(&format!("[ $n -lt {MAX_LOGS} ]")));
+
+        let doc: Value = serde_json::from_slice(fixture).expect("fixture");
+        let compact = serde_json::to_vec(&doc).expect("json");
+        let (parts, asked) = run_listing(&compact);
+        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
+        assert_eq!((parts.logs.len(), asked.as_str()), (0, ""));
+    }
+
+    /// The batched logs split by the boundary: each pod keeps its own last loop line, a
+    /// log line imitating a section header without the nonce does not start one.
     #[test]
     fn batched_logs_are_split_by_the_boundary() {
         let out = "NONCE coredns-a\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
@@ -1027,5 +1225,15 @@ mod tests {
         assert!(pods[1].ready && pods[1].waiting.is_none());
         assert!(parse_pods(b"not json").is_err());
         assert!(parse_pods(b"{}").is_err());
+
+        // Kubespray's coredns_dual: the secondary Deployment's pods are CoreDNS too, asked
+        // for by their own label, and kept apart from the primary's.
+        assert!(GET_PODS.contains("kube-dns-secondary"));
+        let secondary = PODS.replace(
+            "\"k8s-app\":\"kube-dns\"",
+            "\"k8s-app\":\"kube-dns-secondary\"",
+        );
+        let pods = parse_pods(secondary.as_bytes()).expect("pods");
+        assert_eq!(pods[0].app, "coredns-secondary");
     }
 }

@@ -9,7 +9,8 @@
 //!
 //! Only the DNS-relevant keys are extracted: `resolv-conf` (what kubelet gets as
 //! `--resolv-conf`; when absent k3s picks a file itself, see research B), `cluster-dns`, and the
-//! `kubelet-arg` pass-through list, where `resolv-conf=/x` overrides both.
+//! `kubelet-arg` pass-through list, where `resolv-conf=/x` overrides both; and `node-name`,
+//! the name the node registers under (which DNS pods are its own).
 
 use serde::Serialize;
 use serde_norway::Value;
@@ -32,6 +33,10 @@ pub struct K3sConfig {
     pub kubelet_args_appended: bool,
     /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
     pub cluster_dns: Option<Located<String>>,
+    /// `node-name`: the name the node registers under (k3s `cmds.NodeNameFlag`).
+    pub node_name: Option<Located<String>>,
+    /// `with-node-id: true`: k3s adds the node's id to that name.
+    pub with_node_id: bool,
 }
 
 /// Why a k3s/RKE2 config file could not be read. k3s refuses to start on each of these.
@@ -55,7 +60,7 @@ pub enum K3sConfigError {
 }
 
 impl K3sConfig {
-    /// Parses a k3s/RKE2 `config.yaml`. Keys other than the three above are ignored.
+    /// Parses a k3s/RKE2 `config.yaml`. Other keys are ignored.
     pub fn parse(text: &str) -> Result<K3sConfig, K3sConfigError> {
         let mapping = match load_top_level(text) {
             Err(err) => {
@@ -82,7 +87,10 @@ impl K3sConfig {
                 Some(name) => (name, true),
                 None => (key, false),
             };
-            if !matches!(name, "resolv-conf" | "cluster-dns" | "kubelet-arg") {
+            if !matches!(
+                name,
+                "resolv-conf" | "cluster-dns" | "kubelet-arg" | "node-name" | "with-node-id"
+            ) {
                 continue;
             }
             let key_line = top_level_key_line(text, key);
@@ -104,6 +112,13 @@ impl K3sConfig {
                 }
                 "cluster-dns" => {
                     config.cluster_dns = join_scalar(config.cluster_dns.take(), items, append)
+                        .map(|joined| Located::new(joined, key_line));
+                }
+                "with-node-id" => {
+                    config.with_node_id = items.last().is_some_and(|v| v == "true");
+                }
+                "node-name" => {
+                    config.node_name = join_scalar(config.node_name.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
                 }
                 _ => {

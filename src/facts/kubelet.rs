@@ -40,6 +40,8 @@ const DNS_FLAGS: &[&str] = &[
     "cluster-domain",
     "config",
     "config-dir",
+    // The node's name: which of the cluster's DNS pods run on it (cluster::node_names).
+    "hostname-override",
 ];
 
 /// The kubelet's command line as declared on disk: the unit's (authoritative: what systemd
@@ -596,10 +598,9 @@ fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
     }
 }
 
-/// `config.yaml` then `config.yaml.d/*.yaml` in name order, k3s's `configfilearg` merge:
-/// a later file's `resolv-conf` replaces; `kubelet-arg` is replaced, or appended to with
-/// `kubelet-arg+`.
-fn config_settings(raw: &RawFacts, path: &str, into: &mut RancherSettings) -> Result<(), String> {
+/// `path` and its `.d/*.yaml` drop-ins in the order k3s's `configfilearg` merges them, each
+/// parsed; the first that cannot be read or parsed is the error.
+fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, String> {
     let dropin_dir = format!("{path}.d");
     let mut files: Vec<String> = match raw.get(path).map(|f| f.state) {
         Some(FileState::Present) => vec![path.to_owned()],
@@ -615,12 +616,25 @@ fn config_settings(raw: &RawFacts, path: &str, into: &mut RancherSettings) -> Re
         .collect();
     dropins.sort();
     files.extend(dropins);
-    for file in &files {
-        let text = raw
-            .get(file)
-            .and_then(RawFile::text)
-            .ok_or_else(|| format!("{file}: could not be read"))?;
-        let config = K3sConfig::parse(&text).map_err(|e| format!("{file}: {e}"))?;
+    files
+        .into_iter()
+        .map(|file| {
+            let text = raw
+                .get(&file)
+                .and_then(RawFile::text)
+                .ok_or_else(|| format!("{file}: could not be read"))?;
+            let config = K3sConfig::parse(&text).map_err(|e| format!("{file}: {e}"))?;
+            Ok((file, config))
+        })
+        .collect()
+}
+
+/// `config.yaml` then `config.yaml.d/*.yaml` in name order, k3s's `configfilearg` merge:
+/// a later file's `resolv-conf` replaces; `kubelet-arg` is replaced, or appended to with
+/// `kubelet-arg+`.
+fn config_settings(raw: &RawFacts, path: &str, into: &mut RancherSettings) -> Result<(), String> {
+    for (file, config) in config_files(raw, path)? {
+        let file = file.as_str();
         let source = |line| Source::new("k3s_config", Some(file), Some(line));
         if let Some(l) = config.resolv_conf.clone() {
             into.config_native = Some(Setting {
@@ -703,6 +717,12 @@ fn rancher_kubelet(
         Ok(_) => Observed::Known(rancher_cluster_dns(raw, path)),
     };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
+    let mut flags = flags;
+    if !flags.iter().any(|f| f.name == "hostname-override")
+        && let Some(name) = rancher_node_name(raw, flavour, path, unit.as_ref())
+    {
+        flags.push(name);
+    }
     Kubelet {
         pid,
         unit: None,
@@ -716,6 +736,86 @@ fn rancher_kubelet(
         cluster_domain: Observed::Absent,
         pod_resolv_conf,
     }
+}
+
+/// The `--hostname-override` k3s and RKE2 give the kubelet they run (k3s
+/// pkg/daemons/agent: `argsMap["hostname-override"] = cfg.NodeName`, then the `kubelet-arg`
+/// entries over it), when it is not the hostname: a `kubelet-arg` hostname-override, else
+/// `node-name` (pkg/cli/cmds NodeNameFlag), from the unit's command line over the config
+/// files (configfilearg puts them before it) over `K3S_NODE_NAME`/`RKE2_NODE_NAME`.
+/// Lowercased, as k3s does (pkg/agent/config getHostnameAndIPs). With `with-node-id` k3s
+/// adds an id dnsfix does not read: the name is then not known.
+fn rancher_node_name(
+    raw: &RawFacts,
+    flavour: &Flavour,
+    path: &str,
+    unit: Option<&ServiceUnit>,
+) -> Option<FlagFact> {
+    let env_var = match flavour.kind {
+        FlavourKind::Rke2 => "RKE2_NODE_NAME",
+        _ => "K3S_NODE_NAME",
+    };
+    let mut override_arg = None;
+    let mut node_name = unit.and_then(|u| {
+        let v = u.environment.get(env_var)?;
+        Some((
+            v.value.clone(),
+            Source::new("k3s_env", Some(&v.at.path), Some(v.at.line)),
+        ))
+    });
+    let mut with_id = false;
+    for (file, config) in config_files(raw, path).unwrap_or_default() {
+        let source = |line| Source::new("k3s_config", Some(&file), Some(line));
+        if let Some(l) = config.node_name.clone() {
+            node_name = Some((l.value, source(l.line)));
+        }
+        if let Some(l) = config.kubelet_arg("hostname-override") {
+            override_arg = Some((l.value, source(l.line)));
+        }
+        with_id |= config.with_node_id;
+    }
+    if let Some(u) = unit {
+        let words = &u.argv;
+        for (i, word) in words.iter().enumerate() {
+            let text = word.text.trim_start_matches('-');
+            let next = || words.get(i + 1).map(|w| w.text.clone());
+            let source = || Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
+            let arg = |a: &str| {
+                a.trim_start_matches('-')
+                    .strip_prefix("hostname-override=")
+                    .map(str::to_owned)
+            };
+            if let Some(v) = text.strip_prefix("node-name=") {
+                node_name = Some((v.to_owned(), source()));
+            } else if text == "node-name"
+                && let Some(v) = next()
+            {
+                node_name = Some((v, source()));
+            } else if let Some(v) = text.strip_prefix("kubelet-arg=").and_then(arg) {
+                override_arg = Some((v, source()));
+            } else if text == "kubelet-arg"
+                && let Some(v) = next().as_deref().and_then(arg)
+            {
+                override_arg = Some((v, source()));
+            } else if text == "with-node-id" || text == "with-node-id=true" {
+                with_id = true;
+            }
+        }
+    }
+    let (value, source, detail) = match (override_arg, node_name) {
+        (Some((value, source)), _) => (value, source, "kubelet-arg"),
+        (None, Some((value, source))) if !with_id => (value, source, "node-name"),
+        _ => return None,
+    };
+    let value = value.trim().to_lowercase();
+    (!value.is_empty()).then(|| FlagFact {
+        name: "hostname-override".to_owned(),
+        value: Some(value),
+        source: Source {
+            detail: Some(detail.into()),
+            ..source
+        },
+    })
 }
 
 fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
@@ -960,5 +1060,101 @@ mod tests {
                 "/etc/systemd/system/k3s.service.env:1".into()
             )
         );
+    }
+
+    fn node_name(f: &NodeFacts) -> Option<(String, String)> {
+        f.kubelet
+            .flags
+            .iter()
+            .find(|f| f.name == "hostname-override")
+            .map(|f| {
+                (
+                    f.value.clone().unwrap_or_default(),
+                    format!(
+                        "{}:{}",
+                        f.source.path.as_deref().unwrap_or_default(),
+                        f.source.line.unwrap_or_default()
+                    ),
+                )
+            })
+    }
+
+    /// The name k3s registers the node under reaches its kubelet as --hostname-override
+    /// (pkg/daemons/agent): `K3S_NODE_NAME` in the env file install.sh writes from the
+    /// installer's K3S_* variables, under config.yaml's `node-name`, under `--node-name` on
+    /// ExecStart, all under a kubelet-arg; lowercased. With `with-node-id` it is not known.
+    #[test]
+    fn k3s_node_names_reach_the_kubelet_as_hostname_override() {
+        let unit = "[Service]\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\n\
+                    ExecStart=/usr/local/bin/k3s server\n";
+        let env = (
+            "/etc/systemd/system/k3s.service.env",
+            "K3S_NODE_NAME=Edge-1\n",
+        );
+        let f = facts(&[("/etc/systemd/system/k3s.service", unit), env]);
+        assert_eq!(
+            node_name(&f),
+            Some((
+                "edge-1".into(),
+                "/etc/systemd/system/k3s.service.env:1".into()
+            ))
+        );
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            env,
+            (
+                K3S_CONFIG,
+                "write-kubeconfig-mode: \"0644\"\nnode-name: edge-2\n",
+            ),
+        ]);
+        assert_eq!(
+            node_name(&f),
+            Some(("edge-2".into(), format!("{K3S_CONFIG}:2")))
+        );
+        let on_exec = "[Service]\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\n\
+                       ExecStart=/usr/local/bin/k3s server --node-name edge-3\n";
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", on_exec),
+            env,
+            (K3S_CONFIG, "node-name: edge-2\n"),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("edge-3".into()));
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", on_exec),
+            (
+                "/etc/rancher/k3s/config.yaml.d/50-kubelet.yaml",
+                "kubelet-arg+:\n  - hostname-override=edge-4\n",
+            ),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("edge-4".into()));
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (K3S_CONFIG, "node-name: edge-2\nwith-node-id: true\n"),
+        ]);
+        assert_eq!(node_name(&f), None);
+        // Nothing set: the hostname, which cluster::node_names takes itself.
+        let f = facts(&[("/etc/systemd/system/k3s.service", unit)]);
+        assert_eq!(node_name(&f), None);
+        // RKE2: its own variable and config file.
+        let f = facts(&[
+            (
+                "/usr/local/lib/systemd/system/rke2-server.service",
+                "[Service]\nEnvironmentFile=-/usr/local/lib/systemd/system/rke2-server.env\n\
+                 ExecStart=/usr/local/bin/rke2 server\n",
+            ),
+            (
+                "/usr/local/lib/systemd/system/rke2-server.env",
+                "RKE2_NODE_NAME=cp-1\n",
+            ),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("cp-1".into()));
+        let f = facts(&[
+            (
+                "/usr/local/lib/systemd/system/rke2-server.service",
+                "[Service]\nExecStart=/usr/local/bin/rke2 server\n",
+            ),
+            (RKE2_CONFIG, "node-name: cp-2\n"),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("cp-2".into()));
     }
 }

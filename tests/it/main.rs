@@ -14,6 +14,7 @@ mod facts_fixtures;
 mod gather_tree;
 mod inventory;
 mod inventory_ansible;
+mod kubectl_reference;
 mod lab_smoke;
 mod node_scripts;
 mod openssh_e2e;

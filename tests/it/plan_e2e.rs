@@ -605,6 +605,43 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
     assert_eq!(units, ["kubelet"]);
 }
 
+/// The cluster is read in one exec on the control-plane node: the DNS pods, the
+/// ConfigMaps and the previous logs of the crash-looping pods together, as kubectl prints
+/// its answer on a real cluster (the lab's kubectl prints like kubectl:
+/// tests/it/kubectl_reference.rs). So the control-plane node runs two commands in all,
+/// the gather and the cluster read, and each stub node's loop line is in the plan.
+#[test]
+fn the_cluster_is_read_in_one_exec_with_the_crash_looping_pods_logs() {
+    let lab = Lab::start(&["healthy", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let control_plane = &lab.nodes[0].name;
+    let sessions = || {
+        std::fs::read_to_string(lab.dir.join("nodes").join(control_plane).join("sshd.log"))
+            .expect("sshd log")
+            .matches("Starting session: command")
+            .count()
+    };
+    let before = sessions();
+    let out = plan(
+        &lab.inventory(),
+        &lab,
+        &["--ssh-backend", "russh", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(sessions() - before, 2, "the gather and one cluster read");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for node in &lab.nodes[1..] {
+        assert!(
+            text.contains(&format!("pod kube-system/coredns-{}-1", node.name)),
+            "{text}"
+        );
+    }
+    assert!(
+        text.matches("[FATAL] plugin/loop: Loop").count() >= 2,
+        "{text}"
+    );
+}
+
 /// With the openssh backend, a first plan logs in to each node once: the first command
 /// makes the connection and leaves its ControlPersist master, and the cluster read on the
 /// control-plane node shares that node's connection with its gather. The next command

@@ -31,7 +31,7 @@ impl Run<'_> {
                 state.notes.push(note(format!(
                     "Recreate the CoreDNS and nodelocaldns pods on this node after the kubelet \
                      restart, so their replacements read the new resolv.conf: kubectl -n \
-                     kube-system delete pod -l 'k8s-app in (kube-dns,node-local-dns)' \
+                     kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' \
                      --field-selector spec.nodeName=NODE. dnsfix cannot do it: the cluster \
                      could not be read ({why})."
                 )));
