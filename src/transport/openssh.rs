@@ -225,11 +225,23 @@ impl OpenSshTransport {
     /// address is ever read as an option).
     fn target_args(&self, target: &Target) -> Result<Vec<OsString>, TransportError> {
         let c = &target.connection;
+        let user = c.user.as_ref().or(self.default_user.as_ref());
+        for (what, text) in [("user", user), ("address", Some(&c.address))] {
+            if let Some(text) =
+                text.filter(|t| t.chars().any(|c| c.is_whitespace() || c.is_control()))
+            {
+                return Err(TransportError::Other(format!(
+                    "{}: the ssh {what} {:?} holds whitespace or a control character, \
+                     which ssh could pass on unquoted to a ProxyCommand (%r, %h); refused",
+                    target.host, text
+                )));
+            }
+        }
         let mut args = self.common.clone();
         if let Some(port) = c.port {
             args.extend(["-p".into(), port.to_string().into()]);
         }
-        if let Some(user) = c.user.as_ref().or(self.default_user.as_ref()) {
+        if let Some(user) = user {
             args.extend(["-l".into(), user.into()]);
         }
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
@@ -1056,6 +1068,38 @@ mod tests {
             .outcome(run(1, denied), denied, true)
             .expect("exit 1");
         assert_eq!(out.exit_status, Some(1));
+    }
+
+    /// CVE-2025-61984: before OpenSSH 10.1 a control character in the user or the host
+    /// reaches a ProxyCommand's `%r`/`%h` unquoted. Whitespace and control characters are
+    /// refused, naming the host.
+    #[test]
+    fn a_user_or_address_with_whitespace_or_control_characters_is_refused() {
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("cc"));
+        for (user, address) in [
+            ("root\n$(touch /tmp/x)", "127.0.0.1"),
+            ("ro ot", "127.0.0.1"),
+            ("root", "127.0.0.1\r"),
+            ("root", "node 1"),
+            ("root", "a\u{7f}b"),
+        ] {
+            let mut odd = target();
+            odd.connection.user = Some(user.into());
+            odd.connection.address = address.into();
+            let refused = transport.session(&odd).expect_err(address);
+            let text = refused.to_string();
+            assert!(text.starts_with("node1: the ssh "), "{text}");
+            assert!(text.contains("whitespace or a control character"), "{text}");
+        }
+        let default_user = SshOptions {
+            user: Some("ops\tadmin".into()),
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&default_user, scratch("cc-user"));
+        let mut plain = target();
+        plain.connection.user = None;
+        assert!(transport.session(&plain).is_err(), "the --user too");
+        assert!(transport.session(&target()).is_ok(), "a user of its own");
     }
 
     #[test]
