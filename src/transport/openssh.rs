@@ -22,8 +22,9 @@
 //! socket is named after them, files by their canonical paths), and never by `apply` or
 //! `rollback`: what writes to a node connects afresh, so a host key that changed since the
 //! plan is checked. Their masters, and all masters with `--ssh-persist 0`, are the run's
-//! own: stopped when their last session closes (or is dropped), and never idle for more
-//! than [`RUN_MASTER_IDLE`] should dnsfix die without stopping them. This module never leaves a
+//! own: stopped when their last session closes (or is dropped), kept from idling out
+//! while a session holds them, however long it waits between two commands, and never idle
+//! for more than [`RUN_MASTER_IDLE`] should dnsfix die without stopping them. This module never leaves a
 //! master without an idle limit.
 
 use std::collections::HashMap;
@@ -43,11 +44,16 @@ use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bound
 /// with `ssh -O stop` when its last session closes, or when a session is dropped unclosed
 /// (a panic, a cancelled task); this bound is for when dnsfix itself dies (SIGKILL,
 /// Ctrl-C: ControlPersist puts the master in a session of its own, out of reach of the
-/// terminal's signals). Within a session, commands follow each other within a second (the
-/// longest wait dnsfix makes between two is half a second, polling for a replacement DNS
-/// pod); should one come later, it only costs a new login: `ControlMaster=auto` makes a
-/// new master, with the host key checked against known_hosts as for the first one.
+/// terminal's signals). A session may wait long between two commands (apply waits for the
+/// other nodes' DNS pods, a minute each at most): while a session holds the master, it
+/// checks it every [`KEEP_ALIVE`], which starts the idle count again; once dnsfix is gone
+/// the checks stop and the master exits within this bound. A master lives on while a node
+/// command it carries still runs, whatever this bound.
 const RUN_MASTER_IDLE: Duration = Duration::from_secs(10);
+
+/// How often a session holding a master of the run's own checks it (`ssh -O check`), to
+/// keep it from idling out: well within [`RUN_MASTER_IDLE`].
+const KEEP_ALIVE: Duration = Duration::from_secs(3);
 
 /// How often a running first command looks whether its master answers yet.
 const LOGIN_POLL: Duration = Duration::from_millis(50);
@@ -202,6 +208,7 @@ impl OpenSshTransport {
             left: false,
             gate,
             connected: false,
+            keeper: None,
             connect_timeout: self.connect_timeout,
             login_timeout: self.login_timeout,
             command_timeout: self.command_timeout,
@@ -285,6 +292,8 @@ pub struct OpenSshSession {
     gate: Gate,
     /// Whether a master answered for this session: its commands no longer take the gate.
     connected: bool,
+    /// Keeps a master of the run's own from idling out while this session holds it.
+    keeper: Option<tokio::task::AbortHandle>,
     connect_timeout: Duration,
     login_timeout: Duration,
     command_timeout: Duration,
@@ -336,6 +345,9 @@ impl OpenSshSession {
         };
         let result = result.and_then(|out| self.outcome(out, &text, master));
         self.connected |= master;
+        if self.connected && self.own && self.keeper.is_none() {
+            self.keeper = Some(keep_alive(self.ctl.clone()));
+        }
         if let (Some(gate), Err(e), false) = (gate.as_mut(), &result, master)
             && unreachable(e)
         {
@@ -515,6 +527,9 @@ impl OpenSshSession {
         if std::mem::replace(&mut self.left, true) {
             return None;
         }
+        if let Some(keeper) = self.keeper.take() {
+            keeper.abort();
+        }
         let last = self.masters.leave(&self.ctl);
         (last && self.own && listening(&self.ctl)).then(|| self.ctl.clone())
     }
@@ -610,6 +625,18 @@ fn listening(ctl: &Path) -> bool {
 /// whose connection was just lost may still listen while it closes its clients.
 async fn answers(ctl: &Path) -> bool {
     listening(ctl) && control(ctl, "check", CHECK_LIMIT).await
+}
+
+/// Checks the master on `ctl` every [`KEEP_ALIVE`] until aborted: each check is a client
+/// of the master, which starts its idle count (ControlPersist) again.
+fn keep_alive(ctl: PathBuf) -> tokio::task::AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(KEEP_ALIVE).await;
+            control(&ctl, "check", CONTROL_LIMIT).await;
+        }
+    })
+    .abort_handle()
 }
 
 /// Whether `e` says the host cannot be reached or logged in to: what every other session

@@ -350,6 +350,30 @@ fn closing_the_last_session_never_ends_a_command_another_session_runs_there() {
     });
 }
 
+/// A session may wait long between two commands (apply waits for the other nodes' DNS
+/// pods, up to the health timeout each): the run's own master, idle for 10 s at most
+/// otherwise, stays up while the session holds it, so the next command needs no new login
+/// on a node whose resolver may have just changed.
+#[test]
+fn a_session_waiting_between_commands_keeps_its_master() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let transport = Transport::new(options(&lab)).expect("transport");
+    runtime().block_on(async {
+        let mut session = transport
+            .connect(&target(&lab, &node))
+            .await
+            .expect("connect");
+        session.exec("true", b"").await.expect("true");
+        let before = logins(&lab);
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let out = session.exec("echo again", b"").await.expect("again");
+        assert_eq!(out.stdout, b"again\n");
+        assert_eq!(logins(&lab), before, "a new login after the wait");
+        session.close().await;
+    });
+}
+
 /// The connection lost under a command (its sshd session killed: `kill -9 $PPID` ends
 /// that connection alone) is a lost connection, not the command's exit 255, even when the
 /// master's socket is still there as its client ends.
