@@ -275,6 +275,16 @@ fn canonical(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// ssh's log of one command (`-E`), removed when dropped: also when the command is
+/// cancelled (its future dropped, a timeout around it), not only when it ends.
+struct LogFile(PathBuf);
+
+impl Drop for LogFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 #[derive(Debug)]
 pub struct OpenSshSession {
     target: Target,
@@ -315,10 +325,10 @@ impl OpenSshSession {
         } else {
             self.take_gate().await?
         };
-        let log = self.log_path();
+        let log = LogFile(self.log_path());
         let mut ssh = tokio::process::Command::new("ssh");
         ssh.arg("-E")
-            .arg(&log)
+            .arg(&log.0)
             .arg("-S")
             .arg(&self.ctl)
             .args(["-o", "ControlMaster=auto", "-o", &self.persist])
@@ -331,9 +341,9 @@ impl OpenSshSession {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let result = self.run(ssh, stdin, &log).await;
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let _ = std::fs::remove_file(&log);
+        let result = self.run(ssh, stdin, &log.0).await;
+        let text = std::fs::read_to_string(&log.0).unwrap_or_default();
+        drop(log);
         // A silent 255 is the command's exit only if the master still answers: one that
         // lost its connection may close its clients before it removes its socket.
         let silent_255 =
@@ -1200,6 +1210,22 @@ mod tests {
             .outcome(run(1, denied), denied, true)
             .expect("exit 1");
         assert_eq!(out.exit_status, Some(1));
+    }
+
+    /// A command's log goes with it, however its future ends.
+    #[test]
+    fn a_commands_log_is_removed_even_when_the_command_is_cancelled() {
+        let path = scratch("log").join("ctl.0123.log");
+        std::fs::write(&path, "x").expect("write");
+        let log = LogFile(path.clone());
+        let cancelled = async move {
+            let _log = log;
+            std::future::pending::<()>().await;
+        };
+        let timed_out = runtime()
+            .block_on(async { tokio::time::timeout(Duration::from_millis(10), cancelled).await });
+        assert!(timed_out.is_err());
+        assert!(!path.exists());
     }
 
     fn runtime() -> tokio::runtime::Runtime {
