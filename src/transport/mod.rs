@@ -342,14 +342,16 @@ impl Transport {
         &self.options
     }
 
-    /// Connects to `target`, bounded by the connect timeout.
+    /// A session to `target`. With russh this connects and logs in, bounded by the
+    /// connect timeout; with openssh nothing runs yet: the session's first command
+    /// connects, under its own connect and login timeouts.
     pub async fn connect(&self, target: &Target) -> Result<Session, TransportError> {
         if target.connection.kind == ConnectionKind::Local {
             return Ok(Session::Local(LocalTransport::connect(&self.options)));
         }
         let seconds = self.options.connect_timeout.as_secs();
-        // The backends have their own connect timeouts; this outer bound also covers a
-        // server that accepts TCP and then never finishes the handshake.
+        // russh has its own connect timeout; this outer bound also covers a server that
+        // accepts TCP and then never finishes the handshake.
         let bound = self.options.connect_timeout + Duration::from_secs(2);
         let connecting = async {
             match self.options.backend {

@@ -22,8 +22,9 @@
 //! socket is named after them, files by their canonical paths), and never by `apply` or
 //! `rollback`: what writes to a node connects afresh, so a host key that changed since the
 //! plan is checked. Their masters, and all masters with `--ssh-persist 0`, are the run's
-//! own: ended when their last session closes (or is dropped), and never idle for more than
-//! [`RUN_MASTER_IDLE`] should dnsfix die without ending them. This module never leaves a
+//! own: stopped when their last session closes (or is dropped), kept from idling out
+//! while a session holds them, however long it waits between two commands, and never idle
+//! for more than [`RUN_MASTER_IDLE`] should dnsfix die without stopping them. This module never leaves a
 //! master without an idle limit.
 
 use std::collections::HashMap;
@@ -39,15 +40,20 @@ use tokio::io::AsyncWriteExt;
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
 
 /// How long a master that is not left for the next run (`--ssh-persist 0`, and every
-/// master of `apply` and `rollback`) waits idle before it exits by itself. It is ended with
-/// `ssh -O exit` when its last session closes, or when a session is dropped unclosed (a
-/// panic, a cancelled task); this bound is for when dnsfix itself dies (SIGKILL, Ctrl-C:
-/// ControlPersist puts the master in a session of its own, out of reach of the terminal's
-/// signals). Within a session, commands follow each other within a second (the longest
-/// wait dnsfix makes between two is half a second, polling for a replacement DNS pod);
-/// should one come later, it only costs a new login: `ControlMaster=auto` makes a new
-/// master, with the host key checked against known_hosts as for the first one.
+/// master of `apply` and `rollback`) waits idle before it exits by itself. It is stopped
+/// with `ssh -O stop` when its last session closes, or when a session is dropped unclosed
+/// (a panic, a cancelled task); this bound is for when dnsfix itself dies (SIGKILL,
+/// Ctrl-C: ControlPersist puts the master in a session of its own, out of reach of the
+/// terminal's signals). A session may wait long between two commands (apply waits for the
+/// other nodes' DNS pods, a minute each at most): while a session holds the master, it
+/// checks it every [`KEEP_ALIVE`], which starts the idle count again; once dnsfix is gone
+/// the checks stop and the master exits within this bound. A master lives on while a node
+/// command it carries still runs, whatever this bound.
 const RUN_MASTER_IDLE: Duration = Duration::from_secs(10);
+
+/// How often a session holding a master of the run's own checks it (`ssh -O check`), to
+/// keep it from idling out: well within [`RUN_MASTER_IDLE`].
+const KEEP_ALIVE: Duration = Duration::from_secs(3);
 
 /// How often a running first command looks whether its master answers yet.
 const LOGIN_POLL: Duration = Duration::from_millis(50);
@@ -202,6 +208,7 @@ impl OpenSshTransport {
             left: false,
             gate,
             connected: false,
+            keeper: None,
             connect_timeout: self.connect_timeout,
             login_timeout: self.login_timeout,
             command_timeout: self.command_timeout,
@@ -225,11 +232,23 @@ impl OpenSshTransport {
     /// address is ever read as an option).
     fn target_args(&self, target: &Target) -> Result<Vec<OsString>, TransportError> {
         let c = &target.connection;
+        let user = c.user.as_ref().or(self.default_user.as_ref());
+        for (what, text) in [("user", user), ("address", Some(&c.address))] {
+            if let Some(text) =
+                text.filter(|t| t.chars().any(|c| c.is_whitespace() || c.is_control()))
+            {
+                return Err(TransportError::Other(format!(
+                    "{}: the ssh {what} {:?} holds whitespace or a control character, \
+                     which ssh could pass on unquoted to a ProxyCommand (%r, %h); refused",
+                    target.host, text
+                )));
+            }
+        }
         let mut args = self.common.clone();
         if let Some(port) = c.port {
             args.extend(["-p".into(), port.to_string().into()]);
         }
-        if let Some(user) = c.user.as_ref().or(self.default_user.as_ref()) {
+        if let Some(user) = user {
             args.extend(["-l".into(), user.into()]);
         }
         if let Some(key) = c.private_key.as_ref().or(self.default_key.as_ref()) {
@@ -256,6 +275,16 @@ fn canonical(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// ssh's log of one command (`-E`), removed when dropped: also when the command is
+/// cancelled (its future dropped, a timeout around it), not only when it ends.
+struct LogFile(PathBuf);
+
+impl Drop for LogFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 #[derive(Debug)]
 pub struct OpenSshSession {
     target: Target,
@@ -273,6 +302,8 @@ pub struct OpenSshSession {
     gate: Gate,
     /// Whether a master answered for this session: its commands no longer take the gate.
     connected: bool,
+    /// Keeps a master of the run's own from idling out while this session holds it.
+    keeper: Option<tokio::task::AbortHandle>,
     connect_timeout: Duration,
     login_timeout: Duration,
     command_timeout: Duration,
@@ -294,10 +325,10 @@ impl OpenSshSession {
         } else {
             self.take_gate().await?
         };
-        let log = self.log_path();
+        let log = LogFile(self.log_path());
         let mut ssh = tokio::process::Command::new("ssh");
         ssh.arg("-E")
-            .arg(&log)
+            .arg(&log.0)
             .arg("-S")
             .arg(&self.ctl)
             .args(["-o", "ControlMaster=auto", "-o", &self.persist])
@@ -310,13 +341,26 @@ impl OpenSshSession {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let result = self.run(ssh, stdin, &log).await;
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let _ = std::fs::remove_file(&log);
-        let master = self.ctl.exists();
+        let result = self.run(ssh, stdin, &log.0).await;
+        let text = std::fs::read_to_string(&log.0).unwrap_or_default();
+        drop(log);
+        // A silent 255 is the command's exit only if the master still answers: one that
+        // lost its connection may close its clients before it removes its socket.
+        let silent_255 =
+            matches!(&result, Ok(out) if out.status.code() == Some(255)) && !said_something(&text);
+        let master = if silent_255 {
+            answers(&self.ctl).await
+        } else {
+            listening(&self.ctl)
+        };
         let result = result.and_then(|out| self.outcome(out, &text, master));
         self.connected |= master;
-        if let (Some(gate), Err(e), false) = (gate.as_mut(), &result, master) {
+        if self.connected && self.own && self.keeper.is_none() {
+            self.keeper = Some(keep_alive(self.ctl.clone()));
+        }
+        if let (Some(gate), Err(e), false) = (gate.as_mut(), &result, master)
+            && unreachable(e)
+        {
             **gate = Some(e.clone());
         }
         result
@@ -383,7 +427,7 @@ impl OpenSshSession {
         tokio::pin!(run);
         let login = self.connect_timeout + self.login_timeout;
         let started = tokio::time::Instant::now();
-        while !self.ctl.exists() && !unshared(log) {
+        while !listening(&self.ctl) && !unshared(log) {
             if started.elapsed() >= login {
                 // Dropping `run` kills the ssh that was logging in.
                 return Err(TransportError::Timeout {
@@ -413,7 +457,7 @@ impl OpenSshSession {
                     None => Ok(Some(guard)),
                 };
             }
-            if self.ctl.exists() {
+            if listening(&self.ctl) {
                 return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -438,7 +482,7 @@ impl OpenSshSession {
     ) -> Result<Vec<u8>, super::TcpFailure> {
         use super::TcpFailure;
         // Every caller runs a command first; one that did not gets its master from `true`.
-        if !self.ctl.exists() {
+        if !listening(&self.ctl) {
             self.exec("true", b"")
                 .await
                 .map_err(|e| TcpFailure::Failed(e.to_string()))?;
@@ -481,45 +525,148 @@ impl OpenSshSession {
     }
 
     /// Leaves the session. A persisting master stays: it serves the next run and exits by
-    /// itself when idle. A master of the run's own ends with its last session.
+    /// itself when idle. A master of the run's own is stopped with its last session.
     pub async fn close(mut self) {
         if let Some(ctl) = self.leave() {
-            let _ = tokio::process::Command::from(exit_master(&ctl))
-                .status()
-                .await;
+            control(&ctl, "stop", CONTROL_LIMIT).await;
         }
     }
 
-    /// Leaves `masters` (once); the control socket of a master to end now, if any.
+    /// Leaves `masters` (once); the control socket of a master to stop now, if any.
     fn leave(&mut self) -> Option<PathBuf> {
         if std::mem::replace(&mut self.left, true) {
             return None;
         }
+        if let Some(keeper) = self.keeper.take() {
+            keeper.abort();
+        }
         let last = self.masters.leave(&self.ctl);
-        (last && self.own && self.ctl.exists()).then(|| self.ctl.clone())
+        (last && self.own && listening(&self.ctl)).then(|| self.ctl.clone())
     }
 }
 
 impl Drop for OpenSshSession {
     /// A session dropped unclosed (a panic, a cancelled task, dnsfix ending early) still
-    /// ends the master it was the last one on, if that is the run's own.
+    /// stops the master it was the last one on, if that is the run's own. A drop cannot
+    /// wait (the runtime may have one thread): `ssh -O stop` is started and a thread of
+    /// its own reaps it.
     fn drop(&mut self) {
         if let Some(ctl) = self.leave() {
-            let _ = exit_master(&ctl).status();
+            stop_detached(&ctl);
         }
     }
 }
 
-/// `ssh -O exit` for the master on `ctl`, reading no ssh_config (nothing is connected).
-fn exit_master(ctl: &Path) -> std::process::Command {
+/// How long a control command (`ssh -O check`, `ssh -O stop`) may take before it is
+/// killed: it only talks to a local socket, but a master may hang.
+const CONTROL_LIMIT: Duration = Duration::from_secs(3);
+
+/// How long a master that may have lost its connection gets to answer `ssh -O check`.
+const CHECK_LIMIT: Duration = Duration::from_secs(1);
+
+/// `ssh -O <op>` for the master on `ctl`, reading no ssh_config (nothing is connected).
+///
+/// A master is ended with `stop`, never `exit`: `exit` ends it at once, with the command
+/// of any session that came to it meanwhile (a session of the same host entering just as
+/// the last one leaves); `stop` removes the socket at once, so a newcomer logs in afresh,
+/// lets the commands it carries finish, and then the master exits.
+fn control_command(ctl: &Path, op: &str) -> std::process::Command {
     let mut ssh = std::process::Command::new("ssh");
     ssh.args(["-F", "/dev/null", "-o", "BatchMode=yes", "-S"])
         .arg(ctl)
-        .args(["-O", "exit", "dnsfix-master"])
+        .args(["-O", op, "dnsfix-master"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     ssh
+}
+
+/// Runs `ssh -O <op>` on `ctl` for at most `limit` (then kills it); whether it succeeded.
+async fn control(ctl: &Path, op: &str, limit: Duration) -> bool {
+    let mut ssh = tokio::process::Command::from(control_command(ctl, op));
+    ssh.kill_on_drop(true);
+    let Ok(mut child) = ssh.spawn() else {
+        return false;
+    };
+    match tokio::time::timeout(limit, child.wait()).await {
+        Ok(status) => status.is_ok_and(|s| s.success()),
+        Err(_) => {
+            let _ = child.kill().await;
+            false
+        }
+    }
+}
+
+/// `ssh -O stop` on `ctl` without waiting for it: a thread reaps it (killing it after
+/// [`CONTROL_LIMIT`]), so that no zombie is left in a long run.
+fn stop_detached(ctl: &Path) {
+    let Ok(mut child) = control_command(ctl, "stop").spawn() else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        while let Ok(None) = child.try_wait() {
+            if started.elapsed() >= CONTROL_LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+}
+
+/// Whether a master listens on `ctl`. A socket file alone is not one: a master that
+/// crashed or was killed leaves its socket, on which a connect is refused; that socket is
+/// removed (as ssh itself does with one it finds), so the next ssh makes a new master. A
+/// connect to a unix socket never waits for the other end.
+fn listening(ctl: &Path) -> bool {
+    match std::os::unix::net::UnixStream::connect(ctl) {
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            let _ = std::fs::remove_file(ctl);
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// Whether the master on `ctl` answers `ssh -O check` within [`CHECK_LIMIT`]: a master
+/// whose connection was just lost may still listen while it closes its clients.
+async fn answers(ctl: &Path) -> bool {
+    listening(ctl) && control(ctl, "check", CHECK_LIMIT).await
+}
+
+/// Checks the master on `ctl` every [`KEEP_ALIVE`] until aborted: each check is a client
+/// of the master, which starts its idle count (ControlPersist) again.
+fn keep_alive(ctl: PathBuf) -> tokio::task::AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(KEEP_ALIVE).await;
+            control(&ctl, "check", CONTROL_LIMIT).await;
+        }
+    })
+    .abort_handle()
+}
+
+/// Whether `e` says the host cannot be reached or logged in to: what every other session
+/// to that host would meet too, so it is kept in the gate and they fail at once. A command
+/// that timed out, a connection lost, anything else is this session's alone.
+fn unreachable(e: &TransportError) -> bool {
+    match e {
+        TransportError::Refused { .. }
+        | TransportError::Auth { .. }
+        | TransportError::HostKeyUnknown { .. }
+        | TransportError::HostKeyChanged { .. }
+        | TransportError::HostKeyRefused { .. }
+        | TransportError::Resolve { .. } => true,
+        TransportError::Timeout { during, .. } => {
+            matches!(*during, "connecting" | "logging in")
+        }
+        TransportError::SudoPassword { .. }
+        | TransportError::Disconnected { .. }
+        | TransportError::Other(_) => false,
+    }
 }
 
 /// Whether ssh's log says anything beyond what it may say on a run that worked (a warning,
@@ -562,7 +709,8 @@ fn unshared(log: &Path) -> bool {
 }
 
 /// Removes what dead masters left in the control directory, so it does not fill up over
-/// time: logs of ssh runs killed with dnsfix (ssh removes its own socket), and the
+/// time: the sockets of masters that crashed or were killed (a connect to them is
+/// refused), logs of ssh runs killed with dnsfix, and the
 /// directories and index files of earlier releases, which named a master's socket in a
 /// `.ctl` file beside it.
 fn remove_dead_masters(dir: &Path) {
@@ -581,7 +729,13 @@ fn remove_dead_masters(dir: &Path) {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > Duration::from_secs(600));
-        if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
+        let socket = entry
+            .file_type()
+            .is_ok_and(|t| std::os::unix::fs::FileTypeExt::is_socket(&t));
+        if socket {
+            // A master that died left it (a live one answers: `listening` keeps it).
+            listening(&path);
+        } else if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
             let _ = std::fs::remove_dir_all(&path);
         } else if (name.ends_with(".log") && idle)
             || (name.ends_with(".ctl")
@@ -1056,6 +1210,131 @@ mod tests {
             .outcome(run(1, denied), denied, true)
             .expect("exit 1");
         assert_eq!(out.exit_status, Some(1));
+    }
+
+    /// A command's log goes with it, however its future ends.
+    #[test]
+    fn a_commands_log_is_removed_even_when_the_command_is_cancelled() {
+        let path = scratch("log").join("ctl.0123.log");
+        std::fs::write(&path, "x").expect("write");
+        let log = LogFile(path.clone());
+        let cancelled = async move {
+            let _log = log;
+            std::future::pending::<()>().await;
+        };
+        let timed_out = runtime()
+            .block_on(async { tokio::time::timeout(Duration::from_millis(10), cancelled).await });
+        assert!(timed_out.is_err());
+        assert!(!path.exists());
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// A socket file is not a master: one whose master crashed refuses the connect and is
+    /// removed (by a session's look, and by the clean-up of a new run); one that something
+    /// listens on but that does not answer `ssh -O check` (a master closing after its
+    /// connection was lost) is no master for a silent exit 255 either.
+    #[test]
+    fn a_master_is_one_that_listens_and_answers_not_a_socket_file() {
+        let dir = scratch("stale");
+        let stale = dir.join("stale");
+        drop(std::os::unix::net::UnixListener::bind(&stale).expect("bind"));
+        assert!(stale.exists());
+        assert!(!listening(&stale), "nothing listens");
+        assert!(!stale.exists(), "and the socket is removed");
+
+        let dead = dir.join("dead");
+        drop(std::os::unix::net::UnixListener::bind(&dead).expect("bind"));
+        let mute = dir.join("mute");
+        let _listener = std::os::unix::net::UnixListener::bind(&mute).expect("bind");
+        remove_dead_masters(&dir);
+        assert!(!dead.exists(), "a new run removes a dead master's socket");
+        assert!(mute.exists(), "and keeps one something listens on");
+
+        assert!(listening(&mute));
+        let started = std::time::Instant::now();
+        assert!(!runtime().block_on(answers(&mute)), "it never answers");
+        assert!(started.elapsed() < CHECK_LIMIT + Duration::from_secs(1));
+        assert!(!runtime().block_on(answers(&dir.join("none"))));
+    }
+
+    /// Only a failure every session to the host would meet is kept for them: a command
+    /// that timed out or a connection lost is one session's.
+    #[test]
+    fn the_gate_keeps_only_why_the_host_cannot_be_reached() {
+        let address = || "root@127.0.0.1:2222".to_owned();
+        for kept in [
+            TransportError::Refused { address: address() },
+            TransportError::Auth {
+                address: address(),
+                detail: String::new(),
+            },
+            TransportError::HostKeyChanged {
+                address: address(),
+                detail: String::new(),
+            },
+            TransportError::Resolve { address: address() },
+            TransportError::Timeout {
+                seconds: 10,
+                during: "connecting",
+            },
+            TransportError::Timeout {
+                seconds: 70,
+                during: "logging in",
+            },
+        ] {
+            assert!(unreachable(&kept), "{kept:?}");
+        }
+        for not in [
+            TransportError::Timeout {
+                seconds: 60,
+                during: "running the command",
+            },
+            TransportError::Disconnected {
+                address: address(),
+                detail: "ssh exited 255 with no message and no master left".into(),
+            },
+            TransportError::Other("ssh failed".into()),
+        ] {
+            assert!(!unreachable(&not), "{not:?}");
+        }
+    }
+
+    /// CVE-2025-61984: before OpenSSH 10.1 a control character in the user or the host
+    /// reaches a ProxyCommand's `%r`/`%h` unquoted. Whitespace and control characters are
+    /// refused, naming the host.
+    #[test]
+    fn a_user_or_address_with_whitespace_or_control_characters_is_refused() {
+        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("cc"));
+        for (user, address) in [
+            ("root\n$(touch /tmp/x)", "127.0.0.1"),
+            ("ro ot", "127.0.0.1"),
+            ("root", "127.0.0.1\r"),
+            ("root", "node 1"),
+            ("root", "a\u{7f}b"),
+        ] {
+            let mut odd = target();
+            odd.connection.user = Some(user.into());
+            odd.connection.address = address.into();
+            let refused = transport.session(&odd).expect_err(address);
+            let text = refused.to_string();
+            assert!(text.starts_with("node1: the ssh "), "{text}");
+            assert!(text.contains("whitespace or a control character"), "{text}");
+        }
+        let default_user = SshOptions {
+            user: Some("ops\tadmin".into()),
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&default_user, scratch("cc-user"));
+        let mut plain = target();
+        plain.connection.user = None;
+        assert!(transport.session(&plain).is_err(), "the --user too");
+        assert!(transport.session(&target()).is_ok(), "a user of its own");
     }
 
     #[test]

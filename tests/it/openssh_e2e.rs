@@ -318,3 +318,83 @@ fn a_relative_known_hosts_names_its_file_not_its_spelling() {
         describe(&out)
     );
 }
+
+/// A master of the run's own is stopped, not killed, when its last session closes: a
+/// session to the same host that enters just then (apply's kubectl session beside the
+/// control-plane node's own) and rides the master still finishes its command, and one that
+/// comes after logs in afresh. With `ssh -O exit` its command ended with a silent 255,
+/// taken for a lost connection.
+#[test]
+fn closing_the_last_session_never_ends_a_command_another_session_runs_there() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let transport = Transport::new(options(&lab)).expect("transport");
+    let target = target(&lab, &node);
+    runtime().block_on(async {
+        for round in 0..20 {
+            let mut first = transport.connect(&target).await.expect("connect");
+            first.exec("true", b"").await.expect("true");
+            // `first` leaves (the master's last session) before `second` enters, and its
+            // control command races `second`'s command to the master.
+            let second = async {
+                let mut second = transport.connect(&target).await.expect("connect");
+                let out = second.exec("sleep 1; echo done", b"").await;
+                second.close().await;
+                out
+            };
+            let ((), out) = tokio::join!(first.close(), second);
+            let out = out.unwrap_or_else(|e| panic!("round {round}: {e}"));
+            assert_eq!(out.stdout, b"done\n", "round {round}");
+            assert_eq!(out.exit_status, Some(0), "round {round}");
+        }
+    });
+}
+
+/// A session may wait long between two commands (apply waits for the other nodes' DNS
+/// pods, up to the health timeout each): the run's own master, idle for 10 s at most
+/// otherwise, stays up while the session holds it, so the next command needs no new login
+/// on a node whose resolver may have just changed.
+#[test]
+fn a_session_waiting_between_commands_keeps_its_master() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let transport = Transport::new(options(&lab)).expect("transport");
+    runtime().block_on(async {
+        let mut session = transport
+            .connect(&target(&lab, &node))
+            .await
+            .expect("connect");
+        session.exec("true", b"").await.expect("true");
+        let before = logins(&lab);
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let out = session.exec("echo again", b"").await.expect("again");
+        assert_eq!(out.stdout, b"again\n");
+        assert_eq!(logins(&lab), before, "a new login after the wait");
+        session.close().await;
+    });
+}
+
+/// The connection lost under a command (its sshd session killed: `kill -9 $PPID` ends
+/// that connection alone) is a lost connection, not the command's exit 255, even when the
+/// master's socket is still there as its client ends.
+#[test]
+fn a_connection_lost_under_a_command_is_not_the_commands_exit_255() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let transport = Transport::new(options(&lab)).expect("transport");
+    runtime().block_on(async {
+        for round in 0..4 {
+            let mut session = transport
+                .connect(&target(&lab, &node))
+                .await
+                .expect("connect");
+            session.exec("true", b"").await.expect("true");
+            let lost = session.exec("kill -9 $PPID; sleep 5", b"").await;
+            assert!(
+                matches!(lost, Err(TransportError::Disconnected { .. })),
+                "round {round}: {lost:?}"
+            );
+            session.close().await;
+        }
+    });
+}
