@@ -67,30 +67,63 @@ type Gate = Arc<tokio::sync::Mutex<Option<TransportError>>>;
 /// read beside the gather) wait for the first one's master instead of logging in a
 /// second time, and fail as the first did when that one could not connect (a host that
 /// does not answer costs one connect timeout, not one per session). The count tells the
-/// last session to close a master of the run's own, which ends it.
+/// last session to close a master of the run's own, which ends it; whether a command
+/// was given up on there says how (see [`control_command`]).
 #[derive(Debug, Default)]
-struct Masters(std::sync::Mutex<HashMap<PathBuf, (Gate, usize)>>);
+struct Masters(std::sync::Mutex<HashMap<PathBuf, Master>>);
+
+#[derive(Debug, Default)]
+struct Master {
+    gate: Gate,
+    sessions: usize,
+    /// A command through it was given up on (timed out, or cancelled): it may still run
+    /// on the node, holding its channel open.
+    abandoned: bool,
+}
 
 impl Masters {
     fn enter(&self, ctl: &Path) -> Gate {
         let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (gate, sessions) = masters.entry(ctl.to_path_buf()).or_default();
-        *sessions += 1;
-        Arc::clone(gate)
+        let master = masters.entry(ctl.to_path_buf()).or_default();
+        master.sessions += 1;
+        Arc::clone(&master.gate)
     }
 
-    /// Whether the session leaving was the last one on `ctl`.
-    fn leave(&self, ctl: &Path) -> bool {
+    fn abandon(&self, ctl: &Path) {
         let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some((_, sessions)) = masters.get_mut(ctl) else {
-            return true;
-        };
-        *sessions = sessions.saturating_sub(1);
-        if *sessions > 0 {
-            return false;
+        if let Some(master) = masters.get_mut(ctl) {
+            master.abandoned = true;
         }
-        masters.remove(ctl);
-        true
+    }
+
+    /// When the session leaving was the last one on `ctl`: whether a command through it
+    /// was given up on.
+    fn leave(&self, ctl: &Path) -> Option<bool> {
+        let mut masters = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(master) = masters.get_mut(ctl) else {
+            return Some(false);
+        };
+        master.sessions = master.sessions.saturating_sub(1);
+        if master.sessions > 0 {
+            return None;
+        }
+        masters.remove(ctl).map(|m| m.abandoned)
+    }
+}
+
+/// Marks the master of a command given up on (see [`Master::abandoned`]) unless the
+/// command came to an end: dropped with the command's future, or kept on a timeout.
+struct Pending<'a> {
+    masters: &'a Masters,
+    ctl: &'a Path,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.masters.abandon(self.ctl);
+        }
     }
 }
 
@@ -341,7 +374,14 @@ impl OpenSshSession {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        let mut pending = Pending {
+            masters: &self.masters,
+            ctl: &self.ctl,
+            done: false,
+        };
         let result = self.run(ssh, stdin, &log.0).await;
+        pending.done = !matches!(result, Err(TransportError::Timeout { .. }));
+        drop(pending);
         let text = std::fs::read_to_string(&log.0).unwrap_or_default();
         drop(log);
         // A silent 255 is the command's exit only if the master still answers: one that
@@ -527,21 +567,23 @@ impl OpenSshSession {
     /// Leaves the session. A persisting master stays: it serves the next run and exits by
     /// itself when idle. A master of the run's own is stopped with its last session.
     pub async fn close(mut self) {
-        if let Some(ctl) = self.leave() {
-            control(&ctl, "stop", CONTROL_LIMIT).await;
+        if let Some((ctl, op)) = self.leave() {
+            control(&ctl, op, CONTROL_LIMIT).await;
         }
     }
 
-    /// Leaves `masters` (once); the control socket of a master to stop now, if any.
-    fn leave(&mut self) -> Option<PathBuf> {
+    /// Leaves `masters` (once); the control socket of a master to end now, if any, and
+    /// how: `stop`, or `exit` when a command through it was given up on.
+    fn leave(&mut self) -> Option<(PathBuf, &'static str)> {
         if std::mem::replace(&mut self.left, true) {
             return None;
         }
         if let Some(keeper) = self.keeper.take() {
             keeper.abort();
         }
-        let last = self.masters.leave(&self.ctl);
-        (last && self.own && listening(&self.ctl)).then(|| self.ctl.clone())
+        let abandoned = self.masters.leave(&self.ctl)?;
+        let op = if abandoned { "exit" } else { "stop" };
+        (self.own && listening(&self.ctl)).then(|| (self.ctl.clone(), op))
     }
 }
 
@@ -551,8 +593,8 @@ impl Drop for OpenSshSession {
     /// wait (the runtime may have one thread): `ssh -O stop` is started and a thread of
     /// its own reaps it.
     fn drop(&mut self) {
-        if let Some(ctl) = self.leave() {
-            stop_detached(&ctl);
+        if let Some((ctl, op)) = self.leave() {
+            end_detached(&ctl, op);
         }
     }
 }
@@ -566,10 +608,12 @@ const CHECK_LIMIT: Duration = Duration::from_secs(1);
 
 /// `ssh -O <op>` for the master on `ctl`, reading no ssh_config (nothing is connected).
 ///
-/// A master is ended with `stop`, never `exit`: `exit` ends it at once, with the command
-/// of any session that came to it meanwhile (a session of the same host entering just as
-/// the last one leaves); `stop` removes the socket at once, so a newcomer logs in afresh,
-/// lets the commands it carries finish, and then the master exits.
+/// A master is ended with `stop`: `exit` ends it at once, with the command of any session
+/// that came to it meanwhile (a session of the same host entering just as the last one
+/// leaves); `stop` removes the socket at once, so a newcomer logs in afresh, lets the
+/// commands it carries finish, and then the master exits. Except after a command given
+/// up on: sshd keeps its channel open while the command runs on the node, so a stopped
+/// master would live, unreachable, as long as it does (a hung node: for ever); `exit`.
 fn control_command(ctl: &Path, op: &str) -> std::process::Command {
     let mut ssh = std::process::Command::new("ssh");
     ssh.args(["-F", "/dev/null", "-o", "BatchMode=yes", "-S"])
@@ -597,13 +641,14 @@ async fn control(ctl: &Path, op: &str, limit: Duration) -> bool {
     }
 }
 
-/// `ssh -O stop` on `ctl` without waiting for it: a thread reaps it (killing it after
-/// [`CONTROL_LIMIT`]), so that no zombie is left in a long run.
-fn stop_detached(ctl: &Path) {
-    let Ok(mut child) = control_command(ctl, "stop").spawn() else {
+/// `ssh -O <op>` on `ctl` without waiting for it: a thread reaps it (killing it after
+/// [`CONTROL_LIMIT`]), so that no zombie is left in a long run. A thread the system
+/// refuses is no reason to panic in a drop: the process is then reaped at exit.
+fn end_detached(ctl: &Path, op: &str) {
+    let Ok(mut child) = control_command(ctl, op).spawn() else {
         return;
     };
-    std::thread::spawn(move || {
+    let _ = std::thread::Builder::new().spawn(move || {
         let started = std::time::Instant::now();
         while let Ok(None) = child.try_wait() {
             if started.elapsed() >= CONTROL_LIMIT {
@@ -732,8 +777,11 @@ fn remove_dead_masters(dir: &Path) {
         let socket = entry
             .file_type()
             .is_ok_and(|t| std::os::unix::fs::FileTypeExt::is_socket(&t));
-        if socket {
-            // A master that died left it (a live one answers: `listening` keeps it).
+        if socket && is_master_name(&name) {
+            // A master that died left it (a live one answers: `listening` keeps it). Only
+            // dnsfix's own names: ssh binds a master's socket under a temporary name and
+            // links it into place once it listens; a probe between the two would remove
+            // it from under another run's ssh.
             listening(&path);
         } else if name.starts_with(".ssh-connection") && idle && !path.join("master").exists() {
             let _ = std::fs::remove_dir_all(&path);
@@ -746,6 +794,14 @@ fn remove_dead_masters(dir: &Path) {
             let _ = std::fs::remove_file(&path);
         }
     }
+}
+
+/// A master's socket name as [`OpenSshTransport::master_key`] makes it: 20 hex digits.
+fn is_master_name(name: &str) -> bool {
+    name.len() == 20
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The whole message of an openssh error, sources included: the interesting part (ssh's
@@ -920,6 +976,21 @@ fn tempfile_dir() -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only dnsfix's own master names are probed and removed when stale: never the
+    /// temporary name ssh binds a master's socket under before it listens.
+    #[test]
+    fn only_dnsfix_master_names_are_cleaned_up() {
+        assert!(is_master_name("4b3aea31c50d2e5df760"));
+        for name in [
+            "4b3aea31c50d2e5df760.Xy3kLm9Qw2Er5Ty7",
+            "4B3AEA31C50D2E5DF760",
+            "master",
+            "",
+        ] {
+            assert!(!is_master_name(name), "{name}");
+        }
+    }
     use crate::inventory::{Connection, ConnectionKind};
 
     /// Paths ssh would split or expand are refused; ordinary ones pass.
@@ -1119,12 +1190,17 @@ mod tests {
         let ctl = Path::new("/run/ctl");
         let gate = masters.enter(ctl);
         assert!(Arc::ptr_eq(&gate, &masters.enter(ctl)));
-        assert!(!masters.leave(ctl));
-        assert!(masters.leave(ctl));
+        assert_eq!(masters.leave(ctl), None);
+        assert_eq!(masters.leave(ctl), Some(false));
         assert!(
             !Arc::ptr_eq(&gate, &masters.enter(ctl)),
             "a fresh gate after"
         );
+        // A command given up on there: the last session ends it outright.
+        masters.enter(ctl);
+        masters.abandon(ctl);
+        assert_eq!(masters.leave(ctl), None);
+        assert_eq!(masters.leave(ctl), Some(true));
     }
 
     /// `--known-hosts known_hosts` from two directories is two files, two masters; one file
@@ -1248,12 +1324,17 @@ mod tests {
         assert!(!listening(&stale), "nothing listens");
         assert!(!stale.exists(), "and the socket is removed");
 
-        let dead = dir.join("dead");
+        // Named as dnsfix names masters; another name is never probed (ssh's temporary
+        // one, bound before it listens).
+        let dead = dir.join("0123456789abcdef0123");
         drop(std::os::unix::net::UnixListener::bind(&dead).expect("bind"));
-        let mute = dir.join("mute");
+        let binding = dir.join("0123456789abcdef0123.Xy3kLm9Qw2Er5Ty7");
+        drop(std::os::unix::net::UnixListener::bind(&binding).expect("bind"));
+        let mute = dir.join("fedcba9876543210fedc");
         let _listener = std::os::unix::net::UnixListener::bind(&mute).expect("bind");
         remove_dead_masters(&dir);
         assert!(!dead.exists(), "a new run removes a dead master's socket");
+        assert!(binding.exists(), "not one under another name");
         assert!(mute.exists(), "and keeps one something listens on");
 
         assert!(listening(&mute));

@@ -398,3 +398,38 @@ fn a_connection_lost_under_a_command_is_not_the_commands_exit_255() {
         }
     });
 }
+
+/// A command given up on (its timeout) may still run on the node, and sshd keeps its
+/// channel open meanwhile: a master only stopped would wait for it, unreachable, as long
+/// as it runs. Its last session ends it outright.
+#[test]
+fn a_master_whose_command_was_given_up_on_ends_with_its_session() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    let connections = || {
+        let count = lab.exec(&node, "ss -Htn state established '( sport = :22 )' | wc -l");
+        count.trim().parse::<usize>().expect("a count")
+    };
+    let transport = Transport::new(SshOptions {
+        command_timeout: Duration::from_secs(2),
+        ..options(&lab)
+    })
+    .expect("transport");
+    runtime().block_on(async {
+        let mut session = transport
+            .connect(&target(&lab, &node))
+            .await
+            .expect("connect");
+        session.exec("true", b"").await.expect("true");
+        let slow = session.exec("sleep 600", b"").await;
+        assert!(
+            matches!(slow, Err(TransportError::Timeout { .. })),
+            "{slow:?}"
+        );
+        session.close().await;
+    });
+    assert!(
+        wait_for(Duration::from_secs(5), || connections() == 0),
+        "the master lives on while the command it gave up on runs"
+    );
+}
