@@ -663,11 +663,19 @@ fn end_detached(ctl: &Path, op: &str) {
 
 /// Whether a master listens on `ctl`. A socket file alone is not one: a master that
 /// crashed or was killed leaves its socket, on which a connect is refused; that socket is
-/// removed (as ssh itself does with one it finds), so the next ssh makes a new master. A
-/// connect to a unix socket never waits for the other end.
+/// removed (as ssh itself does with one it finds), so the next ssh makes a new master.
+/// The connect never waits: a blocking one would wait for a master that listens but no
+/// longer accepts (stopped, hung) once its backlog is full, and with it every host of the
+/// run. A full backlog is a master that listens.
 fn listening(ctl: &Path) -> bool {
-    match std::os::unix::net::UnixStream::connect(ctl) {
-        Ok(_) => true,
+    let connect = || -> std::io::Result<()> {
+        let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)?;
+        socket.set_nonblocking(true)?;
+        socket.connect(&socket2::SockAddr::unix(ctl)?)
+    };
+    match connect() {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             let _ = std::fs::remove_file(ctl);
             false
@@ -1338,6 +1346,24 @@ mod tests {
         assert!(mute.exists(), "and keeps one something listens on");
 
         assert!(listening(&mute));
+        // A master that listens but no longer accepts: once its backlog is full, a look
+        // must not wait for it (it would hold up every host of the run).
+        let mut queued = Vec::new();
+        let full = loop {
+            let socket = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None)
+                .expect("socket");
+            socket.set_nonblocking(true).expect("nonblocking");
+            match socket.connect(&socket2::SockAddr::unix(&mute).expect("address")) {
+                Ok(()) => queued.push(socket),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break true,
+                Err(e) => panic!("{e}"),
+            }
+            if queued.len() > 100_000 {
+                break false;
+            }
+        };
+        assert!(full, "the backlog never filled");
+        assert!(listening(&mute), "a full backlog is a master that listens");
         let started = std::time::Instant::now();
         assert!(!runtime().block_on(answers(&mute)), "it never answers");
         assert!(started.elapsed() < CHECK_LIMIT + Duration::from_secs(1));
