@@ -583,21 +583,24 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
 /// and its `status` (`restartCount`, `waiting`) comes after it. A superset is harmless
 /// (only the pods [`Kubectl::with_logs`] chooses are taken); a pod missed here, or an
 /// answer in another layout, is read by a second exec. Names are checked as pod names,
-/// never globbed, at most [`MAX_LOGS`], eight kubectl at a time.
+/// never globbed, at most [`MAX_LOGS`] (only those get a section: a pod past them was not
+/// read), eight kubectl at a time.
 const PREVIOUS_LOGS: &str = r#"LOGS=
+n=0
 set -f
 for pod in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "", n); sub(/",?$/, "", n); next }
   n != "" && (/"restartCount": [1-9]/ || /"waiting": [{]/) && !(n in seen) { seen[n] = 1; print n }' "$d/pods" 2>/dev/null); do
   case $pod in '' | [-.]* | *[!a-z0-9.-]*) continue ;; esac
-  LOGS="$LOGS $pod"
-done
-n=0 pids=
-for pod in $LOGS; do
   [ $n -lt 50 ] || break
   n=$((n + 1))
+  LOGS="$LOGS $pod"
+done
+i=0 pids=
+for pod in $LOGS; do
+  i=$((i + 1))
   timeout 30 "$@" --request-timeout=20s -n kube-system logs "$pod" --previous --tail=20 >"$d/log.$pod" 2>/dev/null &
   pids="$pids $!"
-  if [ $((n % 8)) -eq 0 ]; then wait $pids; pids=; fi
+  if [ $((i % 8)) -eq 0 ]; then wait $pids; pids=; fi
 done
 [ -z "$pids" ] || wait $pids
 set +f
@@ -1158,6 +1161,30 @@ case \" $* \" in
         assert!(PREVIOUS_LOGS.contains(&format!("[ $n -lt {MAX_LOGS} ]")));
 
         let doc: Value = serde_json::from_slice(fixture).expect("fixture");
+        // More restarted pods than MAX_LOGS: only MAX_LOGS are read, and only those have
+        // a section (a pod past them is unknown, never clean).
+        let mut many = doc.clone();
+        let crashing = doc["items"][1].clone();
+        many["items"] = Value::Array(
+            (0..MAX_LOGS + 5)
+                .map(|i| {
+                    let mut pod = crashing.clone();
+                    pod["metadata"]["name"] = Value::String(format!("coredns-x-{i}"));
+                    pod
+                })
+                .collect(),
+        );
+        let mut layout = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+        let mut ser = serde_json::Serializer::with_formatter(&mut layout, formatter);
+        serde::Serialize::serialize(&many, &mut ser).expect("json");
+        let (parts, asked) = run_listing(&layout);
+        assert_eq!(parse_pods(parts.pods).expect("pods").len(), MAX_LOGS + 5);
+        assert_eq!(
+            (asked.lines().count(), parts.logs.len()),
+            (MAX_LOGS, MAX_LOGS)
+        );
+
         let compact = serde_json::to_vec(&doc).expect("json");
         let (parts, asked) = run_listing(&compact);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
