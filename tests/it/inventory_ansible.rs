@@ -24,26 +24,13 @@ fn root() -> &'static Path {
 }
 
 fn ansible_bin(tool: &str) -> PathBuf {
-    let candidates = std::env::var_os("DNSFIX_ANSIBLE_BIN")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([root().join("target/ansible-venv/bin")])
-        .chain(
-            std::env::var_os("PATH")
-                .into_iter()
-                .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()),
-        );
-    for dir in candidates {
-        let path = dir.join(tool);
-        if path.is_file() {
-            return path;
-        }
-    }
-    panic!(
-        "{tool} not found: these tests compare dnsfix with Ansible itself. Install it with \
-         `python3 -m venv target/ansible-venv && target/ansible-venv/bin/pip install ansible-core` \
-         (bash .ci/run does), or point DNSFIX_ANSIBLE_BIN at a directory holding {tool}"
-    );
+    crate::common::reference::find(
+        tool,
+        "DNSFIX_ANSIBLE_BIN",
+        "ansible-venv",
+        "python3 -m venv target/ansible-venv && target/ansible-venv/bin/pip install ansible-core",
+        |_| true,
+    )
 }
 
 /// Runs an Ansible tool with a private, predictable environment.

