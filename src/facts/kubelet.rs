@@ -632,8 +632,11 @@ fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, 
 /// `config.yaml` then `config.yaml.d/*.yaml` in name order, k3s's `configfilearg` merge:
 /// a later file's `resolv-conf` replaces; `kubelet-arg` is replaced, or appended to with
 /// `kubelet-arg+`.
-fn config_settings(raw: &RawFacts, path: &str, into: &mut RancherSettings) -> Result<(), String> {
-    for (file, config) in config_files(raw, path)? {
+fn config_settings(
+    configs: &Result<Vec<(String, K3sConfig)>, String>,
+    into: &mut RancherSettings,
+) -> Result<(), String> {
+    for (file, config) in configs.as_ref().map_err(Clone::clone)? {
         let file = file.as_str();
         let source = |line| Source::new("k3s_config", Some(file), Some(line));
         if let Some(l) = config.resolv_conf.clone() {
@@ -677,7 +680,9 @@ fn rancher_kubelet(
     if let Some(u) = &unit {
         exec_start_settings(u, &mut settings);
     }
-    let from_config = config_settings(raw, path, &mut settings);
+    // Read once: the resolv.conf settings and the node's name both come from them.
+    let configs = config_files(raw, path);
+    let from_config = config_settings(&configs, &mut settings);
     let config_error = from_config.as_ref().err().cloned();
     let env_setting = unit.as_ref().and_then(|u| {
         let v = u.environment.get(env_var)?;
@@ -719,7 +724,11 @@ fn rancher_kubelet(
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
     if !flags.iter().any(|f| f.name == "hostname-override")
-        && let Some(name) = rancher_node_name(raw, flavour, path, unit.as_ref())
+        && let Some(name) = rancher_node_name(
+            flavour,
+            configs.as_deref().unwrap_or_default(),
+            unit.as_ref(),
+        )
     {
         flags.push(name);
     }
@@ -746,9 +755,8 @@ fn rancher_kubelet(
 /// Lowercased, as k3s does (pkg/agent/config getHostnameAndIPs). With `with-node-id` k3s
 /// adds an id dnsfix does not read: the name is then not known.
 fn rancher_node_name(
-    raw: &RawFacts,
     flavour: &Flavour,
-    path: &str,
+    configs: &[(String, K3sConfig)],
     unit: Option<&ServiceUnit>,
 ) -> Option<FlagFact> {
     let env_var = match flavour.kind {
@@ -764,8 +772,8 @@ fn rancher_node_name(
         ))
     });
     let mut with_id = false;
-    for (file, config) in config_files(raw, path).unwrap_or_default() {
-        let source = |line| Source::new("k3s_config", Some(&file), Some(line));
+    for (file, config) in configs {
+        let source = |line| Source::new("k3s_config", Some(file), Some(line));
         if let Some(l) = config.node_name.clone() {
             node_name = Some((l.value, source(l.line)));
         }
