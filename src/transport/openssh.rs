@@ -449,12 +449,12 @@ impl OpenSshSession {
     /// login at once.
     async fn run(
         &self,
-        mut ssh: tokio::process::Command,
+        ssh: tokio::process::Command,
         stdin: &[u8],
         log: &Path,
     ) -> Result<std::process::Output, TransportError> {
-        let mut child = ssh
-            .spawn()
+        let mut child = spawn(ssh)
+            .await
             .map_err(|e| TransportError::Other(format!("cannot run ssh: {e}")))?;
         let input = child.stdin.take();
         let run = async move {
@@ -597,6 +597,17 @@ impl Drop for OpenSshSession {
             end_detached(&ctl, op);
         }
     }
+}
+
+/// Starts `ssh` on a thread of the runtime's blocking pool. A spawn is a vfork: the thread
+/// that spawns waits until the child has exec'd ssh, and on a machine busy with fifty key
+/// exchanges at once a child waits milliseconds for a CPU first. From the runtime's one
+/// thread, each host's ssh would start only after every earlier host's had (the last of 50
+/// two seconds late, in the lab); from the pool they start side by side.
+async fn spawn(mut ssh: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+    tokio::task::spawn_blocking(move || ssh.spawn())
+        .await
+        .map_err(std::io::Error::other)?
 }
 
 /// How long a control command (`ssh -O check`, `ssh -O stop`) may take before it is
