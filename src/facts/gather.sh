@@ -36,9 +36,15 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 # no command can read the rest of the script as data.
 {
 
-hdr() { printf '\n%s %s\n' "$B" "$*"; }
 NL='
 '
+# Records collect in O and go out in a few large writes (flush): before each command that
+# prints to stdout itself, and at the end. Over SSH every write is a packet that sshd, the
+# ssh client (and a ControlMaster) each handle: one per record was some 130 per node.
+O=
+hdr() { O="$O$NL$B $*$NL"; }
+put() { O="$O$1"; }
+flush() { printf '%s' "$O"; O=; }
 
 SEEN=' '
 # READ and LINKS: the files for the batch read and the symlinks, one path per line.
@@ -81,8 +87,10 @@ confs() {
 cmd() {
   name=$1; shift
   if command -v "$1" >/dev/null 2>&1; then
-    hdr cmd "$name"; "$@" 2>/dev/null
-    hdr rc "$name"; printf '%s' "$?"
+    hdr cmd "$name"; flush
+    "$@" 2>/dev/null
+    r=$?
+    hdr rc "$name"; put "$r"
   fi
 }
 
@@ -96,7 +104,7 @@ EUID_=
 while read -r k _ e _; do
   [ "$k" = Uid: ] && { EUID_=$e; break; }
 done < /proc/self/status 2>/dev/null
-if [ -n "$EUID_" ]; then printf '%s\n' "$EUID_"; else id -u; fi
+if [ -n "$EUID_" ]; then put "$EUID_$NL"; else flush; id -u; fi
 
 # Resolver files, and who manages them.
 f /etc/resolv.conf
@@ -171,12 +179,12 @@ for d in /proc/[0-9]*; do
   case "$c" in
     kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
     k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
-    dhclient) hdr pid dhclient; printf '%s' "${d#/proc/}" ;;
+    dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
   esac
 done
-[ -n "$K3SPID" ] && { hdr pid k3s; printf '%s' "$K3SPID"; }
+[ -n "$K3SPID" ] && { hdr pid k3s; put "$K3SPID"; }
 if [ -n "$KPID" ]; then
-  hdr pid kubelet; printf '%s' "$KPID"
+  hdr pid kubelet; put "$KPID"
   f "/proc/$KPID/cmdline"
 fi
 # Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
@@ -369,8 +377,8 @@ if [ -n "$LINKS" ]; then
     IFS=$oldifs; set +f
     if [ "$nl" = "$nt" ]; then t=$1; shift; canon "$x" "$t"
     else t=$(readlink "$x" 2>/dev/null); C=$(readlink -f "$x" 2>/dev/null); fi
-    hdr link "$x"; printf '%s\n' "$t"
-    hdr canon "$x"; printf '%s' "$C"
+    hdr link "$x"; put "$t$NL"
+    hdr canon "$x"; put "$C"
   done
   IFS=$oldifs; set +f
   cd /
@@ -379,6 +387,7 @@ fi
 # Every regular file, in one head: see the top for how the batch is framed. /dev/null
 # first makes at least two files, so head prints the headers; dnsfix skips it.
 hdr batch
+flush
 if [ -n "$READ" ]; then
   oldifs=$IFS; IFS=$NL; set -f
   # shellcheck disable=SC2086
@@ -386,4 +395,5 @@ if [ -n "$READ" ]; then
   IFS=$oldifs; set +f
 fi
 hdr end
+flush
 } </dev/null

@@ -803,5 +803,14 @@ mod tests {
         let raw = RawFacts::parse(&out.stdout, &n).expect("frames");
         assert!(raw.files.contains_key("/etc/resolv.conf"));
         assert!(raw.files.contains_key("/proc/sys/kernel/random/boot_id"));
+        // A command's rc record is its own exit status: `command -v` finds the program
+        // (0, its path printed) or not (non-zero: 1 in bash, 127 in dash; nothing
+        // printed), whichever this machine has.
+        for name in ["resolvconf-bin", "cloud-init-bin"] {
+            let c = &raw.commands[name];
+            let found = !c.stdout.trim().is_empty();
+            assert!(c.status.is_some(), "{name}: {c:?}");
+            assert_eq!(c.status == Some(0), found, "{name}: {c:?}");
+        }
     }
 }
