@@ -276,6 +276,8 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   done
   IFS=$oldifs; set +f
 done
+# k3s/RKE2: the id `with-node-id` appends to the node's name.
+[ -d /etc/rancher ] && f /etc/rancher/node/id
 # k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the
 # kubelet config drop-ins they write for the kubelet they run.
 for r in k3s rke2; do

@@ -725,6 +725,7 @@ fn rancher_kubelet(
     let mut flags = flags;
     if !flags.iter().any(|f| f.name == "hostname-override")
         && let Some(name) = rancher_node_name(
+            raw,
             flavour,
             configs.as_deref().unwrap_or_default(),
             unit.as_ref(),
@@ -753,8 +754,11 @@ fn rancher_kubelet(
 /// `node-name` (pkg/cli/cmds NodeNameFlag), from the unit's command line over the config
 /// files (configfilearg puts them before it) over `K3S_NODE_NAME`/`RKE2_NODE_NAME`.
 /// Lowercased, as k3s does (pkg/agent/config getHostnameAndIPs). With `with-node-id` k3s
-/// adds an id dnsfix does not read: the name is then not known.
+/// appends "-" and the id kept in /etc/rancher/node/id (pkg/agent/config ensureNodeID,
+/// trimmed; RKE2 runs the same agent code) to that name, or to the hostname: without that
+/// file (k3s writes it on its first start with the flag) the name is not known.
 fn rancher_node_name(
+    raw: &RawFacts,
     flavour: &Flavour,
     configs: &[(String, K3sConfig)],
     unit: Option<&ServiceUnit>,
@@ -811,11 +815,27 @@ fn rancher_node_name(
         }
     }
     let (value, source, detail) = match (override_arg, node_name) {
-        (Some((value, source)), _) => (value, source, "kubelet-arg"),
-        (None, Some((value, source))) if !with_id => (value, source, "node-name"),
-        _ => return None,
+        (Some((value, source)), _) => (value.trim().to_lowercase(), source, "kubelet-arg"),
+        (None, name) if with_id => {
+            let id = raw.files.get(NODE_ID)?.text()?.trim().to_owned();
+            let base = match name {
+                Some((value, _)) => value,
+                None => raw
+                    .files
+                    .get("/proc/sys/kernel/hostname")?
+                    .text()?
+                    .into_owned(),
+            };
+            let base = base.trim().to_lowercase();
+            if id.is_empty() || base.is_empty() {
+                return None;
+            }
+            let source = Source::new("k3s_node_id", Some(NODE_ID), None);
+            (format!("{base}-{id}"), source, "with-node-id")
+        }
+        (None, Some((value, source))) => (value.trim().to_lowercase(), source, "node-name"),
+        (None, None) => return None,
     };
-    let value = value.trim().to_lowercase();
     (!value.is_empty()).then(|| FlagFact {
         name: "hostname-override".to_owned(),
         value: Some(value),
@@ -825,6 +845,9 @@ fn rancher_node_name(
         },
     })
 }
+
+/// Where k3s and RKE2 keep the id `with-node-id` appends to the node's name.
+pub const NODE_ID: &str = "/etc/rancher/node/id";
 
 fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
     let mut found: Option<(String, Source)> = None;
@@ -1135,11 +1158,28 @@ mod tests {
             ),
         ]);
         assert_eq!(node_name(&f).map(|n| n.0), Some("edge-4".into()));
+        // with-node-id: the id k3s keeps, appended; unknown until k3s has written it.
         let f = facts(&[
             ("/etc/systemd/system/k3s.service", unit),
-            (K3S_CONFIG, "node-name: edge-2\nwith-node-id: true\n"),
+            (K3S_CONFIG, "node-name: Edge-2\nwith-node-id: true\n"),
         ]);
         assert_eq!(node_name(&f), None);
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (K3S_CONFIG, "node-name: Edge-2\nwith-node-id: true\n"),
+            (NODE_ID, "5d3a8b1c\n"),
+        ]);
+        assert_eq!(
+            node_name(&f),
+            Some(("edge-2-5d3a8b1c".into(), format!("{NODE_ID}:0")))
+        );
+        let with_id = "[Service]\nExecStart=/usr/local/bin/k3s agent --with-node-id\n";
+        let f = facts(&[
+            ("/etc/systemd/system/k3s-agent.service", with_id),
+            ("/proc/sys/kernel/hostname", "Worker-7\n"),
+            (NODE_ID, "0a1b2c3d\n"),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("worker-7-0a1b2c3d".into()));
         // Nothing set: the hostname, which cluster::node_names takes itself.
         let f = facts(&[("/etc/systemd/system/k3s.service", unit)]);
         assert_eq!(node_name(&f), None);

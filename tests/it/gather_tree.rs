@@ -99,6 +99,10 @@ for d in usr opt; do
     mount -t overlay overlay -o "lowerdir=$lower/$d,upperdir=$tmp/upper-$d,workdir=$tmp/work-$d" "/$d"
   fi
 done
+# The tree's hostname, in a UTS namespace of the test's own.
+if [ -f "$tree/proc/sys/kernel/hostname" ]; then
+  cat "$tree/proc/sys/kernel/hostname" >/proc/sys/kernel/hostname
+fi
 # systemctl answers from the tree; no kubelet binary is asked for its version.
 mount -t tmpfs tmpfs /usr/local/sbin
 cp "$tmp/systemctl" /usr/local/sbin/systemctl
@@ -129,6 +133,7 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
             "--propagation",
             "private",
             "--pid",
+            "--uts",
             "--fork",
             "--mount-proc",
             "--",
