@@ -481,13 +481,21 @@ async fn apply_on(
             return Ok(());
         }
         if let Err(e) = recreate_dns_pods(ctx, host, &after, result).await {
+            // Without the note a re-run finds the changes made and leaves the pods as
+            // they are: the user must know that the pods are theirs to recreate.
             let mark = script::mark_done_script(&ctx.run_id, &pods_failed)?;
-            let _ = crate::gather::run_as_root(session, target, &mark).await;
-            return Err(e);
+            return Err(match note(session, target, &mark).await {
+                Ok(()) => e,
+                Err(why) => format!(
+                    "{e}; and the note that makes a re-run recreate them ({pods_failed}) \
+                     could not be written ({why}): recreate this node's DNS pods by hand"
+                ),
+            });
         }
         if retry_pods {
+            // A note left behind only makes a later run recreate the pods once more.
             let clear = script::remove_marker_script(&pods_failed)?;
-            let _ = crate::gather::run_as_root(session, target, &clear).await;
+            let _ = note(session, target, &clear).await;
         }
     }
     verify_dns(session, target, host, plan, &after, recreated, result).await?;
@@ -777,6 +785,17 @@ fn changes_resolver(plan: &HostPlan) -> bool {
 }
 
 /// Writes the node's marker that the plan is done, so a re-run restarts nothing.
+/// Runs a bookkeeping script (a marker written or removed) on the node; why it failed.
+async fn note(session: &mut Session, target: &Target, script: &str) -> Result<(), String> {
+    let out = crate::gather::run_as_root(session, target, script)
+        .await
+        .map_err(|e| e.to_string())?;
+    if out.exit_status != Some(0) {
+        return Err(crate::text::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned());
+    }
+    Ok(())
+}
+
 async fn mark_done(
     ctx: &Context,
     session: &mut Session,

@@ -1597,3 +1597,93 @@ fn a_reboot_between_plan_and_apply_makes_the_plan_stale() {
     let out = dnsfix(&lab, &["apply", path_str(&fresh)]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }
+
+/// The nodes' DNS pods cannot be recreated (no admin kubeconfig on the control plane at
+/// apply time). Apply fails the hosts and leaves a note on each node, so that a re-run,
+/// which finds the changes made, recreates the pods anyway. Where that note cannot be
+/// written (its directory is a file), the error says the pods are the user's to recreate:
+/// a re-run does not know.
+#[test]
+fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let control_plane = lab.nodes[0].name.clone();
+    let (noted, unnoted) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    for node in [&noted, &unnoted] {
+        let host = plan
+            .hosts
+            .iter()
+            .find(|h| h.host == **node)
+            .expect("planned");
+        assert!(
+            !host.cluster.is_empty(),
+            "no pod recreation planned: {host:#?}"
+        );
+    }
+    lab.exec(
+        &control_plane,
+        "mv /etc/kubernetes/admin.conf /etc/kubernetes/admin.conf.away",
+    );
+    lab.exec(
+        &unnoted,
+        "mkdir -p /var/lib/dnsfix && : > /var/lib/dnsfix/pods-failed",
+    );
+    let out = dnsfix(
+        &lab,
+        &[
+            "apply",
+            path_str(&plan_path),
+            "--format",
+            "json",
+            "--max-fail-percentage",
+            "100",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    let error = |node: &str| host_result(&record, node).error.clone().unwrap_or_default();
+    assert!(
+        error(&unnoted).contains("could not be written")
+            && error(&unnoted).contains("recreate this node's DNS pods by hand"),
+        "{}",
+        error(&unnoted)
+    );
+    assert!(
+        !error(&noted).is_empty() && !error(&noted).contains("by hand"),
+        "{}",
+        error(&noted)
+    );
+    let note = "ls /var/lib/dnsfix/pods-failed 2>/dev/null";
+    assert_ne!(lab.exec(&noted, note).trim(), "", "no note on {noted}");
+
+    lab.exec(
+        &control_plane,
+        "mv /etc/kubernetes/admin.conf.away /etc/kubernetes/admin.conf",
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    let noted_result = host_result(&record, &noted);
+    assert!(
+        !noted_result.pods.is_empty()
+            && noted_result
+                .pods
+                .iter()
+                .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod)),
+        "{noted_result:#?}"
+    );
+    assert_eq!(
+        lab.exec(&noted, note).trim(),
+        "",
+        "the note is left on {noted}"
+    );
+    // Without its note the other node's re-run has nothing to tell it: its pods stay.
+    let unnoted_result = host_result(&record, &unnoted);
+    assert_eq!(
+        unnoted_result.outcome,
+        HostOutcome::Unchanged,
+        "{unnoted_result:#?}"
+    );
+    assert!(unnoted_result.pods.is_empty(), "{unnoted_result:#?}");
+}
