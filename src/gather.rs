@@ -34,6 +34,17 @@ impl HostError {
     }
 }
 
+/// What a gather reads beside the script's own files.
+#[derive(Debug, Clone, Default)]
+pub struct Reads {
+    /// More paths (what the playbooks in use may write).
+    pub extra: Vec<String>,
+    /// Ask the kubelet's binary for its version (`kubelet --version`). A plan that reads
+    /// the cluster has every running kubelet's version from it, and spares each node a
+    /// run of the kubelet's Go binary.
+    pub kubelet_version: bool,
+}
+
 /// One host's result.
 #[derive(Debug)]
 pub struct HostOutcome {
@@ -89,21 +100,21 @@ pub async fn gather(
     transport: Arc<Transport>,
     forks: usize,
     sink: Arc<dyn EventSink>,
-    extra: Arc<Vec<String>>,
+    reads: Arc<Reads>,
 ) -> Vec<HostOutcome> {
     // Identical file bodies are kept once across the hosts (see SharedContents).
     let shared = Arc::new(std::sync::Mutex::new(SharedContents::default()));
     let outcomes = fan_out(hosts, forks, &sink, |host| {
         let transport = Arc::clone(&transport);
         let sink = Arc::clone(&sink);
-        let extra = Arc::clone(&extra);
+        let reads = Arc::clone(&reads);
         let shared = Arc::clone(&shared);
         async move {
             let started = Instant::now();
             sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });
-            let result = gather_one(&host, &transport, sink.as_ref(), &extra, &shared).await;
+            let result = gather_one(&host, &transport, sink.as_ref(), &reads, &shared).await;
             let elapsed = started.elapsed();
             match &result {
                 Ok(_) => sink.event(Event::FactsGathered {
@@ -142,7 +153,7 @@ async fn gather_one(
     host: &Host,
     transport: &Transport,
     sink: &dyn EventSink,
-    extra: &[String],
+    reads: &Reads,
     shared: &std::sync::Mutex<SharedContents>,
 ) -> Result<NodeFacts, HostError> {
     let target = Target {
@@ -153,7 +164,7 @@ async fn gather_one(
     sink.event(Event::HostConnected {
         host: host.name.clone(),
     });
-    let result = run_script(&mut session, &target, extra, shared).await;
+    let result = run_script(&mut session, &target, reads, shared).await;
     session.close().await;
     let raw = result?;
     Ok(NodeFacts::from_owned(&host.name, raw))
@@ -177,25 +188,30 @@ pub async fn run_as_root(
     Ok(output)
 }
 
-/// Gathers one host's facts over an open session (one exec).
+/// Gathers one host's facts over an open session (one exec), without asking the
+/// kubelet's binary for its version (apply and verify do not need it).
 pub async fn gather_session(
     session: &mut Session,
     target: &Target,
     extra: &[String],
 ) -> Result<NodeFacts, HostError> {
     let shared = std::sync::Mutex::new(SharedContents::default());
-    let raw = run_script(session, target, extra, &shared).await?;
+    let reads = Reads {
+        extra: extra.to_vec(),
+        kubelet_version: false,
+    };
+    let raw = run_script(session, target, &reads, &shared).await?;
     Ok(NodeFacts::from_owned(&target.host, raw))
 }
 
 async fn run_script(
     session: &mut Session,
     target: &Target,
-    extra: &[String],
+    reads: &Reads,
     shared: &std::sync::Mutex<SharedContents>,
 ) -> Result<RawFacts, HostError> {
     let nonce = crate::util::nonce();
-    let script = raw::script_with(&nonce, extra);
+    let script = raw::script_for(&nonce, &reads.extra, reads.kubelet_version);
     let output = run_as_root(session, target, &script).await?;
     // A poisoned lock only means another host's task panicked: the map is still whole.
     let parsed = RawFacts::parse_shared(

@@ -2,8 +2,8 @@
 //! kubectl on a control-plane host with its admin kubeconfig (kubeadm and Kubespray:
 //! `/etc/kubernetes/admin.conf`; k3s: `k3s kubectl`; RKE2: its own kubectl with
 //! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
-//! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous` and
-//! `get configmap`; `apply` alone writes: `delete pod` (below) and `replace` of a
+//! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous`,
+//! `get configmap` and `get nodes` (each node's kubelet version); `apply` alone writes: `delete pod` (below) and `replace` of a
 //! ConfigMap key ([`configmap`]).
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
@@ -56,6 +56,10 @@ pub struct DnsPod {
 pub enum Cluster {
     /// Read with kubectl on `via` (an inventory host).
     Read {
+        /// Each node's kubelet version as the cluster has it from the running kubelet
+        /// (`status.nodeInfo.kubeletVersion`), by node name; empty when not read.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        kubelets: Kubelets,
         via: String,
         pods: Vec<DnsPod>,
         /// What kube-system's ConfigMaps say about DNS.
@@ -107,9 +111,15 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
         };
     let pods = kubectl.with_logs(pods).await;
     let config = kubectl.config.take().unwrap_or_default();
+    let kubelets = std::mem::take(&mut kubectl.kubelets);
     let via = kubectl.via().to_owned();
     kubectl.close().await;
-    Cluster::Read { via, pods, config }
+    Cluster::Read {
+        via,
+        pods,
+        config,
+        kubelets,
+    }
 }
 
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
@@ -303,7 +313,12 @@ pub struct Kubectl {
     /// The loop lines of the pods whose previous logs came with the first listing
     /// ([`Listing::WithLogs`]), by pod.
     logs: LoopLines,
+    /// The nodes' kubelet versions, read with the first listing ([`Listing::WithLogs`]).
+    kubelets: Kubelets,
 }
+
+/// Each node's kubelet version, by node name.
+pub type Kubelets = std::collections::BTreeMap<String, String>;
 
 /// Each pod's last loop line (None: its log was read and has none), by pod.
 type LoopLines = std::collections::HashMap<String, Option<String>>;
@@ -313,8 +328,9 @@ type LoopLines = std::collections::HashMap<String, Option<String>>;
 pub enum Listing {
     /// Nothing more: what apply needs to recreate pods and swap a ConfigMap key.
     Pods,
-    /// The previous logs of the pods that restarted, for [`read`]: chosen on the node
-    /// from kubectl's answer, so a plan reads the cluster in one exec, not two.
+    /// The previous logs of the pods that restarted, and each node's kubelet version,
+    /// for [`read`]: the logs chosen on the node from kubectl's answer, so a plan reads
+    /// the cluster in one exec, not two.
     WithLogs,
 }
 
@@ -371,6 +387,7 @@ impl Kubectl {
             via: via.clone(),
             config: None,
             logs: LoopLines::new(),
+            kubelets: Kubelets::new(),
         };
         match kubectl.first_listing(listing).await {
             Ok(pods) => Ok((kubectl, pods)),
@@ -413,6 +430,7 @@ impl Kubectl {
                 prologue: KUBECTL.to_owned(),
                 config: None,
                 logs: LoopLines::new(),
+                kubelets: Kubelets::new(),
             };
             match kubectl.first_listing(listing).await {
                 Ok(pods) => return Ok((kubectl, pods)),
@@ -470,6 +488,7 @@ impl Kubectl {
         let parts = split_listing(&out, &boundary);
         self.config = Some(parts.config);
         self.logs = parts.logs;
+        self.kubelets = parts.kubelets;
         parse_pods(parts.pods)
     }
 
@@ -558,21 +577,39 @@ impl Kubectl {
 /// with [`Listing::WithLogs`], the previous logs of the pods that restarted, eight kubectl
 /// at a time; then everything printed in order (see [`split_listing`]).
 fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
-    let logs = match listing {
-        Listing::Pods => "LOGS=\n",
-        Listing::WithLogs => PREVIOUS_LOGS,
+    let (nodes, logs) = match listing {
+        Listing::Pods => ("nd=\n".to_owned(), "LOGS=\n"),
+        Listing::WithLogs => (get_kubelets(), PREVIOUS_LOGS),
     };
     format!(
         "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_CONFIGMAPS} \
          >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
+         {nodes}\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} >\"$d/pods\" || \
-         {{ s=$?; kill $cm 2>/dev/null; exit $s; }}\n\
+         {{ s=$?; kill $cm $nd 2>/dev/null; exit $s; }}\n\
          {logs}\
          cat \"$d/pods\"\nwait $cm\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
-         printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .logs\\n' {boundary}\n\
+         printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .nodes\\n' {boundary}\n\
+         if [ -n \"$nd\" ] && wait $nd; then cat \"$d/nodes\" 2>/dev/null; fi\n\
+         printf '\\n%s .logs\\n' {boundary}\n\
          for pod in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
          cat \"$d/log.$pod\" 2>/dev/null\n  echo\ndone\n"
+    )
+}
+
+/// kubectl's output format for each node's name and its kubelet's version
+/// (`status.nodeInfo.kubeletVersion`, which the running kubelet reports): one
+/// `NAME<TAB>VERSION` line each. kubectl's own JSONPath: `{range .items[*]}` over the List
+/// `get` returns, with `{"\t"}` and `{"\n"}` literals (the idiom kubectl documents);
+/// tests/it/kubectl_reference.rs runs it through a real kubectl.
+pub const KUBELETS_OUTPUT: &str = r#"jsonpath={range .items[*]}{.metadata.name}{"\t"}{.status.nodeInfo.kubeletVersion}{"\n"}{end}"#;
+
+/// [`KUBELETS_OUTPUT`] of `get nodes` into `$d/nodes`, in the background (its pid in `$nd`).
+fn get_kubelets() -> String {
+    format!(
+        "timeout 30 \"$@\" --request-timeout=20s get nodes -o '{KUBELETS_OUTPUT}' \
+         >\"$d/nodes\" 2>/dev/null &\nnd=$!\n"
     )
 }
 
@@ -613,6 +650,7 @@ struct ListingParts<'a> {
     config: DnsConfig,
     /// The pods whose previous logs came back, each with its loop line.
     logs: LoopLines,
+    kubelets: Kubelets,
 }
 
 /// Splits the first listing's output at its boundaries (a fresh nonce). A ConfigMap read
@@ -625,6 +663,7 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             ..DnsConfig::default()
         },
         logs: LoopLines::new(),
+        kubelets: Kubelets::new(),
     };
     let head = format!("\n{boundary} ");
     let Some(at) = find(out, head.as_bytes()) else {
@@ -638,12 +677,17 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     let (section, after) = (&rest[..end], &rest[end + tail.len()..]);
     // Log sections start with the boundary and a pod name, which never starts with a dot.
     let marker = format!("\n{boundary} .logs\n");
-    let (stderr, logs) = match find(after, marker.as_bytes()) {
+    let (before, logs) = match find(after, marker.as_bytes()) {
         Some(at) => {
             let sections = String::from_utf8_lossy(&after[at + marker.len()..]);
             (&after[..at], loop_lines_by_pod(&sections, boundary))
         }
         None => (after, LoopLines::new()),
+    };
+    let marker = format!("\n{boundary} .nodes\n");
+    let (stderr, kubelets) = match find(before, marker.as_bytes()) {
+        Some(at) => (&before[..at], parse_kubelets(&before[at + marker.len()..])),
+        None => (before, Kubelets::new()),
     };
     let (status, json) = match section.iter().position(|b| *b == b'\n') {
         Some(nl) => (&section[..nl], &section[nl + 1..]),
@@ -655,12 +699,37 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
         Err(crate::text::escape(String::from_utf8_lossy(stderr).trim()).into_owned())
     };
     match config {
-        Ok(config) => ListingParts { pods, config, logs },
+        Ok(config) => ListingParts {
+            pods,
+            config,
+            logs,
+            kubelets,
+        },
         Err(error) => ListingParts {
             logs,
+            kubelets,
             ..failed(pods, error)
         },
     }
+}
+
+/// The `NAME<TAB>VERSION` lines of [`KUBELETS_OUTPUT`]: a line that is not a node's name and a
+/// version (letters, digits, `.`, `-`, `+`, as `v1.30.2+k3s1`) is left out, so nothing
+/// else the node printed passes for a version.
+fn parse_kubelets(out: &[u8]) -> Kubelets {
+    let text = String::from_utf8_lossy(out);
+    text.lines()
+        .filter_map(|line| line.split_once('\t'))
+        .filter(|(name, version)| {
+            valid_pod_name(name)
+                && !version.is_empty()
+                && version.len() <= 64
+                && version
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+        })
+        .map(|(name, version)| (name.to_owned(), version.to_owned()))
+        .collect()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -1070,7 +1139,7 @@ mod tests {
 
         let out = [
             &pods[..],
-            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .logs\nB7 coredns-a\n\n",
+            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nnode1\tv1.30.2\n\nB7 .logs\nB7 coredns-a\n\n",
         ]
         .concat();
         let parts = split_listing(&out, "B7");
@@ -1080,6 +1149,10 @@ mod tests {
             Some("Error from server (Forbidden)")
         );
         assert_eq!(parts.logs.get("coredns-a"), Some(&None));
+        assert_eq!(
+            parts.kubelets.get("node1").map(String::as_str),
+            Some("v1.30.2")
+        );
 
         let parts = split_listing(pods, "B7");
         assert_eq!(parts.pods, pods);
@@ -1104,6 +1177,8 @@ case \" $* \" in
              *\" get configmap \"*) cat '{configmaps}' ;;
 \
              *\" get pods \"*) cat '{dir}/pods.json' ;;
+\
+             *\" get nodes \"*) printf 'node1\\tv1.30.2\\nnode2\\tv1.29.9+k3s1\\nNode 3\\tv1\\nnode4\\t$(id)\\n' ;;
 \
              *\" logs \"*) while [ \"$1\" != logs ]; do shift; done
   \
@@ -1147,6 +1222,15 @@ case \" $* \" in
         let (parts, asked) = run_listing(fixture);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
         assert_eq!(parts.config.error, None);
+        // The nodes' kubelet versions come in the same exec; a line that is not a node's
+        // name and a version is left out.
+        assert_eq!(
+            parts.kubelets,
+            Kubelets::from([
+                ("node1".to_owned(), "v1.30.2".to_owned()),
+                ("node2".to_owned(), "v1.29.9+k3s1".to_owned()),
+            ])
+        );
         // Side by side, in any order.
         let mut asked: Vec<&str> = asked.lines().collect();
         asked.sort_unstable();

@@ -82,15 +82,20 @@ impl<'c> Context<'c> {
             .collect()
     }
 
-    /// Gathers every selected host's facts (and the files in `extra`), one outcome per
-    /// host in the same order, then closes the progress display.
+    /// Gathers every selected host's facts (and the files in `extra`, and the kubelet's
+    /// version from its binary), one outcome per host in the same order, then closes the
+    /// progress display.
     pub fn gather(&self, extra: Vec<String>) -> Vec<HostOutcome> {
+        let reads = gather::Reads {
+            extra,
+            kubelet_version: true,
+        };
         let outcomes = self.runtime.block_on(gather::gather(
             &self.hosts(),
             Arc::clone(&self.transport),
             self.config.forks,
             Arc::clone(&self.sink),
-            Arc::new(extra),
+            Arc::new(reads),
         ));
         self.sink.finish();
         outcomes
@@ -112,9 +117,15 @@ impl<'c> Context<'c> {
         )
     }
 
-    /// [`Context::gather`], reading the cluster's DNS pods meanwhile.
+    /// [`Context::gather`], reading the cluster's DNS pods meanwhile. The kubelets'
+    /// versions come from the cluster then, not from each node's kubelet binary, unless
+    /// there is no cluster to read (no `kube_control_plane` host and no `--kubeconfig`).
     pub fn gather_with_cluster(&self, extra: Vec<String>) -> (Vec<HostOutcome>, Cluster) {
         let access = self.cluster_access();
+        let reads = gather::Reads {
+            extra,
+            kubelet_version: matches!(&access, crate::cluster::Access::ControlPlane(hosts) if hosts.is_empty()),
+        };
         let hosts = self.hosts();
         let (outcomes, cluster) = self.runtime.block_on(async {
             tokio::join!(
@@ -123,7 +134,7 @@ impl<'c> Context<'c> {
                     Arc::clone(&self.transport),
                     self.config.forks,
                     Arc::clone(&self.sink),
-                    Arc::new(extra),
+                    Arc::new(reads),
                 ),
                 crate::cluster::read(&self.transport, &access)
             )

@@ -30,7 +30,9 @@ pub fn rules(
                 (COREFILE_UPSTREAM, RuleOutcome::NotApplicable(why)),
             ]
         }
-        Cluster::Read { via, pods, config } => {
+        Cluster::Read {
+            via, pods, config, ..
+        } => {
             let names = crate::cluster::node_names(host, facts);
             let mine: Vec<&crate::cluster::DnsPod> =
                 pods.iter().filter(|p| names.contains(&p.node)).collect();
@@ -371,6 +373,7 @@ mod tests {
             via: "cp1".to_owned(),
             pods,
             config,
+            kubelets: Default::default(),
         }
     }
 

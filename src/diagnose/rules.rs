@@ -34,6 +34,9 @@ pub struct Ctx<'a> {
     /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
     /// default, iptables); it replaces the inventory's `kube_proxy_mode`.
     pub kube_proxy_mode: Option<String>,
+    /// The node's kubelet version as the cluster has it from the running kubelet
+    /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
+    pub kubelet_version: Option<(String, String)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -43,6 +46,7 @@ impl<'a> Ctx<'a> {
             facts,
             cluster: cluster_addresses(host, facts),
             kube_proxy_mode: None,
+            kubelet_version: None,
         }
     }
 
@@ -53,8 +57,14 @@ impl<'a> Ctx<'a> {
         cluster: Option<&crate::cluster::Cluster>,
     ) -> Ctx<'a> {
         let mut ctx = Ctx::new(host, facts);
-        if let Some(crate::cluster::Cluster::Read { config, .. }) = cluster {
+        if let Some(crate::cluster::Cluster::Read {
+            config, kubelets, ..
+        }) = cluster
+        {
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
+            ctx.kubelet_version = crate::cluster::node_names(host, facts)
+                .into_iter()
+                .find_map(|name| Some((kubelets.get(&name)?.clone(), name)));
         }
         ctx
     }
@@ -628,8 +638,10 @@ fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
-/// The kubelet's Kubernetes minor version: what `kubelet --version` said on the node, else
-/// the inventory's `kube_version` (e.g. "v1.28.3" → 28), with where it came from.
+/// The kubelet's Kubernetes minor version, with where it came from: what `kubelet
+/// --version` said on the node (`dnsfix facts` asks it, and plan and check where no
+/// cluster is read), else the version the running kubelet reports to the cluster, else the
+/// inventory's `kube_version` (e.g. "v1.28.3" → 28).
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
     let minor = |v: &str| -> Option<u32> {
         let v = v.trim_start_matches('v');
@@ -641,6 +653,14 @@ fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
         && let Some(m) = minor(v)
     {
         return Some((m, format!("kubelet --version: {v}")));
+    }
+    if let Some((v, node)) = &ctx.kubelet_version
+        && let Some(m) = minor(v)
+    {
+        return Some((
+            m,
+            format!("node {node}'s status.nodeInfo.kubeletVersion: {v}"),
+        ));
     }
     let v = ctx.host.var_str("kube_version")?;
     Some((minor(v)?, format!("inventory kube_version: {v}")))
@@ -1232,5 +1252,66 @@ fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
         IpAddr::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(
             u128::from(v6).checked_add(u128::from(n))?,
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The DNS-SEARCH-LIMIT fixture with five host search domains (over the legacy limits,
+    /// within the expanded ones), its kubelet's version left for the cluster to say.
+    fn five_domains() -> (Host, NodeFacts) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/expanded-five-domains-1.29/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut facts = NodeFacts::from_raw("node1", &raw);
+        facts.kubelet.version = None;
+        (Host::new("node1"), facts)
+    }
+
+    fn cluster(kubelets: &[(&str, &str)]) -> crate::cluster::Cluster {
+        crate::cluster::Cluster::Read {
+            via: "cp1".into(),
+            pods: Vec::new(),
+            config: Default::default(),
+            kubelets: kubelets
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+        }
+    }
+
+    /// Without `kubelet --version` the running kubelet's version comes from the cluster,
+    /// by the node's name there, before the inventory's kube_version; with neither the
+    /// legacy limits are assumed, and said to be.
+    #[test]
+    fn the_kubelet_version_comes_from_the_cluster_when_the_node_was_not_asked() {
+        let (host, facts) = five_domains();
+        let outcome = |cluster: Option<&crate::cluster::Cluster>| {
+            search_limit(&Ctx::in_cluster(&host, &facts, cluster))
+        };
+        let RuleOutcome::Findings(f) = outcome(None) else {
+            panic!("five domains under the legacy limits: {:?}", outcome(None));
+        };
+        assert!(f[0].summary.contains("version is unknown"), "{f:?}");
+
+        let read = cluster(&[("node1", "v1.29.4"), ("node2", "v1.25.0")]);
+        assert_eq!(outcome(Some(&read)), RuleOutcome::Pass);
+        let ctx = Ctx::in_cluster(&host, &facts, Some(&read));
+        assert_eq!(
+            kube_minor(&ctx).map(|(_, from)| from),
+            Some("node node1's status.nodeInfo.kubeletVersion: v1.29.4".to_owned())
+        );
+
+        // Another node's version is not this one's.
+        let read = cluster(&[("node2", "v1.29.4")]);
+        assert!(matches!(outcome(Some(&read)), RuleOutcome::Findings(_)));
+        // The cluster's word over the inventory's (an upgrade the inventory has not seen).
+        let mut old = host.clone();
+        old.vars.insert("kube_version".into(), "v1.25.3".into());
+        let read = cluster(&[("node1", "v1.29.4")]);
+        let ctx = Ctx::in_cluster(&old, &facts, Some(&read));
+        assert_eq!(kube_minor(&ctx).map(|(m, _)| m), Some(29));
     }
 }

@@ -28,6 +28,8 @@ P="@PATHNONCE@"
 CAP=@CAP@
 # The units that run a kubelet (node_script::KUBELET_UNITS), words without spaces.
 KUNITS="@KUBELET_UNITS@"
+# Whether to ask the kubelet's binary for its version (1) or not (0).
+ASK_VERSION=@ASK_VERSION@
 LC_ALL=C
 export LC_ALL
 unset CDPATH
@@ -298,7 +300,7 @@ else
   done
   IFS=$oldifs; set +f
 fi
-if [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&1; then
+if [ "$ASK_VERSION" = 1 ] && [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&1; then
   cmd kubelet-version timeout -k 2 5 "$KBIN" --version
 fi
 

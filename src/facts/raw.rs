@@ -25,6 +25,13 @@ pub fn script(nonce: &str) -> String {
 /// may write, so a plan knows what it replaces). Paths that are not absolute or hold
 /// characters outside `[A-Za-z0-9._/+@:-]` are left out.
 pub fn script_with(nonce: &str, extra: &[String]) -> String {
+    script_for(nonce, extra, true)
+}
+
+/// [`script_with`], asking the kubelet's binary for its version (`kubelet --version`) only
+/// with `kubelet_version`: it runs the kubelet's whole Go binary on every node, where the
+/// cluster, when it is read, has the running kubelet's version for all of them.
+pub fn script_for(nonce: &str, extra: &[String], kubelet_version: bool) -> String {
     let extra: Vec<String> = extra
         .iter()
         .filter(|p| safe_path(p))
@@ -39,6 +46,7 @@ pub fn script_with(nonce: &str, extra: &[String]) -> String {
             ("CAP", &FILE_CAP.to_string()),
             ("KUBELET_UNITS", &KUBELET_UNITS.join(" ")),
             ("EXTRA", &extra.join(" ")),
+            ("ASK_VERSION", if kubelet_version { "1" } else { "0" }),
         ],
     )
 }

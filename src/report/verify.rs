@@ -75,7 +75,9 @@ fn pod_line(out: &mut String, pod: &DnsPod) {
 /// or why it was not.
 pub fn cluster_line(cluster: &Cluster) -> String {
     match cluster {
-        Cluster::Read { via, pods, config } => {
+        Cluster::Read {
+            via, pods, config, ..
+        } => {
             let configmaps = match &config.error {
                 Some(e) => format!("; ConfigMaps not read: {}", escape(e)),
                 None => String::new(),

