@@ -62,8 +62,12 @@ EOF
 mkdir -m 0700 "$DIR/xdg"
 cat >"$DIR/close-masters.sh" <<EOF
 #!/bin/bash
-# Close every ssh ControlMaster under the bench's control directory.
+# Close every ssh ControlMaster under the bench's control directory, and wait until they
+# are gone and their nodes' sessions have ended: a cold run must not pay for the teardown
+# of the previous run's 50 connections (the floor's end inside its own run).
 find "$DIR/xdg" -type s 2>/dev/null | while read -r s; do ssh -o BatchMode=yes -S "\$s" -O exit lab >/dev/null 2>&1; done
+for _ in \$(seq 50); do pgrep -f "$DIR/xdg/" >/dev/null || break; sleep 0.1; done
+sleep 0.5
 exit 0
 EOF
 trap 'bash "$DIR/close-masters.sh"; bash "$LAB" down "$DIR"' EXIT
