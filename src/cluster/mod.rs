@@ -3,8 +3,8 @@
 //! `/etc/kubernetes/admin.conf`; k3s: `k3s kubectl`; RKE2: its own kubectl with
 //! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
 //! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous`,
-//! `get configmap` and `get nodes` (each node's kubelet version); `apply` alone writes: `delete pod` (below) and `replace` of a
-//! ConfigMap key ([`configmap`]).
+//! `get configmap` and `get nodes` (each node's kubelet version); `apply` alone writes:
+//! `delete pod` (below) and `replace` of a ConfigMap key ([`configmap`]).
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
 //! Kubespray's `dns_mode: coredns_dual` also its `coredns-secondary` Deployment's
@@ -56,15 +56,15 @@ pub struct DnsPod {
 pub enum Cluster {
     /// Read with kubectl on `via` (an inventory host).
     Read {
-        /// Each node's kubelet version as the cluster has it from the running kubelet
-        /// (`status.nodeInfo.kubeletVersion`), by node name; empty when not read.
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        kubelets: Kubelets,
         via: String,
         pods: Vec<DnsPod>,
         /// What kube-system's ConfigMaps say about DNS.
         #[serde(default)]
         config: DnsConfig,
+        /// Each node's kubelet version as the cluster has it from the running kubelet
+        /// (`status.nodeInfo.kubeletVersion`), by node name; empty when not read.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        kubelets: Kubelets,
     },
     /// No control-plane host answered with a kubectl that works: why, per host.
     Unavailable { reason: String },
@@ -644,7 +644,7 @@ set +f
 "#;
 
 /// The parts of [`Kubectl::first_listing`]'s output:
-/// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .logs\nLOG SECTIONS`.
+/// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .nodes\nNODE LINES\nBOUNDARY .logs\nLOG SECTIONS`.
 struct ListingParts<'a> {
     pods: &'a [u8],
     config: DnsConfig,
