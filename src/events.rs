@@ -37,3 +37,11 @@ pub trait EventSink: Send + Sync {
     /// Called once when the work is over, before results are printed.
     fn finish(&self) {}
 }
+
+/// A sink that shows nothing: for a second look at hosts already reported.
+#[derive(Debug)]
+pub struct Silent;
+
+impl EventSink for Silent {
+    fn event(&self, _event: Event) {}
+}

@@ -189,18 +189,27 @@ pub async fn run_as_root(
 }
 
 /// Gathers one host's facts over an open session (one exec), without asking the
-/// kubelet's binary for its version (apply and verify do not need it).
+/// kubelet's binary for its version.
 pub async fn gather_session(
     session: &mut Session,
     target: &Target,
     extra: &[String],
 ) -> Result<NodeFacts, HostError> {
-    let shared = std::sync::Mutex::new(SharedContents::default());
     let reads = Reads {
         extra: extra.to_vec(),
         kubelet_version: false,
     };
-    let raw = run_script(session, target, &reads, &shared).await?;
+    gather_session_with(session, target, &reads).await
+}
+
+/// Gathers one host's facts over an open session (one exec), reading what `reads` says.
+pub async fn gather_session_with(
+    session: &mut Session,
+    target: &Target,
+    reads: &Reads,
+) -> Result<NodeFacts, HostError> {
+    let shared = std::sync::Mutex::new(SharedContents::default());
+    let raw = run_script(session, target, reads, &shared).await?;
     Ok(NodeFacts::from_owned(&target.host, raw))
 }
 

@@ -679,7 +679,12 @@ async fn verify_fixed(
     plan: &HostPlan,
     result: &mut HostResult,
 ) -> Result<crate::facts::NodeFacts, String> {
-    let after = gather_session(session, target, &[])
+    // The kubelet's version too: the findings are judged here without the cluster.
+    let reads = crate::gather::Reads {
+        extra: Vec::new(),
+        kubelet_version: true,
+    };
+    let after = crate::gather::gather_session_with(session, target, &reads)
         .await
         .map_err(|e| format!("gather after apply: {}: {e}", e.kind()))?;
     let failing: Vec<String> = diagnose_host(host, &after)
@@ -784,18 +789,22 @@ fn changes_resolver(plan: &HostPlan) -> bool {
     })
 }
 
-/// Writes the node's marker that the plan is done, so a re-run restarts nothing.
 /// Runs a bookkeeping script (a marker written or removed) on the node; why it failed.
 async fn note(session: &mut Session, target: &Target, script: &str) -> Result<(), String> {
     let out = crate::gather::run_as_root(session, target, script)
         .await
         .map_err(|e| e.to_string())?;
     if out.exit_status != Some(0) {
-        return Err(crate::text::escape(String::from_utf8_lossy(&out.stderr).trim()).into_owned());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(match stderr.trim() {
+            "" => format!("exit status {:?}", out.exit_status),
+            said => crate::text::escape(said).into_owned(),
+        });
     }
     Ok(())
 }
 
+/// Writes the node's marker that the plan is done, so a re-run restarts nothing.
 async fn mark_done(
     ctx: &Context,
     session: &mut Session,

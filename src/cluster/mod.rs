@@ -715,10 +715,22 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
 
 /// The `NAME<TAB>VERSION` lines of [`KUBELETS_OUTPUT`]: a line that is not a node's name and a
 /// version (letters, digits, `.`, `-`, `+`, as `v1.30.2+k3s1`) is left out, so nothing
-/// else the node printed passes for a version.
+/// else the node printed passes for a version. A node reports its own status: a version
+/// with a newline in it could add a line for another node, so a name that comes twice
+/// is left out altogether.
 fn parse_kubelets(out: &[u8]) -> Kubelets {
     let text = String::from_utf8_lossy(out);
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    for line in text.lines() {
+        if let Some((name, _)) = line.split_once('\t') {
+            *seen.entry(name).or_default() += 1;
+        }
+    }
     text.lines()
+        .filter(|line| {
+            line.split_once('\t')
+                .is_some_and(|(name, _)| seen.get(name) == Some(&1))
+        })
         .filter_map(|line| line.split_once('\t'))
         .filter(|(name, version)| {
             valid_pod_name(name)
@@ -1152,6 +1164,13 @@ mod tests {
         assert_eq!(
             parts.kubelets.get("node1").map(String::as_str),
             Some("v1.30.2")
+        );
+        // A node's own version with a newline in it cannot speak for another node: a name
+        // that comes twice is left out.
+        let forged = parse_kubelets(b"node1\tv1.30.2\nnode2\tv1.29.0\nnode1\tv1.20.0\n");
+        assert_eq!(
+            forged,
+            Kubelets::from([("node2".to_owned(), "v1.29.0".to_owned())])
         );
 
         let parts = split_listing(pods, "B7");

@@ -119,15 +119,17 @@ impl<'c> Context<'c> {
 
     /// [`Context::gather`], reading the cluster's DNS pods meanwhile. The kubelets'
     /// versions come from the cluster then, not from each node's kubelet binary, unless
-    /// there is no cluster to read (no `kube_control_plane` host and no `--kubeconfig`).
+    /// there is no cluster to read (no `kube_control_plane` host and no `--kubeconfig`), or
+    /// the cluster gave none for a host whose findings depend on it.
     pub fn gather_with_cluster(&self, extra: Vec<String>) -> (Vec<HostOutcome>, Cluster) {
         let access = self.cluster_access();
         let reads = gather::Reads {
-            extra,
+            extra: extra.clone(),
             kubelet_version: matches!(&access, crate::cluster::Access::ControlPlane(hosts) if hosts.is_empty()),
         };
+        let asked = reads.kubelet_version;
         let hosts = self.hosts();
-        let (outcomes, cluster) = self.runtime.block_on(async {
+        let (mut outcomes, cluster) = self.runtime.block_on(async {
             tokio::join!(
                 gather::gather(
                     &hosts,
@@ -139,6 +141,40 @@ impl<'c> Context<'c> {
                 crate::cluster::read(&self.transport, &access)
             )
         });
+        // Where the cluster did not give a host's kubelet version (not read, `get nodes`
+        // refused, the node registered under another name) and the version decides a
+        // finding, that host is gathered again, its kubelet binary asked this time.
+        if !asked {
+            let again: Vec<usize> = outcomes
+                .iter()
+                .enumerate()
+                .filter(|(i, o)| {
+                    o.result.as_ref().is_ok_and(|facts| {
+                        crate::diagnose::kubelet_version_wanted(hosts[*i], facts, &cluster)
+                    })
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if !again.is_empty() {
+                let those: Vec<&Host> = again.iter().map(|&i| hosts[i]).collect();
+                let reads = gather::Reads {
+                    extra,
+                    kubelet_version: true,
+                };
+                let more = self.runtime.block_on(gather::gather(
+                    &those,
+                    Arc::clone(&self.transport),
+                    self.config.forks,
+                    Arc::new(crate::events::Silent),
+                    Arc::new(reads),
+                ));
+                for (i, outcome) in again.into_iter().zip(more) {
+                    if outcome.result.is_ok() {
+                        outcomes[i] = outcome;
+                    }
+                }
+            }
+        }
         self.sink.finish();
         (outcomes, cluster)
     }

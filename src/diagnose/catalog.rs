@@ -574,10 +574,11 @@ pub const RULES: &[RuleInfo] = &[
             counts the same way. kubelet also checks its resolvConf file and raises the\n\
             CheckLimitsForResolvConf events on the node. dnsfix applies the expanded limits\n\
             (on by default since 1.26, GA in 1.28) when the node's kubelet is 1.26 or later:\n\
-            `kubelet --version` where dnsfix asks the node (`dnsfix facts`, or no cluster to\n\
-            read), else the version the running kubelet reports to the cluster (its Node's\n\
-            status.nodeInfo.kubeletVersion), else the inventory's kube_version; it says so\n\
-            when the version is unknown and it assumes the legacy ones.\n\
+            `kubelet --version` where dnsfix asks the node (`dnsfix facts`, after apply, no\n\
+            cluster to read, or no version there for this node), else the version the\n\
+            running kubelet reports to the cluster (its Node's status.nodeInfo.kubeletVersion),\n\
+            else the inventory's kube_version; it says so when the version is unknown and it\n\
+            assumes the legacy ones.\n\
             \n\
             Old pod images cap the list themselves: glibc before 2.26 (CentOS 7 based images)\n\
             at 6 domains / 256 chars, and older containerd at 6 (containerd#5877), so a list\n\

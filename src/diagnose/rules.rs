@@ -639,8 +639,8 @@ fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
 }
 
 /// The kubelet's Kubernetes minor version, with where it came from: what `kubelet
-/// --version` said on the node (`dnsfix facts` asks it, and plan and check where no
-/// cluster is read), else the version the running kubelet reports to the cluster, else the
+/// --version` said on the node (`dnsfix facts` and apply ask it; plan and check where
+/// the cluster gave none and it matters: [`kubelet_version_wanted`]), else the version the running kubelet reports to the cluster, else the
 /// inventory's `kube_version` (e.g. "v1.28.3" → 28).
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
     let minor = |v: &str| -> Option<u32> {
@@ -683,6 +683,25 @@ fn pod_search<'a>(domain: &str, host: &[&'a str]) -> Vec<std::borrow::Cow<'a, st
         }
     }
     out
+}
+
+/// Whether the kubelet's version, unknown for this host (the node was not asked, the
+/// cluster has none for it), would change what a rule says about it: then it is worth
+/// asking the node's kubelet binary after all.
+pub(super) fn kubelet_version_wanted(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &crate::cluster::Cluster,
+) -> bool {
+    let mut ctx = Ctx::in_cluster(host, facts, Some(cluster));
+    if facts.kubelet.version.is_some() || ctx.kubelet_version.is_some() {
+        return false;
+    }
+    let mut with = |version: &str| {
+        ctx.kubelet_version = Some((version.to_owned(), host.name.clone()));
+        search_limit(&ctx)
+    };
+    with("v1.25.0") != with("v1.26.0")
 }
 
 fn search_limit(ctx: &Ctx) -> RuleOutcome {
@@ -1313,5 +1332,33 @@ mod tests {
         let read = cluster(&[("node1", "v1.29.4")]);
         let ctx = Ctx::in_cluster(&old, &facts, Some(&read));
         assert_eq!(kube_minor(&ctx).map(|(m, _)| m), Some(29));
+    }
+
+    /// The node's kubelet binary is worth asking only when the cluster gave no version for
+    /// it and the version changes a finding: five domains pass or fail on it; three never.
+    #[test]
+    fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
+        let (host, facts) = five_domains();
+        assert!(kubelet_version_wanted(&host, &facts, &cluster(&[])));
+        assert!(kubelet_version_wanted(
+            &host,
+            &facts,
+            &cluster(&[("node2", "v1.29.4")])
+        ));
+        assert!(!kubelet_version_wanted(
+            &host,
+            &facts,
+            &cluster(&[("node1", "v1.29.4")])
+        ));
+        let mut asked = facts.clone();
+        asked.kubelet.version = Some("v1.29.4".into());
+        assert!(!kubelet_version_wanted(&host, &asked, &cluster(&[])));
+
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/legacy-exactly-three/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut three = NodeFacts::from_raw("node1", &raw);
+        three.kubelet.version = None;
+        assert!(!kubelet_version_wanted(&host, &three, &cluster(&[])));
     }
 }

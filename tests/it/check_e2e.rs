@@ -195,7 +195,8 @@ fn an_unreachable_host_takes_precedence() {
 /// binaries: the running kubelets' version comes from the cluster (kubectl on the control
 /// plane; the lab's kubelets report v1.30.2), so the list is within the limits. A list over
 /// even the expanded limits says where the version came from: the cluster, or, with no
-/// control plane in the inventory, each node's `kubelet --version`.
+/// control plane in the inventory or a cluster that refuses to list its nodes, each
+/// node's `kubelet --version`.
 #[test]
 fn the_search_limits_follow_the_kubelet_version_the_cluster_reports() {
     let lab =
@@ -250,4 +251,15 @@ fn the_search_limits_follow_the_kubelet_version_the_cluster_reports() {
         found.len() == 1 && found[0].contains("kubelet --version: v1.30.2"),
         "{found:?}"
     );
+
+    // A cluster that will not list its nodes (RBAC): the hosts whose findings depend on
+    // the version are gathered again, their kubelet binary asked.
+    std::fs::write(lab.dir.join("get-nodes-forbidden"), "").expect("refuse get nodes");
+    let found = search(&lab.inventory());
+    assert!(
+        found.len() == 1 && found[0].contains("kubelet --version: v1.30.2"),
+        "{found:?}"
+    );
+    set_search("a.example b.example c.example d.example e.example");
+    assert_eq!(search(&lab.inventory()), Vec::<String>::new());
 }
