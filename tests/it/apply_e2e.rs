@@ -286,15 +286,17 @@ fn assert_dns_pods_recreated(lab: &Lab, plan: &Plan, record: &RunRecord) {
     }
     for host in recreating {
         let result = host_result(record, &host.host);
-        assert!(
-            !result.pods.is_empty()
-                && result
-                    .pods
-                    .iter()
-                    .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod)),
-            "{result:#?}"
-        );
+        assert!(pods_recreated(result), "{result:#?}");
     }
+}
+
+/// The host's DNS pods were deleted and each has a Ready replacement of another name.
+fn pods_recreated(result: &dnsfix::apply::HostResult) -> bool {
+    !result.pods.is_empty()
+        && result
+            .pods
+            .iter()
+            .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod))
 }
 
 /// The same plan again: everything in place, nothing written or restarted.
@@ -1665,14 +1667,7 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let record = run_record(&out);
     let noted_result = host_result(&record, &noted);
-    assert!(
-        !noted_result.pods.is_empty()
-            && noted_result
-                .pods
-                .iter()
-                .all(|p| p.ok && p.replacement.as_ref().is_some_and(|r| *r != p.pod)),
-        "{noted_result:#?}"
-    );
+    assert!(pods_recreated(noted_result), "{noted_result:#?}");
     assert_eq!(
         lab.exec(&noted, note).trim(),
         "",

@@ -115,10 +115,7 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
     .expect("transport");
     runtime().block_on(async {
         let started = Instant::now();
-        let mut session = transport
-            .connect(&target(&lab, &slow))
-            .await
-            .expect("connect");
+        let mut session = connect(&transport, &lab, &slow).await;
         let out = session
             .exec("sleep 2; echo in", b"")
             .await
@@ -138,19 +135,12 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
         session.close().await;
 
         // The first command of a session: its login is not counted against it.
-        let started = Instant::now();
-        let mut session = transport
-            .connect(&target(&lab, &slow))
-            .await
-            .expect("connect");
-        let late = session.exec("sleep 30", b"").await.expect_err("bounded");
+        let (late, took) = first_command_fails(&transport, &lab, &slow, "sleep 30").await;
         assert_eq!(late, timeout(3, "running the command"));
-        let took = started.elapsed();
         assert!(
             took >= Duration::from_secs(9) && took < Duration::from_secs(25),
             "{took:?}"
         );
-        session.close().await;
 
         // The login's own limit: the connect timeout and the login timeout.
         let impatient = Transport::new(SshOptions {
@@ -159,28 +149,39 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
             ..options(&lab)
         })
         .expect("transport");
-        let started = Instant::now();
-        let mut session = impatient
-            .connect(&target(&lab, &slow))
-            .await
-            .expect("connect");
-        let cut = session.exec("true", b"").await.expect_err("a login of 6 s");
+        // A login of 6 s.
+        let (cut, took) = first_command_fails(&impatient, &lab, &slow, "true").await;
         assert_eq!(cut, timeout(4, "logging in"));
-        let took = started.elapsed();
         assert!(took < Duration::from_secs(9), "{took:?}");
-        session.close().await;
 
-        let started = Instant::now();
-        let mut session = transport
-            .connect(&target(&lab, &frozen))
-            .await
-            .expect("connect");
-        let never = session.exec("true", b"").await.expect_err("no banner");
+        // No banner.
+        let (never, took) = first_command_fails(&transport, &lab, &frozen, "true").await;
         assert_eq!(never, timeout(2, "connecting"));
-        let took = started.elapsed();
         assert!(took < Duration::from_secs(8), "{took:?}");
-        session.close().await;
     });
+}
+
+/// A session to `node` (opening it does not log in yet with openssh).
+async fn connect(transport: &Transport, lab: &Lab, node: &str) -> dnsfix::transport::Session {
+    transport
+        .connect(&target(lab, node))
+        .await
+        .expect("connect")
+}
+
+/// A new session's first command, which must fail: the error, and how long it took.
+async fn first_command_fails(
+    transport: &Transport,
+    lab: &Lab,
+    node: &str,
+    command: &str,
+) -> (TransportError, Duration) {
+    let started = Instant::now();
+    let mut session = connect(transport, lab, node).await;
+    let error = session.exec(command, b"").await.expect_err(command);
+    let took = started.elapsed();
+    session.close().await;
+    (error, took)
 }
 
 fn timeout(seconds: u64, during: &'static str) -> TransportError {
@@ -265,10 +266,7 @@ fn a_session_dropped_unclosed_still_ends_its_master() {
     };
     let transport = Transport::new(options(&lab)).expect("transport");
     runtime().block_on(async {
-        let mut session = transport
-            .connect(&target(&lab, &node))
-            .await
-            .expect("connect");
+        let mut session = connect(&transport, &lab, &node).await;
         session.exec("true", b"").await.expect("true");
         assert_eq!(connections(), 1, "the master's connection");
         drop(session);
@@ -362,10 +360,7 @@ fn a_session_waiting_between_commands_keeps_its_master() {
     let node = lab.nodes[0].name.clone();
     let transport = Transport::new(options(&lab)).expect("transport");
     runtime().block_on(async {
-        let mut session = transport
-            .connect(&target(&lab, &node))
-            .await
-            .expect("connect");
+        let mut session = connect(&transport, &lab, &node).await;
         session.exec("true", b"").await.expect("true");
         let before = logins(&lab);
         tokio::time::sleep(Duration::from_secs(15)).await;
@@ -386,10 +381,7 @@ fn a_connection_lost_under_a_command_is_not_the_commands_exit_255() {
     let transport = Transport::new(options(&lab)).expect("transport");
     runtime().block_on(async {
         for round in 0..4 {
-            let mut session = transport
-                .connect(&target(&lab, &node))
-                .await
-                .expect("connect");
+            let mut session = connect(&transport, &lab, &node).await;
             session.exec("true", b"").await.expect("true");
             let lost = session.exec("kill -9 $PPID; sleep 5", b"").await;
             assert!(
@@ -418,10 +410,7 @@ fn a_master_whose_command_was_given_up_on_ends_with_its_session() {
     })
     .expect("transport");
     runtime().block_on(async {
-        let mut session = transport
-            .connect(&target(&lab, &node))
-            .await
-            .expect("connect");
+        let mut session = connect(&transport, &lab, &node).await;
         session.exec("true", b"").await.expect("true");
         let slow = session.exec("sleep 600", b"").await;
         assert!(
