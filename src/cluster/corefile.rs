@@ -54,7 +54,7 @@ pub fn parse(text: &str) -> Vec<ServerBlock> {
     let mut current: Option<ServerBlock> = None;
     let mut depth = 0usize;
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or_default().trim();
+        let line = uncommented(raw).trim();
         if line.is_empty() {
             continue;
         }
@@ -109,6 +109,33 @@ pub fn parse(text: &str) -> Vec<ServerBlock> {
     blocks
 }
 
+/// `line` up to its comment, as CoreDNS's lexer reads it (coredns/caddy
+/// `caddyfile/lexer.go`, `next`): a `#` outside a quoted token skips the rest of the line,
+/// also in the middle of a word (`example.org#x` is `example.org`), while inside one it is
+/// text. A token is quoted when it starts with `"`, and runs to the next `"` not escaped
+/// with `\\`.
+fn uncommented(line: &str) -> &str {
+    let (mut quoted, mut escaped, mut token_start) = (false, false, true);
+    for (i, c) in line.char_indices() {
+        if quoted {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '#' => return &line[..i],
+            '"' if token_start => quoted = true,
+            _ => {}
+        }
+        token_start = c.is_whitespace();
+    }
+    line
+}
+
 /// The root block's `forward .` set to other targets: the new Corefile text, and what
 /// changed where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +187,8 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
             start + "forward".len() + skipped
         };
         let tail = &line[after_from..];
-        let end = tail.find(['{', '#', '\r', '\n']).unwrap_or(tail.len());
+        let code = uncommented(tail);
+        let end = code.find(['{', '\r', '\n']).unwrap_or(code.len());
         // Keep the space before `{` or `#` as it was.
         let kept = &tail[end..];
         let gap = if kept.is_empty() || kept.starts_with(['\r', '\n']) {
@@ -428,6 +456,30 @@ ip6.arpa:53 {
                 .as_deref(),
             Some("dns://.:53 {\n    forward . 192.0.2.53\n}\n")
         );
+    }
+
+    #[test]
+    fn a_hash_starts_a_comment_where_corednss_lexer_says() {
+        // coredns/caddy caddyfile/lexer.go: outside quotes a `#` ends the line, in the
+        // middle of a word too; a quoted token (one that starts with `"`) keeps it, and
+        // `\"` does not end it.
+        for (line, code) in [
+            ("forward . 10.0.0.1 # ours", "forward . 10.0.0.1 "),
+            ("forward . 10.0.0.1#ours", "forward . 10.0.0.1"),
+            ("log \"a # b\" # c", "log \"a # b\" "),
+            ("log \"a \\\" # b\" # c", "log \"a \\\" # b\" "),
+            ("log a\"b # c", "log a\"b "),
+            ("# all", ""),
+            ("loop", "loop"),
+        ] {
+            assert_eq!(uncommented(line), code, "{line}");
+        }
+        let blocks = parse(".:53 {\n  errors \"#\"\n  forward . 10.0.0.1#x\n  loop\n}\n");
+        assert_eq!(
+            blocks[0].forward.as_ref().map(|f| f.to.clone()),
+            Some(vec!["10.0.0.1".to_owned()])
+        );
+        assert!(blocks[0].loop_plugin);
     }
 
     #[test]
