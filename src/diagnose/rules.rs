@@ -638,32 +638,48 @@ fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
-/// The kubelet's Kubernetes minor version, with where it came from: what `kubelet
-/// --version` said on the node (`dnsfix facts` and apply ask it; plan and check where
-/// the cluster gave none and it matters: [`kubelet_version_wanted`]), else the version the running kubelet reports to the cluster, else the
-/// inventory's `kube_version` (e.g. "v1.28.3" → 28).
+/// The kubelet's version, with where it came from: what `kubelet --version` said on the
+/// node (`dnsfix facts` and apply ask it; plan and check where the cluster gave none and it
+/// matters: [`kubelet_version_wanted`]), else the version the running kubelet reports to
+/// the cluster, else the inventory's `kube_version`. The first that names a Kubernetes 1.x
+/// minor wins.
+pub fn kubelet_version(ctx: &Ctx) -> Option<(String, String)> {
+    let cluster = ctx.kubelet_version.as_ref().map(|(v, node)| {
+        (
+            v.as_str(),
+            format!("node {node}'s status.nodeInfo.kubeletVersion"),
+        )
+    });
+    [
+        ctx.facts
+            .kubelet
+            .version
+            .as_deref()
+            .map(|v| (v, "kubelet --version".to_owned())),
+        cluster,
+        ctx.host
+            .var_str("kube_version")
+            .map(|v| (v, "inventory kube_version".to_owned())),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|(v, _)| minor(v).is_some())
+    .map(|(v, from)| (v.to_owned(), from))
+}
+
+/// The minor of a Kubernetes 1.x version ("v1.28.3" → 28).
+fn minor(version: &str) -> Option<u32> {
+    let v = version.trim_start_matches('v');
+    let mut parts = v.split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+/// The kubelet's Kubernetes minor version ([`kubelet_version`]), with where it came from
+/// and what it said (`kubelet --version: v1.29.3`).
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
-    let minor = |v: &str| -> Option<u32> {
-        let v = v.trim_start_matches('v');
-        let mut parts = v.split('.');
-        (parts.next()? == "1").then_some(())?;
-        parts.next()?.parse().ok()
-    };
-    if let Some(v) = ctx.facts.kubelet.version.as_deref()
-        && let Some(m) = minor(v)
-    {
-        return Some((m, format!("kubelet --version: {v}")));
-    }
-    if let Some((v, node)) = &ctx.kubelet_version
-        && let Some(m) = minor(v)
-    {
-        return Some((
-            m,
-            format!("node {node}'s status.nodeInfo.kubeletVersion: {v}"),
-        ));
-    }
-    let v = ctx.host.var_str("kube_version")?;
-    Some((minor(v)?, format!("inventory kube_version: {v}")))
+    let (v, from) = kubelet_version(ctx)?;
+    Some((minor(&v)?, format!("{from}: {v}")))
 }
 
 /// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns

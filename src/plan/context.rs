@@ -19,7 +19,12 @@ use crate::inventory::Host;
 const DNS_FLAGS: [&str; 3] = ["resolv-conf", "cluster-dns", "cluster-domain"];
 
 /// The context for `host`, as JSON (converted to a minijinja value by the caller).
-pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
+pub fn build(
+    host: &Host,
+    facts: &NodeFacts,
+    findings: &[Finding],
+    kubelet_version: Option<(String, String)>,
+) -> Value {
     let cluster = cluster_addresses(host, facts);
     let (upstreams, upstreams_source) = upstreams(host, facts, &cluster);
     let uplink = &facts.resolver.systemd_uplink;
@@ -44,6 +49,8 @@ pub fn build(host: &Host, facts: &NodeFacts, findings: &[Finding]) -> Value {
         "failing": failing,
         "fixes": [],
         "flavour": flavour_name(facts.flavour.kind),
+        "kubelet_version": kubelet_version.as_ref().map(|(v, _)| v),
+        "kubelet_version_source": kubelet_version.as_ref().map_or("", |(_, from)| from),
         "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
         "pod_upstreams": pod_reachable(&upstreams),
         "upstreams": upstreams,

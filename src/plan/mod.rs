@@ -162,8 +162,14 @@ fn plan_reachable(
     if let Err(message) = context::check_upstreams(host) {
         return error_plan(&host.name, records, "inventory", message);
     }
+    let kubelet_version = crate::diagnose::rules::kubelet_version(
+        &crate::diagnose::rules::Ctx::in_cluster(host, facts, Some(cluster)),
+    );
     let base = minijinja::Value::from(minijinja::value::Serde(context::build(
-        host, facts, findings,
+        host,
+        facts,
+        findings,
+        kubelet_version,
     )));
     let view = cluster.node_view(crate::cluster::node_names(host, facts));
     let corefiles = match cluster {

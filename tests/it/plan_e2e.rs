@@ -522,7 +522,13 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
         ),
     )
     .expect("write playbook");
-    std::fs::write(dir.join("templates/site.conf.j2"), "new for {{ host }}\n").expect("write");
+    // The kubelet's version as the rules take it: from the cluster under plan, which does
+    // not run the node's kubelet binary.
+    std::fs::write(
+        dir.join("templates/site.conf.j2"),
+        "new for {{ host }}: kubelet {{ kubelet_version }} ({{ kubelet_version_source }})\n",
+    )
+    .expect("write");
 
     // Without `allow:` the file and the sysctl are outside what dnsfix changes: refused,
     // naming the playbook, the task and the way to allow it.
@@ -585,7 +591,10 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
         Some("old\n"),
         "an existing file is an edit, not a new file"
     );
-    assert_eq!(file.1, format!("new for {node}\n"));
+    assert_eq!(
+        file.1,
+        format!("new for {node}: kubelet v1.30.2 (node {node}'s status.nodeInfo.kubeletVersion)\n")
+    );
     assert!(file.2.is_some());
     let sysctl = host.changes.iter().find_map(|c| match c {
         Change::Sysctl {
