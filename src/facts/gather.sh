@@ -175,15 +175,20 @@ root_proc() {
 }
 KPID=
 K3SPID=
-for d in /proc/[0-9]*; do
-  c=
-  read -r c < "$d/comm" 2>/dev/null || continue
-  case "$c" in
-    kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
-    k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
-    dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
-  esac
-done
+# One redirection of stderr for the whole scan (a process may end before its comm is
+# read), not one per process: a node runs hundreds, and in dash each redirection is four
+# more system calls.
+{
+  for d in /proc/[0-9]*; do
+    c=
+    read -r c < "$d/comm" || continue
+    case "$c" in
+      kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
+      k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
+      dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
+    esac
+  done
+} 2>/dev/null
 [ -n "$K3SPID" ] && { hdr pid k3s; put "$K3SPID"; }
 if [ -n "$KPID" ]; then
   hdr pid kubelet; put "$KPID"
