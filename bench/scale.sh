@@ -7,13 +7,16 @@
 # For each of HOSTS/4, HOSTS/2 and HOSTS hosts it runs `dnsfix plan --ssh-backend russh`
 # under /usr/bin/time -v and prints wall time, maximum RSS and time per host; then the
 # same at 2×FORKS. DNSFIX=path measures another build (e.g. an older one) on the same
-# lab. Needs root (the lab) and GNU time (/usr/bin/time). The lab is torn down on exit.
+# lab; BACKEND=openssh the openssh backend (its control sockets in the lab directory,
+# so each size starts with no master). Needs root (the lab) and GNU time (/usr/bin/time). The lab is torn down on exit.
 set -u
 set -o pipefail
 
 NODES=${1:-50}
 HOSTS=${2:-1000}
 FORKS=${3:-50}
+BACKEND=${BACKEND:-russh}
+[ "$BACKEND" = russh ] || [ "$BACKEND" = openssh ] || { echo "bench/scale.sh: BACKEND is russh or openssh" >&2; exit 2; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$ROOT/tests/lab/lab.sh
 [ "$(id -u)" = 0 ] || { echo "bench/scale.sh: needs root (the lab creates namespaces)" >&2; exit 1; }
@@ -60,14 +63,19 @@ inventory() {
 	echo "$out"
 }
 
+echo "== dnsfix plan --ssh-backend $BACKEND"
 printf '\n%-8s %-6s %10s %12s %14s %6s\n' hosts forks "wall s" "max RSS MB" "ms per host" exit
 run() { # HOSTS FORKS
 	local inv log rc
 	inv=$(inventory "$1")
 	log=$DIR/time-$1-$2.log
-	/usr/bin/time -v "$DNSFIX" plan -i "$inv" --known-hosts "$DIR/known_hosts" --forks "$2" \
-		--ssh-backend russh --color never >"$DIR/plan-$1-$2.txt" 2>"$log"
+	# A control directory per run: no master of an earlier size is reused.
+	mkdir -m 0700 "$DIR/xdg-$1-$2"
+	XDG_RUNTIME_DIR=$DIR/xdg-$1-$2 /usr/bin/time -v "$DNSFIX" plan -i "$inv" --known-hosts "$DIR/known_hosts" \
+		--forks "$2" --ssh-backend "$BACKEND" --color never >"$DIR/plan-$1-$2.txt" 2>"$log"
 	rc=$?
+	# This run's masters (openssh) end now, not ControlPersist later.
+	find "$DIR/xdg-$1-$2" -type s -exec ssh -o BatchMode=yes -S {} -O exit lab \; >/dev/null 2>&1
 	awk -v h="$1" -v f="$2" -v rc="$rc" '
 		/Elapsed \(wall clock\)/ { n = split($NF, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i] }
 		/Maximum resident set size/ { rss = $NF / 1024 }
