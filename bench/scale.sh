@@ -4,11 +4,10 @@
 #
 #   bench/scale.sh [NODES=50] [HOSTS=1000] [FORKS=50]
 #
-# For each of HOSTS/4, HOSTS/2 and HOSTS hosts it runs `dnsfix plan --ssh-backend russh`
-# under /usr/bin/time -v and prints wall time, maximum RSS and time per host; then the
-# same at 2×FORKS. DNSFIX=path measures another build (e.g. an older one) on the same
-# lab; BACKEND=openssh the openssh backend (its control sockets in the lab directory,
-# so each size starts with no master). Needs root (the lab) and GNU time (/usr/bin/time). The lab is torn down on exit.
+# For each of HOSTS/4, HOSTS/2 and HOSTS hosts it runs `dnsfix plan` (russh, or
+# BACKEND=openssh with a control directory per run, so each starts with no master) under
+# /usr/bin/time -v and prints wall time, maximum RSS and time per host; then the same at
+# 2×FORKS. DNSFIX=path measures another build (e.g. an older one) on the same lab. Needs root (the lab) and GNU time (/usr/bin/time). The lab is torn down on exit.
 set -u
 set -o pipefail
 
@@ -16,7 +15,8 @@ NODES=${1:-50}
 HOSTS=${2:-1000}
 FORKS=${3:-50}
 BACKEND=${BACKEND:-russh}
-[ "$BACKEND" = russh ] || [ "$BACKEND" = openssh ] || { echo "bench/scale.sh: BACKEND is russh or openssh" >&2; exit 2; }
+[ "$BACKEND" = russh ] || [ "$BACKEND" = openssh ] ||
+	{ echo "bench/scale.sh: BACKEND is russh or openssh" >&2; exit 2; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$ROOT/tests/lab/lab.sh
 [ "$(id -u)" = 0 ] || { echo "bench/scale.sh: needs root (the lab creates namespaces)" >&2; exit 1; }
@@ -71,8 +71,9 @@ run() { # HOSTS FORKS
 	log=$DIR/time-$1-$2.log
 	# A control directory per run: no master of an earlier size is reused.
 	mkdir -m 0700 "$DIR/xdg-$1-$2"
-	XDG_RUNTIME_DIR=$DIR/xdg-$1-$2 /usr/bin/time -v "$DNSFIX" plan -i "$inv" --known-hosts "$DIR/known_hosts" \
-		--forks "$2" --ssh-backend "$BACKEND" --color never >"$DIR/plan-$1-$2.txt" 2>"$log"
+	XDG_RUNTIME_DIR=$DIR/xdg-$1-$2 /usr/bin/time -v "$DNSFIX" plan -i "$inv" \
+		--known-hosts "$DIR/known_hosts" --forks "$2" --ssh-backend "$BACKEND" --color never \
+		>"$DIR/plan-$1-$2.txt" 2>"$log"
 	rc=$?
 	# This run's masters (openssh) end now, not ControlPersist later.
 	find "$DIR/xdg-$1-$2" -type s -exec ssh -o BatchMode=yes -S {} -O exit lab \; >/dev/null 2>&1

@@ -113,7 +113,8 @@ pub fn parse(text: &str) -> Vec<ServerBlock> {
 /// `caddyfile/lexer.go`, `next`): a `#` outside a quoted token skips the rest of the line,
 /// also in the middle of a word (`example.org#x` is `example.org`), while inside one it is
 /// text. A token is quoted when it starts with `"`, and runs to the next `"` not escaped
-/// with `\\`.
+/// with a backslash. Not followed here: a quoted token running on past the end of its
+/// line, and a new quoted token right after a closing quote (`"a""# b"`).
 fn uncommented(line: &str) -> &str {
     let (mut quoted, mut escaped, mut token_start) = (false, false, true);
     for (i, c) in line.char_indices() {

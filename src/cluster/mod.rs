@@ -70,8 +70,15 @@ pub enum Cluster {
     Unavailable { reason: String },
 }
 
+/// What every kubectl dnsfix runs has in its environment: no user's kuberc (kubectl 1.33+
+/// reads `~/.kube/kuberc`, whose defaults and aliases could turn `get nodes` into `-o wide`
+/// or `-o json`, or add timestamps to logs). kubectl's own defaults are what dnsfix parses;
+/// a kubectl without kuberc ignores the variable.
+pub const NO_KUBERC: &str = "KUBERC=off";
+
 /// Finds the node's kubectl and admin kubeconfig and sets them as "$@".
 const KUBECTL: &str = r#"set -u
+export KUBERC=off
 if command -v k3s >/dev/null 2>&1 && [ -r /etc/rancher/k3s/k3s.yaml ]; then
   set -- k3s kubectl
 elif [ -x /var/lib/rancher/rke2/bin/kubectl ] && [ -r /etc/rancher/rke2/rke2.yaml ]; then
@@ -721,8 +728,9 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
 /// node whose kubelet has not reported, leaves the row short). A row whose name is not a
 /// node's name or whose version is not a version (letters, digits, `.`, `-`, `+`, as
 /// `v1.30.2+k3s1`) is left out, so nothing else the node printed passes for a version. A
-/// node reports its own status: a version with a newline in it could add a row for
-/// another node, so a name that comes twice is left out altogether.
+/// node reports its own status, so its version may hold anything: kubectl cuts a cell at
+/// a newline and appends `...` (a version with `..` is none), and should one print the
+/// rest as a row for another node, a name that comes twice is left out altogether.
 fn parse_kubelets(out: &[u8]) -> Kubelets {
     let text = String::from_utf8_lossy(out);
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
@@ -748,6 +756,7 @@ fn parse_kubelets(out: &[u8]) -> Kubelets {
         .filter(|(name, version)| {
             valid_pod_name(name)
                 && version.len() <= 64
+                && !version.contains("..")
                 && version
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
@@ -790,7 +799,7 @@ fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
 /// Sets this machine's kubectl with `kubeconfig` (one quoted shell word) as "$@".
 fn local_prologue(kubeconfig: &std::path::Path) -> String {
     format!(
-        "set -u\ncommand -v kubectl >/dev/null 2>&1 || {{ echo 'no kubectl in PATH' >&2; exit 3; }}\nset -- kubectl --kubeconfig {}\n",
+        "set -u\nexport {NO_KUBERC}\ncommand -v kubectl >/dev/null 2>&1 || {{ echo 'no kubectl in PATH' >&2; exit 3; }}\nset -- kubectl --kubeconfig {}\n",
         crate::node_script::quote(&kubeconfig.to_string_lossy())
     )
 }
@@ -1148,6 +1157,15 @@ mod tests {
         );
     }
 
+    /// Every kubectl dnsfix runs, on a node or here, runs without the user's kuberc.
+    #[test]
+    fn kubectl_runs_without_a_users_kuberc() {
+        let export = format!("\nexport {NO_KUBERC}\n");
+        assert!(KUBECTL.contains(&export), "{KUBECTL}");
+        let local = local_prologue(std::path::Path::new("/etc/kubernetes/admin.conf"));
+        assert!(local.contains(&export), "{local}");
+    }
+
     /// The first listing's pods and ConfigMaps come apart at the boundary; a ConfigMap
     /// read that failed or was cut short is an error for the rules, never empty config.
     #[test]
@@ -1187,13 +1205,14 @@ mod tests {
             forged,
             Kubelets::from([("node2".to_owned(), "v1.29.0".to_owned())])
         );
-        // The columns are found by the header (here `-o wide`'s, VERSION elsewhere); a row
-        // with an empty cell (a kubelet that has not reported) or one word too many is
-        // not a node's; no header, no versions.
-        let table = b"NAME   STATUS   VERSION   ROLES   AGE   INTERNAL-IP\n\
-              node1  Ready    v1.31.0   <none>  5d    10.0.0.1\n\
-              node2  NotReady         <none>  5d    10.0.0.2\n\
-              node3  Ready    v1.31.0 x <none>  5d    10.0.0.3\n";
+        // The columns are found by the header, wherever VERSION is; a row with an empty
+        // cell (a kubelet that has not reported) or one word too many is not a node's, nor
+        // a version kubectl cut at a newline; no header, no versions.
+        let table = b"NAME   STATUS   VERSION   ROLES   AGE\n\
+              node1  Ready,SchedulingDisabled    v1.31.0   <none>  5d\n\
+              node2  NotReady         <none>  5d\n\
+              node3  Ready    v1.31.0 x <none>  5d\n\
+              node4  Ready    v1.31.0...   <none>  5d\n";
         assert_eq!(
             parse_kubelets(table),
             Kubelets::from([("node1".to_owned(), "v1.31.0".to_owned())])
@@ -1226,7 +1245,7 @@ case \" $* \" in
              *\" get pods \"*) cat '{dir}/pods.json' ;;
 \
              *\" get nodes \"*) printf 'NAME STATUS ROLES AGE VERSION\\nnode1 Ready <none> 5d v1.30.2\\n\
-             node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1\\x1b\\nnode4 Ready <none> 5d $(id)\\n' ;;
+             node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1.30.2\\nnode4 Ready <none> 5d $(id)\\n' ;;
 \
              *\" logs \"*) while [ \"$1\" != logs ]; do shift; done
   \

