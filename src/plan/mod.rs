@@ -162,14 +162,7 @@ fn plan_reachable(
     if let Err(message) = context::check_upstreams(host) {
         return error_plan(&host.name, records, "inventory", message);
     }
-    let kubelet_version =
-        rules::kubelet_version(&rules::Ctx::in_cluster(host, facts, Some(cluster)));
-    let base = minijinja::Value::from(minijinja::value::Serde(context::build(
-        host,
-        facts,
-        findings,
-        kubelet_version,
-    )));
+    let base = base_context(host, facts, findings, cluster);
     let view = cluster.node_view(crate::cluster::node_names(host, facts));
     let corefiles = match cluster {
         crate::cluster::Cluster::Read { config, .. } => config.corefiles.as_slice(),
@@ -256,6 +249,20 @@ fn plan_reachable(
     }
     configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
     plan
+}
+
+/// The playbooks' context for `host` ([`context::build`]), with the kubelet's version as
+/// the rules take it (the cluster's, where the node was not asked).
+fn base_context(
+    host: &Host,
+    facts: &NodeFacts,
+    findings: &[Finding],
+    cluster: &crate::cluster::Cluster,
+) -> minijinja::Value {
+    let version = rules::kubelet_version(&rules::Ctx::in_cluster(host, facts, Some(cluster)));
+    minijinja::Value::from(minijinja::value::Serde(context::build(
+        host, facts, findings, version,
+    )))
 }
 
 /// Assembles a gathered host's plan from the playbooks' `run`, the findings `failing`

@@ -486,17 +486,10 @@ fn a_bad_playbook_stops_before_any_host_is_contacted() {
     assert!(!message.contains("facts gathered"), "{message}");
 }
 
-#[test]
-fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
-    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let node = lab.nodes[0].name.clone();
-    lab.exec(
-        &node,
-        "mkdir -p /etc/dnsfix && printf 'old\\n' > /etc/dnsfix/site.conf",
-    );
-    let live = lab.exec(&node, "cat /proc/sys/net/ipv4/conf/all/rp_filter");
-    let want = if live.trim() == "2" { "1" } else { "2" };
-    let dir = lab.dir.join("site-playbooks");
+/// A site playbook in `lab_dir`: a sysctl (`net.ipv4.conf.all.rp_filter` to `want`) and
+/// a file (/etc/dnsfix/site.conf) that notifies a kubelet restart; its directory.
+fn site_playbook(lab_dir: &Path, want: &str) -> PathBuf {
+    let dir = lab_dir.join("site-playbooks");
     std::fs::create_dir_all(dir.join("templates")).expect("mkdir");
     std::fs::write(
         dir.join("90-site.yml"),
@@ -529,6 +522,20 @@ fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
         "new for {{ host }}: kubelet {{ kubelet_version }} ({{ kubelet_version_source }})\n",
     )
     .expect("write");
+    dir
+}
+
+#[test]
+fn site_playbooks_plan_files_and_sysctls_beyond_the_shipped_ones() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "mkdir -p /etc/dnsfix && printf 'old\\n' > /etc/dnsfix/site.conf",
+    );
+    let live = lab.exec(&node, "cat /proc/sys/net/ipv4/conf/all/rp_filter");
+    let want = if live.trim() == "2" { "1" } else { "2" };
+    let dir = site_playbook(&lab.dir, want);
 
     // Without `allow:` the file and the sysctl are outside what dnsfix changes: refused,
     // naming the playbook, the task and the way to allow it.
