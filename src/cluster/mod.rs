@@ -70,7 +70,7 @@ pub enum Cluster {
     Unavailable { reason: String },
 }
 
-/// What every kubectl dnsfix runs has in its environment: no user's kuberc (kubectl 1.33+
+/// What every kubectl dnsfix runs has in its environment: no user's kuberc (kubectl 1.34+
 /// reads `~/.kube/kuberc`, whose defaults and aliases could turn `get nodes` into `-o wide`
 /// or `-o json`, or add timestamps to logs). kubectl's own defaults are what dnsfix parses;
 /// a kubectl without kuberc ignores the variable.
