@@ -150,7 +150,7 @@ impl<'c> Context<'c> {
                 .enumerate()
                 .filter(|(i, o)| {
                     o.result.as_ref().is_ok_and(|facts| {
-                        crate::diagnose::kubelet_version_wanted(hosts[*i], facts, &cluster)
+                        crate::diagnose::rules::kubelet_version_wanted(hosts[*i], facts, &cluster)
                     })
                 })
                 .map(|(i, _)| i)

@@ -196,16 +196,6 @@ pub fn diagnose_in(
 }
 
 /// Diagnoses every gathered host and adds fleet drift.
-/// Whether a host's unknown kubelet version would change its findings (see
-/// [`rules::kubelet_version_wanted`]).
-pub fn kubelet_version_wanted(
-    host: &Host,
-    facts: &NodeFacts,
-    cluster: &crate::cluster::Cluster,
-) -> bool {
-    rules::kubelet_version_wanted(host, facts, cluster)
-}
-
 pub fn diagnose(gathered: &[(&Host, &NodeFacts)]) -> Vec<HostDiagnosis> {
     diagnose_with(gathered, None)
 }

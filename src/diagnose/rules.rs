@@ -704,7 +704,7 @@ fn pod_search<'a>(domain: &str, host: &[&'a str]) -> Vec<std::borrow::Cow<'a, st
 /// Whether the kubelet's version, unknown for this host (the node was not asked, the
 /// cluster has none for it), would change what a rule says about it: then it is worth
 /// asking the node's kubelet binary after all.
-pub(super) fn kubelet_version_wanted(
+pub fn kubelet_version_wanted(
     host: &Host,
     facts: &NodeFacts,
     cluster: &crate::cluster::Cluster,

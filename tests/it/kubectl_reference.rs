@@ -40,6 +40,22 @@ fn is_script(path: &Path) -> bool {
     std::fs::read(path).is_ok_and(|b| b.starts_with(b"#!"))
 }
 
+/// What the lab's kubectl stand-in prints for `args`, its lab in `dir`; it must succeed.
+fn lab_kubectl(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("bash")
+        .arg(root().join("tests/lab/standins/kubectl"))
+        .args(args)
+        .env("DNSFIX_LAB_DIR", dir)
+        .output()
+        .expect("the stand-in runs");
+    assert!(
+        out.status.success(),
+        "the lab's kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 fn fixture() -> String {
     std::fs::read_to_string(root().join("tests/fixtures/kubectl/dns-pods.json")).expect("fixture")
 }
@@ -116,20 +132,20 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
         std::fs::create_dir_all(&node).expect("node dir");
         std::fs::write(node.join("dns-pod.json"), pod.to_string()).expect("pod");
     }
-    let out = Command::new("bash")
-        .arg(root().join("tests/lab/standins/kubectl"))
-        .args(["-n", "kube-system", "get", "pods", "-l"])
-        .arg("k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)")
-        .args(["-o", "json"])
-        .env("DNSFIX_LAB_DIR", &dir)
-        .output()
-        .expect("the stand-in runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = lab_kubectl(
+        &dir,
+        &[
+            "-n",
+            "kube-system",
+            "get",
+            "pods",
+            "-l",
+            "k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)",
+            "-o",
+            "json",
+        ],
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), fixture());
+    assert_eq!(String::from_utf8_lossy(&out), fixture());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -321,18 +337,8 @@ fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     for node in ["node0", "node1-healthy"] {
         std::fs::create_dir_all(dir.join("nodes").join(node)).expect("node dir");
     }
-    let lab = Command::new("bash")
-        .arg(root().join("tests/lab/standins/kubectl"))
-        .args(["--kubeconfig", "/etc/kubernetes/admin.conf"])
-        .args(&args)
-        .env("DNSFIX_LAB_DIR", &dir)
-        .output()
-        .expect("the stand-in runs");
-    assert!(
-        lab.status.success(),
-        "{}",
-        String::from_utf8_lossy(&lab.stderr)
-    );
-    assert_eq!(lab.stdout, real.stdout);
+    let mut lab_args = vec!["--kubeconfig", "/etc/kubernetes/admin.conf"];
+    lab_args.extend(&args);
+    assert_eq!(lab_kubectl(&dir, &lab_args), real.stdout);
     std::fs::remove_dir_all(&dir).ok();
 }
