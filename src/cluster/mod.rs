@@ -60,7 +60,7 @@ pub enum Cluster {
         pods: Vec<DnsPod>,
         /// What kube-system's ConfigMaps say about DNS.
         #[serde(default)]
-        config: DnsConfig,
+        config: Box<DnsConfig>,
         /// Each node's kubelet version as the cluster has it from the running kubelet
         /// (`status.nodeInfo.kubeletVersion`), by node name; empty when not read.
         #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -117,21 +117,25 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
             Err(reason) => return Cluster::Unavailable { reason },
         };
     let pods = kubectl.with_logs(pods).await;
-    let config = kubectl.config.take().unwrap_or_default();
+    let mut config = kubectl.config.take().unwrap_or_default();
+    if let Some(name) = config.versioned_kubelet_configmap() {
+        kubectl.read_kubelet_config(&mut config, &name).await;
+    }
     let kubelets = std::mem::take(&mut kubectl.kubelets);
     let via = kubectl.via().to_owned();
     kubectl.close().await;
     Cluster::Read {
         via,
         pods,
-        config,
+        config: Box::new(config),
         kubelets,
     }
 }
 
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
-/// `nodelocaldns` (their Corefiles), `kube-proxy` (its mode) and kubeadm's
-/// `kubelet-config` (the kubelet settings `kubeadm upgrade node` writes to every node).
+/// `nodelocaldns` (their Corefiles), `kube-proxy` (its mode), kubeadm's `kubelet-config`
+/// (the kubelet settings `kubeadm upgrade node` writes to every node; `kubelet-config-1.NN`
+/// before 1.24) and `kubeadm-config` (the cluster's version, which names the latter).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DnsConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -141,6 +145,13 @@ pub struct DnsConfig {
     pub kube_proxy_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeadm_kubelet: Option<KubeadmKubelet>,
+    /// The cluster's version as kubeadm keeps it (`kubeadm-config`, data.ClusterConfiguration
+    /// `kubernetesVersion`): which `kubelet-config-1.NN` a kubeadm before 1.24 reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeadm_version: Option<String>,
+    /// Why that versioned ConfigMap could not be read, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet_config_error: Option<String>,
     /// Why the ConfigMaps could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -166,9 +177,12 @@ impl Corefile {
     }
 }
 
-/// The DNS settings of kubeadm's `kubelet-config` ConfigMap.
+/// The DNS settings of kubeadm's `kubelet-config` (or `kubelet-config-1.NN`) ConfigMap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KubeadmKubelet {
+    /// The ConfigMap: `kubelet-config`, or `kubelet-config-1.NN` (see [`kubelet_configmap`]).
+    #[serde(default = "unversioned")]
+    pub configmap: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolv_conf: Option<String>,
     #[serde(default)]
@@ -177,8 +191,60 @@ pub struct KubeadmKubelet {
     pub cluster_domain: Option<String>,
 }
 
-const GET_CONFIGMAPS: &str =
-    "get configmap coredns nodelocaldns kube-proxy kubelet-config --ignore-not-found -o json";
+/// How kube-system's DNS ConfigMaps are asked for: by name, those missing left out (a
+/// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
+/// real kubectl.
+pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns kube-proxy kubelet-config \
+     kubeadm-config --ignore-not-found -o json";
+
+/// kubeadm's ConfigMap of the kubelets' settings from 1.24 on (kubeadm `constants.go`,
+/// `KubeletBaseConfigurationConfigMap`).
+const KUBELET_CONFIG: &str = "kubelet-config";
+
+fn unversioned() -> String {
+    KUBELET_CONFIG.to_owned()
+}
+
+/// The ConfigMap a kubeadm at `version` (`v1.23.17`) keeps the kubelets' settings in when
+/// there is no `kubelet-config`: `kubelet-config-1.23`. Before 1.24 (and later with the
+/// UnversionedKubeletConfigMap feature gate off) kubeadm names it after the cluster's
+/// version, `kubernetesVersion` of the ClusterConfiguration in `kubeadm-config`, and
+/// `kubeadm join` and `kubeadm upgrade node` read that one (kubeadm `constants.go`,
+/// `GetKubeletConfigMapName`; `phases/kubelet/config.go`, `CreateConfigMap`). None for a
+/// version that is not `vMAJOR.MINOR...` in digits.
+pub fn kubelet_configmap(version: &str) -> Option<String> {
+    let mut parts = version.strip_prefix('v').unwrap_or(version).split('.');
+    let number = |p: &str| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit());
+    let major = parts.next().filter(|p| number(p))?;
+    let minor = parts
+        .next()
+        .map(|m| m.split(['-', '+']).next().unwrap_or(m))
+        .filter(|p| number(p))?;
+    Some(format!("{KUBELET_CONFIG}-{major}.{minor}"))
+}
+
+/// The kubelet settings in a kubelet-config ConfigMap's `kubelet` key.
+fn kubeadm_kubelet(configmap: &str, yaml: &serde_norway::Value) -> KubeadmKubelet {
+    let string = |k: &str| {
+        yaml.get(k)
+            .and_then(serde_norway::Value::as_str)
+            .map(str::to_owned)
+    };
+    KubeadmKubelet {
+        configmap: configmap.to_owned(),
+        resolv_conf: string("resolvConf"),
+        cluster_dns: yaml
+            .get("clusterDNS")
+            .and_then(serde_norway::Value::as_sequence)
+            .map(|s| {
+                s.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        cluster_domain: string("clusterDomain"),
+    }
+}
 
 /// The DNS configuration in a `kubectl get configmap ... -o json` answer (a List, or one
 /// ConfigMap when only one was asked for).
@@ -220,34 +286,52 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                         .to_owned()
                 });
             }
-            "kubelet-config" => {
+            "kubeadm-config" => {
+                let yaml: Option<serde_norway::Value> =
+                    text("ClusterConfiguration").and_then(|t| serde_norway::from_str(t).ok());
+                config.kubeadm_version = yaml
+                    .as_ref()
+                    .and_then(|y| y.get("kubernetesVersion"))
+                    .and_then(serde_norway::Value::as_str)
+                    .map(str::to_owned);
+            }
+            // The unversioned ConfigMap wins: kubeadm 1.24+ reads it, and one from before
+            // an upgrade stays behind.
+            _ if name == KUBELET_CONFIG
+                || (kubelet_configmap_name(name)
+                    && config
+                        .kubeadm_kubelet
+                        .as_ref()
+                        .is_none_or(|k| k.configmap != KUBELET_CONFIG)) =>
+            {
                 let yaml: Option<serde_norway::Value> =
                     text("kubelet").and_then(|t| serde_norway::from_str(t).ok());
-                config.kubeadm_kubelet = yaml.map(|y| {
-                    let string = |k: &str| {
-                        y.get(k)
-                            .and_then(serde_norway::Value::as_str)
-                            .map(str::to_owned)
-                    };
-                    KubeadmKubelet {
-                        resolv_conf: string("resolvConf"),
-                        cluster_dns: y
-                            .get("clusterDNS")
-                            .and_then(serde_norway::Value::as_sequence)
-                            .map(|s| {
-                                s.iter()
-                                    .filter_map(|v| v.as_str().map(str::to_owned))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                        cluster_domain: string("clusterDomain"),
-                    }
-                });
+                if let Some(yaml) = yaml {
+                    config.kubeadm_kubelet = Some(kubeadm_kubelet(name, &yaml));
+                }
             }
             _ => {}
         }
     }
     Ok(config)
+}
+
+/// `kubelet-config-MAJOR.MINOR`, as [`kubelet_configmap`] names it.
+fn kubelet_configmap_name(name: &str) -> bool {
+    name.strip_prefix(KUBELET_CONFIG)
+        .and_then(|v| v.strip_prefix('-'))
+        .is_some_and(|v| kubelet_configmap(v).as_deref() == Some(name))
+}
+
+impl DnsConfig {
+    /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
+    /// cluster (it has `kubeadm-config`) without `kubelet-config`.
+    fn versioned_kubelet_configmap(&self) -> Option<String> {
+        if self.kubeadm_kubelet.is_some() || self.error.is_some() {
+            return None;
+        }
+        kubelet_configmap(self.kubeadm_version.as_deref()?)
+    }
 }
 
 /// What the plan knows of the cluster for one node.
@@ -497,6 +581,25 @@ impl Kubectl {
         self.logs = parts.logs;
         self.kubelets = parts.kubelets;
         parse_pods(parts.pods)
+    }
+
+    /// kubeadm's versioned kubelet-config ConfigMap `name` into `config` (nothing when the
+    /// cluster has none; why not, when kubectl fails). A second round trip, only on a kubeadm
+    /// cluster from before 1.24: the first listing cannot know the name before it has read
+    /// the cluster's version.
+    async fn read_kubelet_config(&mut self, config: &mut DnsConfig, name: &str) {
+        let read = self
+            .run(&format!("get configmap {name} --ignore-not-found -o json"))
+            .await;
+        match read {
+            // --ignore-not-found: nothing at all when there is no such ConfigMap.
+            Ok(out) if out.trim_ascii().is_empty() => {}
+            Ok(out) => match parse_configmaps(&out) {
+                Ok(read) => config.kubeadm_kubelet = read.kubeadm_kubelet,
+                Err(e) => config.kubelet_config_error = Some(format!("{name}: {e}")),
+            },
+            Err(e) => config.kubelet_config_error = Some(format!("{name}: {e}")),
+        }
     }
 
     /// The CoreDNS and nodelocaldns pods.
@@ -1098,6 +1201,86 @@ mod tests {
             .expect("one");
         assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
         assert!(parse_configmaps(b"[]").is_err());
+    }
+
+    /// kubeadm before 1.24 keeps the kubelets' settings in `kubelet-config-1.NN`, NN the
+    /// minor version in `kubeadm-config`: read from kubectl's answer (the fixture's README
+    /// names kubeadm's sources), and asked for by that name only where `kubelet-config` is
+    /// missing.
+    #[test]
+    fn kubeadm_before_1_24_keeps_a_versioned_kubelet_config() {
+        let old = include_bytes!("../../tests/fixtures/kubectl/kubeadm-1.23-configmaps.json");
+        let config = parse_configmaps(old).expect("configmaps");
+        assert_eq!(config.kubeadm_version.as_deref(), Some("v1.23.17"));
+        let kubelet = config.kubeadm_kubelet.clone().expect("kubelet-config-1.23");
+        assert_eq!(kubelet.configmap, "kubelet-config-1.23");
+        assert_eq!(kubelet.resolv_conf, None, "kubeadm left it to the kubelet");
+        assert_eq!(kubelet.cluster_dns, ["10.96.0.10"]);
+        // Found already: nothing more to ask.
+        assert_eq!(config.versioned_kubelet_configmap(), None);
+        let first = DnsConfig {
+            kubeadm_kubelet: None,
+            ..config.clone()
+        };
+        assert_eq!(
+            first.versioned_kubelet_configmap().as_deref(),
+            Some("kubelet-config-1.23")
+        );
+        // Not kubeadm (no kubeadm-config), or the ConfigMaps failed: nothing to ask.
+        let k3s = DnsConfig::default();
+        assert_eq!(k3s.versioned_kubelet_configmap(), None);
+        let failed = DnsConfig {
+            error: Some("forbidden".into()),
+            ..first.clone()
+        };
+        assert_eq!(failed.versioned_kubelet_configmap(), None);
+
+        // A cluster upgraded to 1.24 keeps its kubelet-config-1.23: kubelet-config wins,
+        // whichever comes first.
+        let new = include_bytes!("../../tests/lab/standins/configmaps.json");
+        let items = |doc: &[u8]| -> Vec<Value> {
+            serde_json::from_slice::<Value>(doc).expect("JSON")["items"]
+                .as_array()
+                .expect("items")
+                .clone()
+        };
+        for items in [
+            [items(old), items(new)].concat(),
+            [items(new), items(old)].concat(),
+        ] {
+            let both = serde_json::json!({"kind": "List", "items": items});
+            let config = parse_configmaps(both.to_string().as_bytes()).expect("both");
+            let kubelet = config.kubeadm_kubelet.expect("kubelet-config");
+            assert_eq!(kubelet.configmap, "kubelet-config");
+            assert_eq!(
+                kubelet.resolv_conf.as_deref(),
+                Some("/run/systemd/resolve/resolv.conf")
+            );
+        }
+    }
+
+    #[test]
+    fn versioned_kubelet_config_names_come_from_the_version_alone() {
+        for (version, name) in [
+            ("v1.23.17", Some("kubelet-config-1.23")),
+            ("v1.18.2", Some("kubelet-config-1.18")),
+            ("1.22.0", Some("kubelet-config-1.22")),
+            ("v1.23-rc.1", Some("kubelet-config-1.23")),
+            ("v1.23.0-rc.1", Some("kubelet-config-1.23")),
+            ("v1", None),
+            ("", None),
+            ("v1.x", None),
+            ("v1.23;reboot", None),
+            ("v1. 23", None),
+            ("v-1.23", None),
+        ] {
+            assert_eq!(kubelet_configmap(version).as_deref(), name, "{version:?}");
+        }
+        // Only such names count as the versioned ConfigMap.
+        assert!(kubelet_configmap_name("kubelet-config-1.23"));
+        assert!(!kubelet_configmap_name("kubelet-config-1.23-old"));
+        assert!(!kubelet_configmap_name("kubelet-config-backup"));
+        assert!(!kubelet_configmap_name("kubelet-config"));
     }
 
     fn pod(name: &str, app: &str, node: &str) -> DnsPod {

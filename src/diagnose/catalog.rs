@@ -959,15 +959,16 @@ pub const RULES: &[RuleInfo] = &[
             different resolv.conf files.",
         mechanism: "\
             kubeadm keeps the cluster's KubeletConfiguration in ConfigMap\n\
-            kube-system/kubelet-config (data.kubelet). `kubeadm join` and `kubeadm upgrade node`\n\
-            write it to /var/lib/kubelet/config.yaml on the node, replacing the file (kubeadm's\n\
-            \"Reconfiguring a kubeadm cluster\" task). A setting the node's file decides, and the\n\
-            ConfigMap gives otherwise, therefore changes at the next upgrade. A flag\n\
-            (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and survives; dnsfix compares\n\
-            only the settings the file decides.",
+            kube-system/kubelet-config (data.kubelet; before 1.24 kubelet-config-1.NN, NN the\n\
+            cluster's minor version in ConfigMap kubeadm-config). `kubeadm join` and `kubeadm\n\
+            upgrade node` write it to /var/lib/kubelet/config.yaml on the node, replacing the\n\
+            file (kubeadm's \"Reconfiguring a kubeadm cluster\" task). A setting the node's file\n\
+            decides, and the ConfigMap gives otherwise, therefore changes at the next upgrade.\n\
+            A flag (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and survives; dnsfix\n\
+            compares only the settings the file decides.",
         fix: "\
             Decide which is right. Usually the node was fixed and the ConfigMap was not:\n  \
-            kubectl -n kube-system edit configmap kubelet-config\n\
+            kubectl -n kube-system edit configmap kubelet-config   # the finding names it\n\
             and set the same resolvConf / clusterDNS / clusterDomain there. If the ConfigMap is\n\
             right, `kubeadm upgrade node phase kubelet-config` writes it to the node.",
         restart: "\

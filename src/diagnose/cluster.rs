@@ -211,9 +211,17 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
         return RuleOutcome::NotApplicable("not a kubeadm node".into());
     }
     let Some(wanted) = &config.kubeadm_kubelet else {
-        return RuleOutcome::NotApplicable(match &config.error {
-            Some(e) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
-            None => "the cluster has no kubelet-config ConfigMap".into(),
+        let versioned = config
+            .kubeadm_version
+            .as_deref()
+            .and_then(crate::cluster::kubelet_configmap);
+        return RuleOutcome::NotApplicable(match (&config.error, &config.kubelet_config_error) {
+            (Some(e), _) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
+            (None, Some(e)) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
+            (None, None) => match versioned {
+                Some(name) => format!("the cluster has neither kubelet-config nor {name}"),
+                None => "the cluster has no kubelet-config ConfigMap".into(),
+            },
         });
     };
     let differences = differences(ctx.facts, wanted);
@@ -226,18 +234,23 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
         settings.push(*key);
         evidence.push(format!("{node_at} {key}: {node}"));
         evidence.push(format!(
-            "ConfigMap kube-system/kubelet-config (data.kubelet) {key}: {map}"
+            "ConfigMap kube-system/{} (data.kubelet) {key}: {map}",
+            wanted.configmap
         ));
     }
     RuleOutcome::Findings(vec![ctx.finding(
         KUBEADM_DRIFT,
         Severity::Warning,
         format!(
-            "kubeadm's kubelet-config ConfigMap disagrees with this node's kubelet config on {}: the next `kubeadm upgrade node` writes the ConfigMap's value back",
+            "kubeadm's {} ConfigMap disagrees with this node's kubelet config on {}: the next `kubeadm upgrade node` writes the ConfigMap's value back",
+            wanted.configmap,
             settings.join(", ")
         ),
         evidence,
-        "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap kubelet-config), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades".into(),
+        format!(
+            "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap {}), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades",
+            wanted.configmap
+        ),
     )])
 }
 
@@ -268,12 +281,13 @@ pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster)
         .map(|(key, node, _, map)| format!("{key} {node} here, {map} in the ConfigMap"))
         .collect();
     Some(format!(
-        "After this change the node disagrees with kubeadm's kubelet-config ConfigMap ({}): \
+        "After this change the node disagrees with kubeadm's {name} ConfigMap ({}): \
          the next `kubeadm upgrade node` writes the ConfigMap's values back \
          (DNS-KUBEADM-CONFIG-DRIFT). Make the same change there (kubectl -n kube-system edit \
-         configmap kubelet-config); dnsfix does not edit it, since every node takes its \
+         configmap {name}); dnsfix does not edit it, since every node takes its \
          kubelet settings from it.",
-        settings.join("; ")
+        settings.join("; "),
+        name = wanted.configmap,
     ))
 }
 
@@ -372,7 +386,7 @@ mod tests {
         Cluster::Read {
             via: "cp1".to_owned(),
             pods,
-            config,
+            config: Box::new(config),
             kubelets: Default::default(),
         }
     }
@@ -605,6 +619,7 @@ mod tests {
         let host = crate::inventory::Host::new("node1");
         let config = |resolv: &str, dns: &str| DnsConfig {
             kubeadm_kubelet: Some(KubeadmKubelet {
+                configmap: "kubelet-config".into(),
                 resolv_conf: Some(resolv.to_owned()),
                 cluster_dns: vec![dns.to_owned()],
                 cluster_domain: Some("cluster.local".to_owned()),
@@ -721,6 +736,7 @@ mod tests {
             Vec::new(),
             DnsConfig {
                 kubeadm_kubelet: Some(KubeadmKubelet {
+                    configmap: "kubelet-config".into(),
                     resolv_conf: Some("/run/systemd/resolve/resolv.conf".to_owned()),
                     cluster_dns: vec!["10.96.0.10".to_owned()],
                     cluster_domain: Some("cluster.local".to_owned()),

