@@ -163,7 +163,6 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
 /// priority 1; each row carries the node's metadata, kubectl's default `includeObject`),
 /// and any other with a NodeList (core/v1). Serves until the test ends; its address.
 fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> String {
-    use std::io::{BufRead, BufReader, Write};
     let items: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(name, version)| {
@@ -245,6 +244,13 @@ fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> Strin
         )
     }))
     .collect();
+    serve(answers, table)
+}
+
+/// Serves `answers` (path, body), and `table` for a request for the nodes that accepts a
+/// Table, on a port of its own until the test ends; its address.
+fn serve(answers: Vec<(String, String)>, table: String) -> String {
+    use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
     let address = listener.local_addr().expect("address");
     std::thread::spawn(move || {
