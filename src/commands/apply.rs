@@ -18,8 +18,8 @@ use crate::playbook::Playbooks;
 use crate::report::{self, EventSink};
 use crate::util::sha256_hex;
 
-/// 0 when everything was applied, 4 when a host was stale, 3 when a host failed or could
-/// not be planned or reached; 1 when the answer to y/N was no.
+/// 0 when everything was applied, 4 when a host was stale, 3 when a host failed, could
+/// not be planned or reached, or has a blocked playbook; 1 when the answer to y/N was no.
 pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
     // Playbooks are checked before any host is contacted: a typo is exit 1, not a fleet
     // run. A saved plan is checked against the playbooks loaded now, so it loads them too.
@@ -82,7 +82,12 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
         }
     }
     if nothing {
-        return Ok(super::unless_unreachable(unreachable, exit::OK));
+        let code = if blocked(&plan) {
+            exit::UNREACHABLE
+        } else {
+            exit::OK
+        };
+        return Ok(super::unless_unreachable(unreachable, code));
     }
     let question = match plan.cluster_changes.len() {
         0 => format!("Apply these changes to {changing} host(s)?"),
@@ -281,9 +286,16 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     super::print(&rendered)?;
     Ok(exit_code(
         &record.hosts,
-        planned_unreachable,
+        planned_unreachable || blocked(&plan),
         (&record.inventory_updates, &record.cluster_updates),
     ))
+}
+
+/// Some host of `plan` has a blocked playbook: what it would have fixed stays broken, so
+/// the run is not a success (3), whatever else it applied. A runbook's `apply --yes`
+/// must not go green on a node that still loops.
+fn blocked(plan: &Plan) -> bool {
+    plan.hosts.iter().any(|h| !h.blocked.is_empty())
 }
 
 /// The part of `plan` for the selected hosts, once the whole plan is known to fit: every

@@ -25,6 +25,9 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
             applied.command
         )));
     }
+    if config.limit.is_none() {
+        not_in_inventory(&ctx, &applied)?;
+    }
     let selected: Vec<&str> = ctx.hosts().into_iter().map(|h| h.name.as_str()).collect();
     let targets: Vec<HostResult> = applied
         .hosts
@@ -129,4 +132,50 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
             code => code,
         },
     )
+}
+
+/// Refuses a rollback whose run changed hosts that are not in this inventory (without
+/// `--limit`, which chooses hosts on purpose): rolled back elsewhere, or with no `-i` at
+/// all, those hosts would keep the run's changes while the rollback said there was nothing
+/// to do. The message names the inventory the run used.
+fn not_in_inventory(ctx: &Context, applied: &RunRecord) -> Result<(), Error> {
+    let known = |name: &str| ctx.inventory.hosts().iter().any(|h| h.name == name);
+    let mut missing: Vec<&str> = applied
+        .hosts
+        .iter()
+        .filter(|h| apply::rollback::may_have_written(h))
+        .map(|h| h.host.as_str())
+        .chain(
+            applied
+                .cluster_updates
+                .iter()
+                .filter(|u| apply::configmaps::may_have_written(u))
+                .flat_map(|u| u.hosts.iter().map(String::as_str)),
+        )
+        .filter(|name| !known(name))
+        .collect();
+    missing.sort_by(|a, b| crate::text::natural_cmp(a, b));
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let here = match ctx.inventory.path() {
+        Some(path) => format!("the inventory {}", path.display()),
+        None => "the implicit localhost inventory (no -i)".to_owned(),
+    };
+    let hint = match &applied.inventory {
+        Some(path) => format!(
+            "roll it back with the run's inventory: dnsfix rollback -i {} {}",
+            crate::node_script::quote(path),
+            applied.run_id
+        ),
+        None => "pass -i with the inventory the run used".to_owned(),
+    };
+    Err(Error::RunRecord(format!(
+        "run {} changed host{} {} that {} not in {here}: {hint}",
+        applied.run_id,
+        if missing.len() == 1 { "" } else { "s" },
+        crate::text::escape(&missing.join(", ")),
+        if missing.len() == 1 { "is" } else { "are" },
+    )))
 }

@@ -96,7 +96,17 @@ pub fn text(
                 .iter()
                 .any(crate::apply::configmaps::may_have_written))
     {
-        let _ = writeln!(out, "to undo it: dnsfix rollback {}", record.run_id);
+        // With the run's inventory: without it a rollback would not find the hosts.
+        let inventory = record
+            .inventory
+            .as_deref()
+            .map(|i| format!("-i {} ", crate::node_script::quote(i)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "to undo it: dnsfix rollback {inventory}{}",
+            record.run_id
+        );
     }
     out
 }

@@ -56,6 +56,24 @@ fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
     dnsfix_in(lab, &lab.inventory(), args)
 }
 
+/// The run id in apply's hint `to undo it: dnsfix rollback -i 'INVENTORY' RUN_ID`, which
+/// names the inventory the run used (the lab's).
+fn undo_hint(lab: &Lab, out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let hint = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
+        .unwrap_or_else(|| panic!("no way to undo the run is offered\n{}", describe(out)));
+    let (inventory, run) = hint.trim().rsplit_once(' ').expect("-i INVENTORY RUN_ID");
+    assert_eq!(
+        inventory,
+        format!("-i '{}'", lab.inventory().display()),
+        "{}",
+        describe(out)
+    );
+    run.to_owned()
+}
+
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("lab paths are UTF-8")
 }
@@ -893,18 +911,7 @@ fn an_interrupted_then_completed_apply_can_be_rolled_back() {
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(0), "re-run\n{}", describe(&out));
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let run = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
-        .unwrap_or_else(|| {
-            panic!(
-                "the run that completed the interrupted apply offers no way to undo it\n{}",
-                describe(&out)
-            )
-        })
-        .trim()
-        .to_string();
+    let run = undo_hint(&lab, &out);
     let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
     assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
     assert_eq!(
@@ -1194,14 +1201,29 @@ fn rollback_restores_original_bytes_and_mode() {
     assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), new);
     assert_eq!(mode(), "600", "apply changed the file's mode");
     assert_eq!(bridge(), "1");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let run = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
-        .unwrap_or_else(|| panic!("no rollback hint\n{}", describe(&out)))
-        .trim()
-        .to_string();
+    let run = undo_hint(&lab, &out);
     let restarts_after_apply = restarts(&lab, &stub).len();
+
+    // Without the run's inventory the hosts it changed are not there: refused (1), naming
+    // them and the inventory to use, and nothing is touched.
+    let lost = Dnsfix::new(["rollback", &run, "--yes"])
+        .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
+        .stdin(Stdio::null())
+        .output();
+    assert_eq!(lost.status.code(), Some(1), "{}", describe(&lost));
+    let said = String::from_utf8_lossy(&lost.stderr);
+    let mut names = [stub.as_str(), brnf.as_str()];
+    names.sort_by(|a, b| dnsfix::text::natural_cmp(a, b));
+    assert!(
+        said.contains(&format!(
+            "changed hosts {} that are not in the implicit localhost inventory (no -i): \
+             roll it back with the run's inventory: dnsfix rollback -i '{}' {run}",
+            names.join(", "),
+            lab.inventory().display()
+        )),
+        "{said}"
+    );
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), new);
 
     let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
@@ -1456,16 +1478,34 @@ fn a_full_state_directory_fails_at_each_bookkeeping_write_before_the_file_is_tou
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let run = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("to undo it: dnsfix rollback "))
-        .expect("a run to undo")
-        .trim()
-        .to_string();
+    let run = undo_hint(&lab, &out);
     let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
     assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+}
+
+/// A host whose fix is blocked (Kubespray's resolver loops, and the inventory gives no
+/// upstream_dns_servers to fix it with) still loops after apply: the run is not a success
+/// (3), though there was nothing else to apply, so a post-reboot runbook does not go green.
+#[test]
+fn a_blocked_fix_is_not_a_successful_apply() {
+    let lab =
+        Lab::start(&["kubespray-loop"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let out = dnsfix(&lab, &["apply", "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  blocked:\n") && stdout.contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    // A saved plan with the same blocked host: the same.
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    assert!(!host_plan(&plan, &node).blocked.is_empty(), "{plan:#?}");
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
 }
 
 /// The plan was made with /etc/dnsfix absent; then /etc/dnsfix became a symlink to
