@@ -233,7 +233,9 @@ async fn run_script(
     match parsed {
         Ok(raw) => Ok(raw),
         Err(frame) => {
-            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            // The node's words: escaped, so they cannot pass for lines of the report.
+            let stderr =
+                crate::text::escape(String::from_utf8_lossy(&output.stderr).trim()).into_owned();
             if output.exit_status != Some(0) && !stderr.is_empty() {
                 let status = output
                     .exit_status

@@ -10,6 +10,11 @@ const MAX_EXPANSION: usize = 65_536;
 
 /// Expands one inventory host pattern into host names and the port it specifies, if any.
 pub(crate) fn expand_host_pattern(pattern: &str) -> Result<(Vec<String>, Option<u16>), String> {
+    // A newline or an escape in a name would reach every report as its own line or a
+    // terminal control: no host is called that (ssh refuses such a name too).
+    if pattern.chars().any(char::is_control) {
+        return Err("a host name cannot hold control characters".to_owned());
+    }
     let (host, port) = split_port(pattern);
     let port = match port {
         Some(digits) => Some(

@@ -238,8 +238,12 @@ fn host_line(
             "invalid host `{pattern}`: a trailing `:` must be followed by a port number"
         ));
     }
-    let (names, port) = expand_host_pattern(pattern)
-        .map_err(|e| format!("invalid host pattern `{pattern}`: {e}"))?;
+    let (names, port) = expand_host_pattern(pattern).map_err(|e| {
+        format!(
+            "invalid host pattern `{}`: {e}",
+            crate::text::escape(pattern)
+        )
+    })?;
     let mut vars = Vec::with_capacity(assignments.len());
     for token in assignments {
         match token.split_once('=') {

@@ -182,7 +182,8 @@ impl Hosts<'_, '_, '_> {
             fail::<E>(
                 &self.ctx.issue,
                 format!(
-                    "invalid host pattern `{pattern}` in `{}.hosts`: {e}",
+                    "invalid host pattern `{}` in `{}.hosts`: {e}",
+                    crate::text::escape(pattern),
                     self.name
                 ),
             )

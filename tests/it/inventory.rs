@@ -506,3 +506,37 @@ fn an_oversized_vars_file_is_refused_by_name() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(2));
 }
+
+/// A host name with a control character (here a CR LF, which would print as lines of
+/// their own in every report) is refused where it is written, shown escaped.
+#[test]
+fn a_host_name_with_control_characters_is_refused_at_its_line() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-inv-ctl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let yaml = dir.join("hosts.yaml");
+    std::fs::write(
+        &yaml,
+        "all:\n  hosts:\n    node1: {}\n    \"node2\\r\\n## injected\": {}\n",
+    )
+    .expect("write");
+    let err = Inventory::load(&yaml).map(|_| ()).expect_err("refused");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("{}:3:5:", yaml.display()))
+            && message.contains(
+                "invalid host pattern `node2\\r\\n## injected` in `all.hosts`: a host name cannot hold control characters"
+            ),
+        "{message}"
+    );
+    let ini = dir.join("inventory.ini");
+    std::fs::write(&ini, "[kube_node]\nnode1\nnode\x1b[2J2\n").expect("write");
+    let err = Inventory::load(&ini).map(|_| ()).expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:3: invalid host pattern `node\\u{{1b}}[2J2`: a host name cannot hold control characters",
+            ini.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
