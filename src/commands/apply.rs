@@ -105,7 +105,37 @@ fn load_plan(path: &Path) -> Result<Plan, Error> {
     let (text, sha256) = super::show::read_file(path)?;
     // What the reviewer approved is this exact file: say which one is applied.
     eprintln!("applying {} (sha256 {sha256})", path.display());
-    super::show::parse_plan(path, &text)
+    let plan = super::show::parse_plan(path, &text)?;
+    consistent(&plan)?;
+    Ok(plan)
+}
+
+/// A file write whose content does not hash to its own `after_sha256` is a plan edited by
+/// hand (or cut): refused whole, before any host is touched, not found out at the write
+/// on one host after others were changed. A redacted content is restored from the node
+/// at apply and checked against the digest there.
+fn consistent(plan: &Plan) -> Result<(), Error> {
+    for host in &plan.hosts {
+        for change in &host.changes {
+            if let crate::plan::Change::WriteFile {
+                path,
+                content,
+                after_sha256,
+                ..
+            } = change
+                && !crate::plan::redact::is_redacted(content)
+                && sha256_hex(content.as_bytes()) != *after_sha256
+            {
+                return Err(Error::PlanRefused(format!(
+                    "host {}: the new content of {} does not hash to the plan's own \
+                     after_sha256: the plan file was edited; nothing was applied",
+                    crate::text::escape(&host.host),
+                    crate::text::escape(path)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every

@@ -73,6 +73,8 @@ pub struct Policy {
     /// The kubelet files that are systemd environment files (the others are YAML).
     env_files: Vec<String>,
     sysctls: Vec<String>,
+    /// Sysctls from a playbook's `allow:`: any value (the built-in ones only to 1).
+    allowed_sysctls: Vec<String>,
     modules: Vec<String>,
     units: Vec<String>,
 }
@@ -93,6 +95,7 @@ impl Policy {
             allowed_paths: Vec::new(),
             env_files: owned(ENV_FILES),
             sysctls: owned(SYSCTLS),
+            allowed_sysctls: Vec::new(),
             modules: owned(MODULES),
             units: owned(UNITS),
         };
@@ -113,7 +116,7 @@ impl Policy {
         }
         for a in allows {
             policy.allowed_paths.extend(a.paths.iter().cloned());
-            policy.sysctls.extend(a.sysctls.iter().cloned());
+            policy.allowed_sysctls.extend(a.sysctls.iter().cloned());
             policy.modules.extend(a.modules.iter().cloned());
             policy.units.extend(a.units.iter().cloned());
         }
@@ -147,9 +150,9 @@ impl Policy {
                     ))
                 }
             }
-            Change::Sysctl { name, .. } => {
+            Change::Sysctl { name, after, .. } => {
                 if self.sysctl_allowed(name) {
-                    Ok(false)
+                    self.check_sysctl_value(name, after).map(|()| false)
                 } else {
                     Err(format!(
                         "sysctl {name} is not one dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"
@@ -169,10 +172,21 @@ impl Policy {
     }
 
     fn sysctl_allowed(&self, name: &str) -> bool {
-        self.sysctls.iter().any(|a| match a.strip_suffix('.') {
-            Some(prefix) => name.starts_with(&format!("{prefix}.")),
-            None => a == name,
-        })
+        listed(&self.sysctls, name) || listed(&self.allowed_sysctls, name)
+    }
+
+    /// The built-in sysctls are switched on, never off: what the shipped playbooks set
+    /// them to is 1 (bridged traffic through iptables, forwarding). Another value needs the
+    /// sysctl in a playbook's `allow:`.
+    fn check_sysctl_value(&self, name: &str, value: &str) -> Result<(), String> {
+        if listed(&self.allowed_sysctls, name) || value.trim() == "1" {
+            Ok(())
+        } else {
+            Err(format!(
+                "sysctl {name} = {} is not a value dnsfix sets: dnsfix only turns it on (1); allow another with `allow: {{sysctls: [{name}]}}`",
+                crate::text::escape(value.trim())
+            ))
+        }
     }
 
     /// Why `after` may not be what `path` (one of the built-in set) holds, given `before`.
@@ -182,12 +196,7 @@ impl Policy {
         before: Option<&str>,
         after: &str,
     ) -> Result<(), String> {
-        let refuse = |n: usize, line: &str, what: &str| {
-            Err(format!(
-                "{path} line {n}: {:?} is not {what}",
-                line.chars().take(80).collect::<String>()
-            ))
-        };
+        let refuse = |n: usize, line: &str, what: &str| Err(not_a(path, n, line, what));
         let lines = || {
             after
                 .lines()
@@ -241,32 +250,7 @@ impl Policy {
             return Ok(());
         }
         if path.starts_with("/etc/sysctl.d/") {
-            for (n, line, t) in lines() {
-                let name = t
-                    .trim_start_matches('-')
-                    .split('=')
-                    .next()
-                    .unwrap_or("")
-                    .trim();
-                let name = name.replace('/', ".");
-                // `net/bridge/../../kernel/core_pattern` is not a net.bridge setting.
-                let plain = name.split('.').all(|part| {
-                    !part.is_empty()
-                        && part
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
-                });
-                if !t.contains('=') || !plain || !self.sysctl_allowed(&name) {
-                    return refuse(
-                        n,
-                        line,
-                        &format!(
-                            "a sysctl dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"
-                        ),
-                    );
-                }
-            }
-            return Ok(());
+            return self.check_sysctl_file(path, before, lines());
         }
         if path.starts_with("/etc/modules-load.d/") {
             for (n, line, t) in lines() {
@@ -290,6 +274,48 @@ impl Policy {
             same_yaml_but_dns(before, after)
         };
         same.map_err(|why| format!("{path}: {why}"))
+    }
+
+    /// A sysctl.d file: the sysctls dnsfix sets, each to a value it sets
+    /// ([`Policy::check_sysctl_value`]) unless the file had that line already.
+    fn check_sysctl_file<'a>(
+        &self,
+        path: &str,
+        before: Option<&str>,
+        lines: impl Iterator<Item = (usize, &'a str, &'a str)>,
+    ) -> Result<(), String> {
+        let refuse = |n: usize, line: &str, what: &str| Err(not_a(path, n, line, what));
+        for (n, line, t) in lines {
+            let name = t
+                .trim_start_matches('-')
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .trim();
+            let name = name.replace('/', ".");
+            // `net/bridge/../../kernel/core_pattern` is not a net.bridge setting.
+            let plain = name.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+            });
+            if !t.contains('=') || !plain || !self.sysctl_allowed(&name) {
+                return refuse(
+                    n,
+                    line,
+                    &format!("a sysctl dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"),
+                );
+            }
+            // A line the file had already is not dnsfix's choice of value.
+            let kept = before.is_some_and(|b| b.lines().any(|l| l.trim() == t));
+            let value = t.split_once('=').map_or("", |(_, v)| v);
+            if !kept {
+                self.check_sysctl_value(&name, value)
+                    .map_err(|why| format!("{path} line {n}: {why}"))?;
+            }
+        }
+        Ok(())
     }
 
     /// Why restarting or reloading `unit` is refused, if it is.
@@ -459,6 +485,22 @@ pub fn check_host<'a>(
     Ok(())
 }
 
+/// Why line `n` of `path` is refused: it is not `what`.
+fn not_a(path: &str, n: usize, line: &str, what: &str) -> String {
+    format!(
+        "{path} line {n}: {:?} is not {what}",
+        line.chars().take(80).collect::<String>()
+    )
+}
+
+/// `name` is in `list` (a trailing `.` is a prefix).
+fn listed(list: &[String], name: &str) -> bool {
+    list.iter().any(|a| match a.strip_suffix('.') {
+        Some(prefix) => name.starts_with(&format!("{prefix}.")),
+        None => a == name,
+    })
+}
+
 /// What every change of one host's plan touches, against `policy`, before anything is read
 /// for it (a saved plan's redacted values are restored from the node only for files dnsfix
 /// may write at all).
@@ -607,6 +649,51 @@ mod tests {
         assert!(p.check(&module("evil"), None).is_err());
         assert!(p.check_unit("kubelet").is_ok());
         assert!(p.check_unit("sshd").is_err());
+    }
+
+    /// The built-in sysctls are only ever switched on: an edited plan that sets forwarding
+    /// off, now or for the next boot, is refused; a value the file had already stays, and
+    /// a playbook's `allow:` lets any value through.
+    #[test]
+    fn built_in_sysctls_are_only_switched_on() {
+        let p = policy();
+        let set = |name: &str, value: &str| Change::Sysctl {
+            name: name.into(),
+            before: Some("1".into()),
+            after: value.into(),
+            reasons: vec![],
+        };
+        assert!(p.check(&set("net.ipv4.ip_forward", "1"), None).is_ok());
+        let err = p
+            .check(&set("net.ipv4.ip_forward", "0"), None)
+            .expect_err("off");
+        assert!(
+            err.contains("sysctl net.ipv4.ip_forward = 0 is not a value dnsfix sets"),
+            "{err}"
+        );
+        assert!(
+            p.check(&set("net.bridge.bridge-nf-call-iptables", "0\n"), None)
+                .is_err()
+        );
+        let file = "/etc/sysctl.d/99-dnsfix.conf";
+        let off = "net.bridge.bridge-nf-call-iptables = 1\nnet.ipv4.ip_forward = 0\n";
+        let err = p.check(&write(file, off), None).expect_err("off at boot");
+        assert!(err.contains(&format!("{file} line 2:")), "{err}");
+        let before = "net.bridge.bridge-nf-call-arptables = 0\n";
+        let kept =
+            "net.bridge.bridge-nf-call-arptables = 0\nnet.bridge.bridge-nf-call-iptables = 1\n";
+        assert!(p.check(&write(file, kept), Some(before)).is_ok());
+        let allow = Allow {
+            sysctls: vec!["net.ipv4.ip_forward".into()],
+            ..Allow::default()
+        };
+        let allowed = Policy::with_allows(&crate::testing::facts_from(&[]), &[&allow]);
+        assert!(
+            allowed
+                .check(&set("net.ipv4.ip_forward", "0"), None)
+                .is_ok()
+        );
+        assert!(allowed.check(&write(file, off), None).is_ok());
     }
 
     /// Files written whole hold only what such a file is for.

@@ -398,6 +398,30 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
         );
         assert_eq!(restarts(&lab, &node), Vec::<String>::new(), "{what}");
     }
+    // New content without its digest: the whole file is refused (1) before any host.
+    let mut doc = original.clone();
+    for change in doc["hosts"]
+        .as_array_mut()
+        .expect("hosts")
+        .iter_mut()
+        .flat_map(|h| h["changes"].as_array_mut().expect("changes"))
+        .filter(|c| c["path"] == KUBELET_CONFIG)
+    {
+        let content = change["content"].as_str().expect("content").to_owned();
+        change["content"] = Value::String(format!("{content}# edited\n"));
+    }
+    let path = lab.dir.join("tampered.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+    let out = dnsfix(&lab, &["apply", path_str(&path)]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "host {node}: the new content of {KUBELET_CONFIG} does not hash to the plan's own after_sha256"
+        )),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(
         out.status.code(),
@@ -413,7 +437,7 @@ type Tamper = Box<dyn Fn(&mut Value)>;
 /// Each edit of the plan, with what apply's refusal must say.
 fn tampered_plans(shadow: &str) -> Vec<(&'static str, Tamper, &'static str)> {
     let evil = "* * * * * root sh -c 'id > /tmp/owned'\n";
-    vec![
+    let mut plans: Vec<(&'static str, Tamper, &'static str)> = vec![
         (
             "cron job",
             Box::new(move |host: &mut Value| {
@@ -463,6 +487,33 @@ fn tampered_plans(shadow: &str) -> Vec<(&'static str, Tamper, &'static str)> {
                     ));
             }),
             "/etc/systemd/system/evil.service is not a file dnsfix writes",
+        ),
+    ];
+    plans.extend(tampered_settings());
+    plans
+}
+
+/// More edits: a sysctl switched off, a guessed hash, another kubelet setting, a change
+/// no playbook asked for, a before-state dropped.
+fn tampered_settings() -> Vec<(&'static str, Tamper, &'static str)> {
+    vec![
+        (
+            "forwarding switched off",
+            Box::new(|host: &mut Value| {
+                // Its value as the node has it, so only the new value can be refused.
+                host["facts"]["sysctls"]["net.ipv4.ip_forward"] = "1".into();
+                host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .push(serde_json::json!({
+                        "type": "sysctl",
+                        "name": "net.ipv4.ip_forward",
+                        "before": "1",
+                        "after": "0",
+                        "reasons": [{"playbook": "bridge-netfilter", "task": "forward packets", "fixes": []}],
+                    }));
+            }),
+            "sysctl net.ipv4.ip_forward = 0 is not a value dnsfix sets",
         ),
         (
             "a guess at /etc/shadow's hash in the facts alone",
