@@ -15,16 +15,17 @@
 # - every file is compare-and-swap: the current sha256 must be the plan's before (or the
 #   file absent when the plan creates it) right before the rename; a file already at the
 #   plan's after is left alone ("already");
-# - writes are atomic: the new content goes to a temp file in the same directory, gets
-#   the old file's mode and owner, is synced, checked against the plan's sha256, and
-#   renamed over the target; the directory is synced after;
+# - writes are atomic: the new content goes to a temp file in the same directory, created
+#   exclusively under an unguessable name with the old file's mode (create, in common.sh),
+#   given its owner without following a symlink, synced, checked against the plan's
+#   sha256, and renamed over the target; the directory is synced after;
+# - a target that is not a regular file (a FIFO, a device) is stale, never opened;
 # - the old file is copied under /var/lib/dnsfix/backups/RUN/files/ first and listed in
 #   the run's manifest, so `dnsfix rollback RUN` can restore it;
 # - nothing is written once any step failed (later steps report "skipped");
 # - the handlers run inside the same lock, each gated on the unit coming back healthy;
 #   dnsfix marks the plan done on the node only after it has verified the result.
-# - what dnsfix creates here is private: temp copies, backups and its state are made under
-#   umask 077 (a temp copy gets the target's mode only right before the rename).
+# - what dnsfix creates here is private: backups and its state are made under umask 077.
 # shellcheck disable=SC2153 # STATE and the helpers come from common.sh, which runs first
 RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
@@ -45,14 +46,20 @@ begin_run() {
 # or "absent". Prints todo, already, or "stale CURRENT".
 check() {
   if [ -L "$1" ]; then echo "stale symlink"; return; fi
+  # A FIFO or a device is never opened: reading it could block the run for good.
+  if [ -e "$1" ] && [ ! -f "$1" ]; then echo "stale not-a-regular-file"; return; fi
   if [ -e "$1" ]; then cur=$(sha "$1"); [ -n "$cur" ] || cur=unreadable; else cur=absent; fi
   if [ "$cur" = "$3" ]; then echo already
   elif [ "$cur" = "$2" ]; then echo todo
   else echo "stale $cur"; fi
 }
 
-# precheck PATH BEFORE AFTER: run for every file before anything is written.
+# precheck PATH BEFORE AFTER: run for every file before anything is written, so a host
+# that is stale for one file gets none written.
 precheck() {
+  if ! why=$(real_dir "${1%/*}"); then
+    fail stale "$1 symlinked-parent"; echo "$why: dnsfix never writes through a symlinked directory"; return
+  fi
   state=$(check "$1" "$2" "$3")
   case $state in
     stale*) fail stale "$1 ${state#stale }" ;;
@@ -65,7 +72,6 @@ write() {
   if [ -n "$FAILED" ]; then cat >/dev/null; hdr skipped "$path"; return; fi
   dir=${path%/*}; [ -n "$dir" ] || dir=/
   name=${path##*/}
-  tmp="$dir/.$name.dnsfix-$RUN"
   state=$(check "$path" "$before" "$after")
   case $state in
     already) cat >/dev/null; adopt "$path" "$after"; return ;;
@@ -79,7 +85,16 @@ write() {
   if [ ! -d "$dir" ]; then
     (umask 022; mkdir -p "$dir") 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
   fi
-  if ! base64 -d > "$tmp" 2>/dev/null; then
+  # The new file gets the old one's mode and owner (a new one: the plan's mode, root's).
+  if [ "$before" = absent ]; then
+    set -- "$mode" 0 0
+  else
+    # shellcheck disable=SC2046
+    set -- $(stat -c '%a %u %g' "$path" 2>/dev/null)
+  fi
+  fmode=${1:-644} fuid=${2:-0} fgid=${3:-0}
+  tmp=$(tmp_beside "$path" "$RUN")
+  if ! create "$tmp" "$fmode" base64 -d; then
     rm -f "$tmp"
     fail error "$path"; echo "cannot write $tmp (full or read-only filesystem?)"
     return
@@ -89,15 +104,13 @@ write() {
   fi
   if [ "$before" = absent ]; then
     record "$(printf 'file\t%s\tabsent\t%s\t%s' "$path" "$after" "$mode")" || { rm -f "$tmp"; return; }
-    chmod "$mode" "$tmp" 2>/dev/null
   else
-    # shellcheck disable=SC2046
-    set -- $(stat -c '%a %u %g' "$path" 2>/dev/null)
     { mkdir -p "$BACKUP/files$dir" && cp -p "$path" "$BACKUP/files$path"; } 2>/dev/null ||
       { rm -f "$tmp" "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
-    record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "${1:-644}")" || { rm -f "$tmp"; return; }
-    chmod "${1:-644}" "$tmp" 2>/dev/null && chown "${2:-0}:${3:-0}" "$tmp" 2>/dev/null
+    record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "$fmode")" || { rm -f "$tmp"; return; }
   fi
+  own "$tmp" "$fmode" "$fuid" "$fgid" ||
+    { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp mode $fmode and owner $fuid:$fgid"; return; }
   sync "$tmp" 2>/dev/null || sync
   # Compare-and-swap: the target must still be what the plan saw.
   state=$(check "$path" "$before" "$after")
@@ -105,7 +118,8 @@ write() {
     todo) ;;
     *) rm -f "$tmp"; fail stale "$path ${state#stale }"; return ;;
   esac
-  if mv -f "$tmp" "$path" 2>/dev/null; then
+  # Still the file this run created, not something put at its name since.
+  if [ -f "$tmp" ] && [ ! -L "$tmp" ] && mv -f "$tmp" "$path" 2>/dev/null; then
     sync "$dir" 2>/dev/null || true
     CHANGED=1
     hdr ok "$path"
@@ -119,19 +133,29 @@ write() {
 adopt() {
   # A run that ran this plan's handlers was not interrupted: nothing to take over.
   if [ -f "$HANDLED" ]; then hdr already "$1"; return; fi
-  prev=$(awk -F '\t' -v p="$1" -v a="$2" '$1 == "file" && $2 == p && $4 == a { f = FILENAME } END { print f }' \
-    "$STATE"/backups/*/manifest 2>/dev/null)
+  apath=$1 aafter=$2
+  # Only a run that was interrupted: one that finished (applied or failed) or was rolled
+  # back has its own record and its own rollback, and is not this run's to take over.
+  set --
+  for m in "$STATE"/backups/*/manifest; do
+    r=${m%/manifest}
+    [ -f "$m" ] && [ ! -f "$r/result" ] && [ ! -f "$r/rolled-back" ] && set -- "$@" "$m"
+  done
+  prev=
+  [ $# -eq 0 ] ||
+    prev=$(awk -F '\t' -v p="$apath" -v a="$aafter" '$1 == "file" && $2 == p && $4 == a { f = FILENAME } END { print f }' \
+      "$@" 2>/dev/null)
   prev=${prev%/manifest}
   if [ -n "$prev" ] && [ "$prev" != "$BACKUP" ]; then
-    line=$(awk -F '\t' -v p="$1" -v a="$2" '$1 == "file" && $2 == p && $4 == a' "$prev/manifest" | tail -n 1)
-    if [ -f "$prev/files$1" ]; then
-      mkdir -p "$BACKUP/files${1%/*}" && cp -p "$prev/files$1" "$BACKUP/files$1"
+    line=$(awk -F '\t' -v p="$apath" -v a="$aafter" '$1 == "file" && $2 == p && $4 == a' "$prev/manifest" | tail -n 1)
+    if [ -f "$prev/files$apath" ]; then
+      mkdir -p "$BACKUP/files${apath%/*}" && cp -p "$prev/files$apath" "$BACKUP/files$apath"
     fi
     record "$line" || return
     CHANGED=1
-    hdr adopted "$1"; echo "written by the interrupted run ${prev##*/}"
+    hdr adopted "$apath"; echo "written by the interrupted run ${prev##*/}"
   else
-    hdr already "$1"
+    hdr already "$apath"
   fi
 }
 

@@ -39,6 +39,41 @@ record() {
   return 1
 }
 
+# tmp_beside PATH TAG: the name of a new temp file in PATH's directory: hidden, after the
+# file and TAG, with 64 random bits, so no one who can write that directory can have put
+# anything at the name beforehand.
+tmp_beside() {
+  rnd=$(od -An -N8 -tx8 /dev/urandom 2>/dev/null)
+  rnd=${rnd##* }
+  [ -n "$rnd" ] || rnd=$$-$(date +%s%N)
+  tdir=${1%/*}
+  printf '%s/.%s.dnsfix-%s-%s' "$tdir" "${1##*/}" "$2" "$rnd"
+}
+
+# create FILE MODE COMMAND...: COMMAND's output into FILE, created exclusively (noclobber:
+# O_CREAT|O_EXCL, never through a symlink or anything else at the name), its read and
+# write bits MODE's from the start: it is never chmod-ed by name (a name can be swapped
+# for a symlink to another file).
+create() {
+  cfile=$1 cmode=$2
+  shift 2
+  (
+    umask "$(printf '%03o' $((0777 & ~0$cmode & 0777)))" || exit 1
+    set -C
+    "$@" > "$cfile"
+  ) 2>/dev/null
+}
+
+# own FILE MODE UID GID: what create could not set: execute and special bits (a config
+# file has none), and the owner, never through a symlink (chown -h).
+own() {
+  if [ $((0$2 & 07111)) -ne 0 ]; then
+    if [ ! -f "$1" ] || [ -L "$1" ] || ! chmod "$2" "$1" 2>/dev/null; then return 1; fi
+  fi
+  if [ "${3:-0}:${4:-0}" != 0:0 ]; then chown -h "$3:$4" "$1" 2>/dev/null || return 1; fi
+  return 0
+}
+
 # real_dir DIR: DIR and every parent is a real directory, not a symlink.
 real_dir() {
   d=$1

@@ -33,7 +33,10 @@ restore() {
       if ! why=$(real_dir "${path%/*}"); then
         hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
       fi
-      cur=absent; [ -e "$path" ] && cur=$(sha "$path")
+      # A FIFO or a device is never opened (it could block the run).
+      cur=absent
+      if [ -L "$path" ] || { [ -e "$path" ] && [ ! -f "$path" ]; }; then cur=not-a-regular-file
+      elif [ -e "$path" ]; then cur=$(sha "$path"); fi
       if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
       if [ "$cur" != "$after" ]; then
         hdr kept "$path"; echo "changed since run $RUN (sha256 $cur), left alone"; continue
@@ -44,10 +47,15 @@ restore() {
         continue
       fi
       dir=${path%/*}; [ -n "$dir" ] || dir=/
-      tmp="$dir/.${path##*/}.dnsfix-rollback-$RUN"
-      if cp -p "$BACKUP/files$path" "$tmp" 2>/dev/null && [ "$(sha "$tmp")" = "$before" ]; then
+      # A new file of the backup's bytes, mode and owner, created exclusively beside the
+      # target (never through anything at a guessable name), then renamed over it.
+      tmp=$(tmp_beside "$path" "rollback-$RUN")
+      # shellcheck disable=SC2046
+      set -- $(stat -c '%a %u %g' "$BACKUP/files$path" 2>/dev/null)
+      if [ -f "$BACKUP/files$path" ] && create "$tmp" "${1:-644}" cat "$BACKUP/files$path" &&
+        own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && [ "$(sha "$tmp")" = "$before" ]; then
         sync "$tmp" 2>/dev/null || sync
-        if mv -f "$tmp" "$path" 2>/dev/null; then
+        if [ -f "$tmp" ] && [ ! -L "$tmp" ] && mv -f "$tmp" "$path" 2>/dev/null; then
           sync "$dir" 2>/dev/null || true
           RESTORED=1; hdr restored "$path"
         else

@@ -10,8 +10,8 @@
 # without it dnsfix knows the output was cut short.
 #
 # Kinds: read PATH (a regular file, its content comes in the batch below), missing PATH,
-# dir PATH, error PATH (not a regular file, never opened), file PATH (body: content; only
-# for a file masked by a symlink to /dev/null, which reads empty), link PATH (body:
+# dir PATH, error PATH (not a regular file, never opened), file PATH (body: content; an
+# empty file, or one masked by a symlink to /dev/null, which reads empty), link PATH (body:
 # readlink), canon PATH (body: readlink -f), cmd NAME (body: stdout), rc NAME (body: exit
 # status), pid NAME (body: pid: kubelet, k3s, dhclient), batch (no body: file contents
 # follow).
@@ -68,6 +68,13 @@ f() {
     if [ -L "$1" ] && [ "$1" -ef /dev/null ]; then hdr file "$1"; else hdr error "$1"; fi
     return
   fi
+  # An empty file reads empty, unopened. Outside /proc, where dnsfix names its files
+  # itself, that also keeps a symlink into /proc (whose files all say size 0, and
+  # /proc/kmsg blocks its reader) from being read at all.
+  case "$1" in
+    /proc/*) ;;
+    *) if [ ! -s "$1" ]; then hdr file "$1"; return; fi ;;
+  esac
   hdr read "$1"
   READ="$READ$P${1#/}$NL"
 }
@@ -161,10 +168,15 @@ for u in $KUNITS; do
 done
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s (which runs the
 # kubelet inside itself), and dhclient (is it the DHCP client in use?). A kubelet or k3s
-# counts only if it runs as root: anyone can name a process "kubelet", and dnsfix reads
+# counts only if it runs as root in this mount namespace: anyone can name a process
+# "kubelet", a container's root is uid 0 too, and dnsfix reads
 # the files its command line names and asks its binary for the version. A zombie (a
 # kubelet exiting while another starts) is not the kubelet: it has no command line.
 root_proc() {
+  # Only a process of this mount namespace: a kubelet in a container (kind, k3d, a pod
+  # running as uid 0) names files of its own filesystem, and its binary is not this
+  # node's to run.
+  [ "$1/ns/mnt" -ef /proc/self/ns/mnt ] || return 1
   while read -r k r _; do
     case "$k" in
       State:) [ "$r" = Z ] && return 1 ;;
@@ -259,7 +271,8 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   round=$((round + 1))
   oldifs=$IFS; IFS=$NL; set -f
   EXIST=
-  for x in $SRC; do [ -f "$x" ] && EXIST="$EXIST$x$NL"; done
+  # Not an empty file: nothing to read, and a symlink into /proc says size 0 (see f).
+  for x in $SRC; do [ -f "$x" ] && [ -s "$x" ] && EXIST="$EXIST$x$NL"; done
   R=
   # shellcheck disable=SC2086
   [ -n "$EXIST$CMDLINE" ] && R=$(awk -v cmdline="$CMDLINE" "$REFS" $EXIST $CMDLINE 2>/dev/null)

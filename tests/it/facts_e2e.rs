@@ -557,3 +557,49 @@ fn connection_outcome(h: &Value) -> String {
         )
     }
 }
+
+/// This machine's own facts (no inventory) while a lab node runs beside them. The node's
+/// kubelet is a root process named kubelet that this machine's /proc shows, but of
+/// another mount namespace, as a kind or k3d node's kubelet is: its command line names
+/// files of another filesystem, and its binary is not this machine's to run. It is not
+/// this machine's kubelet.
+#[test]
+fn a_kubelet_of_another_mount_namespace_is_not_this_machines() {
+    let lab = start(&["healthy"]);
+    let node_kubelet = lab
+        .exec(&lab.nodes[0].name, "pgrep -x kubelet | head -n 1")
+        .trim()
+        .to_owned();
+    assert!(!node_kubelet.is_empty(), "the lab node runs no kubelet");
+    // Seen from here: every root process called kubelet, and its mount namespace.
+    let here = std::fs::read_link("/proc/self/ns/mnt").expect("own mount namespace");
+    let kubelets: Vec<(String, bool)> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "kubelet")
+        })
+        .map(|e| {
+            let ns = std::fs::read_link(e.path().join("ns/mnt")).ok();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                ns.as_ref() == Some(&here),
+            )
+        })
+        .collect();
+    assert!(
+        !kubelets.is_empty() && kubelets.iter().all(|(_, same)| !same),
+        "the test needs the lab's kubelets visible here and no kubelet of this machine: {kubelets:?}"
+    );
+    let out = Dnsfix::new(["facts", "--format", "json"]).output();
+    let doc = json(&out);
+    let kubelet = &doc["hosts"][0]["facts"]["kubelet"];
+    assert_eq!(kubelet["pid"], Value::Null, "{kubelet:#}");
+    assert_eq!(kubelet["version"], Value::Null, "{kubelet:#}");
+}

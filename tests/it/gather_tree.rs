@@ -366,3 +366,46 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
         "the plain one is looked at"
     );
 }
+
+/// A file the kubelet's settings name that is a symlink into /proc (where every file says
+/// size 0, and /proc/kmsg would block the batch's one read) is never opened: it reads
+/// empty, like an empty file, which is not opened either.
+#[test]
+fn a_symlink_into_proc_is_never_read() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-proclink-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let dir = tree.join("etc/kubernetes");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("kubelet-config.yaml"),
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n\
+         resolvConf: /etc/kubernetes/upstream.conf\n",
+    )
+    .expect("write config");
+    std::os::unix::fs::symlink("/proc/self/mountinfo", dir.join("upstream.conf")).expect("symlink");
+    std::fs::write(dir.join("empty.env"), "").expect("empty");
+    std::fs::write(
+        dir.join("kubelet.env"),
+        "KUBELET_ARGS=\"--config=/etc/kubernetes/kubelet-config.yaml\"\n",
+    )
+    .expect("env");
+    let unit = tree.join("etc/systemd/system/kubelet.service");
+    std::fs::create_dir_all(unit.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &unit,
+        "[Service]\nEnvironmentFile=-/etc/kubernetes/kubelet.env\n\
+         EnvironmentFile=-/etc/kubernetes/empty.env\n\
+         ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
+    )
+    .expect("write unit");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    for path in ["/etc/kubernetes/upstream.conf", "/etc/kubernetes/empty.env"] {
+        let file = raw
+            .get(path)
+            .unwrap_or_else(|| panic!("{path} not looked at"));
+        assert_eq!(file.state, FileState::Present, "{path}: {file:?}");
+        assert!(file.content.is_empty(), "{path}: {file:?}");
+    }
+}

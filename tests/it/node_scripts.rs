@@ -146,3 +146,176 @@ fn apply_refuses_a_file_changed_since_the_plan() {
     assert!(got.iter().any(|(k, _)| *k == RecordKind::Failed), "{got:?}");
     assert_eq!(shown, "changed by hand\n");
 }
+
+fn write_at(path: &str, before: Option<&str>, content: &str) -> Change {
+    match write(before, content) {
+        Change::WriteFile {
+            description,
+            before_sha256,
+            before,
+            after_sha256,
+            content,
+            mode,
+            reasons,
+            ..
+        } => Change::WriteFile {
+            path: path.into(),
+            description,
+            before_sha256,
+            before,
+            after_sha256,
+            content,
+            mode,
+            reasons,
+        },
+        other => other,
+    }
+}
+
+/// Every file is checked before any is written: a host whose second file sits under a
+/// symlinked directory, or is a FIFO (whose reader would block for good), gets neither
+/// written, and the run ends at once.
+#[test]
+fn a_symlinked_parent_or_a_fifo_stops_the_host_before_any_write() {
+    let dir = scratch("node-scripts-precheck");
+    let b = Boundary::fresh();
+    let one = "/var/lib/node/a/one.conf";
+    let two = "/var/lib/node/b/two.conf";
+    let apply = apply_script(
+        &b,
+        "r3",
+        "/var/lib/dnsfix/handled/p3",
+        &[
+            write_at(one, Some("old1\n"), "new1\n"),
+            write_at(two, Some("old2\n"), "new2\n"),
+        ],
+        &[],
+        5,
+    )
+    .expect("apply script");
+    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p /var/lib/node/a /var/lib/elsewhere\nprintf 'old1\\n' > {one}\n\
+             printf 'old2\\n' > /var/lib/elsewhere/two.conf\n\
+             ln -s /var/lib/elsewhere /var/lib/node/b\n\
+             timeout 20 dash \"$scratch/apply.sh\" > \"$scratch/linked.out\" </dev/null\n\
+             cat {one} /var/lib/elsewhere/two.conf\n\
+             rm /var/lib/node/b && mkdir /var/lib/node/b && mkfifo {two}\n\
+             timeout 20 dash \"$scratch/apply.sh\" > \"$scratch/fifo.out\" </dev/null\n\
+             cat {one}\n"
+        ),
+    );
+    assert_eq!(shown, "old1\nold2\nold1\n", "nothing written");
+    for (out, why) in [
+        ("linked.out", "symlinked-parent"),
+        ("fifo.out", "not-a-regular-file"),
+    ] {
+        let got = kinds(&dir.join(out), &b);
+        assert!(
+            got.contains(&(RecordKind::Stale, format!("{two} {why}"))),
+            "{out}: {got:?}"
+        );
+        assert!(
+            !got.iter().any(|(k, _)| *k == RecordKind::Ok),
+            "{out}: {got:?}"
+        );
+        assert_eq!(got.last().map(|k| &k.0), Some(&RecordKind::Failed), "{out}");
+    }
+}
+
+/// A written file keeps the old one's mode and owner, and so does a restored one; a
+/// symlink someone put at a temp name the scripts once used points at a file that stays
+/// as it was (the temp files' names are unguessable now, and made exclusively).
+#[test]
+fn written_and_restored_files_keep_mode_and_owner_and_never_write_through_a_planted_link() {
+    let dir = scratch("node-scripts-owner");
+    let b = Boundary::fresh();
+    let apply = apply_script(
+        &b,
+        "r4",
+        "/var/lib/dnsfix/handled/p4",
+        &[write(Some("old\n"), "new\n")],
+        &[],
+        5,
+    )
+    .expect("apply script");
+    let rollback = rollback_script(&b, "r4", &[], 5).expect("rollback script");
+    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    std::fs::write(dir.join("rollback.sh"), rollback).expect("write");
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let name = TARGET.rsplit_once('/').expect("name").1;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             chown 1234:5678 {TARGET} && chmod 640 {TARGET}\n\
+             printf 'SECRET\\n' > /var/lib/victim && chmod 600 /var/lib/victim\n\
+             for t in r4 rollback-r4; do ln -s /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
+             dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             stat -c '%a %u %g' {TARGET}; cat {TARGET}\n\
+             for t in r4 rollback-r4; do ln -sf /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             stat -c '%a %u %g' {TARGET}; cat {TARGET}\n\
+             stat -c '%a' /var/lib/victim; cat /var/lib/victim\n\
+             [ -L {TARGET} ] && echo link || echo file\n"
+        ),
+    );
+    assert_eq!(
+        shown,
+        "640 1234 5678\nnew\n640 1234 5678\nold\n600\nSECRET\nfile\n",
+        "apply: {:?}\nrollback: {:?}",
+        kinds(&dir.join("apply.out"), &b),
+        kinds(&dir.join("rollback.out"), &b)
+    );
+}
+
+/// A file already at the plan's content is taken over only from a run that was
+/// interrupted (no result on the node): never from one that finished, whose own
+/// rollback undoes it, so rolling back this run leaves that run's change alone.
+#[test]
+fn only_an_interrupted_runs_write_is_adopted() {
+    let dir = scratch("node-scripts-adopt");
+    let b = Boundary::fresh();
+    let change = [write(Some("old\n"), "new\n")];
+    for (run, plan) in [("r5", "p5"), ("r6", "p6"), ("r7", "p7")] {
+        let apply = apply_script(
+            &b,
+            run,
+            &format!("/var/lib/dnsfix/handled/{plan}"),
+            &change,
+            &[],
+            5,
+        )
+        .expect("apply script");
+        std::fs::write(dir.join(format!("{run}.sh")), apply).expect("write");
+    }
+    let rollback = rollback_script(&b, "r6", &[], 5).expect("rollback script");
+    std::fs::write(dir.join("rollback.sh"), rollback).expect("write");
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r5.sh\" > \"$scratch/r5.out\" </dev/null\n\
+             dash \"$scratch/r6.sh\" > \"$scratch/r6.out\" </dev/null\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             cat {TARGET}\n\
+             rm /var/lib/dnsfix/backups/r5/result\n\
+             dash \"$scratch/r7.sh\" > \"$scratch/r7.out\" </dev/null\n"
+        ),
+    );
+    assert_eq!(shown, "new\n", "r5's change stays");
+    assert!(
+        kinds(&dir.join("r6.out"), &b).contains(&(RecordKind::Already, TARGET.to_string())),
+        "{:?}",
+        kinds(&dir.join("r6.out"), &b)
+    );
+    // r5 as if cut off before it finished: its write is taken over.
+    assert!(
+        kinds(&dir.join("r7.out"), &b).contains(&(RecordKind::Adopted, TARGET.to_string())),
+        "{:?}",
+        kinds(&dir.join("r7.out"), &b)
+    );
+}
