@@ -82,6 +82,11 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
         }
     }
     if nothing {
+        // No run took place, so there is no run record: JSON gets the plan (its `kind`
+        // says which), for a job that reads stdout either way.
+        if run.ctx.config.format == Format::Json {
+            super::print(&crate::plan::render::json(&plan))?;
+        }
         let code = if blocked(&plan) {
             exit::UNREACHABLE
         } else {

@@ -49,6 +49,14 @@ impl<'c> Context<'c> {
     /// reports the inventory's warnings. Contacts no host.
     pub fn new(config: &'c Config) -> Result<Context<'c>, Error> {
         let inventory = load_inventory(config)?;
+        if inventory.hosts().is_empty()
+            && let Some(path) = inventory.path()
+        {
+            return Err(crate::inventory::InventoryError::NoHosts {
+                path: path.to_path_buf(),
+            }
+            .into());
+        }
         let selected = inventory.select_positions(config.limit.as_deref())?;
         let transport = Arc::new(Transport::new(config.ssh.clone())?);
         // One thread: the client's share of a fleet run is small (waiting on the nodes,

@@ -489,15 +489,23 @@ fn path_value(path: &Path) -> Value {
 fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<InventoryWarning>) {
     for key in ["ansible_port", "ansible_ssh_port"] {
         let Some(value) = vars.get(key) else { continue };
-        let templated = value.as_str().is_some_and(|s| s.contains("{{"));
-        if port_number(value).is_none() && !templated {
-            warnings.push(InventoryWarning {
-                path: path.to_path_buf(),
-                line: None,
-                message: format!(
-                    "host `{host}`: `{key}` is {value}, not a TCP port; it is ignored"
-                ),
-            });
+        if port_number(value).is_some() {
+            continue;
         }
+        // A template left after the bare references were resolved (a filter, a variable
+        // the inventory does not define) is not evaluated: ssh would silently use its
+        // default port instead.
+        let message = if value.as_str().is_some_and(|s| s.contains("{{")) {
+            format!(
+                "host `{host}`: `{key}` is {value}, a template dnsfix does not evaluate; ssh's default port is used (set the number)"
+            )
+        } else {
+            format!("host `{host}`: `{key}` is {value}, not a TCP port; it is ignored")
+        };
+        warnings.push(InventoryWarning {
+            path: path.to_path_buf(),
+            line: None,
+            message,
+        });
     }
 }

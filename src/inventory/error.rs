@@ -45,6 +45,11 @@ pub enum InventoryError {
     #[error("--limit `{pattern}` matches no host or group in {inventory}")]
     LimitNoMatch { pattern: String, inventory: String },
 
+    /// The inventory defines no host at all (an empty file, groups without hosts): a run
+    /// over it would check nothing and report a clean fleet.
+    #[error("{} defines no host: nothing to check", .path.display())]
+    NoHosts { path: PathBuf },
+
     /// Every element matched something, but together they select no host (e.g. an empty
     /// intersection).
     #[error("--limit `{limit}` selects no host in {inventory}")]

@@ -515,11 +515,22 @@ mod tests {
         )
         .expect("write");
         let inventory = Inventory::load(&file).expect("loads");
-        assert_eq!(inventory.warnings().len(), 1, "{:?}", inventory.warnings());
+        let warnings: Vec<&str> = inventory
+            .warnings()
+            .iter()
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(
-            inventory.warnings()[0]
-                .message
-                .contains("host `n1`: `ansible_port`")
+            warnings[0].contains("host `n1`: `ansible_port` is \"ssh\", not a TCP port"),
+            "{warnings:?}"
+        );
+        // A template dnsfix cannot evaluate is said so, not passed over in silence.
+        assert!(
+            warnings[1].contains(
+                "host `n2`: `ansible_port` is \"{{ p }}\", a template dnsfix does not evaluate"
+            ),
+            "{warnings:?}"
         );
         let _ = fs::remove_dir_all(&dir);
     }

@@ -1552,6 +1552,13 @@ fn a_blocked_fix_is_not_a_successful_apply() {
         describe(&out)
     );
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    // With JSON, no run record (no run took place): the plan, which says what is blocked.
+    let out = dnsfix(&lab, &["apply", "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(&out)));
+    assert_eq!(doc["kind"], "dnsfix-plan", "{doc:#}");
+    assert_eq!(doc["summary"]["hosts_blocked"], 1, "{doc:#}");
     // A saved plan with the same blocked host: the same.
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     assert!(!host_plan(&plan, &node).blocked.is_empty(), "{plan:#?}");

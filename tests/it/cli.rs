@@ -106,6 +106,35 @@ fn malformed_inventory_names_file_and_line() {
     );
 }
 
+/// An inventory without a host (an empty file, groups with no hosts) is bad input, not
+/// a clean fleet: a CI job over a generated inventory that came out empty must not pass.
+#[test]
+fn an_inventory_without_hosts_is_refused() {
+    let dir = tempdir("no-hosts");
+    for (name, text) in [
+        ("empty.yaml", ""),
+        ("groups.yaml", "all:\n  children:\n    kube_node: {}\n"),
+        ("empty.ini", "[kube_node]\n"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        for command in ["check", "plan"] {
+            let out = dnsfix(&[command, "-i", path.to_str().expect("utf-8")]);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{command} {name}: {}",
+                stderr(&out)
+            );
+            assert!(
+                stderr(&out).contains(&format!("{} defines no host", path.display())),
+                "{command} {name}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
 #[test]
 fn limit_that_matches_nothing_is_refused() {
     let out = dnsfix(&["facts", "--limit", "kube_node"]);
