@@ -123,7 +123,7 @@ fn severity(arg: SeverityArg) -> Severity {
 }
 
 fn junit_is_for_check() -> Error {
-    Error::Usage("--format junit is for `dnsfix check`".into())
+    Error::Usage("--format junit is for `dnsfix check` and `dnsfix verify`".into())
 }
 
 fn plan_action(args: crate::cli::PlanArgs) -> Result<(Action, CommonArgs), Error> {

@@ -489,8 +489,19 @@ pub fn subset(plan: &Plan, limit: &str) -> Result<Plan, crate::inventory::Invent
         let groups = plan.groups.get(&h.host).unwrap_or(&none);
         (h.host.as_str(), groups.as_slice())
     }))?;
+    // The hosts and groups are the plan's: an error names it, not an inventory.
+    let in_plan = |e: crate::inventory::InventoryError| {
+        use crate::inventory::InventoryError::{LimitEmpty, LimitNoMatch};
+        let inventory = "the plan".to_owned();
+        match e {
+            LimitNoMatch { pattern, .. } => LimitNoMatch { pattern, inventory },
+            LimitEmpty { limit, .. } => LimitEmpty { limit, inventory },
+            other => other,
+        }
+    };
     let chosen: HashSet<String> = inventory
-        .select(Some(limit))?
+        .select(Some(limit))
+        .map_err(in_plan)?
         .into_iter()
         .map(|h| h.name.clone())
         .collect();

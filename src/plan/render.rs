@@ -529,7 +529,13 @@ fn diff(
 /// One line for the whole plan, e.g. "3 of 20 hosts change: 4 files, 2 sysctls, 3 kubelet
 /// restarts in batches of 1; 1 host blocked".
 fn summary(s: &Summary) -> String {
-    let mut line = if s.hosts_changing == 0 {
+    // Hosts that could not be planned are not hosts without changes.
+    let planned = s.hosts.saturating_sub(s.hosts_failed);
+    let mut line = if s.hosts_changing == 0 && planned == 0 {
+        "nothing planned".to_owned()
+    } else if s.hosts_changing == 0 && s.hosts_failed > 0 {
+        format!("no changes on {planned} of {}", count(s.hosts, "host"))
+    } else if s.hosts_changing == 0 {
         format!("no changes on {}", count(s.hosts, "host"))
     } else {
         // The noun agrees with the fleet, the verb with the hosts changing.
@@ -1324,9 +1330,14 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
         });
         assert_eq!(
             line,
-            "no changes on 20 hosts; 2 hosts blocked; 3 hosts could not be planned; \
+            "no changes on 17 of 20 hosts; 2 hosts blocked; 3 hosts could not be planned; \
              2 inventory files"
         );
+        let none = summary_of(|s| {
+            s.hosts = 1;
+            s.hosts_failed = 1;
+        });
+        assert_eq!(none, "nothing planned; 1 host could not be planned");
     }
 
     #[test]
