@@ -120,6 +120,34 @@ healthz() {
   fi
 }
 
+# answered_by UNIT: false when what listens on 127.0.0.1:10248 is known to be a process
+# outside UNIT's tree (its main process, or one that process started: RKE2 runs its
+# kubelet as a child). A port is anyone's to take while the kubelet restarts (a real
+# kubelet that cannot bind it keeps running), and an "ok" from a user's process is not
+# the unit's health. What cannot be told (no ss, no process in its answer) is not held
+# against the unit.
+answered_by() {
+  command -v ss >/dev/null 2>&1 || return 0
+  lpid=$(ss -Hltnp 'sport = :10248' 2>/dev/null)
+  case $lpid in *pid=*) ;; *) return 0 ;; esac
+  lpid=${lpid#*pid=}
+  lpid=${lpid%%[!0-9]*}
+  main=$(systemctl show -p MainPID --value "$1" 2>/dev/null)
+  case $main in '' | 0 | *[!0-9]*) return 0 ;; esac
+  hops=0
+  while [ -n "$lpid" ] && [ "$lpid" -gt 1 ] && [ $hops -lt 64 ]; do
+    [ "$lpid" = "$main" ] && return 0
+    st=
+    read -r st < "/proc/$lpid/stat" 2>/dev/null || return 1
+    # Past the command's name (which may hold spaces): state, then the parent's pid.
+    # shellcheck disable=SC2086
+    set -- ${st##*) }
+    lpid=${2:-}
+    hops=$((hops + 1))
+  done
+  return 1
+}
+
 handler() {
   unit=$1 verb=$2 probe=$3 timeout=$4
   if [ -n "$FAILED" ]; then hdr skipped "$unit"; return; fi
@@ -133,9 +161,13 @@ handler() {
     if [ "$state" = active ]; then
       [ "$probe" = 0 ] && { hdr healthy "$unit"; return; }
       body=$(healthz); rc=$?
-      if [ $rc -eq 0 ] && [ "$body" = ok ]; then hdr healthy "$unit"; return; fi
-      [ $rc -eq 2 ] && { fail unhealthy "$unit"; echo "$body"; return; }
-      why="unit active, but http://127.0.0.1:10248/healthz answered: ${body:-nothing}"
+      if [ $rc -eq 0 ] && [ "$body" = ok ]; then
+        answered_by "$unit" && { hdr healthy "$unit"; return; }
+        why="http://127.0.0.1:10248/healthz answered ok, but from a process that is not $unit's"
+      else
+        [ $rc -eq 2 ] && { fail unhealthy "$unit"; echo "$body"; return; }
+        why="unit active, but http://127.0.0.1:10248/healthz answered: ${body:-nothing}"
+      fi
     else
       why="unit is ${state:-unknown}"
     fi

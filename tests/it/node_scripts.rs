@@ -319,3 +319,79 @@ fn only_an_interrupted_runs_write_is_adopted() {
         kinds(&dir.join("r7.out"), &b)
     );
 }
+
+/// The kubelet's health gate takes an "ok" from 127.0.0.1:10248 only from the unit's own
+/// processes: the unit's main process or one it started answers, and the restart is
+/// healthy; a user's socat that took the port while the kubelet restarted answers the
+/// same "ok", and the unit is unhealthy once the gate's time is up. Run in a private
+/// network namespace, with a systemctl stand-in over the machine's (a tmpfs on
+/// /usr/local/bin, first on the script's PATH).
+#[test]
+fn only_the_units_own_process_answers_the_health_gate() {
+    let dir = scratch("node-scripts-healthz");
+    let b = Boundary::fresh();
+    let handler = dnsfix::plan::model::HandlerRun {
+        name: "restart kubelet".into(),
+        unit: "kubelet".into(),
+        action: dnsfix::plan::model::HandlerAction::Restarted,
+        serial: dnsfix::playbook::Batch::Count(1),
+        reasons: Vec::new(),
+    };
+    let apply = apply_script(&b, "r8", "/var/lib/dnsfix/handled/p8", &[], &[handler], 3)
+        .expect("apply script");
+    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    let steps = "ip link set lo up\n\
+        mount -t tmpfs tmpfs /usr/local/bin\n\
+        printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\\n' \
+          > /usr/local/bin/systemctl\n\
+        printf '#!/bin/sh\\nprintf \"HTTP/1.0 200 OK\\\\r\\\\nContent-Length: 2\\\\r\\\\n\\\\r\\\\nok\"\\n' > /var/lib/ok.sh\n\
+        chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib\n\
+        listen='TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork'\n\
+        sh -c \"socat $listen EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
+        echo $unit > /var/lib/mainpid\n\
+        sleep 0.5\n\
+        dash \"$scratch/apply.sh\" > \"$scratch/own.out\" </dev/null\n\
+        pkill -P $unit; kill $unit 2>/dev/null || true; sleep 0.3\n\
+        rm -f /var/lib/dnsfix/handled/p8\n\
+        sleep 60 & echo $! > /var/lib/mainpid\n\
+        setpriv --reuid=nobody --regid=nogroup --clear-groups socat $listen EXEC:/var/lib/ok.sh &\n\
+        sleep 0.5\n\
+        dash \"$scratch/apply.sh\" > \"$scratch/impostor.out\" </dev/null\n\
+        pkill socat; pkill sleep; true\n";
+    let script = format!("set -e\nmount -t tmpfs tmpfs /var/lib\n{steps}");
+    let out = Command::new("unshare")
+        .args([
+            "--mount",
+            "--net",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(script)
+        .arg("steps")
+        .env("scratch", &dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run unshare (needs root and util-linux): {e}"));
+    assert!(
+        out.status.success(),
+        "the namespace could not be set up (this test needs root, socat and iproute2): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let own = kinds(&dir.join("own.out"), &b);
+    assert!(
+        own.contains(&(RecordKind::Healthy, "kubelet".to_string())),
+        "{own:?}"
+    );
+    let impostor = kinds(&dir.join("impostor.out"), &b);
+    assert!(
+        impostor.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
+        "{impostor:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("impostor.out")).expect("output");
+    assert!(
+        said.contains("answered ok, but from a process that is not kubelet's"),
+        "{said}"
+    );
+}
