@@ -16,8 +16,8 @@
 #   file absent when the plan creates it) right before the rename; a file already at the
 #   plan's after is left alone ("already");
 # - writes are atomic: the new content goes to a temp file in the same directory, created
-#   exclusively under an unguessable name with the old file's mode (create, in common.sh),
-#   given its owner without following a symlink, synced, checked against the plan's
+#   new (noclobber) under an unguessable name with the old file's mode and owner (create
+#   and own, in common.sh: never through a symlink, and checked), synced, checked against the plan's
 #   sha256, and renamed over the target; the directory is synced after;
 # - a target that is not a regular file (a FIFO, a device) is stale, never opened;
 # - the old file is copied under /var/lib/dnsfix/backups/RUN/files/ first and listed in
@@ -45,13 +45,13 @@ begin_run() {
 # check PATH BEFORE AFTER: is the file where the plan expects it? BEFORE/AFTER are sha256
 # or "absent". Prints todo, already, or "stale CURRENT".
 check() {
-  if [ -L "$1" ]; then echo "stale symlink"; return; fi
-  # A FIFO or a device is never opened: reading it could block the run for good.
-  if [ -e "$1" ] && [ ! -f "$1" ]; then echo "stale not-a-regular-file"; return; fi
-  if [ -e "$1" ]; then cur=$(sha "$1"); [ -n "$cur" ] || cur=unreadable; else cur=absent; fi
-  if [ "$cur" = "$3" ]; then echo already
-  elif [ "$cur" = "$2" ]; then echo todo
-  else echo "stale $cur"; fi
+  state_of "$1"
+  case $CUR in
+    symlink | not-a-regular-file) echo "stale $CUR" ;;
+    "$3") echo already ;;
+    "$2") echo todo ;;
+    *) echo "stale $CUR" ;;
+  esac
 }
 
 # precheck PATH BEFORE AFTER: run for every file before anything is written, so a host
@@ -93,7 +93,9 @@ write() {
     set -- $(stat -c '%a %u %g' "$path" 2>/dev/null)
   fi
   fmode=${1:-644} fuid=${2:-0} fgid=${3:-0}
-  tmp=$(tmp_beside "$path" "$RUN")
+  if ! tmp=$(tmp_beside "$path" "$RUN"); then
+    cat >/dev/null; fail error "$path"; echo "no random bits for a temp file's name (od, /dev/urandom)"; return
+  fi
   if ! create "$tmp" "$fmode" base64 -d; then
     rm -f "$tmp"
     fail error "$path"; echo "cannot write $tmp (full or read-only filesystem?)"
@@ -118,9 +120,7 @@ write() {
     todo) ;;
     *) rm -f "$tmp"; fail stale "$path ${state#stale }"; return ;;
   esac
-  # Still the file this run created, not something put at its name since.
-  if [ -f "$tmp" ] && [ ! -L "$tmp" ] && mv -f "$tmp" "$path" 2>/dev/null; then
-    sync "$dir" 2>/dev/null || true
+  if put "$tmp" "$path"; then
     CHANGED=1
     hdr ok "$path"
   else
@@ -206,8 +206,12 @@ finish() {
   if [ -z "$FAILED" ]; then
     { mkdir -p "${HANDLED%/*}" && printf '%s\n' "$RUN" > "$HANDLED.$$" && mv -f "$HANDLED.$$" "$HANDLED"; } 2>/dev/null ||
       rm -f "$HANDLED.$$"
-    printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
-    hdr "done" "$RUN"
+    # Without its result this run would pass for an interrupted one (adopt).
+    if printf 'applied %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result" 2>/dev/null; then
+      hdr "done" "$RUN"
+    else
+      hdr failed "$RUN"; echo "cannot record the result in $BACKUP/result (full or read-only filesystem?)"
+    fi
   else
     printf 'failed %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/result"
     hdr failed "$RUN"

@@ -41,19 +41,18 @@ record() {
 
 # tmp_beside PATH TAG: the name of a new temp file in PATH's directory: hidden, after the
 # file and TAG, with 64 random bits, so no one who can write that directory can have put
-# anything at the name beforehand.
+# anything at the name beforehand. Fails without randomness: a guessable name is not used.
 tmp_beside() {
   rnd=$(od -An -N8 -tx8 /dev/urandom 2>/dev/null)
   rnd=${rnd##* }
-  [ -n "$rnd" ] || rnd=$$-$(date +%s%N)
-  tdir=${1%/*}
-  printf '%s/.%s.dnsfix-%s-%s' "$tdir" "${1##*/}" "$2" "$rnd"
+  case $rnd in ????????????????) ;; *) return 1 ;; esac
+  printf '%s/.%s.dnsfix-%s-%s' "${1%/*}" "${1##*/}" "$2" "$rnd"
 }
 
-# create FILE MODE COMMAND...: COMMAND's output into FILE, created exclusively (noclobber:
-# O_CREAT|O_EXCL, never through a symlink or anything else at the name), its read and
-# write bits MODE's from the start: it is never chmod-ed by name (a name can be swapped
-# for a symlink to another file).
+# create FILE MODE COMMAND...: COMMAND's output into FILE, a new file: noclobber refuses
+# an existing regular file or a symlink to one and creates with O_EXCL (so not through a
+# dangling symlink either); only the unguessable name (tmp_beside) keeps a FIFO or device
+# from being there. Its read and write bits are MODE's from the umask.
 create() {
   cfile=$1 cmode=$2
   shift 2
@@ -64,14 +63,38 @@ create() {
   ) 2>/dev/null
 }
 
-# own FILE MODE UID GID: what create could not set: execute and special bits (a config
-# file has none), and the owner, never through a symlink (chown -h).
+# own FILE MODE UID GID: FILE's owner (chown -h: never through a symlink), then its mode
+# where the umask did not make it (execute or special bits, a directory's default ACL;
+# chown clears setuid), on the regular file made here only; then all three are checked
+# (stat does not follow a symlink): a file that is not exactly so is not put in place.
 own() {
-  if [ $((0$2 & 07111)) -ne 0 ]; then
-    if [ ! -f "$1" ] || [ -L "$1" ] || ! chmod "$2" "$1" 2>/dev/null; then return 1; fi
+  chown -h "${3:-0}:${4:-0}" "$1" 2>/dev/null || return 1
+  want=$(printf '%o' $((0$2)))
+  if [ "$(stat -c %a "$1" 2>/dev/null)" != "$want" ]; then
+    { [ -f "$1" ] && [ ! -L "$1" ]; } || return 1
+    chmod "$want" "$1" 2>/dev/null || return 1
   fi
-  if [ "${3:-0}:${4:-0}" != 0:0 ]; then chown -h "$3:$4" "$1" 2>/dev/null || return 1; fi
-  return 0
+  [ "$(stat -c '%a %u %g' "$1" 2>/dev/null)" = "$want ${3:-0} ${4:-0}" ]
+}
+
+# put TMP PATH: TMP renamed over PATH while it is still the regular file made here; the
+# directory synced after.
+put() {
+  { [ -f "$1" ] && [ ! -L "$1" ]; } || return 1
+  mv -f "$1" "$2" 2>/dev/null || return 1
+  sync "${2%/*}" 2>/dev/null || true
+}
+
+# state_of PATH: into CUR, its sha256, "absent", "symlink" or "not-a-regular-file" (a FIFO
+# or a device is never opened: reading it could block the run for good).
+state_of() {
+  if [ -L "$1" ]; then CUR=symlink
+  elif [ ! -e "$1" ]; then CUR=absent
+  elif [ ! -f "$1" ]; then CUR=not-a-regular-file
+  else
+    CUR=$(sha "$1")
+    [ -n "$CUR" ] || CUR=unreadable
+  fi
 }
 
 # real_dir DIR: DIR and every parent is a real directory, not a symlink.

@@ -33,10 +33,8 @@ restore() {
       if ! why=$(real_dir "${path%/*}"); then
         hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
       fi
-      # A FIFO or a device is never opened (it could block the run).
-      cur=absent
-      if [ -L "$path" ] || { [ -e "$path" ] && [ ! -f "$path" ]; }; then cur=not-a-regular-file
-      elif [ -e "$path" ]; then cur=$(sha "$path"); fi
+      state_of "$path"
+      cur=$CUR
       if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
       if [ "$cur" != "$after" ]; then
         hdr kept "$path"; echo "changed since run $RUN (sha256 $cur), left alone"; continue
@@ -46,23 +44,23 @@ restore() {
         else fail error "$path"; echo "cannot remove it"; fi
         continue
       fi
-      dir=${path%/*}; [ -n "$dir" ] || dir=/
-      # A new file of the backup's bytes, mode and owner, created exclusively beside the
-      # target (never through anything at a guessable name), then renamed over it.
-      tmp=$(tmp_beside "$path" "rollback-$RUN")
+      # A new file of the backup's bytes, mode and owner beside the target, under an
+      # unguessable name (tmp_beside, create, own), then renamed over it (put).
+      tmp=
       # shellcheck disable=SC2046
       set -- $(stat -c '%a %u %g' "$BACKUP/files$path" 2>/dev/null)
-      if [ -f "$BACKUP/files$path" ] && create "$tmp" "${1:-644}" cat "$BACKUP/files$path" &&
+      if [ -f "$BACKUP/files$path" ] && tmp=$(tmp_beside "$path" "rollback-$RUN") &&
+        create "$tmp" "${1:-644}" cat "$BACKUP/files$path" &&
         own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && [ "$(sha "$tmp")" = "$before" ]; then
         sync "$tmp" 2>/dev/null || sync
-        if [ -f "$tmp" ] && [ ! -L "$tmp" ] && mv -f "$tmp" "$path" 2>/dev/null; then
-          sync "$dir" 2>/dev/null || true
+        if put "$tmp" "$path"; then
           RESTORED=1; hdr restored "$path"
         else
           rm -f "$tmp"; fail error "$path"; echo "cannot rename $tmp over $path"
         fi
       else
-        rm -f "$tmp"; fail error "$path"; echo "cannot restore it from $BACKUP/files$path"
+        [ -z "$tmp" ] || rm -f "$tmp"
+        fail error "$path"; echo "cannot restore it from $BACKUP/files$path"
       fi
       ;;
     sysctl)

@@ -117,8 +117,8 @@ fn load_plan(path: &Path) -> Result<Plan, Error> {
 
 /// A file write whose content does not hash to its own `after_sha256` is a plan edited by
 /// hand (or cut): refused whole, before any host is touched, not found out at the write
-/// on one host after others were changed. A redacted content is restored from the node
-/// at apply and checked against the digest there.
+/// on one host after others were changed. A redacted content can only be checked once it
+/// is restored from the node, at that host's turn (which refuses it there alone).
 fn consistent(plan: &Plan) -> Result<(), Error> {
     for host in &plan.hosts {
         for change in &host.changes {
@@ -350,7 +350,7 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
         return Err(Error::PlanRefused(format!(
             "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
             if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
+            crate::text::escape(&missing.join(", ")),
             if missing.len() == 1 { "is" } else { "are" },
             inventory
                 .path()
@@ -395,7 +395,8 @@ fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error
         command: "apply".into(),
         started: crate::util::now_rfc3339(),
         finished: String::new(),
-        inventory: run.ctx.inventory.path().map(|p| p.display().to_string()),
+        // Absolute: rollback's hint must work from any directory.
+        inventory: run.ctx.inventory.path().map(super::absolute_display),
         plan_file: run.plan_file.map(|p| p.display().to_string()),
         plan_created: plan.created.clone(),
         rolls_back: None,
@@ -436,10 +437,11 @@ pub(super) fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
 }
 
 /// 4 if a host was stale, else 3 if a host failed, was locked, left untouched, or could
-/// not be planned or reached, else 0.
+/// not be planned or reached, or `incomplete` (a host unreachable at planning, or blocked),
+/// else 0.
 pub(super) fn exit_code(
     results: &[HostResult],
-    unreachable: bool,
+    incomplete: bool,
     (updates, cluster): (&[InventoryUpdate], &[ClusterUpdate]),
 ) -> u8 {
     let outcomes = || {
@@ -460,7 +462,7 @@ pub(super) fn exit_code(
                 | HostOutcome::NotPlanned
         )
     }) || outcomes().any(|o| o == "error");
-    if failed || unreachable {
+    if failed || incomplete {
         exit::UNREACHABLE
     } else {
         exit::OK

@@ -54,6 +54,14 @@ pub mod exit {
 }
 
 /// A host that could not be reached (or gathered) takes precedence over `code`.
+/// `path` made absolute (not resolved) for a record read from elsewhere later.
+fn absolute_display(path: &std::path::Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
 fn unless_unreachable(unreachable: bool, code: u8) -> u8 {
     if unreachable { exit::UNREACHABLE } else { code }
 }

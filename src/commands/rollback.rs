@@ -108,7 +108,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         command: "rollback".into(),
         started,
         finished: crate::util::now_rfc3339(),
-        inventory: ctx.inventory.path().map(|p| p.display().to_string()),
+        inventory: ctx.inventory.path().map(super::absolute_display),
         plan_file: applied.plan_file.clone(),
         plan_created: applied.plan_created.clone(),
         rolls_back: Some(run_id.to_string()),
@@ -171,6 +171,7 @@ fn not_in_inventory(ctx: &Context, applied: &RunRecord) -> Result<(), Error> {
         ),
         None => "pass -i with the inventory the run used".to_owned(),
     };
+    let hint = format!("{hint} (or --limit to the hosts to roll back)");
     Err(Error::RunRecord(format!(
         "run {} changed host{} {} that {} not in {here}: {hint}",
         applied.run_id,

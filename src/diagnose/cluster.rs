@@ -216,8 +216,9 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
             .as_deref()
             .and_then(crate::cluster::kubelet_configmap);
         return RuleOutcome::NotApplicable(match (&config.error, &config.kubelet_config_error) {
-            (Some(e), _) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
-            (None, Some(e)) => format!("kubeadm's kubelet-config ConfigMap could not be read: {e}"),
+            (Some(e), _) | (None, Some(e)) => {
+                format!("kubeadm's kubelet-config ConfigMap could not be read: {e}")
+            }
             (None, None) => match versioned {
                 Some(name) => format!("the cluster has neither kubelet-config nor {name}"),
                 None => "the cluster has no kubelet-config ConfigMap".into(),

@@ -70,10 +70,16 @@ f() {
   fi
   # An empty file reads empty, unopened. Outside /proc, where dnsfix names its files
   # itself, that also keeps a symlink into /proc (whose files all say size 0, and
-  # /proc/kmsg blocks its reader) from being read at all.
+  # /proc/kmsg blocks its reader) from being read at all: through a symlink, size 0 is
+  # unknown (error), not empty.
   case "$1" in
     /proc/*) ;;
-    *) if [ ! -s "$1" ]; then hdr file "$1"; return; fi ;;
+    *)
+      if [ ! -s "$1" ]; then
+        if [ -L "$1" ]; then hdr error "$1"; else hdr file "$1"; fi
+        return
+      fi
+      ;;
   esac
   hdr read "$1"
   READ="$READ$P${1#/}$NL"
@@ -176,7 +182,8 @@ root_proc() {
   # Only a process of this mount namespace: a kubelet in a container (kind, k3d, a pod
   # running as uid 0) names files of its own filesystem, and its binary is not this
   # node's to run.
-  [ "$1/ns/mnt" -ef /proc/self/ns/mnt ] || return 1
+  # (Only where that can be told: a user's local gather cannot stat root's namespaces.)
+  if [ -e "$1/ns/mnt" ]; then [ "$1/ns/mnt" -ef /proc/self/ns/mnt ] || return 1; fi
   while read -r k r _; do
     case "$k" in
       State:) [ "$r" = Z ] && return 1 ;;

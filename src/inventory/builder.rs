@@ -497,7 +497,7 @@ fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<Inventor
         // default port instead.
         let message = if value.as_str().is_some_and(|s| s.contains("{{")) {
             format!(
-                "host `{host}`: `{key}` is {value}, a template dnsfix does not evaluate; ssh's default port is used (set the number)"
+                "host `{host}`: `{key}` is {value}, a template dnsfix does not evaluate; it is ignored (ssh uses its config's port, or 22): set the number"
             )
         } else {
             format!("host `{host}`: `{key}` is {value}, not a TCP port; it is ignored")

@@ -277,42 +277,57 @@ impl Policy {
     }
 
     /// A sysctl.d file: the sysctls dnsfix sets, each to a value it sets
-    /// ([`Policy::check_sysctl_value`]) unless the file had that line already.
+    /// ([`Policy::check_sysctl_value`]) unless the file had that line already; one that
+    /// sets nothing (it would mask a vendor file of its name) is refused, and so is one
+    /// that drops or turns back a built-in sysctl the file set before.
     fn check_sysctl_file<'a>(
         &self,
         path: &str,
         before: Option<&str>,
         lines: impl Iterator<Item = (usize, &'a str, &'a str)>,
     ) -> Result<(), String> {
-        let refuse = |n: usize, line: &str, what: &str| Err(not_a(path, n, line, what));
+        let mut now = std::collections::BTreeMap::new();
         for (n, line, t) in lines {
-            let name = t
-                .trim_start_matches('-')
-                .split('=')
-                .next()
-                .unwrap_or("")
-                .trim();
-            let name = name.replace('/', ".");
-            // `net/bridge/../../kernel/core_pattern` is not a net.bridge setting.
-            let plain = name.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
-            });
-            if !t.contains('=') || !plain || !self.sysctl_allowed(&name) {
-                return refuse(
+            let (name, value) = sysctl_assignment(t);
+            let Some(value) = value.filter(|_| self.sysctl_allowed(&name)) else {
+                return Err(not_a(
+                    path,
                     n,
                     line,
                     &format!("a sysctl dnsfix sets (allow it with `allow: {{sysctls: [{name}]}}`)"),
-                );
-            }
+                ));
+            };
             // A line the file had already is not dnsfix's choice of value.
             let kept = before.is_some_and(|b| b.lines().any(|l| l.trim() == t));
-            let value = t.split_once('=').map_or("", |(_, v)| v);
             if !kept {
-                self.check_sysctl_value(&name, value)
+                self.check_sysctl_value(&name, &value)
                     .map_err(|why| format!("{path} line {n}: {why}"))?;
+            }
+            now.insert(name, value);
+        }
+        if now.is_empty() {
+            return Err(format!(
+                "{path} would set no sysctl: an empty sysctl.d file masks any file of its name"
+            ));
+        }
+        for line in before.unwrap_or("").lines().map(str::trim) {
+            let (name, Some(old)) = sysctl_assignment(line) else {
+                continue;
+            };
+            if line.starts_with(['#', ';'])
+                || !listed(&self.sysctls, &name)
+                || listed(&self.allowed_sysctls, &name)
+            {
+                continue;
+            }
+            match now.get(&name) {
+                Some(new) if *new == "1" || *new == old => {}
+                new => {
+                    return Err(format!(
+                        "{path}: sysctl {name} was {old} there and would be {}: dnsfix does not take back what turns it on",
+                        new.map_or("unset", String::as_str)
+                    ));
+                }
             }
         }
         Ok(())
@@ -485,6 +500,29 @@ pub fn check_host<'a>(
     Ok(())
 }
 
+/// A sysctl.d line's name (`/` read as `.`) and, when it is a plain `name = value`
+/// assignment, its value (trimmed). `net/bridge/../../kernel/core_pattern` is not plain.
+fn sysctl_assignment(line: &str) -> (String, Option<String>) {
+    let name = line
+        .trim_start_matches('-')
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .replace('/', ".");
+    let plain = name.split('.').all(|part| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+    });
+    let value = line
+        .split_once('=')
+        .filter(|_| plain)
+        .map(|(_, v)| v.trim().to_owned());
+    (name, value)
+}
+
 /// Why line `n` of `path` is refused: it is not `what`.
 fn not_a(path: &str, n: usize, line: &str, what: &str) -> String {
     format!(
@@ -610,7 +648,13 @@ mod tests {
             "/etc/rancher/k3s/config.yaml.d/10-dns.yaml",
             "/opt/kube/config.yaml",
         ] {
-            assert!(p.check(&write(ok, ""), None).is_ok(), "{ok}");
+            // A sysctl.d file must set something (an empty one masks a vendor file).
+            let content = if ok.starts_with("/etc/sysctl.d/") {
+                "net.ipv4.ip_forward = 1\n"
+            } else {
+                ""
+            };
+            assert!(p.check(&write(ok, content), None).is_ok(), "{ok}");
         }
         for bad in [
             "/etc/shadow",
@@ -694,6 +738,25 @@ mod tests {
                 .is_ok()
         );
         assert!(allowed.check(&write(file, off), None).is_ok());
+
+        // Nor is forwarding taken away by dropping its line, emptying the file, or
+        // keeping an earlier `= 0` while the `= 1` after it goes; an empty file would
+        // mask a vendor file of its name.
+        let on = "net.ipv4.ip_forward = 0\nnet.ipv4.ip_forward = 1\nnet.bridge.bridge-nf-call-iptables = 1\n";
+        for (after, says) in [
+            ("net.bridge.bridge-nf-call-iptables = 1\n", "would be unset"),
+            (
+                "net.ipv4.ip_forward = 0\nnet.bridge.bridge-nf-call-iptables = 1\n",
+                "would be 0",
+            ),
+            ("# nothing\n", "would set no sysctl"),
+            ("", "would set no sysctl"),
+        ] {
+            let err = p.check(&write(file, after), Some(on)).expect_err(after);
+            assert!(err.contains(says), "{after:?}: {err}");
+        }
+        let reordered = "net.bridge.bridge-nf-call-iptables = 1\nnet.ipv4.ip_forward = 1\n";
+        assert!(p.check(&write(file, reordered), Some(on)).is_ok());
     }
 
     /// Files written whole hold only what such a file is for.

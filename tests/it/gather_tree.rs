@@ -368,8 +368,8 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
 }
 
 /// A file the kubelet's settings name that is a symlink into /proc (where every file says
-/// size 0, and /proc/kmsg would block the batch's one read) is never opened: it reads
-/// empty, like an empty file, which is not opened either.
+/// size 0, and /proc/kmsg would block the batch's one read) is never opened: it is
+/// unknown (unreadable), never empty. A plain empty file reads empty, unopened.
 #[test]
 fn a_symlink_into_proc_is_never_read() {
     let scratch =
@@ -401,11 +401,15 @@ fn a_symlink_into_proc_is_never_read() {
     .expect("write unit");
     let raw = gathered(&tree, &scratch.join("run"));
     let _ = std::fs::remove_dir_all(&scratch);
-    for path in ["/etc/kubernetes/upstream.conf", "/etc/kubernetes/empty.env"] {
-        let file = raw
-            .get(path)
-            .unwrap_or_else(|| panic!("{path} not looked at"));
-        assert_eq!(file.state, FileState::Present, "{path}: {file:?}");
-        assert!(file.content.is_empty(), "{path}: {file:?}");
-    }
+    let looked_at = |path: &str| {
+        raw.get(path)
+            .unwrap_or_else(|| panic!("{path} not looked at"))
+            .clone()
+    };
+    let link = looked_at("/etc/kubernetes/upstream.conf");
+    assert_eq!(link.state, FileState::Unreadable, "{link:?}");
+    assert!(link.content.is_empty(), "{link:?}");
+    let empty = looked_at("/etc/kubernetes/empty.env");
+    assert_eq!(empty.state, FileState::Present, "{empty:?}");
+    assert!(empty.content.is_empty(), "{empty:?}");
 }

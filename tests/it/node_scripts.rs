@@ -353,11 +353,11 @@ fn only_the_units_own_process_answers_the_health_gate() {
         dash \"$scratch/apply.sh\" > \"$scratch/own.out\" </dev/null\n\
         pkill -P $unit; kill $unit 2>/dev/null || true; sleep 0.3\n\
         rm -f /var/lib/dnsfix/handled/p8\n\
-        sleep 60 & echo $! > /var/lib/mainpid\n\
-        setpriv --reuid=nobody --regid=nogroup --clear-groups socat $listen EXEC:/var/lib/ok.sh &\n\
+        sleep 60 & sleeper=$!; echo $sleeper > /var/lib/mainpid\n\
+        setpriv --reuid=nobody --regid=nogroup --clear-groups socat $listen EXEC:/var/lib/ok.sh & impostor=$!\n\
         sleep 0.5\n\
         dash \"$scratch/apply.sh\" > \"$scratch/impostor.out\" </dev/null\n\
-        pkill socat; pkill sleep; true\n";
+        kill $impostor $sleeper 2>/dev/null; true\n";
     let script = format!("set -e\nmount -t tmpfs tmpfs /var/lib\n{steps}");
     let out = Command::new("unshare")
         .args([
@@ -393,5 +393,76 @@ fn only_the_units_own_process_answers_the_health_gate() {
     assert!(
         said.contains("answered ok, but from a process that is not kubelet's"),
         "{said}"
+    );
+}
+
+/// common.sh's own helpers, run with dash: `create` refuses a name that holds a regular
+/// file, a symlink to one or a dangling symlink (what it writes goes nowhere else), and
+/// `tmp_beside` never names the same file twice.
+#[test]
+fn temp_files_are_made_new_under_names_no_one_can_guess() {
+    let dir = scratch("node-scripts-create");
+    let common = include_str!("../../src/apply/common.sh").replace("@BOUNDARY@", "b");
+    std::fs::write(dir.join("common.sh"), common).expect("write");
+    let shown = in_temporary_root(
+        &dir,
+        ". \"$scratch/common.sh\"\n\
+         set +e\n\
+         d=/var/lib/node; mkdir -p $d\n\
+         printf 'SECRET\\n' > $d/victim\n\
+         printf 'mine\\n' > $d/regular\n\
+         ln -s $d/victim $d/link\n\
+         ln -s $d/nowhere $d/dangling\n\
+         for n in regular link dangling; do\n\
+           if create $d/$n 644 echo written; then echo \"$n: written\"; else echo \"$n: refused\"; fi\n\
+         done\n\
+         cat $d/victim $d/regular; [ -e $d/nowhere ] && echo created || echo nothing\n\
+         a=$(tmp_beside $d/x.conf r1); b=$(tmp_beside $d/x.conf r1)\n\
+         [ \"$a\" != \"$b\" ] && echo distinct\n\
+         case ${a#$d/.x.conf.dnsfix-r1-} in ????????????????) echo 16 ;; *) echo \"$a\" ;; esac\n\
+         create $d/new 640 echo fresh && stat -c '%a %s' $d/new\n",
+    );
+    assert_eq!(
+        shown,
+        "regular: refused\nlink: refused\ndangling: refused\nSECRET\nmine\nnothing\n\
+         distinct\n16\n640 6\n"
+    );
+}
+
+/// A written file gets exactly the old one's mode and group, also in a setgid directory
+/// (whose group new files take) and for a setuid file (whose bit a chown clears).
+#[test]
+fn a_written_file_keeps_its_mode_and_group_in_a_setgid_directory() {
+    let dir = scratch("node-scripts-setgid");
+    let b = Boundary::fresh();
+    let other = "/var/lib/node/etc/other.conf";
+    let apply = apply_script(
+        &b,
+        "r9",
+        "/var/lib/dnsfix/handled/p9",
+        &[
+            write(Some("old\n"), "new\n"),
+            write_at(other, Some("old\n"), "new\n"),
+        ],
+        &[],
+        5,
+    )
+    .expect("apply script");
+    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p /var/lib/node/etc\nchgrp 5678 /var/lib/node/etc && chmod 2775 /var/lib/node/etc\n\
+             printf 'old\\n' > {TARGET}\nchown 0:0 {TARGET} && chmod 644 {TARGET}\n\
+             printf 'old\\n' > {other}\nchown 1234:0 {other} && chmod 4755 {other}\n\
+             dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             stat -c '%a %u %g' {TARGET} {other}\ncat {TARGET} {other}\n"
+        ),
+    );
+    assert_eq!(
+        shown,
+        "644 0 0\n4755 1234 0\nnew\nnew\n",
+        "{:?}",
+        kinds(&dir.join("apply.out"), &b)
     );
 }
