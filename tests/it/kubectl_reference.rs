@@ -387,27 +387,17 @@ fn the_configmaps_are_read_as_kubectl_prints_them() {
     let read = |path: &Path| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
     };
-    let asks: [&[&str]; 3] = [
-        &dnsfix::cluster::GET_CONFIGMAPS
-            .split(' ')
-            .collect::<Vec<_>>(),
-        &[
-            "get",
-            "configmap",
-            "kubelet-config-1.23",
-            "--ignore-not-found",
-            "-o",
-            "json",
-        ],
-        &[
-            "get",
-            "configmap",
-            "kubelet-config-1.22",
-            "--ignore-not-found",
-            "-o",
-            "json",
-        ],
+    // The first listing's ask, then kubeadm's versioned ConfigMap alone: one there is,
+    // one there is not.
+    let one = |name: &str| format!("get configmap {name} --ignore-not-found -o json");
+    let asks = [
+        dnsfix::cluster::GET_CONFIGMAPS.to_owned(),
+        one("kubelet-config-1.23"),
+        one("kubelet-config-1.22"),
     ];
+    let no_kuberc = dnsfix::cluster::NO_KUBERC
+        .split_once('=')
+        .expect("NAME=VALUE");
     for (file, found) in [(&lab_file, [5, 0, 0]), (&old_file, [1, 1, 0])] {
         let dir = temp_dir("kubectl-configmaps");
         std::fs::create_dir_all(dir.join("lib")).expect("lib");
@@ -417,13 +407,13 @@ fn the_configmaps_are_read_as_kubectl_prints_them() {
         let kubeconfig = kubeconfig(&dir, &server);
         for (ask, found) in asks.iter().zip(found) {
             let mut args = vec!["--request-timeout=20s", "-n", "kube-system"];
-            args.extend(*ask);
+            args.extend(ask.split(' '));
             let real = Command::new(kubectl())
                 .arg("--kubeconfig")
                 .arg(&kubeconfig)
                 .args(&args)
                 .env("HOME", &dir)
-                .env("KUBERC", "off")
+                .env(no_kuberc.0, no_kuberc.1)
                 .output()
                 .expect("kubectl runs");
             assert!(

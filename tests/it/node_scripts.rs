@@ -17,9 +17,16 @@ const TARGET: &str = "/var/lib/node/etc/dnsfix.conf";
 /// Runs `steps` (shell, with `$scratch` the scratch directory) in a private mount
 /// namespace with a fresh /var/lib.
 fn in_temporary_root(scratch: &Path, steps: &str) -> String {
+    in_namespaces(scratch, &[], steps)
+}
+
+/// [`in_temporary_root`], in the namespaces `unshare` makes with `more` as well.
+fn in_namespaces(scratch: &Path, more: &[&str], steps: &str) -> String {
     let script = format!("set -e\nmount -t tmpfs tmpfs /var/lib\n{steps}");
     let out = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .args(["--mount", "--propagation", "private"])
+        .args(more)
+        .args(["--", "sh", "-c"])
         .arg(script)
         .arg("steps")
         .env("scratch", scratch)
@@ -27,15 +34,40 @@ fn in_temporary_root(scratch: &Path, steps: &str) -> String {
         .unwrap_or_else(|e| panic!("cannot run unshare (needs root and util-linux): {e}"));
     assert!(
         out.status.success(),
-        "the temporary root could not be set up (this test needs root): {}",
+        "the temporary root could not be set up (this test needs root, and socat and \
+         iproute2 where a step runs them): {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The apply script of run `run` (plan `plan`) for `changes` and `handlers`, saved as
+/// `dir/RUN.sh`.
+fn save_apply(
+    dir: &Path,
+    b: &Boundary,
+    (run, plan): (&str, &str),
+    changes: &[Change],
+    handlers: &[dnsfix::plan::model::HandlerRun],
+) {
+    let handled = format!("/var/lib/dnsfix/handled/{plan}");
+    let script = apply_script(b, run, &handled, changes, handlers, 5).expect("apply script");
+    std::fs::write(dir.join(format!("{run}.sh")), script).expect("write");
+}
+
+/// The rollback script of run `run`, saved as `dir/rollback.sh`.
+fn save_rollback(dir: &Path, b: &Boundary, run: &str) {
+    let script = rollback_script(b, run, &[], 5).expect("rollback script");
+    std::fs::write(dir.join("rollback.sh"), script).expect("write");
+}
+
 fn write(before: Option<&str>, content: &str) -> Change {
+    write_at(TARGET, before, content)
+}
+
+fn write_at(path: &str, before: Option<&str>, content: &str) -> Change {
     Change::WriteFile {
-        path: TARGET.into(),
+        path: path.into(),
         description: String::new(),
         before_sha256: before.map(|b| sha256_hex(b.as_bytes())),
         before: before.map(str::to_owned),
@@ -69,22 +101,12 @@ fn apply_writes_a_new_file_and_rollback_removes_it() {
     let dir = scratch("node-scripts-apply-rollback");
     let b = Boundary::fresh();
     let content = "# dnsfix\nnameserver 10.0.0.1\n";
-    let apply = apply_script(
-        &b,
-        "r1",
-        "/var/lib/dnsfix/handled/p1",
-        &[write(None, content)],
-        &[],
-        5,
-    )
-    .expect("apply script");
-    let rollback = rollback_script(&b, "r1", &[], 5).expect("rollback script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
-    std::fs::write(dir.join("rollback.sh"), rollback).expect("write");
+    save_apply(&dir, &b, ("r1", "p1"), &[write(None, content)], &[]);
+    save_rollback(&dir, &b, "r1");
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+            "dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
              cat {TARGET} > \"$scratch/written\"\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
              [ -e {TARGET} ] && echo still there || echo gone\n"
@@ -117,21 +139,18 @@ fn apply_writes_a_new_file_and_rollback_removes_it() {
 fn apply_refuses_a_file_changed_since_the_plan() {
     let dir = scratch("node-scripts-stale");
     let b = Boundary::fresh();
-    let apply = apply_script(
+    save_apply(
+        &dir,
         &b,
-        "r2",
-        "/var/lib/dnsfix/handled/p2",
+        ("r2", "p2"),
         &[write(Some("planned against this\n"), "new\n")],
         &[],
-        5,
-    )
-    .expect("apply script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    );
     let shown = in_temporary_root(
         &dir,
         &format!(
             "mkdir -p {dir}\nprintf 'changed by hand\\n' > {TARGET}\n\
-             dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             dash \"$scratch/r2.sh\" > \"$scratch/apply.out\" </dev/null\n\
              cat {TARGET}\n",
             dir = TARGET.rsplit_once('/').expect("dir").0
         ),
@@ -147,31 +166,6 @@ fn apply_refuses_a_file_changed_since_the_plan() {
     assert_eq!(shown, "changed by hand\n");
 }
 
-fn write_at(path: &str, before: Option<&str>, content: &str) -> Change {
-    match write(before, content) {
-        Change::WriteFile {
-            description,
-            before_sha256,
-            before,
-            after_sha256,
-            content,
-            mode,
-            reasons,
-            ..
-        } => Change::WriteFile {
-            path: path.into(),
-            description,
-            before_sha256,
-            before,
-            after_sha256,
-            content,
-            mode,
-            reasons,
-        },
-        other => other,
-    }
-}
-
 /// Every file is checked before any is written: a host whose second file sits under a
 /// symlinked directory, or is a FIFO (whose reader would block for good), gets neither
 /// written, and the run ends at once.
@@ -181,29 +175,26 @@ fn a_symlinked_parent_or_a_fifo_stops_the_host_before_any_write() {
     let b = Boundary::fresh();
     let one = "/var/lib/node/a/one.conf";
     let two = "/var/lib/node/b/two.conf";
-    let apply = apply_script(
+    save_apply(
+        &dir,
         &b,
-        "r3",
-        "/var/lib/dnsfix/handled/p3",
+        ("r3", "p3"),
         &[
             write_at(one, Some("old1\n"), "new1\n"),
             write_at(two, Some("old2\n"), "new2\n"),
         ],
         &[],
-        5,
-    )
-    .expect("apply script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    );
     let shown = in_temporary_root(
         &dir,
         &format!(
             "mkdir -p /var/lib/node/a /var/lib/elsewhere\nprintf 'old1\\n' > {one}\n\
              printf 'old2\\n' > /var/lib/elsewhere/two.conf\n\
              ln -s /var/lib/elsewhere /var/lib/node/b\n\
-             timeout 20 dash \"$scratch/apply.sh\" > \"$scratch/linked.out\" </dev/null\n\
+             timeout 20 dash \"$scratch/r3.sh\" > \"$scratch/linked.out\" </dev/null\n\
              cat {one} /var/lib/elsewhere/two.conf\n\
              rm /var/lib/node/b && mkdir /var/lib/node/b && mkfifo {two}\n\
-             timeout 20 dash \"$scratch/apply.sh\" > \"$scratch/fifo.out\" </dev/null\n\
+             timeout 20 dash \"$scratch/r3.sh\" > \"$scratch/fifo.out\" </dev/null\n\
              cat {one}\n"
         ),
     );
@@ -232,18 +223,14 @@ fn a_symlinked_parent_or_a_fifo_stops_the_host_before_any_write() {
 fn written_and_restored_files_keep_mode_and_owner_and_never_write_through_a_planted_link() {
     let dir = scratch("node-scripts-owner");
     let b = Boundary::fresh();
-    let apply = apply_script(
+    save_apply(
+        &dir,
         &b,
-        "r4",
-        "/var/lib/dnsfix/handled/p4",
+        ("r4", "p4"),
         &[write(Some("old\n"), "new\n")],
         &[],
-        5,
-    )
-    .expect("apply script");
-    let rollback = rollback_script(&b, "r4", &[], 5).expect("rollback script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
-    std::fs::write(dir.join("rollback.sh"), rollback).expect("write");
+    );
+    save_rollback(&dir, &b, "r4");
     let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let name = TARGET.rsplit_once('/').expect("name").1;
     let shown = in_temporary_root(
@@ -253,7 +240,7 @@ fn written_and_restored_files_keep_mode_and_owner_and_never_write_through_a_plan
              chown 1234:5678 {TARGET} && chmod 640 {TARGET}\n\
              printf 'SECRET\\n' > /var/lib/victim && chmod 600 /var/lib/victim\n\
              for t in r4 rollback-r4; do ln -s /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
-             dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             dash \"$scratch/r4.sh\" > \"$scratch/apply.out\" </dev/null\n\
              stat -c '%a %u %g' {TARGET}; cat {TARGET}\n\
              for t in r4 rollback-r4; do ln -sf /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
@@ -280,19 +267,9 @@ fn only_an_interrupted_runs_write_is_adopted() {
     let b = Boundary::fresh();
     let change = [write(Some("old\n"), "new\n")];
     for (run, plan) in [("r5", "p5"), ("r6", "p6"), ("r7", "p7")] {
-        let apply = apply_script(
-            &b,
-            run,
-            &format!("/var/lib/dnsfix/handled/{plan}"),
-            &change,
-            &[],
-            5,
-        )
-        .expect("apply script");
-        std::fs::write(dir.join(format!("{run}.sh")), apply).expect("write");
+        save_apply(&dir, &b, (run, plan), &change, &[]);
     }
-    let rollback = rollback_script(&b, "r6", &[], 5).expect("rollback script");
-    std::fs::write(dir.join("rollback.sh"), rollback).expect("write");
+    save_rollback(&dir, &b, "r6");
     let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
@@ -337,9 +314,7 @@ fn only_the_units_own_process_answers_the_health_gate() {
         serial: dnsfix::playbook::Batch::Count(1),
         reasons: Vec::new(),
     };
-    let apply = apply_script(&b, "r8", "/var/lib/dnsfix/handled/p8", &[], &[handler], 3)
-        .expect("apply script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    save_apply(&dir, &b, ("r8", "p8"), &[], &[handler]);
     let steps = "ip link set lo up\n\
         mount -t tmpfs tmpfs /usr/local/bin\n\
         printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\\n' \
@@ -350,35 +325,15 @@ fn only_the_units_own_process_answers_the_health_gate() {
         sh -c \"socat $listen EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
         echo $unit > /var/lib/mainpid\n\
         sleep 0.5\n\
-        dash \"$scratch/apply.sh\" > \"$scratch/own.out\" </dev/null\n\
+        dash \"$scratch/r8.sh\" > \"$scratch/own.out\" </dev/null\n\
         pkill -P $unit; kill $unit 2>/dev/null || true; sleep 0.3\n\
         rm -f /var/lib/dnsfix/handled/p8\n\
         sleep 60 & sleeper=$!; echo $sleeper > /var/lib/mainpid\n\
         setpriv --reuid=nobody --regid=nogroup --clear-groups socat $listen EXEC:/var/lib/ok.sh & impostor=$!\n\
         sleep 0.5\n\
-        dash \"$scratch/apply.sh\" > \"$scratch/impostor.out\" </dev/null\n\
+        dash \"$scratch/r8.sh\" > \"$scratch/impostor.out\" </dev/null\n\
         kill $impostor $sleeper 2>/dev/null; true\n";
-    let script = format!("set -e\nmount -t tmpfs tmpfs /var/lib\n{steps}");
-    let out = Command::new("unshare")
-        .args([
-            "--mount",
-            "--net",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-        ])
-        .arg(script)
-        .arg("steps")
-        .env("scratch", &dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run unshare (needs root and util-linux): {e}"));
-    assert!(
-        out.status.success(),
-        "the namespace could not be set up (this test needs root, socat and iproute2): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    in_namespaces(&dir, &["--net"], steps);
     let own = kinds(&dir.join("own.out"), &b);
     assert!(
         own.contains(&(RecordKind::Healthy, "kubelet".to_string())),
@@ -436,26 +391,23 @@ fn a_written_file_keeps_its_mode_and_group_in_a_setgid_directory() {
     let dir = scratch("node-scripts-setgid");
     let b = Boundary::fresh();
     let other = "/var/lib/node/etc/other.conf";
-    let apply = apply_script(
+    save_apply(
+        &dir,
         &b,
-        "r9",
-        "/var/lib/dnsfix/handled/p9",
+        ("r9", "p9"),
         &[
             write(Some("old\n"), "new\n"),
             write_at(other, Some("old\n"), "new\n"),
         ],
         &[],
-        5,
-    )
-    .expect("apply script");
-    std::fs::write(dir.join("apply.sh"), apply).expect("write");
+    );
     let shown = in_temporary_root(
         &dir,
         &format!(
             "mkdir -p /var/lib/node/etc\nchgrp 5678 /var/lib/node/etc && chmod 2775 /var/lib/node/etc\n\
              printf 'old\\n' > {TARGET}\nchown 0:0 {TARGET} && chmod 644 {TARGET}\n\
              printf 'old\\n' > {other}\nchown 1234:0 {other} && chmod 4755 {other}\n\
-             dash \"$scratch/apply.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             dash \"$scratch/r9.sh\" > \"$scratch/apply.out\" </dev/null\n\
              stat -c '%a %u %g' {TARGET} {other}\ncat {TARGET} {other}\n"
         ),
     );
