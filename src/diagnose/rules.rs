@@ -199,7 +199,18 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
         FlavourKind::Eks => {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
         }
+        FlavourKind::K0s => {
+            "k0s rewrites the kubelet config at every kubelet start: set resolvConf in the node's worker profile (spec.workerProfiles in k0s.yaml)"
+        }
         FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
+    }
+}
+
+/// How the kubelet is restarted to read a new setting: k0s supervises its own.
+fn restart_hint(ctx: &Ctx) -> &'static str {
+    match ctx.facts.flavour.kind {
+        FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)",
+        _ => "restart kubelet",
     }
 }
 
@@ -251,7 +262,7 @@ fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
             addrs.join(", ")
         ),
         vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))],
-        format!("{target}; {}; restart kubelet, then recreate the CoreDNS and nodelocaldns pods", persist_hint(ctx)),
+        format!("{target}; {}; {}, then recreate the CoreDNS and nodelocaldns pods", persist_hint(ctx), restart_hint(ctx)),
     )])
 }
 
@@ -372,8 +383,9 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
     };
     let id = "DNS-KUBELET-RESOLVCONF-MISSING";
     let fix = format!(
-        "point resolvConf at a file with real nameservers; {}; restart kubelet",
-        persist_hint(ctx)
+        "point resolvConf at a file with real nameservers; {}; {}",
+        persist_hint(ctx),
+        restart_hint(ctx)
     );
     if e.value.is_empty() {
         return RuleOutcome::Findings(vec![ctx.finding(
@@ -515,8 +527,8 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
-    if rancher_sets_at_start(ctx) {
-        return RuleOutcome::NotApplicable(RANCHER_SYSCTL.into());
+    if let Some(installer) = installer_sets_at_start(ctx) {
+        return RuleOutcome::NotApplicable(installer.into());
     }
     if let PodBridge::Routed(why) = &ctx.facts.cni.pod_bridge {
         return RuleOutcome::NotApplicable(format!("no pod traffic is bridged ({why})"));
@@ -557,13 +569,21 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
-const RANCHER_SYSCTL: &str = "k3s/RKE2 load br_netfilter and set the bridge and forwarding sysctls themselves at every start";
-
-/// k3s and RKE2 modprobe br_netfilter and set bridge-nf-call-iptables and forwarding on
-/// every start, before any pod runs (k3s pkg/agent/syssetup), so boot persistence is
-/// theirs, not the host's.
-fn rancher_sets_at_start(ctx: &Ctx) -> bool {
-    matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+/// What the node's installer does at every start, before any pod runs, that makes boot
+/// persistence of br_netfilter, the bridge sysctls and forwarding its business, not the
+/// host's: k3s and RKE2 (k3s pkg/agent/syssetup), and k0s (pkg/component/worker/
+/// kernelsetup_linux.go: modprobe br_netfilter where the bridge sysctls are missing, then
+/// bridge-nf-call-iptables, bridge-nf-call-ip6tables and IPv4/IPv6 forwarding set to 1).
+fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
+    match ctx.facts.flavour.kind {
+        FlavourKind::K3s | FlavourKind::Rke2 => Some(
+            "k3s/RKE2 load br_netfilter and set the bridge and forwarding sysctls themselves at every start",
+        ),
+        FlavourKind::K0s => Some(
+            "k0s loads br_netfilter and sets the bridge and forwarding sysctls itself at every worker start",
+        ),
+        _ => None,
+    }
 }
 
 fn ip_forward(ctx: &Ctx) -> RuleOutcome {
@@ -576,7 +596,7 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         return ctx.unknown(id, format!("{key} was not gathered"));
     };
     let persisted = match &s.persisted {
-        _ if rancher_sets_at_start(ctx) => None,
+        _ if installer_sets_at_start(ctx).is_some() => None,
         Some(p) if p.value == "1" => None,
         Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
         None => Some(format!(

@@ -184,6 +184,9 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
             return found(kind, u.files().next().unwrap_or(unit));
         }
     }
+    if let Some(evidence) = k0s_kubelet(raw) {
+        return found(FlavourKind::K0s, &evidence);
+    }
     for path in [EKS_ENV, EKS_CONFIG] {
         if present(raw, path) {
             return found(FlavourKind::Eks, path);
@@ -210,6 +213,31 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
         kind: FlavourKind::Unknown,
         evidence: None,
     }
+}
+
+/// The running kubelet, when k0s runs it: k0s starts it as `<data dir>/bin/kubelet`
+/// (`/var/lib/k0s` unless `--data-dir` says otherwise) with `--config=` the file it writes
+/// at every kubelet start, `/run/k0s/kubelet/config.yaml` since 1.32 and
+/// `<data dir>/kubelet-config.yaml` before (k0s pkg/component/worker/kubelet.go,
+/// pkg/config/cfgvars.go). What gives it away, as evidence.
+fn k0s_kubelet(raw: &RawFacts) -> Option<String> {
+    const DEFAULT_BINARY: &[u8] = b"/var/lib/k0s/bin/kubelet";
+    let path = format!("/proc/{}/cmdline", raw.pids.get("kubelet")?);
+    let cmdline = raw.get(&path).filter(|f| f.state == FileState::Present)?;
+    let mut argv = cmdline.content.split(|byte| *byte == 0);
+    let binary = argv.next()?;
+    let config = argv.find_map(|arg| arg.strip_prefix(b"--config=".as_slice()));
+    let k0s_config = config.is_some_and(|c| {
+        c.starts_with(b"/run/k0s/") || c == b"/var/lib/k0s/kubelet-config.yaml".as_slice()
+    });
+    let shown = if binary == DEFAULT_BINARY {
+        binary
+    } else if k0s_config {
+        config?
+    } else {
+        return None;
+    };
+    Some(format!("{path}: {}", String::from_utf8_lossy(shown)))
 }
 
 fn host_resolver(raw: &RawFacts) -> HostResolver {

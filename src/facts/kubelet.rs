@@ -1009,6 +1009,42 @@ mod tests {
         }
     }
 
+    /// k0s runs the kubelet itself, from its data directory, with the config it writes at
+    /// every kubelet start: the binary's path or that config gives k0s away (a custom
+    /// `--data-dir` moves the binary, not the config under /run/k0s); a kubelet from a
+    /// package is not k0s's.
+    #[test]
+    fn a_kubelet_k0s_runs_is_a_k0s_node() {
+        let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolvConf: /etc/resolv.conf\n";
+        let flavour = |cmdline: &str, config_path: &str| {
+            let mut raw = crate::testing::raw_from(&[
+                (config_path, config),
+                ("/etc/resolv.conf", "nameserver 10.0.0.2\n"),
+                ("/proc/42/cmdline", cmdline),
+            ]);
+            raw.pids.insert("kubelet".to_owned(), 42);
+            let f = NodeFacts::from_raw("node1", &raw);
+            assert_eq!(f.kubelet.config_path.as_deref(), Some(config_path));
+            (f.flavour.kind, f.flavour.evidence.unwrap_or_default())
+        };
+        let k0s = "/var/lib/k0s/bin/kubelet\0--cert-dir=/var/lib/k0s/kubelet/pki\0--config=/run/k0s/kubelet/config.yaml\0--v=1\0";
+        let (kind, evidence) = flavour(k0s, "/run/k0s/kubelet/config.yaml");
+        assert_eq!(kind, FlavourKind::K0s);
+        assert_eq!(evidence, "/proc/42/cmdline: /var/lib/k0s/bin/kubelet");
+        let data_dir = "/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0";
+        let (kind, evidence) = flavour(data_dir, "/run/k0s/kubelet/config.yaml");
+        assert_eq!(kind, FlavourKind::K0s);
+        assert_eq!(evidence, "/proc/42/cmdline: /run/k0s/kubelet/config.yaml");
+        // Before 1.32 the config sat in the data directory.
+        let old = "/var/lib/k0s/bin/kubelet\0--config=/var/lib/k0s/kubelet-config.yaml\0";
+        assert_eq!(
+            flavour(old, "/var/lib/k0s/kubelet-config.yaml").0,
+            FlavourKind::K0s
+        );
+        let package = "/usr/bin/kubelet\0--config=/var/lib/kubelet/config.yaml\0";
+        assert_eq!(flavour(package, KUBEADM_CONFIG).0, FlavourKind::Kubeadm);
+    }
+
     /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
     /// a stopped one: the installer's config file is still the kubelet's, not "no config".
     #[test]

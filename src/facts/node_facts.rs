@@ -130,6 +130,9 @@ pub enum FlavourKind {
     Rke2,
     /// Amazon EKS AL2023 nodes, set up by nodeadm.
     Eks,
+    /// k0s: `k0s worker` (or `k0s controller --enable-worker`) runs the kubelet as its
+    /// child, with a config file it writes anew at every kubelet start.
+    K0s,
     Unknown,
 }
 

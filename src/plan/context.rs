@@ -98,6 +98,7 @@ fn flavour_name(kind: FlavourKind) -> &'static str {
         FlavourKind::K3s => "k3s",
         FlavourKind::Rke2 => "rke2",
         FlavourKind::Eks => "eks",
+        FlavourKind::K0s => "k0s",
         FlavourKind::Unknown => "unknown",
     }
 }

@@ -1566,6 +1566,52 @@ fn a_blocked_fix_is_not_a_successful_apply() {
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
 }
 
+/// A k0s worker whose kubelet k0s hands a loopback resolver: dnsfix reads the kubelet k0s
+/// runs (no kubelet unit; the config k0s writes under /run/k0s), and its fix is blocked,
+/// with where the setting belongs: k0s writes that config anew at every kubelet start, so an
+/// edit there would be undone by the restart meant to apply it. Nothing is written or
+/// restarted, and apply is no success (3). br_netfilter and the sysctls, which k0s sets at
+/// every worker start and no file on the node persists, are not reported as reverting at
+/// the next reboot.
+#[test]
+fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
+    let lab = Lab::start(&["k0s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let config = "/run/k0s/kubelet/config.yaml";
+    let before = node_sha(&lab, &node, config);
+    let out = dnsfix(&lab, &["facts", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let facts: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(&out)));
+    let host = &facts["hosts"][0]["facts"];
+    assert_eq!(host["flavour"]["kind"], "k0s", "{facts:#}");
+    assert_eq!(host["kubelet"]["config_path"], config, "{facts:#}");
+    let out = dnsfix(&lab, &["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("DNS-KUBELET-LOOPBACK")
+            && stdout.contains(&format!("{config}:14 resolvConf: /etc/resolv.conf"))
+            && !stdout.contains("DNS-BRIDGE-NF-NOT-PERSISTENT")
+            && !stdout.contains("DNS-IP-FORWARD"),
+        "{}",
+        describe(&out)
+    );
+    let out = dnsfix(&lab, &["apply", "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "kubelet-resolvconf: k0s writes {config} anew at every kubelet start"
+        )) && stdout.contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, config), before);
+    assert_eq!(node_sha(&lab, &node, "/etc/dnsfix/resolv.conf"), "absent");
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+}
+
 /// The plan was made with /etc/dnsfix absent; then /etc/dnsfix became a symlink to
 /// /etc/cron.d. Apply refuses the host as stale and writes nothing through the link.
 #[test]
