@@ -200,7 +200,7 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
         }
         FlavourKind::K0s => {
-            "k0s rewrites the kubelet config at every kubelet start: set resolvConf in the node's worker profile (spec.workerProfiles in k0s.yaml)"
+            "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml: every node of that profile)"
         }
         FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
     }

@@ -149,6 +149,10 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
         kind,
         evidence: Some(evidence.to_owned()),
     };
+    // A kubelet k0s runs now outweighs any installer's file or unit left on the node.
+    if let Some(evidence) = k0s_kubelet(raw) {
+        return found(FlavourKind::K0s, &evidence);
+    }
     // Kubespray also runs kubeadm, so its own env file is checked first.
     if present(raw, KUBESPRAY_ENV) {
         return found(FlavourKind::Kubespray, KUBESPRAY_ENV);
@@ -184,9 +188,6 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
             return found(kind, u.files().next().unwrap_or(unit));
         }
     }
-    if let Some(evidence) = k0s_kubelet(raw) {
-        return found(FlavourKind::K0s, &evidence);
-    }
     for path in [EKS_ENV, EKS_CONFIG] {
         if present(raw, path) {
             return found(FlavourKind::Eks, path);
@@ -217,27 +218,30 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
 
 /// The running kubelet, when k0s runs it: k0s starts it as `<data dir>/bin/kubelet`
 /// (`/var/lib/k0s` unless `--data-dir` says otherwise) with `--config=` the file it writes
-/// at every kubelet start, `/run/k0s/kubelet/config.yaml` since 1.32 and
+/// at every k0s start: `/run/k0s/kubelet/config.yaml` (as root) since 1.32.1, and
 /// `<data dir>/kubelet-config.yaml` before (k0s pkg/component/worker/kubelet.go,
-/// pkg/config/cfgvars.go). What gives it away, as evidence.
+/// pkg/config/cfgvars.go, commit 213969007b). What gives it away, as evidence.
 fn k0s_kubelet(raw: &RawFacts) -> Option<String> {
-    const DEFAULT_BINARY: &[u8] = b"/var/lib/k0s/bin/kubelet";
+    const DEFAULT_BINARY: &str = "/var/lib/k0s/bin/kubelet";
     let path = format!("/proc/{}/cmdline", raw.pids.get("kubelet")?);
     let cmdline = raw.get(&path).filter(|f| f.state == FileState::Present)?;
-    let mut argv = cmdline.content.split(|byte| *byte == 0);
+    let mut argv = cmdline
+        .content
+        .split(|byte| *byte == 0)
+        .map(String::from_utf8_lossy);
     let binary = argv.next()?;
-    let config = argv.find_map(|arg| arg.strip_prefix(b"--config=".as_slice()));
-    let k0s_config = config.is_some_and(|c| {
-        c.starts_with(b"/run/k0s/") || c == b"/var/lib/k0s/kubelet-config.yaml".as_slice()
-    });
-    let shown = if binary == DEFAULT_BINARY {
-        binary
-    } else if k0s_config {
-        config?
-    } else {
-        return None;
+    let config = argv.find_map(|arg| arg.strip_prefix("--config=").map(str::to_owned));
+    // Before 1.32.1 the config sat in the data directory, beside its bin/.
+    let beside = |config: &str| {
+        let data_dir = binary.strip_suffix("/bin/kubelet");
+        data_dir.is_some_and(|d| config == format!("{d}/kubelet-config.yaml"))
     };
-    Some(format!("{path}: {}", String::from_utf8_lossy(shown)))
+    let shown = match config {
+        _ if binary == DEFAULT_BINARY => binary.into_owned(),
+        Some(c) if c.starts_with("/run/k0s/") || beside(&c) => c,
+        _ => return None,
+    };
+    Some(format!("{path}: {shown}"))
 }
 
 fn host_resolver(raw: &RawFacts) -> HostResolver {

@@ -1010,7 +1010,7 @@ mod tests {
     }
 
     /// k0s runs the kubelet itself, from its data directory, with the config it writes at
-    /// every kubelet start: the binary's path or that config gives k0s away (a custom
+    /// every k0s start: the binary's path or that config gives k0s away (a custom
     /// `--data-dir` moves the binary, not the config under /run/k0s); a kubelet from a
     /// package is not k0s's.
     #[test]
@@ -1035,12 +1035,25 @@ mod tests {
         let (kind, evidence) = flavour(data_dir, "/run/k0s/kubelet/config.yaml");
         assert_eq!(kind, FlavourKind::K0s);
         assert_eq!(evidence, "/proc/42/cmdline: /run/k0s/kubelet/config.yaml");
-        // Before 1.32 the config sat in the data directory.
-        let old = "/var/lib/k0s/bin/kubelet\0--config=/var/lib/k0s/kubelet-config.yaml\0";
-        assert_eq!(
-            flavour(old, "/var/lib/k0s/kubelet-config.yaml").0,
+        // Before 1.32.1 the config sat in the data directory, beside its bin/.
+        let old = "/srv/k0s/bin/kubelet\0--config=/srv/k0s/kubelet-config.yaml\0";
+        let (kind, evidence) = flavour(old, "/srv/k0s/kubelet-config.yaml");
+        assert_eq!(kind, FlavourKind::K0s);
+        assert_eq!(evidence, "/proc/42/cmdline: /srv/k0s/kubelet-config.yaml");
+        let elsewhere = "/srv/k0s/bin/kubelet\0--config=/etc/kubelet-config.yaml\0";
+        assert_ne!(
+            flavour(elsewhere, "/etc/kubelet-config.yaml").0,
             FlavourKind::K0s
         );
+        // A running k0s kubelet outweighs a Kubespray file left on the node.
+        let mut raw = crate::testing::raw_from(&[
+            ("/etc/kubernetes/kubelet.env", "KUBELET_ARGS=\"--v=2\"\n"),
+            ("/run/k0s/kubelet/config.yaml", config),
+            ("/proc/42/cmdline", k0s),
+        ]);
+        raw.pids.insert("kubelet".to_owned(), 42);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(f.flavour.kind, FlavourKind::K0s);
         let package = "/usr/bin/kubelet\0--config=/var/lib/kubelet/config.yaml\0";
         assert_eq!(flavour(package, KUBEADM_CONFIG).0, FlavourKind::Kubeadm);
     }

@@ -131,7 +131,7 @@ pub enum FlavourKind {
     /// Amazon EKS AL2023 nodes, set up by nodeadm.
     Eks,
     /// k0s: `k0s worker` (or `k0s controller --enable-worker`) runs the kubelet as its
-    /// child, with a config file it writes anew at every kubelet start.
+    /// child, with a config file it writes anew at every k0s start.
     K0s,
     Unknown,
 }
