@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use super::cni::Cni;
 use super::kubelet::{EKS_CONFIG, K3S_CONFIG, KUBEADM_CONFIG, RKE2_CONFIG};
+use super::kubelet_flags;
 use super::modules_load;
 use super::node_facts::{
     BrNetfilter, EKS_ENV, Files, Flavour, FlavourKind, HostResolver, KUBEADM_FLAGS, KUBESPRAY_ENV,
@@ -224,13 +225,13 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
 fn k0s_kubelet(raw: &RawFacts) -> Option<String> {
     const DEFAULT_BINARY: &str = "/var/lib/k0s/bin/kubelet";
     let path = format!("/proc/{}/cmdline", raw.pids.get("kubelet")?);
-    let cmdline = raw.get(&path).filter(|f| f.state == FileState::Present)?;
-    let mut argv = cmdline
-        .content
-        .split(|byte| *byte == 0)
-        .map(String::from_utf8_lossy);
-    let binary = argv.next()?;
-    let config = argv.find_map(|arg| arg.strip_prefix("--config=").map(str::to_owned));
+    let cmdline = &raw
+        .get(&path)
+        .filter(|f| f.state == FileState::Present)?
+        .content;
+    let binary = String::from_utf8_lossy(cmdline.split(|byte| *byte == 0).next()?);
+    let flags = kubelet_flags::cmdline_flags(cmdline);
+    let config = kubelet_flags::last_flag(&flags, "config").and_then(|f| f.value.clone());
     // Before 1.32.1 the config sat in the data directory, beside its bin/.
     let beside = |config: &str| {
         let data_dir = binary.strip_suffix("/bin/kubelet");

@@ -1575,6 +1575,22 @@ fn a_blocked_fix_is_not_a_successful_apply() {
 /// the next reboot.
 #[test]
 fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
+    // The scenario's node files are the fixture's, whose README names their sources.
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for file in [
+        "etc/resolv.conf",
+        "etc/cni/net.d/10-kuberouter.conflist",
+        "run/k0s/kubelet/config.yaml",
+    ] {
+        let read = |dir: &str| {
+            std::fs::read(base.join(dir).join(file)).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
+        };
+        assert_eq!(
+            read("lab/scenarios/k0s/root"),
+            read("fixtures/rules/_upstream/k0s-1.34-rhel9-nm-dnsmasq/root"),
+            "{file}"
+        );
+    }
     let lab = Lab::start(&["k0s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let config = "/run/k0s/kubelet/config.yaml";
