@@ -41,6 +41,13 @@ fn secret_key(key: &str) -> bool {
     })
 }
 
+/// A value no secret is: a boolean, as in kubelet's `--authentication-token-webhook=true`
+/// (a `token` key that only switches something on).
+fn boolean(value: &str) -> bool {
+    let value = value.trim().trim_matches(['"', '\'']);
+    value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false")
+}
+
 fn marker(value: &str) -> String {
     format!("{MARK}{}>", &sha256_hex(value.as_bytes())[..DIGEST])
 }
@@ -138,7 +145,7 @@ fn inline_secrets(line: &str) -> Vec<(usize, usize)> {
                 .find([' ', '\t', ',', '}', ']'])
                 .map_or(bytes.len(), |k| start + k),
         };
-        if end > start && !line[start..].starts_with(MARK) {
+        if end > start && !line[start..].starts_with(MARK) && !boolean(&line[start..end]) {
             ranges.push((start, end));
         }
         i = end.max(i);
@@ -198,7 +205,7 @@ fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
         if value.is_empty() || value.starts_with('#') || block_header(value) {
             return (Vec::new(), true);
         }
-        if value.starts_with(MARK) {
+        if value.starts_with(MARK) || boolean(value) {
             return (Vec::new(), false);
         }
         // The marker stands for the value alone: a trailing blank or `\r` stays as it is.
@@ -387,6 +394,20 @@ mod tests {
     /// A k3s agent config.yaml as docs.k3s.io shows one (token and server), with a
     /// datastore URL carrying a password.
     const K3S: &str = "server: https://10.0.0.1:6443\ntoken: K10abc::server:s3cr3t\nagent-token: 'other'\nresolv-conf: /etc/resolv.conf\ndatastore-endpoint: postgres://k3s:hunter2@db:5432/k3s\nkubelet-arg:\n  - max-pods=200\n";
+
+    /// A switch is no secret: MicroK8s's kubelet arguments say
+    /// `--authentication-token-webhook=true`; a token's value is still replaced.
+    #[test]
+    fn a_boolean_under_a_secret_looking_key_stays() {
+        let args = "--authentication-token-webhook=true\n--read-only-port=0\n";
+        assert_eq!(redact(args), args);
+        assert_eq!(
+            redact("enable-secret: \"False\"\n"),
+            "enable-secret: \"False\"\n"
+        );
+        assert!(redact("--token=true1\n").contains(MARK));
+        assert!(redact("token: abc\n").contains(MARK));
+    }
 
     #[test]
     fn secret_values_are_replaced_and_restored() {
