@@ -11,7 +11,14 @@
 
 /// The units that run a kubelet, directly or inside themselves (k3s and RKE2), in the order
 /// dnsfix prefers them. The gather script asks systemd about exactly these.
-pub const KUBELET_UNITS: &[&str] = &["kubelet", "k3s", "k3s-agent", "rke2-server", "rke2-agent"];
+pub const KUBELET_UNITS: &[&str] = &[
+    "kubelet",
+    "k3s",
+    "k3s-agent",
+    "rke2-server",
+    "rke2-agent",
+    "snap.microk8s.daemon-kubelite",
+];
 
 /// One run's record boundary, made from its nonce.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +88,8 @@ pub enum RecordKind {
     /// A file that the batch will deliver.
     Read,
     Missing,
+    /// A regular file that is there; its content was not asked for.
+    Exists,
     Dir,
     Link,
     Canon,
@@ -117,6 +126,7 @@ impl RecordKind {
         RecordKind::File,
         RecordKind::Read,
         RecordKind::Missing,
+        RecordKind::Exists,
         RecordKind::Dir,
         RecordKind::Link,
         RecordKind::Canon,
@@ -151,6 +161,7 @@ impl RecordKind {
             RecordKind::File => "file",
             RecordKind::Read => "read",
             RecordKind::Missing => "missing",
+            RecordKind::Exists => "exists",
             RecordKind::Dir => "dir",
             RecordKind::Link => "link",
             RecordKind::Canon => "canon",

@@ -339,7 +339,7 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             The net.bridge.* keys exist only while the br_netfilter module is loaded (Linux 3.18\n\
             and later); without it there is nothing to set (rancher-archives/rke#368,\n\
-            kubeadm#312, kubernetes#87426). k3s, RKE2 and k0s load the module and set the key\n\
+            kubeadm#312, kubernetes#87426). k3s, RKE2, k0s and MicroK8s load the module and set the key\n\
             each time they start, so a 0 there means something reset it later, e.g. a\n\
             `sysctl --system` applying a file that sets 0.\n\
             \n\
@@ -464,7 +464,8 @@ pub const RULES: &[RuleInfo] = &[
             anything off the node are dropped: other nodes' pods, Services whose endpoints run\n\
             elsewhere, CoreDNS's upstream resolvers.\n\
             \n\
-            Docker, k3s, RKE2, k0s and some CNIs set it when they start (k3s and RKE2 log\n\
+            Docker, k3s, RKE2, k0s, MicroK8s (with its CNI manifest) and some CNIs set it when\n\
+            they start (k3s and RKE2 log\n\
             \"Set sysctl 'net/ipv4/conf/all/forwarding' to 1\"), which hides a missing persistent\n\
             setting. It goes back to 0 when a later `sysctl --system` applies a file that sets\n\
             0 (CIS-style hardening baselines do), or after a reboot where nothing sets it.\n\

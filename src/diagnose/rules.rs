@@ -202,6 +202,9 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
         FlavourKind::K0s => {
             "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml: every node of that profile)"
         }
+        FlavourKind::MicroK8s => {
+            "set --resolv-conf in /var/snap/microk8s/current/args/kubelet (kept across snap refreshes; microk8s join replaces the file with the control plane's)"
+        }
         FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
     }
 }
@@ -210,6 +213,9 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
 fn restart_hint(ctx: &Ctx) -> &'static str {
     match ctx.facts.flavour.kind {
         FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)",
+        FlavourKind::MicroK8s => {
+            "restart kubelite, and with it the node's whole Kubernetes (snap restart microk8s.daemon-kubelite)"
+        }
         _ => "restart kubelet",
     }
 }
@@ -536,10 +542,15 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // "Reverts at the next reboot" is only true of what is on now; what is off is
     // DNS-BRIDGE-NF-OFF's business (its fix persists too).
     let b = &ctx.facts.br_netfilter;
-    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in {
+    let microk8s = ctx.facts.flavour.kind == FlavourKind::MicroK8s;
+    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !microk8s {
         evidence.push("br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
     }
     for key in bridge_keys(ctx) {
+        // MicroK8s's kubelite wrapper loads br_netfilter and sets this one at every start.
+        if microk8s && key == "net.bridge.bridge-nf-call-iptables" {
+            continue;
+        }
         let Some(s) = ctx.facts.sysctls.get(key) else {
             continue;
         };
@@ -586,6 +597,28 @@ fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
     }
 }
 
+/// MicroK8s's kubelite wrapper (run-kubelite-with-args) sets IPv4 and IPv6 forwarding to 1
+/// at every start when its CNI manifest is there. (It also loads br_netfilter and sets
+/// bridge-nf-call-iptables, never bridge-nf-call-ip6tables: see bridge_nf_not_persistent.)
+fn microk8s_forwards(ctx: &Ctx) -> bool {
+    if ctx.facts.flavour.kind != FlavourKind::MicroK8s {
+        return false;
+    }
+    // The manifest beside the arguments kubelite reads; the gather asks about the one of
+    // the snap's current revision, which is the same but in the middle of a refresh.
+    let beside = ctx.facts.kubelet.args_file.as_deref().and_then(|f| {
+        f.strip_suffix("/kubelet")
+            .map(|args| format!("{args}/cni-network/cni.yaml"))
+    });
+    let current = crate::facts::microk8s::current_revision(&ctx.facts.raw)
+        .map(|dir| format!("{dir}/args/cni-network/cni.yaml"));
+    [beside, current]
+        .into_iter()
+        .flatten()
+        .find_map(|path| ctx.facts.files.get(&path))
+        .is_some_and(|f| f.state == crate::facts::raw::FileState::Present)
+}
+
 fn ip_forward(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-IP-FORWARD";
     if not_a_node(ctx) {
@@ -596,7 +629,7 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         return ctx.unknown(id, format!("{key} was not gathered"));
     };
     let persisted = match &s.persisted {
-        _ if installer_sets_at_start(ctx).is_some() => None,
+        _ if installer_sets_at_start(ctx).is_some() || microk8s_forwards(ctx) => None,
         Some(p) if p.value == "1" => None,
         Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
         None => Some(format!(
@@ -1335,6 +1368,42 @@ mod tests {
                 .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
                 .collect(),
         }
+    }
+
+    /// MicroK8s's wrapper turns forwarding on at every start only where its CNI manifest
+    /// is, and sets bridge-nf-call-iptables (never -ip6tables) itself: neither needs a
+    /// sysctl.d file then, but forwarding does without the manifest.
+    #[test]
+    fn microk8s_forwarding_persists_only_with_its_cni_manifest() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let host = Host::new("node1");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(facts.flavour.kind, FlavourKind::MicroK8s);
+        assert_eq!(
+            ip_forward(&Ctx::in_cluster(&host, &facts, None)),
+            RuleOutcome::Pass
+        );
+        assert_eq!(
+            bridge_nf_not_persistent(&Ctx::in_cluster(&host, &facts, None)),
+            RuleOutcome::Pass
+        );
+        let mut raw = raw.clone();
+        for path in [
+            "/var/snap/microk8s/7964/args/cni-network/cni.yaml",
+            "/var/snap/microk8s/current/args/cni-network/cni.yaml",
+        ] {
+            raw.file(path, crate::facts::raw::FileState::Missing, None);
+        }
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) = ip_forward(&Ctx::in_cluster(&host, &facts, None)) else {
+            panic!("forwarding with no CNI manifest is nobody's at boot");
+        };
+        assert!(
+            f[0].evidence.iter().any(|e| e.contains("no sysctl.d")),
+            "{f:?}"
+        );
     }
 
     /// The version playbooks get is the first of `kubelet --version`, the cluster's and

@@ -1,6 +1,6 @@
 //! In-place editors for the files humans own on a node: the kubelet config YAML
-//! ([`yaml_set`]) and systemd `EnvironmentFile=` files that carry kubelet flags
-//! ([`env_flag`]). Each editor is a pure function from the file's text to an [`Edit`]: it
+//! ([`yaml_set`]), systemd `EnvironmentFile=` files that carry kubelet flags
+//! ([`env_flag`]) and MicroK8s's kubelet arguments file ([`args_flag`]). Each editor is a pure function from the file's text to an [`Edit`]: it
 //! changes only the target key or flag and proves it by parsing the file before and after.
 //!
 //! What this module must never do: touch the filesystem or the network, reformat or
@@ -8,6 +8,7 @@
 //! A file it cannot edit exactly is refused with an error naming the line, so `plan` can
 //! show the reason instead of a guess.
 
+pub mod args_flag;
 pub mod env_flag;
 pub mod yaml_set;
 

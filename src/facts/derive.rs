@@ -56,6 +56,11 @@ impl NodeFacts {
                 services.kubelet_unit = unit.to_owned();
             }
         }
+        // MicroK8s's kubelet is kubelite's, whatever state its unit is in (failed,
+        // restarting): there is no "kubelet" unit to restart on such a node.
+        if flavour.kind == FlavourKind::MicroK8s && services.kubelet_unit == "kubelet" {
+            services.kubelet_unit = super::microk8s::UNIT.to_owned();
+        }
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
@@ -154,6 +159,14 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
     if let Some(evidence) = k0s_kubelet(raw) {
         return found(FlavourKind::K0s, &evidence);
     }
+    // So does a running kubelite (MicroK8s).
+    if let Some((pid, file)) = super::microk8s::kubelite(raw) {
+        let shown = file.map_or_else(String::new, |f| format!(": --kubelet-args-file={f}"));
+        return found(
+            FlavourKind::MicroK8s,
+            &format!("/proc/{pid}/cmdline{shown}"),
+        );
+    }
     // Kubespray also runs kubeadm, so its own env file is checked first.
     if present(raw, KUBESPRAY_ENV) {
         return found(FlavourKind::Kubespray, KUBESPRAY_ENV);
@@ -210,6 +223,10 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
                 evidence: Some(path),
             };
         }
+    }
+    // A stopped MicroK8s: the arguments file of the snap's current revision.
+    if let Some(file) = super::microk8s::args_file(raw) {
+        return found(FlavourKind::MicroK8s, &file);
     }
     Flavour {
         kind: FlavourKind::Unknown,

@@ -85,6 +85,16 @@ f() {
   READ="$READ$P${1#/}$NL"
 }
 
+# e PATH: whether a regular file is there, when only that matters (its content is not read).
+e() {
+  case "$1" in *"$NL"*) return ;; esac
+  case "$SEEN" in *" $1 "*) return ;; esac
+  SEEN="$SEEN$1 "
+  if [ -f "$1" ]; then hdr exists "$1"
+  elif [ -e "$1" ] || [ -L "$1" ]; then hdr error "$1"
+  else hdr missing "$1"; fi
+}
+
 # Every *.conf in the given directories, in shell glob (C locale) order.
 confs() {
   for d in "$@"; do
@@ -172,8 +182,9 @@ for u in $KUNITS; do
     fi
   done
 done
-# Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s (which runs the
-# kubelet inside itself), and dhclient (is it the DHCP client in use?). A kubelet or k3s
+# Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s and MicroK8s's
+# kubelite (which run the kubelet inside themselves), and dhclient (is it the DHCP client
+# in use?). A kubelet, k3s or kubelite
 # counts only if it runs as root in this mount namespace: anyone can name a process
 # "kubelet", a container's root is uid 0 too, and dnsfix reads
 # the files its command line names and asks its binary for the version. A zombie (a
@@ -194,6 +205,7 @@ root_proc() {
 }
 KPID=
 K3SPID=
+MPID=
 # One redirection of stderr for the whole scan (a process may end before its comm is
 # read), not one per process: a node runs hundreds, and in dash each redirection is four
 # more system calls.
@@ -204,6 +216,7 @@ K3SPID=
     case "$c" in
       kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
       k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
+      kubelite) [ -z "$MPID" ] && root_proc "$d" && MPID=${d#/proc/} ;;
       dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
     esac
   done
@@ -213,6 +226,22 @@ if [ -n "$KPID" ]; then
   hdr pid kubelet; put "$KPID"
   f "/proc/$KPID/cmdline"
 fi
+# MicroK8s: kubelite takes the kubelet's flags from the file its --kubelet-args-file names
+# (followed below); a stopped MicroK8s from the file of the snap's current revision, by its
+# real path (`current` is a symlink, and nothing is written through one). Its wrapper sets
+# forwarding at every start only when the CNI manifest is there.
+M=
+if [ -d /var/snap/microk8s ]; then
+  f /var/snap/microk8s/current
+  if cd -P /var/snap/microk8s/current 2>/dev/null; then M=$PWD/args; cd /; fi
+fi
+if [ -n "$MPID" ]; then
+  hdr pid kubelite; put "$MPID"
+  f "/proc/$MPID/cmdline"
+elif [ -n "$M" ]; then
+  f "$M/kubelet"; KENV="$KENV $M/kubelet"
+fi
+[ -n "$M" ] && e "$M/cni-network/cni.yaml"
 # Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
@@ -220,14 +249,14 @@ fi
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed,
 # nor any path with a `..` in it (/etc/../proc/kmsg).
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
-# command line, its NULs read as spaces).
+# or kubelite's command line, its NULs read as spaces).
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
       if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/ && v !~ /(^|\/)\.\.(\/|$)/) print t v
     }
-    FILENAME == cmdline { gsub(/\0/, " ") }
+    FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     { sub(/\r$/, "") }
     /^[ \t]*EnvironmentFile[ \t]*=/ {
       v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
@@ -258,7 +287,9 @@ REFS='
         # NAME=--flag=value (an env file, Environment=): the assignment prefix goes.
         while (x ~ /^[A-Za-z_][A-Za-z0-9_]*=/ && x !~ /^(K3S|RKE2)_RESOLV_CONF=/) sub(/^[A-Za-z_][A-Za-z0-9_]*=/, "", x)
         sub(/^-+/, "", x)
-        if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF)=/) {
+        # --kubelet-args-file counts on the command line of kubelite only.
+        if (x ~ /^kubelet-args-file=/ && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
+        if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
           t = (x ~ /^config-dir=/) ? "d " : "f "
           sub(/^[^=]*=/, "", x); path(t, x)
         } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:)$/ && i < k) {
@@ -272,7 +303,7 @@ REFS='
 SRC=
 for x in $UNITS $KENV $KCFG $RCFG $RCFGD; do SRC="$SRC$x$NL"; done
 CMDLINE=
-[ -n "$KPID" ] && [ -f "/proc/$KPID/cmdline" ] && CMDLINE="/proc/$KPID/cmdline"
+for x in $KPID $MPID; do [ -f "/proc/$x/cmdline" ] && CMDLINE="$CMDLINE$NL/proc/$x/cmdline"; done
 round=0
 while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   round=$((round + 1))
@@ -282,7 +313,7 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   for x in $SRC; do [ -f "$x" ] && [ -s "$x" ] && EXIST="$EXIST$x$NL"; done
   R=
   # shellcheck disable=SC2086
-  [ -n "$EXIST$CMDLINE" ] && R=$(awk -v cmdline="$CMDLINE" "$REFS" $EXIST $CMDLINE 2>/dev/null)
+  [ -n "$EXIST$CMDLINE" ] && R=$(awk "$REFS" $EXIST $CMDLINE 2>/dev/null)
   IFS=$oldifs; set +f
   CMDLINE=
   SRC=
@@ -329,12 +360,13 @@ if [ "$ASK_VERSION" = 1 ] && [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&
   cmd kubelet-version timeout -k 2 5 "$KBIN" --version
 fi
 
-# CNI configuration: the kubelet's runtime reads the first file of the directory in name
-# order; k3s keeps its own directory.
+# CNI configuration: the kubelet's runtime reads the first .conf, .conflist or .json file
+# of the directory in name order (libcni ConfFiles; nothing else there is read: MicroK8s
+# keeps its CNI manifest of some hundred KB in the same directory); k3s keeps its own.
 for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d; do
   if [ -d "$d" ]; then
     hdr dir "$d"
-    for x in "$d"/*; do
+    for x in "$d"/*.conf "$d"/*.conflist "$d"/*.json; do
       if [ -f "$x" ]; then f "$x"; fi
     done
   elif [ ! -e "$d" ]; then

@@ -20,6 +20,7 @@
 use super::k3s_config::K3sConfig;
 use super::kubelet_config::{KubeletConfig, Located};
 use super::kubelet_flags::{self, EnvFile, Flag};
+use super::microk8s;
 use super::node_facts::{
     Effective, FlagFact, Flavour, FlavourKind, KUBELET_ENV_FILES, Kubelet, Observed, ResolvFile,
     Shadowed, Source,
@@ -131,6 +132,9 @@ fn version(raw: &RawFacts) -> Option<String> {
 }
 
 pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
+    if flavour.kind == FlavourKind::MicroK8s {
+        return microk8s_kubelet(raw, flavour);
+    }
     let pid = raw.pids.get("kubelet").copied();
     let declared = declared(raw);
     // The running process is the truth about flags; the unit (or env files) say what the
@@ -197,6 +201,99 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         kubelet.cluster_dns = Observed::Unknown(problem.clone());
         kubelet.cluster_domain = Observed::Unknown(problem.clone());
         kubelet.pod_resolv_conf = None;
+    }
+    kubelet
+}
+
+/// MicroK8s's kubelet: its whole command line is the arguments file (see
+/// [`super::microk8s`]); the rest is a plain kubelet's.
+fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
+    let pid = microk8s::kubelite(raw).map(|(pid, _)| pid);
+    let args_file = microk8s::args_file(raw);
+    let (text, problem) = match &args_file {
+        None => (
+            None,
+            Some("kubelite names no --kubelet-args-file".to_owned()),
+        ),
+        Some(path) => match raw.get(path) {
+            Some(f) if f.state == FileState::Present && f.truncated => {
+                (None, Some(format!("{path}: larger than dnsfix reads")))
+            }
+            Some(f) if f.state == FileState::Present => match f.text() {
+                Some(text) => match microk8s::stray_word(&text) {
+                    Some((line, word)) => (
+                        None,
+                        Some(format!(
+                            "{path}:{line}: {word:?} is neither a flag nor a flag's value (a \
+                             double space makes an empty word): the kubelet refuses to start \
+                             with it"
+                        )),
+                    ),
+                    None => (Some(text), None),
+                },
+                None => (None, Some(format!("{path}: could not be read"))),
+            },
+            Some(f) if f.state == FileState::Missing => {
+                (None, Some(format!("{path}: no such file")))
+            }
+            Some(_) => (None, Some(format!("{path}: could not be read"))),
+            None => (None, Some(format!("{path}: was not gathered"))),
+        },
+    };
+    let path = args_file.clone().unwrap_or_default();
+    let flags: Vec<FlagFact> = text
+        .as_deref()
+        .map(|text| microk8s::flags(text, &path))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|flag| {
+            let at = At {
+                path: path.clone(),
+                line: flag.line,
+            };
+            flag_fact(flag, &at, None)
+        })
+        .collect();
+    let dns_flags = flags
+        .iter()
+        .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
+        .cloned()
+        .collect();
+    let mut kubelet = plain_kubelet(raw, flavour, pid, &flags, dns_flags, true, true);
+    kubelet.args_file = args_file;
+    kubelet.unit = ServiceUnit::from_raw(raw, &format!("{}.service", microk8s::UNIT))
+        .and_then(|u| u.files().next().map(str::to_owned));
+    kubelet.version = version(raw);
+    if let Some(problem) = problem {
+        kubelet.resolv_conf = Observed::Unknown(problem.clone());
+        kubelet.cluster_dns = Observed::Unknown(problem.clone());
+        kubelet.cluster_domain = Observed::Unknown(problem);
+        kubelet.pod_resolv_conf = None;
+    } else if let Observed::Known(e) = &kubelet.resolv_conf
+        && e.source.kind == "flag"
+        && e.value.contains('$')
+    {
+        kubelet.resolv_conf = Observed::Unknown(format!(
+            "{}: --resolv-conf={} names a variable of kubelite's environment dnsfix does not know",
+            e.source.at(),
+            e.value
+        ));
+        kubelet.pod_resolv_conf = None;
+    } else if let Observed::Known(e) = &mut kubelet.resolv_conf
+        && e.source.kind == "default"
+    {
+        // What the wrapper does about it at the next start.
+        let mentioned = text.as_deref().and_then(microk8s::resolv_conf_mentioned);
+        e.source.detail = Some(match mentioned {
+            Some(line) => format!(
+                "kubelet default: {path}:{line} mentions --resolv-conf, so MicroK8s does not \
+                 choose a file at start"
+            ),
+            None => "kubelet default (MicroK8s 1.26+ adds --resolv-conf at the next start \
+                     when /etc/resolv.conf or systemd-resolved's file lists only \
+                     non-loopback servers)"
+                .to_owned(),
+        });
     }
     kubelet
 }
@@ -320,6 +417,7 @@ fn plain_kubelet(
         config_path,
         config_dropins: config.map(|c| c.dropins).unwrap_or_default(),
         config_error,
+        args_file: None,
         flags: dns_flags,
         resolv_conf,
         cluster_dns,
@@ -740,6 +838,7 @@ fn rancher_kubelet(
         config_path: Some(path.to_owned()),
         config_dropins: Vec::new(),
         config_error,
+        args_file: None,
         flags,
         resolv_conf,
         cluster_dns,
@@ -1056,6 +1155,82 @@ mod tests {
         assert_eq!(f.flavour.kind, FlavourKind::K0s);
         let package = "/usr/bin/kubelet\0--config=/var/lib/kubelet/config.yaml\0";
         assert_eq!(flavour(package, KUBEADM_CONFIG).0, FlavourKind::Kubeadm);
+    }
+
+    /// kubelite's --kubelet-args-file is the kubelet's whole command line; a stopped
+    /// MicroK8s is read from the current revision; with no --resolv-conf the kubelet's
+    /// default holds, and a comment naming the flag is called out (it keeps MicroK8s's
+    /// wrapper from choosing a file).
+    #[test]
+    fn a_running_kubelite_takes_the_kubelets_flags_from_its_arguments_file() {
+        let args = "/var/snap/microk8s/7964/args/kubelet";
+        let cmdline = format!(
+            "/snap/microk8s/7964/kubelite\0--proxy-args-file=/var/snap/microk8s/7964/args/kube-proxy\0--kubelet-args-file={args}\0--start-control-plane=false\0"
+        );
+        let text = "--resolv-conf=/run/systemd/resolve/resolv.conf\n--root-dir=${SNAP_COMMON}/var/lib/kubelet\n--cluster-dns=10.152.183.10\n";
+        let mut raw = crate::testing::raw_from(&[
+            (args, text),
+            ("/etc/kubernetes/kubelet.env", "KUBELET_ARGS=\"--v=2\"\n"),
+            (
+                "/run/systemd/resolve/resolv.conf",
+                "nameserver 192.0.2.53\n",
+            ),
+            ("/proc/77/cmdline", cmdline.as_str()),
+        ]);
+        raw.pids.insert("kubelite".to_owned(), 77);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(f.flavour.kind, FlavourKind::MicroK8s);
+        assert_eq!(
+            f.flavour.evidence.as_deref(),
+            Some(format!("/proc/77/cmdline: --kubelet-args-file={args}").as_str())
+        );
+        assert_eq!(f.kubelet.pid, Some(77));
+        assert_eq!(f.kubelet.args_file.as_deref(), Some(args));
+        assert_eq!(
+            resolv(&f),
+            (
+                "/run/systemd/resolve/resolv.conf".to_owned(),
+                format!("{args}:1")
+            )
+        );
+        let Observed::Known(dns) = &f.kubelet.cluster_dns else {
+            panic!("{:?}", f.kubelet.cluster_dns)
+        };
+        assert_eq!(dns.value, ["10.152.183.10"]);
+
+        // Stopped, no --resolv-conf, a comment naming it: read from the revision `current`
+        // leads to, by its real path.
+        let mut raw = crate::testing::raw_from(&[(
+            args,
+            "# --resolv-conf=/x\n--cluster-dns=10.152.183.10\n",
+        )]);
+        raw.file(microk8s::CURRENT, FileState::Directory, None);
+        if let Some(link) = raw.files.get_mut(microk8s::CURRENT) {
+            link.symlink_target = Some("7964".into());
+            link.canonical = Some("/var/snap/microk8s/7964".into());
+        }
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(f.flavour.kind, FlavourKind::MicroK8s);
+        assert_eq!(f.flavour.evidence.as_deref(), Some(args));
+        assert_eq!(f.services.kubelet_unit, microk8s::UNIT);
+        let current = args;
+        let Observed::Known(e) = &f.kubelet.resolv_conf else {
+            panic!("{:?}", f.kubelet.resolv_conf)
+        };
+        assert_eq!(e.value, "/etc/resolv.conf");
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        assert!(detail.contains(&format!("{current}:1")), "{detail}");
+
+        // An arguments file that cannot be read: unknown, never the default.
+        let mut raw = crate::testing::raw_from(&[("/proc/77/cmdline", cmdline.as_str())]);
+        raw.pids.insert("kubelite".to_owned(), 77);
+        raw.file(args, FileState::Unreadable, None);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert!(
+            matches!(&f.kubelet.resolv_conf, Observed::Unknown(why) if why.contains(args)),
+            "{:?}",
+            f.kubelet.resolv_conf
+        );
     }
 
     /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as

@@ -16,7 +16,7 @@ use super::kubelet_config::Located;
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
 /// space) consumes the next word. Any other `--name` without `=` is recorded without a value:
 /// without kubelet's full flag table a following word cannot be told apart from a positional.
-const VALUE_FLAGS: [&str; 5] = [
+pub(crate) const VALUE_FLAGS: [&str; 5] = [
     "resolv-conf",
     "cluster-dns",
     "cluster-domain",

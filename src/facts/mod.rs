@@ -8,6 +8,7 @@ pub mod k3s_config;
 pub mod kubelet;
 pub mod kubelet_config;
 pub mod kubelet_flags;
+pub mod microk8s;
 pub mod modules_load;
 pub mod node_facts;
 pub mod raw;

@@ -116,8 +116,8 @@ pub struct Services {
     pub k3s: UnitState,
     pub rke2: UnitState,
     /// The unit whose restart restarts the kubelet: the active one of kubelet, k3s,
-    /// k3s-agent, rke2-server, rke2-agent (k3s and RKE2 run the kubelet inside their own
-    /// process); `kubelet` when none is active.
+    /// k3s-agent, rke2-server, rke2-agent, snap.microk8s.daemon-kubelite (k3s, RKE2 and
+    /// MicroK8s run the kubelet inside their own process); `kubelet` when none is active.
     pub kubelet_unit: String,
 }
 
@@ -133,6 +133,9 @@ pub enum FlavourKind {
     /// k0s: `k0s worker` (or `k0s controller --enable-worker`) runs the kubelet as its
     /// child, with a config file it writes anew at every k0s start.
     K0s,
+    /// MicroK8s: the snap's kubelite runs the kubelet, with flags from an arguments file.
+    #[serde(rename = "microk8s")]
+    MicroK8s,
     Unknown,
 }
 
@@ -267,6 +270,9 @@ pub struct Kubelet {
     pub config_dropins: Vec<String>,
     /// Why the config file could not be used, when it could not.
     pub config_error: Option<String>,
+    /// MicroK8s: the arguments file kubelite takes the kubelet's flags from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_file: Option<String>,
     /// DNS-relevant flags from the running process or, when none runs, the env files.
     pub flags: Vec<FlagFact>,
     /// The resolv.conf kubelet hands to dnsPolicy=Default pods (CoreDNS, nodelocaldns).
@@ -368,5 +374,6 @@ pub(crate) const UNITS: &[&str] = &[
     "k3s-agent",
     "rke2-server",
     "rke2-agent",
+    "snap.microk8s.daemon-kubelite",
     "systemd-networkd",
 ];

@@ -81,6 +81,8 @@ pub struct RawFile {
     /// sha256 of the content; absent when missing, unreadable or truncated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// `content` is not the whole file: cut at [`FILE_CAP`], or (gathered only to know it
+    /// is there) not read at all.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
 }
@@ -204,6 +206,11 @@ impl RawFacts {
                     raw.file(name, FileState::Unreadable, None);
                 }
                 RecordKind::Missing => raw.file(name, FileState::Missing, None),
+                // There, and only that is known: no byte of it was read.
+                RecordKind::Exists => {
+                    raw.file(name, FileState::Present, None);
+                    raw.entry(name).truncated = true;
+                }
                 RecordKind::Dir => {
                     raw.dirs.push(name.to_owned());
                     raw.file(name, FileState::Directory, None);
@@ -396,33 +403,50 @@ pub const CONF_DIRS: &[&str] = &[
 
 #[cfg(any(test, feature = "testing"))]
 fn walk(root: &std::path::Path, dir: &std::path::Path, raw: &mut RawFacts) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    walk_at(root, dir, "", false, raw)
+}
+
+/// Walks `disk_dir` as the node's directory `node_dir` ("" for /). A symlink to a directory
+/// is walked too, as the node would read through it (MicroK8s's /var/snap/microk8s/current
+/// → the revision), but not from inside another such walk: a tree's links can make no loop.
+#[cfg(any(test, feature = "testing"))]
+fn walk_at(
+    root: &std::path::Path,
+    disk_dir: &std::path::Path,
+    node_dir: &str,
+    via_link: bool,
+    raw: &mut RawFacts,
+) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(disk_dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let path = e.path();
-        let rel = path.strip_prefix(root).map_err(std::io::Error::other)?;
-        if rel.starts_with(".dnsfix") {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if node_dir.is_empty() && name == ".dnsfix" {
             continue;
         }
-        let node_path = format!("/{}", rel.display());
+        let node_path = format!("{node_dir}/{name}");
         let meta = std::fs::symlink_metadata(&path)?;
         let mut target_on_disk = path.clone();
+        let mut canonical = None;
         if meta.file_type().is_symlink() {
             let link = std::fs::read_link(&path)?;
             let node_parent = std::path::Path::new(&node_path)
                 .parent()
                 .unwrap_or(std::path::Path::new("/"));
-            let canonical = normalize(&node_parent.join(&link));
+            let resolved = normalize(&node_parent.join(&link));
             raw.entry(&node_path).symlink_target = Some(link.display().to_string());
-            raw.entry(&node_path).canonical = Some(canonical.clone());
-            target_on_disk = root.join(canonical.trim_start_matches('/'));
+            raw.entry(&node_path).canonical = Some(resolved.clone());
+            target_on_disk = root.join(resolved.trim_start_matches('/'));
+            canonical = Some(resolved);
         }
         match std::fs::metadata(&target_on_disk) {
             Ok(m) if m.is_dir() => {
                 raw.dirs.push(node_path.clone());
                 raw.file(&node_path, FileState::Directory, None);
-                if !meta.file_type().is_symlink() {
-                    walk(root, &path, raw)?;
+                let link = canonical.is_some();
+                if !(link && via_link) {
+                    walk_at(root, &target_on_disk, &node_path, via_link || link, raw)?;
                 }
             }
             Ok(_) => {

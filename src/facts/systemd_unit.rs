@@ -47,6 +47,7 @@ pub const KUBELET_SERVICES: &[&str] = &[
     "k3s-agent.service",
     "rke2-server.service",
     "rke2-agent.service",
+    "snap.microk8s.daemon-kubelite.service",
 ];
 
 /// A place in a file.

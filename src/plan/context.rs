@@ -63,6 +63,7 @@ pub fn build(
         "host_resolver": host_resolver(facts, &cluster),
         "uplink": resolv_json(uplink, &cluster),
         "kubelet_config": kubelet.config_path,
+        "kubelet_args_file": kubelet.args_file,
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
         "kubelet_pod_search": pod_search(facts),
@@ -99,6 +100,7 @@ fn flavour_name(kind: FlavourKind) -> &'static str {
         FlavourKind::Rke2 => "rke2",
         FlavourKind::Eks => "eks",
         FlavourKind::K0s => "k0s",
+        FlavourKind::MicroK8s => "microk8s",
         FlavourKind::Unknown => "unknown",
     }
 }
@@ -183,7 +185,7 @@ fn small_text_files(facts: &NodeFacts) -> serde_json::Map<String, Value> {
     facts
         .files
         .iter()
-        .filter(|(_, f)| f.content.len() <= 64 * 1024)
+        .filter(|(_, f)| f.content.len() <= 64 * 1024 && !f.truncated)
         .filter_map(|(path, f)| f.text().map(|t| (path.clone(), json!(t))))
         .collect()
 }

@@ -61,6 +61,7 @@ pub const UNITS: &[&str] = &[
     "k3s-agent",
     "rke2-server",
     "rke2-agent",
+    "snap.microk8s.daemon-kubelite",
     "systemd-resolved",
     "NetworkManager",
 ];
@@ -70,8 +71,11 @@ pub struct Policy {
     paths: Vec<String>,
     /// Paths from a playbook's `allow:`: their content is not checked.
     allowed_paths: Vec<String>,
-    /// The kubelet files that are systemd environment files (the others are YAML).
+    /// The kubelet files that are systemd environment files (the others are YAML, or
+    /// `args_files`).
     env_files: Vec<String>,
+    /// MicroK8s's kubelet arguments file, a flag per line (read by kubelite).
+    args_files: Vec<String>,
     sysctls: Vec<String>,
     /// Sysctls from a playbook's `allow:`: any value (the built-in ones only to 1).
     allowed_sysctls: Vec<String>,
@@ -94,6 +98,7 @@ impl Policy {
             paths: owned(PATHS),
             allowed_paths: Vec::new(),
             env_files: owned(ENV_FILES),
+            args_files: Vec::new(),
             sysctls: owned(SYSCTLS),
             allowed_sysctls: Vec::new(),
             modules: owned(MODULES),
@@ -102,11 +107,14 @@ impl Policy {
         let k = &facts.kubelet;
         policy.paths.extend(k.config_path.iter().cloned());
         policy.paths.extend(k.config_dropins.iter().cloned());
+        policy.paths.extend(k.args_file.iter().cloned());
+        policy.args_files.extend(k.args_file.iter().cloned());
         // The environment files the kubelet's DNS flags are set in (never a unit file: a
         // unit is not edited, and /proc is not a file).
         for flag in &k.flags {
             if let Some(path) = &flag.source.path
                 && flag.source.kind == "flag"
+                && k.args_file.as_ref() != Some(path)
                 && !path.starts_with("/proc/")
                 && !UNIT_DIRS.iter().any(|d| path.starts_with(&format!("{d}/")))
             {
@@ -268,7 +276,9 @@ impl Policy {
         }
         // The kubelet's (or k3s's) own files: only DNS settings may differ.
         let before = before.unwrap_or("");
-        let same = if self.env_files.iter().any(|e| e == path) {
+        let same = if self.args_files.iter().any(|a| a == path) {
+            same_args_but_dns(before, after)
+        } else if self.env_files.iter().any(|e| e == path) {
             same_env_but_dns(before, after)
         } else {
             same_yaml_but_dns(before, after)
@@ -442,6 +452,70 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
 
 /// Whether `before` and `after`, both YAML (or JSON) kubelet or k3s/RKE2 configuration,
 /// hold the same apart from DNS settings. A file that does not parse is refused.
+/// A MicroK8s arguments file: every line stays byte for byte (comments too: MicroK8s's
+/// wrapper greps the whole file), but for whole lines of one DNS flag. Such a line may go
+/// or change, and one may be added as dnsfix writes it, `--flag=value` with nothing kubelite
+/// would change in the value.
+fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
+    use crate::facts::kubelet_flags::normalize_name;
+    // One DNS flag and nothing else on the line (either form), as kubelite reads it.
+    let dns_line = |line: &str| -> bool {
+        let line = line.trim();
+        if line.starts_with('#') {
+            return false;
+        }
+        let words: Vec<String> = line
+            .replace(['"', '\''], "")
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        let dns = |word: &str| {
+            word.strip_prefix("--")
+                .map(|body| normalize_name(body.split('=').next().unwrap_or_default()))
+                .is_some_and(|name| DNS_FLAGS.contains(&name.as_str()))
+        };
+        match words.as_slice() {
+            [one] => dns(one) && one.contains('='),
+            [flag, value] => dns(flag) && !flag.contains('=') && !value.is_empty(),
+            _ => false,
+        }
+    };
+    // As dnsfix writes one.
+    let written = |line: &str| -> bool {
+        line.strip_prefix("--")
+            .and_then(|body| body.split_once('='))
+            .is_some_and(|(name, value)| {
+                DNS_FLAGS.contains(&name)
+                    && !value.is_empty()
+                    && !value.contains(['"', '\'', '$', '\\'])
+                    && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+            })
+    };
+    let lines = |text: &str| -> Vec<String> {
+        text.split_inclusive('\n')
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_owned())
+            .collect()
+    };
+    let (was, now) = (lines(before), lines(after));
+    let kept_before: Vec<&String> = was.iter().filter(|l| !dns_line(l)).collect();
+    let kept_after: Vec<&String> = now
+        .iter()
+        .filter(|l| !(written(l) || (dns_line(l) && was.contains(l))))
+        .collect();
+    if kept_before == kept_after {
+        return Ok(());
+    }
+    let differs = kept_after
+        .iter()
+        .find(|l| !kept_before.contains(l))
+        .or_else(|| kept_before.iter().find(|l| !kept_after.contains(l)))
+        .map_or_else(|| "the order of its lines".to_owned(), |l| format!("{l:?}"));
+    Err(format!(
+        "more than its DNS flags (--resolv-conf, --cluster-dns) would change: {}",
+        crate::text::escape(&differs)
+    ))
+}
+
 fn same_yaml_but_dns(before: &str, after: &str) -> Result<(), String> {
     let read = |text: &str, which: &str| -> Result<serde_norway::Value, String> {
         if text.trim().is_empty() {
@@ -794,6 +868,46 @@ mod tests {
             assert!(check(path, ok).is_ok(), "{path}: {:?}", check(path, ok));
             let err = check(path, bad).expect_err(path);
             assert!(err.contains(path) && err.contains("line"), "{err}");
+        }
+    }
+
+    /// MicroK8s's arguments file: the args_flag edit passes; another flag, a word turned
+    /// into a flag's value, or a flag dropped does not.
+    #[test]
+    fn a_microk8s_arguments_file_changes_only_in_dns_flags() {
+        let facts = crate::testing::facts_from(&[]);
+        let mut p = Policy::with_allows(&facts, &[]);
+        let path = "/var/snap/microk8s/7964/args/kubelet";
+        p.paths.push(path.into());
+        p.args_files.push(path.into());
+        let before = "--resolv-conf=/run/systemd/resolve/resolv.conf\n\
+                      --cert-dir=${SNAP_DATA}/certs\n--cluster-dns=10.152.183.10\n";
+        let edit =
+            crate::edit::args_flag::set_flag(before, "resolv-conf", "/etc/dnsfix/resolv.conf")
+                .expect("editable");
+        assert_eq!(p.check(&write(path, &edit.text), Some(before)), Ok(()));
+        for after in [
+            format!("{}--pod-manifest-path=/tmp/x\n", edit.text),
+            edit.text.replace("--cert-dir=${SNAP_DATA}/certs\n", ""),
+            edit.text.replace("--cert-dir=", "--resolv-conf "),
+            // A comment MicroK8s's wrapper would read, an empty word kubelet would refuse,
+            // a word moved onto a DNS flag's line, a single-dash flag pflag refuses.
+            format!("# --pod-cidr=10.0.0.0/8\n{}", edit.text),
+            edit.text.replace(
+                "--cluster-dns=10.152.183.10",
+                "--cluster-dns=10.152.183.10 ",
+            ),
+            edit.text.replace(
+                "--cert-dir=${SNAP_DATA}/certs\n",
+                "--cert-dir=${SNAP_DATA}/certs --cluster-dns=1.1.1.1\n",
+            ),
+            format!("{}-resolv-conf=/x\n", edit.text),
+            format!("{}--resolv-conf=$HOME/x\n", edit.text),
+        ] {
+            let err = p
+                .check(&write(path, &after), Some(before))
+                .expect_err("refused");
+            assert!(err.contains("more than its DNS flags"), "{err}");
         }
     }
 

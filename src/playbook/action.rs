@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Value;
 
-/// The closed set of modules: the eight a task can use, and `service`, which only a
+/// The closed set of modules: the nine a task can use, and `service`, which only a
 /// handler can.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -14,6 +14,7 @@ pub enum Module {
     Template,
     YamlSet,
     EnvFlag,
+    ArgsFlag,
     Sysctl,
     Modprobe,
     Service,
@@ -30,6 +31,7 @@ impl Module {
             Module::Template => "template",
             Module::YamlSet => "yaml_set",
             Module::EnvFlag => "env_flag",
+            Module::ArgsFlag => "args_flag",
             Module::Sysctl => "sysctl",
             Module::Modprobe => "modprobe",
             Module::Service => "service",
@@ -47,6 +49,7 @@ impl Module {
             Module::Template => (&["src", "dest"], &["mode"]),
             Module::YamlSet => (&["path", "key"], &["value", "state", "create", "mode"]),
             Module::EnvFlag => (&["path", "var", "flag"], &["value", "state"]),
+            Module::ArgsFlag => (&["path", "flag"], &["value", "state"]),
             Module::Sysctl => (&["name", "value"], &["file"]),
             Module::Modprobe => (&["name"], &["file"]),
             Module::Service => (&["name"], &["state"]),
@@ -64,6 +67,7 @@ pub enum Action {
     Template(TemplateArgs),
     YamlSet(YamlSetArgs),
     EnvFlag(EnvFlagArgs),
+    ArgsFlag(ArgsFlagArgs),
     Sysctl(SysctlArgs),
     Modprobe(ModprobeArgs),
     InventorySet(InventorySetArgs),
@@ -122,6 +126,16 @@ pub struct YamlSetArgs {
 pub struct EnvFlagArgs {
     pub path: Value,
     pub var: Value,
+    pub flag: Value,
+    pub value: Option<Value>,
+    pub state: Option<Value>,
+}
+
+/// `args_flag`: set (or remove) the kubelet flag `flag` in the MicroK8s arguments file
+/// `path` (one flag per line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgsFlagArgs {
+    pub path: Value,
     pub flag: Value,
     pub value: Option<Value>,
     pub state: Option<Value>,
@@ -212,6 +226,12 @@ impl Action {
                 value: args.take("value"),
                 state: args.take("state"),
             }),
+            Module::ArgsFlag => Action::ArgsFlag(ArgsFlagArgs {
+                path: args.need("path")?,
+                flag: args.need("flag")?,
+                value: args.take("value"),
+                state: args.take("state"),
+            }),
             Module::Sysctl => Action::Sysctl(SysctlArgs {
                 name: args.need("name")?,
                 value: args.need("value")?,
@@ -247,6 +267,7 @@ impl Action {
             Action::Template(_) => Module::Template,
             Action::YamlSet(_) => Module::YamlSet,
             Action::EnvFlag(_) => Module::EnvFlag,
+            Action::ArgsFlag(_) => Module::ArgsFlag,
             Action::Sysctl(_) => Module::Sysctl,
             Action::Modprobe(_) => Module::Modprobe,
             Action::InventorySet(_) => Module::InventorySet,
@@ -263,6 +284,7 @@ impl Action {
             Action::Template(args) => vec![&args.dest],
             Action::YamlSet(args) => vec![&args.path],
             Action::EnvFlag(args) => vec![&args.path],
+            Action::ArgsFlag(args) => vec![&args.path],
             Action::Sysctl(args) => args.file.iter().collect(),
             Action::Modprobe(args) => args.file.iter().collect(),
             Action::InventorySet(_)
@@ -289,10 +311,11 @@ impl Service {
 mod tests {
     use super::*;
 
-    const TASK_MODULES: [Module; 8] = [
+    const TASK_MODULES: [Module; 9] = [
         Module::Template,
         Module::YamlSet,
         Module::EnvFlag,
+        Module::ArgsFlag,
         Module::Sysctl,
         Module::Modprobe,
         Module::InventorySet,

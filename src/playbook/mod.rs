@@ -596,6 +596,7 @@ impl Checker<'_> {
             (Module::Template, &task.template),
             (Module::YamlSet, &task.yaml_set),
             (Module::EnvFlag, &task.env_flag),
+            (Module::ArgsFlag, &task.args_flag),
             (Module::Sysctl, &task.sysctl),
             (Module::Modprobe, &task.modprobe),
             (Module::Service, &task.service),
@@ -616,7 +617,7 @@ impl Checker<'_> {
                     self.source,
                     line,
                     format!(
-                        "{owner} uses no module (one of template, yaml_set, env_flag, sysctl, \
+                        "{owner} uses no module (one of template, yaml_set, env_flag, args_flag, sysctl, \
                          modprobe, service, inventory_set, note, fail, dns_pods, corefile_forward)"
                     ),
                 ));

@@ -72,6 +72,7 @@ pub struct TaskFile {
     pub template: Option<BTreeMap<String, serde_norway::Value>>,
     pub yaml_set: Option<BTreeMap<String, serde_norway::Value>>,
     pub env_flag: Option<BTreeMap<String, serde_norway::Value>>,
+    pub args_flag: Option<BTreeMap<String, serde_norway::Value>>,
     pub sysctl: Option<BTreeMap<String, serde_norway::Value>>,
     pub modprobe: Option<BTreeMap<String, serde_norway::Value>>,
     pub service: Option<BTreeMap<String, serde_norway::Value>>,

@@ -1629,6 +1629,116 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
 }
 
+/// A MicroK8s worker joined from a control plane whose kubelet arguments name
+/// systemd-resolved's file, which this node lacks: dnsfix reads the kubelet's flags from
+/// the arguments file the running kubelite names, reports the missing file at its line,
+/// sets `--resolv-conf` there (the rest of the file byte for byte), restarts
+/// `snap.microk8s.daemon-kubelite`, and a second plan has nothing left to do. br_netfilter
+/// and the sysctls, which MicroK8s's wrapper sets at every start, are not reported as
+/// reverting at the next reboot.
+#[test]
+fn a_microk8s_node_gets_its_resolv_conf_in_the_kubelite_arguments_file() {
+    // The scenario's node files are the fixture's, whose README names their sources.
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let args = "/var/snap/microk8s/7964/args/kubelet";
+    for file in [
+        &args[1..],
+        "var/snap/microk8s/7964/args/cni-network/cni.yaml",
+    ] {
+        let read = |dir: &str| {
+            std::fs::read(base.join(dir).join(file)).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
+        };
+        assert_eq!(
+            read("lab/scenarios/microk8s/root"),
+            read("fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker/root"),
+            "{file}"
+        );
+    }
+    let lab = Lab::start(&["microk8s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let before = lab.exec(&node, &format!("cat {args}"));
+
+    // Stopped (no kubelite, its unit failed): the revision's file by its real path, never
+    // through the `current` link, and kubelite's unit to restart.
+    lab.exec(
+        &node,
+        "pkill -x kubelite; systemctl __lab_declare snap.microk8s.daemon-kubelite failed enabled",
+    );
+    let out = dnsfix(&lab, &["plan"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("~ {args}: --resolv-conf=/etc/dnsfix/resolv.conf"))
+            && stdout.contains("restart snap.microk8s.daemon-kubelite")
+            && !stdout.contains("/current/"),
+        "{}",
+        describe(&out)
+    );
+    let setup = base.join("lab/scenarios/microk8s/setup.sh");
+    lab.exec(
+        &node,
+        &format!(
+            "bash -eu {} && systemctl __lab_declare snap.microk8s.daemon-kubelite active enabled",
+            setup.display()
+        ),
+    );
+    let out = dnsfix(&lab, &["facts", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let facts: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(&out)));
+    let host = &facts["hosts"][0]["facts"];
+    assert_eq!(host["flavour"]["kind"], "microk8s", "{facts:#}");
+    assert_eq!(host["kubelet"]["args_file"], args, "{facts:#}");
+    assert_eq!(
+        host["services"]["kubelet_unit"], "snap.microk8s.daemon-kubelite",
+        "{facts:#}"
+    );
+    let out = dnsfix(&lab, &["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("DNS-KUBELET-RESOLVCONF-MISSING")
+            && stdout.contains(&format!(
+                "{args}:1 --resolv-conf=/run/systemd/resolve/resolv.conf"
+            ))
+            && !stdout.contains("DNS-BRIDGE-NF-NOT-PERSISTENT")
+            && !stdout.contains("DNS-IP-FORWARD"),
+        "{}",
+        describe(&out)
+    );
+    let out = dnsfix(&lab, &["apply", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let after = lab.exec(&node, &format!("cat {args}"));
+    assert_eq!(
+        after,
+        before.replacen(
+            "--resolv-conf=/run/systemd/resolve/resolv.conf\n",
+            "--resolv-conf=/etc/dnsfix/resolv.conf\n",
+            1
+        )
+    );
+    let written = lab.exec(&node, "cat /etc/dnsfix/resolv.conf");
+    assert!(
+        written.contains("nameserver 192.0.2.53\nnameserver 198.51.100.53\n"),
+        "{written}"
+    );
+    let calls = restarts(&lab, &node);
+    assert!(
+        calls.len() == 1 && calls[0].ends_with("restart snap.microk8s.daemon-kubelite"),
+        "{calls:?}"
+    );
+    // Converged: nothing left to fix or to change.
+    let out = dnsfix(&lab, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let out = dnsfix(&lab, &["plan"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no changes on 1 host"),
+        "{}",
+        describe(&out)
+    );
+}
+
 /// The plan was made with /etc/dnsfix absent; then /etc/dnsfix became a symlink to
 /// /etc/cron.d. Apply refuses the host as stale and writes nothing through the link.
 #[test]

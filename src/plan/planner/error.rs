@@ -4,6 +4,7 @@
 
 use serde_json::Value as Json;
 
+use crate::edit::args_flag::ArgsEditError;
 use crate::edit::env_flag::EnvEditError;
 use crate::edit::yaml_set::YamlEditError;
 use crate::playbook::Playbook;
@@ -157,6 +158,8 @@ pub enum PlanErrorKind {
     YamlEdit { path: String, error: YamlEditError },
     #[error("{path}: {error}")]
     EnvEdit { path: String, error: EnvEditError },
+    #[error("{path}: {error}")]
+    ArgsEdit { path: String, error: ArgsEditError },
     #[error("{file} is not read at boot: use a file in {} or {legacy}", .dirs.join(", "))]
     NotBootFile {
         file: String,

@@ -15,6 +15,7 @@
 //! use has its own file.
 
 mod args;
+mod args_flag;
 mod boot;
 mod corefile_forward;
 mod dns_pods;
@@ -311,6 +312,7 @@ impl<'a> Run<'a> {
             Action::Template(args) => self.template(args, ctx, state, reason),
             Action::YamlSet(args) => self.yaml_set(args, ctx, state, reason),
             Action::EnvFlag(args) => self.env_flag(args, ctx, state, reason),
+            Action::ArgsFlag(args) => self.args_flag(args, ctx, state, reason),
             Action::Sysctl(args) => self.sysctl(args, ctx, state, reason),
             Action::Modprobe(args) => self.modprobe(args, ctx, state, reason),
             Action::InventorySet(args) => self.inventory_set(args, ctx, state, reason),
