@@ -238,9 +238,9 @@ fi
 if [ -n "$MPID" ]; then
   hdr pid kubelite; put "$MPID"
   f "/proc/$MPID/cmdline"
-elif [ -n "$M" ]; then
-  f "$M/kubelet"; KENV="$KENV $M/kubelet"
 fi
+# (kubelite's own default for --kubelet-args-file, too.)
+if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 [ -n "$M" ] && e "$M/cni-network/cni.yaml"
 # Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
@@ -292,7 +292,8 @@ REFS='
         if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
           t = (x ~ /^config-dir=/) ? "d " : "f "
           sub(/^[^=]*=/, "", x); path(t, x)
-        } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:)$/ && i < k) {
+        } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ && i < k) {
+          if (x == "kubelet-args-file" && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
           t = (x == "config-dir") ? "d " : "f "
           y = w[i + 1]; if (y == ":" && i + 1 < k) y = w[i + 2]
           path(t, y)

@@ -220,13 +220,12 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
                 (None, Some(format!("{path}: larger than dnsfix reads")))
             }
             Some(f) if f.state == FileState::Present => match f.text() {
-                Some(text) => match microk8s::stray_word(&text) {
-                    Some((line, word)) => (
+                Some(text) => match microk8s::unplaced_word(&text) {
+                    Some((line, what)) => (
                         None,
                         Some(format!(
-                            "{path}:{line}: {word:?} is neither a flag nor a flag's value (a \
-                             double space makes an empty word): the kubelet refuses to start \
-                             with it"
+                            "{path}:{line}: {what}: dnsfix cannot tell how the kubelet reads \
+                             the file"
                         )),
                     ),
                     None => (Some(text), None),
@@ -269,15 +268,10 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         kubelet.cluster_dns = Observed::Unknown(problem.clone());
         kubelet.cluster_domain = Observed::Unknown(problem);
         kubelet.pod_resolv_conf = None;
-    } else if let Observed::Known(e) = &kubelet.resolv_conf
-        && e.source.kind == "flag"
-        && e.value.contains('$')
-    {
-        kubelet.resolv_conf = Observed::Unknown(format!(
-            "{}: --resolv-conf={} names a variable of kubelite's environment dnsfix does not know",
-            e.source.at(),
-            e.value
-        ));
+    } else if let Some(problem) = unknown_variable(&kubelet.flags) {
+        kubelet.resolv_conf = Observed::Unknown(problem.clone());
+        kubelet.cluster_dns = Observed::Unknown(problem.clone());
+        kubelet.cluster_domain = Observed::Unknown(problem);
         kubelet.pod_resolv_conf = None;
     } else if let Observed::Known(e) = &mut kubelet.resolv_conf
         && e.source.kind == "default"
@@ -296,6 +290,22 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         });
     }
     kubelet
+}
+
+/// A DNS flag of the arguments file whose value names a variable of kubelite's environment
+/// that dnsfix does not know (only the snap's own are expanded).
+fn unknown_variable(flags: &[FlagFact]) -> Option<String> {
+    flags
+        .iter()
+        .find(|f| f.value.as_deref().is_some_and(|v| v.contains('$')))
+        .map(|f| {
+            format!(
+                "{}: --{}={} names a variable of kubelite's environment dnsfix does not know",
+                f.source.at(),
+                f.name,
+                f.value.as_deref().unwrap_or_default()
+            )
+        })
 }
 
 /// The effective config: the `--config` file with the `--config-dir` drop-ins over it, each

@@ -16,12 +16,14 @@ use super::kubelet_config::Located;
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
 /// space) consumes the next word. Any other `--name` without `=` is recorded without a value:
 /// without kubelet's full flag table a following word cannot be told apart from a positional.
-pub(crate) const VALUE_FLAGS: [&str; 5] = [
+pub(crate) const VALUE_FLAGS: [&str; 6] = [
     "resolv-conf",
     "cluster-dns",
     "cluster-domain",
     "config",
     "kubeconfig",
+    // kubelite's (MicroK8s), on its own command line.
+    "kubelet-args-file",
 ];
 
 /// The variables of one systemd environment file.

@@ -159,18 +159,42 @@ pub fn flags(text: &str, path: &str) -> Vec<Flag> {
     parse_args(words(text, path))
 }
 
-/// The first word that is no flag and no flag's value (an empty word from a double space
-/// among them), with its line: the kubelet refuses to start with one ("unknown command").
-pub fn stray_word(text: &str) -> Option<(usize, String)> {
-    let mut words = words(text, "").into_iter();
+/// The first word dnsfix cannot place as the kubelet would, with its line and why:
+/// - an empty word (a double space): a value nobody meant, or a word the kubelet refuses;
+/// - a word after `--`, or one that is neither a flag nor a known flag's value: the
+///   kubelet refuses to start with it ("unknown command");
+/// - a `--name` without `=` before another word, where `name` is not one dnsfix knows to
+///   take a value: whether the kubelet takes that word as its value depends on its flag
+///   table (`--hostname-override` does, even when the word is `--resolv-conf=/x`).
+///
+/// MicroK8s writes every flag as `--name=value`; these come from hand edits.
+pub fn unplaced_word(text: &str) -> Option<(usize, String)> {
+    let mut words = words(text, "").into_iter().peekable();
     while let Some((word, line)) = words.next() {
+        if word.is_empty() {
+            return Some((line, "an empty word (a double space)".into()));
+        }
+        if word == "--" {
+            return words
+                .next()
+                .map(|(w, line)| (line, format!("{w:?} after `--`, which the kubelet refuses")));
+        }
         let Some(body) = word.strip_prefix("--").or_else(|| word.strip_prefix('-')) else {
-            return Some((line, word));
+            return Some((
+                line,
+                format!("{word:?} is no flag, which the kubelet refuses"),
+            ));
         };
-        if !body.contains('=')
-            && VALUE_FLAGS.contains(&super::kubelet_flags::normalize_name(body).as_str())
-        {
+        if body.contains('=') {
+            continue;
+        }
+        if VALUE_FLAGS.contains(&super::kubelet_flags::normalize_name(body).as_str()) {
             words.next();
+        } else if words.peek().is_some() {
+            return Some((
+                line,
+                format!("{word} without `=` before another word (write {word}=VALUE)"),
+            ));
         }
     }
     None
@@ -259,12 +283,12 @@ mod tests {
             resolv_conf_mentioned("#--resolv-conf\n--resolv-conf=\n"),
             None
         );
-        assert_eq!(stray_word(text), Some((5, String::new())));
-        assert_eq!(
-            stray_word("--resolv-conf /a\n--x=1 y\n"),
-            Some((2, "y".into()))
-        );
-        assert_eq!(stray_word("--resolv-conf /a\n--x=1\n"), None);
+        let unplaced = |text: &str| unplaced_word(text).map(|(line, _)| line);
+        assert_eq!(unplaced(text), Some(5));
+        assert_eq!(unplaced("--resolv-conf /a\n--x=1 y\n"), Some(2));
+        assert_eq!(unplaced("--hostname-override\n--resolv-conf=/a\n"), Some(1));
+        assert_eq!(unplaced("--x=1\n--\n--y=2\n"), Some(3));
+        assert_eq!(unplaced("--resolv-conf /a\n--x=1\n--fail-swap-on\n"), None);
     }
 
     #[test]

@@ -450,14 +450,16 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     Value::Mapping(out)
 }
 
-/// Whether `before` and `after`, both YAML (or JSON) kubelet or k3s/RKE2 configuration,
-/// hold the same apart from DNS settings. A file that does not parse is refused.
-/// A MicroK8s arguments file: every line stays byte for byte (comments too: MicroK8s's
-/// wrapper greps the whole file), but for whole lines of one DNS flag. Such a line may go
-/// or change, and one may be added as dnsfix writes it, `--flag=value` with nothing kubelite
-/// would change in the value.
+/// A MicroK8s arguments file: every line stays byte for byte, its line ending too
+/// (comments as well: MicroK8s's wrapper greps the whole file), but for whole lines of one
+/// DNS flag. Such a line may go or change, and one may be added as dnsfix writes it,
+/// `--flag=value` with nothing kubelite would change in the value. What kubelite passes
+/// on must then read the same but for the DNS flags: no other flag may take a new value
+/// (a line slipped in after a `--name` that takes the next word), and no word may become
+/// one dnsfix cannot place.
 fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
     use crate::facts::kubelet_flags::normalize_name;
+    use crate::facts::microk8s;
     // One DNS flag and nothing else on the line (either form), as kubelite reads it.
     let dns_line = |line: &str| -> bool {
         let line = line.trim();
@@ -482,7 +484,8 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
     };
     // As dnsfix writes one.
     let written = |line: &str| -> bool {
-        line.strip_prefix("--")
+        line.trim_end_matches(['\n', '\r'])
+            .strip_prefix("--")
             .and_then(|body| body.split_once('='))
             .is_some_and(|(name, value)| {
                 DNS_FLAGS.contains(&name)
@@ -491,31 +494,58 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
                     && !value.chars().any(|c| c.is_whitespace() || c.is_control())
             })
     };
-    let lines = |text: &str| -> Vec<String> {
-        text.split_inclusive('\n')
-            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_owned())
-            .collect()
+    let refuse = |what: String| {
+        Err(format!(
+            "more than its DNS flags (--resolv-conf, --cluster-dns) would change: {}",
+            crate::text::escape(&what)
+        ))
     };
-    let (was, now) = (lines(before), lines(after));
+    // Lines with their endings (a last line without one is read as if it had the file's:
+    // appending a line gives it one).
+    let pieces = |text: &str| -> Vec<String> {
+        let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+        if let Some(last) = lines.last_mut()
+            && !last.ends_with('\n')
+        {
+            last.push_str(crate::edit::line_ending(text));
+        }
+        lines
+    };
+    let (was, now) = (pieces(before), pieces(after));
     let kept_before: Vec<&String> = was.iter().filter(|l| !dns_line(l)).collect();
     let kept_after: Vec<&String> = now
         .iter()
         .filter(|l| !(written(l) || (dns_line(l) && was.contains(l))))
         .collect();
-    if kept_before == kept_after {
-        return Ok(());
+    if kept_before != kept_after {
+        let differs = kept_after
+            .iter()
+            .find(|l| !kept_before.contains(l))
+            .or_else(|| kept_before.iter().find(|l| !kept_after.contains(l)))
+            .map_or_else(|| "the order of its lines".to_owned(), |l| format!("{l:?}"));
+        return refuse(differs);
     }
-    let differs = kept_after
-        .iter()
-        .find(|l| !kept_before.contains(l))
-        .or_else(|| kept_before.iter().find(|l| !kept_after.contains(l)))
-        .map_or_else(|| "the order of its lines".to_owned(), |l| format!("{l:?}"));
-    Err(format!(
-        "more than its DNS flags (--resolv-conf, --cluster-dns) would change: {}",
-        crate::text::escape(&differs)
-    ))
+    let others = |text: &str| -> Vec<(String, Option<String>)> {
+        microk8s::flags(text, "")
+            .into_iter()
+            .filter(|f| !DNS_FLAGS.contains(&f.name.as_str()))
+            .map(|f| (f.name, f.value))
+            .collect()
+    };
+    if others(before) != others(after) {
+        return refuse("another flag would read a different value".into());
+    }
+    if let (None, Some((line, what))) = (
+        microk8s::unplaced_word(before),
+        microk8s::unplaced_word(after),
+    ) {
+        return refuse(format!("line {line}: {what}"));
+    }
+    Ok(())
 }
 
+/// Whether `before` and `after`, both YAML (or JSON) kubelet or k3s/RKE2 configuration,
+/// hold the same apart from DNS settings. A file that does not parse is refused.
 fn same_yaml_but_dns(before: &str, after: &str) -> Result<(), String> {
     let read = |text: &str, which: &str| -> Result<serde_norway::Value, String> {
         if text.trim().is_empty() {
@@ -886,6 +916,23 @@ mod tests {
             crate::edit::args_flag::set_flag(before, "resolv-conf", "/etc/dnsfix/resolv.conf")
                 .expect("editable");
         assert_eq!(p.check(&write(path, &edit.text), Some(before)), Ok(()));
+        // A DNS line slipped in where a flag takes the next line as its value, or after
+        // `--`: the kubelet would read another flag differently, or refuse to start.
+        for (before, after) in [
+            ("--kubeconfig\n/k\n", "--kubeconfig\n--resolv-conf=/y\n/k\n"),
+            ("--x=1\n--\n", "--x=1\n--\n--resolv-conf=/y\n"),
+        ] {
+            let err = p
+                .check(&write(path, after), Some(before))
+                .expect_err("refused");
+            assert!(err.contains("more than its DNS flags"), "{err}");
+        }
+        // No trailing newline: the appended line is the only change.
+        let bare = "--x=1";
+        let appended = crate::edit::args_flag::set_flag(bare, "resolv-conf", "/r")
+            .expect("editable")
+            .text;
+        assert_eq!(p.check(&write(path, &appended), Some(bare)), Ok(()));
         for after in [
             format!("{}--pod-manifest-path=/tmp/x\n", edit.text),
             edit.text.replace("--cert-dir=${SNAP_DATA}/certs\n", ""),
@@ -903,6 +950,8 @@ mod tests {
             ),
             format!("{}-resolv-conf=/x\n", edit.text),
             format!("{}--resolv-conf=$HOME/x\n", edit.text),
+            // Line endings are kept.
+            edit.text.replace('\n', "\r\n"),
         ] {
             let err = p
                 .check(&write(path, &after), Some(before))

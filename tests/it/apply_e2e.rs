@@ -1674,12 +1674,14 @@ fn a_microk8s_node_gets_its_resolv_conf_in_the_kubelite_arguments_file() {
         "{}",
         describe(&out)
     );
-    let setup = base.join("lab/scenarios/microk8s/setup.sh");
+    // Started again as the scenario starts it (the node does not see this checkout).
+    let setup =
+        std::fs::read_to_string(base.join("lab/scenarios/microk8s/setup.sh")).expect("setup.sh");
     lab.exec(
         &node,
         &format!(
-            "bash -eu {} && systemctl __lab_declare snap.microk8s.daemon-kubelite active enabled",
-            setup.display()
+            "bash -eu <<'SETUP'\n{setup}\nSETUP\n\
+             systemctl __lab_declare snap.microk8s.daemon-kubelite active enabled"
         ),
     );
     let out = dnsfix(&lab, &["facts", "--format", "json"]);
