@@ -159,3 +159,76 @@ fn plan_fixtures() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// MicroK8s with an arguments file dnsfix cannot read as the kubelet does (`--node-ip
+/// 10.0.0.5`: whether the next word is its value depends on the kubelet's flag table):
+/// even when the cluster says the node's CoreDNS loops, the plan edits nothing there,
+/// restarts nothing, and says why.
+#[test]
+fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker");
+    let dir = std::env::temp_dir().join(format!("dnsfix-mk8s-unplaced-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(case.join("root"))
+        .arg(dir.join("root"))
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(copied, "copy the fixture tree");
+    let args = dir.join("root/var/snap/microk8s/7964/args/kubelet");
+    let text = std::fs::read_to_string(&args).expect("arguments");
+    std::fs::write(
+        &args,
+        text.replace("--read-only-port=0", "--node-ip 10.0.0.5"),
+    )
+    .expect("edit");
+    let raw = raw::from_tree(&dir.join("root")).expect("tree");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert!(
+        matches!(&facts.kubelet.resolv_conf, dnsfix::facts::node_facts::Observed::Unknown(why) if why.contains("--node-ip without `=`")),
+        "{:?}",
+        facts.kubelet.resolv_conf
+    );
+    let inventory_path = inventory(&dir, &serde_json::json!({}));
+    let inventory = Inventory::load(&inventory_path).expect("inventory loads");
+    let hosts = inventory.select(None).expect("hosts");
+    let outcomes = vec![HostOutcome {
+        host: "node1".into(),
+        elapsed: Duration::ZERO,
+        result: Ok(facts),
+    }];
+    let looping = dnsfix::cluster::DnsPod {
+        name: "coredns-7d8f8c9b5-x2x7q".into(),
+        app: "coredns".into(),
+        node: "mk8s-worker-1".into(),
+        phase: "Running".into(),
+        ready: false,
+        restarts: 9,
+        waiting: Some("CrashLoopBackOff".into()),
+        loop_detected: Some("[FATAL] plugin/loop: Loop (127.0.0.1:53 -> :53) detected".into()),
+        logs_read: true,
+    };
+    let cluster = dnsfix::cluster::Cluster::Read {
+        via: "cp1".into(),
+        pods: vec![looping],
+        config: Box::default(),
+        kubelets: Default::default(),
+    };
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let plan = plan::build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
+    let text = plan::render::text(&plan, false);
+    let host = &plan.hosts[0];
+    assert!(
+        host.changes.is_empty() && host.handlers.is_empty(),
+        "{text}"
+    );
+    assert!(
+        text.contains("kubelet-resolvconf: The kubelet's settings on this node are unknown")
+            && text.contains("DNS-POD-LOOP"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
