@@ -18,6 +18,8 @@ pub const KUBELET_UNITS: &[&str] = &[
     "rke2-server",
     "rke2-agent",
     "snap.microk8s.daemon-kubelite",
+    "k0sworker",
+    "k0scontroller",
 ];
 
 /// One run's record boundary, made from its nonce.

@@ -1046,7 +1046,11 @@ fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
             mode_evidence,
         ],
-        format!("set clusterDNS to [{}]; restart kubelet and recreate pods", local[0]),
+        format!(
+            "set clusterDNS to [{}]; {} and recreate pods",
+            local[0],
+            restart_hint(ctx)
+        ),
     )])
 }
 
@@ -1125,7 +1129,10 @@ fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
         Severity::Warning,
         "a kubelet flag overrides the config file: editing the config file changes nothing".into(),
         evidence,
-        "remove the flag where it is set and keep the value in the config file; restart kubelet".into(),
+        format!(
+            "remove the flag where it is set and keep the value in the config file; {}",
+            restart_hint(ctx)
+        ),
     )])
 }
 

@@ -116,8 +116,9 @@ pub struct Services {
     pub k3s: UnitState,
     pub rke2: UnitState,
     /// The unit whose restart restarts the kubelet: the active one of kubelet, k3s,
-    /// k3s-agent, rke2-server, rke2-agent, snap.microk8s.daemon-kubelite (k3s, RKE2 and
-    /// MicroK8s run the kubelet inside their own process); `kubelet` when none is active.
+    /// k3s-agent, rke2-server, rke2-agent, snap.microk8s.daemon-kubelite, k0sworker,
+    /// k0scontroller (k3s, RKE2 and MicroK8s run the kubelet inside their own process, k0s
+    /// as its child); `kubelet` when none is active.
     pub kubelet_unit: String,
 }
 
@@ -375,5 +376,7 @@ pub(crate) const UNITS: &[&str] = &[
     "rke2-server",
     "rke2-agent",
     "snap.microk8s.daemon-kubelite",
+    "k0sworker",
+    "k0scontroller",
     "systemd-networkd",
 ];

@@ -48,6 +48,8 @@ pub const KUBELET_SERVICES: &[&str] = &[
     "rke2-server.service",
     "rke2-agent.service",
     "snap.microk8s.daemon-kubelite.service",
+    "k0sworker.service",
+    "k0scontroller.service",
 ];
 
 /// A place in a file.

@@ -62,6 +62,8 @@ pub const UNITS: &[&str] = &[
     "rke2-server",
     "rke2-agent",
     "snap.microk8s.daemon-kubelite",
+    "k0sworker",
+    "k0scontroller",
     "systemd-resolved",
     "NetworkManager",
 ];

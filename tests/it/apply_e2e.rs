@@ -1602,6 +1602,7 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
     let host = &facts["hosts"][0]["facts"];
     assert_eq!(host["flavour"]["kind"], "k0s", "{facts:#}");
     assert_eq!(host["kubelet"]["config_path"], config, "{facts:#}");
+    assert_eq!(host["services"]["kubelet_unit"], "k0sworker", "{facts:#}");
     let out = dnsfix(&lab, &["check"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
