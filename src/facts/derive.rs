@@ -61,6 +61,12 @@ impl NodeFacts {
         if flavour.kind == FlavourKind::MicroK8s && services.kubelet_unit == "kubelet" {
             services.kubelet_unit = super::microk8s::UNIT.to_owned();
         }
+        // A k0s controller runs a kubelet only with --enable-worker, and then dnsfix sees a
+        // k0s node: without one, its unit is no kubelet's (restarting it would restart the
+        // control plane, and no kubelet would answer the health gate).
+        if services.kubelet_unit == "k0scontroller" && flavour.kind != FlavourKind::K0s {
+            services.kubelet_unit = "kubelet".to_owned();
+        }
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),

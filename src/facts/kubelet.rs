@@ -1243,6 +1243,43 @@ mod tests {
         );
     }
 
+    /// k0s's units restart its kubelet: k0sworker, or k0scontroller when the controller
+    /// runs a kubelet (--enable-worker); a controller without one has no kubelet unit.
+    #[test]
+    fn a_k0s_unit_is_the_kubelets_only_where_k0s_runs_one() {
+        let units = |active: &str| {
+            let states: Vec<&str> = crate::facts::node_facts::UNITS
+                .iter()
+                .map(|u| if *u == active { "active" } else { "inactive" })
+                .collect();
+            crate::facts::raw::RawCommand {
+                stdout: states.join("\n") + "\n",
+                status: Some(0),
+            }
+        };
+        let k0s = "/var/lib/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0";
+        let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+        for (unit, kubelet, want) in [
+            ("k0sworker", true, "k0sworker"),
+            ("k0scontroller", true, "k0scontroller"),
+            ("k0scontroller", false, "kubelet"),
+        ] {
+            let mut raw = crate::testing::raw_from(&[
+                ("/run/k0s/kubelet/config.yaml", config),
+                ("/proc/42/cmdline", k0s),
+            ]);
+            if kubelet {
+                raw.pids.insert("kubelet".to_owned(), 42);
+            }
+            raw.commands.insert("units".to_owned(), units(unit));
+            let f = NodeFacts::from_raw("node1", &raw);
+            assert_eq!(
+                f.services.kubelet_unit, want,
+                "{unit} active, kubelet {kubelet}"
+            );
+        }
+    }
+
     /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
     /// a stopped one: the installer's config file is still the kubelet's, not "no config".
     #[test]

@@ -42,10 +42,17 @@ fn secret_key(key: &str) -> bool {
 }
 
 /// A value no secret is: a boolean, as in kubelet's `--authentication-token-webhook=true`
-/// (a `token` key that only switches something on).
+/// (a `token` key that only switches something on). Bare, or in a matching pair of quotes:
+/// a quote left open goes on below (`password: "true` and a secret on the next line).
 fn boolean(value: &str) -> bool {
-    let value = value.trim().trim_matches(['"', '\'']);
-    value.eq_ignore_ascii_case("true") || value.eq_ignore_ascii_case("false")
+    let value = value.trim();
+    let bare = ['"', '\''].into_iter().fold(value, |v, q| {
+        match v.strip_prefix(q).and_then(|v| v.strip_suffix(q)) {
+            Some(inner) if value.len() >= 2 => inner,
+            _ => v,
+        }
+    });
+    bare.eq_ignore_ascii_case("true") || bare.eq_ignore_ascii_case("false")
 }
 
 fn marker(value: &str) -> String {
@@ -407,6 +414,13 @@ mod tests {
         );
         assert!(redact("--token=true1\n").contains(MARK));
         assert!(redact("token: abc\n").contains(MARK));
+        // A quote left open is no boolean: the value goes on below.
+        for open in [
+            "password: \"true\n  hunter2\"\n",
+            "password: 'false\n  hunter2'\n",
+        ] {
+            assert!(!redact(open).contains("hunter2"), "{}", redact(open));
+        }
     }
 
     #[test]
