@@ -68,7 +68,8 @@ fn check_flag(flag: &str) -> Result<String, ArgsEditError> {
     Ok(normalize_name(bare))
 }
 
-fn check_value(flag: &str, value: &str) -> Result<(), ArgsEditError> {
+/// Why `value` cannot be written as a flag's value in an arguments file, if it cannot.
+pub(crate) fn check_value(flag: &str, value: &str) -> Result<(), ArgsEditError> {
     let reason = if value.is_empty() {
         Some("it is empty")
     } else if value.contains(['"', '\'']) {

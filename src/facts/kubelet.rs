@@ -197,10 +197,7 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     if let (false, Some(problem)) = (running, &declared.problem)
         && !matches!(flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
     {
-        kubelet.resolv_conf = Observed::Unknown(problem.clone());
-        kubelet.cluster_dns = Observed::Unknown(problem.clone());
-        kubelet.cluster_domain = Observed::Unknown(problem.clone());
-        kubelet.pod_resolv_conf = None;
+        settings_unknown(&mut kubelet, problem);
     }
     kubelet
 }
@@ -253,26 +250,19 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             flag_fact(flag, &at, None)
         })
         .collect();
-    let dns_flags = flags
+    let dns_flags: Vec<FlagFact> = flags
         .iter()
         .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
         .cloned()
         .collect();
+    let problem = problem.or_else(|| unknown_variable(&dns_flags));
     let mut kubelet = plain_kubelet(raw, flavour, pid, &flags, dns_flags, true, true);
     kubelet.args_file = args_file;
     kubelet.unit = ServiceUnit::from_raw(raw, &format!("{}.service", microk8s::UNIT))
         .and_then(|u| u.files().next().map(str::to_owned));
     kubelet.version = version(raw);
     if let Some(problem) = problem {
-        kubelet.resolv_conf = Observed::Unknown(problem.clone());
-        kubelet.cluster_dns = Observed::Unknown(problem.clone());
-        kubelet.cluster_domain = Observed::Unknown(problem);
-        kubelet.pod_resolv_conf = None;
-    } else if let Some(problem) = unknown_variable(&kubelet.flags) {
-        kubelet.resolv_conf = Observed::Unknown(problem.clone());
-        kubelet.cluster_dns = Observed::Unknown(problem.clone());
-        kubelet.cluster_domain = Observed::Unknown(problem);
-        kubelet.pod_resolv_conf = None;
+        settings_unknown(&mut kubelet, &problem);
     } else if let Observed::Known(e) = &mut kubelet.resolv_conf
         && e.source.kind == "default"
     {
@@ -290,6 +280,14 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         });
     }
     kubelet
+}
+
+/// The kubelet's DNS settings cannot be known, for `why`.
+fn settings_unknown(kubelet: &mut Kubelet, why: &str) {
+    kubelet.resolv_conf = Observed::Unknown(why.to_owned());
+    kubelet.cluster_dns = Observed::Unknown(why.to_owned());
+    kubelet.cluster_domain = Observed::Unknown(why.to_owned());
+    kubelet.pod_resolv_conf = None;
 }
 
 /// A DNS flag of the arguments file whose value names a variable of kubelite's environment

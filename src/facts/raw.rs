@@ -708,6 +708,17 @@ mod tests {
         ));
     }
 
+    /// `exists`: the file is there and nothing of it was read, so it is never mistaken for
+    /// an empty file.
+    #[test]
+    fn an_exists_record_is_a_present_file_with_no_content_known() {
+        let out = frame("n", &[("exists", "/m/cni.yaml", b""), ("end", "", b"")]);
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        let f = raw.get("/m/cni.yaml").expect("file");
+        assert_eq!(f.state, FileState::Present);
+        assert!(f.truncated && f.content.is_empty() && f.sha256.is_none());
+    }
+
     #[test]
     fn huge_files_are_capped_and_marked() {
         let big = vec![b'a'; FILE_CAP + 1];

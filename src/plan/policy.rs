@@ -54,19 +54,9 @@ pub const SYSCTLS: &[&str] = &[
 ];
 /// Kernel modules the shipped playbooks load.
 pub const MODULES: &[&str] = &["br_netfilter", "overlay"];
-/// Units the shipped playbooks restart or reload.
-pub const UNITS: &[&str] = &[
-    "kubelet",
-    "k3s",
-    "k3s-agent",
-    "rke2-server",
-    "rke2-agent",
-    "snap.microk8s.daemon-kubelite",
-    "k0sworker",
-    "k0scontroller",
-    "systemd-resolved",
-    "NetworkManager",
-];
+/// Units the shipped playbooks restart or reload besides the kubelet's
+/// ([`KUBELET_UNITS`](crate::node_script::KUBELET_UNITS)).
+const RESOLVER_UNITS: &[&str] = &["systemd-resolved", "NetworkManager"];
 
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
@@ -104,7 +94,7 @@ impl Policy {
             sysctls: owned(SYSCTLS),
             allowed_sysctls: Vec::new(),
             modules: owned(MODULES),
-            units: owned(UNITS),
+            units: owned(&[crate::node_script::KUBELET_UNITS, RESOLVER_UNITS].concat()),
         };
         let k = &facts.kubelet;
         policy.paths.extend(k.config_path.iter().cloned());
@@ -464,15 +454,9 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
     use crate::facts::microk8s;
     // One DNS flag and nothing else on the line (either form), as kubelite reads it.
     let dns_line = |line: &str| -> bool {
-        let line = line.trim();
-        if line.starts_with('#') {
+        let Some(words) = microk8s::lines(line).into_iter().next().map(|l| l.words) else {
             return false;
-        }
-        let words: Vec<String> = line
-            .replace(['"', '\''], "")
-            .split(' ')
-            .map(str::to_owned)
-            .collect();
+        };
         let dns = |word: &str| {
             word.strip_prefix("--")
                 .map(|body| normalize_name(body.split('=').next().unwrap_or_default()))
@@ -484,16 +468,14 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
             _ => false,
         }
     };
-    // As dnsfix writes one.
+    // As dnsfix writes one (`args_flag`'s spelling, a value it would write).
     let written = |line: &str| -> bool {
         line.trim_end_matches(['\n', '\r'])
             .strip_prefix("--")
             .and_then(|body| body.split_once('='))
             .is_some_and(|(name, value)| {
                 DNS_FLAGS.contains(&name)
-                    && !value.is_empty()
-                    && !value.contains(['"', '\'', '$', '\\'])
-                    && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+                    && crate::edit::args_flag::check_value(name, value).is_ok()
             })
     };
     let refuse = |what: String| {

@@ -1566,6 +1566,22 @@ fn a_blocked_fix_is_not_a_successful_apply() {
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
 }
 
+/// Lab scenario `scenario`'s copies of `files` are byte for byte those of the upstream
+/// fixture `fixture`, whose README names their sources.
+fn scenario_files_are_the_fixtures(scenario: &str, fixture: &str, files: &[&str]) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    for file in files {
+        let read = |dir: &str| {
+            std::fs::read(base.join(dir).join(file)).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
+        };
+        assert_eq!(
+            read(&format!("lab/scenarios/{scenario}/root")),
+            read(&format!("fixtures/rules/_upstream/{fixture}/root")),
+            "{file}"
+        );
+    }
+}
+
 /// A k0s worker whose kubelet k0s hands a loopback resolver: dnsfix reads the kubelet k0s
 /// runs (no kubelet unit; the config k0s writes under /run/k0s), and its fix is blocked,
 /// with where the setting belongs: k0s writes that config anew at every k0s start, so an
@@ -1576,21 +1592,15 @@ fn a_blocked_fix_is_not_a_successful_apply() {
 #[test]
 fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
     // The scenario's node files are the fixture's, whose README names their sources.
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    for file in [
-        "etc/resolv.conf",
-        "etc/cni/net.d/10-kuberouter.conflist",
-        "run/k0s/kubelet/config.yaml",
-    ] {
-        let read = |dir: &str| {
-            std::fs::read(base.join(dir).join(file)).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
-        };
-        assert_eq!(
-            read("lab/scenarios/k0s/root"),
-            read("fixtures/rules/_upstream/k0s-1.34-rhel9-nm-dnsmasq/root"),
-            "{file}"
-        );
-    }
+    scenario_files_are_the_fixtures(
+        "k0s",
+        "k0s-1.34-rhel9-nm-dnsmasq",
+        &[
+            "etc/resolv.conf",
+            "etc/cni/net.d/10-kuberouter.conflist",
+            "run/k0s/kubelet/config.yaml",
+        ],
+    );
     let lab = Lab::start(&["k0s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let config = "/run/k0s/kubelet/config.yaml";
@@ -1642,19 +1652,14 @@ fn a_microk8s_node_gets_its_resolv_conf_in_the_kubelite_arguments_file() {
     // The scenario's node files are the fixture's, whose README names their sources.
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let args = "/var/snap/microk8s/7964/args/kubelet";
-    for file in [
-        &args[1..],
-        "var/snap/microk8s/7964/args/cni-network/cni.yaml",
-    ] {
-        let read = |dir: &str| {
-            std::fs::read(base.join(dir).join(file)).unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
-        };
-        assert_eq!(
-            read("lab/scenarios/microk8s/root"),
-            read("fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker/root"),
-            "{file}"
-        );
-    }
+    scenario_files_are_the_fixtures(
+        "microk8s",
+        "microk8s-1.32-debian12-joined-worker",
+        &[
+            &args[1..],
+            "var/snap/microk8s/7964/args/cni-network/cni.yaml",
+        ],
+    );
     let lab = Lab::start(&["microk8s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
     let before = lab.exec(&node, &format!("cat {args}"));
