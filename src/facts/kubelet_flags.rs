@@ -213,6 +213,60 @@ pub(crate) fn parse_args(words: Vec<(String, usize)>) -> Vec<Flag> {
 /// Shell-style word splitting with quote removal, tracking each word's starting line.
 /// An unterminated quote runs to the end of the text (systemd's `EXTRACT_RELAX`).
 pub(crate) fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)> {
+    split(text, first_line, false)
+}
+
+/// [`split_words`] with systemd's C escapes (`EXTRACT_CUNESCAPE`), as it reads `ExecStart=`
+/// and `Environment=`: `\x20` is a space inside the word (kardianos/service, which k0s
+/// installs its unit with, writes every space of an argument so), `\t`, `\n`, `\s`,
+/// octal and `\u` escapes are their characters (basic/escape.c `cunescape_one`). An escape
+/// systemd does not know keeps its character, as before.
+pub(crate) fn split_words_c(text: &str, first_line: usize) -> Vec<(String, usize)> {
+    split(text, first_line, true)
+}
+
+/// The character of the C escape after a backslash (`x20`, `t`, `101`), the escape's rest
+/// taken from `chars`; `None` when it is not one (or names NUL, which systemd refuses).
+fn c_escape(first: char, chars: &mut std::iter::Peekable<std::str::Chars>) -> Option<char> {
+    let digits = |chars: &mut std::iter::Peekable<std::str::Chars>, n: usize, radix: u32| {
+        let ahead: String = chars.clone().take(n).collect();
+        let code = (ahead.len() == n && ahead.chars().all(|c| c.is_digit(radix)))
+            .then(|| u32::from_str_radix(&ahead, radix).ok())
+            .flatten()?;
+        let c = char::from_u32(code).filter(|&c| c != '\0')?;
+        chars.nth(n - 1);
+        Some(c)
+    };
+    match first {
+        'a' => Some('\u{7}'),
+        'b' => Some('\u{8}'),
+        'f' => Some('\u{c}'),
+        'n' => Some('\n'),
+        'r' => Some('\r'),
+        't' => Some('\t'),
+        'v' => Some('\u{b}'),
+        's' => Some(' '),
+        'x' => digits(chars, 2, 16),
+        'u' => digits(chars, 4, 16),
+        'U' => digits(chars, 8, 16),
+        '0'..='7' => {
+            let rest: String = chars.clone().take(2).collect();
+            let all = format!("{first}{rest}");
+            if rest.len() != 2 || !rest.chars().all(|c| c.is_digit(8)) {
+                return None;
+            }
+            let c = u32::from_str_radix(&all, 8)
+                .ok()
+                .and_then(char::from_u32)
+                .filter(|&c| c != '\0')?;
+            chars.nth(1);
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
+fn split(text: &str, first_line: usize, cunescape: bool) -> Vec<(String, usize)> {
     let mut words = Vec::new();
     let mut line = first_line;
     let mut chars = text.chars().peekable();
@@ -253,7 +307,10 @@ pub(crate) fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)>
                             '\\' => {
                                 if let Some(escaped) = chars.next() {
                                     line += usize::from(escaped == '\n');
-                                    word.push(escaped);
+                                    match cunescape.then(|| c_escape(escaped, &mut chars)) {
+                                        Some(Some(c)) => word.push(c),
+                                        _ => word.push(escaped),
+                                    }
                                 }
                             }
                             _ => {
@@ -268,6 +325,10 @@ pub(crate) fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)>
                         // Backslash-newline joins lines without adding a character.
                         if escaped == '\n' {
                             line += 1;
+                        } else if let Some(c) =
+                            cunescape.then(|| c_escape(escaped, &mut chars)).flatten()
+                        {
+                            word.push(c);
                         } else {
                             word.push(escaped);
                         }
@@ -657,5 +718,35 @@ PATH=/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
             last_flag(&flags, "resolv-conf").map(|f| f.line),
             Some(20_001)
         );
+    }
+
+    /// systemd reads C escapes in `ExecStart=` and `Environment=`: k0s's unit (written by
+    /// kardianos/service's `cmdEscape`) has `\x20` for each space of an argument, so
+    /// `--kubelet-extra-args` with two kubelet flags is one word. Plain splitting (a `$VAR`'s
+    /// value) keeps the escaped character alone, as systemd does there.
+    #[test]
+    fn c_escapes_are_read_as_systemd_reads_exec_start() {
+        let words = |text: &str| -> Vec<String> {
+            split_words_c(text, 1).into_iter().map(|(w, _)| w).collect()
+        };
+        assert_eq!(
+            words(
+                r"/usr/local/bin/k0s worker --kubelet-extra-args=--resolv-conf=/x\x20--max-pods=200 --token-file=/t"
+            ),
+            [
+                "/usr/local/bin/k0s",
+                "worker",
+                "--kubelet-extra-args=--resolv-conf=/x --max-pods=200",
+                "--token-file=/t"
+            ]
+        );
+        assert_eq!(words(r#"a\tb "c\x41\101\u0042" \s"#), ["a\tb", "cAAB", " "]);
+        // Not an escape systemd knows, or one naming NUL: the character stays.
+        assert_eq!(words(r"\q \x0 \x00 \8"), ["q", "x0", "x00", "8"]);
+        let plain: Vec<String> = split_words(r"a\x20b", 1)
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect();
+        assert_eq!(plain, ["ax20b"]);
     }
 }

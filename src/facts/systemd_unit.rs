@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::kubelet_flags::{EnvFile, Flag, parse_args, split_words};
+use super::kubelet_flags::{EnvFile, Flag, parse_args, split_words, split_words_c};
 use super::raw::{FileState, RawFacts, RawFile};
 
 /// Where systemd looks for unit files, most important first. On split-/usr systems
@@ -273,7 +273,7 @@ fn dropins(raw: &RawFacts, name: &str) -> Vec<String> {
 
 /// The `NAME=value` words of one `Environment=` line (others are ignored, as systemd does).
 fn environment_assignments(value: &str, at: &At) -> Vec<(String, EnvValue)> {
-    split_words(value, at.line)
+    split_words_c(value, at.line)
         .into_iter()
         .filter_map(|(word, _)| {
             let (k, v) = word.split_once('=')?;
@@ -376,7 +376,7 @@ fn expand_specifiers(value: &str, unit: &str) -> String {
 fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> Vec<Word> {
     let command = command.trim_start_matches(['-', '@', ':', '+', '!']);
     let mut argv = Vec::new();
-    for (word, _) in split_words(command, at.line) {
+    for (word, _) in split_words_c(command, at.line) {
         let whole = word
             .strip_prefix('$')
             .filter(|name| valid_name(name))
