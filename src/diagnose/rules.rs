@@ -163,6 +163,7 @@ pub(super) fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
         // The variable's name is the setting; it is not repeated as a detail.
         "k3s_env" => format!("{}={}", detail.unwrap_or("RESOLV_CONF"), e.value),
         "k3s_auto" => format!("chosen by k3s/RKE2: {}", e.value),
+        "k0s_auto" => format!("chosen by k0s: {}", e.value),
         _ => format!("resolvConf: {}", e.value),
     };
     let mut s = format!("{} {setting}", e.source.at());
@@ -495,6 +496,21 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
     if evidence.is_empty() {
         return RuleOutcome::Pass;
     }
+    // After a reboot, with the installer not started yet (or failing), nothing has turned
+    // it on, and no pod runs here: the installer does, at its next start, before any pod.
+    // (MicroK8s's wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.)
+    if let Some(who) = stopped_installer(ctx)
+        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
+    {
+        evidence.push(format!("{who} runs no kubelet now"));
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Info,
+            format!("bridge netfilter is off while {who} is stopped: {who} loads br_netfilter and turns it on at its next start, before any pod runs"),
+            evidence,
+            format!("nothing to do for DNS: start {who}"),
+        )]);
+    }
     if b.loaded == Observed::Known(false) && b.persisted.is_none() {
         evidence.push("nothing loads br_netfilter at boot either (no /etc/modules-load.d/*.conf or /etc/modules lists it)".into());
     }
@@ -597,6 +613,29 @@ fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
     }
 }
 
+/// The installer that runs the kubelet itself, when it runs none now (stopped, failing
+/// after a reboot, or not yet at its kubelet): k3s and RKE2, k0s, MicroK8s. It sets what
+/// [`installer_sets_at_start`] and [`microk8s_forwards`] say at its next start.
+fn stopped_installer(ctx: &Ctx) -> Option<&'static str> {
+    // k3s runs the kubelet inside its own process.
+    if ctx.facts.kubelet.pid.is_some() || ctx.facts.raw.pids.contains_key("k3s") {
+        return None;
+    }
+    match ctx.facts.flavour.kind {
+        FlavourKind::K3s => Some("k3s"),
+        FlavourKind::Rke2 => Some("RKE2"),
+        FlavourKind::K0s => Some("k0s"),
+        FlavourKind::MicroK8s => Some("MicroK8s"),
+        _ => None,
+    }
+}
+
+/// [`stopped_installer`], where its next start turns IPv4 forwarding on.
+fn restores_forwarding(ctx: &Ctx) -> Option<&'static str> {
+    stopped_installer(ctx)
+        .filter(|_| installer_sets_at_start(ctx).is_some() || microk8s_forwards(ctx))
+}
+
 /// MicroK8s's kubelite wrapper (run-kubelite-with-args) sets IPv4 and IPv6 forwarding to 1
 /// at every start when its CNI manifest is there. (It also loads br_netfilter and sets
 /// bridge-nf-call-iptables, never bridge-nf-call-ip6tables: see bridge_nf_not_persistent.)
@@ -636,6 +675,21 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
             "{key} is set by no sysctl.d file or /etc/sysctl.conf"
         )),
     };
+    // Off after a reboot, with the installer not started yet: it turns it on itself.
+    if let (Observed::Known(v), Some(who)) = (&s.live, restores_forwarding(ctx))
+        && v != "1"
+    {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Info,
+            format!("IPv4 forwarding is off while {who} is stopped: {who} turns it on at its next start, before any pod runs"),
+            vec![
+                format!("/proc/sys/net/ipv4/ip_forward: {v}"),
+                format!("{who} runs no kubelet now"),
+            ],
+            format!("nothing to do for DNS: start {who}"),
+        )]);
+    }
     match &s.live {
         Observed::Known(v) if v == "1" => match persisted {
             None => RuleOutcome::Pass,
@@ -1410,6 +1464,44 @@ mod tests {
         assert!(
             f[0].evidence.iter().any(|e| e.contains("no sysctl.d")),
             "{f:?}"
+        );
+    }
+
+    /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
+    /// a reboot) are infos: k0s sets both at its next start, before any pod. Off while a
+    /// kubelet runs, they are critical: something reset them after k0s's start.
+    #[test]
+    fn off_is_critical_only_while_the_installer_runs_its_kubelet() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let host = Host::new("node1");
+        let severities = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            assert_eq!(facts.flavour.kind, FlavourKind::K0s);
+            let ctx = Ctx::in_cluster(&host, &facts, None);
+            [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
+                RuleOutcome::Findings(f) => f[0].severity,
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(severities(&raw), [Severity::Info, Severity::Info]);
+        // The same node with k0s's kubelet running.
+        let mut running = raw.clone();
+        running.file(
+            "/proc/77/cmdline",
+            crate::facts::raw::FileState::Present,
+            Some(b"/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0"),
+        );
+        running.file(
+            "/run/k0s/kubelet/config.yaml",
+            crate::facts::raw::FileState::Present,
+            Some(b"kind: KubeletConfiguration\nresolvConf: /run/systemd/resolve/resolv.conf\n"),
+        );
+        running.pids.insert("kubelet".to_owned(), 77);
+        assert_eq!(
+            severities(&running),
+            [Severity::Critical, Severity::Critical]
         );
     }
 

@@ -56,6 +56,13 @@ impl NodeFacts {
                 services.kubelet_unit = unit.to_owned();
             }
         }
+        // A k0s that runs no kubelet now: the unit to restart is the one that starts k0s.
+        if flavour.kind == FlavourKind::K0s
+            && services.kubelet_unit == "kubelet"
+            && let Some(k0s) = super::k0s::installed(raw)
+        {
+            services.kubelet_unit = k0s.unit.name.trim_end_matches(".service").to_owned();
+        }
         // MicroK8s's kubelet is kubelite's, whatever state its unit is in (failed,
         // restarting): there is no "kubelet" unit to restart on such a node.
         if flavour.kind == FlavourKind::MicroK8s && services.kubelet_unit == "kubelet" {
@@ -207,6 +214,13 @@ fn flavour(raw: &RawFacts, services: &Services) -> Flavour {
         if let Some(u) = super::systemd_unit::ServiceUnit::from_raw(raw, unit) {
             return found(kind, u.files().next().unwrap_or(unit));
         }
+    }
+    // So does k0s's: a unit that starts a k0s worker (k0s supervises the kubelet itself),
+    // where no kubelet runs (a kubelet that runs here and is not k0s's is another's).
+    if !raw.pids.contains_key("kubelet")
+        && let Some(k0s) = super::k0s::installed(raw)
+    {
+        return found(FlavourKind::K0s, &k0s.evidence());
     }
     for path in [EKS_ENV, EKS_CONFIG] {
         if present(raw, path) {

@@ -182,6 +182,9 @@ for u in $KUNITS; do
     fi
   done
 done
+# k0s: the worker profile it last fetched, in its default data directory (a --data-dir on
+# its unit's command line is followed below).
+case "$UNITS" in *"/k0sworker.service"* | *"/k0scontroller.service"*) f /var/lib/k0s/worker-profile.yaml ;; esac
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s and MicroK8s's
 # kubelite (which run the kubelet inside themselves), and dhclient (is it the DHCP client
 # in use?). A kubelet, k3s or kubelite
@@ -289,7 +292,11 @@ REFS='
         sub(/^-+/, "", x)
         # --kubelet-args-file counts on the command line of kubelite only.
         if (x ~ /^kubelet-args-file=/ && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
-        if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
+        # k0s: the worker profile it keeps in the data directory its unit names.
+        if (FILENAME ~ /\/k0s(worker|controller)\.service(\.d\/[^\/]*)?$/ && x ~ /^data-dir(=|$)/) {
+          if (x == "data-dir") { if (i == k) continue; x = w[i + 1] } else sub(/^[^=]*=/, "", x)
+          sub(/\/+$/, "", x); path("f ", x "/worker-profile.yaml")
+        } else if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
           t = (x ~ /^config-dir=/) ? "d " : "f "
           sub(/^[^=]*=/, "", x); path(t, x)
         } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ && i < k) {

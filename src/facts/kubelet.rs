@@ -17,6 +17,7 @@
 //! files, else the first of /etc/resolv.conf and systemd's uplink file whose nameservers are
 //! all global unicast, else a generated file with 8.8.8.8.
 
+use super::k0s;
 use super::k3s_config::K3sConfig;
 use super::kubelet_config::{KubeletConfig, Located};
 use super::kubelet_flags::{self, EnvFile, Flag};
@@ -149,6 +150,13 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
             .map(|f| (path, f.content.clone()))
     });
     let running = cmdline.is_some();
+    // k0s runs no kubelet now: its next start decides.
+    if flavour.kind == FlavourKind::K0s
+        && !running
+        && let Some(installed) = k0s::installed(raw)
+    {
+        return k0s_next_kubelet(raw, &installed);
+    }
     let flags: Vec<FlagFact> = match cmdline {
         Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
             .into_iter()
@@ -200,6 +208,74 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         settings_unknown(&mut kubelet, problem);
     }
     kubelet
+}
+
+/// The kubelet k0s will start (see [`k0s`]): the service's `--kubelet-extra-args` over
+/// the worker profile it last fetched, and k0s's own choice of resolv.conf where neither
+/// sets one. Without that profile the settings it could hold are unknown, never guessed.
+fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
+    let flags: Vec<FlagFact> = installed
+        .extra_flags()
+        .into_iter()
+        .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
+        .collect();
+    let profile_path = installed.profile_path();
+    let (config, config_error) = match installed.profile_config(raw) {
+        Ok((c, line)) => {
+            let config = Config {
+                resolv_conf: k0s::at_profile(c.resolv_conf, line)
+                    .map(|v| (v, profile_path.clone())),
+                cluster_dns: k0s::at_profile(c.cluster_dns, line)
+                    .map(|v| (v, profile_path.clone())),
+                cluster_domain: k0s::at_profile(c.cluster_domain, line)
+                    .map(|v| (v, profile_path.clone())),
+                dropins: Vec::new(),
+            };
+            (Some(config), None)
+        }
+        Err(e) => (None, Some(e)),
+    };
+    let settings = Settings {
+        flags: &flags,
+        config: config.as_ref(),
+        config_path: Some(&profile_path),
+        config_error: config_error.as_deref(),
+        have_kubelet: true,
+        settled: config.is_some(),
+    };
+    let chosen = flag_over_config(
+        settings.flag_value("resolv-conf"),
+        from_config(config.as_ref().and_then(|c| c.resolv_conf.as_ref())),
+        Clone::clone,
+    );
+    let resolv_conf = match chosen {
+        Some(e) => Observed::Known(e),
+        None if config.is_some() => match k0s::auto_resolv_conf(raw) {
+            Some(e) => Observed::Known(e),
+            None => Observed::Unknown("/etc/resolv.conf could not be read".into()),
+        },
+        // A flag would have won whatever the profile says; without either, unknown.
+        None => settings.unset(),
+    };
+    let pod_resolv_conf = resolv_conf
+        .known()
+        .filter(|e| !e.value.is_empty())
+        .map(|e| ResolvFile::read(raw, &e.value));
+    let (cluster_dns, cluster_domain) = (settings.cluster_dns(), settings.cluster_domain());
+    Kubelet {
+        pid: None,
+        unit: installed.unit.files().next().map(str::to_owned),
+        version: None,
+        config_path: None,
+        config_dropins: Vec::new(),
+        config_error: config_error.clone(),
+        args_file: None,
+        cluster_dns,
+        cluster_domain,
+        flags,
+        resolv_conf,
+        pod_resolv_conf,
+    }
 }
 
 /// MicroK8s's kubelet: its whole command line is the arguments file (see

@@ -1640,6 +1640,110 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
     assert_eq!(restarts(&lab, &node), Vec::<String>::new());
 }
 
+/// A k0s worker whose k0s runs no kubelet, as after a reboot: dnsfix reads what k0s's next
+/// start hands the kubelet, from k0s's unit (its `--kubelet-extra-args` name
+/// systemd-resolved's file, which this node does not have) and the worker profile k0s
+/// keeps. The missing file is critical, at the unit's `ExecStart=`; forwarding and bridge
+/// netfilter, off until k0s starts, are infos. The fix is blocked: the flag belongs to
+/// k0s's service, which dnsfix does not rewrite. Nothing is written or restarted.
+#[test]
+fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let read = |p: &str| std::fs::read(base.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert_eq!(
+        read("lab/scenarios/k0s-stopped/root/var/lib/k0s/worker-profile.yaml"),
+        read(
+            "fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root/srv/k0s/worker-profile.yaml"
+        ),
+    );
+    for file in ["etc/resolv.conf", "etc/cni/net.d/10-kuberouter.conflist"] {
+        assert_eq!(
+            read(&format!("lab/scenarios/k0s-stopped/root/{file}")),
+            read(&format!("lab/scenarios/k0s/root/{file}")),
+            "{file}"
+        );
+    }
+    let lab = Lab::start(&["k0s-stopped"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let unit = "/etc/systemd/system/k0sworker.service";
+    let out = dnsfix(&lab, &["facts", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let facts: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(&out)));
+    let host = &facts["hosts"][0]["facts"];
+    assert_eq!(host["flavour"]["kind"], "k0s", "{facts:#}");
+    assert_eq!(host["services"]["kubelet_unit"], "k0sworker", "{facts:#}");
+    assert_eq!(host["kubelet"]["pid"], Value::Null, "{facts:#}");
+    let resolv = &host["kubelet"]["resolv_conf"]["value"];
+    assert_eq!(
+        resolv["value"], "/run/systemd/resolve/resolv.conf",
+        "{facts:#}"
+    );
+    assert_eq!(resolv["source"]["path"], unit, "{facts:#}");
+    assert_eq!(
+        resolv["source"]["detail"], "--kubelet-extra-args",
+        "{facts:#}"
+    );
+    let dns = &host["kubelet"]["cluster_dns"]["value"];
+    assert_eq!(dns["value"], serde_json::json!(["10.96.0.10"]), "{facts:#}");
+    assert_eq!(
+        dns["source"]["path"], "/var/lib/k0s/worker-profile.yaml",
+        "{facts:#}"
+    );
+    let out = dnsfix(&lab, &["check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", describe(&out)));
+    let findings = report["hosts"][0]["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings: {report:#}"));
+    let severity = |id: &str| {
+        findings
+            .iter()
+            .find(|f| f["id"] == id && f["status"] == "failed")
+            .map(|f| f["severity"].as_str().unwrap_or_default().to_owned())
+    };
+    assert_eq!(
+        severity("DNS-KUBELET-RESOLVCONF-MISSING").as_deref(),
+        Some("critical"),
+        "{report:#}"
+    );
+    assert_eq!(
+        severity("DNS-IP-FORWARD").as_deref(),
+        Some("info"),
+        "{report:#}"
+    );
+    assert_eq!(
+        severity("DNS-BRIDGE-NF-OFF").as_deref(),
+        Some("info"),
+        "{report:#}"
+    );
+    let out = dnsfix(&lab, &["check"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "{unit}:12 --resolv-conf=/run/systemd/resolve/resolv.conf"
+        )),
+        "{}",
+        describe(&out)
+    );
+    let out = dnsfix(&lab, &["apply", "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kubelet-resolvconf: kubelet takes --resolv-conf=/run/systemd/resolve/resolv.conf from its command line, where k0s puts its service's --kubelet-extra-args")
+            && stdout.contains("nothing to apply"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(node_sha(&lab, &node, "/etc/dnsfix/resolv.conf"), "absent");
+    assert_eq!(
+        node_sha(&lab, &node, "/etc/sysctl.d/99-dnsfix.conf"),
+        "absent"
+    );
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+}
+
 /// A MicroK8s worker joined from a control plane whose kubelet arguments name
 /// systemd-resolved's file, which this node lacks: dnsfix reads the kubelet's flags from
 /// the arguments file the running kubelite names, reports the missing file at its line,

@@ -4,8 +4,8 @@
 //! Fixture tests read a node's tree with `raw::from_tree`, which sees every file in it; the
 //! script on a node reads only what it knows to look for (and what the units and configs it
 //! reads name). This test runs `gather.sh` with dash in a private mount namespace where the
-//! tree is the node's /etc, /var and /run (nothing of the machine's own) and its /usr and
-//! /opt lie over the machine's (the tools must still run), then compares the kubelet,
+//! tree is the node's /etc, /var and /run (nothing of the machine's own) and its /usr,
+//! /opt and /srv lie over the machine's (the tools must still run), then compares the kubelet,
 //! resolver, flavour and CNI facts with those from the tree. A file the script cannot reach
 //! (a `--config` named in an unusual way, a path with a space) shows up as a difference.
 //!
@@ -90,7 +90,8 @@ if [ -d "$tree/lib" ] && [ -L /lib ]; then
   mkdir -p "$tmp/lib-as-usr"
   cp -a "$tree/lib" "$tmp/lib-as-usr/lib"
 fi
-for d in usr opt; do
+# (/srv: where a tree keeps a data directory of its own, k0s's --data-dir say.)
+for d in usr opt srv; do
   lower=
   [ -d "$tree/$d" ] && lower="$tree/$d:"
   [ "$d" = usr ] && [ -d "$tmp/lib-as-usr" ] && lower="$lower$tmp/lib-as-usr:"
