@@ -341,10 +341,11 @@ pub const RULES: &[RuleInfo] = &[
             and later); without it there is nothing to set (rancher-archives/rke#368,\n\
             kubeadm#312, kubernetes#87426). k3s, RKE2, k0s and MicroK8s load the module and set the key\n\
             each time they start, so a 0 there means something reset it later, e.g. a\n\
-            `sysctl --system` applying a file that sets 0. While one of them runs no kubelet\n\
-            (after a reboot, before it started or while it fails), no pod runs either, and the\n\
-            finding is info: it loads the module and sets the key at its next start. (MicroK8s\n\
-            never sets bridge-nf-call-ip6tables, so on dual-stack it stays critical there.)\n\
+            `sysctl --system` applying a file that sets 0. While one of them runs no kubelet and\n\
+            its unit is not active (after a reboot, before it started or while it fails), the\n\
+            finding is a warning: it loads the module and sets the key when it starts, before\n\
+            its kubelet, and only pods a stopped service left running are cut off until then.\n\
+            (MicroK8s never sets bridge-nf-call-ip6tables, so on dual-stack it stays critical.)\n\
             \n\
             It matters only where pods sit on a Linux bridge. dnsfix reads the CNI configuration\n\
             in effect (the first file of /etc/cni/net.d by name): with the bridge plugin,\n\
@@ -476,9 +477,10 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             Severity: critical when the live value is 0; reported as high when it is 1 now but\n\
             no sysctl file sets it (or the winning file sets 0), so it reverts at the next boot.\n\
-            Info when it is 0 while k3s, RKE2, k0s or MicroK8s (with its CNI manifest) runs no\n\
-            kubelet, after a reboot before it started say: it turns forwarding on at its next\n\
-            start, before any pod runs.",
+            A warning when it is 0 while k3s, RKE2, k0s or MicroK8s (with its CNI manifest) runs\n\
+            no kubelet and its unit is not active (after a reboot, before it started, say): it\n\
+            turns forwarding on when it starts, before its kubelet; until then only pods a\n\
+            stopped service left running (their units have KillMode=process) are cut off.",
         fix: "\
             Now:\n  \
             sysctl -w net.ipv4.ip_forward=1\n  \

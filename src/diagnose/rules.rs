@@ -497,18 +497,21 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
         return RuleOutcome::Pass;
     }
     // After a reboot, with the installer not started yet (or failing), nothing has turned
-    // it on, and no pod runs here: the installer does, at its next start, before any pod.
-    // (MicroK8s's wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.)
-    if let Some(who) = stopped_installer(ctx)
+    // it on: the installer does, at its next start, before its kubelet. (MicroK8s's
+    // wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.)
+    if let Some((who, unit)) = stopped_installer(ctx)
         && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
     {
-        evidence.push(format!("{who} runs no kubelet now"));
+        evidence.push(format!(
+            "{who} runs no kubelet now ({unit}: {})",
+            ctx.facts.services.kubelet_unit_state.as_str()
+        ));
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
-            Severity::Info,
-            format!("bridge netfilter is off while {who} is stopped: {who} loads br_netfilter and turns it on at its next start, before any pod runs"),
+            Severity::Warning,
+            format!("bridge netfilter is off while {who} runs no kubelet: {who} loads br_netfilter and turns it on when it starts, before its kubelet; pods a stopped {who} left running have no working cluster DNS until then"),
             evidence,
-            format!("nothing to do for DNS: start {who}"),
+            format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
         )]);
     }
     if b.loaded == Observed::Known(false) && b.persisted.is_none() {
@@ -613,25 +616,31 @@ fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
     }
 }
 
-/// The installer that runs the kubelet itself, when it runs none now (stopped, failing
-/// after a reboot, or not yet at its kubelet): k3s and RKE2, k0s, MicroK8s. It sets what
-/// [`installer_sets_at_start`] and [`microk8s_forwards`] say at its next start.
-fn stopped_installer(ctx: &Ctx) -> Option<&'static str> {
+/// The installer that runs the kubelet itself, and its unit, when neither runs now
+/// (stopped, failing after a reboot, waiting to be restarted): k3s and RKE2, k0s,
+/// MicroK8s. It sets what [`installer_sets_at_start`] and [`microk8s_forwards`] say at its
+/// next start, before its kubelet. An active unit runs: RKE2 and k0s restart a crashed
+/// kubelet themselves without setting anything again, so something off there stays off.
+fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
     // k3s runs the kubelet inside its own process.
-    if ctx.facts.kubelet.pid.is_some() || ctx.facts.raw.pids.contains_key("k3s") {
+    if ctx.facts.kubelet.pid.is_some()
+        || ctx.facts.raw.pids.contains_key("k3s")
+        || ctx.facts.services.kubelet_unit_state == UnitState::Active
+    {
         return None;
     }
-    match ctx.facts.flavour.kind {
-        FlavourKind::K3s => Some("k3s"),
-        FlavourKind::Rke2 => Some("RKE2"),
-        FlavourKind::K0s => Some("k0s"),
-        FlavourKind::MicroK8s => Some("MicroK8s"),
-        _ => None,
-    }
+    let who = match ctx.facts.flavour.kind {
+        FlavourKind::K3s => "k3s",
+        FlavourKind::Rke2 => "RKE2",
+        FlavourKind::K0s => "k0s",
+        FlavourKind::MicroK8s => "MicroK8s",
+        _ => return None,
+    };
+    Some((who, ctx.facts.services.kubelet_unit.as_str()))
 }
 
 /// [`stopped_installer`], where its next start turns IPv4 forwarding on.
-fn restores_forwarding(ctx: &Ctx) -> Option<&'static str> {
+fn restores_forwarding<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
     stopped_installer(ctx)
         .filter(|_| installer_sets_at_start(ctx).is_some() || microk8s_forwards(ctx))
 }
@@ -676,18 +685,18 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         )),
     };
     // Off after a reboot, with the installer not started yet: it turns it on itself.
-    if let (Observed::Known(v), Some(who)) = (&s.live, restores_forwarding(ctx))
+    if let (Observed::Known(v), Some((who, unit))) = (&s.live, restores_forwarding(ctx))
         && v != "1"
     {
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
-            Severity::Info,
-            format!("IPv4 forwarding is off while {who} is stopped: {who} turns it on at its next start, before any pod runs"),
+            Severity::Warning,
+            format!("IPv4 forwarding is off while {who} runs no kubelet: {who} turns it on when it starts, before its kubelet; pods a stopped {who} left running are cut off until then"),
             vec![
                 format!("/proc/sys/net/ipv4/ip_forward: {v}"),
-                format!("{who} runs no kubelet now"),
+                format!("{who} runs no kubelet now ({unit}: {})", ctx.facts.services.kubelet_unit_state.as_str()),
             ],
-            format!("nothing to do for DNS: start {who}"),
+            format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
         )]);
     }
     match &s.live {
@@ -1468,8 +1477,8 @@ mod tests {
     }
 
     /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
-    /// a reboot) are infos: k0s sets both at its next start, before any pod. Off while a
-    /// kubelet runs, they are critical: something reset them after k0s's start.
+    /// a reboot) are warnings: k0s sets both at its next start, before its kubelet. Off while
+    /// a kubelet runs, they are critical: something reset them after k0s's start.
     #[test]
     fn off_is_critical_only_while_the_installer_runs_its_kubelet() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1485,7 +1494,7 @@ mod tests {
                 other => panic!("{other:?}"),
             })
         };
-        assert_eq!(severities(&raw), [Severity::Info, Severity::Info]);
+        assert_eq!(severities(&raw), [Severity::Warning, Severity::Warning]);
         // The same node with k0s's kubelet running.
         let mut running = raw.clone();
         running.file(
@@ -1503,6 +1512,59 @@ mod tests {
             severities(&running),
             [Severity::Critical, Severity::Critical]
         );
+    }
+
+    /// k3s runs the kubelet inside its own process: a running k3s (its pid, or its unit
+    /// active) keeps bridge netfilter and forwarding off critical; with k3s stopped they are
+    /// warnings (k3s sets them when it starts).
+    #[test]
+    fn a_stopped_k3s_leaves_bridge_netfilter_and_forwarding_to_its_next_start() {
+        let mut raw = crate::testing::raw_from(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+            ),
+            (
+                "/proc/modules",
+                "overlay 151552 0 - Live 0x0000000000000000\n",
+            ),
+            ("/proc/sys/net/ipv4/ip_forward", "0\n"),
+        ]);
+        for path in [
+            "/proc/sys/net/bridge",
+            "/proc/sys/net/bridge/bridge-nf-call-iptables",
+            "/etc/rancher/k3s/config.yaml",
+        ] {
+            raw.file(path, crate::facts::raw::FileState::Missing, None);
+        }
+        let host = Host::new("node1");
+        let severities = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            assert_eq!(facts.flavour.kind, FlavourKind::K3s);
+            let ctx = Ctx::in_cluster(&host, &facts, None);
+            [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
+                RuleOutcome::Findings(f) => f[0].severity,
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(severities(&raw), [Severity::Warning, Severity::Warning]);
+        let mut running = raw.clone();
+        running.pids.insert("k3s".to_owned(), 812);
+        assert_eq!(
+            severities(&running),
+            [Severity::Critical, Severity::Critical]
+        );
+        // An active unit runs, whatever process dnsfix saw: RKE2 and k0s restart a crashed
+        // kubelet without setting anything again.
+        let units = "inactive\ninactive\ninactive\nactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\n";
+        raw.commands.insert(
+            "units".to_owned(),
+            crate::facts::raw::RawCommand {
+                stdout: units.to_owned(),
+                status: Some(0),
+            },
+        );
+        assert_eq!(severities(&raw), [Severity::Critical, Severity::Critical]);
     }
 
     /// The version playbooks get is the first of `kubelet --version`, the cluster's and

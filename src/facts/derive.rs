@@ -74,6 +74,10 @@ impl NodeFacts {
         if services.kubelet_unit == "k0scontroller" && flavour.kind != FlavourKind::K0s {
             services.kubelet_unit = "kubelet".to_owned();
         }
+        services.kubelet_unit_state = unit_states(raw)
+            .get(services.kubelet_unit.as_str())
+            .copied()
+            .unwrap_or(UnitState::Unknown);
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
@@ -121,9 +125,9 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-fn services(raw: &RawFacts) -> Services {
-    // `systemctl is-active A B C` prints one state per unit, in order.
-    let states: BTreeMap<&str, UnitState> = match raw.commands.get("units") {
+/// Each unit's state, as `systemctl is-active A B C` printed them (one per unit, in order).
+fn unit_states(raw: &RawFacts) -> BTreeMap<&'static str, UnitState> {
+    match raw.commands.get("units") {
         Some(cmd) => UNITS
             .iter()
             .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
@@ -139,7 +143,11 @@ fn services(raw: &RawFacts) -> Services {
             })
             .collect(),
         None => BTreeMap::new(),
-    };
+    }
+}
+
+fn services(raw: &RawFacts) -> Services {
+    let states = unit_states(raw);
     let get = |u: &str| states.get(u).copied().unwrap_or(UnitState::Unknown);
     let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
     Services {
@@ -156,6 +164,7 @@ fn services(raw: &RawFacts) -> Services {
             .find(|unit| get(unit) == UnitState::Active)
             .unwrap_or("kubelet")
             .to_string(),
+        kubelet_unit_state: UnitState::Unknown,
     }
 }
 

@@ -182,9 +182,13 @@ for u in $KUNITS; do
     fi
   done
 done
-# k0s: the worker profile it last fetched, in its default data directory (a --data-dir on
-# its unit's command line is followed below).
-case "$UNITS" in *"/k0sworker.service"* | *"/k0scontroller.service"*) f /var/lib/k0s/worker-profile.yaml ;; esac
+# k0s: the worker profile it last fetched, in its default data directory; below, the
+# rounds follow a --data-dir on its unit's command line to the profile there, and a
+# profile's resolvConf to its file.
+K0SP=
+case "$UNITS" in
+  *"/k0sworker.service"* | *"/k0scontroller.service"*) K0SP=/var/lib/k0s/worker-profile.yaml; f "$K0SP" ;;
+esac
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s and MicroK8s's
 # kubelite (which run the kubelet inside themselves), and dhclient (is it the DHCP client
 # in use?). A kubelet, k3s or kubelite
@@ -261,6 +265,9 @@ REFS='
     }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     { sub(/\r$/, "") }
+    # k0s: its unit writes each space of an argument as \x20; the kubelet flags of
+    # --kubelet-extra-args are words of their own.
+    FILENAME ~ /\/k0s(worker|controller)\.service(\.d\/[^\/]*)?$/ { gsub(/\\x20/, " "); gsub(/kubelet-extra-args=/, " ") }
     /^[ \t]*EnvironmentFile[ \t]*=/ {
       v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
       u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
@@ -309,7 +316,7 @@ REFS='
     }'
 # SRC and R hold one path per line; they are split at newlines only, without globbing.
 SRC=
-for x in $UNITS $KENV $KCFG $RCFG $RCFGD; do SRC="$SRC$x$NL"; done
+for x in $UNITS $KENV $KCFG $RCFG $RCFGD $K0SP; do SRC="$SRC$x$NL"; done
 CMDLINE=
 for x in $KPID $MPID; do [ -f "/proc/$x/cmdline" ] && CMDLINE="$CMDLINE$NL/proc/$x/cmdline"; done
 round=0

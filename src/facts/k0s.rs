@@ -74,9 +74,10 @@ impl K0sArgs {
     /// and is true bare or with a value `strconv.ParseBool` reads as true).
     fn read(unit: &ServiceUnit) -> Option<K0sArgs> {
         let words = &unit.argv;
+        // `server` is the controller's alias (cmd/controller/controller.go).
         let command = words.get(1)?.text.as_str();
         let mut args = K0sArgs::default();
-        let mut worker = command == "worker";
+        let (mut enable_worker, mut single) = (false, false);
         let mut i = 2;
         while let Some(word) = words.get(i) {
             i += 1;
@@ -87,9 +88,11 @@ impl K0sArgs {
                 Some((name, value)) => (name, Some(value.to_owned())),
                 None => (body, None),
             };
-            if matches!(name, "enable-worker" | "single") {
-                worker |= value.as_deref().is_none_or(parse_bool);
-                continue;
+            // The last of a boolean wins, as for any pflag flag.
+            match name {
+                "enable-worker" => enable_worker = value.as_deref().is_none_or(parse_bool),
+                "single" => single = value.as_deref().is_none_or(parse_bool),
+                _ => {}
             }
             if !matches!(name, "data-dir" | "profile" | "kubelet-extra-args") {
                 continue;
@@ -103,12 +106,18 @@ impl K0sArgs {
                 }
             };
             match name {
-                "data-dir" => args.data_dir = Some(value),
+                // An empty --data-dir is the default (pkg/config/cfgvars.go).
+                "data-dir" => args.data_dir = Some(value).filter(|v| !v.is_empty()),
                 "profile" => args.profile = Some(value),
                 _ => args.extra_args = Some((value, word.at.clone())),
             }
         }
-        (worker && matches!(command, "worker" | "controller")).then_some(args)
+        let worker = match command {
+            "worker" => true,
+            "controller" | "server" => enable_worker || single,
+            _ => false,
+        };
+        worker.then_some(args)
     }
 }
 
@@ -125,21 +134,29 @@ impl Installed {
     }
 
     /// The kubelet flags `--kubelet-extra-args` gives, as k0s splits them (the last of a
-    /// name wins), each shown at the unit's `ExecStart=`. A word without `--` is no kubelet
-    /// flag of k0s's making and is left out.
+    /// name wins, and k0s's own flag of that name goes), each shown at the unit's
+    /// `ExecStart=`. A word without `--` is no kubelet flag of k0s's making and is left out.
     pub fn extra_flags(&self) -> Vec<FlagFact> {
         let Some((value, at)) = &self.extra_args else {
             return Vec::new();
         };
-        let mut flags: Vec<FlagFact> = Vec::new();
+        // k0s's map: the name as written (dashes included), the last value of it.
+        let mut split = std::collections::BTreeMap::new();
         for word in value.split_whitespace() {
             let (name, value) = word.split_once('=').unwrap_or((word, ""));
+            split.insert(name, value);
+        }
+        // `ToArgs` writes them sorted by name; the kubelet reads `_` as `-` in a name, and
+        // the last of a name wins.
+        let mut flags: Vec<FlagFact> = Vec::new();
+        for (name, value) in split {
             let Some(name) = name.strip_prefix("--") else {
                 continue;
             };
+            let name = super::kubelet_flags::normalize_name(name);
             flags.retain(|f| f.name != name);
             flags.push(FlagFact {
-                name: name.to_owned(),
+                name,
                 value: Some(value.to_owned()),
                 source: Source {
                     detail: Some("--kubelet-extra-args".into()),
@@ -445,6 +462,65 @@ mod tests {
             unit("worker --kubelet-extra-args=--resolv-conf=/etc/k0s/resolv.conf --token-file=/t");
         let f = node(&[("/etc/systemd/system/k0sworker.service", flag.as_str())]);
         assert_eq!(resolv(&f).0, "/etc/k0s/resolv.conf");
+        // A --config of the extra args replaces k0s's own config: what it says is not read.
+        let config = unit(
+            r"worker --kubelet-extra-args=--max-pods=9\x20--config=/etc/k0s/kubelet.yaml --token-file=/t",
+        );
+        let f = node(&[
+            ("/etc/systemd/system/k0sworker.service", config.as_str()),
+            ("/var/lib/k0s/worker-profile.yaml", PROFILE),
+            ("/etc/resolv.conf", STUB),
+        ]);
+        match &f.kubelet.resolv_conf {
+            Observed::Unknown(reason) => {
+                assert!(
+                    reason.contains("--config=/etc/k0s/kubelet.yaml"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The extra args as k0s passes them and the kubelet reads them: `_` is `-` in a
+    /// name, k0s sorts the names it writes, and the last of a name wins; an empty
+    /// `--data-dir` is the default one; the last of a boolean flag wins; `server` is the
+    /// controller.
+    #[test]
+    fn k0s_flags_are_read_as_k0s_and_the_kubelet_read_them() {
+        let read = |command: &str| {
+            let unit = unit(command);
+            let f = node(&[
+                ("/etc/systemd/system/k0sworker.service", unit.as_str()),
+                ("/var/lib/k0s/worker-profile.yaml", PROFILE),
+                ("/etc/resolv.conf", STUB),
+            ]);
+            resolv(&f).0
+        };
+        assert_eq!(
+            read(r"worker --kubelet-extra-args=--resolv_conf=/etc/u.conf --token-file=/t"),
+            "/etc/u.conf"
+        );
+        // "--resolv-conf" sorts before "--resolv_conf": the kubelet sees the latter last.
+        assert_eq!(
+            read(
+                r"worker --kubelet-extra-args=--resolv_conf=/etc/u.conf\x20--resolv-conf=/etc/d.conf"
+            ),
+            "/etc/u.conf"
+        );
+        assert_eq!(
+            read("worker --data-dir= --token-file=/t"),
+            "/run/systemd/resolve/resolv.conf"
+        );
+        for (command, worker) in [
+            ("controller --enable-worker --enable-worker=false", false),
+            ("controller --single=false --single", true),
+            ("server --enable-worker=1", true),
+        ] {
+            let unit = unit(command);
+            let f = node(&[("/etc/systemd/system/k0scontroller.service", unit.as_str())]);
+            assert_eq!(f.flavour.kind == FlavourKind::K0s, worker, "{command}");
+        }
     }
 
     /// A controller runs a kubelet only with `--enable-worker` (or `--single`); a running

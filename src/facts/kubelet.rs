@@ -220,7 +220,23 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
         .collect();
     let profile_path = installed.profile_path();
-    let (config, config_error) = match installed.profile_config(raw) {
+    // A --config (or --config-dir) in the extra args replaces the config k0s writes.
+    let replaced = flags
+        .iter()
+        .find(|f| f.name == "config" || f.name == "config-dir")
+        .map(|f| {
+            format!(
+                "{}: --kubelet-extra-args give the kubelet --{}={} in place of k0s's own config, which dnsfix does not read",
+                f.source.at(),
+                f.name,
+                f.value.as_deref().unwrap_or_default()
+            )
+        });
+    let profile = match replaced {
+        Some(why) => Err(why),
+        None => installed.profile_config(raw),
+    };
+    let (config, config_error) = match profile {
         Ok((c, line)) => {
             let config = Config {
                 resolv_conf: k0s::at_profile(c.resolv_conf, line)
@@ -261,7 +277,26 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         .known()
         .filter(|e| !e.value.is_empty())
         .map(|e| ResolvFile::read(raw, &e.value));
-    let (cluster_dns, cluster_domain) = (settings.cluster_dns(), settings.cluster_domain());
+    let (mut cluster_dns, mut cluster_domain) = (settings.cluster_dns(), settings.cluster_domain());
+    let mut resolv_conf = resolv_conf;
+    // k0s fetches the profile again at its start: what the node keeps is the last it had.
+    let last_fetched = |source: &mut Source| {
+        if source.path.as_deref() == Some(profile_path.as_str()) && source.kind == "config" {
+            source.detail = Some(format!(
+                "worker profile {:?} as k0s last fetched it",
+                installed.profile
+            ));
+        }
+    };
+    if let Observed::Known(e) = &mut resolv_conf {
+        last_fetched(&mut e.source);
+    }
+    if let Observed::Known(e) = &mut cluster_dns {
+        last_fetched(&mut e.source);
+    }
+    if let Observed::Known(e) = &mut cluster_domain {
+        last_fetched(&mut e.source);
+    }
     Kubelet {
         pid: None,
         unit: installed.unit.files().next().map(str::to_owned),

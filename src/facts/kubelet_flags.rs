@@ -219,8 +219,10 @@ pub(crate) fn split_words(text: &str, first_line: usize) -> Vec<(String, usize)>
 /// [`split_words`] with systemd's C escapes (`EXTRACT_CUNESCAPE`), as it reads `ExecStart=`
 /// and `Environment=`: `\x20` is a space inside the word (kardianos/service, which k0s
 /// installs its unit with, writes every space of an argument so), `\t`, `\n`, `\s`,
-/// octal and `\u` escapes are their characters (basic/escape.c `cunescape_one`). An escape
-/// systemd does not know keeps its character, as before.
+/// octal and `\u` escapes are their characters (basic/escape.c `cunescape_one`), inside
+/// quotes too. An escape systemd does not know (which makes systemd refuse the line) keeps
+/// its character, as plain splitting does; `\x80` and above are taken as characters, not
+/// as the raw bytes systemd writes.
 pub(crate) fn split_words_c(text: &str, first_line: usize) -> Vec<(String, usize)> {
     split(text, first_line, true)
 }
@@ -255,8 +257,10 @@ fn c_escape(first: char, chars: &mut std::iter::Peekable<std::str::Chars>) -> Op
             if rest.len() != 2 || !rest.chars().all(|c| c.is_digit(8)) {
                 return None;
             }
+            // One byte: systemd refuses more than \377, and NUL.
             let c = u32::from_str_radix(&all, 8)
                 .ok()
+                .filter(|&code| code <= 0o377)
                 .and_then(char::from_u32)
                 .filter(|&c| c != '\0')?;
             chars.nth(1);
@@ -292,11 +296,24 @@ fn split(text: &str, first_line: usize, cunescape: bool) -> Vec<(String, usize)>
             chars.next();
             match c {
                 '\'' => {
-                    for c in chars.by_ref() {
+                    while let Some(c) = chars.next() {
                         if c == '\'' {
                             break;
                         }
                         line += usize::from(c == '\n');
+                        // systemd unescapes inside single quotes too.
+                        if cunescape
+                            && c == '\\'
+                            && let Some(escaped) = chars.peek().copied()
+                        {
+                            chars.next();
+                            line += usize::from(escaped == '\n');
+                            match c_escape(escaped, &mut chars) {
+                                Some(c) => word.push(c),
+                                None => word.push(escaped),
+                            }
+                            continue;
+                        }
                         word.push(c);
                     }
                 }
@@ -740,9 +757,17 @@ PATH=/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
                 "--token-file=/t"
             ]
         );
-        assert_eq!(words(r#"a\tb "c\x41\101\u0042" \s"#), ["a\tb", "cAAB", " "]);
-        // Not an escape systemd knows, or one naming NUL: the character stays.
-        assert_eq!(words(r"\q \x0 \x00 \8"), ["q", "x0", "x00", "8"]);
+        assert_eq!(
+            words(r#"a\tb "c\x41\101\u0042" \s 'd\x20e'"#),
+            ["a\tb", "cAAB", " ", "d e"]
+        );
+        // Not an escape systemd takes (systemd refuses the line): the character stays.
+        assert_eq!(
+            words(r"\q \x0 \x00 \8 \400"),
+            ["q", "x0", "x00", "8", "400"]
+        );
+        // Quotes, escaped quotes and backslashes as before.
+        assert_eq!(words(r#""a\"b" c\\d 'e"f'"#), ["a\"b", "c\\d", "e\"f"]);
         let plain: Vec<String> = split_words(r"a\x20b", 1)
             .into_iter()
             .map(|(w, _)| w)

@@ -104,6 +104,19 @@ pub enum UnitState {
     Unknown,
 }
 
+impl UnitState {
+    /// As `systemctl is-active` says it (`unknown` for anything else).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnitState::Active => "active",
+            UnitState::Inactive => "inactive",
+            UnitState::Failed => "failed",
+            UnitState::Activating => "activating",
+            UnitState::Unknown => "unknown",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Services {
     pub systemd_resolved: UnitState,
@@ -120,6 +133,8 @@ pub struct Services {
     /// k0scontroller (k3s, RKE2 and MicroK8s run the kubelet inside their own process, k0s
     /// as its child); `kubelet` when none is active.
     pub kubelet_unit: String,
+    /// That unit's state (`unknown` where `systemctl is-active` did not say).
+    pub kubelet_unit_state: UnitState,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

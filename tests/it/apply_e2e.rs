@@ -1641,11 +1641,12 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
 }
 
 /// A k0s worker whose k0s runs no kubelet, as after a reboot: dnsfix reads what k0s's next
-/// start hands the kubelet, from k0s's unit (its `--kubelet-extra-args` name
-/// systemd-resolved's file, which this node does not have) and the worker profile k0s
-/// keeps. The missing file is critical, at the unit's `ExecStart=`; forwarding and bridge
-/// netfilter, off until k0s starts, are infos. The fix is blocked: the flag belongs to
-/// k0s's service, which dnsfix does not rewrite. Nothing is written or restarted.
+/// start hands the kubelet, from k0s's unit (its `--kubelet-extra-args`, a space written
+/// `\x20`, name a resolv.conf that was never written; the gather follows it there) and the
+/// worker profile k0s keeps. The missing file is critical, at the unit's `ExecStart=`;
+/// forwarding and bridge netfilter, off until k0s starts, are warnings. The fix is
+/// blocked: the flag belongs to k0s's service, which dnsfix does not rewrite. Nothing is
+/// written or restarted.
 #[test]
 fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
@@ -1675,8 +1676,10 @@ fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
     assert_eq!(host["services"]["kubelet_unit"], "k0sworker", "{facts:#}");
     assert_eq!(host["kubelet"]["pid"], Value::Null, "{facts:#}");
     let resolv = &host["kubelet"]["resolv_conf"]["value"];
+    assert_eq!(resolv["value"], "/etc/k0s/resolv.conf", "{facts:#}");
+    // The gather followed the extra args there: the file is missing, not unknown.
     assert_eq!(
-        resolv["value"], "/run/systemd/resolve/resolv.conf",
+        host["kubelet"]["pod_resolv_conf"]["state"], "missing",
         "{facts:#}"
     );
     assert_eq!(resolv["source"]["path"], unit, "{facts:#}");
@@ -1710,20 +1713,18 @@ fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
     );
     assert_eq!(
         severity("DNS-IP-FORWARD").as_deref(),
-        Some("info"),
+        Some("warning"),
         "{report:#}"
     );
     assert_eq!(
         severity("DNS-BRIDGE-NF-OFF").as_deref(),
-        Some("info"),
+        Some("warning"),
         "{report:#}"
     );
     let out = dnsfix(&lab, &["check"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains(&format!(
-            "{unit}:12 --resolv-conf=/run/systemd/resolve/resolv.conf"
-        )),
+        stdout.contains(&format!("{unit}:12 --resolv-conf=/etc/k0s/resolv.conf")),
         "{}",
         describe(&out)
     );
@@ -1731,7 +1732,7 @@ fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("kubelet-resolvconf: kubelet takes --resolv-conf=/run/systemd/resolve/resolv.conf from its command line, where k0s puts its service's --kubelet-extra-args")
+        stdout.contains("kubelet-resolvconf: kubelet takes --resolv-conf=/etc/k0s/resolv.conf from its command line, where k0s puts its service's --kubelet-extra-args")
             && stdout.contains("nothing to apply"),
         "{}",
         describe(&out)
