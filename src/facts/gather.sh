@@ -140,6 +140,9 @@ f /etc/systemd/resolved.conf
 confs /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d
 f /etc/NetworkManager/NetworkManager.conf
 confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d
+# NetworkManager's own list of the servers its connections give, in every dns= mode (its
+# resolv.conf says 127.0.0.1 or 127.0.0.53 where a caching plugin runs): since 1.16.
+[ -d /run/NetworkManager ] && f /run/NetworkManager/no-stub-resolv.conf
 f /etc/dhcp/dhclient.conf
 f /etc/dhclient.conf
 f /etc/dhcp/dhclient-exit-hooks.d/zdnsupdate

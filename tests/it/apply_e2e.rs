@@ -1599,6 +1599,7 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
             "etc/resolv.conf",
             "etc/cni/net.d/10-kuberouter.conflist",
             "run/k0s/kubelet/config.yaml",
+            "run/NetworkManager/no-stub-resolv.conf",
         ],
     );
     let lab = Lab::start(&["k0s"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
@@ -1631,7 +1632,10 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
     assert!(
         stdout.contains(&format!(
             "kubelet-resolvconf: k0s writes {config} anew at every k0s start"
-        )) && stdout.contains("nothing to apply"),
+        )) && stdout.contains(
+                "after writing /etc/dnsfix/resolv.conf with only real upstream servers (192.0.2.53, 198.51.100.53)"
+            )
+            && stdout.contains("nothing to apply"),
         "{}",
         describe(&out)
     );
