@@ -342,10 +342,12 @@ pub const RULES: &[RuleInfo] = &[
             kubeadm#312, kubernetes#87426). k3s, RKE2, k0s and MicroK8s load the module and set the key\n\
             each time they start, so a 0 there means something reset it later, e.g. a\n\
             `sysctl --system` applying a file that sets 0. While one of them runs no kubelet and\n\
-            its unit is not active (after a reboot, before it started or while it fails), the\n\
-            finding is a warning: it loads the module and sets the key when it starts, before\n\
-            its kubelet, and only pods a stopped service left running are cut off until then.\n\
-            (MicroK8s never sets bridge-nf-call-ip6tables, so on dual-stack it stays critical.)\n\
+            has not got that far this boot (its unit not active; k0s, whose unit reads active\n\
+            while it waits: no kubelet config of its under /run), after a reboot, before it\n\
+            started or while it fails, the finding is a warning: it loads the module and sets\n\
+            the key when it starts, before its kubelet, and only pods a stopped service left\n\
+            running are cut off until then. (MicroK8s never sets bridge-nf-call-ip6tables, so\n\
+            on dual-stack it stays critical; with a routed CNI it stays info.)\n\
             \n\
             It matters only where pods sit on a Linux bridge. dnsfix reads the CNI configuration\n\
             in effect (the first file of /etc/cni/net.d by name): with the bridge plugin,\n\
@@ -478,7 +480,7 @@ pub const RULES: &[RuleInfo] = &[
             Severity: critical when the live value is 0; reported as high when it is 1 now but\n\
             no sysctl file sets it (or the winning file sets 0), so it reverts at the next boot.\n\
             A warning when it is 0 while k3s, RKE2, k0s or MicroK8s (with its CNI manifest) runs\n\
-            no kubelet and its unit is not active (after a reboot, before it started, say): it\n\
+            no kubelet and has not got that far this boot (as DNS-BRIDGE-NF-OFF says): it\n\
             turns forwarding on when it starts, before its kubelet; until then only pods a\n\
             stopped service left running (their units have KillMode=process) are cut off.",
         fix: "\

@@ -498,9 +498,11 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
     }
     // After a reboot, with the installer not started yet (or failing), nothing has turned
     // it on: the installer does, at its next start, before its kubelet. (MicroK8s's
-    // wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.)
+    // wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.) Where no pod
+    // traffic is bridged, that does not matter either way (below).
     if let Some((who, unit)) = stopped_installer(ctx)
         && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
+        && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_))
     {
         evidence.push(format!(
             "{who} runs no kubelet now ({unit}: {})",
@@ -623,13 +625,25 @@ fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
 /// kubelet themselves without setting anything again, so something off there stays off.
 fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
     // k3s runs the kubelet inside its own process.
-    if ctx.facts.kubelet.pid.is_some()
-        || ctx.facts.raw.pids.contains_key("k3s")
-        || ctx.facts.services.kubelet_unit_state == UnitState::Active
-    {
+    if ctx.facts.kubelet.pid.is_some() || ctx.facts.raw.pids.contains_key("k3s") {
         return None;
     }
-    let who = match ctx.facts.flavour.kind {
+    let kind = ctx.facts.flavour.kind;
+    let started = match kind {
+        // k0s's unit (no Type=, so simple) reads active while k0s still waits for its
+        // worker profile, before its kernel setup. It writes the kubelet's config under
+        // /run, which a reboot empties, after that setup (pkg/component/worker/kubelet.go):
+        // there, it got that far this boot. (Before 1.32.1 the config sat in the data
+        // directory, and a k0s that old counts as stopped until its kubelet runs.)
+        FlavourKind::K0s => ctx
+            .facts
+            .files
+            .get(crate::facts::k0s::RUN_CONFIG)
+            .is_some_and(|f| f.state == FileState::Present),
+        _ => ctx.facts.services.kubelet_unit_state == UnitState::Active,
+    };
+    let who = match kind {
+        _ if started => return None,
         FlavourKind::K3s => "k3s",
         FlavourKind::Rke2 => "RKE2",
         FlavourKind::K0s => "k0s",
@@ -1495,6 +1509,28 @@ mod tests {
             })
         };
         assert_eq!(severities(&raw), [Severity::Warning, Severity::Warning]);
+        // k0s's unit reads active while k0s waits for its worker profile: still before its
+        // kernel setup, until it writes the kubelet's config under /run.
+        let mut waiting = raw.clone();
+        let units = "active\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\nactive\ninactive\nactive\n";
+        waiting.commands.insert(
+            "units".to_owned(),
+            crate::facts::raw::RawCommand {
+                stdout: units.to_owned(),
+                status: Some(0),
+            },
+        );
+        assert_eq!(severities(&waiting), [Severity::Warning, Severity::Warning]);
+        // Past it (the kubelet crashed, k0s restarts it without setting anything again).
+        waiting.file(
+            "/run/k0s/kubelet/config.yaml",
+            crate::facts::raw::FileState::Present,
+            None,
+        );
+        assert_eq!(
+            severities(&waiting),
+            [Severity::Critical, Severity::Critical]
+        );
         // The same node with k0s's kubelet running.
         let mut running = raw.clone();
         running.file(
@@ -1565,6 +1601,15 @@ mod tests {
             },
         );
         assert_eq!(severities(&raw), [Severity::Critical, Severity::Critical]);
+        // Where no pod traffic is bridged, a stopped k3s changes nothing: info, as always.
+        let mut routed = running.clone();
+        routed.pids.clear();
+        routed.file(
+            "/etc/cni/net.d/10-calico.conflist",
+            crate::facts::raw::FileState::Present,
+            Some(br#"{"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [{"type": "calico"}]}"#),
+        );
+        assert_eq!(severities(&routed)[0], Severity::Info);
     }
 
     /// The version playbooks get is the first of `kubelet --version`, the cluster's and

@@ -42,18 +42,33 @@ impl NodeFacts {
         let kubelet = super::kubelet::kubelet(raw, &flavour);
         let mut services = services;
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
-        // restart is the one installed, not a "kubelet" that does not exist there.
-        if services.kubelet_unit == "kubelet" && kubelet.unit.is_none() {
-            let installed = KUBELET_UNITS
+        // restart is the one installed, not a "kubelet" that does not exist there (nor a
+        // stray one on a k3s or RKE2 node). RKE2's tarball installs both of its units: the
+        // one that failed or is being restarted is this node's, else the first.
+        let own: &[&str] = match flavour.kind {
+            FlavourKind::K3s => &["k3s", "k3s-agent"],
+            FlavourKind::Rke2 => &["rke2-server", "rke2-agent"],
+            _ => &[],
+        };
+        if services.kubelet_unit == "kubelet" && (kubelet.unit.is_none() || !own.is_empty()) {
+            let states = unit_states(raw);
+            let installed: Vec<&str> = KUBELET_UNITS
                 .iter()
                 .copied()
-                .filter(|u| *u != "kubelet")
-                .find(|u| {
+                .filter(|u| *u != "kubelet" && (own.is_empty() || own.contains(u)))
+                .filter(|u| {
                     super::systemd_unit::ServiceUnit::from_raw(raw, &format!("{u}.service"))
                         .is_some()
-                });
-            if let Some(unit) = installed {
-                services.kubelet_unit = unit.to_owned();
+                })
+                .collect();
+            let trying = installed.iter().find(|u| {
+                matches!(
+                    states.get(**u),
+                    Some(UnitState::Failed | UnitState::Activating)
+                )
+            });
+            if let Some(unit) = trying.or(installed.first()) {
+                services.kubelet_unit = (*unit).to_owned();
             }
         }
         // A k0s that runs no kubelet now: the unit to restart is the one that starts k0s.

@@ -352,6 +352,9 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   done
   IFS=$oldifs; set +f
 done
+# k0s: whether it wrote the kubelet's config this boot (/run is emptied at boot), which
+# it does after setting the kernel up; read above where its kubelet runs and names it.
+[ -n "$K0SP" ] && e /run/k0s/kubelet/config.yaml
 # k3s/RKE2: the id `with-node-id` appends to the node's name.
 [ -d /etc/rancher ] && f /etc/rancher/node/id
 # k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the

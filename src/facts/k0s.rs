@@ -24,6 +24,9 @@ use super::node_facts::{Effective, FlagFact, Source};
 use super::raw::{FileState, RawFacts};
 use super::systemd_unit::{At, ServiceUnit};
 
+/// The kubelet config k0s (1.32.1 and later, as root) writes at every kubelet start, after
+/// its kernel setup, under /run (a reboot empties it).
+pub const RUN_CONFIG: &str = "/run/k0s/kubelet/config.yaml";
 /// k0s's data directory unless `--data-dir` says otherwise (pkg/constant `DataDirDefault`).
 const DATA_DIR: &str = "/var/lib/k0s";
 /// The worker profile k0s asks for unless `--profile` says otherwise (pkg/config/cli.go).

@@ -220,13 +220,14 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         .filter(|f| DNS_FLAGS.contains(&f.name.as_str()))
         .collect();
     let profile_path = installed.profile_path();
-    // A --config (or --config-dir) in the extra args replaces the config k0s writes.
+    // A --config in the extra args replaces the config k0s writes; a --config-dir merges
+    // drop-ins over it. Either way what the kubelet reads is not what k0s wrote.
     let replaced = flags
         .iter()
         .find(|f| f.name == "config" || f.name == "config-dir")
         .map(|f| {
             format!(
-                "{}: --kubelet-extra-args give the kubelet --{}={} in place of k0s's own config, which dnsfix does not read",
+                "{}: --kubelet-extra-args give the kubelet --{}={} over k0s's own config, which dnsfix does not follow",
                 f.source.at(),
                 f.name,
                 f.value.as_deref().unwrap_or_default()
@@ -1204,7 +1205,7 @@ fn split_list(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::node_facts::NodeFacts;
+    use crate::facts::node_facts::{NodeFacts, UnitState};
 
     fn facts(files: &[(&str, &str)]) -> NodeFacts {
         let mut raw = crate::testing::raw_from(files);
@@ -1349,6 +1350,68 @@ mod tests {
             matches!(&f.kubelet.resolv_conf, Observed::Unknown(why) if why.contains(args)),
             "{:?}",
             f.kubelet.resolv_conf
+        );
+    }
+
+    /// A stopped RKE2 whose tarball installed both of its units restarts with the one that
+    /// failed (or waits to be restarted), not the first; a stray kubelet.service on a k3s
+    /// node is not k3s's unit.
+    #[test]
+    fn a_stopped_installer_s_unit_is_the_one_that_failed() {
+        let state = |units: &str, files: &[(&str, &str)]| {
+            let mut raw = crate::testing::raw_from(files);
+            raw.commands.insert(
+                "units".to_owned(),
+                crate::facts::raw::RawCommand {
+                    stdout: units.to_owned(),
+                    status: Some(0),
+                },
+            );
+            let f = NodeFacts::from_raw("node1", &raw);
+            (
+                f.services.kubelet_unit.clone(),
+                f.services.kubelet_unit_state,
+            )
+        };
+        // systemctl is-active's order: resolved, NetworkManager, kubelet, k3s, k3s-agent,
+        // rke2-server, rke2-agent, kubelite, k0sworker, k0scontroller, networkd.
+        let rke2_agent_failed = "inactive\ninactive\ninactive\ninactive\ninactive\ninactive\nfailed\ninactive\ninactive\ninactive\ninactive\n";
+        let unit = "[Service]\nExecStart=/usr/local/bin/rke2 server\n";
+        let agent = "[Service]\nExecStart=/usr/local/bin/rke2 agent\n";
+        assert_eq!(
+            state(
+                rke2_agent_failed,
+                &[
+                    ("/usr/local/lib/systemd/system/rke2-server.service", unit),
+                    ("/usr/local/lib/systemd/system/rke2-agent.service", agent),
+                    (
+                        "/etc/rancher/rke2/config.yaml",
+                        "server: https://10.0.0.10:9345\n"
+                    ),
+                ]
+            ),
+            ("rke2-agent".to_owned(), UnitState::Failed)
+        );
+        let all_inactive = "inactive\n".repeat(11);
+        assert_eq!(
+            state(
+                &all_inactive,
+                &[
+                    (
+                        "/etc/systemd/system/kubelet.service",
+                        "[Service]\nExecStart=/usr/bin/kubelet\n"
+                    ),
+                    (
+                        "/etc/systemd/system/k3s.service",
+                        "[Service]\nExecStart=/usr/local/bin/k3s server\n"
+                    ),
+                    (
+                        "/etc/rancher/k3s/config.yaml",
+                        "write-kubeconfig-mode: \"0644\"\n"
+                    ),
+                ]
+            ),
+            ("k3s".to_owned(), UnitState::Inactive)
         );
     }
 

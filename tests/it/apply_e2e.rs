@@ -1633,7 +1633,7 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
         stdout.contains(&format!(
             "kubelet-resolvconf: k0s writes {config} anew at every k0s start"
         )) && stdout.contains(
-                "after writing /etc/dnsfix/resolv.conf with only real upstream servers (192.0.2.53, 198.51.100.53)"
+                "after writing /etc/dnsfix/resolv.conf with only real upstream servers (192.0.2.53, 198.51.100.53, from /run/NetworkManager/no-stub-resolv.conf)"
             )
             && stdout.contains("nothing to apply"),
         "{}",
