@@ -51,3 +51,26 @@ pub(crate) fn raw_from(files: &[(&str, &str)]) -> crate::facts::raw::RawFacts {
 pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
     crate::facts::NodeFacts::from_raw("node1", &raw_from(files))
 }
+
+/// Sets what `systemctl is-active` said of the units the gather asks about (in
+/// `node_facts::UNITS` order): the units named in `active`-style pairs get their state,
+/// every other unit `inactive`.
+pub(crate) fn set_units(raw: &mut crate::facts::raw::RawFacts, states: &[(&str, &str)]) {
+    let stdout: String = crate::facts::node_facts::UNITS
+        .iter()
+        .map(|unit| {
+            let state = states
+                .iter()
+                .find(|(name, _)| name == unit)
+                .map_or("inactive", |(_, state)| state);
+            format!("{state}\n")
+        })
+        .collect();
+    raw.commands.insert(
+        "units".to_owned(),
+        crate::facts::raw::RawCommand {
+            stdout,
+            status: Some(0),
+        },
+    );
+}

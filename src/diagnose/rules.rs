@@ -1490,6 +1490,21 @@ mod tests {
         );
     }
 
+    /// The severities of DNS-BRIDGE-NF-OFF and DNS-IP-FORWARD on a node of flavour `kind`.
+    fn bridge_and_forwarding(
+        raw: &crate::facts::raw::RawFacts,
+        kind: FlavourKind,
+    ) -> [Severity; 2] {
+        let facts = NodeFacts::from_raw("node1", raw);
+        assert_eq!(facts.flavour.kind, kind);
+        let host = Host::new("node1");
+        let ctx = Ctx::in_cluster(&host, &facts, None);
+        [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
+            RuleOutcome::Findings(f) => f[0].severity,
+            other => panic!("{other:?}"),
+        })
+    }
+
     /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
     /// a reboot) are warnings: k0s sets both at its next start, before its kubelet. Off while
     /// a kubelet runs, they are critical: something reset them after k0s's start.
@@ -1498,29 +1513,18 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
         let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
-        let host = Host::new("node1");
-        let severities = |raw: &crate::facts::raw::RawFacts| {
-            let facts = NodeFacts::from_raw("node1", raw);
-            assert_eq!(facts.flavour.kind, FlavourKind::K0s);
-            let ctx = Ctx::in_cluster(&host, &facts, None);
-            [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
-                RuleOutcome::Findings(f) => f[0].severity,
-                other => panic!("{other:?}"),
-            })
-        };
-        assert_eq!(severities(&raw), [Severity::Warning, Severity::Warning]);
+        assert_eq!(
+            bridge_and_forwarding(&raw, FlavourKind::K0s),
+            [Severity::Warning, Severity::Warning]
+        );
         // k0s's unit reads active while k0s waits for its worker profile: still before its
         // kernel setup, until it writes the kubelet's config under /run.
         let mut waiting = raw.clone();
-        let units = "active\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\nactive\ninactive\nactive\n";
-        waiting.commands.insert(
-            "units".to_owned(),
-            crate::facts::raw::RawCommand {
-                stdout: units.to_owned(),
-                status: Some(0),
-            },
+        crate::testing::set_units(&mut waiting, &[("k0sworker", "active")]);
+        assert_eq!(
+            bridge_and_forwarding(&waiting, FlavourKind::K0s),
+            [Severity::Warning, Severity::Warning]
         );
-        assert_eq!(severities(&waiting), [Severity::Warning, Severity::Warning]);
         // Past it (the kubelet crashed, k0s restarts it without setting anything again).
         waiting.file(
             "/run/k0s/kubelet/config.yaml",
@@ -1528,7 +1532,7 @@ mod tests {
             None,
         );
         assert_eq!(
-            severities(&waiting),
+            bridge_and_forwarding(&waiting, FlavourKind::K0s),
             [Severity::Critical, Severity::Critical]
         );
         // The same node with k0s's kubelet running.
@@ -1545,7 +1549,7 @@ mod tests {
         );
         running.pids.insert("kubelet".to_owned(), 77);
         assert_eq!(
-            severities(&running),
+            bridge_and_forwarding(&running, FlavourKind::K0s),
             [Severity::Critical, Severity::Critical]
         );
     }
@@ -1573,34 +1577,23 @@ mod tests {
         ] {
             raw.file(path, crate::facts::raw::FileState::Missing, None);
         }
-        let host = Host::new("node1");
-        let severities = |raw: &crate::facts::raw::RawFacts| {
-            let facts = NodeFacts::from_raw("node1", raw);
-            assert_eq!(facts.flavour.kind, FlavourKind::K3s);
-            let ctx = Ctx::in_cluster(&host, &facts, None);
-            [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
-                RuleOutcome::Findings(f) => f[0].severity,
-                other => panic!("{other:?}"),
-            })
-        };
-        assert_eq!(severities(&raw), [Severity::Warning, Severity::Warning]);
+        assert_eq!(
+            bridge_and_forwarding(&raw, FlavourKind::K3s),
+            [Severity::Warning, Severity::Warning]
+        );
         let mut running = raw.clone();
         running.pids.insert("k3s".to_owned(), 812);
         assert_eq!(
-            severities(&running),
+            bridge_and_forwarding(&running, FlavourKind::K3s),
             [Severity::Critical, Severity::Critical]
         );
         // An active unit runs, whatever process dnsfix saw: RKE2 and k0s restart a crashed
         // kubelet without setting anything again.
-        let units = "inactive\ninactive\ninactive\nactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\ninactive\n";
-        raw.commands.insert(
-            "units".to_owned(),
-            crate::facts::raw::RawCommand {
-                stdout: units.to_owned(),
-                status: Some(0),
-            },
+        crate::testing::set_units(&mut raw, &[("k3s", "active")]);
+        assert_eq!(
+            bridge_and_forwarding(&raw, FlavourKind::K3s),
+            [Severity::Critical, Severity::Critical]
         );
-        assert_eq!(severities(&raw), [Severity::Critical, Severity::Critical]);
         // Where no pod traffic is bridged, a stopped k3s changes nothing: info, as always.
         let mut routed = running.clone();
         routed.pids.clear();
@@ -1609,7 +1602,10 @@ mod tests {
             crate::facts::raw::FileState::Present,
             Some(br#"{"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [{"type": "calico"}]}"#),
         );
-        assert_eq!(severities(&routed)[0], Severity::Info);
+        assert_eq!(
+            bridge_and_forwarding(&routed, FlavourKind::K3s)[0],
+            Severity::Info
+        );
     }
 
     /// The version playbooks get is the first of `kubelet --version`, the cluster's and

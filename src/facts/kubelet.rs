@@ -1358,29 +1358,20 @@ mod tests {
     /// node is not k3s's unit.
     #[test]
     fn a_stopped_installer_s_unit_is_the_one_that_failed() {
-        let state = |units: &str, files: &[(&str, &str)]| {
+        let state = |units: &[(&str, &str)], files: &[(&str, &str)]| {
             let mut raw = crate::testing::raw_from(files);
-            raw.commands.insert(
-                "units".to_owned(),
-                crate::facts::raw::RawCommand {
-                    stdout: units.to_owned(),
-                    status: Some(0),
-                },
-            );
+            crate::testing::set_units(&mut raw, units);
             let f = NodeFacts::from_raw("node1", &raw);
             (
                 f.services.kubelet_unit.clone(),
                 f.services.kubelet_unit_state,
             )
         };
-        // systemctl is-active's order: resolved, NetworkManager, kubelet, k3s, k3s-agent,
-        // rke2-server, rke2-agent, kubelite, k0sworker, k0scontroller, networkd.
-        let rke2_agent_failed = "inactive\ninactive\ninactive\ninactive\ninactive\ninactive\nfailed\ninactive\ninactive\ninactive\ninactive\n";
         let unit = "[Service]\nExecStart=/usr/local/bin/rke2 server\n";
         let agent = "[Service]\nExecStart=/usr/local/bin/rke2 agent\n";
         assert_eq!(
             state(
-                rke2_agent_failed,
+                &[("rke2-agent", "failed")],
                 &[
                     ("/usr/local/lib/systemd/system/rke2-server.service", unit),
                     ("/usr/local/lib/systemd/system/rke2-agent.service", agent),
@@ -1392,10 +1383,9 @@ mod tests {
             ),
             ("rke2-agent".to_owned(), UnitState::Failed)
         );
-        let all_inactive = "inactive\n".repeat(11);
         assert_eq!(
             state(
-                &all_inactive,
+                &[],
                 &[
                     (
                         "/etc/systemd/system/kubelet.service",
