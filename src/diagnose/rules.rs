@@ -501,8 +501,7 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
     // wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.) Where no pod
     // traffic is bridged, that does not matter either way (below).
     if let Some((who, unit)) = stopped_installer(ctx)
-        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
-        && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_))
+        && left_to_installer(ctx).0
     {
         evidence.push(format!(
             "{who} runs no kubelet now ({unit}: {})",
@@ -651,6 +650,17 @@ fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
         _ => return None,
     };
     Some((who, ctx.facts.services.kubelet_unit.as_str()))
+}
+
+/// What a stopped installer sets when it starts, before its kubelet, so that the
+/// bridge-netfilter playbook leaves it alone: bridge netfilter (not where MicroK8s, which
+/// never sets bridge-nf-call-ip6tables, runs dual-stack, nor where no pod traffic is
+/// bridged, which is an info of its own), and forwarding. The rules decide by it too.
+pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
+    let bridge = stopped_installer(ctx).is_some()
+        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
+        && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
+    (bridge, restores_forwarding(ctx).is_some())
 }
 
 /// [`stopped_installer`], where its next start turns IPv4 forwarding on.

@@ -35,12 +35,14 @@ pub fn build(
     let rancher_config = rancher_config(facts.flavour.kind);
     let rancher = rancher_resolv(facts, rancher_config);
     let (sites, elsewhere) = flag_sites(facts);
+    let (bridge_left, forwarding_left) =
+        crate::diagnose::rules::left_to_installer(&crate::diagnose::rules::Ctx::new(host, facts));
     let failing: Vec<&str> = findings
         .iter()
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id)
         .collect();
-    json!({
+    let mut context = json!({
         "host": host.name,
         "groups": host.groups,
         "vars": host.vars,
@@ -81,7 +83,11 @@ pub fn build(
         "rancher_resolv_target": rancher.target,
         "rancher_resolv_elsewhere": rancher.elsewhere,
         "files": small_text_files(facts),
-    })
+    });
+    // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
+    context["bridge_left_to_installer"] = json!(bridge_left);
+    context["forwarding_left_to_installer"] = json!(forwarding_left);
+    context
 }
 
 /// A known setting's value and where it comes from; null and null when not known.
