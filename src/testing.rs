@@ -53,15 +53,14 @@ pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
 }
 
 /// Sets what `systemctl is-active` said of the units the gather asks about (in
-/// `node_facts::UNITS` order): the units named in `active`-style pairs get their state,
+/// `node_facts::units` order): the units named in `active`-style pairs get their state,
 /// every other unit `inactive`.
 pub(crate) fn set_units(raw: &mut crate::facts::raw::RawFacts, states: &[(&str, &str)]) {
-    let stdout: String = crate::facts::node_facts::UNITS
-        .iter()
+    let stdout: String = crate::facts::node_facts::units()
         .map(|unit| {
             let state = states
                 .iter()
-                .find(|(name, _)| name == unit)
+                .find(|(name, _)| *name == unit)
                 .map_or("inactive", |(_, state)| state);
             format!("{state}\n")
         })

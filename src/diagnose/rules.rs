@@ -1572,7 +1572,10 @@ mod tests {
         let mut raw = crate::testing::raw_from(&[
             (
                 "/etc/systemd/system/k3s.service",
-                "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+                // As k3s's install.sh renders it (the fixture's README says how).
+                include_str!(
+                    "../../tests/fixtures/rules/_upstream/k3s-auto-uplink/root/etc/systemd/system/k3s.service"
+                ),
             ),
             (
                 "/proc/modules",

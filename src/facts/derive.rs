@@ -12,8 +12,8 @@ use super::kubelet_flags;
 use super::modules_load;
 use super::node_facts::{
     BrNetfilter, EKS_ENV, Files, Flavour, FlavourKind, HostResolver, KUBEADM_FLAGS, KUBESPRAY_ENV,
-    NodeFacts, Observed, OsRelease, Persisted, ResolvFile, SYSCTLS, Services, SysctlFact, UNITS,
-    UnitState,
+    NodeFacts, Observed, OsRelease, Persisted, ResolvFile, SYSCTLS, Services, SysctlFact,
+    UnitState, unit_states,
 };
 use super::raw::{FileState, RawFacts, RawFile};
 use super::sysctl;
@@ -36,7 +36,8 @@ impl NodeFacts {
                 .and_then(RawFile::text)
                 .map(|t| t.into_owned())
         };
-        let services = services(raw);
+        let states = unit_states(raw);
+        let services = services(raw, &states);
         let flavour = flavour(raw, &services);
         let resolver = host_resolver(raw);
         let kubelet = super::kubelet::kubelet(raw, &flavour);
@@ -51,7 +52,6 @@ impl NodeFacts {
             _ => &[],
         };
         if services.kubelet_unit == "kubelet" && (kubelet.unit.is_none() || !own.is_empty()) {
-            let states = unit_states(raw);
             let installed: Vec<&str> = KUBELET_UNITS
                 .iter()
                 .copied()
@@ -89,7 +89,7 @@ impl NodeFacts {
         if services.kubelet_unit == "k0scontroller" && flavour.kind != FlavourKind::K0s {
             services.kubelet_unit = "kubelet".to_owned();
         }
-        services.kubelet_unit_state = unit_states(raw)
+        services.kubelet_unit_state = states
             .get(services.kubelet_unit.as_str())
             .copied()
             .unwrap_or(UnitState::Unknown);
@@ -140,29 +140,7 @@ fn os_release(text: &str) -> OsRelease {
     os
 }
 
-/// Each unit's state, as `systemctl is-active A B C` printed them (one per unit, in order).
-fn unit_states(raw: &RawFacts) -> BTreeMap<&'static str, UnitState> {
-    match raw.commands.get("units") {
-        Some(cmd) => UNITS
-            .iter()
-            .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
-            .map(|(unit, state)| {
-                let state = match state.trim() {
-                    "active" | "reloading" => UnitState::Active,
-                    "inactive" => UnitState::Inactive,
-                    "failed" => UnitState::Failed,
-                    "activating" | "deactivating" => UnitState::Activating,
-                    _ => UnitState::Unknown,
-                };
-                (*unit, state)
-            })
-            .collect(),
-        None => BTreeMap::new(),
-    }
-}
-
-fn services(raw: &RawFacts) -> Services {
-    let states = unit_states(raw);
+fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Services {
     let get = |u: &str| states.get(u).copied().unwrap_or(UnitState::Unknown);
     let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
     Services {

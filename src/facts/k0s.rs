@@ -294,12 +294,19 @@ mod tests {
     use super::*;
     use crate::facts::node_facts::{FlavourKind, NodeFacts, Observed};
 
-    /// `k0s install worker --token-file /etc/k0s/k0stoken` plus `flags`, as kardianos
-    /// renders its unit (/work/upstream/k0s/rendered: the `ExecStart=` is line 12).
+    /// The unit `k0s install worker` writes (the fixture's, rendered from k0s's template:
+    /// its README says how), with `ExecStart=` (line 12) running `k0s COMMAND`.
     fn unit(command: &str) -> String {
-        format!(
-            "[Unit]\nDescription=k0s - Zero Friction Kubernetes\nDocumentation=https://docs.k0sproject.io\nConditionFileIsExecutable=/usr/local/bin/k0s\n\nAfter=network-online.target \nWants=network-online.target \n\n[Service]\nStartLimitInterval=5\nStartLimitBurst=10\nExecStart=/usr/local/bin/k0s {command}\n\nRestartSec=10\nDelegate=yes\nKillMode=process\nRestart=always\n\n[Install]\nWantedBy=multi-user.target\n"
-        )
+        const RENDERED: &str = include_str!(
+            "../../tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root/etc/systemd/system/k0sworker.service"
+        );
+        RENDERED
+            .lines()
+            .map(|line| match line.starts_with("ExecStart=") {
+                true => format!("ExecStart=/usr/local/bin/k0s {command}\n"),
+                false => format!("{line}\n"),
+            })
+            .collect()
     }
 
     const PROFILE: &str = "data:\n  apiServerAddresses: '[\"10.0.0.10:6443\"]'\n  kubeletConfiguration: '{\"kind\":\"KubeletConfiguration\",\"apiVersion\":\"kubelet.config.k8s.io/v1beta1\",\"clusterDomain\":\"cluster.local\",\"clusterDNS\":[\"10.96.0.10\"]}'\nname: default\n";

@@ -726,14 +726,12 @@ fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
         .iter()
         .filter_map(|n| ServiceUnit::from_raw(raw, n))
         .collect();
-    let active = raw.commands.get("units").map(|c| c.stdout.clone());
+    let states = super::node_facts::unit_states(raw);
     let is_active = |unit: &ServiceUnit| {
-        let index = super::node_facts::UNITS
-            .iter()
-            .position(|u| format!("{u}.service") == unit.name);
-        index
-            .and_then(|i| active.as_deref()?.lines().nth(i))
-            .is_some_and(|state| state.trim() == "active")
+        unit.name
+            .strip_suffix(".service")
+            .and_then(|name| states.get(name))
+            == Some(&super::node_facts::UnitState::Active)
     };
     let first_active = units.iter().position(is_active);
     let index = first_active.unwrap_or(0);
@@ -1353,6 +1351,15 @@ mod tests {
         );
     }
 
+    /// k3s's unit as its install.sh renders it, and Kubespray's kubelet unit (the
+    /// fixtures', whose READMEs name their sources).
+    const K3S_UNIT: &str = include_str!(
+        "../../tests/fixtures/rules/_upstream/k3s-auto-uplink/root/etc/systemd/system/k3s.service"
+    );
+    const KUBESPRAY_UNIT: &str = include_str!(
+        "../../tests/fixtures/rules/_upstream/kubespray-head-ubuntu2204-default/root/etc/systemd/system/kubelet.service"
+    );
+
     /// A stopped RKE2 whose tarball installed both of its units restarts with the one that
     /// failed (or waits to be restarted), not the first; a stray kubelet.service on a k3s
     /// node is not k3s's unit.
@@ -1367,8 +1374,13 @@ mod tests {
                 f.services.kubelet_unit_state,
             )
         };
-        let unit = "[Service]\nExecStart=/usr/local/bin/rke2 server\n";
-        let agent = "[Service]\nExecStart=/usr/local/bin/rke2 agent\n";
+        // RKE2's own units (rancher/rke2 bundle/lib/systemd/system, the fixture's).
+        let unit = include_str!(
+            "../../tests/fixtures/rules/_upstream/rke2-default-resolv-conf/root/usr/local/lib/systemd/system/rke2-server.service"
+        );
+        let agent = include_str!(
+            "../../tests/fixtures/rules/_upstream/rke2-default-resolv-conf/root/usr/local/lib/systemd/system/rke2-agent.service"
+        );
         assert_eq!(
             state(
                 &[("rke2-agent", "failed")],
@@ -1387,14 +1399,8 @@ mod tests {
             state(
                 &[],
                 &[
-                    (
-                        "/etc/systemd/system/kubelet.service",
-                        "[Service]\nExecStart=/usr/bin/kubelet\n"
-                    ),
-                    (
-                        "/etc/systemd/system/k3s.service",
-                        "[Service]\nExecStart=/usr/local/bin/k3s server\n"
-                    ),
+                    ("/etc/systemd/system/kubelet.service", KUBESPRAY_UNIT),
+                    ("/etc/systemd/system/k3s.service", K3S_UNIT),
                     (
                         "/etc/rancher/k3s/config.yaml",
                         "write-kubeconfig-mode: \"0644\"\n"
@@ -1409,16 +1415,6 @@ mod tests {
     /// runs a kubelet (--enable-worker); a controller without one has no kubelet unit.
     #[test]
     fn a_k0s_unit_is_the_kubelets_only_where_k0s_runs_one() {
-        let units = |active: &str| {
-            let states: Vec<&str> = crate::facts::node_facts::UNITS
-                .iter()
-                .map(|u| if *u == active { "active" } else { "inactive" })
-                .collect();
-            crate::facts::raw::RawCommand {
-                stdout: states.join("\n") + "\n",
-                status: Some(0),
-            }
-        };
         let k0s = "/var/lib/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0";
         let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
         for (unit, kubelet, want) in [
@@ -1433,7 +1429,7 @@ mod tests {
             if kubelet {
                 raw.pids.insert("kubelet".to_owned(), 42);
             }
-            raw.commands.insert("units".to_owned(), units(unit));
+            crate::testing::set_units(&mut raw, &[(unit, "active")]);
             let f = NodeFacts::from_raw("node1", &raw);
             assert_eq!(
                 f.services.kubelet_unit, want,

@@ -380,18 +380,33 @@ impl NodeFacts {
     }
 }
 
-/// The units `systemctl is-active` is asked about, in the order it answers (gather.sh
-/// names the kubelet ones from `KUBELET_UNITS`; a test keeps the two in step).
-pub(crate) const UNITS: &[&str] = &[
-    "systemd-resolved",
-    "NetworkManager",
-    "kubelet",
-    "k3s",
-    "k3s-agent",
-    "rke2-server",
-    "rke2-agent",
-    "snap.microk8s.daemon-kubelite",
-    "k0sworker",
-    "k0scontroller",
-    "systemd-networkd",
-];
+/// The units `systemctl is-active` is asked about, in the order it answers: the resolvers,
+/// the units that run a kubelet ([`KUBELET_UNITS`](crate::node_script::KUBELET_UNITS),
+/// which gather.sh names), then systemd-networkd.
+pub(crate) fn units() -> impl Iterator<Item = &'static str> {
+    ["systemd-resolved", "NetworkManager"]
+        .into_iter()
+        .chain(crate::node_script::KUBELET_UNITS.iter().copied())
+        .chain(["systemd-networkd"])
+}
+
+/// Each unit's state, as `systemctl is-active` answered for [`units`] (one line per unit,
+/// in order); none when it was not asked.
+pub(crate) fn unit_states(raw: &RawFacts) -> BTreeMap<&'static str, UnitState> {
+    let Some(cmd) = raw.commands.get("units") else {
+        return BTreeMap::new();
+    };
+    units()
+        .zip(cmd.stdout.lines().chain(std::iter::repeat("")))
+        .map(|(unit, state)| {
+            let state = match state.trim() {
+                "active" | "reloading" => UnitState::Active,
+                "inactive" => UnitState::Inactive,
+                "failed" => UnitState::Failed,
+                "activating" | "deactivating" => UnitState::Activating,
+                _ => UnitState::Unknown,
+            };
+            (unit, state)
+        })
+        .collect()
+}

@@ -1543,15 +1543,7 @@ fn a_blocked_fix_is_not_a_successful_apply() {
     let lab =
         Lab::start(&["kubespray-loop"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
-    let out = dnsfix(&lab, &["apply", "--yes"]);
-    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("  blocked:\n") && stdout.contains("nothing to apply"),
-        "{}",
-        describe(&out)
-    );
-    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+    apply_is_blocked(&lab, &node, &["  blocked:\n"]);
     // With JSON, no run record (no run took place): the plan, which says what is blocked.
     let out = dnsfix(&lab, &["apply", "--yes", "--format", "json"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
@@ -1564,6 +1556,18 @@ fn a_blocked_fix_is_not_a_successful_apply() {
     assert!(!host_plan(&plan, &node).blocked.is_empty(), "{plan:#?}");
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+}
+
+/// `apply --yes` on `lab` is blocked: no success (3), its output says each of `says` and
+/// "nothing to apply", and no unit on `node` was restarted.
+fn apply_is_blocked(lab: &Lab, node: &str, says: &[&str]) {
+    let out = dnsfix(lab, &["apply", "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for said in says.iter().chain(&["nothing to apply"]) {
+        assert!(stdout.contains(said), "{said:?}\n{}", describe(&out));
+    }
+    assert_eq!(restarts(lab, node), Vec::<String>::new());
 }
 
 /// Lab scenario `scenario`'s copies of `files` are byte for byte those of the upstream
@@ -1626,22 +1630,16 @@ fn a_k0s_node_is_diagnosed_and_its_kubelet_config_left_to_k0s() {
         "{}",
         describe(&out)
     );
-    let out = dnsfix(&lab, &["apply", "--yes"]);
-    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(&format!(
-            "kubelet-resolvconf: k0s writes {config} anew at every k0s start"
-        )) && stdout.contains(
-                "after writing /etc/dnsfix/resolv.conf with only real upstream servers (192.0.2.53, 198.51.100.53, from /run/NetworkManager/no-stub-resolv.conf)"
-            )
-            && stdout.contains("nothing to apply"),
-        "{}",
-        describe(&out)
+    apply_is_blocked(
+        &lab,
+        &node,
+        &[
+            &format!("kubelet-resolvconf: k0s writes {config} anew at every k0s start"),
+            "after writing /etc/dnsfix/resolv.conf with only real upstream servers (192.0.2.53, 198.51.100.53, from /run/NetworkManager/no-stub-resolv.conf)",
+        ],
     );
     assert_eq!(node_sha(&lab, &node, config), before);
     assert_eq!(node_sha(&lab, &node, "/etc/dnsfix/resolv.conf"), "absent");
-    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
 }
 
 /// A k0s worker whose k0s runs no kubelet, as after a reboot: dnsfix reads what k0s's next
@@ -1732,21 +1730,18 @@ fn a_stopped_k0s_is_read_for_its_next_start_and_left_to_k0s() {
         "{}",
         describe(&out)
     );
-    let out = dnsfix(&lab, &["apply", "--yes"]);
-    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("kubelet-resolvconf: kubelet takes --resolv-conf=/etc/k0s/resolv.conf from its command line, where k0s puts its service's --kubelet-extra-args")
-            && stdout.contains("nothing to apply"),
-        "{}",
-        describe(&out)
+    apply_is_blocked(
+        &lab,
+        &node,
+        &[
+            "kubelet-resolvconf: kubelet takes --resolv-conf=/etc/k0s/resolv.conf from its command line, where k0s puts its service's --kubelet-extra-args",
+        ],
     );
     assert_eq!(node_sha(&lab, &node, "/etc/dnsfix/resolv.conf"), "absent");
     assert_eq!(
         node_sha(&lab, &node, "/etc/sysctl.d/99-dnsfix.conf"),
         "absent"
     );
-    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
 }
 
 /// A MicroK8s worker joined from a control plane whose kubelet arguments name
