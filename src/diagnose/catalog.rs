@@ -368,7 +368,8 @@ pub const RULES: &[RuleInfo] = &[
             sysctl_file_path.\n\
             - kubeadm: the prerequisites from the container-runtime docs:\n  \
             /etc/modules-load.d/k8s.conf (overlay, br_netfilter) and /etc/sysctl.d/k8s.conf.\n\
-            - k3s / RKE2: restarting the service sets it again; find what resets it.\n\
+            - k3s / RKE2 / k0s / MicroK8s: restarting the service sets it again; find what\n  \
+            resets it (the evidence names a sysctl file that sets 0, when there is one).\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
         restart: "\
@@ -420,7 +421,19 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             dnsfix says this only of a setting that is on now; one that is off already is\n\
             DNS-BRIDGE-NF-OFF, whose fix persists it too. Where the CNI wires pods without a\n\
-            bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.",
+            bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.\n\
+            \n\
+            k3s, RKE2, k0s and MicroK8s load br_netfilter and set bridge-nf-call-iptables to 1\n\
+            each time they start (MicroK8s: not ip6tables), so a reboot cannot undo them.\n\
+            What can is a sysctl file that sets 0: the boot applies it before the service\n\
+            starts, and nothing shows, but any later `sysctl --system` or\n\
+            `systemctl restart systemd-sysctl` (by hand, or from a package's install script)\n\
+            applies it again under the running service, and bridged pods lose DNS until the\n\
+            service restarts (k3s-io/k3s#7671). CentOS 7 ships such a file:\n\
+            /usr/lib/sysctl.d/00-system.conf (initscripts) sets all three keys to 0, and RHEL's\n\
+            systemd applies the net/bridge settings again whenever the bridge module loads\n\
+            (rules/40-redhat.rules). On these nodes the finding is a warning that names the\n\
+            file and line: nothing is wrong now, and a reboot does not break it.",
         fix: "\
             Persist both halves:\n  \
             echo br_netfilter > /etc/modules-load.d/k8s.conf\n  \
@@ -433,8 +446,9 @@ pub const RULES: &[RuleInfo] = &[
             sysctl_file_path (/etc/sysctl.d/99-sysctl.conf, or /etc/sysctl.conf when that is a\n  \
             symlink to it), but only when the module was loaded during the run.\n\
             - kubeadm: the two files above, as in the container-runtime install docs.\n\
-            - k3s / RKE2 set the keys each time they start, but only once the service runs;\n  \
-            persist them anyway.\n\
+            - k3s / RKE2 / k0s / MicroK8s set the keys each time they start; what needs\n  \
+            fixing is the file that sets 0 (a sysctl.d file applied after it that sets 1,\n  \
+            which is what dnsfix writes, or that line changed).\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact files it would write.",
         restart: "\
@@ -482,7 +496,11 @@ pub const RULES: &[RuleInfo] = &[
             A warning when it is 0 while k3s, RKE2, k0s or MicroK8s (with its CNI manifest) runs\n\
             no kubelet and has not got that far this boot (as DNS-BRIDGE-NF-OFF says): it\n\
             turns forwarding on when it starts, before its kubelet; until then only pods a\n\
-            stopped service left running (their units have KillMode=process) are cut off.",
+            stopped service left running (their units have KillMode=process) are cut off.\n\
+            Where one of them runs, a reboot cannot leave forwarding off, so \"not persisted\"\n\
+            does not apply; a sysctl file that sets 0 is a warning (the next\n\
+            `sysctl --system` turns forwarding off under the running service), and names the\n\
+            file when forwarding is off now.",
         fix: "\
             Now:\n  \
             sysctl -w net.ipv4.ip_forward=1\n  \
@@ -492,7 +510,8 @@ pub const RULES: &[RuleInfo] = &[
             - Kubespray: re-run cluster.yml; it sets the key in sysctl_file_path.\n\
             - kubeadm: net.ipv4.ip_forward = 1 in /etc/sysctl.d/k8s.conf (container-runtime\n  \
             docs).\n\
-            - k3s / RKE2 set it at each start; a 0 later means something reset it.\n\
+            - k3s / RKE2 / k0s / MicroK8s set it at each start; a 0 later means something\n  \
+            reset it, most often a `sysctl --system` applying a file that sets 0.\n\
             If a hardening baseline sets 0 on purpose, exempt Kubernetes nodes from that rule:\n\
             a node cannot route pod traffic without it.\n\
             \n\

@@ -483,7 +483,11 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
         match sysctl_live(ctx, key) {
             Observed::Known(v) if v == "1" => {}
             Observed::Known(v) => {
-                evidence.push(format!("{}: {v}", crate::facts::raw::sysctl_path(key)))
+                evidence.push(format!("{}: {v}", crate::facts::raw::sysctl_path(key)));
+                // Where the installer set it at its start, this is what turned it off.
+                if let Some(who) = installer_setting(ctx, key) {
+                    evidence.extend(undone_by_file(ctx, key, who));
+                }
             }
             Observed::Absent => {
                 if evidence.is_empty() {
@@ -549,12 +553,8 @@ fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
 
 fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-BRIDGE-NF-NOT-PERSISTENT";
-    let mut evidence = Vec::new();
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
-    }
-    if let Some(installer) = installer_sets_at_start(ctx) {
-        return RuleOutcome::NotApplicable(installer.into());
     }
     if let PodBridge::Routed(why) = &ctx.facts.cni.pod_bridge {
         return RuleOutcome::NotApplicable(format!("no pod traffic is bridged ({why})"));
@@ -562,19 +562,25 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // "Reverts at the next reboot" is only true of what is on now; what is off is
     // DNS-BRIDGE-NF-OFF's business (its fix persists too).
     let b = &ctx.facts.br_netfilter;
-    let microk8s = ctx.facts.flavour.kind == FlavourKind::MicroK8s;
-    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !microk8s {
+    let mut evidence = Vec::new();
+    // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start.
+    let installer_loads = installer_name(ctx.facts.flavour.kind).is_some();
+    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
+    {
         evidence.push("br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
     }
+    // What an installer sets at every start survives a reboot; a sysctl file that sets it
+    // to 0 is what undoes it, under the running installer.
+    let mut undone = Vec::new();
     for key in bridge_keys(ctx) {
-        // MicroK8s's kubelite wrapper loads br_netfilter and sets this one at every start.
-        if microk8s && key == "net.bridge.bridge-nf-call-iptables" {
-            continue;
-        }
         let Some(s) = ctx.facts.sysctls.get(key) else {
             continue;
         };
         if s.live != Observed::Known("1".to_owned()) {
+            continue;
+        }
+        if let Some(who) = installer_setting(ctx, key) {
+            undone.extend(undone_by_file(ctx, key, who));
             continue;
         }
         match &s.persisted {
@@ -588,16 +594,68 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             )),
         }
     }
-    if evidence.is_empty() {
-        return RuleOutcome::Pass;
+    if !evidence.is_empty() {
+        evidence.extend(undone);
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::High,
+            "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
+            evidence,
+            "add br_netfilter to /etc/modules-load.d/ and net.bridge.bridge-nf-call-iptables=1 to a sysctl.d file that wins".into(),
+        )]);
     }
+    let Some(who) = installer_name(ctx.facts.flavour.kind).filter(|_| !undone.is_empty()) else {
+        return RuleOutcome::Pass;
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         id,
-        Severity::High,
-        "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
-        evidence,
-        "add br_netfilter to /etc/modules-load.d/ and net.bridge.bridge-nf-call-iptables=1 to a sysctl.d file that wins".into(),
+        Severity::Warning,
+        format!("a sysctl file turns bridge netfilter off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs breaks DNS for bridged pods until {who} restarts"),
+        undone,
+        "set net.bridge.bridge-nf-call-iptables=1 in a sysctl.d file applied after that one, or change that line".into(),
     )])
+}
+
+/// The installer that runs the kubelet itself and sets `key` to 1 at every start, before
+/// its kubelet: k3s, RKE2 and k0s (the bridge keys and forwarding; see
+/// [`installer_sets_at_start`]), MicroK8s (bridge-nf-call-iptables, and forwarding with
+/// its CNI manifest: [`microk8s_forwards`]).
+fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
+    let sets = match ctx.facts.flavour.kind {
+        FlavourKind::MicroK8s => {
+            key == "net.bridge.bridge-nf-call-iptables"
+                || (key == "net.ipv4.ip_forward" && microk8s_forwards(ctx))
+        }
+        _ => installer_sets_at_start(ctx).is_some(),
+    };
+    installer_name(ctx.facts.flavour.kind).filter(|_| sets)
+}
+
+/// k3s, RKE2, k0s and MicroK8s, which run the kubelet themselves, by name.
+fn installer_name(kind: FlavourKind) -> Option<&'static str> {
+    match kind {
+        FlavourKind::K3s => Some("k3s"),
+        FlavourKind::Rke2 => Some("RKE2"),
+        FlavourKind::K0s => Some("k0s"),
+        FlavourKind::MicroK8s => Some("MicroK8s"),
+        _ => None,
+    }
+}
+
+/// The sysctl file that sets `key` to something other than 1 where `who` sets it to 1 at
+/// every start. The boot applies the file before the installer starts, so nothing shows;
+/// any later `sysctl --system` or run of systemd-sysctl (by hand, from a package's install
+/// script, or from the udev rule sysctl.d(5) suggests for net.bridge when br_netfilter
+/// loads) applies it again under the running installer, and it stays so until the
+/// installer restarts (k3s-io/k3s#7671).
+fn undone_by_file(ctx: &Ctx, key: &str, who: &str) -> Option<String> {
+    let p = ctx.facts.sysctls.get(key)?.persisted.as_ref()?;
+    (crate::facts::sysctl::normalize_value(&p.value) != "1").then(|| {
+        format!(
+            "{}:{} sets {key} = {}, which a later `sysctl --system` applies over the 1 {who} sets when it starts",
+            p.path, p.line, p.value
+        )
+    })
 }
 
 /// What the node's installer does at every start, before any pod runs, that makes boot
@@ -641,15 +699,10 @@ fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
             .is_some_and(|f| f.state == FileState::Present),
         _ => ctx.facts.services.kubelet_unit_state == UnitState::Active,
     };
-    let who = match kind {
-        _ if started => return None,
-        FlavourKind::K3s => "k3s",
-        FlavourKind::Rke2 => "RKE2",
-        FlavourKind::K0s => "k0s",
-        FlavourKind::MicroK8s => "MicroK8s",
-        _ => return None,
-    };
-    Some((who, ctx.facts.services.kubelet_unit.as_str()))
+    if started {
+        return None;
+    }
+    installer_name(kind).map(|who| (who, ctx.facts.services.kubelet_unit.as_str()))
 }
 
 /// What a stopped installer sets when it starts, before its kubelet, so that the
@@ -665,8 +718,7 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
 
 /// [`stopped_installer`], where its next start turns IPv4 forwarding on.
 fn restores_forwarding<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
-    stopped_installer(ctx)
-        .filter(|_| installer_sets_at_start(ctx).is_some() || microk8s_forwards(ctx))
+    stopped_installer(ctx).filter(|_| installer_setting(ctx, "net.ipv4.ip_forward").is_some())
 }
 
 /// MicroK8s's kubelite wrapper (run-kubelite-with-args) sets IPv4 and IPv6 forwarding to 1
@@ -700,8 +752,10 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
     let Some(s) = ctx.facts.sysctls.get(key) else {
         return ctx.unknown(id, format!("{key} was not gathered"));
     };
+    // Where the installer sets it at every start, only a file that sets 0 matters.
+    let installer = installer_setting(ctx, key);
     let persisted = match &s.persisted {
-        _ if installer_sets_at_start(ctx).is_some() || microk8s_forwards(ctx) => None,
+        _ if let Some(who) = installer => undone_by_file(ctx, key, who),
         Some(p) if p.value == "1" => None,
         Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
         None => Some(format!(
@@ -724,9 +778,16 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         )]);
     }
     match &s.live {
-        Observed::Known(v) if v == "1" => match persisted {
-            None => RuleOutcome::Pass,
-            Some(ev) => RuleOutcome::Findings(vec![ctx.finding(
+        Observed::Known(v) if v == "1" => match (persisted, installer) {
+            (None, _) => RuleOutcome::Pass,
+            (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Warning,
+                format!("a sysctl file turns IPv4 forwarding off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs cuts pods off until {who} restarts"),
+                vec![ev],
+                "set net.ipv4.ip_forward=1 in a sysctl.d file applied after that one, or change that line".into(),
+            )]),
+            (Some(ev), None) => RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::High,
                 "IPv4 forwarding is on but not persisted: it reverts at the next reboot".into(),
@@ -1619,6 +1680,83 @@ mod tests {
             bridge_and_forwarding(&routed, FlavourKind::K3s)[0],
             Severity::Info
         );
+    }
+
+    /// Where k3s sets bridge netfilter and forwarding at every start, only a sysctl file
+    /// that sets one to 0 matters: the next `sysctl --system` applies it under the running
+    /// k3s. CentOS 7's initscripts ship such a file for the bridge keys; a CIS-style
+    /// baseline sets forwarding to 0.
+    #[test]
+    fn a_sysctl_file_that_undoes_what_the_installer_sets_is_a_warning() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/_upstream/k3s-centos7-initscripts-bridge-0/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let outcomes = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            assert_eq!(facts.flavour.kind, FlavourKind::K3s);
+            let host = Host::new("node1");
+            let ctx = Ctx::in_cluster(&host, &facts, None);
+            [
+                bridge_nf_not_persistent(&ctx),
+                ip_forward(&ctx),
+                bridge_nf_off(&ctx),
+            ]
+            .map(|o| match o {
+                RuleOutcome::Findings(f) => Some((f[0].severity, f[0].evidence.join(" | "))),
+                RuleOutcome::Pass => None,
+                other => panic!("{other:?}"),
+            })
+        };
+        let [bridge, forward, off] = outcomes(&raw);
+        let (severity, evidence) = bridge.expect("a finding");
+        assert_eq!(severity, Severity::Warning);
+        assert!(
+            evidence.contains("/usr/lib/sysctl.d/00-system.conf:8"),
+            "{evidence}"
+        );
+        assert_eq!((forward, off), (None, None));
+
+        // A hardening file that turns forwarding off: a warning while it is on, and what
+        // the critical names once a `sysctl --system` applied it.
+        let mut hardened = raw.clone();
+        hardened.file(
+            "/etc/sysctl.d/99-zz-hardening.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"# CIS 3.1.1\nnet.ipv4.ip_forward = 0\n"),
+        );
+        let [_, forward, _] = outcomes(&hardened);
+        let (severity, evidence) = forward.expect("a finding");
+        assert_eq!(severity, Severity::Warning);
+        assert!(
+            evidence.contains("/etc/sysctl.d/99-zz-hardening.conf:2"),
+            "{evidence}"
+        );
+        for key in ["ipv4/ip_forward", "bridge/bridge-nf-call-iptables"] {
+            hardened.file(
+                &format!("/proc/sys/net/{key}"),
+                crate::facts::raw::FileState::Present,
+                Some(b"0\n"),
+            );
+        }
+        let [bridge, forward, off] = outcomes(&hardened);
+        assert_eq!(bridge, None, "off is DNS-BRIDGE-NF-OFF's business");
+        for (finding, file) in [
+            (forward, "/etc/sysctl.d/99-zz-hardening.conf:2"),
+            (off, "/usr/lib/sysctl.d/00-system.conf:8"),
+        ] {
+            let (severity, evidence) = finding.expect("a finding");
+            assert_eq!(severity, Severity::Critical);
+            assert!(evidence.contains(file), "{evidence}");
+        }
+
+        // Without the initscripts file nothing undoes what k3s sets.
+        let mut plain = raw.clone();
+        plain.file(
+            "/usr/lib/sysctl.d/00-system.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        assert_eq!(outcomes(&plain), [None, None, None]);
     }
 
     /// The version playbooks get is the first of `kubelet --version`, the cluster's and
