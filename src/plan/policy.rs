@@ -30,6 +30,7 @@ pub const PATHS: &[&str] = &[
     "/etc/systemd/resolved.conf.d/",
     "/etc/NetworkManager/conf.d/",
     "/etc/sysctl.d/",
+    "/etc/sysctl.conf",
     "/etc/modules-load.d/",
     "/var/lib/kubelet/config.yaml",
     "/var/lib/kubelet/kubeadm-flags.env",
@@ -249,7 +250,7 @@ impl Policy {
             }
             return Ok(());
         }
-        if path.starts_with("/etc/sysctl.d/") {
+        if path.starts_with("/etc/sysctl.d/") || path == crate::facts::sysctl::SYSCTL_CONF {
             return self.check_sysctl_file(path, before, lines());
         }
         if path.starts_with("/etc/modules-load.d/") {
@@ -289,8 +290,23 @@ impl Policy {
         lines: impl Iterator<Item = (usize, &'a str, &'a str)>,
     ) -> Result<(), String> {
         let mut now = std::collections::BTreeMap::new();
+        // The lines of other sysctls an administrator's file had (dnsfix edits one line of
+        // /etc/sysctl.conf or of a hardening file) stay exactly as they were, in their
+        // order: dnsfix adds, changes, moves or drops none of them.
+        let foreign = |t: &str| {
+            let (name, value) = sysctl_assignment(t);
+            value.is_none() || !self.sysctl_allowed(&name)
+        };
+        let mut theirs = before
+            .unwrap_or("")
+            .lines()
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && !t.starts_with(['#', ';']) && foreign(t));
         for (n, line, t) in lines {
             let (name, value) = sysctl_assignment(t);
+            if foreign(t) && theirs.next() == Some(t) {
+                continue;
+            }
             let Some(value) = value.filter(|_| self.sysctl_allowed(&name)) else {
                 return Err(not_a(
                     path,
@@ -307,7 +323,13 @@ impl Policy {
             }
             now.insert(name, value);
         }
-        if now.is_empty() {
+        if let Some(dropped) = theirs.next() {
+            return Err(format!(
+                "{path} would no longer have its line \"{}\": dnsfix changes only the sysctls it sets",
+                crate::text::escape(dropped)
+            ));
+        }
+        if now.is_empty() && path != crate::facts::sysctl::SYSCTL_CONF {
             return Err(format!(
                 "{path} would set no sysctl: an empty sysctl.d file masks any file of its name"
             ));
@@ -845,6 +867,52 @@ mod tests {
         }
         let reordered = "net.bridge.bridge-nf-call-iptables = 1\nnet.ipv4.ip_forward = 1\n";
         assert!(p.check(&write(file, reordered), Some(on)).is_ok());
+    }
+
+    /// An administrator's sysctl file (a hardening baseline, /etc/sysctl.conf) that the
+    /// boot applies after dnsfix's: dnsfix may turn its bridge or forwarding line to 1, and
+    /// its other lines stay exactly as they were; adding, changing, moving or dropping one
+    /// is refused.
+    #[test]
+    fn an_administrators_sysctl_file_changes_only_in_the_sysctls_dnsfix_sets() {
+        let p = policy();
+        let before = "# CIS baseline\nnet.ipv4.conf.all.send_redirects = 0\nkernel.sysrq = 0\nnet.ipv4.ip_forward = 0\n";
+        let edited = "# CIS baseline\nnet.ipv4.conf.all.send_redirects = 0\nkernel.sysrq = 0\nnet.ipv4.ip_forward = 1\n";
+        for file in ["/etc/sysctl.d/zz-cis.conf", "/etc/sysctl.conf"] {
+            assert!(
+                p.check(&write(file, edited), Some(before)).is_ok(),
+                "{file}"
+            );
+            for (after, says) in [
+                (
+                    "# CIS baseline\nnet.ipv4.conf.all.send_redirects = 0\nkernel.sysrq = 0\nkernel.core_pattern = |/tmp/x\nnet.ipv4.ip_forward = 1\n",
+                    "line 4",
+                ),
+                (
+                    "# CIS baseline\nnet.ipv4.conf.all.send_redirects = 0\nkernel.sysrq = 1\nnet.ipv4.ip_forward = 1\n",
+                    "line 3",
+                ),
+                (
+                    "# CIS baseline\nkernel.sysrq = 0\nnet.ipv4.conf.all.send_redirects = 0\nnet.ipv4.ip_forward = 1\n",
+                    "line 2",
+                ),
+                (
+                    "# CIS baseline\nnet.ipv4.conf.all.send_redirects = 0\nnet.ipv4.ip_forward = 1\n",
+                    "would no longer have its line \"kernel.sysrq = 0\"",
+                ),
+            ] {
+                let err = p.check(&write(file, after), Some(before)).expect_err(after);
+                assert!(err.contains(says) && err.contains(file), "{after:?}: {err}");
+            }
+        }
+        // /etc/sysctl.conf is a legacy file, not a drop-in: without a sysctl left it
+        // masks nothing.
+        let file = "/etc/sysctl.conf";
+        let only_theirs = "kernel.sysrq = 0\n";
+        assert!(
+            p.check(&write(file, only_theirs), Some(only_theirs))
+                .is_ok()
+        );
     }
 
     /// Files written whole hold only what such a file is for.

@@ -48,6 +48,14 @@ fn apply_change(raw: &mut RawFacts, change: &Change) {
     match change {
         Change::WriteFile { path, content, .. } => {
             put(raw, path, content.clone().into_bytes(), FileState::Present);
+            // A link to the file reads what it now holds (Debian's
+            // /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf).
+            for link in raw.files.values_mut().filter(|f| {
+                f.symlink_target.is_some() && f.canonical.as_deref() == Some(path.as_str())
+            }) {
+                link.sha256 = Some(sha256_hex(content.as_bytes()));
+                link.content = content.clone().into_bytes().into();
+            }
         }
         Change::Sysctl { name, after, .. } => {
             let path = crate::facts::raw::sysctl_path(name);

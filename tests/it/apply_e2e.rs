@@ -1321,6 +1321,63 @@ fn rollback_restores_original_bytes_and_mode() {
     assert_eq!(bridge(), "0");
 }
 
+/// A sysctl file the boot applies after dnsfix's and that sets 0: Debian's
+/// /etc/sysctl.conf, read through the /etc/sysctl.d/99-sysctl.conf link. apply changes
+/// that line in /etc/sysctl.conf itself (the link stays a link, the other lines stay), the
+/// next check finds bridge netfilter on and persisted, and rollback restores the bytes.
+#[test]
+fn a_later_sysctl_file_that_sets_0_is_edited_through_its_link_and_rolled_back() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    lab.exec(
+        &node,
+        "printf '# Disable netfilter on bridges.\\nnet.bridge.bridge-nf-call-iptables = 0\\n' >> /etc/sysctl.conf",
+    );
+    let conf = "/etc/sysctl.conf";
+    let original = lab.exec(&node, &format!("cat {conf}"));
+    let original_sha = node_sha(&lab, &node, conf);
+    let link = || {
+        lab.exec(&node, "readlink /etc/sysctl.d/99-sysctl.conf")
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(link(), "../sysctl.conf");
+
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (before, _) = planned_shas(&plan, &node, conf);
+    assert_eq!(before, original_sha);
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let run = undo_hint(&lab, &out);
+
+    let now = lab.exec(&node, &format!("cat {conf}"));
+    let changed: Vec<(&str, &str)> = original
+        .lines()
+        .zip(now.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(
+        changed,
+        [(
+            "net.bridge.bridge-nf-call-iptables = 0",
+            "net.bridge.bridge-nf-call-iptables = 1"
+        )],
+        "{now}"
+    );
+    assert_eq!(original.lines().count(), now.lines().count());
+    assert_eq!(link(), "../sysctl.conf", "the link was replaced");
+    let left = non_drift_findings(&lab, &lab.inventory());
+    assert!(
+        !left.iter().any(|(_, id)| id.starts_with("DNS-BRIDGE-NF")),
+        "{left:?}"
+    );
+
+    let out = dnsfix(&lab, &["rollback", &run, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    assert_eq!(node_sha(&lab, &node, conf), original_sha);
+    assert_eq!(link(), "../sysctl.conf");
+}
+
 #[test]
 fn apply_without_a_terminal_asks_for_yes() {
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));

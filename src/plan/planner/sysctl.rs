@@ -74,15 +74,39 @@ impl Run<'_> {
             let new = set_sysctl_line(text.as_deref(), &name, &value);
             self.write(state, &file, new, None, format!("{name} = {value}"), reason)?;
             changed.push(format!("{file} {name} = {value}"));
+            // A file the boot applies after ours still sets another value. One in /etc is
+            // the administrator's: its line is changed too, and the note says so. One a
+            // package or the runtime owns (/usr/lib, /run) is only named.
             if let Some((other, path, line)) = winning(state, self)?
                 && normalize_value(&other) != normalize_value(&value)
             {
-                state.notes.push(Note {
-                    playbook: reason.playbook.clone(),
-                    message: format!(
+                let message = match self.etc_sysctl_file(&path) {
+                    Some(target) => {
+                        let text = self.read(state, &target)?;
+                        let new = set_sysctl_line(text.as_deref(), &name, &value);
+                        let was = format!("was {other}, applied after {file} at boot");
+                        self.write(
+                            state,
+                            &target,
+                            new,
+                            None,
+                            format!("{name} = {value} ({was})"),
+                            reason,
+                        )?;
+                        changed.push(format!("{target} {name} = {value}"));
+                        format!(
+                            "{path}:{line} set {name} = {other} and is applied after {file} at boot: \
+                             that line now sets {value}; if a tool manages {target}, change it there too"
+                        )
+                    }
+                    None => format!(
                         "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
                          edit that line, or the value reverts on the next boot"
                     ),
+                };
+                state.notes.push(Note {
+                    playbook: reason.playbook.clone(),
+                    message,
                 });
             }
         }
@@ -91,6 +115,20 @@ impl Run<'_> {
         } else {
             Outcome::Changed(changed.join(", "))
         })
+    }
+}
+
+impl Run<'_> {
+    /// The file to edit for a sysctl file `path` that the boot reads: `path` itself, or
+    /// the file its link names, where that is /etc/sysctl.conf or in /etc/sysctl.d (Debian's
+    /// /etc/sysctl.d/99-sysctl.conf is a link to /etc/sysctl.conf). `None` for the files of
+    /// /run, /usr/lib and /usr/local/lib, and for a link that leads elsewhere.
+    fn etc_sysctl_file(&self, path: &str) -> Option<String> {
+        let target = match self.facts.files.get(path) {
+            Some(f) if f.symlink_target.is_some() => f.canonical.clone()?,
+            _ => path.to_owned(),
+        };
+        (target == SYSCTL_CONF || super::boot::in_dir(&target, "/etc/sysctl.d")).then_some(target)
     }
 }
 
