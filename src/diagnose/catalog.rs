@@ -424,14 +424,16 @@ pub const RULES: &[RuleInfo] = &[
             bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.\n\
             \n\
             k3s, RKE2, k0s and MicroK8s load br_netfilter and set bridge-nf-call-iptables to 1\n\
-            each time they start (MicroK8s: not ip6tables), so a reboot cannot undo them.\n\
+            each time they start (k0s also ip6tables; k3s and RKE2 only where IPv6 is on;\n\
+            MicroK8s never), so a reboot cannot undo them. (k0s before 1.31.6 and 1.32.2\n\
+            never ran its modprobe: k0sproject/k0s#5579.)\n\
             What can is a sysctl file that sets 0: the boot applies it before the service\n\
             starts, and nothing shows, but any later `sysctl --system` or\n\
             `systemctl restart systemd-sysctl` (by hand, or from a package's install script)\n\
             applies it again under the running service, and bridged pods lose DNS until the\n\
             service restarts (k3s-io/k3s#7671). CentOS 7 ships such a file:\n\
             /usr/lib/sysctl.d/00-system.conf (initscripts) sets all three keys to 0, and RHEL's\n\
-            systemd applies the net/bridge settings again whenever the bridge module loads\n\
+            systemd runs systemd-sysctl for net/bridge again when the bridge module loads\n\
             (rules/40-redhat.rules). On these nodes the finding is a warning that names the\n\
             file and line: nothing is wrong now, and a reboot does not break it.",
         fix: "\
@@ -447,8 +449,9 @@ pub const RULES: &[RuleInfo] = &[
             symlink to it), but only when the module was loaded during the run.\n\
             - kubeadm: the two files above, as in the container-runtime install docs.\n\
             - k3s / RKE2 / k0s / MicroK8s set the keys each time they start; what needs\n  \
-            fixing is the file that sets 0 (a sysctl.d file applied after it that sets 1,\n  \
-            which is what dnsfix writes, or that line changed).\n\
+            fixing is the file that sets 0: a sysctl.d file applied after it that sets 1, or\n  \
+            that line changed (dnsfix does the first, and the second where the file is in\n  \
+            /etc and applied after its own).\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact files it would write.",
         restart: "\

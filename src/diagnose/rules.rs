@@ -601,7 +601,7 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             Severity::High,
             "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
             evidence,
-            "add br_netfilter to /etc/modules-load.d/ and net.bridge.bridge-nf-call-iptables=1 to a sysctl.d file that wins".into(),
+            "persist what the evidence names: br_netfilter in /etc/modules-load.d/, each key as 1 in a sysctl.d file that wins".into(),
         )]);
     }
     let Some(who) = installer_name(ctx.facts.flavour.kind).filter(|_| !undone.is_empty()) else {
@@ -714,6 +714,16 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
         && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
         && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
     (bridge, restores_forwarding(ctx).is_some())
+}
+
+/// What the bridge-netfilter playbook leaves alone where k3s, RKE2, k0s or MicroK8s runs
+/// the kubelet: loading and persisting br_netfilter, which it loads at every start (when
+/// it is loaded now), and bridge-nf-call-ip6tables, which only dual-stack needs (k3s and
+/// RKE2 set it only then). `(br_netfilter left to it, ip6tables wanted)`.
+pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, bool) {
+    let installer = installer_name(ctx.facts.flavour.kind).is_some();
+    let loaded = ctx.facts.br_netfilter.loaded == Observed::Known(true);
+    (installer && loaded, !installer || dual_stack(ctx))
 }
 
 /// [`stopped_installer`], where its next start turns IPv4 forwarding on.

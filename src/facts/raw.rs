@@ -265,6 +265,15 @@ impl RawFacts {
         })
     }
 
+    /// A symlink at `path` to `target`, which resolves to `canonical` and reads `body`.
+    #[cfg(test)]
+    pub(crate) fn link(&mut self, path: &str, target: &str, canonical: &str, body: &[u8]) {
+        self.file(path, FileState::Present, Some(body));
+        let entry = self.entry(path);
+        entry.symlink_target = Some(target.to_owned());
+        entry.canonical = Some(canonical.to_owned());
+    }
+
     pub(crate) fn file(&mut self, path: &str, state: FileState, body: Option<&[u8]>) {
         let entry = self.entry(path);
         entry.state = state;

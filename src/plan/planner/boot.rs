@@ -61,7 +61,12 @@ impl Run<'_> {
                 .files
                 .get(&path)
                 .and_then(|f| f.symlink_target.as_ref().and(f.canonical.clone()));
-            let text = match state.files.get(&path) {
+            // A link reads what the file it names holds, as the plan leaves that file.
+            let planned = state
+                .files
+                .get(&path)
+                .or_else(|| canonical.as_ref().and_then(|c| state.files.get(c)));
+            let text = match planned {
                 Some(v) => v.current.clone(),
                 None => match self.facts.files.get(&path) {
                     Some(f) => f.text().map(|t| t.into_owned()),

@@ -435,16 +435,29 @@ mod tests {
         cluster: &crate::cluster::NodeView,
         corefiles: &[crate::cluster::Corefile],
     ) -> Result<HostRun, PlanError> {
+        plan_facts(
+            playbook,
+            &crate::testing::facts_from(files),
+            cluster,
+            corefiles,
+        )
+    }
+
+    fn plan_facts(
+        playbook: &str,
+        facts: &NodeFacts,
+        cluster: &crate::cluster::NodeView,
+        corefiles: &[crate::cluster::Corefile],
+    ) -> Result<HostRun, PlanError> {
         let env = Playbooks::load(None).expect("shipped playbooks load").env;
         let playbook = crate::playbook::parse("site.yml", playbook, &env).expect("loads");
-        let facts = crate::testing::facts_from(files);
         let base = Ctx::from(minijinja::value::Serde(
             serde_json::json!({ "host": "node1" }),
         ));
         plan_host(
             &[&playbook],
             &env,
-            &facts,
+            facts,
             &base,
             &BTreeSet::new(),
             (cluster, corefiles),
@@ -654,6 +667,107 @@ mod tests {
         ("/proc/sys/net/ipv4/ip_forward", "0\n"),
         ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
     ];
+
+    /// A file the boot applies after dnsfix's that sets forwarding to 0: edited through
+    /// Debian's link to /etc/sysctl.conf (and a second task on the key sees the edit);
+    /// only named where the link leads into /usr/lib or the file is not text.
+    #[test]
+    fn a_later_sysctl_file_is_edited_in_etc_and_named_elsewhere() {
+        const TWICE: &str = "name: site\ndescription: d\ntasks:\n  - name: forward\n    \
+                             sysctl:\n      name: net.ipv4.ip_forward\n      value: \"1\"\n  \
+                             - name: again\n    sysctl:\n      name: net.ipv4.ip_forward\n      \
+                             value: \"1\"\n";
+        let base = || {
+            let mut raw = crate::testing::raw_from(&[
+                ("/proc/sys/net/ipv4/ip_forward", "1\n"),
+                ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
+            ]);
+            raw.dirs.push("/etc/sysctl.d".to_owned());
+            raw
+        };
+        let conf = "kernel.sysrq = 0\n-net.ipv4.ip_forward = 0\n";
+        let mut debian = base();
+        debian.file(
+            "/etc/sysctl.conf",
+            crate::facts::raw::FileState::Present,
+            Some(conf.as_bytes()),
+        );
+        debian.link(
+            "/etc/sysctl.d/99-sysctl.conf",
+            "../sysctl.conf",
+            "/etc/sysctl.conf",
+            conf.as_bytes(),
+        );
+        let facts = NodeFacts::from_raw("node1", &debian);
+        let unread = crate::cluster::NodeView::Unavailable {
+            reason: "not read in this test".to_owned(),
+        };
+        let run = plan_facts(TWICE, &facts, &unread, &[]).expect("plans");
+        let written: BTreeMap<&str, &str> = run
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::WriteFile { path, content, .. } => Some((path.as_str(), content.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            written.get("/etc/sysctl.conf"),
+            Some(&"kernel.sysrq = 0\n-net.ipv4.ip_forward = 1\n"),
+            "{written:?}"
+        );
+        assert!(!written.contains_key("/etc/sysctl.d/99-sysctl.conf"));
+        assert_eq!(run.notes.len(), 1, "{:?}", run.notes);
+        assert!(run.notes[0].message.contains("that line now sets 1"));
+
+        // A link into /usr/lib: named, with what to do instead.
+        let mut vendor = base();
+        vendor.file(
+            "/usr/lib/sysctl.d/zz-router.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"net.ipv4.ip_forward = 0\n"),
+        );
+        vendor.link(
+            "/etc/sysctl.d/zz-router.conf",
+            "/usr/lib/sysctl.d/zz-router.conf",
+            "/usr/lib/sysctl.d/zz-router.conf",
+            b"net.ipv4.ip_forward = 0\n",
+        );
+        // A hardening file in /etc that is not UTF-8: named, and the plan still stands.
+        let mut latin1 = base();
+        latin1.file(
+            "/etc/sysctl.d/zz-hardening.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"# r\xe9seau\nnet.ipv4.ip_forward = 0\n"),
+        );
+        for (raw, says) in [
+            (
+                vendor,
+                "it is a link to /usr/lib/sysctl.d/zz-router.conf: replace the link",
+            ),
+            (
+                latin1,
+                "/etc/sysctl.d/zz-hardening.conf:2 sets net.ipv4.ip_forward = 0",
+            ),
+        ] {
+            let run = plan_facts(TWICE, &NodeFacts::from_raw("node1", &raw), &unread, &[])
+                .expect("plans");
+            let paths: Vec<&str> = run
+                .changes
+                .iter()
+                .filter_map(|c| match c {
+                    Change::WriteFile { path, .. } => Some(path.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(paths, ["/etc/sysctl.d/99-dnsfix.conf"]);
+            assert!(
+                run.notes.iter().any(|n| n.message.contains(says)),
+                "{:?}",
+                run.notes
+            );
+        }
+    }
 
     /// The messages `could not plan: playbook: ...` shows, place by place.
     #[test]

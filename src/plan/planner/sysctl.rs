@@ -74,41 +74,7 @@ impl Run<'_> {
             let new = set_sysctl_line(text.as_deref(), &name, &value);
             self.write(state, &file, new, None, format!("{name} = {value}"), reason)?;
             changed.push(format!("{file} {name} = {value}"));
-            // A file the boot applies after ours still sets another value. One in /etc is
-            // the administrator's: its line is changed too, and the note says so. One a
-            // package or the runtime owns (/usr/lib, /run) is only named.
-            if let Some((other, path, line)) = winning(state, self)?
-                && normalize_value(&other) != normalize_value(&value)
-            {
-                let message = match self.etc_sysctl_file(&path) {
-                    Some(target) => {
-                        let text = self.read(state, &target)?;
-                        let new = set_sysctl_line(text.as_deref(), &name, &value);
-                        let was = format!("was {other}, applied after {file} at boot");
-                        self.write(
-                            state,
-                            &target,
-                            new,
-                            None,
-                            format!("{name} = {value} ({was})"),
-                            reason,
-                        )?;
-                        changed.push(format!("{target} {name} = {value}"));
-                        format!(
-                            "{path}:{line} set {name} = {other} and is applied after {file} at boot: \
-                             that line now sets {value}; if a tool manages {target}, change it there too"
-                        )
-                    }
-                    None => format!(
-                        "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
-                         edit that line, or the value reverts on the next boot"
-                    ),
-                };
-                state.notes.push(Note {
-                    playbook: reason.playbook.clone(),
-                    message,
-                });
-            }
+            self.later_file(state, &name, &value, &file, reason, &mut changed)?;
         }
         Ok(if changed.is_empty() {
             Outcome::Already(format!("{name} already {value}, now and at boot"))
@@ -119,6 +85,67 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// A file the boot applies after `file` that still sets `name` to another value. One in
+    /// /etc is the administrator's: its line is changed too, and a note says so. One a
+    /// package or the runtime owns (/run, /usr/lib), a link into those, or one that cannot
+    /// be edited as text, is only named.
+    fn later_file(
+        &mut self,
+        state: &mut State,
+        name: &str,
+        value: &str,
+        file: &str,
+        reason: &Reason,
+        changed: &mut Vec<String>,
+    ) -> Result<(), PlanErrorKind> {
+        let files = self.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
+        let Some(p) = persisted_files(&files).remove(name) else {
+            return Ok(());
+        };
+        let (other, path, line) = (p.value, p.path, p.line);
+        if normalize_value(&other) == normalize_value(value) {
+            return Ok(());
+        }
+        let target = self.etc_sysctl_file(&path);
+        // A file the plan cannot rewrite as text (not UTF-8, too large) is named instead.
+        let text = target.as_ref().and_then(|t| self.read(state, t).ok());
+        let message = match (target, text) {
+            (Some(target), Some(text)) => {
+                let new = set_sysctl_line(text.as_deref(), name, value);
+                let was = format!("was {other}, applied after {file} at boot");
+                let description = format!("{name} = {value} ({was})");
+                self.write(state, &target, new, None, description, reason)?;
+                changed.push(format!("{target} {name} = {value}"));
+                format!(
+                    "{path}:{line} set {name} = {other} and is applied after {file} at boot: \
+                     that line now sets {value}; if a tool manages {target}, change it there too"
+                )
+            }
+            _ => match self
+                .facts
+                .files
+                .get(&path)
+                .filter(|f| f.symlink_target.is_some())
+                .and_then(|f| f.canonical.as_ref())
+            {
+                Some(target) => format!(
+                    "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
+                     it is a link to {target}: replace the link with a copy that sets {value}, \
+                     or the value reverts on the next boot"
+                ),
+                _ => format!(
+                    "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
+                     edit that line, or the value reverts on the next boot"
+                ),
+            },
+        };
+        state.notes.push(Note {
+            playbook: reason.playbook.clone(),
+            message,
+        });
+        Ok(())
+    }
+
     /// The file to edit for a sysctl file `path` that the boot reads: `path` itself, or
     /// the file its link names, where that is /etc/sysctl.conf or in /etc/sysctl.d (Debian's
     /// /etc/sysctl.d/99-sysctl.conf is a link to /etc/sysctl.conf). `None` for the files of
@@ -153,7 +180,11 @@ fn set_sysctl_line(text: Option<&str>, key: &str, value: &str) -> String {
                 } else {
                     ""
                 };
-                out.push_str(&line);
+                out.push_str(&replace_value(
+                    raw.trim_end_matches(['\r', '\n']),
+                    &line,
+                    value,
+                ));
                 out.push_str(ending);
             } else {
                 out.push_str(raw);
@@ -170,6 +201,17 @@ fn set_sysctl_line(text: Option<&str>, key: &str, value: &str) -> String {
     out
 }
 
+/// `raw` (an assignment line) with its value replaced by `value`, its key as written (a
+/// `-` that tells `sysctl --system` to ignore a missing key, `/` for `.`) and the spacing
+/// around `=` kept; `fallback` where the line has no `=`.
+fn replace_value(raw: &str, fallback: &str, value: &str) -> String {
+    let Some((key, old)) = raw.split_once('=') else {
+        return fallback.to_owned();
+    };
+    let space = &old[..old.len() - old.trim_start().len()];
+    format!("{key}={space}{value}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,9 +221,27 @@ mod tests {
         let text = "# keep\nnet.ipv4.ip_forward = 0\nother = 1\nnet.ipv4.ip_forward=0\n";
         assert_eq!(
             set_sysctl_line(Some(text), "net.ipv4.ip_forward", "1"),
-            "# keep\nnet.ipv4.ip_forward = 0\nother = 1\nnet.ipv4.ip_forward = 1\n"
+            "# keep\nnet.ipv4.ip_forward = 0\nother = 1\nnet.ipv4.ip_forward=1\n"
         );
         assert_eq!(set_sysctl_line(Some("a = 1"), "b", "2"), "a = 1\nb = 2\n");
         assert!(set_sysctl_line(None, "b", "2").ends_with("\nb = 2\n"));
+        // The key keeps its spelling, its `-` (ignore a missing key) and its spacing; a
+        // CRLF line keeps its ending.
+        assert_eq!(
+            set_sysctl_line(
+                Some("-net/bridge/bridge-nf-call-iptables=0\r\nx = 1\r\n"),
+                "net.bridge.bridge-nf-call-iptables",
+                "1"
+            ),
+            "-net/bridge/bridge-nf-call-iptables=1\r\nx = 1\r\n"
+        );
+        assert_eq!(
+            set_sysctl_line(
+                Some("net.ipv4.ip_forward =  0\n"),
+                "net.ipv4.ip_forward",
+                "1"
+            ),
+            "net.ipv4.ip_forward =  1\n"
+        );
     }
 }
