@@ -302,18 +302,13 @@ fn host_resolver(raw: &RawFacts) -> HostResolver {
     }
 }
 
+/// The sysctl files of a gather, `(path, content, canonical target of a link)`.
+pub(super) fn sysctl_files(raw: &RawFacts) -> Vec<(String, String, Option<String>)> {
+    config_files(raw, &sysctl::SYSCTL_DIRS, sysctl::SYSCTL_CONF)
+}
+
 fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
-    let files = config_files(
-        raw,
-        &[
-            "/etc/sysctl.d",
-            "/run/sysctl.d",
-            "/usr/local/lib/sysctl.d",
-            "/usr/lib/sysctl.d",
-            "/lib/sysctl.d",
-        ],
-        "/etc/sysctl.conf",
-    );
+    let files = sysctl_files(raw);
     let persisted = sysctl::persisted_files(&files);
     SYSCTLS
         .iter()

@@ -151,6 +151,9 @@ pub fn normalize_key(key: &str) -> String {
 /// 4. `/etc/sysctl.conf` is applied last, unless a surviving drop-in already is it (Debian and
 ///    RHEL ship `/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`): it is not counted twice,
 ///    and the provenance is the path that was read in the drop-in pass.
+///
+/// Rules 1-3 are systemd's: tests/it/sysctl_reference.rs compares the order with
+/// `systemd-analyze cat-config sysctl.d` on every fixture tree. Rule 4 is procps's.
 pub fn persisted(
     files: &[(String, &str)],
     aliases: &[(String, String)],
@@ -185,6 +188,24 @@ pub fn persisted_files(
         .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
         .collect();
     persisted(&inputs, &aliases)
+}
+
+/// A node's sysctl files in the order its boot applies them, `(path, content)`: what
+/// [`persisted`] reads (tests/it/sysctl_reference.rs compares it with systemd's own).
+pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
+    let files = super::derive::sysctl_files(raw);
+    let inputs: Vec<(String, &str)> = files
+        .iter()
+        .map(|(p, t, _)| (p.clone(), t.as_str()))
+        .collect();
+    let aliases: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
+        .collect();
+    drop_in_order(&inputs, &aliases, &SYSCTL_DIRS, SYSCTL_CONF)
+        .into_iter()
+        .map(|(path, content)| (path.to_owned(), content.to_owned()))
+        .collect()
 }
 
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by

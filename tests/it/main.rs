@@ -21,5 +21,6 @@ mod openssh_e2e;
 mod plan_e2e;
 mod plan_fixtures;
 mod rules_fixtures;
+mod sysctl_reference;
 mod systemd_e2e;
 mod verify_e2e;
