@@ -410,7 +410,11 @@ pub const RULES: &[RuleInfo] = &[
             - no sysctl file sets the keys to 1, or the file that wins sets 0. systemd-sysctl\n  \
             applies the files of /etc/sysctl.d, /run/sysctl.d and /usr/lib/sysctl.d in the\n  \
             order of their names, and the last assignment of a key wins (sysctl.d(5)); on\n  \
-            Debian and Ubuntu /etc/sysctl.conf is read through the 99-sysctl.conf symlink.\n\
+            Debian 12, Ubuntu and RHEL /etc/sysctl.conf is read through the 99-sysctl.conf\n  \
+            symlink. Debian 13 ships neither (procps 2:4.0.4-9 removes /etc/sysctl.conf on\n  \
+            upgrade, a changed one kept as /etc/sysctl.conf.dpkg-bak), and systemd-sysctl\n  \
+            does not read /etc/sysctl.conf without that link: a setting there is not applied\n  \
+            at boot.\n\
             \n\
             systemd-sysctl runs early in boot. If br_netfilter is loaded after it ran, it logs\n\
             \"Couldn't write ... ignoring: No such file or directory\" and your sysctl.d setting\n\
@@ -429,8 +433,9 @@ pub const RULES: &[RuleInfo] = &[
             never ran its modprobe: k0sproject/k0s#5579.)\n\
             What can is a sysctl file that sets 0: the boot applies it before the service\n\
             starts, and nothing shows, but any later `sysctl --system` or\n\
-            `systemctl restart systemd-sysctl` (by hand, or from a package's install script)\n\
-            applies it again under the running service, and bridged pods lose DNS until the\n\
+            `systemctl restart systemd-sysctl` (by hand, or from a package: Debian 13's systemd\n\
+            restarts systemd-sysctl whenever a package changes /usr/lib/sysctl.d) applies it\n\
+            again under the running service, and bridged pods lose DNS until the\n\
             service restarts (k3s-io/k3s#7671). CentOS 7 ships such a file:\n\
             /usr/lib/sysctl.d/00-system.conf (initscripts) sets all three keys to 0, and RHEL's\n\
             systemd runs systemd-sysctl for net/bridge again when the bridge module loads\n\

@@ -589,6 +589,9 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
                 "{key} is 1 now; {}:{} sets it to {} at boot",
                 p.path, p.line, p.value
             )),
+            None if sysctl_conf_unread(ctx, key) => {
+                evidence.push(format!("{key} is 1 now; {SYSCTL_CONF_UNREAD}"))
+            }
             None => evidence.push(format!(
                 "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it"
             )),
@@ -614,6 +617,24 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         undone,
         "set net.bridge.bridge-nf-call-iptables=1 in a sysctl.d file applied after that one, or change that line".into(),
     )])
+}
+
+const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sysctl does not read that file at boot: no /etc/sysctl.d link to it (Debian 13 ships none)";
+
+/// Whether /etc/sysctl.conf sets `key` on a node systemd boots, where nothing persists it:
+/// then systemd-sysctl never read the file (no link to it in a sysctl.d directory).
+fn sysctl_conf_unread(ctx: &Ctx, key: &str) -> bool {
+    crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
+        && ctx
+            .facts
+            .files
+            .get(crate::facts::sysctl::SYSCTL_CONF)
+            .and_then(|f| f.text())
+            .is_some_and(|t| {
+                crate::facts::sysctl::SysctlFile::parse(&t)
+                    .get(key)
+                    .is_some()
+            })
 }
 
 /// The installer that runs the kubelet itself and sets `key` to 1 at every start, before
@@ -768,6 +789,7 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         _ if let Some(who) = installer => undone_by_file(ctx, key, who),
         Some(p) if p.value == "1" => None,
         Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
+        None if sysctl_conf_unread(ctx, key) => Some(format!("{key}: {SYSCTL_CONF_UNREAD}")),
         None => Some(format!(
             "{key} is set by no sysctl.d file or /etc/sysctl.conf"
         )),

@@ -302,14 +302,9 @@ fn host_resolver(raw: &RawFacts) -> HostResolver {
     }
 }
 
-/// The sysctl files of a gather, `(path, content, canonical target of a link)`.
-pub(super) fn sysctl_files(raw: &RawFacts) -> Vec<(String, String, Option<String>)> {
-    config_files(raw, &sysctl::SYSCTL_DIRS, sysctl::SYSCTL_CONF)
-}
-
 fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
-    let files = sysctl_files(raw);
-    let persisted = sysctl::persisted_files(&files);
+    let files = raw.config_files(&sysctl::SYSCTL_DIRS, sysctl::SYSCTL_CONF);
+    let persisted = sysctl::persisted_files(&files, sysctl::booted_by_systemd(raw));
     SYSCTLS
         .iter()
         .map(|key| {
@@ -330,34 +325,6 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
             ((*key).to_owned(), SysctlFact { live, persisted })
         })
         .collect()
-}
-
-/// The `*.conf` files the script read from `dirs` (in directory order), then `extra`;
-/// each with its text and, for symlinks, the canonical target.
-fn config_files(
-    raw: &RawFacts,
-    dirs: &[&str],
-    extra: &str,
-) -> Vec<(String, String, Option<String>)> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        for (path, f) in raw.files_in(dir) {
-            let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
-            let canonical = f.canonical.clone().or_else(|| {
-                (f.state == FileState::Missing && f.symlink_target.is_some())
-                    .then(|| "/dev/null".to_owned())
-            });
-            out.push((path.to_owned(), text, canonical));
-        }
-    }
-    if let Some(f) = raw.get(extra).filter(|f| f.state == FileState::Present) {
-        out.push((
-            extra.to_owned(),
-            f.text().map(|t| t.into_owned()).unwrap_or_default(),
-            f.canonical.clone(),
-        ));
-    }
-    out
 }
 
 fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
@@ -401,8 +368,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     } else {
         evidence
     };
-    let files = config_files(
-        raw,
+    let files = raw.config_files(
         &[
             "/etc/modules-load.d",
             "/run/modules-load.d",

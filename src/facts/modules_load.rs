@@ -75,7 +75,7 @@ pub fn normalize_module(name: &str) -> String {
 /// `/etc/modules` is applied twice, which changes nothing because the first listing wins.
 pub fn persisted_modules(files: &[(String, &str)]) -> BTreeMap<String, (String, usize)> {
     let mut result = BTreeMap::new();
-    for (path, content) in drop_in_order(files, &[], &MODULES_LOAD_DIRS, ETC_MODULES) {
+    for (path, content) in drop_in_order(files, &[], &MODULES_LOAD_DIRS, Some(ETC_MODULES)) {
         for module in ModulesLoad::parse(content).modules {
             result
                 .entry(normalize_module(&module.value))

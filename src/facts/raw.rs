@@ -296,6 +296,34 @@ impl RawFacts {
         self.files.get(path)
     }
 
+    /// The `*.conf` files the script read from `dirs` (in directory order), then `extra`;
+    /// each with its text and, for symlinks, the canonical target.
+    pub fn config_files(
+        &self,
+        dirs: &[&str],
+        extra: &str,
+    ) -> Vec<(String, String, Option<String>)> {
+        let mut out = Vec::new();
+        for dir in dirs {
+            for (path, f) in self.files_in(dir) {
+                let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
+                let canonical = f.canonical.clone().or_else(|| {
+                    (f.state == FileState::Missing && f.symlink_target.is_some())
+                        .then(|| "/dev/null".to_owned())
+                });
+                out.push((path.to_owned(), text, canonical));
+            }
+        }
+        if let Some(f) = self.get(extra).filter(|f| f.state == FileState::Present) {
+            out.push((
+                extra.to_owned(),
+                f.text().map(|t| t.into_owned()).unwrap_or_default(),
+                f.canonical.clone(),
+            ));
+        }
+        out
+    }
+
     /// Present files whose path starts with `dir/`, in the order the script listed them.
     pub fn files_in<'a>(
         &'a self,

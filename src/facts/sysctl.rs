@@ -157,9 +157,10 @@ pub fn normalize_key(key: &str) -> String {
 pub fn persisted(
     files: &[(String, &str)],
     aliases: &[(String, String)],
+    systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
     let mut result = BTreeMap::new();
-    for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, SYSCTL_CONF) {
+    for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd)) {
         for entry in SysctlFile::parse(content).entries {
             result.insert(
                 entry.key,
@@ -178,6 +179,7 @@ pub fn persisted(
 /// gathered (or planned) sysctl files come in.
 pub fn persisted_files(
     files: &[(String, String, Option<String>)],
+    systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
     let inputs: Vec<(String, &str)> = files
         .iter()
@@ -187,13 +189,30 @@ pub fn persisted_files(
         .iter()
         .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
         .collect();
-    persisted(&inputs, &aliases)
+    persisted(&inputs, &aliases, systemd)
+}
+
+/// Whether the node booted with systemd: `/run/systemd/system` is a directory (what
+/// sd_booted(3) checks). Then systemd-sysctl applies the files at boot, and it reads
+/// /etc/sysctl.conf only through a link in a sysctl.d directory: Debian 12, Ubuntu and
+/// RHEL ship `/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`; Debian 13 ships neither the
+/// file nor the link (procps 2:4.0.4-9 removes /etc/sysctl.conf on upgrade). Otherwise
+/// (OpenRC's sysctl service, procps `sysctl --system`, or not known) /etc/sysctl.conf is
+/// applied last.
+pub fn booted_by_systemd(raw: &super::raw::RawFacts) -> bool {
+    raw.get("/run/systemd/system")
+        .is_some_and(|f| f.state == super::raw::FileState::Directory)
+}
+
+/// The legacy file applied after the drop-ins: none where systemd boots the node.
+fn legacy(systemd: bool) -> Option<&'static str> {
+    (!systemd).then_some(SYSCTL_CONF)
 }
 
 /// A node's sysctl files in the order its boot applies them, `(path, content)`: what
 /// [`persisted`] reads (tests/it/sysctl_reference.rs compares it with systemd's own).
 pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
-    let files = super::derive::sysctl_files(raw);
+    let files = raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
     let inputs: Vec<(String, &str)> = files
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))
@@ -202,10 +221,15 @@ pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
         .iter()
         .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
         .collect();
-    drop_in_order(&inputs, &aliases, &SYSCTL_DIRS, SYSCTL_CONF)
-        .into_iter()
-        .map(|(path, content)| (path.to_owned(), content.to_owned()))
-        .collect()
+    drop_in_order(
+        &inputs,
+        &aliases,
+        &SYSCTL_DIRS,
+        legacy(booted_by_systemd(raw)),
+    )
+    .into_iter()
+    .map(|(path, content)| (path.to_owned(), content.to_owned()))
+    .collect()
 }
 
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
@@ -218,7 +242,7 @@ pub fn drop_in_order<'a>(
     files: &'a [(String, &'a str)],
     aliases: &'a [(String, String)],
     dirs: &[&str],
-    legacy: &str,
+    legacy: Option<&str>,
 ) -> Vec<(&'a str, &'a str)> {
     let target_of = |path: &str| -> Option<&'a str> {
         aliases
@@ -279,12 +303,13 @@ pub fn drop_in_order<'a>(
     for (_, path, content) in winners.into_values() {
         match target_of(path) {
             Some(MASK_TARGET) => continue,
-            Some(target) if target == legacy => legacy_seen = true,
+            Some(target) if Some(target) == legacy => legacy_seen = true,
             _ => {}
         }
         ordered.push((path, content));
     }
     if !legacy_seen
+        && let Some(legacy) = legacy
         && let Some((path, content)) = candidates.iter().find(|(path, _)| *path == legacy)
         && target_of(path) != Some(MASK_TARGET)
     {
@@ -439,7 +464,7 @@ net.bridge.bridge-nf-call-ip6tables=1
             ),
         ];
         let aliases = [alias("/etc/sysctl.d/99-sysctl.conf", SYSCTL_CONF)];
-        let order: Vec<_> = drop_in_order(&files, &aliases, &SYSCTL_DIRS, SYSCTL_CONF)
+        let order: Vec<_> = drop_in_order(&files, &aliases, &SYSCTL_DIRS, Some(SYSCTL_CONF))
             .into_iter()
             .map(|(path, _)| path)
             .collect();
@@ -451,7 +476,7 @@ net.bridge.bridge-nf-call-ip6tables=1
                 "/etc/sysctl.d/99-sysctl.conf"
             ]
         );
-        let map = persisted(&files, &aliases);
+        let map = persisted(&files, &aliases, false);
         assert_eq!(
             map.get("net.ipv4.ip_forward"),
             Some(&PersistedValue {
@@ -475,7 +500,7 @@ net.bridge.bridge-nf-call-ip6tables=1
         ];
         let aliases = [alias("/etc/sysctl.d/99-sysctl.conf", SYSCTL_CONF)];
         // 99-sysctl.conf sorts before 99-zz.conf, so the vendor file wins.
-        let map = persisted(&files, &aliases);
+        let map = persisted(&files, &aliases, false);
         assert_eq!(
             map.get("net.ipv4.ip_forward"),
             Some(&PersistedValue {
@@ -492,7 +517,7 @@ net.bridge.bridge-nf-call-ip6tables=1
             file(SYSCTL_CONF, "net.ipv4.ip_forward=1\n"),
             file("/etc/sysctl.d/zz-late.conf", "net.ipv4.ip_forward=0\n"),
         ];
-        let map = persisted(&files, &[]);
+        let map = persisted(&files, &[], false);
         assert_eq!(
             map.get("net.ipv4.ip_forward")
                 .map(|v| (v.value.as_str(), v.path.as_str())),
@@ -514,7 +539,7 @@ net.bridge.bridge-nf-call-ip6tables=1
             ),
             file("/usr/lib/sysctl.d/60-later.conf", "vm.x=3\n"),
         ];
-        let map = persisted(&files, &[]);
+        let map = persisted(&files, &[], false);
         // The /usr/lib 50-k8s.conf is masked by /etc's, so ip_forward stays 0 from 40-early.
         assert_eq!(
             map.get("net.ipv4.ip_forward").map(|v| v.path.as_str()),
@@ -534,8 +559,8 @@ net.bridge.bridge-nf-call-ip6tables=1
             "net.bridge.bridge-nf-call-iptables=0\n",
         )];
         let aliases = [alias("/etc/sysctl.d/50-bridge.conf", MASK_TARGET)];
-        assert!(persisted(&files, &aliases).is_empty());
-        assert!(drop_in_order(&files, &aliases, &SYSCTL_DIRS, SYSCTL_CONF).is_empty());
+        assert!(persisted(&files, &aliases, false).is_empty());
+        assert!(drop_in_order(&files, &aliases, &SYSCTL_DIRS, Some(SYSCTL_CONF)).is_empty());
     }
 
     #[test]
@@ -548,7 +573,7 @@ net.bridge.bridge-nf-call-ip6tables=1
             file("/tmp/k8s.conf", "net.ipv4.ip_forward=0\n"),
             file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward=1\n"),
         ];
-        let map = persisted(&files, &[]);
+        let map = persisted(&files, &[], false);
         assert_eq!(map.len(), 1);
         assert_eq!(
             map.get("net.ipv4.ip_forward").map(|v| v.path.as_str()),
@@ -558,7 +583,7 @@ net.bridge.bridge-nf-call-ip6tables=1
 
     #[test]
     fn nothing_in_nothing_out() {
-        assert!(persisted(&[], &[]).is_empty());
+        assert!(persisted(&[], &[], false).is_empty());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! same tree: `systemd-analyze cat-config sysctl.d --root=TREE` lists the files
 //! systemd-sysctl applies, in its order, with the content it reads. dnsfix's order
 //! (`facts::sysctl::applied_files`, what every persisted value comes from) must be that
-//! list, plus `/etc/sysctl.conf` last where no applied file is a link to it (procps
-//! `sysctl --system` applies it then; systemd-sysctl does not read it).
+//! list; on a node systemd does not boot (no /run/systemd/system), plus `/etc/sysctl.conf`
+//! last where no applied file is a link to it (procps `sysctl --system` applies it then).
 //!
 //! The trees: every fixture and lab scenario that has sysctl files, and cases built here
 //! for the rules sysctl.d(5) states: same names across the directories, a mask, hidden and
@@ -85,7 +85,9 @@ fn compare(analyze: &Path, root: &Path) -> Result<(), String> {
         .filter(|(path, _)| !masked(path))
         .map(|(path, content)| (path.clone(), assignments(content)))
         .collect();
-    if conf.is_file() && !linked {
+    // A node systemd boots (/run/systemd/system) has no procps step: systemd's list is all.
+    let systemd_boot = root.join("run/systemd/system").is_dir();
+    if conf.is_file() && !linked && !systemd_boot {
         let text = std::fs::read_to_string(&conf).unwrap_or_default();
         expected.push(("/etc/sysctl.conf".to_owned(), assignments(&text)));
     }
@@ -154,8 +156,8 @@ fn tree(dir: &Path, files: &[(&str, &str)], links: &[(&str, &str)]) -> PathBuf {
 }
 
 /// The built cases, under `scratch`: same names, masks and ignored files, byte order,
-/// Debian's link, no link.
-fn built_cases(scratch: &Path) -> [PathBuf; 5] {
+/// Debian's link, no link (on a node systemd does not boot, and on one it does).
+fn built_cases(scratch: &Path) -> [PathBuf; 6] {
     let fwd = "net.ipv4.ip_forward";
     let case = |name: &str, files: &[(&str, &str)], links: &[(&str, &str)]| {
         tree(&scratch.join(name), files, links)
@@ -249,6 +251,16 @@ fn built_cases(scratch: &Path) -> [PathBuf; 5] {
                 "../../usr/lib/sysctl.d/50-vendor.conf",
             )],
         ),
+        // The same on a node systemd boots (Debian 13: no link): /etc/sysctl.conf unread.
+        case(
+            "no-link-systemd",
+            &[
+                ("/etc/sysctl.conf", &format!("{fwd} = 1\n")),
+                ("/usr/lib/sysctl.d/50-vendor.conf", &format!("{fwd} = 0\n")),
+                ("/run/systemd/system/.keep", ""),
+            ],
+            &[],
+        ),
     ]
 }
 
@@ -300,6 +312,18 @@ fn the_boot_order_of_sysctl_files_is_systemds() {
         winners(&built[3])[fwd],
         "0",
         "99-sysctl.conf sorts after 99-dnsfix.conf"
+    );
+    assert_eq!(
+        winners(&built[5])[fwd],
+        "0",
+        "systemd does not read /etc/sysctl.conf"
+    );
+    let raw = from_tree(&built[5]).expect("the tree reads");
+    let facts = dnsfix::facts::NodeFacts::from_raw("node1", &raw);
+    let persisted = facts.sysctls[fwd].persisted.as_ref().expect("persisted");
+    assert_eq!(
+        (persisted.path.as_str(), persisted.value.as_str()),
+        ("/usr/lib/sysctl.d/50-vendor.conf", "0")
     );
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -7,7 +7,8 @@ use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::raw::FileState;
 use crate::facts::sysctl::{
-    SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, normalize_key, normalize_value, persisted_files,
+    SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, booted_by_systemd, normalize_key, normalize_value,
+    persisted_files,
 };
 use crate::plan::model::{Note, Reason};
 use crate::playbook::action::SysctlArgs;
@@ -64,7 +65,7 @@ impl Run<'_> {
                        run: &mut Self|
          -> Result<Option<(String, String, usize)>, PlanErrorKind> {
             let files = run.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
-            Ok(persisted_files(&files)
+            Ok(persisted_files(&files, booted_by_systemd(&run.facts.raw))
                 .get(&name)
                 .map(|p| (p.value.clone(), p.path.clone(), p.line)))
         };
@@ -99,7 +100,8 @@ impl Run<'_> {
         changed: &mut Vec<String>,
     ) -> Result<(), PlanErrorKind> {
         let files = self.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
-        let Some(p) = persisted_files(&files).remove(name) else {
+        let Some(p) = persisted_files(&files, booted_by_systemd(&self.facts.raw)).remove(name)
+        else {
             return Ok(());
         };
         let (other, path, line) = (p.value, p.path, p.line);
