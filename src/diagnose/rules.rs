@@ -593,7 +593,8 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
                 evidence.push(format!("{key} is 1 now; {SYSCTL_CONF_UNREAD}"))
             }
             None => evidence.push(format!(
-                "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it"
+                "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it{}",
+                moved_aside(ctx, key)
             )),
         }
     }
@@ -619,7 +620,27 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
-const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sysctl does not read that file at boot: no /etc/sysctl.d link to it (Debian 13 ships none)";
+const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sysctl does not read that file at boot: no sysctl.d file links to it";
+
+/// Where `key` went: the /etc/sysctl.conf an upgrade to Debian 13 moved aside (procps
+/// 2:4.0.4-9 removes /etc/sysctl.conf, keeping a changed one as .dpkg-bak) set it.
+fn moved_aside(ctx: &Ctx, key: &str) -> &'static str {
+    let set = ctx
+        .facts
+        .files
+        .get("/etc/sysctl.conf.dpkg-bak")
+        .and_then(|f| f.text())
+        .is_some_and(|t| {
+            crate::facts::sysctl::SysctlFile::parse(&t)
+                .get(key)
+                .is_some()
+        });
+    if set {
+        " (/etc/sysctl.conf.dpkg-bak sets it: an upgrade to Debian 13 moved the changed /etc/sysctl.conf aside, and the boot no longer reads it)"
+    } else {
+        ""
+    }
+}
 
 /// Whether /etc/sysctl.conf sets `key` on a node systemd boots, where nothing persists it:
 /// then systemd-sysctl never read the file (no link to it in a sysctl.d directory).
@@ -670,13 +691,23 @@ fn installer_name(kind: FlavourKind) -> Option<&'static str> {
 /// loads) applies it again under the running installer, and it stays so until the
 /// installer restarts (k3s-io/k3s#7671).
 fn undone_by_file(ctx: &Ctx, key: &str, who: &str) -> Option<String> {
-    let p = ctx.facts.sysctls.get(key)?.persisted.as_ref()?;
-    (crate::facts::sysctl::normalize_value(&p.value) != "1").then(|| {
-        format!(
-            "{}:{} sets {key} = {}, which a later `sysctl --system` applies over the 1 {who} sets when it starts",
-            p.path, p.line, p.value
-        )
-    })
+    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, normalize_value, persisted_files};
+    // What systemd-sysctl applies (the boot's value, in the facts), then what procps
+    // `sysctl --system` applies: the same files, and /etc/sysctl.conf last where no link
+    // to it is among them (a node systemd boots does not read it then, procps does).
+    let boot = ctx.facts.sysctls.get(key)?.persisted.as_ref();
+    let files = ctx.facts.raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
+    let procps = persisted_files(&files, false).remove(key);
+    let (value, path, line) = match (boot, procps) {
+        (Some(p), _) if normalize_value(&p.value) != "1" => {
+            (p.value.clone(), p.path.clone(), p.line)
+        }
+        (_, Some(p)) if normalize_value(&p.value) != "1" => (p.value, p.path, p.line),
+        _ => return None,
+    };
+    Some(format!(
+        "{path}:{line} sets {key} = {value}, which a later `sysctl --system` applies over the 1 {who} sets when it starts"
+    ))
 }
 
 /// What the node's installer does at every start, before any pod runs, that makes boot
@@ -791,7 +822,8 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
         None if sysctl_conf_unread(ctx, key) => Some(format!("{key}: {SYSCTL_CONF_UNREAD}")),
         None => Some(format!(
-            "{key} is set by no sysctl.d file or /etc/sysctl.conf"
+            "{key} is set by no sysctl.d file or /etc/sysctl.conf{}",
+            moved_aside(ctx, key)
         )),
     };
     // Off after a reboot, with the installer not started yet: it turns it on itself.
@@ -1608,6 +1640,56 @@ mod tests {
         })
     }
 
+    /// On Debian 13 nothing reads /etc/sysctl.conf at boot: a setting only there is not
+    /// persisted, and one an upgrade moved to /etc/sysctl.conf.dpkg-bak is named.
+    #[test]
+    fn debian_13_does_not_read_etc_sysctl_conf_at_boot() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-IP-FORWARD/debian13-sysctl-conf-not-read/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let evidence = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            let host = Host::new("node1");
+            match ip_forward(&Ctx::in_cluster(&host, &facts, None)) {
+                RuleOutcome::Findings(f) => {
+                    assert_eq!(f[0].severity, Severity::High);
+                    f[0].evidence.join(" | ")
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(evidence(&raw).contains("only /etc/sysctl.conf sets it"));
+        let mut upgraded = raw.clone();
+        upgraded.file(
+            "/etc/sysctl.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        upgraded.file(
+            "/etc/sysctl.conf.dpkg-bak",
+            crate::facts::raw::FileState::Present,
+            Some(b"net.ipv4.ip_forward=1\n"),
+        );
+        let said = evidence(&upgraded);
+        assert!(
+            said.contains("is set by no sysctl.d file") && said.contains(".dpkg-bak sets it"),
+            "{said}"
+        );
+        // Where something boots it that is not systemd, /etc/sysctl.conf comes last.
+        let mut openrc = raw.clone();
+        openrc.file(
+            "/run/systemd/system",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        let facts = NodeFacts::from_raw("node1", &openrc);
+        let host = Host::new("node1");
+        assert_eq!(
+            ip_forward(&Ctx::in_cluster(&host, &facts, None)),
+            RuleOutcome::Pass
+        );
+    }
+
     /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
     /// a reboot) are warnings: k0s sets both at its next start, before its kubelet. Off while
     /// a kubelet runs, they are critical: something reset them after k0s's start.
@@ -1780,6 +1862,29 @@ mod tests {
             assert_eq!(severity, Severity::Critical);
             assert!(evidence.contains(file), "{evidence}");
         }
+
+        // On a node systemd boots, an /etc/sysctl.conf no link leads to is not read at
+        // boot, but a `sysctl --system` by hand applies it last: it undoes k3s's 1 too.
+        let mut trixie = raw.clone();
+        trixie.file(
+            "/usr/lib/sysctl.d/00-system.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        trixie.file(
+            "/run/systemd/system",
+            crate::facts::raw::FileState::Directory,
+            None,
+        );
+        trixie.file(
+            "/etc/sysctl.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"net.bridge.bridge-nf-call-iptables = 0\n"),
+        );
+        let [bridge, _, _] = outcomes(&trixie);
+        let (severity, evidence) = bridge.expect("a finding");
+        assert_eq!(severity, Severity::Warning);
+        assert!(evidence.contains("/etc/sysctl.conf:1"), "{evidence}");
 
         // Without the initscripts file nothing undoes what k3s sets.
         let mut plain = raw.clone();

@@ -382,7 +382,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))
         .collect();
-    let persisted = modules_load::persisted_modules(&inputs)
+    let persisted = modules_load::persisted_modules(&inputs, sysctl::booted_by_systemd(raw))
         .get("br_netfilter")
         .map(|(path, line)| Persisted {
             value: "br_netfilter".into(),

@@ -414,6 +414,8 @@ done
 f /proc/modules
 f /sys/module/br_netfilter
 f /etc/sysctl.conf
+# Where an upgrade to Debian 13 moved a changed /etc/sysctl.conf (procps removes it).
+f /etc/sysctl.conf.dpkg-bak
 # Booted by systemd (sd_booted): then the boot reads /etc/sysctl.conf only through a link.
 f /run/systemd/system
 confs /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d

@@ -73,9 +73,17 @@ pub fn normalize_module(name: &str) -> String {
 /// vendor file), files run in file-name order, then `/etc/modules`. Unlike sysctl values, no
 /// symlink information is needed: when Debian's `modules.conf -> ../modules` link is read too,
 /// `/etc/modules` is applied twice, which changes nothing because the first listing wins.
-pub fn persisted_modules(files: &[(String, &str)]) -> BTreeMap<String, (String, usize)> {
+///
+/// On a node systemd boots (`systemd`), systemd-modules-load reads only the modules-load.d
+/// directories: `/etc/modules` counts only through a link there (Debian 12's kmod ships
+/// `modules.conf -> ../modules`; Debian 13's kmod 34.2-2 ships neither file nor link).
+pub fn persisted_modules(
+    files: &[(String, &str)],
+    systemd: bool,
+) -> BTreeMap<String, (String, usize)> {
     let mut result = BTreeMap::new();
-    for (path, content) in drop_in_order(files, &[], &MODULES_LOAD_DIRS, Some(ETC_MODULES)) {
+    let legacy = (!systemd).then_some(ETC_MODULES);
+    for (path, content) in drop_in_order(files, &[], &MODULES_LOAD_DIRS, legacy) {
         for module in ModulesLoad::parse(content).modules {
             result
                 .entry(normalize_module(&module.value))
@@ -150,7 +158,7 @@ mod tests {
                 "# /etc/modules\nbr-netfilter\ndummy\n",
             ),
         ];
-        let map = persisted_modules(&files);
+        let map = persisted_modules(&files, false);
         // kube_proxy-ipvs.conf < kubespray-br_netfilter.conf < modules.conf by name.
         assert_eq!(
             map.get("br_netfilter"),
@@ -170,7 +178,7 @@ mod tests {
     #[test]
     fn etc_modules_alone_is_applied_last() {
         let files = [file(ETC_MODULES, "br_netfilter\n")];
-        let map = persisted_modules(&files);
+        let map = persisted_modules(&files, false);
         assert_eq!(
             map.get("br_netfilter").map(|m| m.0.as_str()),
             Some(ETC_MODULES)
@@ -186,7 +194,7 @@ mod tests {
             // A link to /dev/null, read through: empty, but it masks the vendor file by name.
             file("/etc/modules-load.d/vendor.conf", ""),
         ];
-        let map = persisted_modules(&files);
+        let map = persisted_modules(&files, false);
         // /etc k8s.conf masks the vendor k8s.conf, so br_netfilter is NOT persisted.
         assert_eq!(map.get("br_netfilter"), None);
         assert_eq!(
@@ -201,7 +209,7 @@ mod tests {
             "/etc/modules-load.d/k8s.conf",
             "br_netfilter # for kube-proxy\n",
         )];
-        let map = persisted_modules(&files);
+        let map = persisted_modules(&files, false);
         assert_eq!(map.get("br_netfilter"), None);
         assert!(map.contains_key("br_netfilter # for kube_proxy"));
     }
@@ -213,7 +221,7 @@ mod tests {
             let text = String::from_utf8_lossy(&bytes);
             let _ = ModulesLoad::parse(&text);
             let files = [("/etc/modules-load.d/x.conf".to_string(), text.as_ref())];
-            let _ = persisted_modules(&files);
+            let _ = persisted_modules(&files, false);
         }
     }
 }

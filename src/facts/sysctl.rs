@@ -148,9 +148,10 @@ pub fn normalize_key(key: &str) -> String {
 ///    content; a link to `/dev/null` masks and contributes nothing;
 /// 3. surviving files are applied in lexicographic order of file NAME (not path), and a later
 ///    assignment overrides an earlier one;
-/// 4. `/etc/sysctl.conf` is applied last, unless a surviving drop-in already is it (Debian and
-///    RHEL ship `/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`): it is not counted twice,
-///    and the provenance is the path that was read in the drop-in pass.
+/// 4. `/etc/sysctl.conf` is applied last, unless a surviving drop-in already is it (Debian 12,
+///    Ubuntu and RHEL ship `/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`): it is not
+///    counted twice, and the provenance is the path that was read in the drop-in pass. Not
+///    on a node systemd boots (`systemd`): systemd-sysctl reads it only through such a link.
 ///
 /// Rules 1-3 are systemd's: tests/it/sysctl_reference.rs compares the order with
 /// `systemd-analyze cat-config sysctl.d` on every fixture tree. Rule 4 is procps's.
@@ -233,8 +234,8 @@ pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
 }
 
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
-/// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`) unless one of the
-/// applied drop-ins is a link to it. Returns `(path, content)`; see [`persisted`] for the rules
+/// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`; none as systemd
+/// reads them) unless one of the applied drop-ins is a link to it. Returns `(path, content)`; see [`persisted`] for the rules
 /// and the meaning of `aliases`. A path listed in `aliases` but absent from `files` borrows the
 /// content of its target, so a caller that only read regular files still gets the link's
 /// position in the order right.

@@ -47,7 +47,7 @@ fn systemd_order(analyze: &Path, root: &Path) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).split_inclusive('\n') {
         if let Some(path) = line.strip_prefix(&header) {
-            files.push((format!("/{}", path.trim_end()), String::new()));
+            files.push((format!("/{}", path.trim_end_matches('\n')), String::new()));
         } else if let Some((_, content)) = files.last_mut() {
             content.push_str(line);
         }
@@ -66,6 +66,26 @@ fn assignments(content: &str) -> Vec<(String, String)> {
 
 fn compare(analyze: &Path, root: &Path) -> Result<(), String> {
     let systemd = systemd_order(analyze, root);
+    // Headers that stopped matching would leave systemd's list empty: a tree with a
+    // drop-in always has one.
+    let any_drop_in = ["etc", "run", "usr/local/lib", "usr/lib", "lib"]
+        .iter()
+        .any(|dir| {
+            std::fs::read_dir(root.join(dir).join("sysctl.d"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.ends_with(".conf") && !name.starts_with('.')
+                })
+        });
+    if any_drop_in && systemd.is_empty() {
+        return Err(format!(
+            "{}: systemd-analyze listed no file",
+            root.display()
+        ));
+    }
     let raw = from_tree(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let ours = applied_files(&raw);
     // procps's last step: /etc/sysctl.conf, where no applied file is a link to it.

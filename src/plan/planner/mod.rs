@@ -668,23 +668,28 @@ mod tests {
         ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
     ];
 
+    /// Two tasks that persist forwarding: the second must find it done.
+    const TWICE: &str = "name: site\ndescription: d\ntasks:\n  - name: forward\n    \
+                         sysctl:\n      name: net.ipv4.ip_forward\n      value: \"1\"\n  \
+                         - name: again\n    sysctl:\n      name: net.ipv4.ip_forward\n      \
+                         value: \"1\"\n";
+
+    /// A node with forwarding on and dnsfix's (empty) sysctl file.
+    fn forwarding_node() -> crate::facts::raw::RawFacts {
+        let mut raw = crate::testing::raw_from(&[
+            ("/proc/sys/net/ipv4/ip_forward", "1\n"),
+            ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
+        ]);
+        raw.dirs.push("/etc/sysctl.d".to_owned());
+        raw
+    }
+
     /// A file the boot applies after dnsfix's that sets forwarding to 0: edited through
     /// Debian's link to /etc/sysctl.conf (and a second task on the key sees the edit);
     /// only named where the link leads into /usr/lib or the file is not text.
     #[test]
     fn a_later_sysctl_file_is_edited_in_etc_and_named_elsewhere() {
-        const TWICE: &str = "name: site\ndescription: d\ntasks:\n  - name: forward\n    \
-                             sysctl:\n      name: net.ipv4.ip_forward\n      value: \"1\"\n  \
-                             - name: again\n    sysctl:\n      name: net.ipv4.ip_forward\n      \
-                             value: \"1\"\n";
-        let base = || {
-            let mut raw = crate::testing::raw_from(&[
-                ("/proc/sys/net/ipv4/ip_forward", "1\n"),
-                ("/etc/sysctl.d/99-dnsfix.conf", "# ours\n"),
-            ]);
-            raw.dirs.push("/etc/sysctl.d".to_owned());
-            raw
-        };
+        let base = forwarding_node;
         let conf = "kernel.sysrq = 0\n-net.ipv4.ip_forward = 0\n";
         let mut debian = base();
         debian.file(
@@ -767,6 +772,67 @@ mod tests {
                 run.notes
             );
         }
+    }
+
+    /// A node systemd boots never reads an /etc/sysctl.conf no link leads to, but procps
+    /// `sysctl --system` applies it last: its 0 is changed too; a `file:` there is named.
+    #[test]
+    fn an_unlinked_sysctl_conf_counts_for_sysctl_system_not_for_the_boot() {
+        let unread = crate::cluster::NodeView::Unavailable {
+            reason: "not read in this test".to_owned(),
+        };
+        let mut trixie = forwarding_node();
+        trixie.file(
+            "/run/systemd/system",
+            crate::facts::raw::FileState::Directory,
+            None,
+        );
+        trixie.file(
+            "/etc/sysctl.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"net.ipv4.ip_forward = 0\n"),
+        );
+        let run =
+            plan_facts(TWICE, &NodeFacts::from_raw("node1", &trixie), &unread, &[]).expect("plans");
+        assert!(
+            run.changes.iter().any(|c| matches!(c,
+                Change::WriteFile { path, content, .. }
+                    if path == "/etc/sysctl.conf" && content == "net.ipv4.ip_forward = 1\n")),
+            "{:?}",
+            run.changes
+        );
+        assert!(
+            run.notes.iter().any(|n| n
+                .message
+                .contains("is applied after /etc/sysctl.d/99-dnsfix.conf by `sysctl --system`")),
+            "{:?}",
+            run.notes
+        );
+        // A site playbook that persists into that file: the boot would not read it.
+        let into_conf = TWICE.replace(
+            "value: \"1\"\n  - name: again",
+            "value: \"1\"\n      file: /etc/sysctl.conf\n  - name: again",
+        );
+        assert_ne!(into_conf, TWICE);
+        trixie.file(
+            "/etc/sysctl.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"# mine\n"),
+        );
+        let run = plan_facts(
+            &into_conf,
+            &NodeFacts::from_raw("node1", &trixie),
+            &unread,
+            &[],
+        )
+        .expect("plans");
+        assert!(
+            run.notes.iter().any(|n| n
+                .message
+                .contains("the boot does not read /etc/sysctl.conf")),
+            "{:?}",
+            run.notes
+        );
     }
 
     /// The messages `could not plan: playbook: ...` shows, place by place.

@@ -46,7 +46,8 @@ impl Run<'_> {
             .iter()
             .map(|(p, t, _)| (p.clone(), t.as_str()))
             .collect();
-        if !persisted_modules(&inputs).contains_key(&name) {
+        let systemd = crate::facts::sysctl::booted_by_systemd(&self.facts.raw);
+        if !persisted_modules(&inputs, systemd).contains_key(&name) {
             let text = self.read(state, &file)?;
             let mut new = match text {
                 Some(t) if !t.is_empty() && !t.ends_with('\n') => format!("{t}\n"),

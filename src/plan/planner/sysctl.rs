@@ -60,22 +60,43 @@ impl Run<'_> {
             changed.push(format!("{name} set to {value}"));
         }
 
-        // Persist: set the line in our file, then check it is what the boot applies.
-        let winning = |state: &mut State,
-                       run: &mut Self|
-         -> Result<Option<(String, String, usize)>, PlanErrorKind> {
-            let files = run.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
-            Ok(persisted_files(&files, booted_by_systemd(&run.facts.raw))
-                .get(&name)
-                .map(|p| (p.value.clone(), p.path.clone(), p.line)))
+        // Persist: set the line in our file, then check it is what the boot applies, and
+        // what procps `sysctl --system` applies (on a node systemd boots, that also reads an
+        // /etc/sysctl.conf no sysctl.d file links to, last).
+        let views: &[bool] = if booted_by_systemd(&self.facts.raw) {
+            &[true, false]
+        } else {
+            &[false]
         };
-        let before = winning(state, self)?;
-        if before.as_ref().map(|(v, _, _)| normalize_value(v)) != Some(normalize_value(&value)) {
+        let mut settled = true;
+        for &view in views {
+            let winner = self.winner(state, &name, view)?;
+            settled &=
+                winner.is_some_and(|(v, _, _)| normalize_value(&v) == normalize_value(&value));
+        }
+        if !settled {
             let text = self.read(state, &file)?;
             let new = set_sysctl_line(text.as_deref(), &name, &value);
-            self.write(state, &file, new, None, format!("{name} = {value}"), reason)?;
-            changed.push(format!("{file} {name} = {value}"));
-            self.later_file(state, &name, &value, &file, reason, &mut changed)?;
+            if self.write(state, &file, new, None, format!("{name} = {value}"), reason)? {
+                changed.push(format!("{file} {name} = {value}"));
+            }
+            for &view in views {
+                let wanted = Wanted {
+                    name: &name,
+                    value: &value,
+                    file: &file,
+                };
+                self.later_file(state, &wanted, reason, &mut changed, view)?;
+            }
+            // A `file:` the boot does not read (an /etc/sysctl.conf no link leads to).
+            if self.winner(state, &name, views[0])?.is_none() {
+                state.notes.push(Note {
+                    playbook: reason.playbook.clone(),
+                    message: format!(
+                        "the boot does not read {file} (no sysctl.d file links to it): {name} is not persisted"
+                    ),
+                });
+            }
         }
         Ok(if changed.is_empty() {
             Outcome::Already(format!("{name} already {value}, now and at boot"))
@@ -85,7 +106,29 @@ impl Run<'_> {
     }
 }
 
+/// The setting a sysctl task persists, and the file it persists it in.
+#[derive(Clone, Copy)]
+struct Wanted<'a> {
+    name: &'a str,
+    value: &'a str,
+    file: &'a str,
+}
+
 impl Run<'_> {
+    /// The assignment of `name` that wins, `(value, path, line)`: as systemd-sysctl reads
+    /// the files (`systemd`), or as procps `sysctl --system` does.
+    fn winner(
+        &mut self,
+        state: &mut State,
+        name: &str,
+        systemd: bool,
+    ) -> Result<Option<(String, String, usize)>, PlanErrorKind> {
+        let files = self.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
+        Ok(persisted_files(&files, systemd)
+            .remove(name)
+            .map(|p| (p.value, p.path, p.line)))
+    }
+
     /// A file the boot applies after `file` that still sets `name` to another value. One in
     /// /etc is the administrator's: its line is changed too, and a note says so. One a
     /// package or the runtime owns (/run, /usr/lib), a link into those, or one that cannot
@@ -93,18 +136,21 @@ impl Run<'_> {
     fn later_file(
         &mut self,
         state: &mut State,
-        name: &str,
-        value: &str,
-        file: &str,
+        wanted: &Wanted,
         reason: &Reason,
         changed: &mut Vec<String>,
+        systemd: bool,
     ) -> Result<(), PlanErrorKind> {
-        let files = self.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
-        let Some(p) = persisted_files(&files, booted_by_systemd(&self.facts.raw)).remove(name)
-        else {
+        let Wanted { name, value, file } = *wanted;
+        let Some((other, path, line)) = self.winner(state, name, systemd)? else {
             return Ok(());
         };
-        let (other, path, line) = (p.value, p.path, p.line);
+        // Applied after it at boot, or (a file the boot does not read) by procps.
+        let after = if systemd || !booted_by_systemd(&self.facts.raw) {
+            format!("is applied after {file} at boot")
+        } else {
+            format!("is applied after {file} by `sysctl --system`")
+        };
         if normalize_value(&other) == normalize_value(value) {
             return Ok(());
         }
@@ -114,12 +160,12 @@ impl Run<'_> {
         let message = match (target, text) {
             (Some(target), Some(text)) => {
                 let new = set_sysctl_line(text.as_deref(), name, value);
-                let was = format!("was {other}, applied after {file} at boot");
+                let was = format!("was {other}, {}", after.trim_start_matches("is "));
                 let description = format!("{name} = {value} ({was})");
                 self.write(state, &target, new, None, description, reason)?;
                 changed.push(format!("{target} {name} = {value}"));
                 format!(
-                    "{path}:{line} set {name} = {other} and is applied after {file} at boot: \
+                    "{path}:{line} set {name} = {other} and {after}: \
                      that line now sets {value}; if a tool manages {target}, change it there too"
                 )
             }
@@ -131,12 +177,12 @@ impl Run<'_> {
                 .and_then(|f| f.canonical.as_ref())
             {
                 Some(target) => format!(
-                    "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
+                    "{path}:{line} sets {name} = {other} and {after}; \
                      it is a link to {target}: replace the link with a copy that sets {value}, \
                      or the value reverts on the next boot"
                 ),
                 _ => format!(
-                    "{path}:{line} sets {name} = {other} and is applied after {file} at boot; \
+                    "{path}:{line} sets {name} = {other} and {after}; \
                      edit that line, or the value reverts on the next boot"
                 ),
             },
