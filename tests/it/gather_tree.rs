@@ -177,6 +177,11 @@ fn compared(facts: &NodeFacts) -> Value {
         "resolver": json["resolver"],
         "cni": json["cni"],
         "kubelet_unit": json["services"]["kubelet_unit"],
+        // What the boot applies (the live values are the machine's here).
+        "sysctls_persisted": json["sysctls"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v["persisted"].clone())).collect::<serde_json::Map<_, _>>()),
+        "br_netfilter_persisted": json["br_netfilter"]["persisted"],
     })
 }
 
