@@ -179,11 +179,11 @@ impl Run<'_> {
                 Some(target) => format!(
                     "{path}:{line} sets {name} = {other} and {after}; \
                      it is a link to {target}: replace the link with a copy that sets {value}, \
-                     or the value reverts on the next boot"
+                     or {name} goes back to {other}"
                 ),
                 _ => format!(
                     "{path}:{line} sets {name} = {other} and {after}; \
-                     edit that line, or the value reverts on the next boot"
+                     edit that line, or {name} goes back to {other}"
                 ),
             },
         };
