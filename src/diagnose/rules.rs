@@ -616,7 +616,7 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         Severity::Warning,
         format!("a sysctl file turns bridge netfilter off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs breaks DNS for bridged pods until {who} restarts"),
         undone,
-        "set net.bridge.bridge-nf-call-iptables=1 in a sysctl.d file applied after that one, or change that line".into(),
+        "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line".into(),
     )])
 }
 
