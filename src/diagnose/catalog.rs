@@ -428,8 +428,8 @@ pub const RULES: &[RuleInfo] = &[
             bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.\n\
             \n\
             k3s, RKE2, k0s and MicroK8s load br_netfilter and set bridge-nf-call-iptables to 1\n\
-            each time they start (k0s also ip6tables; k3s and RKE2 only where IPv6 is on;\n\
-            MicroK8s never), so a reboot cannot undo them. (k0s before 1.31.6 and 1.32.2\n\
+            each time they start (ip6tables too: k0s always, k3s and RKE2 only where IPv6 is\n\
+            on, MicroK8s never), so a reboot cannot undo them. (k0s before 1.31.6 and 1.32.2\n\
             never ran its modprobe: k0sproject/k0s#5579.)\n\
             What can is a sysctl file that sets 0: the boot applies it before the service\n\
             starts, and nothing shows, but any later `sysctl --system` or\n\

@@ -567,7 +567,25 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let installer_loads = installer_name(ctx.facts.flavour.kind).is_some();
     if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
     {
-        evidence.push("br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned());
+        let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
+            && ctx
+                .facts
+                .files
+                .get("/etc/modules")
+                .and_then(|f| f.text())
+                .is_some_and(|t| {
+                    crate::facts::modules_load::ModulesLoad::parse(&t)
+                        .modules
+                        .iter()
+                        .any(|m| {
+                            crate::facts::modules_load::normalize_module(&m.value) == "br_netfilter"
+                        })
+                });
+        evidence.push(if unread {
+            "br_netfilter is loaded, but only /etc/modules lists it, which systemd-modules-load does not read at boot: no modules-load.d file links to it".to_owned()
+        } else {
+            "br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned()
+        });
     }
     // What an installer sets at every start survives a reboot; a sysctl file that sets it
     // to 0 is what undoes it, under the running installer.
@@ -616,7 +634,7 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         Severity::Warning,
         format!("a sysctl file turns bridge netfilter off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs breaks DNS for bridged pods until {who} restarts"),
         undone,
-        "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line".into(),
+        "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
     )])
 }
 
@@ -667,6 +685,10 @@ fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
         FlavourKind::MicroK8s => {
             key == "net.bridge.bridge-nf-call-iptables"
                 || (key == "net.ipv4.ip_forward" && microk8s_forwards(ctx))
+        }
+        // Only `if enableIPv6` (k3s pkg/agent/syssetup).
+        FlavourKind::K3s | FlavourKind::Rke2 if key == "net.bridge.bridge-nf-call-ip6tables" => {
+            dual_stack(ctx)
         }
         _ => installer_sets_at_start(ctx).is_some(),
     };
@@ -770,12 +792,29 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
 
 /// What the bridge-netfilter playbook leaves alone where k3s, RKE2, k0s or MicroK8s runs
 /// the kubelet: loading and persisting br_netfilter, which it loads at every start (when
-/// it is loaded now), and bridge-nf-call-ip6tables, which only dual-stack needs (k3s and
-/// RKE2 set it only then). `(br_netfilter left to it, ip6tables wanted)`.
-pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, bool) {
+/// it is loaded now), and each key it sets at start itself, unless the key is off now or a
+/// sysctl file undoes it; and bridge-nf-call-ip6tables, which only dual-stack needs, where
+/// it does not set it. Elsewhere nothing. `(br_netfilter left to it, [iptables, ip6tables,
+/// forwarding] wanted)`.
+pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
     let installer = installer_name(ctx.facts.flavour.kind).is_some();
     let loaded = ctx.facts.br_netfilter.loaded == Observed::Known(true);
-    (installer && loaded, !installer || dual_stack(ctx))
+    let wanted = |key: &str| match installer_setting(ctx, key) {
+        Some(who) => {
+            sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
+                || undone_by_file(ctx, key, who).is_some()
+        }
+        None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || dual_stack(ctx),
+    };
+    (
+        installer && loaded,
+        [
+            "net.bridge.bridge-nf-call-iptables",
+            "net.bridge.bridge-nf-call-ip6tables",
+            "net.ipv4.ip_forward",
+        ]
+        .map(wanted),
+    )
 }
 
 /// [`stopped_installer`], where its next start turns IPv4 forwarding on.
@@ -849,7 +888,7 @@ fn ip_forward(ctx: &Ctx) -> RuleOutcome {
                 Severity::Warning,
                 format!("a sysctl file turns IPv4 forwarding off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs cuts pods off until {who} restarts"),
                 vec![ev],
-                "set net.ipv4.ip_forward=1 in a sysctl.d file applied after that one, or change that line".into(),
+                "set net.ipv4.ip_forward=1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
             )]),
             (Some(ev), None) => RuleOutcome::Findings(vec![ctx.finding(
                 id,
@@ -1675,6 +1714,28 @@ mod tests {
             said.contains("is set by no sysctl.d file") && said.contains(".dpkg-bak sets it"),
             "{said}"
         );
+        // The same for /etc/modules: listed there only, br_netfilter is not loaded at boot.
+        let mut modules = raw.clone();
+        modules.file(
+            "/etc/modules-load.d/k8s.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        modules.file(
+            "/etc/modules",
+            crate::facts::raw::FileState::Present,
+            Some(b"br_netfilter\n"),
+        );
+        let facts = NodeFacts::from_raw("node1", &modules);
+        let host = Host::new("node1");
+        match bridge_nf_not_persistent(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) => assert!(
+                f[0].evidence[0].contains("only /etc/modules lists it"),
+                "{:?}",
+                f[0].evidence
+            ),
+            other => panic!("{other:?}"),
+        }
         // Where something boots it that is not systemd, /etc/sysctl.conf comes last.
         let mut openrc = raw.clone();
         openrc.file(

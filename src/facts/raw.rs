@@ -388,6 +388,8 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
 /// in step).
 pub const ALWAYS_GATHERED: &[&str] = &[
     "/proc/sys/kernel/hostname",
+    "/etc/sysctl.conf.dpkg-bak",
+    "/run/systemd/system",
     "/etc/os-release",
     "/proc/sys/kernel/random/boot_id",
     "/etc/resolv.conf",

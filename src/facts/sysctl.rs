@@ -235,8 +235,8 @@ pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
 
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
 /// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`; none as systemd
-/// reads them) unless one of the applied drop-ins is a link to it. Returns `(path, content)`; see [`persisted`] for the rules
-/// and the meaning of `aliases`. A path listed in `aliases` but absent from `files` borrows the
+/// reads them) unless one of the applied drop-ins is a link to it. Returns `(path,
+/// content)`; see [`persisted`] for the rules and the meaning of `aliases`. A path listed in `aliases` but absent from `files` borrows the
 /// content of its target, so a caller that only read regular files still gets the link's
 /// position in the order right.
 pub fn drop_in_order<'a>(

@@ -37,7 +37,8 @@ pub fn build(
     let (sites, elsewhere) = flag_sites(facts);
     let rules_ctx = crate::diagnose::rules::Ctx::new(host, facts);
     let (bridge_left, forwarding_left) = crate::diagnose::rules::left_to_installer(&rules_ctx);
-    let (module_left, ip6tables_wanted) = crate::diagnose::rules::installer_bridge(&rules_ctx);
+    let (module_left, [iptables, ip6tables, forwarding]) =
+        crate::diagnose::rules::installer_bridge(&rules_ctx);
     let failing: Vec<&str> = findings
         .iter()
         .filter(|f| f.status == FindingStatus::Failed)
@@ -88,9 +89,11 @@ pub fn build(
     // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
     context["bridge_left_to_installer"] = json!(bridge_left);
     context["forwarding_left_to_installer"] = json!(forwarding_left);
-    // What a running one takes care of (br_netfilter), or does not need (ip6tables).
+    // What a running one takes care of itself, or does not need (ip6tables, single-stack).
     context["br_netfilter_left_to_installer"] = json!(module_left);
-    context["ip6tables_wanted"] = json!(ip6tables_wanted);
+    context["iptables_wanted"] = json!(iptables);
+    context["ip6tables_wanted"] = json!(ip6tables);
+    context["forwarding_wanted"] = json!(forwarding);
     context
 }
 

@@ -12,7 +12,9 @@
 //! A path is not enough: a sysctl.d file can set `kernel.core_pattern`, a kubelet config
 //! `staticPodPath`. So what a file of the built-in set may hold is checked too
 //! ([`check_content`]): resolver files hold resolver lines, sysctl.d and modules-load.d
-//! files the sysctls and modules above, and an edit of the kubelet's or k3s's own files may
+//! files the sysctls and modules above (a sysctl file may keep the lines of other sysctls
+//! it holds on the node now, unchanged and in order: /etc/sysctl.conf, a hardening file,
+//! whose one line dnsfix changes), and an edit of the kubelet's or k3s's own files may
 //! change its DNS settings (`resolvConf`, `clusterDNS`, `--resolv-conf`, `--cluster-dns`,
 //! `resolv-conf`, `cluster-dns`) and nothing else. A path a playbook's `allow:` names is the
 //! playbook's own business.
@@ -279,10 +281,11 @@ impl Policy {
         same.map_err(|why| format!("{path}: {why}"))
     }
 
-    /// A sysctl.d file: the sysctls dnsfix sets, each to a value it sets
-    /// ([`Policy::check_sysctl_value`]) unless the file had that line already; one that
-    /// sets nothing (it would mask a vendor file of its name) is refused, and so is one
-    /// that drops or turns back a built-in sysctl the file set before.
+    /// A sysctl.d file or /etc/sysctl.conf: the sysctls dnsfix sets, each to a value it sets
+    /// ([`Policy::check_sysctl_value`]) unless the file had that line already, and the
+    /// file's own lines of other sysctls exactly as `before` has them, in order; a sysctl.d
+    /// file that sets nothing (it would mask a vendor file of its name) is refused, and so
+    /// is one that drops or turns back a built-in sysctl the file set before.
     fn check_sysctl_file<'a>(
         &self,
         path: &str,
