@@ -146,6 +146,44 @@ json.dump({h["host"]: sorted(p for p, v in h["facts"]["files"].items() if v["sta
 	fi
 fi
 
+# BENCH_ALTERNATE=ROUNDS: instead of hyperfine's back-to-back runs, time each floor and
+# the dnsfix plan measured against it in turn, ROUNDS times (each command's prepare step,
+# then 1 s of quiet, before it): load that comes and goes hits both alike. Prints the
+# medians and ratios, and stops.
+if [ -n "${BENCH_ALTERNATE-}" ]; then
+	[[ $BENCH_ALTERNATE =~ ^[0-9]+$ && $BENCH_ALTERNATE -ge 1 ]] || { echo "BENCH_ALTERNATE must be a number of rounds" >&2; exit 2; }
+	pairs=(floor-ssh dnsfix-plan-openssh floor-ssh-curve25519 dnsfix-plan-russh)
+	times=$DIR/alternate.tsv
+	: >"$times"
+	for ((round = 1; round <= BENCH_ALTERNATE; round++)); do
+		for name in "${pairs[@]}"; do
+			for i in "${!names[@]}"; do
+				[ "${names[$i]}" = "$name" ] || continue
+				bash -c "${preps[$i]}"
+				sleep 1
+				start=$(date +%s.%N)
+				bash -c "${cmds[$i]}" >/dev/null 2>&1 || echo "!! $name failed in round $round" >&2
+				end=$(date +%s.%N)
+				awk -v n="$name" -v a="$start" -v b="$end" 'BEGIN { printf "%s\t%.4f\n", n, b - a }' >>"$times"
+			done
+		done
+	done
+	echo
+	echo "== alternated over $N nodes: medians of $BENCH_ALTERNATE rounds"
+	python3 - "$times" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, seconds = line.split("\t")
+    runs.setdefault(name, []).append(float(seconds))
+med = {name: statistics.median(v) for name, v in runs.items()}
+for name, floor in [("dnsfix-plan-openssh", "floor-ssh"), ("dnsfix-plan-russh", "floor-ssh-curve25519")]:
+    if name in med and floor in med:
+        print(f"{floor:22} {med[floor]:7.3f} s   {name:22} {med[name]:7.3f} s   {med[name] / med[floor]:.3f}x")
+PY
+	exit 0
+fi
+
 mkdir -p "$OUT"
 json=$OUT/facts-N$N.json csv=$OUT/facts-N$N.csv
 args=()
