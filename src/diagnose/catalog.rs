@@ -429,8 +429,9 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             k3s, RKE2, k0s and MicroK8s load br_netfilter and set bridge-nf-call-iptables to 1\n\
             each time they start (ip6tables too: k0s always, k3s and RKE2 only where IPv6 is\n\
-            on, MicroK8s never), so a reboot cannot undo them. (k0s before 1.31.6 and 1.32.2\n\
-            never ran its modprobe: k0sproject/k0s#5579.)\n\
+            on, MicroK8s never), so a reboot cannot undo them. (k0s before 1.29.14, 1.30.10,\n\
+            1.31.6 and 1.32.2 never ran its modprobe, k0sproject/k0s#5579: where the kubelet's\n\
+            version says so, dnsfix does not count on it to load br_netfilter.)\n\
             What can is a sysctl file that sets 0: the boot applies it before the service\n\
             starts, and nothing shows, but any later `sysctl --system` or\n\
             `systemctl restart systemd-sysctl` (by hand, or from a package: Debian 13's systemd\n\

@@ -564,7 +564,7 @@ fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let b = &ctx.facts.br_netfilter;
     let mut evidence = Vec::new();
     // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start.
-    let installer_loads = installer_name(ctx.facts.flavour.kind).is_some();
+    let installer_loads = installer_loads_br_netfilter(ctx);
     if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
     {
         let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
@@ -695,6 +695,32 @@ fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
     installer_name(ctx.facts.flavour.kind).filter(|_| sets)
 }
 
+/// Whether the node's installer loads br_netfilter itself at every start: k3s, RKE2 and
+/// MicroK8s do; k0s does from 1.29.14, 1.30.10, 1.31.6 and 1.32.2 on. Before, its
+/// `modprobe` built the command and never ran it (k0sproject/k0s#5579, fixed in 76ac8124).
+/// A k0s whose version is not known counts as loading it.
+fn installer_loads_br_netfilter(ctx: &Ctx) -> bool {
+    if ctx.facts.flavour.kind != FlavourKind::K0s {
+        return installer_name(ctx.facts.flavour.kind).is_some();
+    }
+    let version = kubelet_version(ctx).and_then(|(v, _)| minor_patch(&v));
+    !version.is_some_and(|(minor, patch)| match minor {
+        ..=28 => true,
+        29 => patch < 14,
+        30 => patch < 10,
+        31 => patch < 6,
+        32 => patch < 2,
+        _ => false,
+    })
+}
+
+/// The minor and patch of a Kubernetes 1.x version ("v1.31.5+k0s" → (31, 5)).
+fn minor_patch(version: &str) -> Option<(u32, u32)> {
+    let patch = version.trim_start_matches('v').split('.').nth(2)?;
+    let digits: String = patch.chars().take_while(char::is_ascii_digit).collect();
+    Some((minor(version)?, digits.parse().ok()?))
+}
+
 /// k3s, RKE2, k0s and MicroK8s, which run the kubelet themselves, by name.
 fn installer_name(kind: FlavourKind) -> Option<&'static str> {
     match kind {
@@ -784,7 +810,11 @@ fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
 /// never sets bridge-nf-call-ip6tables, runs dual-stack, nor where no pod traffic is
 /// bridged, which is an info of its own), and forwarding. The rules decide by it too.
 pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
+    // A k0s that never loads br_netfilter sets nothing where it is not loaded.
+    let module =
+        installer_loads_br_netfilter(ctx) || ctx.facts.br_netfilter.loaded == Observed::Known(true);
     let bridge = stopped_installer(ctx).is_some()
+        && module
         && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
         && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
     (bridge, restores_forwarding(ctx).is_some())
@@ -798,7 +828,8 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
 /// forwarding] wanted)`.
 pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
     let installer = installer_name(ctx.facts.flavour.kind).is_some();
-    let loaded = ctx.facts.br_netfilter.loaded == Observed::Known(true);
+    let loaded =
+        installer_loads_br_netfilter(ctx) && ctx.facts.br_netfilter.loaded == Observed::Known(true);
     let wanted = |key: &str| match installer_setting(ctx, key) {
         Some(who) => {
             sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
@@ -807,7 +838,7 @@ pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
         None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || dual_stack(ctx),
     };
     (
-        installer && loaded,
+        loaded,
         [
             "net.bridge.bridge-nf-call-iptables",
             "net.bridge.bridge-nf-call-ip6tables",
@@ -1749,6 +1780,74 @@ mod tests {
             ip_forward(&Ctx::in_cluster(&host, &facts, None)),
             RuleOutcome::Pass
         );
+    }
+
+    /// k0s before 1.29.14, 1.30.10, 1.31.6 and 1.32.2 never ran its modprobe: there a
+    /// br_netfilter that is loaded now but not persisted is gone after a reboot, and a
+    /// stopped k0s does not turn bridge netfilter on where the module is missing.
+    #[test]
+    fn an_old_k0s_does_not_load_br_netfilter() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let host = Host::new("node1");
+        let with_version = |raw: &crate::facts::raw::RawFacts, version: &str| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            let mut ctx = Ctx::in_cluster(&host, &facts, None);
+            ctx.kubelet_version = Some((version.to_owned(), "node1".to_owned()));
+            (
+                bridge_nf_not_persistent(&ctx),
+                bridge_nf_off(&ctx),
+                installer_bridge(&ctx).0,
+            )
+        };
+        // Running, br_netfilter loaded by hand and the bridge keys on, nothing persisted.
+        let mut running = raw.clone();
+        running.file(
+            "/proc/77/cmdline",
+            crate::facts::raw::FileState::Present,
+            Some(b"/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0"),
+        );
+        running.pids.insert("kubelet".to_owned(), 77);
+        running.file(
+            "/proc/modules",
+            crate::facts::raw::FileState::Present,
+            Some(b"br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\n"),
+        );
+        running.file(
+            "/proc/sys/net/bridge",
+            crate::facts::raw::FileState::Directory,
+            None,
+        );
+        running.file(
+            "/proc/sys/net/bridge/bridge-nf-call-iptables",
+            crate::facts::raw::FileState::Present,
+            Some(b"1\n"),
+        );
+        let (old, _, left) = with_version(&running, "v1.31.5+k0s");
+        match old {
+            RuleOutcome::Findings(f) => {
+                assert_eq!(f[0].severity, Severity::High);
+                assert!(
+                    f[0].evidence[0].contains("not loaded at boot"),
+                    "{:?}",
+                    f[0].evidence
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!left, "the playbook must load and persist it");
+        let (new, _, left) = with_version(&running, "v1.31.6+k0s");
+        assert_eq!(new, RuleOutcome::Pass);
+        assert!(left);
+        // Stopped, after a reboot, with br_netfilter not loaded: an old k0s sets nothing.
+        let severity = |version: &str| match with_version(&raw, version).1 {
+            RuleOutcome::Findings(f) => f[0].severity,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(severity("v1.32.1+k0s"), Severity::Critical);
+        assert_eq!(severity("v1.32.2+k0s"), Severity::Warning);
+        assert_eq!(minor_patch("v1.29.14+k0s"), Some((29, 14)));
     }
 
     /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
