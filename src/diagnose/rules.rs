@@ -643,17 +643,7 @@ const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sys
 /// Where `key` went: the /etc/sysctl.conf an upgrade to Debian 13 moved aside (procps
 /// 2:4.0.4-9 removes /etc/sysctl.conf, keeping a changed one as .dpkg-bak) set it.
 fn moved_aside(ctx: &Ctx, key: &str) -> &'static str {
-    let set = ctx
-        .facts
-        .files
-        .get("/etc/sysctl.conf.dpkg-bak")
-        .and_then(|f| f.text())
-        .is_some_and(|t| {
-            crate::facts::sysctl::SysctlFile::parse(&t)
-                .get(key)
-                .is_some()
-        });
-    if set {
+    if file_sets(ctx, "/etc/sysctl.conf.dpkg-bak", key) {
         " (/etc/sysctl.conf.dpkg-bak sets it: an upgrade to Debian 13 moved the changed /etc/sysctl.conf aside, and the boot no longer reads it)"
     } else {
         ""
@@ -664,16 +654,20 @@ fn moved_aside(ctx: &Ctx, key: &str) -> &'static str {
 /// then systemd-sysctl never read the file (no link to it in a sysctl.d directory).
 fn sysctl_conf_unread(ctx: &Ctx, key: &str) -> bool {
     crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
-        && ctx
-            .facts
-            .files
-            .get(crate::facts::sysctl::SYSCTL_CONF)
-            .and_then(|f| f.text())
-            .is_some_and(|t| {
-                crate::facts::sysctl::SysctlFile::parse(&t)
-                    .get(key)
-                    .is_some()
-            })
+        && file_sets(ctx, crate::facts::sysctl::SYSCTL_CONF, key)
+}
+
+/// Whether the gathered sysctl file at `path` assigns `key`.
+fn file_sets(ctx: &Ctx, path: &str, key: &str) -> bool {
+    ctx.facts
+        .files
+        .get(path)
+        .and_then(|f| f.text())
+        .is_some_and(|t| {
+            crate::facts::sysctl::SysctlFile::parse(&t)
+                .get(key)
+                .is_some()
+        })
 }
 
 /// The installer that runs the kubelet itself and sets `key` to 1 at every start, before

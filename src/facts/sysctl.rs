@@ -182,15 +182,27 @@ pub fn persisted_files(
     files: &[(String, String, Option<String>)],
     systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
-    let inputs: Vec<(String, &str)> = files
+    let (inputs, aliases) = split(files);
+    persisted(&inputs, &aliases, systemd)
+}
+
+/// `(path, content)` of each file.
+type Contents<'a> = Vec<(String, &'a str)>;
+/// `(link, canonical target)` of each symlink.
+type Aliases = Vec<(String, String)>;
+
+/// `(path, content, canonical target of a link)` triples as [`drop_in_order`] takes them:
+/// `(path, content)` pairs and `(link, target)` aliases.
+fn split(files: &[(String, String, Option<String>)]) -> (Contents<'_>, Aliases) {
+    let inputs = files
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))
         .collect();
-    let aliases: Vec<(String, String)> = files
+    let aliases = files
         .iter()
         .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
         .collect();
-    persisted(&inputs, &aliases, systemd)
+    (inputs, aliases)
 }
 
 /// Whether the node booted with systemd: `/run/systemd/system` is a directory (what
@@ -214,14 +226,7 @@ fn legacy(systemd: bool) -> Option<&'static str> {
 /// [`persisted`] reads (tests/it/sysctl_reference.rs compares it with systemd's own).
 pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
     let files = raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
-    let inputs: Vec<(String, &str)> = files
-        .iter()
-        .map(|(p, t, _)| (p.clone(), t.as_str()))
-        .collect();
-    let aliases: Vec<(String, String)> = files
-        .iter()
-        .filter_map(|(p, _, c)| c.clone().map(|c| (p.clone(), c)))
-        .collect();
+    let (inputs, aliases) = split(&files);
     drop_in_order(
         &inputs,
         &aliases,
