@@ -2,7 +2,9 @@
 //! `tests/lab/README.md`): a Debian bookworm booted by `systemd-nspawn`, where
 //! `systemctl restart kubelet` restarts a real `kubelet.service` (Kubespray's unit, running
 //! the lab's kubelet stand-in), `systemctl is-active` is systemd's answer, and
-//! systemd-resolved writes its own stub and upstream files.
+//! systemd-resolved writes its own stub and upstream files. A reboot is real too
+//! (`lab.sh reboot`): the node's systemd boots again from the same disk, and
+//! systemd-sysctl applies the node's sysctl files to kernel defaults.
 //!
 //! The flavour needs `systemd-nspawn` (systemd-container) and the cached rootfs
 //! (`tests/lab/lab.sh rootfs --build`; `.ci/run` does both). Without them the test fails
@@ -17,12 +19,19 @@ use dnsfix::apply::HostOutcome;
 use dnsfix::apply::record::RunRecord;
 use dnsfix::plan::model::HandlerAction;
 use dnsfix::plan::{Change, HostStatus, Plan};
+use serde_json::Value;
 
 const SCENARIO: &str = "systemd-stub-symlink";
+const HARDENED: &str = "systemd-hardened-forwarding";
 const KUBELET_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
+const HARDENING: &str = "/etc/sysctl.d/99-hardening.conf";
 
 fn start_lab() -> Lab {
-    Lab::start(&[SCENARIO]).unwrap_or_else(|e| {
+    start(SCENARIO)
+}
+
+fn start(scenario: &str) -> Lab {
+    Lab::start(&[scenario]).unwrap_or_else(|e| {
         panic!(
             "the systemd lab could not start: {e}\n\
              It needs root, systemd-nspawn (apt-get install systemd-container) and the cached \
@@ -42,6 +51,42 @@ fn dnsfix(lab: &Lab, args: &[&str]) -> Output {
 /// `systemctl show -p PROP --value UNIT` on the node (real systemd).
 fn unit_prop(lab: &Lab, node: &str, unit: &str, prop: &str) -> String {
     lab.exec(node, &format!("systemctl show -p {prop} --value {unit}"))
+        .trim()
+        .to_owned()
+}
+
+/// `dnsfix check --format json`: its exit code and the node's findings.
+fn check(lab: &Lab, node: &str) -> (Option<i32>, Vec<Value>) {
+    let out = dnsfix(lab, &["check", "--format", "json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("check did not print JSON ({e}):\n{}", describe(&out)));
+    let host = doc["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["host"] == node)
+        .unwrap_or_else(|| panic!("{node} is not in the report: {doc:#}"));
+    let findings = host["findings"].as_array().cloned().unwrap_or_default();
+    (out.status.code(), findings)
+}
+
+/// The finding `id` of `findings`: its severity and evidence.
+fn finding(findings: &[Value], id: &str) -> (String, Vec<String>) {
+    let f = findings
+        .iter()
+        .find(|f| f["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {findings:#?}"));
+    let evidence = f["evidence"].as_array().into_iter().flatten();
+    (
+        f["severity"].as_str().unwrap_or_default().to_owned(),
+        evidence
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+fn forwarding(lab: &Lab, node: &str) -> String {
+    lab.exec(node, "cat /proc/sys/net/ipv4/ip_forward")
         .trim()
         .to_owned()
 }
@@ -230,4 +275,81 @@ fn assert_applied_restarted_and_verified(record: &RunRecord, node: &str) {
             .any(|h| h.unit == "kubelet" && h.action == HandlerAction::Restarted && h.healthy),
         "no healthy kubelet restart in {result:#?}"
     );
+}
+
+/// What a post-reboot runbook relies on, against real boots. The node's image turns
+/// forwarding off at boot (`/etc/sysctl.d/99-hardening.conf`), and it was turned on by
+/// hand only. dnsfix says it reverts at the next reboot and names that line; a real reboot
+/// (systemd-sysctl applying the node's files) turns it off. apply persists it, changing
+/// the hardening line too, and after a second real reboot it is on and the node is clean.
+#[test]
+fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_the_next() {
+    let lab = start(HARDENED);
+    let node = lab.node(HARDENED).name.clone();
+    assert_real_systemd_node(&lab, &node);
+    // The boot applied the image's hardening (and undid the lab's ip_forward=1).
+    assert_eq!(forwarding(&lab, &node), "0");
+    let first_boot = lab.exec(&node, "cat /proc/sys/kernel/random/boot_id");
+
+    // On by hand, as an administrator does after kubeadm's preflight error.
+    lab.exec(&node, "echo 1 > /proc/sys/net/ipv4/ip_forward");
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-IP-FORWARD");
+    assert_eq!(severity, "high", "{evidence:?}");
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e == &format!("{HARDENING}:1 sets net.ipv4.ip_forward = 0")),
+        "{evidence:?}"
+    );
+
+    // A real reboot does what dnsfix said it would.
+    lab.reboot(&node);
+    assert_ne!(
+        lab.exec(&node, "cat /proc/sys/kernel/random/boot_id"),
+        first_boot
+    );
+    assert_eq!(forwarding(&lab, &node), "0", "the boot kept forwarding on");
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    assert_eq!(finding(&findings, "DNS-IP-FORWARD").0, "critical");
+
+    // The fix: persisted, the hardening line set to 1, the kubelet off the stub.
+    let hardening = lab.exec(&node, &format!("cat {HARDENING}"));
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    assert_applied_restarted_and_verified(&run_record(&out), &node);
+    assert_eq!(forwarding(&lab, &node), "1");
+    assert_eq!(
+        lab.exec(&node, &format!("cat {HARDENING}")),
+        hardening.replacen("net.ipv4.ip_forward = 0", "net.ipv4.ip_forward = 1", 1),
+        "only the one value changes"
+    );
+    assert!(
+        lab.exec(&node, "cat /etc/sysctl.d/99-dnsfix.conf")
+            .lines()
+            .any(|l| l == "net.ipv4.ip_forward = 1")
+    );
+
+    // A second real reboot, from forwarding off: only the boot can turn it on.
+    lab.exec(&node, "echo 0 > /proc/sys/net/ipv4/ip_forward");
+    lab.reboot(&node);
+    assert_eq!(
+        forwarding(&lab, &node),
+        "1",
+        "the boot did not apply the fix"
+    );
+    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert_eq!(
+        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
+        "ok"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+    assert!(findings.is_empty(), "{findings:#?}");
 }

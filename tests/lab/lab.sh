@@ -7,6 +7,7 @@
 #   lab.sh stop DIR NAME       sshd and the node's forwarder stop: connections are refused
 #   lab.sh start DIR NAME      undo stop (same port, same host key)
 #   lab.sh rekey DIR NAME      new host key, sshd restarted, known_hosts NOT updated
+#   lab.sh reboot DIR NAME     systemd nodes: a real reboot (systemctl reboot), waits for the boot
 #   lab.sh freeze DIR NAME     SIGSTOP the node's sshd: TCP connects, no SSH banner (timeouts)
 #   lab.sh thaw DIR NAME       SIGCONT it again
 #   lab.sh slow-login DIR NAME SECS   each key check of a login waits SECS (0: undo)
@@ -33,7 +34,7 @@ SYS_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH=$SYS_PATH:$PATH
 
 die() { echo "lab.sh: $*" >&2; exit 1; }
-usage() { sed -n '5,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 abspath() { # absolute path, without requiring it to exist
 	case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac | sed -E 's#/+#/#g; s#/\./#/#g; s#/\.$##; s#(.)/$#\1#'
@@ -317,21 +318,55 @@ build_node() { # DIR INDEX NAME
 	} >"$n/up.err" 2>&1
 }
 
-# A node of the systemd flavour: systemd-node.sh builds its root and execs systemd-nspawn
-# (so the pid started here ends up as nspawn's); its child is the node's systemd. Then
+# A node of the systemd flavour: systemd-node.sh builds its root and runs systemd-nspawn
+# (N/nspawn.pid), again after each reboot; nspawn's child is the node's systemd. Then
 # wait for the boot to finish, and start the node side of the forwarder, in the node's
 # network namespace but outside the container (sshd is the node's own ssh.service).
 boot_systemd_node() { # DIR NAME
-	local dir=$1 name=$2 n ns npid init state u i
+	local dir=$1 name=$2 n ns spid
 	n=$dir/nodes/$name
 	ns=$(cat "$n/netns")
 	setsid nsenter --net="/run/netns/$ns" \
 		env -i PATH="$SYS_PATH" LANG=C.UTF-8 LAB_TRACE="${LAB_TRACE-}" \
 		unshare --mount --propagation private \
 		/bin/bash "$dir/lib/systemd-node.sh" "$dir" "$name" </dev/null >"$n/init.log" 2>&1 &
-	npid=$!
-	echo "$npid" >"$n/nspawn.pid"
-	if ! wait_for 60 systemd_node_settled "$n" "$npid" || [ -e "$n/failed" ] || ! kill -0 "$npid" 2>/dev/null; then
+	spid=$!
+	echo "$spid" >"$n/node.pid"
+	wait_for 60 systemd_node_settled "$n" 1 || { echo "node did not start"; tail -n 25 "$n/init.log"; return 1; }
+	systemd_node_ready "$n" || return 1
+	setsid nsenter --net="/run/netns/$ns" \
+		socat -lf "$n/socat.log" "UNIX-LISTEN:$(cat "$n/sock"),fork,unlink-early,mode=0600" TCP:127.0.0.1:22 \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >"$n/nodefwd.pid"
+	wait_for 10 test -S "$(cat "$n/sock")" || { echo "the node-side forwarder did not start: $(tail -n 3 "$n/socat.log")"; return 1; }
+	return 0
+}
+# The boot that N/booting counts is under way (nspawn's child has exec'd systemd), or
+# the node failed or its script ended (then systemd_node_ready says why).
+systemd_node_settled() { # N BOOT
+	local spid npid c
+	spid=$(cat "$1/node.pid" 2>/dev/null)
+	# proc_dead, not pid_has: until setsid has exec'd, the child's command line is lab.sh's.
+	[ -e "$1/failed" ] || proc_dead "$spid" || {
+		[ "$(cat "$1/booting" 2>/dev/null)" = "$2" ] || return 1
+		npid=$(cat "$1/nspawn.pid" 2>/dev/null)
+		# nspawn's first child is a short-lived helper (the "outer child"); the container's
+		# init is the one that has exec'd systemd.
+		c=$(nspawn_child "$npid")
+		[ -n "$c" ] && [ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ]
+	}
+}
+nspawn_child() { # NSPAWN_PID -> pid of its (only) child, the container's init
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do echo "$c"; return 0; done
+}
+# After systemd_node_settled: the boot is over, every enabled LAB_UNITS_ACTIVE unit is
+# active, the kubelet serves its healthz and sshd listens; N/init.pid is the node's
+# systemd. Says what is wrong otherwise.
+systemd_node_ready() { # N
+	local n=$1 npid init state u i
+	npid=$(cat "$n/nspawn.pid" 2>/dev/null)
+	if [ -e "$n/failed" ] || ! pid_has "$npid" "systemd-nspawn --directory=$n/root"; then
 		echo "node did not start: $(cat "$n/failed" 2>/dev/null)"
 		echo "--- $n/init.log (tail)"; tail -n 25 "$n/init.log"
 		return 1
@@ -371,27 +406,9 @@ boot_systemd_node() { # DIR NAME
 			}
 		fi
 	done
-	setsid nsenter --net="/run/netns/$ns" \
-		socat -lf "$n/socat.log" "UNIX-LISTEN:$(cat "$n/sock"),fork,unlink-early,mode=0600" TCP:127.0.0.1:22 \
-		</dev/null >/dev/null 2>&1 &
-	echo $! >"$n/nodefwd.pid"
-	wait_for 10 test -S "$(cat "$n/sock")" || { echo "the node-side forwarder did not start: $(tail -n 3 "$n/socat.log")"; return 1; }
 	wait_for 30 in_node "$n" sh -c 'ss -Htln "sport = :22" | grep -q .' ||
 		{ echo "sshd does not listen in the node"; in_node "$n" journalctl -b --no-pager -n 20 -u ssh.service 2>&1; return 1; }
 	return 0
-}
-systemd_node_settled() { # N NSPAWN_PID
-	[ -e "$1/failed" ] || ! kill -0 "$2" 2>/dev/null || {
-		# nspawn's first child is a short-lived helper (the "outer child"); the container's
-		# init is the one that has exec'd systemd.
-		local c
-		c=$(nspawn_child "$2")
-		[ -e "$1/booting" ] && [ -n "$c" ] && [ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ]
-	}
-}
-nspawn_child() { # NSPAWN_PID -> pid of its (only) child, the container's init
-	local c
-	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do echo "$c"; return 0; done
 }
 
 write_outputs() { # DIR NAMES...
@@ -644,15 +661,15 @@ teardown() { # DIR [keep-dir]
 			pid=$(cat "$n/$f" 2>/dev/null)
 			[ -n "$pid" ] && pid_has "$pid" "node-init.sh $dir " && pids+=("$pid")
 		done
-		# systemd nodes: nspawn (or the script that becomes it) and everything in the
+		# systemd nodes: the script that boots the node, nspawn, and everything in the
 		# node's cgroup (all of it is in the network namespace too, but be thorough).
+		pid=$(cat "$n/node.pid" 2>/dev/null)
+		[ -n "$pid" ] && pid_has "$pid" "systemd-node.sh $dir " && pids+=("$pid")
 		pid=$(cat "$n/nspawn.pid" 2>/dev/null)
-		[ -n "$pid" ] && { pid_has "$pid" "systemd-nspawn --directory=$n/root" || pid_has "$pid" "systemd-node.sh $dir "; } &&
-			pids+=("$pid")
-		cg=$(node_cgroup "$n" "$id")
-		if [ -n "$cg" ]; then
+		[ -n "$pid" ] && pid_has "$pid" "systemd-nspawn --directory=$n/root" && pids+=("$pid")
+		for cg in $(node_cgroups "$n" "$id"); do
 			while read -r p; do pids+=("$p"); done < <(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null)
-		fi
+		done
 	done
 	# Forwarders whose pid file was never written (up interrupted).
 	for p in /proc/[0-9]*; do
@@ -669,12 +686,12 @@ teardown() { # DIR [keep-dir]
 	done
 	# The systemd nodes' cgroups, deepest first (they are empty now).
 	for n in "$dir"/nodes/*/; do
-		cg=$(node_cgroup "${n%/}" "$id")
-		[ -n "$cg" ] || continue
-		for _ in $(seq 1 50); do # a cgroup stays busy until its last process is reaped
-			[ -d "$cg" ] || break
-			find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
-			[ -d "$cg" ] && sleep 0.02
+		for cg in $(node_cgroups "${n%/}" "$id"); do
+			for _ in $(seq 1 50); do # a cgroup stays busy until its last process is reaped
+				[ -d "$cg" ] || break
+				find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+				[ -d "$cg" ] && sleep 0.02
+			done
 		done
 	done
 	# Namespaces: the ones we recorded, plus any with this lab's id (a half-built node).
@@ -696,9 +713,13 @@ teardown() { # DIR [keep-dir]
 	fi
 }
 
-node_cgroup() { # N LAB_ID -> the node's cgroup directory, if it is one this lab made
+node_cgroups() { # N LAB_ID -> the node's cgroup directories, those this lab made
+	node_cgroup "$1" "$2" cgroup
+	node_cgroup "$1" "$2" cgroup-unified
+}
+node_cgroup() { # N LAB_ID FILE -> the cgroup directory N/FILE names, if it is one this lab made
 	local cg
-	cg=$(cat "$1/cgroup" 2>/dev/null) || return 0
+	cg=$(cat "$1/$3" 2>/dev/null) || return 0
 	case $cg in /sys/fs/cgroup/*/dfx-"$2"-[0-9]* | /sys/fs/cgroup/dfx-"$2"-[0-9]*) ;; *) return 0 ;; esac
 	case $cg in *..*) return 0 ;; esac
 	echo "$cg"
@@ -788,8 +809,8 @@ start_sshd() { # N
 	wait_for 10 sshd_listening "$n" || die "sshd of $(basename "$n") did not start: $(tail -n 5 "$n/sshd.log")"
 }
 
-cmd_node() { # stop|start|rekey|freeze|thaw DIR NAME
-	local verb=$1 dir n pid
+cmd_node() { # stop|start|rekey|reboot|freeze|thaw DIR NAME
+	local verb=$1 dir n pid boot out
 	[ $# -eq 3 ] || usage
 	dir=$(lab_dir "$2")
 	n=$(node_dir "$dir" "$3")
@@ -820,6 +841,13 @@ cmd_node() { # stop|start|rekey|freeze|thaw DIR NAME
 		fi
 		start_sshd "$n"
 		printf '[127.0.0.1]:%s %s\n' "$(cat "$n/port")" "$(cut -d' ' -f1,2 "$n/ssh_host_ed25519_key.pub")" >"$n/known_hosts_line"
+		;;
+	reboot)
+		is_systemd_node "$n" || die "reboot: $3 is a namespace node; only nodes of the systemd flavour boot"
+		boot=$(cat "$n/booting")
+		in_node "$n" systemctl reboot || die "reboot: systemctl reboot failed in $3"
+		wait_for 60 systemd_node_settled "$n" $((boot + 1)) || die "reboot: $3 did not boot again: $(tail -n 5 "$n/init.log")"
+		out=$(systemd_node_ready "$n") || die "reboot: $3 booted again but is not ready: $out"
 		;;
 	freeze) pid=$(sshd_pid "$n") && [ "${pid:-0}" != 0 ] && in_node "$n" kill -STOP "$pid" || die "no sshd to freeze on $3" ;;
 	thaw) pid=$(sshd_pid "$n") && [ "${pid:-0}" != 0 ] && in_node "$n" kill -CONT "$pid" || die "no sshd to thaw on $3" ;;
@@ -876,7 +904,7 @@ shift
 case $verb in
 up) cmd_up "$@" ;;
 down) cmd_down "$@" ;;
-stop | start | rekey | freeze | thaw) cmd_node "$verb" "$@" ;;
+stop | start | rekey | reboot | freeze | thaw) cmd_node "$verb" "$@" ;;
 slow-login) cmd_slow_login "$@" ;;
 exec) cmd_exec "$@" ;;
 status) [ $# -eq 1 ] || usage; cmd_status "$1" ;;

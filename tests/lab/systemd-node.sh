@@ -3,17 +3,18 @@
 # "The systemd flavour"). lab.sh runs it as
 #   nsenter --net=/run/netns/NS unshare --mount --propagation private systemd-node.sh DIR NAME
 # so it is already in the node's network namespace and in a mount namespace of its own.
-# It builds the node's root filesystem and ends by exec'ing systemd-nspawn, whose child
-# is the node's real systemd (PID 1 of the container). It writes N/booting just before
-# that, or N/failed.
+# It builds the node's root filesystem and ends by running systemd-nspawn, whose child
+# is the node's real systemd (PID 1 of the container), and again after each reboot of
+# the node ("boot" below). It writes N/nspawn.pid and N/booting at each boot, or N/failed.
 #
 #   N/root      overlayfs: lower = the cached Debian rootfs (lab.sh rootfs), upper+work on
 #               a tmpfs mounted at N/ovl; both mounts exist only in this mount namespace,
-#               so they vanish with the node
+#               so they last across the node's reboots and vanish with the node
 #   /run        a private tmpfs: systemd-nspawn keeps its runtime files there, not in the
 #               host's /run
-#   cgroup      the node gets a cgroup of its own (N/cgroup holds its path), so that
-#               nodes never share one; lab.sh down removes it
+#   cgroup      the node gets a cgroup of its own (N/cgroup holds its path; on a hybrid
+#               host also one in the unified hierarchy, N/cgroup-unified), so that
+#               nodes never share one; lab.sh down removes them
 # shellcheck disable=SC2015 # `check && check || continue`: skip when either check fails
 set -eEu
 set -o pipefail
@@ -41,6 +42,19 @@ fi
 mkdir "$cg" || fail "cannot create the node's cgroup $cg"
 echo "$cg" >"$N/cgroup"
 echo $$ >"$cg/cgroup.procs" || fail "cannot move into the node's cgroup $cg"
+# A hybrid host (cgroup v1 with a cgroup2 at /sys/fs/cgroup/unified): systemd 252 in the
+# container tracks its units' processes in the unified hierarchy too, so the node needs a
+# cgroup of its own there as well. Without it, two nodes booting at once share one and
+# fail each other's units ("Failed to attach to cgroup /system.slice/...: No such file or
+# directory").
+if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ] &&
+	[ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	ucg=/sys/fs/cgroup/unified${own%/}/$MACHINE
+	mkdir "$ucg" || fail "cannot create the node's cgroup $ucg"
+	echo "$ucg" >"$N/cgroup-unified"
+	echo $$ >"$ucg/cgroup.procs" || fail "cannot move into the node's cgroup $ucg"
+fi
 
 # --- root filesystem -----------------------------------------------------------------------
 mount -t tmpfs -o mode=0755,nosuid,nodev lab-run /run
@@ -178,12 +192,50 @@ fi
 # --- boot ----------------------------------------------------------------------------------
 # --register=no --keep-unit: no systemd-machined and no system bus on the host are needed
 # (without --keep-unit nspawn asks the host's systemd for a scope: "Failed to open system
-# bus"). --network-namespace-path: the node's namespace, where this script already is, as
-# a private network (the container keeps CAP_NET_ADMIN and a writable /proc/sys/net).
+# bus"). --network-namespace-path: the node's namespace, where this script already is.
+# Unlike --private-network, it leaves /proc/sys/net read-only and drops CAP_NET_ADMIN
+# (systemd 252: systemd-sysctl at boot then says "Couldn't write '1' to
+# 'net/ipv4/ip_forward', ignoring: Operation not permitted", and so would `sysctl -w`
+# over ssh); SYSTEMD_NSPAWN_API_VFS_WRITABLE=network and --capability=CAP_NET_ADMIN give
+# the node what a real one has over its own network sysctls, and nothing more.
 # --resolv-conf=off, --timezone=off: the node's /etc/resolv.conf is the scenario's.
-echo booting >"$N/booting"
+#
+# A reboot in the node (`systemctl reboot`, lab.sh reboot) ends systemd-nspawn with exit
+# status 133 (systemd-nspawn(1), "--boot"; what systemd-nspawn@.service restarts on), and
+# the node boots again from the same root: the overlay's upper layer, the node's disk,
+# lives on in this script's mount namespace; /run is a fresh tmpfs at every boot (nspawn
+# mounts it). What lives on outside the container is the network namespace, whose
+# sysctls a real reboot resets: before each new boot, the keys the lab and dnsfix know
+# (LAB_SYSCTL's, forwarding, bridge netfilter) get the values a fresh namespace starts
+# with, which are the kernel's defaults. Anything else in the namespace keeps its state:
+# its links (the nodelocaldns interface, the site's resolvers) stay, as if the node-cache
+# pod and the network were back. The node keeps the host's boot id (a kernel-wide value;
+# nspawn cannot bind a file over it).
+#
+# N/nspawn.pid is the running systemd-nspawn; N/booting the boot's count (1, 2, ...),
+# written after it.
+boot_keys="net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.bridge.bridge-nf-call-arptables"
+for kv in $LAB_SYSCTL; do boot_keys="$boot_keys ${kv%%=*}"; done
+fresh_sysctls() { # the values a new network namespace starts with, as "KEY=VALUE" words
+	# shellcheck disable=SC2086,SC2016 # boot_keys: a list of words; the script expands in sh
+	unshare --net sh -c 'for k; do p=/proc/sys/$(echo "$k" | tr . /); [ -e "$p" ] && echo "$k=$(cat "$p")"; done; exit 0' _ $boot_keys
+}
+boot=0
 trap - ERR
-exec systemd-nspawn --directory="$R" --boot --register=no --keep-unit \
-	--machine="$MACHINE" --hostname="$NAME" \
-	--network-namespace-path=/proc/self/ns/net \
-	--resolv-conf=off --timezone=off --link-journal=no --console=pipe
+while :; do
+	boot=$((boot + 1))
+	SYSTEMD_NSPAWN_API_VFS_WRITABLE=network systemd-nspawn --directory="$R" --boot --register=no --keep-unit \
+		--machine="$MACHINE" --hostname="$NAME" \
+		--network-namespace-path=/proc/self/ns/net --capability=CAP_NET_ADMIN \
+		--resolv-conf=off --timezone=off --link-journal=no --console=pipe </dev/null &
+	echo $! >"$N/nspawn.pid"
+	echo "$boot" >"$N/booting"
+	rc=0
+	wait $! || rc=$?
+	[ "$rc" = 133 ] || exit "$rc"
+	echo "systemd-node: the node rebooted (boot $boot ended); resetting its network namespace's sysctls" >&2
+	fresh=$(fresh_sysctls) || fail "cannot read a fresh network namespace's sysctls (unshare --net)"
+	for kv in $fresh; do
+		echo "${kv#*=}" >"/proc/sys/$(echo "${kv%%=*}" | tr . /)" || fail "cannot reset sysctl ${kv%%=*}"
+	done
+done

@@ -226,6 +226,13 @@ impl Lab {
     pub fn rekey(&self, node: &str) {
         self.node_op("rekey", node);
     }
+    /// Reboots a node of the systemd flavour for real (`systemctl reboot` in the node):
+    /// its systemd boots again from the same disk, with a fresh /run, a new boot id and its
+    /// network sysctls at the kernel's defaults; returns once the boot is over and its
+    /// units, kubelet and sshd are up (`lab.sh reboot`).
+    pub fn reboot(&self, node: &str) {
+        self.node_op("reboot", node);
+    }
     /// SIGSTOPs the node's sshd: TCP connects, but no SSH banner ever comes (timeouts).
     pub fn freeze(&self, node: &str) {
         self.node_op("freeze", node);
