@@ -430,8 +430,44 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
             vec![format!("{chain} → no nameserver line")],
             fix,
         )]),
-        _ => RuleOutcome::Pass,
+        _ => match ctx.facts.kubelet_resolv_left_by_resolved() {
+            Some((path, state)) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path, state)]),
+            None => RuleOutcome::Pass,
+        },
     }
+}
+
+/// The kubelet's file is one systemd-resolved left in /run when it stopped: there now,
+/// gone after the next reboot unless systemd-resolved starts at boot.
+fn left_by_resolved(
+    ctx: &Ctx,
+    e: &Effective<String>,
+    f: &ResolvFile,
+    path: &str,
+    state: UnitState,
+) -> Finding {
+    let mut seen = resolv_chain(e, f);
+    if path != f.path {
+        seen.push_str(&format!(" → {path}"));
+    }
+    let evidence = vec![format!(
+        "{seen}: written by systemd-resolved, which is {} (systemctl is-active systemd-resolved)",
+        state.as_str()
+    )];
+    ctx.finding(
+        "DNS-KUBELET-RESOLVCONF-MISSING",
+        Severity::High,
+        format!(
+            "kubelet resolvConf {} is what systemd-resolved left in /run when it stopped: /run is emptied at boot, so unless systemd-resolved starts then, kubelet cannot start pods after the next reboot",
+            e.value
+        ),
+        evidence,
+        format!(
+            "point resolvConf at a file that outlives a reboot and lists real nameservers, or start and enable systemd-resolved (systemctl enable --now systemd-resolved); {}; {}",
+            persist_hint(ctx),
+            restart_hint(ctx)
+        ),
+    )
 }
 
 fn dual_stack(ctx: &Ctx) -> bool {
@@ -1687,6 +1723,62 @@ mod tests {
             f[0].evidence.iter().any(|e| e.contains("no sysctl.d")),
             "{f:?}"
         );
+    }
+
+    /// A kubelet file systemd-resolved left in /run is reported while resolved is inactive
+    /// or failed (gone after the next reboot), not while it runs or starts, and not where
+    /// k3s/RKE2 or k0s chose the file (they choose again at their next start).
+    #[test]
+    fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/fixtures/rules/DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-resolved-stopped-before-reboot/root",
+        );
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let host = Host::new("node1");
+        let outcome = |raw: &crate::facts::raw::RawFacts, auto: bool| {
+            let mut facts = NodeFacts::from_raw("node1", raw);
+            if auto && let Observed::Known(e) = &mut facts.kubelet.resolv_conf {
+                e.source.kind = "k3s_auto".into();
+            }
+            resolvconf_missing(&Ctx::in_cluster(&host, &facts, None))
+        };
+        for (state, auto, reported) in [
+            ("inactive", false, true),
+            ("failed", false, true),
+            ("active", false, false),
+            ("activating", false, false),
+            ("inactive", true, false),
+        ] {
+            let mut raw = raw.clone();
+            crate::testing::set_units(
+                &mut raw,
+                &[("systemd-resolved", state), ("kubelet", "active")],
+            );
+            match outcome(&raw, auto) {
+                RuleOutcome::Findings(f) if reported => {
+                    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+                    assert!(
+                        f[0].evidence[0].contains(&format!("systemd-resolved, which is {state}")),
+                        "{f:?}"
+                    );
+                }
+                RuleOutcome::Pass if !reported => {}
+                other => panic!("resolved {state}, auto {auto}: {other:?}"),
+            }
+        }
+        // The same stopped resolved, with the kubelet on a file of its own: nothing to say.
+        let mut raw = raw.clone();
+        let config = "/var/lib/kubelet/config.yaml";
+        let text = raw.files[config].text().expect("config text").replace(
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolvConf: /etc/resolv.conf",
+        );
+        raw.file(
+            config,
+            crate::facts::raw::FileState::Present,
+            Some(text.as_bytes()),
+        );
+        assert_eq!(outcome(&raw, false), RuleOutcome::Pass);
     }
 
     /// The severities of DNS-BRIDGE-NF-OFF and DNS-IP-FORWARD on a node of flavour `kind`.

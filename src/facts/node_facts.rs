@@ -367,6 +367,29 @@ pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
 ];
 
 impl NodeFacts {
+    /// Where the kubelet's resolv.conf is a file systemd-resolved keeps in
+    /// `/run/systemd/resolve/` while systemd-resolved is not running (inactive or failed):
+    /// what it left there when it stopped. Nothing keeps the file meanwhile, and `/run` is
+    /// a tmpfs, emptied at every boot. The file's path (after its links), with
+    /// systemd-resolved's state. `None` where k3s/RKE2 or k0s chose the file themselves:
+    /// they choose again at their next start.
+    pub fn kubelet_resolv_left_by_resolved(&self) -> Option<(&str, UnitState)> {
+        let state = self.services.systemd_resolved;
+        if !matches!(state, UnitState::Inactive | UnitState::Failed) {
+            return None;
+        }
+        let Observed::Known(e) = &self.kubelet.resolv_conf else {
+            return None;
+        };
+        if matches!(e.source.kind.as_str(), "k3s_auto" | "k0s_auto") {
+            return None;
+        }
+        let f = self.kubelet.pod_resolv_conf.as_ref()?;
+        let path = f.canonical.as_deref().unwrap_or(&f.path);
+        (f.state == FileState::Present && path.starts_with("/run/systemd/resolve/"))
+            .then_some((path, state))
+    }
+
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did
     /// not read it.
     pub fn sysctl_live(&self, name: &str) -> Option<&RawFile> {

@@ -71,7 +71,10 @@ pub fn build(
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
         "kubelet_pod_search": pod_search(facts),
-        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster)),
+        // A file systemd-resolved left in /run when it stopped is clean only until the
+        // next reboot.
+        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster))
+            && facts.kubelet_resolv_left_by_resolved().is_none(),
         "kubelet_cluster_dns": dns_value,
         "kubelet_cluster_dns_source": dns_source,
         "kubelet_unit": facts.services.kubelet_unit,

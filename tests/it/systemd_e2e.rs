@@ -353,3 +353,77 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
     assert_eq!(code, Some(0), "{findings:#?}");
     assert!(findings.is_empty(), "{findings:#?}");
 }
+
+/// `systemctl disable --now systemd-resolved` leaves its files in /run: the kubelet's
+/// resolvConf, systemd-resolved's uplink file, is there until the next reboot and gone
+/// after it. check says so before the reboot (high); a real reboot bears it out (the file
+/// is gone, the kubelet cannot start, critical); apply moves the kubelet to a file of its
+/// own under /etc, which the next real reboot keeps.
+#[test]
+fn a_kubelet_file_left_by_a_stopped_systemd_resolved_is_reported_before_a_real_reboot_takes_it() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
+    // The node after an earlier fix (the kubelet on resolved's uplink file); then its
+    // operators turn systemd-resolved off for good, with a static /etc/resolv.conf.
+    lab.exec(
+        &node,
+        &format!(
+            "sed -i 's|^resolvConf:.*|resolvConf: \"{UPLINK}\"|' {KUBELET_CONFIG} && \
+             systemctl restart kubelet && \
+             systemctl disable --now systemd-resolved && \
+             rm /etc/resolv.conf && printf 'nameserver 192.0.2.53\\n' > /etc/resolv.conf"
+        ),
+    );
+    assert_eq!(
+        unit_prop(&lab, &node, "systemd-resolved", "ActiveState"),
+        "inactive"
+    );
+    lab.exec(&node, &format!("test -s {UPLINK}"));
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-KUBELET-RESOLVCONF-MISSING");
+    assert_eq!(severity, "high", "{evidence:?}");
+    assert!(
+        evidence[0].contains(UPLINK) && evidence[0].contains("systemd-resolved, which is inactive"),
+        "{evidence:?}"
+    );
+
+    // A real reboot takes the file, and with it the kubelet.
+    lab.reboot_units_may_fail(&node);
+    assert_eq!(
+        lab.exec_output(&node, &format!("test -e {UPLINK}"))
+            .status
+            .code(),
+        Some(1),
+        "{UPLINK} outlived the reboot"
+    );
+    assert_ne!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-KUBELET-RESOLVCONF-MISSING");
+    assert_eq!(severity, "critical", "{evidence:?}");
+
+    // The fix: a file of the kubelet's own, from the node's real server.
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert!(
+        lab.exec(&node, &format!("grep '^resolvConf:' {KUBELET_CONFIG}"))
+            .contains("/etc/dnsfix/resolv.conf")
+    );
+
+    // The next real reboot keeps it: the kubelet starts and the node is clean.
+    lab.reboot(&node);
+    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert_eq!(
+        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
+        "ok"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+}

@@ -233,6 +233,26 @@ impl Lab {
     pub fn reboot(&self, node: &str) {
         self.node_op("reboot", node);
     }
+    /// [`Lab::reboot`] of a node a test broke on purpose: returns once the boot is over and
+    /// sshd listens, whether or not the scenario's units came up (`LAB_REBOOT_UNITS=any`).
+    pub fn reboot_units_may_fail(&self, node: &str) {
+        let name = self.node(node).name.clone();
+        let out = Command::new("bash")
+            .arg(lab_sh())
+            .args([
+                OsStr::new("reboot"),
+                self.dir.as_os_str(),
+                OsStr::new(&name),
+            ])
+            .env("LAB_REBOOT_UNITS", "any")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run bash {}: {e}", lab_sh().display()));
+        assert!(
+            out.status.success(),
+            "lab.sh reboot {name} failed: {}",
+            describe(&out)
+        );
+    }
     /// SIGSTOPs the node's sshd: TCP connects, but no SSH banner ever comes (timeouts).
     pub fn freeze(&self, node: &str) {
         self.node_op("freeze", node);
