@@ -380,7 +380,11 @@ systemd_node_ready() { # N [UNITS]
 	wait_for 30 in_node "$n" test -S /run/systemd/private ||
 		{ echo "systemd in the node did not come up"; tail -n 25 "$n/init.log"; return 1; }
 	state=$(timeout 90 nsenter -t "$init" -m -u -i -n -p -C -- env -i PATH="$SYS_PATH" systemctl is-system-running --wait 2>&1)
-	if [ "$state" != running ]; then
+	# A boot broken on purpose may fail a unit: "degraded" is over, too.
+	if [ "$state" = degraded ] && [ "$units" = any ]; then
+		echo "systemd in the node is degraded (LAB_REBOOT_UNITS=any):" >&2
+		in_node "$n" systemctl --failed --no-pager --no-legend >&2
+	elif [ "$state" != running ]; then
 		echo "systemd in the node is '$state', not running"
 		in_node "$n" systemctl --failed --no-pager --no-legend 2>&1
 		in_node "$n" journalctl -b --no-pager -n 30 -p warning 2>&1
@@ -657,6 +661,14 @@ teardown() { # DIR [keep-dir]
 	# The watcher first, unless we are the watcher.
 	pid=$(cat "$dir/watch.pid" 2>/dev/null)
 	[ -n "$pid" ] && [ "$pid" != "$$" ] && pid_has "$pid" "_watch $dir" && kill "$pid" 2>/dev/null
+	# The scripts that boot systemd nodes, before anything else: one between two boots
+	# would start a new systemd-nspawn after the processes below were listed.
+	for n in "$dir"/nodes/*/; do
+		pid=$(cat "$n/node.pid" 2>/dev/null)
+		[ -n "$pid" ] && pid_has "$pid" "systemd-node.sh $dir " || continue
+		kill -9 "$pid" 2>/dev/null
+		for _ in $(seq 1 100); do proc_dead "$pid" && break; sleep 0.02; done
+	done
 	for n in "$dir"/nodes/*/; do
 		[ -d "$n" ] || continue
 		n=${n%/}
@@ -668,10 +680,8 @@ teardown() { # DIR [keep-dir]
 			pid=$(cat "$n/$f" 2>/dev/null)
 			[ -n "$pid" ] && pid_has "$pid" "node-init.sh $dir " && pids+=("$pid")
 		done
-		# systemd nodes: the script that boots the node, nspawn, and everything in the
-		# node's cgroup (all of it is in the network namespace too, but be thorough).
-		pid=$(cat "$n/node.pid" 2>/dev/null)
-		[ -n "$pid" ] && pid_has "$pid" "systemd-node.sh $dir " && pids+=("$pid")
+		# systemd nodes: nspawn and everything in the node's cgroups (all of it is in the
+		# network namespace too, but be thorough).
 		pid=$(cat "$n/nspawn.pid" 2>/dev/null)
 		[ -n "$pid" ] && pid_has "$pid" "systemd-nspawn --directory=$n/root" && pids+=("$pid")
 		for cg in $(node_cgroups "$n" "$id"); do
@@ -852,7 +862,9 @@ cmd_node() { # stop|start|rekey|reboot|freeze|thaw DIR NAME
 	reboot)
 		is_systemd_node "$n" || die "reboot: $3 is a namespace node; only nodes of the systemd flavour boot"
 		boot=$(cat "$n/booting")
-		in_node "$n" systemctl reboot || die "reboot: systemctl reboot failed in $3"
+		# --no-block: the shutdown may kill systemctl before it returns; the boot count
+		# below says whether the node rebooted.
+		in_node "$n" systemctl --no-block reboot || true
 		wait_for 60 systemd_node_settled "$n" $((boot + 1)) || die "reboot: $3 did not boot again: $(tail -n 5 "$n/init.log")"
 		out=$(systemd_node_ready "$n" "${LAB_REBOOT_UNITS-}") || die "reboot: $3 booted again but is not ready: $out"
 		;;

@@ -41,7 +41,6 @@ else
 fi
 mkdir "$cg" || fail "cannot create the node's cgroup $cg"
 echo "$cg" >"$N/cgroup"
-echo $$ >"$cg/cgroup.procs" || fail "cannot move into the node's cgroup $cg"
 # A hybrid host (cgroup v1 with a cgroup2 at /sys/fs/cgroup/unified): systemd 252 in the
 # container tracks its units' processes in the unified hierarchy too, so the node needs a
 # cgroup of its own there as well. Without it, two nodes booting at once share one and
@@ -53,8 +52,10 @@ if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ] &&
 	ucg=/sys/fs/cgroup/unified${own%/}/$MACHINE
 	mkdir "$ucg" || fail "cannot create the node's cgroup $ucg"
 	echo "$ucg" >"$N/cgroup-unified"
-	echo $$ >"$ucg/cgroup.procs" || fail "cannot move into the node's cgroup $ucg"
 fi
+# Only systemd-nspawn moves into them (see "boot"): this script outlives each boot, and on
+# cgroup v2 a cgroup that holds a process cannot hand controllers down to nspawn's
+# subtree.
 
 # --- root filesystem -----------------------------------------------------------------------
 mount -t tmpfs -o mode=0755,nosuid,nodev lab-run /run
@@ -201,41 +202,53 @@ fi
 # --resolv-conf=off, --timezone=off: the node's /etc/resolv.conf is the scenario's.
 #
 # A reboot in the node (`systemctl reboot`, lab.sh reboot) ends systemd-nspawn with exit
-# status 133 (systemd-nspawn(1), "--boot"; what systemd-nspawn@.service restarts on), and
-# the node boots again from the same root: the overlay's upper layer, the node's disk,
-# lives on in this script's mount namespace; /run is a fresh tmpfs at every boot (nspawn
-# mounts it). What lives on outside the container is the network namespace, whose
-# sysctls a real reboot resets: before each new boot, the keys the lab and dnsfix know
-# (LAB_SYSCTL's, forwarding, bridge netfilter) get the values a fresh namespace starts
-# with, which are the kernel's defaults. Anything else in the namespace keeps its state:
-# its links (the nodelocaldns interface, the site's resolvers) stay, as if the node-cache
-# pod and the network were back. The node keeps the host's boot id (a kernel-wide value;
-# nspawn cannot bind a file over it).
+# status 133: with --keep-unit, systemd-nspawn 252 leaves the reboot to its caller (as
+# systemd-nspawn@.service does, RestartForceExitStatus=133) instead of rebooting the
+# container itself; without --keep-unit this loop would never see it. The node then boots
+# again from the same root: the overlay's upper layer, the node's disk, lives on in this
+# script's mount namespace; /run is a fresh tmpfs at every boot (nspawn mounts it), and
+# each boot gets a boot id of its own (nspawn binds a random one over
+# /proc/sys/kernel/random/boot_id). What lives on outside the container is the network
+# namespace, whose sysctls a real reboot resets: before each new boot the keys the lab and
+# dnsfix know get the kernel's built-in defaults (BOOT_DEFAULTS; not the values a new
+# namespace starts with, which copy the host's IPv4 settings, forwarding included, where
+# net.core.devconf_inherit_init_net is 0). Anything else in the namespace keeps its
+# state: its links (the nodelocaldns interface, the site's resolvers) stay, as if the
+# node-cache pod and the network were back.
 #
 # N/nspawn.pid is the running systemd-nspawn; N/booting the boot's count (1, 2, ...),
-# written after it.
-boot_keys="net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.bridge.bridge-nf-call-arptables"
-for kv in $LAB_SYSCTL; do boot_keys="$boot_keys ${kv%%=*}"; done
-fresh_sysctls() { # the values a new network namespace starts with, as "KEY=VALUE" words
-	# shellcheck disable=SC2086,SC2016 # boot_keys: a list of words; the script expands in sh
-	unshare --net sh -c 'for k; do p=/proc/sys/$(echo "$k" | tr . /); [ -e "$p" ] && echo "$k=$(cat "$p")"; done; exit 0' _ $boot_keys
-}
+# written after it. An exit other than a reboot ends the node: its status goes to
+# init.log, and to N/failed unless it is 0.
+BOOT_DEFAULTS="net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 net.bridge.bridge-nf-call-arptables=1"
+for kv in $LAB_SYSCTL; do
+	case " $BOOT_DEFAULTS " in *" ${kv%%=*}="*) ;; *) fail "LAB_SYSCTL ${kv%%=*}: no boot default known for it (systemd-node.sh BOOT_DEFAULTS)" ;; esac
+done
 boot=0
 trap - ERR
 while :; do
 	boot=$((boot + 1))
-	SYSTEMD_NSPAWN_API_VFS_WRITABLE=network systemd-nspawn --directory="$R" --boot --register=no --keep-unit \
-		--machine="$MACHINE" --hostname="$NAME" \
-		--network-namespace-path=/proc/self/ns/net --capability=CAP_NET_ADMIN \
-		--resolv-conf=off --timezone=off --link-journal=no --console=pipe </dev/null &
-	echo $! >"$N/nspawn.pid"
-	echo "$boot" >"$N/booting"
+	(
+		echo "$BASHPID" >"$cg/cgroup.procs" || exit 97
+		if [ -n "${ucg-}" ]; then echo "$BASHPID" >"$ucg/cgroup.procs" || exit 97; fi
+		exec env SYSTEMD_NSPAWN_API_VFS_WRITABLE=network systemd-nspawn --directory="$R" --boot \
+			--register=no --keep-unit --machine="$MACHINE" --hostname="$NAME" \
+			--network-namespace-path=/proc/self/ns/net --capability=CAP_NET_ADMIN \
+			--resolv-conf=off --timezone=off --link-journal=no --console=pipe
+	) </dev/null &
+	echo $! >"$N/nspawn.pid" || fail "cannot write $N/nspawn.pid"
+	echo "$boot" >"$N/booting" || fail "cannot write $N/booting"
 	rc=0
 	wait $! || rc=$?
-	[ "$rc" = 133 ] || exit "$rc"
-	echo "systemd-node: the node rebooted (boot $boot ended); resetting its network namespace's sysctls" >&2
-	fresh=$(fresh_sysctls) || fail "cannot read a fresh network namespace's sysctls (unshare --net)"
-	for kv in $fresh; do
-		echo "${kv#*=}" >"/proc/sys/$(echo "${kv%%=*}" | tr . /)" || fail "cannot reset sysctl ${kv%%=*}"
+	[ "$rc" != 97 ] || fail "cannot move systemd-nspawn into the node's cgroups ($cg ${ucg-})"
+	if [ "$rc" != 133 ]; then
+		echo "systemd-node: systemd-nspawn exited with status $rc (boot $boot)" >&2
+		[ "$rc" = 0 ] || echo "systemd-nspawn exited with status $rc (boot $boot)" >"$N/failed"
+		exit "$rc"
+	fi
+	echo "systemd-node: the node rebooted (boot $boot ended); its network sysctls go back to the kernel's defaults" >&2
+	for kv in $BOOT_DEFAULTS; do
+		p=/proc/sys/$(echo "${kv%%=*}" | tr . /)
+		[ -e "$p" ] || continue
+		echo "${kv#*=}" >"$p" || fail "cannot reset sysctl ${kv%%=*}"
 	done
 done

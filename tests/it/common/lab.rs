@@ -65,10 +65,18 @@ pub fn lab_sh() -> PathBuf {
 }
 
 fn run_lab_sh<S: AsRef<OsStr>>(args: &[S]) -> Output {
-    Command::new("bash")
-        .arg(lab_sh())
-        .args(args)
-        .output()
+    run_lab_sh_env(args, &[])
+}
+
+/// lab.sh with `env` set, and none of its other settings inherited from the caller's
+/// environment (`LAB_REBOOT_UNITS`).
+fn run_lab_sh_env<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
+    let mut lab = Command::new("bash");
+    lab.arg(lab_sh()).args(args).env_remove("LAB_REBOOT_UNITS");
+    for (name, value) in env {
+        lab.env(name, value);
+    }
+    lab.output()
         .unwrap_or_else(|e| panic!("cannot run bash {}: {e}", lab_sh().display()))
 }
 
@@ -202,10 +210,14 @@ impl Lab {
     }
 
     fn node_op_with(&self, verb: &str, node: &str, extra: &[&str]) {
+        self.node_op_env(verb, node, extra, &[]);
+    }
+
+    fn node_op_env(&self, verb: &str, node: &str, extra: &[&str], env: &[(&str, &str)]) {
         let name = self.node(node).name.clone();
         let mut args = vec![OsStr::new(verb), self.dir.as_os_str(), OsStr::new(&name)];
         args.extend(extra.iter().map(OsStr::new));
-        let out = run_lab_sh(&args);
+        let out = run_lab_sh_env(&args, env);
         assert!(
             out.status.success(),
             "lab.sh {verb} {name} failed: {}",
@@ -234,24 +246,10 @@ impl Lab {
         self.node_op("reboot", node);
     }
     /// [`Lab::reboot`] of a node a test broke on purpose: returns once the boot is over and
-    /// sshd listens, whether or not the scenario's units came up (`LAB_REBOOT_UNITS=any`).
+    /// sshd listens, whether or not the scenario's units came up or failed
+    /// (`LAB_REBOOT_UNITS=any`).
     pub fn reboot_units_may_fail(&self, node: &str) {
-        let name = self.node(node).name.clone();
-        let out = Command::new("bash")
-            .arg(lab_sh())
-            .args([
-                OsStr::new("reboot"),
-                self.dir.as_os_str(),
-                OsStr::new(&name),
-            ])
-            .env("LAB_REBOOT_UNITS", "any")
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run bash {}: {e}", lab_sh().display()));
-        assert!(
-            out.status.success(),
-            "lab.sh reboot {name} failed: {}",
-            describe(&out)
-        );
+        self.node_op_env("reboot", node, &[], &[("LAB_REBOOT_UNITS", "any")]);
     }
     /// SIGSTOPs the node's sshd: TCP connects, but no SSH banner ever comes (timeouts).
     pub fn freeze(&self, node: &str) {
