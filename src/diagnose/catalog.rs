@@ -239,7 +239,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-KUBELET-RESOLVCONF-MISSING",
         severity: Severity::Critical,
-        title: "kubelet's resolvConf is missing, empty or has no nameserver",
+        title: "kubelet's resolvConf is missing, empty, without nameserver, or gone at reboot",
         symptom: "\
             No new pod starts on this node, static control-plane pods included; running pods\n\
             keep running. `journalctl -u kubelet` shows:\n\
@@ -263,10 +263,11 @@ pub const RULES: &[RuleInfo] = &[
             Common causes:\n\
             - resolvConf is /run/systemd/resolve/resolv.conf but systemd-resolved does not run\n  \
             (disabled, masked, a minimal image or VM without it). /run is tmpfs: the file\n  \
-            exists only while resolved runs, and until the next reboot after it stopped\n  \
-            (systemctl disable --now systemd-resolved leaves it): dnsfix reports such a\n  \
-            leftover as high, before the reboot takes it. Kubespray sets this path on every\n  \
-            Ubuntu 18.04-24.04 and Fedora node regardless.\n\
+            exists while resolved runs, and after it stopped until the next boot, which\n  \
+            writes it again only if resolved is enabled. dnsfix reports the file of a\n  \
+            disabled or masked resolved (systemctl disable [--now] systemd-resolved) as\n  \
+            high, before the reboot takes it. Kubespray sets this path on every Ubuntu\n  \
+            18.04-24.04 and Fedora node regardless.\n\
             - /etc/resolv.conf is a dangling symlink, e.g. to stub-resolv.conf of a stopped\n  \
             systemd-resolved.\n\
             - the file has no nameserver line, e.g. written by a DHCP client that got no DNS\n  \

@@ -437,8 +437,9 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
     }
 }
 
-/// The kubelet's file is one systemd-resolved left in /run when it stopped: there now,
-/// gone after the next reboot unless systemd-resolved starts at boot.
+/// The kubelet's file is systemd-resolved's, in /run, and systemd-resolved will not write
+/// it at the next boot (disabled or masked; or, where that is not known, not running):
+/// there now, gone after the next reboot.
 fn left_by_resolved(
     ctx: &Ctx,
     e: &Effective<String>,
@@ -450,20 +451,40 @@ fn left_by_resolved(
     if path != f.path {
         seen.push_str(&format!(" → {path}"));
     }
-    let evidence = vec![format!(
-        "{seen}: written by systemd-resolved, which is {} (systemctl is-active systemd-resolved)",
-        state.as_str()
-    )];
+    let enabled = ctx.facts.services.systemd_resolved_enabled.as_deref();
+    let resolved = match enabled {
+        Some(word) => format!(
+            "{} (systemctl is-active) and {word} (systemctl is-enabled)",
+            state.as_str()
+        ),
+        None => format!("{} (systemctl is-active)", state.as_str()),
+    };
+    let file = if path == e.value {
+        e.value.clone()
+    } else {
+        format!("{} ({path})", e.value)
+    };
+    let summary = match ctx.facts.services.resolved_starts_at_boot() {
+        Some(false) => format!(
+            "kubelet resolvConf {file} is systemd-resolved's file in /run, and systemd-resolved does not start at boot: after the next reboot the file is gone and kubelet cannot start any pod"
+        ),
+        _ => format!(
+            "kubelet resolvConf {file} is what systemd-resolved left in /run when it stopped: /run is emptied at boot, so unless systemd-resolved starts then, kubelet cannot start any pod after the next reboot"
+        ),
+    };
+    // /etc/resolv.conf linked there is the host's own resolver: it dangles too.
+    let link = if e.value == "/etc/resolv.conf" && path != e.value {
+        "; /etc/resolv.conf, the host's own resolver, dangles after that reboot too: make it a real file"
+    } else {
+        ""
+    };
     ctx.finding(
         "DNS-KUBELET-RESOLVCONF-MISSING",
         Severity::High,
+        summary,
+        vec![format!("{seen}: written by systemd-resolved, which is {resolved}")],
         format!(
-            "kubelet resolvConf {} is what systemd-resolved left in /run when it stopped: /run is emptied at boot, so unless systemd-resolved starts then, kubelet cannot start pods after the next reboot",
-            e.value
-        ),
-        evidence,
-        format!(
-            "point resolvConf at a file that outlives a reboot and lists real nameservers, or start and enable systemd-resolved (systemctl enable --now systemd-resolved); {}; {}",
+            "point resolvConf at a file that outlives a reboot and lists real nameservers, or enable systemd-resolved (systemctl enable --now systemd-resolved){link}; {}; {}",
             persist_hint(ctx),
             restart_hint(ctx)
         ),
@@ -1725,9 +1746,11 @@ mod tests {
         );
     }
 
-    /// A kubelet file systemd-resolved left in /run is reported while resolved is inactive
-    /// or failed (gone after the next reboot), not while it runs or starts, and not where
-    /// k3s/RKE2 or k0s chose the file (they choose again at their next start).
+    /// A kubelet file systemd-resolved keeps in /run is reported where systemd-resolved
+    /// does not start at boot (disabled or masked: whether it runs now or not), and, where
+    /// that is not known, while it is inactive or failed; not where it starts at boot, and
+    /// not where k3s/RKE2 chose the file (they choose again at their next start). k0s's
+    /// own choice is reported only where /etc/resolv.conf, its next one, links there too.
     #[test]
     fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
@@ -1735,37 +1758,80 @@ mod tests {
         );
         let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
         let host = Host::new("node1");
-        let outcome = |raw: &crate::facts::raw::RawFacts, auto: bool| {
+        let outcome = |raw: &crate::facts::raw::RawFacts, auto: &str| {
             let mut facts = NodeFacts::from_raw("node1", raw);
-            if auto && let Observed::Known(e) = &mut facts.kubelet.resolv_conf {
-                e.source.kind = "k3s_auto".into();
+            if !auto.is_empty()
+                && let Observed::Known(e) = &mut facts.kubelet.resolv_conf
+            {
+                e.source.kind = auto.into();
             }
             resolvconf_missing(&Ctx::in_cluster(&host, &facts, None))
         };
-        for (state, auto, reported) in [
-            ("inactive", false, true),
-            ("failed", false, true),
-            ("active", false, false),
-            ("activating", false, false),
-            ("inactive", true, false),
+        for (state, enabled, auto, reported) in [
+            ("inactive", "disabled", "", true),
+            ("active", "disabled", "", true),
+            ("active", "masked", "", true),
+            ("inactive", "enabled", "", false),
+            ("failed", "enabled", "", false),
+            ("active", "enabled", "", false),
+            ("inactive", "", "", true),
+            ("failed", "", "", true),
+            ("active", "", "", false),
+            ("activating", "", "", false),
+            ("inactive", "disabled", "k3s_auto", false),
+            // This node's /etc/resolv.conf is a file of its own: k0s would take that.
+            ("inactive", "disabled", "k0s_auto", false),
         ] {
             let mut raw = raw.clone();
             crate::testing::set_units(
                 &mut raw,
                 &[("systemd-resolved", state), ("kubelet", "active")],
             );
+            raw.commands.remove("resolved-enabled");
+            if !enabled.is_empty() {
+                raw.commands.insert(
+                    "resolved-enabled".into(),
+                    crate::facts::raw::RawCommand {
+                        stdout: format!("{enabled}\n"),
+                        status: Some(i32::from(enabled != "enabled")),
+                    },
+                );
+            }
+            let case = format!("resolved {state}/{enabled:?}, source {auto:?}");
             match outcome(&raw, auto) {
                 RuleOutcome::Findings(f) if reported => {
-                    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+                    assert_eq!(f[0].severity, Severity::High, "{case}: {f:?}");
                     assert!(
                         f[0].evidence[0].contains(&format!("systemd-resolved, which is {state}")),
-                        "{f:?}"
+                        "{case}: {f:?}"
+                    );
+                    assert_eq!(
+                        f[0].summary.contains("does not start at boot"),
+                        !enabled.is_empty(),
+                        "{case}: {f:?}"
                     );
                 }
                 RuleOutcome::Pass if !reported => {}
-                other => panic!("resolved {state}, auto {auto}: {other:?}"),
+                other => panic!("{case}: {other:?}"),
             }
         }
+        // k0s's next choice, /etc/resolv.conf, linked to resolved's stub: gone as well.
+        let mut linked = raw.clone();
+        let stub = linked.files["/run/systemd/resolve/stub-resolv.conf"]
+            .text()
+            .expect("stub text")
+            .into_owned();
+        linked.files.remove("/etc/resolv.conf");
+        linked.link(
+            "/etc/resolv.conf",
+            "../run/systemd/resolve/stub-resolv.conf",
+            "/run/systemd/resolve/stub-resolv.conf",
+            stub.as_bytes(),
+        );
+        assert!(matches!(
+            outcome(&linked, "k0s_auto"),
+            RuleOutcome::Findings(_)
+        ));
         // The same stopped resolved, with the kubelet on a file of its own: nothing to say.
         let mut raw = raw.clone();
         let config = "/var/lib/kubelet/config.yaml";
@@ -1778,7 +1844,7 @@ mod tests {
             crate::facts::raw::FileState::Present,
             Some(text.as_bytes()),
         );
-        assert_eq!(outcome(&raw, false), RuleOutcome::Pass);
+        assert_eq!(outcome(&raw, ""), RuleOutcome::Pass);
     }
 
     /// The severities of DNS-BRIDGE-NF-OFF and DNS-IP-FORWARD on a node of flavour `kind`.

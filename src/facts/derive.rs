@@ -145,6 +145,12 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
     let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
     Services {
         systemd_resolved: get("systemd-resolved"),
+        systemd_resolved_enabled: raw
+            .commands
+            .get("resolved-enabled")
+            .and_then(|c| c.stdout.lines().next())
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty()),
         network_manager: get("NetworkManager"),
         systemd_networkd: get("systemd-networkd"),
         dhclient: raw.pids.contains_key("dhclient"),

@@ -104,6 +104,20 @@ pub enum UnitState {
     Unknown,
 }
 
+impl Services {
+    /// Whether systemd-resolved starts at boot, from `systemctl is-enabled` (its exit 0
+    /// states, systemctl(1)); `None` where that was not asked or said something else.
+    pub fn resolved_starts_at_boot(&self) -> Option<bool> {
+        match self.systemd_resolved_enabled.as_deref()? {
+            "enabled" | "enabled-runtime" | "static" | "alias" | "indirect" | "generated"
+            | "transient" => Some(true),
+            "disabled" | "masked" | "masked-runtime" | "linked" | "linked-runtime" | "bad"
+            | "not-found" => Some(false),
+            _ => None,
+        }
+    }
+}
+
 impl UnitState {
     /// As `systemctl is-active` says it (`unknown` for anything else).
     pub fn as_str(self) -> &'static str {
@@ -120,6 +134,11 @@ impl UnitState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Services {
     pub systemd_resolved: UnitState,
+    /// `systemctl is-enabled systemd-resolved` (`enabled`, `disabled`, `masked`, ...),
+    /// asked where /run/systemd/resolve exists; `None` where it was not asked or said
+    /// nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub systemd_resolved_enabled: Option<String>,
     pub network_manager: UnitState,
     /// systemd-networkd (netplan on Ubuntu, Debian cloud images): the DHCP client there.
     pub systemd_networkd: UnitState,
@@ -375,19 +394,36 @@ impl NodeFacts {
     /// they choose again at their next start.
     pub fn kubelet_resolv_left_by_resolved(&self) -> Option<(&str, UnitState)> {
         let state = self.services.systemd_resolved;
-        if !matches!(state, UnitState::Inactive | UnitState::Failed) {
-            return None;
+        // Whether it starts at boot decides; where that is not known, a resolved that is
+        // not running now is taken not to (its unit restarts it when it stops on its own).
+        match self.services.resolved_starts_at_boot() {
+            Some(true) => return None,
+            Some(false) => {}
+            None if matches!(state, UnitState::Inactive | UnitState::Failed) => {}
+            None => return None,
         }
         let Observed::Known(e) = &self.kubelet.resolv_conf else {
             return None;
         };
-        if matches!(e.source.kind.as_str(), "k3s_auto" | "k0s_auto") {
-            return None;
+        let in_run = |p: &str| {
+            p.starts_with("/run/systemd/resolve/") || p.starts_with("/var/run/systemd/resolve/")
+        };
+        match e.source.kind.as_str() {
+            // k3s/RKE2 choose again at their next start, and make a file of their own when
+            // the systemd-resolved one is gone (DNS-K3S-FALLBACK tells which).
+            "k3s_auto" => return None,
+            // k0s takes /etc/resolv.conf then, which is gone too where it links there.
+            "k0s_auto" => {
+                let etc = &self.resolver.etc_resolv_conf;
+                if !in_run(etc.canonical.as_deref().unwrap_or(&etc.path)) {
+                    return None;
+                }
+            }
+            _ => {}
         }
         let f = self.kubelet.pod_resolv_conf.as_ref()?;
         let path = f.canonical.as_deref().unwrap_or(&f.path);
-        (f.state == FileState::Present && path.starts_with("/run/systemd/resolve/"))
-            .then_some((path, state))
+        (f.state == FileState::Present && in_run(path)).then_some((path, state))
     }
 
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did

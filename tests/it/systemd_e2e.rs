@@ -354,30 +354,32 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
-/// `systemctl disable --now systemd-resolved` leaves its files in /run: the kubelet's
-/// resolvConf, systemd-resolved's uplink file, is there until the next reboot and gone
-/// after it. check says so before the reboot (high); a real reboot bears it out (the file
-/// is gone, the kubelet cannot start, critical); apply moves the kubelet to a file of its
-/// own under /etc, which the next real reboot keeps.
+/// `systemctl disable systemd-resolved` (without --now: it runs on until the reboot):
+/// the kubelet's resolvConf, systemd-resolved's uplink file, is there until the next
+/// reboot and gone after it. check says so before the reboot (high); a real reboot bears
+/// it out (the file is gone, critical; the lab's kubelet stand-in, stricter than a real
+/// kubelet, which runs on and fails every pod sandbox, does not even start); apply moves
+/// the kubelet to a file of its own under /etc, which the next real reboot keeps.
 #[test]
-fn a_kubelet_file_left_by_a_stopped_systemd_resolved_is_reported_before_a_real_reboot_takes_it() {
+fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboot_takes_it() {
     let lab = start_lab();
     let node = lab.node(SCENARIO).name.clone();
     const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
     // The node after an earlier fix (the kubelet on resolved's uplink file); then its
-    // operators turn systemd-resolved off for good, with a static /etc/resolv.conf.
+    // operators turn systemd-resolved off from the next boot, with a static
+    // /etc/resolv.conf.
     lab.exec(
         &node,
         &format!(
             "sed -i 's|^resolvConf:.*|resolvConf: \"{UPLINK}\"|' {KUBELET_CONFIG} && \
              systemctl restart kubelet && \
-             systemctl disable --now systemd-resolved && \
+             systemctl disable systemd-resolved && \
              rm /etc/resolv.conf && printf 'nameserver 192.0.2.53\\n' > /etc/resolv.conf"
         ),
     );
     assert_eq!(
         unit_prop(&lab, &node, "systemd-resolved", "ActiveState"),
-        "inactive"
+        "active"
     );
     lab.exec(&node, &format!("test -s {UPLINK}"));
     let (code, findings) = check(&lab, &node);
@@ -385,7 +387,10 @@ fn a_kubelet_file_left_by_a_stopped_systemd_resolved_is_reported_before_a_real_r
     let (severity, evidence) = finding(&findings, "DNS-KUBELET-RESOLVCONF-MISSING");
     assert_eq!(severity, "high", "{evidence:?}");
     assert!(
-        evidence[0].contains(UPLINK) && evidence[0].contains("systemd-resolved, which is inactive"),
+        evidence[0].contains(UPLINK)
+            && evidence[0].contains(
+                "systemd-resolved, which is active (systemctl is-active) and disabled (systemctl is-enabled)"
+            ),
         "{evidence:?}"
     );
 
