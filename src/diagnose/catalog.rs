@@ -265,8 +265,9 @@ pub const RULES: &[RuleInfo] = &[
             (disabled, masked, a minimal image or VM without it). /run is tmpfs: the file\n  \
             exists while resolved runs, and after it stopped until the next boot, which\n  \
             writes it again only if resolved is enabled. dnsfix reports the file of a\n  \
-            disabled or masked resolved (systemctl disable [--now] systemd-resolved) as\n  \
-            high, before the reboot takes it. Kubespray sets this path on every Ubuntu\n  \
+            disabled or masked resolved (systemctl disable [--now] systemd-resolved; where\n  \
+            systemctl is-enabled says nothing, of one not running) as high, before the\n  \
+            reboot takes it. Kubespray sets this path on every Ubuntu\n  \
             18.04-24.04 and Fedora node regardless.\n\
             - /etc/resolv.conf is a dangling symlink, e.g. to stub-resolv.conf of a stopped\n  \
             systemd-resolved.\n\

@@ -237,6 +237,7 @@ fn only_real_servers(ctx: &Ctx, p: &ResolvConf) -> bool {
 fn resolved_uplink_clean(ctx: &Ctx) -> bool {
     let up = &ctx.facts.resolver.systemd_uplink;
     ctx.facts.services.systemd_resolved == UnitState::Active
+        && !ctx.facts.services.resolved_gone_at_boot()
         && up
             .parsed
             .as_ref()
@@ -438,7 +439,7 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
 }
 
 /// The kubelet's file is systemd-resolved's, in /run, and systemd-resolved will not write
-/// it at the next boot (disabled or masked; or, where that is not known, not running):
+/// it at the next boot ([`crate::facts::node_facts::Services::resolved_gone_at_boot`]):
 /// there now, gone after the next reboot.
 fn left_by_resolved(
     ctx: &Ctx,
@@ -473,10 +474,15 @@ fn left_by_resolved(
         ),
     };
     // /etc/resolv.conf linked there is the host's own resolver: it dangles too.
-    let link = if e.value == "/etc/resolv.conf" && path != e.value {
-        "; /etc/resolv.conf, the host's own resolver, dangles after that reboot too: make it a real file"
+    let link = if ctx.facts.etc_resolv_conf_in_resolved_run_dir() {
+        "; /etc/resolv.conf, the host's own resolver, links there and dangles after that reboot too: make it a real file"
     } else {
         ""
+    };
+    let enable = if enabled.is_some_and(|w| w.starts_with("masked")) {
+        "unmask and enable systemd-resolved (systemctl unmask systemd-resolved; systemctl enable --now systemd-resolved)"
+    } else {
+        "enable systemd-resolved (systemctl enable --now systemd-resolved)"
     };
     ctx.finding(
         "DNS-KUBELET-RESOLVCONF-MISSING",
@@ -484,7 +490,7 @@ fn left_by_resolved(
         summary,
         vec![format!("{seen}: written by systemd-resolved, which is {resolved}")],
         format!(
-            "point resolvConf at a file that outlives a reboot and lists real nameservers, or enable systemd-resolved (systemctl enable --now systemd-resolved){link}; {}; {}",
+            "point resolvConf at a file that outlives a reboot and lists real nameservers, or {enable}{link}; {}; {}",
             persist_hint(ctx),
             restart_hint(ctx)
         ),
@@ -1746,77 +1752,114 @@ mod tests {
         );
     }
 
-    /// A kubelet file systemd-resolved keeps in /run is reported where systemd-resolved
-    /// does not start at boot (disabled or masked: whether it runs now or not), and, where
-    /// that is not known, while it is inactive or failed; not where it starts at boot, and
-    /// not where k3s/RKE2 chose the file (they choose again at their next start). k0s's
-    /// own choice is reported only where /etc/resolv.conf, its next one, links there too.
-    #[test]
-    fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
+    /// The `kubeadm-resolved-stopped-before-reboot` fixture (the kubelet on resolved's
+    /// uplink file in /run) with systemd-resolved `state` now and `enabled` from
+    /// `systemctl is-enabled` ("": not asked).
+    fn resolved_case(state: &str, enabled: &str) -> crate::facts::raw::RawFacts {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
             "tests/fixtures/rules/DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-resolved-stopped-before-reboot/root",
         );
-        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
-        let host = Host::new("node1");
-        let outcome = |raw: &crate::facts::raw::RawFacts, auto: &str| {
-            let mut facts = NodeFacts::from_raw("node1", raw);
-            if !auto.is_empty()
-                && let Observed::Known(e) = &mut facts.kubelet.resolv_conf
-            {
-                e.source.kind = auto.into();
-            }
-            resolvconf_missing(&Ctx::in_cluster(&host, &facts, None))
-        };
-        for (state, enabled, auto, reported) in [
-            ("inactive", "disabled", "", true),
-            ("active", "disabled", "", true),
-            ("active", "masked", "", true),
-            ("inactive", "enabled", "", false),
-            ("failed", "enabled", "", false),
-            ("active", "enabled", "", false),
-            ("inactive", "", "", true),
-            ("failed", "", "", true),
-            ("active", "", "", false),
-            ("activating", "", "", false),
-            ("inactive", "disabled", "k3s_auto", false),
-            // This node's /etc/resolv.conf is a file of its own: k0s would take that.
-            ("inactive", "disabled", "k0s_auto", false),
-        ] {
-            let mut raw = raw.clone();
-            crate::testing::set_units(
-                &mut raw,
-                &[("systemd-resolved", state), ("kubelet", "active")],
+        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        crate::testing::set_units(
+            &mut raw,
+            &[("systemd-resolved", state), ("kubelet", "active")],
+        );
+        raw.commands.remove("resolved-enabled");
+        if !enabled.is_empty() {
+            raw.commands.insert(
+                "resolved-enabled".into(),
+                crate::facts::raw::RawCommand {
+                    stdout: format!("{enabled}\n"),
+                    status: Some(i32::from(enabled != "enabled")),
+                },
             );
-            raw.commands.remove("resolved-enabled");
-            if !enabled.is_empty() {
-                raw.commands.insert(
-                    "resolved-enabled".into(),
-                    crate::facts::raw::RawCommand {
-                        stdout: format!("{enabled}\n"),
-                        status: Some(i32::from(enabled != "enabled")),
-                    },
-                );
-            }
+        }
+        raw
+    }
+
+    /// DNS-KUBELET-RESOLVCONF-MISSING on `raw`, the kubelet's resolvConf chosen by `auto`
+    /// (a source kind: `k3s_auto`, `k0s_auto`) where that is not "".
+    fn resolved_outcome(raw: &crate::facts::raw::RawFacts, auto: &str) -> RuleOutcome {
+        let host = Host::new("node1");
+        let mut facts = NodeFacts::from_raw("node1", raw);
+        if !auto.is_empty()
+            && let Observed::Known(e) = &mut facts.kubelet.resolv_conf
+        {
+            e.source.kind = auto.into();
+        }
+        resolvconf_missing(&Ctx::in_cluster(&host, &facts, None))
+    }
+
+    /// A kubelet file systemd-resolved keeps in /run is reported where systemd-resolved
+    /// does not start at the next boot (`systemctl is-enabled`, whether it runs now or
+    /// not), and, where that is not known, while it is inactive or failed; not where it
+    /// starts then, and not where k3s/RKE2 chose the file (they choose again at their next
+    /// start). k0s's own choice is its next start's: reported like a setting.
+    #[test]
+    fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
+        // (systemd-resolved now, is-enabled, source kind, reported, "does not start at boot")
+        for (state, enabled, auto, reported, not_at_boot) in [
+            ("inactive", "disabled", "", true, true),
+            ("active", "disabled", "", true, true),
+            ("active", "masked", "", true, true),
+            ("active", "linked", "", true, true),
+            ("inactive", "enabled", "", false, false),
+            ("failed", "enabled", "", false, false),
+            ("inactive", "static", "", false, false),
+            // A reboot changes these themselves (their links are in /run): is-active decides.
+            ("active", "enabled-runtime", "", false, false),
+            ("inactive", "masked-runtime", "", true, false),
+            ("active", "masked-runtime", "", false, false),
+            // Not asked, or a word systemctl 252 does not print: is-active decides.
+            ("inactive", "", "", true, false),
+            ("failed", "", "", true, false),
+            ("active", "", "", false, false),
+            ("activating", "", "", false, false),
+            ("inactive", "frobnicated", "", true, false),
+            ("active", "frobnicated", "", false, false),
+            ("inactive", "disabled", "k3s_auto", false, false),
+            ("inactive", "disabled", "k0s_auto", true, true),
+        ] {
             let case = format!("resolved {state}/{enabled:?}, source {auto:?}");
-            match outcome(&raw, auto) {
+            match resolved_outcome(&resolved_case(state, enabled), auto) {
                 RuleOutcome::Findings(f) if reported => {
                     assert_eq!(f[0].severity, Severity::High, "{case}: {f:?}");
+                    let word = if enabled.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and {enabled} (systemctl is-enabled)")
+                    };
                     assert!(
-                        f[0].evidence[0].contains(&format!("systemd-resolved, which is {state}")),
+                        f[0].evidence[0].ends_with(&format!(
+                            "systemd-resolved, which is {state} (systemctl is-active){word}"
+                        )),
                         "{case}: {f:?}"
                     );
                     assert_eq!(
                         f[0].summary.contains("does not start at boot"),
-                        !enabled.is_empty(),
+                        not_at_boot,
                         "{case}: {f:?}"
                     );
+                    assert_eq!(
+                        f[0].remediation.contains("systemctl unmask"),
+                        enabled.starts_with("masked"),
+                        "{case}: {f:?}"
+                    );
+                    // This node's /etc/resolv.conf is a file of its own.
+                    assert!(!f[0].remediation.contains("dangles"), "{case}: {f:?}");
                 }
                 RuleOutcome::Pass if !reported => {}
                 other => panic!("{case}: {other:?}"),
             }
         }
-        // k0s's next choice, /etc/resolv.conf, linked to resolved's stub: gone as well.
-        let mut linked = raw.clone();
+    }
+
+    /// Where the kubelet's file is resolved's, by a link from /etc/resolv.conf or through
+    /// /var/run; and not where the kubelet has a file of its own.
+    #[test]
+    fn a_disabled_resolveds_file_is_found_through_links_and_var_run() {
+        // /etc/resolv.conf linked to resolved's stub: the host's resolver goes too.
+        let mut linked = resolved_case("active", "disabled");
         let stub = linked.files["/run/systemd/resolve/stub-resolv.conf"]
             .text()
             .expect("stub text")
@@ -1828,23 +1871,41 @@ mod tests {
             "/run/systemd/resolve/stub-resolv.conf",
             stub.as_bytes(),
         );
+        let RuleOutcome::Findings(f) = resolved_outcome(&linked, "") else {
+            panic!("a disabled resolved's uplink file is gone at the next boot");
+        };
+        assert!(
+            f[0].remediation
+                .contains("/etc/resolv.conf, the host's own resolver, links there"),
+            "{f:?}"
+        );
+        // Through /var/run, a link to /run: the gather gives no canonical path there.
+        let config = "/var/lib/kubelet/config.yaml";
+        let with_resolv_conf = |raw: &mut crate::facts::raw::RawFacts, value: &str| {
+            let text = raw.files[config].text().expect("config text").replace(
+                "resolvConf: /run/systemd/resolve/resolv.conf",
+                &format!("resolvConf: {value}"),
+            );
+            raw.file(
+                config,
+                crate::facts::raw::FileState::Present,
+                Some(text.as_bytes()),
+            );
+        };
+        let mut var_run = resolved_case("active", "disabled");
+        let uplink = var_run.files["/run/systemd/resolve/resolv.conf"].clone();
+        var_run
+            .files
+            .insert("/var/run/systemd/resolve/resolv.conf".into(), uplink);
+        with_resolv_conf(&mut var_run, "/var/run/systemd/resolve/resolv.conf");
         assert!(matches!(
-            outcome(&linked, "k0s_auto"),
+            resolved_outcome(&var_run, ""),
             RuleOutcome::Findings(_)
         ));
-        // The same stopped resolved, with the kubelet on a file of its own: nothing to say.
-        let mut raw = raw.clone();
-        let config = "/var/lib/kubelet/config.yaml";
-        let text = raw.files[config].text().expect("config text").replace(
-            "resolvConf: /run/systemd/resolve/resolv.conf",
-            "resolvConf: /etc/resolv.conf",
-        );
-        raw.file(
-            config,
-            crate::facts::raw::FileState::Present,
-            Some(text.as_bytes()),
-        );
-        assert_eq!(outcome(&raw, ""), RuleOutcome::Pass);
+        // The same disabled resolved, with the kubelet on a file of its own: nothing to say.
+        let mut own = resolved_case("inactive", "disabled");
+        with_resolv_conf(&mut own, "/etc/resolv.conf");
+        assert_eq!(resolved_outcome(&own, ""), RuleOutcome::Pass);
     }
 
     /// The severities of DNS-BRIDGE-NF-OFF and DNS-IP-FORWARD on a node of flavour `kind`.

@@ -105,17 +105,38 @@ pub enum UnitState {
 }
 
 impl Services {
-    /// Whether systemd-resolved starts at boot, from `systemctl is-enabled` (its exit 0
-    /// states, systemctl(1)); `None` where that was not asked or said something else.
+    /// Whether systemd-resolved starts at the next boot, from `systemctl is-enabled`
+    /// (systemctl(1)'s states); `None` where that was not asked, or for the states a
+    /// reboot itself changes (`enabled-runtime`, `masked-runtime`, `transient`: their links
+    /// live in /run) or a word systemctl 252 does not print.
     pub fn resolved_starts_at_boot(&self) -> Option<bool> {
         match self.systemd_resolved_enabled.as_deref()? {
-            "enabled" | "enabled-runtime" | "static" | "alias" | "indirect" | "generated"
-            | "transient" => Some(true),
-            "disabled" | "masked" | "masked-runtime" | "linked" | "linked-runtime" | "bad"
-            | "not-found" => Some(false),
+            "enabled" | "static" | "alias" | "indirect" | "generated" => Some(true),
+            "disabled" | "masked" | "linked" | "linked-runtime" | "bad" | "not-found" => {
+                Some(false)
+            }
             _ => None,
         }
     }
+
+    /// systemd-resolved will not write its /run files at the next boot: it does not start
+    /// then ([`Services::resolved_starts_at_boot`]), or, where that is not known, it is not
+    /// running now (inactive or failed: its unit restarts it when it stops on its own).
+    pub fn resolved_gone_at_boot(&self) -> bool {
+        match self.resolved_starts_at_boot() {
+            Some(starts) => !starts,
+            None => matches!(
+                self.systemd_resolved,
+                UnitState::Inactive | UnitState::Failed
+            ),
+        }
+    }
+}
+
+/// A path in systemd-resolved's runtime directory, also spelled through /var/run (a link
+/// to /run, so the gather gives no canonical path for files below it).
+pub fn in_resolved_run_dir(path: &str) -> bool {
+    path.starts_with("/run/systemd/resolve/") || path.starts_with("/var/run/systemd/resolve/")
 }
 
 impl UnitState {
@@ -387,43 +408,35 @@ pub const KUBELET_ENV_FILES: &[(&str, &[&str])] = &[
 
 impl NodeFacts {
     /// Where the kubelet's resolv.conf is a file systemd-resolved keeps in
-    /// `/run/systemd/resolve/` while systemd-resolved is not running (inactive or failed):
-    /// what it left there when it stopped. Nothing keeps the file meanwhile, and `/run` is
-    /// a tmpfs, emptied at every boot. The file's path (after its links), with
-    /// systemd-resolved's state. `None` where k3s/RKE2 or k0s chose the file themselves:
-    /// they choose again at their next start.
+    /// `/run/systemd/resolve/` and systemd-resolved will not write it at the next boot
+    /// ([`Services::resolved_gone_at_boot`]): `/run` is a tmpfs, emptied at every boot,
+    /// so the file is there now and gone after the next reboot. The file's path (after its
+    /// links), with systemd-resolved's state now. `None` where k3s/RKE2 chose the file
+    /// themselves: they choose again at their next start, a file of their own when the
+    /// systemd-resolved one is gone (DNS-K3S-FALLBACK says which). k0s's own choice
+    /// already is its next start's.
     pub fn kubelet_resolv_left_by_resolved(&self) -> Option<(&str, UnitState)> {
-        let state = self.services.systemd_resolved;
-        // Whether it starts at boot decides; where that is not known, a resolved that is
-        // not running now is taken not to (its unit restarts it when it stops on its own).
-        match self.services.resolved_starts_at_boot() {
-            Some(true) => return None,
-            Some(false) => {}
-            None if matches!(state, UnitState::Inactive | UnitState::Failed) => {}
-            None => return None,
+        if !self.services.resolved_gone_at_boot() {
+            return None;
         }
         let Observed::Known(e) = &self.kubelet.resolv_conf else {
             return None;
         };
-        let in_run = |p: &str| {
-            p.starts_with("/run/systemd/resolve/") || p.starts_with("/var/run/systemd/resolve/")
-        };
-        match e.source.kind.as_str() {
-            // k3s/RKE2 choose again at their next start, and make a file of their own when
-            // the systemd-resolved one is gone (DNS-K3S-FALLBACK tells which).
-            "k3s_auto" => return None,
-            // k0s takes /etc/resolv.conf then, which is gone too where it links there.
-            "k0s_auto" => {
-                let etc = &self.resolver.etc_resolv_conf;
-                if !in_run(etc.canonical.as_deref().unwrap_or(&etc.path)) {
-                    return None;
-                }
-            }
-            _ => {}
+        if e.source.kind == "k3s_auto" {
+            return None;
         }
         let f = self.kubelet.pod_resolv_conf.as_ref()?;
         let path = f.canonical.as_deref().unwrap_or(&f.path);
-        (f.state == FileState::Present && in_run(path)).then_some((path, state))
+        (f.state == FileState::Present && in_resolved_run_dir(path))
+            .then_some((path, self.services.systemd_resolved))
+    }
+
+    /// /etc/resolv.conf links into systemd-resolved's /run directory (its stub or uplink
+    /// file): the host's own resolver dangles where that directory is gone.
+    pub fn etc_resolv_conf_in_resolved_run_dir(&self) -> bool {
+        let etc = &self.resolver.etc_resolv_conf;
+        etc.symlink_target.is_some()
+            && in_resolved_run_dir(etc.canonical.as_deref().unwrap_or(&etc.path))
     }
 
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did

@@ -61,7 +61,8 @@ pub fn build(
         "upstreams_source": upstreams_source,
         "cluster_addresses": cluster.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
         "resolved_active": resolved_active,
-        "resolved_uplink_clean": resolved_active && clean(uplink, &cluster),
+        // The uplink file is no fix where the next boot takes it.
+        "resolved_uplink_clean": resolved_active && !facts.services.resolved_gone_at_boot() && clean(uplink, &cluster),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
         "host_resolver": host_resolver(facts, &cluster),
@@ -71,8 +72,8 @@ pub fn build(
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
         "kubelet_pod_search": pod_search(facts),
-        // A file systemd-resolved left in /run when it stopped is clean only until the
-        // next reboot.
+        // systemd-resolved's file in /run is clean only until the next boot where that
+        // boot does not write it again.
         "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster))
             && facts.kubelet_resolv_left_by_resolved().is_none(),
         "kubelet_cluster_dns": dns_value,

@@ -11,8 +11,9 @@
 //!
 //! Processes are not part of a tree here: /proc is a fresh one of the script's own PID
 //! namespace (no process of the machine shows), so the tree's kubelet pid,
-//! its command line and the command outputs other than `systemctl is-active` (answered by
-//! a stand-in from the tree) are left out on both sides. Needs root, like the lab.
+//! its command line and the command outputs other than `systemctl is-active` and
+//! `is-enabled` (answered by a stand-in from the tree) are left out on both sides. Needs
+//! root, like the lab.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,7 +61,8 @@ fn expected(tree: &Path) -> RawFacts {
         }
     }
     raw.pids.clear();
-    raw.commands.retain(|name, _| name == "units");
+    raw.commands
+        .retain(|name, _| name == "units" || name == "resolved-enabled");
     raw.files.retain(|path, _| {
         !(path.starts_with("/proc/")
             && path
@@ -116,14 +118,18 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
     let nonce = dnsfix::util::nonce();
     let script = scratch.join("gather.sh");
     std::fs::write(&script, raw::script(&nonce)).expect("write script");
-    let units = std::fs::read_to_string(tree.join(".dnsfix/cmd/units")).unwrap_or_default();
-    let stub = format!(
-        "#!/bin/sh\n[ \"$1\" = is-active ] || exit 1\ncat <<'EOF'\n{}EOF\n",
-        if units.is_empty() || units.ends_with('\n') {
-            units
+    let answer = |name: &str| {
+        let text = std::fs::read_to_string(tree.join(".dnsfix/cmd").join(name)).unwrap_or_default();
+        if text.is_empty() || text.ends_with('\n') {
+            text
         } else {
-            units + "\n"
+            text + "\n"
         }
+    };
+    let stub = format!(
+        "#!/bin/sh\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) cat <<'EOF'\n{}EOF\n;;\n*) exit 1 ;;\nesac\n",
+        answer("units"),
+        answer("resolved-enabled")
     );
     std::fs::write(scratch.join("systemctl"), stub).expect("write systemctl stand-in");
     let out = Command::new("unshare")
@@ -177,6 +183,8 @@ fn compared(facts: &NodeFacts) -> Value {
         "resolver": json["resolver"],
         "cni": json["cni"],
         "kubelet_unit": json["services"]["kubelet_unit"],
+        // Asked only where /run/systemd/resolve is.
+        "systemd_resolved_enabled": json["services"]["systemd_resolved_enabled"],
         // What the boot applies (the live values are the machine's here).
         "sysctls_persisted": json["sysctls"]
             .as_object()

@@ -394,6 +394,17 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
         "{evidence:?}"
     );
 
+    // The plan, before the reboot: not resolved's uplink file, though resolved runs and the
+    // file lists real servers (the next boot takes it), but a file of the kubelet's own.
+    let out = dnsfix(&lab, &["plan"]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains(&format!("resolvConf: {UPLINK} → /etc/dnsfix/resolv.conf")),
+        "plan\n{}",
+        describe(&out)
+    );
+
     // A real reboot takes the file, and with it the kubelet.
     lab.reboot_units_may_fail(&node);
     assert_eq!(
