@@ -24,6 +24,12 @@ R=$N/root
 MACHINE=$(cat "$N/netns")
 [ "$LAB_SSH_USER" = root ] || fail "the systemd flavour logs in as root only (LAB_SSH_USER=$LAB_SSH_USER)"
 [ -d "$LAB_ROOTFS/usr/lib/systemd" ] || fail "no systemd rootfs at $LAB_ROOTFS"
+# The kernel's built-in values of the network sysctls a reboot resets (see "boot"); the
+# scenario's LAB_SYSCTL may set only these.
+BOOT_DEFAULTS="net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 net.bridge.bridge-nf-call-arptables=1"
+for kv in $LAB_SYSCTL; do
+	case " $BOOT_DEFAULTS " in *" ${kv%%=*}="*) ;; *) fail "LAB_SYSCTL ${kv%%=*}: no boot default known for it (systemd-node.sh BOOT_DEFAULTS)" ;; esac
+done
 
 # --- cgroup ------------------------------------------------------------------------------
 # systemd-nspawn --keep-unit places the container below the cgroup it runs in. Two nodes
@@ -53,9 +59,15 @@ if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ] &&
 	mkdir "$ucg" || fail "cannot create the node's cgroup $ucg"
 	echo "$ucg" >"$N/cgroup-unified"
 fi
-# Only systemd-nspawn moves into them (see "boot"): this script outlives each boot, and on
-# cgroup v2 a cgroup that holds a process cannot hand controllers down to nspawn's
-# subtree.
+# Only systemd-nspawn moves into them (see "boot"): this script outlives each boot. On a
+# cgroup v2 host it joins $cg/supervisor, where systemd-nspawn 252 --keep-unit moves itself
+# anyway (the container goes to $cg/payload): once nspawn has handed controllers down
+# from $cg, $cg itself can take no process, so a second boot could not join it.
+join=$cg
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	join=$cg/supervisor
+	mkdir -p "$join" || fail "cannot create $join"
+fi
 
 # --- root filesystem -----------------------------------------------------------------------
 mount -t tmpfs -o mode=0755,nosuid,nodev lab-run /run
@@ -219,17 +231,14 @@ fi
 # N/nspawn.pid is the running systemd-nspawn; N/booting the boot's count (1, 2, ...),
 # written after it. An exit other than a reboot ends the node: its status goes to
 # init.log, and to N/failed unless it is 0.
-BOOT_DEFAULTS="net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 net.bridge.bridge-nf-call-arptables=1"
-for kv in $LAB_SYSCTL; do
-	case " $BOOT_DEFAULTS " in *" ${kv%%=*}="*) ;; *) fail "LAB_SYSCTL ${kv%%=*}: no boot default known for it (systemd-node.sh BOOT_DEFAULTS)" ;; esac
-done
 boot=0
 trap - ERR
 while :; do
 	boot=$((boot + 1))
+	rm -f "$N/cgroup-failed"
 	(
-		echo "$BASHPID" >"$cg/cgroup.procs" || exit 97
-		if [ -n "${ucg-}" ]; then echo "$BASHPID" >"$ucg/cgroup.procs" || exit 97; fi
+		echo "$BASHPID" >"$join/cgroup.procs" || { : >"$N/cgroup-failed"; exit 1; }
+		if [ -n "${ucg-}" ]; then echo "$BASHPID" >"$ucg/cgroup.procs" || { : >"$N/cgroup-failed"; exit 1; }; fi
 		exec env SYSTEMD_NSPAWN_API_VFS_WRITABLE=network systemd-nspawn --directory="$R" --boot \
 			--register=no --keep-unit --machine="$MACHINE" --hostname="$NAME" \
 			--network-namespace-path=/proc/self/ns/net --capability=CAP_NET_ADMIN \
@@ -239,7 +248,7 @@ while :; do
 	echo "$boot" >"$N/booting" || fail "cannot write $N/booting"
 	rc=0
 	wait $! || rc=$?
-	[ "$rc" != 97 ] || fail "cannot move systemd-nspawn into the node's cgroups ($cg ${ucg-})"
+	[ ! -e "$N/cgroup-failed" ] || fail "cannot move systemd-nspawn into the node's cgroups ($join ${ucg-})"
 	if [ "$rc" != 133 ]; then
 		echo "systemd-node: systemd-nspawn exited with status $rc (boot $boot)" >&2
 		[ "$rc" = 0 ] || echo "systemd-nspawn exited with status $rc (boot $boot)" >"$N/failed"

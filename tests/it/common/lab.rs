@@ -68,8 +68,8 @@ fn run_lab_sh<S: AsRef<OsStr>>(args: &[S]) -> Output {
     run_lab_sh_env(args, &[])
 }
 
-/// lab.sh with `env` set, and none of its other settings inherited from the caller's
-/// environment (`LAB_REBOOT_UNITS`).
+/// lab.sh with `env` set, and `LAB_REBOOT_UNITS` never inherited from the caller's
+/// environment (a reboot waits for the units unless a test says otherwise).
 fn run_lab_sh_env<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)]) -> Output {
     let mut lab = Command::new("bash");
     lab.arg(lab_sh()).args(args).env_remove("LAB_REBOOT_UNITS");
