@@ -317,13 +317,7 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
 
     // The fix: persisted, the hardening line set to 1, the kubelet off the stub.
     let hardening = lab.exec(&node, &format!("cat {HARDENING}"));
-    let plan_path = lab.dir.join("plan.json");
-    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
-    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
-    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
-    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
-    assert_applied_restarted_and_verified(&run_record(&out), &node);
+    assert_applied_restarted_and_verified(&plan_and_apply(&lab), &node);
     assert_eq!(forwarding(&lab, &node), "1");
     assert_eq!(
         lab.exec(&node, &format!("cat {HARDENING}")),
@@ -344,12 +338,29 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
         "1",
         "the boot did not apply the fix"
     );
-    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert_kubelet_up_and_node_clean(&lab, &node);
+}
+
+/// `plan -o` (changes: exit 2), then `apply` of that plan (exit 0): its run record.
+fn plan_and_apply(lab: &Lab) -> RunRecord {
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    let out = dnsfix(lab, &["apply", plan_path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    run_record(&out)
+}
+
+/// After a boot: the kubelet unit is active and serves its healthz, and `check` finds
+/// nothing.
+fn assert_kubelet_up_and_node_clean(lab: &Lab, node: &str) {
+    assert_eq!(unit_prop(lab, node, "kubelet", "ActiveState"), "active");
     assert_eq!(
-        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
+        lab.exec(node, "curl -fsS http://127.0.0.1:10248/healthz"),
         "ok"
     );
-    let (code, findings) = check(&lab, &node);
+    let (code, findings) = check(lab, node);
     assert_eq!(code, Some(0), "{findings:#?}");
     assert!(findings.is_empty(), "{findings:#?}");
 }
@@ -421,12 +432,7 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
     assert_eq!(severity, "critical", "{evidence:?}");
 
     // The fix: a file of the kubelet's own, from the node's real server.
-    let plan_path = lab.dir.join("plan.json");
-    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
-    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
-    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
-    let out = dnsfix(&lab, &["apply", plan_path, "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    plan_and_apply(&lab);
     assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
     assert!(
         lab.exec(&node, &format!("grep '^resolvConf:' {KUBELET_CONFIG}"))
@@ -435,11 +441,5 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
 
     // The next real reboot keeps it: the kubelet starts and the node is clean.
     lab.reboot(&node);
-    assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
-    assert_eq!(
-        lab.exec(&node, "curl -fsS http://127.0.0.1:10248/healthz"),
-        "ok"
-    );
-    let (code, findings) = check(&lab, &node);
-    assert_eq!(code, Some(0), "{findings:#?}");
+    assert_kubelet_up_and_node_clean(&lab, &node);
 }
