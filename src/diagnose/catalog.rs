@@ -267,8 +267,8 @@ pub const RULES: &[RuleInfo] = &[
             writes it again only if resolved is enabled. dnsfix reports the file of a\n  \
             disabled or masked resolved (systemctl disable [--now] systemd-resolved; where\n  \
             systemctl is-enabled says nothing, of one not running) as high, before the\n  \
-            reboot takes it. Kubespray sets this path on every Ubuntu\n  \
-            18.04-24.04 and Fedora node regardless.\n\
+            reboot takes it. Kubespray sets this path on every Ubuntu 18.04-24.04 and\n  \
+            Fedora node regardless.\n\
             - /etc/resolv.conf is a dangling symlink, e.g. to stub-resolv.conf of a stopped\n  \
             systemd-resolved.\n\
             - the file has no nameserver line, e.g. written by a DHCP client that got no DNS\n  \
