@@ -104,41 +104,6 @@ pub enum UnitState {
     Unknown,
 }
 
-impl Services {
-    /// Whether systemd-resolved starts at the next boot, from `systemctl is-enabled`
-    /// (systemctl(1)'s states); `None` where that was not asked, or for the states a
-    /// reboot itself changes (`enabled-runtime`, `masked-runtime`, `transient`: their links
-    /// live in /run) or a word systemctl 252 does not print.
-    pub fn resolved_starts_at_boot(&self) -> Option<bool> {
-        match self.systemd_resolved_enabled.as_deref()? {
-            "enabled" | "static" | "alias" | "indirect" | "generated" => Some(true),
-            "disabled" | "masked" | "linked" | "linked-runtime" | "bad" | "not-found" => {
-                Some(false)
-            }
-            _ => None,
-        }
-    }
-
-    /// systemd-resolved will not write its /run files at the next boot: it does not start
-    /// then ([`Services::resolved_starts_at_boot`]), or, where that is not known, it is not
-    /// running now (inactive or failed: its unit restarts it when it stops on its own).
-    pub fn resolved_gone_at_boot(&self) -> bool {
-        match self.resolved_starts_at_boot() {
-            Some(starts) => !starts,
-            None => matches!(
-                self.systemd_resolved,
-                UnitState::Inactive | UnitState::Failed
-            ),
-        }
-    }
-}
-
-/// A path in systemd-resolved's runtime directory, also spelled through /var/run (a link
-/// to /run, so the gather gives no canonical path for files below it).
-pub fn in_resolved_run_dir(path: &str) -> bool {
-    path.starts_with("/run/systemd/resolve/") || path.starts_with("/var/run/systemd/resolve/")
-}
-
 impl UnitState {
     /// As `systemctl is-active` says it (`unknown` for anything else).
     pub fn as_str(self) -> &'static str {
@@ -175,6 +140,41 @@ pub struct Services {
     pub kubelet_unit: String,
     /// That unit's state (`unknown` where `systemctl is-active` did not say).
     pub kubelet_unit_state: UnitState,
+}
+
+impl Services {
+    /// Whether systemd-resolved starts at the next boot, from `systemctl is-enabled`
+    /// (systemctl(1)'s states); `None` where that was not asked, or for the states a
+    /// reboot itself changes (`enabled-runtime`, `masked-runtime`, `transient`: their links
+    /// live in /run) or a word systemctl 252 does not print.
+    pub fn resolved_starts_at_boot(&self) -> Option<bool> {
+        match self.systemd_resolved_enabled.as_deref()? {
+            "enabled" | "static" | "alias" | "indirect" | "generated" => Some(true),
+            "disabled" | "masked" | "linked" | "linked-runtime" | "bad" | "not-found" => {
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// systemd-resolved will not write its /run files at the next boot: it does not start
+    /// then ([`Services::resolved_starts_at_boot`]), or, where that is not known, it is not
+    /// running now (inactive or failed: its unit restarts it when it stops on its own).
+    pub fn resolved_gone_at_boot(&self) -> bool {
+        match self.resolved_starts_at_boot() {
+            Some(starts) => !starts,
+            None => matches!(
+                self.systemd_resolved,
+                UnitState::Inactive | UnitState::Failed
+            ),
+        }
+    }
+}
+
+/// A path in systemd-resolved's runtime directory, also spelled through /var/run (a link
+/// to /run, so the gather gives no canonical path for files below it).
+pub fn in_resolved_run_dir(path: &str) -> bool {
+    path.starts_with("/run/systemd/resolve/") || path.starts_with("/var/run/systemd/resolve/")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
