@@ -52,6 +52,25 @@ pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
     crate::facts::NodeFacts::from_raw("node1", &raw_from(files))
 }
 
+/// `raw` as on a node systemd boots (`/run/systemd/system` is a directory) whose
+/// /etc/sysctl.conf, which no link leads to, holds `sysctl_conf`: read by a `sysctl
+/// --system` by hand, not at boot.
+pub(crate) fn systemd_booted_with_sysctl_conf(
+    raw: &mut crate::facts::raw::RawFacts,
+    sysctl_conf: &str,
+) {
+    raw.file(
+        "/run/systemd/system",
+        crate::facts::raw::FileState::Directory,
+        None,
+    );
+    raw.file(
+        "/etc/sysctl.conf",
+        crate::facts::raw::FileState::Present,
+        Some(sysctl_conf.as_bytes()),
+    );
+}
+
 /// Sets what `systemctl is-active` said of the units the gather asks about (in
 /// `node_facts::units` order): the units named in `active`-style pairs get their state,
 /// every other unit `inactive`.

@@ -2244,15 +2244,9 @@ mod tests {
             crate::facts::raw::FileState::Missing,
             None,
         );
-        trixie.file(
-            "/run/systemd/system",
-            crate::facts::raw::FileState::Directory,
-            None,
-        );
-        trixie.file(
-            "/etc/sysctl.conf",
-            crate::facts::raw::FileState::Present,
-            Some(b"net.bridge.bridge-nf-call-iptables = 0\n"),
+        crate::testing::systemd_booted_with_sysctl_conf(
+            &mut trixie,
+            "net.bridge.bridge-nf-call-iptables = 0\n",
         );
         let [bridge, _, _] = outcomes(&trixie);
         let (severity, evidence) = bridge.expect("a finding");

@@ -782,16 +782,7 @@ mod tests {
             reason: "not read in this test".to_owned(),
         };
         let mut trixie = forwarding_node();
-        trixie.file(
-            "/run/systemd/system",
-            crate::facts::raw::FileState::Directory,
-            None,
-        );
-        trixie.file(
-            "/etc/sysctl.conf",
-            crate::facts::raw::FileState::Present,
-            Some(b"net.ipv4.ip_forward = 0\n"),
-        );
+        crate::testing::systemd_booted_with_sysctl_conf(&mut trixie, "net.ipv4.ip_forward = 0\n");
         let run =
             plan_facts(TWICE, &NodeFacts::from_raw("node1", &trixie), &unread, &[]).expect("plans");
         assert!(
