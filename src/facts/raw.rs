@@ -217,7 +217,11 @@ impl RawFacts {
                 }
                 RecordKind::Error => raw.file(name, FileState::Unreadable, None),
                 RecordKind::Link => raw.entry(name).symlink_target = Some(record.line()),
-                RecordKind::Canon => raw.entry(name).canonical = Some(record.line()),
+                // readlink -f prints nothing where the link's target directory is
+                // missing: no canonical path, not "".
+                RecordKind::Canon => {
+                    raw.entry(name).canonical = Some(record.line()).filter(|c| !c.is_empty())
+                }
                 RecordKind::Cmd => {
                     raw.commands.insert(
                         name.to_owned(),
@@ -475,8 +479,12 @@ fn walk_at(
                 .unwrap_or(std::path::Path::new("/"));
             let resolved = normalize(&node_parent.join(&link));
             raw.entry(&node_path).symlink_target = Some(link.display().to_string());
-            raw.entry(&node_path).canonical = Some(resolved.clone());
             target_on_disk = root.join(resolved.trim_start_matches('/'));
+            // As `readlink -f`: no canonical path where the target's directory is missing
+            // (a link into a /run directory the boot did not make).
+            if target_on_disk.parent().is_some_and(std::path::Path::is_dir) {
+                raw.entry(&node_path).canonical = Some(resolved.clone());
+            }
             canonical = Some(resolved);
         }
         match std::fs::metadata(&target_on_disk) {
@@ -809,6 +817,30 @@ mod tests {
         assert_eq!(raw.commands["units"].status, Some(3));
         let listed: Vec<&str> = raw.files_in("/etc/sysctl.d").map(|(p, _)| p).collect();
         assert_eq!(listed, vec!["/etc/sysctl.d/99-k8s.conf"]);
+    }
+
+    /// A link into a directory the node does not have (/etc/resolv.conf after a boot
+    /// without systemd-resolved): `readlink -f` prints nothing, so no canonical path.
+    #[test]
+    fn a_link_to_nothing_has_no_canonical_path() {
+        let out = frame(
+            "n",
+            &[
+                (
+                    "link",
+                    "/etc/resolv.conf",
+                    b"../run/systemd/resolve/stub-resolv.conf\n",
+                ),
+                ("canon", "/etc/resolv.conf", b""),
+                ("missing", "/etc/resolv.conf", b""),
+                ("end", "", b""),
+            ],
+        );
+        let raw = RawFacts::parse(&out, "n").expect("parses");
+        let f = raw.get("/etc/resolv.conf").expect("file");
+        assert_eq!(f.state, FileState::Missing);
+        assert!(f.symlink_target.is_some());
+        assert_eq!(f.canonical, None);
     }
 
     /// The words of gather.sh as the shell splits them, comments left out and quotes
