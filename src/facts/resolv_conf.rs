@@ -142,6 +142,34 @@ pub fn is_loopback(ip: IpAddr) -> bool {
     }
 }
 
+/// The address of a resolv.conf `nameserver` value: an IPv4 or IPv6 address, an IPv6
+/// link-local one with its zone (`fe80::1%eth0`, which glibc accepts).
+pub fn server_address(text: &str) -> Option<IpAddr> {
+    match text.split_once('%') {
+        Some((addr, zone)) => {
+            let ip: std::net::Ipv6Addr = addr.parse().ok()?;
+            let zone_ok = !zone.is_empty()
+                && zone.len() <= 15
+                && zone
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
+            (ip.is_unicast_link_local() && zone_ok).then_some(IpAddr::V6(ip))
+        }
+        None => text.parse().ok(),
+    }
+}
+
+/// A server a resolver can forward to: not loopback, not one of `cluster` (the cluster's
+/// own DNS addresses, which would forward back into it), not unspecified, multicast or the
+/// broadcast address.
+pub fn is_real_upstream(ip: IpAddr, cluster: &std::collections::BTreeSet<IpAddr>) -> bool {
+    !is_loopback(ip)
+        && !cluster.contains(&ip)
+        && !ip.is_unspecified()
+        && !ip.is_multicast()
+        && ip != IpAddr::V4(std::net::Ipv4Addr::BROADCAST)
+}
+
 /// Cuts a line at its first `#` or `;` (glibc resolv.conf(5): "a semicolon (;) or hash
 /// character (#) in the first column … comment"; see the module doc for why anywhere).
 fn strip_comment(line: &str) -> &str {

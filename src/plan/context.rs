@@ -12,7 +12,7 @@ use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
-use crate::facts::resolv_conf::is_loopback;
+use crate::facts::resolv_conf::{is_loopback, is_real_upstream, server_address};
 use crate::inventory::Host;
 
 /// Flags whose value decides what pods resolve through.
@@ -317,26 +317,6 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     json
 }
 
-/// The real upstream servers: the inventory's `upstream_dns_servers`, else its
-/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
-/// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
-/// The address of a resolv.conf `nameserver` value: an IPv4 or IPv6 address, an IPv6
-/// link-local one with its zone (`fe80::1%eth0`, which glibc accepts).
-fn server_address(text: &str) -> Option<IpAddr> {
-    match text.split_once('%') {
-        Some((addr, zone)) => {
-            let ip: std::net::Ipv6Addr = addr.parse().ok()?;
-            let zone_ok = !zone.is_empty()
-                && zone.len() <= 15
-                && zone
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
-            (ip.is_unicast_link_local() && zone_ok).then_some(IpAddr::V6(ip))
-        }
-        None => text.parse().ok(),
-    }
-}
-
 /// Why the inventory's upstream servers (`upstream_dns_servers`, else Kubespray's
 /// `nameservers`) cannot be written as resolv.conf nameservers, naming where each was set.
 /// Unset or an empty list is fine (the node's own servers are used); a host name, a
@@ -432,20 +412,15 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The real upstream servers: the inventory's `upstream_dns_servers`, else its
+/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
+/// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
 fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
     let real = |servers: Vec<String>| -> Vec<String> {
         let mut seen = BTreeSet::new();
         servers
             .into_iter()
-            .filter(|s| {
-                server_address(s.trim()).is_some_and(|ip| {
-                    !is_loopback(ip)
-                        && !cluster.contains(&ip)
-                        && !ip.is_unspecified()
-                        && !ip.is_multicast()
-                        && ip != IpAddr::V4(std::net::Ipv4Addr::BROADCAST)
-                })
-            })
+            .filter(|s| server_address(s.trim()).is_some_and(|ip| is_real_upstream(ip, cluster)))
             .filter(|s| seen.insert(s.clone()))
             .collect()
     };
