@@ -315,6 +315,73 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
+        id: "DNS-HOST-RESOLVER-DOWN",
+        severity: Severity::High,
+        title: "the node's own resolver is down, or goes down at the next reboot",
+        symptom: "\
+            Pods' DNS works, but the node itself resolves nothing: new pods whose image is not\n\
+            cached stay in ErrImagePull / ImagePullBackOff, `kubeadm init` and `join` fail their\n\
+            preflight image pulls, and a kubelet that reaches its API server by name loses it.\n\
+            Go's resolver, in containerd and the kubelet, names the server it asked: [::1]:53 or\n\
+            127.0.0.1:53, its defaults, where it read no server (kubernetes/kubernetes#123901,\n\
+            `kubeadm init` pulling through containerd):\n\
+            failed to resolve reference \"registry.k8s.io/kube-apiserver:v1.29.2\": failed to do request: Head \"https://registry.k8s.io/v2/kube-apiserver/manifests/v1.29.2\": dial tcp: lookup registry.k8s.io on [::1]:53: read udp [::1]:46078->[::1]:53: read: connection refused\n\
+            127.0.0.53:53, systemd-resolved's stub, where it is stopped (dockerd on Ubuntu\n\
+            22.04, the form every Go program prints):\n\
+            Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io on 127.0.0.53:53: read udp 127.0.0.1:48086->127.0.0.53:53: read: connection refused\n\
+            On the node `getent hosts registry.k8s.io` prints nothing and exits 2.",
+        mechanism: "\
+            The node resolves through /etc/resolv.conf: glibc (resolv.conf(5): with no nameserver\n\
+            line it asks a server on the local machine, 127.0.0.1) and Go's resolver in\n\
+            containerd and the kubelet (127.0.0.1:53 and [::1]:53 when it cannot open the file\n\
+            or it lists no server; Go net/dnsconfig_unix.go). Unless a DNS server runs on the\n\
+            node itself, a missing file, a link to nothing or a file without a nameserver line\n\
+            (all high) leaves the node without DNS; a directory fails every lookup. Pods do\n\
+            not use it: the kubelet hands them its own resolvConf\n\
+            (DNS-KUBELET-RESOLVCONF-MISSING is about that file).\n\
+            \n\
+            Ubuntu, and Debian with systemd-resolved, link /etc/resolv.conf to\n\
+            /run/systemd/resolve/stub-resolv.conf: `nameserver 127.0.0.53`, which only\n\
+            systemd-resolved answers.\n\
+            - `systemctl stop systemd-resolved` (a common answer to the CoreDNS loop, or to free\n  \
+            port 53) leaves its files in /run: the link still resolves, to a stub nobody\n  \
+            answers. dnsfix reports a file that lists only 127.0.0.53 / 127.0.0.54 while\n  \
+            systemd-resolved is inactive or failed as high.\n\
+            - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
+            a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
+            /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
+            is-enabled says nothing: not running) as a warning, before the reboot.\n\
+            NetworkManager does not repair the link: with rc-manager=symlink it leaves a link\n\
+            to another file alone, and while the link points at systemd-resolved it hands DNS\n\
+            to systemd-resolved (NetworkManager.conf(5), dns=default).",
+        fix: "\
+            Where systemd-resolved is enabled but stopped: systemctl start systemd-resolved.\n\
+            To run the node without systemd-resolved, replace the link with a file of the\n\
+            node's own that lists the real servers (systemd-resolved's last list is in\n\
+            /run/systemd/resolve/resolv.conf until the next boot):\n  \
+            rm /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf\n\
+            Where NetworkManager manages /etc/resolv.conf (not dns=none, not\n\
+            rc-manager=unmanaged), remove the link and reload it: it chooses its DNS mode\n\
+            again and writes its own file:\n  \
+            rm /etc/resolv.conf; systemctl reload NetworkManager\n\
+            Or keep systemd-resolved: systemctl enable --now systemd-resolved (unmask it first\n\
+            where it is masked).\n\
+            No playbook changes the host's resolver: who owns it is the operator's choice, and\n\
+            `dnsfix plan` lists the finding as one no playbook fixes.",
+        restart: "\
+            Nothing: glibc (2.26 and later) and Go read /etc/resolv.conf again when it changes\n\
+            (Go checks at most every 5 s), and the kubelet retries failed image pulls with\n\
+            back-off.",
+        verify: "\
+            dnsfix check -i hosts.yaml --limit NODE\n\
+            On the node:\n  \
+            ls -l /etc/resolv.conf; grep '^nameserver' /etc/resolv.conf\n  \
+            systemctl is-active systemd-resolved; systemctl is-enabled systemd-resolved\n  \
+            getent hosts registry.k8s.io\n  \
+            crictl pull registry.k8s.io/pause:3.10",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-BRIDGE-NF-OFF",
         severity: Severity::Critical,
         title: "bridge-nf-call-iptables is off or br_netfilter not loaded",
@@ -1169,6 +1236,7 @@ mod tests {
             ("DNS-KUBELET-LOOPBACK", Severity::Critical),
             ("DNS-CLUSTER-SELF-FORWARD", Severity::Critical),
             ("DNS-KUBELET-RESOLVCONF-MISSING", Severity::Critical),
+            ("DNS-HOST-RESOLVER-DOWN", Severity::High),
             ("DNS-BRIDGE-NF-OFF", Severity::Critical),
             ("DNS-BRIDGE-NF-NOT-PERSISTENT", Severity::High),
             ("DNS-IP-FORWARD", Severity::Critical),

@@ -9,9 +9,13 @@ use super::catalog;
 use super::finding::{Finding, FindingStatus, Severity};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
-use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
+use crate::facts::node_facts::{
+    Effective, FlavourKind, Observed, ResolvFile, UnitState, in_resolved_run_dir,
+};
 use crate::facts::raw::FileState;
-use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
+use crate::facts::resolv_conf::{
+    Nameserver, ResolvConf, is_loopback, is_real_upstream, server_address,
+};
 use crate::inventory::Host;
 
 /// What one rule concluded for one host.
@@ -111,6 +115,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("DNS-KUBELET-LOOPBACK", kubelet_loopback),
     ("DNS-CLUSTER-SELF-FORWARD", cluster_self_forward),
     ("DNS-KUBELET-RESOLVCONF-MISSING", resolvconf_missing),
+    ("DNS-HOST-RESOLVER-DOWN", host_resolver_down),
     ("DNS-BRIDGE-NF-OFF", bridge_nf_off),
     ("DNS-BRIDGE-NF-NOT-PERSISTENT", bridge_nf_not_persistent),
     ("DNS-IP-FORWARD", ip_forward),
@@ -432,7 +437,7 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
             fix,
         )]),
         _ => match ctx.facts.kubelet_resolv_left_by_resolved() {
-            Some((path, state)) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path, state)]),
+            Some((path, _)) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path)]),
             None => RuleOutcome::Pass,
         },
     }
@@ -441,25 +446,12 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
 /// The kubelet's file is systemd-resolved's, in /run, and systemd-resolved will not write
 /// it at the next boot ([`crate::facts::node_facts::Services::resolved_gone_at_boot`]):
 /// there now, gone after the next reboot.
-fn left_by_resolved(
-    ctx: &Ctx,
-    e: &Effective<String>,
-    f: &ResolvFile,
-    path: &str,
-    state: UnitState,
-) -> Finding {
+fn left_by_resolved(ctx: &Ctx, e: &Effective<String>, f: &ResolvFile, path: &str) -> Finding {
     let mut seen = resolv_chain(e, f);
     if path != f.path {
         seen.push_str(&format!(" → {path}"));
     }
-    let enabled = ctx.facts.services.systemd_resolved_enabled.as_deref();
-    let resolved = match enabled {
-        Some(word) => format!(
-            "{} (systemctl is-active) and {word} (systemctl is-enabled)",
-            state.as_str()
-        ),
-        None => format!("{} (systemctl is-active)", state.as_str()),
-    };
+    let resolved = resolved_words(ctx);
     let file = if path == e.value {
         e.value.clone()
     } else {
@@ -473,28 +465,273 @@ fn left_by_resolved(
             "kubelet resolvConf {file} is what systemd-resolved left in /run when it stopped: /run is emptied at boot, so unless systemd-resolved starts then, kubelet cannot start any pod after the next reboot"
         ),
     };
-    // /etc/resolv.conf linked there is the host's own resolver: it dangles too.
-    let link = if ctx.facts.etc_resolv_conf_in_resolved_run_dir() {
-        "; /etc/resolv.conf, the host's own resolver, links there and dangles after that reboot too: make it a real file"
-    } else {
-        ""
-    };
-    let enable = if enabled.is_some_and(|w| w.starts_with("masked")) {
-        "unmask and enable systemd-resolved (systemctl unmask systemd-resolved; systemctl enable --now systemd-resolved)"
-    } else {
-        "enable systemd-resolved (systemctl enable --now systemd-resolved)"
-    };
+    let enable = enable_resolved(ctx);
     ctx.finding(
         "DNS-KUBELET-RESOLVCONF-MISSING",
         Severity::High,
         summary,
         vec![format!("{seen}: written by systemd-resolved, which is {resolved}")],
         format!(
-            "point resolvConf at a file that outlives a reboot and lists real nameservers, or {enable}{link}; {}; {}",
+            "point resolvConf at a file that outlives a reboot and lists real nameservers, or {enable}; {}; {}",
             persist_hint(ctx),
             restart_hint(ctx)
         ),
     )
+}
+
+/// systemd-resolved's stub listeners: 127.0.0.53, and 127.0.0.54 (its proxy stub, systemd
+/// 251 and later). Nothing else answers there.
+const RESOLVED_STUBS: [IpAddr; 2] = [
+    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 53)),
+    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 54)),
+];
+
+/// The node's own resolver, /etc/resolv.conf: what the node itself resolves with (the
+/// container runtime pulling images, the kubelet reaching an API server by name), not what
+/// pods get. Down now where the file is missing, a directory or without a nameserver line
+/// (glibc then asks 127.0.0.1, Go 127.0.0.1 and ::1: a DNS server on the node itself), or
+/// lists only systemd-resolved's stub while systemd-resolved does not run; down after the
+/// next reboot where it links into systemd-resolved's /run directory and systemd-resolved
+/// will not write it then.
+fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-HOST-RESOLVER-DOWN";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let etc = &ctx.facts.resolver.etc_resolv_conf;
+    let mut seen = etc.path.clone();
+    if let Some(t) = &etc.symlink_target {
+        seen.push_str(&format!(" → symlink to {t}"));
+    }
+    const FALLBACK: &str = "the node's own lookups (image pulls, the kubelet's API server name) go to a DNS server on the node itself (glibc: 127.0.0.1; Go: 127.0.0.1 and ::1) and fail unless one runs there";
+    let (severity, summary, first) = match (etc.state, &etc.parsed) {
+        (FileState::Unreadable, _) => {
+            return ctx.unknown(id, format!("{} could not be read", etc.path));
+        }
+        (FileState::Directory, _) => (
+            Severity::High,
+            format!(
+                "{} is a directory: the node's own lookups (image pulls, the kubelet's API server name) fail",
+                etc.path
+            ),
+            format!("{seen} → a directory"),
+        ),
+        (FileState::Missing, _) => {
+            let what = if etc.symlink_target.is_some() {
+                "is a link to nothing"
+            } else {
+                "does not exist"
+            };
+            (
+                Severity::High,
+                format!("{} {what}: {FALLBACK}", etc.path),
+                format!("{seen} → no such file"),
+            )
+        }
+        (FileState::Present, Some(p)) if p.nameservers.is_empty() => (
+            Severity::High,
+            format!("{} lists no nameserver: {FALLBACK}", etc.path),
+            format!("{} → no nameserver line", followed(etc, &seen)),
+        ),
+        (FileState::Present, Some(p)) if stub_only(p) && resolved_stopped(ctx) => {
+            let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
+            (
+                Severity::High,
+                format!(
+                    "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail",
+                    etc.path
+                ),
+                match etc.symlink_target {
+                    Some(_) => format!("{seen} → {}", ns_evidence(etc, &stubs)),
+                    None => ns_evidence(etc, &stubs),
+                },
+            )
+        }
+        (FileState::Present, _)
+            if links_into_resolved(etc) && ctx.facts.services.resolved_gone_at_boot() =>
+        {
+            (
+                Severity::Warning,
+                format!(
+                    "{} links into systemd-resolved's /run directory, which systemd-resolved will not fill at the next boot: after the next reboot the node cannot resolve names (image pulls fail)",
+                    etc.path
+                ),
+                followed(etc, &seen),
+            )
+        }
+        _ => return RuleOutcome::Pass,
+    };
+    let mut evidence = vec![first];
+    let resolveds = links_into_resolved(etc) || etc.parsed.as_ref().is_some_and(stub_only);
+    if resolveds && ctx.facts.services.systemd_resolved != UnitState::Unknown {
+        evidence.push(format!("systemd-resolved is {}", resolved_words(ctx)));
+    }
+    let servers = match real_servers(ctx) {
+        Some((source, real)) => {
+            evidence.push(format!("{source} names {}", real.join(", ")));
+            real
+        }
+        None => Vec::new(),
+    };
+    let fix = host_resolver_fix(ctx, &servers);
+    RuleOutcome::Findings(vec![ctx.finding(id, severity, summary, evidence, fix)])
+}
+
+/// `seen` (the path and its link), then where the link leads, where that is known.
+fn followed(f: &ResolvFile, seen: &str) -> String {
+    match (&f.symlink_target, &f.canonical) {
+        (Some(_), Some(c)) => format!("{seen} → {c}"),
+        _ => seen.to_owned(),
+    }
+}
+
+/// /etc/resolv.conf is a link into systemd-resolved's /run directory (its stub or uplink
+/// file), whether or not the file is there now: the link's target taken as the kernel
+/// would, relative to /etc.
+fn links_into_resolved(etc: &ResolvFile) -> bool {
+    let Some(target) = &etc.symlink_target else {
+        return false;
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let base = if target.starts_with('/') { "" } else { "/etc" };
+    for part in base.split('/').chain(target.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    let path = format!("/{}", parts.join("/"));
+    in_resolved_run_dir(etc.canonical.as_deref().unwrap_or(&path))
+}
+
+/// Every nameserver of `p` is systemd-resolved's stub (and there is one).
+fn stub_only(p: &ResolvConf) -> bool {
+    !p.nameservers.is_empty()
+        && p.nameservers
+            .iter()
+            .all(|n| n.ip.is_some_and(|ip| RESOLVED_STUBS.contains(&ip)))
+}
+
+/// systemd-resolved is known not to run now (inactive or failed).
+fn resolved_stopped(ctx: &Ctx) -> bool {
+    matches!(
+        ctx.facts.services.systemd_resolved,
+        UnitState::Inactive | UnitState::Failed
+    )
+}
+
+/// systemd-resolved's state as systemctl put it: "active (systemctl is-active) and
+/// disabled (systemctl is-enabled)", the second half where is-enabled was asked.
+fn resolved_words(ctx: &Ctx) -> String {
+    let state = ctx.facts.services.systemd_resolved.as_str();
+    match ctx.facts.services.systemd_resolved_enabled.as_deref() {
+        Some(word) => format!("{state} (systemctl is-active) and {word} (systemctl is-enabled)"),
+        None => format!("{state} (systemctl is-active)"),
+    }
+}
+
+/// The real servers the node is known to use, for a file of its own, and where they come
+/// from: the inventory's `upstream_dns_servers`, else its `nameservers`, else
+/// systemd-resolved's list of them (its uplink file, while it is in /run), else the
+/// kubelet's file for pods. Neither loopback nor the cluster's own DNS; each once.
+fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
+    let real = |listed: Vec<String>| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in listed {
+            let s = s.trim().to_owned();
+            let ok = server_address(&s).is_some_and(|ip| is_real_upstream(ip, &ctx.cluster));
+            if ok && !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    };
+    let from_file = |f: Option<&ResolvFile>, whose: &str| -> Option<(String, Vec<String>)> {
+        let f = f.filter(|f| f.state == FileState::Present)?;
+        let listed = f.parsed.iter().flat_map(|p| &p.nameservers);
+        let servers = real(listed.map(|n| n.address.clone()).collect());
+        let path = f.canonical.as_deref().unwrap_or(&f.path);
+        (!servers.is_empty()).then(|| (format!("{path}, {whose},"), servers))
+    };
+    ["upstream_dns_servers", "nameservers"]
+        .into_iter()
+        .find_map(|key| {
+            let servers = real(ctx.host.var_list(key).unwrap_or_default());
+            (!servers.is_empty()).then(|| (format!("the inventory's {key}"), servers))
+        })
+        .or_else(|| {
+            let uplink = Some(&ctx.facts.resolver.systemd_uplink);
+            from_file(uplink, "systemd-resolved's list of the real servers")
+        })
+        .or_else(|| {
+            from_file(
+                ctx.facts.kubelet.pod_resolv_conf.as_ref(),
+                "the kubelet's file for pods",
+            )
+        })
+}
+
+/// How to give the node a resolver again: start systemd-resolved where it is enabled and
+/// its stub or link is the resolver (the next boot starts it anyway); else a file of the
+/// node's own in place of systemd-resolved's link or stub address (where NetworkManager
+/// manages /etc/resolv.conf, its own file), or systemd-resolved back; elsewhere the file
+/// from whatever manages it.
+fn host_resolver_fix(ctx: &Ctx, servers: &[String]) -> String {
+    let etc = &ctx.facts.resolver.etc_resolv_conf;
+    let linked = links_into_resolved(etc);
+    let stub = etc.parsed.as_ref().is_some_and(stub_only);
+    let starts = ctx.facts.services.resolved_starts_at_boot() == Some(true);
+    if (linked || stub) && resolved_stopped(ctx) && starts {
+        return "start systemd-resolved (systemctl start systemd-resolved): it is enabled, so the next boot starts it anyway; to run the node without it, disable it and make /etc/resolv.conf a file of its own that lists the real servers".into();
+    }
+    let list = if servers.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", servers.join(", "))
+    };
+    let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
+    if linked {
+        // NetworkManager hands DNS to systemd-resolved while the link points there
+        // (NetworkManager.conf(5), dns=default) and leaves a link alone; reloaded with the
+        // link gone, it chooses its mode again and puts its own file in place
+        // (rc-manager=symlink). Not where dns=none or rc-manager=unmanaged keep it out.
+        let nm = if network_manager_manages_resolv(ctx.facts).is_some() {
+            " (NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own)"
+        } else {
+            ""
+        };
+        return format!(
+            "{file} instead of the link into /run/systemd/resolve{nm}; or {}",
+            enable_resolved(ctx)
+        );
+    }
+    if stub {
+        return format!(
+            "{file} instead of systemd-resolved's stub address; or {}",
+            enable_resolved(ctx)
+        );
+    }
+    format!(
+        "give the node an /etc/resolv.conf that lists the real servers{list}, through whatever manages it (NetworkManager, resolvconf, the DHCP client) or as a file of its own"
+    )
+}
+
+/// `systemctl enable --now systemd-resolved`, with `unmask` first where it is masked.
+fn enable_resolved(ctx: &Ctx) -> &'static str {
+    let masked = ctx
+        .facts
+        .services
+        .systemd_resolved_enabled
+        .as_deref()
+        .is_some_and(|w| w.starts_with("masked"));
+    if masked {
+        "unmask and enable systemd-resolved (systemctl unmask systemd-resolved; systemctl enable --now systemd-resolved)"
+    } else {
+        "enable systemd-resolved (systemctl enable --now systemd-resolved)"
+    }
 }
 
 fn dual_stack(ctx: &Ctx) -> bool {
@@ -1845,11 +2082,121 @@ mod tests {
                         enabled.starts_with("masked"),
                         "{case}: {f:?}"
                     );
-                    // This node's /etc/resolv.conf is a file of its own.
-                    assert!(!f[0].remediation.contains("dangles"), "{case}: {f:?}");
                 }
                 RuleOutcome::Pass if !reported => {}
                 other => panic!("{case}: {other:?}"),
+            }
+        }
+    }
+
+    /// The node's /etc/resolv.conf made as `kind` says: a link to systemd-resolved's
+    /// `stub` or `uplink` file (as Ubuntu links it; `stub+nm`: with NetworkManager running
+    /// and managing the file), a `copied-stub`, a file of its `own`, one with `no-nameserver`,
+    /// a link to nothing (`dangling`), `absent`, or a `directory`.
+    fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
+        use crate::facts::raw::FileState;
+        let etc = "/etc/resolv.conf";
+        match kind {
+            "stub" | "stub+nm" | "uplink" => {
+                let file = if kind == "uplink" {
+                    "resolv.conf"
+                } else {
+                    "stub-resolv.conf"
+                };
+                let path = format!("/run/systemd/resolve/{file}");
+                let body = raw.files[&path]
+                    .text()
+                    .expect("resolved's file")
+                    .into_owned();
+                let target = format!("../run/systemd/resolve/{file}");
+                raw.link(etc, &target, &path, body.as_bytes());
+                if kind == "stub+nm" {
+                    let units = [("systemd-resolved", state), ("NetworkManager", "active")];
+                    crate::testing::set_units(raw, &units);
+                }
+            }
+            "copied-stub" => {
+                let body = b"nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+                raw.file(etc, FileState::Present, Some(body));
+            }
+            "own" => raw.file(etc, FileState::Present, Some(b"nameserver 192.0.2.53\n")),
+            "no-nameserver" => {
+                raw.file(etc, FileState::Present, Some(b"search example.internal\n"))
+            }
+            "directory" => raw.file(etc, FileState::Directory, None),
+            "dangling" | "absent" => {
+                raw.file(etc, FileState::Missing, None);
+                if kind == "dangling" {
+                    raw.files.get_mut(etc).expect("entry").symlink_target =
+                        Some("../run/systemd/resolve/stub-resolv.conf".into());
+                }
+            }
+            other => panic!("no such /etc/resolv.conf: {other}"),
+        }
+    }
+
+    /// The node's own resolver: down now where /etc/resolv.conf is missing, a directory,
+    /// without a nameserver, or lists only the stub of a systemd-resolved that does not run
+    /// (high); down after the next boot where it links into /run/systemd/resolve and
+    /// systemd-resolved will not start then (warning); a file of its own, or a resolved
+    /// that runs and starts at boot, passes. The fix fits what the file is.
+    #[test]
+    fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
+        use Severity::{High, Warning};
+        // A finding's severity, and what its summary and its fix say.
+        type Want = Option<(Severity, &'static str, &'static str)>;
+        const LINK: &str = "servers (192.0.2.53) instead of the link into /run/systemd/resolve; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
+        // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
+        #[rustfmt::skip]
+        let cases: [(&str, &str, &str, Want); 19] = [
+            ("stub", "active", "enabled", None),
+            ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
+            ("stub", "failed", "", Some((High, "does not run", LINK))),
+            ("stub", "inactive", "disabled", Some((High, "does not run", LINK))),
+            ("stub", "active", "disabled", Some((Warning, "next reboot", LINK))),
+            ("stub", "active", "masked", Some((Warning, "next reboot", "or unmask and enable systemd-resolved (systemctl unmask"))),
+            ("stub", "activating", "disabled", Some((Warning, "next reboot", LINK))),
+            ("stub+nm", "active", "disabled", Some((Warning, "next reboot", "(NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager"))),
+            ("uplink", "inactive", "enabled", None),
+            ("uplink", "inactive", "", Some((Warning, "next reboot", LINK))),
+            ("uplink", "active", "disabled", Some((Warning, "next reboot", LINK))),
+            ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
+            ("copied-stub", "active", "enabled", None),
+            ("own", "inactive", "disabled", None),
+            ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
+            ("directory", "active", "enabled", Some((High, "is a directory", "through whatever manages it"))),
+            ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
+            ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
+            ("absent", "unknown", "", Some((High, "does not exist", "through whatever manages it"))),
+        ];
+        for (kind, state, enabled, want) in cases {
+            let case = format!("{kind}, {state}, {enabled}");
+            let mut raw = resolved_case(state, enabled);
+            etc_resolv_conf(&mut raw, kind, state);
+            let host = Host::new("node1");
+            let facts = NodeFacts::from_raw("node1", &raw);
+            match (
+                host_resolver_down(&Ctx::in_cluster(&host, &facts, None)),
+                want,
+            ) {
+                (RuleOutcome::Pass, None) => {}
+                (RuleOutcome::Findings(f), Some((severity, summary, fix))) => {
+                    assert_eq!(f.len(), 1, "{case}: {f:?}");
+                    assert_eq!(f[0].severity, severity, "{case}: {f:?}");
+                    assert!(f[0].summary.contains(summary), "{case}: {f:?}");
+                    assert!(f[0].remediation.contains(fix), "{case}: {f:?}");
+                    assert!(
+                        f[0].evidence[0].starts_with("/etc/resolv.conf"),
+                        "{case}: {f:?}"
+                    );
+                    // NetworkManager is named only where it manages the file.
+                    assert_eq!(
+                        f[0].remediation.contains("NetworkManager manages"),
+                        kind == "stub+nm",
+                        "{case}: {f:?}"
+                    );
+                }
+                (other, _) => panic!("{case}: {other:?}"),
             }
         }
     }
@@ -1858,7 +2205,7 @@ mod tests {
     /// /var/run; and not where the kubelet has a file of its own.
     #[test]
     fn a_disabled_resolveds_file_is_found_through_links_and_var_run() {
-        // /etc/resolv.conf linked to resolved's stub: the host's resolver goes too.
+        // /etc/resolv.conf linked to resolved's stub.
         let mut linked = resolved_case("active", "disabled");
         let stub = linked.files["/run/systemd/resolve/stub-resolv.conf"]
             .text()
@@ -1871,14 +2218,11 @@ mod tests {
             "/run/systemd/resolve/stub-resolv.conf",
             stub.as_bytes(),
         );
+        // The kubelet's file is reported; the host's link is DNS-HOST-RESOLVER-DOWN's.
         let RuleOutcome::Findings(f) = resolved_outcome(&linked, "") else {
             panic!("a disabled resolved's uplink file is gone at the next boot");
         };
-        assert!(
-            f[0].remediation
-                .contains("/etc/resolv.conf, the host's own resolver, links there"),
-            "{f:?}"
-        );
+        assert!(!f[0].remediation.contains("/etc/resolv.conf"), "{f:?}");
         // Through /var/run, a link to /run: the gather gives no canonical path there.
         let config = "/var/lib/kubelet/config.yaml";
         let with_resolv_conf = |raw: &mut crate::facts::raw::RawFacts, value: &str| {

@@ -431,14 +431,6 @@ impl NodeFacts {
             .then_some((path, self.services.systemd_resolved))
     }
 
-    /// /etc/resolv.conf links into systemd-resolved's /run directory (its stub or uplink
-    /// file): the host's own resolver dangles where that directory is gone.
-    pub fn etc_resolv_conf_in_resolved_run_dir(&self) -> bool {
-        let etc = &self.resolver.etc_resolv_conf;
-        etc.symlink_target.is_some()
-            && in_resolved_run_dir(etc.canonical.as_deref().unwrap_or(&etc.path))
-    }
-
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did
     /// not read it.
     pub fn sysctl_live(&self, name: &str) -> Option<&RawFile> {

@@ -365,29 +365,51 @@ fn assert_kubelet_up_and_node_clean(lab: &Lab, node: &str) {
     assert!(findings.is_empty(), "{findings:#?}");
 }
 
-/// `systemctl disable systemd-resolved` (without --now: it runs on until the reboot):
-/// the kubelet's resolvConf, systemd-resolved's uplink file, is there until the next
-/// reboot and gone after it. check says so before the reboot (high); a real reboot bears
-/// it out (the file is gone, critical; the lab's kubelet stand-in, stricter than a real
-/// kubelet, which runs on and fails every pod sandbox, does not even start); apply moves
-/// the kubelet to a file of its own under /etc, which the next real reboot keeps.
+/// Whether the node resolves through its own /etc/resolv.conf: `getent -s dns` asks the
+/// servers that file lists, and only them (systemd-resolved's stub answers `localhost`
+/// itself; nothing else in the lab answers at all).
+fn host_resolves_localhost(lab: &Lab, node: &str) -> bool {
+    lab.exec_output(node, "getent -s dns hosts localhost")
+        .status
+        .success()
+}
+
+/// The kubelet on systemd-resolved's uplink file, which lists the lab's real servers: the
+/// node as kubeadm or Kubespray leave a systemd-resolved node, clean.
+fn kubelet_on_resolveds_uplink(lab: &Lab, node: &str) {
+    lab.exec(
+        node,
+        &format!(
+            "sed -i 's|^resolvConf:.*|resolvConf: \"/run/systemd/resolve/resolv.conf\"|' {KUBELET_CONFIG} && \
+             systemctl restart kubelet"
+        ),
+    );
+    assert!(host_resolves_localhost(lab, node));
+    let (code, findings) = check(lab, node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+}
+
+/// `systemctl disable systemd-resolved` (without --now: it runs on until the reboot),
+/// /etc/resolv.conf left as its link to the stub: the kubelet's resolvConf,
+/// systemd-resolved's uplink file, and the host's resolver are there until the next reboot
+/// and gone after it. check says so before the reboot (high for the kubelet, a warning for
+/// the host); a real reboot bears it out (the file is gone, critical; the link points at
+/// nothing, high; the lab's kubelet stand-in, stricter than a real kubelet, which runs on
+/// and fails every pod sandbox, does not even start), and the node names no real server
+/// any more, so the plan asks for one. With /etc/resolv.conf made a file as its finding
+/// says, apply moves the kubelet to a file of its own under /etc, and the next real reboot
+/// keeps both.
 #[test]
 fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboot_takes_it() {
     let lab = start_lab();
     let node = lab.node(SCENARIO).name.clone();
     const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
+    const DANGLING: &str =
+        "/etc/resolv.conf → symlink to ../run/systemd/resolve/stub-resolv.conf → no such file";
     // The node after an earlier fix (the kubelet on resolved's uplink file); then its
-    // operators turn systemd-resolved off from the next boot, with a static
-    // /etc/resolv.conf.
-    lab.exec(
-        &node,
-        &format!(
-            "sed -i 's|^resolvConf:.*|resolvConf: \"{UPLINK}\"|' {KUBELET_CONFIG} && \
-             systemctl restart kubelet && \
-             systemctl disable systemd-resolved && \
-             rm /etc/resolv.conf && printf 'nameserver 192.0.2.53\\n' > /etc/resolv.conf"
-        ),
-    );
+    // operators turn systemd-resolved off from the next boot.
+    kubelet_on_resolveds_uplink(&lab, &node);
+    lab.exec(&node, "systemctl disable systemd-resolved");
     assert_eq!(
         unit_prop(&lab, &node, "systemd-resolved", "ActiveState"),
         "active"
@@ -404,6 +426,12 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
             ),
         "{evidence:?}"
     );
+    let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
+    assert_eq!(severity, "warning", "{evidence:?}");
+    assert_eq!(
+        evidence[1],
+        "systemd-resolved is active (systemctl is-active) and disabled (systemctl is-enabled)"
+    );
 
     // The plan, before the reboot: not resolved's uplink file, though resolved runs and the
     // file lists real servers (the next boot takes it), but a file of the kubelet's own.
@@ -416,7 +444,7 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
         describe(&out)
     );
 
-    // A real reboot takes the file, and with it the kubelet.
+    // A real reboot takes the file, and with it the kubelet and the host's resolver.
     lab.reboot_units_may_fail(&node);
     assert_eq!(
         lab.exec_output(&node, &format!("test -e {UPLINK}"))
@@ -426,12 +454,43 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
         "{UPLINK} outlived the reboot"
     );
     assert_ne!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
+    assert!(!host_resolves_localhost(&lab, &node));
     let (code, findings) = check(&lab, &node);
     assert_eq!(code, Some(2), "{findings:#?}");
     let (severity, evidence) = finding(&findings, "DNS-KUBELET-RESOLVCONF-MISSING");
     assert_eq!(severity, "critical", "{evidence:?}");
+    let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
+    assert_eq!(
+        (severity.as_str(), evidence[0].as_str()),
+        ("high", DANGLING)
+    );
 
-    // The fix: a file of the kubelet's own, from the node's real server.
+    assert_eq!(
+        evidence.len(),
+        2,
+        "no server is known any more: {evidence:?}"
+    );
+
+    // With both files gone the node names no real server: the plan asks for one rather
+    // than guess.
+    let out = dnsfix(&lab, &["plan"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("No real upstream DNS server is known for this node"),
+        "plan\n{}",
+        describe(&out)
+    );
+
+    // The host's fix as its finding gives it, a file of the node's own; then the plan takes
+    // the servers from there and gives the kubelet a file of its own.
+    lab.exec(
+        &node,
+        "rm /etc/resolv.conf && printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf",
+    );
+    assert_eq!(
+        finding(&check(&lab, &node).1, "DNS-KUBELET-RESOLVCONF-MISSING").0,
+        "critical"
+    );
     plan_and_apply(&lab);
     assert_eq!(unit_prop(&lab, &node, "kubelet", "ActiveState"), "active");
     assert!(
@@ -439,7 +498,51 @@ fn a_kubelet_file_of_a_disabled_systemd_resolved_is_reported_before_a_real_reboo
             .contains("/etc/dnsfix/resolv.conf")
     );
 
-    // The next real reboot keeps it: the kubelet starts and the node is clean.
+    // The next real reboot keeps both: the kubelet starts and the node is clean.
     lab.reboot(&node);
     assert_kubelet_up_and_node_clean(&lab, &node);
+}
+
+/// `systemctl stop systemd-resolved` leaves /etc/resolv.conf, Ubuntu's link to its stub,
+/// resolving to 127.0.0.53, where nothing answers now: the node's own lookups fail while
+/// the kubelet's file, still in /run, looks fine. check says so (high) and names the fix,
+/// which is to start it again: it is enabled.
+#[test]
+fn a_stopped_systemd_resolved_leaves_the_node_without_a_resolver_until_it_starts() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    kubelet_on_resolveds_uplink(&lab, &node);
+
+    lab.exec(&node, "systemctl stop systemd-resolved");
+    assert!(
+        !host_resolves_localhost(&lab, &node),
+        "a stub nobody answers resolved"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
+    assert_eq!(severity, "high", "{evidence:?}");
+    assert_eq!(
+        evidence,
+        [
+            "/etc/resolv.conf → symlink to ../run/systemd/resolve/stub-resolv.conf → \
+             /run/systemd/resolve/stub-resolv.conf: nameserver 127.0.0.53 (line 21)",
+            "systemd-resolved is inactive (systemctl is-active) and enabled (systemctl is-enabled)",
+            "/run/systemd/resolve/resolv.conf, systemd-resolved's list of the real servers, \
+             names 192.0.2.53, 198.51.100.53",
+        ]
+    );
+    assert!(
+        findings[0]["remediation"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("start systemd-resolved")),
+        "{findings:#?}"
+    );
+
+    // The fix as the finding gives it.
+    lab.exec(&node, "systemctl start systemd-resolved");
+    assert!(host_resolves_localhost(&lab, &node));
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
 }
