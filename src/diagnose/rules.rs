@@ -2091,8 +2091,9 @@ mod tests {
 
     /// The node's /etc/resolv.conf made as `kind` says: a link to systemd-resolved's
     /// `stub` or `uplink` file (as Ubuntu links it; `stub+nm`: with NetworkManager running
-    /// and managing the file), a `copied-stub`, a file of its `own`, one with `no-nameserver`,
-    /// a link to nothing (`dangling`), `absent`, or a `directory`.
+    /// and managing the file), a `copied-stub`, a file of its `own`, a link to
+    /// NetworkManager's (`nm-link`) or resolvconf's file, Debian's `dnsmasq` address, one
+    /// with `no-nameserver`, a link to nothing (`dangling`), `absent`, or a `directory`.
     fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
         use crate::facts::raw::FileState;
         let etc = "/etc/resolv.conf";
@@ -2120,6 +2121,14 @@ mod tests {
                 raw.file(etc, FileState::Present, Some(body));
             }
             "own" => raw.file(etc, FileState::Present, Some(b"nameserver 192.0.2.53\n")),
+            // Another manager's file in /run, and Debian's dnsmasq address.
+            "nm-link" | "resolvconf-link" => {
+                let dir = if kind == "nm-link" { "NetworkManager" } else { "resolvconf" };
+                let path = format!("/run/{dir}/resolv.conf");
+                let target = format!("..{path}");
+                raw.link(etc, &target, &path, b"nameserver 192.0.2.53\n");
+            }
+            "dnsmasq" => raw.file(etc, FileState::Present, Some(b"nameserver 127.0.1.1\n")),
             "no-nameserver" => {
                 raw.file(etc, FileState::Present, Some(b"search example.internal\n"))
             }
@@ -2148,7 +2157,7 @@ mod tests {
         const LINK: &str = "servers (192.0.2.53) instead of the link into /run/systemd/resolve; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
         // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
         #[rustfmt::skip]
-        let cases: [(&str, &str, &str, Want); 19] = [
+        let cases: [(&str, &str, &str, Want); 22] = [
             ("stub", "active", "enabled", None),
             ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
             ("stub", "failed", "", Some((High, "does not run", LINK))),
@@ -2163,6 +2172,9 @@ mod tests {
             ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
             ("copied-stub", "active", "enabled", None),
             ("own", "inactive", "disabled", None),
+            ("nm-link", "inactive", "disabled", None),
+            ("resolvconf-link", "inactive", "", None),
+            ("dnsmasq", "inactive", "", None),
             ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
             ("directory", "active", "enabled", Some((High, "is a directory", "through whatever manages it"))),
             ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
