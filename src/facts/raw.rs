@@ -98,6 +98,17 @@ pub enum FileState {
 }
 
 impl RawFile {
+    /// Where a configuration file of a .d directory leads, as the boot reads it: a link's
+    /// canonical path, and for a link to nothing (its target or the target's directory
+    /// missing, so no canonical path either) `/dev/null`: it reads as empty and, having the
+    /// name, still overrides the vendor file of that name.
+    pub fn config_canonical(&self) -> Option<String> {
+        self.canonical.clone().or_else(|| {
+            (self.state == FileState::Missing && self.symlink_target.is_some())
+                .then(|| "/dev/null".to_owned())
+        })
+    }
+
     pub fn text(&self) -> Option<std::borrow::Cow<'_, str>> {
         (self.state == FileState::Present).then(|| String::from_utf8_lossy(&self.content))
     }
@@ -311,11 +322,7 @@ impl RawFacts {
         for dir in dirs {
             for (path, f) in self.files_in(dir) {
                 let text = f.text().map(|t| t.into_owned()).unwrap_or_default();
-                let canonical = f.canonical.clone().or_else(|| {
-                    (f.state == FileState::Missing && f.symlink_target.is_some())
-                        .then(|| "/dev/null".to_owned())
-                });
-                out.push((path.to_owned(), text, canonical));
+                out.push((path.to_owned(), text, f.config_canonical()));
             }
         }
         if let Some(f) = self.get(extra).filter(|f| f.state == FileState::Present) {
@@ -820,7 +827,8 @@ mod tests {
     }
 
     /// A link into a directory the node does not have (/etc/resolv.conf after a boot
-    /// without systemd-resolved): `readlink -f` prints nothing, so no canonical path.
+    /// without systemd-resolved): `readlink -f` prints nothing, so no canonical path; as a
+    /// configuration file it reads as /dev/null.
     #[test]
     fn a_link_to_nothing_has_no_canonical_path() {
         let out = frame(
@@ -841,6 +849,8 @@ mod tests {
         assert_eq!(f.state, FileState::Missing);
         assert!(f.symlink_target.is_some());
         assert_eq!(f.canonical, None);
+        // In a .d directory such a link still overrides the vendor file of its name.
+        assert_eq!(f.config_canonical().as_deref(), Some("/dev/null"));
     }
 
     /// The words of gather.sh as the shell splits them, comments left out and quotes

@@ -60,7 +60,7 @@ impl Run<'_> {
                 .facts
                 .files
                 .get(&path)
-                .and_then(|f| f.symlink_target.as_ref().and(f.canonical.clone()));
+                .and_then(|f| f.symlink_target.as_ref().and(f.config_canonical()));
             // A link reads what the file it names holds, as the plan leaves that file.
             let planned = state
                 .files
