@@ -319,9 +319,11 @@ pub const RULES: &[RuleInfo] = &[
         severity: Severity::High,
         title: "the node's own resolver is down, or goes down at the next reboot",
         symptom: "\
-            Pods' DNS works, but the node itself resolves nothing: new pods whose image is not\n\
-            cached stay in ErrImagePull / ImagePullBackOff, `kubeadm init` and `join` fail their\n\
-            preflight image pulls, and a kubelet that reaches its API server by name loses it.\n\
+            The node itself resolves nothing: new pods whose image is not cached stay in\n\
+            ErrImagePull / ImagePullBackOff, `kubeadm init` and `kubeadm join --control-plane`\n\
+            fail their preflight image pulls, and a kubelet that reaches its API server by name\n\
+            loses it. Pods' DNS through CoreDNS keeps working where the kubelet hands pods a\n\
+            file other than /etc/resolv.conf.\n\
             Go's resolver, in containerd and the kubelet, names the server it asked: [::1]:53 or\n\
             127.0.0.1:53, its defaults, where it read no server (kubernetes/kubernetes#123901,\n\
             `kubeadm init` pulling through containerd):\n\
@@ -335,10 +337,10 @@ pub const RULES: &[RuleInfo] = &[
             line it asks a server on the local machine, 127.0.0.1) and Go's resolver in\n\
             containerd and the kubelet (127.0.0.1:53 and [::1]:53 when it cannot open the file\n\
             or it lists no server; Go net/dnsconfig_unix.go). Unless a DNS server runs on the\n\
-            node itself, a missing file, a link to nothing or a file without a nameserver line\n\
-            (all high) leaves the node without DNS; a directory fails every lookup. Pods do\n\
-            not use it: the kubelet hands them its own resolvConf\n\
-            (DNS-KUBELET-RESOLVCONF-MISSING is about that file).\n\
+            node itself, a missing file, a link to nothing, a directory or a file without a\n\
+            nameserver line (all high) leaves the node without DNS. Pods do not use it: the\n\
+            kubelet hands them its own resolvConf (DNS-KUBELET-RESOLVCONF-MISSING is about\n\
+            that file).\n\
             \n\
             Ubuntu, and Debian with systemd-resolved, link /etc/resolv.conf to\n\
             /run/systemd/resolve/stub-resolv.conf: `nameserver 127.0.0.53`, which only\n\

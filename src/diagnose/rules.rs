@@ -13,9 +13,7 @@ use crate::facts::node_facts::{
     Effective, FlavourKind, Observed, ResolvFile, UnitState, in_resolved_run_dir,
 };
 use crate::facts::raw::FileState;
-use crate::facts::resolv_conf::{
-    Nameserver, ResolvConf, is_loopback, is_real_upstream, server_address,
-};
+use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback, real_upstreams};
 use crate::inventory::Host;
 
 /// What one rule concluded for one host.
@@ -437,7 +435,7 @@ fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
             fix,
         )]),
         _ => match ctx.facts.kubelet_resolv_left_by_resolved() {
-            Some((path, _)) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path)]),
+            Some(path) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path)]),
             None => RuleOutcome::Pass,
         },
     }
@@ -511,7 +509,7 @@ fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         (FileState::Directory, _) => (
             Severity::High,
             format!(
-                "{} is a directory: the node's own lookups (image pulls, the kubelet's API server name) fail",
+                "{} is a directory, from which no resolver reads a server: the node's own lookups (image pulls, the kubelet's API server name) fail unless a DNS server runs on the node itself",
                 etc.path
             ),
             format!("{seen} → a directory"),
@@ -553,8 +551,13 @@ fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
             (
                 Severity::Warning,
                 format!(
-                    "{} links into systemd-resolved's /run directory, which systemd-resolved will not fill at the next boot: after the next reboot the node cannot resolve names (image pulls fail)",
-                    etc.path
+                    "{} links into systemd-resolved's /run directory, and systemd-resolved {}: after the next reboot the link points at nothing and the node's own lookups (image pulls) fail unless a DNS server runs on the node itself",
+                    etc.path,
+                    if ctx.facts.services.resolved_starts_at_boot() == Some(false) {
+                        "does not start at boot"
+                    } else {
+                        "does not run, so the next boot writes the file only if it starts systemd-resolved"
+                    }
                 ),
                 followed(etc, &seen),
             )
@@ -586,8 +589,8 @@ fn followed(f: &ResolvFile, seen: &str) -> String {
 }
 
 /// /etc/resolv.conf is a link into systemd-resolved's /run directory (its stub or uplink
-/// file), whether or not the file is there now: the link's target taken as the kernel
-/// would, relative to /etc.
+/// file), whether or not the file is there now: where the link leads (`readlink -f`), else
+/// its target resolved lexically against /etc.
 fn links_into_resolved(etc: &ResolvFile) -> bool {
     let Some(target) = &etc.symlink_target else {
         return false;
@@ -638,17 +641,7 @@ fn resolved_words(ctx: &Ctx) -> String {
 /// systemd-resolved's list of them (its uplink file, while it is in /run), else the
 /// kubelet's file for pods. Neither loopback nor the cluster's own DNS; each once.
 fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
-    let real = |listed: Vec<String>| -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for s in listed {
-            let s = s.trim().to_owned();
-            let ok = server_address(&s).is_some_and(|ip| is_real_upstream(ip, &ctx.cluster));
-            if ok && !out.contains(&s) {
-                out.push(s);
-            }
-        }
-        out
-    };
+    let real = |listed: Vec<String>| real_upstreams(listed, &ctx.cluster);
     let from_file = |f: Option<&ResolvFile>, whose: &str| -> Option<(String, Vec<String>)> {
         let f = f.filter(|f| f.state == FileState::Present)?;
         let listed = f.parsed.iter().flat_map(|p| &p.nameservers);
@@ -674,48 +667,53 @@ fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
         })
 }
 
-/// How to give the node a resolver again: start systemd-resolved where it is enabled and
-/// its stub or link is the resolver (the next boot starts it anyway); else a file of the
-/// node's own in place of systemd-resolved's link or stub address (where NetworkManager
-/// manages /etc/resolv.conf, its own file), or systemd-resolved back; elsewhere the file
-/// from whatever manages it.
+/// How to give the node a resolver again. Where /etc/resolv.conf is systemd-resolved's (a
+/// link into its /run directory, or its stub address): start it where it is enabled and
+/// stopped (the next boot starts it anyway); give it servers where it runs and starts at
+/// boot but knows none; else a file of the node's own in place of the link or the stub
+/// address (where NetworkManager manages /etc/resolv.conf, its own file), or
+/// systemd-resolved back. Elsewhere the file from whatever manages it.
 fn host_resolver_fix(ctx: &Ctx, servers: &[String]) -> String {
     let etc = &ctx.facts.resolver.etc_resolv_conf;
-    let linked = links_into_resolved(etc);
-    let stub = etc.parsed.as_ref().is_some_and(stub_only);
-    let starts = ctx.facts.services.resolved_starts_at_boot() == Some(true);
-    if (linked || stub) && resolved_stopped(ctx) && starts {
-        return "start systemd-resolved (systemctl start systemd-resolved): it is enabled, so the next boot starts it anyway; to run the node without it, disable it and make /etc/resolv.conf a file of its own that lists the real servers".into();
-    }
+    let resolveds = links_into_resolved(etc) || etc.parsed.as_ref().is_some_and(stub_only);
     let list = if servers.is_empty() {
         String::new()
     } else {
         format!(" ({})", servers.join(", "))
     };
-    let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
-    if linked {
-        // NetworkManager hands DNS to systemd-resolved while the link points there
-        // (NetworkManager.conf(5), dns=default) and leaves a link alone; reloaded with the
-        // link gone, it chooses its mode again and puts its own file in place
-        // (rc-manager=symlink). Not where dns=none or rc-manager=unmanaged keep it out.
-        let nm = if network_manager_manages_resolv(ctx.facts).is_some() {
-            " (NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own)"
-        } else {
-            ""
-        };
+    if !resolveds {
         return format!(
-            "{file} instead of the link into /run/systemd/resolve{nm}; or {}",
-            enable_resolved(ctx)
+            "give the node an /etc/resolv.conf that lists the real servers{list}, through whatever manages it (NetworkManager, resolvconf, the DHCP client) or as a file of its own"
         );
     }
-    if stub {
+    let starts = ctx.facts.services.resolved_starts_at_boot() == Some(true);
+    if starts && resolved_stopped(ctx) {
+        return "start systemd-resolved (systemctl start systemd-resolved): it is enabled, so the next boot starts it anyway; to run the node without it, disable it and make /etc/resolv.conf a file of its own that lists the real servers".into();
+    }
+    if starts && ctx.facts.services.systemd_resolved == UnitState::Active {
+        return format!(
+            "give systemd-resolved the real servers{list}: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, or the network's own settings: netplan, NetworkManager, DHCP)"
+        );
+    }
+    let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
+    let Some(target) = &etc.symlink_target else {
         return format!(
             "{file} instead of systemd-resolved's stub address; or {}",
             enable_resolved(ctx)
         );
-    }
+    };
+    // NetworkManager hands DNS to systemd-resolved while the link points at one of its
+    // files (NetworkManager.conf(5), dns=default) and leaves a link alone; reloaded with
+    // the link gone, it chooses its mode again and puts its own file in place
+    // (rc-manager=symlink). Not where dns=none or rc-manager=unmanaged keep it out.
+    let nm = if network_manager_manages_resolv(ctx.facts).is_some() {
+        " (NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own)"
+    } else {
+        ""
+    };
     format!(
-        "give the node an /etc/resolv.conf that lists the real servers{list}, through whatever manages it (NetworkManager, resolvconf, the DHCP client) or as a file of its own"
+        "{file} in place of the link to {target}{nm}; or {}",
+        enable_resolved(ctx)
     )
 }
 
@@ -2093,7 +2091,9 @@ mod tests {
     /// `stub` or `uplink` file (as Ubuntu links it; `stub+nm`: with NetworkManager running
     /// and managing the file), a `copied-stub`, a file of its `own`, a link to
     /// NetworkManager's (`nm-link`) or resolvconf's file, Debian's `dnsmasq` address, one
-    /// with `no-nameserver`, a link to nothing (`dangling`), `absent`, or a `directory`.
+    /// with `no-nameserver`, a link to nothing (`dangling`), `absent`, a `directory`, a
+    /// link to an uplink file with no server (`uplink-empty`), to the stub file systemd
+    /// ships (`usr-lib-link`) or through /var/run (`var-run-link`).
     fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
         use crate::facts::raw::FileState;
         let etc = "/etc/resolv.conf";
@@ -2123,7 +2123,11 @@ mod tests {
             "own" => raw.file(etc, FileState::Present, Some(b"nameserver 192.0.2.53\n")),
             // Another manager's file in /run, and Debian's dnsmasq address.
             "nm-link" | "resolvconf-link" => {
-                let dir = if kind == "nm-link" { "NetworkManager" } else { "resolvconf" };
+                let dir = if kind == "nm-link" {
+                    "NetworkManager"
+                } else {
+                    "resolvconf"
+                };
                 let path = format!("/run/{dir}/resolv.conf");
                 let target = format!("..{path}");
                 raw.link(etc, &target, &path, b"nameserver 192.0.2.53\n");
@@ -2133,6 +2137,25 @@ mod tests {
                 raw.file(etc, FileState::Present, Some(b"search example.internal\n"))
             }
             "directory" => raw.file(etc, FileState::Directory, None),
+            // systemd-resolved's uplink file as it writes it knowing no server.
+            "uplink-empty" => {
+                let path = "/run/systemd/resolve/resolv.conf";
+                let body = b"# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n";
+                raw.link(etc, "../run/systemd/resolve/resolv.conf", path, body);
+            }
+            // The static stub file systemd ships, and an absolute link through /var/run
+            // with no canonical path.
+            "usr-lib-link" => {
+                let body = b"nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+                let path = "/usr/lib/systemd/resolv.conf";
+                raw.link(etc, "../usr/lib/systemd/resolv.conf", path, body);
+            }
+            "var-run-link" => {
+                let body = b"nameserver 127.0.0.53\n";
+                let target = "/var/run/systemd/resolve/stub-resolv.conf";
+                raw.link(etc, target, target, body);
+                raw.files.get_mut(etc).expect("entry").canonical = None;
+            }
             "dangling" | "absent" => {
                 raw.file(etc, FileState::Missing, None);
                 if kind == "dangling" {
@@ -2154,10 +2177,11 @@ mod tests {
         use Severity::{High, Warning};
         // A finding's severity, and what its summary and its fix say.
         type Want = Option<(Severity, &'static str, &'static str)>;
-        const LINK: &str = "servers (192.0.2.53) instead of the link into /run/systemd/resolve; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
+        const LINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
+        const UPLINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/resolv.conf; or enable";
         // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
         #[rustfmt::skip]
-        let cases: [(&str, &str, &str, Want); 22] = [
+        let cases: [(&str, &str, &str, Want); 26] = [
             ("stub", "active", "enabled", None),
             ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
             ("stub", "failed", "", Some((High, "does not run", LINK))),
@@ -2167,8 +2191,12 @@ mod tests {
             ("stub", "activating", "disabled", Some((Warning, "next reboot", LINK))),
             ("stub+nm", "active", "disabled", Some((Warning, "next reboot", "(NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager"))),
             ("uplink", "inactive", "enabled", None),
-            ("uplink", "inactive", "", Some((Warning, "next reboot", LINK))),
-            ("uplink", "active", "disabled", Some((Warning, "next reboot", LINK))),
+            ("uplink", "inactive", "", Some((Warning, "only if it starts systemd-resolved", UPLINK))),
+            ("uplink", "active", "disabled", Some((Warning, "does not start at boot", UPLINK))),
+            ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
+            ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
+            ("usr-lib-link", "active", "enabled", None),
+            ("var-run-link", "active", "disabled", Some((Warning, "does not start at boot", "in place of the link to /var/run/systemd/resolve/stub-resolv.conf"))),
             ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
             ("copied-stub", "active", "enabled", None),
             ("own", "inactive", "disabled", None),
@@ -2197,10 +2225,6 @@ mod tests {
                     assert_eq!(f[0].severity, severity, "{case}: {f:?}");
                     assert!(f[0].summary.contains(summary), "{case}: {f:?}");
                     assert!(f[0].remediation.contains(fix), "{case}: {f:?}");
-                    assert!(
-                        f[0].evidence[0].starts_with("/etc/resolv.conf"),
-                        "{case}: {f:?}"
-                    );
                     // NetworkManager is named only where it manages the file.
                     assert_eq!(
                         f[0].remediation.contains("NetworkManager manages"),

@@ -411,11 +411,11 @@ impl NodeFacts {
     /// `/run/systemd/resolve/` and systemd-resolved will not write it at the next boot
     /// ([`Services::resolved_gone_at_boot`]): `/run` is a tmpfs, emptied at every boot,
     /// so the file is there now and gone after the next reboot. The file's path (after its
-    /// links), with systemd-resolved's state now. `None` where k3s/RKE2 chose the file
+    /// links). `None` where k3s/RKE2 chose the file
     /// themselves: they choose again at their next start, a file of their own when the
     /// systemd-resolved one is gone (DNS-K3S-FALLBACK says which). k0s's own choice
     /// already is its next start's.
-    pub fn kubelet_resolv_left_by_resolved(&self) -> Option<(&str, UnitState)> {
+    pub fn kubelet_resolv_left_by_resolved(&self) -> Option<&str> {
         if !self.services.resolved_gone_at_boot() {
             return None;
         }
@@ -427,8 +427,7 @@ impl NodeFacts {
         }
         let f = self.kubelet.pod_resolv_conf.as_ref()?;
         let path = f.canonical.as_deref().unwrap_or(&f.path);
-        (f.state == FileState::Present && in_resolved_run_dir(path))
-            .then_some((path, self.services.systemd_resolved))
+        (f.state == FileState::Present && in_resolved_run_dir(path)).then_some(path)
     }
 
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did

@@ -159,6 +159,23 @@ pub fn server_address(text: &str) -> Option<IpAddr> {
     }
 }
 
+/// The servers of `listed` a resolver can forward to ([`is_real_upstream`]), trimmed,
+/// each once, in their order.
+pub fn real_upstreams(
+    listed: impl IntoIterator<Item = String>,
+    cluster: &std::collections::BTreeSet<IpAddr>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in listed {
+        let s = s.trim();
+        let real = server_address(s).is_some_and(|ip| is_real_upstream(ip, cluster));
+        if real && !out.iter().any(|o| o == s) {
+            out.push(s.to_owned());
+        }
+    }
+    out
+}
+
 /// A server a resolver can forward to: not loopback, not one of `cluster` (the cluster's
 /// own DNS addresses, which would forward back into it), not unspecified, multicast or the
 /// broadcast address.

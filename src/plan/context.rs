@@ -12,7 +12,7 @@ use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
-use crate::facts::resolv_conf::{is_loopback, is_real_upstream, server_address};
+use crate::facts::resolv_conf::{is_loopback, real_upstreams, server_address};
 use crate::inventory::Host;
 
 /// Flags whose value decides what pods resolve through.
@@ -416,14 +416,7 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
 /// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
 /// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
 fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
-    let real = |servers: Vec<String>| -> Vec<String> {
-        let mut seen = BTreeSet::new();
-        servers
-            .into_iter()
-            .filter(|s| server_address(s.trim()).is_some_and(|ip| is_real_upstream(ip, cluster)))
-            .filter(|s| seen.insert(s.clone()))
-            .collect()
-    };
+    let real = |servers: Vec<String>| real_upstreams(servers, cluster);
     for key in ["upstream_dns_servers", "nameservers"] {
         let servers = real(host.var_list(key).unwrap_or_default());
         if !servers.is_empty() {
