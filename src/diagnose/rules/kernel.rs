@@ -1,0 +1,504 @@
+//! The kernel settings pod DNS needs: bridge netfilter on (DNS-BRIDGE-NF-OFF) and kept
+//! over a reboot (DNS-BRIDGE-NF-NOT-PERSISTENT), forwarding on and kept (DNS-IP-FORWARD);
+//! and which installers set them at every start, so that no file needs to.
+
+use super::{Ctx, NO_KUBELET, RuleOutcome, dual_stack, kubelet_version, minor, not_a_node};
+use crate::diagnose::finding::Severity;
+use crate::facts::cni::PodBridge;
+use crate::facts::node_facts::{FlavourKind, Observed, UnitState};
+use crate::facts::raw::FileState;
+
+fn sysctl_live<'f>(ctx: &Ctx<'f>, key: &str) -> &'f Observed<String> {
+    static UNKNOWN: std::sync::OnceLock<Observed<String>> = std::sync::OnceLock::new();
+    ctx.facts
+        .sysctls
+        .get(key)
+        .map(|s| &s.live)
+        .unwrap_or_else(|| UNKNOWN.get_or_init(|| Observed::Unknown("not gathered".into())))
+}
+
+fn bridge_keys(ctx: &Ctx) -> Vec<&'static str> {
+    let mut keys = vec!["net.bridge.bridge-nf-call-iptables"];
+    if dual_stack(ctx) {
+        keys.push("net.bridge.bridge-nf-call-ip6tables");
+    }
+    keys
+}
+
+pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-BRIDGE-NF-OFF";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let b = &ctx.facts.br_netfilter;
+    let mut evidence = Vec::new();
+    match &b.loaded {
+        Observed::Known(false) => {
+            evidence.push(format!("br_netfilter is not loaded ({})", b.evidence))
+        }
+        Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+        _ => {}
+    }
+    for key in bridge_keys(ctx) {
+        match sysctl_live(ctx, key) {
+            Observed::Known(v) if v == "1" => {}
+            Observed::Known(v) => {
+                evidence.push(format!("{}: {v}", crate::facts::raw::sysctl_path(key)));
+                // Where the installer set it at its start, this is what turned it off.
+                if let Some(who) = installer_setting(ctx, key) {
+                    evidence.extend(undone_by_file(ctx, key, who));
+                }
+            }
+            Observed::Absent => {
+                if evidence.is_empty() {
+                    evidence.push(format!("{key} does not exist (br_netfilter not loaded)"));
+                }
+            }
+            Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+        }
+    }
+    if evidence.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    // After a reboot, with the installer not started yet (or failing), nothing has turned
+    // it on: the installer does, at its next start, before its kubelet. (MicroK8s's
+    // wrapper never sets bridge-nf-call-ip6tables, which dual-stack needs.) Where no pod
+    // traffic is bridged, that does not matter either way (below).
+    if let Some((who, unit)) = stopped_installer(ctx)
+        && left_to_installer(ctx).0
+    {
+        evidence.push(format!(
+            "{who} runs no kubelet now ({unit}: {})",
+            ctx.facts.services.kubelet_unit_state.as_str()
+        ));
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Warning,
+            format!("bridge netfilter is off while {who} runs no kubelet: {who} loads br_netfilter and turns it on when it starts, before its kubelet; pods a stopped {who} left running have no working cluster DNS until then"),
+            evidence,
+            format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
+        )]);
+    }
+    if b.loaded == Observed::Known(false) && b.persisted.is_none() {
+        evidence.push("nothing loads br_netfilter at boot either (no /etc/modules-load.d/*.conf or /etc/modules lists it)".into());
+    }
+    // It matters only where pod traffic crosses a Linux bridge.
+    match &ctx.facts.cni.pod_bridge {
+        PodBridge::Routed(why) => {
+            evidence.push(why.clone());
+            RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Info,
+                "bridge netfilter is off, which does not matter here: the CNI wires pods without a Linux bridge, so no pod traffic is bridged".into(),
+                evidence,
+                "nothing to do for this CNI; if pods will ever sit on a Linux bridge (bridge, flannel, Weave), modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1".into(),
+            )])
+        }
+        other => {
+            evidence.push(match other {
+                PodBridge::Bridged(why) => why.clone(),
+                PodBridge::Unknown(why) => format!("{why}: treated as bridged"),
+                PodBridge::Routed(_) => String::new(),
+            });
+            RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Critical,
+                "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
+                evidence,
+                "modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1 (and ip6tables on dual-stack), then persist both".into(),
+            )])
+        }
+    }
+}
+
+pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-BRIDGE-NF-NOT-PERSISTENT";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    if let PodBridge::Routed(why) = &ctx.facts.cni.pod_bridge {
+        return RuleOutcome::NotApplicable(format!("no pod traffic is bridged ({why})"));
+    }
+    // "Reverts at the next reboot" is only true of what is on now; what is off is
+    // DNS-BRIDGE-NF-OFF's business (its fix persists too).
+    let b = &ctx.facts.br_netfilter;
+    let mut evidence = Vec::new();
+    // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start.
+    let installer_loads = installer_loads_br_netfilter(ctx);
+    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
+    {
+        let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
+            && ctx
+                .facts
+                .files
+                .get("/etc/modules")
+                .and_then(|f| f.text())
+                .is_some_and(|t| {
+                    crate::facts::modules_load::ModulesLoad::parse(&t)
+                        .modules
+                        .iter()
+                        .any(|m| {
+                            crate::facts::modules_load::normalize_module(&m.value) == "br_netfilter"
+                        })
+                });
+        evidence.push(if unread {
+            "br_netfilter is loaded, but only /etc/modules lists it, which systemd-modules-load does not read at boot: no modules-load.d file links to it".to_owned()
+        } else {
+            "br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned()
+        });
+    }
+    // What an installer sets at every start survives a reboot; a sysctl file that sets it
+    // to 0 is what undoes it, under the running installer.
+    let mut undone = Vec::new();
+    for key in bridge_keys(ctx) {
+        let Some(s) = ctx.facts.sysctls.get(key) else {
+            continue;
+        };
+        if s.live != Observed::Known("1".to_owned()) {
+            continue;
+        }
+        if let Some(who) = installer_setting(ctx, key) {
+            undone.extend(undone_by_file(ctx, key, who));
+            continue;
+        }
+        match &s.persisted {
+            Some(p) if p.value == "1" => {}
+            Some(p) => evidence.push(format!(
+                "{key} is 1 now; {}:{} sets it to {} at boot",
+                p.path, p.line, p.value
+            )),
+            None if sysctl_conf_unread(ctx, key) => {
+                evidence.push(format!("{key} is 1 now; {SYSCTL_CONF_UNREAD}"))
+            }
+            None => evidence.push(format!(
+                "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it{}",
+                moved_aside(ctx, key)
+            )),
+        }
+    }
+    if !evidence.is_empty() {
+        evidence.extend(undone);
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::High,
+            "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
+            evidence,
+            "persist what the evidence names: br_netfilter in /etc/modules-load.d/, each key as 1 in a sysctl.d file that wins".into(),
+        )]);
+    }
+    let Some(who) = installer_name(ctx.facts.flavour.kind).filter(|_| !undone.is_empty()) else {
+        return RuleOutcome::Pass;
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        Severity::Warning,
+        format!("a sysctl file turns bridge netfilter off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs breaks DNS for bridged pods until {who} restarts"),
+        undone,
+        "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
+    )])
+}
+
+const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sysctl does not read that file at boot: no sysctl.d file links to it";
+
+/// Where `key` went: the /etc/sysctl.conf an upgrade to Debian 13 moved aside (procps
+/// 2:4.0.4-9 removes /etc/sysctl.conf, keeping a changed one as .dpkg-bak) set it.
+fn moved_aside(ctx: &Ctx, key: &str) -> &'static str {
+    if file_sets(ctx, "/etc/sysctl.conf.dpkg-bak", key) {
+        " (/etc/sysctl.conf.dpkg-bak sets it: an upgrade to Debian 13 moved the changed /etc/sysctl.conf aside, and the boot no longer reads it)"
+    } else {
+        ""
+    }
+}
+
+/// Whether /etc/sysctl.conf sets `key` on a node systemd boots, where nothing persists it:
+/// then systemd-sysctl never read the file (no link to it in a sysctl.d directory).
+fn sysctl_conf_unread(ctx: &Ctx, key: &str) -> bool {
+    crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
+        && file_sets(ctx, crate::facts::sysctl::SYSCTL_CONF, key)
+}
+
+/// Whether the gathered sysctl file at `path` assigns `key`.
+fn file_sets(ctx: &Ctx, path: &str, key: &str) -> bool {
+    ctx.facts
+        .files
+        .get(path)
+        .and_then(|f| f.text())
+        .is_some_and(|t| {
+            crate::facts::sysctl::SysctlFile::parse(&t)
+                .get(key)
+                .is_some()
+        })
+}
+
+/// The installer that runs the kubelet itself and sets `key` to 1 at every start, before
+/// its kubelet: k3s, RKE2 and k0s (the bridge keys and forwarding; see
+/// [`installer_sets_at_start`]), MicroK8s (bridge-nf-call-iptables, and forwarding with
+/// its CNI manifest: [`microk8s_forwards`]).
+fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
+    let sets = match ctx.facts.flavour.kind {
+        FlavourKind::MicroK8s => {
+            key == "net.bridge.bridge-nf-call-iptables"
+                || (key == "net.ipv4.ip_forward" && microk8s_forwards(ctx))
+        }
+        // Only `if enableIPv6` (k3s pkg/agent/syssetup).
+        FlavourKind::K3s | FlavourKind::Rke2 if key == "net.bridge.bridge-nf-call-ip6tables" => {
+            dual_stack(ctx)
+        }
+        _ => installer_sets_at_start(ctx).is_some(),
+    };
+    installer_name(ctx.facts.flavour.kind).filter(|_| sets)
+}
+
+/// Whether the node's installer loads br_netfilter itself at every start: k3s, RKE2 and
+/// MicroK8s do; k0s does from 1.29.14, 1.30.10, 1.31.6 and 1.32.2 on. Before, its
+/// `modprobe` built the command and never ran it (k0sproject/k0s#5579, fixed in 76ac8124).
+/// A k0s whose version is not known counts as loading it.
+fn installer_loads_br_netfilter(ctx: &Ctx) -> bool {
+    if ctx.facts.flavour.kind != FlavourKind::K0s {
+        return installer_name(ctx.facts.flavour.kind).is_some();
+    }
+    let version = kubelet_version(ctx).and_then(|(v, _)| minor_patch(&v));
+    !version.is_some_and(|(minor, patch)| match minor {
+        ..=28 => true,
+        29 => patch < 14,
+        30 => patch < 10,
+        31 => patch < 6,
+        32 => patch < 2,
+        _ => false,
+    })
+}
+
+/// The minor and patch of a Kubernetes 1.x version ("v1.31.5+k0s" → (31, 5)).
+pub(super) fn minor_patch(version: &str) -> Option<(u32, u32)> {
+    let patch = version.trim_start_matches('v').split('.').nth(2)?;
+    let digits: String = patch.chars().take_while(char::is_ascii_digit).collect();
+    Some((minor(version)?, digits.parse().ok()?))
+}
+
+/// k3s, RKE2, k0s and MicroK8s, which run the kubelet themselves, by name.
+fn installer_name(kind: FlavourKind) -> Option<&'static str> {
+    match kind {
+        FlavourKind::K3s => Some("k3s"),
+        FlavourKind::Rke2 => Some("RKE2"),
+        FlavourKind::K0s => Some("k0s"),
+        FlavourKind::MicroK8s => Some("MicroK8s"),
+        _ => None,
+    }
+}
+
+/// The sysctl file that sets `key` to something other than 1 where `who` sets it to 1 at
+/// every start. The boot applies the file before the installer starts, so nothing shows;
+/// any later `sysctl --system` or run of systemd-sysctl (by hand, from a package's install
+/// script, or from the udev rule sysctl.d(5) suggests for net.bridge when br_netfilter
+/// loads) applies it again under the running installer, and it stays so until the
+/// installer restarts (k3s-io/k3s#7671).
+fn undone_by_file(ctx: &Ctx, key: &str, who: &str) -> Option<String> {
+    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, normalize_value, persisted_files};
+    // What systemd-sysctl applies (the boot's value, in the facts), then what procps
+    // `sysctl --system` applies: the same files, and /etc/sysctl.conf last where no link
+    // to it is among them (a node systemd boots does not read it then, procps does).
+    let boot = ctx.facts.sysctls.get(key)?.persisted.as_ref();
+    let files = ctx.facts.raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
+    let procps = persisted_files(&files, false).remove(key);
+    let (value, path, line) = match (boot, procps) {
+        (Some(p), _) if normalize_value(&p.value) != "1" => {
+            (p.value.clone(), p.path.clone(), p.line)
+        }
+        (_, Some(p)) if normalize_value(&p.value) != "1" => (p.value, p.path, p.line),
+        _ => return None,
+    };
+    Some(format!(
+        "{path}:{line} sets {key} = {value}, which a later `sysctl --system` applies over the 1 {who} sets when it starts"
+    ))
+}
+
+/// What the node's installer does at every start, before any pod runs, that makes boot
+/// persistence of br_netfilter, the bridge sysctls and forwarding its business, not the
+/// host's: k3s and RKE2 (k3s pkg/agent/syssetup), and k0s (pkg/component/worker/
+/// kernelsetup_linux.go: modprobe br_netfilter where the bridge sysctls are missing, then
+/// bridge-nf-call-iptables, bridge-nf-call-ip6tables and IPv4/IPv6 forwarding set to 1).
+fn installer_sets_at_start(ctx: &Ctx) -> Option<&'static str> {
+    match ctx.facts.flavour.kind {
+        FlavourKind::K3s | FlavourKind::Rke2 => Some(
+            "k3s/RKE2 load br_netfilter and set the bridge and forwarding sysctls themselves at every start",
+        ),
+        FlavourKind::K0s => Some(
+            "k0s loads br_netfilter and sets the bridge and forwarding sysctls itself at every worker start",
+        ),
+        _ => None,
+    }
+}
+
+/// The installer that runs the kubelet itself, and its unit, when neither runs now
+/// (stopped, failing after a reboot, waiting to be restarted): k3s and RKE2, k0s,
+/// MicroK8s. It sets what [`installer_sets_at_start`] and [`microk8s_forwards`] say at its
+/// next start, before its kubelet. An active unit runs: RKE2 and k0s restart a crashed
+/// kubelet themselves without setting anything again, so something off there stays off.
+fn stopped_installer<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
+    // k3s runs the kubelet inside its own process.
+    if ctx.facts.kubelet.pid.is_some() || ctx.facts.raw.pids.contains_key("k3s") {
+        return None;
+    }
+    let kind = ctx.facts.flavour.kind;
+    let started = match kind {
+        // k0s's unit (no Type=, so simple) reads active while k0s still waits for its
+        // worker profile, before its kernel setup. It writes the kubelet's config under
+        // /run, which a reboot empties, after that setup (pkg/component/worker/kubelet.go):
+        // there, it got that far this boot. (Before 1.32.1 the config sat in the data
+        // directory, and a k0s that old counts as stopped until its kubelet runs.)
+        FlavourKind::K0s => ctx
+            .facts
+            .files
+            .get(crate::facts::k0s::RUN_CONFIG)
+            .is_some_and(|f| f.state == FileState::Present),
+        _ => ctx.facts.services.kubelet_unit_state == UnitState::Active,
+    };
+    if started {
+        return None;
+    }
+    installer_name(kind).map(|who| (who, ctx.facts.services.kubelet_unit.as_str()))
+}
+
+/// What a stopped installer sets when it starts, before its kubelet, so that the
+/// bridge-netfilter playbook leaves it alone: bridge netfilter (not where MicroK8s, which
+/// never sets bridge-nf-call-ip6tables, runs dual-stack, nor where no pod traffic is
+/// bridged, which is an info of its own), and forwarding. The rules decide by it too.
+pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
+    // A k0s that never loads br_netfilter sets nothing where it is not loaded.
+    let module =
+        installer_loads_br_netfilter(ctx) || ctx.facts.br_netfilter.loaded == Observed::Known(true);
+    let bridge = stopped_installer(ctx).is_some()
+        && module
+        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
+        && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
+    (bridge, restores_forwarding(ctx).is_some())
+}
+
+/// What the bridge-netfilter playbook leaves alone where k3s, RKE2, k0s or MicroK8s runs
+/// the kubelet: loading and persisting br_netfilter, which it loads at every start (when
+/// it is loaded now), and each key it sets at start itself, unless the key is off now or a
+/// sysctl file undoes it; and bridge-nf-call-ip6tables, which only dual-stack needs, where
+/// it does not set it. Elsewhere nothing. `(br_netfilter left to it, [iptables, ip6tables,
+/// forwarding] wanted)`.
+pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
+    let installer = installer_name(ctx.facts.flavour.kind).is_some();
+    let loaded =
+        installer_loads_br_netfilter(ctx) && ctx.facts.br_netfilter.loaded == Observed::Known(true);
+    let wanted = |key: &str| match installer_setting(ctx, key) {
+        Some(who) => {
+            sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
+                || undone_by_file(ctx, key, who).is_some()
+        }
+        None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || dual_stack(ctx),
+    };
+    (
+        loaded,
+        [
+            "net.bridge.bridge-nf-call-iptables",
+            "net.bridge.bridge-nf-call-ip6tables",
+            "net.ipv4.ip_forward",
+        ]
+        .map(wanted),
+    )
+}
+
+/// [`stopped_installer`], where its next start turns IPv4 forwarding on.
+fn restores_forwarding<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
+    stopped_installer(ctx).filter(|_| installer_setting(ctx, "net.ipv4.ip_forward").is_some())
+}
+
+/// MicroK8s's kubelite wrapper (run-kubelite-with-args) sets IPv4 and IPv6 forwarding to 1
+/// at every start when its CNI manifest is there. (It also loads br_netfilter and sets
+/// bridge-nf-call-iptables, never bridge-nf-call-ip6tables: see bridge_nf_not_persistent.)
+fn microk8s_forwards(ctx: &Ctx) -> bool {
+    if ctx.facts.flavour.kind != FlavourKind::MicroK8s {
+        return false;
+    }
+    // The manifest beside the arguments kubelite reads; the gather asks about the one of
+    // the snap's current revision, which is the same but in the middle of a refresh.
+    let beside = ctx.facts.kubelet.args_file.as_deref().and_then(|f| {
+        f.strip_suffix("/kubelet")
+            .map(|args| format!("{args}/cni-network/cni.yaml"))
+    });
+    let current = crate::facts::microk8s::current_revision(&ctx.facts.raw)
+        .map(|dir| format!("{dir}/args/cni-network/cni.yaml"));
+    [beside, current]
+        .into_iter()
+        .flatten()
+        .find_map(|path| ctx.facts.files.get(&path))
+        .is_some_and(|f| f.state == crate::facts::raw::FileState::Present)
+}
+
+pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-IP-FORWARD";
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let key = "net.ipv4.ip_forward";
+    let Some(s) = ctx.facts.sysctls.get(key) else {
+        return ctx.unknown(id, format!("{key} was not gathered"));
+    };
+    // Where the installer sets it at every start, only a file that sets 0 matters.
+    let installer = installer_setting(ctx, key);
+    let persisted = match &s.persisted {
+        _ if let Some(who) = installer => undone_by_file(ctx, key, who),
+        Some(p) if p.value == "1" => None,
+        Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
+        None if sysctl_conf_unread(ctx, key) => Some(format!("{key}: {SYSCTL_CONF_UNREAD}")),
+        None => Some(format!(
+            "{key} is set by no sysctl.d file or /etc/sysctl.conf{}",
+            moved_aside(ctx, key)
+        )),
+    };
+    // Off after a reboot, with the installer not started yet: it turns it on itself.
+    if let (Observed::Known(v), Some((who, unit))) = (&s.live, restores_forwarding(ctx))
+        && v != "1"
+    {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Warning,
+            format!("IPv4 forwarding is off while {who} runs no kubelet: {who} turns it on when it starts, before its kubelet; pods a stopped {who} left running are cut off until then"),
+            vec![
+                format!("/proc/sys/net/ipv4/ip_forward: {v}"),
+                format!("{who} runs no kubelet now ({unit}: {})", ctx.facts.services.kubelet_unit_state.as_str()),
+            ],
+            format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
+        )]);
+    }
+    match &s.live {
+        Observed::Known(v) if v == "1" => match (persisted, installer) {
+            (None, _) => RuleOutcome::Pass,
+            (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Warning,
+                format!("a sysctl file turns IPv4 forwarding off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs cuts pods off until {who} restarts"),
+                vec![ev],
+                "set net.ipv4.ip_forward=1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
+            )]),
+            (Some(ev), None) => RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::High,
+                "IPv4 forwarding is on but not persisted: it reverts at the next reboot".into(),
+                vec![ev],
+                "persist net.ipv4.ip_forward=1 in a sysctl.d file".into(),
+            )]),
+        },
+        Observed::Known(v) => RuleOutcome::Findings(vec![
+            ctx.finding(
+                id,
+                Severity::Critical,
+                "IPv4 forwarding is off: pod traffic (DNS included) is not routed".into(),
+                [
+                    Some(format!("/proc/sys/net/ipv4/ip_forward: {v}")),
+                    persisted,
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+                "set net.ipv4.ip_forward=1 now and persist it in a sysctl.d file".into(),
+            ),
+        ]),
+        Observed::Absent => ctx.unknown(id, "/proc/sys/net/ipv4/ip_forward does not exist".into()),
+        Observed::Unknown(why) => ctx.unknown(id, why.clone()),
+    }
+}

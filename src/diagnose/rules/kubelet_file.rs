@@ -1,0 +1,291 @@
+//! The file the kubelet hands `dnsPolicy: Default` pods (CoreDNS, nodelocaldns): a
+//! loopback server in it (DNS-KUBELET-LOOPBACK), only the cluster's own DNS
+//! (DNS-CLUSTER-SELF-FORWARD), the file missing now or after the next boot
+//! (DNS-KUBELET-RESOLVCONF-MISSING), more servers than pods get (DNS-NAMESERVER-LIMIT).
+
+use super::node_resolver::{enable_resolved, resolved_words};
+use super::{
+    Ctx, NO_KUBELET, PodResolv, RuleOutcome, ns_evidence, persist_hint, pod_resolv, resolv_chain,
+    restart_hint,
+};
+use crate::diagnose::finding::{Finding, Severity};
+use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
+use crate::facts::raw::FileState;
+use crate::facts::resolv_conf::{Nameserver, ResolvConf};
+
+/// systemd-resolved runs and its uplink file lists servers, none loopback and none of the
+/// cluster's own: a file kubelet can hand to CoreDNS. (A Kubespray uplink file holding
+/// 169.254.25.10 is not one: its "upstream" is nodelocaldns itself.)
+/// `p` lists servers, none loopback and none the cluster's own.
+pub(super) fn only_real_servers(ctx: &Ctx, p: &ResolvConf) -> bool {
+    !p.nameservers.is_empty()
+        && p.loopback_nameservers().is_empty()
+        && !p
+            .nameservers
+            .iter()
+            .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+}
+
+fn resolved_uplink_clean(ctx: &Ctx) -> bool {
+    let up = &ctx.facts.resolver.systemd_uplink;
+    ctx.facts.services.systemd_resolved == UnitState::Active
+        && !ctx.facts.services.resolved_gone_at_boot()
+        && up
+            .parsed
+            .as_ref()
+            .is_some_and(|p| only_real_servers(ctx, p))
+}
+
+pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-KUBELET-LOOPBACK", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let lo = p.loopback_nameservers();
+    if lo.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let addrs: Vec<&str> = lo.iter().map(|n| n.address.as_str()).collect();
+    let target = if resolved_uplink_clean(ctx) {
+        "point resolvConf at /run/systemd/resolve/resolv.conf (systemd-resolved is active and that file lists real upstreams)".to_owned()
+    } else {
+        "point resolvConf at a file that lists the real upstream servers (set upstream_dns_servers)"
+            .to_owned()
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-KUBELET-LOOPBACK",
+        Severity::Critical,
+        format!(
+            "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
+            addrs.join(", ")
+        ),
+        vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))],
+        format!("{target}; {}; {}, then recreate the CoreDNS and nodelocaldns pods", persist_hint(ctx), restart_hint(ctx)),
+    )])
+}
+
+/// The host's own resolver: what the host's processes (and Kubespray's next run) use.
+fn host_resolver<'a>(ctx: &Ctx<'a>) -> &'a ResolvFile {
+    let r = &ctx.facts.resolver;
+    if ctx.facts.services.systemd_resolved == UnitState::Active
+        && matches!(r.resolved_mode.as_str(), "stub" | "static")
+    {
+        &r.systemd_uplink
+    } else {
+        &r.etc_resolv_conf
+    }
+}
+
+fn only_cluster<'p>(ctx: &Ctx, p: &'p ResolvConf) -> Option<Vec<&'p Nameserver>> {
+    let ns: Vec<&Nameserver> = p.nameservers.iter().collect();
+    let all_cluster = !ns.is_empty()
+        && ns
+            .iter()
+            .all(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)));
+    all_cluster.then_some(ns)
+}
+
+pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
+    let mut findings = Vec::new();
+    let cluster: Vec<String> = ctx.cluster.iter().map(|ip| ip.to_string()).collect();
+    let cluster = cluster.join(", ");
+    // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
+    // not to /etc/resolv.conf, so a cluster address in kubelet's file cannot loop.
+    let upstreams: Vec<String> = ctx
+        .host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.contains("{{"))
+        .collect();
+    let upstream_note = if upstreams.is_empty() {
+        "upstream_dns_servers: not set, so CoreDNS/nodelocaldns forward . to this file".to_owned()
+    } else {
+        format!("upstream_dns_servers: {}", upstreams.join(", "))
+    };
+    match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => {
+            let hits: Vec<&Nameserver> = p
+                .nameservers
+                .iter()
+                .filter(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
+                .collect();
+            if !hits.is_empty() && upstreams.is_empty() {
+                // CoreDNS's forward plugin picks among the servers, so one cluster
+                // address among real ones still sends part of the traffic (and the loop
+                // probe) back into the cluster (kubespray#9948).
+                let listed: Vec<&str> = hits.iter().map(|n| n.address.as_str()).collect();
+                findings.push(ctx.finding(
+                    "DNS-CLUSTER-SELF-FORWARD",
+                    Severity::Critical,
+                    format!(
+                        "kubelet hands CoreDNS/nodelocaldns a resolv.conf listing the cluster's own DNS ({}): upstream lookups loop back into the cluster",
+                        listed.join(", ")
+                    ),
+                    vec![
+                        format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &hits)),
+                        format!("cluster DNS addresses: {cluster}"),
+                        upstream_note.clone(),
+                    ],
+                    "set upstream_dns_servers (CoreDNS and nodelocaldns then forward there instead of /etc/resolv.conf) and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into(),
+                ));
+            } else if let Some(ns) = only_cluster(ctx, p) {
+                findings.push(ctx.finding(
+                    "DNS-CLUSTER-SELF-FORWARD",
+                    Severity::High,
+                    "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (upstream_dns_servers is set), but those pods and the node have no real upstream while cluster DNS is down".into(),
+                    vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &ns)), upstream_note.clone()],
+                    "list real upstream servers after the cluster IP on the host (Kubespray: nameservers; systemd-resolved: a resolved.conf.d drop-in)".into(),
+                ));
+            }
+        }
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-CLUSTER-SELF-FORWARD", why),
+        PodResolv::NoKubelet | PodResolv::Broken => {}
+    }
+    let host = host_resolver(ctx);
+    let pod_path = ctx
+        .facts
+        .kubelet
+        .pod_resolv_conf
+        .as_ref()
+        .and_then(|f| f.canonical.clone().or(Some(f.path.clone())));
+    let host_path = host.canonical.clone().unwrap_or(host.path.clone());
+    if findings.is_empty()
+        && pod_path.as_deref() != Some(host_path.as_str())
+        && let Some(p) = &host.parsed
+        && let Some(ns) = only_cluster(ctx, p)
+    {
+        findings.push(ctx.finding(
+            "DNS-CLUSTER-SELF-FORWARD",
+            Severity::High,
+            "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
+            vec![ns_evidence(host, &ns), format!("cluster DNS addresses: {cluster}")],
+            "add real upstream servers after the cluster IP (Kubespray: nameservers / upstream_dns_servers; systemd-resolved: FallbackDNS in a resolved.conf.d drop-in)".into(),
+        ));
+    }
+    if findings.is_empty() {
+        RuleOutcome::Pass
+    } else {
+        RuleOutcome::Findings(findings)
+    }
+}
+
+pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
+    let k = &ctx.facts.kubelet;
+    let e = match &k.resolv_conf {
+        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        Observed::Unknown(why) => {
+            return ctx.unknown("DNS-KUBELET-RESOLVCONF-MISSING", why.clone());
+        }
+        Observed::Known(e) => e,
+    };
+    let id = "DNS-KUBELET-RESOLVCONF-MISSING";
+    let fix = format!(
+        "point resolvConf at a file with real nameservers; {}; {}",
+        persist_hint(ctx),
+        restart_hint(ctx)
+    );
+    if e.value.is_empty() {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            "kubelet resolvConf is empty: dnsPolicy=Default pods get nameserver 127.0.0.1".into(),
+            vec![format!("{} resolvConf: \"\"", e.source.at())],
+            fix,
+        )]);
+    }
+    let Some(f) = &k.pod_resolv_conf else {
+        return RuleOutcome::Pass;
+    };
+    let chain = resolv_chain(e, f);
+    match (f.state, &f.parsed) {
+        (FileState::Missing, _) => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} does not exist: kubelet cannot start pods with dnsPolicy Default", e.value),
+            vec![format!("{chain} → no such file")],
+            fix,
+        )]),
+        (FileState::Directory, _) => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} is a directory", e.value),
+            vec![format!("{chain} → a directory")],
+            fix,
+        )]),
+        (FileState::Unreadable, _) => ctx.unknown(id, format!("{} could not be read", f.path)),
+        (FileState::Present, Some(p)) if p.nameservers.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} lists no nameserver", e.value),
+            vec![format!("{chain} → no nameserver line")],
+            fix,
+        )]),
+        _ => match ctx.facts.kubelet_resolv_left_by_resolved() {
+            Some(path) => RuleOutcome::Findings(vec![left_by_resolved(ctx, e, f, path)]),
+            None => RuleOutcome::Pass,
+        },
+    }
+}
+
+/// The kubelet's file is systemd-resolved's, in /run, and systemd-resolved will not write
+/// it at the next boot ([`crate::facts::node_facts::Services::resolved_gone_at_boot`]):
+/// there now, gone after the next reboot.
+fn left_by_resolved(ctx: &Ctx, e: &Effective<String>, f: &ResolvFile, path: &str) -> Finding {
+    let mut seen = resolv_chain(e, f);
+    if path != f.path {
+        seen.push_str(&format!(" → {path}"));
+    }
+    let resolved = resolved_words(ctx);
+    let file = if path == e.value {
+        e.value.clone()
+    } else {
+        format!("{} ({path})", e.value)
+    };
+    let summary = match ctx.facts.services.resolved_starts_at_boot() {
+        Some(false) => format!(
+            "kubelet resolvConf {file} is systemd-resolved's file in /run, and systemd-resolved does not start at boot: after the next reboot the file is gone and kubelet cannot start any pod"
+        ),
+        _ => format!(
+            "kubelet resolvConf {file} is what systemd-resolved left in /run when it stopped: /run is emptied at boot, so unless systemd-resolved starts then, kubelet cannot start any pod after the next reboot"
+        ),
+    };
+    let enable = enable_resolved(ctx);
+    ctx.finding(
+        "DNS-KUBELET-RESOLVCONF-MISSING",
+        Severity::High,
+        summary,
+        vec![format!("{seen}: written by systemd-resolved, which is {resolved}")],
+        format!(
+            "point resolvConf at a file that outlives a reboot and lists real nameservers, or {enable}; {}; {}",
+            persist_hint(ctx),
+            restart_hint(ctx)
+        ),
+    )
+}
+
+pub(super) fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-NAMESERVER-LIMIT", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    if p.nameservers.len() <= 3 {
+        return RuleOutcome::Pass;
+    }
+    let all: Vec<&Nameserver> = p.nameservers.iter().collect();
+    let dropped: Vec<&str> = p.nameservers[3..]
+        .iter()
+        .map(|n| n.address.as_str())
+        .collect();
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-NAMESERVER-LIMIT",
+        Severity::Warning,
+        format!("{} nameservers where kubelet keeps 3: {} are silently dropped for pods", p.nameservers.len(), dropped.join(", ")),
+        vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &all))],
+        "list at most 3 nameservers in the file kubelet hands to pods (or give kubelet a dedicated resolv.conf)".into(),
+    )])
+}

@@ -1,0 +1,396 @@
+//! The per-host rules: pure functions of one node's facts and its inventory variables.
+//! Each rule returns a [`RuleOutcome`]; a rule whose facts are unknown says so (an
+//! `Unknown` finding), never passes silently. Rules never touch the network.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use super::catalog;
+use super::finding::{Finding, FindingStatus, Severity};
+use crate::facts::NodeFacts;
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
+use crate::facts::raw::FileState;
+use crate::facts::resolv_conf::{Nameserver, ResolvConf};
+use crate::inventory::Host;
+
+mod k3s_fallback;
+mod kernel;
+mod kubelet_file;
+mod kubelet_flags;
+mod node_resolver;
+mod search;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use kernel::{installer_bridge, left_to_installer};
+pub use search::kubelet_version_wanted;
+
+/// What one rule concluded for one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleOutcome {
+    Pass,
+    /// The rule does not apply (e.g. no kubelet on this host), with why.
+    NotApplicable(String),
+    Findings(Vec<Finding>),
+}
+
+/// Everything a rule may look at for one host.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub host: &'a Host,
+    pub facts: &'a NodeFacts,
+    /// The cluster's own DNS addresses: clusterDNS, the nodelocaldns IP, the kube-dns
+    /// service IP. A resolver that lists only these forwards back into the cluster.
+    pub cluster: BTreeSet<IpAddr>,
+    /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
+    /// default, iptables); it replaces the inventory's `kube_proxy_mode`.
+    pub kube_proxy_mode: Option<String>,
+    /// The node's kubelet version as the cluster has it from the running kubelet
+    /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
+    pub kubelet_version: Option<(String, String)>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(host: &'a Host, facts: &'a NodeFacts) -> Ctx<'a> {
+        Ctx {
+            host,
+            facts,
+            cluster: cluster_addresses(host, facts),
+            kube_proxy_mode: None,
+            kubelet_version: None,
+        }
+    }
+
+    /// [`Ctx::new`], with what the cluster says where rules can use it.
+    pub fn in_cluster(
+        host: &'a Host,
+        facts: &'a NodeFacts,
+        cluster: Option<&crate::cluster::Cluster>,
+    ) -> Ctx<'a> {
+        let mut ctx = Ctx::new(host, facts);
+        if let Some(crate::cluster::Cluster::Read {
+            config, kubelets, ..
+        }) = cluster
+        {
+            ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
+            ctx.kubelet_version = crate::cluster::node_names(host, facts)
+                .into_iter()
+                .find_map(|name| Some((kubelets.get(&name)?.clone(), name)));
+        }
+        ctx
+    }
+
+    pub(super) fn finding(
+        &self,
+        id: &'static str,
+        severity: Severity,
+        summary: String,
+        evidence: Vec<String>,
+        remediation: String,
+    ) -> Finding {
+        Finding {
+            id,
+            severity,
+            status: FindingStatus::Failed,
+            host: self.host.name.clone(),
+            summary,
+            evidence,
+            remediation,
+            playbook: catalog::rule(id).and_then(|r| r.playbook),
+        }
+    }
+
+    fn unknown(&self, id: &'static str, why: String) -> RuleOutcome {
+        let severity = catalog::rule(id).map_or(Severity::Warning, |r| r.severity);
+        RuleOutcome::Findings(vec![Finding {
+            id,
+            severity,
+            status: FindingStatus::Unknown,
+            host: self.host.name.clone(),
+            summary: format!("cannot tell: {why}"),
+            evidence: vec![why],
+            remediation: "make the file readable to dnsfix (root via sudo -n) or fix it so it parses, then check again".into(),
+            playbook: None,
+        }])
+    }
+}
+
+type Rule = fn(&Ctx) -> RuleOutcome;
+
+/// Every per-host rule, in catalog order.
+pub const RULES: &[(&str, Rule)] = &[
+    ("DNS-KUBELET-LOOPBACK", kubelet_file::kubelet_loopback),
+    (
+        "DNS-CLUSTER-SELF-FORWARD",
+        kubelet_file::cluster_self_forward,
+    ),
+    (
+        "DNS-KUBELET-RESOLVCONF-MISSING",
+        kubelet_file::resolvconf_missing,
+    ),
+    ("DNS-HOST-RESOLVER-DOWN", node_resolver::host_resolver_down),
+    ("DNS-BRIDGE-NF-OFF", kernel::bridge_nf_off),
+    (
+        "DNS-BRIDGE-NF-NOT-PERSISTENT",
+        kernel::bridge_nf_not_persistent,
+    ),
+    ("DNS-IP-FORWARD", kernel::ip_forward),
+    ("DNS-NAMESERVER-LIMIT", kubelet_file::nameserver_limit),
+    ("DNS-SEARCH-LIMIT", search::search_limit),
+    ("DNS-STRAY-SEARCH", search::stray_search),
+    (
+        "DNS-NODELOCAL-CLUSTERDNS",
+        kubelet_flags::nodelocal_clusterdns,
+    ),
+    ("DNS-KUBELET-FLAG-SHADOW", kubelet_flags::flag_shadow),
+    (
+        "DNS-RESOLV-MANAGED-ELSEWHERE",
+        node_resolver::resolv_managed_elsewhere,
+    ),
+    ("DNS-K3S-FALLBACK", k3s_fallback::k3s_fallback),
+];
+
+const NO_KUBELET: &str = "no kubelet configuration on this host";
+
+/// The file kubelet hands to dnsPolicy=Default pods, parsed; or why a rule cannot use it.
+pub(super) enum PodResolv<'a> {
+    Parsed(&'a Effective<String>, &'a ResolvFile, &'a ResolvConf),
+    NoKubelet,
+    Unknown(String),
+    /// The path is set but the file is not there (or is empty/has no nameserver): the
+    /// MISSING rule's business, other rules pass.
+    Broken,
+}
+
+pub(super) fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
+    let k = &ctx.facts.kubelet;
+    match &k.resolv_conf {
+        Observed::Absent => PodResolv::NoKubelet,
+        Observed::Unknown(why) => PodResolv::Unknown(why.clone()),
+        Observed::Known(e) => match &k.pod_resolv_conf {
+            None => PodResolv::Broken,
+            Some(f) => match (f.state, &f.parsed) {
+                (FileState::Present, Some(p)) => PodResolv::Parsed(e, f, p),
+                (FileState::Unreadable, _) => {
+                    PodResolv::Unknown(format!("{} could not be read", f.path))
+                }
+                _ => PodResolv::Broken,
+            },
+        },
+    }
+}
+
+/// "/etc/kubernetes/kubelet-config.yaml:31 resolvConf: /etc/resolv.conf → symlink to
+/// ../run/systemd/resolve/stub-resolv.conf"
+pub(super) fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
+    let detail = e.source.detail.as_deref();
+    let setting = match e.source.kind.as_str() {
+        "flag" | "k3s_flag" => format!("--resolv-conf={}", e.value),
+        "k3s_config" => format!("resolv-conf: {}", e.value),
+        // The variable's name is the setting; it is not repeated as a detail.
+        "k3s_env" => format!("{}={}", detail.unwrap_or("RESOLV_CONF"), e.value),
+        "k3s_auto" => format!("chosen by k3s/RKE2: {}", e.value),
+        "k0s_auto" => format!("chosen by k0s: {}", e.value),
+        _ => format!("resolvConf: {}", e.value),
+    };
+    let mut s = format!("{} {setting}", e.source.at());
+    if let Some(d) = detail.filter(|_| e.source.kind != "k3s_env") {
+        s.push_str(&format!(" ({d})"));
+    }
+    if let Some(t) = &f.symlink_target {
+        s.push_str(&format!(" → symlink to {t}"));
+    }
+    s
+}
+
+fn ns_evidence(f: &ResolvFile, ns: &[&Nameserver]) -> String {
+    let list: Vec<String> = ns
+        .iter()
+        .map(|n| format!("nameserver {} (line {})", n.address, n.line))
+        .collect();
+    format!(
+        "{}: {}",
+        f.canonical.as_deref().unwrap_or(&f.path),
+        list.join(", ")
+    )
+}
+
+fn persist_hint(ctx: &Ctx) -> &'static str {
+    match ctx.facts.flavour.kind {
+        FlavourKind::Kubespray => {
+            "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree: kube_resolv_conf in the inventory (on Ubuntu/Fedora Kubespray's distro vars outrank group_vars, so pass -e kube_resolv_conf=...)"
+        }
+        FlavourKind::Kubeadm => {
+            "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
+        }
+        FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
+        FlavourKind::Eks => {
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
+        }
+        FlavourKind::K0s => {
+            "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml: every node of that profile)"
+        }
+        FlavourKind::MicroK8s => {
+            "set --resolv-conf in /var/snap/microk8s/current/args/kubelet (kept across snap refreshes; microk8s join replaces the file with the control plane's)"
+        }
+        FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
+    }
+}
+
+/// How the kubelet is restarted to read a new setting: k0s supervises its own.
+fn restart_hint(ctx: &Ctx) -> &'static str {
+    match ctx.facts.flavour.kind {
+        FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)",
+        FlavourKind::MicroK8s => {
+            "restart kubelite, and with it the node's whole Kubernetes (snap restart microk8s.daemon-kubelite)"
+        }
+        _ => "restart kubelet",
+    }
+}
+
+fn dual_stack(ctx: &Ctx) -> bool {
+    ["enable_dual_stack_networks", "ipv6_stack"]
+        .iter()
+        .any(|k| ctx.host.var_bool(k) == Some(true))
+}
+
+/// Bridge netfilter and forwarding are Kubernetes node requirements: on a machine with no
+/// kubelet at all they are nobody's business.
+fn not_a_node(ctx: &Ctx) -> bool {
+    matches!(ctx.facts.kubelet.resolv_conf, Observed::Absent)
+        && ctx.facts.flavour.kind == FlavourKind::Unknown
+        && ctx.facts.kubelet.pid.is_none()
+}
+
+/// The kubelet's version, with where it came from: what `kubelet --version` said on the
+/// node (`dnsfix facts` and apply ask it; plan and check where the cluster gave none and it
+/// matters: [`kubelet_version_wanted`]), else the version the running kubelet reports to
+/// the cluster, else the inventory's `kube_version`. The first that names a Kubernetes 1.x
+/// minor wins.
+pub fn kubelet_version(ctx: &Ctx) -> Option<(String, String)> {
+    let cluster = ctx.kubelet_version.as_ref().map(|(v, node)| {
+        (
+            v.as_str(),
+            format!("node {node}'s status.nodeInfo.kubeletVersion"),
+        )
+    });
+    [
+        ctx.facts
+            .kubelet
+            .version
+            .as_deref()
+            .map(|v| (v, "kubelet --version".to_owned())),
+        cluster,
+        ctx.host
+            .var_str("kube_version")
+            .map(|v| (v, "inventory kube_version".to_owned())),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|(v, _)| minor(v).is_some())
+    .map(|(v, from)| (v.to_owned(), from))
+}
+
+/// The minor of a Kubernetes 1.x version ("v1.28.3" → 28).
+fn minor(version: &str) -> Option<u32> {
+    let v = version.trim_start_matches('v');
+    let mut parts = v.split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+/// The kubelet's Kubernetes minor version ([`kubelet_version`]), with where it came from
+/// and what it said (`kubelet --version: v1.29.3`).
+fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
+    let (v, from) = kubelet_version(ctx)?;
+    Some((minor(&v)?, format!("{from}: {v}")))
+}
+
+fn dns_domain(ctx: &Ctx) -> String {
+    match &ctx.facts.kubelet.cluster_domain {
+        Observed::Known(e) => e.value.trim_end_matches('.').to_owned(),
+        _ => ctx
+            .host
+            .var_str("dns_domain")
+            .filter(|d| !d.contains("{{"))
+            .unwrap_or("cluster.local")
+            .to_owned(),
+    }
+}
+
+fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {
+    facts.files.get(path).and_then(|f| f.text())
+}
+
+/// NetworkManager leaves /etc/resolv.conf alone with dns=none or rc-manager=unmanaged
+/// (NetworkManager.conf(5)); otherwise an active NetworkManager rewrites a plain file.
+pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
+    if facts.services.network_manager != UnitState::Active {
+        return None;
+    }
+    let configs = facts.files.keys().filter(|p| {
+        *p == "/etc/NetworkManager/NetworkManager.conf"
+            || p.starts_with("/etc/NetworkManager/conf.d/")
+            || p.starts_with("/run/NetworkManager/conf.d/")
+    });
+    for path in configs {
+        let Some(text) = file_text(facts, path) else {
+            continue;
+        };
+        let hands_off = text.lines().any(|line| {
+            let l = line.trim().replace(' ', "");
+            l == "dns=none" || l == "rc-manager=unmanaged"
+        });
+        if hands_off {
+            return None;
+        }
+    }
+    Some("NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into())
+}
+
+/// The cluster's own DNS addresses as this host knows them.
+pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
+    let mut set = BTreeSet::new();
+    if let Observed::Known(e) = &facts.kubelet.cluster_dns {
+        set.extend(e.value.iter().filter_map(|a| a.parse::<IpAddr>().ok()));
+    }
+    if let Some(addrs) = &facts.nodelocaldns {
+        set.extend(
+            addrs
+                .iter()
+                .filter_map(|a| a.parse::<IpAddr>().ok())
+                .filter(|ip| !matches!(ip, IpAddr::V6(v) if (v.segments()[0] & 0xffc0) == 0xfe80)),
+        );
+    }
+    if host.var_bool("enable_nodelocaldns") != Some(false) {
+        let ip = host.var_str("nodelocaldns_ip").unwrap_or("169.254.25.10");
+        if let Ok(ip) = ip.parse() {
+            set.insert(ip);
+        }
+    }
+    for key in ["skydns_server", "coredns_server"] {
+        if let Some(ip) = host.var_str(key).and_then(|v| v.parse().ok()) {
+            set.insert(ip);
+        }
+    }
+    // Kubespray: the kube-dns service is the 3rd address of kube_service_addresses.
+    let services = host
+        .var_str("kube_service_addresses")
+        .or((facts.flavour.kind == FlavourKind::Kubespray).then_some("10.233.0.0/18"));
+    if let Some(ip) = services.and_then(|cidr| nth_address(cidr, 3)) {
+        set.insert(ip);
+    }
+    set
+}
+
+fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
+    let (net, _) = cidr.split_once('/')?;
+    match net.parse::<IpAddr>().ok()? {
+        IpAddr::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(
+            u32::from(v4).checked_add(n)?,
+        ))),
+        IpAddr::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(
+            u128::from(v6).checked_add(u128::from(n))?,
+        ))),
+    }
+}

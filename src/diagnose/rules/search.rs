@@ -1,0 +1,254 @@
+//! The search list pods get: over the kubelet's limits (DNS-SEARCH-LIMIT), or carrying
+//! domains that are not the cluster's (DNS-STRAY-SEARCH).
+
+use std::collections::BTreeSet;
+
+use super::{
+    Ctx, NO_KUBELET, PodResolv, RuleOutcome, dns_domain, kube_minor, pod_resolv, resolv_chain,
+};
+use crate::diagnose::finding::Severity;
+use crate::facts::NodeFacts;
+use crate::inventory::Host;
+
+/// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns
+/// `generateSearchesForDNSClusterFirst`): `<ns>.svc.<domain> svc.<domain> <domain>`, then the
+/// host's search domains, duplicates removed (`omitDuplicates`, first occurrence kept). The
+/// namespace is one the host list does not name, the longest list any pod gets.
+fn pod_search<'a>(domain: &str, host: &[&'a str]) -> Vec<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let mut out: Vec<Cow<'a, str>> = vec![
+        Cow::Owned(format!("<ns>.svc.{domain}")),
+        Cow::Owned(format!("svc.{domain}")),
+        Cow::Owned(domain.to_owned()),
+    ];
+    for d in host {
+        if !out.iter().any(|o| o.as_ref() == *d) {
+            out.push(Cow::Borrowed(*d));
+        }
+    }
+    out
+}
+
+pub(super) fn search_limit(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-SEARCH-LIMIT", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let host = p.kubelet_search();
+    let problems = search_limit_problems(ctx, &host);
+    if problems.problems.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-SEARCH-LIMIT",
+        Severity::Warning,
+        format!(
+            "pods' search list over kubelet's limits ({}): {}",
+            problems.label,
+            problems.problems.join("; ")
+        ),
+        vec![
+            resolv_chain(e, f),
+            format!(
+                "{}{line}: search {}",
+                f.canonical.as_deref().unwrap_or(&f.path),
+                host.join(" ")
+            ),
+            format!("a pod gets: search {}", problems.composed.join(" ")),
+        ],
+        "remove search domains from the host (DHCP/netplan/NetworkManager) or give kubelet a dedicated resolv.conf".into(),
+    )])
+}
+
+struct SearchLimits {
+    label: String,
+    composed: Vec<String>,
+    problems: Vec<String>,
+}
+
+/// What kubelet would cut from the search list of a pod on this host.
+fn search_limit_problems(ctx: &Ctx, host: &[&str]) -> SearchLimits {
+    // ExpandedDNSConfig: beta and on by default from 1.26, GA in 1.28 (kube_features.go).
+    let version = kube_minor(ctx);
+    let expanded = version.as_ref().is_some_and(|(m, _)| *m >= 26);
+    let (max_domains, max_chars) = if expanded { (32, 2048) } else { (6, 256) };
+    let label = match &version {
+        Some((_, from)) if expanded => format!("32 domains / 2048 chars, expanded since 1.26; {from}"),
+        Some((_, from)) => format!("6 domains / 256 chars before 1.26; {from}"),
+        None => "6 domains / 256 chars, the limits before 1.26: the kubelet's version is unknown (set kube_version)".to_owned(),
+    };
+    let domain = dns_domain(ctx);
+    let composed: Vec<String> = pod_search(&domain, host)
+        .into_iter()
+        .map(|c| c.into_owned())
+        .collect();
+    let mut problems = Vec::new();
+    if composed.len() > max_domains {
+        problems.push(format!(
+            "{} domains after the cluster's own and duplicates removed, at most {max_domains} are kept, so these are dropped: {}",
+            composed.len(),
+            composed[max_domains..].join(", ")
+        ));
+    }
+    // "<ns>" stands for a namespace name; count it as "default".
+    let joined = composed.join(" ").len() - "<ns>".len() + "default".len();
+    if joined > max_chars {
+        problems.push(format!(
+            "the search line is {joined} chars, over {max_chars}"
+        ));
+    }
+    for d in host.iter().filter(|d| d.len() > 253) {
+        problems.push(format!(
+            "domain {}... is over 253 chars and is dropped",
+            &d[..40.min(d.len())]
+        ));
+    }
+    SearchLimits {
+        label,
+        composed,
+        problems,
+    }
+}
+
+/// Search domains that come from somewhere nobody means for pods: DHCP on OpenStack
+/// (kubespray#1951), home routers and distribution defaults. `Some((why, true))` for those;
+/// a cloud DHCP suffix (AWS `ec2.internal` / `<region>.compute.internal`, GCE
+/// `c.<project>.internal` / `google.internal`, Azure `reddog.microsoft.com` /
+/// `<id>.internal.cloudapp.net`) is `Some((why, false))`: every node of a region or project
+/// has the same one, so it is a warning only where it differs node to node (the fleet
+/// check).
+pub(crate) fn known_stray(domain: &str) -> Option<(&'static str, bool)> {
+    let d = domain.trim_end_matches('.').to_ascii_lowercase();
+    match d.as_str() {
+        "openstacklocal" => Some(("OpenStack's DHCP default", true)),
+        "localdomain" | "local" | "localnet" | "domain" => {
+            Some(("a distribution or DHCP default", true))
+        }
+        "lan" | "home" | "home.arpa" | "fritz.box" => Some(("a home router's domain", true)),
+        "ec2.internal" => Some(("AWS DHCP (us-east-1)", false)),
+        "google.internal" => Some(("GCE DHCP", false)),
+        "reddog.microsoft.com" => Some(("Azure DHCP", false)),
+        _ if d.ends_with(".compute.internal") => Some(("AWS DHCP (a region's suffix)", false)),
+        _ if d.starts_with("c.") && d.ends_with(".internal") => {
+            Some(("GCE DHCP (a project's suffix)", false))
+        }
+        _ if d.ends_with(".internal.cloudapp.net") => {
+            Some(("Azure DHCP (a deployment's suffix)", false))
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => (e, f, p),
+        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        PodResolv::Unknown(why) => return ctx.unknown("DNS-STRAY-SEARCH", why),
+        PodResolv::Broken => return RuleOutcome::Pass,
+    };
+    let domain = dns_domain(ctx);
+    let allowed: BTreeSet<String> = ctx
+        .host
+        .var_list("searchdomains")
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.trim_end_matches('.').to_lowercase())
+        .collect();
+    let host = p.kubelet_search();
+    let stray: Vec<&str> = host
+        .iter()
+        .copied()
+        .filter(|d| {
+            let d = d.trim_end_matches('.').to_lowercase();
+            !(d == domain || d.ends_with(&format!(".{domain}")) || allowed.contains(&d))
+        })
+        .collect();
+    if stray.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let line = p.search_line.map(|l| format!(":{l}")).unwrap_or_default();
+    let known: Vec<(String, bool)> = stray
+        .iter()
+        .filter_map(|d| known_stray(d).map(|(why, warn)| (format!("{d}: {why}"), warn)))
+        .collect();
+    let over = !search_limit_problems(ctx, &host).problems.is_empty();
+    let mut evidence = vec![
+        resolv_chain(e, f),
+        format!(
+            "{}{line}: search {}",
+            f.canonical.as_deref().unwrap_or(&f.path),
+            p.search.join(" ")
+        ),
+        format!(
+            "declared: {domain} and its subdomains{}",
+            if allowed.is_empty() {
+                ", no searchdomains in the inventory".to_owned()
+            } else {
+                format!(
+                    ", searchdomains: {}",
+                    allowed.iter().cloned().collect::<Vec<_>>().join(" ")
+                )
+            }
+        ),
+    ];
+    evidence.extend(known.iter().map(|(k, warn)| {
+        if *warn {
+            format!("known stray source: {k}")
+        } else {
+            format!("cloud DHCP suffix: {k} (the same on every node of a region is harmless)")
+        }
+    }));
+    let (severity, summary, fix) = if known.iter().any(|(_, warn)| *warn) || over {
+        (
+            Severity::Warning,
+            format!(
+                "host search domain {} leaks into every ClusterFirst pod{}: each outside name is tried with it first (ndots:5)",
+                stray.join(", "),
+                if over {
+                    " and pushes the list over kubelet's limits"
+                } else {
+                    ""
+                }
+            ),
+            "stop DHCP/RA from pushing it (dhclient supersede domain-search, netplan dhcp4-overrides use-domains: false, NetworkManager ipv4.ignore-auto-dns) or list it in searchdomains if it is wanted",
+        )
+    } else {
+        (
+            Severity::Info,
+            format!(
+                "pods inherit the host search domain {}, which the inventory does not declare",
+                stray.join(", ")
+            ),
+            "if pods should resolve short names in it, declare it in searchdomains to silence this; otherwise stop DHCP/netplan/NetworkManager from pushing it",
+        )
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-STRAY-SEARCH",
+        severity,
+        summary,
+        evidence,
+        fix.into(),
+    )])
+}
+
+/// Whether the kubelet's version, unknown for this host (the node was not asked, the
+/// cluster has none for it), would change what a rule says about it: then it is worth
+/// asking the node's kubelet binary after all.
+pub fn kubelet_version_wanted(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &crate::cluster::Cluster,
+) -> bool {
+    let mut ctx = Ctx::in_cluster(host, facts, Some(cluster));
+    if facts.kubelet.version.is_some() || ctx.kubelet_version.is_some() {
+        return false;
+    }
+    let mut with = |version: &str| {
+        ctx.kubelet_version = Some((version.to_owned(), host.name.clone()));
+        search_limit(&ctx)
+    };
+    with("v1.25.0") != with("v1.26.0")
+}

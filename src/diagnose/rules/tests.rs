@@ -1,0 +1,809 @@
+use super::kernel::{
+    bridge_nf_not_persistent, bridge_nf_off, installer_bridge, ip_forward, minor_patch,
+};
+use super::kubelet_file::resolvconf_missing;
+use super::node_resolver::host_resolver_down;
+use super::search::search_limit;
+use super::*;
+
+/// The DNS-SEARCH-LIMIT fixture with five host search domains (over the legacy limits,
+/// within the expanded ones), its kubelet's version left for the cluster to say.
+fn five_domains() -> (Host, NodeFacts) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/expanded-five-domains-1.29/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let mut facts = NodeFacts::from_raw("node1", &raw);
+    facts.kubelet.version = None;
+    (Host::new("node1"), facts)
+}
+
+fn cluster(kubelets: &[(&str, &str)]) -> crate::cluster::Cluster {
+    crate::cluster::Cluster::Read {
+        via: "cp1".into(),
+        pods: Vec::new(),
+        config: Default::default(),
+        kubelets: kubelets
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+    }
+}
+
+/// MicroK8s's wrapper turns forwarding on at every start only where its CNI manifest
+/// is, and sets bridge-nf-call-iptables (never -ip6tables) itself: neither needs a
+/// sysctl.d file then, but forwarding does without the manifest.
+#[test]
+fn microk8s_forwarding_persists_only_with_its_cni_manifest() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(facts.flavour.kind, FlavourKind::MicroK8s);
+    assert_eq!(
+        ip_forward(&Ctx::in_cluster(&host, &facts, None)),
+        RuleOutcome::Pass
+    );
+    assert_eq!(
+        bridge_nf_not_persistent(&Ctx::in_cluster(&host, &facts, None)),
+        RuleOutcome::Pass
+    );
+    let mut raw = raw.clone();
+    for path in [
+        "/var/snap/microk8s/7964/args/cni-network/cni.yaml",
+        "/var/snap/microk8s/current/args/cni-network/cni.yaml",
+    ] {
+        raw.file(path, crate::facts::raw::FileState::Missing, None);
+    }
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::in_cluster(&host, &facts, None)) else {
+        panic!("forwarding with no CNI manifest is nobody's at boot");
+    };
+    assert!(
+        f[0].evidence.iter().any(|e| e.contains("no sysctl.d")),
+        "{f:?}"
+    );
+}
+
+/// The `kubeadm-resolved-stopped-before-reboot` fixture (the kubelet on resolved's
+/// uplink file in /run) with systemd-resolved `state` now and `enabled` from
+/// `systemctl is-enabled` ("": not asked).
+fn resolved_case(state: &str, enabled: &str) -> crate::facts::raw::RawFacts {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/fixtures/rules/DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-resolved-stopped-before-reboot/root",
+    );
+    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    crate::testing::set_units(
+        &mut raw,
+        &[("systemd-resolved", state), ("kubelet", "active")],
+    );
+    raw.commands.remove("resolved-enabled");
+    if !enabled.is_empty() {
+        raw.commands.insert(
+            "resolved-enabled".into(),
+            crate::facts::raw::RawCommand {
+                stdout: format!("{enabled}\n"),
+                status: Some(i32::from(enabled != "enabled")),
+            },
+        );
+    }
+    raw
+}
+
+/// DNS-KUBELET-RESOLVCONF-MISSING on `raw`, the kubelet's resolvConf chosen by `auto`
+/// (a source kind: `k3s_auto`, `k0s_auto`) where that is not "".
+fn resolved_outcome(raw: &crate::facts::raw::RawFacts, auto: &str) -> RuleOutcome {
+    let host = Host::new("node1");
+    let mut facts = NodeFacts::from_raw("node1", raw);
+    if !auto.is_empty()
+        && let Observed::Known(e) = &mut facts.kubelet.resolv_conf
+    {
+        e.source.kind = auto.into();
+    }
+    resolvconf_missing(&Ctx::in_cluster(&host, &facts, None))
+}
+
+/// A kubelet file systemd-resolved keeps in /run is reported where systemd-resolved
+/// does not start at the next boot (`systemctl is-enabled`, whether it runs now or
+/// not), and, where that is not known, while it is inactive or failed; not where it
+/// starts then, and not where k3s/RKE2 chose the file (they choose again at their next
+/// start). k0s's own choice is its next start's: reported like a setting.
+#[test]
+fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
+    // (systemd-resolved now, is-enabled, source kind, reported, "does not start at boot")
+    for (state, enabled, auto, reported, not_at_boot) in [
+        ("inactive", "disabled", "", true, true),
+        ("active", "disabled", "", true, true),
+        ("active", "masked", "", true, true),
+        ("active", "linked", "", true, true),
+        ("inactive", "enabled", "", false, false),
+        ("failed", "enabled", "", false, false),
+        ("inactive", "static", "", false, false),
+        // A reboot changes these themselves (their links are in /run): is-active decides.
+        ("active", "enabled-runtime", "", false, false),
+        ("inactive", "masked-runtime", "", true, false),
+        ("active", "masked-runtime", "", false, false),
+        // Not asked, or a word systemctl 252 does not print: is-active decides.
+        ("inactive", "", "", true, false),
+        ("failed", "", "", true, false),
+        ("active", "", "", false, false),
+        ("activating", "", "", false, false),
+        ("inactive", "frobnicated", "", true, false),
+        ("active", "frobnicated", "", false, false),
+        ("inactive", "disabled", "k3s_auto", false, false),
+        ("inactive", "disabled", "k0s_auto", true, true),
+    ] {
+        let case = format!("resolved {state}/{enabled:?}, source {auto:?}");
+        match resolved_outcome(&resolved_case(state, enabled), auto) {
+            RuleOutcome::Findings(f) if reported => {
+                assert_eq!(f[0].severity, Severity::High, "{case}: {f:?}");
+                let word = if enabled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and {enabled} (systemctl is-enabled)")
+                };
+                assert!(
+                    f[0].evidence[0].ends_with(&format!(
+                        "systemd-resolved, which is {state} (systemctl is-active){word}"
+                    )),
+                    "{case}: {f:?}"
+                );
+                assert_eq!(
+                    f[0].summary.contains("does not start at boot"),
+                    not_at_boot,
+                    "{case}: {f:?}"
+                );
+                assert_eq!(
+                    f[0].remediation.contains("systemctl unmask"),
+                    enabled.starts_with("masked"),
+                    "{case}: {f:?}"
+                );
+            }
+            RuleOutcome::Pass if !reported => {}
+            other => panic!("{case}: {other:?}"),
+        }
+    }
+}
+
+/// The node's /etc/resolv.conf made as `kind` says: a link to systemd-resolved's
+/// `stub` or `uplink` file (as Ubuntu links it; `stub+nm`: with NetworkManager running
+/// and managing the file), a `copied-stub`, a file of its `own`, a link to
+/// NetworkManager's (`nm-link`) or resolvconf's file, Debian's `dnsmasq` address, one
+/// with `no-nameserver`, a link to nothing (`dangling`), `absent`, a `directory`, a
+/// link to an uplink file with no server (`uplink-empty`), to the stub file systemd
+/// ships (`usr-lib-link`) or through /var/run (`var-run-link`).
+fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
+    use crate::facts::raw::FileState;
+    let etc = "/etc/resolv.conf";
+    match kind {
+        "stub" | "stub+nm" | "uplink" => {
+            let file = if kind == "uplink" {
+                "resolv.conf"
+            } else {
+                "stub-resolv.conf"
+            };
+            let path = format!("/run/systemd/resolve/{file}");
+            let body = raw.files[&path]
+                .text()
+                .expect("resolved's file")
+                .into_owned();
+            let target = format!("../run/systemd/resolve/{file}");
+            raw.link(etc, &target, &path, body.as_bytes());
+            if kind == "stub+nm" {
+                let units = [("systemd-resolved", state), ("NetworkManager", "active")];
+                crate::testing::set_units(raw, &units);
+            }
+        }
+        "copied-stub" => {
+            let body = b"nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+            raw.file(etc, FileState::Present, Some(body));
+        }
+        "own" => raw.file(etc, FileState::Present, Some(b"nameserver 192.0.2.53\n")),
+        // Another manager's file in /run, and Debian's dnsmasq address.
+        "nm-link" | "resolvconf-link" => {
+            let dir = if kind == "nm-link" {
+                "NetworkManager"
+            } else {
+                "resolvconf"
+            };
+            let path = format!("/run/{dir}/resolv.conf");
+            let target = format!("..{path}");
+            raw.link(etc, &target, &path, b"nameserver 192.0.2.53\n");
+        }
+        "dnsmasq" => raw.file(etc, FileState::Present, Some(b"nameserver 127.0.1.1\n")),
+        "no-nameserver" => raw.file(etc, FileState::Present, Some(b"search example.internal\n")),
+        "directory" => raw.file(etc, FileState::Directory, None),
+        // systemd-resolved's uplink file as it writes it knowing no server.
+        "uplink-empty" => {
+            let path = "/run/systemd/resolve/resolv.conf";
+            let body =
+                b"# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n";
+            raw.link(etc, "../run/systemd/resolve/resolv.conf", path, body);
+        }
+        // The static stub file systemd ships, and an absolute link through /var/run
+        // with no canonical path.
+        "usr-lib-link" => {
+            let body = b"nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+            let path = "/usr/lib/systemd/resolv.conf";
+            raw.link(etc, "../usr/lib/systemd/resolv.conf", path, body);
+        }
+        "var-run-link" => {
+            let body = b"nameserver 127.0.0.53\n";
+            let target = "/var/run/systemd/resolve/stub-resolv.conf";
+            raw.link(etc, target, target, body);
+            raw.files.get_mut(etc).expect("entry").canonical = None;
+        }
+        "dangling" | "absent" => {
+            raw.file(etc, FileState::Missing, None);
+            if kind == "dangling" {
+                raw.files.get_mut(etc).expect("entry").symlink_target =
+                    Some("../run/systemd/resolve/stub-resolv.conf".into());
+            }
+        }
+        other => panic!("no such /etc/resolv.conf: {other}"),
+    }
+}
+
+/// The node's own resolver: down now where /etc/resolv.conf is missing, a directory,
+/// without a nameserver, or lists only the stub of a systemd-resolved that does not run
+/// (high); down after the next boot where it links into /run/systemd/resolve and
+/// systemd-resolved will not start then (warning); a file of its own, or a resolved
+/// that runs and starts at boot, passes. The fix fits what the file is.
+#[test]
+fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
+    use Severity::{High, Warning};
+    // A finding's severity, and what its summary and its fix say.
+    type Want = Option<(Severity, &'static str, &'static str)>;
+    const LINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
+    const UPLINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/resolv.conf; or enable";
+    // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
+    #[rustfmt::skip]
+    let cases: [(&str, &str, &str, Want); 26] = [
+        ("stub", "active", "enabled", None),
+        ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
+        ("stub", "failed", "", Some((High, "does not run", LINK))),
+        ("stub", "inactive", "disabled", Some((High, "does not run", LINK))),
+        ("stub", "active", "disabled", Some((Warning, "next reboot", LINK))),
+        ("stub", "active", "masked", Some((Warning, "next reboot", "or unmask and enable systemd-resolved (systemctl unmask"))),
+        ("stub", "activating", "disabled", Some((Warning, "next reboot", LINK))),
+        ("stub+nm", "active", "disabled", Some((Warning, "next reboot", "(NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager"))),
+        ("uplink", "inactive", "enabled", None),
+        ("uplink", "inactive", "", Some((Warning, "only if it starts systemd-resolved", UPLINK))),
+        ("uplink", "active", "disabled", Some((Warning, "does not start at boot", UPLINK))),
+        ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
+        ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
+        ("usr-lib-link", "active", "enabled", None),
+        ("var-run-link", "active", "disabled", Some((Warning, "does not start at boot", "in place of the link to /var/run/systemd/resolve/stub-resolv.conf"))),
+        ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
+        ("copied-stub", "active", "enabled", None),
+        ("own", "inactive", "disabled", None),
+        ("nm-link", "inactive", "disabled", None),
+        ("resolvconf-link", "inactive", "", None),
+        ("dnsmasq", "inactive", "", None),
+        ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
+        ("directory", "active", "enabled", Some((High, "is a directory", "through whatever manages it"))),
+        ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
+        ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
+        ("absent", "unknown", "", Some((High, "does not exist", "through whatever manages it"))),
+    ];
+    for (kind, state, enabled, want) in cases {
+        let case = format!("{kind}, {state}, {enabled}");
+        let mut raw = resolved_case(state, enabled);
+        etc_resolv_conf(&mut raw, kind, state);
+        let host = Host::new("node1");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        match (
+            host_resolver_down(&Ctx::in_cluster(&host, &facts, None)),
+            want,
+        ) {
+            (RuleOutcome::Pass, None) => {}
+            (RuleOutcome::Findings(f), Some((severity, summary, fix))) => {
+                assert_eq!(f.len(), 1, "{case}: {f:?}");
+                assert_eq!(f[0].severity, severity, "{case}: {f:?}");
+                assert!(f[0].summary.contains(summary), "{case}: {f:?}");
+                assert!(f[0].remediation.contains(fix), "{case}: {f:?}");
+                // NetworkManager is named only where it manages the file.
+                assert_eq!(
+                    f[0].remediation.contains("NetworkManager manages"),
+                    kind == "stub+nm",
+                    "{case}: {f:?}"
+                );
+            }
+            (other, _) => panic!("{case}: {other:?}"),
+        }
+    }
+}
+
+/// Where the kubelet's file is resolved's, by a link from /etc/resolv.conf or through
+/// /var/run; and not where the kubelet has a file of its own.
+#[test]
+fn a_disabled_resolveds_file_is_found_through_links_and_var_run() {
+    // /etc/resolv.conf linked to resolved's stub.
+    let mut linked = resolved_case("active", "disabled");
+    let stub = linked.files["/run/systemd/resolve/stub-resolv.conf"]
+        .text()
+        .expect("stub text")
+        .into_owned();
+    linked.files.remove("/etc/resolv.conf");
+    linked.link(
+        "/etc/resolv.conf",
+        "../run/systemd/resolve/stub-resolv.conf",
+        "/run/systemd/resolve/stub-resolv.conf",
+        stub.as_bytes(),
+    );
+    // The kubelet's file is reported; the host's link is DNS-HOST-RESOLVER-DOWN's.
+    let RuleOutcome::Findings(f) = resolved_outcome(&linked, "") else {
+        panic!("a disabled resolved's uplink file is gone at the next boot");
+    };
+    assert!(!f[0].remediation.contains("/etc/resolv.conf"), "{f:?}");
+    // Through /var/run, a link to /run: the gather gives no canonical path there.
+    let config = "/var/lib/kubelet/config.yaml";
+    let with_resolv_conf = |raw: &mut crate::facts::raw::RawFacts, value: &str| {
+        let text = raw.files[config].text().expect("config text").replace(
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            &format!("resolvConf: {value}"),
+        );
+        raw.file(
+            config,
+            crate::facts::raw::FileState::Present,
+            Some(text.as_bytes()),
+        );
+    };
+    let mut var_run = resolved_case("active", "disabled");
+    let uplink = var_run.files["/run/systemd/resolve/resolv.conf"].clone();
+    var_run
+        .files
+        .insert("/var/run/systemd/resolve/resolv.conf".into(), uplink);
+    with_resolv_conf(&mut var_run, "/var/run/systemd/resolve/resolv.conf");
+    assert!(matches!(
+        resolved_outcome(&var_run, ""),
+        RuleOutcome::Findings(_)
+    ));
+    // The same disabled resolved, with the kubelet on a file of its own: nothing to say.
+    let mut own = resolved_case("inactive", "disabled");
+    with_resolv_conf(&mut own, "/etc/resolv.conf");
+    assert_eq!(resolved_outcome(&own, ""), RuleOutcome::Pass);
+}
+
+/// The severities of DNS-BRIDGE-NF-OFF and DNS-IP-FORWARD on a node of flavour `kind`.
+fn bridge_and_forwarding(raw: &crate::facts::raw::RawFacts, kind: FlavourKind) -> [Severity; 2] {
+    let facts = NodeFacts::from_raw("node1", raw);
+    assert_eq!(facts.flavour.kind, kind);
+    let host = Host::new("node1");
+    let ctx = Ctx::in_cluster(&host, &facts, None);
+    [bridge_nf_off(&ctx), ip_forward(&ctx)].map(|o| match o {
+        RuleOutcome::Findings(f) => f[0].severity,
+        other => panic!("{other:?}"),
+    })
+}
+
+/// On Debian 13 nothing reads /etc/sysctl.conf at boot: a setting only there is not
+/// persisted, and one an upgrade moved to /etc/sysctl.conf.dpkg-bak is named.
+#[test]
+fn debian_13_does_not_read_etc_sysctl_conf_at_boot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-IP-FORWARD/debian13-sysctl-conf-not-read/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let evidence = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match ip_forward(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) => {
+                assert_eq!(f[0].severity, Severity::High);
+                f[0].evidence.join(" | ")
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(evidence(&raw).contains("only /etc/sysctl.conf sets it"));
+    let mut upgraded = raw.clone();
+    upgraded.file(
+        "/etc/sysctl.conf",
+        crate::facts::raw::FileState::Missing,
+        None,
+    );
+    upgraded.file(
+        "/etc/sysctl.conf.dpkg-bak",
+        crate::facts::raw::FileState::Present,
+        Some(b"net.ipv4.ip_forward=1\n"),
+    );
+    let said = evidence(&upgraded);
+    assert!(
+        said.contains("is set by no sysctl.d file") && said.contains(".dpkg-bak sets it"),
+        "{said}"
+    );
+    // The same for /etc/modules: listed there only, br_netfilter is not loaded at boot.
+    let mut modules = raw.clone();
+    modules.file(
+        "/etc/modules-load.d/k8s.conf",
+        crate::facts::raw::FileState::Missing,
+        None,
+    );
+    modules.file(
+        "/etc/modules",
+        crate::facts::raw::FileState::Present,
+        Some(b"br_netfilter\n"),
+    );
+    let facts = NodeFacts::from_raw("node1", &modules);
+    let host = Host::new("node1");
+    match bridge_nf_not_persistent(&Ctx::in_cluster(&host, &facts, None)) {
+        RuleOutcome::Findings(f) => assert!(
+            f[0].evidence[0].contains("only /etc/modules lists it"),
+            "{:?}",
+            f[0].evidence
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Where something boots it that is not systemd, /etc/sysctl.conf comes last.
+    let mut openrc = raw.clone();
+    openrc.file(
+        "/run/systemd/system",
+        crate::facts::raw::FileState::Missing,
+        None,
+    );
+    let facts = NodeFacts::from_raw("node1", &openrc);
+    let host = Host::new("node1");
+    assert_eq!(
+        ip_forward(&Ctx::in_cluster(&host, &facts, None)),
+        RuleOutcome::Pass
+    );
+}
+
+/// k0s before 1.29.14, 1.30.10, 1.31.6 and 1.32.2 never ran its modprobe: there a
+/// br_netfilter that is loaded now but not persisted is gone after a reboot, and a
+/// stopped k0s does not turn bridge netfilter on where the module is missing.
+#[test]
+fn an_old_k0s_does_not_load_br_netfilter() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let with_version = |raw: &crate::facts::raw::RawFacts, version: &str| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let mut ctx = Ctx::in_cluster(&host, &facts, None);
+        ctx.kubelet_version = Some((version.to_owned(), "node1".to_owned()));
+        (
+            bridge_nf_not_persistent(&ctx),
+            bridge_nf_off(&ctx),
+            installer_bridge(&ctx).0,
+        )
+    };
+    // Running, br_netfilter loaded by hand and the bridge keys on, nothing persisted.
+    let mut running = raw.clone();
+    running.file(
+        "/proc/77/cmdline",
+        crate::facts::raw::FileState::Present,
+        Some(b"/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0"),
+    );
+    running.pids.insert("kubelet".to_owned(), 77);
+    running.file(
+        "/proc/modules",
+        crate::facts::raw::FileState::Present,
+        Some(b"br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\n"),
+    );
+    running.file(
+        "/proc/sys/net/bridge",
+        crate::facts::raw::FileState::Directory,
+        None,
+    );
+    running.file(
+        "/proc/sys/net/bridge/bridge-nf-call-iptables",
+        crate::facts::raw::FileState::Present,
+        Some(b"1\n"),
+    );
+    let (old, _, left) = with_version(&running, "v1.31.5+k0s");
+    match old {
+        RuleOutcome::Findings(f) => {
+            assert_eq!(f[0].severity, Severity::High);
+            assert!(
+                f[0].evidence[0].contains("not loaded at boot"),
+                "{:?}",
+                f[0].evidence
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!left, "the playbook must load and persist it");
+    let (new, _, left) = with_version(&running, "v1.31.6+k0s");
+    assert_eq!(new, RuleOutcome::Pass);
+    assert!(left);
+    // Stopped, after a reboot, with br_netfilter not loaded: an old k0s sets nothing.
+    let severity = |version: &str| match with_version(&raw, version).1 {
+        RuleOutcome::Findings(f) => f[0].severity,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(severity("v1.32.1+k0s"), Severity::Critical);
+    assert_eq!(severity("v1.32.2+k0s"), Severity::Warning);
+    assert_eq!(minor_patch("v1.29.14+k0s"), Some((29, 14)));
+}
+
+/// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
+/// a reboot) are warnings: k0s sets both at its next start, before its kubelet. Off while
+/// a kubelet runs, they are critical: something reset them after k0s's start.
+#[test]
+fn off_is_critical_only_while_the_installer_runs_its_kubelet() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    assert_eq!(
+        bridge_and_forwarding(&raw, FlavourKind::K0s),
+        [Severity::Warning, Severity::Warning]
+    );
+    // k0s's unit reads active while k0s waits for its worker profile: still before its
+    // kernel setup, until it writes the kubelet's config under /run.
+    let mut waiting = raw.clone();
+    crate::testing::set_units(&mut waiting, &[("k0sworker", "active")]);
+    assert_eq!(
+        bridge_and_forwarding(&waiting, FlavourKind::K0s),
+        [Severity::Warning, Severity::Warning]
+    );
+    // Past it (the kubelet crashed, k0s restarts it without setting anything again).
+    waiting.file(
+        "/run/k0s/kubelet/config.yaml",
+        crate::facts::raw::FileState::Present,
+        None,
+    );
+    assert_eq!(
+        bridge_and_forwarding(&waiting, FlavourKind::K0s),
+        [Severity::Critical, Severity::Critical]
+    );
+    // The same node with k0s's kubelet running.
+    let mut running = raw.clone();
+    running.file(
+        "/proc/77/cmdline",
+        crate::facts::raw::FileState::Present,
+        Some(b"/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0"),
+    );
+    running.file(
+        "/run/k0s/kubelet/config.yaml",
+        crate::facts::raw::FileState::Present,
+        Some(b"kind: KubeletConfiguration\nresolvConf: /run/systemd/resolve/resolv.conf\n"),
+    );
+    running.pids.insert("kubelet".to_owned(), 77);
+    assert_eq!(
+        bridge_and_forwarding(&running, FlavourKind::K0s),
+        [Severity::Critical, Severity::Critical]
+    );
+}
+
+/// k3s runs the kubelet inside its own process: a running k3s (its pid, or its unit
+/// active) keeps bridge netfilter and forwarding off critical; with k3s stopped they are
+/// warnings (k3s sets them when it starts).
+#[test]
+fn a_stopped_k3s_leaves_bridge_netfilter_and_forwarding_to_its_next_start() {
+    let mut raw = crate::testing::raw_from(&[
+        (
+            "/etc/systemd/system/k3s.service",
+            // As k3s's install.sh renders it (the fixture's README says how).
+            include_str!(
+                "../../../tests/fixtures/rules/_upstream/k3s-auto-uplink/root/etc/systemd/system/k3s.service"
+            ),
+        ),
+        (
+            "/proc/modules",
+            "overlay 151552 0 - Live 0x0000000000000000\n",
+        ),
+        ("/proc/sys/net/ipv4/ip_forward", "0\n"),
+    ]);
+    for path in [
+        "/proc/sys/net/bridge",
+        "/proc/sys/net/bridge/bridge-nf-call-iptables",
+        "/etc/rancher/k3s/config.yaml",
+    ] {
+        raw.file(path, crate::facts::raw::FileState::Missing, None);
+    }
+    assert_eq!(
+        bridge_and_forwarding(&raw, FlavourKind::K3s),
+        [Severity::Warning, Severity::Warning]
+    );
+    let mut running = raw.clone();
+    running.pids.insert("k3s".to_owned(), 812);
+    assert_eq!(
+        bridge_and_forwarding(&running, FlavourKind::K3s),
+        [Severity::Critical, Severity::Critical]
+    );
+    // An active unit runs, whatever process dnsfix saw: RKE2 and k0s restart a crashed
+    // kubelet without setting anything again.
+    crate::testing::set_units(&mut raw, &[("k3s", "active")]);
+    assert_eq!(
+        bridge_and_forwarding(&raw, FlavourKind::K3s),
+        [Severity::Critical, Severity::Critical]
+    );
+    // Where no pod traffic is bridged, a stopped k3s changes nothing: info, as always.
+    let mut routed = running.clone();
+    routed.pids.clear();
+    routed.file(
+        "/etc/cni/net.d/10-calico.conflist",
+        crate::facts::raw::FileState::Present,
+        Some(br#"{"name": "k8s-pod-network", "cniVersion": "0.3.1", "plugins": [{"type": "calico"}]}"#),
+    );
+    assert_eq!(
+        bridge_and_forwarding(&routed, FlavourKind::K3s)[0],
+        Severity::Info
+    );
+}
+
+/// Where k3s sets bridge netfilter and forwarding at every start, only a sysctl file
+/// that sets one to 0 matters: the next `sysctl --system` applies it under the running
+/// k3s. CentOS 7's initscripts ship such a file for the bridge keys; a CIS-style
+/// baseline sets forwarding to 0.
+#[test]
+fn a_sysctl_file_that_undoes_what_the_installer_sets_is_a_warning() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/k3s-centos7-initscripts-bridge-0/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let outcomes = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        assert_eq!(facts.flavour.kind, FlavourKind::K3s);
+        let host = Host::new("node1");
+        let ctx = Ctx::in_cluster(&host, &facts, None);
+        [
+            bridge_nf_not_persistent(&ctx),
+            ip_forward(&ctx),
+            bridge_nf_off(&ctx),
+        ]
+        .map(|o| match o {
+            RuleOutcome::Findings(f) => Some((f[0].severity, f[0].evidence.join(" | "))),
+            RuleOutcome::Pass => None,
+            other => panic!("{other:?}"),
+        })
+    };
+    let [bridge, forward, off] = outcomes(&raw);
+    let (severity, evidence) = bridge.expect("a finding");
+    assert_eq!(severity, Severity::Warning);
+    assert!(
+        evidence.contains("/usr/lib/sysctl.d/00-system.conf:8"),
+        "{evidence}"
+    );
+    assert_eq!((forward, off), (None, None));
+
+    // A hardening file that turns forwarding off: a warning while it is on, and what
+    // the critical names once a `sysctl --system` applied it.
+    let mut hardened = raw.clone();
+    hardened.file(
+        "/etc/sysctl.d/99-zz-hardening.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"# CIS 3.1.1\nnet.ipv4.ip_forward = 0\n"),
+    );
+    let [_, forward, _] = outcomes(&hardened);
+    let (severity, evidence) = forward.expect("a finding");
+    assert_eq!(severity, Severity::Warning);
+    assert!(
+        evidence.contains("/etc/sysctl.d/99-zz-hardening.conf:2"),
+        "{evidence}"
+    );
+    for key in ["ipv4/ip_forward", "bridge/bridge-nf-call-iptables"] {
+        hardened.file(
+            &format!("/proc/sys/net/{key}"),
+            crate::facts::raw::FileState::Present,
+            Some(b"0\n"),
+        );
+    }
+    let [bridge, forward, off] = outcomes(&hardened);
+    assert_eq!(bridge, None, "off is DNS-BRIDGE-NF-OFF's business");
+    for (finding, file) in [
+        (forward, "/etc/sysctl.d/99-zz-hardening.conf:2"),
+        (off, "/usr/lib/sysctl.d/00-system.conf:8"),
+    ] {
+        let (severity, evidence) = finding.expect("a finding");
+        assert_eq!(severity, Severity::Critical);
+        assert!(evidence.contains(file), "{evidence}");
+    }
+
+    // On a node systemd boots, an /etc/sysctl.conf no link leads to is not read at
+    // boot, but a `sysctl --system` by hand applies it last: it undoes k3s's 1 too.
+    let mut trixie = raw.clone();
+    trixie.file(
+        "/usr/lib/sysctl.d/00-system.conf",
+        crate::facts::raw::FileState::Missing,
+        None,
+    );
+    crate::testing::systemd_booted_with_sysctl_conf(
+        &mut trixie,
+        "net.bridge.bridge-nf-call-iptables = 0\n",
+    );
+    let [bridge, _, _] = outcomes(&trixie);
+    let (severity, evidence) = bridge.expect("a finding");
+    assert_eq!(severity, Severity::Warning);
+    assert!(evidence.contains("/etc/sysctl.conf:1"), "{evidence}");
+
+    // Without the initscripts file nothing undoes what k3s sets.
+    let mut plain = raw.clone();
+    plain.file(
+        "/usr/lib/sysctl.d/00-system.conf",
+        crate::facts::raw::FileState::Missing,
+        None,
+    );
+    assert_eq!(outcomes(&plain), [None, None, None]);
+}
+
+/// The version playbooks get is the first of `kubelet --version`, the cluster's and
+/// the inventory's that names a 1.x minor, with where it came from.
+#[test]
+fn the_kubelet_version_is_the_first_that_names_a_minor() {
+    let (mut host, mut facts) = five_domains();
+    host.vars
+        .insert("kube_version".into(), serde_json::json!("v1.28.3"));
+    let version = |facts: &NodeFacts, cluster: &crate::cluster::Cluster| {
+        kubelet_version(&Ctx::in_cluster(&host, facts, Some(cluster)))
+    };
+    let said = |v: &str, from: &str| Some((v.to_owned(), from.to_owned()));
+    assert_eq!(
+        version(&facts, &cluster(&[])),
+        said("v1.28.3", "inventory kube_version")
+    );
+    let read = cluster(&[("node1", "v1.30.2")]);
+    assert_eq!(
+        version(&facts, &read),
+        said("v1.30.2", "node node1's status.nodeInfo.kubeletVersion")
+    );
+    facts.kubelet.version = Some("v1.31.0".into());
+    assert_eq!(version(&facts, &read), said("v1.31.0", "kubelet --version"));
+    // One that names no 1.x minor is passed over.
+    facts.kubelet.version = Some("v2.0".into());
+    assert_eq!(
+        version(&facts, &cluster(&[("node1", "garbage")])),
+        said("v1.28.3", "inventory kube_version")
+    );
+}
+
+/// Without `kubelet --version` the running kubelet's version comes from the cluster,
+/// by the node's name there, before the inventory's kube_version; with neither the
+/// legacy limits are assumed, and said to be.
+#[test]
+fn the_kubelet_version_comes_from_the_cluster_when_the_node_was_not_asked() {
+    let (host, facts) = five_domains();
+    let outcome = |cluster: Option<&crate::cluster::Cluster>| {
+        search_limit(&Ctx::in_cluster(&host, &facts, cluster))
+    };
+    let RuleOutcome::Findings(f) = outcome(None) else {
+        panic!("five domains under the legacy limits: {:?}", outcome(None));
+    };
+    assert!(f[0].summary.contains("version is unknown"), "{f:?}");
+
+    let read = cluster(&[("node1", "v1.29.4"), ("node2", "v1.25.0")]);
+    assert_eq!(outcome(Some(&read)), RuleOutcome::Pass);
+    let ctx = Ctx::in_cluster(&host, &facts, Some(&read));
+    assert_eq!(
+        kube_minor(&ctx).map(|(_, from)| from),
+        Some("node node1's status.nodeInfo.kubeletVersion: v1.29.4".to_owned())
+    );
+
+    // Another node's version is not this one's.
+    let read = cluster(&[("node2", "v1.29.4")]);
+    assert!(matches!(outcome(Some(&read)), RuleOutcome::Findings(_)));
+    // The cluster's word over the inventory's (an upgrade the inventory has not seen).
+    let mut old = host.clone();
+    old.vars.insert("kube_version".into(), "v1.25.3".into());
+    let read = cluster(&[("node1", "v1.29.4")]);
+    let ctx = Ctx::in_cluster(&old, &facts, Some(&read));
+    assert_eq!(kube_minor(&ctx).map(|(m, _)| m), Some(29));
+}
+
+/// The node's kubelet binary is worth asking only when the cluster gave no version for
+/// it and the version changes a finding: five domains pass or fail on it; three never.
+#[test]
+fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
+    let (host, facts) = five_domains();
+    assert!(kubelet_version_wanted(&host, &facts, &cluster(&[])));
+    assert!(kubelet_version_wanted(
+        &host,
+        &facts,
+        &cluster(&[("node2", "v1.29.4")])
+    ));
+    assert!(!kubelet_version_wanted(
+        &host,
+        &facts,
+        &cluster(&[("node1", "v1.29.4")])
+    ));
+    let mut asked = facts.clone();
+    asked.kubelet.version = Some("v1.29.4".into());
+    assert!(!kubelet_version_wanted(&host, &asked, &cluster(&[])));
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/legacy-exactly-three/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let mut three = NodeFacts::from_raw("node1", &raw);
+    three.kubelet.version = None;
+    assert!(!kubelet_version_wanted(&host, &three, &cluster(&[])));
+}
