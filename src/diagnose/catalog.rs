@@ -1076,13 +1076,21 @@ pub const RULES: &[RuleInfo] = &[
             upgrade node` write it to /var/lib/kubelet/config.yaml on the node, replacing the\n\
             file (kubeadm's \"Reconfiguring a kubeadm cluster\" task). A setting the node's file\n\
             decides, and the ConfigMap gives otherwise, therefore changes at the next upgrade.\n\
-            A flag (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and survives; dnsfix\n\
-            compares only the settings the file decides.",
+            resolvConf is the exception: kubeadm 1.30 and later store none in the ConfigMap\n\
+            (kubernetes#124038), and where the ConfigMap sets none kubeadm chooses per node\n\
+            as it writes the file: systemd-resolved's /run/systemd/resolve/resolv.conf where\n\
+            systemd-resolved runs, else nothing, so the kubelet reads /etc/resolv.conf\n\
+            (componentconfigs mutateResolverConfig). dnsfix compares the node's file with\n\
+            that choice. A flag (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and\n\
+            survives; dnsfix compares only the settings the file decides.",
         fix: "\
             Decide which is right. Usually the node was fixed and the ConfigMap was not:\n  \
             kubectl -n kube-system edit configmap kubelet-config   # the finding names it\n\
             and set the same resolvConf / clusterDNS / clusterDomain there. If the ConfigMap is\n\
-            right, `kubeadm upgrade node phase kubelet-config` writes it to the node.",
+            right, `kubeadm upgrade node phase kubelet-config` writes it to the node. Where\n\
+            the ConfigMap sets no resolvConf, a file for this node alone belongs in a\n\
+            kubeletconfiguration patch passed to `kubeadm upgrade node --patches DIR`: in the\n\
+            ConfigMap it would reach every node, also those without that file.",
         restart: "\
             Editing the ConfigMap restarts nothing. Writing it to a node changes the node's file:\n\
             restart the kubelet there, then recreate the CoreDNS and nodelocaldns pods on it.",

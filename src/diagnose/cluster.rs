@@ -7,7 +7,7 @@ use super::rules::{Ctx, PodResolv, RuleOutcome, pod_resolv, resolv_chain};
 use crate::cluster::{Cluster, DnsConfig, KubeadmKubelet};
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::FlavourKind;
-use crate::facts::node_facts::Observed;
+use crate::facts::node_facts::{Observed, UnitState};
 use crate::inventory::Host;
 
 pub const POD_LOOP: &str = "DNS-POD-LOOP";
@@ -231,27 +231,37 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
     }
     let mut evidence = Vec::new();
     let mut settings = Vec::new();
-    for (key, node, node_at, map) in &differences {
-        settings.push(*key);
-        evidence.push(format!("{node_at} {key}: {node}"));
-        evidence.push(format!(
-            "ConfigMap kube-system/{} (data.kubelet) {key}: {map}",
-            wanted.configmap
-        ));
+    for d in &differences {
+        settings.push(d.key);
+        evidence.push(format!("{} {}: {}", d.node_at, d.key, d.node));
+        evidence.push(d.map_says.clone());
     }
+    // Where the ConfigMap sets no resolvConf, kubeadm chooses per node: the ConfigMap is
+    // no place for one node's file.
+    let per_node = differences
+        .iter()
+        .any(|d| d.key == "resolvConf" && wanted.resolv_conf.is_none());
+    let fix = if per_node {
+        format!(
+            "kubeadm chooses resolvConf per node at `kubeadm upgrade node` (systemd-resolved's file where it runs, else the kubelet's default): keep this node's file with a kubeletconfiguration patch that `kubeadm upgrade node --patches DIR` applies (kubeadm's \"Customizing components with the kubeadm API\"); set resolvConf in the ConfigMap (kubectl -n kube-system edit configmap {}) only if every node should use the same file",
+            wanted.configmap
+        )
+    } else {
+        format!(
+            "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap {}), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades",
+            wanted.configmap
+        )
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         KUBEADM_DRIFT,
         Severity::Warning,
         format!(
-            "kubeadm's {} ConfigMap disagrees with this node's kubelet config on {}: the next `kubeadm upgrade node` writes the ConfigMap's value back",
+            "kubeadm's {} ConfigMap disagrees with this node's kubelet config on {}: the next `kubeadm upgrade node` writes kubeadm's value back",
             wanted.configmap,
             settings.join(", ")
         ),
         evidence,
-        format!(
-            "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap {}), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades",
-            wanted.configmap
-        ),
+        fix,
     )])
 }
 
@@ -268,36 +278,73 @@ pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster)
     }
     let after = differences(predicted, wanted);
     // Where the file sets a value may move with an unrelated edit: compare the values.
-    let values =
-        |d: &[(&'static str, String, String, String)]| -> Vec<(&'static str, String, String)> {
-            d.iter()
-                .map(|(k, node, _, map)| (*k, node.clone(), map.clone()))
-                .collect()
-        };
+    let values = |d: &[Difference]| -> Vec<(&'static str, String, String)> {
+        d.iter()
+            .map(|d| (d.key, d.node.clone(), d.map.clone()))
+            .collect()
+    };
     if after.is_empty() || values(&after) == values(&differences(facts, wanted)) {
         return None;
     }
     let settings: Vec<String> = after
         .iter()
-        .map(|(key, node, _, map)| format!("{key} {node} here, {map} in the ConfigMap"))
+        .map(|d| match wanted.resolv_conf {
+            None if d.key == "resolvConf" => format!(
+                "{} {} here, {} from kubeadm, which the ConfigMap leaves to choose per node",
+                d.key, d.node, d.map
+            ),
+            _ => format!("{} {} here, {} in the ConfigMap", d.key, d.node, d.map),
+        })
         .collect();
     Some(format!(
         "After this change the node disagrees with kubeadm's {name} ConfigMap ({}): \
-         the next `kubeadm upgrade node` writes the ConfigMap's values back \
+         the next `kubeadm upgrade node` writes kubeadm's values back \
          (DNS-KUBEADM-CONFIG-DRIFT). Make the same change there (kubectl -n kube-system edit \
-         configmap {name}); dnsfix does not edit it, since every node takes its \
-         kubelet settings from it.",
+         configmap {name}), or for a file of this node's own a kubeletconfiguration patch \
+         for `kubeadm upgrade node --patches`; dnsfix edits neither, since every node \
+         takes its kubelet settings from the ConfigMap.",
         settings.join("; "),
         name = wanted.configmap,
     ))
 }
 
-/// (setting, node's value, where the node sets it, ConfigMap's value) for each DNS
-/// setting the node's config file decides and the ConfigMap gives otherwise.
-fn differences(
-    facts: &NodeFacts,
-    wanted: &KubeadmKubelet,
-) -> Vec<(&'static str, String, String, String)> {
+/// One DNS setting the node's kubelet config file decides and kubeadm would write
+/// otherwise at the next `kubeadm upgrade node`.
+#[derive(Debug)]
+struct Difference {
+    key: &'static str,
+    /// The node's value, and where its file sets it.
+    node: String,
+    node_at: String,
+    /// kubeadm's value, and the evidence that says where it comes from.
+    map: String,
+    map_says: String,
+}
+
+/// Where kubeadm writes resolvConf when its ConfigMap sets none: systemd-resolved's file
+/// on a node where systemd-resolved runs, else nothing (the kubelet's default,
+/// /etc/resolv.conf). kubeadm decides it per node when it writes
+/// /var/lib/kubelet/config.yaml (`kubeadm join`, `kubeadm upgrade node`): kubernetes
+/// cmd/kubeadm/app/componentconfigs `mutateResolverConfig` (kubelet_unix.go, since 1.30;
+/// before that the same test in the kubelet component config's `Default`, which
+/// `FetchInitConfigurationFromCluster` applies to the ConfigMap it reads). None while
+/// systemctl did not say whether systemd-resolved runs.
+fn kubeadm_resolv_conf(facts: &NodeFacts) -> Option<(&'static str, &'static str)> {
+    match facts.services.systemd_resolved {
+        UnitState::Active => Some((
+            "/run/systemd/resolve/resolv.conf",
+            "systemd-resolved runs here (systemctl is-active), so kubeadm writes its file",
+        )),
+        UnitState::Inactive | UnitState::Failed => Some((
+            "/etc/resolv.conf",
+            "systemd-resolved does not run here (systemctl is-active), so kubeadm writes none and the kubelet takes its default",
+        )),
+        _ => None,
+    }
+}
+
+/// Each DNS setting the node's config file decides and kubeadm gives otherwise.
+fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
     let mut out = Vec::new();
     let from_file = |kind: &str| matches!(kind, "config" | "default");
     let at = |s: &crate::facts::node_facts::Source| match (&s.path, s.line) {
@@ -305,34 +352,71 @@ fn differences(
         (Some(p), None) => p.clone(),
         _ => "kubelet's default".to_owned(),
     };
+    let in_map = |key: &str, value: &str| {
+        format!(
+            "ConfigMap kube-system/{} (data.kubelet) {key}: {value}",
+            wanted.configmap
+        )
+    };
+    let mut push = |key,
+                    node: &crate::facts::node_facts::Source,
+                    value: String,
+                    map: String,
+                    map_says: String| {
+        out.push(Difference {
+            key,
+            node_at: at(node),
+            node: value,
+            map,
+            map_says,
+        });
+    };
     if let Observed::Known(e) = &facts.kubelet.resolv_conf
         && from_file(&e.source.kind)
     {
-        let map = wanted
-            .resolv_conf
-            .clone()
-            .unwrap_or_else(|| "/etc/resolv.conf".into());
-        if map != e.value {
-            out.push(("resolvConf", e.value.clone(), at(&e.source), map));
+        let map = match &wanted.resolv_conf {
+            Some(map) => Some((map.clone(), in_map("resolvConf", map))),
+            None => kubeadm_resolv_conf(facts).map(|(path, why)| {
+                let says = format!(
+                    "ConfigMap kube-system/{} (data.kubelet) sets no resolvConf, and {why}: {path}",
+                    wanted.configmap
+                );
+                (path.to_owned(), says)
+            }),
+        };
+        if let Some((map, says)) = map
+            && map != e.value
+        {
+            push("resolvConf", &e.source, e.value.clone(), map, says);
         }
     }
     if let Observed::Known(e) = &facts.kubelet.cluster_dns
         && from_file(&e.source.kind)
         && e.value != wanted.cluster_dns
     {
-        out.push((
+        let map = format!("[{}]", wanted.cluster_dns.join(", "));
+        let says = in_map("clusterDNS", &map);
+        push(
             "clusterDNS",
+            &e.source,
             format!("[{}]", e.value.join(", ")),
-            at(&e.source),
-            format!("[{}]", wanted.cluster_dns.join(", ")),
-        ));
+            map,
+            says,
+        );
     }
     if let Observed::Known(e) = &facts.kubelet.cluster_domain
         && from_file(&e.source.kind)
         && let Some(map) = &wanted.cluster_domain
         && *map != e.value
     {
-        out.push(("clusterDomain", e.value.clone(), at(&e.source), map.clone()));
+        let says = in_map("clusterDomain", map);
+        push(
+            "clusterDomain",
+            &e.source,
+            e.value.clone(),
+            map.clone(),
+            says,
+        );
     }
     out
 }
@@ -660,6 +744,57 @@ mod tests {
             outcome(&rules_of(&host, &kubespray, &differ), KUBEADM_DRIFT),
             RuleOutcome::NotApplicable(_)
         ));
+    }
+
+    /// A ConfigMap that sets no resolvConf (kubeadm 1.30 and later never store one) leaves
+    /// kubeadm to choose per node at `kubeadm upgrade node`: systemd-resolved's upstream
+    /// file where it runs, else the kubelet's default. The healthy Ubuntu node keeps its
+    /// file; with systemd-resolved stopped the upgrade would take it away, which is drift
+    /// whose fix is no ConfigMap edit; with systemctl silent, resolvConf is not compared.
+    #[test]
+    fn an_unset_configmap_resolv_conf_is_kubeadms_choice_per_node() {
+        let mut facts = fixture("_healthy/kubeadm-ubuntu2204");
+        let host = crate::inventory::Host::new("node1");
+        let unset = read(
+            Vec::new(),
+            DnsConfig {
+                kubeadm_kubelet: Some(KubeadmKubelet {
+                    configmap: "kubelet-config".into(),
+                    resolv_conf: None,
+                    cluster_dns: vec!["10.96.0.10".to_owned()],
+                    cluster_domain: Some("cluster.local".to_owned()),
+                }),
+                ..DnsConfig::default()
+            },
+        );
+        assert_eq!(facts.services.systemd_resolved, UnitState::Active);
+        assert_eq!(
+            *outcome(&rules(&host, &facts, &unset), KUBEADM_DRIFT),
+            RuleOutcome::Pass
+        );
+
+        facts.services.systemd_resolved = UnitState::Inactive;
+        let rules_now = rules(&host, &facts, &unset);
+        let f = &findings(outcome(&rules_now, KUBEADM_DRIFT))[0];
+        assert!(f.summary.contains("on resolvConf:"), "{f:?}");
+        assert!(
+            f.evidence.contains(
+                &"ConfigMap kube-system/kubelet-config (data.kubelet) sets no resolvConf, and systemd-resolved does not run here (systemctl is-active), so kubeadm writes none and the kubelet takes its default: /etc/resolv.conf"
+                    .to_owned()
+            ),
+            "{f:?}"
+        );
+        assert!(
+            f.remediation.starts_with("kubeadm chooses resolvConf per node")
+                && f.remediation.contains("--patches"),
+            "{f:?}"
+        );
+
+        facts.services.systemd_resolved = UnitState::Unknown;
+        assert_eq!(
+            *outcome(&rules(&host, &facts, &unset), KUBEADM_DRIFT),
+            RuleOutcome::Pass
+        );
     }
 
     /// kube-proxy's ConfigMap replaces the inventory's guess: the same node (nodelocaldns

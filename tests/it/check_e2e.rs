@@ -303,9 +303,11 @@ fn kubeadm_1_23_configmaps(lab: &Lab, version: &str) {
 /// Before 1.24 kubeadm keeps the kubelets' settings in `kubelet-config-1.NN`, NN the
 /// cluster's minor version: a kubeadm node is compared with the one its next `kubeadm
 /// upgrade node` reads. Here kubeadm ran `init` without systemd-resolved, so the ConfigMap
-/// leaves resolvConf to the kubelet (`/etc/resolv.conf`), while the node's file says
-/// systemd-resolved's upstream file: the upgrade would hand pods the stub resolver's
-/// file back. A ConfigMap for another version is not this cluster's: nothing to compare.
+/// sets no resolvConf and kubeadm chooses per node when it writes the node's file: where
+/// systemd-resolved runs, its upstream file, which the node has, so nothing differs; where
+/// it does not, nothing (the kubelet's default, /etc/resolv.conf), which the node's
+/// systemd-resolved file is not. A ConfigMap for another version is not this cluster's:
+/// nothing to compare.
 #[test]
 fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config() {
     let lab = Lab::start(&["kubeadm"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
@@ -321,12 +323,31 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
             .cloned()
             .unwrap_or_else(|| panic!("{node} missing: {doc:#}"))
     };
+    let skipped = |host: &Value| -> bool {
+        host["not_applicable"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|n| n["id"] == "DNS-KUBEADM-CONFIG-DRIFT")
+    };
 
     kubeadm_1_23_configmaps(&lab, "v1.23.17");
+    // systemd-resolved runs: kubeadm would write the file the node has.
     let out = check(&lab, &["--format", "json"]);
     let host = host_of(&out);
-    assert_eq!(ids(&host, false), ["DNS-KUBEADM-CONFIG-DRIFT"], "{host:#}");
-    let finding = &host["findings"][0];
+    assert_eq!(ids(&host, false), Vec::<String>::new(), "{host:#}");
+    assert!(!skipped(&host), "compared, and nothing differs: {host:#}");
+
+    lab.exec("kubeadm", "systemctl stop systemd-resolved");
+    let out = check(&lab, &["--format", "json"]);
+    let host = host_of(&out);
+    let finding = host["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["id"] == "DNS-KUBEADM-CONFIG-DRIFT")
+        .cloned()
+        .unwrap_or_else(|| panic!("{host:#}"));
     let evidence: Vec<&str> = finding["evidence"]
         .as_array()
         .expect("evidence")
@@ -342,23 +363,23 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
     );
     assert!(
         evidence.contains(
-            &"ConfigMap kube-system/kubelet-config-1.23 (data.kubelet) resolvConf: /etc/resolv.conf"
+            &"ConfigMap kube-system/kubelet-config-1.23 (data.kubelet) sets no resolvConf, and systemd-resolved does not run here (systemctl is-active), so kubeadm writes none and the kubelet takes its default: /etc/resolv.conf"
         ),
         "{host:#}"
     );
+    let fix = finding["remediation"].as_str().unwrap_or_default();
     assert!(
-        finding["remediation"]
-            .as_str()
-            .is_some_and(|f| f.contains("edit configmap kubelet-config-1.23")),
+        fix.contains("kubeadm upgrade node --patches") && fix.contains("kubelet-config-1.23"),
         "{host:#}"
     );
+    lab.exec("kubeadm", "systemctl start systemd-resolved");
 
     // kubeadm-config says 1.22: kubelet-config-1.23 is not what its upgrade reads.
     kubeadm_1_23_configmaps(&lab, "v1.22.17");
     let out = check(&lab, &["--format", "json"]);
     let host = host_of(&out);
     assert_eq!(ids(&host, false), Vec::<String>::new(), "{host:#}");
-    let skipped = host["not_applicable"]
+    let reason = host["not_applicable"]
         .as_array()
         .expect("not_applicable")
         .iter()
@@ -366,7 +387,7 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
         .cloned()
         .unwrap_or_else(|| panic!("{host:#}"));
     assert_eq!(
-        skipped["reason"], "the cluster has neither kubelet-config nor kubelet-config-1.22",
+        reason["reason"], "the cluster has neither kubelet-config nor kubelet-config-1.22",
         "{host:#}"
     );
 }
