@@ -785,7 +785,8 @@ mod tests {
             "{f:?}"
         );
         assert!(
-            f.remediation.starts_with("kubeadm chooses resolvConf per node")
+            f.remediation
+                .starts_with("kubeadm chooses resolvConf per node")
                 && f.remediation.contains("--patches"),
             "{f:?}"
         );

@@ -56,6 +56,7 @@ pub fn build(
         "kubelet_version": kubelet_version.as_ref().map(|(v, _)| v),
         "kubelet_version_source": kubelet_version.as_ref().map_or("", |(_, from)| from),
         "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
+        "os_version_id": facts.os.as_ref().and_then(|o| o.version_id.clone()).unwrap_or_default(),
         "pod_upstreams": pod_reachable(&upstreams),
         "upstreams": upstreams,
         "upstreams_source": upstreams_source,

@@ -232,3 +232,54 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Kubespray includes roles/kubernetes/node/vars/ubuntu-<major>.yml where there is one
+/// (18, 20, 22 and 24 at 46dbdd39; tasks/facts.yml `with_first_found`), and that file's
+/// kube_resolv_conf outranks group_vars: the plan says so on those releases only. Ubuntu
+/// 26.04 has no such file, so the inventory's kube_resolv_conf holds there.
+#[test]
+fn the_kubespray_distro_vars_note_follows_the_files_kubespray_has() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-CLUSTER-SELF-FORWARD/cluster-ip-first-then-real-upstream");
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let dir = std::env::temp_dir().join(format!("dnsfix-distro-vars-{}", std::process::id()));
+    let inventory_path = inventory(&dir, &vars);
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    // The fixture's tree with another VERSION_ID: a copy (`cp -a` keeps its links).
+    let tree = dir.join("root");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(case.join("root"))
+        .arg(&tree)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "cp -a failed");
+    let os_release = std::fs::read_to_string(tree.join("etc/os-release")).expect("os-release");
+    for (version, noted) in [
+        ("18.04", true),
+        ("24.04", true),
+        ("26.04", false),
+        ("16.04", false),
+    ] {
+        let text = os_release.replace("VERSION_ID=\"22.04\"", &format!("VERSION_ID=\"{version}\""));
+        assert_ne!(text, os_release, "the fixture says 22.04");
+        std::fs::write(tree.join("etc/os-release"), text).expect("write os-release");
+        let raw = raw::from_tree(&tree).expect("fixture tree");
+        let plan = plan_for(&inventory_path, &raw, &playbooks);
+        let text = plan::render::text(&plan, false);
+        assert_eq!(
+            text.contains(&format!(
+                "Kubespray's roles/kubernetes/node/vars for ubuntu {version} set kube_resolv_conf"
+            )),
+            noted,
+            "Ubuntu {version}:\n{text}"
+        );
+        assert!(
+            text.contains("sets: kube_resolv_conf: /etc/dnsfix/resolv.conf"),
+            "Ubuntu {version}:\n{text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
