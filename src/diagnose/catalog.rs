@@ -337,35 +337,52 @@ pub const RULES: &[RuleInfo] = &[
             line it asks a server on the local machine, 127.0.0.1) and Go's resolver in\n\
             containerd and the kubelet (127.0.0.1:53 and [::1]:53 when it cannot open the file\n\
             or it lists no server; Go net/dnsconfig_unix.go). Unless a DNS server runs on the\n\
-            node itself, a missing file, a link to nothing, a directory or a file without a\n\
-            nameserver line (all high) leaves the node without DNS. Pods do not use it: the\n\
-            kubelet hands them its own resolvConf (DNS-KUBELET-RESOLVCONF-MISSING is about\n\
-            that file).\n\
+            node itself, a missing file, a link to nothing or a file without a nameserver line\n\
+            (all high) leaves the node without DNS. A directory there (high) fails every glibc\n\
+            lookup whatever runs on the node: glibc opens it, the read fails and it gives up\n\
+            (resolv/res_init.c); only Go falls back to 127.0.0.1:53 and [::1]:53. Pods do not\n\
+            use /etc/resolv.conf: the kubelet hands them its own resolvConf\n\
+            (DNS-KUBELET-RESOLVCONF-MISSING is about that file).\n\
             \n\
             Ubuntu, and Debian with systemd-resolved, link /etc/resolv.conf to\n\
-            /run/systemd/resolve/stub-resolv.conf: `nameserver 127.0.0.53`, which only\n\
-            systemd-resolved answers.\n\
+            /run/systemd/resolve/stub-resolv.conf: `nameserver 127.0.0.53`, systemd-resolved's\n\
+            stub listener.\n\
             - `systemctl stop systemd-resolved` (a common answer to the CoreDNS loop, or to free\n  \
-            port 53) leaves its files in /run: the link still resolves, to a stub nobody\n  \
-            answers. dnsfix reports a file that lists only 127.0.0.53 / 127.0.0.54 while\n  \
-            systemd-resolved is inactive or failed as high.\n\
+            port 53) leaves its files in /run: the link still resolves, to an address nothing\n  \
+            answers unless another DNS server listens on port 53 on all addresses (on Linux a\n  \
+            server bound to 0.0.0.0:53 gets what is sent to 127.0.0.53 too). dnsfix reports a\n  \
+            file that lists only 127.0.0.53 / 127.0.0.54 while systemd-resolved is inactive or\n  \
+            failed as high.\n\
             - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
             a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
             /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
             is-enabled says nothing: not running) as a warning, before the reboot.\n\
+            Where systemctl says nothing about systemd-resolved (no systemctl, or a node not\n\
+            booted with systemd), dnsfix cannot tell for these two and says so (unknown).\n\
             NetworkManager does not repair the link: with rc-manager=symlink it leaves a link\n\
-            to another file alone, and while the link points at systemd-resolved it hands DNS\n\
-            to systemd-resolved (NetworkManager.conf(5), dns=default).",
+            to another file alone, and with dns= unset it hands DNS to systemd-resolved while\n\
+            the link points at one of its files (NetworkManager.conf(5), dns; nm-dns-manager.c\n\
+            init_resolv_conf_mode). With dns=systemd-resolved, which Ubuntu's network-manager\n\
+            package sets in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf, it always\n\
+            does, and with rc-manager auto (its default since 1.28) it writes no\n\
+            /etc/resolv.conf at all.",
         fix: "\
             Where systemd-resolved is enabled but stopped: systemctl start systemd-resolved.\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
             node's own that lists the real servers (systemd-resolved's last list is in\n\
             /run/systemd/resolve/resolv.conf until the next boot):\n  \
             rm /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf\n\
-            Where NetworkManager manages /etc/resolv.conf (not dns=none, not\n\
-            rc-manager=unmanaged), remove the link and reload it: it chooses its DNS mode\n\
-            again and writes its own file:\n  \
+            Where NetworkManager writes /etc/resolv.conf once the link is gone (its effective\n\
+            dns= unset, default or dnsmasq; rc-manager not unmanaged, resolvconf or netconfig),\n\
+            remove the link and reload it: it chooses its DNS mode again and writes its own\n\
+            file:\n  \
             rm /etc/resolv.conf; systemctl reload NetworkManager\n\
+            Not with dns=none, nor with dns=systemd-resolved (Ubuntu's\n\
+            /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf): there it writes nothing and\n\
+            a file of the node's own stays (NetworkManager 1.28 and later; an older one, such\n\
+            as Ubuntu 20.04's 1.22, writes nameserver 127.0.0.53 over it: set dns=none in\n\
+            /etc/NetworkManager/conf.d/ there). The finding's fix names the file and line that\n\
+            set dns= and rc-manager=.\n\
             Or keep systemd-resolved: systemctl enable --now systemd-resolved (unmask it first\n\
             where it is masked).\n\
             No playbook changes the host's resolver: who owns it is the operator's choice, and\n\
@@ -919,9 +936,13 @@ pub const RULES: &[RuleInfo] = &[
             supersede domain-name-servers 169.254.25.10, 127.0.0.53;",
         mechanism: "\
             /etc/resolv.conf usually has an owner that regenerates it:\n\
-            - NetworkManager (rc-manager=symlink, the usual default) replaces a regular file on\n  \
-            every DNS change and leaves a symlink alone; dns=none or rc-manager=unmanaged\n  \
-            makes it leave the file alone (NetworkManager.conf(5)).\n\
+            - NetworkManager (rc-manager=symlink, what auto means for dns=default or dnsmasq)\n  \
+            replaces a regular file on every DNS change and leaves a symlink alone; dns=none\n  \
+            or rc-manager=unmanaged makes it leave the file alone (NetworkManager.conf(5)), and\n  \
+            so does dns=systemd-resolved with rc-manager auto, its default since 1.28 (Ubuntu\n  \
+            sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf). dnsfix reads\n  \
+            NetworkManager.conf and the conf.d files of /usr/lib, /run and /etc as\n  \
+            NetworkManager does (later files win, /etc shadows /run and /usr/lib by name).\n\
             - dhclient-script rewrites it on every lease unless dhclient.conf supersedes the\n  \
             values or a hook takes over.\n\
             - the resolvconf package regenerates it from\n  \

@@ -138,8 +138,10 @@ f /run/systemd/resolve/stub-resolv.conf
 f /usr/lib/systemd/resolv.conf
 f /etc/systemd/resolved.conf
 confs /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d
+# NetworkManager reads its packages' snippets in /usr/lib/NetworkManager/conf.d too (Ubuntu's
+# 10-dns-resolved.conf sets dns=systemd-resolved there): its DNS settings need all three.
 f /etc/NetworkManager/NetworkManager.conf
-confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d
+confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d /usr/lib/NetworkManager/conf.d
 # NetworkManager's own list of the servers its connections give, in every dns= mode (its
 # resolv.conf says 127.0.0.1 or 127.0.0.53 where a caching plugin runs): since 1.16.
 [ -d /run/NetworkManager ] && f /run/NetworkManager/no-stub-resolv.conf

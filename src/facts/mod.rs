@@ -11,6 +11,7 @@ pub mod kubelet_config;
 pub mod kubelet_flags;
 pub mod microk8s;
 pub mod modules_load;
+pub mod network_manager;
 pub mod node_facts;
 pub mod raw;
 pub mod resolv_conf;

@@ -439,6 +439,7 @@ pub const CONF_DIRS: &[&str] = &[
     "/run/systemd/resolved.conf.d",
     "/etc/NetworkManager/conf.d",
     "/run/NetworkManager/conf.d",
+    "/usr/lib/NetworkManager/conf.d",
     "/etc/systemd/system/kubelet.service.d",
     "/usr/lib/systemd/system/kubelet.service.d",
     "/etc/sysctl.d",

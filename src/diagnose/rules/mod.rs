@@ -101,6 +101,15 @@ impl<'a> Ctx<'a> {
     }
 
     fn unknown(&self, id: &'static str, why: String) -> RuleOutcome {
+        self.unknown_because(
+            id,
+            why,
+            "make the file readable to dnsfix (root via sudo -n) or fix it so it parses, then check again".into(),
+        )
+    }
+
+    /// [`Ctx::unknown`] for a fact other than a file, with what to do about it.
+    fn unknown_because(&self, id: &'static str, why: String, remediation: String) -> RuleOutcome {
         let severity = catalog::rule(id).map_or(Severity::Warning, |r| r.severity);
         RuleOutcome::Findings(vec![Finding {
             id,
@@ -109,7 +118,7 @@ impl<'a> Ctx<'a> {
             host: self.host.name.clone(),
             summary: format!("cannot tell: {why}"),
             evidence: vec![why],
-            remediation: "make the file readable to dnsfix (root via sudo -n) or fix it so it parses, then check again".into(),
+            remediation,
             playbook: None,
         }])
     }
@@ -322,30 +331,23 @@ fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f
     facts.files.get(path).and_then(|f| f.text())
 }
 
-/// NetworkManager leaves /etc/resolv.conf alone with dns=none or rc-manager=unmanaged
-/// (NetworkManager.conf(5)); otherwise an active NetworkManager rewrites a plain file.
+/// An active NetworkManager writes /etc/resolv.conf, itself or through resolvconf or
+/// netconfig, in the mode its configuration and the file as it is now give
+/// ([`NmDns`](crate::facts::network_manager::NmDns)): not with dns=none or
+/// rc-manager=unmanaged, and not where it hands DNS to systemd-resolved (dns=systemd-resolved,
+/// as Ubuntu's /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf sets it, or dns unset
+/// while /etc/resolv.conf links to systemd-resolved's files) with rc-manager auto, its
+/// default since 1.28 (nm-dns-manager.c `init_resolv_conf_mode`).
 pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
+    use crate::facts::network_manager::{NmDns, links_to_resolved};
     if facts.services.network_manager != UnitState::Active {
         return None;
     }
-    let configs = facts.files.keys().filter(|p| {
-        *p == "/etc/NetworkManager/NetworkManager.conf"
-            || p.starts_with("/etc/NetworkManager/conf.d/")
-            || p.starts_with("/run/NetworkManager/conf.d/")
-    });
-    for path in configs {
-        let Some(text) = file_text(facts, path) else {
-            continue;
-        };
-        let hands_off = text.lines().any(|line| {
-            let l = line.trim().replace(' ', "");
-            l == "dns=none" || l == "rc-manager=unmanaged"
-        });
-        if hands_off {
-            return None;
-        }
-    }
-    Some("NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into())
+    let nm = NmDns::read(&facts.files);
+    let mode = nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf));
+    nm.writes_resolv_conf(mode).then(|| {
+        "NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into()
+    })
 }
 
 /// The cluster's own DNS addresses as this host knows them.

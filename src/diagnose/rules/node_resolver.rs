@@ -9,43 +9,63 @@ use super::{
     ns_evidence,
 };
 use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::{ResolvFile, UnitState, in_resolved_run_dir};
+use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
+use crate::facts::node_facts::{Effective, ResolvFile, UnitState, in_resolved_run_dir};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback, real_upstreams};
 
 /// systemd-resolved's stub listeners: 127.0.0.53, and 127.0.0.54 (its proxy stub, systemd
-/// 251 and later). Nothing else answers there.
+/// 251 and later). On Linux a DNS server bound to port 53 on all addresses (0.0.0.0:53)
+/// answers there too.
 const RESOLVED_STUBS: [IpAddr; 2] = [
     IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 53)),
     IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 54)),
 ];
 
+/// Which case of [`host_resolver_down`] a finding is: the fix depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Down {
+    Directory,
+    Missing,
+    NoNameserver,
+    Stub,
+    NextBoot,
+}
+
+/// What to do where systemctl did not say how systemd-resolved is.
+const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no systemctl on the node, or it printed nothing: a node not booted with systemd?): see by hand whether systemd-resolved runs and starts at boot (systemctl is-active systemd-resolved; systemctl is-enabled systemd-resolved; or whether a systemd-resolve process runs), then check again";
+
 /// The node's own resolver, /etc/resolv.conf: what the node itself resolves with (the
 /// container runtime pulling images, the kubelet reaching an API server by name), not what
-/// pods get. Down now where the file is missing, a directory or without a nameserver line
-/// (glibc then asks 127.0.0.1, Go 127.0.0.1 and ::1: a DNS server on the node itself), or
-/// lists only systemd-resolved's stub while systemd-resolved does not run; down after the
-/// next reboot where it links into systemd-resolved's /run directory and systemd-resolved
-/// will not write it then.
+/// pods get. Down now where the file is missing or without a nameserver line (glibc then
+/// asks 127.0.0.1, Go 127.0.0.1 and ::1: a DNS server on the node itself), a directory
+/// (glibc fails every lookup on the read error, Go asks 127.0.0.1 and ::1), or lists only
+/// systemd-resolved's stub while systemd-resolved does not run; down after the next reboot
+/// where it links into systemd-resolved's /run directory and systemd-resolved will not
+/// write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
+/// unknown.
 pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-HOST-RESOLVER-DOWN";
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
     let etc = &ctx.facts.resolver.etc_resolv_conf;
+    let services = &ctx.facts.services;
+    let unknown_state = services.systemd_resolved == UnitState::Unknown;
     let mut seen = etc.path.clone();
     if let Some(t) = &etc.symlink_target {
         seen.push_str(&format!(" → symlink to {t}"));
     }
     const FALLBACK: &str = "the node's own lookups (image pulls, the kubelet's API server name) go to a DNS server on the node itself (glibc: 127.0.0.1; Go: 127.0.0.1 and ::1) and fail unless one runs there";
-    let (severity, summary, first) = match (etc.state, &etc.parsed) {
+    let (down, severity, summary, first) = match (etc.state, &etc.parsed) {
         (FileState::Unreadable, _) => {
             return ctx.unknown(id, format!("{} could not be read", etc.path));
         }
         (FileState::Directory, _) => (
+            Down::Directory,
             Severity::High,
             format!(
-                "{} is a directory, from which no resolver reads a server: the node's own lookups (image pulls, the kubelet's API server name) fail unless a DNS server runs on the node itself",
+                "{} is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead: the node's own lookups (image pulls, the kubelet's API server name) fail, Go's too unless a DNS server runs on the node itself",
                 etc.path
             ),
             format!("{seen} → a directory"),
@@ -57,22 +77,35 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                 "does not exist"
             };
             (
+                Down::Missing,
                 Severity::High,
                 format!("{} {what}: {FALLBACK}", etc.path),
                 format!("{seen} → no such file"),
             )
         }
         (FileState::Present, Some(p)) if p.nameservers.is_empty() => (
+            Down::NoNameserver,
             Severity::High,
             format!("{} lists no nameserver: {FALLBACK}", etc.path),
             format!("{} → no nameserver line", followed(etc, &seen)),
         ),
+        (FileState::Present, Some(p)) if stub_only(p) && unknown_state => {
+            return ctx.unknown_because(
+                id,
+                format!(
+                    "{} lists only systemd-resolved's stub address, and systemctl did not say whether systemd-resolved runs",
+                    etc.path
+                ),
+                ASK_SYSTEMCTL.into(),
+            );
+        }
         (FileState::Present, Some(p)) if stub_only(p) && resolved_stopped(ctx) => {
             let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
             (
+                Down::Stub,
                 Severity::High,
                 format!(
-                    "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail",
+                    "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses",
                     etc.path
                 ),
                 match etc.symlink_target {
@@ -82,14 +115,27 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
             )
         }
         (FileState::Present, _)
-            if links_into_resolved(etc) && ctx.facts.services.resolved_gone_at_boot() =>
+            if links_into_resolved(etc)
+                && services.resolved_starts_at_boot().is_none()
+                && unknown_state =>
         {
+            return ctx.unknown_because(
+                id,
+                format!(
+                    "{} links into systemd-resolved's /run directory, and systemctl did not say whether systemd-resolved runs or starts at boot, which writes the file there",
+                    etc.path
+                ),
+                ASK_SYSTEMCTL.into(),
+            );
+        }
+        (FileState::Present, _) if links_into_resolved(etc) && services.resolved_gone_at_boot() => {
             (
+                Down::NextBoot,
                 Severity::Warning,
                 format!(
                     "{} links into systemd-resolved's /run directory, and systemd-resolved {}: after the next reboot the link points at nothing and the node's own lookups (image pulls) fail unless a DNS server runs on the node itself",
                     etc.path,
-                    if ctx.facts.services.resolved_starts_at_boot() == Some(false) {
+                    if services.resolved_starts_at_boot() == Some(false) {
                         "does not start at boot"
                     } else {
                         "does not run, so the next boot writes the file only if it starts systemd-resolved"
@@ -100,10 +146,33 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         }
         _ => return RuleOutcome::Pass,
     };
+    down_finding(ctx, (down, severity, summary), first)
+}
+
+/// The finding for a resolver [`host_resolver_down`] found down, with `first` (what
+/// /etc/resolv.conf is) as its first evidence, then systemd-resolved's and
+/// NetworkManager's state where they own the file, and the real servers the node knows.
+fn down_finding(
+    ctx: &Ctx,
+    (down, severity, summary): (Down, Severity, String),
+    first: String,
+) -> RuleOutcome {
+    let id = "DNS-HOST-RESOLVER-DOWN";
+    let etc = &ctx.facts.resolver.etc_resolv_conf;
+    let services = &ctx.facts.services;
+    let unknown_state = services.systemd_resolved == UnitState::Unknown;
     let mut evidence = vec![first];
-    let resolveds = links_into_resolved(etc) || etc.parsed.as_ref().is_some_and(stub_only);
-    if resolveds && ctx.facts.services.systemd_resolved != UnitState::Unknown {
+    let resolveds = resolveds(etc);
+    if resolveds && (!unknown_state || services.systemd_resolved_enabled.is_some()) {
         evidence.push(format!("systemd-resolved is {}", resolved_words(ctx)));
+    }
+    if resolveds && services.network_manager == UnitState::Active {
+        let nm = NmDns::read(&ctx.facts.files);
+        evidence.push(format!(
+            "NetworkManager is active, with {} and {}",
+            setting(&nm.dns, "dns"),
+            setting(&nm.rc_manager, "rc-manager")
+        ));
     }
     let servers = match real_servers(ctx) {
         Some((source, real)) => {
@@ -112,7 +181,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         }
         None => Vec::new(),
     };
-    let fix = host_resolver_fix(ctx, &servers);
+    let fix = host_resolver_fix(ctx, down, resolveds, &servers);
     RuleOutcome::Findings(vec![ctx.finding(id, severity, summary, evidence, fix)])
 }
 
@@ -122,6 +191,12 @@ fn followed(f: &ResolvFile, seen: &str) -> String {
         (Some(_), Some(c)) => format!("{seen} → {c}"),
         _ => seen.to_owned(),
     }
+}
+
+/// /etc/resolv.conf is systemd-resolved's: a link into its /run directory, or a file that
+/// lists only its stub address.
+fn resolveds(etc: &ResolvFile) -> bool {
+    links_into_resolved(etc) || etc.parsed.as_ref().is_some_and(stub_only)
 }
 
 /// /etc/resolv.conf is a link into systemd-resolved's /run directory (its stub or uplink
@@ -203,15 +278,15 @@ fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
         })
 }
 
-/// How to give the node a resolver again. Where /etc/resolv.conf is systemd-resolved's (a
-/// link into its /run directory, or its stub address): start it where it is enabled and
-/// stopped (the next boot starts it anyway); give it servers where it runs and starts at
-/// boot but knows none; else a file of the node's own in place of the link or the stub
-/// address (where NetworkManager manages /etc/resolv.conf, its own file), or
-/// systemd-resolved back. Elsewhere the file from whatever manages it.
-fn host_resolver_fix(ctx: &Ctx, servers: &[String]) -> String {
+/// How to give the node a resolver again. Where /etc/resolv.conf is systemd-resolved's
+/// (`resolveds`: a link into its /run directory, or its stub address): start it where it
+/// is enabled and stopped (the next boot starts it anyway); where it runs and starts at
+/// boot, give it servers where its file lists none, else link the file to its stub again;
+/// else a file of the node's own in place of the link or the stub address (with what
+/// NetworkManager does with that file: [`network_manager_note`]), or systemd-resolved back.
+/// Elsewhere the file from whatever manages it.
+fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String]) -> String {
     let etc = &ctx.facts.resolver.etc_resolv_conf;
-    let resolveds = links_into_resolved(etc) || etc.parsed.as_ref().is_some_and(stub_only);
     let list = if servers.is_empty() {
         String::new()
     } else {
@@ -227,30 +302,117 @@ fn host_resolver_fix(ctx: &Ctx, servers: &[String]) -> String {
         return "start systemd-resolved (systemctl start systemd-resolved): it is enabled, so the next boot starts it anyway; to run the node without it, disable it and make /etc/resolv.conf a file of its own that lists the real servers".into();
     }
     if starts && ctx.facts.services.systemd_resolved == UnitState::Active {
-        return format!(
-            "give systemd-resolved the real servers{list}: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, or the network's own settings: netplan, NetworkManager, DHCP)"
-        );
+        if down == Down::NoNameserver {
+            return format!(
+                "give systemd-resolved the real servers{list}: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, or the network's own settings: netplan, NetworkManager, DHCP)"
+            );
+        }
+        if let Some(target) = &etc.symlink_target {
+            return format!(
+                "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf): systemd-resolved runs and starts at boot, but the link to {target} reads no file; or make /etc/resolv.conf a file of its own that lists the real servers{list}"
+            );
+        }
     }
     let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
-    let Some(target) = &etc.symlink_target else {
-        return format!(
-            "{file} instead of systemd-resolved's stub address; or {}",
+    let nm = network_manager_note(ctx);
+    match &etc.symlink_target {
+        None => format!(
+            "{file} instead of systemd-resolved's stub address{nm}; or {}",
             enable_resolved(ctx)
-        );
-    };
-    // NetworkManager hands DNS to systemd-resolved while the link points at one of its
-    // files (NetworkManager.conf(5), dns=default) and leaves a link alone; reloaded with
-    // the link gone, it chooses its mode again and puts its own file in place
-    // (rc-manager=symlink). Not where dns=none or rc-manager=unmanaged keep it out.
-    let nm = if network_manager_manages_resolv(ctx.facts).is_some() {
-        " (NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own)"
+        ),
+        Some(target) => format!(
+            "{file} in place of the link to {target}{nm}; or {}",
+            enable_resolved(ctx)
+        ),
+    }
+}
+
+/// A NetworkManager setting as evidence: `dns=systemd-resolved at
+/// /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf:2`, or `dns unset`.
+fn setting(e: &Option<Effective<String>>, key: &str) -> String {
+    match e {
+        Some(e) => format!("{key}={} at {}", e.value, e.source.at()),
+        None => format!("{key} unset"),
+    }
+}
+
+/// What an active NetworkManager does once /etc/resolv.conf is a file of the node's own (or
+/// gone), from its effective `[main] dns` and `rc-manager` ([`NmDns`]; nm-dns-manager.c
+/// `init_resolv_conf_mode`, which `systemctl reload NetworkManager` runs again), as a
+/// parenthesis for the fix; "" where it is not active or leaves the file alone (dns=none,
+/// rc-manager=unmanaged).
+/// - dns=systemd-resolved (Ubuntu's /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf) or
+///   dnsconfd, rc-manager auto: it hands DNS there and leaves /etc/resolv.conf alone, so a
+///   file of its own stays (1.28 and later; with `symlink`, the default before 1.28 and so
+///   on Ubuntu 20.04, it writes its local address, 127.0.0.53, over a plain file);
+/// - rc-manager resolvconf or netconfig: it hands its servers to that program;
+/// - otherwise (dns unset, for which no link decides then, default, dnsmasq, unbound): it
+///   writes the file itself, so removing the file and reloading it gives the node its
+///   connections' servers.
+fn network_manager_note(ctx: &Ctx) -> String {
+    let facts = ctx.facts;
+    if facts.services.network_manager != UnitState::Active {
+        return String::new();
+    }
+    let nm = NmDns::read(&facts.files);
+    let unread = if nm.unread.is_empty() {
+        String::new()
     } else {
-        ""
+        format!(
+            "; not read here, so not taken into account: {}",
+            nm.unread.join(", ")
+        )
     };
-    format!(
-        "{file} in place of the link to {target}{nm}; or {}",
-        enable_resolved(ctx)
-    )
+    // Once /etc/resolv.conf is a file of its own, no link to systemd-resolved's files
+    // chooses NetworkManager's mode.
+    let mode = nm.mode(false);
+    let rc = nm.rc_manager();
+    let note = match (mode, rc) {
+        (DnsMode::None, _) | (_, RcManager::Unmanaged) => return String::new(),
+        (DnsMode::SystemdResolved | DnsMode::Dnsconfd, RcManager::Auto) => format!(
+            "NetworkManager hands DNS to {} here ({}) and leaves /etc/resolv.conf alone, so a file of its own stays (NetworkManager 1.28 and later; an older one, such as Ubuntu 20.04's 1.22, writes nameserver 127.0.0.53 over it: there set dns=none in /etc/NetworkManager/conf.d/)",
+            mode.as_str(),
+            setting(&nm.dns, "dns")
+        ),
+        (DnsMode::SystemdResolved | DnsMode::Dnsconfd, _) => format!(
+            "NetworkManager hands DNS to {} here ({}) and writes its local address over /etc/resolv.conf ({}): set dns=none in /etc/NetworkManager/conf.d/ so that a file of its own stays",
+            mode.as_str(),
+            setting(&nm.dns, "dns"),
+            setting(&nm.rc_manager, "rc-manager")
+        ),
+        (_, RcManager::Resolvconf | RcManager::Netconfig) => format!(
+            "NetworkManager hands its servers to {} here ({}), not to /etc/resolv.conf",
+            if rc == RcManager::Resolvconf {
+                "resolvconf"
+            } else {
+                "netconfig"
+            },
+            setting(&nm.rc_manager, "rc-manager")
+        ),
+        _ => {
+            let resolvconf = facts
+                .raw
+                .commands
+                .get("resolvconf-bin")
+                .is_some_and(|c| !c.stdout.trim().is_empty());
+            let caveat = if rc == RcManager::Auto && resolvconf {
+                "; resolvconf is installed here, and a NetworkManager built with resolvconf support hands the servers to it instead: see that the file is back"
+            } else {
+                ""
+            };
+            let link = if nm.dns.is_none() && links_to_resolved(&facts.resolver.etc_resolv_conf) {
+                " (with dns unset it hands DNS to systemd-resolved only while /etc/resolv.conf links to its files)"
+            } else {
+                ""
+            };
+            format!(
+                "NetworkManager manages it here, with {} and {}: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own{link}{caveat}",
+                setting(&nm.dns, "dns"),
+                setting(&nm.rc_manager, "rc-manager")
+            )
+        }
+    };
+    format!(" ({note}{unread})")
 }
 
 /// `systemctl enable --now systemd-resolved`, with `unmask` first where it is masked.

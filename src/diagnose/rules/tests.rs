@@ -166,8 +166,9 @@ fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
 }
 
 /// The node's /etc/resolv.conf made as `kind` says: a link to systemd-resolved's
-/// `stub` or `uplink` file (as Ubuntu links it; `stub+nm`: with NetworkManager running
-/// and managing the file), a `copied-stub`, a file of its `own`, a link to
+/// `stub` or `uplink` file (as Ubuntu links it; `stub+nm…`: with NetworkManager running,
+/// configured as [`network_manager_conf`] says for the part after `+`), a `copied-stub`
+/// (`copied-stub+nm…` likewise), a file of its `own`, a link to
 /// NetworkManager's (`nm-link`) or resolvconf's file, Debian's `dnsmasq` address, one
 /// with `no-nameserver`, a link to nothing (`dangling`), `absent`, a `directory`, a
 /// link to an uplink file with no server (`uplink-empty`), to the stub file systemd
@@ -175,8 +176,23 @@ fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
 fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
     use crate::facts::raw::FileState;
     let etc = "/etc/resolv.conf";
+    let (kind, nm) = kind.split_once('+').unwrap_or((kind, ""));
+    if !nm.is_empty() {
+        for (path, text) in network_manager_conf(nm) {
+            raw.file(path, FileState::Present, Some(text.as_bytes()));
+        }
+        let units = [("systemd-resolved", state), ("NetworkManager", "active")];
+        crate::testing::set_units(raw, &units);
+        if nm == "nm-resolvconf-bin" {
+            let found = crate::facts::raw::RawCommand {
+                stdout: "/usr/sbin/resolvconf\n".into(),
+                status: Some(0),
+            };
+            raw.commands.insert("resolvconf-bin".into(), found);
+        }
+    }
     match kind {
-        "stub" | "stub+nm" | "uplink" => {
+        "stub" | "uplink" => {
             let file = if kind == "uplink" {
                 "resolv.conf"
             } else {
@@ -189,10 +205,6 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
                 .into_owned();
             let target = format!("../run/systemd/resolve/{file}");
             raw.link(etc, &target, &path, body.as_bytes());
-            if kind == "stub+nm" {
-                let units = [("systemd-resolved", state), ("NetworkManager", "active")];
-                crate::testing::set_units(raw, &units);
-            }
         }
         "copied-stub" => {
             let body = b"nameserver 127.0.0.53\noptions edns0 trust-ad\n";
@@ -244,45 +256,96 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
     }
 }
 
+/// NetworkManager's configuration files for `nm`: `nm` none at all; `nm-ubuntu`: Ubuntu's
+/// /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf (`dns=systemd-resolved`);
+/// `nm-shadowed`: that file shadowed by an empty one of the same name in /etc; `nm-none`,
+/// `nm-resolvconf`, `nm-resolved-symlink`: dns=none, rc-manager=resolvconf,
+/// dns=systemd-resolved with rc-manager=symlink in /etc/NetworkManager/conf.d/;
+/// `nm-resolvconf-bin`: none, and a resolvconf program on the node ([`etc_resolv_conf`]
+/// adds it).
+fn network_manager_conf(nm: &str) -> Vec<(&'static str, &'static str)> {
+    const LIB: &str = "/usr/lib/NetworkManager/conf.d/10-dns-resolved.conf";
+    const ETC: &str = "/etc/NetworkManager/conf.d/90-dns.conf";
+    let ubuntu = (LIB, "[main]\ndns=systemd-resolved\n");
+    match nm {
+        "nm" | "nm-resolvconf-bin" => vec![],
+        "nm-ubuntu" => vec![ubuntu],
+        "nm-shadowed" => vec![
+            ubuntu,
+            ("/etc/NetworkManager/conf.d/10-dns-resolved.conf", ""),
+        ],
+        "nm-none" => vec![ubuntu, (ETC, "[main]\ndns=none\n")],
+        "nm-resolvconf" => vec![(ETC, "[main]\nrc-manager=resolvconf\n")],
+        "nm-resolved-symlink" => vec![(ETC, "[main]\ndns=systemd-resolved\nrc-manager=symlink\n")],
+        other => panic!("no such NetworkManager: {other}"),
+    }
+}
+
+/// NetworkManager's route to a file of its own: remove the link, and its reload writes one.
+const NM_ROUTE: &str =
+    "rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own";
+
 /// The node's own resolver: down now where /etc/resolv.conf is missing, a directory,
 /// without a nameserver, or lists only the stub of a systemd-resolved that does not run
 /// (high); down after the next boot where it links into /run/systemd/resolve and
 /// systemd-resolved will not start then (warning); a file of its own, or a resolved
-/// that runs and starts at boot, passes. The fix fits what the file is.
+/// that runs and starts at boot, passes; where that turns on systemd-resolved and
+/// systemctl did not answer (`unknown`: no `units` output at all), it cannot tell. The fix
+/// fits what the file is, and what NetworkManager does with a file of the node's own.
 #[test]
 fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     use Severity::{High, Warning};
-    // A finding's severity, and what its summary and its fix say.
+    // A finding's severity, and what its summary and its fix say; an Unknown finding's
+    // summary starts "cannot tell".
     type Want = Option<(Severity, &'static str, &'static str)>;
     const LINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved)";
     const UPLINK: &str = "servers (192.0.2.53) in place of the link to ../run/systemd/resolve/resolv.conf; or enable";
+    const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 26] = [
+    let cases: [(&str, &str, &str, Want); 41] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
-        ("stub", "failed", "", Some((High, "does not run", LINK))),
+        ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
         ("stub", "inactive", "disabled", Some((High, "does not run", LINK))),
         ("stub", "active", "disabled", Some((Warning, "next reboot", LINK))),
         ("stub", "active", "masked", Some((Warning, "next reboot", "or unmask and enable systemd-resolved (systemctl unmask"))),
         ("stub", "activating", "disabled", Some((Warning, "next reboot", LINK))),
-        ("stub+nm", "active", "disabled", Some((Warning, "next reboot", "(NetworkManager manages it here: rm /etc/resolv.conf; systemctl reload NetworkManager"))),
+        ("stub", "unknown", "", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address, and systemctl did not say whether systemd-resolved runs", ASK))),
+        ("stub", "unknown", "disabled", Some((High, "cannot tell", ASK))),
+        // NetworkManager with nothing configured writes the file once the link is gone.
+        ("stub+nm", "active", "disabled", Some((Warning, "next reboot", "in place of the link to ../run/systemd/resolve/stub-resolv.conf (NetworkManager manages it here, with dns unset and rc-manager unset: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own (with dns unset it hands DNS to systemd-resolved only while /etc/resolv.conf links to its files)); or enable"))),
+        // Ubuntu's dns=systemd-resolved: NetworkManager leaves a file of the node's own alone.
+        ("stub+nm-ubuntu", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../run/systemd/resolve/stub-resolv.conf (NetworkManager hands DNS to systemd-resolved here (dns=systemd-resolved at /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf:2) and leaves /etc/resolv.conf alone, so a file of its own stays (NetworkManager 1.28 and later;"))),
+        ("stub+nm-shadowed", "inactive", "disabled", Some((High, "does not run", NM_ROUTE))),
+        ("stub+nm-resolvconf-bin", "inactive", "disabled", Some((High, "does not run", "and it writes its own (with dns unset it hands DNS to systemd-resolved only while /etc/resolv.conf links to its files); resolvconf is installed here, and a NetworkManager built with resolvconf support hands the servers to it instead"))),
+        ("stub+nm-none", "inactive", "disabled", Some((High, "does not run", LINK))),
+        ("stub+nm-resolvconf", "inactive", "disabled", Some((High, "does not run", "(NetworkManager hands its servers to resolvconf here (rc-manager=resolvconf at /etc/NetworkManager/conf.d/90-dns.conf:2), not to /etc/resolv.conf)"))),
+        ("copied-stub+nm-resolved-symlink", "inactive", "", Some((High, "does not run", "instead of systemd-resolved's stub address (NetworkManager hands DNS to systemd-resolved here (dns=systemd-resolved at /etc/NetworkManager/conf.d/90-dns.conf:2) and writes its local address over /etc/resolv.conf (rc-manager=symlink at /etc/NetworkManager/conf.d/90-dns.conf:3): set dns=none"))),
         ("uplink", "inactive", "enabled", None),
         ("uplink", "inactive", "", Some((Warning, "only if it starts systemd-resolved", UPLINK))),
         ("uplink", "active", "disabled", Some((Warning, "does not start at boot", UPLINK))),
+        ("uplink", "unknown", "", Some((High, "cannot tell: /etc/resolv.conf links into systemd-resolved's /run directory, and systemctl did not say whether systemd-resolved runs or starts at boot", ASK))),
+        ("uplink", "unknown", "enabled", None),
+        ("uplink", "unknown", "disabled", Some((Warning, "does not start at boot", UPLINK))),
         ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
         ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
         ("usr-lib-link", "active", "enabled", None),
+        ("usr-lib-link", "unknown", "", Some((High, "cannot tell", ASK))),
         ("var-run-link", "active", "disabled", Some((Warning, "does not start at boot", "in place of the link to /var/run/systemd/resolve/stub-resolv.conf"))),
         ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
         ("copied-stub", "active", "enabled", None),
+        ("copied-stub", "unknown", "", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address", ASK))),
         ("own", "inactive", "disabled", None),
+        ("own", "unknown", "", None),
         ("nm-link", "inactive", "disabled", None),
         ("resolvconf-link", "inactive", "", None),
         ("dnsmasq", "inactive", "", None),
         ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
-        ("directory", "active", "enabled", Some((High, "is a directory", "through whatever manages it"))),
+        ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "through whatever manages it"))),
         ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
+        // Running and enabled, and still a link to nothing: the link is wrong, not the servers.
+        ("dangling", "active", "enabled", Some((High, "is a link to nothing", "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf)"))),
         ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
         ("absent", "unknown", "", Some((High, "does not exist", "through whatever manages it"))),
     ];
@@ -290,6 +353,10 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         let case = format!("{kind}, {state}, {enabled}");
         let mut raw = resolved_case(state, enabled);
         etc_resolv_conf(&mut raw, kind, state);
+        if state == "unknown" {
+            // No systemctl: the gather has no `systemctl is-active` output at all.
+            raw.commands.remove("units");
+        }
         let host = Host::new("node1");
         let facts = NodeFacts::from_raw("node1", &raw);
         match (
@@ -297,19 +364,105 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
             want,
         ) {
             (RuleOutcome::Pass, None) => {}
-            (RuleOutcome::Findings(f), Some((severity, summary, fix))) => {
-                assert_eq!(f.len(), 1, "{case}: {f:?}");
-                assert_eq!(f[0].severity, severity, "{case}: {f:?}");
-                assert!(f[0].summary.contains(summary), "{case}: {f:?}");
-                assert!(f[0].remediation.contains(fix), "{case}: {f:?}");
-                // NetworkManager is named only where it manages the file.
-                assert_eq!(
-                    f[0].remediation.contains("NetworkManager manages"),
-                    kind == "stub+nm",
-                    "{case}: {f:?}"
-                );
-            }
+            (RuleOutcome::Findings(f), Some(want)) => resolver_finding_is(&case, kind, &f, want),
             (other, _) => panic!("{case}: {other:?}"),
+        }
+    }
+}
+
+/// One row of [`the_hosts_own_resolver_is_down_now_or_after_the_next_boot`]: the finding
+/// has the severity, status, summary and fix the row wants, and names NetworkManager only
+/// where it runs and does something with the file.
+fn resolver_finding_is(
+    case: &str,
+    kind: &str,
+    f: &[Finding],
+    (severity, summary, fix): (Severity, &str, &str),
+) {
+    assert_eq!(f.len(), 1, "{case}: {f:?}");
+    assert_eq!(f[0].severity, severity, "{case}: {f:?}");
+    let status = if summary.starts_with("cannot tell") {
+        FindingStatus::Unknown
+    } else {
+        FindingStatus::Failed
+    };
+    assert_eq!(f[0].status, status, "{case}: {f:?}");
+    assert!(f[0].summary.contains(summary), "{case}: {f:?}");
+    assert!(f[0].remediation.contains(fix), "{case}: {f:?}");
+    // NetworkManager is named only where it runs and does something with
+    // the file; its rm-and-reload route only where it then writes one.
+    let nm = kind.contains("+nm") && !kind.ends_with("+nm-none");
+    let r = &f[0].remediation;
+    assert_eq!(
+        r.contains("NetworkManager manages it here") || r.contains("NetworkManager hands"),
+        nm,
+        "{case}: {f:?}"
+    );
+    assert_eq!(
+        f[0].remediation.contains(NM_ROUTE),
+        kind.ends_with("+nm")
+            || kind.ends_with("+nm-shadowed")
+            || kind.ends_with("+nm-resolvconf-bin"),
+        "{case}: {f:?}"
+    );
+    // NetworkManager's effective settings are evidence where it runs.
+    assert_eq!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.starts_with("NetworkManager is active, with ")),
+        kind.contains("+nm"),
+        "{case}: {f:?}"
+    );
+    // "knows none" only where the file lists no server.
+    assert_eq!(
+        f[0].remediation.contains("knows none"),
+        summary.contains("lists no nameserver") && fix.contains("give systemd-resolved"),
+        "{case}: {f:?}"
+    );
+}
+
+/// Where NetworkManager writes /etc/resolv.conf (DNS-RESOLV-MANAGED-ELSEWHERE on a plain
+/// file, the planner's `network_manager_manages`): not with Ubuntu's dns=systemd-resolved
+/// in /usr/lib/NetworkManager/conf.d (rc-manager auto leaves the file alone), unless a file
+/// of the same name in /etc shadows it or rc-manager is set; not with dns unset while
+/// /etc/resolv.conf links to systemd-resolved's stub; not where NetworkManager is stopped.
+#[test]
+fn network_manager_manages_resolv_conf_as_its_effective_settings_say() {
+    // (/etc/resolv.conf, NetworkManager's files as network_manager_conf names them,
+    // NetworkManager's state; manages)
+    for (etc, nm, state, manages) in [
+        ("own", "nm", "active", true),
+        ("own", "nm", "inactive", false),
+        ("own", "nm-ubuntu", "active", false),
+        ("own", "nm-shadowed", "active", true),
+        ("own", "nm-none", "active", false),
+        ("own", "nm-resolvconf", "active", true),
+        ("own", "nm-resolved-symlink", "active", true),
+        ("stub", "nm", "active", false),
+        ("stub", "nm-shadowed", "active", false),
+        ("nm-link", "nm", "active", true),
+    ] {
+        let mut raw = resolved_case("active", "enabled");
+        etc_resolv_conf(&mut raw, &format!("{etc}+{nm}"), "active");
+        let units = [("systemd-resolved", "active"), ("NetworkManager", state)];
+        crate::testing::set_units(&mut raw, &units);
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(
+            network_manager_manages_resolv(&facts).is_some(),
+            manages,
+            "{etc} {nm} {state}"
+        );
+        // A plain file NetworkManager rewrites is DNS-RESOLV-MANAGED-ELSEWHERE's.
+        if etc == "own" {
+            let host = Host::new("node1");
+            let outcome = super::node_resolver::resolv_managed_elsewhere(&Ctx::in_cluster(
+                &host, &facts, None,
+            ));
+            assert_eq!(
+                matches!(outcome, RuleOutcome::Findings(_)),
+                manages,
+                "{etc} {nm} {state}: {outcome:?}"
+            );
         }
     }
 }

@@ -1,0 +1,510 @@
+//! NetworkManager's DNS settings as NetworkManager reads them, and what they make it do with
+//! /etc/resolv.conf. Pure: the gathered files in, no I/O.
+//!
+//! Which files, in which order (NetworkManager.conf(5); src/core/nm-config.c
+//! `read_entire_config` @355bc902): every `*.conf` of /usr/lib/NetworkManager/conf.d, then of
+//! /run/NetworkManager/conf.d, then /etc/NetworkManager/NetworkManager.conf, then every
+//! `*.conf` of /etc/NetworkManager/conf.d, each directory in strcmp order of the names
+//! (`_get_config_dir_files`). A name in /etc/NetworkManager/conf.d shadows the same name in
+//! /run and /usr/lib, a name in /run the same name in /usr/lib: the shadowed file is not
+//! read. A key a later file sets replaces the earlier value (`read_config`).
+//!
+//! How a file reads (GLib's key file format, NetworkManager.conf(5) "File Format"): `[group]`
+//! lines open a group, `key=value` lines (spaces around either allowed) set a key of the
+//! group, the last setting of a key in a file wins, lines starting with `#` are comments (a
+//! `;` line names no key NetworkManager knows either). NetworkManager strips the value
+//! (nm-config-data.c: `nm_strstrip(g_key_file_get_string(...))`). A file whose
+//! `[.config] enable=` is false is skipped (`ignore_config_snippet`).
+//!
+//! What they make it do (src/core/dns/nm-dns-manager.c `init_resolv_conf_mode`):
+//! - `dns=none` leaves /etc/resolv.conf alone (rc-manager unmanaged);
+//! - `dns=systemd-resolved`, or `dns` unset while /etc/resolv.conf links to one of
+//!   systemd-resolved's files (`_resolvconf_resolved_managed`), pushes DNS to
+//!   systemd-resolved; `dnsmasq` and `dnsconfd` run those; anything else (`default`,
+//!   `unbound`, removed since, an unknown word, an empty value) is `default`;
+//! - `rc-manager`: `symlink` (also `none`), `file`, `resolvconf`, `netconfig`, `unmanaged`;
+//!   unset, `auto` or an unknown word is the build's default, `auto` upstream since 1.28
+//!   (`symlink` before; a distribution may build another). `auto` is `unmanaged` for the
+//!   systemd-resolved and dnsconfd modes, else resolvconf or netconfig where NetworkManager
+//!   was built with them and the program is there, else `symlink`.
+
+use std::collections::BTreeMap;
+
+use super::node_facts::{Effective, ResolvFile, Shadowed, Source};
+use super::raw::{FileState, RawFile};
+
+/// NetworkManager's main configuration file.
+pub const MAIN_FILE: &str = "/etc/NetworkManager/NetworkManager.conf";
+/// Its configuration directories, in the order it reads them ([`MAIN_FILE`] is read
+/// between the second and the third).
+pub const CONF_DIRS: [&str; 3] = [
+    "/usr/lib/NetworkManager/conf.d",
+    "/run/NetworkManager/conf.d",
+    "/etc/NetworkManager/conf.d",
+];
+
+/// The files systemd-resolved writes or ships that, as /etc/resolv.conf's link target (as
+/// written, or resolved), make NetworkManager pick systemd-resolved while `dns` is unset
+/// (nm-dns-manager.c `_resolvconf_resolved_managed`, `RESOLVED_PATHS`).
+const RESOLVED_PATHS: [&str; 8] = [
+    "../run/systemd/resolve/stub-resolv.conf",
+    "../run/systemd/resolve/resolv.conf",
+    "../lib/systemd/resolv.conf",
+    "../usr/lib/systemd/resolv.conf",
+    "/run/systemd/resolve/stub-resolv.conf",
+    "/run/systemd/resolve/resolv.conf",
+    "/lib/systemd/resolv.conf",
+    "/usr/lib/systemd/resolv.conf",
+];
+
+/// NetworkManager's effective `[main] dns` and `[main] rc-manager`, each with the file and
+/// line that set it and the settings it replaced; `None` where no file sets it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NmDns {
+    pub dns: Option<Effective<String>>,
+    pub rc_manager: Option<Effective<String>>,
+    /// Files NetworkManager reads that could not be read here: what they set is not known.
+    pub unread: Vec<String>,
+}
+
+/// The DNS processing mode NetworkManager runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DnsMode {
+    /// It writes the servers its connections give.
+    Default,
+    /// Its own dnsmasq, 127.0.0.1 in the file.
+    Dnsmasq,
+    /// It pushes DNS to systemd-resolved.
+    SystemdResolved,
+    /// It pushes DNS to dnsconfd.
+    Dnsconfd,
+    /// `dns=none`: it leaves /etc/resolv.conf alone.
+    None,
+}
+
+impl DnsMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DnsMode::Default => "default",
+            DnsMode::Dnsmasq => "dnsmasq",
+            DnsMode::SystemdResolved => "systemd-resolved",
+            DnsMode::Dnsconfd => "dnsconfd",
+            DnsMode::None => "none",
+        }
+    }
+}
+
+/// How NetworkManager writes /etc/resolv.conf (`rc-manager`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RcManager {
+    /// Writes a regular file or a missing one, leaves a link to another file alone.
+    Symlink,
+    /// Writes the file, through a link to an existing file.
+    File,
+    /// Hands the servers to resolvconf(8).
+    Resolvconf,
+    /// Hands the servers to SUSE's netconfig.
+    Netconfig,
+    /// Leaves /etc/resolv.conf alone.
+    Unmanaged,
+    /// Unset, `auto` or a word NetworkManager does not know: the build's default (`auto`
+    /// upstream since 1.28).
+    Auto,
+}
+
+impl NmDns {
+    /// NetworkManager's settings from the gathered files (`files`: every path the gather
+    /// looked at).
+    pub fn read(files: &BTreeMap<String, RawFile>) -> NmDns {
+        let mut nm = NmDns::default();
+        for path in config_files(files) {
+            let f = &files[path];
+            match f.state {
+                FileState::Present => nm.apply(path, &f.text().unwrap_or_default()),
+                // A dangling link NetworkManager lists but cannot read (it then refuses the
+                // whole configuration), or a file this gather could not read.
+                FileState::Unreadable => nm.unread.push(path.to_owned()),
+                FileState::Missing | FileState::Directory => {}
+            }
+        }
+        nm
+    }
+
+    /// Merges one file's `[main]` keys over what earlier files set.
+    fn apply(&mut self, path: &str, text: &str) {
+        let keys = MainKeys::parse(text);
+        if !keys.enabled {
+            return;
+        }
+        for (slot, set) in [
+            (&mut self.dns, keys.dns),
+            (&mut self.rc_manager, keys.rc_manager),
+        ] {
+            let Some((value, line)) = set else {
+                continue;
+            };
+            let source = Source::new("network_manager", Some(path), Some(line));
+            let mut shadowed = Vec::new();
+            if let Some(old) = slot.take() {
+                shadowed = old.shadowed;
+                shadowed.push(Shadowed {
+                    value: old.value,
+                    source: old.source,
+                });
+            }
+            *slot = Some(Effective {
+                value,
+                source,
+                shadowed,
+            });
+        }
+    }
+
+    /// The mode NetworkManager runs in; `resolved_link`: /etc/resolv.conf links to one of
+    /// systemd-resolved's files ([`links_to_resolved`]), which decides it where `dns` is
+    /// unset.
+    pub fn mode(&self, resolved_link: bool) -> DnsMode {
+        match self.dns.as_ref().map(|e| e.value.as_str()) {
+            None if resolved_link => DnsMode::SystemdResolved,
+            Some("systemd-resolved") => DnsMode::SystemdResolved,
+            Some("dnsmasq") => DnsMode::Dnsmasq,
+            Some("dnsconfd") => DnsMode::Dnsconfd,
+            Some("none") => DnsMode::None,
+            _ => DnsMode::Default,
+        }
+    }
+
+    /// `rc-manager` as set (`dns=none` makes it `unmanaged` whatever it says).
+    pub fn rc_manager(&self) -> RcManager {
+        if self.dns.as_ref().is_some_and(|e| e.value == "none") {
+            return RcManager::Unmanaged;
+        }
+        match self.rc_manager.as_ref().map(|e| e.value.as_str()) {
+            Some("symlink" | "none") => RcManager::Symlink,
+            Some("file") => RcManager::File,
+            Some("resolvconf") => RcManager::Resolvconf,
+            Some("netconfig") => RcManager::Netconfig,
+            Some("unmanaged") => RcManager::Unmanaged,
+            _ => RcManager::Auto,
+        }
+    }
+
+    /// Whether NetworkManager in `mode` writes /etc/resolv.conf, itself or through
+    /// resolvconf or netconfig: not for `dns=none` or `rc-manager=unmanaged`, nor for
+    /// systemd-resolved or dnsconfd with `rc-manager` auto (its default since 1.28; an
+    /// older NetworkManager, with `symlink` as its default, wrote 127.0.0.53 into a
+    /// regular file there).
+    pub fn writes_resolv_conf(&self, mode: DnsMode) -> bool {
+        let hands_off = matches!(
+            (mode, self.rc_manager()),
+            (DnsMode::None, _)
+                | (_, RcManager::Unmanaged)
+                | (
+                    DnsMode::SystemdResolved | DnsMode::Dnsconfd,
+                    RcManager::Auto
+                )
+        );
+        !hands_off
+    }
+}
+
+/// The configuration files NetworkManager reads, in its order, among the gathered
+/// `files`: a file shadowed by one of the same name in a later directory is left out.
+pub fn config_files(files: &BTreeMap<String, RawFile>) -> Vec<&str> {
+    let listed = |dir: &str| -> Vec<&str> {
+        let prefix = format!("{dir}/");
+        files
+            .range(prefix.clone()..)
+            .map(|(p, _)| p.as_str())
+            .take_while(|p| p.starts_with(&prefix))
+            .filter(|p| {
+                let name = &p[prefix.len()..];
+                !name.contains('/') && name.ends_with(".conf")
+            })
+            .collect()
+    };
+    let name = |p: &str| p.rsplit('/').next().unwrap_or_default().to_owned();
+    let [lib, run, etc] = CONF_DIRS.map(listed);
+    let etc_names: Vec<String> = etc.iter().map(|p| name(p)).collect();
+    let run_names: Vec<String> = run.iter().map(|p| name(p)).collect();
+    let mut out: Vec<&str> = lib
+        .into_iter()
+        .filter(|p| !etc_names.contains(&name(p)) && !run_names.contains(&name(p)))
+        .collect();
+    out.extend(run.into_iter().filter(|p| !etc_names.contains(&name(p))));
+    if files.contains_key(MAIN_FILE) {
+        out.push(MAIN_FILE);
+    }
+    out.extend(etc);
+    out
+}
+
+/// /etc/resolv.conf links to one of systemd-resolved's files as NetworkManager tells
+/// ([`RESOLVED_PATHS`]: the link as written, or where it leads), whether or not the file
+/// is there.
+pub fn links_to_resolved(etc: &ResolvFile) -> bool {
+    etc.symlink_target.is_some()
+        && [etc.symlink_target.as_deref(), etc.canonical.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|p| RESOLVED_PATHS.contains(&p))
+}
+
+/// The `[main]` keys of one file that matter here, each with its value and 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MainKeys {
+    dns: Option<(String, usize)>,
+    rc_manager: Option<(String, usize)>,
+    /// `[.config] enable=` is not false.
+    enabled: bool,
+}
+
+impl MainKeys {
+    fn parse(text: &str) -> MainKeys {
+        let mut keys = MainKeys {
+            dns: None,
+            rc_manager: None,
+            enabled: true,
+        };
+        let mut group = String::new();
+        for (i, raw) in text.split('\n').enumerate() {
+            let line = raw.strip_suffix('\r').unwrap_or(raw).trim_start();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix('[') {
+                // `[name]`, blanks after it allowed; the name runs to the last `]`.
+                if let Some(end) = rest.rfind(']')
+                    && rest[end + 1..].trim_matches([' ', '\t']).is_empty()
+                {
+                    group = rest[..end].to_owned();
+                }
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            let value = value.trim().to_owned();
+            match (group.as_str(), key.trim_end()) {
+                ("main", "dns") => keys.dns = Some((value, i + 1)),
+                ("main", "rc-manager") => keys.rc_manager = Some((value, i + 1)),
+                (".config", "enable") => {
+                    keys.enabled = !matches!(
+                        value.to_ascii_lowercase().as_str(),
+                        "no" | "false" | "off" | "0"
+                    );
+                }
+                _ => {}
+            }
+        }
+        keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::raw::RawFacts;
+
+    fn files(list: &[(&str, &str)]) -> BTreeMap<String, RawFile> {
+        crate::testing::raw_from(list).files
+    }
+
+    fn at(e: &Option<Effective<String>>) -> Option<(String, String)> {
+        e.as_ref().map(|e| (e.value.clone(), e.source.at()))
+    }
+
+    #[test]
+    fn only_main_keys_count_with_comments_spaces_and_the_last_setting() {
+        let keys = MainKeys::parse(
+            "# dns=none\n; dns=none\n[logging]\ndns=none\n[main]\n  dns = dnsmasq  \r\nplugins=keyfile\n[main] \nrc-manager =unmanaged\ndns=default\n[ main ]\ndns=none\n",
+        );
+        assert_eq!(keys.dns, Some(("default".into(), 10)));
+        assert_eq!(keys.rc_manager, Some(("unmanaged".into(), 9)));
+        assert!(keys.enabled);
+        // A value keeps what follows a `#` (GLib has no trailing comments): not `none`.
+        let keys = MainKeys::parse("[main]\ndns=none # off\n");
+        assert_eq!(keys.dns, Some(("none # off".into(), 2)));
+        let off = MainKeys::parse("[.config]\nenable=false\n[main]\ndns=none\n");
+        assert!(!off.enabled);
+        let on = MainKeys::parse("[.config]\nenable=nm-version-min:1.40\n[main]\ndns=none\n");
+        assert!(on.enabled);
+    }
+
+    /// /usr/lib first, then /run, then NetworkManager.conf, then /etc's conf.d, each in name
+    /// order; a later key wins, and a name in /etc or /run shadows the same name in /usr/lib.
+    #[test]
+    fn files_are_read_in_networkmanagers_order_and_shadowed_by_name() {
+        let lib = "/usr/lib/NetworkManager/conf.d/10-dns-resolved.conf";
+        let list = [
+            (lib, "[main]\ndns=systemd-resolved\n"),
+            (
+                "/usr/lib/NetworkManager/conf.d/20-rc.conf",
+                "[main]\nrc-manager=file\n",
+            ),
+            (
+                "/run/NetworkManager/conf.d/20-rc.conf",
+                "[main]\nrc-manager=symlink\n",
+            ),
+            (MAIN_FILE, "[main]\nplugins=ifupdown,keyfile\n"),
+        ];
+        let nm = NmDns::read(&files(&list));
+        assert_eq!(
+            at(&nm.dns),
+            Some(("systemd-resolved".into(), format!("{lib}:2")))
+        );
+        assert_eq!(
+            at(&nm.rc_manager),
+            Some((
+                "symlink".into(),
+                "/run/NetworkManager/conf.d/20-rc.conf:2".into()
+            ))
+        );
+        assert!(nm.rc_manager.as_ref().expect("set").shadowed.is_empty());
+        assert_eq!(nm.mode(false), DnsMode::SystemdResolved);
+        // An empty file of the same name in /etc shadows the vendor's.
+        let mut shadow = list.to_vec();
+        shadow.push(("/etc/NetworkManager/conf.d/10-dns-resolved.conf", ""));
+        let nm = NmDns::read(&files(&shadow));
+        assert_eq!(nm.dns, None);
+        assert_eq!(nm.mode(false), DnsMode::Default);
+        // A later file overrides, and the earlier setting is kept as shadowed.
+        let mut later = list.to_vec();
+        later.push((
+            "/etc/NetworkManager/conf.d/90-dns.conf",
+            "[main]\ndns=default\n",
+        ));
+        let nm = NmDns::read(&files(&later));
+        let dns = nm.dns.as_ref().expect("set");
+        assert_eq!(dns.value, "default");
+        assert_eq!(dns.shadowed[0].source.at(), format!("{lib}:2"));
+        // NetworkManager.conf comes after /run and /usr/lib, before /etc's conf.d.
+        let main_wins = [
+            (lib, "[main]\ndns=systemd-resolved\n"),
+            (MAIN_FILE, "[main]\ndns=dnsmasq\n"),
+        ];
+        assert_eq!(NmDns::read(&files(&main_wins)).mode(true), DnsMode::Dnsmasq);
+        // Not *.conf, or below a subdirectory: not read.
+        let ignored = [
+            (
+                "/etc/NetworkManager/conf.d/dns.conf.bak",
+                "[main]\ndns=none\n",
+            ),
+            (
+                "/etc/NetworkManager/conf.d/x/dns.conf",
+                "[main]\ndns=none\n",
+            ),
+        ];
+        assert_eq!(NmDns::read(&files(&ignored)).dns, None);
+    }
+
+    #[test]
+    fn an_unreadable_file_is_named() {
+        let mut raw = RawFacts::default();
+        raw.file(
+            "/etc/NetworkManager/conf.d/dns.conf",
+            FileState::Unreadable,
+            None,
+        );
+        let nm = NmDns::read(&raw.files);
+        assert_eq!(nm.unread, ["/etc/NetworkManager/conf.d/dns.conf"]);
+    }
+
+    /// init_resolv_conf_mode: dns=none and rc-manager=unmanaged leave the file alone, so do
+    /// systemd-resolved (set, or picked for an unset dns by the link) and dnsconfd with
+    /// rc-manager auto; rc-manager symlink or file writes it in every mode.
+    #[test]
+    fn the_mode_and_rc_manager_decide_whether_the_file_is_written() {
+        use DnsMode::*;
+        // (NetworkManager.conf, /etc/resolv.conf links to resolved; mode, writes)
+        for (conf, link, mode, writes) in [
+            ("", false, Default, true),
+            ("", true, SystemdResolved, false),
+            ("[main]\ndns=default\n", true, Default, true),
+            (
+                "[main]\ndns=systemd-resolved\n",
+                false,
+                SystemdResolved,
+                false,
+            ),
+            (
+                "[main]\ndns=systemd-resolved\nrc-manager=auto\n",
+                false,
+                SystemdResolved,
+                false,
+            ),
+            (
+                "[main]\ndns=systemd-resolved\nrc-manager=symlink\n",
+                false,
+                SystemdResolved,
+                true,
+            ),
+            ("[main]\ndns=dnsconfd\n", false, Dnsconfd, false),
+            ("[main]\ndns=dnsmasq\n", true, Dnsmasq, true),
+            ("[main]\ndns=unbound\n", false, Default, true),
+            ("[main]\ndns=\n", true, Default, true),
+            ("[main]\ndns=none\nrc-manager=file\n", false, None, false),
+            ("[main]\nrc-manager=unmanaged\n", false, Default, false),
+            ("[main]\nrc-manager=resolvconf\n", false, Default, true),
+            ("[main]\nrc-manager=bogus\n", true, SystemdResolved, false),
+        ] {
+            let nm = NmDns::read(&files(&[(MAIN_FILE, conf)]));
+            assert_eq!(nm.mode(link), mode, "{conf:?} {link}");
+            assert_eq!(
+                nm.writes_resolv_conf(nm.mode(link)),
+                writes,
+                "{conf:?} {link}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_links_networkmanager_takes_for_systemd_resolveds() {
+        let link = |target: &str, canonical: Option<&str>| ResolvFile {
+            path: "/etc/resolv.conf".into(),
+            state: FileState::Present,
+            symlink_target: Some(target.into()),
+            canonical: canonical.map(str::to_owned),
+            sha256: None,
+            parsed: None,
+        };
+        assert!(links_to_resolved(&link(
+            "../run/systemd/resolve/stub-resolv.conf",
+            None
+        )));
+        assert!(links_to_resolved(&link(
+            "/var/run/systemd/resolve/resolv.conf",
+            Some("/run/systemd/resolve/resolv.conf")
+        )));
+        assert!(links_to_resolved(&link(
+            "/usr/lib/systemd/resolv.conf",
+            None
+        )));
+        // As written, not normalised: NetworkManager compares the strings.
+        assert!(!links_to_resolved(&link(
+            "/var/run/systemd/resolve/resolv.conf",
+            None
+        )));
+        assert!(!links_to_resolved(&link(
+            "../run/NetworkManager/resolv.conf",
+            Some("/run/NetworkManager/resolv.conf")
+        )));
+        let mut plain = link("", None);
+        plain.symlink_target = None;
+        assert!(!links_to_resolved(&plain));
+    }
+
+    #[test]
+    fn any_text_parses_without_panicking() {
+        for bytes in crate::testing::random_inputs(
+            7,
+            b"[]=#; \t\r\nmaindnsrc-manager.config",
+            500,
+            80,
+            Some(9),
+        ) {
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = MainKeys::parse(&text);
+        }
+    }
+}
