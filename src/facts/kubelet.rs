@@ -15,7 +15,8 @@
 //! `kubelet-arg: resolv-conf=`) in `config.yaml` and `config.yaml.d/*.yaml` (name order,
 //! later wins), else `K3S_RESOLV_CONF`/`RKE2_RESOLV_CONF` from the service's environment
 //! files, else the first of /etc/resolv.conf and systemd's uplink file whose nameservers are
-//! all global unicast, else a generated file with 8.8.8.8.
+//! all global unicast (or, from k3s-io/k3s#12692 on, GCP's metadata server), else a
+//! generated file with 8.8.8.8 (and, from that change on, 2001:4860:4860::8888).
 
 use super::k0s;
 use super::k3s_config::K3sConfig;
@@ -929,7 +930,7 @@ fn rancher_kubelet(
                         })
                         .collect(),
                 }),
-                None => Observed::Known(k3s_auto_resolv_conf(raw, data_dir)),
+                None => k3s_auto_resolv_conf(raw, data_dir, version(raw).as_deref()),
             }
         }
     };
@@ -1106,18 +1107,105 @@ fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
     }
 }
 
-/// Why a resolv.conf is not usable to k3s's auto-detection, if it is not.
-pub(crate) fn not_global_unicast(parsed: &ResolvConf) -> Option<String> {
-    if parsed.nameservers.is_empty() {
-        return Some("no nameserver".into());
-    }
-    parsed.nameservers.iter().find_map(|n| match n.ip {
-        None => Some(format!("{} is not an IP address", n.address)),
-        Some(ip) if !is_global_unicast(&ip) => {
-            Some(format!("{} is {}", n.address, address_kind(&ip)))
-        }
-        Some(_) => None,
+/// GCP's metadata server, which is also the VM's DNS resolver (cloud.google.com/compute/
+/// docs/internal-dns): link-local, but GCP routes it to the VM, so pods reach it too.
+const GCP_METADATA_SERVER: std::net::IpAddr =
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(169, 254, 169, 254));
+
+/// The k3s releases with k3s-io/k3s#12692 "Fix fallback DNS for IMDS and IPV6-only"
+/// (merged 2025-07-31; backports #12702, #12703, #12704, each validated on its rc1), for
+/// messages.
+const K3S_DNS_FIX_RELEASES: &str = "v1.31.12, v1.32.8, v1.33.4 and v1.34 on";
+
+/// Says, in an unknown kubelet resolv.conf's reason, that the k3s/RKE2 version decides it.
+pub(crate) const K3S_VERSION_UNKNOWN: &str = "the k3s/RKE2 version is not known";
+
+/// Whether the k3s or RKE2 of `version` ("v1.33.4+k3s1", "v1.33.4+rke2r1", "v1.33.4-rc1+k3s1",
+/// as `k3s --version` or the kubelet prints it) has k3s-io/k3s#12692: it takes GCP's
+/// metadata server 169.254.169.254 as a nameserver (other link-local servers, such as AWS's
+/// 169.254.169.253, still disqualify a file) and generates its fallback file with
+/// 2001:4860:4860::8888 after 8.8.8.8. In k3s from v1.31.12, v1.32.8 and v1.33.4 (rc1 of
+/// each carried it: #12704, #12703, #12702) and in every v1.34; RKE2 runs the same agent
+/// code, and its releases of those versions pin those very k3s commits (rancher/rke2
+/// go.mod: v1.33.4+rke2r1 k3s 148243c49519, v1.32.8+rke2r1 fe896f7e7cf8, v1.31.12+rke2r1
+/// 2b53c7e4c817). `None`: no version, or not a Kubernetes 1.x one.
+pub(crate) fn k3s_has_dns_fix(version: Option<&str>) -> Option<bool> {
+    let mut parts = version?.trim_start_matches('v').split('.');
+    (parts.next()? == "1").then_some(())?;
+    let minor: u32 = parts.next()?.parse().ok()?;
+    let patch: String = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let patch: u32 = patch.parse().ok()?;
+    Some(match minor {
+        31 => patch >= 12,
+        32 => patch >= 8,
+        33 => patch >= 4,
+        m => m >= 34,
     })
+}
+
+/// The nameservers of the file k3s/RKE2 generate when no host file passes, for messages:
+/// 8.8.8.8, and 2001:4860:4860::8888 from k3s-io/k3s#12692 on (`fixed`: whether this
+/// version has it, `None` not known).
+pub(crate) fn k3s_generated_servers(fixed: Option<bool>) -> String {
+    match fixed {
+        Some(true) => "nameservers 8.8.8.8 and 2001:4860:4860::8888".into(),
+        Some(false) => "nameserver 8.8.8.8".into(),
+        None => format!(
+            "nameserver 8.8.8.8 (and 2001:4860:4860::8888 in k3s/RKE2 {K3S_DNS_FIX_RELEASES})"
+        ),
+    }
+}
+
+/// What k3s/RKE2's auto-detection (k3s `isValidResolvConf`) makes of a resolv.conf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum K3sVerdict {
+    /// Taken; `true` when GCP's metadata server is among its nameservers.
+    Taken(bool),
+    /// Passed over, for this reason ("127.0.0.53 is loopback").
+    Rejected(String),
+    /// Its only flaw is GCP's metadata server, and the version, which decides, is not known:
+    /// the reason versions before k3s-io/k3s#12692 pass it over for.
+    VersionDecides(String),
+}
+
+/// k3s `isValidResolvConf` on a parsed file, for a k3s/RKE2 that has k3s-io/k3s#12692 or
+/// not (`fixed`, [`k3s_has_dns_fix`]; `None` not known): at least one nameserver, and
+/// every one an IP address that is global unicast (Go's `IsGlobalUnicast`), or, with the
+/// fix, GCP's metadata server. The first nameserver that fails decides, as in k3s.
+pub(crate) fn k3s_verdict(parsed: &ResolvConf, fixed: Option<bool>) -> K3sVerdict {
+    if parsed.nameservers.is_empty() {
+        return K3sVerdict::Rejected("no nameserver".into());
+    }
+    let mut metadata = false;
+    for n in &parsed.nameservers {
+        let ip = match n.ip {
+            None => return K3sVerdict::Rejected(format!("{} is not an IP address", n.address)),
+            Some(ip) if is_global_unicast(&ip) => continue,
+            Some(ip) => ip,
+        };
+        let why = format!("{} is {}", n.address, address_kind(&ip));
+        if ip != GCP_METADATA_SERVER || fixed == Some(false) {
+            let why = if ip == GCP_METADATA_SERVER {
+                format!(
+                    "{why} (GCP's metadata server counts only in k3s/RKE2 {K3S_DNS_FIX_RELEASES}: k3s-io/k3s#12692)"
+                )
+            } else {
+                why
+            };
+            return K3sVerdict::Rejected(why);
+        }
+        metadata = true;
+    }
+    match (metadata, fixed) {
+        (true, None) => K3sVerdict::VersionDecides(format!(
+            "{GCP_METADATA_SERVER} is link-local (GCP's metadata server)"
+        )),
+        (metadata, _) => K3sVerdict::Taken(metadata),
+    }
 }
 
 /// What kind of non-global-unicast address `ip` is, for messages.
@@ -1135,40 +1223,80 @@ pub(crate) fn address_kind(ip: &std::net::IpAddr) -> &'static str {
 }
 
 /// k3s `locateOrGenerateResolvConf`: the first of /etc/resolv.conf and systemd's uplink
-/// file whose nameservers are all global unicast (and at least one), else a generated
-/// file with 8.8.8.8 under the data dir.
-fn k3s_auto_resolv_conf(raw: &RawFacts, data_dir: &str) -> Effective<String> {
+/// file that [`k3s_verdict`] takes, else the file it generates under the data dir (8.8.8.8,
+/// and 2001:4860:4860::8888 from k3s-io/k3s#12692 on), for the k3s/RKE2 of `version`
+/// ([`version`]). Where GCP's metadata server is in a file and the version is not known,
+/// the version decides: which file the kubelet gets is unknown.
+fn k3s_auto_resolv_conf(
+    raw: &RawFacts,
+    data_dir: &str,
+    version: Option<&str>,
+) -> Observed<Effective<String>> {
+    k3s_auto_choice(raw, data_dir, k3s_has_dns_fix(version), version)
+}
+
+/// [`k3s_auto_resolv_conf`] for a k3s/RKE2 that has k3s-io/k3s#12692 or not (`fixed`,
+/// `None` not known); `version` only names it in messages.
+fn k3s_auto_choice(
+    raw: &RawFacts,
+    data_dir: &str,
+    fixed: Option<bool>,
+    version: Option<&str>,
+) -> Observed<Effective<String>> {
     let mut reasons = Vec::new();
     for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
         let Some(text) = raw.get(candidate).and_then(RawFile::text) else {
             reasons.push(format!("{candidate}: not there"));
             continue;
         };
-        match not_global_unicast(&ResolvConf::parse(&text)) {
-            None => {
-                return Effective {
-                    value: candidate.to_owned(),
-                    source: Source {
-                        detail: Some("chosen by k3s: every nameserver is global unicast".into()),
-                        ..Source::new("k3s_auto", None, None)
-                    },
-                    shadowed: vec![],
-                };
+        let detail = match k3s_verdict(&ResolvConf::parse(&text), fixed) {
+            K3sVerdict::Taken(false) => "chosen by k3s: every nameserver is global unicast".into(),
+            K3sVerdict::Taken(true) => format!(
+                "chosen by k3s: every nameserver is global unicast or GCP's metadata server \
+                 {GCP_METADATA_SERVER}, which k3s-io/k3s#12692 lets {} take",
+                version.unwrap_or("this version")
+            ),
+            K3sVerdict::Rejected(why) => {
+                reasons.push(format!("{candidate}: {why}"));
+                continue;
             }
-            Some(why) => reasons.push(format!("{candidate}: {why}")),
-        }
+            K3sVerdict::VersionDecides(why) => {
+                // Where a k3s/RKE2 without the fix goes instead.
+                let before = match k3s_auto_choice(raw, data_dir, Some(false), None) {
+                    Observed::Known(e) if e.value.starts_with(data_dir) => {
+                        format!("their generated {} (nameserver 8.8.8.8)", e.value)
+                    }
+                    Observed::Known(e) => e.value,
+                    _ => "another file".into(),
+                };
+                return Observed::Unknown(format!(
+                    "{K3S_VERSION_UNKNOWN}, and it decides the kubelet's resolv.conf: \
+                     {candidate}: {why}, which k3s/RKE2 {K3S_DNS_FIX_RELEASES} take \
+                     (k3s-io/k3s#12692) and earlier ones pass over for {before}"
+                ));
+            }
+        };
+        return Observed::Known(Effective {
+            value: candidate.to_owned(),
+            source: Source {
+                detail: Some(detail),
+                ..Source::new("k3s_auto", None, None)
+            },
+            shadowed: vec![],
+        });
     }
-    Effective {
+    Observed::Known(Effective {
         value: format!("{data_dir}/agent/etc/resolv.conf"),
         source: Source {
             detail: Some(format!(
-                "generated by k3s with nameserver 8.8.8.8: {}",
+                "generated by k3s with {}: {}",
+                k3s_generated_servers(fixed),
                 reasons.join("; ")
             )),
             ..Source::new("k3s_auto", None, None)
         },
         shadowed: vec![],
-    }
+    })
 }
 
 /// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
@@ -1519,6 +1647,197 @@ mod tests {
                 "/env".into(),
                 "/etc/systemd/system/k3s.service.env:1".into()
             )
+        );
+    }
+
+    /// k3s-io/k3s#12692 is in k3s v1.31.12, v1.32.8, v1.33.4 (rc1 on) and every v1.34;
+    /// RKE2's releases of those versions pin the same k3s commits.
+    #[test]
+    fn the_gcp_dns_fix_is_in_the_backports_and_every_later_minor() {
+        for (version, fixed) in [
+            ("v1.30.14+k3s2", Some(false)),
+            ("v1.31.11+k3s1", Some(false)),
+            ("v1.31.12+k3s1", Some(true)),
+            ("v1.32.7+k3s1", Some(false)),
+            ("v1.32.8+k3s1", Some(true)),
+            ("v1.33.3+k3s1", Some(false)),
+            ("v1.33.4-rc1+k3s1", Some(true)),
+            ("v1.33.4+k3s1", Some(true)),
+            ("v1.33.4+rke2r1", Some(true)),
+            ("v1.34.0+k3s1", Some(true)),
+            ("v1.35.1+k3s1", Some(true)),
+            ("Kubernetes", None),
+            ("v2.0.0", None),
+        ] {
+            assert_eq!(k3s_has_dns_fix(Some(version)), fixed, "{version}");
+        }
+        assert_eq!(k3s_has_dns_fix(None), None);
+    }
+
+    /// A GCE node with systemd-resolved: the stub in /etc/resolv.conf, GCP's metadata
+    /// server in the uplink file, no resolv-conf anywhere; `flavour_unit` makes it k3s or
+    /// RKE2, `version` is what its binary said when asked (`None`: not asked).
+    fn on_gce(flavour_unit: &str, version: Option<&str>) -> NodeFacts {
+        let stub = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch c.ubuntu-foundations.internal google.internal\n";
+        let uplink =
+            "nameserver 169.254.169.254\nsearch c.ubuntu-foundations.internal google.internal\n";
+        let mut raw = crate::testing::raw_from(&[
+            (
+                flavour_unit,
+                "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+            ),
+            ("/etc/resolv.conf", stub),
+            ("/run/systemd/resolve/resolv.conf", uplink),
+        ]);
+        for path in [K3S_CONFIG, RKE2_CONFIG] {
+            raw.file(path, FileState::Missing, None);
+        }
+        if let Some(v) = version {
+            raw.commands.insert(
+                "kubelet-version".to_owned(),
+                crate::facts::raw::RawCommand {
+                    stdout: v.to_owned(),
+                    status: Some(0),
+                },
+            );
+        }
+        NodeFacts::from_raw("node1", &raw)
+    }
+
+    /// From k3s-io/k3s#12692 on, k3s/RKE2 take GCP's metadata server 169.254.169.254 as a
+    /// nameserver, so the uplink file systemd-resolved writes on GCE; before, it is
+    /// link-local like any other and k3s generates its 8.8.8.8 file.
+    #[test]
+    fn k3s_takes_gcps_metadata_server_from_the_dns_fix_on() {
+        let k3s = "/etc/systemd/system/k3s.service";
+        let f = on_gce(
+            k3s,
+            Some("k3s version v1.33.4+k3s1 (148243c4)\ngo version go1.24.5\n"),
+        );
+        assert_eq!(f.flavour.kind, FlavourKind::K3s);
+        let Observed::Known(e) = &f.kubelet.resolv_conf else {
+            panic!("{:?}", f.kubelet.resolv_conf);
+        };
+        assert_eq!(e.value, "/run/systemd/resolve/resolv.conf");
+        assert_eq!(e.source.kind, "k3s_auto");
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        assert!(detail.contains("169.254.169.254"), "{detail}");
+        assert!(detail.contains("v1.33.4+k3s1"), "{detail}");
+
+        let f = on_gce(
+            k3s,
+            Some("k3s version v1.33.3+k3s1 (236cbf25)\ngo version go1.24.4\n"),
+        );
+        let Observed::Known(e) = &f.kubelet.resolv_conf else {
+            panic!("{:?}", f.kubelet.resolv_conf);
+        };
+        assert_eq!(e.value, "/var/lib/rancher/k3s/agent/etc/resolv.conf");
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        assert!(detail.contains("with nameserver 8.8.8.8:"), "{detail}");
+        assert!(
+            detail.contains("/run/systemd/resolve/resolv.conf: 169.254.169.254 is link-local"),
+            "{detail}"
+        );
+        assert!(!detail.contains("2001:4860:4860::8888 "), "{detail}");
+
+        // RKE2 runs the same agent code; its kubelet prints the version.
+        let f = on_gce(
+            "/etc/systemd/system/rke2-server.service",
+            Some("Kubernetes v1.32.8+rke2r1\n"),
+        );
+        assert_eq!(f.flavour.kind, FlavourKind::Rke2);
+        assert_eq!(resolv(&f).0, "/run/systemd/resolve/resolv.conf");
+        let f = on_gce(
+            "/etc/systemd/system/rke2-server.service",
+            Some("Kubernetes v1.32.7+rke2r1\n"),
+        );
+        assert_eq!(resolv(&f).0, "/var/lib/rancher/rke2/agent/etc/resolv.conf");
+    }
+
+    /// Where GCP's metadata server decides and the version is not known (plan and check
+    /// take it from the cluster, not the node), the kubelet's file is unknown, and why
+    /// names both outcomes.
+    #[test]
+    fn with_gcps_metadata_server_an_unknown_k3s_version_leaves_the_file_unknown() {
+        let f = on_gce("/etc/systemd/system/k3s.service", None);
+        let Observed::Unknown(why) = &f.kubelet.resolv_conf else {
+            panic!("{:?}", f.kubelet.resolv_conf);
+        };
+        assert!(why.contains(K3S_VERSION_UNKNOWN), "{why}");
+        assert!(why.contains("/run/systemd/resolve/resolv.conf"), "{why}");
+        assert!(
+            why.contains("/var/lib/rancher/k3s/agent/etc/resolv.conf"),
+            "{why}"
+        );
+        assert!(why.contains("k3s-io/k3s#12692"), "{why}");
+        assert!(f.kubelet.pod_resolv_conf.is_none());
+
+        // Without it there, the version changes nothing but the generated file's servers.
+        let aws = |version: Option<&str>| {
+            let mut raw = crate::testing::raw_from(&[
+                (
+                    "/etc/systemd/system/k3s.service",
+                    "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
+                ),
+                ("/etc/resolv.conf", "nameserver 169.254.169.253\n"),
+            ]);
+            raw.file("/run/systemd/resolve/resolv.conf", FileState::Missing, None);
+            raw.file(K3S_CONFIG, FileState::Missing, None);
+            if let Some(v) = version {
+                raw.commands.insert(
+                    "kubelet-version".to_owned(),
+                    crate::facts::raw::RawCommand {
+                        stdout: v.to_owned(),
+                        status: Some(0),
+                    },
+                );
+            }
+            let f = NodeFacts::from_raw("node1", &raw);
+            let Observed::Known(e) = f.kubelet.resolv_conf else {
+                panic!("{:?}", f.kubelet.resolv_conf);
+            };
+            assert_eq!(e.value, "/var/lib/rancher/k3s/agent/etc/resolv.conf");
+            e.source.detail.unwrap_or_default()
+        };
+        let detail = aws(Some("k3s version v1.33.4+k3s1 (148243c4)\n"));
+        assert!(
+            detail.starts_with(
+                "generated by k3s with nameservers 8.8.8.8 and 2001:4860:4860::8888: /etc/resolv.conf: 169.254.169.253 is link-local"
+            ),
+            "{detail}"
+        );
+        let detail = aws(None);
+        assert!(
+            detail.starts_with("generated by k3s with nameserver 8.8.8.8 (and 2001:4860:4860::8888 in k3s/RKE2 v1.31.12"),
+            "{detail}"
+        );
+    }
+
+    /// k3s `isValidResolvConf` stops at the first nameserver that fails: GCP's metadata
+    /// server excuses nothing else in the same file, whatever the version.
+    #[test]
+    fn gcps_metadata_server_excuses_no_other_server() {
+        let parsed = ResolvConf::parse("nameserver 169.254.169.254\nnameserver 127.0.0.53\n");
+        for fixed in [None, Some(true)] {
+            assert_eq!(
+                k3s_verdict(&parsed, fixed),
+                K3sVerdict::Rejected("127.0.0.53 is loopback".into())
+            );
+        }
+        let parsed = ResolvConf::parse("nameserver 10.128.0.2\nnameserver 169.254.169.254\n");
+        assert_eq!(k3s_verdict(&parsed, Some(true)), K3sVerdict::Taken(true));
+        assert!(matches!(
+            k3s_verdict(&parsed, None),
+            K3sVerdict::VersionDecides(_)
+        ));
+        assert!(matches!(
+            k3s_verdict(&parsed, Some(false)),
+            K3sVerdict::Rejected(why) if why.starts_with("169.254.169.254 is link-local (GCP's")
+        ));
+        let aws = ResolvConf::parse("nameserver 169.254.169.253\n");
+        assert_eq!(
+            k3s_verdict(&aws, Some(true)),
+            K3sVerdict::Rejected("169.254.169.253 is link-local".into())
         );
     }
 

@@ -23,7 +23,6 @@ mod search;
 mod tests;
 
 pub(crate) use kernel::{installer_bridge, left_to_installer};
-pub use search::kubelet_version_wanted;
 
 /// What one rule concluded for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,6 +312,36 @@ fn minor(version: &str) -> Option<u32> {
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
     let (v, from) = kubelet_version(ctx)?;
     Some((minor(&v)?, format!("{from}: {v}")))
+}
+
+/// Whether the kubelet's version, unknown for this host (the node was not asked, the
+/// cluster has none for it, or has it while the node's facts need their own), would change
+/// what dnsfix says about it: then it is worth asking the node's kubelet (or k3s) binary
+/// after all. The facts need it where k3s/RKE2 chose the kubelet's resolv.conf and GCP's
+/// metadata server is the decider, which only some k3s versions take
+/// ([`crate::facts::kubelet::K3S_VERSION_UNKNOWN`]).
+pub fn kubelet_version_wanted(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &crate::cluster::Cluster,
+) -> bool {
+    if facts.kubelet.version.is_some() {
+        return false;
+    }
+    if let Observed::Unknown(why) = &facts.kubelet.resolv_conf
+        && why.contains(crate::facts::kubelet::K3S_VERSION_UNKNOWN)
+    {
+        return true;
+    }
+    let mut ctx = Ctx::in_cluster(host, facts, Some(cluster));
+    if ctx.kubelet_version.is_some() {
+        return false;
+    }
+    let mut with = |version: &str| {
+        ctx.kubelet_version = Some((version.to_owned(), host.name.clone()));
+        search::search_limit(&ctx)
+    };
+    with("v1.25.0") != with("v1.26.0")
 }
 
 fn dns_domain(ctx: &Ctx) -> String {

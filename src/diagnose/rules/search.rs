@@ -7,8 +7,6 @@ use super::{
     Ctx, NO_KUBELET, PodResolv, RuleOutcome, dns_domain, kube_minor, pod_resolv, resolv_chain,
 };
 use crate::diagnose::finding::Severity;
-use crate::facts::NodeFacts;
-use crate::inventory::Host;
 
 /// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns
 /// `generateSearchesForDNSClusterFirst`): `<ns>.svc.<domain> svc.<domain> <domain>`, then the
@@ -232,23 +230,4 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
         evidence,
         fix.into(),
     )])
-}
-
-/// Whether the kubelet's version, unknown for this host (the node was not asked, the
-/// cluster has none for it), would change what a rule says about it: then it is worth
-/// asking the node's kubelet binary after all.
-pub fn kubelet_version_wanted(
-    host: &Host,
-    facts: &NodeFacts,
-    cluster: &crate::cluster::Cluster,
-) -> bool {
-    let mut ctx = Ctx::in_cluster(host, facts, Some(cluster));
-    if facts.kubelet.version.is_some() || ctx.kubelet_version.is_some() {
-        return false;
-    }
-    let mut with = |version: &str| {
-        ctx.kubelet_version = Some((version.to_owned(), host.name.clone()));
-        search_limit(&ctx)
-    };
-    with("v1.25.0") != with("v1.26.0")
 }

@@ -960,3 +960,29 @@ fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
     three.kubelet.version = None;
     assert!(!kubelet_version_wanted(&host, &three, &cluster(&[])));
 }
+
+/// A k3s node on GCE whose kubelet file k3s chose with GCP's metadata server deciding:
+/// without k3s's version (plan takes versions from the cluster and asks no binary) the
+/// facts cannot say which file that is, so the node's own version is wanted, even where
+/// the cluster has one; with the version in the facts, nothing more is.
+#[test]
+fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/k3s-gce-metadata-uplink/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let asked = NodeFacts::from_raw("node1", &raw);
+    assert!(asked.kubelet.version.is_some());
+    let read = cluster(&[("node1", "v1.33.4+k3s1")]);
+    assert!(!kubelet_version_wanted(&host, &asked, &read));
+
+    let mut raw = raw.clone();
+    raw.commands.remove("kubelet-version");
+    let unasked = NodeFacts::from_raw("node1", &raw);
+    assert!(
+        matches!(&unasked.kubelet.resolv_conf, Observed::Unknown(why) if why.contains(crate::facts::kubelet::K3S_VERSION_UNKNOWN)),
+        "{:?}",
+        unasked.kubelet.resolv_conf
+    );
+    assert!(kubelet_version_wanted(&host, &unasked, &read));
+}
