@@ -363,11 +363,13 @@ done
 # k3s/RKE2: the id `with-node-id` appends to the node's name.
 [ -d /etc/rancher ] && f /etc/rancher/node/id
 # k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the
-# kubelet config drop-ins they write for the kubelet they run.
+# kubelet config drop-ins of the kubelet they run: their own, the user's, and the copies
+# they make of `kubelet-arg: config=` (a file) and `config-dir=` (20-cli-config-dir/).
 for r in k3s rke2; do
   f "/var/lib/rancher/$r/agent/etc/resolv.conf"
   d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"
   [ -d "$d" ] && confs "$d"
+  [ -d "$d/20-cli-config-dir" ] && confs "$d/20-cli-config-dir"
 done
 # The kubelet's version: asked of the running root kubelet's (or k3s's) binary, else of
 # the kubelet on root's PATH; bounded, and killed if it ignores the first signal.

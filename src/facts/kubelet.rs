@@ -744,12 +744,17 @@ fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
 /// (`daemonconfig.GetArgs(argsMap, extraArgs)`, pkg/daemons/agent), so any kubelet-arg
 /// beats any native setting; on the command line the service's ExecStart comes after
 /// config.yaml (`configfilearg` inserts the file's flags first).
+/// From v1.32 k3s hands the kubelet its own choice in a config drop-in
+/// (`00-k3s-defaults.conf`) instead of a flag, so a drop-in after it (`dropin`: the user's,
+/// or k3s's copy of `kubelet-arg: config=`) beats every native setting, and a `kubelet-arg`
+/// flag still beats the drop-ins (pkg/daemons/agent `startKubelet`).
 #[derive(Default)]
 struct RancherSettings {
     exec_arg: Option<Setting>,
     exec_native: Option<Setting>,
     config_arg: Option<Setting>,
     config_native: Option<Setting>,
+    dropin: Option<Setting>,
 }
 
 impl RancherSettings {
@@ -758,6 +763,7 @@ impl RancherSettings {
         [
             self.exec_arg,
             self.config_arg,
+            self.dropin,
             self.exec_native,
             self.config_native,
             env,
@@ -900,6 +906,11 @@ fn rancher_kubelet(
     // Read once: the resolv.conf settings and the node's name both come from them.
     let configs = config_files(raw, path);
     let from_config = config_settings(&configs, &mut settings);
+    let mut dropins = rancher_dropins(raw, flavour, configs.as_deref().unwrap_or_default());
+    let from_config = from_config.and(dropins.as_ref().map(|_| ()).map_err(Clone::clone));
+    if let Ok(d) = &mut dropins {
+        settings.dropin = d.resolv_conf.take();
+    }
     let config_error = from_config.as_ref().err().cloned();
     let env_setting = unit.as_ref().and_then(|u| {
         let v = u.environment.get(env_var)?;
@@ -913,8 +924,11 @@ fn rancher_kubelet(
     });
     // An empty native setting or variable means "choose automatically" (k3s issue #5627);
     // an empty kubelet-arg is passed to the kubelet as it is.
-    let explicit =
-        |s: &Setting| !s.value.is_empty() || s.source.detail.as_deref() == Some("kubelet-arg");
+    let explicit = |s: &Setting| {
+        !s.value.is_empty()
+            || s.source.detail.as_deref() == Some("kubelet-arg")
+            || s.source.kind == RANCHER_DROPIN
+    };
     let resolv_conf = match &from_config {
         Err(e) => Observed::Unknown(e.clone()),
         Ok(()) => {
@@ -934,9 +948,16 @@ fn rancher_kubelet(
             }
         }
     };
-    let cluster_dns = match &from_config {
-        Err(e) => Observed::Unknown(e.clone()),
-        Ok(_) => Observed::Known(rancher_cluster_dns(raw, path)),
+    let cluster_dns = match (&from_config, &dropins) {
+        (Err(e), _) => Observed::Unknown(e.clone()),
+        (
+            Ok(_),
+            Ok(RancherDropins {
+                cluster_dns: Some(dns),
+                ..
+            }),
+        ) => Observed::Known(dns.clone()),
+        (Ok(_), _) => Observed::Known(rancher_cluster_dns(raw, path)),
     };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
@@ -1066,6 +1087,89 @@ fn rancher_node_name(
 
 /// Where k3s and RKE2 keep the id `with-node-id` appends to the node's name.
 pub const NODE_ID: &str = "/etc/rancher/node/id";
+
+/// `Source::kind` of a setting from a k3s/RKE2 kubelet config drop-in.
+pub(crate) const RANCHER_DROPIN: &str = "k3s_kubelet_dropin";
+
+/// What the kubelet config drop-ins after k3s's own set, last one winning.
+#[derive(Default)]
+struct RancherDropins {
+    resolv_conf: Option<Setting>,
+    cluster_dns: Option<Effective<Vec<String>>>,
+}
+
+/// The kubelet config drop-ins of a k3s/RKE2 (v1.32 and later) that come after its own
+/// `00-k3s-defaults.conf` (`00-rke2-defaults.conf`), which it writes at every start with
+/// the resolv.conf and clusterDNS it chose: the kubelet reads every `*.conf` under
+/// `--config-dir` (`<data-dir>/agent/etc/kubelet.conf.d`, walked in name order), so a
+/// drop-in there beats k3s's choice. k3s copies `kubelet-arg: config=F` to
+/// `10-cli-config.conf` and `config-dir=D` to `20-cli-config-dir/` at every start
+/// (pkg/daemons/agent `extractConfigArgs`, `writeKubeletConfig`; docs.k3s.io "Kubelet
+/// Configuration Files"). Nothing where k3s's own file is not there: before v1.32 the
+/// kubelet gets no config dir. A drop-in that does not parse is an error.
+fn rancher_dropins(
+    raw: &RawFacts,
+    flavour: &Flavour,
+    configs: &[(String, K3sConfig)],
+) -> Result<RancherDropins, String> {
+    let (data_dir, program) = match flavour.kind {
+        FlavourKind::Rke2 => ("/var/lib/rancher/rke2", "rke2"),
+        _ => ("/var/lib/rancher/k3s", "k3s"),
+    };
+    let dir = format!("{data_dir}/agent/etc/kubelet.conf.d");
+    let own = format!("{dir}/00-{program}-defaults.conf");
+    if raw.get(&own).map(|f| f.state) != Some(FileState::Present) {
+        return Ok(RancherDropins::default());
+    }
+    let copied = format!("{dir}/20-cli-config-dir");
+    let mut files: Vec<&str> = raw
+        .files_in(&dir)
+        .chain(raw.files_in(&copied))
+        .filter(|(p, f)| p.ends_with(".conf") && *p != own && f.state == FileState::Present)
+        .map(|(p, _)| p)
+        .collect();
+    files.sort_unstable();
+    // Where k3s's copies come from, for the plan to name.
+    let kubelet_arg = |name: &str| {
+        configs.iter().rev().find_map(|(file, c)| {
+            let l = c.kubelet_arg(name)?;
+            Some(format!(
+                "k3s's copy of {}, from kubelet-arg {name}={} at {file}:{}",
+                l.value, l.value, l.line
+            ))
+        })
+    };
+    let mut out = RancherDropins::default();
+    for file in files {
+        let config = read_config(raw, file)?;
+        let detail = if file == format!("{dir}/10-cli-config.conf") {
+            kubelet_arg("config")
+        } else if file.starts_with(&copied) {
+            kubelet_arg("config-dir")
+        } else {
+            None
+        }
+        .unwrap_or_else(|| "a kubelet config drop-in, after k3s's own".to_owned());
+        let source = |line| Source {
+            detail: Some(detail.clone()),
+            ..Source::new(RANCHER_DROPIN, Some(file), Some(line))
+        };
+        if let Some(l) = config.resolv_conf {
+            out.resolv_conf = Some(Setting {
+                value: l.value,
+                source: source(l.line),
+            });
+        }
+        if let Some(l) = config.cluster_dns {
+            out.cluster_dns = Some(Effective {
+                value: l.value,
+                source: source(l.line),
+                shadowed: vec![],
+            });
+        }
+    }
+    Ok(out)
+}
 
 fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
     let mut found: Option<(String, Source)> = None;
@@ -1952,5 +2056,74 @@ mod tests {
             (RKE2_CONFIG, "node-name: cp-2\n"),
         ]);
         assert_eq!(node_name(&f).map(|n| n.0), Some("cp-2".into()));
+    }
+
+    /// k3s from v1.32 writes its own choice to 00-k3s-defaults.conf and the kubelet reads
+    /// every drop-in after it: k3s's copy of `kubelet-arg: config=` (10-cli-config.conf) and
+    /// the user's own, in name order, the last `resolvConf` and `clusterDNS` winning. Without
+    /// k3s's own file (before v1.32) the kubelet gets no config dir: nothing there counts.
+    #[test]
+    fn k3s_kubelet_config_dropins_beat_its_own_choice() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file/root");
+        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
+        let resolv = |raw: &RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            facts
+                .kubelet
+                .resolv_conf
+                .known()
+                .map(|e| (e.value.clone(), e.source.at()))
+        };
+        assert_eq!(
+            resolv(&base),
+            Some((
+                "/etc/resolv.conf".into(),
+                format!("{dir}/10-cli-config.conf:3")
+            ))
+        );
+
+        let mut later = base.clone();
+        later.file(
+            &format!("{dir}/50-site.conf"),
+            FileState::Present,
+            Some(b"resolvConf: /etc/k3s-resolv.conf\nclusterDNS:\n- 169.254.20.10\n"),
+        );
+        assert_eq!(
+            resolv(&later),
+            Some((
+                "/etc/k3s-resolv.conf".into(),
+                format!("{dir}/50-site.conf:1")
+            ))
+        );
+        let facts = NodeFacts::from_raw("node1", &later);
+        assert_eq!(
+            facts.kubelet.cluster_dns.known().map(|e| e.value.clone()),
+            Some(vec!["169.254.20.10".to_owned()])
+        );
+
+        let mut before_1_32 = base.clone();
+        before_1_32.file(
+            &format!("{dir}/00-k3s-defaults.conf"),
+            FileState::Missing,
+            None,
+        );
+        assert_eq!(
+            resolv(&before_1_32).map(|(v, _)| v),
+            Some("/run/systemd/resolve/resolv.conf".into()),
+            "k3s's own auto choice"
+        );
+
+        let mut broken = base;
+        broken.file(
+            &format!("{dir}/10-cli-config.conf"),
+            FileState::Present,
+            Some(b"resolvConf: [\n"),
+        );
+        assert!(matches!(
+            NodeFacts::from_raw("node1", &broken).kubelet.resolv_conf,
+            Observed::Unknown(_)
+        ));
     }
 }

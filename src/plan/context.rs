@@ -211,8 +211,9 @@ fn small_text_files(facts: &NodeFacts) -> serde_json::Map<String, Value> {
 /// Where a k3s/RKE2 resolv.conf fix must be written to win: the file that sets the winning
 /// `resolv-conf:` key (a config.yaml.d drop-in beats config.yaml), else config.yaml (which
 /// beats K3S_RESOLV_CONF/RKE2_RESOLV_CONF and the automatic choice). A setting that beats
-/// any config file (a `--resolv-conf` in the unit's ExecStart, a `kubelet-arg`) is
-/// `elsewhere`: dnsfix does not edit it, the plan says where it is.
+/// any config file (a `--resolv-conf` in the unit's ExecStart, a `kubelet-arg`, a kubelet
+/// config drop-in after k3s's own) is `elsewhere`: dnsfix does not edit it, the plan says
+/// where it is.
 struct RancherResolv {
     target: String,
     elsewhere: Option<String>,
@@ -229,6 +230,13 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
                 out.elsewhere = Some(format!(
                     "--resolv-conf in the service's ExecStart at {}",
                     e.source.at()
+                ))
+            }
+            (crate::facts::kubelet::RANCHER_DROPIN, detail) => {
+                out.elsewhere = Some(format!(
+                    "resolvConf at {} ({}; the kubelet reads its config drop-ins after k3s's own)",
+                    e.source.at(),
+                    detail.unwrap_or("a kubelet config drop-in")
                 ))
             }
             ("k3s_config", Some("kubelet-arg")) => {
