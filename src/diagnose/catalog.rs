@@ -356,7 +356,9 @@ pub const RULES: &[RuleInfo] = &[
             - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
             a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
             /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
-            is-enabled says nothing: not running) as a warning, before the reboot.\n\
+            is-enabled says nothing: not running) as a warning, before the reboot; likewise a\n  \
+            link to the static /usr/lib/systemd/resolv.conf or a copy of the stub file, which\n  \
+            stay but which nothing answers once systemd-resolved does not start.\n\
             Where systemctl says nothing about systemd-resolved (no systemctl, or a node not\n\
             booted with systemd), dnsfix cannot tell for these two and says so (unknown).\n\
             NetworkManager does not repair the link: with rc-manager=symlink it leaves a link\n\

@@ -144,6 +144,25 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                 followed(etc, &seen),
             )
         }
+        // The static stub link (/usr/lib/systemd/resolv.conf) or a copy of the stub: the file
+        // stays, but nothing answers there once systemd-resolved does not start.
+        (FileState::Present, Some(p))
+            if stub_only(p) && services.resolved_starts_at_boot() == Some(false) =>
+        {
+            let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
+            (
+                Down::NextBoot,
+                Severity::Warning,
+                format!(
+                    "{} lists only systemd-resolved's stub address, and systemd-resolved does not start at boot: after the next reboot nothing answers there and the node's own lookups (image pulls) fail unless another DNS server listens on port 53 on all addresses",
+                    etc.path
+                ),
+                match etc.symlink_target {
+                    Some(_) => format!("{} → {}", followed(etc, &seen), ns_evidence(etc, &stubs)),
+                    None => ns_evidence(etc, &stubs),
+                },
+            )
+        }
         _ => return RuleOutcome::Pass,
     };
     down_finding(ctx, (down, severity, summary), first)

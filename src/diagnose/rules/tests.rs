@@ -303,7 +303,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 41] = [
+    let cases: [(&str, &str, &str, Want); 43] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
         ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
@@ -331,10 +331,12 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
         ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
         ("usr-lib-link", "active", "enabled", None),
+        ("usr-lib-link", "active", "disabled", Some((Warning, "does not start at boot: after the next reboot nothing answers there", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
         ("usr-lib-link", "unknown", "", Some((High, "cannot tell", ASK))),
         ("var-run-link", "active", "disabled", Some((Warning, "does not start at boot", "in place of the link to /var/run/systemd/resolve/stub-resolv.conf"))),
         ("copied-stub", "inactive", "", Some((High, "does not run", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
         ("copied-stub", "active", "enabled", None),
+        ("copied-stub", "active", "disabled", Some((Warning, "does not start at boot", "servers (192.0.2.53) instead of systemd-resolved's stub address; or enable"))),
         ("copied-stub", "unknown", "", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address", ASK))),
         ("own", "inactive", "disabled", None),
         ("own", "unknown", "", None),
