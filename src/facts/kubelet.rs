@@ -1129,6 +1129,9 @@ fn rancher_dropins(
         .map(|(p, _)| p)
         .collect();
     files.sort_unstable();
+    // The kubelet walks the directory in name order: a drop-in named before k3s's own
+    // (`00-custom.conf`) is overridden by it, which always sets resolvConf and clusterDNS.
+    files.retain(|p| *p > own.as_str());
     // Where k3s's copies come from, for the plan to name.
     let kubelet_arg = |name: &str| {
         configs.iter().rev().find_map(|(file, c)| {
@@ -2113,6 +2116,24 @@ mod tests {
             resolv(&before_1_32).map(|(v, _)| v),
             Some("/run/systemd/resolve/resolv.conf".into()),
             "k3s's own auto choice"
+        );
+
+        // Named before k3s's own file: k3s's choice still wins.
+        let mut earlier = base.clone();
+        earlier.file(
+            &format!("{dir}/10-cli-config.conf"),
+            FileState::Missing,
+            None,
+        );
+        earlier.file(
+            &format!("{dir}/00-custom.conf"),
+            FileState::Present,
+            Some(b"resolvConf: /etc/k3s-resolv.conf\n"),
+        );
+        assert_eq!(
+            resolv(&earlier).map(|(v, _)| v),
+            Some("/run/systemd/resolve/resolv.conf".into()),
+            "00-custom.conf comes before 00-k3s-defaults.conf"
         );
 
         let mut broken = base;
