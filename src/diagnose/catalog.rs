@@ -1108,12 +1108,13 @@ pub const RULES: &[RuleInfo] = &[
             upgrade node` write it to /var/lib/kubelet/config.yaml on the node, replacing the\n\
             file (kubeadm's \"Reconfiguring a kubeadm cluster\" task). A setting the node's file\n\
             decides, and the ConfigMap gives otherwise, therefore changes at the next upgrade.\n\
-            resolvConf is the exception: kubeadm 1.30 and later store none in the ConfigMap\n\
-            (kubernetes#124038), and where the ConfigMap sets none kubeadm chooses per node\n\
-            as it writes the file: systemd-resolved's /run/systemd/resolve/resolv.conf where\n\
-            systemd-resolved runs, else nothing, so the kubelet reads /etc/resolv.conf\n\
-            (componentconfigs mutateResolverConfig). dnsfix compares the node's file with\n\
-            that choice. A flag (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and\n\
+            resolvConf is the exception where the ConfigMap sets none (kubeadm init ran where\n\
+            systemd-resolved did not; kubernetes#124038 and kubeadm#3327 keep the init node's\n\
+            path out of it): kubeadm then chooses per node as it writes the file,\n\
+            systemd-resolved's /run/systemd/resolve/resolv.conf where systemd-resolved runs,\n\
+            else nothing, so the kubelet reads /etc/resolv.conf (componentconfigs\n\
+            mutateResolverConfig; before 1.30 the kubelet config's Default). dnsfix compares\n\
+            the node's file with that choice. A flag (kubeadm-flags.env, KUBELET_EXTRA_ARGS) beats both and\n\
             survives; dnsfix compares only the settings the file decides.",
         fix: "\
             Decide which is right. Usually the node was fixed and the ConfigMap was not:\n  \
@@ -1121,7 +1122,8 @@ pub const RULES: &[RuleInfo] = &[
             and set the same resolvConf / clusterDNS / clusterDomain there. If the ConfigMap is\n\
             right, `kubeadm upgrade node phase kubelet-config` writes it to the node. Where\n\
             the ConfigMap sets no resolvConf, a file for this node alone belongs in a\n\
-            kubeletconfiguration patch passed to `kubeadm upgrade node --patches DIR`: in the\n\
+            kubeletconfiguration patch passed to `kubeadm upgrade node --patches DIR`\n\
+            (kubeadm 1.25 and later) or in --resolv-conf in KUBELET_EXTRA_ARGS: in the\n\
             ConfigMap it would reach every node, also those without that file.",
         restart: "\
             Editing the ConfigMap restarts nothing. Writing it to a node changes the node's file:\n\

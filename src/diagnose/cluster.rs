@@ -241,16 +241,23 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
     let per_node = differences
         .iter()
         .any(|d| d.key == "resolvConf" && wanted.resolv_conf.is_none());
+    let edit_map = format!(
+        "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap {}), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades",
+        wanted.configmap
+    );
     let fix = if per_node {
+        let others = differences.iter().any(|d| d.key != "resolvConf");
         format!(
-            "kubeadm chooses resolvConf per node at `kubeadm upgrade node` (systemd-resolved's file where it runs, else the kubelet's default): keep this node's file with a kubeletconfiguration patch that `kubeadm upgrade node --patches DIR` applies (kubeadm's \"Customizing components with the kubeadm API\"); set resolvConf in the ConfigMap (kubectl -n kube-system edit configmap {}) only if every node should use the same file",
-            wanted.configmap
+            "kubeadm chooses resolvConf per node when `kubeadm upgrade node` writes the file (systemd-resolved's where it runs, else the kubelet's default). If kubeadm's choice is the right file, `kubeadm upgrade node phase kubelet-config` writes it now; if this node's is, keep it {}; set resolvConf in the ConfigMap only if every node should use the same file{}",
+            keep_per_node(config.kubeadm_version.as_deref()),
+            if others {
+                format!(". For the other settings: {edit_map}")
+            } else {
+                String::new()
+            }
         )
     } else {
-        format!(
-            "make the ConfigMap say what the node should use (kubectl -n kube-system edit configmap {}), as kubeadm documents for reconfiguring kubelets; the node files then survive upgrades",
-            wanted.configmap
-        )
+        edit_map
     };
     RuleOutcome::Findings(vec![ctx.finding(
         KUBEADM_DRIFT,
@@ -263,6 +270,25 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
         evidence,
         fix,
     )])
+}
+
+/// How to keep one node's resolvConf over `kubeadm upgrade node`, for the kubeadm of
+/// `version` (the cluster's, kubeadm-config's `kubernetesVersion`; the upgrade runs one at
+/// least as new): a kubeletconfiguration patch from 1.25 (kubernetes#110405; 1.24 ignores
+/// that target), else the kubelet's --resolv-conf flag in KUBELET_EXTRA_ARGS, which beats
+/// the file kubeadm writes.
+fn keep_per_node(version: Option<&str>) -> &'static str {
+    const PATCH: &str = "with a kubeletconfiguration patch that `kubeadm upgrade node --patches DIR` applies (kubeadm 1.25 and later; kubeadm's \"Customizing components with the kubeadm API\")";
+    const FLAG: &str = "with --resolv-conf in KUBELET_EXTRA_ARGS (/etc/default/kubelet, /etc/sysconfig/kubelet on RPM systems), which beats the file kubeadm writes (kubeadm before 1.25 takes no kubeletconfiguration patch)";
+    let minor = version.and_then(|v| {
+        let mut parts = v.trim_start_matches('v').split('.');
+        (parts.next()? == "1").then_some(())?;
+        parts.next()?.parse::<u32>().ok()
+    });
+    match minor {
+        Some(m) if m < 25 => FLAG,
+        _ => PATCH,
+    }
 }
 
 /// What the reviewer of a plan must know when the plan changes a kubeadm node's kubelet
@@ -300,11 +326,11 @@ pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster)
         "After this change the node disagrees with kubeadm's {name} ConfigMap ({}): \
          the next `kubeadm upgrade node` writes kubeadm's values back \
          (DNS-KUBEADM-CONFIG-DRIFT). Make the same change there (kubectl -n kube-system edit \
-         configmap {name}), or for a file of this node's own a kubeletconfiguration patch \
-         for `kubeadm upgrade node --patches`; dnsfix edits neither, since every node \
-         takes its kubelet settings from the ConfigMap.",
+         configmap {name}), or keep a file of this node's own {keep}; dnsfix edits \
+         neither, since every node takes its kubelet settings from the ConfigMap.",
         settings.join("; "),
         name = wanted.configmap,
+        keep = keep_per_node(config.kubeadm_version.as_deref()),
     ))
 }
 
@@ -787,8 +813,17 @@ mod tests {
         assert!(
             f.remediation
                 .starts_with("kubeadm chooses resolvConf per node")
-                && f.remediation.contains("--patches"),
+                && f.remediation.contains("--patches")
+                && !f.remediation.contains("For the other settings"),
             "{f:?}"
+        );
+        assert_eq!(
+            keep_per_node(Some("v1.24.17")),
+            keep_per_node(Some("v1.23.17"))
+        );
+        assert_ne!(
+            keep_per_node(Some("v1.25.0")),
+            keep_per_node(Some("v1.24.17"))
         );
 
         facts.services.systemd_resolved = UnitState::Unknown;

@@ -368,8 +368,12 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
         "{host:#}"
     );
     let fix = finding["remediation"].as_str().unwrap_or_default();
+    // A 1.23 cluster's next upgrade runs kubeadm 1.24, which takes no kubeletconfiguration
+    // patch: the kubelet's flag keeps the node's file.
     assert!(
-        fix.contains("kubeadm upgrade node --patches") && fix.contains("kubelet-config-1.23"),
+        fix.contains("kubeadm upgrade node phase kubelet-config")
+            && fix.contains("--resolv-conf in KUBELET_EXTRA_ARGS")
+            && !fix.contains("--patches"),
         "{host:#}"
     );
     lab.exec("kubeadm", "systemctl start systemd-resolved");
