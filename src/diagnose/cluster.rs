@@ -280,12 +280,7 @@ fn kubeadm_drift(ctx: &Ctx, config: &DnsConfig) -> RuleOutcome {
 fn keep_per_node(version: Option<&str>) -> &'static str {
     const PATCH: &str = "with a kubeletconfiguration patch that `kubeadm upgrade node --patches DIR` applies (kubeadm 1.25 and later; kubeadm's \"Customizing components with the kubeadm API\")";
     const FLAG: &str = "with --resolv-conf in KUBELET_EXTRA_ARGS (/etc/default/kubelet, /etc/sysconfig/kubelet on RPM systems), which beats the file kubeadm writes (kubeadm before 1.25 takes no kubeletconfiguration patch)";
-    let minor = version.and_then(|v| {
-        let mut parts = v.trim_start_matches('v').split('.');
-        (parts.next()? == "1").then_some(())?;
-        parts.next()?.parse::<u32>().ok()
-    });
-    match minor {
+    match version.and_then(crate::facts::kubelet::version_minor) {
         Some(m) if m < 25 => FLAG,
         _ => PATCH,
     }

@@ -1237,21 +1237,29 @@ pub(crate) const K3S_VERSION_UNKNOWN: &str = "the k3s/RKE2 version is not known"
 /// go.mod: v1.33.4+rke2r1 k3s 148243c49519, v1.32.8+rke2r1 fe896f7e7cf8, v1.31.12+rke2r1
 /// 2b53c7e4c817). `None`: no version, or not a Kubernetes 1.x one.
 pub(crate) fn k3s_has_dns_fix(version: Option<&str>) -> Option<bool> {
-    let mut parts = version?.trim_start_matches('v').split('.');
-    (parts.next()? == "1").then_some(())?;
-    let minor: u32 = parts.next()?.parse().ok()?;
-    let patch: String = parts
-        .next()?
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    let patch: u32 = patch.parse().ok()?;
+    let (minor, patch) = version_minor_patch(version?)?;
     Some(match minor {
         31 => patch >= 12,
         32 => patch >= 8,
         33 => patch >= 4,
         m => m >= 34,
     })
+}
+
+/// The minor of a Kubernetes 1.x version as kubelets, k3s, RKE2 and k0s print it
+/// ("v1.29.3", "v1.33.4+k3s1" → 29, 33); `None` for anything else.
+pub(crate) fn version_minor(version: &str) -> Option<u32> {
+    let mut parts = version.trim_start_matches('v').split('.');
+    (parts.next()? == "1").then_some(())?;
+    parts.next()?.parse().ok()
+}
+
+/// The minor and patch of a Kubernetes 1.x version ("v1.31.5+k0s", "v1.33.4-rc1+k3s1" →
+/// (31, 5), (33, 4)).
+pub(crate) fn version_minor_patch(version: &str) -> Option<(u32, u32)> {
+    let patch = version.trim_start_matches('v').split('.').nth(2)?;
+    let digits: String = patch.chars().take_while(char::is_ascii_digit).collect();
+    Some((version_minor(version)?, digits.parse().ok()?))
 }
 
 /// The nameservers of the file k3s/RKE2 generate when no host file passes, for messages:

@@ -2,9 +2,10 @@
 //! over a reboot (DNS-BRIDGE-NF-NOT-PERSISTENT), forwarding on and kept (DNS-IP-FORWARD);
 //! and which installers set them at every start, so that no file needs to.
 
-use super::{Ctx, NO_KUBELET, RuleOutcome, dual_stack, kubelet_version, minor, not_a_node};
+use super::{Ctx, NO_KUBELET, RuleOutcome, dual_stack, kubelet_version, not_a_node};
 use crate::diagnose::finding::Severity;
 use crate::facts::cni::PodBridge;
+use crate::facts::kubelet::version_minor_patch;
 use crate::facts::node_facts::{FlavourKind, Observed, UnitState};
 use crate::facts::raw::FileState;
 
@@ -257,7 +258,7 @@ fn installer_loads_br_netfilter(ctx: &Ctx) -> bool {
     if ctx.facts.flavour.kind != FlavourKind::K0s {
         return installer_name(ctx.facts.flavour.kind).is_some();
     }
-    let version = kubelet_version(ctx).and_then(|(v, _)| minor_patch(&v));
+    let version = kubelet_version(ctx).and_then(|(v, _)| version_minor_patch(&v));
     !version.is_some_and(|(minor, patch)| match minor {
         ..=28 => true,
         29 => patch < 14,
@@ -266,13 +267,6 @@ fn installer_loads_br_netfilter(ctx: &Ctx) -> bool {
         32 => patch < 2,
         _ => false,
     })
-}
-
-/// The minor and patch of a Kubernetes 1.x version ("v1.31.5+k0s" → (31, 5)).
-pub(super) fn minor_patch(version: &str) -> Option<(u32, u32)> {
-    let patch = version.trim_start_matches('v').split('.').nth(2)?;
-    let digits: String = patch.chars().take_while(char::is_ascii_digit).collect();
-    Some((minor(version)?, digits.parse().ok()?))
 }
 
 /// k3s, RKE2, k0s and MicroK8s, which run the kubelet themselves, by name.

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use super::catalog;
 use super::finding::{Finding, FindingStatus, Severity};
 use crate::facts::NodeFacts;
+use crate::facts::kubelet::version_minor;
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf};
@@ -295,23 +296,15 @@ pub fn kubelet_version(ctx: &Ctx) -> Option<(String, String)> {
     ]
     .into_iter()
     .flatten()
-    .find(|(v, _)| minor(v).is_some())
+    .find(|(v, _)| version_minor(v).is_some())
     .map(|(v, from)| (v.to_owned(), from))
-}
-
-/// The minor of a Kubernetes 1.x version ("v1.28.3" → 28).
-fn minor(version: &str) -> Option<u32> {
-    let v = version.trim_start_matches('v');
-    let mut parts = v.split('.');
-    (parts.next()? == "1").then_some(())?;
-    parts.next()?.parse().ok()
 }
 
 /// The kubelet's Kubernetes minor version ([`kubelet_version`]), with where it came from
 /// and what it said (`kubelet --version: v1.29.3`).
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
     let (v, from) = kubelet_version(ctx)?;
-    Some((minor(&v)?, format!("{from}: {v}")))
+    Some((version_minor(&v)?, format!("{from}: {v}")))
 }
 
 /// Whether the kubelet's version, unknown for this host (the node was not asked, the

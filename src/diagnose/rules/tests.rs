@@ -1,6 +1,4 @@
-use super::kernel::{
-    bridge_nf_not_persistent, bridge_nf_off, installer_bridge, ip_forward, minor_patch,
-};
+use super::kernel::{bridge_nf_not_persistent, bridge_nf_off, installer_bridge, ip_forward};
 use super::kubelet_file::resolvconf_missing;
 use super::node_resolver::host_resolver_down;
 use super::search::search_limit;
@@ -669,7 +667,10 @@ fn an_old_k0s_does_not_load_br_netfilter() {
     };
     assert_eq!(severity("v1.32.1+k0s"), Severity::Critical);
     assert_eq!(severity("v1.32.2+k0s"), Severity::Warning);
-    assert_eq!(minor_patch("v1.29.14+k0s"), Some((29, 14)));
+    assert_eq!(
+        crate::facts::kubelet::version_minor_patch("v1.29.14+k0s"),
+        Some((29, 14))
+    );
 }
 
 /// Bridge netfilter and forwarding off on a k0s node whose k0s runs no kubelet (after
