@@ -155,9 +155,12 @@ cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
 # shellcheck disable=SC2086 # KUNITS is a list of words
 cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd
-# Whether systemd-resolved starts at boot, asked where it wrote its files this boot: a
-# kubelet on them still has them after the next boot only if it does.
-[ -d /run/systemd/resolve ] && cmd resolved-enabled systemctl is-enabled systemd-resolved
+# Whether systemd-resolved starts at boot, asked where it wrote its files this boot (a
+# kubelet on them still has them after the next boot only if it does), and where
+# /etc/resolv.conf links to nothing (after a boot without it: disabled, masked or gone?).
+if [ -d /run/systemd/resolve ] || { [ -L /etc/resolv.conf ] && [ ! -e /etc/resolv.conf ]; }; then
+  cmd resolved-enabled systemctl is-enabled systemd-resolved
+fi
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.
 KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet/config.json"

@@ -434,18 +434,18 @@ fn network_manager_note(ctx: &Ctx) -> String {
     format!(" ({note}{unread})")
 }
 
-/// `systemctl enable --now systemd-resolved`, with `unmask` first where it is masked.
+/// `systemctl enable --now systemd-resolved`, with `unmask` first where it is masked, and
+/// an install first where systemctl knows no such unit (Debian 12 and later ship it in a
+/// package of its own, systemd-resolved).
 pub(super) fn enable_resolved(ctx: &Ctx) -> &'static str {
-    let masked = ctx
-        .facts
-        .services
-        .systemd_resolved_enabled
-        .as_deref()
-        .is_some_and(|w| w.starts_with("masked"));
-    if masked {
-        "unmask and enable systemd-resolved (systemctl unmask systemd-resolved; systemctl enable --now systemd-resolved)"
-    } else {
-        "enable systemd-resolved (systemctl enable --now systemd-resolved)"
+    match ctx.facts.services.systemd_resolved_enabled.as_deref() {
+        Some(w) if w.starts_with("masked") => {
+            "unmask and enable systemd-resolved (systemctl unmask systemd-resolved; systemctl enable --now systemd-resolved)"
+        }
+        Some("not-found") => {
+            "install systemd-resolved, which is not on the node (systemctl is-enabled: not-found), and enable it (systemctl enable --now systemd-resolved)"
+        }
+        _ => "enable systemd-resolved (systemctl enable --now systemd-resolved)",
     }
 }
 

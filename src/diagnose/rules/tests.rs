@@ -301,7 +301,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 43] = [
+    let cases: [(&str, &str, &str, Want); 45] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
         ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
@@ -344,6 +344,9 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
         ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "through whatever manages it"))),
         ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
+        // After the boot: the gather asks is-enabled where the link dangles.
+        ("dangling", "inactive", "masked", Some((High, "is a link to nothing", "or unmask and enable systemd-resolved"))),
+        ("dangling", "inactive", "not-found", Some((High, "is a link to nothing", "or install systemd-resolved, which is not on the node"))),
         // Running and enabled, and still a link to nothing: the link is wrong, not the servers.
         ("dangling", "active", "enabled", Some((High, "is a link to nothing", "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf)"))),
         ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
