@@ -84,11 +84,22 @@ pub(crate) fn set_units(raw: &mut crate::facts::raw::RawFacts, states: &[(&str, 
             format!("{state}\n")
         })
         .collect();
+    set_command(raw, "units", &stdout, 0);
+}
+
+/// Sets what the gather's command record `name` printed and how it exited
+/// (`kubelet-version`, `resolved-enabled`, ...).
+pub(crate) fn set_command(
+    raw: &mut crate::facts::raw::RawFacts,
+    name: &str,
+    stdout: &str,
+    status: i32,
+) {
     raw.commands.insert(
-        "units".to_owned(),
+        name.to_owned(),
         crate::facts::raw::RawCommand {
-            stdout,
-            status: Some(0),
+            stdout: stdout.to_owned(),
+            status: Some(status),
         },
     );
 }

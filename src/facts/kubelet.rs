@@ -1808,13 +1808,7 @@ mod tests {
             raw.file(path, FileState::Missing, None);
         }
         if let Some(v) = version {
-            raw.commands.insert(
-                "kubelet-version".to_owned(),
-                crate::facts::raw::RawCommand {
-                    stdout: v.to_owned(),
-                    status: Some(0),
-                },
-            );
+            crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
         }
         NodeFacts::from_raw("node1", &raw)
     }
@@ -1899,13 +1893,7 @@ mod tests {
             raw.file("/run/systemd/resolve/resolv.conf", FileState::Missing, None);
             raw.file(K3S_CONFIG, FileState::Missing, None);
             if let Some(v) = version {
-                raw.commands.insert(
-                    "kubelet-version".to_owned(),
-                    crate::facts::raw::RawCommand {
-                        stdout: v.to_owned(),
-                        status: Some(0),
-                    },
-                );
+                crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
             }
             let f = NodeFacts::from_raw("node1", &raw);
             let Observed::Known(e) = f.kubelet.resolv_conf else {

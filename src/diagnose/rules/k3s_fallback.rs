@@ -119,7 +119,6 @@ mod tests {
     use crate::diagnose::catalog;
     use crate::diagnose::finding::FindingStatus;
     use crate::facts::NodeFacts;
-    use crate::facts::raw::RawCommand;
     use crate::inventory::Host;
 
     /// The GCE fixture (stub in /etc/resolv.conf, GCP's metadata server alone in the
@@ -129,15 +128,12 @@ mod tests {
             .join("tests/fixtures/rules/_upstream/k3s-gce-metadata-uplink/root");
         let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
         match version {
-            Some(v) => {
-                raw.commands.insert(
-                    "kubelet-version".to_owned(),
-                    RawCommand {
-                        stdout: format!("k3s version {v} (0000000)\ngo version go1.24.5\n"),
-                        status: Some(0),
-                    },
-                );
-            }
+            Some(v) => crate::testing::set_command(
+                &mut raw,
+                "kubelet-version",
+                &format!("k3s version {v} (0000000)\ngo version go1.24.5\n"),
+                0,
+            ),
             None => {
                 raw.commands.remove("kubelet-version");
             }

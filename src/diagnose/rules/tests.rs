@@ -77,12 +77,11 @@ fn resolved_case(state: &str, enabled: &str) -> crate::facts::raw::RawFacts {
     );
     raw.commands.remove("resolved-enabled");
     if !enabled.is_empty() {
-        raw.commands.insert(
-            "resolved-enabled".into(),
-            crate::facts::raw::RawCommand {
-                stdout: format!("{enabled}\n"),
-                status: Some(i32::from(enabled != "enabled")),
-            },
+        crate::testing::set_command(
+            &mut raw,
+            "resolved-enabled",
+            &format!("{enabled}\n"),
+            i32::from(enabled != "enabled"),
         );
     }
     raw
@@ -182,11 +181,7 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
         let units = [("systemd-resolved", state), ("NetworkManager", "active")];
         crate::testing::set_units(raw, &units);
         if nm == "nm-resolvconf-bin" {
-            let found = crate::facts::raw::RawCommand {
-                stdout: "/usr/sbin/resolvconf\n".into(),
-                status: Some(0),
-            };
-            raw.commands.insert("resolvconf-bin".into(), found);
+            crate::testing::set_command(raw, "resolvconf-bin", "/usr/sbin/resolvconf\n", 0);
         }
     }
     match kind {
