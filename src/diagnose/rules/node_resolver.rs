@@ -99,21 +99,15 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                 ASK_SYSTEMCTL.into(),
             );
         }
-        (FileState::Present, Some(p)) if stub_only(p) && resolved_stopped(ctx) => {
-            let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
-            (
-                Down::Stub,
-                Severity::High,
-                format!(
-                    "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses",
-                    etc.path
-                ),
-                match etc.symlink_target {
-                    Some(_) => format!("{seen} → {}", ns_evidence(etc, &stubs)),
-                    None => ns_evidence(etc, &stubs),
-                },
-            )
-        }
+        (FileState::Present, Some(p)) if stub_only(p) && resolved_stopped(ctx) => (
+            Down::Stub,
+            Severity::High,
+            format!(
+                "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses",
+                etc.path
+            ),
+            stub_evidence(etc, &seen, p),
+        ),
         (FileState::Present, _)
             if links_into_resolved(etc)
                 && services.resolved_starts_at_boot().is_none()
@@ -149,7 +143,6 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         (FileState::Present, Some(p))
             if stub_only(p) && services.resolved_starts_at_boot() == Some(false) =>
         {
-            let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
             (
                 Down::NextBoot,
                 Severity::Warning,
@@ -157,10 +150,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                     "{} lists only systemd-resolved's stub address, and systemd-resolved does not start at boot: after the next reboot nothing answers there and the node's own lookups (image pulls) fail unless another DNS server listens on port 53 on all addresses",
                     etc.path
                 ),
-                match etc.symlink_target {
-                    Some(_) => format!("{} → {}", followed(etc, &seen), ns_evidence(etc, &stubs)),
-                    None => ns_evidence(etc, &stubs),
-                },
+                stub_evidence(etc, &seen, p),
             )
         }
         _ => return RuleOutcome::Pass,
@@ -202,6 +192,15 @@ fn down_finding(
     };
     let fix = host_resolver_fix(ctx, down, resolveds, &servers);
     RuleOutcome::Findings(vec![ctx.finding(id, severity, summary, evidence, fix)])
+}
+
+/// The stub addresses a file lists, after `seen` (the path and its link) where it is a link.
+fn stub_evidence(etc: &ResolvFile, seen: &str, p: &ResolvConf) -> String {
+    let stubs: Vec<&Nameserver> = p.nameservers.iter().collect();
+    match etc.symlink_target {
+        Some(_) => format!("{seen} → {}", ns_evidence(etc, &stubs)),
+        None => ns_evidence(etc, &stubs),
+    }
 }
 
 /// `seen` (the path and its link), then where the link leads, where that is known.
