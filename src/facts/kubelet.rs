@@ -441,6 +441,10 @@ fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
     }
 }
 
+/// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
+/// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on: 1.28 to 1.31
+/// merged the drop-ins with the internal field names and dropped it (kubernetes#126630,
+/// fixed by #127421); a kubelet of unknown version is taken for a current one.
 fn load_config(
     raw: &RawFacts,
     path: Option<&str>,
@@ -448,8 +452,12 @@ fn load_config(
 ) -> Result<Option<Config>, String> {
     let mut config = Config::default();
     let mut any = false;
-    let mut apply = |c: KubeletConfig, file: &str| {
-        if let Some(v) = c.resolv_conf {
+    let dropin_resolv_conf = version(raw)
+        .as_deref()
+        .and_then(version_minor)
+        .is_none_or(|minor| minor >= 32);
+    let mut apply = |c: KubeletConfig, file: &str, dropin: bool| {
+        if let Some(v) = c.resolv_conf.filter(|_| !dropin || dropin_resolv_conf) {
             config.resolv_conf = Some((v, file.to_owned()));
         }
         if let Some(v) = c.cluster_dns {
@@ -460,7 +468,7 @@ fn load_config(
         }
     };
     if let Some(path) = path {
-        apply(read_config(raw, path)?, path);
+        apply(read_config(raw, path)?, path, false);
         any = true;
     }
     let mut dropins = Vec::new();
@@ -472,7 +480,7 @@ fn load_config(
             .collect();
         files.sort_unstable();
         for file in files {
-            apply(read_config(raw, file)?, file);
+            apply(read_config(raw, file)?, file, true);
             dropins.push(file.to_owned());
             any = true;
         }
@@ -2142,5 +2150,40 @@ mod tests {
             NodeFacts::from_raw("node1", &broken).kubelet.resolv_conf,
             Observed::Unknown(_)
         ));
+    }
+
+    /// A `--config-dir` drop-in's resolvConf counts from kubelet 1.32 (kubernetes#127421);
+    /// 1.28 to 1.31 dropped it (kubernetes#126630), so there the config file's holds. A
+    /// kubelet of unknown version is taken for a current one.
+    #[test]
+    fn a_config_dir_dropin_sets_resolv_conf_from_kubelet_1_32() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
+        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let resolv = |version: Option<&str>| {
+            let mut raw = base.clone();
+            match version {
+                Some(v) => crate::testing::set_command(&mut raw, "kubelet-version", v, 0),
+                None => {
+                    raw.commands.remove("kubelet-version");
+                }
+            }
+            let facts = NodeFacts::from_raw("node1", &raw);
+            facts
+                .kubelet
+                .resolv_conf
+                .known()
+                .map(|e| (e.value.clone(), e.source.at()))
+        };
+        let dropin = Some((
+            "/etc/resolv.conf".to_owned(),
+            "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3".to_owned(),
+        ));
+        assert_eq!(resolv(Some("Kubernetes v1.33.5\n")), dropin);
+        assert_eq!(resolv(None), dropin);
+        assert_eq!(
+            resolv(Some("Kubernetes v1.31.4\n")).map(|(v, _)| v),
+            Some("/run/systemd/resolve/resolv.conf".to_owned())
+        );
     }
 }

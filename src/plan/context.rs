@@ -91,6 +91,12 @@ pub fn build(
         "rancher_resolv_elsewhere": rancher.elsewhere,
         "files": small_text_files(facts),
     });
+    // The kubelet config file that sets each, a --config-dir drop-in where one does: an
+    // edit elsewhere loses to it.
+    context["kubelet_resolv_conf_file"] =
+        json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
+    context["kubelet_cluster_dns_file"] =
+        json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
     // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
     context["bridge_left_to_installer"] = json!(bridge_left);
     context["forwarding_left_to_installer"] = json!(forwarding_left);
@@ -103,6 +109,14 @@ pub fn build(
 }
 
 /// A known setting's value and where it comes from; null and null when not known.
+/// The kubelet config file (the `--config` file or a drop-in) a setting comes from.
+fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
+    match setting {
+        Observed::Known(e) if e.source.kind == "config" => e.source.path.as_deref(),
+        _ => None,
+    }
+}
+
 fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {
     match setting {
         Observed::Known(e) => (json!(e.value), json!(e.source)),
