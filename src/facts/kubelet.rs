@@ -441,6 +441,19 @@ fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
     }
 }
 
+/// The kubelet config drop-ins gathered in `dirs` (`*.conf`, the only files the kubelet
+/// reads there), in the order the kubelet merges them: by path.
+fn conf_dropins<'r>(raw: &'r RawFacts, dirs: &[&'r str]) -> Vec<&'r str> {
+    let mut files: Vec<&str> = dirs
+        .iter()
+        .flat_map(|dir| raw.files_in(dir))
+        .filter(|(p, f)| p.ends_with(".conf") && f.state == FileState::Present)
+        .map(|(p, _)| p)
+        .collect();
+    files.sort_unstable();
+    files
+}
+
 /// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
 /// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on: 1.28 to 1.31
 /// merged the drop-ins with the internal field names and dropped it (kubernetes#126630,
@@ -473,13 +486,7 @@ fn load_config(
     }
     let mut dropins = Vec::new();
     if let Some(dir) = dir {
-        let mut files: Vec<&str> = raw
-            .files_in(dir)
-            .filter(|(p, f)| p.ends_with(".conf") && f.state == FileState::Present)
-            .map(|(p, _)| p)
-            .collect();
-        files.sort_unstable();
-        for file in files {
+        for file in conf_dropins(raw, &[dir]) {
             apply(read_config(raw, file)?, file, true);
             dropins.push(file.to_owned());
             any = true;
@@ -1130,13 +1137,7 @@ fn rancher_dropins(
         return Ok(RancherDropins::default());
     }
     let copied = format!("{dir}/20-cli-config-dir");
-    let mut files: Vec<&str> = raw
-        .files_in(&dir)
-        .chain(raw.files_in(&copied))
-        .filter(|(p, f)| p.ends_with(".conf") && *p != own && f.state == FileState::Present)
-        .map(|(p, _)| p)
-        .collect();
-    files.sort_unstable();
+    let mut files = conf_dropins(raw, &[&dir, &copied]);
     // The kubelet walks the directory in name order: a drop-in named before k3s's own
     // (`00-custom.conf`) is overridden by it, which always sets resolvConf and clusterDNS.
     files.retain(|p| *p > own.as_str());
