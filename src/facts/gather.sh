@@ -49,9 +49,11 @@ put() { O="$O$1"; }
 flush() { printf '%s' "$O"; O=; }
 
 SEEN=' '
-# READ and LINKS: the files for the batch read and the symlinks, one path per line.
+# READ and LINKS: the files for the batch read and the symlinks, one path per line;
+# EMPTYL: the symlinks that lead to a file of size 0.
 READ=
 LINKS=
+EMPTYL=
 # f PATH: one file, as a record. Only regular files are read: a FIFO, a device or
 # /dev/stdin named in some config is reported as an error, never opened (it could block,
 # consume the script from stdin, or arm a watchdog). A name with a newline is skipped: it
@@ -71,12 +73,13 @@ f() {
   # An empty file reads empty, unopened. Outside /proc, where dnsfix names its files
   # itself, that also keeps a symlink into /proc (whose files all say size 0, and
   # /proc/kmsg blocks its reader) from being read at all: through a symlink, size 0 is
-  # unknown (error), not empty.
+  # unknown (error) until the link's resolved path shows a file outside /proc, /sys and
+  # /dev (see the symlinks below).
   case "$1" in
     /proc/*) ;;
     *)
       if [ ! -s "$1" ]; then
-        if [ -L "$1" ]; then hdr error "$1"; else hdr file "$1"; fi
+        if [ -L "$1" ]; then hdr error "$1"; EMPTYL="$EMPTYL$1$NL"; else hdr file "$1"; fi
         return
       fi
       ;;
@@ -475,6 +478,15 @@ if [ -n "$LINKS" ]; then
     else t=$(readlink "$x" 2>/dev/null); C=$(readlink -f "$x" 2>/dev/null); fi
     hdr link "$x"; put "$t$NL"
     hdr canon "$x"; put "$C"
+    # A link of size 0 to a regular file outside the kernel's trees reads empty.
+    case "$NL$EMPTYL" in
+      *"$NL$x$NL"*)
+        case "$C" in
+          '' | /proc/* | /sys/* | /dev/*) ;;
+          *) if [ -f "$C" ] && [ ! -s "$C" ]; then hdr file "$x"; fi ;;
+        esac
+        ;;
+    esac
   done
   IFS=$oldifs; set +f
   cd /

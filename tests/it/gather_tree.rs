@@ -383,7 +383,8 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
 
 /// A file the kubelet's settings name that is a symlink into /proc (where every file says
 /// size 0, and /proc/kmsg would block the batch's one read) is never opened: it is
-/// unknown (unreadable), never empty. A plain empty file reads empty, unopened.
+/// unknown (unreadable), never empty. A plain empty file reads empty, unopened, and so
+/// does a link to one.
 #[test]
 fn a_symlink_into_proc_is_never_read() {
     let scratch =
@@ -399,6 +400,7 @@ fn a_symlink_into_proc_is_never_read() {
     .expect("write config");
     std::os::unix::fs::symlink("/proc/self/mountinfo", dir.join("upstream.conf")).expect("symlink");
     std::fs::write(dir.join("empty.env"), "").expect("empty");
+    std::os::unix::fs::symlink("empty.env", dir.join("linked.env")).expect("symlink");
     std::fs::write(
         dir.join("kubelet.env"),
         "KUBELET_ARGS=\"--config=/etc/kubernetes/kubelet-config.yaml\"\n",
@@ -410,6 +412,7 @@ fn a_symlink_into_proc_is_never_read() {
         &unit,
         "[Service]\nEnvironmentFile=-/etc/kubernetes/kubelet.env\n\
          EnvironmentFile=-/etc/kubernetes/empty.env\n\
+         EnvironmentFile=-/etc/kubernetes/linked.env\n\
          ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
     )
     .expect("write unit");
@@ -426,4 +429,11 @@ fn a_symlink_into_proc_is_never_read() {
     let empty = looked_at("/etc/kubernetes/empty.env");
     assert_eq!(empty.state, FileState::Present, "{empty:?}");
     assert!(empty.content.is_empty(), "{empty:?}");
+    let linked = looked_at("/etc/kubernetes/linked.env");
+    assert_eq!(linked.state, FileState::Present, "{linked:?}");
+    assert!(linked.content.is_empty(), "{linked:?}");
+    assert_eq!(
+        linked.canonical.as_deref(),
+        Some("/etc/kubernetes/empty.env")
+    );
 }
