@@ -499,7 +499,9 @@ pub const RULES: &[RuleInfo] = &[
             - br_netfilter is in no modules-load.d file (/etc/modules-load.d/*.conf, or\n  \
             /etc/modules on Debian), so after a reboot nothing loads it early and the\n  \
             net.bridge.* keys do not exist; or\n\
-            - no sysctl file sets the keys to 1, or the file that wins sets 0. systemd-sysctl\n  \
+            - the sysctl file that wins sets a key to 0. Without one, a key is what\n  \
+            br_netfilter sets when it loads: 1 (br_netfilter_sysctl_default in the kernel's\n  \
+            net/bridge/br_netfilter_hooks.c), so a module loaded at boot is enough. systemd-sysctl\n  \
             applies the files of /etc/sysctl.d, /run/sysctl.d and /usr/lib/sysctl.d in the\n  \
             order of their names, and the last assignment of a key wins (sysctl.d(5)); on\n  \
             Debian 12, Ubuntu and RHEL /etc/sysctl.conf is read through the 99-sysctl.conf\n  \
@@ -510,7 +512,7 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             systemd-sysctl runs early in boot. If br_netfilter is loaded after it ran, it logs\n\
             \"Couldn't write ... ignoring: No such file or directory\" and your sysctl.d setting\n\
-            is never applied; the value is then whatever the module defaults to or whoever\n\
+            is never applied; the value is then the module's own 1 or whatever whoever\n\
             loads it sets (sysctl.d(5); fedora-sysv/initscripts#111, seapath/ansible#934).\n\
             systemd-modules-load runs before systemd-sysctl, which is why listing the module\n\
             there makes the sysctl file take effect.\n\

@@ -8,6 +8,7 @@ use crate::facts::cni::PodBridge;
 use crate::facts::kubelet::version_minor_patch;
 use crate::facts::node_facts::{FlavourKind, Observed, UnitState};
 use crate::facts::raw::FileState;
+use crate::facts::sysctl::normalize_value;
 
 fn sysctl_live<'f>(ctx: &Ctx<'f>, key: &str) -> &'f Observed<String> {
     static UNKNOWN: std::sync::OnceLock<Observed<String>> = std::sync::OnceLock::new();
@@ -162,19 +163,15 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             undone.extend(undone_by_file(ctx, key, who));
             continue;
         }
+        // Where no file sets the key, it is what br_netfilter sets it to when it loads: 1
+        // (br_netfilter_sysctl_default, net/bridge/br_netfilter_hooks.c). A module loaded at
+        // boot is then enough, and one that is not is the evidence above.
         match &s.persisted {
-            Some(p) if p.value == "1" => {}
-            Some(p) => evidence.push(format!(
+            Some(p) if normalize_value(&p.value) != "1" => evidence.push(format!(
                 "{key} is 1 now; {}:{} sets it to {} at boot",
                 p.path, p.line, p.value
             )),
-            None if sysctl_conf_unread(ctx, key) => {
-                evidence.push(format!("{key} is 1 now; {SYSCTL_CONF_UNREAD}"))
-            }
-            None => evidence.push(format!(
-                "{key} is 1 now; no sysctl.d file or /etc/sysctl.conf sets it{}",
-                moved_aside(ctx, key)
-            )),
+            Some(_) | None => {}
         }
     }
     if !evidence.is_empty() {
@@ -287,7 +284,7 @@ fn installer_name(kind: FlavourKind) -> Option<&'static str> {
 /// loads) applies it again under the running installer, and it stays so until the
 /// installer restarts (k3s-io/k3s#7671).
 fn undone_by_file(ctx: &Ctx, key: &str, who: &str) -> Option<String> {
-    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, normalize_value, persisted_files};
+    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS, persisted_files};
     // What systemd-sysctl applies (the boot's value, in the facts), then what procps
     // `sysctl --system` applies: the same files, and /etc/sysctl.conf last where no link
     // to it is among them (a node systemd boots does not read it then, procps does).
