@@ -248,6 +248,8 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
                 cluster_domain: k0s::at_profile(c.cluster_domain, line)
                     .map(|v| (v, profile_path.clone())),
                 dropins: Vec::new(),
+                unread: Vec::new(),
+                resolv_conf_key: None,
             };
             (Some(config), None)
         }
@@ -427,6 +429,10 @@ struct Config {
     cluster_dns: Option<(Located<Vec<String>>, String)>,
     cluster_domain: Option<(Located<String>, String)>,
     dropins: Vec<String>,
+    /// Drop-in settings of resolvConf this kubelet does not read, as evidence.
+    unread: Vec<String>,
+    /// How the drop-in that sets resolvConf spells it, where that is `resolverConfig`.
+    resolv_conf_key: Option<String>,
 }
 
 fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
@@ -456,8 +462,11 @@ fn conf_dropins<'r>(raw: &'r RawFacts, dirs: &[&'r str]) -> Vec<&'r str> {
 
 /// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
 /// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on: 1.28 to 1.31
-/// merged the drop-ins with the internal field names and dropped it (kubernetes#126630,
-/// fixed by #127421); a kubelet of unknown version is taken for a current one.
+/// merged the drop-ins over the config in the internal field names, so that there a
+/// drop-in's `resolvConf` was dropped and its `resolverConfig` (the internal name, matched in
+/// any case) took effect (kubernetes#126630, fixed by #127421, which reads the drop-ins as
+/// v1beta1, where `resolverConfig` is no field). A kubelet of unknown version is taken for
+/// a current one.
 fn load_config(
     raw: &RawFacts,
     path: Option<&str>,
@@ -465,13 +474,28 @@ fn load_config(
 ) -> Result<Option<Config>, String> {
     let mut config = Config::default();
     let mut any = false;
-    let dropin_resolv_conf = version(raw)
-        .as_deref()
-        .and_then(version_minor)
-        .is_none_or(|minor| minor >= 32);
+    let minor = version(raw).as_deref().and_then(version_minor);
+    let dropin_resolv_conf = minor.is_none_or(|minor| minor >= 32);
     let mut apply = |c: KubeletConfig, file: &str, dropin: bool| {
-        if let Some(v) = c.resolv_conf.filter(|_| !dropin || dropin_resolv_conf) {
+        let (read, key, unread) = match (dropin, dropin_resolv_conf) {
+            (false, _) => (c.resolv_conf, None, None),
+            (true, true) => (
+                c.resolv_conf,
+                None,
+                c.resolver_config.map(|l| (l, "resolverConfig")),
+            ),
+            (true, false) => (
+                c.resolver_config,
+                c.resolver_config_key,
+                c.resolv_conf.map(|l| (l, "resolvConf")),
+            ),
+        };
+        if let Some((l, key)) = unread {
+            config.unread.push(unread_dropin_key(file, &l, key, minor));
+        }
+        if let Some(v) = read {
             config.resolv_conf = Some((v, file.to_owned()));
+            config.resolv_conf_key = key;
         }
         if let Some(v) = c.cluster_dns {
             config.cluster_dns = Some((v, file.to_owned()));
@@ -494,6 +518,20 @@ fn load_config(
     }
     config.dropins = dropins;
     Ok(any.then_some(config))
+}
+
+/// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`) does not read.
+fn unread_dropin_key(file: &str, l: &Located<String>, key: &str, minor: Option<u32>) -> String {
+    let kubelet = minor.map_or("this kubelet".to_owned(), |m| format!("kubelet 1.{m}"));
+    let why = if key == "resolvConf" {
+        "kubernetes#126630, read from 1.32 on"
+    } else {
+        "only 1.28 to 1.31 took this spelling there; from 1.32 resolvConf, kubernetes#127421"
+    };
+    format!(
+        "{file}:{} sets {key}: {:?}, which {kubelet} does not read in a --config-dir drop-in ({why})",
+        l.line, l.value
+    )
 }
 
 /// A kubelet run by its own unit (Kubespray, kubeadm, EKS nodeadm, hand-made).
@@ -599,13 +637,29 @@ struct Settings<'a> {
 
 impl Settings<'_> {
     fn resolv_conf(&self) -> Observed<Effective<String>> {
-        let value = flag_over_config(
-            self.flag_value("resolv-conf"),
-            from_config(self.config.and_then(|c| c.resolv_conf.as_ref())),
-            Clone::clone,
+        let config = from_config(self.config.and_then(|c| c.resolv_conf.as_ref())).map(
+            |(v, mut source)| {
+                if let Some(key) = self.config.and_then(|c| c.resolv_conf_key.as_ref()) {
+                    source.detail = Some(format!(
+                        "spelled {key}, the name kubelet 1.28 to 1.31 read a drop-in's resolvConf by: kubernetes#126630"
+                    ));
+                }
+                (v, source)
+            },
         );
+        let value = flag_over_config(self.flag_value("resolv-conf"), config, Clone::clone);
         match value.or_else(|| self.default_resolv_conf()) {
-            Some(v) => Observed::Known(v),
+            Some(mut v) => {
+                // What a drop-in sets in vain is said beside what won.
+                let unread = self.config.map(|c| c.unread.join("; ")).unwrap_or_default();
+                if !unread.is_empty() {
+                    v.source.detail = Some(match v.source.detail.take() {
+                        Some(d) => format!("{d}; {unread}"),
+                        None => unread,
+                    });
+                }
+                Observed::Known(v)
+            }
             None => self.unset(),
         }
     }
@@ -2185,6 +2239,64 @@ mod tests {
         assert_eq!(
             resolv(Some("Kubernetes v1.31.4\n")).map(|(v, _)| v),
             Some("/run/systemd/resolve/resolv.conf".to_owned())
+        );
+    }
+
+    /// Where a drop-in's resolvConf is not read, the setting that won says so; and 1.28 to
+    /// 1.31 read the internal spelling `resolverConfig` (any case) there instead, which
+    /// 1.32 on ignore (kubernetes#126630, #127421).
+    #[test]
+    fn a_dropin_key_the_kubelet_does_not_read_is_named_beside_the_one_that_won() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
+        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+        let effective = |version: &str, text: &str| {
+            let mut raw = base.clone();
+            crate::testing::set_command(&mut raw, "kubelet-version", version, 0);
+            raw.file(dropin, FileState::Present, Some(text.as_bytes()));
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let e = facts.kubelet.resolv_conf.known().expect("known").clone();
+            (e.value, e.source.at(), e.source.detail.unwrap_or_default())
+        };
+        let head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+
+        let (value, at, detail) = effective(
+            "Kubernetes v1.31.4\n",
+            &format!("{head}resolvConf: /etc/resolv.conf\n"),
+        );
+        assert_eq!(value, "/run/systemd/resolve/resolv.conf");
+        assert_eq!(at, "/var/lib/kubelet/config.yaml:38");
+        assert!(
+            detail.contains(&format!(
+                "{dropin}:3 sets resolvConf: \"/etc/resolv.conf\", which kubelet 1.31 does not read"
+            )),
+            "{detail}"
+        );
+
+        let (value, at, detail) = effective(
+            "Kubernetes v1.30.2\n",
+            &format!("{head}ResolverConfig: /etc/resolv.conf\n"),
+        );
+        assert_eq!(
+            (value.as_str(), at.as_str()),
+            ("/etc/resolv.conf", &*format!("{dropin}:3"))
+        );
+        assert!(
+            detail.starts_with("spelled ResolverConfig, the name kubelet 1.28 to 1.31"),
+            "{detail}"
+        );
+
+        let (value, _, detail) = effective(
+            "Kubernetes v1.32.0\n",
+            &format!("{head}resolverConfig: /etc/resolv.conf\n"),
+        );
+        assert_eq!(value, "/run/systemd/resolve/resolv.conf");
+        assert!(
+            detail.contains(
+                "sets resolverConfig: \"/etc/resolv.conf\", which kubelet 1.32 does not read"
+            ),
+            "{detail}"
         );
     }
 }

@@ -55,6 +55,7 @@ pub fn build(
         "flavour": flavour_name(facts.flavour.kind),
         "kubelet_version": kubelet_version.as_ref().map(|(v, _)| v),
         "kubelet_version_source": kubelet_version.as_ref().map_or("", |(_, from)| from),
+
         "os_id": facts.os.as_ref().and_then(|o| o.id.clone()).unwrap_or_default(),
         "os_version_id": facts.os.as_ref().and_then(|o| o.version_id.clone()).unwrap_or_default(),
         "pod_upstreams": pod_reachable(&upstreams),
@@ -95,6 +96,15 @@ pub fn build(
     // edit elsewhere loses to it.
     context["kubelet_resolv_conf_file"] =
         json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
+    context["kubelet_resolv_conf_key"] = json!(resolv_conf_key(facts));
+    // Whether a --config-dir drop-in's resolvConf counts (kubelet 1.32 on; an unknown
+    // version is taken for a current one): kubernetes#126630.
+    context["dropin_resolv_conf_read"] = json!(
+        kubelet_version
+            .as_ref()
+            .and_then(|(v, _)| crate::facts::kubelet::version_minor(v))
+            .is_none_or(|m| m >= 32)
+    );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
     // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
@@ -115,6 +125,28 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
         Observed::Known(e) if e.source.kind == "config" => e.source.path.as_deref(),
         _ => None,
     }
+}
+
+/// How the kubelet config file that sets resolvConf spells the key: `resolvConf`, or, in a
+/// drop-in that kubelet 1.28 to 1.31 read in the internal spelling, `resolverConfig` as the
+/// file writes it (an edit of `resolvConf` there would not be read).
+fn resolv_conf_key(facts: &NodeFacts) -> String {
+    let spelled = match &facts.kubelet.resolv_conf {
+        Observed::Known(e) if e.source.kind == "config" => e
+            .source
+            .path
+            .as_deref()
+            .and_then(|p| facts.files.get(p))
+            .and_then(|f| f.text())
+            .and_then(|t| crate::facts::kubelet_config::KubeletConfig::parse(&t).ok())
+            .filter(|c| {
+                c.resolver_config.as_ref().map(|l| l.line) == e.source.line
+                    && c.resolv_conf.as_ref().map(|l| l.line) != e.source.line
+            })
+            .and_then(|c| c.resolver_config_key),
+        _ => None,
+    };
+    spelled.unwrap_or_else(|| "resolvConf".to_owned())
 }
 
 fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {

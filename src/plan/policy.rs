@@ -432,8 +432,9 @@ fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
     ))
 }
 
-/// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level, and
-/// `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list.
+/// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level,
+/// `resolverConfig` in any case (the name kubelet 1.28 to 1.31 read resolvConf by in a
+/// drop-in), and `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list.
 fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     use serde_norway::Value;
     let Value::Mapping(map) = value else {
@@ -442,7 +443,7 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     let mut out = serde_norway::Mapping::new();
     for (key, val) in map {
         let name = key.as_str().unwrap_or_default();
-        if DNS_KEYS.contains(&name) {
+        if DNS_KEYS.contains(&name) || name.eq_ignore_ascii_case("resolverConfig") {
             continue;
         }
         let val = match (name, val) {

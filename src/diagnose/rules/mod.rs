@@ -233,6 +233,11 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
         }
         FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
+        // nodeadm writes spec.kubelet.config to a --config-dir drop-in (40-nodeadm.conf),
+        // where kubelets before 1.32 drop resolvConf (kubernetes#126630).
+        FlavourKind::Eks if kube_minor(ctx).is_some_and(|(m, _)| m < 32) => {
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (user data); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets before 1.32 do not read it from (kubernetes#126630)"
+        }
         FlavourKind::Eks => {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
         }

@@ -987,3 +987,31 @@ fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
     );
     assert!(kubelet_version_wanted(&host, &unasked, &read));
 }
+
+/// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
+/// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
+#[test]
+fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
+    let remediation = |case: &str| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/_upstream")
+            .join(case)
+            .join("root");
+        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let host = Host::new("node1");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) =
+            super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
+        else {
+            panic!("{case}: the stub loops");
+        };
+        f[0].remediation.clone()
+    };
+    let old = remediation("eks-al2023-1.31-nodeconfig-resolvconf");
+    assert!(
+        old.contains("add --resolv-conf to spec.kubelet.flags"),
+        "{old}"
+    );
+    let new = remediation("eks-al2023-old-stub");
+    assert!(new.contains("set spec.kubelet.config.resolvConf"), "{new}");
+}
