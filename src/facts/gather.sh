@@ -478,12 +478,13 @@ if [ -n "$LINKS" ]; then
     else t=$(readlink "$x" 2>/dev/null); C=$(readlink -f "$x" 2>/dev/null); fi
     hdr link "$x"; put "$t$NL"
     hdr canon "$x"; put "$C"
-    # A link of size 0 to a regular file outside the kernel's trees reads empty.
+    # A link of size 0 to a regular file outside the kernel's trees reads empty: C is
+    # where it leads (-ef: the same file, not a name that lost a trailing newline).
     case "$NL$EMPTYL" in
       *"$NL$x$NL"*)
         case "$C" in
           '' | /proc/* | /sys/* | /dev/*) ;;
-          *) if [ -f "$C" ] && [ ! -s "$C" ]; then hdr file "$x"; fi ;;
+          *) if [ -f "$C" ] && [ ! -s "$C" ] && [ "$x" -ef "$C" ]; then hdr file "$x"; fi ;;
         esac
         ;;
     esac

@@ -401,6 +401,11 @@ fn a_symlink_into_proc_is_never_read() {
     std::os::unix::fs::symlink("/proc/self/mountinfo", dir.join("upstream.conf")).expect("symlink");
     std::fs::write(dir.join("empty.env"), "").expect("empty");
     std::os::unix::fs::symlink("empty.env", dir.join("linked.env")).expect("symlink");
+    // A link whose target ends in a newline, which `$(...)` would strip, into /proc, with
+    // an empty file named as the stripped target beside it.
+    std::fs::write(dir.join("decoy"), "").expect("decoy");
+    std::os::unix::fs::symlink("/proc/self/mountinfo", dir.join("decoy\n")).expect("symlink");
+    std::os::unix::fs::symlink("decoy\n", dir.join("tricky.env")).expect("symlink");
     std::fs::write(
         dir.join("kubelet.env"),
         "KUBELET_ARGS=\"--config=/etc/kubernetes/kubelet-config.yaml\"\n",
@@ -413,6 +418,7 @@ fn a_symlink_into_proc_is_never_read() {
         "[Service]\nEnvironmentFile=-/etc/kubernetes/kubelet.env\n\
          EnvironmentFile=-/etc/kubernetes/empty.env\n\
          EnvironmentFile=-/etc/kubernetes/linked.env\n\
+         EnvironmentFile=-/etc/kubernetes/tricky.env\n\
          ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
     )
     .expect("write unit");
@@ -436,4 +442,6 @@ fn a_symlink_into_proc_is_never_read() {
         linked.canonical.as_deref(),
         Some("/etc/kubernetes/empty.env")
     );
+    let tricky = looked_at("/etc/kubernetes/tricky.env");
+    assert_eq!(tricky.state, FileState::Unreadable, "{tricky:?}");
 }
