@@ -461,73 +461,146 @@ fn conf_dropins<'r>(raw: &'r RawFacts, dirs: &[&'r str]) -> Vec<&'r str> {
 }
 
 /// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
-/// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on: 1.28 to 1.31
-/// merged the drop-ins over the config in the internal field names, so that there a
-/// drop-in's `resolvConf` was dropped and its `resolverConfig` (the internal name, matched in
-/// any case) took effect (kubernetes#126630, fixed by #127421, which reads the drop-ins as
-/// v1beta1, where `resolverConfig` is no field). A kubelet of unknown version is taken for
-/// a current one.
+/// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on; a kubelet of
+/// unknown version is taken for a current one. 1.28 to 1.31 merged the drop-ins in the
+/// internal field names ([`dropin_resolver_config`]).
 fn load_config(
     raw: &RawFacts,
     path: Option<&str>,
     dir: Option<&str>,
 ) -> Result<Option<Config>, String> {
-    let mut config = Config::default();
-    let mut any = false;
-    let minor = version(raw).as_deref().and_then(version_minor);
-    let dropin_resolv_conf = minor.is_none_or(|minor| minor >= 32);
-    let mut apply = |c: KubeletConfig, file: &str, dropin: bool| {
-        let (read, key, unread) = match (dropin, dropin_resolv_conf) {
-            (false, _) => (c.resolv_conf, None, None),
-            (true, true) => (
-                c.resolv_conf,
-                None,
-                c.resolver_config.map(|l| (l, "resolverConfig")),
-            ),
-            (true, false) => (
-                c.resolver_config,
-                c.resolver_config_key,
-                c.resolv_conf.map(|l| (l, "resolvConf")),
-            ),
-        };
-        if let Some((l, key)) = unread {
-            config.unread.push(unread_dropin_key(file, &l, key, minor));
-        }
-        if let Some(v) = read {
-            config.resolv_conf = Some((v, file.to_owned()));
-            config.resolv_conf_key = key;
-        }
-        if let Some(v) = c.cluster_dns {
-            config.cluster_dns = Some((v, file.to_owned()));
-        }
-        if let Some(v) = c.cluster_domain {
-            config.cluster_domain = Some((v, file.to_owned()));
-        }
-    };
+    let mut files = Vec::new();
     if let Some(path) = path {
-        apply(read_config(raw, path)?, path, false);
-        any = true;
+        files.push((path, read_config(raw, path)?));
     }
-    let mut dropins = Vec::new();
-    if let Some(dir) = dir {
-        for file in conf_dropins(raw, &[dir]) {
-            apply(read_config(raw, file)?, file, true);
-            dropins.push(file.to_owned());
-            any = true;
+    let dropins = dir.map_or_else(Vec::new, |dir| conf_dropins(raw, &[dir]));
+    for file in &dropins {
+        files.push((file, read_config(raw, file)?));
+    }
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let minor = version(raw).as_deref().and_then(version_minor);
+    let current = minor.is_none_or(|minor| minor >= 32);
+    let base = usize::from(path.is_some());
+    let mut config = Config {
+        dropins: dropins.iter().map(|f| (*f).to_owned()).collect(),
+        ..Config::default()
+    };
+    for (i, (file, c)) in files.iter().enumerate() {
+        let dropin = i >= base;
+        if let Some(v) = c.resolv_conf.as_ref().filter(|_| !dropin || current) {
+            config.resolv_conf = Some((v.clone(), (*file).to_owned()));
+        }
+        if let Some(v) = &c.cluster_dns {
+            config.cluster_dns = Some((v.clone(), (*file).to_owned()));
+        }
+        if let Some(v) = &c.cluster_domain {
+            config.cluster_domain = Some((v.clone(), (*file).to_owned()));
         }
     }
-    config.dropins = dropins;
-    Ok(any.then_some(config))
+    let dropped = &files[base..];
+    if current {
+        // From 1.32 the drop-ins are v1beta1, where `resolverConfig` is no field.
+        for (file, c) in dropped {
+            for (key, l) in &c.resolver_configs {
+                if c.resolv_conf.as_ref().is_none_or(|r| r.value != l.value) {
+                    let why = "only 1.28 to 1.31 took this spelling there; from 1.32 resolvConf, kubernetes#127421";
+                    config
+                        .unread
+                        .push(unread_dropin_key(file, l, key, minor, why));
+                }
+            }
+        }
+    } else {
+        dropin_resolver_config(&mut config, dropped, minor);
+    }
+    Ok(Some(config))
 }
 
-/// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`) does not read.
-fn unread_dropin_key(file: &str, l: &Located<String>, key: &str, minor: Option<u32>) -> String {
+/// Kubelet 1.28 to 1.31 marshalled the config into JSON in the internal field names
+/// (`ResolverConfig`, no json tag), JSON-merge-patched each drop-in over it, and decoded
+/// the result back (cmd/kubelet/app/server.go `mergeKubeletConfigurations`). A drop-in's
+/// `resolvConf` matched no field and was dropped; a key spelling `ResolverConfig` in any
+/// case matched it (encoding/json), the patch keeping each spelling as a key of its own,
+/// the same spelling replaced by a later one. The merged object's keys come out sorted
+/// bytewise and the decoder lets a later key win, so the greatest spelling holds the value,
+/// `ResolverConfig` (the config file's, or the default) unless a drop-in spells it later
+/// in byte order. kubernetes#126630; #127421 (1.32) reads the drop-ins as v1beta1.
+fn dropin_resolver_config(
+    config: &mut Config,
+    dropins: &[(&str, KubeletConfig)],
+    minor: Option<u32>,
+) {
+    use std::collections::BTreeMap;
+    // Spelling → its last setting; `ResolverConfig` is the config file's (None).
+    let mut spellings: BTreeMap<&str, Option<(&Located<String>, &str)>> = BTreeMap::new();
+    spellings.insert("ResolverConfig", None);
+    for (file, c) in dropins {
+        for (key, l) in &c.resolver_configs {
+            spellings.insert(key.as_str(), Some((l, *file)));
+        }
+    }
+    let winner = spellings
+        .iter()
+        .next_back()
+        .and_then(|(key, set)| Some((*key, (*set)?)));
+    if let Some((key, (l, file))) = winner {
+        config.resolv_conf = Some((l.clone(), file.to_owned()));
+        config.resolv_conf_key = Some(key.to_owned());
+    }
+    let read = config.resolv_conf.as_ref().map(|(l, _)| l.value.clone());
+    for (file, c) in dropins {
+        for (key, l) in &c.resolver_configs {
+            let why = match winner {
+                Some((k, (w, _))) if k == key && std::ptr::eq(w, l) => continue,
+                Some((k, _)) if k == key => "a later drop-in sets it again",
+                _ => {
+                    "another spelling of the key sorts after it in byte order and wins, kubernetes#126630"
+                }
+            };
+            config
+                .unread
+                .push(unread_dropin_key(file, l, key, minor, why));
+        }
+        if let Some(l) = c
+            .resolv_conf
+            .as_ref()
+            .filter(|l| Some(&l.value) != read.as_ref())
+        {
+            let why = "kubernetes#126630, read from 1.32 on";
+            config
+                .unread
+                .push(unread_dropin_key(file, l, "resolvConf", minor, why));
+        }
+    }
+}
+
+/// Whether the kubelet's version, not known here, decides its resolvConf: a `--config-dir`
+/// drop-in sets resolvConf in some spelling, and only the version says which one the kubelet
+/// reads ([`load_config`]). Plan and check then ask the node's kubelet binary.
+pub(crate) fn dropin_version_matters(facts: &crate::facts::NodeFacts) -> bool {
+    facts.kubelet.version.is_none()
+        && facts.kubelet.config_dropins.iter().any(|path| {
+            facts
+                .files
+                .get(path)
+                .and_then(|f| f.text())
+                .and_then(|t| KubeletConfig::parse(t.as_ref()).ok())
+                .is_some_and(|c| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
+        })
+}
+
+/// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`) does not read,
+/// and why.
+fn unread_dropin_key(
+    file: &str,
+    l: &Located<String>,
+    key: &str,
+    minor: Option<u32>,
+    why: &str,
+) -> String {
     let kubelet = minor.map_or("this kubelet".to_owned(), |m| format!("kubelet 1.{m}"));
-    let why = if key == "resolvConf" {
-        "kubernetes#126630, read from 1.32 on"
-    } else {
-        "only 1.28 to 1.31 took this spelling there; from 1.32 resolvConf, kubernetes#127421"
-    };
     format!(
         "{file}:{} sets {key}: {:?}, which {kubelet} does not read in a --config-dir drop-in ({why})",
         l.line, l.value
@@ -2296,6 +2369,69 @@ mod tests {
             detail.contains(
                 "sets resolverConfig: \"/etc/resolv.conf\", which kubelet 1.32 does not read"
             ),
+            "{detail}"
+        );
+
+        // The merged object's keys sort bytewise and the last one decoded wins: a spelling
+        // before the config's own `ResolverConfig` loses to it, a later one beats it.
+        let (value, at, detail) = effective(
+            "Kubernetes v1.31.4\n",
+            &format!("{head}RESOLVERCONFIG: /etc/resolv.conf\n"),
+        );
+        assert_eq!(
+            (value.as_str(), at.as_str()),
+            (
+                "/run/systemd/resolve/resolv.conf",
+                "/var/lib/kubelet/config.yaml:38"
+            )
+        );
+        assert!(detail.contains("sorts after it in byte order"), "{detail}");
+        let (value, at, _) = effective(
+            "Kubernetes v1.31.4\n",
+            &format!("{head}resolverconfig: /a\nresolverConfig: /b\n"),
+        );
+        assert_eq!(
+            (value.as_str(), at.as_str()),
+            ("/a", &*format!("{dropin}:3"))
+        );
+    }
+
+    /// Where two drop-ins spell the key differently, the spelling that sorts last wins,
+    /// whichever file it is in; the same spelling, the later file.
+    #[test]
+    fn between_dropins_the_greatest_spelling_wins_before_1_32() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
+        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        crate::testing::set_command(&mut raw, "kubelet-version", "Kubernetes v1.31.4\n", 0);
+        let dir = "/etc/kubernetes/kubelet.conf.d";
+        let head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+        raw.file(
+            &format!("{dir}/10-a.conf"),
+            FileState::Present,
+            Some(format!("{head}resolverConfig: /a\n").as_bytes()),
+        );
+        raw.file(
+            &format!("{dir}/20-b.conf"),
+            FileState::Present,
+            Some(format!("{head}ResolverConfig: /b\n").as_bytes()),
+        );
+        raw.file(
+            &format!("{dir}/99-resolv-conf.conf"),
+            FileState::Present,
+            Some(format!("{head}resolvConf: /c\n").as_bytes()),
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let e = facts.kubelet.resolv_conf.known().expect("known");
+        assert_eq!(e.value, "/a");
+        assert_eq!(e.source.at(), format!("{dir}/10-a.conf:3"));
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        assert!(
+            detail.contains("20-b.conf:3 sets ResolverConfig"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("99-resolv-conf.conf:3 sets resolvConf"),
             "{detail}"
         );
     }

@@ -46,14 +46,11 @@ pub struct KubeletConfig {
     pub cluster_dns: Option<Located<Vec<String>>>,
     /// `clusterDomain`.
     pub cluster_domain: Option<Located<String>>,
-    /// `resolverConfig` (any case): the internal field name, which kubelet 1.28 to 1.31 took
-    /// from a `--config-dir` drop-in in place of `resolvConf` (kubernetes#126630). Nothing
-    /// else reads it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resolver_config: Option<Located<String>>,
-    /// How the file spells the key of `resolver_config`.
-    #[serde(skip)]
-    pub resolver_config_key: Option<String>,
+    /// Every key that spells the internal field name `ResolverConfig` in some case, with
+    /// its value, in file order: kubelet 1.28 to 1.31 took resolvConf from a `--config-dir`
+    /// drop-in only so (kubernetes#126630). Nothing else reads them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resolver_configs: Vec<(String, Located<String>)>,
 }
 
 /// Why a kubelet config file could not be read. Kubelet refuses to start on every one of these.
@@ -107,26 +104,23 @@ impl KubeletConfig {
             resolv_conf: string_field(&mapping, "resolvConf", &line_of)?,
             cluster_dns: string_list_field(&mapping, "clusterDNS", &line_of)?,
             cluster_domain: string_field(&mapping, "clusterDomain", &line_of)?,
-            resolver_config: None,
-            resolver_config_key: None,
-        }
-        .with_resolver_config(&mapping, &line_of))
+            resolver_configs: resolver_configs(&mapping, &line_of),
+        })
     }
+}
 
-    /// The last key that spells `resolverConfig` in any case (Go's encoding/json matches
-    /// field names so), when its value is a string.
-    fn with_resolver_config(mut self, mapping: &Mapping, line_of: &dyn Fn(&str) -> usize) -> Self {
-        let found = mapping
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str()?, v.as_str()?)))
-            .filter(|(k, _)| k.eq_ignore_ascii_case("resolverConfig"))
-            .last();
-        if let Some((key, value)) = found {
-            self.resolver_config = Some(Located::new(value.to_owned(), line_of(key)));
-            self.resolver_config_key = Some(key.to_owned());
-        }
-        self
-    }
+/// The keys that spell `ResolverConfig` in any case (Go's encoding/json matches field names
+/// so) with a string value.
+fn resolver_configs(
+    mapping: &Mapping,
+    line_of: &dyn Fn(&str) -> usize,
+) -> Vec<(String, Located<String>)> {
+    mapping
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str()?, v.as_str()?)))
+        .filter(|(k, _)| k.eq_ignore_ascii_case("resolverConfig"))
+        .map(|(k, v)| (k.to_owned(), Located::new(v.to_owned(), line_of(k))))
+        .collect()
 }
 
 fn string_field(

@@ -15,14 +15,15 @@
 //!   remaining slashes and dots are left intact. If the first separator is a dot, dots and
 //!   slashes are interchanged": keys here are normalised to the dot form that `sysctl -a`
 //!   prints, so `net/ipv4/conf/eth0.100/rp_filter` becomes `net.ipv4.conf.eth0/100.rp_filter`;
-//! - `-key` without `=` excludes that key from an earlier glob (`net.ipv4.conf.*.rp_filter`);
-//!   glob keys are kept literally, they are not expanded against the kernel's key list.
+//! - `-key` without `=` excludes that key from a glob (`net.ipv4.conf.*.rp_filter`); a glob
+//!   key is expanded against the keys dnsfix looks at ([`persisted`]), not the kernel's list.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::kubelet_config::Located;
+use super::node_facts::SYSCTLS;
 
 /// Directories searched for `*.conf`, highest precedence first (sysctl.d(5) "CONFIGURATION
 /// DIRECTORIES AND PRECEDENCE"; `/lib` is read on split-usr systems and by procps).
@@ -155,25 +156,74 @@ pub fn normalize_key(key: &str) -> String {
 ///
 /// Rules 1-3 are systemd's: tests/it/sysctl_reference.rs compares the order with
 /// `systemd-analyze cat-config sysctl.d` on every fixture tree. Rule 4 is procps's.
+///
+/// A glob key (`net.bridge.*`) sets each of the keys dnsfix looks at ([`SYSCTLS`]) that it
+/// matches and that no file names, neither in an assignment nor in a `-key` exclusion; of
+/// several globs, the last applied wins (systemd `src/sysctl/sysctl.c` `apply_all`: "Not
+/// setting %s (explicit setting exists)", glob(3) over /proc/sys).
 pub fn persisted(
     files: &[(String, &str)],
     aliases: &[(String, String)],
     systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
     let mut result = BTreeMap::new();
+    let mut globs = Vec::new();
+    let mut excluded = std::collections::BTreeSet::new();
     for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd)) {
-        for entry in SysctlFile::parse(content).entries {
-            result.insert(
-                entry.key,
-                PersistedValue {
-                    value: entry.value,
-                    path: path.to_string(),
-                    line: entry.line,
-                },
-            );
+        let file = SysctlFile::parse(content);
+        for entry in file.entries {
+            let value = PersistedValue {
+                value: entry.value,
+                path: path.to_string(),
+                line: entry.line,
+            };
+            match glob_pattern(&entry.key) {
+                Some(pattern) => globs.push((pattern, value)),
+                None => {
+                    result.insert(entry.key, value);
+                }
+            }
+        }
+        excluded.extend(file.excluded.into_iter().map(|l| l.value));
+    }
+    for key in SYSCTLS {
+        if result.contains_key(*key) || excluded.contains(*key) {
+            continue;
+        }
+        let path = slash_form(key);
+        let options = glob::MatchOptions {
+            case_sensitive: true,
+            require_literal_separator: true,
+            require_literal_leading_dot: true,
+        };
+        if let Some((_, value)) = globs
+            .iter()
+            .rev()
+            .find(|(pattern, _)| pattern.matches_with(&path, options))
+        {
+            result.insert((*key).to_owned(), value.clone());
         }
     }
     result
+}
+
+/// The /proc/sys path pattern of a key with glob characters, as systemd-sysctl matches it.
+fn glob_pattern(key: &str) -> Option<glob::Pattern> {
+    if !key.contains(['*', '?', '[']) {
+        return None;
+    }
+    glob::Pattern::new(&slash_form(key)).ok()
+}
+
+/// A dot-form key as the path under /proc/sys (dots and slashes swapped back).
+fn slash_form(key: &str) -> String {
+    key.chars()
+        .map(|c| match c {
+            '.' => '/',
+            '/' => '.',
+            other => other,
+        })
+        .collect()
 }
 
 /// [`persisted`] over `(path, content, symlink canonical target)` triples, the shape the
@@ -556,6 +606,34 @@ net.bridge.bridge-nf-call-ip6tables=1
             Some(("3", "/usr/lib/sysctl.d/60-later.conf"))
         );
         assert_eq!(map.get("vm.y").map(|v| v.line), Some(1));
+    }
+
+    /// A glob sets every key dnsfix looks at that it matches and that no file names
+    /// (systemd-sysctl: an explicit setting, or a `-key` exclusion, wins over any glob,
+    /// wherever it is); `*` does not cross a separator.
+    #[test]
+    fn a_glob_sets_the_matching_keys_no_file_names() {
+        let files = [
+            file(
+                "/usr/lib/sysctl.d/50-bridge.conf",
+                "net.bridge.bridge-nf-call-iptables = 1
+",
+            ),
+            file(
+                "/etc/sysctl.d/90-hardening.conf",
+                "net.bridge.bridge-nf-call-* = 0
+-net.bridge.bridge-nf-call-arptables
+net.* = 7
+",
+            ),
+        ];
+        let map = persisted(&files, &[], true);
+        let at = |key: &str| map.get(key).map(|v| (v.value.as_str(), v.line));
+        assert_eq!(at("net.bridge.bridge-nf-call-iptables"), Some(("1", 1)));
+        assert_eq!(at("net.bridge.bridge-nf-call-ip6tables"), Some(("0", 1)));
+        assert_eq!(at("net.bridge.bridge-nf-call-arptables"), None);
+        assert_eq!(at("net.ipv4.ip_forward"), None);
+        assert!(!map.contains_key("net.bridge.bridge-nf-call-*"));
     }
 
     #[test]

@@ -97,13 +97,10 @@ pub fn build(
     context["kubelet_resolv_conf_file"] =
         json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
     context["kubelet_resolv_conf_key"] = json!(resolv_conf_key(facts));
-    // Whether a --config-dir drop-in's resolvConf counts (kubelet 1.32 on; an unknown
-    // version is taken for a current one): kubernetes#126630.
-    context["dropin_resolv_conf_read"] = json!(
+    context["kubelet_minor"] = json!(
         kubelet_version
             .as_ref()
             .and_then(|(v, _)| crate::facts::kubelet::version_minor(v))
-            .is_none_or(|m| m >= 32)
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
@@ -139,11 +136,13 @@ fn resolv_conf_key(facts: &NodeFacts) -> String {
             .and_then(|p| facts.files.get(p))
             .and_then(|f| f.text())
             .and_then(|t| crate::facts::kubelet_config::KubeletConfig::parse(&t).ok())
-            .filter(|c| {
-                c.resolver_config.as_ref().map(|l| l.line) == e.source.line
-                    && c.resolv_conf.as_ref().map(|l| l.line) != e.source.line
-            })
-            .and_then(|c| c.resolver_config_key),
+            .filter(|c| c.resolv_conf.as_ref().map(|l| l.line) != e.source.line)
+            .and_then(|c| {
+                c.resolver_configs
+                    .into_iter()
+                    .find(|(_, l)| Some(l.line) == e.source.line)
+                    .map(|(key, _)| key)
+            }),
         _ => None,
     };
     spelled.unwrap_or_else(|| "resolvConf".to_owned())

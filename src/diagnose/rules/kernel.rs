@@ -174,8 +174,16 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             Some(_) | None => {}
         }
     }
+    // A sysctl file the boot applies that could not be read may set a key to anything.
+    let unread = unread_sysctl_files(ctx);
+    if evidence.is_empty() && undone.is_empty() && !unread.is_empty() {
+        return ctx.unknown(id, unread);
+    }
     if !evidence.is_empty() {
         evidence.extend(undone);
+        if !unread.is_empty() {
+            evidence.push(unread);
+        }
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::High,
@@ -194,6 +202,28 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         undone,
         "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
     )])
+}
+
+/// The sysctl files the boot (or `sysctl --system`) applies that could not be read here,
+/// said as one line; empty when every one was read.
+fn unread_sysctl_files(ctx: &Ctx) -> String {
+    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS};
+    let raw = &ctx.facts.raw;
+    let mut paths: Vec<&str> = SYSCTL_DIRS
+        .iter()
+        .flat_map(|dir| raw.files_in(dir))
+        .chain(raw.get(SYSCTL_CONF).map(|f| (SYSCTL_CONF, f)))
+        .filter(|(p, f)| p.ends_with(".conf") && f.state == FileState::Unreadable)
+        .map(|(p, _)| p)
+        .collect();
+    paths.dedup();
+    if paths.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{} could not be read: what it sets at boot is not known",
+        paths.join(", ")
+    )
 }
 
 const SYSCTL_CONF_UNREAD: &str = "only /etc/sysctl.conf sets it, and systemd-sysctl does not read that file at boot: no sysctl.d file links to it";
@@ -456,7 +486,9 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
             format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
         )]);
     }
+    let unread = unread_sysctl_files(ctx);
     match &s.live {
+        Observed::Known(v) if v == "1" && !unread.is_empty() => ctx.unknown(id, unread),
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
             (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(

@@ -233,10 +233,11 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
         }
         FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
-        // nodeadm writes spec.kubelet.config to a --config-dir drop-in (40-nodeadm.conf),
-        // where kubelets before 1.32 drop resolvConf (kubernetes#126630).
-        FlavourKind::Eks if kube_minor(ctx).is_some_and(|(m, _)| m < 32) => {
-            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (user data); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets before 1.32 do not read it from (kubernetes#126630)"
+        // For kubelets from 1.29 nodeadm writes spec.kubelet.config to a --config-dir
+        // drop-in (40-nodeadm.conf), where 1.29 to 1.31 drop resolvConf (kubernetes#126630);
+        // for older ones it merged it into config.json (before amazon-eks-ami b1e7d354).
+        FlavourKind::Eks if kube_minor(ctx).is_some_and(|(m, _)| (29..32).contains(&m)) => {
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (user data); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets 1.29 to 1.31 do not read it from (kubernetes#126630)"
         }
         FlavourKind::Eks => {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
@@ -317,7 +318,8 @@ fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
 /// what dnsfix says about it: then it is worth asking the node's kubelet (or k3s) binary
 /// after all. The facts need it where k3s/RKE2 chose the kubelet's resolv.conf and GCP's
 /// metadata server is the decider, which only some k3s versions take
-/// ([`crate::facts::kubelet::K3S_VERSION_UNKNOWN`]).
+/// ([`crate::facts::kubelet::K3S_VERSION_UNKNOWN`]), and where a kubelet config drop-in sets
+/// resolvConf ([`crate::facts::kubelet::dropin_version_matters`]).
 pub fn kubelet_version_wanted(
     host: &Host,
     facts: &NodeFacts,
@@ -329,6 +331,9 @@ pub fn kubelet_version_wanted(
     if let Observed::Unknown(why) = &facts.kubelet.resolv_conf
         && why.contains(crate::facts::kubelet::K3S_VERSION_UNKNOWN)
     {
+        return true;
+    }
+    if crate::facts::kubelet::dropin_version_matters(facts) {
         return true;
     }
     let mut ctx = Ctx::in_cluster(host, facts, Some(cluster));

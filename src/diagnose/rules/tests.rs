@@ -988,6 +988,26 @@ fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
     assert!(kubelet_version_wanted(&host, &unasked, &read));
 }
 
+/// A kubelet config drop-in that sets resolvConf (in either spelling) is read one way or
+/// the other by the kubelet's version: the facts need the node's own, even where the
+/// cluster has one (plan and check ask no binary otherwise, and the facts would take the
+/// kubelet for a current one).
+#[test]
+fn a_dropin_resolv_conf_asks_the_node_for_its_kubelet_version() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/eks-al2023-1.31-nodeconfig-resolvconf/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let read = cluster(&[("node1", "v1.31.13-eks-3c4bb28")]);
+    let asked = NodeFacts::from_raw("node1", &raw);
+    assert!(!kubelet_version_wanted(&host, &asked, &read));
+
+    let mut raw = raw.clone();
+    raw.commands.remove("kubelet-version");
+    let unasked = NodeFacts::from_raw("node1", &raw);
+    assert!(kubelet_version_wanted(&host, &unasked, &read));
+}
+
 /// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
 /// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
 #[test]
@@ -1014,4 +1034,67 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     );
     let new = remediation("eks-al2023-old-stub");
     assert!(new.contains("set spec.kubelet.config.resolvConf"), "{new}");
+}
+
+/// Where no file sets a bridge key, br_netfilter's own 1 holds at boot; but a glob that
+/// sets it to 0 does name it, and a sysctl file that could not be read might: the first is
+/// a finding, the second unknown, never a pass.
+#[test]
+fn bridge_keys_at_the_module_default_pass_unless_a_glob_or_an_unread_file_may_set_them() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/fixtures/rules/DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default/root",
+    );
+    let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let outcome = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        (
+            bridge_nf_not_persistent(&Ctx::new(&host, &facts)),
+            ip_forward(&Ctx::new(&host, &facts)),
+        )
+    };
+    assert_eq!(outcome(&base), (RuleOutcome::Pass, RuleOutcome::Pass));
+
+    let mut glob = base.clone();
+    glob.file(
+        "/etc/sysctl.d/zz-hardening.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"net.bridge.bridge-nf-call-* = 0\n"),
+    );
+    let (RuleOutcome::Findings(f), _) = outcome(&glob) else {
+        panic!("a glob that sets 0 reverts the key at boot");
+    };
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.contains("/etc/sysctl.d/zz-hardening.conf:1 sets it to 0")),
+        "{f:?}"
+    );
+
+    let mut unread = base.clone();
+    unread.file(
+        "/etc/sysctl.d/zz.conf",
+        crate::facts::raw::FileState::Unreadable,
+        None,
+    );
+    let (bridge, forward) = outcome(&unread);
+    for o in [bridge, forward] {
+        let RuleOutcome::Findings(f) = o else {
+            panic!("an unread sysctl file is unknown: {o:?}");
+        };
+        assert_eq!(
+            f[0].status,
+            crate::diagnose::FindingStatus::Unknown,
+            "{f:?}"
+        );
+        assert!(
+            f[0].summary
+                .contains("/etc/sysctl.d/zz.conf could not be read")
+                || f[0]
+                    .evidence
+                    .iter()
+                    .any(|e| e.contains("/etc/sysctl.d/zz.conf could not be read")),
+            "{f:?}"
+        );
+    }
 }
