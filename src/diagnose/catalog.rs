@@ -273,6 +273,9 @@ pub const RULES: &[RuleInfo] = &[
             systemd-resolved.\n\
             - the file has no nameserver line, e.g. written by a DHCP client that got no DNS\n  \
             option.\n\
+            - a `nameserver` line with no address (a template or script whose variable was\n  \
+            empty): kubelet refuses the whole file (\"nameserver list is empty\"), so sandbox\n  \
+            creation fails for every pod, as for a missing file.\n\
             - resolvConf: \"\" (or --resolv-conf=) is valid and means \"no host DNS\": kubelet then\n  \
             gives dnsPolicy: Default pods `nameserver 127.0.0.1` (::1 on IPv6 nodes) and\n  \
             `search .`, which for CoreDNS is itself.",

@@ -204,7 +204,7 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
         (FileState::Missing, _) => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
-            format!("kubelet resolvConf {} does not exist: kubelet cannot start pods with dnsPolicy Default", e.value),
+            format!("kubelet resolvConf {} does not exist: kubelet reads it for every pod, so no new pod can start on this node", e.value),
             vec![format!("{chain} → no such file")],
             fix,
         )]),
@@ -216,6 +216,18 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
             fix,
         )]),
         (FileState::Unreadable, _) => ctx.unknown(id, format!("{} could not be read", f.path)),
+        // kubelet dns.go parseResolvConf: "nameserver list is empty", and GetPodDNS returns
+        // the error for every pod before it looks at the pod's dnsPolicy.
+        (FileState::Present, Some(p)) if !p.empty_nameserver_lines.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("kubelet resolvConf {} has a nameserver line with no address: kubelet rejects the file (\"nameserver list is empty\") for every pod, so no new pod can start on this node", e.value),
+            vec![format!(
+                "{chain} → `nameserver` with no address on line {}",
+                p.empty_nameserver_lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )],
+            "give the line its address or remove it, in whatever writes the file (kubelet reads it again for the next pod); or point resolvConf at a file with real nameservers".into(),
+        )]),
         (FileState::Present, Some(p)) if p.nameservers.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,

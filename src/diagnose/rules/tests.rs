@@ -1098,3 +1098,36 @@ fn bridge_keys_at_the_module_default_pass_unless_a_glob_or_an_unread_file_may_se
         );
     }
 }
+
+/// A `nameserver` line with no address makes kubelet reject its resolv.conf for every pod
+/// (dns.go parseResolvConf, "nameserver list is empty"), even beside real servers.
+#[test]
+fn a_nameserver_line_without_an_address_stops_every_pod() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_healthy/kubeadm-ubuntu2204/root");
+    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(
+        resolvconf_missing(&Ctx::new(&host, &facts)),
+        RuleOutcome::Pass
+    );
+    let path = "/run/systemd/resolve/resolv.conf";
+    let text = raw
+        .get(path)
+        .and_then(|f| f.text())
+        .expect("uplink")
+        .into_owned();
+    let broken = text.replacen("nameserver ", "nameserver\nnameserver ", 1);
+    raw.file(
+        path,
+        crate::facts::raw::FileState::Present,
+        Some(broken.as_bytes()),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = resolvconf_missing(&Ctx::new(&host, &facts)) else {
+        panic!("an empty nameserver line fails every pod");
+    };
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(f[0].summary.contains("nameserver list is empty"), "{f:?}");
+}
