@@ -82,7 +82,14 @@ pub const RULES: &[RuleInfo] = &[
             active when it ran. A pod's resolv.conf is written once, when the pod is created,\n\
             and the loop probe runs only at start-up, so nothing breaks until the DNS pods are\n\
             recreated by a reboot, drain or rollout. Editing /etc/resolv.conf changes nothing\n\
-            when kubelet reads another file (kubespray#11093).",
+            when kubelet reads another file (kubespray#11093).\n\
+            \n\
+            Pods get the first three servers of the file only (kubelet\n\
+            formDNSNameserversFitsLimits): a loopback server after them reaches no pod. Where\n\
+            Kubespray's upstream_dns_servers is set, CoreDNS and nodelocaldns forward there,\n\
+            not to this file (coredns-config.yml.j2, upstreamForwardTarget): no loop, and the\n\
+            finding is a warning for the other dnsPolicy: Default pods off the host network,\n\
+            whose loopback is their own.",
         fix: "\
             Point kubelet's resolvConf at a file that lists only real upstream resolvers:\n\
             - systemd-resolved is active and /run/systemd/resolve/resolv.conf has no loopback or\n  \

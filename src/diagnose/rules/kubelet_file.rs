@@ -11,7 +11,7 @@ use super::{
 use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
-use crate::facts::resolv_conf::{Nameserver, ResolvConf};
+use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
 
 /// systemd-resolved runs and its uplink file lists servers, none loopback and none of the
 /// cluster's own: a file kubelet can hand to CoreDNS. (A Kubespray uplink file holding
@@ -43,7 +43,13 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
         PodResolv::Unknown(why) => return ctx.unknown("DNS-KUBELET-LOOPBACK", why),
         PodResolv::Broken => return RuleOutcome::Pass,
     };
-    let lo = p.loopback_nameservers();
+    // Pods get the first three servers only (kubelet formDNSNameserversFitsLimits).
+    let lo: Vec<&Nameserver> = p
+        .nameservers
+        .iter()
+        .take(MAX_POD_NAMESERVERS)
+        .filter(|n| n.ip.is_some_and(is_loopback))
+        .collect();
     if lo.is_empty() {
         return RuleOutcome::Pass;
     }
@@ -54,16 +60,57 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
         "point resolvConf at a file that lists the real upstream servers (set upstream_dns_servers)"
             .to_owned()
     };
+    let mut evidence = vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))];
+    let upstreams = upstream_dns_servers(ctx);
+    // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
+    // not to this file (coredns-config.yml.j2, upstreamForwardTarget): no loop; other
+    // dnsPolicy: Default pods still get a server in their own network namespace.
+    let (severity, summary) = if upstreams.is_empty() {
+        (
+            Severity::Critical,
+            format!(
+                "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
+                addrs.join(", ")
+            ),
+        )
+    } else {
+        evidence.push(format!(
+            "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to this file",
+            upstreams.join(", ")
+        ));
+        (
+            Severity::Warning,
+            format!(
+                "kubelet hands dnsPolicy: Default pods a resolv.conf with loopback nameserver {}: CoreDNS does not loop (it forwards to upstream_dns_servers), but other such pods off the host network ask their own network namespace, where nothing answers",
+                addrs.join(", ")
+            ),
+        )
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-LOOPBACK",
-        Severity::Critical,
+        severity,
+        summary,
+        evidence,
         format!(
-            "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
-            addrs.join(", ")
+            "{target}; {}; {}, then recreate the CoreDNS and nodelocaldns pods",
+            persist_hint(ctx),
+            restart_hint(ctx)
         ),
-        vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))],
-        format!("{target}; {}; {}, then recreate the CoreDNS and nodelocaldns pods", persist_hint(ctx), restart_hint(ctx)),
     )])
+}
+
+/// How many nameservers kubelet hands a pod: the first three of its file
+/// (validation.MaxDNSNameservers).
+const MAX_POD_NAMESERVERS: usize = 3;
+
+/// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
+fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
+    ctx.host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.contains("{{"))
+        .collect()
 }
 
 /// The host's own resolver: what the host's processes (and Kubespray's next run) use.
@@ -93,13 +140,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
     let cluster = cluster.join(", ");
     // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
     // not to /etc/resolv.conf, so a cluster address in kubelet's file cannot loop.
-    let upstreams: Vec<String> = ctx
-        .host
-        .var_list("upstream_dns_servers")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.contains("{{"))
-        .collect();
+    let upstreams = upstream_dns_servers(ctx);
     let upstream_note = if upstreams.is_empty() {
         "upstream_dns_servers: not set, so CoreDNS/nodelocaldns forward . to this file".to_owned()
     } else {
@@ -110,6 +151,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             let hits: Vec<&Nameserver> = p
                 .nameservers
                 .iter()
+                .take(MAX_POD_NAMESERVERS)
                 .filter(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
                 .collect();
             if !hits.is_empty() && upstreams.is_empty() {

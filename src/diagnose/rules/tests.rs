@@ -1131,3 +1131,49 @@ fn a_nameserver_line_without_an_address_stops_every_pod() {
     assert_eq!(f[0].severity, Severity::Critical);
     assert!(f[0].summary.contains("nameserver list is empty"), "{f:?}");
 }
+
+/// Kubespray's CoreDNS and nodelocaldns forward to upstream_dns_servers where it is set,
+/// not to kubelet's file: a loopback server there loops nothing (a warning for the other
+/// Default pods); and pods get the first three servers only, so a loopback fourth is no
+/// loop at all.
+#[test]
+fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub/root");
+    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let severity = |host: &Host, facts: &NodeFacts| match super::kubelet_file::kubelet_loopback(
+        &Ctx::new(host, facts),
+    ) {
+        RuleOutcome::Findings(f) => Some(f[0].severity),
+        _ => None,
+    };
+    assert_eq!(severity(&host, &facts), Some(Severity::Critical));
+    let mut upstreams = host.clone();
+    upstreams.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["192.0.2.53"]),
+    );
+    assert_eq!(severity(&upstreams, &facts), Some(Severity::Warning));
+
+    // The kubelet's /etc/resolv.conf, read through its link to the stub.
+    for path in ["/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf"] {
+        let text = raw
+            .get(path)
+            .and_then(|f| f.text())
+            .expect("stub")
+            .into_owned();
+        let fourth = text.replace(
+            "nameserver 127.0.0.53",
+            "nameserver 192.0.2.1\nnameserver 192.0.2.2\nnameserver 192.0.2.3\nnameserver 127.0.0.53",
+        );
+        raw.file(
+            path,
+            crate::facts::raw::FileState::Present,
+            Some(fourth.as_bytes()),
+        );
+    }
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(severity(&host, &facts), None);
+}
