@@ -690,7 +690,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-SEARCH-LIMIT",
         severity: Severity::Warning,
-        title: "Host search list over kubelet's limits: pods get it cut",
+        title: "Host search list over kubelet's limits, or musl's: pods get it cut",
         symptom: "\
             Node events, reason CheckLimitsForResolvConf:\n\
             Resolv.conf file '/etc/resolv.conf' contains search line consisting of more than 3 domains!\n\
@@ -725,7 +725,12 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             Old pod images cap the list themselves: glibc before 2.26 (CentOS 7 based images)\n\
             at 6 domains / 256 chars, and older containerd at 6 (containerd#5877), so a list\n\
-            kubelet accepts can still be cut inside the pod. Kubespray's host_resolvconf adds\n\
+            kubelet accepts can still be cut inside the pod. musl (Alpine images) reads\n\
+            resolv.conf a line at a time into 256 bytes and skips a longer line whole\n\
+            (src/network/resolvconf.c): a pod's `search` line of 255 characters or more,\n\
+            which kubelet's expanded limits allow, leaves Alpine pods without any search\n\
+            domain, the cluster's own included. The namespace's name is part of the line, so\n\
+            dnsfix says from which length of it that happens. Kubespray's host_resolvconf adds\n\
             default.svc.<dns_domain> and svc.<dns_domain> to the node's list; they count too.",
         fix: "\
             Shorten the node's search list to what pods need, in the component that owns it:\n\

@@ -44,7 +44,7 @@ pub(super) fn search_limit(ctx: &Ctx) -> RuleOutcome {
         "DNS-SEARCH-LIMIT",
         Severity::Warning,
         format!(
-            "pods' search list over kubelet's limits ({}): {}",
+            "pods' search list over what kubelet or musl keep ({}): {}",
             problems.label,
             problems.problems.join("; ")
         ),
@@ -98,6 +98,9 @@ fn search_limit_problems(ctx: &Ctx, host: &[&str]) -> SearchLimits {
             "the search line is {joined} chars, over {max_chars}"
         ));
     }
+    if let Some(problem) = musl_drops(&composed, max_domains, max_chars) {
+        problems.push(problem);
+    }
     for d in host.iter().filter(|d| d.len() > 253) {
         problems.push(format!(
             "domain {}... is over 253 chars and is dropped",
@@ -109,6 +112,38 @@ fn search_limit_problems(ctx: &Ctx, host: &[&str]) -> SearchLimits {
         composed,
         problems,
     }
+}
+
+/// Where musl (Alpine images) ignores the pod's whole search line: it reads resolv.conf a
+/// line at a time into 256 bytes and skips a line that does not fit, newline included
+/// (src/network/resolvconf.c: `char line[256]`, "Ignore lines that get truncated"), so it
+/// keeps lines of 254 characters at most. The line is `search ` and what kubelet keeps of
+/// the list (`max_domains`, `max_chars`: formDNSSearchFitsLimits drops domains from the end
+/// until both fit); both turn on the pod's namespace (`<ns>`, 1 to 63 characters).
+fn musl_drops(composed: &[String], max_domains: usize, max_chars: usize) -> Option<String> {
+    let dropped: Vec<usize> = (1..=63)
+        .filter(|&n| {
+            let ns = "n".repeat(n);
+            let mut kept: Vec<String> = composed
+                .iter()
+                .take(max_domains)
+                .map(|d| d.replace("<ns>", &ns))
+                .collect();
+            while kept.len() > 1 && kept.join(" ").len() > max_chars {
+                kept.pop();
+            }
+            "search ".len() + kept.join(" ").len() > 254
+        })
+        .collect();
+    let (first, last) = (*dropped.first()?, *dropped.last()?);
+    let who = match (first, last) {
+        (1, 63) => "every pod".to_owned(),
+        (_, 63) => format!("pods in namespaces whose names are {first} characters or longer"),
+        _ => format!("pods in some namespaces whose names are {first} to {last} characters long"),
+    };
+    Some(format!(
+        "for {who} the search line is 255 characters or more, which musl (Alpine images) skips whole: their short names, the cluster's own included, stop resolving"
+    ))
 }
 
 /// Search domains that come from somewhere nobody means for pods: DHCP on OpenStack

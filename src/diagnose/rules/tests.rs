@@ -1177,3 +1177,53 @@ fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
     let facts = NodeFacts::from_raw("node1", &raw);
     assert_eq!(severity(&host, &facts), None);
 }
+
+/// musl reads resolv.conf lines into 256 bytes and skips a longer one whole: a pod's
+/// search line of 255 characters or more (the namespace's name counts) loses Alpine pods
+/// every search domain, within kubelet's expanded limits too.
+#[test]
+fn a_search_line_musl_skips_is_over_the_limit_even_where_kubelet_keeps_it() {
+    let (host, mut facts) = five_domains();
+    facts.kubelet.version = Some("v1.29.4".into());
+    let outcome = |facts: &NodeFacts| search_limit(&Ctx::new(&host, facts));
+    assert_eq!(outcome(&facts), RuleOutcome::Pass);
+    let with_search = |search: &str| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/expanded-five-domains-1.29/root");
+        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let path = "/run/systemd/resolve/resolv.conf";
+        let text = raw
+            .get(path)
+            .and_then(|f| f.text())
+            .expect("uplink")
+            .into_owned();
+        let text = text.replace(
+            "search corp.example eng.corp.example example.internal lab.example.internal qa.example.internal",
+            &format!("search {search}"),
+        );
+        raw.file(
+            path,
+            crate::facts::raw::FileState::Present,
+            Some(text.as_bytes()),
+        );
+        let mut facts = NodeFacts::from_raw("node1", &raw);
+        facts.kubelet.version = Some("v1.29.4".into());
+        facts
+    };
+    let long = |c: &str, n: usize| format!("{}.example.com", c.repeat(n - 12));
+    let some = with_search(&[long("a", 60), long("b", 60), long("c", 69)].join(" "));
+    let RuleOutcome::Findings(f) = outcome(&some) else {
+        panic!("long namespaces lose their search line");
+    };
+    // 249 characters and the namespace's name: from 6 characters on, 255 or more.
+    assert!(
+        f[0].summary
+            .contains("namespaces whose names are 6 characters or longer"),
+        "{f:?}"
+    );
+    let all = with_search(&[long("a", 100), long("b", 100)].join(" "));
+    let RuleOutcome::Findings(f) = outcome(&all) else {
+        panic!("every pod loses its search line");
+    };
+    assert!(f[0].summary.contains("for every pod"), "{f:?}");
+}
