@@ -613,7 +613,9 @@ pub const RULES: &[RuleInfo] = &[
             Where one of them runs, a reboot cannot leave forwarding off, so \"not persisted\"\n\
             does not apply; a sysctl file that sets 0 is a warning (the next\n\
             `sysctl --system` turns forwarding off under the running service), and names the\n\
-            file when forwarding is off now.",
+            file when forwarding is off now. kube-proxy in IPVS mode (its ConfigMap, else the\n\
+            inventory's kube_proxy_mode, Kubespray's default) sets it to 1 whenever it starts\n\
+            (pkg/proxy/ipvs proxier): forwarding no file sets is not reported there.",
         fix: "\
             Now:\n  \
             sysctl -w net.ipv4.ip_forward=1\n  \

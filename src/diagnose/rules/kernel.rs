@@ -491,6 +491,11 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         Observed::Known(v) if v == "1" && !unread.is_empty() => ctx.unknown(id, unread),
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
+            // kube-proxy in IPVS mode sets it to 1 whenever it starts (pkg/proxy/ipvs
+            // proxier: "Set the ip_forward sysctl we need for"): no file needs to.
+            (Some(_), None) if s.persisted.is_none() && super::kube_proxy_ipvs(ctx).0 => {
+                RuleOutcome::Pass
+            }
             (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::Warning,

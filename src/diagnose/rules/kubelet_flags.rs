@@ -7,37 +7,13 @@ use std::net::IpAddr;
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
 use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::{FlavourKind, Observed};
+use crate::facts::node_facts::Observed;
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let Some(addrs) = &ctx.facts.nodelocaldns else {
         return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
     };
-    // The cluster's kube-proxy ConfigMap when it was read, else the inventory.
-    let (mode, mode_evidence) = match &ctx.kube_proxy_mode {
-        Some(m) => (
-            Some(m.as_str()),
-            format!(
-                "ConfigMap kube-system/kube-proxy (config.conf) mode: {}",
-                if m.is_empty() { "\"\" (iptables)" } else { m }
-            ),
-        ),
-        None => {
-            let m = ctx.host.var_str("kube_proxy_mode");
-            (
-                m,
-                format!(
-                    "kube_proxy_mode: {}",
-                    m.unwrap_or("ipvs (Kubespray default)")
-                ),
-            )
-        }
-    };
-    let ipvs = match mode {
-        Some(m) => m == "ipvs",
-        // Kubespray's default kube_proxy_mode is ipvs.
-        None => ctx.facts.flavour.kind == FlavourKind::Kubespray,
-    };
+    let (ipvs, mode_evidence) = super::kube_proxy_ipvs(ctx);
     if !ipvs {
         return RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into());
     }

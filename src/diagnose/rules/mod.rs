@@ -347,6 +347,28 @@ pub fn kubelet_version_wanted(
     with("v1.25.0") != with("v1.26.0")
 }
 
+/// Whether kube-proxy runs in IPVS mode, and what says so: the cluster's kube-proxy
+/// ConfigMap when it was read, else the inventory's `kube_proxy_mode` (Kubespray's default
+/// is ipvs).
+fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
+    match &ctx.kube_proxy_mode {
+        Some(m) => (
+            m == "ipvs",
+            format!(
+                "ConfigMap kube-system/kube-proxy (config.conf) mode: {}",
+                if m.is_empty() { "\"\" (iptables)" } else { m }
+            ),
+        ),
+        None => match ctx.host.var_str("kube_proxy_mode") {
+            Some(m) => (m == "ipvs", format!("kube_proxy_mode: {m}")),
+            None => (
+                ctx.facts.flavour.kind == FlavourKind::Kubespray,
+                "kube_proxy_mode: ipvs (Kubespray default)".to_owned(),
+            ),
+        },
+    }
+}
+
 fn dns_domain(ctx: &Ctx) -> String {
     match &ctx.facts.kubelet.cluster_domain {
         Observed::Known(e) => e.value.trim_end_matches('.').to_owned(),

@@ -1227,3 +1227,30 @@ fn a_search_line_musl_skips_is_over_the_limit_even_where_kubelet_keeps_it() {
     };
     assert!(f[0].summary.contains("for every pod"), "{f:?}");
 }
+
+/// kube-proxy in IPVS mode turns IPv4 forwarding on whenever it starts (pkg/proxy/ipvs
+/// proxier, "Set the ip_forward sysctl we need for"): forwarding no file persists does not
+/// stay off after a reboot there. In iptables mode it does.
+#[test]
+fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-IP-FORWARD/ip-forward-not-persisted/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let outcome = |mode: Option<&str>, cluster: Option<&str>| {
+        let mut host = host.clone();
+        if let Some(m) = mode {
+            host.vars
+                .insert("kube_proxy_mode".into(), serde_json::json!(m));
+        }
+        let mut ctx = Ctx::new(&host, &facts);
+        ctx.kube_proxy_mode = cluster.map(str::to_owned);
+        matches!(ip_forward(&ctx), RuleOutcome::Findings(_))
+    };
+    assert!(outcome(None, None));
+    assert!(outcome(Some("iptables"), None));
+    assert!(!outcome(Some("ipvs"), None));
+    assert!(!outcome(None, Some("ipvs")));
+    assert!(outcome(Some("ipvs"), Some("")));
+}
