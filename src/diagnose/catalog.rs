@@ -827,8 +827,8 @@ pub const RULES: &[RuleInfo] = &[
     },
     RuleInfo {
         id: "DNS-NODELOCAL-CLUSTERDNS",
-        severity: Severity::High,
-        title: "IPVS mode: kubelet's clusterDNS bypasses nodelocaldns",
+        severity: Severity::Critical,
+        title: "clusterDNS misses nodelocaldns: nothing answers it, or IPVS skips the cache",
         symptom: "\
             `ip addr show nodelocaldns` lists 169.254.25.10, yet pods on this node have\n\
             `nameserver 10.233.0.3` (the kube-dns service IP) in /etc/resolv.conf. DNS works\n\
@@ -852,7 +852,15 @@ pub const RULES: &[RuleInfo] = &[
             Kubespray sets clusterDNS to nodelocaldns_ip whenever enable_nodelocaldns is true,\n\
             so a mismatch there means the node's kubelet config was written by another run or\n\
             edited by hand (compare DNS-FLEET-DRIFT). kubeadm keeps the kube-dns service IP\n\
-            (10.96.0.10) until you change it after installing nodelocaldns.",
+            (10.96.0.10) until you change it after installing nodelocaldns.\n\
+            \n\
+            Severity: critical where clusterDNS is a link-local address (169.254.x.y, the cloud\n\
+            endpoints 169.254.169.x aside) that the nodelocaldns interface does not hold, or\n\
+            there is no such interface, in any kube-proxy mode: nothing on the node answers\n\
+            it. node-cache takes its interface and address down when it stops (cmd/node-cache\n\
+            TeardownNetworking, unless -skipteardown), so a cache that is not running on the\n\
+            node, evicted, crash-looping or never scheduled, leaves none. A warning where, in\n\
+            IPVS mode, clusterDNS is the service IP: DNS works, without the cache.",
         fix: "\
             Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
             169.254.25.10):\n\
@@ -1306,7 +1314,7 @@ mod tests {
             ("DNS-NAMESERVER-LIMIT", Severity::Warning),
             ("DNS-SEARCH-LIMIT", Severity::Warning),
             ("DNS-STRAY-SEARCH", Severity::Warning),
-            ("DNS-NODELOCAL-CLUSTERDNS", Severity::High),
+            ("DNS-NODELOCAL-CLUSTERDNS", Severity::Critical),
             ("DNS-KUBELET-FLAG-SHADOW", Severity::Warning),
             ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
             ("DNS-K3S-FALLBACK", Severity::Info),

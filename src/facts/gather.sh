@@ -437,9 +437,12 @@ f /etc/modules
 confs /etc/modules-load.d /run/modules-load.d /usr/local/lib/modules-load.d /usr/lib/modules-load.d
 [ /lib/modules-load.d -ef /usr/lib/modules-load.d ] || confs /lib/modules-load.d
 
-# NodeLocal DNSCache's dummy interface.
+# NodeLocal DNSCache's dummy interface (its absence is a fact too: a clusterDNS on its
+# address then reaches nothing).
 if [ -e /sys/class/net/nodelocaldns ]; then
   cmd nodelocaldns-addr ip -o addr show dev nodelocaldns
+else
+  hdr missing /sys/class/net/nodelocaldns
 fi
 
 # Symlinks: every target from one readlink. What readlink -f would print is worked out

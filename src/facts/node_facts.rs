@@ -376,6 +376,9 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.forwarding",
 ];
 
+/// Where the kernel shows the `nodelocaldns` interface.
+pub const NODELOCALDNS_SYSFS: &str = "/sys/class/net/nodelocaldns";
+
 pub(super) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
 pub(super) const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
 /// nodeadm's kubelet flags (awslabs/amazon-eks-ami nodeadm internal/kubelet/environment.go).
@@ -428,6 +431,16 @@ impl NodeFacts {
         let f = self.kubelet.pod_resolv_conf.as_ref()?;
         let path = f.canonical.as_deref().unwrap_or(&f.path);
         (f.state == FileState::Present && in_resolved_run_dir(path)).then_some(path)
+    }
+
+    /// There is no `nodelocaldns` interface (NodeLocal DNSCache's dummy device): the gather
+    /// looked and found none. Not where it was not asked.
+    pub fn nodelocaldns_absent(&self) -> bool {
+        self.nodelocaldns.is_none()
+            && self
+                .files
+                .get(NODELOCALDNS_SYSFS)
+                .is_some_and(|f| f.state == super::raw::FileState::Missing)
     }
 
     /// The gathered /proc/sys file of sysctl `name` (dot form); `None` when the gather did

@@ -6,10 +6,22 @@ use std::net::IpAddr;
 
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
-use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::Observed;
+use crate::diagnose::finding::{Finding, Severity};
+use crate::facts::node_facts::{Effective, Observed};
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-NODELOCAL-CLUSTERDNS";
+    let dns = match &ctx.facts.kubelet.cluster_dns {
+        Observed::Known(e) => e,
+        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        Observed::Unknown(why) if ctx.facts.nodelocaldns.is_none() => {
+            return RuleOutcome::NotApplicable(format!("no nodelocaldns interface ({why})"));
+        }
+        Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+    };
+    if let Some(finding) = clusterdns_unanswered(ctx, dns) {
+        return RuleOutcome::Findings(vec![finding]);
+    }
     let Some(addrs) = &ctx.facts.nodelocaldns else {
         return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
     };
@@ -17,24 +29,14 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     if !ipvs {
         return RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into());
     }
-    let dns = match &ctx.facts.kubelet.cluster_dns {
-        Observed::Known(e) => e,
-        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
-        Observed::Unknown(why) => return ctx.unknown("DNS-NODELOCAL-CLUSTERDNS", why.clone()),
-    };
-    let local: Vec<&String> = addrs
-        .iter()
-        .filter(|a| {
-            a.parse::<IpAddr>()
-                .is_ok_and(|ip| matches!(ip, IpAddr::V4(v) if v.is_link_local()))
-        })
-        .collect();
+    let local = link_local(addrs.iter());
     if local.is_empty() || local.iter().any(|a| dns.value.contains(a)) {
         return RuleOutcome::Pass;
     }
+    // DNS works, through IPVS to the kube-dns service, without the cache.
     RuleOutcome::Findings(vec![ctx.finding(
-        "DNS-NODELOCAL-CLUSTERDNS",
-        Severity::High,
+        id,
+        Severity::Warning,
         format!("nodelocaldns listens on {} but kubelet clusterDNS is {}: in ipvs mode pods never reach the local cache", local[0], dns.value.join(", ")),
         vec![
             format!("interface nodelocaldns: {}", addrs.join(", ")),
@@ -47,6 +49,67 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
             restart_hint(ctx)
         ),
     )])
+}
+
+/// The IPv4 link-local addresses among `addrs`, cloud metadata and DNS endpoints left out
+/// (169.254.169.253 and .254 are the hypervisor's, not an address of the node).
+fn link_local<'a>(addrs: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    addrs
+        .filter(|a| {
+            a.parse::<IpAddr>().is_ok_and(
+                |ip| matches!(ip, IpAddr::V4(v) if v.is_link_local() && v.octets()[2] != 169),
+            )
+        })
+        .collect()
+}
+
+/// clusterDNS names a link-local address, NodeLocal DNSCache's kind, that is not on the
+/// node's nodelocaldns interface, or there is no such interface: nothing on the node
+/// answers it, in any kube-proxy mode, and every ClusterFirst pod's lookup times out.
+/// node-cache takes its interface down when it stops (cmd/node-cache TeardownNetworking,
+/// unless -skipteardown), so a cache that is not running leaves none.
+fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Finding> {
+    let wanted = link_local(dns.value.iter());
+    let first = *wanted.first()?;
+    let restart = restart_hint(ctx);
+    let (summary, on_node, fix) = match &ctx.facts.nodelocaldns {
+        Some(addrs) if wanted.iter().any(|a| addrs.contains(a)) => return None,
+        Some(addrs) => (
+            format!(
+                "kubelet clusterDNS {first} is not on the nodelocaldns interface, which holds {}: nothing on this node answers it, so every lookup of its ClusterFirst pods times out",
+                addrs.join(", ")
+            ),
+            format!("interface nodelocaldns: {}", addrs.join(", ")),
+            match link_local(addrs.iter()).first() {
+                Some(local) => format!(
+                    "set clusterDNS to [{local}], the cache's address (or node-cache's -localip to {first}); {restart} and recreate pods"
+                ),
+                None => {
+                    format!("set clusterDNS to the cache's address; {restart} and recreate pods")
+                }
+            },
+        ),
+        None if ctx.facts.nodelocaldns_absent() => (
+            format!(
+                "kubelet clusterDNS {first} is NodeLocal DNSCache's kind of address, but this node has no nodelocaldns interface: nothing answers it, so every lookup of its ClusterFirst pods times out"
+            ),
+            "no nodelocaldns interface (/sys/class/net/nodelocaldns does not exist)".to_owned(),
+            format!(
+                "get the node-local-dns pod running on this node (kubectl -n kube-system get pods -l k8s-app=node-local-dns -o wide; it takes its interface down when it stops), listening on {first}; or, without NodeLocal DNSCache, set clusterDNS to the kube-dns service IP, {restart} and recreate pods"
+            ),
+        ),
+        None => return None,
+    };
+    Some(ctx.finding(
+        "DNS-NODELOCAL-CLUSTERDNS",
+        Severity::Critical,
+        summary,
+        vec![
+            format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
+            on_node,
+        ],
+        fix,
+    ))
 }
 
 /// kubeadm 1.11–1.18 wrote exactly this flag into kubeadm-flags.env when systemd-resolved

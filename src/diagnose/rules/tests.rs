@@ -1254,3 +1254,54 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
     assert!(!outcome(None, Some("ipvs")));
     assert!(outcome(Some("ipvs"), Some("")));
 }
+
+/// A clusterDNS on NodeLocal DNSCache's link-local address that nothing on the node holds
+/// (no nodelocaldns interface: node-cache takes it down when it stops; or another address
+/// on it) is every ClusterFirst lookup timing out, in any kube-proxy mode; where the
+/// interface was not looked at, nothing is said.
+#[test]
+fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
+    use crate::facts::node_facts::NODELOCALDNS_SYSFS;
+    use crate::facts::raw::FileState;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/_upstream/kubespray-head-ubuntu2204-default/root");
+    let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let mut host = Host::new("node1");
+    host.vars
+        .insert("kube_proxy_mode".into(), serde_json::json!("iptables"));
+    let outcome = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        super::kubelet_flags::nodelocal_clusterdns(&Ctx::new(&host, &facts))
+    };
+    assert!(!matches!(outcome(&base), RuleOutcome::Findings(_)));
+
+    let mut gone = base.clone();
+    gone.commands.remove("nodelocaldns-addr");
+    assert!(
+        !matches!(outcome(&gone), RuleOutcome::Findings(_)),
+        "not looked at"
+    );
+    gone.file(NODELOCALDNS_SYSFS, FileState::Missing, None);
+    let RuleOutcome::Findings(f) = outcome(&gone) else {
+        panic!("no interface answers 169.254.25.10");
+    };
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(f[0].summary.contains("no nodelocaldns interface"), "{f:?}");
+
+    let mut other = base.clone();
+    crate::testing::set_command(
+        &mut other,
+        "nodelocaldns-addr",
+        "5: nodelocaldns    inet 169.254.20.10/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n",
+        0,
+    );
+    let RuleOutcome::Findings(f) = outcome(&other) else {
+        panic!("the interface holds another address");
+    };
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(
+        f[0].remediation
+            .contains("set clusterDNS to [169.254.20.10]"),
+        "{f:?}"
+    );
+}
