@@ -86,10 +86,11 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             Pods get the first three servers of the file only (kubelet\n\
             formDNSNameserversFitsLimits): a loopback server after them reaches no pod. Where\n\
-            Kubespray's upstream_dns_servers is set, CoreDNS and nodelocaldns forward there,\n\
-            not to this file (coredns-config.yml.j2, upstreamForwardTarget): no loop, and the\n\
-            finding is a warning for the other dnsPolicy: Default pods off the host network,\n\
-            whose loopback is their own.",
+            CoreDNS and nodelocaldns forward `.` elsewhere than this file, as the Corefiles\n\
+            read from the cluster say, or, where they were not read, as Kubespray renders\n\
+            them when upstream_dns_servers is set (coredns-config.yml.j2,\n\
+            upstreamForwardTarget), nothing loops: the finding is a warning for the other\n\
+            dnsPolicy: Default pods off the host network, whose loopback is their own.",
         fix: "\
             Point kubelet's resolvConf at a file that lists only real upstream resolvers:\n\
             - systemd-resolved is active and /run/systemd/resolve/resolv.conf has no loopback or\n  \

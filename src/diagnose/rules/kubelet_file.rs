@@ -61,30 +61,26 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
             .to_owned()
     };
     let mut evidence = vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))];
-    let upstreams = upstream_dns_servers(ctx);
-    // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
-    // not to this file (coredns-config.yml.j2, upstreamForwardTarget): no loop; other
+    // Where CoreDNS and nodelocaldns forward elsewhere than this file, nothing loops; other
     // dnsPolicy: Default pods still get a server in their own network namespace.
-    let (severity, summary) = if upstreams.is_empty() {
-        (
+    let (severity, summary) = match forwards_elsewhere(ctx) {
+        None => (
             Severity::Critical,
             format!(
                 "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
                 addrs.join(", ")
             ),
-        )
-    } else {
-        evidence.push(format!(
-            "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to this file",
-            upstreams.join(", ")
-        ));
-        (
-            Severity::Warning,
-            format!(
-                "kubelet hands dnsPolicy: Default pods a resolv.conf with loopback nameserver {}: CoreDNS does not loop (it forwards to upstream_dns_servers), but other such pods off the host network ask their own network namespace, where nothing answers",
-                addrs.join(", ")
-            ),
-        )
+        ),
+        Some(why) => {
+            evidence.push(why);
+            (
+                Severity::Warning,
+                format!(
+                    "kubelet hands dnsPolicy: Default pods a resolv.conf with loopback nameserver {}: CoreDNS does not loop (it forwards elsewhere), but other such pods off the host network ask their own network namespace, where nothing answers",
+                    addrs.join(", ")
+                ),
+            )
+        }
     };
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-LOOPBACK",
@@ -102,6 +98,29 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
 /// How many nameservers kubelet hands a pod: the first three of its file
 /// (validation.MaxDNSNameservers).
 const MAX_POD_NAMESERVERS: usize = 3;
+
+/// Why CoreDNS and nodelocaldns do not forward `.` to the resolv.conf kubelet hands them,
+/// where they do not: the Corefiles read from the cluster say so, or, where none was read,
+/// the inventory sets `upstream_dns_servers`, which Kubespray renders as their `forward .`
+/// (coredns-config.yml.j2; nodelocaldns's upstreamForwardTarget). `None`: they forward to it.
+fn forwards_elsewhere(ctx: &Ctx) -> Option<String> {
+    match ctx.corefile_forwards_to_file {
+        Some(true) => None,
+        Some(false) => Some(
+            "the cluster's Corefiles forward . elsewhere than this file (their lines follow)"
+                .into(),
+        ),
+        None => {
+            let upstreams = upstream_dns_servers(ctx);
+            (!upstreams.is_empty()).then(|| {
+                format!(
+                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to this file (the Corefiles were not read)",
+                    upstreams.join(", ")
+                )
+            })
+        }
+    }
+}
 
 /// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
 fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
@@ -138,13 +157,18 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
     let mut findings = Vec::new();
     let cluster: Vec<String> = ctx.cluster.iter().map(|ip| ip.to_string()).collect();
     let cluster = cluster.join(", ");
-    // With upstream_dns_servers set, Kubespray's CoreDNS and nodelocaldns forward there,
-    // not to /etc/resolv.conf, so a cluster address in kubelet's file cannot loop.
-    let upstreams = upstream_dns_servers(ctx);
-    let upstream_note = if upstreams.is_empty() {
-        "upstream_dns_servers: not set, so CoreDNS/nodelocaldns forward . to this file".to_owned()
-    } else {
-        format!("upstream_dns_servers: {}", upstreams.join(", "))
+    // Where CoreDNS and nodelocaldns forward elsewhere (upstream_dns_servers, or what the
+    // cluster's Corefiles say), a cluster address in kubelet's file cannot loop.
+    let elsewhere = forwards_elsewhere(ctx);
+    let upstream_note = match (&elsewhere, ctx.corefile_forwards_to_file) {
+        (Some(why), _) => why.clone(),
+        (None, Some(true)) => {
+            "the cluster's Corefiles forward . to this file (their lines follow)".to_owned()
+        }
+        (None, _) => {
+            "upstream_dns_servers: not set, so CoreDNS/nodelocaldns forward . to this file"
+                .to_owned()
+        }
     };
     match pod_resolv(ctx) {
         PodResolv::Parsed(e, f, p) => {
@@ -154,7 +178,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                 .take(MAX_POD_NAMESERVERS)
                 .filter(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
                 .collect();
-            if !hits.is_empty() && upstreams.is_empty() {
+            if !hits.is_empty() && elsewhere.is_none() {
                 // CoreDNS's forward plugin picks among the servers, so one cluster
                 // address among real ones still sends part of the traffic (and the loop
                 // probe) back into the cluster (kubespray#9948).
@@ -171,13 +195,17 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                         format!("cluster DNS addresses: {cluster}"),
                         upstream_note.clone(),
                     ],
-                    "set upstream_dns_servers (CoreDNS and nodelocaldns then forward there instead of /etc/resolv.conf) and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into(),
+                    if upstream_dns_servers(ctx).is_empty() {
+                        "set upstream_dns_servers (CoreDNS and nodelocaldns then forward there instead of /etc/resolv.conf) and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into()
+                    } else {
+                        "forward . in the coredns and nodelocaldns Corefiles to upstream_dns_servers, as Kubespray renders them once it is set (DNS-COREFILE-UPSTREAM-DRIFT), and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into()
+                    },
                 ));
             } else if let Some(ns) = only_cluster(ctx, p) {
                 findings.push(ctx.finding(
                     "DNS-CLUSTER-SELF-FORWARD",
                     Severity::High,
-                    "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (upstream_dns_servers is set), but those pods and the node have no real upstream while cluster DNS is down".into(),
+                    "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (CoreDNS forwards elsewhere), but those pods and the node have no real upstream while cluster DNS is down".into(),
                     vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &ns)), upstream_note.clone()],
                     "list real upstream servers after the cluster IP on the host (Kubespray: nameservers; systemd-resolved: a resolved.conf.d drop-in)".into(),
                 ));

@@ -48,6 +48,9 @@ pub struct Ctx<'a> {
     /// The node's kubelet version as the cluster has it from the running kubelet
     /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
     pub kubelet_version: Option<(String, String)>,
+    /// Whether a Corefile read from the cluster (coredns, nodelocaldns) forwards `.` to the
+    /// pod's resolv.conf; `None` where none was read.
+    pub corefile_forwards_to_file: Option<bool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -58,6 +61,7 @@ impl<'a> Ctx<'a> {
             cluster: cluster_addresses(host, facts),
             kube_proxy_mode: None,
             kubelet_version: None,
+            corefile_forwards_to_file: None,
         }
     }
 
@@ -73,6 +77,13 @@ impl<'a> Ctx<'a> {
         }) = cluster
         {
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
+            ctx.corefile_forwards_to_file = (!config.corefiles.is_empty()).then(|| {
+                config.corefiles.iter().any(|c| {
+                    c.root()
+                        .and_then(|b| b.forward.as_ref())
+                        .is_some_and(|f| f.to_resolv_conf())
+                })
+            });
             ctx.kubelet_version = crate::cluster::node_names(host, facts)
                 .into_iter()
                 .find_map(|name| Some((kubelets.get(&name)?.clone(), name)));

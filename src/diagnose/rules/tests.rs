@@ -1156,6 +1156,39 @@ fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
         serde_json::json!(["192.0.2.53"]),
     );
     assert_eq!(severity(&upstreams, &facts), Some(Severity::Warning));
+    // The Corefile read from the cluster outranks the inventory: deployed before
+    // upstream_dns_servers was set, it still forwards to the pod's resolv.conf.
+    let corefile = |forward: &str| {
+        let text = format!(".:53 {{\n    errors\n    loop\n    forward . {forward}\n}}\n");
+        crate::cluster::Cluster::Read {
+            via: "cp1".into(),
+            pods: Vec::new(),
+            config: Box::new(crate::cluster::DnsConfig {
+                corefiles: vec![crate::cluster::Corefile {
+                    configmap: "coredns".into(),
+                    key: "Corefile".into(),
+                    blocks: crate::cluster::corefile::parse(&text),
+                    text,
+                }],
+                ..Default::default()
+            }),
+            kubelets: Default::default(),
+        }
+    };
+    let in_cluster = |host: &Host, cluster| match super::kubelet_file::kubelet_loopback(
+        &Ctx::in_cluster(host, &facts, Some(&cluster)),
+    ) {
+        RuleOutcome::Findings(f) => Some(f[0].severity),
+        _ => None,
+    };
+    assert_eq!(
+        in_cluster(&upstreams, corefile("/etc/resolv.conf")),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        in_cluster(&host, corefile("192.0.2.53")),
+        Some(Severity::Warning)
+    );
 
     // The kubelet's /etc/resolv.conf, read through its link to the stub.
     for path in ["/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf"] {
