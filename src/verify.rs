@@ -30,8 +30,7 @@ use crate::transport::{Session, Target, TcpFailure, Transport};
 
 /// The outside name asked when neither the inventory nor the command line names one.
 pub const DEFAULT_PROBE_NAME: &str = "kubernetes.io";
-/// Kubespray's `nodelocaldns_ip` default (roles/kubespray-defaults/defaults/main.yml).
-const NODELOCALDNS_IP: &str = "169.254.25.10";
+use crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP as NODELOCALDNS_IP;
 
 /// Which resolver a probe asks, and why it must answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -856,12 +856,19 @@ pub const RULES: &[RuleInfo] = &[
             (10.96.0.10) until you change it after installing nodelocaldns.\n\
             \n\
             Severity: critical where clusterDNS is a link-local address (169.254.x.y, the cloud\n\
-            endpoints 169.254.169.x aside) that the nodelocaldns interface does not hold, or\n\
-            there is no such interface, in any kube-proxy mode: nothing on the node answers\n\
-            it. node-cache takes its interface and address down when it stops (cmd/node-cache\n\
-            TeardownNetworking, unless -skipteardown), so a cache that is not running on the\n\
-            node, evicted, crash-looping or never scheduled, leaves none. A warning where, in\n\
-            IPVS mode, clusterDNS is the service IP: DNS works, without the cache.",
+            endpoints 169.254.169.x aside) that the nodelocaldns interface does not hold, in\n\
+            any kube-proxy mode: nothing on the node answers it (high where clusterDNS lists\n\
+            another server after it: each lookup waits out the first one's timeout). The same\n\
+            on a Kubespray node whose clusterDNS is its nodelocaldns_ip and which has no\n\
+            nodelocaldns interface: node-cache takes its interface down when it stops\n\
+            (cmd/node-cache TeardownNetworking), so a cache that is evicted, crash-looping or\n\
+            never scheduled leaves none. (With -skipteardown, which Kubespray passes with\n\
+            enable_nodelocaldns_secondary, or after a SIGKILL, the interface outlives the\n\
+            cache, and this check cannot see that.) With Cilium as the CNI a Local Redirect\n\
+            Policy can serve the address without an interface: unknown. Other link-local\n\
+            clusterDNS addresses with no nodelocaldns interface (AKS LocalDNS answers\n\
+            169.254.10.11 on its own `localdns` interface) are not reported. A warning where,\n\
+            in IPVS mode, clusterDNS is the service IP: DNS works, without the cache.",
         fix: "\
             Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
             169.254.25.10):\n\

@@ -376,6 +376,9 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv6.conf.all.forwarding",
 ];
 
+/// Kubespray's `nodelocaldns_ip` default (roles/kubespray-defaults/defaults/main.yml).
+pub const KUBESPRAY_NODELOCALDNS_IP: &str = "169.254.25.10";
+
 /// Where the kernel shows the `nodelocaldns` interface.
 pub const NODELOCALDNS_SYSFS: &str = "/sys/class/net/nodelocaldns";
 

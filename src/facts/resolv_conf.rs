@@ -41,8 +41,10 @@ pub struct ResolvConf {
     pub domain: Option<String>,
     /// 1-based line of that `domain` line.
     pub domain_line: Option<usize>,
-    /// `nameserver` lines with no address. Kubelet fails with "nameserver list is empty" for
-    /// such a file, which breaks DNS setup of every `dnsPolicy: Default` pod.
+    /// `nameserver` lines with no address as kubelet reads them (pkg/kubelet/network/dns
+    /// parseResolvConf: only a line whose first non-blank character is `#` is a comment to
+    /// it, and `nameserver # x` names the server `#`). Kubelet 1.13 and later fail with
+    /// "nameserver list is empty" for such a file, for every pod.
     pub empty_nameserver_lines: Vec<usize>,
 }
 
@@ -67,19 +69,24 @@ impl ResolvConf {
         // split_whitespace, as Go's strings.Fields drops it in kubelet.
         for (index, raw) in text.split('\n').enumerate() {
             let line = index + 1;
+            let trimmed = raw.trim();
+            if !trimmed.starts_with('#') && trimmed.split_whitespace().eq(["nameserver"]) {
+                conf.empty_nameserver_lines.push(line);
+            }
             let mut words = strip_comment(raw).split_whitespace();
             let Some(keyword) = words.next() else {
                 continue;
             };
             match keyword {
-                "nameserver" => match words.next() {
-                    Some(address) => conf.nameservers.push(Nameserver {
-                        address: address.to_string(),
-                        ip: parse_ip(address),
-                        line,
-                    }),
-                    None => conf.empty_nameserver_lines.push(line),
-                },
+                "nameserver" => {
+                    if let Some(address) = words.next() {
+                        conf.nameservers.push(Nameserver {
+                            address: address.to_string(),
+                            ip: parse_ip(address),
+                            line,
+                        });
+                    }
+                }
                 "search" => {
                     conf.search = words.map(str::to_string).collect();
                     conf.search_line = Some(line);
@@ -332,6 +339,16 @@ mod tests {
         assert_eq!(unparseable, [3, 5]);
         let loopback: Vec<_> = conf.loopback_nameservers().iter().map(|n| n.line).collect();
         assert_eq!(loopback, [2]);
+    }
+
+    /// A `nameserver` line with no address, as kubelet reads it: only a line starting with
+    /// `#` is a comment to it; `nameserver # x` names the server `#`, and `;` is no comment.
+    #[test]
+    fn an_empty_nameserver_line_is_one_kubelet_finds_empty() {
+        let conf = ResolvConf::parse(
+            "nameserver # from dhcp\n  # nameserver\nnameserver ;x\n\tnameserver \r\nnameserver 192.0.2.53\n",
+        );
+        assert_eq!(conf.empty_nameserver_lines, vec![4]);
     }
 
     #[test]

@@ -63,7 +63,9 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
     let mut evidence = vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &lo))];
     // Where CoreDNS and nodelocaldns forward elsewhere than this file, nothing loops; other
     // dnsPolicy: Default pods still get a server in their own network namespace.
-    let (severity, summary) = match forwards_elsewhere(ctx) {
+    // Only CoreDNS loops on a loopback server: NodeLocal DNSCache runs in the host's
+    // network namespace, where the loopback is the host's own resolver.
+    let (severity, summary) = match forwards_elsewhere(ctx, ctx.coredns_forwards_to_file) {
         None => (
             Severity::Critical,
             format!(
@@ -103,8 +105,8 @@ const MAX_POD_NAMESERVERS: usize = 3;
 /// where they do not: the Corefiles read from the cluster say so, or, where none was read,
 /// the inventory sets `upstream_dns_servers`, which Kubespray renders as their `forward .`
 /// (coredns-config.yml.j2; nodelocaldns's upstreamForwardTarget). `None`: they forward to it.
-fn forwards_elsewhere(ctx: &Ctx) -> Option<String> {
-    match ctx.corefile_forwards_to_file {
+fn forwards_elsewhere(ctx: &Ctx, read: Option<bool>) -> Option<String> {
+    match read {
         Some(true) => None,
         Some(false) => Some(
             "the cluster's Corefiles forward . elsewhere than this file (their lines follow)"
@@ -159,7 +161,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
     let cluster = cluster.join(", ");
     // Where CoreDNS and nodelocaldns forward elsewhere (upstream_dns_servers, or what the
     // cluster's Corefiles say), a cluster address in kubelet's file cannot loop.
-    let elsewhere = forwards_elsewhere(ctx);
+    let elsewhere = forwards_elsewhere(ctx, ctx.corefile_forwards_to_file);
     let upstream_note = match (&elsewhere, ctx.corefile_forwards_to_file) {
         (Some(why), _) => why.clone(),
         (None, Some(true)) => {
@@ -288,7 +290,12 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
         (FileState::Unreadable, _) => ctx.unknown(id, format!("{} could not be read", f.path)),
         // kubelet dns.go parseResolvConf: "nameserver list is empty", and GetPodDNS returns
         // the error for every pod before it looks at the pod's dnsPolicy.
-        (FileState::Present, Some(p)) if !p.empty_nameserver_lines.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
+        (FileState::Present, Some(p))
+            if !p.empty_nameserver_lines.is_empty()
+                // 1.12 and before skipped the line (the error came with 1.13).
+                && super::kube_minor(ctx).is_none_or(|(m, _)| m >= 13) =>
+        {
+            RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
             format!("kubelet resolvConf {} has a nameserver line with no address: kubelet rejects the file (\"nameserver list is empty\") for every pod, so no new pod can start on this node", e.value),
@@ -297,7 +304,8 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
                 p.empty_nameserver_lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
             )],
             "give the line its address or remove it, in whatever writes the file (kubelet reads it again for the next pod); or point resolvConf at a file with real nameservers".into(),
-        )]),
+        )])
+        }
         (FileState::Present, Some(p)) if p.nameservers.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,

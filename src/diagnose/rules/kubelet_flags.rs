@@ -6,8 +6,8 @@ use std::net::IpAddr;
 
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
-use crate::diagnose::finding::{Finding, Severity};
-use crate::facts::node_facts::{Effective, Observed};
+use crate::diagnose::finding::Severity;
+use crate::facts::node_facts::{Effective, FlavourKind, Observed};
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-NODELOCAL-CLUSTERDNS";
@@ -19,8 +19,8 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
         }
         Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
     };
-    if let Some(finding) = clusterdns_unanswered(ctx, dns) {
-        return RuleOutcome::Findings(vec![finding]);
+    if let Some(outcome) = clusterdns_unanswered(ctx, dns) {
+        return outcome;
     }
     let Some(addrs) = &ctx.facts.nodelocaldns else {
         return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
@@ -63,20 +63,25 @@ fn link_local<'a>(addrs: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
         .collect()
 }
 
-/// clusterDNS names a link-local address, NodeLocal DNSCache's kind, that is not on the
-/// node's nodelocaldns interface, or there is no such interface: nothing on the node
-/// answers it, in any kube-proxy mode, and every ClusterFirst pod's lookup times out.
-/// node-cache takes its interface down when it stops (cmd/node-cache TeardownNetworking,
-/// unless -skipteardown), so a cache that is not running leaves none.
-fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Finding> {
+/// clusterDNS names a link-local address, NodeLocal DNSCache's kind, that nothing on the
+/// node holds: not the nodelocaldns interface, which holds other addresses; or, on a
+/// Kubespray node whose clusterDNS is its nodelocaldns_ip, no such interface at all
+/// (node-cache takes it down when it stops, cmd/node-cache TeardownNetworking, unless
+/// -skipteardown). Elsewhere a link-local clusterDNS may be another node-local resolver's
+/// (AKS LocalDNS on its `localdns` interface) or redirected by Cilium's Local Redirect
+/// Policy with no interface at all: nothing is said there, and with Cilium as the CNI the
+/// missing interface is unknown. Every ClusterFirst lookup then times out, or, where
+/// clusterDNS lists a server after it, waits out that timeout first.
+fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
+    let id = "DNS-NODELOCAL-CLUSTERDNS";
     let wanted = link_local(dns.value.iter());
     let first = *wanted.first()?;
     let restart = restart_hint(ctx);
-    let (summary, on_node, fix) = match &ctx.facts.nodelocaldns {
+    let (what, on_node, fix) = match &ctx.facts.nodelocaldns {
         Some(addrs) if wanted.iter().any(|a| addrs.contains(a)) => return None,
         Some(addrs) => (
             format!(
-                "kubelet clusterDNS {first} is not on the nodelocaldns interface, which holds {}: nothing on this node answers it, so every lookup of its ClusterFirst pods times out",
+                "kubelet clusterDNS {first} is not on the nodelocaldns interface, which holds {}",
                 addrs.join(", ")
             ),
             format!("interface nodelocaldns: {}", addrs.join(", ")),
@@ -89,27 +94,65 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Find
                 }
             },
         ),
-        None if ctx.facts.nodelocaldns_absent() => (
-            format!(
-                "kubelet clusterDNS {first} is NodeLocal DNSCache's kind of address, but this node has no nodelocaldns interface: nothing answers it, so every lookup of its ClusterFirst pods times out"
-            ),
-            "no nodelocaldns interface (/sys/class/net/nodelocaldns does not exist)".to_owned(),
-            format!(
-                "get the node-local-dns pod running on this node (kubectl -n kube-system get pods -l k8s-app=node-local-dns -o wide; it takes its interface down when it stops), listening on {first}; or, without NodeLocal DNSCache, set clusterDNS to the kube-dns service IP, {restart} and recreate pods"
-            ),
-        ),
+        None if ctx.facts.nodelocaldns_absent() && kubespray_nodelocaldns(ctx, first) => {
+            if ctx.facts.cni.plugins.iter().any(|p| p == "cilium-cni") {
+                return Some(ctx.unknown(
+                    id,
+                    format!("kubelet clusterDNS {first} is Kubespray's nodelocaldns_ip and there is no nodelocaldns interface, but Cilium's Local Redirect Policy can serve the address without one"),
+                ));
+            }
+            (
+                format!(
+                    "kubelet clusterDNS {first} is Kubespray's nodelocaldns_ip, but this node has no nodelocaldns interface"
+                ),
+                "no nodelocaldns interface (/sys/class/net/nodelocaldns does not exist)".to_owned(),
+                format!(
+                    "get the node-local-dns pod running on this node (kubectl -n kube-system get pods -l k8s-app=node-local-dns -o wide; it takes its interface down when it stops), listening on {first}; or, without NodeLocal DNSCache (enable_nodelocaldns: false), set clusterDNS to the kube-dns service IP, {restart} and recreate pods"
+                ),
+            )
+        }
         None => return None,
     };
-    Some(ctx.finding(
-        "DNS-NODELOCAL-CLUSTERDNS",
-        Severity::Critical,
+    let fallback: Vec<&String> = dns.value.iter().filter(|a| !wanted.contains(a)).collect();
+    let (severity, summary) = if fallback.is_empty() {
+        (
+            Severity::Critical,
+            format!(
+                "{what}: nothing on this node answers it, so every lookup of its ClusterFirst pods times out"
+            ),
+        )
+    } else {
+        (
+            Severity::High,
+            format!(
+                "{what}: nothing on this node answers it, so every lookup of its ClusterFirst pods waits out its timeout before {} answers",
+                fallback[0]
+            ),
+        )
+    };
+    Some(RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        severity,
         summary,
         vec![
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
             on_node,
         ],
         fix,
-    ))
+    )]))
+}
+
+/// A Kubespray node whose clusterDNS `addr` is its NodeLocal DNSCache address: the
+/// inventory's nodelocaldns_ip, else Kubespray's default 169.254.25.10, with
+/// enable_nodelocaldns not turned off (Kubespray's default is on).
+fn kubespray_nodelocaldns(ctx: &Ctx, addr: &str) -> bool {
+    ctx.facts.flavour.kind == FlavourKind::Kubespray
+        && ctx.host.var_bool("enable_nodelocaldns") != Some(false)
+        && ctx
+            .host
+            .var_str("nodelocaldns_ip")
+            .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
+            == addr
 }
 
 /// kubeadm 1.11–1.18 wrote exactly this flag into kubeadm-flags.env when systemd-resolved

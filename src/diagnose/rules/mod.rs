@@ -45,11 +45,17 @@ pub struct Ctx<'a> {
     /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
     /// default, iptables); it replaces the inventory's `kube_proxy_mode`.
     pub kube_proxy_mode: Option<String>,
+    /// The cluster's ConfigMaps were read and kube-proxy has none: it is not deployed
+    /// (Cilium's or Calico's eBPF replacing it, Kubespray's kube_proxy_remove).
+    pub kube_proxy_absent: bool,
     /// The node's kubelet version as the cluster has it from the running kubelet
     /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
     pub kubelet_version: Option<(String, String)>,
-    /// Whether a Corefile read from the cluster (coredns, nodelocaldns) forwards `.` to the
-    /// pod's resolv.conf; `None` where none was read.
+    /// Whether CoreDNS forwards `.` to the resolv.conf kubelet hands it, as its Corefile
+    /// read from the cluster says ([`corefile_forwards`]); `None` where that is not known.
+    pub coredns_forwards_to_file: Option<bool>,
+    /// The same for CoreDNS or NodeLocal DNSCache: `Some(false)` only where neither does
+    /// (nodelocaldns not deployed, or its Corefile read too).
     pub corefile_forwards_to_file: Option<bool>,
 }
 
@@ -60,7 +66,9 @@ impl<'a> Ctx<'a> {
             facts,
             cluster: cluster_addresses(host, facts),
             kube_proxy_mode: None,
+            kube_proxy_absent: false,
             kubelet_version: None,
+            coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
         }
     }
@@ -73,17 +81,27 @@ impl<'a> Ctx<'a> {
     ) -> Ctx<'a> {
         let mut ctx = Ctx::new(host, facts);
         if let Some(crate::cluster::Cluster::Read {
-            config, kubelets, ..
+            config,
+            kubelets,
+            pods,
+            ..
         }) = cluster
         {
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
-            ctx.corefile_forwards_to_file = (!config.corefiles.is_empty()).then(|| {
-                config.corefiles.iter().any(|c| {
-                    c.root()
-                        .and_then(|b| b.forward.as_ref())
-                        .is_some_and(|f| f.to_resolv_conf())
-                })
-            });
+            ctx.kube_proxy_absent = config.kube_proxy_mode.is_none() && config.error.is_none();
+            let coredns = corefile_forwards(config, "coredns");
+            let nodelocal = match corefile_forwards(config, "nodelocaldns") {
+                // Not read: it matters only where NodeLocal DNSCache runs (upstream names its
+                // ConfigMap node-local-dns, which is not read).
+                None if !pods.iter().any(|p| p.app == "nodelocaldns") => Some(false),
+                other => other,
+            };
+            ctx.coredns_forwards_to_file = coredns;
+            ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            };
             ctx.kubelet_version = crate::cluster::node_names(host, facts)
                 .into_iter()
                 .find_map(|name| Some((kubelets.get(&name)?.clone(), name)));
@@ -358,10 +376,50 @@ pub fn kubelet_version_wanted(
     with("v1.25.0") != with("v1.26.0")
 }
 
+/// Whether the `configmap` Corefiles (coredns, nodelocaldns) forward `.` to the pod's
+/// resolv.conf: `Some(true)` where a root block forwards to a file or to node-cache's
+/// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
+/// ConfigMap names upstreamNameservers (cmd/node-cache updateCorefile); `Some(false)` where
+/// every one has a root block that forwards to servers only; `None` where none was read, or
+/// one's root block forwards nowhere this can see (`proxy`, an `import`).
+pub(crate) fn corefile_forwards(
+    config: &crate::cluster::DnsConfig,
+    configmap: &str,
+) -> Option<bool> {
+    let forwards: Vec<Option<bool>> = config
+        .corefiles
+        .iter()
+        .filter(|c| c.configmap == configmap)
+        .map(|c| {
+            let forward = c.root()?.forward.as_ref()?;
+            Some(
+                forward.to_resolv_conf()
+                    || forward
+                        .to
+                        .iter()
+                        .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__"),
+            )
+        })
+        .collect();
+    if forwards.contains(&Some(true)) {
+        return Some(true);
+    }
+    (!forwards.is_empty() && forwards.iter().all(|f| *f == Some(false))).then_some(false)
+}
+
 /// Whether kube-proxy runs in IPVS mode, and what says so: the cluster's kube-proxy
 /// ConfigMap when it was read, else the inventory's `kube_proxy_mode` (Kubespray's default
 /// is ipvs).
 fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
+    if ctx.kube_proxy_absent {
+        return (
+            false,
+            "no kube-proxy ConfigMap in kube-system: kube-proxy is not deployed".to_owned(),
+        );
+    }
+    if ctx.host.var_bool("kube_proxy_remove") == Some(true) {
+        return (false, "kube_proxy_remove: true".to_owned());
+    }
     match &ctx.kube_proxy_mode {
         Some(m) => (
             m == "ipvs",

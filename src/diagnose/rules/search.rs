@@ -124,12 +124,14 @@ fn musl_drops(composed: &[String], max_domains: usize, max_chars: usize) -> Opti
     let dropped: Vec<usize> = (1..=63)
         .filter(|&n| {
             let ns = "n".repeat(n);
+            // kubelet drops a domain over 253 characters before it counts.
             let mut kept: Vec<String> = composed
                 .iter()
-                .take(max_domains)
                 .map(|d| d.replace("<ns>", &ns))
+                .filter(|d| d.len() <= 253)
+                .take(max_domains)
                 .collect();
-            while kept.len() > 1 && kept.join(" ").len() > max_chars {
+            while !kept.is_empty() && kept.join(" ").len() > max_chars {
                 kept.pop();
             }
             "search ".len() + kept.join(" ").len() > 254

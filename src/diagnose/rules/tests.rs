@@ -1286,6 +1286,13 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
     assert!(!outcome(Some("ipvs"), None));
     assert!(!outcome(None, Some("ipvs")));
     assert!(outcome(Some("ipvs"), Some("")));
+    // A cluster read without a kube-proxy ConfigMap runs none, whatever the inventory says.
+    let mut ipvs = host.clone();
+    ipvs.vars
+        .insert("kube_proxy_mode".into(), serde_json::json!("ipvs"));
+    let mut ctx = Ctx::new(&ipvs, &facts);
+    ctx.kube_proxy_absent = true;
+    assert!(matches!(ip_forward(&ctx), RuleOutcome::Findings(_)));
 }
 
 /// A clusterDNS on NodeLocal DNSCache's link-local address that nothing on the node holds
@@ -1320,6 +1327,32 @@ fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
     };
     assert_eq!(f[0].severity, Severity::Critical);
     assert!(f[0].summary.contains("no nodelocaldns interface"), "{f:?}");
+    // Another nodelocaldns_ip than clusterDNS's: not Kubespray's cache, nothing is said
+    // (AKS LocalDNS holds 169.254.10.11 on `localdns`).
+    let mut other_ip = host.clone();
+    other_ip
+        .vars
+        .insert("nodelocaldns_ip".into(), serde_json::json!("169.254.20.10"));
+    let facts = NodeFacts::from_raw("node1", &gone);
+    assert!(!matches!(
+        super::kubelet_flags::nodelocal_clusterdns(&Ctx::new(&other_ip, &facts)),
+        RuleOutcome::Findings(_)
+    ));
+    // With Cilium as the CNI, its Local Redirect Policy may serve the address: unknown.
+    let mut cilium = gone.clone();
+    cilium.file(
+        "/etc/cni/net.d/05-cilium.conflist",
+        FileState::Present,
+        Some(br#"{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni"}]}"#),
+    );
+    let RuleOutcome::Findings(f) = outcome(&cilium) else {
+        panic!("unknown with cilium");
+    };
+    assert_eq!(
+        f[0].status,
+        crate::diagnose::FindingStatus::Unknown,
+        "{f:?}"
+    );
 
     let mut other = base.clone();
     crate::testing::set_command(
@@ -1337,4 +1370,98 @@ fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
             .contains("set clusterDNS to [169.254.20.10]"),
         "{f:?}"
     );
+}
+
+/// What the Corefiles read from the cluster say of `forward .`: node-cache's placeholder is
+/// the pod's resolv.conf; a root block without a forward, or none read, says nothing; an
+/// unread nodelocaldns Corefile matters only where its pods run.
+#[test]
+fn corefile_forwards_reads_files_placeholders_and_gaps() {
+    use crate::cluster::{Corefile, DnsConfig};
+    let corefile = |configmap: &str, body: &str| {
+        let text = format!(".:53 {{\n    errors\n{body}}}\n");
+        Corefile {
+            configmap: configmap.into(),
+            key: "Corefile".into(),
+            blocks: crate::cluster::corefile::parse(&text),
+            text,
+        }
+    };
+    let config = |files: Vec<Corefile>| DnsConfig {
+        corefiles: files,
+        ..Default::default()
+    };
+    let forwards = |files, which| super::corefile_forwards(&config(files), which);
+    assert_eq!(forwards(vec![], "coredns"), None);
+    assert_eq!(
+        forwards(
+            vec![corefile("coredns", "    forward . 192.0.2.53\n")],
+            "coredns"
+        ),
+        Some(false)
+    );
+    assert_eq!(
+        forwards(
+            vec![corefile("coredns", "    forward . /etc/resolv.conf\n")],
+            "coredns"
+        ),
+        Some(true)
+    );
+    assert_eq!(
+        forwards(
+            vec![corefile("coredns", "    proxy . /etc/resolv.conf\n")],
+            "coredns"
+        ),
+        None
+    );
+    assert_eq!(
+        forwards(
+            vec![corefile(
+                "nodelocaldns",
+                "    forward . __PILLAR__UPSTREAM__SERVERS__\n"
+            )],
+            "nodelocaldns"
+        ),
+        Some(true)
+    );
+}
+
+/// NodeLocal DNSCache runs in the host's network namespace: a loopback server in kubelet's
+/// file is the host's own resolver to it, so only CoreDNS's Corefile decides whether
+/// DNS-KUBELET-LOOPBACK loops.
+#[test]
+fn only_coredns_loops_on_a_loopback_server() {
+    use crate::cluster::{Cluster, Corefile, DnsConfig};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub/root");
+    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let corefile = |configmap: &str, forward: &str| {
+        let text = format!(".:53 {{\n    loop\n    forward . {forward}\n}}\n");
+        Corefile {
+            configmap: configmap.into(),
+            key: "Corefile".into(),
+            blocks: crate::cluster::corefile::parse(&text),
+            text,
+        }
+    };
+    let cluster = Cluster::Read {
+        via: "cp1".into(),
+        pods: Vec::new(),
+        config: Box::new(DnsConfig {
+            corefiles: vec![
+                corefile("coredns", "192.0.2.53"),
+                corefile("nodelocaldns", "/etc/resolv.conf"),
+            ],
+            ..Default::default()
+        }),
+        kubelets: Default::default(),
+    };
+    let ctx = Ctx::in_cluster(&host, &facts, Some(&cluster));
+    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&ctx) else {
+        panic!("the loopback is still handed to Default pods");
+    };
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(ctx.corefile_forwards_to_file, Some(true));
 }
