@@ -133,7 +133,7 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
 }
 
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
-/// `nodelocaldns` (their Corefiles), `kube-proxy` (its mode), kubeadm's `kubelet-config`
+/// `nodelocaldns` or `node-local-dns` (their Corefiles), `kube-proxy` (its mode), kubeadm's `kubelet-config`
 /// (the kubelet settings `kubeadm upgrade node` writes to every node; `kubelet-config-1.NN`
 /// before 1.24) and `kubeadm-config` (the cluster's version, which names the latter).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,7 +160,8 @@ pub struct DnsConfig {
 /// One Corefile of a ConfigMap.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Corefile {
-    /// `coredns` or `nodelocaldns`.
+    /// `coredns`, or NodeLocal DNSCache's `nodelocaldns` (Kubespray) or `node-local-dns`
+    /// (the upstream manifest).
     pub configmap: String,
     /// The data key: `Corefile`, or nodelocaldns's `Corefile-second`.
     pub key: String,
@@ -194,8 +195,8 @@ pub struct KubeadmKubelet {
 /// How kube-system's DNS ConfigMaps are asked for: by name, those missing left out (a
 /// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
 /// real kubectl.
-pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns kube-proxy kubelet-config \
-     kubeadm-config --ignore-not-found -o json";
+pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns node-local-dns kube-proxy \
+     kubelet-config kubeadm-config --ignore-not-found -o json";
 
 /// kubeadm's ConfigMap of the kubelets' settings from 1.24 on (kubeadm `constants.go`,
 /// `KubeletBaseConfigurationConfigMap`).
@@ -264,7 +265,9 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
         };
         let text = |key: &str| data.get(key).and_then(Value::as_str);
         match name {
-            "coredns" | "nodelocaldns" => {
+            // NodeLocal DNSCache's is `nodelocaldns` where Kubespray deploys it,
+            // `node-local-dns` in the upstream manifest (cluster/addons/dns/nodelocaldns).
+            "coredns" | "nodelocaldns" | "node-local-dns" => {
                 for (key, value) in data {
                     if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
                         config.corefiles.push(Corefile {
@@ -1201,6 +1204,13 @@ mod tests {
             .expect("one");
         assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
         assert!(parse_configmaps(b"[]").is_err());
+        // The upstream NodeLocal DNSCache manifest's ConfigMap, by its own name.
+        let upstream = parse_configmaps(
+            br#"{"kind":"ConfigMap","metadata":{"name":"node-local-dns"},"data":{"Corefile":".:53 {\n    forward . __PILLAR__UPSTREAM__SERVERS__\n}\n"}}"#,
+        )
+        .expect("node-local-dns");
+        assert_eq!(upstream.corefiles.len(), 1);
+        assert_eq!(upstream.corefiles[0].configmap, "node-local-dns");
     }
 
     /// kubeadm before 1.24 keeps the kubelets' settings in `kubelet-config-1.NN`, NN the

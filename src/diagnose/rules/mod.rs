@@ -89,10 +89,9 @@ impl<'a> Ctx<'a> {
         {
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
             ctx.kube_proxy_absent = config.kube_proxy_mode.is_none() && config.error.is_none();
-            let coredns = corefile_forwards(config, "coredns");
-            let nodelocal = match corefile_forwards(config, "nodelocaldns") {
-                // Not read: it matters only where NodeLocal DNSCache runs (upstream names its
-                // ConfigMap node-local-dns, which is not read).
+            let coredns = corefile_forwards(config, &["coredns"]);
+            let nodelocal = match corefile_forwards(config, &["nodelocaldns", "node-local-dns"]) {
+                // Not read: it matters only where NodeLocal DNSCache runs.
                 None if !pods.iter().any(|p| p.app == "nodelocaldns") => Some(false),
                 other => other,
             };
@@ -376,7 +375,8 @@ pub fn kubelet_version_wanted(
     with("v1.25.0") != with("v1.26.0")
 }
 
-/// Whether the `configmap` Corefiles (coredns, nodelocaldns) forward `.` to the pod's
+/// Whether the Corefiles of the `configmaps` (coredns; NodeLocal DNSCache's nodelocaldns or
+/// node-local-dns) forward `.` to the pod's
 /// resolv.conf: `Some(true)` where a root block forwards to a file or to node-cache's
 /// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
 /// ConfigMap names upstreamNameservers (cmd/node-cache updateCorefile); `Some(false)` where
@@ -384,12 +384,12 @@ pub fn kubelet_version_wanted(
 /// one's root block forwards nowhere this can see (`proxy`, an `import`).
 pub(crate) fn corefile_forwards(
     config: &crate::cluster::DnsConfig,
-    configmap: &str,
+    configmaps: &[&str],
 ) -> Option<bool> {
     let forwards: Vec<Option<bool>> = config
         .corefiles
         .iter()
-        .filter(|c| c.configmap == configmap)
+        .filter(|c| configmaps.contains(&c.configmap.as_str()))
         .map(|c| {
             let forward = c.root()?.forward.as_ref()?;
             Some(

@@ -1391,7 +1391,7 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
         corefiles: files,
         ..Default::default()
     };
-    let forwards = |files, which| super::corefile_forwards(&config(files), which);
+    let forwards = |files, which: &str| super::corefile_forwards(&config(files), &[which]);
     assert_eq!(forwards(vec![], "coredns"), None);
     assert_eq!(
         forwards(
@@ -1421,6 +1421,17 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
                 "    forward . __PILLAR__UPSTREAM__SERVERS__\n"
             )],
             "nodelocaldns"
+        ),
+        Some(true)
+    );
+    // The upstream manifest's ConfigMap counts with Kubespray's.
+    assert_eq!(
+        super::corefile_forwards(
+            &config(vec![corefile(
+                "node-local-dns",
+                "    forward . __PILLAR__UPSTREAM__SERVERS__\n"
+            )]),
+            &["nodelocaldns", "node-local-dns"]
         ),
         Some(true)
     );
