@@ -174,9 +174,13 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             Some(_) | None => {}
         }
     }
-    // A sysctl file the boot applies that could not be read may set a key to anything.
+    // A sysctl file the boot applies that could not be read may set a key that is on now
+    // to anything.
     let unread = unread_sysctl_files(ctx);
-    if evidence.is_empty() && undone.is_empty() && !unread.is_empty() {
+    let on = bridge_keys(ctx)
+        .into_iter()
+        .any(|key| sysctl_live(ctx, key) == &Observed::Known("1".to_owned()));
+    if evidence.is_empty() && undone.is_empty() && on && !unread.is_empty() {
         return ctx.unknown(id, unread);
     }
     if !evidence.is_empty() {
