@@ -616,7 +616,9 @@ pub const RULES: &[RuleInfo] = &[
             `sysctl --system` turns forwarding off under the running service), and names the\n\
             file when forwarding is off now. kube-proxy in IPVS mode (its ConfigMap, else the\n\
             inventory's kube_proxy_mode, Kubespray's default) sets it to 1 whenever it starts\n\
-            (pkg/proxy/ipvs proxier): forwarding no file sets is not reported there.",
+            (pkg/proxy/ipvs proxier), and the CNI bridge plugin as the pods' gateway\n\
+            (isGateway; flannel's default delegate) for every pod it adds: forwarding no file\n\
+            sets is not reported there.",
         fix: "\
             Now:\n  \
             sysctl -w net.ipv4.ip_forward=1\n  \

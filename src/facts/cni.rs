@@ -46,6 +46,13 @@ pub struct Cni {
     /// Plugin types in chain order (flannel's delegate shown as `flannel>bridge`).
     pub plugins: Vec<String>,
     pub pod_bridge: PodBridge,
+    /// Why the plugin turns IPv4 forwarding on whenever it wires a pod, where it does: the
+    /// `bridge` plugin as the pods' gateway (`isGateway`, or `isDefaultGateway`, which
+    /// implies it) calls enableIPForward for each pod it adds (containernetworking/plugins
+    /// plugins/main/bridge), and flannel hands it `isGateway: true` unless its delegate
+    /// says otherwise (flannel-io/cni-plugin doCmdAdd).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwards: Option<String>,
 }
 
 impl Cni {
@@ -96,6 +103,7 @@ impl Cni {
             network: None,
             plugins: Vec::new(),
             pod_bridge: PodBridge::Unknown(why),
+            forwards: None,
         }
     }
 
@@ -108,12 +116,23 @@ impl Cni {
         };
         let mut types = Vec::new();
         let mut bridged = None;
+        let mut forwards = None;
+        // The bridge plugin's gateway settings: `isDefaultGateway` implies `isGateway`.
+        let gateway = |conf: &serde_json::Value, default: bool| {
+            conf["isDefaultGateway"].as_bool() == Some(true)
+                || conf["isGateway"].as_bool().unwrap_or(default)
+        };
         for plugin in &plugins {
             let Some(kind) = plugin["type"].as_str() else {
                 continue;
             };
             if kind == "flannel" {
                 let delegate = plugin["delegate"]["type"].as_str().unwrap_or("bridge");
+                if delegate == "bridge" && gateway(&plugin["delegate"], true) {
+                    forwards.get_or_insert(format!(
+                        "{path}: flannel's bridge plugin is the pods' gateway and turns IPv4 forwarding on for every pod it adds"
+                    ));
+                }
                 types.push(format!("flannel>{delegate}"));
                 if delegate == "bridge" && bridged.is_none() {
                     bridged = Some(format!(
@@ -123,6 +142,11 @@ impl Cni {
                 continue;
             }
             types.push(kind.to_owned());
+            if kind == "bridge" && gateway(plugin, false) {
+                forwards.get_or_insert(format!(
+                    "{path}: the bridge plugin is the pods' gateway (isGateway) and turns IPv4 forwarding on for every pod it adds"
+                ));
+            }
             if BRIDGED.contains(&kind) && bridged.is_none() {
                 let device = plugin["bridge"].as_str().unwrap_or(match kind {
                     "weave-net" => "weave",
@@ -148,6 +172,7 @@ impl Cni {
             network,
             plugins: types,
             pod_bridge,
+            forwards,
         }
     }
 }
@@ -181,6 +206,30 @@ mod tests {
     }
   ]
 }"#;
+
+    /// The bridge plugin as the pods' gateway turns forwarding on for every pod it adds:
+    /// flannel's delegate is that unless it says `isGateway: false` (kube-flannel.yml's
+    /// `isDefaultGateway: true` implies it anyway); a plain bridge only with the setting.
+    #[test]
+    fn a_gateway_bridge_turns_forwarding_on() {
+        let forwards = |text: &str| cni(&[("/etc/cni/net.d/10-x.conflist", text)]).forwards;
+        assert!(forwards(FLANNEL).is_some());
+        assert!(
+            forwards(
+                r#"{"name":"cbr0","plugins":[{"type":"flannel","delegate":{"isGateway":false}}]}"#
+            )
+            .is_none()
+        );
+        assert!(
+            forwards(
+                r#"{"name":"b","plugins":[{"type":"bridge","bridge":"cni0","isGateway":true}]}"#
+            )
+            .is_some()
+        );
+        assert!(
+            forwards(r#"{"name":"b","plugins":[{"type":"bridge","bridge":"cni0"}]}"#).is_none()
+        );
+    }
 
     #[test]
     fn the_first_file_by_name_decides() {

@@ -496,8 +496,12 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
             // kube-proxy in IPVS mode sets it to 1 whenever it starts (pkg/proxy/ipvs
-            // proxier: "Set the ip_forward sysctl we need for"): no file needs to.
-            (Some(_), None) if s.persisted.is_none() && super::kube_proxy_ipvs(ctx).0 => {
+            // proxier: "Set the ip_forward sysctl we need for"), and the bridge plugin as
+            // the pods' gateway for every pod it adds: no file needs to.
+            (Some(_), None)
+                if s.persisted.is_none()
+                    && (super::kube_proxy_ipvs(ctx).0 || ctx.facts.cni.forwards.is_some()) =>
+            {
                 RuleOutcome::Pass
             }
             (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(

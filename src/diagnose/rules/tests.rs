@@ -1286,6 +1286,18 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
     assert!(!outcome(Some("ipvs"), None));
     assert!(!outcome(None, Some("ipvs")));
     assert!(outcome(Some("ipvs"), Some("")));
+    // flannel's bridge plugin, the pods' gateway, turns it on for every pod it adds.
+    let mut flannel = raw.clone();
+    flannel.file(
+        "/etc/cni/net.d/10-flannel.conflist",
+        crate::facts::raw::FileState::Present,
+        Some(br#"{"name":"cbr0","cniVersion":"0.3.1","plugins":[{"type":"flannel","delegate":{"hairpinMode":true,"isDefaultGateway":true}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#),
+    );
+    let with_flannel = NodeFacts::from_raw("node1", &flannel);
+    assert_eq!(
+        ip_forward(&Ctx::new(&host, &with_flannel)),
+        RuleOutcome::Pass
+    );
     // A cluster read without a kube-proxy ConfigMap runs none, whatever the inventory says.
     let mut ipvs = host.clone();
     ipvs.vars
