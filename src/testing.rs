@@ -103,3 +103,13 @@ pub(crate) fn set_command(
         },
     );
 }
+
+/// The raw facts of the rules fixture `case` (`tests/fixtures/rules/CASE/root`; each case's
+/// README names its upstream sources).
+pub(crate) fn rules_fixture(case: &str) -> crate::facts::raw::RawFacts {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(case)
+        .join("root");
+    crate::facts::raw::from_tree(&root).unwrap_or_else(|e| panic!("fixture {case}: {e}"))
+}

@@ -480,12 +480,7 @@ mod tests {
     /// Facts from a rules fixture's tree (tests/fixtures/rules, each README names its
     /// source).
     fn fixture(case: &str) -> NodeFacts {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules")
-            .join(case)
-            .join("root");
-        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
-        NodeFacts::from_raw("node1", &raw)
+        NodeFacts::from_raw("node1", &crate::testing::rules_fixture(case))
     }
 
     fn read(pods: Vec<DnsPod>, config: DnsConfig) -> Cluster {

@@ -2199,9 +2199,8 @@ mod tests {
     /// k3s's own file (before v1.32) the kubelet gets no config dir: nothing there counts.
     #[test]
     fn k3s_kubelet_config_dropins_beat_its_own_choice() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file/root");
-        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
         let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
         let resolv = |raw: &RawFacts| {
             let facts = NodeFacts::from_raw("node1", raw);
@@ -2285,9 +2284,8 @@ mod tests {
     /// kubelet of unknown version is taken for a current one.
     #[test]
     fn a_config_dir_dropin_sets_resolv_conf_from_kubelet_1_32() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
-        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
         let resolv = |version: Option<&str>| {
             let mut raw = base.clone();
             match version {
@@ -2320,9 +2318,8 @@ mod tests {
     /// 1.32 on ignore (kubernetes#126630, #127421).
     #[test]
     fn a_dropin_key_the_kubelet_does_not_read_is_named_beside_the_one_that_won() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
-        let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
         let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
         let effective = |version: &str, text: &str| {
             let mut raw = base.clone();
@@ -2400,9 +2397,8 @@ mod tests {
     /// whichever file it is in; the same spelling, the later file.
     #[test]
     fn between_dropins_the_greatest_spelling_wins_before_1_32() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin/root");
-        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut raw =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
         crate::testing::set_command(&mut raw, "kubelet-version", "Kubernetes v1.31.4\n", 0);
         let dir = "/etc/kubernetes/kubelet.conf.d";
         let head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";

@@ -124,9 +124,7 @@ mod tests {
     /// The GCE fixture (stub in /etc/resolv.conf, GCP's metadata server alone in the
     /// uplink file, no generated file), its k3s binary saying `version` (`None`: not asked).
     fn gce(version: Option<&str>) -> NodeFacts {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/_upstream/k3s-gce-metadata-uplink/root");
-        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut raw = crate::testing::rules_fixture("_upstream/k3s-gce-metadata-uplink");
         match version {
             Some(v) => crate::testing::set_command(
                 &mut raw,
@@ -219,9 +217,7 @@ mod tests {
     #[test]
     fn the_generated_file_names_both_google_servers_from_the_fix_on() {
         // AWS's link-local resolver still disqualifies the file (k3s v1.33.4+k3s1).
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/_upstream/k3s-gce-metadata-uplink/root");
-        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut raw = crate::testing::rules_fixture("_upstream/k3s-gce-metadata-uplink");
         raw.file(
             "/run/systemd/resolve/resolv.conf",
             FileState::Present,

@@ -7,9 +7,7 @@ use super::*;
 /// The DNS-SEARCH-LIMIT fixture with five host search domains (over the legacy limits,
 /// within the expanded ones), its kubelet's version left for the cluster to say.
 fn five_domains() -> (Host, NodeFacts) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/expanded-five-domains-1.29/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("DNS-SEARCH-LIMIT/expanded-five-domains-1.29");
     let mut facts = NodeFacts::from_raw("node1", &raw);
     facts.kubelet.version = None;
     (Host::new("node1"), facts)
@@ -32,9 +30,7 @@ fn cluster(kubelets: &[(&str, &str)]) -> crate::cluster::Cluster {
 /// sysctl.d file then, but forwarding does without the manifest.
 #[test]
 fn microk8s_forwarding_persists_only_with_its_cni_manifest() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/microk8s-1.32-debian12-joined-worker/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/microk8s-1.32-debian12-joined-worker");
     let host = Host::new("node1");
     let facts = NodeFacts::from_raw("node1", &raw);
     assert_eq!(facts.flavour.kind, FlavourKind::MicroK8s);
@@ -67,10 +63,9 @@ fn microk8s_forwarding_persists_only_with_its_cni_manifest() {
 /// uplink file in /run) with systemd-resolved `state` now and `enabled` from
 /// `systemctl is-enabled` ("": not asked).
 fn resolved_case(state: &str, enabled: &str) -> crate::facts::raw::RawFacts {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "tests/fixtures/rules/DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-resolved-stopped-before-reboot/root",
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-resolved-stopped-before-reboot",
     );
-    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
     crate::testing::set_units(
         &mut raw,
         &[("systemd-resolved", state), ("kubelet", "active")],
@@ -532,9 +527,7 @@ fn bridge_and_forwarding(raw: &crate::facts::raw::RawFacts, kind: FlavourKind) -
 /// persisted, and one an upgrade moved to /etc/sysctl.conf.dpkg-bak is named.
 #[test]
 fn debian_13_does_not_read_etc_sysctl_conf_at_boot() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-IP-FORWARD/debian13-sysctl-conf-not-read/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("DNS-IP-FORWARD/debian13-sysctl-conf-not-read");
     let evidence = |raw: &crate::facts::raw::RawFacts| {
         let facts = NodeFacts::from_raw("node1", raw);
         let host = Host::new("node1");
@@ -605,9 +598,7 @@ fn debian_13_does_not_read_etc_sysctl_conf_at_boot() {
 /// stopped k0s does not turn bridge netfilter on where the module is missing.
 #[test]
 fn an_old_k0s_does_not_load_br_netfilter() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/k0s-1.34-ubuntu2204-worker-after-reboot");
     let host = Host::new("node1");
     let with_version = |raw: &crate::facts::raw::RawFacts, version: &str| {
         let facts = NodeFacts::from_raw("node1", raw);
@@ -676,9 +667,7 @@ fn an_old_k0s_does_not_load_br_netfilter() {
 /// a kubelet runs, they are critical: something reset them after k0s's start.
 #[test]
 fn off_is_critical_only_while_the_installer_runs_its_kubelet() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/k0s-1.34-ubuntu2204-worker-after-reboot/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/k0s-1.34-ubuntu2204-worker-after-reboot");
     assert_eq!(
         bridge_and_forwarding(&raw, FlavourKind::K0s),
         [Severity::Warning, Severity::Warning]
@@ -783,9 +772,7 @@ fn a_stopped_k3s_leaves_bridge_netfilter_and_forwarding_to_its_next_start() {
 /// baseline sets forwarding to 0.
 #[test]
 fn a_sysctl_file_that_undoes_what_the_installer_sets_is_a_warning() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/k3s-centos7-initscripts-bridge-0/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/k3s-centos7-initscripts-bridge-0");
     let outcomes = |raw: &crate::facts::raw::RawFacts| {
         let facts = NodeFacts::from_raw("node1", raw);
         assert_eq!(facts.flavour.kind, FlavourKind::K3s);
@@ -954,9 +941,7 @@ fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
     asked.kubelet.version = Some("v1.29.4".into());
     assert!(!kubelet_version_wanted(&host, &asked, &cluster(&[])));
 
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/legacy-exactly-three/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("DNS-SEARCH-LIMIT/legacy-exactly-three");
     let mut three = NodeFacts::from_raw("node1", &raw);
     three.kubelet.version = None;
     assert!(!kubelet_version_wanted(&host, &three, &cluster(&[])));
@@ -968,9 +953,7 @@ fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
 /// the cluster has one; with the version in the facts, nothing more is.
 #[test]
 fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/k3s-gce-metadata-uplink/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/k3s-gce-metadata-uplink");
     let host = Host::new("node1");
     let asked = NodeFacts::from_raw("node1", &raw);
     assert!(asked.kubelet.version.is_some());
@@ -994,9 +977,7 @@ fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
 /// kubelet for a current one).
 #[test]
 fn a_dropin_resolv_conf_asks_the_node_for_its_kubelet_version() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/eks-al2023-1.31-nodeconfig-resolvconf/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("_upstream/eks-al2023-1.31-nodeconfig-resolvconf");
     let host = Host::new("node1");
     let read = cluster(&[("node1", "v1.31.13-eks-3c4bb28")]);
     let asked = NodeFacts::from_raw("node1", &raw);
@@ -1013,11 +994,7 @@ fn a_dropin_resolv_conf_asks_the_node_for_its_kubelet_version() {
 #[test]
 fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     let remediation = |case: &str| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/_upstream")
-            .join(case)
-            .join("root");
-        let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let raw = crate::testing::rules_fixture(&format!("_upstream/{case}"));
         let host = Host::new("node1");
         let facts = NodeFacts::from_raw("node1", &raw);
         let RuleOutcome::Findings(f) =
@@ -1041,10 +1018,9 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
 /// a finding, the second unknown, never a pass.
 #[test]
 fn bridge_keys_at_the_module_default_pass_unless_a_glob_or_an_unread_file_may_set_them() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "tests/fixtures/rules/DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default/root",
+    let base = crate::testing::rules_fixture(
+        "DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default",
     );
-    let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
     let host = Host::new("node1");
     let outcome = |raw: &crate::facts::raw::RawFacts| {
         let facts = NodeFacts::from_raw("node1", raw);
@@ -1103,9 +1079,7 @@ fn bridge_keys_at_the_module_default_pass_unless_a_glob_or_an_unread_file_may_se
 /// (dns.go parseResolvConf, "nameserver list is empty"), even beside real servers.
 #[test]
 fn a_nameserver_line_without_an_address_stops_every_pod() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_healthy/kubeadm-ubuntu2204/root");
-    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let mut raw = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
     let host = Host::new("node1");
     let facts = NodeFacts::from_raw("node1", &raw);
     assert_eq!(
@@ -1138,9 +1112,8 @@ fn a_nameserver_line_without_an_address_stops_every_pod() {
 /// loop at all.
 #[test]
 fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub/root");
-    let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let mut raw =
+        crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
     let facts = NodeFacts::from_raw("node1", &raw);
     let host = Host::new("node1");
     let severity = |host: &Host, facts: &NodeFacts| match super::kubelet_file::kubelet_loopback(
@@ -1221,9 +1194,7 @@ fn a_search_line_musl_skips_is_over_the_limit_even_where_kubelet_keeps_it() {
     let outcome = |facts: &NodeFacts| search_limit(&Ctx::new(&host, facts));
     assert_eq!(outcome(&facts), RuleOutcome::Pass);
     let with_search = |search: &str| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/rules/DNS-SEARCH-LIMIT/expanded-five-domains-1.29/root");
-        let mut raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+        let mut raw = crate::testing::rules_fixture("DNS-SEARCH-LIMIT/expanded-five-domains-1.29");
         let path = "/run/systemd/resolve/resolv.conf";
         let text = raw
             .get(path)
@@ -1266,9 +1237,7 @@ fn a_search_line_musl_skips_is_over_the_limit_even_where_kubelet_keeps_it() {
 /// stay off after a reboot there. In iptables mode it does.
 #[test]
 fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-IP-FORWARD/ip-forward-not-persisted/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("DNS-IP-FORWARD/ip-forward-not-persisted");
     let facts = NodeFacts::from_raw("node1", &raw);
     let host = Host::new("node1");
     let outcome = |mode: Option<&str>, cluster: Option<&str>| {
@@ -1315,9 +1284,7 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
 fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
     use crate::facts::node_facts::NODELOCALDNS_SYSFS;
     use crate::facts::raw::FileState;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/_upstream/kubespray-head-ubuntu2204-default/root");
-    let base = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let base = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
     let mut host = Host::new("node1");
     host.vars
         .insert("kube_proxy_mode".into(), serde_json::json!("iptables"));
@@ -1455,9 +1422,7 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
 #[test]
 fn only_coredns_loops_on_a_loopback_server() {
     use crate::cluster::{Cluster, Corefile, DnsConfig};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub/root");
-    let raw = crate::facts::raw::from_tree(&root).expect("fixture tree");
+    let raw = crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
     let facts = NodeFacts::from_raw("node1", &raw);
     let host = Host::new("node1");
     let corefile = |configmap: &str, forward: &str| {
