@@ -307,6 +307,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         version: None,
         config_path: None,
         config_dropins: Vec::new(),
+        resolv_conf_key: None,
         config_error: config_error.clone(),
         args_file: None,
         cluster_dns,
@@ -657,12 +658,20 @@ fn plain_kubelet(
         .known()
         .filter(|e| !e.value.is_empty())
         .map(|e| ResolvFile::read(raw, &e.value));
+    // The spelling matters only where the config's setting is the one in effect.
+    let from_config = resolv_conf
+        .known()
+        .is_some_and(|e| e.source.kind == "config");
+    let (config_dropins, resolv_conf_key) = config.map_or_else(Default::default, |c| {
+        (c.dropins, c.resolv_conf_key.filter(|_| from_config))
+    });
     Kubelet {
         pid,
         unit: None,
         version: None,
         config_path,
-        config_dropins: config.map(|c| c.dropins).unwrap_or_default(),
+        config_dropins,
+        resolv_conf_key,
         config_error,
         args_file: None,
         flags: dns_flags,
@@ -1119,6 +1128,7 @@ fn rancher_kubelet(
         version: None,
         config_path: Some(path.to_owned()),
         config_dropins: Vec::new(),
+        resolv_conf_key: None,
         config_error,
         args_file: None,
         flags,

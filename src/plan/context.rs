@@ -96,7 +96,8 @@ pub fn build(
     // edit elsewhere loses to it.
     context["kubelet_resolv_conf_file"] =
         json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
-    context["kubelet_resolv_conf_key"] = json!(resolv_conf_key(facts));
+    context["kubelet_resolv_conf_key"] =
+        json!(kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf"));
     context["kubelet_minor"] = json!(
         kubelet_version
             .as_ref()
@@ -122,30 +123,6 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
         Observed::Known(e) if e.source.kind == "config" => e.source.path.as_deref(),
         _ => None,
     }
-}
-
-/// How the kubelet config file that sets resolvConf spells the key: `resolvConf`, or, in a
-/// drop-in that kubelet 1.28 to 1.31 read in the internal spelling, `resolverConfig` as the
-/// file writes it (an edit of `resolvConf` there would not be read).
-fn resolv_conf_key(facts: &NodeFacts) -> String {
-    let spelled = match &facts.kubelet.resolv_conf {
-        Observed::Known(e) if e.source.kind == "config" => e
-            .source
-            .path
-            .as_deref()
-            .and_then(|p| facts.files.get(p))
-            .and_then(|f| f.text())
-            .and_then(|t| crate::facts::kubelet_config::KubeletConfig::parse(&t).ok())
-            .filter(|c| c.resolv_conf.as_ref().map(|l| l.line) != e.source.line)
-            .and_then(|c| {
-                c.resolver_configs
-                    .into_iter()
-                    .find(|(_, l)| Some(l.line) == e.source.line)
-                    .map(|(key, _)| key)
-            }),
-        _ => None,
-    };
-    spelled.unwrap_or_else(|| "resolvConf".to_owned())
 }
 
 fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {
