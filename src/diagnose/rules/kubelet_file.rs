@@ -5,8 +5,8 @@
 
 use super::node_resolver::{enable_resolved, resolved_words};
 use super::{
-    Ctx, NO_KUBELET, PodResolv, RuleOutcome, ns_evidence, persist_hint, pod_resolv, resolv_chain,
-    restart_hint,
+    Ctx, NO_KUBELET, PodResolv, RuleOutcome, ns_evidence, parsed_pod_resolv, persist_hint,
+    pod_resolv, resolv_chain, restart_hint,
 };
 use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
@@ -37,11 +37,9 @@ fn resolved_uplink_clean(ctx: &Ctx) -> bool {
 }
 
 pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match pod_resolv(ctx) {
-        PodResolv::Parsed(e, f, p) => (e, f, p),
-        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
-        PodResolv::Unknown(why) => return ctx.unknown("DNS-KUBELET-LOOPBACK", why),
-        PodResolv::Broken => return RuleOutcome::Pass,
+    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-KUBELET-LOOPBACK") {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
     };
     // Pods get the first three servers only (kubelet formDNSNameserversFitsLimits).
     let lo: Vec<&Nameserver> = p
@@ -357,11 +355,9 @@ fn left_by_resolved(ctx: &Ctx, e: &Effective<String>, f: &ResolvFile, path: &str
 }
 
 pub(super) fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match pod_resolv(ctx) {
-        PodResolv::Parsed(e, f, p) => (e, f, p),
-        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
-        PodResolv::Unknown(why) => return ctx.unknown("DNS-NAMESERVER-LIMIT", why),
-        PodResolv::Broken => return RuleOutcome::Pass,
+    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-NAMESERVER-LIMIT") {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
     };
     if p.nameservers.len() <= 3 {
         return RuleOutcome::Pass;

@@ -217,6 +217,21 @@ pub(super) fn pod_resolv<'a>(ctx: &Ctx<'a>) -> PodResolv<'a> {
     }
 }
 
+/// The file kubelet hands Default pods, parsed, for rule `id`; or what the rule says
+/// without it: not applicable (no kubelet), unknown, or a pass where the file is missing or
+/// empty (DNS-KUBELET-RESOLVCONF-MISSING's business).
+pub(super) fn parsed_pod_resolv<'a>(
+    ctx: &Ctx<'a>,
+    id: &'static str,
+) -> Result<(&'a Effective<String>, &'a ResolvFile, &'a ResolvConf), RuleOutcome> {
+    match pod_resolv(ctx) {
+        PodResolv::Parsed(e, f, p) => Ok((e, f, p)),
+        PodResolv::NoKubelet => Err(RuleOutcome::NotApplicable(NO_KUBELET.into())),
+        PodResolv::Unknown(why) => Err(ctx.unknown(id, why)),
+        PodResolv::Broken => Err(RuleOutcome::Pass),
+    }
+}
+
 /// "/etc/kubernetes/kubelet-config.yaml:31 resolvConf: /etc/resolv.conf → symlink to
 /// ../run/systemd/resolve/stub-resolv.conf"
 pub(super) fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {

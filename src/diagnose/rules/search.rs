@@ -3,9 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{
-    Ctx, NO_KUBELET, PodResolv, RuleOutcome, dns_domain, kube_minor, pod_resolv, resolv_chain,
-};
+use super::{Ctx, RuleOutcome, dns_domain, kube_minor, parsed_pod_resolv, resolv_chain};
 use crate::diagnose::finding::Severity;
 
 /// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns
@@ -28,11 +26,9 @@ fn pod_search<'a>(domain: &str, host: &[&'a str]) -> Vec<std::borrow::Cow<'a, st
 }
 
 pub(super) fn search_limit(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match pod_resolv(ctx) {
-        PodResolv::Parsed(e, f, p) => (e, f, p),
-        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
-        PodResolv::Unknown(why) => return ctx.unknown("DNS-SEARCH-LIMIT", why),
-        PodResolv::Broken => return RuleOutcome::Pass,
+    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-SEARCH-LIMIT") {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
     };
     let host = p.kubelet_search();
     let problems = search_limit_problems(ctx, &host);
@@ -178,11 +174,9 @@ pub(crate) fn known_stray(domain: &str) -> Option<(&'static str, bool)> {
 }
 
 pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match pod_resolv(ctx) {
-        PodResolv::Parsed(e, f, p) => (e, f, p),
-        PodResolv::NoKubelet => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
-        PodResolv::Unknown(why) => return ctx.unknown("DNS-STRAY-SEARCH", why),
-        PodResolv::Broken => return RuleOutcome::Pass,
+    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-STRAY-SEARCH") {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
     };
     let domain = dns_domain(ctx);
     let allowed: BTreeSet<String> = ctx
