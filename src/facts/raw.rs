@@ -392,6 +392,12 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
             raw.file(dir, FileState::Missing, None);
         }
     }
+    // The script asks for the nodelocaldns interface's addresses where the interface is
+    // there and says it is missing where not: a tree with neither has no such interface.
+    let nodelocaldns = super::node_facts::NODELOCALDNS_SYSFS;
+    if !raw.commands.contains_key("nodelocaldns-addr") && !raw.files.contains_key(nodelocaldns) {
+        raw.file(nodelocaldns, FileState::Missing, None);
+    }
     Ok(raw)
 }
 
