@@ -76,8 +76,13 @@ pub fn build(
         "kubelet_pod_search": pod_search(facts),
         // systemd-resolved's file in /run is clean only until the next boot where that
         // boot does not write it again.
-        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| clean(f, &cluster))
-            && facts.kubelet_resolv_left_by_resolved().is_none(),
+        // A `nameserver` line with no address makes the kubelet reject the whole file
+        // (where DNS-KUBELET-RESOLVCONF-MISSING says so: from kubelet 1.13).
+        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| {
+            clean(f, &cluster)
+                && !(failing.contains(&"DNS-KUBELET-RESOLVCONF-MISSING")
+                    && f.parsed.as_ref().is_some_and(|p| !p.empty_nameserver_lines.is_empty()))
+        }) && facts.kubelet_resolv_left_by_resolved().is_none(),
         "kubelet_cluster_dns": dns_value,
         "kubelet_cluster_dns_source": dns_source,
         "kubelet_unit": facts.services.kubelet_unit,
