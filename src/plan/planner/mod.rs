@@ -164,7 +164,7 @@ impl<'a> Run<'a> {
         if !playbook.fixes.is_empty() && fixing.is_empty() {
             return Ok(());
         }
-        let Some(scope) = self.scope(playbook, state)? else {
+        let Some(scope) = self.scope(playbook, &fixing, state)? else {
             return Ok(());
         };
         let saved = state.clone();
@@ -201,8 +201,14 @@ impl<'a> Run<'a> {
     }
 
     /// The playbook's scope (its `vars`, in order), or `None` when its `when` is false
-    /// here (which is noted as the reason nothing changed).
-    fn scope(&self, playbook: &Playbook, state: &mut State) -> Result<Option<Scope>, PlanError> {
+    /// here (which is noted as the reason nothing changed, and which of the findings it
+    /// fixes, `fixing`, failing here it leaves).
+    fn scope(
+        &self,
+        playbook: &Playbook,
+        fixing: &[String],
+        state: &mut State,
+    ) -> Result<Option<Scope>, PlanError> {
         let mut scope = Scope::new();
         scope.insert("fixes".into(), serde_json::json!(playbook.fixes));
         scope.insert("playbook".into(), serde_json::json!(playbook.name));
@@ -218,9 +224,17 @@ impl<'a> Run<'a> {
                 .map_err(at(playbook, Site::When))?
         {
             let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
+            let message = if fixing.is_empty() {
+                format!("not needed here (`when: {when}` is false)")
+            } else {
+                format!(
+                    "does not fix {} here (`when: {when}` is false)",
+                    fixing.join(", ")
+                )
+            };
             state.unchanged.push(Note {
                 playbook: playbook.name.clone(),
-                message: format!("not needed here (`when: {when}` is false)"),
+                message,
             });
             return Ok(None);
         }
