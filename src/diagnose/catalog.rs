@@ -582,7 +582,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-IP-FORWARD",
         severity: Severity::Critical,
-        title: "net.ipv4.ip_forward is off, or not persisted",
+        title: "Packet forwarding (IPv4, or IPv6 for IPv6 pod DNS) is off, or not persisted",
         symptom: "\
             Pods on this node reach nothing outside the node: lookups to CoreDNS on other nodes\n\
             time out (`;; connection timed out; no servers could be reached`), CoreDNS on this\n\
@@ -616,13 +616,24 @@ pub const RULES: &[RuleInfo] = &[
             `sysctl --system` turns forwarding off under the running service), and names the\n\
             file when forwarding is off now. kube-proxy in IPVS mode (its ConfigMap, else the\n\
             inventory's kube_proxy_mode, Kubespray's default) sets it to 1 whenever it starts\n\
-            (pkg/proxy/ipvs proxier), and the CNI bridge plugin as the pods' gateway\n\
-            (isGateway; flannel's default delegate) for every pod it adds: forwarding no file\n\
-            sets is not reported there.",
+            (pkg/proxy/ipvs proxier; IPv4 only), the CNI bridge plugin as the pods' gateway\n\
+            (isGateway; flannel's default delegate) for every pod it adds, and the node agents\n\
+            of Calico and Canal (felix, unless FelixConfiguration sets ipForwarding:\n\
+            Disabled), Cilium, Antrea (from 1.15) and Kube-OVN whenever they start:\n\
+            forwarding no file sets is not reported there.\n\
+            \n\
+            The family checked is the one pod DNS goes by: the kubelet's first clusterDNS\n\
+            server's (a dual-stack cluster's kube-dns Service has the family of its first\n\
+            service range), and IPv4 too unless the cluster is IPv6 only (clusterDNS lists\n\
+            only IPv6 servers, or the Kubespray inventory sets ipv4_stack: false, where\n\
+            Kubespray sets no net.ipv4.ip_forward). Turning IPv6 forwarding on makes the\n\
+            kernel ignore router advertisements on interfaces whose accept_ra is not 2.",
         fix: "\
             Now:\n  \
             sysctl -w net.ipv4.ip_forward=1\n  \
-            sysctl -w net.ipv6.conf.all.forwarding=1     # IPv6 and dual-stack only\n\
+            sysctl -w net.ipv6.conf.all.forwarding=1     # where pod DNS goes over IPv6\n\
+            (A node that takes its IPv6 address or default route from router advertisements\n\
+            needs net.ipv6.conf.<uplink>.accept_ra=2 first.)\n\
             Persist it in a file under /etc/sysctl.d/ that sorts after any file setting 0, or\n\
             remove that setting (the grep in Verify finds it).\n\
             - Kubespray: re-run cluster.yml; it sets the key in sysctl_file_path.\n\

@@ -28,6 +28,39 @@ const BRIDGED: &[&str] = &["bridge", "weave-net"];
 /// cni-plugin; Canal's conflist uses it too), cilium-cni, aws-cni (amazon-vpc-cni-k8s).
 const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni"];
 
+/// Plugin types whose node agent turns forwarding on (IPv4, and IPv6 where the cluster has
+/// it) whenever it starts, which it does at every boot: a node with one of them in its
+/// chain does not need a sysctl file for it.
+const AGENT_FORWARDS: &[(&str, &str)] = &[
+    // felix/dataplane/linux/int_dataplane.go configureKernel, called from Start: `if
+    // d.config.IPForwarding == "Enabled"` (the default; unconditional before 3.29) it
+    // writes /proc/sys/net/ipv4/ip_forward, and IPv6's where IPv6 is enabled. Canal runs
+    // the same felix.
+    (
+        "calico",
+        "Calico's felix (calico-node) turns forwarding on whenever it starts, unless its FelixConfiguration sets ipForwarding: Disabled",
+    ),
+    // The agent's enableIPForwarding at start (daemon/cmd, later pkg/datapath/iptables):
+    // net.ipv4.ip_forward, and net.ipv6.conf.all.forwarding with IPv6; in chaining mode
+    // too.
+    (
+        "cilium-cni",
+        "the Cilium agent turns forwarding on whenever it starts",
+    ),
+    // pkg/agent/route/route_linux.go Initialize: EnsureSysctlNetValue("ipv4/ip_forward",
+    // 1), and IPv6's where the node has an IPv6 address (from Antrea 1.15).
+    (
+        "antrea",
+        "the Antrea agent turns forwarding on whenever it starts (from Antrea 1.15)",
+    ),
+    // dist/images/install-cni.sh, kube-ovn-cni's init container: `echo 1 >
+    // /proc/sys/net/ipv4/ip_forward` for an IPv4 pod address, IPv6's for an IPv6 one.
+    (
+        "kube-ovn",
+        "kube-ovn-cni turns forwarding on whenever it starts (install-cni.sh)",
+    ),
+];
+
 /// Whether pods sit on a Linux bridge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "why", rename_all = "snake_case")]
@@ -46,11 +79,12 @@ pub struct Cni {
     /// Plugin types in chain order (flannel's delegate shown as `flannel>bridge`).
     pub plugins: Vec<String>,
     pub pod_bridge: PodBridge,
-    /// Why the plugin turns IPv4 forwarding on whenever it wires a pod, where it does: the
-    /// `bridge` plugin as the pods' gateway (`isGateway`, or `isDefaultGateway`, which
-    /// implies it) calls enableIPForward for each pod it adds (containernetworking/plugins
-    /// plugins/main/bridge), and flannel hands it `isGateway: true` unless its delegate
-    /// says otherwise (flannel-io/cni-plugin doCmdAdd).
+    /// Why the network plugin turns forwarding on by itself, where it does: the `bridge`
+    /// plugin as the pods' gateway (`isGateway`, or `isDefaultGateway`, which implies it)
+    /// calls enableIPForward, for the families of its gateways, for each pod it adds
+    /// (containernetworking/plugins plugins/main/bridge), and flannel hands it `isGateway:
+    /// true` unless its delegate says otherwise (flannel-io/cni-plugin doCmdAdd); the
+    /// agents of [`AGENT_FORWARDS`] whenever they start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forwards: Option<String>,
 }
@@ -142,6 +176,9 @@ impl Cni {
                 continue;
             }
             types.push(kind.to_owned());
+            if let Some((_, agent)) = AGENT_FORWARDS.iter().find(|(t, _)| *t == kind) {
+                forwards.get_or_insert(format!("{path}: {agent}"));
+            }
             if kind == "bridge" && gateway(plugin, false) {
                 forwards.get_or_insert(format!(
                     "{path}: the bridge plugin is the pods' gateway (isGateway) and turns IPv4 forwarding on for every pod it adds"
@@ -229,6 +266,40 @@ mod tests {
         assert!(
             forwards(r#"{"name":"b","plugins":[{"type":"bridge","bridge":"cni0"}]}"#).is_none()
         );
+    }
+
+    /// The node agents of Calico (Canal), Cilium (chained too), Antrea and Kube-OVN turn
+    /// forwarding on at every start; the AWS VPC CNI in an IPv4 cluster and Weave do not.
+    #[test]
+    fn network_agents_that_turn_forwarding_on() {
+        let forwards = |text: &str| cni(&[("/etc/cni/net.d/10-x.conflist", text)]).forwards;
+        let upstream = |case: &str, file: &str| {
+            let path = format!(
+                "{}/tests/fixtures/rules/_upstream/{case}/root/etc/cni/net.d/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        };
+        let calico = upstream("cni-calico-brnf-off", "10-calico.conflist");
+        assert!(forwards(&calico).is_some_and(|w| w.contains("felix")));
+        // antrea-io/antrea @fc70f2bb build/charts/antrea/conf/antrea-cni.conflist, with
+        // the chart's portmap plugin.
+        let antrea = r#"{"cniVersion":"0.3.0","name":"antrea","plugins":[{"type":"antrea","ipam":{"type":"host-local"}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+        assert!(forwards(antrea).is_some_and(|w| w.contains("Antrea")));
+        // kubeovn/kube-ovn @1533681d dist/images/01-kube-ovn.conflist.
+        let ovn = r#"{"name":"kube-ovn","cniVersion":"0.3.1","plugins":[{"type":"kube-ovn","server_socket":"/run/openvswitch/kube-ovn-daemon.sock"},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+        assert!(forwards(ovn).is_some());
+        let aws = upstream("eks-al2023-nodeadm", "10-aws.conflist");
+        assert!(forwards(&aws).is_none());
+        // Cilium chained after the AWS VPC CNI (its aws-cni chaining mode appends
+        // cilium-cni to the chain): its agent runs all the same.
+        let mut chained: serde_json::Value = serde_json::from_str(&aws).expect("json");
+        chained["plugins"].as_array_mut().expect("plugins").push(
+            serde_json::json!({"name": "cilium", "type": "cilium-cni", "enable-route-mtu": true}),
+        );
+        assert!(forwards(&chained.to_string()).is_some_and(|w| w.contains("Cilium")));
+        let weave = upstream("cni-weave-brnf-on-not-persisted", "10-weave.conflist");
+        assert!(forwards(&weave).is_none());
     }
 
     #[test]

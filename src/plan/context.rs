@@ -118,6 +118,17 @@ pub fn build(
     context["iptables_wanted"] = json!(iptables);
     context["ip6tables_wanted"] = json!(ip6tables);
     context["forwarding_wanted"] = json!(forwarding);
+    // The forwarding keys to set and persist: those of the families pod DNS goes by.
+    let forwarding_keys = crate::diagnose::rules::forwarding_keys(&rules_ctx);
+    let v6 = crate::diagnose::rules::Family::V6.key();
+    context["ipv6_forwarding_turns_on"] = json!(
+        forwarding_keys.contains(&v6)
+            && facts
+                .sysctls
+                .get(v6)
+                .is_none_or(|s| s.live != Observed::Known("1".to_owned()))
+    );
+    context["forwarding_keys"] = json!(forwarding_keys);
     context
 }
 

@@ -270,7 +270,7 @@ fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
     let sets = match ctx.facts.flavour.kind {
         FlavourKind::MicroK8s => {
             key == "net.bridge.bridge-nf-call-iptables"
-                || (key == "net.ipv4.ip_forward" && microk8s_forwards(ctx))
+                || (Family::of_key(key).is_some() && microk8s_forwards(ctx))
         }
         // Only `if enableIPv6` (k3s pkg/agent/syssetup).
         FlavourKind::K3s | FlavourKind::Rke2 if key == "net.bridge.bridge-nf-call-ip6tables" => {
@@ -396,7 +396,7 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
         && module
         && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
         && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
-    (bridge, restores_forwarding(ctx).is_some())
+    (bridge, restores_forwarding(ctx, Family::V4).is_some())
 }
 
 /// What the bridge-netfilter playbook leaves alone where k3s, RKE2, k0s or MicroK8s runs
@@ -427,9 +427,94 @@ pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
     )
 }
 
-/// [`stopped_installer`], where its next start turns IPv4 forwarding on.
-fn restores_forwarding<'f>(ctx: &Ctx<'f>) -> Option<(&'static str, &'f str)> {
-    stopped_installer(ctx).filter(|_| installer_setting(ctx, "net.ipv4.ip_forward").is_some())
+/// The forwarding sysctls the bridge-netfilter playbook sets to 1 and persists: those of
+/// the [`forwarding_families`] DNS-IP-FORWARD checks, but not one a stopped installer turns
+/// on when it starts, nor one a running installer, kube-proxy or the network plugin sets at
+/// every start that is on now with no sysctl file setting it to 0 (or, for those two, at
+/// all).
+pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
+    forwarding_families(ctx)
+        .into_iter()
+        .filter(|family| restores_forwarding(ctx, *family).is_none())
+        .filter(|family| {
+            let on = sysctl_live(ctx, family.key()) == &Observed::Known("1".to_owned());
+            let unset = ctx
+                .facts
+                .sysctls
+                .get(family.key())
+                .is_some_and(|s| s.persisted.is_none());
+            !(on && unset && set_at_start(ctx, *family))
+        })
+        .map(Family::key)
+        .filter(|key| match installer_setting(ctx, key) {
+            Some(who) => {
+                sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
+                    || undone_by_file(ctx, key, who).is_some()
+            }
+            None => true,
+        })
+        .collect()
+}
+
+/// [`stopped_installer`], where its next start turns forwarding of `family` on.
+fn restores_forwarding<'f>(ctx: &Ctx<'f>, family: Family) -> Option<(&'static str, &'f str)> {
+    stopped_installer(ctx).filter(|_| installer_setting(ctx, family.key()).is_some())
+}
+
+/// An address family whose forwarding pod DNS needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    V4,
+    V6,
+}
+
+impl Family {
+    /// The sysctl that turns forwarding of the family on for the node.
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Family::V4 => "net.ipv4.ip_forward",
+            Family::V6 => "net.ipv6.conf.all.forwarding",
+        }
+    }
+
+    fn of_key(key: &str) -> Option<Family> {
+        [Family::V4, Family::V6]
+            .into_iter()
+            .find(|f| f.key() == key)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Family::V4 => "IPv4",
+            Family::V6 => "IPv6",
+        }
+    }
+
+    fn proc_path(self) -> String {
+        crate::facts::raw::sysctl_path(self.key())
+    }
+}
+
+/// The families whose forwarding pod DNS needs, the kubelet's first clusterDNS server's
+/// first: pods send their queries to it (kubelet hands them clusterDNS in order), and a
+/// dual-stack cluster's kube-dns Service has the family of its first service range
+/// (kubeadm GetDNSIP, Kubespray skydns_server). IPv4 too unless the cluster is IPv6 only:
+/// clusterDNS lists only IPv6 servers, or the Kubespray inventory says `ipv4_stack: false`
+/// (whose preinstall then sets no net.ipv4.ip_forward). With no clusterDNS known, IPv4.
+pub(crate) fn forwarding_families(ctx: &Ctx) -> Vec<Family> {
+    let servers: Vec<std::net::IpAddr> = match &ctx.facts.kubelet.cluster_dns {
+        Observed::Known(e) => e.value.iter().filter_map(|a| a.parse().ok()).collect(),
+        _ => Vec::new(),
+    };
+    let ipv4_stack = ctx.host.var_bool("ipv4_stack") != Some(false);
+    let mut families = Vec::new();
+    if servers.first().is_some_and(std::net::IpAddr::is_ipv6) || !ipv4_stack {
+        families.push(Family::V6);
+    }
+    if ipv4_stack && (servers.is_empty() || servers.iter().any(std::net::IpAddr::is_ipv4)) {
+        families.push(Family::V4);
+    }
+    families
 }
 
 /// MicroK8s's kubelite wrapper (run-kubelite-with-args) sets IPv4 and IPv6 forwarding to 1
@@ -455,11 +540,37 @@ fn microk8s_forwards(ctx: &Ctx) -> bool {
 }
 
 pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
-    let id = "DNS-IP-FORWARD";
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
-    let key = "net.ipv4.ip_forward";
+    let findings: Vec<_> = forwarding_families(ctx)
+        .into_iter()
+        .filter_map(|family| match forwarding(ctx, family) {
+            RuleOutcome::Findings(f) => Some(f),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if findings.is_empty() {
+        RuleOutcome::Pass
+    } else {
+        RuleOutcome::Findings(findings)
+    }
+}
+
+/// Whether something other than a sysctl file turns forwarding of `family` on whenever it
+/// starts, so that a reboot does not leave it off: kube-proxy in IPVS mode (IPv4 only:
+/// pkg/proxy/ipvs proxier, "Set the ip_forward sysctl we need for"), and the network
+/// plugin ([`crate::facts::cni::Cni::forwards`]: the bridge plugin as the pods' gateway
+/// for every pod it adds, the agents of Calico, Cilium, Antrea and Kube-OVN at start).
+fn set_at_start(ctx: &Ctx, family: Family) -> bool {
+    (family == Family::V4 && super::kube_proxy_ipvs(ctx).0) || ctx.facts.cni.forwards.is_some()
+}
+
+/// DNS-IP-FORWARD for one family.
+fn forwarding(ctx: &Ctx, family: Family) -> RuleOutcome {
+    let id = "DNS-IP-FORWARD";
+    let (key, name, proc) = (family.key(), family.name(), family.proc_path());
     let Some(s) = ctx.facts.sysctls.get(key) else {
         return ctx.unknown(id, format!("{key} was not gathered"));
     };
@@ -476,65 +587,63 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
         )),
     };
     // Off after a reboot, with the installer not started yet: it turns it on itself.
-    if let (Observed::Known(v), Some((who, unit))) = (&s.live, restores_forwarding(ctx))
+    if let (Observed::Known(v), Some((who, unit))) = (&s.live, restores_forwarding(ctx, family))
         && v != "1"
     {
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Warning,
-            format!("IPv4 forwarding is off while {who} runs no kubelet: {who} turns it on when it starts, before its kubelet; pods a stopped {who} left running are cut off until then"),
+            format!("{name} forwarding is off while {who} runs no kubelet: {who} turns it on when it starts, before its kubelet; pods a stopped {who} left running are cut off until then"),
             vec![
-                format!("/proc/sys/net/ipv4/ip_forward: {v}"),
+                format!("{proc}: {v}"),
                 format!("{who} runs no kubelet now ({unit}: {})", ctx.facts.services.kubelet_unit_state.as_str()),
             ],
             format!("start {who} ({unit}; if it keeps failing, journalctl -u {unit} says why), which sets it"),
         )]);
     }
+    // Turning IPv6 forwarding on makes the kernel ignore router advertisements on every
+    // interface whose accept_ra is not 2 (Documentation/networking/ip-sysctl.rst).
+    let ra = match family {
+        Family::V6 => {
+            "; where the node takes its IPv6 address or default route from router advertisements (SLAAC), set net.ipv6.conf.<uplink>.accept_ra=2 first, or forwarding makes the kernel ignore them"
+        }
+        Family::V4 => "",
+    };
     let unread = unread_sysctl_files(ctx);
     match &s.live {
         Observed::Known(v) if v == "1" && !unread.is_empty() => ctx.unknown(id, unread),
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
-            // kube-proxy in IPVS mode sets it to 1 whenever it starts (pkg/proxy/ipvs
-            // proxier: "Set the ip_forward sysctl we need for"), and the bridge plugin as
-            // the pods' gateway for every pod it adds: no file needs to.
-            (Some(_), None)
-                if s.persisted.is_none()
-                    && (super::kube_proxy_ipvs(ctx).0 || ctx.facts.cni.forwards.is_some()) =>
-            {
+            // Set at every start by something else: no file needs to.
+            (Some(_), None) if s.persisted.is_none() && set_at_start(ctx, family) => {
                 RuleOutcome::Pass
             }
             (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::Warning,
-                format!("a sysctl file turns IPv4 forwarding off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs cuts pods off until {who} restarts"),
+                format!("a sysctl file turns {name} forwarding off, which {who} turns on when it starts: the next `sysctl --system` while {who} runs cuts pods off until {who} restarts"),
                 vec![ev],
-                "set net.ipv4.ip_forward=1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
+                format!("set {key}=1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)"),
             )]),
             (Some(ev), None) => RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::High,
-                "IPv4 forwarding is on but not persisted: it reverts at the next reboot".into(),
+                format!("{name} forwarding is on but not persisted: it reverts at the next reboot"),
                 vec![ev],
-                "persist net.ipv4.ip_forward=1 in a sysctl.d file".into(),
+                format!("persist {key}=1 in a sysctl.d file"),
             )]),
         },
-        Observed::Known(v) => RuleOutcome::Findings(vec![
-            ctx.finding(
-                id,
-                Severity::Critical,
-                "IPv4 forwarding is off: pod traffic (DNS included) is not routed".into(),
-                [
-                    Some(format!("/proc/sys/net/ipv4/ip_forward: {v}")),
-                    persisted,
-                ]
+        Observed::Known(v) => RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!("{name} forwarding is off: pod traffic (DNS included) is not routed"),
+            [Some(format!("{proc}: {v}")), persisted]
                 .into_iter()
                 .flatten()
                 .collect(),
-                "set net.ipv4.ip_forward=1 now and persist it in a sysctl.d file".into(),
-            ),
-        ]),
-        Observed::Absent => ctx.unknown(id, "/proc/sys/net/ipv4/ip_forward does not exist".into()),
+            format!("set {key}=1 now and persist it in a sysctl.d file{ra}"),
+        )]),
+        Observed::Absent => ctx.unknown(id, format!("{proc} does not exist")),
         Observed::Unknown(why) => ctx.unknown(id, why.clone()),
     }
 }

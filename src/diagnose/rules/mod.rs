@@ -23,7 +23,7 @@ mod search;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use kernel::{installer_bridge, left_to_installer};
+pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
 
 /// What one rule concluded for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1453,3 +1453,117 @@ fn only_coredns_loops_on_a_loopback_server() {
     assert_eq!(f[0].severity, Severity::Warning);
     assert_eq!(ctx.corefile_forwards_to_file, Some(true));
 }
+
+/// Forwarding is checked in the family pod DNS goes by: the kubelet's first clusterDNS
+/// server's, and IPv4 too unless the cluster is IPv6 only (clusterDNS has only IPv6
+/// servers, or the Kubespray inventory says ipv4_stack: false). IPv6 forwarding off is
+/// critical there, and its fix names router advertisements; kube-proxy IPVS turns only
+/// IPv4's on, the network plugin both.
+#[test]
+fn forwarding_is_checked_in_the_family_pod_dns_goes_by() {
+    use super::kernel::{Family, forwarding_families, forwarding_keys};
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture("DNS-IP-FORWARD/kubespray-ipv6-only");
+    let vars: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/rules/DNS-IP-FORWARD/kubespray-ipv6-only/vars.json"
+        ))
+        .expect("vars"),
+    )
+    .expect("json");
+    let mut host = Host::new("node1");
+    host.vars = vars.as_object().cloned().expect("object");
+    let facts = NodeFacts::from_raw("node1", &base);
+    let ctx = Ctx::new(&host, &facts);
+    assert_eq!(forwarding_families(&ctx), [Family::V6]);
+    assert_eq!(ip_forward(&ctx), RuleOutcome::Pass);
+
+    // Off, and no file sets it: critical, IPv6 only.
+    let mut off = base.clone();
+    off.file(
+        "/proc/sys/net/ipv6/conf/all/forwarding",
+        FileState::Present,
+        Some(b"0\n"),
+    );
+    let conf = String::from_utf8(off.get("/etc/sysctl.conf").expect("conf").content.to_vec())
+        .expect("text")
+        .replace("net.ipv6.conf.all.forwarding=1\n", "");
+    off.file(
+        "/etc/sysctl.conf",
+        FileState::Present,
+        Some(conf.as_bytes()),
+    );
+    off.link(
+        "/etc/sysctl.d/99-sysctl.conf",
+        "../sysctl.conf",
+        "/etc/sysctl.conf",
+        conf.as_bytes(),
+    );
+    let facts = NodeFacts::from_raw("node1", &off);
+    let ctx = Ctx::new(&host, &facts);
+    let RuleOutcome::Findings(f) = ip_forward(&ctx) else {
+        panic!("IPv6 forwarding is off");
+    };
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(f[0].summary.starts_with("IPv6 forwarding is off"), "{f:?}");
+    assert!(f[0].remediation.contains("accept_ra=2"), "{f:?}");
+    assert_eq!(forwarding_keys(&ctx), ["net.ipv6.conf.all.forwarding"]);
+
+    // On but not persisted: high; kube-proxy IPVS does not set IPv6's, Calico's felix does.
+    let mut unpersisted = off.clone();
+    unpersisted.file(
+        "/proc/sys/net/ipv6/conf/all/forwarding",
+        FileState::Present,
+        Some(b"1\n"),
+    );
+    let facts = NodeFacts::from_raw("node1", &unpersisted);
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
+        panic!("IPVS does not set IPv6 forwarding");
+    };
+    assert_eq!(f[0].severity, Severity::High);
+    assert!(
+        f[0].summary
+            .starts_with("IPv6 forwarding is on but not persisted")
+    );
+    let calico = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/rules/_upstream/cni-calico-brnf-off/root/etc/cni/net.d/10-calico.conflist"
+    ))
+    .expect("calico conflist");
+    unpersisted.file(
+        "/etc/cni/net.d/10-calico.conflist",
+        FileState::Present,
+        Some(&calico),
+    );
+    let facts = NodeFacts::from_raw("node1", &unpersisted);
+    assert_eq!(ip_forward(&Ctx::new(&host, &facts)), RuleOutcome::Pass);
+
+    // Dual-stack: the first clusterDNS server's family first, IPv4 while any server is.
+    let families = |dns: &[&str]| {
+        let mut raw = crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204");
+        let path = "/etc/kubernetes/kubelet-config.yaml";
+        let text = String::from_utf8(raw.get(path).expect("config").content.to_vec())
+            .expect("text")
+            .replace(
+                "clusterDNS:\n- 169.254.25.10\n",
+                &format!(
+                    "clusterDNS:\n{}",
+                    dns.iter().map(|d| format!("- {d}\n")).collect::<String>()
+                ),
+            );
+        raw.file(path, FileState::Present, Some(text.as_bytes()));
+        let facts = NodeFacts::from_raw("node1", &raw);
+        forwarding_families(&Ctx::new(&Host::new("node1"), &facts))
+    };
+    assert_eq!(
+        families(&["10.233.0.3", "fd85:ee78:d8a6:8607::1003"]),
+        [Family::V4]
+    );
+    assert_eq!(
+        families(&["fd85:ee78:d8a6:8607::1003", "10.233.0.3"]),
+        [Family::V6, Family::V4]
+    );
+    assert_eq!(families(&["fd85:ee78:d8a6:8607::1003"]), [Family::V6]);
+}
