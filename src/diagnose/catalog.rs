@@ -603,7 +603,8 @@ pub const RULES: &[RuleInfo] = &[
             \"Set sysctl 'net/ipv4/conf/all/forwarding' to 1\"), which hides a missing persistent\n\
             setting. It goes back to 0 when a later `sysctl --system` applies a file that sets\n\
             0 (CIS-style hardening baselines do), or after a reboot where nothing sets it.\n\
-            Kubespray writes net.ipv4.ip_forward=1 into sysctl_file_path.\n\
+            Kubespray writes net.ipv4.ip_forward=1 into sysctl_file_path (with ipv4_stack,\n\
+            the default), and net.ipv6.conf.all.forwarding=1 with ipv6_stack.\n\
             \n\
             Severity: critical when the live value is 0; reported as high when it is 1 now but\n\
             no sysctl file sets it (or the winning file sets 0), so it reverts at the next boot.\n\
@@ -620,7 +621,9 @@ pub const RULES: &[RuleInfo] = &[
             (isGateway; flannel's default delegate) for every pod it adds, and the node agents\n\
             of Calico and Canal (felix, unless FelixConfiguration sets ipForwarding:\n\
             Disabled), Cilium, Antrea (from 1.15) and Kube-OVN whenever they start:\n\
-            forwarding no file sets is not reported there.\n\
+            forwarding no file sets is not reported there, and a file that sets 0 is a\n\
+            warning (the boot applies it before they turn forwarding on again; a later\n\
+            `sysctl --system` turns it off under them).\n\
             \n\
             The family checked is the one pod DNS goes by: the kubelet's first clusterDNS\n\
             server's (a dual-stack cluster's kube-dns Service has the family of its first\n\
@@ -651,7 +654,7 @@ pub const RULES: &[RuleInfo] = &[
         verify: "\
             sysctl net.ipv4.ip_forward net.ipv6.conf.all.forwarding\n\
             systemd-analyze cat-config sysctl.d | grep -n -e ip_forward -e conf.all.forwarding\n\
-            grep -rn ip_forward /etc/sysctl.conf /etc/sysctl.d /run/sysctl.d /usr/lib/sysctl.d\n\
+            grep -rn -e ip_forward -e conf.all.forwarding /etc/sysctl.conf /etc/sysctl.d /run/sysctl.d /usr/lib/sysctl.d\n\
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never \\\n  \
             --overrides='{\"apiVersion\":\"v1\",\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup example.com\n\
             dnsfix check -i hosts.yaml --limit NODE",

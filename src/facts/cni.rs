@@ -48,10 +48,11 @@ const AGENT_FORWARDS: &[(&str, &str)] = &[
         "the Cilium agent turns forwarding on whenever it starts",
     ),
     // pkg/agent/route/route_linux.go Initialize: EnsureSysctlNetValue("ipv4/ip_forward",
-    // 1), and IPv6's where the node has an IPv6 address (from Antrea 1.15).
+    // 1) where the node has an IPv4 address, IPv6's where it has an IPv6 one (since
+    // antrea-io/antrea 0204fbc3, in 1.15.0; an older agent does not).
     (
         "antrea",
-        "the Antrea agent turns forwarding on whenever it starts (from Antrea 1.15)",
+        "the Antrea agent turns forwarding on whenever it starts (Antrea 1.15 and later)",
     ),
     // dist/images/install-cni.sh, kube-ovn-cni's init container: `echo 1 >
     // /proc/sys/net/ipv4/ip_forward` for an IPv4 pod address, IPv6's for an IPv6 one.
@@ -164,7 +165,7 @@ impl Cni {
                 let delegate = plugin["delegate"]["type"].as_str().unwrap_or("bridge");
                 if delegate == "bridge" && gateway(&plugin["delegate"], true) {
                     forwards.get_or_insert(format!(
-                        "{path}: flannel's bridge plugin is the pods' gateway and turns IPv4 forwarding on for every pod it adds"
+                        "{path}: flannel's bridge plugin is the pods' gateway and turns forwarding on for every pod it adds"
                     ));
                 }
                 types.push(format!("flannel>{delegate}"));
@@ -181,7 +182,7 @@ impl Cni {
             }
             if kind == "bridge" && gateway(plugin, false) {
                 forwards.get_or_insert(format!(
-                    "{path}: the bridge plugin is the pods' gateway (isGateway) and turns IPv4 forwarding on for every pod it adds"
+                    "{path}: the bridge plugin is the pods' gateway (isGateway) and turns forwarding on for every pod it adds"
                 ));
             }
             if BRIDGED.contains(&kind) && bridged.is_none() {

@@ -436,6 +436,8 @@ pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
     forwarding_families(ctx)
         .into_iter()
         .filter(|family| restores_forwarding(ctx, *family).is_none())
+        // A key the kernel does not have (IPv6 disabled) cannot be set.
+        .filter(|family| sysctl_live(ctx, family.key()) != &Observed::Absent)
         .filter(|family| {
             let on = sysctl_live(ctx, family.key()) == &Observed::Known("1".to_owned());
             let unset = ctx
@@ -443,7 +445,9 @@ pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
                 .sysctls
                 .get(family.key())
                 .is_some_and(|s| s.persisted.is_none());
-            !(on && unset && set_at_start(ctx, *family))
+            // As the rule: the installer's case first.
+            installer_setting(ctx, family.key()).is_some()
+                || !(on && unset && set_at_start(ctx, *family).is_some())
         })
         .map(Family::key)
         .filter(|key| match installer_setting(ctx, key) {
@@ -543,14 +547,20 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
-    let findings: Vec<_> = forwarding_families(ctx)
-        .into_iter()
-        .filter_map(|family| match forwarding(ctx, family) {
-            RuleOutcome::Findings(f) => Some(f),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let mut findings: Vec<crate::diagnose::Finding> = Vec::new();
+    for family in forwarding_families(ctx) {
+        if let RuleOutcome::Findings(found) = forwarding(ctx, family) {
+            for f in found {
+                // An unread sysctl file is one "cannot tell" for both families.
+                if !findings
+                    .iter()
+                    .any(|g| g.status == f.status && g.summary == f.summary)
+                {
+                    findings.push(f);
+                }
+            }
+        }
+    }
     if findings.is_empty() {
         RuleOutcome::Pass
     } else {
@@ -563,8 +573,13 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
 /// pkg/proxy/ipvs proxier, "Set the ip_forward sysctl we need for"), and the network
 /// plugin ([`crate::facts::cni::Cni::forwards`]: the bridge plugin as the pods' gateway
 /// for every pod it adds, the agents of Calico, Cilium, Antrea and Kube-OVN at start).
-fn set_at_start(ctx: &Ctx, family: Family) -> bool {
-    (family == Family::V4 && super::kube_proxy_ipvs(ctx).0) || ctx.facts.cni.forwards.is_some()
+/// Who, and why (the network plugin's reason), where anything does.
+fn set_at_start(ctx: &Ctx, family: Family) -> Option<(&'static str, Option<String>)> {
+    if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 {
+        return Some(("kube-proxy (ipvs mode)", None));
+    }
+    let plugin = ctx.facts.cni.forwards.clone()?;
+    Some(("the network plugin", Some(plugin)))
 }
 
 /// DNS-IP-FORWARD for one family.
@@ -615,8 +630,19 @@ fn forwarding(ctx: &Ctx, family: Family) -> RuleOutcome {
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
             // Set at every start by something else: no file needs to.
-            (Some(_), None) if s.persisted.is_none() && set_at_start(ctx, family) => {
+            (Some(_), None) if s.persisted.is_none() && set_at_start(ctx, family).is_some() => {
                 RuleOutcome::Pass
+            }
+            // A file sets 0, which the boot applies before kube-proxy or the network plugin
+            // turns forwarding on again: only a later `sysctl --system` leaves it off.
+            (Some(ev), None) if let Some((who, why)) = set_at_start(ctx, family) => {
+                RuleOutcome::Findings(vec![ctx.finding(
+                    id,
+                    Severity::Warning,
+                    format!("a sysctl file turns {name} forwarding off, which {who} turns on again: the next `sysctl --system` cuts pods off until {who} sets it again"),
+                    std::iter::once(ev).chain(why).collect(),
+                    format!("set {key}=1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)"),
+                )])
             }
             (Some(ev), Some(who)) => RuleOutcome::Findings(vec![ctx.finding(
                 id,

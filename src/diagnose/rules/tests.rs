@@ -1566,4 +1566,40 @@ fn forwarding_is_checked_in_the_family_pod_dns_goes_by() {
         [Family::V6, Family::V4]
     );
     assert_eq!(families(&["fd85:ee78:d8a6:8607::1003"]), [Family::V6]);
+    // Kubespray IPv6-only keeps nodelocaldns's IPv4 link-local clusterDNS: IPv6 only.
+    let raw = crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let mut v6_only = Host::new("node1");
+    v6_only
+        .vars
+        .insert("ipv4_stack".into(), serde_json::json!(false));
+    assert_eq!(
+        forwarding_families(&Ctx::new(&v6_only, &facts)),
+        [Family::V6]
+    );
+}
+
+/// A sysctl file that sets forwarding to 0 where kube-proxy (ipvs) turns it on whenever it
+/// starts: the boot's 0 does not last, only a later `sysctl --system` turns it off.
+#[test]
+fn a_file_setting_forwarding_off_under_ipvs_kube_proxy_is_a_warning() {
+    let raw = crate::testing::rules_fixture("DNS-IP-FORWARD/sysctl-conf-red-hat-tuning");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
+        panic!("0 at the next boot");
+    };
+    assert_eq!(f[0].severity, Severity::High);
+    let mut ipvs = host.clone();
+    ipvs.vars
+        .insert("kube_proxy_mode".into(), serde_json::json!("ipvs"));
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&ipvs, &facts)) else {
+        panic!("a later sysctl --system turns it off");
+    };
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(f[0].summary.contains("kube-proxy (ipvs mode)"), "{f:?}");
+    assert!(
+        f[0].evidence[0].contains("sets net.ipv4.ip_forward = 0"),
+        "{f:?}"
+    );
 }
