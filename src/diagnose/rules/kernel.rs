@@ -568,12 +568,12 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
     }
 }
 
-/// Whether something other than a sysctl file turns forwarding of `family` on whenever it
-/// starts, so that a reboot does not leave it off: kube-proxy in IPVS mode (IPv4 only:
-/// pkg/proxy/ipvs proxier, "Set the ip_forward sysctl we need for"), and the network
-/// plugin ([`crate::facts::cni::Cni::forwards`]: the bridge plugin as the pods' gateway
-/// for every pod it adds, the agents of Calico, Cilium, Antrea and Kube-OVN at start).
-/// Who, and why (the network plugin's reason), where anything does.
+/// Who, other than a sysctl file, turns forwarding of `family` on whenever it starts, so
+/// that a reboot does not leave it off, with the network plugin's reason: kube-proxy in
+/// IPVS mode (IPv4 only: pkg/proxy/ipvs proxier, "Set the ip_forward sysctl we need for"),
+/// and the network plugin ([`crate::facts::cni::Cni::forwards`]: the bridge plugin as the
+/// pods' gateway for every pod it adds, the agents of Calico, Cilium, Antrea and Kube-OVN
+/// at start).
 fn set_at_start(ctx: &Ctx, family: Family) -> Option<(&'static str, Option<String>)> {
     if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 {
         return Some(("kube-proxy (ipvs mode)", None));
