@@ -466,6 +466,11 @@ EOF
 			[ "$(cat "$n/user")" = root ] || echo "      ansible_become: true"
 			echo "      ansible_ssh_private_key_file: $dir/id_ed25519"
 			echo "      lab_scenario: $(cat "$n/scenario")"
+			# This node stands for one where nothing turns forwarding on at boot: no kube-proxy
+			# in ipvs mode (which would set it at every start), as the group's default says.
+			if [ "$(cat "$n/scenario")" = systemd-hardened-forwarding ]; then
+				echo "      kube_proxy_mode: iptables"
+			fi
 		done
 		echo "  children:"
 		echo "    kube_control_plane:"
