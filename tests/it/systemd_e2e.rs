@@ -295,8 +295,11 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
     lab.exec(&node, "echo 1 > /proc/sys/net/ipv4/ip_forward");
     let (code, findings) = check(&lab, &node);
     assert_eq!(code, Some(2), "{findings:#?}");
+    // The node's image carries Calico's conflist, whose felix turns forwarding on again
+    // at every start on a real node: the boot's 0 would not last there, and dnsfix says a
+    // later `sysctl --system` is what turns it off (a warning). This lab runs no felix.
     let (severity, evidence) = finding(&findings, "DNS-IP-FORWARD");
-    assert_eq!(severity, "high", "{evidence:?}");
+    assert_eq!(severity, "warning", "{evidence:?}");
     assert!(
         evidence
             .iter()
