@@ -436,27 +436,28 @@ pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
     forwarding_families(ctx)
         .into_iter()
         .filter(|family| restores_forwarding(ctx, *family).is_none())
-        // A key the kernel does not have (IPv6 disabled) cannot be set.
-        .filter(|family| sysctl_live(ctx, family.key()) != &Observed::Absent)
         .filter(|family| {
-            let on = sysctl_live(ctx, family.key()) == &Observed::Known("1".to_owned());
-            let unset = ctx
-                .facts
-                .sysctls
-                .get(family.key())
-                .is_some_and(|s| s.persisted.is_none());
+            let key = family.key();
+            let live = sysctl_live(ctx, key);
+            let on = live == &Observed::Known("1".to_owned());
+            // A key the kernel does not have (IPv6 disabled) cannot be set.
+            if live == &Observed::Absent {
+                return false;
+            }
             // As the rule: the installer's case first.
-            installer_setting(ctx, family.key()).is_some()
-                || !(on && unset && set_at_start(ctx, *family).is_some())
+            match installer_setting(ctx, key) {
+                Some(who) => !on || undone_by_file(ctx, key, who).is_some(),
+                None => {
+                    let unset = ctx
+                        .facts
+                        .sysctls
+                        .get(key)
+                        .is_some_and(|s| s.persisted.is_none());
+                    !(on && unset && set_at_start(ctx, *family).is_some())
+                }
+            }
         })
         .map(Family::key)
-        .filter(|key| match installer_setting(ctx, key) {
-            Some(who) => {
-                sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
-                    || undone_by_file(ctx, key, who).is_some()
-            }
-            None => true,
-        })
         .collect()
 }
 
