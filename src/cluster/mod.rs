@@ -9,7 +9,8 @@
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
 //! Kubespray's `dns_mode: coredns_dual` also its `coredns-secondary` Deployment's
 //! `kube-dns-secondary`) and nodelocaldns (`k8s-app: node-local-dns`, Kubespray's
-//! nodelocaldns DaemonSet); the JSON
+//! nodelocaldns DaemonSet; with `enable_nodelocaldns_secondary` also its
+//! `nodelocaldns-second` DaemonSet's `node-local-dns-second`); the JSON
 //! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
 //! `ready`, `restartCount`, `state.waiting.reason`).
 
@@ -106,8 +107,15 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
-const GET_PODS: &str =
-    "get pods -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' -o json";
+/// The label selector of the DNS pods (see the module's doc), for `kubectl -l`.
+macro_rules! dns_pod_selector {
+    () => {
+        "k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)"
+    };
+}
+pub(crate) use dns_pod_selector;
+
+const GET_PODS: &str = concat!("get pods -l '", dns_pod_selector!(), "' -o json");
 
 /// The DNS pods and ConfigMaps, read where `access` says.
 pub async fn read(transport: &Transport, access: &Access) -> Cluster {
@@ -371,6 +379,12 @@ impl Cluster {
 }
 
 impl DnsPod {
+    /// A NodeLocal DNSCache pod (a DaemonSet's, so its replacement comes up on its node),
+    /// primary or secondary.
+    pub fn is_node_local(&self) -> bool {
+        self.app.starts_with("nodelocaldns")
+    }
+
     /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
     pub fn state(&self) -> String {
         if self.ready {
@@ -937,6 +951,9 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 name: text(&pod["metadata"]["name"]),
                 app: match pod["metadata"]["labels"]["k8s-app"].as_str() {
                     Some("node-local-dns") => "nodelocaldns".to_owned(),
+                    // Kubespray's nodelocaldns-second-daemonset.yml.j2
+                    // (enable_nodelocaldns_secondary): the same address, -skipteardown.
+                    Some("node-local-dns-second") => "nodelocaldns-secondary".to_owned(),
                     // Kubespray's coredns-deployment.yml.j2 with coredns_ordinal_suffix
                     // "-secondary" (its CoreDNS Secondary task, dns_mode coredns_dual).
                     Some("kube-dns-secondary") => "coredns-secondary".to_owned(),
@@ -1010,7 +1027,7 @@ fn candidates<'a>(
     pods.iter()
         .filter(|p| p.app == pod.app && p.name != pod.name)
         .filter(|p| !before.contains(&p.name) || (gone_before && p.node == pod.node))
-        .filter(|p| pod.app != "nodelocaldns" || p.node == pod.node)
+        .filter(|p| !pod.is_node_local() || p.node == pod.node)
         .collect()
 }
 
@@ -1081,7 +1098,7 @@ async fn recreate(
         // A CoreDNS replacement the scheduler put on another node reads that node's
         // kubelet file: its state is that node's business (its own fix may follow in a
         // later batch), not a failure of this one.
-        Some(p) if pod.app != "nodelocaldns" && p.node != pod.node => {
+        Some(p) if !pod.is_node_local() && p.node != pod.node => {
             step.ok = true;
             step.replacement = Some(p.name.clone());
             format!(
@@ -1480,7 +1497,7 @@ case \" $* \" in
     fn the_listing_reads_the_logs_of_the_pods_that_restarted() {
         let fixture = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
         let (parts, asked) = run_listing(fixture);
-        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
+        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!(parts.config.error, None);
         // The nodes' kubelet versions come in the same exec; a line that is not a node's
         // name and a version is left out.
@@ -1531,7 +1548,7 @@ case \" $* \" in
 
         let compact = serde_json::to_vec(&doc).expect("json");
         let (parts, asked) = run_listing(&compact);
-        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 4);
+        assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!((parts.logs.len(), asked.as_str()), (0, ""));
     }
 
@@ -1606,5 +1623,17 @@ case \" $* \" in
         );
         let pods = parse_pods(secondary.as_bytes()).expect("pods");
         assert_eq!(pods[0].app, "coredns-secondary");
+
+        // enable_nodelocaldns_secondary: the nodelocaldns-second DaemonSet's pods
+        // (nodelocaldns-second-daemonset.yml.j2) are NodeLocal DNSCache too, on the same
+        // address, and are replaced on their node as the primary's are.
+        assert!(GET_PODS.contains(",node-local-dns-second)"));
+        let second = PODS.replace(
+            "\"k8s-app\":\"node-local-dns\"",
+            "\"k8s-app\":\"node-local-dns-second\"",
+        );
+        let pods = parse_pods(second.as_bytes()).expect("pods");
+        assert_eq!(pods[1].app, "nodelocaldns-secondary");
+        assert!(pods[1].is_node_local() && !pods[0].is_node_local());
     }
 }

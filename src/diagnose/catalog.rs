@@ -124,7 +124,7 @@ pub const RULES: &[RuleInfo] = &[
             systemctl restart k3s              # or k3s-agent; RKE2: rke2-server / rke2-agent\n\
             Then recreate the CoreDNS and nodelocaldns pods on the node, because a pod's\n\
             /etc/resolv.conf is written when the pod is created:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE\n\
             Restarting kubelet does not restart running containers. ClusterFirst pods need\n\
             nothing: they get clusterDNS, not this file. hostNetwork pods that resolve names\n\
@@ -139,7 +139,7 @@ pub const RULES: &[RuleInfo] = &[
             '.info.runtimeSpec.mounts[] | select(.destination==\"/etc/resolv.conf\") | .source'\n  \
             cat <the path printed above>\n\
             The DNS pods are up and their logs are quiet:\n  \
-            kubectl -n kube-system get pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' -o wide\n  \
+            kubectl -n kube-system get pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' -o wide\n  \
             kubectl -n kube-system logs -l k8s-app=kube-dns --tail=20\n\
             A dnsPolicy: Default pod on the node resolves an outside name, a normal pod a\n\
             cluster name:\n  \
@@ -310,7 +310,7 @@ pub const RULES: &[RuleInfo] = &[
             needs restarting: kubelet reads it again for the next pod and retries the failed\n\
             sandboxes. Recreate the CoreDNS and nodelocaldns pods if they were created while the\n\
             file had no nameserver:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE",
         verify: "\
             dnsfix check -i hosts.yaml --limit NODE\n\
@@ -696,7 +696,7 @@ pub const RULES: &[RuleInfo] = &[
         restart: "\
             New pods get the shorter list at once: kubelet reads the file's content for every\n\
             pod. Recreate the CoreDNS and nodelocaldns pods to use it now:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE\n\
             Restart kubelet only if you changed the resolvConf path.",
         verify: "\
@@ -876,15 +876,16 @@ pub const RULES: &[RuleInfo] = &[
             any kube-proxy mode: nothing on the node answers it (high where clusterDNS lists\n\
             another server after it: each lookup waits out the first one's timeout). The same\n\
             on a Kubespray node whose clusterDNS is its nodelocaldns_ip and which has no\n\
-            nodelocaldns interface: node-cache takes its interface down when it stops\n\
-            (cmd/node-cache TeardownNetworking), so a cache that is evicted, crash-looping or\n\
-            never scheduled leaves none. (With -skipteardown, which Kubespray passes with\n\
-            enable_nodelocaldns_secondary, or after a SIGKILL, the interface outlives the\n\
-            cache, and this check cannot see that.) With Cilium as the CNI a Local Redirect\n\
-            Policy can serve the address without an interface: unknown. Other link-local\n\
-            clusterDNS addresses with no nodelocaldns interface (AKS LocalDNS answers\n\
-            169.254.10.11 on its own `localdns` interface) are not reported. A warning where,\n\
-            in IPVS mode, clusterDNS is the service IP: DNS works, without the cache.",
+            nodelocaldns interface: node-cache takes its interface down when it is stopped\n\
+            (cmd/node-cache TeardownNetworking, on SIGTERM), so a cache that was evicted,\n\
+            deleted or never scheduled leaves none. (One that crashed, was killed or runs with\n\
+            -skipteardown, as Kubespray's do with enable_nodelocaldns_secondary, leaves the\n\
+            interface behind: DNS-NODELOCAL-DOWN, from the cluster's pods.) With Cilium as\n\
+            the CNI a Local Redirect Policy can serve the address without an interface:\n\
+            unknown. Other link-local clusterDNS addresses with no nodelocaldns interface (AKS\n\
+            LocalDNS answers 169.254.10.11 on its own `localdns` interface) are not reported. A\n\
+            warning where, in IPVS mode, clusterDNS is the service IP: DNS works, without the\n\
+            cache.",
         fix: "\
             Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
             169.254.25.10):\n\
@@ -1144,6 +1145,61 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
+        id: "DNS-NODELOCAL-DOWN",
+        severity: Severity::Critical,
+        title: "kubelet's clusterDNS is the node's NodeLocal DNSCache, and no cache pod is ready",
+        symptom: "\
+            Every pod on one node fails to resolve names while the rest of the cluster works.\n\
+            Applications log errors such as:\n\
+            lookup kubernetes.default.svc.cluster.local on 169.254.25.10:53: read udp 10.233.64.5:41122->169.254.25.10:53: read: connection refused\n\
+            and `kubectl -n kube-system get pods -o wide` shows that node's nodelocaldns pod\n\
+            not ready (CrashLoopBackOff, OOMKilled), or no nodelocaldns pod there at all. The\n\
+            node still has its nodelocaldns interface with 169.254.25.10, so the node looks fine.",
+        mechanism: "\
+            node-cache adds its link-local address (Kubespray: nodelocaldns_ip, 169.254.25.10)\n\
+            to a dummy interface named nodelocaldns. It takes the interface down only when it is\n\
+            stopped by a signal it traps (SIGTERM: cmd/node-cache main.go registers\n\
+            TeardownNetworking as caddy's OnProcessExit), and not at all with -skipteardown,\n\
+            which Kubespray passes to both of its DaemonSets with enable_nodelocaldns_secondary\n\
+            (nodelocaldns and nodelocaldns-second share the address, so one serves while the\n\
+            other restarts). A cache that crashes keeps it too: a fatal error exits at once\n\
+            (CoreDNS's log.Fatal, as plugin/loop does on a loop, or a Corefile that does not\n\
+            load), and a SIGKILL (the OOM killer, the secondary's preStop `kill -9 1`) cannot\n\
+            be trapped. The address then stays on the node with nothing listening on it, and\n\
+            kubelet keeps handing it to every ClusterFirst pod as its nameserver.\n\
+            DNS-NODELOCAL-CLUSTERDNS, which reads only the node, cannot tell this from a working\n\
+            cache.\n\
+            \n\
+            dnsfix reads the pods labelled k8s-app=node-local-dns (the primary DaemonSet, also\n\
+            the upstream manifest's) and node-local-dns-second (Kubespray's secondary) with\n\
+            kubectl on a control-plane host. Where the cluster lists neither, the cache is not\n\
+            one dnsfix can see, and nothing is said.\n\
+            \n\
+            Severity: critical where clusterDNS lists only the cache's address; high where it\n\
+            lists another server after it, which answers after the first one's timeout.",
+        fix: "\
+            Get a cache pod ready on the node. Find out why it is not:\n  \
+            kubectl -n kube-system get pods -l 'k8s-app in (node-local-dns,node-local-dns-second)' -o wide\n  \
+            kubectl -n kube-system describe pod POD; kubectl -n kube-system logs POD --previous\n\
+            - OOMKilled: raise nodelocaldns_memory_limit (Kubespray) or the DaemonSet's limit.\n\
+            - plugin/loop: the node's resolv.conf loops (DNS-POD-LOOP); fix the kubelet's file,\n  \
+            then recreate the pod (dnsfix apply does both).\n\
+            - No pod on the node: the DaemonSet's nodeSelector (nodelocaldns_ds_nodeselector) or\n  \
+            tolerations leave the node out. Add them, or set clusterDNS on that node to the\n  \
+            kube-dns service IP.\n\
+            Until then the node's pods have no DNS. Deleting the interface by hand\n\
+            (ip link del nodelocaldns) does not help: kube-proxy does not answer the link-local\n\
+            address either.",
+        restart: "\
+            Nothing on the node. The cache pod, once it is ready, serves the address at once;\n\
+            pods need not be recreated.",
+        verify: "\
+            kubectl -n kube-system get pods -l 'k8s-app in (node-local-dns,node-local-dns-second)' -o wide\n\
+            dnsfix verify -i hosts.yaml --limit NODE\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-KUBEADM-CONFIG-DRIFT",
         severity: Severity::Warning,
         title: "kubeadm's kubelet-config ConfigMap disagrees with the node's kubelet config",
@@ -1343,6 +1399,7 @@ mod tests {
             ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
             ("DNS-K3S-FALLBACK", Severity::Info),
             ("DNS-POD-LOOP", Severity::Critical),
+            ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),
             ("DNS-COREFILE-UPSTREAM-DRIFT", Severity::Warning),
             ("DNS-FLEET-DRIFT", Severity::Warning),

@@ -3,8 +3,8 @@
 //! ConfigMaps. Pure, like the per-host rules.
 
 use super::finding::Severity;
-use super::rules::{Ctx, PodResolv, RuleOutcome, pod_resolv, resolv_chain};
-use crate::cluster::{Cluster, DnsConfig, KubeadmKubelet};
+use super::rules::{Ctx, PodResolv, RuleOutcome, link_local, pod_resolv, resolv_chain};
+use crate::cluster::{Cluster, DnsConfig, DnsPod, KubeadmKubelet};
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::FlavourKind;
 use crate::facts::node_facts::{Observed, UnitState};
@@ -13,6 +13,7 @@ use crate::inventory::Host;
 pub const POD_LOOP: &str = "DNS-POD-LOOP";
 pub const KUBEADM_DRIFT: &str = "DNS-KUBEADM-CONFIG-DRIFT";
 pub const COREFILE_UPSTREAM: &str = "DNS-COREFILE-UPSTREAM-DRIFT";
+pub const NODELOCAL_DOWN: &str = "DNS-NODELOCAL-DOWN";
 
 /// The cluster rules' outcomes for one host.
 pub fn rules(
@@ -26,6 +27,7 @@ pub fn rules(
             let why = format!("the cluster was not read: {reason}");
             vec![
                 (POD_LOOP, RuleOutcome::NotApplicable(why.clone())),
+                (NODELOCAL_DOWN, RuleOutcome::NotApplicable(why.clone())),
                 (KUBEADM_DRIFT, RuleOutcome::NotApplicable(why.clone())),
                 (COREFILE_UPSTREAM, RuleOutcome::NotApplicable(why)),
             ]
@@ -34,10 +36,10 @@ pub fn rules(
             via, pods, config, ..
         } => {
             let names = crate::cluster::node_names(host, facts);
-            let mine: Vec<&crate::cluster::DnsPod> =
-                pods.iter().filter(|p| names.contains(&p.node)).collect();
+            let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
             vec![
                 (POD_LOOP, pod_loop(&ctx, via, &mine)),
+                (NODELOCAL_DOWN, nodelocal_down(&ctx, via, &names, pods)),
                 (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
                 (COREFILE_UPSTREAM, corefile_upstream(&ctx, via, config)),
             ]
@@ -120,6 +122,96 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
         ),
         evidence,
         "give the kubelet a resolv.conf with only real upstream servers, restart it, then delete the pod so its replacement reads the new file (dnsfix apply does both: playbook kubelet-resolvconf)".into(),
+    )])
+}
+
+/// kubelet's clusterDNS is the address on this node's nodelocaldns interface, and no
+/// NodeLocal DNSCache pod on the node is ready. node-cache takes its interface down when it
+/// is stopped (SIGTERM), so DNS-NODELOCAL-CLUSTERDNS sees a stopped cache on the node; one
+/// that crashed (a fatal error, plugin/loop's among them, exits without its exit hook), was
+/// SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or runs with
+/// `-skipteardown` (Kubespray's two DaemonSets with `enable_nodelocaldns_secondary`) leaves
+/// the interface and its address behind, and only the cluster shows that nothing answers
+/// there. Judged only where the cluster lists NodeLocal
+/// DNSCache pods by their labels: a cache deployed otherwise is not one dnsfix can see.
+fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> RuleOutcome {
+    let dns = match &ctx.facts.kubelet.cluster_dns {
+        Observed::Known(e) => e,
+        _ => return RuleOutcome::NotApplicable("kubelet's clusterDNS is not known".into()),
+    };
+    let wanted = link_local(dns.value.iter());
+    let Some(addrs) = &ctx.facts.nodelocaldns else {
+        // No interface: DNS-NODELOCAL-CLUSTERDNS judges that from the node itself.
+        return RuleOutcome::NotApplicable("no nodelocaldns interface on this node".into());
+    };
+    let Some(first) = wanted.iter().find(|a| addrs.contains(a)) else {
+        return RuleOutcome::NotApplicable(
+            "kubelet's clusterDNS is not an address of the nodelocaldns interface".into(),
+        );
+    };
+    let caches: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
+    if caches.is_empty() {
+        return RuleOutcome::NotApplicable(format!(
+            "the cluster lists no NodeLocal DNSCache pod (k8s-app node-local-dns or node-local-dns-second; kubectl on {via})"
+        ));
+    }
+    let here: Vec<&&DnsPod> = caches.iter().filter(|p| names.contains(&p.node)).collect();
+    if here.iter().any(|p| p.ready && p.waiting.is_none()) {
+        return RuleOutcome::Pass;
+    }
+    let node = names.first().map_or("?", String::as_str);
+    let mut evidence = vec![
+        format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
+        format!("interface nodelocaldns: {}", addrs.join(", ")),
+    ];
+    let what = if here.is_empty() {
+        evidence.push(format!(
+            "no NodeLocal DNSCache pod on node {node}; {} on other nodes, e.g. kube-system/{} on {} (kubectl on {via})",
+            caches.len(),
+            caches[0].name,
+            caches[0].node
+        ));
+        format!("no NodeLocal DNSCache pod runs on node {node}")
+    } else {
+        for p in &here {
+            evidence.push(format!(
+                "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
+                p.name,
+                p.app,
+                p.node,
+                p.state()
+            ));
+        }
+        let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
+        let verb = if names.len() == 1 { "is" } else { "are" };
+        format!("{} {verb} not ready", names.join(" and "))
+    };
+    let fallback = dns.value.iter().find(|a| !wanted.contains(a));
+    let (severity, effect) = match fallback {
+        None => (
+            Severity::Critical,
+            "every lookup of its ClusterFirst pods fails".to_owned(),
+        ),
+        Some(next) => (
+            Severity::High,
+            format!(
+                "every lookup of its ClusterFirst pods waits out a timeout before {next} answers"
+            ),
+        ),
+    };
+    let cause = if here.iter().any(|p| p.loop_detected.is_some()) {
+        "it crash-loops on a forwarding loop: fix that first (DNS-POD-LOOP), then its replacement serves"
+    } else {
+        "kubectl -n kube-system describe pod and logs --previous say why (OOMKilled: raise nodelocaldns_memory_limit; a taint: the DaemonSet's tolerations)"
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        NODELOCAL_DOWN,
+        severity,
+        format!(
+            "{what}, but the nodelocaldns interface still holds kubelet clusterDNS {first} (node-cache crashed, was killed or runs with -skipteardown): nothing serves it, so {effect}"
+        ),
+        evidence,
+        format!("get a NodeLocal DNSCache pod ready on node {node}; {cause}"),
     )])
 }
 
@@ -672,6 +764,145 @@ mod tests {
         let f = &findings(outcome(&rules, POD_LOOP))[0];
         assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
         assert!(f.summary.contains("coredns-5d78c9869d-x7k2p"), "{f:?}");
+    }
+
+    fn cache(name: &str, app: &str, node: &str, ready: bool) -> DnsPod {
+        DnsPod {
+            name: name.to_owned(),
+            app: app.to_owned(),
+            node: node.to_owned(),
+            phase: "Running".to_owned(),
+            ready,
+            restarts: if ready { 0 } else { 9 },
+            waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
+            loop_detected: None,
+            logs_read: true,
+        }
+    }
+
+    /// Kubespray's healthy worker (clusterDNS 169.254.25.10 on its nodelocaldns interface)
+    /// while its cache pods are down: the interface outlives them (-skipteardown, a crash),
+    /// so only the cluster shows that nothing answers. One ready cache of the two
+    /// (enable_nodelocaldns_secondary) serves the address; none on the node, while the
+    /// DaemonSet runs elsewhere, is as bad as a crashed one.
+    #[test]
+    fn a_nodelocaldns_interface_with_no_ready_cache_behind_it_is_critical() {
+        let facts = fixture("_healthy/kubespray-ubuntu2204");
+        let host = crate::inventory::Host::new("node1");
+        let primary = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
+        let elsewhere = cache("nodelocaldns-9wqzb", "nodelocaldns", "node2", true);
+        let cluster = read(
+            vec![primary.clone(), elsewhere.clone()],
+            DnsConfig::default(),
+        );
+        let rules = rules_of(&host, &facts, &cluster);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.playbook, None);
+        assert!(
+            f.summary.starts_with("nodelocaldns-4xk2p is not ready, but the nodelocaldns interface still holds kubelet clusterDNS 169.254.25.10"),
+            "{f:?}"
+        );
+        assert_eq!(
+            f.evidence,
+            [
+                "/etc/kubernetes/kubelet-config.yaml:28 clusterDNS: [169.254.25.10]",
+                "interface nodelocaldns: 169.254.25.10",
+                "pod kube-system/nodelocaldns-4xk2p (nodelocaldns) on node node1: CrashLoopBackOff, 9 restarts (kubectl on cp1)",
+            ]
+        );
+        assert!(f.remediation.contains("OOMKilled"), "{f:?}");
+
+        // Kubespray's secondary DaemonSet, ready on the node, answers on the same address.
+        let second = cache(
+            "nodelocaldns-second-7tq8d",
+            "nodelocaldns-secondary",
+            "node1",
+            true,
+        );
+        let served = read(
+            vec![primary.clone(), second.clone(), elsewhere.clone()],
+            DnsConfig::default(),
+        );
+        assert_eq!(
+            *outcome(&rules_of(&host, &facts, &served), NODELOCAL_DOWN),
+            RuleOutcome::Pass
+        );
+        let mut second_down = second;
+        second_down.ready = false;
+        second_down.waiting = Some("CrashLoopBackOff".to_owned());
+        second_down.loop_detected = Some("[FATAL] plugin/loop: Loop detected".to_owned());
+        let both = read(
+            vec![primary, second_down, elsewhere.clone()],
+            DnsConfig::default(),
+        );
+        let rules = rules_of(&host, &facts, &both);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert!(
+            f.summary
+                .starts_with("nodelocaldns-4xk2p and nodelocaldns-second-7tq8d are not ready"),
+            "{f:?}"
+        );
+        assert!(f.remediation.contains("DNS-POD-LOOP"), "{f:?}");
+
+        // No cache pod on this node at all (a nodeSelector or taint leaves it out).
+        let missing = read(vec![elsewhere], DnsConfig::default());
+        let rules = rules_of(&host, &facts, &missing);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::Critical);
+        assert!(
+            f.summary
+                .starts_with("no NodeLocal DNSCache pod runs on node node1"),
+            "{f:?}"
+        );
+        assert_eq!(
+            f.evidence[2],
+            "no NodeLocal DNSCache pod on node node1; 1 on other nodes, e.g. kube-system/nodelocaldns-9wqzb on node2 (kubectl on cp1)"
+        );
+    }
+
+    /// Where dnsfix cannot tell whose the address is, or the node itself already says it,
+    /// the rule stays out: no NodeLocal DNSCache pod in the cluster at all (a cache deployed
+    /// under other labels), no interface (DNS-NODELOCAL-CLUSTERDNS), clusterDNS not on it.
+    /// A server after the cache's address makes it high, not critical.
+    #[test]
+    fn a_down_cache_is_judged_only_where_clusterdns_is_its_address() {
+        let facts = fixture("_healthy/kubespray-ubuntu2204");
+        let host = crate::inventory::Host::new("node1");
+        let down = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
+        let no_caches = read(
+            vec![cache("coredns-5d78c9869d-x7k2p", "coredns", "node1", true)],
+            DnsConfig::default(),
+        );
+        assert!(matches!(
+            outcome(&rules_of(&host, &facts, &no_caches), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(why) if why.contains("lists no NodeLocal DNSCache pod")
+        ));
+        let cluster = read(vec![down], DnsConfig::default());
+        let mut gone = facts.clone();
+        gone.nodelocaldns = None;
+        assert!(matches!(
+            outcome(&rules_of(&host, &gone, &cluster), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(_)
+        ));
+        let mut other_address = facts.clone();
+        other_address.nodelocaldns = Some(vec!["169.254.20.10".to_owned()]);
+        assert!(matches!(
+            outcome(&rules_of(&host, &other_address, &cluster), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(_)
+        ));
+        let mut fallback = facts.clone();
+        if let Observed::Known(dns) = &mut fallback.kubelet.cluster_dns {
+            dns.value.push("10.233.0.3".to_owned());
+        }
+        let rules = rules_of(&host, &fallback, &cluster);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::High);
+        assert!(
+            f.summary
+                .ends_with("waits out a timeout before 10.233.0.3 answers"),
+            "{f:?}"
+        );
     }
 
     /// With --hostname-override the kubelet's node is that name alone; without it, the

@@ -43,8 +43,8 @@ fn junit_has_a_testcase_per_rule_and_host(lab: &Lab, hosts: usize) {
     assert_eq!(out.status.code(), Some(2));
     let xml = String::from_utf8_lossy(&out.stdout);
     assert!(xml.starts_with("<?xml"), "{xml}");
-    // The per-host rules, fleet drift and the three cluster rules.
-    let rules = dnsfix::diagnose::rules::RULES.len() + 4;
+    // The per-host rules, fleet drift and the four cluster rules.
+    let rules = dnsfix::diagnose::rules::RULES.len() + 5;
     assert_eq!(xml.matches("<testcase ").count(), rules * hosts, "{xml}");
     assert!(
         xml.contains("name=\"DNS-KUBELET-LOOPBACK\">\n      <failure type=\"critical\""),
@@ -387,4 +387,81 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
         reason["reason"], "the cluster has neither kubelet-config nor kubelet-config-1.22",
         "{host:#}"
     );
+}
+
+/// A NodeLocal DNSCache pod of the cluster (from tests/fixtures/kubectl/dns-pods.json, as
+/// kubectl prints it) moved onto `node`: `index` picks the fixture's pod, `ready` its state.
+fn cache_pod(index: usize, node: &str, ready: bool) -> Value {
+    let fixture: Value = serde_json::from_slice(
+        &std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/kubectl/dns-pods.json"),
+        )
+        .expect("fixture"),
+    )
+    .expect("JSON");
+    let mut pod = fixture["items"][index].clone();
+    let name = format!(
+        "{}{node}",
+        pod["metadata"]["generateName"].as_str().expect("name")
+    );
+    pod["metadata"]["name"] = Value::String(name);
+    pod["spec"]["nodeName"] = Value::String(node.to_owned());
+    let status = &mut pod["status"]["containerStatuses"][0];
+    status["ready"] = Value::Bool(ready);
+    if !ready {
+        status["restartCount"] = 9.into();
+        status["state"] = serde_json::json!({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}});
+    }
+    pod
+}
+
+/// Kubespray's nodes hold NodeLocal DNSCache's address on their nodelocaldns interface
+/// whether or not a cache answers there (-skipteardown, a crash): a node whose cache pods
+/// are all down is critical, from the cluster's pods, while the node itself looks healthy;
+/// a ready secondary (enable_nodelocaldns_secondary) on the node serves the address.
+#[test]
+fn a_node_whose_nodelocaldns_pods_are_down_is_critical() {
+    let lab =
+        Lab::start(&["healthy", "healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (down, up) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let pods = lab.dir.join("pods");
+    std::fs::create_dir_all(&pods).expect("pods dir");
+    let put = |file: &str, pod: Value| {
+        std::fs::write(pods.join(file), pod.to_string()).expect("write pod");
+    };
+    // The fixture's pods: 3 the primary DaemonSet's, 4 the secondary's.
+    put("primary-down.json", cache_pod(3, &down, false));
+    put("primary-up.json", cache_pod(3, &up, true));
+    let findings = |host: &str| -> Vec<Value> {
+        let out = check(&lab, &["--format", "json"]);
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        doc["hosts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|h| h["host"] == host)
+            .flat_map(|h| h["findings"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let f = findings(&down);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0]["id"], "DNS-NODELOCAL-DOWN");
+    assert_eq!(f[0]["severity"], "critical");
+    let summary = f[0]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.starts_with(&format!("nodelocaldns-{down} is not ready, but the nodelocaldns interface still holds kubelet clusterDNS 169.254.25.10")),
+        "{summary}"
+    );
+    assert!(
+        f[0]["evidence"].as_array().into_iter().flatten().any(|e| e
+            .as_str()
+            .is_some_and(|e| e.contains("CrashLoopBackOff, 9 restarts"))),
+        "{f:#?}"
+    );
+    assert_eq!(findings(&up), Vec::<Value>::new());
+
+    put("secondary-up.json", cache_pod(4, &down, true));
+    assert_eq!(findings(&down), Vec::<Value>::new());
 }

@@ -107,7 +107,7 @@ fn the_pods_fixture_is_what_kubectl_prints() {
         .split_inclusive("\n}\n")
         .map(|o| o.trim_end_matches('\n'))
         .collect();
-    assert_eq!(objects.len(), 4, "{printed}");
+    assert_eq!(objects.len(), 5, "{printed}");
     let indented: Vec<String> = objects
         .iter()
         .map(|o| {

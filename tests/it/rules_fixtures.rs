@@ -239,6 +239,7 @@ fn expected_folders() -> Vec<String> {
             ![
                 dnsfix::diagnose::drift::DRIFT_ID,
                 dnsfix::diagnose::cluster::POD_LOOP,
+                dnsfix::diagnose::cluster::NODELOCAL_DOWN,
                 dnsfix::diagnose::cluster::KUBEADM_DRIFT,
                 dnsfix::diagnose::cluster::COREFILE_UPSTREAM,
             ]

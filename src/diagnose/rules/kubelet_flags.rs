@@ -53,7 +53,9 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
 
 /// The IPv4 link-local addresses among `addrs`, cloud metadata and DNS endpoints left out
 /// (169.254.169.253 and .254 are the hypervisor's, not an address of the node).
-fn link_local<'a>(addrs: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+pub(in crate::diagnose) fn link_local<'a>(
+    addrs: impl Iterator<Item = &'a String>,
+) -> Vec<&'a String> {
     addrs
         .filter(|a| {
             a.parse::<IpAddr>().is_ok_and(

@@ -20,6 +20,8 @@ mod kubelet_file;
 mod kubelet_flags;
 mod node_resolver;
 mod search;
+
+pub(super) use kubelet_flags::link_local;
 #[cfg(test)]
 mod tests;
 
@@ -92,7 +94,7 @@ impl<'a> Ctx<'a> {
             let coredns = corefile_forwards(config, &["coredns"]);
             let nodelocal = match corefile_forwards(config, &["nodelocaldns", "node-local-dns"]) {
                 // Not read: it matters only where NodeLocal DNSCache runs.
-                None if !pods.iter().any(|p| p.app == "nodelocaldns") => Some(false),
+                None if !pods.iter().any(crate::cluster::DnsPod::is_node_local) => Some(false),
                 other => other,
             };
             ctx.coredns_forwards_to_file = coredns;

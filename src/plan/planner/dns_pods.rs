@@ -31,9 +31,10 @@ impl Run<'_> {
                 state.notes.push(note(format!(
                     "Recreate the CoreDNS and nodelocaldns pods on this node after the kubelet \
                      restart, so their replacements read the new resolv.conf: kubectl -n \
-                     kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)' \
+                     kube-system delete pod -l '{selector}' \
                      --field-selector spec.nodeName=NODE. dnsfix cannot do it: the cluster \
-                     could not be read ({why})."
+                     could not be read ({why}).",
+                    selector = crate::cluster::dns_pod_selector!()
                 )));
                 Ok(Outcome::Unchanged)
             }
