@@ -1168,15 +1168,22 @@ pub const RULES: &[RuleInfo] = &[
             be trapped. The address then stays on the node with nothing listening on it, and\n\
             kubelet keeps handing it to every ClusterFirst pod as its nameserver.\n\
             DNS-NODELOCAL-CLUSTERDNS, which reads only the node, cannot tell this from a working\n\
-            cache.\n\
+            cache. The upstream manifest (cluster/addons/dns/nodelocaldns) in iptables mode\n\
+            also puts the kube-dns service IP on the interface and leaves clusterDNS on it:\n\
+            that address is then as dead. Where kubelet's clusterDNS is a link-local address\n\
+            and the node has neither the interface nor a ready cache (a DaemonSet that does not\n\
+            schedule there), nothing answers either; on a Kubespray node\n\
+            DNS-NODELOCAL-CLUSTERDNS says so from the node alone.\n\
             \n\
             dnsfix reads the pods labelled k8s-app=node-local-dns (the primary DaemonSet, also\n\
             the upstream manifest's) and node-local-dns-second (Kubespray's secondary) with\n\
             kubectl on a control-plane host. Where the cluster lists neither, the cache is not\n\
-            one dnsfix can see, and nothing is said.\n\
+            one dnsfix can see, and nothing is said; nor with Cilium and no interface, whose\n\
+            Local Redirect Policy can serve the address without one.\n\
             \n\
-            Severity: critical where clusterDNS lists only the cache's address; high where it\n\
-            lists another server after it, which answers after the first one's timeout.",
+            Severity: critical where clusterDNS lists only the cache's addresses; high where it\n\
+            lists another server after them, which each lookup reaches only after an error or\n\
+            a timeout.",
         fix: "\
             Get a cache pod ready on the node. Find out why it is not:\n  \
             kubectl -n kube-system get pods -l 'k8s-app in (node-local-dns,node-local-dns-second)' -o wide\n  \

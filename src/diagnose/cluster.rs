@@ -3,7 +3,9 @@
 //! ConfigMaps. Pure, like the per-host rules.
 
 use super::finding::Severity;
-use super::rules::{Ctx, PodResolv, RuleOutcome, link_local, pod_resolv, resolv_chain};
+use super::rules::{
+    Ctx, PodResolv, RuleOutcome, kubespray_nodelocaldns, link_local, pod_resolv, resolv_chain,
+};
 use crate::cluster::{Cluster, DnsConfig, DnsPod, KubeadmKubelet};
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::FlavourKind;
@@ -125,29 +127,22 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
     )])
 }
 
-/// kubelet's clusterDNS is the address on this node's nodelocaldns interface, and no
-/// NodeLocal DNSCache pod on the node is ready. node-cache takes its interface down when it
-/// is stopped (SIGTERM), so DNS-NODELOCAL-CLUSTERDNS sees a stopped cache on the node; one
-/// that crashed (a fatal error, plugin/loop's among them, exits without its exit hook), was
-/// SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or runs with
-/// `-skipteardown` (Kubespray's two DaemonSets with `enable_nodelocaldns_secondary`) leaves
-/// the interface and its address behind, and only the cluster shows that nothing answers
-/// there. Judged only where the cluster lists NodeLocal
-/// DNSCache pods by their labels: a cache deployed otherwise is not one dnsfix can see.
+/// kubelet's clusterDNS is an address NodeLocal DNSCache serves on this node, and no cache
+/// pod on the node is ready. node-cache takes its interface down when it is stopped
+/// (SIGTERM), and a Kubespray node without the interface is DNS-NODELOCAL-CLUSTERDNS's, from
+/// the node alone. One that crashed (a fatal error, plugin/loop's among them, exits without
+/// its exit hook), was SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or
+/// runs with `-skipteardown` (Kubespray's two DaemonSets with
+/// `enable_nodelocaldns_secondary`) leaves the interface and its addresses behind (the
+/// upstream manifest's in iptables mode: the kube-dns service IP too), and only the
+/// cluster shows that nothing answers there. Elsewhere (kubeadm with the upstream manifest)
+/// a link-local clusterDNS with neither interface nor cache is as dead. Judged only where
+/// the cluster lists NodeLocal DNSCache pods by their labels: a cache deployed otherwise
+/// (AKS LocalDNS) is not one dnsfix can see.
 fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> RuleOutcome {
     let dns = match &ctx.facts.kubelet.cluster_dns {
         Observed::Known(e) => e,
         _ => return RuleOutcome::NotApplicable("kubelet's clusterDNS is not known".into()),
-    };
-    let wanted = link_local(dns.value.iter());
-    let Some(addrs) = &ctx.facts.nodelocaldns else {
-        // No interface: DNS-NODELOCAL-CLUSTERDNS judges that from the node itself.
-        return RuleOutcome::NotApplicable("no nodelocaldns interface on this node".into());
-    };
-    let Some(first) = wanted.iter().find(|a| addrs.contains(a)) else {
-        return RuleOutcome::NotApplicable(
-            "kubelet's clusterDNS is not an address of the nodelocaldns interface".into(),
-        );
     };
     let caches: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
     if caches.is_empty() {
@@ -155,15 +150,43 @@ fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> Ru
             "the cluster lists no NodeLocal DNSCache pod (k8s-app node-local-dns or node-local-dns-second; kubectl on {via})"
         ));
     }
+    let served = match cache_addresses(ctx, dns) {
+        Ok(served) => served,
+        Err(why) => return RuleOutcome::NotApplicable(why),
+    };
     let here: Vec<&&DnsPod> = caches.iter().filter(|p| names.contains(&p.node)).collect();
     if here.iter().any(|p| p.ready && p.waiting.is_none()) {
         return RuleOutcome::Pass;
     }
     let node = names.first().map_or("?", String::as_str);
-    let mut evidence = vec![
-        format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
-        format!("interface nodelocaldns: {}", addrs.join(", ")),
-    ];
+    let first = served[0];
+    let mut evidence = vec![format!(
+        "{} clusterDNS: [{}]",
+        dns.source.at(),
+        dns.value.join(", ")
+    )];
+    let (on_node, effect) = match &ctx.facts.nodelocaldns {
+        Some(addrs) => {
+            evidence.push(format!("interface nodelocaldns: {}", addrs.join(", ")));
+            (
+                format!(
+                    "but the nodelocaldns interface still holds kubelet clusterDNS {first} (node-cache crashed, was killed or runs with -skipteardown): nothing serves it"
+                ),
+                "fails",
+            )
+        }
+        None => {
+            evidence.push(
+                "no nodelocaldns interface (/sys/class/net/nodelocaldns does not exist)".into(),
+            );
+            (
+                format!(
+                    "and no nodelocaldns interface holds kubelet clusterDNS {first}: nothing on this node answers it"
+                ),
+                "times out",
+            )
+        }
+    };
     let what = if here.is_empty() {
         evidence.push(format!(
             "no NodeLocal DNSCache pod on node {node}; {} on other nodes, e.g. kube-system/{} on {} (kubectl on {via})",
@@ -186,16 +209,15 @@ fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> Ru
         let verb = if names.len() == 1 { "is" } else { "are" };
         format!("{} {verb} not ready", names.join(" and "))
     };
-    let fallback = dns.value.iter().find(|a| !wanted.contains(a));
-    let (severity, effect) = match fallback {
+    let (severity, effect) = match dns.value.iter().find(|a| !served.contains(a)) {
         None => (
             Severity::Critical,
-            "every lookup of its ClusterFirst pods fails".to_owned(),
+            format!("every lookup of its ClusterFirst pods {effect}"),
         ),
         Some(next) => (
             Severity::High,
             format!(
-                "every lookup of its ClusterFirst pods waits out a timeout before {next} answers"
+                "lookups of its ClusterFirst pods reach {next} only after an error or a timeout"
             ),
         ),
     };
@@ -207,12 +229,50 @@ fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> Ru
     RuleOutcome::Findings(vec![ctx.finding(
         NODELOCAL_DOWN,
         severity,
-        format!(
-            "{what}, but the nodelocaldns interface still holds kubelet clusterDNS {first} (node-cache crashed, was killed or runs with -skipteardown): nothing serves it, so {effect}"
-        ),
+        format!("{what}, {on_node}, so {effect}"),
         evidence,
         format!("get a NodeLocal DNSCache pod ready on node {node}; {cause}"),
     )])
+}
+
+/// The clusterDNS addresses a NodeLocal DNSCache on this node would answer: those its
+/// nodelocaldns interface holds; with no such interface, the link-local ones, except on
+/// a Kubespray node (DNS-NODELOCAL-CLUSTERDNS says it from the node) or with Cilium (a
+/// Local Redirect Policy needs no interface). `Err`: why the rule does not apply.
+fn cache_addresses<'a>(
+    ctx: &Ctx,
+    dns: &'a crate::facts::node_facts::Effective<Vec<String>>,
+) -> Result<Vec<&'a String>, String> {
+    let served: Vec<&String> = match &ctx.facts.nodelocaldns {
+        Some(addrs) => dns.value.iter().filter(|a| addrs.contains(a)).collect(),
+        None if ctx.facts.nodelocaldns_absent() => {
+            let local = link_local(dns.value.iter());
+            if local
+                .first()
+                .is_some_and(|a| kubespray_nodelocaldns(ctx, a))
+            {
+                return Err(
+                    "no nodelocaldns interface on this Kubespray node: DNS-NODELOCAL-CLUSTERDNS"
+                        .into(),
+                );
+            }
+            if ctx.facts.cni.plugins.iter().any(|p| p == "cilium-cni") {
+                return Err("no nodelocaldns interface, and with Cilium a Local Redirect Policy can serve the address without one".into());
+            }
+            local
+        }
+        None => return Err("whether this node has a nodelocaldns interface is not known".into()),
+    };
+    if served.is_empty() {
+        return Err(match ctx.facts.nodelocaldns {
+            Some(_) => "kubelet's clusterDNS is not an address of the nodelocaldns interface",
+            None => {
+                "no nodelocaldns interface, and kubelet's clusterDNS is not a link-local address"
+            }
+        }
+        .into());
+    }
+    Ok(served)
 }
 
 /// With `upstream_dns_servers` set in the inventory, Kubespray renders those servers into
@@ -900,9 +960,68 @@ mod tests {
         assert_eq!(f.severity, Severity::High);
         assert!(
             f.summary
-                .ends_with("waits out a timeout before 10.233.0.3 answers"),
+                .ends_with("reach 10.233.0.3 only after an error or a timeout"),
             "{f:?}"
         );
+    }
+
+    /// The upstream manifest (kubernetes cluster/addons/dns/nodelocaldns) on a kubeadm
+    /// cluster: in iptables mode node-cache also holds the kube-dns service IP, which stays
+    /// clusterDNS, so a crashed cache leaves that address dead too; in ipvs mode clusterDNS
+    /// is its link-local address, and a node with neither interface nor cache (never
+    /// scheduled there) times out. A Kubespray node without the interface is
+    /// DNS-NODELOCAL-CLUSTERDNS's, from the node alone.
+    #[test]
+    fn a_down_cache_of_the_upstream_manifest_is_judged_too() {
+        let set_dns = |facts: &mut NodeFacts, servers: &[&str]| {
+            if let Observed::Known(dns) = &mut facts.kubelet.cluster_dns {
+                dns.value = servers.iter().map(|s| (*s).to_owned()).collect();
+            }
+        };
+        let host = crate::inventory::Host::new("node1");
+        let cluster = read(
+            vec![cache("node-local-dns-8mzvx", "nodelocaldns", "node2", true)],
+            DnsConfig::default(),
+        );
+        let mut iptables = fixture("_healthy/kubespray-ubuntu2204");
+        iptables.flavour.kind = FlavourKind::Kubeadm;
+        iptables.nodelocaldns = Some(vec!["169.254.20.10".into(), "10.96.0.10".into()]);
+        set_dns(&mut iptables, &["10.96.0.10"]);
+        let rules = rules_of(&host, &iptables, &cluster);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::Critical);
+        assert!(
+            f.summary.starts_with("no NodeLocal DNSCache pod runs on node node1, but the nodelocaldns interface still holds kubelet clusterDNS 10.96.0.10"),
+            "{f:?}"
+        );
+
+        // The same node without its interface (the fixture's Kubespray worker whose cache
+        // is gone), its clusterDNS the upstream manifest's link-local address.
+        let mut ipvs = fixture("DNS-NODELOCAL-CLUSTERDNS/nodelocaldns-pod-gone");
+        assert!(ipvs.nodelocaldns_absent());
+        ipvs.flavour.kind = FlavourKind::Kubeadm;
+        set_dns(&mut ipvs, &["169.254.20.10"]);
+        let rules = rules_of(&host, &ipvs, &cluster);
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::Critical);
+        assert!(
+            f.summary.ends_with("and no nodelocaldns interface holds kubelet clusterDNS 169.254.20.10: nothing on this node answers it, so every lookup of its ClusterFirst pods times out"),
+            "{f:?}"
+        );
+        // Ready on the node: node-cache with -setupinterface=false answers without one.
+        let served = read(
+            vec![cache("node-local-dns-q2n4k", "nodelocaldns", "node1", true)],
+            DnsConfig::default(),
+        );
+        assert_eq!(
+            *outcome(&rules_of(&host, &ipvs, &served), NODELOCAL_DOWN),
+            RuleOutcome::Pass
+        );
+        let kubespray = fixture("DNS-NODELOCAL-CLUSTERDNS/nodelocaldns-pod-gone");
+        assert!(matches!(
+            outcome(&rules_of(&host, &kubespray, &cluster), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(why) if why.contains("DNS-NODELOCAL-CLUSTERDNS")
+        ));
     }
 
     /// With --hostname-override the kubelet's node is that name alone; without it, the

@@ -147,7 +147,7 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
 /// A Kubespray node whose clusterDNS `addr` is its NodeLocal DNSCache address: the
 /// inventory's nodelocaldns_ip, else Kubespray's default 169.254.25.10, with
 /// enable_nodelocaldns not turned off (Kubespray's default is on).
-fn kubespray_nodelocaldns(ctx: &Ctx, addr: &str) -> bool {
+pub(in crate::diagnose) fn kubespray_nodelocaldns(ctx: &Ctx, addr: &str) -> bool {
     ctx.facts.flavour.kind == FlavourKind::Kubespray
         && ctx.host.var_bool("enable_nodelocaldns") != Some(false)
         && ctx

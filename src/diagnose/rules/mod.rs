@@ -21,7 +21,7 @@ mod kubelet_flags;
 mod node_resolver;
 mod search;
 
-pub(super) use kubelet_flags::link_local;
+pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 #[cfg(test)]
 mod tests;
 
