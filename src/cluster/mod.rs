@@ -44,6 +44,9 @@ pub struct DnsPod {
     pub restarts: u64,
     /// Why its container waits (`CrashLoopBackOff`), when it does.
     pub waiting: Option<String>,
+    /// Its container is running now (`state.running`), ready or not.
+    #[serde(default)]
+    pub running: bool,
     /// The loop plugin's fatal line from its previous run, when it crashed on a loop.
     pub loop_detected: Option<String>,
     /// Its previous run's log was read (false: not asked, or past the budget).
@@ -383,6 +386,20 @@ impl DnsPod {
     /// primary or secondary.
     pub fn is_node_local(&self) -> bool {
         self.app.starts_with("nodelocaldns")
+    }
+
+    /// It answers DNS now. Kubespray's secondary nodelocaldns is not asked whether it is
+    /// Ready: its readiness (and liveness) probe asks the primary's health port
+    /// (nodelocaldns-second-daemonset.yml.j2 probes nodelocaldns_health_port; its own
+    /// Corefile's health plugin listens on nodelocaldns_second_health_port), so it turns
+    /// NotReady exactly when the primary is down, while it still answers on port 53. Its
+    /// container running counts.
+    pub fn serving(&self) -> bool {
+        if self.app == "nodelocaldns-secondary" {
+            self.running
+        } else {
+            self.ready && self.waiting.is_none()
+        }
     }
 
     /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
@@ -946,7 +963,15 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
     Ok(items
         .iter()
         .map(|pod| {
-            let status = &pod["status"]["containerStatuses"][0];
+            // The DNS container's status: a sidecar injected beside it may sort first
+            // (the kubelet lists them by name).
+            let statuses = pod["status"]["containerStatuses"].as_array();
+            let status = statuses
+                .and_then(|all| {
+                    all.iter()
+                        .find(|c| matches!(c["name"].as_str(), Some("coredns" | "node-cache")))
+                })
+                .unwrap_or(&pod["status"]["containerStatuses"][0]);
             DnsPod {
                 name: text(&pod["metadata"]["name"]),
                 app: match pod["metadata"]["labels"]["k8s-app"].as_str() {
@@ -966,6 +991,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 waiting: status["state"]["waiting"]["reason"]
                     .as_str()
                     .map(str::to_owned),
+                running: status["state"]["running"].is_object(),
                 loop_detected: None,
                 logs_read: false,
             }
@@ -999,12 +1025,8 @@ pub async fn recreate_node_pods(
     names: &[String],
     timeout: Duration,
 ) -> Result<Vec<PodRecreation>, String> {
-    let on_node: Vec<DnsPod> = pods
-        .into_iter()
-        .filter(|p| names.contains(&p.node))
-        .collect();
     let mut done = Vec::new();
-    for pod in on_node {
+    for pod in recreation_order(pods, names) {
         let step = recreate(kubectl, &pod, timeout).await?;
         let ok = step.ok;
         done.push(step);
@@ -1013,6 +1035,18 @@ pub async fn recreate_node_pods(
         }
     }
     Ok(done)
+}
+
+/// The DNS pods of a node (`names`) in the order they are recreated: as listed, with
+/// Kubespray's secondary nodelocaldns last. Its readiness probe asks the primary's health
+/// port ([`DnsPod::serving`]), so its replacement is Ready only once the primary is.
+fn recreation_order(pods: Vec<DnsPod>, names: &[String]) -> Vec<DnsPod> {
+    let mut on_node: Vec<DnsPod> = pods
+        .into_iter()
+        .filter(|p| names.contains(&p.node))
+        .collect();
+    on_node.sort_by_key(|p| p.app == "nodelocaldns-secondary");
+    on_node
 }
 
 /// The pods that may replace `pod`: of its app, not itself, and new since `before` was
@@ -1310,6 +1344,34 @@ mod tests {
         assert!(!kubelet_configmap_name("kubelet-config"));
     }
 
+    /// A node's pods are recreated as listed, Kubespray's secondary nodelocaldns (listed
+    /// first by its name here) after the primary, whose health its readiness asks.
+    #[test]
+    fn the_secondary_nodelocaldns_is_recreated_after_the_primary() {
+        let pods = vec![
+            pod("coredns-5d78c9869d-x7k2p", "coredns", "node1"),
+            pod(
+                "nodelocaldns-second-7tq8d",
+                "nodelocaldns-secondary",
+                "node1",
+            ),
+            pod("nodelocaldns-x", "nodelocaldns", "node1"),
+            pod("nodelocaldns-y", "nodelocaldns", "node2"),
+        ];
+        let order: Vec<String> = recreation_order(pods, &["node1".to_owned()])
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "coredns-5d78c9869d-x7k2p",
+                "nodelocaldns-x",
+                "nodelocaldns-second-7tq8d"
+            ]
+        );
+    }
+
     fn pod(name: &str, app: &str, node: &str) -> DnsPod {
         DnsPod {
             name: name.to_owned(),
@@ -1319,6 +1381,7 @@ mod tests {
             ready: true,
             restarts: 0,
             waiting: None,
+            running: true,
             loop_detected: None,
             logs_read: false,
         }
@@ -1635,5 +1698,24 @@ case \" $* \" in
         let pods = parse_pods(second.as_bytes()).expect("pods");
         assert_eq!(pods[1].app, "nodelocaldns-secondary");
         assert!(pods[1].is_node_local() && !pods[0].is_node_local());
+        // Its probes ask the primary's health port: running is serving, ready or not.
+        assert!(pods[1].running && pods[1].serving());
+        let mut unready = pods[1].clone();
+        unready.ready = false;
+        assert!(unready.serving());
+        assert!(!pods[0].running && !pods[0].serving());
+
+        // A sidecar listed first (the kubelet sorts the statuses by name) does not speak
+        // for the DNS container.
+        let sidecar = PODS.replace(
+            "\"containerStatuses\":[{\"name\":\"coredns\"",
+            "\"containerStatuses\":[{\"name\":\"agent\",\"ready\":true,\"restartCount\":0,\"state\":{\"running\":{}}},{\"name\":\"coredns\"",
+        );
+        assert_ne!(sidecar, PODS);
+        let pods = parse_pods(sidecar.as_bytes()).expect("pods");
+        assert_eq!(
+            (pods[0].ready, pods[0].running, pods[0].restarts),
+            (false, false, 12)
+        );
     }
 }

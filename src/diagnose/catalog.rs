@@ -1177,9 +1177,14 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             dnsfix reads the pods labelled k8s-app=node-local-dns (the primary DaemonSet, also\n\
             the upstream manifest's) and node-local-dns-second (Kubespray's secondary) with\n\
-            kubectl on a control-plane host. Where the cluster lists neither, the cache is not\n\
-            one dnsfix can see, and nothing is said; nor with Cilium and no interface, whose\n\
-            Local Redirect Policy can serve the address without one.\n\
+            kubectl on a control-plane host. A primary serves when it is Ready; the secondary\n\
+            when its container runs, because its readiness and liveness probes ask the\n\
+            primary's health port (nodelocaldns_health_port), so it is NotReady whenever the\n\
+            primary is down, still answering. A node with no cache pod is judged only when the\n\
+            cluster lists the node under a name dnsfix knows. Where the cluster lists no cache\n\
+            pod at all, the cache is not one dnsfix can see, and nothing is said; nor with\n\
+            Cilium and no interface, whose Local Redirect Policy can serve the address without\n\
+            one.\n\
             \n\
             Severity: critical where clusterDNS lists only the cache's addresses; high where it\n\
             lists another server after them, which each lookup reaches only after an error or\n\

@@ -35,13 +35,19 @@ pub fn rules(
             ]
         }
         Cluster::Read {
-            via, pods, config, ..
+            via,
+            pods,
+            config,
+            kubelets,
         } => {
             let names = crate::cluster::node_names(host, facts);
             let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
             vec![
                 (POD_LOOP, pod_loop(&ctx, via, &mine)),
-                (NODELOCAL_DOWN, nodelocal_down(&ctx, via, &names, pods)),
+                (
+                    NODELOCAL_DOWN,
+                    nodelocal_down(&ctx, via, &names, pods, kubelets),
+                ),
                 (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
                 (COREFILE_UPSTREAM, corefile_upstream(&ctx, via, config)),
             ]
@@ -139,7 +145,13 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
 /// a link-local clusterDNS with neither interface nor cache is as dead. Judged only where
 /// the cluster lists NodeLocal DNSCache pods by their labels: a cache deployed otherwise
 /// (AKS LocalDNS) is not one dnsfix can see.
-fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> RuleOutcome {
+fn nodelocal_down(
+    ctx: &Ctx,
+    via: &str,
+    names: &[String],
+    pods: &[DnsPod],
+    nodes: &crate::cluster::Kubelets,
+) -> RuleOutcome {
     let dns = match &ctx.facts.kubelet.cluster_dns {
         Observed::Known(e) => e,
         _ => return RuleOutcome::NotApplicable("kubelet's clusterDNS is not known".into()),
@@ -154,11 +166,22 @@ fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> Ru
         Ok(served) => served,
         Err(why) => return RuleOutcome::NotApplicable(why),
     };
-    let here: Vec<&&DnsPod> = caches.iter().filter(|p| names.contains(&p.node)).collect();
-    if here.iter().any(|p| p.ready && p.waiting.is_none()) {
+    let here: Vec<&DnsPod> = caches
+        .into_iter()
+        .filter(|p| names.contains(&p.node))
+        .collect();
+    if here.iter().any(|p| p.serving()) {
         return RuleOutcome::Pass;
     }
     let node = names.first().map_or("?", String::as_str);
+    // No pod here may only mean that the cluster calls this node otherwise (an FQDN, k3s's
+    // node-name): said only of a node the cluster lists under a name dnsfix knows.
+    if here.is_empty() && !names.iter().any(|n| nodes.contains_key(n)) {
+        return RuleOutcome::NotApplicable(format!(
+            "no NodeLocal DNSCache pod lists node {} and the cluster's nodes (kubectl get nodes on {via}) do not include it under that name",
+            names.join(" or ")
+        ));
+    }
     let first = served[0];
     let mut evidence = vec![format!(
         "{} clusterDNS: [{}]",
@@ -188,11 +211,12 @@ fn nodelocal_down(ctx: &Ctx, via: &str, names: &[String], pods: &[DnsPod]) -> Ru
         }
     };
     let what = if here.is_empty() {
+        let elsewhere: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
         evidence.push(format!(
             "no NodeLocal DNSCache pod on node {node}; {} on other nodes, e.g. kube-system/{} on {} (kubectl on {via})",
-            caches.len(),
-            caches[0].name,
-            caches[0].node
+            elsewhere.len(),
+            elsewhere[0].name,
+            elsewhere[0].node
         ));
         format!("no NodeLocal DNSCache pod runs on node {node}")
     } else {
@@ -644,6 +668,17 @@ mod tests {
         }
     }
 
+    /// [`read`] of a cluster whose nodes (`kubectl get nodes`) are node1 and node2.
+    fn read_nodes(pods: Vec<DnsPod>) -> Cluster {
+        let mut cluster = read(pods, DnsConfig::default());
+        if let Cluster::Read { kubelets, .. } = &mut cluster {
+            for node in ["node1", "node2"] {
+                kubelets.insert(node.to_owned(), "v1.32.5".to_owned());
+            }
+        }
+        cluster
+    }
+
     fn looping(node: &str) -> DnsPod {
         DnsPod {
             name: "coredns-5d78c9869d-x7k2p".to_owned(),
@@ -653,6 +688,7 @@ mod tests {
             ready: false,
             restarts: 12,
             waiting: Some("CrashLoopBackOff".to_owned()),
+            running: false,
             loop_detected: Some(
                 "[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\""
                     .to_owned(),
@@ -835,6 +871,7 @@ mod tests {
             ready,
             restarts: if ready { 0 } else { 9 },
             waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
+            running: ready,
             loop_detected: None,
             logs_read: true,
         }
@@ -851,10 +888,7 @@ mod tests {
         let host = crate::inventory::Host::new("node1");
         let primary = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
         let elsewhere = cache("nodelocaldns-9wqzb", "nodelocaldns", "node2", true);
-        let cluster = read(
-            vec![primary.clone(), elsewhere.clone()],
-            DnsConfig::default(),
-        );
+        let cluster = read_nodes(vec![primary.clone(), elsewhere.clone()]);
         let rules = rules_of(&host, &facts, &cluster);
         let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
         assert_eq!(f.severity, Severity::Critical);
@@ -873,29 +907,26 @@ mod tests {
         );
         assert!(f.remediation.contains("OOMKilled"), "{f:?}");
 
-        // Kubespray's secondary DaemonSet, ready on the node, answers on the same address.
-        let second = cache(
+        // Kubespray's secondary DaemonSet answers on the same address. Its probes ask the
+        // primary's health port, so with the primary down it is running but not ready,
+        // and still serves.
+        let mut second = cache(
             "nodelocaldns-second-7tq8d",
             "nodelocaldns-secondary",
             "node1",
             true,
         );
-        let served = read(
-            vec![primary.clone(), second.clone(), elsewhere.clone()],
-            DnsConfig::default(),
-        );
+        second.ready = false;
+        let served = read_nodes(vec![primary.clone(), second.clone(), elsewhere.clone()]);
         assert_eq!(
             *outcome(&rules_of(&host, &facts, &served), NODELOCAL_DOWN),
             RuleOutcome::Pass
         );
         let mut second_down = second;
-        second_down.ready = false;
+        second_down.running = false;
         second_down.waiting = Some("CrashLoopBackOff".to_owned());
         second_down.loop_detected = Some("[FATAL] plugin/loop: Loop detected".to_owned());
-        let both = read(
-            vec![primary, second_down, elsewhere.clone()],
-            DnsConfig::default(),
-        );
+        let both = read_nodes(vec![primary, second_down, elsewhere.clone()]);
         let rules = rules_of(&host, &facts, &both);
         let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
         assert!(
@@ -906,7 +937,7 @@ mod tests {
         assert!(f.remediation.contains("DNS-POD-LOOP"), "{f:?}");
 
         // No cache pod on this node at all (a nodeSelector or taint leaves it out).
-        let missing = read(vec![elsewhere], DnsConfig::default());
+        let missing = read_nodes(vec![elsewhere]);
         let rules = rules_of(&host, &facts, &missing);
         let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
         assert_eq!(f.severity, Severity::Critical);
@@ -919,6 +950,39 @@ mod tests {
             f.evidence[2],
             "no NodeLocal DNSCache pod on node node1; 1 on other nodes, e.g. kube-system/nodelocaldns-9wqzb on node2 (kubectl on cp1)"
         );
+        // ... but only of a node the cluster lists by a name dnsfix knows: another name
+        // (an FQDN) would look the same. Nor where the nodes were not read.
+        let mut fqdn = facts.clone();
+        for flag in &mut fqdn.kubelet.flags {
+            if flag.name == "hostname-override" {
+                flag.value = Some("node1.example.com".to_owned());
+            }
+        }
+        assert_eq!(
+            crate::cluster::node_names(&host, &fqdn),
+            ["node1.example.com"]
+        );
+        assert!(matches!(
+            outcome(&rules_of(&host, &fqdn, &missing), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(why) if why.contains("do not include it")
+        ));
+        let unread = read(
+            vec![cache("nodelocaldns-9wqzb", "nodelocaldns", "node2", true)],
+            DnsConfig::default(),
+        );
+        assert!(matches!(
+            outcome(&rules_of(&host, &facts, &unread), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(_)
+        ));
+        // A pod not yet started (Pending, no container status) does not serve.
+        let mut pending = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
+        (pending.phase, pending.waiting, pending.restarts) = ("Pending".to_owned(), None, 0);
+        let rules = rules_of(&host, &facts, &read_nodes(vec![pending]));
+        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
+        assert!(
+            f.evidence[2].ends_with("on node node1: Pending, not ready (kubectl on cp1)"),
+            "{f:?}"
+        );
     }
 
     /// Where dnsfix cannot tell whose the address is, or the node itself already says it,
@@ -930,15 +994,17 @@ mod tests {
         let facts = fixture("_healthy/kubespray-ubuntu2204");
         let host = crate::inventory::Host::new("node1");
         let down = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
-        let no_caches = read(
-            vec![cache("coredns-5d78c9869d-x7k2p", "coredns", "node1", true)],
-            DnsConfig::default(),
-        );
+        let no_caches = read_nodes(vec![cache(
+            "coredns-5d78c9869d-x7k2p",
+            "coredns",
+            "node1",
+            true,
+        )]);
         assert!(matches!(
             outcome(&rules_of(&host, &facts, &no_caches), NODELOCAL_DOWN),
             RuleOutcome::NotApplicable(why) if why.contains("lists no NodeLocal DNSCache pod")
         ));
-        let cluster = read(vec![down], DnsConfig::default());
+        let cluster = read_nodes(vec![down]);
         let mut gone = facts.clone();
         gone.nodelocaldns = None;
         assert!(matches!(
@@ -979,10 +1045,12 @@ mod tests {
             }
         };
         let host = crate::inventory::Host::new("node1");
-        let cluster = read(
-            vec![cache("node-local-dns-8mzvx", "nodelocaldns", "node2", true)],
-            DnsConfig::default(),
-        );
+        let cluster = read_nodes(vec![cache(
+            "node-local-dns-8mzvx",
+            "nodelocaldns",
+            "node2",
+            true,
+        )]);
         let mut iptables = fixture("_healthy/kubespray-ubuntu2204");
         iptables.flavour.kind = FlavourKind::Kubeadm;
         iptables.nodelocaldns = Some(vec!["169.254.20.10".into(), "10.96.0.10".into()]);
@@ -1009,10 +1077,12 @@ mod tests {
             "{f:?}"
         );
         // Ready on the node: node-cache with -setupinterface=false answers without one.
-        let served = read(
-            vec![cache("node-local-dns-q2n4k", "nodelocaldns", "node1", true)],
-            DnsConfig::default(),
-        );
+        let served = read_nodes(vec![cache(
+            "node-local-dns-q2n4k",
+            "nodelocaldns",
+            "node1",
+            true,
+        )]);
         assert_eq!(
             *outcome(&rules_of(&host, &ipvs, &served), NODELOCAL_DOWN),
             RuleOutcome::Pass

@@ -68,8 +68,8 @@ pub(in crate::diagnose) fn link_local<'a>(
 /// clusterDNS names a link-local address, NodeLocal DNSCache's kind, that nothing on the
 /// node holds: not the nodelocaldns interface, which holds other addresses; or, on a
 /// Kubespray node whose clusterDNS is its nodelocaldns_ip, no such interface at all
-/// (node-cache takes it down when it stops, cmd/node-cache TeardownNetworking, unless
-/// -skipteardown). Elsewhere a link-local clusterDNS may be another node-local resolver's
+/// (node-cache takes it down when SIGTERM stops it, cmd/node-cache TeardownNetworking,
+/// unless -skipteardown; a cache that crashed leaves it, DNS-NODELOCAL-DOWN). Elsewhere a link-local clusterDNS may be another node-local resolver's
 /// (AKS LocalDNS on its `localdns` interface) or redirected by Cilium's Local Redirect
 /// Policy with no interface at all: nothing is said there, and with Cilium as the CNI the
 /// missing interface is unknown. Every ClusterFirst lookup then times out, or, where
@@ -109,7 +109,7 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
                 ),
                 "no nodelocaldns interface (/sys/class/net/nodelocaldns does not exist)".to_owned(),
                 format!(
-                    "get the node-local-dns pod running on this node (kubectl -n kube-system get pods -l k8s-app=node-local-dns -o wide; it takes its interface down when it stops), listening on {first}; or, without NodeLocal DNSCache (enable_nodelocaldns: false), set clusterDNS to the kube-dns service IP, {restart} and recreate pods"
+                    "get the node-local-dns pod running on this node (kubectl -n kube-system get pods -l k8s-app=node-local-dns -o wide; it takes its interface down when it is stopped), listening on {first}; or, without NodeLocal DNSCache (enable_nodelocaldns: false), set clusterDNS to the kube-dns service IP, {restart} and recreate pods"
                 ),
             )
         }

@@ -1277,7 +1277,7 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
 }
 
 /// A clusterDNS on NodeLocal DNSCache's link-local address that nothing on the node holds
-/// (no nodelocaldns interface: node-cache takes it down when it stops; or another address
+/// (no nodelocaldns interface: node-cache takes it down when it is stopped; or another address
 /// on it) is every ClusterFirst lookup timing out, in any kube-proxy mode; where the
 /// interface was not looked at, nothing is said.
 #[test]

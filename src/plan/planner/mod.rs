@@ -594,6 +594,7 @@ mod tests {
             ready,
             restarts: if ready { 0 } else { 7 },
             waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
+            running: ready,
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
             logs_read: !ready,
         }
