@@ -362,8 +362,16 @@ pub const RULES: &[RuleInfo] = &[
             port 53) leaves its files in /run: the link still resolves, to an address nothing\n  \
             answers unless another DNS server listens on port 53 on all addresses (on Linux a\n  \
             server bound to 0.0.0.0:53 gets what is sent to 127.0.0.53 too). dnsfix reports a\n  \
-            file that lists only 127.0.0.53 / 127.0.0.54 while systemd-resolved is inactive or\n  \
-            failed as high.\n\
+            file that lists only 127.0.0.53 / 127.0.0.54 while nothing listens there as high:\n  \
+            it reads the kernel's socket table (/proc/net/udp, /proc/net/udp6) for a server on\n  \
+            port 53 of that address or of every address; where the table was not read, it\n  \
+            goes by whether systemd-resolved is inactive or failed.\n\
+            - `DNSStubListener=no` (Kubespray's systemd_resolved_disable_stub_listener, its\n  \
+            default on Flatcar) keeps systemd-resolved running but not on 127.0.0.53. From\n  \
+            systemd 246 it then links its stub file to its uplink file, so the usual link\n  \
+            resolves; a link to the static /usr/lib/systemd/resolv.conf, a copy of the stub\n  \
+            file, or an older systemd's stub file still lists 127.0.0.53: high, from the\n  \
+            socket table.\n\
             - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
             a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
             /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
@@ -381,6 +389,9 @@ pub const RULES: &[RuleInfo] = &[
             /etc/resolv.conf at all.",
         fix: "\
             Where systemd-resolved is enabled but stopped: systemctl start systemd-resolved.\n\
+            Where it runs without its stub listener: link /etc/resolv.conf to its uplink file,\n\
+            ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf, or set\n\
+            DNSStubListener=yes again (resolved.conf and its drop-ins) and restart it.\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
             node's own that lists the real servers (systemd-resolved's last list is in\n\
             /run/systemd/resolve/resolv.conf until the next boot):\n  \

@@ -457,6 +457,23 @@ impl NodeFacts {
         self.files.get(&super::raw::sysctl_path(name))
     }
 
+    /// Whether a DNS server answers UDP on `addr` port 53 in the node's network namespace:
+    /// a socket bound there or to 0.0.0.0 (/proc/net/udp), or to `::` (/proc/net/udp6,
+    /// which takes IPv4 too unless the socket is IPv6-only, which the table does not show:
+    /// counted as answering). `None` when /proc/net/udp was not read whole.
+    pub fn dns_answers_on(&self, addr: std::net::Ipv4Addr) -> Option<bool> {
+        use super::sockets;
+        let whole = |path: &str| {
+            self.files
+                .get(path)
+                .filter(|f| !f.truncated)
+                .and_then(|f| f.text())
+        };
+        let v4 = whole(sockets::UDP)?;
+        let v6 = whole(sockets::UDP6);
+        Some(sockets::bound_53_v4(&v4, addr) || v6.is_some_and(|t| sockets::bound_53_any6(&t)))
+    }
+
     /// Whether /proc/modules lists module `name`; `None` when it could not be read.
     pub fn module_loaded(&self, name: &str) -> Option<bool> {
         let modules = self.files.get("/proc/modules")?.text()?;

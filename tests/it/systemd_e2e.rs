@@ -530,7 +530,8 @@ fn a_stopped_systemd_resolved_leaves_the_node_without_a_resolver_until_it_starts
         evidence,
         [
             "/etc/resolv.conf → symlink to ../run/systemd/resolve/stub-resolv.conf → \
-             /run/systemd/resolve/stub-resolv.conf: nameserver 127.0.0.53 (line 21)",
+             /run/systemd/resolve/stub-resolv.conf: nameserver 127.0.0.53 (line 21); \
+             /proc/net/udp: no UDP socket on port 53 of it or of every address",
             "systemd-resolved is inactive (systemctl is-active) and enabled (systemctl is-enabled)",
             "/run/systemd/resolve/resolv.conf, systemd-resolved's list of the real servers, \
              names 192.0.2.53, 198.51.100.53",
@@ -546,6 +547,75 @@ fn a_stopped_systemd_resolved_leaves_the_node_without_a_resolver_until_it_starts
     // The fix as the finding gives it.
     lab.exec(&node, "systemctl start systemd-resolved");
     assert!(host_resolves_localhost(&lab, &node));
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+}
+
+/// `DNSStubListener=no` (Kubespray's systemd_resolved_disable_stub_listener, its default on
+/// Flatcar): real systemd-resolved (Debian bookworm's 252) stops answering on 127.0.0.53
+/// and, since systemd 246, links its stub file to its uplink file, so a node on the usual
+/// link to the stub keeps resolving and is clean. A node whose /etc/resolv.conf is the
+/// static stub, /usr/lib/systemd/resolv.conf, still asks 127.0.0.53, where nothing answers
+/// now: high, read from the kernel's socket table, with the uplink file as the fix.
+#[test]
+fn systemd_resolved_without_its_stub_listener_is_judged_by_what_listens() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    kubelet_on_resolveds_uplink(&lab, &node);
+
+    lab.exec(
+        &node,
+        "mkdir -p /etc/systemd/resolved.conf.d && \
+         printf '[Resolve]\\nDNSStubListener=no\\n' > /etc/systemd/resolved.conf.d/kubespray.conf && \
+         systemctl restart systemd-resolved",
+    );
+    assert_eq!(
+        lab.exec(&node, "readlink /run/systemd/resolve/stub-resolv.conf")
+            .trim(),
+        "resolv.conf",
+        "systemd-resolved links its stub file to its uplink file"
+    );
+    assert!(
+        host_resolves_localhost(&lab, &node),
+        "the uplink servers answer"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+
+    lab.exec(
+        &node,
+        "ln -sfn ../usr/lib/systemd/resolv.conf /etc/resolv.conf",
+    );
+    assert!(
+        !host_resolves_localhost(&lab, &node),
+        "the static stub resolved with the stub listener off"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
+    assert_eq!(severity, "high", "{evidence:?}");
+    assert!(
+        evidence[0].ends_with("/proc/net/udp: no UDP socket on port 53 of it or of every address"),
+        "{evidence:?}"
+    );
+    assert!(
+        findings[0]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("systemd-resolved runs but does not listen there")),
+        "{findings:#?}"
+    );
+    assert!(
+        findings[0]["remediation"].as_str().is_some_and(|r| r
+            .starts_with("link /etc/resolv.conf to systemd-resolved's list of the real servers")),
+        "{findings:#?}"
+    );
+
+    // The fix as the finding gives it.
+    lab.exec(
+        &node,
+        "ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf",
+    );
     let (code, findings) = check(&lab, &node);
     assert_eq!(code, Some(0), "{findings:#?}");
 }

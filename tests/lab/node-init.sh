@@ -289,6 +289,26 @@ mkfifo -m 0600 "$N/pod-control"
 	done
 ) &
 
+# systemd-resolved's stub listener: one dnsmasq on 127.0.0.53 forwarding to the servers of
+# its uplink file, as systemd-resolved answers there, for as long as the unit runs (the
+# systemctl stand-in calls this script when it starts or stops systemd-resolved). dnsfix
+# sees it in /proc/net/udp.
+cat >/run/lab-dns/resolved-stub <<'STUB'
+#!/bin/bash
+set -u
+[ -f /run/lab-dns/stub.pid ] && kill "$(cat /run/lab-dns/stub.pid)" 2>/dev/null
+rm -f /run/lab-dns/stub.pid
+[ "${1-}" = start ] || exit 0
+servers=()
+for ns in $(awk '$1 == "nameserver" { print $2 }' /run/systemd/resolve/resolv.conf 2>/dev/null); do
+	servers+=("--server=$ns")
+done
+exec dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts \
+	--bind-interfaces --listen-address=127.0.0.53 "${servers[@]}" \
+	--pid-file=/run/lab-dns/stub.pid --log-facility=/run/lab-dns/stub.log
+STUB
+chmod 0755 /run/lab-dns/resolved-stub
+
 # --- services ------------------------------------------------------------------------------
 mkdir -p /run/lab-systemd/units
 : >/run/lab-systemd/calls.log
@@ -300,6 +320,11 @@ socat -lf "$N/socat.log" "UNIX-LISTEN:$SOCK,fork,unlink-early,mode=0600" TCP:127
 for u in $LAB_UNITS_INACTIVE; do LAB_SYSTEMCTL_NOLOG=1 systemctl __lab_declare "$u" inactive enabled; done
 for u in $LAB_UNITS_ACTIVE; do LAB_SYSTEMCTL_NOLOG=1 systemctl __lab_declare "$u" active enabled; done
 for u in $LAB_UNITS_DISABLED; do echo disabled >"/run/lab-systemd/units/$(case $u in *.*) echo "$u" ;; *) echo "$u.service" ;; esac)/enabled"; done
+case " $LAB_UNITS_ACTIVE " in
+*" systemd-resolved "* | *" systemd-resolved.service "*)
+	/run/lab-dns/resolved-stub start || fail "systemd-resolved's stub listener did not start"
+	;;
+esac
 case " $LAB_UNITS_ACTIVE " in
 *" kubelet "* | *" kubelet.service "*)
 	st=$(LAB_SYSTEMCTL_NOLOG=1 systemctl is-active kubelet || true)

@@ -29,6 +29,8 @@ enum Down {
     Missing,
     NoNameserver,
     Stub,
+    /// systemd-resolved runs, but nothing listens on its stub address.
+    StubListenerOff,
     NextBoot,
 }
 
@@ -89,7 +91,18 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
             format!("{} lists no nameserver: {FALLBACK}", etc.path),
             format!("{} → no nameserver line", followed(etc, &seen)),
         ),
-        (FileState::Present, Some(p)) if stub_only(p) && unknown_state => {
+        (FileState::Present, Some(p))
+            if stub_only(p)
+                && match stub_answered(ctx, p) {
+                    Some(answered) => !answered,
+                    None => resolved_stopped(ctx),
+                } =>
+        {
+            stub_unanswered(ctx, etc, &seen, p)
+        }
+        (FileState::Present, Some(p))
+            if stub_only(p) && unknown_state && stub_answered(ctx, p).is_none() =>
+        {
             return ctx.unknown_because(
                 id,
                 format!(
@@ -99,15 +112,6 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
                 ASK_SYSTEMCTL.into(),
             );
         }
-        (FileState::Present, Some(p)) if stub_only(p) && resolved_stopped(ctx) => (
-            Down::Stub,
-            Severity::High,
-            format!(
-                "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses",
-                etc.path
-            ),
-            stub_evidence(etc, &seen, p),
-        ),
         (FileState::Present, _)
             if links_into_resolved(etc)
                 && services.resolved_starts_at_boot().is_none()
@@ -247,6 +251,73 @@ fn stub_only(p: &ResolvConf) -> bool {
             .all(|n| n.ip.is_some_and(|ip| RESOLVED_STUBS.contains(&ip)))
 }
 
+/// Whether anything answers on the stub addresses `p` lists (/proc/net/udp: a server on
+/// one of them, or on every address, [`NodeFacts::dns_answers_on`]); `None` where the
+/// socket tables were not read.
+///
+/// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
+fn stub_answered(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
+    let mut answered = false;
+    for ip in p.nameservers.iter().filter_map(|n| n.ip) {
+        if let IpAddr::V4(v4) = ip {
+            answered |= ctx.facts.dns_answers_on(v4)?;
+        }
+    }
+    Some(answered)
+}
+
+/// /etc/resolv.conf lists only systemd-resolved's stub addresses and nothing listens
+/// there (/proc/net/udp): systemd-resolved does not run, or runs without its stub
+/// listener (`DNSStubListener=no`; from systemd 246 it then links its own stub file to its
+/// uplink file, resolved-resolv-conf.c, so this is the static /usr/lib/systemd/resolv.conf,
+/// a copy of the stub, or an older systemd). Where the socket table was not read:
+/// systemd-resolved does not run, and another server on every address is not ruled out.
+fn stub_unanswered(
+    ctx: &Ctx,
+    etc: &ResolvFile,
+    seen: &str,
+    p: &ResolvConf,
+) -> (Down, Severity, String, String) {
+    if stub_answered(ctx, p).is_none() {
+        return (
+            Down::Stub,
+            Severity::High,
+            format!(
+                "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses",
+                etc.path
+            ),
+            stub_evidence(etc, seen, p),
+        );
+    }
+    let why = match ctx.facts.services.systemd_resolved {
+        UnitState::Active => {
+            "systemd-resolved runs but does not listen there (DNSStubListener=no: from systemd 246 its own stub file then links to its uplink file, but a copy of the stub or the static /usr/lib/systemd/resolv.conf still lists the stub)"
+        }
+        UnitState::Inactive | UnitState::Failed => {
+            "systemd-resolved, which answers there, does not run, and no other DNS server listens on port 53 there or on every address"
+        }
+        _ => "nothing listens there",
+    };
+    let down = if ctx.facts.services.systemd_resolved == UnitState::Active {
+        Down::StubListenerOff
+    } else {
+        Down::Stub
+    };
+    (
+        down,
+        Severity::High,
+        format!(
+            "{} lists only systemd-resolved's stub address, and {why}: the node's own lookups (image pulls, the kubelet's API server name) fail",
+            etc.path
+        ),
+        format!(
+            "{}; {}: no UDP socket on port 53 of it or of every address",
+            stub_evidence(etc, seen, p),
+            crate::facts::sockets::UDP
+        ),
+    )
+}
+
 /// systemd-resolved is known not to run now (inactive or failed).
 fn resolved_stopped(ctx: &Ctx) -> bool {
     matches!(
@@ -318,6 +389,11 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     let starts = ctx.facts.services.resolved_starts_at_boot() == Some(true);
     if starts && resolved_stopped(ctx) {
         return "start systemd-resolved (systemctl start systemd-resolved): it is enabled, so the next boot starts it anyway; to run the node without it, disable it and make /etc/resolv.conf a file of its own that lists the real servers".into();
+    }
+    if down == Down::StubListenerOff {
+        return format!(
+            "link /etc/resolv.conf to systemd-resolved's list of the real servers (ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf), as systemd 246 and later do with its stub file when the stub listener is off; or turn the stub listener on again (DNSStubListener= in /etc/systemd/resolved.conf and its drop-ins, then systemctl restart systemd-resolved); or make /etc/resolv.conf a file of its own that lists the real servers{list}"
+        );
     }
     if starts && ctx.facts.services.systemd_resolved == UnitState::Active {
         if down == Down::NoNameserver {
