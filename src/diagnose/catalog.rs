@@ -379,7 +379,11 @@ pub const RULES: &[RuleInfo] = &[
             link to the static /usr/lib/systemd/resolv.conf or a copy of the stub file, which\n  \
             stay but which nothing answers once systemd-resolved does not start.\n\
             Where systemctl says nothing about systemd-resolved (no systemctl, or a node not\n\
-            booted with systemd), dnsfix cannot tell for these two and says so (unknown).\n\
+            booted with systemd), dnsfix goes by the socket table alone, and where that was not\n\
+            read either, it cannot tell and says so (unknown). What the table cannot show: a\n\
+            redirect of 127.0.0.53:53 elsewhere (iptables, eBPF) answers without a socket there\n\
+            (reported high), and a server on every address that refuses recursion, or an\n\
+            IPv6-only one on [::]:53, is counted as answering.\n\
             NetworkManager does not repair the link: with rc-manager=symlink it leaves a link\n\
             to another file alone, and with dns= unset it hands DNS to systemd-resolved while\n\
             the link points at one of its files (NetworkManager.conf(5), dns; nm-dns-manager.c\n\

@@ -460,7 +460,8 @@ impl NodeFacts {
     /// Whether a DNS server answers UDP on `addr` port 53 in the node's network namespace:
     /// a socket bound there or to 0.0.0.0 (/proc/net/udp), or to `::` (/proc/net/udp6,
     /// which takes IPv4 too unless the socket is IPv6-only, which the table does not show:
-    /// counted as answering). `None` when /proc/net/udp was not read whole.
+    /// counted as answering). `None` where a table that could tell was not read whole; a
+    /// missing /proc/net/udp6 (IPv6 off) has no sockets.
     pub fn dns_answers_on(&self, addr: std::net::Ipv4Addr) -> Option<bool> {
         use super::sockets;
         let whole = |path: &str| {
@@ -469,9 +470,13 @@ impl NodeFacts {
                 .filter(|f| !f.truncated)
                 .and_then(|f| f.text())
         };
-        let v4 = whole(sockets::UDP)?;
-        let v6 = whole(sockets::UDP6);
-        Some(sockets::bound_53_v4(&v4, addr) || v6.is_some_and(|t| sockets::bound_53_any6(&t)))
+        if sockets::bound_53_v4(&whole(sockets::UDP)?, addr) {
+            return Some(true);
+        }
+        match self.files.get(sockets::UDP6) {
+            Some(f) if f.state == super::raw::FileState::Missing => Some(false),
+            _ => Some(sockets::bound_53_any6(&whole(sockets::UDP6)?)),
+        }
     }
 
     /// Whether /proc/modules lists module `name`; `None` when it could not be read.

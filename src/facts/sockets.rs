@@ -13,11 +13,17 @@ pub const UDP: &str = "/proc/net/udp";
 /// The same for IPv6 sockets; one bound to `::` takes IPv4 too unless it is IPv6-only.
 pub const UDP6: &str = "/proc/net/udp6";
 
-/// The local addresses of the rows of a socket table, as `(address, port)` hex strings.
+/// The local addresses of a socket table's unconnected sockets (state `07`, the kernel's
+/// TCP_CLOSE, which UDP uses for a socket with no peer: a server's), as `(address, port)`
+/// hex strings. A connected one with local port 53 is a client's.
 fn local_addresses(table: &str) -> impl Iterator<Item = (&str, &str)> {
     table
         .lines()
-        .filter_map(|line| line.split_whitespace().nth(1))
+        .filter_map(|line| {
+            let mut columns = line.split_whitespace().skip(1);
+            let (local, state) = (columns.next()?, columns.nth(1)?);
+            (state == "07").then_some(local)
+        })
         .filter_map(|local| local.split_once(':'))
 }
 
@@ -70,5 +76,43 @@ mod tests {
         let big_endian = STUB.replace("3500007F", "7F000035");
         assert!(bound_53_v4(&big_endian, stub));
         assert!(!bound_53_v4("", stub));
+        // A socket connected from port 53 (state 01) is no server.
+        let connected = STUB.replace(" 07 00000000", " 01 00000000");
+        assert!(!bound_53_v4(&connected, stub));
+    }
+
+    /// [`NodeFacts::dns_answers_on`](crate::facts::NodeFacts::dns_answers_on) on the node of
+    /// the fixture with the stub listener off: each table decides in its own right; a table
+    /// not read whole (cut short) cannot say no, a missing udp6 (IPv6 off) has no sockets.
+    #[test]
+    fn either_table_can_say_yes_and_only_whole_ones_say_no() {
+        use crate::facts::NodeFacts;
+        use crate::facts::raw::{FileState, RawFacts, RawFile};
+        let stub = Ipv4Addr::new(127, 0, 0, 53);
+        let base = crate::testing::rules_fixture(
+            "DNS-HOST-RESOLVER-DOWN/kubeadm-static-stub-listener-off",
+        );
+        let facts = |raw: &RawFacts| NodeFacts::from_raw("node1", raw);
+        let with = |path: &str, edit: &dyn Fn(&mut RawFile)| {
+            let mut raw = base.clone();
+            edit(raw.files.get_mut(path).expect("gathered"));
+            raw
+        };
+        let set = |text: &'static str| move |f: &mut RawFile| f.content = text.as_bytes().into();
+        assert_eq!(facts(&base).dns_answers_on(stub), Some(false));
+        assert_eq!(
+            facts(&with(UDP6, &set(ANY6))).dns_answers_on(stub),
+            Some(true)
+        );
+        assert_eq!(
+            facts(&with(UDP, &set(STUB))).dns_answers_on(stub),
+            Some(true)
+        );
+        let cut = |f: &mut RawFile| f.truncated = true;
+        assert_eq!(facts(&with(UDP, &cut)).dns_answers_on(stub), None);
+        assert_eq!(facts(&with(UDP6, &cut)).dns_answers_on(stub), None);
+        let gone = |f: &mut RawFile| f.state = FileState::Missing;
+        assert_eq!(facts(&with(UDP6, &gone)).dns_answers_on(stub), Some(false));
+        assert_eq!(facts(&with(UDP, &gone)).dns_answers_on(stub), None);
     }
 }

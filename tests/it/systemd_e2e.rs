@@ -531,7 +531,7 @@ fn a_stopped_systemd_resolved_leaves_the_node_without_a_resolver_until_it_starts
         [
             "/etc/resolv.conf → symlink to ../run/systemd/resolve/stub-resolv.conf → \
              /run/systemd/resolve/stub-resolv.conf: nameserver 127.0.0.53 (line 21); \
-             /proc/net/udp: no UDP socket on port 53 of it or of every address",
+             /proc/net/udp, /proc/net/udp6: no UDP socket on port 53 there or on every address",
             "systemd-resolved is inactive (systemctl is-active) and enabled (systemctl is-enabled)",
             "/run/systemd/resolve/resolv.conf, systemd-resolved's list of the real servers, \
              names 192.0.2.53, 198.51.100.53",
@@ -596,7 +596,9 @@ fn systemd_resolved_without_its_stub_listener_is_judged_by_what_listens() {
     let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
     assert_eq!(severity, "high", "{evidence:?}");
     assert!(
-        evidence[0].ends_with("/proc/net/udp: no UDP socket on port 53 of it or of every address"),
+        evidence[0].ends_with(
+            "/proc/net/udp, /proc/net/udp6: no UDP socket on port 53 there or on every address"
+        ),
         "{evidence:?}"
     );
     assert!(

@@ -296,7 +296,13 @@ mkfifo -m 0600 "$N/pod-control"
 cat >/run/lab-dns/resolved-stub <<'STUB'
 #!/bin/bash
 set -u
-[ -f /run/lab-dns/stub.pid ] && kill "$(cat /run/lab-dns/stub.pid)" 2>/dev/null
+# The running one gone first (dnsmasq removes its pid file as it exits, and a socket
+# left behind for a moment would still answer).
+if [ -f /run/lab-dns/stub.pid ]; then
+	pid=$(cat /run/lab-dns/stub.pid)
+	kill "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.01; done
+fi
 rm -f /run/lab-dns/stub.pid
 [ "${1-}" = start ] || exit 0
 servers=()
@@ -322,7 +328,9 @@ for u in $LAB_UNITS_ACTIVE; do LAB_SYSTEMCTL_NOLOG=1 systemctl __lab_declare "$u
 for u in $LAB_UNITS_DISABLED; do echo disabled >"/run/lab-systemd/units/$(case $u in *.*) echo "$u" ;; *) echo "$u.service" ;; esac)/enabled"; done
 case " $LAB_UNITS_ACTIVE " in
 *" systemd-resolved "* | *" systemd-resolved.service "*)
-	/run/lab-dns/resolved-stub start || fail "systemd-resolved's stub listener did not start"
+	# Started by the stand-in as the unit was declared active.
+	[ -s /run/lab-dns/stub.pid ] && kill -0 "$(cat /run/lab-dns/stub.pid)" ||
+		fail "systemd-resolved's stub listener did not start: $(tail -n 5 /run/lab-dns/stub.log 2>/dev/null)"
 	;;
 esac
 case " $LAB_UNITS_ACTIVE " in

@@ -42,7 +42,9 @@ const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no s
 /// pods get. Down now where the file is missing or without a nameserver line (glibc then
 /// asks 127.0.0.1, Go 127.0.0.1 and ::1: a DNS server on the node itself), a directory
 /// (glibc fails every lookup on the read error, Go asks 127.0.0.1 and ::1), or lists only
-/// systemd-resolved's stub while systemd-resolved does not run; down after the next reboot
+/// systemd-resolved's stub while nothing listens there (the kernel's socket table; where it
+/// was not read, while systemd-resolved does not run; not while it is activating, a
+/// restart caught half-way); down after the next reboot
 /// where it links into systemd-resolved's /run directory and systemd-resolved will not
 /// write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
 /// unknown.
@@ -93,6 +95,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         ),
         (FileState::Present, Some(p))
             if stub_only(p)
+                && services.systemd_resolved != UnitState::Activating
                 && match stub_answered(ctx, p) {
                     Some(answered) => !answered,
                     None => resolved_stopped(ctx),
@@ -144,8 +147,12 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         }
         // The static stub link (/usr/lib/systemd/resolv.conf) or a copy of the stub: the file
         // stays, but nothing answers there once systemd-resolved does not start.
+        // Not where another server answers there now (systemd-resolved does not run): it
+        // may well start at boot too.
         (FileState::Present, Some(p))
-            if stub_only(p) && services.resolved_starts_at_boot() == Some(false) =>
+            if stub_only(p)
+                && services.resolved_starts_at_boot() == Some(false)
+                && !(resolved_stopped(ctx) && stub_answered(ctx, p) == Some(true)) =>
         {
             (
                 Down::NextBoot,
@@ -298,7 +305,11 @@ fn stub_unanswered(
         }
         _ => "nothing listens there",
     };
-    let down = if ctx.facts.services.systemd_resolved == UnitState::Active {
+    // Its uplink file is the fix only where it also starts at the next boot.
+    let services = &ctx.facts.services;
+    let down = if services.systemd_resolved == UnitState::Active
+        && services.resolved_starts_at_boot() != Some(false)
+    {
         Down::StubListenerOff
     } else {
         Down::Stub
@@ -311,9 +322,10 @@ fn stub_unanswered(
             etc.path
         ),
         format!(
-            "{}; {}: no UDP socket on port 53 of it or of every address",
+            "{}; {}, {}: no UDP socket on port 53 there or on every address",
             stub_evidence(etc, seen, p),
-            crate::facts::sockets::UDP
+            crate::facts::sockets::UDP,
+            crate::facts::sockets::UDP6
         ),
     )
 }
