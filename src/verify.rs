@@ -8,7 +8,9 @@
 //!   address there fails without asking, since from a pod it is the pod itself;
 //! - the cluster DNS addresses (the kubelet's `clusterDNS`, the nodelocaldns address and
 //!   the CoreDNS service address when the inventory names them) must answer
-//!   `kubernetes.default.svc.<cluster domain>`.
+//!   `kubernetes.default.svc.<cluster domain>`;
+//! - every nameserver of the node's own /etc/resolv.conf must answer the outside name: the
+//!   node's own lookups (image pulls), asked on the node, so a loopback stub is its own.
 //!
 //! Each query is one DNS message (built and read with hickory-proto) over TCP through the
 //! SSH connection itself (a direct-tcpip channel: nothing runs on the node). Where the SSH
@@ -44,6 +46,9 @@ pub enum Path {
     NodeLocalDns,
     /// The CoreDNS service address (Kubespray's `skydns_server`).
     CoreDnsService,
+    /// A nameserver of the node's own /etc/resolv.conf: what the node itself resolves with
+    /// (the container runtime pulling images, the kubelet reaching its API server by name).
+    Host,
 }
 
 impl Path {
@@ -53,7 +58,16 @@ impl Path {
             Path::ClusterDns => "cluster DNS",
             Path::NodeLocalDns => "nodelocaldns",
             Path::CoreDnsService => "CoreDNS service",
+            Path::Host => "host resolver",
         }
+    }
+
+    /// A path to the cluster's DNS (asked for `kubernetes.default.svc`).
+    pub fn is_cluster(self) -> bool {
+        matches!(
+            self,
+            Path::ClusterDns | Path::NodeLocalDns | Path::CoreDnsService
+        )
     }
 }
 
@@ -130,14 +144,12 @@ pub fn probes(
     match (&k.pod_resolv_conf, k.resolv_conf.known()) {
         (Some(file), Some(_)) => match &file.parsed {
             Some(parsed) if !parsed.nameservers.is_empty() => {
-                for ns in parsed.nameservers.iter().take(3) {
-                    probes.push(Probe {
-                        path: Path::Upstream,
-                        server: ns.address.clone(),
-                        name: outside.clone(),
-                        source: format!("{}:{}", file.path, ns.line),
-                    });
-                }
+                probes.extend(nameserver_probes(
+                    Path::Upstream,
+                    &file.path,
+                    parsed,
+                    &outside,
+                ));
             }
             Some(_) => notes.push(format!(
                 "{} lists no nameserver: Default pods (CoreDNS, nodelocaldns) have no upstream",
@@ -159,7 +171,7 @@ pub fn probes(
     let mut cluster = |path: Path, server: &str, source: String| {
         if !probes
             .iter()
-            .any(|p| p.path != Path::Upstream && p.server == server)
+            .any(|p| p.path.is_cluster() && p.server == server)
         {
             probes.push(Probe {
                 path,
@@ -196,10 +208,48 @@ pub fn probes(
             "inventory skydns_server".to_owned(),
         );
     }
-    if !probes.iter().any(|p| p.path != Path::Upstream) {
+    if !probes.iter().any(|p| p.path.is_cluster()) {
         notes.push("no cluster DNS address is known (clusterDNS unset)".to_owned());
     }
+    host_probes(facts, &outside, &mut probes, &mut notes);
     (probes, notes)
+}
+
+/// A probe on `path` asking `name` of each of the first three nameservers of `parsed`
+/// (the file at `file`): no resolver reads more.
+fn nameserver_probes(
+    path: Path,
+    file: &str,
+    parsed: &crate::facts::resolv_conf::ResolvConf,
+    name: &str,
+) -> Vec<Probe> {
+    parsed
+        .nameservers
+        .iter()
+        .take(3)
+        .map(|ns| Probe {
+            path,
+            server: ns.address.clone(),
+            name: name.to_owned(),
+            source: format!("{file}:{}", ns.line),
+        })
+        .collect()
+}
+
+/// The node's own resolver: each nameserver of /etc/resolv.conf (the first three, as
+/// glibc reads them) must answer the outside name, asked on the node itself, so its
+/// loopback stub (systemd-resolved's 127.0.0.53) is the node's.
+fn host_probes(facts: &NodeFacts, outside: &str, probes: &mut Vec<Probe>, notes: &mut Vec<String>) {
+    let etc = &facts.resolver.etc_resolv_conf;
+    match (&etc.state, &etc.parsed) {
+        (crate::facts::raw::FileState::Present, Some(parsed)) if !parsed.nameservers.is_empty() => {
+            probes.extend(nameserver_probes(Path::Host, &etc.path, parsed, outside));
+        }
+        _ => notes.push(format!(
+            "{} lists no nameserver that can be asked (dnsfix check: DNS-HOST-RESOLVER-DOWN)",
+            etc.path
+        )),
+    }
 }
 
 /// Verifies every host, in parallel, in the order given.
@@ -339,7 +389,7 @@ pub async fn check_node(
     if checked
         .probes
         .iter()
-        .any(|p| !p.ok && p.probe.path != Path::Upstream)
+        .any(|p| !p.ok && p.probe.path.is_cluster())
     {
         checked.notes.push(
             "cluster DNS does not answer: CoreDNS and nodelocaldns pods forward to the resolv.conf \
@@ -604,5 +654,39 @@ mod tests {
         let empty = judge(&reply(7, ResponseCode::NoError, false), 7, "probe.example");
         assert!(!empty.ok && empty.reason.is_some_and(|r| r.contains("no records")));
         assert!(!judge(b"\x00\x01garbage", 7, "x").ok);
+    }
+
+    /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node
+    /// (from the node, its loopback is its own), after the kubelet's and the cluster's
+    /// paths; a node whose /etc/resolv.conf lists none gets a note instead.
+    #[test]
+    fn the_node_s_own_resolver_is_a_path_of_its_own() {
+        let facts = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204"),
+        );
+        let host = Host::new("node1");
+        let (probes, notes) = probes(&host, &facts, None);
+        let last = probes.last().expect("probes");
+        assert_eq!(
+            (last.path, last.server.as_str(), last.name.as_str()),
+            (Path::Host, "127.0.0.53", DEFAULT_PROBE_NAME)
+        );
+        assert!(last.source.starts_with("/etc/resolv.conf:"), "{last:?}");
+        assert!(!last.path.is_cluster() && notes.is_empty(), "{notes:?}");
+        assert_eq!(probes.iter().filter(|p| p.path == Path::Host).count(), 1);
+
+        let gone = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture(
+                "DNS-HOST-RESOLVER-DOWN/kubeadm-resolved-disabled-after-reboot",
+            ),
+        );
+        let (probes, notes) = super::probes(&host, &gone, None);
+        assert!(probes.iter().all(|p| p.path != Path::Host), "{probes:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("DNS-HOST-RESOLVER-DOWN")),
+            "{notes:?}"
+        );
     }
 }

@@ -754,7 +754,7 @@ async fn verify_dns(
         .verified
         .iter()
         .flat_map(|v| &v.dns)
-        .filter(|p| recreated && !p.ok && p.probe.path != crate::verify::Path::Upstream)
+        .filter(|p| recreated && !p.ok && p.probe.path.is_cluster())
         .map(probe_failure)
         .collect();
     if !cluster_failures.is_empty() {

@@ -98,6 +98,9 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
         [
             path("upstream", "127.0.0.53", false, "none"),
             path("cluster_dns", "169.254.25.10", false, "ssh"),
+            // The node itself resolves through systemd-resolved's stub: from the node,
+            // 127.0.0.53 is the node's own.
+            path("host", "127.0.0.53", true, "ssh"),
         ]
         .iter()
         .map(|(p, s, ok, via)| {
@@ -118,6 +121,7 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
             path("cluster_dns", "169.254.25.10", true, "ssh"),
+            path("host", "127.0.0.53", true, "ssh"),
         ],
         "{backend}: {doc:#}"
     );
@@ -128,6 +132,7 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
             path("cluster_dns", "10.96.0.10", true, "ssh"),
+            path("host", "127.0.0.53", true, "ssh"),
         ],
         "{backend}: {doc:#}"
     );
@@ -163,14 +168,16 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     assert!(
         stdout.contains("127.0.0.53 is a loopback address")
             && stdout.contains("recreate those pods")
-            && stdout.contains("2 of 3 hosts pass; 1 fail (2 of 8 paths)"),
+            && stdout.contains("2 of 3 hosts pass; 1 fail (2 of 11 paths)"),
         "{}",
         describe(&text)
     );
     let junit = dnsfix(&lab, &inv, &["verify", "--format", "junit"]);
     let xml = String::from_utf8_lossy(&junit.stdout);
     assert!(
-        xml.contains("<testsuites name=\"dnsfix verify\" tests=\"8\" failures=\"2\" errors=\"0\">"),
+        xml.contains(
+            "<testsuites name=\"dnsfix verify\" tests=\"11\" failures=\"2\" errors=\"0\">"
+        ),
         "{xml}"
     );
 
@@ -216,7 +223,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     assert!(
         result["verified"]["dns"]
             .as_array()
-            .is_some_and(|d| d.len() == 3 && d.iter().all(|p| p["ok"] == true)),
+            .is_some_and(|d| d.len() == 4 && d.iter().all(|p| p["ok"] == true)),
         "{result:#}"
     );
     let state = lab.exec(&stub, "cat /run/lab-dns/cluster-dns.state");
@@ -318,6 +325,7 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
             path("cluster_dns", "169.254.25.10", false, "ssh"),
+            path("host", "127.0.0.53", true, "ssh"),
         ],
         "{doc:#}"
     );
