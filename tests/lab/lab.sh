@@ -840,7 +840,12 @@ cmd_node() { # stop|start|rekey|reboot|freeze|thaw DIR NAME
 	stop)
 		stop_sshd "$n"
 		pid=$(cat "$n/fwd.pid" 2>/dev/null)
-		[ -n "$pid" ] && pid_has "$pid" "UNIX-CONNECT:$dir/" && kill -9 "$pid" 2>/dev/null
+		if [ -n "$pid" ] && pid_has "$pid" "UNIX-CONNECT:$dir/"; then
+			kill -9 "$pid" 2>/dev/null
+			# Its listening socket closes as it exits: until then a connect is accepted
+			# and reset, not refused.
+			wait_for 5 proc_dead "$pid" || die "the forwarder of $3 did not exit"
+		fi
 		rm -f "$n/fwd.pid"
 		touch "$n/stopped"
 		;;
