@@ -9,8 +9,9 @@
 //! - the cluster DNS addresses (the kubelet's `clusterDNS`, the nodelocaldns address and
 //!   the CoreDNS service address when the inventory names them) must answer
 //!   `kubernetes.default.svc.<cluster domain>`;
-//! - every nameserver of the node's own /etc/resolv.conf must answer the outside name: the
-//!   node's own lookups (image pulls), asked on the node, so a loopback stub is its own.
+//! - the nameservers glibc uses from the node's own /etc/resolv.conf (the first three
+//!   addresses) must answer the outside name: the node's own lookups (image pulls), asked
+//!   on the node, so a loopback stub is its own.
 //!
 //! Each query is one DNS message (built and read with hickory-proto) over TCP through the
 //! SSH connection itself (a direct-tcpip channel: nothing runs on the node). Where the SSH
@@ -120,9 +121,11 @@ pub struct Checked {
 }
 
 impl Checked {
-    /// A path failed, or a node's paths could not even be found.
+    /// A path failed, or a node's paths could not even be found: none from its kubelet
+    /// (the node's own resolver alone proves nothing about pods).
     pub fn failed(&self) -> bool {
-        self.probes.iter().any(|p| !p.ok) || (self.probes.is_empty() && !self.not_a_node)
+        self.probes.iter().any(|p| !p.ok)
+            || (!self.not_a_node && self.probes.iter().all(|p| p.probe.path == Path::Host))
     }
 }
 
@@ -144,10 +147,11 @@ pub fn probes(
     match (&k.pod_resolv_conf, k.resolv_conf.known()) {
         (Some(file), Some(_)) => match &file.parsed {
             Some(parsed) if !parsed.nameservers.is_empty() => {
+                let servers = parsed.nameservers.iter().take(3);
                 probes.extend(nameserver_probes(
                     Path::Upstream,
                     &file.path,
-                    parsed,
+                    servers,
                     &outside,
                 ));
             }
@@ -215,18 +219,14 @@ pub fn probes(
     (probes, notes)
 }
 
-/// A probe on `path` asking `name` of each of the first three nameservers of `parsed`
-/// (the file at `file`): no resolver reads more.
-fn nameserver_probes(
+/// A probe on `path` asking `name` of each of `servers`, nameservers of the file at `file`.
+fn nameserver_probes<'a>(
     path: Path,
     file: &str,
-    parsed: &crate::facts::resolv_conf::ResolvConf,
+    servers: impl Iterator<Item = &'a crate::facts::resolv_conf::Nameserver>,
     name: &str,
 ) -> Vec<Probe> {
-    parsed
-        .nameservers
-        .iter()
-        .take(3)
+    servers
         .map(|ns| Probe {
             path,
             server: ns.address.clone(),
@@ -236,20 +236,42 @@ fn nameserver_probes(
         .collect()
 }
 
-/// The node's own resolver: each nameserver of /etc/resolv.conf (the first three, as
-/// glibc reads them) must answer the outside name, asked on the node itself, so its
-/// loopback stub (systemd-resolved's 127.0.0.53) is the node's.
+/// The node's own resolver: the nameservers glibc uses from /etc/resolv.conf (the first
+/// three that are addresses: it skips the others) must answer the outside name, asked on
+/// the node itself, so its loopback stub (systemd-resolved's 127.0.0.53) is the node's. A
+/// link-local address with a zone (`fe80::1%eth0`) is left out with a note: the query
+/// goes to an address, and without its interface that one cannot be reached.
 fn host_probes(facts: &NodeFacts, outside: &str, probes: &mut Vec<Probe>, notes: &mut Vec<String>) {
     let etc = &facts.resolver.etc_resolv_conf;
-    match (&etc.state, &etc.parsed) {
-        (crate::facts::raw::FileState::Present, Some(parsed)) if !parsed.nameservers.is_empty() => {
-            probes.extend(nameserver_probes(Path::Host, &etc.path, parsed, outside));
-        }
-        _ => notes.push(format!(
+    let used: Vec<&crate::facts::resolv_conf::Nameserver> = match (&etc.state, &etc.parsed) {
+        (crate::facts::raw::FileState::Present, Some(parsed)) => parsed
+            .nameservers
+            .iter()
+            .filter(|ns| ns.ip.is_some())
+            .take(3)
+            .collect(),
+        _ => Vec::new(),
+    };
+    if used.is_empty() {
+        notes.push(format!(
             "{} lists no nameserver that can be asked (dnsfix check: DNS-HOST-RESOLVER-DOWN)",
             etc.path
-        )),
+        ));
     }
+    let (zoned, asked): (Vec<_>, Vec<_>) =
+        used.into_iter().partition(|ns| ns.address.contains('%'));
+    for ns in zoned {
+        notes.push(format!(
+            "{}:{} nameserver {} not asked: a link-local address is reached through its interface, which a query over SSH cannot name",
+            etc.path, ns.line, ns.address
+        ));
+    }
+    probes.extend(nameserver_probes(
+        Path::Host,
+        &etc.path,
+        asked.into_iter(),
+        outside,
+    ));
 }
 
 /// Verifies every host, in parallel, in the order given.
@@ -675,6 +697,48 @@ mod tests {
         assert!(last.source.starts_with("/etc/resolv.conf:"), "{last:?}");
         assert!(!last.path.is_cluster() && notes.is_empty(), "{notes:?}");
         assert_eq!(probes.iter().filter(|p| p.path == Path::Host).count(), 1);
+
+        // A node whose kubelet paths cannot be found fails, whatever its own resolver says.
+        let answered = |probe: Probe| ProbeResult {
+            probe,
+            ok: true,
+            rcode: Some("NOERROR".into()),
+            answers: vec!["A 192.0.2.80".into()],
+            latency_ms: 1,
+            via: "ssh".into(),
+            reason: None,
+        };
+        let mut checked = Checked {
+            probes: vec![answered(last.clone())],
+            notes: Vec::new(),
+            pods: Vec::new(),
+            not_a_node: false,
+        };
+        assert!(checked.failed());
+        checked.probes = probes.iter().cloned().map(answered).collect();
+        assert!(!checked.failed());
+        checked.probes.last_mut().expect("host").ok = false;
+        assert!(checked.failed());
+
+        // glibc skips a line that is not an address and reads no more than three; a
+        // link-local address with a zone is noted, not asked.
+        let mut raw = crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204");
+        let etc = raw
+            .files
+            .get_mut("/etc/resolv.conf")
+            .expect("the node's resolv.conf");
+        etc.content = b"nameserver resolver.example\nnameserver fe80::1%eth0\nnameserver 192.0.2.53\nnameserver 198.51.100.53\nnameserver 203.0.113.53\n".as_slice().into();
+        let (probes, notes) = super::probes(&host, &NodeFacts::from_raw("node1", &raw), None);
+        let asked: Vec<&str> = probes
+            .iter()
+            .filter(|p| p.path == Path::Host)
+            .map(|p| p.server.as_str())
+            .collect();
+        assert_eq!(asked, ["192.0.2.53", "198.51.100.53"]);
+        assert!(
+            notes.iter().any(|n| n.contains("fe80::1%eth0 not asked")),
+            "{notes:?}"
+        );
 
         let gone = NodeFacts::from_raw(
             "node1",

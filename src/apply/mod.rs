@@ -712,8 +712,8 @@ async fn verify_fixed(
 }
 
 /// Real queries: the files say DNS is fixed, the servers must say so too. Records every
-/// probe; fails the host when a resolver this plan gave pods, or a recreated DNS pod, does
-/// not answer.
+/// probe; fails the host when a resolver this plan gave pods or the node, or a recreated
+/// DNS pod, does not answer.
 async fn verify_dns(
     session: &mut Session,
     target: &Target,
@@ -749,6 +749,22 @@ async fn verify_dns(
             upstream_failures.join("; ")
         ));
     }
+    // A plan that changed the node's own resolver (host-upstream-dns, which adds the real
+    // servers after the cluster address) must leave one that answers: the node's lookups
+    // go on to the next server. Elsewhere the node's resolver is only reported.
+    let host: Vec<&crate::verify::ProbeResult> = result
+        .verified
+        .iter()
+        .flat_map(|v| &v.dns)
+        .filter(|p| p.probe.path == crate::verify::Path::Host)
+        .collect();
+    let host_failures: Vec<String> = host.iter().map(|p| probe_failure(p)).collect();
+    if changes_host_resolver(plan) && !host.is_empty() && host.iter().all(|p| !p.ok) {
+        return Err(format!(
+            "the node's own resolver does not answer after apply: {}",
+            host_failures.join("; ")
+        ));
+    }
     // Recreated DNS pods must answer too.
     let cluster_failures: Vec<String> = result
         .verified
@@ -779,13 +795,20 @@ fn probe_failure(p: &crate::verify::ProbeResult) -> String {
 /// Whether the plan gives pods a new resolver (the playbooks that change the kubelet's
 /// resolv.conf).
 fn changes_resolver(plan: &HostPlan) -> bool {
+    changed_by(plan, &["kubelet-resolvconf", "kubelet-flag-shadow"])
+}
+
+/// Whether the plan changes the node's own resolver (its upstream servers).
+fn changes_host_resolver(plan: &HostPlan) -> bool {
+    changed_by(plan, &["host-upstream-dns"])
+}
+
+/// Whether one of `playbooks` changes something in the plan.
+fn changed_by(plan: &HostPlan, playbooks: &[&str]) -> bool {
     plan.changes.iter().any(|c| {
-        c.reasons().iter().any(|r| {
-            matches!(
-                r.playbook.as_str(),
-                "kubelet-resolvconf" | "kubelet-flag-shadow"
-            )
-        })
+        c.reasons()
+            .iter()
+            .any(|r| playbooks.contains(&r.playbook.as_str()))
     })
 }
 

@@ -235,6 +235,27 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
         "{doc:#}"
     );
     assert_eq!(host(&doc, &stub)["pods"][0]["ready"], true, "{doc:#}");
+
+    // systemd-resolved stopped on the healthy node: its pods' paths still answer, the node's
+    // own resolver (its stub, 127.0.0.53) does not, and the node fails on that path alone.
+    let healthy = lab.node("healthy").name.clone();
+    lab.exec(&healthy, "systemctl stop systemd-resolved");
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    assert_eq!(host(&doc, &healthy)["status"], "fail", "{doc:#}");
+    let failing: Vec<(String, String)> = paths(&doc, &healthy)
+        .into_iter()
+        .filter(|(_, _, ok, _)| !ok)
+        .map(|(path, server, _, _)| (path, server))
+        .collect();
+    assert_eq!(
+        failing,
+        [("host".to_owned(), "127.0.0.53".to_owned())],
+        "{doc:#}"
+    );
+    lab.exec(&healthy, "systemctl start systemd-resolved");
+    let (doc, code) = verify_json(&lab, &inv, &[]);
+    assert_eq!(code, Some(0), "{doc:#}");
 }
 
 #[test]
