@@ -1192,7 +1192,10 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             dnsfix reads the pods labelled k8s-app=node-local-dns (the primary DaemonSet, also\n\
             the upstream manifest's) and node-local-dns-second (Kubespray's secondary) with\n\
-            kubectl on a control-plane host. A primary serves when it is Ready; the secondary\n\
+            kubectl on a control-plane host. Where the node's socket table (/proc/net/udp,\n\
+            /proc/net/udp6) was read, it decides: a UDP socket on port 53 of the address (or of\n\
+            every address) passes, none is the finding, and the pods say why. Elsewhere the\n\
+            pods decide: a primary serves when it is Ready; the secondary\n\
             when its container runs, because its readiness and liveness probes ask the\n\
             primary's health port (nodelocaldns_health_port), so it is NotReady whenever the\n\
             primary is down, still answering. A node with no cache pod is judged only when the\n\

@@ -156,31 +156,43 @@ fn nodelocal_down(
         Observed::Known(e) => e,
         _ => return RuleOutcome::NotApplicable("kubelet's clusterDNS is not known".into()),
     };
+    let served = match cache_addresses(ctx, dns) {
+        Ok(served) => served,
+        Err(why) => return RuleOutcome::NotApplicable(why),
+    };
     let caches: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
+    // A cache deployed under other labels is not one dnsfix can see.
     if caches.is_empty() {
         return RuleOutcome::NotApplicable(format!(
             "the cluster lists no NodeLocal DNSCache pod (k8s-app node-local-dns or node-local-dns-second; kubectl on {via})"
         ));
     }
-    let served = match cache_addresses(ctx, dns) {
-        Ok(served) => served,
-        Err(why) => return RuleOutcome::NotApplicable(why),
-    };
-    let here: Vec<&DnsPod> = caches
-        .into_iter()
-        .filter(|p| names.contains(&p.node))
-        .collect();
-    if here.iter().any(|p| p.serving()) {
+    // What listens on the node decides where the kernel's socket table was read; the pods
+    // then say why nothing does. Where it was not, the pods decide.
+    let listening = listening(ctx, &served);
+    if listening == Some(true) {
         return RuleOutcome::Pass;
     }
+    let here: Vec<&DnsPod> = caches
+        .iter()
+        .copied()
+        .filter(|p| names.contains(&p.node))
+        .collect();
     let node = names.first().map_or("?", String::as_str);
-    // No pod here may only mean that the cluster calls this node otherwise (an FQDN, k3s's
-    // node-name): said only of a node the cluster lists under a name dnsfix knows.
-    if here.is_empty() && !names.iter().any(|n| nodes.contains_key(n)) {
-        return RuleOutcome::NotApplicable(format!(
-            "no NodeLocal DNSCache pod lists node {} and the cluster's nodes (kubectl get nodes on {via}) do not include it under that name",
-            names.join(" or ")
-        ));
+    // A node the cluster lists under a name dnsfix knows: "no pod here" means that.
+    let named = names.iter().any(|n| nodes.contains_key(n));
+    if listening.is_none() {
+        if here.iter().any(|p| p.serving()) {
+            return RuleOutcome::Pass;
+        }
+        // No pod here may only mean that the cluster calls this node otherwise (an FQDN,
+        // k3s's node-name).
+        if here.is_empty() && !named {
+            return RuleOutcome::NotApplicable(format!(
+                "no NodeLocal DNSCache pod lists node {} and the cluster's nodes (kubectl get nodes on {via}) do not include it under that name",
+                names.join(" or ")
+            ));
+        }
     }
     let first = served[0];
     let mut evidence = vec![format!(
@@ -210,29 +222,14 @@ fn nodelocal_down(
             )
         }
     };
-    let what = if here.is_empty() {
-        let elsewhere: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
+    if listening == Some(false) {
         evidence.push(format!(
-            "no NodeLocal DNSCache pod on node {node}; {} on other nodes, e.g. kube-system/{} on {} (kubectl on {via})",
-            elsewhere.len(),
-            elsewhere[0].name,
-            elsewhere[0].node
+            "{}, {}: no UDP socket on port 53 of {first} or of every address",
+            crate::facts::sockets::UDP,
+            crate::facts::sockets::UDP6
         ));
-        format!("no NodeLocal DNSCache pod runs on node {node}")
-    } else {
-        for p in &here {
-            evidence.push(format!(
-                "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
-                p.name,
-                p.app,
-                p.node,
-                p.state()
-            ));
-        }
-        let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
-        let verb = if names.len() == 1 { "is" } else { "are" };
-        format!("{} {verb} not ready", names.join(" and "))
-    };
+    }
+    let what = down_pods(via, names, named, &caches, &here, &mut evidence);
     let (severity, effect) = match dns.value.iter().find(|a| !served.contains(a)) {
         None => (
             Severity::Critical,
@@ -245,17 +242,13 @@ fn nodelocal_down(
             ),
         ),
     };
-    let cause = if here.iter().any(|p| p.loop_detected.is_some()) {
-        "it crash-loops on a forwarding loop: fix that first (DNS-POD-LOOP), then its replacement serves"
-    } else {
-        "kubectl -n kube-system describe pod and logs --previous say why (OOMKilled: raise nodelocaldns_memory_limit; a taint: the DaemonSet's tolerations)"
-    };
+    let fix = down_fix(node, &here);
     RuleOutcome::Findings(vec![ctx.finding(
         NODELOCAL_DOWN,
         severity,
         format!("{what}, {on_node}, so {effect}"),
         evidence,
-        format!("get a NodeLocal DNSCache pod ready on node {node}; {cause}"),
+        fix,
     )])
 }
 
@@ -297,6 +290,82 @@ fn cache_addresses<'a>(
         .into());
     }
     Ok(served)
+}
+
+/// What the cluster says of this node's NodeLocal DNSCache pods (`here`; `caches`, every
+/// one in the cluster), as the finding's subject, with its evidence.
+fn down_pods(
+    via: &str,
+    names: &[String],
+    named: bool,
+    caches: &[&DnsPod],
+    here: &[&DnsPod],
+    evidence: &mut Vec<String>,
+) -> String {
+    let node = names.first().map_or("?", String::as_str);
+    if here.is_empty() && !named {
+        evidence.push(format!(
+            "no NodeLocal DNSCache pod lists node {} (kubectl on {via})",
+            names.join(" or ")
+        ));
+        format!("no NodeLocal DNSCache pod is listed under node {node}'s names")
+    } else if here.is_empty() {
+        evidence.push(format!(
+            "no NodeLocal DNSCache pod on node {node}; {} on other nodes, e.g. kube-system/{} on {} (kubectl on {via})",
+            caches.len(),
+            caches[0].name,
+            caches[0].node
+        ));
+        format!("no NodeLocal DNSCache pod runs on node {node}")
+    } else {
+        for p in here {
+            evidence.push(format!(
+                "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
+                p.name,
+                p.app,
+                p.node,
+                p.state()
+            ));
+        }
+        let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
+        let verb = if names.len() == 1 { "is" } else { "are" };
+        let state = if here.iter().any(|p| p.serving()) {
+            "listed as ready yet not listening"
+        } else {
+            "not ready"
+        };
+        format!("{} {verb} {state}", names.join(" and "))
+    }
+}
+
+/// How to get a cache serving on `node` again.
+fn down_fix(node: &str, here: &[&DnsPod]) -> String {
+    if here.iter().any(|p| p.loop_detected.is_some()) {
+        format!(
+            "get a NodeLocal DNSCache pod ready on node {node}; it crash-loops on a forwarding loop: fix that first (DNS-POD-LOOP), then its replacement serves"
+        )
+    } else {
+        format!(
+            "get a NodeLocal DNSCache pod ready on node {node}; kubectl -n kube-system describe pod and logs --previous say why (OOMKilled: raise nodelocaldns_memory_limit; a taint: the DaemonSet's tolerations)"
+        )
+    }
+}
+
+/// Whether a DNS server listens on one of the `served` IPv4 addresses (or on every
+/// address) in the node's network namespace, from the kernel's socket table
+/// ([`NodeFacts::dns_answers_on`]); `None` where the table was not read.
+///
+/// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
+fn listening(ctx: &Ctx, served: &[&String]) -> Option<bool> {
+    let mut seen = None;
+    for addr in served
+        .iter()
+        .filter_map(|a| a.parse::<std::net::Ipv4Addr>().ok())
+    {
+        let answers = ctx.facts.dns_answers_on(addr)?;
+        seen = Some(seen.unwrap_or(false) || answers);
+    }
+    seen
 }
 
 /// With `upstream_dns_servers` set in the inventory, Kubespray renders those servers into
@@ -679,6 +748,26 @@ mod tests {
         cluster
     }
 
+    /// Kubespray's secondary nodelocaldns on node1, running and not ready: its probes ask
+    /// the primary's health port, down.
+    fn running_secondary() -> DnsPod {
+        let mut second = cache(
+            "nodelocaldns-second-7tq8d",
+            "nodelocaldns-secondary",
+            "node1",
+            true,
+        );
+        second.ready = false;
+        second
+    }
+
+    /// The node's DNS-NODELOCAL-DOWN finding, which must be critical.
+    fn critical_down<'a>(rules: &'a [(&'static str, RuleOutcome)]) -> &'a crate::diagnose::Finding {
+        let f = &findings(outcome(rules, NODELOCAL_DOWN))[0];
+        assert_eq!(f.severity, Severity::Critical, "{f:?}");
+        f
+    }
+
     fn looping(node: &str) -> DnsPod {
         DnsPod {
             name: "coredns-5d78c9869d-x7k2p".to_owned(),
@@ -890,8 +979,7 @@ mod tests {
         let elsewhere = cache("nodelocaldns-9wqzb", "nodelocaldns", "node2", true);
         let cluster = read_nodes(vec![primary.clone(), elsewhere.clone()]);
         let rules = rules_of(&host, &facts, &cluster);
-        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
-        assert_eq!(f.severity, Severity::Critical);
+        let f = critical_down(&rules);
         assert_eq!(f.playbook, None);
         assert!(
             f.summary.starts_with("nodelocaldns-4xk2p is not ready, but the nodelocaldns interface still holds kubelet clusterDNS 169.254.25.10"),
@@ -910,13 +998,7 @@ mod tests {
         // Kubespray's secondary DaemonSet answers on the same address. Its probes ask the
         // primary's health port, so with the primary down it is running but not ready,
         // and still serves.
-        let mut second = cache(
-            "nodelocaldns-second-7tq8d",
-            "nodelocaldns-secondary",
-            "node1",
-            true,
-        );
-        second.ready = false;
+        let second = running_secondary();
         let served = read_nodes(vec![primary.clone(), second.clone(), elsewhere.clone()]);
         assert_eq!(
             *outcome(&rules_of(&host, &facts, &served), NODELOCAL_DOWN),
@@ -939,8 +1021,7 @@ mod tests {
         // No cache pod on this node at all (a nodeSelector or taint leaves it out).
         let missing = read_nodes(vec![elsewhere]);
         let rules = rules_of(&host, &facts, &missing);
-        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
-        assert_eq!(f.severity, Severity::Critical);
+        let f = critical_down(&rules);
         assert!(
             f.summary
                 .starts_with("no NodeLocal DNSCache pod runs on node node1"),
@@ -1031,6 +1112,55 @@ mod tests {
         );
     }
 
+    /// Where the node's socket table was read it decides: a server on the cache's address
+    /// passes whatever the pods say (a restart the pod list has not caught up with); none
+    /// is the finding even while a secondary is listed as running, with the table as
+    /// evidence.
+    #[test]
+    fn the_socket_table_says_whether_the_cache_answers() {
+        const HEADER: &str = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
+        // 169.254.25.10:53, as a little-endian kernel prints it.
+        const CACHE: &str = " 2412: 0A19FEA9:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 6220938 2 00000000fed30b06 0\n";
+        let with_udp = |rows: &str| {
+            let mut raw = crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204");
+            let mut udp = raw.files["/etc/os-release"].clone();
+            udp.content = format!("{HEADER}{rows}").into_bytes().into();
+            udp.sha256 = None;
+            let mut udp6 = udp.clone();
+            udp6.content = b"  sl  local_address remote_address st\n".as_slice().into();
+            raw.files.insert(crate::facts::sockets::UDP.to_owned(), udp);
+            raw.files
+                .insert(crate::facts::sockets::UDP6.to_owned(), udp6);
+            NodeFacts::from_raw("node1", &raw)
+        };
+        let host = crate::inventory::Host::new("node1");
+        let down = read_nodes(vec![cache(
+            "nodelocaldns-4xk2p",
+            "nodelocaldns",
+            "node1",
+            false,
+        )]);
+        assert_eq!(
+            *outcome(&rules_of(&host, &with_udp(CACHE), &down), NODELOCAL_DOWN),
+            RuleOutcome::Pass
+        );
+        let second = running_secondary();
+        let cluster = read_nodes(vec![second]);
+        let rules = rules_of(&host, &with_udp(""), &cluster);
+        let f = critical_down(&rules);
+        assert!(
+            f.summary
+                .starts_with("nodelocaldns-second-7tq8d is listed as ready yet not listening"),
+            "{f:?}"
+        );
+        assert!(
+            f.evidence.contains(
+                &"/proc/net/udp, /proc/net/udp6: no UDP socket on port 53 of 169.254.25.10 or of every address".to_owned()
+            ),
+            "{f:?}"
+        );
+    }
+
     /// The upstream manifest (kubernetes cluster/addons/dns/nodelocaldns) on a kubeadm
     /// cluster: in iptables mode node-cache also holds the kube-dns service IP, which stays
     /// clusterDNS, so a crashed cache leaves that address dead too; in ipvs mode clusterDNS
@@ -1056,8 +1186,7 @@ mod tests {
         iptables.nodelocaldns = Some(vec!["169.254.20.10".into(), "10.96.0.10".into()]);
         set_dns(&mut iptables, &["10.96.0.10"]);
         let rules = rules_of(&host, &iptables, &cluster);
-        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
-        assert_eq!(f.severity, Severity::Critical);
+        let f = critical_down(&rules);
         assert!(
             f.summary.starts_with("no NodeLocal DNSCache pod runs on node node1, but the nodelocaldns interface still holds kubelet clusterDNS 10.96.0.10"),
             "{f:?}"
@@ -1070,8 +1199,7 @@ mod tests {
         ipvs.flavour.kind = FlavourKind::Kubeadm;
         set_dns(&mut ipvs, &["169.254.20.10"]);
         let rules = rules_of(&host, &ipvs, &cluster);
-        let f = &findings(outcome(&rules, NODELOCAL_DOWN))[0];
-        assert_eq!(f.severity, Severity::Critical);
+        let f = critical_down(&rules);
         assert!(
             f.summary.ends_with("and no nodelocaldns interface holds kubelet clusterDNS 169.254.20.10: nothing on this node answers it, so every lookup of its ClusterFirst pods times out"),
             "{f:?}"

@@ -418,13 +418,18 @@ fn cache_pod(index: usize, node: &str, ready: bool) -> Value {
 
 /// Kubespray's nodes hold NodeLocal DNSCache's address on their nodelocaldns interface
 /// whether or not a cache answers there (-skipteardown, a crash): a node whose cache pods
-/// are all down is critical, from the cluster's pods, while the node itself looks healthy;
-/// a ready secondary (enable_nodelocaldns_secondary) on the node serves the address.
+/// are down and where nothing listens on that address (its socket table) is critical,
+/// while its files look healthy. The lab's DNS "pod" (dnsmasq) plays the cache: stopped,
+/// nothing listens; started again, it answers, whatever the pod list says.
 #[test]
 fn a_node_whose_nodelocaldns_pods_are_down_is_critical() {
     let lab =
         Lab::start(&["healthy", "healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let (down, up) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    lab.exec(
+        &down,
+        "p=$(cat /run/lab-dns/cluster-dns.pid) && kill $p && while kill -0 $p 2>/dev/null; do sleep 0.01; done",
+    );
     let pods = lab.dir.join("pods");
     std::fs::create_dir_all(&pods).expect("pods dir");
     let put = |file: &str, pod: Value| {
@@ -454,14 +459,25 @@ fn a_node_whose_nodelocaldns_pods_are_down_is_critical() {
         summary.starts_with(&format!("nodelocaldns-{down} is not ready, but the nodelocaldns interface still holds kubelet clusterDNS 169.254.25.10")),
         "{summary}"
     );
+    let evidence: Vec<&str> = f[0]["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(
-        f[0]["evidence"].as_array().into_iter().flatten().any(|e| e
-            .as_str()
-            .is_some_and(|e| e.contains("CrashLoopBackOff, 9 restarts"))),
+        evidence.iter().any(|e| e.contains("CrashLoopBackOff, 9 restarts"))
+            && evidence.contains(
+                &"/proc/net/udp, /proc/net/udp6: no UDP socket on port 53 of 169.254.25.10 or of every address"
+            ),
         "{f:#?}"
     );
     assert_eq!(findings(&up), Vec::<Value>::new());
 
+    // A secondary listed as running does not make a dead address answer.
     put("secondary-up.json", cache_pod(4, &down, true));
+    assert_eq!(findings(&down).len(), 1);
+    // The cache listening again (the lab's pod restarted) is what counts.
+    lab.exec(&down, "/run/lab-dns/recreate-pod");
     assert_eq!(findings(&down), Vec::<Value>::new());
 }
