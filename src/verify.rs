@@ -330,15 +330,16 @@ fn done_message(checked: &Checked) -> String {
     if !checked.failed() {
         return "passes".to_owned();
     }
-    if checked.probes.is_empty() {
-        return format!("fails: {}", checked.notes.join("; "));
-    }
     let failed: Vec<String> = checked
         .probes
         .iter()
         .filter(|p| !p.ok)
         .map(|p| format!("{} {}", p.probe.path.word(), p.probe.server))
         .collect();
+    // None failed: the kubelet's paths could not be found, and the notes say why.
+    if failed.is_empty() {
+        return format!("fails: {}", checked.notes.join("; "));
+    }
     format!("fails: {}", failed.join(", "))
 }
 

@@ -758,8 +758,8 @@ async fn verify_dns(
         .flat_map(|v| &v.dns)
         .filter(|p| p.probe.path == crate::verify::Path::Host)
         .collect();
-    let host_failures: Vec<String> = host.iter().map(|p| probe_failure(p)).collect();
     if changes_host_resolver(plan) && !host.is_empty() && host.iter().all(|p| !p.ok) {
+        let host_failures: Vec<String> = host.iter().map(|p| probe_failure(p)).collect();
         return Err(format!(
             "the node's own resolver does not answer after apply: {}",
             host_failures.join("; ")

@@ -895,12 +895,12 @@ pub const RULES: &[RuleInfo] = &[
             (cmd/node-cache TeardownNetworking, on SIGTERM), so a cache that was evicted,\n\
             deleted or never scheduled leaves none. (One that crashed, was killed or runs with\n\
             -skipteardown, as Kubespray's do with enable_nodelocaldns_secondary, leaves the\n\
-            interface behind: DNS-NODELOCAL-DOWN, from the cluster's pods.) With Cilium as\n\
-            the CNI a Local Redirect Policy can serve the address without an interface:\n\
-            unknown. Other link-local clusterDNS addresses with no nodelocaldns interface (AKS\n\
-            LocalDNS answers 169.254.10.11 on its own `localdns` interface) are not reported. A\n\
-            warning where, in IPVS mode, clusterDNS is the service IP: DNS works, without the\n\
-            cache.",
+            interface behind: DNS-NODELOCAL-DOWN, from the node's socket table and the\n\
+            cluster's pods.) With Cilium as the CNI a Local Redirect Policy can serve the\n\
+            address without an interface: unknown. Other link-local clusterDNS addresses with\n\
+            no nodelocaldns interface (AKS LocalDNS answers 169.254.10.11 on its own\n\
+            `localdns` interface) are not reported. A warning where, in IPVS mode, clusterDNS\n\
+            is the service IP: DNS works, without the cache.",
         fix: "\
             Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
             169.254.25.10):\n\
@@ -1162,7 +1162,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-NODELOCAL-DOWN",
         severity: Severity::Critical,
-        title: "kubelet's clusterDNS is the node's NodeLocal DNSCache, and no cache pod is ready",
+        title: "kubelet's clusterDNS is the node's NodeLocal DNSCache, and nothing answers there",
         symptom: "\
             Every pod on one node fails to resolve names while the rest of the cluster works.\n\
             Applications log errors such as:\n\
@@ -1195,14 +1195,13 @@ pub const RULES: &[RuleInfo] = &[
             kubectl on a control-plane host. Where the node's socket table (/proc/net/udp,\n\
             /proc/net/udp6) was read, it decides: a UDP socket on port 53 of the address (or of\n\
             every address) passes, none is the finding, and the pods say why. Elsewhere the\n\
-            pods decide: a primary serves when it is Ready; the secondary\n\
-            when its container runs, because its readiness and liveness probes ask the\n\
-            primary's health port (nodelocaldns_health_port), so it is NotReady whenever the\n\
-            primary is down, still answering. A node with no cache pod is judged only when the\n\
-            cluster lists the node under a name dnsfix knows. Where the cluster lists no cache\n\
-            pod at all, the cache is not one dnsfix can see, and nothing is said; nor with\n\
-            Cilium and no interface, whose Local Redirect Policy can serve the address without\n\
-            one.\n\
+            pods decide: a primary serves when it is Ready; the secondary when its container\n\
+            runs, because its readiness and liveness probes ask the primary's health port\n\
+            (nodelocaldns_health_port), so it is NotReady whenever the primary is down, still\n\
+            answering. There, a node with no cache pod is judged only when the cluster lists\n\
+            the node under a name dnsfix knows. Where the cluster lists no cache pod at all,\n\
+            the cache is not one dnsfix can see, and nothing is said; nor with Cilium and no\n\
+            interface, whose Local Redirect Policy can serve the address without one.\n\
             \n\
             Severity: critical where clusterDNS lists only the cache's addresses; high where it\n\
             lists another server after them, which each lookup reaches only after an error or\n\

@@ -133,15 +133,16 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
     )])
 }
 
-/// kubelet's clusterDNS is an address NodeLocal DNSCache serves on this node, and no cache
-/// pod on the node is ready. node-cache takes its interface down when it is stopped
+/// kubelet's clusterDNS is an address NodeLocal DNSCache serves on this node, and nothing
+/// answers there: no UDP socket on it in the node's socket table, or, where that was not
+/// read, no cache pod on the node serving (the primary Ready, the secondary running). node-cache takes its interface down when it is stopped
 /// (SIGTERM), and a Kubespray node without the interface is DNS-NODELOCAL-CLUSTERDNS's, from
 /// the node alone. One that crashed (a fatal error, plugin/loop's among them, exits without
 /// its exit hook), was SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or
 /// runs with `-skipteardown` (Kubespray's two DaemonSets with
 /// `enable_nodelocaldns_secondary`) leaves the interface and its addresses behind (the
-/// upstream manifest's in iptables mode: the kube-dns service IP too), and only the
-/// cluster shows that nothing answers there. Elsewhere (kubeadm with the upstream manifest)
+/// upstream manifest's in iptables mode: the kube-dns service IP too), and the node's
+/// files alone look healthy. Elsewhere (kubeadm with the upstream manifest)
 /// a link-local clusterDNS with neither interface nor cache is as dead. Judged only where
 /// the cluster lists NodeLocal DNSCache pods by their labels: a cache deployed otherwise
 /// (AKS LocalDNS) is not one dnsfix can see.
@@ -150,7 +151,7 @@ fn nodelocal_down(
     via: &str,
     names: &[String],
     pods: &[DnsPod],
-    nodes: &crate::cluster::Kubelets,
+    kubelets: &crate::cluster::Kubelets,
 ) -> RuleOutcome {
     let dns = match &ctx.facts.kubelet.cluster_dns {
         Observed::Known(e) => e,
@@ -180,7 +181,7 @@ fn nodelocal_down(
         .collect();
     let node = names.first().map_or("?", String::as_str);
     // A node the cluster lists under a name dnsfix knows: "no pod here" means that.
-    let named = names.iter().any(|n| nodes.contains_key(n));
+    let named = names.iter().any(|n| kubelets.contains_key(n));
     if listening.is_none() {
         if here.iter().any(|p| p.serving()) {
             return RuleOutcome::Pass;
@@ -330,7 +331,7 @@ fn down_pods(
         let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
         let verb = if names.len() == 1 { "is" } else { "are" };
         let state = if here.iter().any(|p| p.serving()) {
-            "listed as ready yet not listening"
+            "running yet not listening"
         } else {
             "not ready"
         };
@@ -353,7 +354,8 @@ fn down_fix(node: &str, here: &[&DnsPod]) -> String {
 
 /// Whether a DNS server listens on one of the `served` IPv4 addresses (or on every
 /// address) in the node's network namespace, from the kernel's socket table
-/// ([`NodeFacts::dns_answers_on`]); `None` where the table was not read.
+/// ([`NodeFacts::dns_answers_on`]); `None` where the table was not read, or where no
+/// served address is IPv4.
 ///
 /// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
 fn listening(ctx: &Ctx, served: &[&String]) -> Option<bool> {
@@ -1053,7 +1055,7 @@ mod tests {
         );
         assert!(matches!(
             outcome(&rules_of(&host, &facts, &unread), NODELOCAL_DOWN),
-            RuleOutcome::NotApplicable(_)
+            RuleOutcome::NotApplicable(why) if why.contains("do not include it")
         ));
         // A pod not yet started (Pending, no container status) does not serve.
         let mut pending = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);
@@ -1086,17 +1088,23 @@ mod tests {
             RuleOutcome::NotApplicable(why) if why.contains("lists no NodeLocal DNSCache pod")
         ));
         let cluster = read_nodes(vec![down]);
-        let mut gone = facts.clone();
-        gone.nodelocaldns = None;
+        // The interface not read (unknown), or gone on this Kubespray node (its own rule's).
+        let mut unread = facts.clone();
+        unread.nodelocaldns = None;
+        assert!(matches!(
+            outcome(&rules_of(&host, &unread, &cluster), NODELOCAL_DOWN),
+            RuleOutcome::NotApplicable(why) if why.contains("not known")
+        ));
+        let gone = fixture("DNS-NODELOCAL-CLUSTERDNS/nodelocaldns-pod-gone");
         assert!(matches!(
             outcome(&rules_of(&host, &gone, &cluster), NODELOCAL_DOWN),
-            RuleOutcome::NotApplicable(_)
+            RuleOutcome::NotApplicable(why) if why.contains("DNS-NODELOCAL-CLUSTERDNS")
         ));
         let mut other_address = facts.clone();
         other_address.nodelocaldns = Some(vec!["169.254.20.10".to_owned()]);
         assert!(matches!(
             outcome(&rules_of(&host, &other_address, &cluster), NODELOCAL_DOWN),
-            RuleOutcome::NotApplicable(_)
+            RuleOutcome::NotApplicable(why) if why.contains("not an address of the nodelocaldns interface")
         ));
         let mut fallback = facts.clone();
         if let Observed::Known(dns) = &mut fallback.kubelet.cluster_dns {
@@ -1150,7 +1158,7 @@ mod tests {
         let f = critical_down(&rules);
         assert!(
             f.summary
-                .starts_with("nodelocaldns-second-7tq8d is listed as ready yet not listening"),
+                .starts_with("nodelocaldns-second-7tq8d is running yet not listening"),
             "{f:?}"
         );
         assert!(

@@ -155,7 +155,7 @@ f /etc/resolvconf/resolv.conf.d/head
 f /etc/resolvconf/resolv.conf.d/base
 f /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg
 # Who answers DNS on this node: the UDP sockets (a server on systemd-resolved's stub
-# address, or on port 53 of every address).
+# address or NodeLocal DNSCache's, or on port 53 of every address).
 f /proc/net/udp
 f /proc/net/udp6
 cmd resolvconf-bin command -v resolvconf

@@ -28,8 +28,10 @@ fn local_addresses(table: &str) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// A socket of the IPv4 table is bound to port 53 on `addr`, or on every address
-/// (0.0.0.0). The address is matched in either byte order: which one the node uses does
-/// not show, and the other spelling of a stub address is no address anyone binds.
+/// (0.0.0.0). The address is matched in either byte order, since which one the node uses
+/// does not show. The other spelling is another address (10.96.0.10 reads as 10.0.96.10),
+/// so a server there counts too: never a stub's, and rare for a link-local or service
+/// address.
 pub fn bound_53_v4(table: &str, addr: Ipv4Addr) -> bool {
     let octets = addr.octets();
     let spellings = [

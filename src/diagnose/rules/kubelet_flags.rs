@@ -69,10 +69,11 @@ pub(in crate::diagnose) fn link_local<'a>(
 /// node holds: not the nodelocaldns interface, which holds other addresses; or, on a
 /// Kubespray node whose clusterDNS is its nodelocaldns_ip, no such interface at all
 /// (node-cache takes it down when SIGTERM stops it, cmd/node-cache TeardownNetworking,
-/// unless -skipteardown; a cache that crashed leaves it, DNS-NODELOCAL-DOWN). Elsewhere a link-local clusterDNS may be another node-local resolver's
-/// (AKS LocalDNS on its `localdns` interface) or redirected by Cilium's Local Redirect
-/// Policy with no interface at all: nothing is said there, and with Cilium as the CNI the
-/// missing interface is unknown. Every ClusterFirst lookup then times out, or, where
+/// unless -skipteardown; a cache that crashed leaves it, DNS-NODELOCAL-DOWN). Elsewhere a
+/// link-local clusterDNS may be another node-local resolver's (AKS LocalDNS on its
+/// `localdns` interface) or redirected by Cilium's Local Redirect Policy with no interface
+/// at all: nothing is said there, and with Cilium as the CNI the missing interface is
+/// unknown. Every ClusterFirst lookup then times out, or, where
 /// clusterDNS lists a server after it, waits out that timeout first.
 fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
     let id = "DNS-NODELOCAL-CLUSTERDNS";

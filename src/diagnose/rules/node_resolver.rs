@@ -44,9 +44,8 @@ const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no s
 /// (glibc fails every lookup on the read error, Go asks 127.0.0.1 and ::1), or lists only
 /// systemd-resolved's stub while nothing listens there (the kernel's socket table; where it
 /// was not read, while systemd-resolved does not run; not while it is activating, a
-/// restart caught half-way); down after the next reboot
-/// where it links into systemd-resolved's /run directory and systemd-resolved will not
-/// write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
+/// restart caught half-way); down after the next reboot where it links into
+/// systemd-resolved's /run directory and systemd-resolved will not write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
 /// unknown.
 pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-HOST-RESOLVER-DOWN";
@@ -382,7 +381,8 @@ fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
 /// How to give the node a resolver again. Where /etc/resolv.conf is systemd-resolved's
 /// (`resolveds`: a link into its /run directory, or its stub address): start it where it
 /// is enabled and stopped (the next boot starts it anyway); where it runs and starts at
-/// boot, give it servers where its file lists none, else link the file to its stub again;
+/// boot, give it servers where its file lists none, else link the file to its stub again
+/// (where it runs without its stub listener: to its uplink file);
 /// else a file of the node's own in place of the link or the stub address (with what
 /// NetworkManager does with that file: [`network_manager_note`]), or systemd-resolved back.
 /// Elsewhere the file from whatever manages it.
