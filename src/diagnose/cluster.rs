@@ -170,7 +170,9 @@ fn nodelocal_down(
     }
     // What listens on the node decides where the kernel's socket table was read; the pods
     // then say why nothing does. Where it was not, the pods decide.
-    let listening = listening(ctx, &served);
+    let listening = ctx
+        .facts
+        .dns_answers_on(served.iter().filter_map(|a| a.parse().ok()));
     if listening == Some(true) {
         return RuleOutcome::Pass;
     }
@@ -350,24 +352,6 @@ fn down_fix(node: &str, here: &[&DnsPod]) -> String {
             "get a NodeLocal DNSCache pod ready on node {node}; kubectl -n kube-system describe pod and logs --previous say why (OOMKilled: raise nodelocaldns_memory_limit; a taint: the DaemonSet's tolerations)"
         )
     }
-}
-
-/// Whether a DNS server listens on one of the `served` IPv4 addresses (or on every
-/// address) in the node's network namespace, from the kernel's socket table
-/// ([`NodeFacts::dns_answers_on`]); `None` where the table was not read, or where no
-/// served address is IPv4.
-///
-/// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
-fn listening(ctx: &Ctx, served: &[&String]) -> Option<bool> {
-    let mut seen = None;
-    for addr in served
-        .iter()
-        .filter_map(|a| a.parse::<std::net::Ipv4Addr>().ok())
-    {
-        let answers = ctx.facts.dns_answers_on(addr)?;
-        seen = Some(seen.unwrap_or(false) || answers);
-    }
-    seen
 }
 
 /// With `upstream_dns_servers` set in the inventory, Kubespray renders those servers into

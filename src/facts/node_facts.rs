@@ -457,12 +457,16 @@ impl NodeFacts {
         self.files.get(&super::raw::sysctl_path(name))
     }
 
-    /// Whether a DNS server answers UDP on `addr` port 53 in the node's network namespace:
-    /// a socket bound there or to 0.0.0.0 (/proc/net/udp), or to `::` (/proc/net/udp6,
-    /// which takes IPv4 too unless the socket is IPv6-only, which the table does not show:
-    /// counted as answering). `None` where a table that could tell was not read whole; a
-    /// missing /proc/net/udp6 (IPv6 off) has no sockets.
-    pub fn dns_answers_on(&self, addr: std::net::Ipv4Addr) -> Option<bool> {
+    /// Whether a DNS server answers UDP on port 53 of one of `addrs` in the node's network
+    /// namespace: a socket bound there or to 0.0.0.0 (/proc/net/udp), or to `::`
+    /// (/proc/net/udp6, which takes IPv4 too unless the socket is IPv6-only, which the
+    /// table does not show: counted as answering). `None` where there is no address, or a
+    /// table that could tell was not read whole; a missing /proc/net/udp6 (IPv6 off) has
+    /// no sockets.
+    pub fn dns_answers_on(
+        &self,
+        addrs: impl IntoIterator<Item = std::net::Ipv4Addr>,
+    ) -> Option<bool> {
         use super::sockets;
         let whole = |path: &str| {
             self.files
@@ -470,7 +474,12 @@ impl NodeFacts {
                 .filter(|f| !f.truncated)
                 .and_then(|f| f.text())
         };
-        if sockets::bound_53_v4(&whole(sockets::UDP)?, addr) {
+        let addrs: Vec<std::net::Ipv4Addr> = addrs.into_iter().collect();
+        if addrs.is_empty() {
+            return None;
+        }
+        let v4 = whole(sockets::UDP)?;
+        if addrs.iter().any(|a| sockets::bound_53_v4(&v4, *a)) {
             return Some(true);
         }
         match self.files.get(sockets::UDP6) {

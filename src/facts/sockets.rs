@@ -101,20 +101,23 @@ mod tests {
             raw
         };
         let set = |text: &'static str| move |f: &mut RawFile| f.content = text.as_bytes().into();
-        assert_eq!(facts(&base).dns_answers_on(stub), Some(false));
+        assert_eq!(facts(&base).dns_answers_on([stub]), Some(false));
         assert_eq!(
-            facts(&with(UDP6, &set(ANY6))).dns_answers_on(stub),
+            facts(&with(UDP6, &set(ANY6))).dns_answers_on([stub]),
             Some(true)
         );
         assert_eq!(
-            facts(&with(UDP, &set(STUB))).dns_answers_on(stub),
+            facts(&with(UDP, &set(STUB))).dns_answers_on([stub]),
             Some(true)
         );
         let cut = |f: &mut RawFile| f.truncated = true;
-        assert_eq!(facts(&with(UDP, &cut)).dns_answers_on(stub), None);
-        assert_eq!(facts(&with(UDP6, &cut)).dns_answers_on(stub), None);
+        assert_eq!(facts(&with(UDP, &cut)).dns_answers_on([stub]), None);
+        assert_eq!(facts(&with(UDP6, &cut)).dns_answers_on([stub]), None);
         let gone = |f: &mut RawFile| f.state = FileState::Missing;
-        assert_eq!(facts(&with(UDP6, &gone)).dns_answers_on(stub), Some(false));
-        assert_eq!(facts(&with(UDP, &gone)).dns_answers_on(stub), None);
+        assert_eq!(
+            facts(&with(UDP6, &gone)).dns_answers_on([stub]),
+            Some(false)
+        );
+        assert_eq!(facts(&with(UDP, &gone)).dns_answers_on([stub]), None);
     }
 }

@@ -263,13 +263,11 @@ fn stub_only(p: &ResolvConf) -> bool {
 ///
 /// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
 fn stub_answered(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
-    let mut answered = false;
-    for ip in p.nameservers.iter().filter_map(|n| n.ip) {
-        if let IpAddr::V4(v4) = ip {
-            answered |= ctx.facts.dns_answers_on(v4)?;
-        }
-    }
-    Some(answered)
+    ctx.facts
+        .dns_answers_on(p.nameservers.iter().filter_map(|n| match n.ip {
+            Some(IpAddr::V4(v4)) => Some(v4),
+            _ => None,
+        }))
 }
 
 /// /etc/resolv.conf lists only systemd-resolved's stub addresses and nothing listens
