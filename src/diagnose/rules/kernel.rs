@@ -152,6 +152,8 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // What an installer sets at every start survives a reboot; a sysctl file that sets it
     // to 0 is what undoes it, under the running installer.
     let mut undone = Vec::new();
+    // A key on now, which only a file the boot applies could turn off.
+    let mut on = false;
     for key in bridge_keys(ctx) {
         let Some(s) = ctx.facts.sysctls.get(key) else {
             continue;
@@ -159,6 +161,7 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         if s.live != Observed::Known("1".to_owned()) {
             continue;
         }
+        on = true;
         if let Some(who) = installer_setting(ctx, key) {
             undone.extend(undone_by_file(ctx, key, who));
             continue;
@@ -177,9 +180,6 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // A sysctl file the boot applies that could not be read may set a key that is on now
     // to anything.
     let unread = unread_sysctl_files(ctx);
-    let on = bridge_keys(ctx)
-        .into_iter()
-        .any(|key| sysctl_live(ctx, key) == &Observed::Known("1".to_owned()));
     if evidence.is_empty() && undone.is_empty() && on && !unread.is_empty() {
         return ctx.unknown(id, unread);
     }
@@ -410,10 +410,7 @@ pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
     let loaded =
         installer_loads_br_netfilter(ctx) && ctx.facts.br_netfilter.loaded == Observed::Known(true);
     let wanted = |key: &str| match installer_setting(ctx, key) {
-        Some(who) => {
-            sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
-                || undone_by_file(ctx, key, who).is_some()
-        }
+        Some(who) => installer_leaves_to_playbook(ctx, key, who),
         None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || dual_stack(ctx),
     };
     (
@@ -425,6 +422,13 @@ pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
         ]
         .map(wanted),
     )
+}
+
+/// Whether the bridge-netfilter playbook must set `key` although installer `who` sets it
+/// at every start: it is off now, or a sysctl file undoes it under the running installer.
+fn installer_leaves_to_playbook(ctx: &Ctx, key: &str, who: &str) -> bool {
+    sysctl_live(ctx, key) != &Observed::Known("1".to_owned())
+        || undone_by_file(ctx, key, who).is_some()
 }
 
 /// The forwarding sysctls the bridge-netfilter playbook sets to 1 and persists: those of
@@ -446,7 +450,7 @@ pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
             }
             // As the rule: the installer's case first.
             match installer_setting(ctx, key) {
-                Some(who) => !on || undone_by_file(ctx, key, who).is_some(),
+                Some(who) => installer_leaves_to_playbook(ctx, key, who),
                 None => {
                     let unset = ctx
                         .facts
