@@ -10,11 +10,11 @@
 # without it dnsfix knows the output was cut short.
 #
 # Kinds: read PATH (a regular file, its content comes in the batch below), missing PATH,
-# dir PATH, error PATH (not a regular file, never opened), file PATH (body: content; an
-# empty file, or one masked by a symlink to /dev/null, which reads empty), link PATH (body:
-# readlink), canon PATH (body: readlink -f), cmd NAME (body: stdout), rc NAME (body: exit
-# status), pid NAME (body: pid: kubelet, k3s, dhclient), batch (no body: file contents
-# follow).
+# dir PATH, error PATH (not a regular file, never opened; PATH/: a directory not walked),
+# file PATH (body: content; an empty file, or one masked by a symlink to /dev/null, which
+# reads empty), link PATH (body: readlink), canon PATH (body: readlink -f), cmd NAME
+# (body: stdout), rc NAME (body: exit status), pid NAME (body: pid: kubelet, k3s,
+# dhclient), batch (no body: file contents follow).
 #
 # File contents come last, from ONE head(1) over every file read (a process per file is
 # what a node in trouble can least afford). head frames them itself, "\n==> NAME <==\n"
@@ -109,6 +109,30 @@ confs() {
     for x in "$d"/*.conf; do
       if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
     done
+  done
+}
+
+# kdir DIR DEPTH: a kubelet --config-dir as the kubelet walks it (cmd/kubelet/app/server.go
+# mergeKubeletConfigurations: filepath.WalkDir, so every subdirectory and hidden names too,
+# a symlinked directory not followed), every non-directory named *.conf read; KCONFS gets
+# the regular files among them. The kubelet does not follow DIR itself where it is a
+# symlink (WalkDir's root is lstat'ed; with a trailing slash it is followed): a link
+# record says which. Seven levels below DIR at most: a directory deeper is an error record
+# named with a trailing slash, so what the kubelet merges is unknown, not wrong.
+KCONFS=
+kdir() {
+  [ -L "$1" ] && LINKS="$LINKS$1$NL"
+  hdr dir "$1"
+  for x in "${1%/}"/* "${1%/}"/.[!.]* "${1%/}"/..?*; do
+    case "$x" in *"$NL"*) continue ;; esac
+    [ -e "$x" ] || [ -L "$x" ] || continue
+    if [ -d "$x" ] && [ ! -L "$x" ]; then
+      if [ "$2" -lt 8 ]; then kdir "$x" $(($2 + 1)); else hdr error "$x/"; fi
+    else
+      case "${x##*/}" in
+        *.conf) f "$x"; [ -f "$x" ] && KCONFS="$KCONFS$x$NL" ;;
+      esac
+    fi
   done
 }
 
@@ -359,8 +383,13 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
     case "$SEEN" in *" $x "*) continue ;; esac
     if [ "$t" = d ]; then
       SEEN="$SEEN$x "
-      confs "$x"
-      for y in "$x"/*.conf; do [ -f "$y" ] && SRC="$SRC$y$NL"; done
+      if [ -d "$x" ]; then
+        KCONFS=
+        kdir "$x" 1
+        SRC="$SRC$KCONFS"
+      else
+        [ -e "$x" ] || [ -L "$x" ] || hdr missing "$x"
+      fi
     else
       f "$x"; SRC="$SRC$x$NL"
     fi
@@ -374,12 +403,12 @@ done
 [ -d /etc/rancher ] && f /etc/rancher/node/id
 # k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the
 # kubelet config drop-ins of the kubelet they run: their own, the user's, and the copies
-# they make of `kubelet-arg: config=` (a file) and `config-dir=` (20-cli-config-dir/).
+# they make of `kubelet-arg: config=` (a file) and `config-dir=` (20-cli-config-dir/), the
+# whole directory as the kubelet walks it.
 for r in k3s rke2; do
   f "/var/lib/rancher/$r/agent/etc/resolv.conf"
   d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"
-  [ -d "$d" ] && confs "$d"
-  [ -d "$d/20-cli-config-dir" ] && confs "$d/20-cli-config-dir"
+  case "$SEEN" in *" $d "*) ;; *) [ -d "$d" ] && { SEEN="$SEEN$d "; kdir "$d" 1; } ;; esac
 done
 # The kubelet's version: asked of the running root kubelet's (or k3s's) binary, else of
 # the kubelet on root's PATH; bounded, and killed if it ignores the first signal.

@@ -448,17 +448,62 @@ fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
     }
 }
 
-/// The kubelet config drop-ins gathered in `dirs` (`*.conf`, the only files the kubelet
-/// reads there), in the order the kubelet merges them: by path.
-fn conf_dropins<'r>(raw: &'r RawFacts, dirs: &[&'r str]) -> Vec<&'r str> {
-    let mut files: Vec<&str> = dirs
-        .iter()
-        .flat_map(|dir| raw.files_in(dir))
-        .filter(|(p, f)| p.ends_with(".conf") && f.state == FileState::Present)
-        .map(|(p, _)| p)
-        .collect();
-    files.sort_unstable();
-    files
+/// A kubelet `--config-dir` as the kubelet walks it (cmd/kubelet/app/server.go
+/// `mergeKubeletConfigurations`: `filepath.WalkDir`, every file whose name's extension is
+/// `.conf`, at any depth, hidden ones too, symlinked directories not followed).
+struct ConfigDir<'r> {
+    /// The drop-ins in the order the kubelet merges them: the walk's, by name within each
+    /// directory, a subdirectory's files where its name falls.
+    files: Vec<&'r str>,
+    /// The directory given is a symlink: WalkDir lstat()s its root and does not descend, so
+    /// the kubelet merges none of `files` (a trailing `/` would make it follow).
+    unfollowed: bool,
+}
+
+/// The drop-ins gathered under `dir`, or why what the kubelet merges there is not known:
+/// a `*.conf` that is not a readable file (the kubelet fails to start on it) or a
+/// directory deeper than the gather reads.
+fn config_dir<'r>(raw: &'r RawFacts, dir: &str) -> Result<ConfigDir<'r>, String> {
+    let root = dir.trim_end_matches('/');
+    let mut files = Vec::new();
+    for (path, file) in raw.files.iter() {
+        let Some(rest) = path.strip_prefix(root).and_then(|r| r.strip_prefix('/')) else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        if rest.ends_with('/') {
+            return Err(format!(
+                "{path}: a directory under --config-dir {dir} deeper than dnsfix reads"
+            ));
+        }
+        let name = rest.rsplit('/').next().unwrap_or(rest);
+        if !name.ends_with(".conf") {
+            continue;
+        }
+        match file.state {
+            FileState::Present => files.push(path.as_str()),
+            FileState::Directory if file.symlink_target.is_none() => {}
+            FileState::Directory => {
+                return Err(format!(
+                    "{path}: a symlink to a directory in --config-dir {dir}, which the kubelet fails to load as a drop-in"
+                ));
+            }
+            // Named by something else and not there: not in the directory.
+            FileState::Missing if file.symlink_target.is_none() => {}
+            FileState::Missing => {
+                return Err(format!(
+                    "{path}: a symlink to nothing in --config-dir {dir}, which the kubelet fails to load"
+                ));
+            }
+            FileState::Unreadable => return Err(format!("{path}: could not be read")),
+        }
+    }
+    files.sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
+    let unfollowed =
+        !dir.ends_with('/') && raw.get(dir).is_some_and(|f| f.symlink_target.is_some());
+    Ok(ConfigDir { files, unfollowed })
 }
 
 /// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
@@ -474,7 +519,31 @@ fn load_config(
     if let Some(path) = path {
         files.push((path, read_config(raw, path)?));
     }
-    let dropins = dir.map_or_else(Vec::new, |dir| conf_dropins(raw, &[dir]));
+    let walked = dir.map(|dir| config_dir(raw, dir)).transpose()?;
+    let mut unread = Vec::new();
+    let mut dropins = Vec::new();
+    if let Some(walked) = walked {
+        if walked.unfollowed {
+            let dir = dir.unwrap_or_default();
+            for file in &walked.files {
+                let c = read_config(raw, file)?;
+                let keys = [("resolvConf", c.resolv_conf.as_ref())].into_iter().chain(
+                    c.resolver_configs
+                        .iter()
+                        .map(|(k, l)| (k.as_str(), Some(l))),
+                );
+                for (key, l) in keys {
+                    let Some(l) = l else { continue };
+                    unread.push(format!(
+                        "{file}:{} sets {key}: {:?}, which the kubelet does not read: --config-dir {dir} is a symlink, and the kubelet's walk of it (filepath.WalkDir) does not follow its root",
+                        l.line, l.value
+                    ));
+                }
+            }
+        } else {
+            dropins = walked.files;
+        }
+    }
     for file in &dropins {
         files.push((file, read_config(raw, file)?));
     }
@@ -486,6 +555,7 @@ fn load_config(
     let base = usize::from(path.is_some());
     let mut config = Config {
         dropins: dropins.iter().map(|f| (*f).to_owned()).collect(),
+        unread,
         ..Config::default()
     };
     for (i, (file, c)) in files.iter().enumerate() {
@@ -1274,7 +1344,7 @@ fn rancher_dropins(
         return Ok(RancherDropins::default());
     }
     let copied = format!("{dir}/20-cli-config-dir");
-    let mut files = conf_dropins(raw, &[&dir, &copied]);
+    let mut files = config_dir(raw, &dir)?.files;
     // The kubelet walks the directory in name order: a drop-in named before k3s's own
     // (`00-custom.conf`) is overridden by it, which always sets resolvConf and clusterDNS.
     files.retain(|p| *p > own.as_str());
@@ -2321,6 +2391,104 @@ mod tests {
             resolv(Some("Kubernetes v1.31.4\n")).map(|(v, _)| v),
             Some("/run/systemd/resolve/resolv.conf".to_owned())
         );
+    }
+
+    /// The kubelet walks its `--config-dir` (filepath.WalkDir in `mergeKubeletConfigurations`):
+    /// subdirectories where their names fall, hidden files too, a symlinked root not at all.
+    #[test]
+    fn a_config_dir_is_merged_as_the_kubelets_walk_reads_it() {
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
+        let dir = "/etc/kubernetes/kubelet.conf.d";
+        let dropin = format!("{dir}/99-resolv-conf.conf");
+        let conf = |path: &str| format!("resolvConf: {path}\n");
+        let resolv = |raw: &RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            match &facts.kubelet.resolv_conf {
+                Observed::Known(e) => Ok((e.value.clone(), e.source.at(), e.source.detail.clone())),
+                other => Err(format!("{other:?}")),
+            }
+        };
+        assert_eq!(resolv(&base).expect("known").1, format!("{dropin}:3"));
+
+        // A directory is walked where its name falls: "99-resolv-conf" before
+        // "99-resolv-conf.conf" (a sort of whole paths would put it after: '.' < '/').
+        let mut nested = base.clone();
+        nested.file(&format!("{dir}/99-resolv-conf"), FileState::Directory, None);
+        let inner = format!("{dir}/99-resolv-conf/10-inner.conf");
+        nested.file(
+            &inner,
+            FileState::Present,
+            Some(conf("/etc/inner.conf").as_bytes()),
+        );
+        assert_eq!(resolv(&nested).expect("known").1, format!("{dropin}:3"));
+        let mut later = base.clone();
+        let deep = format!("{dir}/zz/more/10-deep.conf");
+        later.file(
+            &deep,
+            FileState::Present,
+            Some(conf("/etc/deep.conf").as_bytes()),
+        );
+        assert_eq!(
+            resolv(&later).expect("known").0,
+            "/etc/deep.conf",
+            "zz/ comes after 99-resolv-conf.conf"
+        );
+
+        // A hidden drop-in counts; a file that is not *.conf does not.
+        let mut hidden = base.clone();
+        hidden.file(&dropin, FileState::Missing, None);
+        let dot = format!("{dir}/.override.conf");
+        hidden.file(
+            &dot,
+            FileState::Present,
+            Some(conf("/etc/dot.conf").as_bytes()),
+        );
+        assert_eq!(resolv(&hidden).expect("known").1, format!("{dot}:1"));
+
+        // A symlinked --config-dir: the kubelet merges nothing from it, and says why beside
+        // the setting that won; given with a trailing slash, it is followed.
+        let mut linked = base.clone();
+        linked.file(dir, FileState::Directory, None);
+        linked.files.get_mut(dir).expect("dir").symlink_target = Some("/srv/kubelet.d".into());
+        let (value, at, detail) = resolv(&linked).expect("known");
+        assert_eq!(value, "/run/systemd/resolve/resolv.conf");
+        assert_eq!(at, "/var/lib/kubelet/config.yaml:38");
+        assert!(
+            detail.unwrap_or_default().contains(&format!(
+                "{dropin}:3 sets resolvConf: \"/etc/resolv.conf\", which the kubelet does not read: --config-dir {dir} is a symlink"
+            )),
+            "{linked:?}"
+        );
+
+        // What the kubelet merges cannot be known: a directory deeper than the gather goes,
+        // a *.conf that is a symlink to a directory or to nothing.
+        for (path, state, target) in [
+            (
+                format!("{dir}/a/b/c/d/e/f/g/h/"),
+                FileState::Unreadable,
+                None,
+            ),
+            (
+                format!("{dir}/50-dir.conf"),
+                FileState::Directory,
+                Some("/srv"),
+            ),
+            (
+                format!("{dir}/50-gone.conf"),
+                FileState::Missing,
+                Some("/srv/gone"),
+            ),
+        ] {
+            let mut raw = base.clone();
+            raw.file(&path, state, None);
+            raw.files.get_mut(&path).expect("path").symlink_target = target.map(String::from);
+            assert!(resolv(&raw).is_err(), "{path}");
+        }
+        // A real subdirectory named *.conf is walked, not loaded.
+        let mut subdir = base.clone();
+        subdir.file(&format!("{dir}/50-sub.conf"), FileState::Directory, None);
+        assert_eq!(resolv(&subdir).expect("known").1, format!("{dropin}:3"));
     }
 
     /// Where a drop-in's resolvConf is not read, the setting that won says so; and 1.28 to
