@@ -29,7 +29,7 @@ use tokio::task::JoinSet;
 
 use crate::diagnose::{FindingStatus, diagnose_host};
 use crate::events::{Event, EventSink};
-use crate::gather::{gather_session, run_as_root};
+use crate::gather::{Reads, gather_session_with, run_as_root};
 use crate::inventory::Host;
 use crate::node_script::{self, Record, RecordKind};
 use crate::plan::model::{
@@ -523,7 +523,12 @@ async fn gather_before(
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.to_string());
     extra.push(pods_failed.to_string());
-    let facts = gather_session(session, target, &extra)
+    // The kubelet's binary is asked again where the plan asked it.
+    let reads = Reads {
+        extra,
+        kubelet_version: digest.kubelet_version.is_some(),
+    };
+    let facts = gather_session_with(session, target, &reads)
         .await
         .map_err(|e| format!("gather before apply: {}: {e}", e.kind()))?;
     if let Some(path) = beyond
@@ -680,11 +685,11 @@ async fn verify_fixed(
     result: &mut HostResult,
 ) -> Result<crate::facts::NodeFacts, String> {
     // The kubelet's version too: the findings are judged here without the cluster.
-    let reads = crate::gather::Reads {
+    let reads = Reads {
         extra: Vec::new(),
         kubelet_version: true,
     };
-    let after = crate::gather::gather_session_with(session, target, &reads)
+    let after = gather_session_with(session, target, &reads)
         .await
         .map_err(|e| format!("gather after apply: {}: {e}", e.kind()))?;
     let failing: Vec<String> = diagnose_host(host, &after)

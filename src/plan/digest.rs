@@ -52,6 +52,7 @@ pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
             .entry(path.clone())
             .or_insert_with(|| file_digest(raw));
     }
+    digest.kubelet_version = facts.kubelet.version.clone();
     let mut canonical = digest.clone();
     canonical.sha256 = String::new();
     digest.sha256 = sha256_hex(
@@ -74,6 +75,14 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
             "node rebooted since the plan (boot_id {} → {})",
             short(planned),
             facts.boot_id.as_deref().map_or("unknown", short)
+        ));
+    }
+    if let Some(planned) = &digest.kubelet_version
+        && facts.kubelet.version.as_ref() != Some(planned)
+    {
+        out.push(format!(
+            "kubelet version {planned} → {} (kubelet --version)",
+            facts.kubelet.version.as_deref().unwrap_or("unknown")
         ));
     }
     for (path, planned) in &digest.files {
@@ -321,6 +330,52 @@ mod tests {
         files[3].1 = file("1\n");
         let after = facts(&files, "boot-1");
         assert_eq!(reasons(&plan(&before), &after), Vec::<String>::new());
+    }
+
+    /// The kubelet binary's version, where the plan asked it, is part of the digest: an
+    /// upgrade between plan and apply (a drop-in's resolvConf counts from 1.32) is stale;
+    /// a plan that did not ask does not make apply ask.
+    #[test]
+    fn a_kubelet_upgraded_since_the_plan_is_stale() {
+        let with_version = |version: Option<&str>| {
+            let mut raw = RawFacts::default();
+            for (path, f) in base() {
+                raw.order.push(path.to_string());
+                raw.files.insert(path.to_string(), f);
+            }
+            if let Some(v) = version {
+                crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
+            }
+            NodeFacts::from_raw("n1", &raw)
+        };
+        let planned = |facts: &NodeFacts| {
+            let mut host = plan(facts);
+            let digest = host.facts.as_mut().expect("digest");
+            digest_core(digest, facts);
+            host
+        };
+        let old = planned(&with_version(Some("Kubernetes v1.31.4\n")));
+        assert_eq!(
+            old.facts
+                .as_ref()
+                .and_then(|d| d.kubelet_version.as_deref()),
+            Some("v1.31.4")
+        );
+        assert!(reasons(&old, &with_version(Some("Kubernetes v1.31.4\n"))).is_empty());
+        assert_eq!(
+            reasons(&old, &with_version(Some("Kubernetes v1.32.0\n"))),
+            ["kubelet version v1.31.4 → v1.32.0 (kubelet --version)"]
+        );
+        assert_eq!(
+            reasons(&old, &with_version(None)),
+            ["kubelet version v1.31.4 → unknown (kubelet --version)"]
+        );
+        let unasked = planned(&with_version(None));
+        assert_eq!(
+            unasked.facts.as_ref().map(|d| d.kubelet_version.clone()),
+            Some(None)
+        );
+        assert!(reasons(&unasked, &with_version(Some("Kubernetes v1.32.0\n"))).is_empty());
     }
 
     #[test]

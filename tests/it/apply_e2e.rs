@@ -2,7 +2,8 @@
 //!
 //! - a whole mixed fleet applies its saved plan, checks clean, and a second apply of the
 //!   same plan writes and restarts nothing;
-//! - a host whose facts moved since the plan is refused (exit 4), the others go on;
+//! - a host whose facts moved since the plan (a file, the kubelet binary's version) is
+//!   refused (exit 4), the others go on;
 //! - a connection lost mid-write leaves the old or the new file, never a mix, and a
 //!   re-run converges (and can be rolled back); a script killed mid-write keeps the old
 //!   file, and its dead lock is taken over;
@@ -643,6 +644,73 @@ fn a_stale_host_is_refused_and_the_others_applied() {
         1,
         "{:?}",
         restarts(&lab, &other)
+    );
+}
+
+/// The kubelet binary's version is part of a plan that asked it (no control plane in the
+/// inventory: each node's `kubelet --version`): a node whose kubelet was upgraded and
+/// restarted since the plan is stale, the other applied.
+#[test]
+fn a_kubelet_upgraded_since_the_plan_is_refused() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inventory = lab.dir.join("no-control-plane.yaml");
+    let text = std::fs::read_to_string(lab.inventory()).expect("inventory");
+    let renamed = text.replace("kube_control_plane:", "dnsfix_no_control_plane:");
+    assert_ne!(renamed, text);
+    std::fs::write(&inventory, renamed).expect("write inventory");
+    let (plan_path, plan) = save_plan(&lab, &inventory);
+    let upgraded = lab.nodes[0].name.clone();
+    let other = lab.nodes[1].name.clone();
+    for node in [&upgraded, &other] {
+        let digest = host_plan(&plan, node).facts.as_ref().expect("digest");
+        assert_eq!(digest.kubelet_version.as_deref(), Some("v1.30.2"), "{node}");
+    }
+
+    // The node's kubelet package upgraded, the kubelet restarted on the new binary.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lab/standins/kubelet.c");
+    let binary = lab.dir.join("lib/kubelet-v1.32.1");
+    let cc = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg("-DLAB_KUBELET_VERSION=\"v1.32.1\"")
+        .arg(&source)
+        .output()
+        .expect("cc");
+    assert!(cc.status.success(), "{}", describe(&cc));
+    lab.exec(
+        &upgraded,
+        &format!(
+            "cp {} /usr/local/bin/.kubelet.new && mv /usr/local/bin/.kubelet.new /usr/local/bin/kubelet && systemctl restart kubelet",
+            binary.display()
+        ),
+    );
+    let config_sha = node_sha(&lab, &upgraded, KUBELET_CONFIG);
+
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "a stale host: exit 4\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let stale = host_result(&record, &upgraded);
+    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+    assert_eq!(
+        stale.stale,
+        ["kubelet version v1.30.2 → v1.32.1 (kubelet --version)"],
+        "{stale:#?}"
+    );
+    assert_eq!(node_sha(&lab, &upgraded, KUBELET_CONFIG), config_sha);
+    assert_eq!(
+        host_result(&record, &other).outcome,
+        HostOutcome::Applied,
+        "{record:#?}"
     );
 }
 
