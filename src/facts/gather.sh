@@ -118,16 +118,25 @@ confs() {
 # the regular files among them. The kubelet does not follow DIR itself where it is a
 # symlink (WalkDir's root is lstat'ed; with a trailing slash it is followed): a link
 # record says which. Seven levels below DIR at most: a directory deeper is an error record
-# named with a trailing slash, so what the kubelet merges is unknown, not wrong.
+# named with a trailing slash, so what the kubelet merges is unknown, not wrong; so is DIR
+# where a name in it that the kubelet would read has a newline.
 KCONFS=
 kdir() {
   [ -L "$1" ] && LINKS="$LINKS$1$NL"
   hdr dir "$1"
   for x in "${1%/}"/* "${1%/}"/.[!.]* "${1%/}"/..?*; do
-    case "$x" in *"$NL"*) continue ;; esac
     [ -e "$x" ] || [ -L "$x" ] || continue
+    case "$x" in
+      *"$NL"*)
+        # Not framed: where the kubelet would merge it, DIR is not known in full.
+        if { [ -d "$x" ] && [ ! -L "$x" ]; } || [ "${x%.conf}" != "$x" ]; then
+          SEEN="$SEEN${1%/}/ "; hdr error "${1%/}/"
+        fi
+        continue
+        ;;
+    esac
     if [ -d "$x" ] && [ ! -L "$x" ]; then
-      if [ "$2" -lt 8 ]; then kdir "$x" $(($2 + 1)); else hdr error "$x/"; fi
+      if [ "$2" -lt 8 ]; then kdir "$x" $(($2 + 1)); else SEEN="$SEEN$x/ "; hdr error "$x/"; fi
     else
       case "${x##*/}" in
         *.conf) f "$x"; [ -f "$x" ] && KCONFS="$KCONFS$x$NL" ;;
@@ -383,6 +392,8 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
     case "$SEEN" in *" $x "*) continue ;; esac
     if [ "$t" = d ]; then
       SEEN="$SEEN$x "
+      # `/` (any number of slashes) is never walked: every *.conf on the node.
+      case "$x" in *[!/]*) ;; *) continue ;; esac
       if [ -d "$x" ]; then
         KCONFS=
         kdir "$x" 1

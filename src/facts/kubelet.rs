@@ -458,52 +458,99 @@ struct ConfigDir<'r> {
     /// The directory given is a symlink: WalkDir lstat()s its root and does not descend, so
     /// the kubelet merges none of `files` (a trailing `/` would make it follow).
     unfollowed: bool,
+    /// Why what the kubelet merges is not known: a `*.conf` that is not a readable file
+    /// (the kubelet fails to start on it), or a directory the gather did not walk (deeper
+    /// than it goes, or a name with a newline in it).
+    unknown: Option<String>,
 }
 
-/// The drop-ins gathered under `dir`, or why what the kubelet merges there is not known:
-/// a `*.conf` that is not a readable file (the kubelet fails to start on it) or a
-/// directory deeper than the gather reads.
+/// The drop-ins gathered under `dir` as the walk reached them (every directory between
+/// `dir` and the file walked, none a symlink). An error where the kubelet cannot start on
+/// `dir` at all: it is missing (WalkDir hands the callback its lstat error, which ends the
+/// merge), or it is `/`, which dnsfix does not walk.
 fn config_dir<'r>(raw: &'r RawFacts, dir: &str) -> Result<ConfigDir<'r>, String> {
     let root = dir.trim_end_matches('/');
+    if root.is_empty() {
+        return Err(format!(
+            "--config-dir {dir}: the kubelet would merge every *.conf file there is; dnsfix does not walk the whole filesystem"
+        ));
+    }
+    let at_root = raw.get(dir);
+    if at_root.is_some_and(|f| f.state == FileState::Missing && f.symlink_target.is_none()) {
+        return Err(format!(
+            "--config-dir {dir} does not exist: the kubelet fails to start on it (mergeKubeletConfigurations returns filepath.WalkDir's error)"
+        ));
+    }
+    let walked = |p: &str| {
+        raw.get(p)
+            .is_some_and(|f| f.state == FileState::Directory && f.symlink_target.is_none())
+    };
     let mut files = Vec::new();
+    let mut unknown = None;
     for (path, file) in raw.files.iter() {
         let Some(rest) = path.strip_prefix(root).and_then(|r| r.strip_prefix('/')) else {
             continue;
         };
-        if rest.is_empty() {
+        if path.ends_with('/') && file.state == FileState::Unreadable {
+            unknown.get_or_insert_with(|| {
+                format!("{path}: a directory under --config-dir {dir} that dnsfix did not walk (too deep, or a name with a newline)")
+            });
             continue;
-        }
-        if rest.ends_with('/') {
-            return Err(format!(
-                "{path}: a directory under --config-dir {dir} deeper than dnsfix reads"
-            ));
         }
         let name = rest.rsplit('/').next().unwrap_or(rest);
-        if !name.ends_with(".conf") {
+        let reached = rest
+            .match_indices('/')
+            .all(|(i, _)| walked(&path[..root.len() + 1 + i]));
+        if rest.is_empty() || !name.ends_with(".conf") || !reached {
             continue;
         }
-        match file.state {
-            FileState::Present => files.push(path.as_str()),
-            FileState::Directory if file.symlink_target.is_none() => {}
-            FileState::Directory => {
-                return Err(format!(
-                    "{path}: a symlink to a directory in --config-dir {dir}, which the kubelet fails to load as a drop-in"
-                ));
+        let problem = match file.state {
+            FileState::Present => {
+                files.push(path.as_str());
+                continue;
             }
+            FileState::Directory if file.symlink_target.is_none() => continue,
             // Named by something else and not there: not in the directory.
-            FileState::Missing if file.symlink_target.is_none() => {}
-            FileState::Missing => {
-                return Err(format!(
-                    "{path}: a symlink to nothing in --config-dir {dir}, which the kubelet fails to load"
-                ));
+            FileState::Missing if file.symlink_target.is_none() => continue,
+            FileState::Directory => {
+                "a symlink to a directory, which the kubelet fails to load as a drop-in"
             }
-            FileState::Unreadable => return Err(format!("{path}: could not be read")),
-        }
+            FileState::Missing => "a symlink to nothing, which the kubelet fails to load",
+            FileState::Unreadable => "could not be read",
+        };
+        unknown.get_or_insert_with(|| format!("{path}: {problem}"));
     }
     files.sort_unstable_by(|a, b| a.split('/').cmp(b.split('/')));
-    let unfollowed =
-        !dir.ends_with('/') && raw.get(dir).is_some_and(|f| f.symlink_target.is_some());
-    Ok(ConfigDir { files, unfollowed })
+    let unfollowed = !dir.ends_with('/') && at_root.is_some_and(|f| f.symlink_target.is_some());
+    Ok(ConfigDir {
+        files,
+        unfollowed,
+        unknown,
+    })
+}
+
+/// What a drop-in under a symlinked `--config-dir` sets in vain, as evidence; best effort,
+/// since the kubelet reads none of them.
+fn unfollowed_notes(raw: &RawFacts, dir: &str, files: &[&str]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for file in files {
+        let Ok(c) = read_config(raw, file) else {
+            continue;
+        };
+        let keys = [("resolvConf", c.resolv_conf.as_ref())].into_iter().chain(
+            c.resolver_configs
+                .iter()
+                .map(|(k, l)| (k.as_str(), Some(l))),
+        );
+        for (key, l) in keys {
+            let Some(l) = l else { continue };
+            notes.push(format!(
+                "{file}:{} sets {key}: {:?}, which the kubelet does not read: --config-dir {dir} is a symlink, and the kubelet's walk of it (filepath.WalkDir) does not follow its root",
+                l.line, l.value
+            ));
+        }
+    }
+    notes
 }
 
 /// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
@@ -519,27 +566,14 @@ fn load_config(
     if let Some(path) = path {
         files.push((path, read_config(raw, path)?));
     }
-    let walked = dir.map(|dir| config_dir(raw, dir)).transpose()?;
     let mut unread = Vec::new();
     let mut dropins = Vec::new();
-    if let Some(walked) = walked {
+    if let Some(dir) = dir {
+        let walked = config_dir(raw, dir)?;
         if walked.unfollowed {
-            let dir = dir.unwrap_or_default();
-            for file in &walked.files {
-                let c = read_config(raw, file)?;
-                let keys = [("resolvConf", c.resolv_conf.as_ref())].into_iter().chain(
-                    c.resolver_configs
-                        .iter()
-                        .map(|(k, l)| (k.as_str(), Some(l))),
-                );
-                for (key, l) in keys {
-                    let Some(l) = l else { continue };
-                    unread.push(format!(
-                        "{file}:{} sets {key}: {:?}, which the kubelet does not read: --config-dir {dir} is a symlink, and the kubelet's walk of it (filepath.WalkDir) does not follow its root",
-                        l.line, l.value
-                    ));
-                }
-            }
+            unread = unfollowed_notes(raw, dir, &walked.files);
+        } else if let Some(why) = walked.unknown {
+            return Err(why);
         } else {
             dropins = walked.files;
         }
@@ -1344,10 +1378,19 @@ fn rancher_dropins(
         return Ok(RancherDropins::default());
     }
     let copied = format!("{dir}/20-cli-config-dir");
-    let mut files = config_dir(raw, &dir)?.files;
+    let walked = config_dir(raw, &dir)?;
+    if let Some(why) = walked.unknown {
+        return Err(why);
+    }
     // The kubelet walks the directory in name order: a drop-in named before k3s's own
-    // (`00-custom.conf`) is overridden by it, which always sets resolvConf and clusterDNS.
-    files.retain(|p| *p > own.as_str());
+    // (`00-custom.conf`, a directory `00-k3s-defaults/`) is overridden by it, which always
+    // sets resolvConf and clusterDNS.
+    let after_own = walked
+        .files
+        .iter()
+        .position(|p| *p == own)
+        .map_or(0, |i| i + 1);
+    let files = walked.files[after_own..].to_vec();
     // Where k3s's copies come from, for the plan to name.
     let kubelet_arg = |name: &str| {
         configs.iter().rev().find_map(|(file, c)| {
@@ -2346,6 +2389,24 @@ mod tests {
             Some("/run/systemd/resolve/resolv.conf".into()),
             "00-custom.conf comes before 00-k3s-defaults.conf"
         );
+        // So does a subdirectory named like k3s's file without its extension.
+        let mut walked_first = earlier.clone();
+        walked_first.file(&format!("{dir}/00-custom.conf"), FileState::Missing, None);
+        walked_first.file(
+            &format!("{dir}/00-k3s-defaults"),
+            FileState::Directory,
+            None,
+        );
+        walked_first.file(
+            &format!("{dir}/00-k3s-defaults/zz.conf"),
+            FileState::Present,
+            Some(b"resolvConf: /etc/k3s-resolv.conf\n"),
+        );
+        assert_eq!(
+            resolv(&walked_first).map(|(v, _)| v),
+            Some("/run/systemd/resolve/resolv.conf".into()),
+            "00-k3s-defaults/ is walked before 00-k3s-defaults.conf"
+        );
 
         let mut broken = base;
         broken.file(
@@ -2393,22 +2454,34 @@ mod tests {
         );
     }
 
+    const CONFIG_DIR: &str = "/etc/kubernetes/kubelet.conf.d";
+    const CONFIG_DIR_DROPIN: &str = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+
+    /// A kubeadm 1.33 node whose `--config-dir` drop-in 99-resolv-conf.conf sets resolvConf.
+    fn config_dir_node() -> RawFacts {
+        crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin")
+    }
+
+    fn conf(path: &str) -> String {
+        format!("resolvConf: {path}\n")
+    }
+
+    /// The kubelet's resolvConf (value, where set, detail), or why it is unknown.
+    fn resolv_at(raw: &RawFacts) -> Result<(String, String, Option<String>), String> {
+        let facts = NodeFacts::from_raw("node1", raw);
+        match &facts.kubelet.resolv_conf {
+            Observed::Known(e) => Ok((e.value.clone(), e.source.at(), e.source.detail.clone())),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
     /// The kubelet walks its `--config-dir` (filepath.WalkDir in `mergeKubeletConfigurations`):
-    /// subdirectories where their names fall, hidden files too, a symlinked root not at all.
+    /// subdirectories where their names fall, hidden files too, only what the walk reached.
     #[test]
     fn a_config_dir_is_merged_as_the_kubelets_walk_reads_it() {
-        let base =
-            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
-        let dir = "/etc/kubernetes/kubelet.conf.d";
-        let dropin = format!("{dir}/99-resolv-conf.conf");
-        let conf = |path: &str| format!("resolvConf: {path}\n");
-        let resolv = |raw: &RawFacts| {
-            let facts = NodeFacts::from_raw("node1", raw);
-            match &facts.kubelet.resolv_conf {
-                Observed::Known(e) => Ok((e.value.clone(), e.source.at(), e.source.detail.clone())),
-                other => Err(format!("{other:?}")),
-            }
-        };
+        let base = config_dir_node();
+        let (dir, dropin) = (CONFIG_DIR, CONFIG_DIR_DROPIN);
+        let resolv = resolv_at;
         assert_eq!(resolv(&base).expect("known").1, format!("{dropin}:3"));
 
         // A directory is walked where its name falls: "99-resolv-conf" before
@@ -2423,6 +2496,9 @@ mod tests {
         );
         assert_eq!(resolv(&nested).expect("known").1, format!("{dropin}:3"));
         let mut later = base.clone();
+        for sub in ["zz", "zz/more"] {
+            later.file(&format!("{dir}/{sub}"), FileState::Directory, None);
+        }
         let deep = format!("{dir}/zz/more/10-deep.conf");
         later.file(
             &deep,
@@ -2437,7 +2513,7 @@ mod tests {
 
         // A hidden drop-in counts; a file that is not *.conf does not.
         let mut hidden = base.clone();
-        hidden.file(&dropin, FileState::Missing, None);
+        hidden.file(dropin, FileState::Missing, None);
         let dot = format!("{dir}/.override.conf");
         hidden.file(
             &dot,
@@ -2446,8 +2522,19 @@ mod tests {
         );
         assert_eq!(resolv(&hidden).expect("known").1, format!("{dot}:1"));
 
-        // A symlinked --config-dir: the kubelet merges nothing from it, and says why beside
-        // the setting that won; given with a trailing slash, it is followed.
+        // A real subdirectory named *.conf is walked, not loaded.
+        let mut subdir = base.clone();
+        subdir.file(&format!("{dir}/50-sub.conf"), FileState::Directory, None);
+        assert_eq!(resolv(&subdir).expect("known").1, format!("{dropin}:3"));
+    }
+
+    /// A symlinked --config-dir: the kubelet merges nothing from it (WalkDir lstat()s its
+    /// root), and what its drop-ins set in vain is said beside the setting that won.
+    #[test]
+    fn a_symlinked_config_dir_is_not_read() {
+        let base = config_dir_node();
+        let (dir, dropin) = (CONFIG_DIR, CONFIG_DIR_DROPIN);
+        let resolv = resolv_at;
         let mut linked = base.clone();
         linked.file(dir, FileState::Directory, None);
         linked.files.get_mut(dir).expect("dir").symlink_target = Some("/srv/kubelet.d".into());
@@ -2461,6 +2548,32 @@ mod tests {
             "{linked:?}"
         );
 
+        // Under a symlinked --config-dir, which the kubelet does not read, a broken drop-in
+        // makes nothing unknown.
+        let mut broken = linked.clone();
+        broken.file(
+            &format!("{dir}/00-broken.conf"),
+            FileState::Present,
+            Some(b"resolvConf: [\n"),
+        );
+        broken.file(
+            &format!("{dir}/a/b/c/d/e/f/g/h/"),
+            FileState::Unreadable,
+            None,
+        );
+        assert_eq!(
+            resolv(&broken).expect("known").1,
+            "/var/lib/kubelet/config.yaml:38"
+        );
+    }
+
+    /// What the kubelet merges cannot be known where the gather did not see it all, or the
+    /// kubelet cannot load it; where it cannot start on the directory, an error says why.
+    #[test]
+    fn a_config_dir_the_kubelet_cannot_load_is_unknown() {
+        let base = config_dir_node();
+        let (dir, dropin) = (CONFIG_DIR, CONFIG_DIR_DROPIN);
+        let resolv = resolv_at;
         // What the kubelet merges cannot be known: a directory deeper than the gather goes,
         // a *.conf that is a symlink to a directory or to nothing.
         for (path, state, target) in [
@@ -2485,10 +2598,48 @@ mod tests {
             raw.files.get_mut(&path).expect("path").symlink_target = target.map(String::from);
             assert!(resolv(&raw).is_err(), "{path}");
         }
-        // A real subdirectory named *.conf is walked, not loaded.
-        let mut subdir = base.clone();
-        subdir.file(&format!("{dir}/50-sub.conf"), FileState::Directory, None);
-        assert_eq!(resolv(&subdir).expect("known").1, format!("{dropin}:3"));
+        // Only what the walk reached counts: a file under a symlinked subdirectory, read
+        // for another reason, is no drop-in.
+        let mut beyond = base.clone();
+        beyond.file(&format!("{dir}/linked"), FileState::Directory, None);
+        beyond
+            .files
+            .get_mut(&format!("{dir}/linked"))
+            .expect("linked")
+            .symlink_target = Some("/srv".into());
+        let outside = format!("{dir}/linked/zz.conf");
+        beyond.file(
+            &outside,
+            FileState::Present,
+            Some(conf("/etc/x.conf").as_bytes()),
+        );
+        assert_eq!(resolv(&beyond).expect("known").1, format!("{dropin}:3"));
+
+        // A directory the kubelet cannot start on: missing (not a dangling link, which it
+        // lstat()s and skips), or the root of the filesystem, which dnsfix does not walk.
+        let mut missing = base.clone();
+        missing.file(dir, FileState::Missing, None);
+        let why = resolv(&missing).expect_err("unknown");
+        assert!(
+            why.contains("does not exist: the kubelet fails to start"),
+            "{why}"
+        );
+        let mut dangling = missing.clone();
+        dangling.files.get_mut(dir).expect("dir").symlink_target = Some("gone".into());
+        assert_eq!(
+            resolv(&dangling).expect("known").1,
+            "/var/lib/kubelet/config.yaml:38"
+        );
+        let mut root = base.clone();
+        let cmdline = "/proc/2291/cmdline";
+        let text = String::from_utf8_lossy(&root.files[cmdline].content)
+            .replace(&format!("--config-dir={dir}"), "--config-dir=/");
+        root.file(cmdline, FileState::Present, Some(text.as_bytes()));
+        let why = resolv(&root).expect_err("unknown");
+        assert!(
+            why.contains("--config-dir /: the kubelet would merge"),
+            "{why}"
+        );
     }
 
     /// Where a drop-in's resolvConf is not read, the setting that won says so; and 1.28 to
