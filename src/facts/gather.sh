@@ -436,6 +436,9 @@ else
 fi
 if [ "$ASK_VERSION" = 1 ] && [ -n "$KBIN" ] && command -v timeout >/dev/null 2>&1; then
   cmd kubelet-version timeout -k 2 5 "$KBIN" --version
+  # A running binary replaced on disk since it started reads "PATH (deleted)": its next
+  # start runs another version.
+  case "$KBIN" in /proc/*) cmd kubelet-exe readlink "$KBIN" ;; esac
 fi
 
 # CNI configuration: the kubelet's runtime reads the first .conf, .conflist or .json file

@@ -123,6 +123,14 @@ fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
 
 /// The kubelet's version as `kubelet --version` printed it ("Kubernetes v1.29.3"), or as
 /// k3s/RKE2 print theirs ("k3s version v1.33.3+k3s1 (236cbf25)").
+/// Whether the binary the version was asked of, the running kubelet's (k3s's)
+/// `/proc/PID/exe`, was replaced on disk since it started: the link reads `PATH (deleted)`.
+fn binary_replaced(raw: &RawFacts) -> bool {
+    raw.commands
+        .get("kubelet-exe")
+        .is_some_and(|c| c.stdout.trim_end_matches('\n').ends_with(" (deleted)"))
+}
+
 fn version(raw: &RawFacts) -> Option<String> {
     let out = &raw.commands.get("kubelet-version")?.stdout;
     out.split_whitespace()
@@ -201,6 +209,7 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     };
     kubelet.unit = unit;
     kubelet.version = version(raw);
+    kubelet.binary_replaced = binary_replaced(raw);
     // A stopped kubelet whose unit cannot be read in full: its settings are unknown, not
     // whatever the readable part says.
     if let (false, Some(problem)) = (running, &declared.problem)
@@ -305,6 +314,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         pid: None,
         unit: installed.unit.files().next().map(str::to_owned),
         version: None,
+        binary_replaced: false,
         config_path: None,
         config_dropins: Vec::new(),
         resolv_conf_key: None,
@@ -377,6 +387,7 @@ fn microk8s_kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     kubelet.unit = ServiceUnit::from_raw(raw, &format!("{}.service", microk8s::UNIT))
         .and_then(|u| u.files().next().map(str::to_owned));
     kubelet.version = version(raw);
+    kubelet.binary_replaced = binary_replaced(raw);
     if let Some(problem) = problem {
         settings_unknown(&mut kubelet, &problem);
     } else if let Observed::Known(e) = &mut kubelet.resolv_conf
@@ -773,6 +784,7 @@ fn plain_kubelet(
         pid,
         unit: None,
         version: None,
+        binary_replaced: false,
         config_path,
         config_dropins,
         resolv_conf_key,
@@ -1230,6 +1242,7 @@ fn rancher_kubelet(
         pid,
         unit: None,
         version: None,
+        binary_replaced: false,
         config_path: Some(path.to_owned()),
         config_dropins: Vec::new(),
         resolv_conf_key: None,

@@ -52,7 +52,13 @@ pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
             .entry(path.clone())
             .or_insert_with(|| file_digest(raw));
     }
-    digest.kubelet_version = facts.kubelet.version.clone();
+    // A kubelet whose binary was replaced on disk runs another version after its next
+    // restart, which apply may be the one to make: no version to hold the plan to.
+    digest.kubelet_version = facts
+        .kubelet
+        .version
+        .clone()
+        .filter(|_| !facts.kubelet.binary_replaced);
     let mut canonical = digest.clone();
     canonical.sha256 = String::new();
     digest.sha256 = sha256_hex(
@@ -77,13 +83,19 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
             facts.boot_id.as_deref().map_or("unknown", short)
         ));
     }
-    if let Some(planned) = &digest.kubelet_version
-        && facts.kubelet.version.as_ref() != Some(planned)
-    {
-        out.push(format!(
-            "kubelet version {planned} → {} (kubelet --version)",
-            facts.kubelet.version.as_deref().unwrap_or("unknown")
-        ));
+    if let Some(planned) = &digest.kubelet_version {
+        match &facts.kubelet.version {
+            Some(now) if now != planned => {
+                out.push(format!("kubelet version {planned} → {now} (kubelet --version)"))
+            }
+            Some(_) if facts.kubelet.binary_replaced => out.push(format!(
+                "kubelet binary replaced on disk since the plan: the kubelet runs {planned}, its restart would start a version the plan was not made for"
+            )),
+            Some(_) => {}
+            None => out.push(format!(
+                "kubelet version {planned} → not known now (kubelet --version gave no answer): apply again"
+            )),
+        }
     }
     for (path, planned) in &digest.files {
         let now = facts.file_digest(path);
@@ -337,7 +349,7 @@ mod tests {
     /// a plan that did not ask does not make apply ask.
     #[test]
     fn a_kubelet_upgraded_since_the_plan_is_stale() {
-        let with_version = |version: Option<&str>| {
+        let with_exe = |version: Option<&str>, exe: &str| {
             let mut raw = RawFacts::default();
             for (path, f) in base() {
                 raw.order.push(path.to_string());
@@ -345,9 +357,11 @@ mod tests {
             }
             if let Some(v) = version {
                 crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
+                crate::testing::set_command(&mut raw, "kubelet-exe", exe, 0);
             }
             NodeFacts::from_raw("n1", &raw)
         };
+        let with_version = |version: Option<&str>| with_exe(version, "/usr/bin/kubelet\n");
         let planned = |facts: &NodeFacts| {
             let mut host = plan(facts);
             let digest = host.facts.as_mut().expect("digest");
@@ -368,7 +382,9 @@ mod tests {
         );
         assert_eq!(
             reasons(&old, &with_version(None)),
-            ["kubelet version v1.31.4 → unknown (kubelet --version)"]
+            [
+                "kubelet version v1.31.4 → not known now (kubelet --version gave no answer): apply again"
+            ]
         );
         let unasked = planned(&with_version(None));
         assert_eq!(
@@ -376,6 +392,24 @@ mod tests {
             Some(None)
         );
         assert!(reasons(&unasked, &with_version(Some("Kubernetes v1.32.0\n"))).is_empty());
+
+        // The binary replaced on disk since the kubelet started: at plan, no version to hold
+        // the plan to (its own restart changes it); at apply, the restart would start
+        // another version.
+        let replaced = "/usr/bin/kubelet (deleted)\n";
+        let v131 = Some("Kubernetes v1.31.4\n");
+        assert!(with_exe(v131, replaced).kubelet.binary_replaced);
+        let in_flux = planned(&with_exe(v131, replaced));
+        assert_eq!(
+            in_flux.facts.as_ref().map(|d| d.kubelet_version.clone()),
+            Some(None)
+        );
+        assert_eq!(
+            reasons(&old, &with_exe(v131, replaced)),
+            [
+                "kubelet binary replaced on disk since the plan: the kubelet runs v1.31.4, its restart would start a version the plan was not made for"
+            ]
+        );
     }
 
     #[test]

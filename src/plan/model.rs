@@ -147,10 +147,11 @@ pub struct FactDigest {
     pub sysctls: BTreeMap<String, String>,
     /// Whether each module is loaded.
     pub modules: BTreeMap<String, bool>,
-    /// What the node's kubelet binary said its version was (`kubelet --version`), where the
-    /// plan asked it: a kubelet config drop-in's resolvConf, and k3s's choice of the
-    /// kubelet's resolv.conf, depend on it. An upgrade of the binary between plan and
-    /// apply makes the plan stale.
+    /// What the running kubelet's binary said its version was (`kubelet --version`), where
+    /// the plan asked it and the binary was not replaced on disk since the kubelet started:
+    /// a kubelet config drop-in's resolvConf, and k3s's choice of the kubelet's resolv.conf,
+    /// depend on it. Apply asks again: another version, or the binary replaced on disk
+    /// since (the restart would start another), makes the host stale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet_version: Option<String>,
     /// sha256 over all of the above (canonical JSON), for a one-line comparison.

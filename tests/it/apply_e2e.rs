@@ -648,8 +648,9 @@ fn a_stale_host_is_refused_and_the_others_applied() {
 }
 
 /// The kubelet binary's version is part of a plan that asked it (no control plane in the
-/// inventory: each node's `kubelet --version`): a node whose kubelet was upgraded and
-/// restarted since the plan is stale, the other applied.
+/// inventory: each node's `kubelet --version`): a node whose kubelet binary was replaced
+/// since the plan is stale, before the kubelet's restart (the running binary reads
+/// `(deleted)`) and after it (another version); the other node is applied.
 #[test]
 fn a_kubelet_upgraded_since_the_plan_is_refused() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
@@ -678,40 +679,55 @@ fn a_kubelet_upgraded_since_the_plan_is_refused() {
         .output()
         .expect("cc");
     assert!(cc.status.success(), "{}", describe(&cc));
+    // First only on disk: the kubelet runs v1.30.2 still, but apply's restart would start
+    // the new binary.
     lab.exec(
         &upgraded,
         &format!(
-            "cp {} /usr/local/bin/.kubelet.new && mv /usr/local/bin/.kubelet.new /usr/local/bin/kubelet && systemctl restart kubelet",
+            "cp {} /usr/local/bin/.kubelet.new && mv /usr/local/bin/.kubelet.new /usr/local/bin/kubelet",
             binary.display()
         ),
     );
     let config_sha = node_sha(&lab, &upgraded, KUBELET_CONFIG);
-
-    let out = dnsfix_in(
-        &lab,
-        &inventory,
-        &["apply", path_str(&plan_path), "--format", "json"],
-    );
+    let apply = || {
+        let out = dnsfix_in(
+            &lab,
+            &inventory,
+            &["apply", path_str(&plan_path), "--format", "json"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "a stale host: exit 4\n{}",
+            describe(&out)
+        );
+        let record = run_record(&out);
+        let stale = host_result(&record, &upgraded).clone();
+        assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+        assert!(stale.steps.is_empty(), "{stale:#?}");
+        (record, stale.stale)
+    };
+    let (record, stale) = apply();
     assert_eq!(
-        out.status.code(),
-        Some(4),
-        "a stale host: exit 4\n{}",
-        describe(&out)
+        stale,
+        [
+            "kubelet binary replaced on disk since the plan: the kubelet runs v1.30.2, its restart would start a version the plan was not made for"
+        ]
     );
-    let record = run_record(&out);
-    let stale = host_result(&record, &upgraded);
-    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
-    assert_eq!(
-        stale.stale,
-        ["kubelet version v1.30.2 → v1.32.1 (kubelet --version)"],
-        "{stale:#?}"
-    );
-    assert_eq!(node_sha(&lab, &upgraded, KUBELET_CONFIG), config_sha);
     assert_eq!(
         host_result(&record, &other).outcome,
         HostOutcome::Applied,
         "{record:#?}"
     );
+
+    // Then restarted on it.
+    lab.exec(&upgraded, "systemctl restart kubelet");
+    let (_, stale) = apply();
+    assert_eq!(
+        stale,
+        ["kubelet version v1.30.2 → v1.32.1 (kubelet --version)"]
+    );
+    assert_eq!(node_sha(&lab, &upgraded, KUBELET_CONFIG), config_sha);
 }
 
 /// Starts `dnsfix apply PLAN` (with `extra` arguments) on a lab whose `node` has a `sync`
