@@ -207,13 +207,16 @@ KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kube
 KENV="/etc/kubernetes/kubelet.env /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"
 RCFG="/etc/rancher/k3s/config.yaml /etc/rancher/rke2/config.yaml"
 for x in $KCFG $KENV $RCFG; do f "$x"; done
-# k3s/RKE2 config drop-ins (config.yaml.d/*.yaml|*.yml, applied in name order).
+# k3s/RKE2 config drop-ins (config.yaml.d/*.yaml|*.yml, applied in name order). RCFGD and
+# UNITS hold one path per line: a name may have spaces (or glob characters) in it; one
+# with a newline is left out, as f leaves it out.
 RCFGD=
 for d in /etc/rancher/k3s/config.yaml.d /etc/rancher/rke2/config.yaml.d; do
   [ -d "$d" ] || continue
   hdr dir "$d"
   for x in "$d"/*.yaml "$d"/*.yml; do
-    if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD $x"; fi
+    case "$x" in *"$NL"*) continue ;; esac
+    if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD$x$NL"; fi
   done
 done
 # Unit files and drop-ins of every service that runs a kubelet, in every unit directory.
@@ -226,10 +229,12 @@ confs $KDROP
 UNITS=
 for u in $KUNITS; do
   for d in $UDIRS; do
-    if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS $d/$u.service"; fi
+    if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS$d/$u.service$NL"; fi
     if [ -d "$d/$u.service.d" ]; then
       case " $KDROP " in *" $d/$u.service.d "*) ;; *) confs "$d/$u.service.d" ;; esac
-      for x in "$d/$u.service.d"/*.conf; do [ -e "$x" ] && UNITS="$UNITS $x"; done
+      for x in "$d/$u.service.d"/*.conf; do
+        case "$x" in *"$NL"*) ;; *) [ -e "$x" ] && UNITS="$UNITS$x$NL" ;; esac
+      done
     fi
   done
 done
@@ -366,8 +371,8 @@ REFS='
       }
     }'
 # SRC and R hold one path per line; they are split at newlines only, without globbing.
-SRC=
-for x in $UNITS $KENV $KCFG $RCFG $RCFGD $K0SP; do SRC="$SRC$x$NL"; done
+SRC=$UNITS$RCFGD
+for x in $KENV $KCFG $RCFG $K0SP; do SRC="$SRC$x$NL"; done
 CMDLINE=
 for x in $KPID $MPID; do [ -f "/proc/$x/cmdline" ] && CMDLINE="$CMDLINE$NL/proc/$x/cmdline"; done
 round=0
