@@ -15,7 +15,8 @@
 //!
 //! Each query is one DNS message (built and read with hickory-proto) over TCP through the
 //! SSH connection itself (a direct-tcpip channel: nothing runs on the node). Where the SSH
-//! server does not forward, the same bytes go through bash's `/dev/tcp` on the node.
+//! server does not forward, the same bytes go through bash's `/dev/tcp` on the node; where
+//! TCP gets no reply at all, the question goes over UDP from the node (bash's `/dev/udp`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -503,9 +504,74 @@ async fn exchange(
         Err(e) => (Err(e.to_string()), via_of(session)),
         Ok(reply) => (Ok(reply), via_of(session)),
     };
-    match reply {
-        Ok(bytes) => Ok((judge(&bytes, id, name), via)),
-        Err(reason) => Err((format!("no reply from {ip}: {reason}"), via)),
+    let (bytes, via) = match reply {
+        Ok(bytes) => (bytes, via),
+        // DNS is UDP first (RFC 1035 4.2), and CoreDNS's and nodelocaldns's `forward` asks
+        // upstream in the protocol the query came in (UDP, from pods) unless told
+        // `force_tcp` (Kubespray's nodelocaldns: only towards cluster DNS): a resolver that
+        // gets no TCP through (TCP/53 filtered, or a server without it) still serves pods.
+        Err(tcp) => match udp_exchange(session, ip, &query, timeout).await {
+            Ok(answered) => answered,
+            Err(udp) => {
+                let why = format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}");
+                return Err((why, via));
+            }
+        },
+    };
+    Ok((judge(&bytes, id, name), via))
+}
+
+/// The question over UDP: from this machine where the session is local, else from the
+/// node (bash's `/dev/udp`: one datagram out, the first one back).
+async fn udp_exchange(
+    session: &mut Session,
+    ip: IpAddr,
+    query: &[u8],
+    timeout: Duration,
+) -> Result<(Vec<u8>, &'static str), String> {
+    if let Session::Local(_) = session {
+        return local_udp(ip, query, timeout)
+            .await
+            .map(|r| (r, "local-udp"));
+    }
+    use base64ct::{Base64, Encoding};
+    // One write of the whole query (base64 -d flushes once), one read of one datagram.
+    let script = format!(
+        "command -v bash >/dev/null 2>&1 || {{ echo 'bash is not installed' >&2; exit 3; }}\n\
+         exec timeout {secs} bash -c '\
+           exec 3<>/dev/udp/{ip}/53 || exit 4; \
+           printf %s {query} | base64 -d >&3 || exit 4; \
+           r=$(dd bs=65535 count=1 <&3 2>/dev/null | base64 -w0); \
+           [ -n \"$r\" ] || exit 5; \
+           printf %s \"$r\"'\n",
+        secs = timeout.as_secs().max(1),
+        query = Base64::encode_string(query),
+    );
+    let out = session
+        .exec("/bin/sh -s", script.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    node_reply(&out, ip, timeout, "refused, or nothing came back").map(|r| (r, "node-udp"))
+}
+
+async fn local_udp(ip: IpAddr, query: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
+    let exchange = async {
+        let any: std::net::SocketAddr = if ip.is_ipv4() {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let socket = tokio::net::UdpSocket::bind(any).await?;
+        socket.connect((ip, 53)).await?;
+        socket.send(query).await?;
+        let mut buf = vec![0u8; 65535];
+        let n = socket.recv(&mut buf).await?;
+        buf.truncate(n);
+        Ok::<_, std::io::Error>(buf)
+    };
+    match tokio::time::timeout(timeout, exchange).await {
+        Ok(reply) => reply.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("no reply within {}s", timeout.as_secs())),
     }
 }
 
@@ -625,12 +691,24 @@ async fn node_tool(
         .exec("/bin/sh -s", script.as_bytes())
         .await
         .map_err(|e| e.to_string())?;
+    node_reply(&out, ip, timeout, "the connection closed before a reply")
+}
+
+/// The reply a node probe printed (base64), or why there is none: its exit status 3 (no
+/// bash), 4 (no socket to `ip`), 5 (`no_reply`), 124 (`timeout` ended it).
+fn node_reply(
+    out: &crate::transport::ExecOutput,
+    ip: IpAddr,
+    timeout: Duration,
+    no_reply: &str,
+) -> Result<Vec<u8>, String> {
+    use base64ct::{Base64, Encoding};
     match out.exit_status {
         Some(0) => Base64::decode_vec(&String::from_utf8_lossy(out.stdout.trim_ascii()))
             .map_err(|e| format!("the reply did not come back whole: {e}")),
         Some(3) => Err("bash is not installed on the node".to_owned()),
         Some(4) => Err(format!("cannot connect to {ip}:53")),
-        Some(5) => Err("the connection closed before a reply".to_owned()),
+        Some(5) => Err(no_reply.to_owned()),
         Some(124) => Err(format!("no reply within {}s", timeout.as_secs())),
         status => Err(format!(
             "the probe failed ({status:?}): {}",

@@ -12,6 +12,7 @@
 //!   `--kubeconfig` (kubectl on this machine), check finds the pod still looping
 //!   (DNS-POD-LOOP) and apply recreates it alone;
 //! - with TCP forwarding off in sshd, the same queries go through bash on the node;
+//! - a resolver that answers only over UDP is asked over UDP from the node;
 //! - an unreachable node is exit 3.
 
 use std::path::{Path, PathBuf};
@@ -300,6 +301,56 @@ fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exi
             .as_str()
             .is_some_and(|r| r.contains(&node)),
         "{doc:#}"
+    );
+}
+
+/// A site resolver reachable only over UDP (TCP/53 refused, as a filtering firewall leaves
+/// it) still serves pods: verify asks it again over UDP from the node, and the path passes
+/// over both SSH backends; with nothing on UDP either, it fails and gives both reasons.
+#[test]
+fn a_resolver_reachable_only_over_udp_is_asked_over_udp() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let inv = inventory(&lab);
+    let node = lab.nodes[0].name.clone();
+    // The site's resolvers (dnsmasq) move to 127.0.0.1:5300; socat relays the datagrams
+    // sent to their addresses there. Nothing listens on TCP/53 of those addresses.
+    lab.exec(
+        &node,
+        "pid=$(cat /run/lab-dns/upstream.pid) && kill \"$pid\" && \
+         while kill -0 \"$pid\" 2>/dev/null; do sleep 0.05; done && \
+         dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts \
+           --bind-interfaces --listen-address=127.0.0.1 --port=5300 \
+           --address=/#/192.0.2.80 --pid-file=/run/lab-dns/udp-only.pid && \
+         for a in 192.0.2.53 198.51.100.53; do \
+           setsid socat -T5 UDP4-RECVFROM:53,bind=$a,fork UDP4-SENDTO:127.0.0.1:5300 \
+             </dev/null >/dev/null 2>&1 & \
+         done; sleep 0.5",
+    );
+    for backend in ["russh", "openssh"] {
+        let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend]);
+        assert_eq!(code, Some(0), "{backend}: {doc:#}");
+        assert_eq!(
+            paths(&doc, &node)[..2],
+            [
+                path("upstream", "192.0.2.53", true, "node-udp"),
+                path("upstream", "198.51.100.53", true, "node-udp"),
+            ],
+            "{backend}: {doc:#}"
+        );
+        assert_eq!(host(&doc, &node)["probes"][0]["answers"][0], "A 192.0.2.80");
+    }
+
+    // Nothing on UDP either: the path fails, and says what each protocol got.
+    lab.exec(&node, "pkill -f 'UDP4-RECVFRO[M]:53'; sleep 0.2");
+    let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", "russh"]);
+    assert_eq!(code, Some(2), "{doc:#}");
+    let probe = &host(&doc, &node)["probes"][0];
+    assert_eq!(probe["ok"], false, "{doc:#}");
+    let reason = probe["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("no reply from 192.0.2.53: over TCP, ")
+            && reason.contains("; over UDP, refused, or nothing came back"),
+        "{reason}"
     );
 }
 
