@@ -593,6 +593,30 @@ fn kubelet_change(host: &mut Value) -> &mut Value {
         .expect("the kubelet change")
 }
 
+/// `dnsfix apply PLAN` that must exit 4 with `host` stale: the run record and its result.
+fn apply_stale(
+    lab: &Lab,
+    inventory: &Path,
+    plan_path: &Path,
+    host: &str,
+) -> (RunRecord, dnsfix::apply::HostResult) {
+    let out = dnsfix_in(
+        lab,
+        inventory,
+        &["apply", path_str(plan_path), "--format", "json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "a stale host: exit 4\n{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let stale = host_result(&record, host).clone();
+    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+    (record, stale)
+}
+
 #[test]
 fn a_stale_host_is_refused_and_the_others_applied() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink", "brnf-off"])
@@ -607,17 +631,7 @@ fn a_stale_host_is_refused_and_the_others_applied() {
     );
     let edited_sha = node_sha(&lab, &edited, KUBELET_CONFIG);
 
-    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "a stale host: exit 4\n{}",
-        describe(&out)
-    );
-    let record = run_record(&out);
-
-    let stale = host_result(&record, &edited);
-    assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
+    let (record, stale) = apply_stale(&lab, &lab.inventory(), &plan_path, &edited);
     assert!(
         stale.stale.iter().any(|l| l.contains(KUBELET_CONFIG)),
         "no stale reason names {KUBELET_CONFIG}: {stale:#?}"
@@ -689,27 +703,10 @@ fn a_kubelet_upgraded_since_the_plan_is_refused() {
         ),
     );
     let config_sha = node_sha(&lab, &upgraded, KUBELET_CONFIG);
-    let apply = || {
-        let out = dnsfix_in(
-            &lab,
-            &inventory,
-            &["apply", path_str(&plan_path), "--format", "json"],
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(4),
-            "a stale host: exit 4\n{}",
-            describe(&out)
-        );
-        let record = run_record(&out);
-        let stale = host_result(&record, &upgraded).clone();
-        assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
-        assert!(stale.steps.is_empty(), "{stale:#?}");
-        (record, stale.stale)
-    };
-    let (record, stale) = apply();
+    let (record, stale) = apply_stale(&lab, &inventory, &plan_path, &upgraded);
+    assert!(stale.steps.is_empty(), "{stale:#?}");
     assert_eq!(
-        stale,
+        stale.stale,
         [
             "kubelet binary replaced on disk since the plan: the kubelet runs v1.30.2, its restart would start a version the plan was not made for"
         ]
@@ -722,9 +719,9 @@ fn a_kubelet_upgraded_since_the_plan_is_refused() {
 
     // Then restarted on it.
     lab.exec(&upgraded, "systemctl restart kubelet");
-    let (_, stale) = apply();
+    let (_, stale) = apply_stale(&lab, &inventory, &plan_path, &upgraded);
     assert_eq!(
-        stale,
+        stale.stale,
         ["kubelet version v1.30.2 → v1.32.1 (kubelet --version)"]
     );
     assert_eq!(node_sha(&lab, &upgraded, KUBELET_CONFIG), config_sha);
