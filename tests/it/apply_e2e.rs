@@ -321,18 +321,7 @@ fn pods_recreated(result: &dnsfix::apply::HostResult) -> bool {
 /// The same plan again: everything in place, nothing written or restarted.
 fn assert_the_same_plan_again_does_nothing(lab: &Lab, inventory: &Path, plan_path: &Path) {
     let before: Vec<Vec<String>> = lab.nodes.iter().map(|n| restarts(lab, &n.name)).collect();
-    let out = dnsfix_in(
-        lab,
-        inventory,
-        &["apply", path_str(plan_path), "--format", "json"],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "second apply\n{}",
-        describe(&out)
-    );
-    let record = run_record(&out);
+    let record = apply_record(lab, inventory, plan_path, 0);
     for result in &record.hosts {
         assert!(
             matches!(
@@ -593,13 +582,8 @@ fn kubelet_change(host: &mut Value) -> &mut Value {
         .expect("the kubelet change")
 }
 
-/// `dnsfix apply PLAN` that must exit 4 with `host` stale: the run record and its result.
-fn apply_stale(
-    lab: &Lab,
-    inventory: &Path,
-    plan_path: &Path,
-    host: &str,
-) -> (RunRecord, dnsfix::apply::HostResult) {
+/// `dnsfix apply PLAN --format json`, which must exit `code`: its run record.
+fn apply_record(lab: &Lab, inventory: &Path, plan_path: &Path, code: i32) -> RunRecord {
     let out = dnsfix_in(
         lab,
         inventory,
@@ -607,11 +591,21 @@ fn apply_stale(
     );
     assert_eq!(
         out.status.code(),
-        Some(4),
-        "a stale host: exit 4\n{}",
+        Some(code),
+        "apply: exit {code}\n{}",
         describe(&out)
     );
-    let record = run_record(&out);
+    run_record(&out)
+}
+
+/// `dnsfix apply PLAN` that must exit 4 with `host` stale: the run record and its result.
+fn apply_stale(
+    lab: &Lab,
+    inventory: &Path,
+    plan_path: &Path,
+    host: &str,
+) -> (RunRecord, dnsfix::apply::HostResult) {
+    let record = apply_record(lab, inventory, plan_path, 4);
     let stale = host_result(&record, host).clone();
     assert_eq!(stale.outcome, HostOutcome::Stale, "{stale:#?}");
     (record, stale)
