@@ -1043,6 +1043,28 @@ impl RancherSettings {
 
 /// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
 /// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
+/// The last `--kubelet-arg NAME=VALUE` (or `--kubelet-arg=NAME=VALUE`) on a k3s/RKE2
+/// service's command line: its value and where it is written.
+fn exec_kubelet_arg(unit: &ServiceUnit, name: &str) -> Option<(String, String)> {
+    let words = &unit.argv;
+    words.iter().enumerate().rev().find_map(|(i, word)| {
+        let text = word.text.trim_start_matches('-');
+        let arg = match text.strip_prefix("kubelet-arg=") {
+            Some(arg) => arg,
+            None if text == "kubelet-arg" => words.get(i + 1)?.text.as_str(),
+            None => return None,
+        };
+        let value = arg
+            .trim_start_matches('-')
+            .strip_prefix(name)?
+            .strip_prefix('=')?;
+        Some((
+            value.to_owned(),
+            format!("{}:{}", word.at.path, word.at.line),
+        ))
+    })
+}
+
 fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
     let words = &unit.argv;
     for (i, word) in words.iter().enumerate() {
@@ -1173,7 +1195,12 @@ fn rancher_kubelet(
     // Read once: the resolv.conf settings and the node's name both come from them.
     let configs = config_files(raw, path);
     let from_config = config_settings(&configs, &mut settings);
-    let mut dropins = rancher_dropins(raw, flavour, configs.as_deref().unwrap_or_default());
+    let mut dropins = rancher_dropins(
+        raw,
+        flavour,
+        unit.as_ref(),
+        configs.as_deref().unwrap_or_default(),
+    );
     let from_config = from_config.and(dropins.as_ref().map(|_| ()).map_err(Clone::clone));
     if let Ok(d) = &mut dropins {
         settings.dropin = d.resolv_conf.take();
@@ -1374,11 +1401,14 @@ struct RancherDropins {
 /// drop-in there beats k3s's choice. k3s copies `kubelet-arg: config=F` to
 /// `10-cli-config.conf` and `config-dir=D` to `20-cli-config-dir/` at every start
 /// (pkg/daemons/agent `extractConfigArgs`, `writeKubeletConfig`; docs.k3s.io "Kubelet
-/// Configuration Files"). Nothing where k3s's own file is not there: before v1.32 the
-/// kubelet gets no config dir. A drop-in that does not parse is an error.
+/// Configuration Files"). It never removes a copy (no cleanup there, and otiai10/copy
+/// merges into the directory), so a copy outlives the `kubelet-arg` that made it. Nothing
+/// where k3s's own file is not there: before v1.32 the kubelet gets no config dir. A
+/// drop-in that does not parse is an error.
 fn rancher_dropins(
     raw: &RawFacts,
     flavour: &Flavour,
+    unit: Option<&ServiceUnit>,
     configs: &[(String, K3sConfig)],
 ) -> Result<RancherDropins, String> {
     let (data_dir, program) = match flavour.kind {
@@ -1404,27 +1434,39 @@ fn rancher_dropins(
         .position(|p| *p == own)
         .map_or(0, |i| i + 1);
     let files = walked.files[after_own..].to_vec();
-    // Where k3s's copies come from, for the plan to name.
+    // Where k3s's copies come from, for the plan to name: a `kubelet-arg` on the service's
+    // command line or in a config file; or none now, and the copy is left over.
     let kubelet_arg = |name: &str| {
-        configs.iter().rev().find_map(|(file, c)| {
-            let l = c.kubelet_arg(name)?;
-            Some(format!(
-                "k3s's copy of {}, from kubelet-arg {name}={} at {file}:{}",
-                l.value, l.value, l.line
-            ))
-        })
+        let named = unit.and_then(|u| exec_kubelet_arg(u, name)).or_else(|| {
+            configs.iter().rev().find_map(|(file, c)| {
+                let l = c.kubelet_arg(name)?;
+                Some((l.value, format!("{file}:{}", l.line)))
+            })
+        });
+        match named {
+            Some((value, at)) => {
+                format!("{program}'s copy of {value}, from kubelet-arg {name}={value} at {at}")
+            }
+            None => format!(
+                "left by {program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and no kubelet-arg {name}= names one now{}: remove it",
+                if unit.is_some() {
+                    ""
+                } else {
+                    " in its config files (its service's command line could not be read)"
+                }
+            ),
+        }
     };
     let mut out = RancherDropins::default();
     for file in files {
         let config = read_config(raw, file)?;
         let detail = if file == format!("{dir}/10-cli-config.conf") {
             kubelet_arg("config")
-        } else if file.starts_with(&copied) {
+        } else if file.starts_with(&format!("{copied}/")) {
             kubelet_arg("config-dir")
         } else {
-            None
-        }
-        .unwrap_or_else(|| "a kubelet config drop-in, after k3s's own".to_owned());
+            "a kubelet config drop-in, after k3s's own".to_owned()
+        };
         let source = |line| Source {
             detail: Some(detail.clone()),
             ..Source::new(RANCHER_DROPIN, Some(file), Some(line))
@@ -2327,6 +2369,57 @@ mod tests {
             (RKE2_CONFIG, "node-name: cp-2\n"),
         ]);
         assert_eq!(node_name(&f).map(|n| n.0), Some("cp-2".into()));
+    }
+
+    /// k3s copies `kubelet-arg: config=` to 10-cli-config.conf at every start and never
+    /// removes the copy: the evidence names the argument that makes it (on the service's
+    /// command line, or in a config file), or says the copy is left over.
+    #[test]
+    fn a_k3s_copy_says_which_kubelet_arg_makes_it_or_that_none_does() {
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+        let detail = |raw: &RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            let e = facts.kubelet.resolv_conf.known().expect("known").clone();
+            (e.source.at(), e.source.detail.unwrap_or_default())
+        };
+        let copy = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/10-cli-config.conf:3";
+        let (at, said) = detail(&base);
+        assert_eq!(at, copy);
+        assert!(
+            said.ends_with("from kubelet-arg config=/etc/rancher/k3s/kubelet.conf at /etc/rancher/k3s/config.yaml:2"),
+            "{said}"
+        );
+
+        let mut left = base.clone();
+        left.file(
+            K3S_CONFIG,
+            FileState::Present,
+            Some(b"write-kubeconfig-mode: \"0644\"\n"),
+        );
+        let (at, said) = detail(&left);
+        assert_eq!(at, copy);
+        assert_eq!(
+            said,
+            "left by k3s from an earlier kubelet-arg config=: it copies there at every start and never removes the copy, and no kubelet-arg config= names one now: remove it"
+        );
+
+        let unit = "/etc/systemd/system/k3s.service";
+        let mut flag = left.clone();
+        let text = String::from_utf8_lossy(&flag.files[unit].content).replace(
+            "    server \\\n",
+            "    server \\\n    --kubelet-arg=config=/srv/kubelet.conf \\\n",
+        );
+        assert!(
+            text.contains("--kubelet-arg=config=/srv/kubelet.conf"),
+            "{text}"
+        );
+        flag.file(unit, FileState::Present, Some(text.as_bytes()));
+        let (_, said) = detail(&flag);
+        assert!(
+            said.starts_with("k3s's copy of /srv/kubelet.conf, from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
+            "{said}"
+        );
     }
 
     /// k3s from v1.32 writes its own choice to 00-k3s-defaults.conf and the kubelet reads
