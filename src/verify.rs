@@ -530,7 +530,7 @@ async fn udp_exchange(
     timeout: Duration,
 ) -> Result<(Vec<u8>, &'static str), String> {
     if let Session::Local(_) = session {
-        return local_udp(ip, query, timeout)
+        return local_udp((ip, 53).into(), query, timeout)
             .await
             .map(|r| (r, "local-udp"));
     }
@@ -554,15 +554,20 @@ async fn udp_exchange(
     node_reply(&out, ip, timeout, "refused, or nothing came back").map(|r| (r, "node-udp"))
 }
 
-async fn local_udp(ip: IpAddr, query: &[u8], timeout: Duration) -> Result<Vec<u8>, String> {
+/// One datagram to `server` from this machine, and the first one back from it.
+async fn local_udp(
+    server: std::net::SocketAddr,
+    query: &[u8],
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
     let exchange = async {
-        let any: std::net::SocketAddr = if ip.is_ipv4() {
+        let any: std::net::SocketAddr = if server.is_ipv4() {
             (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
             (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
         };
         let socket = tokio::net::UdpSocket::bind(any).await?;
-        socket.connect((ip, 53)).await?;
+        socket.connect(server).await?;
         socket.send(query).await?;
         let mut buf = vec![0u8; 65535];
         let n = socket.recv(&mut buf).await?;
@@ -571,7 +576,7 @@ async fn local_udp(ip: IpAddr, query: &[u8], timeout: Duration) -> Result<Vec<u8
     };
     match tokio::time::timeout(timeout, exchange).await {
         Ok(reply) => reply.map_err(|e| e.to_string()),
-        Err(_) => Err(format!("no reply within {}s", timeout.as_secs())),
+        Err(_) => Err(format!("no reply within {timeout:?}")),
     }
 }
 
@@ -755,6 +760,39 @@ mod tests {
         let empty = judge(&reply(7, ResponseCode::NoError, false), 7, "probe.example");
         assert!(!empty.ok && empty.reason.is_some_and(|r| r.contains("no records")));
         assert!(!judge(b"\x00\x01garbage", 7, "x").ok);
+    }
+
+    /// Over UDP from this machine: the first datagram back is the reply; a port with
+    /// nothing on it is refused (ICMP), one that never answers runs into the timeout.
+    #[tokio::test]
+    async fn a_udp_exchange_returns_the_reply_datagram() {
+        let server = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let at = server.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            let (n, peer) = server.recv_from(&mut buf).await.expect("query");
+            let query = Message::from_vec(&buf[..n]).expect("a DNS query");
+            let reply = reply(query.metadata.id, ResponseCode::NoError, true);
+            server.send_to(&reply, peer).await.expect("reply");
+            // Silent from now on: the next exchange waits out its timeout.
+            let _ = server.recv_from(&mut buf).await;
+            std::future::pending::<()>().await;
+        });
+        let q = build_query("probe.example", 9, RecordType::A).expect("query");
+        let bytes = local_udp(at, &q, Duration::from_secs(5))
+            .await
+            .expect("a reply");
+        assert!(judge(&bytes, 9, "probe.example").ok);
+        let silent = local_udp(at, &q, Duration::from_millis(300)).await;
+        assert_eq!(silent, Err("no reply within 300ms".to_owned()));
+
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let nobody = closed.local_addr().expect("addr");
+        drop(closed);
+        let refused = local_udp(nobody, &q, Duration::from_secs(5)).await;
+        assert!(refused.is_err_and(|e| e.contains("refused")), "refused");
     }
 
     /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node
