@@ -26,8 +26,14 @@ pub fn build(
     kubelet_version: Option<(String, String)>,
 ) -> Value {
     let cluster = cluster_addresses(host, facts);
-    let (upstreams, upstreams_source) = upstreams(host, facts, &cluster);
+    let own = kubelet_own_servers(facts, &cluster);
+    let (upstreams, upstreams_source) = upstreams(host, facts, &cluster, &own);
     let uplink = &facts.resolver.systemd_uplink;
+    let uplink_servers: Vec<String> = uplink
+        .parsed
+        .as_ref()
+        .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
+        .unwrap_or_default();
     let resolved_active = facts.services.systemd_resolved == UnitState::Active;
     let kubelet = &facts.kubelet;
     let (resolv_value, resolv_source) = value_and_source(&kubelet.resolv_conf);
@@ -111,6 +117,10 @@ pub fn build(
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
     // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
+    // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
+    // drops them.
+    context["uplink_has_kubelet_servers"] = json!(own.iter().all(|s| uplink_servers.contains(s)));
+    context["kubelet_own_servers"] = json!(own);
     context["bridge_left_to_installer"] = json!(bridge_left);
     context["forwarding_left_to_installer"] = json!(forwarding_left);
     // What a running one takes care of itself, or does not need (ip6tables, single-stack).
@@ -459,16 +469,46 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The real servers (no loopback, no cluster address) of the resolv.conf the kubelet hands
+/// pods now, where that file is the node's own choice: not k3s's or RKE2's generated
+/// fallback, whose 8.8.8.8 is their guess. They are what CoreDNS forwarded to: a fix that
+/// gives the kubelet another file keeps them (a `nameserver` line with no address beside
+/// them, or a loopback one, is what broke it, not them).
+fn kubelet_own_servers(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Vec<String> {
+    let Some(file) = &facts.kubelet.pod_resolv_conf else {
+        return Vec::new();
+    };
+    let generated = ["/var/lib/rancher/k3s", "/var/lib/rancher/rke2"]
+        .iter()
+        .any(|d| file.path == format!("{d}/agent/etc/resolv.conf"));
+    let listed: Vec<String> = file
+        .parsed
+        .as_ref()
+        .filter(|_| !generated)
+        .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
+        .unwrap_or_default();
+    real_upstreams(listed, cluster)
+}
+
 /// The real upstream servers: the inventory's `upstream_dns_servers`, else its
-/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (its
-/// resolv.conf, then systemd-resolved's uplink file). Never a guessed public resolver.
-fn upstreams(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> (Vec<String>, String) {
+/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (the
+/// kubelet's file for pods, [`kubelet_own_servers`]; its resolv.conf, then
+/// systemd-resolved's uplink file). Never a guessed public resolver.
+fn upstreams(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &BTreeSet<IpAddr>,
+    kubelet_own: &[String],
+) -> (Vec<String>, String) {
     let real = |servers: Vec<String>| real_upstreams(servers, cluster);
     for key in ["upstream_dns_servers", "nameservers"] {
         let servers = real(host.var_list(key).unwrap_or_default());
         if !servers.is_empty() {
             return (servers, format!("inventory {key}"));
         }
+    }
+    if let (false, Some(file)) = (kubelet_own.is_empty(), &facts.kubelet.pod_resolv_conf) {
+        return (kubelet_own.to_vec(), file.path.clone());
     }
     for file in [
         &facts.resolver.etc_resolv_conf,
@@ -629,7 +669,7 @@ mod tests {
             json!(["fe80::1%eth0", "192.0.2.53"]),
         );
         let facts = crate::testing::facts_from(&[]);
-        let (servers, source) = upstreams(&zoned, &facts, &BTreeSet::new());
+        let (servers, source) = upstreams(&zoned, &facts, &BTreeSet::new(), &[]);
         assert_eq!(servers, ["fe80::1%eth0", "192.0.2.53"]);
         assert_eq!(source, "inventory upstream_dns_servers");
         // The host's resolver may use the link-local server; pods may not.
@@ -662,7 +702,7 @@ mod tests {
             ]);
             crate::testing::set_units(&mut raw, &[("NetworkManager", nm)]);
             let facts = NodeFacts::from_raw("node1", &raw);
-            upstreams(&Host::new("node1"), &facts, &BTreeSet::new())
+            upstreams(&Host::new("node1"), &facts, &BTreeSet::new(), &[])
         };
         assert_eq!(
             read("active"),
@@ -700,8 +740,35 @@ mod tests {
             ]);
             crate::testing::set_units(&mut raw, &[("NetworkManager", "active")]);
             let facts = NodeFacts::from_raw("node1", &raw);
-            let (servers, _) = upstreams(&Host::new("node1"), &facts, &BTreeSet::new());
+            let (servers, _) = upstreams(&Host::new("node1"), &facts, &BTreeSet::new(), &[]);
             assert_eq!(!servers.is_empty(), used, "{conf:?} {etc:?}");
         }
+    }
+
+    /// The real servers of the kubelet's own file stay the pods' upstreams: the plan does
+    /// not trade them for systemd-resolved's; k3s's generated fallback (its guess) is no
+    /// such choice, nor a loopback or cluster address.
+    #[test]
+    fn the_kubelets_own_servers_are_kept() {
+        let context = |fixture: &str| {
+            let facts = NodeFacts::from_raw("node1", &crate::testing::rules_fixture(fixture));
+            build(&Host::new("node1"), &facts, &[], None)
+        };
+        let empty_line = context("DNS-KUBELET-RESOLVCONF-MISSING/empty-nameserver-line");
+        assert_eq!(empty_line["kubelet_own_servers"], json!(["10.20.0.53"]));
+        assert_eq!(empty_line["uplink_has_kubelet_servers"], json!(false));
+        assert_eq!(empty_line["upstreams"], json!(["10.20.0.53"]));
+        assert_eq!(
+            empty_line["upstreams_source"],
+            "/etc/kubernetes/resolv.conf"
+        );
+
+        let healthy = context("_healthy/kubespray-ubuntu2204");
+        assert_eq!(healthy["uplink_has_kubelet_servers"], json!(true));
+        let stub = context("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
+        assert_eq!(stub["kubelet_own_servers"], json!([]));
+        assert_eq!(stub["uplink_has_kubelet_servers"], json!(true));
+        let k3s = context("DNS-K3S-FALLBACK/k3s-auto-fallback");
+        assert_eq!(k3s["kubelet_own_servers"], json!([]));
     }
 }
