@@ -1041,8 +1041,6 @@ impl RancherSettings {
     }
 }
 
-/// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
-/// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
 /// The last `--kubelet-arg NAME=VALUE` (or `--kubelet-arg=NAME=VALUE`) on a k3s/RKE2
 /// service's command line: its value and where it is written.
 fn exec_kubelet_arg(unit: &ServiceUnit, name: &str) -> Option<(String, String)> {
@@ -1065,6 +1063,8 @@ fn exec_kubelet_arg(unit: &ServiceUnit, name: &str) -> Option<(String, String)> 
     })
 }
 
+/// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
+/// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
 fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
     let words = &unit.argv;
     for (i, word) in words.iter().enumerate() {
@@ -1434,26 +1434,35 @@ fn rancher_dropins(
         .position(|p| *p == own)
         .map_or(0, |i| i + 1);
     let files = walked.files[after_own..].to_vec();
-    // Where k3s's copies come from, for the plan to name: a `kubelet-arg` on the service's
-    // command line or in a config file; or none now, and the copy is left over.
+    // Where k3s's copies come from, for the plan to name: the `kubelet-arg` that wins (the
+    // service's command line over the config files, where a later file's `kubelet-arg:`
+    // replaces the list and `kubelet-arg+:` adds to it); or none now, and the copy is left
+    // over. A value inside the directory is not copied (`strings.HasPrefix(val, path)`).
     let kubelet_arg = |name: &str| {
-        let named = unit.and_then(|u| exec_kubelet_arg(u, name)).or_else(|| {
-            configs.iter().rev().find_map(|(file, c)| {
-                let l = c.kubelet_arg(name)?;
-                Some((l.value, format!("{file}:{}", l.line)))
-            })
-        });
-        match named {
-            Some((value, at)) => {
+        let from_configs = || {
+            for (file, c) in configs.iter().rev() {
+                if let Some(l) = c.kubelet_arg(name) {
+                    return Some((l.value, format!("{file}:{}", l.line)));
+                }
+                if c.sets_kubelet_args && !c.kubelet_args_appended {
+                    return None;
+                }
+            }
+            None
+        };
+        let named = unit
+            .and_then(|u| exec_kubelet_arg(u, name))
+            .or_else(from_configs)
+            .filter(|(value, _)| !value.starts_with(&dir));
+        match (named, unit) {
+            (Some((value, at)), _) => {
                 format!("{program}'s copy of {value}, from kubelet-arg {name}={value} at {at}")
             }
-            None => format!(
-                "left by {program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and no kubelet-arg {name}= names one now{}: remove it",
-                if unit.is_some() {
-                    ""
-                } else {
-                    " in its config files (its service's command line could not be read)"
-                }
+            (None, Some(_)) => format!(
+                "left by {program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and no kubelet-arg {name}= names one now: remove it"
+            ),
+            (None, None) => format!(
+                "a copy {program} makes of kubelet-arg {name}= at every start (and never removes): no config file names one, and its service's command line could not be read"
             ),
         }
     };
@@ -2404,7 +2413,52 @@ mod tests {
             "left by k3s from an earlier kubelet-arg config=: it copies there at every start and never removes the copy, and no kubelet-arg config= names one now: remove it"
         );
 
+        // A later config.yaml.d file's `kubelet-arg:` replaces the list: config.yaml's
+        // `config=` no longer makes the copy.
+        let mut replaced = base.clone();
+        let dropin = "/etc/rancher/k3s/config.yaml.d/50-args.yaml";
+        replaced.file(dropin, FileState::Present, Some(b"kubelet-arg:\n  - v=2\n"));
+        let (_, said) = detail(&replaced);
+        assert!(said.starts_with("left by k3s"), "{said}");
+        let mut added = base.clone();
+        added.file(
+            dropin,
+            FileState::Present,
+            Some(b"kubelet-arg+:\n  - v=2\n"),
+        );
+        let (_, said) = detail(&added);
+        assert!(
+            said.starts_with("k3s's copy of /etc/rancher/k3s/kubelet.conf"),
+            "{said}"
+        );
+
+        // A file named like the copied directory is no copy.
+        let mut named_like = base.clone();
+        let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
+        named_like.file(
+            &format!("{dir}/20-cli-config-dir.conf"),
+            FileState::Present,
+            Some(b"resolvConf: /etc/k3s-resolv.conf\n"),
+        );
+        let (_, said) = detail(&named_like);
+        assert_eq!(said, "a kubelet config drop-in, after k3s's own");
+
         let unit = "/etc/systemd/system/k3s.service";
+        // The service's command line beats the config files, in either form.
+        for arg in [
+            "--kubelet-arg=config=/srv/kubelet.conf",
+            "--kubelet-arg config=/srv/kubelet.conf",
+        ] {
+            let mut cli = base.clone();
+            let text = String::from_utf8_lossy(&cli.files[unit].content)
+                .replace("    server \\\n", &format!("    server \\\n    {arg} \\\n"));
+            cli.file(unit, FileState::Present, Some(text.as_bytes()));
+            let (_, said) = detail(&cli);
+            assert!(
+                said.starts_with("k3s's copy of /srv/kubelet.conf, from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
+                "{arg}: {said}"
+            );
+        }
         let mut flag = left.clone();
         let text = String::from_utf8_lossy(&flag.files[unit].content).replace(
             "    server \\\n",

@@ -29,11 +29,6 @@ pub fn build(
     let own = kubelet_own_servers(facts, &cluster);
     let (upstreams, upstreams_source) = upstreams(host, facts, &cluster, &own);
     let uplink = &facts.resolver.systemd_uplink;
-    let uplink_servers: Vec<String> = uplink
-        .parsed
-        .as_ref()
-        .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
-        .unwrap_or_default();
     let resolved_active = facts.services.systemd_resolved == UnitState::Active;
     let kubelet = &facts.kubelet;
     let (resolv_value, resolv_source) = value_and_source(&kubelet.resolv_conf);
@@ -119,6 +114,7 @@ pub fn build(
     // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
     // drops them.
+    let uplink_servers = nameservers(uplink);
     context["uplink_has_kubelet_servers"] = json!(own.iter().all(|s| uplink_servers.contains(s)));
     context["kubelet_own_servers"] = json!(own);
     context["bridge_left_to_installer"] = json!(bridge_left);
@@ -481,13 +477,18 @@ fn kubelet_own_servers(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Vec<Str
     let generated = ["/var/lib/rancher/k3s", "/var/lib/rancher/rke2"]
         .iter()
         .any(|d| file.path == format!("{d}/agent/etc/resolv.conf"));
-    let listed: Vec<String> = file
-        .parsed
+    if generated {
+        return Vec::new();
+    }
+    real_upstreams(nameservers(file), cluster)
+}
+
+/// The addresses of a resolv.conf's `nameserver` lines, as written.
+fn nameservers(file: &ResolvFile) -> Vec<String> {
+    file.parsed
         .as_ref()
-        .filter(|_| !generated)
         .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
-        .unwrap_or_default();
-    real_upstreams(listed, cluster)
+        .unwrap_or_default()
 }
 
 /// The real upstream servers: the inventory's `upstream_dns_servers`, else its
@@ -514,12 +515,7 @@ fn upstreams(
         &facts.resolver.etc_resolv_conf,
         &facts.resolver.systemd_uplink,
     ] {
-        let listed = file
-            .parsed
-            .as_ref()
-            .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
-            .unwrap_or_default();
-        let servers = real(listed);
+        let servers = real(nameservers(file));
         if !servers.is_empty() {
             return (servers, file.path.clone());
         }
