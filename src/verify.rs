@@ -96,8 +96,9 @@ pub struct ProbeResult {
     /// The answer records, as text.
     pub answers: Vec<String>,
     pub latency_ms: u64,
-    /// `ssh` (a direct-tcpip channel), `node` (bash /dev/tcp on the node), `local`, or
-    /// `none` (not asked).
+    /// `ssh` (a direct-tcpip channel), `node` (bash /dev/tcp on the node), `local`,
+    /// `node-udp` or `local-udp` (over UDP, where TCP brought no reply), or `none` (not
+    /// asked). Where no way brought a reply: how TCP was tried.
     pub via: String,
     /// Why it failed, when it did.
     pub reason: Option<String>,
@@ -453,36 +454,59 @@ async fn ask(
         return not_asked(probe, why);
     }
     let started = Instant::now();
-    // An A question; an IPv6-only name (NOERROR, no A record) is asked again for AAAA.
-    let mut outcome = exchange(session, ip, &probe.name, id, RecordType::A, timeout).await;
-    if let Ok((judged, _)) = &outcome
-        && judged.rcode.as_deref() == Some("NOERROR")
-        && judged.answers.is_empty()
+    // An A question; an IPv6-only name (NOERROR, no A record) is asked again for AAAA, the
+    // way the A question was answered.
+    let mut outcome = exchange(session, ip, &probe.name, id, RecordType::A, timeout, false).await;
+    let mut before = Duration::ZERO;
+    if let Ok(a) = &outcome
+        && a.judged.rcode.as_deref() == Some("NOERROR")
+        && a.judged.answers.is_empty()
     {
-        outcome = exchange(session, ip, &probe.name, id ^ 1, RecordType::AAAA, timeout).await;
+        before = a.took;
+        let udp = a.via.ends_with("-udp");
+        outcome = exchange(
+            session,
+            ip,
+            &probe.name,
+            id ^ 1,
+            RecordType::AAAA,
+            timeout,
+            udp,
+        )
+        .await;
     }
-    let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let _ = target;
     match outcome {
         Err((reason, via)) => ProbeResult {
-            latency_ms,
+            latency_ms: millis(started.elapsed()),
             via: via.to_owned(),
             ..not_asked(probe, reason)
         },
-        Ok((judged, via)) => ProbeResult {
+        // The time of the attempts that answered: not a TCP attempt that got nothing.
+        Ok(answered) => ProbeResult {
             probe,
-            ok: judged.ok,
-            rcode: judged.rcode,
-            answers: judged.answers,
-            latency_ms,
-            via: via.to_owned(),
-            reason: judged.reason,
+            ok: answered.judged.ok,
+            rcode: answered.judged.rcode,
+            answers: answered.judged.answers,
+            latency_ms: millis(before + answered.took),
+            via: answered.via.to_owned(),
+            reason: answered.judged.reason,
         },
     }
 }
 
+/// A reply, how it came (`ssh`, `node`, `local`, `node-udp`, `local-udp`), and how long the
+/// attempt that brought it took.
+struct Exchanged {
+    judged: Judged,
+    via: &'static str,
+    took: Duration,
+}
+
 /// One question to `ip` through the session (or, where it does not forward, from the
-/// node), and what the reply says; or why there was none, and how it was asked.
+/// node), over UDP where TCP brings no reply (or straight away with `udp_only`), and what
+/// the reply says; or why there was none, and how it was asked.
 async fn exchange(
     session: &mut Session,
     ip: IpAddr,
@@ -490,9 +514,25 @@ async fn exchange(
     id: u16,
     rtype: RecordType,
     timeout: Duration,
-) -> Result<(Judged, &'static str), (String, &'static str)> {
+    udp_only: bool,
+) -> Result<Exchanged, (String, &'static str)> {
     let query = build_query(name, id, rtype)
         .map_err(|e| (format!("{name} is not a DNS name: {e}"), "none"))?;
+    if udp_only {
+        let started = Instant::now();
+        return match udp_exchange(session, ip, &query, timeout).await {
+            Ok((bytes, via)) => Ok(Exchanged {
+                judged: judge(&bytes, id, name),
+                via,
+                took: started.elapsed(),
+            }),
+            Err(why) => Err((
+                format!("no reply from {ip} over UDP: {why}"),
+                udp_via(session),
+            )),
+        };
+    }
+    let started = Instant::now();
     let direct = session.dns_tcp(ip, 53, &query, timeout).await;
     let (reply, via) = match direct {
         Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
@@ -504,21 +544,36 @@ async fn exchange(
         Err(e) => (Err(e.to_string()), via_of(session)),
         Ok(reply) => (Ok(reply), via_of(session)),
     };
-    let (bytes, via) = match reply {
-        Ok(bytes) => (bytes, via),
+    let tcp_took = started.elapsed();
+    let (bytes, via, took) = match reply {
+        Ok(bytes) => (bytes, via, tcp_took),
         // DNS is UDP first (RFC 1035 4.2), and CoreDNS's and nodelocaldns's `forward` asks
         // upstream in the protocol the query came in (UDP, from pods) unless told
         // `force_tcp` (Kubespray's nodelocaldns: only towards cluster DNS): a resolver that
         // gets no TCP through (TCP/53 filtered, or a server without it) still serves pods.
-        Err(tcp) => match udp_exchange(session, ip, &query, timeout).await {
-            Ok(answered) => answered,
-            Err(udp) => {
-                let why = format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}");
-                return Err((why, via));
+        Err(tcp) => {
+            let started = Instant::now();
+            match udp_exchange(session, ip, &query, timeout).await {
+                Ok((bytes, via)) => (bytes, via, started.elapsed()),
+                Err(udp) => {
+                    let why = format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}");
+                    return Err((why, via));
+                }
             }
-        },
+        }
     };
-    Ok((judge(&bytes, id, name), via))
+    Ok(Exchanged {
+        judged: judge(&bytes, id, name),
+        via,
+        took,
+    })
+}
+
+fn udp_via(session: &Session) -> &'static str {
+    match session {
+        Session::Local(_) => "local-udp",
+        _ => "node-udp",
+    }
 }
 
 /// The question over UDP: from this machine where the session is local, else from the
@@ -532,7 +587,7 @@ async fn udp_exchange(
     if let Session::Local(_) = session {
         return local_udp((ip, 53).into(), query, timeout)
             .await
-            .map(|r| (r, "local-udp"));
+            .map(|r| (r, udp_via(session)));
     }
     use base64ct::{Base64, Encoding};
     // One write of the whole query (base64 -d flushes once), one read of one datagram.
@@ -551,7 +606,7 @@ async fn udp_exchange(
         .exec("/bin/sh -s", script.as_bytes())
         .await
         .map_err(|e| e.to_string())?;
-    node_reply(&out, ip, timeout, "refused, or nothing came back").map(|r| (r, "node-udp"))
+    node_reply(&out, ip, timeout, "refused, or nothing came back").map(|r| (r, udp_via(session)))
 }
 
 /// One datagram to `server` from this machine, and the first one back from it.
@@ -576,7 +631,7 @@ async fn local_udp(
     };
     match tokio::time::timeout(timeout, exchange).await {
         Ok(reply) => reply.map_err(|e| e.to_string()),
-        Err(_) => Err(format!("no reply within {timeout:?}")),
+        Err(_) => Err(format!("no reply within {:.1}s", timeout.as_secs_f64())),
     }
 }
 
@@ -714,7 +769,10 @@ fn node_reply(
         Some(3) => Err("bash is not installed on the node".to_owned()),
         Some(4) => Err(format!("cannot connect to {ip}:53")),
         Some(5) => Err(no_reply.to_owned()),
-        Some(124) => Err(format!("no reply within {}s", timeout.as_secs())),
+        Some(124) => Err(format!(
+            "no reply within {:.1}s",
+            timeout.as_secs().max(1) as f64
+        )),
         status => Err(format!(
             "the probe failed ({status:?}): {}",
             String::from_utf8_lossy(&out.stderr).trim()
@@ -786,7 +844,7 @@ mod tests {
             .expect("a reply");
         assert!(judge(&bytes, 9, "probe.example").ok);
         let silent = local_udp(at, &q, Duration::from_millis(300)).await;
-        assert_eq!(silent, Err("no reply within 300ms".to_owned()));
+        assert_eq!(silent, Err("no reply within 0.3s".to_owned()));
 
         let closed = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
         let nobody = closed.local_addr().expect("addr");

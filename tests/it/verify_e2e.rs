@@ -316,15 +316,20 @@ fn a_resolver_reachable_only_over_udp_is_asked_over_udp() {
     // sent to their addresses there. Nothing listens on TCP/53 of those addresses.
     lab.exec(
         &node,
-        "pid=$(cat /run/lab-dns/upstream.pid) && kill \"$pid\" && \
-         while kill -0 \"$pid\" 2>/dev/null; do sleep 0.05; done && \
+        "set -e; pid=$(cat /run/lab-dns/upstream.pid); kill \"$pid\"; \
+         while kill -0 \"$pid\" 2>/dev/null; do sleep 0.05; done; \
          dnsmasq --conf-file=/dev/null --user=root --group=root --no-resolv --no-hosts \
            --bind-interfaces --listen-address=127.0.0.1 --port=5300 \
-           --address=/#/192.0.2.80 --pid-file=/run/lab-dns/udp-only.pid && \
+           --address=/#/192.0.2.80 --pid-file=/run/lab-dns/udp-only.pid; \
          for a in 192.0.2.53 198.51.100.53; do \
            setsid socat -T5 UDP4-RECVFROM:53,bind=$a,fork UDP4-SENDTO:127.0.0.1:5300 \
              </dev/null >/dev/null 2>&1 & \
-         done; sleep 0.5",
+         done; \
+         for i in $(seq 100); do \
+           [ \"$(ss -Hlun 'sport = :53' | grep -c -e 192.0.2.53: -e 198.51.100.53:)\" = 2 ] && exit 0; \
+           sleep 0.05; \
+         done; \
+         echo 'the UDP relays did not bind' >&2; exit 1",
     );
     for backend in ["russh", "openssh"] {
         let (doc, code) = verify_json(&lab, &inv, &["--ssh-backend", backend]);
