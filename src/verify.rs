@@ -98,7 +98,7 @@ pub struct ProbeResult {
     pub latency_ms: u64,
     /// `ssh` (a direct-tcpip channel), `node` (bash /dev/tcp on the node), `local`,
     /// `node-udp` or `local-udp` (over UDP, where TCP brought no reply), or `none` (not
-    /// asked). Where no way brought a reply: how TCP was tried.
+    /// asked). Where no way brought a reply: how it was last asked.
     pub via: String,
     /// Why it failed, when it did.
     pub reason: Option<String>,
@@ -463,7 +463,7 @@ async fn ask(
         && a.judged.answers.is_empty()
     {
         before = a.took;
-        let udp = a.via.ends_with("-udp");
+        let udp = a.udp;
         outcome = exchange(
             session,
             ip,
@@ -501,6 +501,8 @@ async fn ask(
 struct Exchanged {
     judged: Judged,
     via: &'static str,
+    /// It came over UDP.
+    udp: bool,
     took: Duration,
 }
 
@@ -518,55 +520,55 @@ async fn exchange(
 ) -> Result<Exchanged, (String, &'static str)> {
     let query = build_query(name, id, rtype)
         .map_err(|e| (format!("{name} is not a DNS name: {e}"), "none"))?;
-    if udp_only {
+    let mut tcp = None;
+    if !udp_only {
         let started = Instant::now();
-        return match udp_exchange(session, ip, &query, timeout).await {
-            Ok((bytes, via)) => Ok(Exchanged {
-                judged: judge(&bytes, id, name),
-                via,
-                took: started.elapsed(),
-            }),
-            Err(why) => Err((
-                format!("no reply from {ip} over UDP: {why}"),
-                udp_via(session),
-            )),
-        };
-    }
-    let started = Instant::now();
-    let direct = session.dns_tcp(ip, 53, &query, timeout).await;
-    let (reply, via) = match direct {
-        Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
-            match node_tool(session, ip, &query, timeout).await {
-                Ok(reply) => (Ok(reply), "node"),
-                Err(tool) => (Err(format!("{why}; on the node: {tool}")), "node"),
-            }
-        }
-        Err(e) => (Err(e.to_string()), via_of(session)),
-        Ok(reply) => (Ok(reply), via_of(session)),
-    };
-    let tcp_took = started.elapsed();
-    let (bytes, via, took) = match reply {
-        Ok(bytes) => (bytes, via, tcp_took),
-        // DNS is UDP first (RFC 1035 4.2), and CoreDNS's and nodelocaldns's `forward` asks
-        // upstream in the protocol the query came in (UDP, from pods) unless told
-        // `force_tcp` (Kubespray's nodelocaldns: only towards cluster DNS): a resolver that
-        // gets no TCP through (TCP/53 filtered, or a server without it) still serves pods.
-        Err(tcp) => {
-            let started = Instant::now();
-            match udp_exchange(session, ip, &query, timeout).await {
-                Ok((bytes, via)) => (bytes, via, started.elapsed()),
-                Err(udp) => {
-                    let why = format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}");
-                    return Err((why, via));
+        let direct = session.dns_tcp(ip, 53, &query, timeout).await;
+        let (reply, via) = match direct {
+            Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
+                match node_tool(session, ip, &query, timeout).await {
+                    Ok(reply) => (Ok(reply), "node"),
+                    Err(tool) => (Err(format!("{why}; on the node: {tool}")), "node"),
                 }
             }
+            Err(e) => (Err(e.to_string()), via_of(session)),
+            Ok(reply) => (Ok(reply), via_of(session)),
+        };
+        match reply {
+            Ok(bytes) => {
+                return Ok(Exchanged {
+                    judged: judge(&bytes, id, name),
+                    via,
+                    udp: false,
+                    took: started.elapsed(),
+                });
+            }
+            Err(why) => tcp = Some((why, via)),
         }
-    };
-    Ok(Exchanged {
-        judged: judge(&bytes, id, name),
-        via,
-        took,
-    })
+    }
+    // DNS is UDP first (RFC 1035 4.2), and CoreDNS's and nodelocaldns's `forward` asks
+    // upstream in the protocol the query came in (UDP, from pods) unless told `force_tcp`
+    // (Kubespray's nodelocaldns: only towards cluster DNS): a resolver that gets no TCP
+    // through (TCP/53 filtered, or a server without it) still serves pods.
+    let started = Instant::now();
+    match udp_exchange(session, ip, &query, timeout).await {
+        Ok((bytes, via)) => Ok(Exchanged {
+            judged: judge(&bytes, id, name),
+            via,
+            udp: true,
+            took: started.elapsed(),
+        }),
+        Err(udp) => Err(match tcp {
+            Some((tcp, via)) => (
+                format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}"),
+                via,
+            ),
+            None => (
+                format!("no reply from {ip} over UDP: {udp}"),
+                udp_via(session),
+            ),
+        }),
+    }
 }
 
 fn udp_via(session: &Session) -> &'static str {

@@ -6,7 +6,8 @@
 //! is there does dnsfix fall back to the env files installers are known to write. The config
 //! file is the one that command line names with `--config` (kubeadm: `KUBELET_CONFIG_ARGS`
 //! in `10-kubeadm.conf`; EKS nodeadm: JSON `/etc/kubernetes/kubelet/config.json`), with the
-//! `--config-dir` drop-ins merged over it (`*.conf`, name order, KEP-3983); a command line
+//! `--config-dir` drop-ins merged over it (every `*.conf` at any depth, in the order the
+//! kubelet's `filepath.WalkDir` reaches them, KEP-3983); a command line
 //! known to have no `--config` means no config file at all (kubeadm 1.10 and earlier ran on
 //! flags alone). A flag beats the config (kubernetes/website kubelet-config-file.md).
 //!
@@ -121,16 +122,18 @@ fn env_flags(raw: &RawFacts) -> Vec<FlagFact> {
     out
 }
 
-/// The kubelet's version as `kubelet --version` printed it ("Kubernetes v1.29.3"), or as
-/// k3s/RKE2 print theirs ("k3s version v1.33.3+k3s1 (236cbf25)").
-/// Whether the binary the version was asked of, the running kubelet's (k3s's)
-/// `/proc/PID/exe`, was replaced on disk since it started: the link reads `PATH (deleted)`.
+/// Whether the binary the version was asked of, the running kubelet's `/proc/PID/exe`, was
+/// replaced on disk since it started: the link reads `PATH (deleted)`. (k3s runs its
+/// kubelet from the copy it unpacks into its data directory, which an upgrade leaves in
+/// place: there it stays false.)
 fn binary_replaced(raw: &RawFacts) -> bool {
     raw.commands
         .get("kubelet-exe")
         .is_some_and(|c| c.stdout.trim_end_matches('\n').ends_with(" (deleted)"))
 }
 
+/// The kubelet's version as `kubelet --version` printed it ("Kubernetes v1.29.3"), or as
+/// k3s/RKE2 print theirs ("k3s version v1.33.3+k3s1 (236cbf25)").
 fn version(raw: &RawFacts) -> Option<String> {
     let out = &raw.commands.get("kubelet-version")?.stdout;
     out.split_whitespace()
@@ -477,8 +480,8 @@ struct ConfigDir<'r> {
 
 /// The drop-ins gathered under `dir` as the walk reached them (every directory between
 /// `dir` and the file walked, none a symlink). An error where the kubelet cannot start on
-/// `dir` at all: it is missing (WalkDir hands the callback its lstat error, which ends the
-/// merge), or it is `/`, which dnsfix does not walk.
+/// `dir` (it is missing: WalkDir hands the callback its lstat error, which ends the merge),
+/// or where `dir` is `/`, which dnsfix does not walk.
 fn config_dir<'r>(raw: &'r RawFacts, dir: &str) -> Result<ConfigDir<'r>, String> {
     let root = dir.trim_end_matches('/');
     if root.is_empty() {
@@ -504,7 +507,7 @@ fn config_dir<'r>(raw: &'r RawFacts, dir: &str) -> Result<ConfigDir<'r>, String>
         };
         if path.ends_with('/') && file.state == FileState::Unreadable {
             unknown.get_or_insert_with(|| {
-                format!("{path}: a directory under --config-dir {dir} that dnsfix did not walk (too deep, or a name with a newline)")
+                format!("{path}: a directory under --config-dir {dir} deeper than dnsfix walks, or one that holds a name with a newline the kubelet would read")
             });
             continue;
         }
@@ -564,7 +567,7 @@ fn unfollowed_notes(raw: &RawFacts, dir: &str, files: &[&str]) -> Vec<String> {
     notes
 }
 
-/// The kubelet's config file and its `--config-dir` drop-ins (`*.conf`, in name order, a
+/// The kubelet's config file and its `--config-dir` drop-ins ([`config_dir`]: walk order, a
 /// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on; a kubelet of
 /// unknown version is taken for a current one. 1.28 to 1.31 merged the drop-ins in the
 /// internal field names ([`dropin_resolver_config`]).
@@ -1387,6 +1390,13 @@ pub const NODE_ID: &str = "/etc/rancher/node/id";
 /// `Source::kind` of a setting from a k3s/RKE2 kubelet config drop-in.
 pub(crate) const RANCHER_DROPIN: &str = "k3s_kubelet_dropin";
 
+/// How the `detail` of a [`RANCHER_DROPIN`] setting begins where the drop-in is k3s's copy
+/// of what a `kubelet-arg` names: the fix goes in the file it copies from.
+pub(crate) const COPY_OF: &str = "a copy of ";
+
+/// ... and where it is a copy no `kubelet-arg` makes any more: the fix is to remove it.
+pub(crate) const LEFT_OVER: &str = "left by ";
+
 /// What the kubelet config drop-ins after k3s's own set, last one winning.
 #[derive(Default)]
 struct RancherDropins {
@@ -1438,7 +1448,7 @@ fn rancher_dropins(
     // service's command line over the config files, where a later file's `kubelet-arg:`
     // replaces the list and `kubelet-arg+:` adds to it); or none now, and the copy is left
     // over. A value inside the directory is not copied (`strings.HasPrefix(val, path)`).
-    let kubelet_arg = |name: &str| {
+    let copy_detail = |name: &str, file: &str| {
         let from_configs = || {
             for (file, c) in configs.iter().rev() {
                 if let Some(l) = c.kubelet_arg(name) {
@@ -1452,17 +1462,32 @@ fn rancher_dropins(
         };
         let named = unit
             .and_then(|u| exec_kubelet_arg(u, name))
-            .or_else(from_configs)
-            .filter(|(value, _)| !value.starts_with(&dir));
+            .or_else(from_configs);
         match (named, unit) {
+            // Inside the directory: no copy; the argument names the file itself, or the
+            // copy is from an earlier value.
+            (Some((value, at)), _) if value.starts_with(&dir) => {
+                let in_place = file == value || file.starts_with(&format!("{value}/"));
+                if in_place {
+                    format!(
+                        "named in place by kubelet-arg {name}={value} at {at} ({program} copies nothing then)"
+                    )
+                } else {
+                    format!(
+                        "{LEFT_OVER}{program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and kubelet-arg {name}={value} at {at} makes none"
+                    )
+                }
+            }
             (Some((value, at)), _) => {
-                format!("{program}'s copy of {value}, from kubelet-arg {name}={value} at {at}")
+                format!(
+                    "{COPY_OF}{value}, {program} copies it from kubelet-arg {name}={value} at {at}"
+                )
             }
             (None, Some(_)) => format!(
-                "left by {program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and no kubelet-arg {name}= names one now: remove it"
+                "{LEFT_OVER}{program} from an earlier kubelet-arg {name}=: it copies there at every start and never removes the copy, and no kubelet-arg {name}= names one now"
             ),
             (None, None) => format!(
-                "a copy {program} makes of kubelet-arg {name}= at every start (and never removes): no config file names one, and its service's command line could not be read"
+                "{COPY_OF}what kubelet-arg {name}= names, which {program} copies at every start (and never removes): no config file names one, and its service's command line could not be read"
             ),
         }
     };
@@ -1470,9 +1495,9 @@ fn rancher_dropins(
     for file in files {
         let config = read_config(raw, file)?;
         let detail = if file == format!("{dir}/10-cli-config.conf") {
-            kubelet_arg("config")
+            copy_detail("config", file)
         } else if file.starts_with(&format!("{copied}/")) {
-            kubelet_arg("config-dir")
+            copy_detail("config-dir", file)
         } else {
             "a kubelet config drop-in, after k3s's own".to_owned()
         };
@@ -2396,7 +2421,7 @@ mod tests {
         let (at, said) = detail(&base);
         assert_eq!(at, copy);
         assert!(
-            said.ends_with("from kubelet-arg config=/etc/rancher/k3s/kubelet.conf at /etc/rancher/k3s/config.yaml:2"),
+            said == "a copy of /etc/rancher/k3s/kubelet.conf, k3s copies it from kubelet-arg config=/etc/rancher/k3s/kubelet.conf at /etc/rancher/k3s/config.yaml:2",
             "{said}"
         );
 
@@ -2410,7 +2435,30 @@ mod tests {
         assert_eq!(at, copy);
         assert_eq!(
             said,
-            "left by k3s from an earlier kubelet-arg config=: it copies there at every start and never removes the copy, and no kubelet-arg config= names one now: remove it"
+            "left by k3s from an earlier kubelet-arg config=: it copies there at every start and never removes the copy, and no kubelet-arg config= names one now"
+        );
+
+        // A value inside kubelet.conf.d makes no copy: the file named is the user's own, and
+        // 10-cli-config.conf beside it is left over.
+        let copy_path = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/10-cli-config.conf";
+        let mut in_place = base.clone();
+        let arg = format!("kubelet-arg:\n  - \"config={copy_path}\"\n");
+        in_place.file(K3S_CONFIG, FileState::Present, Some(arg.as_bytes()));
+        let (_, said) = detail(&in_place);
+        assert_eq!(
+            said,
+            format!(
+                "named in place by kubelet-arg config={copy_path} at /etc/rancher/k3s/config.yaml:2 (k3s copies nothing then)"
+            )
+        );
+        let mut beside = base.clone();
+        let arg = "kubelet-arg:\n  - \"config=/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-mine.conf\"\n";
+        beside.file(K3S_CONFIG, FileState::Present, Some(arg.as_bytes()));
+        let (_, said) = detail(&beside);
+        assert!(
+            said.starts_with("left by k3s")
+                && said.ends_with("50-mine.conf at /etc/rancher/k3s/config.yaml:2 makes none"),
+            "{said}"
         );
 
         // A later config.yaml.d file's `kubelet-arg:` replaces the list: config.yaml's
@@ -2428,7 +2476,7 @@ mod tests {
         );
         let (_, said) = detail(&added);
         assert!(
-            said.starts_with("k3s's copy of /etc/rancher/k3s/kubelet.conf"),
+            said.starts_with("a copy of /etc/rancher/k3s/kubelet.conf, k3s copies it"),
             "{said}"
         );
 
@@ -2455,7 +2503,7 @@ mod tests {
             cli.file(unit, FileState::Present, Some(text.as_bytes()));
             let (_, said) = detail(&cli);
             assert!(
-                said.starts_with("k3s's copy of /srv/kubelet.conf, from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
+                said.starts_with("a copy of /srv/kubelet.conf, k3s copies it from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
                 "{arg}: {said}"
             );
         }
@@ -2471,7 +2519,7 @@ mod tests {
         flag.file(unit, FileState::Present, Some(text.as_bytes()));
         let (_, said) = detail(&flag);
         assert!(
-            said.starts_with("k3s's copy of /srv/kubelet.conf, from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
+            said.starts_with("a copy of /srv/kubelet.conf, k3s copies it from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
             "{said}"
         );
     }
@@ -2680,12 +2728,23 @@ mod tests {
             FileState::Present,
             Some(conf("/etc/dot.conf").as_bytes()),
         );
+        hidden.file(
+            &format!("{dir}/.override.conf.bak"),
+            FileState::Present,
+            Some(conf("/etc/bak.conf").as_bytes()),
+        );
         assert_eq!(resolv(&hidden).expect("known").1, format!("{dot}:1"));
 
         // A real subdirectory named *.conf is walked, not loaded.
         let mut subdir = base.clone();
-        subdir.file(&format!("{dir}/50-sub.conf"), FileState::Directory, None);
-        assert_eq!(resolv(&subdir).expect("known").1, format!("{dropin}:3"));
+        subdir.file(&format!("{dir}/zz.conf"), FileState::Directory, None);
+        let inside = format!("{dir}/zz.conf/10-inside.conf");
+        subdir.file(
+            &inside,
+            FileState::Present,
+            Some(conf("/etc/inside.conf").as_bytes()),
+        );
+        assert_eq!(resolv(&subdir).expect("known").1, format!("{inside}:1"));
     }
 
     /// A symlinked --config-dir: the kubelet merges nothing from it (WalkDir lstat()s its
@@ -2756,7 +2815,8 @@ mod tests {
             let mut raw = base.clone();
             raw.file(&path, state, None);
             raw.files.get_mut(&path).expect("path").symlink_target = target.map(String::from);
-            assert!(resolv(&raw).is_err(), "{path}");
+            let why = resolv(&raw).expect_err("unknown");
+            assert!(why.contains(path.trim_end_matches('/')), "{path}: {why}");
         }
         // Only what the walk reached counts: a file under a symlinked subdirectory, read
         // for another reason, is no drop-in.

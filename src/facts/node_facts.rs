@@ -318,7 +318,7 @@ pub struct Kubelet {
     pub unit: Option<String>,
     /// `kubelet --version` (`v1.29.3`), when it could be asked.
     pub version: Option<String>,
-    /// The running kubelet's (k3s's) binary was replaced on disk since it started: its
+    /// The running kubelet's binary was replaced on disk since it started: its
     /// `/proc/PID/exe` reads `... (deleted)`, so `version` is the running one and its next
     /// start runs another. Known only where the version was asked.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

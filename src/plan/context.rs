@@ -111,12 +111,13 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
-    // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
+    context["rancher_resolv_fix"] = json!(rancher.fix);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
     // drops them.
     let uplink_servers = nameservers(uplink);
     context["uplink_has_kubelet_servers"] = json!(own.iter().all(|s| uplink_servers.contains(s)));
     context["kubelet_own_servers"] = json!(own);
+    // What a stopped installer sets itself when it starts (bridge-netfilter leaves it).
     context["bridge_left_to_installer"] = json!(bridge_left);
     context["forwarding_left_to_installer"] = json!(forwarding_left);
     // What a running one takes care of itself, or does not need (ip6tables, single-stack).
@@ -261,12 +262,17 @@ fn small_text_files(facts: &NodeFacts) -> serde_json::Map<String, Value> {
 struct RancherResolv {
     target: String,
     elsewhere: Option<String>,
+    /// Where `elsewhere` is a kubelet config drop-in: `copy` (k3s's copy of what a
+    /// `kubelet-arg` names: the fix goes in the file it copies from), `left_over` (a copy no
+    /// `kubelet-arg` makes any more), else empty.
+    fix: &'static str,
 }
 
 fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
     let mut out = RancherResolv {
         target: config.to_owned(),
         elsewhere: None,
+        fix: "",
     };
     if let Observed::Known(e) = &facts.kubelet.resolv_conf {
         match (e.source.kind.as_str(), e.source.detail.as_deref()) {
@@ -277,6 +283,14 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
                 ))
             }
             (crate::facts::kubelet::RANCHER_DROPIN, detail) => {
+                let detail_starts = |prefix| detail.is_some_and(|d| d.starts_with(prefix));
+                out.fix = if detail_starts(crate::facts::kubelet::COPY_OF) {
+                    "copy"
+                } else if detail_starts(crate::facts::kubelet::LEFT_OVER) {
+                    "left_over"
+                } else {
+                    ""
+                };
                 out.elsewhere = Some(format!(
                     "resolvConf at {} ({}; the kubelet reads its config drop-ins after k3s's own)",
                     e.source.at(),

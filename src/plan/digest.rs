@@ -39,9 +39,9 @@ impl NodeFacts {
 
 /// Adds the facts every plan depends on to `digest`: every configuration file the gather
 /// read (all of it outside /proc and /sys: a `when`, a template or a rule may have used
-/// any of them), besides the /proc values the tasks read. Volatile kernel state such as
-/// /proc/modules or the kubelet's pid is left out, so only a real change makes a plan
-/// stale.
+/// any of them), besides the /proc values the tasks read, and the kubelet binary's version
+/// where the gather asked it. Volatile kernel state such as /proc/modules or the kubelet's
+/// pid is left out, so only a real change makes a plan stale.
 pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
     for (path, raw) in &facts.files {
         if path.starts_with("/proc/") || path.starts_with("/sys/") {
@@ -89,11 +89,11 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
                 out.push(format!("kubelet version {planned} → {now} (kubelet --version)"))
             }
             Some(_) if facts.kubelet.binary_replaced => out.push(format!(
-                "kubelet binary replaced on disk since the plan: the kubelet runs {planned}, its restart would start a version the plan was not made for"
+                "kubelet binary replaced on disk since the plan: the kubelet runs {planned}, its restart would start a binary the plan did not ask"
             )),
             Some(_) => {}
             None => out.push(format!(
-                "kubelet version {planned} → not known now (kubelet --version gave no answer): apply again"
+                "kubelet version {planned} → not known now (kubelet --version gave no answer): apply again, or plan again if it persists"
             )),
         }
     }
@@ -346,7 +346,7 @@ mod tests {
 
     /// The kubelet binary's version, where the plan asked it, is part of the digest: an
     /// upgrade between plan and apply (a drop-in's resolvConf counts from 1.32) is stale;
-    /// a plan that did not ask does not make apply ask.
+    /// a plan that did not ask holds apply to no version.
     #[test]
     fn a_kubelet_upgraded_since_the_plan_is_stale() {
         let with_exe = |version: Option<&str>, exe: &str| {
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(
             reasons(&old, &with_version(None)),
             [
-                "kubelet version v1.31.4 → not known now (kubelet --version gave no answer): apply again"
+                "kubelet version v1.31.4 → not known now (kubelet --version gave no answer): apply again, or plan again if it persists"
             ]
         );
         let unasked = planned(&with_version(None));
@@ -407,7 +407,7 @@ mod tests {
         assert_eq!(
             reasons(&old, &with_exe(v131, replaced)),
             [
-                "kubelet binary replaced on disk since the plan: the kubelet runs v1.31.4, its restart would start a version the plan was not made for"
+                "kubelet binary replaced on disk since the plan: the kubelet runs v1.31.4, its restart would start a binary the plan did not ask"
             ]
         );
     }

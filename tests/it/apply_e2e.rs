@@ -702,7 +702,7 @@ fn a_kubelet_upgraded_since_the_plan_is_refused() {
     assert_eq!(
         stale.stale,
         [
-            "kubelet binary replaced on disk since the plan: the kubelet runs v1.30.2, its restart would start a version the plan was not made for"
+            "kubelet binary replaced on disk since the plan: the kubelet runs v1.30.2, its restart would start a binary the plan did not ask"
         ]
     );
     assert_eq!(

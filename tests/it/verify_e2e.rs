@@ -304,9 +304,10 @@ fn without_tcp_forwarding_the_queries_go_through_the_node_and_unreachable_is_exi
     );
 }
 
-/// A site resolver reachable only over UDP (TCP/53 refused, as a filtering firewall leaves
-/// it) still serves pods: verify asks it again over UDP from the node, and the path passes
-/// over both SSH backends; with nothing on UDP either, it fails and gives both reasons.
+/// A site resolver reachable only over UDP (nothing answers on TCP/53, the connection is
+/// refused) still serves pods: verify asks it again over UDP from the node, and the path
+/// passes over both SSH backends; with nothing on UDP either, it fails and gives both
+/// reasons.
 #[test]
 fn a_resolver_reachable_only_over_udp_is_asked_over_udp() {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
