@@ -1046,7 +1046,7 @@ impl RancherSettings {
 
 /// The last `--kubelet-arg NAME=VALUE` (or `--kubelet-arg=NAME=VALUE`) on a k3s/RKE2
 /// service's command line: its value and where it is written.
-fn exec_kubelet_arg(unit: &ServiceUnit, name: &str) -> Option<(String, String)> {
+fn exec_kubelet_arg<'u>(unit: &'u ServiceUnit, name: &str) -> Option<(String, &'u At)> {
     let words = &unit.argv;
     words.iter().enumerate().rev().find_map(|(i, word)| {
         let text = word.text.trim_start_matches('-');
@@ -1059,58 +1059,40 @@ fn exec_kubelet_arg(unit: &ServiceUnit, name: &str) -> Option<(String, String)> 
             .trim_start_matches('-')
             .strip_prefix(name)?
             .strip_prefix('=')?;
-        Some((
-            value.to_owned(),
-            format!("{}:{}", word.at.path, word.at.line),
-        ))
+        Some((value.to_owned(), &word.at))
     })
 }
 
 /// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
 /// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
 fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
+    let source = |at: &At| Source::new("k3s_flag", Some(&at.path), Some(at.line));
     let words = &unit.argv;
     for (i, word) in words.iter().enumerate() {
+        // The value of a `--kubelet-arg` is the kubelet's, not k3s's own flag.
+        if i > 0 && words[i - 1].text.trim_start_matches('-') == "kubelet-arg" {
+            continue;
+        }
         let text = word.text.trim_start_matches('-');
-        let next = || words.get(i + 1).map(|w| w.text.as_str());
-        let arg_value = |arg: &str| {
-            arg.trim_start_matches('-')
-                .strip_prefix("resolv-conf=")
-                .map(str::to_owned)
+        let value = match text.strip_prefix("resolv-conf=") {
+            Some(v) => Some(v),
+            None if text == "resolv-conf" => words.get(i + 1).map(|w| w.text.as_str()),
+            None => None,
         };
-        let source = || Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
-        if let Some(v) = text.strip_prefix("resolv-conf=") {
+        if let Some(v) = value {
             into.exec_native = Some(Setting {
                 value: v.to_owned(),
-                source: source(),
-            });
-        } else if text == "resolv-conf"
-            && let Some(v) = next()
-        {
-            into.exec_native = Some(Setting {
-                value: v.to_owned(),
-                source: source(),
-            });
-        } else if let Some(v) = text.strip_prefix("kubelet-arg=").and_then(arg_value) {
-            into.exec_arg = Some(Setting {
-                value: v,
-                source: Source {
-                    detail: Some("kubelet-arg".into()),
-                    ..source()
-                },
-            });
-        } else if text == "kubelet-arg"
-            && let Some(v) = next().and_then(arg_value)
-        {
-            into.exec_arg = Some(Setting {
-                value: v,
-                source: Source {
-                    detail: Some("kubelet-arg".into()),
-                    ..source()
-                },
+                source: source(&word.at),
             });
         }
     }
+    into.exec_arg = exec_kubelet_arg(unit, "resolv-conf").map(|(value, at)| Setting {
+        value,
+        source: Source {
+            detail: Some("kubelet-arg".into()),
+            ..source(at)
+        },
+    });
 }
 
 /// `path` and its `.d/*.yaml` drop-ins in the order k3s's `configfilearg` merges them, each
@@ -1462,6 +1444,7 @@ fn rancher_dropins(
         };
         let named = unit
             .and_then(|u| exec_kubelet_arg(u, name))
+            .map(|(value, at)| (value, format!("{}:{}", at.path, at.line)))
             .or_else(from_configs);
         match (named, unit) {
             // Inside the directory: no copy; the argument names the file itself, or the
@@ -2061,6 +2044,22 @@ mod tests {
             (K3S_CONFIG, "kubelet-arg:\n  - resolv-conf=/b\n"),
         ]);
         assert_eq!(resolv(&f), ("/b".into(), format!("{K3S_CONFIG}:2")));
+        // On the command line too, in either form; its value is no flag of k3s's own.
+        for arg in [
+            "--kubelet-arg=resolv-conf=/d",
+            "--kubelet-arg resolv-conf=/d",
+        ] {
+            let unit = format!("[Service]\nExecStart=/usr/local/bin/k3s server {arg}\n");
+            let f = facts(&[("/etc/systemd/system/k3s.service", &unit)]);
+            let setting = f.kubelet.resolv_conf.known().expect("known").clone();
+            assert_eq!(setting.value, "/d", "{arg}");
+            assert_eq!(
+                setting.source.detail.as_deref(),
+                Some("kubelet-arg"),
+                "{arg}"
+            );
+            assert!(setting.shadowed.is_empty(), "{arg}: {setting:?}");
+        }
         // Without it, the ExecStart flag beats config.yaml and the environment.
         let f = facts(&[
             (
