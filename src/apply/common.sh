@@ -171,12 +171,23 @@ answered_by() {
   return 1
 }
 
+# journal UNIT: the unit's last lines in the journal, where there is one (they say why it
+# failed), after the message's first line; bounded in time and size.
+journal() {
+  command -v journalctl >/dev/null 2>&1 || return 0
+  if command -v timeout >/dev/null 2>&1; then
+    timeout 5 journalctl -u "$1" -n 8 --no-pager -o short-iso 2>/dev/null 9>&- | tail -c 2000
+  else
+    journalctl -u "$1" -n 8 --no-pager -o short-iso 2>/dev/null 9>&- | tail -c 2000
+  fi
+}
+
 handler() {
   unit=$1 verb=$2 probe=$3 timeout=$4
   if [ -n "$FAILED" ]; then hdr skipped "$unit"; return; fi
   # fd 9 (the node lock) is not handed to what the unit starts.
   if ! out=$(systemctl "$verb" "$unit" 2>&1 9>&-); then
-    fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; return
+    fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return
   fi
   start=$(date +%s)
   while :; do
@@ -195,7 +206,8 @@ handler() {
       why="unit is ${state:-unknown}"
     fi
     if [ $(( $(date +%s) - start )) -ge "$timeout" ]; then
-      fail unhealthy "$unit"; echo "not healthy ${timeout}s after systemctl $verb: $why"; return
+      fail unhealthy "$unit"; echo "not healthy ${timeout}s after systemctl $verb: $why"
+      journal "$unit"; return
     fi
     sleep 1
   done

@@ -228,11 +228,10 @@ impl HostResult {
             .iter()
             .filter(|s| s.outcome == StepOutcome::Error)
             .map(|s| format!("{}: {}", s.target, s.message));
-        let handlers = self
-            .handlers
-            .iter()
-            .filter(|h| !h.healthy)
-            .map(|h| format!("{} did not come back healthy: {}", h.unit, h.message));
+        let handlers = self.handlers.iter().filter(|h| !h.healthy).map(|h| {
+            let first = h.message.lines().next().unwrap_or_default();
+            format!("{} did not come back healthy: {first}", h.unit)
+        });
         steps.chain(handlers).collect()
     }
 

@@ -150,10 +150,15 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
             "UNHEALTHY"
         };
         let _ = write!(out, "    {verb:<9} {}: {state}", handler.unit);
-        if !handler.message.is_empty() {
-            let _ = write!(out, ": {}", handler.message);
+        // The message, then (an unhealthy unit's) last lines of its journal.
+        let mut lines = handler.message.lines();
+        if let Some(first) = lines.next().filter(|l| !l.is_empty()) {
+            let _ = write!(out, ": {first}");
         }
         out.push('\n');
+        for line in lines {
+            let _ = writeln!(out, "              | {line}");
+        }
     }
     // The node's DNS pods, deleted through the cluster's API and replaced.
     for pod in &host.pods {

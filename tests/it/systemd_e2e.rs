@@ -193,6 +193,66 @@ fn apply_restarts_the_real_kubelet_unit_and_rollback_restores_the_bytes() {
     eprintln!("whole test {} ms", t0.elapsed().as_millis());
 }
 
+/// A kubelet that does not come back after apply's restart: the host fails, and its last
+/// lines in the node's journal (real journald) come with the reason, saying why.
+#[test]
+fn an_unhealthy_kubelet_comes_with_its_journal_lines() {
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    let plan_path = lab.dir.join("plan.json");
+    let plan_path = plan_path.to_str().expect("UTF-8 lab path");
+    let out = dnsfix(&lab, &["plan", "-o", plan_path]);
+    assert_eq!(out.status.code(), Some(2), "plan\n{}", describe(&out));
+    // The kubelet binary now fails at once, saying why on stderr, which the journal keeps.
+    lab.exec(
+        &node,
+        "rm -f /usr/local/bin/kubelet && \
+         printf '#!/bin/sh\\necho \"E1129 stand-in: failed to load Kubelet config file\" >&2\\nexit 1\\n' \
+           > /usr/local/bin/kubelet && chmod +x /usr/local/bin/kubelet",
+    );
+    let out = dnsfix(
+        &lab,
+        &[
+            "apply",
+            plan_path,
+            "--health-timeout",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "apply\n{}", describe(&out));
+    let record = run_record(&out);
+    let host = host_result(&record, &node);
+    assert_eq!(host.outcome, HostOutcome::Failed, "{host:#?}");
+    let handler = &host.handlers[0];
+    assert!(!handler.healthy, "{handler:?}");
+    let mut lines = handler.message.lines();
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("not healthy 5s after systemctl restart: unit is")),
+        "{handler:?}"
+    );
+    assert!(
+        lines.any(|l| l.contains("E1129 stand-in: failed to load Kubelet config file")),
+        "no journal line: {handler:?}"
+    );
+    // The report: the reason on the handler's line, the journal's lines beneath it.
+    let report = dnsfix::report::apply::text(&record, &[], false, None);
+    assert!(
+        report.lines().any(|l| l.starts_with("              | ")
+            && l.contains("E1129 stand-in: failed to load Kubelet config file")),
+        "{report}"
+    );
+    let error = host.error.as_deref().unwrap_or_default();
+    assert!(
+        error.starts_with("kubelet did not come back healthy: not healthy 5s")
+            && !error.contains('\n'),
+        "{error}"
+    );
+}
+
 // The node really runs systemd, resolved and the kubelet unit.
 fn assert_real_systemd_node(lab: &Lab, node: &str) {
     let init = lab.exec(node, "readlink /proc/1/exe");
