@@ -1133,7 +1133,8 @@ fn config_settings(
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     into: &mut RancherSettings,
 ) -> Result<(), String> {
-    for (file, config) in configs.as_ref().map_err(Clone::clone)? {
+    let configs = configs.as_ref().map_err(Clone::clone)?;
+    for (file, config) in configs {
         let file = file.as_str();
         let source = |line| Source::new("k3s_config", Some(file), Some(line));
         if let Some(l) = config.resolv_conf.clone() {
@@ -1142,23 +1143,33 @@ fn config_settings(
                 source: source(l.line),
             });
         }
-        if config.sets_kubelet_args {
-            // Replaced by this file unless it only appended.
-            if !config.kubelet_args_appended {
-                into.config_arg = None;
-            }
-            if let Some(l) = config.kubelet_arg("resolv-conf") {
-                into.config_arg = Some(Setting {
-                    value: l.value,
-                    source: Source {
-                        detail: Some("kubelet-arg".into()),
-                        ..source(l.line)
-                    },
-                });
-            }
+    }
+    into.config_arg = config_kubelet_arg(configs, "resolv-conf").map(|(file, l)| Setting {
+        value: l.value,
+        source: Source {
+            detail: Some("kubelet-arg".into()),
+            ..Source::new("k3s_config", Some(file), Some(l.line))
+        },
+    });
+    Ok(())
+}
+
+/// The `kubelet-arg NAME=VALUE` the config files leave in force, and the file it is in: a
+/// later file's `kubelet-arg:` replaces the list, `kubelet-arg+:` adds to it, the last
+/// occurrence wins.
+fn config_kubelet_arg<'c>(
+    configs: &'c [(String, K3sConfig)],
+    name: &str,
+) -> Option<(&'c str, Located<String>)> {
+    for (file, c) in configs.iter().rev() {
+        if let Some(l) = c.kubelet_arg(name) {
+            return Some((file, l));
+        }
+        if c.sets_kubelet_args && !c.kubelet_args_appended {
+            return None;
         }
     }
-    Ok(())
+    None
 }
 
 /// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
@@ -1369,6 +1380,16 @@ fn rancher_node_name(
 /// Where k3s and RKE2 keep the id `with-node-id` appends to the node's name.
 pub const NODE_ID: &str = "/etc/rancher/node/id";
 
+impl Kubelet {
+    /// The kubelet gets the resolv.conf k3s/RKE2 generate themselves when no host file
+    /// passes their check (`<data-dir>/agent/etc/resolv.conf`, nameserver 8.8.8.8): their
+    /// guess, not a choice of the node's.
+    pub fn on_rancher_fallback(&self) -> bool {
+        matches!(&self.resolv_conf, Observed::Known(e)
+            if e.source.kind == "k3s_auto" && e.value.ends_with("/agent/etc/resolv.conf"))
+    }
+}
+
 /// `Source::kind` of a setting from a k3s/RKE2 kubelet config drop-in.
 pub(crate) const RANCHER_DROPIN: &str = "k3s_kubelet_dropin";
 
@@ -1432,15 +1453,8 @@ fn rancher_dropins(
     // over. A value inside the directory is not copied (`strings.HasPrefix(val, path)`).
     let copy_detail = |name: &str, file: &str| {
         let from_configs = || {
-            for (file, c) in configs.iter().rev() {
-                if let Some(l) = c.kubelet_arg(name) {
-                    return Some((l.value, format!("{file}:{}", l.line)));
-                }
-                if c.sets_kubelet_args && !c.kubelet_args_appended {
-                    return None;
-                }
-            }
-            None
+            config_kubelet_arg(configs, name)
+                .map(|(file, l)| (l.value, format!("{file}:{}", l.line)))
         };
         let named = unit
             .and_then(|u| exec_kubelet_arg(u, name))

@@ -485,16 +485,12 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
 /// gives the kubelet another file keeps them (a `nameserver` line with no address beside
 /// them, or a loopback one, is what broke it, not them).
 fn kubelet_own_servers(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Vec<String> {
-    let Some(file) = &facts.kubelet.pod_resolv_conf else {
-        return Vec::new();
-    };
-    let generated = ["/var/lib/rancher/k3s", "/var/lib/rancher/rke2"]
-        .iter()
-        .any(|d| file.path == format!("{d}/agent/etc/resolv.conf"));
-    if generated {
-        return Vec::new();
+    match &facts.kubelet.pod_resolv_conf {
+        Some(file) if !facts.kubelet.on_rancher_fallback() => {
+            real_upstreams(nameservers(file), cluster)
+        }
+        _ => Vec::new(),
     }
-    real_upstreams(nameservers(file), cluster)
 }
 
 /// The addresses of a resolv.conf's `nameserver` lines, as written.

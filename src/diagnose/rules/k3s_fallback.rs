@@ -20,9 +20,7 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
     let version = kubelet_version(ctx).map(|(v, _)| v);
     let fixed = k3s_has_dns_fix(version.as_deref());
     match &ctx.facts.kubelet.resolv_conf {
-        Observed::Known(e)
-            if e.source.kind == "k3s_auto" && e.value.ends_with("/agent/etc/resolv.conf") =>
-        {
+        Observed::Known(e) if ctx.facts.kubelet.on_rancher_fallback() => {
             // k3s/RKE2 accept a host file only if every nameserver is global unicast: a
             // loopback stub fails, and so does a link-local resolver such as AWS's
             // 169.254.169.253 (GCP's 169.254.169.254 too, before k3s-io/k3s#12692).
