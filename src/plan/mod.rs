@@ -209,13 +209,17 @@ fn plan_reachable(
     }
     let predicted = predict::predict(facts, &run.changes, &run.handlers);
     // kubeadm: the change the plan makes to the node's kubelet config, and not to kubeadm's
-    // ConfigMap, is one the next `kubeadm upgrade node` undoes; the reviewer is told.
-    if let Some(message) = diagnose::cluster::kubeadm_note(facts, &predicted, cluster) {
-        run.notes.push(model::Note {
+    // ConfigMap, is one the next `kubeadm upgrade node` undoes; the reviewer is told. So
+    // is a restart that starts a kubelet binary other than the one judged.
+    let notes = [
+        diagnose::cluster::kubeadm_note(facts, &predicted, cluster),
+        replaced_binary_note(facts, &run.handlers),
+    ];
+    run.notes
+        .extend(notes.into_iter().flatten().map(|message| model::Note {
             playbook: String::new(),
             message,
-        });
-    }
+        }));
     let after = diagnose::diagnose_host(host, &predicted);
     let still: BTreeSet<String> = after
         .findings()
@@ -249,6 +253,31 @@ fn plan_reachable(
     }
     configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
     plan
+}
+
+/// The note for a plan that restarts a kubelet whose binary was replaced on disk since it
+/// started (a package upgrade not yet restarted): its findings are the running kubelet's,
+/// while its own restart starts the new binary, which may read the same files otherwise (a
+/// `--config-dir` drop-in's resolvConf counts from 1.32). Known where the plan asked the
+/// kubelet's version; apply holds such a plan to no version.
+fn replaced_binary_note(facts: &NodeFacts, handlers: &[model::HandlerRun]) -> Option<String> {
+    if !facts.kubelet.binary_replaced {
+        return None;
+    }
+    let unit = &facts.services.kubelet_unit;
+    let handler = handlers.iter().find(|h| &h.unit == unit)?;
+    let running = match &facts.kubelet.version {
+        Some(v) => format!("{v}, "),
+        None => String::new(),
+    };
+    Some(format!(
+        "the running kubelet ({running}pid {pid}) was started from a binary since replaced on \
+         disk (an upgrade not yet restarted): this plan's {verb} of {unit} starts the new \
+         binary, which dnsfix did not ask, while the findings are the running kubelet's; \
+         restart {unit} and plan again to judge the kubelet that will run",
+        pid = facts.kubelet.pid.map_or("?".to_owned(), |p| p.to_string()),
+        verb = handler.action.verb(),
+    ))
 }
 
 /// The playbooks' context for `host` ([`context::build`]), with the kubelet's version as
@@ -614,6 +643,37 @@ mod tests {
                 fixes: vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()],
             },
         }
+    }
+
+    /// A plan that restarts a kubelet whose binary was replaced since it started says so;
+    /// one that does not restart it, or a kubelet whose binary is the one it runs, does not.
+    #[test]
+    fn a_restart_of_a_replaced_kubelet_binary_is_noted() {
+        let mut facts = NodeFacts::from_raw("n1", &crate::facts::raw::RawFacts::default());
+        facts.services.kubelet_unit = "kubelet.service".into();
+        facts.kubelet.pid = Some(2291);
+        facts.kubelet.version = Some("v1.31.4".into());
+        let restart = |unit: &str| model::HandlerRun {
+            name: "restart kubelet".into(),
+            unit: unit.into(),
+            action: model::HandlerAction::Restarted,
+            serial: Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let kubelet = [restart("kubelet.service")];
+        assert_eq!(replaced_binary_note(&facts, &kubelet), None);
+        facts.kubelet.binary_replaced = true;
+        let note = replaced_binary_note(&facts, &kubelet).expect("a note");
+        assert!(
+            note.starts_with(
+                "the running kubelet (v1.31.4, pid 2291) was started from a binary since replaced"
+            ) && note.contains("this plan's restart of kubelet.service starts the new binary"),
+            "{note}"
+        );
+        assert_eq!(
+            replaced_binary_note(&facts, &[restart("systemd-resolved.service")]),
+            None
+        );
     }
 
     fn host(name: &str) -> HostPlan {

@@ -711,6 +711,16 @@ fn a_kubelet_upgraded_since_the_plan_is_refused() {
         "{record:#?}"
     );
 
+    // A plan made now says that its restart starts a binary it did not ask.
+    let replanned = dnsfix_in(&lab, &inventory, &["plan", "--limit", &upgraded]);
+    let stdout = String::from_utf8_lossy(&replanned.stdout);
+    assert!(
+        stdout.contains("the running kubelet (v1.30.2, pid ")
+            && stdout.contains("this plan's restart of kubelet starts the new binary"),
+        "{}",
+        describe(&replanned)
+    );
+
     // Then restarted on it.
     lab.exec(&upgraded, "systemctl restart kubelet");
     let (_, stale) = apply_stale(&lab, &inventory, &plan_path, &upgraded);
