@@ -71,3 +71,11 @@ pub struct Finding {
     /// The shipped playbook that fixes it, once there is one.
     pub playbook: Option<&'static str>,
 }
+
+impl Finding {
+    /// The order findings are shown in, by `check` and in plans: the worst first, then by
+    /// id (findings of one id keep the rules' order).
+    pub fn worst_first(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+        b.severity.cmp(&a.severity).then(a.id.cmp(b.id))
+    }
+}

@@ -65,10 +65,12 @@ pub fn build(
     for (host, outcome) in hosts.iter().zip(outcomes) {
         let plan = match outcome.result {
             Ok(facts) => {
-                let findings = by_host
+                let mut findings = by_host
                     .get(host.name.as_str())
                     .map(|d| d.findings().cloned().collect::<Vec<_>>())
                     .unwrap_or_default();
+                // As `check` shows them.
+                findings.sort_by(Finding::worst_first);
                 let applicable: Vec<&Playbook> = playbooks
                     .playbooks
                     .iter()

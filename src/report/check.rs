@@ -45,7 +45,7 @@ fn sorted<'a>(hosts: &'a [Checked<'a>]) -> Vec<&'a Checked<'a>> {
 
 fn sorted_findings(d: &HostDiagnosis) -> Vec<&Finding> {
     let mut f: Vec<&Finding> = d.findings().collect();
-    f.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.id.cmp(b.id)));
+    f.sort_by(|a, b| Finding::worst_first(a, b));
     f
 }
 
