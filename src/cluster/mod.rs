@@ -154,6 +154,15 @@ pub struct DnsConfig {
     /// kube-proxy's `mode` (`""` is its default, iptables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kube_proxy_mode: Option<String>,
+    /// Where that mode was read: `kube-proxy (config.conf)`, kubeadm's and Kubespray's, or
+    /// `kube-proxy-config (config)`, EKS's kube-proxy add-on (its DaemonSet runs
+    /// `--config=/var/lib/kube-proxy-config/config` from that ConfigMap; its `kube-proxy`
+    /// ConfigMap holds only the kubeconfig: eksctl pkg/addons/default/testdata).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_proxy_from: Option<String>,
+    /// A kube-proxy ConfigMap of either name is there, whether or not its mode was read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kube_proxy_configmap: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeadm_kubelet: Option<KubeadmKubelet>,
     /// The cluster's version as kubeadm keeps it (`kubeadm-config`, data.ClusterConfiguration
@@ -207,7 +216,7 @@ pub struct KubeadmKubelet {
 /// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
 /// real kubectl.
 pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns node-local-dns kube-proxy \
-     kubelet-config kubeadm-config --ignore-not-found -o json";
+     kube-proxy-config kubelet-config kubeadm-config --ignore-not-found -o json";
 
 /// kubeadm's ConfigMap of the kubelets' settings from 1.24 on (kubeadm `constants.go`,
 /// `KubeletBaseConfigurationConfigMap`).
@@ -290,15 +299,25 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                     }
                 }
             }
-            "kube-proxy" => {
+            // kubeadm's (and Kubespray's) configuration wins where both hold one.
+            "kube-proxy" | "kube-proxy-config" => {
+                config.kube_proxy_configmap = true;
+                let key = if name == "kube-proxy" {
+                    "config.conf"
+                } else {
+                    "config"
+                };
                 let yaml: Option<serde_norway::Value> =
-                    text("config.conf").and_then(|t| serde_norway::from_str(t).ok());
-                config.kube_proxy_mode = yaml.map(|y| {
-                    y.get("mode")
-                        .and_then(serde_norway::Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                });
+                    text(key).and_then(|t| serde_norway::from_str(t).ok());
+                if let Some(y) = yaml.filter(|_| config.kube_proxy_from.is_none()) {
+                    config.kube_proxy_mode = Some(
+                        y.get("mode")
+                            .and_then(serde_norway::Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                    );
+                    config.kube_proxy_from = Some(format!("{name} ({key})"));
+                }
             }
             "kubeadm-config" => {
                 let yaml: Option<serde_norway::Value> =
@@ -1254,6 +1273,28 @@ mod tests {
         let one = parse_configmaps(br#"{"kind":"ConfigMap","metadata":{"name":"kube-proxy"},"data":{"config.conf":"mode: \"\"\n"}}"#)
             .expect("one");
         assert_eq!(one.kube_proxy_mode.as_deref(), Some(""));
+        // EKS's kube-proxy add-on: the kubeconfig in `kube-proxy`, the configuration in
+        // `kube-proxy-config`'s `config` (the DaemonSet's --config=/var/lib/kube-proxy-config/config).
+        let eks = parse_configmaps(
+            br#"{"kind":"List","items":[
+              {"kind":"ConfigMap","metadata":{"name":"kube-proxy"},"data":{"kubeconfig":"kind: Config\n"}},
+              {"kind":"ConfigMap","metadata":{"name":"kube-proxy-config"},"data":{"config":"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"ipvs\"\n"}}]}"#,
+        )
+        .expect("eks");
+        assert_eq!(
+            (
+                eks.kube_proxy_mode.as_deref(),
+                eks.kube_proxy_from.as_deref()
+            ),
+            (Some("ipvs"), Some("kube-proxy-config (config)"))
+        );
+        assert!(eks.kube_proxy_configmap);
+        let unreadable = parse_configmaps(
+            br#"{"kind":"ConfigMap","metadata":{"name":"kube-proxy"},"data":{"kubeconfig":"kind: Config\n"}}"#,
+        )
+        .expect("kubeconfig only");
+        assert_eq!(unreadable.kube_proxy_mode, None);
+        assert!(unreadable.kube_proxy_configmap);
         assert!(parse_configmaps(b"[]").is_err());
         // The upstream NodeLocal DNSCache manifest's ConfigMap, by its own name.
         let upstream = parse_configmaps(

@@ -1379,6 +1379,7 @@ mod tests {
                 Vec::new(),
                 DnsConfig {
                     kube_proxy_mode: Some(mode.to_owned()),
+                    kube_proxy_configmap: true,
                     ..DnsConfig::default()
                 },
             )
@@ -1400,7 +1401,43 @@ mod tests {
         );
         assert_eq!(
             outcome_of(&with_mode("")),
-            RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into())
+            RuleOutcome::NotApplicable(
+                "kube-proxy is not in ipvs mode (ConfigMap kube-system/kube-proxy (config.conf) mode: \"\" (iptables))".into()
+            )
+        );
+        // EKS's kube-proxy add-on keeps its configuration in kube-proxy-config, and its
+        // kube-proxy ConfigMap only the kubeconfig: kube-proxy runs there.
+        let eks = |from: Option<&str>, mode: Option<&str>| {
+            read(
+                Vec::new(),
+                DnsConfig {
+                    kube_proxy_mode: mode.map(str::to_owned),
+                    kube_proxy_from: from.map(str::to_owned),
+                    kube_proxy_configmap: true,
+                    ..DnsConfig::default()
+                },
+            )
+        };
+        let ipvs = outcome_of(&eks(Some("kube-proxy-config (config)"), Some("ipvs")));
+        assert!(
+            findings(&ipvs)[0].evidence.contains(
+                &"ConfigMap kube-system/kube-proxy-config (config) mode: ipvs".to_owned()
+            ),
+            "{ipvs:?}"
+        );
+        let unread = outcome_of(&eks(None, None));
+        assert!(
+            findings(&unread)[0]
+                .evidence
+                .contains(&"kube_proxy_mode: ipvs".to_owned()),
+            "{unread:?}"
+        );
+        // No kube-proxy ConfigMap at all: not deployed.
+        assert_eq!(
+            outcome_of(&read(Vec::new(), DnsConfig::default())),
+            RuleOutcome::NotApplicable(
+                "kube-proxy is not in ipvs mode (no kube-proxy ConfigMap in kube-system (kube-proxy, or EKS's kube-proxy-config): kube-proxy is not deployed)".into()
+            )
         );
     }
 

@@ -27,7 +27,9 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     };
     let (ipvs, mode_evidence) = super::kube_proxy_ipvs(ctx);
     if !ipvs {
-        return RuleOutcome::NotApplicable("kube-proxy is not in ipvs mode".into());
+        return RuleOutcome::NotApplicable(format!(
+            "kube-proxy is not in ipvs mode ({mode_evidence})"
+        ));
     }
     let local = link_local(addrs.iter());
     if local.is_empty() || local.iter().any(|a| dns.value.contains(a)) {

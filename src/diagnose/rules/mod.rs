@@ -45,10 +45,12 @@ pub struct Ctx<'a> {
     /// service IP. A resolver that lists only these forwards back into the cluster.
     pub cluster: BTreeSet<IpAddr>,
     /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
-    /// default, iptables); it replaces the inventory's `kube_proxy_mode`.
-    pub kube_proxy_mode: Option<String>,
-    /// The cluster's ConfigMaps were read and kube-proxy has none: it is not deployed
-    /// (Cilium's or Calico's eBPF replacing it, Kubespray's kube_proxy_remove).
+    /// default, iptables), and the ConfigMap and key it was read from; it replaces the
+    /// inventory's `kube_proxy_mode`.
+    pub kube_proxy_mode: Option<(String, String)>,
+    /// The cluster's ConfigMaps were read and kube-proxy has none: where kube-proxy is a
+    /// DaemonSet with its ConfigMap (kubeadm, Kubespray, EKS), it is not deployed (Cilium's
+    /// or Calico's eBPF replacing it, Kubespray's kube_proxy_remove).
     pub kube_proxy_absent: bool,
     /// The node's kubelet version as the cluster has it from the running kubelet
     /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
@@ -89,8 +91,13 @@ impl<'a> Ctx<'a> {
             ..
         }) = cluster
         {
-            ctx.kube_proxy_mode = config.kube_proxy_mode.clone();
-            ctx.kube_proxy_absent = config.kube_proxy_mode.is_none() && config.error.is_none();
+            ctx.kube_proxy_mode = config.kube_proxy_mode.clone().map(|m| {
+                let from = config.kube_proxy_from.as_deref();
+                (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())
+            });
+            ctx.kube_proxy_absent = !config.kube_proxy_configmap
+                && config.kube_proxy_mode.is_none()
+                && config.error.is_none();
             let coredns = corefile_forwards(config, &["coredns"]);
             let nodelocal = match corefile_forwards(config, &["nodelocaldns", "node-local-dns"]) {
                 // Not read: it matters only where NodeLocal DNSCache runs.
@@ -426,22 +433,28 @@ pub(crate) fn corefile_forwards(
 
 /// Whether kube-proxy runs in IPVS mode, and what says so: the cluster's kube-proxy
 /// ConfigMap when it was read, else the inventory's `kube_proxy_mode` (Kubespray's default
-/// is ipvs).
+/// is ipvs). No ConfigMap means no kube-proxy only where it runs from one: k3s, RKE2 and
+/// MicroK8s run it from their own arguments (in-process, a static pod), and k0s from its
+/// own manifests.
 fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
-    if ctx.kube_proxy_absent {
+    let from_configmap = !matches!(
+        ctx.facts.flavour.kind,
+        FlavourKind::K3s | FlavourKind::Rke2 | FlavourKind::MicroK8s | FlavourKind::K0s
+    );
+    if ctx.kube_proxy_absent && from_configmap {
         return (
             false,
-            "no kube-proxy ConfigMap in kube-system: kube-proxy is not deployed".to_owned(),
+            "no kube-proxy ConfigMap in kube-system (kube-proxy, or EKS's kube-proxy-config): kube-proxy is not deployed".to_owned(),
         );
     }
     if ctx.host.var_bool("kube_proxy_remove") == Some(true) {
         return (false, "kube_proxy_remove: true".to_owned());
     }
     match &ctx.kube_proxy_mode {
-        Some(m) => (
+        Some((m, from)) => (
             m == "ipvs",
             format!(
-                "ConfigMap kube-system/kube-proxy (config.conf) mode: {}",
+                "ConfigMap kube-system/{from} mode: {}",
                 if m.is_empty() { "\"\" (iptables)" } else { m }
             ),
         ),

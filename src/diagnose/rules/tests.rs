@@ -1247,7 +1247,8 @@ fn ipvs_kube_proxy_sets_forwarding_no_file_persists() {
                 .insert("kube_proxy_mode".into(), serde_json::json!(m));
         }
         let mut ctx = Ctx::new(&host, &facts);
-        ctx.kube_proxy_mode = cluster.map(str::to_owned);
+        ctx.kube_proxy_mode =
+            cluster.map(|m| (m.to_owned(), "kube-proxy (config.conf)".to_owned()));
         matches!(ip_forward(&ctx), RuleOutcome::Findings(_))
     };
     assert!(outcome(None, None));
