@@ -2,10 +2,19 @@
 //! Kubespray run (`inventory_set`): which group_vars file to edit, and the edit itself,
 //! made with the same in-place YAML editor as the kubelet config.
 //!
-//! Where a key goes: the group_vars file that already sets it (in `all`, then `k8s_cluster`),
+//! Where a key goes: the group_vars file that already sets it (in `k8s_cluster`, then `all`),
 //! else Kubespray's own `group_vars/all/all.yml`, else `group_vars/all.yml`, else a new
 //! `group_vars/all/dnsfix.yml`. Only keys every host agrees on are set at group level; hosts
-//! that disagree are reported instead.
+//! that disagree are reported instead. A node's own setting ([`PER_NODE`]: the kubelet's
+//! resolv.conf, a path that must exist on that node) goes to the group only where every
+//! host Kubespray configures asked for the same value, else into each asking host's
+//! `host_vars`: a group value would reach the nodes dnsfix did not plan (`--limit`, a later
+//! `scale.yml`), where the file may not exist.
+//!
+//! Every change is then checked the way Kubespray will see it: the inventory is loaded
+//! again with the changes made (in a scratch copy); a host that still gets another value
+//! (a host_vars file, a narrower group or an inline host variable outranks the file
+//! edited) gets a note naming where that value comes from.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +23,13 @@ use serde_json::Value as Json;
 
 use super::model::InventoryChange;
 use crate::edit::{YamlValue, yaml_set};
+use crate::inventory::Inventory;
 use crate::util::sha256_hex;
+
+/// Keys whose value is a node's own: set per host unless every host of the cluster asked
+/// for the same value (Kubespray renders `resolvConf: "{{ kube_resolv_conf }}"` on every
+/// node, roles/kubernetes/node/templates/kubelet-config.v1beta1.yaml.j2).
+pub const PER_NODE: &[&str] = &["kube_resolv_conf"];
 
 /// One requested setting and the hosts that need it.
 #[derive(Debug, Clone)]
@@ -77,7 +92,8 @@ pub fn digest(inventory: &Path) -> String {
 /// The file a key belongs in (see the module docs).
 fn target_file(base: &Path, key: &str) -> PathBuf {
     let group_vars = base.join("group_vars");
-    for group in ["all", "k8s_cluster", "k8s-cluster"] {
+    // k8s_cluster's value beats all's for Kubespray's hosts: edit that one where both set it.
+    for group in ["k8s_cluster", "k8s-cluster", "all"] {
         let mut candidates = Vec::new();
         for ext in ["yml", "yaml"] {
             candidates.push(group_vars.join(format!("{group}.{ext}")));
@@ -112,16 +128,69 @@ fn target_file(base: &Path, key: &str) -> PathBuf {
     group_vars.join("all/dnsfix.yml")
 }
 
+/// The file of `host`'s own variables to set `key` in: the one Ansible reads
+/// (`host_vars/<host>`, `.yml`, `.yaml`, the first that exists; see
+/// [`crate::inventory`]'s vars_dirs), the file in it that sets `key` where it is a
+/// directory, else a new `dnsfix.yml` there; else a new `host_vars/<host>.yml`.
+fn host_file(base: &Path, host: &str, key: &str) -> PathBuf {
+    let root = base.join("host_vars");
+    let candidates = [
+        root.join(host),
+        root.join(format!("{host}.yml")),
+        root.join(format!("{host}.yaml")),
+        root.join(format!("{host}.json")),
+    ];
+    match candidates.into_iter().find(|p| p.exists()) {
+        Some(dir) if dir.is_dir() => {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+                .collect();
+            inside.sort();
+            inside
+                .into_iter()
+                .rev()
+                .find(|p| defines(p, key))
+                .unwrap_or_else(|| dir.join("dnsfix.yml"))
+        }
+        Some(file) => file,
+        None => root.join(format!("{host}.yml")),
+    }
+}
+
+/// Whether the YAML file at `path` sets top-level `key`.
+fn defines(path: &Path, key: &str) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_norway::from_str::<serde_norway::Value>(&text).ok())
+        .is_some_and(|v| v.get(key).is_some())
+}
+
 /// A key, its value and the hosts that need it.
 type Setting = (String, Json, Vec<String>);
 
+/// Whether `hosts` are every host Kubespray configures (`k8s_cluster`, else the whole
+/// inventory).
+fn whole_cluster(inventory: &Inventory, hosts: &[String]) -> bool {
+    let members: Vec<&str> = inventory
+        .group_members("k8s_cluster")
+        .unwrap_or_else(|| inventory.hosts().iter().map(|h| h.name.as_str()).collect());
+    members.iter().all(|m| hosts.iter().any(|h| h == m))
+}
+
 /// Turns the wanted settings into file edits. Returns the changes and, per host, notes for
-/// settings that could not be made at group level.
+/// settings that could not be made, or that a higher-precedence value would still beat.
 pub fn changes(
-    inventory: &Path,
+    inventory: &Inventory,
     wanted: &[Wanted],
 ) -> (Vec<InventoryChange>, BTreeMap<String, Vec<String>>) {
-    let base = base_dir(inventory);
+    let Some(path) = inventory.path() else {
+        return (Vec::new(), BTreeMap::new());
+    };
+    let base = base_dir(path);
     let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Group the agreed keys by target file, keeping the order they were asked for.
     let mut by_key: Vec<(String, Vec<&Wanted>)> = Vec::new();
@@ -132,7 +201,22 @@ pub fn changes(
         }
     }
     let mut by_file: Vec<(PathBuf, Vec<Setting>)> = Vec::new();
+    let mut place =
+        |path: PathBuf, entry: Setting| match by_file.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, list)) => list.push(entry),
+            None => by_file.push((path, vec![entry])),
+        };
     for (key, list) in by_key {
+        let per_node = PER_NODE.contains(&key.as_str());
+        if per_node && !(list.len() == 1 && whole_cluster(inventory, &list[0].hosts)) {
+            for w in &list {
+                for host in &w.hosts {
+                    let entry = (key.clone(), w.value.clone(), vec![host.clone()]);
+                    place(host_file(&base, host, &key), entry);
+                }
+            }
+            continue;
+        }
         if list.len() > 1 {
             let shown: Vec<String> = list
                 .iter()
@@ -151,11 +235,7 @@ pub fn changes(
         }
         let w = list[0];
         let path = target_file(&base, &key);
-        let entry = (key, w.value.clone(), w.hosts.clone());
-        match by_file.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, list)) => list.push(entry),
-            None => by_file.push((path, vec![entry])),
-        }
+        place(path, (key, w.value.clone(), w.hosts.clone()));
     }
     let mut out = Vec::new();
     for (path, settings) in by_file {
@@ -212,7 +292,110 @@ pub fn changes(
             hosts,
         });
     }
+    for (host, message) in still_beaten(path, &out, wanted) {
+        notes.entry(host).or_default().push(message);
+    }
     (out, notes)
+}
+
+/// The hosts that, with `changes` made, would still not get the value they asked for, each
+/// with a note naming the value that wins and where it is set: the inventory loaded again
+/// from a scratch copy of its files with the changes in place.
+fn still_beaten(
+    inventory: &Path,
+    changes: &[InventoryChange],
+    wanted: &[Wanted],
+) -> Vec<(String, String)> {
+    if changes.is_empty() {
+        return Vec::new();
+    }
+    let base = base_dir(inventory);
+    let scratch = std::env::temp_dir().join(format!("dnsfix-inventory-{}", crate::util::nonce()));
+    let loaded = copy_with_changes(&base, inventory, &scratch, changes)
+        .and_then(|copy| Inventory::load(&copy).map_err(|e| e.to_string()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let Ok(after) = loaded else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for w in wanted {
+        for name in &w.hosts {
+            let Some(host) = after.host(name) else {
+                continue;
+            };
+            let got = host.var(&w.key).cloned();
+            if got.as_ref() == Some(&w.value) {
+                continue;
+            }
+            let from = host
+                .origins
+                .get(&w.key)
+                .map(|o| {
+                    let shown = o.to_string();
+                    shown.replacen(
+                        &scratch.display().to_string(),
+                        &base.display().to_string(),
+                        1,
+                    )
+                })
+                .unwrap_or_else(|| "nowhere".to_owned());
+            out.push((
+                name.clone(),
+                format!(
+                    "{key} stays {got} for this host after the inventory change: {from} outranks \
+                     the file dnsfix edits; set it to {want} there, or Kubespray undoes the fix",
+                    key = w.key,
+                    got = got.as_ref().map_or_else(|| "unset".to_owned(), show),
+                    want = show(&w.value),
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// A copy of the inventory's files (the `-i` path, group_vars, host_vars) under `scratch`
+/// with `changes` written; the copy's `-i` path.
+fn copy_with_changes(
+    base: &Path,
+    inventory: &Path,
+    scratch: &Path,
+    changes: &[InventoryChange],
+) -> Result<PathBuf, String> {
+    let io = |e: std::io::Error| e.to_string();
+    let mut stack = vec![base.join("group_vars"), base.join("host_vars")];
+    if inventory.is_dir() {
+        stack.push(inventory.to_path_buf());
+    } else {
+        let to = scratch.join(inventory.strip_prefix(base).map_err(|e| e.to_string())?);
+        std::fs::create_dir_all(scratch).map_err(io)?;
+        std::fs::copy(inventory, to).map_err(io)?;
+    }
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let from = entry.path();
+            let to = scratch.join(from.strip_prefix(base).map_err(|e| e.to_string())?);
+            if from.is_dir() {
+                stack.push(from);
+            } else {
+                std::fs::create_dir_all(to.parent().unwrap_or(scratch)).map_err(io)?;
+                std::fs::copy(&from, &to).map_err(io)?;
+            }
+        }
+    }
+    for change in changes {
+        let to = scratch.join(
+            Path::new(&change.path)
+                .strip_prefix(base)
+                .map_err(|e| e.to_string())?,
+        );
+        std::fs::create_dir_all(to.parent().unwrap_or(scratch)).map_err(io)?;
+        std::fs::write(&to, &change.content).map_err(io)?;
+    }
+    Ok(scratch.join(inventory.strip_prefix(base).unwrap_or(Path::new(""))))
 }
 
 fn show(value: &Json) -> String {
@@ -227,5 +410,158 @@ fn show(value: &Json) -> String {
                 .join(", ")
         ),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Kubespray-shaped inventory in a fresh directory: `hosts.yaml` with node1 and node2
+    /// in k8s_cluster, and the given files under it.
+    fn inventory(files: &[(&str, &str)]) -> (PathBuf, Inventory) {
+        let dir = std::env::temp_dir().join(format!("dnsfix-invchange-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(
+            dir.join("hosts.yaml"),
+            "all:\n  hosts:\n    node1:\n    node2:\n  children:\n    kube_node:\n      hosts:\n        node1:\n        node2:\n    k8s_cluster:\n      children:\n        kube_node:\n",
+        )
+        .expect("hosts");
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        let inventory = Inventory::load(&dir.join("hosts.yaml")).expect("loads");
+        (dir, inventory)
+    }
+
+    fn wanted(key: &str, value: &str, hosts: &[&str]) -> Wanted {
+        Wanted {
+            key: key.to_owned(),
+            value: Json::String(value.to_owned()),
+            hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        }
+    }
+
+    fn paths(dir: &Path, changes: &[InventoryChange]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| {
+                c.path
+                    .strip_prefix(&format!("{}/", dir.display()))
+                    .unwrap_or(&c.path)
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// The kubelet's resolv.conf is a node's own: set for the group only where every host
+    /// of the cluster asked for the same path, else in each asking host's host_vars (a
+    /// group value would reach nodes without the file at the next cluster.yml).
+    #[test]
+    fn a_node_path_goes_to_the_group_only_where_every_node_asked() {
+        let all = [(
+            "group_vars/all/all.yml",
+            "---\nloadbalancer_apiserver_localhost: true\n",
+        )];
+        let (dir, inv) = inventory(&all);
+        let one = [wanted(
+            "kube_resolv_conf",
+            "/etc/dnsfix/resolv.conf",
+            &["node1"],
+        )];
+        let (changes, notes) = changes(&inv, &one);
+        assert_eq!(paths(&dir, &changes), ["host_vars/node1.yml"]);
+        assert_eq!(changes[0].before, None);
+        assert_eq!(
+            changes[0].content,
+            "kube_resolv_conf: /etc/dnsfix/resolv.conf\n"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+
+        let both = [wanted(
+            "kube_resolv_conf",
+            "/etc/dnsfix/resolv.conf",
+            &["node1", "node2"],
+        )];
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &both)),
+            ["group_vars/all/all.yml"]
+        );
+
+        let split = [
+            wanted("kube_resolv_conf", "/etc/dnsfix/resolv.conf", &["node1"]),
+            wanted(
+                "kube_resolv_conf",
+                "/run/systemd/resolve/resolv.conf",
+                &["node2"],
+            ),
+        ];
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &split)),
+            ["host_vars/node1.yml", "host_vars/node2.yml"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn changes_of(inv: &Inventory, wanted: &[Wanted]) -> Vec<InventoryChange> {
+        changes(inv, wanted).0
+    }
+
+    /// An existing host_vars directory gets the file there that sets the key, else a new
+    /// dnsfix.yml in it.
+    #[test]
+    fn a_host_vars_directory_is_written_into() {
+        let files = [
+            ("host_vars/node1/main.yml", "ansible_user: ops\n"),
+            (
+                "host_vars/node2/main.yml",
+                "kube_resolv_conf: /etc/resolv.conf\n",
+            ),
+        ];
+        let (dir, inv) = inventory(&files);
+        let w = [
+            wanted("kube_resolv_conf", "/etc/dnsfix/resolv.conf", &["node1"]),
+            wanted(
+                "kube_resolv_conf",
+                "/run/systemd/resolve/resolv.conf",
+                &["node2"],
+            ),
+        ];
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &w)),
+            ["host_vars/node1/dnsfix.yml", "host_vars/node2/main.yml"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A group-level change a host's own value outranks is made, and that host is told
+    /// where the value that still wins is set.
+    #[test]
+    fn a_value_that_still_wins_after_the_change_is_named() {
+        let files = [
+            ("group_vars/all.yml", "upstream_dns_servers: []\n"),
+            (
+                "host_vars/node2.yml",
+                "upstream_dns_servers: [192.0.2.99]\n",
+            ),
+        ];
+        let (dir, inv) = inventory(&files);
+        let w = [Wanted {
+            key: "upstream_dns_servers".to_owned(),
+            value: serde_json::json!(["192.0.2.53"]),
+            hosts: vec!["node1".to_owned(), "node2".to_owned()],
+        }];
+        let (changes, notes) = changes(&inv, &w);
+        assert_eq!(paths(&dir, &changes), ["group_vars/all.yml"]);
+        assert!(!notes.contains_key("node1"), "{notes:?}");
+        let note = &notes["node2"][0];
+        assert!(
+            note.starts_with("upstream_dns_servers stays [192.0.2.99] for this host")
+                && note.contains(&format!("{}/host_vars/node2.yml", dir.display())),
+            "{note}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -365,7 +365,7 @@ fn place_inventory_changes(
     wanted: &[inventory_change::Wanted],
     host_plans: &mut [HostPlan],
 ) -> Vec<InventoryChange> {
-    let Some(path) = inventory.path() else {
+    if inventory.path().is_none() {
         if !wanted.is_empty() {
             for plan in host_plans.iter_mut() {
                 if wanted.iter().any(|w| w.hosts.contains(&plan.host)) {
@@ -379,8 +379,8 @@ fn place_inventory_changes(
             }
         }
         return Vec::new();
-    };
-    let (changes, notes) = inventory_change::changes(path, wanted);
+    }
+    let (changes, notes) = inventory_change::changes(inventory, wanted);
     for plan in host_plans.iter_mut() {
         for message in notes.get(&plan.host).into_iter().flatten() {
             plan.notes.push(model::Note {
