@@ -395,7 +395,7 @@ pub const NODELOCALDNS_SYSFS: &str = "/sys/class/net/nodelocaldns";
 pub(super) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
 pub(super) const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
 /// nodeadm's kubelet flags (awslabs/amazon-eks-ami nodeadm internal/kubelet/environment.go).
-pub(super) const EKS_ENV: &str = "/etc/eks/kubelet/environment";
+pub(crate) const EKS_ENV: &str = "/etc/eks/kubelet/environment";
 /// Env files and the variables kubelet's units expand, in the order they appear on the
 /// command line (a later occurrence of a flag wins). Kubespray's kubelet.service.j2
 /// ExecStart expands exactly these, in this order (KUBELET_EXTRA_ARGS is not among them);

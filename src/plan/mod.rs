@@ -678,6 +678,57 @@ mod tests {
         );
     }
 
+    /// On EKS a kubelet resolv.conf of dnsfix's own cannot be left to nodeadm: the blocked
+    /// line says that the user data must write the file, with the servers, and where the
+    /// per-node NodeConfig goes; with the uplink file, it does not.
+    #[test]
+    fn an_eks_node_is_told_who_writes_dnsfixs_file() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-eks-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let blocked = |fixture: &str, strip: bool| {
+            let path = dir.join(format!("hosts-{strip}.yaml"));
+            std::fs::write(
+                &path,
+                format!("all:\n  hosts:\n    node1:\n      dnsfix_strip_search_domains: {strip}\n"),
+            )
+            .expect("inventory");
+            let inventory = Inventory::load(&path).expect("loads");
+            let hosts = inventory.select(None).expect("hosts");
+            let raw = crate::testing::rules_fixture(fixture);
+            let outcomes = vec![HostOutcome {
+                host: "node1".into(),
+                elapsed: std::time::Duration::ZERO,
+                result: Ok(NodeFacts::from_raw("node1", &raw)),
+            }];
+            let cluster = crate::cluster::Cluster::Unavailable {
+                reason: "none".into(),
+            };
+            let playbooks = Playbooks::load(None).expect("playbooks");
+            let plan = build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
+            plan.hosts[0]
+                .blocked
+                .iter()
+                .find(|b| b.playbook == "kubelet-resolvconf")
+                .map(|b| b.reason.clone())
+                .unwrap_or_else(|| panic!("not blocked: {:#?}", plan.hosts[0]))
+        };
+        // Stray search domains stripped: a file of dnsfix's own.
+        let own = blocked("_upstream/eks-al2023-nodeadm", true);
+        assert!(
+            own.contains("spec.kubelet.config.resolvConf to /etc/dnsfix/resolv.conf")
+                && own.contains("/etc/eks/nodeadm.d/")
+                && own.contains("a shell script part of the same user data must write it with only real upstream servers (10.0.0.2, from"),
+            "{own}"
+        );
+        // systemd-resolved's uplink file is there on every node.
+        let uplink = blocked("_upstream/eks-al2023-old-stub", false);
+        assert!(
+            uplink.contains("/run/systemd/resolve/resolv.conf") && !uplink.contains("shell script"),
+            "{uplink}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     fn host(name: &str) -> HostPlan {
         let mut plan = error_plan(name, Vec::new(), "test", String::new());
         plan.fixes = vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()];

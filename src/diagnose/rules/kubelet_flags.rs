@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
 use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::{Effective, FlavourKind, Observed};
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, Source};
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-NODELOCAL-CLUSTERDNS";
@@ -45,12 +45,21 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
             mode_evidence,
         ],
-        format!(
-            "set clusterDNS to [{}]; {} and recreate pods",
-            local[0],
-            restart_hint(ctx)
-        ),
+        format!("{} and recreate pods", set_cluster_dns(ctx, local[0])),
     )])
+}
+
+/// How to give the kubelet clusterDNS `[addr]` on this node, and restart it: on EKS in the
+/// NodeConfig, as nodeadm writes config.json anew at every boot (its spec.kubelet.config
+/// goes to a --config-dir drop-in, where clusterDNS counts in every kubelet that reads
+/// one).
+fn set_cluster_dns(ctx: &Ctx, addr: &str) -> String {
+    if ctx.facts.flavour.kind == FlavourKind::Eks {
+        return format!(
+            "set spec.kubelet.config.clusterDNS to [{addr}] in the node's NodeConfig (nodeadm writes config.json anew at every boot), then replace or reboot the node"
+        );
+    }
+    format!("set clusterDNS to [{addr}]; {}", restart_hint(ctx))
 }
 
 /// The IPv4 link-local addresses among `addrs`, cloud metadata and DNS endpoints left out
@@ -92,7 +101,8 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
             format!("interface nodelocaldns: {}", addrs.join(", ")),
             match link_local(addrs.iter()).first() {
                 Some(local) => format!(
-                    "set clusterDNS to [{local}], the cache's address (or node-cache's -localip to {first}); {restart} and recreate pods"
+                    "{} and recreate pods; or give node-cache -localip {first}",
+                    set_cluster_dns(ctx, local)
                 ),
                 None => {
                     format!("set clusterDNS to the cache's address; {restart} and recreate pods")
@@ -230,6 +240,25 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             "nothing to do while the flag is right; to change the resolv.conf, change the flag (kubeadm 1.19+ keeps it in config.yaml instead)".into(),
         )]);
     }
+    // nodeadm writes both anew at every boot from the NodeConfig, its spec.kubelet.flags
+    // after its own (amazon-eks-ami nodeadm/internal/kubelet/environment.go): the flag is
+    // how the NodeConfig says it, the only one for resolvConf on kubelet 1.29-1.31
+    // (kubernetes#126630), and config.json is nobody's to edit.
+    let from_nodeadm = |source: Option<&Source>| {
+        source.is_none_or(|s| s.path.as_deref() == Some(crate::facts::node_facts::EKS_ENV))
+    };
+    if ctx.facts.flavour.kind == FlavourKind::Eks
+        && from_nodeadm(shadowing(&k.resolv_conf))
+        && from_nodeadm(shadowing(&k.cluster_dns))
+    {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            "DNS-KUBELET-FLAG-SHADOW",
+            Severity::Info,
+            "a kubelet flag from the NodeConfig's spec.kubelet.flags overrides nodeadm's kubelet config at every boot".into(),
+            evidence,
+            "nothing to do while the flag's value is right; to change it, change spec.kubelet.flags in the NodeConfig (the launch template's user data, or a NodeConfig file in /etc/eks/nodeadm.d/), not config.json, which nodeadm rewrites at every boot".into(),
+        )]);
+    }
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-FLAG-SHADOW",
         Severity::Warning,
@@ -240,4 +269,12 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             restart_hint(ctx)
         ),
     )])
+}
+
+/// Where a setting that shadows another is set, if it shadows one.
+fn shadowing<T>(o: &Observed<Effective<T>>) -> Option<&Source> {
+    match o {
+        Observed::Known(e) if !e.shadowed.is_empty() => Some(&e.source),
+        _ => None,
+    }
 }

@@ -1604,3 +1604,40 @@ fn a_file_setting_forwarding_off_under_ipvs_kube_proxy_is_a_warning() {
         "{f:?}"
     );
 }
+
+/// On EKS a kubelet flag that overrides nodeadm's config.json comes from the NodeConfig's
+/// spec.kubelet.flags (nodeadm appends them after its own, in /etc/eks/kubelet/environment):
+/// the way the NodeConfig says it, not a trap for someone editing config.json, which
+/// nodeadm rewrites at every boot. Info, and the fix names the NodeConfig.
+#[test]
+fn a_nodeconfig_flag_over_nodeadms_config_is_info() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-nodeadm");
+    let env = "/etc/eks/kubelet/environment";
+    let text = raw.get(env).and_then(|f| f.text()).expect("environment");
+    raw.file(
+        env,
+        FileState::Present,
+        Some(format!("{} --cluster-dns=169.254.20.10", text.trim_end()).as_bytes()),
+    );
+    let cmdline = "/proc/3456/cmdline";
+    let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+    argv.extend_from_slice(b"--cluster-dns=169.254.20.10\0");
+    raw.file(cmdline, FileState::Present, Some(&argv));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let RuleOutcome::Findings(f) = super::kubelet_flags::flag_shadow(&Ctx::new(&host, &facts))
+    else {
+        panic!("a finding: {:?}", facts.kubelet.cluster_dns);
+    };
+    assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+    assert!(
+        f[0].evidence[0].starts_with("/etc/eks/kubelet/environment:1 --cluster-dns=169.254.20.10 overrides /etc/kubernetes/kubelet/config.json"),
+        "{f:?}"
+    );
+    assert!(
+        f[0].remediation
+            .contains("spec.kubelet.flags in the NodeConfig"),
+        "{f:?}"
+    );
+}
