@@ -860,7 +860,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-NODELOCAL-CLUSTERDNS",
         severity: Severity::Critical,
-        title: "clusterDNS misses nodelocaldns: nothing answers it, or IPVS skips the cache",
+        title: "clusterDNS misses nodelocaldns: nothing answers it, or pods skip the cache",
         symptom: "\
             `ip addr show nodelocaldns` lists 169.254.25.10, yet pods on this node have\n\
             `nameserver 10.233.0.3` (the kube-dns service IP) in /etc/resolv.conf. DNS works\n\
@@ -874,12 +874,15 @@ pub const RULES: &[RuleInfo] = &[
             ;; connection timed out; no servers could be reached",
         mechanism: "\
             NodeLocal DNSCache runs a cache on every node (a hostNetwork DaemonSet) listening on\n\
-            a link-local address on a dummy interface named nodelocaldns. With kube-proxy in\n\
-            iptables mode it also binds the kube-dns service IP and adds NOTRACK rules, so pods\n\
-            still configured with the service IP reach the cache. In IPVS mode the service IP\n\
-            belongs to kube-ipvs0 and IPVS, so the cache binds only the link-local address, and\n\
-            pods reach it only if kubelet's clusterDNS is that address (website\n\
-            nodelocaldns.md).\n\
+            the addresses it is given (-localip), which it puts on a dummy interface named\n\
+            nodelocaldns and exempts from conntrack (NOTRACK). The upstream manifest for\n\
+            kube-proxy in iptables mode gives it the link-local address and the kube-dns\n\
+            service IP, so pods still configured with the service IP reach the cache. In IPVS\n\
+            mode the service IP belongs to kube-ipvs0 and IPVS, so the cache takes only the\n\
+            link-local address (website nodelocaldns.md), and Kubespray gives it only\n\
+            nodelocaldns_ip in every mode (nodelocaldns-daemonset.yml.j2): there pods reach it\n\
+            only if kubelet's clusterDNS is that address. dnsfix goes by the interface: a\n\
+            clusterDNS address it holds reaches the cache.\n\
             \n\
             Kubespray sets clusterDNS to nodelocaldns_ip whenever enable_nodelocaldns is true,\n\
             so a mismatch there means the node's kubelet config was written by another run or\n\
@@ -899,8 +902,9 @@ pub const RULES: &[RuleInfo] = &[
             cluster's pods.) With Cilium as the CNI a Local Redirect Policy can serve the\n\
             address without an interface: unknown. Other link-local clusterDNS addresses with\n\
             no nodelocaldns interface (AKS LocalDNS answers 169.254.10.11 on its own\n\
-            `localdns` interface) are not reported. A warning where, in IPVS mode, clusterDNS\n\
-            is the service IP: DNS works, without the cache.",
+            `localdns` interface) are not reported. A warning where clusterDNS is an address\n\
+            the interface does not hold, such as the service IP beside Kubespray's cache or\n\
+            the upstream one in IPVS mode: DNS works, without the cache.",
         fix: "\
             Set kubelet's clusterDNS to the address on the nodelocaldns interface (Kubespray:\n\
             169.254.25.10):\n\

@@ -1363,10 +1363,10 @@ mod tests {
         );
     }
 
-    /// kube-proxy's ConfigMap replaces the inventory's guess: the same node (nodelocaldns
-    /// up, clusterDNS the service IP, the inventory saying ipvs) is a finding when the
-    /// cluster says ipvs, with the ConfigMap as evidence, and not applicable when it says
-    /// "" (iptables, kube-proxy's default).
+    /// kube-proxy's ConfigMap replaces the inventory's guess in the evidence: the same node
+    /// (nodelocaldns up on its link-local address only, clusterDNS the service IP, the
+    /// inventory saying ipvs) is the finding whatever the mode, with the ConfigMap's mode,
+    /// EKS's kube-proxy-config, or the inventory where no mode was read.
     #[test]
     fn kube_proxy_mode_comes_from_its_configmap() {
         let facts = fixture("DNS-NODELOCAL-CLUSTERDNS/ipvs-clusterdns-service-ip");
@@ -1399,11 +1399,13 @@ mod tests {
                 .contains(&"ConfigMap kube-system/kube-proxy (config.conf) mode: ipvs".to_owned()),
             "{ipvs:?}"
         );
-        assert_eq!(
-            outcome_of(&with_mode("")),
-            RuleOutcome::NotApplicable(
-                "kube-proxy is not in ipvs mode (ConfigMap kube-system/kube-proxy (config.conf) mode: \"\" (iptables))".into()
-            )
+        // In iptables mode too: Kubespray's node-cache holds only its link-local address.
+        let iptables = outcome_of(&with_mode(""));
+        assert!(
+            findings(&iptables)[0].evidence.contains(
+                &"ConfigMap kube-system/kube-proxy (config.conf) mode: \"\" (iptables)".to_owned()
+            ),
+            "{iptables:?}"
         );
         // EKS's kube-proxy add-on keeps its configuration in kube-proxy-config, and its
         // kube-proxy ConfigMap only the kubeconfig: kube-proxy runs there.
@@ -1433,11 +1435,12 @@ mod tests {
             "{unread:?}"
         );
         // No kube-proxy ConfigMap at all: not deployed.
-        assert_eq!(
-            outcome_of(&read(Vec::new(), DnsConfig::default())),
-            RuleOutcome::NotApplicable(
-                "kube-proxy is not in ipvs mode (no kube-proxy ConfigMap in kube-system (kube-proxy, or EKS's kube-proxy-config): kube-proxy is not deployed)".into()
-            )
+        let none = outcome_of(&read(Vec::new(), DnsConfig::default()));
+        assert!(
+            findings(&none)[0].evidence.contains(
+                &"no kube-proxy ConfigMap in kube-system (kube-proxy, or EKS's kube-proxy-config): kube-proxy is not deployed".to_owned()
+            ),
+            "{none:?}"
         );
     }
 

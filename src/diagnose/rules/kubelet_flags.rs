@@ -25,21 +25,28 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let Some(addrs) = &ctx.facts.nodelocaldns else {
         return RuleOutcome::NotApplicable("no nodelocaldns interface".into());
     };
-    let (ipvs, mode_evidence) = super::kube_proxy_ipvs(ctx);
-    if !ipvs {
-        return RuleOutcome::NotApplicable(format!(
-            "kube-proxy is not in ipvs mode ({mode_evidence})"
-        ));
-    }
+    // node-cache answers, and its NOTRACK rules intercept, only the addresses it was given
+    // (-localip), all of which it puts on its interface: the upstream manifest gives it the
+    // link-local address and the kube-dns service IP (cluster/addons/dns/nodelocaldns,
+    // `-localip __PILLAR__LOCAL__DNS__,__PILLAR__DNS__SERVER__`), so in iptables mode a
+    // clusterDNS of the service IP reaches it; the same manifest in IPVS mode (where
+    // kube-ipvs0 holds the service IP) and Kubespray's in every mode
+    // (nodelocaldns-daemonset.yml.j2 @46dbdd39: `-localip {{ nodelocaldns_ip }}`) give it the
+    // link-local one only.
     let local = link_local(addrs.iter());
-    if local.is_empty() || local.iter().any(|a| dns.value.contains(a)) {
+    if local.is_empty() || addrs.iter().any(|a| dns.value.contains(a)) {
         return RuleOutcome::Pass;
     }
-    // DNS works, through IPVS to the kube-dns service, without the cache.
+    // DNS works, through the kube-dns service to CoreDNS, without the cache.
+    let (_, mode_evidence) = super::kube_proxy_ipvs(ctx);
     RuleOutcome::Findings(vec![ctx.finding(
         id,
         Severity::Warning,
-        format!("nodelocaldns listens on {} but kubelet clusterDNS is {}: in ipvs mode pods never reach the local cache", local[0], dns.value.join(", ")),
+        format!(
+            "nodelocaldns listens on {} but kubelet clusterDNS is {}, an address it does not hold: pods reach CoreDNS through the kube-dns service and never the local cache",
+            local[0],
+            dns.value.join(", ")
+        ),
         vec![
             format!("interface nodelocaldns: {}", addrs.join(", ")),
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
