@@ -309,14 +309,16 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
 # config, the config names the resolv.conf. A crude superset: which setting wins is decided
-# by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed,
-# nor any path with a `..` in it (/etc/../proc/kmsg).
+# by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed
+# (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg).
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
 # or kubelite's command line, its NULs read as spaces).
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
+      # //proc and /./sys name /proc and /sys too: one slash, no "." steps, then judged.
+      gsub(/\/+/, "/", v); while (gsub(/\/\.\//, "/", v)) {}; sub(/\/\.$/, "", v)
       if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/ && v !~ /(^|\/)\.\.(\/|$)/) print t v
     }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }

@@ -341,8 +341,8 @@ fn the_script_reads_every_always_gathered_path() {
     );
 }
 
-/// A unit naming /proc, /sys or /dev files, directly or through `..`, gets none of them
-/// read: a kernel file can block the one read of the batch, or hold what is not dnsfix's.
+/// A unit naming /proc, /sys or /dev files, directly, through `..`, or spelt `//proc`
+/// or `/./sys`, gets none of them read: a kernel file can block the one read of the batch, or hold what is not dnsfix's.
 #[test]
 fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
     let scratch = std::env::temp_dir().join(format!("dnsfix-gather-proc-{}", std::process::id()));
@@ -356,6 +356,9 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
          EnvironmentFile=-/proc/self/environ\n\
          EnvironmentFile=-/sys/kernel/notes\n\
          EnvironmentFile=-/etc/kubernetes/../../dev/zero\n\
+         EnvironmentFile=-//proc/self/status\n\
+         EnvironmentFile=-/./sys/kernel/notes\n\
+         EnvironmentFile=-/.//dev//zero\n\
          EnvironmentFile=-/etc/kubernetes/kubelet.env\n\
          ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
     )
@@ -372,6 +375,8 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
         })
         .filter(|p| {
             p.contains("..")
+                || p.starts_with("//")
+                || p.starts_with("/./")
                 || p.starts_with("/sys/")
                 || p.starts_with("/dev/")
                 || p.contains("/self/")
