@@ -74,14 +74,16 @@ write() {
   name=${path##*/}
   state=$(check "$path" "$before" "$after")
   case $state in
-    already) cat >/dev/null; adopt "$path" "$after"; return ;;
+    already) cat >/dev/null; adopt "$path" "$before" "$after"; return ;;
     stale*) cat >/dev/null; fail stale "$path ${state#stale }"; return ;;
   esac
   if ! why=$(real_dir "$dir"); then
     cat >/dev/null; fail stale "$path symlinked-parent"; echo "$why: dnsfix never writes through a symlinked directory"; return
   fi
-  # A temp file an interrupted run left behind is garbage now (we hold the lock).
-  rm -f "$dir/.$name.dnsfix-"* 2>/dev/null
+  # A temp file an interrupted run left behind is garbage now (we hold the lock): only
+  # names tmp_beside makes, never a look-alike someone keeps there.
+  # shellcheck disable=SC2086 # HEX16 is a glob
+  rm -f "$dir/.$name.dnsfix-"*-$HEX16 2>/dev/null
   if [ ! -d "$dir" ]; then
     (umask 022; mkdir -p "$dir") 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
   fi
@@ -128,30 +130,34 @@ write() {
   fi
 }
 
-# adopt PATH AFTER: the file already has the plan's content. If an earlier, interrupted
-# run wrote it, take over that run's backup, so rolling back this run restores it.
+# adopt PATH BEFORE AFTER: the file already has the plan's content. If an earlier,
+# interrupted run wrote it over the same BEFORE, take over that run's backup, so rolling
+# back this run restores it.
 adopt() {
   # A run that ran this plan's handlers was not interrupted: nothing to take over.
   if [ -f "$HANDLED" ]; then hdr already "$1"; return; fi
-  apath=$1 aafter=$2
-  # Only a run that was interrupted: one that finished (applied or failed) or was rolled
-  # back has its own record and its own rollback, and is not this run's to take over.
+  apath=$1 abefore=$2 aafter=$3
+  # Only a run that was interrupted: one that finished (applied or failed), was rolled
+  # back or was taken over already has its own record and its own rollback, and is not
+  # this run's to take over.
   set --
   for m in "$STATE"/backups/*/manifest; do
     r=${m%/manifest}
-    [ -f "$m" ] && [ ! -f "$r/result" ] && [ ! -f "$r/rolled-back" ] && set -- "$@" "$m"
+    [ -f "$m" ] && [ ! -f "$r/result" ] && [ ! -f "$r/rolled-back" ] && [ ! -f "$r/adopted-by" ] &&
+      set -- "$@" "$m"
   done
   prev=
   [ $# -eq 0 ] ||
-    prev=$(awk -F '\t' -v p="$apath" -v a="$aafter" '$1 == "file" && $2 == p && $4 == a { f = FILENAME } END { print f }' \
-      "$@" 2>/dev/null)
+    prev=$(awk -F '\t' -v p="$apath" -v b="$abefore" -v a="$aafter" \
+      '$1 == "file" && $2 == p && $3 == b && $4 == a { f = FILENAME } END { print f }' "$@" 2>/dev/null)
   prev=${prev%/manifest}
   if [ -n "$prev" ] && [ "$prev" != "$BACKUP" ]; then
-    line=$(awk -F '\t' -v p="$apath" -v a="$aafter" '$1 == "file" && $2 == p && $4 == a' "$prev/manifest" | tail -n 1)
+    line=$(awk -F '\t' -v p="$apath" -v b="$abefore" -v a="$aafter" '$1 == "file" && $2 == p && $3 == b && $4 == a' "$prev/manifest" | tail -n 1)
     if [ -f "$prev/files$apath" ]; then
       mkdir -p "$BACKUP/files${apath%/*}" && cp -p "$prev/files$apath" "$BACKUP/files$apath"
     fi
     record "$line" || return
+    printf '%s\n' "$RUN" > "$prev/adopted-by" 2>/dev/null
     CHANGED=1
     hdr adopted "$apath"; echo "written by the interrupted run ${prev##*/}"
   else

@@ -42,6 +42,10 @@ record() {
 # tmp_beside PATH TAG: the name of a new temp file in PATH's directory: hidden, after the
 # file and TAG, with 64 random bits, so no one who can write that directory can have put
 # anything at the name beforehand. Fails without randomness: a guessable name is not used.
+# What tmp_beside's random part matches, in a glob: 16 hex digits.
+X='[0-9a-f]'
+# shellcheck disable=SC2034 # apply.sh uses it
+HEX16=$X$X$X$X$X$X$X$X$X$X$X$X$X$X$X$X
 tmp_beside() {
   rnd=$(od -An -N8 -tx8 /dev/urandom 2>/dev/null)
   rnd=${rnd##* }
@@ -185,8 +189,21 @@ journal() {
 handler() {
   unit=$1 verb=$2 probe=$3 timeout=$4
   if [ -n "$FAILED" ]; then hdr skipped "$unit"; return; fi
-  # fd 9 (the node lock) is not handed to what the unit starts.
-  if ! out=$(systemctl "$verb" "$unit" 2>&1 9>&-); then
+  # fd 9 (the node lock) is not handed to what the unit starts. The restart itself is
+  # bounded too: systemctl waits for the start job, and a Type=notify unit with
+  # TimeoutStartSec=0 (k3s's and RKE2's) that never says it is ready would hold this run,
+  # and the node's lock, for ever. Cut off, systemctl leaves the job to systemd.
+  if command -v timeout >/dev/null 2>&1; then
+    out=$(timeout "$timeout" systemctl "$verb" "$unit" 2>&1 9>&-)
+  else
+    out=$(systemctl "$verb" "$unit" 2>&1 9>&-)
+  fi
+  rc=$?
+  if [ $rc -eq 124 ]; then
+    fail unhealthy "$unit"
+    echo "systemctl $verb $unit did not return within ${timeout}s (systemd keeps its job running)"
+    journal "$unit"; return
+  elif [ $rc -ne 0 ]; then
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return
   fi
   start=$(date +%s)

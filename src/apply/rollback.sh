@@ -19,12 +19,31 @@ start() {
   lock "rollback of run $RUN"
 }
 
+# cut1: the field before the first tab of R into F, R keeps the rest (empty fields stay
+# empty: read with IFS set to a tab would take two tabs for one).
+cut1() {
+  case $R in
+    *"$TAB"*) F=${R%%"$TAB"*}; R=${R#*"$TAB"} ;;
+    *) F=$R; R= ;;
+  esac
+}
+
 restore() {
-  # Newest first: the last entry for a path is undone first.
-  awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" > "$BACKUP/manifest.rev"
+  # Newest first: the last entry for a path is undone first. The reversed copy is checked
+  # whole: on a full disk a cut-off copy would skip the oldest changes and say done.
+  n=$(awk 'END { print NR }' "$BACKUP/manifest" 2>/dev/null)
+  if ! awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" \
+      > "$BACKUP/manifest.rev" 2>/dev/null ||
+    [ "$(awk 'END { print NR }' "$BACKUP/manifest.rev" 2>/dev/null)" != "${n:-x}" ]; then
+    rm -f "$BACKUP/manifest.rev"
+    fail error "$BACKUP/manifest"
+    echo "cannot write $BACKUP/manifest.rev (full or read-only filesystem?): nothing restored"
+    return
+  fi
   TAB=$(printf '\t')
   # shellcheck disable=SC2034 # d takes the rest of the line, so c is the fourth field alone
-  while IFS="$TAB" read -r kind a b c d; do
+  while IFS= read -r R; do
+    cut1; kind=$F; cut1; a=$F; cut1; b=$F; cut1; c=$F; d=$R
     case $kind in
     file)
       path=$a before=$b after=$c

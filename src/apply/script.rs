@@ -45,7 +45,10 @@ pub fn apply_script(
 ) -> Result<String, String> {
     check_run(run)?;
     check_path(handled)?;
-    let mut script = render(COMMON, &[("BOUNDARY", &boundary.text())]);
+    // One compound command: the shell reads it whole before running any of it, so a
+    // script cut short in transit runs nothing (and no command reads the script's rest).
+    let mut script = String::from("{\n");
+    script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     for change in changes {
@@ -122,7 +125,7 @@ pub fn apply_script(
         }
         script.push_str("fi\n");
     }
-    script.push_str("finish\n");
+    script.push_str("finish\n} </dev/null\n");
     Ok(script)
 }
 
@@ -179,13 +182,14 @@ pub fn rollback_script(
     timeout_secs: u64,
 ) -> Result<String, String> {
     check_run(run)?;
-    let mut script = render(COMMON, &[("BOUNDARY", &boundary.text())]);
+    let mut script = String::from("{\n");
+    script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(ROLLBACK, &[("RUN", run)]));
     script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);
     }
-    script.push_str(":\nfi\nfinish\n");
+    script.push_str(":\nfi\nfinish\n} </dev/null\n");
     Ok(script)
 }
 

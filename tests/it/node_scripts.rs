@@ -297,6 +297,147 @@ fn only_an_interrupted_runs_write_is_adopted() {
     );
 }
 
+/// A write taken over once is not taken over again, and never by a plan that found the
+/// file elsewhere before: run r5 (old -> new) cut off, r7 takes it over, then a plan from
+/// "other" to the same "new" finds the file already so and adopts nothing (rolling it
+/// back would put "old" back, which neither it nor r7 saw).
+#[test]
+fn a_write_is_adopted_once_and_only_over_the_same_before() {
+    let dir = scratch("node-scripts-adopt-once");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r5", "p5"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_apply(
+        &dir,
+        &b,
+        ("r7", "p7"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_apply(
+        &dir,
+        &b,
+        ("r8", "p8"),
+        &[write(Some("other\n"), "new\n")],
+        &[],
+    );
+    save_apply(
+        &dir,
+        &b,
+        ("r9", "p9"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r5.sh\" > /dev/null </dev/null\n\
+             rm /var/lib/dnsfix/backups/r5/result\n\
+             dash \"$scratch/r7.sh\" > \"$scratch/r7.out\" </dev/null\n\
+             rm /var/lib/dnsfix/backups/r7/result\n\
+             dash \"$scratch/r8.sh\" > \"$scratch/r8.out\" </dev/null\n\
+             dash \"$scratch/r9.sh\" > \"$scratch/r9.out\" </dev/null\n"
+        ),
+    );
+    let adopted = (RecordKind::Adopted, TARGET.to_string());
+    let already = (RecordKind::Already, TARGET.to_string());
+    assert!(kinds(&dir.join("r7.out"), &b).contains(&adopted));
+    assert!(
+        kinds(&dir.join("r8.out"), &b).contains(&already),
+        "{:?}",
+        kinds(&dir.join("r8.out"), &b)
+    );
+    // r7 was cut off too (no result), but took r5's over: r9 takes r7's, not r5's again.
+    let r9 = std::fs::read_to_string(dir.join("r9.out")).expect("r9");
+    assert!(r9.contains("written by the interrupted run r7"), "{r9}");
+}
+
+/// A rollback that cannot write its reversed copy of the manifest (a full /var) restores
+/// nothing and fails, rather than restoring the newest half and saying done. And the
+/// manifest's empty fields stay empty: a sysctl whose old value was unreadable is not
+/// taken for one whose old value is its new one.
+#[test]
+fn a_rollback_on_a_full_disk_restores_nothing_and_fails() {
+    let dir = scratch("node-scripts-rollback-full");
+    let b = Boundary::fresh();
+    save_rollback(&dir, &b, "r1");
+    let manifest = "/var/lib/dnsfix/backups/r1/manifest";
+    in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p /var/lib/dnsfix/backups/r1 /var/lib/full\n\
+             printf 'sysctl\\tkernel.randomize_va_space\\t\\t%s\\n' \"$(cat /proc/sys/kernel/randomize_va_space)\" > {manifest}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/fields.out\" </dev/null\n\
+             mount -t tmpfs -o size=256k tmpfs /var/lib/dnsfix\n\
+             mkdir -p /var/lib/dnsfix/backups/r1\n\
+             i=0; while [ $i -lt 400 ]; do printf 'file\\t/etc/dnsfix/f%s\\tabsent\\t%064d\\t0644\\n' $i 0; i=$((i + 1)); done > {manifest}\n\
+             dd if=/dev/zero of=/var/lib/dnsfix/spacer bs=1k count=8 2>/dev/null\n\
+             dd if=/dev/zero of=/var/lib/dnsfix/fill bs=1k count=256 2>/dev/null || true\n\
+             rm /var/lib/dnsfix/spacer\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/full.out\" </dev/null\n"
+        ),
+    );
+    let full = kinds(&dir.join("full.out"), &b);
+    assert!(
+        full.contains(&(RecordKind::Failed, "r1".to_string())),
+        "{full:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("full.out")).expect("output");
+    assert!(said.contains("nothing restored"), "{said}");
+    // The run set it from an unreadable value to what it is now: nothing to set back, and
+    // not "already" (read as from its value to "", it would be).
+    let fields = kinds(&dir.join("fields.out"), &b);
+    assert!(
+        fields.contains(&(RecordKind::Error, "kernel.randomize_va_space".to_string())),
+        "{fields:?}"
+    );
+}
+
+/// The apply script runs nothing unless it arrived whole: cut anywhere, the shell finds
+/// the compound command unfinished. And a temp file left by an interrupted run is
+/// removed, but not a look-alike of someone else's.
+#[test]
+fn a_script_cut_short_runs_nothing_and_only_dnsfix_temp_files_go() {
+    let dir = scratch("node-scripts-cut");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r1", "p1"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let script = std::fs::read_to_string(dir.join("r1.sh")).expect("script");
+    let cut = &script[..script.find("precheck").expect("a step")];
+    std::fs::write(dir.join("cut.sh"), cut).expect("write");
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let name = TARGET.rsplit_once('/').expect("name").1;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/cut.sh\" > \"$scratch/cut.out\" 2>&1 </dev/null || true\n\
+             [ -e /var/lib/dnsfix ] && echo state || echo no-state\n\
+             touch {target_dir}/.{name}.dnsfix-before-upgrade {target_dir}/.{name}.dnsfix-r0-0123456789abcdef\n\
+             dash \"$scratch/r1.sh\" > /dev/null </dev/null\n\
+             ls -a {target_dir}\n"
+        ),
+    );
+    assert!(shown.starts_with("no-state\n"), "{shown}");
+    assert!(
+        shown.contains(&format!(".{name}.dnsfix-before-upgrade")),
+        "{shown}"
+    );
+    assert!(!shown.contains("0123456789abcdef"), "{shown}");
+}
+
 /// The kubelet's health gate takes an "ok" from 127.0.0.1:10248 only from the unit's own
 /// processes: the unit's main process or one it started answers, and the restart is
 /// healthy; a user's socat that took the port while the kubelet restarted answers the
@@ -358,6 +499,49 @@ OK
     let said = std::fs::read_to_string(dir.join("impostor.out")).expect("output");
     assert!(
         said.contains("answered ok, but from a process that is not kubelet's"),
+        "{said}"
+    );
+}
+
+/// A restart that never returns (a Type=notify unit with TimeoutStartSec=0, as k3s's and
+/// RKE2's are, that never says it is ready) is cut off at the handler's timeout: the unit
+/// is reported unhealthy and the run ends, releasing the node's lock.
+#[test]
+fn a_restart_that_never_returns_is_cut_off() {
+    let dir = scratch("node-scripts-hung-restart");
+    let b = Boundary::fresh();
+    let handler = dnsfix::plan::model::HandlerRun {
+        name: "restart k3s".into(),
+        unit: "k3s".into(),
+        action: dnsfix::plan::model::HandlerAction::Restarted,
+        serial: dnsfix::playbook::Batch::Count(1),
+        reasons: Vec::new(),
+    };
+    save_apply(&dir, &b, ("r9", "p9"), &[], &[handler]);
+    let steps = "mount -t tmpfs tmpfs /usr/local/bin\n\
+        printf '#!/bin/sh\\ncase $1 in restart) exec sleep 300 ;; is-active) echo activating ;; esac\\n' \
+          > /usr/local/bin/systemctl\n\
+        chmod 755 /usr/local/bin/systemctl\n\
+        start=$(date +%s)\n\
+        dash \"$scratch/r9.sh\" > \"$scratch/hung.out\" </dev/null\n\
+        echo $(( $(date +%s) - start )) > \"$scratch/took\"\n";
+    in_temporary_root(&dir, steps);
+    let took: u64 = std::fs::read_to_string(dir.join("took"))
+        .expect("took")
+        .trim()
+        .parse()
+        .expect("seconds");
+    assert!(
+        took < 30,
+        "the run waited {took}s for a restart that never returns"
+    );
+    let said = std::fs::read_to_string(dir.join("hung.out")).expect("output");
+    assert!(
+        said.contains("systemctl restart k3s did not return within 5s"),
+        "{said}"
+    );
+    assert!(
+        kinds(&dir.join("hung.out"), &b).contains(&(RecordKind::Unhealthy, "k3s".to_string())),
         "{said}"
     );
 }
