@@ -103,18 +103,22 @@ const MAX_POD_NAMESERVERS: usize = 3;
 /// where they do not: the Corefiles read from the cluster say so, or, where none was read,
 /// the inventory sets `upstream_dns_servers`, which Kubespray renders as their `forward .`
 /// (coredns-config.yml.j2; nodelocaldns's upstreamForwardTarget). `None`: they forward to it.
-fn forwards_elsewhere(ctx: &Ctx, read: Option<bool>) -> Option<String> {
+pub(super) fn forwards_elsewhere(ctx: &Ctx, read: Option<bool>) -> Option<String> {
+    forwards_elsewhere_than(ctx, read, "this file")
+}
+
+/// [`forwards_elsewhere`], naming the kubelet's file as `file`.
+pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str) -> Option<String> {
     match read {
         Some(true) => None,
-        Some(false) => Some(
-            "the cluster's Corefiles forward . elsewhere than this file (their lines follow)"
-                .into(),
-        ),
+        Some(false) => Some(format!(
+            "the cluster's Corefiles forward . elsewhere than {file} (their lines follow)"
+        )),
         None => {
             let upstreams = upstream_dns_servers(ctx);
             (!upstreams.is_empty()).then(|| {
                 format!(
-                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to this file (the Corefiles were not read)",
+                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to {file} (the Corefiles were not read)",
                     upstreams.join(", ")
                 )
             })

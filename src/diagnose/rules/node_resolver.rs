@@ -10,7 +10,9 @@ use super::{
 };
 use crate::diagnose::finding::Severity;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
-use crate::facts::node_facts::{Effective, ResolvFile, UnitState, in_resolved_run_dir};
+use crate::facts::node_facts::{
+    Effective, FlavourKind, ResolvFile, UnitState, in_resolved_run_dir,
+};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback, real_upstreams};
 
@@ -534,6 +536,65 @@ pub(super) fn enable_resolved(ctx: &Ctx) -> &'static str {
     }
 }
 
+/// What the cluster or loopback servers `bad` that dhclient writes into the host resolver
+/// at every lease do once there, as the rules judge them in the kubelet's file: where
+/// CoreDNS and nodelocaldns forward elsewhere (the Corefiles read, or Kubespray's
+/// upstream_dns_servers), a cluster address cannot loop (Kubespray's host_resolvconf puts
+/// it first on purpose) and a loopback one fails only other dnsPolicy: Default pods
+/// (DNS-CLUSTER-SELF-FORWARD, DNS-KUBELET-LOOPBACK).
+fn dhclient_harm(ctx: &Ctx, bad: &[String], evidence: &mut Vec<String>) -> (Severity, String) {
+    let pods_file = "the resolv.conf the kubelet hands them";
+    let Some(why) =
+        super::kubelet_file::forwards_elsewhere_than(ctx, ctx.corefile_forwards_to_file, pods_file)
+    else {
+        return (
+            Severity::High,
+            format!(
+                "dhclient writes {} into the host resolver at every lease: after a reboot the loop is back",
+                bad.join(", ")
+            ),
+        );
+    };
+    evidence.push(why);
+    let loopback: Vec<&String> = bad
+        .iter()
+        .filter(|a| a.parse::<IpAddr>().is_ok_and(is_loopback))
+        .collect();
+    if loopback.is_empty() {
+        return (
+            Severity::Info,
+            format!(
+                "dhclient writes the cluster's {} into the host resolver at every lease, ahead of the real servers: CoreDNS and nodelocaldns forward elsewhere, so nothing loops",
+                bad.join(", ")
+            ),
+        );
+    }
+    (
+        Severity::Warning,
+        format!(
+            "dhclient writes loopback {} into the host resolver at every lease: CoreDNS forwards elsewhere and does not loop, but dnsPolicy: Default pods off the host network that get it ask their own network namespace, where nothing answers",
+            loopback
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+/// How to stop dhclient writing those servers: where Kubespray wrote the line (its
+/// `# Ansible entries` block, roles/kubernetes/preinstall 0100-dhclient-hooks.yml), from
+/// what it renders it: the cluster address, then `nameservers`, `cloud_resolver` and the
+/// servers /etc/resolv.conf listed when it ran (`nameserverentries`, vars/main.yml
+/// @46dbdd39).
+fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
+    if ctx.facts.flavour.kind == FlavourKind::Kubespray && text.contains("# Ansible entries BEGIN")
+    {
+        return "Kubespray writes this line at every run (host_resolvconf): set upstream_dns_servers, so CoreDNS and nodelocaldns forward there and not to the resolv.conf pods get; a loopback server in it comes from nameservers or from the servers /etc/resolv.conf listed when Kubespray ran (disable_host_nameservers: true leaves those out), not from the cluster address, which it puts first on purpose".into();
+    }
+    "list only real upstream servers in the supersede line".into()
+}
+
 pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
@@ -573,15 +634,14 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
             if bad.is_empty() {
                 continue;
             }
-            let fix = "list only real upstream servers in the supersede line (Kubespray: remove 127.0.0.53 from nameservers and set upstream_dns_servers)";
+            let fix = dhclient_fix(ctx, &text);
             if facts.services.dhclient {
-                findings.push(ctx.finding(
-                    id,
-                    Severity::High,
-                    format!("dhclient writes {} into the host resolver at every lease: after a reboot the loop is back", bad.join(", ")),
-                    vec![format!("{path}:{}: {l}", i + 1), "a dhclient process runs: it is this node's DHCP client".into()],
-                    fix.into(),
-                ));
+                let mut evidence = vec![
+                    format!("{path}:{}: {l}", i + 1),
+                    "a dhclient process runs: it is this node's DHCP client".into(),
+                ];
+                let (severity, summary) = dhclient_harm(ctx, &bad, &mut evidence);
+                findings.push(ctx.finding(id, severity, summary, evidence, fix));
             } else {
                 // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal
                 // client: the line is latent until dhclient runs again.
@@ -597,7 +657,7 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
                     Severity::Info,
                     format!("dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is", bad.join(", ")),
                     vec![format!("{path}:{}: {l}", i + 1), client.into()],
-                    fix.into(),
+                    fix,
                 ));
             }
         }

@@ -1641,3 +1641,44 @@ fn a_nodeconfig_flag_over_nodeadms_config_is_info() {
         "{f:?}"
     );
 }
+
+/// dhclient's supersede line is judged as the kubelet's file would be once a lease brings
+/// its servers there: where CoreDNS and nodelocaldns forward to that file, high; where they
+/// forward elsewhere (Kubespray's upstream_dns_servers), a loopback server is a warning
+/// and the cluster address alone, which Kubespray's host_resolvconf puts first on purpose,
+/// is info. The fix says what Kubespray renders its line from.
+#[test]
+fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
+    use crate::facts::raw::FileState;
+    let mut raw =
+        crate::testing::rules_fixture("DNS-RESOLV-MANAGED-ELSEWHERE/kubespray-9948-before-reboot");
+    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let mut host = Host::new("node1");
+        if upstream {
+            host.vars.insert(
+                "upstream_dns_servers".into(),
+                serde_json::json!(["192.0.2.53"]),
+            );
+        }
+        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => (f[0].severity, f[0].remediation.clone()),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (severity, fix) = outcome(&raw, false);
+    assert_eq!(severity, Severity::High);
+    assert!(
+        fix.starts_with("Kubespray writes this line at every run (host_resolvconf)")
+            && fix.contains("disable_host_nameservers: true"),
+        "{fix}"
+    );
+    assert_eq!(outcome(&raw, true).0, Severity::Warning);
+    let path = "/etc/dhcp/dhclient.conf";
+    let text = raw.get(path).and_then(|f| f.text()).expect("dhclient.conf");
+    let cluster_only = text.replace("169.254.25.10, 127.0.0.53;", "169.254.25.10, 192.0.2.53;");
+    assert_ne!(cluster_only, text);
+    raw.file(path, FileState::Present, Some(cluster_only.as_bytes()));
+    assert_eq!(outcome(&raw, true).0, Severity::Info);
+    assert_eq!(outcome(&raw, false).0, Severity::High);
+}
