@@ -683,34 +683,14 @@ mod tests {
     /// per-node NodeConfig goes; with the uplink file, it does not.
     #[test]
     fn an_eks_node_is_told_who_writes_dnsfixs_file() {
-        let dir = std::env::temp_dir().join(format!("dnsfix-eks-{}", crate::util::nonce()));
-        std::fs::create_dir_all(&dir).expect("mkdir");
         let blocked = |fixture: &str, strip: bool| {
-            let path = dir.join(format!("hosts-{strip}.yaml"));
-            std::fs::write(
-                &path,
-                format!("all:\n  hosts:\n    node1:\n      dnsfix_strip_search_domains: {strip}\n"),
-            )
-            .expect("inventory");
-            let inventory = Inventory::load(&path).expect("loads");
-            let hosts = inventory.select(None).expect("hosts");
-            let raw = crate::testing::rules_fixture(fixture);
-            let outcomes = vec![HostOutcome {
-                host: "node1".into(),
-                elapsed: std::time::Duration::ZERO,
-                result: Ok(NodeFacts::from_raw("node1", &raw)),
-            }];
-            let cluster = crate::cluster::Cluster::Unavailable {
-                reason: "none".into(),
-            };
-            let playbooks = Playbooks::load(None).expect("playbooks");
-            let plan = build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
-            plan.hosts[0]
-                .blocked
+            let vars = format!("dnsfix_strip_search_domains: {strip}");
+            let plan = plan_fixture(fixture, &vars);
+            plan.blocked
                 .iter()
                 .find(|b| b.playbook == "kubelet-resolvconf")
                 .map(|b| b.reason.clone())
-                .unwrap_or_else(|| panic!("not blocked: {:#?}", plan.hosts[0]))
+                .unwrap_or_else(|| panic!("not blocked: {plan:#?}"))
         };
         // Stray search domains stripped: a file of dnsfix's own.
         let own = blocked("_upstream/eks-al2023-nodeadm", true);
@@ -726,7 +706,46 @@ mod tests {
             uplink.contains("/run/systemd/resolve/resolv.conf") && !uplink.contains("shell script"),
             "{uplink}"
         );
+    }
+
+    /// A Kubespray node whose inventory turns NodeLocal DNSCache off is told that the next
+    /// cluster.yml renders clusterDNS back to the service IP.
+    #[test]
+    fn kubespray_without_enable_nodelocaldns_is_told_clusterdns_comes_back() {
+        let noted = |vars: &str| {
+            plan_fixture("DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray", vars)
+                .notes
+                .iter()
+                .any(|n| n.message.contains("enable_nodelocaldns: false"))
+        };
+        assert!(noted("enable_nodelocaldns: false"));
+        assert!(!noted("enable_nodelocaldns: true"));
+    }
+
+    /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML
+    /// mapping lines) as its inventory variables and no cluster.
+    fn plan_fixture(fixture: &str, vars: &str) -> HostPlan {
+        let dir = std::env::temp_dir().join(format!("dnsfix-plan-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("hosts.yaml");
+        std::fs::write(&path, format!("all:\n  hosts:\n    node1:\n      {vars}\n"))
+            .expect("inventory");
+        let inventory = Inventory::load(&path).expect("loads");
         let _ = std::fs::remove_dir_all(&dir);
+        let hosts = inventory.select(None).expect("hosts");
+        let raw = crate::testing::rules_fixture(fixture);
+        let outcomes = vec![HostOutcome {
+            host: "node1".into(),
+            elapsed: std::time::Duration::ZERO,
+            result: Ok(NodeFacts::from_raw("node1", &raw)),
+        }];
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let playbooks = Playbooks::load(None).expect("playbooks");
+        build(&inventory, None, &hosts, outcomes, &playbooks, &cluster)
+            .hosts
+            .remove(0)
     }
 
     fn host(name: &str) -> HostPlan {
