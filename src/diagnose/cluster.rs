@@ -372,19 +372,23 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
             );
         }
     };
-    // What Kubespray renders at all (roles/kubernetes-apps/ansible/tasks/main.yml):
-    // CoreDNS with dns_mode coredns or coredns_dual and deploy_coredns, nodelocaldns with
-    // enable_nodelocaldns.
+    // What Kubespray renders at all (roles/kubernetes-apps/ansible/tasks/main.yml
+    // @46dbdd39): CoreDNS with dns_mode coredns or coredns_dual and deploy_coredns,
+    // nodelocaldns with enable_nodelocaldns, whatever dns_mode (manual included).
     let dns_mode = ctx.host.var_str("dns_mode").unwrap_or("coredns");
-    if !["coredns", "coredns_dual"].contains(&dns_mode) {
+    let coredns = ["coredns", "coredns_dual"].contains(&dns_mode)
+        && ctx.host.var_bool("deploy_coredns") != Some(false);
+    let nodelocaldns = ctx.host.var_bool("enable_nodelocaldns") != Some(false);
+    if !coredns && !nodelocaldns {
         return RuleOutcome::NotApplicable(format!(
-            "dns_mode is {dns_mode}: Kubespray renders no CoreDNS Corefile"
+            "Kubespray renders no Corefile: dns_mode is {dns_mode}{}, and enable_nodelocaldns is false",
+            if ctx.host.var_bool("deploy_coredns") == Some(false) {
+                ", deploy_coredns false"
+            } else {
+                ""
+            }
         ));
     }
-    if ctx.host.var_bool("deploy_coredns") == Some(false) {
-        return RuleOutcome::NotApplicable("deploy_coredns is false".into());
-    }
-    let nodelocaldns = ctx.host.var_bool("enable_nodelocaldns") != Some(false);
     if config.corefiles.is_empty() {
         return RuleOutcome::NotApplicable(match &config.error {
             Some(e) => format!("the Corefiles could not be read: {e}"),
@@ -394,7 +398,9 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     let mut evidence = Vec::new();
     let mut off = Vec::new();
     for c in &config.corefiles {
-        if c.configmap == "nodelocaldns" && !nodelocaldns {
+        if (c.configmap == "nodelocaldns" && !nodelocaldns)
+            || (c.configmap == "coredns" && !coredns)
+        {
             continue;
         }
         let Some(root) = c.root() else { continue };
@@ -801,8 +807,8 @@ mod tests {
 
     /// With upstream_dns_servers set, a Corefile forwarding elsewhere is a warning on the
     /// control-plane hosts, naming each ConfigMap and line; not judged on workers, nor
-    /// where Kubespray renders no Corefile (dns_mode, deploy_coredns,
-    /// enable_nodelocaldns); clean once the Corefiles forward there.
+    /// where Kubespray renders no Corefile (dns_mode and deploy_coredns for CoreDNS's,
+    /// enable_nodelocaldns for nodelocaldns's); clean once the Corefiles forward there.
     #[test]
     fn corefiles_forwarding_elsewhere_than_upstream_dns_servers_drift() {
         let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
@@ -832,11 +838,25 @@ mod tests {
         assert!(not(&worker));
         assert!(not(&control_plane(serde_json::json!({}))));
         assert!(not(&control_plane(serde_json::json!({
-            "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual"
+            "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual", "enable_nodelocaldns": false
         }))));
         assert!(not(&control_plane(serde_json::json!({
-            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false"
+            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false", "enable_nodelocaldns": false
         }))));
+        // nodelocaldns is rendered whatever dns_mode (roles/kubernetes-apps/ansible/tasks/
+        // main.yml): with dns_mode manual, or deploy_coredns false, only it counts.
+        for vars in [
+            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual" }),
+            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false" }),
+        ] {
+            let rules = rules_of(&control_plane(vars), &facts, &cluster);
+            let evidence = &findings(outcome(&rules, COREFILE_UPSTREAM))[0].evidence;
+            assert_eq!(evidence.len(), 2, "{evidence:?}");
+            assert!(
+                evidence[0].starts_with("kube-system/configmap/nodelocaldns"),
+                "{evidence:?}"
+            );
+        }
         // Without nodelocaldns only coredns counts.
         let rules = rules_of(
             &control_plane(serde_json::json!({

@@ -722,14 +722,66 @@ mod tests {
         assert!(!noted("enable_nodelocaldns: true"));
     }
 
+    /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with
+    /// dns_mode coredns or coredns_dual: with dns_mode manual the plan changes
+    /// nodelocaldns's forward alone.
+    #[test]
+    fn with_dns_mode_manual_only_nodelocaldns_corefile_is_changed() {
+        let corefile = |name: &str| crate::cluster::Corefile {
+            configmap: name.to_owned(),
+            key: "Corefile".to_owned(),
+            blocks: crate::cluster::corefile::parse(".:53 {\n    forward . /etc/resolv.conf\n}\n"),
+            text: ".:53 {\n    forward . /etc/resolv.conf\n}\n".to_owned(),
+        };
+        let cluster = crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: Vec::new(),
+            config: Box::new(crate::cluster::DnsConfig {
+                corefiles: vec![corefile("coredns"), corefile("nodelocaldns")],
+                ..crate::cluster::DnsConfig::default()
+            }),
+            kubelets: Default::default(),
+        };
+        let changed = |mode: &str| {
+            let vars = format!("upstream_dns_servers: [192.0.2.53]\n      dns_mode: {mode}");
+            let plan = plan_in(
+                "DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray",
+                &vars,
+                &cluster,
+                "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:",
+            );
+            let mut names: Vec<String> = plan
+                .cluster_changes
+                .iter()
+                .map(|c| c.configmap.clone())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(changed("coredns"), ["coredns", "nodelocaldns"]);
+        assert_eq!(changed("manual"), ["nodelocaldns"]);
+    }
+
     /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML
     /// mapping lines) as its inventory variables and no cluster.
     fn plan_fixture(fixture: &str, vars: &str) -> HostPlan {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        plan_in(fixture, vars, &cluster, "").hosts.remove(0)
+    }
+
+    /// [`plan_fixture`]'s whole plan, with `cluster`, and `groups` after the host in the
+    /// inventory's `all`.
+    fn plan_in(fixture: &str, vars: &str, cluster: &crate::cluster::Cluster, groups: &str) -> Plan {
         let dir = std::env::temp_dir().join(format!("dnsfix-plan-{}", crate::util::nonce()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let path = dir.join("hosts.yaml");
-        std::fs::write(&path, format!("all:\n  hosts:\n    node1:\n      {vars}\n"))
-            .expect("inventory");
+        std::fs::write(
+            &path,
+            format!("all:\n  hosts:\n    node1:\n      {vars}{groups}\n"),
+        )
+        .expect("inventory");
         let inventory = Inventory::load(&path).expect("loads");
         let _ = std::fs::remove_dir_all(&dir);
         let hosts = inventory.select(None).expect("hosts");
@@ -739,13 +791,8 @@ mod tests {
             elapsed: std::time::Duration::ZERO,
             result: Ok(NodeFacts::from_raw("node1", &raw)),
         }];
-        let cluster = crate::cluster::Cluster::Unavailable {
-            reason: "none".into(),
-        };
         let playbooks = Playbooks::load(None).expect("playbooks");
-        build(&inventory, None, &hosts, outcomes, &playbooks, &cluster)
-            .hosts
-            .remove(0)
+        build(&inventory, None, &hosts, outcomes, &playbooks, cluster)
     }
 
     fn host(name: &str) -> HostPlan {
