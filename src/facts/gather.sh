@@ -48,7 +48,9 @@ hdr() { O="$O$NL$B $*$NL"; }
 put() { O="$O$1"; }
 flush() { printf '%s' "$O"; O=; }
 
-SEEN=' '
+# SEEN: every path looked at, one per line (a path with a newline is never framed; a
+# name may hold spaces, so one is no separator).
+SEEN=$NL
 # READ and LINKS: the files for the batch read and the symlinks, one path per line;
 # EMPTYL: the symlinks that lead to a file of size 0.
 READ=
@@ -60,8 +62,8 @@ EMPTYL=
 # cannot be framed. Builtins only: contents and symlink targets are read in one go below.
 f() {
   case "$1" in *"$NL"*) return ;; esac
-  case "$SEEN" in *" $1 "*) return ;; esac
-  SEEN="$SEEN$1 "
+  case "$SEEN" in *"$NL$1$NL"*) return ;; esac
+  SEEN="$SEEN$1$NL"
   [ -L "$1" ] && LINKS="$LINKS$1$NL"
   if [ -d "$1" ]; then hdr dir "$1"; return; fi
   if [ ! -e "$1" ]; then hdr missing "$1"; return; fi
@@ -91,8 +93,8 @@ f() {
 # e PATH: whether a regular file is there, when only that matters (its content is not read).
 e() {
   case "$1" in *"$NL"*) return ;; esac
-  case "$SEEN" in *" $1 "*) return ;; esac
-  SEEN="$SEEN$1 "
+  case "$SEEN" in *"$NL$1$NL"*) return ;; esac
+  SEEN="$SEEN$1$NL"
   if [ -f "$1" ]; then hdr exists "$1"
   elif [ -e "$1" ] || [ -L "$1" ]; then hdr error "$1"
   else hdr missing "$1"; fi
@@ -130,13 +132,13 @@ kdir() {
       *"$NL"*)
         # Not framed: where the kubelet would merge it, DIR is not known in full.
         if { [ -d "$x" ] && [ ! -L "$x" ]; } || [ "${x%.conf}" != "$x" ]; then
-          SEEN="$SEEN${1%/}/ "; hdr error "${1%/}/"
+          SEEN="$SEEN${1%/}/$NL"; hdr error "${1%/}/"
         fi
         continue
         ;;
     esac
     if [ -d "$x" ] && [ ! -L "$x" ]; then
-      if [ "$2" -lt 8 ]; then kdir "$x" $(($2 + 1)); else SEEN="$SEEN$x/ "; hdr error "$x/"; fi
+      if [ "$2" -lt 8 ]; then kdir "$x" $(($2 + 1)); else SEEN="$SEEN$x/$NL"; hdr error "$x/"; fi
     else
       case "${x##*/}" in
         *.conf) f "$x"; [ -f "$x" ] && KCONFS="$KCONFS$x$NL" ;;
@@ -396,9 +398,9 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
     IFS=$oldifs; set +f
     t=${l%% *}; x=${l#* }
     case "$x" in /*) ;; *) continue ;; esac
-    case "$SEEN" in *" $x "*) continue ;; esac
+    case "$SEEN" in *"$NL$x$NL"*) continue ;; esac
     if [ "$t" = d ]; then
-      SEEN="$SEEN$x "
+      SEEN="$SEEN$x$NL"
       # `/` (any number of slashes) is never walked: every *.conf on the node.
       case "$x" in *[!/]*) ;; *) continue ;; esac
       if [ -d "$x" ]; then
@@ -426,7 +428,7 @@ done
 for r in k3s rke2; do
   f "/var/lib/rancher/$r/agent/etc/resolv.conf"
   d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"
-  case "$SEEN" in *" $d "*) ;; *) [ -d "$d" ] && { SEEN="$SEEN$d "; kdir "$d" 1; } ;; esac
+  case "$SEEN" in *"$NL$d$NL"*) ;; *) [ -d "$d" ] && { SEEN="$SEEN$d$NL"; kdir "$d" 1; } ;; esac
 done
 # The kubelet's version: asked of the running root kubelet's (or k3s's) binary, else of
 # the kubelet on root's PATH; bounded, and killed if it ignores the first signal.

@@ -453,3 +453,28 @@ fn a_symlink_into_proc_is_never_read() {
     let tricky = looked_at("/etc/kubernetes/tricky.env");
     assert_eq!(tricky.state, FileState::Unreadable, "{tricky:?}");
 }
+
+/// A name with spaces cannot hide another path: a directory `a ` in the walked
+/// kubelet.conf.d whose tree spells ` /etc/cni/net.d/10-flannel.conflist` after it made
+/// the node's real CNI config look read already, and it was never read.
+#[test]
+fn a_name_with_spaces_hides_no_other_path() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-spaces-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let dir = "var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
+    let real = "/etc/cni/net.d/10-flannel.conf";
+    let decoy = tree.join(format!("{dir}/a {real}"));
+    std::fs::create_dir_all(decoy.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&decoy, "{}\n").expect("decoy");
+    let file = tree.join(real.trim_start_matches('/'));
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&file, "{\"type\": \"flannel\"}\n").expect("real");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        raw.get(real).map(|f| (f.state, f.content.to_vec())),
+        Some((FileState::Present, b"{\"type\": \"flannel\"}\n".to_vec())),
+        "{:?}",
+        raw.order
+    );
+}
