@@ -115,7 +115,11 @@ write() {
   fi
   own "$tmp" "$fmode" "$fuid" "$fgid" ||
     { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp mode $fmode and owner $fuid:$fgid"; return; }
-  sync "$tmp" 2>/dev/null || sync
+  # The backup and its manifest line reach the disk with the new content, so a power loss
+  # after the rename cannot keep the new file and lose what rolls it back.
+  if [ "$before" = absent ]; then set -- "$tmp" "$BACKUP/manifest"
+  else set -- "$tmp" "$BACKUP/manifest" "$BACKUP/files$path"; fi
+  sync "$@" 2>/dev/null || sync
   # Compare-and-swap: the target must still be what the plan saw.
   state=$(check "$path" "$before" "$after")
   case $state in
