@@ -115,6 +115,8 @@ write() {
   fi
   own "$tmp" "$fmode" "$fuid" "$fgid" ||
     { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp mode $fmode and owner $fuid:$fgid"; return; }
+  label "$tmp" "$path" ||
+    { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp the SELinux context of $path (chcon)"; return; }
   # The backup and its manifest line reach the disk with the new content, so a power loss
   # after the rename cannot keep the new file and lose what rolls it back.
   if [ "$before" = absent ]; then set -- "$tmp" "$BACKUP/manifest"

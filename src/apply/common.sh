@@ -81,11 +81,25 @@ own() {
   [ "$(stat -c '%a %u %g' "$1" 2>/dev/null)" = "$want ${3:-0} ${4:-0}" ]
 }
 
+# label TMP PATH: where SELinux is on, TMP gets the context PATH has, as a file made anew
+# gets its directory's default instead (etc_t in /etc, where /etc/resolv.conf is
+# net_conf_t, which NetworkManager must be able to write). Nothing to do for a new PATH:
+# put gives it the context the policy names for it.
+label() {
+  [ -e /sys/fs/selinux/enforce ] && [ -e "$2" ] || return 0
+  command -v chcon >/dev/null 2>&1 || return 1
+  chcon --reference="$2" "$1" 2>/dev/null
+}
+
 # put TMP PATH: TMP renamed over PATH while it is still the regular file made here; the
-# directory synced after.
+# directory synced after. A new PATH gets its SELinux context from the policy.
 put() {
   { [ -f "$1" ] && [ ! -L "$1" ]; } || return 1
+  pnew=; [ -e "$2" ] || pnew=1
   mv -f "$1" "$2" 2>/dev/null || return 1
+  if [ -n "$pnew" ] && [ -e /sys/fs/selinux/enforce ] && command -v restorecon >/dev/null 2>&1; then
+    restorecon "$2" 2>/dev/null || true
+  fi
   sync "${2%/*}" 2>/dev/null || true
 }
 

@@ -70,7 +70,8 @@ restore() {
       set -- $(stat -c '%a %u %g' "$BACKUP/files$path" 2>/dev/null)
       if [ -f "$BACKUP/files$path" ] && tmp=$(tmp_beside "$path" "rollback-$RUN") &&
         create "$tmp" "${1:-644}" cat "$BACKUP/files$path" &&
-        own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && [ "$(sha "$tmp")" = "$before" ]; then
+        own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && label "$tmp" "$path" &&
+        [ "$(sha "$tmp")" = "$before" ]; then
         sync "$tmp" 2>/dev/null || sync
         if put "$tmp" "$path"; then
           RESTORED=1; hdr restored "$path"

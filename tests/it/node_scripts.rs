@@ -438,6 +438,67 @@ fn a_script_cut_short_runs_nothing_and_only_dnsfix_temp_files_go() {
     assert!(!shown.contains("0123456789abcdef"), "{shown}");
 }
 
+/// Where SELinux is on, a replaced file keeps its context (the temp file takes the old
+/// one's, chcon --reference, before the rename: made anew it would get its directory's
+/// default, etc_t where /etc/resolv.conf is net_conf_t), and a new file gets the policy's
+/// (restorecon after the rename). Run with a stand-in /sys/fs/selinux and stand-in chcon
+/// and restorecon that log their arguments; without SELinux neither runs.
+#[test]
+fn written_files_keep_their_selinux_context() {
+    let dir = scratch("node-scripts-selinux");
+    let b = Boundary::fresh();
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let new_file = format!("{target_dir}/new.conf");
+    let changes = [
+        write(Some("old\n"), "new\n"),
+        write_at(&new_file, None, "fresh\n"),
+    ];
+    save_apply(&dir, &b, ("r1", "p1"), &changes, &[]);
+    save_apply(
+        &dir,
+        &b,
+        ("r2", "p2"),
+        &[write(Some("new\n"), "newer\n")],
+        &[],
+    );
+    let log = "/var/lib/selinux.log";
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'new\\n' > {TARGET}\n\
+             mount -t tmpfs tmpfs /usr/local/bin\n\
+             printf '#!/bin/sh\\necho chcon \"$@\" >> {log}\\n' > /usr/local/bin/chcon\n\
+             printf '#!/bin/sh\\necho restorecon \"$@\" >> {log}\\n' > /usr/local/bin/restorecon\n\
+             chmod 755 /usr/local/bin/chcon /usr/local/bin/restorecon\n\
+             dash \"$scratch/r2.sh\" > /dev/null </dev/null\n\
+             cat {TARGET}\n\
+             [ -e {log} ] && echo ran-without-selinux || true\n\
+             mount -t tmpfs tmpfs /sys/fs\n\
+             mkdir /sys/fs/selinux\n\
+             echo 1 > /sys/fs/selinux/enforce\n\
+             printf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/r1.out\" </dev/null\n\
+             cp {log} \"$scratch/selinux.log\"\n"
+        ),
+    );
+    assert_eq!(shown, "newer\n", "without SELinux neither runs");
+    let out = kinds(&dir.join("r1.out"), &b);
+    assert!(
+        out.contains(&(RecordKind::Ok, TARGET.to_string())),
+        "{out:?}"
+    );
+    let logged = std::fs::read_to_string(dir.join("selinux.log")).expect("log");
+    let lines: Vec<&str> = logged.lines().collect();
+    assert_eq!(lines.len(), 2, "{logged}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "chcon --reference={TARGET} {target_dir}/.dnsfix.conf.dnsfix-r1-"
+        )),
+        "{logged}"
+    );
+    assert_eq!(lines[1], format!("restorecon {new_file}"), "{logged}");
+}
+
 /// The kubelet's health gate takes an "ok" from 127.0.0.1:10248 only from the unit's own
 /// processes: the unit's main process or one it started answers, and the restart is
 /// healthy; a user's socat that took the port while the kubelet restarted answers the
