@@ -117,10 +117,11 @@ write() {
     { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp mode $fmode and owner $fuid:$fgid"; return; }
   label "$tmp" "$path" ||
     { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp the SELinux context of $path (chcon)"; return; }
-  # The backup and its manifest line reach the disk with the new content, so a power loss
-  # after the rename cannot keep the new file and lose what rolls it back.
-  if [ "$before" = absent ]; then set -- "$tmp" "$BACKUP/manifest"
-  else set -- "$tmp" "$BACKUP/manifest" "$BACKUP/files$path"; fi
+  # The backup and its manifest line reach the disk with the new content, their
+  # directories' entries too, so a power loss after the rename cannot keep the new file
+  # and lose what rolls it back.
+  if [ "$before" = absent ]; then set -- "$tmp" "$BACKUP/manifest" "$BACKUP"
+  else set -- "$tmp" "$BACKUP/manifest" "$BACKUP" "$BACKUP/files$path" "$BACKUP/files$dir"; fi
   sync "$@" 2>/dev/null || sync
   # Compare-and-swap: the target must still be what the plan saw.
   state=$(check "$path" "$before" "$after")
@@ -144,13 +145,14 @@ adopt() {
   if [ -f "$HANDLED" ]; then hdr already "$1"; return; fi
   apath=$1 abefore=$2 aafter=$3
   # Only a run that was interrupted: one that finished (applied or failed), was rolled
-  # back or was taken over already has its own record and its own rollback, and is not
-  # this run's to take over.
+  # back or was taken over by another run already has its own record and its own
+  # rollback, and is not this run's to take over (this run takes over each of its files).
   set --
   for m in "$STATE"/backups/*/manifest; do
     r=${m%/manifest}
-    [ -f "$m" ] && [ ! -f "$r/result" ] && [ ! -f "$r/rolled-back" ] && [ ! -f "$r/adopted-by" ] &&
-      set -- "$@" "$m"
+    if [ ! -f "$m" ] || [ -f "$r/result" ] || [ -f "$r/rolled-back" ]; then continue; fi
+    if [ -f "$r/adopted-by" ] && [ "$(cat "$r/adopted-by" 2>/dev/null)" != "$RUN" ]; then continue; fi
+    set -- "$@" "$m"
   done
   prev=
   [ $# -eq 0 ] ||

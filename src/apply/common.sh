@@ -39,13 +39,14 @@ record() {
   return 1
 }
 
-# tmp_beside PATH TAG: the name of a new temp file in PATH's directory: hidden, after the
-# file and TAG, with 64 random bits, so no one who can write that directory can have put
-# anything at the name beforehand. Fails without randomness: a guessable name is not used.
 # What tmp_beside's random part matches, in a glob: 16 hex digits.
 X='[0-9a-f]'
 # shellcheck disable=SC2034 # apply.sh uses it
 HEX16=$X$X$X$X$X$X$X$X$X$X$X$X$X$X$X$X
+
+# tmp_beside PATH TAG: the name of a new temp file in PATH's directory: hidden, after the
+# file and TAG, with 64 random bits, so no one who can write that directory can have put
+# anything at the name beforehand. Fails without randomness: a guessable name is not used.
 tmp_beside() {
   rnd=$(od -An -N8 -tx8 /dev/urandom 2>/dev/null)
   rnd=${rnd##* }
@@ -206,16 +207,20 @@ handler() {
   # fd 9 (the node lock) is not handed to what the unit starts. The restart itself is
   # bounded too: systemctl waits for the start job, and a Type=notify unit with
   # TimeoutStartSec=0 (k3s's and RKE2's) that never says it is ready would hold this run,
-  # and the node's lock, for ever. Cut off, systemctl leaves the job to systemd.
+  # and the node's lock, for ever. The bound is generous (five times the health timeout:
+  # a k3s server with embedded etcd may take minutes); cut off, systemctl leaves the job
+  # to systemd.
+  bound=$((timeout * 5))
   if command -v timeout >/dev/null 2>&1; then
-    out=$(timeout "$timeout" systemctl "$verb" "$unit" 2>&1 9>&-)
+    out=$(timeout "$bound" systemctl "$verb" "$unit" 2>&1 9>&-)
   else
     out=$(systemctl "$verb" "$unit" 2>&1 9>&-)
   fi
   rc=$?
-  if [ $rc -eq 124 ]; then
+  # 124: coreutils' timeout; 143: busybox's, whose child got SIGTERM.
+  if [ $rc -eq 124 ] || [ $rc -eq 143 ]; then
     fail unhealthy "$unit"
-    echo "systemctl $verb $unit did not return within ${timeout}s (systemd keeps its job running)"
+    echo "systemctl $verb $unit did not return within ${bound}s (systemd keeps its job running)"
     journal "$unit"; return
   elif [ $rc -ne 0 ]; then
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return

@@ -31,10 +31,11 @@ cut1() {
 restore() {
   # Newest first: the last entry for a path is undone first. The reversed copy is checked
   # whole: on a full disk a cut-off copy would skip the oldest changes and say done.
-  n=$(awk 'END { print NR }' "$BACKUP/manifest" 2>/dev/null)
+  # Its size is known: every line of the manifest and a newline (LC_ALL=C: bytes).
+  n=$(awk '{ n += length($0) + 1 } END { print n + 0 }' "$BACKUP/manifest" 2>/dev/null)
   if ! awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }' "$BACKUP/manifest" \
       > "$BACKUP/manifest.rev" 2>/dev/null ||
-    [ "$(awk 'END { print NR }' "$BACKUP/manifest.rev" 2>/dev/null)" != "${n:-x}" ]; then
+    [ "$(wc -c < "$BACKUP/manifest.rev" 2>/dev/null | tr -d ' ')" != "${n:-x}" ]; then
     rm -f "$BACKUP/manifest.rev"
     fail error "$BACKUP/manifest"
     echo "cannot write $BACKUP/manifest.rev (full or read-only filesystem?): nothing restored"
