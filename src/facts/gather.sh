@@ -317,11 +317,12 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # or kubelite's command line, its NULs read as spaces).
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
-    function path(t, v) {
+    function path(t, v,   n) {
       sub(/^[ \t]*["\047]?/, "", v); sub(/["\047]?[ \t]*$/, "", v)
-      # //proc and /./sys name /proc and /sys too: one slash, no "." steps, then judged.
-      gsub(/\/+/, "/", v); while (gsub(/\/\.\//, "/", v)) {}; sub(/\/\.$/, "", v)
-      if (v ~ /^\// && v !~ /^\/(proc|sys|dev)(\/|$)/ && v !~ /(^|\/)\.\.(\/|$)/) print t v
+      # //proc and /./sys name /proc and /sys too: judged with one slash and no "."
+      # steps; printed as written, the name dnsfix looks the file up by.
+      n = v; gsub(/\/+/, "/", n); while (gsub(/\/\.\//, "/", n)) {}; sub(/\/\.$/, "", n)
+      if (n ~ /^\// && n !~ /^\/(proc|sys|dev)(\/|$)/ && n !~ /(^|\/)\.\.(\/|$)/) print t v
     }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     { sub(/\r$/, "") }

@@ -360,6 +360,7 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
          EnvironmentFile=-/./sys/kernel/notes\n\
          EnvironmentFile=-/.//dev//zero\n\
          EnvironmentFile=-/etc/kubernetes/kubelet.env\n\
+         EnvironmentFile=-/etc//default/./kubelet\n\
          ExecStart=/usr/local/bin/kubelet $KUBELET_ARGS\n",
     )
     .expect("write unit");
@@ -386,6 +387,13 @@ fn the_script_never_follows_a_unit_into_proc_sys_or_dev() {
     assert!(
         raw.get("/etc/kubernetes/kubelet.env").is_some(),
         "the plain one is looked at"
+    );
+    // One outside those trees, spelt with // and /./, is looked at under that spelling,
+    // the one the unit's facts look it up by.
+    assert!(
+        raw.get("/etc//default/./kubelet").is_some(),
+        "{:?}",
+        raw.order
     );
 }
 
