@@ -27,9 +27,11 @@ use crate::inventory::Inventory;
 use crate::util::sha256_hex;
 
 /// Keys whose value is a node's own: set per host unless every host of the cluster asked
-/// for the same value (Kubespray renders `resolvConf: "{{ kube_resolv_conf }}"` on every
-/// node, roles/kubernetes/node/templates/kubelet-config.v1beta1.yaml.j2).
-pub const PER_NODE: &[&str] = &["kube_resolv_conf"];
+/// for the same value. Kubespray renders `resolvConf: "{{ kube_resolv_conf }}"` on every
+/// node (roles/kubernetes/node/templates/kubelet-config.v1beta1.yaml.j2), a path that must
+/// exist there, and `nameservers` into every node's own resolver (preinstall's
+/// nameserverentries), where one node's servers may not be another's.
+pub const PER_NODE: &[&str] = &["kube_resolv_conf", "nameservers"];
 
 /// One requested setting and the hosts that need it.
 #[derive(Debug, Clone)]
@@ -107,17 +109,8 @@ fn target_file(base: &Path, key: &str) -> PathBuf {
             inside.sort();
             candidates.extend(inside);
         }
-        for path in candidates {
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let defines = serde_norway::from_str::<serde_norway::Value>(&text)
-                .ok()
-                .and_then(|v| v.get(key).cloned())
-                .is_some();
-            if defines {
-                return path;
-            }
+        if let Some(path) = candidates.into_iter().find(|p| defines(p, key)) {
+            return path;
         }
     }
     for path in [group_vars.join("all/all.yml"), group_vars.join("all.yml")] {
@@ -238,98 +231,115 @@ pub fn changes(
         place(path, (key, w.value.clone(), w.hosts.clone()));
     }
     let mut out = Vec::new();
+    let mut placed: Vec<Setting> = Vec::new();
     for (path, settings) in by_file {
-        let before = std::fs::read_to_string(&path).ok();
-        let mut text = before.clone().unwrap_or_default();
-        let mut shown = Vec::new();
-        let mut hosts: Vec<String> = Vec::new();
-        let mut failed = None;
-        for (key, value, needs) in &settings {
-            let yaml = match value {
-                Json::Array(items) => YamlValue::List(
-                    items
-                        .iter()
-                        .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
-                        .collect(),
-                ),
-                Json::String(s) => YamlValue::String(s.clone()),
-                other => YamlValue::String(other.to_string()),
-            };
-            match yaml_set::set(&text, key, &yaml) {
-                Ok(edit) if edit.changed => {
-                    text = edit.text;
-                    shown.push(format!("{key}: {}", show(value)));
-                    for h in needs {
-                        if !hosts.contains(h) {
-                            hosts.push(h.clone());
-                        }
+        match edit_file(&path, &settings) {
+            Ok(change) => {
+                out.extend(change);
+                placed.extend(settings);
+            }
+            Err(message) => {
+                for (_, _, needs) in &settings {
+                    for host in needs {
+                        notes.entry(host.clone()).or_default().push(format!(
+                            "the inventory cannot be updated automatically ({message}); set it \
+                             by hand or Kubespray will undo the fix"
+                        ));
                     }
                 }
-                Ok(_) => {}
-                Err(e) => failed = Some(format!("{}: {e}", path.display())),
             }
         }
-        if let Some(message) = failed {
-            for (_, _, needs) in &settings {
-                for host in needs {
-                    notes.entry(host.clone()).or_default().push(format!(
-                        "the inventory cannot be updated automatically ({message}); set it by \
-                         hand or Kubespray will undo the fix"
-                    ));
-                }
-            }
-            continue;
-        }
-        if shown.is_empty() {
-            continue;
-        }
-        out.push(InventoryChange {
-            path: path.display().to_string(),
-            before_sha256: before.as_ref().map(|b| sha256_hex(b.as_bytes())),
-            before,
-            content: text,
-            settings: shown,
-            hosts,
-        });
     }
-    for (host, message) in still_beaten(path, &out, wanted) {
+    for (host, message) in still_beaten(inventory, &out, &placed) {
         notes.entry(host).or_default().push(message);
     }
     (out, notes)
 }
 
+/// The edit of the variables file at `path` that sets `settings`: `None` where it holds
+/// them all already; `Err` where it cannot be edited in place.
+fn edit_file(path: &Path, settings: &[Setting]) -> Result<Option<InventoryChange>, String> {
+    let before = std::fs::read_to_string(path).ok();
+    let mut text = before.clone().unwrap_or_default();
+    let mut shown = Vec::new();
+    let mut hosts: Vec<String> = Vec::new();
+    for (key, value, needs) in settings {
+        let yaml = match value {
+            Json::Array(items) => YamlValue::List(
+                items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect(),
+            ),
+            Json::String(s) => YamlValue::String(s.clone()),
+            other => YamlValue::String(other.to_string()),
+        };
+        let edit =
+            yaml_set::set(&text, key, &yaml).map_err(|e| format!("{}: {e}", path.display()))?;
+        if edit.changed {
+            text = edit.text;
+            shown.push(format!("{key}: {}", show(value)));
+            for h in needs {
+                if !hosts.contains(h) {
+                    hosts.push(h.clone());
+                }
+            }
+        }
+    }
+    if shown.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(InventoryChange {
+        path: path.display().to_string(),
+        before_sha256: before.as_ref().map(|b| sha256_hex(b.as_bytes())),
+        before,
+        content: text,
+        settings: shown,
+        hosts,
+    }))
+}
+
 /// The hosts that, with `changes` made, would still not get the value they asked for, each
 /// with a note naming the value that wins and where it is set: the inventory loaded again
-/// from a scratch copy of its files with the changes in place.
+/// from a scratch copy of its files with the changes in place (with no change to make, as
+/// loaded: a file that already holds the value may be outranked too). `placed`: the
+/// settings that went into a file, each with the hosts that asked for it.
 fn still_beaten(
-    inventory: &Path,
+    inventory: &Inventory,
     changes: &[InventoryChange],
-    wanted: &[Wanted],
+    placed: &[Setting],
 ) -> Vec<(String, String)> {
-    if changes.is_empty() {
-        return Vec::new();
-    }
-    let base = base_dir(inventory);
-    let scratch = std::env::temp_dir().join(format!("dnsfix-inventory-{}", crate::util::nonce()));
-    let loaded = copy_with_changes(&base, inventory, &scratch, changes)
-        .and_then(|copy| Inventory::load(&copy).map_err(|e| e.to_string()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let Ok(after) = loaded else {
+    let Some(path) = inventory.path() else {
         return Vec::new();
     };
+    let base = base_dir(path);
+    let scratch = std::env::temp_dir().join(format!("dnsfix-inventory-{}", crate::util::nonce()));
+    let reloaded;
+    let after = if changes.is_empty() {
+        inventory
+    } else {
+        let loaded = copy_with_changes(&base, path, &scratch, changes)
+            .and_then(|copy| Inventory::load(&copy).map_err(|e| e.to_string()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let Ok(loaded) = loaded else {
+            return Vec::new();
+        };
+        reloaded = loaded;
+        &reloaded
+    };
     let mut out = Vec::new();
-    for w in wanted {
-        for name in &w.hosts {
+    for (key, value, hosts) in placed {
+        for name in hosts {
             let Some(host) = after.host(name) else {
                 continue;
             };
-            let got = host.var(&w.key).cloned();
-            if got.as_ref() == Some(&w.value) {
+            let got = host.var(key).cloned();
+            if got.as_ref() == Some(value) {
                 continue;
             }
             let from = host
                 .origins
-                .get(&w.key)
+                .get(key)
                 .map(|o| {
                     let shown = o.to_string();
                     shown.replacen(
@@ -344,9 +354,8 @@ fn still_beaten(
                 format!(
                     "{key} stays {got} for this host after the inventory change: {from} outranks \
                      the file dnsfix edits; set it to {want} there, or Kubespray undoes the fix",
-                    key = w.key,
                     got = got.as_ref().map_or_else(|| "unset".to_owned(), show),
-                    want = show(&w.value),
+                    want = show(value),
                 ),
             ));
         }
@@ -354,37 +363,45 @@ fn still_beaten(
     out
 }
 
-/// A copy of the inventory's files (the `-i` path, group_vars, host_vars) under `scratch`
-/// with `changes` written; the copy's `-i` path.
+/// A copy of what the inventory is read from (the `-i` file, or the files of the `-i`
+/// directory the loader reads; group_vars and host_vars) in a new private directory
+/// `scratch`, with `changes` written; the copy's `-i` path. Nothing else of the inventory's
+/// directory (Kubespray keeps credentials/ and artifacts/ there) is copied.
 fn copy_with_changes(
     base: &Path,
     inventory: &Path,
     scratch: &Path,
     changes: &[InventoryChange],
 ) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
     let io = |e: std::io::Error| e.to_string();
-    let mut stack = vec![base.join("group_vars"), base.join("host_vars")];
-    if inventory.is_dir() {
-        stack.push(inventory.to_path_buf());
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(scratch)
+        .map_err(io)?;
+    let mut files = if inventory.is_dir() {
+        crate::inventory::source_files(inventory).map_err(|e| e.to_string())?
     } else {
-        let to = scratch.join(inventory.strip_prefix(base).map_err(|e| e.to_string())?);
-        std::fs::create_dir_all(scratch).map_err(io)?;
-        std::fs::copy(inventory, to).map_err(io)?;
-    }
+        vec![inventory.to_path_buf()]
+    };
+    let mut stack = vec![base.join("group_vars"), base.join("host_vars")];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
             let from = entry.path();
-            let to = scratch.join(from.strip_prefix(base).map_err(|e| e.to_string())?);
-            if from.is_dir() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push(from);
             } else {
-                std::fs::create_dir_all(to.parent().unwrap_or(scratch)).map_err(io)?;
-                std::fs::copy(&from, &to).map_err(io)?;
+                files.push(from);
             }
         }
+    }
+    for from in files {
+        let to = scratch.join(from.strip_prefix(base).map_err(|e| e.to_string())?);
+        std::fs::create_dir_all(to.parent().unwrap_or(scratch)).map_err(io)?;
+        std::fs::copy(&from, &to).map_err(io)?;
     }
     for change in changes {
         let to = scratch.join(
@@ -507,6 +524,75 @@ mod tests {
 
     fn changes_of(inv: &Inventory, wanted: &[Wanted]) -> Vec<InventoryChange> {
         changes(inv, wanted).0
+    }
+
+    /// A group file that holds the value already needs no change, but a host whose own
+    /// value outranks it is still told where that value is set; hosts that disagree on
+    /// a value, which nothing is written for, get only the note that says so.
+    #[test]
+    fn a_value_held_already_but_outranked_is_named_and_disagreement_only_once() {
+        let files = [
+            ("group_vars/all.yml", "upstream_dns_servers: [192.0.2.53]\n"),
+            (
+                "host_vars/node2.yml",
+                "upstream_dns_servers: [192.0.2.99]\n",
+            ),
+        ];
+        let (dir, inv) = inventory(&files);
+        let w = [Wanted {
+            key: "upstream_dns_servers".to_owned(),
+            value: serde_json::json!(["192.0.2.53"]),
+            hosts: vec!["node2".to_owned()],
+        }];
+        let (changes, notes) = changes(&inv, &w);
+        assert!(changes.is_empty(), "{changes:?}");
+        assert!(
+            notes["node2"][0].starts_with("upstream_dns_servers stays [192.0.2.99]"),
+            "{notes:?}"
+        );
+        let split = [
+            Wanted {
+                key: "upstream_dns_servers".to_owned(),
+                value: serde_json::json!(["192.0.2.1"]),
+                hosts: vec!["node1".to_owned()],
+            },
+            Wanted {
+                key: "upstream_dns_servers".to_owned(),
+                value: serde_json::json!(["192.0.2.2"]),
+                hosts: vec!["node2".to_owned()],
+            },
+            wanted("kube_resolv_conf", "/etc/dnsfix/resolv.conf", &["node1"]),
+        ];
+        let (_, notes) = super::changes(&inv, &split);
+        assert_eq!(notes["node1"].len(), 1, "{notes:?}");
+        assert!(
+            notes["node1"][0].starts_with("hosts need different values"),
+            "{notes:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The scratch copy holds what the inventory is read from, privately: not the rest of
+    /// a directory given to -i (Kubespray keeps credentials/ there).
+    #[test]
+    fn the_scratch_copy_is_the_inventory_only_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _) = inventory(&[
+            ("group_vars/all.yml", "a: 1\n"),
+            ("credentials/kubeadm_certificate_key.creds", "secret\n"),
+        ]);
+        let scratch = dir.join("scratch");
+        let copy = copy_with_changes(&dir, &dir, &scratch, &[]).expect("copies");
+        assert_eq!(copy, scratch);
+        assert!(scratch.join("hosts.yaml").is_file());
+        assert!(scratch.join("group_vars/all.yml").is_file());
+        assert!(!scratch.join("credentials").exists());
+        let mode = std::fs::metadata(&scratch)
+            .expect("scratch")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// An existing host_vars directory gets the file there that sets the key, else a new
