@@ -5,8 +5,8 @@
 
 use super::node_resolver::{enable_resolved, resolved_words};
 use super::{
-    Ctx, NO_KUBELET, PodResolv, RuleOutcome, ns_evidence, parsed_pod_resolv, persist_hint,
-    pod_resolv, resolv_chain, restart_hint,
+    Ctx, NO_KUBELET, PodResolv, RuleOutcome, forwards_elsewhere, ns_evidence, parsed_pod_resolv,
+    persist_hint, pod_resolv, resolv_chain, restart_hint, upstream_dns_servers,
 };
 use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
@@ -98,43 +98,6 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
 /// How many nameservers kubelet hands a pod: the first three of its file
 /// (validation.MaxDNSNameservers).
 const MAX_POD_NAMESERVERS: usize = 3;
-
-/// Why CoreDNS and nodelocaldns do not forward `.` to the resolv.conf kubelet hands them,
-/// where they do not: the Corefiles read from the cluster say so, or, where none was read,
-/// the inventory sets `upstream_dns_servers`, which Kubespray renders as their `forward .`
-/// (coredns-config.yml.j2; nodelocaldns's upstreamForwardTarget). `None`: they forward to it.
-pub(super) fn forwards_elsewhere(ctx: &Ctx, read: Option<bool>) -> Option<String> {
-    forwards_elsewhere_than(ctx, read, "this file")
-}
-
-/// [`forwards_elsewhere`], naming the kubelet's file as `file`.
-pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str) -> Option<String> {
-    match read {
-        Some(true) => None,
-        Some(false) => Some(format!(
-            "the cluster's Corefiles forward . elsewhere than {file} (their lines follow)"
-        )),
-        None => {
-            let upstreams = upstream_dns_servers(ctx);
-            (!upstreams.is_empty()).then(|| {
-                format!(
-                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to {file} (the Corefiles were not read)",
-                    upstreams.join(", ")
-                )
-            })
-        }
-    }
-}
-
-/// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
-fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
-    ctx.host
-        .var_list("upstream_dns_servers")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.contains("{{"))
-        .collect()
-}
 
 /// The host's own resolver: what the host's processes (and Kubespray's next run) use.
 fn host_resolver<'a>(ctx: &Ctx<'a>) -> &'a ResolvFile {

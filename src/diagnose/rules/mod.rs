@@ -329,6 +329,43 @@ fn not_a_node(ctx: &Ctx) -> bool {
         && ctx.facts.kubelet.pid.is_none()
 }
 
+/// Why CoreDNS and nodelocaldns do not forward `.` to the resolv.conf kubelet hands them,
+/// where they do not: the Corefiles read from the cluster say so, or, where none was read,
+/// the inventory sets `upstream_dns_servers`, which Kubespray renders as their `forward .`
+/// (coredns-config.yml.j2; nodelocaldns's upstreamForwardTarget). `None`: they forward to it.
+pub(super) fn forwards_elsewhere(ctx: &Ctx, read: Option<bool>) -> Option<String> {
+    forwards_elsewhere_than(ctx, read, "this file")
+}
+
+/// [`forwards_elsewhere`], naming the kubelet's file as `file`.
+pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str) -> Option<String> {
+    match read {
+        Some(true) => None,
+        Some(false) => Some(format!(
+            "the cluster's Corefiles forward . elsewhere than {file} (their lines follow)"
+        )),
+        None => {
+            let upstreams = upstream_dns_servers(ctx);
+            (!upstreams.is_empty()).then(|| {
+                format!(
+                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to {file} (the Corefiles were not read)",
+                    upstreams.join(", ")
+                )
+            })
+        }
+    }
+}
+
+/// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
+pub(super) fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
+    ctx.host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.contains("{{"))
+        .collect()
+}
+
 /// The kubelet's version, with where it came from: what `kubelet --version` said on the
 /// node (`dnsfix facts` and apply ask it; plan and check where the cluster gave none and it
 /// matters: [`kubelet_version_wanted`]), else the version the running kubelet reports to

@@ -541,21 +541,42 @@ pub(super) fn enable_resolved(ctx: &Ctx) -> &'static str {
 /// CoreDNS and nodelocaldns forward elsewhere (the Corefiles read, or Kubespray's
 /// upstream_dns_servers), a cluster address cannot loop (Kubespray's host_resolvconf puts
 /// it first on purpose) and a loopback one fails only other dnsPolicy: Default pods
-/// (DNS-CLUSTER-SELF-FORWARD, DNS-KUBELET-LOOPBACK).
-fn dhclient_harm(ctx: &Ctx, bad: &[String], evidence: &mut Vec<String>) -> (Severity, String) {
+/// (DNS-CLUSTER-SELF-FORWARD, DNS-KUBELET-LOOPBACK), unless the line holds no `real`
+/// server: then the node itself has none.
+fn dhclient_harm(
+    ctx: &Ctx,
+    bad: &[String],
+    real: bool,
+    evidence: &mut Vec<String>,
+) -> (Severity, String) {
     let pods_file = "the resolv.conf the kubelet hands them";
-    let Some(why) =
-        super::kubelet_file::forwards_elsewhere_than(ctx, ctx.corefile_forwards_to_file, pods_file)
-    else {
+    let elsewhere = super::forwards_elsewhere_than(ctx, ctx.corefile_forwards_to_file, pods_file);
+    let alone = if real {
+        ""
+    } else {
+        ", and no real server is left for the node itself"
+    };
+    let Some(why) = elsewhere else {
         return (
             Severity::High,
             format!(
-                "dhclient writes {} into the host resolver at every lease: after a reboot the loop is back",
+                "dhclient writes {} into the host resolver at every lease: after a reboot the loop is back{alone}",
                 bad.join(", ")
             ),
         );
     };
     evidence.push(why);
+    // Nothing else in the line: after a lease the node itself resolves nothing until the
+    // cluster's DNS answers (its own image pulls included).
+    if !real {
+        return (
+            Severity::High,
+            format!(
+                "dhclient writes only {} into the host resolver at every lease: CoreDNS forwards elsewhere, but after a reboot the node itself resolves nothing until cluster DNS answers",
+                bad.join(", ")
+            ),
+        );
+    }
     let loopback: Vec<&String> = bad
         .iter()
         .filter(|a| a.parse::<IpAddr>().is_ok_and(is_loopback))
@@ -640,7 +661,12 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
                     format!("{path}:{}: {l}", i + 1),
                     "a dhclient process runs: it is this node's DHCP client".into(),
                 ];
-                let (severity, summary) = dhclient_harm(ctx, &bad, &mut evidence);
+                let real = rest
+                    .trim_end_matches(';')
+                    .split(',')
+                    .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+                    .any(|ip| !is_loopback(ip) && !ctx.cluster.contains(&ip));
+                let (severity, summary) = dhclient_harm(ctx, &bad, real, &mut evidence);
                 findings.push(ctx.finding(id, severity, summary, evidence, fix));
             } else {
                 // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal

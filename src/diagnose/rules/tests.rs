@@ -1650,7 +1650,7 @@ fn a_nodeconfig_flag_over_nodeadms_config_is_info() {
 #[test]
 fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     use crate::facts::raw::FileState;
-    let mut raw =
+    let raw =
         crate::testing::rules_fixture("DNS-RESOLV-MANAGED-ELSEWHERE/kubespray-9948-before-reboot");
     let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| {
         let facts = NodeFacts::from_raw("node1", raw);
@@ -1673,12 +1673,23 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
             && fix.contains("disable_host_nameservers: true"),
         "{fix}"
     );
-    assert_eq!(outcome(&raw, true).0, Severity::Warning);
+    // The fixture's line has no real server: after a lease the node itself resolves
+    // nothing until cluster DNS answers, wherever CoreDNS forwards.
+    assert_eq!(outcome(&raw, true).0, Severity::High);
     let path = "/etc/dhcp/dhclient.conf";
     let text = raw.get(path).and_then(|f| f.text()).expect("dhclient.conf");
-    let cluster_only = text.replace("169.254.25.10, 127.0.0.53;", "169.254.25.10, 192.0.2.53;");
-    assert_ne!(cluster_only, text);
-    raw.file(path, FileState::Present, Some(cluster_only.as_bytes()));
-    assert_eq!(outcome(&raw, true).0, Severity::Info);
-    assert_eq!(outcome(&raw, false).0, Severity::High);
+    let line = |servers: &str| {
+        let edited = text.replace("169.254.25.10, 127.0.0.53;", servers);
+        assert_ne!(edited, text);
+        let mut raw = raw.clone();
+        raw.file(path, FileState::Present, Some(edited.as_bytes()));
+        raw
+    };
+    let loopback = line("169.254.25.10, 127.0.0.53, 192.0.2.53;");
+    assert_eq!(outcome(&loopback, true).0, Severity::Warning);
+    assert_eq!(outcome(&loopback, false).0, Severity::High);
+    let cluster = line("169.254.25.10, 192.0.2.53;");
+    assert_eq!(outcome(&cluster, true).0, Severity::Info);
+    assert_eq!(outcome(&cluster, false).0, Severity::High);
+    assert_eq!(outcome(&line("169.254.25.10;"), true).0, Severity::High);
 }
