@@ -31,6 +31,17 @@ pub(crate) struct VarsFile {
 
 const EXTENSIONS: [&str; 3] = ["yml", "yaml", "json"];
 
+/// What Ansible looks for of `name` under `root` (a `group_vars` or `host_vars`
+/// directory), in order; it reads the first that exists.
+pub(crate) fn candidates(root: &Path, name: &str) -> [PathBuf; 4] {
+    [
+        root.join(name),
+        root.join(format!("{name}.yml")),
+        root.join(format!("{name}.yaml")),
+        root.join(format!("{name}.json")),
+    ]
+}
+
 /// The variables files of `name` under `base/<dir>/` (`dir` is `group_vars` or
 /// `host_vars`), in merge order: a later file's top-level keys replace an earlier one's.
 pub(crate) fn load(
@@ -49,12 +60,7 @@ pub(crate) fn load(
     if !root.is_dir() {
         return Ok(out);
     }
-    let candidates = [
-        root.join(name),
-        root.join(format!("{name}.yml")),
-        root.join(format!("{name}.yaml")),
-        root.join(format!("{name}.json")),
-    ];
+    let candidates = candidates(&root, name);
     let mut existing = candidates.iter().filter(|p| p.exists());
     let Some(chosen) = existing.next() else {
         return Ok(out);

@@ -91,67 +91,68 @@ pub fn digest(inventory: &Path) -> String {
     sha256_hex(&all)
 }
 
-/// The file a key belongs in (see the module docs).
+/// The file a group-level key belongs in (see the module docs): the file of `k8s_cluster`
+/// (whose value beats all's for Kubespray's hosts), then of `all`, that sets it now; else
+/// Kubespray's own `group_vars/all/all.yml`, else the file Ansible reads for `all`, else a
+/// new `group_vars/all/dnsfix.yml`.
 fn target_file(base: &Path, key: &str) -> PathBuf {
-    let group_vars = base.join("group_vars");
-    // k8s_cluster's value beats all's for Kubespray's hosts: edit that one where both set it.
+    let root = base.join("group_vars");
     for group in ["k8s_cluster", "k8s-cluster", "all"] {
-        let mut candidates = Vec::new();
-        for ext in ["yml", "yaml"] {
-            candidates.push(group_vars.join(format!("{group}.{ext}")));
-        }
-        if let Ok(entries) = std::fs::read_dir(group_vars.join(group)) {
-            let mut inside: Vec<PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
-                .collect();
-            inside.sort();
-            candidates.extend(inside);
-        }
-        if let Some(path) = candidates.into_iter().find(|p| defines(p, key)) {
-            return path;
+        if let Some(file) = chosen(&root, group).and_then(|c| setting_file(&c, key)) {
+            return file;
         }
     }
-    for path in [group_vars.join("all/all.yml"), group_vars.join("all.yml")] {
-        if path.is_file() {
-            return path;
+    match chosen(&root, "all") {
+        Some(dir) if dir.is_dir() => {
+            let all = dir.join("all.yml");
+            if all.is_file() {
+                all
+            } else {
+                dir.join("dnsfix.yml")
+            }
         }
+        Some(file) => file,
+        None => root.join("all").join("dnsfix.yml"),
     }
-    group_vars.join("all/dnsfix.yml")
 }
 
-/// The file of `host`'s own variables to set `key` in: the one Ansible reads
-/// (`host_vars/<host>`, `.yml`, `.yaml`, the first that exists; see
-/// [`crate::inventory`]'s vars_dirs), the file in it that sets `key` where it is a
-/// directory, else a new `dnsfix.yml` there; else a new `host_vars/<host>.yml`.
+/// The file of `host`'s own variables to set `key` in: in the one Ansible reads, the file
+/// that sets `key` (or a new `dnsfix.yml`) where it is a directory; else a new
+/// `host_vars/<host>.yml`.
 fn host_file(base: &Path, host: &str, key: &str) -> PathBuf {
     let root = base.join("host_vars");
-    let candidates = [
-        root.join(host),
-        root.join(format!("{host}.yml")),
-        root.join(format!("{host}.yaml")),
-        root.join(format!("{host}.json")),
-    ];
-    match candidates.into_iter().find(|p| p.exists()) {
+    match chosen(&root, host) {
         Some(dir) if dir.is_dir() => {
-            let mut inside: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
-                .collect();
-            inside.sort();
-            inside
-                .into_iter()
-                .rev()
-                .find(|p| defines(p, key))
-                .unwrap_or_else(|| dir.join("dnsfix.yml"))
+            setting_file(&dir, key).unwrap_or_else(|| dir.join("dnsfix.yml"))
         }
         Some(file) => file,
         None => root.join(format!("{host}.yml")),
     }
+}
+
+/// The variables file or directory Ansible reads for `name` under `root` (`group_vars` or
+/// `host_vars`): the first of its candidates that exists (see the inventory's vars_dirs).
+fn chosen(root: &Path, name: &str) -> Option<PathBuf> {
+    crate::inventory::vars_candidates(root, name)
+        .into_iter()
+        .find(|p| p.exists())
+}
+
+/// In `chosen`, a file or a directory Ansible reads every YAML file of in name order, the
+/// file that sets `key` last, if one does.
+fn setting_file(chosen: &Path, key: &str) -> Option<PathBuf> {
+    if !chosen.is_dir() {
+        return defines(chosen, key).then(|| chosen.to_path_buf());
+    }
+    let mut inside: Vec<PathBuf> = std::fs::read_dir(chosen)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    inside.sort();
+    inside.into_iter().rev().find(|p| defines(p, key))
 }
 
 /// Whether the YAML file at `path` sets top-level `key`.
@@ -592,6 +593,40 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o700);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A group key goes where Ansible reads it: with both group_vars/all/ and
+    /// group_vars/all.yml, Ansible reads the directory alone (the first of its candidates
+    /// that exists), so an edit of all.yml would change nothing; k8s_cluster's file wins
+    /// over all's where both set the key.
+    #[test]
+    fn a_group_key_goes_where_ansible_reads_it() {
+        let w = [wanted(
+            "upstream_dns_servers",
+            "192.0.2.53",
+            &["node1", "node2"],
+        )];
+        let (dir, inv) = inventory(&[
+            ("group_vars/all.yml", "a: 1\n"),
+            ("group_vars/all/main.yml", "b: 1\n"),
+        ]);
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &w)),
+            ["group_vars/all/dnsfix.yml"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let (dir, inv) = inventory(&[
+            ("group_vars/all/all.yml", "upstream_dns_servers: []\n"),
+            (
+                "group_vars/k8s_cluster/k8s-cluster.yml",
+                "upstream_dns_servers: []\n",
+            ),
+        ]);
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &w)),
+            ["group_vars/k8s_cluster/k8s-cluster.yml"]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
