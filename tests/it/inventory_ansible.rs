@@ -351,3 +351,95 @@ fn compare(case: &Path, scratch: &Path) -> Vec<String> {
     }
     failures
 }
+
+/// The inventory changes a plan makes take effect as Ansible reads them, and where they
+/// cannot (a host's own value outranks the file), the note says so: the changes written
+/// into a copy of an inventory with group_vars both as a file and a directory, a
+/// k8s_cluster value over all's, host_vars as a directory and as a file, and an inline
+/// host variable; then `ansible-inventory --list` asked what each host gets.
+#[test]
+fn inventory_changes_take_effect_as_ansible_reads_them() {
+    use dnsfix::plan::inventory_change::{Wanted, changes};
+    let dir = std::env::temp_dir().join(format!("dnsfix-invchange-ansible-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files = [
+        (
+            "hosts.yaml",
+            "all:\n  hosts:\n    node1:\n    node2:\n    node3:\n    node4:\n      upstream_dns_servers: [192.0.2.44]\n  children:\n    kube_node:\n      hosts:\n        node1:\n        node2:\n        node3:\n        node4:\n    k8s_cluster:\n      children:\n        kube_node:\n",
+        ),
+        ("group_vars/all.yml", "ignored_by_ansible: true\n"),
+        ("group_vars/all/all.yml", "upstream_dns_servers: []\n"),
+        (
+            "group_vars/k8s_cluster/k8s-cluster.yml",
+            "upstream_dns_servers: [192.0.2.1]\n",
+        ),
+        (
+            "host_vars/node2/main.yml",
+            "kube_resolv_conf: /etc/resolv.conf\n",
+        ),
+        (
+            "host_vars/node3.yml",
+            "upstream_dns_servers: [192.0.2.33]\n",
+        ),
+    ];
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let inventory = Inventory::load(&dir.join("hosts.yaml")).expect("loads");
+    let hosts = |names: &[&str]| names.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>();
+    let wanted = [
+        Wanted {
+            key: "kube_resolv_conf".into(),
+            value: json!("/etc/dnsfix/resolv.conf"),
+            hosts: hosts(&["node1", "node2"]),
+        },
+        Wanted {
+            key: "upstream_dns_servers".into(),
+            value: json!(["192.0.2.53"]),
+            hosts: hosts(&["node1", "node2", "node3", "node4"]),
+        },
+    ];
+    let (edits, notes) = changes(&inventory, &wanted);
+    for edit in &edits {
+        let path = Path::new(&edit.path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, &edit.content).expect("write the change");
+    }
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("tmp")).expect("home");
+    let src = dir.join("hosts.yaml");
+    let list: Value = serde_json::from_str(&ansible(
+        "ansible-inventory",
+        &["-i", src.to_str().expect("utf-8"), "--list"],
+        &home,
+    ))
+    .expect("ansible-inventory prints JSON");
+    let mut disagree = Vec::new();
+    for w in &wanted {
+        for host in &w.hosts {
+            let got = &list["_meta"]["hostvars"][host][&w.key];
+            let noted = notes
+                .get(host)
+                .is_some_and(|n| n.iter().any(|m| m.starts_with(&format!("{} stays", w.key))));
+            // Ansible gives the host the value, or dnsfix said it would not.
+            if (got == &w.value) == noted {
+                disagree.push(format!(
+                    "{host} {}: Ansible {got}, dnsfix noted: {noted}",
+                    w.key
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        disagree.is_empty(),
+        "{disagree:#?}\nchanges: {edits:#?}\nnotes: {notes:#?}"
+    );
+    // node3 (host_vars) and node4 (inline) keep their own upstream servers: both noted.
+    assert!(
+        notes.contains_key("node3") && notes.contains_key("node4"),
+        "{notes:#?}"
+    );
+}
