@@ -1516,6 +1516,23 @@ fn rancher_dropins(
             });
         }
     }
+    // k3s writes the clusterDNS it runs with into its own file at every start: the
+    // server's cluster-dns, else .10 of each service CIDR, an agent's from its server
+    // (pkg/daemons/agent/agent.go, pkg/cli/server/server.go). That, where no later drop-in
+    // sets one, not config.yaml's cluster-dns (a server's flag) or k3s's default.
+    if out.cluster_dns.is_none()
+        && let Ok(c) = read_config(raw, &own)
+        && let Some(l) = c.cluster_dns
+    {
+        out.cluster_dns = Some(Effective {
+            value: l.value,
+            source: Source {
+                detail: Some(format!("written by {program} at its start")),
+                ..Source::new(RANCHER_DROPIN, Some(&own), Some(l.line))
+            },
+            shadowed: vec![],
+        });
+    }
     Ok(out)
 }
 
@@ -2580,6 +2597,20 @@ mod tests {
             facts.kubelet.cluster_dns.known().map(|e| e.value.clone()),
             Some(vec!["169.254.20.10".to_owned()])
         );
+        // No later drop-in sets clusterDNS: the one k3s wrote into its own file, which is
+        // the server's (an agent's config.yaml names none), not k3s's default.
+        let own = format!("{dir}/00-k3s-defaults.conf");
+        let text = base.get(&own).and_then(|f| f.text()).expect("own file");
+        let mut custom = base.clone();
+        custom.file(
+            &own,
+            FileState::Present,
+            Some(text.replace("- 10.43.0.10", "- 10.96.0.10").as_bytes()),
+        );
+        let facts = NodeFacts::from_raw("node1", &custom);
+        let dns = facts.kubelet.cluster_dns.known().expect("clusterDNS");
+        assert_eq!(dns.value, ["10.96.0.10"]);
+        assert_eq!(dns.source.path.as_deref(), Some(own.as_str()));
 
         let mut before_1_32 = base.clone();
         before_1_32.file(
