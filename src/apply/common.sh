@@ -128,21 +128,34 @@ real_dir() {
 
 
 # handler UNIT VERB PROBE TIMEOUT: restart (or reload) a unit and wait until it is active
-# and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz says ok.
+# and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz (or
+# http://[::1]:10248/healthz) says ok.
 # Records "healthy UNIT", or "unhealthy UNIT" with the reason as the body.
 #
 # healthz asks with curl or wget where a node has them; minimal Debian and RHEL images have
 # neither, but they have bash, whose /dev/tcp speaks HTTP/1.0 well enough for a healthz.
 healthz() {
+  # A kubelet on an IPv6 node may answer on ::1 only (k3s and RKE2 bind its healthz there
+  # where the node's IP is IPv6: pkg/daemons/agent/agent.go).
+  hbody=$(healthz_at 127.0.0.1 127.0.0.1); hrc=$?
+  if [ $hrc -ne 0 ] && [ $hrc -ne 2 ]; then
+    if b6=$(healthz_at '[::1]' ::1) && [ "$b6" = ok ]; then hbody=ok hrc=0; fi
+  fi
+  printf %s "$hbody"
+  return $hrc
+}
+
+# healthz_at URLHOST HOST: the kubelet's healthz on HOST (URLHOST: as a URL spells it).
+healthz_at() {
   if command -v curl >/dev/null 2>&1; then
-    curl -fsS --max-time 2 http://127.0.0.1:10248/healthz 2>&1
+    curl -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
   elif command -v wget >/dev/null 2>&1; then
-    wget -q -T 2 -O - http://127.0.0.1:10248/healthz 2>&1
+    wget -q -T 2 -O - "http://$1:10248/healthz" 2>&1
   elif command -v bash >/dev/null 2>&1; then
     # shellcheck disable=SC2016
     bash -c '
-      exec 3<>/dev/tcp/127.0.0.1/10248 || exit 1
-      printf "GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3
+      exec 3<>"/dev/tcp/$1/10248" || exit 1
+      printf "GET /healthz HTTP/1.0\r\nHost: %s\r\n\r\n" "$1" >&3
       IFS= read -r -t 2 status <&3 || { echo "no answer"; exit 1; }
       status=${status%$'"'"'\r'"'"'}
       case $status in
@@ -155,7 +168,7 @@ healthz() {
       body=
       IFS= read -r -t 2 body <&3
       printf %s "$body"
-      exit 0' 2>&1
+      exit 0' healthz "$2" 2>&1
   else
     echo "neither curl, wget nor bash is installed to ask http://127.0.0.1:10248/healthz"
     return 2

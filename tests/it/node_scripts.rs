@@ -606,6 +606,49 @@ fn a_restart_that_never_returns_is_cut_off() {
     );
 }
 
+/// A kubelet whose healthz answers on ::1 only (k3s and RKE2 bind it there on a node
+/// whose IP is IPv6) is healthy too.
+#[test]
+fn a_kubelet_answering_on_ipv6_loopback_only_is_healthy() {
+    let dir = scratch("node-scripts-healthz-v6");
+    let b = Boundary::fresh();
+    let handler = dnsfix::plan::model::HandlerRun {
+        name: "restart k3s".into(),
+        unit: "k3s".into(),
+        action: dnsfix::plan::model::HandlerAction::Restarted,
+        serial: dnsfix::playbook::Batch::Count(1),
+        reasons: Vec::new(),
+    };
+    save_apply(&dir, &b, ("r10", "p10"), &[], &[handler]);
+    let ok_sh = r#"cat > /var/lib/ok.sh <<'OK'
+#!/bin/sh
+cr=$(printf '\r')
+while IFS= read -r line; do
+  case $line in '' | "$cr") break ;; esac
+done
+printf 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok'
+OK
+"#;
+    let steps = "ip link set lo up\n\
+        mount -t tmpfs tmpfs /usr/local/bin\n\
+        printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\\n' \
+          > /usr/local/bin/systemctl\n\
+        OK_SH\
+        chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib\n\
+        sh -c \"socat TCP6-LISTEN:10248,bind=[::1],reuseaddr,fork EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
+        echo $unit > /var/lib/mainpid\n\
+        sleep 0.5\n\
+        dash \"$scratch/r10.sh\" > \"$scratch/v6.out\" </dev/null\n\
+        pkill -P $unit; kill $unit 2>/dev/null; true\n";
+    in_namespaces(&dir, &["--net"], &steps.replace("OK_SH", ok_sh));
+    let out = kinds(&dir.join("v6.out"), &b);
+    assert!(
+        out.contains(&(RecordKind::Healthy, "k3s".to_string())),
+        "{out:?}\n{}",
+        std::fs::read_to_string(dir.join("v6.out")).unwrap_or_default()
+    );
+}
+
 /// common.sh's own helpers, run with dash: `create` refuses a name that holds a regular
 /// file, a symlink to one or a dangling symlink (what it writes goes nowhere else), and
 /// `tmp_beside` never names the same file twice.
