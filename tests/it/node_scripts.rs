@@ -637,9 +637,9 @@ OK
         chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib\n\
         sh -c \"socat TCP6-LISTEN:10248,bind=[::1],reuseaddr,fork EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
         echo $unit > /var/lib/mainpid\n\
-        sleep 0.5\n\
+        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
         dash \"$scratch/r10.sh\" > \"$scratch/v6.out\" </dev/null\n\
-        pkill -P $unit; kill $unit 2>/dev/null; true\n";
+        pkill -P $unit || true; kill $unit 2>/dev/null || true\n";
     in_namespaces(&dir, &["--net"], &steps.replace("OK_SH", ok_sh));
     let out = kinds(&dir.join("v6.out"), &b);
     assert!(
