@@ -604,7 +604,15 @@ fn kubeadm_resolv_conf(facts: &NodeFacts) -> Option<(&'static str, &'static str)
 /// Each DNS setting the node's config file decides and kubeadm gives otherwise.
 fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
     let mut out = Vec::new();
-    let from_file = |kind: &str| matches!(kind, "config" | "default");
+    // What `kubeadm upgrade node` rewrites: the kubelet's --config file (or, where that
+    // sets nothing, the kubelet's default in its place); not a --config-dir drop-in, which
+    // beats that file and which kubeadm leaves alone.
+    let config_path = facts.kubelet.config_path.as_deref();
+    let from_file = |s: &crate::facts::node_facts::Source| match s.kind.as_str() {
+        "config" => s.path.is_none() || s.path.as_deref() == config_path,
+        "default" => true,
+        _ => false,
+    };
     let at = |s: &crate::facts::node_facts::Source| match (&s.path, s.line) {
         (Some(p), Some(l)) => format!("{p}:{l}"),
         (Some(p), None) => p.clone(),
@@ -630,7 +638,7 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
         });
     };
     if let Observed::Known(e) = &facts.kubelet.resolv_conf
-        && from_file(&e.source.kind)
+        && from_file(&e.source)
     {
         let map = match &wanted.resolv_conf {
             Some(map) => Some((map.clone(), in_map("resolvConf", map))),
@@ -649,7 +657,7 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
         }
     }
     if let Observed::Known(e) = &facts.kubelet.cluster_dns
-        && from_file(&e.source.kind)
+        && from_file(&e.source)
         && e.value != wanted.cluster_dns
     {
         let map = format!("[{}]", wanted.cluster_dns.join(", "));
@@ -663,7 +671,7 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
         );
     }
     if let Observed::Known(e) = &facts.kubelet.cluster_domain
-        && from_file(&e.source.kind)
+        && from_file(&e.source)
         && let Some(map) = &wanted.cluster_domain
         && *map != e.value
     {
@@ -1312,6 +1320,19 @@ mod tests {
                 &"ConfigMap kube-system/kubelet-config (data.kubelet) clusterDNS: [10.96.0.53]"
                     .to_owned()
             ),
+            "{f:?}"
+        );
+        // A --config-dir drop-in decides resolvConf: kubeadm leaves it alone, so only
+        // clusterDNS (from config.yaml) can drift.
+        let dropin = fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
+        let resolved = read(
+            Vec::new(),
+            config("/run/systemd/resolve/resolv.conf", "10.96.0.53"),
+        );
+        let dropin_rules = rules_of(&host, &dropin, &resolved);
+        let f = &findings(outcome(&dropin_rules, KUBEADM_DRIFT))[0];
+        assert!(
+            f.summary.contains("on clusterDNS") && !f.summary.contains("resolvConf"),
             "{f:?}"
         );
         // Not kubeadm: not this rule's business.
