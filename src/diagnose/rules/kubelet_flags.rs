@@ -266,6 +266,30 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             "nothing to do while the flag's value is right; to change it, change spec.kubelet.flags in the NodeConfig (the launch template's user data, or a NodeConfig file in /etc/eks/nodeadm.d/), not config.json, which nodeadm rewrites at every boot".into(),
         )]);
     }
+    // kubeadm: KUBELET_EXTRA_ARGS in /etc/default/kubelet or /etc/sysconfig/kubelet is the
+    // operator's own per-node override, which the packages keep (%config(noreplace)) and
+    // `kubeadm upgrade` leaves alone while it rewrites config.yaml: the way to keep a
+    // node's own value, as DNS-KUBEADM-CONFIG-DRIFT advises.
+    let operators = |source: Option<&Source>| {
+        source.is_none_or(|s| {
+            matches!(
+                s.path.as_deref(),
+                Some("/etc/default/kubelet" | "/etc/sysconfig/kubelet")
+            )
+        })
+    };
+    if ctx.facts.flavour.kind == FlavourKind::Kubeadm
+        && operators(shadowing(&k.resolv_conf))
+        && operators(shadowing(&k.cluster_dns))
+    {
+        return RuleOutcome::Findings(vec![ctx.finding(
+            "DNS-KUBELET-FLAG-SHADOW",
+            Severity::Info,
+            "a kubelet flag from the operator's KUBELET_EXTRA_ARGS overrides the config file, which `kubeadm upgrade` rewrites: the flag is kubeadm's per-node override".into(),
+            evidence,
+            "nothing to do while the flag's value is right; to change it, change the flag there (an edit of config.yaml changes nothing)".into(),
+        )]);
+    }
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-FLAG-SHADOW",
         Severity::Warning,
