@@ -527,13 +527,22 @@ fn keep_per_node(version: Option<&str>) -> &'static str {
 /// DNS settings (`facts` before, `predicted` after) so that they disagree with kubeadm's
 /// `kubelet-config` ConfigMap: dnsfix does not edit that ConfigMap (it is every node's).
 pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster) -> Option<String> {
-    let Cluster::Read { config, .. } = cluster else {
-        return None;
-    };
-    let wanted = config.kubeadm_kubelet.as_ref()?;
     if facts.flavour.kind != FlavourKind::Kubeadm {
         return None;
     }
+    let Cluster::Read { config, .. } = cluster else {
+        // The ConfigMap was not read: a change to config.yaml may be one the next upgrade
+        // undoes, and the reviewer is told to compare.
+        return changes_config_file(facts, predicted).then(|| {
+            "This change is to the node's kubelet config file, which the next `kubeadm \
+             upgrade node` writes anew from ConfigMap kube-system/kubelet-config; the \
+             cluster was not read to compare: make the same change there (kubectl -n \
+             kube-system edit configmap kubelet-config), or keep the value in \
+             KUBELET_EXTRA_ARGS (/etc/default/kubelet), which the upgrade leaves alone"
+                .to_owned()
+        });
+    };
+    let wanted = config.kubeadm_kubelet.as_ref()?;
     let after = differences(predicted, wanted);
     // Where the file sets a value may move with an unrelated edit: compare the values.
     let values = |d: &[Difference]| -> Vec<(&'static str, String, String)> {
@@ -564,6 +573,16 @@ pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster)
         name = wanted.configmap,
         keep = keep_per_node(config.kubeadm_version.as_deref()),
     ))
+}
+
+/// Whether `predicted` (the node with the plan's files in place) has another kubelet config
+/// file than `facts`: the `--config` one, which `kubeadm upgrade node` rewrites.
+fn changes_config_file(facts: &NodeFacts, predicted: &NodeFacts) -> bool {
+    let Some(path) = facts.kubelet.config_path.as_deref() else {
+        return false;
+    };
+    let content = |f: &NodeFacts| f.raw.get(path).map(|r| r.content.clone());
+    content(facts) != content(predicted)
 }
 
 /// One DNS setting the node's kubelet config file decides and kubeadm would write
