@@ -1505,7 +1505,8 @@ mod tests {
     }
 
     /// A plan that moves a kubeadm node's resolvConf away from what kubeadm's ConfigMap
-    /// says gets a note naming both values; one that keeps them together, none.
+    /// says gets a note naming both values; one that keeps them together, none; without
+    /// the ConfigMap, a note that the change is one the upgrade rewrites.
     #[test]
     fn a_plan_that_moves_a_kubeadm_node_off_its_configmap_says_so() {
         use crate::plan::model::{Change, HandlerAction, HandlerRun};
@@ -1554,10 +1555,17 @@ mod tests {
             "{note}"
         );
         assert_eq!(kubeadm_note(&facts, &facts, &cluster), None);
+        // The cluster not read: the change to config.yaml is one the next upgrade rewrites,
+        // and the reviewer is told to compare; no change to it, no note.
         let unread = Cluster::Unavailable {
             reason: "no".to_owned(),
         };
-        assert_eq!(kubeadm_note(&facts, &predicted, &unread), None);
+        let note = kubeadm_note(&facts, &predicted, &unread).expect("a note");
+        assert!(
+            note.contains("the cluster was not read to compare"),
+            "{note}"
+        );
+        assert_eq!(kubeadm_note(&facts, &facts, &unread), None);
     }
 
     #[test]
