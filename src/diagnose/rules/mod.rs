@@ -497,9 +497,12 @@ fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
         ),
         None => match ctx.host.var_str("kube_proxy_mode") {
             Some(m) => (m == "ipvs", format!("kube_proxy_mode: {m}")),
+            None if ctx.facts.flavour.kind == FlavourKind::Kubespray => {
+                (true, "kube_proxy_mode: ipvs (Kubespray default)".to_owned())
+            }
             None => (
-                ctx.facts.flavour.kind == FlavourKind::Kubespray,
-                "kube_proxy_mode: ipvs (Kubespray default)".to_owned(),
+                false,
+                "kube-proxy's mode not known (its ConfigMap not read, no kube_proxy_mode in the inventory)".to_owned(),
             ),
         },
     }
