@@ -246,10 +246,10 @@ handler() {
       body=$(healthz); rc=$?
       if [ $rc -eq 0 ] && [ "$body" = ok ]; then
         answered_by "$unit" && { hdr healthy "$unit"; return; }
-        why="http://127.0.0.1:10248/healthz answered ok, but from a process that is not $unit's"
+        why="the kubelet's healthz (127.0.0.1 or [::1], port 10248) answered ok, but from a process that is not $unit's"
       else
         [ $rc -eq 2 ] && { fail unhealthy "$unit"; echo "$body"; return; }
-        why="unit active, but http://127.0.0.1:10248/healthz answered: ${body:-nothing}"
+        why="unit active, but the kubelet's healthz (127.0.0.1 or [::1], port 10248) answered: ${body:-nothing}"
       fi
     else
       why="unit is ${state:-unknown}"

@@ -530,19 +530,28 @@ pub fn kubeadm_note(facts: &NodeFacts, predicted: &NodeFacts, cluster: &Cluster)
     if facts.flavour.kind != FlavourKind::Kubeadm {
         return None;
     }
-    let Cluster::Read { config, .. } = cluster else {
-        // The ConfigMap was not read: a change to config.yaml may be one the next upgrade
-        // undoes, and the reviewer is told to compare.
-        return changes_config_file(facts, predicted).then(|| {
+    // The ConfigMap not read: a change to config.yaml may be one the next upgrade undoes,
+    // and the reviewer is told to compare.
+    let unread = || {
+        changes_config_file(facts, predicted).then(|| {
             "This change is to the node's kubelet config file, which the next `kubeadm \
-             upgrade node` writes anew from ConfigMap kube-system/kubelet-config; the \
-             cluster was not read to compare: make the same change there (kubectl -n \
-             kube-system edit configmap kubelet-config), or keep the value in \
-             KUBELET_EXTRA_ARGS (/etc/default/kubelet), which the upgrade leaves alone"
+             upgrade node` writes anew from kubeadm's ConfigMap kube-system/kubelet-config \
+             (kubelet-config-1.NN before 1.24); it was not read to compare: make the same \
+             change there, or keep the node's own value in KUBELET_EXTRA_ARGS \
+             (/etc/default/kubelet, /etc/sysconfig/kubelet), which the upgrade leaves alone"
                 .to_owned()
-        });
+        })
     };
-    let wanted = config.kubeadm_kubelet.as_ref()?;
+    let Cluster::Read { config, .. } = cluster else {
+        return unread();
+    };
+    let Some(wanted) = config.kubeadm_kubelet.as_ref() else {
+        return if config.error.is_some() || config.kubelet_config_error.is_some() {
+            unread()
+        } else {
+            None
+        };
+    };
     let after = differences(predicted, wanted);
     // Where the file sets a value may move with an unrelated edit: compare the values.
     let values = |d: &[Difference]| -> Vec<(&'static str, String, String)> {
@@ -1561,10 +1570,7 @@ mod tests {
             reason: "no".to_owned(),
         };
         let note = kubeadm_note(&facts, &predicted, &unread).expect("a note");
-        assert!(
-            note.contains("the cluster was not read to compare"),
-            "{note}"
-        );
+        assert!(note.contains("it was not read to compare"), "{note}");
         assert_eq!(kubeadm_note(&facts, &facts, &unread), None);
     }
 

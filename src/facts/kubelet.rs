@@ -1521,8 +1521,7 @@ fn rancher_dropins(
     // (pkg/daemons/agent/agent.go, pkg/cli/server/server.go). That, where no later drop-in
     // sets one, not config.yaml's cluster-dns (a server's flag) or k3s's default.
     if out.cluster_dns.is_none()
-        && let Ok(c) = read_config(raw, &own)
-        && let Some(l) = c.cluster_dns
+        && let Some(l) = read_config(raw, &own)?.cluster_dns
     {
         out.cluster_dns = Some(Effective {
             value: l.value,

@@ -23,6 +23,8 @@ mod origin;
 mod pattern;
 mod template;
 mod vars_dirs;
+
+pub(crate) use vars_dirs::candidates as vars_candidates;
 mod warning;
 mod yaml;
 mod yaml_vars;
@@ -305,8 +307,6 @@ fn yaml_key_line(line: &str) -> bool {
 /// the order it tries them (`InventoryManager.parse_source`): entries sorted by name,
 /// subdirectories read where they sort, except hidden ones and `group_vars`, `host_vars`
 /// and `vars_plugins` (`IGNORED_ALWAYS`).
-pub(crate) use vars_dirs::candidates as vars_candidates;
-
 /// The files [`Inventory::load`] reads a directory given to `-i` from, in its order.
 pub(crate) fn source_files(dir: &Path) -> Result<Vec<PathBuf>, InventoryError> {
     inventory_files(dir, &mut Builder::new())

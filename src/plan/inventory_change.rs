@@ -2,9 +2,9 @@
 //! Kubespray run (`inventory_set`): which group_vars file to edit, and the edit itself,
 //! made with the same in-place YAML editor as the kubelet config.
 //!
-//! Where a key goes: the group_vars file that already sets it (in `k8s_cluster`, then `all`),
-//! else Kubespray's own `group_vars/all/all.yml`, else `group_vars/all.yml`, else a new
-//! `group_vars/all/dnsfix.yml`. Only keys every host agrees on are set at group level; hosts
+//! Where a key goes: the group_vars file that already sets it (in what Ansible reads for
+//! `k8s_cluster`, then `all`), else Kubespray's own `group_vars/all/all.yml`, else the file
+//! Ansible reads for `all`, else a new `group_vars/all/dnsfix.yml`. Only keys every host agrees on are set at group level; hosts
 //! that disagree are reported instead. A node's own setting ([`PER_NODE`]: the kubelet's
 //! resolv.conf, a path that must exist on that node) goes to the group only where every
 //! host Kubespray configures asked for the same value, else into each asking host's

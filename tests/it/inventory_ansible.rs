@@ -367,7 +367,7 @@ fn inventory_changes_take_effect_as_ansible_reads_them() {
             "hosts.yaml",
             "all:\n  hosts:\n    node1:\n    node2:\n    node3:\n    node4:\n      upstream_dns_servers: [192.0.2.44]\n  children:\n    kube_node:\n      hosts:\n        node1:\n        node2:\n        node3:\n        node4:\n    k8s_cluster:\n      children:\n        kube_node:\n",
         ),
-        ("group_vars/all.yml", "ignored_by_ansible: true\n"),
+        ("group_vars/all.yml", "searchdomains: [ignored.example]\n"),
         ("group_vars/all/all.yml", "upstream_dns_servers: []\n"),
         (
             "group_vars/k8s_cluster/k8s-cluster.yml",
@@ -398,6 +398,12 @@ fn inventory_changes_take_effect_as_ansible_reads_them() {
         Wanted {
             key: "upstream_dns_servers".into(),
             value: json!(["192.0.2.53"]),
+            hosts: hosts(&["node1", "node2", "node3", "node4"]),
+        },
+        // Set only in group_vars/all.yml, which Ansible does not read beside all/.
+        Wanted {
+            key: "searchdomains".into(),
+            value: json!(["corp.example"]),
             hosts: hosts(&["node1", "node2", "node3", "node4"]),
         },
     ];
@@ -437,9 +443,18 @@ fn inventory_changes_take_effect_as_ansible_reads_them() {
         disagree.is_empty(),
         "{disagree:#?}\nchanges: {edits:#?}\nnotes: {notes:#?}"
     );
-    // node3 (host_vars) and node4 (inline) keep their own upstream servers: both noted.
+    // Only node3 (host_vars) and node4 (inline) keep their own value, upstream servers:
+    // every other setting reaches its hosts as Ansible reads the files.
+    let noted: Vec<(&String, &String)> = notes
+        .iter()
+        .flat_map(|(h, n)| n.iter().map(move |m| (h, m)))
+        .collect();
+    assert_eq!(noted.len(), 2, "{notes:#?}");
     assert!(
-        notes.contains_key("node3") && notes.contains_key("node4"),
+        noted
+            .iter()
+            .all(|(h, m)| ["node3", "node4"].contains(&h.as_str())
+                && m.starts_with("upstream_dns_servers stays")),
         "{notes:#?}"
     );
 }

@@ -196,6 +196,8 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     let k = &ctx.facts.kubelet;
     let mut evidence = Vec::new();
     let mut kubeadms_own = true;
+    // Where each flag that overrides a different config value is set.
+    let mut overriding: Vec<&Source> = Vec::new();
     let label = |kind: &str| match kind {
         "k3s_config" => "resolv-conf:",
         "k3s_env" => "environment",
@@ -210,6 +212,7 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
                 && e.value == KUBEADM_RESOLV_FLAG.1
                 && s.value == "/etc/resolv.conf"
                 && pod_file_clean(ctx);
+            overriding.push(&e.source);
             evidence.push(format!(
                 "{} --resolv-conf={} overrides {} {} {}",
                 e.source.at(),
@@ -224,6 +227,7 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
         let v = e.value.join(",");
         for s in e.shadowed.iter().filter(|s| s.value != v) {
             kubeadms_own = false;
+            overriding.push(&e.source);
             evidence.push(format!(
                 "{} --cluster-dns={v} overrides {} clusterDNS: {}",
                 e.source.at(),
@@ -251,13 +255,12 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     // after its own (amazon-eks-ami nodeadm/internal/kubelet/environment.go): the flag is
     // how the NodeConfig says it, the only one for resolvConf on kubelet 1.29-1.31
     // (kubernetes#126630), and config.json is nobody's to edit.
-    let from_nodeadm = |source: Option<&Source>| {
-        source.is_none_or(|s| s.path.as_deref() == Some(crate::facts::node_facts::EKS_ENV))
+    let all_in = |paths: &[&str]| {
+        overriding
+            .iter()
+            .all(|s| s.path.as_deref().is_some_and(|p| paths.contains(&p)))
     };
-    if ctx.facts.flavour.kind == FlavourKind::Eks
-        && from_nodeadm(shadowing(&k.resolv_conf))
-        && from_nodeadm(shadowing(&k.cluster_dns))
-    {
+    if ctx.facts.flavour.kind == FlavourKind::Eks && all_in(&[crate::facts::node_facts::EKS_ENV]) {
         return RuleOutcome::Findings(vec![ctx.finding(
             "DNS-KUBELET-FLAG-SHADOW",
             Severity::Info,
@@ -270,17 +273,8 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     // operator's own per-node override, which the packages keep (%config(noreplace)) and
     // `kubeadm upgrade` leaves alone while it rewrites config.yaml: the way to keep a
     // node's own value, as DNS-KUBEADM-CONFIG-DRIFT advises.
-    let operators = |source: Option<&Source>| {
-        source.is_none_or(|s| {
-            matches!(
-                s.path.as_deref(),
-                Some("/etc/default/kubelet" | "/etc/sysconfig/kubelet")
-            )
-        })
-    };
     if ctx.facts.flavour.kind == FlavourKind::Kubeadm
-        && operators(shadowing(&k.resolv_conf))
-        && operators(shadowing(&k.cluster_dns))
+        && all_in(&["/etc/default/kubelet", "/etc/sysconfig/kubelet"])
     {
         return RuleOutcome::Findings(vec![ctx.finding(
             "DNS-KUBELET-FLAG-SHADOW",
@@ -300,12 +294,4 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             restart_hint(ctx)
         ),
     )])
-}
-
-/// Where a setting that shadows another is set, if it shadows one.
-fn shadowing<T>(o: &Observed<Effective<T>>) -> Option<&Source> {
-    match o {
-        Observed::Known(e) if !e.shadowed.is_empty() => Some(&e.source),
-        _ => None,
-    }
 }
