@@ -24,7 +24,7 @@ mod pattern;
 mod template;
 mod vars_dirs;
 
-pub(crate) use vars_dirs::candidates as vars_candidates;
+pub(crate) use vars_dirs::{candidates as vars_candidates, dir_files as vars_dir_files};
 mod warning;
 mod yaml;
 mod yaml_vars;

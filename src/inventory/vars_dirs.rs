@@ -111,6 +111,13 @@ fn merged(files: Vec<VarsFile>) -> Vars {
 /// Deeper than any real vars tree; reaching it means a symlink loop.
 const MAX_DEPTH: usize = 32;
 
+/// The files of a variables directory Ansible reads, in the order it merges them.
+pub(crate) fn dir_files(dir: &Path) -> Result<Vec<PathBuf>, InventoryError> {
+    let mut files = Vec::new();
+    list_dir(dir, 0, &mut files)?;
+    Ok(files)
+}
+
 fn list_dir(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), InventoryError> {
     if depth > MAX_DEPTH {
         return Err(InventoryError::parse(

@@ -138,21 +138,17 @@ fn chosen(root: &Path, name: &str) -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-/// In `chosen`, a file or a directory Ansible reads every YAML file of in name order, the
-/// file that sets `key` last, if one does.
+/// In `chosen`, a file or a directory whose files Ansible reads in merge order (the
+/// loader's own list), the file that sets `key` last, if one does.
 fn setting_file(chosen: &Path, key: &str) -> Option<PathBuf> {
     if !chosen.is_dir() {
         return defines(chosen, key).then(|| chosen.to_path_buf());
     }
-    let mut inside: Vec<PathBuf> = std::fs::read_dir(chosen)
+    crate::inventory::vars_dir_files(chosen)
+        .ok()?
         .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
-        .collect();
-    inside.sort();
-    inside.into_iter().rev().find(|p| defines(p, key))
+        .rev()
+        .find(|p| defines(p, key))
 }
 
 /// Whether the YAML file at `path` sets top-level `key`.
@@ -626,6 +622,34 @@ mod tests {
         assert_eq!(
             paths(&dir, &changes_of(&inv, &w)),
             ["group_vars/k8s_cluster/k8s-cluster.yml"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// In a vars directory the file chosen is the one Ansible reads last that sets the
+    /// key: subdirectories count, hidden files do not.
+    #[test]
+    fn a_vars_directory_is_read_as_ansible_reads_it() {
+        let files = [
+            ("host_vars/node1/main.yml", "ansible_user: ops\n"),
+            (
+                "host_vars/node1/sub/dns.yml",
+                "kube_resolv_conf: /etc/resolv.conf\n",
+            ),
+            (
+                "host_vars/node1/.old.yml",
+                "kube_resolv_conf: /etc/old.conf\n",
+            ),
+        ];
+        let (dir, inv) = inventory(&files);
+        let w = [wanted(
+            "kube_resolv_conf",
+            "/etc/dnsfix/resolv.conf",
+            &["node1"],
+        )];
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &w)),
+            ["host_vars/node1/sub/dns.yml"]
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
