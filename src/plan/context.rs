@@ -112,6 +112,7 @@ pub fn build(
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
     context["rancher_resolv_fix"] = json!(rancher.fix);
+    context["rancher_owns_target"] = json!(rancher.owned);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
     // drops them.
     let uplink_servers = nameservers(uplink);
@@ -266,6 +267,10 @@ struct RancherResolv {
     /// `kubelet-arg` names: the fix goes in the file it copies from), `left_over` (a copy no
     /// `kubelet-arg` makes any more), else empty.
     fix: &'static str,
+    /// `target` is Rancher's: rancher-system-agent writes config.yaml.d/50-rancher.yaml anew
+    /// from the cluster's spec at every plan it applies (rancher/rancher pkg/capr/planner,
+    /// ConfigYamlFileName, json.MarshalIndent of the machine's config).
+    owned: bool,
 }
 
 fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
@@ -273,6 +278,7 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
         target: config.to_owned(),
         elsewhere: None,
         fix: "",
+        owned: false,
     };
     if let Observed::Known(e) = &facts.kubelet.resolv_conf {
         match (e.source.kind.as_str(), e.source.detail.as_deref()) {
@@ -303,6 +309,7 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
             ("k3s_config", _) => {
                 if let Some(path) = &e.source.path {
                     out.target = path.clone();
+                    out.owned = path.ends_with("/config.yaml.d/50-rancher.yaml");
                 }
             }
             _ => {}
