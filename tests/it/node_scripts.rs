@@ -89,6 +89,38 @@ fn kinds(file: &Path, boundary: &Boundary) -> Vec<(RecordKind, String)> {
         .collect()
 }
 
+/// A handler that restarts `unit` and gates on its health.
+fn restart(unit: &str) -> dnsfix::plan::model::HandlerRun {
+    dnsfix::plan::model::HandlerRun {
+        name: format!("restart {unit}"),
+        unit: unit.into(),
+        action: dnsfix::plan::model::HandlerAction::Restarted,
+        serial: dnsfix::playbook::Batch::Count(1),
+        reasons: Vec::new(),
+    }
+}
+
+/// The health gate's stand-ins in a private network namespace: loopback up, a systemctl
+/// over the machine's (a tmpfs on /usr/local/bin, first on the script's PATH) that says
+/// active and names /var/lib/mainpid's pid as the unit's, and /var/lib/ok.sh, a healthz
+/// that answers "ok". The answer reads the request to its blank line first: a reply sent
+/// over unread data ends in a reset, which can reach curl before the reply does ("Empty
+/// reply").
+const HEALTHZ_STANDINS: &str = r#"ip link set lo up
+mount -t tmpfs tmpfs /usr/local/bin
+printf '#!/bin/sh\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\n' \
+  > /usr/local/bin/systemctl
+cat > /var/lib/ok.sh <<'OK'
+#!/bin/sh
+cr=$(printf '\r')
+while IFS= read -r line; do
+  case $line in '' | "$cr") break ;; esac
+done
+printf 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok'
+OK
+chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib
+"#;
+
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -508,31 +540,9 @@ fn written_files_keep_their_selinux_context() {
 fn only_the_units_own_process_answers_the_health_gate() {
     let dir = scratch("node-scripts-healthz");
     let b = Boundary::fresh();
-    let handler = dnsfix::plan::model::HandlerRun {
-        name: "restart kubelet".into(),
-        unit: "kubelet".into(),
-        action: dnsfix::plan::model::HandlerAction::Restarted,
-        serial: dnsfix::playbook::Batch::Count(1),
-        reasons: Vec::new(),
-    };
+    let handler = restart("kubelet");
     save_apply(&dir, &b, ("r8", "p8"), &[], &[handler]);
-    // The answer reads the request to its blank line first: a reply sent over unread data
-    // ends in a reset, which can reach curl before the reply does ("Empty reply").
-    let ok_sh = r#"cat > /var/lib/ok.sh <<'OK'
-#!/bin/sh
-cr=$(printf '\r')
-while IFS= read -r line; do
-  case $line in '' | "$cr") break ;; esac
-done
-printf 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok'
-OK
-"#;
-    let steps = "ip link set lo up\n\
-        mount -t tmpfs tmpfs /usr/local/bin\n\
-        printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\\n' \
-          > /usr/local/bin/systemctl\n\
-        OK_SH\
-        chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib\n\
+    let steps = "\
         listen='TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork'\n\
         sh -c \"socat $listen EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
         echo $unit > /var/lib/mainpid\n\
@@ -545,7 +555,7 @@ OK
         sleep 0.5\n\
         dash \"$scratch/r8.sh\" > \"$scratch/impostor.out\" </dev/null\n\
         kill $impostor $sleeper 2>/dev/null; true\n";
-    in_namespaces(&dir, &["--net"], &steps.replace("OK_SH", ok_sh));
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
     let own = kinds(&dir.join("own.out"), &b);
     assert!(
         own.contains(&(RecordKind::Healthy, "kubelet".to_string())),
@@ -570,13 +580,7 @@ OK
 fn a_restart_that_never_returns_is_cut_off() {
     let dir = scratch("node-scripts-hung-restart");
     let b = Boundary::fresh();
-    let handler = dnsfix::plan::model::HandlerRun {
-        name: "restart k3s".into(),
-        unit: "k3s".into(),
-        action: dnsfix::plan::model::HandlerAction::Restarted,
-        serial: dnsfix::playbook::Batch::Count(1),
-        reasons: Vec::new(),
-    };
+    let handler = restart("k3s");
     save_apply(&dir, &b, ("r9", "p9"), &[], &[handler]);
     let steps = "mount -t tmpfs tmpfs /usr/local/bin\n\
         printf '#!/bin/sh\\ncase $1 in restart) exec sleep 300 ;; is-active) echo activating ;; esac\\n' \
@@ -612,35 +616,15 @@ fn a_restart_that_never_returns_is_cut_off() {
 fn a_kubelet_answering_on_ipv6_loopback_only_is_healthy() {
     let dir = scratch("node-scripts-healthz-v6");
     let b = Boundary::fresh();
-    let handler = dnsfix::plan::model::HandlerRun {
-        name: "restart k3s".into(),
-        unit: "k3s".into(),
-        action: dnsfix::plan::model::HandlerAction::Restarted,
-        serial: dnsfix::playbook::Batch::Count(1),
-        reasons: Vec::new(),
-    };
+    let handler = restart("k3s");
     save_apply(&dir, &b, ("r10", "p10"), &[], &[handler]);
-    let ok_sh = r#"cat > /var/lib/ok.sh <<'OK'
-#!/bin/sh
-cr=$(printf '\r')
-while IFS= read -r line; do
-  case $line in '' | "$cr") break ;; esac
-done
-printf 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok'
-OK
-"#;
-    let steps = "ip link set lo up\n\
-        mount -t tmpfs tmpfs /usr/local/bin\n\
-        printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; show) cat /var/lib/mainpid ;; esac\\n' \
-          > /usr/local/bin/systemctl\n\
-        OK_SH\
-        chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib\n\
+    let steps = "\
         sh -c \"socat TCP6-LISTEN:10248,bind=[::1],reuseaddr,fork EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
         echo $unit > /var/lib/mainpid\n\
         i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
         dash \"$scratch/r10.sh\" > \"$scratch/v6.out\" </dev/null\n\
         pkill -P $unit || true; kill $unit 2>/dev/null || true\n";
-    in_namespaces(&dir, &["--net"], &steps.replace("OK_SH", ok_sh));
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
     let out = kinds(&dir.join("v6.out"), &b);
     assert!(
         out.contains(&(RecordKind::Healthy, "k3s".to_string())),
