@@ -450,10 +450,10 @@ mod tests {
         (dir, inventory)
     }
 
-    fn wanted(key: &str, value: &str, hosts: &[&str]) -> Wanted {
+    fn wanted(key: &str, value: impl Into<Json>, hosts: &[&str]) -> Wanted {
         Wanted {
             key: key.to_owned(),
-            value: Json::String(value.to_owned()),
+            value: value.into(),
             hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
         }
     }
@@ -536,11 +536,11 @@ mod tests {
             ),
         ];
         let (dir, inv) = inventory(&files);
-        let w = [Wanted {
-            key: "upstream_dns_servers".to_owned(),
-            value: serde_json::json!(["192.0.2.53"]),
-            hosts: vec!["node2".to_owned()],
-        }];
+        let w = [wanted(
+            "upstream_dns_servers",
+            serde_json::json!(["192.0.2.53"]),
+            &["node2"],
+        )];
         let (changes, notes) = changes(&inv, &w);
         assert!(changes.is_empty(), "{changes:?}");
         assert!(
@@ -548,16 +548,16 @@ mod tests {
             "{notes:?}"
         );
         let split = [
-            Wanted {
-                key: "upstream_dns_servers".to_owned(),
-                value: serde_json::json!(["192.0.2.1"]),
-                hosts: vec!["node1".to_owned()],
-            },
-            Wanted {
-                key: "upstream_dns_servers".to_owned(),
-                value: serde_json::json!(["192.0.2.2"]),
-                hosts: vec!["node2".to_owned()],
-            },
+            wanted(
+                "upstream_dns_servers",
+                serde_json::json!(["192.0.2.1"]),
+                &["node1"],
+            ),
+            wanted(
+                "upstream_dns_servers",
+                serde_json::json!(["192.0.2.2"]),
+                &["node2"],
+            ),
             wanted("kube_resolv_conf", "/etc/dnsfix/resolv.conf", &["node1"]),
         ];
         let (_, notes) = super::changes(&inv, &split);
@@ -693,11 +693,11 @@ mod tests {
             ),
         ];
         let (dir, inv) = inventory(&files);
-        let w = [Wanted {
-            key: "upstream_dns_servers".to_owned(),
-            value: serde_json::json!(["192.0.2.53"]),
-            hosts: vec!["node1".to_owned(), "node2".to_owned()],
-        }];
+        let w = [wanted(
+            "upstream_dns_servers",
+            serde_json::json!(["192.0.2.53"]),
+            &["node1", "node2"],
+        )];
         let (changes, notes) = changes(&inv, &w);
         assert_eq!(paths(&dir, &changes), ["group_vars/all.yml"]);
         assert!(!notes.contains_key("node1"), "{notes:?}");
