@@ -209,14 +209,17 @@ KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kube
 KENV="/etc/kubernetes/kubelet.env /var/lib/kubelet/kubeadm-flags.env /etc/default/kubelet /etc/sysconfig/kubelet"
 RCFG="/etc/rancher/k3s/config.yaml /etc/rancher/rke2/config.yaml"
 for x in $KCFG $KENV $RCFG; do f "$x"; done
-# k3s/RKE2 config drop-ins (config.yaml.d/*.yaml|*.yml, applied in name order). RCFGD and
+# k3s/RKE2 config drop-ins (config.yaml.d/*.yaml|*.yml in any case, applied in name order). RCFGD and
 # UNITS hold one path per line: a name may have spaces (or glob characters) in it; one
 # with a newline is left out, as f leaves it out.
 RCFGD=
 for d in /etc/rancher/k3s/config.yaml.d /etc/rancher/rke2/config.yaml.d; do
-  [ -d "$d" ] || continue
+  if [ ! -d "$d" ]; then
+    [ -e "$d" ] || [ -L "$d" ] || hdr missing "$d"
+    continue
+  fi
   hdr dir "$d"
-  for x in "$d"/*.yaml "$d"/*.yml; do
+  for x in "$d"/*.[yY][aA][mM][lL] "$d"/*.[yY][mM][lL]; do
     case "$x" in *"$NL"*) continue ;; esac
     if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD$x$NL"; fi
   done

@@ -17,6 +17,13 @@ use serde_norway::Value;
 
 use super::kubelet_config::{Located, TopLevel, load_top_level, top_level_key_line, value_kind};
 
+/// Whether k3s reads `path` as a `config.yaml.d` drop-in: a name ending in `.yaml` or
+/// `.yml` in any case (pkg/configfilearg `dotDFiles`: `util.HasSuffixI`).
+pub fn is_dropin_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.ends_with(".yaml") || name.ends_with(".yml")
+}
+
 /// The DNS-relevant part of a k3s/RKE2 config file. An empty file gives all-`None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -361,5 +368,18 @@ mod tests {
                 line: 1
             }
         );
+    }
+
+    #[test]
+    fn drop_ins_are_named_yaml_or_yml_in_any_case() {
+        for (name, read) in [
+            ("/etc/rancher/k3s/config.yaml.d/a.yaml", true),
+            ("/etc/rancher/k3s/config.yaml.d/b.YML", true),
+            ("/etc/rancher/k3s/config.yaml.d/c.Yaml", true),
+            ("/etc/rancher/k3s/config.yaml.d/d.yaml.bak", false),
+            ("/etc/rancher/k3s/config.yaml.d/yaml", false),
+        ] {
+            assert_eq!(is_dropin_name(name), read, "{name}");
+        }
     }
 }

@@ -1106,9 +1106,7 @@ fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, 
     };
     let mut dropins: Vec<String> = raw
         .files_in(&dropin_dir)
-        .filter(|(p, f)| {
-            (p.ends_with(".yaml") || p.ends_with(".yml")) && f.state == FileState::Present
-        })
+        .filter(|(p, f)| super::k3s_config::is_dropin_name(p) && f.state == FileState::Present)
         .map(|(p, _)| p.to_owned())
         .collect();
     dropins.sort();
@@ -1170,6 +1168,94 @@ fn config_kubelet_arg<'c>(
         }
     }
     None
+}
+
+/// The `--cluster-dns` k3s and RKE2 give the kubelet from `kubelet-arg`: the config files'
+/// list (a later file's `kubelet-arg:` replaces it, `kubelet-arg+:` adds to it), then the
+/// service's command line (k3s `configfilearg` puts the files' values before it). k3s keeps
+/// every `cluster-dns=` entry, in order, `cluster-dns-=` before the others (pkg/util
+/// `GetArgs`), and the kubelet's string-slice flag adds them up, each a comma-separated
+/// list. A kubelet flag beats its config files, k3s's own `00-k3s-defaults.conf` (the
+/// clusterDNS k3s chose) included. The source is the entry that comes last.
+fn rancher_cluster_dns_arg(
+    configs: &[(String, K3sConfig)],
+    unit: Option<&ServiceUnit>,
+) -> Option<Effective<Vec<String>>> {
+    let mut args: Vec<(String, Source)> = Vec::new();
+    for (file, config) in configs {
+        if config.sets_kubelet_args && !config.kubelet_args_appended {
+            args.clear();
+        }
+        args.extend(config.kubelet_args.iter().map(|a| {
+            let source = Source::new("k3s_config", Some(file), Some(a.line));
+            (a.value.clone(), source)
+        }));
+    }
+    if let Some(u) = unit {
+        for (i, word) in u.argv.iter().enumerate() {
+            let text = word.text.trim_start_matches('-');
+            let arg = match text.strip_prefix("kubelet-arg=") {
+                Some(arg) => arg,
+                None if text == "kubelet-arg" => match u.argv.get(i + 1) {
+                    Some(next) => next.text.as_str(),
+                    None => continue,
+                },
+                None => continue,
+            };
+            let source = Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
+            args.push((arg.to_owned(), source));
+        }
+    }
+    let mut values: Vec<String> = Vec::new();
+    let mut sites: Vec<String> = Vec::new();
+    let mut last: Option<Source> = None;
+    for (arg, source) in args {
+        let Some((key, value)) = arg.trim_start_matches('-').split_once('=') else {
+            continue;
+        };
+        if key.trim_end_matches(['-', '+']) != "cluster-dns" {
+            continue;
+        }
+        if key.ends_with('-') {
+            values.insert(0, value.to_owned());
+        } else {
+            values.push(value.to_owned());
+        }
+        if let Some(earlier) = last.replace(source) {
+            sites.push(earlier.at());
+        }
+    }
+    let source = last?;
+    let detail = match sites.is_empty() {
+        true => KUBELET_ARG.to_owned(),
+        false => format!("{KUBELET_ARG}{ADDED_TO}{}", sites.join(", ")),
+    };
+    Some(Effective {
+        value: values.iter().flat_map(|v| split_list(v)).collect(),
+        source: Source {
+            detail: Some(detail),
+            ..source
+        },
+        shadowed: vec![],
+    })
+}
+
+/// The `detail` of a k3s/RKE2 setting from a `kubelet-arg` entry; for `--cluster-dns`,
+/// followed by [`ADDED_TO`] and the earlier entries where there are several (k3s passes
+/// every one on, and the kubelet adds them up).
+pub(crate) const KUBELET_ARG: &str = "kubelet-arg";
+pub(crate) const ADDED_TO: &str = "; added to the entries at ";
+
+/// `flag`, with the config setting it beats among what it shadows.
+fn flag_over(
+    mut flag: Effective<Vec<String>>,
+    config: Effective<Vec<String>>,
+) -> Effective<Vec<String>> {
+    flag.shadowed.push(Shadowed {
+        value: config.value.join(","),
+        source: config.source,
+    });
+    flag
 }
 
 /// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
@@ -1248,6 +1334,17 @@ fn rancher_kubelet(
             }),
         ) => Observed::Known(dns.clone()),
         (Ok(_), _) => Observed::Known(rancher_cluster_dns(raw, path)),
+    };
+    // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over its
+    // config files.
+    let cluster_dns = match (cluster_dns, configs.as_deref()) {
+        (Observed::Known(config), Ok(configs)) => {
+            Observed::Known(match rancher_cluster_dns_arg(configs, unit.as_ref()) {
+                Some(flag) => flag_over(flag, config),
+                None => config,
+            })
+        }
+        (other, _) => other,
     };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
@@ -1392,6 +1489,26 @@ impl Kubelet {
 
 /// `Source::kind` of a setting from a k3s/RKE2 kubelet config drop-in.
 pub(crate) const RANCHER_DROPIN: &str = "k3s_kubelet_dropin";
+
+/// A k3s/RKE2 clusterDNS that is the program's own choice, not a kubelet setting of the
+/// operator's: what it writes into its own `00-<program>-defaults.conf` at every start (the
+/// server's `cluster-dns`, else .10 of the service CIDR), the `cluster-dns` of a config file
+/// (before v1.32), its default. `kubelet-arg: cluster-dns=` is how an operator overrides it.
+pub(crate) fn rancher_chose_cluster_dns(source: &Source) -> bool {
+    let own = |p: &str| {
+        ["/var/lib/rancher/k3s", "/var/lib/rancher/rke2"]
+            .iter()
+            .any(|d| {
+                p.strip_prefix(d)
+                    .and_then(|rest| rest.strip_prefix("/agent/etc/kubelet.conf.d/00-"))
+                    .is_some_and(|name| matches!(name, "k3s-defaults.conf" | "rke2-defaults.conf"))
+            })
+    };
+    match source.kind.as_str() {
+        RANCHER_DROPIN => source.path.as_deref().is_some_and(own),
+        _ => true,
+    }
+}
 
 /// How the `detail` of a [`RANCHER_DROPIN`] setting begins where the drop-in is k3s's copy
 /// of what a `kubelet-arg` names: the fix goes in the file it copies from.
@@ -1542,7 +1659,7 @@ fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
     let mut dropins: Vec<String> = raw
         .files_in(&dropin_dir)
         .map(|(p, _)| p.to_owned())
-        .filter(|p| p.ends_with(".yaml") || p.ends_with(".yml"))
+        .filter(|p| super::k3s_config::is_dropin_name(p))
         .collect();
     dropins.sort();
     files.extend(dropins);
@@ -2551,6 +2668,92 @@ mod tests {
             said.starts_with("a copy of /srv/kubelet.conf, k3s copies it from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
             "{said}"
         );
+    }
+
+    /// A `kubelet-arg: cluster-dns=` reaches the kubelet as its flag, over every config
+    /// file: the entries of the config files (merged) then of the service's command line,
+    /// every one kept and added up.
+    #[test]
+    fn k3s_kubelet_arg_cluster_dns_beats_every_config_file() {
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+        let config = "/etc/rancher/k3s/config.yaml";
+        let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
+        let dns = |raw: &RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            let e = facts
+                .kubelet
+                .cluster_dns
+                .known()
+                .expect("clusterDNS")
+                .clone();
+            (e.value.join(","), e.source.at(), e.shadowed)
+        };
+        let with = |files: &[(&str, &str)]| {
+            let mut raw = base.clone();
+            for (path, text) in files {
+                raw.file(path, FileState::Present, Some(text.as_bytes()));
+            }
+            raw
+        };
+        let (value, at, _) = dns(&base);
+        assert_eq!(
+            (value.as_str(), at),
+            ("10.43.0.10", format!("{dir}/00-k3s-defaults.conf:16"))
+        );
+
+        // The docs' way to give pods NodeLocal DNSCache: a kubelet flag, over k3s's own file
+        // and over a kubelet drop-in after it.
+        let arg = "kubelet-arg:\n  - \"config=/etc/rancher/k3s/kubelet.conf\"\n  - cluster-dns=169.254.20.10\n";
+        let site = (
+            "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf",
+            "clusterDNS:\n- 10.96.0.10\n",
+        );
+        let (value, at, shadowed) = dns(&with(&[(config, arg), site]));
+        assert_eq!(
+            (value.as_str(), at),
+            ("169.254.20.10", format!("{config}:3"))
+        );
+        assert_eq!(shadowed[0].value, "10.96.0.10");
+        let facts = NodeFacts::from_raw("node1", &with(&[(config, arg)]));
+        let e = facts.kubelet.cluster_dns.known().expect("clusterDNS");
+        assert_eq!(
+            (e.source.kind.as_str(), e.source.detail.as_deref()),
+            ("k3s_config", Some("kubelet-arg"))
+        );
+
+        // A later file's `kubelet-arg:` replaces the list; `kubelet-arg+:` adds to it, and
+        // k3s keeps every cluster-dns entry (`cluster-dns-=` first), comma lists split.
+        let replaced = with(&[
+            (config, arg),
+            (&format!("{config}.d/50-x.yaml"), "kubelet-arg:\n- v=2\n"),
+        ]);
+        assert_eq!(dns(&replaced).0, "10.43.0.10");
+        let added = with(&[
+            (config, arg),
+            (
+                &format!("{config}.d/50-x.yaml"),
+                "kubelet-arg+:\n- cluster-dns=169.254.20.11,169.254.20.12\n- cluster-dns-=169.254.20.9\n",
+            ),
+        ]);
+        let (value, at, _) = dns(&added);
+        assert_eq!(
+            value,
+            "169.254.20.9,169.254.20.10,169.254.20.11,169.254.20.12"
+        );
+        assert_eq!(at, format!("{config}.d/50-x.yaml:3"));
+
+        // The service's command line comes after the config files.
+        let unit = "/etc/systemd/system/k3s.service";
+        let text = base.get(unit).and_then(|f| f.text()).expect("unit");
+        let flagged = text.replace(
+            "    server \\\n",
+            "    server \\\n    --kubelet-arg cluster-dns=169.254.25.10 \\\n",
+        );
+        assert_ne!(flagged, text);
+        let (value, at, _) = dns(&with(&[(config, arg), (unit, &flagged)]));
+        assert_eq!(value, "169.254.20.10,169.254.25.10");
+        assert!(at.starts_with(&format!("{unit}:")), "{at}");
     }
 
     /// k3s from v1.32 writes its own choice to 00-k3s-defaults.conf and the kubelet reads

@@ -387,7 +387,7 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
             raw.file(path, FileState::Missing, None);
         }
     }
-    for dir in CONF_DIRS {
+    for dir in CONF_DIRS.iter().chain(RANCHER_CONFIG_DIRS) {
         if !raw.files.contains_key(*dir) && !raw.dirs.iter().any(|d| d == dir) {
             raw.file(dir, FileState::Missing, None);
         }
@@ -456,6 +456,13 @@ pub const CONF_DIRS: &[&str] = &[
     "/run/modules-load.d",
     "/usr/local/lib/modules-load.d",
     "/usr/lib/modules-load.d",
+];
+
+/// The k3s/RKE2 config drop-in directories gather.sh lists `*.yaml` and `*.yml` files
+/// from; one that does not exist is reported `missing`, as a [`CONF_DIRS`] one is.
+pub const RANCHER_CONFIG_DIRS: &[&str] = &[
+    "/etc/rancher/k3s/config.yaml.d",
+    "/etc/rancher/rke2/config.yaml.d",
 ];
 
 #[cfg(any(test, feature = "testing"))]

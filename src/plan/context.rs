@@ -111,8 +111,7 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
-    context["rancher_resolv_fix"] = json!(rancher.fix);
-    context["rancher_owns_target"] = json!(rancher.owned);
+    rancher_context(&mut context, facts, rancher_config, &rancher);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
     // drops them.
     let uplink_servers = nameservers(uplink);
@@ -175,6 +174,50 @@ fn rancher_config(kind: FlavourKind) -> &'static str {
         FlavourKind::Rke2 => "/etc/rancher/rke2/config.yaml",
         _ => "/etc/rancher/k3s/config.yaml",
     }
+}
+
+/// k3s/RKE2: how the resolv.conf setting is fixed, the kubelet-arg that sets
+/// `--cluster-dns` now, and where dnsfix would add one.
+fn rancher_context(context: &mut Value, facts: &NodeFacts, config: &str, rancher: &RancherResolv) {
+    context["rancher_resolv_fix"] = json!(rancher.fix);
+    context["rancher_owns_target"] = json!(rancher.owned);
+    let (dropin, undone) = rancher_dns_dropin(facts, config);
+    context["rancher_dns_dropin"] = json!(dropin);
+    context["rancher_dns_dropin_undone"] = json!(undone);
+    // dnsfix's own drop-in, where it alone sets it, is dnsfix's to write again.
+    context["rancher_cluster_dns_arg"] = json!(facts.kubelet.cluster_dns.known().and_then(|e| {
+        use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
+        let earlier = e.source.detail.as_deref()?.strip_prefix(KUBELET_ARG)?;
+        if earlier.is_empty() && e.source.path.as_deref() == Some(dropin.as_str()) {
+            return None;
+        }
+        let earlier = earlier.strip_prefix(ADDED_TO).map(|a| format!(", {a}"));
+        Some(format!(
+            "kubelet-arg cluster-dns= at {}{}",
+            e.source.at(),
+            earlier.unwrap_or_default()
+        ))
+    }));
+}
+
+/// Where dnsfix gives a k3s/RKE2 kubelet its `--cluster-dns`: a `config.yaml.d` drop-in of
+/// its own that adds to `kubelet-arg` (`kubelet-arg+:`), named to come after the others (k3s
+/// merges the drop-ins in name order); and the drop-in after it whose plain `kubelet-arg:`
+/// would replace the list, its entry with it, if there is one.
+fn rancher_dns_dropin(facts: &NodeFacts, config: &str) -> (String, Option<String>) {
+    let dir = format!("{config}.d");
+    let dropin = format!("{dir}/zz-dnsfix-cluster-dns.yaml");
+    let mut later: Vec<(&str, &crate::facts::raw::RawFile)> = facts
+        .raw
+        .files_in(&dir)
+        .filter(|(p, _)| crate::facts::k3s_config::is_dropin_name(p) && *p > dropin.as_str())
+        .collect();
+    later.sort_by_key(|(p, _)| *p);
+    let undone = later.into_iter().find_map(|(path, file)| {
+        let config = crate::facts::k3s_config::K3sConfig::parse(&file.text()?).ok()?;
+        (config.sets_kubelet_args && !config.kubelet_args_appended).then(|| path.to_owned())
+    });
+    (dropin, undone)
 }
 
 /// The worst severity of each failing finding: a playbook may leave an info alone.

@@ -774,6 +774,21 @@ mod tests {
     /// [`plan_fixture`]'s whole plan, with `cluster`, and `groups` after the host in the
     /// inventory's `all`.
     fn plan_in(fixture: &str, vars: &str, cluster: &crate::cluster::Cluster, groups: &str) -> Plan {
+        plan_raw(
+            &crate::testing::rules_fixture(fixture),
+            vars,
+            cluster,
+            groups,
+        )
+    }
+
+    /// [`plan_in`] over facts of the test's own making.
+    fn plan_raw(
+        raw: &crate::facts::raw::RawFacts,
+        vars: &str,
+        cluster: &crate::cluster::Cluster,
+        groups: &str,
+    ) -> Plan {
         let dir = std::env::temp_dir().join(format!("dnsfix-plan-{}", crate::util::nonce()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let path = dir.join("hosts.yaml");
@@ -785,14 +800,114 @@ mod tests {
         let inventory = Inventory::load(&path).expect("loads");
         let _ = std::fs::remove_dir_all(&dir);
         let hosts = inventory.select(None).expect("hosts");
-        let raw = crate::testing::rules_fixture(fixture);
         let outcomes = vec![HostOutcome {
             host: "node1".into(),
             elapsed: std::time::Duration::ZERO,
-            result: Ok(NodeFacts::from_raw("node1", &raw)),
+            result: Ok(NodeFacts::from_raw("node1", raw)),
         }];
         let playbooks = Playbooks::load(None).expect("playbooks");
         build(&inventory, None, &hosts, outcomes, &playbooks, cluster)
+    }
+
+    /// On k3s the clusterDNS fix is a `kubelet-arg+` drop-in of dnsfix's own, unless a
+    /// kubelet-arg already sets cluster-dns (k3s would pass both, and the kubelet add them
+    /// up) or a later drop-in's plain `kubelet-arg:` would throw it away.
+    #[test]
+    fn k3s_cluster_dns_goes_in_a_drop_in_that_adds_to_kubelet_arg() {
+        let fixture = "DNS-NODELOCAL-CLUSTERDNS/k3s-ipvs-service-ip";
+        let dropin = "/etc/rancher/k3s/config.yaml.d/zz-dnsfix-cluster-dns.yaml";
+        let config = "/etc/rancher/k3s/config.yaml";
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let plan = |files: &[(&str, &str)]| {
+            let mut raw = crate::testing::rules_fixture(fixture);
+            for (path, text) in files {
+                raw.file(
+                    path,
+                    crate::facts::raw::FileState::Present,
+                    Some(text.as_bytes()),
+                );
+            }
+            plan_raw(&raw, "{}", &cluster, "").hosts.remove(0)
+        };
+        let blocked = |p: &HostPlan| {
+            p.blocked
+                .iter()
+                .map(|b| b.reason.clone())
+                .collect::<Vec<_>>()
+        };
+
+        let fixed = plan(&[]);
+        let [Change::WriteFile { path, content, .. }] = fixed.changes.as_slice() else {
+            panic!("{:?}", fixed.changes)
+        };
+        assert_eq!(path, dropin);
+        assert!(
+            content.ends_with("kubelet-arg+:\n  - cluster-dns=169.254.20.10\n"),
+            "{content}"
+        );
+
+        // The entry that sets it is changed where it is, by hand.
+        let wrong = plan(&[(config, "kubelet-arg:\n  - cluster-dns=10.43.0.10\n")]);
+        assert!(wrong.changes.is_empty(), "{:?}", wrong.changes);
+        let why = blocked(&wrong);
+        assert!(
+            why.iter().any(
+                |r| r.contains(&format!("kubelet-arg cluster-dns= at {config}:2"))
+                    && r.contains("make that cluster-dns=169.254.20.10, in one entry")
+            ),
+            "{why:?}"
+        );
+
+        // A drop-in after dnsfix's own that replaces the list; one that adds to it, or
+        // comes before, does not stop it.
+        let later = "/etc/rancher/k3s/config.yaml.d/zzz-site.yaml";
+        let replaced = plan(&[(later, "kubelet-arg:\n  - max-pods=200\n")]);
+        assert!(replaced.changes.is_empty(), "{:?}", replaced.changes);
+        assert!(
+            blocked(&replaced)
+                .iter()
+                .any(|r| r.starts_with(&format!("{later} sets kubelet-arg:"))),
+            "{:?}",
+            blocked(&replaced)
+        );
+        let added = plan(&[(later, "kubelet-arg+:\n  - max-pods=200\n")]);
+        assert_eq!(added.changes.len(), 1, "{:?}", added.blocked);
+        let earlier = plan(&[(
+            "/etc/rancher/k3s/config.yaml.d/50-site.yaml",
+            "kubelet-arg:\n  - max-pods=200\n",
+        )]);
+        assert_eq!(earlier.changes.len(), 1, "{:?}", earlier.blocked);
+
+        // dnsfix's own drop-in, once written, is its to write again; beside another entry it
+        // is one of several, each named.
+        let own = plan(&[(dropin, "kubelet-arg+:\n  - cluster-dns=169.254.20.9\n")]);
+        let [Change::WriteFile { path, content, .. }] = own.changes.as_slice() else {
+            panic!("{:?} {:?}", own.changes, own.blocked)
+        };
+        assert_eq!(
+            (path.as_str(), content.contains("cluster-dns=169.254.20.10")),
+            (dropin, true)
+        );
+        let both = plan(&[
+            (dropin, "kubelet-arg+:\n  - cluster-dns=169.254.20.9\n"),
+            (config, "kubelet-arg:\n  - cluster-dns=10.43.0.10\n"),
+        ]);
+        assert!(both.changes.is_empty(), "{:?}", both.changes);
+        assert!(
+            blocked(&both)
+                .iter()
+                .any(|r| r.contains(&format!("at {dropin}:2, {config}:2: make that"))),
+            "{:?}",
+            blocked(&both)
+        );
+        // k3s reads `.YAML` drop-ins too.
+        let upper = plan(&[(
+            "/etc/rancher/k3s/config.yaml.d/zzz-site.YAML",
+            "kubelet-arg:\n  - max-pods=200\n",
+        )]);
+        assert!(upper.changes.is_empty(), "{:?}", upper.changes);
     }
 
     fn host(name: &str) -> HostPlan {

@@ -434,7 +434,8 @@ fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
 
 /// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level,
 /// `resolverConfig` in any case (the name kubelet 1.28 to 1.31 read resolvConf by in a
-/// drop-in), and `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list.
+/// drop-in), and `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list (a
+/// `kubelet-arg+` list of nothing else goes whole: it adds only those).
 fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     use serde_norway::Value;
     let Value::Mapping(map) = value else {
@@ -447,7 +448,7 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
             continue;
         }
         let val = match (name, val) {
-            ("kubelet-arg", Value::Sequence(items)) => {
+            ("kubelet-arg" | "kubelet-arg+", Value::Sequence(items)) => {
                 let kept: Vec<Value> = items
                     .into_iter()
                     .filter(|item| {
@@ -458,7 +459,11 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
                     })
                     .collect();
                 // An empty list stays: a new `kubelet-arg` (in a drop-in, say) replaces every
-                // kubelet-arg of config.yaml, DNS or not.
+                // kubelet-arg of config.yaml, DNS or not. A `kubelet-arg+` of DNS flags only
+                // adds nothing else.
+                if kept.is_empty() && name == "kubelet-arg+" {
+                    continue;
+                }
                 Value::Sequence(kept)
             }
             (_, val) => val,

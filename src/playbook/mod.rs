@@ -65,6 +65,10 @@ pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
         "host-resolv.conf.j2",
         include_str!("../../templates/host-resolv.conf.j2"),
     ),
+    (
+        "rancher-cluster-dns.yaml.j2",
+        include_str!("../../templates/rancher-cluster-dns.yaml.j2"),
+    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -486,3 +486,29 @@ fn a_name_with_spaces_hides_no_other_path() {
         raw.order
     );
 }
+
+/// k3s reads a `config.yaml.d` drop-in whose name ends in `.yaml` or `.yml` in any case
+/// (pkg/configfilearg `dotDFiles`, `HasSuffixI`): the script reads those, and reports the
+/// directory missing where there is none (a plan then knows a drop-in it writes is new).
+#[test]
+fn k3s_config_drop_ins_are_read_whatever_the_case_of_their_extension() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-yaml-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let dir = "/etc/rancher/k3s/config.yaml.d";
+    let names = ["10-a.yaml", "20-b.YAML", "30-c.Yml", "40-d.txt"];
+    for name in names {
+        let file = tree.join(dir.trim_start_matches('/')).join(name);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("# {name}\n")).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    for (name, read) in names.iter().zip([true, true, true, false]) {
+        let state = raw.get(&format!("{dir}/{name}")).map(|f| f.state);
+        assert_eq!(state == Some(FileState::Present), read, "{name}: {state:?}");
+    }
+    assert_eq!(
+        raw.get("/etc/rancher/rke2/config.yaml.d").map(|f| f.state),
+        Some(FileState::Missing)
+    );
+}

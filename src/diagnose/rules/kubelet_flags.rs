@@ -7,7 +7,8 @@ use std::net::IpAddr;
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
 use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::{Effective, FlavourKind, Observed, Source};
+use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, Shadowed, Source};
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-NODELOCAL-CLUSTERDNS";
@@ -52,7 +53,7 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
             mode_evidence,
         ],
-        format!("{} and recreate pods", set_cluster_dns(ctx, local[0])),
+        format!("{} and recreate pods", set_cluster_dns(ctx, dns, local[0])),
     )])
 }
 
@@ -60,13 +61,53 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
 /// NodeConfig, as nodeadm writes config.json anew at every boot (its spec.kubelet.config
 /// goes to a --config-dir drop-in, where clusterDNS counts in every kubelet that reads
 /// one).
-fn set_cluster_dns(ctx: &Ctx, addr: &str) -> String {
-    if ctx.facts.flavour.kind == FlavourKind::Eks {
-        return format!(
+/// On k3s and RKE2 as the kubelet's `--cluster-dns` from `kubelet-arg`: they write their
+/// own clusterDNS into a kubelet config drop-in at every start, and the flag beats it.
+fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> String {
+    let restart = restart_hint(ctx);
+    match ctx.facts.flavour.kind {
+        FlavourKind::Eks => format!(
             "set spec.kubelet.config.clusterDNS to [{addr}] in the node's NodeConfig (nodeadm writes config.json anew at every boot), then replace or reboot the node"
-        );
+        ),
+        FlavourKind::K3s | FlavourKind::Rke2 => {
+            let program = match ctx.facts.flavour.kind {
+                FlavourKind::Rke2 => "RKE2",
+                _ => "k3s",
+            };
+            let reload = match dns.source.kind.as_str() {
+                "k3s_flag" => "systemctl daemon-reload, then ",
+                _ => "",
+            };
+            match dns
+                .source
+                .detail
+                .as_deref()
+                .and_then(|d| d.strip_prefix(KUBELET_ARG))
+            {
+                Some("") => format!(
+                    "change the kubelet-arg cluster-dns= at {} to {addr}; {reload}{restart}",
+                    dns.source.at()
+                ),
+                Some(earlier) => format!(
+                    "leave one kubelet-arg cluster-dns= entry, cluster-dns={addr}: {program} passes every one on and the kubelet adds them up (at {}{}); {reload}{restart}",
+                    dns.source.at(),
+                    earlier
+                        .strip_prefix(ADDED_TO)
+                        .map(|e| format!(", {e}"))
+                        .unwrap_or_default()
+                ),
+                None => format!(
+                    "give the kubelet --cluster-dns={addr}: `kubelet-arg+: [cluster-dns={addr}]` in a drop-in in {}.d/ named after the others (a kubelet flag beats the clusterDNS {program} writes into the kubelet's config at every start; kubelet-arg+ keeps the other kubelet-args, which a later file's plain kubelet-arg: replaces); {restart}",
+                    ctx.facts
+                        .kubelet
+                        .config_path
+                        .as_deref()
+                        .unwrap_or("config.yaml"),
+                ),
+            }
+        }
+        _ => format!("set clusterDNS to [{addr}]; {restart}"),
     }
-    format!("set clusterDNS to [{addr}]; {}", restart_hint(ctx))
 }
 
 /// The IPv4 link-local addresses among `addrs`, cloud metadata and DNS endpoints left out
@@ -109,7 +150,7 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
             match link_local(addrs.iter()).first() {
                 Some(local) => format!(
                     "{} and recreate pods; or give node-cache -localip {first}",
-                    set_cluster_dns(ctx, local)
+                    set_cluster_dns(ctx, dns, local)
                 ),
                 None => {
                     format!("set clusterDNS to the cache's address; {restart} and recreate pods")
@@ -225,7 +266,13 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     }
     if let Observed::Known(e) = &k.cluster_dns {
         let v = e.value.join(",");
-        for s in e.shadowed.iter().filter(|s| s.value != v) {
+        // On k3s and RKE2 a kubelet-arg is the way to override the clusterDNS they choose
+        // themselves (written into their own drop-in at every start); it shadows only a
+        // kubelet config drop-in of the operator's.
+        let rancher = matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2);
+        let chosen =
+            |s: &&Shadowed| rancher && crate::facts::kubelet::rancher_chose_cluster_dns(&s.source);
+        for s in e.shadowed.iter().filter(|s| s.value != v && !chosen(s)) {
             kubeadms_own = false;
             overriding.push(&e.source);
             evidence.push(format!(

@@ -304,14 +304,27 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
     }
 }
 
-/// How the kubelet is restarted to read a new setting: k0s supervises its own.
-fn restart_hint(ctx: &Ctx) -> &'static str {
+/// How the kubelet is restarted to read a new setting: k0s supervises its own; k3s and
+/// RKE2 run it inside their service, which reads its config files when it starts.
+fn restart_hint(ctx: &Ctx) -> String {
     match ctx.facts.flavour.kind {
-        FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)",
+        FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)".into(),
         FlavourKind::MicroK8s => {
-            "restart kubelite, and with it the node's whole Kubernetes (snap restart microk8s.daemon-kubelite)"
+            "restart kubelite, and with it the node's whole Kubernetes (snap restart microk8s.daemon-kubelite)".into()
         }
-        _ => "restart kubelet",
+        FlavourKind::K3s if ctx.facts.services.kubelet_unit != "kubelet" => format!(
+            "restart {} (systemctl restart {0}: the kubelet runs inside it)",
+            ctx.facts.services.kubelet_unit
+        ),
+        FlavourKind::Rke2 if ctx.facts.services.kubelet_unit != "kubelet" => format!(
+            "restart {} (systemctl restart {0}, which restarts the kubelet it runs)",
+            ctx.facts.services.kubelet_unit
+        ),
+        FlavourKind::K3s => "restart k3s (or k3s-agent: the kubelet runs inside it)".into(),
+        FlavourKind::Rke2 => {
+            "restart rke2-server (or rke2-agent, which restarts the kubelet it runs)".into()
+        }
+        _ => "restart kubelet".into(),
     }
 }
 

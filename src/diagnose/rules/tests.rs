@@ -1693,3 +1693,76 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     assert_eq!(outcome(&cluster, false).0, Severity::High);
     assert_eq!(outcome(&line("169.254.25.10;"), true).0, Severity::High);
 }
+
+/// On k3s the clusterDNS advice is the kubelet-arg that beats what k3s writes into its own
+/// kubelet config at every start, and the restart is of the k3s service; a kubelet-arg that
+/// sets it is changed where it is.
+#[test]
+fn k3s_cluster_dns_is_advised_as_a_kubelet_arg() {
+    let raw = crate::testing::rules_fixture("DNS-NODELOCAL-CLUSTERDNS/k3s-ipvs-service-ip");
+    let host = Host::new("node1");
+    let remediation = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        match super::kubelet_flags::nodelocal_clusterdns(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        remediation(&raw),
+        "give the kubelet --cluster-dns=169.254.20.10: `kubelet-arg+: [cluster-dns=169.254.20.10]` in a drop-in in /etc/rancher/k3s/config.yaml.d/ named after the others (a kubelet flag beats the clusterDNS k3s writes into the kubelet's config at every start; kubelet-arg+ keeps the other kubelet-args, which a later file's plain kubelet-arg: replaces); restart k3s (systemctl restart k3s: the kubelet runs inside it) and recreate pods"
+    );
+    let mut set = raw.clone();
+    set.file(
+        "/etc/rancher/k3s/config.yaml",
+        crate::facts::raw::FileState::Present,
+        Some(b"kubelet-arg:\n  - cluster-dns=10.43.0.10\n"),
+    );
+    assert_eq!(
+        remediation(&set),
+        "change the kubelet-arg cluster-dns= at /etc/rancher/k3s/config.yaml:2 to 169.254.20.10; restart k3s (systemctl restart k3s: the kubelet runs inside it) and recreate pods"
+    );
+    // Several entries add up: each is named, and one set in the unit needs a reload.
+    let mut several = raw.clone();
+    several.file(
+        "/etc/rancher/k3s/config.yaml",
+        crate::facts::raw::FileState::Present,
+        Some(b"kubelet-arg:\n  - cluster-dns=10.43.0.10\n"),
+    );
+    let unit = "/etc/systemd/system/k3s.service";
+    let text = raw.get(unit).and_then(|f| f.text()).expect("unit");
+    let flagged = text.replace(
+        "    server \\\n",
+        "    server \\\n    --kubelet-arg=cluster-dns=10.43.0.11 \\\n",
+    );
+    several.file(
+        unit,
+        crate::facts::raw::FileState::Present,
+        Some(flagged.as_bytes()),
+    );
+    let advice = remediation(&several);
+    assert!(
+        advice.starts_with("leave one kubelet-arg cluster-dns= entry, cluster-dns=169.254.20.10: k3s passes every one on and the kubelet adds them up (at /etc/systemd/system/k3s.service:")
+            && advice.contains(", /etc/rancher/k3s/config.yaml:2); systemctl daemon-reload, then restart k3s"),
+        "{advice}"
+    );
+    // Over k3s's own choice the flag shadows nothing; over an operator's kubelet drop-in
+    // that says otherwise it does.
+    let shadow = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        super::kubelet_flags::flag_shadow(&Ctx::new(&host, &facts))
+    };
+    assert_eq!(shadow(&set), RuleOutcome::Pass);
+    set.file(
+        "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"clusterDNS:\n- 10.96.0.10\n"),
+    );
+    let RuleOutcome::Findings(f) = shadow(&set) else {
+        panic!("the operator's drop-in is shadowed");
+    };
+    assert!(
+        f[0].evidence[0].contains("--cluster-dns=10.43.0.10 overrides /var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf:1 clusterDNS: 10.96.0.10"),
+        "{f:?}"
+    );
+}

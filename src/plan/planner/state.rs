@@ -146,15 +146,19 @@ impl Run<'_> {
     }
 
     /// The gather listed the parent directory and the file is not in it (the conf
-    /// directories are listed for `*.conf` only, /etc/dnsfix whole), or an ancestor is
-    /// known to be missing.
+    /// directories are listed for `*.conf` only, k3s's and RKE2's config drop-in
+    /// directories for `*.yaml` and `*.yml`, /etc/dnsfix whole), or an ancestor is known to
+    /// be missing.
     pub(super) fn known_missing(&self, path: &str) -> bool {
         let raw = &self.facts.raw;
         let mut dir = std::path::Path::new(path).parent();
         let mut first = true;
         while let Some(d) = dir {
             let d_str = d.to_string_lossy();
-            let listed_for_it = d_str == "/etc/dnsfix" || path.ends_with(".conf");
+            let yaml = crate::facts::k3s_config::is_dropin_name(path);
+            let listed_for_it = d_str == "/etc/dnsfix"
+                || path.ends_with(".conf")
+                || (yaml && crate::facts::raw::RANCHER_CONFIG_DIRS.contains(&d_str.as_ref()));
             if first && listed_for_it && raw.dirs.iter().any(|listed| listed == d_str.as_ref()) {
                 return true;
             }
