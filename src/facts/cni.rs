@@ -27,6 +27,10 @@ const BRIDGED: &[&str] = &["bridge", "weave-net"];
 /// Main plugin types that wire pods with routed veths and no bridge: calico (projectcalico
 /// cni-plugin; Canal's conflist uses it too), cilium-cni, aws-cni (amazon-vpc-cni-k8s).
 const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni"];
+/// Main plugin types that put pods on an Open vSwitch bridge (br-int), whose datapath
+/// bridge netfilter, a hook of the Linux bridge, never sees: antrea (build/charts/antrea/
+/// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist).
+const OVS: &[&str] = &["antrea", "kube-ovn"];
 
 /// Plugin types whose node agent turns forwarding on (IPv4, and IPv6 where the cluster has
 /// it) whenever it starts, which it does at every boot: a node with one of them in its
@@ -88,12 +92,41 @@ pub struct Cni {
     /// agents of [`AGENT_FORWARDS`] whenever they start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forwards: Option<String>,
+    /// The network agent that loads br_netfilter and turns bridge netfilter on whenever it
+    /// starts, before it wires any pod, where there is one: see [`BridgeNfAgent`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridge_nf_agent: Option<BridgeNfAgent>,
+}
+
+/// A network agent that sets bridge netfilter itself at every start: Weave's init
+/// container (prog/weave-kube/init.sh: `modprobe br_netfilter` unless EXPECT_NPC=0, then
+/// `echo 1 > .../bridge-nf-call-iptables`; ip6tables left alone), kube-router's route
+/// controller (pkg/controllers/routing/network_routes_controller.go Run: `modprobe
+/// br_netfilter`, bridge-nf-call-iptables, and -ip6tables on a node with IPv6), whose pods
+/// sit on its `kube-bridge`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BridgeNfAgent {
+    /// Who, for messages: "Weave", "kube-router".
+    pub name: &'static str,
+    /// The sysctl keys it sets to 1.
+    pub keys: Vec<&'static str>,
+    pub why: String,
 }
 
 impl Cni {
     pub fn from_raw(raw: &RawFacts) -> Cni {
         let mut unreadable = Vec::new();
-        for dir in CNI_DIRS {
+        // MicroK8s's containerd reads its snap's directory alone (microk8s-resources/
+        // default-args/containerd-template.toml: conf_dir = "${SNAP_DATA}/args/cni-network").
+        let microk8s = super::microk8s::current_revision(raw)
+            .map(|dir| format!("{dir}/args/cni-network"))
+            .filter(|dir| raw.dirs.iter().any(|d| d == dir));
+        let dirs: Vec<&str> = microk8s
+            .iter()
+            .map(String::as_str)
+            .chain(CNI_DIRS.iter().copied())
+            .collect();
+        for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
                 .files_in(dir)
                 .filter(|(p, _)| {
@@ -125,11 +158,27 @@ impl Cni {
                     unreadable.push(path.to_owned());
                     continue;
                 }
-                return Cni::from_config(path, &json);
+                return match multus_delegate(raw, dir, path, &json) {
+                    Some(Ok((label, delegate))) => {
+                        let mut cni = Cni::from_config(&label, &delegate);
+                        cni.config = Some(path.to_owned());
+                        cni.plugins.insert(0, "multus".to_owned());
+                        cni
+                    }
+                    Some(Err(why)) => Cni {
+                        config: Some(path.to_owned()),
+                        network: json["name"].as_str().map(str::to_owned),
+                        plugins: vec!["multus".to_owned()],
+                        pod_bridge: PodBridge::Unknown(why),
+                        forwards: None,
+                        bridge_nf_agent: None,
+                    },
+                    None => Cni::from_config(path, &json),
+                };
             }
         }
         let why = if unreadable.is_empty() {
-            format!("no CNI configuration in {}", CNI_DIRS.join(" or "))
+            format!("no CNI configuration in {}", dirs.join(" or "))
         } else {
             format!("no CNI configuration parses ({})", unreadable.join(", "))
         };
@@ -139,6 +188,7 @@ impl Cni {
             plugins: Vec::new(),
             pod_bridge: PodBridge::Unknown(why),
             forwards: None,
+            bridge_nf_agent: None,
         }
     }
 
@@ -200,10 +250,31 @@ impl Cni {
             (None, Some(main)) if ROUTED.contains(&main.as_str()) => PodBridge::Routed(format!(
                 "{path}: plugin {main} wires pods with routed veths, no Linux bridge"
             )),
+            (None, Some(main)) if OVS.contains(&main.as_str()) => PodBridge::Routed(format!(
+                "{path}: plugin {main} puts pods on an Open vSwitch bridge, not a Linux one: bridge netfilter never sees their frames"
+            )),
             (None, Some(main)) => PodBridge::Unknown(format!(
                 "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
             )),
             (None, None) => PodBridge::Unknown(format!("{path}: no plugin type")),
+        };
+        let iptables = "net.bridge.bridge-nf-call-iptables";
+        let bridge_nf_agent = match (types.first().map(String::as_str), plugins.first()) {
+            (Some("weave-net"), _) => Some(BridgeNfAgent {
+                name: "Weave",
+                keys: vec![iptables],
+                why: format!(
+                    "{path}: Weave's init container loads br_netfilter and sets {iptables} to 1 whenever it starts, before Weave wires a pod"
+                ),
+            }),
+            (Some("bridge"), Some(p)) if p["bridge"] == "kube-bridge" => Some(BridgeNfAgent {
+                name: "kube-router",
+                keys: vec![iptables, "net.bridge.bridge-nf-call-ip6tables"],
+                why: format!(
+                    "{path}: kube-router (its kube-bridge) loads br_netfilter and sets bridge netfilter to 1 whenever it starts"
+                ),
+            }),
+            _ => None,
         };
         Cni {
             config: Some(path.to_owned()),
@@ -211,7 +282,69 @@ impl Cni {
             plugins: types,
             pod_bridge,
             forwards,
+            bridge_nf_agent,
         }
+    }
+}
+
+/// Multus in front of the cluster's network (`00-multus.conf`, named to come first): the
+/// pods' own interface is its cluster network's, which decides whether they sit on a
+/// bridge. Multus's thin plugin (`type: multus`, alone or in a `.conflist`) carries that
+/// network's configuration as the first of its `delegates` (k8snetworkplumbingwg/multus-cni
+/// cmd/thin_entrypoint `multusConfTemplate`); the thick one (`type: multus-shim`) names its
+/// file in `clusterNetwork`, as the daemon sees it (pkg/server/config `ClusterNetwork =
+/// primaryCNIConfigPath`, under `multusAutoconfigDir`, `/host/etc/cni/net.d` in its
+/// manifests, where the node's directory is mounted), or by network name. `None` where
+/// `json` is no Multus configuration; an error where its cluster network is not found.
+fn multus_delegate(
+    raw: &RawFacts,
+    dir: &str,
+    path: &str,
+    json: &serde_json::Value,
+) -> Option<Result<(String, serde_json::Value), String>> {
+    let plugin = match json["plugins"].as_array() {
+        Some(list) => list.first()?,
+        None => json,
+    };
+    match plugin["type"].as_str()? {
+        "multus" => Some(
+            match plugin["delegates"].as_array().and_then(|d| d.first()) {
+                Some(delegate) => Ok((
+                    format!("{path} (Multus's cluster network, its first delegate)"),
+                    delegate.clone(),
+                )),
+                None => Err(format!("{path}: Multus with no delegates")),
+            },
+        ),
+        "multus-shim" => {
+            let named = plugin["clusterNetwork"].as_str().unwrap_or_default();
+            let local = named.strip_prefix("/host").filter(|p| p.starts_with('/'));
+            let file = local.or(named.starts_with('/').then_some(named));
+            let parsed = |p: &str| {
+                let text = raw
+                    .get(p)
+                    .filter(|f| f.state == FileState::Present)?
+                    .text()?;
+                serde_json::from_str::<serde_json::Value>(&text).ok()
+            };
+            let found = match file {
+                Some(f) => parsed(f).map(|j| (f.to_owned(), j)),
+                None => raw
+                    .files_in(dir)
+                    .filter_map(|(p, _)| parsed(p).map(|j| (p.to_owned(), j)))
+                    .find(|(p, j)| p != path && !named.is_empty() && j["name"] == named),
+            };
+            Some(match found {
+                Some((file, delegate)) => Ok((
+                    format!("{file} (Multus's cluster network, clusterNetwork in {path})"),
+                    delegate,
+                )),
+                None => Err(format!(
+                    "{path}: Multus's cluster network {named:?} is not a CNI configuration dnsfix read"
+                )),
+            })
+        }
+        _ => None,
     }
 }
 
@@ -321,6 +454,128 @@ mod tests {
         assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
     }
 
+    /// Multus first in the directory: the pods' own interface is its cluster network's.
+    /// The thin plugin's file, rendered from multus-cni cmd/thin_entrypoint
+    /// `multusConfTemplate` (what Kubespray's multus role runs) with kube-flannel.yml's
+    /// network as the master plugin; the thick plugin's, as `MultusConf.Generate` writes
+    /// it from the thick manifest's daemon-config.json (`multusAutoconfigDir`
+    /// /host/etc/cni/net.d; fields dnsfix does not read left out).
+    #[test]
+    fn multus_is_judged_by_its_cluster_network() {
+        let thin = format!(
+            "{{\n        \"cniVersion\": \"0.3.1\",\n        \"name\": \"cbr0\",\n        \"type\": \"multus\",\n        \"capabilities\": {{\"portMappings\": true}},\n        \"kubeconfig\": \"/etc/cni/net.d/multus.d/multus.kubeconfig\",\n        \"delegates\": [\n                {FLANNEL}\n        ]\n}}\n"
+        );
+        let c = cni(&[("/etc/cni/net.d/00-multus.conf", &thin)]);
+        assert_eq!(c.config.as_deref(), Some("/etc/cni/net.d/00-multus.conf"));
+        assert_eq!(c.plugins, ["multus", "flannel>bridge", "portmap"]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Bridged(w) if w.contains("Multus's cluster network"))
+        );
+        assert!(c.forwards.is_some());
+        // The same in a .conflist (`multusConflistTemplate`).
+        let list = format!("{{\"cniVersion\":\"0.3.1\",\"name\":\"cbr0\",\"plugins\":[{thin}]}}");
+        let c = cni(&[("/etc/cni/net.d/00-multus.conflist", &list)]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Bridged(_)), "{c:?}");
+
+        let calico = r#"{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico","datastore_type":"kubernetes"},{"type":"portmap","snat":true,"capabilities":{"portMappings":true}}]}"#;
+        let thick = r#"{"capabilities":{"portMappings":true},"cniVersion":"0.3.1","logLevel":"verbose","logToStderr":true,"name":"multus-cni-network","clusterNetwork":"/host/etc/cni/net.d/10-calico.conflist","type":"multus-shim"}"#;
+        let c = cni(&[
+            ("/etc/cni/net.d/00-multus.conf", thick),
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+        ]);
+        assert_eq!(c.plugins, ["multus", "calico", "portmap"]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.starts_with("/etc/cni/net.d/10-calico.conflist (Multus's")),
+            "{c:?}"
+        );
+        // By network name; and not found at all.
+        let c = cni(&[
+            (
+                "/etc/cni/net.d/00-multus.conf",
+                &thick.replace("/host/etc/cni/net.d/10-calico.conflist", "k8s-pod-network"),
+            ),
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+        ]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+        let c = cni(&[("/etc/cni/net.d/00-multus.conf", thick)]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Unknown(w) if w.contains("is not a CNI configuration")),
+            "{c:?}"
+        );
+    }
+
+    /// MicroK8s's containerd reads the CNI configuration of its snap's revision, not
+    /// /etc/cni/net.d: microk8s-resources/default-args/cni-network/flannel.conflist,
+    /// verbatim, beside a file left in /etc/cni/net.d.
+    #[test]
+    fn microk8s_reads_its_own_directory() {
+        let flannel = r#"{
+    "name": "microk8s-flannel-network",
+    "plugins": [
+      {
+        "type": "flannel",
+        "delegate": {
+          "hairpinMode": true,
+          "isDefaultGateway": true
+        }
+      },
+      {
+        "type": "portmap",
+        "capabilities": {"portMappings": true},
+        "snat": true
+      }
+    ]
+}"#;
+        let dir = "/var/snap/microk8s/7964/args/cni-network";
+        let mut raw = crate::testing::raw_from(&[
+            (&format!("{dir}/flannel.conflist") as &str, flannel),
+            (
+                "/etc/cni/net.d/10-calico.conflist",
+                r#"{"name":"k8s-pod-network","plugins":[{"type":"calico"}]}"#,
+            ),
+        ]);
+        raw.dirs.push(dir.to_owned());
+        let current = super::super::microk8s::CURRENT;
+        raw.file(current, FileState::Directory, None);
+        if let Some(link) = raw.files.get_mut(current) {
+            link.canonical = Some("/var/snap/microk8s/7964".into());
+        }
+        let c = Cni::from_raw(&raw);
+        assert_eq!(
+            c.config.as_deref(),
+            Some(format!("{dir}/flannel.conflist").as_str())
+        );
+        assert!(matches!(c.pod_bridge, PodBridge::Bridged(_)), "{c:?}");
+    }
+
+    /// Weave and kube-router set bridge netfilter themselves whenever they start; the
+    /// kube-router conflist is its daemonset's cni-conf.json (cloudnativelabs/kube-router
+    /// daemonset/kube-router-all-service-daemonset.yaml), verbatim.
+    #[test]
+    fn agents_that_set_bridge_netfilter_at_start() {
+        let kube_router = r#"{
+   "cniVersion":"0.3.0",
+   "name":"mynet",
+   "plugins":[
+      {
+         "name":"kubernetes",
+         "type":"bridge",
+         "bridge":"kube-bridge",
+         "isDefaultGateway":true,
+         "ipam":{
+            "type":"host-local"
+         }
+      }
+   ]
+}"#;
+        let c = cni(&[("/etc/cni/net.d/10-kuberouter.conflist", kube_router)]);
+        let agent = c.bridge_nf_agent.expect("kube-router");
+        assert_eq!((agent.name, agent.keys.len()), ("kube-router", 2));
+        assert!(matches!(c.pod_bridge, PodBridge::Bridged(_)));
+        let c = cni(&[("/etc/cni/net.d/10-flannel.conflist", FLANNEL)]);
+        assert_eq!(c.bridge_nf_agent, None);
+    }
+
     #[test]
     fn flannel_is_bridged_and_unknown_plugins_are_unknown() {
         let c = cni(&[("/etc/cni/net.d/10-flannel.conflist", FLANNEL)]);
@@ -331,6 +586,29 @@ mod tests {
             r#"{"cniVersion":"0.4.0","name":"x","type":"ovs"}"#,
         )]);
         assert!(matches!(c.pod_bridge, PodBridge::Unknown(_)));
+        // kube-ovn's dist/images/01-kube-ovn.conflist, verbatim: Open vSwitch, no Linux
+        // bridge.
+        let kube_ovn = r#"{
+    "name":"kube-ovn",
+    "cniVersion":"0.3.1",
+    "plugins":[
+        {
+            "type":"kube-ovn",
+            "server_socket":"/run/openvswitch/kube-ovn-daemon.sock"
+        },
+        {
+            "type":"portmap",
+            "capabilities":{
+                "portMappings":true
+            }
+        }
+    ]
+}"#;
+        let c = cni(&[("/etc/cni/net.d/01-kube-ovn.conflist", kube_ovn)]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Open vSwitch")),
+            "{c:?}"
+        );
         let c = cni(&[]);
         assert!(
             matches!(&c.pod_bridge, PodBridge::Unknown(w) if w.contains("no CNI configuration"))

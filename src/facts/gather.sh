@@ -456,8 +456,9 @@ fi
 
 # CNI configuration: the kubelet's runtime reads the first .conf, .conflist or .json file
 # of the directory in name order (libcni ConfFiles; nothing else there is read: MicroK8s
-# keeps its CNI manifest of some hundred KB in the same directory); k3s keeps its own.
-for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d; do
+# keeps its CNI manifest of some hundred KB in the same directory); k3s keeps its own, and
+# so does MicroK8s's containerd (conf_dir ${SNAP_DATA}/args/cni-network).
+for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d ${M:+"$M/cni-network"}; do
   if [ -d "$d" ]; then
     hdr dir "$d"
     for x in "$d"/*.conf "$d"/*.conflist "$d"/*.json; do

@@ -125,8 +125,11 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // DNS-BRIDGE-NF-OFF's business (its fix persists too).
     let b = &ctx.facts.br_netfilter;
     let mut evidence = Vec::new();
-    // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start.
-    let installer_loads = installer_loads_br_netfilter(ctx);
+    // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start, and so do
+    // Weave and kube-router (see BridgeNfAgent).
+    let agent = ctx.facts.cni.bridge_nf_agent.as_ref();
+    let agent_sets = |key: &str| agent.filter(|a| a.keys.contains(&key)).map(|a| a.name);
+    let installer_loads = installer_loads_br_netfilter(ctx) || agent.is_some();
     if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
     {
         let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
@@ -162,7 +165,7 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             continue;
         }
         on = true;
-        if let Some(who) = installer_setting(ctx, key) {
+        if let Some(who) = installer_setting(ctx, key).or_else(|| agent_sets(key)) {
             undone.extend(undone_by_file(ctx, key, who));
             continue;
         }
@@ -196,7 +199,8 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             "persist what the evidence names: br_netfilter in /etc/modules-load.d/, each key as 1 in a sysctl.d file that wins".into(),
         )]);
     }
-    let Some(who) = installer_name(ctx.facts.flavour.kind).filter(|_| !undone.is_empty()) else {
+    let who = installer_name(ctx.facts.flavour.kind).or(agent.map(|a| a.name));
+    let Some(who) = who.filter(|_| !undone.is_empty()) else {
         return RuleOutcome::Pass;
     };
     RuleOutcome::Findings(vec![ctx.finding(
