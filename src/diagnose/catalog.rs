@@ -1015,7 +1015,11 @@ pub const RULES: &[RuleInfo] = &[
             so does dns=systemd-resolved with rc-manager auto, its default since 1.28 (Ubuntu\n  \
             sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf). dnsfix reads\n  \
             NetworkManager.conf and the conf.d files of /usr/lib, /run and /etc as\n  \
-            NetworkManager does (later files win, /etc shadows /run and /usr/lib by name).\n\
+            NetworkManager does (later files win, /etc shadows /run and /usr/lib by name).\n  \
+            A file NetworkManager writes is how such a node is meant to be: info; a warning\n  \
+            where its servers are not those of /run/NetworkManager/no-stub-resolv.conf, which\n  \
+            NetworkManager writes in the same update (dns=default): edited since, and the\n  \
+            edit goes at its next update.\n\
             - dhclient-script rewrites it on every lease unless dhclient.conf supersedes the\n  \
             values or a hook takes over.\n\
             - the resolvconf package regenerates it from\n  \

@@ -910,6 +910,28 @@ mod tests {
         assert!(upper.changes.is_empty(), "{:?}", upper.changes);
     }
 
+    /// Where dhclient is the DHCP client, the plain /etc/resolv.conf host-upstream-dns
+    /// writes is dhclient-script's to write again at the next lease: the plan says so.
+    #[test]
+    fn a_plain_resolv_conf_under_dhclient_is_noted() {
+        let mut raw =
+            crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only");
+        let vars = "{resolvconf_mode: host_resolvconf, disable_host_nameservers: true, upstream_dns_servers: [192.0.2.53, 198.51.100.53]}";
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let noted = |raw: &crate::facts::raw::RawFacts| {
+            let host = plan_raw(raw, vars, &cluster, "").hosts.remove(0);
+            assert_eq!(host.changes.len(), 1, "{:?}", host.changes);
+            host.notes
+                .iter()
+                .any(|n| n.message.starts_with("dhclient is this node's DHCP client"))
+        };
+        assert!(!noted(&raw));
+        raw.pids.insert("dhclient".to_owned(), 612);
+        assert!(noted(&raw));
+    }
+
     fn host(name: &str) -> HostPlan {
         let mut plan = error_plan(name, Vec::new(), "test", String::new());
         plan.fixes = vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()];

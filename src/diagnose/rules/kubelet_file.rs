@@ -199,7 +199,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             Severity::High,
             "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
             vec![ns_evidence(host, &ns), format!("cluster DNS addresses: {cluster}")],
-            "add real upstream servers after the cluster IP (Kubespray: nameservers / upstream_dns_servers; systemd-resolved: FallbackDNS in a resolved.conf.d drop-in)".into(),
+            "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
         ));
     }
     if findings.is_empty() {

@@ -616,6 +616,38 @@ fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
     "list only real upstream servers in the supersede line".into()
 }
 
+/// Where NetworkManager writes the servers its connections give (dns=default), the
+/// nameservers of /etc/resolv.conf against those of its own no-stub-resolv.conf, which it
+/// writes in the same update (the same list where no caching plugin runs): why they
+/// differ, or `None` where they do not or that cannot be told.
+fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
+    use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
+    let nm = NmDns::read(&facts.files);
+    if nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf)) != DnsMode::Default {
+        return None;
+    }
+    let servers = |path: &str| -> Option<Vec<String>> {
+        let text = file_text(facts, path)?;
+        let parsed = crate::facts::resolv_conf::ResolvConf::parse(&text);
+        Some(
+            parsed
+                .nameservers
+                .iter()
+                .map(|n| n.address.clone())
+                .collect(),
+        )
+    };
+    let own = "/run/NetworkManager/no-stub-resolv.conf";
+    let (etc, generated) = (servers("/etc/resolv.conf")?, servers(own)?);
+    (etc != generated).then(|| {
+        format!(
+            "its nameservers ({}) are not those NetworkManager generated in {own} ({})",
+            etc.join(", "),
+            generated.join(", ")
+        )
+    })
+}
+
 pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
@@ -627,11 +659,37 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
             managers.push(nm);
         }
         if !managers.is_empty() {
+            let mut evidence: Vec<String> = [format!(
+                "/etc/resolv.conf is a regular file (sha256 {})",
+                etc.sha256.as_deref().unwrap_or("?")
+            )]
+            .into_iter()
+            .chain(managers)
+            .collect();
+            // NetworkManager's default: it writes the file itself (rc-manager auto, then
+            // symlink, writes a regular file: nm-dns-manager.c), so on its own that is how
+            // the node is meant to be. A file whose servers are not the ones it generated
+            // (no-stub-resolv.conf, written in the same update) was edited since, and the
+            // edit goes at its next update.
+            let edited = nm_hand_edit(facts);
+            let (severity, summary) = match &edited {
+                Some(why) => {
+                    evidence.push(why.clone());
+                    (
+                        Severity::Warning,
+                        "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes at its next update (a DHCP renewal, a reboot, a connection change)",
+                    )
+                }
+                None => (
+                    Severity::Info,
+                    "NetworkManager writes /etc/resolv.conf: a change made in the file itself does not last",
+                ),
+            };
             findings.push(ctx.finding(
                 id,
-                Severity::Warning,
-                "/etc/resolv.conf is a plain file that another program rewrites: a hand fix there will not survive a reboot or DHCP renewal".into(),
-                [format!("/etc/resolv.conf is a regular file (sha256 {})", etc.sha256.as_deref().unwrap_or("?"))].into_iter().chain(managers).collect(),
+                severity,
+                summary.into(),
+                evidence,
                 "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand), not in /etc/resolv.conf".into(),
             ));
         }
