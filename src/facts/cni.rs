@@ -125,6 +125,7 @@ impl Cni {
             .iter()
             .map(String::as_str)
             .chain(CNI_DIRS.iter().copied())
+            .filter(|d| *d != CNI_DIRS[0] || k3s_reads_own_dir(raw))
             .collect();
         for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
@@ -285,6 +286,25 @@ impl Cni {
             bridge_nf_agent,
         }
     }
+}
+
+/// Whether k3s's containerd reads k3s's own CNI directory: k3s gives it one only where it
+/// runs its flannel (pkg/executor/embed: `CNIConfDir` set unless the flannel backend is
+/// `none`, which an agent takes from its server), and its generated config.toml says so as
+/// `conf_dir` (pkg/agent/templates, both template versions); without it containerd reads
+/// /etc/cni/net.d (Cilium, Calico), and a flannel file left in k3s's directory is not the
+/// node's network. The gather keeps the `conf_dir` lines of that file (`k3s-cni-conf-dir`;
+/// the rest may hold registry credentials). Where the file was not there, as before: k3s's
+/// directory first.
+fn k3s_reads_own_dir(raw: &RawFacts) -> bool {
+    let Some(text) = raw.commands.get("k3s-cni-conf-dir").map(|c| &c.stdout) else {
+        return true;
+    };
+    text.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix("conf_dir")
+            .is_some_and(|rest| rest.contains(CNI_DIRS[0]))
+    })
 }
 
 /// Multus in front of the cluster's network (`00-multus.conf`, named to come first): the
@@ -574,6 +594,48 @@ mod tests {
         assert!(matches!(c.pod_bridge, PodBridge::Bridged(_)));
         let c = cni(&[("/etc/cni/net.d/10-flannel.conflist", FLANNEL)]);
         assert_eq!(c.bridge_nf_agent, None);
+    }
+
+    /// k3s with `flannel-backend: none` gives its containerd no CNI directory: it reads
+    /// /etc/cni/net.d, and a flannel file left in k3s's directory is not the network. The
+    /// conf_dir line as k3s's config.toml template writes it (pkg/agent/templates
+    /// ContainerdConfigTemplateV3), where it runs flannel.
+    #[test]
+    fn k3s_reads_its_own_directory_only_where_its_containerd_is_told_to() {
+        let cilium = r#"{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni","enable-debug":false}]}"#;
+        let raw = crate::testing::raw_from(&[
+            (
+                "/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist",
+                FLANNEL,
+            ),
+            ("/etc/cni/net.d/05-cilium.conflist", cilium),
+        ]);
+        let with = |conf_dir: Option<&str>| {
+            let mut raw = raw.clone();
+            if let Some(text) = conf_dir {
+                raw.commands.insert(
+                    "k3s-cni-conf-dir".into(),
+                    crate::facts::raw::RawCommand {
+                        stdout: text.into(),
+                        status: Some(0),
+                    },
+                );
+            }
+            Cni::from_raw(&raw).config
+        };
+        let k3s = "/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist";
+        assert_eq!(with(None).as_deref(), Some(k3s));
+        assert_eq!(
+            with(Some(
+                "  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n"
+            ))
+            .as_deref(),
+            Some(k3s)
+        );
+        assert_eq!(
+            with(Some("")).as_deref(),
+            Some("/etc/cni/net.d/05-cilium.conflist")
+        );
     }
 
     #[test]

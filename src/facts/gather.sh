@@ -429,6 +429,15 @@ done
 # kubelet config drop-ins of the kubelet they run: their own, the user's, and the copies
 # they make of `kubelet-arg: config=` (a file) and `config-dir=` (20-cli-config-dir/), the
 # whole directory as the kubelet walks it.
+# k3s: the CNI directory its containerd reads, the conf_dir line of the config.toml k3s
+# writes at every start; only that line is kept (the file may hold registry credentials).
+K3SCT=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
+if [ -f "$K3SCT" ]; then
+  hdr cmd k3s-cni-conf-dir
+  while IFS= read -r l || [ -n "$l" ]; do
+    case "$l" in *conf_dir*) put "$l$NL" ;; esac
+  done < "$K3SCT" 2>/dev/null
+fi
 for r in k3s rke2; do
   f "/var/lib/rancher/$r/agent/etc/resolv.conf"
   d="/var/lib/rancher/$r/agent/etc/kubelet.conf.d"

@@ -512,3 +512,28 @@ fn k3s_config_drop_ins_are_read_whatever_the_case_of_their_extension() {
         Some(FileState::Missing)
     );
 }
+
+/// Of the containerd config k3s writes, the gather keeps the conf_dir line alone: the file
+/// may hold a registry's credentials (the v2 template's `registry.configs.*.auth`).
+#[test]
+fn only_the_conf_dir_line_of_k3s_s_containerd_config_is_kept() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-k3s-ct-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let path = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml";
+    let file = tree.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &file,
+        "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dirs = [\"/var/lib/rancher/k3s/data/cni\"]\n  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.\"r.example\".auth]\n  password = \"s3cret\"",
+    )
+    .expect("write");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        raw.commands
+            .get("k3s-cni-conf-dir")
+            .map(|c| c.stdout.as_str()),
+        Some("  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n")
+    );
+    assert!(raw.get(path).is_none());
+}
