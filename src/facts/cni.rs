@@ -92,6 +92,14 @@ pub struct Cni {
     /// agents of [`AGENT_FORWARDS`] whenever they start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forwards: Option<String>,
+    /// Why the network plugin turns IPv6 forwarding on (and not IPv4's) whenever it starts,
+    /// where it does: the AWS VPC CNI's init container in an IPv6 cluster, or with IPv6
+    /// egress (cmd/aws-vpc-cni-init configureIPv6Settings: `ENABLE_IPv6 ||
+    /// ENABLE_V6_EGRESS`), which its conflist shows in its `egress-cni` plugin
+    /// (cmd/aws-vpc-cni: an IPv4 egress subnet, 169.254.172.0/22, in an IPv6 cluster; an
+    /// IPv6 one, fd00::ac:00/118, with `enabled: "true"` for IPv6 egress).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forwards_ipv6: Option<String>,
     /// The network agent that loads br_netfilter and turns bridge netfilter on whenever it
     /// starts, before it wires any pod, where there is one: see [`BridgeNfAgent`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +180,7 @@ impl Cni {
                         plugins: vec!["multus".to_owned()],
                         pod_bridge: PodBridge::Unknown(why),
                         forwards: None,
+                        forwards_ipv6: None,
                         bridge_nf_agent: None,
                     },
                     None => Cni::from_config(path, &json),
@@ -189,6 +198,7 @@ impl Cni {
             plugins: Vec::new(),
             pod_bridge: PodBridge::Unknown(why),
             forwards: None,
+            forwards_ipv6: None,
             bridge_nf_agent: None,
         }
     }
@@ -277,12 +287,28 @@ impl Cni {
             }),
             _ => None,
         };
+        let forwards_ipv6 = plugins
+            .iter()
+            .find(|p| p["type"] == "egress-cni")
+            .filter(|_| types.first().is_some_and(|t| t == "aws-cni"))
+            .and_then(|egress| {
+                let subnet = egress["ipam"]["ranges"][0][0]["subnet"].as_str()?;
+                let ipv6_cluster = !subnet.contains(':');
+                let ipv6_egress = subnet.contains(':') && egress["enabled"] == "true";
+                (ipv6_cluster || ipv6_egress).then(|| {
+                    format!(
+                        "{path}: aws-node's init container turns IPv6 forwarding on whenever it starts ({})",
+                        if ipv6_cluster { "an IPv6 cluster: its egress-cni plugin is for IPv4" } else { "IPv6 egress is enabled" }
+                    )
+                })
+            });
         Cni {
             config: Some(path.to_owned()),
             network,
             plugins: types,
             pod_bridge,
             forwards,
+            forwards_ipv6,
             bridge_nf_agent,
         }
     }
@@ -636,6 +662,73 @@ mod tests {
             with(Some("")).as_deref(),
             Some("/etc/cni/net.d/05-cilium.conflist")
         );
+    }
+
+    /// aws-node's init container turns IPv6 forwarding on in an IPv6 cluster or with IPv6
+    /// egress: amazon-vpc-cni-k8s misc/10-aws.conflist rendered as cmd/aws-vpc-cni does
+    /// (the egress plugin's subnet and `enabled` by cluster family).
+    #[test]
+    fn the_aws_vpc_cni_forwards_ipv6_in_an_ipv6_cluster_or_with_ipv6_egress() {
+        let conflist = |subnet: &str, dst: &str, enabled: &str| {
+            format!(
+                r#"{{
+  "cniVersion": "0.4.0",
+  "name": "aws-cni",
+  "disableCheck": true,
+  "plugins": [
+    {{
+      "name": "aws-cni",
+      "type": "aws-cni",
+      "vethPrefix": "eni",
+      "mtu": "9001",
+      "podSGEnforcingMode": "strict",
+      "pluginLogFile": "/var/log/aws-routed-eni/plugin.log",
+      "pluginLogLevel": "DEBUG",
+      "capabilities": {{"io.kubernetes.cri.pod-annotations": true}}
+    }},
+    {{
+      "name": "egress-cni",
+      "type": "egress-cni",
+      "mtu": "9001",
+      "enabled": "{enabled}",
+      "randomizeSNAT": "prng",
+      "nodeIP": "",
+      "ipam": {{
+         "type": "host-local",
+         "ranges": [[{{"subnet": "{subnet}"}}]],
+         "routes": [{{"dst": "{dst}"}}],
+         "dataDir": "/run/cni/v4pd/egress-v6-ipam"
+      }},
+      "pluginLogFile": "/var/log/aws-routed-eni/egress-v6-plugin.log",
+      "pluginLogLevel": "DEBUG"
+    }},
+    {{
+      "type": "portmap",
+      "capabilities": {{"portMappings": true}},
+      "snat": true
+    }}
+  ]
+}}"#
+            )
+        };
+        let v6 = |text: String| cni(&[("/etc/cni/net.d/10-aws.conflist", &text)]);
+        let ipv4 = v6(conflist("fd00::ac:00/118", "::/0", "false"));
+        assert_eq!(
+            (ipv4.forwards.clone(), ipv4.forwards_ipv6.clone()),
+            (None, None)
+        );
+        assert!(matches!(ipv4.pod_bridge, PodBridge::Routed(_)));
+        assert!(
+            v6(conflist("fd00::ac:00/118", "::/0", "true"))
+                .forwards_ipv6
+                .is_some()
+        );
+        let ipv6 = v6(conflist("169.254.172.0/22", "0.0.0.0/0", "true"));
+        assert!(
+            ipv6.forwards_ipv6
+                .is_some_and(|w| w.contains("an IPv6 cluster"))
+        );
+        assert_eq!(ipv6.forwards, None);
     }
 
     #[test]

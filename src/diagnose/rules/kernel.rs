@@ -587,7 +587,11 @@ fn set_at_start(ctx: &Ctx, family: Family) -> Option<(&'static str, Option<Strin
     if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 {
         return Some(("kube-proxy (ipvs mode)", None));
     }
-    let plugin = ctx.facts.cni.forwards.clone()?;
+    let cni = &ctx.facts.cni;
+    let plugin = match family {
+        Family::V6 => cni.forwards.clone().or_else(|| cni.forwards_ipv6.clone()),
+        Family::V4 => cni.forwards.clone(),
+    }?;
     Some(("the network plugin", Some(plugin)))
 }
 
