@@ -551,7 +551,10 @@ pub const RULES: &[RuleInfo] = &[
             each time they start (ip6tables too: k0s always, k3s and RKE2 only where IPv6 is\n\
             on, MicroK8s never), so a reboot cannot undo them. (k0s before 1.29.14, 1.30.10,\n\
             1.31.6 and 1.32.2 never ran its modprobe, k0sproject/k0s#5579: where the kubelet's\n\
-            version says so, dnsfix does not count on it to load br_netfilter.)\n\
+            version says so, dnsfix does not count on it to load br_netfilter.) So do two\n\
+            network agents whenever they start: kube-router (iptables, and ip6tables on a node\n\
+            with IPv6) and Weave's init container (iptables; it loads br_netfilter with its\n\
+            network policy controller only, which loads xt_set beside it).\n\
             What can is a sysctl file that sets 0: the boot applies it before the service\n\
             starts, and nothing shows, but any later `sysctl --system` or\n\
             `systemctl restart systemd-sysctl` (by hand, or from a package: Debian 13's systemd\n\
@@ -614,7 +617,8 @@ pub const RULES: &[RuleInfo] = &[
             elsewhere, CoreDNS's upstream resolvers.\n\
             \n\
             Docker, k3s, RKE2, k0s, MicroK8s (with its CNI manifest) and some CNIs set it when\n\
-            they start (k3s and RKE2 log\n\
+            they start (the AWS VPC CNI IPv6's only, in an IPv6 cluster or with IPv6 egress;\n\
+            k3s and RKE2 log\n\
             \"Set sysctl 'net/ipv4/conf/all/forwarding' to 1\"), which hides a missing persistent\n\
             setting. It goes back to 0 when a later `sysctl --system` applies a file that sets\n\
             0 (CIS-style hardening baselines do), or after a reboot where nothing sets it.\n\
@@ -1018,8 +1022,8 @@ pub const RULES: &[RuleInfo] = &[
             NetworkManager does (later files win, /etc shadows /run and /usr/lib by name).\n  \
             A file NetworkManager writes is how such a node is meant to be: info; a warning\n  \
             where its servers are not those of /run/NetworkManager/no-stub-resolv.conf, which\n  \
-            NetworkManager writes in the same update (dns=default): edited since, and the\n  \
-            edit goes at its next update.\n\
+            NetworkManager writes in the same update (dns=default, writing the file itself):\n  \
+            edited since, and the edit goes the next time NetworkManager writes it.\n\
             - dhclient-script rewrites it on every lease unless dhclient.conf supersedes the\n  \
             values or a hook takes over.\n\
             - the resolvconf package regenerates it from\n  \

@@ -107,8 +107,9 @@ pub struct Cni {
 }
 
 /// A network agent that sets bridge netfilter itself at every start: Weave's init
-/// container (prog/weave-kube/init.sh: `modprobe br_netfilter` unless EXPECT_NPC=0, then
-/// `echo 1 > .../bridge-nf-call-iptables`; ip6tables left alone), kube-router's route
+/// container (prog/weave-kube/init.sh: `modprobe br_netfilter` and xt_set unless
+/// EXPECT_NPC=0, then `echo 1 > .../bridge-nf-call-iptables` where the module is there;
+/// ip6tables left alone), kube-router's route
 /// controller (pkg/controllers/routing/network_routes_controller.go Run: `modprobe
 /// br_netfilter`, bridge-nf-call-iptables, and -ip6tables on a node with IPv6), whose pods
 /// sit on its `kube-bridge`.
@@ -134,6 +135,11 @@ impl Cni {
             .map(String::as_str)
             .chain(CNI_DIRS.iter().copied())
             .filter(|d| *d != CNI_DIRS[0] || k3s_reads_own_dir(raw))
+            .take(if microk8s.is_some() {
+                1
+            } else {
+                CNI_DIRS.len()
+            })
             .collect();
         for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
@@ -289,9 +295,16 @@ impl Cni {
         };
         let forwards_ipv6 = plugins
             .iter()
-            .find(|p| p["type"] == "egress-cni")
+            .find(|p| p["type"] == "egress-cni" || p["type"] == "egress-v4-cni")
             .filter(|_| types.first().is_some_and(|t| t == "aws-cni"))
             .and_then(|egress| {
+                // Before v1.13 (amazon-vpc-cni-k8s 62dbe0d8) the plugin was only IPv6
+                // clusters' IPv4 egress, egress-v4-cni.
+                if egress["type"] == "egress-v4-cni" {
+                    return Some(format!(
+                        "{path}: aws-node's init container turns IPv6 forwarding on whenever it starts (an IPv6 cluster: its egress-v4-cni plugin)"
+                    ));
+                }
                 let subnet = egress["ipam"]["ranges"][0][0]["subnet"].as_str()?;
                 let ipv6_cluster = !subnet.contains(':');
                 let ipv6_egress = subnet.contains(':') && egress["enabled"] == "true";
@@ -323,7 +336,12 @@ impl Cni {
 /// the rest may hold registry credentials). Where the file was not there, as before: k3s's
 /// directory first.
 fn k3s_reads_own_dir(raw: &RawFacts) -> bool {
-    let Some(text) = raw.commands.get("k3s-cni-conf-dir").map(|c| &c.stdout) else {
+    // The gather ends the record with "# read" where it read the whole file.
+    let Some(text) = raw
+        .commands
+        .get("k3s-cni-conf-dir")
+        .and_then(|c| c.stdout.strip_suffix("# read\n"))
+    else {
         return true;
     };
     text.lines().any(|l| {
@@ -352,46 +370,49 @@ fn multus_delegate(
         Some(list) => list.first()?,
         None => json,
     };
-    match plugin["type"].as_str()? {
-        "multus" => Some(
+    let kind = plugin["type"].as_str()?;
+    if !matches!(kind, "multus" | "multus-shim") {
+        return None;
+    }
+    // A clusterNetwork replaces the delegates (pkg/types LoadNetConf fills them only
+    // without one; GetDefaultNetworks puts it in their place).
+    let named = plugin["clusterNetwork"].as_str().unwrap_or_default();
+    if named.is_empty() {
+        return Some(
             match plugin["delegates"].as_array().and_then(|d| d.first()) {
-                Some(delegate) => Ok((
+                Some(delegate) if kind == "multus" => Ok((
                     format!("{path} (Multus's cluster network, its first delegate)"),
                     delegate.clone(),
                 )),
-                None => Err(format!("{path}: Multus with no delegates")),
+                _ => Err(format!("{path}: Multus with no cluster network")),
             },
-        ),
-        "multus-shim" => {
-            let named = plugin["clusterNetwork"].as_str().unwrap_or_default();
-            let local = named.strip_prefix("/host").filter(|p| p.starts_with('/'));
-            let file = local.or(named.starts_with('/').then_some(named));
-            let parsed = |p: &str| {
-                let text = raw
-                    .get(p)
-                    .filter(|f| f.state == FileState::Present)?
-                    .text()?;
-                serde_json::from_str::<serde_json::Value>(&text).ok()
-            };
-            let found = match file {
-                Some(f) => parsed(f).map(|j| (f.to_owned(), j)),
-                None => raw
-                    .files_in(dir)
-                    .filter_map(|(p, _)| parsed(p).map(|j| (p.to_owned(), j)))
-                    .find(|(p, j)| p != path && !named.is_empty() && j["name"] == named),
-            };
-            Some(match found {
-                Some((file, delegate)) => Ok((
-                    format!("{file} (Multus's cluster network, clusterNetwork in {path})"),
-                    delegate,
-                )),
-                None => Err(format!(
-                    "{path}: Multus's cluster network {named:?} is not a CNI configuration dnsfix read"
-                )),
-            })
-        }
-        _ => None,
+        );
     }
+    let local = named.strip_prefix("/host").filter(|p| p.starts_with('/'));
+    let file = local.or(named.starts_with('/').then_some(named));
+    let parsed = |p: &str| {
+        let text = raw
+            .get(p)
+            .filter(|f| f.state == FileState::Present)?
+            .text()?;
+        serde_json::from_str::<serde_json::Value>(&text).ok()
+    };
+    let found = match file {
+        Some(f) => parsed(f).map(|j| (f.to_owned(), j)),
+        None => raw
+            .files_in(dir)
+            .filter_map(|(p, _)| parsed(p).map(|j| (p.to_owned(), j)))
+            .find(|(p, j)| p != path && j["name"] == named),
+    };
+    Some(match found {
+        Some((file, delegate)) => Ok((
+            format!("{file} (Multus's cluster network, clusterNetwork in {path})"),
+            delegate,
+        )),
+        None => Err(format!(
+            "{path}: Multus's cluster network {named:?} is not a CNI configuration dnsfix read"
+        )),
+    })
 }
 
 #[cfg(test)]
@@ -543,6 +564,17 @@ mod tests {
             ("/etc/cni/net.d/10-calico.conflist", calico),
         ]);
         assert!(matches!(&c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+        // The thin plugin's clusterNetwork wins over its delegates.
+        let both = thin.replace(
+            "\"type\": \"multus\",",
+            "\"type\": \"multus\",\n        \"clusterNetwork\": \"k8s-pod-network\",",
+        );
+        assert_ne!(both, thin);
+        let c = cni(&[
+            ("/etc/cni/net.d/00-multus.conf", &both),
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+        ]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
         let c = cni(&[("/etc/cni/net.d/00-multus.conf", thick)]);
         assert!(
             matches!(&c.pod_bridge, PodBridge::Unknown(w) if w.contains("is not a CNI configuration")),
@@ -592,6 +624,10 @@ mod tests {
             Some(format!("{dir}/flannel.conflist").as_str())
         );
         assert!(matches!(c.pod_bridge, PodBridge::Bridged(_)), "{c:?}");
+        // Its directory alone: none there is no network, whatever /etc/cni/net.d holds.
+        raw.file(&format!("{dir}/flannel.conflist"), FileState::Missing, None);
+        let c = Cni::from_raw(&raw);
+        assert_eq!(c.config, None, "{c:?}");
     }
 
     /// Weave and kube-router set bridge netfilter themselves whenever they start; the
@@ -651,17 +687,12 @@ mod tests {
         };
         let k3s = "/var/lib/rancher/k3s/agent/etc/cni/net.d/10-flannel.conflist";
         assert_eq!(with(None).as_deref(), Some(k3s));
-        assert_eq!(
-            with(Some(
-                "  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n"
-            ))
-            .as_deref(),
-            Some(k3s)
-        );
-        assert_eq!(
-            with(Some("")).as_deref(),
-            Some("/etc/cni/net.d/05-cilium.conflist")
-        );
+        let conf_dir = "  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n# read\n";
+        assert_eq!(with(Some(conf_dir)).as_deref(), Some(k3s));
+        let cilium = Some("/etc/cni/net.d/05-cilium.conflist");
+        assert_eq!(with(Some("# read\n")).as_deref(), cilium);
+        // Not read to its end: as if not read at all.
+        assert_eq!(with(Some("")).as_deref(), Some(k3s));
     }
 
     /// aws-node's init container turns IPv6 forwarding on in an IPv6 cluster or with IPv6
@@ -729,6 +760,9 @@ mod tests {
                 .is_some_and(|w| w.contains("an IPv6 cluster"))
         );
         assert_eq!(ipv6.forwards, None);
+        let old = conflist("169.254.172.0/22", "0.0.0.0/0", "true")
+            .replace("\"egress-cni\"", "\"egress-v4-cni\"");
+        assert!(v6(old).forwards_ipv6.is_some());
     }
 
     #[test]

@@ -219,7 +219,7 @@ for d in /etc/rancher/k3s/config.yaml.d /etc/rancher/rke2/config.yaml.d; do
     continue
   fi
   hdr dir "$d"
-  for x in "$d"/*.[yY][aA][mM][lL] "$d"/*.[yY][mM][lL]; do
+  for x in "$d"/*.[yY][aA][mM][lL] "$d"/*.[yY][mM][lL] "$d"/.[!.]*.[yY][aA][mM][lL] "$d"/.[!.]*.[yY][mM][lL]; do
     case "$x" in *"$NL"*) continue ;; esac
     if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD$x$NL"; fi
   done
@@ -431,12 +431,17 @@ done
 # whole directory as the kubelet walks it.
 # k3s: the CNI directory its containerd reads, the conf_dir line of the config.toml k3s
 # writes at every start; only that line is kept (the file may hold registry credentials).
+# A regular file of some size, not a link (one into /proc may block its reader, as f
+# says); the record, ended by "# read", only where the whole file was read.
 K3SCT=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
-if [ -f "$K3SCT" ]; then
-  hdr cmd k3s-cni-conf-dir
-  while IFS= read -r l || [ -n "$l" ]; do
-    case "$l" in *conf_dir*) put "$l$NL" ;; esac
-  done < "$K3SCT" 2>/dev/null
+if [ -f "$K3SCT" ] && [ ! -L "$K3SCT" ] && [ -s "$K3SCT" ]; then
+  {
+    K3SCD=
+    while IFS= read -r l || [ -n "$l" ]; do
+      case "$l" in *conf_dir*) K3SCD="$K3SCD$l$NL" ;; esac
+    done
+    hdr cmd k3s-cni-conf-dir; put "$K3SCD# read$NL"
+  } 2>/dev/null < "$K3SCT"
 fi
 for r in k3s rke2; do
   f "/var/lib/rancher/$r/agent/etc/resolv.conf"

@@ -44,6 +44,9 @@ pub struct K3sConfig {
     pub node_name: Option<Located<String>>,
     /// `with-node-id: true`: k3s adds the node's id to that name.
     pub with_node_id: bool,
+    /// `data-dir`: where k3s keeps its state, the kubelet's generated files among them
+    /// (default /var/lib/rancher/k3s; cmds.DataDirFlag).
+    pub data_dir: Option<Located<String>>,
 }
 
 /// Why a k3s/RKE2 config file could not be read. k3s refuses to start on each of these.
@@ -96,7 +99,12 @@ impl K3sConfig {
             };
             if !matches!(
                 name,
-                "resolv-conf" | "cluster-dns" | "kubelet-arg" | "node-name" | "with-node-id"
+                "resolv-conf"
+                    | "cluster-dns"
+                    | "kubelet-arg"
+                    | "node-name"
+                    | "with-node-id"
+                    | "data-dir"
             ) {
                 continue;
             }
@@ -126,6 +134,10 @@ impl K3sConfig {
                 }
                 "node-name" => {
                     config.node_name = join_scalar(config.node_name.take(), items, append)
+                        .map(|joined| Located::new(joined, key_line));
+                }
+                "data-dir" => {
+                    config.data_dir = join_scalar(config.data_dir.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
                 }
                 _ => {

@@ -1246,6 +1246,58 @@ fn rancher_cluster_dns_arg(
 pub(crate) const KUBELET_ARG: &str = "kubelet-arg";
 pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 
+/// Elsewhere than its default data dir, k3s writes the kubelet's own files (its config
+/// drop-ins, the fallback resolv.conf) where dnsfix does not read them: why, where the
+/// `data-dir` k3s or RKE2 runs with is not `default`. It is set by
+/// the service's command line (`--data-dir`, `-d`) over the config files (configfilearg
+/// puts their values before it; the last file that sets it wins) over `K3S_DATA_DIR` /
+/// `RKE2_DATA_DIR` in the unit's environment (cmds.DataDirFlag, `EnvVars`).
+fn rancher_data_dir(
+    configs: &Result<Vec<(String, K3sConfig)>, String>,
+    unit: Option<&ServiceUnit>,
+    default: &str,
+    env_var: &str,
+) -> Option<String> {
+    let data_var = env_var.replace("_RESOLV_CONF", "_DATA_DIR");
+    let mut found: Option<(String, String)> =
+        unit.and_then(|u| u.environment.get(&data_var)).map(|v| {
+            (
+                v.value.clone(),
+                format!("{data_var} at {}:{}", v.at.path, v.at.line),
+            )
+        });
+    for (file, config) in configs.as_deref().unwrap_or_default() {
+        if let Some(l) = &config.data_dir {
+            found = Some((l.value.clone(), format!("{file}:{}", l.line)));
+        }
+    }
+    if let Some(u) = unit {
+        for (i, word) in u.argv.iter().enumerate() {
+            let value = match word.text.as_str() {
+                "--data-dir" | "-d" => u.argv.get(i + 1).map(|w| w.text.as_str()),
+                t => t
+                    .strip_prefix("--data-dir=")
+                    .or_else(|| t.strip_prefix("-d="))
+                    .or_else(|| t.strip_prefix("--d=")),
+            };
+            if let Some(v) = value {
+                found = Some((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
+            }
+        }
+    }
+    let (value, at) = found?;
+    let trimmed = value.trim_end_matches('/');
+    let program = match data_var.as_str() {
+        "RKE2_DATA_DIR" => "RKE2",
+        _ => "k3s",
+    };
+    (!trimmed.is_empty() && trimmed != default).then(|| {
+        format!(
+            "{program} runs with data-dir {value} ({at}): dnsfix reads the files it writes for the kubelet only under {default}"
+        )
+    })
+}
+
 /// `flag`, with the config setting it beats among what it shadows.
 fn flag_over(
     mut flag: Effective<Vec<String>>,
@@ -1324,27 +1376,28 @@ fn rancher_kubelet(
             }
         }
     };
-    let cluster_dns = match (&from_config, &dropins) {
-        (Err(e), _) => Observed::Unknown(e.clone()),
-        (
-            Ok(_),
-            Ok(RancherDropins {
-                cluster_dns: Some(dns),
-                ..
-            }),
-        ) => Observed::Known(dns.clone()),
-        (Ok(_), _) => Observed::Known(rancher_cluster_dns(raw, path)),
-    };
-    // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over its
-    // config files.
-    let cluster_dns = match (cluster_dns, configs.as_deref()) {
-        (Observed::Known(config), Ok(configs)) => {
+    let cluster_dns = match (&from_config, &dropins, configs.as_deref()) {
+        (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
+        (Ok(_), dropins, Ok(configs)) => {
+            let config = match dropins {
+                Ok(RancherDropins {
+                    cluster_dns: Some(dns),
+                    ..
+                }) => dns.clone(),
+                _ => rancher_cluster_dns(raw, path),
+            };
+            // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over
+            // its config files.
             Observed::Known(match rancher_cluster_dns_arg(configs, unit.as_ref()) {
                 Some(flag) => flag_over(flag, config),
                 None => config,
             })
         }
-        (other, _) => other,
+    };
+    let elsewhere = rancher_data_dir(&configs, unit.as_ref(), data_dir, env_var);
+    let (resolv_conf, cluster_dns) = match elsewhere {
+        Some(why) => (Observed::Unknown(why.clone()), Observed::Unknown(why)),
+        None => (resolv_conf, cluster_dns),
     };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
@@ -2667,6 +2720,63 @@ mod tests {
         assert!(
             said.starts_with("a copy of /srv/kubelet.conf, k3s copies it from kubelet-arg config=/srv/kubelet.conf at /etc/systemd/system/k3s.service:"),
             "{said}"
+        );
+    }
+
+    /// Elsewhere than /var/lib/rancher/k3s, k3s writes the kubelet's files where dnsfix
+    /// does not read them: the kubelet's settings are unknown, not k3s's defaults.
+    #[test]
+    fn a_k3s_data_dir_elsewhere_leaves_the_kubelet_unknown() {
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+        let config = "/etc/rancher/k3s/config.yaml";
+        let unit = "/etc/systemd/system/k3s.service";
+        let known = |files: &[(&str, &str)]| {
+            let mut raw = base.clone();
+            for (path, text) in files {
+                raw.file(path, FileState::Present, Some(text.as_bytes()));
+            }
+            let facts = NodeFacts::from_raw("node1", &raw);
+            match (&facts.kubelet.resolv_conf, &facts.kubelet.cluster_dns) {
+                (Observed::Unknown(a), Observed::Unknown(b)) => {
+                    assert_eq!(a, b);
+                    Err(a.clone())
+                }
+                (Observed::Known(_), Observed::Known(_)) => Ok(()),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(known(&[]), Ok(()));
+        let why = known(&[(config, "data-dir: /opt/k3s\n")]).expect_err("elsewhere");
+        assert_eq!(
+            why,
+            format!(
+                "k3s runs with data-dir /opt/k3s ({config}:1): dnsfix reads the files it writes for the kubelet only under /var/lib/rancher/k3s"
+            )
+        );
+        assert_eq!(
+            known(&[(config, "data-dir: /var/lib/rancher/k3s/\n")]),
+            Ok(())
+        );
+        // The command line over the config file, which is over the environment.
+        let text = base.get(unit).and_then(|f| f.text()).expect("unit");
+        let flagged = text.replace(
+            "    server \\\n",
+            "    server \\\n    -d /var/lib/rancher/k3s \\\n",
+        );
+        assert_eq!(
+            known(&[(config, "data-dir: /opt/k3s\n"), (unit, &flagged)]),
+            Ok(())
+        );
+        let env = text.replace(
+            "[Service]\n",
+            "[Service]\nEnvironment=K3S_DATA_DIR=/srv/k3s\n",
+        );
+        assert_ne!(env, text);
+        assert!(
+            known(&[(unit, &env)])
+                .expect_err("from the environment")
+                .contains("data-dir /srv/k3s (K3S_DATA_DIR at")
         );
     }
 

@@ -184,6 +184,17 @@ fn rancher_context(context: &mut Value, facts: &NodeFacts, config: &str, rancher
     let (dropin, undone) = rancher_dns_dropin(facts, config);
     context["rancher_dns_dropin"] = json!(dropin);
     context["rancher_dns_dropin_undone"] = json!(undone);
+    // A kubelet config drop-in of the operator's (or k3s's copy of one) that sets it: a
+    // flag would shadow it, and DNS-KUBELET-FLAG-SHADOW say so.
+    context["rancher_cluster_dns_dropin"] =
+        json!(facts.kubelet.cluster_dns.known().and_then(|e| {
+            (e.source.kind == crate::facts::kubelet::RANCHER_DROPIN
+                && !crate::facts::kubelet::rancher_chose_cluster_dns(&e.source))
+            .then(|| match &e.source.detail {
+                Some(d) => format!("{} ({d})", e.source.at()),
+                None => e.source.at(),
+            })
+        }));
     // dnsfix's own drop-in, where it alone sets it, is dnsfix's to write again.
     context["rancher_cluster_dns_arg"] = json!(facts.kubelet.cluster_dns.known().and_then(|e| {
         use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
@@ -213,9 +224,15 @@ fn rancher_dns_dropin(facts: &NodeFacts, config: &str) -> (String, Option<String
         .filter(|(p, _)| crate::facts::k3s_config::is_dropin_name(p) && *p > dropin.as_str())
         .collect();
     later.sort_by_key(|(p, _)| *p);
+    // One that could not be read or parsed may replace it too.
     let undone = later.into_iter().find_map(|(path, file)| {
-        let config = crate::facts::k3s_config::K3sConfig::parse(&file.text()?).ok()?;
-        (config.sets_kubelet_args && !config.kubelet_args_appended).then(|| path.to_owned())
+        let parsed = file
+            .text()
+            .and_then(|t| crate::facts::k3s_config::K3sConfig::parse(&t).ok());
+        match parsed {
+            Some(c) => (c.sets_kubelet_args && !c.kubelet_args_appended).then(|| path.to_owned()),
+            None => Some(format!("{path} (which could not be read)")),
+        }
     });
     (dropin, undone)
 }

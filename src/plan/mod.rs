@@ -902,6 +902,18 @@ mod tests {
             "{:?}",
             blocked(&both)
         );
+        // clusterDNS from a kubelet config drop-in of the operator's: changed there, by
+        // hand; a flag would shadow it.
+        let site = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/50-site.conf";
+        let dropped = plan(&[(site, "clusterDNS:\n- 10.96.0.10\n")]);
+        assert!(dropped.changes.is_empty(), "{:?}", dropped.changes);
+        assert!(
+            blocked(&dropped)
+                .iter()
+                .any(|r| r.starts_with(&format!("The kubelet takes clusterDNS from {site}:1"))),
+            "{:?}",
+            blocked(&dropped)
+        );
         // k3s reads `.YAML` drop-ins too.
         let upper = plan(&[(
             "/etc/rancher/k3s/config.yaml.d/zzz-site.YAML",

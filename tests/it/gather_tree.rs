@@ -533,7 +533,29 @@ fn only_the_conf_dir_line_of_k3s_s_containerd_config_is_kept() {
         raw.commands
             .get("k3s-cni-conf-dir")
             .map(|c| c.stdout.as_str()),
-        Some("  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n")
+        Some("  conf_dir = \"/var/lib/rancher/k3s/agent/etc/cni/net.d\"\n# read\n")
     );
     assert!(raw.get(path).is_none());
+}
+
+/// A config.toml that is a link (one into /proc may block its reader) gives no record: not
+/// "no conf_dir", which would mean k3s runs no flannel.
+#[test]
+fn a_k3s_containerd_config_that_is_a_link_gives_no_record() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-k3s-ct2-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let path = "/var/lib/rancher/k3s/agent/etc/containerd/config.toml";
+    let file = tree.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    let target = tree.join("elsewhere.toml");
+    std::fs::write(&target, "version = 3\n").expect("write");
+    std::os::unix::fs::symlink(&target, &file).expect("link");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        !raw.commands.contains_key("k3s-cni-conf-dir"),
+        "{:?}",
+        raw.commands
+    );
 }

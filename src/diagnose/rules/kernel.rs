@@ -129,7 +129,18 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     // Weave and kube-router (see BridgeNfAgent).
     let agent = ctx.facts.cni.bridge_nf_agent.as_ref();
     let agent_sets = |key: &str| agent.filter(|a| a.keys.contains(&key)).map(|a| a.name);
-    let installer_loads = installer_loads_br_netfilter(ctx) || agent.is_some();
+    // Weave loads it only with its network policy controller (init.sh: `if EXPECT_NPC !=
+    // 0`, the default), where it loads xt_set beside it: a loaded xt_set is the sign.
+    let agent_loads = agent.is_some_and(|a| {
+        a.name != "Weave"
+            || ctx
+                .facts
+                .files
+                .get("/proc/modules")
+                .and_then(|f| f.text())
+                .is_some_and(|t| crate::facts::raw::modules_list(&t, "xt_set"))
+    });
+    let installer_loads = installer_loads_br_netfilter(ctx) || agent_loads;
     if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
     {
         let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)

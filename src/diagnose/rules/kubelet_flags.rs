@@ -96,6 +96,14 @@ fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> Strin
                         .map(|e| format!(", {e}"))
                         .unwrap_or_default()
                 ),
+                None if dns.source.kind == crate::facts::kubelet::RANCHER_DROPIN
+                    && !crate::facts::kubelet::rancher_chose_cluster_dns(&dns.source) =>
+                {
+                    format!(
+                        "set clusterDNS to [{addr}] in {}, a kubelet config drop-in after {program}'s own (where it is {program}'s copy, in the file it copies); {restart}",
+                        dns.source.at()
+                    )
+                }
                 None => format!(
                     "give the kubelet --cluster-dns={addr}: `kubelet-arg+: [cluster-dns={addr}]` in a drop-in in {}.d/ named after the others (a kubelet flag beats the clusterDNS {program} writes into the kubelet's config at every start; kubelet-arg+ keeps the other kubelet-args, which a later file's plain kubelet-arg: replaces); {restart}",
                     ctx.facts

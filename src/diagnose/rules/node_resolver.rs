@@ -621,9 +621,17 @@ fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
 /// writes in the same update (the same list where no caching plugin runs): why they
 /// differ, or `None` where they do not or that cannot be told.
 fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
-    use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
+    use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
     let nm = NmDns::read(&facts.files);
     if nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf)) != DnsMode::Default {
+        return None;
+    }
+    // Only where NetworkManager writes the file itself: resolvconf(8) and netconfig merge
+    // other sources into it.
+    if !matches!(
+        nm.rc_manager(),
+        RcManager::Symlink | RcManager::File | RcManager::Auto
+    ) {
         return None;
     }
     let servers = |path: &str| -> Option<Vec<String>> {
@@ -677,7 +685,7 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
                     evidence.push(why.clone());
                     (
                         Severity::Warning,
-                        "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes at its next update (a DHCP renewal, a reboot, a connection change)",
+                        "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes the next time NetworkManager writes it (at its start, or when its DNS settings change)",
                     )
                 }
                 None => (
