@@ -313,7 +313,8 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
 # resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
-# config, the config names the resolv.conf. A crude superset: which setting wins is decided
+# config, the config names the resolv.conf, which is read but never searched (it names no
+# file: an awk round over it alone would find nothing). A crude superset: which setting wins is decided
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed
 # (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg).
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
@@ -343,13 +344,13 @@ REFS='
     # K3S_RESOLV_CONF= / RKE2_RESOLV_CONF= in an environment file: the rest of the line.
     /^[ \t]*(export[ \t]+)?(K3S|RKE2)_RESOLV_CONF=/ {
       v = $0; sub(/^[^=]*=/, "", v)
-      path("f ", v)
+      path("r ", v)
       next
     }
     # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed).
     /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ {
       v = $0; sub(/^[^:]*:/, "", v); sub(/[ \t]#.*$/, "", v); sub(/,[ \t]*$/, "", v)
-      path("f ", v)
+      path("r ", v)
       next
     }
     {
@@ -368,11 +369,11 @@ REFS='
           if (x == "data-dir") { if (i == k) continue; x = w[i + 1] } else sub(/^[^=]*=/, "", x)
           sub(/\/+$/, "", x); path("f ", x "/worker-profile.yaml")
         } else if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
-          t = (x ~ /^config-dir=/) ? "d " : "f "
+          t = (x ~ /^config-dir=/) ? "d " : (x ~ /^(config|kubelet-args-file)=/) ? "f " : "r "
           sub(/^[^=]*=/, "", x); path(t, x)
         } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ && i < k) {
           if (x == "kubelet-args-file" && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
-          t = (x == "config-dir") ? "d " : "f "
+          t = (x == "config-dir") ? "d " : (x == "config" || x == "kubelet-args-file") ? "f " : "r "
           y = w[i + 1]; if (y == ":" && i + 1 < k) y = w[i + 2]
           path(t, y)
         }
@@ -415,7 +416,9 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
         [ -e "$x" ] || [ -L "$x" ] || hdr missing "$x"
       fi
     else
-      f "$x"; SRC="$SRC$x$NL"
+      # A resolv.conf (r) names no file of its own: it is read, never searched.
+      f "$x"
+      [ "$t" = r ] || SRC="$SRC$x$NL"
     fi
   done
   IFS=$oldifs; set +f

@@ -559,3 +559,33 @@ fn a_k3s_containerd_config_that_is_a_link_gives_no_record() {
         raw.commands
     );
 }
+
+/// The resolv.conf a kubelet setting names is read, never searched for further files: it
+/// names none, and an awk round over it alone cost a process on every node.
+#[test]
+fn a_resolv_conf_is_read_but_not_followed() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-resolv-{}", std::process::id()));
+    let tree = scratch.join("root");
+    for (path, text) in [
+        (
+            "var/lib/kubelet/config.yaml",
+            "resolvConf: /etc/k/resolv.conf\n",
+        ),
+        (
+            "etc/k/resolv.conf",
+            "nameserver 192.0.2.53\n# resolvConf: /etc/k/never.conf\n",
+        ),
+        ("etc/k/never.conf", "x\n"),
+    ] {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        raw.get("/etc/k/resolv.conf").map(|f| f.state),
+        Some(FileState::Present)
+    );
+    assert!(raw.get("/etc/k/never.conf").is_none(), "{:?}", raw.order);
+}
