@@ -1176,10 +1176,14 @@ fn config_kubelet_arg<'c>(
 /// every `cluster-dns=` entry, in order, `cluster-dns-=` before the others (pkg/util
 /// `GetArgs`), and the kubelet's string-slice flag adds them up, each a comma-separated
 /// list. A kubelet flag beats its config files, k3s's own `00-k3s-defaults.conf` (the
-/// clusterDNS k3s chose) included. The source is the entry that comes last.
+/// clusterDNS k3s chose) included. The source is the entry that comes last. Before v1.32
+/// k3s passed its clusterDNS as the flag itself (`initial`, `argsMap["cluster-dns"]`):
+/// the first entry replaces it, but `cluster-dns+=` adds to it and `cluster-dns-=` puts
+/// itself before it.
 fn rancher_cluster_dns_arg(
     configs: &[(String, K3sConfig)],
     unit: Option<&ServiceUnit>,
+    initial: Option<&[String]>,
 ) -> Option<Effective<Vec<String>>> {
     let mut args: Vec<(String, Source)> = Vec::new();
     for (file, config) in configs {
@@ -1209,6 +1213,7 @@ fn rancher_cluster_dns_arg(
     let mut values: Vec<String> = Vec::new();
     let mut sites: Vec<String> = Vec::new();
     let mut last: Option<Source> = None;
+    let mut initial = initial.map(|i| i.join(","));
     for (arg, source) in args {
         let Some((key, value)) = arg.trim_start_matches('-').split_once('=') else {
             continue;
@@ -1216,9 +1221,12 @@ fn rancher_cluster_dns_arg(
         if key.trim_end_matches(['-', '+']) != "cluster-dns" {
             continue;
         }
+        // GetArgs takes the initial value away at the key's first entry.
+        let first = initial.take();
         if key.ends_with('-') {
-            values.insert(0, value.to_owned());
+            values.splice(0..0, [Some(value.to_owned()), first].into_iter().flatten());
         } else {
+            values.extend(first.filter(|_| key.ends_with('+')));
             values.push(value.to_owned());
         }
         if let Some(earlier) = last.replace(source) {
@@ -1238,6 +1246,11 @@ fn rancher_cluster_dns_arg(
         },
         shadowed: vec![],
     })
+}
+
+/// `k3s` or `rke2`, from the default data dir `/var/lib/rancher/<program>`.
+fn program_of(data_dir: &str) -> &str {
+    data_dir.rsplit('/').next().unwrap_or("k3s")
 }
 
 /// The `detail` of a k3s/RKE2 setting from a `kubelet-arg` entry; for `--cluster-dns`,
@@ -1310,6 +1323,44 @@ fn flag_over(
     flag
 }
 
+/// The clusterDNS a k3s/RKE2 kubelet runs with: a kubelet config drop-in after their own,
+/// else what they chose (their own drop-in from v1.32, the config's `cluster-dns`, their
+/// default); a `kubelet-arg` `--cluster-dns` over either.
+fn rancher_cluster_dns_in_effect(
+    raw: &RawFacts,
+    (path, data_dir): (&str, &str),
+    from_config: &Result<(), String>,
+    dropins: &Result<RancherDropins, String>,
+    configs: &Result<Vec<(String, K3sConfig)>, String>,
+    unit: Option<&ServiceUnit>,
+) -> Observed<Effective<Vec<String>>> {
+    match (from_config, dropins, configs.as_deref()) {
+        (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
+        (Ok(_), dropins, Ok(configs)) => {
+            let config = match dropins {
+                Ok(RancherDropins {
+                    cluster_dns: Some(dns),
+                    ..
+                }) => dns.clone(),
+                _ => rancher_cluster_dns(raw, path),
+            };
+            // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over
+            // its config files. Before v1.32 (no defaults drop-in of its own) k3s passed
+            // its own as that flag.
+            let own = format!(
+                "{data_dir}/agent/etc/kubelet.conf.d/00-{}-defaults.conf",
+                program_of(data_dir)
+            );
+            let flag = raw.get(&own).is_none_or(|f| f.state != FileState::Present);
+            let initial = flag.then_some(config.value.as_slice());
+            Observed::Known(match rancher_cluster_dns_arg(configs, unit, initial) {
+                Some(flag) => flag_over(flag, config),
+                None => config,
+            })
+        }
+    }
+}
+
 /// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
 fn rancher_kubelet(
     raw: &RawFacts,
@@ -1376,24 +1427,14 @@ fn rancher_kubelet(
             }
         }
     };
-    let cluster_dns = match (&from_config, &dropins, configs.as_deref()) {
-        (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
-        (Ok(_), dropins, Ok(configs)) => {
-            let config = match dropins {
-                Ok(RancherDropins {
-                    cluster_dns: Some(dns),
-                    ..
-                }) => dns.clone(),
-                _ => rancher_cluster_dns(raw, path),
-            };
-            // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over
-            // its config files.
-            Observed::Known(match rancher_cluster_dns_arg(configs, unit.as_ref()) {
-                Some(flag) => flag_over(flag, config),
-                None => config,
-            })
-        }
-    };
+    let cluster_dns = rancher_cluster_dns_in_effect(
+        raw,
+        (path, data_dir),
+        &from_config,
+        &dropins,
+        &configs,
+        unit.as_ref(),
+    );
     let elsewhere = rancher_data_dir(&configs, unit.as_ref(), data_dir, env_var);
     let (resolv_conf, cluster_dns) = match elsewhere {
         Some(why) => (Observed::Unknown(why.clone()), Observed::Unknown(why)),
@@ -2852,6 +2893,25 @@ mod tests {
             "169.254.20.9,169.254.20.10,169.254.20.11,169.254.20.12"
         );
         assert_eq!(at, format!("{config}.d/50-x.yaml:3"));
+
+        // Before v1.32, with no defaults drop-in, k3s passed its own as the flag:
+        // `cluster-dns+=` adds to it, `cluster-dns-=` goes before it, a plain one replaces it.
+        let mut old = base.clone();
+        old.file(
+            &format!("{dir}/00-k3s-defaults.conf"),
+            FileState::Missing,
+            None,
+        );
+        for (entry, want) in [
+            ("cluster-dns+=169.254.20.10", "10.43.0.10,169.254.20.10"),
+            ("cluster-dns-=169.254.20.10", "169.254.20.10,10.43.0.10"),
+            ("cluster-dns=169.254.20.10", "169.254.20.10"),
+        ] {
+            let mut raw = old.clone();
+            let text = format!("kubelet-arg:\n  - {entry}\n");
+            raw.file(config, FileState::Present, Some(text.as_bytes()));
+            assert_eq!(dns(&raw).0, want, "{entry}");
+        }
 
         // The service's command line comes after the config files.
         let unit = "/etc/systemd/system/k3s.service";
