@@ -107,9 +107,9 @@ pub struct Cni {
 }
 
 /// A network agent that sets bridge netfilter itself at every start: Weave's init
-/// container (prog/weave-kube/init.sh: `modprobe br_netfilter` and xt_set unless
-/// EXPECT_NPC=0, then `echo 1 > .../bridge-nf-call-iptables` where the module is there;
-/// ip6tables left alone), kube-router's route
+/// container (prog/weave-kube/init.sh: `modprobe br_netfilter` unless EXPECT_NPC=0, which
+/// goes with no weave-npc, then `echo 1 > .../bridge-nf-call-iptables` where the module is
+/// there; ip6tables left alone), kube-router's route
 /// controller (pkg/controllers/routing/network_routes_controller.go Run: `modprobe
 /// br_netfilter`, bridge-nf-call-iptables, and -ip6tables on a node with IPv6), whose pods
 /// sit on its `kube-bridge`.
@@ -298,11 +298,11 @@ impl Cni {
             .find(|p| p["type"] == "egress-cni" || p["type"] == "egress-v4-cni")
             .filter(|_| types.first().is_some_and(|t| t == "aws-cni"))
             .and_then(|egress| {
-                // Before v1.13 (amazon-vpc-cni-k8s 62dbe0d8) the plugin was only IPv6
-                // clusters' IPv4 egress, egress-v4-cni.
+                // Before v1.13 (amazon-vpc-cni-k8s 62dbe0d8) the plugin was egress-v4-cni in
+                // every conflist, `enabled` from ENABLE_IPv6: an IPv6 cluster's IPv4 egress.
                 if egress["type"] == "egress-v4-cni" {
-                    return Some(format!(
-                        "{path}: aws-node's init container turns IPv6 forwarding on whenever it starts (an IPv6 cluster: its egress-v4-cni plugin)"
+                    return (egress["enabled"] == "true").then(|| format!(
+                        "{path}: aws-node's init container turns IPv6 forwarding on whenever it starts (an IPv6 cluster: its egress-v4-cni plugin is enabled)"
                     ));
                 }
                 let subnet = egress["ipam"]["ranges"][0][0]["subnet"].as_str()?;
@@ -762,7 +762,10 @@ mod tests {
         assert_eq!(ipv6.forwards, None);
         let old = conflist("169.254.172.0/22", "0.0.0.0/0", "true")
             .replace("\"egress-cni\"", "\"egress-v4-cni\"");
-        assert!(v6(old).forwards_ipv6.is_some());
+        assert!(v6(old.clone()).forwards_ipv6.is_some());
+        let old_ipv4 = old.replace("\"enabled\": \"true\"", "\"enabled\": \"false\"");
+        assert_ne!(old_ipv4, old);
+        assert_eq!(v6(old_ipv4).forwards_ipv6, None);
     }
 
     #[test]

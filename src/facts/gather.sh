@@ -219,7 +219,9 @@ for d in /etc/rancher/k3s/config.yaml.d /etc/rancher/rke2/config.yaml.d; do
     continue
   fi
   hdr dir "$d"
-  for x in "$d"/*.[yY][aA][mM][lL] "$d"/*.[yY][mM][lL] "$d"/.[!.]*.[yY][aA][mM][lL] "$d"/.[!.]*.[yY][mM][lL]; do
+  for x in "$d"/*.[yY][aA][mM][lL] "$d"/*.[yY][mM][lL] "$d"/.[!.]*.[yY][aA][mM][lL] \
+    "$d"/.[!.]*.[yY][mM][lL] "$d"/..?*.[yY][aA][mM][lL] "$d"/..?*.[yY][mM][lL] \
+    "$d"/.[yY][aA][mM][lL] "$d"/.[yY][mM][lL]; do
     case "$x" in *"$NL"*) continue ;; esac
     if [ -e "$x" ]; then f "$x"; RCFGD="$RCFGD$x$NL"; fi
   done
@@ -286,6 +288,8 @@ MPID=
       k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
       kubelite) [ -z "$MPID" ] && root_proc "$d" && MPID=${d#/proc/} ;;
       dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
+      # Weave's network policy controller: with it, Weave loads br_netfilter at its start.
+      weave-npc) hdr pid weave-npc; put "${d#/proc/}" ;;
     esac
   done
 } 2>/dev/null
@@ -318,7 +322,9 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed
 # (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg).
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
-# or kubelite's command line, its NULs read as spaces).
+# or kubelite's command line, its NULs read as spaces; busybox awk ends a line at a NUL,
+# so there only the command's first word). The program runs under gawk, mawk, the one-true
+# awk and busybox awk alike.
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v,   n) {
@@ -355,7 +361,8 @@ REFS='
     }
     {
       line = $0
-      gsub(/["\047\t,\[\]{}]/, " ", line)
+      # (`]` first in the bracket, no escapes: busybox awk rejects `\[\]{}` there.)
+      gsub(/[]["\047\t,{}]/, " ", line)
       k = split(line, w, /[ ]+/)
       for (i = 1; i <= k; i++) {
         x = w[i]
@@ -435,7 +442,8 @@ done
 # k3s: the CNI directory its containerd reads, the conf_dir line of the config.toml k3s
 # writes at every start; only that line is kept (the file may hold registry credentials).
 # A regular file of some size, not a link (one into /proc may block its reader, as f
-# says); the record, ended by "# read", only where the whole file was read.
+# says); the record only where the file could be opened, ended by "# read" once the loop
+# is done (a read error ends it as the end of the file does).
 K3SCT=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
 if [ -f "$K3SCT" ] && [ ! -L "$K3SCT" ] && [ -s "$K3SCT" ]; then
   {

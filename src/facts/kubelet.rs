@@ -1104,9 +1104,14 @@ fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, 
         Some(FileState::Missing) => vec![],
         _ => return Err(format!("{path}: could not be read")),
     };
+    // A drop-in k3s would read that was not read (an error record, a file the batch did
+    // not deliver) leaves the merge unknown, as one that does not parse does.
     let mut dropins: Vec<String> = raw
         .files_in(&dropin_dir)
-        .filter(|(p, f)| super::k3s_config::is_dropin_name(p) && f.state == FileState::Present)
+        .filter(|(p, f)| {
+            super::k3s_config::is_dropin_name(p)
+                && !matches!(f.state, FileState::Missing | FileState::Directory)
+        })
         .map(|(p, _)| p.to_owned())
         .collect();
     dropins.sort();
@@ -1260,55 +1265,85 @@ pub(crate) const KUBELET_ARG: &str = "kubelet-arg";
 pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 
 /// Elsewhere than its default data dir, k3s writes the kubelet's own files (its config
-/// drop-ins, the fallback resolv.conf) where dnsfix does not read them: why, where the
-/// `data-dir` k3s or RKE2 runs with is not `default`. It is set by
-/// the service's command line (`--data-dir`, `-d`) over the config files (configfilearg
-/// puts their values before it; the last file that sets it wins) over `K3S_DATA_DIR` /
-/// `RKE2_DATA_DIR` in the unit's environment (cmds.DataDirFlag, `EnvVars`).
+/// drop-ins, the fallback resolv.conf) where dnsfix does not read them, and with its config
+/// file elsewhere it takes its settings from a file dnsfix does not read: why, where the
+/// config file k3s or RKE2 reads (`--config`/`-c`, over `K3S_CONFIG_FILE`) or the
+/// `data-dir` it runs with is not the default. The data dir is set by the service's command
+/// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
+/// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
+/// environment (cmds.DataDirFlag, `EnvVars`).
 fn rancher_data_dir(
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     unit: Option<&ServiceUnit>,
     default: &str,
     env_var: &str,
 ) -> Option<String> {
-    let data_var = env_var.replace("_RESOLV_CONF", "_DATA_DIR");
-    let mut found: Option<(String, String)> =
-        unit.and_then(|u| u.environment.get(&data_var)).map(|v| {
-            (
-                v.value.clone(),
-                format!("{data_var} at {}:{}", v.at.path, v.at.line),
-            )
-        });
+    let program = match env_var {
+        "RKE2_RESOLV_CONF" => "RKE2",
+        _ => "k3s",
+    };
+    let upper = program.to_ascii_uppercase();
+    let from_env = |var: String| {
+        let v = unit?.environment.get(&var)?;
+        Some((
+            v.value.clone(),
+            format!("{var} at {}:{}", v.at.path, v.at.line),
+        ))
+    };
+    // Its own config file elsewhere (`--config`/`-c`, `K3S_CONFIG_FILE`: configfilearg
+    // defaultparser), whose settings dnsfix does not read.
+    let config =
+        exec_flag(unit, &["config", "c"]).or_else(|| from_env(format!("{upper}_CONFIG_FILE")));
+    let default_config = format!("/etc/rancher/{}/config.yaml", program.to_ascii_lowercase());
+    if let Some((value, at)) = config.filter(|(v, _)| *v != default_config) {
+        return Some(format!(
+            "{program} reads its config from {value} ({at}): dnsfix reads only {default_config} and its config.yaml.d"
+        ));
+    }
+    let mut found = from_env(format!("{upper}_DATA_DIR"));
     for (file, config) in configs.as_deref().unwrap_or_default() {
         if let Some(l) = &config.data_dir {
             found = Some((l.value.clone(), format!("{file}:{}", l.line)));
         }
     }
-    if let Some(u) = unit {
-        for (i, word) in u.argv.iter().enumerate() {
-            let value = match word.text.as_str() {
-                "--data-dir" | "-d" => u.argv.get(i + 1).map(|w| w.text.as_str()),
-                t => t
-                    .strip_prefix("--data-dir=")
-                    .or_else(|| t.strip_prefix("-d="))
-                    .or_else(|| t.strip_prefix("--d=")),
-            };
-            if let Some(v) = value {
-                found = Some((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
-            }
-        }
-    }
+    found = exec_flag(unit, &["data-dir", "d"]).or(found);
     let (value, at) = found?;
     let trimmed = value.trim_end_matches('/');
-    let program = match data_var.as_str() {
-        "RKE2_DATA_DIR" => "RKE2",
-        _ => "k3s",
-    };
     (!trimmed.is_empty() && trimmed != default).then(|| {
         format!(
             "{program} runs with data-dir {value} ({at}): dnsfix reads the files it writes for the kubelet only under {default}"
         )
     })
+}
+
+/// The last value of one of k3s's own flags `names` on its service's command line
+/// (`--name X`, `--name=X`, one dash too, as urfave/cli takes them), and where: not the
+/// value of a `--kubelet-arg` or another pass-through argument.
+fn exec_flag(unit: Option<&ServiceUnit>, names: &[&str]) -> Option<(String, String)> {
+    let words = &unit?.argv;
+    let mut found = None;
+    for (i, word) in words.iter().enumerate() {
+        let passed_on = i > 0 && {
+            let prev = &words[i - 1].text;
+            prev.starts_with('-') && prev.ends_with("-arg")
+        };
+        if passed_on || !word.text.starts_with('-') {
+            continue;
+        }
+        let text = word.text.trim_start_matches('-');
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (text, None),
+        };
+        if !names.contains(&name) {
+            continue;
+        }
+        let value = inline.or_else(|| words.get(i + 1).map(|w| w.text.as_str()));
+        if let Some(v) = value {
+            found = Some((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
+        }
+    }
+    found
 }
 
 /// `flag`, with the config setting it beats among what it shadows.
@@ -2809,6 +2844,30 @@ mod tests {
             known(&[(config, "data-dir: /opt/k3s\n"), (unit, &flagged)]),
             Ok(())
         );
+        let single = text.replace(
+            "    server \\\n",
+            "    server \\\n    -data-dir=/opt/k3s \\\n",
+        );
+        assert!(known(&[(unit, &single)]).is_err());
+        // Its config file elsewhere: its settings are not the ones dnsfix reads.
+        let other = text.replace(
+            "    server \\\n",
+            "    server \\\n    --config /etc/k3s/server.yaml \\\n",
+        );
+        let why = known(&[(unit, &other)]).expect_err("config elsewhere");
+        assert!(
+            why.starts_with("k3s reads its config from /etc/k3s/server.yaml ("),
+            "{why}"
+        );
+        // A drop-in that could not be read leaves the merge unknown.
+        let mut unread = base.clone();
+        unread.file(
+            "/etc/rancher/k3s/config.yaml.d/50-x.yaml",
+            FileState::Unreadable,
+            None,
+        );
+        let facts = NodeFacts::from_raw("node1", &unread);
+        assert!(matches!(facts.kubelet.resolv_conf, Observed::Unknown(_)));
         let env = text.replace(
             "[Service]\n",
             "[Service]\nEnvironment=K3S_DATA_DIR=/srv/k3s\n",

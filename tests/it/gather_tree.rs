@@ -589,3 +589,49 @@ fn a_resolv_conf_is_read_but_not_followed() {
     );
     assert!(raw.get("/etc/k/never.conf").is_none(), "{:?}", raw.order);
 }
+
+/// The awk program that finds the files the kubelet's settings name gives the same answer
+/// under busybox awk (Alpine nodes: k3s's own distribution) as under the system's awk. It
+/// used to be a regex busybox rejects, and its error went to /dev/null: no setting was
+/// followed.
+#[test]
+fn the_reference_finder_runs_under_busybox_awk() {
+    let script = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/facts/gather.sh"),
+    )
+    .expect("gather.sh");
+    let start = script.find("REFS='\n").expect("REFS") + "REFS='\n".len();
+    let end = start + script[start..].find("'\n").expect("end of REFS");
+    let scratch = std::env::temp_dir().join(format!("dnsfix-refs-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let program = scratch.join("refs.awk");
+    std::fs::write(&program, &script[start..end]).expect("program");
+    let unit = scratch.join("kubelet.service");
+    std::fs::write(
+        &unit,
+        "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=/usr/bin/kubelet --config=/etc/k/config.yaml [\"--resolv-conf=/etc/k/resolv.conf\",{x}] --config-dir /etc/k/conf.d\n",
+    )
+    .expect("unit");
+    let run = |awk: &[&str]| {
+        let out = std::process::Command::new(awk[0])
+            .args(&awk[1..])
+            .arg("-f")
+            .arg(&program)
+            .arg(&unit)
+            .output()
+            .unwrap_or_else(|e| panic!("{awk:?}: {e} (.ci/run installs busybox)"));
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let system = run(&["awk"]);
+    let busybox = run(&["busybox", "awk"]);
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        system.0,
+        "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n",
+        "{system:?}"
+    );
+    assert_eq!(busybox, system);
+}

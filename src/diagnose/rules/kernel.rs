@@ -130,16 +130,10 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let agent = ctx.facts.cni.bridge_nf_agent.as_ref();
     let agent_sets = |key: &str| agent.filter(|a| a.keys.contains(&key)).map(|a| a.name);
     // Weave loads it only with its network policy controller (init.sh: `if EXPECT_NPC !=
-    // 0`, the default), where it loads xt_set beside it: a loaded xt_set is the sign.
-    let agent_loads = agent.is_some_and(|a| {
-        a.name != "Weave"
-            || ctx
-                .facts
-                .files
-                .get("/proc/modules")
-                .and_then(|f| f.text())
-                .is_some_and(|t| crate::facts::raw::modules_list(&t, "xt_set"))
-    });
+    // 0`, the default; a Weave deployed without the controller sets EXPECT_NPC=0): its
+    // running weave-npc is the sign (xt_set is not: kube-proxy's IPVS mode loads it too).
+    let agent_loads =
+        agent.is_some_and(|a| a.name != "Weave" || ctx.facts.raw.pids.contains_key("weave-npc"));
     let installer_loads = installer_loads_br_netfilter(ctx) || agent_loads;
     if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
     {

@@ -627,12 +627,17 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
         return None;
     }
     // Only where NetworkManager writes the file itself: resolvconf(8) and netconfig merge
-    // other sources into it.
-    if !matches!(
-        nm.rc_manager(),
-        RcManager::Symlink | RcManager::File | RcManager::Auto
-    ) {
-        return None;
+    // other sources into it, and `auto` hands it to resolvconf where that is installed
+    // (nm-dns-manager.c).
+    let resolvconf = facts
+        .raw
+        .commands
+        .get("resolvconf-bin")
+        .is_some_and(|c| !c.stdout.trim().is_empty());
+    match nm.rc_manager() {
+        RcManager::Symlink | RcManager::File => {}
+        RcManager::Auto if !resolvconf => {}
+        _ => return None,
     }
     let servers = |path: &str| -> Option<Vec<String>> {
         let text = file_text(facts, path)?;
