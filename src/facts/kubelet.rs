@@ -1272,7 +1272,7 @@ pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 /// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
 /// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
 /// environment (cmds.DataDirFlag, `EnvVars`).
-fn rancher_data_dir(
+fn rancher_files_elsewhere(
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     unit: Option<&ServiceUnit>,
     default: &str,
@@ -1470,7 +1470,7 @@ fn rancher_kubelet(
         &configs,
         unit.as_ref(),
     );
-    let elsewhere = rancher_data_dir(&configs, unit.as_ref(), data_dir, env_var);
+    let elsewhere = rancher_files_elsewhere(&configs, unit.as_ref(), data_dir, env_var);
     let (resolv_conf, cluster_dns) = match elsewhere {
         Some(why) => (Observed::Unknown(why.clone()), Observed::Unknown(why)),
         None => (resolv_conf, cluster_dns),
