@@ -185,7 +185,7 @@ fn rancher_context(context: &mut Value, facts: &NodeFacts, config: &str, rancher
     context["rancher_dns_dropin"] = json!(dropin);
     context["rancher_dns_dropin_undone"] = json!(undone);
     // A kubelet config drop-in of the operator's (or k3s's copy of one) that sets it: a
-    // flag would shadow it, and DNS-KUBELET-FLAG-SHADOW say so.
+    // flag would shadow it (DNS-KUBELET-FLAG-SHADOW would say so).
     context["rancher_cluster_dns_dropin"] =
         json!(facts.kubelet.cluster_dns.known().and_then(|e| {
             (e.source.kind == crate::facts::kubelet::RANCHER_DROPIN
