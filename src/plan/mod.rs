@@ -944,6 +944,58 @@ mod tests {
         assert!(noted(&raw));
     }
 
+    /// NodeLocal DNSCache's clusterDNS on MicroK8s goes in kubelite's arguments file; on
+    /// k0s, which writes the kubelet's config at every start and takes no clusterDNS from a
+    /// worker profile, the plan names the service's --kubelet-extra-args.
+    #[test]
+    fn nodelocaldns_cluster_dns_on_microk8s_and_k0s() {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let with_cache = |fixture: &str| {
+            let mut raw = crate::testing::rules_fixture(fixture);
+            raw.files.remove("/sys/class/net/nodelocaldns");
+            crate::testing::set_command(
+                &mut raw,
+                "nodelocaldns-addr",
+                "6: nodelocaldns    inet 169.254.20.10/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n",
+                0,
+            );
+            plan_raw(&raw, "{}", &cluster, "").hosts.remove(0)
+        };
+        let microk8s = with_cache("_upstream/microk8s-1.32-debian12-joined-worker");
+        let edited: Vec<(&str, &str)> = microk8s
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::WriteFile { path, content, .. } => Some((path.as_str(), content.as_str())),
+                _ => None,
+            })
+            .collect();
+        let args = "/var/snap/microk8s/7964/args/kubelet";
+        assert!(
+            edited
+                .iter()
+                .any(|(p, c)| *p == args && c.contains("--cluster-dns=169.254.20.10\n")),
+            "{:?} {:?} {:?} {:?}",
+            microk8s.changes,
+            microk8s.blocked,
+            microk8s.findings,
+            microk8s.unchanged
+        );
+        let k0s = with_cache("_upstream/k0s-1.34-ubuntu2204-worker-after-reboot");
+        assert!(
+            k0s.blocked.iter().any(|b| b
+                .reason
+                .contains("--cluster-dns=169.254.20.10 to the k0s service's")),
+            "{:?} {:?} {:?} {:?}",
+            k0s.blocked,
+            k0s.changes,
+            k0s.findings,
+            k0s.unchanged
+        );
+    }
+
     fn host(name: &str) -> HostPlan {
         let mut plan = error_plan(name, Vec::new(), "test", String::new());
         plan.fixes = vec![diagnose::cluster::COREFILE_UPSTREAM.to_owned()];

@@ -114,6 +114,19 @@ fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> Strin
                 ),
             }
         }
+        // k0s writes the kubelet's config anew at every start, and a worker profile may not
+        // set clusterDNS (k0s workerprofile.go).
+        FlavourKind::K0s => format!(
+            "add --cluster-dns={addr} to the k0s service's --kubelet-extra-args (k0s install worker or controller with --force; systemctl daemon-reload); {restart}"
+        ),
+        FlavourKind::MicroK8s => format!(
+            "set --cluster-dns={addr} in {} (kept across snap refreshes; microk8s join and leave replace it); {restart}",
+            ctx.facts
+                .kubelet
+                .args_file
+                .as_deref()
+                .unwrap_or("/var/snap/microk8s/current/args/kubelet")
+        ),
         _ => format!("set clusterDNS to [{addr}]; {restart}"),
     }
 }

@@ -295,10 +295,10 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
         }
         FlavourKind::K0s => {
-            "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml: every node of that profile)"
+            "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or, from k0s 1.33.1 (earlier ones overwrite it), set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml, or the ClusterConfig with dynamic config: every node of that profile)"
         }
         FlavourKind::MicroK8s => {
-            "set --resolv-conf in /var/snap/microk8s/current/args/kubelet (kept across snap refreshes; microk8s join replaces the file with the control plane's)"
+            "set --resolv-conf in /var/snap/microk8s/current/args/kubelet (kept across snap refreshes; microk8s join replaces the file with the control plane's, microk8s leave with the snap's default)"
         }
         FlavourKind::Unknown => "set resolvConf in the kubelet configuration",
     }
