@@ -1275,11 +1275,10 @@ pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 fn rancher_files_elsewhere(
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     unit: Option<&ServiceUnit>,
-    default: &str,
-    env_var: &str,
+    (default_config, default): (&str, &str),
 ) -> Option<String> {
-    let program = match env_var {
-        "RKE2_RESOLV_CONF" => "RKE2",
+    let program = match program_of(default) {
+        "rke2" => "RKE2",
         _ => "k3s",
     };
     let upper = program.to_ascii_uppercase();
@@ -1294,7 +1293,6 @@ fn rancher_files_elsewhere(
     // defaultparser), whose settings dnsfix does not read.
     let config =
         exec_flag(unit, &["config", "c"]).or_else(|| from_env(format!("{upper}_CONFIG_FILE")));
-    let default_config = format!("/etc/rancher/{}/config.yaml", program.to_ascii_lowercase());
     if let Some((value, at)) = config.filter(|(v, _)| *v != default_config) {
         return Some(format!(
             "{program} reads its config from {value} ({at}): dnsfix reads only {default_config} and its config.yaml.d"
@@ -1470,7 +1468,7 @@ fn rancher_kubelet(
         &configs,
         unit.as_ref(),
     );
-    let elsewhere = rancher_files_elsewhere(&configs, unit.as_ref(), data_dir, env_var);
+    let elsewhere = rancher_files_elsewhere(&configs, unit.as_ref(), (path, data_dir));
     let (resolv_conf, cluster_dns) = match elsewhere {
         Some(why) => (Observed::Unknown(why.clone()), Observed::Unknown(why)),
         None => (resolv_conf, cluster_dns),

@@ -964,24 +964,17 @@ mod tests {
             plan_raw(&raw, "{}", &cluster, "").hosts.remove(0)
         };
         let microk8s = with_cache("_upstream/microk8s-1.32-debian12-joined-worker");
-        let edited: Vec<(&str, &str)> = microk8s
-            .changes
-            .iter()
-            .filter_map(|c| match c {
-                Change::WriteFile { path, content, .. } => Some((path.as_str(), content.as_str())),
-                _ => None,
-            })
-            .collect();
+        // Beside the fixture's own resolv-conf fix, in the same file write.
         let args = "/var/snap/microk8s/7964/args/kubelet";
+        let content = microk8s.changes.iter().find_map(|c| match c {
+            Change::WriteFile { path, content, .. } if path == args => Some(content),
+            _ => None,
+        });
         assert!(
-            edited
-                .iter()
-                .any(|(p, c)| *p == args && c.contains("--cluster-dns=169.254.20.10\n")),
-            "{:?} {:?} {:?} {:?}",
+            content.is_some_and(|c| c.contains("--cluster-dns=169.254.20.10\n")),
+            "{:?} {:?}",
             microk8s.changes,
-            microk8s.blocked,
-            microk8s.findings,
-            microk8s.unchanged
+            microk8s.blocked
         );
         let k0s = with_cache("_upstream/k0s-1.34-ubuntu2204-worker-after-reboot");
         assert!(

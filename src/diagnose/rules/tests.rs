@@ -614,45 +614,6 @@ fn an_old_k0s_does_not_load_br_netfilter() {
     // the bridge plugin alone (k0s's own kube-router loads br_netfilter itself whenever it
     // starts, whatever k0s does).
     let mut running = raw.clone();
-    let kube_router = "/etc/cni/net.d/10-kuberouter.conflist";
-    let with_kube_router = {
-        let mut r = running.clone();
-        r.file(
-            "/proc/77/cmdline",
-            crate::facts::raw::FileState::Present,
-            Some(b"/srv/k0s/bin/kubelet\0--config=/run/k0s/kubelet/config.yaml\0"),
-        );
-        r.pids.insert("kubelet".to_owned(), 77);
-        r.file(
-            "/proc/modules",
-            crate::facts::raw::FileState::Present,
-            Some(b"br_netfilter 32768 0 - Live 0x0000000000000000\n"),
-        );
-        r.file(
-            "/proc/sys/net/bridge",
-            crate::facts::raw::FileState::Directory,
-            None,
-        );
-        r.file(
-            "/proc/sys/net/bridge/bridge-nf-call-iptables",
-            crate::facts::raw::FileState::Present,
-            Some(b"1\n"),
-        );
-        r
-    };
-    assert_eq!(
-        with_version(&with_kube_router, "v1.31.5+k0s").0,
-        RuleOutcome::Pass
-    );
-    let text = raw
-        .get(kube_router)
-        .and_then(|f| f.text())
-        .expect("conflist");
-    running.file(
-        kube_router,
-        crate::facts::raw::FileState::Present,
-        Some(text.replace("kube-bridge", "cni0").as_bytes()),
-    );
     running.file(
         "/proc/77/cmdline",
         crate::facts::raw::FileState::Present,
@@ -673,6 +634,21 @@ fn an_old_k0s_does_not_load_br_netfilter() {
         "/proc/sys/net/bridge/bridge-nf-call-iptables",
         crate::facts::raw::FileState::Present,
         Some(b"1\n"),
+    );
+    assert_eq!(
+        with_version(&running, "v1.31.5+k0s").0,
+        RuleOutcome::Pass,
+        "the fixture's kube-router loads br_netfilter itself"
+    );
+    let kube_router = "/etc/cni/net.d/10-kuberouter.conflist";
+    let text = raw
+        .get(kube_router)
+        .and_then(|f| f.text())
+        .expect("conflist");
+    running.file(
+        kube_router,
+        crate::facts::raw::FileState::Present,
+        Some(text.replace("kube-bridge", "cni0").as_bytes()),
     );
     let (old, _, left) = with_version(&running, "v1.31.5+k0s");
     match old {
