@@ -171,6 +171,7 @@ pub fn probes(
         .cluster_domain
         .known()
         .map(|e| e.value.trim_end_matches('.').to_owned())
+        .filter(|d| !d.is_empty())
         .or_else(|| host.var_str("dns_domain").map(str::to_owned))
         .unwrap_or_else(|| "cluster.local".to_owned());
     let cluster_name = format!("kubernetes.default.svc.{domain}");

@@ -1137,6 +1137,59 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("kubelet-resolvconf"),
     },
     RuleInfo {
+        id: "DNS-KUBELET-NO-CLUSTER-DNS",
+        severity: Severity::Critical,
+        title: "kubelet has no clusterDNS or clusterDomain: pods resolve no Service name",
+        symptom: "\
+            Pod and node events, reason MissingClusterDNS:\n\
+            kubelet does not have ClusterDNS IP configured and cannot create Pod using \"ClusterFirst\" policy. Falling back to \"Default\" policy.\n\
+            Pods run, but no Service name resolves in them (`nslookup kubernetes.default`:\n\
+            NXDOMAIN or a timeout from the node's own servers), and their /etc/resolv.conf is\n\
+            the node's, with no cluster search domains and no ndots:5. Without a clusterDomain\n\
+            the pods' server is the cluster's, but short names (my-svc, my-svc.my-namespace)\n\
+            get NXDOMAIN while full names (my-svc.my-namespace.svc.cluster.local) resolve.",
+        mechanism: "\
+            The kubelet does not learn the cluster's DNS address from the cluster: it takes it\n\
+            from its own clusterDNS (config file) or --cluster-dns, and parses each entry as an\n\
+            IP address, dropping every one it cannot with only a log line (\"Invalid clusterDNS\n\
+            IP\"; the config's validation does not look at them). With none left, every pod with\n\
+            dnsPolicy ClusterFirst (the default) gets dnsPolicy Default instead: the servers,\n\
+            search domains and options of the kubelet's resolvConf file\n\
+            (pkg/kubelet/network/dns/dns.go GetPodDNS). The cluster search domains\n\
+            <namespace>.svc.<domain>, svc.<domain> and <domain> come from clusterDomain, which\n\
+            has no default in the KubeletConfiguration: without it ClusterFirst pods get only\n\
+            the host's search domains. kubeadm, Kubespray, k3s, RKE2, k0s, MicroK8s and EKS's\n\
+            nodeadm all set both; they go missing from a hand-written config, a flag that names\n\
+            the Service instead of its address (--cluster-dns=kube-dns.kube-system), or\n\
+            Kubespray's `dns_mode: none`, which renders an empty clusterDNS on purpose (\"a non\n\
+            functional cluster\", Kubespray docs/advanced/dns-stack.md: dnsfix reports that as\n\
+            info).",
+        fix: "\
+            Give the kubelet the cluster's DNS address, where its other settings are: the\n\
+            kube-dns Service's clusterIP\n  \
+            kubectl -n kube-system get svc kube-dns -o jsonpath='{.spec.clusterIP}'\n\
+            or NodeLocal DNSCache's address where it runs (Kubespray: nodelocaldns_ip,\n\
+            169.254.25.10 by default), and clusterDomain, the zone of CoreDNS's kubernetes\n\
+            plugin (cluster.local unless you chose another):\n\
+            - kubeadm: clusterDNS and clusterDomain in /var/lib/kubelet/config.yaml, and in the\n  \
+            kubelet-config ConfigMap so `kubeadm upgrade` keeps them;\n\
+            - Kubespray: dns_mode coredns (the default) and run cluster.yml;\n\
+            - k3s/RKE2: `cluster-dns:` and `cluster-domain:` in config.yaml;\n\
+            - a plain kubelet: clusterDNS/clusterDomain in its --config file, or fix the\n  \
+            --cluster-dns flag to an address.",
+        restart: "\
+            Restart the kubelet (systemctl restart kubelet; k3s, RKE2, k0s and MicroK8s: their\n\
+            service). Pods keep the resolv.conf they were created with: recreate every pod on\n\
+            the node created without the cluster's DNS (kubectl delete pod --field-selector\n\
+            spec.nodeName=NODE -A, or roll their Deployments).",
+        verify: "\
+            kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq '.kubeletconfig | {clusterDNS, clusterDomain}'\n\
+            kubectl get events -A --field-selector reason=MissingClusterDNS\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never --overrides='{\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup kubernetes.default\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-POD-LOOP",
         severity: Severity::Critical,
         title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
@@ -1439,6 +1492,7 @@ mod tests {
             ("DNS-KUBELET-FLAG-SHADOW", Severity::Warning),
             ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
             ("DNS-K3S-FALLBACK", Severity::Info),
+            ("DNS-KUBELET-NO-CLUSTER-DNS", Severity::Critical),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),

@@ -916,7 +916,14 @@ impl Settings<'_> {
             Clone::clone,
         ) {
             Some(e) => Observed::Known(e),
-            None if self.settled => Observed::Absent,
+            None if self.settled => Observed::Known(Effective {
+                value: String::new(),
+                source: Source {
+                    detail: Some("not set: ClusterFirst pods get no cluster search domains".into()),
+                    ..Source::new("default", self.config_path, None)
+                },
+                shadowed: vec![],
+            }),
             None => self.unset(),
         }
     }

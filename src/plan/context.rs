@@ -293,10 +293,11 @@ fn pod_search(facts: &NodeFacts) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The kubelet's cluster domain; when it is not known, the inventory's `dns_domain`.
+/// The kubelet's cluster domain; when it is not known or not set, the inventory's
+/// `dns_domain`.
 fn cluster_domain(host: &Host, facts: &NodeFacts) -> String {
     match &facts.kubelet.cluster_domain {
-        Observed::Known(e) => e.value.clone(),
+        Observed::Known(e) if !e.value.is_empty() => e.value.clone(),
         _ => host
             .var_str("dns_domain")
             .unwrap_or("cluster.local")

@@ -1,6 +1,7 @@
 //! The kubelet's DNS settings themselves: clusterDNS past a NodeLocal DNSCache that does
 //! not listen there (DNS-NODELOCAL-CLUSTERDNS), a flag that shadows the config file
-//! (DNS-KUBELET-FLAG-SHADOW).
+//! (DNS-KUBELET-FLAG-SHADOW), no clusterDNS or clusterDomain at all
+//! (DNS-KUBELET-NO-CLUSTER-DNS).
 
 use std::net::IpAddr;
 
@@ -362,4 +363,138 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             restart_hint(ctx)
         ),
     )])
+}
+
+/// The kubelet has no clusterDNS address it can use, or no clusterDomain. It parses each
+/// clusterDNS entry as an IP address and drops, with a log line only, every one it cannot
+/// (kubelet.go NewMainKubelet: `netutils.ParseIPSloppy`; the config's validation does not
+/// look at them). With none left, every ClusterFirst pod falls back to dnsPolicy Default,
+/// the node's resolvConf, with a MissingClusterDNS event (pkg/kubelet/network/dns/dns.go
+/// GetPodDNS); with no clusterDomain, ClusterFirst pods get the cluster's server but none
+/// of its search domains (`generateSearchesForDNSClusterFirst` returns the host's).
+pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
+    let id = "DNS-KUBELET-NO-CLUSTER-DNS";
+    let k = &ctx.facts.kubelet;
+    let dns = match &k.cluster_dns {
+        Observed::Known(e) => e,
+        Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
+    };
+    let restart = restart_hint(ctx);
+    let said = if dns.value.is_empty() {
+        "clusterDNS: not set".to_owned()
+    } else {
+        format!("clusterDNS: [{}]", dns.value.join(", "))
+    };
+    let evidence = vec![format!("{} {said}", dns.source.at())];
+    if !dns.value.iter().any(|a| kubelet_parses_ip(a)) {
+        let what = if dns.value.is_empty() {
+            "kubelet has no clusterDNS".to_owned()
+        } else {
+            format!(
+                "kubelet's clusterDNS [{}] holds no IP address (kubelet drops every entry it cannot parse as one)",
+                dns.value.join(", ")
+            )
+        };
+        // Kubespray's dns_mode none renders an empty clusterDNS on purpose: "a non
+        // functional cluster" (docs/advanced/dns-stack.md).
+        if ctx.host.var_str("dns_mode") == Some("none") {
+            return RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Info,
+                format!(
+                    "{what}, as Kubespray's dns_mode: none renders it: no pod on this node resolves a Service name unless it sets dnsPolicy: None with its own dnsConfig"
+                ),
+                [evidence, vec!["dns_mode: none".to_owned()]].concat(),
+                "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
+            )]);
+        }
+        let addr = kube_dns_address(ctx);
+        let fix = match &addr {
+            Some(a) => set_cluster_dns(ctx, dns, a),
+            None => format!(
+                "{} (the kube-dns Service's clusterIP: kubectl -n kube-system get svc kube-dns -o jsonpath='{{.spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
+                set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
+            ),
+        };
+        let file = match &k.resolv_conf {
+            Observed::Known(e) if !e.value.is_empty() => format!("the servers of {}", e.value),
+            Observed::Known(_) => "127.0.0.1 (resolvConf \"\")".to_owned(),
+            _ => "the kubelet's resolvConf".to_owned(),
+        };
+        return RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Critical,
+            format!(
+                "{what}: every ClusterFirst pod on this node falls back to dnsPolicy Default ({file}) and resolves no Service name (MissingClusterDNS events)"
+            ),
+            evidence,
+            format!("{fix}; then recreate the pods created without it"),
+        )]);
+    }
+    match &k.cluster_domain {
+        Observed::Known(d) if d.value.trim_end_matches('.').is_empty() => {
+            let domain = ctx
+                .host
+                .var_str("dns_domain")
+                .filter(|d| !d.contains("{{"))
+                .unwrap_or("cluster.local");
+            RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::High,
+                "kubelet has no clusterDomain: ClusterFirst pods get the cluster's DNS server but none of its search domains, so short Service names (my-svc, my-svc.my-namespace) do not resolve; only full names do".into(),
+                vec![
+                    format!("{} clusterDomain: not set", d.source.at()),
+                    format!("{} {said}", dns.source.at()),
+                ],
+                format!(
+                    "set clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) where the kubelet's clusterDNS is set ({}); {restart}, then recreate the pods created without it",
+                    dns.source.at()
+                ),
+            )])
+        }
+        Observed::Unknown(why) => ctx.unknown(id, why.clone()),
+        _ => RuleOutcome::Pass,
+    }
+}
+
+/// An address the kubelet takes: Go's `ParseIPSloppy`, which also reads IPv4 octets with
+/// leading zeros (010.096.000.010) as decimal.
+pub(super) fn kubelet_parses_ip(s: &str) -> bool {
+    s.parse::<IpAddr>().is_ok()
+        || (s.split('.').count() == 4
+            && s.split('.').all(|o| {
+                (1..=3).contains(&o.len())
+                    && o.bytes().all(|b| b.is_ascii_digit())
+                    && o.parse::<u16>().is_ok_and(|v| v <= 255)
+            }))
+}
+
+/// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
+/// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
+/// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
+/// Kubespray node or where the inventory says dns_mode; else not known here.
+fn kube_dns_address(ctx: &Ctx) -> Option<String> {
+    let h = ctx.host;
+    let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
+    let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
+    let set = |key: &str| {
+        h.var_str(key)
+            .filter(|v| !v.contains("{{") && !v.is_empty())
+    };
+    if h.var_bool("enable_nodelocaldns").unwrap_or(kubespray) {
+        return Some(
+            set("nodelocaldns_ip")
+                .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
+                .to_owned(),
+        );
+    }
+    match mode {
+        "coredns" | "coredns_dual" => set("skydns_server").map(str::to_owned).or_else(|| {
+            let services = set("kube_service_addresses").unwrap_or("10.233.0.0/18");
+            super::nth_address(services, 3).map(|ip| ip.to_string())
+        }),
+        "manual" => set("manual_dns_server").map(str::to_owned),
+        _ => None,
+    }
 }

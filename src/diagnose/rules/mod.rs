@@ -194,6 +194,7 @@ pub const RULES: &[(&str, Rule)] = &[
         node_resolver::resolv_managed_elsewhere,
     ),
     ("DNS-K3S-FALLBACK", k3s_fallback::k3s_fallback),
+    ("DNS-KUBELET-NO-CLUSTER-DNS", kubelet_flags::no_cluster_dns),
 ];
 
 const NO_KUBELET: &str = "no kubelet configuration on this host";
@@ -523,7 +524,9 @@ fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
 
 fn dns_domain(ctx: &Ctx) -> String {
     match &ctx.facts.kubelet.cluster_domain {
-        Observed::Known(e) => e.value.trim_end_matches('.').to_owned(),
+        Observed::Known(e) if !e.value.trim_end_matches('.').is_empty() => {
+            e.value.trim_end_matches('.').to_owned()
+        }
         _ => ctx
             .host
             .var_str("dns_domain")
@@ -591,7 +594,7 @@ pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
     set
 }
 
-fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
+pub(super) fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
     let (net, _) = cidr.split_once('/')?;
     match net.parse::<IpAddr>().ok()? {
         IpAddr::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(

@@ -1805,3 +1805,93 @@ fn weave_loads_br_netfilter_only_with_its_policy_controller() {
     };
     assert_eq!(f[0].severity, Severity::High);
 }
+
+/// The Kubespray node `_upstream/kubespray-head-ubuntu2204-default` with `clusterDNS:` and
+/// nothing under it, as kubelet-config.v1beta1.yaml.j2 renders it for dns_mode none
+/// without NodeLocal DNSCache (@46dbdd39: `kubelet_cluster_dns = []`), and `vars`.
+fn kubespray_without_cluster_dns(vars: &[(&str, serde_json::Value)]) -> RuleOutcome {
+    let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
+    let path = "/etc/kubernetes/kubelet-config.yaml";
+    let text =
+        String::from_utf8(raw.get(path).expect("kubelet config").content.to_vec()).expect("text");
+    let text = text.replace("clusterDNS:\n- 169.254.25.10\n", "clusterDNS:\n");
+    assert!(
+        !text.contains("169.254.25.10"),
+        "the rendering changed: {text}"
+    );
+    raw.file(path, FileState::Present, Some(text.as_bytes()));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let mut host = Host::new("node1");
+    for (k, v) in vars {
+        host.vars.insert((*k).into(), v.clone());
+    }
+    kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None))
+}
+
+/// Kubespray's dns_mode none leaves clusterDNS empty by design ("a non functional
+/// cluster"): info, not critical. Elsewhere on Kubespray the fix names the address its
+/// template would render: nodelocaldns_ip, else the third service address.
+#[test]
+fn no_cluster_dns_on_kubespray() {
+    let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&[
+        ("dns_mode", "none".into()),
+        ("enable_nodelocaldns", false.into()),
+    ]) else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+    assert!(
+        f[0].evidence.contains(&"dns_mode: none".to_owned()),
+        "{f:?}"
+    );
+
+    let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&[]) else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert!(
+        f[0].summary
+            .contains("(the servers of /run/systemd/resolve/resolv.conf)"),
+        "{f:?}"
+    );
+    assert!(
+        f[0].remediation
+            .contains("set clusterDNS to [169.254.25.10]"),
+        "{f:?}"
+    );
+    let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&[
+        ("enable_nodelocaldns", false.into()),
+        ("kube_service_addresses", "10.96.0.0/12".into()),
+    ]) else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert!(
+        f[0].remediation.contains("set clusterDNS to [10.96.0.3]"),
+        "{f:?}"
+    );
+}
+
+/// The kubelet reads clusterDNS entries with Go's ParseIPSloppy: IPv4 octets with leading
+/// zeros count, names and zones do not.
+#[test]
+fn kubelet_takes_the_addresses_go_parses() {
+    for ok in [
+        "10.96.0.10",
+        "010.096.000.010",
+        "fd00:10:96::a",
+        "::ffff:10.96.0.10",
+    ] {
+        assert!(kubelet_flags::kubelet_parses_ip(ok), "{ok}");
+    }
+    for bad in [
+        "kube-dns",
+        "10.96.0",
+        "10.96.0.256",
+        "fe80::1%eth0",
+        "",
+        " 10.96.0.10",
+        "0x0a.0.0.1",
+    ] {
+        assert!(!kubelet_flags::kubelet_parses_ip(bad), "{bad}");
+    }
+}
