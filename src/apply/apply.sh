@@ -14,7 +14,8 @@
 #   be a real directory (a parent swapped for a symlink since the plan is stale);
 # - every file is compare-and-swap: the current sha256 must be the plan's before (or the
 #   file absent when the plan creates it) right before the rename; a file already at the
-#   plan's after is left alone ("already");
+#   plan's after is left alone ("already"); a sysctl's live value likewise (checked with
+#   the files, and again before it is set);
 # - writes are atomic: the new content goes to a temp file in the same directory, created
 #   new (noclobber) under an unguessable name with the old file's mode and owner (create
 #   and own, in common.sh: never through a symlink, and checked), synced, checked against the plan's
@@ -173,14 +174,33 @@ adopt() {
   fi
 }
 
-# sysctl NAME BEFORE AFTER: set a live value and read it back.
+# sysctl_now NAME: the live value, blanks squeezed, in $cur ($p: its /proc/sys path).
+sysctl_now() {
+  p=/proc/sys/$(printf '%s' "$1" | tr . /)
+  # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
+  cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
+}
+
+# sysctl_precheck NAME BEFORE AFTER: run with the files' prechecks, so a host where a value
+# moved since the plan gets nothing written. BEFORE is empty where the key did not exist
+# then (br_netfilter not loaded: the run loads it first), which any value now matches.
+sysctl_precheck() {
+  sysctl_now "$1"
+  if [ -n "$2" ] && [ "$cur" != "$2" ] && [ "$cur" != "$3" ]; then
+    fail stale "$1"; echo "reads $cur, the plan saw $2: changed since the plan"
+  fi
+}
+
+# sysctl NAME BEFORE AFTER: set a live value and read it back; compare-and-swap, as files
+# are: a value that is neither the plan's before nor its after is left alone.
 sysctl_set() {
   name=$1 before=$2 after=$3
   if [ -n "$FAILED" ]; then hdr skipped "$name"; return; fi
-  p=/proc/sys/$(printf '%s' "$name" | tr . /)
-  # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
-  cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
+  sysctl_now "$name"
   if [ "$cur" = "$after" ]; then hdr already "$name"; return; fi
+  if [ -n "$before" ] && [ "$cur" != "$before" ]; then
+    fail stale "$name"; echo "reads $cur, the plan saw $before: changed since the plan"; return
+  fi
   record "$(printf 'sysctl\t%s\t%s\t%s' "$name" "$cur" "$after")" || return
   # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
   if printf '%s\n' "$after" > "$p" 2>/dev/null && [ "$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')" = "$after" ]; then

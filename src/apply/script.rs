@@ -52,21 +52,37 @@ pub fn apply_script(
     script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     for change in changes {
-        if let Change::WriteFile {
-            path,
-            before_sha256,
-            after_sha256,
-            ..
-        } = change
-        {
-            check_path(path)?;
-            let before = before_sha256.as_deref().unwrap_or("absent");
-            script.push_str(&format!(
-                "precheck {} {} {}\n",
-                quote(path),
-                quote(before),
-                quote(after_sha256)
-            ));
+        match change {
+            Change::WriteFile {
+                path,
+                before_sha256,
+                after_sha256,
+                ..
+            } => {
+                check_path(path)?;
+                let before = before_sha256.as_deref().unwrap_or("absent");
+                script.push_str(&format!(
+                    "precheck {} {} {}\n",
+                    quote(path),
+                    quote(before),
+                    quote(after_sha256)
+                ));
+            }
+            Change::Sysctl {
+                name,
+                before,
+                after,
+                ..
+            } => {
+                check_sysctl(name)?;
+                script.push_str(&format!(
+                    "sysctl_precheck {} {} {}\n",
+                    quote(name),
+                    quote(&normalize_value(before.as_deref().unwrap_or(""))),
+                    quote(&normalize_value(after))
+                ));
+            }
+            _ => {}
         }
     }
     for change in changes {
@@ -103,7 +119,7 @@ pub fn apply_script(
                 script.push_str(&format!(
                     "sysctl_set {} {} {}\n",
                     quote(name),
-                    quote(before.as_deref().unwrap_or("")),
+                    quote(&normalize_value(before.as_deref().unwrap_or(""))),
                     quote(&normalize_value(after))
                 ));
             }

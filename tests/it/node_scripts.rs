@@ -198,6 +198,58 @@ fn apply_refuses_a_file_changed_since_the_plan() {
     assert_eq!(shown, "changed by hand\n");
 }
 
+/// A live value is compare-and-swap too: one that moved since the plan to neither its
+/// before nor its after stops the host before any file is written, and is left as it is;
+/// at the plan's before it is set. `net.ipv4.ip_default_ttl`, in a network namespace of
+/// the test's own (64 there).
+#[test]
+fn apply_refuses_a_sysctl_changed_since_the_plan() {
+    let dir = scratch("node-scripts-sysctl-stale");
+    let b = Boundary::fresh();
+    let ttl = |before: &str| Change::Sysctl {
+        name: "net.ipv4.ip_default_ttl".into(),
+        before: Some(before.into()),
+        after: "65".into(),
+        reasons: Vec::new(),
+    };
+    save_apply(
+        &dir,
+        &b,
+        ("r1", "p1"),
+        &[write(None, "new\n"), ttl("64")],
+        &[],
+    );
+    let shown = in_namespaces(
+        &dir,
+        &["--net"],
+        &format!(
+            "echo 70 > /proc/sys/net/ipv4/ip_default_ttl\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/stale.out\" </dev/null\n\
+             cat /proc/sys/net/ipv4/ip_default_ttl; [ -e {TARGET} ] && echo written || echo none\n\
+             echo 64 > /proc/sys/net/ipv4/ip_default_ttl\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/ok.out\" </dev/null\n\
+             cat /proc/sys/net/ipv4/ip_default_ttl\n"
+        ),
+    );
+    let stale = kinds(&dir.join("stale.out"), &b);
+    assert!(
+        stale.contains(&(RecordKind::Stale, "net.ipv4.ip_default_ttl".to_string())),
+        "{stale:?}"
+    );
+    assert!(
+        !stale.iter().any(|(k, _)| *k == RecordKind::Ok),
+        "nothing written on a stale host: {stale:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("stale.out")).expect("output");
+    assert!(said.contains("reads 70, the plan saw 64"), "{said}");
+    let ok = kinds(&dir.join("ok.out"), &b);
+    assert!(
+        ok.contains(&(RecordKind::Ok, "net.ipv4.ip_default_ttl".to_string())),
+        "{ok:?}"
+    );
+    assert_eq!(shown, "70\nnone\n65\n");
+}
+
 /// Every file is checked before any is written: a host whose second file sits under a
 /// symlinked directory, or is a FIFO (whose reader would block for good), gets neither
 /// written, and the run ends at once.
