@@ -706,6 +706,25 @@ mod tests {
             uplink.contains("/run/systemd/resolve/resolv.conf") && !uplink.contains("shell script"),
             "{uplink}"
         );
+        // A kubelet of unknown version gets the flag, which counts on every version.
+        let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-old-stub");
+        raw.commands.remove("kubelet-version");
+        let unavailable = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let plan = plan_raw(&raw, "dnsfix_strip_search_domains: false", &unavailable, "");
+        let unknown = plan.hosts[0]
+            .blocked
+            .iter()
+            .find(|b| b.playbook == "kubelet-resolvconf")
+            .map(|b| b.reason.clone())
+            .unwrap_or_default();
+        assert!(
+            unknown.contains(
+                "add --resolv-conf=/run/systemd/resolve/resolv.conf to its spec.kubelet.flags"
+            ) && unknown.contains("a kubelet before 1.32 (this one's version is not known)"),
+            "{unknown}"
+        );
     }
 
     /// A Kubespray node whose inventory turns NodeLocal DNSCache off is told that the next

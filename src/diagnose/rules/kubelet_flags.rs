@@ -68,7 +68,7 @@ fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> Strin
     let restart = restart_hint(ctx);
     match ctx.facts.flavour.kind {
         FlavourKind::Eks => format!(
-            "set spec.kubelet.config.clusterDNS to [{addr}] in the node's NodeConfig (nodeadm writes config.json anew at every boot), then replace or reboot the node"
+            "set spec.kubelet.config.clusterDNS to [{addr}] in the node's NodeConfig (nodeadm writes config.json anew at every boot); {restart}"
         ),
         FlavourKind::K3s | FlavourKind::Rke2 => {
             let program = match ctx.facts.flavour.kind {

@@ -286,14 +286,16 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
             "set resolvConf in /var/lib/kubelet/config.yaml and in ConfigMap kube-system/kubelet-config (or kubeadm upgrade reverts it)"
         }
         FlavourKind::K3s | FlavourKind::Rke2 => "set resolv-conf in /etc/rancher/*/config.yaml",
-        // For kubelets from 1.29 nodeadm writes spec.kubelet.config to a --config-dir
-        // drop-in (40-nodeadm.conf), where 1.29 to 1.31 drop resolvConf (kubernetes#126630);
-        // for older ones it merged it into config.json (before amazon-eks-ami b1e7d354).
-        FlavourKind::Eks if kube_minor(ctx).is_some_and(|(m, _)| (29..32).contains(&m)) => {
-            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (user data); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets 1.29 to 1.31 do not read it from (kubernetes#126630)"
+        // nodeadm writes spec.kubelet.config to a --config-dir drop-in (40-nodeadm.conf):
+        // for every kubelet since amazon-eks-ami b1e7d354, from 1.29 before it; kubelets
+        // before 1.32 drop a drop-in's resolvConf (kubernetes#126630). Its
+        // spec.kubelet.flags come last on the kubelet's command line (environment.go):
+        // the flag counts on every version, so it is the way where the version is not 1.32+.
+        FlavourKind::Eks if kube_minor(ctx).is_none_or(|(m, _)| m < 32) => {
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (the launch template's user data, or a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets before 1.32 do not read it from (kubernetes#126630)"
         }
         FlavourKind::Eks => {
-            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (user data)"
+            "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: set spec.kubelet.config.resolvConf in the NodeConfig (the launch template's user data, or a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone)"
         }
         FlavourKind::K0s => {
             "k0s rewrites the kubelet config at every k0s start: pass --resolv-conf in the k0s service's --kubelet-extra-args (this node), or, from k0s 1.33.1 (earlier ones overwrite it), set resolvConf in the worker profile (spec.workerProfiles in k0s.yaml, or the ClusterConfig with dynamic config: every node of that profile)"
@@ -305,8 +307,14 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
     }
 }
 
+/// How a NodeConfig change reaches an EKS node: nodeadm writes the kubelet's config only
+/// at boot (nodeadm-config.service, `nodeadm init` from the instance's user data, which a
+/// reboot keeps; nodeadm-run.service merges /etc/eks/nodeadm.d/ on AMIs that pass it).
+pub(super) const EKS_APPLY: &str = "replace the node (nodeadm writes the kubelet's config only at boot, from the user data the instance keeps: a kubelet restart or a reboot changes nothing), or, with a NodeConfig file in /etc/eks/nodeadm.d/, reboot it";
+
 /// How the kubelet is restarted to read a new setting: k0s supervises its own; k3s and
-/// RKE2 run it inside their service, which reads its config files when it starts.
+/// RKE2 run it inside their service, which reads its config files when it starts; on EKS
+/// nodeadm writes its settings only at boot.
 fn restart_hint(ctx: &Ctx) -> String {
     match ctx.facts.flavour.kind {
         FlavourKind::K0s => "restart k0s on the node (k0s stop; k0s start)".into(),
@@ -325,6 +333,7 @@ fn restart_hint(ctx: &Ctx) -> String {
         FlavourKind::Rke2 => {
             "restart rke2-server (or rke2-agent, which restarts the kubelet it runs)".into()
         }
+        FlavourKind::Eks => EKS_APPLY.into(),
         _ => "restart kubelet".into(),
     }
 }

@@ -1028,6 +1028,28 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     );
     let new = remediation("eks-al2023-old-stub");
     assert!(new.contains("set spec.kubelet.config.resolvConf"), "{new}");
+    // A restart reads nothing new: nodeadm writes the kubelet's config at boot.
+    assert!(
+        new.contains("replace the node") && !new.contains("restart kubelet"),
+        "{new}"
+    );
+    // nodeadm writes spec.kubelet.config to the drop-in for every kubelet since
+    // amazon-eks-ami b1e7d354: where the version is not known, the flag, which always counts.
+    let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-old-stub");
+    raw.commands.remove("kubelet-version");
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(facts.kubelet.version, None);
+    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
+    else {
+        panic!("the stub loops");
+    };
+    assert!(
+        f[0].remediation
+            .contains("add --resolv-conf to spec.kubelet.flags"),
+        "{}",
+        f[0].remediation
+    );
 }
 
 /// Where no file sets a bridge key, br_netfilter's own 1 holds at boot; but a glob that
