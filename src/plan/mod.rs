@@ -727,6 +727,24 @@ mod tests {
         );
     }
 
+    /// br_netfilter is loaded before its keys are set: apply runs the changes in plan
+    /// order, and /proc/sys/net/bridge exists only once the module is in.
+    #[test]
+    fn the_module_is_loaded_before_its_sysctls_are_set() {
+        let plan = plan_fixture("DNS-BRIDGE-NF-OFF/br-netfilter-not-loaded", "");
+        let at = |pick: &dyn Fn(&Change) -> bool| {
+            plan.changes
+                .iter()
+                .position(pick)
+                .unwrap_or_else(|| panic!("{:#?}", plan.changes))
+        };
+        let module =
+            at(&|c| matches!(c, Change::LoadModule { name, .. } if name == "br_netfilter"));
+        let key =
+            at(&|c| matches!(c, Change::Sysctl { name, .. } if name.starts_with("net.bridge.")));
+        assert!(module < key, "{:#?}", plan.changes);
+    }
+
     /// A Kubespray node whose inventory turns NodeLocal DNSCache off is told that the next
     /// cluster.yml renders clusterDNS back to the service IP.
     #[test]

@@ -375,6 +375,14 @@ impl<'a> Run<'a> {
                 reasons: dedup_reasons(&file.reasons),
             });
         }
+        // Modules before sysctls: a bridge key exists only once br_netfilter is loaded, and
+        // apply runs the changes in this order.
+        for (name, reasons) in &state.modules {
+            out.changes.push(Change::LoadModule {
+                name: name.clone(),
+                reasons: dedup_reasons(reasons),
+            });
+        }
         for name in &state.sysctl_order {
             if let Some((before, after, reasons)) = state.sysctls.get(name) {
                 out.changes.push(Change::Sysctl {
@@ -384,12 +392,6 @@ impl<'a> Run<'a> {
                     reasons: dedup_reasons(reasons),
                 });
             }
-        }
-        for (name, reasons) in &state.modules {
-            out.changes.push(Change::LoadModule {
-                name: name.clone(),
-                reasons: dedup_reasons(reasons),
-            });
         }
         out.digest = self.digest;
         out
