@@ -1139,7 +1139,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-KUBELET-NO-CLUSTER-DNS",
         severity: Severity::Critical,
-        title: "kubelet has no clusterDNS or clusterDomain: pods resolve no Service name",
+        title: "kubelet has no clusterDNS (no Service name resolves) or no clusterDomain",
         symptom: "\
             Pod and node events, reason MissingClusterDNS:\n\
             kubelet does not have ClusterDNS IP configured and cannot create Pod using \"ClusterFirst\" policy. Falling back to \"Default\" policy.\n\
@@ -1158,12 +1158,13 @@ pub const RULES: &[RuleInfo] = &[
             (pkg/kubelet/network/dns/dns.go GetPodDNS). The cluster search domains\n\
             <namespace>.svc.<domain>, svc.<domain> and <domain> come from clusterDomain, which\n\
             has no default in the KubeletConfiguration: without it ClusterFirst pods get only\n\
-            the host's search domains. kubeadm, Kubespray, k3s, RKE2, k0s, MicroK8s and EKS's\n\
-            nodeadm all set both; they go missing from a hand-written config, a flag that names\n\
-            the Service instead of its address (--cluster-dns=kube-dns.kube-system), or\n\
-            Kubespray's `dns_mode: none`, which renders an empty clusterDNS on purpose (\"a non\n\
-            functional cluster\", Kubespray docs/advanced/dns-stack.md: dnsfix reports that as\n\
-            info).",
+            the host's search domains. kubeadm, Kubespray, k3s, RKE2, k0s and EKS's nodeadm\n\
+            all set both; they go missing from a hand-written config, or a flag that names the\n\
+            Service instead of its address (--cluster-dns=kube-dns.kube-system). Two installers\n\
+            leave them out on purpose, which dnsfix reports as info: MicroK8s without its dns\n\
+            addon (`microk8s enable dns` sets both flags, `disable` takes them out), and\n\
+            Kubespray's `dns_mode: none` with `enable_nodelocaldns: false` (\"a non functional\n\
+            cluster\", Kubespray docs/advanced/dns-stack.md).",
         fix: "\
             Give the kubelet the cluster's DNS address, where its other settings are: the\n\
             kube-dns Service's clusterIP\n  \
@@ -1175,6 +1176,8 @@ pub const RULES: &[RuleInfo] = &[
             kubelet-config ConfigMap so `kubeadm upgrade` keeps them;\n\
             - Kubespray: dns_mode coredns (the default) and run cluster.yml;\n\
             - k3s/RKE2: `cluster-dns:` and `cluster-domain:` in config.yaml;\n\
+            - MicroK8s: `microk8s enable dns`;\n\
+            - EKS: spec.cluster.cidr in the NodeConfig, from which nodeadm derives clusterDNS;\n\
             - a plain kubelet: clusterDNS/clusterDomain in its --config file, or fix the\n  \
             --cluster-dns flag to an address.",
         restart: "\

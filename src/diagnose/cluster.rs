@@ -684,8 +684,10 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
             push("resolvConf", &e.source, e.value.clone(), map, says);
         }
     }
+    // A node with none is DNS-KUBELET-NO-CLUSTER-DNS's: there the ConfigMap is right.
     if let Observed::Known(e) = &facts.kubelet.cluster_dns
         && from_file(&e.source)
+        && !e.value.is_empty()
         && e.value != wanted.cluster_dns
     {
         let map = format!("[{}]", wanted.cluster_dns.join(", "));
@@ -700,6 +702,7 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
     }
     if let Observed::Known(e) = &facts.kubelet.cluster_domain
         && from_file(&e.source)
+        && !e.value.is_empty()
         && let Some(map) = &wanted.cluster_domain
         && *map != e.value
     {
@@ -1426,6 +1429,22 @@ mod tests {
         );
 
         facts.services.systemd_resolved = UnitState::Unknown;
+        assert_eq!(
+            *outcome(&rules(&host, &facts, &unset), KUBEADM_DRIFT),
+            RuleOutcome::Pass
+        );
+
+        // A node with no clusterDNS or clusterDomain is DNS-KUBELET-NO-CLUSTER-DNS's: the
+        // ConfigMap that has them is no drift to keep (the next upgrade mends the node).
+        facts.services.systemd_resolved = UnitState::Active;
+        if let Observed::Known(e) = &mut facts.kubelet.cluster_dns {
+            e.value.clear();
+            e.source.kind = "default".into();
+        }
+        if let Observed::Known(e) = &mut facts.kubelet.cluster_domain {
+            e.value.clear();
+            e.source.kind = "default".into();
+        }
         assert_eq!(
             *outcome(&rules(&host, &facts, &unset), KUBEADM_DRIFT),
             RuleOutcome::Pass

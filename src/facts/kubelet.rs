@@ -766,7 +766,9 @@ fn plain_kubelet(
         config_path: config_path.as_deref(),
         config_error: config_error.as_deref(),
         have_kubelet,
-        settled: config.is_some() || (have_kubelet && config_error.is_none()),
+        // With no config read, the defaults hold only where the whole command line is
+        // known: a flag dnsfix did not see could set any of them.
+        settled: config.is_some() || (have_kubelet && config_error.is_none() && complete),
     };
     let resolv_conf = settings.resolv_conf();
     let cluster_dns = settings.cluster_dns();
@@ -2312,6 +2314,33 @@ mod tests {
                 "/etc/resolv.conf".to_owned(),
                 format!("{KUBESPRAY_CONFIG}:3")
             )
+        );
+    }
+
+    /// A stopped kubelet whose unit names no command line, with no config file read: a
+    /// flag dnsfix did not see could set anything, so nothing is the kubelet's default.
+    #[test]
+    fn an_unknown_command_line_without_a_config_leaves_the_settings_unknown() {
+        let raw = crate::testing::raw_from(&[(
+            "/etc/systemd/system/kubelet.service",
+            "[Unit]\nDescription=kubelet\n[Service]\nRestart=always\n",
+        )]);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert!(
+            matches!(f.kubelet.cluster_dns, Observed::Unknown(_)),
+            "{:?}",
+            f.kubelet.cluster_dns
+        );
+        assert!(matches!(f.kubelet.resolv_conf, Observed::Unknown(_)));
+        // Its whole command line known (here: no flags at all), the defaults hold.
+        let raw = crate::testing::raw_from(&[(
+            "/etc/systemd/system/kubelet.service",
+            "[Service]\nExecStart=/usr/bin/kubelet\n",
+        )]);
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(
+            f.kubelet.cluster_dns.known().map(|e| e.value.len()),
+            Some(0)
         );
     }
 

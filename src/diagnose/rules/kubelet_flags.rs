@@ -396,8 +396,23 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 dns.value.join(", ")
             )
         };
-        // Kubespray's dns_mode none renders an empty clusterDNS on purpose: "a non
-        // functional cluster" (docs/advanced/dns-stack.md).
+        // MicroK8s's own kubelet arguments set neither: its dns addon adds --cluster-dns
+        // and --cluster-domain (microk8s-resources/microk8s.default.yaml's
+        // extraKubeletArgs at install, with the addon) and `microk8s disable dns` takes
+        // them out again: no cluster DNS by choice.
+        if ctx.facts.flavour.kind == FlavourKind::MicroK8s && dns.value.is_empty() {
+            return RuleOutcome::Findings(vec![ctx.finding(
+                id,
+                Severity::Info,
+                format!(
+                    "{what}: MicroK8s's dns addon is not enabled (it sets --cluster-dns and --cluster-domain), so no pod on this node resolves a Service name"
+                ),
+                evidence,
+                "nothing to do if no cluster DNS is intended; otherwise `microk8s enable dns` (it deploys CoreDNS and sets both flags on every node)".into(),
+            )]);
+        }
+        // Kubespray's dns_mode none renders an empty clusterDNS on purpose, without
+        // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md).
         if ctx.host.var_str("dns_mode") == Some("none") {
             return RuleOutcome::Findings(vec![ctx.finding(
                 id,
@@ -409,13 +424,26 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
             )]);
         }
-        let addr = kube_dns_address(ctx);
-        let fix = match &addr {
-            Some(a) => set_cluster_dns(ctx, dns, a),
-            None => format!(
-                "{} (the kube-dns Service's clusterIP: kubectl -n kube-system get svc kube-dns -o jsonpath='{{.spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
-                set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
-            ),
+        let fix = if dns.source.kind == "flag" {
+            // The flag beats the config file: an edit there changes nothing.
+            let under = dns
+                .shadowed
+                .iter()
+                .find(|s| s.value.split(',').any(|a| kubelet_parses_ip(a.trim())))
+                .map(|s| format!(" (then {} clusterDNS: {} counts)", s.source.at(), s.value))
+                .unwrap_or_default();
+            format!(
+                "correct --cluster-dns at {} to the cluster DNS address, or remove it{under}; {restart}",
+                dns.source.at()
+            )
+        } else {
+            match kube_dns_address(ctx) {
+                Some(a) => set_cluster_dns(ctx, dns, &a),
+                None => format!(
+                    "{} (the kube-dns Service's clusterIP: kubectl -n kube-system get svc kube-dns -o jsonpath='{{.spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
+                    set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
+                ),
+            }
         };
         let file = match &k.resolv_conf {
             Observed::Known(e) if !e.value.is_empty() => format!("the servers of {}", e.value),
@@ -433,7 +461,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
         )]);
     }
     match &k.cluster_domain {
-        Observed::Known(d) if d.value.trim_end_matches('.').is_empty() => {
+        Observed::Known(d) if d.value.is_empty() => {
             let domain = ctx
                 .host
                 .var_str("dns_domain")
@@ -444,7 +472,10 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 Severity::High,
                 "kubelet has no clusterDomain: ClusterFirst pods get the cluster's DNS server but none of its search domains, so short Service names (my-svc, my-svc.my-namespace) do not resolve; only full names do".into(),
                 vec![
-                    format!("{} clusterDomain: not set", d.source.at()),
+                    match d.source.kind.as_str() {
+                        "default" => format!("{} clusterDomain: not set", d.source.at()),
+                        _ => format!("{} clusterDomain: \"\"", d.source.at()),
+                    },
                     format!("{} {said}", dns.source.at()),
                 ],
                 format!(
@@ -458,16 +489,47 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
     }
 }
 
-/// An address the kubelet takes: Go's `ParseIPSloppy`, which also reads IPv4 octets with
-/// leading zeros (010.096.000.010) as decimal.
+/// An address the kubelet takes: k8s.io/utils/net `ParseIPSloppy`, Go 1.16's
+/// net.ParseIP, which reads IPv4 octets with any number of leading zeros as decimal
+/// (`010.096.000.010`), in an IPv6 address's dotted tail too.
 pub(super) fn kubelet_parses_ip(s: &str) -> bool {
-    s.parse::<IpAddr>().is_ok()
-        || (s.split('.').count() == 4
-            && s.split('.').all(|o| {
-                (1..=3).contains(&o.len())
+    let v4 = |t: &str| {
+        let octets: Vec<&str> = t.split('.').collect();
+        octets.len() == 4
+            && octets.iter().all(|o| {
+                let digits = o.trim_start_matches('0');
+                !o.is_empty()
                     && o.bytes().all(|b| b.is_ascii_digit())
-                    && o.parse::<u16>().is_ok_and(|v| v <= 255)
-            }))
+                    && digits.len() <= 3
+                    && digits
+                        .parse::<u16>()
+                        .map_or(digits.is_empty(), |v| v <= 255)
+            })
+    };
+    let canonical = |t: &str| {
+        t.split('.')
+            .map(|o| {
+                o.trim_start_matches('0')
+                    .parse::<u16>()
+                    .unwrap_or(0)
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    if s.parse::<IpAddr>().is_ok() || v4(s) {
+        return true;
+    }
+    // IPv6 with a dotted IPv4 tail: that tail read the same way.
+    match s.rsplit_once(':') {
+        Some((head, tail)) if s.contains("::") || head.contains(':') => {
+            v4(tail)
+                && format!("{head}:{}", canonical(tail))
+                    .parse::<std::net::Ipv6Addr>()
+                    .is_ok()
+        }
+        _ => false,
+    }
 }
 
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
@@ -489,11 +551,19 @@ fn kube_dns_address(ctx: &Ctx) -> Option<String> {
                 .to_owned(),
         );
     }
+    let services = set("kube_service_addresses").unwrap_or("10.233.0.0/18");
+    let nth = |n| super::nth_address(services, n).map(|ip| ip.to_string());
+    let primary = || set("skydns_server").map(str::to_owned).or_else(|| nth(3));
     match mode {
-        "coredns" | "coredns_dual" => set("skydns_server").map(str::to_owned).or_else(|| {
-            let services = set("kube_service_addresses").unwrap_or("10.233.0.0/18");
-            super::nth_address(services, 3).map(|ip| ip.to_string())
-        }),
+        "coredns" => primary(),
+        // skydns_server_secondary: the fourth service address (kubespray_defaults).
+        "coredns_dual" => Some(format!(
+            "{}, {}",
+            primary()?,
+            set("skydns_server_secondary")
+                .map(str::to_owned)
+                .or_else(|| nth(4))?
+        )),
         "manual" => set("manual_dns_server").map(str::to_owned),
         _ => None,
     }

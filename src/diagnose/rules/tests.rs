@@ -1900,8 +1900,10 @@ fn kubelet_takes_the_addresses_go_parses() {
     for ok in [
         "10.96.0.10",
         "010.096.000.010",
+        "0010.96.0.10",
         "fd00:10:96::a",
         "::ffff:10.96.0.10",
+        "::ffff:010.096.000.010",
     ] {
         assert!(kubelet_flags::kubelet_parses_ip(ok), "{ok}");
     }
@@ -1913,7 +1915,47 @@ fn kubelet_takes_the_addresses_go_parses() {
         "",
         " 10.96.0.10",
         "0x0a.0.0.1",
+        "::ffff:10.96.0.256",
+        "1.2.3.4:53",
     ] {
         assert!(!kubelet_flags::kubelet_parses_ip(bad), "{bad}");
     }
+}
+
+/// A --cluster-dns flag that holds no address beats the config file's good one: the fix is
+/// the flag, not the config. MicroK8s without its dns addon has no cluster DNS by choice.
+#[test]
+fn no_cluster_dns_from_a_flag_and_on_microk8s() {
+    let raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-cluster-dns-flag-by-name",
+    );
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
+        panic!("the name is dropped");
+    };
+    assert!(
+        f[0].remediation
+            .starts_with("correct --cluster-dns at /etc/default/kubelet:1")
+            && f[0]
+                .remediation
+                .contains("(then /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"),
+        "{}",
+        f[0].remediation
+    );
+
+    let mut raw = crate::testing::rules_fixture("_upstream/microk8s-1.32-debian12-joined-worker");
+    let path = "/var/snap/microk8s/7964/args/kubelet";
+    let text = String::from_utf8(raw.get(path).expect("args").content.to_vec()).expect("text");
+    let text = text
+        .replace("--cluster-domain=cluster.local\n", "")
+        .replace("--cluster-dns=10.152.183.10\n", "");
+    assert!(!text.contains("cluster-d"), "{text}");
+    raw.file(path, FileState::Present, Some(text.as_bytes()));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
+        panic!("no --cluster-dns is reported");
+    };
+    assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+    assert!(f[0].remediation.contains("microk8s enable dns"), "{f:?}");
 }
