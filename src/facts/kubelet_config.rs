@@ -158,6 +158,9 @@ fn string_list_field(
             for item in items {
                 match item {
                     Value::String(value) => values.push(value.clone()),
+                    // The kubelet decodes YAML as JSON: a null item of a string list is
+                    // "" (Kubespray's `- {{ manual_dns_server }}` with its default "").
+                    Value::Null => values.push(String::new()),
                     other => return Err(wrong(value_kind(other))),
                 }
             }
@@ -485,6 +488,19 @@ staticPodPath: /etc/kubernetes/manifests
         assert_eq!(config.resolv_conf, None);
         assert_eq!(config.cluster_dns, None);
         assert_eq!(config.cluster_domain, None);
+    }
+
+    /// Kubespray's template with dns_mode manual and manual_dns_server left at its
+    /// default "" renders `- ` (kubelet-config.v1beta1.yaml.j2 @46dbdd39): a null item,
+    /// which the kubelet reads as "" and drops as no IP address.
+    #[test]
+    fn a_null_list_item_is_an_empty_string() {
+        let config =
+            KubeletConfig::parse("kind: KubeletConfiguration\nclusterDNS:\n- \n").expect("parses");
+        assert_eq!(
+            config.cluster_dns,
+            Some(Located::new(vec![String::new()], 2))
+        );
     }
 
     #[test]

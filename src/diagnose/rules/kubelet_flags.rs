@@ -391,9 +391,10 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
         let what = if dns.value.is_empty() {
             "kubelet has no clusterDNS".to_owned()
         } else {
+            let entries: Vec<String> = dns.value.iter().map(|v| format!("{v:?}")).collect();
             format!(
                 "kubelet's clusterDNS [{}] holds no IP address (kubelet drops every entry it cannot parse as one)",
-                dns.value.join(", ")
+                entries.join(", ")
             )
         };
         // MicroK8s's own kubelet arguments set neither: its dns addon adds --cluster-dns

@@ -1891,6 +1891,29 @@ fn no_cluster_dns_on_kubespray() {
         f[0].remediation.contains("set clusterDNS to [10.96.0.3]"),
         "{f:?}"
     );
+
+    // dns_mode manual with manual_dns_server left at "": the template renders `- `, a
+    // null item the kubelet reads as "" and drops.
+    let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
+    let path = "/etc/kubernetes/kubelet-config.yaml";
+    let text = String::from_utf8(raw.get(path).expect("kubelet config").content.to_vec())
+        .expect("text")
+        .replace("clusterDNS:\n- 169.254.25.10\n", "clusterDNS:\n- \n");
+    raw.file(path, FileState::Present, Some(text.as_bytes()));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let mut host = Host::new("node1");
+    host.vars.insert("dns_mode".into(), "manual".into());
+    host.vars.insert("enable_nodelocaldns".into(), false.into());
+    let RuleOutcome::Findings(f) =
+        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None))
+    else {
+        panic!("an empty entry is no address");
+    };
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert!(
+        f[0].summary.starts_with("kubelet's clusterDNS [\"\"]"),
+        "{f:?}"
+    );
 }
 
 /// The kubelet reads clusterDNS entries with Go's ParseIPSloppy: IPv4 octets with leading
