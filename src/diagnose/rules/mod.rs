@@ -545,7 +545,7 @@ fn dns_domain(ctx: &Ctx) -> String {
     }
 }
 
-fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {
+pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {
     facts.files.get(path).and_then(|f| f.text())
 }
 

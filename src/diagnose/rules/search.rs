@@ -230,6 +230,8 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
             format!("cloud DHCP suffix: {k} (the same on every node of a region is harmless)")
         }
     }));
+    let nodeconfig = nodeadm_domains(ctx, &stray);
+    evidence.extend(nodeconfig.clone());
     let (severity, summary, fix) = if known.iter().any(|(_, warn)| *warn) || over {
         (
             Severity::Warning,
@@ -254,11 +256,45 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
             "if pods should resolve short names in it, declare it in searchdomains to silence this; otherwise stop DHCP/netplan/NetworkManager from pushing it",
         )
     };
+    let fix = match nodeconfig {
+        Some(_) => format!(
+            "remove it from spec.instance.network.domains in the NodeConfig (nodeadm writes them into systemd-resolved's Domains= at every boot), then {}; or list it in searchdomains if it is wanted",
+            super::EKS_APPLY
+        ),
+        None => fix.to_owned(),
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-STRAY-SEARCH",
         severity,
         summary,
         evidence,
-        fix.into(),
+        fix,
     )])
+}
+
+/// On EKS, where the NodeConfig's spec.instance.network.domains names one of `stray`:
+/// nodeadm writes them as `Domains=` into /run/systemd/resolved.conf.d/40-eks.conf at every
+/// boot (amazon-eks-ami nodeadm/internal/system/resolve.go, resolve.conf.tpl), so an edit
+/// elsewhere does not last. The evidence line, when it does.
+fn nodeadm_domains(ctx: &Ctx, stray: &[&str]) -> Option<String> {
+    const PATH: &str = "/run/systemd/resolved.conf.d/40-eks.conf";
+    if ctx.facts.flavour.kind != crate::facts::node_facts::FlavourKind::Eks {
+        return None;
+    }
+    let text = super::file_text(ctx.facts, PATH)?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let value = line.trim().strip_prefix("Domains=")?;
+        let named = value.split_whitespace().any(|d| {
+            stray
+                .iter()
+                .any(|s| s.trim_end_matches('.').eq_ignore_ascii_case(d.trim_end_matches('.')))
+        });
+        named.then(|| {
+            format!(
+                "{PATH}:{}: {} (the NodeConfig's spec.instance.network.domains, written by nodeadm)",
+                i + 1,
+                line.trim()
+            )
+        })
+    })
 }

@@ -1982,3 +1982,52 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     assert_eq!(f[0].severity, Severity::Info, "{f:?}");
     assert!(f[0].remediation.contains("microk8s enable dns"), "{f:?}");
 }
+
+/// On EKS a search domain from the NodeConfig's spec.instance.network.domains, which
+/// nodeadm writes into systemd-resolved's Domains= at every boot, is fixed there.
+#[test]
+fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
+    let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-nodeadm");
+    // The kubelet's /etc/resolv.conf, read through its link to resolved's uplink file.
+    for path in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
+        let text = String::from_utf8(raw.get(path).expect("resolv.conf").content.to_vec())
+            .expect("text")
+            .replace(
+                "search us-west-2.compute.internal",
+                "search corp.example us-west-2.compute.internal",
+            );
+        raw.file(path, FileState::Present, Some(text.as_bytes()));
+    }
+    let host = Host::new("node1");
+    let stray = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let RuleOutcome::Findings(f) = super::search::stray_search(&Ctx::new(&host, &facts)) else {
+            panic!("corp.example is not declared");
+        };
+        f[0].clone()
+    };
+    // From DHCP, as far as dnsfix can tell: the usual advice.
+    assert!(
+        stray(&raw)
+            .remediation
+            .starts_with("if pods should resolve")
+    );
+    raw.file(
+        "/run/systemd/resolved.conf.d/40-eks.conf",
+        FileState::Present,
+        Some(b"[Resolve]\n\nDomains=corp.example\n"),
+    );
+    let f = stray(&raw);
+    assert!(
+        f.remediation
+            .starts_with("remove it from spec.instance.network.domains in the NodeConfig"),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(
+            &"/run/systemd/resolved.conf.d/40-eks.conf:3: Domains=corp.example (the NodeConfig's spec.instance.network.domains, written by nodeadm)"
+                .to_owned()
+        ),
+        "{f:?}"
+    );
+}
