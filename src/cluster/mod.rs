@@ -3,7 +3,8 @@
 //! `/etc/kubernetes/admin.conf`; k3s: `k3s kubectl`; RKE2: its own kubectl with
 //! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
 //! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous`,
-//! `get configmap` and `get nodes` (each node's kubelet version); `apply` alone writes:
+//! `get configmap`, `get nodes` (each node's kubelet version) and `get services` (the
+//! cluster DNS Services' addresses); `apply` alone writes:
 //! `delete pod` (below) and `replace` of a ConfigMap key ([`configmap`]).
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
@@ -175,6 +176,63 @@ pub struct DnsConfig {
     /// Why the ConfigMaps could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// kube-system's cluster DNS Services ([`GET_DNS_SERVICES`]); none where they were not
+    /// read (kubectl failed, or a listing that does not ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<DnsService>>,
+}
+
+/// A Service in front of the cluster's DNS pods: the address ClusterFirst pods must ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DnsService {
+    pub name: String,
+    /// `spec.clusterIPs` (both families of a dual-stack Service), else `spec.clusterIP`;
+    /// never a headless Service's `None`.
+    pub cluster_ips: Vec<String>,
+}
+
+/// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
+/// pods' label (kubeadm's `kube-dns`, Kubespray's `coredns` and `coredns-secondary`, k3s's
+/// and EKS's `kube-dns`; the upstream NodeLocal DNSCache manifest's `kube-dns-upstream`
+/// has it too: CoreDNS answers there). tests/it/kubectl_reference.rs runs it through a
+/// real kubectl.
+pub const GET_DNS_SERVICES: &str =
+    "get services -l 'k8s-app in (kube-dns,kube-dns-secondary)' -o json";
+
+/// The Services in a `kubectl get services -o json` answer (a List).
+pub fn parse_services(json: &[u8]) -> Result<Vec<DnsService>, String> {
+    let doc: Value =
+        serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
+    let items = doc["items"]
+        .as_array()
+        .ok_or_else(|| "kubectl's answer lists no Services".to_owned())?;
+    Ok(items
+        .iter()
+        .filter_map(|item| {
+            let spec = &item["spec"];
+            let ips: Vec<String> = match spec["clusterIPs"].as_array() {
+                Some(ips) => ips
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                None => spec["clusterIP"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect(),
+            };
+            let ips: Vec<String> = ips
+                .into_iter()
+                .filter(|ip| !ip.is_empty() && ip != "None")
+                .collect();
+            let name = item["metadata"]["name"].as_str()?.to_owned();
+            (!ips.is_empty()).then_some(DnsService {
+                name,
+                cluster_ips: ips,
+            })
+        })
+        .collect())
 }
 
 /// One Corefile of a ConfigMap.
@@ -741,7 +799,7 @@ impl Kubectl {
 /// at a time; then everything printed in order (see [`split_listing`]).
 fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
     let (nodes, logs) = match listing {
-        Listing::Pods => ("nd=\n".to_owned(), "LOGS=\n"),
+        Listing::Pods => ("nd=\nsv=\n".to_owned(), "LOGS=\n"),
         Listing::WithLogs => (get_kubelets(), PREVIOUS_LOGS),
     };
     format!(
@@ -750,11 +808,13 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
          >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
          {nodes}\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} >\"$d/pods\" || \
-         {{ s=$?; kill $cm $nd 2>/dev/null; exit $s; }}\n\
+         {{ s=$?; kill $cm $nd $sv 2>/dev/null; exit $s; }}\n\
          {logs}\
          cat \"$d/pods\"\nwait $cm\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
          printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .nodes\\n' {boundary}\n\
          if [ -n \"$nd\" ] && wait $nd; then cat \"$d/nodes\" 2>/dev/null; fi\n\
+         printf '\\n%s .services\\n' {boundary}\n\
+         if [ -n \"$sv\" ] && wait $sv; then cat \"$d/services\" 2>/dev/null; fi\n\
          printf '\\n%s .logs\\n' {boundary}\n\
          for pod in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
          cat \"$d/log.$pod\" 2>/dev/null\n  echo\ndone\n"
@@ -771,10 +831,13 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
 /// tests/it/kubectl_reference.rs runs it through a real kubectl.
 pub const GET_NODES: &str = "get nodes";
 
-/// [`GET_NODES`] into `$d/nodes`, in the background (its pid in `$nd`).
+/// [`GET_NODES`] into `$d/nodes` and [`GET_DNS_SERVICES`] into `$d/services`, in the
+/// background (their pids in `$nd` and `$sv`).
 fn get_kubelets() -> String {
     format!(
-        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n"
+        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
+         >\"$d/services\" 2>/dev/null &\nsv=$!\n"
     )
 }
 
@@ -809,7 +872,7 @@ set +f
 "#;
 
 /// The parts of [`Kubectl::first_listing`]'s output:
-/// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .nodes\nNODE LINES\nBOUNDARY .logs\nLOG SECTIONS`.
+/// `PODS \nBOUNDARY STATUS\nCONFIGMAPS\nBOUNDARY\nSTDERR\nBOUNDARY .nodes\nNODE LINES\nBOUNDARY .services\nSERVICES\nBOUNDARY .logs\nLOG SECTIONS`.
 struct ListingParts<'a> {
     pods: &'a [u8],
     config: DnsConfig,
@@ -849,6 +912,15 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
         }
         None => (after, LoopLines::new()),
     };
+    // An empty section is a read that failed (kubectl prints a List, empty or not).
+    let marker = format!("\n{boundary} .services\n");
+    let (before, services) = match find(before, marker.as_bytes()) {
+        Some(at) => (
+            &before[..at],
+            parse_services(&before[at + marker.len()..]).ok(),
+        ),
+        None => (before, None),
+    };
     let marker = format!("\n{boundary} .nodes\n");
     let (stderr, kubelets) = match find(before, marker.as_bytes()) {
         Some(at) => (&before[..at], parse_kubelets(&before[at + marker.len()..])),
@@ -866,7 +938,7 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     match config {
         Ok(config) => ListingParts {
             pods,
-            config,
+            config: DnsConfig { services, ..config },
             logs,
             kubelets,
         },
@@ -1550,6 +1622,10 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/lab/standins/configmaps.json"
         );
+        let services = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/kubectl/dns-services.json"
+        );
         let stub = format!(
             "#!/bin/sh
 case \" $* \" in
@@ -1557,6 +1633,8 @@ case \" $* \" in
              *\" get configmap \"*) cat '{configmaps}' ;;
 \
              *\" get pods \"*) cat '{dir}/pods.json' ;;
+\
+             *\" get services -l k8s-app in (kube-dns,kube-dns-secondary) -o json \"*) cat '{services}' ;;
 \
              *\" get nodes \"*) printf 'NAME STATUS ROLES AGE VERSION\\nnode1 Ready <none> 5d v1.30.2\\n\
              node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1.30.2\\nnode4 Ready <none> 5d $(id)\\n' ;;
@@ -1603,6 +1681,14 @@ case \" $* \" in
         let (parts, asked) = run_listing(fixture);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!(parts.config.error, None);
+        // The cluster DNS Services too, asked with the selector as one word.
+        assert_eq!(
+            parts.config.services,
+            Some(vec![DnsService {
+                name: "coredns".into(),
+                cluster_ips: vec!["10.233.0.3".into()],
+            }])
+        );
         // The nodes' kubelet versions come in the same exec; a line that is not a node's
         // name and a version is left out.
         assert_eq!(

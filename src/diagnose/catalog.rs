@@ -1139,7 +1139,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "DNS-KUBELET-NO-CLUSTER-DNS",
         severity: Severity::Critical,
-        title: "kubelet has no clusterDNS (no Service name resolves) or no clusterDomain",
+        title: "kubelet has no usable clusterDNS (Service names fail) or no clusterDomain",
         symptom: "\
             Pod and node events, reason MissingClusterDNS:\n\
             kubelet does not have ClusterDNS IP configured and cannot create Pod using \"ClusterFirst\" policy. Falling back to \"Default\" policy.\n\
@@ -1147,7 +1147,10 @@ pub const RULES: &[RuleInfo] = &[
             NXDOMAIN or a timeout from the node's own servers), and their /etc/resolv.conf is\n\
             the node's, with no cluster search domains and no ndots:5. Without a clusterDomain\n\
             the pods' server is the cluster's, but short names (my-svc, my-svc.my-namespace)\n\
-            get NXDOMAIN while full names (my-svc.my-namespace.svc.cluster.local) resolve.",
+            get NXDOMAIN while full names (my-svc.my-namespace.svc.cluster.local) resolve.\n\
+            With a clusterDNS that is no DNS Service's address, every lookup in the node's pods\n\
+            times out (`;; connection timed out; no servers could be reached`), or is slow\n\
+            where a later clusterDNS server answers.",
         mechanism: "\
             The kubelet does not learn the cluster's DNS address from the cluster: it takes it\n\
             from its own clusterDNS (config file) or --cluster-dns, and parses each entry as an\n\
@@ -1164,7 +1167,18 @@ pub const RULES: &[RuleInfo] = &[
             leave them out on purpose, which dnsfix reports as info: MicroK8s without its dns\n\
             addon (`microk8s enable dns` sets both flags, `disable` takes them out), and\n\
             Kubespray's `dns_mode: none` with `enable_nodelocaldns: false` (\"a non functional\n\
-            cluster\", Kubespray docs/advanced/dns-stack.md).",
+            cluster\", Kubespray docs/advanced/dns-stack.md).\n\
+            \n\
+            An address can be wrong too: the kubelet asks whatever clusterDNS says. Where the\n\
+            cluster was read (kubectl on a control-plane host), dnsfix compares the first\n\
+            clusterDNS address with kube-system's Services labelled k8s-app kube-dns (kubeadm's\n\
+            and k3s's kube-dns, Kubespray's coredns): critical where it is none of theirs, not\n\
+            a node-local cache's (a link-local address, DNS-NODELOCAL-CLUSTERDNS's; one on the\n\
+            nodelocaldns interface) and no DNS server on the node is bound to it; high where a\n\
+            later clusterDNS address is the Service's (each lookup waits for the first to time\n\
+            out). A Service's address never changes: a Kubespray kube_service_addresses changed\n\
+            after install renders a clusterDNS no Service has; nodeadm takes the .10 of the\n\
+            NodeConfig's spec.cluster.cidr, whatever the cluster's Service CIDR is.",
         fix: "\
             Give the kubelet the cluster's DNS address, where its other settings are: the\n\
             kube-dns Service's clusterIP\n  \

@@ -33,11 +33,17 @@ fn local_addresses(table: &str) -> impl Iterator<Item = (&str, &str)> {
 /// so a server there counts too: never a stub's, and rare for a link-local or service
 /// address.
 pub fn bound_53_v4(table: &str, addr: Ipv4Addr) -> bool {
+    bound_53_to(table, addr) || bound_53_to(table, Ipv4Addr::UNSPECIFIED)
+}
+
+/// A socket of the IPv4 table is bound to port 53 of `addr` itself (not to every address:
+/// one on 0.0.0.0 answers at `addr` only where `addr` is the node's own, which the table
+/// does not say).
+pub fn bound_53_to(table: &str, addr: Ipv4Addr) -> bool {
     let octets = addr.octets();
     let spellings = [
         format!("{:08X}", u32::from_le_bytes(octets)),
         format!("{:08X}", u32::from_be_bytes(octets)),
-        "00000000".to_owned(),
     ];
     local_addresses(table)
         .any(|(a, port)| port == "0035" && spellings.iter().any(|s| s.eq_ignore_ascii_case(a)))

@@ -481,3 +481,77 @@ fn a_node_whose_nodelocaldns_pods_are_down_is_critical() {
     lab.exec(&down, "/run/lab-dns/recreate-pod");
     assert_eq!(findings(&down), Vec::<Value>::new());
 }
+
+/// The cluster's DNS Service is read with the DNS pods: a kubelet whose clusterDNS is an
+/// address no such Service has, and no DNS server on its node is bound to, is critical
+/// (the kubeadm node's 10.96.0.10 in a cluster whose CoreDNS Service is Kubespray's
+/// 10.233.0.3, tests/fixtures/kubectl/dns-services.json); NodeLocal DNSCache's link-local
+/// address on the Kubespray node is not this rule's. Without the Service (the lab's
+/// default) nothing is judged.
+#[test]
+fn a_kubelet_whose_cluster_dns_no_service_holds_is_critical() {
+    let lab =
+        Lab::start(&["healthy", "kubeadm"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let findings = |lab: &Lab| -> BTreeMap<String, Vec<Value>> {
+        let out = check(lab, &["--format", "json"]);
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        doc["hosts"]
+            .as_array()
+            .expect("hosts")
+            .iter()
+            .map(|h| {
+                let found = h["findings"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f["id"] == "DNS-KUBELET-NO-CLUSTER-DNS")
+                    .cloned()
+                    .collect();
+                (h["host"].as_str().unwrap_or_default().to_owned(), found)
+            })
+            .collect()
+    };
+    let kubeadm = lab.node("kubeadm").name.clone();
+    let healthy = lab.node("healthy").name.clone();
+    let none = findings(&lab);
+    assert!(
+        none[&kubeadm].is_empty() && none[&healthy].is_empty(),
+        "{none:#?}"
+    );
+
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kubectl/dns-services.json"),
+        lab.dir.join("services.json"),
+    )
+    .expect("copy services.json");
+    // The lab's DNS "pod" on the kubeadm node listens on its clusterDNS address itself
+    // (kube-ipvs0, as IPVS holds a Service's address): a DNS server bound there answers,
+    // and nothing is said.
+    let bound = findings(&lab);
+    assert!(bound[&kubeadm].is_empty(), "{bound:#?}");
+    // Without it, nothing on the node answers at 10.96.0.10, as where no Service has it.
+    lab.exec("kubeadm", "kill $(cat /run/lab-dns/cluster-dns.pid)");
+    let read = findings(&lab);
+    assert!(read[&healthy].is_empty(), "{read:#?}");
+    let f = read[&kubeadm]
+        .first()
+        .unwrap_or_else(|| panic!("{read:#?}"));
+    assert_eq!(f["severity"], "critical", "{f:#}");
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("kubelet clusterDNS 10.96.0.10 is not the address of the cluster's DNS Service (kube-system/coredns 10.233.0.3)"),
+        "{f:#}"
+    );
+    assert!(
+        f["evidence"]
+            .as_array()
+            .expect("evidence")
+            .iter()
+            .any(|e| e.as_str().is_some_and(|e| e.starts_with("kubectl on "))),
+        "{f:#}"
+    );
+}

@@ -163,6 +163,16 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
 /// priority 1; each row carries the node's metadata, kubectl's default `includeObject`),
 /// and any other with a NodeList (core/v1). Serves until the test ends; its address.
 fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> String {
+    api_server_with(nodes, configmaps, &[])
+}
+
+/// [`api_server`], answering kube-system's `services` (a ServiceList of `services`, label
+/// selector or not: the selection is the server's, not what this test checks) too.
+fn api_server_with(
+    nodes: &[(&str, &str)],
+    configmaps: &[serde_json::Value],
+    services: &[serde_json::Value],
+) -> String {
     let items: Vec<serde_json::Value> = nodes
         .iter()
         .map(|(name, version)| {
@@ -225,13 +235,21 @@ fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> Strin
                 {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node",
                  "verbs": ["get", "list"], "shortNames": ["no"]},
                 {"name": "configmaps", "singularName": "configmap", "namespaced": true,
-                 "kind": "ConfigMap", "verbs": ["get", "list"], "shortNames": ["cm"]}]})
+                 "kind": "ConfigMap", "verbs": ["get", "list"], "shortNames": ["cm"]},
+                {"name": "services", "singularName": "service", "namespaced": true,
+                 "kind": "Service", "verbs": ["get", "list"], "shortNames": ["svc"]}]})
             .to_string(),
         ),
         (
             "/api/v1/nodes".to_owned(),
             serde_json::json!({"kind": "NodeList", "apiVersion": "v1",
                 "metadata": {"resourceVersion": "1"}, "items": items})
+            .to_string(),
+        ),
+        (
+            "/api/v1/namespaces/kube-system/services".to_owned(),
+            serde_json::json!({"kind": "ServiceList", "apiVersion": "v1",
+                "metadata": {"resourceVersion": "1"}, "items": services})
             .to_string(),
         ),
     ]
@@ -440,6 +458,77 @@ fn the_configmaps_are_read_as_kubectl_prints_them() {
                 file.display()
             );
         }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+/// The cluster DNS Services plan reads (`cluster::GET_DNS_SERVICES`): a real kubectl prints
+/// the API server's ServiceList as a List, and the lab's stand-in prints the same bytes,
+/// for tests/fixtures/kubectl/dns-services.json (a test's services.json in the lab) and for
+/// none (the lab's default); dnsfix reads the Service's address from either.
+#[test]
+fn the_dns_services_are_read_as_kubectl_prints_them() {
+    let fixture = root().join("tests/fixtures/kubectl/dns-services.json");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fixture).expect("read")).expect("JSON");
+    let items = listed["items"].as_array().expect("items").clone();
+    let no_kuberc = dnsfix::cluster::NO_KUBERC
+        .split_once('=')
+        .expect("NAME=VALUE");
+    for services in [items, Vec::new()] {
+        let dir = temp_dir("kubectl-services");
+        if !services.is_empty() {
+            std::fs::copy(&fixture, dir.join("services.json")).expect("copy");
+        }
+        let server = api_server_with(&[], &[], &services);
+        let kubeconfig = kubeconfig(&dir, &server);
+        let mut args = vec!["--request-timeout=20s", "-n", "kube-system"];
+        // The selector is one word to the shell that runs it: split as the shell does.
+        let ask = dnsfix::cluster::GET_DNS_SERVICES;
+        let (before, rest) = ask.split_once(" '").expect("a quoted selector");
+        let (selector, after) = rest.split_once("' ").expect("a quoted selector");
+        args.extend(before.split(' '));
+        args.push(selector);
+        args.extend(after.split(' '));
+        let real = Command::new(kubectl())
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(&args)
+            .env("HOME", &dir)
+            .env(no_kuberc.0, no_kuberc.1)
+            .output()
+            .expect("kubectl runs");
+        assert!(
+            real.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&real.stderr)
+        );
+        let printed = String::from_utf8_lossy(&real.stdout).into_owned();
+        if !services.is_empty() {
+            assert_eq!(
+                printed,
+                String::from_utf8_lossy(&std::fs::read(&fixture).expect("read"))
+            );
+        }
+        let parsed = dnsfix::cluster::parse_services(printed.as_bytes()).expect("parses");
+        assert_eq!(
+            parsed
+                .iter()
+                .map(|s| (s.name.as_str(), s.cluster_ips.clone()))
+                .collect::<Vec<_>>(),
+            if services.is_empty() {
+                vec![]
+            } else {
+                vec![("coredns", vec!["10.233.0.3".to_owned()])]
+            }
+        );
+        let mut lab_args = vec!["--kubeconfig", "/etc/kubernetes/admin.conf"];
+        lab_args.extend(&args);
+        assert_eq!(
+            String::from_utf8_lossy(&lab_kubectl(&dir, &lab_args)),
+            printed,
+            "{args:?}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -10,6 +10,7 @@ use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
 use crate::diagnose::finding::Severity;
 use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, Shadowed, Source};
+use crate::facts::sockets;
 
 pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-NODELOCAL-CLUSTERDNS";
@@ -461,6 +462,9 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             format!("{fix}; then recreate the pods created without it"),
         )]);
     }
+    if let Some(outcome) = not_the_cluster_dns(ctx, dns) {
+        return outcome;
+    }
     match &k.cluster_domain {
         Observed::Known(d) if d.value.is_empty() => {
             let domain = ctx
@@ -494,6 +498,11 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
 /// net.ParseIP, which reads IPv4 octets with any number of leading zeros as decimal
 /// (`010.096.000.010`), in an IPv6 address's dotted tail too.
 pub(super) fn kubelet_parses_ip(s: &str) -> bool {
+    kubelet_ip(s).is_some()
+}
+
+/// The address the kubelet reads `s` as ([`kubelet_parses_ip`]), if any.
+fn kubelet_ip(s: &str) -> Option<IpAddr> {
     let v4 = |t: &str| {
         let octets: Vec<&str> = t.split('.').collect();
         octets.len() == 4
@@ -518,21 +527,20 @@ pub(super) fn kubelet_parses_ip(s: &str) -> bool {
             .collect::<Vec<_>>()
             .join(".")
     };
-    if s.parse::<IpAddr>().is_ok() || v4(s) {
-        return true;
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if v4(s) {
+        return canonical(s).parse().ok();
     }
     // IPv6 with a dotted IPv4 tail: that tail read the same way.
     match s.rsplit_once(':') {
-        Some((head, tail)) if s.contains("::") || head.contains(':') => {
-            v4(tail)
-                && format!("{head}:{}", canonical(tail))
-                    .parse::<std::net::Ipv6Addr>()
-                    .is_ok()
+        Some((head, tail)) if (s.contains("::") || head.contains(':')) && v4(tail) => {
+            format!("{head}:{}", canonical(tail)).parse().ok()
         }
-        _ => false,
+        _ => None,
     }
 }
-
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
@@ -568,4 +576,99 @@ fn kube_dns_address(ctx: &Ctx) -> Option<String> {
         "manual" => set("manual_dns_server").map(str::to_owned),
         _ => None,
     }
+}
+
+/// clusterDNS is an address, but not one the cluster's DNS answers on: not a cluster DNS
+/// Service's (kube-system, `k8s-app: kube-dns`, as kubectl read them), not a node-local
+/// cache's (a link-local address, which DNS-NODELOCAL-CLUSTERDNS judges, or one on the
+/// nodelocaldns interface), and no DNS server on the node is bound to it (one bound to
+/// 0.0.0.0 answers there only if the address is the node's own, which is not known). ClusterFirst pods ask
+/// it first: every lookup times out, or waits out its timeout before a later server that
+/// answers. Typical: nodeadm's `.10` of a wrong spec.cluster.cidr, a Kubespray
+/// kube_service_addresses changed after the Service was made (a Service's address never
+/// changes), a node joined with another cluster's settings. Not judged where kubectl found
+/// no such Service.
+fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
+    let id = "DNS-KUBELET-NO-CLUSTER-DNS";
+    let (via, services) = ctx.dns_services.as_ref()?;
+    let addresses: Vec<IpAddr> = services
+        .iter()
+        .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
+        .collect();
+    if addresses.is_empty() {
+        return None;
+    }
+    let on_node = ctx.facts.nodelocaldns.clone().unwrap_or_default();
+    // A DNS server bound to the address itself on this node answers there.
+    let udp = super::file_text(ctx.facts, sockets::UDP);
+    let answers = |ip: &IpAddr| {
+        addresses.contains(ip)
+            || match ip {
+                IpAddr::V4(v4) => {
+                    v4.is_link_local()
+                        || on_node.iter().any(|a| kubelet_ip(a) == Some(*ip))
+                        || udp.as_deref().is_some_and(|t| sockets::bound_53_to(t, *v4))
+                }
+                IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
+            }
+    };
+    let servers: Vec<IpAddr> = dns.value.iter().filter_map(|a| kubelet_ip(a)).collect();
+    let first = *servers.first()?;
+    if answers(&first) {
+        return None;
+    }
+    let listed: Vec<String> = services
+        .iter()
+        .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
+        .collect();
+    let (severity, outcome) = match servers.iter().find(|ip| answers(ip)) {
+        Some(later) => (
+            Severity::High,
+            format!("every ClusterFirst lookup waits out its timeout before {later} answers"),
+        ),
+        None => (
+            Severity::Critical,
+            "every ClusterFirst lookup goes to an address no DNS server holds and times out"
+                .to_owned(),
+        ),
+    };
+    let service_ip = addresses
+        .iter()
+        .find(|a| a.is_ipv4() == first.is_ipv4())
+        .unwrap_or(&addresses[0])
+        .to_string();
+    let mut fix = if dns.source.kind == "flag" {
+        format!(
+            "correct --cluster-dns at {} to {service_ip}, or remove it; {}",
+            dns.source.at(),
+            restart_hint(ctx)
+        )
+    } else {
+        set_cluster_dns(ctx, dns, &service_ip)
+    };
+    match ctx.facts.flavour.kind {
+        FlavourKind::Kubespray => fix.push_str(
+            " (Kubespray renders clusterDNS from kube_service_addresses, or nodelocaldns_ip with NodeLocal DNSCache: make the inventory agree, or the next cluster.yml writes the old address back)",
+        ),
+        FlavourKind::Eks => fix.push_str(
+            " (nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr, the .10 of an IPv4 one: check that it is the cluster's Service CIDR)",
+        ),
+        _ => {}
+    }
+    Some(RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        severity,
+        format!(
+            "kubelet clusterDNS {first} is not the address of the cluster's DNS Service ({}) nor of a DNS server on this node: {outcome}",
+            listed.join("; ")
+        ),
+        vec![
+            format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
+            format!(
+                "kubectl on {via}: {} (Services with k8s-app kube-dns)",
+                listed.join("; ")
+            ),
+        ],
+        format!("{fix}; then recreate the pods created with it"),
+    )]))
 }

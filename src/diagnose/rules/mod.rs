@@ -61,6 +61,9 @@ pub struct Ctx<'a> {
     /// The same for CoreDNS or NodeLocal DNSCache: `Some(false)` only where neither does
     /// (nodelocaldns not deployed, or its Corefile read too).
     pub corefile_forwards_to_file: Option<bool>,
+    /// The cluster DNS Services (kube-system, `k8s-app: kube-dns`), with the host kubectl
+    /// read them on, when they were read.
+    pub dns_services: Option<(String, Vec<crate::cluster::DnsService>)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -74,6 +77,7 @@ impl<'a> Ctx<'a> {
             kubelet_version: None,
             coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
+            dns_services: None,
         }
     }
 
@@ -85,12 +89,13 @@ impl<'a> Ctx<'a> {
     ) -> Ctx<'a> {
         let mut ctx = Ctx::new(host, facts);
         if let Some(crate::cluster::Cluster::Read {
+            via,
             config,
             kubelets,
             pods,
-            ..
         }) = cluster
         {
+            ctx.dns_services = config.services.clone().map(|s| (via.clone(), s));
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone().map(|m| {
                 let from = config.kube_proxy_from.as_deref();
                 (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())

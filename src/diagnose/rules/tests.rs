@@ -2031,3 +2031,84 @@ fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
         "{f:?}"
     );
 }
+
+/// clusterDNS an address, but not the cluster DNS Service's, and nothing on the node
+/// answers there: critical; high where a later server is the Service; not judged where
+/// kubectl found no such Service, and never for a node-local cache's link-local address.
+#[test]
+fn a_cluster_dns_no_service_holds_is_reported() {
+    let raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-domain",
+    );
+    let host = Host::new("node1");
+    let mut facts = NodeFacts::from_raw("node1", &raw);
+    // The fixture lacks clusterDomain; give it one so only clusterDNS is judged.
+    if let Observed::Known(d) = &mut facts.kubelet.cluster_domain {
+        d.value = "cluster.local".into();
+    }
+    let with = |services: Option<Vec<(&str, &str)>>| crate::cluster::Cluster::Read {
+        via: "cp1".into(),
+        pods: Vec::new(),
+        config: Box::new(crate::cluster::DnsConfig {
+            services: services.map(|list| {
+                list.into_iter()
+                    .map(|(name, ip)| crate::cluster::DnsService {
+                        name: name.into(),
+                        cluster_ips: vec![ip.into()],
+                    })
+                    .collect()
+            }),
+            ..Default::default()
+        }),
+        kubelets: Default::default(),
+    };
+    let judge = |facts: &NodeFacts, cluster: &crate::cluster::Cluster| {
+        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, facts, Some(cluster)))
+    };
+    let other = with(Some(vec![("coredns", "10.233.0.3")]));
+    let RuleOutcome::Findings(f) = judge(&facts, &other) else {
+        panic!("10.96.0.10 is no Service's");
+    };
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert!(
+        f[0].summary.starts_with(
+            "kubelet clusterDNS 10.96.0.10 is not the address of the cluster's DNS Service (kube-system/coredns 10.233.0.3)"
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f[0].evidence.contains(
+            &"kubectl on cp1: kube-system/coredns 10.233.0.3 (Services with k8s-app kube-dns)"
+                .to_owned()
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f[0].remediation
+            .starts_with("set clusterDNS to [10.233.0.3]"),
+        "{f:?}"
+    );
+    for cluster in [
+        with(Some(vec![("kube-dns", "10.96.0.10")])),
+        with(Some(vec![])),
+        with(None),
+    ] {
+        assert_eq!(judge(&facts, &cluster), RuleOutcome::Pass, "{cluster:?}");
+    }
+    // A later server that is the Service's: each lookup waits for the first to time out.
+    let mut later = facts.clone();
+    if let Observed::Known(e) = &mut later.kubelet.cluster_dns {
+        e.value = vec!["10.96.0.99".into(), "10.96.0.10".into()];
+    }
+    let RuleOutcome::Findings(f) = judge(&later, &with(Some(vec![("kube-dns", "10.96.0.10")])))
+    else {
+        panic!("10.96.0.99 is no Service's");
+    };
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    // NodeLocal DNSCache's link-local address is DNS-NODELOCAL-CLUSTERDNS's to judge.
+    let mut cache = facts.clone();
+    if let Observed::Known(e) = &mut cache.kubelet.cluster_dns {
+        e.value = vec!["169.254.25.10".into()];
+    }
+    assert_eq!(judge(&cache, &other), RuleOutcome::Pass);
+}
