@@ -194,10 +194,10 @@ pub struct DnsService {
 /// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
 /// pods' label (kubeadm's `kube-dns`, Kubespray's `coredns` and `coredns-secondary`, k3s's
 /// and EKS's `kube-dns`; the upstream NodeLocal DNSCache manifest's `kube-dns-upstream`
-/// has it too: CoreDNS answers there). tests/it/kubectl_reference.rs runs it through a
+/// has it too: CoreDNS answers there), or the CoreDNS Helm chart's default `coredns`. tests/it/kubectl_reference.rs runs it through a
 /// real kubectl.
 pub const GET_DNS_SERVICES: &str =
-    "get services -l 'k8s-app in (kube-dns,kube-dns-secondary)' -o json";
+    "get services -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o json";
 
 /// The Services in a `kubectl get services -o json` answer (a List).
 pub fn parse_services(json: &[u8]) -> Result<Vec<DnsService>, String> {
@@ -942,11 +942,15 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             logs,
             kubelets,
         },
-        Err(error) => ListingParts {
-            logs,
-            kubelets,
-            ..failed(pods, error)
-        },
+        Err(error) => {
+            let mut parts = failed(pods, error);
+            parts.config.services = services;
+            ListingParts {
+                logs,
+                kubelets,
+                ..parts
+            }
+        }
     }
 }
 
@@ -1634,7 +1638,7 @@ case \" $* \" in
 \
              *\" get pods \"*) cat '{dir}/pods.json' ;;
 \
-             *\" get services -l k8s-app in (kube-dns,kube-dns-secondary) -o json \"*) cat '{services}' ;;
+             *\" get services -l k8s-app in (kube-dns,kube-dns-secondary,coredns) -o json \"*) cat '{services}' ;;
 \
              *\" get nodes \"*) printf 'NAME STATUS ROLES AGE VERSION\\nnode1 Ready <none> 5d v1.30.2\\n\
              node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1.30.2\\nnode4 Ready <none> 5d $(id)\\n' ;;

@@ -1171,18 +1171,22 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             An address can be wrong too: the kubelet asks whatever clusterDNS says. Where the\n\
             cluster was read (kubectl on a control-plane host), dnsfix compares the first\n\
-            clusterDNS address with kube-system's Services labelled k8s-app kube-dns (kubeadm's\n\
-            and k3s's kube-dns, Kubespray's coredns): critical where it is none of theirs, not\n\
-            a node-local cache's (a link-local address, DNS-NODELOCAL-CLUSTERDNS's; one on the\n\
-            nodelocaldns interface) and no DNS server on the node is bound to it; high where a\n\
-            later clusterDNS address is the Service's (each lookup waits for the first to time\n\
-            out). A Service's address never changes: a Kubespray kube_service_addresses changed\n\
+            clusterDNS address with kube-system's Services labelled k8s-app kube-dns,\n\
+            kube-dns-secondary or coredns (kubeadm's and k3s's kube-dns, Kubespray's coredns,\n\
+            the CoreDNS Helm chart's): critical where it is none of theirs, not a node-local\n\
+            cache's (a link-local address, DNS-NODELOCAL-CLUSTERDNS's; one on the nodelocaldns\n\
+            interface) and no DNS server on the node is bound to it; high where a later\n\
+            clusterDNS address is the Service's (each lookup waits for the first to time out).\n\
+            Not judged with Kubespray's dns_mode manual (a server of your choosing) or where a\n\
+            DNS server on the node listens on every address (the address may be the node's\n\
+            own); unknown where the node's socket table was not read.\n\
+            A Service's address never changes: a Kubespray kube_service_addresses changed\n\
             after install renders a clusterDNS no Service has; nodeadm takes the .10 of the\n\
             NodeConfig's spec.cluster.cidr, whatever the cluster's Service CIDR is.",
         fix: "\
             Give the kubelet the cluster's DNS address, where its other settings are: the\n\
-            kube-dns Service's clusterIP\n  \
-            kubectl -n kube-system get svc kube-dns -o jsonpath='{.spec.clusterIP}'\n\
+            cluster DNS Service's clusterIP\n  \
+            kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{.items[*].spec.clusterIP}'\n\
             or NodeLocal DNSCache's address where it runs (Kubespray: nodelocaldns_ip,\n\
             169.254.25.10 by default), and clusterDomain, the zone of CoreDNS's kubernetes\n\
             plugin (cluster.local unless you chose another):\n\

@@ -49,6 +49,30 @@ pub fn bound_53_to(table: &str, addr: Ipv4Addr) -> bool {
         .any(|(a, port)| port == "0035" && spellings.iter().any(|s| s.eq_ignore_ascii_case(a)))
 }
 
+/// A socket of the IPv6 table is bound to port 53 of `addr` itself: the table writes an
+/// address as four 32-bit words, each in the kernel's byte order.
+pub fn bound_53_to6(table: &str, addr: std::net::Ipv6Addr) -> bool {
+    let o = addr.octets();
+    let words = |le: bool| -> String {
+        o.chunks(4)
+            .map(|w| {
+                let w = [w[0], w[1], w[2], w[3]];
+                format!(
+                    "{:08X}",
+                    if le {
+                        u32::from_le_bytes(w)
+                    } else {
+                        u32::from_be_bytes(w)
+                    }
+                )
+            })
+            .collect()
+    };
+    let spellings = [words(true), words(false)];
+    local_addresses(table)
+        .any(|(a, port)| port == "0035" && spellings.iter().any(|s| s.eq_ignore_ascii_case(a)))
+}
+
 /// A socket of the IPv6 table is bound to port 53 on every address (`::`).
 pub fn bound_53_any6(table: &str) -> bool {
     local_addresses(table).any(|(a, port)| port == "0035" && a.bytes().all(|b| b == b'0'))
@@ -84,6 +108,18 @@ mod tests {
         let big_endian = STUB.replace("3500007F", "7F000035");
         assert!(bound_53_v4(&big_endian, stub));
         assert!(!bound_53_v4("", stub));
+        // Bound to the address itself, not every address.
+        assert!(bound_53_to(STUB, stub));
+        assert!(!bound_53_to(&any, stub));
+        // IPv6: four words, each in the kernel's byte order (fd00::10 on little-endian).
+        let cache6: std::net::Ipv6Addr = "fd00::10".parse().expect("address");
+        let bound6 = ANY6.replace(
+            "00000000000000000000000000000000:0035",
+            "000000FD000000000000000010000000:0035",
+        );
+        assert!(bound_53_to6(&bound6, cache6));
+        assert!(!bound_53_to6(ANY6, cache6));
+        assert!(!bound_53_any6(&bound6));
         // A socket connected from port 53 (state 01) is no server.
         let connected = STUB.replace(" 07 00000000", " 01 00000000");
         assert!(!bound_53_v4(&connected, stub));

@@ -265,6 +265,36 @@ fn api_server_with(
     serve(answers, table)
 }
 
+/// The query of a Services list asks for dnsfix's label selector, as kubectl encodes it
+/// (`+` for a space, `%XX` for the rest).
+fn asks_dns_services(query: &str) -> bool {
+    let selector = dnsfix::cluster::GET_DNS_SERVICES
+        .split('\'')
+        .nth(1)
+        .expect("a quoted selector");
+    query.split('&').any(|pair| {
+        let Some(value) = pair.strip_prefix("labelSelector=") else {
+            return false;
+        };
+        let bytes = value.as_bytes();
+        let mut decoded = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => decoded.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                    decoded.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                    i += 2;
+                }
+                b => decoded.push(b),
+            }
+            i += 1;
+        }
+        decoded == selector.as_bytes()
+    })
+}
+
 /// Serves `answers` (path, body), and `table` for a request for the nodes that accepts a
 /// Table, on a port of its own until the test ends; its address.
 fn serve(answers: Vec<(String, String)>, table: String) -> String {
@@ -290,8 +320,17 @@ fn serve(answers: Vec<(String, String)>, table: String) -> String {
                         table |= lower.starts_with("accept:") && lower.contains("as=table");
                         header.clear();
                     }
-                    let path = request.split(' ').nth(1).unwrap_or("");
-                    let path = path.split('?').next().unwrap_or("");
+                    let target = request.split(' ').nth(1).unwrap_or("");
+                    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+                    // The Services are asked for by their label: the selector must arrive
+                    // whole (an ask that loses it would list every Service).
+                    if path.ends_with("/services") && !asks_dns_services(query) {
+                        let reply = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+                        if stream.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     let not_found = serde_json::json!({"kind": "Status", "apiVersion": "v1",
                         "metadata": {}, "status": "Failure", "reason": "NotFound", "code": 404,
                         "message": format!("{path} not found")})

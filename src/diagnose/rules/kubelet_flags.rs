@@ -427,22 +427,12 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             )]);
         }
         let fix = if dns.source.kind == "flag" {
-            // The flag beats the config file: an edit there changes nothing.
-            let under = dns
-                .shadowed
-                .iter()
-                .find(|s| s.value.split(',').any(|a| kubelet_parses_ip(a.trim())))
-                .map(|s| format!(" (then {} clusterDNS: {} counts)", s.source.at(), s.value))
-                .unwrap_or_default();
-            format!(
-                "correct --cluster-dns at {} to the cluster DNS address, or remove it{under}; {restart}",
-                dns.source.at()
-            )
+            flag_fix(ctx, dns, "the cluster DNS address")
         } else {
             match kube_dns_address(ctx) {
                 Some(a) => set_cluster_dns(ctx, dns, &a),
                 None => format!(
-                    "{} (the kube-dns Service's clusterIP: kubectl -n kube-system get svc kube-dns -o jsonpath='{{.spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
+                    "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
                     set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
                 ),
             }
@@ -528,7 +518,8 @@ fn kubelet_ip(s: &str) -> Option<IpAddr> {
             .join(".")
     };
     if let Ok(ip) = s.parse::<IpAddr>() {
-        return Some(ip);
+        // ::ffff:10.96.0.10 is 10.96.0.10 to the kubelet and the kernel.
+        return Some(ip.to_canonical());
     }
     if v4(s) {
         return canonical(s).parse().ok();
@@ -578,16 +569,48 @@ fn kube_dns_address(ctx: &Ctx) -> Option<String> {
     }
 }
 
+/// How to change a --cluster-dns flag to `to`: where it is set (on EKS in the NodeConfig's
+/// spec.kubelet.flags, as nodeadm writes the environment file anew at every boot), with the
+/// config file's value under it named, which counts once the flag goes.
+fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
+    let under = dns
+        .shadowed
+        .iter()
+        .map(|s| {
+            format!(
+                " (without it, {} clusterDNS: {} counts)",
+                s.source.at(),
+                s.value
+            )
+        })
+        .next()
+        .unwrap_or_default();
+    if ctx.facts.flavour.kind == FlavourKind::Eks {
+        return format!(
+            "change --cluster-dns to {to} in the NodeConfig's spec.kubelet.flags, or take it out{under} (nodeadm writes {} anew at every boot); {}",
+            dns.source.at(),
+            super::EKS_APPLY
+        );
+    }
+    format!(
+        "change --cluster-dns at {} to {to}, or remove it{under}; {}",
+        dns.source.at(),
+        restart_hint(ctx)
+    )
+}
+
 /// clusterDNS is an address, but not one the cluster's DNS answers on: not a cluster DNS
-/// Service's (kube-system, `k8s-app: kube-dns`, as kubectl read them), not a node-local
-/// cache's (a link-local address, which DNS-NODELOCAL-CLUSTERDNS judges, or one on the
-/// nodelocaldns interface), and no DNS server on the node is bound to it (one bound to
-/// 0.0.0.0 answers there only if the address is the node's own, which is not known). ClusterFirst pods ask
-/// it first: every lookup times out, or waits out its timeout before a later server that
-/// answers. Typical: nodeadm's `.10` of a wrong spec.cluster.cidr, a Kubespray
-/// kube_service_addresses changed after the Service was made (a Service's address never
-/// changes), a node joined with another cluster's settings. Not judged where kubectl found
-/// no such Service.
+/// Service's (kube-system, `k8s-app` kube-dns, kube-dns-secondary or coredns, as kubectl read
+/// them), not a node-local cache's (an IPv4 link-local address, which
+/// DNS-NODELOCAL-CLUSTERDNS judges, or one on the nodelocaldns interface), and no DNS server
+/// on the node is bound to it. ClusterFirst pods ask it first: every lookup times out, or
+/// waits out its timeout before a later server that answers. Typical: nodeadm's `.10` of a
+/// wrong spec.cluster.cidr, a Kubespray kube_service_addresses changed after the Service was
+/// made (a Service's address never changes), a node joined with another cluster's settings.
+/// Not judged where kubectl found no such Service, with Kubespray's dns_mode manual (a
+/// server of the operator's choosing), or where a DNS server on the node listens on every
+/// address (the address may be the node's own, which the gather does not list); unknown
+/// where the socket tables were not read whole.
 fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
     let id = "DNS-KUBELET-NO-CLUSTER-DNS";
     let (via, services) = ctx.dns_services.as_ref()?;
@@ -595,62 +618,94 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         .iter()
         .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
         .collect();
-    if addresses.is_empty() {
+    if addresses.is_empty() || ctx.host.var_str("dns_mode") == Some("manual") {
         return None;
     }
-    let on_node = ctx.facts.nodelocaldns.clone().unwrap_or_default();
-    // A DNS server bound to the address itself on this node answers there.
-    let udp = super::file_text(ctx.facts, sockets::UDP);
-    let answers = |ip: &IpAddr| {
-        addresses.contains(ip)
-            || match ip {
-                IpAddr::V4(v4) => {
-                    v4.is_link_local()
-                        || on_node.iter().any(|a| kubelet_ip(a) == Some(*ip))
-                        || udp.as_deref().is_some_and(|t| sockets::bound_53_to(t, *v4))
-                }
-                IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
-            }
-    };
     let servers: Vec<IpAddr> = dns.value.iter().filter_map(|a| kubelet_ip(a)).collect();
+    let on_node: Vec<IpAddr> = ctx
+        .facts
+        .nodelocaldns
+        .iter()
+        .flatten()
+        .filter_map(|a| kubelet_ip(a.split('/').next().unwrap_or(a)))
+        .collect();
+    let cached = |ip: &IpAddr| {
+        addresses.contains(ip)
+            || on_node.contains(ip)
+            || matches!(ip, IpAddr::V4(v4) if v4.is_link_local())
+            || matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)
+    };
     let first = *servers.first()?;
-    if answers(&first) {
+    if cached(&first) {
+        return None;
+    }
+    // A DNS server on the node bound to the address answers there; one bound to every
+    // address does too if the address is the node's own, which is not known.
+    let whole = |path: &str| {
+        ctx.facts
+            .files
+            .get(path)
+            .filter(|f| !f.truncated && f.state == crate::facts::raw::FileState::Present)
+            .and_then(|f| f.text())
+    };
+    let (Some(udp), udp6) = (whole(sockets::UDP), whole(sockets::UDP6)) else {
+        return Some(ctx.unknown_because(
+            id,
+            format!(
+                "kubelet clusterDNS {first} is no cluster DNS Service's, and {} was not read whole: whether a DNS server on this node answers there is not known",
+                sockets::UDP
+            ),
+            "check that a DNS server answers at that address on the node (ss -lun 'sport = :53'), then check again".into(),
+        ));
+    };
+    let bound = |ip: &IpAddr| match ip {
+        IpAddr::V4(v4) => sockets::bound_53_to(&udp, *v4),
+        IpAddr::V6(v6) => udp6
+            .as_deref()
+            .is_some_and(|t| sockets::bound_53_to6(t, *v6)),
+    };
+    if bound(&first)
+        || sockets::bound_53_to(&udp, std::net::Ipv4Addr::UNSPECIFIED)
+        || udp6.as_deref().is_some_and(sockets::bound_53_any6)
+    {
         return None;
     }
     let listed: Vec<String> = services
         .iter()
         .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
         .collect();
-    let (severity, outcome) = match servers.iter().find(|ip| answers(ip)) {
+    let (severity, outcome) = match servers.iter().find(|ip| cached(ip) || bound(ip)) {
         Some(later) => (
             Severity::High,
             format!("every ClusterFirst lookup waits out its timeout before {later} answers"),
         ),
         None => (
             Severity::Critical,
-            "every ClusterFirst lookup goes to an address no DNS server holds and times out"
+            "every ClusterFirst lookup goes there first and times out unless something outside the node answers at it"
                 .to_owned(),
         ),
     };
+    // The first address replaced by the Service's of its family; the others kept.
     let service_ip = addresses
         .iter()
         .find(|a| a.is_ipv4() == first.is_ipv4())
-        .unwrap_or(&addresses[0])
-        .to_string();
+        .unwrap_or(&addresses[0]);
+    let wanted: Vec<String> = std::iter::once(service_ip.to_string())
+        .chain(dns.value.iter().skip(1).cloned())
+        .collect();
     let mut fix = if dns.source.kind == "flag" {
-        format!(
-            "correct --cluster-dns at {} to {service_ip}, or remove it; {}",
-            dns.source.at(),
-            restart_hint(ctx)
-        )
+        flag_fix(ctx, dns, &wanted.join(","))
     } else {
-        set_cluster_dns(ctx, dns, &service_ip)
+        set_cluster_dns(ctx, dns, &wanted.join(","))
     };
     match ctx.facts.flavour.kind {
         FlavourKind::Kubespray => fix.push_str(
             " (Kubespray renders clusterDNS from kube_service_addresses, or nodelocaldns_ip with NodeLocal DNSCache: make the inventory agree, or the next cluster.yml writes the old address back)",
         ),
-        FlavourKind::Eks => fix.push_str(
+        FlavourKind::Kubeadm => fix.push_str(
+            " (and in kubeadm's kubelet-config ConfigMap, where it says the same: kubeadm upgrade node writes it back)",
+        ),
+        FlavourKind::Eks if dns.source.kind != "flag" => fix.push_str(
             " (nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr, the .10 of an IPv4 one: check that it is the cluster's Service CIDR)",
         ),
         _ => {}
@@ -665,7 +720,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         vec![
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
             format!(
-                "kubectl on {via}: {} (Services with k8s-app kube-dns)",
+                "kubectl on {via}: {} (Services labelled k8s-app kube-dns, kube-dns-secondary or coredns)",
                 listed.join("; ")
             ),
         ],

@@ -1959,10 +1959,10 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     };
     assert!(
         f[0].remediation
-            .starts_with("correct --cluster-dns at /etc/default/kubelet:1")
-            && f[0]
-                .remediation
-                .contains("(then /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"),
+            .starts_with("change --cluster-dns at /etc/default/kubelet:1")
+            && f[0].remediation.contains(
+                "(without it, /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"
+            ),
         "{}",
         f[0].remediation
     );
@@ -2032,21 +2032,10 @@ fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
     );
 }
 
-/// clusterDNS an address, but not the cluster DNS Service's, and nothing on the node
-/// answers there: critical; high where a later server is the Service; not judged where
-/// kubectl found no such Service, and never for a node-local cache's link-local address.
-#[test]
-fn a_cluster_dns_no_service_holds_is_reported() {
-    let raw = crate::testing::rules_fixture(
-        "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-domain",
-    );
-    let host = Host::new("node1");
-    let mut facts = NodeFacts::from_raw("node1", &raw);
-    // The fixture lacks clusterDomain; give it one so only clusterDNS is judged.
-    if let Observed::Known(d) = &mut facts.kubelet.cluster_domain {
-        d.value = "cluster.local".into();
-    }
-    let with = |services: Option<Vec<(&str, &str)>>| crate::cluster::Cluster::Read {
+/// A cluster whose DNS Services (kube-system, `k8s-app: kube-dns`) are `services` (name,
+/// address); none where kubectl did not read them.
+fn with_services(services: Option<Vec<(&str, &str)>>) -> crate::cluster::Cluster {
+    crate::cluster::Cluster::Read {
         via: "cp1".into(),
         pods: Vec::new(),
         config: Box::new(crate::cluster::DnsConfig {
@@ -2061,12 +2050,49 @@ fn a_cluster_dns_no_service_holds_is_reported() {
             ..Default::default()
         }),
         kubelets: Default::default(),
-    };
-    let judge = |facts: &NodeFacts, cluster: &crate::cluster::Cluster| {
-        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, facts, Some(cluster)))
-    };
-    let other = with(Some(vec![("coredns", "10.233.0.3")]));
-    let RuleOutcome::Findings(f) = judge(&facts, &other) else {
+    }
+}
+
+const UDP_HEADER: &str = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
+
+/// The kubeadm node of `kubeadm-config-without-cluster-domain` (clusterDNS 10.96.0.10) with
+/// its clusterDomain back and the socket tables `udp` (rows after the header; None: not
+/// read) and no IPv6 one; its facts with clusterDNS `dns` where given.
+fn service_node(udp: Option<&str>, dns: Option<&[&str]>) -> NodeFacts {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-domain",
+    );
+    match udp {
+        Some(rows) => raw.file(
+            crate::facts::sockets::UDP,
+            FileState::Present,
+            Some(format!("{UDP_HEADER}{rows}").as_bytes()),
+        ),
+        None => raw.file(crate::facts::sockets::UDP, FileState::Unreadable, None),
+    }
+    raw.file(crate::facts::sockets::UDP6, FileState::Missing, None);
+    let mut facts = NodeFacts::from_raw("node1", &raw);
+    if let Observed::Known(d) = &mut facts.kubelet.cluster_domain {
+        d.value = "cluster.local".into();
+    }
+    if let (Some(dns), Observed::Known(e)) = (dns, &mut facts.kubelet.cluster_dns) {
+        e.value = dns.iter().map(|a| (*a).to_owned()).collect();
+    }
+    facts
+}
+
+fn judge_services(facts: &NodeFacts, cluster: &crate::cluster::Cluster) -> RuleOutcome {
+    kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&Host::new("node1"), facts, Some(cluster)))
+}
+
+/// clusterDNS an address, but not the cluster DNS Service's, and nothing on the node
+/// answers there: critical; high where a later server is the Service's; not judged where
+/// kubectl found no such Service.
+#[test]
+fn a_cluster_dns_no_service_holds_is_reported() {
+    let facts = service_node(Some(""), None);
+    let other = with_services(Some(vec![("coredns", "10.233.0.3")]));
+    let RuleOutcome::Findings(f) = judge_services(&facts, &other) else {
         panic!("10.96.0.10 is no Service's");
     };
     assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
@@ -2078,37 +2104,84 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     );
     assert!(
         f[0].evidence.contains(
-            &"kubectl on cp1: kube-system/coredns 10.233.0.3 (Services with k8s-app kube-dns)"
+            &"kubectl on cp1: kube-system/coredns 10.233.0.3 (Services labelled k8s-app kube-dns, kube-dns-secondary or coredns)"
                 .to_owned()
         ),
         "{f:?}"
     );
     assert!(
         f[0].remediation
-            .starts_with("set clusterDNS to [10.233.0.3]"),
+            .starts_with("set clusterDNS to [10.233.0.3]")
+            && f[0].remediation.contains("kubelet-config ConfigMap"),
         "{f:?}"
     );
     for cluster in [
-        with(Some(vec![("kube-dns", "10.96.0.10")])),
-        with(Some(vec![])),
-        with(None),
+        with_services(Some(vec![("kube-dns", "10.96.0.10")])),
+        with_services(Some(vec![])),
+        with_services(None),
     ] {
-        assert_eq!(judge(&facts, &cluster), RuleOutcome::Pass, "{cluster:?}");
+        assert_eq!(
+            judge_services(&facts, &cluster),
+            RuleOutcome::Pass,
+            "{cluster:?}"
+        );
     }
     // A later server that is the Service's: each lookup waits for the first to time out.
-    let mut later = facts.clone();
-    if let Observed::Known(e) = &mut later.kubelet.cluster_dns {
-        e.value = vec!["10.96.0.99".into(), "10.96.0.10".into()];
-    }
-    let RuleOutcome::Findings(f) = judge(&later, &with(Some(vec![("kube-dns", "10.96.0.10")])))
-    else {
+    let later = service_node(Some(""), Some(&["10.96.0.99", "10.96.0.10"]));
+    let kube_dns = with_services(Some(vec![("kube-dns", "10.96.0.10")]));
+    let RuleOutcome::Findings(f) = judge_services(&later, &kube_dns) else {
         panic!("10.96.0.99 is no Service's");
     };
     assert_eq!(f[0].severity, Severity::High, "{f:?}");
-    // NodeLocal DNSCache's link-local address is DNS-NODELOCAL-CLUSTERDNS's to judge.
-    let mut cache = facts.clone();
-    if let Observed::Known(e) = &mut cache.kubelet.cluster_dns {
-        e.value = vec!["169.254.25.10".into()];
+    // With a second address, only the first is replaced.
+    let dual = service_node(Some(""), Some(&["10.96.0.10", "fd00:10:96::a"]));
+    let RuleOutcome::Findings(f) = judge_services(&dual, &other) else {
+        panic!("10.96.0.10 is no Service's");
+    };
+    assert!(
+        f[0].remediation
+            .starts_with("set clusterDNS to [10.233.0.3,fd00:10:96::a]"),
+        "{f:?}"
+    );
+}
+
+/// What answers on the node itself, or may: a DNS server bound to the address or to every
+/// address, a node-local cache (link-local, or on the nodelocaldns interface), the same
+/// address spelt IPv4-mapped; a server of Kubespray's dns_mode manual. None is judged; a
+/// socket table not read leaves it unknown.
+#[test]
+fn a_cluster_dns_answered_on_the_node_is_not_judged() {
+    let other = with_services(Some(vec![("coredns", "10.233.0.3")]));
+    let row = |local: &str| {
+        format!(
+            " 2412: {local} 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 6220938 2 00000000fed30b06 0\n"
+        )
+    };
+    for local in ["0A00600A:0035", "00000000:0035"] {
+        let bound = service_node(Some(&row(local)), None);
+        assert_eq!(judge_services(&bound, &other), RuleOutcome::Pass, "{local}");
     }
-    assert_eq!(judge(&cache, &other), RuleOutcome::Pass);
+    let RuleOutcome::Findings(f) = judge_services(&service_node(None, None), &other) else {
+        panic!("not known");
+    };
+    assert_eq!(
+        f[0].status,
+        crate::diagnose::finding::FindingStatus::Unknown,
+        "{f:?}"
+    );
+    let mapped = service_node(Some(""), Some(&["::ffff:10.233.0.3"]));
+    assert_eq!(judge_services(&mapped, &other), RuleOutcome::Pass);
+    let cache = service_node(Some(""), Some(&["169.254.25.10"]));
+    assert_eq!(judge_services(&cache, &other), RuleOutcome::Pass);
+    let mut cache6 = service_node(Some(""), Some(&["fd00::10"]));
+    cache6.nodelocaldns = Some(vec!["fd00::10".into()]);
+    let six = with_services(Some(vec![("kube-dns", "fd00:10:96::a")]));
+    assert_eq!(judge_services(&cache6, &six), RuleOutcome::Pass);
+    let mut manual = Host::new("node1");
+    manual.vars.insert("dns_mode".into(), "manual".into());
+    let facts = service_node(Some(""), None);
+    assert_eq!(
+        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&manual, &facts, Some(&other))),
+        RuleOutcome::Pass
+    );
 }
