@@ -73,15 +73,7 @@ pub fn apply_script(
                 before,
                 after,
                 ..
-            } => {
-                check_sysctl(name)?;
-                script.push_str(&format!(
-                    "sysctl_precheck {} {} {}\n",
-                    quote(name),
-                    quote(&normalize_value(before.as_deref().unwrap_or(""))),
-                    quote(&normalize_value(after))
-                ));
-            }
+            } => script.push_str(&sysctl_step("sysctl_precheck", name, before, after)?),
             _ => {}
         }
     }
@@ -114,15 +106,7 @@ pub fn apply_script(
                 before,
                 after,
                 ..
-            } => {
-                check_sysctl(name)?;
-                script.push_str(&format!(
-                    "sysctl_set {} {} {}\n",
-                    quote(name),
-                    quote(&normalize_value(before.as_deref().unwrap_or(""))),
-                    quote(&normalize_value(after))
-                ));
-            }
+            } => script.push_str(&sysctl_step("sysctl_set", name, before, after)?),
             Change::LoadModule { name, .. } => {
                 if !name
                     .chars()
@@ -229,6 +213,24 @@ fn check_path(path: &str) -> Result<(), String> {
             "{path:?}: dnsfix writes only absolute paths of [A-Za-z0-9._/+@:-] without `..`"
         ))
     }
+}
+
+/// A call of apply.sh's `function` (sysctl_precheck, sysctl_set) for sysctl `name`: its
+/// value before (empty where the key did not exist) and after, blanks squeezed as the
+/// script reads /proc/sys.
+fn sysctl_step(
+    function: &str,
+    name: &str,
+    before: &Option<String>,
+    after: &str,
+) -> Result<String, String> {
+    check_sysctl(name)?;
+    Ok(format!(
+        "{function} {} {} {}\n",
+        quote(name),
+        quote(&normalize_value(before.as_deref().unwrap_or(""))),
+        quote(&normalize_value(after))
+    ))
 }
 
 fn check_sysctl(name: &str) -> Result<(), String> {

@@ -22,6 +22,13 @@ fn check(lab: &Lab, extra: &[&str]) -> Output {
         .output()
 }
 
+/// The hosts of `check --format json`'s answer.
+fn json_hosts(out: &Output) -> Vec<Value> {
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    doc["hosts"].as_array().expect("hosts").clone()
+}
+
 fn ids(host: &Value, drift: bool) -> Vec<String> {
     let mut v: Vec<String> = host["findings"]
         .as_array()
@@ -313,15 +320,12 @@ fn a_kubeadm_cluster_before_1_24_is_compared_with_its_versioned_kubelet_config()
     let lab = Lab::start(&["kubeadm"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.node("kubeadm").name.clone();
     let host_of = |out: &Output| -> Value {
-        let doc: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-        doc["hosts"]
-            .as_array()
-            .expect("hosts")
+        let hosts = json_hosts(out);
+        hosts
             .iter()
             .find(|h| h["host"] == node.as_str())
             .cloned()
-            .unwrap_or_else(|| panic!("{node} missing: {doc:#}"))
+            .unwrap_or_else(|| panic!("{node} missing: {hosts:#?}"))
     };
     // The host's finding (or not-applicable entry) of the drift rule.
     let drift = |host: &Value, list: &str| -> Option<Value> {
@@ -493,12 +497,7 @@ fn a_kubelet_whose_cluster_dns_no_service_holds_is_critical() {
     let lab =
         Lab::start(&["healthy", "kubeadm"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let findings = |lab: &Lab| -> BTreeMap<String, Vec<Value>> {
-        let out = check(lab, &["--format", "json"]);
-        let doc: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-        doc["hosts"]
-            .as_array()
-            .expect("hosts")
+        json_hosts(&check(lab, &["--format", "json"]))
             .iter()
             .map(|h| {
                 let found = h["findings"]

@@ -432,6 +432,28 @@ fn kubeconfig(dir: &Path, server: &str) -> PathBuf {
     path
 }
 
+/// What the real kubectl prints for `args` against `kubeconfig`'s server, with no user's
+/// kuberc (as dnsfix runs it); it must succeed.
+fn real_kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
+    let no_kuberc = dnsfix::cluster::NO_KUBERC
+        .split_once('=')
+        .expect("NAME=VALUE");
+    let real = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env("HOME", home)
+        .env(no_kuberc.0, no_kuberc.1)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        real.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&real.stderr)
+    );
+    String::from_utf8_lossy(&real.stdout).into_owned()
+}
+
 /// The ConfigMaps plan reads: for `cluster::GET_CONFIGMAPS` a real kubectl gets each name
 /// and prints those found as a List, in the order asked; for one name alone, the object
 /// itself, or nothing when there is none. The lab's stand-in prints the same bytes, for the
@@ -452,9 +474,6 @@ fn the_configmaps_are_read_as_kubectl_prints_them() {
         one("kubelet-config-1.23"),
         one("kubelet-config-1.22"),
     ];
-    let no_kuberc = dnsfix::cluster::NO_KUBERC
-        .split_once('=')
-        .expect("NAME=VALUE");
     for (file, found) in [(&lab_file, [5, 0, 0]), (&old_file, [1, 1, 0])] {
         let dir = temp_dir("kubectl-configmaps");
         std::fs::create_dir_all(dir.join("lib")).expect("lib");
@@ -465,20 +484,7 @@ fn the_configmaps_are_read_as_kubectl_prints_them() {
         for (ask, found) in asks.iter().zip(found) {
             let mut args = vec!["--request-timeout=20s", "-n", "kube-system"];
             args.extend(ask.split(' '));
-            let real = Command::new(kubectl())
-                .arg("--kubeconfig")
-                .arg(&kubeconfig)
-                .args(&args)
-                .env("HOME", &dir)
-                .env(no_kuberc.0, no_kuberc.1)
-                .output()
-                .expect("kubectl runs");
-            assert!(
-                real.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&real.stderr)
-            );
-            let printed = String::from_utf8_lossy(&real.stdout);
+            let printed = real_kubectl(&kubeconfig, &dir, &args);
             let count = match serde_json::from_str::<serde_json::Value>(&printed) {
                 Ok(doc) if doc["kind"] == "List" => doc["items"].as_array().map_or(0, Vec::len),
                 Ok(_) => 1,
@@ -511,9 +517,6 @@ fn the_dns_services_are_read_as_kubectl_prints_them() {
     let listed: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&fixture).expect("read")).expect("JSON");
     let items = listed["items"].as_array().expect("items").clone();
-    let no_kuberc = dnsfix::cluster::NO_KUBERC
-        .split_once('=')
-        .expect("NAME=VALUE");
     for services in [items, Vec::new()] {
         let dir = temp_dir("kubectl-services");
         if !services.is_empty() {
@@ -529,20 +532,7 @@ fn the_dns_services_are_read_as_kubectl_prints_them() {
         args.extend(before.split(' '));
         args.push(selector);
         args.extend(after.split(' '));
-        let real = Command::new(kubectl())
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .args(&args)
-            .env("HOME", &dir)
-            .env(no_kuberc.0, no_kuberc.1)
-            .output()
-            .expect("kubectl runs");
-        assert!(
-            real.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&real.stderr)
-        );
-        let printed = String::from_utf8_lossy(&real.stdout).into_owned();
+        let printed = real_kubectl(&kubeconfig, &dir, &args);
         if !services.is_empty() {
             assert_eq!(
                 printed,
