@@ -192,10 +192,11 @@ pub struct DnsService {
 }
 
 /// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
-/// pods' label (kubeadm's `kube-dns`, Kubespray's `coredns` and `coredns-secondary`, k3s's
-/// and EKS's `kube-dns`; the upstream NodeLocal DNSCache manifest's `kube-dns-upstream`
-/// has it too: CoreDNS answers there), or the CoreDNS Helm chart's default `coredns`. tests/it/kubectl_reference.rs runs it through a
-/// real kubectl.
+/// pods' label, `k8s-app` `kube-dns` (kubeadm's, k3s's and EKS's Service `kube-dns`,
+/// Kubespray's `coredns`; the upstream NodeLocal DNSCache manifest's `kube-dns-upstream`
+/// has it too: CoreDNS answers there), `kube-dns-secondary` (Kubespray's
+/// `coredns-secondary`), or `coredns`, the CoreDNS Helm chart's default.
+/// tests/it/kubectl_reference.rs runs it through a real kubectl.
 pub const GET_DNS_SERVICES: &str =
     "get services -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o json";
 
@@ -1685,7 +1686,7 @@ case \" $* \" in
         let (parts, asked) = run_listing(fixture);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!(parts.config.error, None);
-        // The cluster DNS Services too, asked with the selector as one word.
+        // The cluster DNS Services too.
         assert_eq!(
             parts.config.services,
             Some(vec![DnsService {

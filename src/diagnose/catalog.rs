@@ -1172,8 +1172,8 @@ pub const RULES: &[RuleInfo] = &[
             An address can be wrong too: the kubelet asks whatever clusterDNS says. Where the\n\
             cluster was read (kubectl on a control-plane host), dnsfix compares the first\n\
             clusterDNS address with kube-system's Services labelled k8s-app kube-dns,\n\
-            kube-dns-secondary or coredns (kubeadm's and k3s's kube-dns, Kubespray's coredns,\n\
-            the CoreDNS Helm chart's): critical where it is none of theirs, not a node-local\n\
+            kube-dns-secondary or coredns (kubeadm's and k3s's Service kube-dns, Kubespray's\n\
+            coredns, the CoreDNS Helm chart's): critical where it is none of theirs, not a node-local\n\
             cache's (a link-local address, DNS-NODELOCAL-CLUSTERDNS's; one on the nodelocaldns\n\
             interface) and no DNS server on the node is bound to it; high where a later\n\
             clusterDNS address is the Service's (each lookup waits for the first to time out).\n\
@@ -1193,16 +1193,20 @@ pub const RULES: &[RuleInfo] = &[
             - kubeadm: clusterDNS and clusterDomain in /var/lib/kubelet/config.yaml, and in the\n  \
             kubelet-config ConfigMap so `kubeadm upgrade` keeps them;\n\
             - Kubespray: dns_mode coredns (the default) and run cluster.yml;\n\
-            - k3s/RKE2: `cluster-dns:` and `cluster-domain:` in config.yaml;\n\
+            - k3s/RKE2: the servers' `cluster-dns:` and `cluster-domain:` (agents take them\n  \
+            from the server), or for one node `kubelet-arg+: [cluster-dns=ADDRESS]` in a\n  \
+            config.yaml.d drop-in;\n\
             - MicroK8s: `microk8s enable dns`;\n\
             - EKS: spec.cluster.cidr in the NodeConfig, from which nodeadm derives clusterDNS;\n\
             - a plain kubelet: clusterDNS/clusterDomain in its --config file, or fix the\n  \
             --cluster-dns flag to an address.",
         restart: "\
             Restart the kubelet (systemctl restart kubelet; k3s, RKE2, k0s and MicroK8s: their\n\
-            service). Pods keep the resolv.conf they were created with: recreate every pod on\n\
-            the node created without the cluster's DNS (kubectl delete pod --field-selector\n\
-            spec.nodeName=NODE -A, or roll their Deployments).",
+            service; EKS: replace the node, or reboot it with a NodeConfig in\n\
+            /etc/eks/nodeadm.d/, as nodeadm writes the kubelet's settings at boot). Pods keep\n\
+            the resolv.conf they were created with: recreate every pod on the node created\n\
+            without the cluster's DNS (kubectl delete pod --field-selector spec.nodeName=NODE\n\
+            -A, or roll their Deployments).",
         verify: "\
             kubectl get --raw /api/v1/nodes/NODE/proxy/configz | jq '.kubeletconfig | {clusterDNS, clusterDomain}'\n\
             kubectl get events -A --field-selector reason=MissingClusterDNS\n\

@@ -166,8 +166,9 @@ fn api_server(nodes: &[(&str, &str)], configmaps: &[serde_json::Value]) -> Strin
     api_server_with(nodes, configmaps, &[])
 }
 
-/// [`api_server`], answering kube-system's `services` (a ServiceList of `services`, label
-/// selector or not: the selection is the server's, not what this test checks) too.
+/// [`api_server`], answering kube-system's `services` too: a ServiceList of `services`, to
+/// a list that asks for dnsfix's label selector only (`asks_dns_services`; 400 otherwise);
+/// which Services match it is the server's business, not this test's.
 fn api_server_with(
     nodes: &[(&str, &str)],
     configmaps: &[serde_json::Value],

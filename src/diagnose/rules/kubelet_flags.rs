@@ -527,11 +527,15 @@ fn kubelet_ip(s: &str) -> Option<IpAddr> {
     // IPv6 with a dotted IPv4 tail: that tail read the same way.
     match s.rsplit_once(':') {
         Some((head, tail)) if (s.contains("::") || head.contains(':')) && v4(tail) => {
-            format!("{head}:{}", canonical(tail)).parse().ok()
+            format!("{head}:{}", canonical(tail))
+                .parse::<IpAddr>()
+                .ok()
+                .map(|ip| ip.to_canonical())
         }
         _ => None,
     }
 }
+
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
@@ -629,18 +633,20 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         .flatten()
         .filter_map(|a| kubelet_ip(a.split('/').next().unwrap_or(a)))
         .collect();
-    let cached = |ip: &IpAddr| {
+    let elsewhere = |ip: &IpAddr| {
         addresses.contains(ip)
             || on_node.contains(ip)
             || matches!(ip, IpAddr::V4(v4) if v4.is_link_local())
             || matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)
     };
     let first = *servers.first()?;
-    if cached(&first) {
+    if elsewhere(&first) {
         return None;
     }
     // A DNS server on the node bound to the address answers there; one bound to every
-    // address does too if the address is the node's own, which is not known.
+    // address does too if the address is the node's own, which is not known. Without
+    // /proc/net/udp whole that is unknown; an IPv6 table not read whole (or not there:
+    // IPv6 off) counts as no IPv6 socket.
     let whole = |path: &str| {
         ctx.facts
             .files
@@ -674,7 +680,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         .iter()
         .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
         .collect();
-    let (severity, outcome) = match servers.iter().find(|ip| cached(ip) || bound(ip)) {
+    let (severity, outcome) = match servers.iter().find(|ip| elsewhere(ip) || bound(ip)) {
         Some(later) => (
             Severity::High,
             format!("every ClusterFirst lookup waits out its timeout before {later} answers"),
@@ -685,31 +691,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
                 .to_owned(),
         ),
     };
-    // The first address replaced by the Service's of its family; the others kept.
-    let service_ip = addresses
-        .iter()
-        .find(|a| a.is_ipv4() == first.is_ipv4())
-        .unwrap_or(&addresses[0]);
-    let wanted: Vec<String> = std::iter::once(service_ip.to_string())
-        .chain(dns.value.iter().skip(1).cloned())
-        .collect();
-    let mut fix = if dns.source.kind == "flag" {
-        flag_fix(ctx, dns, &wanted.join(","))
-    } else {
-        set_cluster_dns(ctx, dns, &wanted.join(","))
-    };
-    match ctx.facts.flavour.kind {
-        FlavourKind::Kubespray => fix.push_str(
-            " (Kubespray renders clusterDNS from kube_service_addresses, or nodelocaldns_ip with NodeLocal DNSCache: make the inventory agree, or the next cluster.yml writes the old address back)",
-        ),
-        FlavourKind::Kubeadm => fix.push_str(
-            " (and in kubeadm's kubelet-config ConfigMap, where it says the same: kubeadm upgrade node writes it back)",
-        ),
-        FlavourKind::Eks if dns.source.kind != "flag" => fix.push_str(
-            " (nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr, the .10 of an IPv4 one: check that it is the cluster's Service CIDR)",
-        ),
-        _ => {}
-    }
+    let fix = service_fix(ctx, dns, &addresses, first);
     Some(RuleOutcome::Findings(vec![ctx.finding(
         id,
         severity,
@@ -726,4 +708,46 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         ],
         format!("{fix}; then recreate the pods created with it"),
     )]))
+}
+
+/// How to give the kubelet the cluster DNS Service's address of `first`'s family in place of
+/// `first` (the other addresses kept), where its clusterDNS is set, and what else holds it.
+fn service_fix(
+    ctx: &Ctx,
+    dns: &Effective<Vec<String>>,
+    addresses: &[IpAddr],
+    first: IpAddr,
+) -> String {
+    // The first address replaced by the Service's of its family; the others kept.
+    let service_ip = addresses
+        .iter()
+        .find(|a| a.is_ipv4() == first.is_ipv4())
+        .unwrap_or(&addresses[0]);
+    let wanted: Vec<String> = std::iter::once(service_ip.to_string())
+        .chain(
+            dns.value
+                .iter()
+                .filter(|a| kubelet_ip(a).is_some())
+                .skip(1)
+                .cloned(),
+        )
+        .collect();
+    let fix = if dns.source.kind == "flag" {
+        flag_fix(ctx, dns, &wanted.join(","))
+    } else {
+        set_cluster_dns(ctx, dns, &wanted.join(","))
+    };
+    let also = match ctx.facts.flavour.kind {
+        FlavourKind::Kubespray => {
+            "; Kubespray renders clusterDNS from kube_service_addresses (nodelocaldns_ip with NodeLocal DNSCache): make the inventory agree, or the next cluster.yml writes the old address back"
+        }
+        FlavourKind::Kubeadm => {
+            "; also in kubeadm's kubelet-config ConfigMap where it says the same, which kubeadm upgrade node writes back"
+        }
+        FlavourKind::Eks if dns.source.kind != "flag" => {
+            "; nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr (the .10 of an IPv4 one): check that it is the cluster's Service CIDR"
+        }
+        _ => "",
+    };
+    format!("{fix}{also}")
 }

@@ -61,8 +61,9 @@ pub struct Ctx<'a> {
     /// The same for CoreDNS or NodeLocal DNSCache: `Some(false)` only where neither does
     /// (nodelocaldns not deployed, or its Corefile read too).
     pub corefile_forwards_to_file: Option<bool>,
-    /// The cluster DNS Services (kube-system, `k8s-app: kube-dns`), with the host kubectl
-    /// read them on, when they were read.
+    /// The cluster DNS Services (kube-system, `k8s-app` kube-dns, kube-dns-secondary or
+    /// coredns: [`GET_DNS_SERVICES`](crate::cluster::GET_DNS_SERVICES)), with the host
+    /// kubectl read them on, when they were read.
     pub dns_services: Option<(String, Vec<crate::cluster::DnsService>)>,
 }
 

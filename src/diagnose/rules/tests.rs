@@ -2143,6 +2143,18 @@ fn a_cluster_dns_no_service_holds_is_reported() {
             .starts_with("set clusterDNS to [10.233.0.3,fd00:10:96::a]"),
         "{f:?}"
     );
+    // The first address the kubelet takes is the one replaced; a name it drops goes.
+    let named = service_node(Some(""), Some(&["kube-dns.kube-system", "10.96.0.99"]));
+    let RuleOutcome::Findings(f) = judge_services(&named, &other) else {
+        panic!("10.96.0.99 is no Service's");
+    };
+    assert!(
+        f[0].summary.starts_with("kubelet clusterDNS 10.96.0.99 ")
+            && f[0]
+                .remediation
+                .starts_with("set clusterDNS to [10.233.0.3];"),
+        "{f:?}"
+    );
 }
 
 /// What answers on the node itself, or may: a DNS server bound to the address or to every
@@ -2169,8 +2181,14 @@ fn a_cluster_dns_answered_on_the_node_is_not_judged() {
         crate::diagnose::finding::FindingStatus::Unknown,
         "{f:?}"
     );
-    let mapped = service_node(Some(""), Some(&["::ffff:10.233.0.3"]));
-    assert_eq!(judge_services(&mapped, &other), RuleOutcome::Pass);
+    for spelt in ["::ffff:10.233.0.3", "::ffff:010.233.000.003"] {
+        let mapped = service_node(Some(""), Some(&[spelt]));
+        assert_eq!(
+            judge_services(&mapped, &other),
+            RuleOutcome::Pass,
+            "{spelt}"
+        );
+    }
     let cache = service_node(Some(""), Some(&["169.254.25.10"]));
     assert_eq!(judge_services(&cache, &other), RuleOutcome::Pass);
     let mut cache6 = service_node(Some(""), Some(&["fd00::10"]));
