@@ -113,3 +113,28 @@ pub(crate) fn rules_fixture(case: &str) -> crate::facts::raw::RawFacts {
         .join("root");
     crate::facts::raw::from_tree(&root).unwrap_or_else(|e| panic!("fixture {case}: {e}"))
 }
+
+/// Replaces `from` with `to` in the gathered file `path` of `raw`, which must hold `from`:
+/// a fixture changed for a test, never silently left as it was.
+pub(crate) fn replace_in_file(
+    raw: &mut crate::facts::raw::RawFacts,
+    path: &str,
+    from: &str,
+    to: &str,
+) {
+    let file = raw
+        .get(path)
+        .unwrap_or_else(|| panic!("{path} was not gathered"));
+    let text =
+        String::from_utf8(file.content.to_vec()).unwrap_or_else(|_| panic!("{path} is not text"));
+    assert!(
+        text.contains(from),
+        "{path} does not hold {from:?}:\n{text}"
+    );
+    let text = text.replace(from, to);
+    raw.file(
+        path,
+        crate::facts::raw::FileState::Present,
+        Some(text.as_bytes()),
+    );
+}

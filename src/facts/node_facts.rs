@@ -473,12 +473,7 @@ impl NodeFacts {
         addrs: impl IntoIterator<Item = std::net::Ipv4Addr>,
     ) -> Option<bool> {
         use super::sockets;
-        let whole = |path: &str| {
-            self.files
-                .get(path)
-                .filter(|f| !f.truncated)
-                .and_then(|f| f.text())
-        };
+        let whole = |path: &str| self.whole_text(path);
         let addrs: Vec<std::net::Ipv4Addr> = addrs.into_iter().collect();
         if addrs.is_empty() {
             return None;
@@ -491,6 +486,15 @@ impl NodeFacts {
             Some(f) if f.state == super::raw::FileState::Missing => Some(false),
             _ => Some(sockets::bound_53_any6(&whole(sockets::UDP6)?)),
         }
+    }
+
+    /// The text of gathered file `path`, only where it was read whole (not cut at the
+    /// gather's cap).
+    pub fn whole_text(&self, path: &str) -> Option<std::borrow::Cow<'_, str>> {
+        self.files
+            .get(path)
+            .filter(|f| !f.truncated)
+            .and_then(|f| f.text())
     }
 
     /// Whether /proc/modules lists module `name`; `None` when it could not be read.

@@ -647,14 +647,10 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
     // address does too if the address is the node's own, which is not known. Without
     // /proc/net/udp whole that is unknown; an IPv6 table not read whole (or not there:
     // IPv6 off) counts as no IPv6 socket.
-    let whole = |path: &str| {
-        ctx.facts
-            .files
-            .get(path)
-            .filter(|f| !f.truncated && f.state == crate::facts::raw::FileState::Present)
-            .and_then(|f| f.text())
-    };
-    let (Some(udp), udp6) = (whole(sockets::UDP), whole(sockets::UDP6)) else {
+    let (Some(udp), udp6) = (
+        ctx.facts.whole_text(sockets::UDP),
+        ctx.facts.whole_text(sockets::UDP6),
+    ) else {
         return Some(ctx.unknown_because(
             id,
             format!(
