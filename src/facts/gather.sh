@@ -334,6 +334,19 @@ REFS='
       n = v; gsub(/\/+/, "/", n); while (gsub(/\/\.\//, "/", n)) {}; sub(/\/\.$/, "", n)
       if (n ~ /^\// && n !~ /^\/(proc|sys|dev)(\/|$)/ && n !~ /(^|\/)\.\.(\/|$)/) print t v
     }
+    # filepath.Clean (Go) of an absolute path, as the kubelet joins a relative one to the
+    # directory of its config file: no empty or "." names, a ".." takes the name before it away
+    # (lexically: the file opened is this one, whatever links are on the way).
+    function clean(p,   k, i, n, a, s, out) {
+      k = split(p, a, "/"); n = 0
+      for (i = 1; i <= k; i++) {
+        if (a[i] == "" || a[i] == ".") continue
+        if (a[i] == "..") { if (n > 0) n--; continue }
+        s[++n] = a[i]
+      }
+      out = ""; for (i = 1; i <= n; i++) out = out "/" s[i]
+      return out == "" ? "/" : out
+    }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     { sub(/\r$/, "") }
     # k0s: its unit writes each space of an argument as \x20; the kubelet flags of
@@ -353,9 +366,13 @@ REFS='
       path("r ", v)
       next
     }
-    # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed).
+    # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed). A
+    # relative one is taken from the directory of the file, as the kubelet resolves those of its
+    # config file (a crude superset again: dnsfix decides which one counts).
     /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ {
       v = $0; sub(/^[^:]*:/, "", v); sub(/[ \t]#.*$/, "", v); sub(/,[ \t]*$/, "", v)
+      rv = v; sub(/^[ \t]*["\047]?/, "", rv); sub(/["\047]?[ \t]*$/, "", rv)
+      if (rv != "" && rv !~ /^\//) { rd = FILENAME; sub(/\/[^\/]*$/, "", rd); v = clean(rd "/" rv) }
       path("r ", v)
       next
     }

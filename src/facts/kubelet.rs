@@ -145,6 +145,72 @@ fn version(raw: &RawFacts) -> Option<String> {
 }
 
 pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
+    let mut kubelet = kubelet_settings(raw, flavour);
+    open_relative_resolv_conf(raw, &mut kubelet);
+    kubelet
+}
+
+/// The file the kubelet opens for a relative `resolvConf`. The config file's is resolved
+/// against that file's directory as the kubelet loads it (configfiles.go `Load`:
+/// `resolveRelativePaths` over `KubeletConfigurationPathRefs`, `ResolverConfig` among
+/// them, with `filepath.Join`, which cleans the result). A flag's (k3s's and RKE2's
+/// `resolv-conf` is one), a drop-in's (merged as JSON, its paths as written) or a k0s worker
+/// profile's is opened from the kubelet's working directory, which dnsfix does not read:
+/// unknown, never a file of the same name elsewhere.
+fn open_relative_resolv_conf(raw: &RawFacts, kubelet: &mut Kubelet) {
+    let Observed::Known(e) = &mut kubelet.resolv_conf else {
+        return;
+    };
+    if e.value.is_empty() || e.value.starts_with('/') {
+        return;
+    }
+    let config_dir = kubelet
+        .config_path
+        .as_deref()
+        .filter(|p| p.starts_with('/') && e.source.kind == "config")
+        .filter(|p| e.source.path.as_deref() == Some(*p))
+        .and_then(|p| p.rsplit_once('/'))
+        .map(|(dir, _)| dir);
+    match config_dir {
+        Some(dir) => {
+            let path = go_clean(&format!("{dir}/{}", e.value));
+            let note = format!("a relative path: the kubelet opens {path}");
+            e.source.detail = Some(match e.source.detail.take() {
+                Some(d) => format!("{note}; {d}"),
+                None => note,
+            });
+            kubelet.pod_resolv_conf = Some(ResolvFile::read(raw, &path));
+        }
+        None => {
+            kubelet.resolv_conf = Observed::Unknown(format!(
+                "{} sets resolvConf to the relative path {:?}, which the kubelet opens from its \
+                 working directory; dnsfix does not read that",
+                e.source.at(),
+                e.value
+            ));
+            kubelet.pod_resolv_conf = None;
+        }
+    }
+}
+
+/// Go's `filepath.Clean` of an absolute path: one slash between names, no `.` names, a
+/// `..` taking the name before it away (and none above `/`), no trailing slash.
+fn go_clean(path: &str) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for name in path.split('/') {
+        match name {
+            "" | "." => {}
+            ".." => {
+                names.pop();
+            }
+            _ => names.push(name),
+        }
+    }
+    format!("/{}", names.join("/"))
+}
+
+/// The kubelet's DNS settings as its flags, config files and installer set them.
+fn kubelet_settings(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     if flavour.kind == FlavourKind::MicroK8s {
         return microk8s_kubelet(raw, flavour);
     }
@@ -3135,6 +3201,79 @@ mod tests {
             NodeFacts::from_raw("node1", &broken).kubelet.resolv_conf,
             Observed::Unknown(_)
         ));
+    }
+
+    /// A relative resolvConf in the config file is opened from the file's directory, the
+    /// path cleaned as Go's `filepath.Join` cleans it; a drop-in's or a flag's is opened
+    /// from the kubelet's working directory, which dnsfix does not read: unknown, and no
+    /// file of that name is looked up anywhere.
+    #[test]
+    fn a_relative_resolv_conf_is_opened_where_the_kubelet_opens_it() {
+        const DROPIN: &str = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+        let base =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin");
+        let mut raw = base.clone();
+        // 1.31 reads the config file's resolvConf, not the drop-in's.
+        crate::testing::set_command(&mut raw, "kubelet-version", "Kubernetes v1.31.4\n", 0);
+        crate::testing::replace_in_file(
+            &mut raw,
+            KUBEADM_CONFIG,
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolvConf: ./../../../run//systemd/resolve/resolv.conf",
+        );
+        let f = NodeFacts::from_raw("node1", &raw);
+        let e = f.kubelet.resolv_conf.known().expect("known");
+        assert_eq!(e.value, "./../../../run//systemd/resolve/resolv.conf");
+        assert_eq!(e.source.at(), "/var/lib/kubelet/config.yaml:38");
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        assert!(
+            detail.starts_with(
+                "a relative path: the kubelet opens /run/systemd/resolve/resolv.conf; "
+            ) && detail.contains("which kubelet 1.31 does not read"),
+            "{detail}"
+        );
+        let pod = f.kubelet.pod_resolv_conf.as_ref().expect("pod file");
+        assert_eq!(
+            (pod.path.as_str(), pod.state),
+            ("/run/systemd/resolve/resolv.conf", FileState::Present)
+        );
+        // 1.33 reads the drop-in's, merged as written.
+        let mut raw = base.clone();
+        crate::testing::replace_in_file(
+            &mut raw,
+            DROPIN,
+            "resolvConf: /etc/resolv.conf",
+            "resolvConf: etc/resolv.conf",
+        );
+        let f = NodeFacts::from_raw("node1", &raw);
+        match &f.kubelet.resolv_conf {
+            Observed::Unknown(why) => assert_eq!(
+                why,
+                &format!(
+                    "{DROPIN}:3 sets resolvConf to the relative path \"etc/resolv.conf\", which the \
+                     kubelet opens from its working directory; dnsfix does not read that"
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.kubelet.pod_resolv_conf, None);
+        // A flag's, too.
+        let mut raw = base;
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/proc/2291/cmdline",
+            "--config-dir=/etc/kubernetes/kubelet.conf.d",
+            "--resolv-conf=resolv.conf",
+        );
+        let f = NodeFacts::from_raw("node1", &raw);
+        assert!(
+            matches!(&f.kubelet.resolv_conf, Observed::Unknown(why)
+                if why.starts_with("/proc/2291/cmdline sets resolvConf to the relative path \"resolv.conf\"")),
+            "{:?}",
+            f.kubelet.resolv_conf
+        );
+        assert_eq!(go_clean("/a/b/../../../c/./d/"), "/c/d");
+        assert_eq!(go_clean("/a/.."), "/");
     }
 
     /// A `--config-dir` drop-in's resolvConf counts from kubelet 1.32 (kubernetes#127421);

@@ -349,8 +349,9 @@ impl RawFacts {
 
 /// Builds raw facts from a captured node tree on the local disk: `root/etc/resolv.conf`
 /// stands for the node's `/etc/resolv.conf`, symlinks are kept as symlinks (resolved
-/// inside `root`), and `root/.dnsfix/cmd/NAME` / `root/.dnsfix/pid/NAME` stand for command
-/// output and pids. Fixture tests describe nodes this way, so a new incident is a new
+/// inside `root`), `root/.dnsfix/cmd/NAME` / `root/.dnsfix/pid/NAME` stand for command
+/// output and pids, and `root/.dnsfix/missing` lists the paths the script would find
+/// missing beyond those it always looks at. Fixture tests describe nodes this way, so a new incident is a new
 /// folder, not new code. Test support: built for tests and with the `testing` feature
 /// (the integration tests enable it), never into the shipped binary.
 #[cfg(any(test, feature = "testing"))]
@@ -380,6 +381,13 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
         }
     }
     walk(root, root, &mut raw)?;
+    // `.dnsfix/missing`: paths the script looks at, because a file it reads names them, and
+    // finds missing (one per line).
+    if let Ok(text) = std::fs::read_to_string(meta.join("missing")) {
+        for path in text.lines().filter(|l| !l.is_empty()) {
+            raw.file(path, FileState::Missing, None);
+        }
+    }
     // What the real script always looks at is "missing" when the tree lacks it, exactly as
     // the script would report it.
     for path in ALWAYS_GATHERED {

@@ -612,12 +612,22 @@ fn the_reference_finder_runs_under_busybox_awk() {
         "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=/usr/bin/kubelet --config=/etc/k/config.yaml [\"--resolv-conf=/etc/k/resolv.conf\",{x}] --config-dir /etc/k/conf.d\n",
     )
     .expect("unit");
+    // A relative resolvConf is taken from the config file's directory, cleaned as Go's
+    // filepath.Join does (the lexical result is what the kubelet opens), and never into /proc.
+    std::fs::create_dir_all(scratch.join("k")).expect("k");
+    let config = scratch.join("k/config.yaml");
+    std::fs::write(
+        &config,
+        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n",
+    )
+    .expect("config");
     let run = |awk: &[&str]| {
         let out = std::process::Command::new(awk[0])
             .args(&awk[1..])
             .arg("-f")
             .arg(&program)
             .arg(&unit)
+            .arg(&config)
             .output()
             .unwrap_or_else(|e| panic!("{awk:?}: {e} (.ci/run installs busybox)"));
         (
@@ -628,9 +638,14 @@ fn the_reference_finder_runs_under_busybox_awk() {
     let system = run(&["awk"]);
     let busybox = run(&["busybox", "awk"]);
     let _ = std::fs::remove_dir_all(&scratch);
+    let parent = scratch.parent().expect("parent").display();
     assert_eq!(
         system.0,
-        "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n",
+        format!(
+            "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n\
+             r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\n",
+            scratch.display()
+        ),
         "{system:?}"
     );
     assert_eq!(busybox, system);

@@ -241,14 +241,14 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
         (FileState::Missing, _) => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
-            format!("kubelet resolvConf {} does not exist: kubelet reads it for every pod, so no new pod can start on this node", e.value),
+            format!("kubelet resolvConf {} does not exist: kubelet reads it for every pod, so no new pod can start on this node", f.path),
             vec![format!("{chain} → no such file")],
             fix,
         )]),
         (FileState::Directory, _) => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
-            format!("kubelet resolvConf {} is a directory", e.value),
+            format!("kubelet resolvConf {} is a directory", f.path),
             vec![format!("{chain} → a directory")],
             fix,
         )]),
@@ -263,7 +263,7 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
             RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
-            format!("kubelet resolvConf {} has a nameserver line with no address: kubelet rejects the file (\"nameserver list is empty\") for every pod, so no new pod can start on this node", e.value),
+            format!("kubelet resolvConf {} has a nameserver line with no address: kubelet rejects the file (\"nameserver list is empty\") for every pod, so no new pod can start on this node", f.path),
             vec![format!(
                 "{chain} → `nameserver` with no address on line {}",
                 p.empty_nameserver_lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
@@ -274,7 +274,7 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
         (FileState::Present, Some(p)) if p.nameservers.is_empty() => RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::Critical,
-            format!("kubelet resolvConf {} lists no nameserver", e.value),
+            format!("kubelet resolvConf {} lists no nameserver", f.path),
             vec![format!("{chain} → no nameserver line")],
             fix,
         )]),
@@ -294,10 +294,10 @@ fn left_by_resolved(ctx: &Ctx, e: &Effective<String>, f: &ResolvFile, path: &str
         seen.push_str(&format!(" → {path}"));
     }
     let resolved = resolved_words(ctx);
-    let file = if path == e.value {
-        e.value.clone()
+    let file = if path == f.path {
+        f.path.clone()
     } else {
-        format!("{} ({path})", e.value)
+        format!("{} ({path})", f.path)
     };
     let summary = match ctx.facts.services.resolved_starts_at_boot() {
         Some(false) => format!(
