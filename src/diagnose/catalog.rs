@@ -1199,7 +1199,11 @@ pub const RULES: &[RuleInfo] = &[
             - MicroK8s: `microk8s enable dns`;\n\
             - EKS: spec.cluster.cidr in the NodeConfig, from which nodeadm derives clusterDNS;\n\
             - a plain kubelet: clusterDNS/clusterDomain in its --config file, or fix the\n  \
-            --cluster-dns flag to an address.",
+            --cluster-dns flag to an address.\n\
+            The kubelet-cluster-dns playbook sets the address dnsfix knows (the Service's, where\n\
+            the cluster was read; the one Kubespray renders from the inventory) and the\n\
+            inventory's dns_domain, in the config file that sets them now or an environment\n\
+            file's flag; elsewhere its plan is blocked, saying where.",
         restart: "\
             Restart the kubelet (systemctl restart kubelet; k3s, RKE2, k0s and MicroK8s: their\n\
             service; EKS: replace the node, or reboot it with a NodeConfig in\n\
@@ -1212,7 +1216,7 @@ pub const RULES: &[RuleInfo] = &[
             kubectl get events -A --field-selector reason=MissingClusterDNS\n\
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never --overrides='{\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup kubernetes.default\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("kubelet-cluster-dns"),
     },
     RuleInfo {
         id: "DNS-POD-LOOP",

@@ -89,6 +89,7 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
                 evidence: vec![why],
                 remediation: "kubectl -n kube-system logs POD --previous shows whether it died on plugin/loop".into(),
                 playbook: None,
+                wanted: Default::default(),
             }]);
         }
         return RuleOutcome::Pass;

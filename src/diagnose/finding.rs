@@ -70,9 +70,19 @@ pub struct Finding {
     pub remediation: String,
     /// The shipped playbook that fixes it, once there is one.
     pub playbook: Option<&'static str>,
+    /// The values the remediation gives a setting, where dnsfix knows them (`clusterDNS` →
+    /// the cluster DNS Service's address): what the playbook sets.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub wanted: std::collections::BTreeMap<&'static str, Vec<String>>,
 }
 
 impl Finding {
+    /// This finding, with `values` as what its remediation gives `setting`.
+    pub fn wanting(mut self, setting: &'static str, values: Vec<String>) -> Finding {
+        self.wanted.insert(setting, values);
+        self
+    }
+
     /// The order findings are shown in, by `check` and in plans: the worst first, then by
     /// id (findings of one id keep the rules' order).
     pub fn worst_first(a: &Finding, b: &Finding) -> std::cmp::Ordering {

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use serde_json::{Value, json};
 
-use crate::diagnose::rules::{cluster_addresses, network_manager_manages_resolv};
+use crate::diagnose::rules::{self, cluster_addresses, network_manager_manages_resolv};
 use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
@@ -111,6 +111,7 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
+    cluster_domain_context(&mut context, facts, findings);
     rancher_context(&mut context, facts, rancher_config, &rancher);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
     // drops them.
@@ -137,6 +138,25 @@ pub fn build(
     );
     context["forwarding_keys"] = json!(forwarding_keys);
     context
+}
+
+/// The kubelet's clusterDomain as `kubelet_cluster_dns*` says its clusterDNS, and what
+/// DNS-KUBELET-NO-CLUSTER-DNS's fix gives the kubelet, where dnsfix knows it.
+fn cluster_domain_context(context: &mut Value, facts: &NodeFacts, findings: &[Finding]) {
+    let kubelet = &facts.kubelet;
+    context["kubelet_cluster_domain_file"] =
+        json!(config_file_of(&kubelet.cluster_domain).or(kubelet.config_path.as_deref()));
+    let (domain_value, domain_source) = value_and_source(&kubelet.cluster_domain);
+    context["kubelet_cluster_domain"] = domain_value;
+    context["kubelet_cluster_domain_source"] = domain_source;
+    let wanted = |key: &str| {
+        findings
+            .iter()
+            .filter(|f| f.id == rules::NO_CLUSTER_DNS && f.status == FindingStatus::Failed)
+            .find_map(|f| f.wanted.get(key))
+    };
+    context["cluster_dns_wanted"] = json!(wanted(rules::CLUSTER_DNS));
+    context["cluster_domain_wanted"] = json!(wanted(rules::CLUSTER_DOMAIN).and_then(|v| v.first()));
 }
 
 /// A known setting's value and where it comes from; null and null when not known.

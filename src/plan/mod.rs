@@ -759,6 +759,90 @@ mod tests {
         assert!(!noted("enable_nodelocaldns: true"));
     }
 
+    /// DNS-KUBELET-NO-CLUSTER-DNS's playbook sets what the finding knows: the Service's
+    /// address where the cluster was read (in the config file that lacks it, or in the
+    /// environment file whose flag names no address), the inventory's dns_domain; blocked,
+    /// saying what is missing, where it knows neither.
+    #[test]
+    fn a_kubelet_without_cluster_dns_gets_the_services_address() {
+        let cluster = crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: Vec::new(),
+            config: Box::new(crate::cluster::DnsConfig {
+                services: Some(vec![crate::cluster::DnsService {
+                    name: "kube-dns".into(),
+                    cluster_ips: vec!["10.96.0.10".into()],
+                }]),
+                ..crate::cluster::DnsConfig::default()
+            }),
+            kubelets: Default::default(),
+        };
+        let writes = |fixture: &str, vars: &str, cluster: &crate::cluster::Cluster| {
+            let plan = plan_in(fixture, vars, cluster, "").hosts.remove(0);
+            let writes: Vec<(String, String, String)> = plan
+                .changes
+                .iter()
+                .filter_map(|c| match c {
+                    Change::WriteFile {
+                        path,
+                        description,
+                        content,
+                        ..
+                    } => Some((path.clone(), description.clone(), content.clone())),
+                    _ => None,
+                })
+                .collect();
+            (plan, writes)
+        };
+        let (plan, w) = writes(
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-dns",
+            "{}",
+            &cluster,
+        );
+        assert_eq!(w.len(), 1, "{plan:#?}");
+        assert_eq!(w[0].0, "/var/lib/kubelet/config.yaml");
+        assert_eq!(w[0].1, "clusterDNS: unset → [10.96.0.10]");
+        assert!(w[0].2.contains("clusterDNS:\n- 10.96.0.10\n"), "{}", w[0].2);
+        assert_eq!(plan.fixes, ["DNS-KUBELET-NO-CLUSTER-DNS"], "{plan:#?}");
+        assert_eq!(plan.handlers.len(), 1, "{plan:#?}");
+        // A --cluster-dns of KUBELET_EXTRA_ARGS that names the Service, not its address.
+        let (plan, w) = writes(
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-cluster-dns-flag-by-name",
+            "{}",
+            &cluster,
+        );
+        assert_eq!(w.len(), 1, "{plan:#?}");
+        assert_eq!(w[0].0, "/etc/default/kubelet");
+        assert!(
+            w[0].2.contains("--cluster-dns=10.96.0.10") && !w[0].2.contains("kube-dns.kube-system"),
+            "{}",
+            w[0].2
+        );
+        // The flag now says what the config file says: it overrides nothing any more.
+        assert_eq!(
+            plan.fixes,
+            ["DNS-KUBELET-FLAG-SHADOW", "DNS-KUBELET-NO-CLUSTER-DNS"],
+            "{plan:#?}"
+        );
+        // The domain, from the inventory only.
+        let unread = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let fixture = "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-domain";
+        let (plan, w) = writes(fixture, "dns_domain: corp.local", &unread);
+        assert_eq!(w.len(), 1, "{plan:#?}");
+        assert_eq!(w[0].1, "clusterDomain: unset → corp.local");
+        assert_eq!(plan.fixes, ["DNS-KUBELET-NO-CLUSTER-DNS"], "{plan:#?}");
+        let (plan, w) = writes(fixture, "{}", &unread);
+        assert!(w.is_empty(), "{plan:#?}");
+        assert!(
+            plan.blocked[0]
+                .reason
+                .starts_with("The cluster's domain is not known here: set dns_domain"),
+            "{plan:#?}"
+        );
+    }
+
     /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with
     /// dns_mode coredns or coredns_dual: with dns_mode manual the plan changes
     /// nodelocaldns's forward alone.

@@ -15,8 +15,9 @@
 //! files the sysctls and modules above (a sysctl file may keep the lines of other sysctls
 //! it holds on the node now, unchanged and in order: /etc/sysctl.conf, a hardening file,
 //! whose one line dnsfix changes), and an edit of the kubelet's or k3s's own files may
-//! change its DNS settings (`resolvConf`, `clusterDNS`, `--resolv-conf`, `--cluster-dns`,
-//! `resolv-conf`, `cluster-dns`) and nothing else. A path a playbook's `allow:` names is the
+//! change its DNS settings (`resolvConf`, `clusterDNS`, `clusterDomain`, `--resolv-conf`,
+//! `--cluster-dns`, `--cluster-domain`, `resolv-conf`, `cluster-dns`, `cluster-domain`) and
+//! nothing else. A path a playbook's `allow:` names is the
 //! playbook's own business.
 
 use crate::facts::NodeFacts;
@@ -375,8 +376,15 @@ impl Policy {
 
 /// kubelet and k3s/RKE2 DNS settings: config keys, k3s/RKE2 keys and kubelet flags (as
 /// normalised by the flag parser).
-const DNS_KEYS: &[&str] = &["resolvConf", "clusterDNS", "resolv-conf", "cluster-dns"];
-const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns"];
+const DNS_KEYS: &[&str] = &[
+    "resolvConf",
+    "clusterDNS",
+    "clusterDomain",
+    "resolv-conf",
+    "cluster-dns",
+    "cluster-domain",
+];
+const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain"];
 
 /// Whether `before` and `after`, both a systemd environment file, read the same apart from
 /// kubelet DNS flags: the same assignments in the same order, and every assignment's words,
@@ -428,13 +436,13 @@ fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
         .map(|(name, _, _)| name.clone())
         .unwrap_or_default();
     Err(format!(
-        "{differs} changes beyond --resolv-conf and --cluster-dns"
+        "{differs} changes beyond --resolv-conf, --cluster-dns and --cluster-domain"
     ))
 }
 
 /// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level,
 /// `resolverConfig` in any case (the name kubelet 1.28 to 1.31 read resolvConf by in a
-/// drop-in), and `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list (a
+/// drop-in), and `resolv-conf=`/`cluster-dns=`/`cluster-domain=` items of a `kubelet-arg` list (a
 /// `kubelet-arg+` list of nothing else goes whole: it adds only those).
 fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     use serde_norway::Value;
@@ -511,7 +519,7 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
     };
     let refuse = |what: String| {
         Err(format!(
-            "more than its DNS flags (--resolv-conf, --cluster-dns) would change: {}",
+            "more than its DNS flags (--resolv-conf, --cluster-dns, --cluster-domain) would change: {}",
             crate::text::escape(&what)
         ))
     };

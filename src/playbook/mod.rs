@@ -42,6 +42,10 @@ pub const BUILTIN_PLAYBOOKS: &[(&str, &str)] = &[
         include_str!("../../playbooks/50-nodelocaldns-clusterdns.yml"),
     ),
     (
+        "55-kubelet-cluster-dns.yml",
+        include_str!("../../playbooks/55-kubelet-cluster-dns.yml"),
+    ),
+    (
         "60-corefile-upstream.yml",
         include_str!("../../playbooks/60-corefile-upstream.yml"),
     ),

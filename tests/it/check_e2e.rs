@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::process::Output;
 
-use crate::common::dnsfix::Dnsfix;
+use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::{ALL_SCENARIOS, Lab};
 use serde_json::Value;
 
@@ -553,4 +553,24 @@ fn a_kubelet_whose_cluster_dns_no_service_holds_is_critical() {
             .any(|e| e.as_str().is_some_and(|e| e.starts_with("kubectl on "))),
         "{f:#}"
     );
+    assert_eq!(
+        f["wanted"]["clusterDNS"],
+        serde_json::json!(["10.233.0.3"]),
+        "{f:#}"
+    );
+
+    // kubelet-cluster-dns gives the kubelet the Service's address, in the config file:
+    // applied, the finding is gone.
+    let apply = Dnsfix::new(["apply", "--yes", "--limit", kubeadm.as_str()])
+        .lab_apply(&lab, &lab.inventory())
+        .args(["--connect-timeout", "5"])
+        .output();
+    assert_eq!(apply.status.code(), Some(0), "{}", describe(&apply));
+    let config = lab.exec("kubeadm", "cat /var/lib/kubelet/config.yaml");
+    assert!(
+        config.contains("clusterDNS:\n- 10.233.0.3\n") && !config.contains("10.96.0.10"),
+        "{config}"
+    );
+    let fixed = findings(&lab);
+    assert!(fixed[&kubeadm].is_empty(), "{fixed:#?}");
 }

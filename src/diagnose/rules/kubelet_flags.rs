@@ -374,7 +374,7 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
 /// GetPodDNS); with no clusterDomain, ClusterFirst pods get the cluster's server but none
 /// of its search domains (`generateSearchesForDNSClusterFirst` returns the host's).
 pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
-    let id = "DNS-KUBELET-NO-CLUSTER-DNS";
+    let id = NO_CLUSTER_DNS;
     let k = &ctx.facts.kubelet;
     let dns = match &k.cluster_dns {
         Observed::Known(e) => e,
@@ -426,23 +426,22 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
             )]);
         }
-        let fix = if dns.source.kind == "flag" {
-            flag_fix(ctx, dns, "the cluster DNS address")
-        } else {
-            match kube_dns_address(ctx) {
-                Some(a) => set_cluster_dns(ctx, dns, &a),
-                None => format!(
-                    "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
-                    set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
-                ),
-            }
+        let wanted = kube_dns_address(ctx).or_else(|| service_address(ctx));
+        let fix = match (&wanted, dns.source.kind == "flag") {
+            (Some(w), true) => flag_fix(ctx, dns, &w.join(",")),
+            (None, true) => flag_fix(ctx, dns, "the cluster DNS address"),
+            (Some(w), false) => set_cluster_dns(ctx, dns, &w.join(", ")),
+            (None, false) => format!(
+                "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
+                set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
+            ),
         };
         let file = match &k.resolv_conf {
             Observed::Known(e) if !e.value.is_empty() => format!("the servers of {}", e.value),
             Observed::Known(_) => "127.0.0.1 (resolvConf \"\")".to_owned(),
             _ => "the kubelet's resolvConf".to_owned(),
         };
-        return RuleOutcome::Findings(vec![ctx.finding(
+        let finding = ctx.finding(
             id,
             Severity::Critical,
             format!(
@@ -450,19 +449,23 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             ),
             evidence,
             format!("{fix}; then recreate the pods created without it"),
-        )]);
+        );
+        return RuleOutcome::Findings(vec![match wanted {
+            Some(w) => finding.wanting(CLUSTER_DNS, w),
+            None => finding,
+        }]);
     }
     if let Some(outcome) = not_the_cluster_dns(ctx, dns) {
         return outcome;
     }
     match &k.cluster_domain {
         Observed::Known(d) if d.value.is_empty() => {
-            let domain = ctx
+            let declared = ctx
                 .host
                 .var_str("dns_domain")
-                .filter(|d| !d.contains("{{"))
-                .unwrap_or("cluster.local");
-            RuleOutcome::Findings(vec![ctx.finding(
+                .filter(|d| !d.contains("{{") && !d.is_empty());
+            let domain = declared.unwrap_or("cluster.local");
+            let finding = ctx.finding(
                 id,
                 Severity::High,
                 "kubelet has no clusterDomain: ClusterFirst pods get the cluster's DNS server but none of its search domains, so short Service names (my-svc, my-svc.my-namespace) do not resolve; only full names do".into(),
@@ -477,7 +480,12 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                     "set clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) where the kubelet's clusterDNS is set ({}); {restart}, then recreate the pods created without it",
                     dns.source.at()
                 ),
-            )])
+            );
+            // Only the inventory's domain is the cluster's for sure: cluster.local is a guess.
+            RuleOutcome::Findings(vec![match declared {
+                Some(d) => finding.wanting(CLUSTER_DOMAIN, vec![d.to_owned()]),
+                None => finding,
+            }])
         }
         Observed::Unknown(why) => ctx.unknown(id, why.clone()),
         _ => RuleOutcome::Pass,
@@ -536,11 +544,33 @@ fn kubelet_ip(s: &str) -> Option<IpAddr> {
     }
 }
 
+/// The rule of a kubelet without a usable clusterDNS or clusterDomain.
+pub(crate) const NO_CLUSTER_DNS: &str = "DNS-KUBELET-NO-CLUSTER-DNS";
+/// The `wanted` key of DNS-KUBELET-NO-CLUSTER-DNS's clusterDNS addresses.
+pub(crate) const CLUSTER_DNS: &str = "clusterDNS";
+/// The `wanted` key of its clusterDomain.
+pub(crate) const CLUSTER_DOMAIN: &str = "clusterDomain";
+
+/// The cluster DNS Service's address, where kubectl read the Services: the first IPv4
+/// clusterIP of the first Service that has one, else its first address.
+fn service_address(ctx: &Ctx) -> Option<Vec<String>> {
+    let (_, services) = ctx.dns_services.as_ref()?;
+    let addresses: Vec<IpAddr> = services
+        .iter()
+        .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
+        .collect();
+    let first = addresses
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addresses.first())?;
+    Some(vec![first.to_string()])
+}
+
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
 /// Kubespray node or where the inventory says dns_mode; else not known here.
-fn kube_dns_address(ctx: &Ctx) -> Option<String> {
+fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
@@ -549,26 +579,25 @@ fn kube_dns_address(ctx: &Ctx) -> Option<String> {
             .filter(|v| !v.contains("{{") && !v.is_empty())
     };
     if h.var_bool("enable_nodelocaldns").unwrap_or(kubespray) {
-        return Some(
+        return Some(vec![
             set("nodelocaldns_ip")
                 .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
                 .to_owned(),
-        );
+        ]);
     }
     let services = set("kube_service_addresses").unwrap_or("10.233.0.0/18");
     let nth = |n| super::nth_address(services, n).map(|ip| ip.to_string());
     let primary = || set("skydns_server").map(str::to_owned).or_else(|| nth(3));
     match mode {
-        "coredns" => primary(),
+        "coredns" => Some(vec![primary()?]),
         // skydns_server_secondary: the fourth service address (kubespray_defaults).
-        "coredns_dual" => Some(format!(
-            "{}, {}",
+        "coredns_dual" => Some(vec![
             primary()?,
             set("skydns_server_secondary")
                 .map(str::to_owned)
-                .or_else(|| nth(4))?
-        )),
-        "manual" => set("manual_dns_server").map(str::to_owned),
+                .or_else(|| nth(4))?,
+        ]),
+        "manual" => Some(vec![set("manual_dns_server")?.to_owned()]),
         _ => None,
     }
 }
@@ -616,7 +645,7 @@ fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
 /// address (the address may be the node's own, which the gather does not list); unknown
 /// where the socket tables were not read whole.
 fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
-    let id = "DNS-KUBELET-NO-CLUSTER-DNS";
+    let id = NO_CLUSTER_DNS;
     let (via, services) = ctx.dns_services.as_ref()?;
     let addresses: Vec<IpAddr> = services
         .iter()
@@ -687,7 +716,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
                 .to_owned(),
         ),
     };
-    let fix = service_fix(ctx, dns, &addresses, first);
+    let (fix, wanted) = service_fix(ctx, dns, &addresses, first);
     Some(RuleOutcome::Findings(vec![ctx.finding(
         id,
         severity,
@@ -703,17 +732,18 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
             ),
         ],
         format!("{fix}; then recreate the pods created with it"),
-    )]))
+    ).wanting(CLUSTER_DNS, wanted)]))
 }
 
 /// How to give the kubelet the cluster DNS Service's address of `first`'s family in place of
-/// `first` (the other addresses kept), where its clusterDNS is set, and what else holds it.
+/// `first` (the other addresses kept), where its clusterDNS is set, and what else holds it;
+/// with the addresses it is given.
 fn service_fix(
     ctx: &Ctx,
     dns: &Effective<Vec<String>>,
     addresses: &[IpAddr],
     first: IpAddr,
-) -> String {
+) -> (String, Vec<String>) {
     // The first address replaced by the Service's of its family; the others kept.
     let service_ip = addresses
         .iter()
@@ -745,5 +775,5 @@ fn service_fix(
         }
         _ => "",
     };
-    format!("{fix}{also}")
+    (format!("{fix}{also}"), wanted)
 }

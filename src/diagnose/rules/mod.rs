@@ -26,6 +26,7 @@ pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 mod tests;
 
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
+pub(crate) use kubelet_flags::{CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS};
 
 /// What one rule concluded for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +141,7 @@ impl<'a> Ctx<'a> {
             evidence,
             remediation,
             playbook: catalog::rule(id).and_then(|r| r.playbook),
+            wanted: Default::default(),
         }
     }
 
@@ -163,6 +165,7 @@ impl<'a> Ctx<'a> {
             evidence: vec![why],
             remediation,
             playbook: None,
+            wanted: Default::default(),
         }])
     }
 }
