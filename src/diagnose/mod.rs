@@ -147,21 +147,39 @@ pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
     diagnose_host_in(host, facts, None)
 }
 
+/// [`diagnose_host`] of a node as a plan leaves it (its predicted facts), judged against
+/// the cluster's DNS Services as they are: a plan changes no Service. Nothing else of the
+/// cluster's counts there, as a plan's changes to the cluster are not predicted.
+pub fn diagnose_planned(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &crate::cluster::Cluster,
+) -> HostDiagnosis {
+    let mut ctx = rules::Ctx::new(host, facts);
+    if let crate::cluster::Cluster::Read { via, config, .. } = cluster {
+        ctx.dns_services = config.services.clone().map(|s| (via.clone(), s));
+    }
+    run_rules(host, &ctx)
+}
+
+fn run_rules(host: &Host, ctx: &rules::Ctx) -> HostDiagnosis {
+    let outcomes = rules::RULES
+        .iter()
+        .map(|(id, rule)| (*id, rule(ctx)))
+        .collect();
+    HostDiagnosis {
+        host: host.name.clone(),
+        outcomes,
+    }
+}
+
 /// [`diagnose_host`], with what the cluster says where a rule uses it (kube-proxy's mode).
 fn diagnose_host_in(
     host: &Host,
     facts: &NodeFacts,
     cluster: Option<&crate::cluster::Cluster>,
 ) -> HostDiagnosis {
-    let ctx = rules::Ctx::in_cluster(host, facts, cluster);
-    let outcomes = rules::RULES
-        .iter()
-        .map(|(id, rule)| (*id, rule(&ctx)))
-        .collect();
-    HostDiagnosis {
-        host: host.name.clone(),
-        outcomes,
-    }
+    run_rules(host, &rules::Ctx::in_cluster(host, facts, cluster))
 }
 
 /// [`diagnose`], then what the cluster says about each host: its DNS pods and the

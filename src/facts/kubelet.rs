@@ -154,9 +154,10 @@ pub(super) fn kubelet(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
 /// against that file's directory as the kubelet loads it (configfiles.go `Load`:
 /// `resolveRelativePaths` over `KubeletConfigurationPathRefs`, `ResolverConfig` among
 /// them, with `filepath.Join`, which cleans the result). A flag's (k3s's and RKE2's
-/// `resolv-conf` is one), a drop-in's (merged as JSON, its paths as written) or a k0s worker
-/// profile's is opened from the kubelet's working directory, which dnsfix does not read:
-/// unknown, never a file of the same name elsewhere.
+/// `resolv-conf` is one) or a drop-in's (merged as JSON, its paths as written) is opened
+/// from the kubelet's working directory, which dnsfix does not read; a stopped k0s's worker
+/// profile's goes into the config k0s writes at its next start, against whose directory
+/// it is resolved then: unknown, never a file of the same name elsewhere.
 fn open_relative_resolv_conf(raw: &RawFacts, kubelet: &mut Kubelet) {
     let Observed::Known(e) = &mut kubelet.resolv_conf else {
         return;
@@ -183,8 +184,9 @@ fn open_relative_resolv_conf(raw: &RawFacts, kubelet: &mut Kubelet) {
         }
         None => {
             kubelet.resolv_conf = Observed::Unknown(format!(
-                "{} sets resolvConf to the relative path {:?}, which the kubelet opens from its \
-                 working directory; dnsfix does not read that",
+                "{} sets resolvConf to the relative path {:?}, which the kubelet opens from a \
+                 directory dnsfix does not know (its working directory; for a stopped k0s, that \
+                 of the config k0s writes at its next start)",
                 e.source.at(),
                 e.value
             ));
@@ -3251,7 +3253,8 @@ mod tests {
                 why,
                 &format!(
                     "{DROPIN}:3 sets resolvConf to the relative path \"etc/resolv.conf\", which the \
-                     kubelet opens from its working directory; dnsfix does not read that"
+                     kubelet opens from a directory dnsfix does not know (its working directory; \
+                     for a stopped k0s, that of the config k0s writes at its next start)"
                 )
             ),
             other => panic!("{other:?}"),

@@ -74,7 +74,7 @@ pub fn build(
         "kubelet_args_file": kubelet.args_file,
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
-        "kubelet_pod_search": pod_search(facts),
+        "kubelet_pod_search": pod_search(facts, &upstreams_source),
         // systemd-resolved's file in /run is clean only until the next boot where that
         // boot does not write it again.
         // A `nameserver` line with no address makes the kubelet reject the whole file
@@ -302,15 +302,24 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
         .collect()
 }
 
-/// The search domains of the resolv.conf the kubelet gives pods.
-fn pod_search(facts: &NodeFacts) -> Vec<String> {
-    facts
-        .kubelet
-        .pod_resolv_conf
-        .as_ref()
-        .and_then(|f| f.parsed.as_ref())
-        .map(|p| p.search.clone())
-        .unwrap_or_default()
+/// The search domains of the resolv.conf the kubelet gives pods; where that file is not
+/// there to read, those of the file the upstream servers come from (`source`, where it is
+/// a file), which a file of dnsfix's takes its servers from too.
+fn pod_search(facts: &NodeFacts, source: &str) -> Vec<String> {
+    let parsed = |text: &str| crate::facts::resolv_conf::ResolvConf::parse(text).search;
+    match &facts.kubelet.pod_resolv_conf {
+        Some(f) if f.state != crate::facts::raw::FileState::Missing => f
+            .parsed
+            .as_ref()
+            .map(|p| p.search.clone())
+            .unwrap_or_default(),
+        _ => facts
+            .files
+            .get(source)
+            .and_then(|f| f.text())
+            .map(|t| parsed(&t))
+            .unwrap_or_default(),
+    }
 }
 
 /// The kubelet's cluster domain; when it is not known or not set, the inventory's

@@ -222,7 +222,7 @@ fn plan_reachable(
             playbook: String::new(),
             message,
         }));
-    let after = diagnose::diagnose_host(host, &predicted);
+    let after = diagnose::diagnose_planned(host, &predicted, cluster);
     let still: BTreeSet<String> = after
         .findings()
         .filter(|f| f.status == FindingStatus::Failed)
@@ -244,6 +244,7 @@ fn plan_reachable(
             }),
         }
     }
+    only_what_it_fixes(&mut run, &still);
     let sets = std::mem::take(&mut run.configmap_sets);
     let mut plan = host_plan(host, facts, records, run, &failing, still, playbooks);
     // What the cluster change fixes is fixed for the hosts that asked for it (unless hosts
@@ -255,6 +256,33 @@ fn plan_reachable(
     }
     configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
     plan
+}
+
+/// A change, or a restart, is said to fix only what is fixed once the plan is applied
+/// (`still`: what the prediction leaves failing): a playbook fixing several findings may
+/// fix some of them on a node and not the others (a kubelet resolv.conf of the uplink file
+/// with its stray search domain).
+fn only_what_it_fixes(run: &mut planner::HostRun, still: &BTreeSet<String>) {
+    for change in &mut run.changes {
+        for reason in change.reasons_mut() {
+            reason.fixes.retain(|id| !still.contains(id));
+        }
+    }
+    for handler in &mut run.handlers {
+        for reason in &mut handler.reasons {
+            let Some((what, ids)) = reason.split_once(" ← ") else {
+                continue;
+            };
+            let kept: Vec<&str> = ids.split(", ").filter(|id| !still.contains(*id)).collect();
+            *reason = if kept.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what} ← {}", kept.join(", "))
+            };
+        }
+        let mut seen = BTreeSet::new();
+        handler.reasons.retain(|r| seen.insert(r.clone()));
+    }
 }
 
 /// The note for a plan that restarts a kubelet whose binary was replaced on disk since it
@@ -759,24 +787,29 @@ mod tests {
         assert!(!noted("enable_nodelocaldns: true"));
     }
 
+    /// A cluster read through node1 whose DNS Service, kube-system/kube-dns, is at `ip`.
+    fn kube_dns_at(ip: &str) -> crate::cluster::Cluster {
+        crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: Vec::new(),
+            config: Box::new(crate::cluster::DnsConfig {
+                services: Some(vec![crate::cluster::DnsService {
+                    name: "kube-dns".into(),
+                    cluster_ips: vec![ip.into()],
+                }]),
+                ..crate::cluster::DnsConfig::default()
+            }),
+            kubelets: Default::default(),
+        }
+    }
+
     /// DNS-KUBELET-NO-CLUSTER-DNS's playbook sets what the finding knows: the Service's
     /// address where the cluster was read (in the config file that lacks it, or in the
     /// environment file whose flag names no address), the inventory's dns_domain; blocked,
     /// saying what is missing, where it knows neither.
     #[test]
     fn a_kubelet_without_cluster_dns_gets_the_services_address() {
-        let cluster = crate::cluster::Cluster::Read {
-            via: "node1".into(),
-            pods: Vec::new(),
-            config: Box::new(crate::cluster::DnsConfig {
-                services: Some(vec![crate::cluster::DnsService {
-                    name: "kube-dns".into(),
-                    cluster_ips: vec!["10.96.0.10".into()],
-                }]),
-                ..crate::cluster::DnsConfig::default()
-            }),
-            kubelets: Default::default(),
-        };
+        let cluster = kube_dns_at("10.96.0.10");
         let writes = |fixture: &str, vars: &str, cluster: &crate::cluster::Cluster| {
             let plan = plan_in(fixture, vars, cluster, "").hosts.remove(0);
             let writes: Vec<(String, String, String)> = plan
@@ -841,6 +874,99 @@ mod tests {
                 .starts_with("The cluster's domain is not known here: set dns_domain"),
             "{plan:#?}"
         );
+    }
+
+    /// kubelet-cluster-dns beside the playbooks before it: a shadowing --cluster-dns that
+    /// kubelet-flag-shadow moves into the config file is set there (not put back as a
+    /// flag); on a node with a NodeLocal DNSCache, nodelocaldns-clusterdns sets its address,
+    /// which this finding names too (one write); the cluster's Service beats an address the
+    /// inventory would render that is none of its Services'.
+    #[test]
+    fn kubelet_cluster_dns_agrees_with_the_playbooks_before_it() {
+        let cluster = kube_dns_at("10.96.0.10");
+        let file = |plan: &HostPlan, wanted: &str| {
+            plan.changes.iter().find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == wanted => Some(content.clone()),
+                _ => None,
+            })
+        };
+        // The flag in kubeadm-flags.env, kubeadm's own (not the operator's override).
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-cluster-dns-flag-by-name",
+        );
+        let flag = "--cluster-dns=kube-dns.kube-system.svc.cluster.local";
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/etc/default/kubelet",
+            &format!("KUBELET_EXTRA_ARGS={flag}"),
+            "KUBELET_EXTRA_ARGS=",
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/var/lib/kubelet/kubeadm-flags.env",
+            "registry.k8s.io/pause:3.9\"",
+            &format!("registry.k8s.io/pause:3.9 {flag}\""),
+        );
+        let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+        let env = file(&plan, "/var/lib/kubelet/kubeadm-flags.env").expect("flag removed");
+        assert!(!env.contains("--cluster-dns"), "{env}");
+        // The config file keeps (or gets back) the Service's address.
+        let config = file(&plan, "/var/lib/kubelet/config.yaml");
+        assert!(
+            config
+                .as_deref()
+                .is_none_or(|c| c.contains("clusterDNS:\n- 10.96.0.10\n")),
+            "{config:?}"
+        );
+        assert_eq!(
+            plan.fixes,
+            ["DNS-KUBELET-FLAG-SHADOW", "DNS-KUBELET-NO-CLUSTER-DNS"],
+            "{plan:#?}"
+        );
+        assert!(plan.remaining.is_empty(), "{plan:#?}");
+
+        // A NodeLocal DNSCache on the node: its address, the same in both playbooks.
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-dns",
+        );
+        raw.files.remove("/sys/class/net/nodelocaldns");
+        crate::testing::set_command(
+            &mut raw,
+            "nodelocaldns-addr",
+            "6: nodelocaldns    inet 169.254.20.10/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n",
+            0,
+        );
+        let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+        let writes = plan
+            .changes
+            .iter()
+            .filter(|c| matches!(c, Change::WriteFile { .. }))
+            .count();
+        assert_eq!(writes, 1, "{plan:#?}");
+        let config = file(&plan, "/var/lib/kubelet/config.yaml").expect("config");
+        assert!(
+            config.contains("clusterDNS:\n- 169.254.20.10\n"),
+            "{config}"
+        );
+        assert!(
+            !plan
+                .remaining
+                .contains(&"DNS-KUBELET-NO-CLUSTER-DNS".to_owned()),
+            "{plan:#?}"
+        );
+
+        // The inventory says dns_mode coredns (Kubespray would render 10.233.0.3): the
+        // Service's 10.96.0.10 wins.
+        let plan = plan_in(
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-config-without-cluster-dns",
+            "dns_mode: coredns",
+            &cluster,
+            "",
+        )
+        .hosts
+        .remove(0);
+        let config = file(&plan, "/var/lib/kubelet/config.yaml").expect("config");
+        assert!(config.contains("clusterDNS:\n- 10.96.0.10\n"), "{config}");
     }
 
     /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with

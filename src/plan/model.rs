@@ -268,6 +268,14 @@ impl Change {
             | Change::LoadModule { reasons, .. } => reasons,
         }
     }
+
+    pub fn reasons_mut(&mut self) -> &mut Vec<Reason> {
+        match self {
+            Change::WriteFile { reasons, .. }
+            | Change::Sysctl { reasons, .. }
+            | Change::LoadModule { reasons, .. } => reasons,
+        }
+    }
 }
 
 /// Something done through the cluster's API (kubectl on a control-plane host) rather than

@@ -16,8 +16,7 @@
 //! it holds on the node now, unchanged and in order: /etc/sysctl.conf, a hardening file,
 //! whose one line dnsfix changes), and an edit of the kubelet's or k3s's own files may
 //! change its DNS settings (`resolvConf`, `clusterDNS`, `clusterDomain`, `--resolv-conf`,
-//! `--cluster-dns`, `--cluster-domain`, `resolv-conf`, `cluster-dns`, `cluster-domain`) and
-//! nothing else. A path a playbook's `allow:` names is the
+//! `--cluster-dns`, `--cluster-domain`, `resolv-conf`, `cluster-dns`) and nothing else. A path a playbook's `allow:` names is the
 //! playbook's own business.
 
 use crate::facts::NodeFacts;
@@ -376,13 +375,14 @@ impl Policy {
 
 /// kubelet and k3s/RKE2 DNS settings: config keys, k3s/RKE2 keys and kubelet flags (as
 /// normalised by the flag parser).
+/// (Not k3s's and RKE2's top-level `cluster-domain`: a server's option, which sets CoreDNS's
+/// zone too; their kubelet's is a `kubelet-arg`.)
 const DNS_KEYS: &[&str] = &[
     "resolvConf",
     "clusterDNS",
     "clusterDomain",
     "resolv-conf",
     "cluster-dns",
-    "cluster-domain",
 ];
 const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain"];
 

@@ -337,7 +337,12 @@ pub(super) fn nameserver_limit(ctx: &Ctx) -> RuleOutcome {
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-NAMESERVER-LIMIT",
         Severity::Warning,
-        format!("{} nameservers where kubelet keeps 3: {} are silently dropped for pods", p.nameservers.len(), dropped.join(", ")),
+        format!(
+            "{} nameservers where kubelet keeps 3: {} {} left out of pods' resolv.conf (the kubelet's DNSConfigForming events say so)",
+            p.nameservers.len(),
+            dropped.join(", "),
+            if dropped.len() == 1 { "is" } else { "are" }
+        ),
         vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &all))],
         "list at most 3 nameservers in the file kubelet hands to pods (or give kubelet a dedicated resolv.conf)".into(),
     )])

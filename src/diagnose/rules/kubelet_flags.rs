@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use super::kubelet_file::only_real_servers;
 use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
-use crate::diagnose::finding::Severity;
+use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, Shadowed, Source};
 use crate::facts::sockets;
@@ -46,7 +46,7 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
         id,
         Severity::Warning,
         format!(
-            "nodelocaldns listens on {} but kubelet clusterDNS is {}, an address it does not hold: pods reach CoreDNS through the kube-dns service and never the local cache",
+            "nodelocaldns listens on {} but kubelet clusterDNS is {}, an address it does not hold: pods ask that address (the kube-dns Service, where it is that) and never the local cache",
             local[0],
             dns.value.join(", ")
         ),
@@ -426,7 +426,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
             )]);
         }
-        let wanted = kube_dns_address(ctx).or_else(|| service_address(ctx));
+        let wanted = no_address_wanted(ctx);
         let fix = match (&wanted, dns.source.kind == "flag") {
             (Some(w), true) => flag_fix(ctx, dns, &w.join(",")),
             (None, true) => flag_fix(ctx, dns, "the cluster DNS address"),
@@ -450,20 +450,18 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             evidence,
             format!("{fix}; then recreate the pods created without it"),
         );
-        return RuleOutcome::Findings(vec![match wanted {
+        let finding = match wanted {
             Some(w) => finding.wanting(CLUSTER_DNS, w),
             None => finding,
-        }]);
+        };
+        return RuleOutcome::Findings(vec![also_domain(ctx, finding)]);
     }
     if let Some(outcome) = not_the_cluster_dns(ctx, dns) {
         return outcome;
     }
     match &k.cluster_domain {
         Observed::Known(d) if d.value.is_empty() => {
-            let declared = ctx
-                .host
-                .var_str("dns_domain")
-                .filter(|d| !d.contains("{{") && !d.is_empty());
+            let declared = declared_domain(ctx);
             let domain = declared.unwrap_or("cluster.local");
             let finding = ctx.finding(
                 id,
@@ -481,11 +479,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                     dns.source.at()
                 ),
             );
-            // Only the inventory's domain is the cluster's for sure: cluster.local is a guess.
-            RuleOutcome::Findings(vec![match declared {
-                Some(d) => finding.wanting(CLUSTER_DOMAIN, vec![d.to_owned()]),
-                None => finding,
-            }])
+            RuleOutcome::Findings(vec![also_domain(ctx, finding)])
         }
         Observed::Unknown(why) => ctx.unknown(id, why.clone()),
         _ => RuleOutcome::Pass,
@@ -551,19 +545,60 @@ pub(crate) const CLUSTER_DNS: &str = "clusterDNS";
 /// The `wanted` key of its clusterDomain.
 pub(crate) const CLUSTER_DOMAIN: &str = "clusterDomain";
 
-/// The cluster DNS Service's address, where kubectl read the Services: the first IPv4
-/// clusterIP of the first Service that has one, else its first address.
-fn service_address(ctx: &Ctx) -> Option<Vec<String>> {
-    let (_, services) = ctx.dns_services.as_ref()?;
+/// The clusterDNS a kubelet with none it can use should have, where it is known: the
+/// node's NodeLocal DNSCache address (a link-local IPv4 address on its nodelocaldns
+/// interface: the cache runs there), unless the inventory turns Kubespray's off; else,
+/// where kubectl read the cluster DNS Services,
+/// the address Kubespray renders from the inventory if it is one of theirs, else the first
+/// IPv4 clusterIP of theirs (else their first); else the address Kubespray renders.
+fn no_address_wanted(ctx: &Ctx) -> Option<Vec<String>> {
+    let cache = ctx.facts.nodelocaldns.iter().flatten().find(|a| {
+        a.parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_link_local())
+    });
+    if let Some(cache) = cache.filter(|_| ctx.host.var_bool("enable_nodelocaldns") != Some(false)) {
+        return Some(vec![cache.clone()]);
+    }
+    let rendered = kube_dns_address(ctx);
+    let Some((_, services)) = ctx.dns_services.as_ref() else {
+        return rendered;
+    };
     let addresses: Vec<IpAddr> = services
         .iter()
         .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
         .collect();
+    let theirs = |w: &Vec<String>| {
+        w.first()
+            .and_then(|a| kubelet_ip(a))
+            .is_some_and(|ip| addresses.contains(&ip))
+    };
+    if let Some(rendered) = rendered.filter(theirs) {
+        return Some(rendered);
+    }
     let first = addresses
         .iter()
         .find(|a| a.is_ipv4())
         .or(addresses.first())?;
     Some(vec![first.to_string()])
+}
+
+/// `finding`, with the inventory's dns_domain as its clusterDomain where the kubelet has
+/// none too: the playbook sets both at once.
+fn also_domain(ctx: &Ctx, finding: Finding) -> Finding {
+    match (&ctx.facts.kubelet.cluster_domain, declared_domain(ctx)) {
+        (Observed::Known(d), Some(domain)) if d.value.is_empty() => {
+            finding.wanting(CLUSTER_DOMAIN, vec![domain.to_owned()])
+        }
+        _ => finding,
+    }
+}
+
+/// The inventory's dns_domain, where it names one: the cluster's domain for sure
+/// (cluster.local, the usual one, is a guess).
+fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
+    ctx.host
+        .var_str("dns_domain")
+        .filter(|d| !d.contains("{{") && !d.is_empty())
 }
 
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
@@ -717,7 +752,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
         ),
     };
     let (fix, wanted) = service_fix(ctx, dns, &addresses, first);
-    Some(RuleOutcome::Findings(vec![ctx.finding(
+    let finding = ctx.finding(
         id,
         severity,
         format!(
@@ -732,7 +767,8 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
             ),
         ],
         format!("{fix}; then recreate the pods created with it"),
-    ).wanting(CLUSTER_DNS, wanted)]))
+    ).wanting(CLUSTER_DNS, wanted);
+    Some(RuleOutcome::Findings(vec![also_domain(ctx, finding)]))
 }
 
 /// How to give the kubelet the cluster DNS Service's address of `first`'s family in place of
@@ -749,12 +785,14 @@ fn service_fix(
         .iter()
         .find(|a| a.is_ipv4() == first.is_ipv4())
         .unwrap_or(&addresses[0]);
+    // (Where the Service's address is among them already, it is not listed twice.)
     let wanted: Vec<String> = std::iter::once(service_ip.to_string())
         .chain(
             dns.value
                 .iter()
                 .filter(|a| kubelet_ip(a).is_some())
                 .skip(1)
+                .filter(|a| kubelet_ip(a) != Some(*service_ip))
                 .cloned(),
         )
         .collect();

@@ -264,7 +264,11 @@ pub(super) fn resolv_chain(e: &Effective<String>, f: &ResolvFile) -> String {
         "k0s_auto" => format!("chosen by k0s: {}", e.value),
         _ => format!("resolvConf: {}", e.value),
     };
-    let mut s = format!("{} {setting}", e.source.at());
+    // k3s's and k0s's own choice is no file's setting: nothing to name before it.
+    let mut s = match (&e.source.path, e.source.kind.as_str()) {
+        (None, "k3s_auto" | "k0s_auto") => setting,
+        _ => format!("{} {setting}", e.source.at()),
+    };
     if let Some(d) = detail.filter(|_| e.source.kind != "k3s_env") {
         s.push_str(&format!(" ({d})"));
     }

@@ -227,7 +227,7 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
         if *warn {
             format!("known stray source: {k}")
         } else {
-            format!("cloud DHCP suffix: {k} (the same on every node of a region is harmless)")
+            format!("cloud DHCP suffix: {k} (harmless where every node has the same one)")
         }
     }));
     let nodeconfig = nodeadm_domains(ctx, &stray);

@@ -2130,6 +2130,12 @@ fn a_cluster_dns_no_service_holds_is_reported() {
         panic!("10.96.0.99 is no Service's");
     };
     assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    // The Service's address, already there later, is not listed twice.
+    assert_eq!(
+        f[0].wanted.get("clusterDNS"),
+        Some(&vec!["10.96.0.10".to_owned()]),
+        "{f:?}"
+    );
     // With a second address, only the first is replaced.
     let dual = service_node(Some(""), Some(&["10.96.0.10", "fd00:10:96::a"]));
     let RuleOutcome::Findings(f) = judge_services(&dual, &other) else {
@@ -2138,6 +2144,28 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     assert!(
         f[0].remediation
             .starts_with("set clusterDNS to [10.233.0.3,fd00:10:96::a]"),
+        "{f:?}"
+    );
+    assert_eq!(
+        f[0].wanted.get("clusterDNS"),
+        Some(&vec!["10.233.0.3".to_owned(), "fd00:10:96::a".to_owned()]),
+        "{f:?}"
+    );
+    // No clusterDomain either: the inventory's dns_domain comes with it, for one fix.
+    let mut bare = service_node(Some(""), None);
+    if let Observed::Known(d) = &mut bare.kubelet.cluster_domain {
+        d.value = String::new();
+    }
+    let mut host = Host::new("node1");
+    host.vars.insert("dns_domain".into(), "corp.local".into());
+    let RuleOutcome::Findings(f) =
+        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &bare, Some(&other)))
+    else {
+        panic!("10.96.0.10 is no Service's");
+    };
+    assert_eq!(
+        f[0].wanted.get("clusterDomain"),
+        Some(&vec!["corp.local".to_owned()]),
         "{f:?}"
     );
     // The first address the kubelet takes is the one replaced; a name it drops goes.

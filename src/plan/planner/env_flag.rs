@@ -88,6 +88,6 @@ impl Run<'_> {
             return Ok(Outcome::Already(already));
         }
         self.write(state, &path, edit.text, None, description, reason)
-            .map(|changed| outcome(changed, format!("{path} --{flag} changed"), already))
+            .map(|changed| outcome(changed, &path, format!("{path} --{flag} changed"), already))
     }
 }

@@ -99,8 +99,9 @@ enum Outcome {
     Unchanged,
     /// The target is already as the task wants it: the stated no-op reason.
     Already(String),
-    /// Something changed; the text says what, for handler reasons.
-    Changed(String),
+    /// Something changed; the text says what, for handler reasons, and which file changed
+    /// (none for a sysctl or a module).
+    Changed { what: String, file: Option<String> },
     /// `fail` ran: the playbook is blocked on this host.
     Failed(String),
 }
@@ -191,7 +192,7 @@ impl<'a> Run<'a> {
         for entry in state
             .notified
             .iter_mut()
-            .filter(|(_, p, _)| *p == playbook.name)
+            .filter(|(_, p, _, _)| *p == playbook.name)
         {
             if !entry.2.contains(" ← ") && !fixing.is_empty() {
                 entry.2 = format!("{} ← {}", entry.2, fixing.join(", "));
@@ -228,8 +229,9 @@ impl<'a> Run<'a> {
                 format!("not needed here (`when: {when}` is false)")
             } else {
                 format!(
-                    "does not fix {} here (`when: {when}` is false)",
-                    fixing.join(", ")
+                    "does not fix {} here (`when: {when}` is false): `dnsfix explain {}` says how to fix it by hand",
+                    fixing.join(", "),
+                    fixing[0]
                 )
             };
             state.unchanged.push(Note {
@@ -297,11 +299,14 @@ impl<'a> Run<'a> {
             ))?;
             match outcome {
                 Outcome::Failed(message) => return Ok(Some(message)),
-                Outcome::Changed(what) => {
+                Outcome::Changed { what, file } => {
                     for handler in &task.notify {
-                        state
-                            .notified
-                            .push((handler.clone(), playbook.name.clone(), what.clone()));
+                        state.notified.push((
+                            handler.clone(),
+                            playbook.name.clone(),
+                            what.clone(),
+                            file.clone(),
+                        ));
                     }
                 }
                 Outcome::Already(why) => state.unchanged.push(Note {
@@ -398,9 +403,12 @@ impl<'a> Run<'a> {
     }
 }
 
-fn outcome(changed: bool, what: String, already: String) -> Outcome {
+fn outcome(changed: bool, file: &str, what: String, already: String) -> Outcome {
     if changed {
-        Outcome::Changed(what)
+        Outcome::Changed {
+            what,
+            file: Some(file.to_owned()),
+        }
     } else {
         Outcome::Already(already)
     }

@@ -12,14 +12,25 @@ use crate::playbook::Batch;
 
 impl Run<'_> {
     /// One run per (unit, action), with the reasons of every change that notified it; a
-    /// restart makes a reload of the same unit pointless.
+    /// restart makes a reload of the same unit pointless. A file a later task put back as
+    /// it was is no reason (kubelet-flag-shadow's config edit that nodelocaldns-clusterdns
+    /// undoes): no change, no restart for it.
     pub(super) fn handlers(
         &self,
         state: &State,
         ran: &Ran<'_>,
     ) -> Result<Vec<HandlerRun>, PlanError> {
         let mut handlers: Vec<HandlerRun> = Vec::new();
-        for (handler_name, playbook_name, what) in &state.notified {
+        for (handler_name, playbook_name, what, file) in &state.notified {
+            let unchanged = file.as_ref().is_some_and(|path| {
+                state
+                    .files
+                    .get(path)
+                    .is_some_and(|f| f.current.as_deref() == f.before.as_deref())
+            });
+            if unchanged {
+                continue;
+            }
             let Some((playbook, handler)) = ran
                 .handlers
                 .get(&(playbook_name.clone(), handler_name.clone()))

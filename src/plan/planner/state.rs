@@ -54,8 +54,9 @@ pub(super) struct State {
     pub(super) sysctls: BTreeMap<String, (Option<String>, String, Vec<Reason>)>,
     pub(super) sysctl_order: Vec<String>,
     pub(super) modules: BTreeMap<String, Vec<Reason>>,
-    /// (handler name, playbook) → reasons.
-    pub(super) notified: Vec<(String, String, String)>,
+    /// The handlers notified, in order: (handler name, playbook, reason, the file whose
+    /// change notified it).
+    pub(super) notified: Vec<(String, String, String, Option<String>)>,
     pub(super) notes: Vec<Note>,
     /// Cluster actions (`dns_pods`), in task order.
     pub(super) cluster: Vec<crate::plan::model::ClusterAction>,

@@ -101,7 +101,10 @@ impl Run<'_> {
         Ok(if changed.is_empty() {
             Outcome::Already(format!("{name} already {value}, now and at boot"))
         } else {
-            Outcome::Changed(changed.join(", "))
+            Outcome::Changed {
+                what: changed.join(", "),
+                file: None,
+            }
         })
     }
 }

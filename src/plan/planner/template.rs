@@ -27,6 +27,6 @@ impl Run<'_> {
         let description = format!("rendered from {src}");
         let already = format!("{dest} already as rendered from {src}");
         self.write(state, &dest, content, mode, description, reason)
-            .map(|changed| outcome(changed, format!("{dest} changed"), already))
+            .map(|changed| outcome(changed, &dest, format!("{dest} changed"), already))
     }
 }

@@ -59,7 +59,7 @@ impl Run<'_> {
         };
         let already = format!("{path}: {key} already as wanted");
         self.write(state, &path, edit.text, mode, description, reason)
-            .map(|changed| outcome(changed, format!("{path} {key} changed"), already))
+            .map(|changed| outcome(changed, &path, format!("{path} {key} changed"), already))
     }
 }
 
