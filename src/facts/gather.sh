@@ -320,7 +320,9 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # config, the config names the resolv.conf, which is read but never searched (it names no
 # file: an awk round over it alone would find nothing). A crude superset: which setting wins is decided
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed
-# (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg).
+# (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg); a
+# relative resolvConf is joined to its file's directory and its `..` taken away on paper
+# first (clean), as the kubelet does, and then judged the same way.
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's
 # or kubelite's command line, its NULs read as spaces; busybox awk ends a line at a NUL,
 # so there only the command's first word). The program runs under gawk, mawk, the one-true

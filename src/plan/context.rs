@@ -74,7 +74,7 @@ pub fn build(
         "kubelet_args_file": kubelet.args_file,
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
-        "kubelet_pod_search": pod_search(facts, &upstreams_source),
+        "kubelet_pod_search": pod_search(host, facts, &upstreams_source),
         // systemd-resolved's file in /run is clean only until the next boot where that
         // boot does not write it again.
         // A `nameserver` line with no address makes the kubelet reject the whole file
@@ -304,21 +304,24 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
 
 /// The search domains of the resolv.conf the kubelet gives pods; where that file is not
 /// there to read, those of the file the upstream servers come from (`source`, where it is
-/// a file), which a file of dnsfix's takes its servers from too.
-fn pod_search(facts: &NodeFacts, source: &str) -> Vec<String> {
-    let parsed = |text: &str| crate::facts::resolv_conf::ResolvConf::parse(text).search;
+/// one of the node's resolver files), which a file of dnsfix's takes its servers from too,
+/// unless the inventory asks for stray search domains to go (DNS-STRAY-SEARCH cannot judge
+/// a file that is not there, so kubelet-resolvconf would not strip them).
+fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
+    let search = |f: &ResolvFile| f.parsed.as_ref().map(|p| p.search.clone());
     match &facts.kubelet.pod_resolv_conf {
-        Some(f) if f.state != crate::facts::raw::FileState::Missing => f
-            .parsed
-            .as_ref()
-            .map(|p| p.search.clone())
-            .unwrap_or_default(),
-        _ => facts
-            .files
-            .get(source)
-            .and_then(|f| f.text())
-            .map(|t| parsed(&t))
-            .unwrap_or_default(),
+        Some(f) if f.state != crate::facts::raw::FileState::Missing => {
+            search(f).unwrap_or_default()
+        }
+        _ if host.var_bool("dnsfix_strip_search_domains") == Some(true) => Vec::new(),
+        _ => [
+            &facts.resolver.etc_resolv_conf,
+            &facts.resolver.systemd_uplink,
+        ]
+        .into_iter()
+        .find(|f| f.path == source)
+        .and_then(search)
+        .unwrap_or_default(),
     }
 }
 

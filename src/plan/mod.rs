@@ -908,6 +908,7 @@ mod tests {
             &format!("registry.k8s.io/pause:3.9 {flag}\""),
         );
         let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+        let flagged = raw;
         let env = file(&plan, "/var/lib/kubelet/kubeadm-flags.env").expect("flag removed");
         assert!(!env.contains("--cluster-dns"), "{env}");
         // The config file keeps (or gets back) the Service's address.
@@ -937,6 +938,7 @@ mod tests {
             0,
         );
         let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+        let cached = raw;
         let writes = plan
             .changes
             .iter()
@@ -955,6 +957,15 @@ mod tests {
             "{plan:#?}"
         );
 
+        // Applied, a second plan changes nothing (the flag case, the cache case).
+        for (raw, vars) in [(&flagged, "{}"), (&cached, "{}")] {
+            let plan = plan_raw(raw, vars, &cluster, "").hosts.remove(0);
+            let facts = crate::facts::NodeFacts::from_raw("node1", raw);
+            let after = predict::applied(&facts, &plan.changes, &plan.handlers);
+            let again = plan_raw(&after, vars, &cluster, "").hosts.remove(0);
+            assert!(again.changes.is_empty(), "{again:#?}");
+        }
+
         // The inventory says dns_mode coredns (Kubespray would render 10.233.0.3): the
         // Service's 10.96.0.10 wins.
         let plan = plan_in(
@@ -967,6 +978,91 @@ mod tests {
         .remove(0);
         let config = file(&plan, "/var/lib/kubelet/config.yaml").expect("config");
         assert!(config.contains("clusterDNS:\n- 10.96.0.10\n"), "{config}");
+    }
+
+    /// kubelet-cluster-dns where the installer owns the setting: blocked, naming every value
+    /// the node needs and where it goes (EKS's NodeConfig, k3s's server options, a unit
+    /// file's flag that kubelet-flag-shadow cannot remove either); MicroK8s's arguments file
+    /// is changed. Each node's clusterDNS here is no Service's, and nothing on it answers.
+    #[test]
+    fn kubelet_cluster_dns_where_the_installer_owns_it() {
+        let plan =
+            |fixture: &str, service: &str, edit: &dyn Fn(&mut crate::facts::raw::RawFacts)| {
+                let mut raw = crate::testing::rules_fixture(fixture);
+                raw.file(
+                    crate::facts::sockets::UDP,
+                    crate::facts::raw::FileState::Present,
+                    Some(b"  sl  local_address rem_address   st\n"),
+                );
+                edit(&mut raw);
+                plan_raw(&raw, "dns_domain: cluster.local", &kube_dns_at(service), "")
+                    .hosts
+                    .remove(0)
+            };
+        let blocked = |plan: &HostPlan| {
+            plan.blocked
+                .iter()
+                .find(|b| b.playbook == "kubelet-cluster-dns")
+                .map(|b| b.reason.clone())
+                .unwrap_or_else(|| panic!("not blocked: {plan:#?}"))
+        };
+        let eks = plan("_upstream/eks-al2023-nodeadm", "10.100.0.10", &|_| ());
+        assert!(
+            blocked(&eks).starts_with(
+                "nodeadm writes the kubelet's config anew at every boot from the node's NodeConfig: set clusterDNS [10.100.0.10] in its spec.kubelet.config (or --cluster-dns=10.100.0.10 in spec.kubelet.flags)"
+            ),
+            "{eks:#?}"
+        );
+        let k3s = plan("_upstream/k3s-auto-uplink", "10.43.0.99", &|_| ());
+        assert!(
+            blocked(&k3s).contains(
+                "set cluster-dns: 10.43.0.99 in the servers' /etc/rancher/k3s/config.yaml"
+            ),
+            "{k3s:#?}"
+        );
+        // A unit file's --cluster-dns: kubelet-flag-shadow is blocked on it, and so is this.
+        let unit = plan(
+            "DNS-KUBELET-FLAG-SHADOW/kubeadm-dropin-execstart-flag",
+            "10.96.0.10",
+            &|raw| {
+                crate::testing::replace_in_file(
+                    raw,
+                    "/etc/systemd/system/kubelet.service.d/20-dns.conf",
+                    "--resolv-conf=/etc/resolv.conf",
+                    "--cluster-dns=10.96.0.99",
+                );
+            },
+        );
+        assert!(unit.changes.is_empty(), "{unit:#?}");
+        assert!(
+            blocked(&unit).starts_with(
+                "clusterDNS comes from --cluster-dns at /etc/systemd/system/kubelet.service.d/20-dns.conf"
+            ),
+            "{unit:#?}"
+        );
+        // MicroK8s: the arguments file's flag.
+        let microk8s = plan(
+            "_upstream/microk8s-1.32-debian12-joined-worker",
+            "10.152.183.99",
+            &|_| (),
+        );
+        let args = "/var/snap/microk8s/7964/args/kubelet";
+        let content = microk8s.changes.iter().find_map(|c| match c {
+            Change::WriteFile { path, content, .. } if path == args => Some(content.clone()),
+            _ => None,
+        });
+        assert!(
+            content.as_deref().is_some_and(
+                |c| c.contains("--cluster-dns=10.152.183.99\n") && !c.contains("10.152.183.10")
+            ),
+            "{microk8s:#?}"
+        );
+        assert!(
+            microk8s
+                .fixes
+                .contains(&"DNS-KUBELET-NO-CLUSTER-DNS".to_owned()),
+            "{microk8s:#?}"
+        );
     }
 
     /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with

@@ -375,8 +375,9 @@ impl Policy {
 
 /// kubelet and k3s/RKE2 DNS settings: config keys, k3s/RKE2 keys and kubelet flags (as
 /// normalised by the flag parser).
-/// (Not k3s's and RKE2's top-level `cluster-domain`: a server's option, which sets CoreDNS's
-/// zone too; their kubelet's is a `kubelet-arg`.)
+/// (Not k3s's and RKE2's top-level `cluster-domain`, a server's option that sets CoreDNS's
+/// zone too, which no playbook writes; their top-level `cluster-dns`, the server's Service
+/// address, stays allowed as before.)
 const DNS_KEYS: &[&str] = &[
     "resolvConf",
     "clusterDNS",
@@ -385,6 +386,9 @@ const DNS_KEYS: &[&str] = &[
     "cluster-dns",
 ];
 const DNS_FLAGS: &[&str] = &["resolv-conf", "cluster-dns", "cluster-domain"];
+/// The kubelet flags a k3s/RKE2 `kubelet-arg` item may change: no shipped playbook writes
+/// `cluster-domain=` there (kubelet-cluster-dns is blocked on k3s and RKE2).
+const KUBELET_ARG_FLAGS: &[&str] = &["resolv-conf", "cluster-dns"];
 
 /// Whether `before` and `after`, both a systemd environment file, read the same apart from
 /// kubelet DNS flags: the same assignments in the same order, and every assignment's words,
@@ -442,7 +446,7 @@ fn same_env_but_dns(before: &str, after: &str) -> Result<(), String> {
 
 /// `value` with its DNS settings taken out: the keys of [`DNS_KEYS`] at the top level,
 /// `resolverConfig` in any case (the name kubelet 1.28 to 1.31 read resolvConf by in a
-/// drop-in), and `resolv-conf=`/`cluster-dns=`/`cluster-domain=` items of a `kubelet-arg` list (a
+/// drop-in), and `resolv-conf=`/`cluster-dns=` items of a `kubelet-arg` list (a
 /// `kubelet-arg+` list of nothing else goes whole: it adds only those).
 fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
     use serde_norway::Value;
@@ -461,7 +465,7 @@ fn without_dns_keys(value: serde_norway::Value) -> serde_norway::Value {
                     .into_iter()
                     .filter(|item| {
                         let arg = item.as_str().unwrap_or_default().trim_start_matches('-');
-                        !DNS_FLAGS
+                        !KUBELET_ARG_FLAGS
                             .iter()
                             .any(|f| arg.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
                     })
@@ -1140,5 +1144,48 @@ mod tests {
         let dropin = "/etc/rancher/k3s/config.yaml.d/90-dnsfix.yaml";
         assert!(check(dropin, "", "resolv-conf: /etc/dnsfix/resolv.conf\n").is_ok());
         assert!(check(dropin, "", "resolv-conf: /x\ndisable-apiserver: true\n").is_err());
+    }
+
+    /// clusterDomain in the kubelet's config and --cluster-domain in its environment files
+    /// may change (kubelet-cluster-dns); not k3s's top-level cluster-domain (a server's
+    /// option, CoreDNS's zone) nor a kubelet-arg item of it, which no playbook writes.
+    #[test]
+    fn the_kubelets_cluster_domain_may_change_not_k3ss() {
+        let facts = crate::testing::facts_from(&[]);
+        let p = Policy::with_allows(&facts, &[]);
+        let check =
+            |path: &str, before: &str, after: &str| p.check(&write(path, after), Some(before));
+        let config = include_str!("../../tests/fixtures/edit/yaml/kubeadm-config/config.yaml");
+        assert!(config.contains("clusterDomain: cluster.local\n"));
+        let domain = config.replace(
+            "clusterDomain: cluster.local\n",
+            "clusterDomain: corp.local\n",
+        );
+        assert!(check("/var/lib/kubelet/config.yaml", config, &domain).is_ok());
+        let env = include_str!("../../tests/fixtures/edit/env/etc-default-kubelet/kubelet");
+        let flagged = env.replace(
+            "KUBELET_EXTRA_ARGS=",
+            "KUBELET_EXTRA_ARGS=--cluster-domain=corp.local ",
+        );
+        assert_ne!(flagged, env);
+        assert!(check("/etc/default/kubelet", env, &flagged).is_ok());
+        let k3s = include_str!("../../tests/fixtures/edit/yaml/k3s-config/config.yaml");
+        for (what, after) in [
+            ("top-level", format!("{k3s}cluster-domain: corp.local\n")),
+            (
+                "kubelet-arg",
+                k3s.replacen(
+                    "\"max-pods=150\"",
+                    "\"max-pods=150\"\n  - \"cluster-domain=corp.local\"",
+                    1,
+                ),
+            ),
+        ] {
+            assert_ne!(after, k3s, "{what}");
+            assert!(
+                check("/etc/rancher/k3s/config.yaml", k3s, &after).is_err(),
+                "{what}"
+            );
+        }
     }
 }

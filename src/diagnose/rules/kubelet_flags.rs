@@ -546,27 +546,19 @@ pub(crate) const CLUSTER_DNS: &str = "clusterDNS";
 pub(crate) const CLUSTER_DOMAIN: &str = "clusterDomain";
 
 /// The clusterDNS a kubelet with none it can use should have, where it is known: the
-/// node's NodeLocal DNSCache address (a link-local IPv4 address on its nodelocaldns
-/// interface: the cache runs there), unless the inventory turns Kubespray's off; else,
-/// where kubectl read the cluster DNS Services,
-/// the address Kubespray renders from the inventory if it is one of theirs, else the first
-/// IPv4 clusterIP of theirs (else their first); else the address Kubespray renders.
+/// node's NodeLocal DNSCache address ([`node_cache`]); else, where kubectl read the
+/// cluster DNS Services, the address Kubespray renders from the inventory if it is one of
+/// theirs, else the first IPv4 clusterIP of theirs (else their first); else the address
+/// Kubespray renders, but not a NodeLocal DNSCache address on a node without the cache's
+/// interface (nothing would answer it there): its service address instead.
 fn no_address_wanted(ctx: &Ctx) -> Option<Vec<String>> {
-    let cache = ctx.facts.nodelocaldns.iter().flatten().find(|a| {
-        a.parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_link_local())
-    });
-    if let Some(cache) = cache.filter(|_| ctx.host.var_bool("enable_nodelocaldns") != Some(false)) {
-        return Some(vec![cache.clone()]);
+    if let Some(cache) = node_cache(ctx) {
+        return Some(vec![cache.to_owned()]);
     }
-    let rendered = kube_dns_address(ctx);
-    let Some((_, services)) = ctx.dns_services.as_ref() else {
+    let rendered = kube_dns_address(ctx, !ctx.facts.nodelocaldns_absent());
+    let Some(addresses) = service_addresses(ctx) else {
         return rendered;
     };
-    let addresses: Vec<IpAddr> = services
-        .iter()
-        .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
-        .collect();
     let theirs = |w: &Vec<String>| {
         w.first()
             .and_then(|a| kubelet_ip(a))
@@ -580,6 +572,35 @@ fn no_address_wanted(ctx: &Ctx) -> Option<Vec<String>> {
         .find(|a| a.is_ipv4())
         .or(addresses.first())?;
     Some(vec![first.to_string()])
+}
+
+/// The NodeLocal DNSCache address on this node (a link-local IPv4 address on its
+/// nodelocaldns interface: the cache runs there), unless the inventory turns Kubespray's
+/// off: the clusterDNS the node's pods should have, as nodelocaldns-clusterdns sets it.
+fn node_cache<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
+    if ctx.host.var_bool("enable_nodelocaldns") == Some(false) {
+        return None;
+    }
+    ctx.facts
+        .nodelocaldns
+        .iter()
+        .flatten()
+        .find(|a| {
+            a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_link_local())
+        })
+        .map(String::as_str)
+}
+
+/// The addresses of the cluster DNS Services, where kubectl read them.
+fn service_addresses(ctx: &Ctx) -> Option<Vec<IpAddr>> {
+    let (_, services) = ctx.dns_services.as_ref()?;
+    Some(
+        services
+            .iter()
+            .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
+            .collect(),
+    )
 }
 
 /// `finding`, with the inventory's dns_domain as its clusterDomain where the kubelet has
@@ -605,7 +626,7 @@ fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
 /// Kubespray node or where the inventory says dns_mode; else not known here.
-fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
+fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
@@ -613,7 +634,7 @@ fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
         h.var_str(key)
             .filter(|v| !v.contains("{{") && !v.is_empty())
     };
-    if h.var_bool("enable_nodelocaldns").unwrap_or(kubespray) {
+    if with_cache && h.var_bool("enable_nodelocaldns").unwrap_or(kubespray) {
         return Some(vec![
             set("nodelocaldns_ip")
                 .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
@@ -682,10 +703,7 @@ fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
 fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOutcome> {
     let id = NO_CLUSTER_DNS;
     let (via, services) = ctx.dns_services.as_ref()?;
-    let addresses: Vec<IpAddr> = services
-        .iter()
-        .flat_map(|s| s.cluster_ips.iter().filter_map(|ip| kubelet_ip(ip)))
-        .collect();
+    let addresses = service_addresses(ctx)?;
     if addresses.is_empty() || ctx.host.var_str("dns_mode") == Some("manual") {
         return None;
     }
@@ -780,19 +798,21 @@ fn service_fix(
     addresses: &[IpAddr],
     first: IpAddr,
 ) -> (String, Vec<String>) {
-    // The first address replaced by the Service's of its family; the others kept.
+    // The first address replaced by the node's NodeLocal DNSCache's, as
+    // nodelocaldns-clusterdns sets it, else by the Service's of its family; the others
+    // kept (where the new one is among them already, it is not listed twice).
     let service_ip = addresses
         .iter()
         .find(|a| a.is_ipv4() == first.is_ipv4())
         .unwrap_or(&addresses[0]);
-    // (Where the Service's address is among them already, it is not listed twice.)
-    let wanted: Vec<String> = std::iter::once(service_ip.to_string())
+    let new = node_cache(ctx).and_then(kubelet_ip).unwrap_or(*service_ip);
+    let wanted: Vec<String> = std::iter::once(new.to_string())
         .chain(
             dns.value
                 .iter()
                 .filter(|a| kubelet_ip(a).is_some())
                 .skip(1)
-                .filter(|a| kubelet_ip(a) != Some(*service_ip))
+                .filter(|a| kubelet_ip(a) != Some(new))
                 .cloned(),
         )
         .collect();

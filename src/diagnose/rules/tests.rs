@@ -1889,6 +1889,33 @@ fn no_cluster_dns_on_kubespray() {
         f[0].remediation.contains("set clusterDNS to [10.96.0.3]"),
         "{f:?}"
     );
+    // No nodelocaldns interface on the node: nothing would answer Kubespray's
+    // nodelocaldns_ip there, so the service address is wanted.
+    let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/kubernetes/kubelet-config.yaml",
+        "clusterDNS:\n- 169.254.25.10\n",
+        "clusterDNS:\n",
+    );
+    raw.commands.remove("nodelocaldns-addr");
+    raw.file(
+        crate::facts::node_facts::NODELOCALDNS_SYSFS,
+        FileState::Missing,
+        None,
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert!(facts.nodelocaldns_absent());
+    let RuleOutcome::Findings(f) =
+        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&Host::new("node1"), &facts, None))
+    else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(
+        f[0].wanted.get("clusterDNS"),
+        Some(&vec!["10.233.0.3".to_owned()]),
+        "{f:?}"
+    );
 
     // dns_mode manual with manual_dns_server left at "": the template renders `- `, a
     // null item the kubelet reads as "" and drops.
@@ -2149,6 +2176,18 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     assert_eq!(
         f[0].wanted.get("clusterDNS"),
         Some(&vec!["10.233.0.3".to_owned(), "fd00:10:96::a".to_owned()]),
+        "{f:?}"
+    );
+    // A NodeLocal DNSCache on the node: its address is the one wanted, as
+    // nodelocaldns-clusterdns sets it.
+    let mut cached = service_node(Some(""), Some(&["10.96.0.99"]));
+    cached.nodelocaldns = Some(vec!["169.254.20.10".into()]);
+    let RuleOutcome::Findings(f) = judge_services(&cached, &kube_dns) else {
+        panic!("10.96.0.99 is no Service's");
+    };
+    assert_eq!(
+        f[0].wanted.get("clusterDNS"),
+        Some(&vec!["169.254.20.10".to_owned()]),
         "{f:?}"
     );
     // No clusterDomain either: the inventory's dns_domain comes with it, for one fix.
