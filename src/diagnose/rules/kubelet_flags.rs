@@ -625,7 +625,8 @@ fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
-/// Kubespray node or where the inventory says dns_mode; else not known here.
+/// Kubespray node or where the inventory says dns_mode; else not known here. Without
+/// `with_cache`, the address it renders without NodeLocal DNSCache.
 fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
