@@ -728,6 +728,19 @@ mod tests {
                 && own.contains("a shell script part of the same user data must write it with only real upstream servers (10.0.0.2, from"),
             "{own}"
         );
+        // Its blocked line says it fixes the stray search domain only where the file it
+        // names strips it.
+        let fixes = |strip: bool| {
+            let vars = format!("dnsfix_strip_search_domains: {strip}");
+            let plan = plan_fixture("_upstream/eks-al2023-old-stub", &vars);
+            plan.blocked
+                .iter()
+                .find(|b| b.playbook == "kubelet-resolvconf")
+                .map(|b| b.fixes.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(fixes(false), ["DNS-KUBELET-LOOPBACK"]);
+        assert_eq!(fixes(true), ["DNS-KUBELET-LOOPBACK", "DNS-STRAY-SEARCH"]);
         // systemd-resolved's uplink file is there on every node.
         let uplink = blocked("_upstream/eks-al2023-old-stub", false);
         assert!(

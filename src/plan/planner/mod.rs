@@ -93,6 +93,9 @@ struct Ran<'p> {
     blocked: Vec<Blocked>,
 }
 
+/// The playbook var naming which of its failing findings a playbook addresses on a host.
+const FIXES_HERE: &str = "fixes_here";
+
 /// What one task did.
 enum Outcome {
     /// Nothing to record (a note, an inventory request).
@@ -167,6 +170,16 @@ impl<'a> Run<'a> {
         }
         let Some(scope) = self.scope(playbook, &fixing, state)? else {
             return Ok(());
+        };
+        // A `fixes_here` var narrows which of them the playbook addresses on this host (a
+        // stray search domain kubelet-resolvconf keeps): its reasons and a blocked line
+        // name only those.
+        let fixing = match scope.get(FIXES_HERE) {
+            Some(serde_json::Value::Array(here)) => fixing
+                .into_iter()
+                .filter(|id| here.iter().any(|h| h.as_str() == Some(id.as_str())))
+                .collect(),
+            _ => fixing,
         };
         let saved = state.clone();
         for task in &playbook.tasks {
