@@ -138,3 +138,27 @@ pub(crate) fn replace_in_file(
         Some(text.as_bytes()),
     );
 }
+
+/// A cluster read through `via` whose DNS Services (kube-system, `k8s-app: kube-dns`) are
+/// `services` (name, address); none where kubectl did not read them.
+pub(crate) fn cluster_with_services(
+    via: &str,
+    services: Option<Vec<(&str, &str)>>,
+) -> crate::cluster::Cluster {
+    crate::cluster::Cluster::Read {
+        via: via.into(),
+        pods: Vec::new(),
+        config: Box::new(crate::cluster::DnsConfig {
+            services: services.map(|list| {
+                list.into_iter()
+                    .map(|(name, ip)| crate::cluster::DnsService {
+                        name: name.into(),
+                        cluster_ips: vec![ip.into()],
+                    })
+                    .collect()
+            }),
+            ..Default::default()
+        }),
+        kubelets: Default::default(),
+    }
+}

@@ -802,18 +802,7 @@ mod tests {
 
     /// A cluster read through node1 whose DNS Service, kube-system/kube-dns, is at `ip`.
     fn kube_dns_at(ip: &str) -> crate::cluster::Cluster {
-        crate::cluster::Cluster::Read {
-            via: "node1".into(),
-            pods: Vec::new(),
-            config: Box::new(crate::cluster::DnsConfig {
-                services: Some(vec![crate::cluster::DnsService {
-                    name: "kube-dns".into(),
-                    cluster_ips: vec![ip.into()],
-                }]),
-                ..crate::cluster::DnsConfig::default()
-            }),
-            kubelets: Default::default(),
-        }
+        crate::testing::cluster_with_services("node1", Some(vec![("kube-dns", ip)]))
     }
 
     /// DNS-KUBELET-NO-CLUSTER-DNS's playbook sets what the finding knows: the Service's

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use super::kubelet_file::only_real_servers;
-use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, pod_resolv, restart_hint};
+use super::{Ctx, NO_KUBELET, PodResolv, RuleOutcome, declared_domain, pod_resolv, restart_hint};
 use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::kubelet::{ADDED_TO, KUBELET_ARG};
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, Shadowed, Source};
@@ -612,14 +612,6 @@ fn also_domain(ctx: &Ctx, finding: Finding) -> Finding {
         }
         _ => finding,
     }
-}
-
-/// The inventory's dns_domain, where it names one: the cluster's domain for sure
-/// (cluster.local, the usual one, is a guess).
-fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
-    ctx.host
-        .var_str("dns_domain")
-        .filter(|d| !d.contains("{{") && !d.is_empty())
 }
 
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory

@@ -549,13 +549,16 @@ fn dns_domain(ctx: &Ctx) -> String {
         Observed::Known(e) if !e.value.trim_end_matches('.').is_empty() => {
             e.value.trim_end_matches('.').to_owned()
         }
-        _ => ctx
-            .host
-            .var_str("dns_domain")
-            .filter(|d| !d.contains("{{"))
-            .unwrap_or("cluster.local")
-            .to_owned(),
+        _ => declared_domain(ctx).unwrap_or("cluster.local").to_owned(),
     }
+}
+
+/// The inventory's dns_domain, where it names one: the cluster's domain for sure
+/// (cluster.local, the usual one, is a guess).
+pub(super) fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
+    ctx.host
+        .var_str("dns_domain")
+        .filter(|d| !d.contains("{{") && !d.is_empty())
 }
 
 pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {

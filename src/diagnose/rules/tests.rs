@@ -1832,14 +1832,24 @@ fn weave_loads_br_netfilter_only_with_its_policy_controller() {
 /// nothing under it, as kubelet-config.v1beta1.yaml.j2 renders it for dns_mode none
 /// without NodeLocal DNSCache (@46dbdd39: `kubelet_cluster_dns = []`), and `vars`.
 fn kubespray_without_cluster_dns(vars: &[(&str, serde_json::Value)]) -> RuleOutcome {
+    kubespray_cluster_dns("clusterDNS:\n", vars, |_| ())
+}
+
+/// That node with `list` in place of its `clusterDNS:` and the one item under it, `vars`,
+/// and `edit` made to its facts.
+fn kubespray_cluster_dns(
+    list: &str,
+    vars: &[(&str, serde_json::Value)],
+    edit: impl Fn(&mut crate::facts::raw::RawFacts),
+) -> RuleOutcome {
     let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
-    let path = "/etc/kubernetes/kubelet-config.yaml";
     crate::testing::replace_in_file(
         &mut raw,
-        path,
+        "/etc/kubernetes/kubelet-config.yaml",
         "clusterDNS:\n- 169.254.25.10\n",
-        "clusterDNS:\n",
+        list,
     );
+    edit(&mut raw);
     let facts = NodeFacts::from_raw("node1", &raw);
     let mut host = Host::new("node1");
     for (k, v) in vars {
@@ -1891,48 +1901,27 @@ fn no_cluster_dns_on_kubespray() {
     );
     // No nodelocaldns interface on the node: nothing would answer Kubespray's
     // nodelocaldns_ip there, so the service address is wanted.
-    let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
-    crate::testing::replace_in_file(
-        &mut raw,
-        "/etc/kubernetes/kubelet-config.yaml",
-        "clusterDNS:\n- 169.254.25.10\n",
-        "clusterDNS:\n",
-    );
-    raw.commands.remove("nodelocaldns-addr");
-    raw.file(
-        crate::facts::node_facts::NODELOCALDNS_SYSFS,
-        FileState::Missing,
-        None,
-    );
-    let facts = NodeFacts::from_raw("node1", &raw);
-    assert!(facts.nodelocaldns_absent());
-    let RuleOutcome::Findings(f) =
-        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&Host::new("node1"), &facts, None))
-    else {
+    let no_interface = |raw: &mut crate::facts::raw::RawFacts| {
+        raw.commands.remove("nodelocaldns-addr");
+        raw.file(
+            crate::facts::node_facts::NODELOCALDNS_SYSFS,
+            FileState::Missing,
+            None,
+        );
+        assert!(NodeFacts::from_raw("node1", raw).nodelocaldns_absent());
+    };
+    let RuleOutcome::Findings(f) = kubespray_cluster_dns("clusterDNS:\n", &[], no_interface) else {
         panic!("an empty clusterDNS is reported");
     };
-    assert_eq!(
-        f[0].wanted.get("clusterDNS"),
-        Some(&vec!["10.233.0.3".to_owned()]),
-        "{f:?}"
-    );
+    assert_eq!(wanted(&f, "clusterDNS"), ["10.233.0.3"]);
 
     // dns_mode manual with manual_dns_server left at "": the template renders `- `, a
     // null item the kubelet reads as "" and drops.
-    let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
-    let path = "/etc/kubernetes/kubelet-config.yaml";
-    crate::testing::replace_in_file(
-        &mut raw,
-        path,
-        "clusterDNS:\n- 169.254.25.10\n",
-        "clusterDNS:\n- \n",
-    );
-    let facts = NodeFacts::from_raw("node1", &raw);
-    let mut host = Host::new("node1");
-    host.vars.insert("dns_mode".into(), "manual".into());
-    host.vars.insert("enable_nodelocaldns".into(), false.into());
-    let RuleOutcome::Findings(f) =
-        kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None))
+    let manual = [
+        ("dns_mode", "manual".into()),
+        ("enable_nodelocaldns", false.into()),
+    ];
+    let RuleOutcome::Findings(f) = kubespray_cluster_dns("clusterDNS:\n- \n", &manual, |_| ())
     else {
         panic!("an empty entry is no address");
     };
@@ -2056,25 +2045,9 @@ fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
     );
 }
 
-/// A cluster whose DNS Services (kube-system, `k8s-app: kube-dns`) are `services` (name,
-/// address); none where kubectl did not read them.
+/// A cluster read on cp1 whose DNS Services are `services` (name, address).
 fn with_services(services: Option<Vec<(&str, &str)>>) -> crate::cluster::Cluster {
-    crate::cluster::Cluster::Read {
-        via: "cp1".into(),
-        pods: Vec::new(),
-        config: Box::new(crate::cluster::DnsConfig {
-            services: services.map(|list| {
-                list.into_iter()
-                    .map(|(name, ip)| crate::cluster::DnsService {
-                        name: name.into(),
-                        cluster_ips: vec![ip.into()],
-                    })
-                    .collect()
-            }),
-            ..Default::default()
-        }),
-        kubelets: Default::default(),
-    }
+    crate::testing::cluster_with_services("cp1", services)
 }
 
 const UDP_HEADER: &str = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
@@ -2103,6 +2076,14 @@ fn service_node(udp: Option<&str>, dns: Option<&[&str]>) -> NodeFacts {
         e.value = dns.iter().map(|a| (*a).to_owned()).collect();
     }
     facts
+}
+
+/// What the first finding's fix gives `setting` (it must name one).
+fn wanted<'f>(findings: &'f [crate::diagnose::Finding], setting: &str) -> &'f [String] {
+    findings[0]
+        .wanted
+        .get(setting)
+        .unwrap_or_else(|| panic!("no {setting} wanted: {findings:?}"))
 }
 
 fn judge_services(facts: &NodeFacts, cluster: &crate::cluster::Cluster) -> RuleOutcome {
@@ -2158,11 +2139,7 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     };
     assert_eq!(f[0].severity, Severity::High, "{f:?}");
     // The Service's address, already there later, is not listed twice.
-    assert_eq!(
-        f[0].wanted.get("clusterDNS"),
-        Some(&vec!["10.96.0.10".to_owned()]),
-        "{f:?}"
-    );
+    assert_eq!(wanted(&f, "clusterDNS"), ["10.96.0.10"]);
     // With a second address, only the first is replaced.
     let dual = service_node(Some(""), Some(&["10.96.0.10", "fd00:10:96::a"]));
     let RuleOutcome::Findings(f) = judge_services(&dual, &other) else {
@@ -2173,11 +2150,7 @@ fn a_cluster_dns_no_service_holds_is_reported() {
             .starts_with("set clusterDNS to [10.233.0.3,fd00:10:96::a]"),
         "{f:?}"
     );
-    assert_eq!(
-        f[0].wanted.get("clusterDNS"),
-        Some(&vec!["10.233.0.3".to_owned(), "fd00:10:96::a".to_owned()]),
-        "{f:?}"
-    );
+    assert_eq!(wanted(&f, "clusterDNS"), ["10.233.0.3", "fd00:10:96::a"]);
     // A NodeLocal DNSCache on the node: its address is the one wanted, as
     // nodelocaldns-clusterdns sets it.
     let mut cached = service_node(Some(""), Some(&["10.96.0.99"]));
@@ -2185,11 +2158,7 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     let RuleOutcome::Findings(f) = judge_services(&cached, &kube_dns) else {
         panic!("10.96.0.99 is no Service's");
     };
-    assert_eq!(
-        f[0].wanted.get("clusterDNS"),
-        Some(&vec!["169.254.20.10".to_owned()]),
-        "{f:?}"
-    );
+    assert_eq!(wanted(&f, "clusterDNS"), ["169.254.20.10"]);
     // No clusterDomain either: the inventory's dns_domain comes with it, for one fix.
     let mut bare = service_node(Some(""), None);
     if let Observed::Known(d) = &mut bare.kubelet.cluster_domain {
@@ -2202,11 +2171,7 @@ fn a_cluster_dns_no_service_holds_is_reported() {
     else {
         panic!("10.96.0.10 is no Service's");
     };
-    assert_eq!(
-        f[0].wanted.get("clusterDomain"),
-        Some(&vec!["corp.local".to_owned()]),
-        "{f:?}"
-    );
+    assert_eq!(wanted(&f, "clusterDomain"), ["corp.local"]);
     // The first address the kubelet takes is the one replaced; a name it drops goes.
     let named = service_node(Some(""), Some(&["kube-dns.kube-system", "10.96.0.99"]));
     let RuleOutcome::Findings(f) = judge_services(&named, &other) else {
