@@ -208,12 +208,18 @@ pub fn probes(
             "inventory nodelocaldns_ip".to_owned(),
         );
     }
-    if let Some(ip) = host.var_str("skydns_server").filter(|_| kubespray) {
-        cluster(
-            Path::CoreDnsService,
-            ip,
-            "inventory skydns_server".to_owned(),
-        );
+    // skydns_server as the inventory sets it, or as Kubespray renders it from the service
+    // range the inventory sets (the sample inventory's is an expression): not from
+    // Kubespray's defaults, which a cluster may not have kept.
+    if let Some(ip) = kubespray
+        .then(|| crate::diagnose::rules::kubespray_dns_server(host, false))
+        .flatten()
+    {
+        let source = match host.var_str("skydns_server") {
+            Some(v) if v.trim().parse::<std::net::IpAddr>().is_ok() => "inventory skydns_server",
+            _ => "inventory skydns_server (the third address of the service range)",
+        };
+        cluster(Path::CoreDnsService, &ip.to_string(), source.to_owned());
     }
     if !probes.iter().any(|p| p.path.is_cluster()) {
         notes.push("no cluster DNS address is known (clusterDNS unset)".to_owned());
@@ -854,6 +860,56 @@ mod tests {
         drop(closed);
         let refused = local_udp(nobody, &q, Duration::from_secs(5)).await;
         assert!(refused.is_err_and(|e| e.contains("refused")), "refused");
+    }
+
+    /// Kubespray's sample inventory sets skydns_server to the expression of its default:
+    /// the probe asks the address Kubespray renders from it (the third of the first service
+    /// range: the IPv6 one where `ipv4_stack: false`), never the expression; an inventory
+    /// with neither an address nor a service range adds no CoreDNS-service probe.
+    #[test]
+    fn the_sample_inventory_s_skydns_expression_is_probed_as_kubespray_renders_it() {
+        let facts = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204"),
+        );
+        let service = |vars: &[(&str, serde_json::Value)]| {
+            let mut host = Host::new("node1");
+            for (k, v) in vars {
+                host.vars.insert((*k).to_owned(), v.clone());
+            }
+            let (probes, _) = probes(&host, &facts, None);
+            probes
+                .into_iter()
+                .find(|p| p.path == Path::CoreDnsService)
+                .map(|p| (p.server, p.source))
+        };
+        let expression = "{{ kube_service_subnets.split(',') | first | ansible.utils.ipaddr('net') | ansible.utils.ipaddr(3) | ansible.utils.ipaddr('address') }}";
+        let sample = [
+            ("skydns_server", expression.into()),
+            ("kube_service_addresses", "10.233.0.0/18".into()),
+            (
+                "kube_service_addresses_ipv6",
+                "fd85:ee78:d8a6:8607::1000/116".into(),
+            ),
+        ];
+        let (server, source) = service(&sample).expect("a CoreDNS service probe");
+        assert_eq!(server, "10.233.0.3");
+        assert!(source.contains("third address"), "{source}");
+        let mut ipv6_only = sample.to_vec();
+        ipv6_only.push(("ipv4_stack", false.into()));
+        assert_eq!(
+            service(&ipv6_only).map(|(server, _)| server).as_deref(),
+            Some("fd85:ee78:d8a6:8607::1003")
+        );
+        let literal = [("skydns_server", "10.96.0.10".into())];
+        assert_eq!(
+            service(&literal),
+            Some((
+                "10.96.0.10".to_owned(),
+                "inventory skydns_server".to_owned()
+            ))
+        );
+        assert_eq!(service(&[("skydns_server", expression.into())]), None);
     }
 
     /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node

@@ -8,6 +8,9 @@
 //!   "not_applicable": ["DNS-K3S-FALLBACK"] }
 //! ```
 //!
+//! A finding may also give `"wanted": {"clusterDNS": ["10.96.0.10"]}`: then the values its
+//! fix sets (`check --format json`'s `wanted`) must be exactly these.
+//!
 //! The findings listed must be exactly the findings the per-host rules produce (fleet
 //! drift needs a fleet and is tested elsewhere): a healthy case lists none, and a false
 //! positive fails the test. `not_applicable`, when given, must be exactly the rules that
@@ -202,6 +205,16 @@ fn missing_evidence(name: &str, found: &[&Finding], want: &[Value]) -> Vec<Strin
                 failures.push(format!(
                     "{name}: {id} evidence lacks {needle:?}:\n{evidence}"
                 ));
+            }
+        }
+        if let Some(want) = w.get("wanted") {
+            let got: Vec<Value> = found
+                .iter()
+                .filter(|f| f.id.eq_ignore_ascii_case(id))
+                .map(|f| serde_json::json!(f.wanted))
+                .collect();
+            if got.iter().any(|g| g != want) {
+                failures.push(format!("{name}: {id} wanted {want}, got {got:?}"));
             }
         }
     }

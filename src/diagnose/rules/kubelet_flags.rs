@@ -616,7 +616,8 @@ fn also_domain(ctx: &Ctx, finding: Finding) -> Finding {
 
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
-/// address of kube_service_addresses; manual_dns_server for dns_mode manual), on a
+/// address of the first service range, kubespray_service_range; manual_dns_server for
+/// dns_mode manual), on a
 /// Kubespray node or where the inventory says dns_mode; else not known here. Without
 /// `with_cache`, the address it renders without NodeLocal DNSCache.
 fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
@@ -634,9 +635,9 @@ fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
                 .to_owned(),
         ]);
     }
-    let services = set("kube_service_addresses").unwrap_or("10.233.0.0/18");
+    let services = super::kubespray_service_range(h, true)?;
     let nth = |n| super::nth_address(services, n).map(|ip| ip.to_string());
-    let primary = || set("skydns_server").map(str::to_owned).or_else(|| nth(3));
+    let primary = || super::kubespray_dns_server(h, true).map(|ip| ip.to_string());
     match mode {
         "coredns" => Some(vec![primary()?]),
         // skydns_server_secondary: the fourth service address (kubespray_defaults).

@@ -604,29 +604,56 @@ pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
             set.insert(ip);
         }
     }
-    for key in ["skydns_server", "coredns_server"] {
-        if let Some(ip) = host.var_str(key).and_then(|v| v.parse().ok()) {
-            set.insert(ip);
-        }
+    if let Some(ip) = host.var_str("coredns_server").and_then(|v| v.parse().ok()) {
+        set.insert(ip);
     }
-    // Kubespray: the kube-dns service is the 3rd address of kube_service_addresses.
-    let services = host
-        .var_str("kube_service_addresses")
-        .or((facts.flavour.kind == FlavourKind::Kubespray).then_some("10.233.0.0/18"));
-    if let Some(ip) = services.and_then(|cidr| nth_address(cidr, 3)) {
+    let kubespray = facts.flavour.kind == FlavourKind::Kubespray;
+    if let Some(ip) = kubespray_dns_server(host, kubespray) {
         set.insert(ip);
     }
     set
 }
 
+/// Kubespray's skydns_server: the inventory's where it is an address (the sample inventory
+/// sets it to the expression of its default, which is no address until Ansible renders it),
+/// else the third address of the first service range.
+pub(crate) fn kubespray_dns_server(host: &Host, kubespray: bool) -> Option<IpAddr> {
+    host.var_str("skydns_server")
+        .and_then(|v| v.trim().parse().ok())
+        .or_else(|| nth_address(kubespray_service_range(host, kubespray)?, 3))
+}
+
+/// The service range Kubespray takes its DNS addresses from (@46dbdd39: skydns_server is
+/// the third address of `kube_service_subnets.split(',') | first`, and kube_service_subnets
+/// starts with kube_service_addresses unless `ipv4_stack: false`, an IPv6-only cluster,
+/// where it is kube_service_addresses_ipv6). Its defaults where `kubespray` (a Kubespray
+/// node), else only what the inventory sets.
+pub(crate) fn kubespray_service_range(host: &Host, kubespray: bool) -> Option<&str> {
+    let set = |key| {
+        host.var_str(key)
+            .filter(|v| !v.contains("{{") && !v.is_empty())
+    };
+    if host.var_bool("ipv4_stack") == Some(false) {
+        set("kube_service_addresses_ipv6").or(kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"))
+    } else {
+        set("kube_service_addresses").or(kubespray.then_some("10.233.0.0/18"))
+    }
+}
+
+/// The `n`th address of a range (`ipaddr('net') | ipaddr(n)`: counted from the network's
+/// first address, whatever host bits the range was written with).
 pub(super) fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
-    let (net, _) = cidr.split_once('/')?;
+    let (net, len) = cidr.trim().split_once('/')?;
+    let len: u32 = len.parse().ok()?;
     match net.parse::<IpAddr>().ok()? {
-        IpAddr::V4(v4) => Some(IpAddr::V4(std::net::Ipv4Addr::from(
-            u32::from(v4).checked_add(n)?,
-        ))),
-        IpAddr::V6(v6) => Some(IpAddr::V6(std::net::Ipv6Addr::from(
-            u128::from(v6).checked_add(u128::from(n))?,
-        ))),
+        IpAddr::V4(v4) if len <= 32 => {
+            let first = u32::from(v4) & u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            Some(IpAddr::V4(first.checked_add(n)?.into()))
+        }
+        IpAddr::V6(v6) if len <= 128 => {
+            let first = u128::from(v6) & u128::MAX.checked_shl(128 - len).unwrap_or(0);
+            Some(IpAddr::V6(first.checked_add(u128::from(n))?.into()))
+        }
+        _ => None,
     }
 }

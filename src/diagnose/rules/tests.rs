@@ -2232,3 +2232,58 @@ fn a_cluster_dns_answered_on_the_node_is_not_judged() {
         RuleOutcome::Pass
     );
 }
+
+/// Kubespray's service range and its DNS address as Kubespray renders them: the network's
+/// address counts from the range's first address whatever host bits the inventory wrote
+/// (`ipaddr('net')`), the IPv6 range where `ipv4_stack: false`, the defaults only on a
+/// Kubespray node, and skydns_server only where it is an address.
+#[test]
+fn kubespray_s_dns_address_comes_from_its_first_service_range() {
+    assert_eq!(nth_address("10.233.0.0/18", 3), "10.233.0.3".parse().ok());
+    assert_eq!(nth_address("10.233.7.9/18", 3), "10.233.0.3".parse().ok());
+    assert_eq!(nth_address("10.96.0.1/12", 10), "10.96.0.10".parse().ok());
+    assert_eq!(
+        nth_address("fd85:ee78:d8a6:8607::1234/116", 3),
+        "fd85:ee78:d8a6:8607::1003".parse().ok()
+    );
+    assert_eq!(nth_address("0.0.0.0/0", 3), "0.0.0.3".parse().ok());
+    for bad in [
+        "10.233.0.0",
+        "10.233.0.0/33",
+        "10.233.0.0/x",
+        "::/129",
+        "x/8",
+    ] {
+        assert_eq!(nth_address(bad, 3), None, "{bad}");
+    }
+    assert_eq!(nth_address("255.255.255.255/32", 3), None);
+
+    let mut host = Host::new("node1");
+    assert_eq!(kubespray_service_range(&host, false), None);
+    assert_eq!(kubespray_service_range(&host, true), Some("10.233.0.0/18"));
+    host.vars.insert("ipv4_stack".into(), false.into());
+    assert_eq!(
+        kubespray_service_range(&host, true),
+        Some("fd85:ee78:d8a6:8607::1000/116")
+    );
+    host.vars
+        .insert("kube_service_addresses_ipv6".into(), "fd00:96::/108".into());
+    assert_eq!(
+        kubespray_dns_server(&host, false),
+        "fd00:96::3".parse().ok()
+    );
+    host.vars.insert(
+        "skydns_server".into(),
+        "{{ kube_service_subnets.split(',') | first }}".into(),
+    );
+    assert_eq!(
+        kubespray_dns_server(&host, false),
+        "fd00:96::3".parse().ok()
+    );
+    host.vars
+        .insert("skydns_server".into(), "fd00:96::a".into());
+    assert_eq!(
+        kubespray_dns_server(&host, false),
+        "fd00:96::a".parse().ok()
+    );
+}
