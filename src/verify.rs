@@ -208,10 +208,10 @@ pub fn probes(
             "inventory nodelocaldns_ip".to_owned(),
         );
     }
-    // skydns_server as the inventory sets it, or as Kubespray renders it from the service
-    // range the inventory sets (the sample inventory's is an expression): not from
-    // Kubespray's defaults, which a cluster may not have kept.
-    if let Some(ip) = kubespray
+    // skydns_server where the inventory sets it: its address, or the sample inventory's
+    // expression rendered as Kubespray does from the service range the inventory sets (not
+    // from Kubespray's defaults, which a cluster may not have kept).
+    if let Some(ip) = (kubespray && host.var("skydns_server").is_some())
         .then(|| crate::diagnose::rules::kubespray_dns_server(host, false))
         .flatten()
     {
@@ -865,7 +865,8 @@ mod tests {
     /// Kubespray's sample inventory sets skydns_server to the expression of its default:
     /// the probe asks the address Kubespray renders from it (the third of the first service
     /// range: the IPv6 one where `ipv4_stack: false`), never the expression; an inventory
-    /// with neither an address nor a service range adds no CoreDNS-service probe.
+    /// without skydns_server, or with neither an address nor a service range, adds no
+    /// CoreDNS-service probe.
     #[test]
     fn the_sample_inventory_s_skydns_expression_is_probed_as_kubespray_renders_it() {
         let facts = NodeFacts::from_raw(
@@ -910,6 +911,8 @@ mod tests {
             ))
         );
         assert_eq!(service(&[("skydns_server", expression.into())]), None);
+        // No skydns_server at all: the inventory does not name the Service, no probe.
+        assert_eq!(service(&sample[1..]), None);
     }
 
     /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node
