@@ -172,7 +172,10 @@ pub fn probes(
         .known()
         .map(|e| e.value.trim_end_matches('.').to_owned())
         .filter(|d| !d.is_empty())
-        .or_else(|| host.var_str("dns_domain").map(str::to_owned))
+        .or_else(|| {
+            let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
+            crate::diagnose::rules::inventory_domain(host, kubespray).map(str::to_owned)
+        })
         .unwrap_or_else(|| "cluster.local".to_owned());
     let cluster_name = format!("kubernetes.default.svc.{domain}");
     let mut cluster = |path: Path, server: &str, source: String| {
@@ -200,7 +203,13 @@ pub fn probes(
     }
     // Kubespray's own variables say what runs on the nodes it installed, not elsewhere.
     let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
-    if kubespray && host.var_bool("enable_nodelocaldns") == Some(true) {
+    // NodeLocal DNSCache: where the inventory enables it, or leaves it at Kubespray's
+    // default (on) and the node has its interface.
+    let nodelocal = match host.var_bool("enable_nodelocaldns") {
+        Some(on) => on,
+        None => facts.nodelocaldns.is_some(),
+    };
+    if kubespray && nodelocal {
         let ip = host.var_str("nodelocaldns_ip").unwrap_or(NODELOCALDNS_IP);
         cluster(
             Path::NodeLocalDns,
@@ -210,8 +219,13 @@ pub fn probes(
     }
     // skydns_server where the inventory sets it: its address, or the sample inventory's
     // expression rendered as Kubespray does from the service range the inventory sets (not
-    // from Kubespray's defaults, which a cluster may not have kept).
-    if let Some(ip) = (kubespray && host.var("skydns_server").is_some())
+    // from Kubespray's defaults, which a cluster may not have kept), where Kubespray
+    // deploys the CoreDNS Service on it (not with dns_mode manual or none, nor
+    // deploy_coredns false).
+    let service = kubespray
+        && host.var("skydns_server").is_some()
+        && crate::diagnose::rules::kubespray_deploys_coredns(host);
+    if let Some(ip) = service
         .then(|| crate::diagnose::rules::kubespray_dns_server(host, false))
         .flatten()
     {
@@ -913,6 +927,16 @@ mod tests {
         assert_eq!(service(&[("skydns_server", expression.into())]), None);
         // No skydns_server at all: the inventory does not name the Service, no probe.
         assert_eq!(service(&sample[1..]), None);
+        // Nor where Kubespray deploys no CoreDNS Service there.
+        for (key, value) in [
+            ("dns_mode", "manual".into()),
+            ("dns_mode", "none".into()),
+            ("deploy_coredns", false.into()),
+        ] {
+            let mut vars = sample.to_vec();
+            vars.push((key, value));
+            assert_eq!(service(&vars), None, "{key}");
+        }
     }
 
     /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node

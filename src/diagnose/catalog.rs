@@ -776,7 +776,8 @@ pub const RULES: &[RuleInfo] = &[
             `supersede domain-search`, and stop DHCP or router advertisements from adding\n\
             domains (DNS-STRAY-SEARCH). Or give kubelet a dedicated file with a short list.\n\
             - Kubespray: `searchdomains` in group_vars; `remove_default_searchdomains: true`\n  \
-            leaves default.svc/svc.<dns_domain> out of the node's list.\n\
+            leaves default.svc/svc.<dns_domain> out of the node's list where `searchdomains`\n  \
+            is not empty (with an empty one Kubespray keeps them: preinstall 0020-set_facts).\n\
             Workloads that need more domains can set dnsConfig.searches per pod (same limits)\n\
             or use fully qualified names.\n\
             \n\

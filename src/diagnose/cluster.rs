@@ -377,8 +377,7 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     // @46dbdd39): CoreDNS with dns_mode coredns or coredns_dual and deploy_coredns,
     // nodelocaldns with enable_nodelocaldns, whatever dns_mode (manual included).
     let dns_mode = ctx.host.var_str("dns_mode").unwrap_or("coredns");
-    let coredns = ["coredns", "coredns_dual"].contains(&dns_mode)
-        && ctx.host.var_bool("deploy_coredns") != Some(false);
+    let coredns = super::rules::kubespray_deploys_coredns(ctx.host);
     let nodelocaldns = ctx.host.var_bool("enable_nodelocaldns") != Some(false);
     if !coredns && !nodelocaldns {
         return RuleOutcome::NotApplicable(format!(

@@ -325,15 +325,17 @@ fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
     }
 }
 
-/// The kubelet's cluster domain; when it is not known or not set, the inventory's
-/// `dns_domain`.
+/// The kubelet's cluster domain; when it is not known or not set, the one the inventory
+/// declares (`dns_domain`), else cluster.local.
 fn cluster_domain(host: &Host, facts: &NodeFacts) -> String {
     match &facts.kubelet.cluster_domain {
         Observed::Known(e) if !e.value.is_empty() => e.value.clone(),
-        _ => host
-            .var_str("dns_domain")
-            .unwrap_or("cluster.local")
-            .to_string(),
+        _ => {
+            let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
+            crate::diagnose::rules::inventory_domain(host, kubespray)
+                .unwrap_or("cluster.local")
+                .to_string()
+        }
     }
 }
 

@@ -414,8 +414,12 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             )]);
         }
         // Kubespray's dns_mode none renders an empty clusterDNS on purpose, without
-        // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md).
-        if ctx.host.var_str("dns_mode") == Some("none") {
+        // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md). With
+        // enable_nodelocaldns (its default) it renders [nodelocaldns_ip] whatever dns_mode
+        // (kubelet-config.v1beta1.yaml.j2 tests it first): then empty is not its doing.
+        if ctx.host.var_str("dns_mode") == Some("none")
+            && ctx.host.var_bool("enable_nodelocaldns") == Some(false)
+        {
             return RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::Info,

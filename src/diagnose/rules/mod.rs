@@ -380,16 +380,34 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
         Some(false) => Some(format!(
             "the cluster's Corefiles forward . elsewhere than {file} (their lines follow)"
         )),
-        None => {
+        // Kubespray renders upstream_dns_servers into the CoreDNS it deploys, and into
+        // nodelocaldns where it deploys that: a CoreDNS it does not deploy (dns_mode
+        // manual or none, deploy_coredns false) may forward anywhere.
+        None if kubespray_deploys_coredns(ctx.host) => {
             let upstreams = upstream_dns_servers(ctx);
             (!upstreams.is_empty()).then(|| {
                 format!(
-                    "upstream_dns_servers: {}: CoreDNS and nodelocaldns forward there, not to {file} (the Corefiles were not read)",
-                    upstreams.join(", ")
+                    "upstream_dns_servers: {}: {} forward there, not to {file} (the Corefiles were not read)",
+                    upstreams.join(", "),
+                    if ctx.host.var_bool("enable_nodelocaldns") == Some(false) {
+                        "CoreDNS (as Kubespray deploys it) does"
+                    } else {
+                        "CoreDNS and nodelocaldns (as Kubespray deploys them)"
+                    }
                 )
             })
         }
+        None => None,
     }
+}
+
+/// Kubespray deploys CoreDNS, with the Corefile it renders from the inventory
+/// (roles/kubernetes-apps/ansible/tasks/main.yml @46dbdd39): dns_mode coredns (its
+/// default) or coredns_dual, and deploy_coredns not false.
+pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
+    let dns_mode = host.var_str("dns_mode").unwrap_or("coredns");
+    ["coredns", "coredns_dual"].contains(&dns_mode)
+        && host.var_bool("deploy_coredns") != Some(false)
 }
 
 /// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
@@ -556,9 +574,22 @@ fn dns_domain(ctx: &Ctx) -> String {
 /// The inventory's dns_domain, where it names one: the cluster's domain for sure
 /// (cluster.local, the usual one, is a guess).
 pub(super) fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
-    ctx.host
-        .var_str("dns_domain")
-        .filter(|d| !d.contains("{{") && !d.is_empty())
+    inventory_domain(ctx.host, ctx.facts.flavour.kind == FlavourKind::Kubespray)
+}
+
+/// The cluster domain the inventory declares: `dns_domain`, and on a Kubespray node
+/// (`kubespray`) its default, `"{{ cluster_name }}"` (kubespray_defaults @46dbdd39), where
+/// only cluster_name is set. A template dnsfix cannot render names none.
+pub(crate) fn inventory_domain(host: &Host, kubespray: bool) -> Option<&str> {
+    let set = |key| {
+        host.var_str(key)
+            .filter(|d| !d.contains("{{") && !d.is_empty())
+    };
+    match host.var("dns_domain") {
+        Some(_) => set("dns_domain"),
+        None if kubespray => set("cluster_name"),
+        None => None,
+    }
 }
 
 pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::borrow::Cow<'f, str>> {

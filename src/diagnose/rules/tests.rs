@@ -1170,6 +1170,17 @@ fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
         serde_json::json!(["192.0.2.53"]),
     );
     assert_eq!(severity(&upstreams, &facts), Some(Severity::Warning));
+    // Only the CoreDNS Kubespray deploys has upstream_dns_servers in its Corefile: not
+    // with dns_mode manual or none, nor deploy_coredns false.
+    for (key, value) in [
+        ("dns_mode", "manual".into()),
+        ("dns_mode", "none".into()),
+        ("deploy_coredns", false.into()),
+    ] {
+        let mut theirs = upstreams.clone();
+        theirs.vars.insert(key.into(), value);
+        assert_eq!(severity(&theirs, &facts), Some(Severity::Critical), "{key}");
+    }
     // The Corefile read from the cluster outranks the inventory: deployed before
     // upstream_dns_servers was set, it still forwards to the pod's resolv.conf.
     let corefile = |forward: &str| {
@@ -1874,6 +1885,17 @@ fn no_cluster_dns_on_kubespray() {
         f[0].evidence.contains(&"dns_mode: none".to_owned()),
         "{f:?}"
     );
+    // With NodeLocal DNSCache (Kubespray's default) the template renders nodelocaldns_ip
+    // whatever dns_mode: an empty list is not what dns_mode none gives.
+    for nodelocal in [None, Some(true)] {
+        let mut vars = vec![("dns_mode", "none".into())];
+        vars.extend(nodelocal.map(|on| ("enable_nodelocaldns", on.into())));
+        let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&vars) else {
+            panic!("an empty clusterDNS is reported");
+        };
+        assert_eq!(f[0].severity, Severity::Critical, "{nodelocal:?}: {f:?}");
+        assert_eq!(wanted(&f, "clusterDNS"), ["169.254.25.10"]);
+    }
 
     let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&[]) else {
         panic!("an empty clusterDNS is reported");
@@ -2286,4 +2308,29 @@ fn kubespray_s_dns_address_comes_from_its_first_service_range() {
         kubespray_dns_server(&host, false),
         "fd00:96::a".parse().ok()
     );
+}
+
+/// The cluster domain an inventory declares: dns_domain; on a Kubespray node without it,
+/// Kubespray's default `"{{ cluster_name }}"`, so cluster_name; a template left unrendered
+/// (cluster_name not in the inventory) names none, and elsewhere cluster_name is only a name.
+#[test]
+fn the_inventory_s_domain_is_dns_domain_or_kubespray_s_cluster_name() {
+    let host = |vars: &[(&str, &str)]| {
+        let mut host = Host::new("node1");
+        for (k, v) in vars {
+            host.vars.insert((*k).into(), (*v).into());
+        }
+        host
+    };
+    let named = host(&[("cluster_name", "prod.local")]);
+    assert_eq!(inventory_domain(&named, true), Some("prod.local"));
+    assert_eq!(inventory_domain(&named, false), None);
+    let both = host(&[
+        ("cluster_name", "prod.local"),
+        ("dns_domain", "corp.example"),
+    ]);
+    assert_eq!(inventory_domain(&both, true), Some("corp.example"));
+    let unrendered = host(&[("dns_domain", "{{ cluster_name }}")]);
+    assert_eq!(inventory_domain(&unrendered, true), None);
+    assert_eq!(inventory_domain(&host(&[]), true), None);
 }
