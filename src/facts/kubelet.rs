@@ -1344,7 +1344,7 @@ pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 /// Elsewhere than its default data dir, k3s writes the kubelet's own files (its config
 /// drop-ins, the fallback resolv.conf) where dnsfix does not read them, and with its config
 /// file elsewhere it takes its settings from a file dnsfix does not read: why, where the
-/// config file k3s or RKE2 reads (`--config`/`-c`, over `K3S_CONFIG_FILE`) or the
+/// config file k3s or RKE2 reads (`K3S_CONFIG_FILE`, over `--config`/`-c`) or the
 /// `data-dir` it runs with is not the default. The data dir is set by the service's command
 /// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
 /// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
@@ -1366,10 +1366,12 @@ fn rancher_files_elsewhere(
             format!("{var} at {}:{}", v.at.path, v.at.line),
         ))
     };
-    // Its own config file elsewhere (`--config`/`-c`, `K3S_CONFIG_FILE`: configfilearg
-    // defaultparser), whose settings dnsfix does not read.
-    let config =
-        exec_flag(unit, &["config", "c"]).or_else(|| from_env(format!("{upper}_CONFIG_FILE")));
+    // Its own config file elsewhere, whose settings dnsfix does not read: `K3S_CONFIG_FILE`
+    // where it is not empty, else the first `--config`/`-c` (configfilearg
+    // findConfigFileFlag: the variable first, then the first flag on the command line).
+    let config = from_env(format!("{upper}_CONFIG_FILE"))
+        .filter(|(v, _)| !v.is_empty())
+        .or_else(|| exec_flag_values(unit, &["config", "c"]).into_iter().next());
     if let Some((value, at)) = config.filter(|(v, _)| *v != default_config) {
         return Some(format!(
             "{program} reads its config from {value} ({at}): dnsfix reads only {default_config} and its config.yaml.d"
@@ -1395,8 +1397,16 @@ fn rancher_files_elsewhere(
 /// (`--name X`, `--name=X`, one dash too, as urfave/cli takes them), and where: not the
 /// value of a `--kubelet-arg` or another pass-through argument.
 fn exec_flag(unit: Option<&ServiceUnit>, names: &[&str]) -> Option<(String, String)> {
-    let words = &unit?.argv;
-    let mut found = None;
+    exec_flag_values(unit, names).pop()
+}
+
+/// Every value of [`exec_flag`]'s flags, in command-line order.
+fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, String)> {
+    let Some(unit) = unit else {
+        return Vec::new();
+    };
+    let words = &unit.argv;
+    let mut found = Vec::new();
     for (i, word) in words.iter().enumerate() {
         let passed_on = i > 0 && {
             let prev = &words[i - 1].text;
@@ -1415,7 +1425,7 @@ fn exec_flag(unit: Option<&ServiceUnit>, names: &[&str]) -> Option<(String, Stri
         }
         let value = inline.or_else(|| words.get(i + 1).map(|w| w.text.as_str()));
         if let Some(v) = value {
-            found = Some((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
+            found.push((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
         }
     }
     found
@@ -2961,6 +2971,36 @@ mod tests {
             why.starts_with("k3s reads its config from /etc/k3s/server.yaml ("),
             "{why}"
         );
+        // K3S_CONFIG_FILE, where not empty, over the flag; the first flag over a later one
+        // (configfilearg findConfigFileFlag).
+        let default_flag = text.replace(
+            "    server \\\n",
+            "    server \\\n    --config /etc/rancher/k3s/config.yaml \\\n",
+        );
+        let env_file = default_flag.replace(
+            "[Service]\n",
+            "[Service]\nEnvironment=K3S_CONFIG_FILE=/etc/k3s/prod.yaml\n",
+        );
+        assert_ne!(env_file, default_flag);
+        let why = known(&[(unit, &env_file)]).expect_err("the variable wins");
+        assert!(
+            why.starts_with("k3s reads its config from /etc/k3s/prod.yaml (K3S_CONFIG_FILE at "),
+            "{why}"
+        );
+        let env_empty = other.replace("[Service]\n", "[Service]\nEnvironment=K3S_CONFIG_FILE=\n");
+        assert!(
+            known(&[(unit, &env_empty)]).is_err(),
+            "the flag, not an empty variable"
+        );
+        let empty_over_default =
+            default_flag.replace("[Service]\n", "[Service]\nEnvironment=K3S_CONFIG_FILE=\n");
+        assert_eq!(known(&[(unit, &empty_over_default)]), Ok(()));
+        let twice = other.replace(
+            "    --config /etc/k3s/server.yaml \\\n",
+            "    --config /etc/rancher/k3s/config.yaml \\\n    -c /etc/k3s/server.yaml \\\n",
+        );
+        assert_ne!(twice, other);
+        assert_eq!(known(&[(unit, &twice)]), Ok(()), "the first flag counts");
         // A drop-in that could not be read leaves the merge unknown.
         let mut unread = base.clone();
         unread.file(
