@@ -104,6 +104,34 @@ pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> std::io::Resul
     Ok(())
 }
 
+/// The `n`th address of a range (`10.43.0.0/16`, 10: `10.43.0.10`), counted from the
+/// network's first address whatever host bits the range was written with, as Ansible's
+/// `ipaddr('net') | ipaddr(n)` and Kubernetes's `GetIndexedIP` count; `None` for what is
+/// not a range or an address outside the range.
+pub fn nth_address(cidr: &str, n: u32) -> Option<std::net::IpAddr> {
+    let (net, len) = cidr.trim().split_once('/')?;
+    let len: u32 = len.parse().ok()?;
+    let net = net.parse::<std::net::IpAddr>().ok()?;
+    let bits: u32 = if net.is_ipv4() { 32 } else { 128 };
+    let host_bits = bits.checked_sub(len)?;
+    if host_bits < 32 && n >> host_bits != 0 {
+        return None;
+    }
+    match net {
+        std::net::IpAddr::V4(v4) if len <= 32 => {
+            let first = u32::from(v4) & u32::MAX.checked_shl(32 - len).unwrap_or(0);
+            Some(std::net::IpAddr::V4(first.checked_add(n)?.into()))
+        }
+        std::net::IpAddr::V6(v6) if len <= 128 => {
+            let first = u128::from(v6) & u128::MAX.checked_shl(128 - len).unwrap_or(0);
+            Some(std::net::IpAddr::V6(
+                first.checked_add(u128::from(n))?.into(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +141,32 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_795_359_909), "2026-11-22T15:05:09Z");
+    }
+
+    #[test]
+    fn the_nth_address_of_a_range() {
+        let at = |cidr, n| nth_address(cidr, n).map(|ip| ip.to_string());
+        assert_eq!(at("10.233.0.0/18", 3).as_deref(), Some("10.233.0.3"));
+        assert_eq!(at("10.233.7.9/18", 3).as_deref(), Some("10.233.0.3"));
+        assert_eq!(at("10.96.0.1/12", 10).as_deref(), Some("10.96.0.10"));
+        assert_eq!(
+            at("fd85:ee78:d8a6:8607::1234/116", 3).as_deref(),
+            Some("fd85:ee78:d8a6:8607::1003")
+        );
+        assert_eq!(at("fd00:43::/112", 10).as_deref(), Some("fd00:43::a"));
+        assert_eq!(at("0.0.0.0/0", 3).as_deref(), Some("0.0.0.3"));
+        assert_eq!(at("192.0.2.0/29", 7).as_deref(), Some("192.0.2.7"));
+        for bad in [
+            "10.233.0.0",
+            "10.233.0.0/33",
+            "10.233.0.0/x",
+            "::/129",
+            "x/8",
+        ] {
+            assert_eq!(at(bad, 3), None, "{bad}");
+        }
+        // Past the range's end: GetIndexedIP refuses, ipaddr(n) gives false.
+        assert_eq!(at("192.0.2.0/29", 8), None);
+        assert_eq!(at("192.0.2.8/32", 3), None);
     }
 }

@@ -236,7 +236,12 @@ pub fn probes(
         cluster(Path::CoreDnsService, &ip.to_string(), source.to_owned());
     }
     if !probes.iter().any(|p| p.path.is_cluster()) {
-        notes.push("no cluster DNS address is known (clusterDNS unset)".to_owned());
+        notes.push(match &k.cluster_dns {
+            crate::facts::node_facts::Observed::Unknown(why) => {
+                format!("no cluster DNS address is known: {why}")
+            }
+            _ => "no cluster DNS address is known (clusterDNS unset)".to_owned(),
+        });
     }
     host_probes(facts, &outside, &mut probes, &mut notes);
     (probes, notes)

@@ -40,6 +40,9 @@ pub struct K3sConfig {
     pub kubelet_args_appended: bool,
     /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
     pub cluster_dns: Option<Located<String>>,
+    /// `service-cidr`, joined the same way: a server's default cluster-dns is the tenth
+    /// address of each (pkg/cli/server/server.go).
+    pub service_cidr: Option<Located<String>>,
     /// `node-name`: the name the node registers under (k3s `cmds.NodeNameFlag`).
     pub node_name: Option<Located<String>>,
     /// `with-node-id: true`: k3s adds the node's id to that name.
@@ -101,6 +104,7 @@ impl K3sConfig {
                 name,
                 "resolv-conf"
                     | "cluster-dns"
+                    | "service-cidr"
                     | "kubelet-arg"
                     | "node-name"
                     | "with-node-id"
@@ -129,20 +133,23 @@ impl K3sConfig {
                     config.cluster_dns = join_scalar(config.cluster_dns.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
                 }
+                "service-cidr" => {
+                    config.service_cidr = join_scalar(config.service_cidr.take(), items, append)
+                        .map(|joined| Located::new(joined, key_line));
+                }
                 "with-node-id" => {
                     config.with_node_id = items.last().is_some_and(|v| v == "true");
                 }
                 "node-name" => {
-                    config.node_name = join_scalar(config.node_name.take(), items, append)
-                        .map(|joined| Located::new(joined, key_line));
+                    config.node_name =
+                        last_value(config.node_name.take(), items, (append, key_line))
                 }
                 "data-dir" => {
-                    config.data_dir = join_scalar(config.data_dir.take(), items, append)
-                        .map(|joined| Located::new(joined, key_line));
+                    config.data_dir = last_value(config.data_dir.take(), items, (append, key_line))
                 }
                 _ => {
-                    config.resolv_conf = join_scalar(config.resolv_conf.take(), items, append)
-                        .map(|joined| Located::new(joined, key_line));
+                    config.resolv_conf =
+                        last_value(config.resolv_conf.take(), items, (append, key_line))
                 }
             }
         }
@@ -190,7 +197,23 @@ fn scalar_string(value: &Value) -> Option<String> {
     }
 }
 
-/// A scalar setting after one more assignment: replaced, or appended with `,` for `key+`.
+/// A string flag's setting (`resolv-conf`, `node-name`, `data-dir`) after one more
+/// assignment: configfilearg passes each item of a list, or of `key+` after the key, as a
+/// flag of its own, and the last one wins; no item (`key:` with no value) leaves it unset.
+fn last_value(
+    old: Option<Located<String>>,
+    items: Vec<String>,
+    (append, key_line): (bool, usize),
+) -> Option<Located<String>> {
+    match items.into_iter().last() {
+        Some(v) => Some(Located::new(v, key_line)),
+        None if append => old,
+        None => None,
+    }
+}
+
+/// A string-slice setting after one more assignment: replaced, or appended with `,` for
+/// `key+`.
 fn join_scalar(old: Option<Located<String>>, items: Vec<String>, append: bool) -> Option<String> {
     let mut parts: Vec<String> = match old {
         Some(old) if append => vec![old.value],
@@ -326,6 +349,23 @@ mod tests {
         let text = "kubelet-arg+: [v=2]\nkubelet-arg: [resolv-conf=/b]\n";
         let config = K3sConfig::parse(text).expect("parses");
         assert_eq!(config.kubelet_args, vec![located("resolv-conf=/b", 2)]);
+    }
+
+    /// configfilearg passes every item of a string flag's list, and a `key+` after the
+    /// key, as flags of their own (`--resolv-conf=/a --resolv-conf=/b`): the last wins.
+    /// service-cidr is a string slice, like cluster-dns.
+    #[test]
+    fn string_flags_take_their_last_value_slices_join() {
+        let text = "resolv-conf: /a\nresolv-conf+: /b\ndata-dir: [/x, /y]\nservice-cidr: 10.50.0.0/16\nservice-cidr+: [fd00:50::/112]\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        assert_eq!(config.resolv_conf, Some(located("/b", 2)));
+        assert_eq!(config.data_dir, Some(located("/y", 3)));
+        assert_eq!(
+            config.service_cidr,
+            Some(located("10.50.0.0/16,fd00:50::/112", 5))
+        );
+        let config = K3sConfig::parse("node-name: a\nnode-name+:\n").expect("parses");
+        assert_eq!(config.node_name, Some(located("a", 1)));
     }
 
     #[test]

@@ -1371,7 +1371,12 @@ fn rancher_files_elsewhere(
     // findConfigFileFlag: the variable first, then the first flag on the command line).
     let config = from_env(format!("{upper}_CONFIG_FILE"))
         .filter(|(v, _)| !v.is_empty())
-        .or_else(|| exec_flag_values(unit, &["config", "c"]).into_iter().next());
+        .or_else(|| {
+            let (value, at) = exec_flag_values(unit, &["config", "c"])
+                .into_iter()
+                .next()?;
+            Some((value, format!("{}:{}", at.path, at.line)))
+        });
     if let Some((value, at)) = config.filter(|(v, _)| *v != default_config) {
         return Some(format!(
             "{program} reads its config from {value} ({at}): dnsfix reads only {default_config} and its config.yaml.d"
@@ -1397,11 +1402,12 @@ fn rancher_files_elsewhere(
 /// (`--name X`, `--name=X`, one dash too, as urfave/cli takes them), and where: not the
 /// value of a `--kubelet-arg` or another pass-through argument.
 fn exec_flag(unit: Option<&ServiceUnit>, names: &[&str]) -> Option<(String, String)> {
-    exec_flag_values(unit, names).pop()
+    let (value, at) = exec_flag_values(unit, names).pop()?;
+    Some((value, format!("{}:{}", at.path, at.line)))
 }
 
 /// Every value of [`exec_flag`]'s flags, in command-line order.
-fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, String)> {
+fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, At)> {
     let Some(unit) = unit else {
         return Vec::new();
     };
@@ -1425,7 +1431,7 @@ fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, 
         }
         let value = inline.or_else(|| words.get(i + 1).map(|w| w.text.as_str()));
         if let Some(v) = value {
-            found.push((v.to_owned(), format!("{}:{}", word.at.path, word.at.line)));
+            found.push((v.to_owned(), word.at.clone()));
         }
     }
     found
@@ -1448,7 +1454,7 @@ fn flag_over(
 /// default); a `kubelet-arg` `--cluster-dns` over either.
 fn rancher_cluster_dns_in_effect(
     raw: &RawFacts,
-    (path, data_dir): (&str, &str),
+    data_dir: &str,
     from_config: &Result<(), String>,
     dropins: &Result<RancherDropins, String>,
     configs: &Result<Vec<(String, K3sConfig)>, String>,
@@ -1462,7 +1468,10 @@ fn rancher_cluster_dns_in_effect(
                     cluster_dns: Some(dns),
                     ..
                 }) => dns.clone(),
-                _ => rancher_cluster_dns(raw, path),
+                _ => match rancher_cluster_dns(configs, unit) {
+                    Ok(config) => config,
+                    Err(why) => return Observed::Unknown(why),
+                },
             };
             // A `--cluster-dns` from kubelet-arg beats them all: the kubelet's flags over
             // its config files. Before v1.32 (no defaults drop-in of its own) k3s passed
@@ -1549,7 +1558,7 @@ fn rancher_kubelet(
     };
     let cluster_dns = rancher_cluster_dns_in_effect(
         raw,
-        (path, data_dir),
+        data_dir,
         &from_config,
         &dropins,
         &configs,
@@ -1866,44 +1875,87 @@ fn rancher_dropins(
     Ok(out)
 }
 
-fn rancher_cluster_dns(raw: &RawFacts, path: &str) -> Effective<Vec<String>> {
-    let mut found: Option<(String, Source)> = None;
-    let dropin_dir = format!("{path}.d");
-    let mut files: Vec<String> = vec![path.to_owned()];
-    let mut dropins: Vec<String> = raw
-        .files_in(&dropin_dir)
-        .map(|(p, _)| p.to_owned())
-        .filter(|p| super::k3s_config::is_dropin_name(p))
-        .collect();
-    dropins.sort();
-    files.extend(dropins);
-    for file in &files {
-        let Some(config) = raw
-            .get(file)
-            .and_then(RawFile::text)
-            .and_then(|t| K3sConfig::parse(&t).ok())
-        else {
-            continue;
-        };
-        if let Some(l) = config.cluster_dns {
-            found = Some((l.value, Source::new("k3s_config", Some(file), Some(l.line))));
-        }
+/// The clusterDNS a k3s or RKE2 before v1.32 hands its kubelet, as a flag and in no file
+/// (from v1.32 it is in their own kubelet config drop-in). A server's `cluster-dns`, else the
+/// tenth address of each `service-cidr`, else 10.43.0.10, the tenth of the default service
+/// CIDR of a node with an IPv4 address (pkg/cli/server/server.go); each from the config
+/// files (the last that sets it) with the service's command line after them (configfilearg
+/// puts the files' values first, and these string slices add up). An agent's comes from its
+/// server, which this node does not show (pkg/agent/config, and an agent ignores these
+/// server keys in its config file): unknown.
+fn rancher_cluster_dns(
+    configs: &[(String, K3sConfig)],
+    unit: Option<&ServiceUnit>,
+) -> Result<Effective<Vec<String>>, String> {
+    if let Some(u) = unit.filter(|u| rancher_agent(u)) {
+        return Err(format!(
+            "{} runs an agent, whose clusterDNS comes from its server (before v1.32 in no file on the node)",
+            u.name
+        ));
     }
-    match found {
-        Some((value, source)) => Effective {
-            value: split_list(&value),
+    let setting = |key: fn(&K3sConfig) -> Option<&Located<String>>, flag: &str| {
+        let mut found: Option<(Vec<String>, Source)> = None;
+        for (file, config) in configs {
+            if let Some(l) = key(config) {
+                let source = Source::new("k3s_config", Some(file), Some(l.line));
+                found = Some((split_list(&l.value), source));
+            }
+        }
+        for (value, at) in exec_flag_values(unit, &[flag]) {
+            let mut values = found.take().map(|(v, _)| v).unwrap_or_default();
+            values.extend(split_list(&value));
+            found = Some((
+                values,
+                Source::new("k3s_flag", Some(&at.path), Some(at.line)),
+            ));
+        }
+        found
+    };
+    if let Some((value, source)) = setting(|c| c.cluster_dns.as_ref(), "cluster-dns") {
+        return Ok(Effective {
+            value,
             source,
             shadowed: vec![],
-        },
-        None => Effective {
-            value: vec!["10.43.0.10".to_owned()],
-            source: Source {
-                detail: Some("k3s/rke2 default".into()),
-                ..Source::new("default", None, None)
-            },
-            shadowed: vec![],
-        },
+        });
     }
+    if let Some((cidrs, source)) = setting(|c| c.service_cidr.as_ref(), "service-cidr") {
+        let tenth: Option<Vec<String>> = cidrs
+            .iter()
+            .map(|cidr| crate::util::nth_address(cidr, 10).map(|ip| ip.to_string()))
+            .collect();
+        return match tenth {
+            Some(value) if !value.is_empty() => Ok(Effective {
+                value,
+                source: Source {
+                    detail: Some(format!(
+                        "the tenth address of service-cidr {}",
+                        cidrs.join(",")
+                    )),
+                    ..source
+                },
+                shadowed: vec![],
+            }),
+            _ => Err(format!(
+                "service-cidr {} at {} is not a list of address ranges",
+                cidrs.join(","),
+                source.at()
+            )),
+        };
+    }
+    Ok(Effective {
+        value: vec!["10.43.0.10".to_owned()],
+        source: Source {
+            detail: Some("k3s/rke2 default".into()),
+            ..Source::new("default", None, None)
+        },
+        shadowed: vec![],
+    })
+}
+
+/// The k3s/RKE2 service runs an agent: `k3s agent` / `rke2 agent` (install.sh's
+/// k3s-agent.service, RKE2's rke2-agent.service).
+fn rancher_agent(unit: &ServiceUnit) -> bool {
+    unit.name.ends_with("-agent.service") || unit.argv.get(1).is_some_and(|w| w.text == "agent")
 }
 
 /// GCP's metadata server, which is also the VM's DNS resolver (cloud.google.com/compute/
@@ -3670,5 +3722,61 @@ mod tests {
             detail.contains("99-resolv-conf.conf:3 sets resolvConf"),
             "{detail}"
         );
+    }
+
+    /// Before v1.32 (no `00-k3s-defaults.conf`) k3s hands the kubelet its clusterDNS as a
+    /// flag: a server's cluster-dns, else the tenth address of each service-cidr (config
+    /// files, then the command line, added up), else 10.43.0.10; an agent's is its
+    /// server's, which this node does not show.
+    #[test]
+    fn a_k3s_before_1_32_hands_the_kubelet_its_server_s_cluster_dns() {
+        let base = crate::testing::rules_fixture("_upstream/k3s-env-resolv-conf");
+        let config = "/etc/rancher/k3s/config.yaml";
+        let unit = "/etc/systemd/system/k3s.service";
+        let text = base
+            .get(unit)
+            .and_then(|f| f.text())
+            .expect("unit")
+            .into_owned();
+        let dns = |files: &[(&str, &str)]| {
+            let mut raw = base.clone();
+            for (path, text) in files {
+                raw.file(path, FileState::Present, Some(text.as_bytes()));
+            }
+            match NodeFacts::from_raw("node1", &raw).kubelet.cluster_dns {
+                Observed::Known(e) => Ok((e.value.join(","), e.source.at())),
+                Observed::Unknown(why) => Err(why),
+                Observed::Absent => Err("absent".into()),
+            }
+        };
+        let (value, at) = dns(&[]).expect("known");
+        assert_eq!((value.as_str(), at.as_str()), ("10.43.0.10", "default"));
+        let cidr = "service-cidr: 10.50.0.0/16,fd00:50::/112\n";
+        assert_eq!(
+            dns(&[(config, cidr)]),
+            Ok(("10.50.0.10,fd00:50::a".into(), format!("{config}:1")))
+        );
+        let flagged = text.replace(
+            "    server \\\n",
+            "    server \\\n    --cluster-dns=10.50.0.53 \\\n",
+        );
+        assert_ne!(flagged, text);
+        assert_eq!(
+            dns(&[(config, "cluster-dns: 10.50.0.10\n"), (unit, &flagged)]).map(|(v, _)| v),
+            Ok("10.50.0.10,10.50.0.53".into()),
+            "the files' values first, the command line's added"
+        );
+        assert_eq!(
+            dns(&[(config, &format!("{cidr}cluster-dns: 10.50.0.53\n"))]).map(|(v, _)| v),
+            Ok("10.50.0.53".into()),
+            "cluster-dns over service-cidr"
+        );
+        let bad = dns(&[(config, "service-cidr: 10.50.0.0\n")]).expect_err("not a range");
+        assert!(bad.contains("not a list of address ranges"), "{bad}");
+        // An agent: its server's, unknown here, whatever its config file says.
+        let agent = text.replace("    server \\\n", "    agent \\\n");
+        assert_ne!(agent, text);
+        let why = dns(&[(unit, &agent), (config, cidr)]).expect_err("an agent's");
+        assert!(why.contains("runs an agent"), "{why}");
     }
 }

@@ -379,6 +379,18 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
     let dns = match &k.cluster_dns {
         Observed::Known(e) => e,
         Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
+        // Before v1.32 a k3s or RKE2 agent's clusterDNS is its server's, which always has
+        // one (its cluster-dns, else the tenth address of its service-cidr) and gives the
+        // same to the CoreDNS Service it deploys: the server's node is where to judge it.
+        Observed::Unknown(_)
+            if matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+                && ctx.facts.services.kubelet_unit.ends_with("-agent") =>
+        {
+            return RuleOutcome::NotApplicable(format!(
+                "{} runs an agent: its clusterDNS is its server's (cluster-dns, else the tenth address of service-cidr), judged on the server",
+                ctx.facts.services.kubelet_unit
+            ));
+        }
         Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
     };
     let restart = restart_hint(ctx);
@@ -398,37 +410,8 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                 entries.join(", ")
             )
         };
-        // MicroK8s's own kubelet arguments set neither: its dns addon adds --cluster-dns
-        // and --cluster-domain (microk8s-resources/microk8s.default.yaml's
-        // extraKubeletArgs at install, with the addon) and `microk8s disable dns` takes
-        // them out again: no cluster DNS by choice.
-        if ctx.facts.flavour.kind == FlavourKind::MicroK8s && dns.value.is_empty() {
-            return RuleOutcome::Findings(vec![ctx.finding(
-                id,
-                Severity::Info,
-                format!(
-                    "{what}: MicroK8s's dns addon is not enabled (it sets --cluster-dns and --cluster-domain), so no pod on this node resolves a Service name"
-                ),
-                evidence,
-                "nothing to do if no cluster DNS is intended; otherwise `microk8s enable dns` (it deploys CoreDNS and sets both flags on every node)".into(),
-            )]);
-        }
-        // Kubespray's dns_mode none renders an empty clusterDNS on purpose, without
-        // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md). With
-        // enable_nodelocaldns (its default) it renders [nodelocaldns_ip] whatever dns_mode
-        // (kubelet-config.v1beta1.yaml.j2 tests it first): then empty is not its doing.
-        if ctx.host.var_str("dns_mode") == Some("none")
-            && ctx.host.var_bool("enable_nodelocaldns") == Some(false)
-        {
-            return RuleOutcome::Findings(vec![ctx.finding(
-                id,
-                Severity::Info,
-                format!(
-                    "{what}, as Kubespray's dns_mode: none renders it: no pod on this node resolves a Service name unless it sets dnsPolicy: None with its own dnsConfig"
-                ),
-                [evidence, vec!["dns_mode: none".to_owned()]].concat(),
-                "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
-            )]);
+        if let Some(info) = empty_by_choice(ctx, dns, &what, &evidence) {
+            return info;
         }
         let wanted = no_address_wanted(ctx);
         let fix = match (&wanted, dns.source.kind == "flag") {
@@ -618,6 +601,50 @@ fn also_domain(ctx: &Ctx, finding: Finding) -> Finding {
     }
 }
 
+/// An empty clusterDNS an installer leaves on purpose, as info: MicroK8s without its dns
+/// addon, Kubespray's dns_mode none without NodeLocal DNSCache.
+fn empty_by_choice(
+    ctx: &Ctx,
+    dns: &Effective<Vec<String>>,
+    what: &str,
+    evidence: &[String],
+) -> Option<RuleOutcome> {
+    let id = NO_CLUSTER_DNS;
+    // MicroK8s's own kubelet arguments set neither: its dns addon adds --cluster-dns
+    // and --cluster-domain (microk8s-resources/microk8s.default.yaml's
+    // extraKubeletArgs at install, with the addon) and `microk8s disable dns` takes
+    // them out again: no cluster DNS by choice.
+    if ctx.facts.flavour.kind == FlavourKind::MicroK8s && dns.value.is_empty() {
+        return Some(RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "{what}: MicroK8s's dns addon is not enabled (it sets --cluster-dns and --cluster-domain), so no pod on this node resolves a Service name"
+            ),
+            evidence.to_vec(),
+            "nothing to do if no cluster DNS is intended; otherwise `microk8s enable dns` (it deploys CoreDNS and sets both flags on every node)".into(),
+        )]));
+    }
+    // Kubespray's dns_mode none renders an empty clusterDNS on purpose, without
+    // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md). With
+    // enable_nodelocaldns (its default) it renders [nodelocaldns_ip] whatever dns_mode
+    // (kubelet-config.v1beta1.yaml.j2 tests it first): then empty is not its doing.
+    if ctx.host.var_str("dns_mode") == Some("none")
+        && ctx.host.var_bool("enable_nodelocaldns") == Some(false)
+    {
+        return Some(RuleOutcome::Findings(vec![ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "{what}, as Kubespray's dns_mode: none renders it: no pod on this node resolves a Service name unless it sets dnsPolicy: None with its own dnsConfig"
+            ),
+            [evidence.to_vec(), vec!["dns_mode: none".to_owned()]].concat(),
+            "nothing to do if no cluster DNS is intended; otherwise set dns_mode: coredns (Kubespray's default) and run cluster.yml".into(),
+        )]));
+    }
+    None
+}
+
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of the first service range, kubespray_service_range; manual_dns_server for
@@ -640,7 +667,7 @@ fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
         ]);
     }
     let services = super::kubespray_service_range(h, true)?;
-    let nth = |n| super::nth_address(services, n).map(|ip| ip.to_string());
+    let nth = |n| crate::util::nth_address(services, n).map(|ip| ip.to_string());
     let primary = || super::kubespray_dns_server(h, true).map(|ip| ip.to_string());
     match mode {
         "coredns" => Some(vec![primary()?]),

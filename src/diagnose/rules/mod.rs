@@ -13,6 +13,7 @@ use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, Uni
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf};
 use crate::inventory::Host;
+use crate::util::nth_address;
 
 mod k3s_fallback;
 mod kernel;
@@ -668,23 +669,5 @@ pub(crate) fn kubespray_service_range(host: &Host, kubespray: bool) -> Option<&s
         set("kube_service_addresses_ipv6").or(kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"))
     } else {
         set("kube_service_addresses").or(kubespray.then_some("10.233.0.0/18"))
-    }
-}
-
-/// The `n`th address of a range (`ipaddr('net') | ipaddr(n)`: counted from the network's
-/// first address, whatever host bits the range was written with).
-pub(super) fn nth_address(cidr: &str, n: u32) -> Option<IpAddr> {
-    let (net, len) = cidr.trim().split_once('/')?;
-    let len: u32 = len.parse().ok()?;
-    match net.parse::<IpAddr>().ok()? {
-        IpAddr::V4(v4) if len <= 32 => {
-            let first = u32::from(v4) & u32::MAX.checked_shl(32 - len).unwrap_or(0);
-            Some(IpAddr::V4(first.checked_add(n)?.into()))
-        }
-        IpAddr::V6(v6) if len <= 128 => {
-            let first = u128::from(v6) & u128::MAX.checked_shl(128 - len).unwrap_or(0);
-            Some(IpAddr::V6(first.checked_add(u128::from(n))?.into()))
-        }
-        _ => None,
     }
 }

@@ -2255,31 +2255,11 @@ fn a_cluster_dns_answered_on_the_node_is_not_judged() {
     );
 }
 
-/// Kubespray's service range and its DNS address as Kubespray renders them: the network's
-/// address counts from the range's first address whatever host bits the inventory wrote
-/// (`ipaddr('net')`), the IPv6 range where `ipv4_stack: false`, the defaults only on a
-/// Kubespray node, and skydns_server only where it is an address.
+/// Kubespray's service range and its DNS address as Kubespray renders them (the range
+/// counted as util::nth_address counts): the IPv6 range where `ipv4_stack: false`, the
+/// defaults only on a Kubespray node, and skydns_server only where it is an address.
 #[test]
 fn kubespray_s_dns_address_comes_from_its_first_service_range() {
-    assert_eq!(nth_address("10.233.0.0/18", 3), "10.233.0.3".parse().ok());
-    assert_eq!(nth_address("10.233.7.9/18", 3), "10.233.0.3".parse().ok());
-    assert_eq!(nth_address("10.96.0.1/12", 10), "10.96.0.10".parse().ok());
-    assert_eq!(
-        nth_address("fd85:ee78:d8a6:8607::1234/116", 3),
-        "fd85:ee78:d8a6:8607::1003".parse().ok()
-    );
-    assert_eq!(nth_address("0.0.0.0/0", 3), "0.0.0.3".parse().ok());
-    for bad in [
-        "10.233.0.0",
-        "10.233.0.0/33",
-        "10.233.0.0/x",
-        "::/129",
-        "x/8",
-    ] {
-        assert_eq!(nth_address(bad, 3), None, "{bad}");
-    }
-    assert_eq!(nth_address("255.255.255.255/32", 3), None);
-
     let mut host = Host::new("node1");
     assert_eq!(kubespray_service_range(&host, false), None);
     assert_eq!(kubespray_service_range(&host, true), Some("10.233.0.0/18"));
@@ -2333,4 +2313,22 @@ fn the_inventory_s_domain_is_dns_domain_or_kubespray_s_cluster_name() {
     let unrendered = host(&[("dns_domain", "{{ cluster_name }}")]);
     assert_eq!(inventory_domain(&unrendered, true), None);
     assert_eq!(inventory_domain(&host(&[]), true), None);
+}
+
+/// A k3s agent before v1.32 shows no clusterDNS of its own (its server hands it one): the
+/// rule leaves it to the server's node rather than reporting it unknown on every agent.
+#[test]
+fn a_k3s_agent_s_cluster_dns_is_judged_on_its_server() {
+    let facts = NodeFacts::from_raw(
+        "node1",
+        &crate::testing::rules_fixture("_upstream/k3s-aws-link-local-fallback"),
+    );
+    assert!(matches!(facts.kubelet.cluster_dns, Observed::Unknown(_)));
+    let host = Host::new("node1");
+    match kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) {
+        RuleOutcome::NotApplicable(why) => {
+            assert!(why.starts_with("k3s-agent runs an agent"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
