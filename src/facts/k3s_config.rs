@@ -40,6 +40,8 @@ pub struct K3sConfig {
     pub kubelet_args_appended: bool,
     /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
     pub cluster_dns: Option<Located<String>>,
+    /// `cluster-domain`: a server's (pkg/cli/cmds/server.go, default cluster.local).
+    pub cluster_domain: Option<Located<String>>,
     /// `service-cidr`, joined the same way: a server's default cluster-dns is the tenth
     /// address of each (pkg/cli/server/server.go).
     pub service_cidr: Option<Located<String>>,
@@ -105,6 +107,7 @@ impl K3sConfig {
                 "resolv-conf"
                     | "cluster-dns"
                     | "service-cidr"
+                    | "cluster-domain"
                     | "kubelet-arg"
                     | "node-name"
                     | "with-node-id"
@@ -146,6 +149,10 @@ impl K3sConfig {
                 }
                 "data-dir" => {
                     config.data_dir = last_value(config.data_dir.take(), items, (append, key_line))
+                }
+                "cluster-domain" => {
+                    config.cluster_domain =
+                        last_value(config.cluster_domain.take(), items, (append, key_line));
                 }
                 _ => {
                     config.resolv_conf =

@@ -1564,10 +1564,18 @@ fn rancher_kubelet(
         &configs,
         unit.as_ref(),
     );
+    let cluster_domain = match (&from_config, &dropins, configs.as_deref()) {
+        (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
+        (Ok(()), dropins, Ok(configs)) => rancher_cluster_domain(dropins, configs, unit.as_ref()),
+    };
     let elsewhere = rancher_files_elsewhere(&configs, unit.as_ref(), (path, data_dir));
-    let (resolv_conf, cluster_dns) = match elsewhere {
-        Some(why) => (Observed::Unknown(why.clone()), Observed::Unknown(why)),
-        None => (resolv_conf, cluster_dns),
+    let (resolv_conf, cluster_dns, cluster_domain) = match elsewhere {
+        Some(why) => (
+            Observed::Unknown(why.clone()),
+            Observed::Unknown(why.clone()),
+            Observed::Unknown(why),
+        ),
+        None => (resolv_conf, cluster_dns, cluster_domain),
     };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
@@ -1594,9 +1602,104 @@ fn rancher_kubelet(
         flags,
         resolv_conf,
         cluster_dns,
-        cluster_domain: Observed::Absent,
+        cluster_domain,
         pod_resolv_conf,
     }
+}
+
+/// The clusterDomain a k3s or RKE2 kubelet runs with: a `kubelet-arg` cluster-domain (a
+/// kubelet flag: the service's command line over the config files), else from v1.32 a
+/// kubelet config drop-in after their own, else their own (written at every start, never
+/// empty); before v1.32, when they passed it as a flag, a server's `cluster-domain` (the
+/// service's command line over the config files, the last file that sets it), else
+/// cluster.local (pkg/cli/cmds/server.go); an agent's is its server's: unknown.
+fn rancher_cluster_domain(
+    dropins: &Result<RancherDropins, String>,
+    configs: &[(String, K3sConfig)],
+    unit: Option<&ServiceUnit>,
+) -> Observed<Effective<String>> {
+    let arg = unit
+        .and_then(|u| exec_kubelet_arg(u, "cluster-domain"))
+        .map(|(value, at)| Setting {
+            value,
+            source: Source {
+                detail: Some("kubelet-arg".into()),
+                ..Source::new("k3s_flag", Some(&at.path), Some(at.line))
+            },
+        })
+        .or_else(|| {
+            config_kubelet_arg(configs, "cluster-domain").map(|(file, l)| Setting {
+                value: l.value,
+                source: Source {
+                    detail: Some("kubelet-arg".into()),
+                    ..Source::new("k3s_config", Some(file), Some(l.line))
+                },
+            })
+        });
+    let chosen = match dropins {
+        Err(why) => Err(why.clone()),
+        Ok(d) if d.own => d
+            .cluster_domain
+            .as_ref()
+            .map(|s| Setting {
+                value: s.value.clone(),
+                source: s.source.clone(),
+            })
+            .ok_or_else(|| "k3s's own kubelet config drop-in names no clusterDomain".to_owned()),
+        Ok(_) => rancher_server_domain(configs, unit),
+    };
+    match (arg, chosen) {
+        (Some(arg), under) => Observed::Known(Effective {
+            value: arg.value,
+            source: arg.source,
+            shadowed: under
+                .into_iter()
+                .map(|s| Shadowed {
+                    value: s.value,
+                    source: s.source,
+                })
+                .collect(),
+        }),
+        (None, Ok(s)) => Observed::Known(Effective {
+            value: s.value,
+            source: s.source,
+            shadowed: vec![],
+        }),
+        (None, Err(why)) => Observed::Unknown(why),
+    }
+}
+
+/// Before v1.32: the cluster domain a k3s/RKE2 server hands its kubelet as a flag.
+fn rancher_server_domain(
+    configs: &[(String, K3sConfig)],
+    unit: Option<&ServiceUnit>,
+) -> Result<Setting, String> {
+    if let Some(u) = unit.filter(|u| rancher_agent(u)) {
+        return Err(format!(
+            "{} runs an agent, whose clusterDomain comes from its server (before v1.32 in no file on the node)",
+            u.name
+        ));
+    }
+    if let Some((value, at)) = exec_flag_values(unit, &["cluster-domain"]).pop() {
+        return Ok(Setting {
+            value,
+            source: Source::new("k3s_flag", Some(&at.path), Some(at.line)),
+        });
+    }
+    let from_file = configs.iter().rev().find_map(|(file, c)| {
+        let l = c.cluster_domain.as_ref()?;
+        Some(Setting {
+            value: l.value.clone(),
+            source: Source::new("k3s_config", Some(file), Some(l.line)),
+        })
+    });
+    Ok(from_file.unwrap_or_else(|| Setting {
+        value: "cluster.local".to_owned(),
+        source: Source {
+            detail: Some("k3s/rke2 default".into()),
+            ..Source::new("default", None, None)
+        },
+    }))
 }
 
 /// The `--hostname-override` k3s and RKE2 give the kubelet they run (k3s
@@ -1745,6 +1848,9 @@ pub(crate) const LEFT_OVER: &str = "left by ";
 struct RancherDropins {
     resolv_conf: Option<Setting>,
     cluster_dns: Option<Effective<Vec<String>>>,
+    cluster_domain: Option<Setting>,
+    /// k3s's own drop-in is there (v1.32 and later).
+    own: bool,
 }
 
 /// The kubelet config drop-ins of a k3s/RKE2 (v1.32 and later) that come after its own
@@ -1855,24 +1961,50 @@ fn rancher_dropins(
                 shadowed: vec![],
             });
         }
+        if let Some(l) = config.cluster_domain {
+            out.cluster_domain = Some(Setting {
+                value: l.value,
+                source: source(l.line),
+            });
+        }
     }
+    out.own = true;
+    Ok(with_own_choices(out, read_config(raw, &own)?, (&own, program)))
+}
+
+/// `out`, with what k3s's own drop-in `own_config` says where no later drop-in set it.
+fn with_own_choices(
+    mut out: RancherDropins,
+    own_config: KubeletConfig,
+    (own, program): (&str, &str),
+) -> RancherDropins {
     // k3s writes the clusterDNS it runs with into its own file at every start: the
     // server's cluster-dns, else .10 of each service CIDR, an agent's from its server
     // (pkg/daemons/agent/agent.go, pkg/cli/server/server.go). That, where no later drop-in
     // sets one, not config.yaml's cluster-dns (a server's flag) or k3s's default.
+    let written = |line| Source {
+        detail: Some(format!("written by {program} at its start")),
+        ..Source::new(RANCHER_DROPIN, Some(own), Some(line))
+    };
     if out.cluster_dns.is_none()
-        && let Some(l) = read_config(raw, &own)?.cluster_dns
+        && let Some(l) = own_config.cluster_dns
     {
         out.cluster_dns = Some(Effective {
             value: l.value,
-            source: Source {
-                detail: Some(format!("written by {program} at its start")),
-                ..Source::new(RANCHER_DROPIN, Some(&own), Some(l.line))
-            },
+            source: written(l.line),
             shadowed: vec![],
         });
     }
-    Ok(out)
+    // And its clusterDomain (defaultKubeletConfig: the agent's ClusterDomain, never empty).
+    if out.cluster_domain.is_none()
+        && let Some(l) = own_config.cluster_domain
+    {
+        out.cluster_domain = Some(Setting {
+            value: l.value,
+            source: written(l.line),
+        });
+    }
+    out
 }
 
 /// The clusterDNS a k3s or RKE2 before v1.32 hands its kubelet, as a flag and in no file
@@ -3777,6 +3909,70 @@ mod tests {
         let agent = text.replace("    server \\\n", "    agent \\\n");
         assert_ne!(agent, text);
         let why = dns(&[(unit, &agent), (config, cidr)]).expect_err("an agent's");
+        assert!(why.contains("runs an agent"), "{why}");
+    }
+
+    /// k3s's clusterDomain: from v1.32 its own drop-in's (or a later drop-in's), a
+    /// kubelet-arg cluster-domain over either; before, a server's cluster-domain (command
+    /// line over config files) or cluster.local, and an agent's its server's: unknown.
+    #[test]
+    fn k3s_s_cluster_domain() {
+        let domain = |raw: &RawFacts| match NodeFacts::from_raw("node1", raw).kubelet.cluster_domain
+        {
+            Observed::Known(e) => Ok((e.value, e.source.at(), e.shadowed.len())),
+            Observed::Unknown(why) => Err(why),
+            Observed::Absent => Err("absent".into()),
+        };
+        let with = |base: &RawFacts, files: &[(&str, &str)]| {
+            let mut raw = base.clone();
+            for (path, text) in files {
+                raw.file(path, FileState::Present, Some(text.as_bytes()));
+            }
+            raw
+        };
+        let config = "/etc/rancher/k3s/config.yaml";
+        let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
+        let current =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+        assert_eq!(
+            domain(&current),
+            Ok((
+                "cluster.local".into(),
+                format!("{dir}/00-k3s-defaults.conf:18"),
+                0
+            ))
+        );
+        let later = with(
+            &current,
+            &[(
+                &format!("{dir}/50-site.conf"),
+                "clusterDomain: corp.local\n",
+            )],
+        );
+        assert_eq!(domain(&later).map(|d| d.0), Ok("corp.local".into()));
+        let arg = "kubelet-arg:\n- cluster-domain=k8s.example\n";
+        assert_eq!(
+            domain(&with(&later, &[(config, arg)])),
+            Ok(("k8s.example".into(), format!("{config}:2"), 1))
+        );
+
+        let old = crate::testing::rules_fixture("_upstream/k3s-env-resolv-conf");
+        assert_eq!(
+            domain(&old),
+            Ok(("cluster.local".into(), "default".into(), 0))
+        );
+        assert_eq!(
+            domain(&with(&old, &[(config, "cluster-domain: prod.local\n")])).map(|d| d.0),
+            Ok("prod.local".into())
+        );
+        let unit = "/etc/systemd/system/k3s.service";
+        let text = old
+            .get(unit)
+            .and_then(|f| f.text())
+            .expect("unit")
+            .into_owned();
+        let agent = text.replace("    server \\\n", "    agent \\\n");
+        let why = domain(&with(&old, &[(unit, &agent)])).expect_err("an agent's");
         assert!(why.contains("runs an agent"), "{why}");
     }
 }
