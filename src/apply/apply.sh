@@ -11,7 +11,9 @@
 # - every write of bookkeeping (the lock's owner, the backup, the manifest line) is checked
 #   before the node's file is touched: a full disk stops the run with the file unchanged;
 # - a file is never written through a symlinked directory: every parent of the target must
-#   be a real directory (a parent swapped for a symlink since the plan is stale);
+#   be a real directory (a parent swapped for a symlink since the plan is stale), and the
+#   write happens inside that directory (pin_dir), so a swap after the check cannot move
+#   it elsewhere;
 # - every file is compare-and-swap: the current sha256 must be the plan's before (or the
 #   file absent when the plan creates it) right before the rename; a file already at the
 #   plan's after is left alone ("already"); a sysctl's live value likewise (checked with
@@ -67,8 +69,14 @@ precheck() {
   esac
 }
 
-# write PATH BEFORE AFTER MODE < base64 content
+# write PATH BEFORE AFTER MODE < base64 content. Back in / after it (write_in works in
+# the target's directory).
 write() {
+  write_in "$@"
+  cd /
+}
+
+write_in() {
   path=$1 before=$2 after=$3 mode=$4
   if [ -n "$FAILED" ]; then cat >/dev/null; hdr skipped "$path"; return; fi
   dir=${path%/*}; [ -n "$dir" ] || dir=/
@@ -81,27 +89,32 @@ write() {
   if ! why=$(real_dir "$dir"); then
     cat >/dev/null; fail stale "$path symlinked-parent"; echo "$why: dnsfix never writes through a symlinked directory"; return
   fi
-  # A temp file an interrupted run left behind is garbage now (we hold the lock): only
-  # names tmp_beside makes, never a look-alike someone keeps there.
-  # shellcheck disable=SC2086 # HEX16 is a glob
-  rm -f "$dir/.$name.dnsfix-"*-$HEX16 2>/dev/null
   if [ ! -d "$dir" ]; then
     (umask 022; mkdir -p "$dir") 2>/dev/null || { cat >/dev/null; fail error "$path"; echo "cannot create directory $dir"; return; }
   fi
+  # From here on in the directory itself, its files named ./NAME: see pin_dir.
+  if ! pin_dir "$dir"; then
+    cat >/dev/null; fail stale "$path symlinked-parent"; echo "$dir $PINNED: dnsfix never writes through a symlinked directory"; return
+  fi
+  here=./$name
+  # A temp file an interrupted run left behind is garbage now (we hold the lock): only
+  # names tmp_beside makes, never a look-alike someone keeps there.
+  # shellcheck disable=SC2086 # HEX16 is a glob
+  rm -f "./.$name.dnsfix-"*-$HEX16 2>/dev/null
   # The new file gets the old one's mode and owner (a new one: the plan's mode, root's).
   if [ "$before" = absent ]; then
     set -- "$mode" 0 0
   else
     # shellcheck disable=SC2046
-    set -- $(stat -c '%a %u %g' "$path" 2>/dev/null)
+    set -- $(stat -c '%a %u %g' "$here" 2>/dev/null)
   fi
   fmode=${1:-644} fuid=${2:-0} fgid=${3:-0}
-  if ! tmp=$(tmp_beside "$path" "$RUN"); then
+  if ! tmp=$(tmp_beside "$here" "$RUN"); then
     cat >/dev/null; fail error "$path"; echo "no random bits for a temp file's name (od, /dev/urandom)"; return
   fi
   if ! create "$tmp" "$fmode" base64 -d; then
     rm -f "$tmp"
-    fail error "$path"; echo "cannot write $tmp (full or read-only filesystem?)"
+    fail error "$path"; echo "cannot write $dir/${tmp#./} (full or read-only filesystem?)"
     return
   fi
   if [ "$(sha "$tmp")" != "$after" ]; then
@@ -110,14 +123,15 @@ write() {
   if [ "$before" = absent ]; then
     record "$(printf 'file\t%s\tabsent\t%s\t%s' "$path" "$after" "$mode")" || { rm -f "$tmp"; return; }
   else
-    { mkdir -p "$BACKUP/files$dir" && cp -p "$path" "$BACKUP/files$path"; } 2>/dev/null ||
+    { mkdir -p "$BACKUP/files$dir" && cp -p "$here" "$BACKUP/files$path" &&
+      [ "$(sha "$BACKUP/files$path")" = "$before" ]; } 2>/dev/null ||
       { rm -f "$tmp" "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
     record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "$fmode")" || { rm -f "$tmp"; return; }
   fi
   own "$tmp" "$fmode" "$fuid" "$fgid" ||
-    { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp mode $fmode and owner $fuid:$fgid"; return; }
-  label "$tmp" "$path" ||
-    { rm -f "$tmp"; fail error "$path"; echo "cannot give $tmp the SELinux context of $path (chcon)"; return; }
+    { rm -f "$tmp"; fail error "$path"; echo "cannot give $dir/${tmp#./} mode $fmode and owner $fuid:$fgid"; return; }
+  label "$tmp" "$here" ||
+    { rm -f "$tmp"; fail error "$path"; echo "cannot give $dir/${tmp#./} the SELinux context of $path (chcon)"; return; }
   # The backup and its manifest line reach the disk with the new content, their
   # directories' entries too, so a power loss after the rename cannot keep the new file
   # and lose what rolls it back.
@@ -125,16 +139,16 @@ write() {
   else set -- "$tmp" "$BACKUP/manifest" "$BACKUP" "$BACKUP/files$path" "$BACKUP/files$dir"; fi
   sync "$@" 2>/dev/null || sync
   # Compare-and-swap: the target must still be what the plan saw.
-  state=$(check "$path" "$before" "$after")
+  state=$(check "$here" "$before" "$after")
   case $state in
     todo) ;;
     *) rm -f "$tmp"; fail stale "$path ${state#stale }"; return ;;
   esac
-  if put "$tmp" "$path"; then
+  if put "$tmp" "$here"; then
     CHANGED=1
     hdr ok "$path"
   else
-    rm -f "$tmp"; fail error "$path"; echo "cannot rename $tmp over $path"
+    rm -f "$tmp"; fail error "$path"; echo "cannot rename $dir/${tmp#./} over $path"
   fi
 }
 
@@ -162,8 +176,15 @@ adopt() {
   prev=${prev%/manifest}
   if [ -n "$prev" ] && [ "$prev" != "$BACKUP" ]; then
     line=$(awk -F '\t' -v p="$apath" -v b="$abefore" -v a="$aafter" '$1 == "file" && $2 == p && $3 == b && $4 == a' "$prev/manifest" | tail -n 1)
+    # The copy is checked as a backup is: a full disk must not leave this run a cut-off
+    # backup it cannot roll back from.
     if [ -f "$prev/files$apath" ]; then
-      mkdir -p "$BACKUP/files${apath%/*}" && cp -p "$prev/files$apath" "$BACKUP/files$apath"
+      { mkdir -p "$BACKUP/files${apath%/*}" && cp -p "$prev/files$apath" "$BACKUP/files$apath" &&
+        [ "$(sha "$BACKUP/files$apath")" = "$abefore" ]; } 2>/dev/null || {
+        rm -f "$BACKUP/files$apath"; fail error "$apath"
+        echo "cannot copy the interrupted run ${prev##*/}'s backup to $BACKUP/files$apath (full or read-only filesystem?)"
+        return
+      }
     fi
     record "$line" || return
     printf '%s\n' "$RUN" > "$prev/adopted-by" 2>/dev/null

@@ -126,6 +126,18 @@ real_dir() {
   return 0
 }
 
+# pin_dir DIR: make DIR, a real directory (real_dir), the working directory, and check
+# that it is DIR itself: a step then names its files ./NAME, and a parent someone swaps
+# for a symlink afterwards cannot send the write elsewhere (the working directory is the
+# directory checked, whatever its path leads to now). Back in / where it is not.
+pin_dir() {
+  if cd -P -- "$1" 2>/dev/null && [ "$(pwd -P)" = "$1" ]; then return 0; fi
+  cd /
+  return 1
+}
+# shellcheck disable=SC2034 # apply.sh and rollback.sh use it
+PINNED="is not the directory it was checked as (a parent replaced by a symlink since?)"
+
 
 # handler UNIT VERB PROBE TIMEOUT: restart (or reload) a unit and wait until it is active
 # and, for a kubelet-running unit (PROBE=1), http://127.0.0.1:10248/healthz (or
@@ -147,13 +159,16 @@ healthz() {
 
 # healthz_at URLHOST HOST: the kubelet's healthz on HOST (URLHOST: as a URL spells it).
 healthz_at() {
+  # wget's -T and bash's read -t bound each wait, not the whole answer: a listener that
+  # trickles a line a second would hold the run (and the node's lock) for ever.
+  bounded=; command -v timeout >/dev/null 2>&1 && bounded="timeout 3"
   if command -v curl >/dev/null 2>&1; then
     curl -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
   elif command -v wget >/dev/null 2>&1; then
-    wget -q -T 2 -O - "http://$1:10248/healthz" 2>&1
+    $bounded wget -q -T 2 -O - "http://$1:10248/healthz" 2>&1
   elif command -v bash >/dev/null 2>&1; then
     # shellcheck disable=SC2016
-    bash -c '
+    $bounded bash -c '
       exec 3<>"/dev/tcp/$1/10248" || exit 1
       printf "GET /healthz HTTP/1.0\r\nHost: %s\r\n\r\n" "$1" >&3
       IFS= read -r -t 2 status <&3 || { echo "no answer"; exit 1; }
@@ -175,20 +190,31 @@ healthz_at() {
   fi
 }
 
-# answered_by UNIT: false when what listens on 127.0.0.1:10248 is known to be a process
+# answered_by UNIT: false when what listens on port 10248 is known to be a process
 # outside UNIT's tree (its main process, or one that process started: RKE2 runs its
 # kubelet as a child). A port is anyone's to take while the kubelet restarts (a real
 # kubelet that cannot bind it keeps running), and an "ok" from a user's process is not
-# the unit's health. What cannot be told (no ss, no process in its answer) is not held
-# against the unit.
+# the unit's health. Every pid=N in ss's answer must be in the tree: a process's name is
+# printed there as it is, so a listener named "pid=<the unit's pid>" adds a pid it is
+# not, but cannot hide its own. What cannot be told (no ss, no process in its answer) is
+# not held against the unit.
 answered_by() {
   command -v ss >/dev/null 2>&1 || return 0
-  lpid=$(ss -Hltnp 'sport = :10248' 2>/dev/null)
-  case $lpid in *pid=*) ;; *) return 0 ;; esac
-  lpid=${lpid#*pid=}
-  lpid=${lpid%%[!0-9]*}
+  listeners=$(ss -Hltnp 'sport = :10248' 2>/dev/null)
+  case $listeners in *pid=*) ;; *) return 0 ;; esac
   main=$(systemctl show -p MainPID --value "$1" 2>/dev/null)
   case $main in '' | 0 | *[!0-9]*) return 0 ;; esac
+  while :; do
+    case $listeners in *pid=*) ;; *) return 0 ;; esac
+    listeners=${listeners#*pid=}
+    lpid=${listeners%%[!0-9]*}
+    [ -z "$lpid" ] || in_tree "$lpid" "$main" || return 1
+  done
+}
+
+# in_tree PID MAIN: PID is MAIN or one of its descendants.
+in_tree() {
+  lpid=$1 main=$2
   hops=0
   while [ -n "$lpid" ] && [ "$lpid" -gt 1 ] && [ $hops -lt 64 ]; do
     [ "$lpid" = "$main" ] && return 0

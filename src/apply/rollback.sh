@@ -17,6 +17,11 @@ start() {
     hdr nothing "$RUN"; echo "run $RUN wrote nothing on this node"; exit 0
   fi
   lock "rollback of run $RUN"
+  # Once: a run rolled back and then applied again (the same change, by a later run)
+  # must not be undone by rolling this one back again; that is the later run's to undo.
+  if [ -f "$BACKUP/rolled-back" ]; then
+    hdr nothing "$RUN"; echo "run $RUN was $(cat "$BACKUP/rolled-back" 2>/dev/null) already"; exit 0
+  fi
 }
 
 # cut1: the field before the first tab of R into F, R keeps the rest (empty fields stay
@@ -50,39 +55,16 @@ restore() {
       path=$a before=$b after=$c
       # A line cut short (a full disk during the run) names no complete change.
       [ -n "$c" ] || continue
-      if ! why=$(real_dir "${path%/*}"); then
+      dir=${path%/*}; [ -n "$dir" ] || dir=/
+      if ! why=$(real_dir "$dir"); then
         hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
       fi
-      state_of "$path"
-      cur=$CUR
-      if [ "$cur" = "$before" ]; then hdr already "$path"; continue; fi
-      if [ "$cur" != "$after" ]; then
-        hdr kept "$path"; echo "changed since run $RUN (sha256 $cur), left alone"; continue
+      # In the directory itself from here on (pin_dir); back in / after the entry.
+      if ! pin_dir "$dir"; then
+        hdr kept "$path"; echo "$dir $PINNED: dnsfix never writes through a symlinked directory"; continue
       fi
-      if [ "$before" = absent ]; then
-        if rm -f "$path"; then RESTORED=1; hdr removed "$path"
-        else fail error "$path"; echo "cannot remove it"; fi
-        continue
-      fi
-      # A new file of the backup's bytes, mode and owner beside the target, under an
-      # unguessable name (tmp_beside, create, own), then renamed over it (put).
-      tmp=
-      # shellcheck disable=SC2046
-      set -- $(stat -c '%a %u %g' "$BACKUP/files$path" 2>/dev/null)
-      if [ -f "$BACKUP/files$path" ] && tmp=$(tmp_beside "$path" "rollback-$RUN") &&
-        create "$tmp" "${1:-644}" cat "$BACKUP/files$path" &&
-        own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && label "$tmp" "$path" &&
-        [ "$(sha "$tmp")" = "$before" ]; then
-        sync "$tmp" 2>/dev/null || sync
-        if put "$tmp" "$path"; then
-          RESTORED=1; hdr restored "$path"
-        else
-          rm -f "$tmp"; fail error "$path"; echo "cannot rename $tmp over $path"
-        fi
-      else
-        [ -z "$tmp" ] || rm -f "$tmp"
-        fail error "$path"; echo "cannot restore it from $BACKUP/files$path"
-      fi
+      restore_file "$path" "./${path##*/}" "$before" "$after"
+      cd /
       ;;
     sysctl)
       name=$a before=$b after=$c
@@ -102,12 +84,47 @@ restore() {
   rm -f "$BACKUP/manifest.rev"
 }
 
+# restore_file PATH HERE BEFORE AFTER: put back what run RUN changed at PATH, named HERE
+# (./NAME) in its directory, the working directory: compare-and-swap, as apply writes.
+restore_file() {
+  state_of "$2"
+  if [ "$CUR" = "$3" ]; then hdr already "$1"; return; fi
+  if [ "$CUR" != "$4" ]; then
+    hdr kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
+  fi
+  if [ "$3" = absent ]; then
+    if rm -f "$2"; then RESTORED=1; hdr removed "$1"
+    else fail error "$1"; echo "cannot remove it"; fi
+    return
+  fi
+  # A new file of the backup's bytes, mode and owner beside the target, under an
+  # unguessable name (tmp_beside, create, own), then renamed over it (put).
+  rpath=$1 rhere=$2 rbefore=$3 tmp=
+  # shellcheck disable=SC2046
+  set -- $(stat -c '%a %u %g' "$BACKUP/files$rpath" 2>/dev/null)
+  if [ -f "$BACKUP/files$rpath" ] && tmp=$(tmp_beside "$rhere" "rollback-$RUN") &&
+    create "$tmp" "${1:-644}" cat "$BACKUP/files$rpath" &&
+    own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && label "$tmp" "$rhere" &&
+    [ "$(sha "$tmp")" = "$rbefore" ]; then
+    sync "$tmp" 2>/dev/null || sync
+    if put "$tmp" "$rhere"; then
+      RESTORED=1; hdr restored "$rpath"
+    else
+      rm -f "$tmp"; fail error "$rpath"; echo "cannot rename ${rpath%/*}/${tmp#./} over $rpath"
+    fi
+  else
+    [ -z "$tmp" ] || rm -f "$tmp"
+    fail error "$rpath"; echo "cannot restore it from $BACKUP/files$rpath"
+  fi
+}
+
 finish() {
   # What was applied is undone: no plan counts as carried out or done here any more, so
   # applying one again runs its handlers.
   [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
   if [ -z "$FAILED" ]; then
-    [ -n "$RESTORED" ] && printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
+    # Whatever it restored: entries changed since (kept) stay this run's no more either.
+    printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
     hdr "done" "$RUN"
   else
     hdr failed "$RUN"

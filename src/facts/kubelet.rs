@@ -1969,7 +1969,11 @@ fn rancher_dropins(
         }
     }
     out.own = true;
-    Ok(with_own_choices(out, read_config(raw, &own)?, (&own, program)))
+    Ok(with_own_choices(
+        out,
+        read_config(raw, &own)?,
+        (&own, program),
+    ))
 }
 
 /// `out`, with what k3s's own drop-in `own_config` says where no later drop-in set it.

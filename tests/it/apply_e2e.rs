@@ -1388,7 +1388,7 @@ fn rollback_restores_original_bytes_and_mode() {
     }
     assert_eq!(bridge(), "0");
 
-    // Again: nothing left to undo.
+    // Again: the run was rolled back once, and is not rolled back twice.
     let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
     assert_eq!(
         out.status.code(),
@@ -1398,7 +1398,7 @@ fn rollback_restores_original_bytes_and_mode() {
     );
     let record = run_record(&out);
     for result in &record.hosts {
-        assert_eq!(result.outcome, HostOutcome::Unchanged, "{result:#?}");
+        assert_eq!(result.outcome, HostOutcome::NothingPlanned, "{result:#?}");
     }
     assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
     assert_eq!(mode(), "600");

@@ -573,13 +573,14 @@ fn written_files_keep_their_selinux_context() {
     let logged = std::fs::read_to_string(dir.join("selinux.log")).expect("log");
     let lines: Vec<&str> = logged.lines().collect();
     assert_eq!(lines.len(), 2, "{logged}");
+    // Both named in the target's directory, the script's working directory there (a
+    // parent swapped for a symlink since cannot point them at another file).
     assert!(
-        lines[0].starts_with(&format!(
-            "chcon --reference={TARGET} {target_dir}/.dnsfix.conf.dnsfix-r1-"
-        )),
+        lines[0].starts_with("chcon --reference=./dnsfix.conf ./.dnsfix.conf.dnsfix-r1-"),
         "{logged}"
     );
-    assert_eq!(lines[1], format!("restorecon {new_file}"), "{logged}");
+    let new_name = new_file.rsplit_once('/').expect("a path").1;
+    assert_eq!(lines[1], format!("restorecon ./{new_name}"), "{logged}");
 }
 
 /// The kubelet's health gate takes an "ok" from 127.0.0.1:10248 only from the unit's own
@@ -750,5 +751,204 @@ fn a_written_file_keeps_its_mode_and_group_in_a_setgid_directory() {
         "644 0 0\n4755 1234 0\nnew\nnew\n",
         "{:?}",
         kinds(&dir.join("apply.out"), &b)
+    );
+}
+
+/// A parent directory swapped for a symlink after the script checked it (here: when it
+/// asks /dev/urandom for the temp file's name, through an `od` stand-in first on its
+/// PATH) cannot send the write elsewhere: the script works in the directory it checked,
+/// which the swap moved aside, and the symlink's target gets nothing.
+#[test]
+fn a_parent_swapped_for_a_symlink_mid_write_sends_nothing_elsewhere() {
+    let dir = scratch("node-scripts-swapped-parent");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r11", "p11"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir} /var/lib/protected\nprintf 'old\\n' > {TARGET}\n\
+             mount -t tmpfs tmpfs /usr/local/bin\n\
+             cat > /usr/local/bin/od <<'OD'\n\
+             #!/bin/sh\n\
+             if [ ! -e /var/lib/swapped ]; then\n\
+               touch /var/lib/swapped\n\
+               mv {target_dir} {target_dir}.moved && ln -s /var/lib/protected {target_dir}\n\
+             fi\n\
+             exec /usr/bin/od \"$@\"\n\
+             OD\n\
+             chmod 755 /usr/local/bin/od\n\
+             dash \"$scratch/r11.sh\" > \"$scratch/swapped.out\" </dev/null\n\
+             ls -A /var/lib/protected; echo --; cat {target_dir}.moved/dnsfix.conf\n"
+        ),
+    );
+    assert_eq!(shown, "--\nnew\n", "nothing in the symlink's target");
+    let got = kinds(&dir.join("swapped.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Ok, TARGET.to_string())),
+        "{got:?}"
+    );
+}
+
+/// A run is rolled back once: rolled back, then applied again by a later run (the same
+/// change), rolling the first back again undoes nothing (the later run's change is that
+/// run's to roll back, which still can).
+#[test]
+fn a_run_rolled_back_once_is_not_rolled_back_over_a_later_run() {
+    let dir = scratch("node-scripts-rollback-twice");
+    let b = Boundary::fresh();
+    let change = [write(Some("old\n"), "new\n")];
+    save_apply(&dir, &b, ("r12", "p12"), &change, &[]);
+    save_apply(&dir, &b, ("r13", "p13"), &change, &[]);
+    for run in ["r12", "r13"] {
+        let script = rollback_script(&b, run, &[], 5).expect("rollback script");
+        std::fs::write(dir.join(format!("rollback-{run}.sh")), script).expect("write");
+    }
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r12.sh\" > /dev/null </dev/null\n\
+             dash \"$scratch/rollback-r12.sh\" > /dev/null </dev/null\n\
+             dash \"$scratch/r13.sh\" > /dev/null </dev/null\n\
+             dash \"$scratch/rollback-r12.sh\" > \"$scratch/again.out\" </dev/null\n\
+             cat {TARGET}\n\
+             dash \"$scratch/rollback-r13.sh\" > \"$scratch/r13-back.out\" </dev/null\n\
+             cat {TARGET}\n"
+        ),
+    );
+    assert_eq!(
+        shown, "new\nold\n",
+        "r13's change stays until r13 is rolled back"
+    );
+    let again = kinds(&dir.join("again.out"), &b);
+    assert!(
+        again.contains(&(RecordKind::Nothing, "r12".to_string())),
+        "{again:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("again.out")).expect("output");
+    assert!(said.contains("run r12 was rolled back "), "{said}");
+    let back = kinds(&dir.join("r13-back.out"), &b);
+    assert!(
+        back.contains(&(RecordKind::Restored, TARGET.to_string())),
+        "{back:?}"
+    );
+}
+
+/// Taking over an interrupted run's write copies its backup, checked as a backup is: on
+/// a disk too full for the copy the step fails (nothing is adopted that this run could
+/// not roll back), and no cut-off copy is left.
+#[test]
+fn an_adopted_backup_that_cannot_be_copied_fails_the_step() {
+    let dir = scratch("node-scripts-adopt-full");
+    let b = Boundary::fresh();
+    let old = "x".repeat(100_000);
+    let change = [write(Some(&old), "new\n")];
+    save_apply(&dir, &b, ("r14", "p14"), &change, &[]);
+    save_apply(&dir, &b, ("r15", "p15"), &change, &[]);
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let left = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nhead -c 100000 /dev/zero | tr '\\0' x > {TARGET}\n\
+             mkdir -p /var/lib/dnsfix && mount -t tmpfs -o size=400k tmpfs /var/lib/dnsfix\n\
+             dash \"$scratch/r14.sh\" > /dev/null </dev/null\n\
+             rm /var/lib/dnsfix/backups/r14/result\n\
+             dd if=/dev/zero of=/var/lib/dnsfix/spacer bs=1k count=40 2>/dev/null\n\
+             dd if=/dev/zero of=/var/lib/dnsfix/fill bs=1k count=400 2>/dev/null || true\n\
+             rm /var/lib/dnsfix/spacer\n\
+             dash \"$scratch/r15.sh\" > \"$scratch/r15.out\" </dev/null\n\
+             ls -A /var/lib/dnsfix/backups/r15/files{target_dir} 2>/dev/null; true\n"
+        ),
+    );
+    let got = kinds(&dir.join("r15.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Error, TARGET.to_string())),
+        "{got:?}"
+    );
+    assert!(
+        !got.iter().any(|(k, _)| *k == RecordKind::Adopted),
+        "{got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("r15.out")).expect("output");
+    assert!(
+        said.contains("cannot copy the interrupted run r14's backup"),
+        "{said}"
+    );
+    assert_eq!(left, "", "no cut-off copy left");
+}
+
+/// The health gate looks at every process ss names on the port: a listener whose name
+/// is "pid=<the unit's main pid>" (ss prints names as they are, before the real pid) is
+/// still not the unit's.
+#[test]
+fn a_listener_named_after_the_unit_s_pid_does_not_pass_the_health_gate() {
+    let dir = scratch("node-scripts-healthz-named");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r16", "p16"), &[], &[restart("kubelet")]);
+    let steps = "\
+        listen='TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork'\n\
+        sleep 60 & sleeper=$!; echo $sleeper > /var/lib/mainpid\n\
+        cp \"$(command -v socat)\" \"/var/lib/pid=$sleeper\"\n\
+        setpriv --reuid=nobody --regid=nogroup --clear-groups \"/var/lib/pid=$sleeper\" $listen EXEC:/var/lib/ok.sh & impostor=$!\n\
+        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
+        ss -Hltnp 'sport = :10248' > \"$scratch/ss.out\"\n\
+        dash \"$scratch/r16.sh\" > \"$scratch/named.out\" </dev/null\n\
+        kill $impostor $sleeper 2>/dev/null; true\n";
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    let ss = std::fs::read_to_string(dir.join("ss.out")).expect("ss");
+    assert!(
+        ss.contains("\"pid="),
+        "the listener's name as ss prints it: {ss}"
+    );
+    let got = kinds(&dir.join("named.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
+        "{got:?}\n{ss}"
+    );
+}
+
+/// Without curl (whose --max-time bounds the whole answer), a healthz that trickles a
+/// header line a second cannot hold the run: each probe is bounded as a whole, and the
+/// gate gives up at its timeout, releasing the node's lock.
+#[test]
+fn a_trickling_healthz_cannot_hold_the_run_without_curl() {
+    let dir = scratch("node-scripts-healthz-trickle");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r17", "p17"), &[], &[restart("kubelet")]);
+    let steps = "\
+        touch /var/lib/noexec; chmod 644 /var/lib/noexec\n\
+        for c in curl wget; do p=$(command -v $c) && mount --bind /var/lib/noexec \"$p\"; done; true\n\
+        cat > /var/lib/trickle.sh <<'T'\n\
+        #!/bin/sh\n\
+        printf 'HTTP/1.0 200 OK\\r\\n'\n\
+        while :; do printf 'X-Slow: 1\\r\\n'; sleep 1; done\n\
+        T\n\
+        chmod 755 /var/lib/trickle.sh\n\
+        sh -c \"socat TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork EXEC:/var/lib/trickle.sh & wait\" & unit=$!\n\
+        echo $unit > /var/lib/mainpid\n\
+        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
+        start=$(date +%s)\n\
+        timeout 60 dash \"$scratch/r17.sh\" > \"$scratch/trickle.out\" </dev/null || true\n\
+        echo $(( $(date +%s) - start )) > \"$scratch/took\"\n\
+        pkill -P $unit || true; kill $unit 2>/dev/null || true\n";
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    let took: u64 = std::fs::read_to_string(dir.join("took"))
+        .expect("took")
+        .trim()
+        .parse()
+        .expect("seconds");
+    assert!(took < 30, "the run waited {took}s on a trickling healthz");
+    let got = kinds(&dir.join("trickle.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
+        "{got:?}"
     );
 }
