@@ -205,7 +205,7 @@ pub fn probes(
     let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
     // NodeLocal DNSCache: where the inventory enables it, or leaves it at Kubespray's
     // default (on) and the node has its interface.
-    let nodelocal = match host.var_bool("enable_nodelocaldns") {
+    let nodelocal = match host.var_truthy("enable_nodelocaldns") {
         Some(on) => on,
         None => facts.nodelocaldns.is_some(),
     };

@@ -378,11 +378,11 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     // nodelocaldns with enable_nodelocaldns, whatever dns_mode (manual included).
     let dns_mode = ctx.host.var_str("dns_mode").unwrap_or("coredns");
     let coredns = super::rules::kubespray_deploys_coredns(ctx.host);
-    let nodelocaldns = ctx.host.var_bool("enable_nodelocaldns") != Some(false);
+    let nodelocaldns = ctx.host.var_truthy("enable_nodelocaldns") != Some(false);
     if !coredns && !nodelocaldns {
         return RuleOutcome::NotApplicable(format!(
             "Kubespray renders no Corefile: dns_mode is {dns_mode}{}, and enable_nodelocaldns is false",
-            if ctx.host.var_bool("deploy_coredns") == Some(false) {
+            if ctx.host.var_truthy("deploy_coredns") == Some(false) {
                 ", deploy_coredns false"
             } else {
                 ""
@@ -880,13 +880,18 @@ mod tests {
             "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual", "enable_nodelocaldns": false
         }))));
         assert!(not(&control_plane(serde_json::json!({
-            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false", "enable_nodelocaldns": false
+            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": false, "enable_nodelocaldns": false
+        }))));
+        // Kubespray tests deploy_coredns bare (`when: deploy_coredns`, ansible-core 2.18):
+        // the string "false", as an INI inventory gives it, is true there.
+        assert!(!not(&control_plane(serde_json::json!({
+            "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false", "enable_nodelocaldns": "false"
         }))));
         // nodelocaldns is rendered whatever dns_mode (roles/kubernetes-apps/ansible/tasks/
         // main.yml): with dns_mode manual, or deploy_coredns false, only it counts.
         for vars in [
             serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"], "dns_mode": "manual" }),
-            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": "false" }),
+            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"], "deploy_coredns": false }),
         ] {
             let rules = rules_of(&control_plane(vars), &facts, &cluster);
             let evidence = &findings(outcome(&rules, COREFILE_UPSTREAM))[0].evidence;

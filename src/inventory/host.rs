@@ -54,6 +54,24 @@ impl Host {
         truthy(self.var(key)?)
     }
 
+    /// A variable as a bare Jinja test reads it (`{% if enable_nodelocaldns %}`, and a
+    /// `when:` without `| bool` up to ansible-core 2.18, which Kubespray pins): a boolean
+    /// as it is, a number other than 0, and any non-empty string, `"false"` included
+    /// (an INI inventory's `enable_nodelocaldns=false` is that string: Kubespray deploys
+    /// NodeLocal DNSCache with it); a list or a mapping when not empty. `None` when absent,
+    /// or an unrendered template.
+    pub fn var_truthy(&self, key: &str) -> Option<bool> {
+        match self.var(key)? {
+            Value::Bool(b) => Some(*b),
+            Value::Number(n) => Some(n.as_f64() != Some(0.0)),
+            Value::String(s) if s.contains("{{") || s.contains("{%") => None,
+            Value::String(s) => Some(!s.is_empty()),
+            Value::Array(a) => Some(!a.is_empty()),
+            Value::Object(o) => Some(!o.is_empty()),
+            Value::Null => Some(false),
+        }
+    }
+
     /// A list of scalars as strings. Accepts a YAML/JSON list of strings, numbers or booleans,
     /// or a single string separated by commas and/or whitespace (how such lists are often
     /// written in INI inventories and on command lines), with optional surrounding `[...]`

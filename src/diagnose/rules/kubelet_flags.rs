@@ -233,7 +233,7 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
 /// enable_nodelocaldns not turned off (Kubespray's default is on).
 pub(in crate::diagnose) fn kubespray_nodelocaldns(ctx: &Ctx, addr: &str) -> bool {
     ctx.facts.flavour.kind == FlavourKind::Kubespray
-        && ctx.host.var_bool("enable_nodelocaldns") != Some(false)
+        && ctx.host.var_truthy("enable_nodelocaldns") != Some(false)
         && ctx
             .host
             .var_str("nodelocaldns_ip")
@@ -565,7 +565,7 @@ fn no_address_wanted(ctx: &Ctx) -> Option<Vec<String>> {
 /// nodelocaldns interface: the cache runs there), unless the inventory turns Kubespray's
 /// off: the clusterDNS the node's pods should have, as nodelocaldns-clusterdns sets it.
 fn node_cache<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
-    if ctx.host.var_bool("enable_nodelocaldns") == Some(false) {
+    if ctx.host.var_truthy("enable_nodelocaldns") == Some(false) {
         return None;
     }
     ctx.facts
@@ -630,7 +630,7 @@ fn empty_by_choice(
     // enable_nodelocaldns (its default) it renders [nodelocaldns_ip] whatever dns_mode
     // (kubelet-config.v1beta1.yaml.j2 tests it first): then empty is not its doing.
     if ctx.host.var_str("dns_mode") == Some("none")
-        && ctx.host.var_bool("enable_nodelocaldns") == Some(false)
+        && ctx.host.var_truthy("enable_nodelocaldns") == Some(false)
     {
         return Some(RuleOutcome::Findings(vec![ctx.finding(
             id,
@@ -659,7 +659,7 @@ fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
         h.var_str(key)
             .filter(|v| !v.contains("{{") && !v.is_empty())
     };
-    if with_cache && h.var_bool("enable_nodelocaldns").unwrap_or(kubespray) {
+    if with_cache && h.var_truthy("enable_nodelocaldns").unwrap_or(kubespray) {
         return Some(vec![
             set("nodelocaldns_ip")
                 .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)

@@ -390,7 +390,7 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
                 format!(
                     "upstream_dns_servers: {}: {} forward there, not to {file} (the Corefiles were not read)",
                     upstreams.join(", "),
-                    if ctx.host.var_bool("enable_nodelocaldns") == Some(false) {
+                    if ctx.host.var_truthy("enable_nodelocaldns") == Some(false) {
                         "CoreDNS (as Kubespray deploys it) does"
                     } else {
                         "CoreDNS and nodelocaldns (as Kubespray deploys them)"
@@ -408,7 +408,7 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
 pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
     let dns_mode = host.var_str("dns_mode").unwrap_or("coredns");
     ["coredns", "coredns_dual"].contains(&dns_mode)
-        && host.var_bool("deploy_coredns") != Some(false)
+        && host.var_truthy("deploy_coredns") != Some(false)
 }
 
 /// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
@@ -630,7 +630,7 @@ pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
                 .filter(|ip| !matches!(ip, IpAddr::V6(v) if (v.segments()[0] & 0xffc0) == 0xfe80)),
         );
     }
-    if host.var_bool("enable_nodelocaldns") != Some(false) {
+    if host.var_truthy("enable_nodelocaldns") != Some(false) {
         let ip = host.var_str("nodelocaldns_ip").unwrap_or("169.254.25.10");
         if let Ok(ip) = ip.parse() {
             set.insert(ip);

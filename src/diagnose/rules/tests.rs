@@ -2332,3 +2332,35 @@ fn a_k3s_agent_s_cluster_dns_is_judged_on_its_server() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Kubespray tests enable_nodelocaldns bare (`{% if enable_nodelocaldns %}` in the kubelet
+/// config template): an INI inventory's `enable_nodelocaldns=false`, the string "false",
+/// renders [nodelocaldns_ip] all the same, so that is what the fix wants; a real false
+/// renders the service address.
+#[test]
+fn an_ini_false_string_enables_nodelocaldns_as_kubespray_reads_it() {
+    let RuleOutcome::Findings(f) =
+        kubespray_without_cluster_dns(&[("enable_nodelocaldns", "false".into())])
+    else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(wanted(&f, "clusterDNS"), ["169.254.25.10"]);
+    let RuleOutcome::Findings(f) =
+        kubespray_without_cluster_dns(&[("enable_nodelocaldns", false.into())])
+    else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(wanted(&f, "clusterDNS"), ["10.233.0.3"]);
+    let mut host = Host::new("node1");
+    for (value, truthy) in [
+        (serde_json::json!("false"), Some(true)),
+        (serde_json::json!(""), Some(false)),
+        (serde_json::json!(0), Some(false)),
+        (serde_json::json!("{{ x }}"), None),
+        (serde_json::json!(false), Some(false)),
+    ] {
+        host.vars
+            .insert("enable_nodelocaldns".into(), value.clone());
+        assert_eq!(host.var_truthy("enable_nodelocaldns"), truthy, "{value}");
+    }
+}
