@@ -490,8 +490,9 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
 /// `nameservers`) cannot be written as resolv.conf nameservers, naming where each was set.
 /// Unset or an empty list is fine (the node's own servers are used); a host name, a
 /// loopback, multicast, broadcast or unspecified address, or a value with more than one
-/// word in a list item, is not.
-pub fn check_upstreams(host: &Host) -> Result<(), String> {
+/// word in a list item, is not; nor, on a Kubespray node (`kubespray`), a string where
+/// Kubespray takes a list.
+pub fn check_upstreams(host: &Host, kubespray: bool) -> Result<(), String> {
     for key in ["upstream_dns_servers", "nameservers"] {
         let Some(value) = host.var(key) else {
             continue;
@@ -501,6 +502,22 @@ pub fn check_upstreams(host: &Host) -> Result<(), String> {
             .get(key)
             .map(|o| format!(" (set in {o})"))
             .unwrap_or_default();
+        // Kubespray iterates it as a list: a string goes character by character into
+        // the Corefiles (coredns-config.yml.j2 `upstream_dns_servers | join(' ')`), and
+        // resolved.conf.j2 adds it to lists, which a string cannot be (@46dbdd39). An INI
+        // `upstream_dns_servers=192.0.2.53` is such a string.
+        if let Value::String(text) = value
+            && kubespray
+            && !text.trim().is_empty()
+            && !text.contains("{{")
+        {
+            let shown = crate::text::escape(text);
+            return Err(format!(
+                "{key}{at} is the string {shown:?}, which Kubespray takes as a list of its characters (its Corefile would forward to each); write a list: {key}: [{}] in YAML, {key}=['{}'] in an INI file",
+                host.var_list(key).unwrap_or_default().join(", "),
+                host.var_list(key).unwrap_or_default().join("', '")
+            ));
+        }
         let items: Vec<String> = match value {
             Value::Null => continue,
             Value::Array(items) => {
@@ -748,7 +765,7 @@ mod tests {
             (json!(["10.0.0.1%eth0"]), "not an IP address"),
             (json!({"a": 1}), "not a list of addresses"),
         ] {
-            let err = check_upstreams(&host("upstream_dns_servers", value.clone()))
+            let err = check_upstreams(&host("upstream_dns_servers", value.clone()), false)
                 .expect_err(&value.to_string());
             assert!(
                 err.starts_with(
@@ -770,7 +787,7 @@ mod tests {
             json!([]),
         ] {
             let good = host("upstream_dns_servers", value.clone());
-            assert_eq!(check_upstreams(&good), Ok(()), "{value}");
+            assert_eq!(check_upstreams(&good, false), Ok(()), "{value}");
         }
         let zoned = host(
             "upstream_dns_servers",
@@ -782,14 +799,26 @@ mod tests {
         assert_eq!(source, "inventory upstream_dns_servers");
         // The host's resolver may use the link-local server; pods may not.
         assert_eq!(pod_reachable(&servers), ["192.0.2.53"]);
-        assert_eq!(check_upstreams(&Host::new("plain")), Ok(()));
+        assert_eq!(check_upstreams(&Host::new("plain"), true), Ok(()));
         // A bad `nameservers` does not matter while upstream_dns_servers is what is used.
         let mut both = host("upstream_dns_servers", json!(["192.0.2.53"]));
         both.vars
             .insert("nameservers".into(), json!(["dns.example.com"]));
-        assert_eq!(check_upstreams(&both), Ok(()));
+        assert_eq!(check_upstreams(&both, false), Ok(()));
         both.vars.insert("upstream_dns_servers".into(), json!([]));
-        assert!(check_upstreams(&both).is_err());
+        assert!(check_upstreams(&both, false).is_err());
+        // On a Kubespray node a string is refused: Kubespray iterates its characters.
+        let string = host("upstream_dns_servers", json!("192.0.2.53,198.51.100.53"));
+        let err = check_upstreams(&string, true).expect_err("a string");
+        assert!(
+            err.contains("write a list: upstream_dns_servers: [192.0.2.53, 198.51.100.53] in YAML"),
+            "{err}"
+        );
+        assert_eq!(check_upstreams(&string, false), Ok(()));
+        assert_eq!(
+            check_upstreams(&host("upstream_dns_servers", json!([])), true),
+            Ok(())
+        );
     }
 
     /// Where NetworkManager runs a caching plugin, /etc/resolv.conf names only the plugin

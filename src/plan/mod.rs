@@ -161,7 +161,8 @@ fn plan_reachable(
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id.to_string())
         .collect();
-    if let Err(message) = context::check_upstreams(host) {
+    let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
+    if let Err(message) = context::check_upstreams(host, kubespray) {
         return error_plan(&host.name, records, "inventory", message);
     }
     let base = base_context(host, facts, findings, cluster);
