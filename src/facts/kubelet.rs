@@ -1530,6 +1530,10 @@ fn rancher_kubelet(
             },
         })
     });
+    // K3S_RESOLV_CONF is only the default of k3s's own --resolv-conf (urfave/cli EnvVars):
+    // the flag set on the command line or in a config file, even to "", leaves it unused.
+    let env_setting =
+        env_setting.filter(|_| settings.exec_native.is_none() && settings.config_native.is_none());
     // An empty native setting or variable means "choose automatically" (k3s issue #5627);
     // an empty kubelet-arg is passed to the kubelet as it is.
     let explicit = |s: &Setting| {
@@ -4043,5 +4047,35 @@ mod tests {
             Observed::Unknown(why) => assert!(why.starts_with(K3S_VERSION_UNKNOWN), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// K3S_RESOLV_CONF is the default of k3s's --resolv-conf, not a setting over it: a
+    /// config file's `resolv-conf: ""` (choose automatically) leaves it unused.
+    #[test]
+    fn an_empty_resolv_conf_setting_leaves_k3s_resolv_conf_unused() {
+        let base = crate::testing::rules_fixture("_upstream/k3s-env-resolv-conf");
+        let resolv = |config: Option<&str>| {
+            let mut raw = base.clone();
+            if let Some(text) = config {
+                raw.file(
+                    "/etc/rancher/k3s/config.yaml",
+                    FileState::Present,
+                    Some(text.as_bytes()),
+                );
+            }
+            let e = NodeFacts::from_raw("node1", &raw).kubelet.resolv_conf;
+            let e = e.known().expect("known").clone();
+            (e.value, e.source.kind)
+        };
+        assert_eq!(
+            resolv(None),
+            ("/etc/k3s-resolv.conf".into(), "k3s_env".into())
+        );
+        let (_, kind) = resolv(Some("resolv-conf: \"\"\n"));
+        assert_eq!(kind, "k3s_auto");
+        assert_eq!(
+            resolv(Some("resolv-conf: /etc/other.conf\n")),
+            ("/etc/other.conf".into(), "k3s_config".into())
+        );
     }
 }
