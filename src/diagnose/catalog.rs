@@ -1183,7 +1183,8 @@ pub const RULES: &[RuleInfo] = &[
             own); unknown where the node's socket table was not read.\n\
             A Service's address never changes: a Kubespray kube_service_addresses changed\n\
             after install renders a clusterDNS no Service has; nodeadm takes the .10 of the\n\
-            NodeConfig's spec.cluster.cidr, whatever the cluster's Service CIDR is.",
+            NodeConfig's spec.cluster.cidr (its prefix and a for an IPv6 one: api/net.go),\n\
+            whatever the cluster's Service CIDR is.",
         fix: "\
             Give the kubelet the cluster's DNS address, where its other settings are: the\n\
             cluster DNS Service's clusterIP\n  \

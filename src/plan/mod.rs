@@ -161,8 +161,7 @@ fn plan_reachable(
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id.to_string())
         .collect();
-    let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
-    if let Err(message) = context::check_upstreams(host, kubespray) {
+    if let Err(message) = context::check_upstreams(host, is_kubespray(facts)) {
         return error_plan(&host.name, records, "inventory", message);
     }
     let base = base_context(host, facts, findings, cluster);
@@ -654,6 +653,11 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize, configmaps: usize) -> S
         }
     }
     summary
+}
+
+/// The node was installed by Kubespray.
+fn is_kubespray(facts: &NodeFacts) -> bool {
+    facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray
 }
 
 #[cfg(test)]

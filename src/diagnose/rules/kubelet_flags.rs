@@ -66,6 +66,11 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
 /// On k3s and RKE2 as the kubelet's `--cluster-dns` from `kubelet-arg`: they write their
 /// own clusterDNS into a kubelet config drop-in at every start, and the flag beats it.
 fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> String {
+    // A --cluster-dns flag beats every config file and drop-in (on EKS nodeadm puts the
+    // NodeConfig's spec.kubelet.flags last on the command line: environment.go).
+    if dns.source.kind == "flag" {
+        return flag_fix(ctx, dns, addr);
+    }
     let restart = restart_hint(ctx);
     match ctx.facts.flavour.kind {
         FlavourKind::Eks => format!(
@@ -854,7 +859,7 @@ fn service_fix(
             "; also in kubeadm's kubelet-config ConfigMap where it says the same, which kubeadm upgrade node writes back"
         }
         FlavourKind::Eks if dns.source.kind != "flag" => {
-            "; nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr (the .10 of an IPv4 one): check that it is the cluster's Service CIDR"
+            "; nodeadm derives clusterDNS from the NodeConfig's spec.cluster.cidr (the .10 of an IPv4 one, its prefix and a of an IPv6 one): check that it is the cluster's Service CIDR"
         }
         _ => "",
     };

@@ -291,6 +291,11 @@ fn ns_evidence(f: &ResolvFile, ns: &[&Nameserver]) -> String {
     )
 }
 
+/// The kubelet's resolvConf comes from a command-line flag.
+fn resolv_conf_from_flag(ctx: &Ctx) -> bool {
+    matches!(&ctx.facts.kubelet.resolv_conf, Observed::Known(e) if e.source.kind == "flag")
+}
+
 fn persist_hint(ctx: &Ctx) -> &'static str {
     match ctx.facts.flavour.kind {
         FlavourKind::Kubespray => {
@@ -305,6 +310,10 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
         // before 1.32 drop a drop-in's resolvConf (kubernetes#126630). Its
         // spec.kubelet.flags come last on the kubelet's command line (environment.go):
         // the flag counts on every version, so it is the way where the version is not 1.32+.
+        // A --resolv-conf in spec.kubelet.flags beats spec.kubelet.config on every version.
+        FlavourKind::Eks if resolv_conf_from_flag(ctx) => {
+            "nodeadm writes the kubelet's flags anew at every boot from the NodeConfig: change --resolv-conf in its spec.kubelet.flags, or take it out (the flag beats spec.kubelet.config.resolvConf), in the launch template's user data, or in a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone"
+        }
         FlavourKind::Eks if kube_minor(ctx).is_none_or(|(m, _)| m < 32) => {
             "nodeadm rewrites /etc/kubernetes/kubelet/config.json at every boot: add --resolv-conf to spec.kubelet.flags in the NodeConfig (the launch template's user data, or a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone); spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets before 1.32 do not read it from (kubernetes#126630)"
         }

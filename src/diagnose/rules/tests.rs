@@ -2364,3 +2364,55 @@ fn an_ini_false_string_enables_nodelocaldns_as_kubespray_reads_it() {
         assert_eq!(host.var_truthy("enable_nodelocaldns"), truthy, "{value}");
     }
 }
+
+/// On EKS a --cluster-dns or --resolv-conf in the NodeConfig's spec.kubelet.flags (nodeadm
+/// puts them last on the kubelet's command line) beats spec.kubelet.config: the fix names
+/// the flag, not the config.
+#[test]
+fn an_eks_flag_is_fixed_in_the_nodeconfig_s_flags() {
+    let fix = |fixture: &str, flag: &str, rule: fn(&Ctx) -> RuleOutcome| {
+        let mut raw = crate::testing::rules_fixture(fixture);
+        let env = "/etc/eks/kubelet/environment";
+        let text = raw
+            .get(env)
+            .and_then(|f| f.text())
+            .expect("env")
+            .into_owned();
+        raw.file(
+            env,
+            FileState::Present,
+            Some(format!("{text} {flag}").as_bytes()),
+        );
+        let cmdline = "/proc/3456/cmdline";
+        let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+        argv.extend_from_slice(format!("{flag}\0").as_bytes());
+        raw.file(cmdline, FileState::Present, Some(&argv));
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let mut host = Host::new("node1");
+        host.vars.insert("kube_proxy_mode".into(), "ipvs".into());
+        match rule(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{fixture}: {other:?}"),
+        }
+    };
+    let dns = fix(
+        "DNS-NODELOCAL-CLUSTERDNS/eks-al2023-ipvs-service-ip",
+        "--cluster-dns=172.20.0.10",
+        kubelet_flags::nodelocal_clusterdns,
+    );
+    assert!(
+        dns.contains(
+            "change --cluster-dns to 169.254.20.10 in the NodeConfig's spec.kubelet.flags"
+        ),
+        "{dns}"
+    );
+    let resolv = fix(
+        "_upstream/eks-al2023-old-stub",
+        "--resolv-conf=/run/systemd/resolve/stub-resolv.conf",
+        super::kubelet_file::kubelet_loopback,
+    );
+    assert!(
+        resolv.contains("change --resolv-conf in its spec.kubelet.flags"),
+        "{resolv}"
+    );
+}
