@@ -202,6 +202,17 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
         ));
     }
+    // On EKS the cluster address may come from the NodeConfig, which nodeadm writes into
+    // systemd-resolved's configuration at every boot: it comes back on every new node.
+    let from_nodeconfig = super::nodeadm_resolved(ctx, ("DNS=", "nameservers"), |w| {
+        w.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ctx.cluster.contains(&ip))
+    });
+    if let Some(line) = from_nodeconfig {
+        for finding in &mut findings {
+            finding.evidence.push(line.clone());
+        }
+    }
     if findings.is_empty() {
         RuleOutcome::Pass
     } else {

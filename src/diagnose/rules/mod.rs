@@ -291,6 +291,33 @@ fn ns_evidence(f: &ResolvFile, ns: &[&Nameserver]) -> String {
     )
 }
 
+/// On EKS, the line of /run/systemd/resolved.conf.d/40-eks.conf that nodeadm writes at
+/// every boot from the NodeConfig's spec.instance.network (`key`: `DNS=` from its
+/// `nameservers`, `Domains=` from its `domains`: amazon-eks-ami nodeadm/internal/system/
+/// resolve.go, resolve.conf.tpl) where one of its words is `wanted`: the evidence line
+/// that names where to change it.
+pub(super) fn nodeadm_resolved(
+    ctx: &Ctx,
+    (key, field): (&str, &str),
+    wanted: impl Fn(&str) -> bool,
+) -> Option<String> {
+    const PATH: &str = "/run/systemd/resolved.conf.d/40-eks.conf";
+    if ctx.facts.flavour.kind != FlavourKind::Eks {
+        return None;
+    }
+    let text = file_text(ctx.facts, PATH)?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let value = line.trim().strip_prefix(key)?;
+        value.split_whitespace().any(&wanted).then(|| {
+            format!(
+                "{PATH}:{}: {} (the NodeConfig's spec.instance.network.{field}, written by nodeadm at every boot: change it there)",
+                i + 1,
+                line.trim()
+            )
+        })
+    })
+}
+
 /// The kubelet's resolvConf comes from a command-line flag.
 fn resolv_conf_from_flag(ctx: &Ctx) -> bool {
     matches!(&ctx.facts.kubelet.resolv_conf, Observed::Known(e) if e.source.kind == "flag")

@@ -277,24 +277,10 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
 /// boot (amazon-eks-ami nodeadm/internal/system/resolve.go, resolve.conf.tpl), so an edit
 /// elsewhere does not last. The evidence line, when it does.
 fn nodeadm_domains(ctx: &Ctx, stray: &[&str]) -> Option<String> {
-    const PATH: &str = "/run/systemd/resolved.conf.d/40-eks.conf";
-    if ctx.facts.flavour.kind != crate::facts::node_facts::FlavourKind::Eks {
-        return None;
-    }
-    let text = super::file_text(ctx.facts, PATH)?;
-    text.lines().enumerate().find_map(|(i, line)| {
-        let value = line.trim().strip_prefix("Domains=")?;
-        let named = value.split_whitespace().any(|d| {
-            stray
-                .iter()
-                .any(|s| s.trim_end_matches('.').eq_ignore_ascii_case(d.trim_end_matches('.')))
-        });
-        named.then(|| {
-            format!(
-                "{PATH}:{}: {} (the NodeConfig's spec.instance.network.domains, written by nodeadm)",
-                i + 1,
-                line.trim()
-            )
+    super::nodeadm_resolved(ctx, ("Domains=", "domains"), |d| {
+        stray.iter().any(|s| {
+            s.trim_end_matches('.')
+                .eq_ignore_ascii_case(d.trim_end_matches('.'))
         })
     })
 }

@@ -2060,7 +2060,7 @@ fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
     );
     assert!(
         f.evidence.contains(
-            &"/run/systemd/resolved.conf.d/40-eks.conf:3: Domains=corp.example (the NodeConfig's spec.instance.network.domains, written by nodeadm)"
+            &"/run/systemd/resolved.conf.d/40-eks.conf:3: Domains=corp.example (the NodeConfig's spec.instance.network.domains, written by nodeadm at every boot: change it there)"
                 .to_owned()
         ),
         "{f:?}"
@@ -2414,5 +2414,40 @@ fn an_eks_flag_is_fixed_in_the_nodeconfig_s_flags() {
     assert!(
         resolv.contains("change --resolv-conf in its spec.kubelet.flags"),
         "{resolv}"
+    );
+}
+
+/// On EKS a cluster address among the node's resolvers may come from the NodeConfig's
+/// spec.instance.network.nameservers, which nodeadm writes as systemd-resolved's DNS= at
+/// every boot (resolve.conf.tpl): DNS-CLUSTER-SELF-FORWARD's evidence names that line.
+#[test]
+fn an_eks_cluster_address_from_the_nodeconfig_is_named() {
+    let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-nodeadm");
+    raw.file(
+        "/run/systemd/resolved.conf.d/40-eks.conf",
+        FileState::Present,
+        Some(b"[Resolve]\nDNS=172.20.0.10\n\n"),
+    );
+    // The uplink file, and /etc/resolv.conf, which links to it (the gather reads both).
+    for path in ["/run/systemd/resolve/resolv.conf", "/etc/resolv.conf"] {
+        crate::testing::replace_in_file(
+            &mut raw,
+            path,
+            "nameserver 10.0.0.2\n",
+            "nameserver 172.20.0.10\n",
+        );
+    }
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let outcome = super::kubelet_file::cluster_self_forward(&Ctx::new(&host, &facts));
+    let RuleOutcome::Findings(f) = outcome else {
+        panic!("the pods' resolv.conf lists the cluster address: {outcome:?}");
+    };
+    assert!(
+        f[0].evidence.contains(
+            &"/run/systemd/resolved.conf.d/40-eks.conf:2: DNS=172.20.0.10 (the NodeConfig's spec.instance.network.nameservers, written by nodeadm at every boot: change it there)"
+                .to_owned()
+        ),
+        "{f:?}"
     );
 }
