@@ -261,6 +261,12 @@ pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
             "remove it from spec.instance.network.domains in the NodeConfig (nodeadm writes them into systemd-resolved's Domains= at every boot), then {}; or list it in searchdomains if it is wanted",
             super::EKS_APPLY
         ),
+        // AL2023 takes the DHCP domain with systemd-networkd (UseDomains=yes in the
+        // .network files nodeadm writes into /run at every boot: amazon-eks-ami
+        // nodeadm/cmd/nodeadm-internal/udev, eks-managed.network.tpl).
+        None if ctx.facts.flavour.kind == crate::facts::node_facts::FlavourKind::Eks => {
+            "if pods should resolve short names in it, declare it in searchdomains; otherwise take it out of the VPC's DHCP option set (domain-name), or give systemd-networkd UseDomains=no in a drop-in under /etc/systemd/network/ for the interface's .network file (nodeadm writes those in /run anew at every boot), in the launch template's user data".to_owned()
+        }
         None => fix.to_owned(),
     };
     RuleOutcome::Findings(vec![ctx.finding(

@@ -2039,11 +2039,14 @@ fn an_eks_search_domain_from_the_nodeconfig_is_fixed_there() {
         };
         f[0].clone()
     };
-    // From DHCP, as far as dnsfix can tell: the usual advice.
+    // From DHCP, as far as dnsfix can tell: on AL2023 systemd-networkd takes it, from the
+    // VPC's DHCP option set, through the .network files nodeadm writes at every boot.
+    let dhcp = stray(&raw).remediation;
     assert!(
-        stray(&raw)
-            .remediation
-            .starts_with("if pods should resolve")
+        dhcp.starts_with("if pods should resolve")
+            && dhcp.contains("the VPC's DHCP option set")
+            && dhcp.contains("UseDomains=no"),
+        "{dhcp}"
     );
     // nodeadm/internal/system/resolve.conf.tpl (amazon-eks-ami 81fec2e8) rendered with
     // domains and no nameservers: the DNS= line's template leaves an empty line.
