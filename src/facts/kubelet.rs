@@ -1581,6 +1581,29 @@ fn rancher_kubelet(
         ),
         None => (resolv_conf, cluster_dns, cluster_domain),
     };
+    // RKE2 runs the kubelet as a process of its own (k3s embeds it: no such process), and
+    // its command line is the truth: a --resolv-conf, --cluster-dns or --cluster-domain
+    // there (RKE2 before v1.32 passed its own choices so; a kubelet-arg is one at any
+    // version) beats every config file and drop-in.
+    let live = |name: &str| pid.and_then(|_| flags.iter().rev().find(|f| f.name == name));
+    let resolv_conf = live_flag(live("resolv-conf")).unwrap_or(resolv_conf);
+    let cluster_domain = live_flag(live("cluster-domain")).unwrap_or(cluster_domain);
+    let cluster_dns = match live("cluster-dns") {
+        Some(last) => {
+            let value: Vec<String> = flags
+                .iter()
+                .filter(|f| f.name == "cluster-dns")
+                .filter_map(|f| f.value.as_deref())
+                .flat_map(|v| v.split(',').filter(|a| !a.is_empty()).map(str::to_owned))
+                .collect();
+            Observed::Known(Effective {
+                value,
+                source: last.source.clone(),
+                shadowed: vec![],
+            })
+        }
+        None => cluster_dns,
+    };
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
     if !flags.iter().any(|f| f.name == "hostname-override")
@@ -1609,6 +1632,16 @@ fn rancher_kubelet(
         cluster_domain,
         pod_resolv_conf,
     }
+}
+
+/// A running kubelet's scalar flag as the setting in effect.
+fn live_flag(flag: Option<&FlagFact>) -> Option<Observed<Effective<String>>> {
+    let flag = flag?;
+    Some(Observed::Known(Effective {
+        value: flag.value.clone().unwrap_or_default(),
+        source: flag.source.clone(),
+        shadowed: vec![],
+    }))
 }
 
 /// The clusterDomain a k3s or RKE2 kubelet runs with: a `kubelet-arg` cluster-domain (a
@@ -4077,5 +4110,25 @@ mod tests {
             resolv(Some("resolv-conf: /etc/other.conf\n")),
             ("/etc/other.conf".into(), "k3s_config".into())
         );
+    }
+
+    /// RKE2 runs the kubelet as a process of its own: where its command line sets
+    /// --cluster-dns or --cluster-domain (RKE2 before v1.32 passed its own so), that is the
+    /// setting, on an agent too, whatever the config files would have chosen.
+    #[test]
+    fn an_rke2_kubelet_s_own_flags_are_its_settings() {
+        let mut raw = crate::testing::rules_fixture("_upstream/rke2-default-resolv-conf");
+        let own = "/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/00-rke2-defaults.conf";
+        raw.file(own, FileState::Missing, None);
+        let cmdline = "/proc/2174/cmdline";
+        let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+        argv.extend_from_slice(b"--cluster-dns=10.50.0.10\0--cluster-domain=corp.local\0");
+        raw.file(cmdline, FileState::Present, Some(&argv));
+        let k = NodeFacts::from_raw("node1", &raw).kubelet;
+        let dns = k.cluster_dns.known().expect("clusterDNS");
+        assert_eq!(dns.value, ["10.50.0.10"]);
+        assert_eq!(dns.source.at(), cmdline);
+        let domain = k.cluster_domain.known().expect("clusterDomain");
+        assert_eq!(domain.value, "corp.local");
     }
 }
