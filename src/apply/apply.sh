@@ -123,9 +123,19 @@ write_in() {
   if [ "$before" = absent ]; then
     record "$(printf 'file\t%s\tabsent\t%s\t%s' "$path" "$after" "$mode")" || { rm -f "$tmp"; return; }
   else
-    { mkdir -p "$BACKUP/files$dir" && cp -p "$here" "$BACKUP/files$path" &&
-      [ "$(sha "$BACKUP/files$path")" = "$before" ]; } 2>/dev/null ||
+    { mkdir -p "$BACKUP/files$dir" && cp -p "$here" "$BACKUP/files$path"; } 2>/dev/null ||
       { rm -f "$tmp" "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
+    # The copy must be what the plan saw: where it is not, the file changed meanwhile
+    # (stale, as the compare-and-swap would find), or the copy is cut short.
+    if [ "$(sha "$BACKUP/files$path")" != "$before" ]; then
+      rm -f "$tmp" "$BACKUP/files$path"
+      state=$(check "$here" "$before" "$after")
+      case $state in
+        todo) fail error "$path"; echo "cannot back up to $BACKUP/files$path: the copy is not the file (full filesystem?)" ;;
+        *) fail stale "$path ${state#stale }" ;;
+      esac
+      return
+    fi
     record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "$fmode")" || { rm -f "$tmp"; return; }
   fi
   own "$tmp" "$fmode" "$fuid" "$fgid" ||
@@ -146,6 +156,14 @@ write_in() {
   esac
   if put "$tmp" "$here"; then
     CHANGED=1
+    # The directory moved while it was written (see pin_dir): the new file is in it, not
+    # at PATH. (`cd -P .` asks the kernel again: dash's pwd -P repeats what the last cd
+    # found.)
+    now=$(cd -P . 2>/dev/null && pwd -P)
+    if [ "$now" != "$dir" ]; then
+      fail stale "$path moved"; echo "$dir was moved to ${now:-somewhere else} while it was written: the new file is there, nothing new is at $path"
+      return
+    fi
     hdr ok "$path"
   else
     rm -f "$tmp"; fail error "$path"; echo "cannot rename $dir/${tmp#./} over $path"

@@ -10,6 +10,7 @@
 RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
 RESTORED=
+SKIPPED=
 
 start() {
   hdr begin dnsfix-rollback-1
@@ -56,12 +57,14 @@ restore() {
       # A line cut short (a full disk during the run) names no complete change.
       [ -n "$c" ] || continue
       dir=${path%/*}; [ -n "$dir" ] || dir=/
+      # Kept for a parent that is not a real directory: a later rollback, once it is
+      # again, may still restore it (SKIPPED keeps the run from being marked rolled back).
       if ! why=$(real_dir "$dir"); then
-        hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
+        SKIPPED=1; hdr kept "$path"; echo "$why: dnsfix never writes through a symlinked directory"; continue
       fi
       # In the directory itself from here on (pin_dir); back in / after the entry.
       if ! pin_dir "$dir"; then
-        hdr kept "$path"; echo "$dir $PINNED: dnsfix never writes through a symlinked directory"; continue
+        SKIPPED=1; hdr kept "$path"; echo "$dir $PINNED: dnsfix never writes through a symlinked directory"; continue
       fi
       restore_file "$path" "./${path##*/}" "$before" "$after"
       cd /
@@ -123,8 +126,9 @@ finish() {
   # applying one again runs its handlers.
   [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
   if [ -z "$FAILED" ]; then
-    # Whatever it restored: entries changed since (kept) stay this run's no more either.
-    printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
+    # Whatever it restored: entries changed since (kept) stay this run's no more either;
+    # entries kept for a symlinked parent do, until a rollback restores them.
+    [ -n "$SKIPPED" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
     hdr "done" "$RUN"
   else
     hdr failed "$RUN"

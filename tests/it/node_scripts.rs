@@ -757,7 +757,8 @@ fn a_written_file_keeps_its_mode_and_group_in_a_setgid_directory() {
 /// A parent directory swapped for a symlink after the script checked it (here: when it
 /// asks /dev/urandom for the temp file's name, through an `od` stand-in first on its
 /// PATH) cannot send the write elsewhere: the script works in the directory it checked,
-/// which the swap moved aside, and the symlink's target gets nothing.
+/// which the swap moved aside, and the symlink's target gets nothing. The step says the
+/// directory moved (stale): nothing new is at the target's path.
 #[test]
 fn a_parent_swapped_for_a_symlink_mid_write_sends_nothing_elsewhere() {
     let dir = scratch("node-scripts-swapped-parent");
@@ -791,8 +792,13 @@ fn a_parent_swapped_for_a_symlink_mid_write_sends_nothing_elsewhere() {
     assert_eq!(shown, "--\nnew\n", "nothing in the symlink's target");
     let got = kinds(&dir.join("swapped.out"), &b);
     assert!(
-        got.contains(&(RecordKind::Ok, TARGET.to_string())),
+        got.contains(&(RecordKind::Stale, format!("{TARGET} moved"))),
         "{got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("swapped.out")).expect("output");
+    assert!(
+        said.contains("was moved to /var/lib/node/etc.moved"),
+        "{said}"
     );
 }
 
@@ -950,5 +956,80 @@ fn a_trickling_healthz_cannot_hold_the_run_without_curl() {
     assert!(
         got.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
         "{got:?}"
+    );
+}
+
+/// A file that changes between the script's first look and its backup copy (here: a `cp`
+/// stand-in that rewrites it first) is stale, as the compare-and-swap would find: not a
+/// full disk, and nothing is written.
+#[test]
+fn a_file_changed_while_it_is_backed_up_is_stale() {
+    let dir = scratch("node-scripts-changed-at-backup");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r18", "p18"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             mount -t tmpfs tmpfs /usr/local/bin\n\
+             printf '#!/bin/sh\\nprintf \"theirs\\\\n\" > {TARGET}\\nexec /bin/cp \"$@\"\\n' > /usr/local/bin/cp\n\
+             chmod 755 /usr/local/bin/cp\n\
+             dash \"$scratch/r18.sh\" > \"$scratch/changed.out\" </dev/null\n\
+             cat {TARGET}; ls -A /var/lib/dnsfix/backups/r18/files{target_dir} 2>/dev/null; true\n"
+        ),
+    );
+    assert_eq!(shown, "theirs\n", "their change kept, no backup left");
+    let got = kinds(&dir.join("changed.out"), &b);
+    assert!(
+        got.iter()
+            .any(|(k, a)| *k == RecordKind::Stale && a.starts_with(TARGET)),
+        "{got:?}"
+    );
+}
+
+/// A rollback that keeps a file for a symlinked parent does not mark the run rolled back:
+/// once the directory is real again, rolling it back again restores the file.
+#[test]
+fn a_rollback_kept_for_a_symlinked_parent_can_be_run_again() {
+    let dir = scratch("node-scripts-rollback-retry");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r19", "p19"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_rollback(&dir, &b, "r19");
+    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r19.sh\" > /dev/null </dev/null\n\
+             mv {target_dir} /var/lib/real && ln -s /var/lib/real {target_dir}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/kept.out\" </dev/null\n\
+             rm {target_dir} && mv /var/lib/real {target_dir}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/again.out\" </dev/null\n\
+             cat {TARGET}\n"
+        ),
+    );
+    assert_eq!(shown, "old\n");
+    let kept = kinds(&dir.join("kept.out"), &b);
+    assert!(
+        kept.contains(&(RecordKind::Kept, TARGET.to_string())),
+        "{kept:?}"
+    );
+    let again = kinds(&dir.join("again.out"), &b);
+    assert!(
+        again.contains(&(RecordKind::Restored, TARGET.to_string())),
+        "{again:?}"
     );
 }
