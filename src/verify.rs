@@ -230,8 +230,10 @@ pub fn probes(
         .flatten()
     {
         let source = match host.var_str("skydns_server") {
-            Some(v) if v.trim().parse::<std::net::IpAddr>().is_ok() => "inventory skydns_server",
-            _ => "inventory skydns_server (the third address of the service range)",
+            Some(v) if crate::diagnose::rules::is_kubespray_dns_default(v) => {
+                "inventory skydns_server (the third address of the service range)"
+            }
+            _ => "inventory skydns_server",
         };
         cluster(Path::CoreDnsService, &ip.to_string(), source.to_owned());
     }

@@ -1572,8 +1572,7 @@ fn rancher_kubelet(
         (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
         (Ok(()), dropins, Ok(configs)) => rancher_cluster_domain(dropins, configs, unit.as_ref()),
     };
-    let elsewhere = rancher_files_elsewhere(&configs, unit.as_ref(), (path, data_dir));
-    let (resolv_conf, cluster_dns, cluster_domain) = match elsewhere {
+    let chosen = match rancher_files_elsewhere(&configs, unit.as_ref(), (path, data_dir)) {
         Some(why) => (
             Observed::Unknown(why.clone()),
             Observed::Unknown(why.clone()),
@@ -1581,29 +1580,7 @@ fn rancher_kubelet(
         ),
         None => (resolv_conf, cluster_dns, cluster_domain),
     };
-    // RKE2 runs the kubelet as a process of its own (k3s embeds it: no such process), and
-    // its command line is the truth: a --resolv-conf, --cluster-dns or --cluster-domain
-    // there (RKE2 before v1.32 passed its own choices so; a kubelet-arg is one at any
-    // version) beats every config file and drop-in.
-    let live = |name: &str| pid.and_then(|_| flags.iter().rev().find(|f| f.name == name));
-    let resolv_conf = live_flag(live("resolv-conf")).unwrap_or(resolv_conf);
-    let cluster_domain = live_flag(live("cluster-domain")).unwrap_or(cluster_domain);
-    let cluster_dns = match live("cluster-dns") {
-        Some(last) => {
-            let value: Vec<String> = flags
-                .iter()
-                .filter(|f| f.name == "cluster-dns")
-                .filter_map(|f| f.value.as_deref())
-                .flat_map(|v| v.split(',').filter(|a| !a.is_empty()).map(str::to_owned))
-                .collect();
-            Observed::Known(Effective {
-                value,
-                source: last.source.clone(),
-                shadowed: vec![],
-            })
-        }
-        None => cluster_dns,
-    };
+    let (resolv_conf, cluster_dns, cluster_domain) = live_settings(pid, &flags, chosen);
     let pod_resolv_conf = resolv_conf.known().map(|e| ResolvFile::read(raw, &e.value));
     let mut flags = flags;
     if !flags.iter().any(|f| f.name == "hostname-override")
@@ -1633,6 +1610,44 @@ fn rancher_kubelet(
         pod_resolv_conf,
     }
 }
+
+/// The settings of a k3s/RKE2 kubelet with what its own process says over them. RKE2 runs
+/// the kubelet as a process of its own (k3s embeds it: no such process, `pid` none), and
+/// its command line is the truth: a --resolv-conf, --cluster-dns or --cluster-domain there
+/// (RKE2 before v1.32 passed its own choices so; a kubelet-arg is one at any version)
+/// beats every config file and drop-in.
+fn live_settings(
+    pid: Option<u32>,
+    flags: &[FlagFact],
+    (resolv_conf, cluster_dns, cluster_domain): RancherDns,
+) -> RancherDns {
+    let live = |name: &str| pid.and_then(|_| flags.iter().rev().find(|f| f.name == name));
+    let cluster_dns = match live("cluster-dns") {
+        Some(last) => Observed::Known(Effective {
+            value: flags
+                .iter()
+                .filter(|f| f.name == "cluster-dns")
+                .filter_map(|f| f.value.as_deref())
+                .flat_map(|v| v.split(',').filter(|a| !a.is_empty()).map(str::to_owned))
+                .collect(),
+            source: last.source.clone(),
+            shadowed: vec![],
+        }),
+        None => cluster_dns,
+    };
+    (
+        live_flag(live("resolv-conf")).unwrap_or(resolv_conf),
+        cluster_dns,
+        live_flag(live("cluster-domain")).unwrap_or(cluster_domain),
+    )
+}
+
+/// A k3s/RKE2 kubelet's resolvConf, clusterDNS and clusterDomain.
+type RancherDns = (
+    Observed<Effective<String>>,
+    Observed<Effective<Vec<String>>>,
+    Observed<Effective<String>>,
+);
 
 /// A running kubelet's scalar flag as the setting in effect.
 fn live_flag(flag: Option<&FlagFact>) -> Option<Observed<Effective<String>>> {

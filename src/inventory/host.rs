@@ -54,6 +54,13 @@ impl Host {
         truthy(self.var(key)?)
     }
 
+    /// A string variable that says something dnsfix can use: set, not empty, and not a
+    /// template it cannot render (`"{{ cluster_name }}"` left over).
+    pub fn var_set(&self, key: &str) -> Option<&str> {
+        self.var_str(key)
+            .filter(|v| !v.is_empty() && !v.contains("{{") && !v.contains("{%"))
+    }
+
     /// A variable as a bare Jinja test reads it (`{% if enable_nodelocaldns %}`, and a
     /// `when:` without `| bool` up to ansible-core 2.18, which Kubespray pins): a boolean
     /// as it is, a number other than 0, and any non-empty string, `"false"` included

@@ -134,6 +134,18 @@ pub fn build(
     }
 }
 
+/// The findings as the plan records them, each with the playbook that fixes it.
+fn finding_records(findings: &[Finding], playbooks: &Playbooks) -> Vec<FindingRecord> {
+    findings
+        .iter()
+        .map(|f| {
+            let mut record = FindingRecord::from(f);
+            record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
+            record
+        })
+        .collect()
+}
+
 /// The plan for one gathered host: its findings, the changes the `applicable` playbooks
 /// make (within policy), and the findings predicted to remain. The inventory values the
 /// playbooks set for it are added to `wanted`.
@@ -148,20 +160,14 @@ fn plan_reachable(
         &mut Vec<(String, planner::ConfigMapSet)>,
     ),
 ) -> HostPlan {
-    let records: Vec<FindingRecord> = findings
-        .iter()
-        .map(|f| {
-            let mut record = FindingRecord::from(f);
-            record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
-            record
-        })
-        .collect();
+    let records = finding_records(findings, playbooks);
     let failing: BTreeSet<String> = findings
         .iter()
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id.to_string())
         .collect();
-    if let Err(message) = context::check_upstreams(host, is_kubespray(facts)) {
+    let kubespray = facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray;
+    if let Err(message) = context::check_upstreams(host, kubespray) {
         return error_plan(&host.name, records, "inventory", message);
     }
     let base = base_context(host, facts, findings, cluster);
@@ -653,11 +659,6 @@ fn summarize(hosts: &[HostPlan], inventory_files: usize, configmaps: usize) -> S
         }
     }
     summary
-}
-
-/// The node was installed by Kubespray.
-fn is_kubespray(facts: &NodeFacts) -> bool {
-    facts.flavour.kind == crate::facts::node_facts::FlavourKind::Kubespray
 }
 
 #[cfg(test)]

@@ -104,13 +104,15 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
             });
             // flannel from v0.26 checks the key at start and exits where it does not
             // exist (flannel-io/flannel main.go, "Failed to check br_netfilter", unless
-            // its nftables mode is on): no pod on the node gets a network then.
-            let flannel = ctx
-                .facts
-                .cni
-                .plugins
-                .iter()
-                .any(|p| p.starts_with("flannel"));
+            // its nftables mode is on): no pod on the node gets a network then. Not k3s's,
+            // which runs flannel inside itself (and loads br_netfilter at its start).
+            let flannel = ctx.facts.flavour.kind != FlavourKind::K3s
+                && ctx
+                    .facts
+                    .cni
+                    .plugins
+                    .iter()
+                    .any(|p| p.starts_with("flannel"));
             if flannel && b.loaded == Observed::Known(false) {
                 evidence.push("flannel v0.26 and later exit at start without br_netfilter (its iptables mode): kube-flannel crash-loops, and no pod on this node gets a network once its lease file is gone (after a reboot)".into());
             }

@@ -69,7 +69,7 @@ fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> Strin
     // A --cluster-dns flag beats every config file and drop-in (on EKS nodeadm puts the
     // NodeConfig's spec.kubelet.flags last on the command line: environment.go).
     if dns.source.kind == "flag" {
-        return flag_fix(ctx, dns, addr);
+        return flag_fix(ctx, dns, &addr.replace(", ", ","));
     }
     let restart = restart_hint(ctx);
     match ctx.facts.flavour.kind {
@@ -420,9 +420,8 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
         }
         let wanted = no_address_wanted(ctx);
         let fix = match (&wanted, dns.source.kind == "flag") {
-            (Some(w), true) => flag_fix(ctx, dns, &w.join(",")),
-            (None, true) => flag_fix(ctx, dns, "the cluster DNS address"),
-            (Some(w), false) => set_cluster_dns(ctx, dns, &w.join(", ")),
+            (Some(w), _) => set_cluster_dns(ctx, dns, &w.join(", ")),
+            (None, true) => set_cluster_dns(ctx, dns, "the cluster DNS address"),
             (None, false) => format!(
                 "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
                 set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
@@ -660,13 +659,9 @@ fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
-    let set = |key: &str| {
-        h.var_str(key)
-            .filter(|v| !v.contains("{{") && !v.is_empty())
-    };
     if with_cache && h.var_truthy("enable_nodelocaldns").unwrap_or(kubespray) {
         return Some(vec![
-            set("nodelocaldns_ip")
+            h.var_set("nodelocaldns_ip")
                 .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
                 .to_owned(),
         ]);
@@ -679,11 +674,11 @@ fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
         // skydns_server_secondary: the fourth service address (kubespray_defaults).
         "coredns_dual" => Some(vec![
             primary()?,
-            set("skydns_server_secondary")
+            h.var_set("skydns_server_secondary")
                 .map(str::to_owned)
                 .or_else(|| nth(4))?,
         ]),
-        "manual" => Some(vec![set("manual_dns_server")?.to_owned()]),
+        "manual" => Some(vec![h.var_set("manual_dns_server")?.to_owned()]),
         _ => None,
     }
 }
@@ -846,11 +841,7 @@ fn service_fix(
                 .cloned(),
         )
         .collect();
-    let fix = if dns.source.kind == "flag" {
-        flag_fix(ctx, dns, &wanted.join(","))
-    } else {
-        set_cluster_dns(ctx, dns, &wanted.join(","))
-    };
+    let fix = set_cluster_dns(ctx, dns, &wanted.join(","));
     let also = match ctx.facts.flavour.kind {
         FlavourKind::Kubespray => {
             "; Kubespray renders clusterDNS from kube_service_addresses (nodelocaldns_ip with NodeLocal DNSCache): make the inventory agree, or the next cluster.yml writes the old address back"

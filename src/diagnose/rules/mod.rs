@@ -618,13 +618,9 @@ pub(super) fn declared_domain<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
 /// (`kubespray`) its default, `"{{ cluster_name }}"` (kubespray_defaults @46dbdd39), where
 /// only cluster_name is set. A template dnsfix cannot render names none.
 pub(crate) fn inventory_domain(host: &Host, kubespray: bool) -> Option<&str> {
-    let set = |key| {
-        host.var_str(key)
-            .filter(|d| !d.contains("{{") && !d.is_empty())
-    };
     match host.var("dns_domain") {
-        Some(_) => set("dns_domain"),
-        None if kubespray => set("cluster_name"),
+        Some(_) => host.var_set("dns_domain"),
+        None if kubespray => host.var_set("cluster_name"),
         None => None,
     }
 }
@@ -682,13 +678,26 @@ pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
     set
 }
 
-/// Kubespray's skydns_server: the inventory's where it is an address (the sample inventory
-/// sets it to the expression of its default, which is no address until Ansible renders it),
-/// else the third address of the first service range.
+/// Kubespray's skydns_server: the inventory's where it is an address; its default (unset,
+/// or the sample inventory's copy of the default's expression, `... | ipaddr(3) ...`,
+/// which is no address until Ansible renders it), the third address of the first service
+/// range; any other template or value, not known here.
 pub(crate) fn kubespray_dns_server(host: &Host, kubespray: bool) -> Option<IpAddr> {
-    host.var_str("skydns_server")
-        .and_then(|v| v.trim().parse().ok())
-        .or_else(|| nth_address(kubespray_service_range(host, kubespray)?, 3))
+    match host.var_str("skydns_server").map(str::trim) {
+        Some(v) if v.parse::<IpAddr>().is_ok() => v.parse().ok(),
+        Some(v) if !is_kubespray_dns_default(v) => None,
+        _ => nth_address(kubespray_service_range(host, kubespray)?, 3),
+    }
+}
+
+/// skydns_server as Kubespray's defaults and sample inventory write it (@46dbdd39:
+/// `{{ kube_service_subnets.split(',') | first | ansible.utils.ipaddr('net') |
+/// ansible.utils.ipaddr(3) | ansible.utils.ipaddr('address') }}`; older ones from
+/// kube_service_addresses): the third address of the service range.
+pub(crate) fn is_kubespray_dns_default(value: &str) -> bool {
+    value.contains("{{")
+        && value.contains("ipaddr(3)")
+        && (value.contains("kube_service_subnets") || value.contains("kube_service_addresses"))
 }
 
 /// The service range Kubespray takes its DNS addresses from (@46dbdd39: skydns_server is
@@ -697,13 +706,12 @@ pub(crate) fn kubespray_dns_server(host: &Host, kubespray: bool) -> Option<IpAdd
 /// where it is kube_service_addresses_ipv6). Its defaults where `kubespray` (a Kubespray
 /// node), else only what the inventory sets.
 pub(crate) fn kubespray_service_range(host: &Host, kubespray: bool) -> Option<&str> {
-    let set = |key| {
-        host.var_str(key)
-            .filter(|v| !v.contains("{{") && !v.is_empty())
-    };
-    if host.var_bool("ipv4_stack") == Some(false) {
-        set("kube_service_addresses_ipv6").or(kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"))
+    // kube_service_subnets tests ipv4_stack bare (`{%- if ipv4_stack and ipv6_stack -%}`).
+    if host.var_truthy("ipv4_stack") == Some(false) {
+        host.var_set("kube_service_addresses_ipv6")
+            .or(kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"))
     } else {
-        set("kube_service_addresses").or(kubespray.then_some("10.233.0.0/18"))
+        host.var_set("kube_service_addresses")
+            .or(kubespray.then_some("10.233.0.0/18"))
     }
 }

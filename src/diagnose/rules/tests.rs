@@ -2260,7 +2260,8 @@ fn a_cluster_dns_answered_on_the_node_is_not_judged() {
 
 /// Kubespray's service range and its DNS address as Kubespray renders them (the range
 /// counted as util::nth_address counts): the IPv6 range where `ipv4_stack: false`, the
-/// defaults only on a Kubespray node, and skydns_server only where it is an address.
+/// defaults only on a Kubespray node, and skydns_server where it is an address or the
+/// default's expression.
 #[test]
 fn kubespray_s_dns_address_comes_from_its_first_service_range() {
     let mut host = Host::new("node1");
@@ -2277,14 +2278,25 @@ fn kubespray_s_dns_address_comes_from_its_first_service_range() {
         kubespray_dns_server(&host, false),
         "fd00:96::3".parse().ok()
     );
+    // The sample inventory's expression is the default's: the third address.
     host.vars.insert(
         "skydns_server".into(),
-        "{{ kube_service_subnets.split(',') | first }}".into(),
+        "{{ kube_service_subnets.split(',') | first | ansible.utils.ipaddr('net') | ansible.utils.ipaddr(3) | ansible.utils.ipaddr('address') }}".into(),
     );
     assert_eq!(
         kubespray_dns_server(&host, false),
         "fd00:96::3".parse().ok()
     );
+    // Another template is not known here.
+    host.vars.insert(
+        "skydns_server".into(),
+        "{{ kube_service_subnets.split(',') | first | ansible.utils.ipaddr(10) }}".into(),
+    );
+    assert_eq!(kubespray_dns_server(&host, false), None);
+    // ipv4_stack is tested bare: the INI string "false" is true for Kubespray.
+    host.vars.insert("ipv4_stack".into(), "false".into());
+    assert_eq!(kubespray_service_range(&host, true), Some("10.233.0.0/18"));
+    host.vars.insert("ipv4_stack".into(), false.into());
     host.vars
         .insert("skydns_server".into(), "fd00:96::a".into());
     assert_eq!(
