@@ -2310,12 +2310,12 @@ fn k3s_auto_choice(
             }
             K3sVerdict::VersionDecides(why) => {
                 // Where a k3s/RKE2 without the fix goes instead.
+                // (Releases without #12692 of the lines that got it are all v1.25 or
+                // later: their generated file is in the data dir, missing or not.)
+                let generated = format!("{data_dir}/agent/etc/resolv.conf");
                 let before = match k3s_auto_choice(raw, data_dir, Some(false), None) {
-                    Observed::Known(e) if e.value.starts_with(data_dir) => {
-                        format!("their generated {} (nameserver 8.8.8.8)", e.value)
-                    }
-                    Observed::Known(e) => e.value,
-                    _ => "another file".into(),
+                    Observed::Known(e) if e.value != generated => e.value,
+                    _ => format!("their generated {generated} (nameserver 8.8.8.8)"),
                 };
                 return Observed::Unknown(format!(
                     "{K3S_VERSION_UNKNOWN}, and it decides the kubelet's resolv.conf: \
