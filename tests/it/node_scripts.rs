@@ -121,6 +121,15 @@ OK
 chmod 755 /usr/local/bin/systemctl /var/lib/ok.sh /var/lib
 "#;
 
+/// The seconds a step wrote to `dir/took` (`echo $(( $(date +%s) - start ))`).
+fn seconds_taken(dir: &Path) -> u64 {
+    std::fs::read_to_string(dir.join("took"))
+        .expect("took")
+        .trim()
+        .parse()
+        .expect("seconds")
+}
+
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -643,11 +652,7 @@ fn a_restart_that_never_returns_is_cut_off() {
         dash \"$scratch/r9.sh\" > \"$scratch/hung.out\" </dev/null\n\
         echo $(( $(date +%s) - start )) > \"$scratch/took\"\n";
     in_temporary_root(&dir, steps);
-    let took: u64 = std::fs::read_to_string(dir.join("took"))
-        .expect("took")
-        .trim()
-        .parse()
-        .expect("seconds");
+    let took = seconds_taken(&dir);
     assert!(
         took < 60,
         "the run waited {took}s for a restart that never returns"
@@ -946,11 +951,7 @@ fn a_trickling_healthz_cannot_hold_the_run_without_curl() {
         echo $(( $(date +%s) - start )) > \"$scratch/took\"\n\
         pkill -P $unit || true; kill $unit 2>/dev/null || true\n";
     in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
-    let took: u64 = std::fs::read_to_string(dir.join("took"))
-        .expect("took")
-        .trim()
-        .parse()
-        .expect("seconds");
+    let took = seconds_taken(&dir);
     assert!(took < 30, "the run waited {took}s on a trickling healthz");
     let got = kinds(&dir.join("trickle.out"), &b);
     assert!(
