@@ -661,6 +661,22 @@ fn forwarding(ctx: &Ctx, family: Family) -> RuleOutcome {
         Observed::Known(v) if v == "1" && !unread.is_empty() => ctx.unknown(id, unread),
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
+            // Antrea's agent sets it only from 1.15 (antrea-io/antrea 0204fbc3): an older
+            // one leaves it to the node, and which one runs is not known here.
+            (Some(ev), None)
+                if s.persisted.is_none()
+                    && set_at_start(ctx, family).is_some_and(|(_, why)| {
+                        why.is_some_and(|w| w.contains("the Antrea agent"))
+                    }) =>
+            {
+                RuleOutcome::Findings(vec![ctx.finding(
+                    id,
+                    Severity::Info,
+                    format!("{name} forwarding is on but not persisted: the Antrea agent turns it on at every start from Antrea 1.15; an older agent does not, and then it reverts at the next reboot"),
+                    vec![ev, ctx.facts.cni.forwards.clone().unwrap_or_default()],
+                    format!("nothing to do with Antrea 1.15 or later (kubectl -n kube-system get ds antrea-agent -o jsonpath='{{..image}}' says which runs); with an older one persist {key}=1 in a sysctl.d file"),
+                )])
+            }
             // Set at every start by something else: no file needs to.
             (Some(_), None) if s.persisted.is_none() && set_at_start(ctx, family).is_some() => {
                 RuleOutcome::Pass

@@ -2466,3 +2466,27 @@ fn an_eks_cluster_address_from_the_nodeconfig_is_named() {
         "{f:?}"
     );
 }
+
+/// The Antrea agent turns forwarding on at every start only from Antrea 1.15 (antrea-io/
+/// antrea 0204fbc3): forwarding no file persists is an info naming the version that
+/// decides, not a pass (an older agent leaves it off after a reboot) nor a high (a newer
+/// one sets it).
+#[test]
+fn antrea_sets_forwarding_only_from_1_15() {
+    let mut raw = crate::testing::rules_fixture("DNS-IP-FORWARD/ip-forward-not-persisted");
+    // antrea-io/antrea @fc70f2bb build/charts/antrea/conf/antrea-cni.conflist, with the
+    // chart's portmap plugin.
+    raw.file(
+        "/etc/cni/net.d/10-antrea.conflist",
+        FileState::Present,
+        Some(br#"{"cniVersion":"0.3.0","name":"antrea","plugins":[{"type":"antrea","ipam":{"type":"host-local"}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
+        panic!("forwarding no file persists, with Antrea");
+    };
+    assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+    assert!(f[0].summary.contains("from Antrea 1.15"), "{f:?}");
+    assert!(f[0].remediation.contains("antrea-agent"), "{f:?}");
+}
