@@ -1728,7 +1728,7 @@ fn rancher_server_domain(
 ) -> Result<Setting, String> {
     if let Some(u) = unit.filter(|u| rancher_agent(u)) {
         return Err(format!(
-            "{} runs an agent, whose clusterDomain comes from its server (before v1.32 in no file on the node)",
+            "{} {RANCHER_AGENT}, whose clusterDomain comes from its server (before v1.32 in no file on the node)",
             u.name
         ));
     }
@@ -2077,7 +2077,7 @@ fn rancher_cluster_dns(
 ) -> Result<Effective<Vec<String>>, String> {
     if let Some(u) = unit.filter(|u| rancher_agent(u)) {
         return Err(format!(
-            "{} runs an agent, whose clusterDNS comes from its server (before v1.32 in no file on the node)",
+            "{} {RANCHER_AGENT}, whose clusterDNS comes from its server (before v1.32 in no file on the node)",
             u.name
         ));
     }
@@ -2139,6 +2139,10 @@ fn rancher_cluster_dns(
         shadowed: vec![],
     })
 }
+
+/// Where a k3s/RKE2 setting is unknown because the node runs an agent (its server decides
+/// it), the reason says this (the rules leave such a setting to the server's node).
+pub(crate) const RANCHER_AGENT: &str = "runs an agent";
 
 /// The k3s/RKE2 service runs an agent: `k3s agent` / `rke2 agent` (install.sh's
 /// k3s-agent.service, RKE2's rke2-agent.service).

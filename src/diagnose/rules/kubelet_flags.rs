@@ -387,13 +387,9 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
         // Before v1.32 a k3s or RKE2 agent's clusterDNS is its server's, which always has
         // one (its cluster-dns, else the tenth address of its service-cidr) and gives the
         // same to the CoreDNS Service it deploys: the server's node is where to judge it.
-        Observed::Unknown(_)
-            if matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
-                && ctx.facts.services.kubelet_unit.ends_with("-agent") =>
-        {
+        Observed::Unknown(why) if why.contains(crate::facts::kubelet::RANCHER_AGENT) => {
             return RuleOutcome::NotApplicable(format!(
-                "{} runs an agent: its clusterDNS is its server's (cluster-dns, else the tenth address of service-cidr), judged on the server",
-                ctx.facts.services.kubelet_unit
+                "{why}: its server's (cluster-dns, else the tenth address of service-cidr), judged on the server"
             ));
         }
         Observed::Unknown(why) => return ctx.unknown(id, why.clone()),

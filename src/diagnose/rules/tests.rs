@@ -2342,10 +2342,27 @@ fn a_k3s_agent_s_cluster_dns_is_judged_on_its_server() {
     let host = Host::new("node1");
     match kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) {
         RuleOutcome::NotApplicable(why) => {
-            assert!(why.starts_with("k3s-agent runs an agent"), "{why}")
+            assert!(why.starts_with("k3s-agent.service runs an agent"), "{why}")
         }
         other => panic!("{other:?}"),
     }
+    // The same where a k3s.service runs `k3s agent`: the facts and the rule agree.
+    let mut raw = crate::testing::rules_fixture("_upstream/k3s-env-resolv-conf");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/systemd/system/k3s.service",
+        "    server \\\n",
+        "    agent \\\n",
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert!(
+        matches!(
+            kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)),
+            RuleOutcome::NotApplicable(_)
+        ),
+        "{:?}",
+        facts.kubelet.cluster_dns
+    );
 }
 
 /// Kubespray tests enable_nodelocaldns bare (`{% if enable_nodelocaldns %}` in the kubelet
