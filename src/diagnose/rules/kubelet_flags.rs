@@ -389,7 +389,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
         // same to the CoreDNS Service it deploys: the server's node is where to judge it.
         Observed::Unknown(why) if why.contains(crate::facts::kubelet::RANCHER_AGENT) => {
             return RuleOutcome::NotApplicable(format!(
-                "{why}: its server's (cluster-dns, else the tenth address of service-cidr), judged on the server"
+                "{why}: judged on the server's node (its cluster-dns, else the tenth address of its service-cidr)"
             ));
         }
         Observed::Unknown(why) => return ctx.unknown(id, why.clone()),
