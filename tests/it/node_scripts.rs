@@ -13,6 +13,8 @@ use dnsfix::plan::model::Change;
 use dnsfix::util::sha256_hex;
 
 const TARGET: &str = "/var/lib/node/etc/dnsfix.conf";
+/// TARGET's directory.
+const TARGET_DIR: &str = "/var/lib/node/etc";
 
 /// Runs `steps` (shell, with `$scratch` the scratch directory) in a private mount
 /// namespace with a fresh /var/lib.
@@ -324,18 +326,17 @@ fn written_and_restored_files_keep_mode_and_owner_and_never_write_through_a_plan
         &[],
     );
     save_rollback(&dir, &b, "r4");
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let name = TARGET.rsplit_once('/').expect("name").1;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              chown 1234:5678 {TARGET} && chmod 640 {TARGET}\n\
              printf 'SECRET\\n' > /var/lib/victim && chmod 600 /var/lib/victim\n\
-             for t in r4 rollback-r4; do ln -s /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
+             for t in r4 rollback-r4; do ln -s /var/lib/victim {TARGET_DIR}/.{name}.dnsfix-$t; done\n\
              dash \"$scratch/r4.sh\" > \"$scratch/apply.out\" </dev/null\n\
              stat -c '%a %u %g' {TARGET}; cat {TARGET}\n\
-             for t in r4 rollback-r4; do ln -sf /var/lib/victim {target_dir}/.{name}.dnsfix-$t; done\n\
+             for t in r4 rollback-r4; do ln -sf /var/lib/victim {TARGET_DIR}/.{name}.dnsfix-$t; done\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
              stat -c '%a %u %g' {TARGET}; cat {TARGET}\n\
              stat -c '%a' /var/lib/victim; cat /var/lib/victim\n\
@@ -363,11 +364,10 @@ fn only_an_interrupted_runs_write_is_adopted() {
         save_apply(&dir, &b, (run, plan), &change, &[]);
     }
     save_rollback(&dir, &b, "r6");
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              dash \"$scratch/r5.sh\" > \"$scratch/r5.out\" </dev/null\n\
              dash \"$scratch/r6.sh\" > \"$scratch/r6.out\" </dev/null\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
@@ -419,11 +419,10 @@ fn a_write_is_adopted_once_and_only_over_the_same_before() {
         &[write(Some("old\n"), "new\n")],
         &[],
     );
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\nprintf 'old2\\n' > {second}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\nprintf 'old2\\n' > {second}\n\
              dash \"$scratch/r5.sh\" > /dev/null </dev/null\n\
              rm /var/lib/dnsfix/backups/r5/result\n\
              dash \"$scratch/r7.sh\" > \"$scratch/r7.out\" </dev/null\n\
@@ -509,17 +508,16 @@ fn a_script_cut_short_runs_nothing_and_only_dnsfix_temp_files_go() {
     let script = std::fs::read_to_string(dir.join("r1.sh")).expect("script");
     let cut = &script[..script.find("precheck").expect("a step")];
     std::fs::write(dir.join("cut.sh"), cut).expect("write");
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let name = TARGET.rsplit_once('/').expect("name").1;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              dash \"$scratch/cut.sh\" > \"$scratch/cut.out\" 2>&1 </dev/null || true\n\
              [ -e /var/lib/dnsfix ] && echo state || echo no-state\n\
-             touch {target_dir}/.{name}.dnsfix-before-upgrade {target_dir}/.{name}.dnsfix-r0-0123456789abcdef\n\
+             touch {TARGET_DIR}/.{name}.dnsfix-before-upgrade {TARGET_DIR}/.{name}.dnsfix-r0-0123456789abcdef\n\
              dash \"$scratch/r1.sh\" > /dev/null </dev/null\n\
-             ls -a {target_dir}\n"
+             ls -a {TARGET_DIR}\n"
         ),
     );
     assert!(shown.starts_with("no-state\n"), "{shown}");
@@ -539,8 +537,7 @@ fn a_script_cut_short_runs_nothing_and_only_dnsfix_temp_files_go() {
 fn written_files_keep_their_selinux_context() {
     let dir = scratch("node-scripts-selinux");
     let b = Boundary::fresh();
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
-    let new_file = format!("{target_dir}/new.conf");
+    let new_file = format!("{TARGET_DIR}/new.conf");
     let changes = [
         write(Some("old\n"), "new\n"),
         write_at(&new_file, None, "fresh\n"),
@@ -557,7 +554,7 @@ fn written_files_keep_their_selinux_context() {
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'new\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'new\\n' > {TARGET}\n\
              mount -t tmpfs tmpfs /usr/local/bin\n\
              printf '#!/bin/sh\\necho chcon \"$@\" >> {log}\\n' > /usr/local/bin/chcon\n\
              printf '#!/bin/sh\\necho restorecon \"$@\" >> {log}\\n' > /usr/local/bin/restorecon\n\
@@ -775,23 +772,22 @@ fn a_parent_swapped_for_a_symlink_mid_write_sends_nothing_elsewhere() {
         &[write(Some("old\n"), "new\n")],
         &[],
     );
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir} /var/lib/protected\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR} /var/lib/protected\nprintf 'old\\n' > {TARGET}\n\
              mount -t tmpfs tmpfs /usr/local/bin\n\
              cat > /usr/local/bin/od <<'OD'\n\
              #!/bin/sh\n\
              if [ ! -e /var/lib/swapped ]; then\n\
                touch /var/lib/swapped\n\
-               mv {target_dir} {target_dir}.moved && ln -s /var/lib/protected {target_dir}\n\
+               mv {TARGET_DIR} {TARGET_DIR}.moved && ln -s /var/lib/protected {TARGET_DIR}\n\
              fi\n\
              exec /usr/bin/od \"$@\"\n\
              OD\n\
              chmod 755 /usr/local/bin/od\n\
              dash \"$scratch/r11.sh\" > \"$scratch/swapped.out\" </dev/null\n\
-             ls -A /var/lib/protected; echo --; cat {target_dir}.moved/dnsfix.conf\n"
+             ls -A /var/lib/protected; echo --; cat {TARGET_DIR}.moved/dnsfix.conf\n"
         ),
     );
     assert_eq!(shown, "--\nnew\n", "nothing in the symlink's target");
@@ -821,11 +817,10 @@ fn a_run_rolled_back_once_is_not_rolled_back_over_a_later_run() {
         let script = rollback_script(&b, run, &[], 5).expect("rollback script");
         std::fs::write(dir.join(format!("rollback-{run}.sh")), script).expect("write");
     }
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              dash \"$scratch/r12.sh\" > /dev/null </dev/null\n\
              dash \"$scratch/rollback-r12.sh\" > /dev/null </dev/null\n\
              dash \"$scratch/r13.sh\" > /dev/null </dev/null\n\
@@ -864,11 +859,10 @@ fn an_adopted_backup_that_cannot_be_copied_fails_the_step() {
     let change = [write(Some(&old), "new\n")];
     save_apply(&dir, &b, ("r14", "p14"), &change, &[]);
     save_apply(&dir, &b, ("r15", "p15"), &change, &[]);
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let left = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nhead -c 100000 /dev/zero | tr '\\0' x > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nhead -c 100000 /dev/zero | tr '\\0' x > {TARGET}\n\
              mkdir -p /var/lib/dnsfix && mount -t tmpfs -o size=400k tmpfs /var/lib/dnsfix\n\
              dash \"$scratch/r14.sh\" > /dev/null </dev/null\n\
              rm /var/lib/dnsfix/backups/r14/result\n\
@@ -876,7 +870,7 @@ fn an_adopted_backup_that_cannot_be_copied_fails_the_step() {
              dd if=/dev/zero of=/var/lib/dnsfix/fill bs=1k count=400 2>/dev/null || true\n\
              rm /var/lib/dnsfix/spacer\n\
              dash \"$scratch/r15.sh\" > \"$scratch/r15.out\" </dev/null\n\
-             ls -A /var/lib/dnsfix/backups/r15/files{target_dir} 2>/dev/null; true\n"
+             ls -A /var/lib/dnsfix/backups/r15/files{TARGET_DIR} 2>/dev/null; true\n"
         ),
     );
     let got = kinds(&dir.join("r15.out"), &b);
@@ -974,16 +968,15 @@ fn a_file_changed_while_it_is_backed_up_is_stale() {
         &[write(Some("old\n"), "new\n")],
         &[],
     );
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              mount -t tmpfs tmpfs /usr/local/bin\n\
              printf '#!/bin/sh\\nprintf \"theirs\\\\n\" > {TARGET}\\nexec /bin/cp \"$@\"\\n' > /usr/local/bin/cp\n\
              chmod 755 /usr/local/bin/cp\n\
              dash \"$scratch/r18.sh\" > \"$scratch/changed.out\" </dev/null\n\
-             cat {TARGET}; ls -A /var/lib/dnsfix/backups/r18/files{target_dir} 2>/dev/null; true\n"
+             cat {TARGET}; ls -A /var/lib/dnsfix/backups/r18/files{TARGET_DIR} 2>/dev/null; true\n"
         ),
     );
     assert_eq!(shown, "theirs\n", "their change kept, no backup left");
@@ -1009,15 +1002,14 @@ fn a_rollback_kept_for_a_symlinked_parent_can_be_run_again() {
         &[],
     );
     save_rollback(&dir, &b, "r19");
-    let target_dir = TARGET.rsplit_once('/').expect("dir").0;
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p {target_dir}\nprintf 'old\\n' > {TARGET}\n\
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
              dash \"$scratch/r19.sh\" > /dev/null </dev/null\n\
-             mv {target_dir} /var/lib/real && ln -s /var/lib/real {target_dir}\n\
+             mv {TARGET_DIR} /var/lib/real && ln -s /var/lib/real {TARGET_DIR}\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/kept.out\" </dev/null\n\
-             rm {target_dir} && mv /var/lib/real {target_dir}\n\
+             rm {TARGET_DIR} && mv /var/lib/real {TARGET_DIR}\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/again.out\" </dev/null\n\
              cat {TARGET}\n"
         ),
