@@ -36,7 +36,16 @@ pub(crate) fn random_inputs(
 
 /// Raw facts holding files given as (path, content), as the gather would have read them.
 pub(crate) fn raw_from(files: &[(&str, &str)]) -> crate::facts::raw::RawFacts {
-    let mut raw = crate::facts::raw::RawFacts::default();
+    with_files(&crate::facts::raw::RawFacts::default(), files)
+}
+
+/// `base` with files given as (path, content) added or replaced, as the gather would have
+/// read them.
+pub(crate) fn with_files(
+    base: &crate::facts::raw::RawFacts,
+    files: &[(&str, &str)],
+) -> crate::facts::raw::RawFacts {
+    let mut raw = base.clone();
     for (path, text) in files {
         raw.file(
             path,

@@ -3194,10 +3194,7 @@ mod tests {
         let config = "/etc/rancher/k3s/config.yaml";
         let unit = "/etc/systemd/system/k3s.service";
         let known = |files: &[(&str, &str)]| {
-            let mut raw = base.clone();
-            for (path, text) in files {
-                raw.file(path, FileState::Present, Some(text.as_bytes()));
-            }
+            let raw = crate::testing::with_files(&base, files);
             let facts = NodeFacts::from_raw("node1", &raw);
             match (&facts.kubelet.resolv_conf, &facts.kubelet.cluster_dns) {
                 (Observed::Unknown(a), Observed::Unknown(b)) => {
@@ -3315,13 +3312,7 @@ mod tests {
                 .clone();
             (e.value.join(","), e.source.at(), e.shadowed)
         };
-        let with = |files: &[(&str, &str)]| {
-            let mut raw = base.clone();
-            for (path, text) in files {
-                raw.file(path, FileState::Present, Some(text.as_bytes()));
-            }
-            raw
-        };
+        let with = |files: &[(&str, &str)]| crate::testing::with_files(&base, files);
         let (value, at, _) = dns(&base);
         assert_eq!(
             (value.as_str(), at),
@@ -3961,10 +3952,7 @@ mod tests {
             .expect("unit")
             .into_owned();
         let dns = |files: &[(&str, &str)]| {
-            let mut raw = base.clone();
-            for (path, text) in files {
-                raw.file(path, FileState::Present, Some(text.as_bytes()));
-            }
+            let raw = crate::testing::with_files(&base, files);
             match NodeFacts::from_raw("node1", &raw).kubelet.cluster_dns {
                 Observed::Known(e) => Ok((e.value.join(","), e.source.at())),
                 Observed::Unknown(why) => Err(why),
@@ -4013,13 +4001,7 @@ mod tests {
             Observed::Unknown(why) => Err(why),
             Observed::Absent => Err("absent".into()),
         };
-        let with = |base: &RawFacts, files: &[(&str, &str)]| {
-            let mut raw = base.clone();
-            for (path, text) in files {
-                raw.file(path, FileState::Present, Some(text.as_bytes()));
-            }
-            raw
-        };
+        let with = crate::testing::with_files;
         let config = "/etc/rancher/k3s/config.yaml";
         let dir = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d";
         let current =
@@ -4079,11 +4061,8 @@ mod tests {
             raw.file(generated, FileState::Missing, None);
             raw.commands.remove("kubelet-version");
             if let Some(v) = version {
-                let said = crate::facts::raw::RawCommand {
-                    stdout: format!("k3s version {v} (236cbf25)\n"),
-                    status: Some(0),
-                };
-                raw.commands.insert("kubelet-version".into(), said);
+                let said = format!("k3s version {v} (236cbf25)\n");
+                crate::testing::set_command(&mut raw, "kubelet-version", &said, 0);
             }
             NodeFacts::from_raw("node1", &raw).kubelet.resolv_conf
         };

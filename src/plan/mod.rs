@@ -1172,14 +1172,7 @@ mod tests {
             reason: "none".into(),
         };
         let plan = |files: &[(&str, &str)]| {
-            let mut raw = crate::testing::rules_fixture(fixture);
-            for (path, text) in files {
-                raw.file(
-                    path,
-                    crate::facts::raw::FileState::Present,
-                    Some(text.as_bytes()),
-                );
-            }
+            let raw = crate::testing::with_files(&crate::testing::rules_fixture(fixture), files);
             plan_raw(&raw, "{}", &cluster, "").hosts.remove(0)
         };
         let blocked = |p: &HostPlan| {
