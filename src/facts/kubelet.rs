@@ -174,7 +174,7 @@ fn open_relative_resolv_conf(raw: &RawFacts, kubelet: &mut Kubelet) {
         .map(|(dir, _)| dir);
     match config_dir {
         Some(dir) => {
-            let path = go_clean(&format!("{dir}/{}", e.value));
+            let path = super::node_facts::go_clean(&format!("{dir}/{}", e.value));
             let note = format!("a relative path: the kubelet opens {path}");
             e.source.detail = Some(match e.source.detail.take() {
                 Some(d) => format!("{note}; {d}"),
@@ -193,22 +193,6 @@ fn open_relative_resolv_conf(raw: &RawFacts, kubelet: &mut Kubelet) {
             kubelet.pod_resolv_conf = None;
         }
     }
-}
-
-/// Go's `filepath.Clean` of an absolute path: one slash between names, no `.` names, a
-/// `..` taking the name before it away (and none above `/`), no trailing slash.
-fn go_clean(path: &str) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for name in path.split('/') {
-        match name {
-            "" | "." => {}
-            ".." => {
-                names.pop();
-            }
-            _ => names.push(name),
-        }
-    }
-    format!("/{}", names.join("/"))
 }
 
 /// The kubelet's DNS settings as its flags, config files and installer set them.
@@ -3580,8 +3564,11 @@ mod tests {
             "{:?}",
             f.kubelet.resolv_conf
         );
-        assert_eq!(go_clean("/a/b/../../../c/./d/"), "/c/d");
-        assert_eq!(go_clean("/a/.."), "/");
+        assert_eq!(
+            crate::facts::node_facts::go_clean("/a/b/../../../c/./d/"),
+            "/c/d"
+        );
+        assert_eq!(crate::facts::node_facts::go_clean("/a/.."), "/");
     }
 
     /// A `--config-dir` drop-in's resolvConf counts from kubelet 1.32 (kubernetes#127421);

@@ -171,6 +171,23 @@ impl Services {
     }
 }
 
+/// Go's `filepath.Clean` of an absolute path, lexically (no link followed): one slash
+/// between names, no `.` names, a `..` taking the name before it away (and none above
+/// `/`), no trailing slash.
+pub fn go_clean(path: &str) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for name in path.split('/') {
+        match name {
+            "" | "." => {}
+            ".." => {
+                names.pop();
+            }
+            _ => names.push(name),
+        }
+    }
+    format!("/{}", names.join("/"))
+}
+
 /// A path in systemd-resolved's runtime directory, also spelled through /var/run (a link
 /// to /run, so the gather gives no canonical path for files below it).
 pub fn in_resolved_run_dir(path: &str) -> bool {
@@ -391,6 +408,16 @@ pub const KUBESPRAY_NODELOCALDNS_IP: &str = "169.254.25.10";
 
 /// Where the kernel shows the `nodelocaldns` interface.
 pub const NODELOCALDNS_SYSFS: &str = "/sys/class/net/nodelocaldns";
+
+/// An address of NodeLocal DNSCache's kind: IPv4 link-local, the cloud's metadata and DNS
+/// endpoints (169.254.169.x: the hypervisor's, never an address of the node) left out.
+/// node-cache may also hold the kube-dns Service's address on its interface
+/// (`-localip LINK_LOCAL,SERVICE_IP`), which is not the cache's own.
+pub fn is_node_local_address(address: &str) -> bool {
+    address
+        .parse::<std::net::Ipv4Addr>()
+        .is_ok_and(|ip| ip.is_link_local() && ip.octets()[2] != 169)
+}
 
 pub(super) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
 pub(super) const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";

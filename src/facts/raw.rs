@@ -538,17 +538,7 @@ fn walk_at(
 /// Lexically resolves `.` and `..` in an absolute path.
 #[cfg(any(test, feature = "testing"))]
 fn normalize(path: &std::path::Path) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            std::path::Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
-            _ => {}
-        }
-    }
-    format!("/{}", parts.join("/"))
+    super::node_facts::go_clean(&path.to_string_lossy())
 }
 
 #[cfg(test)]

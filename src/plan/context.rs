@@ -274,12 +274,18 @@ fn worst_severities(findings: &[Finding]) -> serde_json::Map<String, Value> {
         .collect()
 }
 
-/// The first IPv4 address nodelocaldns listens on.
+/// The address nodelocaldns listens on as the cache: its first of NodeLocal DNSCache's kind
+/// (the rules' choice too), else its first IPv4 address (a cache on an address of another
+/// kind), not the kube-dns Service address node-cache may hold beside it.
 fn nodelocaldns_ipv4(facts: &NodeFacts) -> Option<String> {
-    facts
-        .nodelocaldns
-        .as_ref()
-        .and_then(|addrs| {
+    let addrs = facts.nodelocaldns.as_deref()?;
+    let node_local = || {
+        addrs
+            .iter()
+            .find(|a| crate::facts::node_facts::is_node_local_address(a))
+    };
+    node_local()
+        .or_else(|| {
             addrs
                 .iter()
                 .find(|a| a.parse::<std::net::Ipv4Addr>().is_ok())
@@ -907,5 +913,17 @@ mod tests {
         assert_eq!(stub["uplink_has_kubelet_servers"], json!(true));
         let k3s = context("DNS-K3S-FALLBACK/k3s-auto-fallback");
         assert_eq!(k3s["kubelet_own_servers"], json!([]));
+    }
+
+    /// node-cache may hold the kube-dns Service's address beside its own (`-localip
+    /// LINK_LOCAL,SERVICE_IP`): the playbooks' nodelocaldns_ip is the cache's own, in
+    /// whatever order the interface lists them, as the rules name it.
+    #[test]
+    fn nodelocaldns_ip_is_the_cache_s_own_address() {
+        let mut facts = crate::testing::facts_from(&[]);
+        facts.nodelocaldns = Some(vec!["10.96.0.10".into(), "169.254.20.10".into()]);
+        assert_eq!(nodelocaldns_ipv4(&facts).as_deref(), Some("169.254.20.10"));
+        facts.nodelocaldns = Some(vec!["fd00::a".into(), "10.0.0.10".into()]);
+        assert_eq!(nodelocaldns_ipv4(&facts).as_deref(), Some("10.0.0.10"));
     }
 }

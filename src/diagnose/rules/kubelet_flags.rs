@@ -144,11 +144,7 @@ pub(in crate::diagnose) fn link_local<'a>(
     addrs: impl Iterator<Item = &'a String>,
 ) -> Vec<&'a String> {
     addrs
-        .filter(|a| {
-            a.parse::<IpAddr>().is_ok_and(
-                |ip| matches!(ip, IpAddr::V4(v) if v.is_link_local() && v.octets()[2] != 169),
-            )
-        })
+        .filter(|a| crate::facts::node_facts::is_node_local_address(a))
         .collect()
 }
 
@@ -568,15 +564,9 @@ fn node_cache<'a>(ctx: &Ctx<'a>) -> Option<&'a str> {
     if ctx.host.var_truthy("enable_nodelocaldns") == Some(false) {
         return None;
     }
-    ctx.facts
-        .nodelocaldns
-        .iter()
-        .flatten()
-        .find(|a| {
-            a.parse::<std::net::Ipv4Addr>()
-                .is_ok_and(|ip| ip.is_link_local())
-        })
-        .map(String::as_str)
+    link_local(ctx.facts.nodelocaldns.iter().flatten())
+        .first()
+        .map(|a| a.as_str())
 }
 
 /// The addresses of the cluster DNS Services, where kubectl read them.

@@ -236,18 +236,8 @@ fn links_into_resolved(etc: &ResolvFile) -> bool {
     let Some(target) = &etc.symlink_target else {
         return false;
     };
-    let mut parts: Vec<&str> = Vec::new();
     let base = if target.starts_with('/') { "" } else { "/etc" };
-    for part in base.split('/').chain(target.split('/')) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    let path = format!("/{}", parts.join("/"));
+    let path = crate::facts::node_facts::go_clean(&format!("{base}/{target}"));
     in_resolved_run_dir(etc.canonical.as_deref().unwrap_or(&path))
 }
 
