@@ -538,7 +538,7 @@ fn no_address_wanted(ctx: &Ctx) -> Option<Vec<String>> {
     if let Some(cache) = node_cache(ctx) {
         return Some(vec![cache.to_owned()]);
     }
-    let rendered = kube_dns_address(ctx, !ctx.facts.nodelocaldns_absent());
+    let rendered = kube_dns_address(ctx);
     let Some(addresses) = service_addresses(ctx) else {
         return rendered;
     };
@@ -638,13 +638,14 @@ fn empty_by_choice(
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
 /// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
 /// address of the first service range, kubespray_service_range; manual_dns_server for
-/// dns_mode manual), on a
-/// Kubespray node or where the inventory says dns_mode; else not known here. Without
-/// `with_cache`, the address it renders without NodeLocal DNSCache.
-fn kube_dns_address(ctx: &Ctx, with_cache: bool) -> Option<Vec<String>> {
+/// dns_mode manual), on a Kubespray node or where the inventory says dns_mode; else not
+/// known here. Where the node has no nodelocaldns interface (nothing would answer the
+/// cache's address), the address it renders without NodeLocal DNSCache.
+fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
+    let with_cache = !ctx.facts.nodelocaldns_absent();
     if with_cache && h.var_truthy("enable_nodelocaldns").unwrap_or(kubespray) {
         return Some(vec![
             h.var_set("nodelocaldns_ip")
