@@ -1221,6 +1221,57 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("kubelet-cluster-dns"),
     },
     RuleInfo {
+        id: "DNS-CNI-CONFIG-INVALID",
+        severity: Severity::Critical,
+        title: "containerd cannot load the first CNI config file: no new pod gets a network",
+        symptom: "\
+            The node turns NotReady, and `kubectl describe node NODE` says:\n\
+            container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized\n\
+            New pods on the node, CoreDNS's among them, stay in ContainerCreating with the event\n\
+            Failed to create pod sandbox: ... failed to setup network for sandbox \"...\": cni plugin not initialized\n\
+            Pods that were running keep their network. containerd logs\n\
+            failed to reload cni configuration after receiving fs change event(...)\n\
+            (or at its start: failed to load cni during init, please check CRI plugin status before setting up network for pods)\n\
+            and `crictl info` shows lastCNILoadStatus: cni config load failed: failed to load CNI config list file /etc/cni/net.d/...: ...: invalid cni config: failed to load cni config",
+        mechanism: "\
+            The container runtime, not the kubelet, loads the CNI configuration: the files of\n\
+            its directory (/etc/cni/net.d; k3s's and RKE2's own under\n\
+            /var/lib/rancher/*/agent/etc/cni/net.d; MicroK8s's in its snap) ending in .conf,\n\
+            .conflist or .json, sorted by name. containerd's CRI plugin (go-cni\n\
+            loadFromConfDir, max_conf_num 1) takes the first it can load, and stops with an\n\
+            error at a file before it that libcni refuses: one that is not JSON (an empty file\n\
+            a full disk left when a network plugin's installer rewrote it), a .conflist without\n\
+            a name or with a plugin without a type, a plugin list saved as .conf. It drops the\n\
+            networks it had first, so a node that worked breaks the moment such a file is\n\
+            written there, and stays broken until the directory changes again. CRI-O (ocicni)\n\
+            and cri-dockerd log the file and take the next one: on them dnsfix reports nothing.\n\
+            \n\
+            dnsfix checks what libcni v1.3.0 checks (JSON, name, cniVersion and type as\n\
+            strings, a non-empty plugin list) and takes the runtime from the kubelet's\n\
+            --container-runtime-endpoint or containerRuntimeEndpoint, a k3s/RKE2 config's\n\
+            container-runtime-endpoint, else the default: containerd (the kubelet's from 1.27;\n\
+            k3s, RKE2, MicroK8s and k0s embed it). Unknown where the endpoint names another\n\
+            runtime, or a kubelet before 1.27 is given none dnsfix found.",
+        fix: "\
+            Take the file out of the way or repair it:\n  \
+            mv /etc/cni/net.d/BROKEN /root/      # or rename it to end in .bak\n\
+            containerd loads the directory again when a file in it is written, renamed or\n\
+            removed. Where a network plugin's installer wrote it (Calico's install-cni, Cilium,\n\
+            flannel, the AWS VPC CNI), free the disk space and restart that plugin's pod on the\n\
+            node so it writes its file again. dnsfix has no playbook for this: which file is\n\
+            meant to be there is the network plugin's to say.",
+        restart: "\
+            Nothing for the runtime (containerd reloads on the change; a file moved in, which\n\
+            it ignores, needs `systemctl restart containerd`). Pods stuck in ContainerCreating\n\
+            are retried by the kubelet; the node turns Ready within a sync.",
+        verify: "\
+            ls -l /etc/cni/net.d/\n\
+            crictl info | grep -e NetworkReady -e lastCNILoadStatus -A2\n\
+            kubectl get node NODE\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-POD-LOOP",
         severity: Severity::Critical,
         title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
@@ -1524,6 +1575,7 @@ mod tests {
             ("DNS-RESOLV-MANAGED-ELSEWHERE", Severity::Warning),
             ("DNS-K3S-FALLBACK", Severity::Info),
             ("DNS-KUBELET-NO-CLUSTER-DNS", Severity::Critical),
+            ("DNS-CNI-CONFIG-INVALID", Severity::Critical),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),

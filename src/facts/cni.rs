@@ -10,8 +10,10 @@
 //! docs (container-runtimes.md) leave it to the network plugin.
 //!
 //! The configuration in effect is the first file of the directory, by name, ending in
-//! `.conf`, `.conflist` or `.json` (libcni `ConfFiles`, as containerd and CRI-O load it);
-//! Cilium renames the others to `*.cilium_bak`. k3s keeps its own directory.
+//! `.conf`, `.conflist` or `.json` (libcni `ConfFiles`, as containerd and CRI-O load it),
+//! that libcni accepts; Cilium renames the others to `*.cilium_bak`. k3s keeps its own
+//! directory. A file libcni refuses sorting before it is skipped by CRI-O and cri-dockerd,
+//! but stops containerd, which then gives no pod a network ([`Cni::refused`]).
 
 use serde::Serialize;
 
@@ -104,6 +106,13 @@ pub struct Cni {
     /// starts, before it wires any pod, where there is one: see [`BridgeNfAgent`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bridge_nf_agent: Option<BridgeNfAgent>,
+    /// The files of the directory the runtime reads that sort before the one in effect (all
+    /// of them where none is) and that libcni refuses, each `PATH: why`. CRI-O (ocicni
+    /// `loadNetworks`) and cri-dockerd (`getDefaultCNINetwork`) log each and go on to the
+    /// next; containerd's CRI plugin (go-cni `loadFromConfDir`, reached through
+    /// `WithDefaultConf`) stops at the first with an error and keeps no network at all.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 /// A network agent that sets bridge netfilter itself at every start: Weave's init
@@ -124,7 +133,8 @@ pub struct BridgeNfAgent {
 
 impl Cni {
     pub fn from_raw(raw: &RawFacts) -> Cni {
-        let mut unreadable = Vec::new();
+        let mut refused = Vec::new();
+        let mut looked = false;
         // MicroK8s's containerd reads its snap's directory alone (microk8s-resources/
         // default-args/containerd-template.toml: conf_dir = "${SNAP_DATA}/args/cni-network").
         let microk8s = super::microk8s::current_revision(raw)
@@ -151,29 +161,49 @@ impl Cni {
                 })
                 .collect();
             files.sort_by_key(|(p, _)| *p);
+            // Only the first directory with files is taken for the runtime's: a later one is
+            // a fallback for what the pods sit on (k3s's directory not written yet, or a
+            // node where k3s's is not there).
+            let runtime_reads = !files.is_empty() && !looked;
+            looked |= !files.is_empty();
             for (path, file) in files {
-                if file.state != FileState::Present {
-                    continue;
-                }
-                let Some(text) = file.text() else {
-                    unreadable.push(path.to_owned());
-                    continue;
+                let json = match file.state {
+                    FileState::Present => {
+                        let text = file.text().unwrap_or_default();
+                        serde_json::from_str::<serde_json::Value>(&text)
+                            .map_err(|e| format!("{path}: not JSON ({e})"))
+                            .and_then(|json| match libcni_refuses(path, &json) {
+                                Some(why) => Err(format!("{path}: {why}")),
+                                None => Ok(json),
+                            })
+                    }
+                    // ConfFiles lists a link to nothing; reading it fails.
+                    FileState::Missing if file.symlink_target.is_some() => {
+                        Err(format!("{path}: a symlink to nothing"))
+                    }
+                    // A directory is not listed; a file gone since the listing is not there.
+                    FileState::Missing | FileState::Directory => continue,
+                    FileState::Unreadable => {
+                        let why = format!("{path} could not be read");
+                        return Cni::unknown(why, refused);
+                    }
                 };
-                // libcni skips a file that does not parse and tries the next.
-                let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-                    unreadable.push(path.to_owned());
-                    continue;
+                let json = match json {
+                    Ok(json) => json,
+                    Err(why) => {
+                        if runtime_reads {
+                            refused.push(why);
+                        }
+                        continue;
+                    }
                 };
-                // libcni also skips a file with no plugin type.
-                let typed = json["type"].is_string()
-                    || json["plugins"]
-                        .as_array()
-                        .is_some_and(|p| p.iter().any(|x| x["type"].is_string()));
-                if !typed {
-                    unreadable.push(path.to_owned());
-                    continue;
+                if json.get("plugins").is_none() && path.ends_with(".conflist") {
+                    let why = format!(
+                        "{path}: its plugins are files under a directory named after its network, which dnsfix does not read"
+                    );
+                    return Cni::unknown(why, refused);
                 }
-                return match multus_delegate(raw, dir, path, &json) {
+                let mut cni = match multus_delegate(raw, dir, path, &json) {
                     Some(Ok((label, delegate))) => {
                         let mut cni = Cni::from_config(&label, &delegate);
                         cni.config = Some(path.to_owned());
@@ -184,20 +214,28 @@ impl Cni {
                         config: Some(path.to_owned()),
                         network: json["name"].as_str().map(str::to_owned),
                         plugins: vec!["multus".to_owned()],
-                        pod_bridge: PodBridge::Unknown(why),
-                        forwards: None,
-                        forwards_ipv6: None,
-                        bridge_nf_agent: None,
+                        ..Cni::unknown(why, Vec::new())
                     },
                     None => Cni::from_config(path, &json),
                 };
+                cni.refused = refused;
+                return cni;
             }
         }
-        let why = if unreadable.is_empty() {
+        let why = if refused.is_empty() {
             format!("no CNI configuration in {}", dirs.join(" or "))
         } else {
-            format!("no CNI configuration parses ({})", unreadable.join(", "))
+            let paths: Vec<&str> = refused
+                .iter()
+                .filter_map(|r| r.split_once(": ").map(|(p, _)| p))
+                .collect();
+            format!("no CNI configuration parses ({})", paths.join(", "))
         };
+        Cni::unknown(why, refused)
+    }
+
+    /// No configuration in effect that dnsfix can judge, with why.
+    fn unknown(why: String, refused: Vec<String>) -> Cni {
         Cni {
             config: None,
             network: None,
@@ -206,6 +244,7 @@ impl Cni {
             forwards: None,
             forwards_ipv6: None,
             bridge_nf_agent: None,
+            refused,
         }
     }
 
@@ -323,7 +362,66 @@ impl Cni {
             forwards,
             forwards_ipv6,
             bridge_nf_agent,
+            refused: Vec::new(),
         }
+    }
+}
+
+/// Why libcni refuses a configuration file, where it does, as containerd, CRI-O and
+/// cri-dockerd load it (containernetworking/cni v1.3.0 libcni/conf.go): a `.conflist`
+/// through `NetworkConfFromBytes` (a string `name`; a string `cniVersion` where set; a
+/// non-empty `plugins` list, each one a plugin), another through `ConfFromBytes` (one
+/// plugin). A plugin is an object with a non-empty string `type` (`missing 'type'`), and a
+/// string `name` and `cniVersion` where set (types.PluginConf). A `.conflist` without
+/// `plugins` takes them from files beside it, which the caller leaves unjudged.
+fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let strings = |v: &Value, keys: &[&str]| {
+        keys.iter()
+            .find(|k| v.get(**k).is_some_and(|x| !x.is_string() && !x.is_null()))
+            .map(|k| format!("its {k} is not a string"))
+    };
+    let plugin = |v: &Value| {
+        if !v.is_object() {
+            return Some("is not a JSON object".to_owned());
+        }
+        if let Some(why) = strings(v, &["name", "cniVersion", "type"]) {
+            return Some(why);
+        }
+        v["type"]
+            .as_str()
+            .is_none_or(str::is_empty)
+            .then(|| "has no type".to_owned())
+    };
+    if !path.ends_with(".conflist") {
+        return plugin(json).map(|why| match json.get("plugins") {
+            Some(_) if why == "has no type" => {
+                "has no type (a plugin list, which libcni reads only from a .conflist file)"
+                    .to_owned()
+            }
+            _ => why,
+        });
+    }
+    if !json.is_object() {
+        return Some("is not a JSON object".to_owned());
+    }
+    // The list's own keys are read from a map: a null is no string there.
+    match json.get("name") {
+        None => return Some("has no name".to_owned()),
+        Some(name) if !name.is_string() => return Some("its name is not a string".to_owned()),
+        Some(_) => {}
+    }
+    if json.get("cniVersion").is_some_and(|v| !v.is_string()) {
+        return Some("its cniVersion is not a string".to_owned());
+    }
+    match json.get("plugins") {
+        None => None,
+        Some(Value::Array(list)) if list.is_empty() => Some("lists no plugins".to_owned()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| plugin(p).map(|why| format!("its plugin {} {why}", i + 1))),
+        Some(_) => Some("its plugins is not a list".to_owned()),
     }
 }
 
@@ -519,6 +617,71 @@ mod tests {
             Some("/etc/cni/net.d/05-cilium.conflist")
         );
         assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+        assert_eq!(c.refused.len(), 1, "{c:?}");
+        assert!(
+            c.refused[0].starts_with("/etc/cni/net.d/00-broken.conf: not JSON ("),
+            "{c:?}"
+        );
+    }
+
+    /// What libcni v1.3.0 refuses (libcni/conf.go), each one a file containerd stops at.
+    #[test]
+    fn files_libcni_refuses_before_the_one_in_effect() {
+        let calico = r#"{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+        let c = cni(&[
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+            // A plugin list in a .conf file: ConfFromBytes finds no type.
+            ("/etc/cni/net.d/01-list.conf", calico),
+            (
+                "/etc/cni/net.d/02-noname.conflist",
+                r#"{"cniVersion":"0.3.1","plugins":[{"type":"calico"}]}"#,
+            ),
+            (
+                "/etc/cni/net.d/03-untyped.conflist",
+                r#"{"name":"n","plugins":[{"type":"calico"},{"capabilities":{}}]}"#,
+            ),
+            (
+                "/etc/cni/net.d/04-empty.conflist",
+                r#"{"name":"n","plugins":[]}"#,
+            ),
+            (
+                "/etc/cni/net.d/05-version.json",
+                r#"{"name":"n","type":"bridge","cniVersion":1}"#,
+            ),
+            ("/etc/cni/net.d/06-array.conf", "[]"),
+            // After the one in effect: never read by containerd (max_conf_num 1).
+            ("/etc/cni/net.d/20-broken.conflist", "{"),
+        ]);
+        assert_eq!(
+            c.config.as_deref(),
+            Some("/etc/cni/net.d/10-calico.conflist")
+        );
+        assert_eq!(
+            c.refused,
+            [
+                "/etc/cni/net.d/01-list.conf: has no type (a plugin list, which libcni reads only from a .conflist file)",
+                "/etc/cni/net.d/02-noname.conflist: has no name",
+                "/etc/cni/net.d/03-untyped.conflist: its plugin 2 has no type",
+                "/etc/cni/net.d/04-empty.conflist: lists no plugins",
+                "/etc/cni/net.d/05-version.json: its cniVersion is not a string",
+                "/etc/cni/net.d/06-array.conf: is not a JSON object",
+            ]
+        );
+        // Nothing accepted: every file is refused, and what pods sit on is unknown.
+        let c = cni(&[("/etc/cni/net.d/00-broken.conf", "{ not json")]);
+        assert_eq!(c.config, None);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Unknown(w) if w == "no CNI configuration parses (/etc/cni/net.d/00-broken.conf)"),
+            "{c:?}"
+        );
+        assert_eq!(c.refused.len(), 1);
+        // A list whose plugins are files beside it is not judged.
+        let c = cni(&[
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+            ("/etc/cni/net.d/05-dir.conflist", r#"{"name":"dir"}"#),
+        ]);
+        assert_eq!(c.config, None);
+        assert!(c.refused.is_empty());
     }
 
     /// Multus first in the directory: the pods' own interface is its cluster network's.

@@ -49,6 +49,9 @@ pub struct K3sConfig {
     pub node_name: Option<Located<String>>,
     /// `with-node-id: true`: k3s adds the node's id to that name.
     pub with_node_id: bool,
+    /// `container-runtime-endpoint`: a CRI socket k3s uses instead of its embedded
+    /// containerd (pkg/cli/cmds/agent.go).
+    pub container_runtime_endpoint: Option<Located<String>>,
     /// `data-dir`: where k3s keeps its state, the kubelet's generated files among them
     /// (default /var/lib/rancher/k3s; cmds.DataDirFlag).
     pub data_dir: Option<Located<String>>,
@@ -112,6 +115,7 @@ impl K3sConfig {
                     | "node-name"
                     | "with-node-id"
                     | "data-dir"
+                    | "container-runtime-endpoint"
             ) {
                 continue;
             }
@@ -149,6 +153,13 @@ impl K3sConfig {
                 }
                 "data-dir" => {
                     config.data_dir = last_value(config.data_dir.take(), items, (append, key_line))
+                }
+                "container-runtime-endpoint" => {
+                    config.container_runtime_endpoint = last_value(
+                        config.container_runtime_endpoint.take(),
+                        items,
+                        (append, key_line),
+                    )
                 }
                 "cluster-domain" => {
                     config.cluster_domain =

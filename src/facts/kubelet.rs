@@ -46,6 +46,8 @@ const DNS_FLAGS: &[&str] = &[
     "config-dir",
     // The node's name: which of the cluster's DNS pods run on it (cluster::node_names).
     "hostname-override",
+    // The container runtime, which decides what a CNI file it cannot load does (Cni::refused).
+    "container-runtime-endpoint",
 ];
 
 /// The kubelet's command line as declared on disk: the unit's (authoritative: what systemd
@@ -311,6 +313,8 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
                     .map(|v| (v, profile_path.clone())),
                 cluster_domain: k0s::at_profile(c.cluster_domain, line)
                     .map(|v| (v, profile_path.clone())),
+                container_runtime_endpoint: k0s::at_profile(c.container_runtime_endpoint, line)
+                    .map(|v| (v, profile_path.clone())),
                 dropins: Vec::new(),
                 unread: Vec::new(),
                 resolv_conf_key: None,
@@ -346,6 +350,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         .filter(|e| !e.value.is_empty())
         .map(|e| ResolvFile::read(raw, &e.value));
     let (mut cluster_dns, mut cluster_domain) = (settings.cluster_dns(), settings.cluster_domain());
+    let runtime_endpoint = settings.runtime_endpoint();
     let mut resolv_conf = resolv_conf;
     // k0s fetches the profile again at its start: what the node keeps is the last it had.
     let last_fetched = |source: &mut Source| {
@@ -377,6 +382,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         args_file: None,
         cluster_dns,
         cluster_domain,
+        runtime_endpoint,
         flags,
         resolv_conf,
         pod_resolv_conf,
@@ -495,6 +501,7 @@ struct Config {
     resolv_conf: Option<(Located<String>, String)>,
     cluster_dns: Option<(Located<Vec<String>>, String)>,
     cluster_domain: Option<(Located<String>, String)>,
+    container_runtime_endpoint: Option<(Located<String>, String)>,
     dropins: Vec<String>,
     /// Drop-in settings of resolvConf this kubelet does not read, as evidence.
     unread: Vec<String>,
@@ -669,6 +676,9 @@ fn load_config(
         if let Some(v) = &c.cluster_domain {
             config.cluster_domain = Some((v.clone(), (*file).to_owned()));
         }
+        if let Some(v) = &c.container_runtime_endpoint {
+            config.container_runtime_endpoint = Some((v.clone(), (*file).to_owned()));
+        }
     }
     let dropped = &files[base..];
     if current {
@@ -825,6 +835,7 @@ fn plain_kubelet(
     let resolv_conf = settings.resolv_conf();
     let cluster_dns = settings.cluster_dns();
     let cluster_domain = settings.cluster_domain();
+    let runtime_endpoint = settings.runtime_endpoint();
 
     let pod_resolv_conf = resolv_conf
         .known()
@@ -851,8 +862,18 @@ fn plain_kubelet(
         resolv_conf,
         cluster_dns,
         cluster_domain,
+        runtime_endpoint,
         pod_resolv_conf,
     }
+}
+
+/// A flag's last value as the setting in effect, where it is on the command line.
+fn flag_effective(flags: &[FlagFact], name: &str) -> Option<Effective<String>> {
+    last_valued(flags, name).map(|f| Effective {
+        value: f.value.clone().unwrap_or_default(),
+        source: f.source.clone(),
+        shadowed: Vec::new(),
+    })
 }
 
 /// The last occurrence of a flag that has a value.
@@ -980,6 +1001,19 @@ impl Settings<'_> {
             }),
             None => self.unset(),
         }
+    }
+
+    /// The CRI endpoint, where a flag or the config sets it (the kubelet's default, from
+    /// 1.27, is containerd's socket).
+    fn runtime_endpoint(&self) -> Option<Effective<String>> {
+        flag_over_config(
+            self.flag_value("container-runtime-endpoint"),
+            from_config(
+                self.config
+                    .and_then(|c| c.container_runtime_endpoint.as_ref()),
+            ),
+            Clone::clone,
+        )
     }
 
     fn flag_value(&self, name: &str) -> Option<(String, Source)> {
@@ -1587,12 +1621,35 @@ fn rancher_kubelet(
         resolv_conf_key: None,
         config_error,
         args_file: None,
+        runtime_endpoint: rancher_runtime_endpoint(&flags, &configs),
         flags,
         resolv_conf,
         cluster_dns,
         cluster_domain,
         pod_resolv_conf,
     }
+}
+
+/// The CRI endpoint of a k3s/RKE2 kubelet, where one is set: RKE2's own kubelet process
+/// names it; k3s's embedded kubelet runs on k3s's containerd unless a config file gives
+/// `container-runtime-endpoint` (the last that sets it; empty is k3s's own).
+fn rancher_runtime_endpoint(
+    flags: &[FlagFact],
+    configs: &Result<Vec<(String, K3sConfig)>, String>,
+) -> Option<Effective<String>> {
+    flag_effective(flags, "container-runtime-endpoint").or_else(|| {
+        let configs = configs.as_deref().ok()?;
+        let (file, l) = configs
+            .iter()
+            .rev()
+            .find_map(|(file, c)| Some((file, c.container_runtime_endpoint.clone()?)))?;
+        (!l.value.is_empty()).then_some(())?;
+        Some(Effective {
+            value: l.value,
+            source: Source::new("k3s_config", Some(file), Some(l.line)),
+            shadowed: Vec::new(),
+        })
+    })
 }
 
 /// The settings of a k3s/RKE2 kubelet with what its own process says over them. RKE2 runs
@@ -3980,6 +4037,36 @@ mod tests {
     /// k3s's clusterDomain: from v1.32 its own drop-in's (or a later drop-in's), a
     /// kubelet-arg cluster-domain over either; before, a server's cluster-domain (command
     /// line over config files) or cluster.local, and an agent's its server's: unknown.
+    #[test]
+    fn k3s_s_runtime_is_its_containerd_unless_a_config_file_names_another() {
+        let runtime = |raw: &RawFacts| {
+            NodeFacts::from_raw("node1", raw)
+                .kubelet
+                .runtime_endpoint
+                .map(|e| (e.value, e.source.at()))
+        };
+        let config = "/etc/rancher/k3s/config.yaml";
+        let dropin = "/etc/rancher/k3s/config.yaml.d/50-cri.yaml";
+        let k3s =
+            crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+        assert_eq!(runtime(&k3s), None);
+        let crio = "container-runtime-endpoint: unix:///var/run/crio/crio.sock\n";
+        let with_crio = crate::testing::with_files(&k3s, &[(config, crio)]);
+        assert_eq!(
+            runtime(&with_crio),
+            Some((
+                "unix:///var/run/crio/crio.sock".into(),
+                format!("{config}:1")
+            ))
+        );
+        // A later file setting it empty gives k3s its own containerd back.
+        let emptied = crate::testing::with_files(
+            &with_crio,
+            &[(dropin, "container-runtime-endpoint: \"\"\n")],
+        );
+        assert_eq!(runtime(&emptied), None);
+    }
+
     #[test]
     fn k3s_s_cluster_domain() {
         let domain = |raw: &RawFacts| match NodeFacts::from_raw("node1", raw).kubelet.cluster_domain

@@ -46,6 +46,9 @@ pub struct KubeletConfig {
     pub cluster_dns: Option<Located<Vec<String>>>,
     /// `clusterDomain`.
     pub cluster_domain: Option<Located<String>>,
+    /// `containerRuntimeEndpoint`: the CRI socket (from 1.27; defaults to containerd's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container_runtime_endpoint: Option<Located<String>>,
     /// Every key that spells the internal field name `ResolverConfig` in some case, with
     /// its value, in file order: kubelet 1.28 to 1.31 took resolvConf from a `--config-dir`
     /// drop-in only so (kubernetes#126630). Nothing else reads them.
@@ -104,6 +107,12 @@ impl KubeletConfig {
             resolv_conf: string_field(&mapping, "resolvConf", &line_of)?,
             cluster_dns: string_list_field(&mapping, "clusterDNS", &line_of)?,
             cluster_domain: string_field(&mapping, "clusterDomain", &line_of)?,
+            container_runtime_endpoint: string_field(
+                &mapping,
+                "containerRuntimeEndpoint",
+                &line_of,
+            )?
+            .filter(|l| !l.value.is_empty()),
             resolver_configs: resolver_configs(&mapping, &line_of),
         })
     }

@@ -16,11 +16,12 @@ use super::kubelet_config::Located;
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
 /// space) consumes the next word. Any other `--name` without `=` is recorded without a value:
 /// without kubelet's full flag table a following word cannot be told apart from a positional.
-pub(crate) const VALUE_FLAGS: [&str; 6] = [
+pub(crate) const VALUE_FLAGS: [&str; 7] = [
     "resolv-conf",
     "cluster-dns",
     "cluster-domain",
     "config",
+    "container-runtime-endpoint",
     "kubeconfig",
     // kubelite's (MicroK8s), on its own command line.
     "kubelet-args-file",

@@ -362,6 +362,12 @@ pub struct Kubelet {
     pub resolv_conf: Observed<Effective<String>>,
     pub cluster_dns: Observed<Effective<Vec<String>>>,
     pub cluster_domain: Observed<Effective<String>>,
+    /// The CRI endpoint the kubelet talks to (`--container-runtime-endpoint`,
+    /// `containerRuntimeEndpoint`; a k3s config's `container-runtime-endpoint`), where one is
+    /// set: none is containerd (the kubelet's default from 1.27; k3s's and RKE2's embedded
+    /// one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_endpoint: Option<Effective<String>>,
     /// That file, read from the node (symlinks followed).
     pub pod_resolv_conf: Option<ResolvFile>,
 }

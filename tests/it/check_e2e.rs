@@ -574,3 +574,42 @@ fn a_kubelet_whose_cluster_dns_no_service_holds_is_critical() {
     let fixed = findings(&lab);
     assert!(fixed[&kubeadm].is_empty(), "{fixed:#?}");
 }
+
+/// A CNI file containerd cannot load, first in /etc/cni/net.d of a real lab node (what a
+/// full disk leaves when Calico's install-cni rewrites its conflist): critical, naming the
+/// file; once it is moved out of the directory, nothing.
+#[test]
+fn a_cni_file_containerd_cannot_load_is_found_on_the_node() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let calico = r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#;
+    lab.exec(
+        &node,
+        &format!(
+            "mkdir -p /etc/cni/net.d && printf '%s' '{calico}' > /etc/cni/net.d/10-calico.conflist && : > /etc/cni/net.d/05-cilium.conflist"
+        ),
+    );
+    let findings = || -> Vec<Value> {
+        let out = check(&lab, &["--format", "json"]);
+        json_hosts(&out)[0]["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| f["id"] == "DNS-CNI-CONFIG-INVALID")
+            .collect()
+    };
+    let found = findings();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "critical", "{found:#?}");
+    let evidence = found[0]["evidence"].to_string();
+    assert!(
+        evidence.contains("/etc/cni/net.d/05-cilium.conflist: not JSON")
+            && evidence.contains("runtime: containerd")
+            && evidence
+                .contains("/etc/cni/net.d/10-calico.conflist is the first file libcni accepts"),
+        "{evidence}"
+    );
+    lab.exec(&node, "mv /etc/cni/net.d/05-cilium.conflist /root/");
+    assert_eq!(findings(), Vec::<Value>::new());
+}

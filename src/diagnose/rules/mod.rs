@@ -15,6 +15,7 @@ use crate::facts::resolv_conf::{Nameserver, ResolvConf};
 use crate::inventory::Host;
 use crate::util::nth_address;
 
+mod cni;
 mod k3s_fallback;
 mod kernel;
 mod kubelet_file;
@@ -205,6 +206,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ),
     ("DNS-K3S-FALLBACK", k3s_fallback::k3s_fallback),
     ("DNS-KUBELET-NO-CLUSTER-DNS", kubelet_flags::no_cluster_dns),
+    ("DNS-CNI-CONFIG-INVALID", cni::cni_config_invalid),
 ];
 
 const NO_KUBELET: &str = "no kubelet configuration on this host";

@@ -2507,3 +2507,90 @@ fn antrea_sets_forwarding_only_from_1_15() {
     assert!(f[0].summary.contains("from Antrea 1.15"), "{f:?}");
     assert!(f[0].remediation.contains("antrea-agent"), "{f:?}");
 }
+
+/// A CNI file libcni refuses, sorting first: containerd gives no pod a network (go-cni
+/// loadFromConfDir stops there); CRI-O and cri-dockerd take the next file.
+#[test]
+fn a_cni_file_containerd_cannot_load_is_critical_only_on_containerd() {
+    let base = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
+    let calico = r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#;
+    let host = Host::new("node1");
+    let outcome = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        super::cni::cni_config_invalid(&Ctx::in_cluster(&host, &facts, None))
+    };
+    let healthy =
+        crate::testing::with_files(&base, &[("/etc/cni/net.d/10-calico.conflist", calico)]);
+    assert_eq!(outcome(&healthy), RuleOutcome::Pass);
+    // An empty file (a full disk as Calico's install-cni rewrote it) before Calico's.
+    let broken = crate::testing::with_files(&healthy, &[("/etc/cni/net.d/05-cilium.conflist", "")]);
+    let RuleOutcome::Findings(f) = outcome(&broken) else {
+        panic!("containerd stops at the empty file");
+    };
+    assert_eq!(
+        (f[0].severity, f[0].status),
+        (Severity::Critical, FindingStatus::Failed)
+    );
+    assert!(
+        f[0].summary.contains(
+            "/etc/cni/net.d/05-cilium.conflist, the first CNI file by name, does not load (it never reaches /etc/cni/net.d/10-calico.conflist)"
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e
+                .starts_with("runtime: containerd (unix:///var/run/containerd/containerd.sock (")),
+        "{f:?}"
+    );
+    // The same node on CRI-O: skipped, Calico's file is the network.
+    let endpoint = |from: &str, to: &str| {
+        let cmdline = &broken
+            .get("/proc/2291/cmdline")
+            .expect("the kubelet runs")
+            .content;
+        let cmdline = String::from_utf8_lossy(cmdline).replace(from, to);
+        crate::testing::with_files(&broken, &[("/proc/2291/cmdline", cmdline.as_str())])
+    };
+    let containerd = "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock";
+    let crio = endpoint(
+        containerd,
+        "--container-runtime-endpoint=unix:///var/run/crio/crio.sock",
+    );
+    let facts = NodeFacts::from_raw("node1", &crio);
+    assert_eq!(
+        facts
+            .kubelet
+            .runtime_endpoint
+            .as_ref()
+            .map(|e| e.value.as_str()),
+        Some("unix:///var/run/crio/crio.sock"),
+        "{:?}",
+        facts.kubelet
+    );
+    assert_eq!(outcome(&crio), RuleOutcome::Pass);
+    // No endpoint anywhere: the kubelet's default from 1.27 is containerd's; a 1.26 kubelet
+    // needs one, so dnsfix cannot tell.
+    let none = endpoint(&format!("{containerd}\0"), "");
+    let mut facts = NodeFacts::from_raw("node1", &none);
+    assert_eq!(facts.kubelet.runtime_endpoint, None, "{:?}", facts.kubelet);
+    for (version, status) in [
+        ("v1.30.2", FindingStatus::Failed),
+        ("v1.26.3", FindingStatus::Unknown),
+    ] {
+        facts.kubelet.version = Some(version.to_owned());
+        let RuleOutcome::Findings(f) =
+            super::cni::cni_config_invalid(&Ctx::in_cluster(&host, &facts, None))
+        else {
+            panic!("{version}: a finding");
+        };
+        assert_eq!(f[0].status, status, "{version}: {f:?}");
+    }
+    facts.kubelet.version = Some("v1.23.17".to_owned());
+    assert_eq!(
+        super::cni::cni_config_invalid(&Ctx::in_cluster(&host, &facts, None)),
+        RuleOutcome::Pass,
+        "the dockershim skips the file"
+    );
+}
