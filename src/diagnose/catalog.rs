@@ -1235,19 +1235,21 @@ pub const RULES: &[RuleInfo] = &[
             and `crictl info` shows lastCNILoadStatus: cni config load failed: failed to load CNI config list file /etc/cni/net.d/...: ...: invalid cni config: failed to load cni config",
         mechanism: "\
             The container runtime, not the kubelet, loads the CNI configuration: the files of\n\
-            its directory (/etc/cni/net.d; k3s's and RKE2's own under\n\
-            /var/lib/rancher/*/agent/etc/cni/net.d; MicroK8s's in its snap) ending in .conf,\n\
-            .conflist or .json, sorted by name. containerd's CRI plugin (go-cni\n\
+            its directory (/etc/cni/net.d; k3s's own /var/lib/rancher/k3s/agent/etc/cni/net.d\n\
+            where k3s runs its flannel; MicroK8s's in its snap) ending in .conf, .conflist or\n\
+            .json, sorted by name. containerd's CRI plugin (go-cni\n\
             loadFromConfDir, max_conf_num 1) takes the first it can load, and stops with an\n\
             error at a file before it that libcni refuses: one that is not JSON (an empty file\n\
             a full disk left when a network plugin's installer rewrote it), a .conflist without\n\
             a name or with a plugin without a type, a plugin list saved as .conf. It drops the\n\
             networks it had first, so a node that worked breaks the moment such a file is\n\
             written there, and stays broken until the directory changes again. CRI-O (ocicni)\n\
-            and cri-dockerd log the file and take the next one: on them dnsfix reports nothing.\n\
+            and cri-dockerd log the file and take the next one: on them dnsfix reports a file\n\
+            only where none loads.\n\
             \n\
-            dnsfix checks what libcni v1.3.0 checks (JSON, name, cniVersion and type as\n\
-            strings, a non-empty plugin list) and takes the runtime from the kubelet's\n\
+            dnsfix checks the refusals met most (JSON, a list's name and non-empty plugin list,\n\
+            name, cniVersion and type as strings; not a plugin's typed fields such as\n\
+            capabilities or ipam) and takes the runtime from the kubelet's\n\
             --container-runtime-endpoint or containerRuntimeEndpoint, a k3s/RKE2 config's\n\
             container-runtime-endpoint, else the default: containerd (the kubelet's from 1.27;\n\
             k3s, RKE2, MicroK8s and k0s embed it). Unknown where the endpoint names another\n\

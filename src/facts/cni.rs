@@ -107,12 +107,36 @@ pub struct Cni {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bridge_nf_agent: Option<BridgeNfAgent>,
     /// The files of the directory the runtime reads that sort before the one in effect (all
-    /// of them where none is) and that libcni refuses, each `PATH: why`. CRI-O (ocicni
-    /// `loadNetworks`) and cri-dockerd (`getDefaultCNINetwork`) log each and go on to the
-    /// next; containerd's CRI plugin (go-cni `loadFromConfDir`, reached through
-    /// `WithDefaultConf`) stops at the first with an error and keeps no network at all.
+    /// of them where none is) and that libcni refuses. CRI-O (ocicni `loadNetworks`) and
+    /// cri-dockerd (`getDefaultCNINetwork`) log each and go on to the next; containerd's CRI
+    /// plugin (go-cni `loadFromConfDir`, reached through `WithDefaultConf`) stops at the
+    /// first with an error and keeps no network at all.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub refused: Vec<String>,
+    pub refused: Vec<Refused>,
+    /// A file of that directory, before any libcni accepts, that dnsfix could not read:
+    /// whether the runtime loads it is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
+}
+
+/// A CNI configuration file libcni refuses, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refused {
+    pub path: String,
+    pub why: String,
+}
+
+impl Refused {
+    /// The directory the file is in.
+    pub fn dir(&self) -> &str {
+        self.path.rsplit_once('/').map_or("", |(dir, _)| dir)
+    }
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.why)
+    }
 }
 
 /// A network agent that sets bridge netfilter itself at every start: Weave's init
@@ -134,7 +158,6 @@ pub struct BridgeNfAgent {
 impl Cni {
     pub fn from_raw(raw: &RawFacts) -> Cni {
         let mut refused = Vec::new();
-        let mut looked = false;
         // MicroK8s's containerd reads its snap's directory alone (microk8s-resources/
         // default-args/containerd-template.toml: conf_dir = "${SNAP_DATA}/args/cni-network").
         let microk8s = super::microk8s::current_revision(raw)
@@ -151,6 +174,13 @@ impl Cni {
                 CNI_DIRS.len()
             })
             .collect();
+        // The runtime's directory: the first of them that is there (k3s's own only where
+        // k3s's containerd is told to read it); the next is a fallback for what the pods sit
+        // on while the runtime's holds no configuration yet.
+        let runtime_dir = dirs
+            .iter()
+            .copied()
+            .find(|d| raw.dirs.iter().any(|x| x == d) || raw.files_in(d).next().is_some());
         for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
                 .files_in(dir)
@@ -161,48 +191,42 @@ impl Cni {
                 })
                 .collect();
             files.sort_by_key(|(p, _)| *p);
-            // Only the first directory with files is taken for the runtime's: a later one is
-            // a fallback for what the pods sit on (k3s's directory not written yet, or a
-            // node where k3s's is not there).
-            let runtime_reads = !files.is_empty() && !looked;
-            looked |= !files.is_empty();
+            let runtime_reads = Some(*dir) == runtime_dir;
             for (path, file) in files {
                 let json = match file.state {
                     FileState::Present => {
-                        let text = file.text().unwrap_or_default();
+                        let text = String::from_utf8_lossy(&file.content);
                         serde_json::from_str::<serde_json::Value>(&text)
-                            .map_err(|e| format!("{path}: not JSON ({e})"))
+                            .map_err(|e| format!("not JSON ({e})"))
                             .and_then(|json| match libcni_refuses(path, &json) {
-                                Some(why) => Err(format!("{path}: {why}")),
+                                Some(why) => Err(why),
                                 None => Ok(json),
                             })
                     }
                     // ConfFiles lists a link to nothing; reading it fails.
                     FileState::Missing if file.symlink_target.is_some() => {
-                        Err(format!("{path}: a symlink to nothing"))
+                        Err("a symlink to nothing".to_owned())
                     }
                     // A directory is not listed; a file gone since the listing is not there.
                     FileState::Missing | FileState::Directory => continue,
                     FileState::Unreadable => {
-                        let why = format!("{path} could not be read");
-                        return Cni::unknown(why, refused);
+                        let mut cni = Cni::unknown(format!("{path} could not be read"), refused);
+                        cni.unread = runtime_reads.then(|| path.to_owned());
+                        return cni;
                     }
                 };
                 let json = match json {
                     Ok(json) => json,
                     Err(why) => {
                         if runtime_reads {
-                            refused.push(why);
+                            refused.push(Refused {
+                                path: path.to_owned(),
+                                why,
+                            });
                         }
                         continue;
                     }
                 };
-                if json.get("plugins").is_none() && path.ends_with(".conflist") {
-                    let why = format!(
-                        "{path}: its plugins are files under a directory named after its network, which dnsfix does not read"
-                    );
-                    return Cni::unknown(why, refused);
-                }
                 let mut cni = match multus_delegate(raw, dir, path, &json) {
                     Some(Ok((label, delegate))) => {
                         let mut cni = Cni::from_config(&label, &delegate);
@@ -225,17 +249,14 @@ impl Cni {
         let why = if refused.is_empty() {
             format!("no CNI configuration in {}", dirs.join(" or "))
         } else {
-            let paths: Vec<&str> = refused
-                .iter()
-                .filter_map(|r| r.split_once(": ").map(|(p, _)| p))
-                .collect();
+            let paths: Vec<&str> = refused.iter().map(|r| r.path.as_str()).collect();
             format!("no CNI configuration parses ({})", paths.join(", "))
         };
         Cni::unknown(why, refused)
     }
 
     /// No configuration in effect that dnsfix can judge, with why.
-    fn unknown(why: String, refused: Vec<String>) -> Cni {
+    fn unknown(why: String, refused: Vec<Refused>) -> Cni {
         Cni {
             config: None,
             network: None,
@@ -245,6 +266,7 @@ impl Cni {
             forwards_ipv6: None,
             bridge_nf_agent: None,
             refused,
+            unread: None,
         }
     }
 
@@ -363,44 +385,50 @@ impl Cni {
             forwards_ipv6,
             bridge_nf_agent,
             refused: Vec::new(),
+            unread: None,
         }
     }
 }
 
 /// Why libcni refuses a configuration file, where it does, as containerd, CRI-O and
-/// cri-dockerd load it (containernetworking/cni v1.3.0 libcni/conf.go): a `.conflist`
-/// through `NetworkConfFromBytes` (a string `name`; a string `cniVersion` where set; a
-/// non-empty `plugins` list, each one a plugin), another through `ConfFromBytes` (one
-/// plugin). A plugin is an object with a non-empty string `type` (`missing 'type'`), and a
-/// string `name` and `cniVersion` where set (types.PluginConf). A `.conflist` without
-/// `plugins` takes them from files beside it, which the caller leaves unjudged.
+/// cri-dockerd load it (containernetworking/cni libcni/conf.go, v1.1 to v1.3): a
+/// `.conflist` through `NetworkConfFromBytes` (a string `name`; a string `cniVersion` where
+/// set; a non-empty `plugins` list, each one a plugin), another through `ConfFromBytes`
+/// (one plugin). A plugin is an object with a non-empty string `type` (`missing 'type'`),
+/// and a string `name` and `cniVersion` where set (types.PluginConf, whose fields Go's
+/// encoding/json matches in any case). The commonest refusals, not every one: a plugin's
+/// typed fields (`capabilities`, `ipam`, `dns`) and the list's booleans are not checked.
 fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
-    let strings = |v: &Value, keys: &[&str]| {
-        keys.iter()
-            .find(|k| v.get(**k).is_some_and(|x| !x.is_string() && !x.is_null()))
-            .map(|k| format!("its {k} is not a string"))
+    // A struct field as encoding/json finds it: the exact key, else one equal but for case.
+    let field = |v: &'_ Value, key: &str| -> Option<Value> {
+        let map = v.as_object()?;
+        map.get(key)
+            .or_else(|| {
+                map.iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
+                    .map(|(_, v)| v)
+            })
+            .cloned()
     };
     let plugin = |v: &Value| {
         if !v.is_object() {
             return Some("is not a JSON object".to_owned());
         }
-        if let Some(why) = strings(v, &["name", "cniVersion", "type"]) {
-            return Some(why);
+        for key in ["name", "cniVersion", "type"] {
+            if field(v, key).is_some_and(|x| !x.is_string() && !x.is_null()) {
+                return Some(format!("has a {key} that is not a string"));
+            }
         }
-        v["type"]
-            .as_str()
-            .is_none_or(str::is_empty)
-            .then(|| "has no type".to_owned())
+        let typed = field(v, "type").is_some_and(|t| t.as_str().is_some_and(|t| !t.is_empty()));
+        (!typed).then(|| match v.get("plugins") {
+            Some(_) => "has no type (a plugin list, which libcni reads only from a .conflist file)"
+                .to_owned(),
+            None => "has no type".to_owned(),
+        })
     };
     if !path.ends_with(".conflist") {
-        return plugin(json).map(|why| match json.get("plugins") {
-            Some(_) if why == "has no type" => {
-                "has no type (a plugin list, which libcni reads only from a .conflist file)"
-                    .to_owned()
-            }
-            _ => why,
-        });
+        return plugin(json);
     }
     if !json.is_object() {
         return Some("is not a JSON object".to_owned());
@@ -415,7 +443,9 @@ fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
         return Some("its cniVersion is not a string".to_owned());
     }
     match json.get("plugins") {
-        None => None,
+        // libcni before v1.3 (containerd 1.7 and 2.0): "no 'plugins' key"; from v1.3 it
+        // looks for NAME/*.conf beside the file, which dnsfix does not read.
+        None => Some("has no plugins list".to_owned()),
         Some(Value::Array(list)) if list.is_empty() => Some("lists no plugins".to_owned()),
         Some(Value::Array(list)) => list
             .iter()
@@ -619,12 +649,14 @@ mod tests {
         assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
         assert_eq!(c.refused.len(), 1, "{c:?}");
         assert!(
-            c.refused[0].starts_with("/etc/cni/net.d/00-broken.conf: not JSON ("),
+            c.refused[0]
+                .to_string()
+                .starts_with("/etc/cni/net.d/00-broken.conf: not JSON ("),
             "{c:?}"
         );
     }
 
-    /// What libcni v1.3.0 refuses (libcni/conf.go), each one a file containerd stops at.
+    /// What libcni refuses (libcni/conf.go), each one a file containerd stops at.
     #[test]
     fn files_libcni_refuses_before_the_one_in_effect() {
         let calico = r#"{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
@@ -656,14 +688,15 @@ mod tests {
             c.config.as_deref(),
             Some("/etc/cni/net.d/10-calico.conflist")
         );
+        let refused: Vec<String> = c.refused.iter().map(ToString::to_string).collect();
         assert_eq!(
-            c.refused,
+            refused,
             [
                 "/etc/cni/net.d/01-list.conf: has no type (a plugin list, which libcni reads only from a .conflist file)",
                 "/etc/cni/net.d/02-noname.conflist: has no name",
                 "/etc/cni/net.d/03-untyped.conflist: its plugin 2 has no type",
                 "/etc/cni/net.d/04-empty.conflist: lists no plugins",
-                "/etc/cni/net.d/05-version.json: its cniVersion is not a string",
+                "/etc/cni/net.d/05-version.json: has a cniVersion that is not a string",
                 "/etc/cni/net.d/06-array.conf: is not a JSON object",
             ]
         );
@@ -675,13 +708,36 @@ mod tests {
             "{c:?}"
         );
         assert_eq!(c.refused.len(), 1);
-        // A list whose plugins are files beside it is not judged.
+        // A list without plugins: libcni before v1.3 refuses it (from v1.3 it reads them
+        // from a directory beside it, which dnsfix does not). A plugin's fields are matched
+        // in any case, as Go's encoding/json does.
         let c = cni(&[
             ("/etc/cni/net.d/10-calico.conflist", calico),
             ("/etc/cni/net.d/05-dir.conflist", r#"{"name":"dir"}"#),
+            (
+                "/etc/cni/net.d/06-case.conflist",
+                r#"{"name":"n","plugins":[{"Type":"bridge","CNIVERSION":1}]}"#,
+            ),
+            (
+                "/etc/cni/net.d/07-case.conf",
+                r#"{"Name":"n","TYPE":"bridge","cniversion":"0.4.0"}"#,
+            ),
         ]);
-        assert_eq!(c.config, None);
-        assert!(c.refused.is_empty());
+        assert_eq!(c.config.as_deref(), Some("/etc/cni/net.d/07-case.conf"));
+        // k3s's own directory is there but not written yet (its flannel not started): a
+        // broken leftover in /etc/cni/net.d is no file its containerd reads.
+        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/00-old.conf", "{")]);
+        assert_eq!(Cni::from_raw(&raw).refused.len(), 1);
+        raw.dirs.push(CNI_DIRS[0].to_owned());
+        assert_eq!(Cni::from_raw(&raw).refused, []);
+        let refused: Vec<String> = c.refused.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            refused,
+            [
+                "/etc/cni/net.d/05-dir.conflist: has no plugins list",
+                "/etc/cni/net.d/06-case.conflist: its plugin 1 has a cniVersion that is not a string",
+            ]
+        );
     }
 
     /// Multus first in the directory: the pods' own interface is its cluster network's.

@@ -13,37 +13,61 @@ enum Runtime {
     /// containerd's CRI plugin: stops at the file and keeps no network.
     Containerd(String),
     /// CRI-O, cri-dockerd, the dockershim: log the file and take the next.
-    Skips,
+    Skips(String),
     /// An endpoint dnsfix does not know, or no way to tell.
     Unknown(String),
 }
 
 pub(super) fn cni_config_invalid(ctx: &Ctx) -> RuleOutcome {
     let cni = &ctx.facts.cni;
-    let Some(first) = cni.refused.first() else {
-        return RuleOutcome::Pass;
-    };
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
+    let Some(first) = cni.refused.first() else {
+        return match &cni.unread {
+            Some(path) => ctx.unknown(ID, format!("{path} could not be read")),
+            None => RuleOutcome::Pass,
+        };
+    };
+    // The file in effect, where it is in the same directory: the one the runtime reads.
+    let accepted = cni.config.as_deref().filter(|c| {
+        c.rsplit_once('/')
+            .is_some_and(|(dir, _)| dir == first.dir())
+    });
     let why = match runtime(ctx) {
         Runtime::Containerd(why) => why,
-        Runtime::Skips => return RuleOutcome::Pass,
+        Runtime::Skips(_) if accepted.is_some() => return RuleOutcome::Pass,
+        Runtime::Skips(who) => {
+            let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
+            evidence.push(format!(
+                "runtime: {who}, which skips each and finds no other"
+            ));
+            return RuleOutcome::Findings(vec![ctx.finding(
+                ID,
+                Severity::Critical,
+                format!(
+                    "the runtime loads no pod network: no CNI file in {} loads; new pods on this node (CoreDNS's too) get no network and the node is NotReady",
+                    first.dir()
+                ),
+                evidence,
+                remedy(&first.path),
+            )]);
+        }
         Runtime::Unknown(why) => {
             return ctx.unknown_because(
                 ID,
                 format!("{first}, and {why}"),
                 format!(
                     "containerd stops at that file and gives no pod a network; CRI-O and cri-dockerd skip it. Fix or move the file either way: {}",
-                    remedy(first)
+                    remedy(&first.path)
                 ),
             );
         }
     };
-    let path = first.split_once(": ").map_or(first.as_str(), |(p, _)| p);
-    let mut evidence = cni.refused.clone();
+    let path = &first.path;
+    let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
     evidence.push(format!("runtime: containerd ({why})"));
-    let next = match &cni.config {
+    let next = match accepted {
         Some(config) => {
             evidence.push(format!(
                 "{config} is the first file libcni accepts: the network the node is meant to have, which containerd never reaches"
@@ -59,13 +83,12 @@ pub(super) fn cni_config_invalid(ctx: &Ctx) -> RuleOutcome {
             "containerd loads no pod network: {path}, the first CNI file by name, does not load{next}; new pods on this node (CoreDNS's too) get no network and the node is NotReady"
         ),
         evidence,
-        remedy(first),
+        remedy(path),
     )])
 }
 
-/// What to do about the first refused file (`PATH: why`).
-fn remedy(first: &str) -> String {
-    let path = first.split_once(": ").map_or(first, |(p, _)| p);
+/// What to do about the first refused file.
+fn remedy(path: &str) -> String {
     format!(
         "move {path} out of its directory (or rename it to end in .bak), or repair it so libcni loads it; containerd loads the directory again when a file in it is written, renamed or removed (no restart), and `crictl info` then shows lastCNILoadStatus OK. If a network plugin's installer left it so (a full disk while it wrote the file), free the space and restart that plugin's pod on the node so it writes the file again"
     )
@@ -84,7 +107,7 @@ fn runtime(ctx: &Ctx) -> Runtime {
             .iter()
             .any(|r| value.contains(r))
         {
-            Runtime::Skips
+            Runtime::Skips(at)
         } else {
             Runtime::Unknown(format!(
                 "the kubelet's runtime endpoint is {at}, which dnsfix does not know"
@@ -102,8 +125,9 @@ fn runtime(ctx: &Ctx) -> Runtime {
         return Runtime::Containerd(format!("{who}'s own; no other runtime endpoint is set"));
     }
     match kube_minor(ctx) {
-        // The dockershim, the default before 1.24.
-        Some((minor, _)) if minor < 24 => Runtime::Skips,
+        Some((minor, from)) if minor < 24 => {
+            Runtime::Skips(format!("the dockershim, the default before 1.24 ({from})"))
+        }
         Some((minor, from)) if minor < 27 => Runtime::Unknown(format!(
             "the kubelet is given no runtime endpoint dnsfix found, which it needs before 1.27 ({from})"
         )),

@@ -2570,6 +2570,33 @@ fn a_cni_file_containerd_cannot_load_is_critical_only_on_containerd() {
         facts.kubelet
     );
     assert_eq!(outcome(&crio), RuleOutcome::Pass);
+    // CRI-O with no file it can load has no network either.
+    let mut only_broken = crio.clone();
+    only_broken
+        .files
+        .remove("/etc/cni/net.d/10-calico.conflist");
+    only_broken
+        .order
+        .retain(|p| p != "/etc/cni/net.d/10-calico.conflist");
+    let RuleOutcome::Findings(f) = outcome(&only_broken) else {
+        panic!("CRI-O finds no network to take");
+    };
+    assert!(
+        f[0].summary.starts_with("the runtime loads no pod network")
+            && f[0].evidence.iter().any(|e| e.contains("crio.sock")),
+        "{f:?}"
+    );
+    // A file dnsfix could not read, before any it can: unknown, not a pass.
+    let mut unread = healthy.clone();
+    unread.file(
+        "/etc/cni/net.d/05-cilium.conflist",
+        crate::facts::raw::FileState::Unreadable,
+        None,
+    );
+    let RuleOutcome::Findings(f) = outcome(&unread) else {
+        panic!("an unread file is unknown");
+    };
+    assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
     // No endpoint anywhere: the kubelet's default from 1.27 is containerd's; a 1.26 kubelet
     // needs one, so dnsfix cannot tell.
     let none = endpoint(&format!("{containerd}\0"), "");
