@@ -52,6 +52,9 @@ pub struct K3sConfig {
     /// `container-runtime-endpoint`: a CRI socket k3s uses instead of its embedded
     /// containerd (pkg/cli/cmds/agent.go).
     pub container_runtime_endpoint: Option<Located<String>>,
+    /// `docker`: `true` runs k3s's cri-dockerd instead of its containerd (its value as
+    /// written, the last).
+    pub docker: Option<Located<String>>,
     /// `data-dir`: where k3s keeps its state, the kubelet's generated files among them
     /// (default /var/lib/rancher/k3s; cmds.DataDirFlag).
     pub data_dir: Option<Located<String>>,
@@ -116,6 +119,7 @@ impl K3sConfig {
                     | "with-node-id"
                     | "data-dir"
                     | "container-runtime-endpoint"
+                    | "docker"
             ) {
                 continue;
             }
@@ -143,6 +147,9 @@ impl K3sConfig {
                 "service-cidr" => {
                     config.service_cidr = join_scalar(config.service_cidr.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
+                }
+                "docker" => {
+                    config.docker = last_value(config.docker.take(), items, (append, key_line))
                 }
                 "with-node-id" => {
                     config.with_node_id = items.last().is_some_and(|v| v == "true");

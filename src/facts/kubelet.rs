@@ -1621,7 +1621,7 @@ fn rancher_kubelet(
         resolv_conf_key: None,
         config_error,
         args_file: None,
-        runtime_endpoint: rancher_runtime_endpoint(&flags, &configs),
+        runtime_endpoint: rancher_runtime_endpoint(&flags, &configs, unit.as_ref()),
         flags,
         resolv_conf,
         cluster_dns,
@@ -1631,23 +1631,71 @@ fn rancher_kubelet(
 }
 
 /// The CRI endpoint of a k3s/RKE2 kubelet, where one is set: RKE2's own kubelet process
-/// names it; k3s's embedded kubelet runs on k3s's containerd unless a config file gives
-/// `container-runtime-endpoint` (the last that sets it; empty is k3s's own).
+/// names it; k3s's embedded kubelet runs on k3s's containerd unless k3s is told `docker`
+/// (its cri-dockerd's socket, pkg/agent/config config_linux.go) or a
+/// `container-runtime-endpoint` (pkg/agent/config config.go: Docker first, then the
+/// endpoint where not empty): the service's command line over the config files, the last
+/// that sets it.
 fn rancher_runtime_endpoint(
     flags: &[FlagFact],
     configs: &Result<Vec<(String, K3sConfig)>, String>,
+    unit: Option<&ServiceUnit>,
 ) -> Option<Effective<String>> {
-    flag_effective(flags, "container-runtime-endpoint").or_else(|| {
-        let configs = configs.as_deref().ok()?;
-        let (file, l) = configs
-            .iter()
-            .rev()
-            .find_map(|(file, c)| Some((file, c.container_runtime_endpoint.clone()?)))?;
-        (!l.value.is_empty()).then_some(())?;
-        Some(Effective {
-            value: l.value,
-            source: Source::new("k3s_config", Some(file), Some(l.line)),
-            shadowed: Vec::new(),
+    if let Some(e) = flag_effective(flags, "container-runtime-endpoint") {
+        return Some(e);
+    }
+    let configs = configs.as_deref().unwrap_or_default();
+    let in_config = |get: fn(&K3sConfig) -> Option<&Located<String>>| {
+        configs.iter().rev().find_map(|(file, c)| {
+            let l = get(c)?;
+            Some((
+                l.value.clone(),
+                Source::new("k3s_config", Some(file), Some(l.line)),
+            ))
+        })
+    };
+    let docker = exec_bool(unit, "docker").or_else(|| in_config(|c| c.docker.as_ref()));
+    let (value, source) = match docker.filter(|(v, _)| v == "true") {
+        Some((_, source)) => (
+            "unix:///run/k3s/cri-dockerd/cri-dockerd.sock".to_owned(),
+            Source {
+                detail: Some("docker: k3s's cri-dockerd".into()),
+                ..source
+            },
+        ),
+        None => exec_flag_values(unit, &["container-runtime-endpoint"])
+            .pop()
+            .map(|(v, at)| (v, Source::new("k3s_flag", Some(&at.path), Some(at.line))))
+            .or_else(|| in_config(|c| c.container_runtime_endpoint.as_ref()))?,
+    };
+    (!value.is_empty()).then(|| Effective {
+        value,
+        source,
+        shadowed: Vec::new(),
+    })
+}
+
+/// A boolean flag of k3s's own on its service's command line (`--name`, `--name=true`,
+/// `--name=false`), the last, as `"true"`/`"false"` with where.
+fn exec_bool(unit: Option<&ServiceUnit>, name: &str) -> Option<(String, Source)> {
+    let unit = unit?;
+    let words = &unit.argv;
+    words.iter().enumerate().rev().find_map(|(i, word)| {
+        let passed_on = i > 0 && {
+            let prev = &words[i - 1].text;
+            prev.starts_with('-') && prev.ends_with("-arg")
+        };
+        let text = word.text.strip_prefix('-')?.trim_start_matches('-');
+        let value = match text.split_once('=') {
+            Some((n, v)) if n == name => v,
+            None if text == name => "true",
+            _ => return None,
+        };
+        (!passed_on).then(|| {
+            (
+                value.to_owned(),
+                Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line)),
+            )
         })
     })
 }
@@ -4038,7 +4086,7 @@ mod tests {
     /// kubelet-arg cluster-domain over either; before, a server's cluster-domain (command
     /// line over config files) or cluster.local, and an agent's its server's: unknown.
     #[test]
-    fn k3s_s_runtime_is_its_containerd_unless_a_config_file_names_another() {
+    fn k3s_s_runtime_is_its_containerd_unless_told_another() {
         let runtime = |raw: &RawFacts| {
             NodeFacts::from_raw("node1", raw)
                 .kubelet
@@ -4065,6 +4113,31 @@ mod tests {
             &[(dropin, "container-runtime-endpoint: \"\"\n")],
         );
         assert_eq!(runtime(&emptied), None);
+        // `docker` runs k3s's cri-dockerd, whatever endpoint is set; the command line's
+        // `--container-runtime-endpoint` beats the config files'.
+        let docker = crate::testing::with_files(&with_crio, &[(dropin, "docker: true\n")]);
+        assert_eq!(
+            runtime(&docker),
+            Some((
+                "unix:///run/k3s/cri-dockerd/cri-dockerd.sock".into(),
+                format!("{dropin}:1")
+            ))
+        );
+        let unit = "/etc/systemd/system/k3s.service";
+        let text = String::from_utf8_lossy(&k3s.get(unit).expect("k3s's unit").content)
+            .replace("    server \\\n", "    server --docker \\\n");
+        assert!(text.contains("--docker"), "{text}");
+        let with_flag = crate::testing::with_files(&k3s, &[(unit, text.as_str())]);
+        assert_eq!(
+            runtime(&with_flag).map(|r| r.0),
+            Some("unix:///run/k3s/cri-dockerd/cri-dockerd.sock".into())
+        );
+        let text = text.replace("--docker", "--container-runtime-endpoint=/run/other.sock");
+        let with_flag = crate::testing::with_files(&with_crio, &[(unit, text.as_str())]);
+        assert_eq!(
+            runtime(&with_flag),
+            Some(("/run/other.sock".into(), format!("{unit}:29")))
+        );
     }
 
     #[test]

@@ -501,7 +501,9 @@ fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {
 /// after all. The facts need it where k3s/RKE2 chose the kubelet's resolv.conf and GCP's
 /// metadata server is the decider, which only some k3s versions take
 /// ([`crate::facts::kubelet::K3S_VERSION_UNKNOWN`]), and where a kubelet config drop-in sets
-/// resolvConf ([`crate::facts::kubelet::dropin_version_matters`]).
+/// resolvConf ([`crate::facts::kubelet::dropin_version_matters`]), and where a CNI file
+/// containerd cannot load sorts first and no runtime endpoint is set (the kubelet's default
+/// runtime changed with 1.24 and 1.27).
 pub fn kubelet_version_wanted(
     host: &Host,
     facts: &NodeFacts,
@@ -524,9 +526,18 @@ pub fn kubelet_version_wanted(
     }
     let mut with = |version: &str| {
         ctx.kubelet_version = Some((version.to_owned(), host.name.clone()));
-        search::search_limit(&ctx)
+        // DNS-CNI-CONFIG-INVALID by what it concludes (its texts name the version).
+        let cni = match cni::cni_config_invalid(&ctx) {
+            RuleOutcome::Findings(f) => f.iter().map(|f| (f.severity, f.status)).collect(),
+            _ => Vec::new(),
+        };
+        (search::search_limit(&ctx), cni)
     };
-    with("v1.25.0") != with("v1.26.0")
+    let (v25, v26) = (with("v1.25.0"), with("v1.26.0"));
+    v25.0 != v26.0
+        || [with("v1.23.0").1, v26.1, with("v1.30.0").1]
+            .windows(2)
+            .any(|w| w[0] != w[1])
 }
 
 /// Whether the Corefiles of the `configmaps` (coredns; NodeLocal DNSCache's nodelocaldns or

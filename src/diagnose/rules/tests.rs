@@ -962,6 +962,17 @@ fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
     let mut three = NodeFacts::from_raw("node1", &raw);
     three.kubelet.version = None;
     assert!(!kubelet_version_wanted(&host, &three, &cluster(&[])));
+
+    // A CNI file containerd cannot load, and no runtime endpoint: the kubelet's default
+    // runtime is the version's. With the endpoint set, the version does not matter.
+    let broken = crate::testing::with_files(&raw, &[("/etc/cni/net.d/05-cilium.conflist", "")]);
+    let mut facts = NodeFacts::from_raw("node1", &broken);
+    facts.kubelet.version = None;
+    let endpoint = facts.kubelet.runtime_endpoint.take();
+    assert!(endpoint.is_some(), "{:?}", facts.kubelet);
+    assert!(kubelet_version_wanted(&host, &facts, &cluster(&[])));
+    facts.kubelet.runtime_endpoint = endpoint;
+    assert!(!kubelet_version_wanted(&host, &facts, &cluster(&[])));
 }
 
 /// A k3s node on GCE whose kubelet file k3s chose with GCP's metadata server deciding:
