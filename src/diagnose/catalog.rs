@@ -1247,14 +1247,14 @@ pub const RULES: &[RuleInfo] = &[
             and cri-dockerd log the file and take the next one: on them dnsfix reports a file\n\
             only where none loads.\n\
             \n\
-            dnsfix checks the refusals met most (JSON, a list's name and non-empty plugin list,\n\
-            name, cniVersion and type as strings; not a plugin's typed fields such as\n\
-            capabilities or ipam) and takes the runtime from the kubelet's\n\
-            --container-runtime-endpoint or containerRuntimeEndpoint, k3s's docker (its\n\
-            cri-dockerd) or container-runtime-endpoint, else the default: containerd (the\n\
-            kubelet's from 1.27, none in 1.24 to 1.26, the dockershim before; k3s, RKE2,\n\
-            MicroK8s and k0s embed it). Unknown where the endpoint names another runtime, or a\n\
-            kubelet of 1.24 to 1.26 is given none dnsfix found.",
+            dnsfix checks what libcni checks of a file (JSON, a list's name and non-empty plugin\n\
+            list, each plugin's name, cniVersion and type as strings, its capabilities, ipam,\n\
+            dns and prevResult as their types; not the list's booleans) and takes the runtime\n\
+            from the kubelet's --container-runtime-endpoint or containerRuntimeEndpoint, k3s's\n\
+            docker (its cri-dockerd) or container-runtime-endpoint, else the default:\n\
+            containerd (the kubelet's from 1.27, none in 1.24 to 1.26, the dockershim before;\n\
+            k3s, RKE2, MicroK8s and k0s embed it). Unknown where the endpoint names another\n\
+            runtime, or a kubelet of 1.24 to 1.26 is given none dnsfix found.",
         fix: "\
             Take the file out of the way or repair it:\n  \
             mv /etc/cni/net.d/BROKEN /root/      # or rename it to end in .bak\n\

@@ -390,14 +390,64 @@ impl Cni {
     }
 }
 
+/// Why encoding/json fails to decode a plugin's other typed fields into types.PluginConf
+/// (containernetworking/cni v1.3.0 pkg/types/types.go), where it does: `capabilities` a
+/// map of booleans, `ipam` an object whose `type` is a string, `dns` an object of string
+/// lists (`nameservers`, `search`, `options`) and a string `domain`, `prevResult` an
+/// object. A null is none of these errors. `field` finds a key as encoding/json does.
+fn typed_fields(
+    v: &serde_json::Value,
+    field: &dyn Fn(&serde_json::Value, &str) -> Option<serde_json::Value>,
+) -> Option<String> {
+    use serde_json::Value;
+    let is = |x: &Value, ok: &dyn Fn(&Value) -> bool| x.is_null() || ok(x);
+    let strings = |x: &Value| {
+        x.as_array()
+            .is_some_and(|l| l.iter().all(|e| e.is_null() || e.is_string()))
+    };
+    if let Some(caps) = field(v, "capabilities")
+        && !is(&caps, &|c| {
+            c.as_object()
+                .is_some_and(|m| m.values().all(|b| b.is_null() || b.is_boolean()))
+        })
+    {
+        return Some("has capabilities that are not all true or false".to_owned());
+    }
+    if let Some(ipam) = field(v, "ipam")
+        && !is(&ipam, &|i| {
+            i.is_object() && field(i, "type").is_none_or(|t| t.is_null() || t.is_string())
+        })
+    {
+        return Some("has an ipam that is not an object with a string type".to_owned());
+    }
+    if let Some(dns) = field(v, "dns") {
+        let ok = dns.is_null()
+            || (dns.is_object()
+                && ["nameservers", "search", "options"]
+                    .iter()
+                    .all(|k| field(&dns, k).is_none_or(|l| is(&l, &strings)))
+                && field(&dns, "domain").is_none_or(|d| d.is_null() || d.is_string()));
+        if !ok {
+            return Some("has a dns that is not lists of strings and a string domain".to_owned());
+        }
+    }
+    if let Some(prev) = field(v, "prevResult")
+        && !is(&prev, &Value::is_object)
+    {
+        return Some("has a prevResult that is not an object".to_owned());
+    }
+    None
+}
+
 /// Why libcni refuses a configuration file, where it does, as containerd, CRI-O and
 /// cri-dockerd load it (containernetworking/cni libcni/conf.go, v1.1 to v1.3): a
 /// `.conflist` through `NetworkConfFromBytes` (a string `name`; a string `cniVersion` where
 /// set; a non-empty `plugins` list, each one a plugin), another through `ConfFromBytes`
 /// (one plugin). A plugin is an object with a non-empty string `type` (`missing 'type'`),
 /// and a string `name` and `cniVersion` where set (types.PluginConf, whose fields Go's
-/// encoding/json matches in any case). The commonest refusals, not every one: a plugin's
-/// typed fields (`capabilities`, `ipam`, `dns`) and the list's booleans are not checked.
+/// encoding/json matches in any case), and its other typed fields ([`typed_fields`]).
+/// Not checked: the list's booleans (`disableCheck`, `disableGC`, `loadOnlyInlinedPlugins`)
+/// and `cniVersions`.
 fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     // A struct field as encoding/json finds it: the exact key, else one equal but for case.
@@ -419,6 +469,9 @@ fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
             if field(v, key).is_some_and(|x| !x.is_string() && !x.is_null()) {
                 return Some(format!("has a {key} that is not a string"));
             }
+        }
+        if let Some(why) = typed_fields(v, &field) {
+            return Some(why);
         }
         let typed = field(v, "type").is_some_and(|t| t.as_str().is_some_and(|t| !t.is_empty()));
         (!typed).then(|| match v.get("plugins") {
@@ -681,6 +734,18 @@ mod tests {
                 r#"{"name":"n","type":"bridge","cniVersion":1}"#,
             ),
             ("/etc/cni/net.d/06-array.conf", "[]"),
+            (
+                "/etc/cni/net.d/07-caps.conflist",
+                r#"{"name":"n","plugins":[{"type":"portmap","capabilities":{"portMappings":"true"}}]}"#,
+            ),
+            (
+                "/etc/cni/net.d/08-ipam.conf",
+                r#"{"name":"n","type":"bridge","ipam":"host-local"}"#,
+            ),
+            (
+                "/etc/cni/net.d/09-dns.conf",
+                r#"{"name":"n","type":"bridge","dns":{"nameservers":"10.0.0.10"}}"#,
+            ),
             // After the one in effect: never read by containerd (max_conf_num 1).
             ("/etc/cni/net.d/20-broken.conflist", "{"),
         ]);
@@ -698,6 +763,9 @@ mod tests {
                 "/etc/cni/net.d/04-empty.conflist: lists no plugins",
                 "/etc/cni/net.d/05-version.json: has a cniVersion that is not a string",
                 "/etc/cni/net.d/06-array.conf: is not a JSON object",
+                "/etc/cni/net.d/07-caps.conflist: its plugin 1 has capabilities that are not all true or false",
+                "/etc/cni/net.d/08-ipam.conf: has an ipam that is not an object with a string type",
+                "/etc/cni/net.d/09-dns.conf: has a dns that is not lists of strings and a string domain",
             ]
         );
         // Nothing accepted: every file is refused, and what pods sit on is unknown.
