@@ -1227,9 +1227,12 @@ pub const RULES: &[RuleInfo] = &[
         symptom: "\
             The node turns NotReady, and `kubectl describe node NODE` says:\n\
             container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized\n\
-            New pods on the node, CoreDNS's among them, stay in ContainerCreating with the event\n\
-            Failed to create pod sandbox: ... failed to setup network for sandbox \"...\": cni plugin not initialized\n\
-            Pods that were running keep their network. containerd logs\n\
+            Pods on the node that are not hostNetwork, CoreDNS's among them, stay in\n\
+            ContainerCreating with the event (reason NetworkNotReady)\n\
+            network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized\n\
+            The node gets the node.kubernetes.io/not-ready taint: no new pod is scheduled there,\n\
+            and after the default 300 s its pods are evicted. Pods that were running keep their\n\
+            network until then. containerd logs\n\
             failed to reload cni configuration after receiving fs change event(...)\n\
             (or at its start: failed to load cni during init, please check CRI plugin status before setting up network for pods)\n\
             and `crictl info` shows lastCNILoadStatus: cni config load failed: failed to load CNI config list file /etc/cni/net.d/...: ...: invalid cni config: failed to load cni config",
@@ -1254,7 +1257,9 @@ pub const RULES: &[RuleInfo] = &[
             docker (its cri-dockerd) or container-runtime-endpoint, else the default:\n\
             containerd (the kubelet's from 1.27, none in 1.24 to 1.26, the dockershim before;\n\
             k3s, RKE2, MicroK8s and k0s embed it). Unknown where the endpoint names another\n\
-            runtime, or a kubelet of 1.24 to 1.26 is given none dnsfix found.",
+            runtime, or a kubelet of 1.24 to 1.26 is given none dnsfix found, unless no file of\n\
+            the directory loads: then no runtime has a network. A link there is listed too,\n\
+            and one to nothing or to a directory does not load.",
         fix: "\
             Take the file out of the way or repair it:\n  \
             mv /etc/cni/net.d/BROKEN /root/      # or rename it to end in .bak\n\

@@ -174,13 +174,16 @@ impl Cni {
                 CNI_DIRS.len()
             })
             .collect();
-        // The runtime's directory: the first of them that is there (k3s's own only where
-        // k3s's containerd is told to read it); the next is a fallback for what the pods sit
-        // on while the runtime's holds no configuration yet.
-        let runtime_dir = dirs
-            .iter()
-            .copied()
-            .find(|d| raw.dirs.iter().any(|x| x == d) || raw.files_in(d).next().is_some());
+        // The runtime's directory: k3s's own where k3s's containerd config names it (there
+        // or not yet), else the first of them that is there; the next is a fallback for
+        // what the pods sit on while the runtime's holds no configuration yet.
+        let runtime_dir = match k3s_conf_dir(raw) {
+            Some(true) if microk8s.is_none() => Some(CNI_DIRS[0]),
+            _ => dirs
+                .iter()
+                .copied()
+                .find(|d| raw.dirs.iter().any(|x| x == d) || raw.files_in(d).next().is_some()),
+        };
         for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
                 .files_in(dir)
@@ -194,6 +197,13 @@ impl Cni {
             let runtime_reads = Some(*dir) == runtime_dir;
             for (path, file) in files {
                 let json = match file.state {
+                    // Cut at the gather's limit: what it holds is not known.
+                    FileState::Present if file.truncated => {
+                        let mut cni =
+                            Cni::unknown(format!("{path} is too large to read whole"), refused);
+                        cni.unread = runtime_reads.then(|| path.to_owned());
+                        return cni;
+                    }
                     FileState::Present => {
                         let text = String::from_utf8_lossy(&file.content);
                         serde_json::from_str::<serde_json::Value>(&text)
@@ -203,9 +213,12 @@ impl Cni {
                                 None => Ok(json),
                             })
                     }
-                    // ConfFiles lists a link to nothing; reading it fails.
+                    // ConfFiles lists a link whatever it leads to; reading it fails.
                     FileState::Missing if file.symlink_target.is_some() => {
                         Err("a symlink to nothing".to_owned())
+                    }
+                    FileState::Directory if file.symlink_target.is_some() => {
+                        Err("a symlink to a directory".to_owned())
                     }
                     // A directory is not listed; a file gone since the listing is not there.
                     FileState::Missing | FileState::Directory => continue,
@@ -390,6 +403,27 @@ impl Cni {
     }
 }
 
+/// A struct field of `v` as encoding/json decodes it: every key equal to `key` but for
+/// case is decoded into the field in turn, so a value of the wrong type in any of them
+/// fails the decode. The value that does not have the kind of the exact key's (else the
+/// first's), where one does not, so that the caller's type check fails on it; else that
+/// key's value.
+fn go_field(v: &serde_json::Value, key: &str) -> Option<serde_json::Value> {
+    let map = v.as_object()?;
+    let mut variants = map.iter().filter(|(k, _)| k.eq_ignore_ascii_case(key));
+    let chosen = map
+        .get(key)
+        .or_else(|| variants.clone().next().map(|(_, v)| v))?;
+    let kind = |x: &serde_json::Value| std::mem::discriminant(x);
+    let odd = variants.find(|(_, x)| !x.is_null() && !chosen.is_null() && kind(x) != kind(chosen));
+    Some(match odd {
+        // Two kinds: at most one is the field's type. Hand over a value of neither kind
+        // that is not null, which every check refuses.
+        Some(_) => serde_json::Value::Bool(false),
+        None => chosen.clone(),
+    })
+}
+
 /// Why encoding/json fails to decode a plugin's other typed fields into types.PluginConf
 /// (containernetworking/cni v1.3.0 pkg/types/types.go), where it does: `capabilities` a
 /// map of booleans, `ipam` an object whose `type` is a string, `dns` an object of string
@@ -450,17 +484,9 @@ fn typed_fields(
 /// and `cniVersions`.
 fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
-    // A struct field as encoding/json finds it: the exact key, else one equal but for case.
-    let field = |v: &'_ Value, key: &str| -> Option<Value> {
-        let map = v.as_object()?;
-        map.get(key)
-            .or_else(|| {
-                map.iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                    .map(|(_, v)| v)
-            })
-            .cloned()
-    };
+    // A struct field as encoding/json finds it: every key equal to its name but for case
+    // is decoded into it, so each must have its type ([`go_field`]).
+    let field = go_field;
     let plugin = |v: &Value| {
         if !v.is_object() {
             return Some("is not a JSON object".to_owned());
@@ -517,19 +543,21 @@ fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
 /// the rest may hold registry credentials). Where the file was not there, as before: k3s's
 /// directory first.
 fn k3s_reads_own_dir(raw: &RawFacts) -> bool {
+    k3s_conf_dir(raw).unwrap_or(true)
+}
+
+/// Whether k3s's containerd config names k3s's own CNI directory, where the gather read it.
+fn k3s_conf_dir(raw: &RawFacts) -> Option<bool> {
     // The gather ends the record with "# read" where it read the whole file.
-    let Some(text) = raw
+    let text = raw
         .commands
         .get("k3s-cni-conf-dir")
-        .and_then(|c| c.stdout.strip_suffix("# read\n"))
-    else {
-        return true;
-    };
-    text.lines().any(|l| {
+        .and_then(|c| c.stdout.strip_suffix("# read\n"))?;
+    Some(text.lines().any(|l| {
         l.trim_start()
             .strip_prefix("conf_dir")
             .is_some_and(|rest| rest.contains(CNI_DIRS[0]))
-    })
+    }))
 }
 
 /// Multus in front of the cluster's network (`00-multus.conf`, named to come first): the
@@ -792,12 +820,6 @@ mod tests {
             ),
         ]);
         assert_eq!(c.config.as_deref(), Some("/etc/cni/net.d/07-case.conf"));
-        // k3s's own directory is there but not written yet (its flannel not started): a
-        // broken leftover in /etc/cni/net.d is no file its containerd reads.
-        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/00-old.conf", "{")]);
-        assert_eq!(Cni::from_raw(&raw).refused.len(), 1);
-        raw.dirs.push(CNI_DIRS[0].to_owned());
-        assert_eq!(Cni::from_raw(&raw).refused, []);
         let refused: Vec<String> = c.refused.iter().map(ToString::to_string).collect();
         assert_eq!(
             refused,
@@ -805,6 +827,64 @@ mod tests {
                 "/etc/cni/net.d/05-dir.conflist: has no plugins list",
                 "/etc/cni/net.d/06-case.conflist: its plugin 1 has a cniVersion that is not a string",
             ]
+        );
+        // k3s's own directory is there but not written yet (its flannel not started): a
+        // broken leftover in /etc/cni/net.d is no file its containerd reads.
+        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/00-old.conf", "{")]);
+        assert_eq!(Cni::from_raw(&raw).refused.len(), 1);
+        raw.dirs.push(CNI_DIRS[0].to_owned());
+        assert_eq!(Cni::from_raw(&raw).refused, []);
+        // Nor where k3s's containerd config names its directory, not made yet.
+        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/00-old.conf", "{")]);
+        let conf_dir = format!("  conf_dir = \"{}\"\n# read\n", CNI_DIRS[0]);
+        crate::testing::set_command(&mut raw, "k3s-cni-conf-dir", &conf_dir, 0);
+        assert_eq!(Cni::from_raw(&raw).refused, []);
+    }
+
+    /// ConfFiles lists links whatever they lead to, and reading one to nothing or to a
+    /// directory fails; a file too large to read whole is not judged.
+    #[test]
+    fn links_that_do_not_load_and_files_not_read_whole() {
+        let calico = r#"{"name":"k8s-pod-network","plugins":[{"type":"calico"}]}"#;
+        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/10-calico.conflist", calico)]);
+        for (path, state) in [
+            ("/etc/cni/net.d/01-gone.conf", FileState::Missing),
+            ("/etc/cni/net.d/02-dir.conf", FileState::Directory),
+            // A directory of its own is not listed.
+            ("/etc/cni/net.d/03-real-dir.conf", FileState::Directory),
+        ] {
+            raw.file(path, state, None);
+        }
+        for path in ["/etc/cni/net.d/01-gone.conf", "/etc/cni/net.d/02-dir.conf"] {
+            raw.files.get_mut(path).expect("added").symlink_target = Some("/srv/x".into());
+        }
+        let c = Cni::from_raw(&raw);
+        let refused: Vec<String> = c.refused.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            refused,
+            [
+                "/etc/cni/net.d/01-gone.conf: a symlink to nothing",
+                "/etc/cni/net.d/02-dir.conf: a symlink to a directory",
+            ]
+        );
+        assert_eq!(
+            c.config.as_deref(),
+            Some("/etc/cni/net.d/10-calico.conflist")
+        );
+        let big = format!(
+            "{{\"name\":\"n\",\"type\":\"bridge\",\"x\":\"{}\"}}",
+            "a".repeat(2 << 20)
+        );
+        let mut raw = crate::testing::raw_from(&[("/etc/cni/net.d/10-calico.conflist", calico)]);
+        raw.file(
+            "/etc/cni/net.d/05-big.conf",
+            FileState::Present,
+            Some(big.as_bytes()),
+        );
+        let c = Cni::from_raw(&raw);
+        assert_eq!(
+            (c.config, c.unread.as_deref()),
+            (None, Some("/etc/cni/net.d/05-big.conf"))
         );
     }
 

@@ -501,12 +501,13 @@ fi
 # CNI configuration: the kubelet's runtime reads the first .conf, .conflist or .json file
 # of the directory in name order (libcni ConfFiles; nothing else there is read: MicroK8s
 # keeps its CNI manifest of some hundred KB in the same directory); k3s keeps its own, and
-# so does MicroK8s's containerd (conf_dir ${SNAP_DATA}/args/cni-network).
+# so does MicroK8s's containerd (conf_dir ${SNAP_DATA}/args/cni-network). ConfFiles lists
+# a symlink whatever it leads to (a link to nothing or to a directory fails to load).
 for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d ${M:+"$M/cni-network"}; do
   if [ -d "$d" ]; then
     hdr dir "$d"
     for x in "$d"/*.conf "$d"/*.conflist "$d"/*.json; do
-      if [ -f "$x" ]; then f "$x"; fi
+      if [ -f "$x" ] || [ -L "$x" ]; then f "$x"; fi
     done
   elif [ ! -e "$d" ]; then
     hdr missing "$d"

@@ -1432,11 +1432,7 @@ fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, 
     let words = &unit.argv;
     let mut found = Vec::new();
     for (i, word) in words.iter().enumerate() {
-        let passed_on = i > 0 && {
-            let prev = &words[i - 1].text;
-            prev.starts_with('-') && prev.ends_with("-arg")
-        };
-        if passed_on || !word.text.starts_with('-') {
+        if passed_on(words, i) || !word.text.starts_with('-') {
             continue;
         }
         let text = word.text.trim_start_matches('-');
@@ -1453,6 +1449,20 @@ fn exec_flag_values(unit: Option<&ServiceUnit>, names: &[&str]) -> Vec<(String, 
         }
     }
     found
+}
+
+/// Whether word `i` of a k3s/RKE2 command line is the value of a pass-through argument
+/// (`--kubelet-arg X`, `--kube-proxy-arg X`, ...), not a flag of k3s's own.
+fn passed_on(words: &[super::systemd_unit::Word], i: usize) -> bool {
+    i > 0 && {
+        let prev = &words[i - 1].text;
+        prev.starts_with('-') && prev.ends_with("-arg")
+    }
+}
+
+/// Whether a k3s boolean flag's value is true as urfave/cli reads it (strconv.ParseBool).
+fn go_true(value: &str) -> bool {
+    matches!(value, "1" | "t" | "T" | "true" | "TRUE" | "True")
 }
 
 /// `flag`, with the config setting it beats among what it shadows.
@@ -1655,7 +1665,7 @@ fn rancher_runtime_endpoint(
         })
     };
     let docker = exec_bool(unit, "docker").or_else(|| in_config(|c| c.docker.as_ref()));
-    let (value, source) = match docker.filter(|(v, _)| v == "true") {
+    let (value, source) = match docker.filter(|(v, _)| go_true(v)) {
         Some((_, source)) => (
             "unix:///run/k3s/cri-dockerd/cri-dockerd.sock".to_owned(),
             Source {
@@ -1681,17 +1691,13 @@ fn exec_bool(unit: Option<&ServiceUnit>, name: &str) -> Option<(String, Source)>
     let unit = unit?;
     let words = &unit.argv;
     words.iter().enumerate().rev().find_map(|(i, word)| {
-        let passed_on = i > 0 && {
-            let prev = &words[i - 1].text;
-            prev.starts_with('-') && prev.ends_with("-arg")
-        };
         let text = word.text.strip_prefix('-')?.trim_start_matches('-');
         let value = match text.split_once('=') {
             Some((n, v)) if n == name => v,
             None if text == name => "true",
             _ => return None,
         };
-        (!passed_on).then(|| {
+        (!passed_on(words, i)).then(|| {
             (
                 value.to_owned(),
                 Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line)),
@@ -4082,9 +4088,8 @@ mod tests {
         assert!(why.contains("runs an agent"), "{why}");
     }
 
-    /// k3s's clusterDomain: from v1.32 its own drop-in's (or a later drop-in's), a
-    /// kubelet-arg cluster-domain over either; before, a server's cluster-domain (command
-    /// line over config files) or cluster.local, and an agent's its server's: unknown.
+    /// k3s's runtime: its own containerd, unless told `docker` (its cri-dockerd) or a
+    /// `container-runtime-endpoint` (the command line over the config files).
     #[test]
     fn k3s_s_runtime_is_its_containerd_unless_told_another() {
         let runtime = |raw: &RawFacts| {
@@ -4140,6 +4145,9 @@ mod tests {
         );
     }
 
+    /// k3s's clusterDomain: from v1.32 its own drop-in's (or a later drop-in's), a
+    /// kubelet-arg cluster-domain over either; before, a server's cluster-domain (command
+    /// line over config files) or cluster.local, and an agent's its server's: unknown.
     #[test]
     fn k3s_s_cluster_domain() {
         let domain = |raw: &RawFacts| match NodeFacts::from_raw("node1", raw).kubelet.cluster_domain

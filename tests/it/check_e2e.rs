@@ -612,4 +612,16 @@ fn a_cni_file_containerd_cannot_load_is_found_on_the_node() {
     );
     lab.exec(&node, "mv /etc/cni/net.d/05-cilium.conflist /root/");
     assert_eq!(findings(), Vec::<Value>::new());
+    // A link to nothing is listed too (libcni ConfFiles), and fails to load.
+    lab.exec(&node, "ln -s /nowhere /etc/cni/net.d/01-gone.conf");
+    let found = findings();
+    assert!(
+        found.len() == 1
+            && found[0]["evidence"]
+                .to_string()
+                .contains("/etc/cni/net.d/01-gone.conf: a symlink to nothing"),
+        "{found:#?}"
+    );
+    lab.exec(&node, "rm /etc/cni/net.d/01-gone.conf");
+    assert_eq!(findings(), Vec::<Value>::new());
 }

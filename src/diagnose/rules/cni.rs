@@ -34,25 +34,29 @@ pub(super) fn cni_config_invalid(ctx: &Ctx) -> RuleOutcome {
         c.rsplit_once('/')
             .is_some_and(|(dir, _)| dir == first.dir())
     });
-    let why = match runtime(ctx) {
+    let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
+    let runtime = runtime(ctx);
+    // No file of the directory loads: no runtime has a network to give.
+    let Some(config) = accepted else {
+        evidence.push(match runtime {
+            Runtime::Containerd(why) => format!("runtime: containerd ({why})"),
+            Runtime::Skips(who) => format!("runtime: {who}, which skips each and finds no other"),
+            Runtime::Unknown(why) => format!("runtime: not known ({why}); none has a file to load"),
+        });
+        return RuleOutcome::Findings(vec![ctx.finding(
+            ID,
+            Severity::Critical,
+            format!(
+                "the runtime loads no pod network: no CNI file in {} loads; {NO_NETWORK}",
+                first.dir()
+            ),
+            evidence,
+            remedy(&first.path),
+        )]);
+    };
+    let why = match runtime {
         Runtime::Containerd(why) => why,
-        Runtime::Skips(_) if accepted.is_some() => return RuleOutcome::Pass,
-        Runtime::Skips(who) => {
-            let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
-            evidence.push(format!(
-                "runtime: {who}, which skips each and finds no other"
-            ));
-            return RuleOutcome::Findings(vec![ctx.finding(
-                ID,
-                Severity::Critical,
-                format!(
-                    "the runtime loads no pod network: no CNI file in {} loads; new pods on this node (CoreDNS's too) get no network and the node is NotReady",
-                    first.dir()
-                ),
-                evidence,
-                remedy(&first.path),
-            )]);
-        }
+        Runtime::Skips(_) => return RuleOutcome::Pass,
         Runtime::Unknown(why) => {
             return ctx.unknown_because(
                 ID,
@@ -64,28 +68,24 @@ pub(super) fn cni_config_invalid(ctx: &Ctx) -> RuleOutcome {
             );
         }
     };
-    let path = &first.path;
-    let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
     evidence.push(format!("runtime: containerd ({why})"));
-    let next = match accepted {
-        Some(config) => {
-            evidence.push(format!(
-                "{config} is the first file libcni accepts: the network the node is meant to have, which containerd never reaches"
-            ));
-            format!(" (it never reaches {config})")
-        }
-        None => String::new(),
-    };
+    evidence.push(format!(
+        "{config} is the first file libcni accepts: the network the node is meant to have, which containerd never reaches"
+    ));
     RuleOutcome::Findings(vec![ctx.finding(
         ID,
         Severity::Critical,
         format!(
-            "containerd loads no pod network: {path}, the first CNI file by name, does not load{next}; new pods on this node (CoreDNS's too) get no network and the node is NotReady"
+            "containerd loads no pod network: {}, the first CNI file by name, does not load (it never reaches {config}); {NO_NETWORK}",
+            first.path
         ),
         evidence,
-        remedy(path),
+        remedy(&first.path),
     )])
 }
+
+/// What a runtime with no network means for the node, from its next load of the directory.
+const NO_NETWORK: &str = "from the runtime's next load of the directory (a file there written, renamed or removed, or its restart) no new pod on this node gets a network, CoreDNS's included, and the node goes NotReady";
 
 /// What to do about the first refused file.
 fn remedy(path: &str) -> String {

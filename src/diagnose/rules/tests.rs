@@ -965,7 +965,14 @@ fn the_kubelet_binary_is_asked_only_when_its_version_decides() {
 
     // A CNI file containerd cannot load, and no runtime endpoint: the kubelet's default
     // runtime is the version's. With the endpoint set, the version does not matter.
-    let broken = crate::testing::with_files(&raw, &[("/etc/cni/net.d/05-cilium.conflist", "")]);
+    let calico = r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#;
+    let broken = crate::testing::with_files(
+        &raw,
+        &[
+            ("/etc/cni/net.d/05-cilium.conflist", ""),
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+        ],
+    );
     let mut facts = NodeFacts::from_raw("node1", &broken);
     facts.kubelet.version = None;
     let endpoint = facts.kubelet.runtime_endpoint.take();
@@ -2519,22 +2526,44 @@ fn antrea_sets_forwarding_only_from_1_15() {
     assert!(f[0].remediation.contains("antrea-agent"), "{f:?}");
 }
 
+/// The `_healthy/kubeadm-ubuntu2204` node (containerd, Calico) with and without an empty
+/// CNI file (a full disk as Calico's install-cni rewrote one) sorting before Calico's.
+fn cni_nodes() -> (crate::facts::raw::RawFacts, crate::facts::raw::RawFacts) {
+    let base = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
+    let calico = r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#;
+    let healthy =
+        crate::testing::with_files(&base, &[("/etc/cni/net.d/10-calico.conflist", calico)]);
+    let broken = crate::testing::with_files(&healthy, &[("/etc/cni/net.d/05-cilium.conflist", "")]);
+    (healthy, broken)
+}
+
+/// `raw` with `from` replaced by `to` in the running kubelet's command line.
+fn kubelet_cmdline(
+    raw: &crate::facts::raw::RawFacts,
+    from: &str,
+    to: &str,
+) -> crate::facts::raw::RawFacts {
+    let cmdline = &raw
+        .get("/proc/2291/cmdline")
+        .expect("the kubelet runs")
+        .content;
+    let cmdline = String::from_utf8_lossy(cmdline).replace(from, to);
+    crate::testing::with_files(raw, &[("/proc/2291/cmdline", cmdline.as_str())])
+}
+
+/// DNS-CNI-CONFIG-INVALID for one node tree.
+fn cni_outcome(raw: &crate::facts::raw::RawFacts) -> RuleOutcome {
+    let facts = NodeFacts::from_raw("node1", raw);
+    super::cni::cni_config_invalid(&Ctx::in_cluster(&Host::new("node1"), &facts, None))
+}
+
 /// A CNI file libcni refuses, sorting first: containerd gives no pod a network (go-cni
 /// loadFromConfDir stops there); CRI-O and cri-dockerd take the next file.
 #[test]
 fn a_cni_file_containerd_cannot_load_is_critical_only_on_containerd() {
-    let base = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
-    let calico = r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#;
-    let host = Host::new("node1");
-    let outcome = |raw: &crate::facts::raw::RawFacts| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        super::cni::cni_config_invalid(&Ctx::in_cluster(&host, &facts, None))
-    };
-    let healthy =
-        crate::testing::with_files(&base, &[("/etc/cni/net.d/10-calico.conflist", calico)]);
+    let (healthy, broken) = cni_nodes();
+    let outcome = cni_outcome;
     assert_eq!(outcome(&healthy), RuleOutcome::Pass);
-    // An empty file (a full disk as Calico's install-cni rewrote it) before Calico's.
-    let broken = crate::testing::with_files(&healthy, &[("/etc/cni/net.d/05-cilium.conflist", "")]);
     let RuleOutcome::Findings(f) = outcome(&broken) else {
         panic!("containerd stops at the empty file");
     };
@@ -2556,14 +2585,7 @@ fn a_cni_file_containerd_cannot_load_is_critical_only_on_containerd() {
         "{f:?}"
     );
     // The same node on CRI-O: skipped, Calico's file is the network.
-    let endpoint = |from: &str, to: &str| {
-        let cmdline = &broken
-            .get("/proc/2291/cmdline")
-            .expect("the kubelet runs")
-            .content;
-        let cmdline = String::from_utf8_lossy(cmdline).replace(from, to);
-        crate::testing::with_files(&broken, &[("/proc/2291/cmdline", cmdline.as_str())])
-    };
+    let endpoint = |from: &str, to: &str| kubelet_cmdline(&broken, from, to);
     let containerd = "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock";
     let crio = endpoint(
         containerd,
@@ -2610,6 +2632,44 @@ fn a_cni_file_containerd_cannot_load_is_critical_only_on_containerd() {
     assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
     // No endpoint anywhere: the kubelet's default from 1.27 is containerd's; a 1.26 kubelet
     // needs one, so dnsfix cannot tell.
+}
+
+/// The runtime, where the node's kubelet names none dnsfix knows or none at all.
+#[test]
+fn a_cni_file_containerd_cannot_load_by_runtime_endpoint() {
+    let (_, broken) = cni_nodes();
+    let outcome = cni_outcome;
+    let host = Host::new("node1");
+    let endpoint = |from: &str, to: &str| kubelet_cmdline(&broken, from, to);
+    let containerd = "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock";
+    // k3s's cri-dockerd skips the file; a runtime dnsfix does not know leaves it unknown,
+    // unless no file of the directory loads, which leaves every runtime with no network.
+    let dockerd = endpoint(
+        "unix:///var/run/containerd/containerd.sock",
+        "unix:///run/k3s/cri-dockerd/cri-dockerd.sock",
+    );
+    assert_eq!(outcome(&dockerd), RuleOutcome::Pass);
+    let other = endpoint(
+        "unix:///var/run/containerd/containerd.sock",
+        "unix:///run/other/other.sock",
+    );
+    let status = |raw: &crate::facts::raw::RawFacts| match outcome(raw) {
+        RuleOutcome::Findings(f) => Some((f[0].severity, f[0].status)),
+        _ => None,
+    };
+    assert_eq!(
+        status(&other),
+        Some((Severity::Critical, FindingStatus::Unknown))
+    );
+    let mut alone = other.clone();
+    alone.files.remove("/etc/cni/net.d/10-calico.conflist");
+    alone
+        .order
+        .retain(|p| p != "/etc/cni/net.d/10-calico.conflist");
+    assert_eq!(
+        status(&alone),
+        Some((Severity::Critical, FindingStatus::Failed))
+    );
     let none = endpoint(&format!("{containerd}\0"), "");
     let mut facts = NodeFacts::from_raw("node1", &none);
     assert_eq!(facts.kubelet.runtime_endpoint, None, "{:?}", facts.kubelet);
