@@ -1641,7 +1641,8 @@ fn rancher_kubelet(
 }
 
 /// The CRI endpoint of a k3s/RKE2 kubelet, where one is set: RKE2's own kubelet process
-/// names it; k3s's embedded kubelet runs on k3s's containerd unless k3s is told `docker`
+/// names it; else a `kubelet-arg` does; k3s's embedded kubelet runs on k3s's containerd
+/// unless k3s is told `docker`
 /// (its cri-dockerd's socket, pkg/agent/config config_linux.go) or a
 /// `container-runtime-endpoint` (pkg/agent/config config.go: Docker first, then the
 /// endpoint where not empty): the service's command line over the config files, the last
@@ -1655,6 +1656,31 @@ fn rancher_runtime_endpoint(
         return Some(e);
     }
     let configs = configs.as_deref().unwrap_or_default();
+    // A kubelet-arg replaces the endpoint k3s gives its kubelet (its extra args go over its
+    // own): the command line's over the config files'.
+    let name = "container-runtime-endpoint";
+    let kubelet_arg = unit
+        .and_then(|u| exec_kubelet_arg(u, name))
+        .map(|(value, at)| {
+            (
+                value,
+                Source::new("k3s_flag", Some(&at.path), Some(at.line)),
+            )
+        })
+        .or_else(|| {
+            let (file, l) = config_kubelet_arg(configs, name)?;
+            Some((l.value, Source::new("k3s_config", Some(file), Some(l.line))))
+        });
+    if let Some((value, source)) = kubelet_arg {
+        return Some(Effective {
+            value,
+            source: Source {
+                detail: Some("kubelet-arg".into()),
+                ..source
+            },
+            shadowed: Vec::new(),
+        });
+    }
     let in_config = |get: fn(&K3sConfig) -> Option<&Located<String>>| {
         configs.iter().rev().find_map(|(file, c)| {
             let l = get(c)?;
@@ -4136,6 +4162,12 @@ mod tests {
         assert_eq!(
             runtime(&with_flag).map(|r| r.0),
             Some("unix:///run/k3s/cri-dockerd/cri-dockerd.sock".into())
+        );
+        let arg = "kubelet-arg:\n- container-runtime-endpoint=unix:///run/kubelet-arg.sock\n";
+        let with_arg = crate::testing::with_files(&docker, &[(config, arg)]);
+        assert_eq!(
+            runtime(&with_arg),
+            Some(("unix:///run/kubelet-arg.sock".into(), format!("{config}:2")))
         );
         let text = text.replace("--docker", "--container-runtime-endpoint=/run/other.sock");
         let with_flag = crate::testing::with_files(&with_crio, &[(unit, text.as_str())]);
