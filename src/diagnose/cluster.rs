@@ -90,6 +90,7 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
                 remediation: "kubectl -n kube-system logs POD --previous shows whether it died on plugin/loop".into(),
                 playbook: None,
                 wanted: Default::default(),
+                about: None,
             }]);
         }
         return RuleOutcome::Pass;

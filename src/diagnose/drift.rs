@@ -133,6 +133,7 @@ pub fn drift(gathered: &[(&Host, &NodeFacts)]) -> Vec<Finding> {
                     remediation: "find out why this node differs (a reboot, a manual edit, a partial playbook run) and bring it in line, or move it to its own group if the difference is intended".into(),
                     playbook: catalog::rule(DRIFT_ID).and_then(|r| r.playbook),
                     wanted: Default::default(),
+                    about: None,
                 });
             }
         }

@@ -74,9 +74,20 @@ pub struct Finding {
     /// the cluster DNS Service's address): what the playbook sets.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub wanted: std::collections::BTreeMap<&'static str, Vec<String>>,
+    /// The setting a finding is about, where a rule's findings are about different ones
+    /// and its playbook must tell them apart (DNS-KUBELET-NO-CLUSTER-DNS: `clusterDomain`
+    /// alone). Not part of the report; plans show it to playbooks as `about`.
+    #[serde(skip)]
+    pub about: Option<&'static str>,
 }
 
 impl Finding {
+    /// This finding, about `setting` alone.
+    pub fn about(mut self, setting: &'static str) -> Finding {
+        self.about = Some(setting);
+        self
+    }
+
     /// This finding, with `values` as what its remediation gives `setting`.
     pub fn wanting(mut self, setting: &'static str, values: Vec<String>) -> Finding {
         self.wanted.insert(setting, values);

@@ -303,6 +303,7 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
                 "status": f.status,
                 "summary": f.summary,
                 "evidence": f.evidence,
+                "about": f.about,
             })
         })
         .collect()

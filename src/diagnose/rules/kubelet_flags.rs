@@ -462,7 +462,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                     dns.source.at()
                 ),
             );
-            RuleOutcome::Findings(vec![also_domain(ctx, finding)])
+            RuleOutcome::Findings(vec![also_domain(ctx, finding).about(CLUSTER_DOMAIN)])
         }
         Observed::Unknown(why) => ctx.unknown(id, why.clone()),
         _ => RuleOutcome::Pass,

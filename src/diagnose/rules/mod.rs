@@ -144,6 +144,7 @@ impl<'a> Ctx<'a> {
             remediation,
             playbook: catalog::rule(id).and_then(|r| r.playbook),
             wanted: Default::default(),
+            about: None,
         }
     }
 
@@ -168,6 +169,7 @@ impl<'a> Ctx<'a> {
             remediation,
             playbook: None,
             wanted: Default::default(),
+            about: None,
         }])
     }
 }
