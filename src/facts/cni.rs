@@ -129,8 +129,13 @@ pub struct Refused {
 impl Refused {
     /// The directory the file is in.
     pub fn dir(&self) -> &str {
-        self.path.rsplit_once('/').map_or("", |(dir, _)| dir)
+        dir_of(&self.path)
     }
+}
+
+/// The directory a configuration file's path is in.
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 impl std::fmt::Display for Refused {
@@ -403,24 +408,14 @@ impl Cni {
     }
 }
 
-/// A struct field of `v` as encoding/json decodes it: every key equal to `key` but for
-/// case is decoded into the field in turn, so a value of the wrong type in any of them
-/// fails the decode. The value that does not have the kind of the exact key's (else the
-/// first's), where one does not, so that the caller's type check fails on it; else that
-/// key's value.
-fn go_field(v: &serde_json::Value, key: &str) -> Option<serde_json::Value> {
-    let map = v.as_object()?;
-    let mut variants = map.iter().filter(|(k, _)| k.eq_ignore_ascii_case(key));
-    let chosen = map
-        .get(key)
-        .or_else(|| variants.clone().next().map(|(_, v)| v))?;
-    let kind = |x: &serde_json::Value| std::mem::discriminant(x);
-    let odd = variants.find(|(_, x)| !x.is_null() && !chosen.is_null() && kind(x) != kind(chosen));
-    Some(match odd {
-        // Two kinds: at most one is the field's type. Hand over a value of neither kind
-        // that is not null, which every check refuses.
-        Some(_) => serde_json::Value::Bool(false),
-        None => chosen.clone(),
+/// Whether the struct field `key` of `v` decodes as encoding/json decodes it: every key
+/// of `v` equal to `key` but for case is decoded into the field in turn, so each value
+/// must be null or pass `ok` (have the field's type).
+fn go_field_ok(v: &serde_json::Value, key: &str, ok: impl Fn(&serde_json::Value) -> bool) -> bool {
+    v.as_object().is_none_or(|map| {
+        map.iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(key))
+            .all(|(_, x)| x.is_null() || ok(x))
     })
 }
 
@@ -428,46 +423,36 @@ fn go_field(v: &serde_json::Value, key: &str) -> Option<serde_json::Value> {
 /// (containernetworking/cni v1.3.0 pkg/types/types.go), where it does: `capabilities` a
 /// map of booleans, `ipam` an object whose `type` is a string, `dns` an object of string
 /// lists (`nameservers`, `search`, `options`) and a string `domain`, `prevResult` an
-/// object. A null is none of these errors. `field` finds a key as encoding/json does.
-fn typed_fields(
-    v: &serde_json::Value,
-    field: &dyn Fn(&serde_json::Value, &str) -> Option<serde_json::Value>,
-) -> Option<String> {
+/// object. A null is none of these errors.
+fn typed_fields(v: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
-    let is = |x: &Value, ok: &dyn Fn(&Value) -> bool| x.is_null() || ok(x);
     let strings = |x: &Value| {
         x.as_array()
             .is_some_and(|l| l.iter().all(|e| e.is_null() || e.is_string()))
     };
-    if let Some(caps) = field(v, "capabilities")
-        && !is(&caps, &|c| {
-            c.as_object()
-                .is_some_and(|m| m.values().all(|b| b.is_null() || b.is_boolean()))
-        })
-    {
+    let booleans = |c: &Value| {
+        c.as_object()
+            .is_some_and(|m| m.values().all(|b| b.is_null() || b.is_boolean()))
+    };
+    if !go_field_ok(v, "capabilities", booleans) {
         return Some("has capabilities that are not all true or false".to_owned());
     }
-    if let Some(ipam) = field(v, "ipam")
-        && !is(&ipam, &|i| {
-            i.is_object() && field(i, "type").is_none_or(|t| t.is_null() || t.is_string())
-        })
-    {
+    if !go_field_ok(v, "ipam", |i| {
+        i.is_object() && go_field_ok(i, "type", Value::is_string)
+    }) {
         return Some("has an ipam that is not an object with a string type".to_owned());
     }
-    if let Some(dns) = field(v, "dns") {
-        let ok = dns.is_null()
-            || (dns.is_object()
-                && ["nameservers", "search", "options"]
-                    .iter()
-                    .all(|k| field(&dns, k).is_none_or(|l| is(&l, &strings)))
-                && field(&dns, "domain").is_none_or(|d| d.is_null() || d.is_string()));
-        if !ok {
-            return Some("has a dns that is not lists of strings and a string domain".to_owned());
-        }
+    let dns_ok = |d: &Value| {
+        d.is_object()
+            && ["nameservers", "search", "options"]
+                .iter()
+                .all(|k| go_field_ok(d, k, strings))
+            && go_field_ok(d, "domain", Value::is_string)
+    };
+    if !go_field_ok(v, "dns", dns_ok) {
+        return Some("has a dns that is not lists of strings and a string domain".to_owned());
     }
-    if let Some(prev) = field(v, "prevResult")
-        && !is(&prev, &Value::is_object)
-    {
+    if !go_field_ok(v, "prevResult", Value::is_object) {
         return Some("has a prevResult that is not an object".to_owned());
     }
     None
@@ -484,22 +469,25 @@ fn typed_fields(
 /// and `cniVersions`.
 fn libcni_refuses(path: &str, json: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
-    // A struct field as encoding/json finds it: every key equal to its name but for case
-    // is decoded into it, so each must have its type ([`go_field`]).
-    let field = go_field;
     let plugin = |v: &Value| {
         if !v.is_object() {
             return Some("is not a JSON object".to_owned());
         }
         for key in ["name", "cniVersion", "type"] {
-            if field(v, key).is_some_and(|x| !x.is_string() && !x.is_null()) {
+            if !go_field_ok(v, key, Value::is_string) {
                 return Some(format!("has a {key} that is not a string"));
             }
         }
-        if let Some(why) = typed_fields(v, &field) {
+        if let Some(why) = typed_fields(v) {
             return Some(why);
         }
-        let typed = field(v, "type").is_some_and(|t| t.as_str().is_some_and(|t| !t.is_empty()));
+        // The type the decode ends with: the exact key's, else one equal but for case.
+        let kind = v.get("type").or_else(|| {
+            v.as_object()?
+                .iter()
+                .find_map(|(k, x)| k.eq_ignore_ascii_case("type").then_some(x))
+        });
+        let typed = kind.and_then(Value::as_str).is_some_and(|t| !t.is_empty());
         (!typed).then(|| match v.get("plugins") {
             Some(_) => "has no type (a plugin list, which libcni reads only from a .conflist file)"
                 .to_owned(),
@@ -810,6 +798,11 @@ mod tests {
         let c = cni(&[
             ("/etc/cni/net.d/10-calico.conflist", calico),
             ("/etc/cni/net.d/05-dir.conflist", r#"{"name":"dir"}"#),
+            // Each variant is decoded: a number in one fails whatever the other holds.
+            (
+                "/etc/cni/net.d/04-mixed.conf",
+                r#"{"name":"n","type":"bridge","Type":5}"#,
+            ),
             (
                 "/etc/cni/net.d/06-case.conflist",
                 r#"{"name":"n","plugins":[{"Type":"bridge","CNIVERSION":1}]}"#,
@@ -824,6 +817,7 @@ mod tests {
         assert_eq!(
             refused,
             [
+                "/etc/cni/net.d/04-mixed.conf: has a type that is not a string",
                 "/etc/cni/net.d/05-dir.conflist: has no plugins list",
                 "/etc/cni/net.d/06-case.conflist: its plugin 1 has a cniVersion that is not a string",
             ]

@@ -3,6 +3,7 @@
 
 use super::{Ctx, NO_KUBELET, RuleOutcome, kube_minor, not_a_node};
 use crate::diagnose::finding::Severity;
+use crate::facts::cni::dir_of;
 use crate::facts::node_facts::{Effective, FlavourKind};
 
 const ID: &str = "DNS-CNI-CONFIG-INVALID";
@@ -30,10 +31,7 @@ pub(super) fn cni_config_invalid(ctx: &Ctx) -> RuleOutcome {
         };
     };
     // The file in effect, where it is in the same directory: the one the runtime reads.
-    let accepted = cni.config.as_deref().filter(|c| {
-        c.rsplit_once('/')
-            .is_some_and(|(dir, _)| dir == first.dir())
-    });
+    let accepted = cni.config.as_deref().filter(|c| dir_of(c) == first.dir());
     let mut evidence: Vec<String> = cni.refused.iter().map(ToString::to_string).collect();
     let runtime = runtime(ctx);
     // No file of the directory loads: no runtime has a network to give.
