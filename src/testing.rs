@@ -56,6 +56,14 @@ pub(crate) fn with_files(
     raw
 }
 
+/// The text of a file `raw` holds; panics naming the path where it holds none.
+pub(crate) fn text(raw: &crate::facts::raw::RawFacts, path: &str) -> String {
+    raw.get(path)
+        .and_then(|f| f.text())
+        .unwrap_or_else(|| panic!("{path}: no text in the fixture"))
+        .into_owned()
+}
+
 /// Node facts from files given as (path, content), as the gather would have read them.
 pub(crate) fn facts_from(files: &[(&str, &str)]) -> crate::facts::NodeFacts {
     crate::facts::NodeFacts::from_raw("node1", &raw_from(files))

@@ -867,15 +867,6 @@ fn plain_kubelet(
     }
 }
 
-/// A flag's last value as the setting in effect, where it is on the command line.
-fn flag_effective(flags: &[FlagFact], name: &str) -> Option<Effective<String>> {
-    last_valued(flags, name).map(|f| Effective {
-        value: f.value.clone().unwrap_or_default(),
-        source: f.source.clone(),
-        shadowed: Vec::new(),
-    })
-}
-
 /// The last occurrence of a flag that has a value.
 fn last_valued<'a>(flags: &'a [FlagFact], name: &str) -> Option<&'a FlagFact> {
     flags
@@ -1631,7 +1622,7 @@ fn rancher_kubelet(
         resolv_conf_key: None,
         config_error,
         args_file: None,
-        runtime_endpoint: rancher_runtime_endpoint(&flags, &configs, unit.as_ref()),
+        runtime_endpoint: rancher_runtime_endpoint(pid, &flags, &configs, unit.as_ref()),
         flags,
         resolv_conf,
         cluster_dns,
@@ -1648,17 +1639,19 @@ fn rancher_kubelet(
 /// endpoint where not empty): the service's command line over the config files, the last
 /// that sets it.
 fn rancher_runtime_endpoint(
+    pid: Option<u32>,
     flags: &[FlagFact],
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     unit: Option<&ServiceUnit>,
 ) -> Option<Effective<String>> {
-    if let Some(e) = flag_effective(flags, "container-runtime-endpoint") {
-        return Some(e);
+    // The kubelet's own command line, as `live_settings` takes it: only where it runs.
+    let name = "container-runtime-endpoint";
+    if let Some(flag) = pid.and_then(|_| flags.iter().rev().find(|f| f.name == name)) {
+        return Some(flag_setting(flag));
     }
     let configs = configs.as_deref().unwrap_or_default();
     // A kubelet-arg replaces the endpoint k3s gives its kubelet (its extra args go over its
     // own): the command line's over the config files'.
-    let name = "container-runtime-endpoint";
     let kubelet_arg = unit
         .and_then(|u| exec_kubelet_arg(u, name))
         .map(|(value, at)| {
@@ -1772,12 +1765,16 @@ type RancherDns = (
 
 /// A running kubelet's scalar flag as the setting in effect.
 fn live_flag(flag: Option<&FlagFact>) -> Option<Observed<Effective<String>>> {
-    let flag = flag?;
-    Some(Observed::Known(Effective {
+    flag.map(|f| Observed::Known(flag_setting(f)))
+}
+
+/// A scalar flag as the setting in effect.
+fn flag_setting(flag: &FlagFact) -> Effective<String> {
+    Effective {
         value: flag.value.clone().unwrap_or_default(),
         source: flag.source.clone(),
         shadowed: vec![],
-    }))
+    }
 }
 
 /// The clusterDomain a k3s or RKE2 kubelet runs with: a `kubelet-arg` cluster-domain (a
@@ -3339,7 +3336,7 @@ mod tests {
             Ok(())
         );
         // The command line over the config file, which is over the environment.
-        let text = base.get(unit).and_then(|f| f.text()).expect("unit");
+        let text = crate::testing::text(&base, unit);
         let flagged = text.replace(
             "    server \\\n",
             "    server \\\n    -d /var/lib/rancher/k3s \\\n",
@@ -3502,7 +3499,7 @@ mod tests {
 
         // The service's command line comes after the config files.
         let unit = "/etc/systemd/system/k3s.service";
-        let text = base.get(unit).and_then(|f| f.text()).expect("unit");
+        let text = crate::testing::text(&base, unit);
         let flagged = text.replace(
             "    server \\\n",
             "    server \\\n    --kubelet-arg cluster-dns=169.254.25.10 \\\n",
@@ -3559,7 +3556,7 @@ mod tests {
         // No later drop-in sets clusterDNS: the one k3s wrote into its own file, which is
         // the server's (an agent's config.yaml names none), not k3s's default.
         let own = format!("{dir}/00-k3s-defaults.conf");
-        let text = base.get(&own).and_then(|f| f.text()).expect("own file");
+        let text = crate::testing::text(&base, &own);
         let mut custom = base.clone();
         custom.file(
             &own,
@@ -4070,11 +4067,7 @@ mod tests {
         let base = crate::testing::rules_fixture("_upstream/k3s-env-resolv-conf");
         let config = "/etc/rancher/k3s/config.yaml";
         let unit = "/etc/systemd/system/k3s.service";
-        let text = base
-            .get(unit)
-            .and_then(|f| f.text())
-            .expect("unit")
-            .into_owned();
+        let text = crate::testing::text(&base, unit);
         let dns = |files: &[(&str, &str)]| {
             let raw = crate::testing::with_files(&base, files);
             match NodeFacts::from_raw("node1", &raw).kubelet.cluster_dns {
@@ -4129,6 +4122,19 @@ mod tests {
         let k3s =
             crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
         assert_eq!(runtime(&k3s), None);
+        // A plain kubelet's leftover flag is no kubelet's that runs here (k3s embeds it).
+        let leftover =
+            "KUBELET_EXTRA_ARGS=--container-runtime-endpoint=unix:///var/run/crio/crio.sock\n";
+        let stale = crate::testing::with_files(&k3s, &[("/etc/default/kubelet", leftover)]);
+        assert!(
+            NodeFacts::from_raw("node1", &stale)
+                .kubelet
+                .flags
+                .iter()
+                .any(|f| f.name == "container-runtime-endpoint"),
+            "the leftover is among the declared flags"
+        );
+        assert_eq!(runtime(&stale), None);
         let crio = "container-runtime-endpoint: unix:///var/run/crio/crio.sock\n";
         let with_crio = crate::testing::with_files(&k3s, &[(config, crio)]);
         assert_eq!(
@@ -4155,8 +4161,8 @@ mod tests {
             ))
         );
         let unit = "/etc/systemd/system/k3s.service";
-        let text = String::from_utf8_lossy(&k3s.get(unit).expect("k3s's unit").content)
-            .replace("    server \\\n", "    server --docker \\\n");
+        let text =
+            crate::testing::text(&k3s, unit).replace("    server \\\n", "    server --docker \\\n");
         assert!(text.contains("--docker"), "{text}");
         let with_flag = crate::testing::with_files(&k3s, &[(unit, text.as_str())]);
         assert_eq!(
@@ -4225,11 +4231,7 @@ mod tests {
             Ok("prod.local".into())
         );
         let unit = "/etc/systemd/system/k3s.service";
-        let text = old
-            .get(unit)
-            .and_then(|f| f.text())
-            .expect("unit")
-            .into_owned();
+        let text = crate::testing::text(&old, unit);
         let agent = text.replace("    server \\\n", "    agent \\\n");
         let why = domain(&with(&old, &[(unit, &agent)])).expect_err("an agent's");
         assert!(why.contains("runs an agent"), "{why}");

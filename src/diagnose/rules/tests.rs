@@ -641,10 +641,7 @@ fn an_old_k0s_does_not_load_br_netfilter() {
         "the fixture's kube-router loads br_netfilter itself"
     );
     let kube_router = "/etc/cni/net.d/10-kuberouter.conflist";
-    let text = raw
-        .get(kube_router)
-        .and_then(|f| f.text())
-        .expect("conflist");
+    let text = crate::testing::text(&raw, kube_router);
     running.file(
         kube_router,
         crate::facts::raw::FileState::Present,
@@ -1146,11 +1143,7 @@ fn a_nameserver_line_without_an_address_stops_every_pod() {
         RuleOutcome::Pass
     );
     let path = "/run/systemd/resolve/resolv.conf";
-    let text = raw
-        .get(path)
-        .and_then(|f| f.text())
-        .expect("uplink")
-        .into_owned();
+    let text = crate::testing::text(&raw, path);
     let broken = text.replacen("nameserver ", "nameserver\nnameserver ", 1);
     raw.file(
         path,
@@ -1235,11 +1228,7 @@ fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
 
     // The kubelet's /etc/resolv.conf, read through its link to the stub.
     for path in ["/etc/resolv.conf", "/run/systemd/resolve/stub-resolv.conf"] {
-        let text = raw
-            .get(path)
-            .and_then(|f| f.text())
-            .expect("stub")
-            .into_owned();
+        let text = crate::testing::text(&raw, path);
         let fourth = text.replace(
             "nameserver 127.0.0.53",
             "nameserver 192.0.2.1\nnameserver 192.0.2.2\nnameserver 192.0.2.3\nnameserver 127.0.0.53",
@@ -1266,11 +1255,7 @@ fn a_search_line_musl_skips_is_over_the_limit_even_where_kubelet_keeps_it() {
     let with_search = |search: &str| {
         let mut raw = crate::testing::rules_fixture("DNS-SEARCH-LIMIT/expanded-five-domains-1.29");
         let path = "/run/systemd/resolve/resolv.conf";
-        let text = raw
-            .get(path)
-            .and_then(|f| f.text())
-            .expect("uplink")
-            .into_owned();
+        let text = crate::testing::text(&raw, path);
         let text = text.replace(
             "search corp.example eng.corp.example example.internal lab.example.internal qa.example.internal",
             &format!("search {search}"),
@@ -1684,7 +1669,7 @@ fn a_nodeconfig_flag_over_nodeadms_config_is_info() {
     use crate::facts::raw::FileState;
     let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-nodeadm");
     let env = "/etc/eks/kubelet/environment";
-    let text = raw.get(env).and_then(|f| f.text()).expect("environment");
+    let text = crate::testing::text(&raw, env);
     raw.file(
         env,
         FileState::Present,
@@ -1747,7 +1732,7 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     // nothing until cluster DNS answers, wherever CoreDNS forwards.
     assert_eq!(outcome(&raw, true).0, Severity::High);
     let path = "/etc/dhcp/dhclient.conf";
-    let text = raw.get(path).and_then(|f| f.text()).expect("dhclient.conf");
+    let text = crate::testing::text(&raw, path);
     let line = |servers: &str| {
         let edited = text.replace("169.254.25.10, 127.0.0.53;", servers);
         assert_ne!(edited, text);
@@ -1800,7 +1785,7 @@ fn k3s_cluster_dns_is_advised_as_a_kubelet_arg() {
         Some(b"kubelet-arg:\n  - cluster-dns=10.43.0.10\n"),
     );
     let unit = "/etc/systemd/system/k3s.service";
-    let text = raw.get(unit).and_then(|f| f.text()).expect("unit");
+    let text = crate::testing::text(&raw, unit);
     let flagged = text.replace(
         "    server \\\n",
         "    server \\\n    --kubelet-arg=cluster-dns=10.43.0.11 \\\n",
@@ -2423,11 +2408,7 @@ fn an_eks_flag_is_fixed_in_the_nodeconfig_s_flags() {
     let fix = |fixture: &str, flag: &str, rule: fn(&Ctx) -> RuleOutcome| {
         let mut raw = crate::testing::rules_fixture(fixture);
         let env = "/etc/eks/kubelet/environment";
-        let text = raw
-            .get(env)
-            .and_then(|f| f.text())
-            .expect("env")
-            .into_owned();
+        let text = crate::testing::text(&raw, env);
         raw.file(
             env,
             FileState::Present,
@@ -2543,12 +2524,9 @@ fn kubelet_cmdline(
     from: &str,
     to: &str,
 ) -> crate::facts::raw::RawFacts {
-    let cmdline = &raw
-        .get("/proc/2291/cmdline")
-        .expect("the kubelet runs")
-        .content;
-    let cmdline = String::from_utf8_lossy(cmdline).replace(from, to);
-    crate::testing::with_files(raw, &[("/proc/2291/cmdline", cmdline.as_str())])
+    let path = "/proc/2291/cmdline";
+    let cmdline = crate::testing::text(raw, path).replace(from, to);
+    crate::testing::with_files(raw, &[(path, cmdline.as_str())])
 }
 
 /// DNS-CNI-CONFIG-INVALID for one node tree.
