@@ -45,12 +45,24 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
-/// it ever did, the output still is JSON and says why.
+/// it ever did, the output still is JSON and says why. It is safe for a terminal as it is
+/// ([`terminal_text`] finds nothing to change): serde_json escapes C0 controls in strings
+/// but leaves DEL, the C1 controls and bidirectional overrides raw, which this writes as
+/// JSON `\uXXXX` escapes (they occur only inside strings: JSON's own syntax is ASCII).
 pub fn pretty_json(doc: &impl Serialize) -> String {
-    let mut text = serde_json::to_string_pretty(doc)
+    let text = serde_json::to_string_pretty(doc)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
-    text.push('\n');
-    text
+    let unsafe_char = |c: char| (c.is_control() && c != '\n') || invisible_reorder(c);
+    let mut out = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// Text from a node or an input file, safe to print on a terminal: control characters

@@ -377,7 +377,7 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
             eprintln!(
                 "warning: the inventory changed since the plan was made ({}); hosts are \
                  reached with its current connection settings",
-                saved.path
+                crate::text::escape(&saved.path)
             );
         }
     }

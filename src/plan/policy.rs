@@ -142,7 +142,10 @@ impl Policy {
     /// its content is known; `Ok(true)` when the content must be checked as well.
     pub fn check_target(&self, change: &Change) -> Result<bool, String> {
         match change {
-            Change::WriteFile { path, .. } => {
+            Change::WriteFile { path, mode, .. } => {
+                if let Some(mode) = mode {
+                    check_mode(path, mode)?;
+                }
                 if path_allowed(&self.allowed_paths, path) {
                     Ok(false)
                 } else if path_allowed(&self.paths, path) {
@@ -654,6 +657,31 @@ fn sysctl_assignment(line: &str) -> (String, Option<String>) {
     (name, value)
 }
 
+/// The widest mode a file dnsfix creates may have: configuration, read by all, written by
+/// root. Group or world write, execute, setuid, setgid or sticky bits are refused, from a
+/// playbook's `mode:` or a saved plan's (an edited plan must not leave a root file that any
+/// user can write: a sysctl.d file would then set `kernel.core_pattern` at the next boot).
+const WIDEST_MODE: u32 = 0o644;
+
+/// Why `mode` (octal, for a new file at `path`) is refused, if it is.
+fn check_mode(path: &str, mode: &str) -> Result<(), String> {
+    let bits = Some(mode)
+        .filter(|m| !m.is_empty() && m.len() <= 4)
+        .and_then(|m| u32::from_str_radix(m, 8).ok())
+        .ok_or_else(|| {
+            format!(
+                "{path}: mode {} is not an octal file mode",
+                crate::text::escape(mode)
+            )
+        })?;
+    if bits & !WIDEST_MODE != 0 {
+        return Err(format!(
+            "{path}: mode {mode} is wider than {WIDEST_MODE:04o}: dnsfix creates configuration files that only root writes"
+        ));
+    }
+    Ok(())
+}
+
 /// Why line `n` of `path` is refused: it is not `what`.
 fn not_a(path: &str, n: usize, line: &str, what: &str) -> String {
     format!(
@@ -767,6 +795,37 @@ mod tests {
             ..Allow::default()
         };
         Policy::with_allows(&crate::testing::facts_from(&[]), &[&allow])
+    }
+
+    /// A new file's mode, from a playbook or an edited saved plan: configuration that only
+    /// root writes, whatever the path (a playbook's `allow:` too).
+    #[test]
+    fn a_new_file_is_never_writable_by_others_nor_special() {
+        let p = policy();
+        let with_mode = |path: &str, mode: &str| {
+            let mut change = write(path, "net.bridge.bridge-nf-call-iptables = 1\n");
+            if let Change::WriteFile { mode: m, .. } = &mut change {
+                *m = Some(mode.into());
+            }
+            change
+        };
+        for ok in ["0644", "644", "0600", "0640", "0444", "0400"] {
+            assert!(
+                p.check(&with_mode("/etc/sysctl.d/99-dnsfix.conf", ok), None)
+                    .is_ok(),
+                "{ok}"
+            );
+        }
+        for path in ["/etc/sysctl.d/99-dnsfix.conf", "/opt/kube/config.yaml"] {
+            for bad in [
+                "0666", "0664", "0646", "0755", "0744", "4644", "2644", "1644", "", "0x1a4",
+                "06444", "9",
+            ] {
+                let refused = p.check(&with_mode(path, bad), None);
+                assert!(refused.is_err(), "{path} {bad}");
+                assert!(refused.expect_err("refused").contains(path), "{path} {bad}");
+            }
+        }
     }
 
     #[test]

@@ -226,6 +226,24 @@ mod tests {
         );
     }
 
+    /// Node text with DEL, a C1 control or a bidirectional override: the JSON report is
+    /// still JSON, reads back to the same text, and a terminal gets it unchanged.
+    #[test]
+    fn json_reports_escape_what_serde_json_leaves_raw() {
+        let hostile = "# x\u{7f} \u{9b}31m \u{202e}evil\u{1b}[2J\ttab";
+        let doc = serde_json::json!({ "comment": hostile, "list": [hostile] });
+        let text = super::pretty_json(&doc);
+        assert!(text.ends_with("}\n"), "{text}");
+        assert!(
+            text.contains("\\u007f") && text.contains("\\u009b") && text.contains("\\u202e"),
+            "{text}"
+        );
+        assert_eq!(super::terminal_text(&text), text);
+        let back: serde_json::Value =
+            serde_json::from_str(&super::terminal_text(&text)).expect("still JSON");
+        assert_eq!(back, doc);
+    }
+
     #[test]
     fn terminal_text_keeps_layout_and_escapes_the_rest() {
         let hostile = "nameserver 1.1.1.1\x1b]52;c;ZXZpbA==\x07\r== node2\tok\u{202e}x\n";

@@ -506,6 +506,20 @@ fn tampered_settings() -> Vec<(&'static str, Tamper, &'static str)> {
             "sysctl net.ipv4.ip_forward = 0 is not a value dnsfix sets",
         ),
         (
+            "a new file any user could write",
+            Box::new(|host: &mut Value| {
+                let path = "/etc/sysctl.d/98-dnsfix-tampered.conf";
+                host["facts"]["files"][path] = serde_json::json!({"state": "missing"});
+                let mut change = write_file(path, None, "net.bridge.bridge-nf-call-iptables = 1\n");
+                change["mode"] = "0666".into();
+                host["changes"]
+                    .as_array_mut()
+                    .expect("changes")
+                    .push(change);
+            }),
+            "mode 0666 is wider than 0644",
+        ),
+        (
             "a guess at /etc/shadow's hash in the facts alone",
             Box::new(|host: &mut Value| {
                 host["facts"]["files"]["/etc/shadow"] = serde_json::json!({
