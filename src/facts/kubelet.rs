@@ -3760,6 +3760,49 @@ mod tests {
         }
     }
 
+    /// `--config-dir DIR` with a space, in `KUBELET_EXTRA_ARGS` and on the running kubelet's
+    /// command line: a pflag string flag takes the next word, so the drop-in still wins
+    /// (and `--hostname-override NAME` still names the node).
+    #[test]
+    fn a_config_dir_given_with_a_space_is_still_merged() {
+        let mut raw = config_dir_node();
+        raw.file(
+            "/etc/default/kubelet",
+            FileState::Present,
+            Some(
+                format!(
+                    "KUBELET_EXTRA_ARGS=--config-dir {CONFIG_DIR} --hostname-override node-7\n"
+                )
+                .as_bytes(),
+            ),
+        );
+        let cmdline = format!(
+            "/usr/bin/kubelet\0--config=/var/lib/kubelet/config.yaml\0--config-dir\0{CONFIG_DIR}\0--hostname-override\0node-7\0"
+        );
+        raw.file(
+            "/proc/2291/cmdline",
+            FileState::Present,
+            Some(cmdline.as_bytes()),
+        );
+        let (value, at, _) = resolv_at(&raw).expect("known");
+        assert_eq!(at, format!("{CONFIG_DIR_DROPIN}:3"), "{value}");
+        raw.pids.remove("kubelet");
+        let (_, at, _) = resolv_at(&raw).expect("known when stopped");
+        assert_eq!(at, format!("{CONFIG_DIR_DROPIN}:3"));
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let name = facts
+            .kubelet
+            .flags
+            .iter()
+            .find(|f| f.name == "hostname-override");
+        assert_eq!(
+            name.and_then(|f| f.value.as_deref()),
+            Some("node-7"),
+            "{:?}",
+            facts.kubelet.flags
+        );
+    }
+
     /// The kubelet walks its `--config-dir` (filepath.WalkDir in `mergeKubeletConfigurations`):
     /// subdirectories where their names fall, hidden files too, only what the walk reached.
     #[test]

@@ -16,11 +16,14 @@ use super::kubelet_config::Located;
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
 /// space) consumes the next word. Any other `--name` without `=` is recorded without a value:
 /// without kubelet's full flag table a following word cannot be told apart from a positional.
-pub(crate) const VALUE_FLAGS: [&str; 7] = [
+pub(crate) const VALUE_FLAGS: [&str; 9] = [
     "resolv-conf",
     "cluster-dns",
     "cluster-domain",
     "config",
+    // `--config-dir /etc/kubernetes/kubelet.conf.d`: pflag's string flags take the next word.
+    "config-dir",
+    "hostname-override",
     "container-runtime-endpoint",
     "kubeconfig",
     // kubelite's (MicroK8s), on its own command line.

@@ -286,7 +286,12 @@ mod tests {
         let unplaced = |text: &str| unplaced_word(text).map(|(line, _)| line);
         assert_eq!(unplaced(text), Some(5));
         assert_eq!(unplaced("--resolv-conf /a\n--x=1 y\n"), Some(2));
-        assert_eq!(unplaced("--hostname-override\n--resolv-conf=/a\n"), Some(1));
+        assert_eq!(unplaced("--node-ip\n--resolv-conf=/a\n"), Some(1));
+        // A flag dnsfix knows takes a value takes the next word, as pflag does.
+        assert_eq!(
+            unplaced("--hostname-override\nnode-7\n--resolv-conf=/a\n"),
+            None
+        );
         assert_eq!(unplaced("--x=1\n--\n--y=2\n"), Some(3));
         assert_eq!(unplaced("--resolv-conf /a\n--x=1\n--fail-swap-on\n"), None);
     }
