@@ -61,6 +61,17 @@ impl Host {
             .filter(|v| !v.is_empty() && !v.contains("{{") && !v.contains("{%"))
     }
 
+    /// A string variable where it is set, else `default` where it is absent: `None` where
+    /// it is set to something dnsfix cannot use (a template it does not render, an empty
+    /// string, null, not a string), which Kubespray renders into something else than its
+    /// default.
+    pub fn var_or_default<'a>(&'a self, key: &str, default: Option<&'a str>) -> Option<&'a str> {
+        match self.var(key) {
+            None => default,
+            Some(_) => self.var_set(key),
+        }
+    }
+
     /// A variable as a bare Jinja test reads it (`{% if enable_nodelocaldns %}`, and a
     /// `when:` without `| bool` up to ansible-core 2.18, which Kubespray pins): a boolean
     /// as it is, a number other than 0, and any non-empty string, `"false"` included

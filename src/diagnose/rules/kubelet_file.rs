@@ -5,8 +5,9 @@
 
 use super::node_resolver::{enable_resolved, resolved_words};
 use super::{
-    Ctx, NO_KUBELET, PodResolv, RuleOutcome, forwards_elsewhere, ns_evidence, parsed_pod_resolv,
-    persist_hint, pod_resolv, resolv_chain, restart_hint, upstream_dns_servers,
+    Ctx, NO_KUBELET, PodResolv, RuleOutcome, forwards_elsewhere, kubespray_deploys_coredns,
+    ns_evidence, parsed_pod_resolv, persist_hint, pod_resolv, resolv_chain, restart_hint,
+    unrendered_upstream_dns_server, upstream_dns_servers,
 };
 use crate::diagnose::finding::{Finding, Severity};
 use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
@@ -145,6 +146,23 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                 .take(MAX_POD_NAMESERVERS)
                 .filter(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
                 .collect();
+            if !hits.is_empty()
+                && elsewhere.is_none()
+                && ctx.corefile_forwards_to_file.is_none()
+                && kubespray_deploys_coredns(ctx.host)
+                && let Some(template) = unrendered_upstream_dns_server(ctx)
+            {
+                // Kubespray forwards to what Ansible renders: maybe real servers.
+                return ctx.unknown_because(
+                    "DNS-CLUSTER-SELF-FORWARD",
+                    format!(
+                        "kubelet hands CoreDNS/nodelocaldns a resolv.conf listing the cluster's own DNS ({}), and upstream_dns_servers holds {}, a template dnsfix does not render: whether CoreDNS forwards there or to this file is not known",
+                        hits.iter().map(|n| n.address.as_str()).collect::<Vec<_>>().join(", "),
+                        crate::text::escape(&template)
+                    ),
+                    "run dnsfix where it can read the cluster's Corefiles (kubectl on a kube_control_plane host), or write upstream_dns_servers as addresses in the inventory".into(),
+                );
+            }
             if !hits.is_empty() && elsewhere.is_none() {
                 // CoreDNS's forward plugin picks among the servers, so one cluster
                 // address among real ones still sends part of the traffic (and the loop

@@ -646,10 +646,15 @@ fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
     let with_cache = !ctx.facts.nodelocaldns_absent();
-    if with_cache && h.var_truthy("enable_nodelocaldns").unwrap_or(kubespray) {
+    // A switch written as a template is what Ansible renders it to: not known here.
+    let cache = match h.var("enable_nodelocaldns") {
+        None => kubespray,
+        Some(_) => h.var_truthy("enable_nodelocaldns")?,
+    };
+    if with_cache && cache {
+        let default = crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP;
         return Some(vec![
-            h.var_set("nodelocaldns_ip")
-                .unwrap_or(crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP)
+            h.var_or_default("nodelocaldns_ip", Some(default))?
                 .to_owned(),
         ]);
     }

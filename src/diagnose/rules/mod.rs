@@ -451,6 +451,16 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
         && host.var_truthy("deploy_coredns") != Some(false)
 }
 
+/// The first of the inventory's `upstream_dns_servers` that is a template dnsfix does not
+/// render (`"{{ corp_dns }}"`): Kubespray forwards to what Ansible makes of it.
+pub(super) fn unrendered_upstream_dns_server(ctx: &Ctx) -> Option<String> {
+    ctx.host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default()
+        .into_iter()
+        .find(|s| s.contains("{{") || s.contains("{%"))
+}
+
 /// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
 pub(super) fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
     ctx.host
@@ -722,11 +732,16 @@ pub(crate) fn is_kubespray_dns_default(value: &str) -> bool {
 /// node), else only what the inventory sets.
 pub(crate) fn kubespray_service_range(host: &Host, kubespray: bool) -> Option<&str> {
     // kube_service_subnets tests ipv4_stack bare (`{%- if ipv4_stack and ipv6_stack -%}`).
+    // A range written as a template is what Ansible renders, not the default: not known.
     if host.var_truthy("ipv4_stack") == Some(false) {
-        host.var_set("kube_service_addresses_ipv6")
-            .or(kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"))
+        host.var_or_default(
+            "kube_service_addresses_ipv6",
+            kubespray.then_some("fd85:ee78:d8a6:8607::1000/116"),
+        )
     } else {
-        host.var_set("kube_service_addresses")
-            .or(kubespray.then_some("10.233.0.0/18"))
+        host.var_or_default(
+            "kube_service_addresses",
+            kubespray.then_some("10.233.0.0/18"),
+        )
     }
 }

@@ -2270,6 +2270,23 @@ fn kubespray_s_dns_address_comes_from_its_first_service_range() {
     let mut host = Host::new("node1");
     assert_eq!(kubespray_service_range(&host, false), None);
     assert_eq!(kubespray_service_range(&host, true), Some("10.233.0.0/18"));
+    // A range written as a template is what Ansible renders it to, not the default.
+    for unusable in [
+        serde_json::json!("{{ svc_cidr | default('10.96.0.0/12') }}"),
+        serde_json::json!(""),
+        serde_json::Value::Null,
+    ] {
+        let mut templated = Host::new("node1");
+        templated
+            .vars
+            .insert("kube_service_addresses".into(), unusable.clone());
+        assert_eq!(
+            kubespray_service_range(&templated, true),
+            None,
+            "{unusable}"
+        );
+        assert_eq!(kubespray_dns_server(&templated, true), None, "{unusable}");
+    }
     host.vars.insert("ipv4_stack".into(), false.into());
     assert_eq!(
         kubespray_service_range(&host, true),
