@@ -84,6 +84,19 @@ pub(crate) fn load(
     };
     for file in files {
         let text = InventoryError::read_text(&file)?;
+        // A whole file encrypted with ansible-vault (Kubespray's secrets, become passwords):
+        // Ansible needs the vault password to read it; dnsfix never decrypts one.
+        if text
+            .trim_start_matches('\u{feff}')
+            .starts_with("$ANSIBLE_VAULT;")
+        {
+            warnings.push(InventoryWarning {
+                path: file.clone(),
+                line: Some(1),
+                message: "encrypted with ansible-vault: dnsfix does not decrypt it, so its variables are not read (keep DNS settings such as upstream_dns_servers in a plain vars file)".into(),
+            });
+            continue;
+        }
         let vars = parse_vars_file(&file, &text)?;
         let lines = vars
             .keys()
@@ -192,6 +205,34 @@ mod tests {
             serde_json::json!({"x": "a", "y": "b", "z": "nested"})
         );
         assert!(warnings.is_empty());
+        let _ = fs::remove_dir_all(&base);
+    }
+
+    /// `ansible-vault encrypt group_vars/all/vault.yml`: skipped with a warning naming the
+    /// file, the plain files beside it still read.
+    #[test]
+    fn a_vault_encrypted_file_is_skipped_with_a_warning() {
+        let base = scratch("vault");
+        write(
+            &base.join("group_vars/all/all.yml"),
+            "upstream_dns_servers: [192.0.2.53]\n",
+        );
+        write(
+            &base.join("group_vars/all/vault.yml"),
+            "$ANSIBLE_VAULT;1.1;AES256\n62313365396662343061393464336163383764373764613633653634306231386433626436623361\n",
+        );
+        let mut warnings = Vec::new();
+        let vars = merged(load(&base, "group_vars", "all", &mut warnings).expect("load"));
+        assert_eq!(
+            serde_json::Value::Object(vars),
+            serde_json::json!({"upstream_dns_servers": ["192.0.2.53"]})
+        );
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].path.ends_with("group_vars/all/vault.yml"));
+        assert!(
+            warnings[0].message.contains("ansible-vault"),
+            "{warnings:?}"
+        );
         let _ = fs::remove_dir_all(&base);
     }
 
