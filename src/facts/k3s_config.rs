@@ -40,6 +40,10 @@ pub struct K3sConfig {
     pub kubelet_args_appended: bool,
     /// `cluster-dns`; a list value is joined with `,`, the form k3s's string-slice flag takes.
     pub cluster_dns: Option<Located<String>>,
+    /// The keys of string slices (`cluster-dns`, `service-cidr`) the file sets only with
+    /// `key+`: merged over earlier files they append to those files' value (configfilearg
+    /// keeps one value per key across the files).
+    pub appended: Vec<&'static str>,
     /// `cluster-domain`: a server's (pkg/cli/cmds/server.go, default cluster.local).
     pub cluster_domain: Option<Located<String>>,
     /// `service-cidr`, joined the same way: a server's default cluster-dns is the tenth
@@ -124,11 +128,27 @@ impl K3sConfig {
                 continue;
             }
             let key_line = top_level_key_line(text, key);
-            let items = items(value).map_err(|found| K3sConfigError::WrongType {
+            let mut items = items(value).map_err(|found| K3sConfigError::WrongType {
                 key: key.to_string(),
                 line: key_line,
                 found,
             })?;
+            // A string flag written with no value (`resolv-conf:`) is still passed, empty
+            // (`--resolv-conf=`: configfilearg's convert.ToString(nil)): it replaces an earlier
+            // file's value and outranks the K3S_* variable, and k3s reads "" as unset.
+            if value.is_null()
+                && !append
+                && matches!(
+                    name,
+                    "resolv-conf"
+                        | "node-name"
+                        | "data-dir"
+                        | "container-runtime-endpoint"
+                        | "cluster-domain"
+                )
+            {
+                items = vec![String::new()];
+            }
             match name {
                 "kubelet-arg" => {
                     let located = locate_items(text, key_line, items, value.is_sequence());
@@ -141,10 +161,12 @@ impl K3sConfig {
                     config.kubelet_args.extend(located);
                 }
                 "cluster-dns" => {
+                    config.mark_appended("cluster-dns", append);
                     config.cluster_dns = join_scalar(config.cluster_dns.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
                 }
                 "service-cidr" => {
+                    config.mark_appended("service-cidr", append);
                     config.service_cidr = join_scalar(config.service_cidr.take(), items, append)
                         .map(|joined| Located::new(joined, key_line));
                 }
@@ -179,6 +201,20 @@ impl K3sConfig {
             }
         }
         Ok(config)
+    }
+
+    /// Records one more assignment of the string slice `key` (`key+` when `append`): the
+    /// file appends to the earlier files' value while it has set `key` only with `key+`.
+    fn mark_appended(&mut self, key: &'static str, append: bool) {
+        let set_before = match key {
+            "cluster-dns" => self.cluster_dns.is_some(),
+            _ => self.service_cidr.is_some(),
+        };
+        let appends = self.appended.contains(&key);
+        self.appended.retain(|k| *k != key);
+        if append && (appends || !set_before) {
+            self.appended.push(key);
+        }
     }
 
     /// The value kubelet gets for `name` through `kubelet-arg`, e.g. `kubelet_arg("resolv-conf")`
@@ -404,11 +440,14 @@ mod tests {
     }
 
     #[test]
-    fn scalars_are_stringified_and_null_is_absent() {
+    fn scalars_are_stringified_and_null_is_empty() {
         let config = K3sConfig::parse("kubelet-arg: 5\nresolv-conf:\n").expect("parses");
         assert_eq!(config.kubelet_args, vec![located("5", 1)]);
-        // `resolv-conf:` with no value: k3s passes an empty string, which it treats as unset.
-        assert_eq!(config.resolv_conf, None);
+        // `resolv-conf:` with no value: k3s passes an empty string (`--resolv-conf=`), set
+        // over an earlier file's value, which it then treats as unset.
+        assert_eq!(config.resolv_conf, Some(located("", 2)));
+        let config = K3sConfig::parse("resolv-conf: /a\nresolv-conf+:\n").expect("parses");
+        assert_eq!(config.resolv_conf, Some(located("/a", 1)));
     }
 
     #[test]

@@ -2199,12 +2199,18 @@ fn rancher_cluster_dns(
             u.name
         ));
     }
-    let setting = |key: fn(&K3sConfig) -> Option<&Located<String>>, flag: &str| {
+    let setting = |key: fn(&K3sConfig) -> Option<&Located<String>>, flag: &'static str| {
         let mut found: Option<(Vec<String>, Source)> = None;
         for (file, config) in configs {
             if let Some(l) = key(config) {
                 let source = Source::new("k3s_config", Some(file), Some(l.line));
-                found = Some((split_list(&l.value), source));
+                // `cluster-dns+:` in a later file adds to the earlier files' value.
+                let mut values = match found.take() {
+                    Some((earlier, _)) if config.appended.contains(&flag) => earlier,
+                    _ => Vec::new(),
+                };
+                values.extend(split_list(&l.value));
+                found = Some((values, source));
             }
         }
         for (value, at) in exec_flag_values(unit, &[flag]) {
@@ -4141,6 +4147,35 @@ mod tests {
             Ok("10.50.0.53".into()),
             "cluster-dns over service-cidr"
         );
+        // `key+` in a later file adds to the earlier files' value (configfilearg keeps one
+        // value per key across the files); a plain key replaces it.
+        let dropin = "/etc/rancher/k3s/config.yaml.d/10-dual-stack.yaml";
+        let dir = crate::testing::with_files(&base, &[(config, "service-cidr: 10.43.0.0/16\n")]);
+        let mut dual = dir.clone();
+        dual.file("/etc/rancher/k3s/config.yaml.d", FileState::Directory, None);
+        let dns_of = |raw: &RawFacts, text: &str| {
+            let raw = crate::testing::with_files(raw, &[(dropin, text)]);
+            NodeFacts::from_raw("node1", &raw)
+                .kubelet
+                .cluster_dns
+                .known()
+                .map(|e| e.value.join(","))
+        };
+        assert_eq!(
+            dns_of(&dual, "service-cidr+:\n- fd00:43::/112\n"),
+            Some("10.43.0.10,fd00:43::a".into())
+        );
+        assert_eq!(
+            dns_of(&dual, "service-cidr:\n- fd00:43::/112\n"),
+            Some("fd00:43::a".into())
+        );
+        assert_eq!(
+            dns_of(
+                &dual,
+                "service-cidr: fd00:43::/112\nservice-cidr+: fd00:44::/112\n"
+            ),
+            Some("fd00:43::a,fd00:44::a".into())
+        );
         let bad = dns(&[(config, "service-cidr: 10.50.0.0\n")]).expect_err("not a range");
         assert!(bad.contains("not a list of address ranges"), "{bad}");
         // An agent: its server's, unknown here, whatever its config file says.
@@ -4336,6 +4371,26 @@ mod tests {
         );
         let (_, kind) = resolv(Some("resolv-conf: \"\"\n"));
         assert_eq!(kind, "k3s_auto");
+        // With no value at all: configfilearg still passes `--resolv-conf=` (nil as "").
+        let (_, kind) = resolv(Some("resolv-conf:\n"));
+        assert_eq!(kind, "k3s_auto");
+        // And in a drop-in, over config.yaml's file.
+        let mut raw = base.clone();
+        for (path, text) in [
+            (
+                "/etc/rancher/k3s/config.yaml",
+                "resolv-conf: /etc/other.conf\n",
+            ),
+            (
+                "/etc/rancher/k3s/config.yaml.d/10-dns.yaml",
+                "resolv-conf:\n",
+            ),
+        ] {
+            raw.file(path, FileState::Present, Some(text.as_bytes()));
+        }
+        raw.file("/etc/rancher/k3s/config.yaml.d", FileState::Directory, None);
+        let e = NodeFacts::from_raw("node1", &raw).kubelet.resolv_conf;
+        assert_eq!(e.known().expect("known").source.kind, "k3s_auto", "{e:?}");
         assert_eq!(
             resolv(Some("resolv-conf: /etc/other.conf\n")),
             ("/etc/other.conf".into(), "k3s_config".into())
