@@ -1736,24 +1736,37 @@ fn live_settings(
     (resolv_conf, cluster_dns, cluster_domain): RancherDns,
 ) -> RancherDns {
     let live = |name: &str| pid.and_then(|_| flags.iter().rev().find(|f| f.name == name));
-    let cluster_dns = match live("cluster-dns") {
-        Some(last) => Observed::Known(Effective {
-            value: flags
-                .iter()
-                .filter(|f| f.name == "cluster-dns")
-                .filter_map(|f| f.value.as_deref())
-                .flat_map(|v| v.split(',').filter(|a| !a.is_empty()).map(str::to_owned))
-                .collect(),
-            source: last.source.clone(),
-            shadowed: vec![],
-        }),
-        None => cluster_dns,
-    };
+    let live_dns = live("cluster-dns").map(|last| Effective {
+        value: flags
+            .iter()
+            .filter(|f| f.name == "cluster-dns")
+            .filter_map(|f| f.value.as_deref())
+            .flat_map(|v| v.split(',').filter(|a| !a.is_empty()).map(str::to_owned))
+            .collect(),
+        source: last.source.clone(),
+        shadowed: vec![],
+    });
     (
-        live_flag(live("resolv-conf")).unwrap_or(resolv_conf),
-        cluster_dns,
-        live_flag(live("cluster-domain")).unwrap_or(cluster_domain),
+        explained(live("resolv-conf").map(flag_setting), resolv_conf),
+        explained(live_dns, cluster_dns),
+        explained(live("cluster-domain").map(flag_setting), cluster_domain),
     )
+}
+
+/// The running kubelet's flag as the setting, unless the files say the same: then where
+/// they write it (a `kubelet-arg` in config.yaml, which RKE2 passes on as that flag) is
+/// the place to change it, not the process's command line.
+fn explained<T: PartialEq>(
+    live: Option<Effective<T>>,
+    chosen: Observed<Effective<T>>,
+) -> Observed<Effective<T>> {
+    match (live, chosen) {
+        (Some(live), Observed::Known(chosen)) if chosen.value == live.value => {
+            Observed::Known(chosen)
+        }
+        (Some(live), _) => Observed::Known(live),
+        (None, chosen) => chosen,
+    }
 }
 
 /// A k3s/RKE2 kubelet's resolvConf, clusterDNS and clusterDomain.
@@ -1762,11 +1775,6 @@ type RancherDns = (
     Observed<Effective<Vec<String>>>,
     Observed<Effective<String>>,
 );
-
-/// A running kubelet's scalar flag as the setting in effect.
-fn live_flag(flag: Option<&FlagFact>) -> Option<Observed<Effective<String>>> {
-    flag.map(|f| Observed::Known(flag_setting(f)))
-}
 
 /// A scalar flag as the setting in effect.
 fn flag_setting(flag: &FlagFact) -> Effective<String> {
