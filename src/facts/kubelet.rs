@@ -510,10 +510,23 @@ struct Config {
 }
 
 fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
+    read_config_with(raw, path, KubeletConfig::parse)
+}
+
+/// The kubelet's `--config` file, read as leniently as the kubelet reads it
+/// ([`KubeletConfig::parse_lenient`]); its drop-ins are read strictly ([`read_config`]).
+fn read_main_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
+    read_config_with(raw, path, KubeletConfig::parse_lenient)
+}
+
+fn read_config_with(
+    raw: &RawFacts,
+    path: &str,
+    parse: fn(&str) -> Result<KubeletConfig, super::kubelet_config::KubeletConfigError>,
+) -> Result<KubeletConfig, String> {
     match raw.get(path) {
         Some(f) if f.state == FileState::Present => {
-            KubeletConfig::parse(&String::from_utf8_lossy(&f.content))
-                .map_err(|e| format!("{path}: {e}"))
+            parse(&String::from_utf8_lossy(&f.content)).map_err(|e| format!("{path}: {e}"))
         }
         Some(f) if f.state == FileState::Missing => Err(format!("{path}: no such file")),
         Some(_) => Err(format!("{path}: could not be read")),
@@ -637,7 +650,7 @@ fn load_config(
 ) -> Result<Option<Config>, String> {
     let mut files = Vec::new();
     if let Some(path) = path {
-        files.push((path, read_config(raw, path)?));
+        files.push((path, read_main_config(raw, path)?));
     }
     let mut unread = Vec::new();
     let mut dropins = Vec::new();

@@ -80,13 +80,38 @@ pub enum KubeletConfigError {
 }
 
 impl KubeletConfig {
-    /// Parses a KubeletConfiguration YAML document.
+    /// Parses a KubeletConfiguration YAML document as the kubelet decodes a `--config-dir`
+    /// drop-in: strictly (a duplicate key is an error: `DecodeKubeletConfigurationIntoJSON`).
     ///
     /// Type checks mirror kubelet's decoding into `KubeletConfiguration` (via JSON): a string
     /// field given a number or a list is an error, a null value counts as absent (the v1beta1
     /// fields are pointers or omitempty, so null leaves kubelet's default in place).
     pub fn parse(text: &str) -> Result<KubeletConfig, KubeletConfigError> {
-        let mapping = match load_top_level(text).map_err(KubeletConfigError::from)? {
+        Self::from_top_level(text, load_top_level(text))
+    }
+
+    /// Parses the kubelet's `--config` file as the kubelet does: where strict decoding
+    /// fails on a key written twice (an `echo >>` edit), it decodes again leniently and
+    /// takes the last (pkg/kubelet/kubeletconfig/util/codec `DecodeKubeletConfiguration`:
+    /// "Using lenient decoding as strict decoding failed"), and starts.
+    pub fn parse_lenient(text: &str) -> Result<KubeletConfig, KubeletConfigError> {
+        let strict = load_top_level(text);
+        match &strict {
+            Err(e) if e.message.contains("duplicate entry with key ") => {
+                match serde_norway::from_str::<LastWins>(text) {
+                    Ok(LastWins(value)) => Self::from_top_level(text, Ok(classify(text, value))),
+                    Err(_) => Self::from_top_level(text, strict),
+                }
+            }
+            _ => Self::from_top_level(text, strict),
+        }
+    }
+
+    fn from_top_level(
+        text: &str,
+        top: Result<TopLevel, YamlSyntax>,
+    ) -> Result<KubeletConfig, KubeletConfigError> {
+        let mapping = match top.map_err(KubeletConfigError::from)? {
             TopLevel::Empty => return Err(KubeletConfigError::Empty),
             TopLevel::Mapping(mapping) => mapping,
             TopLevel::Other { found, line } => {
@@ -212,14 +237,80 @@ impl From<YamlSyntax> for KubeletConfigError {
 /// Parses `text` as one YAML document and classifies its top-level node.
 pub(crate) fn load_top_level(text: &str) -> Result<TopLevel, YamlSyntax> {
     let value: Value = serde_norway::from_str(text).map_err(|err| yaml_error(text, &err))?;
-    Ok(match value {
+    Ok(classify(text, value))
+}
+
+fn classify(text: &str, value: Value) -> TopLevel {
+    match value {
         Value::Null => TopLevel::Empty,
         Value::Mapping(mapping) => TopLevel::Mapping(mapping),
         other => TopLevel::Other {
             found: value_kind(&other),
             line: first_content_line(text),
         },
-    })
+    }
+}
+
+/// A YAML document read as a lenient decoder (go-yaml without strict mode) reads it: a key
+/// written twice in a mapping keeps its last value. A tagged node is refused (the strict
+/// error stands).
+struct LastWins(Value);
+
+impl<'de> serde::Deserialize<'de> for LastWins {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LastWinsVisitor).map(LastWins)
+    }
+}
+
+struct LastWinsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LastWinsVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(LastWins(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Sequence(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut mapping = Mapping::new();
+        while let Some((LastWins(key), LastWins(value))) = map.next_entry()? {
+            mapping.insert(key, value);
+        }
+        Ok(Value::Mapping(mapping))
+    }
 }
 
 /// Converts a serde_norway error into a [`YamlSyntax`], moving the position into the
@@ -296,7 +387,13 @@ pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
             line.strip_prefix('\u{feff}').unwrap_or(line)
         })
     };
-    if let Some(index) = lines().position(|line| key_at(line, key)) {
+    // The last: a lenient read keeps a repeated key's last value.
+    if let Some(index) = lines()
+        .enumerate()
+        .filter(|(_, line)| key_at(line, key))
+        .map(|(index, _)| index)
+        .last()
+    {
         return index + 1;
     }
     lines()
@@ -582,6 +679,26 @@ staticPodPath: /etc/kubernetes/manifests
             "kubelet config is not valid yaml at line 3, column 1: \
              duplicate entry with key \"resolvConf\""
         );
+    }
+
+    /// The kubelet's own file: a key written twice (an `echo >>` edit) is read leniently,
+    /// the last value at its line; a drop-in (strict) still refuses it.
+    #[test]
+    fn a_duplicate_key_in_the_config_file_takes_the_last() {
+        let text = "resolvConf: /run/systemd/resolve/resolv.conf\nclusterDomain: cluster.local\nauthentication:\n  x509: {}\n  x509: {clientCAFile: /a}\nresolvConf: /etc/resolv.conf\n";
+        let config = KubeletConfig::parse_lenient(text).expect("lenient");
+        assert_eq!(
+            config.resolv_conf,
+            Some(Located::new("/etc/resolv.conf".into(), 6))
+        );
+        assert_eq!(
+            config.cluster_domain,
+            Some(Located::new("cluster.local".into(), 2))
+        );
+        assert!(KubeletConfig::parse(text).is_err());
+        // Another error is not forgiven.
+        assert!(KubeletConfig::parse_lenient("resolvConf: [\n").is_err());
+        assert!(KubeletConfig::parse_lenient("resolvConf: 5\nresolvConf: 6\n").is_err());
     }
 
     #[test]
