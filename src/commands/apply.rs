@@ -486,7 +486,23 @@ fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
             .map(String::from_utf8_lossy)
             .unwrap_or_default();
         match crate::plan::redact::unredact(&change.content, &source) {
-            Ok(c) => c,
+            Ok(c)
+                if change
+                    .after_sha256
+                    .as_ref()
+                    .is_none_or(|want| *want == sha256_hex(c.as_bytes())) =>
+            {
+                c
+            }
+            Ok(_) => {
+                return outcome(
+                    "stale",
+                    format!(
+                        "{}: the redacted values cannot be restored to what the plan wrote; plan again",
+                        change.path
+                    ),
+                );
+            }
             Err(e) => return outcome("stale", format!("{}: {e}; plan again", change.path)),
         }
     } else {

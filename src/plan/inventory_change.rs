@@ -290,6 +290,7 @@ fn edit_file(path: &Path, settings: &[Setting]) -> Result<Option<InventoryChange
         path: path.display().to_string(),
         before_sha256: before.as_ref().map(|b| sha256_hex(b.as_bytes())),
         before,
+        after_sha256: Some(sha256_hex(text.as_bytes())),
         content: text,
         settings: shown,
         hosts,

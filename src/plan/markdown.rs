@@ -694,6 +694,6 @@ mod tests {
         }];
         let md = markdown(&plan, "ab12");
         assert!(!md.contains("s3cr3t"), "{md}");
-        assert!(md.contains("<redacted sha256:"), "{md}");
+        assert!(md.contains("<redacted hmac:"), "{md}");
     }
 }

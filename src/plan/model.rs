@@ -403,6 +403,10 @@ pub struct InventoryChange {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub before: Option<String>,
     pub content: String,
+    /// The sha256 of the new content with its secrets (`content` is shown redacted): what
+    /// apply restores from the file must hash to it. Plans made before it have none.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub after_sha256: Option<String>,
     /// `key: value` lines set, for humans.
     pub settings: Vec<String>,
     /// The hosts whose fixes need it.

@@ -3,21 +3,53 @@
 //! line is there and unchanged, never its value, and a saved plan or run record must not be
 //! a copy of it. The value of a secret-looking key (`token`, `password`, `secret`, `key`,
 //! ...) and the password of a `scheme://user:password@` URL become
-//! `<redacted sha256:…>`, keeping a digest to tell values apart. That holds for a value on
+//! `<redacted hmac:…>`, a digest keyed with a random key of this run alone, never stored: it
+//! tells values apart within what one run shows and saves (a changed secret shows in a
+//! diff), and confirms no guess at a value (a marker of the value's plain sha256, which
+//! plans before it held, did: an offline check of a password list). That holds for a value on
 //! its key's line (`key: v`, `KEY=v`), written inline (`{"token": "v"}`, an INI host line's
 //! `ansible_become_password=v`, `--token=v`), and below its key (a block scalar such as a
 //! private key, a next-line value, an open quote), line by line. A marker stands for the
 //! value alone: a line's `\r` and trailing blanks stay, so the file restores byte for byte.
 //!
 //! A saved plan holds the redacted text, so `apply` puts the values back from the file on
-//! the node ([`unredact`]): compare-and-swap makes that file exactly the one the plan was
-//! made from, and the result must hash to the plan's `after_sha256`.
+//! the node ([`unredact`]): its lines are matched in order around the markers, compare-and-swap
+//! makes that file exactly the one the plan was made from, and the result must hash to the
+//! plan's `after_sha256`.
 
 use crate::util::sha256_hex;
 
 use super::model::{Change, Plan};
 
-const MARK: &str = "<redacted sha256:";
+const MARK: &str = "<redacted hmac:";
+/// Markers of plans made before: the first hex digits of the value's sha256, checked when
+/// the value is restored.
+const SHA256_MARK: &str = "<redacted sha256:";
+
+/// Whether `text` starts with a marker.
+fn marked(text: &str) -> bool {
+    text.starts_with(MARK) || text.starts_with(SHA256_MARK)
+}
+
+/// The key of this run's markers: random, kept in memory only.
+fn run_key() -> &'static [u8; 32] {
+    static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        let read = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key));
+        if read.is_err() {
+            // No /dev/urandom: the std hasher's random seeds, as util::nonce uses them.
+            let seed = format!("{}{}", crate::util::nonce(), crate::util::nonce());
+            let hex = sha256_hex(seed.as_bytes());
+            for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
+                *byte = u8::from_str_radix(std::str::from_utf8(pair).unwrap_or("0"), 16)
+                    .unwrap_or_default();
+            }
+        }
+        key
+    })
+}
 /// Hex digits of the digest kept in a marker.
 const DIGEST: usize = 16;
 
@@ -56,7 +88,17 @@ fn boolean(value: &str) -> bool {
 }
 
 fn marker(value: &str) -> String {
-    format!("{MARK}{}>", &sha256_hex(value.as_bytes())[..DIGEST])
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(run_key())
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    mac.update(value.as_bytes());
+    let digest: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{MARK}{}>", &digest[..DIGEST])
 }
 
 /// One line split as `PREFIX KEY SEP VALUE`, for `key: value`, `KEY=value`, `- key=value`
@@ -152,7 +194,7 @@ fn inline_secrets(line: &str) -> Vec<(usize, usize)> {
                 .find([' ', '\t', ',', '}', ']'])
                 .map_or(bytes.len(), |k| start + k),
         };
-        if end > start && !line[start..].starts_with(MARK) && !boolean(&line[start..end]) {
+        if end > start && !marked(&line[start..]) && !boolean(&line[start..end]) {
             ranges.push((start, end));
         }
         i = end.max(i);
@@ -212,7 +254,7 @@ fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
         if value.is_empty() || value.starts_with('#') || block_header(value) {
             return (Vec::new(), true);
         }
-        if value.starts_with(MARK) || boolean(value) {
+        if marked(value) || boolean(value) {
             return (Vec::new(), false);
         }
         // The marker stands for the value alone: a trailing blank or `\r` stays as it is.
@@ -223,7 +265,7 @@ fn secrets_of(line: &str) -> (Vec<(usize, usize)>, bool) {
     let mut ranges = inline_secrets(line);
     let mut at = 0;
     while let Some((from, to)) = url_password(&line[at..]).map(|(f, t)| (at + f, at + t)) {
-        if !line[from..to].starts_with(MARK) {
+        if !marked(&line[from..to]) {
             ranges.push((from, to));
         }
         at = to;
@@ -259,7 +301,7 @@ pub fn redact(text: &str) -> String {
                 continue;
             }
             if indentation(body) > key_indent {
-                if !content.starts_with(MARK) {
+                if !marked(content) {
                     let start = indentation(body);
                     let range = (start, start + body[start..].trim_end().len());
                     out.push_str(&replace(body, &[range]));
@@ -317,32 +359,41 @@ pub fn redact_changes(changes: &[Change]) -> Vec<Change> {
 
 /// Whether `text` holds a marker.
 pub fn is_redacted(text: &str) -> bool {
-    text.contains(MARK)
+    text.contains(MARK) || text.contains(SHA256_MARK)
 }
 
-/// One piece of a redacted line: text as it is, or a marker's digest.
+/// One piece of a redacted line: text as it is, or a marker: a value, with the digest of
+/// its sha256 where an older plan's marker gives one.
 enum Piece<'a> {
     Text(&'a str),
-    Secret(&'a str),
+    Secret(Option<&'a str>),
 }
 
 fn pieces(line: &str) -> Result<Vec<Piece<'_>>, String> {
     let mut out = Vec::new();
     let mut rest = line;
-    while let Some(at) = rest.find(MARK) {
+    let next = |rest: &str| {
+        [MARK, SHA256_MARK]
+            .into_iter()
+            .filter_map(|mark| rest.find(mark).map(|at| (at, mark)))
+            .min()
+    };
+    while let Some((at, mark)) = next(rest) {
         let close = rest[at..]
             .find('>')
             .map(|i| at + i + 1)
             .ok_or("a redaction marker is cut short")?;
         out.push(Piece::Text(&rest[..at]));
-        out.push(Piece::Secret(&rest[at + MARK.len()..close - 1]));
+        let digest = &rest[at + mark.len()..close - 1];
+        out.push(Piece::Secret((mark == SHA256_MARK).then_some(digest)));
         rest = &rest[close..];
     }
     out.push(Piece::Text(rest));
     Ok(out)
 }
 
-/// Whether `line` reads as `pieces`: its text as it is, each secret a value with its digest.
+/// Whether `line` reads as `pieces`: its text as it is, each secret a value (not empty, and
+/// of its digest where the marker gives one).
 fn fits(pieces: &[Piece<'_>], line: &str) -> bool {
     match pieces {
         [] => line.is_empty(),
@@ -356,7 +407,9 @@ fn fits(pieces: &[Piece<'_>], line: &str) -> bool {
                 _ => vec![line.len()],
             };
             ends.into_iter().any(|end| {
-                sha256_hex(&line.as_bytes()[..end]).starts_with(digest) && fits(rest, &line[end..])
+                end > 0
+                    && digest.is_none_or(|d| sha256_hex(&line.as_bytes()[..end]).starts_with(d))
+                    && fits(rest, &line[end..])
             })
         }
     }
@@ -366,9 +419,14 @@ fn fits(pieces: &[Piece<'_>], line: &str) -> bool {
 /// (the file the redacted text was made from, or that it edits): a line of `source` that
 /// reads the same around the markers, with values of the markers' digests.
 pub fn unredact(redacted: &str, source: &str) -> Result<String, String> {
+    let lines: Vec<&str> = source.split('\n').collect();
+    // Lines are matched in order: of two lines that read alike around their markers (a
+    // `password:` under two keys), the first marker takes the first, the next the next. A
+    // match before the last one is taken only where none follows it.
+    let mut from = 0;
     let mut out = String::with_capacity(redacted.len());
     for (n, line) in redacted.split_inclusive('\n').enumerate() {
-        if !line.contains(MARK) {
+        if !is_redacted(line) {
             out.push_str(line);
             continue;
         }
@@ -377,10 +435,13 @@ pub fn unredact(redacted: &str, source: &str) -> Result<String, String> {
             None => (line, ""),
         };
         let pieces = pieces(body).map_err(|e| format!("line {}: {e}", n + 1))?;
-        let restored = source.split('\n').find(|s| fits(&pieces, s));
-        match restored {
-            Some(s) => {
-                out.push_str(s);
+        let found = (from..lines.len())
+            .chain(0..from.min(lines.len()))
+            .find(|&i| fits(&pieces, lines[i]));
+        match found {
+            Some(i) => {
+                from = i + 1;
+                out.push_str(lines[i]);
                 out.push_str(end);
             }
             None => {
@@ -432,8 +493,8 @@ mod tests {
         );
         assert!(r.contains("server: https://10.0.0.1:6443\n"));
         assert!(r.contains("resolv-conf: /etc/resolv.conf\n"));
-        assert!(r.contains("token: <redacted sha256:"));
-        assert!(r.contains("postgres://k3s:<redacted sha256:"));
+        assert!(r.contains("token: <redacted hmac:"));
+        assert!(r.contains("postgres://k3s:<redacted hmac:"));
         assert_eq!(redact(&r), r, "redacting twice changes nothing");
         // The plan's new content: resolv-conf changed, the token line as it was.
         let edited = r.replace("/etc/resolv.conf", "/etc/dnsfix/resolv.conf");
@@ -442,8 +503,54 @@ mod tests {
             applied,
             K3S.replace("/etc/resolv.conf", "/etc/dnsfix/resolv.conf")
         );
-        // A different secret on the node does not restore.
-        assert!(unredact(&edited, &K3S.replace("s3cr3t", "changed")).is_err());
+        // A different secret on the node restores as the node has it: not the content the
+        // plan hashed (apply refuses it on the plan's after_sha256).
+        let other = unredact(&edited, &K3S.replace("s3cr3t", "changed")).expect("restored");
+        assert_ne!(other, applied);
+    }
+
+    /// A marker confirms no guess: it is not the value's sha256 (a password list checked
+    /// offline against a plan pasted in a review), only the same within one run, where a
+    /// changed value still shows as a changed marker.
+    #[test]
+    fn markers_are_keyed_with_this_run_s_key() {
+        let marked = redact("ansible_become_password: Summer2024!\n");
+        let plain = sha256_hex(b"Summer2024!");
+        assert!(
+            marked.starts_with("ansible_become_password: <redacted hmac:"),
+            "{marked}"
+        );
+        assert!(!marked.contains(&plain[..DIGEST]), "{marked}");
+        assert_eq!(redact("ansible_become_password: Summer2024!\n"), marked);
+        assert_ne!(redact("ansible_become_password: Summer2025!\n"), marked);
+    }
+
+    /// A plan saved before keyed markers: its sha256 markers still restore, each value
+    /// checked against its digest.
+    #[test]
+    fn an_older_plan_s_sha256_markers_restore_and_are_checked() {
+        let text = "token: hunter2\nresolv-conf: /etc/resolv.conf\n";
+        let old = format!(
+            "token: <redacted sha256:{}>\nresolv-conf: /etc/dnsfix/resolv.conf\n",
+            &sha256_hex(b"hunter2")[..DIGEST]
+        );
+        assert!(is_redacted(&old));
+        assert_eq!(
+            unredact(&old, text).as_deref(),
+            Ok("token: hunter2\nresolv-conf: /etc/dnsfix/resolv.conf\n")
+        );
+        assert!(unredact(&old, &text.replace("hunter2", "other")).is_err());
+    }
+
+    /// Lines that read alike around their markers restore in order, each its own value.
+    #[test]
+    fn alike_lines_restore_in_order() {
+        let text = "db:\n  password: one\ncache:\n  password: two\nresolv-conf: /a\n";
+        let edited = redact(text).replace("/a", "/b");
+        assert_eq!(
+            unredact(&edited, text).as_deref(),
+            Ok("db:\n  password: one\ncache:\n  password: two\nresolv-conf: /b\n")
+        );
     }
 
     /// What a run record keeps of the plan (its changes) shows no secret either.
@@ -543,12 +650,14 @@ mod tests {
         assert!(out.ends_with(" ip=10.0.0.1\n"), "{out}");
     }
 
-    /// Restoring needs each value's own line: a value that is not on the node fails.
+    /// Restoring needs each secret's line on the node: a line that reads otherwise around
+    /// its markers, or none at all, fails.
     #[test]
-    fn a_marker_with_no_matching_value_is_refused() {
+    fn a_marker_with_no_matching_line_is_refused() {
         let text = "{\"token\": \"a\", \"password\": \"b\"}\n";
         let out = redact(text);
-        assert!(unredact(&out, "{\"token\": \"a\", \"password\": \"c\"}\n").is_err());
+        assert_eq!(unredact(&out, text).as_deref(), Ok(text));
+        assert!(unredact(&out, "{\"token\": \"a\", \"secret\": \"b\"}\n").is_err());
         assert!(unredact(&out, "").is_err());
     }
 }

@@ -1180,7 +1180,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
         }];
         let out = text(&p, false);
         assert!(!out.contains("hunter2") && !out.contains("s3cr3t"), "{out}");
-        assert!(out.contains("<redacted sha256:"), "{out}");
+        assert!(out.contains("<redacted hmac:"), "{out}");
     }
 
     #[test]
@@ -1530,6 +1530,7 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                  enable_nodelocaldns: true\n"
                     .to_owned(),
             ),
+            after_sha256: None,
             content: "# Kubernetes configuration\nkube_version: v1.29.5\ndns_mode: coredns\n\
                       enable_nodelocaldns: true\n\
                       # dnsfix: DNS-KUBELET-LOOPBACK\n\
