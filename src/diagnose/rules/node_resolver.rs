@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use super::{
     Ctx, NO_KUBELET, RuleOutcome, file_text, network_manager_manages_resolv, not_a_node,
-    ns_evidence,
+    ns_evidence, upstream_dns_servers,
 };
 use crate::diagnose::finding::Severity;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
@@ -598,12 +598,35 @@ fn dhclient_harm(
 /// what it renders it: the cluster address, then `nameservers`, `cloud_resolver` and the
 /// servers /etc/resolv.conf listed when it ran (`nameserverentries`, vars/main.yml
 /// @46dbdd39).
+/// Kubespray writes that block only with dns_mode other than none and resolvconf_mode
+/// host_resolvconf (its default), removes it with another resolvconf_mode, and leaves it be
+/// with dns_mode none (roles/kubernetes/preinstall/tasks/main.yml @46dbdd39, 0100 and 0110).
 fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
-    if ctx.facts.flavour.kind == FlavourKind::Kubespray && text.contains("# Ansible entries BEGIN")
+    if ctx.facts.flavour.kind != FlavourKind::Kubespray || !text.contains("# Ansible entries BEGIN")
     {
-        return "Kubespray writes this line at every run (host_resolvconf): set upstream_dns_servers, so CoreDNS and nodelocaldns forward there and not to the resolv.conf pods get; a loopback server in it comes from nameservers or from the servers /etc/resolv.conf listed when Kubespray ran (disable_host_nameservers: true leaves those out), not from the cluster address, which it puts first on purpose".into();
+        return "list only real upstream servers in the supersede line".into();
     }
-    "list only real upstream servers in the supersede line".into()
+    let host = ctx.host;
+    if host.var_or_default("dns_mode", Some("coredns")) == Some("none") {
+        return "the `# Ansible entries` block is Kubespray's, from a run with another dns_mode: with dns_mode: none Kubespray neither rewrites nor removes it, so delete the block (dhclient reads the file again at the next lease)".into();
+    }
+    if let Some(mode) = host
+        .var_or_default("resolvconf_mode", Some("host_resolvconf"))
+        .filter(|m| *m != "host_resolvconf")
+    {
+        return format!(
+            "the `# Ansible entries` block is Kubespray's, from a run with resolvconf_mode: host_resolvconf: with resolvconf_mode: {} its next run removes it (0110-dhclient-hooks-undo.yml): run cluster.yml --tags resolvconf, or delete the block",
+            crate::text::escape(mode)
+        );
+    }
+    let upstream = if upstream_dns_servers(ctx).is_empty() {
+        "set upstream_dns_servers, so CoreDNS and nodelocaldns forward there and not to the resolv.conf pods get; "
+    } else {
+        ""
+    };
+    format!(
+        "Kubespray writes this line at every run (host_resolvconf): {upstream}a loopback server in it comes from nameservers or from the servers /etc/resolv.conf listed when Kubespray ran (disable_host_nameservers: true leaves those out), not from the cluster address, which it puts first on purpose"
+    )
 }
 
 /// Where NetworkManager writes the servers its connections give (dns=default), the

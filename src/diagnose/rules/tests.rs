@@ -1749,6 +1749,44 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     assert_eq!(outcome(&line("169.254.25.10;"), true).0, Severity::High);
 }
 
+/// Whose block the line is, and who removes it: Kubespray rewrites it with its default
+/// resolvconf_mode (host_resolvconf), removes it at its next run with another, and leaves
+/// it alone with dns_mode none; upstream_dns_servers is advised only where it is not set.
+#[test]
+fn the_dhclient_fix_follows_what_kubespray_does_with_its_block() {
+    let raw =
+        crate::testing::rules_fixture("DNS-RESOLV-MANAGED-ELSEWHERE/kubespray-9948-before-reboot");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let fix = |vars: serde_json::Value| {
+        let mut host = Host::new("node1");
+        if let serde_json::Value::Object(map) = vars {
+            host.vars = map;
+        }
+        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let default = fix(serde_json::json!({}));
+    assert!(default.contains("set upstream_dns_servers"), "{default}");
+    let set = fix(serde_json::json!({"upstream_dns_servers": ["192.0.2.53"]}));
+    assert!(
+        set.starts_with("Kubespray writes this line at every run"),
+        "{set}"
+    );
+    assert!(!set.contains("set upstream_dns_servers"), "{set}");
+    let other_mode = fix(serde_json::json!({"resolvconf_mode": "none"}));
+    assert!(
+        other_mode.contains("resolvconf_mode: none its next run removes it"),
+        "{other_mode}"
+    );
+    let no_dns = fix(serde_json::json!({"dns_mode": "none", "resolvconf_mode": "none"}));
+    assert!(
+        no_dns.contains("neither rewrites nor removes it"),
+        "{no_dns}"
+    );
+}
+
 /// On k3s the clusterDNS advice is the kubelet-arg that beats what k3s writes into its own
 /// kubelet config at every start, and the restart is of the k3s service; a kubelet-arg that
 /// sets it is changed where it is.
