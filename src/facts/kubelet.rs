@@ -274,7 +274,39 @@ fn kubelet_settings(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
     {
         settings_unknown(&mut kubelet, problem);
     }
+    if !running
+        && let Some(why) = alpha_config_dir_refused(&kubelet, &flags, declared.unit.as_ref())
+    {
+        settings_unknown(&mut kubelet, &why);
+    }
     kubelet
+}
+
+/// Why a stopped kubelet 1.28 or 1.29 will not start with its `--config-dir`: there the
+/// flag is alpha, and the kubelet refuses it unless its environment has
+/// KUBELET_CONFIG_DROPIN_DIR_ALPHA (any value; kubelet-config-file.md, KEP-3983; EKS's
+/// nodeadm sets it). Its settings are then those of no running kubelet.
+fn alpha_config_dir_refused(
+    kubelet: &Kubelet,
+    flags: &[FlagFact],
+    unit: Option<&ServiceUnit>,
+) -> Option<String> {
+    let dir = last_valued(flags, "config-dir")?;
+    let minor = kubelet.version.as_deref().and_then(version_minor)?;
+    let unit = unit?;
+    if !(28..=29).contains(&minor)
+        || unit
+            .environment
+            .contains_key("KUBELET_CONFIG_DROPIN_DIR_ALPHA")
+    {
+        return None;
+    }
+    Some(format!(
+        "{} gives kubelet 1.{minor} --config-dir={}, which it refuses without KUBELET_CONFIG_DROPIN_DIR_ALPHA in its environment (not set by {}): the kubelet does not start",
+        dir.source.at(),
+        dir.value.as_deref().unwrap_or_default(),
+        unit.name
+    ))
 }
 
 /// The kubelet k0s will start (see [`k0s`]): the service's `--kubelet-extra-args` over
@@ -3828,6 +3860,44 @@ mod tests {
             "{:?}",
             facts.kubelet.flags
         );
+    }
+
+    /// Kubelet 1.28 and 1.29 refuse `--config-dir` without KUBELET_CONFIG_DROPIN_DIR_ALPHA in
+    /// their environment: a stopped one there will not start, so its settings are unknown;
+    /// one that runs, or a later version, or the variable set in an EnvironmentFile, reads
+    /// its drop-ins.
+    #[test]
+    fn an_alpha_config_dir_without_its_variable_keeps_the_kubelet_from_starting() {
+        let base = config_dir_node();
+        let with = |version: &str, running: bool, env: &str| {
+            let mut raw = base.clone();
+            crate::testing::set_command(
+                &mut raw,
+                "kubelet-version",
+                &format!("Kubernetes {version}\n"),
+                0,
+            );
+            if !running {
+                raw.pids.remove("kubelet");
+            }
+            let text = format!("KUBELET_EXTRA_ARGS=--config-dir={CONFIG_DIR}\n{env}");
+            raw.file(
+                "/etc/default/kubelet",
+                FileState::Present,
+                Some(text.as_bytes()),
+            );
+            resolv_at(&raw)
+        };
+        let why = with("v1.29.4", false, "").expect_err("does not start");
+        assert!(
+            why.contains("KUBELET_CONFIG_DROPIN_DIR_ALPHA") && why.contains("kubelet 1.29"),
+            "{why}"
+        );
+        // (1.29 reads a drop-in's resolvConf only as resolverConfig: config.yaml's counts.)
+        assert!(with("v1.29.4", true, "").is_ok());
+        assert!(with("v1.29.4", false, "KUBELET_CONFIG_DROPIN_DIR_ALPHA=on\n").is_ok());
+        let dropin = format!("{CONFIG_DIR_DROPIN}:3");
+        assert_eq!(with("v1.33.1", false, "").map(|r| r.1), Ok(dropin));
     }
 
     /// The kubelet walks its `--config-dir` (filepath.WalkDir in `mergeKubeletConfigurations`):
