@@ -3862,6 +3862,23 @@ mod tests {
         );
     }
 
+    /// A masked kubelet.service (`systemctl mask`: a link to /dev/null, read as an empty
+    /// file, over the package's unit): a stopped kubelet does not start, so its settings are
+    /// unknown; a running one still has its own.
+    #[test]
+    fn a_masked_kubelet_unit_does_not_start() {
+        let mut raw = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
+        raw.file(
+            "/etc/systemd/system/kubelet.service",
+            FileState::Present,
+            Some(b""),
+        );
+        assert!(resolv_at(&raw).is_ok(), "running");
+        raw.pids.remove("kubelet");
+        let why = resolv_at(&raw).expect_err("masked");
+        assert!(why.contains("kubelet.service is masked"), "{why}");
+    }
+
     /// Kubelet 1.28 and 1.29 refuse `--config-dir` without KUBELET_CONFIG_DROPIN_DIR_ALPHA in
     /// their environment: a stopped one there will not start, so its settings are unknown;
     /// one that runs, or a later version, or the variable set in an EnvironmentFile, reads

@@ -117,6 +117,18 @@ impl ServiceUnit {
             argv: Vec::new(),
             problem: None,
         };
+        // systemd.unit(5): a unit file of size 0, or a link to /dev/null (which the gather
+        // reads as an empty file), is masked: the unit cannot be started.
+        if let Some(path) = &fragment
+            && raw
+                .get(path)
+                .is_some_and(|f| f.content.is_empty() && !f.truncated)
+        {
+            unit.problem = Some(format!(
+                "{path} is empty or a link to /dev/null: {name} is masked, and systemd does not start it"
+            ));
+            return Some(unit);
+        }
         let files: Vec<String> = fragment.into_iter().chain(unit.dropins.clone()).collect();
         let exec_start = unit.read_settings(raw, &files);
         unit.read_environment_files(raw);
