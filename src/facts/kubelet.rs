@@ -1624,6 +1624,7 @@ fn rancher_kubelet(
             }
         }
     };
+    let resolv_conf = chosen_at_last_start(raw, resolv_conf, &dropins, unit.as_ref());
     let cluster_dns = rancher_cluster_dns_in_effect(
         raw,
         data_dir,
@@ -1811,6 +1812,48 @@ fn explained<T: PartialEq>(
         }
         (Some(live), _) => Observed::Known(live),
         (None, chosen) => chosen,
+    }
+}
+
+/// The resolv.conf a running k3s/RKE2 (v1.32 and later) chose itself at its last start,
+/// where the files it reads would now give another: it wrote its choice into its own
+/// drop-in then, and its kubelet keeps it until the next start (k3s started before DHCP or
+/// systemd-resolved filled /etc/resolv.conf in: its generated file, 8.8.8.8, until a
+/// restart). An explicit setting, a stopped service, or the same choice: as computed.
+fn chosen_at_last_start(
+    raw: &RawFacts,
+    computed: Observed<Effective<String>>,
+    dropins: &Result<RancherDropins, String>,
+    unit: Option<&ServiceUnit>,
+) -> Observed<Effective<String>> {
+    let states = super::node_facts::unit_states(raw);
+    let running = unit.is_some_and(|u| {
+        u.name
+            .strip_suffix(".service")
+            .and_then(|name| states.get(name))
+            == Some(&super::node_facts::UnitState::Active)
+    });
+    let written = dropins
+        .as_ref()
+        .ok()
+        .and_then(|d| d.own_resolv_conf.as_ref());
+    match (computed, written) {
+        (Observed::Known(now), Some(then))
+            if running && now.source.kind == "k3s_auto" && now.value != then.value =>
+        {
+            Observed::Known(Effective {
+                value: then.value.clone(),
+                source: Source {
+                    detail: Some(format!(
+                        "chosen at its last start (the files it reads now give {}, at its next start)",
+                        now.value
+                    )),
+                    ..then.source.clone()
+                },
+                shadowed: vec![],
+            })
+        }
+        (computed, _) => computed,
     }
 }
 
@@ -2074,6 +2117,8 @@ struct RancherDropins {
     cluster_domain: Option<Setting>,
     /// k3s's own drop-in is there (v1.32 and later).
     own: bool,
+    /// The resolvConf k3s wrote into its own drop-in at its last start: what it chose then.
+    own_resolv_conf: Option<Setting>,
 }
 
 /// The kubelet config drop-ins of a k3s/RKE2 (v1.32 and later) that come after its own
@@ -2213,6 +2258,10 @@ fn with_own_choices(
         detail: Some(format!("written by {program} at its start")),
         ..Source::new(RANCHER_DROPIN, Some(own), Some(line))
     };
+    out.own_resolv_conf = own_config.resolv_conf.map(|l| Setting {
+        value: l.value,
+        source: Source::new("k3s_auto", Some(own), Some(l.line)),
+    });
     if out.cluster_dns.is_none()
         && let Some(l) = own_config.cluster_dns
     {
@@ -4453,6 +4502,57 @@ mod tests {
             Observed::Unknown(why) => assert!(why.starts_with(K3S_VERSION_UNKNOWN), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A running k3s chose its resolv.conf at its last start (written into its own drop-in):
+    /// started before the host's file had servers it takes, it hands the kubelet its
+    /// generated file until it restarts, though the files pass now.
+    #[test]
+    fn a_running_k3s_keeps_what_it_chose_at_its_last_start() {
+        let base = crate::testing::rules_fixture("DNS-NODELOCAL-CLUSTERDNS/k3s-ipvs-service-ip");
+        let own = "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf";
+        let generated = "/var/lib/rancher/k3s/agent/etc/resolv.conf";
+        let text = crate::testing::text(&base, own);
+        let then = text.replace(
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            &format!("resolvConf: {generated}"),
+        );
+        assert_ne!(then, text);
+        let raw = crate::testing::with_files(
+            &base,
+            &[(own, then.as_str()), (generated, "nameserver 8.8.8.8\n")],
+        );
+        let k = NodeFacts::from_raw("node1", &raw).kubelet;
+        let e = k.resolv_conf.known().expect("known");
+        assert_eq!(
+            (e.value.as_str(), e.source.at()),
+            (generated, format!("{own}:39"))
+        );
+        assert!(
+            e.source
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("/run/systemd/resolve/resolv.conf, at its next start")),
+            "{e:?}"
+        );
+        assert!(k.on_rancher_fallback());
+        // Stopped: its next start chooses anew.
+        let mut stopped = raw.clone();
+        let states: Vec<String> = crate::facts::node_facts::units()
+            .map(|u| {
+                if u == "systemd-resolved" {
+                    "active".to_owned()
+                } else {
+                    "inactive".to_owned()
+                }
+            })
+            .collect();
+        crate::testing::set_command(&mut stopped, "units", &(states.join("\n") + "\n"), 3);
+        let e = NodeFacts::from_raw("node1", &stopped).kubelet.resolv_conf;
+        assert_eq!(
+            e.known().expect("known").value,
+            "/run/systemd/resolve/resolv.conf"
+        );
     }
 
     /// K3S_RESOLV_CONF is the default of k3s's --resolv-conf, not a setting over it: a

@@ -83,6 +83,25 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
                 e.value
             ));
             let kinds: Vec<&str> = kinds.into_iter().collect();
+            // Chosen when the service last started (before the network filled the host's
+            // files in, after a reboot), where the files pass now.
+            if let Some(detail) = e
+                .source
+                .detail
+                .as_deref()
+                .filter(|d| d.starts_with("chosen at its last start"))
+            {
+                evidence.push(format!("{}: {detail}", e.source.at()));
+                return RuleOutcome::Findings(vec![ctx.finding(
+                    "DNS-K3S-FALLBACK",
+                    Severity::Info,
+                    format!(
+                        "k3s/RKE2 found no host resolv.conf with only global unicast nameservers when it last started, and gives pods a generated one with {summary_servers} until it restarts, though the host's files pass now"
+                    ),
+                    evidence,
+                    "set resolv-conf in /etc/rancher/k3s/config.yaml (or rke2) to a file with your real upstreams, so that a start before the network is up does not fall back again; restart the k3s/rke2 service".into(),
+                )]);
+            }
             RuleOutcome::Findings(vec![ctx.finding(
                 "DNS-K3S-FALLBACK",
                 Severity::Info,
