@@ -1108,6 +1108,12 @@ pub const RULES: &[RuleInfo] = &[
             from those versions on, and hands that to kubelet. CoreDNS then forwards every name\n\
             it does not own to Google's public resolver, bypassing your own DNS servers.\n\
             \n\
+            k3s chooses when it starts, and keeps that choice until it restarts (from v1.32 it\n\
+            writes it into its own kubelet drop-in, 00-k3s-defaults.conf). After a reboot it may\n\
+            start before DHCP or systemd-resolved have filled the host's files in: it then falls\n\
+            back, though the files pass a minute later. dnsfix reads that drop-in on a running\n\
+            k3s/RKE2 and reports the choice it made, with what its next start would choose.\n\
+            \n\
             It is not a loop and nothing crashes, so dnsfix reports it as info: decide whether\n\
             Google's resolver is what you want. Where the choice depends on the version (GCP's\n\
             metadata server in a file) and dnsfix does not know it, it says it cannot tell.",
