@@ -245,6 +245,11 @@ for u in $KUNITS; do
     fi
   done
 done
+# k3s as a service dnsfix does not read: under OpenRC (install.sh writes /etc/init.d/k3s or
+# k3s-agent) or installed with INSTALL_K3S_NAME (k3s-NAME.service). Its presence is enough.
+for x in /etc/init.d/k3s* /etc/systemd/system/k3s-*.service; do
+  [ -e "$x" ] && f "$x"
+done
 # k0s: the worker profile it last fetched, in its default data directory; below, the
 # rounds follow a --data-dir on its unit's command line to the profile there, and a
 # profile's resolvConf to its file.

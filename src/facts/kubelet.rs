@@ -1403,7 +1403,23 @@ pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 /// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
 /// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
 /// environment (cmds.DataDirFlag, `EnvVars`).
+/// A k3s service of a kind dnsfix does not read, where the node has it: an OpenRC script
+/// (`/etc/init.d/k3s*`) or a unit installed with INSTALL_K3S_NAME (`k3s-NAME.service`).
+fn unread_rancher_service(raw: &RawFacts) -> Option<&str> {
+    raw.files
+        .iter()
+        .filter(|(_, f)| f.state == FileState::Present)
+        .map(|(path, _)| path.as_str())
+        .find(|path| {
+            path.starts_with("/etc/init.d/k3s")
+                || path
+                    .strip_prefix("/etc/systemd/system/k3s-")
+                    .is_some_and(|name| name.ends_with(".service") && name != "agent.service")
+        })
+}
+
 fn rancher_files_elsewhere(
+    raw: &RawFacts,
     configs: &Result<Vec<(String, K3sConfig)>, String>,
     unit: Option<&ServiceUnit>,
     (default_config, default): (&str, &str),
@@ -1413,6 +1429,14 @@ fn rancher_files_elsewhere(
         _ => "k3s",
     };
     let upper = program.to_ascii_uppercase();
+    if unit.is_none()
+        && program == "k3s"
+        && let Some(service) = unread_rancher_service(raw)
+    {
+        return Some(format!(
+            "{service}: k3s runs as a service dnsfix does not read (OpenRC, or installed with INSTALL_K3S_NAME), whose command line and environment may set its kubelet's DNS"
+        ));
+    }
     let from_env = |var: String| {
         let v = unit?.environment.get(&var)?;
         Some((
@@ -1637,7 +1661,7 @@ fn rancher_kubelet(
         (Err(e), _, _) | (_, _, Err(e)) => Observed::Unknown(e.clone()),
         (Ok(()), dropins, Ok(configs)) => rancher_cluster_domain(dropins, configs, unit.as_ref()),
     };
-    let chosen = match rancher_files_elsewhere(&configs, unit.as_ref(), (path, data_dir)) {
+    let chosen = match rancher_files_elsewhere(raw, &configs, unit.as_ref(), (path, data_dir)) {
         Some(why) => (
             Observed::Unknown(why.clone()),
             Observed::Unknown(why.clone()),
@@ -4502,6 +4526,43 @@ mod tests {
             Observed::Unknown(why) => assert!(why.starts_with(K3S_VERSION_UNKNOWN), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// k3s under OpenRC (its /etc/init.d script and env file) or installed with
+    /// INSTALL_K3S_NAME (k3s-NAME.service), neither a unit dnsfix reads: its kubelet's DNS
+    /// settings are unknown, never what the config files alone would give (its env file may
+    /// set K3S_RESOLV_CONF, its command line --resolv-conf).
+    #[test]
+    fn a_k3s_service_dnsfix_does_not_read_leaves_its_settings_unknown() {
+        let base = crate::testing::rules_fixture("DNS-NODELOCAL-CLUSTERDNS/k3s-ipvs-service-ip");
+        let unit = "/etc/systemd/system/k3s.service";
+        let known = |raw: &RawFacts| NodeFacts::from_raw("node1", raw).kubelet.resolv_conf;
+        assert!(known(&base).known().is_some());
+        for (path, text) in [
+            ("/etc/init.d/k3s-agent", "#!/sbin/openrc-run\n"),
+            (
+                "/etc/systemd/system/k3s-edge.service",
+                "[Service]\nExecStart=/usr/local/bin/k3s agent\n",
+            ),
+        ] {
+            let mut raw = crate::testing::with_files(&base, &[(path, text)]);
+            assert!(
+                known(&raw).known().is_some(),
+                "{path}: the k3s unit is read"
+            );
+            raw.file(unit, FileState::Missing, None);
+            match known(&raw) {
+                Observed::Unknown(why) => assert!(why.starts_with(path), "{why}"),
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+        // k3s-agent.service is one dnsfix reads.
+        let mut raw = crate::testing::with_files(
+            &base,
+            &[("/etc/systemd/system/k3s-agent.service", "[Service]\n")],
+        );
+        raw.file(unit, FileState::Missing, None);
+        assert!(!matches!(known(&raw), Observed::Unknown(why) if why.contains("does not read")));
     }
 
     /// A running k3s chose its resolv.conf at its last start (written into its own drop-in):
