@@ -1403,6 +1403,27 @@ pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 /// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
 /// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
 /// environment (cmds.DataDirFlag, `EnvVars`).
+/// `K3S_RESOLV_CONF` (`RKE2_RESOLV_CONF`, `env_var`) in the service's environment, where it
+/// counts: it is only the default of k3s's own --resolv-conf (urfave/cli EnvVars), so the
+/// flag set on the command line or in a config file, even to "", leaves it unused.
+fn rancher_env_setting(
+    unit: Option<&ServiceUnit>,
+    env_var: &str,
+    settings: &RancherSettings,
+) -> Option<Setting> {
+    if settings.exec_native.is_some() || settings.config_native.is_some() {
+        return None;
+    }
+    let v = unit?.environment.get(env_var)?;
+    Some(Setting {
+        value: v.value.clone(),
+        source: Source {
+            detail: Some(env_var.to_owned()),
+            ..Source::new("k3s_env", Some(&v.at.path), Some(v.at.line))
+        },
+    })
+}
+
 /// A k3s service of a kind dnsfix does not read, where the node has it: an OpenRC script
 /// (`/etc/init.d/k3s*`) or a unit installed with INSTALL_K3S_NAME (`k3s-NAME.service`).
 fn unread_rancher_service(raw: &RawFacts) -> Option<&str> {
@@ -1608,20 +1629,7 @@ fn rancher_kubelet(
         settings.dropin = d.resolv_conf.take();
     }
     let config_error = from_config.as_ref().err().cloned();
-    let env_setting = unit.as_ref().and_then(|u| {
-        let v = u.environment.get(env_var)?;
-        Some(Setting {
-            value: v.value.clone(),
-            source: Source {
-                detail: Some(env_var.to_owned()),
-                ..Source::new("k3s_env", Some(&v.at.path), Some(v.at.line))
-            },
-        })
-    });
-    // K3S_RESOLV_CONF is only the default of k3s's own --resolv-conf (urfave/cli EnvVars):
-    // the flag set on the command line or in a config file, even to "", leaves it unused.
-    let env_setting =
-        env_setting.filter(|_| settings.exec_native.is_none() && settings.config_native.is_none());
+    let env_setting = rancher_env_setting(unit.as_ref(), env_var, &settings);
     // An empty native setting or variable means "choose automatically" (k3s issue #5627);
     // an empty kubelet-arg is passed to the kubelet as it is.
     let explicit = |s: &Setting| {
