@@ -298,9 +298,10 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     sink.finish();
 
     let inventory_updates = if run.update_inventory {
+        let inventory = run.ctx.inventory.path();
         plan.inventory_changes
             .iter()
-            .map(update_inventory)
+            .map(|change| update_inventory(change, inventory))
             .collect()
     } else {
         Vec::new()
@@ -469,18 +470,76 @@ pub(super) fn exit_code(
     }
 }
 
+/// Where a saved plan may write in the inventory: a vars file under the `group_vars/` or
+/// `host_vars/` of the inventory this run loaded (`-i`), the way there no symlink out of it.
+/// An edited plan must not write anywhere else the operator can (their shell profile).
+fn inventory_file_allowed(path: &Path, inventory: Option<&Path>) -> Result<(), String> {
+    let refused = |why: &str| Err(format!("refused: {why}"));
+    let Some(inventory) = inventory else {
+        return refused("no inventory was given (-i) to update");
+    };
+    let base = crate::plan::inventory_change::base_dir(inventory);
+    if path.components().any(|c| {
+        !matches!(
+            c,
+            std::path::Component::Normal(_)
+                | std::path::Component::RootDir
+                | std::path::Component::CurDir
+        )
+    }) {
+        return refused("not a plain path");
+    }
+    let inside = |root: &Path| {
+        let Ok(rest) = path.strip_prefix(root) else {
+            return false;
+        };
+        let mut parts = rest.components();
+        matches!(parts.next(), Some(std::path::Component::Normal(d)) if d == "group_vars" || d == "host_vars")
+            && parts.next().is_some()
+    };
+    let absolute_base = std::path::absolute(&base).unwrap_or_else(|_| base.clone());
+    if !inside(&base) && !inside(&absolute_base) {
+        return refused("not a file under the inventory's group_vars/ or host_vars/");
+    }
+    // The nearest directory on the way that exists, resolved, must still be in the inventory.
+    let canonical_base =
+        std::fs::canonicalize(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    let existing = path.ancestors().skip(1).find(|a| a.exists());
+    match existing.map(std::fs::canonicalize) {
+        Some(Ok(dir)) if dir.starts_with(&canonical_base) => Ok(()),
+        _ => refused("its directory leads out of the inventory"),
+    }
+}
+
 /// Makes one local inventory change, compare-and-swap on the file the plan read.
-fn update_inventory(change: &InventoryChange) -> InventoryUpdate {
+fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> InventoryUpdate {
     let path = Path::new(&change.path);
-    let now = std::fs::read(path).ok();
-    let now_sha = now.as_deref().map(sha256_hex);
     let outcome = |outcome: &str, message: String| InventoryUpdate {
         path: change.path.clone(),
         outcome: outcome.into(),
         message,
     };
+    if let Err(why) = inventory_file_allowed(path, inventory) {
+        return outcome(
+            "error",
+            format!("{}: {why}", crate::text::escape(&change.path)),
+        );
+    }
+    let now = std::fs::read(path).ok();
+    let now_sha = now.as_deref().map(sha256_hex);
     // A saved plan shows secrets redacted: they come back from the file as it is now.
     let content = if crate::plan::redact::is_redacted(&change.content) {
+        // Keyed markers carry no digest of their own: only the plan's after_sha256 proves
+        // the values put back are the ones it was made with.
+        if change.after_sha256.is_none() && crate::plan::redact::is_keyed(&change.content) {
+            return outcome(
+                "stale",
+                format!(
+                    "{}: redacted values and no after_sha256 to check them by; plan again",
+                    change.path
+                ),
+            );
+        }
         let source = now
             .as_deref()
             .map(String::from_utf8_lossy)
@@ -565,6 +624,61 @@ mod tests {
         let inventory = crate::inventory::Inventory::load(&path).expect("inventory");
         let _ = std::fs::remove_dir_all(&dir);
         inventory
+    }
+
+    /// `--update-inventory` writes a saved plan's inventory change only to a vars file of the
+    /// inventory this run loaded, its redacted values put back and checked by its
+    /// after_sha256 (required where the markers are keyed: they carry no digest).
+    #[test]
+    fn an_inventory_change_is_written_only_in_the_inventory_and_checked() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-invupd-{}", crate::util::nonce()));
+        let vars = dir.join("group_vars/all");
+        std::fs::create_dir_all(&vars).expect("mkdir");
+        let hosts = dir.join("hosts.yaml");
+        std::fs::write(&hosts, "all:\n  hosts:\n    node1:\n").expect("write");
+        let file = vars.join("all.yml");
+        let before = "ansible_become_password: hunter2\nupstream_dns_servers: []\n";
+        std::fs::write(&file, before).expect("write");
+        let after = "ansible_become_password: hunter2\nupstream_dns_servers: [192.0.2.53]\n";
+        let change = |path: &Path, after_sha256: Option<String>| InventoryChange {
+            path: path.display().to_string(),
+            before_sha256: Some(sha256_hex(before.as_bytes())),
+            before: None,
+            content: crate::plan::redact::redact(after),
+            after_sha256,
+            settings: vec![],
+            hosts: vec![],
+        };
+        let good = Some(sha256_hex(after.as_bytes()));
+        // Elsewhere: refused, nothing written.
+        for elsewhere in [
+            dir.join("profile"),
+            dir.join("group_vars/../x.yml"),
+            std::env::temp_dir().join("x.yml"),
+        ] {
+            let done = update_inventory(&change(&elsewhere, good.clone()), Some(&hosts));
+            assert_eq!(done.outcome, "error", "{elsewhere:?}: {}", done.message);
+            assert!(!elsewhere.exists() || elsewhere == dir.join("group_vars/../x.yml"));
+        }
+        assert_eq!(
+            update_inventory(&change(&file, good.clone()), None).outcome,
+            "error"
+        );
+        // Keyed markers without after_sha256, or one the restored file does not match: stale.
+        assert_eq!(
+            update_inventory(&change(&file, None), Some(&hosts)).outcome,
+            "stale"
+        );
+        let wrong = Some(sha256_hex(b"other"));
+        assert_eq!(
+            update_inventory(&change(&file, wrong), Some(&hosts)).outcome,
+            "stale"
+        );
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), before);
+        let done = update_inventory(&change(&file, good), Some(&hosts));
+        assert_eq!(done.outcome, "written", "{}", done.message);
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), after);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A plan file may change a cluster ConfigMap only as `corefile_forward` does, to the

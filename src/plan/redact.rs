@@ -357,6 +357,11 @@ pub fn redact_changes(changes: &[Change]) -> Vec<Change> {
     changes
 }
 
+/// Whether `text` holds a keyed marker, whose value only the restored file's sha256 checks.
+pub fn is_keyed(text: &str) -> bool {
+    text.contains(MARK)
+}
+
 /// Whether `text` holds a marker.
 pub fn is_redacted(text: &str) -> bool {
     text.contains(MARK) || text.contains(SHA256_MARK)
@@ -421,12 +426,18 @@ fn fits(pieces: &[Piece<'_>], line: &str) -> bool {
 pub fn unredact(redacted: &str, source: &str) -> Result<String, String> {
     let lines: Vec<&str> = source.split('\n').collect();
     // Lines are matched in order: of two lines that read alike around their markers (a
-    // `password:` under two keys), the first marker takes the first, the next the next. A
-    // match before the last one is taken only where none follows it.
+    // `password:` under two keys, the lines of two block scalars), each takes the first
+    // after the last line placed, a line without a marker placing itself where it is in
+    // the file too (a block scalar's lines come after its key's). A match before that is
+    // taken only where none follows it.
     let mut from = 0;
     let mut out = String::with_capacity(redacted.len());
     for (n, line) in redacted.split_inclusive('\n').enumerate() {
         if !is_redacted(line) {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            if let Some(i) = (from..lines.len()).find(|&i| lines[i] == body) {
+                from = i + 1;
+            }
             out.push_str(line);
             continue;
         }
@@ -542,7 +553,9 @@ mod tests {
         assert!(unredact(&old, &text.replace("hunter2", "other")).is_err());
     }
 
-    /// Lines that read alike around their markers restore in order, each its own value.
+    /// Lines that read alike around their markers restore in order, each its own value: two
+    /// keys' values, and a block scalar's lines after indented lines of the same depth
+    /// before its key.
     #[test]
     fn alike_lines_restore_in_order() {
         let text = "db:\n  password: one\ncache:\n  password: two\nresolv-conf: /a\n";
@@ -550,6 +563,13 @@ mod tests {
         assert_eq!(
             unredact(&edited, text).as_deref(),
             Ok("db:\n  password: one\ncache:\n  password: two\nresolv-conf: /b\n")
+        );
+        let text = "k8s_cluster:\n  hosts:\n    node1:\n      ansible_host: 10.0.0.1\nall:\n  vars:\n    ssh_private_key: |\n      AAAA\n      BBBB\nresolv: /a\n";
+        let edited = redact(text).replace("/a", "/b");
+        assert!(!edited.contains("AAAA"), "{edited}");
+        assert_eq!(
+            unredact(&edited, text).as_deref(),
+            Ok(text.replace("/a", "/b").as_str())
         );
     }
 
