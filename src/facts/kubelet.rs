@@ -1395,14 +1395,6 @@ fn program_of(data_dir: &str) -> &str {
 pub(crate) const KUBELET_ARG: &str = "kubelet-arg";
 pub(crate) const ADDED_TO: &str = "; added to the entries at ";
 
-/// Elsewhere than its default data dir, k3s writes the kubelet's own files (its config
-/// drop-ins, the fallback resolv.conf) where dnsfix does not read them, and with its config
-/// file elsewhere it takes its settings from a file dnsfix does not read: why, where the
-/// config file k3s or RKE2 reads (`K3S_CONFIG_FILE`, over `--config`/`-c`) or the
-/// `data-dir` it runs with is not the default. The data dir is set by the service's command
-/// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
-/// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
-/// environment (cmds.DataDirFlag, `EnvVars`).
 /// `K3S_RESOLV_CONF` (`RKE2_RESOLV_CONF`, `env_var`) in the service's environment, where it
 /// counts: it is only the default of k3s's own --resolv-conf (urfave/cli EnvVars), so the
 /// flag set on the command line or in a config file, even to "", leaves it unused.
@@ -1439,6 +1431,15 @@ fn unread_rancher_service(raw: &RawFacts) -> Option<&str> {
         })
 }
 
+/// Elsewhere than its default data dir, k3s writes the kubelet's own files (its config
+/// drop-ins, the fallback resolv.conf) where dnsfix does not read them, and with its config
+/// file elsewhere it takes its settings from a file dnsfix does not read: why, where the
+/// config file k3s or RKE2 reads (`K3S_CONFIG_FILE`, over `--config`/`-c`) or the
+/// `data-dir` it runs with is not the default. The data dir is set by the service's command
+/// line (`--data-dir`, `-d`) over the config files (configfilearg puts their values before
+/// it; the last file that sets it wins) over `K3S_DATA_DIR` / `RKE2_DATA_DIR` in the unit's
+/// environment (cmds.DataDirFlag, `EnvVars`). And where k3s runs as a service dnsfix does
+/// not read ([`unread_rancher_service`]), its command line and environment are not known.
 fn rancher_files_elsewhere(
     raw: &RawFacts,
     configs: &Result<Vec<(String, K3sConfig)>, String>,
@@ -1848,10 +1849,13 @@ fn explained<T: PartialEq>(
 }
 
 /// The resolv.conf a running k3s/RKE2 (v1.32 and later) chose itself at its last start,
-/// where the files it reads would now give another: it wrote its choice into its own
-/// drop-in then, and its kubelet keeps it until the next start (k3s started before DHCP or
-/// systemd-resolved filled /etc/resolv.conf in: its generated file, 8.8.8.8, until a
-/// restart). An explicit setting, a stopped service, or the same choice: as computed.
+/// where that was its generated file and the files it reads would now give another: it
+/// wrote its choice into its own drop-in then, and its kubelet keeps it until the next
+/// start (k3s started before DHCP or systemd-resolved filled /etc/resolv.conf in: 8.8.8.8
+/// until a restart). The other way round (a host file then, its generated one at the next
+/// start) stays as computed: the file it uses now is the host's, judged as it is, and the
+/// fallback of its next start is the finding. An explicit setting, a stopped service, or
+/// the same choice: as computed.
 fn chosen_at_last_start(
     raw: &RawFacts,
     computed: Observed<Effective<String>>,
@@ -1871,7 +1875,10 @@ fn chosen_at_last_start(
         .and_then(|d| d.own_resolv_conf.as_ref());
     match (computed, written) {
         (Observed::Known(now), Some(then))
-            if running && now.source.kind == "k3s_auto" && now.value != then.value =>
+            if running
+                && now.source.kind == "k3s_auto"
+                && now.value != then.value
+                && then.value.ends_with("/agent/etc/resolv.conf") =>
         {
             Observed::Known(Effective {
                 value: then.value.clone(),
@@ -2066,6 +2073,8 @@ fn rancher_node_name(
             }
         }
     }
+    // An empty node-name (`node-name:` with no value passes `--node-name=`) is the hostname.
+    let node_name = node_name.filter(|(value, _)| !value.trim().is_empty());
     let (value, source, detail) = match (override_arg, node_name) {
         (Some((value, source)), _) => (value.trim().to_lowercase(), source, "kubelet-arg"),
         (None, name) if with_id => {
@@ -3294,6 +3303,14 @@ mod tests {
         let with_id = "[Service]\nExecStart=/usr/local/bin/k3s agent --with-node-id\n";
         let f = facts(&[
             ("/etc/systemd/system/k3s-agent.service", with_id),
+            ("/proc/sys/kernel/hostname", "Worker-7\n"),
+            (NODE_ID, "0a1b2c3d\n"),
+        ]);
+        assert_eq!(node_name(&f).map(|n| n.0), Some("worker-7-0a1b2c3d".into()));
+        // `node-name:` with no value is the hostname (k3s passes `--node-name=`).
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (K3S_CONFIG, "node-name:\nwith-node-id: true\n"),
             ("/proc/sys/kernel/hostname", "Worker-7\n"),
             (NODE_ID, "0a1b2c3d\n"),
         ]);
@@ -4605,6 +4622,20 @@ mod tests {
             "{e:?}"
         );
         assert!(k.on_rancher_fallback());
+        // The other way round, a host file then and no host file passing now: what the
+        // kubelet uses is that host file as it is now, and the next start falls back.
+        let uplink = "/run/systemd/resolve/resolv.conf";
+        let later = crate::testing::with_files(&base, &[(uplink, "nameserver 127.0.0.1\n")]);
+        let k = NodeFacts::from_raw("node1", &later).kubelet;
+        let e = k.resolv_conf.known().expect("known");
+        assert_eq!(e.value, generated, "{e:?}");
+        assert!(
+            e.source
+                .detail
+                .as_deref()
+                .is_none_or(|d| !d.contains("last start")),
+            "{e:?}"
+        );
         // Stopped: its next start chooses anew.
         let mut stopped = raw.clone();
         let states: Vec<String> = crate::facts::node_facts::units()

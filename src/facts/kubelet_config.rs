@@ -8,8 +8,10 @@
 //! (`resolvConf`, `clusterDNS`, `clusterDomain`), plus `kind`/`apiVersion` to recognise the file.
 //!
 //! The YAML is validated with serde_norway; line numbers of keys come from a textual scan for
-//! the key at column 0, which is where every top-level key of a block mapping sits. That scan is
-//! unambiguous because a key that appears twice is already a YAML error.
+//! the key at column 0, which is where every top-level key of a block mapping sits. A key that
+//! appears twice is an error, except in the kubelet's own `--config` file, which it reads
+//! leniently ([`KubeletConfig::parse_lenient`]): the scan takes a key's last line, whose
+//! value that read keeps.
 
 use serde::Serialize;
 use serde_norway::{Mapping, Value};
@@ -376,10 +378,11 @@ pub(crate) fn value_kind(value: &Value) -> &'static str {
     }
 }
 
-/// 1-based line of a top-level mapping key: the first line that starts (at column 0) with the
+/// 1-based line of a top-level mapping key: the last line that starts (at column 0) with the
 /// key, bare or quoted, followed by optional blanks and a `:` that ends the line or is followed
-/// by a blank (YAML's rule for a mapping indicator). Falls back to the first line that contains
-/// the key followed by `:` anywhere (flow mappings such as `{resolvConf: /x}`), then to 0.
+/// by a blank (YAML's rule for a mapping indicator); the last, as a lenient read keeps a
+/// repeated key's last value. Falls back to the last line that contains the key followed by
+/// `:` anywhere (flow mappings such as `{resolvConf: /x}`, indented JSON), then to 0.
 pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
     let lines = || {
         text.split('\n').map(|line| {
@@ -387,7 +390,6 @@ pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
             line.strip_prefix('\u{feff}').unwrap_or(line)
         })
     };
-    // The last: a lenient read keeps a repeated key's last value.
     if let Some(index) = lines()
         .enumerate()
         .filter(|(_, line)| key_at(line, key))
@@ -396,8 +398,10 @@ pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
     {
         return index + 1;
     }
-    lines()
-        .position(|line| {
+    let lines: Vec<&str> = lines().collect();
+    lines
+        .iter()
+        .rposition(|line| {
             line.match_indices(key).any(|(at, _)| {
                 let before = line[..at].chars().last();
                 let quoted = matches!(before, Some('"' | '\''));

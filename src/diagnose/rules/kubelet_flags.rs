@@ -645,13 +645,14 @@ fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
-    let with_cache = !ctx.facts.nodelocaldns_absent();
-    // A switch written as a template is what Ansible renders it to: not known here.
-    let cache = match h.var("enable_nodelocaldns") {
-        None => kubespray,
-        Some(_) => h.var_truthy("enable_nodelocaldns")?,
-    };
-    if with_cache && cache {
+    // Without the cache's interface its switch does not matter; written as a template, it
+    // is what Ansible renders it to: not known here.
+    let cache = !ctx.facts.nodelocaldns_absent()
+        && match h.var("enable_nodelocaldns") {
+            None => kubespray,
+            Some(_) => h.var_truthy("enable_nodelocaldns")?,
+        };
+    if cache {
         let default = crate::facts::node_facts::KUBESPRAY_NODELOCALDNS_IP;
         return Some(vec![
             h.var_or_default("nodelocaldns_ip", Some(default))?
