@@ -93,7 +93,7 @@ pub(crate) fn load(
             warnings.push(InventoryWarning {
                 path: file.clone(),
                 line: Some(1),
-                message: "encrypted with ansible-vault: dnsfix does not decrypt it, so its variables are not read (keep DNS settings such as upstream_dns_servers in a plain vars file)".into(),
+                message: "encrypted with ansible-vault: dnsfix does not decrypt it, so its variables are not read: a DNS variable set only there (upstream_dns_servers, nodelocaldns_ip, ...) reads as unset, and findings and plans that depend on it may be wrong; keep DNS variables in a plain vars file".into(),
             });
             continue;
         }
