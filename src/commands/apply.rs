@@ -502,9 +502,18 @@ fn inventory_file_allowed(path: &Path, inventory: Option<&Path>) -> Result<(), S
         return refused("not a file under the inventory's group_vars/ or host_vars/");
     }
     // The nearest directory on the way that exists, resolved, must still be in the inventory.
+    // `-i hosts.yaml` in the working directory: its base is "" (the file's parent), and so
+    // is a relative path's last ancestor.
+    let here = |p: &Path| {
+        if p.as_os_str().is_empty() {
+            std::path::PathBuf::from(".")
+        } else {
+            p.to_path_buf()
+        }
+    };
     let canonical_base =
-        std::fs::canonicalize(&base).map_err(|e| format!("{}: {e}", base.display()))?;
-    let existing = path.ancestors().skip(1).find(|a| a.exists());
+        std::fs::canonicalize(here(&base)).map_err(|e| format!("{}: {e}", base.display()))?;
+    let existing = path.ancestors().skip(1).map(here).find(|a| a.exists());
     match existing.map(std::fs::canonicalize) {
         Some(Ok(dir)) if dir.starts_with(&canonical_base) => Ok(()),
         _ => refused("its directory leads out of the inventory"),
@@ -664,6 +673,16 @@ mod tests {
             update_inventory(&change(&file, good.clone()), None).outcome,
             "error"
         );
+        // A relative inventory (tests run in the package's directory), as `-i
+        // inventory/hosts.yaml` gives one: its vars files are relative paths too.
+        let rel = Path::new("target").join(format!("dnsfix-invupd-{}", crate::util::nonce()));
+        std::fs::create_dir_all(rel.join("group_vars/all")).expect("mkdir");
+        let relative = inventory_file_allowed(
+            &rel.join("group_vars/all/all.yml"),
+            Some(&rel.join("hosts.yaml")),
+        );
+        let _ = std::fs::remove_dir_all(&rel);
+        assert_eq!(relative, Ok(()));
         // Keyed markers without after_sha256, or one the restored file does not match: stale.
         assert_eq!(
             update_inventory(&change(&file, None), Some(&hosts)).outcome,
