@@ -1977,6 +1977,13 @@ fn no_cluster_dns_on_kubespray() {
         panic!("an empty clusterDNS is reported");
     };
     assert_eq!(wanted(&f, "clusterDNS"), ["10.233.0.3"]);
+    // A templated switch does not matter there.
+    let templated = [("enable_nodelocaldns", "{{ nodelocal | bool }}".into())];
+    let RuleOutcome::Findings(f) = kubespray_cluster_dns("clusterDNS:\n", &templated, no_interface)
+    else {
+        panic!("an empty clusterDNS is reported");
+    };
+    assert_eq!(wanted(&f, "clusterDNS"), ["10.233.0.3"]);
 
     // dns_mode manual with manual_dns_server left at "": the template renders `- `, a
     // null item the kubelet reads as "" and drops.
