@@ -171,6 +171,14 @@ pub fn persisted(
     let mut excluded = std::collections::BTreeSet::new();
     for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd)) {
         let file = SysctlFile::parse(content);
+        // A `-key` line after an assignment of that key takes its place (systemd-sysctl keeps
+        // one option per key, the later line's, and sets none for a `-key`), and an
+        // assignment after it sets the key again: lines in file order.
+        let cancels: Vec<(usize, String)> = file
+            .excluded
+            .iter()
+            .map(|l| (l.line, l.value.clone()))
+            .collect();
         for entry in file.entries {
             let value = PersistedValue {
                 value: entry.value,
@@ -182,6 +190,14 @@ pub fn persisted(
                 None => {
                     result.insert(entry.key, value);
                 }
+            }
+        }
+        for (line, key) in &cancels {
+            let later = result
+                .get(key)
+                .is_some_and(|v| v.path == *path && v.line > *line);
+            if !later {
+                result.remove(key);
             }
         }
         excluded.extend(file.excluded.into_iter().map(|l| l.value));
@@ -634,6 +650,26 @@ net.* = 7
         assert_eq!(at("net.bridge.bridge-nf-call-arptables"), None);
         assert_eq!(at("net.ipv4.ip_forward"), None);
         assert!(!map.contains_key("net.bridge.bridge-nf-call-*"));
+    }
+
+    /// A `-key` line after an assignment of the key takes its place (systemd-sysctl keeps
+    /// the later option, and sets nothing for a `-key`); an assignment after it sets the key
+    /// again.
+    #[test]
+    fn a_later_exclusion_cancels_an_assignment() {
+        let files = [
+            file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward = 1\n"),
+            file("/etc/sysctl.d/zz-hardening.conf", "-net.ipv4.ip_forward\n"),
+        ];
+        let map = persisted(&files, &[], true);
+        assert_eq!(map.get("net.ipv4.ip_forward"), None);
+        let files = [file(
+            "/etc/sysctl.d/k8s.conf",
+            "-net.ipv4.ip_forward\nnet.ipv4.ip_forward = 1\nnet.bridge.bridge-nf-call-iptables = 1\n-net.bridge.bridge-nf-call-iptables\n",
+        )];
+        let map = persisted(&files, &[], true);
+        assert_eq!(map.get("net.ipv4.ip_forward").map(|v| v.line), Some(2));
+        assert_eq!(map.get("net.bridge.bridge-nf-call-iptables"), None);
     }
 
     #[test]
