@@ -124,6 +124,11 @@ impl NmDns {
                 // A dangling link NetworkManager lists but cannot read (it then refuses the
                 // whole configuration), or a file this gather could not read.
                 FileState::Unreadable => nm.unread.push(path.to_owned()),
+                // A link to nothing: NetworkManager lists it, cannot read it and refuses its
+                // whole configuration (nm-config.c `read_config`, NOT_FOUND).
+                FileState::Missing if f.symlink_target.is_some() && path != MAIN_FILE => {
+                    nm.unread.push(path.to_owned());
+                }
                 FileState::Missing | FileState::Directory => {}
             }
         }
@@ -133,7 +138,9 @@ impl NmDns {
     /// Merges one file's `[main]` keys over what earlier files set.
     fn apply(&mut self, path: &str, text: &str) {
         let keys = MainKeys::parse(text);
-        if !keys.enabled {
+        // `[.config] enable=` switches a conf.d snippet off; NetworkManager.conf itself is
+        // read whatever it says (nm-config.c `ignore_config_snippet`: FALSE for the base).
+        if !keys.enabled && path != MAIN_FILE {
             return;
         }
         for (slot, set) in [
@@ -408,6 +415,23 @@ mod tests {
         );
         let nm = NmDns::read(&raw.files);
         assert_eq!(nm.unread, ["/etc/NetworkManager/conf.d/dns.conf"]);
+    }
+
+    /// A conf.d link to nothing: NetworkManager refuses its whole configuration, so what
+    /// it says is not known. `[.config] enable=false` switches off a conf.d snippet, never
+    /// NetworkManager.conf itself.
+    #[test]
+    fn a_dangling_snippet_is_unread_and_the_base_file_is_always_read() {
+        let mut raw = RawFacts::default();
+        let dangling = "/etc/NetworkManager/conf.d/10-dns.conf";
+        raw.file(dangling, FileState::Missing, None);
+        raw.files.get_mut(dangling).expect("file").symlink_target = Some("/nowhere".into());
+        assert_eq!(NmDns::read(&raw.files).unread, [dangling]);
+        let off = "[.config]\nenable=false\n[main]\ndns=none\n";
+        let nm = NmDns::read(&files(&[(MAIN_FILE, off)]));
+        assert_eq!(nm.mode(false), DnsMode::None);
+        let nm = NmDns::read(&files(&[("/etc/NetworkManager/conf.d/50-off.conf", off)]));
+        assert_eq!(nm.mode(false), DnsMode::Default);
     }
 
     /// init_resolv_conf_mode: dns=none and rc-manager=unmanaged leave the file alone, so do
