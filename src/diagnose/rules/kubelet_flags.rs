@@ -36,20 +36,33 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     // kube-ipvs0 holds the service IP) and Kubespray's in every mode
     // (nodelocaldns-daemonset.yml.j2 @46dbdd39: `-localip {{ nodelocaldns_ip }}`) give it the
     // link-local one only.
+    // Pods ask clusterDNS's servers in order: the cache serves them where it holds the
+    // first (a later one is asked only after a timeout), as a second --cluster-dns on EKS
+    // gives (nodeadm appends a nodeadm.d file's flags to the user data's).
     let local = link_local(addrs.iter());
-    if local.is_empty() || addrs.iter().any(|a| dns.value.contains(a)) {
+    if local.is_empty() || dns.value.first().is_some_and(|first| addrs.contains(first)) {
         return RuleOutcome::Pass;
     }
     // DNS works, through the kube-dns service to CoreDNS, without the cache.
     let (_, mode_evidence) = super::kube_proxy_ipvs(ctx);
-    RuleOutcome::Findings(vec![ctx.finding(
-        id,
-        Severity::Warning,
+    let summary = if dns.value.iter().any(|a| addrs.contains(a)) {
+        format!(
+            "nodelocaldns listens on {} but kubelet clusterDNS is {}, {} first, an address it does not hold: pods ask that address (the kube-dns Service, where it is that) and reach the local cache only after a timeout",
+            local[0],
+            dns.value.join(", "),
+            dns.value[0]
+        )
+    } else {
         format!(
             "nodelocaldns listens on {} but kubelet clusterDNS is {}, an address it does not hold: pods ask that address (the kube-dns Service, where it is that) and never the local cache",
             local[0],
             dns.value.join(", ")
-        ),
+        )
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        id,
+        Severity::Warning,
+        summary,
         vec![
             format!("interface nodelocaldns: {}", addrs.join(", ")),
             format!("{} clusterDNS: [{}]", dns.source.at(), dns.value.join(", ")),
@@ -694,9 +707,9 @@ fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
         .unwrap_or_default();
     if ctx.facts.flavour.kind == FlavourKind::Eks {
         return format!(
-            "change --cluster-dns to {to} in the NodeConfig's spec.kubelet.flags, or take it out{under} (nodeadm writes {} anew at every boot); {}",
+            "change --cluster-dns to {to} in the NodeConfig's spec.kubelet.flags where it is set, or take it out{under} (nodeadm writes {} anew at every boot); {}",
             dns.source.at(),
-            super::EKS_APPLY
+            super::EKS_FLAG_APPLY
         );
     }
     format!(

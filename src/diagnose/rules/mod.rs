@@ -366,6 +366,12 @@ fn persist_hint(ctx: &Ctx) -> &'static str {
 /// reboot keeps; nodeadm-run.service merges /etc/eks/nodeadm.d/ on AMIs that pass it).
 pub(super) const EKS_APPLY: &str = "replace the node (nodeadm writes the kubelet's config only at boot, from the user data the instance keeps: a kubelet restart or a reboot changes nothing), or, with a NodeConfig file in /etc/eks/nodeadm.d/, reboot it";
 
+/// [`EKS_APPLY`] for a kubelet flag of the NodeConfig's spec.kubelet.flags: a NodeConfig
+/// file in /etc/eks/nodeadm.d/ can change a flag only where it sets it itself, as nodeadm
+/// appends its flags to the user data's (nodeadm internal/api/merge.go `mergeKubeletFlags`),
+/// and --cluster-dns values add up.
+pub(super) const EKS_FLAG_APPLY: &str = "where the user data sets it, change it there and replace the node (nodeadm writes the kubelet's flags only at boot, from the user data the instance keeps; a NodeConfig file in /etc/eks/nodeadm.d/ cannot take out a flag of the user data's: nodeadm appends its flags after them, and --cluster-dns values add up); where a file in /etc/eks/nodeadm.d/ sets it, change that file and reboot the node";
+
 /// How the kubelet is restarted to read a new setting: k0s supervises its own; k3s and
 /// RKE2 run it inside their service, which reads its config files when it starts; on EKS
 /// nodeadm writes its settings only at boot.

@@ -1787,6 +1787,42 @@ fn the_dhclient_fix_follows_what_kubespray_does_with_its_block() {
     );
 }
 
+/// A second --cluster-dns with the cache's address after the service's (what a NodeConfig
+/// file in /etc/eks/nodeadm.d/ gives: nodeadm appends its flags after the user data's):
+/// pods still ask the service first, and reach the cache only after a timeout.
+#[test]
+fn the_cache_counts_only_as_the_first_cluster_dns_server() {
+    let base =
+        crate::testing::rules_fixture("DNS-NODELOCAL-CLUSTERDNS/eks-al2023-cluster-dns-flag");
+    let env = "/etc/eks/kubelet/environment";
+    let cmdline = "/proc/3456/cmdline";
+    let text = crate::testing::text(&base, env);
+    let mut raw = base.clone();
+    raw.file(
+        env,
+        FileState::Present,
+        Some(format!("{text} --cluster-dns=169.254.20.10").as_bytes()),
+    );
+    let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+    argv.extend_from_slice(b"--cluster-dns=169.254.20.10\0");
+    raw.file(cmdline, FileState::Present, Some(&argv));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let dns = facts.kubelet.cluster_dns.known().expect("known");
+    assert_eq!(dns.value, ["172.20.0.10", "169.254.20.10"]);
+    let host = Host::new("node1");
+    match super::kubelet_flags::nodelocal_clusterdns(&Ctx::new(&host, &facts)) {
+        RuleOutcome::Findings(f) => {
+            assert!(f[0].summary.contains("172.20.0.10 first"), "{f:?}");
+            assert!(
+                f[0].remediation
+                    .contains("cannot take out a flag of the user data's"),
+                "{f:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// On k3s the clusterDNS advice is the kubelet-arg that beats what k3s writes into its own
 /// kubelet config at every start, and the restart is of the k3s service; a kubelet-arg that
 /// sets it is changed where it is.
