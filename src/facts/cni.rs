@@ -27,8 +27,10 @@ pub const CNI_DIRS: &[&str] = &["/var/lib/rancher/k3s/agent/etc/cni/net.d", "/et
 /// `delegate` names another type (flannel-io/cni-plugin flannel_linux.go).
 const BRIDGED: &[&str] = &["bridge", "weave-net"];
 /// Main plugin types that wire pods with routed veths and no bridge: calico (projectcalico
-/// cni-plugin; Canal's conflist uses it too), cilium-cni, aws-cni (amazon-vpc-cni-k8s).
-const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni"];
+/// cni-plugin; Canal's conflist uses it too), cilium-cni, aws-cni (amazon-vpc-cni-k8s),
+/// ptp (containernetworking/plugins plugins/main/ptp: a veth pair and host routes; kindnet's
+/// conflist uses it).
+const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni", "ptp"];
 /// Main plugin types that put pods on an Open vSwitch bridge (br-int), whose datapath
 /// bridge netfilter, a hook of the Linux bridge, never sees: antrea (build/charts/antrea/
 /// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist).
@@ -329,6 +331,12 @@ impl Cni {
             if kind == "bridge" && gateway(plugin, false) {
                 forwards.get_or_insert(format!(
                     "{path}: the bridge plugin is the pods' gateway (isGateway) and turns forwarding on for every pod it adds"
+                ));
+            }
+            // ptp.go cmdAdd: ip.EnableForward(result.IPs) for every pod it adds.
+            if kind == "ptp" {
+                forwards.get_or_insert(format!(
+                    "{path}: the ptp plugin turns forwarding on for every pod it adds"
                 ));
             }
             if BRIDGED.contains(&kind) && bridged.is_none() {
@@ -698,6 +706,23 @@ mod tests {
         assert!(forwards(&chained.to_string()).is_some_and(|w| w.contains("Cilium")));
         let weave = upstream("cni-weave-brnf-on-not-persisted", "10-weave.conflist");
         assert!(forwards(&weave).is_none());
+    }
+
+    /// The ptp plugin (kind's kindnet conflist: ptp, host-local, portmap, as kindnetd
+    /// renders /etc/cni/net.d/10-kindnet.conflist for an IPv4 node) wires pods with a veth
+    /// pair and host routes, no bridge, and turns forwarding on for every pod it adds
+    /// (containernetworking/plugins 3d27709f plugins/main/ptp/ptp.go: ip.SetupVeth,
+    /// ip.EnableForward).
+    #[test]
+    fn ptp_is_routed_and_turns_forwarding_on() {
+        let kindnet = r#"{"cniVersion":"0.3.1","name":"kindnet","plugins":[{"type":"ptp","ipMasq":false,"ipam":{"type":"host-local","dataDir":"/run/cni-ipam-state","routes":[{"dst":"0.0.0.0/0"}],"ranges":[[{"subnet":"10.244.0.0/24"}]]},"mtu":1500},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+        let c = cni(&[("/etc/cni/net.d/10-kindnet.conflist", kindnet)]);
+        assert!(
+            matches!(c.pod_bridge, PodBridge::Routed(_)),
+            "{:?}",
+            c.pod_bridge
+        );
+        assert!(c.forwards.is_some_and(|w| w.contains("ptp")));
     }
 
     #[test]
