@@ -19,9 +19,17 @@ fn sysctl_live<'f>(ctx: &Ctx<'f>, key: &str) -> &'f Observed<String> {
         .unwrap_or_else(|| UNKNOWN.get_or_init(|| Observed::Unknown("not gathered".into())))
 }
 
+/// The bridge keys pod DNS needs: those of the families it goes by ([`forwarding_families`]:
+/// the kubelet's clusterDNS, so an IPv6-only cluster's query is bridged past ip6tables,
+/// not iptables; flannel, kube-router and k3s set the ip6tables key on IPv6 nodes for
+/// that), and the ip6tables key too where the inventory says the cluster is dual-stack.
 fn bridge_keys(ctx: &Ctx) -> Vec<&'static str> {
-    let mut keys = vec!["net.bridge.bridge-nf-call-iptables"];
-    if dual_stack(ctx) {
+    let families = forwarding_families(ctx);
+    let mut keys = Vec::new();
+    if families.contains(&Family::V4) {
+        keys.push("net.bridge.bridge-nf-call-iptables");
+    }
+    if families.contains(&Family::V6) || dual_stack(ctx) {
         keys.push("net.bridge.bridge-nf-call-ip6tables");
     }
     keys

@@ -523,6 +523,54 @@ fn bridge_and_forwarding(raw: &crate::facts::raw::RawFacts, kind: FlavourKind) -
     })
 }
 
+/// The bridge key pod DNS goes through is the family of the kubelet's clusterDNS: on an
+/// IPv6-only flannel node (pods on cni0) bridge-nf-call-ip6tables off is critical, and
+/// bridge-nf-call-iptables off does not touch pod DNS.
+#[test]
+fn the_bridge_key_follows_the_cluster_dns_family() {
+    let mut base = crate::testing::rules_fixture("_upstream/cni-flannel-brnf-off");
+    let modules = crate::testing::text(&base, "/proc/modules");
+    base.file(
+        "/proc/modules",
+        FileState::Present,
+        Some(format!("br_netfilter 32768 0 - Live 0x0000000000000000\n{modules}").as_bytes()),
+    );
+    crate::testing::replace_in_file(
+        &mut base,
+        "/var/lib/kubelet/config.yaml",
+        "clusterDNS:\n- 10.96.0.10\n",
+        "clusterDNS:\n- fd00:10:96::a\n",
+    );
+    let outcome = |v4: &str, v6: &str| {
+        let mut raw = base.clone();
+        for (key, value) in [("iptables", v4), ("ip6tables", v6)] {
+            raw.file(
+                &format!("/proc/sys/net/bridge/bridge-nf-call-{key}"),
+                FileState::Present,
+                Some(format!("{value}\n").as_bytes()),
+            );
+        }
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let host = Host::new("node1");
+        bridge_nf_off(&Ctx::in_cluster(&host, &facts, None))
+    };
+    match outcome("1", "0") {
+        RuleOutcome::Findings(f) => {
+            assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+            assert!(
+                f[0].evidence.iter().any(|e| e.contains("ip6tables")),
+                "{f:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(outcome("0", "1"), RuleOutcome::Pass),
+        "{:?}",
+        outcome("0", "1")
+    );
+}
+
 /// On Debian 13 nothing reads /etc/sysctl.conf at boot: a setting only there is not
 /// persisted, and one an upgrade moved to /etc/sysctl.conf.dpkg-bak is named.
 #[test]
