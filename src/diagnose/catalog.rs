@@ -453,7 +453,9 @@ pub const RULES: &[RuleInfo] = &[
             client. Unless net.bridge.bridge-nf-call-iptables is 1, bridged frames skip iptables\n\
             and conntrack, so the reply is never translated back to the service IP and the\n\
             client drops it: \"reply from unexpected source\". bridge-nf-call-ip6tables does the\n\
-            same for IPv6 (dnsfix checks it on dual-stack inventories).\n\
+            same for IPv6: dnsfix checks the key of each family pod DNS goes by (the\n\
+            kubelet's clusterDNS: bridge-nf-call-ip6tables alone on an IPv6-only cluster), and\n\
+            bridge-nf-call-ip6tables too on dual-stack inventories.\n\
             \n\
             The net.bridge.* keys exist only while the br_netfilter module is loaded (Linux 3.18\n\
             and later); without it there is nothing to set (rancher-archives/rke#368,\n\
