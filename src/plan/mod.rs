@@ -1021,6 +1021,28 @@ mod tests {
             ),
             "{eks:#?}"
         );
+        // From a flag of its spec.kubelet.flags, which beats the config: that flag, where
+        // it is set (a nodeadm.d file cannot take out the user data's).
+        let flagged = plan("_upstream/eks-al2023-nodeadm", "10.100.0.10", &|raw| {
+            let env = "/etc/eks/kubelet/environment";
+            let text = crate::testing::text(raw, env);
+            raw.file(
+                env,
+                crate::facts::raw::FileState::Present,
+                Some(format!("{text} --cluster-dns=10.100.0.99").as_bytes()),
+            );
+            let cmdline = "/proc/3456/cmdline";
+            let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+            argv.extend_from_slice(b"--cluster-dns=10.100.0.99\0");
+            raw.file(cmdline, crate::facts::raw::FileState::Present, Some(&argv));
+        });
+        let why = blocked(&flagged);
+        assert!(
+            why.contains("a flag of its spec.kubelet.flags sets it now")
+                && why.contains("set --cluster-dns=10.100.0.10 there")
+                && why.contains("cannot take out a flag of the user data's"),
+            "{why}"
+        );
         let k3s = plan("_upstream/k3s-auto-uplink", "10.43.0.99", &|_| ());
         assert!(
             blocked(&k3s).contains(

@@ -470,10 +470,24 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                     },
                     format!("{} {said}", dns.source.at()),
                 ],
-                format!(
-                    "set clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) where the kubelet's clusterDNS is set ({}); {restart}, then recreate the pods created without it",
-                    dns.source.at()
-                ),
+                if ctx.facts.flavour.kind == FlavourKind::Eks {
+                    // nodeadm writes config.json and its drop-in anew at every boot.
+                    format!(
+                        "set spec.kubelet.config.clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) in the node's NodeConfig, {} where it says \"\" ({}); {}, then recreate the pods created without it",
+                        if d.source.kind == "flag" {
+                            "or take --cluster-domain out of its spec.kubelet.flags,"
+                        } else {
+                            "or take clusterDomain out of it"
+                        },
+                        d.source.at(),
+                        super::EKS_APPLY
+                    )
+                } else {
+                    format!(
+                        "set clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) where the kubelet's clusterDNS is set ({}); {restart}, then recreate the pods created without it",
+                        dns.source.at()
+                    )
+                },
             );
             RuleOutcome::Findings(vec![also_domain(ctx, finding).about(CLUSTER_DOMAIN)])
         }

@@ -1835,6 +1835,34 @@ fn the_dhclient_fix_follows_what_kubespray_does_with_its_block() {
     );
 }
 
+/// On EKS an empty clusterDomain from the NodeConfig's spec.kubelet.config (nodeadm's
+/// 40-nodeadm.conf drop-in) is fixed in the NodeConfig: config.json, where clusterDNS is
+/// set, loses to the drop-in and is written anew at every boot.
+#[test]
+fn an_eks_cluster_domain_is_fixed_in_the_nodeconfig() {
+    let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-1.31-nodeconfig-resolvconf");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf",
+        "\"resolvConf\": \"/run/systemd/resolve/resolv.conf\"",
+        "\"clusterDomain\": \"\"",
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    match kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None)) {
+        RuleOutcome::Findings(f) => {
+            let fix = &f[0].remediation;
+            assert!(
+                fix.starts_with("set spec.kubelet.config.clusterDomain: cluster.local"),
+                "{fix}"
+            );
+            assert!(fix.contains("40-nodeadm.conf:4"), "{fix}");
+            assert!(!fix.contains("config.json:"), "{fix}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// A second --cluster-dns with the cache's address after the service's (what a NodeConfig
 /// file in /etc/eks/nodeadm.d/ gives: nodeadm appends its flags after the user data's):
 /// pods still ask the service first, and reach the cache only after a timeout.
