@@ -70,6 +70,25 @@ const AGENT_FORWARDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The bridge plugin's gateway settings: `isDefaultGateway` implies `isGateway`.
+fn gateway(conf: &serde_json::Value, default: bool) -> bool {
+    conf["isDefaultGateway"].as_bool() == Some(true)
+        || conf["isGateway"].as_bool().unwrap_or(default)
+}
+
+/// Why a main plugin turns forwarding on for every pod it adds, where it does: the bridge
+/// plugin as the pods' gateway (bridge.go, `isGateway`), ptp always (ptp.go cmdAdd:
+/// ip.EnableForward).
+fn forwards_per_pod(kind: &str, plugin: &serde_json::Value) -> Option<&'static str> {
+    match kind {
+        "bridge" if gateway(plugin, false) => Some(
+            "the bridge plugin is the pods' gateway (isGateway) and turns forwarding on for every pod it adds",
+        ),
+        "ptp" => Some("the ptp plugin turns forwarding on for every pod it adds"),
+        _ => None,
+    }
+}
+
 /// Whether pods sit on a Linux bridge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "why", rename_all = "snake_case")]
@@ -300,11 +319,6 @@ impl Cni {
         let mut types = Vec::new();
         let mut bridged = None;
         let mut forwards = None;
-        // The bridge plugin's gateway settings: `isDefaultGateway` implies `isGateway`.
-        let gateway = |conf: &serde_json::Value, default: bool| {
-            conf["isDefaultGateway"].as_bool() == Some(true)
-                || conf["isGateway"].as_bool().unwrap_or(default)
-        };
         for plugin in &plugins {
             let Some(kind) = plugin["type"].as_str() else {
                 continue;
@@ -328,16 +342,8 @@ impl Cni {
             if let Some((_, agent)) = AGENT_FORWARDS.iter().find(|(t, _)| *t == kind) {
                 forwards.get_or_insert(format!("{path}: {agent}"));
             }
-            if kind == "bridge" && gateway(plugin, false) {
-                forwards.get_or_insert(format!(
-                    "{path}: the bridge plugin is the pods' gateway (isGateway) and turns forwarding on for every pod it adds"
-                ));
-            }
-            // ptp.go cmdAdd: ip.EnableForward(result.IPs) for every pod it adds.
-            if kind == "ptp" {
-                forwards.get_or_insert(format!(
-                    "{path}: the ptp plugin turns forwarding on for every pod it adds"
-                ));
+            if let Some(why) = forwards_per_pod(kind, plugin) {
+                forwards.get_or_insert(format!("{path}: {why}"));
             }
             if BRIDGED.contains(&kind) && bridged.is_none() {
                 let device = plugin["bridge"].as_str().unwrap_or(match kind {
