@@ -19,6 +19,13 @@ fn sysctl_live<'f>(ctx: &Ctx<'f>, key: &str) -> &'f Observed<String> {
         .unwrap_or_else(|| UNKNOWN.get_or_init(|| Observed::Unknown("not gathered".into())))
 }
 
+/// Whether pod DNS needs bridged IPv6 through ip6tables: the kubelet's clusterDNS is IPv6
+/// ([`forwarding_families`]), or the inventory says the cluster is dual-stack. k3s and RKE2
+/// set bridge-nf-call-ip6tables at start only with IPv6 (`enableIPv6`); MicroK8s never.
+fn ipv6_bridged(ctx: &Ctx) -> bool {
+    dual_stack(ctx) || forwarding_families(ctx).contains(&Family::V6)
+}
+
 /// The bridge keys pod DNS needs: those of the families it goes by ([`forwarding_families`]:
 /// the kubelet's clusterDNS, so an IPv6-only cluster's query is bridged past ip6tables,
 /// not iptables; flannel, kube-router and k3s set the ip6tables key on IPv6 nodes for
@@ -29,7 +36,7 @@ fn bridge_keys(ctx: &Ctx) -> Vec<&'static str> {
     if families.contains(&Family::V4) {
         keys.push("net.bridge.bridge-nf-call-iptables");
     }
-    if families.contains(&Family::V6) || dual_stack(ctx) {
+    if ipv6_bridged(ctx) {
         keys.push("net.bridge.bridge-nf-call-ip6tables");
     }
     keys
@@ -129,7 +136,15 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
                 Severity::Critical,
                 "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
                 evidence,
-                "modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1 (and ip6tables on dual-stack), then persist both".into(),
+                format!(
+                    "modprobe br_netfilter and set {}, then persist {}",
+                    bridge_keys(ctx)
+                        .iter()
+                        .map(|k| format!("{k}=1"))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                    if bridge_keys(ctx).len() > 1 { "both" } else { "it" }
+                ),
             )])
         }
     }
@@ -305,7 +320,7 @@ fn installer_setting(ctx: &Ctx, key: &str) -> Option<&'static str> {
         }
         // Only `if enableIPv6` (k3s pkg/agent/syssetup).
         FlavourKind::K3s | FlavourKind::Rke2 if key == "net.bridge.bridge-nf-call-ip6tables" => {
-            dual_stack(ctx)
+            ipv6_bridged(ctx)
         }
         _ => installer_sets_at_start(ctx).is_some(),
     };
@@ -425,7 +440,7 @@ pub(crate) fn left_to_installer(ctx: &Ctx) -> (bool, bool) {
         installer_loads_br_netfilter(ctx) || ctx.facts.br_netfilter.loaded == Observed::Known(true);
     let bridge = stopped_installer(ctx).is_some()
         && module
-        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && dual_stack(ctx))
+        && !(ctx.facts.flavour.kind == FlavourKind::MicroK8s && ipv6_bridged(ctx))
         && !matches!(ctx.facts.cni.pod_bridge, PodBridge::Routed(_));
     (bridge, restores_forwarding(ctx, Family::V4).is_some())
 }
@@ -442,7 +457,7 @@ pub(crate) fn installer_bridge(ctx: &Ctx) -> (bool, [bool; 3]) {
         installer_loads_br_netfilter(ctx) && ctx.facts.br_netfilter.loaded == Observed::Known(true);
     let wanted = |key: &str| match installer_setting(ctx, key) {
         Some(who) => installer_leaves_to_playbook(ctx, key, who),
-        None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || dual_stack(ctx),
+        None => !installer || key != "net.bridge.bridge-nf-call-ip6tables" || ipv6_bridged(ctx),
     };
     (
         loaded,

@@ -571,6 +571,43 @@ fn the_bridge_key_follows_the_cluster_dns_family() {
     );
 }
 
+/// On an IPv6-only k3s node (clusterDNS IPv6, no dual-stack in the inventory) k3s sets
+/// bridge-nf-call-ip6tables at start (`enableIPv6`): a sysctl file that sets it to 0 is
+/// named, and the bridge-netfilter playbook sets the key, as for iptables elsewhere.
+#[test]
+fn an_ipv6_only_k3s_node_has_its_ip6tables_key_judged_as_k3s_sets_it() {
+    let mut raw = crate::testing::rules_fixture("_upstream/k3s-centos7-initscripts-bridge-0");
+    raw.file(
+        "/etc/rancher/k3s/config.yaml",
+        FileState::Present,
+        Some(b"cluster-dns: fd00:43::a\n"),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let ctx = Ctx::in_cluster(&host, &facts, None);
+    assert!(
+        super::kernel::installer_bridge(&ctx).1[1],
+        "ip6tables wanted"
+    );
+    match bridge_nf_off(&ctx) {
+        RuleOutcome::Findings(f) => {
+            assert!(
+                f[0].evidence.iter().any(|e| e.contains("00-system.conf:7")),
+                "{f:?}"
+            );
+            assert!(
+                f[0].remediation.contains("bridge-nf-call-ip6tables=1"),
+                "{f:?}"
+            );
+            assert!(
+                !f[0].remediation.contains("bridge-nf-call-iptables=1"),
+                "{f:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// On Debian 13 nothing reads /etc/sysctl.conf at boot: a setting only there is not
 /// persisted, and one an upgrade moved to /etc/sysctl.conf.dpkg-bak is named.
 #[test]
