@@ -171,14 +171,18 @@ pub fn persisted(
     let mut excluded = std::collections::BTreeSet::new();
     for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd)) {
         let file = SysctlFile::parse(content);
-        // A `-key` line after an assignment of that key takes its place (systemd-sysctl keeps
-        // one option per key, the later line's, and sets none for a `-key`), and an
-        // assignment after it sets the key again: lines in file order.
-        let cancels: Vec<(usize, String)> = file
-            .excluded
-            .iter()
-            .map(|l| (l.line, l.value.clone()))
-            .collect();
+        // Under systemd a `-key` line after an assignment of that key (or of that glob, as
+        // written) takes its place (systemd-sysctl keeps one option per key, the later
+        // line's, and sets none for a `-key`), and an assignment after it sets it again:
+        // lines in file order. procps writes every assignment (`-key` only filters globs).
+        let cancels: Vec<(usize, String)> = if systemd {
+            file.excluded
+                .iter()
+                .map(|l| (l.line, l.value.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for entry in file.entries {
             let value = PersistedValue {
                 value: entry.value,
@@ -186,19 +190,18 @@ pub fn persisted(
                 line: entry.line,
             };
             match glob_pattern(&entry.key) {
-                Some(pattern) => globs.push((pattern, value)),
+                Some(pattern) => globs.push((entry.key, pattern, value)),
                 None => {
                     result.insert(entry.key, value);
                 }
             }
         }
+        let earlier = |v: &PersistedValue, line: usize| v.path != *path || v.line < line;
         for (line, key) in &cancels {
-            let later = result
-                .get(key)
-                .is_some_and(|v| v.path == *path && v.line > *line);
-            if !later {
+            if result.get(key).is_some_and(|v| earlier(v, *line)) {
                 result.remove(key);
             }
+            globs.retain(|(glob, _, v)| glob != key || !earlier(v, *line));
         }
         excluded.extend(file.excluded.into_iter().map(|l| l.value));
     }
@@ -212,10 +215,10 @@ pub fn persisted(
             require_literal_separator: true,
             require_literal_leading_dot: true,
         };
-        if let Some((_, value)) = globs
+        if let Some((_, _, value)) = globs
             .iter()
             .rev()
-            .find(|(pattern, _)| pattern.matches_with(&path, options))
+            .find(|(_, pattern, _)| pattern.matches_with(&path, options))
         {
             result.insert((*key).to_owned(), value.clone());
         }
@@ -670,6 +673,33 @@ net.* = 7
         let map = persisted(&files, &[], true);
         assert_eq!(map.get("net.ipv4.ip_forward").map(|v| v.line), Some(2));
         assert_eq!(map.get("net.bridge.bridge-nf-call-iptables"), None);
+        // A glob as written, too.
+        let files = [
+            file(
+                "/etc/sysctl.d/10-k8s.conf",
+                "net.bridge.bridge-nf-call-* = 1\n",
+            ),
+            file("/etc/sysctl.d/99-zz.conf", "-net.bridge.bridge-nf-call-*\n"),
+        ];
+        let map = persisted(&files, &[], true);
+        assert_eq!(map.get("net.bridge.bridge-nf-call-iptables"), None);
+        // procps (`sysctl --system`, no systemd) writes every assignment.
+        let files = [
+            file(
+                "/etc/sysctl.d/50-hardening.conf",
+                "net.bridge.bridge-nf-call-iptables = 0\n",
+            ),
+            file(
+                "/etc/sysctl.d/90-x.conf",
+                "-net.bridge.bridge-nf-call-iptables\n",
+            ),
+        ];
+        let map = persisted(&files, &[], false);
+        assert_eq!(
+            map.get("net.bridge.bridge-nf-call-iptables")
+                .map(|v| v.value.as_str()),
+            Some("0")
+        );
     }
 
     #[test]
