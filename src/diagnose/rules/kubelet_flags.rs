@@ -47,7 +47,7 @@ pub(super) fn nodelocal_clusterdns(ctx: &Ctx) -> RuleOutcome {
     let (_, mode_evidence) = super::kube_proxy_ipvs(ctx);
     let summary = if dns.value.iter().any(|a| addrs.contains(a)) {
         format!(
-            "nodelocaldns listens on {} but kubelet clusterDNS is {}, {} first, an address it does not hold: pods ask that address (the kube-dns Service, where it is that) and reach the local cache only after a timeout",
+            "nodelocaldns listens on {} but kubelet clusterDNS is {}, {} first, an address it does not hold: pods ask that address (the kube-dns Service, where it is that), and the local cache only where it does not answer",
             local[0],
             dns.value.join(", "),
             dns.value[0]
@@ -177,7 +177,8 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
     let first = *wanted.first()?;
     let restart = restart_hint(ctx);
     let (what, on_node, fix) = match &ctx.facts.nodelocaldns {
-        Some(addrs) if wanted.iter().any(|a| addrs.contains(a)) => return None,
+        // Its first link-local server, the one pods ask before any later one.
+        Some(addrs) if addrs.contains(first) => return None,
         Some(addrs) => (
             format!(
                 "kubelet clusterDNS {first} is not on the nodelocaldns interface, which holds {}",
@@ -470,15 +471,17 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
                     },
                     format!("{} {said}", dns.source.at()),
                 ],
-                if ctx.facts.flavour.kind == FlavourKind::Eks {
+                if ctx.facts.flavour.kind == FlavourKind::Eks && d.source.kind == "flag" {
+                    // A flag of spec.kubelet.flags beats spec.kubelet.config.
+                    format!(
+                        "change --cluster-domain to {domain} (the zone of CoreDNS's kubernetes plugin) in the node's NodeConfig's spec.kubelet.flags where it is set, or take it out ({}); {}, then recreate the pods created without it",
+                        d.source.at(),
+                        super::EKS_FLAG_APPLY
+                    )
+                } else if ctx.facts.flavour.kind == FlavourKind::Eks {
                     // nodeadm writes config.json and its drop-in anew at every boot.
                     format!(
-                        "set spec.kubelet.config.clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) in the node's NodeConfig, {} where it says \"\" ({}); {}, then recreate the pods created without it",
-                        if d.source.kind == "flag" {
-                            "or take --cluster-domain out of its spec.kubelet.flags,"
-                        } else {
-                            "or take clusterDomain out of it"
-                        },
+                        "set spec.kubelet.config.clusterDomain: {domain} (the zone of CoreDNS's kubernetes plugin) in the node's NodeConfig, or take clusterDomain out of it where it says \"\" ({}); {}, then recreate the pods created without it",
                         d.source.at(),
                         super::EKS_APPLY
                     )

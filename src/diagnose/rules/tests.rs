@@ -1898,6 +1898,31 @@ fn an_eks_cluster_domain_is_fixed_in_the_nodeconfig() {
         }
         other => panic!("{other:?}"),
     }
+    // From a flag of spec.kubelet.flags, which beats the config: that flag.
+    let env = "/etc/eks/kubelet/environment";
+    let text = crate::testing::text(&raw, env);
+    let mut flagged = raw.clone();
+    flagged.file(
+        env,
+        FileState::Present,
+        Some(format!("{text} --cluster-domain=").as_bytes()),
+    );
+    flagged.pids.remove("kubelet");
+    let facts = NodeFacts::from_raw("node1", &flagged);
+    match kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None)) {
+        RuleOutcome::Findings(f) => {
+            let fix = &f[0].remediation;
+            assert!(
+                fix.starts_with("change --cluster-domain to cluster.local"),
+                "{fix}"
+            );
+            assert!(
+                fix.contains("cannot take out a flag of the user data's"),
+                "{fix}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 /// A second --cluster-dns with the cache's address after the service's (what a NodeConfig
@@ -1927,11 +1952,34 @@ fn the_cache_counts_only_as_the_first_cluster_dns_server() {
         RuleOutcome::Findings(f) => {
             assert!(f[0].summary.contains("172.20.0.10 first"), "{f:?}");
             assert!(
+                f[0].summary
+                    .contains("the local cache only where it does not answer"),
+                "{f:?}"
+            );
+            assert!(
                 f[0].remediation
                     .contains("cannot take out a flag of the user data's"),
                 "{f:?}"
             );
         }
+        other => panic!("{other:?}"),
+    }
+    // A first link-local server the cache does not hold, the one it holds after it.
+    let mut raw = base.clone();
+    crate::testing::replace_in_file(
+        &mut raw,
+        env,
+        "--cluster-dns=172.20.0.10",
+        "--cluster-dns=169.254.20.11 --cluster-dns=169.254.20.10",
+    );
+    raw.pids.remove("kubelet");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    match super::kubelet_flags::nodelocal_clusterdns(&Ctx::new(&host, &facts)) {
+        RuleOutcome::Findings(f) => assert!(
+            f[0].summary
+                .contains("169.254.20.11 is not on the nodelocaldns interface"),
+            "{f:?}"
+        ),
         other => panic!("{other:?}"),
     }
 }
