@@ -639,7 +639,8 @@ pub const RULES: &[RuleInfo] = &[
             file when forwarding is off now. kube-proxy in IPVS mode (its ConfigMap, else the\n\
             inventory's kube_proxy_mode, Kubespray's default) sets it to 1 whenever it starts\n\
             (pkg/proxy/ipvs proxier; IPv4 only), the CNI bridge plugin as the pods' gateway\n\
-            (isGateway; flannel's default delegate) for every pod it adds, and the node agents\n\
+            (isGateway; flannel's default delegate) and the ptp plugin (kind's kindnet) for every\n\
+            pod they add, and the node agents\n\
             of Calico and Canal (felix, unless FelixConfiguration sets ipForwarding:\n\
             Disabled), Cilium, Antrea (from 1.15) and Kube-OVN whenever they start:\n\
             forwarding no file sets is not reported there, and a file that sets 0 is a\n\
@@ -888,8 +889,9 @@ pub const RULES: &[RuleInfo] = &[
             mode the service IP belongs to kube-ipvs0 and IPVS, so the cache takes only the\n\
             link-local address (website nodelocaldns.md), and Kubespray gives it only\n\
             nodelocaldns_ip in every mode (nodelocaldns-daemonset.yml.j2): there pods reach it\n\
-            only if kubelet's clusterDNS is that address. dnsfix goes by the interface: a\n\
-            clusterDNS address it holds reaches the cache.\n\
+            only if kubelet's clusterDNS is that address. dnsfix goes by the interface: where it\n\
+            holds clusterDNS's first server, pods reach the cache (they ask the servers in\n\
+            order: a cache address after the service's is asked only where that one fails).\n\
             \n\
             Kubespray sets clusterDNS to nodelocaldns_ip whenever enable_nodelocaldns is true,\n\
             so a mismatch there means the node's kubelet config was written by another run or\n\
