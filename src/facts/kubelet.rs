@@ -1128,16 +1128,17 @@ fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
         .iter()
         .filter_map(|n| ServiceUnit::from_raw(raw, n))
         .collect();
-    let states = super::node_facts::unit_states(raw);
-    let is_active = |unit: &ServiceUnit| {
-        unit.name
-            .strip_suffix(".service")
-            .and_then(|name| states.get(name))
-            == Some(&super::node_facts::UnitState::Active)
-    };
-    let first_active = units.iter().position(is_active);
+    let first_active = units.iter().position(|u| unit_active(raw, u));
     let index = first_active.unwrap_or(0);
     units.into_iter().nth(index)
+}
+
+/// Whether `systemctl is-active` said `unit` is active.
+fn unit_active(raw: &RawFacts, unit: &ServiceUnit) -> bool {
+    unit.name
+        .strip_suffix(".service")
+        .and_then(|name| super::node_facts::unit_states(raw).get(name).copied())
+        == Some(super::node_facts::UnitState::Active)
 }
 
 /// The explicit resolv.conf settings of a k3s/RKE2 node, each the last of its kind.
@@ -1862,13 +1863,7 @@ fn chosen_at_last_start(
     dropins: &Result<RancherDropins, String>,
     unit: Option<&ServiceUnit>,
 ) -> Observed<Effective<String>> {
-    let states = super::node_facts::unit_states(raw);
-    let running = unit.is_some_and(|u| {
-        u.name
-            .strip_suffix(".service")
-            .and_then(|name| states.get(name))
-            == Some(&super::node_facts::UnitState::Active)
-    });
+    let running = unit.is_some_and(|u| unit_active(raw, u));
     let written = dropins
         .as_ref()
         .ok()

@@ -24,7 +24,9 @@ mod pattern;
 mod template;
 mod vars_dirs;
 
-pub(crate) use vars_dirs::{candidates as vars_candidates, dir_files as vars_dir_files};
+pub(crate) use vars_dirs::{
+    candidates as vars_candidates, dir_files as vars_dir_files, vault_encrypted,
+};
 mod warning;
 mod yaml;
 mod yaml_vars;

@@ -86,10 +86,7 @@ pub(crate) fn load(
         let text = InventoryError::read_text(&file)?;
         // A whole file encrypted with ansible-vault (Kubespray's secrets, become passwords):
         // Ansible needs the vault password to read it; dnsfix never decrypts one.
-        if text
-            .trim_start_matches('\u{feff}')
-            .starts_with("$ANSIBLE_VAULT;")
-        {
+        if vault_encrypted(&text) {
             warnings.push(InventoryWarning {
                 path: file.clone(),
                 line: Some(1),
@@ -109,6 +106,12 @@ pub(crate) fn load(
         });
     }
     Ok(out)
+}
+
+/// A whole file encrypted with ansible-vault (its `$ANSIBLE_VAULT;` header).
+pub(crate) fn vault_encrypted(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}')
+        .starts_with("$ANSIBLE_VAULT;")
 }
 
 /// All the files' variables merged, for tests.

@@ -257,10 +257,10 @@ pub fn changes(
 /// them all already; `Err` where it cannot be edited in place.
 fn edit_file(path: &Path, settings: &[Setting]) -> Result<Option<InventoryChange>, String> {
     let before = std::fs::read_to_string(path).ok();
-    if before.as_deref().is_some_and(|t| {
-        t.trim_start_matches('\u{feff}')
-            .starts_with("$ANSIBLE_VAULT;")
-    }) {
+    if before
+        .as_deref()
+        .is_some_and(crate::inventory::vault_encrypted)
+    {
         return Err(format!(
             "{}: encrypted with ansible-vault, which dnsfix does not decrypt",
             path.display()

@@ -41,11 +41,7 @@ fn run_key() -> &'static [u8; 32] {
         if read.is_err() {
             // No /dev/urandom: the std hasher's random seeds, as util::nonce uses them.
             let seed = format!("{}{}", crate::util::nonce(), crate::util::nonce());
-            let hex = sha256_hex(seed.as_bytes());
-            for (byte, pair) in key.iter_mut().zip(hex.as_bytes().chunks(2)) {
-                *byte = u8::from_str_radix(std::str::from_utf8(pair).unwrap_or("0"), 16)
-                    .unwrap_or_default();
-            }
+            key = crate::util::sha256(seed.as_bytes());
         }
         key
     })
@@ -92,12 +88,7 @@ fn marker(value: &str) -> String {
     let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(run_key())
         .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
     mac.update(value.as_bytes());
-    let digest: String = mac
-        .finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = crate::util::hex(&mac.finalize().into_bytes());
     format!("{MARK}{}>", &digest[..DIGEST])
 }
 
