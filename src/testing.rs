@@ -104,6 +104,24 @@ pub(crate) fn set_units(raw: &mut crate::facts::raw::RawFacts, states: &[(&str, 
     set_command(raw, "units", &stdout, 0);
 }
 
+/// An EKS fixture's kubelet with `flag` from the NodeConfig's spec.kubelet.flags: nodeadm
+/// puts it last in NODEADM_KUBELET_ARGS of /etc/eks/kubelet/environment, and so it is last
+/// on the running kubelet's command line (`/proc/3456/cmdline` in the EKS fixtures).
+pub(crate) fn with_eks_flag(raw: &mut crate::facts::raw::RawFacts, flag: &str) {
+    use crate::facts::raw::FileState;
+    let env = "/etc/eks/kubelet/environment";
+    let text = text(raw, env);
+    raw.file(
+        env,
+        FileState::Present,
+        Some(format!("{text} {flag}").as_bytes()),
+    );
+    let cmdline = "/proc/3456/cmdline";
+    let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
+    argv.extend_from_slice(format!("{flag}\0").as_bytes());
+    raw.file(cmdline, FileState::Present, Some(&argv));
+}
+
 /// Sets what the gather's command record `name` printed and how it exited
 /// (`kubelet-version`, `resolved-enabled`, ...).
 pub(crate) fn set_command(

@@ -1024,17 +1024,7 @@ mod tests {
         // From a flag of its spec.kubelet.flags, which beats the config: that flag, where
         // it is set (a nodeadm.d file cannot take out the user data's).
         let flagged = plan("_upstream/eks-al2023-nodeadm", "10.100.0.10", &|raw| {
-            let env = "/etc/eks/kubelet/environment";
-            let text = crate::testing::text(raw, env);
-            raw.file(
-                env,
-                crate::facts::raw::FileState::Present,
-                Some(format!("{text} --cluster-dns=10.100.0.99").as_bytes()),
-            );
-            let cmdline = "/proc/3456/cmdline";
-            let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
-            argv.extend_from_slice(b"--cluster-dns=10.100.0.99\0");
-            raw.file(cmdline, crate::facts::raw::FileState::Present, Some(&argv));
+            crate::testing::with_eks_flag(raw, "--cluster-dns=10.100.0.99");
         });
         let why = blocked(&flagged);
         assert!(

@@ -1899,14 +1899,8 @@ fn an_eks_cluster_domain_is_fixed_in_the_nodeconfig() {
         other => panic!("{other:?}"),
     }
     // From a flag of spec.kubelet.flags, which beats the config: that flag.
-    let env = "/etc/eks/kubelet/environment";
-    let text = crate::testing::text(&raw, env);
     let mut flagged = raw.clone();
-    flagged.file(
-        env,
-        FileState::Present,
-        Some(format!("{text} --cluster-domain=").as_bytes()),
-    );
+    crate::testing::with_eks_flag(&mut flagged, "--cluster-domain=");
     flagged.pids.remove("kubelet");
     let facts = NodeFacts::from_raw("node1", &flagged);
     match kubelet_flags::no_cluster_dns(&Ctx::in_cluster(&host, &facts, None)) {
@@ -1933,17 +1927,8 @@ fn the_cache_counts_only_as_the_first_cluster_dns_server() {
     let base =
         crate::testing::rules_fixture("DNS-NODELOCAL-CLUSTERDNS/eks-al2023-cluster-dns-flag");
     let env = "/etc/eks/kubelet/environment";
-    let cmdline = "/proc/3456/cmdline";
-    let text = crate::testing::text(&base, env);
     let mut raw = base.clone();
-    raw.file(
-        env,
-        FileState::Present,
-        Some(format!("{text} --cluster-dns=169.254.20.10").as_bytes()),
-    );
-    let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
-    argv.extend_from_slice(b"--cluster-dns=169.254.20.10\0");
-    raw.file(cmdline, FileState::Present, Some(&argv));
+    crate::testing::with_eks_flag(&mut raw, "--cluster-dns=169.254.20.10");
     let facts = NodeFacts::from_raw("node1", &raw);
     let dns = facts.kubelet.cluster_dns.known().expect("known");
     assert_eq!(dns.value, ["172.20.0.10", "169.254.20.10"]);
@@ -2666,17 +2651,7 @@ fn an_ini_false_string_enables_nodelocaldns_as_kubespray_reads_it() {
 fn an_eks_flag_is_fixed_in_the_nodeconfig_s_flags() {
     let fix = |fixture: &str, flag: &str, rule: fn(&Ctx) -> RuleOutcome| {
         let mut raw = crate::testing::rules_fixture(fixture);
-        let env = "/etc/eks/kubelet/environment";
-        let text = crate::testing::text(&raw, env);
-        raw.file(
-            env,
-            FileState::Present,
-            Some(format!("{text} {flag}").as_bytes()),
-        );
-        let cmdline = "/proc/3456/cmdline";
-        let mut argv = raw.get(cmdline).expect("cmdline").content.to_vec();
-        argv.extend_from_slice(format!("{flag}\0").as_bytes());
-        raw.file(cmdline, FileState::Present, Some(&argv));
+        crate::testing::with_eks_flag(&mut raw, flag);
         let facts = NodeFacts::from_raw("node1", &raw);
         let mut host = Host::new("node1");
         host.vars.insert("kube_proxy_mode".into(), "ipvs".into());
