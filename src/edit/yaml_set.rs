@@ -106,6 +106,115 @@ pub fn remove(text: &str, key: &str) -> Result<Edit, YamlEditError> {
     edit(text, key, None)
 }
 
+/// [`set`], or [`remove`] with `None`, for a file whose reader takes a key written twice as
+/// its last value: the kubelet's `--config` file, which the kubelet decodes again leniently
+/// where strict decoding fails (an `echo 'resolvConf: …' >>` edit) and starts with. Where the
+/// top-level key of `key` is written more than once, its earlier entries go and the last one
+/// is edited, so the file decodes strictly again. Where the last one already holds what is
+/// wanted, the file stays as it is: the kubelet reads that value now. Any other repeated key
+/// is refused as [`set`] refuses it.
+pub fn set_last_wins(
+    text: &str,
+    key: &str,
+    value: Option<&YamlValue>,
+) -> Result<Edit, YamlEditError> {
+    let path = parse_path(key)?;
+    let Some(single) = drop_earlier_repeats(text, key, path[0])? else {
+        return edit(text, key, value);
+    };
+    let edited = edit(&single, key, value)?;
+    if !edited.changed {
+        return Ok(Edit::unchanged(text));
+    }
+    Ok(Edit::between(text, edited.text))
+}
+
+/// `text` without the earlier entries of the top-level key `top` where strict parsing
+/// refuses `text` for repeating it, and for nothing else; `None` where it parses. The proof:
+/// the result parses strictly to what the lenient reader reads from `text` (the key's
+/// place among the others aside).
+fn drop_earlier_repeats(text: &str, key: &str, top: &str) -> Result<Option<String>, YamlEditError> {
+    let refused = match parse_single(text) {
+        Ok(_) => return Ok(None),
+        Err(error) if is_repeated_key(&error) => error,
+        Err(error) => return Err(error),
+    };
+    let Some(lenient) = crate::facts::kubelet_config::last_wins(text) else {
+        return Err(refused);
+    };
+    let doc = Doc::scan(text);
+    let path = [top];
+    let ctx = Ctx {
+        doc: &doc,
+        key,
+        path: &path,
+    };
+    let Some((range, indent)) = ctx.root()? else {
+        return Err(refused);
+    };
+    let entries = ctx.entries(range, indent)?;
+    let repeats: Vec<&Entry> = entries.iter().filter(|e| e.name == top).collect();
+    let Some((last, earlier)) = repeats.split_last() else {
+        return Err(refused);
+    };
+    if earlier.is_empty() {
+        return Err(refused);
+    }
+    if let Some(anchored) = earlier.iter().find(|e| e.inline.props) {
+        return Err(ctx.unsupported(anchored.line, "an anchor or tag on a repeated key"));
+    }
+    let cut = earlier
+        .iter()
+        .map(|e| ctx.delete_lines(e.line, e.last))
+        .collect();
+    let verify_error = |reason: &str| YamlEditError::Verify {
+        key: key.to_string(),
+        line: last.line + 1,
+        reason: reason.to_string(),
+    };
+    let single = splice(text, cut).ok_or_else(|| verify_error("the repeated entries overlap"))?;
+    let after = match parse_single(&single) {
+        Ok(after) => after,
+        // Another key is written twice too: name it where it is in `text`.
+        Err(YamlEditError::Parse { message, .. }) => {
+            let (line, column) = duplicate_at(text, &message).unwrap_or((0, 0));
+            return Err(YamlEditError::Parse {
+                line,
+                column,
+                message,
+            });
+        }
+        Err(error) => return Err(error),
+    };
+    if !same_but_place_of(&lenient, &after, top) {
+        return Err(verify_error(
+            "without the earlier entries the file does not read as the kubelet reads it now",
+        ));
+    }
+    Ok(Some(single))
+}
+
+fn is_repeated_key(error: &YamlEditError) -> bool {
+    matches!(error, YamlEditError::Parse { message, .. } if message.contains(REPEATED_KEY))
+}
+
+/// Whether two mappings hold the same keys with the same values, in the same order apart
+/// from `key`'s place.
+fn same_but_place_of(a: &Value, b: &Value, key: &str) -> bool {
+    let (Value::Mapping(a), Value::Mapping(b)) = (a, b) else {
+        return false;
+    };
+    let key = Value::String(key.to_string());
+    let (mut a_rest, mut b_rest) = (a.clone(), b.clone());
+    let a_value = a_rest.shift_remove(&key);
+    let b_value = b_rest.shift_remove(&key);
+    let same_value = match (&a_value, &b_value) {
+        (Some(x), Some(y)) => strict_eq(x, y),
+        _ => false,
+    };
+    same_value && strict_eq(&Value::Mapping(a_rest), &Value::Mapping(b_rest))
+}
+
 fn edit(text: &str, key: &str, value: Option<&YamlValue>) -> Result<Edit, YamlEditError> {
     let path = parse_path(key)?;
     let original = parse_single(text)?;
@@ -219,25 +328,30 @@ fn parse_error(text: &str, error: serde_norway::Error) -> YamlEditError {
         .map_or((0, 0), |at| (at.line(), at.column()));
     // serde_norway places a duplicate key at the start of its mapping; point at the
     // second occurrence instead, which is the line a human has to fix.
-    if let Some(key) = error
-        .to_string()
-        .strip_prefix("duplicate entry with key ")
-        .and_then(|rest| {
-            // The quoted key is followed by " at line …"; read just the first JSON string.
-            serde_json::Deserializer::from_str(rest)
-                .into_iter::<String>()
-                .next()?
-                .ok()
-        })
-        && let Some(at) = Doc::scan(text).duplicate_key_line(&key)
-    {
+    let message = error.to_string();
+    if let Some(at) = duplicate_at(text, &message) {
         (line, column) = at;
     }
     YamlEditError::Parse {
         line,
         column,
-        message: error.to_string(),
+        message,
     }
+}
+
+/// serde_norway's error for a key written twice in one mapping (after the path to the
+/// mapping, `authentication: duplicate …`, where it is nested).
+const REPEATED_KEY: &str = "duplicate entry with key ";
+
+/// For serde_norway's repeated-key error: the line and column of the key's second entry.
+fn duplicate_at(text: &str, message: &str) -> Option<(usize, usize)> {
+    let (_, rest) = message.split_once(REPEATED_KEY)?;
+    // The quoted key is followed by " at line …"; read just the first JSON string.
+    let key = serde_json::Deserializer::from_str(rest)
+        .into_iter::<String>()
+        .next()?
+        .ok()?;
+    Doc::scan(text).duplicate_key_line(&key)
 }
 
 /// The proof: the edited text parses to the original document with exactly `path` changed.
@@ -1893,6 +2007,69 @@ mod tests {
         assert!(err.contains("line 3"), "{err}");
         let err = set_err("a: 1\nb: 0\na: 2\n", "a", &s("3"));
         assert!(err.contains("line 3") && err.contains("duplicate"), "{err}");
+    }
+
+    /// The kubelet's `--config` file after `echo 'resolvConf: …' >> config.yaml`: the kubelet
+    /// reads the last `resolvConf`, so the edit takes out the earlier one and sets the last.
+    #[test]
+    fn a_key_written_twice_loses_its_earlier_entry_where_the_last_one_counts() {
+        let appended = "kind: KubeletConfiguration\nresolvConf: /run/systemd/resolve/resolv.conf\n\
+                        rotateCertificates: true\nresolvConf: /etc/resolv.conf\n";
+        let wanted = s("/run/systemd/resolve/resolv.conf");
+        let edit = set_last_wins(appended, "resolvConf", Some(&wanted)).expect("set");
+        assert!(edit.changed);
+        assert_eq!(
+            edit.text,
+            "kind: KubeletConfiguration\nrotateCertificates: true\n\
+             resolvConf: /run/systemd/resolve/resolv.conf\n"
+        );
+        let again = set_last_wins(&edit.text, "resolvConf", Some(&wanted)).expect("again");
+        assert!(!again.changed, "{}", again.text);
+        // Strict readers (drop-ins, k3s) still refuse it.
+        assert!(set_err(appended, "resolvConf", &wanted).contains("duplicate"));
+
+        // The last one already as wanted: the kubelet reads it now, the file stays.
+        let edit = set_last_wins(appended, "resolvConf", Some(&s("/etc/resolv.conf")));
+        assert!(!edit.expect("unchanged").changed);
+
+        // A block list written first and a flow list after it; removing takes out both.
+        let lists = "clusterDNS:\n- 10.96.0.10\n- 10.96.0.11\nkind: KubeletConfiguration\n\
+                     clusterDNS: [169.254.25.10]\n";
+        let edit = set_last_wins(lists, "clusterDNS", Some(&list(&["10.96.0.10"]))).expect("set");
+        assert_eq!(
+            edit.text,
+            "kind: KubeletConfiguration\nclusterDNS: [10.96.0.10]\n"
+        );
+        let edit = set_last_wins(lists, "clusterDNS", None).expect("remove");
+        assert_eq!(edit.text, "kind: KubeletConfiguration\n");
+
+        // Not written twice: the plain edit.
+        let edit = set_last_wins("a: 1\n", "a", Some(&s("b"))).expect("plain");
+        assert_eq!(edit.text, "a: b\n");
+    }
+
+    #[test]
+    fn another_key_written_twice_is_still_refused_with_its_line() {
+        let wanted = s("/run/systemd/resolve/resolv.conf");
+        let both = "resolvConf: /etc/resolv.conf\nclusterDomain: a\nresolvConf: x\n\
+                    clusterDomain: b\n";
+        let err = set_last_wins(both, "resolvConf", Some(&wanted))
+            .expect_err("clusterDomain is repeated too")
+            .to_string();
+        assert!(
+            err.contains("line 4") && err.contains("\"clusterDomain\""),
+            "{err}"
+        );
+        let other = "clusterDomain: a\nresolvConf: x\nclusterDomain: b\n";
+        let err = set_last_wins(other, "resolvConf", Some(&wanted))
+            .expect_err("only clusterDomain is repeated")
+            .to_string();
+        assert!(err.contains("line 3") && err.contains("duplicate"), "{err}");
+        let nested = "resolvConf: x\nauthentication:\n  x509: {}\n  x509: {}\nresolvConf: y\n";
+        let err = set_last_wins(nested, "resolvConf", Some(&wanted))
+            .expect_err("a nested key is repeated")
+            .to_string();
+        assert!(err.contains("line 4") && err.contains("\"x509\""), "{err}");
     }
 
     #[test]

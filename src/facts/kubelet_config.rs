@@ -99,12 +99,10 @@ impl KubeletConfig {
     pub fn parse_lenient(text: &str) -> Result<KubeletConfig, KubeletConfigError> {
         let strict = load_top_level(text);
         match &strict {
-            Err(e) if e.message.contains("duplicate entry with key ") => {
-                match serde_norway::from_str::<LastWins>(text) {
-                    Ok(LastWins(value)) => Self::from_top_level(text, Ok(classify(text, value))),
-                    Err(_) => Self::from_top_level(text, strict),
-                }
-            }
+            Err(e) if e.message.contains("duplicate entry with key ") => match last_wins(text) {
+                Some(value) => Self::from_top_level(text, Ok(classify(text, value))),
+                None => Self::from_top_level(text, strict),
+            },
             _ => Self::from_top_level(text, strict),
         }
     }
@@ -251,6 +249,14 @@ fn classify(text: &str, value: Value) -> TopLevel {
             line: first_content_line(text),
         },
     }
+}
+
+/// `text` as the kubelet's lenient decoding reads it ([`KubeletConfig::parse_lenient`]): a
+/// key written twice in a mapping keeps its last value. `None` where even that fails.
+pub(crate) fn last_wins(text: &str) -> Option<Value> {
+    serde_norway::from_str::<LastWins>(text)
+        .ok()
+        .map(|LastWins(value)| value)
 }
 
 /// A YAML document read as a lenient decoder (go-yaml without strict mode) reads it: a key

@@ -575,13 +575,19 @@ fn same_args_but_dns(before: &str, after: &str) -> Result<(), String> {
 }
 
 /// Whether `before` and `after`, both YAML (or JSON) kubelet or k3s/RKE2 configuration,
-/// hold the same apart from DNS settings. A file that does not parse is refused.
+/// hold the same apart from DNS settings. A file that does not parse is refused, but for a
+/// current file with a key written twice, read as the kubelet reads its `--config` file
+/// (the last one counts): the plan may take out the earlier one. A planned text is strict.
 fn same_yaml_but_dns(before: &str, after: &str) -> Result<(), String> {
     let read = |text: &str, which: &str| -> Result<serde_norway::Value, String> {
         if text.trim().is_empty() {
             return Ok(serde_norway::Value::Mapping(serde_norway::Mapping::new()));
         }
         serde_norway::from_str(text)
+            .or_else(|e| match which {
+                "current" => crate::facts::kubelet_config::last_wins(text).ok_or(e),
+                _ => Err(e),
+            })
             .map(|v| match v {
                 // Only comments, or only `---`: an empty configuration.
                 serde_norway::Value::Null => {

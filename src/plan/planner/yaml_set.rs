@@ -34,12 +34,21 @@ impl Run<'_> {
             (None, false) => return Err(PlanErrorKind::NoSuchFile { path }),
         };
         let old = yaml_value_at(&text, &key);
-        let (edit, new) = if absent {
-            (yaml_set::remove(&text, &key), None)
+        let value = if absent {
+            None
         } else {
-            let value = yaml_value(self.arg(args.value.as_ref(), ctx)?)?;
-            let shown = show_yaml(&value);
-            (yaml_set::set(&text, &key, &value), Some(shown))
+            Some(yaml_value(self.arg(args.value.as_ref(), ctx)?)?)
+        };
+        let new = value.as_ref().map(show_yaml);
+        // The kubelet's --config file is decoded leniently where strict decoding fails: a
+        // key written twice there has its last value (drop-ins and k3s's files are strict).
+        let edit = if self.facts.kubelet.config_path.as_deref() == Some(path.as_str()) {
+            yaml_set::set_last_wins(&text, &key, value.as_ref())
+        } else {
+            match &value {
+                Some(value) => yaml_set::set(&text, &key, value),
+                None => yaml_set::remove(&text, &key),
+            }
         };
         let edit = edit.map_err(|error| PlanErrorKind::YamlEdit {
             path: path.clone(),
@@ -89,8 +98,11 @@ fn show_yaml(value: &YamlValue) -> String {
 }
 
 /// The value at a dotted key, shown like [`show_yaml`]; `None` when unset or unparseable.
+/// A key written twice shows its last value, the one the kubelet reads from its `--config`.
 fn yaml_value_at(text: &str, key: &str) -> Option<String> {
-    let mut value: serde_norway::Value = serde_norway::from_str(text).ok()?;
+    let mut value = serde_norway::from_str(text)
+        .ok()
+        .or_else(|| crate::facts::kubelet_config::last_wins(text))?;
     for part in key.split('.') {
         value = value.get(part)?.clone();
     }
