@@ -636,6 +636,7 @@ async fn run_changes(
         text,
         boundary,
         what: "apply",
+        health_timeout: ctx.options.health_timeout.as_secs(),
     };
     let end = run_node_script(
         session,
@@ -956,6 +957,7 @@ fn unrecorded(plan: &HostPlan, digest: &crate::plan::model::FactDigest) -> Optio
 }
 
 /// How a node script ended.
+#[derive(Debug)]
 pub(crate) enum ScriptEnd {
     /// Every step (and handler) succeeded.
     Done,
@@ -967,11 +969,24 @@ pub(crate) enum ScriptEnd {
     Nothing,
 }
 
-/// A script for one node: its text, its record boundary, and what it is (for messages).
+/// A script for one node: its text, its record boundary, what it is (for messages), and
+/// the health timeout its handlers wait with.
 pub(crate) struct NodeScript {
     pub text: String,
     pub boundary: crate::node_script::Boundary,
     pub what: &'static str,
+    pub health_timeout: u64,
+}
+
+impl NodeScript {
+    /// How long the script may run past the command timeout: each handler's restart may
+    /// take five health timeouts and its health wait one more (common.sh `handler`), and
+    /// its journal read and probes some seconds. A script cut off there would leave the
+    /// node mid-restart with its lock held, and the journal lines that say why unread.
+    fn handler_time(&self, handlers: usize) -> Duration {
+        let one = Duration::from_secs(self.health_timeout.saturating_mul(6).saturating_add(15));
+        one.saturating_mul(u32::try_from(handlers).unwrap_or(u32::MAX))
+    }
 }
 
 /// Runs an apply or rollback script on the node and reads its records into `result`:
@@ -986,14 +1001,16 @@ pub(crate) async fn run_node_script(
     make_step: impl Fn(StepOutcome, &Record) -> Step,
 ) -> Result<ScriptEnd, String> {
     let what = node_script.what;
-    let output = run_as_root(session, target, &node_script.text)
-        .await
-        .map_err(|e| {
-            format!(
-                "the connection or the {what} script died ({}: {e})",
-                e.kind()
-            )
-        })?;
+    let reads = session.command_timeout();
+    session.set_command_timeout(reads.saturating_add(node_script.handler_time(handlers.len())));
+    let output = run_as_root(session, target, &node_script.text).await;
+    session.set_command_timeout(reads);
+    let output = output.map_err(|e| {
+        format!(
+            "the connection or the {what} script died ({}: {e})",
+            e.kind()
+        )
+    })?;
     // The first record may start the output: a line of its own, as a banner line is.
     let mut stdout = Vec::with_capacity(output.stdout.len() + 1);
     stdout.push(b'\n');
@@ -1105,6 +1122,82 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An apply script that waits on a restarted unit runs past the command timeout (a read's
+    /// bound) by its handlers' waits; one without handlers does not.
+    #[tokio::test]
+    async fn a_script_with_handlers_may_run_past_the_command_timeout() {
+        let options = crate::transport::SshOptions {
+            command_timeout: Duration::from_secs(1),
+            ..Default::default()
+        };
+        let mut session = Session::Local(crate::transport::LocalTransport::connect(&options));
+        let target = Target {
+            host: "localhost".into(),
+            connection: crate::inventory::Inventory::local().hosts()[0].connection(),
+        };
+        let handler = HandlerRun {
+            name: "restart kubelet".into(),
+            unit: "kubelet.service".into(),
+            action: Default::default(),
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let plan = HostPlan {
+            host: "localhost".into(),
+            status: crate::plan::model::HostStatus::Changes,
+            error: None,
+            findings: Vec::new(),
+            facts: None,
+            changes: Vec::new(),
+            handlers: vec![handler.clone()],
+            cluster: Vec::new(),
+            blocked: Vec::new(),
+            notes: Vec::new(),
+            unchanged: Vec::new(),
+            fixes: Vec::new(),
+            remaining: Vec::new(),
+        };
+        let boundary = crate::node_script::Boundary::fresh();
+        let text = format!(
+            "sleep 2; printf '%s%s' '{}' '{}'",
+            boundary.header(&RecordKind::Begin, ""),
+            boundary.header(&RecordKind::Done, "")
+        );
+        let script = NodeScript {
+            text,
+            boundary,
+            what: "apply",
+            health_timeout: 0,
+        };
+        let mut result = HostResult::new(&plan, HostOutcome::Pending);
+        let make = |outcome, record: &Record| Step {
+            kind: "write".into(),
+            target: record.args.clone(),
+            outcome,
+            message: String::new(),
+        };
+        let end = run_node_script(
+            &mut session,
+            &target,
+            &script,
+            &[handler],
+            &mut result,
+            make,
+        )
+        .await
+        .expect("the handler's wait bounds it");
+        assert!(matches!(end, ScriptEnd::Done), "{end:?}");
+        assert_eq!(
+            session.command_timeout(),
+            Duration::from_secs(1),
+            "restored"
+        );
+        let error = run_node_script(&mut session, &target, &script, &[], &mut result, make)
+            .await
+            .expect_err("no handler: the command timeout");
+        assert!(error.contains("timeout"), "{error}");
+    }
 
     /// Run records written before steps had a typed outcome must still read.
     #[test]

@@ -122,6 +122,7 @@ async fn undo(
         text,
         boundary,
         what: "rollback",
+        health_timeout: timeout,
     };
     let end = run_node_script(
         session,

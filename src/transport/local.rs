@@ -20,7 +20,7 @@ impl LocalTransport {
 
 #[derive(Debug)]
 pub struct LocalSession {
-    command_timeout: std::time::Duration,
+    pub(super) command_timeout: std::time::Duration,
 }
 
 impl LocalSession {

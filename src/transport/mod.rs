@@ -210,6 +210,25 @@ pub enum Session {
 }
 
 impl Session {
+    /// The bound on each later command.
+    pub fn command_timeout(&self) -> Duration {
+        match self {
+            Session::OpenSsh(s) => s.command_timeout,
+            Session::Russh(s) => s.command_timeout,
+            Session::Local(s) => s.command_timeout,
+        }
+    }
+
+    /// Bounds later commands by `timeout` (a script that restarts units and waits for them
+    /// to answer needs longer than a read).
+    pub fn set_command_timeout(&mut self, timeout: Duration) {
+        match self {
+            Session::OpenSsh(s) => s.command_timeout = timeout,
+            Session::Russh(s) => s.command_timeout = timeout,
+            Session::Local(s) => s.command_timeout = timeout,
+        }
+    }
+
     /// Runs `command` (a shell command line) with `stdin`, bounded by the command timeout.
     pub async fn exec(
         &mut self,

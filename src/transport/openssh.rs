@@ -339,7 +339,7 @@ pub struct OpenSshSession {
     keeper: Option<tokio::task::AbortHandle>,
     connect_timeout: Duration,
     login_timeout: Duration,
-    command_timeout: Duration,
+    pub(super) command_timeout: Duration,
 }
 
 impl OpenSshSession {

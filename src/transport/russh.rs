@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use russh::client::{self, AuthResult, Handle};
 use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
@@ -53,12 +54,18 @@ impl RusshTransport {
         // OpenSSH's strict key exchange (the Terrapin fix).
         kexes.push(kex::EXTENSION_SUPPORT_AS_CLIENT);
         kexes.push(kex::EXTENSION_OPENSSH_STRICT_KEX_AS_CLIENT);
+        let inactivity = options.command_timeout + options.connect_timeout;
         let config = client::Config {
             preferred: russh::Preferred {
                 kex: kexes.into(),
                 ..Default::default()
             },
-            inactivity_timeout: Some(options.command_timeout + options.connect_timeout),
+            inactivity_timeout: Some(inactivity),
+            // A command may run silent for longer than that (apply's handlers wait for a
+            // restarted kubelet): the server's answers to keepalives keep the connection,
+            // and a server that stops answering three is gone.
+            keepalive_interval: Some((inactivity / 2).min(Duration::from_secs(15))),
+            keepalive_max: 3,
             nodelay: true,
             ..Default::default()
         };
@@ -342,7 +349,7 @@ impl client::Handler for HostKeyCheck {
 pub struct RusshSession {
     handle: Handle<HostKeyCheck>,
     address: String,
-    command_timeout: std::time::Duration,
+    pub(super) command_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for RusshSession {
