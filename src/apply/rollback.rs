@@ -118,6 +118,14 @@ async fn undo(
     let boundary = crate::node_script::Boundary::fresh();
     let text = script::rollback_script(&boundary, run_id, &result.planned_handlers, timeout)?;
     let handlers = result.planned_handlers.clone();
+    let modules: Vec<String> = result
+        .planned
+        .iter()
+        .filter_map(|change| match change {
+            crate::plan::Change::LoadModule { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
     let node_script = NodeScript {
         text,
         boundary,
@@ -133,6 +141,8 @@ async fn undo(
         |outcome, record| Step {
             kind: if record.args.starts_with('/') {
                 "write"
+            } else if modules.contains(&record.args) {
+                "module"
             } else {
                 "sysctl"
             }
@@ -158,5 +168,18 @@ async fn undo(
     } else {
         HostOutcome::Unchanged
     };
+    // A file or sysctl changed since the run keeps the run's change too: not rolled back,
+    // whatever else was (a module dnsfix loaded stays loaded by design).
+    let kept = result
+        .steps
+        .iter()
+        .filter(|s| s.outcome == StepOutcome::Kept && s.kind != "module")
+        .count();
+    if kept > 0 {
+        return Err(format!(
+            "{kept} of run {run_id}'s changes left in place (below): undo them by hand, \
+             from the node's /var/lib/dnsfix/backups/{run_id}/files"
+        ));
+    }
     Ok(())
 }

@@ -153,6 +153,20 @@ pub fn remove_marker_script(marker: &str) -> Result<String, String> {
     Ok(format!("rm -f {}\n", quote(marker)))
 }
 
+/// systemd's unit types other than `service` (systemd.unit(5)).
+const NOT_SERVICES: &[&str] = &[
+    "target",
+    "socket",
+    "device",
+    "mount",
+    "automount",
+    "swap",
+    "path",
+    "timer",
+    "slice",
+    "scope",
+];
+
 /// `handler UNIT VERB PROBE TIMEOUT`: restart or reload, then wait for health (the unit
 /// active and, for a kubelet-running unit, `http://127.0.0.1:10248/healthz` ok).
 fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, String> {
@@ -163,6 +177,16 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
             .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
     {
         return Err(format!("unit name {:?} is not valid", handler.unit));
+    }
+    // A service, never another kind of unit: starting `reboot.target` from an edited run
+    // record or plan would reboot the node.
+    if let Some((_, kind)) = handler.unit.rsplit_once('.')
+        && NOT_SERVICES.contains(&kind)
+    {
+        return Err(format!(
+            "unit {} is a {kind}: dnsfix restarts services only",
+            handler.unit
+        ));
     }
     let verb = handler.action.verb();
     let probe = KUBELET_UNITS.contains(&handler.unit.as_str());
@@ -304,6 +328,31 @@ mod tests {
         let b = Boundary::from_nonce("b");
         assert!(apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[change], &[], 5).is_err());
         assert!(rollback_script(&b, "../x", &[], 5).is_err());
+    }
+
+    /// A run record or saved plan edited to "restart" `reboot.target` renders no script.
+    #[test]
+    fn handlers_restart_services_only() {
+        let b = Boundary::from_nonce("b");
+        let handler = |unit: &str| HandlerRun {
+            name: "restart".into(),
+            unit: unit.into(),
+            action: Default::default(),
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        for unit in ["reboot.target", "poweroff.target", "sshd.socket", "x.timer"] {
+            let error = rollback_script(&b, "r", &[handler(unit)], 5).expect_err(unit);
+            assert!(error.contains("services only"), "{error}");
+        }
+        for unit in [
+            "kubelet",
+            "kubelet.service",
+            "snap.microk8s.daemon-kubelite",
+            "k3s",
+        ] {
+            rollback_script(&b, "r", &[handler(unit)], 5).expect(unit);
+        }
     }
 
     #[test]

@@ -1420,6 +1420,43 @@ fn rollback_restores_original_bytes_and_mode() {
     assert_eq!(bridge(), "0");
 }
 
+/// A file changed since the run keeps the run's change: the rollback leaves it alone and
+/// says so as a failure (3), naming the file, not "nothing to roll back" with 0.
+#[test]
+fn a_rollback_that_leaves_a_changed_file_alone_fails_and_says_so() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, _) = save_plan(&lab, &lab.inventory());
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
+    let run = undo_hint(&lab, &out);
+    // Another tool's edit after the run.
+    lab.exec(&node, &format!("echo 'maxPods: 120' >> {KUBELET_CONFIG}"));
+    let edited = node_sha(&lab, &node, KUBELET_CONFIG);
+
+    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "rollback\n{}", describe(&out));
+    let result = host_result(&run_record(&out), &node).clone();
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("left in place") && error.contains(&run),
+        "{error}"
+    );
+    assert!(
+        result
+            .steps
+            .iter()
+            .any(|s| s.outcome == StepOutcome::Kept && s.target == KUBELET_CONFIG),
+        "{result:#?}"
+    );
+    assert_eq!(
+        node_sha(&lab, &node, KUBELET_CONFIG),
+        edited,
+        "their edit stays"
+    );
+}
+
 /// A sysctl file the boot applies after dnsfix's and that sets 0: Debian's
 /// /etc/sysctl.conf, read through the /etc/sysctl.d/99-sysctl.conf link. apply changes
 /// that line in /etc/sysctl.conf itself (the link stays a link, the other lines stay), the
