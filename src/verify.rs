@@ -8,7 +8,8 @@
 //!   address there fails without asking, since from a pod it is the pod itself;
 //! - the cluster DNS addresses (the kubelet's `clusterDNS`, the nodelocaldns address and
 //!   the CoreDNS service address when the inventory names them) must answer
-//!   `kubernetes.default.svc.<cluster domain>`;
+//!   `kubernetes.default.svc.<cluster domain>` and the outside name: CoreDNS answers the
+//!   first itself and forwards only the second, so only that proves its forward;
 //! - the nameservers glibc uses from the node's own /etc/resolv.conf (the first three
 //!   addresses) must answer the outside name: the node's own lookups (image pulls), asked
 //!   on the node, so a loopback stub is its own.
@@ -178,17 +179,22 @@ pub fn probes(
         })
         .unwrap_or_else(|| "cluster.local".to_owned());
     let cluster_name = format!("kubernetes.default.svc.{domain}");
+    // Each cluster address is asked the cluster's own name and the outside one: CoreDNS
+    // answers the first from its kubernetes plugin and forwards only the second, so a
+    // forward that loops or leads nowhere shows in the outside name alone.
     let mut cluster = |path: Path, server: &str, source: String| {
         if !probes
             .iter()
             .any(|p| p.path.is_cluster() && p.server == server)
         {
-            probes.push(Probe {
-                path,
-                server: server.to_owned(),
-                name: cluster_name.clone(),
-                source,
-            });
+            for name in [&cluster_name, &outside] {
+                probes.push(Probe {
+                    path,
+                    server: server.to_owned(),
+                    name: name.clone(),
+                    source: source.clone(),
+                });
+            }
         }
     };
     if let Some(dns) = k.cluster_dns.known() {
@@ -484,7 +490,16 @@ async fn ask(
     let started = Instant::now();
     // An A question; an IPv6-only name (NOERROR, no A record) is asked again for AAAA, the
     // way the A question was answered.
-    let mut outcome = exchange(session, ip, &probe.name, id, RecordType::A, timeout, false).await;
+    let mut outcome = exchange(
+        session,
+        (ip, 53),
+        &probe.name,
+        id,
+        RecordType::A,
+        timeout,
+        false,
+    )
+    .await;
     let mut before = Duration::ZERO;
     if let Ok(a) = &outcome
         && a.judged.rcode.as_deref() == Some("NOERROR")
@@ -494,7 +509,7 @@ async fn ask(
         let udp = a.udp;
         outcome = exchange(
             session,
-            ip,
+            (ip, 53),
             &probe.name,
             id ^ 1,
             RecordType::AAAA,
@@ -539,7 +554,7 @@ struct Exchanged {
 /// the reply says; or why there was none, and how it was asked.
 async fn exchange(
     session: &mut Session,
-    ip: IpAddr,
+    (ip, port): (IpAddr, u16),
     name: &str,
     id: u16,
     rtype: RecordType,
@@ -551,10 +566,10 @@ async fn exchange(
     let mut tcp = None;
     if !udp_only {
         let started = Instant::now();
-        let direct = session.dns_tcp(ip, 53, &query, timeout).await;
+        let direct = session.dns_tcp(ip, port, &query, timeout).await;
         let (reply, via) = match direct {
             Err(TcpFailure::Forbidden(why)) if !matches!(session, Session::Local(_)) => {
-                match node_tool(session, ip, &query, timeout).await {
+                match node_tool(session, (ip, port), &query, timeout).await {
                     Ok(reply) => (Ok(reply), "node"),
                     Err(tool) => (Err(format!("{why}; on the node: {tool}")), "node"),
                 }
@@ -564,12 +579,35 @@ async fn exchange(
         };
         match reply {
             Ok(bytes) => {
-                return Ok(Exchanged {
+                let over_tcp = Exchanged {
                     judged: judge(&bytes, id, name),
                     via,
                     udp: false,
                     took: started.elapsed(),
-                });
+                };
+                // SERVFAIL over TCP may be the server's TCP forward alone failing (CoreDNS
+                // forwards in the protocol the query came in, and TCP/53 upstream may be
+                // filtered): pods ask over UDP, so UDP's reply is the one that counts.
+                if over_tcp.judged.rcode.as_deref() != Some("SERVFAIL") {
+                    return Ok(over_tcp);
+                }
+                return Ok(
+                    match udp_exchange(session, (ip, port), &query, timeout).await {
+                        Ok((bytes, via)) => Exchanged {
+                            judged: judge(&bytes, id, name),
+                            via,
+                            udp: true,
+                            took: started.elapsed(),
+                        },
+                        Err(udp) => {
+                            let mut over_tcp = over_tcp;
+                            if let Some(reason) = &mut over_tcp.judged.reason {
+                                reason.push_str(&format!(" over TCP; over UDP, {udp}"));
+                            }
+                            over_tcp
+                        }
+                    },
+                );
             }
             Err(why) => tcp = Some((why, via)),
         }
@@ -579,7 +617,7 @@ async fn exchange(
     // (Kubespray's nodelocaldns: only towards cluster DNS): a resolver that gets no TCP
     // through (TCP/53 filtered, or a server without it) still serves pods.
     let started = Instant::now();
-    match udp_exchange(session, ip, &query, timeout).await {
+    match udp_exchange(session, (ip, port), &query, timeout).await {
         Ok((bytes, via)) => Ok(Exchanged {
             judged: judge(&bytes, id, name),
             via,
@@ -610,12 +648,12 @@ fn udp_via(session: &Session) -> &'static str {
 /// node (bash's `/dev/udp`: one datagram out, the first one back).
 async fn udp_exchange(
     session: &mut Session,
-    ip: IpAddr,
+    (ip, port): (IpAddr, u16),
     query: &[u8],
     timeout: Duration,
 ) -> Result<(Vec<u8>, &'static str), String> {
     if let Session::Local(_) = session {
-        return local_udp((ip, 53).into(), query, timeout)
+        return local_udp((ip, port).into(), query, timeout)
             .await
             .map(|r| (r, udp_via(session)));
     }
@@ -624,7 +662,7 @@ async fn udp_exchange(
     let script = format!(
         "command -v bash >/dev/null 2>&1 || {{ echo 'bash is not installed' >&2; exit 3; }}\n\
          exec timeout {secs} bash -c '\
-           exec 3<>/dev/udp/{ip}/53 || exit 4; \
+           exec 3<>/dev/udp/{ip}/{port} || exit 4; \
            printf %s {query} | base64 -d >&3 || exit 4; \
            r=$(dd bs=65535 count=1 <&3 2>/dev/null | base64 -w0); \
            [ -n \"$r\" ] || exit 5; \
@@ -757,7 +795,7 @@ fn rcode_text(rcode: ResponseCode) -> String {
 /// `/dev/tcp`, the query and the reply base64-encoded, the reply read byte-exact with dd.
 async fn node_tool(
     session: &mut Session,
-    ip: IpAddr,
+    (ip, port): (IpAddr, u16),
     query: &[u8],
     timeout: Duration,
 ) -> Result<Vec<u8>, String> {
@@ -769,7 +807,7 @@ async fn node_tool(
     let script = format!(
         "command -v bash >/dev/null 2>&1 || {{ echo 'bash is not installed' >&2; exit 3; }}\n\
          exec timeout {secs} bash -c '\
-           exec 3<>/dev/tcp/{ip}/53 || exit 4; \
+           exec 3<>/dev/tcp/{ip}/{port} || exit 4; \
            printf %s {query} | base64 -d >&3; \
            set -- $(dd bs=1 count=2 <&3 2>/dev/null | od -An -tu1); \
            [ $# -eq 2 ] || exit 5; \
@@ -848,6 +886,66 @@ mod tests {
         let empty = judge(&reply(7, ResponseCode::NoError, false), 7, "probe.example");
         assert!(!empty.ok && empty.reason.is_some_and(|r| r.contains("no records")));
         assert!(!judge(b"\x00\x01garbage", 7, "x").ok);
+    }
+
+    /// A server whose TCP forward fails (SERVFAIL over TCP: CoreDNS forwards in the
+    /// protocol the query came in, and TCP/53 upstream may be filtered) while UDP, which pods
+    /// use, answers: the UDP reply is the one judged. Where UDP is silent too, the TCP
+    /// reply stands, saying both.
+    #[tokio::test]
+    async fn servfail_over_tcp_is_asked_again_over_udp() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind tcp");
+        let port = tcp.local_addr().expect("addr").port();
+        let udp = tokio::net::UdpSocket::bind(("127.0.0.1", port))
+            .await
+            .expect("bind udp on the same port");
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = tcp.accept().await.expect("accept");
+                let mut len = [0u8; 2];
+                stream.read_exact(&mut len).await.expect("length");
+                let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                stream.read_exact(&mut query).await.expect("query");
+                let id = Message::from_vec(&query).expect("a query").metadata.id;
+                let answer = reply(id, ResponseCode::ServFail, false);
+                let mut framed = u16::try_from(answer.len())
+                    .expect("short")
+                    .to_be_bytes()
+                    .to_vec();
+                framed.extend_from_slice(&answer);
+                stream.write_all(&framed).await.expect("reply");
+            }
+        });
+        tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            let (n, peer) = udp.recv_from(&mut buf).await.expect("query");
+            let id = Message::from_vec(&buf[..n]).expect("a query").metadata.id;
+            let answer = reply(id, ResponseCode::NoError, true);
+            udp.send_to(&answer, peer).await.expect("reply");
+            // Silent from now on.
+            std::future::pending::<()>().await;
+        });
+        let options = crate::transport::SshOptions::default();
+        let mut session = Session::Local(crate::transport::LocalTransport::connect(&options));
+        let server = (IpAddr::from([127, 0, 0, 1]), port);
+        let timeout = Duration::from_millis(500);
+        let a = RecordType::A;
+        let answered = exchange(&mut session, server, "probe.example", 11, a, timeout, false)
+            .await
+            .expect("a reply");
+        assert!(answered.judged.ok && answered.udp, "{:?}", answered.judged);
+        let silent = exchange(&mut session, server, "probe.example", 12, a, timeout, false)
+            .await
+            .expect("the TCP reply");
+        assert!(!silent.judged.ok && !silent.udp);
+        let reason = silent.judged.reason.unwrap_or_default();
+        assert!(
+            reason.contains("SERVFAIL") && reason.contains("over UDP"),
+            "{reason}"
+        );
     }
 
     /// Over UDP from this machine: the first datagram back is the reply; a port with
@@ -943,6 +1041,36 @@ mod tests {
             let mut vars = sample.to_vec();
             vars.push((key, value));
             assert_eq!(service(&vars), None, "{key}");
+        }
+    }
+
+    /// Every cluster address is asked the cluster's name (which CoreDNS answers itself) and
+    /// the outside name (which only its forward answers): a Kubespray node's nodelocaldns
+    /// and clusterDNS both, each once per name.
+    #[test]
+    fn cluster_addresses_are_asked_the_outside_name_too() {
+        let facts = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204"),
+        );
+        let mut host = Host::new("node1");
+        host.vars
+            .insert("dnsfix_probe_name".into(), "probe.example".into());
+        let (probes, _) = probes(&host, &facts, None);
+        let cluster: Vec<(&str, &str)> = probes
+            .iter()
+            .filter(|p| p.path.is_cluster())
+            .map(|p| (p.server.as_str(), p.name.as_str()))
+            .collect();
+        assert!(!cluster.is_empty());
+        for (server, _) in &cluster {
+            for name in ["kubernetes.default.svc.cluster.local", "probe.example"] {
+                assert_eq!(
+                    cluster.iter().filter(|p| **p == (*server, name)).count(),
+                    1,
+                    "{server} {name}: {cluster:?}"
+                );
+            }
         }
     }
 

@@ -63,7 +63,8 @@ fn host<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{name} not in {doc:#}"))
 }
 
-/// (path, server, ok, via) of every probe of a host.
+/// (path, server, ok, via) of every probe of a host. A cluster address is asked twice: the
+/// cluster's name and the outside one.
 fn paths(doc: &Value, name: &str) -> Vec<(String, String, bool, String)> {
     host(doc, name)["probes"]
         .as_array()
@@ -99,6 +100,7 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
         [
             path("upstream", "127.0.0.53", false, "none"),
             path("cluster_dns", "169.254.25.10", false, "ssh"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
             // The node itself resolves through systemd-resolved's stub: from the node,
             // 127.0.0.53 is the node's own.
             path("host", "127.0.0.53", true, "ssh"),
@@ -122,6 +124,7 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
             path("cluster_dns", "169.254.25.10", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", true, "ssh"),
             path("host", "127.0.0.53", true, "ssh"),
         ],
         "{backend}: {doc:#}"
@@ -132,6 +135,7 @@ fn stub_fails_healthy_and_kubeadm_pass(lab: &Lab, inv: &Path, backend: &str) {
         [
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "10.96.0.10", true, "ssh"),
             path("cluster_dns", "10.96.0.10", true, "ssh"),
             path("host", "127.0.0.53", true, "ssh"),
         ],
@@ -402,6 +406,7 @@ fn without_cluster_access_the_plan_names_the_manual_step_and_verify_still_fails(
         [
             path("upstream", "192.0.2.53", true, "ssh"),
             path("upstream", "198.51.100.53", true, "ssh"),
+            path("cluster_dns", "169.254.25.10", false, "ssh"),
             path("cluster_dns", "169.254.25.10", false, "ssh"),
             path("host", "127.0.0.53", true, "ssh"),
         ],
