@@ -667,6 +667,27 @@ async fn run_changes(
                 )
             })
             .collect();
+        // Found at the write, after the prechecks: what came before it is written, and
+        // the handlers did not run (a new plan finds those files as wanted).
+        let written: Vec<&str> = result
+            .steps
+            .iter()
+            .filter(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
+            .map(|s| s.target.as_str())
+            .collect();
+        if !written.is_empty() {
+            let units: Vec<&str> = plan.handlers.iter().map(|h| h.unit.as_str()).collect();
+            let restart = if units.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; not restarted: {}, which runs on the old settings until it is",
+                    units.join(", ")
+                )
+            };
+            let line = format!("written before that: {}{restart}", written.join(", "));
+            result.stale.push(line);
+        }
         return Ok(ControlFlow::Break(()));
     }
     if let ScriptEnd::Failed(why) = end {

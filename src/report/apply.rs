@@ -121,7 +121,8 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
     if matches!(
         host.outcome,
         HostOutcome::Stale | HostOutcome::Locked | HostOutcome::Untouched
-    ) {
+    ) && !crate::apply::rollback::wrote(host)
+    {
         head.push_str(" (nothing written)");
     }
     let _ = writeln!(out, "{head}");
@@ -239,5 +240,38 @@ fn summary(record: &RunRecord) -> String {
             parts.join(", "),
             record.hosts.len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file found changed at its write, after an earlier one was written: the host is
+    /// stale (exit 4), and its block does not claim that nothing was written.
+    #[test]
+    fn a_host_stale_after_a_write_is_not_said_to_have_nothing_written() {
+        let host = |steps: serde_json::Value| -> HostResult {
+            serde_json::from_value(serde_json::json!({
+                "host": "n1",
+                "outcome": "stale",
+                "steps": steps,
+                "planned": [],
+                "planned_handlers": [],
+            }))
+            .expect("a host result")
+        };
+        let stale = serde_json::json!({
+            "kind": "write", "target": "/etc/b", "outcome": "stale", "message": "abc"
+        });
+        let written = serde_json::json!({
+            "kind": "write", "target": "/etc/a", "outcome": "ok", "message": ""
+        });
+        let mut out = String::new();
+        host_block(&mut out, &host(serde_json::json!([written, stale])), false);
+        assert!(out.starts_with("== n1: stale\n"), "{out}");
+        let mut out = String::new();
+        host_block(&mut out, &host(serde_json::json!([stale])), false);
+        assert!(out.starts_with("== n1: stale (nothing written)\n"), "{out}");
     }
 }
