@@ -159,10 +159,12 @@ async fn undo(
         ScriptEnd::Failed(why) => return Err(why),
         ScriptEnd::Done => {}
     }
-    let restored = result
-        .steps
-        .iter()
-        .any(|s| matches!(s.outcome, StepOutcome::Restored | StepOutcome::Removed));
+    // Handlers that ran over files already restored finish an earlier, cut-off rollback.
+    let restored = !result.handlers.is_empty()
+        || result
+            .steps
+            .iter()
+            .any(|s| matches!(s.outcome, StepOutcome::Restored | StepOutcome::Removed));
     result.outcome = if restored {
         HostOutcome::Applied
     } else {

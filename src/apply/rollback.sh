@@ -23,6 +23,16 @@ start() {
   if [ -f "$BACKUP/rolled-back" ]; then
     hdr nothing "$RUN"; echo "run $RUN was $(cat "$BACKUP/rolled-back" 2>/dev/null) already"; exit 0
   fi
+  # An earlier rollback of this run restored something and did not finish (cut off, or a
+  # unit unhealthy): what it restored reads "already" now, and its handlers are still due.
+  [ ! -f "$BACKUP/restart-due" ] || RESTORED=1
+}
+
+# due: before the first restore, so that a rollback cut off after it still restarts the
+# units: the next rollback of the run finds this and runs the handlers.
+due() {
+  # (printf, not `:`: a failed redirection of a special built-in ends a POSIX shell.)
+  [ -f "$BACKUP/restart-due" ] || printf '%s\n' "$RUN" > "$BACKUP/restart-due" 2>/dev/null || true
 }
 
 # cut1: the field before the first tab of R into F, R keeps the rest (empty fields stay
@@ -76,7 +86,7 @@ restore() {
       cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
       if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
       if [ "$cur" != "$after" ]; then hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
-      if [ -n "$before" ] && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
+      if [ -n "$before" ] && due && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
       else fail error "$name"; echo "cannot set it back to ${before:-its old value}"; fi
       ;;
     module)
@@ -96,6 +106,7 @@ restore_file() {
     hdr kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
   fi
   if [ "$3" = absent ]; then
+    due
     if rm -f "$2"; then RESTORED=1; hdr removed "$1"
     else fail error "$1"; echo "cannot remove it"; fi
     return
@@ -110,6 +121,7 @@ restore_file() {
     own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && label "$tmp" "$rhere" &&
     [ "$(sha "$tmp")" = "$rbefore" ]; then
     sync "$tmp" 2>/dev/null || sync
+    due
     if put "$tmp" "$rhere"; then
       RESTORED=1; hdr restored "$rpath"
     else
@@ -126,6 +138,8 @@ finish() {
   # applying one again runs its handlers.
   [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
   if [ -z "$FAILED" ]; then
+    # Its handlers ran healthy (or it had none).
+    rm -f "$BACKUP/restart-due"
     # Whatever it restored: entries changed since (kept) stay this run's no more either;
     # entries kept for a symlinked parent do, until a rollback restores them.
     [ -n "$SKIPPED" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"

@@ -665,6 +665,49 @@ fn a_restart_that_never_returns_is_cut_off() {
     );
 }
 
+/// A rollback whose unit did not come back (or that was cut off after restoring) leaves
+/// its restart due: the next rollback of the run finds the file already restored and still
+/// restarts the unit, where it restarted nothing and called the run rolled back.
+#[test]
+fn a_rollback_whose_restart_failed_restarts_again_when_run_again() {
+    let dir = scratch("node-scripts-rollback-restart-due");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r1", "p1"), &[write(None, "new\n")], &[]);
+    let unit = "systemd-resolved";
+    let script = rollback_script(&b, "r1", &[restart(unit)], 1).expect("rollback script");
+    std::fs::write(dir.join("rollback.sh"), script).expect("write");
+    let steps = "mount -t tmpfs tmpfs /usr/local/bin\n\
+        printf '#!/bin/sh\\ncase $1 in is-active) cat /var/lib/active ;; esac\\n' \
+          > /usr/local/bin/systemctl\n\
+        chmod 755 /usr/local/bin/systemctl\n\
+        dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
+        echo failed > /var/lib/active\n\
+        dash \"$scratch/rollback.sh\" > \"$scratch/unhealthy.out\" </dev/null\n\
+        echo active > /var/lib/active\n\
+        dash \"$scratch/rollback.sh\" > \"$scratch/again.out\" </dev/null\n\
+        dash \"$scratch/rollback.sh\" > \"$scratch/third.out\" </dev/null\n";
+    in_temporary_root(&dir, steps);
+    let unhealthy = kinds(&dir.join("unhealthy.out"), &b);
+    assert!(
+        unhealthy.contains(&(RecordKind::Removed, TARGET.to_string()))
+            && unhealthy.contains(&(RecordKind::Unhealthy, unit.to_string())),
+        "{unhealthy:?}"
+    );
+    let again = kinds(&dir.join("again.out"), &b);
+    assert!(
+        again.contains(&(RecordKind::Already, TARGET.to_string()))
+            && again.contains(&(RecordKind::Healthy, unit.to_string()))
+            && again.contains(&(RecordKind::Done, "r1".to_string())),
+        "{again:?}"
+    );
+    // Rolled back now: once.
+    let third = kinds(&dir.join("third.out"), &b);
+    assert!(
+        third.iter().any(|(k, _)| *k == RecordKind::Nothing),
+        "{third:?}"
+    );
+}
+
 /// A kubelet whose healthz answers on ::1 only (k3s and RKE2 bind it there on a node
 /// whose IP is IPv6) is healthy too.
 #[test]
