@@ -65,8 +65,20 @@ precheck() {
   fi
   state=$(check "$1" "$2" "$3")
   case $state in
-    stale*) fail stale "$1 ${state#stale }" ;;
+    stale*) fail stale "$1 ${state#stale }"; return ;;
   esac
+  # An immutable or append-only file or directory (`chattr +i /etc/resolv.conf` keeps a
+  # resolver file from its manager) refuses the rename only at the write, after the files
+  # before it are written: found here, nothing is.
+  if [ "$state" = todo ] && command -v lsattr >/dev/null 2>&1; then
+    for pa in "${1%/*}" "$1"; do
+      [ -e "$pa" ] || continue
+      pflags=$(lsattr -d -- "$pa" 2>/dev/null) || continue
+      case ${pflags%% *} in
+        *[ia]*) fail error "$1"; echo "$pa is immutable or append-only (lsattr: ${pflags%% *}): dnsfix does not lift that; chattr -i -a it, or leave this change out"; return ;;
+      esac
+    done
+  fi
 }
 
 # write PATH BEFORE AFTER MODE < base64 content. Back in / after it (write_in works in

@@ -708,6 +708,43 @@ fn a_rollback_whose_restart_failed_restarts_again_when_run_again() {
     );
 }
 
+/// An immutable file (`chattr +i`, a common guard on /etc/resolv.conf) refuses the rename
+/// only at its own write: found before any write, the host gets none, where the file
+/// before it used to be written and its handlers left undone.
+#[test]
+fn an_immutable_target_stops_the_host_before_any_write() {
+    let dir = scratch("node-scripts-immutable");
+    let b = Boundary::fresh();
+    let other = "/var/lib/node/etc/other.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r1", "p1"),
+        &[
+            write_at(other, None, "first\n"),
+            write(Some("old\n"), "new\n"),
+        ],
+        &[],
+    );
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\nchattr +i {TARGET}\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             chattr -i {TARGET}\ncat {TARGET}; [ -e {other} ] && echo written || echo none\n"
+        ),
+    );
+    assert_eq!(shown, "old\nnone\n");
+    let got = kinds(&dir.join("apply.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Error, TARGET.to_string()))
+            && got.contains(&(RecordKind::Skipped, other.to_string())),
+        "{got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("apply.out")).expect("output");
+    assert!(said.contains("immutable or append-only"), "{said}");
+}
+
 /// A kubelet whose healthz answers on ::1 only (k3s and RKE2 bind it there on a node
 /// whose IP is IPv6) is healthy too.
 #[test]
