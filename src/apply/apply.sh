@@ -38,6 +38,29 @@ BACKUP=$STATE/backups/$RUN
 HANDLED="@HANDLED@"
 # Set when this run changed something on the node (its handlers are then due).
 CHANGED=
+# The units this plan's handlers restart (set after this file), and whether `due` marked
+# them.
+DUE=
+DUE_MARKED=
+
+# due: before this run's first change on the node, mark its handlers' units to be
+# restarted: $STATE/restart-due/UNIT holds the run, the boot id and the seconds since boot.
+# A run cut off between its writes and its handlers leaves them: the gather reads them, and
+# a unit's process started before its mark is still on the old settings. The handler
+# removes the mark once the unit restarted. A mark that cannot be written stops the run
+# with nothing changed, as any bookkeeping does.
+due() {
+  { [ -n "$DUE" ] && [ -z "$DUE_MARKED" ]; } || return 0
+  dboot='' dup=''
+  { read -r dboot < /proc/sys/kernel/random/boot_id; read -r dup _ < /proc/uptime; } 2>/dev/null
+  for u in $DUE; do
+    if ! { mkdir -p "$STATE/restart-due" && printf '%s %s %s\n' "$RUN" "$dboot" "$dup" > "$STATE/restart-due/$u"; } 2>/dev/null; then
+      fail error "$STATE/restart-due/$u"; echo "cannot mark $u to be restarted (full or read-only filesystem?)"
+      return 1
+    fi
+  done
+  DUE_MARKED=1
+}
 
 # lock, then the run's backup directory (private, like everything in $STATE).
 begin_run() {
@@ -166,6 +189,7 @@ write_in() {
     todo) ;;
     *) rm -f "$tmp"; fail stale "$path ${state#stale }"; return ;;
   esac
+  due || { rm -f "$tmp"; return; }
   if put "$tmp" "$here"; then
     CHANGED=1
     # The directory moved while it was written (see pin_dir): the new file is in it, not
@@ -217,6 +241,7 @@ adopt() {
       }
     fi
     record "$line" || return
+    due || return
     printf '%s\n' "$RUN" > "$prev/adopted-by" 2>/dev/null
     CHANGED=1
     hdr adopted "$apath"; echo "written by the interrupted run ${prev##*/}"
@@ -253,6 +278,7 @@ sysctl_set() {
     fail stale "$name"; echo "reads $cur, the plan saw $before: changed since the plan"; return
   fi
   record "$(printf 'sysctl\t%s\t%s\t%s' "$name" "$cur" "$after")" || return
+  due || return
   # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
   if printf '%s\n' "$after" > "$p" 2>/dev/null && [ "$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')" = "$after" ]; then
     CHANGED=1
@@ -267,6 +293,7 @@ module() {
   if [ -n "$FAILED" ]; then hdr skipped "$1"; return; fi
   if [ -d "/sys/module/$1" ]; then hdr already "$1"; return; fi
   record "$(printf 'module\t%s' "$1")" || return
+  due || return
   out=$(modprobe "$1" 2>&1)
   if [ -d "/sys/module/$1" ]; then
     CHANGED=1

@@ -264,6 +264,8 @@ handler() {
   elif [ $rc -ne 0 ]; then
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return
   fi
+  # Restarted: what an apply cut off before this left due is done (apply.sh `due`).
+  rm -f "$STATE/restart-due/$unit" 2>/dev/null
   start=$(date +%s)
   while :; do
     state=$(systemctl is-active "$unit" 2>/dev/null)

@@ -51,6 +51,14 @@ pub fn apply_script(
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
+    if !handlers.is_empty() {
+        let mut units = Vec::new();
+        for handler in handlers {
+            handler_call(handler, timeout_secs)?;
+            units.push(handler.unit.as_str());
+        }
+        script.push_str(&format!("DUE={}\n", quote(&units.join(" "))));
+    }
     for change in changes {
         match change {
             Change::WriteFile {

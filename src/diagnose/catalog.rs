@@ -1290,6 +1290,37 @@ pub const RULES: &[RuleInfo] = &[
         playbook: None,
     },
     RuleInfo {
+        id: "DNS-KUBELET-RESTART-DUE",
+        severity: Severity::High,
+        title: "an apply fixed the kubelet's files and was cut off before restarting it",
+        symptom: "\
+            `dnsfix apply` ended with the connection or the script lost (\"the connection or the\n\
+            apply script died\"), or was interrupted, and a new `dnsfix plan` has nothing to\n\
+            change: the kubelet's files hold the fix. Pods created since still get the old\n\
+            resolv.conf or clusterDNS (a CoreDNS replacement keeps crash-looping on the loop).",
+        mechanism: "\
+            The kubelet reads its config file, flags and resolvConf setting when it starts. An\n\
+            apply writes the files first and restarts the unit last, in the same script; cut off\n\
+            in between, the files are new and the running kubelet is the old one. Every other rule\n\
+            reads the files, so they pass. Before its first change the apply script marks the\n\
+            units its handlers restart (/var/lib/dnsfix/restart-due/UNIT: the run, the boot, the\n\
+            time since boot), and removes the mark once it restarted the unit. dnsfix reports a\n\
+            mark whose unit's kubelet process started before it, in the same boot.",
+        fix: "\
+            Apply the same plan again: it finds its files written, takes over the run's backups\n\
+            (`adopted`) and restarts the unit. Or restart it by hand:\n  \
+            systemctl restart kubelet   # k3s, rke2-server, snap.microk8s.daemon-kubelite, k0sworker\n\
+            A restart by hand, or a reboot, leaves the mark in place; dnsfix no longer reports it,\n\
+            and the next apply that restarts the unit removes it.",
+        restart: "\
+            The unit the mark names; then the node's CoreDNS and nodelocaldns pods, which read the\n\
+            kubelet's resolv.conf when they are created.",
+        verify: "\
+            systemctl show -p ActiveEnterTimestamp kubelet   # after the apply\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-POD-LOOP",
         severity: Severity::Critical,
         title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
@@ -1594,6 +1625,7 @@ mod tests {
             ("DNS-K3S-FALLBACK", Severity::Info),
             ("DNS-KUBELET-NO-CLUSTER-DNS", Severity::Critical),
             ("DNS-CNI-CONFIG-INVALID", Severity::Critical),
+            ("DNS-KUBELET-RESTART-DUE", Severity::High),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),

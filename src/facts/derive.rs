@@ -113,6 +113,16 @@ impl NodeFacts {
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
             cni: Cni::from_raw(raw),
+            pending_restarts: super::restart_due::pending_restarts(
+                raw,
+                text("/proc/sys/kernel/random/boot_id")
+                    .as_deref()
+                    .map(str::trim),
+                // The process that runs the kubelet, which the unit's restart replaces.
+                ["kubelet", "k3s", "kubelite"]
+                    .iter()
+                    .find_map(|name| raw.pids.get(*name).copied()),
+            ),
             files: Files(std::sync::Arc::clone(&shared)),
             raw: shared,
         }

@@ -303,6 +303,14 @@ if [ -n "$KPID" ]; then
   hdr pid kubelet; put "$KPID"
   f "/proc/$KPID/cmdline"
 fi
+# Restarts an apply left due (apply.sh `due`: cut off between its writes and its handlers),
+# and, only where there is one, the start of the process that runs the kubelet.
+RDUE=
+for x in /var/lib/dnsfix/restart-due/*; do
+  [ -f "$x" ] || continue
+  f "$x"; RDUE=1
+done
+if [ -n "$RDUE" ]; then for x in $KPID $K3SPID $MPID; do f "/proc/$x/stat"; done; fi
 # MicroK8s: kubelite takes the kubelet's flags from the file its --kubelet-args-file names
 # (followed below); a stopped MicroK8s from the file of the snap's current revision, by its
 # real path (`current` is a symlink, and nothing is written through one). Its wrapper sets

@@ -190,6 +190,11 @@ fn compared(facts: &NodeFacts) -> Value {
             .as_object()
             .map(|m| m.iter().map(|(k, v)| (k.clone(), v["persisted"].clone())).collect::<serde_json::Map<_, _>>()),
         "br_netfilter_persisted": json["br_netfilter"]["persisted"],
+        // The marks a cut-off apply left (not how they are judged: that takes the boot
+        // id and the processes, which are the machine's here).
+        "pending_restarts": json["pending_restarts"].as_array().map(|marks| {
+            marks.iter().map(|m| serde_json::json!([m["unit"], m["run"], m["path"]])).collect::<Vec<_>>()
+        }),
     })
 }
 

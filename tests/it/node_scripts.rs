@@ -708,6 +708,62 @@ fn a_rollback_whose_restart_failed_restarts_again_when_run_again() {
     );
 }
 
+/// Before its first write, an apply marks its handlers' units to be restarted (the run, the
+/// boot, the uptime); a restart that fails leaves the mark, one that succeeds removes it.
+/// A run that changes nothing marks nothing.
+#[test]
+fn an_apply_marks_its_restart_due_until_the_unit_restarts() {
+    let dir = scratch("node-scripts-restart-due");
+    let b = Boundary::fresh();
+    let unit = "systemd-resolved";
+    save_apply(
+        &dir,
+        &b,
+        ("r1", "p1"),
+        &[write(None, "new\n")],
+        &[restart(unit)],
+    );
+    save_apply(
+        &dir,
+        &b,
+        ("r2", "p2"),
+        &[write(None, "new\n")],
+        &[restart(unit)],
+    );
+    let mark = format!("/var/lib/dnsfix/restart-due/{unit}");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mount -t tmpfs tmpfs /usr/local/bin\n\
+             printf '#!/bin/sh\\ncase $1 in restart) exit 1 ;; is-active) echo active ;; esac\\n' \
+               > /usr/local/bin/systemctl\n\
+             chmod 755 /usr/local/bin/systemctl\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/failed.out\" </dev/null\n\
+             cat {mark}; cat /proc/sys/kernel/random/boot_id\n\
+             printf '#!/bin/sh\\ncase $1 in is-active) echo active ;; esac\\n' \
+               > /usr/local/bin/systemctl\n\
+             rm -rf /var/lib/dnsfix/handled\n\
+             dash \"$scratch/r2.sh\" > \"$scratch/again.out\" </dev/null\n\
+             [ -e {mark} ] && echo still marked || echo cleared\n"
+        ),
+    );
+    let lines: Vec<&str> = shown.lines().collect();
+    let words: Vec<&str> = lines[0].split(' ').collect();
+    assert_eq!(words.len(), 3, "{shown}");
+    assert_eq!((words[0], words[1]), ("r1", lines[1]), "{shown}");
+    assert!(words[2].parse::<f64>().is_ok(), "{shown}");
+    assert!(
+        kinds(&dir.join("failed.out"), &b).contains(&(RecordKind::Unhealthy, unit.to_string()))
+    );
+    let again = kinds(&dir.join("again.out"), &b);
+    assert!(
+        again.contains(&(RecordKind::Already, TARGET.to_string()))
+            && again.contains(&(RecordKind::Healthy, unit.to_string())),
+        "{again:?}"
+    );
+    assert_eq!(lines[2], "cleared", "{shown}");
+}
+
 /// An immutable file (`chattr +i`, a common guard on /etc/resolv.conf) refuses the rename
 /// only at its own write: found before any write, the host gets none, where the file
 /// before it used to be written and its handlers left undone.

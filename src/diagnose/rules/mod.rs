@@ -21,6 +21,7 @@ mod kernel;
 mod kubelet_file;
 mod kubelet_flags;
 mod node_resolver;
+mod restart_due;
 mod search;
 
 pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
@@ -209,6 +210,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("DNS-K3S-FALLBACK", k3s_fallback::k3s_fallback),
     ("DNS-KUBELET-NO-CLUSTER-DNS", kubelet_flags::no_cluster_dns),
     ("DNS-CNI-CONFIG-INVALID", cni::cni_config_invalid),
+    ("DNS-KUBELET-RESTART-DUE", restart_due::restart_due),
 ];
 
 const NO_KUBELET: &str = "no kubelet configuration on this host";

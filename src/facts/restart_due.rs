@@ -1,0 +1,146 @@
+//! Restarts an apply left due: owns [`PendingRestart`], read from the marks the apply
+//! script writes before its first change (`/var/lib/dnsfix/restart-due/UNIT`: the run, the
+//! boot id and the seconds since boot then) and removes once it restarted the unit. A mark
+//! left behind is an apply cut off between its writes and its handlers: the files hold the
+//! new settings, and the running kubelet was started before them, so it still runs on the
+//! old ones until it restarts. Never decides what to do about it (that is the rules').
+
+use serde::Serialize;
+
+use super::raw::RawFacts;
+
+/// Where the apply script leaves its marks, one file per unit.
+pub const DIR: &str = "/var/lib/dnsfix/restart-due";
+
+/// The kernel's clock ticks per second in `/proc/PID/stat` (USER_HZ, 100 on every Linux
+/// architecture a node runs: the value is part of the user-space ABI).
+const USER_HZ: f64 = 100.0;
+
+/// One unit an apply changed files for and did not restart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingRestart {
+    pub unit: String,
+    /// The apply run that left it (its id, for `dnsfix rollback` and the run record).
+    pub run: String,
+    /// Whether the kubelet still runs on the settings from before that run: it started
+    /// before the mark (or does not run), and the node has not rebooted since. `None`
+    /// where that cannot be told (the mark or the process start unreadable).
+    pub due: Option<bool>,
+    /// Whether a kubelet process runs at all (one that does not is due its start).
+    pub running: bool,
+    /// The mark's path, as evidence.
+    pub path: String,
+}
+
+/// The marks under [`DIR`], judged against the running kubelet process `pid` (the process
+/// that runs the kubelet: kubelet, k3s or kubelite) and this boot.
+pub fn pending_restarts(
+    raw: &RawFacts,
+    boot_id: Option<&str>,
+    pid: Option<u32>,
+) -> Vec<PendingRestart> {
+    let started = pid.and_then(|pid| {
+        let stat = raw.get(&format!("/proc/{pid}/stat"))?.text()?;
+        process_start(&stat)
+    });
+    raw.files_in(DIR)
+        .filter_map(|(path, file)| {
+            let unit = path.rsplit('/').next()?.to_owned();
+            let text = file.text()?;
+            let mut words = text.split_whitespace();
+            let run = words.next()?.to_owned();
+            let boot = words.next();
+            let marked: Option<f64> = words.next().and_then(|w| w.parse().ok());
+            let due = match (boot, boot_id, marked) {
+                // Rebooted since: every unit started after the mark.
+                (Some(then), Some(now), _) if then != now => Some(false),
+                (Some(_), Some(_), Some(marked)) => match (pid, started) {
+                    (None, _) => Some(true),
+                    (Some(_), Some(started)) => Some(started <= marked),
+                    (Some(_), None) => None,
+                },
+                _ => None,
+            };
+            Some(PendingRestart {
+                unit,
+                run,
+                due,
+                running: pid.is_some(),
+                path: path.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// A process's start, in seconds since boot, from its `/proc/PID/stat` (field 22,
+/// `starttime`, in clock ticks; the fields are counted after the command name, which is in
+/// parentheses and may hold spaces and parentheses itself).
+fn process_start(stat: &str) -> Option<f64> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
+    #[expect(clippy::cast_precision_loss, reason = "ticks since boot fit an f64")]
+    let seconds = ticks as f64 / USER_HZ;
+    Some(seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::raw::FileState;
+
+    /// A kubelet's stat line (Linux `fs/proc/array.c` `do_task_stat`, from a node) with
+    /// starttime 123456 ticks: 1234.56 s after boot.
+    const STAT: &str = "4242 (kubelet) S 1 4242 4242 0 -1 4194560 83061 0 3 0 2181 1310 0 0 \
+                        20 0 18 0 123456 2124529664 24530 18446744073709551615 1 1 0 0 0 0 0 0 \
+                        2143420159 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+    fn raw(mark: &str) -> RawFacts {
+        let mut raw = RawFacts::default();
+        let present = FileState::Present;
+        raw.file(
+            &format!("{DIR}/kubelet.service"),
+            present,
+            Some(mark.as_bytes()),
+        );
+        raw.file("/proc/4242/stat", present, Some(STAT.as_bytes()));
+        raw
+    }
+
+    #[test]
+    fn a_mark_after_the_kubelet_started_is_due_and_one_before_is_not() {
+        let due = |mark: &str, pid: Option<u32>| {
+            let restarts = pending_restarts(&raw(mark), Some("b1"), pid);
+            assert_eq!(restarts.len(), 1);
+            assert_eq!(restarts[0].unit, "kubelet.service");
+            assert_eq!(restarts[0].run, "20261130T020304Z-ab12");
+            restarts[0].due
+        };
+        // Marked at 2000 s, the kubelet started at 1234.56 s: still the old one.
+        assert_eq!(
+            due("20261130T020304Z-ab12 b1 2000.15\n", Some(4242)),
+            Some(true)
+        );
+        // Marked at 1000 s, before it started: restarted since (by hand, say).
+        assert_eq!(
+            due("20261130T020304Z-ab12 b1 1000.00\n", Some(4242)),
+            Some(false)
+        );
+        // Another boot: everything started after the mark.
+        assert_eq!(
+            due("20261130T020304Z-ab12 b0 2000.15\n", Some(4242)),
+            Some(false)
+        );
+        // No kubelet runs: the restart is still to be done.
+        assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", None), Some(true));
+        // A kubelet whose start cannot be read, a mark without a time: cannot be told.
+        assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", Some(7)), None);
+        assert_eq!(due("20261130T020304Z-ab12\n", Some(4242)), None);
+    }
+
+    #[test]
+    fn the_command_name_may_hold_spaces_and_parentheses() {
+        let odd = STAT.replacen("(kubelet)", "(a) b (c)", 1);
+        assert_eq!(process_start(&odd), Some(1234.56));
+        assert_eq!(process_start("garbage"), None);
+    }
+}
