@@ -1178,7 +1178,12 @@ pub const RULES: &[RuleInfo] = &[
             leave them out on purpose, which dnsfix reports as info: MicroK8s without its dns\n\
             addon (`microk8s enable dns` sets both flags, `disable` takes them out), and\n\
             Kubespray's `dns_mode: none` with `enable_nodelocaldns: false` (\"a non functional\n\
-            cluster\", Kubespray docs/advanced/dns-stack.md).\n\
+            cluster\", Kubespray docs/advanced/dns-stack.md). On MicroK8s that holds only where\n\
+            the cluster has no DNS Service: `microk8s enable dns` (on by default from 1.27)\n\
+            sets the flags on the other nodes one after another through their cluster agents\n\
+            and stops at the first it cannot reach, so the nodes after it keep none. Where the\n\
+            cluster was read and has a DNS Service, a MicroK8s node without --cluster-dns is\n\
+            critical, as on any node; where it was not read, info that says so.\n\
             \n\
             An address can be wrong too: the kubelet asks whatever clusterDNS says. Where the\n\
             cluster was read (kubectl on a control-plane host), dnsfix compares the first\n\
@@ -1208,14 +1213,17 @@ pub const RULES: &[RuleInfo] = &[
             - k3s/RKE2: the servers' `cluster-dns:` and `cluster-domain:` (agents take them\n  \
             from the server), or for one node `kubelet-arg+: [cluster-dns=ADDRESS]` in a\n  \
             config.yaml.d drop-in;\n\
-            - MicroK8s: `microk8s enable dns`;\n\
+            - MicroK8s: `microk8s enable dns`; for a node it did not reach,\n  \
+            --cluster-dns=ADDRESS and --cluster-domain=DOMAIN in its\n  \
+            /var/snap/microk8s/current/args/kubelet;\n\
             - EKS: spec.cluster.cidr in the NodeConfig, from which nodeadm derives clusterDNS;\n\
             - a plain kubelet: clusterDNS/clusterDomain in its --config file, or fix the\n  \
             --cluster-dns flag to an address.\n\
             The kubelet-cluster-dns playbook sets the address dnsfix knows (the Service's, where\n\
             the cluster was read; the one Kubespray renders from the inventory) and the\n\
-            inventory's dns_domain, in the config file that sets them now or an environment\n\
-            file's flag; elsewhere its plan is blocked, saying where.",
+            inventory's dns_domain, in the config file that sets them now, an environment\n\
+            file's flag or MicroK8s's arguments file; elsewhere its plan is blocked, saying\n\
+            where.",
         restart: "\
             Restart the kubelet (systemctl restart kubelet; k3s, RKE2, k0s and MicroK8s: their\n\
             service; EKS: replace the node, or reboot it with a NodeConfig in\n\

@@ -884,6 +884,61 @@ mod tests {
         );
     }
 
+    /// A MicroK8s node that `microk8s enable dns` did not reach, in a cluster with a DNS
+    /// Service: kubelet-cluster-dns sets --cluster-dns (and --cluster-domain where the
+    /// inventory says it) in the arguments file kubelite reads, and restarts kubelite.
+    #[test]
+    fn microk8s_without_cluster_dns_gets_the_services_address_in_its_arguments_file() {
+        let fixture = "DNS-KUBELET-NO-CLUSTER-DNS/microk8s-1.32-worker-missed-enable-dns";
+        let args = "/var/snap/microk8s/7964/args/kubelet";
+        let cluster = kube_dns_at("10.152.183.10");
+        let plan = plan_in(fixture, "dns_domain: cluster.local", &cluster, "");
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        let written = host.changes.iter().find_map(|c| match c {
+            Change::WriteFile { path, content, .. } if path == args => Some(content.clone()),
+            _ => None,
+        });
+        let written = written.unwrap_or_else(|| panic!("{args} is written:\n{text}"));
+        assert!(
+            written.ends_with("--cluster-dns=10.152.183.10\n--cluster-domain=cluster.local\n")
+                || written
+                    .ends_with("--cluster-domain=cluster.local\n--cluster-dns=10.152.183.10\n"),
+            "{written}"
+        );
+        assert!(
+            host.fixes.iter().any(|f| f == "DNS-KUBELET-NO-CLUSTER-DNS"),
+            "{text}"
+        );
+        assert!(
+            text.contains("restart snap.microk8s.daemon-kubelite"),
+            "{text}"
+        );
+        // Without the inventory's dns_domain, --cluster-dns alone: the remaining clusterDomain
+        // is still failing, and the plan says so.
+        let plan = plan_in(fixture, "{}", &cluster, "");
+        let text = crate::plan::render::text(&plan, false);
+        assert!(
+            text.contains("+--cluster-dns=10.152.183.10")
+                && !text.contains("+--cluster-domain")
+                && text.contains("still failing: DNS-KUBELET-NO-CLUSTER-DNS"),
+            "{text}"
+        );
+        // Unread, it is info: no --cluster-dns is set (the file still gets the fixture's
+        // --resolv-conf fix).
+        let unread = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let plan = plan_in(fixture, "dns_domain: cluster.local", &unread, "");
+        assert!(
+            !plan.hosts[0].changes.iter().any(|c| matches!(
+                c,
+                Change::WriteFile { path, content, .. } if path == args && content.contains("--cluster-dns")
+            )),
+            "{plan:#?}"
+        );
+    }
+
     /// kubelet-cluster-dns beside the playbooks before it: a shadowing --cluster-dns that
     /// kubelet-flag-shadow moves into the config file is set there (not put back as a
     /// flag); on a node with a NodeLocal DNSCache, nodelocaldns-clusterdns sets its address,

@@ -140,12 +140,9 @@ fn set_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>, addr: &str) -> Strin
             "add --cluster-dns={addr} to the k0s service's --kubelet-extra-args (k0s install worker or controller with --force; systemctl daemon-reload); {restart}"
         ),
         FlavourKind::MicroK8s => format!(
-            "set --cluster-dns={addr} in {} (kept across snap refreshes; microk8s join and leave replace it); {restart}",
-            ctx.facts
-                .kubelet
-                .args_file
-                .as_deref()
-                .unwrap_or("/var/snap/microk8s/current/args/kubelet")
+            "set --cluster-dns={addr}{} in {} (kept across snap refreshes; microk8s join and leave replace it); {restart}",
+            microk8s_domain_too(ctx),
+            microk8s_args_file(ctx)
         ),
         _ => format!("set clusterDNS to [{addr}]; {restart}"),
     }
@@ -438,6 +435,10 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             Observed::Known(_) => "127.0.0.1 (resolvConf \"\")".to_owned(),
             _ => "the kubelet's resolvConf".to_owned(),
         };
+        let (evidence, fix) = match ctx.facts.flavour.kind {
+            FlavourKind::MicroK8s => microk8s_missed(ctx, evidence, fix),
+            _ => (evidence, fix),
+        };
         let finding = ctx.finding(
             id,
             Severity::Critical,
@@ -622,7 +623,8 @@ fn also_domain(ctx: &Ctx, finding: Finding) -> Finding {
 }
 
 /// An empty clusterDNS an installer leaves on purpose, as info: MicroK8s without its dns
-/// addon, Kubespray's dns_mode none without NodeLocal DNSCache.
+/// addon (or not compared with the cluster: [`microk8s_without_dns`]), Kubespray's dns_mode
+/// none without NodeLocal DNSCache.
 fn empty_by_choice(
     ctx: &Ctx,
     dns: &Effective<Vec<String>>,
@@ -630,20 +632,8 @@ fn empty_by_choice(
     evidence: &[String],
 ) -> Option<RuleOutcome> {
     let id = NO_CLUSTER_DNS;
-    // MicroK8s's own kubelet arguments set neither: its dns addon adds --cluster-dns
-    // and --cluster-domain (microk8s-resources/microk8s.default.yaml's
-    // extraKubeletArgs at install, with the addon) and `microk8s disable dns` takes
-    // them out again: no cluster DNS by choice.
     if ctx.facts.flavour.kind == FlavourKind::MicroK8s && dns.value.is_empty() {
-        return Some(RuleOutcome::Findings(vec![ctx.finding(
-            id,
-            Severity::Info,
-            format!(
-                "{what}: MicroK8s's dns addon is not enabled (it sets --cluster-dns and --cluster-domain), so no pod on this node resolves a Service name"
-            ),
-            evidence.to_vec(),
-            "nothing to do if no cluster DNS is intended; otherwise `microk8s enable dns` (it deploys CoreDNS and sets both flags on every node)".into(),
-        )]));
+        return microk8s_without_dns(ctx, what, evidence);
     }
     // Kubespray's dns_mode none renders an empty clusterDNS on purpose, without
     // NodeLocal DNSCache: "a non functional cluster" (docs/advanced/dns-stack.md). With
@@ -663,6 +653,98 @@ fn empty_by_choice(
         )]));
     }
     None
+}
+
+/// A MicroK8s kubelet with no --cluster-dns: as info where that is MicroK8s without its dns
+/// addon, which the cluster's Services say, or where they were not read; `None` where the
+/// cluster has a cluster DNS Service, which this node's pods cannot reach by name.
+///
+/// MicroK8s's own kubelet arguments set neither flag: its dns addon (on by default from
+/// 1.27: microk8s-resources/microk8s.default.yaml) adds --cluster-dns and --cluster-domain
+/// (microk8s-core-addons addons/dns/enable, `refresh_opt_in_config`), and `microk8s disable
+/// dns` takes them out again. On the other nodes it sets them through their cluster agents
+/// (scripts/wrappers/distributed_op.py `do_configure_op`), one after another, and stops at
+/// the first it cannot reach (`raise SystemExit`): the nodes after it keep none.
+fn microk8s_without_dns(ctx: &Ctx, what: &str, evidence: &[String]) -> Option<RuleOutcome> {
+    let (summary, remediation) = match (&ctx.dns_services, service_addresses(ctx)) {
+        (Some(_), Some(addresses)) if !addresses.is_empty() => return None,
+        (Some((via, _)), _) => (
+            format!(
+                "{what}: the cluster has no DNS Service (kubectl on {via}: none labelled k8s-app kube-dns, kube-dns-secondary or coredns in kube-system), so MicroK8s's dns addon is not enabled and no pod on this node resolves a Service name"
+            ),
+            "nothing to do if no cluster DNS is intended; otherwise `microk8s enable dns` (it deploys CoreDNS and sets both flags on every node)".to_owned(),
+        ),
+        (None, _) => (
+            format!(
+                "{what}, as MicroK8s has it without its dns addon (which sets --cluster-dns and --cluster-domain); the cluster was not read to compare: where the addon is enabled (the default from MicroK8s 1.27), this node missed its flags and no pod on it resolves a Service name"
+            ),
+            format!(
+                "let dnsfix read the cluster (kubectl on the first kube_control_plane host, or --kubeconfig) to tell; where `microk8s status` on a control-plane node lists dns as enabled, set --cluster-dns to the kube-dns Service's clusterIP (microk8s kubectl -n kube-system get svc kube-dns -o jsonpath='{{.spec.clusterIP}}') and --cluster-domain (cluster.local unless `microk8s enable dns` was given another) in {}, then {}; otherwise nothing to do if no cluster DNS is intended, or `microk8s enable dns`",
+                microk8s_args_file(ctx),
+                restart_hint(ctx)
+            ),
+        ),
+    };
+    Some(RuleOutcome::Findings(vec![ctx.finding(
+        NO_CLUSTER_DNS,
+        Severity::Info,
+        summary,
+        [evidence, &[no_flag_line(ctx)]].concat(),
+        remediation,
+    )]))
+}
+
+/// The evidence that MicroK8s's arguments file has no --cluster-dns.
+fn no_flag_line(ctx: &Ctx) -> String {
+    format!("{}: no --cluster-dns", microk8s_args_file(ctx))
+}
+
+/// A MicroK8s node without --cluster-dns in a cluster with a DNS Service: the Services as
+/// evidence, and why the node may be the only one without it.
+fn microk8s_missed(ctx: &Ctx, mut evidence: Vec<String>, fix: String) -> (Vec<String>, String) {
+    evidence.push(no_flag_line(ctx));
+    evidence.extend(services_evidence(ctx));
+    let fix = format!(
+        "{fix}; `microk8s enable dns` sets both flags on the other nodes one after another and stops at the first it cannot reach, so nodes after that one miss them too"
+    );
+    (evidence, fix)
+}
+
+/// Where a MicroK8s kubelet has no --cluster-domain either and the inventory names none
+/// (which the fix would set), the flag to set beside --cluster-dns.
+fn microk8s_domain_too(ctx: &Ctx) -> &'static str {
+    match &ctx.facts.kubelet.cluster_domain {
+        Observed::Known(d) if d.value.is_empty() && declared_domain(ctx).is_none() => {
+            " and --cluster-domain (cluster.local unless `microk8s enable dns` was given another)"
+        }
+        _ => "",
+    }
+}
+
+/// The cluster DNS Services kubectl read, as evidence.
+fn services_evidence(ctx: &Ctx) -> Option<String> {
+    let (via, services) = ctx.dns_services.as_ref()?;
+    Some(format!(
+        "kubectl on {via}: {} (Services labelled k8s-app kube-dns, kube-dns-secondary or coredns)",
+        listed_services(services).join("; ")
+    ))
+}
+
+/// Each Service as `kube-system/NAME ADDRESSES`.
+fn listed_services(services: &[crate::cluster::DnsService]) -> Vec<String> {
+    services
+        .iter()
+        .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
+        .collect()
+}
+
+/// The MicroK8s kubelet's arguments file, as found, else where it is.
+fn microk8s_args_file<'a>(ctx: &Ctx<'a>) -> &'a str {
+    ctx.facts
+        .kubelet
+        .args_file
+        .as_deref()
+        .unwrap_or("/var/snap/microk8s/current/args/kubelet")
 }
 
 /// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
@@ -802,10 +884,7 @@ fn not_the_cluster_dns(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<RuleOu
     {
         return None;
     }
-    let listed: Vec<String> = services
-        .iter()
-        .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
-        .collect();
+    let listed = listed_services(services);
     let (severity, outcome) = match servers.iter().find(|ip| elsewhere(ip) || bound(ip)) {
         Some(later) => (
             Severity::High,

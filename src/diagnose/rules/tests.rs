@@ -2247,6 +2247,66 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     assert!(f[0].remediation.contains("microk8s enable dns"), "{f:?}");
 }
 
+/// A MicroK8s worker that `microk8s enable dns` did not reach (the cluster agent loop stops
+/// at the first node it cannot reach): where the cluster has a DNS Service, no --cluster-dns
+/// is the failure it is on any other node, and the fix sets the Service's address in the
+/// arguments file; where the cluster has none, the dns addon is off; unread, info that says
+/// so.
+#[test]
+fn microk8s_without_cluster_dns_is_judged_against_the_clusters_dns_service() {
+    let raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-NO-CLUSTER-DNS/microk8s-1.32-worker-missed-enable-dns",
+    );
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let judge = |cluster: &crate::cluster::Cluster| {
+        let ctx = Ctx::in_cluster(&host, &facts, Some(cluster));
+        match kubelet_flags::no_cluster_dns(&ctx) {
+            RuleOutcome::Findings(f) => f,
+            other => panic!("no --cluster-dns is reported: {other:?}"),
+        }
+    };
+    let f = judge(&with_services(Some(vec![("kube-dns", "10.152.183.10")])));
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert_eq!(wanted(&f, CLUSTER_DNS), ["10.152.183.10"]);
+    assert!(
+        f[0].remediation
+            .starts_with("set --cluster-dns=10.152.183.10 and --cluster-domain (cluster.local unless `microk8s enable dns` was given another) in /var/snap/microk8s/7964/args/kubelet")
+            && f[0]
+                .remediation
+                .contains("stops at the first it cannot reach"),
+        "{f:?}"
+    );
+    assert!(
+        f[0].evidence.contains(
+            &"kubectl on cp1: kube-system/kube-dns 10.152.183.10 (Services labelled k8s-app kube-dns, kube-dns-secondary or coredns)"
+                .to_owned()
+        ) && f[0]
+            .evidence
+            .contains(&"/var/snap/microk8s/7964/args/kubelet: no --cluster-dns".to_owned()),
+        "{f:?}"
+    );
+
+    let f = judge(&with_services(Some(vec![])));
+    assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+    assert!(
+        f[0].summary
+            .contains("the cluster has no DNS Service (kubectl on cp1")
+            && f[0].remediation.contains("microk8s enable dns"),
+        "{f:?}"
+    );
+
+    for unread in [with_services(None), cluster(&[])] {
+        let f = judge(&unread);
+        assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+        assert!(
+            f[0].summary.contains("the cluster was not read to compare")
+                && f[0].remediation.starts_with("let dnsfix read the cluster"),
+            "{f:?}"
+        );
+    }
+}
+
 /// On EKS a search domain from the NodeConfig's spec.instance.network.domains, which
 /// nodeadm writes into systemd-resolved's Domains= at every boot, is fixed there.
 #[test]
