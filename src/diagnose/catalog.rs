@@ -90,7 +90,13 @@ pub const RULES: &[RuleInfo] = &[
             read from the cluster say, or, where they were not read, as Kubespray renders\n\
             them when upstream_dns_servers is set (coredns-config.yml.j2,\n\
             upstreamForwardTarget), nothing loops: the finding is a warning for the other\n\
-            dnsPolicy: Default pods off the host network, whose loopback is their own.",
+            dnsPolicy: Default pods off the host network, whose loopback is their own.\n\
+            On MicroK8s with the Corefile not read it is a warning too, saying the forward is\n\
+            not known: its dns addon writes `forward . /etc/resolv.conf` only where the\n\
+            kubelet's arguments file had a --resolv-conf when it was enabled, or (1.26 and\n\
+            later) where it found a resolv.conf without loopback servers, which it then gives\n\
+            the kubelet too; otherwise `forward . 8.8.8.8 8.8.4.4` (always in 1.25 and earlier,\n\
+            unless enabled as dns:/etc/resolv.conf).",
         fix: "\
             Point kubelet's resolvConf at a file that lists only real upstream resolvers:\n\
             - systemd-resolved is active and /run/systemd/resolve/resolv.conf has no loopback or\n  \

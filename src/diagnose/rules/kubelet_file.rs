@@ -10,7 +10,7 @@ use super::{
     unrendered_upstream_dns_server, upstream_dns_servers,
 };
 use crate::diagnose::finding::{Finding, Severity};
-use crate::facts::node_facts::{Effective, Observed, ResolvFile, UnitState};
+use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
 
@@ -64,15 +64,26 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
     // dnsPolicy: Default pods still get a server in their own network namespace.
     // Only CoreDNS loops on a loopback server: NodeLocal DNSCache runs in the host's
     // network namespace, where the loopback is the host's own resolver.
-    let (severity, summary) = match forwards_elsewhere(ctx, ctx.coredns_forwards_to_file) {
-        None => (
+    let elsewhere = forwards_elsewhere(ctx, ctx.coredns_forwards_to_file);
+    let (severity, summary) = match (elsewhere, microk8s_forward_unknown(ctx)) {
+        (None, Some(why)) => {
+            evidence.push(why);
+            (
+                Severity::Warning,
+                format!(
+                    "kubelet hands dnsPolicy: Default pods a resolv.conf with loopback nameserver {}: such pods off the host network ask their own network namespace, where nothing answers; whether CoreDNS loops on it is not known: its Corefile was not read, and MicroK8s's dns addon forwards . to the kubelet's file only in some setups (else to 8.8.8.8 and 8.8.4.4)",
+                    addrs.join(", ")
+                ),
+            )
+        }
+        (None, None) => (
             Severity::Critical,
             format!(
                 "kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver {}: they forward to themselves and crash with a loop",
                 addrs.join(", ")
             ),
         ),
-        Some(why) => {
+        (Some(why), _) => {
             evidence.push(why);
             (
                 Severity::Warning,
@@ -94,6 +105,21 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
             restart_hint(ctx)
         ),
     )])
+}
+
+/// On MicroK8s, where CoreDNS's Corefile was not read, why its `forward .` is not known.
+/// MicroK8s's dns addon (microk8s-core-addons addons/dns/enable, since fd59748, MicroK8s
+/// 1.26) writes `forward . /etc/resolv.conf`, CoreDNS's own file (the one the kubelet hands
+/// it), only where the kubelet's arguments file named a --resolv-conf when it was enabled,
+/// or where scripts/find-resolv-conf.py found a file with no loopback server (which it then
+/// gives the kubelet too); otherwise `forward . 8.8.8.8 8.8.4.4`. Before (1.25 and
+/// earlier) it forwarded to 8.8.8.8 and 8.8.4.4 unless enabled as `dns:/etc/resolv.conf`.
+/// Either way `microk8s enable dns:SERVERS` forwards to those.
+fn microk8s_forward_unknown(ctx: &Ctx) -> Option<String> {
+    (ctx.facts.flavour.kind == FlavourKind::MicroK8s && ctx.coredns_forwards_to_file.is_none())
+        .then(|| {
+            "CoreDNS's Corefile (kube-system/coredns) was not read: MicroK8s's dns addon writes `forward . /etc/resolv.conf` (this file, in CoreDNS's pod) only where, when it was enabled, the kubelet's arguments file named a --resolv-conf or (1.26 and later) a resolv.conf without loopback servers was found on the node; otherwise `forward . 8.8.8.8 8.8.4.4` (1.25 and earlier: unless enabled as dns:/etc/resolv.conf), or the servers `microk8s enable dns:SERVERS` was given".to_owned()
+        })
 }
 
 /// How many nameservers kubelet hands a pod: the first three of its file

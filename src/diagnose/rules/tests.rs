@@ -2247,6 +2247,44 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     assert!(f[0].remediation.contains("microk8s enable dns"), "{f:?}");
 }
 
+/// MicroK8s's dns addon forwards CoreDNS to the kubelet's file only where it found one
+/// for the kubelet (or one was set), else to 8.8.8.8 and 8.8.4.4: with its Corefile unread,
+/// a loopback server in the kubelet's file is the Default pods' problem, not a known
+/// loop; where the Corefile was read and forwards to the file, the loop is real.
+#[test]
+fn a_microk8s_loopback_is_a_loop_only_where_the_corefile_says_so() {
+    let raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/microk8s-1.25-ubuntu2204-resolved-stub",
+    );
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let judge = |read: Option<bool>| {
+        let mut ctx = Ctx::new(&host, &facts);
+        ctx.coredns_forwards_to_file = read;
+        ctx.corefile_forwards_to_file = read;
+        match super::kubelet_file::kubelet_loopback(&ctx) {
+            RuleOutcome::Findings(f) => f,
+            other => panic!("127.0.0.53 is reported: {other:?}"),
+        }
+    };
+    let f = judge(None);
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(
+        f[0].summary
+            .contains("whether CoreDNS loops on it is not known")
+            && f[0].evidence.iter().any(|e| e
+                .contains("CoreDNS's Corefile (kube-system/coredns) was not read")
+                && e.contains("`forward . 8.8.8.8 8.8.4.4`")),
+        "{f:?}"
+    );
+    let f = judge(Some(true));
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert!(f[0].summary.contains("crash with a loop"), "{f:?}");
+    let f = judge(Some(false));
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(f[0].summary.contains("CoreDNS does not loop"), "{f:?}");
+}
+
 /// A MicroK8s worker that `microk8s enable dns` did not reach (the cluster agent loop stops
 /// at the first node it cannot reach): where the cluster has a DNS Service, no --cluster-dns
 /// is the failure it is on any other node, and the fix sets the Service's address in the
