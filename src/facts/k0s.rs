@@ -7,8 +7,12 @@
 //! - the service's `--kubelet-extra-args` (its unit's `ExecStart=`, written by `k0s install`
 //!   with each space of an argument as `\x20`): k0s splits it at white space, each word at
 //!   its first `=` into a name and a value (internal/pkg/flags `Split`, the last of a name
-//!   wins), and puts them on the kubelet's command line after its own flags, so a
-//!   `--resolv-conf` there beats the config file;
+//!   wins), merges them into the map of its own kubelet flags (one of the same name
+//!   replaced) and writes the map out as `name=value` words sorted by name
+//!   (pkg/component/worker/kubelet.go `args.Merge(k.ExtraArgs)`, stringmap `ToArgs`), so a
+//!   `--resolv-conf` there beats the config file. A flag's value given as a word of its own
+//!   (`--resolv-conf /x`) becomes two entries, `--resolv-conf=` and `/x=`: the kubelet takes
+//!   `/x=` for an argument, refuses it ("unknown command") and never starts;
 //! - the worker profile, as k0s last fetched it from the cluster: `<data dir>/
 //!   worker-profile.yaml` (pkg/component/worker/config/loader.go, `storeInCacheDir`:
 //!   `name:` the profile, `data:` the ConfigMap's data, `kubeletConfiguration` a JSON
@@ -138,17 +142,13 @@ impl Installed {
 
     /// The kubelet flags `--kubelet-extra-args` gives, as k0s splits them (the last of a
     /// name wins, and k0s's own flag of that name goes), each shown at the unit's
-    /// `ExecStart=`. A word without `--` is no kubelet flag of k0s's making and is left out.
+    /// `ExecStart=`. A word without `--` is no kubelet flag of k0s's making and is left out:
+    /// [`Installed::refused`] says what the kubelet makes of one.
     pub fn extra_flags(&self) -> Vec<FlagFact> {
         let Some((value, at)) = &self.extra_args else {
             return Vec::new();
         };
-        // k0s's map: the name as written (dashes included), the last value of it.
-        let mut split = std::collections::BTreeMap::new();
-        for word in value.split_whitespace() {
-            let (name, value) = word.split_once('=').unwrap_or((word, ""));
-            split.insert(name, value);
-        }
+        let split = split_extra_args(value);
         // `ToArgs` writes them sorted by name; the kubelet reads `_` as `-` in a name, and
         // the last of a name wins.
         let mut flags: Vec<FlagFact> = Vec::new();
@@ -168,6 +168,26 @@ impl Installed {
             });
         }
         flags
+    }
+
+    /// Why the kubelet k0s starts with these `--kubelet-extra-args` does not start, where
+    /// it does not: a word of them that is no flag (a flag's value written apart from it,
+    /// `--resolv-conf /x`) reaches the kubelet as an argument, `/x=` (k0s's `ToArgs` writes
+    /// every entry as `name=value`), and the kubelet refuses any argument
+    /// (cmd/kubelet/app/server.go: `unknown command`), every time k0s starts it again.
+    pub fn refused(&self) -> Option<String> {
+        let (value, at) = self.extra_args.as_ref()?;
+        // pflag reads a word as a flag only where it starts with `-` and is more than `-`;
+        // ToArgs writes the entries sorted by name, and the kubelet names the first argument.
+        let (name, entry) = split_extra_args(value)
+            .into_iter()
+            .find(|(name, _)| !name.starts_with('-') || *name == "-")?;
+        Some(format!(
+            "{}:{}: --kubelet-extra-args holds the word {name:?}, which k0s hands the kubelet as the argument {:?} (it splits the extra args at white space and each word at its first `=`; a flag's value goes after `=`, as in --resolv-conf=/path): the kubelet refuses it (\"unknown command\") and does not start",
+            at.path,
+            at.line,
+            format!("{name}={entry}")
+        ))
     }
 
     /// Where k0s keeps the worker profile it last fetched.
@@ -217,6 +237,16 @@ impl Installed {
             KubeletConfig::parse(json).map_err(|e| format!("{path}: kubeletConfiguration: {e}"))?;
         Ok((config, line))
     }
+}
+
+/// k0s's map of `--kubelet-extra-args` (internal/pkg/flags `Split`): every white-space
+/// separated word split at its first `=` into a name (as written, dashes included) and a
+/// value (`""` without `=`), the last of a name kept; sorted by name, as `ToArgs` writes them.
+fn split_extra_args(value: &str) -> std::collections::BTreeMap<&str, &str> {
+    value
+        .split_whitespace()
+        .map(|word| word.split_once('=').unwrap_or((word, "")))
+        .collect()
 }
 
 /// The profile's settings shown at `path:line` (its `kubeletConfiguration` key): the line
@@ -489,6 +519,53 @@ mod tests {
                 )
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// A flag's value written apart from it in the extra args (`--resolv-conf /etc/x.conf`):
+    /// k0s's `Split` makes two entries of it, and `ToArgs` hands the kubelet `--resolv-conf=`
+    /// and the argument `/etc/x.conf=`, which the kubelet refuses ("unknown command"): it
+    /// never starts, so its settings are unknown, not a resolvConf of "".
+    #[test]
+    fn a_value_apart_from_its_flag_keeps_the_kubelet_from_starting() {
+        let apart = unit(
+            r"worker --kubelet-extra-args=--max-pods=200\x20--resolv-conf\x20/etc/x.conf --token-file=/t",
+        );
+        let f = node(&[
+            ("/etc/systemd/system/k0sworker.service", apart.as_str()),
+            ("/var/lib/k0s/worker-profile.yaml", PROFILE),
+            ("/etc/resolv.conf", STUB),
+        ]);
+        match &f.kubelet.resolv_conf {
+            Observed::Unknown(reason) => assert!(
+                reason.starts_with("/etc/systemd/system/k0sworker.service:12: ")
+                    && reason.contains("the argument \"/etc/x.conf=\"")
+                    && reason.contains("does not start"),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(f.kubelet.cluster_dns, Observed::Unknown(_)));
+        assert!(f.kubelet.pod_resolv_conf.is_none());
+        // A lone `-` is an argument too; a flag of one dash is a flag.
+        for (extra, refused) in [
+            (r"--max-pods=200\x20-", true),
+            (r"-v=2\x20--resolv-conf=/etc/x.conf", false),
+        ] {
+            let unit = unit(&format!(
+                "worker --kubelet-extra-args={extra} --token-file=/t"
+            ));
+            let f = node(&[
+                ("/etc/systemd/system/k0sworker.service", unit.as_str()),
+                ("/var/lib/k0s/worker-profile.yaml", PROFILE),
+                ("/etc/resolv.conf", STUB),
+            ]);
+            assert_eq!(
+                matches!(&f.kubelet.resolv_conf, Observed::Unknown(r) if r.contains("does not start")),
+                refused,
+                "{extra}: {:?}",
+                f.kubelet.resolv_conf
+            );
         }
     }
 

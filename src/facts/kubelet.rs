@@ -311,7 +311,9 @@ fn alpha_config_dir_refused(
 
 /// The kubelet k0s will start (see [`k0s`]): the service's `--kubelet-extra-args` over
 /// the worker profile it last fetched, and k0s's own choice of resolv.conf where neither
-/// sets one. Without that profile the settings it could hold are unknown, never guessed.
+/// sets one. Without that profile the settings it could hold are unknown, never guessed;
+/// so are they where the extra args hand the kubelet an argument it refuses
+/// ([`k0s::Installed::refused`]): it never starts.
 fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
     let flags: Vec<FlagFact> = installed
         .extra_flags()
@@ -402,7 +404,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
     if let Observed::Known(e) = &mut cluster_domain {
         last_fetched(&mut e.source);
     }
-    Kubelet {
+    let mut kubelet = Kubelet {
         pid: None,
         unit: installed.unit.files().next().map(str::to_owned),
         version: None,
@@ -418,7 +420,12 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         flags,
         resolv_conf,
         pod_resolv_conf,
+    };
+    // A kubelet that refuses its command line never runs: no settings of its count.
+    if let Some(why) = installed.refused() {
+        settings_unknown(&mut kubelet, &why);
     }
+    kubelet
 }
 
 /// MicroK8s's kubelet: its whole command line is the arguments file (see
