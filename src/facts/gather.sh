@@ -465,6 +465,33 @@ done
 # k0s: whether it wrote the kubelet's config this boot (/run is emptied at boot), which
 # it does after setting the kernel up; read above where its kubelet runs and names it.
 [ -n "$K0SP" ] && e /run/k0s/kubelet/config.yaml
+# k0s running no kubelet: the version of the k0s its unit starts, which decides what its
+# next start does with the worker profile's resolvConf (kept from 1.33.1; before, k0s
+# writes its own choice over it). The binary is the first word of the last ExecStart= of
+# its unit files (k0s-bin; dnsfix uses the answer only where that is the ExecStart in
+# effect); bounded, and killed if it ignores the first signal.
+if [ -n "$K0SP" ] && [ -z "$KPID" ] && command -v timeout >/dev/null 2>&1; then
+  K0SBIN=
+  oldifs=$IFS; IFS=$NL; set -f
+  for x in $UNITS; do
+    case "$x" in
+      */k0sworker.service | */k0scontroller.service | */k0sworker.service.d/* | */k0scontroller.service.d/*) ;;
+      *) continue ;;
+    esac
+    # shellcheck disable=SC2016 # an awk program: its $ are awk's
+    b=$(awk '/^[ \t]*ExecStart[ \t]*=/ { v = $0; sub(/^[^=]*=[ \t]*/, "", v); sub(/^[-@:+!]+/, "", v); sub(/[ \t].*/, "", v); if (v != "") b = v } END { print b }' "$x" 2>/dev/null)
+    [ -n "$b" ] && K0SBIN=$b
+  done
+  IFS=$oldifs; set +f
+  case "$K0SBIN" in
+    /*)
+      if [ -f "$K0SBIN" ] && [ -x "$K0SBIN" ]; then
+        hdr cmd k0s-bin; put "$K0SBIN$NL"
+        cmd k0s-version timeout -k 2 5 "$K0SBIN" version
+      fi
+      ;;
+  esac
+fi
 # k3s/RKE2: the id `with-node-id` appends to the node's name.
 [ -d /etc/rancher ] && f /etc/rancher/node/id
 # k3s/RKE2: the generated fallback resolv.conf (missing when k3s did not need it) and the

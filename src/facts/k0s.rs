@@ -17,9 +17,13 @@
 //!   worker-profile.yaml` (pkg/component/worker/config/loader.go, `storeInCacheDir`:
 //!   `name:` the profile, `data:` the ConfigMap's data, `kubeletConfiguration` a JSON
 //!   KubeletConfiguration with clusterDNS, clusterDomain and any resolvConf the profile sets);
-//! - where the profile sets no resolvConf, k0s's own choice at that start
-//!   (`determineKubeletResolvConfPath`): systemd-resolved's uplink file when the only
-//!   nameserver of /etc/resolv.conf is 127.0.0.53, else /etc/resolv.conf.
+//! - where the profile sets no resolvConf, or the k0s the unit starts is older than 1.33.1
+//!   (before 2090e9dee8 `writeKubeletConfig` set `config.ResolverConfig` at every start,
+//!   over the profile's), k0s's own choice at that start (`determineKubeletResolvConfPath`):
+//!   systemd-resolved's uplink file when the only nameserver of /etc/resolv.conf is
+//!   127.0.0.53, else /etc/resolv.conf. Where the profile sets one, the k0s binary's
+//!   version (`k0s version`, asked by the gather) decides; where it is not known, the
+//!   profile's holds only where k0s's own choice is the same file.
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -37,6 +41,11 @@ const DATA_DIR: &str = "/var/lib/k0s";
 const PROFILE: &str = "default";
 /// The worker profile's copy in the data directory.
 const PROFILE_CACHE: &str = "worker-profile.yaml";
+
+/// The first k0s release (minor, patch of its Kubernetes version) whose worker start keeps a
+/// worker profile's resolvConf: k0sproject/k0s 2090e9dee8, first in v1.33.1+k0s.0 (no
+/// release of 1.32 or earlier has it, and there is no k0s 1.33.0).
+pub const PROFILE_RESOLV_CONF_FROM: (u32, u32) = (33, 1);
 
 /// The k0s service that runs a kubelet on this node, from its unit.
 #[derive(Debug)]
@@ -188,6 +197,24 @@ impl Installed {
             at.line,
             format!("{name}={entry}")
         ))
+    }
+
+    /// The version of the k0s binary the unit starts (`v1.33.1+k0s.0`), as the gather asked
+    /// it (`k0s version`, where k0s runs no kubelet); `None` where it was not asked, did
+    /// not answer, or the binary asked is not the one of the `ExecStart=` in effect.
+    pub fn version(&self, raw: &RawFacts) -> Option<String> {
+        let asked = raw.commands.get("k0s-bin")?.stdout.trim_end_matches('\n');
+        if self.unit.argv.first()?.text != asked {
+            return None;
+        }
+        let out = raw.commands.get("k0s-version")?;
+        if out.status != Some(0) {
+            return None;
+        }
+        out.stdout
+            .split_whitespace()
+            .find(|w| w.starts_with('v'))
+            .map(str::to_owned)
     }
 
     /// Where k0s keeps the worker profile it last fetched.
@@ -344,17 +371,7 @@ mod tests {
     const UPLINK: &str = "nameserver 10.0.0.2\n";
 
     fn node(files: &[(&str, &str)]) -> NodeFacts {
-        let mut raw = crate::testing::raw_from(files);
-        for path in [
-            "/etc/resolv.conf",
-            "/run/systemd/resolve/resolv.conf",
-            "/var/lib/k0s/worker-profile.yaml",
-        ] {
-            if raw.get(path).is_none() {
-                raw.file(path, FileState::Missing, None);
-            }
-        }
-        NodeFacts::from_raw("node1", &raw)
+        versioned(files, None)
     }
 
     fn resolv(f: &NodeFacts) -> (String, String, String) {
@@ -445,11 +462,14 @@ mod tests {
             r#""clusterDNS":["10.96.0.10"],"resolvConf":"/etc/k0s/profile.conf""#,
         );
         let plain = unit("worker --token-file=/etc/k0s/k0stoken");
-        let f = node(&[
-            ("/etc/systemd/system/k0sworker.service", plain.as_str()),
-            ("/var/lib/k0s/worker-profile.yaml", profile.as_str()),
-            ("/etc/resolv.conf", STUB),
-        ]);
+        let f = versioned(
+            &[
+                ("/etc/systemd/system/k0sworker.service", plain.as_str()),
+                ("/var/lib/k0s/worker-profile.yaml", profile.as_str()),
+                ("/etc/resolv.conf", STUB),
+            ],
+            Some(("/usr/local/bin/k0s", "v1.34.1+k0s.0\n")),
+        );
         let (value, kind, at) = resolv(&f);
         assert_eq!(
             (value.as_str(), kind.as_str(), at.as_str()),
@@ -459,6 +479,114 @@ mod tests {
                 "/var/lib/k0s/worker-profile.yaml:3"
             )
         );
+    }
+
+    /// [`node`], with the gather's `k0s-bin` and `k0s-version` where given (the binary
+    /// asked, and what `k0s version` printed).
+    fn versioned(files: &[(&str, &str)], k0s: Option<(&str, &str)>) -> NodeFacts {
+        let mut raw = crate::testing::raw_from(files);
+        for path in [
+            "/etc/resolv.conf",
+            "/run/systemd/resolve/resolv.conf",
+            "/var/lib/k0s/worker-profile.yaml",
+        ] {
+            if raw.get(path).is_none() {
+                raw.file(path, FileState::Missing, None);
+            }
+        }
+        if let Some((bin, version)) = k0s {
+            crate::testing::set_command(&mut raw, "k0s-bin", &format!("{bin}\n"), 0);
+            crate::testing::set_command(&mut raw, "k0s-version", version, 0);
+        }
+        NodeFacts::from_raw("node1", &raw)
+    }
+
+    /// A worker profile's resolvConf counts only from k0s 1.33.1 (2090e9dee8, first in
+    /// v1.33.1+k0s.0); an older k0s writes its own choice over it at every start. Where the
+    /// version of the k0s the unit starts is not known, the profile's holds only where k0s's
+    /// own choice is the same file; a flag of the extra args wins whatever the version.
+    #[test]
+    fn the_profile_s_resolv_conf_counts_from_k0s_1_33_1() {
+        let profile = PROFILE.replace(
+            r#""clusterDNS":["10.96.0.10"]"#,
+            r#""clusterDNS":["10.96.0.10"],"resolvConf":"/etc/k0s/profile.conf""#,
+        );
+        let plain = unit("worker --token-file=/etc/k0s/k0stoken");
+        let with = |profile: &str, k0s: Option<(&str, &str)>| {
+            versioned(
+                &[
+                    ("/etc/systemd/system/k0sworker.service", plain.as_str()),
+                    ("/var/lib/k0s/worker-profile.yaml", profile),
+                    ("/etc/resolv.conf", STUB),
+                    ("/run/systemd/resolve/resolv.conf", UPLINK),
+                ],
+                k0s,
+            )
+        };
+        for version in ["v1.33.1+k0s.0\n", "v1.33.1-rc.0+k0s.0\n", "v1.36.0+k0s.0\n"] {
+            let f = with(&profile, Some(("/usr/local/bin/k0s", version)));
+            assert_eq!(resolv(&f).0, "/etc/k0s/profile.conf", "{version}");
+        }
+        // Older: k0s's own choice (the uplink file: /etc/resolv.conf is the lone stub).
+        for version in ["v1.32.13+k0s.0\n", "v1.31.1+k0s.0\n"] {
+            let f = with(&profile, Some(("/usr/local/bin/k0s", version)));
+            let (value, kind, _) = resolv(&f);
+            assert_eq!(
+                (value.as_str(), kind.as_str()),
+                ("/run/systemd/resolve/resolv.conf", "k0s_auto"),
+                "{version}"
+            );
+            match &f.kubelet.resolv_conf {
+                Observed::Known(e) => assert!(
+                    e.source.detail.as_deref().is_some_and(|d| d.contains(
+                        "writes it over the worker profile's resolvConf /etc/k0s/profile.conf (/var/lib/k0s/worker-profile.yaml:3)"
+                    )),
+                    "{e:?}"
+                ),
+                other => panic!("{other:?}"),
+            }
+        }
+        // Not known: not asked, another binary asked than the unit's, no answer.
+        for k0s in [
+            None,
+            Some(("/opt/k0s", "v1.34.1+k0s.0\n")),
+            Some(("/usr/local/bin/k0s", "")),
+        ] {
+            let f = with(&profile, k0s);
+            match &f.kubelet.resolv_conf {
+                Observed::Unknown(why) => assert!(
+                    why.starts_with("/var/lib/k0s/worker-profile.yaml:3: the worker profile sets resolvConf /etc/k0s/profile.conf, which k0s keeps only from 1.33.1")
+                        && why.contains("its own choice over it, /run/systemd/resolve/resolv.conf"),
+                    "{why}"
+                ),
+                other => panic!("{k0s:?}: {other:?}"),
+            }
+            assert!(
+                matches!(f.kubelet.cluster_dns, Observed::Known(_)),
+                "{k0s:?}"
+            );
+        }
+        // The same file either way: known without the version.
+        let same = PROFILE.replace(
+            r#""clusterDNS":["10.96.0.10"]"#,
+            r#""clusterDNS":["10.96.0.10"],"resolvConf":"/run/systemd/resolve/resolv.conf""#,
+        );
+        assert_eq!(
+            resolv(&with(&same, None)).0,
+            "/run/systemd/resolve/resolv.conf"
+        );
+        // A flag of the extra args beats the config whatever k0s writes there.
+        let flag =
+            unit("worker --kubelet-extra-args=--resolv-conf=/etc/k0s/resolv.conf --token-file=/t");
+        let f = versioned(
+            &[
+                ("/etc/systemd/system/k0sworker.service", flag.as_str()),
+                ("/var/lib/k0s/worker-profile.yaml", profile.as_str()),
+                ("/etc/resolv.conf", STUB),
+            ],
+            None,
+        );
+        assert_eq!(resolv(&f).0, "/etc/k0s/resolv.conf");
     }
 
     /// What the next start uses cannot be known without the profile k0s will run: none

@@ -365,20 +365,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         have_kubelet: true,
         settled: config.is_some(),
     };
-    let chosen = flag_over_config(
-        settings.flag_value("resolv-conf"),
-        from_config(config.as_ref().and_then(|c| c.resolv_conf.as_ref())),
-        Clone::clone,
-    );
-    let resolv_conf = match chosen {
-        Some(e) => Observed::Known(e),
-        None if config.is_some() => match k0s::auto_resolv_conf(raw) {
-            Some(e) => Observed::Known(e),
-            None => Observed::Unknown("/etc/resolv.conf could not be read".into()),
-        },
-        // A flag would have won whatever the profile says; without either, unknown.
-        None => settings.unset(),
-    };
+    let resolv_conf = k0s_resolv_conf(raw, installed, &settings, config.as_ref());
     let pod_resolv_conf = resolv_conf
         .known()
         .filter(|e| !e.value.is_empty())
@@ -426,6 +413,91 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         settings_unknown(&mut kubelet, &why);
     }
     kubelet
+}
+
+/// The resolvConf of the kubelet k0s starts next: a --resolv-conf of the extra args; else
+/// the worker profile's where k0s keeps it in the config it writes
+/// ([`k0s_profile_resolv_conf`]); else k0s's own choice. Without the profile (and no flag),
+/// unknown.
+fn k0s_resolv_conf(
+    raw: &RawFacts,
+    installed: &k0s::Installed,
+    settings: &Settings,
+    config: Option<&Config>,
+) -> Observed<Effective<String>> {
+    let profile = from_config(config.and_then(|c| c.resolv_conf.as_ref()));
+    let (kept, replaced) = match profile.map(|p| k0s_profile_resolv_conf(raw, installed, p)) {
+        Some(Ok(p)) => (Some(p), None),
+        Some(Err(ProfileResolv::Replaced(why))) => (None, Some(why)),
+        Some(Err(ProfileResolv::Unknown(why))) => {
+            // A flag wins whatever the config k0s writes says.
+            return match settings.flag_value("resolv-conf") {
+                Some((value, source)) => Observed::Known(Effective {
+                    value,
+                    source,
+                    shadowed: vec![],
+                }),
+                None => Observed::Unknown(why),
+            };
+        }
+        None => (None, None),
+    };
+    match flag_over_config(settings.flag_value("resolv-conf"), kept, Clone::clone) {
+        Some(e) => Observed::Known(e),
+        None if config.is_some() => match k0s::auto_resolv_conf(raw) {
+            Some(mut e) => {
+                if let Some(why) = replaced {
+                    let at = e.source.detail.take().unwrap_or_default();
+                    e.source.detail = Some(format!("{at}; {why}"));
+                }
+                Observed::Known(e)
+            }
+            None => Observed::Unknown("/etc/resolv.conf could not be read".into()),
+        },
+        // A flag would have won whatever the profile says; without either, unknown.
+        None => settings.unset(),
+    }
+}
+
+/// Why a worker profile's resolvConf is not the one k0s writes into the kubelet's config.
+enum ProfileResolv {
+    /// This k0s writes its own choice over it.
+    Replaced(String),
+    /// Whether it does is not known.
+    Unknown(String),
+}
+
+/// The worker profile's resolvConf `profile` where k0s's next start keeps it. k0s keeps it
+/// from 1.33.1 (k0sproject/k0s 2090e9dee8, first in v1.33.1+k0s.0: `if
+/// config.ResolverConfig == nil`); before, `writeKubeletConfig` (1.31 and earlier:
+/// `prepareLocalKubeletConfig`) sets k0s's own choice over it at every start. Where the
+/// version of the k0s its unit starts is not known, the profile's holds only where k0s's
+/// own choice is the same file.
+fn k0s_profile_resolv_conf(
+    raw: &RawFacts,
+    installed: &k0s::Installed,
+    profile: (String, Source),
+) -> Result<(String, Source), ProfileResolv> {
+    let version = installed.version(raw);
+    match version.as_deref().and_then(version_minor_patch) {
+        Some(v) if v >= k0s::PROFILE_RESOLV_CONF_FROM => Ok(profile),
+        Some(_) => Err(ProfileResolv::Replaced(format!(
+            "k0s {} writes it over the worker profile's resolvConf {} ({}), which k0s keeps only from 1.33.1",
+            version.unwrap_or_default(),
+            profile.0,
+            profile.1.at()
+        ))),
+        None => match k0s::auto_resolv_conf(raw) {
+            Some(auto) if auto.value == profile.0 => Ok(profile),
+            auto => Err(ProfileResolv::Unknown(format!(
+                "{}: the worker profile sets resolvConf {}, which k0s keeps only from 1.33.1 (before, it writes its own choice over it{}); the version of the k0s {} starts is not known (`k0s version` was not asked, or did not answer)",
+                profile.1.at(),
+                profile.0,
+                auto.map(|a| format!(", {}", a.value)).unwrap_or_default(),
+                installed.unit.name
+            ))),
+        },
+    }
 }
 
 /// MicroK8s's kubelet: its whole command line is the arguments file (see

@@ -595,6 +595,64 @@ fn a_resolv_conf_is_read_but_not_followed() {
     assert!(raw.get("/etc/k/never.conf").is_none(), "{:?}", raw.order);
 }
 
+/// A k0s that runs no kubelet: the script asks the binary its unit's ExecStart= starts
+/// for its version (the worker profile's resolvConf counts only from k0s 1.33.1), and
+/// records which binary it asked; a binary that is not there is never run.
+#[test]
+fn a_stopped_k0s_is_asked_its_version() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-k0s-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let tree = scratch.join("root");
+    let profile = "data:\n  kubeletConfiguration: '{\"kind\":\"KubeletConfiguration\",\"apiVersion\":\"kubelet.config.k8s.io/v1beta1\",\"clusterDNS\":[\"10.96.0.10\"],\"resolvConf\":\"/etc/k0s/resolv.conf\"}'\nname: default\n";
+    for (path, text) in [
+        (
+            "etc/systemd/system/k0sworker.service",
+            "[Service]\nExecStart=/usr/local/bin/k0s worker --token-file=/etc/k0s/k0stoken\n",
+        ),
+        ("var/lib/k0s/worker-profile.yaml", profile),
+        ("etc/resolv.conf", "nameserver 127.0.0.53\n"),
+        ("etc/k0s/resolv.conf", "nameserver 192.0.2.53\n"),
+        (".dnsfix/cmd/units", &"inactive\n".repeat(11)),
+        (
+            "usr/local/bin/k0s",
+            "#!/bin/sh\n[ \"$1\" = version ] && echo v1.33.1+k0s.0\n",
+        ),
+    ] {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let bin = tree.join("usr/local/bin/k0s");
+    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let raw = gathered(&tree, &scratch.join("run"));
+    assert_eq!(
+        raw.commands.get("k0s-bin").map(|c| c.stdout.as_str()),
+        Some("/usr/local/bin/k0s\n")
+    );
+    assert_eq!(
+        raw.commands
+            .get("k0s-version")
+            .map(|c| (c.stdout.as_str(), c.status)),
+        Some(("v1.33.1+k0s.0\n", Some(0)))
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let resolv = serde_json::to_value(&facts.kubelet.resolv_conf).expect("json");
+    assert_eq!(resolv["value"]["value"], "/etc/k0s/resolv.conf", "{resolv}");
+    // No such binary: nothing is run, and the profile's resolvConf is not claimed.
+    std::fs::remove_file(&bin).expect("rm");
+    let raw = gathered(&tree, &scratch.join("run2"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        !raw.commands.contains_key("k0s-bin") && !raw.commands.contains_key("k0s-version"),
+        "{:?}",
+        raw.commands.keys()
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let resolv = serde_json::to_value(&facts.kubelet.resolv_conf).expect("json");
+    assert_eq!(resolv["state"], "unknown", "{resolv}");
+}
+
 /// The awk program that finds the files the kubelet's settings name gives the same answer
 /// under busybox awk (Alpine nodes: k3s's own distribution) as under the system's awk. It
 /// used to be a regex busybox rejects, and its error went to /dev/null: no setting was
