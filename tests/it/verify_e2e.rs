@@ -173,7 +173,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     assert!(
         stdout.contains("127.0.0.53 is a loopback address")
             && stdout.contains("recreate those pods")
-            && stdout.contains("2 of 3 hosts pass; 1 fail (2 of 11 paths)"),
+            && stdout.contains("2 of 3 hosts pass; 1 fail (3 of 14 paths)"),
         "{}",
         describe(&text)
     );
@@ -181,7 +181,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     let xml = String::from_utf8_lossy(&junit.stdout);
     assert!(
         xml.contains(
-            "<testsuites name=\"dnsfix verify\" tests=\"11\" failures=\"2\" errors=\"0\">"
+            "<testsuites name=\"dnsfix verify\" tests=\"14\" failures=\"3\" errors=\"0\">"
         ),
         "{xml}"
     );
@@ -228,7 +228,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     assert!(
         result["verified"]["dns"]
             .as_array()
-            .is_some_and(|d| d.len() == 4 && d.iter().all(|p| p["ok"] == true)),
+            .is_some_and(|d| d.len() == 5 && d.iter().all(|p| p["ok"] == true)),
         "{result:#}"
     );
     let state = lab.exec(&stub, "cat /run/lab-dns/cluster-dns.state");
