@@ -9,11 +9,11 @@
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
 //! Kubespray's `dns_mode: coredns_dual` also its `coredns-secondary` Deployment's
-//! `kube-dns-secondary`) and nodelocaldns (`k8s-app: node-local-dns`, Kubespray's
-//! nodelocaldns DaemonSet; with `enable_nodelocaldns_secondary` also its
-//! `nodelocaldns-second` DaemonSet's `node-local-dns-second`); the JSON
-//! is core/v1 `Pod` (`spec.nodeName`, `status.phase`, `status.containerStatuses[]` with
-//! `ready`, `restartCount`, `state.waiting.reason`).
+//! `kube-dns-secondary`; `coredns`, the CoreDNS Helm chart's default) and nodelocaldns
+//! (`k8s-app: node-local-dns`, Kubespray's nodelocaldns DaemonSet; with
+//! `enable_nodelocaldns_secondary` also its `nodelocaldns-second` DaemonSet's
+//! `node-local-dns-second`); the JSON is core/v1 `Pod` (`spec.nodeName`, `status.phase`,
+//! `status.containerStatuses[]` with `ready`, `restartCount`, `state.waiting.reason`).
 
 pub mod configmap;
 pub mod corefile;
@@ -111,10 +111,14 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
-/// The label selector of the DNS pods (see the module's doc), for `kubectl -l`.
+/// The label selector of the DNS pods (see the module's doc), for `kubectl -l`: the CoreDNS
+/// labels of [`GET_DNS_SERVICES`] and NodeLocal DNSCache's. The CoreDNS Helm chart labels
+/// its pods `k8s-app: coredns` (coredns/helm charts/coredns/templates/_helpers.tpl:
+/// `coredns.k8sapplabel` is `k8sAppLabelOverride`, else the chart's name, on the pod
+/// template where `isClusterService`, its default).
 macro_rules! dns_pod_selector {
     () => {
-        "k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)"
+        "k8s-app in (kube-dns,kube-dns-secondary,coredns,node-local-dns,node-local-dns-second)"
     };
 }
 pub(crate) use dns_pod_selector;
@@ -1070,6 +1074,8 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 .unwrap_or(&pod["status"]["containerStatuses"][0]);
             DnsPod {
                 name: text(&pod["metadata"]["name"]),
+                // CoreDNS by any other label the selector asks for: `kube-dns`, or the
+                // Helm chart's `coredns`.
                 app: match pod["metadata"]["labels"]["k8s-app"].as_str() {
                     Some("node-local-dns") => "nodelocaldns".to_owned(),
                     // Kubespray's nodelocaldns-second-daemonset.yml.j2
@@ -1791,6 +1797,53 @@ case \" $* \" in
                 .expect("sh runs");
             assert_eq!(String::from_utf8_lossy(&out.stdout), path);
         }
+    }
+
+    /// The values of a `k8s-app in (...)` selector.
+    fn selector_values(selector: &str) -> Vec<&str> {
+        let set = selector.split_once("k8s-app in (").expect("a set").1;
+        set.split_once(')').expect("closed").0.split(',').collect()
+    }
+
+    /// A pod of the CoreDNS Helm chart with its defaults (coredns/helm caac0316, chart
+    /// 1.46.2, `helm install coredns coredns/coredns -n kube-system`): templates/
+    /// deployment.yaml labels the pod template `k8s-app: {{ template "coredns.k8sapplabel"
+    /// . }}`, which _helpers.tpl makes `default .Chart.Name .Values.k8sAppLabelOverride`,
+    /// `coredns` (isClusterService true, no override), beside app.kubernetes.io/name and
+    /// instance; its one container is `coredns`.
+    const HELM_POD: &str = r#"{"apiVersion":"v1","kind":"List","items":[
+      {"apiVersion":"v1","kind":"Pod",
+       "metadata":{"name":"coredns-6f8b9c7d5-k2x9q","namespace":"kube-system",
+                   "labels":{"app.kubernetes.io/instance":"coredns",
+                             "app.kubernetes.io/name":"coredns","k8s-app":"coredns",
+                             "pod-template-hash":"6f8b9c7d5"}},
+       "spec":{"nodeName":"node1","dnsPolicy":"Default",
+               "containers":[{"name":"coredns","args":["-conf","/etc/coredns/Corefile"]}]},
+       "status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":false,
+         "restartCount":4,"state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}}]}"#;
+
+    /// The Helm chart's CoreDNS pods are listed (DNS-POD-LOOP judges them, apply recreates
+    /// them) and read as CoreDNS: every CoreDNS label the Services are asked by is asked of
+    /// the pods too.
+    #[test]
+    fn the_helm_charts_coredns_pods_are_listed_as_coredns() {
+        let pods = selector_values(dns_pod_selector!());
+        assert!(pods.contains(&"coredns"), "{pods:?}");
+        for label in selector_values(GET_DNS_SERVICES) {
+            assert!(pods.contains(&label), "{label} missing from {pods:?}");
+        }
+        assert!(GET_PODS.contains(dns_pod_selector!()));
+        let read = parse_pods(HELM_POD.as_bytes()).expect("pods");
+        assert_eq!(
+            (
+                read[0].app.as_str(),
+                read[0].is_node_local(),
+                read[0].restarts
+            ),
+            ("coredns", false, 4)
+        );
+        // Recreated on its node as a CoreDNS pod, replaced by one of its own kind.
+        assert_eq!(recreation_order(read.clone(), &["node1".to_owned()]), read);
     }
 
     #[test]

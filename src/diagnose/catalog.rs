@@ -130,7 +130,7 @@ pub const RULES: &[RuleInfo] = &[
             systemctl restart k3s              # or k3s-agent; RKE2: rke2-server / rke2-agent\n\
             Then recreate the CoreDNS and nodelocaldns pods on the node, because a pod's\n\
             /etc/resolv.conf is written when the pod is created:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE\n\
             Restarting kubelet does not restart running containers. ClusterFirst pods need\n\
             nothing: they get clusterDNS, not this file. hostNetwork pods that resolve names\n\
@@ -145,7 +145,7 @@ pub const RULES: &[RuleInfo] = &[
             '.info.runtimeSpec.mounts[] | select(.destination==\"/etc/resolv.conf\") | .source'\n  \
             cat <the path printed above>\n\
             The DNS pods are up and their logs are quiet:\n  \
-            kubectl -n kube-system get pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' -o wide\n  \
+            kubectl -n kube-system get pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns,node-local-dns,node-local-dns-second)' -o wide\n  \
             kubectl -n kube-system logs -l k8s-app=kube-dns --tail=20\n\
             A dnsPolicy: Default pod on the node resolves an outside name, a normal pod a\n\
             cluster name:\n  \
@@ -316,7 +316,7 @@ pub const RULES: &[RuleInfo] = &[
             needs restarting: kubelet reads it again for the next pod and retries the failed\n\
             sandboxes. Recreate the CoreDNS and nodelocaldns pods if they were created while the\n\
             file had no nameserver:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE",
         verify: "\
             dnsfix check -i hosts.yaml --limit NODE\n\
@@ -724,7 +724,7 @@ pub const RULES: &[RuleInfo] = &[
         restart: "\
             New pods get the shorter list at once: kubelet reads the file's content for every\n\
             pod. Recreate the CoreDNS and nodelocaldns pods to use it now:\n  \
-            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)' \\\n    \
+            kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns,node-local-dns,node-local-dns-second)' \\\n    \
             --field-selector spec.nodeName=NODE\n\
             Restart kubelet only if you changed the resolvConf path.",
         verify: "\
