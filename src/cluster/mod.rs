@@ -53,6 +53,13 @@ pub struct DnsPod {
     /// Its previous run's log was read (false: not asked, or past the budget).
     #[serde(default)]
     pub logs_read: bool,
+    /// The DNS container (`coredns`, `node-cache`) of a pod with more than one: its logs
+    /// are asked for by this name. `kubectl logs POD` alone reads the container
+    /// `kubectl.kubernetes.io/default-container` names, else the first one, which may be a
+    /// sidecar injected before it (kubernetes/enhancements KEP-2227). None where the pod
+    /// has one container, or none of those names (then kubectl's choice is read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
 }
 
 /// What dnsfix could learn from the cluster.
@@ -731,12 +738,17 @@ impl Kubectl {
         // Those down now first: their last run is the one that matters.
         order.sort_by_key(|&i| pods[i].ready);
         order.truncate(MAX_LOGS);
-        // Those the first listing read already are not asked again.
+        // Those the first listing read already are not asked again. It read kubectl's
+        // choice of container: a pod whose DNS container must be named is asked again.
         let mut found = std::mem::take(&mut self.logs);
-        let missing: Vec<&str> = order
+        found.retain(|name, _| {
+            pods.iter()
+                .all(|p| p.name != *name || p.container.is_none())
+        });
+        let missing: Vec<(&str, Option<&str>)> = order
             .iter()
-            .map(|&i| pods[i].name.as_str())
-            .filter(|name| !found.contains_key(*name))
+            .map(|&i| (pods[i].name.as_str(), pods[i].container.as_deref()))
+            .filter(|(name, _)| !found.contains_key(*name))
             .collect();
         // A pod without its section in the answer (the exec failed, or was cut short) was
         // not read: the rules call it unknown, never clean.
@@ -752,26 +764,14 @@ impl Kubectl {
         pods
     }
 
-    /// [`Kubectl::previous_loop_line`] for each of `pods`, in one exec: at fleet scale a
-    /// round trip per pod was most of a plan's time.
-    async fn previous_loop_lines(&mut self, pods: &[&str]) -> LoopLines {
-        let valid: Vec<&str> = pods.iter().copied().filter(|p| valid_pod_name(p)).collect();
-        if valid.is_empty() {
-            return LoopLines::new();
-        }
+    /// [`Kubectl::previous_loop_line`] for each of `pods` (with the container to name, where
+    /// one must be), in one exec: at fleet scale a round trip per pod was most of a plan's
+    /// time.
+    async fn previous_loop_lines(&mut self, pods: &[(&str, Option<&str>)]) -> LoopLines {
         let boundary = crate::util::nonce();
-        // Eight kubectl at a time, each into its own file, then printed in order.
-        let script = format!(
-            "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\ni=0\n\
-             for pod in {names}; do\n  \
-             timeout 30 \"$@\" --request-timeout=20s -n kube-system logs \"$pod\" --previous \
-             --tail=20 >\"$d/$pod\" 2>/dev/null &\n  \
-             i=$((i + 1)); [ $((i % 8)) -ne 0 ] || wait\ndone\nwait\n\
-             for pod in {names}; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
-             cat \"$d/$pod\" 2>/dev/null\n  echo\ndone\n",
-            prologue = self.prologue,
-            names = valid.join(" "),
-        );
+        let Some(script) = previous_logs_script(&self.prologue, &boundary, pods) else {
+            return LoopLines::new();
+        };
         match run_as_root(&mut self.session, &self.target, &script).await {
             Ok(out) => loop_lines_by_pod(&String::from_utf8_lossy(&out.stdout), &boundary),
             Err(_) => LoopLines::new(),
@@ -794,9 +794,57 @@ impl Kubectl {
     }
 
     /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
-    async fn previous_loop_line(&mut self, pod: &str) -> Option<String> {
-        self.previous_loop_lines(&[pod]).await.remove(pod).flatten()
+    async fn previous_loop_line(&mut self, pod: &DnsPod) -> Option<String> {
+        let asked = (pod.name.as_str(), pod.container.as_deref());
+        self.previous_loop_lines(&[asked])
+            .await
+            .remove(&pod.name)
+            .flatten()
     }
+}
+
+/// The script that reads the previous logs of `pods`, each with `-c CONTAINER` where one is
+/// given ([`DnsPod::container`]): eight kubectl at a time, each into its own file, then
+/// printed in order, each after `BOUNDARY POD`. The names reach the shell as they are, so
+/// only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's a
+/// DNS-1123 label); a pod left out is not read, which the rules call unknown, never clean.
+/// None when no pod is left.
+fn previous_logs_script(
+    prologue: &str,
+    boundary: &str,
+    pods: &[(&str, Option<&str>)],
+) -> Option<String> {
+    use std::fmt::Write as _;
+    let valid: Vec<(&str, Option<&str>)> = pods
+        .iter()
+        .copied()
+        .filter(|(pod, container)| {
+            valid_pod_name(pod) && container.is_none_or(valid_container_name)
+        })
+        .collect();
+    if valid.is_empty() {
+        return None;
+    }
+    let mut script = format!("{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n");
+    for (i, (pod, container)) in valid.iter().enumerate() {
+        let named = container.map(|c| format!(" -c {c}")).unwrap_or_default();
+        let _ = writeln!(
+            script,
+            "timeout 30 \"$@\" --request-timeout=20s -n kube-system logs {pod}{named} \
+             --previous --tail=20 >\"$d/{pod}\" 2>/dev/null &"
+        );
+        if (i + 1) % 8 == 0 {
+            script.push_str("wait\n");
+        }
+    }
+    let names: Vec<&str> = valid.iter().map(|(pod, _)| *pod).collect();
+    let _ = write!(
+        script,
+        "wait\nfor pod in {names}; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
+         cat \"$d/$pod\" 2>/dev/null\n  echo\ndone\n",
+        names = names.join(" ")
+    );
+    Some(script)
 }
 
 /// The first listing's script: kubectl's pods into a file and its ConfigMaps beside them;
@@ -854,7 +902,9 @@ fn get_kubelets() -> String {
 /// (only the pods [`Kubectl::with_logs`] chooses are taken); a pod missed here, or an
 /// answer in another layout, is read by a second exec. Names are checked as pod names,
 /// never globbed, at most [`MAX_LOGS`] (only those get a section: a pod past them was not
-/// read), eight kubectl at a time.
+/// read), eight kubectl at a time. It reads kubectl's choice of container (the awk cannot
+/// tell which is the DNS one): for a pod with several, [`Kubectl::with_logs`] asks again,
+/// naming it ([`DnsPod::container`]).
 const PREVIOUS_LOGS: &str = r#"LOGS=
 n=0
 set -f
@@ -1041,6 +1091,18 @@ fn local_prologue(kubeconfig: &std::path::Path) -> String {
     )
 }
 
+/// A container name from the API is a DNS-1123 label (lowercase letters, digits and `-`,
+/// a letter or digit at each end, at most 63); anything else is never passed to a node's
+/// shell.
+fn valid_container_name(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
 /// A pod name from the API is a DNS-1123 subdomain; anything else is never passed to a
 /// node's shell.
 fn valid_pod_name(name: &str) -> bool {
@@ -1067,10 +1129,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
             // (the kubelet lists them by name).
             let statuses = pod["status"]["containerStatuses"].as_array();
             let status = statuses
-                .and_then(|all| {
-                    all.iter()
-                        .find(|c| matches!(c["name"].as_str(), Some("coredns" | "node-cache")))
-                })
+                .and_then(|all| all.iter().find(|c| is_dns_container(&c["name"])))
                 .unwrap_or(&pod["status"]["containerStatuses"][0]);
             DnsPod {
                 name: text(&pod["metadata"]["name"]),
@@ -1096,9 +1155,34 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 running: status["state"]["running"].is_object(),
                 loop_detected: None,
                 logs_read: false,
+                container: named_dns_container(pod),
             }
         })
         .collect())
+}
+
+/// The container names of kubeadm's, Kubespray's and the CoreDNS Helm chart's CoreDNS
+/// (`coredns`) and of NodeLocal DNSCache (`node-cache`: Kubespray's DaemonSets and the
+/// upstream manifest).
+fn is_dns_container(name: &Value) -> bool {
+    matches!(name.as_str(), Some("coredns" | "node-cache"))
+}
+
+/// The DNS container of a pod with several containers (`spec.containers`, else the
+/// statuses), to be named in `kubectl logs` ([`DnsPod::container`]).
+fn named_dns_container(pod: &Value) -> Option<String> {
+    let listed = |v: &Value| v.as_array().filter(|a| !a.is_empty()).cloned();
+    let containers = listed(&pod["spec"]["containers"])
+        .or_else(|| listed(&pod["status"]["containerStatuses"]))?;
+    if containers.len() < 2 {
+        return None;
+    }
+    containers
+        .iter()
+        .map(|c| &c["name"])
+        .find(|n| is_dns_container(n))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 /// What apply did to one DNS pod of a node: deleted it and waited for its replacement.
@@ -1248,7 +1332,7 @@ async fn recreate(
         }
         Some(mut p) => {
             if p.restarts > 0 || p.waiting.is_some() {
-                p.loop_detected = kubectl.previous_loop_line(&p.name).await;
+                p.loop_detected = kubectl.previous_loop_line(&p).await;
             }
             step.replacement = Some(p.name.clone());
             format!(
@@ -1508,6 +1592,7 @@ mod tests {
             running: true,
             loop_detected: None,
             logs_read: false,
+            container: None,
         }
     }
 
@@ -1751,6 +1836,125 @@ case \" $* \" in
         let (parts, asked) = run_listing(&compact);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!((parts.logs.len(), asked.as_str()), (0, ""));
+    }
+
+    /// A CoreDNS pod with a sidecar injected before its `coredns` container (Kubespray's
+    /// crash-looping pod of tests/fixtures/kubectl/dns-pods.json, a `proxy` container put
+    /// first, as a mesh does with a proxy that must start before the app): `kubectl logs
+    /// POD --previous` reads the sidecar's, so the previous log is asked for with `-c
+    /// coredns`, also where the first listing read kubectl's choice already.
+    #[tokio::test]
+    async fn the_dns_containers_previous_log_is_read_by_name() {
+        let doc: Value =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"))
+                .expect("fixture");
+        let mut pod = doc["items"][1].clone();
+        let first = |v: &mut Value, c: Value| v.as_array_mut().expect("a list").insert(0, c);
+        first(
+            &mut pod["spec"]["containers"],
+            serde_json::json!({"name": "proxy", "image": "registry.example/proxy:1.0"}),
+        );
+        first(
+            &mut pod["status"]["containerStatuses"],
+            serde_json::json!({"name": "proxy", "ready": true, "restartCount": 0,
+                               "state": {"running": {"startedAt": "2026-08-21T10:00:00Z"}}}),
+        );
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [pod]});
+        let pods = parse_pods(&serde_json::to_vec(&list).expect("json")).expect("pods");
+        assert_eq!(
+            (pods[0].container.as_deref(), pods[0].restarts),
+            (Some("coredns"), 7)
+        );
+        // A pod of one container names none: kubectl reads it.
+        let fixture = parse_pods(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"));
+        assert!(fixture.expect("pods").iter().all(|p| p.container.is_none()));
+
+        let dir = std::env::temp_dir().join(format!("dnsfix-logs-{}", crate::util::nonce()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let stub = format!(
+            "#!/bin/sh\necho \"$*\" >>'{dir}/asked'\ncase \" $* \" in\n\
+             *\" -c coredns \"*) echo '[FATAL] plugin/loop: Loop (127.0.0.1:38017 -> :53) detected for zone \".\"' ;;\n\
+             *) echo 'proxy: ready' ;;\nesac\n",
+            dir = dir.display()
+        );
+        let kubectl_path = dir.join("kubectl");
+        std::fs::write(&kubectl_path, stub).expect("stub");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&kubectl_path, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        let options = crate::transport::SshOptions::default();
+        let mut kubectl = Kubectl {
+            target: Target {
+                host: "localhost".into(),
+                connection: crate::inventory::Inventory::local().hosts()[0].connection(),
+            },
+            session: Session::Local(crate::transport::LocalTransport::connect(&options)),
+            prologue: format!("set -- '{}'\n", kubectl_path.display()),
+            via: "this machine".into(),
+            config: None,
+            // The first listing read the sidecar's log: no loop there.
+            logs: LoopLines::from([(pods[0].name.clone(), None)]),
+            kubelets: Kubelets::new(),
+        };
+        let read = kubectl.with_logs(pods).await;
+        kubectl.close().await;
+        let asked = std::fs::read_to_string(dir.join("asked")).unwrap_or_default();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(
+            read[0]
+                .loop_detected
+                .as_deref()
+                .is_some_and(|l| l.contains("plugin/loop: Loop")),
+            "{read:?}"
+        );
+        assert!(read[0].logs_read);
+        assert!(
+            asked.contains("logs coredns-5c54f84c97-q9m4d -c coredns --previous"),
+            "{asked}"
+        );
+    }
+
+    /// Only names the API allows reach the shell: a container that is no DNS-1123 label
+    /// leaves its pod unread (unknown), never read unnamed.
+    #[test]
+    fn container_names_reach_the_shell_only_as_dns_labels() {
+        for good in ["coredns", "node-cache", "a", "c0-1"] {
+            assert!(valid_container_name(good), "{good}");
+        }
+        let long = "a".repeat(64);
+        for bad in [
+            "",
+            "-x",
+            "x-",
+            "Core",
+            "a;b",
+            "a b",
+            "$(id)",
+            "a.b",
+            long.as_str(),
+        ] {
+            assert!(!valid_container_name(bad), "{bad}");
+        }
+        let script = previous_logs_script(
+            "",
+            "B7",
+            &[
+                ("coredns-a", Some("$(id)")),
+                ("coredns-b", Some("coredns")),
+                ("coredns-c", None),
+            ],
+        )
+        .expect("a script");
+        assert!(
+            !script.contains("coredns-a") && !script.contains("$(id)"),
+            "{script}"
+        );
+        assert!(
+            script.contains(" logs coredns-b -c coredns --previous "),
+            "{script}"
+        );
+        assert!(script.contains(" logs coredns-c --previous "), "{script}");
+        assert_eq!(previous_logs_script("", "B7", &[("x", Some("a;b"))]), None);
     }
 
     /// The batched logs split by the boundary: each pod keeps its own last loop line, a

@@ -815,6 +815,7 @@ mod tests {
                     .to_owned(),
             ),
             logs_read: true,
+            container: None,
         }
     }
 
@@ -1014,6 +1015,7 @@ mod tests {
             running: ready,
             loop_detected: None,
             logs_read: true,
+            container: None,
         }
     }
 

@@ -211,6 +211,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
         running: false,
         loop_detected: Some("[FATAL] plugin/loop: Loop (127.0.0.1:53 -> :53) detected".into()),
         logs_read: true,
+        container: None,
     };
     let cluster = dnsfix::cluster::Cluster::Read {
         via: "cp1".into(),

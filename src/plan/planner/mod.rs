@@ -620,6 +620,7 @@ mod tests {
             running: ready,
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
             logs_read: !ready,
+            container: None,
         }
     }
 
