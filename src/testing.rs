@@ -197,3 +197,73 @@ pub(crate) fn cluster_with_services(
         kubelets: Default::default(),
     }
 }
+
+/// kubeadm's CoreDNS ConfigMap (kubernetes cmd/kubeadm/app/phases/addons/dns/
+/// manifests.go, CoreDNSConfigMap), rendered with DNSDomain cluster.local.
+pub(crate) const KUBEADM_COREFILE: &str = "\
+.:53 {
+    errors
+    health {
+       lameduck 5s
+    }
+    ready
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+       pods insecure
+       fallthrough in-addr.arpa ip6.arpa
+       ttl 30
+    }
+    prometheus :9153
+    forward . /etc/resolv.conf {
+       max_concurrent 1000
+    }
+    cache 30 {
+       disable success cluster.local
+       disable denial cluster.local
+    }
+    loop
+    reload
+    loadbalance
+}
+";
+
+/// A kubeadm 1.29 node (`_healthy/kubeadm-ubuntu2204`, its README names its sources) with
+/// NodeLocal DNSCache from the upstream manifest (kubernetes cluster/addons/dns/
+/// nodelocaldns) set up for kube-proxy in IPVS mode as the kubernetes.io NodeLocal DNSCache
+/// page says: node-cache binds 169.254.20.10 alone (`-localip`, the `,__PILLAR__DNS__SERVER__`
+/// left out) and the kubelet's clusterDNS is 169.254.20.10. The kubelet's resolvConf file,
+/// systemd-resolved's uplink file, lists the kube-dns Service 10.96.0.10 before the real
+/// 192.0.2.53 (a DNS= an admin added); the cluster, read with kubectl on cp1, has that
+/// Service and kubeadm's Corefile forwarding `.` to the pod's resolv.conf, which is that
+/// file: CoreDNS forwards part of its queries to itself.
+pub(crate) fn kubeadm_ipvs_nodelocal_with_service_in_file()
+-> (crate::facts::NodeFacts, crate::cluster::Cluster) {
+    let mut raw = rules_fixture("_healthy/kubeadm-ubuntu2204");
+    replace_in_file(
+        &mut raw,
+        "/var/lib/kubelet/config.yaml",
+        "clusterDNS:\n- 10.96.0.10\n",
+        "clusterDNS:\n- 169.254.20.10\n",
+    );
+    replace_in_file(
+        &mut raw,
+        "/run/systemd/resolve/resolv.conf",
+        "nameserver 192.0.2.53\n",
+        "nameserver 10.96.0.10\nnameserver 192.0.2.53\n",
+    );
+    set_command(
+        &mut raw,
+        "nodelocaldns-addr",
+        "6: nodelocaldns    inet 169.254.20.10/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n",
+        0,
+    );
+    let mut cluster = cluster_with_services("cp1", Some(vec![("kube-dns", "10.96.0.10")]));
+    if let crate::cluster::Cluster::Read { config, .. } = &mut cluster {
+        config.corefiles = vec![crate::cluster::Corefile {
+            configmap: "coredns".into(),
+            key: "Corefile".into(),
+            blocks: crate::cluster::corefile::parse(KUBEADM_COREFILE),
+            text: KUBEADM_COREFILE.into(),
+        }];
+    }
+    (crate::facts::NodeFacts::from_raw("node1", &raw), cluster)
+}

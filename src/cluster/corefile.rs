@@ -240,33 +240,7 @@ fn valid_target(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// kubeadm's CoreDNS ConfigMap (kubernetes cmd/kubeadm/app/phases/addons/dns/
-    /// manifests.go, CoreDNSConfigMap), rendered with DNSDomain cluster.local.
-    const KUBEADM: &str = "\
-.:53 {
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-";
+    use crate::testing::KUBEADM_COREFILE as KUBEADM;
 
     /// Kubespray's nodelocaldns ConfigMap (roles/kubernetes-apps/ansible/templates/
     /// nodelocaldns-config.yml.j2 at 46dbdd39, 2026-08-21) rendered with its defaults:

@@ -18,14 +18,26 @@ use crate::inventory::Host;
 /// Flags whose value decides what pods resolve through.
 const DNS_FLAGS: [&str; 3] = ["resolv-conf", "cluster-dns", "cluster-domain"];
 
-/// The context for `host`, as JSON (converted to a minijinja value by the caller).
+/// The ids of the findings that failed (not those unknown).
+fn failing_ids(findings: &[Finding]) -> Vec<&'static str> {
+    findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .map(|f| f.id)
+        .collect()
+}
+
+/// The context for `host`, as JSON (converted to a minijinja value by the caller), with
+/// what the `cluster` says where it was read (its DNS Services' addresses are the
+/// cluster's own, as the rules take them).
 pub fn build(
     host: &Host,
     facts: &NodeFacts,
     findings: &[Finding],
     kubelet_version: Option<(String, String)>,
+    cluster: Option<&crate::cluster::Cluster>,
 ) -> Value {
-    let cluster = cluster_addresses(host, facts);
+    let cluster = cluster_addresses(host, facts, cluster);
     let own = kubelet_own_servers(facts, &cluster);
     let (upstreams, upstreams_source) = upstreams(host, facts, &cluster, &own);
     let uplink = &facts.resolver.systemd_uplink;
@@ -40,11 +52,7 @@ pub fn build(
     let (bridge_left, forwarding_left) = crate::diagnose::rules::left_to_installer(&rules_ctx);
     let (module_left, [iptables, ip6tables, forwarding]) =
         crate::diagnose::rules::installer_bridge(&rules_ctx);
-    let failing: Vec<&str> = findings
-        .iter()
-        .filter(|f| f.status == FindingStatus::Failed)
-        .map(|f| f.id)
-        .collect();
+    let failing = failing_ids(findings);
     let mut context = json!({
         "host": host.name,
         "groups": host.groups,
@@ -896,7 +904,7 @@ mod tests {
     fn the_kubelets_own_servers_are_kept() {
         let context = |fixture: &str| {
             let facts = NodeFacts::from_raw("node1", &crate::testing::rules_fixture(fixture));
-            build(&Host::new("node1"), &facts, &[], None)
+            build(&Host::new("node1"), &facts, &[], None, None)
         };
         let empty_line = context("DNS-KUBELET-RESOLVCONF-MISSING/empty-nameserver-line");
         assert_eq!(empty_line["kubelet_own_servers"], json!(["10.20.0.53"]));
@@ -914,6 +922,31 @@ mod tests {
         assert_eq!(stub["uplink_has_kubelet_servers"], json!(true));
         let k3s = context("DNS-K3S-FALLBACK/k3s-auto-fallback");
         assert_eq!(k3s["kubelet_own_servers"], json!([]));
+    }
+
+    /// The cluster DNS Services read from the cluster are the cluster's own addresses for
+    /// the playbooks too: a kubelet file listing the kube-dns Service is no clean file, and
+    /// the Service is no upstream ([`crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file`]).
+    #[test]
+    fn the_clusters_dns_services_are_no_upstreams() {
+        let (facts, cluster) = crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file();
+        let host = Host::new("node1");
+        let context = build(&host, &facts, &[], None, Some(&cluster));
+        assert_eq!(context["kubelet_resolv_clean"], json!(false));
+        assert_eq!(context["resolved_uplink_clean"], json!(false));
+        assert_eq!(context["kubelet_own_servers"], json!(["192.0.2.53"]));
+        assert_eq!(context["upstreams"], json!(["192.0.2.53"]));
+        assert!(
+            context["cluster_addresses"]
+                .as_array()
+                .is_some_and(|a| a.contains(&json!("10.96.0.10"))),
+            "{}",
+            context["cluster_addresses"]
+        );
+        // The rules take the same set.
+        let ctx = crate::diagnose::rules::Ctx::in_cluster(&host, &facts, Some(&cluster));
+        let same: Vec<String> = ctx.cluster.iter().map(ToString::to_string).collect();
+        assert_eq!(context["cluster_addresses"], json!(same));
     }
 
     /// node-cache may hold the kube-dns Service's address beside its own (`-localip

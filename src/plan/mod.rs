@@ -326,7 +326,11 @@ fn base_context(
 ) -> minijinja::Value {
     let version = rules::kubelet_version(&rules::Ctx::in_cluster(host, facts, Some(cluster)));
     minijinja::Value::from(minijinja::value::Serde(context::build(
-        host, facts, findings, version,
+        host,
+        facts,
+        findings,
+        version,
+        Some(cluster),
     )))
 }
 

@@ -46,7 +46,9 @@ pub struct Ctx<'a> {
     pub host: &'a Host,
     pub facts: &'a NodeFacts,
     /// The cluster's own DNS addresses: clusterDNS, the nodelocaldns IP, the kube-dns
-    /// service IP. A resolver that lists only these forwards back into the cluster.
+    /// service IP (the inventory's, and the cluster DNS Services' where the cluster was
+    /// read: [`cluster_addresses`]). A resolver that lists only these forwards back into
+    /// the cluster.
     pub cluster: BTreeSet<IpAddr>,
     /// kube-proxy's mode as its ConfigMap says, when the cluster was read (`""` is its
     /// default, iptables), and the ConfigMap and key it was read from; it replaces the
@@ -76,7 +78,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             host,
             facts,
-            cluster: cluster_addresses(host, facts),
+            cluster: cluster_addresses(host, facts, None),
             kube_proxy_mode: None,
             kube_proxy_absent: false,
             kubelet_version: None,
@@ -93,6 +95,7 @@ impl<'a> Ctx<'a> {
         cluster: Option<&crate::cluster::Cluster>,
     ) -> Ctx<'a> {
         let mut ctx = Ctx::new(host, facts);
+        ctx.cluster = cluster_addresses(host, facts, cluster);
         if let Some(crate::cluster::Cluster::Read {
             via,
             config,
@@ -681,9 +684,30 @@ pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String
     })
 }
 
-/// The cluster's own DNS addresses as this host knows them.
-pub fn cluster_addresses(host: &Host, facts: &NodeFacts) -> BTreeSet<IpAddr> {
+/// The cluster's own DNS addresses as this host knows them: its clusterDNS, the addresses
+/// of its nodelocaldns interface, NodeLocal DNSCache's and the CoreDNS Service's as the
+/// inventory gives them, and, where the `cluster` was read, the ClusterIPs of its DNS
+/// Services ([`GET_DNS_SERVICES`](crate::cluster::GET_DNS_SERVICES)): with a node-local
+/// cache in IPVS mode clusterDNS is the cache's link-local address alone, and off Kubespray
+/// the inventory names no Service address, while a resolv.conf that lists the Service's
+/// still forwards back into the cluster. The rules ([`Ctx`]) and the playbooks' context
+/// take the same set.
+pub fn cluster_addresses(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: Option<&crate::cluster::Cluster>,
+) -> BTreeSet<IpAddr> {
     let mut set = BTreeSet::new();
+    if let Some(crate::cluster::Cluster::Read { config, .. }) = cluster {
+        set.extend(
+            config
+                .services
+                .iter()
+                .flatten()
+                .flat_map(|s| &s.cluster_ips)
+                .filter_map(|ip| ip.parse::<IpAddr>().ok()),
+        );
+    }
     if let Observed::Known(e) = &facts.kubelet.cluster_dns {
         set.extend(e.value.iter().filter_map(|a| a.parse::<IpAddr>().ok()));
     }

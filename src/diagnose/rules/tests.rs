@@ -3002,3 +3002,33 @@ fn a_cni_file_containerd_cannot_load_by_runtime_endpoint() {
         "the dockershim skips the file"
     );
 }
+
+/// The cluster DNS Service's address read from the cluster is the cluster's own: on a
+/// kubeadm node whose clusterDNS is a node-local cache's address alone (IPVS mode), a
+/// kubelet resolvConf file listing the kube-dns Service loops CoreDNS, which forwards `.`
+/// there ([`crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file`]).
+#[test]
+fn a_dns_service_address_read_from_the_cluster_is_the_clusters_own() {
+    let (facts, cluster) = crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file();
+    let host = Host::new("node1");
+    let ctx = Ctx::in_cluster(&host, &facts, Some(&cluster));
+    let service: std::net::IpAddr = "10.96.0.10".parse().expect("an address");
+    assert!(ctx.cluster.contains(&service), "{:?}", ctx.cluster);
+    let RuleOutcome::Findings(f) = super::kubelet_file::cluster_self_forward(&ctx) else {
+        panic!("the file kubelet hands CoreDNS lists the kube-dns Service");
+    };
+    assert_eq!(
+        (f[0].severity, f[0].status),
+        (Severity::Critical, crate::diagnose::FindingStatus::Failed),
+        "{f:?}"
+    );
+    assert!(f[0].summary.contains("(10.96.0.10)"), "{f:?}");
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e.starts_with("cluster DNS addresses: ") && e.contains("10.96.0.10")),
+        "{f:?}"
+    );
+    // The node alone does not know the Service's address.
+    assert!(!Ctx::new(&host, &facts).cluster.contains(&service));
+}
