@@ -1498,7 +1498,8 @@ pub const RULES: &[RuleInfo] = &[
             ConfigMaps are written only when the kubernetes-apps role runs, so setting the value\n\
             later changes nothing until then. /etc/resolv.conf in a CoreDNS pod is the file the\n\
             kubelet handed it (dnsPolicy: Default), which carries the node's problems into the\n\
-            cluster.",
+            cluster. An upstream_dns_servers written as a template (\"{{ corp_dns }}\") is what\n\
+            Ansible renders it to, which dnsfix does not: the drift is then unknown.",
         fix: "\
             Set the line Kubespray renders, nothing else:\n  \
             kubectl -n kube-system edit configmap coredns        # forward . SERVERS {\n  \

@@ -396,6 +396,18 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
             None => "the cluster has no coredns or nodelocaldns Corefile".into(),
         });
     }
+    // Kubespray renders a server written as a template (`"{{ corp_dns }}"`) with Ansible:
+    // what the Corefiles should forward to is not known here, and never the template's text.
+    if let Some(template) = super::rules::unrendered_upstream_dns_server(ctx) {
+        return ctx.unknown_because(
+            COREFILE_UPSTREAM,
+            format!(
+                "inventory upstream_dns_servers holds {}, a template dnsfix does not render: whether the Corefiles forward where Kubespray renders it is not known",
+                crate::text::escape(&template)
+            ),
+            "write upstream_dns_servers as addresses in the inventory, or compare `forward .` in the `.:53` block of the coredns and nodelocaldns Corefiles with what Ansible renders".into(),
+        );
+    }
     let mut evidence = Vec::new();
     let mut off = Vec::new();
     for c in &config.corefiles {
@@ -931,6 +943,38 @@ mod tests {
             outcome(&rules, COREFILE_UPSTREAM),
             RuleOutcome::Pass
         ));
+    }
+
+    /// upstream_dns_servers written as a template dnsfix does not render (README's
+    /// `["{{ corp_dns }}"]`): Kubespray forwards to what Ansible makes of it, so whether the
+    /// Corefiles drift is unknown, never a comparison with the template's text.
+    #[test]
+    fn templated_upstream_dns_servers_leave_the_corefile_drift_unknown() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let cluster = read(Vec::new(), kubespray_corefiles());
+        for servers in [
+            serde_json::json!(["{{ corp_dns }}"]),
+            serde_json::json!(["192.0.2.53", "{{ corp_dns | first }}"]),
+            serde_json::json!("{{ corp_dns_list }}"),
+        ] {
+            let host = control_plane(serde_json::json!({ "upstream_dns_servers": servers }));
+            let rules = rules(&host, &facts, &cluster);
+            let f = &findings(outcome(&rules, COREFILE_UPSTREAM))[0];
+            assert_eq!(
+                (f.status, f.severity, f.playbook),
+                (
+                    crate::diagnose::FindingStatus::Unknown,
+                    Severity::Warning,
+                    None
+                ),
+                "{f:?}"
+            );
+            assert!(
+                f.evidence[0].starts_with("inventory upstream_dns_servers holds {{ corp_dns")
+                    && f.evidence[0].contains("a template dnsfix does not render"),
+                "{f:?}"
+            );
+        }
     }
 
     /// Kubespray #3979's node (stub resolv.conf) with its CoreDNS pod crash-looping on the

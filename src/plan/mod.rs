@@ -1184,6 +1184,49 @@ mod tests {
         assert_eq!(changed("manual"), ["nodelocaldns"]);
     }
 
+    /// upstream_dns_servers as a template dnsfix does not render: DNS-COREFILE-UPSTREAM-DRIFT
+    /// is unknown, not failed, so corefile-upstream (which runs only where a finding it fixes
+    /// failed) never takes the template for servers; the host's plan is the inventory's
+    /// error that asks for the addresses, and the cluster is not changed.
+    #[test]
+    fn a_templated_upstream_changes_no_corefile() {
+        let config = crate::cluster::parse_configmaps(include_bytes!(
+            "../../tests/lab/standins/configmaps.json"
+        ))
+        .expect("configmaps");
+        let cluster = crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: Vec::new(),
+            config: Box::new(config),
+            kubelets: Default::default(),
+        };
+        let plan = plan_in(
+            "DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray",
+            "upstream_dns_servers: [\"{{ corp_dns }}\"]",
+            &cluster,
+            "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:",
+        );
+        assert!(
+            plan.cluster_changes.is_empty(),
+            "{:#?}",
+            plan.cluster_changes
+        );
+        let host = &plan.hosts[0];
+        assert!(
+            host.error.as_ref().is_some_and(|e| e.kind == "inventory"
+                && e.message
+                    .contains("\"{{ corp_dns }}\" is a template dnsfix cannot resolve")),
+            "{host:#?}"
+        );
+        assert!(host.blocked.is_empty(), "{:#?}", host.blocked);
+        let drift = host
+            .findings
+            .iter()
+            .find(|f| f.id == "DNS-COREFILE-UPSTREAM-DRIFT")
+            .expect("the drift rule says something");
+        assert_eq!(drift.status, FindingStatus::Unknown, "{drift:#?}");
+    }
+
     /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML
     /// mapping lines) as its inventory variables and no cluster.
     fn plan_fixture(fixture: &str, vars: &str) -> HostPlan {

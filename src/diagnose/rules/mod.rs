@@ -161,7 +161,12 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`Ctx::unknown`] for a fact other than a file, with what to do about it.
-    fn unknown_because(&self, id: &'static str, why: String, remediation: String) -> RuleOutcome {
+    pub(in crate::diagnose) fn unknown_because(
+        &self,
+        id: &'static str,
+        why: String,
+        remediation: String,
+    ) -> RuleOutcome {
         let severity = catalog::rule(id).map_or(Severity::Warning, |r| r.severity);
         RuleOutcome::Findings(vec![Finding {
             id,
