@@ -258,12 +258,11 @@ pub(crate) fn kubeadm_ipvs_nodelocal_with_service_in_file()
     );
     let mut cluster = cluster_with_services("cp1", Some(vec![("kube-dns", "10.96.0.10")]));
     if let crate::cluster::Cluster::Read { config, .. } = &mut cluster {
-        config.corefiles = vec![crate::cluster::Corefile {
-            configmap: "coredns".into(),
-            key: "Corefile".into(),
-            blocks: crate::cluster::corefile::parse(KUBEADM_COREFILE),
-            text: KUBEADM_COREFILE.into(),
-        }];
+        config.corefiles = vec![crate::cluster::Corefile::new(
+            "coredns",
+            "Corefile",
+            KUBEADM_COREFILE,
+        )];
     }
     (crate::facts::NodeFacts::from_raw("node1", &raw), cluster)
 }

@@ -1,8 +1,21 @@
-//! The parts of a Corefile dnsfix judges: each server block's zones, its `forward` plugin
-//! (the zone it forwards and where to) and whether the `loop` plugin is on. The syntax is
-//! Caddyfile's as CoreDNS reads it (coredns.io/manual/configuration): server blocks
-//! `ZONE[:PORT]... {`, one directive per line with its arguments, a nested `{ }` block of
-//! options, `#` comments.
+//! The parts of a Corefile dnsfix judges: each server block's zones, the `forward` that
+//! takes the names outside the cluster (FROM `.`) and whether the `loop` plugin is on; and
+//! the one edit dnsfix makes there, that `forward`'s targets.
+//!
+//! Read as CoreDNS reads it, with coredns/caddy's `caddyfile` package (lexer.go, parse.go,
+//! dispenser.go at 15135a99): words split at white space, a word that starts with `"` runs
+//! to the next unescaped `"` (line breaks too), `#` outside one starts a comment to the end
+//! of the line; `{` and `}` count only as words of their own. A server block is its
+//! addresses, up to a `{` on their line or the next, then its directives: one a line, a
+//! directive running on over the lines of the `{ }` it opens (`forward . 192.0.2.53 {
+//! max_fails 3 }` is one). `(name) { }` defines a snippet and `import name` puts its words
+//! there; `import FILE` puts a file's, which dnsfix cannot read. A Corefile CoreDNS would
+//! refuse is not read at all ([`parse`] says why); where a root block's `forward .` may come
+//! from an imported file, where it forwards is unknown ([`RootForward::Unknown`]). Never
+//! writes: the edit returns the new text, every byte but the targets' kept.
+
+use std::collections::HashMap;
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -11,13 +24,20 @@ use serde::{Deserialize, Serialize};
 pub struct ServerBlock {
     /// `.:53`, `cluster.local:53`, as written.
     pub zones: Vec<String>,
-    /// 1-based line of the block's opening line in the Corefile.
+    /// 1-based line of the block's first address.
     pub line: usize,
-    /// `forward FROM TO...`, when the block has one.
+    /// Its first `forward .`: where names no narrower `forward` before it takes go. CoreDNS
+    /// (1.10 on) chains a block's `forward`s in order and the first whose FROM holds a name
+    /// takes it (plugin/forward README, setup.go `setup`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub forward: Option<Forward>,
     /// The `loop` plugin is on: the block dies on a forwarding loop at start-up.
     pub loop_plugin: bool,
+    /// Why where the block forwards `.` is not known from the Corefile alone: it imports a
+    /// file (dnsfix cannot read it) before its `forward .` or has none of its own, or the
+    /// `forward .` names an environment variable of the CoreDNS process.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub forward_unknown: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,11 +53,13 @@ impl ServerBlock {
     /// It serves the root zone (`.`, `.:53`, `dns://.:53`): where names outside the
     /// cluster go.
     pub fn is_root(&self) -> bool {
-        self.zones.iter().any(|z| {
-            let z = z.strip_prefix("dns://").unwrap_or(z);
-            z == "." || z.starts_with(".:")
-        })
+        self.zones.iter().any(|z| is_root_zone(z))
     }
+}
+
+fn is_root_zone(zone: &str) -> bool {
+    let z = zone.strip_prefix("dns://").unwrap_or(zone);
+    z == "." || z.starts_with(".:")
 }
 
 impl Forward {
@@ -48,93 +70,649 @@ impl Forward {
     }
 }
 
-/// The server blocks of `text`; an unbalanced brace ends the parse with what was read.
-pub fn parse(text: &str) -> Vec<ServerBlock> {
-    let mut blocks = Vec::new();
-    let mut current: Option<ServerBlock> = None;
-    let mut depth = 0usize;
-    for (i, raw) in text.lines().enumerate() {
-        let line = uncommented(raw).trim();
-        if line.is_empty() {
-            continue;
-        }
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let opens = line.ends_with('{');
-        let closes = words == ["}"];
-        match depth {
-            0 if opens => {
-                let zones = words[..words.len() - 1]
-                    .iter()
-                    .flat_map(|w| w.split(','))
-                    .filter(|w| !w.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                current = Some(ServerBlock {
-                    zones,
-                    line: i + 1,
-                    forward: None,
-                    loop_plugin: false,
-                });
-                depth = 1;
-            }
-            0 => {}
-            1 if closes => {
-                blocks.extend(current.take());
-                depth = 0;
-            }
-            1 => {
-                let args: Vec<&str> = words.iter().copied().filter(|w| *w != "{").collect();
-                if let Some(block) = current.as_mut() {
-                    match args.first().copied() {
-                        Some("loop") => block.loop_plugin = true,
-                        Some("forward") if args.len() >= 3 => {
-                            block.forward = Some(Forward {
-                                from: args[1].to_owned(),
-                                to: args[2..].iter().map(|s| (*s).to_owned()).collect(),
-                                line: i + 1,
-                            });
-                        }
-                        _ => {}
-                    }
-                }
-                if opens {
-                    depth += 1;
-                }
-            }
-            _ if closes => depth -= 1,
-            _ if opens => depth += 1,
-            _ => {}
-        }
-    }
-    blocks
+/// A Corefile as CoreDNS would load it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub blocks: Vec<ServerBlock>,
+    /// Files imported outside any server block (k3s's `import /etc/coredns/custom/*.server`)
+    /// with their lines: server blocks dnsfix cannot see.
+    pub imports: Vec<(String, usize)>,
 }
 
-/// `line` up to its comment, as CoreDNS's lexer reads it (coredns/caddy
-/// `caddyfile/lexer.go`, `next`): a `#` outside a quoted token skips the rest of the line,
-/// also in the middle of a word (`example.org#x` is `example.org`), while inside one it is
-/// text. A token is quoted when it starts with `"`, and runs to the next `"` not escaped
-/// with a backslash. Not followed here: a quoted token running on past the end of its
-/// line, and a new quoted token right after a closing quote (`"a""# b"`).
-fn uncommented(line: &str) -> &str {
-    let (mut quoted, mut escaped, mut token_start) = (false, false, true);
-    for (i, c) in line.char_indices() {
-        if quoted {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => quoted = false,
+/// Where a Corefile sends the names outside the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootForward<'a> {
+    /// The root block's `forward .`.
+    Forward(&'a ServerBlock, &'a Forward),
+    /// A root block without a `forward .` (and no file it imports to hold one): CoreDNS
+    /// forwards those names nowhere.
+    NoForward(&'a ServerBlock),
+    /// No block for the root zone, and no file imported outside the blocks to hold one.
+    NoRoot,
+    /// Not known from the Corefile: why.
+    Unknown(String),
+}
+
+impl Parsed {
+    /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
+    pub fn root(&self) -> Option<&ServerBlock> {
+        self.blocks.iter().find(|b| b.is_root())
+    }
+
+    /// Where the Corefile sends names outside the cluster.
+    pub fn root_forward(&self) -> RootForward<'_> {
+        root_forward(&self.blocks, &self.imports)
+    }
+}
+
+/// [`Parsed::root_forward`] of these `blocks` and top-level `imports`.
+pub fn root_forward<'a>(blocks: &'a [ServerBlock], imports: &[(String, usize)]) -> RootForward<'a> {
+    match blocks.iter().find(|b| b.is_root()) {
+        Some(block) => match (&block.forward_unknown, &block.forward) {
+            (Some(why), _) => RootForward::Unknown(format!(
+                "its {} block (line {}) {why}",
+                block.zones.join(" "),
+                block.line
+            )),
+            (None, Some(forward)) => RootForward::Forward(block, forward),
+            (None, None) => RootForward::NoForward(block),
+        },
+        None => match imports.first() {
+            Some((path, line)) => RootForward::Unknown(format!(
+                "it has no block for the root zone and imports {} (line {line}), which dnsfix cannot read and may hold one",
+                crate::text::escape(path)
+            )),
+            None => RootForward::NoRoot,
+        },
+    }
+}
+
+/// The server blocks of `text`, as CoreDNS would load them; why not where it would refuse
+/// the file (a `{` never closed, a `}` that closes nothing, a snippet declared twice, a
+/// `forward` without FROM and TO, ...).
+pub fn parse(text: &str) -> Result<Parsed, String> {
+    Ok(Ast::parse(text)?.summary()?.parsed)
+}
+
+/// A word of the Corefile as caddy's lexer reads it.
+#[derive(Debug, Clone)]
+struct Token {
+    text: String,
+    /// 1-based line it starts on.
+    line: usize,
+    /// Its bytes in the Corefile, quotes included.
+    span: Range<usize>,
+    /// The snippet `import` took it from, where it did.
+    snippet: Option<String>,
+}
+
+impl Token {
+    /// The line it ends on: a quoted word may hold line breaks (caddy's `numLineBreaks`).
+    fn end_line(&self) -> usize {
+        self.line + self.text.matches('\n').count()
+    }
+}
+
+/// The words of `text` (caddyfile/lexer.go `next`): a byte order mark first is skipped;
+/// white space ends a word, except `\r`, which is dropped; `#` starts a comment to the end of
+/// the line (in the middle of a word too); a word that starts with `"` runs to the next `"`
+/// not escaped with `\` (which is dropped before `"` only), or to the end of the text.
+fn lex(text: &str) -> Vec<Token> {
+    fn push(tokens: &mut Vec<Token>, text: String, line: usize, span: Range<usize>) {
+        tokens.push(Token {
+            text,
+            line,
+            span,
+            snippet: None,
+        });
+    }
+    let skip = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut chars = text[skip..].char_indices().map(|(i, c)| (i + skip, c));
+    let mut tokens = Vec::new();
+    let mut line = 1;
+    'words: loop {
+        let (mut val, mut start, mut end, mut first) = (String::new(), 0, 0, line);
+        let (mut comment, mut quoted, mut escaped) = (false, false, false);
+        loop {
+            let Some((i, ch)) = chars.next() else {
+                if !val.is_empty() {
+                    push(&mut tokens, val, first, start..end);
+                }
+                break 'words;
+            };
+            if quoted {
+                if !escaped && ch == '\\' {
+                    escaped = true;
+                    continue;
+                }
+                if !escaped && ch == '"' {
+                    push(&mut tokens, val, first, start..i + 1);
+                    continue 'words;
+                }
+                if ch == '\n' {
+                    line += 1;
+                }
+                if escaped && ch != '"' {
+                    val.push('\\');
+                }
+                val.push(ch);
+                end = i + ch.len_utf8();
+                escaped = false;
+                continue;
+            }
+            if ch.is_whitespace() {
+                if ch == '\r' {
+                    continue;
+                }
+                if ch == '\n' {
+                    line += 1;
+                    comment = false;
+                }
+                if !val.is_empty() {
+                    push(&mut tokens, val, first, start..end);
+                    continue 'words;
+                }
+                continue;
+            }
+            if ch == '#' {
+                comment = true;
+            }
+            if comment {
+                continue;
+            }
+            if val.is_empty() {
+                (start, first) = (i, line);
+                if ch == '"' {
+                    quoted = true;
+                    continue;
+                }
+            }
+            val.push(ch);
+            end = i + ch.len_utf8();
+        }
+    }
+    tokens
+}
+
+/// A server block as caddy's parser groups it: its addresses, then its directives in order.
+#[derive(Debug, Default)]
+struct Block {
+    keys: Vec<Token>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    /// A directive's words, its `{ }` blocks included.
+    Directive(Vec<Token>),
+    /// `import FILE` among the directives: words dnsfix cannot read.
+    Import { path: String, line: usize },
+}
+
+/// Where an `import` stands, which decides what its words become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Outside a server block (before its addresses).
+    Addresses,
+    /// Among a server block's directives.
+    Block,
+    /// On a line of its own inside a directive's `{ }`.
+    Directive,
+}
+
+/// More snippet imports than this is a snippet importing itself (caddy stops at 10000).
+const MAX_EXPANSIONS: usize = 1000;
+
+/// The Corefile's server blocks, as caddy's parser reads them (caddyfile/parse.go, with
+/// dispenser.go's cursor moves: `Next`, `NextArg`, `isNewLine`).
+#[derive(Debug, Default)]
+struct Ast {
+    blocks: Vec<Block>,
+    imports: Vec<(String, usize)>,
+}
+
+#[derive(Debug)]
+struct Parser {
+    tokens: Vec<Token>,
+    cursor: isize,
+    snippets: HashMap<String, Vec<Token>>,
+    expansions: usize,
+    eof: bool,
+    block: Block,
+    ast: Ast,
+}
+
+impl Ast {
+    fn parse(text: &str) -> Result<Ast, String> {
+        let mut parser = Parser {
+            tokens: lex(text),
+            cursor: -1,
+            snippets: HashMap::new(),
+            expansions: 0,
+            eof: false,
+            block: Block::default(),
+            ast: Ast::default(),
+        };
+        // parseAll
+        while parser.next() {
+            parser.block = Block::default();
+            parser.begin()?;
+            if !parser.block.keys.is_empty() {
+                let block = std::mem::take(&mut parser.block);
+                parser.ast.blocks.push(block);
+            }
+        }
+        Ok(parser.ast)
+    }
+}
+
+impl Parser {
+    fn at(&self) -> Option<&Token> {
+        usize::try_from(self.cursor)
+            .ok()
+            .and_then(|c| self.tokens.get(c))
+    }
+
+    fn val(&self) -> &str {
+        self.at().map_or("", |t| t.text.as_str())
+    }
+
+    /// The line of the current word (of the last one, past the end).
+    fn line(&self) -> usize {
+        self.at().or(self.tokens.last()).map_or(1, |t| t.line)
+    }
+
+    fn next(&mut self) -> bool {
+        if self.cursor + 1 < self.tokens.len() as isize {
+            self.cursor += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The next word, only where it is on the current word's line.
+    fn next_arg(&mut self) -> bool {
+        let Ok(c) = usize::try_from(self.cursor) else {
+            self.cursor += 1;
+            return true;
+        };
+        if c + 1 < self.tokens.len() && self.tokens[c].end_line() == self.tokens[c + 1].line {
+            self.cursor += 1;
+            return true;
+        }
+        false
+    }
+
+    /// The current word starts a line.
+    fn is_new_line(&self) -> bool {
+        match usize::try_from(self.cursor) {
+            Ok(0) | Err(_) => true,
+            Ok(c) if c >= self.tokens.len() => false,
+            Ok(c) => self.tokens[c - 1].end_line() < self.tokens[c].line,
+        }
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        if self.tokens.is_empty() {
+            return Ok(());
+        }
+        self.addresses()?;
+        if self.eof {
+            return Ok(());
+        }
+        let snippet = match self.block.keys.as_slice() {
+            [key] => key
+                .text
+                .strip_prefix('(')
+                .and_then(|k| k.strip_suffix(')'))
+                .map(str::to_owned),
+            _ => None,
+        };
+        let Some(name) = snippet else {
+            return self.block_contents();
+        };
+        let line = self.block.keys[0].line;
+        if self.snippets.contains_key(&name) {
+            return Err(format!("line {line}: snippet {name} is declared twice"));
+        }
+        let tokens = self.snippet_tokens()?;
+        let imports_itself = tokens.windows(2).enumerate().any(|(i, w)| {
+            w[0].text == "import"
+                && w[1].text == name
+                && (i == 0 || tokens[i - 1].line != w[0].line)
+        });
+        if imports_itself {
+            return Err(format!("line {line}: snippet {name} imports itself"));
+        }
+        self.snippets.insert(name, tokens);
+        self.block.keys.clear();
+        Ok(())
+    }
+
+    fn addresses(&mut self) -> Result<(), String> {
+        let mut expecting = false;
+        loop {
+            let word = self.val().to_owned();
+            if word == "import" && self.is_new_line() {
+                self.import(Place::Addresses)?;
+                continue;
+            }
+            if word == "{" {
+                if expecting {
+                    return Err(format!(
+                        "line {}: `{{` where another address was to follow a comma",
+                        self.line()
+                    ));
+                }
+                break;
+            }
+            if let (false, Some(token)) = (word.is_empty(), self.at()) {
+                let mut key = token.clone();
+                expecting = key.text.ends_with(',');
+                if expecting {
+                    key.text.pop();
+                }
+                self.block.keys.push(key);
+            }
+            let more = self.next();
+            if expecting && !more {
+                return Err(format!("line {}: the file ends after a comma", self.line()));
+            }
+            if !more {
+                self.eof = true;
+                break;
+            }
+            if !expecting && self.is_new_line() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn block_contents(&mut self) -> Result<(), String> {
+        let open = self.val() == "{";
+        if !open {
+            // A server block without braces runs to the end of the file.
+            self.cursor -= 1;
+        }
+        self.directives()?;
+        if open && self.val() != "}" {
+            return Err(format!(
+                "line {}: the block of {} is never closed",
+                self.block.keys[0].line, self.block.keys[0].text
+            ));
+        }
+        Ok(())
+    }
+
+    fn directives(&mut self) -> Result<(), String> {
+        while self.next() {
+            if self.val() == "}" {
+                break;
+            }
+            if self.val() == "import" {
+                self.import(Place::Block)?;
+                self.cursor -= 1;
+                continue;
+            }
+            self.directive()?;
+        }
+        Ok(())
+    }
+
+    /// One directive: its words to the end of its line, and of the lines of the `{ }` it
+    /// opens.
+    fn directive(&mut self) -> Result<(), String> {
+        let Some(first) = self.at().cloned() else {
+            return Ok(());
+        };
+        let mut words = vec![first];
+        let mut nesting = 0usize;
+        while self.next() {
+            let (word, new_line) = (self.val(), self.is_new_line());
+            if word == "{" {
+                nesting += 1;
+            } else if new_line && nesting == 0 {
+                self.cursor -= 1;
+                break;
+            } else if word == "}" && nesting > 0 {
+                nesting -= 1;
+            } else if word == "}" {
+                return Err(format!("line {}: a `}}` that closes nothing", self.line()));
+            } else if word == "import" && new_line {
+                self.import(Place::Directive)?;
+                self.cursor -= 1;
+                continue;
+            }
+            words.extend(self.at().cloned());
+        }
+        if nesting > 0 {
+            return Err(format!(
+                "line {}: a `{{` of {} is never closed",
+                words[0].line, words[0].text
+            ));
+        }
+        self.block.entries.push(Entry::Directive(words));
+        Ok(())
+    }
+
+    /// `import NAME`: a snippet's words, or a file's, which dnsfix cannot read (none are
+    /// put there; the import is kept where it stands). The cursor ends on the first word
+    /// put there, or on what followed the import.
+    fn import(&mut self, place: Place) -> Result<(), String> {
+        let (at, line) = (self.cursor, self.line());
+        if !self.next_arg() || self.val().is_empty() {
+            return Err(format!("line {line}: `import` without a file or snippet"));
+        }
+        let name = self.val().to_owned();
+        if self.next_arg() {
+            return Err(format!("line {line}: `import` takes one file or snippet"));
+        }
+        let words: Vec<Token> = match self.snippets.get(&name) {
+            Some(words) => {
+                self.expansions += 1;
+                if self.expansions > MAX_EXPANSIONS {
+                    return Err(format!(
+                        "line {line}: snippets import each other without end"
+                    ));
+                }
+                words
+                    .iter()
+                    .map(|w| Token {
+                        snippet: w.snippet.clone().or_else(|| Some(name.clone())),
+                        ..w.clone()
+                    })
+                    .collect()
+            }
+            None => {
+                match place {
+                    Place::Addresses => self.ast.imports.push((name, line)),
+                    Place::Block => self.block.entries.push(Entry::Import { path: name, line }),
+                    Place::Directive => {}
+                }
+                Vec::new()
+            }
+        };
+        let at = usize::try_from(at).unwrap_or_default();
+        let after = self.tokens.split_off((at + 2).min(self.tokens.len()));
+        self.tokens.truncate(at);
+        self.tokens.extend(words);
+        self.tokens.extend(after);
+        self.cursor = at as isize;
+        Ok(())
+    }
+
+    /// A snippet's words, between its `{` and the `}` that closes it.
+    fn snippet_tokens(&mut self) -> Result<Vec<Token>, String> {
+        let line = self.line();
+        if self.val() != "{" {
+            return Err(format!("line {line}: a snippet without `{{`"));
+        }
+        let (mut depth, mut words) = (1usize, Vec::new());
+        while self.next() {
+            match self.val() {
+                "}" if depth == 1 => return Ok(words),
+                "}" => depth -= 1,
+                "{" => depth += 1,
                 _ => {}
             }
-            continue;
+            words.extend(self.at().cloned());
         }
-        match c {
-            '#' => return &line[..i],
-            '"' if token_start => quoted = true,
+        Err(format!("line {line}: a snippet whose `{{` is never closed"))
+    }
+}
+
+/// [`Parsed`], with the words of the root block's `forward .` targets, for the edit.
+struct Summary {
+    parsed: Parsed,
+    root_targets: Option<Vec<Token>>,
+}
+
+impl Ast {
+    fn summary(&self) -> Result<Summary, String> {
+        let mut parsed = Parsed {
+            blocks: Vec::new(),
+            imports: self.imports.clone(),
+        };
+        let mut root_targets = None;
+        for block in &self.blocks {
+            let (summary, targets) = server_block(block)?;
+            if root_targets.is_none() && summary.is_root() && parsed.root().is_none() {
+                root_targets = targets.map(<[Token]>::to_vec);
+            }
+            parsed.blocks.push(summary);
+        }
+        Ok(Summary {
+            parsed,
+            root_targets,
+        })
+    }
+}
+
+/// A word CoreDNS replaces with an environment variable of its process (caddy's
+/// `replaceEnvVars`: `{$NAME}`, `{%NAME%}`).
+fn names_env(word: &str) -> bool {
+    word.contains("{$") || word.contains("{%")
+}
+
+/// What dnsfix reads of a server block, and the words of its `forward .` targets.
+fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String> {
+    let mut summary = ServerBlock {
+        zones: block.keys.iter().map(|k| k.text.clone()).collect(),
+        line: block.keys.first().map_or(1, |k| k.line),
+        forward: None,
+        loop_plugin: false,
+        forward_unknown: None,
+    };
+    let mut targets = None;
+    let mut imported: Option<(&str, usize)> = None;
+    for entry in &block.entries {
+        let words = match entry {
+            Entry::Import { path, line } => {
+                if summary.forward.is_none() && imported.is_none() {
+                    imported = Some((path, *line));
+                }
+                continue;
+            }
+            Entry::Directive(words) => words,
+        };
+        match words[0].text.as_str() {
+            "loop" => summary.loop_plugin = true,
+            "forward" => {
+                let end = forward_targets(words)?;
+                if summary.forward.is_some() || summary.forward_unknown.is_some() {
+                    continue;
+                }
+                let from = &words[1];
+                if names_env(&from.text) {
+                    summary.forward_unknown = Some(format!(
+                        "has a `forward` whose zone names an environment variable (line {})",
+                        words[0].line
+                    ));
+                } else if from.text == "." {
+                    let to = &words[2..end];
+                    summary.forward_unknown = forward_unknown(words[0].line, to, imported);
+                    summary.forward = Some(Forward {
+                        from: from.text.clone(),
+                        to: to.iter().map(|t| t.text.clone()).collect(),
+                        line: words[0].line,
+                    });
+                    targets = Some(to);
+                }
+            }
             _ => {}
         }
-        token_start = c.is_whitespace();
     }
-    line
+    if let (None, None, Some((path, line))) = (&summary.forward, &summary.forward_unknown, imported)
+    {
+        summary.forward_unknown = Some(format!(
+            "has no `forward .` of its own and imports {} (line {line}), which dnsfix cannot read and may hold one",
+            crate::text::escape(path)
+        ));
+    }
+    Ok((summary, targets))
+}
+
+/// Why the `forward .` on `line`, to `to`, may not be where names outside the cluster go: a
+/// file imported before it (a `forward .` there comes first), or a target CoreDNS takes
+/// from its environment.
+fn forward_unknown(line: usize, to: &[Token], imported: Option<(&str, usize)>) -> Option<String> {
+    if let Some((path, at)) = imported {
+        return Some(format!(
+            "imports {} (line {at}) before its `forward .` (line {line}): a `forward .` in that file, which dnsfix cannot read, would come first",
+            crate::text::escape(path)
+        ));
+    }
+    to.iter().any(|t| names_env(&t.text)).then(|| {
+        format!("forwards `.` to an environment variable of the CoreDNS process (line {line})")
+    })
+}
+
+/// Where the TO words of a `forward` directive's `words` end (their index past the last),
+/// as the forward plugin reads them (plugin/forward/setup.go `parseStanza`): FROM and the
+/// TOs on the directive's line, up to a `{` there that opens its options, which the
+/// directive's last word closes. Anything else is a `forward` CoreDNS refuses.
+fn forward_targets(words: &[Token]) -> Result<usize, String> {
+    let line = words[0].line;
+    let mut end = 1;
+    while end < words.len()
+        && words[end - 1].end_line() == words[end].line
+        && words[end].text != "{"
+    {
+        end += 1;
+    }
+    if end < 3 {
+        return Err(format!(
+            "line {line}: a `forward` without FROM and TO on its line, which CoreDNS refuses"
+        ));
+    }
+    if end == words.len() {
+        return Ok(end);
+    }
+    let opens = words[end].text == "{" && words[end - 1].end_line() == words[end].line;
+    let mut depth = 0usize;
+    let mut closed_at = None;
+    for (i, w) in words.iter().enumerate().skip(end) {
+        match w.text.as_str() {
+            "{" => depth += 1,
+            "}" => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    closed_at = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    if opens && closed_at == Some(words.len() - 1) {
+        Ok(end)
+    } else {
+        Err(format!(
+            "line {line}: a `forward` whose words after its targets are not one `{{ }}` of options on its line, which CoreDNS refuses"
+        ))
+    }
 }
 
 /// The root block's `forward .` set to other targets: the new Corefile text, and what
@@ -150,21 +728,33 @@ pub struct ForwardEdit {
 
 /// `text` with the `forward .` of its root block (`.:53`, `.`: where names outside the
 /// cluster go) sent to `servers`, as Kubespray renders `upstream_dns_servers` there:
-/// `forward . 192.0.2.53 198.51.100.53` (one space between the words, as Kubespray
-/// writes them), the indentation and the rest of the line (an options block's `{`, a
-/// comment) kept, and every other line byte for byte. `None` when it already forwards there.
-/// The result is parsed again to prove nothing else moved.
+/// `forward . 192.0.2.53 198.51.100.53`. Only the words of the old targets are replaced
+/// (with the new ones, one space between them, as Kubespray writes them); every other
+/// byte stays, the options block's `{` and a comment after them included. `None` when it
+/// already forwards there. Refused where CoreDNS would not load the file, where the
+/// targets come from a snippet (other blocks may import it) or where the root forward is
+/// not known from the file ([`RootForward::Unknown`]). The result is parsed again to prove
+/// nothing else moved.
 pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<ForwardEdit>, String> {
-    let blocks = parse(text);
-    let root = blocks
-        .iter()
-        .find(|b| b.is_root())
-        .ok_or("the Corefile has no block for the root zone (`.:53`)")?;
-    let forward = root
-        .forward
-        .as_ref()
-        .filter(|f| f.from == ".")
-        .ok_or_else(|| format!("the `.:53` block (line {}) has no `forward .`", root.line))?;
+    let before = Ast::parse(text)
+        .and_then(|ast| ast.summary())
+        .map_err(|e| format!("the Corefile is not one CoreDNS would load: {e}"))?;
+    let forward = match before.parsed.root_forward() {
+        RootForward::Forward(_, forward) => forward,
+        RootForward::NoForward(block) => {
+            return Err(format!(
+                "the `{}` block (line {}) has no `forward .`",
+                block.zones.join(" "),
+                block.line
+            ));
+        }
+        RootForward::NoRoot => {
+            return Err("the Corefile has no block for the root zone (`.:53`)".into());
+        }
+        RootForward::Unknown(why) => {
+            return Err(format!("where the Corefile forwards is not known: {why}"));
+        }
+    };
     if forward.to == servers {
         return Ok(None);
     }
@@ -174,48 +764,31 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
             servers.join(" ")
         ));
     }
-    let mut out = String::with_capacity(text.len() + 64);
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        if i + 1 != forward.line {
-            out.push_str(line);
-            continue;
-        }
-        let start = line.find("forward").ok_or("the forward line moved")?;
-        let after_from = {
-            let rest = &line[start + "forward".len()..];
-            let from = rest.trim_start();
-            let skipped = rest.len() - from.len() + 1; // the `.`
-            start + "forward".len() + skipped
-        };
-        let tail = &line[after_from..];
-        let code = uncommented(tail);
-        let end = code.find(['{', '\r', '\n']).unwrap_or(code.len());
-        // Keep the space before `{` or `#` as it was.
-        let kept = &tail[end..];
-        let gap = if kept.is_empty() || kept.starts_with(['\r', '\n']) {
-            ""
-        } else {
-            " "
-        };
-        out.push_str(&line[..after_from]);
-        out.push(' ');
-        out.push_str(&servers.join(" "));
-        out.push_str(gap);
-        out.push_str(kept);
+    let targets = before.root_targets.as_deref().unwrap_or_default();
+    let (Some(first), Some(last)) = (targets.first(), targets.last()) else {
+        return Err("the root `forward .` has no targets".into());
+    };
+    if let Some(snippet) = targets.iter().find_map(|t| t.snippet.as_deref()) {
+        return Err(format!(
+            "the `forward .` on line {} comes from snippet {snippet}, which other blocks may import: edit it by hand",
+            forward.line
+        ));
     }
-    let again = parse(&out);
-    let moved = again.len() != blocks.len()
-        || again.iter().zip(&blocks).any(|(a, b)| {
-            let (fa, fb) = (a.forward.as_ref(), b.forward.as_ref());
-            a.zones != b.zones
-                || a.loop_plugin != b.loop_plugin
-                || if std::ptr::eq(b, root) {
-                    fa.map(|f| (&f.from, &f.to)) != Some((&".".to_owned(), &servers.to_vec()))
-                } else {
-                    fa != fb
-                }
-        });
-    if moved {
+    let span = first.span.start..last.span.end;
+    let out = format!(
+        "{}{}{}",
+        &text[..span.start],
+        servers.join(" "),
+        &text[span.end..]
+    );
+    let after = parse(&out).ok();
+    let mut wanted = before.parsed.clone();
+    if let Some(root) = wanted.blocks.iter_mut().find(|b| b.is_root())
+        && let Some(f) = root.forward.as_mut()
+    {
+        f.to = servers.to_vec();
+    }
+    if after.as_ref() != Some(&wanted) {
         return Err(format!(
             "the `forward .` on line {} could not be changed alone: edit it by hand",
             forward.line
@@ -297,7 +870,7 @@ ip6.arpa:53 {
 
     #[test]
     fn kubeadm_corefile_forwards_to_the_pods_resolv_conf_with_loop_on() {
-        let blocks = parse(KUBEADM);
+        let blocks = parse(KUBEADM).expect("parses").blocks;
         assert_eq!(blocks.len(), 1);
         let b = &blocks[0];
         assert_eq!(
@@ -314,7 +887,7 @@ ip6.arpa:53 {
 
     #[test]
     fn nodelocaldns_blocks_forward_cluster_zones_to_coredns_and_the_rest_upstream() {
-        let blocks = parse(NODELOCALDNS);
+        let blocks = parse(NODELOCALDNS).expect("parses").blocks;
         let summary: Vec<(&str, Vec<&str>, bool)> = blocks
             .iter()
             .map(|b| {
@@ -433,23 +1006,32 @@ ip6.arpa:53 {
         );
     }
 
+    fn words(text: &str) -> Vec<String> {
+        lex(text).into_iter().map(|t| t.text).collect()
+    }
+
     #[test]
     fn a_hash_starts_a_comment_where_corednss_lexer_says() {
         // coredns/caddy caddyfile/lexer.go: outside quotes a `#` ends the line, in the
-        // middle of a word too; a quoted token (one that starts with `"`) keeps it, and
-        // `\"` does not end it.
-        for (line, code) in [
-            ("forward . 10.0.0.1 # ours", "forward . 10.0.0.1 "),
-            ("forward . 10.0.0.1#ours", "forward . 10.0.0.1"),
-            ("log \"a # b\" # c", "log \"a # b\" "),
-            ("log \"a \\\" # b\" # c", "log \"a \\\" # b\" "),
-            ("log a\"b # c", "log a\"b "),
-            ("# all", ""),
-            ("loop", "loop"),
+        // middle of a word too; a quoted word (one that starts with `"`) keeps it, and
+        // `\"` does not end it; a quote inside a word is a character.
+        for (line, want) in [
+            (
+                "forward . 10.0.0.1 # ours",
+                &["forward", ".", "10.0.0.1"][..],
+            ),
+            ("forward . 10.0.0.1#ours", &["forward", ".", "10.0.0.1"][..]),
+            ("log \"a # b\" # c", &["log", "a # b"][..]),
+            ("log \"a \\\" # b\" # c", &["log", "a \" # b"][..]),
+            ("log a\"b # c", &["log", "a\"b"][..]),
+            ("# all", &[][..]),
+            ("loop", &["loop"][..]),
         ] {
-            assert_eq!(uncommented(line), code, "{line}");
+            assert_eq!(words(line), want, "{line}");
         }
-        let blocks = parse(".:53 {\n  errors \"#\"\n  forward . 10.0.0.1#x\n  loop\n}\n");
+        let blocks = parse(".:53 {\n  errors \"#\"\n  forward . 10.0.0.1#x\n  loop\n}\n")
+            .expect("parses")
+            .blocks;
         assert_eq!(
             blocks[0].forward.as_ref().map(|f| f.to.clone()),
             Some(vec!["10.0.0.1".to_owned()])
@@ -459,19 +1041,245 @@ ip6.arpa:53 {
 
     #[test]
     fn comments_several_zones_and_a_broken_file() {
-        let blocks = parse(
-            "# site\nexample.org example.net:53 { # two zones\n  forward . 10.0.0.1 # ours\n}\n.:53 {\n  loop\n",
-        );
+        let parsed = parse(
+            "# site\nexample.org example.net:53 { # two zones\n  forward . 10.0.0.1 # ours\n}\n",
+        )
+        .expect("parses");
+        assert_eq!(parsed.blocks[0].zones, ["example.org", "example.net:53"]);
+        assert!(!parsed.blocks[0].loop_plugin);
         assert_eq!(
-            blocks.len(),
-            1,
-            "the unclosed block is not reported: {blocks:?}"
-        );
-        assert_eq!(blocks[0].zones, ["example.org", "example.net:53"]);
-        assert!(!blocks[0].loop_plugin);
-        assert_eq!(
-            blocks[0].forward.as_ref().map(|f| f.to.clone()),
+            parsed.blocks[0].forward.as_ref().map(|f| f.to.clone()),
             Some(vec!["10.0.0.1".to_owned()])
+        );
+        // A block never closed: CoreDNS refuses the file ("Unexpected token 'loop', expecting
+        // '}'"), and so does dnsfix, rather than read half of it.
+        let broken = parse("example.org {\n  forward . 10.0.0.1\n}\n.:53 {\n  loop\n");
+        assert!(broken.is_err_and(|e| e.contains("never closed")));
+    }
+
+    /// k3s's Corefile (k3s-io/k3s manifests/coredns.yaml at 66c487bd, CLUSTER_DOMAIN
+    /// cluster.local): files of the optional `coredns-custom` ConfigMap imported at the end
+    /// of `.:53` and outside it.
+    const K3S: &str = "\
+.:53 {
+    errors
+    health
+    ready
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+      pods insecure
+      fallthrough in-addr.arpa ip6.arpa
+    }
+    hosts /etc/coredns/NodeHosts {
+      ttl 60
+      reload 15s
+      fallthrough
+    }
+    prometheus :9153
+    forward . /etc/resolv.conf
+    cache 30
+    loop
+    reload
+    loadbalance
+    import /etc/coredns/custom/*.override
+}
+import /etc/coredns/custom/*.server
+";
+
+    /// Kubespray's coredns and nodelocaldns Corefiles as it renders them with its defaults
+    /// (the lab's ConfigMaps: roles/kubernetes-apps/ansible/templates/coredns-config.yml.j2
+    /// and nodelocaldns-config.yml.j2 at 46dbdd39).
+    fn kubespray() -> Vec<String> {
+        crate::cluster::parse_configmaps(include_bytes!("../../tests/lab/standins/configmaps.json"))
+            .expect("configmaps")
+            .corefiles
+            .into_iter()
+            .map(|c| c.text)
+            .collect()
+    }
+
+    fn root_targets(text: &str) -> Result<Vec<String>, String> {
+        let parsed = parse(text)?;
+        match parsed.root_forward() {
+            RootForward::Forward(_, f) => Ok(f.to.clone()),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    /// Forms coredns/caddy's parser takes (each checked with its caddyfile.Parse at
+    /// 15135a99): an options block on the targets' line, the block's `{` on the line after
+    /// its addresses, a nested block closed on its last option's line, a quoted target, and
+    /// a `forward` for a narrower zone before or after the root one (CoreDNS chains them in
+    /// order, plugin/forward README). kubeadm's `forward . /etc/resolv.conf { max_concurrent
+    /// 1000 }`, written on one line, forwards to /etc/resolv.conf alone.
+    #[test]
+    fn the_forms_corednss_parser_takes_are_read_as_it_reads_them() {
+        let one_line = KUBEADM.replace(
+            "forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }",
+            "forward . /etc/resolv.conf { max_concurrent 1000 }",
+        );
+        let next_line = KUBEADM.replace(".:53 {\n", ".:53\n{\n");
+        let closed_on_option = KUBEADM.replace(
+            "       max_concurrent 1000\n    }",
+            "       max_concurrent 1000 }",
+        );
+        for text in [&one_line, &next_line, &closed_on_option] {
+            assert_ne!(text, KUBEADM);
+            let parsed = parse(text).expect("parses");
+            assert_eq!(parsed.blocks.len(), 1, "{text}");
+            assert!(parsed.blocks[0].loop_plugin, "{text}");
+            assert_eq!(
+                root_targets(text).as_deref(),
+                Ok(&["/etc/resolv.conf".to_owned()][..]),
+                "{text}"
+            );
+        }
+        for (text, want) in [
+            (
+                ".:53 {\n    forward . 192.0.2.53 { force_tcp }\n    loop\n}\n",
+                &["192.0.2.53"][..],
+            ),
+            (
+                ".:53 {\n    forward . \"192.0.2.53\" 198.51.100.53#x\n}\n",
+                &["192.0.2.53", "198.51.100.53"][..],
+            ),
+            (
+                ".:53 {\n    forward . /etc/resolv.conf\n    forward example.local 10.0.0.1\n}\n",
+                &["/etc/resolv.conf"][..],
+            ),
+            (
+                ".:53 {\n    forward example.local 10.0.0.1\n    forward . /etc/resolv.conf\n}\n",
+                &["/etc/resolv.conf"][..],
+            ),
+        ] {
+            assert_eq!(root_targets(text), Ok(servers(want)), "{text}");
+        }
+    }
+
+    /// What CoreDNS refuses to load is not read: caddy's "Unexpected '}' because no
+    /// matching opening brace" and "expecting '}'", and the forward plugin's argument
+    /// errors (no TO; options not in one `{ }` on the targets' line).
+    #[test]
+    fn what_coredns_refuses_is_not_read() {
+        for text in [
+            ".:53 {\n    forward . 1.1.1.1 }\n",
+            ".:53 {\n  loop\n",
+            ".:53 {\n    forward .\n    loop\n}\n",
+            ".:53 {\n    forward . 192.0.2.53\n    {\n        force_tcp\n    }\n}\n",
+            ".:53 {\n    forward . 192.0.2.53 { max_fails 3 } 198.51.100.53\n}\n",
+            "(a) {\n  loop\n}\n(a) {\n  errors\n}\n",
+        ] {
+            assert!(parse(text).is_err(), "{text}");
+            assert!(
+                set_root_forward(text, &servers(&["192.0.2.53"])).is_err(),
+                "{text}"
+            );
+        }
+    }
+
+    /// Snippets are read where `import` puts them; a file CoreDNS imports is not readable
+    /// here: where the root `forward .` may come from one (imported before it, or with none
+    /// of its own, or no root block beside a top-level import), it is unknown. k3s's own
+    /// imports come after its `forward .`, which comes first, so that one is known.
+    #[test]
+    fn snippets_are_read_and_imported_files_leave_the_root_forward_unknown() {
+        let snippet = "(common) {\n    errors\n    cache 30\n    loop\n    forward . /etc/resolv.conf\n}\ncluster.local:53 {\n    import common\n}\n.:53 {\n    import common\n    reload\n}\n";
+        let parsed = parse(snippet).expect("parses");
+        assert_eq!(parsed.blocks.len(), 2);
+        assert!(parsed.blocks.iter().all(|b| b.loop_plugin));
+        assert_eq!(root_targets(snippet), Ok(servers(&["/etc/resolv.conf"])));
+
+        let k3s = parse(K3S).expect("parses");
+        assert_eq!(
+            k3s.imports,
+            [("/etc/coredns/custom/*.server".to_owned(), 22)]
+        );
+        assert_eq!(root_targets(K3S), Ok(servers(&["/etc/resolv.conf"])));
+
+        for text in [
+            ".:53 {\n    import /etc/coredns/custom/*.override\n    forward . /etc/resolv.conf\n}\n",
+            ".:53 {\n    errors\n    import /etc/coredns/custom/*.override\n}\n",
+            "cluster.local:53 {\n    forward . 10.96.0.10\n}\nimport /etc/coredns/custom/*.server\n",
+            ".:53 {\n    forward . {$UPSTREAM}\n}\n",
+        ] {
+            let parsed = parse(text).expect("parses");
+            assert!(
+                matches!(parsed.root_forward(), RootForward::Unknown(_)),
+                "{text}: {:?}",
+                parsed.root_forward()
+            );
+            assert!(
+                set_root_forward(text, &servers(&["192.0.2.53"])).is_err(),
+                "{text}"
+            );
+        }
+        // A root block without `forward .`, or none at all, forwards nowhere: known.
+        let none = parse(".:53 {\n    whoami\n}\n").expect("parses");
+        assert!(matches!(none.root_forward(), RootForward::NoForward(_)));
+        let cluster_only = parse("cluster.local:53 {\n    forward . 10.96.0.10\n}\n");
+        assert_eq!(
+            cluster_only.expect("parses").root_forward(),
+            RootForward::NoRoot
+        );
+    }
+
+    /// The edit replaces the root `forward .` targets' bytes and nothing else, in the
+    /// Corefiles kubeadm, k3s and Kubespray write and in the forms above; a second edit
+    /// finds nothing to do. A snippet's `forward .` is left alone: other blocks import it.
+    #[test]
+    fn the_edit_keeps_every_other_byte() {
+        let mut texts = vec![
+            KUBEADM.to_owned(),
+            K3S.to_owned(),
+            KUBEADM.replace(
+                "forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }",
+                "forward . /etc/resolv.conf { max_concurrent 1000 }",
+            ),
+            KUBEADM.replace(".:53 {\n", ".:53\n{\n"),
+            KUBEADM.replace(
+                "       max_concurrent 1000\n    }",
+                "       max_concurrent 1000 }",
+            ),
+            KUBEADM.replace('\n', "\r\n"),
+            K3S.replace(
+                "forward . /etc/resolv.conf",
+                "forward  .   /etc/resolv.conf   # ours",
+            ),
+        ];
+        texts.extend(kubespray());
+        let new = servers(&["192.0.2.53", "198.51.100.53"]);
+        for text in &texts {
+            let parsed = parse(text).expect("parses");
+            let RootForward::Forward(_, forward) = parsed.root_forward() else {
+                panic!("{text}");
+            };
+            let old = forward.to.join(" ");
+            // The old targets' place, found apart from the parser: on the forward's line.
+            let line_start: usize = text
+                .split_inclusive('\n')
+                .take(forward.line - 1)
+                .map(str::len)
+                .sum();
+            let at = line_start + text[line_start..].find(&old).expect("on its line");
+            let edit = set_root_forward(text, &new)
+                .expect("edits")
+                .expect("a change");
+            assert_eq!(
+                edit.text,
+                format!(
+                    "{}{}{}",
+                    &text[..at],
+                    new.join(" "),
+                    &text[at + old.len()..]
+                ),
+                "{text}"
+            );
+            assert_eq!(set_root_forward(&edit.text, &new), Ok(None));
+        }
+        let snippet =
+            "(common) {\n    forward . /etc/resolv.conf\n}\n.:53 {\n    import common\n}\n";
+        assert!(
+            set_root_forward(snippet, &new).is_err_and(|e| e.contains("snippet common")),
+            "the snippet's words are not the root block's alone"
         );
     }
 }

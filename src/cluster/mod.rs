@@ -255,16 +255,49 @@ pub struct Corefile {
     pub configmap: String,
     /// The data key: `Corefile`, or nodelocaldns's `Corefile-second`.
     pub key: String,
+    /// Its server blocks; none where it was not read (`unreadable`).
     pub blocks: Vec<corefile::ServerBlock>,
+    /// Files it imports outside its server blocks, with their lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<(String, usize)>,
+    /// Why dnsfix did not read it: CoreDNS would not load it as it is ([`corefile::parse`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     /// The Corefile as read, for a plan that changes it.
     #[serde(skip)]
     pub text: String,
 }
 
 impl Corefile {
+    /// The Corefile `text` of ConfigMap `configmap`'s key `key`, read.
+    pub fn new(configmap: &str, key: &str, text: &str) -> Corefile {
+        let (parsed, unreadable) = match corefile::parse(text) {
+            Ok(parsed) => (parsed, None),
+            Err(why) => (corefile::Parsed::default(), Some(why)),
+        };
+        Corefile {
+            configmap: configmap.to_owned(),
+            key: key.to_owned(),
+            blocks: parsed.blocks,
+            imports: parsed.imports,
+            unreadable,
+            text: text.to_owned(),
+        }
+    }
+
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
     pub fn root(&self) -> Option<&corefile::ServerBlock> {
         self.blocks.iter().find(|b| b.is_root())
+    }
+
+    /// Where it sends names outside the cluster; unknown where it was not read.
+    pub fn root_forward(&self) -> corefile::RootForward<'_> {
+        match &self.unreadable {
+            Some(why) => corefile::RootForward::Unknown(format!(
+                "CoreDNS would not load it as dnsfix reads it: {why}"
+            )),
+            None => corefile::root_forward(&self.blocks, &self.imports),
+        }
     }
 }
 
@@ -360,12 +393,7 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
             "coredns" | "nodelocaldns" | "node-local-dns" => {
                 for (key, value) in data {
                     if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
-                        config.corefiles.push(Corefile {
-                            configmap: name.to_owned(),
-                            key: key.clone(),
-                            blocks: corefile::parse(text),
-                            text: text.to_owned(),
-                        });
+                        config.corefiles.push(Corefile::new(name, key, text));
                     }
                 }
             }

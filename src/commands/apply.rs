@@ -212,11 +212,8 @@ fn verify_cluster_change(
     if sha256_hex(change.before.as_bytes()) != change.before_sha256 {
         return refuse("does not match its own before_sha256");
     }
-    let root = crate::cluster::corefile::parse(&change.after)
-        .into_iter()
-        .find(crate::cluster::corefile::ServerBlock::is_root)
-        .and_then(|b| b.forward);
-    let Some(forward) = root else {
+    let after = crate::cluster::corefile::parse(&change.after).unwrap_or_default();
+    let crate::cluster::corefile::RootForward::Forward(_, forward) = after.root_forward() else {
         return refuse("leaves no root `forward .`");
     };
     match crate::cluster::corefile::set_root_forward(&change.before, &forward.to) {

@@ -408,49 +408,101 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
             "write upstream_dns_servers as addresses in the inventory, or compare `forward .` in the `.:53` block of the coredns and nodelocaldns Corefiles with what Ansible renders".into(),
         );
     }
-    let mut evidence = Vec::new();
-    let mut off = Vec::new();
+    let (mut off, mut evidence, mut unknown, mut nowhere) =
+        (Vec::new(), Vec::new(), Vec::new(), false);
     for c in &config.corefiles {
         if (c.configmap == "nodelocaldns" && !nodelocaldns)
             || (c.configmap == "coredns" && !coredns)
         {
             continue;
         }
-        let Some(root) = c.root() else { continue };
-        let Some(forward) = root.forward.as_ref().filter(|f| f.from == ".") else {
-            continue;
-        };
-        if forward.to != servers {
-            off.push(c.configmap.clone());
-            evidence.push(format!(
-                "kube-system/configmap/{} {} line {}: forward . {} (kubectl on {via})",
-                c.configmap,
-                c.key,
-                forward.line,
-                forward.to.join(" ")
-            ));
+        let at = format!("kube-system/configmap/{} {}", c.configmap, c.key);
+        match upstream_of(c, &servers) {
+            Upstream::Same => {}
+            Upstream::Off(what, forwards) => {
+                off.push(c.configmap.clone());
+                nowhere |= !forwards;
+                evidence.push(format!("{at} {what} (kubectl on {via})"));
+            }
+            Upstream::Unknown(why) => unknown.push(format!("{at}: {why} (kubectl on {via})")),
         }
+    }
+    if off.is_empty() && !unknown.is_empty() {
+        return ctx.unknown_because(
+            COREFILE_UPSTREAM,
+            unknown.join("; "),
+            "compare `forward .` in the `.:53` block of the coredns and nodelocaldns Corefiles with upstream_dns_servers by hand (kubectl -n kube-system get configmap coredns nodelocaldns -o yaml)".into(),
+        );
     }
     if off.is_empty() {
         return RuleOutcome::Pass;
     }
+    evidence.extend(unknown);
     evidence.push(format!(
         "inventory upstream_dns_servers: {} (Kubespray renders `forward . {0}` there)",
         servers.join(" ")
     ));
     off.dedup();
+    let (s, verb) = if off.len() == 1 { ("", "s") } else { ("s", "") };
+    let summary = if nowhere {
+        format!(
+            "the {} Corefile{s} do{} not forward names outside the cluster to upstream_dns_servers",
+            off.join(" and "),
+            if off.len() == 1 { "es" } else { "" }
+        )
+    } else {
+        format!(
+            "the {} Corefile{s} forward{verb} names outside the cluster elsewhere than upstream_dns_servers",
+            off.join(" and ")
+        )
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         COREFILE_UPSTREAM,
         Severity::Warning,
-        format!(
-            "the {} Corefile{} forward{} names outside the cluster elsewhere than upstream_dns_servers",
-            off.join(" and "),
-            if off.len() == 1 { "" } else { "s" },
-            if off.len() == 1 { "s" } else { "" },
-        ),
+        summary,
         evidence,
         "set `forward .` in the `.:53` block to upstream_dns_servers, the line Kubespray renders (dnsfix apply: playbook corefile-upstream), or re-run Kubespray's cluster.yml".into(),
     )])
+}
+
+/// How a Corefile's root `forward .` stands to the inventory's upstream_dns_servers.
+enum Upstream {
+    /// It forwards there.
+    Same,
+    /// It does not: what it does instead, and whether it forwards names outside the
+    /// cluster anywhere at all.
+    Off(String, bool),
+    /// Not known: why.
+    Unknown(String),
+}
+
+/// What the Corefile `c` does with names outside the cluster, next to `servers`, where
+/// Kubespray renders `forward . SERVERS` in the `.:53` block. A Corefile with no root block,
+/// or a root block without a `forward .`, forwards them nowhere: not what Kubespray renders
+/// either. One dnsfix could not read, or whose root forward may come from a file it
+/// imports, is unknown, never clean.
+fn upstream_of(c: &crate::cluster::Corefile, servers: &[String]) -> Upstream {
+    use crate::cluster::corefile::RootForward;
+    match c.root_forward() {
+        RootForward::Forward(_, f) if f.to == servers => Upstream::Same,
+        RootForward::Forward(_, f) => Upstream::Off(
+            format!("line {}: forward . {}", f.line, f.to.join(" ")),
+            true,
+        ),
+        RootForward::NoForward(block) => Upstream::Off(
+            format!(
+                "line {}: the {} block has no `forward .`, so names outside the cluster are forwarded nowhere",
+                block.line,
+                block.zones.join(" ")
+            ),
+            false,
+        ),
+        RootForward::NoRoot => Upstream::Off(
+            "has no block for the root zone (`.:53`), so names outside the cluster are forwarded nowhere".into(),
+            false,
+        ),
+        RootForward::Unknown(why) => Upstream::Unknown(format!("where it forwards is not known: {why}")),
+    }
 }
 
 /// A kubeadm node whose kubelet config file disagrees with kubeadm's `kubelet-config`
@@ -733,14 +785,24 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
 
 /// Evidence from the Corefiles for the findings whose harm depends on where CoreDNS and
 /// nodelocaldns forward: the `forward .` line of each root server block, as the cluster
-/// has it (the rules alone can only read `upstream_dns_servers` from the inventory).
+/// has it (the rules alone can only read `upstream_dns_servers` from the inventory), or
+/// why that is not known.
 pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
+    use crate::cluster::corefile::RootForward;
     config
         .corefiles
         .iter()
         .filter_map(|c| {
-            let block = c.root()?;
-            let forward = block.forward.as_ref()?;
+            let (block, forward) = match c.root_forward() {
+                RootForward::Forward(block, forward) => (block, forward),
+                RootForward::Unknown(why) => {
+                    return Some(format!(
+                        "ConfigMap kube-system/{} ({}): where it forwards is not known: {why}",
+                        c.configmap, c.key
+                    ));
+                }
+                RootForward::NoForward(_) | RootForward::NoRoot => return None,
+            };
             Some(format!(
                 "ConfigMap kube-system/{} ({}:{}, {}): forward {} {}{}",
                 c.configmap,
@@ -936,13 +998,66 @@ mod tests {
             let edit = crate::cluster::corefile::set_root_forward(&c.text, &["192.0.2.53".into()])
                 .expect("edit")
                 .expect("a change");
-            c.blocks = crate::cluster::corefile::parse(&edit.text);
+            *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &edit.text);
         }
         let rules = rules_of(&control_plane(servers), &facts, &read(Vec::new(), config));
         assert!(matches!(
             outcome(&rules, COREFILE_UPSTREAM),
             RuleOutcome::Pass
         ));
+    }
+
+    /// The drift rule reads the Corefiles as CoreDNS does (coredns/caddy's parser): the
+    /// coredns Corefile Kubespray renders (the lab's, 46dbdd39), hand-edited so its `.:53`
+    /// block's `{` is on the next line, is judged rather than skipped as if it had no root
+    /// block; forwarding to upstream_dns_servers with its options on one line is clean, not
+    /// a drift to `192.0.2.53 { max_concurrent 1000 }`; a root block without `forward .`
+    /// forwards nowhere, which is not what Kubespray renders; one CoreDNS would not load is
+    /// unknown, never clean.
+    #[test]
+    fn the_drift_rule_reads_the_corefiles_as_coredns_does() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let host = control_plane(serde_json::json!({
+            "upstream_dns_servers": ["192.0.2.53"], "enable_nodelocaldns": false
+        }));
+        let base = kubespray_corefiles()
+            .corefiles
+            .into_iter()
+            .find(|c| c.configmap == "coredns")
+            .expect("coredns")
+            .text;
+        let judge = |text: String| {
+            assert_ne!(text, base, "the test changes the Corefile");
+            let config = DnsConfig {
+                corefiles: vec![crate::cluster::Corefile::new("coredns", "Corefile", &text)],
+                ..DnsConfig::default()
+            };
+            let rules = rules_of(&host, &facts, &read(Vec::new(), config));
+            outcome(&rules, COREFILE_UPSTREAM).clone()
+        };
+        let next_line = judge(base.replace(".:53 {\n", ".:53\n{\n"));
+        let f = &findings(&next_line)[0];
+        assert_eq!(f.status, crate::diagnose::FindingStatus::Failed, "{f:?}");
+        assert!(
+            f.evidence[0].contains("line 14: forward . /etc/resolv.conf"),
+            "{f:?}"
+        );
+        let forward =
+            "forward . /etc/resolv.conf {\n      prefer_udp\n      max_concurrent 1000\n    }";
+        let one_line = judge(base.replace(forward, "forward . 192.0.2.53 { max_concurrent 1000 }"));
+        assert_eq!(one_line, RuleOutcome::Pass);
+        let nowhere = judge(base.replace(forward, "whoami"));
+        let f = &findings(&nowhere)[0];
+        assert!(
+            f.summary
+                .contains("does not forward names outside the cluster")
+                && f.evidence[0].contains("has no `forward .`"),
+            "{f:?}"
+        );
+        let refused = judge(base.replace("    loop\n", "    loop }\n"));
+        let f = &findings(&refused)[0];
+        assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
+        assert!(f.evidence[0].contains("closes nothing"), "{f:?}");
     }
 
     /// upstream_dns_servers written as a template dnsfix does not render (README's

@@ -1149,11 +1149,12 @@ mod tests {
     /// nodelocaldns's forward alone.
     #[test]
     fn with_dns_mode_manual_only_nodelocaldns_corefile_is_changed() {
-        let corefile = |name: &str| crate::cluster::Corefile {
-            configmap: name.to_owned(),
-            key: "Corefile".to_owned(),
-            blocks: crate::cluster::corefile::parse(".:53 {\n    forward . /etc/resolv.conf\n}\n"),
-            text: ".:53 {\n    forward . /etc/resolv.conf\n}\n".to_owned(),
+        let corefile = |name: &str| {
+            crate::cluster::Corefile::new(
+                name,
+                "Corefile",
+                ".:53 {\n    forward . /etc/resolv.conf\n}\n",
+            )
         };
         let cluster = crate::cluster::Cluster::Read {
             via: "node1".into(),

@@ -574,7 +574,8 @@ pub fn kubelet_version_wanted(
 /// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
 /// ConfigMap names upstreamNameservers (cmd/node-cache updateCorefile); `Some(false)` where
 /// every one has a root block that forwards to servers only; `None` where none was read, or
-/// one's root block forwards nowhere this can see (`proxy`, an `import`).
+/// one's root block forwards nowhere this can see (`proxy`, a file it imports, a Corefile
+/// dnsfix could not read).
 pub(crate) fn corefile_forwards(
     config: &crate::cluster::DnsConfig,
     configmaps: &[&str],
@@ -584,7 +585,10 @@ pub(crate) fn corefile_forwards(
         .iter()
         .filter(|c| configmaps.contains(&c.configmap.as_str()))
         .map(|c| {
-            let forward = c.root()?.forward.as_ref()?;
+            let crate::cluster::corefile::RootForward::Forward(_, forward) = c.root_forward()
+            else {
+                return None;
+            };
             Some(
                 forward.to_resolv_conf()
                     || forward

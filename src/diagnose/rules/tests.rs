@@ -1285,12 +1285,7 @@ fn a_loopback_server_loops_only_where_coredns_forwards_to_it() {
             via: "cp1".into(),
             pods: Vec::new(),
             config: Box::new(crate::cluster::DnsConfig {
-                corefiles: vec![crate::cluster::Corefile {
-                    configmap: "coredns".into(),
-                    key: "Corefile".into(),
-                    blocks: crate::cluster::corefile::parse(&text),
-                    text,
-                }],
+                corefiles: vec![crate::cluster::Corefile::new("coredns", "Corefile", &text)],
                 ..Default::default()
             }),
             kubelets: Default::default(),
@@ -1500,12 +1495,7 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
     use crate::cluster::{Corefile, DnsConfig};
     let corefile = |configmap: &str, body: &str| {
         let text = format!(".:53 {{\n    errors\n{body}}}\n");
-        Corefile {
-            configmap: configmap.into(),
-            key: "Corefile".into(),
-            blocks: crate::cluster::corefile::parse(&text),
-            text,
-        }
+        Corefile::new(configmap, "Corefile", &text)
     };
     let config = |files: Vec<Corefile>| DnsConfig {
         corefiles: files,
@@ -1568,12 +1558,7 @@ fn only_coredns_loops_on_a_loopback_server() {
     let host = Host::new("node1");
     let corefile = |configmap: &str, forward: &str| {
         let text = format!(".:53 {{\n    loop\n    forward . {forward}\n}}\n");
-        Corefile {
-            configmap: configmap.into(),
-            key: "Corefile".into(),
-            blocks: crate::cluster::corefile::parse(&text),
-            text,
-        }
+        Corefile::new(configmap, "Corefile", &text)
     };
     let cluster = Cluster::Read {
         via: "cp1".into(),

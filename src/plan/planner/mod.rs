@@ -508,12 +508,7 @@ mod tests {
                                     servers: [192.0.2.53]\n";
 
     fn corefile(configmap: &str, text: &str) -> crate::cluster::Corefile {
-        crate::cluster::Corefile {
-            configmap: configmap.to_owned(),
-            key: "Corefile".to_owned(),
-            blocks: crate::cluster::corefile::parse(text),
-            text: text.to_owned(),
-        }
+        crate::cluster::Corefile::new(configmap, "Corefile", text)
     }
 
     fn run_blocked(run: &HostRun) -> String {
