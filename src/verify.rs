@@ -456,7 +456,7 @@ pub async fn check_node(
             "cluster DNS does not answer: CoreDNS and nodelocaldns pods forward to the resolv.conf \
              the kubelet gave them when they started, and crash-loop (plugin/loop) when it \
              points back at them; once the kubelet's file is right, recreate those pods \
-             (`kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,coredns)'`, and nodelocaldns's)"
+             (`kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)'`, and nodelocaldns's)"
                 .to_owned(),
         );
     }

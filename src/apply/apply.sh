@@ -38,29 +38,9 @@ BACKUP=$STATE/backups/$RUN
 HANDLED="@HANDLED@"
 # Set when this run changed something on the node (its handlers are then due).
 CHANGED=
-# The units this plan's handlers restart (set after this file), and whether `due` marked
-# them.
-DUE=
-DUE_MARKED=
-
-# due: before this run's first change on the node, mark its handlers' units to be
-# restarted: $STATE/restart-due/UNIT holds the run, the boot id and the seconds since boot.
-# A run cut off between its writes and its handlers leaves them: the gather reads them, and
-# a unit's process started before its mark is still on the old settings. The handler
-# removes the mark once the unit restarted. A mark that cannot be written stops the run
-# with nothing changed, as any bookkeeping does.
-due() {
-  { [ -n "$DUE" ] && [ -z "$DUE_MARKED" ]; } || return 0
-  dboot='' dup=''
-  { read -r dboot < /proc/sys/kernel/random/boot_id; read -r dup _ < /proc/uptime; } 2>/dev/null
-  for u in $DUE; do
-    if ! { mkdir -p "$STATE/restart-due" && printf '%s %s %s\n' "$RUN" "$dboot" "$dup" > "$STATE/restart-due/$u"; } 2>/dev/null; then
-      fail error "$STATE/restart-due/$u"; echo "cannot mark $u to be restarted (full or read-only filesystem?)"
-      return 1
-    fi
-  done
-  DUE_MARKED=1
-}
+# This run's restart marks (common.sh `due`) are named after it.
+# shellcheck disable=SC2034 # read by common.sh's due and undue
+DUE_NAME=$RUN
 
 # lock, then the run's backup directory (private, like everything in $STATE).
 begin_run() {
@@ -315,6 +295,8 @@ handlers_due() {
 
 # finish: record the result on the node (dnsfix marks the plan done after verifying).
 finish() {
+  # Marked before a change that then failed: nothing changed, nothing is due.
+  [ -n "$CHANGED" ] || undue
   if [ -z "$FAILED" ]; then
     { mkdir -p "${HANDLED%/*}" && printf '%s\n' "$RUN" > "$HANDLED.$$" && mv -f "$HANDLED.$$" "$HANDLED"; } 2>/dev/null ||
       rm -f "$HANDLED.$$"

@@ -15,6 +15,40 @@ fail() { FAILED=1; hdr "$@"; }
 STATE=/var/lib/dnsfix
 umask 077
 
+# The kubelet units this run's handlers restart (dnsfix sets DUE after these files; the
+# script sets DUE_NAME), and whether `due` marked them.
+DUE=
+DUE_NAME=
+DUE_MARKED=
+
+# due: before a run's first change on the node, mark the kubelet units its handlers restart:
+# $STATE/restart-due/UNIT/DUE_NAME holds the run, the boot id and the seconds since boot. A
+# run cut off between its changes and its handlers leaves them: the gather reads them, and
+# a kubelet process started before its mark is still on the old settings
+# (DNS-KUBELET-RESTART-DUE). A handler removes its unit's marks once the unit restarted;
+# `undue` takes this run's back where it changed nothing after all. A mark that cannot be
+# written stops the run before the change, as any bookkeeping does.
+due() {
+  { [ -n "$DUE" ] && [ -z "$DUE_MARKED" ]; } || return 0
+  dboot='' dup=''
+  { read -r dboot < /proc/sys/kernel/random/boot_id; read -r dup _ < /proc/uptime; } 2>/dev/null
+  DUE_MARKED=1
+  for u in $DUE; do
+    if ! { mkdir -p "$STATE/restart-due/$u" && printf '%s %s %s\n' "$RUN" "$dboot" "$dup" > "$STATE/restart-due/$u/$DUE_NAME"; } 2>/dev/null; then
+      fail error "$STATE/restart-due/$u"; echo "cannot mark $u to be restarted (full or read-only filesystem?)"
+      return 1
+    fi
+  done
+}
+
+undue() {
+  [ -n "$DUE_MARKED" ] || return 0
+  for u in $DUE; do
+    rm -f "$STATE/restart-due/$u/$DUE_NAME" 2>/dev/null; rmdir "$STATE/restart-due/$u" 2>/dev/null
+  done
+  DUE_MARKED=
+}
+
 # lock WHO: flock on $STATE/lock through fd 9, held until this shell exits, so the kernel
 # releases it however the run ends and no run can take or remove another's. $STATE/owner
 # says who holds it, for the message a second run prints. Every write is checked.
@@ -264,8 +298,8 @@ handler() {
   elif [ $rc -ne 0 ]; then
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return
   fi
-  # Restarted: what an apply cut off before this left due is done (apply.sh `due`).
-  rm -f "$STATE/restart-due/$unit" 2>/dev/null
+  # Restarted: what a run cut off before this left due is done (`due`).
+  rm -f "$STATE/restart-due/$unit/"* 2>/dev/null; rmdir "$STATE/restart-due/$unit" 2>/dev/null
   start=$(date +%s)
   while :; do
     state=$(systemctl is-active "$unit" 2>/dev/null)

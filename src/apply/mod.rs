@@ -669,10 +669,7 @@ async fn run_changes(
             .collect();
         // Found at the write, after the prechecks: what came before it is written, and
         // the handlers did not run (a new plan finds those files as wanted).
-        let written: Vec<&str> = result
-            .steps
-            .iter()
-            .filter(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
+        let written: Vec<&str> = rollback::written(result)
             .map(|s| s.target.as_str())
             .collect();
         if !written.is_empty() {

@@ -17,12 +17,18 @@ use crate::events::{Event, EventSink};
 use crate::inventory::Host;
 use crate::transport::{Session, Target, Transport};
 
-/// Did `result` write anything on its host (or take over what an interrupted run wrote)?
-pub fn wrote(result: &HostResult) -> bool {
+/// The steps of `result` that wrote on its host (or took over what an interrupted run
+/// wrote).
+pub fn written(result: &HostResult) -> impl Iterator<Item = &Step> {
     result
         .steps
         .iter()
-        .any(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
+        .filter(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
+}
+
+/// Did `result` write anything on its host?
+pub fn wrote(result: &HostResult) -> bool {
+    written(result).next().is_some()
 }
 
 /// May the run have written on this host? Also true for a run that was interrupted
@@ -179,8 +185,10 @@ async fn undo(
         .count();
     if kept > 0 {
         return Err(format!(
-            "{kept} of run {run_id}'s changes left in place (below): undo them by hand, \
-             from the node's /var/lib/dnsfix/backups/{run_id}/files"
+            "{kept} of run {run_id}'s changes left in place (below), and the run is not marked \
+             rolled back: one changed since the run is undone by hand (from the node's \
+             /var/lib/dnsfix/backups/{run_id}/files), one under a symlinked directory by \
+             rolling back again once the directory is real"
         ));
     }
     Ok(())

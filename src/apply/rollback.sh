@@ -11,6 +11,10 @@ RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
 RESTORED=
 SKIPPED=
+# Set for an entry changed since the run, left alone: not rolled back, so not marked so.
+KEPT=
+# shellcheck disable=SC2034 # read by common.sh's due and undue
+DUE_NAME=rollback-$RUN
 
 start() {
   hdr begin dnsfix-rollback-1
@@ -28,11 +32,13 @@ start() {
   [ ! -f "$BACKUP/restart-due" ] || RESTORED=1
 }
 
-# due: before the first restore, so that a rollback cut off after it still restarts the
-# units: the next rollback of the run finds this and runs the handlers.
-due() {
+# restoring: before each restore. So that a rollback cut off after one still restarts the
+# units, the next rollback of the run finds $BACKUP/restart-due and runs the handlers; and
+# the kubelet units are marked as an apply marks them (common.sh `due`).
+restoring() {
   # (printf, not `:`: a failed redirection of a special built-in ends a POSIX shell.)
   [ -f "$BACKUP/restart-due" ] || printf '%s\n' "$RUN" > "$BACKUP/restart-due" 2>/dev/null || true
+  due
 }
 
 # cut1: the field before the first tab of R into F, R keeps the rest (empty fields stay
@@ -85,8 +91,9 @@ restore() {
       # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
       cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
       if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
-      if [ "$cur" != "$after" ]; then hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
-      if [ -n "$before" ] && due && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
+      if [ "$cur" != "$after" ]; then KEPT=1; hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
+      if [ -n "$before" ]; then restoring || continue; fi
+      if [ -n "$before" ] && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
       else fail error "$name"; echo "cannot set it back to ${before:-its old value}"; fi
       ;;
     module)
@@ -103,10 +110,10 @@ restore_file() {
   state_of "$2"
   if [ "$CUR" = "$3" ]; then hdr already "$1"; return; fi
   if [ "$CUR" != "$4" ]; then
-    hdr kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
+    KEPT=1; hdr kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
   fi
   if [ "$3" = absent ]; then
-    due
+    restoring || return
     if rm -f "$2"; then RESTORED=1; hdr removed "$1"
     else fail error "$1"; echo "cannot remove it"; fi
     return
@@ -121,7 +128,7 @@ restore_file() {
     own "$tmp" "${1:-644}" "${2:-0}" "${3:-0}" && label "$tmp" "$rhere" &&
     [ "$(sha "$tmp")" = "$rbefore" ]; then
     sync "$tmp" 2>/dev/null || sync
-    due
+    restoring || { rm -f "$tmp"; return; }
     if put "$tmp" "$rhere"; then
       RESTORED=1; hdr restored "$rpath"
     else
@@ -137,12 +144,15 @@ finish() {
   # What was applied is undone: no plan counts as carried out or done here any more, so
   # applying one again runs its handlers.
   [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
+  # Marked before a restore that then failed: nothing changed, nothing is due.
+  [ -n "$RESTORED" ] || undue
   if [ -z "$FAILED" ]; then
     # Its handlers ran healthy (or it had none).
     rm -f "$BACKUP/restart-due"
-    # Whatever it restored: entries changed since (kept) stay this run's no more either;
-    # entries kept for a symlinked parent do, until a rollback restores them.
-    [ -n "$SKIPPED" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
+    # Not rolled back while an entry is left: one changed since the run (kept: reported
+    # again by the next rollback, until it is put back by hand) or under a symlinked
+    # parent (restored by a later rollback once the parent is a real directory).
+    [ -n "$SKIPPED$KEPT" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
     hdr "done" "$RUN"
   else
     hdr failed "$RUN"

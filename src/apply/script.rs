@@ -51,14 +51,7 @@ pub fn apply_script(
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
-    if !handlers.is_empty() {
-        let mut units = Vec::new();
-        for handler in handlers {
-            handler_call(handler, timeout_secs)?;
-            units.push(handler.unit.as_str());
-        }
-        script.push_str(&format!("DUE={}\n", quote(&units.join(" "))));
-    }
+    script.push_str(&due_units(handlers, timeout_secs)?);
     for change in changes {
         match change {
             Change::WriteFile {
@@ -161,6 +154,36 @@ pub fn remove_marker_script(marker: &str) -> Result<String, String> {
     Ok(format!("rm -f {}\n", quote(marker)))
 }
 
+/// `DUE=...`: the kubelet units among `handlers` (checked as their calls are), which the
+/// script marks before its first change (common.sh `due`).
+fn due_units(handlers: &[HandlerRun], timeout_secs: u64) -> Result<String, String> {
+    let mut units = Vec::new();
+    for handler in handlers {
+        handler_call(handler, timeout_secs)?;
+        let name = handler
+            .unit
+            .strip_suffix(".service")
+            .unwrap_or(&handler.unit);
+        if KUBELET_UNITS.contains(&name) {
+            units.push(handler.unit.as_str());
+        }
+    }
+    if units.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!("DUE={}\n", quote(&units.join(" "))))
+}
+
+/// systemd's services that stop or restart the machine when started (systemd.special(7)):
+/// never a handler's.
+const SHUTDOWN_SERVICES: &[&str] = &[
+    "systemd-reboot",
+    "systemd-poweroff",
+    "systemd-halt",
+    "systemd-kexec",
+    "systemd-soft-reboot",
+];
+
 /// systemd's unit types other than `service` (systemd.unit(5)).
 const NOT_SERVICES: &[&str] = &[
     "target",
@@ -178,7 +201,9 @@ const NOT_SERVICES: &[&str] = &[
 /// `handler UNIT VERB PROBE TIMEOUT`: restart or reload, then wait for health (the unit
 /// active and, for a kubelet-running unit, `http://127.0.0.1:10248/healthz` ok).
 fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, String> {
-    if handler.unit.is_empty()
+    if !handler
+        .unit
+        .starts_with(|c: char| c.is_ascii_alphanumeric())
         || !handler
             .unit
             .chars()
@@ -193,6 +218,16 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
     {
         return Err(format!(
             "unit {} is a {kind}: dnsfix restarts services only",
+            handler.unit
+        ));
+    }
+    let name = handler
+        .unit
+        .strip_suffix(".service")
+        .unwrap_or(&handler.unit);
+    if SHUTDOWN_SERVICES.contains(&name) {
+        return Err(format!(
+            "unit {} stops or restarts the machine: never a handler's",
             handler.unit
         ));
     }
@@ -217,6 +252,7 @@ pub fn rollback_script(
     let mut script = String::from("{\n");
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(ROLLBACK, &[("RUN", run)]));
+    script.push_str(&due_units(handlers, timeout_secs)?);
     script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);
@@ -353,6 +389,22 @@ mod tests {
             let error = rollback_script(&b, "r", &[handler(unit)], 5).expect_err(unit);
             assert!(error.contains("services only"), "{error}");
         }
+        for unit in [
+            "systemd-reboot.service",
+            "systemd-poweroff",
+            "systemd-kexec",
+        ] {
+            let error = rollback_script(&b, "r", &[handler(unit)], 5).expect_err(unit);
+            assert!(error.contains("never a handler's"), "{error}");
+        }
+        for unit in ["..", ".x", "-kubelet"] {
+            rollback_script(&b, "r", &[handler(unit)], 5).expect_err(unit);
+        }
+        // Only the kubelet units are marked to be restarted.
+        let both = [handler("kubelet"), handler("systemd-resolved")];
+        let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &both, 5)
+            .expect("apply script");
+        assert!(script.contains("\nDUE='kubelet'\n"), "{script}");
         for unit in [
             "kubelet",
             "kubelet.service",

@@ -461,7 +461,12 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         Severity::Warning,
         summary,
         evidence,
-        "set `forward .` in the `.:53` block to upstream_dns_servers, the line Kubespray renders (dnsfix apply: playbook corefile-upstream), or re-run Kubespray's cluster.yml".into(),
+        if nowhere {
+            // The edit replaces a root `forward .`'s servers; it adds no line or block.
+            "add `forward . ` and upstream_dns_servers to the `.:53` block by hand (kubectl -n kube-system edit configmap), the line Kubespray renders, or re-run Kubespray's cluster.yml: dnsfix's corefile-upstream changes an existing `forward .` only".into()
+        } else {
+            "set `forward .` in the `.:53` block to upstream_dns_servers, the line Kubespray renders (dnsfix apply: playbook corefile-upstream), or re-run Kubespray's cluster.yml".into()
+        },
     )])
 }
 
@@ -1051,7 +1056,8 @@ mod tests {
         assert!(
             f.summary
                 .contains("does not forward names outside the cluster")
-                && f.evidence[0].contains("has no `forward .`"),
+                && f.evidence[0].contains("has no `forward .`")
+                && f.remediation.contains("by hand"),
             "{f:?}"
         );
         let refused = judge(base.replace("    loop\n", "    loop }\n"));

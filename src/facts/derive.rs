@@ -123,6 +123,7 @@ impl NodeFacts {
                     .iter()
                     .find_map(|name| raw.pids.get(*name).copied()),
             ),
+            pending_restarts_unread: super::restart_due::marks_unread(raw),
             files: Files(std::sync::Arc::clone(&shared)),
             raw: shared,
         }

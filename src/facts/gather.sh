@@ -100,16 +100,17 @@ e() {
   else hdr missing "$1"; fi
 }
 
-# Every *.conf in the given directories, in shell glob (C locale) order.
+# Every *.conf in the given directories, in shell glob (C locale) order. (Its variables
+# are its own: sh has no local ones, and a caller's loop over `d` must keep its `d`.)
 confs() {
-  for d in "$@"; do
-    if [ ! -d "$d" ]; then
-      [ -e "$d" ] || [ -L "$d" ] || hdr missing "$d"
+  for cdir in "$@"; do
+    if [ ! -d "$cdir" ]; then
+      [ -e "$cdir" ] || [ -L "$cdir" ] || hdr missing "$cdir"
       continue
     fi
-    hdr dir "$d"
-    for x in "$d"/*.conf; do
-      if [ -e "$x" ] || [ -L "$x" ]; then f "$x"; fi
+    hdr dir "$cdir"
+    for cfile in "$cdir"/*.conf; do
+      if [ -e "$cfile" ] || [ -L "$cfile" ]; then f "$cfile"; fi
     done
   done
 }
@@ -303,13 +304,18 @@ if [ -n "$KPID" ]; then
   hdr pid kubelet; put "$KPID"
   f "/proc/$KPID/cmdline"
 fi
-# Restarts an apply left due (apply.sh `due`: cut off between its writes and its handlers),
-# and, only where there is one, the start of the process that runs the kubelet.
+# Restarts a run left due (common.sh `due`: cut off between its changes and its handlers),
+# and, only where there is one, the start of the process that runs the kubelet. dnsfix's
+# state is root's alone: a gather without root says it could not look.
 RDUE=
-for x in /var/lib/dnsfix/restart-due/*; do
-  [ -f "$x" ] || continue
-  f "$x"; RDUE=1
-done
+if [ -d /var/lib/dnsfix ] && [ ! -x /var/lib/dnsfix ]; then
+  hdr error /var/lib/dnsfix/restart-due/
+else
+  for x in /var/lib/dnsfix/restart-due/*/*; do
+    [ -f "$x" ] || continue
+    f "$x"; RDUE=1
+  done
+fi
 if [ -n "$RDUE" ]; then for x in $KPID $K3SPID $MPID; do f "/proc/$x/stat"; done; fi
 # MicroK8s: kubelite takes the kubelet's flags from the file its --kubelet-args-file names
 # (followed below); a stopped MicroK8s from the file of the snap's current revision, by its
@@ -478,6 +484,8 @@ if [ -n "$K0SP" ] && [ -z "$KPID" ] && command -v timeout >/dev/null 2>&1; then
       */k0sworker.service | */k0scontroller.service | */k0sworker.service.d/* | */k0scontroller.service.d/*) ;;
       *) continue ;;
     esac
+    # A regular file with content only: a FIFO (or a link to one) would block awk for ever.
+    { [ -f "$x" ] && [ -s "$x" ]; } || continue
     # shellcheck disable=SC2016 # an awk program: its $ are awk's
     b=$(awk '/^[ \t]*ExecStart[ \t]*=/ { v = $0; sub(/^[^=]*=[ \t]*/, "", v); sub(/^[-@:+!]+/, "", v); sub(/[ \t].*/, "", v); if (v != "") b = v } END { print b }' "$x" 2>/dev/null)
     [ -n "$b" ] && K0SBIN=$b

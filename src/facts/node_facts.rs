@@ -51,9 +51,12 @@ pub struct NodeFacts {
     pub nodelocaldns: Option<Vec<String>>,
     /// The CNI configuration in effect, and whether pods sit on a Linux bridge.
     pub cni: Cni,
-    /// Units an apply changed files for and was cut off before restarting.
+    /// Kubelet units a run changed files for and was cut off before restarting.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_restarts: Vec<super::restart_due::PendingRestart>,
+    /// Those marks could not be looked at (a gather without root).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending_restarts_unread: bool,
     /// Every path the gather looked at: state, symlink target and sha256.
     pub files: Files,
     /// The raw gather output these facts were read from, so a plan can predict the facts

@@ -1,27 +1,32 @@
-//! Restarts an apply left due: owns [`PendingRestart`], read from the marks the apply
-//! script writes before its first change (`/var/lib/dnsfix/restart-due/UNIT`: the run, the
-//! boot id and the seconds since boot then) and removes once it restarted the unit. A mark
-//! left behind is an apply cut off between its writes and its handlers: the files hold the
-//! new settings, and the running kubelet was started before them, so it still runs on the
-//! old ones until it restarts. Never decides what to do about it (that is the rules').
+//! Restarts a run left due: owns [`PendingRestart`], read from the marks the apply and
+//! rollback scripts write before their first change
+//! (`/var/lib/dnsfix/restart-due/UNIT/NAME`: the run, the boot id and the seconds since boot
+//! then; NAME is the run, or `rollback-RUN`) and remove once they restarted the unit. A mark
+//! left behind is a run cut off between its changes and its handlers: the files hold the new
+//! settings, and the running kubelet was started before them, so it still runs on the old
+//! ones until it restarts. Only kubelet units are marked. Never decides what to do about it
+//! (that is the rules').
 
 use serde::Serialize;
 
-use super::raw::RawFacts;
+use super::raw::{FileState, RawFacts};
 
-/// Where the apply script leaves its marks, one file per unit.
+/// Where the scripts leave their marks: a directory per unit, a file per run.
 pub const DIR: &str = "/var/lib/dnsfix/restart-due";
 
 /// The kernel's clock ticks per second in `/proc/PID/stat` (USER_HZ, 100 on every Linux
 /// architecture a node runs: the value is part of the user-space ABI).
 const USER_HZ: f64 = 100.0;
 
-/// One unit an apply changed files for and did not restart.
+/// One kubelet unit a run changed files for and did not restart.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PendingRestart {
     pub unit: String,
-    /// The apply run that left it (its id, for `dnsfix rollback` and the run record).
+    /// The run that left it (its id, for `dnsfix rollback` and the run record).
     pub run: String,
+    /// Left by a rollback of that run, not by the apply.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rollback: bool,
     /// Whether the kubelet still runs on the settings from before that run: it started
     /// before the mark (or does not run), and the node has not rebooted since. `None`
     /// where that cannot be told (the mark or the process start unreadable).
@@ -43,9 +48,15 @@ pub fn pending_restarts(
         let stat = raw.get(&format!("/proc/{pid}/stat"))?.text()?;
         process_start(&stat)
     });
-    raw.files_in(DIR)
+    let prefix = format!("{DIR}/");
+    raw.files
+        .iter()
+        .filter(|(_, file)| file.state == FileState::Present)
         .filter_map(|(path, file)| {
-            let unit = path.rsplit('/').next()?.to_owned();
+            let (unit, name) = path.strip_prefix(&prefix)?.split_once('/')?;
+            if name.contains('/') {
+                return None;
+            }
             let text = file.text()?;
             let mut words = text.split_whitespace();
             let run = words.next()?.to_owned();
@@ -62,14 +73,22 @@ pub fn pending_restarts(
                 _ => None,
             };
             Some(PendingRestart {
-                unit,
+                unit: unit.to_owned(),
                 run,
+                rollback: name.starts_with("rollback-"),
                 due,
                 running: pid.is_some(),
-                path: path.to_owned(),
+                path: path.clone(),
             })
         })
         .collect()
+}
+
+/// Whether the marks could not be looked at: the gather reports the directory unread where
+/// it runs without root (dnsfix's state directory is root's alone).
+pub fn marks_unread(raw: &RawFacts) -> bool {
+    raw.get(&format!("{DIR}/"))
+        .is_some_and(|f| f.state == FileState::Unreadable)
 }
 
 /// A process's start, in seconds since boot, from its `/proc/PID/stat` (field 22,
@@ -86,10 +105,9 @@ fn process_start(stat: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::raw::FileState;
 
-    /// A kubelet's stat line (Linux `fs/proc/array.c` `do_task_stat`, from a node) with
-    /// starttime 123456 ticks: 1234.56 s after boot.
+    /// A kubelet's stat line as Linux `fs/proc/array.c` `do_task_stat` prints one (52
+    /// fields; values made up), with starttime (field 22) 123456 ticks: 1234.56 s after boot.
     const STAT: &str = "4242 (kubelet) S 1 4242 4242 0 -1 4194560 83061 0 3 0 2181 1310 0 0 \
                         20 0 18 0 123456 2124529664 24530 18446744073709551615 1 1 0 0 0 0 0 0 \
                         2143420159 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
@@ -97,11 +115,8 @@ mod tests {
     fn raw(mark: &str) -> RawFacts {
         let mut raw = RawFacts::default();
         let present = FileState::Present;
-        raw.file(
-            &format!("{DIR}/kubelet.service"),
-            present,
-            Some(mark.as_bytes()),
-        );
+        let at = format!("{DIR}/kubelet/20261130T020304Z-ab12");
+        raw.file(&at, present, Some(mark.as_bytes()));
         raw.file("/proc/4242/stat", present, Some(STAT.as_bytes()));
         raw
     }
@@ -111,7 +126,7 @@ mod tests {
         let due = |mark: &str, pid: Option<u32>| {
             let restarts = pending_restarts(&raw(mark), Some("b1"), pid);
             assert_eq!(restarts.len(), 1);
-            assert_eq!(restarts[0].unit, "kubelet.service");
+            assert_eq!(restarts[0].unit, "kubelet");
             assert_eq!(restarts[0].run, "20261130T020304Z-ab12");
             restarts[0].due
         };
@@ -135,6 +150,30 @@ mod tests {
         // A kubelet whose start cannot be read, a mark without a time: cannot be told.
         assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", Some(7)), None);
         assert_eq!(due("20261130T020304Z-ab12\n", Some(4242)), None);
+    }
+
+    /// A rollback's mark is named `rollback-RUN`; a gather without root reports the marks'
+    /// directory unread (its error record, `DIR/`).
+    #[test]
+    fn rollback_marks_and_unread_marks_are_told_apart() {
+        let mut raw = raw("20261130T020304Z-ab12 b1 2000.15\n");
+        let at = format!("{DIR}/k3s/rollback-20261130T020304Z-ab12");
+        raw.file(
+            &at,
+            FileState::Present,
+            Some(b"20261130T020304Z-ab12 b1 2100\n"),
+        );
+        let restarts = pending_restarts(&raw, Some("b1"), Some(4242));
+        let rollback: Vec<(&str, bool)> = restarts
+            .iter()
+            .map(|r| (r.unit.as_str(), r.rollback))
+            .collect();
+        assert_eq!(rollback, [("k3s", true), ("kubelet", false)]);
+        assert!(!marks_unread(&raw));
+        let mut unread = RawFacts::default();
+        unread.file(&format!("{DIR}/"), FileState::Unreadable, None);
+        assert!(marks_unread(&unread));
+        assert!(pending_restarts(&unread, Some("b1"), None).is_empty());
     }
 
     #[test]

@@ -24,6 +24,12 @@ pub struct Host {
     pub origins: BTreeMap<String, VarOrigin>,
 }
 
+/// Whether a value is a Jinja template dnsfix does not render (`"{{ corp_dns }}"`, a `{% %}`
+/// block): Ansible makes something of it that is not known here.
+pub fn is_template(value: &str) -> bool {
+    value.contains("{{") || value.contains("{%")
+}
+
 impl Host {
     /// A host with no groups and no variables; mostly for tests and for the implicit
     /// localhost.
@@ -58,7 +64,7 @@ impl Host {
     /// template it cannot render (`"{{ cluster_name }}"` left over).
     pub fn var_set(&self, key: &str) -> Option<&str> {
         self.var_str(key)
-            .filter(|v| !v.is_empty() && !v.contains("{{") && !v.contains("{%"))
+            .filter(|v| !v.is_empty() && !is_template(v))
     }
 
     /// A string variable where it is set, else `default` where it is absent: `None` where
@@ -82,7 +88,7 @@ impl Host {
         match self.var(key)? {
             Value::Bool(b) => Some(*b),
             Value::Number(n) => Some(n.as_f64() != Some(0.0)),
-            Value::String(s) if s.contains("{{") || s.contains("{%") => None,
+            Value::String(s) if is_template(s) => None,
             Value::String(s) => Some(!s.is_empty()),
             Value::Array(a) => Some(!a.is_empty()),
             Value::Object(o) => Some(!o.is_empty()),
@@ -133,7 +139,7 @@ pub(crate) fn scalar_string(value: &Value) -> Option<String> {
 }
 
 fn split_list(text: &str) -> Vec<String> {
-    if text.contains("{{") || text.contains("{%") {
+    if is_template(text) {
         return vec![text.to_string()];
     }
     let trimmed = text.trim();

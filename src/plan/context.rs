@@ -524,7 +524,7 @@ pub fn check_upstreams(host: &Host, kubespray: bool) -> Result<(), String> {
         if let Value::String(text) = value
             && kubespray
             && !text.trim().is_empty()
-            && !text.contains("{{")
+            && !crate::inventory::is_template(text)
         {
             let shown = crate::text::escape(text);
             return Err(format!(
@@ -556,7 +556,7 @@ pub fn check_upstreams(host: &Host, kubespray: bool) -> Result<(), String> {
         for item in &items {
             let shown = crate::text::escape(item);
             let text = item.trim();
-            if text.contains("{{") || text.contains("{%") {
+            if crate::inventory::is_template(text) {
                 return Err(format!(
                     "{key}{at}: {shown:?} is a template dnsfix cannot resolve; write the addresses"
                 ));

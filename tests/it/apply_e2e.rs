@@ -1455,6 +1455,17 @@ fn a_rollback_that_leaves_a_changed_file_alone_fails_and_says_so() {
         edited,
         "their edit stays"
     );
+    // Not marked rolled back: again, the same (a runbook that retries does not pass).
+    let again = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+    assert_eq!(again.status.code(), Some(3), "again\n{}", describe(&again));
+    let result = host_result(&run_record(&again), &node).clone();
+    assert!(
+        result
+            .steps
+            .iter()
+            .any(|s| s.outcome == StepOutcome::Kept && s.target == KUBELET_CONFIG),
+        "{result:#?}"
+    );
 }
 
 /// A sysctl file the boot applies after dnsfix's and that sets 0: Debian's

@@ -713,3 +713,30 @@ fn the_reference_finder_runs_under_busybox_awk() {
     );
     assert_eq!(busybox, system);
 }
+
+/// A k0s unit file that is a FIFO (or a link to one) is never opened: the gather ends, where
+/// the read of its ExecStart blocked for ever.
+#[test]
+fn a_k0s_unit_that_is_a_fifo_does_not_block_the_gather() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-k0s-fifo-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let units = tree.join("etc/systemd/system");
+    std::fs::create_dir_all(&units).expect("mkdir");
+    let fifo = units.join("k0sworker.service");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (tree_in, run) = (tree.clone(), scratch.join("run"));
+    std::thread::spawn(move || {
+        let _ = tx.send(gathered(&tree_in, &run));
+    });
+    let raw = rx.recv_timeout(std::time::Duration::from_secs(60));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let raw = raw.expect("the gather ended");
+    assert!(
+        !raw.commands.contains_key("k0s-version"),
+        "{:?}",
+        raw.commands
+    );
+}

@@ -708,29 +708,24 @@ fn a_rollback_whose_restart_failed_restarts_again_when_run_again() {
     );
 }
 
-/// Before its first write, an apply marks its handlers' units to be restarted (the run, the
-/// boot, the uptime); a restart that fails leaves the mark, one that succeeds removes it.
-/// A run that changes nothing marks nothing.
+/// Before its first write, an apply marks its kubelet unit to be restarted (the run, the
+/// boot, the uptime); a restart that fails leaves the mark, one that returns removes it. A
+/// run whose first change fails takes its mark back; a resolver unit is never marked.
 #[test]
 fn an_apply_marks_its_restart_due_until_the_unit_restarts() {
     let dir = scratch("node-scripts-restart-due");
     let b = Boundary::fresh();
-    let unit = "systemd-resolved";
-    save_apply(
-        &dir,
-        &b,
-        ("r1", "p1"),
-        &[write(None, "new\n")],
-        &[restart(unit)],
-    );
-    save_apply(
-        &dir,
-        &b,
-        ("r2", "p2"),
-        &[write(None, "new\n")],
-        &[restart(unit)],
-    );
-    let mark = format!("/var/lib/dnsfix/restart-due/{unit}");
+    let unit = "kubelet";
+    let write_new = [write(None, "new\n")];
+    save_apply(&dir, &b, ("r1", "p1"), &write_new, &[restart(unit)]);
+    save_apply(&dir, &b, ("r2", "p2"), &write_new, &[restart(unit)]);
+    let failing = Change::LoadModule {
+        name: "dnsfix_no_such_module".into(),
+        reasons: Vec::new(),
+    };
+    let both = [restart(unit), restart("systemd-resolved")];
+    save_apply(&dir, &b, ("r3", "p3"), &[failing], &both);
+    let mark = format!("/var/lib/dnsfix/restart-due/{unit}/r1");
     let shown = in_temporary_root(
         &dir,
         &format!(
@@ -744,7 +739,9 @@ fn an_apply_marks_its_restart_due_until_the_unit_restarts() {
                > /usr/local/bin/systemctl\n\
              rm -rf /var/lib/dnsfix/handled\n\
              dash \"$scratch/r2.sh\" > \"$scratch/again.out\" </dev/null\n\
-             [ -e {mark} ] && echo still marked || echo cleared\n"
+             [ -e {mark} ] && echo still marked || echo cleared\n\
+             dash \"$scratch/r3.sh\" > \"$scratch/failed-change.out\" </dev/null\n\
+             ls -A /var/lib/dnsfix/restart-due | wc -l\n"
         ),
     );
     let lines: Vec<&str> = shown.lines().collect();
@@ -755,13 +752,19 @@ fn an_apply_marks_its_restart_due_until_the_unit_restarts() {
     assert!(
         kinds(&dir.join("failed.out"), &b).contains(&(RecordKind::Unhealthy, unit.to_string()))
     );
+    // The restart returns, and the mark goes (the kubelet's health is not served here).
     let again = kinds(&dir.join("again.out"), &b);
     assert!(
-        again.contains(&(RecordKind::Already, TARGET.to_string()))
-            && again.contains(&(RecordKind::Healthy, unit.to_string())),
+        again.contains(&(RecordKind::Already, TARGET.to_string())),
         "{again:?}"
     );
     assert_eq!(lines[2], "cleared", "{shown}");
+    let failed = kinds(&dir.join("failed-change.out"), &b);
+    assert!(
+        failed.contains(&(RecordKind::Error, "dnsfix_no_such_module".to_string())),
+        "{failed:?}"
+    );
+    assert_eq!(lines[3], "0", "a mark stayed: {shown}");
 }
 
 /// An immutable file (`chattr +i`, a common guard on /etc/resolv.conf) refuses the rename

@@ -426,7 +426,7 @@ pub(super) fn no_cluster_dns(ctx: &Ctx) -> RuleOutcome {
             (Some(w), _) => set_cluster_dns(ctx, dns, &w.join(", ")),
             (None, true) => set_cluster_dns(ctx, dns, "the cluster DNS address"),
             (None, false) => format!(
-                "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l k8s-app=kube-dns -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
+                "{} (the cluster DNS Service's clusterIP: kubectl -n kube-system get svc -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o jsonpath='{{.items[*].spec.clusterIP}}'; NodeLocal DNSCache's address where it runs)",
                 set_cluster_dns(ctx, dns, "KUBE_DNS_IP")
             ),
         };

@@ -474,7 +474,7 @@ pub(super) fn unrendered_upstream_dns_server(ctx: &Ctx) -> Option<String> {
         .var_list("upstream_dns_servers")
         .unwrap_or_default()
         .into_iter()
-        .find(|s| s.contains("{{") || s.contains("{%"))
+        .find(|s| crate::inventory::is_template(s))
 }
 
 /// The inventory's `upstream_dns_servers` (Kubespray), unrendered templates left out.
@@ -483,7 +483,7 @@ pub(super) fn upstream_dns_servers(ctx: &Ctx) -> Vec<String> {
         .var_list("upstream_dns_servers")
         .unwrap_or_default()
         .into_iter()
-        .filter(|s| !s.contains("{{"))
+        .filter(|s| !crate::inventory::is_template(s))
         .collect()
 }
 

@@ -1,58 +1,55 @@
-//! DNS-KUBELET-RESTART-DUE: an apply wrote the kubelet's new settings and was cut off
-//! before it restarted the unit, so the running kubelet is still on the old ones while its
-//! files look fixed (every other rule reads the files).
+//! DNS-KUBELET-RESTART-DUE: an apply (or a rollback) changed the kubelet's files and was cut
+//! off before it restarted the unit, so the running kubelet is still on the old settings
+//! while its files look right (every other rule reads the files).
 
 use super::{Ctx, RuleOutcome};
 use crate::diagnose::finding::Severity;
+use crate::facts::restart_due::PendingRestart;
+use crate::text::escape;
 
 const ID: &str = "DNS-KUBELET-RESTART-DUE";
 
 pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
     let restarts = &ctx.facts.pending_restarts;
-    if restarts.is_empty() {
-        return RuleOutcome::Pass;
-    }
-    let mut due = Vec::new();
-    let mut unknown = Vec::new();
-    for restart in restarts {
-        match restart.due {
-            Some(true) => due.push(restart),
-            Some(false) => {}
-            None => unknown.push(restart),
-        }
-    }
+    let due: Vec<&PendingRestart> = restarts.iter().filter(|r| r.due == Some(true)).collect();
     if due.is_empty() {
-        return match unknown.first() {
-            None => RuleOutcome::Pass,
-            Some(restart) => ctx.unknown_because(
+        if let Some(restart) = restarts.iter().find(|r| r.due.is_none()) {
+            return ctx.unknown_because(
                 ID,
                 format!(
-                    "apply run {} left {} to be restarted ({}), and whether the kubelet \
-                     started since cannot be read",
-                    crate::text::escape(&restart.run),
-                    crate::text::escape(&restart.unit),
-                    restart.path
+                    "{} left {} to be restarted ({}), and whether the kubelet started since \
+                     cannot be read",
+                    which(restart),
+                    escape(&restart.unit),
+                    escape(&restart.path)
                 ),
+                format!("restart {} (systemctl restart {0})", escape(&restart.unit)),
+            );
+        }
+        if ctx.facts.pending_restarts_unread {
+            return ctx.unknown_because(
+                ID,
                 format!(
-                    "restart {} (systemctl restart {}), or apply that run's plan again",
-                    crate::text::escape(&restart.unit),
-                    crate::text::escape(&restart.unit)
+                    "{}/ could not be looked at (it is root's alone)",
+                    crate::facts::restart_due::DIR
                 ),
-            ),
-        };
+                "check as root (sudo -n) to see whether an apply was cut off before its \
+                 restart"
+                    .to_owned(),
+            );
+        }
+        return RuleOutcome::Pass;
     }
-    let units: Vec<String> = due
-        .iter()
-        .map(|r| crate::text::escape(&r.unit).into_owned())
-        .collect();
+    let mut units: Vec<String> = due.iter().map(|r| escape(&r.unit).into_owned()).collect();
+    units.dedup();
     let evidence = due
         .iter()
         .map(|r| {
             format!(
-                "{}: apply run {} changed files for {} and was cut off before restarting it; {}",
-                r.path,
-                crate::text::escape(&r.run),
-                crate::text::escape(&r.unit),
+                "{}: {} changed files for {} and was cut off before restarting it; {}",
+                escape(&r.path),
+                which(r),
+                escape(&r.unit),
                 if r.running {
                     "the kubelet running now started before that"
                 } else {
@@ -65,18 +62,29 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         ID,
         Severity::High,
         format!(
-            "{} still runs on the settings from before an apply that was cut off: its files \
-             are fixed, pods still get the old ones",
+            "{} still runs on the settings from before a run that was cut off: its files are \
+             changed, pods still get the old settings",
             units.join(", ")
         ),
         evidence,
         format!(
-            "apply that run's plan again (it takes over what the run wrote and restarts), or \
-             restart {} by hand (systemctl restart {}); then recreate the node's CoreDNS and \
-             nodelocaldns pods",
+            "restart {} (systemctl restart {}), or apply again the saved plan that run carried \
+             out (dnsfix apply plan.json: it takes over what the run wrote and restarts; a new \
+             plan finds the files as wanted and restarts nothing); then recreate the node's \
+             CoreDNS and nodelocaldns pods",
             units.join(", "),
             units.join(" ")
         ),
     );
     RuleOutcome::Findings(vec![finding])
+}
+
+/// "apply run RUN" or "the rollback of run RUN".
+fn which(restart: &PendingRestart) -> String {
+    let run = escape(&restart.run);
+    if restart.rollback {
+        format!("the rollback of run {run}")
+    } else {
+        format!("apply run {run}")
+    }
 }

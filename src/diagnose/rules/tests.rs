@@ -3017,3 +3017,26 @@ fn a_dns_service_address_read_from_the_cluster_is_the_clusters_own() {
     // The node alone does not know the Service's address.
     assert!(!Ctx::new(&host, &facts).cluster.contains(&service));
 }
+
+/// DNS-KUBELET-RESTART-DUE: a mark whose kubelet's start cannot be read, and marks a
+/// gather without root could not look at, are unknown, never a pass.
+#[test]
+fn restart_marks_that_cannot_be_judged_are_unknown() {
+    let mut raw = crate::testing::rules_fixture("DNS-KUBELET-RESTART-DUE/kubeadm-apply-cut-off");
+    let host = Host::new("node1");
+    let status = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        match super::restart_due::restart_due(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => Some(f[0].status),
+            _ => None,
+        }
+    };
+    assert_eq!(status(&raw), Some(FindingStatus::Failed));
+    raw.files.remove("/proc/2291/stat");
+    assert_eq!(status(&raw), Some(FindingStatus::Unknown));
+    let mut unread = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
+    assert_eq!(status(&unread), None);
+    let dir = format!("{}/", crate::facts::restart_due::DIR);
+    unread.file(&dir, crate::facts::raw::FileState::Unreadable, None);
+    assert_eq!(status(&unread), Some(FindingStatus::Unknown));
+}
