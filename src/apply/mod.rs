@@ -1161,21 +1161,9 @@ mod tests {
             serial: crate::playbook::Batch::Count(1),
             reasons: Vec::new(),
         };
-        let plan = HostPlan {
-            host: "localhost".into(),
-            status: crate::plan::model::HostStatus::Changes,
-            error: None,
-            findings: Vec::new(),
-            facts: None,
-            changes: Vec::new(),
-            handlers: vec![handler.clone()],
-            cluster: Vec::new(),
-            blocked: Vec::new(),
-            notes: Vec::new(),
-            unchanged: Vec::new(),
-            fixes: Vec::new(),
-            remaining: Vec::new(),
-        };
+        let mut plan =
+            crate::testing::host_plan("localhost", crate::plan::model::HostStatus::Changes);
+        plan.handlers = vec![handler.clone()];
         let boundary = crate::node_script::Boundary::fresh();
         let text = format!(
             "sleep 2; printf '%s%s' '{}' '{}'",

@@ -753,21 +753,7 @@ rotateCertificates: true
     }
 
     fn host(name: &str, status: HostStatus) -> HostPlan {
-        HostPlan {
-            host: name.to_owned(),
-            status,
-            error: None,
-            findings: Vec::new(),
-            facts: None,
-            changes: Vec::new(),
-            handlers: Vec::new(),
-            cluster: Vec::new(),
-            blocked: Vec::new(),
-            notes: Vec::new(),
-            unchanged: Vec::new(),
-            fixes: Vec::new(),
-            remaining: Vec::new(),
-        }
+        crate::testing::host_plan(name, status)
     }
 
     fn reason(playbook: &str, task: &str, fixes: &[&str]) -> Reason {

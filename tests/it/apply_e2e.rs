@@ -1434,38 +1434,31 @@ fn a_rollback_that_leaves_a_changed_file_alone_fails_and_says_so() {
     lab.exec(&node, &format!("echo 'maxPods: 120' >> {KUBELET_CONFIG}"));
     let edited = node_sha(&lab, &node, KUBELET_CONFIG);
 
-    let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(3), "rollback\n{}", describe(&out));
-    let result = host_result(&run_record(&out), &node).clone();
-    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
-    let error = result.error.as_deref().unwrap_or_default();
-    assert!(
-        error.contains("left in place") && error.contains(&run),
-        "{error}"
-    );
-    assert!(
-        result
-            .steps
-            .iter()
-            .any(|s| s.outcome == StepOutcome::Kept && s.target == KUBELET_CONFIG),
-        "{result:#?}"
-    );
-    assert_eq!(
-        node_sha(&lab, &node, KUBELET_CONFIG),
-        edited,
-        "their edit stays"
-    );
-    // Not marked rolled back: again, the same (a runbook that retries does not pass).
-    let again = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
-    assert_eq!(again.status.code(), Some(3), "again\n{}", describe(&again));
-    let result = host_result(&run_record(&again), &node).clone();
-    assert!(
-        result
-            .steps
-            .iter()
-            .any(|s| s.outcome == StepOutcome::Kept && s.target == KUBELET_CONFIG),
-        "{result:#?}"
-    );
+    // The first rollback, and again: not marked rolled back, it fails the same (a runbook
+    // that retries until exit 0 does not pass), and their edit stays.
+    for attempt in ["rollback", "again"] {
+        let out = dnsfix(&lab, &["rollback", &run, "--yes", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(3), "{attempt}\n{}", describe(&out));
+        let result = host_result(&run_record(&out), &node).clone();
+        assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+        let error = result.error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("left in place") && error.contains(&run),
+            "{error}"
+        );
+        assert!(
+            result
+                .steps
+                .iter()
+                .any(|s| s.outcome == StepOutcome::Kept && s.target == KUBELET_CONFIG),
+            "{result:#?}"
+        );
+        assert_eq!(
+            node_sha(&lab, &node, KUBELET_CONFIG),
+            edited,
+            "their edit stays"
+        );
+    }
 }
 
 /// A sysctl file the boot applies after dnsfix's and that sets 0: Debian's
