@@ -740,3 +740,38 @@ fn a_k0s_unit_that_is_a_fifo_does_not_block_the_gather() {
         raw.commands
     );
 }
+
+/// A k3s unit's drop-in is read for the files it names, as the unit file is: the
+/// EnvironmentFile a drop-in adds is gathered (the drop-in list was globbed under a doubled
+/// path, so such a file was never read).
+#[test]
+fn a_k3s_unit_drop_in_is_followed_to_the_files_it_names() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-k3s-dropin-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let units = tree.join("etc/systemd/system");
+    std::fs::create_dir_all(units.join("k3s.service.d")).expect("mkdir");
+    std::fs::write(
+        units.join("k3s.service"),
+        "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+    )
+    .expect("unit");
+    std::fs::write(
+        units.join("k3s.service.d/10-env.conf"),
+        "[Service]\nEnvironmentFile=/etc/k3s-extra.env\n",
+    )
+    .expect("drop-in");
+    std::fs::write(
+        tree.join("etc/k3s-extra.env"),
+        "K3S_RESOLV_CONF=/etc/k3s-resolv.conf\n",
+    )
+    .expect("env");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        raw.get("/etc/k3s-extra.env").map(|f| f.state),
+        Some(FileState::Present),
+        "{:?}",
+        raw.files.keys().collect::<Vec<_>>()
+    );
+}

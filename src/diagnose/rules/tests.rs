@@ -3040,3 +3040,21 @@ fn restart_marks_that_cannot_be_judged_are_unknown() {
     unread.file(&dir, crate::facts::raw::FileState::Unreadable, None);
     assert_eq!(status(&unread), Some(FindingStatus::Unknown));
 }
+
+/// A `{% %}` template among upstream_dns_servers is unrendered like a `{{ }}` one: never
+/// passed on as a server's address.
+#[test]
+fn a_jinja_block_among_upstream_servers_is_no_address() {
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["{% if corp %}192.0.2.9{% endif %}", "192.0.2.53"]),
+    );
+    let facts = crate::testing::facts_from(&[]);
+    let ctx = Ctx::new(&host, &facts);
+    assert_eq!(upstream_dns_servers(&ctx), ["192.0.2.53"]);
+    assert_eq!(
+        unrendered_upstream_dns_server(&ctx).as_deref(),
+        Some("{% if corp %}192.0.2.9{% endif %}")
+    );
+}
