@@ -20,6 +20,7 @@ umask 077
 DUE=
 DUE_NAME=
 DUE_MARKED=
+DUE_FAILED=
 
 # due: before a run's first change on the node, mark the kubelet units its handlers restart:
 # $STATE/restart-due/UNIT/DUE_NAME holds the run, the boot id and the seconds since boot. A
@@ -29,12 +30,15 @@ DUE_MARKED=
 # `undue` takes this run's back where it changed nothing after all. A mark that cannot be
 # written stops the run before the change, as any bookkeeping does.
 due() {
+  [ -z "$DUE_FAILED" ] || return 1
   { [ -n "$DUE" ] && [ -z "$DUE_MARKED" ]; } || return 0
   dboot='' dup=''
   { read -r dboot < /proc/sys/kernel/random/boot_id; read -r dup _ < /proc/uptime; } 2>/dev/null
   DUE_MARKED=1
   for u in $DUE; do
     if ! { mkdir -p "$STATE/restart-due/$u" && printf '%s %s %s\n' "$RUN" "$dboot" "$dup" > "$STATE/restart-due/$u/$DUE_NAME"; } 2>/dev/null; then
+      # Every later change waits too (a rollback goes on to its next entry).
+      DUE_FAILED=1
       fail error "$STATE/restart-due/$u"; echo "cannot mark $u to be restarted (full or read-only filesystem?)"
       return 1
     fi
@@ -299,7 +303,7 @@ handler() {
     fail unhealthy "$unit"; echo "systemctl $verb $unit failed: $out"; journal "$unit"; return
   fi
   # Restarted: what a run cut off before this left due is done (`due`).
-  rm -f "$STATE/restart-due/$unit/"* 2>/dev/null; rmdir "$STATE/restart-due/$unit" 2>/dev/null
+  rm -f "$STATE/restart-due/${unit%.service}/"* 2>/dev/null; rmdir "$STATE/restart-due/${unit%.service}" 2>/dev/null
   start=$(date +%s)
   while :; do
     state=$(systemctl is-active "$unit" 2>/dev/null)

@@ -11,8 +11,12 @@ RUN="@RUN@"
 BACKUP=$STATE/backups/$RUN
 RESTORED=
 SKIPPED=
-# Set for an entry changed since the run, left alone: not rolled back, so not marked so.
-KEPT=
+# kept NAME: an entry changed since the run, left alone; listed in $BACKUP/kept, which a
+# later rollback of the run reports again.
+kept() {
+  printf '%s\n' "$1" >> "$BACKUP/kept" 2>/dev/null
+  hdr kept "$1"
+}
 # shellcheck disable=SC2034 # read by common.sh's due and undue
 DUE_NAME=rollback-$RUN
 
@@ -24,9 +28,18 @@ start() {
   lock "rollback of run $RUN"
   # Once: a run rolled back and then applied again (the same change, by a later run)
   # must not be undone by rolling this one back again; that is the later run's to undo.
+  # Entries it left for being changed since the run are said again (the run's change is
+  # still in them), and nothing is restored.
   if [ -f "$BACKUP/rolled-back" ]; then
+    if [ -s "$BACKUP/kept" ]; then
+      while IFS= read -r k; do
+        hdr kept "$k"; echo "changed since run $RUN, left alone by its rollback: undo it by hand"
+      done < "$BACKUP/kept"
+      hdr "done" "$RUN"; exit 0
+    fi
     hdr nothing "$RUN"; echo "run $RUN was $(cat "$BACKUP/rolled-back" 2>/dev/null) already"; exit 0
   fi
+  rm -f "$BACKUP/kept"
   # An earlier rollback of this run restored something and did not finish (cut off, or a
   # unit unhealthy): what it restored reads "already" now, and its handlers are still due.
   [ ! -f "$BACKUP/restart-due" ] || RESTORED=1
@@ -91,7 +104,7 @@ restore() {
       # shellcheck disable=SC2002 # cat keeps an unreadable /proc/sys file a quiet empty value
       cur=$(cat "$p" 2>/dev/null | tr -s ' \t' ' ')
       if [ "$cur" = "$before" ]; then hdr already "$name"; continue; fi
-      if [ "$cur" != "$after" ]; then KEPT=1; hdr kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
+      if [ "$cur" != "$after" ]; then kept "$name"; echo "changed since run $RUN (now $cur), left alone"; continue; fi
       if [ -n "$before" ]; then restoring || continue; fi
       if [ -n "$before" ] && printf '%s\n' "$before" > "$p" 2>/dev/null; then RESTORED=1; hdr restored "$name"
       else fail error "$name"; echo "cannot set it back to ${before:-its old value}"; fi
@@ -110,7 +123,7 @@ restore_file() {
   state_of "$2"
   if [ "$CUR" = "$3" ]; then hdr already "$1"; return; fi
   if [ "$CUR" != "$4" ]; then
-    KEPT=1; hdr kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
+    kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
   fi
   if [ "$3" = absent ]; then
     restoring || return
@@ -149,10 +162,10 @@ finish() {
   if [ -z "$FAILED" ]; then
     # Its handlers ran healthy (or it had none).
     rm -f "$BACKUP/restart-due"
-    # Not rolled back while an entry is left: one changed since the run (kept: reported
-    # again by the next rollback, until it is put back by hand) or under a symlinked
-    # parent (restored by a later rollback once the parent is a real directory).
-    [ -n "$SKIPPED$KEPT" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
+    # Rolled back once, as far as it could: entries changed since (kept) stay this run's
+    # no more, and a later rollback only says them again; entries kept for a symlinked
+    # parent keep the run open, until a rollback restores them.
+    [ -n "$SKIPPED" ] || printf 'rolled back %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$BACKUP/rolled-back"
     hdr "done" "$RUN"
   else
     hdr failed "$RUN"

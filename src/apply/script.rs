@@ -160,12 +160,13 @@ fn due_units(handlers: &[HandlerRun], timeout_secs: u64) -> Result<String, Strin
     let mut units = Vec::new();
     for handler in handlers {
         handler_call(handler, timeout_secs)?;
+        // By the unit's name without `.service`, as the handler removes its marks.
         let name = handler
             .unit
             .strip_suffix(".service")
             .unwrap_or(&handler.unit);
         if KUBELET_UNITS.contains(&name) {
-            units.push(handler.unit.as_str());
+            units.push(name);
         }
     }
     if units.is_empty() {
@@ -182,6 +183,12 @@ const SHUTDOWN_SERVICES: &[&str] = &[
     "systemd-halt",
     "systemd-kexec",
     "systemd-soft-reboot",
+    "systemd-exit",
+    "systemd-factory-reset-reboot",
+    "systemd-suspend",
+    "systemd-hibernate",
+    "systemd-hybrid-sleep",
+    "systemd-suspend-then-hibernate",
 ];
 
 /// systemd's unit types other than `service` (systemd.unit(5)).
@@ -232,7 +239,7 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
         ));
     }
     let verb = handler.action.verb();
-    let probe = KUBELET_UNITS.contains(&handler.unit.as_str());
+    let probe = KUBELET_UNITS.contains(&name);
     Ok(format!(
         "handler {} {verb} {} {timeout_secs}\n",
         quote(&handler.unit),
@@ -393,6 +400,8 @@ mod tests {
             "systemd-reboot.service",
             "systemd-poweroff",
             "systemd-kexec",
+            "systemd-suspend.service",
+            "systemd-exit",
         ] {
             let error = rollback_script(&b, "r", &[handler(unit)], 5).expect_err(unit);
             assert!(error.contains("never a handler's"), "{error}");
@@ -405,6 +414,15 @@ mod tests {
         let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &both, 5)
             .expect("apply script");
         assert!(script.contains("\nDUE='kubelet'\n"), "{script}");
+        // `kubelet.service` is the same unit: marked by its name, and its health gated.
+        let suffixed = [handler("kubelet.service")];
+        let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &suffixed, 5)
+            .expect("apply script");
+        assert!(
+            script.contains("\nDUE='kubelet'\n")
+                && script.contains("handler 'kubelet.service' restart 1 5"),
+            "{script}"
+        );
         for unit in [
             "kubelet",
             "kubelet.service",

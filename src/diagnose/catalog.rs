@@ -1325,7 +1325,9 @@ pub const RULES: &[RuleInfo] = &[
             systemctl restart kubelet   # k3s, rke2-server, snap.microk8s.daemon-kubelite, k0sworker\n\
             or apply again the saved plan the run carried out (`dnsfix apply plan.json`): it finds\n\
             its files written, takes over the run's backups (`adopted`) and restarts the unit. A\n\
-            new plan finds the files as wanted and restarts nothing. A restart by hand, or a\n\
+            new plan finds the files as wanted and restarts nothing. A rollback's mark\n\
+            (rollback-RUN): roll the run back again, which restarts (the saved plan would write\n\
+            back what the rollback undid). A restart by hand, or a\n\
             reboot, leaves the mark; dnsfix no longer reports it, and the next handler that\n\
             restarts the unit removes it.",
         restart: "\

@@ -44,7 +44,12 @@ impl NodeFacts {
 /// pid is left out, so only a real change makes a plan stale.
 pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
     for (path, raw) in &facts.files {
-        if path.starts_with("/proc/") || path.starts_with("/sys/") {
+        // dnsfix's own state (a cut-off run's restart marks) is no configuration: a handler
+        // that removes a mark must not make every other plan stale.
+        if path.starts_with("/proc/")
+            || path.starts_with("/sys/")
+            || path.starts_with("/var/lib/dnsfix/")
+        {
             continue;
         }
         digest
@@ -437,6 +442,32 @@ mod tests {
             found
                 .iter()
                 .any(|r| r == "sysctl net.ipv4.ip_forward: 0 → 2")
+        );
+    }
+}
+
+#[cfg(test)]
+mod own_state_tests {
+    use super::*;
+
+    /// dnsfix's own state (a restart mark) is no fact a plan depends on: a handler that
+    /// removes one must not make the other saved plans stale.
+    #[test]
+    fn dnsfix_s_own_state_is_not_in_a_plan_s_digest() {
+        let facts = crate::testing::facts_from(&[
+            ("/var/lib/dnsfix/restart-due/kubelet/r1", "r1 b1 100\n"),
+            ("/etc/resolv.conf", "nameserver 192.0.2.53\n"),
+        ]);
+        let mut digest = FactDigest::default();
+        digest_core(&mut digest, &facts);
+        assert!(digest.files.contains_key("/etc/resolv.conf"));
+        assert!(
+            !digest
+                .files
+                .keys()
+                .any(|p| p.starts_with("/var/lib/dnsfix/")),
+            "{:?}",
+            digest.files.keys().collect::<Vec<_>>()
         );
     }
 }

@@ -767,6 +767,76 @@ fn an_apply_marks_its_restart_due_until_the_unit_restarts() {
     assert_eq!(lines[3], "0", "a mark stayed: {shown}");
 }
 
+/// A rollback that leaves an entry changed since the run still rolls the run back once: a
+/// later rollback says that entry again (the run's change is still in it) and restores
+/// nothing, not even a file a later run wrote the same change to again.
+#[test]
+fn a_rollback_that_kept_an_entry_is_still_done_once() {
+    let dir = scratch("node-scripts-rollback-kept-once");
+    let b = Boundary::fresh();
+    let other = "/var/lib/node/etc/other.conf";
+    let both = [write(None, "new\n"), write_at(other, None, "n\n")];
+    save_apply(&dir, &b, ("r1", "p1"), &both, &[]);
+    save_apply(&dir, &b, ("r2", "p2"), &[write(None, "new\n")], &[]);
+    save_rollback(&dir, &b, "r1");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             printf 'theirs\\n' > {other}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/first.out\" </dev/null\n\
+             dash \"$scratch/r2.sh\" > \"$scratch/r2.out\" </dev/null\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/second.out\" </dev/null\n\
+             cat {TARGET} {other}\n"
+        ),
+    );
+    let first = kinds(&dir.join("first.out"), &b);
+    assert!(
+        first.contains(&(RecordKind::Kept, other.to_string()))
+            && first.contains(&(RecordKind::Removed, TARGET.to_string())),
+        "{first:?}"
+    );
+    let second = kinds(&dir.join("second.out"), &b);
+    assert!(
+        second.contains(&(RecordKind::Kept, other.to_string()))
+            && !second.iter().any(|(k, _)| *k == RecordKind::Removed),
+        "{second:?}"
+    );
+    assert_eq!(shown, "new\ntheirs\n", "r2's file and their edit stay");
+}
+
+/// A restart mark that cannot be written stops every later restore of the rollback too: it
+/// restored the next entry unmarked, and its kubelet was never restarted nor reported.
+#[test]
+fn a_rollback_whose_restart_mark_fails_restores_nothing_more() {
+    let dir = scratch("node-scripts-rollback-mark-fails");
+    let b = Boundary::fresh();
+    let other = "/var/lib/node/etc/other.conf";
+    let both = [write(None, "new\n"), write_at(other, None, "n\n")];
+    save_apply(&dir, &b, ("r1", "p1"), &both, &[]);
+    let script = rollback_script(&b, "r1", &[restart("kubelet")], 1).expect("rollback script");
+    std::fs::write(dir.join("rollback.sh"), script).expect("write");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             : > /var/lib/dnsfix/restart-due\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             cat {TARGET} {other}\n"
+        ),
+    );
+    let got = kinds(&dir.join("rollback.out"), &b);
+    assert!(
+        !got.iter().any(|(k, _)| *k == RecordKind::Removed)
+            && got.contains(&(
+                RecordKind::Error,
+                "/var/lib/dnsfix/restart-due/kubelet".into()
+            )),
+        "{got:?}"
+    );
+    assert_eq!(shown, "new\nn\n", "both files stay as the run wrote them");
+}
+
 /// An immutable file (`chattr +i`, a common guard on /etc/resolv.conf) refuses the rename
 /// only at its own write: found before any write, the host gets none, where the file
 /// before it used to be written and its handlers left undone.
