@@ -266,25 +266,3 @@ pub(crate) fn kubeadm_ipvs_nodelocal_with_service_in_file()
     }
     (crate::facts::NodeFacts::from_raw("node1", &raw), cluster)
 }
-
-/// A host's plan with nothing in it but its name and status, for tests to fill in.
-pub(crate) fn host_plan(
-    name: &str,
-    status: crate::plan::model::HostStatus,
-) -> crate::plan::model::HostPlan {
-    crate::plan::model::HostPlan {
-        host: name.to_owned(),
-        status,
-        error: None,
-        findings: Vec::new(),
-        facts: None,
-        changes: Vec::new(),
-        handlers: Vec::new(),
-        cluster: Vec::new(),
-        blocked: Vec::new(),
-        notes: Vec::new(),
-        unchanged: Vec::new(),
-        fixes: Vec::new(),
-        remaining: Vec::new(),
-    }
-}

@@ -1161,8 +1161,7 @@ mod tests {
             serial: crate::playbook::Batch::Count(1),
             reasons: Vec::new(),
         };
-        let mut plan =
-            crate::testing::host_plan("localhost", crate::plan::model::HostStatus::Changes);
+        let mut plan = HostPlan::empty("localhost", crate::plan::model::HostStatus::Changes);
         plan.handlers = vec![handler.clone()];
         let boundary = crate::node_script::Boundary::fresh();
         let text = format!(

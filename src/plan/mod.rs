@@ -595,22 +595,12 @@ pub fn subset(plan: &Plan, limit: &str) -> Result<Plan, crate::inventory::Invent
 
 fn error_plan(host: &str, findings: Vec<FindingRecord>, kind: &str, message: String) -> HostPlan {
     HostPlan {
-        host: host.to_string(),
-        status: HostStatus::Error,
         error: Some(HostPlanError {
             kind: kind.into(),
             message,
         }),
         findings,
-        facts: None,
-        changes: Vec::new(),
-        handlers: Vec::new(),
-        cluster: Vec::new(),
-        blocked: Vec::new(),
-        notes: Vec::new(),
-        unchanged: Vec::new(),
-        fixes: Vec::new(),
-        remaining: Vec::new(),
+        ..HostPlan::empty(host, HostStatus::Error)
     }
 }
 

@@ -99,6 +99,25 @@ pub struct HostPlan {
 }
 
 impl HostPlan {
+    /// A plan for `host` with `status` and nothing in it yet.
+    pub fn empty(host: &str, status: HostStatus) -> HostPlan {
+        HostPlan {
+            host: host.to_owned(),
+            status,
+            error: None,
+            findings: Vec::new(),
+            facts: None,
+            changes: Vec::new(),
+            handlers: Vec::new(),
+            cluster: Vec::new(),
+            blocked: Vec::new(),
+            notes: Vec::new(),
+            unchanged: Vec::new(),
+            fixes: Vec::new(),
+            remaining: Vec::new(),
+        }
+    }
+
     /// Does apply do anything here: a node change or a cluster action?
     pub fn acts(&self) -> bool {
         !self.changes.is_empty() || !self.cluster.is_empty()
