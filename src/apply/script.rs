@@ -51,7 +51,7 @@ pub fn apply_script(
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
-    script.push_str(&due_units(handlers, timeout_secs)?);
+    script.push_str(&due_units(handlers));
     for change in changes {
         match change {
             Change::WriteFile {
@@ -156,23 +156,27 @@ pub fn remove_marker_script(marker: &str) -> Result<String, String> {
 
 /// `DUE=...`: the kubelet units among `handlers` (checked as their calls are), which the
 /// script marks before its first change (common.sh `due`).
-fn due_units(handlers: &[HandlerRun], timeout_secs: u64) -> Result<String, String> {
-    let mut units = Vec::new();
-    for handler in handlers {
-        handler_call(handler, timeout_secs)?;
-        // By the unit's name without `.service`, as the handler removes its marks.
-        let name = handler
-            .unit
-            .strip_suffix(".service")
-            .unwrap_or(&handler.unit);
-        if KUBELET_UNITS.contains(&name) {
-            units.push(name);
-        }
-    }
+/// (Each handler's name is checked where its call is written, after this line: a name
+/// [`handler_call`] refuses refuses the whole script.)
+fn due_units(handlers: &[HandlerRun]) -> String {
+    let units: Vec<&str> = handlers
+        .iter()
+        .map(unit_name)
+        .filter(|name| KUBELET_UNITS.contains(name))
+        .collect();
     if units.is_empty() {
-        return Ok(String::new());
+        return String::new();
     }
-    Ok(format!("DUE={}\n", quote(&units.join(" "))))
+    format!("DUE={}\n", quote(&units.join(" ")))
+}
+
+/// A handler's unit without `.service`: how the kubelet units are named, and the name its
+/// restart marks go under.
+fn unit_name(handler: &HandlerRun) -> &str {
+    handler
+        .unit
+        .strip_suffix(".service")
+        .unwrap_or(&handler.unit)
 }
 
 /// systemd's services that stop or restart the machine when started (systemd.special(7)):
@@ -228,10 +232,7 @@ fn handler_call(handler: &HandlerRun, timeout_secs: u64) -> Result<String, Strin
             handler.unit
         ));
     }
-    let name = handler
-        .unit
-        .strip_suffix(".service")
-        .unwrap_or(&handler.unit);
+    let name = unit_name(handler);
     if SHUTDOWN_SERVICES.contains(&name) {
         return Err(format!(
             "unit {} stops or restarts the machine: never a handler's",
@@ -259,7 +260,7 @@ pub fn rollback_script(
     let mut script = String::from("{\n");
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
     script.push_str(&render(ROLLBACK, &[("RUN", run)]));
-    script.push_str(&due_units(handlers, timeout_secs)?);
+    script.push_str(&due_units(handlers));
     script.push_str("start\nrestore\nif [ -n \"$RESTORED\" ]; then\n");
     for handler in handlers {
         script.push_str(&handler_call(handler, timeout_secs)?);

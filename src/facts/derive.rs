@@ -93,11 +93,20 @@ impl NodeFacts {
             .get(services.kubelet_unit.as_str())
             .copied()
             .unwrap_or(UnitState::Unknown);
+        let boot_id = text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned());
         NodeFacts {
             host: host.to_owned(),
             hostname: text("/proc/sys/kernel/hostname").map(|t| t.trim().to_owned()),
             os: text("/etc/os-release").map(|t| os_release(&t)),
-            boot_id: text("/proc/sys/kernel/random/boot_id").map(|t| t.trim().to_owned()),
+            pending_restarts: super::restart_due::pending_restarts(
+                raw,
+                boot_id.as_deref(),
+                // The process that runs the kubelet, which the unit's restart replaces.
+                ["kubelet", "k3s", "kubelite"]
+                    .iter()
+                    .find_map(|name| raw.pids.get(*name).copied()),
+            ),
+            boot_id,
             uid: raw
                 .commands
                 .get("uid")
@@ -113,16 +122,6 @@ impl NodeFacts {
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
             cni: Cni::from_raw(raw),
-            pending_restarts: super::restart_due::pending_restarts(
-                raw,
-                text("/proc/sys/kernel/random/boot_id")
-                    .as_deref()
-                    .map(str::trim),
-                // The process that runs the kubelet, which the unit's restart replaces.
-                ["kubelet", "k3s", "kubelite"]
-                    .iter()
-                    .find_map(|name| raw.pids.get(*name).copied()),
-            ),
             pending_restarts_unread: super::restart_due::marks_unread(raw),
             files: Files(std::sync::Arc::clone(&shared)),
             raw: shared,
