@@ -491,6 +491,38 @@ fn a_rollback_on_a_full_disk_restores_nothing_and_fails() {
     );
 }
 
+/// A state directory on a read-only filesystem: the apply and the rollback cannot take
+/// the node's lock, and say so in a fatal record (dash would end at the failed
+/// redirection of `exec`, with nothing but its own message on stderr), writing nothing.
+#[test]
+fn a_read_only_state_directory_is_a_fatal_record_not_a_silent_end() {
+    let dir = scratch("node-scripts-read-only-state");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r1", "p1"), &[write(None, "new\n")], &[]);
+    save_rollback(&dir, &b, "r1");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p /var/lib/dnsfix/backups/r1\n\
+             printf 'file\\t{TARGET}\\tabsent\\t%064d\\t0644\\n' 0 > /var/lib/dnsfix/backups/r1/manifest\n\
+             mount --bind /var/lib/dnsfix /var/lib/dnsfix\n\
+             mount -o remount,bind,ro /var/lib/dnsfix\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             [ -e {TARGET} ] && echo written || echo none\n"
+        ),
+    );
+    assert_eq!(shown, "none\n");
+    for out in ["apply.out", "rollback.out"] {
+        let got = kinds(&dir.join(out), &b);
+        let lock = "cannot open /var/lib/dnsfix/lock (full or read-only filesystem?)";
+        assert!(
+            got.contains(&(RecordKind::Fatal, lock.to_string())),
+            "{out}: {got:?}"
+        );
+    }
+}
+
 /// The apply script runs nothing unless it arrived whole: cut anywhere, the shell finds
 /// the compound command unfinished. And a temp file left by an interrupted run is
 /// removed, but not a look-alike of someone else's.
