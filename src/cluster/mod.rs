@@ -562,8 +562,17 @@ pub struct Kubectl {
 /// Each node's kubelet version, by node name.
 pub type Kubelets = std::collections::BTreeMap<String, String>;
 
-/// Each pod's last loop line (None: its log was read and has none), by pod.
-type LoopLines = std::collections::HashMap<String, Option<String>>;
+/// Each pod's previous log, read, by pod.
+type LoopLines = std::collections::HashMap<String, PreviousLog>;
+
+/// A pod's previous log, read: from which container, and its loop line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct PreviousLog {
+    /// The container named with `-c` (None: kubectl's choice).
+    container: Option<String>,
+    /// The loop plugin's fatal line (None: the log has none).
+    loop_line: Option<String>,
+}
 
 /// What the first listing reads beside the DNS pods and their ConfigMaps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -766,12 +775,13 @@ impl Kubectl {
         // Those down now first: their last run is the one that matters.
         order.sort_by_key(|&i| pods[i].ready);
         order.truncate(MAX_LOGS);
-        // Those the first listing read already are not asked again. It read kubectl's
-        // choice of container: a pod whose DNS container must be named is asked again.
+        // Those the first listing read already are not asked again, unless it read
+        // another container than the DNS one (its awk could not tell which, or told
+        // another): asked again, naming it.
         let mut found = std::mem::take(&mut self.logs);
-        found.retain(|name, _| {
+        found.retain(|name, log| {
             pods.iter()
-                .all(|p| p.name != *name || p.container.is_none())
+                .all(|p| p.name != *name || p.container == log.container)
         });
         let missing: Vec<(&str, Option<&str>)> = order
             .iter()
@@ -784,8 +794,8 @@ impl Kubectl {
             found.extend(self.previous_loop_lines(&missing).await);
         }
         for i in order {
-            if let Some(line) = found.get(&pods[i].name) {
-                pods[i].loop_detected = line.clone();
+            if let Some(log) = found.get(&pods[i].name) {
+                pods[i].loop_detected = log.loop_line.clone();
                 pods[i].logs_read = true;
             }
         }
@@ -827,13 +837,13 @@ impl Kubectl {
         self.previous_loop_lines(&[asked])
             .await
             .remove(&pod.name)
-            .flatten()
+            .and_then(|log| log.loop_line)
     }
 }
 
 /// The script that reads the previous logs of `pods`, each with `-c CONTAINER` where one is
 /// given ([`DnsPod::container`]): eight kubectl at a time, each into its own file, then
-/// printed in order, each after `BOUNDARY POD`. The names reach the shell as they are, so
+/// printed in order, each after `BOUNDARY POD:CONTAINER` (`-`: none named). The names reach the shell as they are, so
 /// only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's a
 /// DNS-1123 label); a pod left out is not read, which the rules call unknown, never clean.
 /// None when no pod is left.
@@ -865,13 +875,14 @@ fn previous_logs_script(
             script.push_str("wait\n");
         }
     }
-    let names: Vec<&str> = valid.iter().map(|(pod, _)| *pod).collect();
-    let _ = write!(
-        script,
-        "wait\nfor pod in {names}; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
-         cat \"$d/$pod\" 2>/dev/null\n  echo\ndone\n",
-        names = names.join(" ")
-    );
+    script.push_str("wait\n");
+    for (pod, container) in &valid {
+        let named = container.unwrap_or("-");
+        let _ = writeln!(
+            script,
+            "printf '%s %s\\n' {boundary} {pod}:{named}\ncat \"$d/{pod}\" 2>/dev/null\necho"
+        );
+    }
     Some(script)
 }
 
@@ -897,8 +908,8 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
          printf '\\n%s .services\\n' {boundary}\n\
          if [ -n \"$sv\" ] && wait $sv; then cat \"$d/services\" 2>/dev/null; fi\n\
          printf '\\n%s .logs\\n' {boundary}\n\
-         for pod in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$pod\"\n  \
-         cat \"$d/log.$pod\" 2>/dev/null\n  echo\ndone\n"
+         for entry in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$entry\"\n  \
+         cat \"$d/log.${{entry%%:*}}\" 2>/dev/null\n  echo\ndone\n"
     )
 }
 
@@ -930,23 +941,34 @@ fn get_kubelets() -> String {
 /// (only the pods [`Kubectl::with_logs`] chooses are taken); a pod missed here, or an
 /// answer in another layout, is read by a second exec. Names are checked as pod names,
 /// never globbed, at most [`MAX_LOGS`] (only those get a section: a pod past them was not
-/// read), eight kubectl at a time. It reads kubectl's choice of container (the awk cannot
-/// tell which is the DNS one): for a pod with several, [`Kubectl::with_logs`] asks again,
-/// naming it ([`DnsPod::container`]).
+/// read), eight kubectl at a time. A pod's `spec.containers` (before its `status`: keys
+/// sorted) are the names indented 24 spaces between `"containers": [` and its `]` at 16;
+/// where there are several and one is the DNS container ([`is_dns_container`]), its log is
+/// asked for with `-c` (`POD:CONTAINER`, else `POD:-`: kubectl's choice), as
+/// [`named_dns_container`] names it, and its section says so ([`loop_lines_by_pod`]): one
+/// the awk told otherwise is asked again by [`Kubectl::with_logs`].
 const PREVIOUS_LOGS: &str = r#"LOGS=
 n=0
 set -f
-for pod in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "", n); sub(/",?$/, "", n); next }
-  n != "" && (/"restartCount": [1-9]/ || /"waiting": [{]/) && !(n in seen) { seen[n] = 1; print n }' "$d/pods" 2>/dev/null); do
+for entry in $(awk '/^                "name": "/ { n = $0; sub(/^ *"name": "/, "", n); sub(/",?$/, "", n); k = 0; c = ""; next }
+  /^                "containers": \[/ { inc = 1; next }
+  inc && /^                \]/ { inc = 0; next }
+  inc && /^                        "name": "/ { x = $0; sub(/^ *"name": "/, "", x); sub(/",?$/, "", x); k++; if (c == "" && (x == "coredns" || x == "node-cache")) c = x; next }
+  n != "" && (/"restartCount": [1-9]/ || /"waiting": [{]/) && !(n in seen) { seen[n] = 1; print n ":" (k > 1 && c != "" ? c : "-") }' "$d/pods" 2>/dev/null); do
+  pod=${entry%%:*}
   case $pod in '' | [-.]* | *[!a-z0-9.-]*) continue ;; esac
+  case ${entry#"$pod"} in :- | :coredns | :node-cache) ;; *) continue ;; esac
   [ $n -lt 50 ] || break
   n=$((n + 1))
-  LOGS="$LOGS $pod"
+  LOGS="$LOGS $entry"
 done
 i=0 pids=
-for pod in $LOGS; do
+for entry in $LOGS; do
   i=$((i + 1))
-  timeout 30 "$@" --request-timeout=20s -n kube-system logs "$pod" --previous --tail=20 >"$d/log.$pod" 2>/dev/null &
+  pod=${entry%%:*} named=
+  [ "${entry#*:}" = - ] || named="-c ${entry#*:}"
+  # $named unquoted: -c and one of two fixed names, or nothing
+  timeout 30 "$@" --request-timeout=20s -n kube-system logs "$pod" $named --previous --tail=20 >"$d/log.$pod" 2>/dev/null &
   pids="$pids $!"
   if [ $((i % 8)) -eq 0 ]; then wait $pids; pids=; fi
 done
@@ -1085,27 +1107,33 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Each pod's last loop line in the output of the batched `logs --previous`, whose
-/// sections start with `BOUNDARY POD` (the boundary is a fresh nonce: a log line cannot
-/// start a section).
+/// sections start with `BOUNDARY POD:CONTAINER`, `-` for kubectl's choice (the boundary is
+/// a fresh nonce: a log line cannot start a section).
 fn loop_lines_by_pod(out: &str, boundary: &str) -> LoopLines {
     let mut found = LoopLines::new();
     let mut current: Option<String> = None;
     for line in out.lines() {
-        if let Some(pod) = line
+        if let Some(section) = line
             .strip_prefix(boundary)
             .and_then(|rest| rest.strip_prefix(' '))
         {
+            let (pod, container) = section.split_once(':').unwrap_or((section, "-"));
+            let container = (container != "-").then(|| container.to_owned());
             current = Some(pod.to_owned());
-            found.insert(pod.to_owned(), None);
+            found.insert(
+                pod.to_owned(),
+                PreviousLog {
+                    container,
+                    loop_line: None,
+                },
+            );
             continue;
         }
         if let Some(pod) = &current
             && line.contains("plugin/loop: Loop")
+            && let Some(log) = found.get_mut(pod)
         {
-            found.insert(
-                pod.clone(),
-                Some(crate::text::escape(line.trim()).into_owned()),
-            );
+            log.loop_line = Some(crate::text::escape(line.trim()).into_owned());
         }
     }
     found
@@ -1691,7 +1719,7 @@ mod tests {
 
         let out = [
             &pods[..],
-            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nNAME    STATUS   ROLES    AGE   VERSION\nnode1   Ready    <none>   5d    v1.30.2\n\nB7 .logs\nB7 coredns-a\n\n",
+            b"\nB7 1\n\nB7\nError from server (Forbidden)\n\nB7 .nodes\nNAME    STATUS   ROLES    AGE   VERSION\nnode1   Ready    <none>   5d    v1.30.2\n\nB7 .logs\nB7 coredns-a:-\n\n",
         ]
         .concat();
         let parts = split_listing(&out, "B7");
@@ -1700,7 +1728,7 @@ mod tests {
             parts.config.error.as_deref(),
             Some("Error from server (Forbidden)")
         );
-        assert_eq!(parts.logs.get("coredns-a"), Some(&None));
+        assert_eq!(parts.logs.get("coredns-a"), Some(&PreviousLog::default()));
         assert_eq!(
             parts.kubelets.get("node1").map(String::as_str),
             Some("v1.30.2")
@@ -1737,7 +1765,8 @@ mod tests {
 
     /// Runs the first listing's script with a kubectl that answers `pods` (its `get
     /// pods`), the lab's ConfigMaps and, for `logs POD`, a loop line for the crash-looping
-    /// pod; the parts of its output, and the pods whose logs kubectl was asked for.
+    /// pod; the parts of its output, and the pods whose logs kubectl was asked for (with
+    /// `-c CONTAINER` where one was named).
     fn run_listing(pods: &[u8]) -> (ListingParts<'static>, String) {
         let dir = std::env::temp_dir().join(format!("dnsfix-listing-{}", crate::util::nonce()));
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -1763,11 +1792,11 @@ case \" $* \" in
              *\" get nodes \"*) printf 'NAME STATUS ROLES AGE VERSION\\nnode1 Ready <none> 5d v1.30.2\\n\
              node2 Ready <none> 5d v1.29.9+k3s1\\nNode3 Ready <none> 5d v1.30.2\\nnode4 Ready <none> 5d $(id)\\n' ;;
 \
-             *\" logs \"*) while [ \"$1\" != logs ]; do shift; done
+             *\" logs \"*) while [ \"$1\" != logs ]; do shift; done; shift
   \
-             echo \"$2\" >>'{dir}/asked'
+             if [ \"$2\" = -c ]; then echo \"$1 -c $3\"; else echo \"$1\"; fi >>'{dir}/asked'
   \
-             [ \"$2\" != coredns-5c54f84c97-q9m4d ] || \
+             [ \"$1\" != coredns-5c54f84c97-q9m4d ] || \
              echo '[FATAL] plugin/loop: Loop (127.0.0.1:38017 -> :53) detected for zone \".\"' ;;
 \
              esac
@@ -1829,10 +1858,11 @@ case \" $* \" in
         assert_eq!(parts.logs.len(), 2);
         assert!(
             parts.logs["coredns-5c54f84c97-q9m4d"]
+                .loop_line
                 .as_deref()
                 .is_some_and(|l| l.contains("plugin/loop: Loop"))
         );
-        assert_eq!(parts.logs["nodelocaldns-2v8kd"], None);
+        assert_eq!(parts.logs["nodelocaldns-2v8kd"], PreviousLog::default());
         assert!(PREVIOUS_LOGS.contains(&format!("[ $n -lt {MAX_LOGS} ]")));
 
         let doc: Value = serde_json::from_slice(fixture).expect("fixture");
@@ -1864,6 +1894,58 @@ case \" $* \" in
         let (parts, asked) = run_listing(&compact);
         assert_eq!(parse_pods(parts.pods).expect("pods").len(), 5);
         assert_eq!((parts.logs.len(), asked.as_str()), (0, ""));
+    }
+
+    /// The first listing names the DNS container of a pod with several (a sidecar put
+    /// first), as [`named_dns_container`] does, so [`Kubectl::with_logs`] takes its log
+    /// without a second exec; a volume that bears a DNS container's name names nothing.
+    #[test]
+    fn the_listing_reads_the_dns_containers_log_by_name() {
+        let doc: Value =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"))
+                .expect("fixture");
+        let mut many = doc.clone();
+        let items = many["items"].as_array_mut().expect("items");
+        let first = |v: &mut Value, c: Value| v.as_array_mut().expect("a list").insert(0, c);
+        first(
+            &mut items[1]["spec"]["containers"],
+            serde_json::json!({"name": "proxy", "image": "registry.example/proxy:1.0"}),
+        );
+        first(
+            &mut items[1]["status"]["containerStatuses"],
+            serde_json::json!({"name": "proxy", "ready": true, "restartCount": 0,
+                               "state": {"running": {"startedAt": "2026-08-21T10:00:00Z"}}}),
+        );
+        for item in items.iter_mut() {
+            if let Some(volumes) = item["spec"]["volumes"].as_array_mut() {
+                volumes.push(serde_json::json!({"name": "node-cache", "emptyDir": {}}));
+            }
+        }
+        let mut layout = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+        let mut ser = serde_json::Serializer::with_formatter(&mut layout, formatter);
+        serde::Serialize::serialize(&many, &mut ser).expect("json");
+        let (parts, asked) = run_listing(&layout);
+        let pods = parse_pods(parts.pods).expect("pods");
+        let mut asked: Vec<&str> = asked.lines().collect();
+        asked.sort_unstable();
+        assert_eq!(
+            asked,
+            ["coredns-5c54f84c97-q9m4d -c coredns", "nodelocaldns-2v8kd"]
+        );
+        for pod in pods.iter().filter(|p| parts.logs.contains_key(&p.name)) {
+            assert_eq!(
+                parts.logs[&pod.name].container, pod.container,
+                "{}",
+                pod.name
+            );
+        }
+        assert!(
+            parts.logs["coredns-5c54f84c97-q9m4d"]
+                .loop_line
+                .as_deref()
+                .is_some_and(|l| l.contains("plugin/loop: Loop"))
+        );
     }
 
     /// A CoreDNS pod with a sidecar injected before its `coredns` container (Kubespray's
@@ -1921,7 +2003,7 @@ case \" $* \" in
             via: "this machine".into(),
             config: None,
             // The first listing read the sidecar's log: no loop there.
-            logs: LoopLines::from([(pods[0].name.clone(), None)]),
+            logs: LoopLines::from([(pods[0].name.clone(), PreviousLog::default())]),
             kubelets: Kubelets::new(),
         };
         let read = kubectl.with_logs(pods).await;
@@ -1989,18 +2071,21 @@ case \" $* \" in
     /// log line imitating a section header without the nonce does not start one.
     #[test]
     fn batched_logs_are_split_by_the_boundary() {
-        let out = "NONCE coredns-a\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
-                   NONCE coredns-b\nother NONCE coredns-a\n[FATAL] plugin/loop: Loop (x) detected\n\nNONCE nodelocaldns-c\n\n";
+        let out = "NONCE coredns-a:-\n[INFO] plugin/reload\n[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected\n\n\
+                   NONCE coredns-b:coredns\nother NONCE coredns-a:-\n[FATAL] plugin/loop: Loop (x) detected\n\nNONCE nodelocaldns-c:-\n\n";
         let found = loop_lines_by_pod(out, "NONCE");
         assert_eq!(
-            found["coredns-a"].as_deref(),
+            found["coredns-a"].loop_line.as_deref(),
             Some("[FATAL] plugin/loop: Loop (127.0.0.1:1 -> :53) detected")
         );
         assert_eq!(
-            found["coredns-b"].as_deref(),
-            Some("[FATAL] plugin/loop: Loop (x) detected")
+            found["coredns-b"],
+            PreviousLog {
+                container: Some("coredns".into()),
+                loop_line: Some("[FATAL] plugin/loop: Loop (x) detected".into()),
+            }
         );
-        assert_eq!(found["nodelocaldns-c"], None);
+        assert_eq!(found["nodelocaldns-c"], PreviousLog::default());
         assert_eq!(found.len(), 3);
     }
 
