@@ -922,23 +922,29 @@ async fn recreate_dns_pods(
 }
 
 /// `changes` with the redacted values of every file put back from the file on the node;
-/// each restored content must hash to the plan's `after_sha256`.
+/// each restored content must hash to the plan's `after_sha256`. A redacted old text (what
+/// `show` drew the diff from) must be the node's file, where that file is still the one
+/// the plan was made from: its other lines are no one else's.
 fn restore_secrets(
     changes: &[Change],
     facts: &crate::facts::NodeFacts,
 ) -> Result<Vec<Change>, String> {
+    use crate::plan::redact::{is_redacted, unredact};
     let mut out = changes.to_vec();
     for change in &mut out {
         let Change::WriteFile {
             path,
             content,
             after_sha256,
+            before,
+            before_sha256,
             ..
         } = change
         else {
             continue;
         };
-        if !crate::plan::redact::is_redacted(content) {
+        let shown_before = before.as_deref().filter(|b| is_redacted(b));
+        if !is_redacted(content) && shown_before.is_none() {
             continue;
         }
         let source = facts
@@ -946,8 +952,20 @@ fn restore_secrets(
             .get(path.as_str())
             .and_then(|f| f.text())
             .ok_or_else(|| format!("{path}: redacted in the plan, and not readable on the node"))?;
-        let restored =
-            crate::plan::redact::unredact(content, &source).map_err(|e| format!("{path}: {e}"))?;
+        if let (Some(shown), Some(want)) = (shown_before, before_sha256.as_deref())
+            && crate::util::sha256_hex(source.as_bytes()) == want
+            && !unredact(shown, &source)
+                .is_ok_and(|b| crate::util::sha256_hex(b.as_bytes()) == want)
+        {
+            return Err(format!(
+                "{path}: the old text the plan shows is not the file it was made from: the \
+                 plan file was edited"
+            ));
+        }
+        if !is_redacted(content) {
+            continue;
+        }
+        let restored = unredact(content, &source).map_err(|e| format!("{path}: {e}"))?;
         if crate::util::sha256_hex(restored.as_bytes()) != *after_sha256 {
             return Err(format!(
                 "{path}: the redacted values cannot be restored to what the plan wrote"
@@ -1140,6 +1158,44 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A k3s config.yaml whose token a saved plan shows redacted: its old text, put back
+    /// from the node's file, must be that file, where the file is still the one the plan
+    /// was made from; an edited line beside the marker is refused before anything is
+    /// written. A file changed since is left to the compare-and-swap (stale), not called
+    /// edited.
+    #[test]
+    fn a_redacted_old_text_must_be_the_nodes_file() {
+        let path = "/etc/rancher/k3s/config.yaml";
+        let file = "token: K10abc::server:s3cr3t\nresolv-conf: /etc/resolv.conf\n";
+        let new = "token: K10abc::server:s3cr3t\nresolv-conf: /run/systemd/resolve/resolv.conf\n";
+        let facts = crate::testing::facts_from(&[(path, file)]);
+        let shown = crate::plan::redact::redact;
+        let change = |before: String| Change::WriteFile {
+            path: path.into(),
+            description: String::new(),
+            before_sha256: Some(crate::util::sha256_hex(file.as_bytes())),
+            before: Some(before),
+            after_sha256: crate::util::sha256_hex(new.as_bytes()),
+            content: shown(new),
+            mode: None,
+            reasons: Vec::new(),
+        };
+        assert!(crate::plan::redact::is_redacted(&shown(file)));
+        let restored = restore_secrets(&[change(shown(file))], &facts).expect("as made");
+        assert!(matches!(&restored[0], Change::WriteFile { content, .. } if content == new));
+
+        let edited = shown(file).replace("/etc/resolv.conf", "/etc/elsewhere.conf");
+        let why = restore_secrets(&[change(edited.clone())], &facts).expect_err("refused");
+        assert!(
+            why.contains("old text the plan shows is not the file"),
+            "{why}"
+        );
+
+        let moved = crate::testing::facts_from(&[(path, "token: other\n")]);
+        let why = restore_secrets(&[change(edited)], &moved).expect_err("not restorable");
+        assert!(!why.contains("old text"), "{why}");
+    }
 
     /// An apply script that waits on a restarted unit runs past the command timeout (a read's
     /// bound) by its handlers' waits; one without handlers does not.

@@ -110,37 +110,9 @@ fn load_plan(path: &Path) -> Result<Plan, Error> {
     let (text, sha256) = super::show::read_file(path)?;
     // What the reviewer approved is this exact file: say which one is applied.
     eprintln!("applying {} (sha256 {sha256})", path.display());
+    // Edited by hand (or cut), it is refused whole, before any host is touched.
     let plan = super::show::parse_plan(path, &text)?;
-    consistent(&plan)?;
     Ok(plan)
-}
-
-/// A file write whose content does not hash to its own `after_sha256` is a plan edited by
-/// hand (or cut): refused whole, before any host is touched, not found out at the write
-/// on one host after others were changed. A redacted content can only be checked once it
-/// is restored from the node, at that host's turn (which refuses it there alone).
-fn consistent(plan: &Plan) -> Result<(), Error> {
-    for host in &plan.hosts {
-        for change in &host.changes {
-            if let crate::plan::Change::WriteFile {
-                path,
-                content,
-                after_sha256,
-                ..
-            } = change
-                && !crate::plan::redact::is_redacted(content)
-                && sha256_hex(content.as_bytes()) != *after_sha256
-            {
-                return Err(Error::PlanRefused(format!(
-                    "host {}: the new content of {} does not hash to the plan's own \
-                     after_sha256: the plan file was edited; nothing was applied",
-                    crate::text::escape(&host.host),
-                    crate::text::escape(path)
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The playbooks a plan was made with must be the ones loaded now, byte for byte, and every
@@ -533,6 +505,22 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
     }
     let now = std::fs::read(path).ok();
     let now_sha = now.as_deref().map(sha256_hex);
+    // A redacted old text (what `show` drew the diff from) must be this file, where it is
+    // still the one the plan was made from.
+    if let (Some(shown), Some(bytes)) = (&change.before, &now)
+        && crate::plan::redact::is_redacted(shown)
+        && now_sha == change.before_sha256
+        && !crate::plan::redact::unredact(shown, &String::from_utf8_lossy(bytes))
+            .is_ok_and(|b| Some(sha256_hex(b.as_bytes())) == now_sha)
+    {
+        return outcome(
+            "error",
+            format!(
+                "{}: the old text the plan shows is not this file: the plan file was edited",
+                crate::text::escape(&change.path)
+            ),
+        );
+    }
     // A saved plan shows secrets redacted: they come back from the file as it is now.
     let content = if crate::plan::redact::is_redacted(&change.content) {
         // Keyed markers carry no digest of their own: only the plan's after_sha256 proves

@@ -103,5 +103,8 @@ pub(super) fn parse_plan(path: &Path, text: &str) -> Result<Plan, Error> {
             }
         )));
     }
-    serde_json::from_value(value).map_err(|e| bad(format!("not a valid saved plan: {e}")))
+    let plan: Plan =
+        serde_json::from_value(value).map_err(|e| bad(format!("not a valid saved plan: {e}")))?;
+    plan::saved::checked(plan)
+        .map_err(|e| bad(format!("{e}: the plan file was edited; refused whole")))
 }

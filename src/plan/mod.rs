@@ -12,6 +12,7 @@ pub mod policy;
 pub mod predict;
 pub mod redact;
 pub mod render;
+pub mod saved;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

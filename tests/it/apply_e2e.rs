@@ -406,11 +406,54 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "host {node}: the new content of {KUBELET_CONFIG} does not hash to the plan's own after_sha256"
+            "host {node}: {KUBELET_CONFIG}: the new content does not hash to the plan's after_sha256"
         )),
         "{}",
         describe(&out)
     );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
+    // One more setting changed on both sides of the kubelet change, its digest fixed up:
+    // the diff `show` draws from the old text would hide it (context, not a change). The
+    // old text no longer hashes to the before-state apply compares with: `show` and
+    // `apply` both refuse the file whole.
+    let mut doc = original.clone();
+    for change in doc["hosts"]
+        .as_array_mut()
+        .expect("hosts")
+        .iter_mut()
+        .flat_map(|h| h["changes"].as_array_mut().expect("changes"))
+        .filter(|c| c["path"] == KUBELET_CONFIG)
+    {
+        for side in ["before", "content"] {
+            let text = change[side].as_str().expect("text").to_owned();
+            assert!(text.contains("clusterDomain: cluster.local"), "{text}");
+            change[side] = Value::String(text.replace(
+                "clusterDomain: cluster.local",
+                "clusterDomain: evil.example",
+            ));
+        }
+        let content = change["content"].as_str().expect("content").to_owned();
+        change["after_sha256"] = sha256_hex(content.as_bytes()).into();
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+    for command in ["show", "apply"] {
+        let out = if command == "show" {
+            Dnsfix::new(["show", path_str(&path)])
+                .command()
+                .output()
+                .expect("dnsfix runs")
+        } else {
+            dnsfix(&lab, &["apply", path_str(&path)])
+        };
+        assert_eq!(out.status.code(), Some(1), "{command}\n{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "host {node}: {KUBELET_CONFIG}: the old text shown does not hash to the plan's before_sha256"
+            )),
+            "{command}\n{}",
+            describe(&out)
+        );
+    }
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(

@@ -1,0 +1,256 @@
+//! What a saved plan must hold to be shown or applied. A reviewer reads `dnsfix show
+//! plan.json` and approves the very file `apply` runs, so what `show` draws must be what
+//! `apply` does: every diff's old side hashes to the sha256 apply compares the node's file
+//! with, every new side to the sha256 it writes, a host's status and the summary are what
+//! its changes make them, and an inventory edit sets the keys it names and nothing else. A
+//! file edited by hand fails here, whole, before anything is shown or touched.
+//!
+//! A redacted side (a secret's value, [`super::redact`]) is checked where it is restored,
+//! from the file itself: on the node for a node's file, here for an inventory file.
+
+use serde_json::Value as Json;
+
+use super::model::{Change, HostPlan, HostStatus, InventoryChange, Plan};
+use super::redact::is_redacted;
+use crate::util::sha256_hex;
+
+/// `plan` with its summary counted again from its hosts, or why it is not one dnsfix made.
+pub fn checked(mut plan: Plan) -> Result<Plan, String> {
+    for host in &plan.hosts {
+        check_host(host).map_err(|e| format!("host {}: {e}", crate::text::escape(&host.host)))?;
+    }
+    for change in &plan.inventory_changes {
+        check_inventory_change(change)
+            .map_err(|e| format!("inventory file {}: {e}", crate::text::escape(&change.path)))?;
+    }
+    for change in &plan.cluster_changes {
+        if sha256_hex(change.before.as_bytes()) != change.before_sha256 {
+            return Err(format!(
+                "the {} ConfigMap's old text does not hash to the plan's before_sha256",
+                crate::text::escape(&change.configmap)
+            ));
+        }
+    }
+    // What `show` sums up is what the hosts hold, not what the file says it holds.
+    plan.summary = super::summarize(
+        &plan.hosts,
+        plan.inventory_changes.len(),
+        plan.cluster_changes.len(),
+    );
+    Ok(plan)
+}
+
+fn check_host(host: &HostPlan) -> Result<(), String> {
+    let status = if host.error.is_some() {
+        HostStatus::Error
+    } else if !host.changes.is_empty() || !host.cluster.is_empty() {
+        HostStatus::Changes
+    } else if !host.blocked.is_empty() {
+        HostStatus::Blocked
+    } else {
+        HostStatus::Clean
+    };
+    if host.status != status {
+        return Err(format!(
+            "its status is {:?} but what it holds makes it {status:?}",
+            host.status
+        ));
+    }
+    for change in &host.changes {
+        if let Change::WriteFile {
+            path,
+            before_sha256,
+            before,
+            after_sha256,
+            content,
+            ..
+        } = change
+        {
+            sides(
+                before_sha256.as_deref(),
+                before.as_deref(),
+                Some(after_sha256),
+                content,
+            )
+            .map_err(|e| format!("{}: {e}", crate::text::escape(path)))?;
+        }
+    }
+    Ok(())
+}
+
+/// A change's old and new text against their sha256s: the old text's where it is shown
+/// (none for a file the change creates), the new text's where the plan records one.
+fn sides(
+    before_sha256: Option<&str>,
+    before: Option<&str>,
+    after_sha256: Option<&str>,
+    content: &str,
+) -> Result<(), String> {
+    match (before_sha256, before) {
+        (None, Some(_)) => {
+            return Err("an old text for a file the plan creates".into());
+        }
+        (Some(want), Some(text)) if !is_redacted(text) && sha256_hex(text.as_bytes()) != want => {
+            return Err("the old text shown does not hash to the plan's before_sha256".into());
+        }
+        _ => {}
+    }
+    if let Some(want) = after_sha256
+        && !is_redacted(content)
+        && sha256_hex(content.as_bytes()) != want
+    {
+        return Err("the new content does not hash to the plan's after_sha256".into());
+    }
+    Ok(())
+}
+
+/// An inventory edit sets the keys its `settings` name, to the values they name, and
+/// changes no other key of the file (the content is the old one with `yaml_set` edits). A
+/// connection variable (`ansible_*`) is never one dnsfix sets.
+pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), String> {
+    sides(
+        change.before_sha256.as_deref(),
+        change.before.as_deref(),
+        change.after_sha256.as_deref(),
+        &change.content,
+    )?;
+    let mut named = Vec::new();
+    for setting in &change.settings {
+        let (key, shown) = setting
+            .split_once(": ")
+            .ok_or_else(|| format!("{setting:?} is not `key: value`"))?;
+        if key.starts_with("ansible_") {
+            return Err(format!("it sets {key}, a connection variable"));
+        }
+        named.push((key, shown));
+    }
+    let mapping = |text: Option<&str>| -> Result<serde_norway::Mapping, String> {
+        match serde_norway::from_str::<serde_norway::Value>(text.unwrap_or(""))
+            .map_err(|e| format!("not YAML dnsfix can compare: {e}"))?
+        {
+            serde_norway::Value::Null => Ok(serde_norway::Mapping::new()),
+            serde_norway::Value::Mapping(m) => Ok(m),
+            _ => Err("not a YAML mapping".into()),
+        }
+    };
+    let before = match &change.before {
+        Some(text) => mapping(Some(text))?,
+        None if change.before_sha256.is_some() => {
+            return Err("its old text is not in the plan".into());
+        }
+        None => serde_norway::Mapping::new(),
+    };
+    let after = mapping(Some(&change.content))?;
+    let keys = before.keys().chain(after.keys());
+    for key in keys {
+        let is_named = key
+            .as_str()
+            .is_some_and(|k| named.iter().any(|(n, _)| *n == k));
+        if !is_named && before.get(key) != after.get(key) {
+            return Err(format!(
+                "it changes {}, which its settings do not name",
+                crate::text::escape(&serde_norway::to_string(key).unwrap_or_default()).trim_end()
+            ));
+        }
+    }
+    for (key, shown) in named {
+        let value = after
+            .get(key)
+            .ok_or_else(|| format!("its settings name {key}, which it does not set"))?;
+        let json: Json = serde_json::to_value(value).map_err(|e| format!("{key}: {e}"))?;
+        if super::inventory_change::show(&json) != shown {
+            return Err(format!(
+                "it sets {key} to another value than its settings say ({shown})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::{HostPlan, Summary};
+
+    fn write(before: Option<&str>, content: &str) -> Change {
+        Change::WriteFile {
+            path: "/var/lib/kubelet/config.yaml".into(),
+            description: String::new(),
+            before_sha256: before.map(|b| sha256_hex(b.as_bytes())),
+            before: before.map(str::to_owned),
+            after_sha256: sha256_hex(content.as_bytes()),
+            content: content.into(),
+            mode: None,
+            reasons: Vec::new(),
+        }
+    }
+
+    fn plan_of(change: Change) -> Plan {
+        let mut host = HostPlan::empty("node1", HostStatus::Changes);
+        host.changes.push(change);
+        let mut plan = crate::plan::render::tests::full_plan();
+        plan.hosts = vec![host];
+        plan.inventory_changes.clear();
+        plan.cluster_changes.clear();
+        plan.summary = Summary::default();
+        plan
+    }
+
+    const OLD: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/resolv.conf\n";
+    const NEW: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/dnsfix/resolv.conf\n";
+
+    /// The diff `show` draws comes from the old text the file holds: one that is not what
+    /// apply compares the node's file with (its sha256) is refused, as is a new text that
+    /// is not what apply writes, a status its changes do not make, and a summary is counted
+    /// again rather than believed.
+    #[test]
+    fn a_saved_plan_shows_only_what_apply_does() {
+        let plan = checked(plan_of(write(Some(OLD), NEW))).expect("a plan as made");
+        assert_eq!((plan.summary.files, plan.summary.hosts_changing), (1, 1));
+
+        // The same clusterDNS edit made on both sides: the diff would show only resolvConf.
+        let hidden = |s: &str| s.replace("169.254.25.10", "203.0.113.66");
+        let Change::WriteFile {
+            before,
+            content,
+            after_sha256,
+            ..
+        } = write(Some(OLD), &hidden(NEW))
+        else {
+            unreachable!()
+        };
+        let mut edited = write(Some(OLD), NEW);
+        if let Change::WriteFile {
+            before: b,
+            content: c,
+            after_sha256: a,
+            ..
+        } = &mut edited
+        {
+            *b = before.map(|t| hidden(&t));
+            *c = content;
+            *a = after_sha256;
+        }
+        let why = checked(plan_of(edited)).expect_err("refused");
+        assert!(why.contains("old text shown does not hash"), "{why}");
+
+        let mut created = write(Some(OLD), NEW);
+        if let Change::WriteFile { before_sha256, .. } = &mut created {
+            *before_sha256 = None;
+        }
+        let why = checked(plan_of(created)).expect_err("refused");
+        assert!(why.contains("file the plan creates"), "{why}");
+
+        let mut cut = write(Some(OLD), NEW);
+        if let Change::WriteFile { content, .. } = &mut cut {
+            content.push_str("# edited\n");
+        }
+        let why = checked(plan_of(cut)).expect_err("refused");
+        assert!(why.contains("new content does not hash"), "{why}");
+
+        let mut clean = plan_of(write(Some(OLD), NEW));
+        clean.hosts[0].status = HostStatus::Clean;
+        let why = checked(clean).expect_err("refused");
+        assert!(why.starts_with("host node1: its status is Clean"), "{why}");
+    }
+}
