@@ -122,6 +122,7 @@ impl NodeFacts {
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
             cni: Cni::from_raw(raw),
+            firewalld: super::firewalld::Firewalld::from_raw(raw),
             pending_restarts_unread: super::restart_due::marks_unread(raw),
             files: Files(std::sync::Arc::clone(&shared)),
             raw: shared,
@@ -163,6 +164,7 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
             .filter(|l| !l.is_empty()),
         network_manager: get("NetworkManager"),
         systemd_networkd: get("systemd-networkd"),
+        firewalld: get("firewalld"),
         dhclient: raw.pids.contains_key("dhclient"),
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),

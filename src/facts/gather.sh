@@ -197,7 +197,7 @@ f /proc/net/udp6
 cmd resolvconf-bin command -v resolvconf
 cmd cloud-init-bin command -v cloud-init
 # shellcheck disable=SC2086 # KUNITS is a list of words
-cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd
+cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-networkd firewalld
 # Whether systemd-resolved starts at boot, asked where it wrote its files this boot (a
 # kubelet on them still has them after the next boot only if it does), and where
 # /etc/resolv.conf links to nothing (after a boot without it: disabled, masked or gone?).
@@ -571,6 +571,26 @@ for x in /etc/dnsfix/* /etc/dnsfix/.[!.]*; do
 done
 # shellcheck disable=SC2043 # dnsfix fills in zero or more quoted paths
 for x in @EXTRA@; do f "$x"; done
+
+# firewalld: its permanent configuration, as it loads it at start and reload (whether it
+# runs is in the systemctl call above). firewalld.conf (DefaultZone), the zones it ships
+# and those of /etc (a file of the same name replaces the shipped one), and what else may
+# accept forwarded traffic: direct rules and the policies of /etc. Nothing here where it
+# is not installed: each directory is a dir or missing record all the same. flannel's
+# subnet file names the pod network (FLANNEL_NETWORK) the zones are judged against.
+f /etc/firewalld/firewalld.conf
+for d in /usr/lib/firewalld/zones /etc/firewalld/zones /etc/firewalld/policies; do
+  if [ -d "$d" ]; then
+    hdr dir "$d"
+    for x in "$d"/*.xml; do
+      if [ -f "$x" ] || [ -L "$x" ]; then f "$x"; fi
+    done
+  elif [ ! -e "$d" ]; then
+    hdr missing "$d"
+  fi
+done
+[ -d /etc/firewalld ] && f /etc/firewalld/direct.xml
+f /run/flannel/subnet.env
 
 # Bridge netfilter, forwarding, modules.
 f /proc/sys/net/bridge

@@ -4,6 +4,7 @@
 pub mod cni;
 mod derive;
 pub(crate) mod env_lexer;
+pub mod firewalld;
 pub mod k0s;
 pub mod k3s_config;
 pub mod kubelet;

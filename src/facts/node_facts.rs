@@ -51,6 +51,8 @@ pub struct NodeFacts {
     pub nodelocaldns: Option<Vec<String>>,
     /// The CNI configuration in effect, and whether pods sit on a Linux bridge.
     pub cni: Cni,
+    /// firewalld's permanent configuration (whether it runs is in `services`).
+    pub firewalld: super::firewalld::Firewalld,
     /// Kubelet units a run changed files for and was cut off before restarting.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_restarts: Vec<super::restart_due::PendingRestart>,
@@ -134,6 +136,8 @@ pub struct Services {
     pub network_manager: UnitState,
     /// systemd-networkd (netplan on Ubuntu, Debian cloud images): the DHCP client there.
     pub systemd_networkd: UnitState,
+    /// firewalld: its zones decide what it does with the pods' forwarded traffic.
+    pub firewalld: UnitState,
     /// A dhclient process runs: it is the DHCP client (and applies dhclient.conf).
     pub dhclient: bool,
     pub kubelet: UnitState,
@@ -545,12 +549,12 @@ impl NodeFacts {
 
 /// The units `systemctl is-active` is asked about, in the order it answers: the resolvers,
 /// the units that run a kubelet ([`KUBELET_UNITS`](crate::node_script::KUBELET_UNITS),
-/// which gather.sh names), then systemd-networkd.
+/// which gather.sh names), then systemd-networkd and firewalld.
 pub(crate) fn units() -> impl Iterator<Item = &'static str> {
     ["systemd-resolved", "NetworkManager"]
         .into_iter()
         .chain(crate::node_script::KUBELET_UNITS.iter().copied())
-        .chain(["systemd-networkd"])
+        .chain(["systemd-networkd", "firewalld"])
 }
 
 /// Each unit's state, as `systemctl is-active` answered for [`units`] (one line per unit,

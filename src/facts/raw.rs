@@ -395,7 +395,11 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
             raw.file(path, FileState::Missing, None);
         }
     }
-    for dir in CONF_DIRS.iter().chain(RANCHER_CONFIG_DIRS) {
+    for dir in CONF_DIRS
+        .iter()
+        .chain(RANCHER_CONFIG_DIRS)
+        .chain(&super::firewalld::DIRS)
+    {
         if !raw.files.contains_key(*dir) && !raw.dirs.iter().any(|d| d == dir) {
             raw.file(dir, FileState::Missing, None);
         }
@@ -444,6 +448,8 @@ pub const ALWAYS_GATHERED: &[&str] = &[
     "/etc/modules",
     "/etc/dnsfix",
     "/etc/dnsfix/resolv.conf",
+    "/etc/firewalld/firewalld.conf",
+    "/run/flannel/subnet.env",
 ];
 
 /// The directories gather.sh lists `*.conf` files from; one that does not exist is
@@ -903,7 +909,7 @@ mod tests {
             let listed = word(path) || path.strip_prefix("/proc/sys/net/").is_some_and(&word);
             assert!(listed, "{path} is not read by gather.sh");
         }
-        for dir in CONF_DIRS {
+        for dir in CONF_DIRS.iter().chain(&crate::facts::firewalld::DIRS) {
             assert!(word(dir), "{dir} is not listed by gather.sh");
         }
     }
