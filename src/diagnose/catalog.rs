@@ -1339,6 +1339,71 @@ pub const RULES: &[RuleInfo] = &[
         playbook: None,
     },
     RuleInfo {
+        id: "DNS-FIREWALLD-PODS-UNTRUSTED",
+        severity: Severity::Warning,
+        title: "firewalld runs and no zone accepts the pod network",
+        symptom: "\
+            Pods time out on names, often only those whose queries cross nodes, and stopping\n\
+            firewalld on the nodes makes them resolve. From incidents (flannel-io/flannel#2055,\n\
+            kubeadm with flannel on Alma 9.4, logged with LogDenied=all):\n\
+            filter_FWD_public_REJECT: IN=flannel.1 OUT=cni0 MAC=... SRC=10.244.1.0 DST=10.244.0.2\n\
+            and a test pod's lookups answered \"no route to host\" (the REJECT's ICMP). On CentOS 7\n\
+            (coredns/coredns#4714) CoreDNS itself logged, with firewalld running:\n\
+            [ERROR] plugin/errors: 2 5637218425957891351.2484993851925124540. HINFO: read udp 10.244.5.20:33008->172.18.1.1:53: i/o timeout",
+        mechanism: "\
+            firewalld sorts every packet into a zone: by the source address bound to a zone, else\n\
+            by the interface bound to one, else the default zone (firewalld.conf DefaultZone,\n\
+            public unless set). The pod network's interfaces (cni0, flannel.1, cali*, ...) and\n\
+            addresses are bound to none unless someone did so, so what the pods send through the\n\
+            node is the default zone's. A zone's default target accepts ICMP and rejects\n\
+            everything else (firewalld.zone(5)); only target ACCEPT forwards packets not addressed\n\
+            to the host. Intra-zone forwarding (<forward/>, firewalld 1.0 and later) reaches only\n\
+            the interfaces and sources bound to the zone by name (nftables.py\n\
+            build_zone_forward_rules), not traffic that fell into it. firewalld keeps its own\n\
+            nftables table (FirewallBackend=nftables, its default), so an accept in kube-proxy's or\n\
+            the network plugin's iptables rules does not stop its reject. It accepts DNAT'd\n\
+            packets (ct status dnat; with StrictForwardPorts=yes, 2.3 and later, not even those):\n\
+            a query to the kube-dns Service from a pod on the same node as a CoreDNS pod may still\n\
+            pass, while one that a CoreDNS pod's node receives from another node (flannel.1 to\n\
+            cni0) does not. k3s's requirements page: \"It is recommended to turn off firewalld\";\n\
+            where it stays, the pod and service networks (10.42.0.0/16, 10.43.0.0/16 by default)\n\
+            belong in the trusted zone. RKE2's known issues: firewalld conflicts with Canal and\n\
+            should be disabled. Kubespray leaves firewalld as it finds it.\n\
+            \n\
+            dnsfix reads firewalld's permanent configuration (what it loads at start and at every\n\
+            reload): firewalld.conf, the zones of /usr/lib/firewalld/zones and /etc/firewalld/zones\n\
+            (a file of /etc replaces the shipped zone of its name), and the pod network from\n\
+            flannel's /run/flannel/subnet.env (FLANNEL_NETWORK) or the inventory's\n\
+            kube_pods_subnet. It passes where the default zone's target is ACCEPT or a zone with\n\
+            target ACCEPT holds a source covering the pod network; it cannot tell (unknown) where\n\
+            such a zone binds a pod interface, holds an ipset or MAC source, or holds sources and\n\
+            the pod network is not known, where direct rules or policies of /etc/firewalld may\n\
+            accept the traffic, or where a file of it could not be read. Rules added without\n\
+            --permanent are not seen: they are gone at the next reload or boot.",
+        fix: "\
+            Either stop firewalld (k3s's recommendation, RKE2's known issue):\n  \
+            systemctl disable --now firewalld\n\
+            or, to keep it, put the pod and service networks in the trusted zone (k3s's rules;\n\
+            the finding fills in the node's networks where dnsfix knows them):\n  \
+            firewall-cmd --permanent --zone=trusted --add-source=10.42.0.0/16   # pods\n  \
+            firewall-cmd --permanent --zone=trusted --add-source=10.43.0.0/16   # services\n  \
+            firewall-cmd --reload\n\
+            and open the ports the nodes use between them in their zone (flannel VXLAN 8472/udp,\n\
+            the kubelet's 10250/tcp, the API server's 6443/tcp on servers). dnsfix has no\n\
+            playbook for this: which of the two is the operator's choice.",
+        restart: "\
+            Nothing for the pods: firewalld's reload applies the zones at once. With\n\
+            FirewallBackend=iptables, firewalld's reload and stop flush every iptables table\n\
+            (ipXtables.py build_flush_rules: -F, -X, -Z), kube-proxy's and the network plugin's\n\
+            rules with them: restart k3s, RKE2 or kube-proxy and the network plugin's pod on the\n\
+            node afterwards.",
+        verify: "\
+            firewall-cmd --get-default-zone; firewall-cmd --zone=trusted --list-sources\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never --overrides='{\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup kubernetes.default\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-POD-LOOP",
         severity: Severity::Critical,
         title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
@@ -1645,6 +1710,7 @@ mod tests {
             ("DNS-KUBELET-NO-CLUSTER-DNS", Severity::Critical),
             ("DNS-CNI-CONFIG-INVALID", Severity::Critical),
             ("DNS-KUBELET-RESTART-DUE", Severity::High),
+            ("DNS-FIREWALLD-PODS-UNTRUSTED", Severity::Warning),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),

@@ -16,6 +16,7 @@ use crate::inventory::Host;
 use crate::util::nth_address;
 
 mod cni;
+mod firewalld;
 mod k3s_fallback;
 mod kernel;
 mod kubelet_file;
@@ -219,6 +220,10 @@ pub const RULES: &[(&str, Rule)] = &[
     ("DNS-KUBELET-NO-CLUSTER-DNS", kubelet_flags::no_cluster_dns),
     ("DNS-CNI-CONFIG-INVALID", cni::cni_config_invalid),
     ("DNS-KUBELET-RESTART-DUE", restart_due::restart_due),
+    (
+        "DNS-FIREWALLD-PODS-UNTRUSTED",
+        firewalld::firewalld_pods_untrusted,
+    ),
 ];
 
 const NO_KUBELET: &str = "no kubelet configuration on this host";

@@ -1,0 +1,273 @@
+//! DNS-FIREWALLD-PODS-UNTRUSTED: firewalld runs on the node and its permanent configuration
+//! binds the pod network to no zone that accepts it, so what the pods send through the node
+//! falls into the default zone, whose default target rejects it (flannel-io/flannel#2055:
+//! `filter_FWD_public_REJECT: IN=flannel.1 OUT=cni0`, DNS failing until firewalld was
+//! stopped). k3s's requirements page asks for the pod and service networks in the trusted
+//! zone where firewalld stays on; RKE2's known issues say to disable it.
+//!
+//! The rule reads firewalld's files, never its runtime state (`firewall-cmd` is a Python
+//! program: a process per node the gather does not spend): a source added without
+//! `--permanent` is gone at the next reload or boot, and the finding says what those bring.
+
+use super::{Ctx, NO_KUBELET, RuleOutcome, not_a_node};
+use crate::diagnose::finding::Severity;
+use crate::facts::firewalld::{self, ZoneSource};
+use crate::facts::node_facts::{FlavourKind, UnitState};
+use crate::text::escape;
+
+const ID: &str = "DNS-FIREWALLD-PODS-UNTRUSTED";
+
+/// The pod network, where dnsfix knows it: the range and where it was read.
+struct PodNetwork {
+    cidr: String,
+    from: String,
+    /// Read from the node or the inventory, not an installer's default.
+    certain: bool,
+}
+
+pub(super) fn firewalld_pods_untrusted(ctx: &Ctx) -> RuleOutcome {
+    if let Err(outcome) = running(ctx) {
+        return outcome;
+    }
+    let fw = &ctx.facts.firewalld;
+    if let Some(why) = fw.unread.first() {
+        return ctx.unknown(ID, format!("firewalld runs and {}", escape(why)));
+    }
+    let Some(default) = fw.zone(&fw.default_zone.value) else {
+        return ctx.unknown(
+            ID,
+            format!(
+                "firewalld runs and its default zone {} ({}) is in no zone file read",
+                escape(&fw.default_zone.value),
+                fw.default_zone.from
+            ),
+        );
+    };
+    if default.accepts() {
+        return RuleOutcome::Pass;
+    }
+    let pods = pod_network(ctx);
+    let accepting: Vec<&firewalld::Zone> = fw.zones.iter().filter(|z| z.accepts()).collect();
+    if let Some(p) = pods.as_ref().filter(|p| p.certain) {
+        let covered = accepting.iter().any(|z| {
+            z.sources.iter().any(|s| match s {
+                ZoneSource::Address(a) => firewalld::covers(a, &p.cidr) == Some(true),
+                ZoneSource::Other(_) => false,
+            })
+        });
+        if covered {
+            return RuleOutcome::Pass;
+        }
+    }
+    let evidence = evidence(ctx, default, pods.as_ref(), &accepting);
+    let open = undecided(ctx, pods.as_ref(), &accepting);
+    if !open.is_empty() {
+        return ctx.unknown_because(
+            ID,
+            format!(
+                "firewalld runs, and whether {} accepts the pods' forwarded traffic dnsfix does not judge ({})",
+                open.join(", "),
+                evidence.join("; ")
+            ),
+            remedy(ctx, pods.as_ref()),
+        );
+    }
+    RuleOutcome::Findings(vec![ctx.finding(
+        ID,
+        Severity::Warning,
+        format!(
+            "firewalld runs and no zone accepts the pod network: pod traffic this node forwards that was not DNAT'd here (a DNS query reaching a CoreDNS pod on this node from a pod on another) falls into zone {}, whose target rejects it",
+            escape(&default.name)
+        ),
+        evidence,
+        remedy(ctx, pods.as_ref()),
+    )])
+}
+
+/// `Ok` where firewalld runs on a Kubernetes node; else what the rule says: not applicable
+/// (no kubelet, firewalld stopped or not installed) or unknown (systemctl did not say).
+fn running(ctx: &Ctx) -> Result<(), RuleOutcome> {
+    if not_a_node(ctx) {
+        return Err(RuleOutcome::NotApplicable(NO_KUBELET.into()));
+    }
+    match ctx.facts.services.firewalld {
+        UnitState::Active | UnitState::Activating => Ok(()),
+        state @ (UnitState::Inactive | UnitState::Failed) => Err(RuleOutcome::NotApplicable(
+            format!("firewalld is not running ({})", state.as_str()),
+        )),
+        UnitState::Unknown if !ctx.facts.firewalld.installed => Err(
+            RuleOutcome::NotApplicable("firewalld is not installed".into()),
+        ),
+        UnitState::Unknown => Err(ctx.unknown_because(
+            ID,
+            "firewalld is installed and systemctl did not say whether it runs".into(),
+            "check `systemctl is-active firewalld` on the node; where it runs, see `dnsfix explain DNS-FIREWALLD-PODS-UNTRUSTED`".into(),
+        )),
+    }
+}
+
+/// What was seen: firewalld's state and backend, the default zone, the pod network and
+/// the zones that accept.
+fn evidence(
+    ctx: &Ctx,
+    default: &firewalld::Zone,
+    pods: Option<&PodNetwork>,
+    accepting: &[&firewalld::Zone],
+) -> Vec<String> {
+    let fw = &ctx.facts.firewalld;
+    let target = default
+        .target
+        .as_deref()
+        .map_or("the default target".to_owned(), |t| {
+            format!("target {}", escape(t))
+        });
+    vec![
+        format!(
+            "firewalld is {} (systemctl is-active); backend {} ({})",
+            ctx.facts.services.firewalld.as_str(),
+            escape(&fw.backend.value),
+            fw.backend.from
+        ),
+        format!(
+            "default zone {} ({}) from {}, {target}: traffic from interfaces and sources bound to no zone is its, and its target rejects what it forwards",
+            escape(&default.name),
+            fw.default_zone.from,
+            escape(&default.path),
+        ),
+        match pods {
+            Some(p) => format!("pod network {} ({})", escape(&p.cidr), p.from),
+            None => {
+                "pod network: not known to dnsfix (no /run/flannel/subnet.env, no kube_pods_subnet)"
+                    .into()
+            }
+        },
+        accepting_zones(accepting),
+    ]
+}
+
+/// What may accept the pods' traffic and dnsfix does not judge: an accepting zone's pod
+/// interfaces, or sources it cannot match with the pod network; direct rules; policies.
+fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone]) -> Vec<String> {
+    let fw = &ctx.facts.firewalld;
+    let certain = pods.is_some_and(|p| p.certain);
+    accepting
+        .iter()
+        .filter(|z| {
+            z.interfaces.iter().any(|i| pod_interface(i))
+                || z.sources
+                    .iter()
+                    .any(|s| matches!(s, ZoneSource::Other(_)) || !certain)
+        })
+        .map(|z| escape(&z.describe()).into_owned())
+        .chain(
+            fw.direct_rules
+                .iter()
+                .map(|d| format!("direct rules in {d}")),
+        )
+        .chain(fw.policies.iter().map(|p| format!("policy {}", escape(p))))
+        .collect()
+}
+
+/// The names network plugins give the interfaces pods' traffic enters the node by (the
+/// bridge plugin's default cni0 and flannel's cni0 and flannel.N, Calico's cali*, tunl0 and
+/// vxlan.calico, Cilium's cilium_* and lxc*, Weave's weave, kube-router's kube-bridge,
+/// Antrea's antrea-*), as written in a zone (`+` is firewalld's wildcard).
+fn pod_interface(name: &str) -> bool {
+    const PREFIXES: [&str; 10] = [
+        "cni",
+        "flannel",
+        "cali",
+        "tunl",
+        "vxlan.calico",
+        "cilium",
+        "lxc",
+        "weave",
+        "kube-bridge",
+        "antrea",
+    ];
+    let stem = name.trim_end_matches('+');
+    PREFIXES
+        .iter()
+        .any(|p| stem.starts_with(p) || (name.ends_with('+') && p.starts_with(stem)))
+}
+
+/// "zones with target ACCEPT: trusted (/usr/lib/firewalld/zones/trusted.xml): no source, no
+/// interface".
+fn accepting_zones(zones: &[&firewalld::Zone]) -> String {
+    if zones.is_empty() {
+        return "no zone has target ACCEPT".into();
+    }
+    let each: Vec<String> = zones
+        .iter()
+        .map(|z| {
+            let sources: Vec<String> = z
+                .sources
+                .iter()
+                .map(|s| match s {
+                    ZoneSource::Address(a) | ZoneSource::Other(a) => escape(a).into_owned(),
+                })
+                .collect();
+            format!(
+                "{} ({}): sources [{}], interfaces [{}]",
+                escape(&z.name),
+                escape(&z.path),
+                sources.join(", "),
+                escape(&z.interfaces.join(", "))
+            )
+        })
+        .collect();
+    format!("zones with target ACCEPT: {}", each.join("; "))
+}
+
+/// The pod network: flannel's subnet file (the node's own), the inventory's
+/// kube_pods_subnet, else k3s's and RKE2's default cluster-cidr (a server may set another).
+fn pod_network(ctx: &Ctx) -> Option<PodNetwork> {
+    if let Some((cidr, line)) = ctx
+        .facts
+        .whole_text(firewalld::FLANNEL_SUBNET)
+        .and_then(|t| firewalld::flannel_network(&t))
+    {
+        return Some(PodNetwork {
+            cidr,
+            from: format!("{}:{line} FLANNEL_NETWORK", firewalld::FLANNEL_SUBNET),
+            certain: true,
+        });
+    }
+    if let Some(cidr) = ctx.host.var_set("kube_pods_subnet") {
+        return Some(PodNetwork {
+            cidr: cidr.to_owned(),
+            from: "the inventory's kube_pods_subnet".into(),
+            certain: true,
+        });
+    }
+    rancher(ctx).then(|| PodNetwork {
+        cidr: "10.42.0.0/16".into(),
+        from: "k3s's and RKE2's default cluster-cidr; a server's cluster-cidr may differ".into(),
+        certain: false,
+    })
+}
+
+fn rancher(ctx: &Ctx) -> bool {
+    matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+}
+
+/// What to do: k3s's documented rules with the node's networks where known, or firewalld
+/// off; and what a reload or stop does to the other rules with the iptables backend.
+fn remedy(ctx: &Ctx, pods: Option<&PodNetwork>) -> String {
+    let pod = pods.map_or("POD_CIDR".to_owned(), |p| escape(&p.cidr).into_owned());
+    let service = match ctx.host.var_set("kube_service_addresses") {
+        Some(s) => escape(s).into_owned(),
+        None if rancher(ctx) => "10.43.0.0/16".to_owned(),
+        None => "SERVICE_CIDR".to_owned(),
+    };
+    let mut out = format!(
+        "stop firewalld, as k3s's requirements recommend and RKE2's known issues ask (systemctl disable --now firewalld), or put the pod and service networks in the trusted zone, k3s's rules for a node that keeps it: firewall-cmd --permanent --zone=trusted --add-source={pod}; firewall-cmd --permanent --zone=trusted --add-source={service}; firewall-cmd --reload (and open what the nodes use between them, 8472/udp for flannel's VXLAN, 10250/tcp)"
+    );
+    if ctx.facts.firewalld.backend.value == "iptables" {
+        let unit = escape(&ctx.facts.services.kubelet_unit);
+        out.push_str(&format!(
+            "; with FirewallBackend=iptables, firewalld's reload and stop flush every iptables table, kube-proxy's and the network plugin's rules with them: restart {unit} (or kube-proxy and the network plugin's pod on the node) afterwards"
+        ));
+    }
+    out
+}
