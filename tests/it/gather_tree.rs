@@ -182,6 +182,8 @@ fn compared(facts: &NodeFacts) -> Value {
         "kubelet": kubelet,
         "resolver": json["resolver"],
         "cni": json["cni"],
+        // firewalld's zones and conf (whether it runs is the machine's here).
+        "firewalld": json["firewalld"],
         "kubelet_unit": json["services"]["kubelet_unit"],
         // Asked only where /run/systemd/resolve is.
         "systemd_resolved_enabled": json["services"]["systemd_resolved_enabled"],
