@@ -400,19 +400,72 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))
         .collect();
-    let persisted = modules_load::persisted_modules(&inputs, sysctl::booted_by_systemd(raw))
-        .get("br_netfilter")
-        .map(|(path, line)| Persisted {
+    let systemd = sysctl::booted_by_systemd(raw);
+    let cmdline = super::kernel_cmdline::KernelCmdline::from_raw(raw);
+    // systemd-modules-load loads what the command line names before any file's.
+    let on_cmdline = systemd
+        .then(|| cmdline.modules_load("br_netfilter"))
+        .flatten()
+        .map(|_| Persisted {
             value: "br_netfilter".into(),
-            path: path.clone(),
-            line: *line,
+            path: super::kernel_cmdline::PROC_CMDLINE.into(),
+            line: 1,
         });
+    let persisted = on_cmdline.or_else(|| {
+        modules_load::persisted_modules(&inputs, systemd)
+            .get("br_netfilter")
+            .map(|(path, line)| Persisted {
+                value: "br_netfilter".into(),
+                path: path.clone(),
+                line: *line,
+            })
+    });
+    let (denied_at_boot, denied_now, deny_unread) = if built_in {
+        Default::default()
+    } else {
+        br_netfilter_denials(raw, &cmdline, systemd)
+    };
     BrNetfilter {
         loaded,
         built_in,
         evidence,
         persisted,
+        denied_at_boot,
+        denied_now,
+        deny_unread,
     }
+}
+
+/// What stops a module loading at boot, now, and the modprobe.d files not read.
+type Denials = (
+    Vec<super::modprobe_d::Deny>,
+    Vec<super::modprobe_d::Deny>,
+    Vec<String>,
+);
+
+/// What stops br_netfilter loading at boot (systemd-modules-load applies kmod's blacklist;
+/// sysvinit's /etc/init.d/kmod runs a plain modprobe, which does not) and under a plain
+/// `modprobe br_netfilter` now (which passes over the modules already loaded), and the
+/// modprobe.d files that could not be read.
+fn br_netfilter_denials(
+    raw: &RawFacts,
+    cmdline: &super::kernel_cmdline::KernelCmdline,
+    systemd: bool,
+) -> Denials {
+    use super::modprobe_d::{BR_NETFILTER_DEPS, denials};
+    let (conf, unread) = super::modprobe_d::ModprobeD::from_raw(raw);
+    let chain: Vec<&str> = std::iter::once("br_netfilter")
+        .chain(BR_NETFILTER_DEPS)
+        .collect();
+    let modules = raw.get("/proc/modules").and_then(RawFile::text);
+    let loaded = |m: &str| {
+        modules
+            .as_deref()
+            .is_some_and(|text| super::raw::modules_list(text, m))
+    };
+    let at_boot = denials(&conf, cmdline, &chain, systemd, &|_| false);
+    let now = denials(&conf, cmdline, &chain, false, &loaded);
+    (at_boot, now, unread)
 }
 
 fn interface_addresses(ip_output: &str) -> Vec<String> {

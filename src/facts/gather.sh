@@ -610,6 +610,12 @@ confs /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d
 f /etc/modules
 confs /etc/modules-load.d /run/modules-load.d /usr/local/lib/modules-load.d /usr/lib/modules-load.d
 [ /lib/modules-load.d -ef /usr/lib/modules-load.d ] || confs /lib/modules-load.d
+# What may stop a module listed above loading all the same: kmod's deny-lists (blacklist,
+# install), in kmod's directories, and this boot's kernel command line (modules_load=,
+# modprobe.blacklist=, module_blacklist=). Read in the one batch below, no process more.
+f /proc/cmdline
+confs /etc/modprobe.d /run/modprobe.d /usr/local/lib/modprobe.d /usr/lib/modprobe.d
+[ /lib/modprobe.d -ef /usr/lib/modprobe.d ] || confs /lib/modprobe.d
 
 # NodeLocal DNSCache's dummy interface (its absence is a fact too: a clusterDNS on its
 # address then reaches nothing).

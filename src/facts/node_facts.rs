@@ -406,8 +406,89 @@ pub struct BrNetfilter {
     /// module support) or does not list it. A built-in needs no modules-load.d entry.
     pub built_in: bool,
     pub evidence: String,
-    /// Where boot loads it (modules-load.d / /etc/modules), if anywhere.
+    /// Where boot loads it (`modules_load=` on the kernel command line, modules-load.d,
+    /// /etc/modules), if anywhere.
     pub persisted: Option<Persisted>,
+    /// What stops the boot loading it all the same (a modprobe.d deny-list, the kernel
+    /// command line): empty where nothing does, and for a built-in one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub denied_at_boot: Vec<Deny>,
+    /// What makes a plain `modprobe br_netfilter`, dnsfix's fix, fail or load nothing now:
+    /// an `install` line, or the kernel's `module_blacklist=`, for it or a module it needs
+    /// that is not loaded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub denied_now: Vec<Deny>,
+    /// The modprobe.d files that could not be read: whether they deny it is not known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny_unread: Vec<String>,
+}
+
+/// How a deny-list stops a module (see facts/modprobe_d.rs for kmod's rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenyKind {
+    /// `blacklist NAME` in a modprobe.d file: only where the blacklist is applied.
+    Blacklist,
+    /// `modprobe.blacklist=NAME` on the kernel command line: the same.
+    CmdlineBlacklist,
+    /// The kernel's `module_blacklist=NAME`: every load fails.
+    KernelBlacklist,
+    /// `install NAME` with a command that fails (`/bin/false`): every probe fails.
+    InstallFails,
+    /// `install NAME` with a command that succeeds without loading (`/bin/true`).
+    InstallNoop,
+}
+
+/// A line that stops `module` loading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Deny {
+    /// The module it names: br_netfilter, or a module it needs.
+    pub module: String,
+    pub kind: DenyKind,
+    /// The file and line, or `/proc/cmdline`.
+    pub path: String,
+    pub line: usize,
+    pub text: String,
+}
+
+impl Deny {
+    /// `path:line` (`/proc/cmdline` alone) and the line.
+    pub fn site(&self) -> String {
+        if self.path == "/proc/cmdline" {
+            format!("{} `{}`", self.path, self.text)
+        } else {
+            format!("{}:{} `{}`", self.path, self.line, self.text)
+        }
+    }
+
+    /// What the line does to a load of `wanted` (the module asked for), in a few words.
+    pub fn effect(&self, wanted: &str) -> String {
+        let of = if self.module == wanted {
+            self.module.clone()
+        } else {
+            format!("{}, which {wanted} needs", self.module)
+        };
+        match self.kind {
+            DenyKind::Blacklist | DenyKind::CmdlineBlacklist => format!(
+                "systemd-modules-load applies kmod's blacklist and skips {of} (\"Module '{}' is deny-listed (by kmod)\")",
+                self.module
+            ),
+            DenyKind::KernelBlacklist => {
+                format!("the kernel refuses to load {of} (Operation not permitted)")
+            }
+            DenyKind::InstallFails => {
+                format!("kmod runs that command instead of loading {of}, and the load fails")
+            }
+            DenyKind::InstallNoop => format!(
+                "kmod runs that command instead of loading {of}: the load reports success and loads nothing"
+            ),
+        }
+    }
+
+    /// [`Deny::site`] and [`Deny::effect`] as one line.
+    pub fn describe(&self, wanted: &str) -> String {
+        format!("{}: {}", self.site(), self.effect(wanted))
+    }
 }
 
 /// The sysctls dnsfix looks at.

@@ -446,6 +446,7 @@ pub const ALWAYS_GATHERED: &[&str] = &[
     "/proc/modules",
     "/etc/sysctl.conf",
     "/etc/modules",
+    "/proc/cmdline",
     "/etc/dnsfix",
     "/etc/dnsfix/resolv.conf",
     "/etc/firewalld/firewalld.conf",
@@ -470,6 +471,10 @@ pub const CONF_DIRS: &[&str] = &[
     "/run/modules-load.d",
     "/usr/local/lib/modules-load.d",
     "/usr/lib/modules-load.d",
+    "/etc/modprobe.d",
+    "/run/modprobe.d",
+    "/usr/local/lib/modprobe.d",
+    "/usr/lib/modprobe.d",
 ];
 
 /// The k3s/RKE2 config drop-in directories gather.sh lists `*.yaml` and `*.yml` files

@@ -106,6 +106,9 @@ done
 if [ -f "$tree/proc/sys/kernel/hostname" ]; then
   cat "$tree/proc/sys/kernel/hostname" >/proc/sys/kernel/hostname
 fi
+# The tree's kernel command line (an empty one where it has none), not this machine's.
+if [ -f "$tree/proc/cmdline" ]; then cp "$tree/proc/cmdline" "$tmp/cmdline"; else : >"$tmp/cmdline"; fi
+mount --bind "$tmp/cmdline" /proc/cmdline
 # systemctl answers from the tree; no kubelet binary is asked for its version.
 mount -t tmpfs tmpfs /usr/local/sbin
 cp "$tmp/systemctl" /usr/local/sbin/systemctl
