@@ -99,6 +99,10 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
     if b.loaded == Observed::Known(false) && b.persisted.is_none() {
         evidence.push("nothing loads br_netfilter at boot either (no /etc/modules-load.d/*.conf or /etc/modules lists it)".into());
     }
+    let deny_now = b.loaded == Observed::Known(false) && !b.denied_now.is_empty();
+    if b.loaded == Observed::Known(false) {
+        evidence.extend(off_denials(b));
+    }
     // It matters only where pod traffic crosses a Linux bridge.
     match &ctx.facts.cni.pod_bridge {
         PodBridge::Routed(why) => {
@@ -137,7 +141,12 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
                 "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
                 evidence,
                 format!(
-                    "modprobe br_netfilter and set {}, then persist {}",
+                    "{}modprobe br_netfilter and set {}, then persist {}",
+                    if deny_now {
+                        "remove the deny-list line the evidence names (dnsfix leaves deny-lists to their owner), then "
+                    } else {
+                        ""
+                    },
                     bridge_keys(ctx)
                         .iter()
                         .map(|k| format!("{k}=1"))
@@ -148,6 +157,87 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
             )])
         }
     }
+}
+
+/// Where the boot loads br_netfilter from: a file and line, or the kernel command line.
+fn listed_at(p: &crate::facts::node_facts::Persisted) -> String {
+    if p.path == crate::facts::kernel_cmdline::PROC_CMDLINE {
+        "modules_load= on the kernel command line".to_owned()
+    } else {
+        format!("{}:{}", p.path, p.line)
+    }
+}
+
+/// DNS-BRIDGE-NF-OFF's evidence of a deny-list, for a br_netfilter not loaded: what makes
+/// `modprobe br_netfilter` (the fix) fail or load nothing now, and what stops the boot
+/// loading it where a file lists it.
+fn off_denials(b: &crate::facts::node_facts::BrNetfilter) -> Vec<String> {
+    let mut out: Vec<String> = b
+        .denied_now
+        .iter()
+        .map(|d| {
+            format!(
+                "`modprobe br_netfilter` cannot load it: {}",
+                d.describe("br_netfilter")
+            )
+        })
+        .collect();
+    // What stops the boot stops the fix's modules-load.d line as much as one there now.
+    if let Some(p) = &b.persisted
+        && !b.denied_at_boot.is_empty()
+    {
+        out.push(format!(
+            "{} lists it for boot, and a deny-list stops it there",
+            listed_at(p)
+        ));
+    }
+    out.extend(
+        b.denied_at_boot
+            .iter()
+            .filter(|d| !b.denied_now.contains(d))
+            .map(|d| d.describe("br_netfilter")),
+    );
+    out
+}
+
+/// DNS-BRIDGE-NF-NOT-PERSISTENT's evidence for a br_netfilter loaded now that the node
+/// does not load itself: nothing loads it at boot (only /etc/modules lists it, which
+/// systemd does not read), or a deny-list stops the boot loading it all the same (where a
+/// file lists it, or where the fix will).
+fn module_not_persisted(ctx: &Ctx) -> Vec<String> {
+    let b = &ctx.facts.br_netfilter;
+    let mut evidence = Vec::new();
+    if b.persisted.is_none() {
+        let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
+            && ctx
+                .facts
+                .files
+                .get("/etc/modules")
+                .and_then(|f| f.text())
+                .is_some_and(|t| {
+                    crate::facts::modules_load::ModulesLoad::parse(&t)
+                        .modules
+                        .iter()
+                        .any(|m| {
+                            crate::facts::modules_load::normalize_module(&m.value) == "br_netfilter"
+                        })
+                });
+        evidence.push(if unread {
+            "br_netfilter is loaded, but only /etc/modules lists it, which systemd-modules-load does not read at boot: no modules-load.d file links to it".to_owned()
+        } else {
+            "br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned()
+        });
+    }
+    if !b.denied_at_boot.is_empty() {
+        if let Some(p) = &b.persisted {
+            evidence.push(format!(
+                "br_netfilter is loaded, and {} loads it at boot, but a deny-list stops it there",
+                listed_at(p)
+            ));
+        }
+        evidence.extend(b.denied_at_boot.iter().map(|d| d.describe("br_netfilter")));
+    }
+    evidence
 }
 
 pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
@@ -172,27 +262,11 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let agent_loads =
         agent.is_some_and(|a| a.name != "Weave" || ctx.facts.raw.pids.contains_key("weave-npc"));
     let installer_loads = installer_loads_br_netfilter(ctx) || agent_loads;
-    if b.loaded == Observed::Known(true) && b.persisted.is_none() && !b.built_in && !installer_loads
-    {
-        let unread = crate::facts::sysctl::booted_by_systemd(&ctx.facts.raw)
-            && ctx
-                .facts
-                .files
-                .get("/etc/modules")
-                .and_then(|f| f.text())
-                .is_some_and(|t| {
-                    crate::facts::modules_load::ModulesLoad::parse(&t)
-                        .modules
-                        .iter()
-                        .any(|m| {
-                            crate::facts::modules_load::normalize_module(&m.value) == "br_netfilter"
-                        })
-                });
-        evidence.push(if unread {
-            "br_netfilter is loaded, but only /etc/modules lists it, which systemd-modules-load does not read at boot: no modules-load.d file links to it".to_owned()
-        } else {
-            "br_netfilter is loaded but in no /etc/modules-load.d/*.conf (nor /etc/modules): not loaded at boot".to_owned()
-        });
+    // A module the node loads itself (built in, or by the installer or agent at its start)
+    // needs no boot to load it.
+    let denied = b.loaded == Observed::Known(true) && !b.built_in && !installer_loads;
+    if denied {
+        evidence.extend(module_not_persisted(ctx));
     }
     // What an installer sets at every start survives a reboot; a sysctl file that sets it
     // to 0 is what undoes it, under the running installer.
@@ -228,17 +302,33 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     if evidence.is_empty() && undone.is_empty() && on && !unread.is_empty() {
         return ctx.unknown(id, unread);
     }
+    // A modprobe.d file not read may deny the module the boot loads.
+    if evidence.is_empty() && denied && b.persisted.is_some() && !b.deny_unread.is_empty() {
+        return ctx.unknown(id, format!(
+            "{} could not be read: whether a deny-list there stops br_netfilter at boot is not known",
+            b.deny_unread.join(", ")
+        ));
+    }
     if !evidence.is_empty() {
         evidence.extend(undone);
         if !unread.is_empty() {
             evidence.push(unread);
         }
+        let deny = denied && !b.denied_at_boot.is_empty();
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::High,
-            "bridge netfilter is on now but not persisted: it reverts at the next reboot".into(),
+            if deny {
+                "bridge netfilter is on now but a deny-list stops br_netfilter at boot: it reverts at the next reboot".into()
+            } else {
+                "bridge netfilter is on now but not persisted: it reverts at the next reboot".into()
+            },
             evidence,
-            "persist what the evidence names: br_netfilter in /etc/modules-load.d/, each key as 1 in a sysctl.d file that wins".into(),
+            if deny {
+                "remove the deny-list line the evidence names (or take br_netfilter off it: dnsfix leaves deny-lists to their owner), then persist br_netfilter in /etc/modules-load.d/ and each key as 1 in a sysctl.d file that wins".into()
+            } else {
+                "persist what the evidence names: br_netfilter in /etc/modules-load.d/, each key as 1 in a sysctl.d file that wins".into()
+            },
         )]);
     }
     let who = installer_name(ctx.facts.flavour.kind).or(agent.map(|a| a.name));

@@ -5,6 +5,8 @@ use minijinja::Value as Ctx;
 
 use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
+use crate::facts::kernel_cmdline::KernelCmdline;
+use crate::facts::modprobe_d::{ModprobeD, denials};
 use crate::facts::modules_load::{
     ETC_MODULES, MODULES_LOAD_DIRS, normalize_module, persisted_modules,
 };
@@ -32,6 +34,11 @@ impl Run<'_> {
         )?;
         let loaded = self.module_loaded(&name)?;
         self.digest.modules.insert(name.clone(), loaded);
+        // A deny-list the fix cannot get past: refuse, rather than promise a load that
+        // fails or a boot that skips it. Whose deny-list it is, is not dnsfix's call.
+        if let Some(why) = self.denied(&name) {
+            return Ok(Outcome::Failed(why));
+        }
         let mut changed = Vec::new();
         if !loaded {
             state
@@ -47,7 +54,12 @@ impl Run<'_> {
             .map(|(p, t, _)| (p.clone(), t.as_str()))
             .collect();
         let systemd = crate::facts::sysctl::booted_by_systemd(&self.facts.raw);
-        if !persisted_modules(&inputs, systemd).contains_key(&name) {
+        // systemd-modules-load loads what `modules_load=` names on the kernel command line.
+        let on_cmdline = systemd
+            && KernelCmdline::from_raw(&self.facts.raw)
+                .modules_load(&name)
+                .is_some();
+        if !on_cmdline && !persisted_modules(&inputs, systemd).contains_key(&name) {
             let text = self.read(state, &file)?;
             let mut new = match text {
                 Some(t) if !t.is_empty() && !t.ends_with('\n') => format!("{t}\n"),
@@ -77,6 +89,54 @@ impl Run<'_> {
                 file: None,
             }
         })
+    }
+
+    /// Why a deny-list defeats loading `name` now or at boot (see
+    /// [`crate::facts::modprobe_d`]), said for the plan's reader; None where none does.
+    /// br_netfilter's are in its facts (with the modules it needs); another module's are
+    /// its own lines only.
+    fn denied(&self, name: &str) -> Option<String> {
+        let (at_boot, now) = if name == "br_netfilter" {
+            let b = &self.facts.br_netfilter;
+            (b.denied_at_boot.clone(), b.denied_now.clone())
+        } else {
+            let raw = &self.facts.raw;
+            let (conf, _) = ModprobeD::from_raw(raw);
+            let cmdline = KernelCmdline::from_raw(raw);
+            let systemd = crate::facts::sysctl::booted_by_systemd(raw);
+            let loaded = self.module_loaded(name).unwrap_or(false);
+            (
+                denials(&conf, &cmdline, &[name], systemd, &|_| false),
+                denials(&conf, &cmdline, &[name], false, &|_| loaded),
+            )
+        };
+        if at_boot.is_empty() && now.is_empty() {
+            return None;
+        }
+        let mut said: Vec<String> = now
+            .iter()
+            .map(|d| {
+                format!(
+                    "`modprobe {name}` would not load it now: {}",
+                    d.describe(name)
+                )
+            })
+            .collect();
+        said.extend(
+            at_boot
+                .iter()
+                .filter(|d| !now.contains(d))
+                .map(|d| format!("the boot would not load it: {}", d.describe(name))),
+        );
+        let lines = if said.len() > 1 {
+            "those lines"
+        } else {
+            "that line"
+        };
+        Some(format!(
+            "a deny-list keeps {name} from loading, which no modules-load.d line dnsfix writes gets past: {}. dnsfix does not edit deny-lists: where {name} may load, remove {lines} (or take {name} off it), then plan again",
+            said.join("; ")
+        ))
     }
 
     pub(super) fn module_loaded(&self, name: &str) -> Result<bool, PlanErrorKind> {
