@@ -531,8 +531,15 @@ pub const RULES: &[RuleInfo] = &[
             because k3s, kube-proxy or the container runtime loaded br_netfilter after boot.\n\
             Nothing on disk makes it so at boot:\n\
             - br_netfilter is in no modules-load.d file (/etc/modules-load.d/*.conf, or\n  \
-            /etc/modules on Debian), so after a reboot nothing loads it early and the\n  \
-            net.bridge.* keys do not exist; or\n\
+            /etc/modules on Debian, nor modules_load= on the kernel command line), so after a\n  \
+            reboot nothing loads it early and the net.bridge.* keys do not exist; or\n\
+            - a deny-list stops it although a file lists it: `blacklist br_netfilter` in a\n  \
+            modprobe.d file (systemd-modules-load applies kmod's blacklist: \"Module\n  \
+            'br_netfilter' is deny-listed (by kmod)\"; a plain `modprobe br_netfilter` does\n  \
+            not, which is how it got loaded), `install br_netfilter /bin/false` (or for\n  \
+            bridge, which it needs: the DISA STIG's GEN003619), or the kernel's\n  \
+            module_blacklist=. dnsfix names the line and does not edit it: removing it is\n  \
+            the owner's decision; or\n\
             - the sysctl file that wins sets a key to 0. Without one, a key is what\n  \
             br_netfilter sets when it loads: 1 (br_netfilter_sysctl_default in the kernel's\n  \
             net/bridge/br_netfilter_hooks.c), so a module loaded at boot is enough. systemd-sysctl\n  \
