@@ -47,16 +47,19 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 /// Pretty JSON with a final newline. Serializing these plain documents cannot fail; if
 /// it ever did, the output still is JSON and says why. It is safe for a terminal as it is
 /// ([`terminal_text`] finds nothing to change): serde_json escapes C0 controls in strings
-/// but leaves DEL, the C1 controls and bidirectional overrides raw, which this writes as
-/// JSON `\uXXXX` escapes (they occur only inside strings: JSON's own syntax is ASCII).
+/// but leaves DEL, the C1 controls and invisible format characters raw, which this writes
+/// as JSON `\uXXXX` escapes (they occur only inside strings: JSON's own syntax is ASCII).
 pub fn pretty_json(doc: &impl Serialize) -> String {
     let text = serde_json::to_string_pretty(doc)
         .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }).to_string());
-    let unsafe_char = |c: char| (c.is_control() && c != '\n') || invisible_reorder(c);
+    let unsafe_char = |c: char| (c.is_control() && c != '\n') || invisible(c);
     let mut out = String::with_capacity(text.len() + 1);
     for c in text.chars() {
         if unsafe_char(c) {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            // Beyond the BMP (the tag characters) as a UTF-16 surrogate pair, as JSON has it.
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             out.push(c);
         }
@@ -69,7 +72,7 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// (escape sequences, carriage returns, tabs, newlines inside a value) are shown as Rust
 /// escapes, so no file can move the cursor, rewrite other lines or set the clipboard.
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    escaped(text, |c| c.is_control() || invisible_reorder(c))
+    escaped(text, |c| c.is_control() || invisible(c))
 }
 
 /// `text` with every character `unsafe_char` picks shown as a Rust escape.
@@ -88,18 +91,78 @@ fn escaped(text: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'
     std::borrow::Cow::Owned(out)
 }
 
-/// Characters that reorder text on a terminal without showing (bidirectional overrides
-/// and isolates): a node file with them can make a diff line read as something else.
-fn invisible_reorder(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+/// Characters that change how text reads on a terminal or a web page without showing:
+/// every format character (general category Cf) of Unicode 16.0's
+/// DerivedGeneralCategory.txt, which holds every Bidi_Control of PropList.txt (bidirectional
+/// marks, embeddings, overrides and isolates, U+061C ARABIC LETTER MARK), the zero-width
+/// characters (U+200B..U+200D, U+2060 WORD JOINER, U+FEFF), the soft hyphen, the invisible
+/// operators and the tag characters. A node file with them can make a diff line or a host
+/// name read as something else, or hide text inside a word.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061c}'
+            | '\u{06dd}'
+            | '\u{070f}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// A whole text report, safe to print on a terminal: like [`escape`], but newlines and
-/// tabs stay (they are the report's own layout), and bidirectional overrides are escaped
-/// too. dnsfix's reports pass through here on their way out, so no text from a node or an
-/// input file reaches the terminal raw, whichever renderer it went through.
+/// tabs stay (they are the report's own layout); invisible characters are escaped too.
+/// dnsfix's reports pass through here on their way out, so no text from a node or an input
+/// file reaches the terminal raw, whichever renderer it went through.
 pub fn terminal_text(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| {
-        (c.is_control() && c != '\n' && c != '\t') || invisible_reorder(c)
+        (c.is_control() && c != '\n' && c != '\t') || invisible(c)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// One of each range of format characters (Cf), every Bidi_Control among them: shown
+    /// escaped on a line, in a report and in JSON. U+061C, the zero-width characters, the
+    /// soft hyphen and the tags once reached a terminal and a merge request raw.
+    const INVISIBLE: &str = "\
+         \u{ad}\u{600}\u{605}\u{61c}\u{6dd}\u{70f}\u{890}\u{8e2}\u{180e}\u{200b}\u{200c}\
+         \u{200d}\u{200e}\u{200f}\u{202a}\u{202e}\u{2060}\u{2064}\u{2066}\u{2069}\u{206a}\
+         \u{206f}\u{feff}\u{fff9}\u{fffb}\u{110bd}\u{110cd}\u{13430}\u{1343f}\u{1bca0}\u{1bca3}\
+         \u{1d173}\u{1d17a}\u{e0001}\u{e0020}\u{e007f}";
+
+    #[test]
+    fn format_characters_are_shown_escaped() {
+        for c in INVISIBLE.chars() {
+            let text = format!("node{c}1");
+            let shown = format!("node{}1", c.escape_default());
+            assert_eq!(super::escape(&text), shown, "U+{:04X}", u32::from(c));
+            assert_eq!(super::terminal_text(&text), shown, "U+{:04X}", u32::from(c));
+            let json = super::pretty_json(&serde_json::json!({ "host": text }));
+            assert!(json.is_ascii(), "U+{:04X}: {json}", u32::from(c));
+            let back: serde_json::Value = serde_json::from_str(&json).expect("still JSON");
+            assert_eq!(back["host"], text.as_str());
+        }
+        // Their neighbours are visible and stay.
+        for c in [
+            '\u{ac}', '\u{ae}', '\u{200a}', '\u{2010}', '\u{2065}', '\u{2070}',
+        ] {
+            assert!(!super::invisible(c), "U+{:04X}", u32::from(c));
+        }
+    }
 }
