@@ -200,6 +200,14 @@ pub fn json(hosts: &[Checked], inventory: Option<&std::path::Path>) -> String {
     pretty_json(&doc)
 }
 
+/// XML 1.0's `Char` production: what a document may hold at all (most C0 controls, the
+/// surrogates, U+FFFE and U+FFFF may not, escaped or not).
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+}
+
+/// `s` as XML text or attribute value: markup characters as entities, and every character
+/// XML 1.0 does not allow as `?`.
 pub(super) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -209,9 +217,9 @@ pub(super) fn xml(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => out.push('?'),
-            c => out.push(c),
+            c if xml_char(c) => out.push(c),
+            // Not even a character reference may name one of these.
+            _ => out.push('?'),
         }
     }
     out
@@ -302,4 +310,42 @@ pub fn junit(hosts: &[Checked]) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"dnsfix check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{body}</testsuites>\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host with one critical finding of `summary` and `evidence`, as node text makes it.
+    fn diagnosed(host: &str, summary: &str, evidence: &str) -> HostDiagnosis {
+        let finding = Finding {
+            id: "DNS-POD-RESOLV-STUB",
+            severity: Severity::Critical,
+            status: FindingStatus::Failed,
+            host: host.to_owned(),
+            summary: summary.to_owned(),
+            evidence: vec![evidence.to_owned()],
+            remediation: "point resolvConf elsewhere".to_owned(),
+            playbook: None,
+            wanted: Default::default(),
+            about: None,
+        };
+        HostDiagnosis {
+            host: host.to_owned(),
+            outcomes: vec![("DNS-POD-RESOLV-STUB", RuleOutcome::Findings(vec![finding]))],
+        }
+    }
+
+    /// A node file with U+FFFE, U+FFFF or a C0 control made `check --format junit` a
+    /// document XML parsers reject: no character outside XML 1.0's `Char` is left.
+    #[test]
+    fn junit_holds_only_characters_xml_allows() {
+        let hostile = "a\u{fffe}b\u{ffff}c\u{1}d\u{1f}e\u{7f}\u{10ffff}\t";
+        let d = diagnosed(&format!("node1{hostile}"), hostile, hostile);
+        let doc = junit(&[Checked::Diagnosed(&d)]);
+        let bad: Vec<char> = doc.chars().filter(|c| !xml_char(*c)).collect();
+        assert!(bad.is_empty(), "{bad:?} in {doc}");
+        assert!(doc.contains("a?b?c?d?e\u{7f}\u{10ffff}"), "{doc}");
+        assert_eq!(xml("<&\"'>"), "&lt;&amp;&quot;&apos;&gt;");
+    }
 }
