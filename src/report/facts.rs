@@ -52,18 +52,19 @@ pub fn json(outcomes: &[HostOutcome], inventory: Option<&std::path::Path>) -> St
     pretty_json(&doc)
 }
 
+/// Every line is one line of the report: what came from a node is escaped in it.
 pub fn text(outcomes: &[HostOutcome]) -> String {
     let mut out = String::new();
     for o in outcomes {
         match &o.result {
             Ok(f) => host_text(&mut out, f),
             Err(e) => {
-                let _ = writeln!(out, "{}: UNREACHABLE ({}): {e}", o.host, e.kind());
+                escaped_line!(out, "{}: UNREACHABLE ({}): {e}", o.host, e.kind());
             }
         }
     }
     let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
-    let _ = writeln!(
+    escaped_line!(
         out,
         "{} host{}: {} gathered, {} unreachable",
         outcomes.len(),
@@ -80,7 +81,7 @@ fn host_text(out: &mut String, f: &NodeFacts) {
             .and_then(|o| o.pretty_name.clone())
             .unwrap_or_else(|| "unknown OS".into());
     let flavour = format!("{:?}", f.flavour.kind).to_lowercase();
-    let _ = writeln!(
+    escaped_line!(
         out,
         "{} ({}, {flavour}, {os})",
         f.host,
@@ -90,16 +91,16 @@ fn host_text(out: &mut String, f: &NodeFacts) {
     let k = &f.kubelet;
     match &k.resolv_conf {
         Observed::Known(e) => {
-            let _ = writeln!(out, "  kubelet resolvConf  {}  ({})", e.value, source(e));
+            escaped_line!(out, "  kubelet resolvConf  {}  ({})", e.value, source(e));
             if let Some(pod) = &k.pod_resolv_conf {
-                let _ = writeln!(out, "                      → {}", resolv_summary(pod));
+                escaped_line!(out, "                      → {}", resolv_summary(pod));
             }
         }
         Observed::Absent => {
-            let _ = writeln!(out, "  kubelet             not found on this node");
+            escaped_line!(out, "  kubelet             not found on this node");
         }
         Observed::Unknown(why) => {
-            let _ = writeln!(out, "  kubelet resolvConf  UNKNOWN: {why}");
+            escaped_line!(out, "  kubelet resolvConf  UNKNOWN: {why}");
         }
     }
     match &k.cluster_dns {
@@ -109,10 +110,10 @@ fn host_text(out: &mut String, f: &NodeFacts) {
             } else {
                 e.value.join(", ")
             };
-            let _ = writeln!(out, "  kubelet clusterDNS  {v}  ({})", source(e));
+            escaped_line!(out, "  kubelet clusterDNS  {v}  ({})", source(e));
         }
         Observed::Unknown(why) => {
-            let _ = writeln!(out, "  kubelet clusterDNS  UNKNOWN: {why}");
+            escaped_line!(out, "  kubelet clusterDNS  UNKNOWN: {why}");
         }
         Observed::Absent => {}
     }
@@ -122,13 +123,13 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         .as_deref()
         .map(|t| format!(" -> {t}"))
         .unwrap_or_default();
-    let _ = writeln!(
+    escaped_line!(
         out,
         "  /etc/resolv.conf{link} [{}]  {}",
         f.resolver.resolved_mode,
         resolv_summary(etc)
     );
-    let _ = writeln!(
+    escaped_line!(
         out,
         "  systemd-resolved    {}",
         format!("{:?}", f.services.systemd_resolved).to_lowercase()
@@ -145,7 +146,7 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         ("net.ipv4.ip_forward", "ip_forward"),
     ] {
         if let Some(s) = f.sysctls.get(key) {
-            let _ = writeln!(out, "  {short:<26}{}", sysctl_summary(s));
+            escaped_line!(out, "  {short:<26}{}", sysctl_summary(s));
         }
     }
     let b = &f.br_netfilter;
@@ -161,9 +162,9 @@ fn host_text(out: &mut String, f: &NodeFacts) {
         .map_or("not persisted".to_owned(), |p| {
             format!("persisted {}:{}", p.path, p.line)
         });
-    let _ = writeln!(out, "  br_netfilter              {loaded}, {persisted}");
+    escaped_line!(out, "  br_netfilter              {loaded}, {persisted}");
     if let Some(addrs) = &f.nodelocaldns {
-        let _ = writeln!(out, "  nodelocaldns              {}", addrs.join(", "));
+        escaped_line!(out, "  nodelocaldns              {}", addrs.join(", "));
     }
 }
 
@@ -209,4 +210,47 @@ fn sysctl_summary(s: &SysctlFact) -> String {
         None => "not persisted".to_owned(),
     };
     format!("{live} ({persisted})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A symlink target read from a node with newlines in it
+    /// (`ln -s "$(printf '/run/q\n  fix: …')" /etc/resolv.conf`) once printed lines of its
+    /// own in `dnsfix facts`.
+    #[test]
+    fn node_text_cannot_forge_lines_of_the_facts() {
+        let forged =
+            "/run/q\n  systemd-resolved    active\n  nodelocaldns              169.254.25.10";
+        let mut raw = crate::testing::raw_from(&[]);
+        raw.link(
+            "/etc/resolv.conf",
+            forged,
+            forged,
+            b"nameserver 192.0.2.53\n",
+        );
+        let outcome = HostOutcome {
+            host: "node1".to_owned(),
+            elapsed: std::time::Duration::ZERO,
+            result: Ok(NodeFacts::from_raw("node1", &raw)),
+        };
+        let out = text(&[outcome]);
+        assert!(
+            out.contains("  /etc/resolv.conf -> /run/q\\n  systemd-resolved    active\\n  "),
+            "{out}"
+        );
+        let resolved = out
+            .lines()
+            .filter(|l| l.contains("systemd-resolved"))
+            .count();
+        assert_eq!(
+            resolved, 2,
+            "one line of its own and one inside the target:\n{out}"
+        );
+        assert!(
+            !out.lines().any(|l| l.starts_with("  nodelocaldns")),
+            "{out}"
+        );
+    }
 }

