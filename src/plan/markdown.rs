@@ -6,8 +6,10 @@
 //!
 //! Node text can hold anything, backticks and HTML included: it is only ever written inside
 //! a code span or a fence longer than any run of backticks in it, or escaped, so it cannot
-//! close a block or open one. Secrets are redacted as in the saved plan, control
-//! characters shown escaped as on a terminal. A pure function of the plan and its digest.
+//! close a block or open one, and outside code nothing in it is left for GitHub or GitLab
+//! to turn into a mention, a reference, an inline diff, math or a link. Secrets are
+//! redacted as in the saved plan, control characters shown escaped as on a terminal. A
+//! pure function of the plan and its digest.
 
 use std::fmt::Write as _;
 
@@ -470,13 +472,13 @@ fn host_list<S: AsRef<str>>(hosts: &[S]) -> String {
 
 /// Plain text as one Markdown line that reads as written: every character Markdown or
 /// HTML could take as syntax is backslash-escaped, and one that would start a block (a
-/// list, a heading, a quote) at the line's start too.
+/// list, a heading, a quote) at the line's start too; nothing in it notifies or links
+/// ([`unlinked`]).
 fn text(s: &str) -> String {
     let s = s.replace('\n', " ");
     // An ordered list marker: digits, then `.` or `)`; its punctuation is what gets escaped.
     let digits = s.chars().take_while(char::is_ascii_digit).count();
-    let mut out = String::with_capacity(s.len() + 8);
-    for (i, c) in s.chars().enumerate() {
+    unlinked(&s, |i, c, out| {
         let starts_block = (i == 0 && matches!(c, '-' | '+' | '#' | '=' | '>'))
             || (digits > 0
                 && i == digits
@@ -486,6 +488,46 @@ fn text(s: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+    })
+}
+
+/// A word joiner (U+2060) as a character reference: it shows as nothing where the document
+/// is read, and stands between a character and the rest that would make it a mention.
+const JOIN: &str = "&#8288;";
+
+/// `s` written character by character by `write` (`(index, char, out)`), with nothing left
+/// that GitHub or GitLab would turn into a notification, a reference, markup or a link once
+/// rendered: they find `@team`, `#123`, `!123`, `~label`, `%milestone`, `&epic`, GitLab's
+/// `{+ +}` and `[- -]` inline diffs, bare `www.` and `https://` addresses and e-mail
+/// addresses in the rendered text, where a backslash escape is gone, so a [`JOIN`] follows
+/// the character that starts one (`@&#8288;team`, `www&#8288;.`, `https:&#8288;//`). `$`,
+/// which delimits math, is the character reference `&#36;`, which delimits nothing.
+fn unlinked(s: &str, mut write: impl FnMut(usize, char, &mut String)) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut at = 0;
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        if c == '$' {
+            out.push_str("&#36;");
+        } else {
+            write(at, c, &mut out);
+        }
+        at += c.len_utf8();
+        let join = match c {
+            '@' | '#' | '!' | '~' | '%' | '&' | '$' => next.is_some_and(|n| !n.is_whitespace()),
+            '{' | '[' => matches!(next, Some('+' | '-')),
+            ':' => chars.get(i + 1..i + 3) == Some(&['/', '/'][..]),
+            'w' | 'W' => {
+                next == Some('.')
+                    && i >= 2
+                    && chars[i - 2..i].iter().all(|w| w.eq_ignore_ascii_case(&'w'))
+            }
+            _ => false,
+        };
+        if join {
+            out.push_str(JOIN);
+        }
     }
     out
 }
@@ -495,13 +537,16 @@ fn cell(s: &str) -> String {
     text(s)
 }
 
-/// Text inside an HTML element (a `<summary>`).
+/// Text inside an HTML element (a `<summary>`), [`unlinked`] as Markdown text is.
 fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\n', " ")
+    unlinked(s, |_, c, out| match c {
+        '&' => out.push_str("&amp;"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '"' => out.push_str("&quot;"),
+        '\n' => out.push(' '),
+        c => out.push(c),
+    })
 }
 
 #[cfg(test)]
@@ -519,12 +564,16 @@ mod tests {
         html: Vec<String>,
         links: usize,
         text: String,
+        /// Text outside code spans and blocks, where a renderer looks for mentions.
+        prose: String,
+        math: usize,
     }
 
     fn read(markdown: &str) -> Read {
         let mut read = Read::default();
         let mut block: Option<(String, String)> = None;
-        for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        let options = Options::ENABLE_TABLES | Options::ENABLE_MATH;
+        for event in Parser::new_ext(markdown, options) {
             match event {
                 Event::Start(Tag::CodeBlock(kind)) => {
                     let info = match kind {
@@ -536,8 +585,12 @@ mod tests {
                 Event::End(TagEnd::CodeBlock) => read.code_blocks.extend(block.take()),
                 Event::Text(t) => match &mut block {
                     Some((_, body)) => body.push_str(&t),
-                    None => read.text.push_str(&t),
+                    None => {
+                        read.text.push_str(&t);
+                        read.prose.push_str(&t);
+                    }
                 },
+                Event::InlineMath(_) | Event::DisplayMath(_) => read.math += 1,
                 Event::Code(t) => read.text.push_str(&t),
                 Event::Html(h) | Event::InlineHtml(h) => read.html.push(h.to_string()),
                 Event::Start(Tag::Link { .. } | Tag::Image { .. }) => read.links += 1,
@@ -676,6 +729,74 @@ mod tests {
             );
         }
         assert!(!md.contains('\x1b'), "a raw escape reached the document");
+    }
+
+    /// Node text that GitHub and GitLab act on once rendered: a team mention, a GitLab
+    /// inline diff, bare addresses, references, math. `search example.internal
+    /// @octo-org/sre-oncall {+all-fixed+} www.evil.example` in a node's resolv.conf once
+    /// notified the team, showed "all-fixed" as an addition and linked the address. It
+    /// reads as written, and none of it is left for a renderer to find.
+    #[test]
+    fn node_text_neither_notifies_nor_links() {
+        let hostile = "search example.internal @octo-org/sre-oncall {+all-fixed+} [-x-] \
+                       www.evil.example WWW.evil.example https://evil.example/x #123 !456 \
+                       ~bug %v1 &7 $x^2$ me@example.com";
+        let mut plan = crate::plan::render::tests::full_plan();
+        let host = &mut plan.hosts[1];
+        host.findings = vec![FindingRecord {
+            evidence: vec![format!("/etc/resolv.conf:3 {hostile}")],
+            summary: hostile.to_owned(),
+            ..host.findings[0].clone()
+        }];
+        host.notes = vec![Note {
+            playbook: "n".to_owned(),
+            message: format!("{hostile}\n{hostile}"),
+        }];
+        let long: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        host.changes = vec![Change::WriteFile {
+            path: format!("/etc/dnsfix/{hostile}"),
+            description: hostile.to_owned(),
+            before_sha256: Some("00".to_owned()),
+            before: Some(String::new()),
+            after_sha256: "11".to_owned(),
+            content: long,
+            mode: None,
+            reasons: vec![],
+        }];
+        let md = markdown(&plan, "ab12");
+        let read = read(&md);
+        assert_eq!((read.links, read.math), (0, 0), "{md}");
+        let prose = &read.prose;
+        // The folded diff's `<summary>` is HTML: its text as a browser reads it.
+        let summaries = read
+            .html
+            .concat()
+            .replace("&#8288;", "\u{2060}")
+            .replace("&#36;", "$")
+            .replace("&amp;", "&");
+        for shown in [prose, &summaries] {
+            let mut rest = shown.as_str();
+            while let Some(at) = rest.find(['@', '#', '!', '~', '%', '&', '$']) {
+                let after = rest[at + 1..].chars().next();
+                assert!(
+                    after.is_none_or(|c| c == '\u{2060}' || c.is_whitespace()),
+                    "{:?} is live in {shown}",
+                    &rest[at..]
+                );
+                rest = &rest[at + 1..];
+            }
+            for live in ["{+", "[-", "www.", "WWW.", "://"] {
+                assert!(!shown.contains(live), "{live:?} is live in {shown}");
+            }
+        }
+        assert!(summaries.contains("@\u{2060}octo-org"), "{summaries}");
+        // It reads as written, the joiners aside (which show as nothing).
+        let read_back = prose.replace('\u{2060}', "");
+        assert!(read_back.contains(hostile), "{read_back}");
+        assert!(
+            read_back.contains(&format!("/etc/resolv.conf:3 {hostile}")),
+            "{read_back}"
+        );
     }
 
     /// Secrets stay redacted, as in the saved plan.
