@@ -229,6 +229,56 @@ impl Record<'_> {
     }
 }
 
+/// A name from a node (a header, a path) as text: its UTF-8 as it is, and each byte that is
+/// not UTF-8 as `\xHH`. Names that differ only there stay apart (`99-\xfe.conf` and
+/// `99-\xff.conf` in /etc/sysctl.d were one file, the later one's, where each invalid byte
+/// read as U+FFFD); [`name_bytes`] gives the bytes back. A valid name that spells such an
+/// escape itself is taken for it, as a name made to be.
+pub fn name_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The bytes of a name [`name_text`] made: each `\xHH` of a byte from 0x80 (never valid
+/// UTF-8 alone) as that byte. What a node sorts by name (systemd's strcmp of conf file
+/// names) sorts by these.
+pub fn name_bytes(name: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !name.contains("\\x") {
+        return std::borrow::Cow::Borrowed(name.as_bytes());
+    }
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = bytes
+            .get(i..i + 4)
+            .filter(|e| e.starts_with(b"\\x"))
+            .and_then(|e| std::str::from_utf8(&e[2..]).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            .filter(|b| *b >= 0x80);
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed record header: {0:?}")]
 pub struct BadHeader(pub String);
@@ -261,7 +311,7 @@ pub fn records<'a>(
             Some(nl) => (&record[..nl], &record[nl + 1..]),
             None => (record, &record[record.len()..]),
         };
-        let header = String::from_utf8_lossy(header);
+        let header = name_text(header);
         if in_batch {
             // "etc/resolv.conf <==": the path after the prefix, without its leading "/".
             let Some(rel) = header.strip_suffix(" <==") else {

@@ -517,7 +517,7 @@ fn walk_at(
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let path = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
+        let name = crate::node_script::name_text(e.file_name().as_encoded_bytes()).into_owned();
         if node_dir.is_empty() && name == ".dnsfix" {
             continue;
         }
@@ -887,6 +887,56 @@ mod tests {
         assert_eq!(f.canonical, None);
         // In a .d directory such a link still overrides the vendor file of its name.
         assert_eq!(f.config_canonical().as_deref(), Some("/dev/null"));
+    }
+
+    /// Names that are not UTF-8 stay apart: `99-\xfe.conf` and `99-\xff.conf` were one
+    /// file, the later one, as each invalid byte read as U+FFFD; a setting in the other
+    /// was gone from the facts.
+    #[test]
+    fn names_that_are_not_utf8_stay_apart() {
+        let n = "abc";
+        let mut out = frame(n, &[("begin", "x", b"")]);
+        for name in [
+            &b"/etc/sysctl.d/99-\xfe.conf"[..],
+            b"/etc/sysctl.d/99-\xff.conf",
+        ] {
+            out.extend_from_slice(b"\n--dnsfix-abc read ");
+            out.extend_from_slice(name);
+            out.push(b'\n');
+        }
+        out.extend(frame(n, &[("batch", "", b"")]));
+        for (name, body) in [
+            (
+                &b"etc/sysctl.d/99-\xfe.conf"[..],
+                &b"net.ipv4.ip_forward = 0\n"[..],
+            ),
+            (b"etc/sysctl.d/99-\xff.conf", b"kernel.sysrq = 0\n"),
+        ] {
+            out.extend_from_slice(format!("\n==> {}", path_nonce(n)).as_bytes());
+            out.extend_from_slice(name);
+            out.extend_from_slice(b" <==\n");
+            out.extend_from_slice(body);
+        }
+        out.extend(frame(n, &[("end", "", b"")]));
+        let raw = RawFacts::parse(&out, n).expect("parses");
+        let listed: Vec<(&str, &[u8])> = raw
+            .files_in("/etc/sysctl.d")
+            .map(|(p, f)| (p, &f.content[..]))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (
+                    "/etc/sysctl.d/99-\\xfe.conf",
+                    &b"net.ipv4.ip_forward = 0\n"[..]
+                ),
+                ("/etc/sysctl.d/99-\\xff.conf", b"kernel.sysrq = 0\n"),
+            ]
+        );
+        let bytes = crate::node_script::name_bytes(listed[0].0);
+        assert_eq!(&bytes[..], b"/etc/sysctl.d/99-\xfe.conf");
+        // An escape of a byte valid UTF-8 has alone is a name's own text.
+        assert_eq!(&crate::node_script::name_bytes("a\\x41")[..], b"a\\x41");
     }
 
     /// A link whose target holds a newline (`ln -s "$(printf '/run/q\n  fix: …')"`) is

@@ -353,8 +353,10 @@ pub fn drop_in_order<'a>(
         }
     }
 
-    // Rule 2: per file name, the candidate from the earliest directory wins.
-    let mut winners: BTreeMap<&'a str, (usize, &'a str, &'a str)> = BTreeMap::new();
+    // Rule 2: per file name, the candidate from the earliest directory wins. A name is its
+    // bytes (one not UTF-8 is escaped in the path).
+    let mut winners: BTreeMap<std::borrow::Cow<'a, [u8]>, (usize, &'a str, &'a str)> =
+        BTreeMap::new();
     for (path, content) in &candidates {
         let Some((dir, name)) = path.rsplit_once('/') else {
             continue;
@@ -366,7 +368,8 @@ pub fn drop_in_order<'a>(
         if !name.ends_with(".conf") || name.starts_with('.') {
             continue;
         }
-        let better = winners.get(name).is_none_or(|(best, _, _)| rank < *best);
+        let name = crate::node_script::name_bytes(name);
+        let better = winners.get(&name).is_none_or(|(best, _, _)| rank < *best);
         if better {
             winners.insert(name, (rank, path, content));
         }
@@ -402,6 +405,40 @@ pub fn normalize_value(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name that is not UTF-8 sorts by its bytes, as systemd's strcmp does:
+    /// `99-\xfe.conf` (escaped in the path) after `99-zz.conf`, so its value wins, and
+    /// beside `99-\xff.conf`, not in its place.
+    #[test]
+    fn a_name_that_is_not_utf8_sorts_by_its_bytes() {
+        let files = [
+            file("/etc/sysctl.d/99-\\xfe.conf", "net.ipv4.ip_forward = 0\n"),
+            file("/etc/sysctl.d/99-\\xff.conf", "kernel.sysrq = 0\n"),
+            file("/etc/sysctl.d/99-zz.conf", "net.ipv4.ip_forward = 1\n"),
+            file(
+                "/usr/lib/sysctl.d/99-\\xfe.conf",
+                "net.ipv4.ip_forward = 1\n",
+            ),
+        ];
+        let order: Vec<_> = drop_in_order(&files, &[], &SYSCTL_DIRS, None)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "/etc/sysctl.d/99-zz.conf",
+                "/etc/sysctl.d/99-\\xfe.conf",
+                "/etc/sysctl.d/99-\\xff.conf"
+            ]
+        );
+        let map = persisted(&files, &[], true);
+        let forward = map.get("net.ipv4.ip_forward").expect("persisted");
+        assert_eq!(
+            (forward.value.as_str(), forward.path.as_str()),
+            ("0", "/etc/sysctl.d/99-\\xfe.conf")
+        );
+    }
 
     fn file(path: &str, content: &'static str) -> (String, &'static str) {
         (path.to_string(), content)

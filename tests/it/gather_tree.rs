@@ -490,6 +490,43 @@ fn a_link_target_with_a_newline_is_unknown() {
     assert_eq!((&f.symlink_target, &f.canonical), (&None, &None), "{f:?}");
 }
 
+/// Two sysctl.d files whose names are not UTF-8 (`99-\xfe.conf`, `99-\xff.conf`) were one
+/// file in the facts, the later one: the `net.ipv4.ip_forward = 0` of the other was gone.
+/// Both are read, apart, and the setting is persisted where it is.
+#[test]
+fn sysctl_files_whose_names_are_not_utf8_stay_apart() {
+    use std::os::unix::ffi::OsStrExt;
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-utf8-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let dir = tree.join("etc/sysctl.d");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let name = |b: &[u8]| dir.join(std::ffi::OsStr::from_bytes(b));
+    std::fs::write(name(b"99-\xfe.conf"), "net.ipv4.ip_forward = 0\n").expect("write");
+    std::fs::write(name(b"99-\xff.conf"), "kernel.sysrq = 0\n").expect("write");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let listed: Vec<(&str, &[u8])> = raw
+        .files_in("/etc/sysctl.d")
+        .map(|(p, f)| (p, &f.content[..]))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "/etc/sysctl.d/99-\\xfe.conf",
+                &b"net.ipv4.ip_forward = 0\n"[..]
+            ),
+            ("/etc/sysctl.d/99-\\xff.conf", b"kernel.sysrq = 0\n"),
+        ]
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let persisted = facts.sysctls["net.ipv4.ip_forward"].persisted.as_ref();
+    assert_eq!(
+        persisted.map(|p| (p.value.as_str(), p.path.as_str())),
+        Some(("0", "/etc/sysctl.d/99-\\xfe.conf"))
+    );
+}
+
 /// A name with spaces cannot hide another path: a directory `a ` in the walked
 /// kubelet.conf.d whose tree spells ` /etc/cni/net.d/10-flannel.conflist` after it made
 /// the node's real CNI config look read already, and it was never read.
