@@ -625,6 +625,9 @@ impl Kubectl {
                 user: None,
                 private_key: None,
                 become_root: false,
+                ssh_args: Vec::new(),
+                ssh_args_from: Vec::new(),
+                refused: None,
             },
         };
         let session = transport

@@ -334,6 +334,8 @@ impl Builder {
             });
         }
 
+        kubespray::bastion_args(&mut hosts);
+
         for (h, groups) in host_groups.iter().enumerate() {
             for &g in groups {
                 self.groups[g].members.push(h);

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{Host, scalar_string, truthy};
+use super::host::{Host, is_template, scalar_string, truthy};
+use super::ssh_args;
 
 /// How dnsfix talks to a host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,16 @@ pub struct Connection {
     pub private_key: Option<PathBuf>,
     /// `ansible_become` is truthy: commands need root through `sudo -n`.
     pub become_root: bool,
+    /// `ansible_ssh_common_args`, then `ansible_ssh_extra_args`, split as Ansible's ssh
+    /// plugin splits them: options for the system ssh, given before the destination. Only
+    /// the openssh backend can use them.
+    pub ssh_args: Vec<String>,
+    /// Which variables set [`Connection::ssh_args`], and where: for messages.
+    pub ssh_args_from: Vec<String>,
+    /// Why dnsfix will not connect to this host: a connection variable it cannot use as
+    /// Ansible would, named with the file that set it. The host fails at connect time with
+    /// this message; the other hosts go on.
+    pub refused: Option<String>,
 }
 
 impl Connection {
@@ -66,6 +77,37 @@ impl Connection {
         )
         .map(|raw| resolve_key_path(&raw, home.as_deref(), base));
         let become_root = host.var("ansible_become").and_then(truthy).unwrap_or(false);
+        let mut refused = None;
+        let mut ssh_args = Vec::new();
+        let mut ssh_args_from = Vec::new();
+        for key in ["ansible_ssh_common_args", "ansible_ssh_extra_args"] {
+            let Some(text) = host.var(key).and_then(scalar_string) else {
+                continue;
+            };
+            let args = if is_template(&text) {
+                Err(format!(
+                    "is {text:?}, a template dnsfix does not render; set the options it renders to"
+                ))
+            } else {
+                ssh_args::split(&text)
+            };
+            let args = args.and_then(|args| {
+                ssh_args::check(&args)?;
+                Ok(args)
+            });
+            match args {
+                Ok(args) if args.is_empty() => {}
+                Ok(args) => {
+                    ssh_args.extend(args);
+                    ssh_args_from.push(named(host, key));
+                }
+                Err(why) => {
+                    refused.get_or_insert_with(|| {
+                        format!("host `{}`: {} {why}", host.name, named(host, key))
+                    });
+                }
+            }
+        }
         Connection {
             kind,
             address,
@@ -73,7 +115,18 @@ impl Connection {
             user,
             private_key,
             become_root,
+            ssh_args,
+            ssh_args_from,
+            refused,
         }
+    }
+}
+
+/// `` `key` `` with where it was set (`group_vars/all/all.yml:12`), for messages.
+fn named(host: &Host, key: &str) -> String {
+    match host.origins.get(key) {
+        Some(origin) => format!("`{key}` ({origin})"),
+        None => format!("`{key}`"),
     }
 }
 
@@ -146,6 +199,9 @@ mod tests {
                 user: None,
                 private_key: None,
                 become_root: false,
+                ssh_args: Vec::new(),
+                ssh_args_from: Vec::new(),
+                refused: None,
             }
         );
     }
@@ -180,6 +236,29 @@ mod tests {
         // An empty alias does not hide the other spelling.
         let c = host(json!({"ansible_ssh_host": "", "ansible_host": "192.0.2.11"})).connection();
         assert_eq!(c.address, "192.0.2.11");
+    }
+
+    #[test]
+    fn ssh_args_are_split_as_ansible_does_and_unusable_ones_refuse_the_host() {
+        let c = host(json!({
+            "ansible_ssh_common_args": "-o ProxyCommand='ssh -W %h:%p jump' ",
+            "ansible_ssh_extra_args": "-C",
+        }))
+        .connection();
+        assert_eq!(c.ssh_args, ["-o", "ProxyCommand=ssh -W %h:%p jump", "-C"]);
+        assert_eq!(
+            c.ssh_args_from,
+            ["`ansible_ssh_common_args`", "`ansible_ssh_extra_args`"]
+        );
+        assert_eq!(c.refused, None);
+        for bad in ["-o 'unclosed", "node2", "-S /tmp/x", "{{ bastion_args }}"] {
+            let c = host(json!({ "ansible_ssh_extra_args": bad })).connection();
+            let why = c.refused.unwrap_or_else(|| panic!("{bad} refused"));
+            assert!(
+                why.contains("node1") && why.contains("ansible_ssh_extra_args"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

@@ -55,6 +55,12 @@ pub enum InventoryError {
     #[error("--limit `{limit}` selects no host in {inventory}")]
     LimitEmpty { limit: String, inventory: String },
 
+    /// A `--limit` that selects only Kubespray bastions, which are not nodes.
+    #[error(
+        "--limit `{limit}` selects only the Kubespray bastion in {inventory}, which no DNS task of Kubespray's runs on; dnsfix never runs there"
+    )]
+    LimitBastion { limit: String, inventory: String },
+
     /// A `--limit` element that dnsfix cannot evaluate (bad subscript, `~regex`, ...).
     #[error("--limit `{pattern}`: {reason}")]
     LimitInvalid { pattern: String, reason: String },

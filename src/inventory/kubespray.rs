@@ -13,6 +13,13 @@
 //! is already in one of the `sources` groups. The differential test in tests/it/inventory.rs
 //! runs the same task under `ansible-playbook` and compares.
 
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::host::Host;
+use super::origin::{VarOrigin, VarScope};
+
 /// `group_mappings` from kubespray playbooks/boilerplate.yml, in its order.
 pub(crate) const GROUP_MAPPINGS: &[(&str, &[&str])] = &[
     ("kube_control_plane", &["kube-master"]),
@@ -45,4 +52,75 @@ pub(crate) fn dynamic_memberships(
         })
         .filter(|(_, hosts)| !hosts.is_empty())
         .collect()
+}
+
+/// Where Kubespray sets its bastion default (`ansible_ssh_common_args`), and the line.
+pub(crate) const BASTION_DEFAULT: (&str, usize) =
+    ("roles/kubespray_defaults/defaults/main/main.yml", 4);
+
+/// Kubespray's bastion (docs/ansible/ansible.md, "Bastion host"): when the inventory has a
+/// host called `bastion`, every host gets, as a role default (so only where the inventory
+/// leaves `ansible_ssh_common_args` unset), a ProxyCommand through it:
+///
+/// ```text
+/// ansible_ssh_common_args: "{% if 'bastion' in groups['all'] %} -o ProxyCommand='ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {{ hostvars['bastion']['ansible_port'] | default(22) }} {{ hostvars['bastion']['ansible_user'] }}@{{ hostvars['bastion']['ansible_host'] }} {% if ansible_ssh_private_key_file is defined %}-i {{ ansible_ssh_private_key_file }}{% endif %} ' {% endif %}"
+/// ```
+///
+/// This renders it for each host but the bastion (which Kubespray's DNS plays never run
+/// on, see [`bastion_only`]), with the bastion's values as the inventory sets them. A part
+/// Ansible could not render (the bastion has no `ansible_user` or `ansible_host`: Ansible
+/// fails on the undefined variable) is left as its template, which the connection then
+/// refuses as one dnsfix does not render.
+pub(crate) fn bastion_args(hosts: &mut [Host]) {
+    let Some(bastion) = hosts.iter().find(|h| h.name == "bastion") else {
+        return;
+    };
+    let rendered = |key: &str| bastion.var(key).map(jinja_string);
+    let port = rendered("ansible_port").unwrap_or_else(|| "22".into());
+    let user = rendered("ansible_user")
+        .unwrap_or_else(|| "{{ hostvars['bastion']['ansible_user'] }}".into());
+    let address = rendered("ansible_host")
+        .unwrap_or_else(|| "{{ hostvars['bastion']['ansible_host'] }}".into());
+    let (file, line) = BASTION_DEFAULT;
+    let origin = VarOrigin::new(Path::new(file), Some(line), VarScope::KubesprayDefault);
+    for host in hosts.iter_mut() {
+        if host.name == "bastion" || host.vars.contains_key("ansible_ssh_common_args") {
+            continue;
+        }
+        let key = host
+            .var("ansible_ssh_private_key_file")
+            .map(|k| format!("-i {}", jinja_string(k)))
+            .unwrap_or_default();
+        let value = format!(
+            " -o ProxyCommand='ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {port} {user}@{address} {key} ' "
+        );
+        host.vars
+            .insert("ansible_ssh_common_args".into(), value.into());
+        host.origins
+            .insert("ansible_ssh_common_args".into(), origin.clone());
+    }
+}
+
+/// A value as `{{ value }}` prints it.
+fn jinja_string(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A Kubespray bastion rather than a node: the host `bastion`, or a host of the group
+/// `bastion`, that is in no other group. Kubespray's plays that touch DNS run on
+/// `k8s_cluster`, `etcd` and `calico_rr`; only `Install bastion ssh config`
+/// (`hosts: bastion[0]`, playbooks/boilerplate.yml) runs on the bastion.
+pub(crate) fn bastion_only(host: &Host) -> bool {
+    let named = host.name == "bastion" || host.groups.iter().any(|g| g == "bastion");
+    named
+        && host
+            .groups
+            .iter()
+            .all(|g| matches!(g.as_str(), "all" | "ungrouped" | "bastion"))
 }

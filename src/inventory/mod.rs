@@ -21,6 +21,7 @@ mod kubespray;
 mod literal;
 mod origin;
 mod pattern;
+mod ssh_args;
 mod template;
 mod vars_dirs;
 
@@ -182,14 +183,36 @@ impl Inventory {
 
     /// [`Inventory::select`] as positions ([`Inventory::host_at`]): what a run keeps of
     /// its hosts without copying them.
+    /// A Kubespray bastion is never selected: Kubespray runs no DNS task on it (see
+    /// [`Inventory::bastion`]).
     pub fn select_positions(&self, limit: Option<&str>) -> Result<Vec<usize>, InventoryError> {
+        let node = |h: &usize| {
+            self.hosts
+                .get(*h)
+                .is_some_and(|h| !kubespray::bastion_only(h))
+        };
         match limit {
-            None => Ok((0..self.hosts.len()).collect()),
-            Some(limit) => Ok(pattern::select(self, limit)?
-                .into_iter()
-                .filter(|h| *h < self.hosts.len())
-                .collect()),
+            None => Ok((0..self.hosts.len()).filter(node).collect()),
+            Some(limit) => {
+                let selected: Vec<usize> = pattern::select(self, limit)?;
+                let nodes: Vec<usize> = selected.iter().copied().filter(node).collect();
+                if nodes.is_empty() && !selected.is_empty() {
+                    return Err(InventoryError::LimitBastion {
+                        limit: limit.to_owned(),
+                        inventory: self.describe(),
+                    });
+                }
+                Ok(nodes)
+            }
         }
+    }
+
+    /// Kubespray's bastion, when the inventory has one: the host `bastion`, through which
+    /// Kubespray's default `ansible_ssh_common_args` connects every other host that sets
+    /// none. It (and any host only in the group `bastion`) is not a node: no DNS task of
+    /// Kubespray's runs on it, so dnsfix never selects it.
+    pub fn bastion(&self) -> Option<&Host> {
+        self.host("bastion")
     }
 
     /// The host at `position` in inventory order.
@@ -540,6 +563,83 @@ mod tests {
                 "host `n2`: `ansible_port` is \"{{ p }}\", a template dnsfix does not evaluate"
             ),
             "{warnings:?}"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Kubespray's documented bastion (`[bastion]` with `bastion ansible_host=X
+    /// ansible_user=Y`): every other host connects through it with Kubespray's default
+    /// ProxyCommand, unless the inventory sets `ansible_ssh_common_args` itself; the
+    /// bastion is not a node.
+    #[test]
+    fn a_kubespray_bastion_proxies_the_other_hosts_and_is_not_selected() {
+        let dir = scratch("bastion");
+        fs::write(
+            dir.join("inventory.ini"),
+            "[bastion]\nbastion ansible_host=203.0.113.10 ansible_user=jump\n\n\
+             [kube_control_plane]\nnode1 ansible_host=10.0.0.11 ansible_ssh_private_key_file=/k/id\n\n\
+             [kube_node]\nnode2 ansible_host=10.0.0.12\n\
+             node3 ansible_host=10.0.0.13 ansible_ssh_common_args='-o ProxyJump=other'\n",
+        )
+        .expect("write");
+        let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+        let args = |name: &str| inventory.host(name).expect(name).connection().ssh_args;
+        let proxy = |key: &str| {
+            vec![
+                "-o".to_owned(),
+                format!(
+                    "ProxyCommand=ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p 22 jump@203.0.113.10 {key}"
+                )
+                .trim_end()
+                .to_owned(),
+            ]
+        };
+        assert_eq!(args("node1"), proxy("-i /k/id"));
+        assert_eq!(args("node2"), proxy(""));
+        assert_eq!(args("node3"), ["-o", "ProxyJump=other"]);
+        let from = &inventory
+            .host("node2")
+            .expect("node2")
+            .connection()
+            .ssh_args_from;
+        assert!(from[0].contains("roles/kubespray_defaults"), "{from:?}");
+        assert!(
+            inventory
+                .host("bastion")
+                .expect("bastion")
+                .var("ansible_ssh_common_args")
+                .is_none()
+        );
+        let names = |limit| -> Vec<String> {
+            inventory
+                .select(limit)
+                .expect("select")
+                .iter()
+                .map(|h| h.name.clone())
+                .collect()
+        };
+        assert_eq!(names(None), ["node1", "node2", "node3"]);
+        assert_eq!(names(Some("all")), ["node1", "node2", "node3"]);
+        assert!(matches!(
+            inventory.select(Some("bastion")),
+            Err(InventoryError::LimitBastion { .. })
+        ));
+
+        // A bastion without ansible_user: Ansible fails on the undefined variable; dnsfix
+        // refuses the hosts that would go through it.
+        fs::write(
+            dir.join("inventory.ini"),
+            "[bastion]\nbastion ansible_host=203.0.113.10\n[kube_node]\nnode2\n",
+        )
+        .expect("write");
+        let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+        let refused = inventory.host("node2").expect("node2").connection().refused;
+        let refused = refused.expect("refused");
+        assert!(
+            refused.contains("node2")
+                && refused.contains("ansible_ssh_common_args")
+                && refused.contains("template"),
+            "{refused}"
         );
         let _ = fs::remove_dir_all(&dir);
     }

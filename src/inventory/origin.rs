@@ -35,6 +35,9 @@ pub enum VarScope {
     HostVars,
     /// Set by Ansible itself (`inventory_file`, `inventory_dir`).
     Implicit,
+    /// A Kubespray role default dnsfix applies as Kubespray does (the bastion's
+    /// `ansible_ssh_common_args`): the path is the role's file, in Kubespray's tree.
+    KubesprayDefault,
 }
 
 impl VarOrigin {
@@ -58,6 +61,7 @@ impl fmt::Display for VarOrigin {
             VarScope::Group(g) => write!(f, " (group {g})")?,
             VarScope::Host => write!(f, " (host)")?,
             VarScope::GroupVars(_) | VarScope::HostVars | VarScope::Implicit => {}
+            VarScope::KubesprayDefault => write!(f, " (Kubespray role default)")?,
         }
         if let Some(t) = &self.template {
             write!(f, " from {t}")?;

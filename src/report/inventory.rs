@@ -66,6 +66,15 @@ struct ConnectionEntry {
     #[serde(rename = "become")]
     become_root: bool,
     private_key: Option<String>,
+    /// Options for the system ssh (`ansible_ssh_common_args`, `ansible_ssh_extra_args`, or
+    /// Kubespray's bastion default), as split.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ssh_args: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ssh_args_from: Vec<String>,
+    /// Why dnsfix will not connect to this host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -102,6 +111,9 @@ fn host_entry<'a>(host: &'a Host) -> HostEntry<'a> {
             user: connection.user,
             become_root: connection.become_root,
             private_key: connection.private_key.map(|p| p.display().to_string()),
+            ssh_args: connection.ssh_args,
+            ssh_args_from: connection.ssh_args_from,
+            refused: connection.refused,
         },
         vars: names
             .into_iter()
@@ -125,6 +137,22 @@ pub fn json(inventory: &Inventory, hosts: &[&Host]) -> String {
             .map(ToString::to_string)
             .collect(),
     })
+}
+
+/// `ssh user@address:port`, or `local`.
+fn describe_target(c: &ConnectionEntry) -> String {
+    match c.kind {
+        "local" => "local".to_owned(),
+        _ => format!(
+            "ssh {}{}{}",
+            c.user
+                .as_deref()
+                .map(|u| format!("{u}@"))
+                .unwrap_or_default(),
+            c.address,
+            c.port.map(|p| format!(":{p}")).unwrap_or_default()
+        ),
+    }
 }
 
 /// A path as the user would type it: relative to the inventory's directory when inside it.
@@ -155,24 +183,20 @@ pub fn text(inventory: &Inventory, hosts: &[&Host]) -> String {
             dynamic.join(", ")
         ));
     }
+    if let Some(bastion) = inventory.bastion() {
+        out.push_str(&format!(
+            "Kubespray bastion: {} ({}), not a node: dnsfix does not run on it; hosts that set no ansible_ssh_common_args connect through it (Kubespray's default ProxyCommand, roles/kubespray_defaults)\n",
+            escape(&bastion.name),
+            escape(&describe_target(&host_entry(bastion).connection)),
+        ));
+    }
     for warning in inventory.warnings() {
         out.push_str(&format!("warning: {}\n", escape(&warning.to_string())));
     }
     for host in hosts {
         let entry = host_entry(host);
         let c = &entry.connection;
-        let target = match c.kind {
-            "local" => "local".to_owned(),
-            _ => format!(
-                "ssh {}{}{}",
-                c.user
-                    .as_deref()
-                    .map(|u| format!("{u}@"))
-                    .unwrap_or_default(),
-                c.address,
-                c.port.map(|p| format!(":{p}")).unwrap_or_default()
-            ),
-        };
+        let target = describe_target(c);
         out.push_str(&format!(
             "\n{}  {}{}\n",
             escape(entry.name),
@@ -195,6 +219,16 @@ pub fn text(inventory: &Inventory, hosts: &[&Host]) -> String {
             })
             .collect();
         out.push_str(&format!("  groups: {}\n", escape(&groups.join(", "))));
+        if !c.ssh_args.is_empty() {
+            out.push_str(&format!(
+                "  ssh options: {}  from {}\n",
+                escape(&c.ssh_args.join(" ")),
+                escape(&c.ssh_args_from.join(", "))
+            ));
+        }
+        if let Some(why) = &c.refused {
+            out.push_str(&format!("  refused: {}\n", escape(why)));
+        }
         let set: Vec<&VarEntry> = entry.vars.iter().filter(|v| v.value.is_some()).collect();
         let width = set.iter().map(|v| v.name.len()).max().unwrap_or(0);
         let value_of = |v: &VarEntry| match v.value {

@@ -368,6 +368,18 @@ impl Transport {
         if target.connection.kind == ConnectionKind::Local {
             return Ok(Session::Local(LocalTransport::connect(&self.options)));
         }
+        let c = &target.connection;
+        if let Some(why) = &c.refused {
+            return Err(TransportError::Other(why.clone()));
+        }
+        if self.options.backend == SshBackend::Russh && !c.ssh_args.is_empty() {
+            return Err(TransportError::Other(format!(
+                "host `{}`: {} sets options for the system ssh ({}), which russh cannot follow (it runs no ProxyCommand): use --ssh-backend openssh",
+                target.host,
+                c.ssh_args_from.join(" and "),
+                c.ssh_args.join(" "),
+            )));
+        }
         let seconds = self.options.connect_timeout.as_secs();
         // russh has its own connect timeout; this outer bound also covers a server that
         // accepts TCP and then never finishes the handshake.

@@ -254,8 +254,8 @@ impl OpenSshTransport {
         let c = &target.connection;
         let key = c.private_key.as_deref().map(canonical);
         let text = format!(
-            "{}|{:?}|{:?}|{:?}|{}|{run}",
-            c.address, c.port, c.user, key, self.options_digest
+            "{}|{:?}|{:?}|{:?}|{:?}|{}|{run}",
+            c.address, c.port, c.user, key, c.ssh_args, self.options_digest
         );
         let digest = Sha256::digest(text.as_bytes());
         digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
@@ -294,6 +294,12 @@ impl OpenSshTransport {
             args.extend(["-o".into(), "IdentitiesOnly=yes".into()]);
             args.extend(["-i".into(), key.into()]);
         }
+        // The inventory's own options (ansible_ssh_common_args, ansible_ssh_extra_args)
+        // come last before the destination, as Ansible puts them after its own: for an
+        // `-o` option ssh keeps the first value, so dnsfix's batch mode, host key policy and
+        // master stay whatever they say; a ProxyCommand or ProxyJump of theirs carries the
+        // master's connection like any other.
+        args.extend(c.ssh_args.iter().map(OsString::from));
         args.extend(["--".into(), (&c.address).into()]);
         Ok(args)
     }
@@ -1045,6 +1051,9 @@ mod tests {
                 user: Some("root".into()),
                 private_key: None,
                 become_root: false,
+                ssh_args: Vec::new(),
+                ssh_args_from: Vec::new(),
+                refused: None,
             },
         }
     }
@@ -1114,6 +1123,34 @@ mod tests {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    /// ansible_ssh_common_args (Kubespray's bastion ProxyCommand) reach ssh as separate
+    /// arguments after dnsfix's own options, before `--` and the destination, never
+    /// through a shell; and a master made through a proxy is not one for a direct login.
+    #[test]
+    fn inventory_ssh_args_come_before_the_destination_and_name_the_master() {
+        let transport =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("proxy"));
+        let mut proxied = target();
+        let proxy = "ProxyCommand=ssh -W %h:%p -p 22 ops@192.0.2.1 ";
+        proxied.connection.ssh_args = vec!["-o".into(), proxy.into(), "-C".into()];
+        let session = transport.session(&proxied).expect("session");
+        let args = args_of(&session);
+        let n = args.len();
+        assert_eq!(args[n - 5..], ["-o", proxy, "-C", "--", "127.0.0.1"]);
+        let batch = args
+            .iter()
+            .position(|a| a == "BatchMode=yes")
+            .expect("batch mode");
+        assert!(
+            batch < n - 5,
+            "dnsfix's options first (ssh keeps the first -o): {args:?}"
+        );
+        assert_ne!(
+            transport.master_key(&proxied, ""),
+            transport.master_key(&target(), ""),
+        );
     }
 
     #[test]

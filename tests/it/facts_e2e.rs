@@ -603,3 +603,66 @@ fn a_kubelet_of_another_mount_namespace_is_not_this_machines() {
     assert_eq!(kubelet["pid"], Value::Null, "{kubelet:#}");
     assert_eq!(kubelet["version"], Value::Null, "{kubelet:#}");
 }
+
+/// Kubespray's documented bastion (`[bastion]`, `bastion ansible_host=X ansible_user=Y`):
+/// every other host connects through it with Kubespray's default ProxyCommand. The node
+/// behind it is at 127.0.0.1:22 as the bastion sees it (the bastion's own sshd, in its
+/// namespace); from this machine, 127.0.0.1:22 is not the lab node (its known_hosts entry
+/// names 127.0.0.1 with port 22, only the node's host key answers to it), so facts come back
+/// only if ssh went through the bastion. The bastion itself is not a node. russh cannot run
+/// a ProxyCommand and refuses the host, saying what to use.
+#[test]
+fn a_kubespray_bastion_carries_the_connection_with_openssh() {
+    let lab = start(&["healthy"]);
+    let node = &lab.nodes[0];
+    let inventory = lab.dir.join("bastion.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[bastion]\nbastion ansible_host=127.0.0.1 ansible_port={port} ansible_user={user}\n\n\
+             [kube_node]\nbehind ansible_host=127.0.0.1 ansible_port=22 ansible_user={user} ansible_ssh_private_key_file={key}\n",
+            port = node.port,
+            user = node.user,
+            key = lab.key().display(),
+        ),
+    )
+    .expect("write inventory");
+    // The node's host key, recorded for 127.0.0.1 on port 22 (how ssh looks the proxied
+    // host up).
+    let prefix = format!("[127.0.0.1]:{} ", node.port);
+    let known: String = std::fs::read_to_string(lab.known_hosts())
+        .expect("known_hosts")
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|key| format!("127.0.0.1 {key}\n"))
+        .collect();
+    assert!(!known.is_empty(), "the node's host key");
+    let known_hosts = lab.dir.join("known_hosts.behind");
+    std::fs::write(&known_hosts, known).expect("write known_hosts");
+    let run = |backend: &str| {
+        Dnsfix::new(["facts", "--format", "json", "--no-progress"])
+            .args(["--ssh-persist", "0", "--connect-timeout", "5"])
+            .args(["--ssh-backend", backend, "-i"])
+            .arg(&inventory)
+            .arg("--known-hosts")
+            .arg(&known_hosts)
+            .env_remove("SSH_AUTH_SOCK")
+            .output()
+    };
+    let out = run("openssh");
+    let doc = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_eq!(doc["hosts"].as_array().map(Vec::len), Some(1), "{doc:#}");
+    assert_eq!(facts(&doc, "behind")["hostname"], node.name.as_str());
+
+    let out = run("russh");
+    assert_eq!(out.status.code(), Some(3));
+    let doc = json(&out);
+    let message = host(&doc, "behind")["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    for want in ["behind", "ansible_ssh_common_args", "--ssh-backend openssh"] {
+        assert!(message.contains(want), "{want} in {message}");
+    }
+}

@@ -39,6 +39,9 @@ fn target(lab: &Lab, node: &str) -> Target {
             user: Some(node.user.clone()),
             private_key: None,
             become_root: false,
+            ssh_args: Vec::new(),
+            ssh_args_from: Vec::new(),
+            refused: None,
         },
     }
 }
