@@ -24,6 +24,11 @@ pub struct Host {
     pub origins: BTreeMap<String, VarOrigin>,
 }
 
+/// What an inline `!vault` value (`password: !vault |` and its ciphertext) reads as: not its
+/// ciphertext, which Ansible never uses as the value, but a template, which every rule,
+/// playbook and check treats as a value dnsfix cannot know ([`is_template`]).
+pub const VAULTED: &str = "{{ !vault (encrypted: dnsfix does not decrypt it) }}";
+
 /// Whether a value is a Jinja template dnsfix does not render (`"{{ corp_dns }}"`, a `{% %}`
 /// block): Ansible makes something of it that is not known here.
 pub fn is_template(value: &str) -> bool {

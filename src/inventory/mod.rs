@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use connection::{Connection, ConnectionKind};
 pub use error::{InventoryError, MAX_FILE};
-pub use host::{Host, is_template};
+pub use host::{Host, VAULTED, is_template};
 pub use origin::{VarOrigin, VarScope};
 pub use warning::InventoryWarning;
 

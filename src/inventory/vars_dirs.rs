@@ -19,7 +19,7 @@ use super::Vars;
 use super::error::InventoryError;
 use super::origin::top_level_line;
 use super::warning::InventoryWarning;
-use super::yaml_vars::parse_vars_file;
+use super::yaml_vars::{VAULT_WARNING, parse_vars_file, vault_lines};
 
 /// One variables file, read: its variables and the line each top-level key is on.
 #[derive(Debug, Clone)]
@@ -95,6 +95,13 @@ pub(crate) fn load(
             continue;
         }
         let vars = parse_vars_file(&file, &text)?;
+        for line in vault_lines(&text) {
+            warnings.push(InventoryWarning {
+                path: file.clone(),
+                line: Some(line),
+                message: VAULT_WARNING.into(),
+            });
+        }
         let lines = vars
             .keys()
             .filter_map(|k| Some((k.clone(), top_level_line(&text, k)?)))

@@ -27,7 +27,9 @@ use super::Vars;
 use super::builder::Builder;
 use super::error::InventoryError;
 use super::host_range::expand_host_pattern;
-use super::yaml_vars::{Expect, Issue, KeySeed, Shape, ValueSeed, VarsMap, fail, to_error};
+use super::yaml_vars::{
+    Expect, Issue, KeySeed, Shape, VAULT_WARNING, ValueSeed, VarsMap, fail, to_error, vault_lines,
+};
 
 const GROUP_KEYS: &[&str] = &["hosts", "vars", "children"];
 
@@ -42,7 +44,11 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
     let de = serde_norway::Deserializer::from_str(text);
     Shape(Top { ctx: &ctx })
         .deserialize(de)
-        .map_err(|err| to_error(path, &err, &ctx.issue))
+        .map_err(|err| to_error(path, &err, &ctx.issue))?;
+    for line in vault_lines(text) {
+        builder.warn(path, Some(line), VAULT_WARNING.into());
+    }
+    Ok(())
 }
 
 /// Shared by every visitor of one parse. The builder is borrowed only for short updates,

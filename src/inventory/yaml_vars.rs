@@ -10,8 +10,8 @@
 //! PyYAML loader applies and that changes meaning: a plain (unquoted) `yes`/`no`/`on`/`off`
 //! in any of PyYAML's spellings is a boolean, as `true`/`false` are, while a quoted one stays
 //! a string. (A playbook's `when: vars.x` must not find the string "no" truthy.) Tags such as
-//! `!vault` or `!unsafe` are dropped and their content kept as is (dnsfix never decrypts vault
-//! values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
+//! `!unsafe` are dropped and their content kept as is; an inline `!vault` value reads as
+//! [`VAULTED`], a value dnsfix cannot know (it never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
 //! (bare references are resolved later, see `template.rs`).
 
 use std::cell::RefCell;
@@ -24,6 +24,7 @@ use serde_json::{Number, Value};
 
 use super::Vars;
 use super::error::InventoryError;
+use super::host::VAULTED;
 
 /// Our own description of what went wrong, set by the visitor that noticed it. The serde
 /// error that carries it out only contributes the position.
@@ -373,11 +374,36 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         read_object(self.issue, self.source, &self.path, map).map(Value::Object)
     }
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
-        // A custom tag (`!vault |`, `!unsafe '...'`): keep the content, drop the tag.
-        let (_tag, content) = data.variant::<String>()?;
-        content.newtype_variant_seed(self)
+        // A custom tag: `!unsafe '...'` keeps its content; a `!vault |` value is not its
+        // ciphertext but a value dnsfix cannot know (see [`VAULTED`]; the files that
+        // hold one say so, see [`vault_lines`]).
+        let (tag, content) = data.variant::<String>()?;
+        let value = content.newtype_variant_seed(self)?;
+        if tag.trim_start_matches('!') == "vault" {
+            return Ok(Value::String(VAULTED.to_owned()));
+        }
+        Ok(value)
     }
 }
+
+/// The lines of a YAML text holding an inline `!vault` value (`key: !vault |`, `- !vault
+/// |`), to warn about each once: what Ansible decrypts there, dnsfix cannot read.
+pub(crate) fn vault_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = line.trim_start();
+            !line.starts_with('#')
+                && (line.starts_with("!vault")
+                    || line.contains(": !vault")
+                    || line.contains("- !vault"))
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The warning for an inline `!vault` value.
+pub(crate) const VAULT_WARNING: &str = "an inline `!vault` value: dnsfix does not decrypt it, so what it sets is unknown to the rules and playbooks (never its ciphertext, never Kubespray's default); keep DNS variables in plain text";
 
 /// Reads a mapping into a JSON object, rejecting duplicate keys and applying `<<` merge keys
 /// (explicit keys win over merged ones, earlier merged mappings over later ones, as in
@@ -470,14 +496,17 @@ mod tests {
     }
 
     #[test]
-    fn keeps_tagged_content_and_applies_merge_keys() {
-        let text = "base: &b {x: 1, y: 2}\nv: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\nm:\n  <<: *b\n  y: 3\n";
+    fn an_inline_vault_value_is_unknown_other_tags_keep_their_content_and_merge_keys_apply() {
+        let text = "base: &b {x: 1, y: 2}\nv: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\nu: !unsafe '{{ x }}'\nm:\n  <<: *b\n  y: 3\n";
+        assert_eq!(vault_lines(text), [2]);
+        assert_eq!(vault_lines("# a: !vault |\nl:\n  - !vault |\n    x\n"), [3]);
         let vars = parse(text).ok().map(Value::Object);
         assert_eq!(
             vars,
             Some(json!({
                 "base": {"x": 1, "y": 2},
-                "v": "$ANSIBLE_VAULT;1.1;AES256\n6162\n",
+                "v": VAULTED,
+                "u": "{{ x }}",
                 "m": {"x": 1, "y": 3},
             }))
         );

@@ -556,6 +556,11 @@ pub fn check_upstreams(host: &Host, kubespray: bool) -> Result<(), String> {
         for item in &items {
             let shown = crate::text::escape(item);
             let text = item.trim();
+            if text == crate::inventory::VAULTED {
+                return Err(format!(
+                    "{key}{at} is an inline `!vault` value, which dnsfix does not decrypt; write the addresses in plain text"
+                ));
+            }
             if crate::inventory::is_template(text) {
                 return Err(format!(
                     "{key}{at}: {shown:?} is a template dnsfix cannot resolve; write the addresses"
@@ -791,6 +796,47 @@ mod tests {
             assert!(err.contains(says), "{value}: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
+    }
+
+    /// An inline `!vault` upstream_dns_servers in group_vars: before, its ciphertext was
+    /// the value ("is the string \"$ANSIBLE_VAULT;...\", which Kubespray takes as a list
+    /// of its characters"); it is a value dnsfix cannot know, with a warning at its line.
+    #[test]
+    fn a_vaulted_upstream_list_is_unknown_not_its_ciphertext() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-vaulted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("group_vars")).expect("mkdir");
+        std::fs::write(dir.join("hosts.ini"), "[kube_node]\nnode1\n").expect("write");
+        std::fs::write(
+            dir.join("group_vars/all.yml"),
+            "dns_domain: cluster.local\nupstream_dns_servers: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162636465\n",
+        )
+        .expect("write");
+        let inventory = crate::inventory::Inventory::load(&dir).expect("loads");
+        let host = inventory.host("node1").expect("node1");
+        let err = check_upstreams(host, true).expect_err("unknown");
+        assert!(
+            err.contains("`!vault`") && err.contains("all.yml:2"),
+            "{err}"
+        );
+        assert!(!err.contains("ANSIBLE_VAULT"), "{err}");
+        assert_eq!(
+            host.var_list("upstream_dns_servers"),
+            Some(vec![crate::inventory::VAULTED.to_owned()])
+        );
+        assert_eq!(host.var_set("upstream_dns_servers"), None);
+        assert_eq!(host.var_truthy("upstream_dns_servers"), None);
+        let warnings: Vec<String> = inventory
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("all.yml:2") && warnings[0].contains("!vault"),
+            "{warnings:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
