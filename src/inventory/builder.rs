@@ -495,11 +495,11 @@ fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<Inventor
             continue;
         }
         // A template left after the bare references were resolved (a filter, a variable
-        // the inventory does not define) is not evaluated: ssh would silently use its
-        // default port instead.
+        // the inventory does not define) is not evaluated: the host is refused (see
+        // connection.rs) rather than reached on ssh's default port.
         let message = if value.as_str().is_some_and(|s| s.contains("{{")) {
             format!(
-                "host `{host}`: `{key}` is {value}, a template dnsfix does not evaluate; it is ignored (ssh uses its config's port, or 22): set the number"
+                "host `{host}`: `{key}` is {value}, a template dnsfix does not evaluate; the host is refused: set the number"
             )
         } else {
             format!("host `{host}`: `{key}` is {value}, not a TCP port; it is ignored")

@@ -77,7 +77,10 @@ impl Connection {
         )
         .map(|raw| resolve_key_path(&raw, home.as_deref(), base));
         let become_root = host.var("ansible_become").and_then(truthy).unwrap_or(false);
-        let mut refused = None;
+        let mut refused = match kind {
+            ConnectionKind::Ssh => unrendered(host),
+            ConnectionKind::Local => None,
+        };
         let mut ssh_args = Vec::new();
         let mut ssh_args_from = Vec::new();
         for key in ["ansible_ssh_common_args", "ansible_ssh_extra_args"] {
@@ -120,6 +123,35 @@ impl Connection {
             refused,
         }
     }
+}
+
+/// The connection variables whose value says where and as whom to connect; each list
+/// in the order [`Connection::from_host`] reads the aliases.
+const CONNECTION_VARIABLES: &[&[&str]] = &[
+    &["ansible_ssh_host", "ansible_host"],
+    &["ansible_ssh_port", "ansible_port"],
+    &["ansible_ssh_user", "ansible_user"],
+    &["ansible_ssh_private_key_file", "ansible_private_key_file"],
+];
+
+/// Why a host whose address, port, user or key is a template dnsfix does not render (a
+/// filter, a variable the inventory does not define: `"{{ hostvars[x].ip }}"`, an inline
+/// `!vault` value) is refused: Ansible would connect to what it renders, dnsfix would
+/// connect to the literal text, or as someone else, or with another key.
+fn unrendered(host: &Host) -> Option<String> {
+    CONNECTION_VARIABLES.iter().find_map(|keys| {
+        let (key, value) = keys.iter().find_map(|key| {
+            let value = host.var(key).and_then(scalar_string)?;
+            (!value.trim().is_empty()).then_some((*key, value))
+        })?;
+        is_template(&value).then(|| {
+            format!(
+                "host `{}`: {} is {value:?}, a template dnsfix does not render; refused rather than connect to (or as) its literal text: set the value it renders to",
+                host.name,
+                named(host, key)
+            )
+        })
+    })
 }
 
 /// `` `key` `` with where it was set (`group_vars/all/all.yml:12`), for messages.
@@ -259,6 +291,42 @@ mod tests {
                 "{why}"
             );
         }
+    }
+
+    /// `ansible_host: "{{ hostvars[groups.bastion[0]].ip }}"` and the like: before, ssh was
+    /// given the literal text (or that user, or that key path) without a word.
+    #[test]
+    fn a_templated_address_user_key_or_port_refuses_the_host_naming_where_it_was_set() {
+        for key in [
+            "ansible_host",
+            "ansible_ssh_host",
+            "ansible_user",
+            "ansible_ssh_private_key_file",
+            "ansible_port",
+        ] {
+            let mut h = host(json!({ key: "{{ lookup('env', 'X') }}" }));
+            h.origins.insert(
+                key.into(),
+                crate::inventory::VarOrigin::new(
+                    Path::new("inventory/hosts.yaml"),
+                    Some(7),
+                    crate::inventory::VarScope::Host,
+                ),
+            );
+            let why = h
+                .connection()
+                .refused
+                .unwrap_or_else(|| panic!("{key} refused"));
+            for want in ["node1", key, "inventory/hosts.yaml:7", "template"] {
+                assert!(why.contains(want), "{want} in {why}");
+            }
+        }
+        // The alias that is not used does not matter.
+        let c =
+            host(json!({"ansible_ssh_host": "192.0.2.1", "ansible_host": "{{ x }}"})).connection();
+        assert_eq!(c.refused, None);
+        let c = host(json!({"ansible_host": crate::inventory::VAULTED})).connection();
+        assert!(c.refused.is_some());
     }
 
     #[test]

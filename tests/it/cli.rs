@@ -181,6 +181,41 @@ fn unreachable_host_exits_3_and_others_still_report() {
     }
 }
 
+/// A host whose ansible_host is a template dnsfix does not render fails with a message
+/// naming host, variable and file:line (before, ssh was given the template's text); the
+/// other hosts still report.
+#[test]
+fn a_templated_connection_variable_refuses_only_that_host() {
+    let dir = tempdir("templated");
+    let path = dir.join("hosts.ini");
+    std::fs::write(
+        &path,
+        "[kube_node]\nme ansible_connection=local\nodd ansible_host=\"{{ hostvars['x'].ip }}\"\n",
+    )
+    .expect("write");
+    for backend in ["openssh", "russh"] {
+        let out = dnsfix(&[
+            "facts",
+            "--no-progress",
+            "--format",
+            "json",
+            "--ssh-backend",
+            backend,
+            "-i",
+            path.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(doc["hosts"][0]["status"], "ok");
+        let message = doc["hosts"][1]["error"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        for want in ["odd", "`ansible_host`", "hosts.ini:3", "template"] {
+            assert!(message.contains(want), "{backend}: {want} in {message}");
+        }
+    }
+}
+
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
