@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::connection::port_number;
+use super::connection::{self, port_number};
 use super::error::InventoryError;
 use super::group::Group;
 use super::host::Host;
@@ -335,6 +335,9 @@ impl Builder {
         }
 
         kubespray::bastion_args(&mut hosts);
+        if let Some(path) = &path {
+            check_keys(path, &hosts, &mut warnings);
+        }
 
         for (h, groups) in host_groups.iter().enumerate() {
             for &g in groups {
@@ -485,6 +488,19 @@ impl HostEntry {
 
 fn path_value(path: &Path) -> Value {
     Value::String(path.to_string_lossy().into_owned())
+}
+
+/// A relative key that is not where ssh will open it but beside the inventory.
+fn check_keys(path: &Path, hosts: &[Host], warnings: &mut Vec<InventoryWarning>) {
+    for host in hosts {
+        if let Some(message) = connection::misplaced_key(host) {
+            warnings.push(InventoryWarning {
+                path: path.to_path_buf(),
+                line: None,
+                message,
+            });
+        }
+    }
 }
 
 /// A port that is set but unusable would silently become ssh's default port; say so.

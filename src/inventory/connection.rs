@@ -36,9 +36,10 @@ pub struct Connection {
     /// `ansible_ssh_user`, else `ansible_user`.
     pub user: Option<String>,
     /// `ansible_ssh_private_key_file`, else `ansible_private_key_file`. A leading `~/` is
-    /// expanded against `$HOME`; a relative path is resolved against the directory of the
-    /// inventory the host came from (`inventory_dir`), so dnsfix finds the key whatever its
-    /// working directory. `~user/` forms are left alone.
+    /// expanded against `$HOME`; a relative path is resolved against the current directory,
+    /// as Ansible leaves it to ssh, which opens it there (the inventory warns when the file
+    /// is missing there but exists relative to the inventory). `~user/` forms are left to
+    /// ssh.
     pub private_key: Option<PathBuf>,
     /// `ansible_become` is truthy: commands need root through `sudo -n`.
     pub become_root: bool,
@@ -70,12 +71,9 @@ impl Connection {
             .and_then(port_number);
         let user = first_string(host, &["ansible_ssh_user", "ansible_user"]);
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let base = host.var_str("inventory_dir").map(Path::new);
-        let private_key = first_string(
-            host,
-            &["ansible_ssh_private_key_file", "ansible_private_key_file"],
-        )
-        .map(|raw| resolve_key_path(&raw, home.as_deref(), base));
+        let cwd = std::env::current_dir().ok();
+        let private_key = first_string(host, KEY_VARIABLES)
+            .map(|raw| resolve_key_path(&raw, home.as_deref(), cwd.as_deref()));
         let become_root = host.var("ansible_become").and_then(truthy).unwrap_or(false);
         let mut refused = match kind {
             ConnectionKind::Ssh => unrendered(host),
@@ -162,6 +160,35 @@ fn named(host: &Host, key: &str) -> String {
     }
 }
 
+/// The private key's variable and its alias, in the order they are read.
+const KEY_VARIABLES: &[&str] = &["ansible_ssh_private_key_file", "ansible_private_key_file"];
+
+/// A relative key path that names no file in the current directory, where Ansible's ssh
+/// (and dnsfix) opens it, but one relative to the host's inventory: dnsfix run from
+/// elsewhere than where Ansible is run. The message for the inventory's warnings.
+pub(crate) fn misplaced_key(host: &Host) -> Option<String> {
+    let key = KEY_VARIABLES
+        .iter()
+        .find(|key| first_string(host, &[key]).is_some())?;
+    let raw = first_string(host, &[key])?;
+    let path = Path::new(&raw);
+    if !path.is_relative() || raw.starts_with('~') || is_template(&raw) || path.exists() {
+        return None;
+    }
+    let beside = Path::new(host.var_str("inventory_dir")?).join(path);
+    if !beside.exists() {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    Some(format!(
+        "host `{}`: {} is {raw:?}, a relative path, which ssh opens relative to the current directory ({}), as Ansible leaves it to; no such file there, but there is {}: run dnsfix from the directory Ansible is run from, or make the path absolute",
+        host.name,
+        named(host, key),
+        cwd.display(),
+        beside.display()
+    ))
+}
+
 /// The first of `keys` that is set to a non-empty scalar (an empty `ansible_ssh_host`
 /// must not hide a real `ansible_host`).
 fn first_string(host: &Host, keys: &[&str]) -> Option<String> {
@@ -182,7 +209,7 @@ pub(crate) fn port_number(value: &Value) -> Option<u16> {
     u16::try_from(port).ok().filter(|p| *p != 0)
 }
 
-/// `~/x` → `$HOME/x`; relative → `base/x`; absolute unchanged.
+/// `~/x` → `$HOME/x`; relative → `base/x` (the current directory); absolute unchanged.
 fn resolve_key_path(raw: &str, home: Option<&Path>, base: Option<&Path>) -> PathBuf {
     if let Some(home) = home {
         if raw == "~" {
@@ -376,17 +403,46 @@ mod tests {
         );
     }
 
+    /// Ansible's ssh plugin passes the key path to ssh as written (`os.path.expanduser`
+    /// only), so a relative one is opened in the current directory: before, dnsfix joined it
+    /// onto the inventory's directory and used a key Ansible does not.
     #[test]
-    fn key_paths_expand_home_and_resolve_against_the_inventory() {
+    fn a_relative_key_is_opened_in_the_current_directory_and_one_beside_the_inventory_is_warned_about()
+     {
+        let inventory = std::env::temp_dir().join(format!("dnsfix-key-{}", std::process::id()));
+        let name = format!("dnsfix-test-key-{}", std::process::id());
+        std::fs::create_dir_all(&inventory).expect("mkdir");
+        std::fs::write(inventory.join(&name), "key").expect("write");
+        let h = host(json!({
+            "ansible_ssh_private_key_file": name,
+            "inventory_dir": inventory.display().to_string(),
+        }));
+        let cwd = std::env::current_dir().expect("cwd");
+        assert_eq!(h.connection().private_key, Some(cwd.join(&name)));
+        let warning = misplaced_key(&h).expect("warned");
+        for want in [
+            &name,
+            &cwd.display().to_string(),
+            &inventory.join(&name).display().to_string(),
+        ] {
+            assert!(warning.contains(want.as_str()), "{want} in {warning}");
+        }
+        let absolute = host(json!({
+            "ansible_ssh_private_key_file": inventory.join(&name).display().to_string(),
+            "inventory_dir": inventory.display().to_string(),
+        }));
+        assert_eq!(misplaced_key(&absolute), None);
+        let _ = std::fs::remove_dir_all(&inventory);
+    }
+
+    #[test]
+    fn key_paths_expand_home_and_resolve_against_the_current_directory() {
         let home = Path::new("/home/op");
-        let base = Path::new("/srv/inventory/prod");
+        let base = Path::new("/srv/ansible");
         let resolve = |raw| resolve_key_path(raw, Some(home), Some(base));
         assert_eq!(resolve("~/.ssh/id"), PathBuf::from("/home/op/.ssh/id"));
         assert_eq!(resolve("~"), PathBuf::from("/home/op"));
-        assert_eq!(
-            resolve("keys/id"),
-            PathBuf::from("/srv/inventory/prod/keys/id")
-        );
+        assert_eq!(resolve("keys/id"), PathBuf::from("/srv/ansible/keys/id"));
         assert_eq!(resolve("/etc/keys/id"), PathBuf::from("/etc/keys/id"));
         assert_eq!(resolve("~deploy/id"), PathBuf::from("~deploy/id"));
         assert_eq!(
