@@ -16,6 +16,7 @@ mod error;
 mod group;
 mod host;
 mod host_range;
+mod ignore;
 mod ini;
 mod kubespray;
 mod literal;
@@ -43,6 +44,7 @@ pub use warning::InventoryWarning;
 
 use builder::Builder;
 use group::Group;
+use ignore::IgnoreRules;
 
 /// Variables of a host or group, as JSON values.
 pub type Vars = serde_json::Map<String, serde_json::Value>;
@@ -59,17 +61,12 @@ pub struct Inventory {
     warnings: Vec<InventoryWarning>,
 }
 
-/// Entries of an inventory directory that Ansible never reads as inventory sources
-/// (`INVENTORY_IGNORE_EXTS`).
-const IGNORED_EXTENSIONS: &[&str] = &[
-    "orig", "cfg", "retry", "pyc", "pyo", "swp", "bak", "rpm", "md", "txt", "rst",
-];
-
 impl Inventory {
     /// Loads an inventory: a YAML/JSON or INI file, or a directory of them (as Ansible reads
     /// a directory given to `-i`: its entries in name order, descending into subdirectories
-    /// other than `group_vars` and `host_vars`, skipping hidden files, backups and
-    /// documentation), plus `group_vars/` and `host_vars/` in the file's directory (or in the
+    /// other than `group_vars` and `host_vars`, skipping hidden files and what the ansible.cfg
+    /// Ansible would read says to skip (see `ignore.rs`; by default backups and
+    /// documentation)), plus `group_vars/` and `host_vars/` in the file's directory (or in the
     /// directory itself: like Ansible, never those of a subdirectory).
     ///
     /// The format is detected from the content: a `.ini` extension means INI and
@@ -338,8 +335,38 @@ pub(crate) fn source_files(dir: &Path) -> Result<Vec<PathBuf>, InventoryError> {
 }
 
 fn inventory_files(dir: &Path, builder: &mut Builder) -> Result<Vec<PathBuf>, InventoryError> {
+    inventory_files_with(dir, &IgnoreRules::from_environment(), builder)
+}
+
+/// [`inventory_files`] with the skipping rules given. Where no setting says which
+/// extensions Ansible skips, an `.ini` file beside other sources is read (as ansible-core
+/// 2.19 reads it) with a warning: 2.18, which Kubespray pins, skips it.
+fn inventory_files_with(
+    dir: &Path,
+    rules: &IgnoreRules,
+    builder: &mut Builder,
+) -> Result<Vec<PathBuf>, InventoryError> {
     let mut files = Vec::new();
-    collect_inventory_files(dir, 0, builder, &mut files)?;
+    collect_inventory_files(dir, 0, rules, builder, &mut files)?;
+    for pattern in &rules.unreadable {
+        builder.warn(
+            dir,
+            None,
+            format!("the inventory ignore pattern {pattern} is a regex, which dnsfix does not evaluate: what it would skip is read"),
+        );
+    }
+    if rules.extensions_from.is_none() && files.len() > 1 {
+        for file in files
+            .iter()
+            .filter(|f| f.to_string_lossy().ends_with(".ini"))
+        {
+            builder.warn(
+                file,
+                None,
+                "read, as ansible-core 2.19 reads it; ansible-core 2.18, which Kubespray pins, skips it (its default inventory_ignore_extensions has .ini), and no ansible.cfg or ANSIBLE_INVENTORY_IGNORE says which: set inventory_ignore_extensions (Kubespray's ansible.cfg skips .ini)".into(),
+            );
+        }
+    }
     Ok(files)
 }
 
@@ -349,6 +376,7 @@ const MAX_DIRECTORY_DEPTH: usize = 16;
 fn collect_inventory_files(
     dir: &Path,
     depth: usize,
+    rules: &IgnoreRules,
     builder: &mut Builder,
     files: &mut Vec<PathBuf>,
 ) -> Result<(), InventoryError> {
@@ -374,17 +402,12 @@ fn collect_inventory_files(
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
-        if name.starts_with('.')
-            || name.ends_with('~')
-            || extension
-                .as_deref()
-                .is_some_and(|e| IGNORED_EXTENSIONS.contains(&e))
-        {
+        if name.starts_with('.') || rules.ignores(&name) {
             continue;
         }
         if path.is_dir() {
             if !matches!(&*name, "group_vars" | "host_vars" | "vars_plugins") {
-                collect_inventory_files(&path, depth + 1, builder, files)?;
+                collect_inventory_files(&path, depth + 1, rules, builder, files)?;
             }
             continue;
         }
@@ -640,6 +663,40 @@ mod tests {
                 && refused.contains("ansible_ssh_common_args")
                 && refused.contains("template"),
             "{refused}"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// Kubespray's ansible.cfg skips `.ini` files and `credentials/` in an inventory
+    /// directory (as ansible-core 2.18's default skips `.ini`); before, dnsfix read every
+    /// `.ini` there, hosts Kubespray's Ansible never sees. Without such a setting an `.ini`
+    /// beside other sources is read, as 2.19 does, with a warning naming it.
+    #[test]
+    fn a_directory_skips_what_the_ansible_cfg_says_and_warns_about_ini_files_otherwise() {
+        let dir = scratch("ignore-rules");
+        fs::write(dir.join("hosts.yaml"), "all:\n  hosts:\n    n1:\n").expect("write");
+        fs::write(dir.join("old.ini"), "[g]\nn2\n").expect("write");
+        fs::create_dir_all(dir.join("credentials")).expect("mkdir");
+        fs::write(dir.join("credentials/extra"), "[g]\nn3\n").expect("write");
+        let cfg = "[defaults]\ninventory_ignore_extensions = ~, .orig, .bak, .ini, .cfg, .retry, .pyc, .pyo, .creds, .gpg\n[inventory]\nignore_patterns = artifacts, credentials\n";
+        let kubespray = IgnoreRules::from_sources(|_| None, Some((Path::new("ansible.cfg"), cfg)));
+        let mut builder = Builder::new();
+        let files = inventory_files_with(&dir, &kubespray, &mut builder).expect("files");
+        assert_eq!(files, [dir.join("hosts.yaml")]);
+        let mut builder = Builder::new();
+        let files =
+            inventory_files_with(&dir, &IgnoreRules::default(), &mut builder).expect("files");
+        assert_eq!(files.len(), 3, "{files:?}");
+        let inventory = builder.finish(None, None).expect("finish");
+        let warnings: Vec<String> = inventory
+            .warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("old.ini") && warnings[0].contains("2.18"),
+            "{warnings:?}"
         );
         let _ = fs::remove_dir_all(&dir);
     }
