@@ -60,8 +60,9 @@ lock() {
   mkdir -p "$STATE" 2>/dev/null || { fail fatal "cannot create $STATE"; exit 0; }
   command -v flock >/dev/null 2>&1 || { fail fatal "flock (util-linux) is not installed: dnsfix cannot lock the node"; exit 0; }
   # `command`: a failed redirection of the special built-in exec would end dash here, before
-  # the message.
-  command exec 9>>"$STATE/lock" 2>/dev/null || { fail fatal "cannot open $STATE/lock (full or read-only filesystem?)"; exit 0; }
+  # the message. Its own 2>/dev/null would stay for the rest of the script (exec keeps its
+  # redirections), hiding every later error: the group's is only the group's.
+  { command exec 9>>"$STATE/lock"; } 2>/dev/null || { fail fatal "cannot open $STATE/lock (full or read-only filesystem?)"; exit 0; }
   if ! flock -n -x 9; then
     owner=$(cat "$STATE/owner" 2>/dev/null)
     hdr locked "${owner:-another apply} holds $STATE/lock"

@@ -523,6 +523,25 @@ fn a_read_only_state_directory_is_a_fatal_record_not_a_silent_end() {
     }
 }
 
+/// Taking the lock leaves the script's stderr as it was: a shell error later in the run is
+/// what dnsfix reports as why the script stopped early.
+#[test]
+fn the_lock_keeps_the_scripts_stderr() {
+    let dir = scratch("node-scripts-lock-stderr");
+    let common = include_str!("../../src/apply/common.sh");
+    std::fs::write(
+        dir.join("lock.sh"),
+        format!("{common}\nlock test\necho still-said >&2\n"),
+    )
+    .expect("write");
+    in_temporary_root(
+        &dir,
+        "dash \"$scratch/lock.sh\" > \"$scratch/out\" 2> \"$scratch/err\" </dev/null\n",
+    );
+    let err = std::fs::read_to_string(dir.join("err")).expect("stderr");
+    assert_eq!(err, "still-said\n");
+}
+
 /// The apply script runs nothing unless it arrived whole: cut anywhere, the shell finds
 /// the compound command unfinished. And a temp file left by an interrupted run is
 /// removed, but not a look-alike of someone else's.
