@@ -571,6 +571,24 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
             "the file changed since the plan; plan again".into(),
         );
     }
+    // A redacted edit's keys are compared here, its values restored (the plan's own check
+    // could not read them): it sets what its settings say and nothing else.
+    let redacted = |t: &str| crate::plan::redact::is_redacted(t);
+    if (redacted(&change.content) || change.before.as_deref().is_some_and(redacted))
+        && let Err(why) = crate::plan::saved::settings_only(
+            now.as_deref().map(String::from_utf8_lossy).as_deref(),
+            &content,
+            &change.settings,
+        )
+    {
+        return outcome(
+            "error",
+            format!(
+                "{}: {why}: the plan file was edited",
+                crate::text::escape(&change.path)
+            ),
+        );
+    }
     if let Some(dir) = path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)
     {
@@ -640,7 +658,7 @@ mod tests {
             before: None,
             content: crate::plan::redact::redact(after),
             after_sha256,
-            settings: vec![],
+            settings: vec!["upstream_dns_servers: [192.0.2.53]".into()],
             hosts: vec![],
         };
         let good = Some(sha256_hex(after.as_bytes()));
@@ -677,6 +695,21 @@ mod tests {
         assert_eq!(
             update_inventory(&change(&file, wrong), Some(&hosts)).outcome,
             "stale"
+        );
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), before);
+        // A redacted edit that sets one key more than its settings say: its keys are
+        // compared once its values are back (the plan's own check cannot parse them).
+        let more = format!("{after}ansible_ssh_common_args: -o ProxyCommand=evil\n");
+        let edited = InventoryChange {
+            content: crate::plan::redact::redact(&more),
+            ..change(&file, Some(sha256_hex(more.as_bytes())))
+        };
+        let done = update_inventory(&edited, Some(&hosts));
+        assert_eq!(done.outcome, "error", "{}", done.message);
+        assert!(
+            done.message.contains("ansible_ssh_common_args"),
+            "{}",
+            done.message
         );
         assert_eq!(std::fs::read_to_string(&file).expect("read"), before);
         let done = update_inventory(&change(&file, good), Some(&hosts));

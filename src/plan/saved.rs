@@ -90,6 +90,9 @@ fn sides(
         (None, Some(_)) => {
             return Err("an old text for a file the plan creates".into());
         }
+        // The diff would be drawn from nothing: every line an addition, none of what the
+        // write replaces shown.
+        (Some(_), None) => return Err("its old text is not in the plan".into()),
         (Some(want), Some(text)) if !is_redacted(text) && sha256_hex(text.as_bytes()) != want => {
             return Err("the old text shown does not hash to the plan's before_sha256".into());
         }
@@ -106,7 +109,9 @@ fn sides(
 
 /// An inventory edit sets the keys its `settings` name, to the values they name, and
 /// changes no other key of the file (the content is the old one with `yaml_set` edits). A
-/// connection variable (`ansible_*`) is never one dnsfix sets.
+/// connection variable (`ansible_*`) is never one dnsfix sets. Where a side is redacted, the
+/// keys are compared once the values are restored from the file (`apply
+/// --update-inventory`, [`settings_only`]): a marker may stand for part of a value only.
 pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), String> {
     sides(
         change.before_sha256.as_deref(),
@@ -114,8 +119,18 @@ pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), Str
         change.after_sha256.as_deref(),
         &change.content,
     )?;
+    let redacted =
+        is_redacted(&change.content) || change.before.as_deref().is_some_and(is_redacted);
+    if redacted {
+        return named_settings(&change.settings).map(|_| ());
+    }
+    settings_only(change.before.as_deref(), &change.content, &change.settings)
+}
+
+/// `settings` (`key: value` lines) as (key, value) pairs; never a connection variable.
+fn named_settings(settings: &[String]) -> Result<Vec<(&str, &str)>, String> {
     let mut named = Vec::new();
-    for setting in &change.settings {
+    for setting in settings {
         let (key, shown) = setting
             .split_once(": ")
             .ok_or_else(|| format!("{setting:?} is not `key: value`"))?;
@@ -124,6 +139,13 @@ pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), Str
         }
         named.push((key, shown));
     }
+    Ok(named)
+}
+
+/// `after` is `before` (None: no file) with the keys `settings` name set to the values
+/// they say, and nothing else changed.
+pub fn settings_only(before: Option<&str>, after: &str, settings: &[String]) -> Result<(), String> {
+    let named = named_settings(settings)?;
     let mapping = |text: Option<&str>| -> Result<serde_norway::Mapping, String> {
         match serde_norway::from_str::<serde_norway::Value>(text.unwrap_or(""))
             .map_err(|e| format!("not YAML dnsfix can compare: {e}"))?
@@ -133,14 +155,8 @@ pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), Str
             _ => Err("not a YAML mapping".into()),
         }
     };
-    let before = match &change.before {
-        Some(text) => mapping(Some(text))?,
-        None if change.before_sha256.is_some() => {
-            return Err("its old text is not in the plan".into());
-        }
-        None => serde_norway::Mapping::new(),
-    };
-    let after = mapping(Some(&change.content))?;
+    let before = mapping(before)?;
+    let after = mapping(Some(after))?;
     let keys = before.keys().chain(after.keys());
     for key in keys {
         let is_named = key
@@ -149,7 +165,7 @@ pub(super) fn check_inventory_change(change: &InventoryChange) -> Result<(), Str
         if !is_named && before.get(key) != after.get(key) {
             return Err(format!(
                 "it changes {}, which its settings do not name",
-                crate::text::escape(&serde_norway::to_string(key).unwrap_or_default()).trim_end()
+                crate::text::escape(serde_norway::to_string(key).unwrap_or_default().trim_end())
             ));
         }
     }
@@ -240,6 +256,14 @@ mod tests {
         }
         let why = checked(plan_of(created)).expect_err("refused");
         assert!(why.contains("file the plan creates"), "{why}");
+
+        // The old text dropped: the diff would show every line as added, none replaced.
+        let mut dropped = write(Some(OLD), NEW);
+        if let Change::WriteFile { before, .. } = &mut dropped {
+            *before = None;
+        }
+        let why = checked(plan_of(dropped)).expect_err("refused");
+        assert!(why.contains("its old text is not in the plan"), "{why}");
 
         let mut cut = write(Some(OLD), NEW);
         if let Change::WriteFile { content, .. } = &mut cut {
