@@ -223,7 +223,7 @@ fn host_line(
     group: usize,
     builder: &mut Builder,
 ) -> Result<(), String> {
-    let tokens = shlex_split(line).map_err(|e| format!("cannot split host line: {e}"))?;
+    let tokens = shlex_split(line, true).map_err(|e| format!("cannot split host line: {e}"))?;
     let Some((pattern, assignments)) = tokens.split_first() else {
         return Ok(()); // only a comment after all
     };
@@ -266,10 +266,10 @@ fn host_line(
     Ok(())
 }
 
-/// Python's `shlex.split(line, comments=True)` (POSIX mode): whitespace separates tokens,
-/// quotes group and are removed, a backslash escapes outside single quotes, and an unquoted
-/// `#` ends the line, even in the middle of a token.
-fn shlex_split(line: &str) -> Result<Vec<String>, String> {
+/// Python's `shlex.split(line, comments)` (POSIX mode): whitespace separates tokens,
+/// quotes group and are removed, a backslash escapes outside single quotes, and with
+/// `comments` an unquoted `#` ends the line, even in the middle of a token.
+pub(super) fn shlex_split(line: &str, comments: bool) -> Result<Vec<String>, String> {
     let mut tokens = Vec::new();
     let mut token = String::new();
     let mut in_token = false;
@@ -282,7 +282,7 @@ fn shlex_split(line: &str) -> Result<Vec<String>, String> {
                     in_token = false;
                 }
             }
-            '#' => break,
+            '#' if comments => break,
             '\'' => {
                 in_token = true;
                 loop {
@@ -528,7 +528,7 @@ calico_rr
 
     #[test]
     fn shlex_matches_python() {
-        let split = |s: &str| shlex_split(s).expect("splits");
+        let split = |s: &str| shlex_split(s, true).expect("splits");
         assert_eq!(split("node1 a=1  b='x y' # c=2"), ["node1", "a=1", "b=x y"]);
         assert_eq!(split("n pass=ab#cd"), ["n", "pass=ab"]);
         assert_eq!(
@@ -538,8 +538,8 @@ calico_rr
         assert_eq!(split(r"n a=x\ y"), ["n", "a=x y"]);
         assert_eq!(split("n a=''"), ["n", "a="]);
         assert_eq!(split("n e=\"\""), ["n", "e="]);
-        assert!(shlex_split("n a='x").is_err());
-        assert!(shlex_split("n a=x\\").is_err());
+        assert!(shlex_split("n a='x", true).is_err());
+        assert!(shlex_split("n a=x\\", true).is_err());
     }
 
     #[test]

@@ -67,7 +67,10 @@ pub(crate) const BASTION_DEFAULT: (&str, usize) =
 /// ```
 ///
 /// This renders it for each host but the bastion (which Kubespray's DNS plays never run
-/// on, see [`bastion_only`]), with the bastion's values as the inventory sets them. A part
+/// on, see [`bastion_only`]), with the bastion's values as the inventory sets them, and
+/// with `-o BatchMode=yes` for the ssh to the bastion, which Kubespray's leaves out: the
+/// outer ssh's batch mode does not reach it, and a bastion that refused the key would ask
+/// for a password on the operator's terminal, once per fork (dnsfix never prompts). A part
 /// Ansible could not render (the bastion has no `ansible_user` or `ansible_host`: Ansible
 /// fails on the undefined variable) is left as its template, which the connection then
 /// refuses as one dnsfix does not render.
@@ -92,7 +95,7 @@ pub(crate) fn bastion_args(hosts: &mut [Host]) {
             .map(|k| format!("-i {}", jinja_string(k)))
             .unwrap_or_default();
         let value = format!(
-            " -o ProxyCommand='ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {port} {user}@{address} {key} ' "
+            " -o ProxyCommand='ssh -o BatchMode=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {port} {user}@{address} {key} ' "
         );
         host.vars
             .insert("ansible_ssh_common_args".into(), value.into());

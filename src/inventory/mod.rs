@@ -611,7 +611,7 @@ mod tests {
             vec![
                 "-o".to_owned(),
                 format!(
-                    "ProxyCommand=ssh -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p 22 jump@203.0.113.10 {key}"
+                    "ProxyCommand=ssh -o BatchMode=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p 22 jump@203.0.113.10 {key}"
                 )
                 .trim_end()
                 .to_owned(),

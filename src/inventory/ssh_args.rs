@@ -9,62 +9,29 @@
 const WITH_VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
 
 /// Options that would take over the connection dnsfix manages: its control socket and
-/// master (`-S`, `-M`, `-O`), its log (`-E`), what runs (`-N`, `-W`, `-s`, `-f`, `-G`,
-/// `-Q`, `-V`).
-const REFUSED: &str = "SMOENWsfGQV";
+/// master (`-S`, `-M`, `-O`), its log and what it reads from it (`-E`, `-v`, `-q`), what
+/// runs and how (`-N`, `-W`, `-s`, `-f`, `-G`, `-Q`, `-V`; `-n` reads no script from
+/// stdin, `-t` gives it a terminal that echoes it and rewrites the framed output).
+const REFUSED: &str = "SMOENWsfGQVvqnt";
 
-/// `text` split as Python's `shlex.split` (POSIX mode, no comments) splits it: quotes
-/// group, `\` escapes outside quotes and before `"` or `\` inside double quotes.
+/// The `-o` options that would do the same (ssh keeps the first value of each, and dnsfix
+/// sets some of these first, but one it does not set would hold).
+const REFUSED_OPTIONS: &[&str] = &[
+    "controlmaster",
+    "controlpath",
+    "controlpersist",
+    "forkafterauthentication",
+    "loglevel",
+    "remotecommand",
+    "requesttty",
+    "sessiontype",
+    "stdinnull",
+];
+
+/// `text` split as Ansible splits it: Python's `shlex.split` (POSIX mode, no comments),
+/// each word stripped, empty ones dropped.
 pub(crate) fn split(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = word.take() {
-                    words.push(w);
-                }
-            }
-            '\\' => {
-                let next = chars
-                    .next()
-                    .ok_or("it ends with a `\\` that escapes nothing")?;
-                word.get_or_insert_default().push(next);
-            }
-            '\'' => {
-                let w = word.get_or_insert_default();
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => w.push(c),
-                        None => return Err("a `'` is not closed".into()),
-                    }
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_default();
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\')) => w.push(c),
-                            Some(c) => {
-                                w.push('\\');
-                                w.push(c);
-                            }
-                            None => return Err("a `\"` is not closed".into()),
-                        },
-                        Some(c) => w.push(c),
-                        None => return Err("a `\"` is not closed".into()),
-                    }
-                }
-            }
-            c => word.get_or_insert_default().push(c),
-        }
-    }
-    words.extend(word);
-    Ok(words
+    Ok(super::ini::shlex_split(text, false)?
         .into_iter()
         .map(|w| w.trim().to_owned())
         .filter(|w| !w.is_empty())
@@ -88,12 +55,35 @@ pub(crate) fn check(args: &[String]) -> Result<(), String> {
             }
             if WITH_VALUE.contains(flag) {
                 // The rest of this word is the value (`-oProxyJump=x`), else the next word.
-                if flags[i + flag.len_utf8()..].is_empty() && args.next().is_none() {
-                    return Err(format!("`-{flag}` wants a value and has none"));
+                let rest = &flags[i + flag.len_utf8()..];
+                let value = if rest.is_empty() {
+                    args.next()
+                        .ok_or_else(|| format!("`-{flag}` wants a value and has none"))?
+                } else {
+                    rest
+                };
+                if flag == 'o' {
+                    check_option(value)?;
                 }
                 break;
             }
         }
+    }
+    Ok(())
+}
+
+/// An `-o` option (`Key=Value` or `Key Value`, the key in any case) that is not one of
+/// [`REFUSED_OPTIONS`].
+fn check_option(option: &str) -> Result<(), String> {
+    let key = option
+        .trim_start()
+        .split(|c: char| c == '=' || c.is_whitespace())
+        .next()
+        .unwrap_or_default();
+    if REFUSED_OPTIONS.contains(&key.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "`-o {key}` would take over the connection dnsfix manages (its control socket, log or command); remove it"
+        ));
     }
     Ok(())
 }
@@ -139,5 +129,22 @@ mod tests {
         assert!(ok("-W h:1").is_err());
         assert!(ok("-o").is_err());
         assert!(ok("--").is_err());
+        // What would take the script's stdin, add a terminal, or change the log dnsfix reads.
+        for refused in [
+            "-n",
+            "-tt",
+            "-v",
+            "-q",
+            "-o StdinNull=yes",
+            "-oSessionType=none",
+            "-o 'ForkAfterAuthentication yes'",
+            "-o requesttty=force",
+            "-o LogLevel=DEBUG3",
+            "-o ControlPath=/tmp/x",
+            "-o RemoteCommand=id",
+        ] {
+            assert!(ok(refused).is_err(), "{refused}");
+        }
+        assert!(ok("-o ServerAliveInterval=15 -o Compression=yes").is_ok());
     }
 }
