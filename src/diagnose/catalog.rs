@@ -1384,9 +1384,12 @@ pub const RULES: &[RuleInfo] = &[
             kube_pods_subnet. It passes where the default zone's target is ACCEPT or a zone with\n\
             target ACCEPT holds a source covering the pod network; it cannot tell (unknown) where\n\
             such a zone binds a pod interface, holds an ipset or MAC source, or holds sources and\n\
-            the pod network is not known, where direct rules or policies of /etc/firewalld may\n\
-            accept the traffic, or where a file of it could not be read. Rules added without\n\
-            --permanent are not seen: they are gone at the next reload or boot.",
+            the pod network is not known, where a zone of another target forwards within itself\n\
+            (<forward/>) and binds the pod network or a pod interface (pod to pod passes there,\n\
+            a CoreDNS pod's query out of the zone does not), where direct rules or policies of\n\
+            /etc/firewalld may accept the traffic, or where a file of it could not be read.\n\
+            Rules added without --permanent are not seen: they are gone at the next reload or\n\
+            boot.",
         fix: "\
             Either stop firewalld (k3s's recommendation, RKE2's known issue):\n  \
             systemctl disable --now firewalld\n\

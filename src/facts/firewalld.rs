@@ -110,6 +110,11 @@ pub struct Zone {
     pub interfaces: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<ZoneSource>,
+    /// `<forward/>`: intra-zone forwarding (firewalld 1.0 and later; its shipped zones have
+    /// it), between the interfaces and sources bound to the zone by name, whatever its
+    /// target (firewalld.zone(5)).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forward: bool,
 }
 
 impl Zone {
@@ -124,6 +129,7 @@ impl Zone {
             target: None,
             interfaces: Vec::new(),
             sources: Vec::new(),
+            forward: false,
         };
         let mut depth = 0usize;
         let mut seen_root = false;
@@ -151,6 +157,7 @@ impl Zone {
                                 attr(&attrs, "name").ok_or("an <interface> without a name")?;
                             zone.interfaces.push(name);
                         }
+                        (1, "forward") => zone.forward = true,
                         (1, "source") => zone.sources.push(match attr(&attrs, "address") {
                             Some(a) => ZoneSource::Address(a),
                             None => ZoneSource::Other(

@@ -146,12 +146,29 @@ fn evidence(
 }
 
 /// What may accept the pods' traffic and dnsfix does not judge: an accepting zone's pod
-/// interfaces, or sources it cannot match with the pod network; direct rules; policies.
+/// interfaces, or sources it cannot match with the pod network; a zone of another target
+/// with intra-zone forwarding (`<forward/>`) and the pod network or a pod interface bound
+/// to it, which passes what goes between those (pod to pod) but not out of the zone (a
+/// CoreDNS pod's query to its upstream); direct rules; policies.
 fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone]) -> Vec<String> {
     let fw = &ctx.facts.firewalld;
     let certain = pods.is_some_and(|p| p.certain);
+    let forwarding = fw.zones.iter().filter(|z| {
+        z.forward
+            && !z.accepts()
+            && (z.interfaces.iter().any(|i| pod_interface(i))
+                || z.sources.iter().any(|s| match (s, pods) {
+                    // The pod network or part of it (a node's own pod range).
+                    (ZoneSource::Address(a), Some(p)) if certain => {
+                        firewalld::covers(a, &p.cidr) != Some(false)
+                            || firewalld::covers(&p.cidr, a) != Some(false)
+                    }
+                    _ => true,
+                }))
+    });
     accepting
         .iter()
+        .copied()
         .filter(|z| {
             z.interfaces.iter().any(|i| pod_interface(i))
                 || z.sources
@@ -159,6 +176,12 @@ fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone
                     .any(|s| matches!(s, ZoneSource::Other(_)) || !certain)
         })
         .map(|z| escape(&z.describe()).into_owned())
+        .chain(forwarding.map(|z| {
+            format!(
+                "{} with intra-zone forwarding (<forward/>), between the pods bound to it but not out of it",
+                escape(&z.describe())
+            )
+        }))
         .chain(
             fw.direct_rules
                 .iter()

@@ -264,8 +264,8 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let installer_loads = installer_loads_br_netfilter(ctx) || agent_loads;
     // A module the node loads itself (built in, or by the installer or agent at its start)
     // needs no boot to load it.
-    let denied = b.loaded == Observed::Known(true) && !b.built_in && !installer_loads;
-    if denied {
+    let boot_must_load = b.loaded == Observed::Known(true) && !b.built_in && !installer_loads;
+    if boot_must_load {
         evidence.extend(module_not_persisted(ctx));
     }
     // What an installer sets at every start survives a reboot; a sysctl file that sets it
@@ -303,7 +303,7 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         return ctx.unknown(id, unread);
     }
     // A modprobe.d file not read may deny the module the boot loads.
-    if evidence.is_empty() && denied && b.persisted.is_some() && !b.deny_unread.is_empty() {
+    if evidence.is_empty() && boot_must_load && b.persisted.is_some() && !b.deny_unread.is_empty() {
         return ctx.unknown(id, format!(
             "{} could not be read: whether a deny-list there stops br_netfilter at boot is not known",
             b.deny_unread.join(", ")
@@ -314,7 +314,7 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         if !unread.is_empty() {
             evidence.push(unread);
         }
-        let deny = denied && !b.denied_at_boot.is_empty();
+        let deny = boot_must_load && !b.denied_at_boot.is_empty();
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
             Severity::High,
