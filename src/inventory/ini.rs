@@ -223,7 +223,8 @@ fn host_line(
     group: usize,
     builder: &mut Builder,
 ) -> Result<(), String> {
-    let tokens = shlex_split(line, true).map_err(|e| format!("cannot split host line: {e}"))?;
+    let tokens =
+        super::shlex::split(line, true).map_err(|e| format!("cannot split host line: {e}"))?;
     let Some((pattern, assignments)) = tokens.split_first() else {
         return Ok(()); // only a comment after all
     };
@@ -264,70 +265,6 @@ fn host_line(
         }
     }
     Ok(())
-}
-
-/// Python's `shlex.split(line, comments)` (POSIX mode): whitespace separates tokens,
-/// quotes group and are removed, a backslash escapes outside single quotes, and with
-/// `comments` an unquoted `#` ends the line, even in the middle of a token.
-pub(super) fn shlex_split(line: &str, comments: bool) -> Result<Vec<String>, String> {
-    let mut tokens = Vec::new();
-    let mut token = String::new();
-    let mut in_token = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_token {
-                    tokens.push(std::mem::take(&mut token));
-                    in_token = false;
-                }
-            }
-            '#' if comments => break,
-            '\'' => {
-                in_token = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => token.push(c),
-                        None => return Err("no closing quotation".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_token = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\')) => token.push(c),
-                            Some(c) => {
-                                token.push('\\');
-                                token.push(c);
-                            }
-                            None => return Err("no closing quotation".into()),
-                        },
-                        Some(c) => token.push(c),
-                        None => return Err("no closing quotation".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_token = true;
-                match chars.next() {
-                    Some(c) => token.push(c),
-                    None => return Err("no escaped character".into()),
-                }
-            }
-            c => {
-                in_token = true;
-                token.push(c);
-            }
-        }
-    }
-    if in_token {
-        tokens.push(token);
-    }
-    Ok(tokens)
 }
 
 #[cfg(test)]
@@ -524,22 +461,6 @@ calico_rr
         for (text, want) in cases {
             assert_eq!(load(text).expect_err(text), want, "{text}");
         }
-    }
-
-    #[test]
-    fn shlex_matches_python() {
-        let split = |s: &str| shlex_split(s, true).expect("splits");
-        assert_eq!(split("node1 a=1  b='x y' # c=2"), ["node1", "a=1", "b=x y"]);
-        assert_eq!(split("n pass=ab#cd"), ["n", "pass=ab"]);
-        assert_eq!(
-            split(r#"n a="q\"uote" b="\d""#),
-            ["n", "a=q\"uote", "b=\\d"]
-        );
-        assert_eq!(split(r"n a=x\ y"), ["n", "a=x y"]);
-        assert_eq!(split("n a=''"), ["n", "a="]);
-        assert_eq!(split("n e=\"\""), ["n", "e="]);
-        assert!(shlex_split("n a='x", true).is_err());
-        assert!(shlex_split("n a=x\\", true).is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod kubespray;
 mod literal;
 mod origin;
 mod pattern;
+mod shlex;
 mod ssh_args;
 mod template;
 mod vars_dirs;

@@ -31,7 +31,7 @@ const REFUSED_OPTIONS: &[&str] = &[
 /// `text` split as Ansible splits it: Python's `shlex.split` (POSIX mode, no comments),
 /// each word stripped, empty ones dropped.
 pub(crate) fn split(text: &str) -> Result<Vec<String>, String> {
-    Ok(super::ini::shlex_split(text, false)?
+    Ok(super::shlex::split(text, false)?
         .into_iter()
         .map(|w| w.trim().to_owned())
         .filter(|w| !w.is_empty())
