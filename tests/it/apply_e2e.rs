@@ -388,71 +388,69 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
         );
         assert_eq!(restarts(&lab, &node), Vec::<String>::new(), "{what}");
     }
-    // New content without its digest: the whole file is refused (1) before any host.
-    let mut doc = original.clone();
-    for change in doc["hosts"]
-        .as_array_mut()
-        .expect("hosts")
-        .iter_mut()
-        .flat_map(|h| h["changes"].as_array_mut().expect("changes"))
-        .filter(|c| c["path"] == KUBELET_CONFIG)
-    {
-        let content = change["content"].as_str().expect("content").to_owned();
-        change["content"] = Value::String(format!("{content}# edited\n"));
-    }
+    // Edits that leave the file at odds with itself: refused whole (1) before any host, by
+    // `show` as by `apply`. New content without its digest; and one more setting changed on
+    // both sides of the kubelet change, its digest fixed up, which the diff `show` draws
+    // from the old text would hide as context.
+    let whole: [(&str, Edit, &str); 2] = [
+        (
+            "new content without its digest",
+            |change| {
+                let content = change["content"].as_str().expect("content").to_owned();
+                change["content"] = Value::String(format!("{content}# edited\n"));
+            },
+            "the new content does not hash to the plan's after_sha256",
+        ),
+        (
+            "a setting changed on both sides",
+            |change| {
+                for side in ["before", "content"] {
+                    let text = change[side].as_str().expect("text").to_owned();
+                    assert!(text.contains("clusterDomain: cluster.local"), "{text}");
+                    change[side] = Value::String(text.replace(
+                        "clusterDomain: cluster.local",
+                        "clusterDomain: evil.example",
+                    ));
+                }
+                let content = change["content"].as_str().expect("content").to_owned();
+                change["after_sha256"] = sha256_hex(content.as_bytes()).into();
+            },
+            "the old text shown does not hash to the plan's before_sha256",
+        ),
+    ];
     let path = lab.dir.join("tampered.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
-    let out = dnsfix(&lab, &["apply", path_str(&path)]);
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(&format!(
-            "host {node}: {KUBELET_CONFIG}: the new content does not hash to the plan's after_sha256"
-        )),
-        "{}",
-        describe(&out)
-    );
-    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
-    // One more setting changed on both sides of the kubelet change, its digest fixed up:
-    // the diff `show` draws from the old text would hide it (context, not a change). The
-    // old text no longer hashes to the before-state apply compares with: `show` and
-    // `apply` both refuse the file whole.
-    let mut doc = original.clone();
-    for change in doc["hosts"]
-        .as_array_mut()
-        .expect("hosts")
-        .iter_mut()
-        .flat_map(|h| h["changes"].as_array_mut().expect("changes"))
-        .filter(|c| c["path"] == KUBELET_CONFIG)
-    {
-        for side in ["before", "content"] {
-            let text = change[side].as_str().expect("text").to_owned();
-            assert!(text.contains("clusterDomain: cluster.local"), "{text}");
-            change[side] = Value::String(text.replace(
-                "clusterDomain: cluster.local",
-                "clusterDomain: evil.example",
-            ));
+    for (what, edit, says) in whole {
+        let mut doc = original.clone();
+        doc["hosts"]
+            .as_array_mut()
+            .expect("hosts")
+            .iter_mut()
+            .flat_map(|h| h["changes"].as_array_mut().expect("changes"))
+            .filter(|c| c["path"] == KUBELET_CONFIG)
+            .for_each(edit);
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
+        for command in ["show", "apply"] {
+            let out = if command == "show" {
+                Dnsfix::new(["show", path_str(&path)])
+                    .command()
+                    .output()
+                    .expect("dnsfix runs")
+            } else {
+                dnsfix(&lab, &["apply", path_str(&path)])
+            };
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{what}: {command}\n{}",
+                describe(&out)
+            );
+            assert!(
+                String::from_utf8_lossy(&out.stderr)
+                    .contains(&format!("host {node}: {KUBELET_CONFIG}: {says}")),
+                "{what}: {command}\n{}",
+                describe(&out)
+            );
         }
-        let content = change["content"].as_str().expect("content").to_owned();
-        change["after_sha256"] = sha256_hex(content.as_bytes()).into();
-    }
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("json")).expect("write");
-    for command in ["show", "apply"] {
-        let out = if command == "show" {
-            Dnsfix::new(["show", path_str(&path)])
-                .command()
-                .output()
-                .expect("dnsfix runs")
-        } else {
-            dnsfix(&lab, &["apply", path_str(&path)])
-        };
-        assert_eq!(out.status.code(), Some(1), "{command}\n{}", describe(&out));
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(&format!(
-                "host {node}: {KUBELET_CONFIG}: the old text shown does not hash to the plan's before_sha256"
-            )),
-            "{command}\n{}",
-            describe(&out)
-        );
     }
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), old);
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
@@ -466,6 +464,9 @@ fn a_tampered_plan_is_refused_and_nothing_is_written() {
 }
 
 type Tamper = Box<dyn Fn(&mut Value)>;
+
+/// An edit of one change of a saved plan.
+type Edit = fn(&mut Value);
 
 /// Each edit of the plan, with what apply's refusal must say.
 fn tampered_plans(shadow: &str) -> Vec<(&'static str, Tamper, &'static str)> {
@@ -490,16 +491,21 @@ fn tampered_plans(shadow: &str) -> Vec<(&'static str, Tamper, &'static str)> {
                 move |host: &mut Value| {
                     host["facts"]["files"]["/etc/shadow"] =
                         serde_json::json!({"state": "present", "sha256": shadow});
+                    let redacted = "root:<redacted sha256:0123456789abcdef>:0:0:99999:7:::\n";
+                    let mut change = write_file(
+                        "/etc/shadow",
+                        Some(&shadow),
+                        // A redacted value: refused for the path before anything of
+                        // /etc/shadow is read to restore it (no guess-confirming oracle).
+                        redacted,
+                    );
+                    // An old text to draw the diff from (a write without one is refused
+                    // whole), redacted too: checked only where it is restored.
+                    change["before"] = redacted.into();
                     host["changes"]
                         .as_array_mut()
                         .expect("changes")
-                        .push(write_file(
-                            "/etc/shadow",
-                            Some(&shadow),
-                            // A redacted value: refused for the path before anything of
-                            // /etc/shadow is read to restore it (no guess-confirming oracle).
-                            "root:<redacted sha256:0123456789abcdef>:0:0:99999:7:::\n",
-                        ));
+                        .push(change);
                 }
             }),
             // Refused before its hash is compared with anything (no oracle).

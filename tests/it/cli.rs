@@ -155,20 +155,7 @@ fn unreachable_host_exits_3_and_others_still_report() {
         ),
     )
     .expect("write");
-    for backend in ["openssh", "russh"] {
-        let out = dnsfix(&[
-            "facts",
-            "--no-progress",
-            "--format",
-            "json",
-            "--ssh-backend",
-            backend,
-            "-i",
-            path.to_str().expect("utf-8"),
-        ]);
-        assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(doc["hosts"][0]["status"], "ok");
+    for (backend, out, doc) in facts_on_both_backends(&path) {
         assert_eq!(
             doc["hosts"][1]["error"]["kind"], "refused",
             "{backend}: {doc:#}"
@@ -193,20 +180,7 @@ fn a_templated_connection_variable_refuses_only_that_host() {
         "[kube_node]\nme ansible_connection=local\nodd ansible_host=\"{{ hostvars['x'].ip }}\"\n",
     )
     .expect("write");
-    for backend in ["openssh", "russh"] {
-        let out = dnsfix(&[
-            "facts",
-            "--no-progress",
-            "--format",
-            "json",
-            "--ssh-backend",
-            backend,
-            "-i",
-            path.to_str().expect("utf-8"),
-        ]);
-        assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(doc["hosts"][0]["status"], "ok");
+    for (backend, _, doc) in facts_on_both_backends(&path) {
         let message = doc["hosts"][1]["error"]["message"]
             .as_str()
             .unwrap_or_default();
@@ -214,6 +188,33 @@ fn a_templated_connection_variable_refuses_only_that_host() {
             assert!(message.contains(want), "{backend}: {want} in {message}");
         }
     }
+}
+
+/// `dnsfix facts --format json -i PATH` with each SSH backend, for an inventory whose
+/// first host (local) reports and whose second fails: exit 3, with the output and its
+/// JSON.
+fn facts_on_both_backends(
+    path: &std::path::Path,
+) -> Vec<(&'static str, std::process::Output, serde_json::Value)> {
+    ["openssh", "russh"]
+        .into_iter()
+        .map(|backend| {
+            let out = dnsfix(&[
+                "facts",
+                "--no-progress",
+                "--format",
+                "json",
+                "--ssh-backend",
+                backend,
+                "-i",
+                path.to_str().expect("utf-8"),
+            ]);
+            assert_eq!(out.status.code(), Some(3), "{backend}: {}", stderr(&out));
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            assert_eq!(doc["hosts"][0]["status"], "ok");
+            (backend, out, doc)
+        })
+        .collect()
 }
 
 fn free_port() -> u16 {
