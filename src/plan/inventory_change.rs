@@ -542,7 +542,7 @@ mod tests {
     fn an_inventory_edit_sets_only_what_its_settings_say() {
         let all = [(
             "group_vars/all/all.yml",
-            "---\n# Kubespray's sample\nloadbalancer_apiserver_localhost: true\nupstream_dns_servers: [192.0.2.53]\n",
+            "---\n# Kubespray's sample\nloadbalancer_apiserver_localhost: true\nkube_cert_dir_mode: \"0750\"\nupstream_dns_servers: [192.0.2.53]\n",
         )];
         let (_dir, inv) = inventory(&all);
         let w = [
@@ -580,6 +580,9 @@ mod tests {
             );
         });
         assert!(why.contains("loadbalancer_apiserver_localhost"), "{why}");
+        // The same string to YAML 1.2, octal 488 to Ansible's YAML 1.1.
+        let why = with(&|c| c.content = c.content.replace("\"0750\"", "0750"));
+        assert!(why.contains("kube_cert_dir_mode"), "{why}");
         let why = with(&|c| c.content = c.content.replace("192.0.2.2", "203.0.113.66"));
         assert!(why.contains("another value than its settings say"), "{why}");
         let why = with(&|c| c.settings.push("ansible_host: 203.0.113.66".into()));

@@ -142,43 +142,57 @@ fn named_settings(settings: &[String]) -> Result<Vec<(&str, &str)>, String> {
     Ok(named)
 }
 
-/// `after` is `before` (None: no file) with the keys `settings` name set to the values
-/// they say, and nothing else changed.
+/// `after` is `before` (None: no file) with the keys `settings` name set by `yaml_set`,
+/// as the plan made it, and nothing else: each named key's value is taken from `after` (a
+/// string or a list of strings, all `yaml_set` writes) and set on `before` again, and the
+/// result must be `after` byte for byte. A value compared as YAML would let an unnamed key
+/// change where only its YAML 1.1 reading differs (`"0777"` to `0777`, octal to Ansible).
+/// The last setting of a key is the value it holds (two tasks may set one key in turn).
 pub fn settings_only(before: Option<&str>, after: &str, settings: &[String]) -> Result<(), String> {
+    use crate::edit::yaml_set::{self, YamlValue};
     let named = named_settings(settings)?;
-    let mapping = |text: Option<&str>| -> Result<serde_norway::Mapping, String> {
-        match serde_norway::from_str::<serde_norway::Value>(text.unwrap_or(""))
-            .map_err(|e| format!("not YAML dnsfix can compare: {e}"))?
-        {
-            serde_norway::Value::Null => Ok(serde_norway::Mapping::new()),
-            serde_norway::Value::Mapping(m) => Ok(m),
-            _ => Err("not a YAML mapping".into()),
-        }
-    };
-    let before = mapping(before)?;
-    let after = mapping(Some(after))?;
-    let keys = before.keys().chain(after.keys());
-    for key in keys {
-        let is_named = key
-            .as_str()
-            .is_some_and(|k| named.iter().any(|(n, _)| *n == k));
-        if !is_named && before.get(key) != after.get(key) {
-            return Err(format!(
-                "it changes {}, which its settings do not name",
-                crate::text::escape(serde_norway::to_string(key).unwrap_or_default().trim_end())
-            ));
-        }
-    }
-    for (key, shown) in named {
-        let value = after
-            .get(key)
+    let parsed: serde_norway::Value =
+        serde_norway::from_str(after).map_err(|e| format!("its new text is not YAML: {e}"))?;
+    let mut text = before.unwrap_or("").to_owned();
+    for (i, (key, shown)) in named.iter().enumerate() {
+        let value = parsed
+            .get(*key)
             .ok_or_else(|| format!("its settings name {key}, which it does not set"))?;
         let json: Json = serde_json::to_value(value).map_err(|e| format!("{key}: {e}"))?;
-        if super::inventory_change::show(&json) != shown {
+        let last = !named[i + 1..].iter().any(|(k, _)| k == key);
+        if last && super::inventory_change::show(&json) != *shown {
             return Err(format!(
                 "it sets {key} to another value than its settings say ({shown})"
             ));
         }
+        let yaml = match &json {
+            Json::String(s) => YamlValue::String(s.clone()),
+            Json::Array(items) => YamlValue::List(
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| format!("{key} is a list of other than strings"))?,
+            ),
+            _ => return Err(format!("{key} is neither a string nor a list of strings")),
+        };
+        text = yaml_set::set(&text, key, &yaml)
+            .map_err(|e| format!("{key}: {e}"))?
+            .text;
+    }
+    if text != after {
+        // The first line of `after` its settings do not account for.
+        let (n, line) = after
+            .lines()
+            .zip(text.lines().map(Some).chain(std::iter::repeat(None)))
+            .enumerate()
+            .find(|(_, (a, t))| Some(*a) != *t)
+            .map_or((after.lines().count(), ""), |(n, (a, _))| (n, a));
+        return Err(format!(
+            "it changes more of the file than its settings say (line {}: {})",
+            n + 1,
+            crate::text::escape(line)
+        ));
     }
     Ok(())
 }

@@ -169,6 +169,11 @@ pub enum PlanErrorKind {
     /// Whether a module is loaded is unknown; the gather says why.
     #[error("{0}")]
     ModuleState(String),
+    #[error(
+        "key {key:?} is not one inventory_set sets: an Ansible variable name (letters, digits \
+         and `_`, not starting with a digit), and no connection variable (`ansible_*`)"
+    )]
+    InventoryKey { key: String },
 }
 
 impl From<minijinja::Error> for PlanErrorKind {

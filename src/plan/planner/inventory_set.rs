@@ -18,6 +18,13 @@ impl Run<'_> {
         reason: &Reason,
     ) -> Result<Outcome, PlanErrorKind> {
         let key = self.string_arg(Some(&args.key), "key", ctx)?;
+        // What a saved plan's inventory edit is checked by (plan::saved): a variable of the
+        // file's top level, never how Ansible connects.
+        let name = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !name || key.starts_with("ansible_") {
+            return Err(PlanErrorKind::InventoryKey { key });
+        }
         let value = self.eval(&args.value, ctx)?;
         let set = InventorySet {
             key,

@@ -939,4 +939,27 @@ mod tests {
         );
         assert_eq!(run.changes.len(), 2, "{:?}", run.changes);
     }
+
+    /// inventory_set sets a top-level Ansible variable, never a connection variable: what
+    /// `show` and `apply` check a saved plan's inventory edit by.
+    #[test]
+    fn inventory_set_takes_only_variable_names() {
+        let with_key = |key: &str| {
+            plan(
+                &format!(
+                    "name: site\ndescription: d\ntasks:\n  - name: keep\n    inventory_set:\n      \
+                     key: \"{key}\"\n      value: x\n"
+                ),
+                FORWARD,
+            )
+        };
+        with_key("kube_resolv_conf").expect("a variable");
+        for key in ["ansible_host", "dns.servers", "9lives", "a-b"] {
+            let error = with_key(key).expect_err(key);
+            assert!(
+                error.to_string().contains("not one inventory_set sets"),
+                "{error}"
+            );
+        }
+    }
 }
