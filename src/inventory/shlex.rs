@@ -11,7 +11,8 @@ pub(super) fn split(line: &str, comments: bool) -> Result<Vec<String>, String> {
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            c if c.is_whitespace() => {
+            // shlex's whitespace: these four, not Unicode's.
+            ' ' | '\t' | '\r' | '\n' => {
                 if in_token {
                     tokens.push(std::mem::take(&mut token));
                     in_token = false;
@@ -85,5 +86,9 @@ mod tests {
         assert!(split("n a=x\\", true).is_err());
         // Without comments (ssh arguments), `#` is a character like any other.
         assert_eq!(split("-o X=a#b", false).expect("splits"), ["-o", "X=a#b"]);
+        assert_eq!(
+            split("-o X=a\u{a0}b\x0bc", false).expect("splits"),
+            ["-o", "X=a\u{a0}b\x0bc"]
+        );
     }
 }

@@ -14,16 +14,12 @@ const WITH_VALUE: &str = "BbcDEeFIiJLlmOoPpQRSWw";
 /// stdin, `-t` gives it a terminal that echoes it and rewrites the framed output).
 const REFUSED: &str = "SMOENWsfGQVvqnt";
 
-/// The `-o` options that would do the same (ssh keeps the first value of each, and dnsfix
-/// sets some of these first, but one it does not set would hold).
+/// The `-o` options that would do the same and that dnsfix does not set itself before the
+/// inventory's (ssh keeps the first value of each, so Kubespray's own `ansible.cfg`
+/// `-o ControlMaster=auto -o ControlPersist=30m` changes nothing and passes).
 const REFUSED_OPTIONS: &[&str] = &[
-    "controlmaster",
-    "controlpath",
-    "controlpersist",
     "forkafterauthentication",
-    "loglevel",
     "remotecommand",
-    "requesttty",
     "sessiontype",
     "stdinnull",
 ];
@@ -75,9 +71,14 @@ pub(crate) fn check(args: &[String]) -> Result<(), String> {
 /// An `-o` option (`Key=Value` or `Key Value`, the key in any case) that is not one of
 /// [`REFUSED_OPTIONS`].
 fn check_option(option: &str) -> Result<(), String> {
-    let key = option
-        .trim_start()
-        .split(|c: char| c == '=' || c.is_whitespace())
+    // As ssh's readconf reads the line (misc.c strdelim): double quotes dropped, blanks and
+    // one `=` before the keyword skipped.
+    let line: String = option.chars().filter(|&c| c != '"').collect();
+    let line = line.trim_start_matches([' ', '\t']);
+    let line = line.strip_prefix('=').unwrap_or(line);
+    let key = line
+        .trim_start_matches([' ', '\t'])
+        .split(['=', ' ', '\t'])
         .next()
         .unwrap_or_default();
     if REFUSED_OPTIONS.contains(&key.to_ascii_lowercase().as_str()) {
@@ -138,13 +139,20 @@ mod tests {
             "-o StdinNull=yes",
             "-oSessionType=none",
             "-o 'ForkAfterAuthentication yes'",
-            "-o requesttty=force",
-            "-o LogLevel=DEBUG3",
-            "-o ControlPath=/tmp/x",
             "-o RemoteCommand=id",
+            // Spellings ssh's config reader takes the same.
+            "-o '\"StdinNull\" yes'",
+            "-o 'Stdin\"Null\" yes'",
+            "-o '=StdinNull yes'",
+            "-o ' sessiontype=none'",
         ] {
             assert!(ok(refused).is_err(), "{refused}");
         }
         assert!(ok("-o ServerAliveInterval=15 -o Compression=yes").is_ok());
+        // Kubespray's ansible.cfg ssh_args: what they set dnsfix has set first.
+        assert!(
+            ok("-o ControlMaster=auto -o ControlPersist=30m -o ConnectionAttempts=100 -o UserKnownHostsFile=/dev/null")
+                .is_ok()
+        );
     }
 }
