@@ -153,13 +153,15 @@ fn evidence(
 fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone]) -> Vec<String> {
     let fw = &ctx.facts.firewalld;
     let certain = pods.is_some_and(|p| p.certain);
+    // Every shipped zone has <forward/> since firewalld 1.0: a zone counts where the pod
+    // network (even k3s's default, not known for certain), part of it (a node's own pod
+    // range) or a pod interface is bound to it, or a source dnsfix cannot place.
     let forwarding = fw.zones.iter().filter(|z| {
         z.forward
             && !z.accepts()
             && (z.interfaces.iter().any(|i| pod_interface(i))
                 || z.sources.iter().any(|s| match (s, pods) {
-                    // The pod network or part of it (a node's own pod range).
-                    (ZoneSource::Address(a), Some(p)) if certain => {
+                    (ZoneSource::Address(a), Some(p)) => {
                         firewalld::covers(a, &p.cidr) != Some(false)
                             || firewalld::covers(&p.cidr, a) != Some(false)
                     }

@@ -3058,3 +3058,71 @@ fn a_jinja_block_among_upstream_servers_is_no_address() {
         Some("{% if corp %}192.0.2.9{% endif %}")
     );
 }
+
+/// On a k3s node whose pod network dnsfix knows only as k3s's default (10.42.0.0/16, which
+/// a server may change), a zone with intra-zone forwarding counts only where a source bound
+/// to it overlaps that network: every shipped zone has `<forward/>`, and a host allowed
+/// into the drop zone is no pod. Zones: firewalld v1.3.4's shipped ones (the
+/// DNS-FIREWALLD-PODS-UNTRUSTED fixtures name them).
+#[test]
+fn a_forwarding_zone_counts_only_where_it_binds_the_pod_network() {
+    let drop_with = |source: &str| {
+        let drop = include_str!(
+            "../../../tests/fixtures/rules/DNS-FIREWALLD-PODS-UNTRUSTED/kubespray-rocky9-pods-in-trusted/root/usr/lib/firewalld/zones/drop.xml"
+        );
+        drop.replace(
+            "<forward/>",
+            &format!("<source address=\"{source}\"/>\n  <forward/>"),
+        )
+    };
+    let outcome = |source: &str| {
+        let drop = drop_with(source);
+        let mut raw = crate::testing::raw_from(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                include_str!(
+                    "../../../tests/fixtures/rules/_upstream/k3s-auto-uplink/root/etc/systemd/system/k3s.service"
+                ),
+            ),
+            (
+                "/etc/firewalld/firewalld.conf",
+                include_str!(
+                    "../../../tests/fixtures/rules/DNS-FIREWALLD-PODS-UNTRUSTED/kubespray-rocky9-pods-in-trusted/root/etc/firewalld/firewalld.conf"
+                ),
+            ),
+            (
+                "/usr/lib/firewalld/zones/public.xml",
+                include_str!(
+                    "../../../tests/fixtures/rules/DNS-FIREWALLD-PODS-UNTRUSTED/kubespray-rocky9-pods-in-trusted/root/usr/lib/firewalld/zones/public.xml"
+                ),
+            ),
+            (
+                "/usr/lib/firewalld/zones/trusted.xml",
+                include_str!(
+                    "../../../tests/fixtures/rules/DNS-FIREWALLD-PODS-UNTRUSTED/kubespray-rocky9-pods-in-trusted/root/usr/lib/firewalld/zones/trusted.xml"
+                ),
+            ),
+            ("/etc/firewalld/zones/drop.xml", &drop),
+        ]);
+        raw.pids.insert("k3s".to_owned(), 812);
+        crate::testing::set_units(&mut raw, &[("k3s", "active"), ("firewalld", "active")]);
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(facts.flavour.kind, FlavourKind::K3s);
+        let host = Host::new("node1");
+        let ctx = Ctx::in_cluster(&host, &facts, None);
+        super::firewalld::firewalld_pods_untrusted(&ctx)
+    };
+    let status = |o: RuleOutcome| match o {
+        RuleOutcome::Findings(f) => (f[0].severity, f[0].status),
+        other => panic!("{other:?}"),
+    };
+    use crate::diagnose::finding::FindingStatus;
+    assert_eq!(
+        status(outcome("203.0.113.5")),
+        (Severity::Warning, FindingStatus::Failed)
+    );
+    assert_eq!(
+        status(outcome("10.42.3.0/24")),
+        (Severity::Warning, FindingStatus::Unknown)
+    );
+}
