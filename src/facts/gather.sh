@@ -259,8 +259,8 @@ case "$UNITS" in
   *"/k0sworker.service"* | *"/k0scontroller.service"*) K0SP=/var/lib/k0s/worker-profile.yaml; f "$K0SP" ;;
 esac
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s and MicroK8s's
-# kubelite (which run the kubelet inside themselves), and dhclient (is it the DHCP client
-# in use?). A kubelet, k3s or kubelite
+# kubelite (which run the kubelet inside themselves), dhclient (is it the DHCP client
+# in use?) and weave-npc, each root's. A kubelet, k3s, kubelite or dhclient
 # counts only if it runs as root in this mount namespace: anyone can name a process
 # "kubelet", a container's root is uid 0 too, and dnsfix reads
 # the files its command line names and asks its binary for the version. A zombie (a
@@ -271,6 +271,11 @@ root_proc() {
   # node's to run.
   # (Only where that can be told: a user's local gather cannot stat root's namespaces.)
   if [ -e "$1/ns/mnt" ]; then [ "$1/ns/mnt" -ef /proc/self/ns/mnt ] || return 1; fi
+  uid0 "$1"
+}
+# uid0 /proc/PID: a live process of root's (a container's root counts: Weave's weave-npc
+# runs in its pod), not one any user can start under that name.
+uid0() {
   while read -r k r _; do
     case "$k" in
       State:) [ "$r" = Z ] && return 1 ;;
@@ -293,9 +298,9 @@ MPID=
       kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
       k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
       kubelite) [ -z "$MPID" ] && root_proc "$d" && MPID=${d#/proc/} ;;
-      dhclient) hdr pid dhclient; put "${d#/proc/}" ;;
+      dhclient) root_proc "$d" && { hdr pid dhclient; put "${d#/proc/}"; } ;;
       # Weave's network policy controller: with it, Weave loads br_netfilter at its start.
-      weave-npc) hdr pid weave-npc; put "${d#/proc/}" ;;
+      weave-npc) uid0 "$d" && { hdr pid weave-npc; put "${d#/proc/}"; } ;;
     esac
   done
 } 2>/dev/null

@@ -113,6 +113,8 @@ mount --bind "$tmp/cmdline" /proc/cmdline
 mount -t tmpfs tmpfs /usr/local/sbin
 cp "$tmp/systemctl" /usr/local/sbin/systemctl
 chmod +x /usr/local/sbin/systemctl
+# What a test starts in the namespace first (processes the scan finds).
+if [ -f "$tmp/before.sh" ]; then . "$tmp/before.sh"; fi
 exec dash "$script" </dev/null
 "#;
 
@@ -834,4 +836,36 @@ fn a_k3s_unit_drop_in_is_followed_to_the_files_it_names() {
         "{:?}",
         raw.files.keys().collect::<Vec<_>>()
     );
+}
+
+/// A process any user can start under a name dnsfix looks for does not count: a
+/// `weave-npc` of nobody's (which would say Weave loads br_netfilter at its start, and hush
+/// DNS-BRIDGE-NF-NOT-PERSISTENT) or a `dhclient`; root's do.
+#[test]
+fn only_roots_processes_count_by_name() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-proc-uid-{}", std::process::id()));
+    let tree = scratch.join("root");
+    std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+    let found = |user: &str| {
+        let run = scratch.join(format!("run-{user}"));
+        std::fs::create_dir_all(&run).expect("mkdir");
+        let start = match user {
+            "root" => "",
+            _ => "setpriv --reuid=65534 --regid=65534 --clear-groups ",
+        };
+        std::fs::write(
+            run.join("before.sh"),
+            format!(
+                "chmod 755 \"$tmp\"\nfor n in weave-npc dhclient; do cp /bin/sleep \"$tmp/$n\"; \
+                 {start}\"$tmp/$n\" 60 & done\nsleep 0.3\n"
+            ),
+        )
+        .expect("before.sh");
+        let raw = gathered(&tree, &run);
+        ["weave-npc", "dhclient"].map(|n| raw.pids.contains_key(n))
+    };
+    let (nobody, root) = (found("nobody"), found("root"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!((nobody, root), ([false, false], [true, true]));
 }
