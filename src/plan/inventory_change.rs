@@ -269,7 +269,18 @@ fn edit_file(path: &Path, settings: &[Setting]) -> Result<Option<InventoryChange
     let mut text = before.clone().unwrap_or_default();
     let mut shown = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
-    for (key, value, needs) in settings {
+    // A key asked for twice in one file (two tasks, one host) is written once, with the
+    // last value, which the file holds in the end: written in turn, yaml_set would keep
+    // the first value's quoting or list style, which a saved plan's check (plan::saved)
+    // does not replay. Its hosts are those of every asking.
+    for (i, (key, value, _)) in settings.iter().enumerate() {
+        if settings[i + 1..].iter().any(|(k, _, _)| k == key) {
+            continue;
+        }
+        let needs = settings
+            .iter()
+            .filter(|(k, _, _)| k == key)
+            .flat_map(|(_, _, n)| n);
         let yaml = match value {
             Json::Array(items) => YamlValue::List(
                 items
@@ -587,6 +598,36 @@ mod tests {
         assert!(why.contains("another value than its settings say"), "{why}");
         let why = with(&|c| c.settings.push("ansible_host: 203.0.113.66".into()));
         assert!(why.contains("connection variable"), "{why}");
+
+        // One host asked for a key twice (two tasks): written once, with the last value, so
+        // the check's replay writes what the plan wrote (in turn, the first value's quoting
+        // or list style stayed).
+        let (_dir, inv) = inventory(&[("host_vars/node1.yml", "---\n# node1\nip: 192.0.2.11\n")]);
+        for (first, last) in [
+            (
+                serde_json::json!("yes"),
+                serde_json::json!("/etc/dnsfix/resolv.conf"),
+            ),
+            (serde_json::json!([]), serde_json::json!(["192.0.2.9"])),
+            (
+                serde_json::json!("192.0.2.9"),
+                serde_json::json!(["192.0.2.9"]),
+            ),
+        ] {
+            let key = if first.is_array() || last.is_array() {
+                "nameservers"
+            } else {
+                "kube_resolv_conf"
+            };
+            let w = [
+                wanted(key, first, &["node1"]),
+                wanted(key, last.clone(), &["node1"]),
+            ];
+            let (twice, _) = super::changes(&inv, &w);
+            assert_eq!(twice.len(), 1, "{twice:?}");
+            check(&twice[0]).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(twice[0].settings, [format!("{key}: {}", show(&last))]);
+        }
     }
 
     /// A group file that holds the value already needs no change, but a host whose own

@@ -181,17 +181,20 @@ pub fn settings_only(before: Option<&str>, after: &str, settings: &[String]) -> 
             .text;
     }
     if text != after {
-        // The first line of `after` its settings do not account for.
-        let (n, line) = after
-            .lines()
-            .zip(text.lines().map(Some).chain(std::iter::repeat(None)))
-            .enumerate()
-            .find(|(_, (a, t))| Some(*a) != *t)
-            .map_or((after.lines().count(), ""), |(n, (a, _))| (n, a));
+        // The first line (with its ending) where `after` is not what the settings make.
+        let mut wanted = text.split_inclusive('\n');
+        let mut got = after.split_inclusive('\n');
+        let mut n = 1;
+        let said = loop {
+            match (got.next(), wanted.next()) {
+                (Some(a), Some(w)) if a == w => n += 1,
+                (Some(a), _) => break crate::text::escape(a).into_owned(),
+                (None, Some(w)) => break format!("{} is gone", crate::text::escape(w)),
+                (None, None) => break String::new(),
+            }
+        };
         return Err(format!(
-            "it changes more of the file than its settings say (line {}: {})",
-            n + 1,
-            crate::text::escape(line)
+            "it changes more of the file than its settings say (line {n}: {said})"
         ));
     }
     Ok(())

@@ -26,6 +26,16 @@ impl Run<'_> {
             return Err(PlanErrorKind::InventoryKey { key });
         }
         let value = self.eval(&args.value, ctx)?;
+        // What yaml_set writes, and Kubespray's DNS variables are: `false` written as a
+        // string would read as true in a `when:`.
+        let strings = match &value {
+            serde_json::Value::String(_) => true,
+            serde_json::Value::Array(items) => items.iter().all(serde_json::Value::is_string),
+            _ => false,
+        };
+        if !strings {
+            return Err(PlanErrorKind::YamlValue { got: value });
+        }
         let set = InventorySet {
             key,
             value,

@@ -954,6 +954,20 @@ mod tests {
             )
         };
         with_key("kube_resolv_conf").expect("a variable");
+        // A value other than a string or a list of strings is refused, not written as a
+        // string (`false` as "false", true to a `when:`).
+        let boolean = plan(
+            "name: site\ndescription: d\ntasks:\n  - name: keep\n    inventory_set:\n      \
+             key: enable_nodelocaldns\n      value: false\n",
+            FORWARD,
+        )
+        .expect_err("a boolean");
+        assert!(
+            boolean
+                .to_string()
+                .contains("a string or a list of strings"),
+            "{boolean}"
+        );
         for key in ["ansible_host", "dns.servers", "9lives", "a-b"] {
             let error = with_key(key).expect_err(key);
             assert!(
