@@ -74,11 +74,12 @@ fn check_option(option: &str) -> Result<(), String> {
     // As ssh's readconf reads the line (misc.c strdelim): double quotes dropped, blanks and
     // one `=` before the keyword skipped.
     let line: String = option.chars().filter(|&c| c != '"').collect();
-    let line = line.trim_start_matches([' ', '\t']);
+    const BLANKS: [char; 4] = [' ', '\t', '\r', '\n'];
+    let line = line.trim_start_matches(BLANKS);
     let line = line.strip_prefix('=').unwrap_or(line);
     let key = line
-        .trim_start_matches([' ', '\t'])
-        .split(['=', ' ', '\t'])
+        .trim_start_matches(BLANKS)
+        .split(['=', ' ', '\t', '\r', '\n'])
         .next()
         .unwrap_or_default();
     if REFUSED_OPTIONS.contains(&key.to_ascii_lowercase().as_str()) {
@@ -145,6 +146,8 @@ mod tests {
             "-o 'Stdin\"Null\" yes'",
             "-o '=StdinNull yes'",
             "-o ' sessiontype=none'",
+            "'-o\nStdinNull=yes'",
+            "'-o\r\nSessionType=none'",
         ] {
             assert!(ok(refused).is_err(), "{refused}");
         }
