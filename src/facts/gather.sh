@@ -260,7 +260,7 @@ case "$UNITS" in
 esac
 # Processes dnsfix cares about, by name: the kubelet (RKE2's too), k3s and MicroK8s's
 # kubelite (which run the kubelet inside themselves), dhclient (is it the DHCP client
-# in use?) and weave-npc, each root's. A kubelet, k3s, kubelite or dhclient
+# in use?) and weave-npc, each root's. A kubelet, k3s or kubelite
 # counts only if it runs as root in this mount namespace: anyone can name a process
 # "kubelet", a container's root is uid 0 too, and dnsfix reads
 # the files its command line names and asks its binary for the version. A zombie (a
@@ -298,7 +298,9 @@ MPID=
       kubelet) [ -z "$KPID" ] && root_proc "$d" && KPID=${d#/proc/} ;;
       k3s-server|k3s-agent) [ -z "$K3SPID" ] && root_proc "$d" && K3SPID=${d#/proc/} ;;
       kubelite) [ -z "$MPID" ] && root_proc "$d" && MPID=${d#/proc/} ;;
-      dhclient) root_proc "$d" && { hdr pid dhclient; put "${d#/proc/}"; } ;;
+      # NetworkManager runs sandboxed (ProtectSystem=true: a mount namespace of its own)
+      # and its dhclient with it: root's, with this root, not a container's.
+      dhclient) uid0 "$d" && [ "$d/root" -ef / ] && { hdr pid dhclient; put "${d#/proc/}"; } ;;
       # Weave's network policy controller: with it, Weave loads br_netfilter at its start.
       weave-npc) uid0 "$d" && { hdr pid weave-npc; put "${d#/proc/}"; } ;;
     esac

@@ -840,7 +840,8 @@ fn a_k3s_unit_drop_in_is_followed_to_the_files_it_names() {
 
 /// A process any user can start under a name dnsfix looks for does not count: a
 /// `weave-npc` of nobody's (which would say Weave loads br_netfilter at its start, and hush
-/// DNS-BRIDGE-NF-NOT-PERSISTENT) or a `dhclient`; root's do.
+/// DNS-BRIDGE-NF-NOT-PERSISTENT) or a `dhclient`; root's do, a dhclient also in a mount
+/// namespace of its own with the node's root (NetworkManager's, `ProtectSystem=true`).
 #[test]
 fn only_roots_processes_count_by_name() {
     let scratch =
@@ -850,15 +851,27 @@ fn only_roots_processes_count_by_name() {
     let found = |user: &str| {
         let run = scratch.join(format!("run-{user}"));
         std::fs::create_dir_all(&run).expect("mkdir");
-        let start = match user {
-            "root" => "",
-            _ => "setpriv --reuid=65534 --regid=65534 --clear-groups ",
+        let (start, uid) = match user {
+            "root" => ("unshare --mount --propagation private ", 0),
+            _ => ("setpriv --reuid=65534 --regid=65534 --clear-groups ", 65534),
         };
+        // Each process is waited for by name and checked to be the user's before the
+        // gather runs (a start that failed would pass the nobody case for nothing).
         std::fs::write(
             run.join("before.sh"),
             format!(
-                "chmod 755 \"$tmp\"\nfor n in weave-npc dhclient; do cp /bin/sleep \"$tmp/$n\"; \
-                 {start}\"$tmp/$n\" 60 & done\nsleep 0.3\n"
+                "chmod 755 \"$tmp\"\n\
+                 for n in weave-npc dhclient; do\n  cp /bin/sleep \"$tmp/$n\"\n  \
+                 {start}\"$tmp/$n\" 60 &\n\
+                 done\n\
+                 for n in weave-npc dhclient; do\n  ok=\n  \
+                 for _ in $(seq 100); do\n    \
+                 for p in /proc/[0-9]*; do\n      \
+                 [ \"$(cat \"$p/comm\" 2>/dev/null)\" = \"$n\" ] && \
+                 grep -q \"^Uid:[[:space:]]{uid}[[:space:]]\" \"$p/status\" && ok=1\n    \
+                 done\n    [ -n \"$ok\" ] && break\n    sleep 0.05\n  done\n  \
+                 [ -n \"$ok\" ] || {{ echo \"$n did not start as uid {uid}\" >&2; exit 1; }}\n\
+                 done\n"
             ),
         )
         .expect("before.sh");
