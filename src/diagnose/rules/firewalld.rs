@@ -154,18 +154,21 @@ fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone
     let fw = &ctx.facts.firewalld;
     let certain = pods.is_some_and(|p| p.certain);
     // Every shipped zone has <forward/> since firewalld 1.0: a zone counts where the pod
-    // network (even k3s's default, not known for certain), part of it (a node's own pod
-    // range) or a pod interface is bound to it, or a source dnsfix cannot place.
+    // network or part of it (a node's own pod range) or a pod interface is bound to it.
+    // Against a pod network not known for certain (k3s's default; a server may set
+    // another), or none, any range may be it: only a single host is not.
+    let overlaps = |a: &str, p: &PodNetwork| {
+        firewalld::covers(a, &p.cidr) != Some(false) || firewalld::covers(&p.cidr, a) != Some(false)
+    };
     let forwarding = fw.zones.iter().filter(|z| {
         z.forward
             && !z.accepts()
             && (z.interfaces.iter().any(|i| pod_interface(i))
                 || z.sources.iter().any(|s| match (s, pods) {
-                    (ZoneSource::Address(a), Some(p)) => {
-                        firewalld::covers(a, &p.cidr) != Some(false)
-                            || firewalld::covers(&p.cidr, a) != Some(false)
-                    }
-                    _ => true,
+                    (ZoneSource::Address(a), Some(p)) if p.certain => overlaps(a, p),
+                    (ZoneSource::Address(a), Some(p)) => overlaps(a, p) || !single_host(a),
+                    (ZoneSource::Address(a), None) => !single_host(a),
+                    (ZoneSource::Other(_), _) => true,
                 }))
     });
     accepting
@@ -191,6 +194,15 @@ fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone
         )
         .chain(fw.policies.iter().map(|p| format!("policy {}", escape(p))))
         .collect()
+}
+
+/// A source that is one address (`192.0.2.5`, `/32`, `/128`, a netmask of all ones): no
+/// pod network.
+fn single_host(source: &str) -> bool {
+    match source.split_once('/') {
+        None => true,
+        Some((_, mask)) => matches!(mask, "32" | "128" | "255.255.255.255"),
+    }
 }
 
 /// The names network plugins give the interfaces pods' traffic enters the node by (the

@@ -3060,9 +3060,10 @@ fn a_jinja_block_among_upstream_servers_is_no_address() {
 }
 
 /// On a k3s node whose pod network dnsfix knows only as k3s's default (10.42.0.0/16, which
-/// a server may change), a zone with intra-zone forwarding counts only where a source bound
-/// to it overlaps that network: every shipped zone has `<forward/>`, and a host allowed
-/// into the drop zone is no pod. Zones: firewalld v1.3.4's shipped ones (the
+/// a server may change), a zone with intra-zone forwarding counts where a range bound to
+/// it may be the pod network (overlapping the default, or another range: `--cluster-cidr`
+/// may have chosen it), not for a single host: every shipped zone has `<forward/>`, and a
+/// host allowed into the drop zone is no pod. Zones: firewalld v1.3.4's shipped ones (the
 /// DNS-FIREWALLD-PODS-UNTRUSTED fixtures name them).
 #[test]
 fn a_forwarding_zone_counts_only_where_it_binds_the_pod_network() {
@@ -3121,8 +3122,15 @@ fn a_forwarding_zone_counts_only_where_it_binds_the_pod_network() {
         status(outcome("203.0.113.5")),
         (Severity::Warning, FindingStatus::Failed)
     );
+    for range in ["10.42.3.0/24", "10.100.0.0/16"] {
+        assert_eq!(
+            status(outcome(range)),
+            (Severity::Warning, FindingStatus::Unknown),
+            "{range}"
+        );
+    }
     assert_eq!(
-        status(outcome("10.42.3.0/24")),
-        (Severity::Warning, FindingStatus::Unknown)
+        status(outcome("198.51.100.7/32")),
+        (Severity::Warning, FindingStatus::Failed)
     );
 }
