@@ -232,6 +232,19 @@ mod tests {
     const OLD: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/resolv.conf\n";
     const NEW: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/dnsfix/resolv.conf\n";
 
+    /// A refused inventory edit names the first line where it differs from what its
+    /// settings make, or the line it dropped.
+    #[test]
+    fn a_refused_edit_names_the_line() {
+        let settings = ["c: x".to_owned()];
+        let why = settings_only(Some("c: y\nb: 2\n"), "c: x\n", &settings).expect_err("dropped");
+        assert!(why.ends_with("(line 2: b: 2\\n is gone)"), "{why}");
+        let why =
+            settings_only(Some("c: y\nb: 2\n"), "c: x\nb: 3\n", &settings).expect_err("changed");
+        assert!(why.ends_with("(line 2: b: 3\\n)"), "{why}");
+        settings_only(Some("c: y\nb: 2\n"), "c: x\nb: 2\n", &settings).expect("as set");
+    }
+
     /// The diff `show` draws comes from the old text the file holds: one that is not what
     /// apply compares the node's file with (its sha256) is refused, as is a new text that
     /// is not what apply writes, a status its changes do not make, and a summary is counted
