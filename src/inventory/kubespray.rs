@@ -1,7 +1,8 @@
 //! Kubespray's dynamic groups: the groups every Kubespray playbook adds at run time with
-//! `group_by` before anything else (`playbooks/boilerplate.yml`, "Define groups for legacy
-//! less structured inventories"), so that dnsfix sees the groups — and therefore the
-//! `group_vars/` — that Kubespray sees.
+//! `group_by` before anything else (`roles/dynamic_groups/tasks/main.yml`, "Match needed
+//! groups by their old names or definition", which `playbooks/boilerplate.yml` runs first;
+//! older releases had the task in boilerplate.yml itself), so that dnsfix sees the groups —
+//! and therefore the `group_vars/` — that Kubespray sees.
 //!
 //! Kubespray's current sample `inventory.ini` defines `kube_control_plane`, `etcd` and
 //! `kube_node` only; `k8s_cluster` exists only through this step, so without it the
@@ -20,7 +21,8 @@ use serde_json::Value;
 use super::host::Host;
 use super::origin::{VarOrigin, VarScope};
 
-/// `group_mappings` from kubespray playbooks/boilerplate.yml, in its order.
+/// `group_mappings` from Kubespray's roles/dynamic_groups/tasks/main.yml (which
+/// playbooks/boilerplate.yml runs first), in its order.
 pub(crate) const GROUP_MAPPINGS: &[(&str, &[&str])] = &[
     ("kube_control_plane", &["kube-master"]),
     ("kube_node", &["kube-node"]),

@@ -24,6 +24,7 @@ pub const DNS_VARIABLES: &[&str] = &[
     "dns_domain",
     "cluster_name",
     "kube_service_addresses",
+    "kube_pods_subnet",
     "skydns_server",
     "coredns_server",
     "kube_resolv_conf",
@@ -179,7 +180,7 @@ pub fn text(inventory: &Inventory, hosts: &[&Host]) -> String {
     let dynamic = inventory.dynamic_groups();
     if !dynamic.is_empty() {
         out.push_str(&format!(
-            "added as Kubespray does at run time (playbooks/boilerplate.yml): {} (marked *)\n",
+            "added as Kubespray does at run time (roles/dynamic_groups, which playbooks/boilerplate.yml runs first): {} (marked *)\n",
             dynamic.join(", ")
         ));
     }

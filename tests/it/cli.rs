@@ -273,7 +273,7 @@ fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "added as Kubespray does at run time (playbooks/boilerplate.yml): k8s_cluster"
+            "added as Kubespray does at run time (roles/dynamic_groups, which playbooks/boilerplate.yml runs first): k8s_cluster"
         ),
         "{text}"
     );
@@ -289,6 +289,13 @@ fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
         "{text}"
     );
     assert!(text.contains("not set: upstream_dns_servers"), "{text}");
+    // The pod network DNS-FIREWALLD-PODS-UNTRUSTED judges zones against.
+    assert!(
+        text.lines().any(|l| l.starts_with("  kube_pods_subnet ")
+            && l.contains(" 10.233.64.0/18 ")
+            && l.ends_with("group_vars/k8s_cluster/k8s-cluster.yml:94")),
+        "{text}"
+    );
 
     let out = dnsfix(&["inventory", "-i", sample, "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
