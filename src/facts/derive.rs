@@ -423,7 +423,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     let (denied_at_boot, denied_now, deny_unread) = if built_in {
         Default::default()
     } else {
-        br_netfilter_denials(raw, &cmdline, systemd)
+        br_netfilter_denials(raw)
     };
     BrNetfilter {
         loaded,
@@ -436,24 +436,10 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     }
 }
 
-/// What stops a module loading at boot, now, and the modprobe.d files not read.
-type Denials = (
-    Vec<super::modprobe_d::Deny>,
-    Vec<super::modprobe_d::Deny>,
-    Vec<String>,
-);
-
-/// What stops br_netfilter loading at boot (systemd-modules-load applies kmod's blacklist;
-/// sysvinit's /etc/init.d/kmod runs a plain modprobe, which does not) and under a plain
-/// `modprobe br_netfilter` now (which passes over the modules already loaded), and the
-/// modprobe.d files that could not be read.
-fn br_netfilter_denials(
-    raw: &RawFacts,
-    cmdline: &super::kernel_cmdline::KernelCmdline,
-    systemd: bool,
-) -> Denials {
-    use super::modprobe_d::{BR_NETFILTER_DEPS, denials};
-    let (conf, unread) = super::modprobe_d::ModprobeD::from_raw(raw);
+/// What stops br_netfilter, or a module it needs (they load first), loading at boot and
+/// now ([`super::modprobe_d::module_denials`]), a module in /proc/modules being loaded.
+fn br_netfilter_denials(raw: &RawFacts) -> super::modprobe_d::Denials {
+    use super::modprobe_d::BR_NETFILTER_DEPS;
     let chain: Vec<&str> = std::iter::once("br_netfilter")
         .chain(BR_NETFILTER_DEPS)
         .collect();
@@ -463,9 +449,7 @@ fn br_netfilter_denials(
             .as_deref()
             .is_some_and(|text| super::raw::modules_list(text, m))
     };
-    let at_boot = denials(&conf, cmdline, &chain, systemd, &|_| false);
-    let now = denials(&conf, cmdline, &chain, false, &loaded);
-    (at_boot, now, unread)
+    super::modprobe_d::module_denials(raw, &chain, &loaded)
 }
 
 fn interface_addresses(ip_output: &str) -> Vec<String> {

@@ -272,11 +272,31 @@ fn install_kind(command: &str) -> Option<DenyKind> {
     }
 }
 
+/// What stops a module loading at boot, and now, and the modprobe.d files not read.
+pub type Denials = (Vec<Deny>, Vec<Deny>, Vec<String>);
+
+/// What stops `modules` (a module and the modules it needs) loading on the node of `raw`:
+/// at boot (systemd-modules-load applies kmod's blacklist; sysvinit's /etc/init.d/kmod runs
+/// a plain modprobe, which does not), under a plain `modprobe` now (which passes over the
+/// modules `loaded` says are), and the modprobe.d files that could not be read.
+pub fn module_denials(
+    raw: &super::raw::RawFacts,
+    modules: &[&str],
+    loaded: &dyn Fn(&str) -> bool,
+) -> Denials {
+    let (conf, unread) = ModprobeD::from_raw(raw);
+    let cmdline = KernelCmdline::from_raw(raw);
+    let systemd = super::sysctl::booted_by_systemd(raw);
+    let at_boot = denials(&conf, &cmdline, modules, systemd, &|_| false);
+    let now = denials(&conf, &cmdline, modules, false, loaded);
+    (at_boot, now, unread)
+}
+
 /// What stops `modules` (a module and the modules it needs) loading, in that order, under
 /// a probe that applies kmod's blacklist (`blacklist`: systemd-modules-load, for the module
 /// itself: KMOD_PROBE_APPLY_BLACKLIST does not filter dependencies) or not (a plain
 /// `modprobe`). `skip` says which of them are loaded already (a probe passes over those).
-pub fn denials(
+fn denials(
     conf: &ModprobeD,
     cmdline: &KernelCmdline,
     modules: &[&str],

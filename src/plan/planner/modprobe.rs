@@ -6,7 +6,7 @@ use minijinja::Value as Ctx;
 use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::kernel_cmdline::KernelCmdline;
-use crate::facts::modprobe_d::{ModprobeD, denials};
+use crate::facts::modprobe_d::module_denials;
 use crate::facts::modules_load::{
     ETC_MODULES, MODULES_LOAD_DIRS, normalize_module, persisted_modules,
 };
@@ -100,15 +100,9 @@ impl Run<'_> {
             let b = &self.facts.br_netfilter;
             (b.denied_at_boot.clone(), b.denied_now.clone())
         } else {
-            let raw = &self.facts.raw;
-            let (conf, _) = ModprobeD::from_raw(raw);
-            let cmdline = KernelCmdline::from_raw(raw);
-            let systemd = crate::facts::sysctl::booted_by_systemd(raw);
             let loaded = self.module_loaded(name).unwrap_or(false);
-            (
-                denials(&conf, &cmdline, &[name], systemd, &|_| false),
-                denials(&conf, &cmdline, &[name], false, &|_| loaded),
-            )
+            let (at_boot, now, _) = module_denials(&self.facts.raw, &[name], &|_| loaded);
+            (at_boot, now)
         };
         if at_boot.is_empty() && now.is_empty() {
             return None;
