@@ -505,13 +505,13 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
     }
     let now = std::fs::read(path).ok();
     let now_sha = now.as_deref().map(sha256_hex);
+    let now_text = now.as_deref().map(String::from_utf8_lossy);
     // A redacted old text (what `show` drew the diff from) must be this file, where it is
     // still the one the plan was made from.
-    if let (Some(shown), Some(bytes)) = (&change.before, &now)
+    if let (Some(shown), Some(text)) = (&change.before, &now_text)
         && crate::plan::redact::is_redacted(shown)
         && now_sha == change.before_sha256
-        && !crate::plan::redact::unredact(shown, &String::from_utf8_lossy(bytes))
-            .is_ok_and(|b| Some(sha256_hex(b.as_bytes())) == now_sha)
+        && !crate::plan::redact::shows(shown, text)
     {
         return outcome(
             "error",
@@ -534,11 +534,8 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
                 ),
             );
         }
-        let source = now
-            .as_deref()
-            .map(String::from_utf8_lossy)
-            .unwrap_or_default();
-        match crate::plan::redact::unredact(&change.content, &source) {
+        let source = now_text.as_deref().unwrap_or_default();
+        match crate::plan::redact::unredact(&change.content, source) {
             Ok(c)
                 if change
                     .after_sha256
@@ -575,11 +572,8 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
     // could not read them): it sets what its settings say and nothing else.
     let redacted = |t: &str| crate::plan::redact::is_redacted(t);
     if (redacted(&change.content) || change.before.as_deref().is_some_and(redacted))
-        && let Err(why) = crate::plan::saved::settings_only(
-            now.as_deref().map(String::from_utf8_lossy).as_deref(),
-            &content,
-            &change.settings,
-        )
+        && let Err(why) =
+            crate::plan::saved::settings_only(now_text.as_deref(), &content, &change.settings)
     {
         return outcome(
             "error",

@@ -26,6 +26,12 @@ const MARK: &str = "<redacted hmac:";
 /// the value is restored.
 const SHA256_MARK: &str = "<redacted sha256:";
 
+/// Whether a redacted old text (what `show` drew a diff from) is `source`, the file it was
+/// redacted from, once its values are put back: its other lines are that file's.
+pub fn shows(redacted: &str, source: &str) -> bool {
+    unredact(redacted, source).is_ok_and(|text| text == source)
+}
+
 /// Whether `text` starts with a marker.
 fn marked(text: &str) -> bool {
     text.starts_with(MARK) || text.starts_with(SHA256_MARK)
