@@ -123,63 +123,41 @@ impl Zone {
     /// rule's own `<source>` binds nothing). `Err` with why for a file that is not
     /// well-formed enough to tell, which firewalld refuses too.
     pub fn parse(name: &str, path: &str, text: &str) -> Result<Zone, String> {
+        // roxmltree says where (`… at 3:14`), or that the file ends too soon.
+        let doc = roxmltree::Document::parse(text).map_err(|e| e.to_string())?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "zone" {
+            return Err(format!(
+                "<{}> where the root <zone> belongs",
+                root.tag_name().name()
+            ));
+        }
         let mut zone = Zone {
             name: name.to_owned(),
             path: path.to_owned(),
-            target: None,
+            target: root.attribute("target").map(str::to_owned),
             interfaces: Vec::new(),
             sources: Vec::new(),
             forward: false,
         };
-        let mut depth = 0usize;
-        let mut seen_root = false;
-        for tag in tags(text)? {
-            match tag {
-                Tag::End(el) => {
-                    if depth == 0 {
-                        return Err(format!("</{el}> closes nothing"));
-                    }
-                    depth -= 1;
-                }
-                Tag::Start {
-                    name: el,
-                    attrs,
-                    empty,
-                } => {
-                    match (depth, el.as_str()) {
-                        (0, "zone") if !seen_root => {
-                            seen_root = true;
-                            zone.target = attr(&attrs, "target");
-                        }
-                        (0, _) => return Err(format!("<{el}> where the root <zone> belongs")),
-                        (1, "interface") => {
-                            let name =
-                                attr(&attrs, "name").ok_or("an <interface> without a name")?;
-                            zone.interfaces.push(name);
-                        }
-                        (1, "forward") => zone.forward = true,
-                        (1, "source") => zone.sources.push(match attr(&attrs, "address") {
-                            Some(a) => ZoneSource::Address(a),
-                            None => ZoneSource::Other(
-                                attr(&attrs, "ipset")
-                                    .map(|s| format!("ipset {s}"))
-                                    .or_else(|| attr(&attrs, "mac").map(|m| format!("mac {m}")))
-                                    .ok_or("a <source> without an address, mac or ipset")?,
-                            ),
-                        }),
-                        _ => {}
-                    }
-                    if !empty {
-                        depth += 1;
-                    }
-                }
+        for el in root.children().filter(roxmltree::Node::is_element) {
+            let attr = |name: &str| el.attribute(name).map(str::to_owned);
+            match el.tag_name().name() {
+                "interface" => zone
+                    .interfaces
+                    .push(attr("name").ok_or("an <interface> without a name")?),
+                "forward" => zone.forward = true,
+                "source" => zone.sources.push(match attr("address") {
+                    Some(a) => ZoneSource::Address(a),
+                    None => ZoneSource::Other(
+                        attr("ipset")
+                            .map(|s| format!("ipset {s}"))
+                            .or_else(|| attr("mac").map(|m| format!("mac {m}")))
+                            .ok_or("a <source> without an address, mac or ipset")?,
+                    ),
+                }),
+                _ => {}
             }
-        }
-        if !seen_root {
-            return Err("no <zone> element".into());
-        }
-        if depth != 0 {
-            return Err("an element is not closed".into());
         }
         Ok(zone)
     }
@@ -360,123 +338,6 @@ fn network(text: &str) -> Option<(std::net::IpAddr, u32)> {
         },
     };
     (prefix <= max).then_some((addr, prefix))
-}
-
-/// One tag of an XML document.
-#[derive(Debug, PartialEq, Eq)]
-enum Tag {
-    Start {
-        name: String,
-        attrs: Vec<(String, String)>,
-        empty: bool,
-    },
-    End(String),
-}
-
-/// The tags of `text`, in order: comments, the XML declaration, processing instructions,
-/// DOCTYPE and CDATA left out; text between tags ignored. `Err` where a tag is not closed
-/// or an attribute is not quoted.
-fn tags(text: &str) -> Result<Vec<Tag>, String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('<') {
-        rest = &rest[at..];
-        let skip = [
-            ("<!--", "-->"),
-            ("<?", "?>"),
-            ("<![CDATA[", "]]>"),
-            ("<!", ">"),
-        ]
-        .into_iter()
-        .find(|(open, _)| rest.starts_with(open));
-        if let Some((open, close)) = skip {
-            let end = rest[open.len()..]
-                .find(close)
-                .ok_or_else(|| format!("{open} is not closed"))?;
-            rest = &rest[open.len() + end + close.len()..];
-            continue;
-        }
-        let end = tag_end(rest).ok_or("a tag is not closed")?;
-        let inner = &rest[1..end];
-        rest = &rest[end + 1..];
-        if let Some(name) = inner.strip_prefix('/') {
-            out.push(Tag::End(name.trim().to_owned()));
-            continue;
-        }
-        let (inner, empty) = match inner.strip_suffix('/') {
-            Some(i) => (i, true),
-            None => (inner, false),
-        };
-        let name_end = inner
-            .find(|c: char| c.is_whitespace())
-            .unwrap_or(inner.len());
-        let name = inner[..name_end].to_owned();
-        if name.is_empty() {
-            return Err("a tag without a name".into());
-        }
-        out.push(Tag::Start {
-            name,
-            attrs: attributes(&inner[name_end..])?,
-            empty,
-        });
-    }
-    Ok(out)
-}
-
-/// Where the tag that starts `text` ends: its `>` outside quoted attribute values.
-fn tag_end(text: &str) -> Option<usize> {
-    let mut quote = None;
-    for (i, c) in text.char_indices().skip(1) {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(i),
-            (None, '<') => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `name="value"` pairs (either quote), entities in the values resolved.
-fn attributes(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut rest = text.trim_start();
-    while !rest.is_empty() {
-        let (name, after) = rest
-            .split_once('=')
-            .ok_or_else(|| format!("attribute {:?} has no value", rest.trim()))?;
-        let after = after.trim_start();
-        let quote = after
-            .chars()
-            .next()
-            .filter(|c| *c == '"' || *c == '\'')
-            .ok_or_else(|| format!("attribute {} is not quoted", name.trim()))?;
-        let body = &after[1..];
-        let end = body
-            .find(quote)
-            .ok_or_else(|| format!("attribute {} is not closed", name.trim()))?;
-        out.push((name.trim().to_owned(), unescape(&body[..end])));
-        rest = body[end + 1..].trim_start();
-    }
-    Ok(out)
-}
-
-fn attr(attrs: &[(String, String)], name: &str) -> Option<String> {
-    attrs
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.clone())
-}
-
-/// XML's five named entities (an address or interface name holds no others).
-fn unescape(text: &str) -> String {
-    text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
 }
 
 #[cfg(test)]
