@@ -317,7 +317,7 @@ pub fn covers(outer: &str, inner: &str) -> Option<bool> {
 }
 
 /// An address and its prefix length.
-fn network(text: &str) -> Option<(std::net::IpAddr, u32)> {
+pub fn network(text: &str) -> Option<(std::net::IpAddr, u32)> {
     let (addr, prefix) = match text.trim().split_once('/') {
         Some((a, p)) => (a, Some(p)),
         None => (text.trim(), None),

@@ -199,10 +199,7 @@ fn undecided(ctx: &Ctx, pods: Option<&PodNetwork>, accepting: &[&firewalld::Zone
 /// A source that is one address (`192.0.2.5`, `/32`, `/128`, a netmask of all ones): no
 /// pod network.
 fn single_host(source: &str) -> bool {
-    match source.split_once('/') {
-        None => true,
-        Some((_, mask)) => matches!(mask, "32" | "128" | "255.255.255.255"),
-    }
+    firewalld::network(source).is_some_and(|(a, p)| p == if a.is_ipv4() { 32 } else { 128 })
 }
 
 /// The names network plugins give the interfaces pods' traffic enters the node by (the
