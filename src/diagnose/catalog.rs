@@ -1328,22 +1328,22 @@ pub const RULES: &[RuleInfo] = &[
             run, the boot, the time since boot), and removes the unit's marks once it restarted\n\
             it. dnsfix reports a mark from this boot whose kubelet process started before it.",
         fix: "\
-            Restart the unit:\n  \
+            The kubelet-restart-due playbook: `dnsfix plan` shows the restart of the unit the\n\
+            mark names, with the run that left it, and `dnsfix apply` restarts it (its handler\n\
+            removes the mark) and recreates the node's CoreDNS and nodelocaldns pods. It writes\n\
+            nothing: the files are what the run left, a rollback's (rollback-RUN) too. By hand:\n  \
             systemctl restart kubelet   # k3s, rke2-server, snap.microk8s.daemon-kubelite, k0sworker\n\
-            or apply again the saved plan the run carried out (`dnsfix apply plan.json`): it finds\n\
-            its files written, takes over the run's backups (`adopted`) and restarts the unit. A\n\
-            new plan finds the files as wanted and restarts nothing. A rollback's mark\n\
-            (rollback-RUN): roll the run back again, which restarts (the saved plan would write\n\
-            back what the rollback undid). A restart by hand, or a\n\
-            reboot, leaves the mark; dnsfix no longer reports it, and the next handler that\n\
-            restarts the unit removes it.",
+            Applying again the saved plan the run carried out (`dnsfix apply plan.json`) restarts\n\
+            the unit as well and takes over the run's backups (`adopted`), so that run's record\n\
+            ends done. A restart by hand, or a reboot, leaves the mark; dnsfix no longer reports\n\
+            it, and the next handler that restarts the unit removes it.",
         restart: "\
             The unit the mark names; then the node's CoreDNS and nodelocaldns pods, which read the\n\
             kubelet's resolv.conf when they are created.",
         verify: "\
             systemctl show -p ActiveEnterTimestamp kubelet   # after the apply\n\
             dnsfix check -i hosts.yaml --limit NODE",
-        playbook: None,
+        playbook: Some("kubelet-restart-due"),
     },
     RuleInfo {
         id: "DNS-FIREWALLD-PODS-UNTRUSTED",

@@ -107,6 +107,7 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
         if &now == planned
             || written_by_plan(host, path, &now)
             || created_for_plan(host, path, planned, &now)
+            || removed_by_restart(host, path, &now)
         {
             continue;
         }
@@ -171,6 +172,24 @@ fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
         } => p == path && now.symlink.is_none() && now.sha256.as_deref() == Some(after_sha256),
         _ => false,
     })
+}
+
+/// A restart mark the plan holds to (kubelet-restart-due's) that is gone because the plan's
+/// own handler restarted its unit: a second apply of the plan finds it done, not stale.
+fn removed_by_restart(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
+    let Some(unit) = path
+        .strip_prefix(crate::facts::restart_due::DIR)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.split_once('/'))
+        .map(|(unit, _)| unit)
+    else {
+        return false;
+    };
+    now.state == FileDigestState::Missing
+        && host.handlers.iter().any(|h| {
+            h.action == crate::plan::model::HandlerAction::Restarted
+                && h.unit.strip_suffix(".service").unwrap_or(&h.unit) == unit
+        })
 }
 
 /// A directory that did not exist and now does, because the plan writes a file in it.

@@ -359,14 +359,15 @@ fn host_plan(
     }
     let mut digest = run.digest.clone();
     planner::digest_core(&mut digest, facts);
-    let status = if !run.changes.is_empty() || !run.cluster.is_empty() {
+    // A restart alone is a change: a run cut off before its handler left one due.
+    let changing = !run.changes.is_empty() || !run.handlers.is_empty() || !run.cluster.is_empty();
+    let status = if changing {
         HostStatus::Changes
     } else if !run.blocked.is_empty() {
         HostStatus::Blocked
     } else {
         HostStatus::Clean
     };
-    let changing = !run.changes.is_empty() || !run.cluster.is_empty();
     HostPlan {
         host: host.name.clone(),
         status,
@@ -1036,6 +1037,75 @@ mod tests {
         .remove(0);
         let config = file(&plan, "/var/lib/kubelet/config.yaml").expect("config");
         assert!(config.contains("clusterDNS:\n- 10.96.0.10\n"), "{config}");
+    }
+
+    /// A run cut off between its writes and its restart: the plan restarts the kubelet
+    /// unit the mark names and nothing else (no file to write), holds to the mark, and
+    /// converges; a rollback's mark is restarted the same way; a kubelet restarted since
+    /// (by hand) is left alone; a mark of a unit that is not this node's kubelet is not
+    /// restarted on a guess.
+    #[test]
+    fn a_run_cut_off_before_its_restart_is_finished_by_the_restart_alone() {
+        use crate::facts::raw::FileState;
+        const CASE: &str = "DNS-KUBELET-RESTART-DUE/kubeadm-apply-cut-off";
+        const MARK: &str = "/var/lib/dnsfix/restart-due/kubelet/20261130T021500Z-7f3a";
+        let none = crate::cluster::Cluster::Unavailable {
+            reason: "not asked".into(),
+        };
+        let raw = crate::testing::rules_fixture(CASE);
+        let plan = plan_raw(&raw, "{}", &none, "").hosts.remove(0);
+        assert_eq!(plan.status, HostStatus::Changes, "{plan:#?}");
+        assert!(plan.changes.is_empty(), "{plan:#?}");
+        assert_eq!(plan.handlers.len(), 1, "{plan:#?}");
+        let handler = &plan.handlers[0];
+        assert_eq!(
+            (handler.unit.as_str(), handler.action),
+            ("kubelet", model::HandlerAction::Restarted)
+        );
+        assert!(
+            handler.reasons[0].starts_with("apply run 20261130T021500Z-7f3a changed its files"),
+            "{handler:?}"
+        );
+        let digest = plan.facts.as_ref().expect("digest");
+        assert!(digest.files.contains_key(MARK), "{:?}", digest.files.keys());
+        assert_eq!(plan.fixes, ["DNS-KUBELET-RESTART-DUE"], "{plan:#?}");
+
+        // Restarted (its handler removes the mark), the next plan has nothing to do.
+        let facts = crate::facts::NodeFacts::from_raw("node1", &raw);
+        let after = predict::applied(&facts, &plan.changes, &plan.handlers);
+        let again = plan_raw(&after, "{}", &none, "").hosts.remove(0);
+        assert_eq!(again.status, HostStatus::Clean, "{again:#?}");
+        assert!(again.handlers.is_empty(), "{again:#?}");
+
+        let by_hand =
+            crate::testing::rules_fixture("DNS-KUBELET-RESTART-DUE/kubeadm-restarted-by-hand");
+        let plan = plan_raw(&by_hand, "{}", &none, "").hosts.remove(0);
+        assert!(plan.handlers.is_empty(), "{plan:#?}");
+        assert_eq!(plan.status, HostStatus::Clean, "{plan:#?}");
+
+        let moved = |to: &str| {
+            let mut raw = raw.clone();
+            let mark = raw.files.remove(MARK).expect("the fixture's mark");
+            raw.order.retain(|p| p != MARK);
+            raw.file(to, FileState::Present, Some(&mark.content));
+            plan_raw(&raw, "{}", &none, "").hosts.remove(0)
+        };
+        let rollback = moved("/var/lib/dnsfix/restart-due/kubelet/rollback-20261130T021500Z-7f3a");
+        assert_eq!(rollback.handlers.len(), 1, "{rollback:#?}");
+        assert!(
+            rollback.handlers[0].reasons[0]
+                .starts_with("the rollback of run 20261130T021500Z-7f3a changed its files"),
+            "{rollback:#?}"
+        );
+        let other = moved("/var/lib/dnsfix/restart-due/k3s/20261130T021500Z-7f3a");
+        assert_eq!(other.status, HostStatus::Blocked, "{other:#?}");
+        assert!(other.handlers.is_empty(), "{other:#?}");
+        assert!(
+            other.blocked[0]
+                .reason
+                .starts_with("k3s was left to be restarted"),
+            "{other:#?}"
+        );
     }
 
     /// kubelet-cluster-dns where the installer owns the setting: blocked, naming every value

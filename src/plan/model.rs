@@ -118,9 +118,10 @@ impl HostPlan {
         }
     }
 
-    /// Does apply do anything here: a node change or a cluster action?
+    /// Does apply do anything here: a node change, a restart (one a cut-off run left due
+    /// needs no change) or a cluster action?
     pub fn acts(&self) -> bool {
-        !self.changes.is_empty() || !self.cluster.is_empty()
+        !self.changes.is_empty() || !self.handlers.is_empty() || !self.cluster.is_empty()
     }
 }
 

@@ -39,6 +39,7 @@ pub fn applied(facts: &NodeFacts, changes: &[Change], handlers: &[HandlerRun]) -
     }
     if restarted(&facts.services.kubelet_unit) {
         drop_kubelet_cmdline(&mut raw);
+        drop_restart_marks(&mut raw, &facts.services.kubelet_unit);
     }
     raw
 }
@@ -190,6 +191,18 @@ fn drop_kubelet_cmdline(raw: &mut RawFacts) {
         raw.files.remove(&cmdline);
         raw.order.retain(|p| *p != cmdline);
     }
+}
+
+/// The handler that restarts a kubelet unit removes the marks of runs that left it due
+/// (apply's common.sh `handler`).
+fn drop_restart_marks(raw: &mut RawFacts, unit: &str) {
+    let dir = format!(
+        "{}/{}/",
+        crate::facts::restart_due::DIR,
+        unit.strip_suffix(".service").unwrap_or(unit)
+    );
+    raw.files.retain(|path, _| !path.starts_with(&dir));
+    raw.order.retain(|path| !path.starts_with(&dir));
 }
 
 fn put(raw: &mut RawFacts, path: &str, content: Vec<u8>, state: FileState) {

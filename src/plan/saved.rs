@@ -43,7 +43,7 @@ pub fn checked(mut plan: Plan) -> Result<Plan, String> {
 fn check_host(host: &HostPlan) -> Result<(), String> {
     let status = if host.error.is_some() {
         HostStatus::Error
-    } else if !host.changes.is_empty() || !host.cluster.is_empty() {
+    } else if host.acts() {
         HostStatus::Changes
     } else if !host.blocked.is_empty() {
         HostStatus::Blocked

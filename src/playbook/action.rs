@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Value;
 
-/// The closed set of modules: the nine a task can use, and `service`, which only a
+/// The closed set of modules: the twelve a task can use, and `service`, which only a
 /// handler can.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -23,6 +23,7 @@ pub enum Module {
     Fail,
     DnsPods,
     CorefileForward,
+    RestartDue,
 }
 
 impl Module {
@@ -40,6 +41,7 @@ impl Module {
             Module::Fail => "fail",
             Module::DnsPods => "dns_pods",
             Module::CorefileForward => "corefile_forward",
+            Module::RestartDue => "restart_due",
         }
     }
 
@@ -57,6 +59,7 @@ impl Module {
             Module::Note | Module::Fail => (&["msg"], &[]),
             Module::DnsPods => (&["state"], &[]),
             Module::CorefileForward => (&["configmap", "servers"], &[]),
+            Module::RestartDue => (&["unit"], &[]),
         }
     }
 }
@@ -79,6 +82,18 @@ pub enum Action {
     DnsPods(DnsPodsArgs),
     /// Send a cluster Corefile's root `forward .` to these servers (a cluster change).
     CorefileForward(CorefileForwardArgs),
+    /// Changed where a run left `unit` due its restart (so the task's `notify` fires).
+    RestartDue(RestartDueArgs),
+}
+
+/// `restart_due`: changed where an apply or rollback changed the files of the kubelet unit
+/// `unit` and was cut off before restarting it, and the unit has not started since (the
+/// marks DNS-KUBELET-RESTART-DUE reads). Writes nothing: its `notify` restarts the unit.
+/// A restart that needs no file change is thus one a node's own state asks for, never a
+/// playbook's say-so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestartDueArgs {
+    pub unit: Value,
 }
 
 /// `corefile_forward`: the `forward .` of the root block (`.:53`) of kube-system's
@@ -258,6 +273,9 @@ impl Action {
                 configmap: args.need("configmap")?,
                 servers: args.need("servers")?,
             }),
+            Module::RestartDue => Action::RestartDue(RestartDueArgs {
+                unit: args.need("unit")?,
+            }),
             Module::Service => return Err(ArgsError::HandlerOnly),
         })
     }
@@ -273,6 +291,7 @@ impl Action {
             Action::InventorySet(_) => Module::InventorySet,
             Action::DnsPods(_) => Module::DnsPods,
             Action::CorefileForward(_) => Module::CorefileForward,
+            Action::RestartDue(_) => Module::RestartDue,
             Action::Note(_) => Module::Note,
             Action::Fail(_) => Module::Fail,
         }
@@ -291,7 +310,8 @@ impl Action {
             | Action::Note(_)
             | Action::Fail(_)
             | Action::DnsPods(_)
-            | Action::CorefileForward(_) => Vec::new(),
+            | Action::CorefileForward(_)
+            | Action::RestartDue(_) => Vec::new(),
         };
         values.into_iter().filter_map(Value::literal_str).collect()
     }
@@ -311,7 +331,7 @@ impl Service {
 mod tests {
     use super::*;
 
-    const TASK_MODULES: [Module; 9] = [
+    const TASK_MODULES: [Module; 12] = [
         Module::Template,
         Module::YamlSet,
         Module::EnvFlag,
@@ -321,6 +341,9 @@ mod tests {
         Module::InventorySet,
         Module::Note,
         Module::Fail,
+        Module::DnsPods,
+        Module::CorefileForward,
+        Module::RestartDue,
     ];
 
     fn literal(text: &str) -> Value {

@@ -49,6 +49,10 @@ pub const BUILTIN_PLAYBOOKS: &[(&str, &str)] = &[
         "60-corefile-upstream.yml",
         include_str!("../../playbooks/60-corefile-upstream.yml"),
     ),
+    (
+        "70-kubelet-restart-due.yml",
+        include_str!("../../playbooks/70-kubelet-restart-due.yml"),
+    ),
 ];
 
 /// The templates shipped with dnsfix.
@@ -613,6 +617,7 @@ impl Checker<'_> {
             (Module::Fail, &task.fail),
             (Module::DnsPods, &task.dns_pods),
             (Module::CorefileForward, &task.corefile_forward),
+            (Module::RestartDue, &task.restart_due),
         ];
         let used: Vec<_> = candidates
             .iter()
@@ -626,7 +631,8 @@ impl Checker<'_> {
                     line,
                     format!(
                         "{owner} uses no module (one of template, yaml_set, env_flag, args_flag, sysctl, \
-                         modprobe, service, inventory_set, note, fail, dns_pods, corefile_forward)"
+                         modprobe, service, inventory_set, note, fail, dns_pods, corefile_forward, \
+                         restart_due)"
                     ),
                 ));
             }

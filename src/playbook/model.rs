@@ -81,6 +81,7 @@ pub struct TaskFile {
     pub fail: Option<BTreeMap<String, serde_norway::Value>>,
     pub dns_pods: Option<BTreeMap<String, serde_norway::Value>>,
     pub corefile_forward: Option<BTreeMap<String, serde_norway::Value>>,
+    pub restart_due: Option<BTreeMap<String, serde_norway::Value>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

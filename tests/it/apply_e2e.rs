@@ -1041,18 +1041,7 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
 
     let child = apply_hung_mid_write(&lab, &node, &plan_path, &["--format", "json"]);
-    // "run RUN (pid PID)"
-    let owner = lab.exec(&node, "cat /var/lib/dnsfix/owner");
-    let pid = owner
-        .rsplit("(pid ")
-        .next()
-        .and_then(|p| p.split(')').next())
-        .unwrap_or("none")
-        .to_string();
-    lab.exec(
-        &node,
-        &format!("kill -9 {pid} && rm -f /usr/local/sbin/sync && pkill -x -f 'sleep 37'"),
-    );
+    kill_the_script(&lab, &node, "sync");
     let out = child.wait_with_output().expect("wait for dnsfix");
     assert_eq!(
         out.status.code(),
@@ -1095,6 +1084,22 @@ fn a_killed_apply_script_keeps_the_old_file_and_its_lock_is_taken_over() {
     );
 }
 
+/// Kills the script that holds the node lock (its owner file says "run RUN (pid PID)"),
+/// then removes the stand-in for `command` that held it and ends the stand-in's sleep.
+fn kill_the_script(lab: &Lab, node: &str, command: &str) {
+    let owner = lab.exec(node, "cat /var/lib/dnsfix/owner");
+    let pid = owner
+        .rsplit("(pid ")
+        .next()
+        .and_then(|p| p.split(')').next())
+        .unwrap_or("none")
+        .to_string();
+    lab.exec(
+        node,
+        &format!("kill -9 {pid} && rm -f /usr/local/sbin/{command} && pkill -x -f 'sleep 37'"),
+    );
+}
+
 /// dnsfix dies after the node wrote the file, and a re-run completes the apply (it finds
 /// the file written, restarts the kubelet): the re-run takes over the interrupted run's
 /// backup ("adopted"), so rolling the re-run back restores the original. (Before, neither
@@ -1118,6 +1123,87 @@ fn an_interrupted_then_completed_apply_can_be_rolled_back() {
         old,
         "rollback did not restore the original\n{}",
         describe(&out)
+    );
+}
+
+/// The apply script dies between its write and the kubelet restart (killed on the node
+/// while `systemctl restart` hangs): the file is new, the kubelet still the old one. A new
+/// plan has nothing to write and restarts the kubelet alone (DNS-KUBELET-RESTART-DUE, from
+/// the mark the dead run left); applied, the kubelet restarts once, the mark is gone, check
+/// is clean, and the same plan again restarts nothing.
+#[test]
+fn a_run_killed_before_its_restart_is_finished_by_a_plan_that_restarts_alone() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let (_, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
+    let real = lab.exec(&node, "command -v systemctl").trim().to_string();
+    lab.exec(
+        &node,
+        &format!(
+            "printf '#!/bin/sh\\ncase \"$*\" in *restart*) sleep 37 ;; esac\\nexec {real} \"$@\"\\n' \
+             > /usr/local/sbin/systemctl && chmod +x /usr/local/sbin/systemctl"
+        ),
+    );
+    let child = dnsfix_cmd(&lab, &lab.inventory(), &["apply", path_str(&plan_path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsfix starts");
+    wait_until(
+        "the apply never reached the restart",
+        Duration::from_secs(15),
+        || {
+            lab.exec_output(&node, "pgrep -x -f 'sleep 37'")
+                .status
+                .success()
+        },
+    );
+    // Killed before the restart returns.
+    kill_the_script(&lab, &node, "systemctl");
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    wait_for_lock_release(&lab, &node);
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), new);
+    assert_eq!(restarts(&lab, &node), Vec::<String>::new());
+
+    let (again_path, again) = save_plan(&lab, &lab.inventory());
+    let host = host_plan(&again, &node);
+    assert!(host.changes.is_empty(), "{host:#?}");
+    assert_eq!(host.handlers.len(), 1, "{host:#?}");
+    assert!(
+        host.findings
+            .iter()
+            .any(|f| f.id == "DNS-KUBELET-RESTART-DUE"),
+        "{host:#?}"
+    );
+    // (With the CoreDNS pod the old resolv.conf made loop, which the pods' recreation fixes.)
+    assert!(
+        host.fixes.contains(&"DNS-KUBELET-RESTART-DUE".to_owned()),
+        "{host:#?}"
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&again_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let result = host_result(&run_record(&out), &node).clone();
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert_eq!(restarts(&lab, &node).len(), 1, "{result:#?}");
+    assert_eq!(
+        lab.exec(
+            &node,
+            "ls -A /var/lib/dnsfix/restart-due 2>/dev/null | wc -l"
+        )
+        .trim(),
+        "0"
+    );
+    let findings = non_drift_findings(&lab, &lab.inventory());
+    assert!(findings.is_empty(), "{findings:?}");
+
+    let out = dnsfix(&lab, &["apply", path_str(&again_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        restarts(&lab, &node).len(),
+        1,
+        "the same plan restarted again"
     );
 }
 

@@ -68,19 +68,10 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         ),
         evidence,
         format!(
-            "restart {} (systemctl restart {}), or {}; then recreate the node's CoreDNS and \
-             nodelocaldns pods",
+            "dnsfix apply restarts {} and recreates the node's CoreDNS and nodelocaldns pods \
+             (playbook kubelet-restart-due); by hand: systemctl restart {}, then recreate them",
             units.join(", "),
             units.join(" "),
-            if due.iter().all(|r| r.rollback) {
-                // The saved plan would write the change again that the rollback undid.
-                "roll the run back again (dnsfix rollback RUN: it finds its restart due and \
-                 restarts)"
-            } else {
-                "apply again the saved plan that run carried out (dnsfix apply plan.json: it \
-                 takes over what the run wrote and restarts; a new plan finds the files as \
-                 wanted and restarts nothing)"
-            }
         ),
     );
     RuleOutcome::Findings(vec![finding])

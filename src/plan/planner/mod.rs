@@ -25,6 +25,7 @@ mod fail;
 mod inventory_set;
 mod modprobe;
 mod note;
+mod restart_due;
 mod service;
 mod state;
 mod sysctl;
@@ -352,6 +353,7 @@ impl<'a> Run<'a> {
             Action::Fail(args) => self.fail(args, ctx),
             Action::DnsPods(args) => self.dns_pods(args, ctx, state, reason),
             Action::CorefileForward(args) => self.corefile_forward(args, ctx, state, reason),
+            Action::RestartDue(args) => self.restart_due(args, ctx),
         }
     }
 
