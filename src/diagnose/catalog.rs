@@ -1389,7 +1389,9 @@ pub const RULES: &[RuleInfo] = &[
             a CoreDNS pod's query out of the zone does not), where direct rules or policies of\n\
             /etc/firewalld may accept the traffic, or where a file of it could not be read.\n\
             Rules added without --permanent are not seen: they are gone at the next reload or\n\
-            boot.",
+            boot. A firewalld stopped now (systemctl stop, a common first aid) that is still\n\
+            enabled (systemctl is-enabled, asked where its unit file is installed) starts again\n\
+            at the next boot with these zones: judged the same, the finding says from that boot.",
         fix: "\
             Either stop firewalld (k3s's recommendation, RKE2's known issue):\n  \
             systemctl disable --now firewalld\n\
@@ -1398,6 +1400,8 @@ pub const RULES: &[RuleInfo] = &[
             firewall-cmd --permanent --zone=trusted --add-source=10.42.0.0/16   # pods\n  \
             firewall-cmd --permanent --zone=trusted --add-source=10.43.0.0/16   # services\n  \
             firewall-cmd --reload\n\
+            (with firewalld stopped, firewall-offline-cmd --zone=trusted --add-source=... writes\n\
+            the same to its files: firewall-cmd needs the daemon)\n\
             and open the ports the nodes use between them in their zone (flannel VXLAN 8472/udp,\n\
             the kubelet's 10250/tcp, the API server's 6443/tcp on servers). dnsfix has no\n\
             playbook for this: which of the two is the operator's choice.",

@@ -156,15 +156,11 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
     let either = |a: UnitState, b: UnitState| if b == UnitState::Active { b } else { a };
     Services {
         systemd_resolved: get("systemd-resolved"),
-        systemd_resolved_enabled: raw
-            .commands
-            .get("resolved-enabled")
-            .and_then(|c| c.stdout.lines().next())
-            .map(|l| l.trim().to_owned())
-            .filter(|l| !l.is_empty()),
+        systemd_resolved_enabled: first_line(raw, "resolved-enabled"),
         network_manager: get("NetworkManager"),
         systemd_networkd: get("systemd-networkd"),
         firewalld: get("firewalld"),
+        firewalld_enabled: first_line(raw, "firewalld-enabled"),
         dhclient: raw.pids.contains_key("dhclient"),
         kubelet: get("kubelet"),
         k3s: either(get("k3s"), get("k3s-agent")),
@@ -177,6 +173,15 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
             .to_string(),
         kubelet_unit_state: UnitState::Unknown,
     }
+}
+
+/// The first line a command record printed, where it printed one.
+fn first_line(raw: &RawFacts, name: &str) -> Option<String> {
+    raw.commands
+        .get(name)
+        .and_then(|c| c.stdout.lines().next())
+        .map(|l| l.trim().to_owned())
+        .filter(|l| !l.is_empty())
 }
 
 fn present(raw: &RawFacts, path: &str) -> bool {

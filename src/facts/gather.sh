@@ -204,6 +204,11 @@ cmd units systemctl is-active systemd-resolved NetworkManager $KUNITS systemd-ne
 if [ -d /run/systemd/resolve ] || { [ -L /etc/resolv.conf ] && [ ! -e /etc/resolv.conf ]; }; then
   cmd resolved-enabled systemctl is-enabled systemd-resolved
 fi
+# Whether firewalld starts at boot, where its unit file is installed: stopped now and
+# enabled, its zones decide the pods' forwarded traffic again after the next boot.
+if [ -e /usr/lib/systemd/system/firewalld.service ] || [ -e /lib/systemd/system/firewalld.service ] || [ -e /etc/systemd/system/firewalld.service ]; then
+  cmd firewalld-enabled systemctl is-enabled firewalld
+fi
 
 # Kubelet: config files, env/flag files, the units that start it, the running process.
 KCFG="/etc/kubernetes/kubelet-config.yaml /var/lib/kubelet/config.yaml /etc/kubernetes/kubelet/config.json"

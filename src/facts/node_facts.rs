@@ -138,6 +138,11 @@ pub struct Services {
     pub systemd_networkd: UnitState,
     /// firewalld: its zones decide what it does with the pods' forwarded traffic.
     pub firewalld: UnitState,
+    /// `systemctl is-enabled firewalld`, asked where its unit file is installed: one
+    /// stopped now and enabled starts again at the next boot. `None` where it was not
+    /// asked or said nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub firewalld_enabled: Option<String>,
     /// A dhclient process runs: it is the DHCP client (and applies dhclient.conf).
     pub dhclient: bool,
     pub kubelet: UnitState,
@@ -158,13 +163,13 @@ impl Services {
     /// reboot itself changes (`enabled-runtime`, `masked-runtime`, `transient`: their links
     /// live in /run) or a word systemctl 252 does not print.
     pub fn resolved_starts_at_boot(&self) -> Option<bool> {
-        match self.systemd_resolved_enabled.as_deref()? {
-            "enabled" | "static" | "alias" | "indirect" | "generated" => Some(true),
-            "disabled" | "masked" | "linked" | "linked-runtime" | "bad" | "not-found" => {
-                Some(false)
-            }
-            _ => None,
-        }
+        starts_at_boot(self.systemd_resolved_enabled.as_deref()?)
+    }
+
+    /// Whether firewalld starts at the next boot, as [`Services::resolved_starts_at_boot`]
+    /// tells it for systemd-resolved.
+    pub fn firewalld_starts_at_boot(&self) -> Option<bool> {
+        starts_at_boot(self.firewalld_enabled.as_deref()?)
     }
 
     /// systemd-resolved will not write its /run files at the next boot: it does not start
@@ -178,6 +183,15 @@ impl Services {
                 UnitState::Inactive | UnitState::Failed
             ),
         }
+    }
+}
+
+/// What `systemctl is-enabled` printed says of the next boot (systemctl(1)'s states).
+fn starts_at_boot(state: &str) -> Option<bool> {
+    match state {
+        "enabled" | "static" | "alias" | "indirect" | "generated" => Some(true),
+        "disabled" | "masked" | "linked" | "linked-runtime" | "bad" | "not-found" => Some(false),
+        _ => None,
     }
 }
 

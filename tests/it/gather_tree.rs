@@ -61,8 +61,9 @@ fn expected(tree: &Path) -> RawFacts {
         }
     }
     raw.pids.clear();
-    raw.commands
-        .retain(|name, _| name == "units" || name == "resolved-enabled");
+    raw.commands.retain(|name, _| {
+        ["units", "resolved-enabled", "firewalld-enabled"].contains(&name.as_str())
+    });
     raw.files.retain(|path, _| {
         !(path.starts_with("/proc/")
             && path
@@ -132,8 +133,9 @@ fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
         }
     };
     let stub = format!(
-        "#!/bin/sh\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) cat <<'EOF'\n{}EOF\n;;\n*) exit 1 ;;\nesac\n",
+        "#!/bin/sh\ncase $1 in\nis-active) cat <<'EOF'\n{}EOF\n;;\nis-enabled) case $2 in\nfirewalld) cat <<'EOF'\n{}EOF\n;;\n*) cat <<'EOF'\n{}EOF\n;;\nesac ;;\n*) exit 1 ;;\nesac\n",
         answer("units"),
+        answer("firewalld-enabled"),
         answer("resolved-enabled")
     );
     std::fs::write(scratch.join("systemctl"), stub).expect("write systemctl stand-in");
@@ -192,6 +194,7 @@ fn compared(facts: &NodeFacts) -> Value {
         "kubelet_unit": json["services"]["kubelet_unit"],
         // Asked only where /run/systemd/resolve is.
         "systemd_resolved_enabled": json["services"]["systemd_resolved_enabled"],
+        "firewalld_enabled": json["services"]["firewalld_enabled"],
         // What the boot applies (the live values are the machine's here).
         "sysctls_persisted": json["sysctls"]
             .as_object()

@@ -25,19 +25,38 @@ struct PodNetwork {
     certain: bool,
 }
 
-pub(super) fn firewalld_pods_untrusted(ctx: &Ctx) -> RuleOutcome {
-    if let Err(outcome) = running(ctx) {
-        return outcome;
+/// When firewalld applies its zones: now, or from the next boot (stopped now, enabled).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum When {
+    Now,
+    AtBoot,
+}
+
+impl When {
+    /// "firewalld runs" / "firewalld starts at the next boot", as a summary begins.
+    fn runs(self) -> &'static str {
+        match self {
+            When::Now => "firewalld runs",
+            When::AtBoot => "firewalld, stopped now, starts at the next boot",
+        }
     }
+}
+
+pub(super) fn firewalld_pods_untrusted(ctx: &Ctx) -> RuleOutcome {
+    let when = match running(ctx) {
+        Ok(when) => when,
+        Err(outcome) => return outcome,
+    };
     let fw = &ctx.facts.firewalld;
     if let Some(why) = fw.unread.first() {
-        return ctx.unknown(ID, format!("firewalld runs and {}", escape(why)));
+        return ctx.unknown(ID, format!("{} and {}", when.runs(), escape(why)));
     }
     let Some(default) = fw.zone(&fw.default_zone.value) else {
         return ctx.unknown(
             ID,
             format!(
-                "firewalld runs and its default zone {} ({}) is in no zone file read",
+                "{} and its default zone {} ({}) is in no zone file read",
+                when.runs(),
                 escape(&fw.default_zone.value),
                 fw.default_zone.from
             ),
@@ -65,35 +84,54 @@ pub(super) fn firewalld_pods_untrusted(ctx: &Ctx) -> RuleOutcome {
         return ctx.unknown_because(
             ID,
             format!(
-                "firewalld runs, and whether {} accepts the pods' forwarded traffic dnsfix does not judge ({})",
+                "{}, and whether {} accepts the pods' forwarded traffic dnsfix does not judge ({})",
+                when.runs(),
                 open.join(", "),
                 evidence.join("; ")
             ),
-            remedy(ctx, pods.as_ref()),
+            remedy(ctx, pods.as_ref(), when),
         );
     }
     RuleOutcome::Findings(vec![ctx.finding(
         ID,
         Severity::Warning,
         format!(
-            "firewalld runs and no zone accepts the pod network: pod traffic this node forwards that was not DNAT'd here (a DNS query reaching a CoreDNS pod on this node from a pod on another) falls into zone {}, whose target rejects it",
-            escape(&default.name)
+            "{} and no zone accepts the pod network: pod traffic this node forwards that was not DNAT'd here (a DNS query reaching a CoreDNS pod on this node from a pod on another) falls into zone {}, whose target rejects it{}",
+            when.runs(),
+            escape(&default.name),
+            match when {
+                When::Now => "",
+                When::AtBoot => ", from that boot on",
+            }
         ),
         evidence,
-        remedy(ctx, pods.as_ref()),
+        remedy(ctx, pods.as_ref(), when),
     )])
 }
 
-/// `Ok` where firewalld runs on a Kubernetes node; else what the rule says: not applicable
-/// (no kubelet, firewalld stopped or not installed) or unknown (systemctl did not say).
-fn running(ctx: &Ctx) -> Result<(), RuleOutcome> {
+/// When firewalld applies its zones on a Kubernetes node: now, or from the next boot where
+/// it is stopped and enabled (`systemctl stop` without `disable`: the node reboots into
+/// it). Else what the rule says: not applicable (no kubelet, firewalld stopped and not
+/// started at boot, or not installed) or unknown (systemctl did not say).
+fn running(ctx: &Ctx) -> Result<When, RuleOutcome> {
     if not_a_node(ctx) {
         return Err(RuleOutcome::NotApplicable(NO_KUBELET.into()));
     }
-    match ctx.facts.services.firewalld {
-        UnitState::Active | UnitState::Activating => Ok(()),
+    let services = &ctx.facts.services;
+    match services.firewalld {
+        UnitState::Active | UnitState::Activating => Ok(When::Now),
+        UnitState::Inactive | UnitState::Failed if services.firewalld_starts_at_boot() == Some(true) => {
+            Ok(When::AtBoot)
+        }
         state @ (UnitState::Inactive | UnitState::Failed) => Err(RuleOutcome::NotApplicable(
-            format!("firewalld is not running ({})", state.as_str()),
+            match services.firewalld_enabled.as_deref() {
+                Some(enabled) => format!(
+                    "firewalld is not running ({}) and not started at boot ({})",
+                    state.as_str(),
+                    escape(enabled)
+                ),
+                None => format!("firewalld is not running ({})", state.as_str()),
+            },
         )),
         UnitState::Unknown if !ctx.facts.firewalld.installed => Err(
             RuleOutcome::NotApplicable("firewalld is not installed".into()),
@@ -123,8 +161,16 @@ fn evidence(
         });
     vec![
         format!(
-            "firewalld is {} (systemctl is-active); backend {} ({})",
+            "firewalld is {} (systemctl is-active){}; backend {} ({})",
             ctx.facts.services.firewalld.as_str(),
+            ctx.facts
+                .services
+                .firewalld_enabled
+                .as_deref()
+                .map_or(String::new(), |e| format!(
+                    ", {} (systemctl is-enabled)",
+                    escape(e)
+                )),
             escape(&fw.backend.value),
             fw.backend.from
         ),
@@ -287,17 +333,25 @@ fn rancher(ctx: &Ctx) -> bool {
 
 /// What to do: k3s's documented rules with the node's networks where known, or firewalld
 /// off; and what a reload or stop does to the other rules with the iptables backend.
-fn remedy(ctx: &Ctx, pods: Option<&PodNetwork>) -> String {
+fn remedy(ctx: &Ctx, pods: Option<&PodNetwork>, when: When) -> String {
     let pod = pods.map_or("POD_CIDR".to_owned(), |p| escape(&p.cidr).into_owned());
     let service = match ctx.host.var_set("kube_service_addresses") {
         Some(s) => escape(s).into_owned(),
         None if rancher(ctx) => "10.43.0.0/16".to_owned(),
         None => "SERVICE_CIDR".to_owned(),
     };
-    let mut out = format!(
-        "stop firewalld, as k3s's requirements recommend and RKE2's known issues ask (systemctl disable --now firewalld), or put the pod and service networks in the trusted zone, k3s's rules for a node that keeps it: firewall-cmd --permanent --zone=trusted --add-source={pod}; firewall-cmd --permanent --zone=trusted --add-source={service}; firewall-cmd --reload (and open what the nodes use between them, 8472/udp for flannel's VXLAN, 10250/tcp)"
-    );
-    if ctx.facts.firewalld.backend.value == "iptables" {
+    let mut out = match when {
+        When::Now => format!(
+            "stop firewalld, as k3s's requirements recommend and RKE2's known issues ask (systemctl disable --now firewalld), or put the pod and service networks in the trusted zone, k3s's rules for a node that keeps it: firewall-cmd --permanent --zone=trusted --add-source={pod}; firewall-cmd --permanent --zone=trusted --add-source={service}; firewall-cmd --reload (and open what the nodes use between them, 8472/udp for flannel's VXLAN, 10250/tcp)"
+        ),
+        // firewall-cmd talks to the running daemon; firewall-offline-cmd edits its files.
+        When::AtBoot => format!(
+            "keep it from starting at boot, as k3s's requirements recommend and RKE2's known issues ask (systemctl disable firewalld), or put the pod and service networks in the trusted zone before the next boot, k3s's rules for a node that keeps it, written while it is stopped: firewall-offline-cmd --zone=trusted --add-source={pod}; firewall-offline-cmd --zone=trusted --add-source={service} (and open what the nodes use between them, 8472/udp for flannel's VXLAN, 10250/tcp)"
+        ),
+    };
+    // (Stopped already, it flushes nothing more: disabling it or editing its files offline
+    // reloads nothing.)
+    if when == When::Now && ctx.facts.firewalld.backend.value == "iptables" {
         let unit = escape(&ctx.facts.services.kubelet_unit);
         out.push_str(&format!(
             "; with FirewallBackend=iptables, firewalld's reload and stop flush every iptables table, kube-proxy's and the network plugin's rules with them: restart {unit} (or kube-proxy and the network plugin's pod on the node) afterwards"
