@@ -50,7 +50,36 @@ pub struct ApplyOptions {
     pub forks: usize,
     /// Where kubectl runs (cluster actions).
     pub cluster: crate::cluster::Access,
+    /// Set when the operator asks the run to stop (Ctrl-C).
+    pub stop: Stop,
 }
+
+/// The operator's request to stop a run (the first Ctrl-C): no host starts after it, and
+/// those in progress finish, their restarts and health gates included, so that none is cut
+/// off between its writes and its restart. Shared by every clone.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Stop {
+    pub fn request(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn requested(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// A host the run did not start because it was asked to stop.
+    pub fn untouched(host: &HostPlan) -> HostResult {
+        let mut result = HostResult::new(host, HostOutcome::Untouched);
+        result.error = Some(STOPPED.into());
+        result
+    }
+}
+
+/// Why a host was not started after the operator stopped the run.
+pub const STOPPED: &str =
+    "not started: the run was stopped (Ctrl-C) after the hosts in progress finished";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,7 +98,8 @@ pub enum HostOutcome {
     Locked,
     /// Something failed (see the steps, handlers or error).
     Failed,
-    /// Not started: an earlier batch failed past --max-fail-percentage.
+    /// Not started: an earlier batch failed past --max-fail-percentage, or the operator
+    /// stopped the run (Ctrl-C).
     Untouched,
     /// The run was recorded as started but did not record this host's result (it was
     /// interrupted); the node's manifest says what it wrote.
@@ -310,6 +340,12 @@ pub async fn apply(
     let size = serial.size(total.max(1));
     let mut pending = rolling.into_iter().peekable();
     while pending.peek().is_some() {
+        if options.stop.requested() {
+            for host in pending.by_ref() {
+                results.insert(host.host.clone(), Stop::untouched(&host));
+            }
+            break;
+        }
         let failed = results.values().filter(|r| r.is_failure()).count();
         if total > 0 && failed * 100 > options.max_fail_percentage as usize * total {
             for host in pending.by_ref() {
@@ -362,6 +398,10 @@ async fn run_batch(
         let permits = Arc::clone(&permits);
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            // Waiting for a fork when the run was stopped: not started.
+            if ctx.options.stop.requested() {
+                return Stop::untouched(&plan);
+            }
             ctx.sink.event(Event::HostStarted {
                 host: host.name.clone(),
             });

@@ -74,8 +74,14 @@ pub async fn rollback(
         let sink = Arc::clone(&sink);
         let run_id = run_id.to_string();
         let timeout = options.health_timeout.as_secs();
+        let stop = options.stop.clone();
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            if stop.requested() {
+                mine.outcome = HostOutcome::Untouched;
+                mine.error = Some(super::STOPPED.into());
+                return (index, mine);
+            }
             let target = Target {
                 host: host.name.clone(),
                 connection: host.connection(),

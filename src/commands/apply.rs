@@ -36,6 +36,7 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             health_timeout: args.health_timeout,
             forks: config.forks,
             cluster: ctx.cluster_access(),
+            stop: crate::apply::Stop::default(),
         },
         update_inventory: args.update_inventory,
         plan_file: args.plan.as_deref(),
@@ -251,6 +252,12 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     }
     let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
+    super::stop_on_interrupt(
+        &ctx.runtime,
+        &run.options.stop,
+        &sink,
+        "writes, restarts and health checks",
+    );
     let results = ctx.runtime.block_on(apply::apply(
         &plan,
         &run_id,

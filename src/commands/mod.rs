@@ -74,6 +74,39 @@ fn print(rendered: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// From here on, the first Ctrl-C (SIGINT) stops the run gently: `stop` is set, so no host
+/// starts any more, the hosts in progress finish (`what`: their writes, restarts and health
+/// gates), and the run is recorded as usual (the hosts not started are `untouched`). The
+/// second ends dnsfix at once, exit 130, with the run record as it was saved before the
+/// first host (its hosts `interrupted`: rollback still finds what they wrote). Installed
+/// once the y/N question is answered, so a Ctrl-C at the question ends dnsfix as ever.
+fn stop_on_interrupt(
+    runtime: &tokio::runtime::Runtime,
+    stop: &crate::apply::Stop,
+    sink: &std::sync::Arc<dyn crate::events::EventSink>,
+    what: &'static str,
+) {
+    let stop = stop.clone();
+    let sink = std::sync::Arc::clone(sink);
+    runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        stop.request();
+        sink.event(crate::events::Event::Warning {
+            message: format!(
+                "interrupted: the hosts in progress finish their {what}; no other host                  starts (Ctrl-C again to stop at once)"
+            ),
+        });
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!(
+                "dnsfix: stopped at once; the hosts in progress are recorded as interrupted                  (`dnsfix check` says where a restart is due; rollback finds what they wrote)"
+            );
+            std::process::exit(130);
+        }
+    });
+}
+
 /// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.
 fn confirm(question: &str) -> Result<bool, Error> {
     if !std::io::stdin().is_terminal() {

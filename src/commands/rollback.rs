@@ -15,6 +15,19 @@ use crate::report::{self, EventSink};
 
 /// 0 when everything was restored (or nothing needed to be), 3 when a host failed; 1 when
 /// the answer to y/N was no.
+/// How a rollback runs its hosts: no batches (a rollback undoes what is there), no pods.
+fn options(config: &Config, args: &RollbackConfig) -> ApplyOptions {
+    ApplyOptions {
+        serial: None,
+        max_fail_percentage: 100,
+        health_timeout: args.health_timeout,
+        forks: config.forks,
+        // A rollback recreates no pod: it puts files back.
+        cluster: crate::cluster::Access::ControlPlane(Vec::new()),
+        stop: crate::apply::Stop::default(),
+    }
+}
+
 pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
     let run_id = args.run_id.as_str();
@@ -73,18 +86,16 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         .into_iter()
         .map(|h| (h.name.clone(), h.clone()))
         .collect();
-    // No batches: a rollback undoes what is there.
-    let options = ApplyOptions {
-        serial: None,
-        max_fail_percentage: 100,
-        health_timeout: args.health_timeout,
-        forks: config.forks,
-        // A rollback recreates no pod: it puts files back.
-        cluster: crate::cluster::Access::ControlPlane(Vec::new()),
-    };
+    let options = options(config, args);
     let rollback_id = record::new_run_id();
     let started = crate::util::now_rfc3339();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, config.progress));
+    super::stop_on_interrupt(
+        &ctx.runtime,
+        &options.stop,
+        &sink,
+        "restores, restarts and health checks",
+    );
     let results = ctx.runtime.block_on(apply::rollback::rollback(
         run_id,
         &targets,

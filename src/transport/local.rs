@@ -36,6 +36,8 @@ impl LocalSession {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
+                // Out of the terminal's Ctrl-C, as the ssh of the openssh transport.
+                .process_group(0)
                 .kill_on_drop(true)
                 .spawn()
                 .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;

@@ -379,6 +379,9 @@ impl OpenSshSession {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // A process group of its own: the terminal's Ctrl-C is dnsfix's to handle (it
+            // lets the node scripts in progress finish), not a signal that cuts them off.
+            .process_group(0)
             .kill_on_drop(true);
         let mut pending = Pending {
             masters: &self.masters,
@@ -639,6 +642,8 @@ fn control_command(ctl: &Path, op: &str) -> std::process::Command {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    // Out of the terminal's Ctrl-C, as every ssh dnsfix starts (`exec`).
+    std::os::unix::process::CommandExt::process_group(&mut ssh, 0);
     ssh
 }
 

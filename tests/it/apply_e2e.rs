@@ -1304,11 +1304,10 @@ fn a_read_only_target_fails_cleanly() {
     lab.exec(&node, "umount /etc/kubernetes");
 }
 
-#[test]
-fn a_failing_health_gate_stops_the_next_batches() {
-    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
-        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+/// The saved plan of a lab of three hosts that all change, and their names in the order
+/// apply takes them.
+fn plan_three(lab: &Lab) -> (PathBuf, Plan, Vec<String>) {
+    let (plan_path, plan) = save_plan(lab, &lab.inventory());
     let order: Vec<String> = plan
         .hosts
         .iter()
@@ -1316,6 +1315,129 @@ fn a_failing_health_gate_stops_the_next_batches() {
         .map(|h| h.host.clone())
         .collect();
     assert_eq!(order.len(), 3, "{order:?}");
+    (plan_path, plan, order)
+}
+
+/// `dnsfix ARGS` in a process group of its own (as a shell starts a job: the terminal's
+/// Ctrl-C goes to all of it), once `node`'s `systemctl restart` is held by a stand-in that
+/// sleeps first (`sleep 37`); returns when that restart has begun, with the group's id.
+fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
+    use std::os::unix::process::CommandExt;
+    let real = lab.exec(node, "command -v systemctl").trim().to_string();
+    lab.exec(
+        node,
+        &format!(
+            "printf '#!/bin/sh\\ncase \"$*\" in *restart*) sleep 37 ;; esac\\nexec {real} \"$@\"\\n' \
+             > /usr/local/sbin/systemctl && chmod +x /usr/local/sbin/systemctl"
+        ),
+    );
+    let mut cmd = dnsfix_cmd(lab, &lab.inventory(), args);
+    cmd.process_group(0);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsfix starts");
+    let group = child.id();
+    wait_until(
+        &format!("{node} never restarted"),
+        Duration::from_secs(20),
+        || {
+            lab.exec_output(node, "pgrep -x -f 'sleep 37'")
+                .status
+                .success()
+        },
+    );
+    (child, group)
+}
+
+/// SIGINT to process group `group`, as the terminal's Ctrl-C.
+fn interrupt(group: u32) {
+    let sent = Command::new("kill")
+        .args(["-INT", "--", &format!("-{group}")])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "SIGINT to process group {group}");
+}
+
+/// The held restart goes on, the stand-in gone.
+fn release_restart(lab: &Lab, node: &str) {
+    lab.exec(
+        node,
+        "rm -f /usr/local/sbin/systemctl; pkill -x -f 'sleep 37' || true",
+    );
+}
+
+/// Ctrl-C on the terminal (SIGINT to dnsfix's whole process group, ssh clients included)
+/// while the first of three hosts restarts its kubelet: that host finishes (restart, health
+/// gate, verify: applied, no restart left due), the other two are not started (untouched,
+/// nothing written), the run is recorded, exit 3. A second Ctrl-C ends dnsfix at once
+/// (exit 130).
+#[test]
+fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan, order) = plan_three(&lab);
+    let first = &order[0];
+    let args = [
+        "apply",
+        path_str(&plan_path),
+        "--serial",
+        "1",
+        "--format",
+        "json",
+    ];
+    let (child, group) = apply_held_at_restart(&lab, first, &args);
+    interrupt(group);
+    // The restart goes on once dnsfix has taken the interrupt.
+    std::thread::sleep(Duration::from_millis(500));
+    release_restart(&lab, first);
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("interrupted: the hosts in progress finish"),
+        "{}",
+        describe(&out)
+    );
+    let record = run_record(&out);
+    let done = host_result(&record, first);
+    assert_eq!(done.outcome, HostOutcome::Applied, "{done:#?}");
+    assert_eq!(restarts(&lab, first).len(), 1, "{done:#?}");
+    for name in &order[1..] {
+        let result = host_result(&record, name);
+        assert_eq!(result.outcome, HostOutcome::Untouched, "{result:#?}");
+        assert!(
+            result.error.as_deref().unwrap_or("").contains("Ctrl-C"),
+            "{result:#?}"
+        );
+        let (old, _) = planned_shas(&plan, name, KUBELET_CONFIG);
+        assert_eq!(node_sha(&lab, name, KUBELET_CONFIG), old, "{name}");
+        assert_eq!(restarts(&lab, name), Vec::<String>::new(), "{name}");
+    }
+    let findings = non_drift_findings(&lab, &lab.inventory());
+    assert!(
+        !findings
+            .iter()
+            .any(|(h, id)| h == first || id == "DNS-KUBELET-RESTART-DUE"),
+        "{findings:?}"
+    );
+
+    // Twice: dnsfix ends at once.
+    let second = &order[1];
+    let (child, group) = apply_held_at_restart(&lab, second, &["apply", path_str(&plan_path)]);
+    interrupt(group);
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt(group);
+    let out = child.wait_with_output().expect("wait for dnsfix");
+    release_restart(&lab, second);
+    assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+}
+
+#[test]
+fn a_failing_health_gate_stops_the_next_batches() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (plan_path, plan, order) = plan_three(&lab);
     let first = &order[0];
     // The kubelet binary the unit runs now exits at once: it cannot come back.
     lab.exec(
