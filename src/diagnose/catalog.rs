@@ -479,8 +479,10 @@ pub const RULES: &[RuleInfo] = &[
             in effect (the first file of /etc/cni/net.d by name): with the bridge plugin,\n\
             flannel (which delegates to bridge on cni0) or Weave it is critical; with routed\n\
             veths and no bridge (Calico and Canal, whose pod plugin is calico; Cilium; the AWS\n\
-            VPC CNI) no pod traffic is bridged, and the finding is info: seen, and why it does\n\
-            not matter. The current Kubernetes docs leave the setting to the network plugin\n\
+            VPC CNI), an Open vSwitch bridge (Antrea, Kube-OVN) or macvlan/ipvlan devices\n\
+            (Kubespray's macvlan plugin; the macvlan driver switches between pods itself) no\n\
+            frame crosses a Linux bridge, and the finding is info: seen, and why it does not\n\
+            matter. The current Kubernetes docs leave the setting to the network plugin\n\
             (website container-runtimes.md). With no CNI configuration to read, dnsfix\n\
             assumes a bridge.",
         fix: "\

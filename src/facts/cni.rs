@@ -35,6 +35,14 @@ const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni", "ptp"];
 /// bridge netfilter, a hook of the Linux bridge, never sees: antrea (build/charts/antrea/
 /// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist).
 const OVS: &[&str] = &["antrea", "kube-ovn"];
+/// Main plugin types that give each pod a macvlan or ipvlan device of a host interface
+/// (containernetworking/plugins plugins/main/macvlan and ipvlan; Kubespray's macvlan
+/// network plugin, roles/network_plugin/macvlan/templates/10-macvlan.conf.j2): the
+/// driver switches frames between the pods of one parent itself (drivers/net/macvlan.c,
+/// bridge mode, the plugin's default), no Linux bridge, so bridge netfilter, a hook of the
+/// Linux bridge (net/bridge/br_netfilter_hooks.c), never sees them and turning it on
+/// changes nothing.
+const VLAN_DEVICES: &[&str] = &["macvlan", "ipvlan"];
 
 /// Plugin types whose node agent turns forwarding on (IPv4, and IPv6 where the cluster has
 /// it) whenever it starts, which it does at every boot: a node with one of them in its
@@ -94,6 +102,7 @@ fn forwards_per_pod(kind: &str, plugin: &serde_json::Value) -> Option<&'static s
 #[serde(tag = "kind", content = "why", rename_all = "snake_case")]
 pub enum PodBridge {
     Bridged(String),
+    /// No Linux bridge: routed veths, an Open vSwitch bridge, macvlan or ipvlan devices.
     Routed(String),
     Unknown(String),
 }
@@ -363,6 +372,11 @@ impl Cni {
             (None, Some(main)) if OVS.contains(&main.as_str()) => PodBridge::Routed(format!(
                 "{path}: plugin {main} puts pods on an Open vSwitch bridge, not a Linux one: bridge netfilter never sees their frames"
             )),
+            (None, Some(main)) if VLAN_DEVICES.contains(&main.as_str()) => {
+                PodBridge::Routed(format!(
+                    "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames"
+                ))
+            }
             (None, Some(main)) => PodBridge::Unknown(format!(
                 "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
             )),
@@ -1158,6 +1172,47 @@ mod tests {
         let old_ipv4 = old.replace("\"enabled\": \"true\"", "\"enabled\": \"false\"");
         assert_ne!(old_ipv4, old);
         assert_eq!(v6(old_ipv4).forwards_ipv6, None);
+    }
+
+    /// Kubespray's macvlan network plugin: kubernetes-sigs/kubespray @46dbdd39
+    /// roles/network_plugin/macvlan/templates/10-macvlan.conf.j2 rendered with
+    /// macvlan_interface eth0 and node_pod_cidr 10.233.64.0/24 (gateway its first
+    /// address), beside its 99-loopback.conf.j2. Pods sit on macvlan devices of eth0, no
+    /// Linux bridge; ipvlan likewise.
+    #[test]
+    fn macvlan_and_ipvlan_pods_sit_on_no_linux_bridge() {
+        let macvlan = r#"{
+  "cniVersion": "0.4.0",
+  "name": "mynet",
+  "type": "macvlan",
+  "master": "eth0",
+  "hairpinMode": true,
+  "ipam": {
+    "type": "host-local",
+    "subnet": "10.233.64.0/24",
+    "routes": [
+      { "dst": "0.0.0.0/0" }
+    ],
+    "gateway": "10.233.64.1"
+  }
+}"#;
+        let loopback = r#"{
+  "cniVersion": "0.2.0",
+  "name": "lo",
+  "type": "loopback"
+}"#;
+        let c = cni(&[
+            ("/etc/cni/net.d/10-macvlan.conf", macvlan),
+            ("/etc/cni/net.d/99-loopback.conf", loopback),
+        ]);
+        assert_eq!(c.config.as_deref(), Some("/etc/cni/net.d/10-macvlan.conf"));
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("without a Linux bridge")),
+            "{c:?}"
+        );
+        let ipvlan = macvlan.replace("\"macvlan\"", "\"ipvlan\"");
+        let c = cni(&[("/etc/cni/net.d/10-ipvlan.conf", &ipvlan)]);
+        assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
     }
 
     #[test]
