@@ -484,7 +484,16 @@ pub const RULES: &[RuleInfo] = &[
             frame crosses a Linux bridge, and the finding is info: seen, and why it does not\n\
             matter. The current Kubernetes docs leave the setting to the network plugin\n\
             (website container-runtimes.md). With no CNI configuration to read, dnsfix\n\
-            assumes a bridge.",
+            assumes a bridge.\n\
+            \n\
+            With NodeLocal DNSCache answering pods (every clusterDNS address the kubelet hands\n\
+            them is on the nodelocaldns interface: Kubespray's nodelocaldns_ip), pod DNS does\n\
+            not take that path: a pod's query goes to its gateway, the bridge's own address, up\n\
+            the node's IP stack to the cache, and the cache's queries to CoreDNS leave from the\n\
+            node and are answered to it. The finding is then a warning: DNS works, but any\n\
+            other Service is unreachable from pods on this node that run one of its backends.\n\
+            Not where flannel is the CNI and br_netfilter is not loaded: flannel v0.26 and\n\
+            later will not start without it (critical).",
         fix: "\
             Now, on the node:\n  \
             modprobe br_netfilter\n  \

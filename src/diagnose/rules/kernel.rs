@@ -132,31 +132,83 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
                     .plugins
                     .iter()
                     .any(|p| p.starts_with("flannel"));
-            if flannel && b.loaded == Observed::Known(false) {
+            let flannel_exits = flannel && b.loaded == Observed::Known(false);
+            if flannel_exits {
                 evidence.push("flannel v0.26 and later exit at start without br_netfilter (its iptables mode): kube-flannel crash-loops, and no pod on this node gets a network once its lease file is gone (after a reboot)".into());
             }
-            RuleOutcome::Findings(vec![ctx.finding(
-                id,
-                Severity::Critical,
-                "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".into(),
-                evidence,
-                format!(
-                    "{}modprobe br_netfilter and set {}, then persist {}",
-                    if deny_now {
-                        "remove the deny-list line the evidence names (dnsfix leaves deny-lists to their owner), then "
-                    } else {
-                        ""
-                    },
-                    bridge_keys(ctx)
-                        .iter()
-                        .map(|k| format!("{k}=1"))
-                        .collect::<Vec<_>>()
-                        .join(" and "),
-                    if bridge_keys(ctx).len() > 1 { "both" } else { "it" }
-                ),
-            )])
+            bridged_off(ctx, evidence, flannel_exits, deny_now)
         }
     }
+}
+
+/// DNS-BRIDGE-NF-OFF where pods may sit on a Linux bridge: critical, but a warning where
+/// pods ask a NodeLocal DNSCache on the node ([`answered_on_node`]) and flannel does not
+/// stop for want of br_netfilter.
+fn bridged_off(
+    ctx: &Ctx,
+    mut evidence: Vec<String>,
+    flannel_exits: bool,
+    deny_now: bool,
+) -> RuleOutcome {
+    let local_cache = answered_on_node(ctx).filter(|_| !flannel_exits);
+    let (severity, summary) = match local_cache {
+        Some(why) => {
+            evidence.push(why);
+            (
+                Severity::Warning,
+                "bridge netfilter is off, which pod DNS on this node does not go through: pods ask the NodeLocal DNSCache on the node itself, not a CoreDNS pod across the bridge; other Services do, and a ClusterIP is unreachable from pods on this node that run one of its backends (as is the kube-dns Service, should pods fall back to it)",
+            )
+        }
+        None => (
+            Severity::Critical,
+            "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")",
+        ),
+    };
+    RuleOutcome::Findings(vec![ctx.finding(
+        "DNS-BRIDGE-NF-OFF",
+        severity,
+        summary.into(),
+        evidence,
+        format!(
+            "{}modprobe br_netfilter and set {}, then persist {}",
+            if deny_now {
+                "remove the deny-list line the evidence names (dnsfix leaves deny-lists to their owner), then "
+            } else {
+                ""
+            },
+            bridge_keys(ctx)
+                .iter()
+                .map(|k| format!("{k}=1"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            if bridge_keys(ctx).len() > 1 { "both" } else { "it" }
+        ),
+    )])
+}
+
+/// Why pod DNS on this node does not cross the bridge between two pods, where it does
+/// not: every clusterDNS address the kubelet hands pods is on the nodelocaldns interface,
+/// so NodeLocal DNSCache on the node answers them (Kubespray's clusterDNS of
+/// nodelocaldns_ip; the upstream manifest's kube-dns IP in iptables mode, which node-cache
+/// also holds). A pod's query goes to its gateway, the bridge's own address, and up the
+/// node's IP stack, whose reply is routed back; node-cache's own queries to CoreDNS leave
+/// from the node, and CoreDNS's replies come back to it, not bridged to another pod.
+/// Bridge netfilter matters to the bridged reply of a pod to a pod on the same bridge
+/// alone: a Service's backend answering its client beside it.
+fn answered_on_node(ctx: &Ctx) -> Option<String> {
+    let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
+        return None;
+    };
+    let addrs = ctx.facts.nodelocaldns.as_ref()?;
+    if dns.value.is_empty() || !dns.value.iter().all(|a| addrs.contains(a)) {
+        return None;
+    }
+    Some(format!(
+        "{} clusterDNS [{}] is on the nodelocaldns interface ({}): pods ask NodeLocal DNSCache on the node itself, which answers them over the node's IP stack, not across the bridge",
+        dns.source.at(),
+        dns.value.join(", "),
+        addrs.join(", ")
+    ))
 }
 
 /// Where the boot loads br_netfilter from: a file and line, or the kernel command line.

@@ -3134,3 +3134,53 @@ fn a_forwarding_zone_counts_only_where_it_binds_the_pod_network() {
         (Severity::Warning, FindingStatus::Failed)
     );
 }
+
+/// With NodeLocal DNSCache answering pods (every clusterDNS address on its interface),
+/// bridge netfilter off does not touch pod DNS: a warning. Critical again where a
+/// clusterDNS server is elsewhere (pods then reach CoreDNS through the Service), and where
+/// flannel will not start without br_netfilter.
+#[test]
+fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/nodelocaldns-answers-pods");
+    let severity = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match bridge_nf_off(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) => f[0].severity,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(severity(&base), Severity::Warning);
+    // A second clusterDNS server, the kube-dns Service, which pods ask when the first
+    // does not answer.
+    let mut two = base.clone();
+    crate::testing::replace_in_file(
+        &mut two,
+        "/etc/kubernetes/kubelet-config.yaml",
+        "- 169.254.25.10\n",
+        "- 169.254.25.10\n- 10.233.0.3\n",
+    );
+    assert_eq!(severity(&two), Severity::Critical);
+    // No cache on the node.
+    let mut none = base.clone();
+    none.commands.remove("nodelocaldns-addr");
+    assert_eq!(severity(&none), Severity::Critical);
+    // br_netfilter not loaded: flannel v0.26 and later exit at start.
+    let mut unloaded = base.clone();
+    let modules: String = crate::testing::text(&base, "/proc/modules")
+        .lines()
+        .filter(|l| !l.starts_with("br_netfilter "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    unloaded.file(
+        "/proc/modules",
+        FileState::Present,
+        Some(modules.as_bytes()),
+    );
+    unloaded.file("/proc/sys/net/bridge", FileState::Missing, None);
+    for key in ["iptables", "ip6tables", "arptables"] {
+        let path = format!("/proc/sys/net/bridge/bridge-nf-call-{key}");
+        unloaded.file(&path, FileState::Missing, None);
+    }
+    assert_eq!(severity(&unloaded), Severity::Critical);
+}
