@@ -492,8 +492,8 @@ pub const RULES: &[RuleInfo] = &[
             the node's IP stack to the cache, and the cache's queries to CoreDNS leave from the\n\
             node and are answered to it. The finding is then a warning: DNS works, but any\n\
             other Service is unreachable from pods on this node that run one of its backends.\n\
-            Not where flannel is the CNI and br_netfilter is not loaded: flannel v0.26 and\n\
-            later will not start without it (critical).",
+            Not where br_netfilter is not loaded and the CNI is flannel, which from v0.26 will\n\
+            not start without it, or one dnsfix cannot tell (critical).",
         fix: "\
             Now, on the node:\n  \
             modprobe br_netfilter\n  \
@@ -571,7 +571,10 @@ pub const RULES: &[RuleInfo] = &[
             \n\
             dnsfix says this only of a setting that is on now; one that is off already is\n\
             DNS-BRIDGE-NF-OFF, whose fix persists it too. Where the CNI wires pods without a\n\
-            bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply.\n\
+            bridge (see DNS-BRIDGE-NF-OFF) the rule does not apply. Where pods ask NodeLocal\n\
+            DNSCache on the node, the finding is a warning, as DNS-BRIDGE-NF-OFF will be after\n\
+            the reboot; high again where nothing loads br_netfilter at boot and the CNI is\n\
+            flannel, which from v0.26 will not start without it, or one dnsfix cannot tell.\n\
             \n\
             k3s, RKE2, k0s and MicroK8s load br_netfilter and set bridge-nf-call-iptables to 1\n\
             each time they start (ip6tables too: k0s always, k3s and RKE2 only where IPv6 is\n\

@@ -121,36 +121,44 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
                 PodBridge::Unknown(why) => format!("{why}: treated as bridged"),
                 PodBridge::Routed(_) => String::new(),
             });
-            // flannel from v0.26 checks the key at start and exits where it does not
-            // exist (flannel-io/flannel main.go, "Failed to check br_netfilter", unless
-            // its nftables mode is on): no pod on the node gets a network then. Not k3s's,
-            // which runs flannel inside itself (and loads br_netfilter at its start).
-            let flannel = ctx.facts.flavour.kind != FlavourKind::K3s
-                && ctx
-                    .facts
-                    .cni
-                    .plugins
-                    .iter()
-                    .any(|p| p.starts_with("flannel"));
-            let flannel_exits = flannel && b.loaded == Observed::Known(false);
-            if flannel_exits {
+            if flannel_needs_module(ctx) && b.loaded == Observed::Known(false) {
                 evidence.push("flannel v0.26 and later exit at start without br_netfilter (its iptables mode): kube-flannel crash-loops, and no pod on this node gets a network once its lease file is gone (after a reboot)".into());
             }
-            bridged_off(ctx, evidence, flannel_exits, deny_now)
+            bridged_off(ctx, evidence, deny_now)
         }
     }
 }
 
+/// Whether the network plugin is a flannel that will not start without br_netfilter:
+/// flannel from v0.26 checks the key at start and exits where it does not exist
+/// (flannel-io/flannel cdf76059 main.go, "Failed to check br_netfilter", unless its
+/// nftables mode is on), and no pod on the node gets a network then. Not k3s's, which runs
+/// flannel inside itself (and loads br_netfilter at its start).
+fn flannel_needs_module(ctx: &Ctx) -> bool {
+    ctx.facts.flavour.kind != FlavourKind::K3s
+        && ctx
+            .facts
+            .cni
+            .plugins
+            .iter()
+            .any(|p| p.starts_with("flannel"))
+}
+
+/// Whether the network plugin may not start without br_netfilter: flannel
+/// ([`flannel_needs_module`]), or a plugin dnsfix does not know, which may be one.
+fn plugin_may_need_module(ctx: &Ctx) -> bool {
+    flannel_needs_module(ctx) || matches!(ctx.facts.cni.pod_bridge, PodBridge::Unknown(_))
+}
+
 /// DNS-BRIDGE-NF-OFF where pods may sit on a Linux bridge: critical, but a warning where
-/// pods ask a NodeLocal DNSCache on the node ([`answered_on_node`]) and flannel does not
-/// stop for want of br_netfilter.
-fn bridged_off(
-    ctx: &Ctx,
-    mut evidence: Vec<String>,
-    flannel_exits: bool,
-    deny_now: bool,
-) -> RuleOutcome {
-    let local_cache = answered_on_node(ctx).filter(|_| !flannel_exits);
+/// pods ask a NodeLocal DNSCache on the node ([`answered_on_node`]) and the network plugin
+/// does not, or may not, stop for want of br_netfilter ([`plugin_may_need_module`]).
+fn bridged_off(ctx: &Ctx, mut evidence: Vec<String>, deny_now: bool) -> RuleOutcome {
+    // Without the module, flannel stops, and a network plugin dnsfix does not know may be
+    // a flannel.
+    let module_gone = ctx.facts.br_netfilter.loaded == Observed::Known(false);
+    let local_cache =
+        answered_on_node(ctx).filter(|_| !(module_gone && plugin_may_need_module(ctx)));
     let (severity, summary) = match local_cache {
         Some(why) => {
             evidence.push(why);
@@ -367,14 +375,27 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             evidence.push(unread);
         }
         let deny = boot_must_load && !b.denied_at_boot.is_empty();
+        // Off after the reboot is DNS-BRIDGE-NF-OFF's warning where pods ask NodeLocal
+        // DNSCache on the node, unless flannel then stops for want of the module.
+        let module_gone = boot_must_load && (deny || b.persisted.is_none());
+        let cache = answered_on_node(ctx).filter(|_| !(module_gone && plugin_may_need_module(ctx)));
+        let mut summary = if deny {
+            "bridge netfilter is on now but a deny-list stops br_netfilter at boot: it reverts at the next reboot".to_owned()
+        } else {
+            "bridge netfilter is on now but not persisted: it reverts at the next reboot".to_owned()
+        };
+        if let Some(why) = &cache {
+            summary.push_str(", which pod DNS here does not go through (pods ask NodeLocal DNSCache on the node), but a Service whose backend runs beside its client on this node does");
+            evidence.push(why.clone());
+        }
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
-            Severity::High,
-            if deny {
-                "bridge netfilter is on now but a deny-list stops br_netfilter at boot: it reverts at the next reboot".into()
+            if cache.is_some() {
+                Severity::Warning
             } else {
-                "bridge netfilter is on now but not persisted: it reverts at the next reboot".into()
+                Severity::High
             },
+            summary,
             evidence,
             if deny {
                 "remove the deny-list line the evidence names (or take br_netfilter off it: dnsfix leaves deny-lists to their owner), then persist br_netfilter in /etc/modules-load.d/ and each key as 1 in a sysctl.d file that wins".into()

@@ -3183,4 +3183,54 @@ fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
         unloaded.file(&path, FileState::Missing, None);
     }
     assert_eq!(severity(&unloaded), Severity::Critical);
+    // Nor with a network plugin dnsfix cannot tell, which may be a flannel.
+    let mut unknown = unloaded.clone();
+    unknown.file(
+        "/etc/cni/net.d/10-flannel.conflist",
+        FileState::Missing,
+        None,
+    );
+    assert_eq!(severity(&unknown), Severity::Critical);
+    let mut loaded_unknown = base.clone();
+    loaded_unknown.file(
+        "/etc/cni/net.d/10-flannel.conflist",
+        FileState::Missing,
+        None,
+    );
+    assert_eq!(severity(&loaded_unknown), Severity::Warning);
+}
+
+/// DNS-BRIDGE-NF-NOT-PERSISTENT foretells DNS-BRIDGE-NF-OFF after the reboot: a warning
+/// where pods ask NodeLocal DNSCache on the node, still high where flannel will not start
+/// then for want of br_netfilter.
+#[test]
+fn bridge_netfilter_not_persisted_under_a_node_local_cache_is_a_warning() {
+    let base = crate::testing::rules_fixture("_upstream/kubespray-v2.24-ubuntu2204-flannel");
+    let severity = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match bridge_nf_not_persistent(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) => f[0].severity,
+            other => panic!("{other:?}"),
+        }
+    };
+    // A hardening file applied after /etc/sysctl.conf's 99-sysctl.conf link sets 0.
+    let mut zero = base.clone();
+    zero.file(
+        "/etc/sysctl.d/99-zz-hardening.conf",
+        FileState::Present,
+        Some(b"net.bridge.bridge-nf-call-iptables = 0\n"),
+    );
+    assert_eq!(severity(&zero), Severity::Warning);
+    let mut no_cache = zero.clone();
+    no_cache.commands.remove("nodelocaldns-addr");
+    assert_eq!(severity(&no_cache), Severity::High);
+    // Nothing loads br_netfilter at boot: flannel will not start after the reboot.
+    let mut unlisted = base.clone();
+    unlisted.file(
+        "/etc/modules-load.d/kubespray-br_netfilter.conf",
+        FileState::Missing,
+        None,
+    );
+    assert_eq!(severity(&unlisted), Severity::High);
 }
