@@ -479,12 +479,12 @@ pub const RULES: &[RuleInfo] = &[
             in effect (the first file of /etc/cni/net.d by name): with the bridge plugin,\n\
             flannel (which delegates to bridge on cni0) or Weave it is critical; with routed\n\
             veths and no bridge (Calico and Canal, whose pod plugin is calico; Cilium; the AWS\n\
-            VPC CNI), an Open vSwitch bridge (Antrea, Kube-OVN) or macvlan/ipvlan devices\n\
-            (Kubespray's macvlan plugin; the macvlan driver switches between pods itself) no\n\
-            frame crosses a Linux bridge, and the finding is info: seen, and why it does not\n\
-            matter. The current Kubernetes docs leave the setting to the network plugin\n\
-            (website container-runtimes.md). With no CNI configuration to read, dnsfix\n\
-            assumes a bridge.\n\
+            VPC CNI), an Open vSwitch bridge (Antrea, Kube-OVN, OVN-Kubernetes) or\n\
+            macvlan/ipvlan devices (Kubespray's macvlan plugin; the macvlan driver switches\n\
+            between pods itself) no frame crosses a Linux bridge, and the finding is info:\n\
+            seen, and why it does not matter. The current Kubernetes docs leave the setting\n\
+            to the network plugin (website container-runtimes.md). With no CNI configuration\n\
+            to read, dnsfix assumes a bridge.\n\
             \n\
             With NodeLocal DNSCache answering pods (every clusterDNS address the kubelet hands\n\
             them is on the nodelocaldns interface: Kubespray's nodelocaldns_ip), pod DNS does\n\

@@ -33,8 +33,10 @@ const BRIDGED: &[&str] = &["bridge", "weave-net"];
 const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni", "ptp"];
 /// Main plugin types that put pods on an Open vSwitch bridge (br-int), whose datapath
 /// bridge netfilter, a hook of the Linux bridge, never sees: antrea (build/charts/antrea/
-/// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist).
-const OVS: &[&str] = &["antrea", "kube-ovn"];
+/// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist), OVN-Kubernetes
+/// (ovn-org/ovn-kubernetes go-controller/pkg/config/cni.go WriteCNIConfig: type
+/// `CNI.Plugin`, ovn-k8s-cni-overlay by default, in /etc/cni/net.d/10-ovn-kubernetes.conf).
+const OVS: &[&str] = &["antrea", "kube-ovn", "ovn-k8s-cni-overlay"];
 /// Main plugin types that give each pod a macvlan or ipvlan device of a host interface
 /// (containernetworking/plugins plugins/main/macvlan and ipvlan; Kubespray's macvlan
 /// network plugin, roles/network_plugin/macvlan/templates/10-macvlan.conf.j2): the
@@ -1244,6 +1246,18 @@ mod tests {
     ]
 }"#;
         let c = cni(&[("/etc/cni/net.d/01-kube-ovn.conflist", kube_ovn)]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Open vSwitch")),
+            "{c:?}"
+        );
+        // OVN-Kubernetes: what ovnkube-node writes to /etc/cni/net.d/10-ovn-kubernetes.conf,
+        // rendered from ovn-org/ovn-kubernetes: go-controller/pkg/config/cni.go @37eefb61
+        // WriteCNIConfig (json.Marshal of cni/types NetConf, @6e36658e for its fields and
+        // tags) with config.go @35427943's defaults: CNIConfFileName, CNI.Plugin
+        // ovn-k8s-cni-overlay, Logging.Level 4, log file limits 100, 5 and 5, no CNI log
+        // file. Pods sit on br-int.
+        let ovn = r#"{"cniVersion":"0.4.0","name":"ovn-kubernetes","type":"ovn-k8s-cni-overlay","ipam":{},"dns":{},"logLevel":"4","logfile-maxsize":100,"logfile-maxbackups":5,"logfile-maxage":5,"runtimeConfig":{}}"#;
+        let c = cni(&[("/etc/cni/net.d/10-ovn-kubernetes.conf", ovn)]);
         assert!(
             matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Open vSwitch")),
             "{c:?}"
