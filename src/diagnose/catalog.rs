@@ -448,9 +448,13 @@ pub const RULES: &[RuleInfo] = &[
             on the node that runs its backend.\n\
             Also seen:\n\
             sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n\
-            missing br-netfilter module or unset sysctl br-nf-call-iptables; proxy may not work as intended\n\
+            Missing br-netfilter module or unset sysctl br-nf-call-iptables, proxy may not work as intended\n\
             [ERROR FileContent--proc-sys-net-bridge-bridge-nf-call-iptables]: /proc/sys/net/bridge/bridge-nf-call-iptables contents are not set to 1\n\
-            (the second from kube-proxy at start-up, the third from kubeadm init/join preflight).",
+            (the second from kube-proxy at start-up, in iptables and IPVS mode alike, and only\n\
+            where the key exists but is not 1: with br_netfilter not loaded it says nothing;\n\
+            older releases print it in lower case with a semicolon; the third from kubeadm\n\
+            init/join preflight). kube-proxy only reads the key: it sets neither it nor the\n\
+            module.",
         mechanism: "\
             Pods on one node that share a Linux bridge (cni0, cbr0, docker0: flannel, the bridge\n\
             CNI plugin, kubenet, k3s's default flannel) talk to each other at layer 2. A lookup\n\
