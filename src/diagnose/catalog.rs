@@ -491,7 +491,9 @@ pub const RULES: &[RuleInfo] = &[
             to read, dnsfix assumes a bridge.\n\
             \n\
             With NodeLocal DNSCache answering pods (every clusterDNS address the kubelet hands\n\
-            them is on the nodelocaldns interface: Kubespray's nodelocaldns_ip), pod DNS does\n\
+            them is on the nodelocaldns interface: Kubespray's nodelocaldns_ip; the kube-dns\n\
+            Service's IP there too counts only outside IPVS mode, where IPVS takes packets for\n\
+            it to CoreDNS whoever holds the address), pod DNS does\n\
             not take that path: a pod's query goes to its gateway, the bridge's own address, up\n\
             the node's IP stack to the cache, and the cache's queries to CoreDNS leave from the\n\
             node and are answered to it. The finding is then a warning: DNS works, but any\n\

@@ -202,13 +202,20 @@ fn bridged_off(ctx: &Ctx, mut evidence: Vec<String>, deny_now: bool) -> RuleOutc
 /// node's IP stack, whose reply is routed back; node-cache's own queries to CoreDNS leave
 /// from the node, and CoreDNS's replies come back to it, not bridged to another pod.
 /// Bridge netfilter matters to the bridged reply of a pod to a pod on the same bridge
-/// alone: a Service's backend answering its client beside it.
+/// alone: a Service's backend answering its client beside it. Not the kube-dns Service's
+/// IP on the cache's interface under IPVS kube-proxy: IPVS takes a packet for a virtual
+/// service at local input, local address or not, and sends it on to CoreDNS (so the
+/// upstream nodelocaldns docs give node-cache the link-local address alone in IPVS mode).
 fn answered_on_node(ctx: &Ctx) -> Option<String> {
     let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
         return None;
     };
     let addrs = ctx.facts.nodelocaldns.as_ref()?;
-    if dns.value.is_empty() || !dns.value.iter().all(|a| addrs.contains(a)) {
+    let ipvs = super::kube_proxy_ipvs(ctx).0;
+    let cached = |a: &String| {
+        addrs.contains(a) && (crate::facts::node_facts::is_node_local_address(a) || !ipvs)
+    };
+    if dns.value.is_empty() || !dns.value.iter().all(cached) {
         return None;
     }
     Some(format!(

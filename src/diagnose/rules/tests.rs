@@ -3191,6 +3191,33 @@ fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
         None,
     );
     assert_eq!(severity(&unknown), Severity::Critical);
+    // The upstream manifest's cache holds the kube-dns Service's IP too, clusterDNS: it
+    // answers in iptables mode; in IPVS mode IPVS takes the packet to CoreDNS.
+    let mut service_ip = base.clone();
+    crate::testing::replace_in_file(
+        &mut service_ip,
+        "/etc/kubernetes/kubelet-config.yaml",
+        "- 169.254.25.10\n",
+        "- 10.233.0.3\n",
+    );
+    crate::testing::set_command(
+        &mut service_ip,
+        "nodelocaldns-addr",
+        "6: nodelocaldns    inet 169.254.25.10/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n6: nodelocaldns    inet 10.233.0.3/32 scope global nodelocaldns\\       valid_lft forever preferred_lft forever\n",
+        0,
+    );
+    let in_mode = |mode: &str| {
+        let facts = NodeFacts::from_raw("node1", &service_ip);
+        let mut host = Host::new("node1");
+        host.vars
+            .insert("kube_proxy_mode".into(), serde_json::json!(mode));
+        match bridge_nf_off(&Ctx::in_cluster(&host, &facts, None)) {
+            RuleOutcome::Findings(f) => f[0].severity,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(in_mode("iptables"), Severity::Warning);
+    assert_eq!(in_mode("ipvs"), Severity::Critical);
     let mut loaded_unknown = base.clone();
     loaded_unknown.file(
         "/etc/cni/net.d/10-flannel.conflist",
