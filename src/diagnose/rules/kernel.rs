@@ -218,11 +218,12 @@ fn answered_on_node(ctx: &Ctx) -> Option<String> {
     if dns.value.is_empty() || !dns.value.iter().all(cached) {
         return None;
     }
+    // (Not the interface's other addresses: its IPv6 link-local one differs from node to
+    // node, and would keep nodes with the same change apart in the plan.)
     Some(format!(
-        "{} clusterDNS [{}] is on the nodelocaldns interface ({}): pods ask NodeLocal DNSCache on the node itself, which answers them over the node's IP stack, not across the bridge",
+        "{} clusterDNS [{}] is on the nodelocaldns interface: pods ask NodeLocal DNSCache on the node itself, which answers them over the node's IP stack, not across the bridge",
         dns.source.at(),
         dns.value.join(", "),
-        addrs.join(", ")
     ))
 }
 
