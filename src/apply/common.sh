@@ -134,11 +134,14 @@ label() {
 }
 
 # put TMP PATH: TMP renamed over PATH while it is still the regular file made here; the
-# directory synced after. A new PATH gets its SELinux context from the policy.
+# directory synced after. A new PATH gets its SELinux context from the policy. `-T`: PATH
+# is the name renamed over, whatever it became since it was checked; without it, a PATH
+# someone replaced by a directory, or by a symlink to one, would take TMP into that
+# directory (coreutils' mv; busybox's since 1.34, coreutils/mv.c, commit 91bc01c59).
 put() {
   { [ -f "$1" ] && [ ! -L "$1" ]; } || return 1
   pnew=; [ -e "$2" ] || pnew=1
-  mv -f "$1" "$2" 2>/dev/null || return 1
+  mv -fT "$1" "$2" 2>/dev/null || return 1
   if [ -n "$pnew" ] && [ -e /sys/fs/selinux/enforce ] && command -v restorecon >/dev/null 2>&1; then
     restorecon "$2" 2>/dev/null || true
   fi

@@ -1286,3 +1286,56 @@ fn a_rollback_kept_for_a_symlinked_parent_can_be_run_again() {
         "{again:?}"
     );
 }
+
+/// The target replaced by a symlink to a directory, or by a directory, between the
+/// compare-and-swap and the rename (a `mv` stand-in that swaps it first): the rename is
+/// over the name itself, never into the directory it leads to.
+#[test]
+fn a_target_swapped_for_a_directory_before_the_rename_takes_nothing_into_it() {
+    let dir = scratch("node-scripts-swapped-target");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r20", "p20"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_rollback(&dir, &b, "r20");
+    let name = TARGET.rsplit_once('/').expect("name").1;
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR} /var/lib/protected\nprintf 'old\\n' > {TARGET}\n\
+             mount -t tmpfs tmpfs /usr/local/bin\n\
+             cat > /usr/local/bin/mv <<'MV'\n\
+             #!/bin/sh\n\
+             for last; do :; done\n\
+             if [ \"$last\" = ./{name} ] && [ -e /var/lib/swap-to ]; then\n\
+               rm -f ./{name}; $(cat /var/lib/swap-to)\n\
+             fi\n\
+             exec /bin/mv \"$@\"\n\
+             MV\n\
+             chmod 755 /usr/local/bin/mv\n\
+             echo 'ln -s /var/lib/protected ./{name}' > /var/lib/swap-to\n\
+             dash \"$scratch/r20.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             ls -A /var/lib/protected; echo --; [ ! -L {TARGET} ] || echo link; cat {TARGET} || :\n\
+             rm -f {TARGET} && printf 'new\\n' > {TARGET}\n\
+             echo 'mkdir ./{name}' > /var/lib/swap-to\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             ls -A {TARGET} || :; echo --; ls -A {TARGET_DIR}\n"
+        ),
+    );
+    assert_eq!(
+        shown,
+        format!("--\nnew\n--\n{name}\n"),
+        "apply: {:?}\nrollback: {:?}",
+        kinds(&dir.join("apply.out"), &b),
+        kinds(&dir.join("rollback.out"), &b)
+    );
+    let back = kinds(&dir.join("rollback.out"), &b);
+    assert!(
+        back.contains(&(RecordKind::Error, TARGET.to_string())),
+        "{back:?}"
+    );
+}
