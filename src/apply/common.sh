@@ -53,11 +53,16 @@ undue() {
   DUE_MARKED=
 }
 
+# Why a state directory that is not private_state is refused.
+KEPT_PRIVATE="dnsfix keeps its lock, backups and manifests only in a directory that only root can write (remove it, or chown root: and chmod 700 it)"
+
 # lock WHO: flock on $STATE/lock through fd 9, held until this shell exits, so the kernel
 # releases it however the run ends and no run can take or remove another's. $STATE/owner
 # says who holds it, for the message a second run prints. Every write is checked.
 lock() {
+  [ -L "$STATE" ] && { fail fatal "$STATE is a symlink: $KEPT_PRIVATE"; exit 0; }
   mkdir -p "$STATE" 2>/dev/null || { fail fatal "cannot create $STATE"; exit 0; }
+  private_state || exit 0
   command -v flock >/dev/null 2>&1 || { fail fatal "flock (util-linux) is not installed: dnsfix cannot lock the node"; exit 0; }
   # `command`: a failed redirection of the special built-in exec would end dash here, before
   # the message. Its own 2>/dev/null would stay for the rest of the script (exec keeps its
@@ -70,6 +75,20 @@ lock() {
   fi
   { printf '%s (pid %s)\n' "$1" "$$" > "$STATE/owner.$$" && mv -f "$STATE/owner.$$" "$STATE/owner"; } 2>/dev/null ||
     { rm -f "$STATE/owner.$$"; fail fatal "cannot write $STATE/owner (full or read-only filesystem?)"; exit 0; }
+}
+
+# private_state: $STATE is root's alone, as dnsfix makes it (umask 077). One made or
+# opened up by anyone else (a user, a container with a hostPath mount) would let them
+# plant symlinks where this run writes as root (the lock's owner, a backup copy), and
+# edit the manifests and backups a rollback restores from. (stat does not follow a
+# symlink: one put there after lock's look reads as mode 777.)
+private_state() {
+  # shellcheck disable=SC2046
+  set -- $(stat -c '%u %a' "$STATE" 2>/dev/null)
+  if [ "${1:-x}" != 0 ] || [ $((0${2:-777} & 022)) -ne 0 ]; then
+    fail fatal "$STATE is owned by uid ${1:-?} with mode ${2:-?}: $KEPT_PRIVATE"
+    return 1
+  fi
 }
 
 # record LINE: append one line to the run's manifest, or fail the run. Nothing is changed

@@ -466,7 +466,7 @@ fn a_rollback_on_a_full_disk_restores_nothing_and_fails() {
             "mkdir -p /var/lib/dnsfix/backups/r1 /var/lib/full\n\
              printf 'sysctl\\tkernel.randomize_va_space\\t\\t%s\\n' \"$(cat /proc/sys/kernel/randomize_va_space)\" > {manifest}\n\
              dash \"$scratch/rollback.sh\" > \"$scratch/fields.out\" </dev/null\n\
-             mount -t tmpfs -o size=256k tmpfs /var/lib/dnsfix\n\
+             mount -t tmpfs -o size=256k,mode=0700 tmpfs /var/lib/dnsfix\n\
              mkdir -p /var/lib/dnsfix/backups/r1\n\
              i=0; while [ $i -lt 400 ]; do printf 'file\\t/etc/dnsfix/f%s\\tabsent\\t%064d\\t0644\\n' $i 0; i=$((i + 1)); done > {manifest}\n\
              dd if=/dev/zero of=/var/lib/dnsfix/spacer bs=1k count=8 2>/dev/null\n\
@@ -1123,7 +1123,7 @@ fn an_adopted_backup_that_cannot_be_copied_fails_the_step() {
         &dir,
         &format!(
             "mkdir -p {TARGET_DIR}\nhead -c 100000 /dev/zero | tr '\\0' x > {TARGET}\n\
-             mkdir -p /var/lib/dnsfix && mount -t tmpfs -o size=400k tmpfs /var/lib/dnsfix\n\
+             mkdir -p /var/lib/dnsfix && mount -t tmpfs -o size=400k,mode=0700 tmpfs /var/lib/dnsfix\n\
              dash \"$scratch/r14.sh\" > /dev/null </dev/null\n\
              rm /var/lib/dnsfix/backups/r14/result\n\
              dd if=/dev/zero of=/var/lib/dnsfix/spacer bs=1k count=40 2>/dev/null\n\
@@ -1338,4 +1338,65 @@ fn a_target_swapped_for_a_directory_before_the_rename_takes_nothing_into_it() {
         back.contains(&(RecordKind::Error, TARGET.to_string())),
         "{back:?}"
     );
+}
+
+/// /var/lib/dnsfix made beforehand by someone else (a symlink to their directory, a
+/// directory of theirs, one anyone can write): nothing runs, the apply and the rollback
+/// say why, and nothing of dnsfix's lands in it.
+#[test]
+fn a_state_directory_not_private_to_root_stops_the_host() {
+    let dir = scratch("node-scripts-state-not-private");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r21", "p21"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_rollback(&dir, &b, "r21");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR} /var/lib/theirs\nprintf 'old\\n' > {TARGET}\n\
+             chown 1000:1000 /var/lib/theirs && chmod 755 /var/lib/theirs\n\
+             ln -s /var/lib/theirs /var/lib/dnsfix\n\
+             dash \"$scratch/r21.sh\" > \"$scratch/linked.out\" </dev/null\n\
+             rm /var/lib/dnsfix && mkdir /var/lib/dnsfix && chown 1000 /var/lib/dnsfix\n\
+             dash \"$scratch/r21.sh\" > \"$scratch/owned.out\" </dev/null\n\
+             mkdir -p /var/lib/dnsfix/backups/r21\n\
+             printf 'file\\t{TARGET}\\told\\tnew\\t0644\\n' > /var/lib/dnsfix/backups/r21/manifest\n\
+             chown 0 /var/lib/dnsfix && chmod 1777 /var/lib/dnsfix\n\
+             dash \"$scratch/r21.sh\" > \"$scratch/open.out\" </dev/null\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/rollback.out\" </dev/null\n\
+             cat {TARGET}; ls -A /var/lib/theirs; echo --; ls -A /var/lib/dnsfix\n"
+        ),
+    );
+    assert_eq!(shown, "old\n--\nbackups\n", "nothing written, nothing kept");
+    for (out, why) in [
+        ("linked.out", "/var/lib/dnsfix is a symlink: "),
+        (
+            "owned.out",
+            "/var/lib/dnsfix is owned by uid 1000 with mode 755: ",
+        ),
+        (
+            "open.out",
+            "/var/lib/dnsfix is owned by uid 0 with mode 1777: ",
+        ),
+        (
+            "rollback.out",
+            "/var/lib/dnsfix is owned by uid 0 with mode 1777: ",
+        ),
+    ] {
+        let got = kinds(&dir.join(out), &b);
+        assert!(
+            got.iter()
+                .any(|(k, a)| *k == RecordKind::Fatal && a.starts_with(why)),
+            "{out}: {got:?}"
+        );
+        assert!(
+            !got.iter().any(|(k, _)| *k == RecordKind::Ok),
+            "{out}: {got:?}"
+        );
+    }
 }
