@@ -70,6 +70,9 @@ precheck() {
   case $state in
     stale*) fail stale "$1 ${state#stale }"; return ;;
   esac
+  if [ "$state" = todo ] && ! why=$(roots_dir "${1%/*}"); then
+    fail error "$1"; echo "$why"; return
+  fi
   # An immutable or append-only file or directory (`chattr +i /etc/resolv.conf` keeps a
   # resolver file from its manager) refuses the rename only at the write, after the files
   # before it are written: found here, nothing is.
@@ -82,6 +85,28 @@ precheck() {
       esac
     done
   fi
+}
+
+# roots_dir DIR: DIR and every directory above it that exists is root's, and one anyone
+# can write is sticky (no one else can move root's files in it). A directory a user
+# owns, or one any user can write (made beforehand by a user, or by a container that
+# mounts it), would let them replace what dnsfix writes there at will, a file that
+# root's daemons then trust: /etc/dnsfix/resolv.conf, which the kubelet hands every pod.
+# (A group a directory is writable by is root's choice: MicroK8s gives its group its
+# args, snap/hooks/configure.)
+roots_dir() {
+  rd=$1
+  while [ -n "$rd" ]; do
+    if [ -e "$rd" ]; then
+      # shellcheck disable=SC2046
+      set -- $(stat -c '%u %a' "$rd" 2>/dev/null)
+      if [ "${1:-x}" != 0 ] || [ $((0${2:-777} & 01002)) -eq 2 ]; then
+        echo "$rd is owned by uid ${1:-?} with mode ${2:-?}: whoever can write there could put a file of their own in place of what dnsfix writes, for root's daemons to read; dnsfix writes only in directories root owns and users cannot write (chown root: it, chmod o-w it)"
+        return 1
+      fi
+    fi
+    rd=${rd%/*}
+  done
 }
 
 # write PATH BEFORE AFTER MODE < base64 content. Back in / after it (write_in works in

@@ -1400,3 +1400,64 @@ fn a_state_directory_not_private_to_root_stops_the_host() {
         );
     }
 }
+
+/// A directory a user owns (/etc/dnsfix made beforehand by one), or one any user can write
+/// without the sticky bit, gets nothing written in it: they could swap what dnsfix writes
+/// for a file of their own afterwards. The host stops before any file is written.
+#[test]
+fn a_directory_a_user_can_write_stops_the_host_before_any_write() {
+    let dir = scratch("node-scripts-user-directory");
+    let b = Boundary::fresh();
+    let first = "/var/lib/node/first.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r22", "p22"),
+        &[write_at(first, None, "first\n"), write(None, "new\n")],
+        &[],
+    );
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nchown 1000:1000 {TARGET_DIR}\n\
+             dash \"$scratch/r22.sh\" > \"$scratch/owned.out\" </dev/null\n\
+             chown 0:0 {TARGET_DIR} && chmod 777 {TARGET_DIR}\n\
+             dash \"$scratch/r22.sh\" > \"$scratch/open.out\" </dev/null\n\
+             ls -A /var/lib/node {TARGET_DIR}\n\
+             chmod 1777 {TARGET_DIR}\n\
+             dash \"$scratch/r22.sh\" > \"$scratch/sticky.out\" </dev/null\n\
+             cat {first} {TARGET}\n"
+        ),
+    );
+    assert_eq!(
+        shown, "/var/lib/node:\netc\n\n/var/lib/node/etc:\nfirst\nnew\n",
+        "nothing written until the directory is root's"
+    );
+    for (out, why) in [
+        (
+            "owned.out",
+            "/var/lib/node/etc is owned by uid 1000 with mode 755: ",
+        ),
+        (
+            "open.out",
+            "/var/lib/node/etc is owned by uid 0 with mode 777: ",
+        ),
+    ] {
+        let got = kinds(&dir.join(out), &b);
+        assert!(
+            got.contains(&(RecordKind::Error, TARGET.to_string())),
+            "{out}: {got:?}"
+        );
+        assert!(
+            !got.iter().any(|(k, _)| *k == RecordKind::Ok),
+            "{out}: {got:?}"
+        );
+        let said = std::fs::read_to_string(dir.join(out)).expect("output");
+        assert!(said.contains(why), "{out}: {said}");
+    }
+    let sticky = kinds(&dir.join("sticky.out"), &b);
+    assert!(
+        sticky.contains(&(RecordKind::Ok, TARGET.to_string())),
+        "{sticky:?}"
+    );
+}
