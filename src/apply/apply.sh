@@ -179,7 +179,7 @@ write_in() {
     record "$(printf 'file\t%s\t%s\t%s\t%s' "$path" "$before" "$after" "$fmode")" || { rm -f "$tmp"; return; }
   fi
   own "$tmp" "$fmode" "$fuid" "$fgid" ||
-    { rm -f "$tmp"; fail error "$path"; echo "cannot give $dir/${tmp#./} mode $fmode and owner $fuid:$fgid"; return; }
+    { rm -f "$tmp"; fail error "$path"; echo "cannot give $dir/${tmp#./} mode $fmode and owner $fuid:$fgid${OWN_WHY:+: $OWN_WHY}"; return; }
   label "$tmp" "$here" ||
     { rm -f "$tmp"; fail error "$path"; echo "cannot give $dir/${tmp#./} the SELinux context of $path (chcon)"; return; }
   # The backup and its manifest line reach the disk with the new content, their

@@ -132,11 +132,23 @@ create() {
 # where the umask did not make it (execute or special bits, a directory's default ACL;
 # chown clears setuid), on the regular file made here only; then all three are checked
 # (stat does not follow a symlink): a file that is not exactly so is not put in place.
+# OWN_WHY says why, where it is not a failed command.
 own() {
+  OWN_WHY=
   chown -h "${3:-0}:${4:-0}" "$1" 2>/dev/null || return 1
   want=$(printf '%o' $((0$2)))
   if [ "$(stat -c %a "$1" 2>/dev/null)" != "$want" ]; then
     { [ -f "$1" ] && [ ! -L "$1" ]; } || return 1
+    # chmod follows a symlink (its -h is coreutils 9.5's, src/chmod.c 07a69fc3b): in a
+    # directory its group or others can write, not sticky (MicroK8s's args: its group's),
+    # one of them could swap the file for a symlink after the look above, and have root's
+    # chmod give this mode to any file they choose.
+    odm=$(stat -c %a "${1%/*}" 2>/dev/null)
+    if [ $((0${odm:-777} & 022)) -ne 0 ] && [ $((0${odm:-777} & 01000)) -eq 0 ]; then
+      # shellcheck disable=SC2034 # apply.sh and rollback.sh say it
+      OWN_WHY="its directory (mode ${odm:-?}) is writable by others than root, and mode $want needs a chmod, which would follow a symlink put in the file's place"
+      return 1
+    fi
     chmod "$want" "$1" 2>/dev/null || return 1
   fi
   [ "$(stat -c '%a %u %g' "$1" 2>/dev/null)" = "$want ${3:-0} ${4:-0}" ]
@@ -149,7 +161,8 @@ own() {
 label() {
   [ -e /sys/fs/selinux/enforce ] && [ -e "$2" ] || return 0
   command -v chcon >/dev/null 2>&1 || return 1
-  chcon --reference="$2" "$1" 2>/dev/null
+  # -h: TMP itself, never what a symlink put in its place leads to (src/chcon.c).
+  chcon -h --reference="$2" "$1" 2>/dev/null
 }
 
 # put TMP PATH: TMP renamed over PATH while it is still the regular file made here; the

@@ -134,6 +134,7 @@ restore_file() {
   # A new file of the backup's bytes, mode and owner beside the target, under an
   # unguessable name (tmp_beside, create, own), then renamed over it (put).
   rpath=$1 rhere=$2 rbefore=$3 tmp=
+  OWN_WHY=
   # shellcheck disable=SC2046
   set -- $(stat -c '%a %u %g' "$BACKUP/files$rpath" 2>/dev/null)
   if [ -f "$BACKUP/files$rpath" ] && tmp=$(tmp_beside "$rhere" "rollback-$RUN") &&
@@ -149,7 +150,7 @@ restore_file() {
     fi
   else
     [ -z "$tmp" ] || rm -f "$tmp"
-    fail error "$rpath"; echo "cannot restore it from $BACKUP/files$rpath"
+    fail error "$rpath"; echo "cannot restore it from $BACKUP/files$rpath${OWN_WHY:+: $OWN_WHY}"
   fi
 }
 

@@ -633,7 +633,7 @@ fn written_files_keep_their_selinux_context() {
     // Both named in the target's directory, the script's working directory there (a
     // parent swapped for a symlink since cannot point them at another file).
     assert!(
-        lines[0].starts_with("chcon --reference=./dnsfix.conf ./.dnsfix.conf.dnsfix-r1-"),
+        lines[0].starts_with("chcon -h --reference=./dnsfix.conf ./.dnsfix.conf.dnsfix-r1-"),
         "{logged}"
     );
     let new_name = new_file.rsplit_once('/').expect("a path").1;
@@ -1001,7 +1001,7 @@ fn a_written_file_keeps_its_mode_and_group_in_a_setgid_directory() {
     let shown = in_temporary_root(
         &dir,
         &format!(
-            "mkdir -p /var/lib/node/etc\nchgrp 5678 /var/lib/node/etc && chmod 2775 /var/lib/node/etc\n\
+            "mkdir -p /var/lib/node/etc\nchgrp 5678 /var/lib/node/etc && chmod 2755 /var/lib/node/etc\n\
              printf 'old\\n' > {TARGET}\nchown 0:0 {TARGET} && chmod 644 {TARGET}\n\
              printf 'old\\n' > {other}\nchown 1234:0 {other} && chmod 4755 {other}\n\
              dash \"$scratch/r9.sh\" > \"$scratch/apply.out\" </dev/null\n\
@@ -1459,5 +1459,79 @@ fn a_directory_a_user_can_write_stops_the_host_before_any_write() {
     assert!(
         sticky.contains(&(RecordKind::Ok, TARGET.to_string())),
         "{sticky:?}"
+    );
+}
+
+/// The temp file swapped for a symlink to another file just before its mode or its
+/// SELinux context is set (stand-ins first on the script's PATH that swap it, then do
+/// what chmod does, or what chcon does: follow a symlink unless given -h): no other file
+/// changes. chmod follows a symlink whatever it is told (before coreutils 9.5), so where
+/// anyone but root can write the directory (its group, here) a mode only chmod can give
+/// is refused, and chmod is never run.
+#[test]
+fn a_temp_file_swapped_for_a_symlink_never_passes_its_mode_or_label_on() {
+    let dir = scratch("node-scripts-swapped-temp");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r23", "p23"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let log = "/var/lib/chcon.log";
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nchgrp 5678 {TARGET_DIR} && chmod 775 {TARGET_DIR}\n\
+             printf 'old\\n' > {TARGET} && chmod 755 {TARGET}\n\
+             printf 'SECRET\\n' > /var/lib/victim && chmod 600 /var/lib/victim\n\
+             mount -t tmpfs tmpfs /usr/local/bin\n\
+             cat > /usr/local/bin/swap <<'SWAP'\n\
+             #!/bin/sh\n\
+             mv \"$1\" \"$1.moved\" && ln -s /var/lib/victim \"$1\"\n\
+             SWAP\n\
+             cat > /usr/local/bin/chmod <<'CHMOD'\n\
+             #!/bin/sh\n\
+             for last; do :; done\n\
+             case $last in */.dnsfix.conf.dnsfix-*) swap \"$last\" ;; esac\n\
+             exec /bin/chmod \"$@\"\n\
+             CHMOD\n\
+             cat > /usr/local/bin/chcon <<'CHCON'\n\
+             #!/bin/sh\n\
+             for last; do :; done\n\
+             swap \"$last\"\n\
+             case \" $* \" in *' -h '*) echo \"$last\" ;; *) readlink -f \"$last\" ;; esac >> {log}\n\
+             CHCON\n\
+             /bin/chmod 755 /usr/local/bin/swap /usr/local/bin/chmod /usr/local/bin/chcon\n\
+             dash \"$scratch/r23.sh\" > \"$scratch/chmod.out\" </dev/null\n\
+             stat -c %a /var/lib/victim; cat {TARGET}\n\
+             /bin/chmod 755 {TARGET_DIR} && /bin/chmod 644 {TARGET}\n\
+             mount -t tmpfs tmpfs /sys/fs && mkdir /sys/fs/selinux && echo 1 > /sys/fs/selinux/enforce\n\
+             dash \"$scratch/r23.sh\" > \"$scratch/chcon.out\" </dev/null\n\
+             cat {log}; cat {TARGET}\n"
+        ),
+    );
+    let chcon = kinds(&dir.join("chcon.out"), &b);
+    assert_eq!(
+        shown.lines().take(2).collect::<Vec<_>>(),
+        ["600", "old"],
+        "{shown}"
+    );
+    let labelled: Vec<&str> = shown.lines().skip(2).collect();
+    assert!(
+        labelled.len() == 2
+            && labelled[0].starts_with("./.dnsfix.conf.dnsfix-r23-")
+            && labelled[1] == "old",
+        "{shown}\n{chcon:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("chmod.out")).expect("output");
+    assert!(
+        said.contains("is writable by others than root, and mode 755 needs a chmod"),
+        "{said}"
+    );
+    assert!(
+        chcon.contains(&(RecordKind::Error, TARGET.to_string())),
+        "{chcon:?}"
     );
 }
