@@ -73,6 +73,14 @@ precheck() {
   if [ "$state" = todo ] && ! why=$(roots_dir "${1%/*}"); then
     fail error "$1"; echo "$why"; return
   fi
+  # A file mounted over the target (a container's /etc/resolv.conf, which systemd-nspawn
+  # --resolv-conf=bind-* mounts, man/systemd-nspawn.xml, systemd v255.13) refuses the
+  # rename (EBUSY) only at the write, after the files before it: found here, none is.
+  # mountinfo's mount point field escapes only characters a planned path never has.
+  if [ "$state" = todo ] && [ -e "$1" ] &&
+    awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo 2>/dev/null; then
+    fail error "$1"; echo "$1 is a mount point (a file mounted over it): dnsfix writes by renaming a new file over the old, which a mount point refuses; change it where it is mounted from, or leave this change out"; return
+  fi
   # An immutable or append-only file or directory (`chattr +i /etc/resolv.conf` keeps a
   # resolver file from its manager) refuses the rename only at the write, after the files
   # before it are written: found here, nothing is.

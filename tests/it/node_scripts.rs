@@ -1535,3 +1535,44 @@ fn a_temp_file_swapped_for_a_symlink_never_passes_its_mode_or_label_on() {
         "{chcon:?}"
     );
 }
+
+/// A file mounted over the target (as a container runtime bind-mounts /etc/resolv.conf)
+/// cannot be renamed over (EBUSY): found with the checks before any write, the host
+/// stops with nothing written, not with the files before it written and this one failed.
+#[test]
+fn a_mounted_over_target_stops_the_host_before_any_write() {
+    let dir = scratch("node-scripts-mounted-target");
+    let b = Boundary::fresh();
+    let first = "/var/lib/node/first.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r24", "p24"),
+        &[
+            write_at(first, Some("old\n"), "new\n"),
+            write(Some("old\n"), "new\n"),
+        ],
+        &[],
+    );
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {first}\n\
+             printf 'old\\n' > /var/lib/mounted && touch {TARGET}\n\
+             mount --bind /var/lib/mounted {TARGET}\n\
+             dash \"$scratch/r24.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             cat {first} {TARGET}\n"
+        ),
+    );
+    let got = kinds(&dir.join("apply.out"), &b);
+    assert_eq!(shown, "old\nold\n", "nothing written: {got:?}");
+    assert!(
+        got.contains(&(RecordKind::Error, TARGET.to_string())),
+        "{got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("apply.out")).expect("output");
+    assert!(
+        said.contains(&format!("{TARGET} is a mount point")),
+        "{said}"
+    );
+}
