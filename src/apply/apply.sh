@@ -95,17 +95,23 @@ precheck() {
   fi
 }
 
-# roots_dir DIR: DIR and every directory above it that exists is root's, and one anyone
-# can write is sticky (no one else can move root's files in it). A directory a user
+# roots_dir DIR: what exists of DIR and the directories above it is a directory, root's,
+# and one anyone can write is sticky (no one else can move root's files in it). One a user
 # owns, or one any user can write (made beforehand by a user, or by a container that
 # mounts it), would let them replace what dnsfix writes there at will, a file that
 # root's daemons then trust: /etc/dnsfix/resolv.conf, which the kubelet hands every pod.
 # (A group a directory is writable by is root's choice: MicroK8s gives its group its
-# args, snap/hooks/configure.)
+# args, snap/hooks/configure, canonical/microk8s d099c907.)
 roots_dir() {
   rd=$1
   while [ -n "$rd" ]; do
     if [ -e "$rd" ]; then
+      # A file where a directory should be (`cp resolv.conf /etc/dnsfix` before it was
+      # made) would fail the write only at its mkdir, after the files before it.
+      if [ ! -d "$rd" ]; then
+        echo "$rd is not a directory: the file there is where dnsfix would make one (dnsfix does not remove it)"
+        return 1
+      fi
       # shellcheck disable=SC2046
       set -- $(stat -c '%u %a' "$rd" 2>/dev/null)
       if [ "${1:-x}" != 0 ] || [ $((0${2:-777} & 01002)) -eq 2 ]; then

@@ -1576,3 +1576,42 @@ fn a_mounted_over_target_stops_the_host_before_any_write() {
         "{said}"
     );
 }
+
+/// A file where the target's directory should be (`cp resolv.conf /etc/dnsfix` before
+/// the directory was there): found with the checks before any write, not when the
+/// directory cannot be made after the files before it were written.
+#[test]
+fn a_file_in_place_of_the_targets_directory_stops_the_host_before_any_write() {
+    let dir = scratch("node-scripts-file-for-directory");
+    let b = Boundary::fresh();
+    let first = "/var/lib/node/first.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r25", "p25"),
+        &[
+            write_at(first, Some("old\n"), "new\n"),
+            write(None, "new\n"),
+        ],
+        &[],
+    );
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p /var/lib/node\nprintf 'old\\n' > {first}\nprintf 'a file\\n' > {TARGET_DIR}\n\
+             dash \"$scratch/r25.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             cat {first} {TARGET_DIR}\n"
+        ),
+    );
+    let got = kinds(&dir.join("apply.out"), &b);
+    assert_eq!(shown, "old\na file\n", "nothing written: {got:?}");
+    assert!(
+        got.contains(&(RecordKind::Error, TARGET.to_string())),
+        "{got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("apply.out")).expect("output");
+    assert!(
+        said.contains(&format!("{TARGET_DIR} is not a directory")),
+        "{said}"
+    );
+}
