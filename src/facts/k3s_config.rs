@@ -5,7 +5,9 @@
 //! a CLI flag name; a list value becomes one `--key=item` per item; a scalar is converted to a
 //! string (numbers and booleans included); a key with a `+` suffix (`kubelet-arg+:`) appends to
 //! the value so far instead of replacing it. k3s also merges `config.yaml.d/*.yaml` drop-ins the
-//! same way; merging several files is the caller's job (parse each, apply in order).
+//! same way; merging several files is the caller's job (parse each, apply in order). The YAML
+//! is read as go-yaml v2 reads it into k3s's `yaml.MapSlice`: the first document only, a key
+//! written twice as two entries, the later one replacing the earlier.
 //!
 //! Only the DNS-relevant keys are extracted: `resolv-conf` (what kubelet gets as
 //! `--resolv-conf`; when absent k3s picks a file itself, see research B), `cluster-dns`, and the
@@ -15,7 +17,10 @@
 use serde::Serialize;
 use serde_norway::Value;
 
-use super::kubelet_config::{Located, TopLevel, load_top_level, top_level_key_line, value_kind};
+use super::kubelet_config::{
+    Located, TopLevel, load_first_entries, second_document_line, top_level_key_line,
+    top_level_key_lines, value_kind,
+};
 
 /// Whether k3s reads `path` as a `config.yaml.d` drop-in: a name ending in `.yaml` or
 /// `.yml` in any case (pkg/configfilearg `dotDFiles`: `util.HasSuffixI`).
@@ -87,7 +92,7 @@ pub enum K3sConfigError {
 impl K3sConfig {
     /// Parses a k3s/RKE2 `config.yaml`. Other keys are ignored.
     pub fn parse(text: &str) -> Result<K3sConfig, K3sConfigError> {
-        let mapping = match load_top_level(text) {
+        let entries = match load_first_entries(text) {
             Err(err) => {
                 return Err(K3sConfigError::Yaml {
                     line: err.line,
@@ -96,15 +101,18 @@ impl K3sConfig {
                 });
             }
             Ok(TopLevel::Empty) => return Ok(K3sConfig::default()),
-            Ok(TopLevel::Mapping(mapping)) => mapping,
+            Ok(TopLevel::Mapping(entries)) => entries,
             Ok(TopLevel::Other { found, line }) => {
                 return Err(K3sConfigError::NotAMapping { found, line });
             }
         };
 
+        let text = first_document(text);
+        let mut seen: Vec<&str> = Vec::new();
         let mut config = K3sConfig::default();
-        // Mapping preserves file order, which matters: a plain key after a `+` key replaces.
-        for (key, value) in &mapping {
+        // In file order, which matters: a plain key after a `+` key replaces, and so does a
+        // key written again.
+        for (key, value) in &entries {
             let Some(key) = key.as_str() else {
                 continue;
             };
@@ -127,7 +135,8 @@ impl K3sConfig {
             ) {
                 continue;
             }
-            let key_line = top_level_key_line(text, key);
+            seen.push(key);
+            let key_line = key_line(text, key, &seen);
             let mut items = items(value).map_err(|found| K3sConfigError::WrongType {
                 key: key.to_string(),
                 line: key_line,
@@ -226,6 +235,24 @@ impl K3sConfig {
             (key == name).then(|| Located::new(value.to_string(), arg.line))
         })
     }
+}
+
+/// The text of `text`'s first document, the one k3s reads, where key lines are looked for.
+fn first_document(text: &str) -> &str {
+    match second_document_line(text) {
+        Some(line) => &text[..text.split('\n').take(line - 1).map(|l| l.len() + 1).sum()],
+        None => text,
+    }
+}
+
+/// The line of the entry of `key` that is the last of `seen` (the keys read so far): a key
+/// written more than once has its n-th entry on the n-th line that starts with it.
+fn key_line(text: &str, key: &str, seen: &[&str]) -> usize {
+    let nth = seen.iter().filter(|k| **k == key).count().saturating_sub(1);
+    top_level_key_lines(text, key)
+        .get(nth)
+        .copied()
+        .unwrap_or_else(|| top_level_key_line(text, key))
 }
 
 /// The strings a config value stands for, converted the way k3s's `convert.ToString` does.
@@ -355,6 +382,45 @@ mod tests {
             Some(located("/run/systemd/resolve/resolv.conf", 9))
         );
         assert_eq!(config.kubelet_arg("cluster-dns"), None);
+    }
+
+    /// go-yaml v2, which k3s reads its config files with (into a `yaml.MapSlice`,
+    /// pkg/configfilearg/parser.go @ f646604), keeps a key written twice as two entries (it
+    /// refuses repeated keys only in strict mode), and configfilearg's merge lets the later
+    /// entry replace the earlier one: k3s starts with the last value. A file that had lines
+    /// appended to it has such keys.
+    #[test]
+    fn a_key_written_twice_takes_its_last_value() {
+        let text = "resolv-conf: /etc/old-resolv.conf\n\
+                    kubelet-arg:\n- resolv-conf=/etc/old-resolv.conf\n\
+                    # appended by the node's bootstrap\n\
+                    resolv-conf: /etc/k3s-resolv.conf\n\
+                    kubelet-arg:\n- max-pods=200\n\
+                    kubelet-arg+:\n- v=2\n";
+        let config = K3sConfig::parse(text).expect("parses");
+        assert_eq!(config.resolv_conf, Some(located("/etc/k3s-resolv.conf", 5)));
+        assert_eq!(
+            config.kubelet_args,
+            vec![located("max-pods=200", 7), located("v=2", 9)]
+        );
+        assert_eq!(config.kubelet_arg("resolv-conf"), None);
+        assert!(!config.kubelet_args_appended);
+    }
+
+    /// `yaml.Unmarshal` decodes the first document of a file and never reads on: what comes
+    /// after a `---` there is not k3s's config, whatever it says.
+    #[test]
+    fn only_the_first_document_counts() {
+        let config = K3sConfig::parse(
+            "resolv-conf: /a\n---\nresolv-conf: /b\nkubelet-arg: [resolv-conf=/c]\n",
+        )
+        .expect("parses");
+        assert_eq!(config.resolv_conf, Some(located("/a", 1)));
+        assert!(config.kubelet_args.is_empty());
+        let config = K3sConfig::parse("---\nresolv-conf: /a\n---\n").expect("parses");
+        assert_eq!(config.resolv_conf, Some(located("/a", 2)));
+        let config = K3sConfig::parse("---\n---\nresolv-conf: /a\n").expect("parses");
+        assert_eq!(config, K3sConfig::default());
     }
 
     #[test]

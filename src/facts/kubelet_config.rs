@@ -204,11 +204,12 @@ fn string_list_field(
     }
 }
 
-/// The top-level node of a YAML document, as far as the config parsers care.
-pub(crate) enum TopLevel {
+/// The top-level node of a YAML document, as far as the config parsers care; `M` is how
+/// a mapping is kept.
+pub(crate) enum TopLevel<M = Mapping> {
     /// No document at all (empty file, only comments), which YAML reads as null.
     Empty,
-    Mapping(Mapping),
+    Mapping(M),
     /// Anything else; `line` is the first line with content.
     Other {
         found: &'static str,
@@ -238,6 +239,62 @@ impl From<YamlSyntax> for KubeletConfigError {
 pub(crate) fn load_top_level(text: &str) -> Result<TopLevel, YamlSyntax> {
     let value: Value = serde_norway::from_str(text).map_err(|err| yaml_error(text, &err))?;
     Ok(classify(text, value))
+}
+
+/// The first YAML document of `text` as go-yaml v2 reads it into a `yaml.MapSlice`, the
+/// way k3s's `configfilearg` reads its config files (`yaml.Unmarshal(bytes, &data)`, k3s-io/k3s
+/// pkg/configfilearg/parser.go @ f646604): `yaml.Unmarshal` decodes the first document and
+/// never reads on, and a `MapSlice` keeps a key written twice as two entries, in file order
+/// (go-yaml refuses repeated keys only in strict mode, which k3s does not use). A value that
+/// is itself a mapping is read strictly.
+pub(crate) fn load_first_entries(text: &str) -> Result<TopLevel<Vec<(Value, Value)>>, YamlSyntax> {
+    let first = || serde_norway::Deserializer::from_str(text).next();
+    let Some(document) = first() else {
+        return Ok(TopLevel::Empty);
+    };
+    let error = |err: serde_norway::Error| yaml_error(text, &err);
+    match serde::Deserialize::deserialize(document).map(|LastWins(value)| value) {
+        Ok(Value::Null) => return Ok(TopLevel::Empty),
+        // Read again as entries below, which also says what is wrong with one that fails.
+        Ok(Value::Mapping(_)) | Err(_) => {}
+        Ok(other) => {
+            return Ok(TopLevel::Other {
+                found: value_kind(&other),
+                line: first_content_line(text),
+            });
+        }
+    }
+    let Some(document) = first() else {
+        return Ok(TopLevel::Empty);
+    };
+    let Entries(entries) = serde::Deserialize::deserialize(document).map_err(error)?;
+    Ok(TopLevel::Mapping(entries))
+}
+
+/// A top-level mapping's entries in file order, a key written twice kept twice.
+struct Entries(Vec<(Value, Value)>);
+
+impl<'de> serde::Deserialize<'de> for Entries {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EntriesVisitor)
+    }
+}
+
+struct EntriesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EntriesVisitor {
+    type Value = Entries;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a mapping")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry::<Value, Value>()? {
+            entries.push(entry);
+        }
+        Ok(Entries(entries))
+    }
 }
 
 fn classify(text: &str, value: Value) -> TopLevel {
@@ -390,21 +447,10 @@ pub(crate) fn value_kind(value: &Value) -> &'static str {
 /// repeated key's last value. Falls back to the last line that contains the key followed by
 /// `:` anywhere (flow mappings such as `{resolvConf: /x}`, indented JSON), then to 0.
 pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
-    let lines = || {
-        text.split('\n').map(|line| {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            line.strip_prefix('\u{feff}').unwrap_or(line)
-        })
-    };
-    if let Some(index) = lines()
-        .enumerate()
-        .filter(|(_, line)| key_at(line, key))
-        .map(|(index, _)| index)
-        .last()
-    {
-        return index + 1;
+    if let Some(line) = top_level_key_lines(text, key).last() {
+        return *line;
     }
-    let lines: Vec<&str> = lines().collect();
+    let lines: Vec<&str> = text_lines(text).collect();
     lines
         .iter()
         .rposition(|line| {
@@ -418,6 +464,24 @@ pub(crate) fn top_level_key_line(text: &str, key: &str) -> usize {
             })
         })
         .map_or(0, |index| index + 1)
+}
+
+/// The 1-based lines that start with `key` used as a mapping key, in order: each entry of a
+/// key written more than once.
+pub(crate) fn top_level_key_lines(text: &str, key: &str) -> Vec<usize> {
+    text_lines(text)
+        .enumerate()
+        .filter(|(_, line)| key_at(line, key))
+        .map(|(index, _)| index + 1)
+        .collect()
+}
+
+/// The lines of `text`, without a CR before the LF or a byte order mark.
+fn text_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split('\n').map(|line| {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        line.strip_prefix('\u{feff}').unwrap_or(line)
+    })
 }
 
 /// True when `line` starts with `key` (bare, `"key"` or `'key'`) used as a mapping key.
@@ -450,7 +514,7 @@ fn first_content_line(text: &str) -> usize {
 }
 
 /// Line of the `---` that starts a second document, if the text has one.
-fn second_document_line(text: &str) -> Option<usize> {
+pub(crate) fn second_document_line(text: &str) -> Option<usize> {
     let mut seen_content = false;
     for (index, line) in text.split('\n').enumerate() {
         let trimmed = line.trim_end();
