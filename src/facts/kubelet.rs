@@ -29,7 +29,6 @@ use super::node_facts::{
     Shadowed, Source,
 };
 use super::raw::{FileState, RawFacts, RawFile};
-use super::resolv_conf::ResolvConf;
 use super::systemd_unit::{At, ServiceUnit};
 
 pub(super) const KUBESPRAY_CONFIG: &str = "/etc/kubernetes/kubelet-config.yaml";
@@ -2564,22 +2563,48 @@ pub(crate) enum K3sVerdict {
     VersionDecides(String),
 }
 
-/// k3s `isValidResolvConf` on a parsed file, for a k3s/RKE2 that has k3s-io/k3s#12692 or
-/// not (`fixed`, [`k3s_has_dns_fix`]; `None` not known): at least one nameserver, and
-/// every one an IP address that is global unicast (Go's `IsGlobalUnicast`), or, with the
-/// fix, GCP's metadata server. The first nameserver that fails decides, as in k3s.
-pub(crate) fn k3s_verdict(parsed: &ResolvConf, fixed: Option<bool>) -> K3sVerdict {
-    if parsed.nameservers.is_empty() {
+/// The nameservers of a resolv.conf as k3s's `isValidResolvConf` reads them (k3s-io/k3s
+/// pkg/agent/config/config.go): every line (bufio.Scanner's, a final CR dropped) that matches
+/// `^nameserver\s+([^\s]*)` (RE2's `\s` is space, tab, LF, FF, CR), with the word after it
+/// and that word parsed as Go's `net.ParseIP` parses it (no `%zone`). Not as the kubelet or
+/// glibc read the file: an indented line is no nameserver to k3s, a `#` or `;` right after the
+/// address is part of the word, and `nameserver` followed by blanks alone names "", which is
+/// no address.
+pub(crate) fn k3s_nameservers(text: &str) -> Vec<(String, Option<std::net::IpAddr>)> {
+    let re2_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0c' | '\r');
+    text.split('\n')
+        .filter_map(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let rest = line.strip_prefix("nameserver")?;
+            rest.starts_with(re2_space).then_some(())?;
+            let word = rest.trim_start_matches(re2_space);
+            let word = word.split(re2_space).next().unwrap_or_default();
+            Some((word.to_owned(), word.parse().ok()))
+        })
+        .collect()
+}
+
+/// k3s `isValidResolvConf` on a file's text ([`k3s_nameservers`]), for a k3s/RKE2 that has
+/// k3s-io/k3s#12692 or not (`fixed`, [`k3s_has_dns_fix`]; `None` not known): at least one
+/// nameserver, and every one an IP address that is global unicast (Go's `IsGlobalUnicast`),
+/// or, with the fix, GCP's metadata server. The first nameserver that fails decides, as in
+/// k3s.
+pub(crate) fn k3s_verdict(text: &str, fixed: Option<bool>) -> K3sVerdict {
+    let nameservers = k3s_nameservers(text);
+    if nameservers.is_empty() {
         return K3sVerdict::Rejected("no nameserver".into());
     }
     let mut metadata = false;
-    for n in &parsed.nameservers {
-        let ip = match n.ip {
-            None => return K3sVerdict::Rejected(format!("{} is not an IP address", n.address)),
+    for (address, ip) in &nameservers {
+        let ip = match *ip {
+            None if address.is_empty() => {
+                return K3sVerdict::Rejected("a nameserver line names no address".into());
+            }
+            None => return K3sVerdict::Rejected(format!("{address} is not an IP address")),
             Some(ip) if is_global_unicast(&ip) => continue,
             Some(ip) => ip,
         };
-        let why = format!("{} is {}", n.address, address_kind(&ip));
+        let why = format!("{address} is {}", address_kind(&ip));
         if ip != GCP_METADATA_SERVER || fixed == Some(false) {
             let why = if ip == GCP_METADATA_SERVER {
                 format!(
@@ -2602,7 +2627,7 @@ pub(crate) fn k3s_verdict(parsed: &ResolvConf, fixed: Option<bool>) -> K3sVerdic
 
 /// What kind of non-global-unicast address `ip` is, for messages.
 pub(crate) fn address_kind(ip: &std::net::IpAddr) -> &'static str {
-    match ip {
+    match &go_unmapped(*ip) {
         std::net::IpAddr::V4(v4) if v4.is_loopback() => "loopback",
         std::net::IpAddr::V6(v6) if v6.is_loopback() => "loopback",
         std::net::IpAddr::V4(v4) if v4.is_link_local() => "link-local",
@@ -2642,7 +2667,7 @@ fn k3s_auto_choice(
             reasons.push(format!("{candidate}: not there"));
             continue;
         };
-        let detail = match k3s_verdict(&ResolvConf::parse(&text), fixed) {
+        let detail = match k3s_verdict(&text, fixed) {
             K3sVerdict::Taken(false) => "chosen by k3s: every nameserver is global unicast".into(),
             K3sVerdict::Taken(true) => format!(
                 "chosen by k3s: every nameserver is global unicast or GCP's metadata server \
@@ -2722,9 +2747,10 @@ fn generated_elsewhere(raw: &RawFacts, generated: &str, version: Option<&str>) -
 }
 
 /// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast, link-local or
-/// broadcast (private ranges count as global unicast).
+/// broadcast (private ranges count as global unicast), an IPv4-mapped address
+/// (`::ffff:127.0.0.53`) judged as the IPv4 address it maps.
 pub(crate) fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
-    match ip {
+    match &go_unmapped(*ip) {
         std::net::IpAddr::V4(v4) => {
             !(v4.is_unspecified()
                 || v4.is_loopback()
@@ -2738,6 +2764,15 @@ pub(crate) fn is_global_unicast(ip: &std::net::IpAddr) -> bool {
                 || v6.is_multicast()
                 || (v6.segments()[0] & 0xffc0) == 0xfe80)
         }
+    }
+}
+
+/// `ip` as Go's `net.IP` methods see it: an IPv4-mapped IPv6 address is its IPv4 address
+/// (`To4` is not nil for it, and `IsLoopback`, `IsLinkLocalUnicast` and the others test that).
+fn go_unmapped(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip {
+        std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+        v4 => v4,
     }
 }
 
@@ -3270,28 +3305,76 @@ mod tests {
     /// server excuses nothing else in the same file, whatever the version.
     #[test]
     fn gcps_metadata_server_excuses_no_other_server() {
-        let parsed = ResolvConf::parse("nameserver 169.254.169.254\nnameserver 127.0.0.53\n");
+        let parsed = "nameserver 169.254.169.254\nnameserver 127.0.0.53\n";
         for fixed in [None, Some(true)] {
             assert_eq!(
-                k3s_verdict(&parsed, fixed),
+                k3s_verdict(parsed, fixed),
                 K3sVerdict::Rejected("127.0.0.53 is loopback".into())
             );
         }
-        let parsed = ResolvConf::parse("nameserver 10.128.0.2\nnameserver 169.254.169.254\n");
-        assert_eq!(k3s_verdict(&parsed, Some(true)), K3sVerdict::Taken(true));
+        let parsed = "nameserver 10.128.0.2\nnameserver 169.254.169.254\n";
+        assert_eq!(k3s_verdict(parsed, Some(true)), K3sVerdict::Taken(true));
         assert!(matches!(
-            k3s_verdict(&parsed, None),
+            k3s_verdict(parsed, None),
             K3sVerdict::VersionDecides(_)
         ));
         assert!(matches!(
-            k3s_verdict(&parsed, Some(false)),
+            k3s_verdict(parsed, Some(false)),
             K3sVerdict::Rejected(why) if why.starts_with("169.254.169.254 is link-local (GCP's")
         ));
-        let aws = ResolvConf::parse("nameserver 169.254.169.253\n");
+        let aws = "nameserver 169.254.169.253\n";
         assert_eq!(
-            k3s_verdict(&aws, Some(true)),
+            k3s_verdict(aws, Some(true)),
             K3sVerdict::Rejected("169.254.169.253 is link-local".into())
         );
+    }
+
+    /// k3s reads a resolv.conf's nameservers with the regexp `^nameserver\s+([^\s]*)` and
+    /// judges each with Go's `net.ParseIP` and `IsGlobalUnicast` (k3s-io/k3s
+    /// pkg/agent/config/config.go `isValidResolvConf`), not as glibc or the kubelet read the
+    /// file: an indented loopback line does not disqualify it, a word with a comment glued to
+    /// it or a bare `nameserver ` does, and an IPv4-mapped loopback or link-local address is
+    /// the IPv4 address it maps.
+    #[test]
+    fn k3s_reads_nameservers_with_its_own_regexp() {
+        let taken = K3sVerdict::Taken(false);
+        for (text, verdict) in [
+            (
+                "nameserver 192.0.2.53\n  nameserver 127.0.0.53\n",
+                taken.clone(),
+            ),
+            (
+                "nameserver 192.0.2.53\r\nnameserver\t198.51.100.53 # lan\r\n",
+                taken.clone(),
+            ),
+            (
+                "  nameserver 192.0.2.53\n",
+                K3sVerdict::Rejected("no nameserver".into()),
+            ),
+            (
+                "nameserver 192.0.2.53#lan\n",
+                K3sVerdict::Rejected("192.0.2.53#lan is not an IP address".into()),
+            ),
+            (
+                "nameserver 192.0.2.53\nnameserver \n",
+                K3sVerdict::Rejected("a nameserver line names no address".into()),
+            ),
+            (
+                "nameserver ::ffff:127.0.0.53\n",
+                K3sVerdict::Rejected("::ffff:127.0.0.53 is loopback".into()),
+            ),
+            (
+                "nameserver ::ffff:169.254.169.253\n",
+                K3sVerdict::Rejected("::ffff:169.254.169.253 is link-local".into()),
+            ),
+            (
+                "nameserver fe80::1%eth0\n",
+                K3sVerdict::Rejected("fe80::1%eth0 is not an IP address".into()),
+            ),
+            ("nameserver ::ffff:192.0.2.53\n", taken),
+        ] {
+            assert_eq!(k3s_verdict(text, Some(true)), verdict, "{text:?}");
+        }
     }
 
     fn node_name(f: &NodeFacts) -> Option<(String, String)> {

@@ -10,7 +10,7 @@ use crate::facts::kubelet::{
     K3S_VERSION_UNKNOWN, K3sVerdict, k3s_generated_servers, k3s_has_dns_fix, k3s_verdict,
 };
 use crate::facts::node_facts::{FlavourKind, Observed};
-use crate::facts::raw::FileState;
+use crate::facts::raw::{FileState, RawFile};
 
 pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
     if !matches!(ctx.facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2) {
@@ -36,8 +36,10 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
             )];
             let mut kinds = BTreeSet::new();
             for f in [&r.etc_resolv_conf, &r.systemd_uplink] {
-                let why = match &f.parsed {
-                    Some(p) => match k3s_verdict(p, fixed) {
+                // Judged on the text, which k3s reads its own way (k3s_nameservers).
+                let text = ctx.facts.raw.get(&f.path).and_then(RawFile::text);
+                let why = match text {
+                    Some(text) => match k3s_verdict(&text, fixed) {
                         K3sVerdict::Taken(_) => None,
                         K3sVerdict::Rejected(why) | K3sVerdict::VersionDecides(why) => Some(why),
                     },
