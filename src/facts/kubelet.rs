@@ -1196,8 +1196,13 @@ struct Setting {
     source: Source,
 }
 
-/// The k3s/RKE2 service that runs here: the active one, else the first with a unit.
+/// The k3s/RKE2 service that runs here: the active one, else the one that failed or is
+/// being restarted (`Restart=always`: a crash-looping one is `activating`), else the first
+/// with a unit. RKE2's tarball installs both of its units, so on an agent whose rke2-agent
+/// does not run, rke2-server.service is there too and is not the node's (the unit derive
+/// restarts is chosen the same way).
 fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
+    use super::node_facts::UnitState;
     let names: &[&str] = match flavour.kind {
         FlavourKind::Rke2 => &["rke2-server.service", "rke2-agent.service"],
         _ => &["k3s.service", "k3s-agent.service"],
@@ -1206,8 +1211,21 @@ fn rancher_unit(raw: &RawFacts, flavour: &Flavour) -> Option<ServiceUnit> {
         .iter()
         .filter_map(|n| ServiceUnit::from_raw(raw, n))
         .collect();
-    let first_active = units.iter().position(|u| unit_active(raw, u));
-    let index = first_active.unwrap_or(0);
+    let states = super::node_facts::unit_states(raw);
+    let state = |u: &ServiceUnit| {
+        u.name
+            .strip_suffix(".service")
+            .and_then(|name| states.get(name).copied())
+    };
+    let index = units
+        .iter()
+        .position(|u| state(u) == Some(UnitState::Active))
+        .or_else(|| {
+            units
+                .iter()
+                .position(|u| matches!(state(u), Some(UnitState::Failed | UnitState::Activating)))
+        })
+        .unwrap_or(0);
     units.into_iter().nth(index)
 }
 
@@ -2994,6 +3012,48 @@ mod tests {
             ),
             ("k3s".to_owned(), UnitState::Inactive)
         );
+    }
+
+    /// On an RKE2 agent whose rke2-agent.service failed or crash-loops (`Restart=always`
+    /// keeps it `activating`), the tarball's rke2-server.service is there too: the settings
+    /// are read from the agent's unit and its environment files, not the server's.
+    #[test]
+    fn a_stopped_rke2_agent_is_read_from_its_own_unit() {
+        let server = include_str!(
+            "../../tests/fixtures/rules/_upstream/rke2-default-resolv-conf/root/usr/local/lib/systemd/system/rke2-server.service"
+        );
+        let agent = include_str!(
+            "../../tests/fixtures/rules/_upstream/rke2-default-resolv-conf/root/usr/local/lib/systemd/system/rke2-agent.service"
+        );
+        for state in ["failed", "activating"] {
+            let mut raw = crate::testing::raw_from(&[
+                ("/usr/local/lib/systemd/system/rke2-server.service", server),
+                ("/usr/local/lib/systemd/system/rke2-agent.service", agent),
+                (
+                    "/etc/rancher/rke2/config.yaml",
+                    "server: https://10.0.0.10:9345\n",
+                ),
+                (
+                    "/etc/default/rke2-agent",
+                    "RKE2_RESOLV_CONF=/etc/rancher/rke2/resolv.conf\n",
+                ),
+                ("/etc/rancher/rke2/resolv.conf", "nameserver 192.0.2.53\n"),
+            ]);
+            crate::testing::set_units(&mut raw, &[("rke2-agent", state)]);
+            let f = NodeFacts::from_raw("node1", &raw);
+            let resolv = f.kubelet.resolv_conf.known().expect("known");
+            assert_eq!(resolv.value, "/etc/rancher/rke2/resolv.conf", "{state}");
+            assert_eq!(
+                resolv.source.path.as_deref(),
+                Some("/etc/default/rke2-agent"),
+                "{state}"
+            );
+            assert!(
+                matches!(&f.kubelet.cluster_dns, Observed::Unknown(why) if why.contains(RANCHER_AGENT)),
+                "{state}: {:?}",
+                f.kubelet.cluster_dns
+            );
+        }
     }
 
     /// k0s's units restart its kubelet: k0sworker, or k0scontroller when the controller
