@@ -705,6 +705,39 @@ mod tests {
     ];
 
     /// Two tasks that persist forwarding: the second must find it done.
+    /// k3s reads its config.yaml.d drop-ins as it reads config.yaml, a key written twice
+    /// with its last value: the drop-in that sets resolv-conf twice is edited where that
+    /// value is, its earlier entry taken out, as the kubelet's own config file would be.
+    #[test]
+    fn a_k3s_drop_in_with_a_key_written_twice_is_edited_at_its_last_entry() {
+        let dropin = "/etc/rancher/k3s/config.yaml.d/10-dns.yaml";
+        let mut raw = crate::testing::rules_fixture("DNS-K3S-FALLBACK/k3s-auto-fallback");
+        raw.dirs.push("/etc/rancher/k3s/config.yaml.d".to_owned());
+        raw.file(
+            dropin,
+            crate::facts::raw::FileState::Present,
+            Some(b"resolv-conf: /etc/old-resolv.conf\nresolv-conf: /etc/k3s-resolv.conf\n"),
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let playbook = format!(
+            "name: site\ndescription: d\ntasks:\n  - name: set\n    yaml_set:\n      \
+             path: {dropin}\n      key: resolv-conf\n      value: /etc/dnsfix/resolv.conf\n"
+        );
+        let unread = crate::cluster::NodeView::Unavailable {
+            reason: "not read in this test".to_owned(),
+        };
+        let run = plan_facts(&playbook, &facts, &unread, &[]).expect("plans");
+        let written: Vec<&str> = run
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == dropin => Some(content.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(written, ["resolv-conf: /etc/dnsfix/resolv.conf\n"]);
+    }
+
     const TWICE: &str = "name: site\ndescription: d\ntasks:\n  - name: forward\n    \
                          sysctl:\n      name: net.ipv4.ip_forward\n      value: \"1\"\n  \
                          - name: again\n    sysctl:\n      name: net.ipv4.ip_forward\n      \

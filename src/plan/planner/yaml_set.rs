@@ -41,8 +41,12 @@ impl Run<'_> {
         };
         let new = value.as_ref().map(show_yaml);
         // The kubelet's --config file is decoded leniently where strict decoding fails: a
-        // key written twice there has its last value (drop-ins and k3s's files are strict).
-        let edit = if self.facts.kubelet.config_path.as_deref() == Some(path.as_str()) {
+        // key written twice there has its last value (its drop-ins are strict). So are k3s's
+        // and RKE2's config.yaml and config.yaml.d files (go-yaml v2 into a yaml.MapSlice,
+        // the later entry replacing the earlier: k3s pkg/configfilearg/parser.go).
+        let edit = if self.facts.kubelet.config_path.as_deref() == Some(path.as_str())
+            || rancher_config_dropin(self.facts, &path)
+        {
             yaml_set::set_last_wins(&text, &key, value.as_ref())
         } else {
             match &value {
@@ -70,6 +74,18 @@ impl Run<'_> {
         self.write(state, &path, edit.text, mode, description, reason)
             .map(|changed| outcome(changed, &path, format!("{path} {key} changed"), already))
     }
+}
+
+/// A `config.yaml.d` drop-in of the k3s/RKE2 config file this node's kubelet settings come
+/// from: a file k3s reads as it reads config.yaml.
+fn rancher_config_dropin(facts: &crate::facts::NodeFacts, path: &str) -> bool {
+    use crate::facts::node_facts::FlavourKind;
+    matches!(facts.flavour.kind, FlavourKind::K3s | FlavourKind::Rke2)
+        && facts.kubelet.config_path.as_deref().is_some_and(|config| {
+            path.strip_prefix(config)
+                .and_then(|rest| rest.strip_prefix(".d/"))
+                .is_some_and(|name| !name.contains('/'))
+        })
 }
 
 fn yaml_value(value: Option<Json>) -> Result<YamlValue, PlanErrorKind> {
