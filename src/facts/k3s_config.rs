@@ -69,7 +69,10 @@ pub struct K3sConfig {
     pub data_dir: Option<Located<String>>,
 }
 
-/// Why a k3s/RKE2 config file could not be read. k3s refuses to start on each of these.
+/// Why a k3s/RKE2 config file could not be read. k3s refuses to start on a file that is not
+/// YAML or whose first document is not a mapping (`yaml.Unmarshal` into a `yaml.MapSlice`
+/// fails); a mapping where a flag's value belongs it turns into text (wrangler's
+/// `convert.ToString`) that no flag can use, so what the kubelet gets is not guessed at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum K3sConfigError {
