@@ -1331,6 +1331,56 @@ pub const RULES: &[RuleInfo] = &[
         playbook: None,
     },
     RuleInfo {
+        id: "DNS-CNI-CONFIG-LEFTOVER",
+        severity: Severity::Critical,
+        title: "the first CNI file is a former network plugin's: new pods get no working network",
+        symptom: "\
+            After a move from one network plugin to another (Cilium to Calico, flannel to\n\
+            Calico or Cilium), pods already running are fine and every new pod on the node stays\n\
+            in ContainerCreating, CoreDNS's replacements included, with FailedCreatePodSandBox\n\
+            naming the former plugin:\n\
+            plugin type=\"cilium-cni\" name=\"cilium\" failed (add): unable to connect to Cilium daemon: failed to create cilium agent client after 30.000000 seconds timeout: Get \"http:///var/run/cilium/cilium.sock/v1/config\": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory\n\
+            plugin type=\"flannel\" failed (add): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory\n\
+            plugin type=\"calico\" failed (add): stat /var/lib/calico/nodename: no such file or directory: check that the calico/node container is running and has mounted /var/lib/calico/",
+        mechanism: "\
+            The container runtime loads the first CNI file of its directory by name that loads\n\
+            (containerd's go-cni, max_conf_num 1; CRI-O's ocicni the same), whatever network\n\
+            plugin runs. A plugin's installer writes its own file and leaves the others:\n\
+            Calico's install-cni writes 10-calico.conflist, kube-flannel 10-flannel.conflist,\n\
+            Cilium's agent 05-cilium.conflist (it renames the others to *.cilium_bak only while\n\
+            it runs, with cni.exclusive). Removing a plugin's DaemonSet does not remove its\n\
+            file, so the former plugin's file can sort first (05-cilium before 10-calico,\n\
+            10-calico before 10-flannel): the runtime hands every new pod to a plugin whose\n\
+            agent no longer runs, and it fails as above.\n\
+            \n\
+            dnsfix reads the runtime's directory as DNS-CNI-CONFIG-INVALID does, and the node's\n\
+            processes for the agents of the plugins it tells by name: cilium-agent (the Cilium\n\
+            chart's agent container), calico-node (calico/node's felix, `exec calico-node\n\
+            -felix`), flanneld (kube-flannel; k3s's own flannel runs inside k3s), each root's.\n\
+            It reports where the file in effect is one of those plugins', its agent does not\n\
+            run, and the agent of a plugin whose file sorts after it does. Not where the agent\n\
+            of the file in effect runs (a migration under way), or where no later plugin's\n\
+            agent runs (the plugin may just be down).",
+        fix: "\
+            Move the former plugin's file out of the directory (keep it, in case):\n  \
+            mv /etc/cni/net.d/05-cilium.conflist /root/      # or rename it to end in .bak\n\
+            containerd loads the directory again when a file in it is renamed or removed, and\n\
+            takes the running plugin's file. Then delete the pods stuck in ContainerCreating on\n\
+            the node (kubectl delete pod --field-selector spec.nodeName=NODE,status.phase=Pending\n\
+            -A), so that they are created again. dnsfix has no playbook for this: which plugin is\n\
+            meant to run is the cluster's to say.",
+        restart: "\
+            Nothing for the runtime (containerd reloads on the change). Pods already stuck are\n\
+            retried by the kubelet; deleting them is quicker. Pods that got the former plugin's\n\
+            network before it stopped keep it: recreate them too.",
+        verify: "\
+            ls -l /etc/cni/net.d/\n\
+            crictl info | grep -e lastCNILoadStatus -A2\n\
+            kubectl -n kube-system get pods -o wide --field-selector spec.nodeName=NODE\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-KUBELET-RESTART-DUE",
         severity: Severity::High,
         title: "an apply changed the kubelet's files and was cut off before restarting it",
@@ -1743,6 +1793,7 @@ mod tests {
             ("DNS-K3S-FALLBACK", Severity::Info),
             ("DNS-KUBELET-NO-CLUSTER-DNS", Severity::Critical),
             ("DNS-CNI-CONFIG-INVALID", Severity::Critical),
+            ("DNS-CNI-CONFIG-LEFTOVER", Severity::Critical),
             ("DNS-KUBELET-RESTART-DUE", Severity::High),
             ("DNS-FIREWALLD-PODS-UNTRUSTED", Severity::Warning),
             ("DNS-POD-LOOP", Severity::Critical),

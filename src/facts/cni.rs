@@ -149,6 +149,29 @@ pub struct Cni {
     /// whether the runtime loads it is unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unread: Option<String>,
+    /// The files of the runtime's directory that libcni accepts and that sort after the one
+    /// in effect: the runtime never loads them (containerd and CRI-O take the first), so a
+    /// network plugin whose file sorts after another's, a former plugin's left behind,
+    /// gives pods no network of its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub later: Vec<LaterConfig>,
+}
+
+/// A CNI configuration file the runtime passes over for the one in effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LaterConfig {
+    pub path: String,
+    /// Its main plugin's type (a Multus file's delegate's), where it has one.
+    pub plugin: Option<String>,
+}
+
+/// The main plugin of a chain as [`Cni::plugins`] lists it: the first, or Multus's
+/// delegate's, `flannel` for flannel's delegation.
+pub fn main_plugin(plugins: &[String]) -> Option<&str> {
+    plugins
+        .iter()
+        .find(|p| *p != "multus")
+        .map(|p| p.split('>').next().unwrap_or(p))
 }
 
 /// A CNI configuration file libcni refuses, and why.
@@ -192,6 +215,31 @@ pub struct BridgeNfAgent {
     pub why: String,
 }
 
+/// The files of `files` (of `dir`, in name order) that libcni accepts, with their main
+/// plugin.
+fn accepted(raw: &RawFacts, dir: &str, files: &[(&str, &RawFile)]) -> Vec<LaterConfig> {
+    files
+        .iter()
+        .filter(|(_, file)| file.state == FileState::Present && !file.truncated)
+        .filter_map(|&(path, file)| {
+            let json: serde_json::Value =
+                serde_json::from_str(&String::from_utf8_lossy(&file.content)).ok()?;
+            if libcni_refuses(path, &json).is_some() {
+                return None;
+            }
+            let plugins = match multus_delegate(raw, dir, path, &json) {
+                Some(Ok((label, delegate))) => Cni::from_config(&label, &delegate).plugins,
+                Some(Err(_)) => Vec::new(),
+                None => Cni::from_config(path, &json).plugins,
+            };
+            Some(LaterConfig {
+                path: path.to_owned(),
+                plugin: main_plugin(&plugins).map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
 impl Cni {
     pub fn from_raw(raw: &RawFacts) -> Cni {
         let mut refused = Vec::new();
@@ -232,7 +280,7 @@ impl Cni {
                 .collect();
             files.sort_by_key(|(p, _)| *p);
             let runtime_reads = Some(*dir) == runtime_dir;
-            for (path, file) in files {
+            for (index, &(path, file)) in files.iter().enumerate() {
                 let json = match file.state {
                     // Cut at the gather's limit: what it holds is not known.
                     FileState::Present if file.truncated => {
@@ -293,6 +341,9 @@ impl Cni {
                     None => Cni::from_config(path, &json),
                 };
                 cni.refused = refused;
+                if runtime_reads {
+                    cni.later = accepted(raw, dir, &files[index + 1..]);
+                }
                 return cni;
             }
         }
@@ -317,6 +368,7 @@ impl Cni {
             bridge_nf_agent: None,
             refused,
             unread: None,
+            later: Vec::new(),
         }
     }
 
@@ -434,6 +486,7 @@ impl Cni {
             bridge_nf_agent,
             refused: Vec::new(),
             unread: None,
+            later: Vec::new(),
         }
     }
 }

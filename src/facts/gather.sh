@@ -292,6 +292,7 @@ uid0() {
 KPID=
 K3SPID=
 MPID=
+AGENTS=' '
 # One redirection of stderr for the whole scan (a process may end before its comm is
 # read), not one per process: a node runs hundreds, and in dash each redirection is four
 # more system calls.
@@ -308,6 +309,16 @@ MPID=
       dhclient) uid0 "$d" && [ "$d/root" -ef / ] && { hdr pid dhclient; put "${d#/proc/}"; } ;;
       # Weave's network policy controller: with it, Weave loads br_netfilter at its start.
       weave-npc) uid0 "$d" && { hdr pid weave-npc; put "${d#/proc/}"; } ;;
+      # Network plugins' node agents, root's in their pods (DNS-CNI-CONFIG-LEFTOVER: whose
+      # CNI file the runtime should load): the Cilium chart's `command: cilium-agent`,
+      # calico/node's runit services (`exec calico-node -felix`), kube-flannel's
+      # /opt/bin/flanneld. The first of each name.
+      cilium-agent | calico-node | flanneld)
+        case "$AGENTS" in
+          *" $c "*) ;;
+          *) uid0 "$d" && { AGENTS="$AGENTS$c "; hdr pid "$c"; put "${d#/proc/}"; } ;;
+        esac
+        ;;
     esac
   done
 } 2>/dev/null

@@ -847,6 +847,15 @@ fn a_k3s_unit_drop_in_is_followed_to_the_files_it_names() {
 /// namespace of its own with the node's root (NetworkManager's, `ProtectSystem=true`).
 #[test]
 fn only_roots_processes_count_by_name() {
+    // Weave's policy controller, the DHCP client and the network plugins' agents
+    // (DNS-CNI-CONFIG-LEFTOVER).
+    const NAMES: [&str; 5] = [
+        "weave-npc",
+        "dhclient",
+        "calico-node",
+        "cilium-agent",
+        "flanneld",
+    ];
     let scratch =
         std::env::temp_dir().join(format!("dnsfix-gather-proc-uid-{}", std::process::id()));
     let tree = scratch.join("root");
@@ -860,14 +869,15 @@ fn only_roots_processes_count_by_name() {
         };
         // Each process is waited for by name and checked to be the user's before the
         // gather runs (a start that failed would pass the nobody case for nothing).
+        let names = NAMES.join(" ");
         std::fs::write(
             run.join("before.sh"),
             format!(
                 "chmod 755 \"$tmp\"\n\
-                 for n in weave-npc dhclient; do\n  cp /bin/sleep \"$tmp/$n\"\n  \
+                 for n in {names}; do\n  cp /bin/sleep \"$tmp/$n\"\n  \
                  {start}\"$tmp/$n\" 60 &\n\
                  done\n\
-                 for n in weave-npc dhclient; do\n  ok=\n  \
+                 for n in {names}; do\n  ok=\n  \
                  for _ in $(seq 100); do\n    \
                  for p in /proc/[0-9]*; do\n      \
                  [ \"$(cat \"$p/comm\" 2>/dev/null)\" = \"$n\" ] && \
@@ -879,9 +889,9 @@ fn only_roots_processes_count_by_name() {
         )
         .expect("before.sh");
         let raw = gathered(&tree, &run);
-        ["weave-npc", "dhclient"].map(|n| raw.pids.contains_key(n))
+        NAMES.map(|n| raw.pids.contains_key(n))
     };
     let (nobody, root) = (found("nobody"), found("root"));
     let _ = std::fs::remove_dir_all(&scratch);
-    assert_eq!((nobody, root), ([false, false], [true, true]));
+    assert_eq!((nobody, root), ([false; 5], [true; 5]));
 }

@@ -3,8 +3,9 @@
 
 use super::{Ctx, NO_KUBELET, RuleOutcome, kube_minor, not_a_node};
 use crate::diagnose::finding::Severity;
-use crate::facts::cni::dir_of;
+use crate::facts::cni::{LaterConfig, dir_of, main_plugin};
 use crate::facts::node_facts::{Effective, FlavourKind};
+use crate::text::escape;
 
 const ID: &str = "DNS-CNI-CONFIG-INVALID";
 
@@ -136,4 +137,94 @@ fn runtime(ctx: &Ctx) -> Runtime {
             "no runtime endpoint set: the kubelet's default from 1.27, unix:///run/containerd/containerd.sock".into(),
         ),
     }
+}
+
+const LEFTOVER_ID: &str = "DNS-CNI-CONFIG-LEFTOVER";
+
+/// Network plugins whose node agent dnsfix tells by its process name: (the main plugin's
+/// type in its CNI file, the agent's process, the plugin's name). The Cilium chart's agent
+/// container runs `cilium-agent` (install/kubernetes/cilium/templates/cilium-agent/
+/// daemonset.yaml); calico/node's runit services `exec calico-node -felix`
+/// (node/filesystem/etc/service/available/felix/run); kube-flannel `/opt/bin/flanneld`
+/// (Documentation/kube-flannel.yml, Kubespray's cni-flannel.yml.j2).
+const AGENTS: &[(&str, &str, &str)] = &[
+    ("cilium-cni", "cilium-agent", "Cilium"),
+    ("calico", "calico-node", "Calico"),
+    ("flannel", "flanneld", "flannel"),
+];
+
+/// DNS-CNI-CONFIG-LEFTOVER: the runtime loads the first CNI file by name, and that is a
+/// network plugin's whose agent does not run on the node, while the agent of a plugin whose
+/// file sorts after it does: a former plugin's file left behind (Cilium's 05-cilium.conflist
+/// after a move to Calico's 10-calico.conflist). Every new pod, CoreDNS's included, is
+/// handed to a plugin that cannot wire it.
+pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
+    if not_a_node(ctx) {
+        return RuleOutcome::NotApplicable(NO_KUBELET.into());
+    }
+    let cni = &ctx.facts.cni;
+    let (Some(config), Some(main)) = (&cni.config, main_plugin(&cni.plugins)) else {
+        return RuleOutcome::NotApplicable("no CNI configuration in effect".into());
+    };
+    let Some(&(_, agent, name)) = AGENTS.iter().find(|(plugin, ..)| *plugin == main) else {
+        return RuleOutcome::NotApplicable(format!(
+            "{} is a {main} configuration, whose agent dnsfix does not tell by its process",
+            escape(config)
+        ));
+    };
+    if agent_runs(ctx, main, agent) {
+        return RuleOutcome::Pass;
+    }
+    let running: Vec<(&LaterConfig, &str, &str)> = cni
+        .later
+        .iter()
+        .filter_map(|later| {
+            let plugin = later.plugin.as_deref()?;
+            let &(_, agent, name) = AGENTS.iter().find(|(p, ..)| *p == plugin)?;
+            agent_runs(ctx, plugin, agent).then_some((later, agent, name))
+        })
+        .collect();
+    let Some(&(meant, meant_agent, meant_name)) = running.first() else {
+        return RuleOutcome::Pass;
+    };
+    let mut evidence = vec![
+        format!(
+            "{}: the first CNI file by name that loads, a {name} configuration ({main}): the one the runtime uses",
+            escape(config)
+        ),
+        format!(
+            "no {agent} process runs on the node: {name} is not this node's network plugin now"
+        ),
+    ];
+    evidence.extend(running.iter().map(|(later, agent, name)| {
+        format!(
+            "{}: a {name} configuration, which sorts after it; {agent} runs (pid {})",
+            escape(&later.path),
+            ctx.facts.raw.pids.get(*agent).map_or(0, |p| *p)
+        )
+    }));
+    RuleOutcome::Findings(vec![ctx.finding(
+        LEFTOVER_ID,
+        Severity::Critical,
+        format!(
+            "the runtime hands new pods to {name} ({}), which no longer runs here, not to {meant_name}, whose {meant_agent} runs: no new pod on this node gets a working network, CoreDNS's included",
+            escape(config)
+        ),
+        evidence,
+        format!(
+            "move {} out of {} (a leftover of {name}: keep it elsewhere, or rename it to end in .bak); the runtime loads the directory again when a file in it is renamed or removed, and then uses {}. Delete the pods stuck in ContainerCreating on the node so they are created again",
+            escape(config),
+            escape(dir_of(config)),
+            escape(&meant.path)
+        ),
+    )])
+}
+
+/// Whether `plugin`'s agent runs on the node: its process, root's (the gather counts only
+/// those); k3s's own flannel runs inside k3s.
+fn agent_runs(ctx: &Ctx, plugin: &str, agent: &str) -> bool {
+    ctx.facts.raw.pids.contains_key(agent)
+        || (plugin == "flannel"
+            && ctx.facts.flavour.kind == FlavourKind::K3s
+            && ctx.facts.raw.pids.contains_key("k3s"))
 }

@@ -219,6 +219,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("DNS-K3S-FALLBACK", k3s_fallback::k3s_fallback),
     ("DNS-KUBELET-NO-CLUSTER-DNS", kubelet_flags::no_cluster_dns),
     ("DNS-CNI-CONFIG-INVALID", cni::cni_config_invalid),
+    ("DNS-CNI-CONFIG-LEFTOVER", cni::cni_config_leftover),
     ("DNS-KUBELET-RESTART-DUE", restart_due::restart_due),
     (
         "DNS-FIREWALLD-PODS-UNTRUSTED",

@@ -3261,3 +3261,41 @@ fn bridge_netfilter_not_persisted_under_a_node_local_cache_is_a_warning() {
     );
     assert_eq!(severity(&unlisted), Severity::High);
 }
+
+/// DNS-CNI-CONFIG-LEFTOVER judges only by agents it sees: the first file's plugin's agent
+/// stopped and none of the later files' running is a plugin down, not a leftover (pass).
+#[test]
+fn a_cni_file_is_a_leftover_only_where_a_later_plugins_agent_runs() {
+    let base =
+        crate::testing::rules_fixture("DNS-CNI-CONFIG-LEFTOVER/kubeadm-cilium-left-before-calico");
+    let outcome = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match super::cni::cni_config_leftover(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => Some(f[0].severity),
+            RuleOutcome::Pass => None,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(outcome(&base), Some(Severity::Critical));
+    let mut neither = base.clone();
+    neither.pids.remove("calico-node");
+    assert_eq!(outcome(&neither), None);
+    // A flannel file first, Calico's after it, calico-node running: a leftover, unless k3s
+    // runs (its flannel is inside it).
+    let flannel = br#"{"name":"cbr0","cniVersion":"0.3.1","plugins":[{"type":"flannel","delegate":{"hairpinMode":true,"isDefaultGateway":true}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+    let mut left = base.clone();
+    left.files.remove("/etc/cni/net.d/05-cilium.conflist");
+    left.order
+        .retain(|p| p != "/etc/cni/net.d/05-cilium.conflist");
+    left.file(
+        "/etc/cni/net.d/00-flannel.conflist",
+        crate::facts::raw::FileState::Present,
+        Some(flannel),
+    );
+    assert_eq!(outcome(&left), Some(Severity::Critical));
+    // A k3s process does not run flannel for a node k3s does not run (kubeadm's here).
+    let mut stray_k3s = left.clone();
+    stray_k3s.pids.insert("k3s".into(), 1360);
+    assert_eq!(outcome(&stray_k3s), Some(Severity::Critical));
+}
