@@ -70,7 +70,7 @@ precheck() {
   case $state in
     stale*) fail stale "$1 ${state#stale }"; return ;;
   esac
-  if [ "$state" = todo ] && ! why=$(roots_dir "${1%/*}"); then
+  if [ "$state" = todo ] && ! why=$(roots_dir "${1%/*}" "$2"); then
     fail error "$1"; echo "$why"; return
   fi
   # A file mounted over the target (a container's /etc/resolv.conf, which systemd-nspawn
@@ -95,15 +95,20 @@ precheck() {
   fi
 }
 
-# roots_dir DIR: what exists of DIR and the directories above it is a directory, root's,
-# and one anyone can write is sticky (no one else can move root's files in it). One a user
-# owns, or one any user can write (made beforehand by a user, or by a container that
-# mounts it), would let them replace what dnsfix writes there at will, a file that
-# root's daemons then trust: /etc/dnsfix/resolv.conf, which the kubelet hands every pod.
-# (A group a directory is writable by is root's choice: MicroK8s gives its group its
-# args, snap/hooks/configure, canonical/microk8s d099c907.)
+# roots_dir DIR BEFORE: what exists of DIR and the directories above it is a directory, and
+# one anyone can write is sticky (no one else can move root's files in it); for a file
+# dnsfix creates (BEFORE absent), each is root's too. A directory any user can write
+# (made beforehand by a user, or by a container that mounts it) would let them replace
+# what dnsfix writes there at will, a file that root's daemons then trust; a new file in a
+# directory a user owns (/etc/dnsfix made by a user) too: /etc/dnsfix/resolv.conf, which
+# the kubelet hands every pod. A file that is there already is the directory owner's to
+# replace as it is: Kubespray makes /etc/kubernetes its kube_owner's (kube in its sample
+# inventory; roles/kubernetes/preinstall/tasks/0050-create_directories.yml), and dnsfix
+# edits kubelet-config.yaml there. (A group a directory is writable by is root's choice:
+# MicroK8s gives its group its args, snap/hooks/configure, canonical/microk8s d099c907.)
 roots_dir() {
-  rd=$1
+  rd=$1 rnew=
+  [ "$2" = absent ] && rnew=1
   while [ -n "$rd" ]; do
     if [ -e "$rd" ]; then
       # A file where a directory should be (`cp resolv.conf /etc/dnsfix` before it was
@@ -114,8 +119,8 @@ roots_dir() {
       fi
       # shellcheck disable=SC2046
       set -- $(stat -c '%u %a' "$rd" 2>/dev/null)
-      if [ "${1:-x}" != 0 ] || [ $((0${2:-777} & 01002)) -eq 2 ]; then
-        echo "$rd is owned by uid ${1:-?} with mode ${2:-?}: whoever can write there could put a file of their own in place of what dnsfix writes, for root's daemons to read; dnsfix writes only in directories root owns and users cannot write (chown root: it, chmod o-w it)"
+      if { [ -n "$rnew" ] && [ "${1:-x}" != 0 ]; } || [ $((0${2:-777} & 01002)) -eq 2 ]; then
+        echo "$rd is owned by uid ${1:-?} with mode ${2:-?}: whoever can write there could put a file of their own in place of what dnsfix writes, for root's daemons to read; dnsfix makes files only in directories root owns, and writes none where any user can write (chown root: it, chmod o-w it)"
         return 1
       fi
     fi

@@ -143,10 +143,13 @@ own() {
     # directory its group or others can write, not sticky (MicroK8s's args: its group's),
     # one of them could swap the file for a symlink after the look above, and have root's
     # chmod give this mode to any file they choose.
-    odm=$(stat -c %a "${1%/*}" 2>/dev/null)
-    if [ $((0${odm:-777} & 022)) -ne 0 ] && [ $((0${odm:-777} & 01000)) -eq 0 ]; then
+    # So does its owner, where that is not root (Kubespray's kube_owner of /etc/kubernetes).
+    # shellcheck disable=SC2046
+    set -- "$@" $(stat -c '%u %a' "${1%/*}" 2>/dev/null)
+    odu=${5:-x} odm=${6:-777}
+    if [ "$odu" != 0 ] || { [ $((0$odm & 022)) -ne 0 ] && [ $((0$odm & 01000)) -eq 0 ]; }; then
       # shellcheck disable=SC2034 # apply.sh and rollback.sh say it
-      OWN_WHY="its directory (mode ${odm:-?}) is writable by others than root, and mode $want needs a chmod, which would follow a symlink put in the file's place"
+      OWN_WHY="its directory (owner uid $odu, mode $odm) is writable by others than root, and mode $want needs a chmod, which would follow a symlink put in the file's place"
       return 1
     fi
     chmod "$want" "$1" 2>/dev/null || return 1

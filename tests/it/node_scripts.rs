@@ -1462,6 +1462,66 @@ fn a_directory_a_user_can_write_stops_the_host_before_any_write() {
     );
 }
 
+/// A file that is there already, in a directory its installer gave a user (Kubespray's
+/// /etc/kubernetes, its kube_owner's: kube in the sample inventory, mode 755), is written:
+/// that owner could replace it as it is. A new file there is not, nor a write that needs a
+/// chmod (which would follow a symlink its owner put in the temp file's place).
+#[test]
+fn an_existing_file_in_a_directory_its_installer_gave_a_user_is_written() {
+    let dir = scratch("node-scripts-kube-owned-directory");
+    let b = Boundary::fresh();
+    let first = "/var/lib/node/etc/first.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r31", "p31"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    save_apply(
+        &dir,
+        &b,
+        ("r32", "p32"),
+        &[write_at(first, None, "first\n")],
+        &[],
+    );
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\nchmod 644 {TARGET}\n\
+             chown 998:998 {TARGET_DIR}\n\
+             dash \"$scratch/r31.sh\" > \"$scratch/existing.out\" </dev/null\n\
+             dash \"$scratch/r32.sh\" > \"$scratch/new.out\" </dev/null\n\
+             cat {TARGET}; ls -A {TARGET_DIR}\n\
+             printf 'old\\n' > {TARGET}; chmod 4755 {TARGET}\n\
+             rm -rf /var/lib/dnsfix/handled /var/lib/dnsfix/done\n\
+             dash \"$scratch/r31.sh\" > \"$scratch/chmod.out\" </dev/null\n\
+             cat {TARGET}\n"
+        ),
+    );
+    assert_eq!(
+        shown, "new\ndnsfix.conf\nold\n",
+        "the existing file alone is written"
+    );
+    let existing = kinds(&dir.join("existing.out"), &b);
+    assert!(
+        existing.contains(&(RecordKind::Ok, TARGET.to_string())),
+        "{existing:?}"
+    );
+    let new = kinds(&dir.join("new.out"), &b);
+    assert!(
+        new.contains(&(RecordKind::Error, first.to_string())),
+        "{new:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("new.out")).expect("output");
+    assert!(said.contains("is owned by uid 998 with mode 755"), "{said}");
+    let chmod = std::fs::read_to_string(dir.join("chmod.out")).expect("output");
+    assert!(
+        chmod.contains("(owner uid 998, mode 755) is writable by others than root"),
+        "{chmod}"
+    );
+}
+
 /// The temp file swapped for a symlink to another file just before its mode or its
 /// SELinux context is set (stand-ins first on the script's PATH that swap it, then do
 /// what chmod does, or what chcon does: follow a symlink unless given -h): no other file
