@@ -562,6 +562,8 @@ async fn gather_before(
         .partition(|p| crate::plan::policy::readable_on_request(p, &allows));
     extra.push(marker.to_string());
     extra.push(pods_failed.to_string());
+    // Whether this plan's handlers ran already (a restart mark its own restart removed).
+    extra.push(crate::plan::digest::handled_marker(&digest.sha256));
     // The kubelet's binary is asked again where the plan asked it.
     let reads = Reads {
         extra,
@@ -663,7 +665,7 @@ async fn run_changes(
     result: &mut HostResult,
 ) -> Result<ControlFlow<()>, String> {
     let boundary = crate::node_script::Boundary::fresh();
-    let handled = format!("/var/lib/dnsfix/handled/{}", digest.sha256);
+    let handled = crate::plan::digest::handled_marker(&digest.sha256);
     let text = script::apply_script(
         &boundary,
         &ctx.run_id,

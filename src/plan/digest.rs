@@ -107,7 +107,7 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
         if &now == planned
             || written_by_plan(host, path, &now)
             || created_for_plan(host, path, planned, &now)
-            || removed_by_restart(host, path, &now)
+            || removed_by_restart(host, path, &now, facts, &digest.sha256)
         {
             continue;
         }
@@ -174,9 +174,24 @@ fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
     })
 }
 
+/// The node's note that a plan's changes are in place and its handlers ran (the apply
+/// script writes it under the lock), by the plan's digest.
+pub fn handled_marker(digest_sha256: &str) -> String {
+    format!("/var/lib/dnsfix/handled/{digest_sha256}")
+}
+
 /// A restart mark the plan holds to (kubelet-restart-due's) that is gone because the plan's
 /// own handler restarted its unit: a second apply of the plan finds it done, not stale.
-fn removed_by_restart(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
+/// Only where the plan's handled note is there ([`handled_marker`], which apply reads
+/// with the digest's files): a mark another run's restart, or a rollback, took away makes
+/// the plan stale, as its restart is done.
+fn removed_by_restart(
+    host: &HostPlan,
+    path: &str,
+    now: &FileDigest,
+    facts: &NodeFacts,
+    digest_sha256: &str,
+) -> bool {
     let Some(unit) = path
         .strip_prefix(crate::facts::restart_due::DIR)
         .and_then(|rest| rest.strip_prefix('/'))
@@ -190,6 +205,10 @@ fn removed_by_restart(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
             h.action == crate::plan::model::HandlerAction::Restarted
                 && h.unit.strip_suffix(".service").unwrap_or(&h.unit) == unit
         })
+        && facts
+            .files
+            .get(&handled_marker(digest_sha256))
+            .is_some_and(|f| f.state == FileState::Present)
 }
 
 /// A directory that did not exist and now does, because the plan writes a file in it.
@@ -349,6 +368,39 @@ mod tests {
             ("/etc/dnsfix/resolv.conf", missing()),
             ("/proc/sys/net/ipv4/ip_forward", file("0\n")),
         ]
+    }
+
+    /// A restart-only plan holds to its restart mark: gone because its own restart ran (its
+    /// handled note there), it is done, not stale; gone otherwise (a restart by another
+    /// run, a rollback), the plan is stale.
+    #[test]
+    fn a_restart_mark_gone_is_stale_unless_the_plans_own_restart_took_it() {
+        const MARK: &str = "/var/lib/dnsfix/restart-due/kubelet/r1";
+        let mut files = base();
+        files.push((MARK, file("r1 boot-1 100\n")));
+        let before = facts(&files, "boot-1");
+        let mut host = plan(&before);
+        host.changes.clear();
+        host.facts.as_mut().expect("digest").sysctls.clear();
+        host.handlers.push(crate::plan::model::HandlerRun {
+            name: "restart kubelet".into(),
+            unit: "kubelet".into(),
+            action: crate::plan::model::HandlerAction::Restarted,
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        });
+        let sha = host.facts.as_ref().expect("digest").sha256.clone();
+        let mut gone = base();
+        gone.push((MARK, missing()));
+        let elsewhere = facts(&gone, "boot-1");
+        assert_eq!(
+            reasons(&host, &elsewhere),
+            [format!("{MARK}: deleted since the plan")]
+        );
+        let handled = handled_marker(&sha);
+        gone.push((handled.as_str(), file("r2\n")));
+        let own = facts(&gone, "boot-1");
+        assert_eq!(reasons(&host, &own), Vec::<String>::new());
     }
 
     #[test]

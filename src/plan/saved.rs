@@ -56,6 +56,24 @@ fn check_host(host: &HostPlan) -> Result<(), String> {
             host.status
         ));
     }
+    // A restart with nothing written is one a cut-off run left due: its mark is among the
+    // facts the plan holds to (kubelet-restart-due), or the restart is no plan's.
+    if host.changes.is_empty() {
+        let marks = host.facts.as_ref().map(|d| &d.files);
+        for handler in &host.handlers {
+            let unit = handler
+                .unit
+                .strip_suffix(".service")
+                .unwrap_or(&handler.unit);
+            let dir = format!("{}/{unit}/", crate::facts::restart_due::DIR);
+            if !marks.is_some_and(|files| files.keys().any(|p| p.starts_with(&dir))) {
+                return Err(format!(
+                    "it restarts {} with nothing written and no restart mark of it ({dir}) among its facts",
+                    crate::text::escape(&handler.unit)
+                ));
+            }
+        }
+    }
     for change in &host.changes {
         if let Change::WriteFile {
             path,
@@ -231,6 +249,41 @@ mod tests {
 
     const OLD: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/resolv.conf\n";
     const NEW: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/dnsfix/resolv.conf\n";
+
+    /// A host that restarts with nothing written holds to a restart mark of that unit (a
+    /// cut-off run's): one edited in without it, a restart of systemd-resolved, say, is
+    /// refused.
+    #[test]
+    fn a_restart_alone_needs_its_restart_mark() {
+        let restart = |unit: &str| crate::plan::model::HandlerRun {
+            name: format!("restart {unit}"),
+            unit: unit.into(),
+            action: crate::plan::model::HandlerAction::Restarted,
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let mut plan = plan_of(write(Some(OLD), NEW));
+        let host = &mut plan.hosts[0];
+        host.changes.clear();
+        host.handlers.push(restart("kubelet"));
+        let mut digest = crate::plan::model::FactDigest::default();
+        digest.files.insert(
+            "/var/lib/dnsfix/restart-due/kubelet/r1".into(),
+            crate::plan::model::FileDigest {
+                state: crate::plan::model::FileDigestState::Present,
+                sha256: Some(sha256_hex(b"r1 b 1\n")),
+                symlink: None,
+            },
+        );
+        host.facts = Some(digest);
+        checked(plan.clone()).expect("a restart its mark asks for");
+        plan.hosts[0].handlers.push(restart("systemd-resolved"));
+        let why = checked(plan).expect_err("refused");
+        assert!(
+            why.contains("it restarts systemd-resolved with nothing written"),
+            "{why}"
+        );
+    }
 
     /// A refused inventory edit names the first line where it differs from what its
     /// settings make, or the line it dropped.
