@@ -211,9 +211,10 @@ fn answered_on_node(ctx: &Ctx) -> Option<String> {
         return None;
     };
     let addrs = ctx.facts.nodelocaldns.as_ref()?;
-    let ipvs = super::kube_proxy_ipvs(ctx).0;
+    // The Service's IP counts only where kube-proxy is known not to be in IPVS mode.
+    let not_ipvs = super::kube_proxy_mode_known(ctx) && !super::kube_proxy_ipvs(ctx).0;
     let cached = |a: &String| {
-        addrs.contains(a) && (crate::facts::node_facts::is_node_local_address(a) || !ipvs)
+        addrs.contains(a) && (crate::facts::node_facts::is_node_local_address(a) || not_ipvs)
     };
     if dns.value.is_empty() || !dns.value.iter().all(cached) {
         return None;

@@ -615,6 +615,20 @@ pub(crate) fn corefile_forwards(
 /// is ipvs). No ConfigMap means no kube-proxy only where it runs from one: k3s, RKE2 and
 /// MicroK8s run it from their own arguments (in-process, a static pod), and k0s from its
 /// own manifests.
+/// Whether [`kube_proxy_ipvs`] knows kube-proxy's mode (or that there is no kube-proxy),
+/// rather than taking iptables for want of knowing.
+fn kube_proxy_mode_known(ctx: &Ctx) -> bool {
+    let from_configmap = !matches!(
+        ctx.facts.flavour.kind,
+        FlavourKind::K3s | FlavourKind::Rke2 | FlavourKind::MicroK8s | FlavourKind::K0s
+    );
+    (ctx.kube_proxy_absent && from_configmap)
+        || ctx.host.var_bool("kube_proxy_remove") == Some(true)
+        || ctx.kube_proxy_mode.is_some()
+        || ctx.host.var_str("kube_proxy_mode").is_some()
+        || ctx.facts.flavour.kind == FlavourKind::Kubespray
+}
+
 fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
     let from_configmap = !matches!(
         ctx.facts.flavour.kind,

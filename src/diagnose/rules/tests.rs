@@ -3299,3 +3299,17 @@ fn a_cni_file_is_a_leftover_only_where_a_later_plugins_agent_runs() {
     stray_k3s.pids.insert("k3s".into(), 1360);
     assert_eq!(outcome(&stray_k3s), Some(Severity::Critical));
 }
+
+/// kube-proxy's mode is known from its ConfigMap, the inventory or Kubespray's default;
+/// on a kubeadm node with neither it is not (DNS-BRIDGE-NF-OFF's NodeLocal DNSCache
+/// downgrade then does not count the kube-dns Service's IP).
+#[test]
+fn kube_proxy_mode_is_known_only_where_something_says_it() {
+    let raw = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let mut host = Host::new("node1");
+    assert!(!super::kube_proxy_mode_known(&Ctx::new(&host, &facts)));
+    host.vars
+        .insert("kube_proxy_mode".into(), serde_json::json!("iptables"));
+    assert!(super::kube_proxy_mode_known(&Ctx::new(&host, &facts)));
+}
