@@ -230,6 +230,16 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         .collect();
     let run_id = record::new_run_id();
     let mut record = start_record(run, &plan, &run_id)?;
+    let changing = plan.hosts.iter().filter(|h| h.acts()).count();
+    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
+    // From the first change on (the cluster's, then the hosts'), Ctrl-C lets what is under
+    // way finish and starts nothing more.
+    super::stop_on_interrupt(
+        &ctx.runtime,
+        &run.options.stop,
+        &sink,
+        "writes, restarts and health checks",
+    );
     // The cluster first: a CoreDNS pod restarted by the node fixes then already reads the
     // new Corefile, and one crash-looping on a loop comes up at its next restart.
     if !plan.cluster_changes.is_empty() {
@@ -250,14 +260,6 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         ));
         let _ = save_record(&record);
     }
-    let changing = plan.hosts.iter().filter(|h| h.acts()).count();
-    let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
-    super::stop_on_interrupt(
-        &ctx.runtime,
-        &run.options.stop,
-        &sink,
-        "writes, restarts and health checks",
-    );
     let results = ctx.runtime.block_on(apply::apply(
         &plan,
         &run_id,

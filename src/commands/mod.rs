@@ -95,12 +95,14 @@ fn stop_on_interrupt(
         stop.request();
         sink.event(crate::events::Event::Warning {
             message: format!(
-                "interrupted: the hosts in progress finish their {what}; no other host                  starts (Ctrl-C again to stop at once)"
+                "interrupted: the hosts in progress finish their {what}; no other host \
+                 starts (Ctrl-C again to stop at once)"
             ),
         });
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(
-                "dnsfix: stopped at once; the hosts in progress are recorded as interrupted                  (`dnsfix check` says where a restart is due; rollback finds what they wrote)"
+                "dnsfix: stopped at once; the hosts in progress are recorded as interrupted \
+                 (`dnsfix check` says where a restart is due; rollback finds what they wrote)"
             );
             std::process::exit(130);
         }

@@ -28,6 +28,30 @@ fn options(config: &Config, args: &RollbackConfig) -> ApplyOptions {
     }
 }
 
+/// The cluster last: the reverse of apply, which changed it first. Not where the operator
+/// stopped the rollback (Ctrl-C) before every host: rolling the run back again restores
+/// them with the rest.
+fn restore_cluster(
+    ctx: &Context,
+    options: &ApplyOptions,
+    cluster: &[ClusterUpdate],
+    run_id: &str,
+) -> Vec<ClusterUpdate> {
+    if options.stop.requested() {
+        if !cluster.is_empty() {
+            eprintln!(
+                "the cluster's ConfigMaps were not restored: the rollback was stopped; roll run {run_id} back again to finish it"
+            );
+        }
+        return Vec::new();
+    }
+    ctx.runtime.block_on(apply::configmaps::restore(
+        &ctx.transport,
+        &ctx.cluster_access(),
+        cluster,
+    ))
+}
+
 pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let ctx = Context::new(config)?;
     let run_id = args.run_id.as_str();
@@ -105,12 +129,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         Arc::clone(&sink),
     ));
     sink.finish();
-    // The cluster last: the reverse of apply, which changed it first.
-    let cluster_updates = ctx.runtime.block_on(apply::configmaps::restore(
-        &ctx.transport,
-        &ctx.cluster_access(),
-        &cluster,
-    ));
+    let cluster_updates = restore_cluster(&ctx, &options, &cluster, run_id);
     let record = RunRecord {
         kind: "dnsfix-run".into(),
         format_version: record::RUN_FORMAT_VERSION,
