@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
-use hickory_proto::rr::{Name, RecordType};
+use hickory_proto::rr::{DNSClass, Name, RData, RecordType};
 use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventSink};
@@ -504,8 +504,7 @@ async fn ask(
     .await;
     let mut before = Duration::ZERO;
     if let Ok(a) = &outcome
-        && a.judged.rcode.as_deref() == Some("NOERROR")
-        && a.judged.answers.is_empty()
+        && a.judged.nodata
     {
         before = a.took;
         let udp = a.udp;
@@ -582,7 +581,7 @@ async fn exchange(
         match reply {
             Ok(bytes) => {
                 let over_tcp = Exchanged {
-                    judged: judge(&bytes, id, name),
+                    judged: judge(&bytes, id, name, rtype),
                     via,
                     udp: false,
                     took: started.elapsed(),
@@ -593,23 +592,32 @@ async fn exchange(
                 if over_tcp.judged.rcode.as_deref() != Some("SERVFAIL") {
                     return Ok(over_tcp);
                 }
-                return Ok(
-                    match udp_exchange(session, (ip, port), &query, timeout).await {
-                        Ok((bytes, via)) => Exchanged {
-                            judged: judge(&bytes, id, name),
-                            via,
-                            udp: true,
-                            took: started.elapsed(),
-                        },
-                        Err(udp) => {
-                            let mut over_tcp = over_tcp;
-                            if let Some(reason) = &mut over_tcp.judged.reason {
-                                reason.push_str(&format!(" over TCP; over UDP, {udp}"));
-                            }
-                            over_tcp
+                // A truncated UDP reply sends a resolver back to TCP: the SERVFAIL stands.
+                let over_udp = udp_exchange(session, (ip, port), &query, timeout)
+                    .await
+                    .map(|(bytes, via)| (judge(&bytes, id, name, rtype), via))
+                    .and_then(|(judged, via)| {
+                        if judged.truncated {
+                            Err("the reply is truncated (TC)".to_owned())
+                        } else {
+                            Ok((judged, via))
                         }
+                    });
+                return Ok(match over_udp {
+                    Ok((judged, via)) => Exchanged {
+                        judged,
+                        via,
+                        udp: true,
+                        took: started.elapsed(),
                     },
-                );
+                    Err(udp) => {
+                        let mut over_tcp = over_tcp;
+                        if let Some(reason) = &mut over_tcp.judged.reason {
+                            reason.push_str(&format!(" over TCP; over UDP, {udp}"));
+                        }
+                        over_tcp
+                    }
+                });
             }
             Err(why) => tcp = Some((why, via)),
         }
@@ -620,12 +628,21 @@ async fn exchange(
     // through (TCP/53 filtered, or a server without it) still serves pods.
     let started = Instant::now();
     match udp_exchange(session, (ip, port), &query, timeout).await {
-        Ok((bytes, via)) => Ok(Exchanged {
-            judged: judge(&bytes, id, name),
-            via,
-            udp: true,
-            took: started.elapsed(),
-        }),
+        Ok((bytes, via)) => {
+            let mut judged = judge(&bytes, id, name, rtype);
+            // Cut short over UDP: what TCP, where a resolver goes next, did.
+            if judged.truncated
+                && let (Some(reason), Some((tcp, _))) = (&mut judged.reason, &tcp)
+            {
+                reason.push_str(&format!("; over TCP, {tcp}"));
+            }
+            Ok(Exchanged {
+                judged,
+                via,
+                udp: true,
+                took: started.elapsed(),
+            })
+        }
         Err(udp) => Err(match tcp {
             Some((tcp, via)) => (
                 format!("no reply from {ip}: over TCP, {tcp}; over UDP, {udp}"),
@@ -740,21 +757,31 @@ pub struct Judged {
     pub rcode: Option<String>,
     pub answers: Vec<String>,
     pub reason: Option<String>,
+    /// A whole NOERROR answer to the question with no record of the type asked (the name
+    /// has none: an IPv6-only name asked for A).
+    pub nodata: bool,
+    /// The reply came with TC set: cut short, so a resolver drops it and asks over TCP.
+    pub truncated: bool,
 }
 
-/// A reply passes when it answers our query (same id, a response) with NOERROR and at
-/// least one record.
-pub fn judge(reply: &[u8], id: u16, name: &str) -> Judged {
+/// A reply passes when it answers the question sent, as a stub resolver takes it: a
+/// response with the same id and the same question (glibc's `res_queriesmatch`,
+/// resolv/res-queriesmatch.c in glibc 2.34, ignores any other; RFC 5452 9.1), not
+/// truncated (RFC 1035 4.1.1: TC; glibc asks again over TCP), NOERROR, and at least one
+/// record of the type asked at the name or at an alias its CNAMEs lead to (what glibc's
+/// getanswer keeps).
+pub fn judge(reply: &[u8], id: u16, name: &str, rtype: RecordType) -> Judged {
+    let broken = |reason: String| Judged {
+        ok: false,
+        rcode: None,
+        answers: Vec::new(),
+        reason: Some(reason),
+        nodata: false,
+        truncated: false,
+    };
     let message = match Message::from_vec(reply) {
         Ok(m) => m,
-        Err(e) => {
-            return Judged {
-                ok: false,
-                rcode: None,
-                answers: Vec::new(),
-                reason: Some(format!("the reply is not a DNS message: {e}")),
-            };
-        }
+        Err(e) => return broken(format!("the reply is not a DNS message: {e}")),
     };
     let rcode = message.metadata.response_code;
     let answers: Vec<String> = message
@@ -762,22 +789,80 @@ pub fn judge(reply: &[u8], id: u16, name: &str) -> Judged {
         .iter()
         .map(|r| format!("{} {}", r.record_type(), r.data))
         .collect();
-    let reason =
-        if message.metadata.id != id || message.metadata.message_type != MessageType::Response {
-            Some("the reply is not an answer to the query sent".to_owned())
-        } else if rcode != ResponseCode::NoError {
-            Some(format!("{name}: {}", rcode_text(rcode)))
-        } else if answers.is_empty() {
-            Some(format!("{name}: no records in the answer"))
-        } else {
-            None
-        };
+    let asked = Name::from_ascii(name).map(|mut n| {
+        n.set_fqdn(true);
+        n
+    });
+    // An error without the question (some servers leave it out of FORMERR or REFUSED) is
+    // still told apart by its code.
+    let question = match (&asked, message.queries.as_slice()) {
+        (Ok(asked), [q]) => {
+            q.name() == asked && q.query_type() == rtype && q.query_class() == DNSClass::IN
+        }
+        (_, []) => rcode != ResponseCode::NoError,
+        _ => false,
+    };
+    let ours = message.metadata.id == id
+        && message.metadata.message_type == MessageType::Response
+        && question;
+    let truncated = ours && message.metadata.truncation;
+    let found = asked
+        .as_ref()
+        .map_or(0, |asked| records_for(&message, asked, rtype));
+    let reason = if !ours {
+        Some("the reply is not an answer to the query sent".to_owned())
+    } else if truncated {
+        Some(format!(
+            "{name}: the reply is truncated (TC): a resolver drops it and asks again over TCP"
+        ))
+    } else if rcode != ResponseCode::NoError {
+        Some(format!("{name}: {}", rcode_text(rcode)))
+    } else if found == 0 && answers.is_empty() {
+        Some(format!("{name}: no records in the answer"))
+    } else if found == 0 {
+        Some(format!("{name}: no {rtype} record for it in the answer"))
+    } else {
+        None
+    };
     Judged {
         ok: reason.is_none(),
+        nodata: ours && !truncated && rcode == ResponseCode::NoError && found == 0,
+        truncated,
         rcode: Some(rcode_text(rcode)),
         answers,
         reason,
     }
+}
+
+/// How many `rtype` records `message` answers for `name`: at the name itself or at an
+/// alias its CNAME records lead to, in any order.
+fn records_for(message: &Message, name: &Name, rtype: RecordType) -> usize {
+    let mut names = vec![name.clone()];
+    loop {
+        let more: Vec<Name> = message
+            .answers
+            .iter()
+            .filter(|r| names.contains(&r.name))
+            .filter_map(|r| match &r.data {
+                RData::CNAME(target) => Some(target.0.clone()),
+                _ => None,
+            })
+            .filter(|target| !names.contains(target))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        for target in more {
+            if !names.contains(&target) {
+                names.push(target);
+            }
+        }
+    }
+    message
+        .answers
+        .iter()
+        .filter(|r| r.record_type() == rtype && names.contains(&r.name))
+        .count()
 }
 
 /// The response code as `dig` shows it: `NOERROR`, `NXDOMAIN`, `SERVFAIL`, `REFUSED`.
@@ -878,16 +963,189 @@ mod tests {
         assert!(parsed.metadata.recursion_desired);
         assert_eq!(parsed.queries[0].name().to_ascii(), "probe.example.");
 
-        let good = judge(&reply(7, ResponseCode::NoError, true), 7, "probe.example");
+        let a = RecordType::A;
+        let good = judge(
+            &reply(7, ResponseCode::NoError, true),
+            7,
+            "probe.example",
+            a,
+        );
         assert!(good.ok, "{good:?}");
         assert_eq!(good.answers, ["A 192.0.2.80"]);
-        let other_id = judge(&reply(8, ResponseCode::NoError, true), 7, "probe.example");
+        let other_id = judge(
+            &reply(8, ResponseCode::NoError, true),
+            7,
+            "probe.example",
+            a,
+        );
         assert!(!other_id.ok);
-        let nx = judge(&reply(7, ResponseCode::NXDomain, false), 7, "probe.example");
+        let nx = judge(
+            &reply(7, ResponseCode::NXDomain, false),
+            7,
+            "probe.example",
+            a,
+        );
         assert_eq!((nx.ok, nx.rcode.as_deref()), (false, Some("NXDOMAIN")));
-        let empty = judge(&reply(7, ResponseCode::NoError, false), 7, "probe.example");
+        let empty = judge(
+            &reply(7, ResponseCode::NoError, false),
+            7,
+            "probe.example",
+            a,
+        );
         assert!(!empty.ok && empty.reason.is_some_and(|r| r.contains("no records")));
-        assert!(!judge(b"\x00\x01garbage", 7, "x").ok);
+        assert!(empty.nodata);
+        assert!(!judge(b"\x00\x01garbage", 7, "x", a).ok);
+    }
+
+    /// A reply built by hand: `question` (name, type), TC or not, and `answers`.
+    fn crafted(
+        id: u16,
+        question: (&str, RecordType),
+        truncated: bool,
+        answers: Vec<Record>,
+    ) -> Vec<u8> {
+        let mut m = Message::new(id, MessageType::Response, OpCode::Query);
+        m.metadata.truncation = truncated;
+        m.add_query(Query::query(
+            Name::from_ascii(question.0).expect("name"),
+            question.1,
+        ));
+        for r in answers {
+            m.add_answer(r);
+        }
+        m.to_vec().expect("encode")
+    }
+
+    fn a_record(owner: &str) -> Record {
+        let name = Name::from_ascii(owner).expect("name");
+        Record::from_rdata(name, 60, RData::A(A::new(192, 0, 2, 80)))
+    }
+
+    /// A reply counts only as an answer to the question sent, as glibc's resolver takes it
+    /// (res_queriesmatch; getanswer): the same question (its name in any case), not cut
+    /// short (TC), with a record of the type asked at the name or at an alias its CNAME
+    /// leads to. A record of another type, or at a name the question does not lead to, is
+    /// no answer: a whole NOERROR without one is "no data", which sends an A question on
+    /// to AAAA.
+    #[test]
+    fn a_reply_must_answer_the_question_asked() {
+        use hickory_proto::rr::rdata::{CNAME, TXT};
+        let (a, name) = (RecordType::A, "probe.example.");
+        let judged = |reply: Vec<u8>| judge(&reply, 7, "probe.example", a);
+
+        let other_question = judged(crafted(
+            7,
+            ("other.example.", a),
+            false,
+            vec![a_record("other.example.")],
+        ));
+        assert!(!other_question.ok, "{other_question:?}");
+        let other_type = judged(crafted(
+            7,
+            (name, RecordType::AAAA),
+            false,
+            vec![a_record(name)],
+        ));
+        assert!(!other_type.ok, "{other_type:?}");
+        assert!(
+            judged(crafted(
+                7,
+                ("PROBE.Example.", a),
+                false,
+                vec![a_record(name)]
+            ))
+            .ok
+        );
+
+        let cut = judged(crafted(7, (name, a), true, vec![a_record(name)]));
+        assert!(!cut.ok && cut.truncated && !cut.nodata, "{cut:?}");
+        assert!(cut.reason.is_some_and(|r| r.contains("truncated (TC)")));
+
+        let txt = Record::from_rdata(
+            Name::from_ascii(name).expect("name"),
+            60,
+            RData::TXT(TXT::new(vec!["\u{1b}[2J".to_owned()])),
+        );
+        let only_txt = judged(crafted(7, (name, a), false, vec![txt]));
+        assert!(!only_txt.ok && only_txt.nodata, "{only_txt:?}");
+        assert!(only_txt.reason.is_some_and(|r| r.contains("no A record")));
+        let elsewhere = judged(crafted(
+            7,
+            (name, a),
+            false,
+            vec![a_record("other.example.")],
+        ));
+        assert!(!elsewhere.ok, "{elsewhere:?}");
+
+        let alias = |owner: &str, target: &str| {
+            Record::from_rdata(
+                Name::from_ascii(owner).expect("owner"),
+                60,
+                RData::CNAME(CNAME(Name::from_ascii(target).expect("target"))),
+            )
+        };
+        // The A record first, the CNAMEs leading to it after: order does not matter.
+        let chained = judged(crafted(
+            7,
+            (name, a),
+            false,
+            vec![
+                a_record("edge.cdn.example."),
+                alias("www.cdn.example.", "edge.cdn.example."),
+                alias(name, "www.cdn.example."),
+            ],
+        ));
+        assert!(chained.ok, "{chained:?}");
+        let dangling = judged(crafted(
+            7,
+            (name, a),
+            false,
+            vec![alias(name, "gone.example.")],
+        ));
+        assert!(!dangling.ok && dangling.nodata, "{dangling:?}");
+    }
+
+    /// Over UDP where TCP brings no reply, a reply cut short (TC) is no answer: a resolver
+    /// asks again over TCP, which failed; the reason says both.
+    #[tokio::test]
+    async fn a_truncated_udp_reply_fails_when_tcp_brings_none() {
+        let udp = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind udp");
+        let port = udp.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            let (n, peer) = udp.recv_from(&mut buf).await.expect("query");
+            let id = Message::from_vec(&buf[..n]).expect("a query").metadata.id;
+            let cut = crafted(
+                id,
+                ("probe.example.", RecordType::A),
+                true,
+                vec![a_record("probe.example.")],
+            );
+            udp.send_to(&cut, peer).await.expect("reply");
+        });
+        let options = crate::transport::SshOptions::default();
+        let mut session = Session::Local(crate::transport::LocalTransport::connect(&options));
+        let server = (IpAddr::from([127, 0, 0, 1]), port);
+        let timeout = Duration::from_millis(500);
+        let answered = exchange(
+            &mut session,
+            server,
+            "probe.example",
+            13,
+            RecordType::A,
+            timeout,
+            false,
+        )
+        .await
+        .expect("the UDP reply");
+        assert!(!answered.judged.ok && answered.udp, "{:?}", answered.judged);
+        let reason = answered.judged.reason.unwrap_or_default();
+        assert!(
+            reason.contains("truncated (TC)") && reason.contains("over TCP"),
+            "{reason}"
+        );
     }
 
     /// A server whose TCP forward fails (SERVFAIL over TCP: CoreDNS forwards in the
@@ -972,7 +1230,7 @@ mod tests {
         let bytes = local_udp(at, &q, Duration::from_secs(5))
             .await
             .expect("a reply");
-        assert!(judge(&bytes, 9, "probe.example").ok);
+        assert!(judge(&bytes, 9, "probe.example", RecordType::A).ok);
         let silent = local_udp(at, &q, Duration::from_millis(300)).await;
         assert_eq!(silent, Err("no reply within 0.3s".to_owned()));
 
