@@ -630,7 +630,7 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
                         "has a `forward` whose zone names an environment variable (line {})",
                         words[0].line
                     ));
-                } else if from.text == "." {
+                } else if from_root(&from.text) {
                     let to = &words[2..end];
                     summary.forward_unknown = forward_unknown(words[0].line, to, imported);
                     summary.forward = Some(Forward {
@@ -652,6 +652,31 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
         ));
     }
     Ok((summary, targets))
+}
+
+/// A `forward` FROM that holds every name: `.` as the forward plugin reads its FROM
+/// (plugin/forward/setup.go `parseStanza`: `plugin.Host(from).NormalizeExact()`, which drops
+/// a transport prefix, plugin/pkg/parse/transport.go, and a numeric port, normalize.go
+/// `SplitHostPort`, at coredns 4b26cced), so `.:53` and `dns://.` too.
+fn from_root(from: &str) -> bool {
+    const TRANSPORTS: [&str; 7] = [
+        "tls://",
+        "dns://",
+        "quic://",
+        "grpc://",
+        "https3://",
+        "https://",
+        "unix://",
+    ];
+    let host = TRANSPORTS
+        .iter()
+        .find_map(|t| from.strip_prefix(t))
+        .unwrap_or(from);
+    let host = match host.rsplit_once(':') {
+        Some((host, port)) if port.parse::<i64>().is_ok() => host,
+        _ => host,
+    };
+    host == "."
 }
 
 /// Why the `forward .` on `line`, to `to`, may not be where names outside the cluster go: a
@@ -1150,6 +1175,16 @@ import /etc/coredns/custom/*.server
                 ".:53 {\n    forward example.local 10.0.0.1\n    forward . /etc/resolv.conf\n}\n",
                 &["/etc/resolv.conf"][..],
             ),
+            // FROM as the plugin normalizes it: a port or a transport on `.` is still `.`,
+            // and the first such forward takes every name.
+            (
+                ".:53 {\n    forward .:53 192.0.2.53\n    loop\n}\n",
+                &["192.0.2.53"][..],
+            ),
+            (
+                ".:53 {\n    forward dns://. 192.0.2.53\n    forward . /etc/resolv.conf\n}\n",
+                &["192.0.2.53"][..],
+            ),
         ] {
             assert_eq!(root_targets(text), Ok(servers(want)), "{text}");
         }
@@ -1243,6 +1278,10 @@ import /etc/coredns/custom/*.server
             K3S.replace(
                 "forward . /etc/resolv.conf",
                 "forward  .   /etc/resolv.conf   # ours",
+            ),
+            KUBEADM.replace(
+                "forward . /etc/resolv.conf",
+                "forward .:53 /etc/resolv.conf",
             ),
         ];
         texts.extend(kubespray());
