@@ -431,17 +431,22 @@ impl Parser {
     }
 
     fn block_contents(&mut self) -> Result<(), String> {
-        let open = self.val() == "{";
+        let (open, line) = (self.val() == "{", self.line());
         if !open {
             // A server block without braces runs to the end of the file.
             self.cursor -= 1;
         }
         self.directives()?;
         if open && self.val() != "}" {
-            return Err(format!(
-                "line {}: the block of {} is never closed",
-                self.block.keys[0].line, self.block.keys[0].text
-            ));
+            // A `{` with no address before it (caddy drops an empty "" one) is a block too.
+            return Err(match self.block.keys.first() {
+                Some(key) => format!(
+                    "line {}: the block of {} is never closed",
+                    key.line,
+                    crate::text::escape(&key.text)
+                ),
+                None => format!("line {line}: a `{{` without addresses is never closed"),
+            });
         }
         Ok(())
     }
@@ -1202,6 +1207,9 @@ import /etc/coredns/custom/*.server
             ".:53 {\n    forward . 192.0.2.53\n    {\n        force_tcp\n    }\n}\n",
             ".:53 {\n    forward . 192.0.2.53 { max_fails 3 } 198.51.100.53\n}\n",
             "(a) {\n  loop\n}\n(a) {\n  errors\n}\n",
+            // A `{` before any address, or after an empty one, never closed.
+            "{\n  loop\n",
+            "# site\n\"\" {\n  forward . 192.0.2.53\n",
         ] {
             assert!(parse(text).is_err(), "{text}");
             assert!(
