@@ -11,7 +11,9 @@
 //! max_fails 3 }` is one). `(name) { }` defines a snippet and `import name` puts its words
 //! there; `import FILE` puts a file's, which dnsfix cannot read. A Corefile CoreDNS would
 //! refuse is not read at all ([`parse`] says why); where a root block's `forward .` may come
-//! from an imported file, where it forwards is unknown ([`RootForward::Unknown`]). Never
+//! from an imported file, or from the CoreDNS process's environment (`{$VAR}`, `{%VAR%}`,
+//! which caddy puts in addresses, directive names and arguments alike), where it forwards
+//! is unknown ([`RootForward::Unknown`]). Never
 //! writes: the edit returns the new text, every byte but the targets' kept.
 
 use std::collections::HashMap;
@@ -107,6 +109,18 @@ impl Parsed {
 
 /// [`Parsed::root_forward`] of these `blocks` and top-level `imports`.
 pub fn root_forward<'a>(blocks: &'a [ServerBlock], imports: &[(String, usize)]) -> RootForward<'a> {
+    // An address CoreDNS takes from its environment (caddy's `addresses` calls
+    // replaceEnvVars) may be the root zone's (`.:{$PORT}` is the root zone's already).
+    if let Some((block, zone)) = blocks.iter().find_map(|b| {
+        let zone = b.zones.iter().find(|z| names_env(z) && !is_root_zone(z))?;
+        Some((b, zone))
+    }) {
+        return RootForward::Unknown(format!(
+            "its block on line {} serves {}, an address from an environment variable of the CoreDNS process, which may be the root zone",
+            block.line,
+            crate::text::escape(zone)
+        ));
+    }
     match blocks.iter().find(|b| b.is_root()) {
         Some(block) => match (&block.forward_unknown, &block.forward) {
             (Some(why), _) => RootForward::Unknown(format!(
@@ -622,6 +636,19 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
             }
             Entry::Directive(words) => words,
         };
+        // CoreDNS fills a directive's name from its environment too (caddy's `directive`
+        // calls replaceEnvVars): one before the `forward .` may be a `forward` that comes
+        // first.
+        if names_env(&words[0].text)
+            && summary.forward.is_none()
+            && summary.forward_unknown.is_none()
+        {
+            summary.forward_unknown = Some(format!(
+                "has a directive whose name is an environment variable of the CoreDNS process ({}, line {}) before any `forward .`",
+                crate::text::escape(&words[0].text),
+                words[0].line
+            ));
+        }
         match words[0].text.as_str() {
             "loop" => summary.loop_plugin = true,
             "forward" => {
@@ -1190,6 +1217,11 @@ import /etc/coredns/custom/*.server
                 ".:53 {\n    forward dns://. 192.0.2.53\n    forward . /etc/resolv.conf\n}\n",
                 &["192.0.2.53"][..],
             ),
+            // A port from the environment: still the root zone.
+            (
+                ".:{$PORT} {\n    forward . 192.0.2.53\n}\n",
+                &["192.0.2.53"][..],
+            ),
         ] {
             assert_eq!(root_targets(text), Ok(servers(want)), "{text}");
         }
@@ -1243,6 +1275,11 @@ import /etc/coredns/custom/*.server
             ".:53 {\n    errors\n    import /etc/coredns/custom/*.override\n}\n",
             "cluster.local:53 {\n    forward . 10.96.0.10\n}\nimport /etc/coredns/custom/*.server\n",
             ".:53 {\n    forward . {$UPSTREAM}\n}\n",
+            // CoreDNS puts its environment in every word, a directive's name and a block's
+            // addresses too: with X unset, `forwa{$X}rd` is a `forward` that comes first,
+            // and `{$ZONE}:53` may be the root zone.
+            ".:53 {\n    forwa{$X}rd . 192.0.2.9\n    forward . 192.0.2.53\n}\n",
+            "{$ZONE}:53 {\n    forward . 192.0.2.9\n}\ncluster.local:53 {\n    forward . 10.96.0.10\n}\n",
         ] {
             let parsed = parse(text).expect("parses");
             assert!(
