@@ -57,6 +57,26 @@ impl ServerBlock {
     pub fn is_root(&self) -> bool {
         self.zones.iter().any(|z| is_root_zone(z))
     }
+
+    /// It serves the root zone on port 53 (`.:53`, or `.` on CoreDNS's default port), the
+    /// port the cluster's DNS Service sends pods' questions to.
+    fn is_root_on_53(&self) -> bool {
+        self.zones.iter().any(|z| {
+            let z = z.strip_prefix("dns://").unwrap_or(z);
+            z == "." || z == ".:53"
+        })
+    }
+}
+
+/// The block that takes pods' questions for names outside the cluster: the root zone's on
+/// port 53 where there is one, else the first for the root zone. CoreDNS serves `.:5353`
+/// and `.:53` apart, each on its port, and a key without one on 53 (core/dnsserver/
+/// register.go `InspectServerBlocks` at 4b26cced; `-dns.port` changes that default).
+pub fn root_block(blocks: &[ServerBlock]) -> Option<usize> {
+    blocks
+        .iter()
+        .position(ServerBlock::is_root_on_53)
+        .or_else(|| blocks.iter().position(ServerBlock::is_root))
 }
 
 fn is_root_zone(zone: &str) -> bool {
@@ -98,7 +118,7 @@ pub enum RootForward<'a> {
 impl Parsed {
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
     pub fn root(&self) -> Option<&ServerBlock> {
-        self.blocks.iter().find(|b| b.is_root())
+        root_block(&self.blocks).map(|i| &self.blocks[i])
     }
 
     /// Where the Corefile sends names outside the cluster.
@@ -121,7 +141,7 @@ pub fn root_forward<'a>(blocks: &'a [ServerBlock], imports: &[(String, usize)]) 
             crate::text::escape(zone)
         ));
     }
-    match blocks.iter().find(|b| b.is_root()) {
+    match root_block(blocks).map(|i| &blocks[i]) {
         Some(block) => match (&block.forward_unknown, &block.forward) {
             (Some(why), _) => RootForward::Unknown(format!(
                 "its {} block (line {}) {why}",
@@ -594,14 +614,13 @@ impl Ast {
             blocks: Vec::new(),
             imports: self.imports.clone(),
         };
-        let mut root_targets = None;
+        let mut targets = Vec::new();
         for block in &self.blocks {
-            let (summary, targets) = server_block(block)?;
-            if root_targets.is_none() && summary.is_root() && parsed.root().is_none() {
-                root_targets = targets.map(<[Token]>::to_vec);
-            }
+            let (summary, to) = server_block(block)?;
+            targets.push(to.map(<[Token]>::to_vec));
             parsed.blocks.push(summary);
         }
+        let root_targets = root_block(&parsed.blocks).and_then(|i| targets.swap_remove(i));
         Ok(Summary {
             parsed,
             root_targets,
@@ -777,6 +796,8 @@ fn forward_targets(words: &[Token]) -> Result<usize, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForwardEdit {
     pub text: String,
+    /// The root block's addresses (`.:53`), as written.
+    pub block: String,
     /// 1-based line of the `forward` in the root block.
     pub line: usize,
     /// Its targets before.
@@ -796,8 +817,8 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
     let before = Ast::parse(text)
         .and_then(|ast| ast.summary())
         .map_err(|e| format!("the Corefile is not one CoreDNS would load: {e}"))?;
-    let forward = match before.parsed.root_forward() {
-        RootForward::Forward(_, forward) => forward,
+    let (block, forward) = match before.parsed.root_forward() {
+        RootForward::Forward(block, forward) => (block, forward),
         RootForward::NoForward(block) => {
             return Err(format!(
                 "the `{}` block (line {}) has no `forward .`",
@@ -840,8 +861,8 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
     );
     let after = parse(&out).ok();
     let mut wanted = before.parsed.clone();
-    if let Some(root) = wanted.blocks.iter_mut().find(|b| b.is_root())
-        && let Some(f) = root.forward.as_mut()
+    if let Some(i) = root_block(&wanted.blocks)
+        && let Some(f) = wanted.blocks[i].forward.as_mut()
     {
         f.to = servers.to_vec();
     }
@@ -853,6 +874,7 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
     }
     Ok(Some(ForwardEdit {
         text: out,
+        block: block.zones.join(" "),
         line: forward.line,
         was: forward.to.clone(),
     }))
@@ -1217,6 +1239,20 @@ import /etc/coredns/custom/*.server
                 ".:53 {\n    forward dns://. 192.0.2.53\n    forward . /etc/resolv.conf\n}\n",
                 &["192.0.2.53"][..],
             ),
+            // Two blocks for the root zone: the one on port 53 takes pods' questions,
+            // whichever comes first.
+            (
+                ".:5353 {\n    forward . 192.0.2.9\n}\n.:53 {\n    forward . 192.0.2.53\n}\n",
+                &["192.0.2.53"][..],
+            ),
+            (
+                "dns://.:5353 {\n    forward . 192.0.2.9\n}\n. {\n    forward . 192.0.2.53\n}\n",
+                &["192.0.2.53"][..],
+            ),
+            (
+                ". {\n    forward . 192.0.2.53\n}\n.:5353 {\n    forward . 192.0.2.9\n}\n",
+                &["192.0.2.53"][..],
+            ),
             // A port from the environment: still the root zone.
             (
                 ".:{$PORT} {\n    forward . 192.0.2.53\n}\n",
@@ -1328,6 +1364,7 @@ import /etc/coredns/custom/*.server
                 "forward . /etc/resolv.conf",
                 "forward .:53 /etc/resolv.conf",
             ),
+            format!(".:5353 {{\n    forward . 192.0.2.9\n}}\n{KUBEADM}"),
         ];
         texts.extend(kubespray());
         let new = servers(&["192.0.2.53", "198.51.100.53"]);
@@ -1359,6 +1396,19 @@ import /etc/coredns/custom/*.server
             );
             assert_eq!(set_root_forward(&edit.text, &new), Ok(None));
         }
+        // Two root blocks: the edit is the one on port 53's, and says which block it is.
+        let two = ".:5353 {\n    forward . 192.0.2.9\n}\n. {\n    forward . /etc/resolv.conf\n}\n";
+        let edit = set_root_forward(two, &new)
+            .expect("edits")
+            .expect("a change");
+        assert_eq!(
+            (edit.block.as_str(), edit.line, edit.text.as_str()),
+            (
+                ".",
+                5,
+                ".:5353 {\n    forward . 192.0.2.9\n}\n. {\n    forward . 192.0.2.53 198.51.100.53\n}\n"
+            )
+        );
         let snippet =
             "(common) {\n    forward . /etc/resolv.conf\n}\n.:53 {\n    import common\n}\n";
         assert!(

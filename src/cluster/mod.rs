@@ -287,7 +287,7 @@ impl Corefile {
 
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
     pub fn root(&self) -> Option<&corefile::ServerBlock> {
-        self.blocks.iter().find(|b| b.is_root())
+        corefile::root_block(&self.blocks).map(|i| &self.blocks[i])
     }
 
     /// Where it sends names outside the cluster; unknown where it was not read.

@@ -94,9 +94,10 @@ impl Run<'_> {
                 before: c.text.clone(),
                 after: edit.text,
                 description: format!(
-                    "forward . {} → {} (the .:53 block, line {})",
+                    "forward . {} → {} (the {} block, line {})",
                     edit.was.join(" "),
                     servers.join(" "),
+                    crate::text::escape(&edit.block),
                     edit.line
                 ),
                 reason: reason.clone(),
