@@ -1164,6 +1164,12 @@ ip6.arpa:53 {
 import /etc/coredns/custom/*.server
 ";
 
+    /// The CoreDNS Helm chart's Corefile (coredns/helm charts/coredns 1.46.2 at caac031:
+    /// templates/configmap.yaml rendered with text/template and sprig's `default` and
+    /// `indent` over values.yaml's defaults, then read from the ConfigMap's YAML): `Corefile:
+    /// |-`, so no line break at its end.
+    const HELM: &str = ".:53 {\n    errors\n    health {\n        lameduck 10s\n    }\n    ready\n    kubernetes cluster.local in-addr.arpa ip6.arpa {\n        pods insecure\n        fallthrough in-addr.arpa ip6.arpa\n        ttl 30\n    }\n    prometheus 0.0.0.0:9153\n    forward . /etc/resolv.conf\n    cache 30\n    loop\n    reload\n    loadbalance\n}";
+
     /// Kubespray's coredns and nodelocaldns Corefiles as it renders them with its defaults
     /// (the lab's ConfigMaps: roles/kubernetes-apps/ansible/templates/coredns-config.yml.j2
     /// and nodelocaldns-config.yml.j2 at 46dbdd39).
@@ -1299,6 +1305,10 @@ import /etc/coredns/custom/*.server
         assert!(parsed.blocks.iter().all(|b| b.loop_plugin));
         assert_eq!(root_targets(snippet), Ok(servers(&["/etc/resolv.conf"])));
 
+        let helm = parse(HELM).expect("parses");
+        assert!(helm.blocks.len() == 1 && helm.blocks[0].loop_plugin);
+        assert_eq!(root_targets(HELM), Ok(servers(&["/etc/resolv.conf"])));
+
         let k3s = parse(K3S).expect("parses");
         assert_eq!(
             k3s.imports,
@@ -1346,6 +1356,7 @@ import /etc/coredns/custom/*.server
         let mut texts = vec![
             KUBEADM.to_owned(),
             K3S.to_owned(),
+            HELM.to_owned(),
             KUBEADM.replace(
                 "forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }",
                 "forward . /etc/resolv.conf { max_concurrent 1000 }",
