@@ -842,6 +842,12 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
             servers.join(" ")
         ));
     }
+    if servers.len() > MAX_FORWARD_TARGETS {
+        return Err(format!(
+            "{} servers: CoreDNS's forward takes at most {MAX_FORWARD_TARGETS} and would refuse the Corefile",
+            servers.len()
+        ));
+    }
     let targets = before.root_targets.as_deref().unwrap_or_default();
     let (Some(first), Some(last)) = (targets.first(), targets.last()) else {
         return Err("the root `forward .` has no targets".into());
@@ -879,6 +885,10 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
         was: forward.to.clone(),
     }))
 }
+
+/// How many servers one `forward` takes (plugin/forward/setup.go `max`, 15 since 1.8.0 and
+/// at 4b26cced): more and CoreDNS refuses the Corefile.
+const MAX_FORWARD_TARGETS: usize = 15;
 
 /// A server address CoreDNS's forward takes as plain DNS (`parse.HostPortOrFile`): an IP
 /// address, or one with a port (`192.0.2.53:5353`, `[2001:db8::53]:53`), optionally
@@ -1058,6 +1068,24 @@ ip6.arpa:53 {
             &["8.8.8"][..],
             &["1.2.3.4.5"][..],
             &["/run/other/resolv.conf"][..],
+            &[
+                "192.0.2.1",
+                "192.0.2.2",
+                "192.0.2.3",
+                "192.0.2.4",
+                "192.0.2.5",
+                "192.0.2.6",
+                "192.0.2.7",
+                "192.0.2.8",
+                "192.0.2.9",
+                "192.0.2.10",
+                "192.0.2.11",
+                "192.0.2.12",
+                "192.0.2.13",
+                "192.0.2.14",
+                "192.0.2.15",
+                "192.0.2.16",
+            ][..],
         ] {
             assert!(
                 set_root_forward(KUBEADM, &servers(bad)).is_err(),
@@ -1068,6 +1096,23 @@ ip6.arpa:53 {
             &["2001:db8::53"][..],
             &["[2001:db8::53]:53", "192.0.2.53:5353"][..],
             &["dns://192.0.2.53"][..],
+            &[
+                "192.0.2.1",
+                "192.0.2.2",
+                "192.0.2.3",
+                "192.0.2.4",
+                "192.0.2.5",
+                "192.0.2.6",
+                "192.0.2.7",
+                "192.0.2.8",
+                "192.0.2.9",
+                "192.0.2.10",
+                "192.0.2.11",
+                "192.0.2.12",
+                "192.0.2.13",
+                "192.0.2.14",
+                "192.0.2.15",
+            ][..],
         ] {
             assert!(
                 set_root_forward(KUBEADM, &servers(good)).is_ok(),
