@@ -130,9 +130,14 @@ impl Parsed {
 /// [`Parsed::root_forward`] of these `blocks` and top-level `imports`.
 pub fn root_forward<'a>(blocks: &'a [ServerBlock], imports: &[(String, usize)]) -> RootForward<'a> {
     // An address CoreDNS takes from its environment (caddy's `addresses` calls
-    // replaceEnvVars) may be the root zone's (`.:{$PORT}` is the root zone's already).
+    // replaceEnvVars) may be the root zone's, or, beside another root block, the one on
+    // port 53 (`.:{$PORT}` alone is the root zone's whatever its port).
+    let roots = blocks.iter().filter(|b| b.is_root()).count();
     if let Some((block, zone)) = blocks.iter().find_map(|b| {
-        let zone = b.zones.iter().find(|z| names_env(z) && !is_root_zone(z))?;
+        let zone = b
+            .zones
+            .iter()
+            .find(|z| names_env(z) && (!is_root_zone(z) || roots > 1))?;
         Some((b, zone))
     }) {
         return RootForward::Unknown(format!(
@@ -1371,6 +1376,7 @@ import /etc/coredns/custom/*.server
             // and `{$ZONE}:53` may be the root zone.
             ".:53 {\n    forwa{$X}rd . 192.0.2.9\n    forward . 192.0.2.53\n}\n",
             "{$ZONE}:53 {\n    forward . 192.0.2.9\n}\ncluster.local:53 {\n    forward . 10.96.0.10\n}\n",
+            ".:{$PORT} {\n    forward . 192.0.2.9\n}\n. {\n    forward . 192.0.2.53\n}\n",
         ] {
             let parsed = parse(text).expect("parses");
             assert!(
