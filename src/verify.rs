@@ -447,13 +447,9 @@ pub async fn check_node(
             .probes
             .push(ask(session, target, probe, id, timeout).await);
     }
-    if checked
-        .probes
-        .iter()
-        .any(|p| !p.ok && p.probe.path.is_cluster())
-    {
+    if cluster_dns_down(&checked.probes) {
         checked.notes.push(
-            "cluster DNS does not answer: CoreDNS and nodelocaldns pods forward to the resolv.conf \
+            "cluster DNS gives no answer or SERVFAIL: CoreDNS and nodelocaldns pods forward to the resolv.conf \
              the kubelet gave them when they started, and crash-loop (plugin/loop) when it \
              points back at them; once the kubelet's file is right, recreate those pods \
              (`kubectl -n kube-system delete pod -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)'`, and nodelocaldns's)"
@@ -461,6 +457,16 @@ pub async fn check_node(
         );
     }
     checked
+}
+
+/// A cluster address gave no reply, or SERVFAIL (its `forward` leads nowhere): what pods
+/// that forward to a resolv.conf pointing back at them, or at nothing, give. An NXDOMAIN,
+/// REFUSED or empty answer comes from a server that is up and forwards: recreating it
+/// changes nothing.
+fn cluster_dns_down(probes: &[ProbeResult]) -> bool {
+    probes.iter().any(|p| {
+        !p.ok && p.probe.path.is_cluster() && matches!(p.rcode.as_deref(), None | Some("SERVFAIL"))
+    })
 }
 
 async fn ask(
@@ -1239,6 +1245,42 @@ mod tests {
         drop(closed);
         let refused = local_udp(nobody, &q, Duration::from_secs(5)).await;
         assert!(refused.is_err_and(|e| e.contains("refused")), "refused");
+    }
+
+    /// The note that sends the user to recreate the DNS pods comes where a cluster address
+    /// gave no reply or SERVFAIL, not where it answered NXDOMAIN or REFUSED (it is up and
+    /// answering: a wrong cluster domain, a probe name that does not exist), nor for the
+    /// node's own resolver.
+    #[test]
+    fn only_a_silent_or_servfailing_cluster_address_is_down() {
+        let probe = |path: Path, rcode: Option<&str>| ProbeResult {
+            probe: Probe {
+                path,
+                server: "169.254.25.10".into(),
+                name: "kubernetes.default.svc.cluster.local".into(),
+                source: "clusterDNS".into(),
+            },
+            ok: false,
+            rcode: rcode.map(str::to_owned),
+            answers: Vec::new(),
+            latency_ms: 1,
+            via: "ssh".into(),
+            reason: Some("failed".into()),
+        };
+        for (rcode, down) in [
+            (None, true),
+            (Some("SERVFAIL"), true),
+            (Some("NXDOMAIN"), false),
+            (Some("REFUSED"), false),
+            (Some("NOERROR"), false),
+        ] {
+            assert_eq!(
+                cluster_dns_down(&[probe(Path::NodeLocalDns, rcode)]),
+                down,
+                "{rcode:?}"
+            );
+        }
+        assert!(!cluster_dns_down(&[probe(Path::Host, None)]));
     }
 
     /// Kubespray's sample inventory sets skydns_server to the expression of its default:
