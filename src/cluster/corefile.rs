@@ -803,6 +803,8 @@ pub struct ForwardEdit {
     pub text: String,
     /// The root block's addresses (`.:53`), as written.
     pub block: String,
+    /// The forward's FROM as written (`.`, or `.:53`, which CoreDNS reads as `.`).
+    pub from: String,
     /// 1-based line of the `forward` in the root block.
     pub line: usize,
     /// Its targets before.
@@ -886,6 +888,7 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
     Ok(Some(ForwardEdit {
         text: out,
         block: block.zones.join(" "),
+        from: forward.from.clone(),
         line: forward.line,
         was: forward.to.clone(),
     }))

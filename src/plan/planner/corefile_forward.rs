@@ -94,7 +94,8 @@ impl Run<'_> {
                 before: c.text.clone(),
                 after: edit.text,
                 description: format!(
-                    "forward . {} → {} (the {} block, line {})",
+                    "forward {} {} → {} (the {} block, line {})",
+                    crate::text::escape(&edit.from),
                     edit.was.join(" "),
                     servers.join(" "),
                     crate::text::escape(&edit.block),

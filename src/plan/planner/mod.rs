@@ -563,6 +563,15 @@ mod tests {
             "{:?}",
             run.unchanged
         );
+        // The line names the block and the FROM the edit is in, as written.
+        let two =
+            ".:5353 {\n    forward . 192.0.2.9\n}\n. {\n    forward .:53 /etc/resolv.conf\n}\n";
+        let two_roots =
+            plan_with(COREFILE_FORWARD, &[], &view, &[corefile("coredns", two)]).expect("plans");
+        assert_eq!(
+            two_roots.configmap_sets[0].description,
+            "forward .:53 /etc/resolv.conf → 192.0.2.53 (the . block, line 5)"
+        );
 
         let run = plan(COREFILE_FORWARD, &[]).expect("plans");
         assert!(run.configmap_sets.is_empty());
