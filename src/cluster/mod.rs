@@ -158,7 +158,8 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
 /// `nodelocaldns` or `node-local-dns` (their Corefiles), `kube-proxy` (its mode), kubeadm's `kubelet-config`
 /// (the kubelet settings `kubeadm upgrade node` writes to every node; `kubelet-config-1.NN`
-/// before 1.24) and `kubeadm-config` (the cluster's version, which names the latter).
+/// before 1.24), `kubeadm-config` (the cluster's version, which names the latter) and
+/// `kube-dns` (node-cache's upstream servers).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DnsConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -184,6 +185,12 @@ pub struct DnsConfig {
     /// Why that versioned ConfigMap could not be read, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubelet_config_error: Option<String>,
+    /// The `kube-dns` ConfigMap's `upstreamNameservers`: where node-cache (the upstream
+    /// NodeLocal DNSCache manifest mounts that ConfigMap at /etc/kube-dns) sends what its
+    /// Corefile forwards to `__PILLAR__UPSTREAM__SERVERS__`, instead of its resolv.conf
+    /// (kubernetes/dns cmd/node-cache/app/configmap.go `updateCorefile` at 9aa70b8f).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kube_dns_upstreams: Vec<String>,
     /// Why the ConfigMaps could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -319,7 +326,7 @@ pub struct KubeadmKubelet {
 /// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
 /// real kubectl.
 pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns node-local-dns kube-proxy \
-     kube-proxy-config kubelet-config kubeadm-config --ignore-not-found -o json";
+     kube-proxy-config kubelet-config kubeadm-config kube-dns --ignore-not-found -o json";
 
 /// kubeadm's ConfigMap of the kubelets' settings from 1.24 on (kubeadm `constants.go`,
 /// `KubeletBaseConfigurationConfigMap`).
@@ -416,6 +423,13 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                     );
                     config.kube_proxy_from = Some(format!("{name} ({key})"));
                 }
+            }
+            // kube-dns's JSON list (kubernetes/dns pkg/dns/config/sync.go
+            // `updateUpstreamNameservers`).
+            "kube-dns" => {
+                config.kube_dns_upstreams = text("upstreamNameservers")
+                    .and_then(|t| serde_json::from_str::<Vec<String>>(t).ok())
+                    .unwrap_or_default();
             }
             "kubeadm-config" => {
                 let yaml: Option<serde_norway::Value> =

@@ -597,10 +597,11 @@ pub(crate) fn corefile_forwards(
             };
             Some(
                 forward.to_resolv_conf()
-                    || forward
-                        .to
-                        .iter()
-                        .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__"),
+                    || (config.kube_dns_upstreams.is_empty()
+                        && forward
+                            .to
+                            .iter()
+                            .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__")),
             )
         })
         .collect();

@@ -1545,6 +1545,25 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
         ),
         Some(true)
     );
+    // Unless kube-dns's ConfigMap names upstreamNameservers: node-cache puts those there.
+    let kube_dns = crate::cluster::parse_configmaps(
+        br#"{"kind":"ConfigMap","metadata":{"name":"kube-dns"},"data":{"upstreamNameservers":"[\"192.0.2.53\", \"198.51.100.53\"]"}}"#,
+    )
+    .expect("parses");
+    assert_eq!(kube_dns.kube_dns_upstreams, ["192.0.2.53", "198.51.100.53"]);
+    assert_eq!(
+        super::corefile_forwards(
+            &DnsConfig {
+                corefiles: vec![corefile(
+                    "node-local-dns",
+                    "    forward . __PILLAR__UPSTREAM__SERVERS__\n"
+                )],
+                ..kube_dns
+            },
+            &["node-local-dns"]
+        ),
+        Some(false)
+    );
 }
 
 /// NodeLocal DNSCache runs in the host's network namespace: a loopback server in kubelet's
