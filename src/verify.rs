@@ -489,9 +489,18 @@ async fn ask(
         let why = format!("{} is not an IP address", probe.server);
         return not_asked(probe, why);
     };
-    if probe.path == Path::Upstream && ip.is_loopback() {
+    // The IPv4-mapped form reaches the same loopback listener, and the unspecified address
+    // (0.0.0.0, ::) is the local host on Linux: from a pod, the pod.
+    if probe.path == Path::Upstream
+        && (crate::facts::resolv_conf::is_loopback(ip) || ip.is_unspecified())
+    {
+        let what = if ip.is_unspecified() {
+            "the unspecified address, the local host"
+        } else {
+            "a loopback address"
+        };
         let why = format!(
-            "{ip} is a loopback address: from a pod it is the pod itself (CoreDNS would forward to itself)"
+            "{ip} is {what}: from a pod it is the pod itself (CoreDNS would forward to itself)"
         );
         return not_asked(probe, why);
     }
@@ -1109,6 +1118,32 @@ mod tests {
             vec![alias(name, "gone.example.")],
         ));
         assert!(!dangling.ok && dangling.nodata, "{dangling:?}");
+    }
+
+    /// An upstream that is the pod itself from inside a pod fails without being asked: a
+    /// loopback address in any form, and the unspecified one.
+    #[tokio::test]
+    async fn an_upstream_that_is_the_pod_itself_is_not_asked() {
+        let options = crate::transport::SshOptions::default();
+        let mut session = Session::Local(crate::transport::LocalTransport::connect(&options));
+        let target = Target {
+            host: "node1".into(),
+            connection: Host::new("node1").connection(),
+        };
+        for server in ["127.0.0.53", "::ffff:127.0.0.53", "0.0.0.0", "::"] {
+            let probe = Probe {
+                path: Path::Upstream,
+                server: server.into(),
+                name: "probe.example".into(),
+                source: "/run/systemd/resolve/resolv.conf:1".into(),
+            };
+            let result = ask(&mut session, &target, probe, 7, Duration::from_millis(300)).await;
+            assert!(!result.ok && result.via == "none", "{server}: {result:?}");
+            assert!(
+                result.reason.is_some_and(|r| r.contains("the pod itself")),
+                "{server}"
+            );
+        }
     }
 
     /// Over UDP where TCP brings no reply, a reply cut short (TC) is no answer: a resolver
