@@ -428,7 +428,7 @@ impl Cni {
             )),
             (None, Some(main)) if VLAN_DEVICES.contains(&main.as_str()) => {
                 PodBridge::Routed(format!(
-                    "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames"
+                    "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it: Kubespray's docs/CNI/macvlan.md gives \"reply from unexpected source\" and kube_proxy_masquerade_all: true for it, which dnsfix does not check)"
                 ))
             }
             (None, Some(main)) => PodBridge::Unknown(format!(
