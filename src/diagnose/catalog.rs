@@ -1367,8 +1367,11 @@ pub const RULES: &[RuleInfo] = &[
             containerd loads the directory again when a file in it is renamed or removed, and\n\
             takes the running plugin's file. Then delete the pods stuck in ContainerCreating on\n\
             the node (kubectl delete pod --field-selector spec.nodeName=NODE,status.phase=Pending\n\
-            -A), so that they are created again. dnsfix has no playbook for this: which plugin is\n\
-            meant to run is the cluster's to say.",
+            -A), so that they are created again. Where the first file's plugin is still the\n\
+            cluster's (a move to it under way, its agent restarting: from the node it looks the\n\
+            same), start its agent instead and leave the file; Kubespray's kube_network_plugin\n\
+            says which, and the remediation follows it. dnsfix has no playbook for this: which\n\
+            plugin is meant to run is the cluster's to say.",
         restart: "\
             Nothing for the runtime (containerd reloads on the change). Pods already stuck are\n\
             retried by the kubelet; deleting them is quicker. Pods that got the former plugin's\n\

@@ -147,17 +147,19 @@ const LEFTOVER_ID: &str = "DNS-CNI-CONFIG-LEFTOVER";
 /// daemonset.yaml); calico/node's runit services `exec calico-node -felix`
 /// (node/filesystem/etc/service/available/felix/run); kube-flannel `/opt/bin/flanneld`
 /// (Documentation/kube-flannel.yml, Kubespray's cni-flannel.yml.j2).
-const AGENTS: &[(&str, &str, &str)] = &[
-    ("cilium-cni", "cilium-agent", "Cilium"),
-    ("calico", "calico-node", "Calico"),
-    ("flannel", "flanneld", "flannel"),
+/// And Kubespray's `kube_network_plugin` for it.
+const AGENTS: &[(&str, &str, &str, &str)] = &[
+    ("cilium-cni", "cilium-agent", "Cilium", "cilium"),
+    ("calico", "calico-node", "Calico", "calico"),
+    ("flannel", "flanneld", "flannel", "flannel"),
 ];
 
 /// DNS-CNI-CONFIG-LEFTOVER: the runtime loads the first CNI file by name, and that is a
 /// network plugin's whose agent does not run on the node, while the agent of a plugin whose
 /// file sorts after it does: a former plugin's file left behind (Cilium's 05-cilium.conflist
-/// after a move to Calico's 10-calico.conflist). Every new pod, CoreDNS's included, is
-/// handed to a plugin that cannot wire it.
+/// after a move to Calico's 10-calico.conflist), or the first plugin's agent down. Either
+/// way every new pod, CoreDNS's included, is handed to a plugin that cannot wire it; which
+/// of the two it is, Kubespray's `kube_network_plugin` says where the inventory sets it.
 pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
@@ -166,7 +168,15 @@ pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
     let (Some(config), Some(main)) = (&cni.config, main_plugin(&cni.plugins)) else {
         return RuleOutcome::NotApplicable("no CNI configuration in effect".into());
     };
-    let Some(&(_, agent, name)) = AGENTS.iter().find(|(plugin, ..)| *plugin == main) else {
+    // Behind Multus, its cluster network decides, and moving Multus's own file away would
+    // take its other networks with it: not judged here.
+    if cni.plugins.first().is_some_and(|p| p == "multus") {
+        return RuleOutcome::NotApplicable(format!(
+            "{} is Multus's: its cluster network decides",
+            escape(config)
+        ));
+    }
+    let Some(&(_, agent, name, _)) = AGENTS.iter().find(|(plugin, ..)| *plugin == main) else {
         return RuleOutcome::NotApplicable(format!(
             "{} is a {main} configuration, whose agent dnsfix does not tell by its process",
             escape(config)
@@ -175,49 +185,98 @@ pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
     if agent_runs(ctx, main, agent) {
         return RuleOutcome::Pass;
     }
-    let running: Vec<(&LaterConfig, &str, &str)> = cni
-        .later
-        .iter()
-        .filter_map(|later| {
-            let plugin = later.plugin.as_deref()?;
-            let &(_, agent, name) = AGENTS.iter().find(|(p, ..)| *p == plugin)?;
-            agent_runs(ctx, plugin, agent).then_some((later, agent, name))
-        })
-        .collect();
-    let Some(&(meant, meant_agent, meant_name)) = running.first() else {
+    let known = |later: &LaterConfig| -> Option<(&'static str, &'static str, &'static str)> {
+        let plugin = later.plugin.as_deref()?;
+        AGENTS
+            .iter()
+            .find(|(p, ..)| *p == plugin)
+            .map(|&(plugin, agent, name, _)| (plugin, agent, name))
+    };
+    let Some(at) = cni.later.iter().position(|later| {
+        known(later).is_some_and(|(plugin, agent, _)| agent_runs(ctx, plugin, agent))
+    }) else {
         return RuleOutcome::Pass;
     };
+    let meant = &cni.later[at];
+    let (_, meant_agent, meant_name) = known(meant).unwrap_or_default();
+    // Files between the two that the runtime would take next once the first is gone.
+    let between = &cni.later[..at];
     let mut evidence = vec![
         format!(
             "{}: the first CNI file by name that loads, a {name} configuration ({main}): the one the runtime uses",
             escape(config)
         ),
-        format!(
-            "no {agent} process runs on the node: {name} is not this node's network plugin now"
-        ),
+        format!("no {agent} process of root's runs on the node"),
     ];
-    evidence.extend(running.iter().map(|(later, agent, name)| {
+    evidence.extend(between.iter().map(|later| {
         format!(
-            "{}: a {name} configuration, which sorts after it; {agent} runs (pid {})",
+            "{}: a {} configuration, next in line after it",
             escape(&later.path),
-            ctx.facts.raw.pids.get(*agent).map_or(0, |p| *p)
+            escape(later.plugin.as_deref().unwrap_or("plugin-less"))
         )
     }));
+    evidence.push(format!(
+        "{}: a {meant_name} configuration, which sorts after it; {meant_agent} runs (pid {})",
+        escape(&meant.path),
+        ctx.facts.raw.pids.get(meant_agent).map_or(0, |p| *p)
+    ));
+    let leftovers: Vec<String> = std::iter::once(config.as_str())
+        .chain(between.iter().map(|l| l.path.as_str()))
+        .map(|p| escape(p).into_owned())
+        .collect();
+    let move_away = format!(
+        "move {} out of {} (keep {}, or rename {} to end in .bak); the runtime loads the directory again when a file in it is renamed or removed, and then uses {}. Delete the pods stuck in ContainerCreating on the node so they are created again",
+        leftovers.join(" and "),
+        escape(dir_of(config)),
+        if leftovers.len() == 1 {
+            "it elsewhere"
+        } else {
+            "them elsewhere"
+        },
+        if leftovers.len() == 1 { "it" } else { "them" },
+        escape(&meant.path)
+    );
+    let start_agent = format!(
+        "start {name}'s agent on the node ({agent}: its pod; kubectl -n kube-system get pods -o wide --field-selector spec.nodeName=NODE) and leave the file"
+    );
+    let meant_by_inventory = ctx.host.var_str("kube_network_plugin");
+    let remedy = match meant_by_inventory {
+        Some(p) if Some(p) == kubespray_name(meant.plugin.as_deref()) => {
+            evidence.push(format!(
+                "the inventory's kube_network_plugin: {}",
+                escape(p)
+            ));
+            move_away
+        }
+        Some(p) if Some(p) == kubespray_name(Some(main)) => {
+            evidence.push(format!(
+                "the inventory's kube_network_plugin: {}",
+                escape(p)
+            ));
+            start_agent
+        }
+        _ => format!(
+            "if {name} is no longer this cluster's network plugin (its file left behind by a move to {meant_name}), {move_away}; if it is (a move to it under way, its agent restarting), {start_agent}"
+        ),
+    };
     RuleOutcome::Findings(vec![ctx.finding(
         LEFTOVER_ID,
         Severity::Critical,
         format!(
-            "the runtime hands new pods to {name} ({}), which no longer runs here, not to {meant_name}, whose {meant_agent} runs: no new pod on this node gets a working network, CoreDNS's included",
+            "the runtime hands new pods to {name} ({}), whose {agent} does not run here, not to {meant_name}, whose {meant_agent} runs: no new pod on this node gets a working network, CoreDNS's included",
             escape(config)
         ),
         evidence,
-        format!(
-            "move {} out of {} (a leftover of {name}: keep it elsewhere, or rename it to end in .bak); the runtime loads the directory again when a file in it is renamed or removed, and then uses {}. Delete the pods stuck in ContainerCreating on the node so they are created again",
-            escape(config),
-            escape(dir_of(config)),
-            escape(&meant.path)
-        ),
+        remedy,
     )])
+}
+
+/// The name Kubespray's `kube_network_plugin` gives a plugin type of [`AGENTS`].
+fn kubespray_name(plugin: Option<&str>) -> Option<&'static str> {
+    AGENTS
+        .iter()
+        .find(|(p, ..)| Some(*p) == plugin)
+        .map(|&(.., kubespray)| kubespray)
 }
 
 /// Whether `plugin`'s agent runs on the node: its process, root's (the gather counts only

@@ -3317,6 +3317,59 @@ fn a_cni_file_is_a_leftover_only_where_a_later_plugins_agent_runs() {
     let mut stray_k3s = left.clone();
     stray_k3s.pids.insert("k3s".into(), 1360);
     assert_eq!(outcome(&stray_k3s), Some(Severity::Critical));
+
+    // Both dead files before Calico's are named, to be moved away together.
+    let mut two = base.clone();
+    two.file(
+        "/etc/cni/net.d/07-flannel.conflist",
+        crate::facts::raw::FileState::Present,
+        Some(flannel),
+    );
+    let remedy = |raw: &crate::facts::raw::RawFacts, vars: &[(&str, &str)]| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let mut host = Host::new("node1");
+        for (k, v) in vars {
+            host.vars.insert((*k).into(), serde_json::json!(v));
+        }
+        match super::cni::cni_config_leftover(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let both = remedy(&two, &[]);
+    assert!(
+        both.contains("move /etc/cni/net.d/05-cilium.conflist and /etc/cni/net.d/07-flannel.conflist out of /etc/cni/net.d"),
+        "{both}"
+    );
+    // Without the inventory's word, both ways; with it, the one it says.
+    assert!(both.starts_with("if Cilium is no longer"), "{both}");
+    let calico = remedy(&base, &[("kube_network_plugin", "calico")]);
+    assert!(
+        calico.starts_with("move /etc/cni/net.d/05-cilium.conflist"),
+        "{calico}"
+    );
+    let cilium = remedy(&base, &[("kube_network_plugin", "cilium")]);
+    assert!(cilium.starts_with("start Cilium's agent"), "{cilium}");
+
+    // Behind Multus, its cluster network decides: not judged.
+    let mut multus = base.clone();
+    multus.file(
+        "/etc/cni/net.d/00-multus.conf",
+        crate::facts::raw::FileState::Present,
+        // The thick plugin's file (as src/facts/cni.rs's Multus tests have it), its cluster
+        // network the leftover.
+        Some(br#"{"capabilities":{"portMappings":true},"cniVersion":"0.3.1","logLevel":"verbose","logToStderr":true,"name":"multus-cni-network","clusterNetwork":"/host/etc/cni/net.d/05-cilium.conflist","type":"multus-shim"}"#),
+    );
+    let facts = NodeFacts::from_raw("node1", &multus);
+    let host = Host::new("node1");
+    assert!(
+        matches!(
+            super::cni::cni_config_leftover(&Ctx::new(&host, &facts)),
+            RuleOutcome::NotApplicable(_)
+        ),
+        "{:?}",
+        facts.cni
+    );
 }
 
 /// kube-proxy's mode is known from its ConfigMap, the inventory or Kubespray's default;
