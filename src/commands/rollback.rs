@@ -38,12 +38,17 @@ fn restore_cluster(
     run_id: &str,
 ) -> Vec<ClusterUpdate> {
     if options.stop.requested() {
-        if !cluster.is_empty() {
-            eprintln!(
-                "the cluster's ConfigMaps were not restored: the rollback was stopped; roll run {run_id} back again to finish it"
-            );
-        }
-        return Vec::new();
+        // Recorded as not done (exit 3), so a runbook does not go green on them.
+        return cluster
+            .iter()
+            .map(|update| ClusterUpdate {
+                outcome: "error".into(),
+                message: format!(
+                    "not restored: the rollback was stopped (Ctrl-C); roll run {run_id} back again to finish it"
+                ),
+                ..update.clone()
+            })
+            .collect();
     }
     ctx.runtime.block_on(apply::configmaps::restore(
         &ctx.transport,

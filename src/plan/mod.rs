@@ -1097,6 +1097,28 @@ mod tests {
                 .starts_with("the rollback of run 20261130T021500Z-7f3a changed its files"),
             "{rollback:#?}"
         );
+        // Beside the kubelet's own mark, another unit's is a note; the kubelet restarts.
+        let mut both = raw.clone();
+        let mark = both
+            .files
+            .get(MARK)
+            .expect("the fixture's mark")
+            .content
+            .clone();
+        both.file(
+            "/var/lib/dnsfix/restart-due/k3s/20261130T021500Z-7f3a",
+            FileState::Present,
+            Some(&mark),
+        );
+        let beside = plan_raw(&both, "{}", &none, "").hosts.remove(0);
+        assert_eq!(beside.handlers.len(), 1, "{beside:#?}");
+        assert!(
+            beside
+                .notes
+                .iter()
+                .any(|n| n.message.starts_with("k3s was left to be restarted")),
+            "{beside:#?}"
+        );
         let other = moved("/var/lib/dnsfix/restart-due/k3s/20261130T021500Z-7f3a");
         assert_eq!(other.status, HostStatus::Blocked, "{other:#?}");
         assert!(other.handlers.is_empty(), "{other:#?}");
