@@ -1097,6 +1097,20 @@ mod tests {
                 .starts_with("the rollback of run 20261130T021500Z-7f3a changed its files"),
             "{rollback:#?}"
         );
+        // A mark's run id is node text: its reason shows it escaped.
+        let mut hostile = raw.clone();
+        let text = String::from_utf8_lossy(&raw.files[MARK].content).replacen(
+            "20261130T021500Z-7f3a",
+            "r1\u{1b}[2J",
+            1,
+        );
+        hostile.file(MARK, FileState::Present, Some(text.as_bytes()));
+        let shown = plan_raw(&hostile, "{}", &none, "").hosts.remove(0);
+        assert!(
+            shown.handlers[0].reasons[0].starts_with("apply run r1\\u{1b}[2J changed"),
+            "{shown:#?}"
+        );
+
         // Beside the kubelet's own mark, another unit's is a note; the kubelet restarts.
         let mut both = raw.clone();
         let mark = both

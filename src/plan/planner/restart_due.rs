@@ -41,10 +41,12 @@ impl Run<'_> {
         let runs: Vec<String> = due
             .iter()
             .map(|r| {
+                // The run id is the mark's text, node text: shown escaped.
+                let run = crate::text::escape(&r.run);
                 if r.rollback {
-                    format!("the rollback of run {}", r.run)
+                    format!("the rollback of run {run}")
                 } else {
-                    format!("apply run {}", r.run)
+                    format!("apply run {run}")
                 }
             })
             .collect();
