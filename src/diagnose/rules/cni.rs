@@ -178,8 +178,9 @@ pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
     }
     let Some(&(_, agent, name, _)) = AGENTS.iter().find(|(plugin, ..)| *plugin == main) else {
         return RuleOutcome::NotApplicable(format!(
-            "{} is a {main} configuration, whose agent dnsfix does not tell by its process",
-            escape(config)
+            "{} is a {} configuration, whose agent dnsfix does not tell by its process",
+            escape(config),
+            escape(main)
         ));
     };
     if agent_runs(ctx, main, agent) {
