@@ -124,6 +124,7 @@ impl NodeFacts {
             cni: Cni::from_raw(raw),
             firewalld: super::firewalld::Firewalld::from_raw(raw),
             pending_restarts_unread: super::restart_due::marks_unread(raw),
+            run_in_progress: super::restart_due::lock_holder(raw),
             files: Files(std::sync::Arc::clone(&shared)),
             raw: shared,
         }

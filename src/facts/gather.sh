@@ -339,7 +339,16 @@ else
     f "$x"; RDUE=1
   done
 fi
-if [ -n "$RDUE" ]; then for x in $KPID $K3SPID $MPID; do f "/proc/$x/stat"; done; fi
+if [ -n "$RDUE" ]; then
+  for x in $KPID $K3SPID $MPID; do f "/proc/$x/stat"; done
+  # A mark of a run still under way is no run cut off: whether one holds the node lock
+  # now, from the kernel's list of locks and the lock file's device and inode (read, never
+  # locked: a lock taken here could turn an apply starting that instant away).
+  if [ -f /var/lib/dnsfix/lock ]; then
+    f /proc/locks
+    cmd lock-file stat -c '%d %i' /var/lib/dnsfix/lock
+  fi
+fi
 # MicroK8s: kubelite takes the kubelet's flags from the file its --kubelet-args-file names
 # (followed below); a stopped MicroK8s from the file of the snap's current revision, by its
 # real path (`current` is a symlink, and nothing is written through one). Its wrapper sets

@@ -84,6 +84,35 @@ pub fn pending_restarts(
         .collect()
 }
 
+/// The process that holds the node lock (`/var/lib/dnsfix/lock`) now, where the gather
+/// looked (only where there is a mark): an apply or rollback under way, whose marks are
+/// its own and not left behind. `Some(None)`: nobody holds it; `None`: not known.
+pub fn lock_holder(raw: &RawFacts) -> Option<Option<u32>> {
+    let file = raw.commands.get("lock-file")?;
+    let mut words = file.stdout.split_whitespace();
+    let dev: u64 = words.next()?.parse().ok()?;
+    let inode: u64 = words.next()?.parse().ok()?;
+    // glibc's gnu_dev_major and gnu_dev_minor of st_dev.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let locks = raw.get("/proc/locks")?.text()?;
+    // fs/locks.c lock_get_status: "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF", a
+    // waiter's line with " ->" after its number.
+    let holder = locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) == Some(&"->") || fields.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        let mut id = fields.get(5)?.split(':');
+        let (maj, min, ino) = (id.next()?, id.next()?, id.next()?);
+        let same = u64::from_str_radix(maj, 16).ok()? == major
+            && u64::from_str_radix(min, 16).ok()? == minor
+            && ino.parse::<u64>().ok()? == inode;
+        same.then(|| fields.get(4)?.parse().ok()).flatten()
+    });
+    Some(holder)
+}
+
 /// Whether the marks could not be looked at: the gather reports the directory unread where
 /// it runs without root (dnsfix's state directory is root's alone).
 pub fn marks_unread(raw: &RawFacts) -> bool {
@@ -119,6 +148,34 @@ mod tests {
         raw.file(&at, present, Some(mark.as_bytes()));
         raw.file("/proc/4242/stat", present, Some(STAT.as_bytes()));
         raw
+    }
+
+    /// The node lock's holder, from /proc/locks as fs/locks.c prints it and the lock
+    /// file's st_dev (254:0 here, 65024) and inode; a waiter's line and another file's lock
+    /// are not it.
+    #[test]
+    fn the_lock_holder_is_read_from_the_kernels_locks() {
+        let mut raw = raw("r1 b1 10\n");
+        crate::testing::set_command(&mut raw, "lock-file", "65024 10010698\n", 0);
+        let locks = |text: &str| {
+            let mut raw = raw.clone();
+            raw.file("/proc/locks", FileState::Present, Some(text.as_bytes()));
+            lock_holder(&raw)
+        };
+        assert_eq!(
+            locks(
+                "1: FLOCK  ADVISORY  WRITE 17714 fe:00:10305539 0 EOF\n2: FLOCK  ADVISORY  WRITE 17727 fe:00:10010698 0 EOF\n"
+            ),
+            Some(Some(17727))
+        );
+        assert_eq!(
+            locks(
+                "1: FLOCK  ADVISORY  WRITE 17714 fe:00:10305539 0 EOF\n1: -> FLOCK  ADVISORY  WRITE 17800 fe:00:10010698 0 EOF\n"
+            ),
+            Some(None)
+        );
+        assert_eq!(locks(""), Some(None));
+        assert_eq!(lock_holder(&raw), None, "no /proc/locks read");
     }
 
     #[test]

@@ -895,3 +895,32 @@ fn only_roots_processes_count_by_name() {
     let _ = std::fs::remove_dir_all(&scratch);
     assert_eq!((nobody, root), ([false; 5], [true; 5]));
 }
+
+/// With a restart mark on the node, the gather reads whether a run holds the node lock
+/// now (/proc/locks and the lock file's device and inode), never taking the lock itself:
+/// held by a process in the namespace, it names its pid; free, nobody.
+#[test]
+fn a_mark_comes_with_whether_a_run_holds_the_node_lock() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-lock-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let state = tree.join("var/lib/dnsfix");
+    std::fs::create_dir_all(state.join("restart-due/kubelet")).expect("mkdir");
+    std::fs::create_dir_all(tree.join("etc")).expect("mkdir");
+    std::fs::write(state.join("restart-due/kubelet/r1"), "r1 b1 100\n").expect("mark");
+    std::fs::write(state.join("lock"), "").expect("lock file");
+    let holder = |before: &str| {
+        let run = scratch.join(format!("run-{}", before.len()));
+        std::fs::create_dir_all(&run).expect("mkdir");
+        std::fs::write(run.join("before.sh"), before).expect("before.sh");
+        let raw = gathered(&tree, &run);
+        NodeFacts::from_raw("node1", &raw).run_in_progress
+    };
+    let held = holder(
+        "flock -x /var/lib/dnsfix/lock sleep 60 &\n\
+         for _ in $(seq 100); do flock -n /var/lib/dnsfix/lock true || break; sleep 0.05; done\n",
+    );
+    let free = holder(":\n");
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(matches!(held, Some(Some(_))), "{held:?}");
+    assert_eq!(free, Some(None));
+}

@@ -12,6 +12,19 @@ const ID: &str = "DNS-KUBELET-RESTART-DUE";
 pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
     let restarts = &ctx.facts.pending_restarts;
     let due: Vec<&PendingRestart> = restarts.iter().filter(|r| r.due == Some(true)).collect();
+    // A run under way holds the lock: its marks are its own, its restart may still come.
+    if let (Some(first), Some(Some(pid))) = (due.first(), ctx.facts.run_in_progress) {
+        return ctx.unknown_because(
+            ID,
+            format!(
+                "a dnsfix run holds the node lock now (pid {pid}): {} left {} to be restarted ({}), which it may still do",
+                which(first),
+                escape(&first.unit),
+                escape(&first.path)
+            ),
+            "check again once that run ended (apply or rollback prints its end)".to_owned(),
+        );
+    }
     if due.is_empty() {
         if let Some(restart) = restarts.iter().find(|r| r.due.is_none()) {
             return ctx.unknown_because(

@@ -3385,3 +3385,31 @@ fn kube_proxy_mode_is_known_only_where_something_says_it() {
         .insert("kube_proxy_mode".into(), serde_json::json!("iptables"));
     assert!(super::kube_proxy_mode_known(&Ctx::new(&host, &facts)));
 }
+
+/// DNS-KUBELET-RESTART-DUE: while a run holds the node lock, its marks are its own and its
+/// restart may still come: unknown, not a run cut off.
+#[test]
+fn a_mark_of_a_run_under_way_is_not_a_run_cut_off() {
+    let mut raw = crate::testing::rules_fixture("DNS-KUBELET-RESTART-DUE/kubeadm-apply-cut-off");
+    let outcome = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        super::restart_due::restart_due(&Ctx::new(&host, &facts))
+    };
+    assert!(matches!(outcome(&raw), RuleOutcome::Findings(_)));
+    crate::testing::set_command(&mut raw, "lock-file", "65024 4242\n", 0);
+    raw.file(
+        "/proc/locks",
+        FileState::Present,
+        Some(b"1: FLOCK  ADVISORY  WRITE 31337 fe:00:4242 0 EOF\n"),
+    );
+    let status = |outcome: RuleOutcome| match outcome {
+        RuleOutcome::Findings(f) => (f[0].status, f[0].summary.clone()),
+        other => panic!("{other:?}"),
+    };
+    let (unknown, why) = status(outcome(&raw));
+    assert_eq!(unknown, FindingStatus::Unknown, "{why}");
+    assert!(why.contains("holds the node lock now (pid 31337)"), "{why}");
+    raw.file("/proc/locks", FileState::Present, Some(b""));
+    assert_eq!(status(outcome(&raw)).0, FindingStatus::Failed);
+}
