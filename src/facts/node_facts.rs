@@ -534,7 +534,7 @@ pub fn is_node_local_address(address: &str) -> bool {
         .is_ok_and(|ip| ip.is_link_local() && ip.octets()[2] != 169)
 }
 
-pub(super) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
+pub(crate) const KUBESPRAY_ENV: &str = "/etc/kubernetes/kubelet.env";
 pub(super) const KUBEADM_FLAGS: &str = "/var/lib/kubelet/kubeadm-flags.env";
 /// nodeadm's kubelet flags (awslabs/amazon-eks-ami nodeadm internal/kubelet/environment.go).
 pub(crate) const EKS_ENV: &str = "/etc/eks/kubelet/environment";

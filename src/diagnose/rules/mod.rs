@@ -343,7 +343,78 @@ fn resolv_conf_from_flag(ctx: &Ctx) -> bool {
     matches!(&ctx.facts.kubelet.resolv_conf, Observed::Known(e) if e.source.kind == "flag")
 }
 
-fn persist_hint(ctx: &Ctx) -> &'static str {
+/// Where to make the kubelet's resolvConf change last: where it is set now when that is not
+/// the config file ([`resolv_conf_site`]), else where the node's installer keeps it.
+fn persist_hint(ctx: &Ctx) -> String {
+    resolv_conf_site(ctx).unwrap_or_else(|| installer_resolv_conf(ctx).to_owned())
+}
+
+/// On a Kubespray, kubeadm or hand-made kubelet, the place that sets its resolvConf where
+/// that is not its config file, and which an edit of the config file (or of kubeadm's
+/// kubelet-config ConfigMap, which `kubeadm upgrade` writes back into it) cannot change: a
+/// `--resolv-conf` flag, which beats every config file, or a `--config-dir` drop-in, merged
+/// over the config file in name order (kubernetes cmd/kubelet/app/server.go
+/// `mergeKubeletConfigurations`: a JSON merge patch per file, a later key winning). The
+/// facts name a drop-in only where this kubelet reads the key there (from 1.32
+/// `resolvConf`, from 1.28 to 1.31 a spelling of `resolverConfig`).
+fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
+    let kubelet = &ctx.facts.kubelet;
+    if !matches!(
+        ctx.facts.flavour.kind,
+        FlavourKind::Kubespray | FlavourKind::Kubeadm | FlavourKind::Unknown
+    ) {
+        return None;
+    }
+    let Observed::Known(e) = &kubelet.resolv_conf else {
+        return None;
+    };
+    let path = e.source.path.as_deref()?;
+    match e.source.kind.as_str() {
+        "flag" => {
+            let under = e
+                .shadowed
+                .first()
+                .map(|s| {
+                    format!(
+                        " (without it, {} resolvConf: {} counts)",
+                        s.source.at(),
+                        s.value
+                    )
+                })
+                .unwrap_or_default();
+            // Kubespray renders KUBELET_ARGS from the inventory at every cluster.yml run.
+            let (there, it) = if path == crate::facts::node_facts::KUBESPRAY_ENV {
+                (
+                    " there and in the inventory's kubelet_custom_flags (from which Kubespray writes kubelet.env at every cluster.yml run)",
+                    " from both",
+                )
+            } else {
+                (" there", "")
+            };
+            Some(format!(
+                "--resolv-conf at {} sets it, and a flag beats the config file: change the flag{there}, or remove it{it}{under}",
+                e.source.at()
+            ))
+        }
+        "config" if kubelet.config_dropins.iter().any(|d| d == path) => {
+            let key = kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf");
+            let beside = if key == "resolvConf" {
+                ""
+            } else {
+                " (the spelling kubelet 1.28 to 1.31 read in a drop-in), and resolvConf beside it for kubelet 1.32 and later"
+            };
+            Some(format!(
+                "set {key} in {}{beside}: that --config-dir drop-in sets it, and it beats {}",
+                e.source.at(),
+                kubelet.config_path.as_deref().unwrap_or("the config file")
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Where the node's installer keeps the kubelet's resolvConf.
+fn installer_resolv_conf(ctx: &Ctx) -> &'static str {
     match ctx.facts.flavour.kind {
         FlavourKind::Kubespray => {
             "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree: kube_resolv_conf in the inventory (on Ubuntu/Fedora Kubespray's distro vars outrank group_vars, so pass -e kube_resolv_conf=...)"

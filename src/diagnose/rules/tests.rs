@@ -1152,6 +1152,55 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     );
 }
 
+/// Where a `--config-dir` drop-in or a `--resolv-conf` flag sets a kubeadm or Kubespray
+/// kubelet's resolvConf, the fix names that place: both beat the config file (the flag
+/// every config, a drop-in the file it is merged over), so an edit of config.yaml, or of
+/// kubeadm's kubelet-config ConfigMap, would change nothing.
+#[test]
+fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
+    let remediation = |case: &str| {
+        let raw = crate::testing::rules_fixture(&format!("DNS-KUBELET-LOOPBACK/{case}"));
+        let host = Host::new("node1");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) =
+            super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
+        else {
+            panic!("{case}: the stub loops");
+        };
+        f[0].remediation.clone()
+    };
+    let config_yaml = "set resolvConf in /var/lib/kubelet/config.yaml";
+
+    let dropin = remediation("kubeadm-1.33-config-dir-dropin");
+    assert!(
+        dropin.contains(
+            "set resolvConf in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3: that --config-dir drop-in sets it, and it beats /var/lib/kubelet/config.yaml"
+        ) && !dropin.contains(config_yaml),
+        "{dropin}"
+    );
+    // Kubelet 1.28 to 1.31 read it there as resolverConfig.
+    let spelled = remediation("kubeadm-1.31-config-dir-resolverconfig");
+    assert!(
+        spelled.contains("set resolverConfig in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 (the spelling kubelet 1.28 to 1.31 read in a drop-in), and resolvConf beside it")
+            && !spelled.contains(config_yaml),
+        "{spelled}"
+    );
+    let flag = remediation("kubeadm-1.30-etc-default-stub-flag");
+    assert!(
+        flag.contains("--resolv-conf at /etc/default/kubelet:1 sets it, and a flag beats the config file: change the flag there, or remove it (without it, /var/lib/kubelet/config.yaml:40 resolvConf: /run/systemd/resolve/resolv.conf counts)")
+            && !flag.contains(config_yaml),
+        "{flag}"
+    );
+    // Set in the config file: there, and where the installer keeps it.
+    let kubespray = remediation("kubespray-3979-ubuntu1804-stub");
+    assert!(
+        kubespray.contains(
+            "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree"
+        ),
+        "{kubespray}"
+    );
+}
+
 /// Where no file sets a bridge key, br_netfilter's own 1 holds at boot; but a glob that
 /// sets it to 0 does name it, and a sysctl file that could not be read might: the first is
 /// a finding, the second unknown, never a pass.
