@@ -964,10 +964,11 @@ fn plain_kubelet(
         .known()
         .filter(|e| !e.value.is_empty())
         .map(|e| ResolvFile::read(raw, &e.value));
-    // The spelling matters only where the config's setting is the one in effect.
-    let from_config = resolv_conf
-        .known()
-        .is_some_and(|e| e.source.kind == "config");
+    // The spelling matters only where the config's setting is the one in effect, or the one
+    // that is once a flag over it goes.
+    let from_config = resolv_conf.known().is_some_and(|e| {
+        e.source.kind == "config" || e.shadowed.iter().any(|s| s.source.kind == "config")
+    });
     let (config_dropins, resolv_conf_key) = config.map_or_else(Default::default, |c| {
         (c.dropins, c.resolv_conf_key.filter(|_| from_config))
     });

@@ -374,8 +374,8 @@ pub struct Kubelet {
     /// `--config-dir` drop-ins merged over it, in the order they apply.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config_dropins: Vec<String>,
-    /// How the drop-in whose setting is the effective resolvConf spells the key, where that
-    /// is not `resolvConf`: a spelling of `ResolverConfig`, which kubelet 1.28 to 1.31 read
+    /// How the drop-in whose setting is the effective resolvConf (or the one a flag beats)
+    /// spells the key, where that is not `resolvConf`: a spelling of `ResolverConfig`, which kubelet 1.28 to 1.31 read
     /// there (kubernetes#126630). An edit of the setting goes to that key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolv_conf_key: Option<String>,

@@ -106,8 +106,8 @@ pub fn build(
         "rancher_resolv_elsewhere": rancher.elsewhere,
         "files": small_text_files(facts),
     });
-    // The kubelet config file that sets each, a --config-dir drop-in where one does: an
-    // edit elsewhere loses to it.
+    // The kubelet config file that sets each, a --config-dir drop-in where one does (under a
+    // flag too): an edit elsewhere loses to it.
     context["kubelet_resolv_conf_file"] =
         json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
     context["kubelet_resolv_conf_key"] =
@@ -169,9 +169,17 @@ fn cluster_domain_context(context: &mut Value, facts: &NodeFacts, findings: &[Fi
 
 /// A known setting's value and where it comes from; null and null when not known.
 /// The kubelet config file (the `--config` file or a drop-in) a setting comes from.
+/// The kubelet config file whose setting counts: the one that sets it now, or, under a flag
+/// that beats it, the one whose setting counts once the flag goes (a `--config-dir` drop-in
+/// over the config file where one sets it). A value written into another file loses to it.
 fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
     match setting {
         Observed::Known(e) if e.source.kind == "config" => e.source.path.as_deref(),
+        Observed::Known(e) if e.source.kind == "flag" => e
+            .shadowed
+            .iter()
+            .find(|s| s.source.kind == "config")
+            .and_then(|s| s.source.path.as_deref()),
         _ => None,
     }
 }

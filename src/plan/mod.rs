@@ -1619,4 +1619,88 @@ mod tests {
             );
         }
     }
+
+    /// A --resolv-conf or --cluster-dns flag that kubelet-flag-shadow removes hands the
+    /// setting back to the config whose value counts without it: a `--config-dir` drop-in
+    /// that sets the key beats the config file (kubernetes cmd/kubelet/app/server.go
+    /// `mergeKubeletConfigurations`), so the flag's value is kept there, not in config.yaml,
+    /// where the drop-in's own value would win after the restart (here a loopback
+    /// resolv.conf and a wrong clusterDNS).
+    #[test]
+    fn a_shadowing_flags_value_is_kept_in_the_drop_in_that_sets_the_key() {
+        use crate::facts::raw::FileState;
+        let unavailable = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let flags = "--resolv-conf=/run/systemd/resolve/resolv.conf --cluster-dns=10.96.0.10";
+        let shadowed = |fixture: &str, key: &str| {
+            let mut raw = crate::testing::rules_fixture(fixture);
+            crate::testing::replace_in_file(
+                &mut raw,
+                "/var/lib/kubelet/kubeadm-flags.env",
+                "registry.k8s.io/pause:3.9\"",
+                &format!("registry.k8s.io/pause:3.9 {flags}\""),
+            );
+            let cmdline = raw.files.keys().find(|p| p.ends_with("/cmdline")).cloned();
+            let cmdline = cmdline.expect("a running kubelet");
+            let argv = crate::testing::text(&raw, &cmdline).replace(
+                "pause:3.9\0",
+                &format!("pause:3.9\0{}\0", flags.replace(' ', "\0")),
+            );
+            raw.file(&cmdline, FileState::Present, Some(argv.as_bytes()));
+            let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+            let text = crate::testing::text(&raw, dropin);
+            raw.file(
+                dropin,
+                FileState::Present,
+                Some(format!("{text}clusterDNS:\n- 10.96.0.99\n").as_bytes()),
+            );
+            let plan = plan_raw(&raw, "{}", &unavailable, "").hosts.remove(0);
+            let written = |wanted: &str| {
+                plan.changes.iter().find_map(|c| match c {
+                    Change::WriteFile { path, content, .. } if path == wanted => {
+                        Some(content.clone())
+                    }
+                    _ => None,
+                })
+            };
+            let env = written("/var/lib/kubelet/kubeadm-flags.env").expect("flags removed");
+            assert!(
+                !env.contains("--resolv-conf") && !env.contains("--cluster-dns"),
+                "{env}"
+            );
+            let kept = written(dropin).unwrap_or_else(|| panic!("{fixture}: {plan:#?}"));
+            assert!(
+                kept.contains(&format!("{key}: /run/systemd/resolve/resolv.conf\n"))
+                    && kept.contains("clusterDNS:\n- 10.96.0.10\n"),
+                "{fixture}: {kept}"
+            );
+            assert!(
+                written("/var/lib/kubelet/config.yaml").is_none(),
+                "{plan:#?}"
+            );
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let diagnosis = crate::diagnose::diagnose_host(&Host::new("node1"), &facts);
+            let shadow = diagnosis
+                .findings()
+                .find(|f| f.id == "DNS-KUBELET-FLAG-SHADOW")
+                .expect("the flags shadow the drop-in");
+            assert!(
+                shadow.remediation.contains(&format!(
+                    "keep the value in {dropin} (the --config-dir drop-in that sets it"
+                )),
+                "{}",
+                shadow.remediation
+            );
+        };
+        shadowed(
+            "DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin",
+            "resolvConf",
+        );
+        // Kubelet 1.28 to 1.31 read a drop-in's resolvConf under the internal spelling.
+        shadowed(
+            "DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig",
+            "resolverConfig",
+        );
+    }
 }

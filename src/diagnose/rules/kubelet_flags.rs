@@ -272,8 +272,9 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     let k = &ctx.facts.kubelet;
     let mut evidence = Vec::new();
     let mut kubeadms_own = true;
-    // Where each flag that overrides a different config value is set.
+    // Where each flag that overrides a different config value is set, and that value.
     let mut overriding: Vec<&Source> = Vec::new();
+    let mut overridden: Vec<&Source> = Vec::new();
     let label = |kind: &str| match kind {
         "k3s_config" => "resolv-conf:",
         "k3s_env" => "environment",
@@ -289,6 +290,7 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
                 && s.value == "/etc/resolv.conf"
                 && pod_file_clean(ctx);
             overriding.push(&e.source);
+            overridden.push(&s.source);
             evidence.push(format!(
                 "{} --resolv-conf={} overrides {} {} {}",
                 e.source.at(),
@@ -310,6 +312,7 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
         for s in e.shadowed.iter().filter(|s| s.value != v && !chosen(s)) {
             kubeadms_own = false;
             overriding.push(&e.source);
+            overridden.push(&s.source);
             evidence.push(format!(
                 "{} --cluster-dns={v} overrides {} clusterDNS: {}",
                 e.source.at(),
@@ -366,16 +369,37 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             "nothing to do while the flag's value is right; to change it, change the flag there (an edit of config.yaml changes nothing)".into(),
         )]);
     }
+    let keep = kept_in(k, &overridden);
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-FLAG-SHADOW",
         Severity::Warning,
         "a kubelet flag overrides the config file: editing the config file changes nothing".into(),
         evidence,
         format!(
-            "remove the flag where it is set and keep the value in the config file; {}",
+            "remove the flag where it is set and keep the value in {keep}; {}",
             restart_hint(ctx)
         ),
     )])
+}
+
+/// Where a shadowing flag's value is kept once the flag goes: in the `--config-dir` drop-in
+/// that sets the key where one does (it beats the config file, so its value is the one that
+/// counts then), else in the config file.
+fn kept_in(k: &crate::facts::node_facts::Kubelet, overridden: &[&Source]) -> String {
+    let mut dropins: Vec<&str> = overridden
+        .iter()
+        .filter(|s| s.kind == "config")
+        .filter_map(|s| s.path.as_deref())
+        .filter(|p| k.config_dropins.iter().any(|d| d == p))
+        .collect();
+    dropins.dedup();
+    if dropins.is_empty() {
+        return "the config file".to_owned();
+    }
+    format!(
+        "{} (the --config-dir drop-in that sets it, which beats the config file)",
+        dropins.join(", ")
+    )
 }
 
 /// The kubelet has no clusterDNS address it can use, or no clusterDomain. It parses each
