@@ -391,8 +391,17 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
             } else {
                 (" there", "")
             };
+            // A unit file or drop-in is read again only after a daemon-reload.
+            let reload = if crate::facts::systemd_unit::UNIT_DIRS
+                .iter()
+                .any(|d| path.starts_with(&format!("{d}/")))
+            {
+                ", then systemctl daemon-reload"
+            } else {
+                ""
+            };
             Some(format!(
-                "--resolv-conf at {} sets it, and a flag beats the config file: change the flag{there}, or remove it{it}{under}",
+                "--resolv-conf at {} sets it, and a flag beats the config file: change the flag{there}, or remove it{it}{under}{reload}",
                 e.source.at()
             ))
         }

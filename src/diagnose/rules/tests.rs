@@ -1191,6 +1191,22 @@ fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
             && !flag.contains(config_yaml),
         "{flag}"
     );
+    // In a unit drop-in's ExecStart, read again after a daemon-reload.
+    let raw =
+        crate::testing::rules_fixture("DNS-KUBELET-FLAG-SHADOW/kubeadm-dropin-execstart-flag");
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
+    else {
+        panic!("the flag's stub loops");
+    };
+    assert!(
+        f[0].remediation.contains(
+            "--resolv-conf at /etc/systemd/system/kubelet.service.d/20-dns.conf:3 sets it, and a flag beats the config file: change the flag there, or remove it (without it, /var/lib/kubelet/config.yaml:38 resolvConf: /run/systemd/resolve/resolv.conf counts), then systemctl daemon-reload"
+        ),
+        "{}",
+        f[0].remediation
+    );
     // Set in the config file: there, and where the installer keeps it.
     let kubespray = remediation("kubespray-3979-ubuntu1804-stub");
     assert!(
