@@ -438,6 +438,13 @@ fn installer_resolv_conf(ctx: &Ctx) -> &'static str {
         // spec.kubelet.flags come last on the kubelet's command line (environment.go):
         // the flag counts on every version, so it is the way where the version is not 1.32+.
         // A --resolv-conf in spec.kubelet.flags beats spec.kubelet.config on every version.
+        // Taken out, the flag leaves such a kubelet the default /etc/resolv.conf, whatever
+        // spec.kubelet.config says.
+        FlavourKind::Eks
+            if resolv_conf_from_flag(ctx) && kube_minor(ctx).is_none_or(|(m, _)| m < 32) =>
+        {
+            "nodeadm writes the kubelet's flags anew at every boot from the NodeConfig: change --resolv-conf in its spec.kubelet.flags, in the launch template's user data, or in a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone (the flag is the way: spec.kubelet.config.resolvConf goes to a --config-dir drop-in, which kubelets before 1.32 do not read it from, kubernetes#126630)"
+        }
         FlavourKind::Eks if resolv_conf_from_flag(ctx) => {
             "nodeadm writes the kubelet's flags anew at every boot from the NodeConfig: change --resolv-conf in its spec.kubelet.flags, or take it out (the flag beats spec.kubelet.config.resolvConf), in the launch template's user data, or in a NodeConfig file in /etc/eks/nodeadm.d/ for this node alone"
         }

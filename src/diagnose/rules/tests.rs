@@ -2847,6 +2847,19 @@ fn an_eks_flag_is_fixed_in_the_nodeconfig_s_flags() {
         resolv.contains("change --resolv-conf in its spec.kubelet.flags"),
         "{resolv}"
     );
+    // Before 1.32 the flag is the only way: taken out, it leaves the kubelet the default
+    // /etc/resolv.conf, as spec.kubelet.config.resolvConf goes to a drop-in (kubernetes#126630).
+    let before_1_32 = fix(
+        "_upstream/eks-al2023-1.31-nodeconfig-resolvconf",
+        "--resolv-conf=/run/systemd/resolve/stub-resolv.conf",
+        super::kubelet_file::kubelet_loopback,
+    );
+    assert!(
+        before_1_32.contains("change --resolv-conf in its spec.kubelet.flags")
+            && !before_1_32.contains("take it out"),
+        "{before_1_32}"
+    );
+    assert!(resolv.contains("or take it out"), "{resolv}");
 }
 
 /// On EKS a cluster address among the node's resolvers may come from the NodeConfig's
