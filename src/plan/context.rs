@@ -167,8 +167,6 @@ fn cluster_domain_context(context: &mut Value, facts: &NodeFacts, findings: &[Fi
     context["cluster_domain_wanted"] = json!(wanted(rules::CLUSTER_DOMAIN).and_then(|v| v.first()));
 }
 
-/// A known setting's value and where it comes from; null and null when not known.
-/// The kubelet config file (the `--config` file or a drop-in) a setting comes from.
 /// The kubelet config file whose setting counts: the one that sets it now, or, under a flag
 /// that beats it, the one whose setting counts once the flag goes (a `--config-dir` drop-in
 /// over the config file where one sets it). A value written into another file loses to it.
@@ -184,6 +182,7 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
     }
 }
 
+/// A known setting's value and where it comes from; null and null when not known.
 fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {
     match setting {
         Observed::Known(e) => (json!(e.value), json!(e.source)),
