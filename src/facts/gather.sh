@@ -346,6 +346,7 @@ if [ -n "$RDUE" ]; then
   # locked: a lock taken here could turn an apply starting that instant away).
   if [ -f /var/lib/dnsfix/lock ]; then
     f /proc/locks
+    f /var/lib/dnsfix/owner
     cmd lock-file stat -c '%d %i' /var/lib/dnsfix/lock
   fi
 fi

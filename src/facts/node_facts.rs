@@ -59,10 +59,10 @@ pub struct NodeFacts {
     /// Those marks could not be looked at (a gather without root).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub pending_restarts_unread: bool,
-    /// The process holding the node lock now (an apply or rollback under way), where the
+    /// The dnsfix run holding the node lock now (an apply or rollback under way), where the
     /// gather looked (where there is a mark): `Some(None)` for nobody.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_in_progress: Option<Option<u32>>,
+    pub run_in_progress: Option<Option<super::restart_due::LockHolder>>,
     /// Every path the gather looked at: state, symlink target and sha256.
     pub files: Files,
     /// The raw gather output these facts were read from, so a plan can predict the facts

@@ -84,33 +84,51 @@ pub fn pending_restarts(
         .collect()
 }
 
-/// The process that holds the node lock (`/var/lib/dnsfix/lock`) now, where the gather
-/// looked (only where there is a mark): an apply or rollback under way, whose marks are
-/// its own and not left behind. `Some(None)`: nobody holds it; `None`: not known.
-pub fn lock_holder(raw: &RawFacts) -> Option<Option<u32>> {
+/// A dnsfix run holding the node lock now: an apply or rollback under way, whose marks are
+/// its own, its restart maybe still to come.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LockHolder {
+    /// The run, from `/var/lib/dnsfix/owner` ("run RUN (pid N)", "rollback of run RUN (pid
+    /// N)"), where it says.
+    pub run: Option<String>,
+    /// That file's line, as evidence.
+    pub owner: String,
+}
+
+/// Who holds the node lock (`/var/lib/dnsfix/lock`) now, where the gather looked (only
+/// where there is a mark): `Some(None)` for nobody, `None` where not known. Held is a
+/// FLOCK line of /proc/locks (fs/locks.c lock_get_status: "1: FLOCK  ADVISORY  WRITE 1234
+/// fd:01:5678 0 EOF"; a waiter's has "->" after its number) for the lock file's inode. The
+/// inode alone: on btrfs, stat's device is the subvolume's and /proc/locks prints the
+/// superblock's; and its pid is flock(1)'s, which took the lock for its shell and exited,
+/// so the run is read from the owner file instead.
+pub fn lock_holder(raw: &RawFacts) -> Option<Option<LockHolder>> {
     let file = raw.commands.get("lock-file")?;
-    let mut words = file.stdout.split_whitespace();
-    let dev: u64 = words.next()?.parse().ok()?;
-    let inode: u64 = words.next()?.parse().ok()?;
-    // glibc's gnu_dev_major and gnu_dev_minor of st_dev.
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let inode: u64 = file.stdout.split_whitespace().nth(1)?.parse().ok()?;
     let locks = raw.get("/proc/locks")?.text()?;
-    // fs/locks.c lock_get_status: "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF", a
-    // waiter's line with " ->" after its number.
-    let holder = locks.lines().find_map(|line| {
+    let held = locks.lines().any(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) == Some(&"->") || fields.get(1) != Some(&"FLOCK") {
-            return None;
-        }
-        let mut id = fields.get(5)?.split(':');
-        let (maj, min, ino) = (id.next()?, id.next()?, id.next()?);
-        let same = u64::from_str_radix(maj, 16).ok()? == major
-            && u64::from_str_radix(min, 16).ok()? == minor
-            && ino.parse::<u64>().ok()? == inode;
-        same.then(|| fields.get(4)?.parse().ok()).flatten()
+        fields.get(1) == Some(&"FLOCK")
+            && fields
+                .get(5)
+                .and_then(|id| id.rsplit(':').next())
+                .and_then(|ino| ino.parse::<u64>().ok())
+                == Some(inode)
     });
-    Some(holder)
+    if !held {
+        return Some(None);
+    }
+    let owner = raw
+        .get("/var/lib/dnsfix/owner")
+        .and_then(|f| f.text())
+        .map(|t| t.trim().to_owned())
+        .unwrap_or_default();
+    let run = owner
+        .strip_prefix("run ")
+        .or_else(|| owner.strip_prefix("rollback of run "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(str::to_owned);
+    Some(Some(LockHolder { run, owner }))
 }
 
 /// Whether the marks could not be looked at: the gather reports the directory unread where
@@ -150,23 +168,32 @@ mod tests {
         raw
     }
 
-    /// The node lock's holder, from /proc/locks as fs/locks.c prints it and the lock
-    /// file's st_dev (254:0 here, 65024) and inode; a waiter's line and another file's lock
-    /// are not it.
+    /// The node lock's holder: a FLOCK line of /proc/locks for the lock file's inode
+    /// (whatever device it names: btrfs), the run from the owner file; a waiter's line and
+    /// another file's lock are not it.
     #[test]
     fn the_lock_holder_is_read_from_the_kernels_locks() {
         let mut raw = raw("r1 b1 10\n");
         crate::testing::set_command(&mut raw, "lock-file", "65024 10010698\n", 0);
+        raw.file(
+            "/var/lib/dnsfix/owner",
+            FileState::Present,
+            Some(b"run 20261130T020304Z-ab12 (pid 4711)\n"),
+        );
         let locks = |text: &str| {
             let mut raw = raw.clone();
             raw.file("/proc/locks", FileState::Present, Some(text.as_bytes()));
             lock_holder(&raw)
         };
+        let held = locks(
+            "1: FLOCK  ADVISORY  WRITE 17714 fe:00:10305539 0 EOF\n2: FLOCK  ADVISORY  WRITE 17727 00:2f:10010698 0 EOF\n",
+        );
         assert_eq!(
-            locks(
-                "1: FLOCK  ADVISORY  WRITE 17714 fe:00:10305539 0 EOF\n2: FLOCK  ADVISORY  WRITE 17727 fe:00:10010698 0 EOF\n"
-            ),
-            Some(Some(17727))
+            held,
+            Some(Some(LockHolder {
+                run: Some("20261130T020304Z-ab12".into()),
+                owner: "run 20261130T020304Z-ab12 (pid 4711)".into(),
+            }))
         );
         assert_eq!(
             locks(

@@ -12,12 +12,25 @@ const ID: &str = "DNS-KUBELET-RESTART-DUE";
 pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
     let restarts = &ctx.facts.pending_restarts;
     let due: Vec<&PendingRestart> = restarts.iter().filter(|r| r.due == Some(true)).collect();
-    // A run under way holds the lock: its marks are its own, its restart may still come.
-    if let (Some(first), Some(Some(pid))) = (due.first(), ctx.facts.run_in_progress) {
+    // The run under way (holding the lock) has marks of its own, its restart maybe still to
+    // come; a mark of another run is cut off all the same.
+    let (under_way, due): (Vec<&PendingRestart>, Vec<&PendingRestart>) =
+        match &ctx.facts.run_in_progress {
+            Some(Some(holder)) => due.into_iter().partition(|r| {
+                holder.run.is_none() || holder.run.as_deref() == Some(r.run.as_str())
+            }),
+            _ => (Vec::new(), due),
+        };
+    if let (Some(first), [], Some(Some(holder))) = (
+        under_way.first(),
+        due.as_slice(),
+        &ctx.facts.run_in_progress,
+    ) {
         return ctx.unknown_because(
             ID,
             format!(
-                "a dnsfix run holds the node lock now (pid {pid}): {} left {} to be restarted ({}), which it may still do",
+                "a dnsfix run holds the node lock now ({}): {} left {} to be restarted ({}), which it may still do",
+                escape(&holder.owner),
                 which(first),
                 escape(&first.unit),
                 escape(&first.path)

@@ -3465,7 +3465,7 @@ fn kube_proxy_mode_is_known_only_where_something_says_it() {
 }
 
 /// DNS-KUBELET-RESTART-DUE: while a run holds the node lock, its marks are its own and its
-/// restart may still come: unknown, not a run cut off.
+/// restart may still come: unknown, not a run cut off; another run's mark is cut off still.
 #[test]
 fn a_mark_of_a_run_under_way_is_not_a_run_cut_off() {
     let mut raw = crate::testing::rules_fixture("DNS-KUBELET-RESTART-DUE/kubeadm-apply-cut-off");
@@ -3479,15 +3479,30 @@ fn a_mark_of_a_run_under_way_is_not_a_run_cut_off() {
     raw.file(
         "/proc/locks",
         FileState::Present,
-        Some(b"1: FLOCK  ADVISORY  WRITE 31337 fe:00:4242 0 EOF\n"),
+        Some(b"1: FLOCK  ADVISORY  WRITE 31338 fe:00:4242 0 EOF\n"),
+    );
+    // Another run holds the lock: this mark is still a run cut off.
+    raw.file(
+        "/var/lib/dnsfix/owner",
+        FileState::Present,
+        Some(b"run 20261130T080000Z-0000 (pid 31337)\n"),
     );
     let status = |outcome: RuleOutcome| match outcome {
         RuleOutcome::Findings(f) => (f[0].status, f[0].summary.clone()),
         other => panic!("{other:?}"),
     };
+    assert_eq!(status(outcome(&raw)).0, FindingStatus::Failed);
+    raw.file(
+        "/var/lib/dnsfix/owner",
+        FileState::Present,
+        Some(b"run 20261130T021500Z-7f3a (pid 31337)\n"),
+    );
     let (unknown, why) = status(outcome(&raw));
     assert_eq!(unknown, FindingStatus::Unknown, "{why}");
-    assert!(why.contains("holds the node lock now (pid 31337)"), "{why}");
+    assert!(
+        why.contains("holds the node lock now (run 20261130T021500Z-7f3a (pid 31337))"),
+        "{why}"
+    );
     raw.file("/proc/locks", FileState::Present, Some(b""));
     assert_eq!(status(outcome(&raw)).0, FindingStatus::Failed);
 }
