@@ -1675,6 +1675,11 @@ mod tests {
                     && kept.contains("clusterDNS:\n- 10.96.0.10\n"),
                 "{fixture}: {kept}"
             );
+            // Under resolvConf too, which a kubelet upgraded to 1.32 reads there.
+            assert!(
+                kept.contains("resolvConf: /run/systemd/resolve/resolv.conf\n"),
+                "{fixture}: {kept}"
+            );
             assert!(
                 written("/var/lib/kubelet/config.yaml").is_none(),
                 "{plan:#?}"
