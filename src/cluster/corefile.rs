@@ -61,10 +61,9 @@ impl ServerBlock {
     /// It serves the root zone on port 53 (`.:53`, or `.` on CoreDNS's default port), the
     /// port the cluster's DNS Service sends pods' questions to.
     fn is_root_on_53(&self) -> bool {
-        self.zones.iter().any(|z| {
-            let z = z.strip_prefix("dns://").unwrap_or(z);
-            z == "." || z == ".:53"
-        })
+        self.zones
+            .iter()
+            .any(|z| matches!(without_scheme(z), "." | ".:53"))
     }
 }
 
@@ -80,8 +79,13 @@ pub fn root_block(blocks: &[ServerBlock]) -> Option<usize> {
 }
 
 fn is_root_zone(zone: &str) -> bool {
-    let z = zone.strip_prefix("dns://").unwrap_or(zone);
+    let z = without_scheme(zone);
     z == "." || z.starts_with(".:")
+}
+
+/// A server block key without its `dns://` (plain DNS, the default).
+fn without_scheme(zone: &str) -> &str {
+    zone.strip_prefix("dns://").unwrap_or(zone)
 }
 
 impl Forward {
