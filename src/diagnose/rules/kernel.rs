@@ -212,7 +212,7 @@ fn answered_on_node(ctx: &Ctx) -> Option<String> {
     };
     let addrs = ctx.facts.nodelocaldns.as_ref()?;
     // The Service's IP counts only where kube-proxy is known not to be in IPVS mode.
-    let not_ipvs = super::kube_proxy_mode_known(ctx) && !super::kube_proxy_ipvs(ctx).0;
+    let not_ipvs = super::kube_proxy_ipvs(ctx).0 == Some(false);
     let cached = |a: &String| {
         addrs.contains(a) && (crate::facts::node_facts::is_node_local_address(a) || not_ipvs)
     };
@@ -798,7 +798,7 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
 /// pods' gateway for every pod it adds, the agents of Calico, Cilium, Antrea and Kube-OVN
 /// at start).
 fn set_at_start(ctx: &Ctx, family: Family) -> Option<(&'static str, Option<String>)> {
-    if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 {
+    if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 == Some(true) {
         return Some(("kube-proxy (ipvs mode)", None));
     }
     let cni = &ctx.facts.cni;

@@ -702,50 +702,37 @@ pub(crate) fn corefile_forwards(
 /// ConfigMap when it was read, else the inventory's `kube_proxy_mode` (Kubespray's default
 /// is ipvs). No ConfigMap means no kube-proxy only where it runs from one: k3s, RKE2 and
 /// MicroK8s run it from their own arguments (in-process, a static pod), and k0s from its
-/// own manifests.
-/// Whether [`kube_proxy_ipvs`] knows kube-proxy's mode (or that there is no kube-proxy),
-/// rather than taking iptables for want of knowing.
-fn kube_proxy_mode_known(ctx: &Ctx) -> bool {
-    let from_configmap = !matches!(
-        ctx.facts.flavour.kind,
-        FlavourKind::K3s | FlavourKind::Rke2 | FlavourKind::MicroK8s | FlavourKind::K0s
-    );
-    (ctx.kube_proxy_absent && from_configmap)
-        || ctx.host.var_bool("kube_proxy_remove") == Some(true)
-        || ctx.kube_proxy_mode.is_some()
-        || ctx.host.var_str("kube_proxy_mode").is_some()
-        || ctx.facts.flavour.kind == FlavourKind::Kubespray
-}
-
-fn kube_proxy_ipvs(ctx: &Ctx) -> (bool, String) {
+/// own manifests. `None` where nothing says the mode: callers that need it known (rather
+/// than taking iptables for want of knowing) can tell.
+fn kube_proxy_ipvs(ctx: &Ctx) -> (Option<bool>, String) {
     let from_configmap = !matches!(
         ctx.facts.flavour.kind,
         FlavourKind::K3s | FlavourKind::Rke2 | FlavourKind::MicroK8s | FlavourKind::K0s
     );
     if ctx.kube_proxy_absent && from_configmap {
         return (
-            false,
+            Some(false),
             "no kube-proxy ConfigMap in kube-system (kube-proxy, or EKS's kube-proxy-config): kube-proxy is not deployed".to_owned(),
         );
     }
     if ctx.host.var_bool("kube_proxy_remove") == Some(true) {
-        return (false, "kube_proxy_remove: true".to_owned());
+        return (Some(false), "kube_proxy_remove: true".to_owned());
     }
     match &ctx.kube_proxy_mode {
         Some((m, from)) => (
-            m == "ipvs",
+            Some(m == "ipvs"),
             format!(
                 "ConfigMap kube-system/{from} mode: {}",
                 if m.is_empty() { "\"\" (iptables)" } else { m }
             ),
         ),
         None => match ctx.host.var_str("kube_proxy_mode") {
-            Some(m) => (m == "ipvs", format!("kube_proxy_mode: {m}")),
+            Some(m) => (Some(m == "ipvs"), format!("kube_proxy_mode: {m}")),
             None if ctx.facts.flavour.kind == FlavourKind::Kubespray => {
-                (true, "kube_proxy_mode: ipvs (Kubespray default)".to_owned())
+                (Some(true), "kube_proxy_mode: ipvs (Kubespray default)".to_owned())
             }
             None => (
-                false,
+                None,
                 "kube-proxy's mode not known (its ConfigMap not read, no kube_proxy_mode in the inventory)".to_owned(),
             ),
         },

@@ -1106,20 +1106,23 @@ fn a_dropin_resolv_conf_asks_the_node_for_its_kubelet_version() {
     assert!(kubelet_version_wanted(&host, &unasked, &read));
 }
 
+/// What DNS-KUBELET-LOOPBACK tells the node of `raw` to do (its stub loops).
+fn loopback_remediation(raw: &crate::facts::raw::RawFacts) -> String {
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", raw);
+    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
+    else {
+        panic!("the stub loops: {:?}", facts.kubelet.resolv_conf);
+    };
+    f[0].remediation.clone()
+}
+
 /// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
 /// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
 #[test]
 fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     let remediation = |case: &str| {
-        let raw = crate::testing::rules_fixture(&format!("_upstream/{case}"));
-        let host = Host::new("node1");
-        let facts = NodeFacts::from_raw("node1", &raw);
-        let RuleOutcome::Findings(f) =
-            super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
-        else {
-            panic!("{case}: the stub loops");
-        };
-        f[0].remediation.clone()
+        loopback_remediation(&crate::testing::rules_fixture(&format!("_upstream/{case}")))
     };
     let old = remediation("eks-al2023-1.31-nodeconfig-resolvconf");
     assert!(
@@ -1137,18 +1140,11 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
     // amazon-eks-ami b1e7d354: where the version is not known, the flag, which always counts.
     let mut raw = crate::testing::rules_fixture("_upstream/eks-al2023-old-stub");
     raw.commands.remove("kubelet-version");
-    let host = Host::new("node1");
-    let facts = NodeFacts::from_raw("node1", &raw);
-    assert_eq!(facts.kubelet.version, None);
-    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
-    else {
-        panic!("the stub loops");
-    };
+    assert_eq!(NodeFacts::from_raw("node1", &raw).kubelet.version, None);
+    let unknown = loopback_remediation(&raw);
     assert!(
-        f[0].remediation
-            .contains("add --resolv-conf to spec.kubelet.flags"),
-        "{}",
-        f[0].remediation
+        unknown.contains("add --resolv-conf to spec.kubelet.flags"),
+        "{unknown}"
     );
 }
 
@@ -1159,15 +1155,9 @@ fn eks_before_1_32_takes_resolv_conf_from_nodeconfig_flags() {
 #[test]
 fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
     let remediation = |case: &str| {
-        let raw = crate::testing::rules_fixture(&format!("DNS-KUBELET-LOOPBACK/{case}"));
-        let host = Host::new("node1");
-        let facts = NodeFacts::from_raw("node1", &raw);
-        let RuleOutcome::Findings(f) =
-            super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
-        else {
-            panic!("{case}: the stub loops");
-        };
-        f[0].remediation.clone()
+        loopback_remediation(&crate::testing::rules_fixture(&format!(
+            "DNS-KUBELET-LOOPBACK/{case}"
+        )))
     };
     let config_yaml = "set resolvConf in /var/lib/kubelet/config.yaml";
 
@@ -1192,20 +1182,14 @@ fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
         "{flag}"
     );
     // In a unit drop-in's ExecStart, read again after a daemon-reload.
-    let raw =
-        crate::testing::rules_fixture("DNS-KUBELET-FLAG-SHADOW/kubeadm-dropin-execstart-flag");
-    let host = Host::new("node1");
-    let facts = NodeFacts::from_raw("node1", &raw);
-    let RuleOutcome::Findings(f) = super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts))
-    else {
-        panic!("the flag's stub loops");
-    };
+    let unit = loopback_remediation(&crate::testing::rules_fixture(
+        "DNS-KUBELET-FLAG-SHADOW/kubeadm-dropin-execstart-flag",
+    ));
     assert!(
-        f[0].remediation.contains(
+        unit.contains(
             "--resolv-conf at /etc/systemd/system/kubelet.service.d/20-dns.conf:3 sets it, and a flag beats the config file: change the flag there, or remove it (without it, /var/lib/kubelet/config.yaml:38 resolvConf: /run/systemd/resolve/resolv.conf counts), then systemctl daemon-reload"
         ),
-        "{}",
-        f[0].remediation
+        "{unit}"
     );
     // Set in the config file: there, and where the installer keeps it.
     let kubespray = remediation("kubespray-3979-ubuntu1804-stub");
@@ -3458,10 +3442,13 @@ fn kube_proxy_mode_is_known_only_where_something_says_it() {
     let raw = crate::testing::rules_fixture("_healthy/kubeadm-ubuntu2204");
     let facts = NodeFacts::from_raw("node1", &raw);
     let mut host = Host::new("node1");
-    assert!(!super::kube_proxy_mode_known(&Ctx::new(&host, &facts)));
+    assert_eq!(super::kube_proxy_ipvs(&Ctx::new(&host, &facts)).0, None);
     host.vars
         .insert("kube_proxy_mode".into(), serde_json::json!("iptables"));
-    assert!(super::kube_proxy_mode_known(&Ctx::new(&host, &facts)));
+    assert_eq!(
+        super::kube_proxy_ipvs(&Ctx::new(&host, &facts)).0,
+        Some(false)
+    );
 }
 
 /// DNS-KUBELET-RESTART-DUE: while a run holds the node lock, its marks are its own and its
