@@ -3364,7 +3364,11 @@ fn a_cni_file_is_a_leftover_only_where_a_later_plugins_agent_runs() {
     assert_eq!(outcome(&neither), None);
     // A flannel file first, Calico's after it, calico-node running: a leftover, unless k3s
     // runs (its flannel is inside it).
-    let flannel = br#"{"name":"cbr0","cniVersion":"0.3.1","plugins":[{"type":"flannel","delegate":{"hairpinMode":true,"isDefaultGateway":true}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#;
+    // Kubespray's flannel conflist (its cni-flannel.yml.j2 `cni-conf.json`, as the
+    // _upstream fixture's README says).
+    let flannel_raw = crate::testing::rules_fixture("_upstream/kubespray-v2.24-ubuntu2204-flannel");
+    let flannel_text = crate::testing::text(&flannel_raw, "/etc/cni/net.d/10-flannel.conflist");
+    let flannel = flannel_text.as_bytes();
     let mut left = base.clone();
     left.files.remove("/etc/cni/net.d/05-cilium.conflist");
     left.order
