@@ -184,6 +184,10 @@ confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d /usr/lib/NetworkMana
 # NetworkManager's own list of the servers its connections give, in every dns= mode (its
 # resolv.conf says 127.0.0.1 or 127.0.0.53 where a caching plugin runs): since 1.16.
 [ -d /run/NetworkManager ] && f /run/NetworkManager/no-stub-resolv.conf
+# Whether /etc/resolv.conf, a regular file, is immutable or append-only (chattr +i, a common
+# guard): NetworkManager then leaves it alone whatever its rc-manager says (nm-dns-manager.c
+# _check_resconf_immutable), and nothing can rename a new file over it.
+[ -f /etc/resolv.conf ] && [ ! -L /etc/resolv.conf ] && cmd resolv-conf-attr lsattr -d -- /etc/resolv.conf
 f /etc/dhcp/dhclient.conf
 f /etc/dhclient.conf
 f /etc/dhcp/dhclient-exit-hooks.d/zdnsupdate

@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use super::node_facts::{Effective, ResolvFile, Shadowed, Source};
-use super::raw::{FileState, RawFile};
+use super::raw::{FileState, RawFacts, RawFile};
 
 /// NetworkManager's main configuration file.
 pub const MAIN_FILE: &str = "/etc/NetworkManager/NetworkManager.conf";
@@ -255,6 +255,30 @@ pub fn links_to_resolved(etc: &ResolvFile) -> bool {
             .into_iter()
             .flatten()
             .any(|p| RESOLVED_PATHS.contains(&p))
+}
+
+/// The gather's record of `lsattr -d -- /etc/resolv.conf`, asked where that is a regular file.
+pub const RESOLV_CONF_ATTR: &str = "resolv-conf-attr";
+
+/// The attribute flags of a regular /etc/resolv.conf where they lock it against
+/// NetworkManager: `i` (immutable) or `a` (append-only), as `lsattr -d` prints them (e2fsprogs
+/// lib/e2p/pf.c `print_flags`: a letter or `-` per flag, `i` and `a` lower case, then the
+/// name). An immutable file NetworkManager leaves alone whatever its `rc-manager`: it tests
+/// FS_IMMUTABLE_FL when it picks the rc-manager, at its start and at every reload, and then
+/// writes only its own files in /run (nm-dns-manager.c `_check_resconf_immutable`
+/// @355bc902). An append-only one it tries to replace, and the rename fails (the kernel
+/// replaces no append-only inode). `None` where the flags lock nothing or were not read (no
+/// lsattr, a file system without attributes, a link).
+pub fn resolv_conf_locked(raw: &RawFacts) -> Option<String> {
+    let record = raw.commands.get(RESOLV_CONF_ATTR)?;
+    if record.status != Some(0) {
+        return None;
+    }
+    // Only a flag field as lsattr prints it (letters and dashes) is taken: it is shown to
+    // users as it is.
+    let flags = record.stdout.split_whitespace().next()?;
+    let field = flags.chars().all(|c| c.is_ascii_alphabetic() || c == '-');
+    (field && flags.contains(['i', 'a'])).then(|| flags.to_owned())
 }
 
 /// The `[main]` keys of one file that matter here, each with its value and 1-based line.

@@ -479,8 +479,10 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
 /// config, and its uplink file shows them), `networkmanager` when an active
 /// NetworkManager rewrites a plain /etc/resolv.conf, `other` when /etc/resolv.conf links to
-/// another tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites. A
-/// plain /etc/resolv.conf is not systemd-resolved's just because resolved runs.
+/// another tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites
+/// (NetworkManager's too where the file is immutable: it writes none then). A plain
+/// /etc/resolv.conf is not systemd-resolved's just because resolved runs. `locked`: the
+/// `lsattr` flags of a plain /etc/resolv.conf that is immutable or append-only, else null.
 fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     let r = &facts.resolver;
     let resolved = facts.services.systemd_resolved == UnitState::Active
@@ -504,6 +506,10 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     let mut json = resolv_json(file, cluster);
     if let Some(map) = json.as_object_mut() {
         map.insert("via".into(), json!(via));
+        // A plain /etc/resolv.conf locked with `chattr +i` or `+a`: apply replaces no such
+        // file (it renames a new one over it), so the playbook blocks at plan time.
+        let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
+        map.insert("locked".into(), json!(locked));
     }
     json
 }
