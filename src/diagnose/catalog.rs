@@ -1055,7 +1055,9 @@ pub const RULES: &[RuleInfo] = &[
             replaces a regular file on every DNS change and leaves a symlink alone; dns=none\n  \
             or rc-manager=unmanaged makes it leave the file alone (NetworkManager.conf(5)), and\n  \
             so does dns=systemd-resolved with rc-manager auto, its default since 1.28 (Ubuntu\n  \
-            sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf). dnsfix reads\n  \
+            sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf), and so it does\n  \
+            with an immutable file (`chattr +i`: it tests the flag at its start and reload,\n  \
+            nm-dns-manager.c _check_resconf_immutable; dnsfix asks `lsattr -d`). dnsfix reads\n  \
             NetworkManager.conf and the conf.d files of /usr/lib, /run and /etc as\n  \
             NetworkManager does (later files win, /etc shadows /run and /usr/lib by name).\n  \
             A file NetworkManager writes is how such a node is meant to be: info; a warning\n  \

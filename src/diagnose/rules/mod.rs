@@ -775,10 +775,15 @@ pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::bor
 /// rc-manager=unmanaged, and not where it hands DNS to systemd-resolved (dns=systemd-resolved,
 /// as Ubuntu's /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf sets it, or dns unset
 /// while /etc/resolv.conf links to systemd-resolved's files) with rc-manager auto, its
-/// default since 1.28 (nm-dns-manager.c `init_resolv_conf_mode`).
+/// default since 1.28 (nm-dns-manager.c `init_resolv_conf_mode`); nor where the file is
+/// immutable or append-only (`chattr +i`: [`resolv_conf_locked`]), which it never replaces.
+///
+/// [`resolv_conf_locked`]: crate::facts::network_manager::resolv_conf_locked
 pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
-    use crate::facts::network_manager::{NmDns, links_to_resolved};
-    if facts.services.network_manager != UnitState::Active {
+    use crate::facts::network_manager::{NmDns, links_to_resolved, resolv_conf_locked};
+    if facts.services.network_manager != UnitState::Active
+        || resolv_conf_locked(&facts.raw).is_some()
+    {
         return None;
     }
     let nm = NmDns::read(&facts.files);

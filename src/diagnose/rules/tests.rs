@@ -460,6 +460,57 @@ fn network_manager_manages_resolv_conf_as_its_effective_settings_say() {
     }
 }
 
+/// A plain /etc/resolv.conf locked with `chattr +i` (or `+a`) is none of NetworkManager's:
+/// it tests the immutable flag when it picks its rc-manager and then writes only its own
+/// files in /run (nm-dns-manager.c `_check_resconf_immutable` @355bc902), and it cannot
+/// rename a new file over an append-only one. So no DNS-RESOLV-MANAGED-ELSEWHERE there: an
+/// edit of the file stays. The flags as e2fsprogs 1.47's `lsattr -d` prints them (lib/e2p/
+/// pf.c: `i` immutable and `a` append-only lower case, `I` indexed and `A` no-atime upper
+/// case), from an ext4 file here.
+#[test]
+fn network_manager_leaves_an_immutable_resolv_conf_alone() {
+    use crate::facts::network_manager::RESOLV_CONF_ATTR;
+    use crate::facts::raw::RawCommand;
+    // (lsattr's output, its exit status; NetworkManager writes the file)
+    for (stdout, status, manages) in [
+        ("----i---------e------- /etc/resolv.conf\n", Some(0), false),
+        ("-----a--------e------- /etc/resolv.conf\n", Some(0), false),
+        ("----ia--------e------- /etc/resolv.conf\n", Some(0), false),
+        ("--------------e------- /etc/resolv.conf\n", Some(0), true),
+        ("-------A---I--e------- /etc/resolv.conf\n", Some(0), true),
+        // A file system without attributes: lsattr fails and prints nothing on stdout.
+        ("", Some(1), true),
+        // Not a flag field: nothing is taken from it.
+        ("i\u{1b}[2J /etc/resolv.conf\n", Some(0), true),
+    ] {
+        let mut raw = resolved_case("active", "enabled");
+        etc_resolv_conf(&mut raw, "own+nm", "active");
+        let units = [("systemd-resolved", "active"), ("NetworkManager", "active")];
+        crate::testing::set_units(&mut raw, &units);
+        raw.commands.insert(
+            RESOLV_CONF_ATTR.into(),
+            RawCommand {
+                stdout: stdout.into(),
+                status,
+            },
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(
+            network_manager_manages_resolv(&facts).is_some(),
+            manages,
+            "{stdout:?}"
+        );
+        let host = Host::new("node1");
+        let outcome =
+            super::node_resolver::resolv_managed_elsewhere(&Ctx::in_cluster(&host, &facts, None));
+        assert_eq!(
+            matches!(outcome, RuleOutcome::Findings(_)),
+            manages,
+            "{stdout:?}: {outcome:?}"
+        );
+    }
+}
+
 /// Where the kubelet's file is resolved's, by a link from /etc/resolv.conf or through
 /// /var/run; and not where the kubelet has a file of its own.
 #[test]
