@@ -1064,8 +1064,10 @@ pub const RULES: &[RuleInfo] = &[
             where its servers are not those of /run/NetworkManager/no-stub-resolv.conf, which\n  \
             NetworkManager writes in the same update (dns=default, writing the file itself):\n  \
             edited since, and the edit goes the next time NetworkManager writes it.\n\
-            - dhclient-script rewrites it on every lease unless dhclient.conf supersedes the\n  \
-            values or a hook takes over.\n\
+            - dhclient-script rewrites it on every lease unless a hook takes over, with the\n  \
+            lease's servers as dhclient.conf's statements leave them, in file order:\n  \
+            `supersede` replaces them, `prepend`/`append` add to them (ISC's example file\n  \
+            prepends 127.0.0.1).\n\
             - the resolvconf package regenerates it from\n  \
             /etc/resolvconf/resolv.conf.d/{head,base,tail}.\n\
             - cloud-init regenerates netplan's 50-cloud-init.yaml at every boot, and its\n  \
@@ -1093,7 +1095,7 @@ pub const RULES: &[RuleInfo] = &[
             conf.d/dns.conf), or dns=none there if another tool should own the file.\n\
             - systemd-resolved: a drop-in in /etc/systemd/resolved.conf.d/ (DNS=, Domains=).\n\
             - dhclient: the supersede lines in /etc/dhcp/dhclient.conf; no loopback or cluster\n  \
-            address in `supersede domain-name-servers`.\n\
+            address in `supersede`, `prepend` or `append domain-name-servers`.\n\
             - resolvconf: /etc/resolvconf/resolv.conf.d/base or head.\n\
             - cloud-init: set the nameservers in its network config, or stop it regenerating the\n  \
             network config with /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg\n  \

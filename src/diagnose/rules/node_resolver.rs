@@ -604,7 +604,7 @@ fn dhclient_harm(
 fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
     if ctx.facts.flavour.kind != FlavourKind::Kubespray || !text.contains("# Ansible entries BEGIN")
     {
-        return "list only real upstream servers in the supersede line".into();
+        return "list only real upstream servers in the domain-name-servers lines named (a supersede line replaces the lease's servers, a prepend or append line adds to them: drop its loopback and cluster addresses, or the line)".into();
     }
     let host = ctx.host;
     if host.var_or_default("dns_mode", Some("coredns")) == Some("none") {
@@ -674,6 +674,125 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
     })
 }
 
+/// The `domain-name-servers` dhclient hands its script at every lease, from the statements
+/// of dhclient.conf that set them: dhclient runs them in file order over the lease's options
+/// (isc-dhcp common/options.c `set_option` @572032cb): `supersede` replaces what is there
+/// (the lease's servers too), `prepend` puts its servers before it and `append` after it.
+/// So a `supersede` takes away the lines before it, and a `prepend` after it adds to it.
+#[derive(Debug, Default, PartialEq)]
+struct DhclientServers {
+    /// The statements that still count, as `(1-based line, statement without its comment)`.
+    lines: Vec<(usize, String)>,
+    /// Their addresses, in the order dhclient passes them on.
+    addresses: Vec<IpAddr>,
+    /// The lease's own servers are passed on too (no `supersede` counts).
+    lease: bool,
+}
+
+impl DhclientServers {
+    /// `None` where no statement sets the servers (dhclient passes the lease's on).
+    fn parse(text: &str) -> Option<DhclientServers> {
+        let mut out = DhclientServers {
+            lease: true,
+            ..DhclientServers::default()
+        };
+        let mut any = false;
+        for (i, line) in text.lines().enumerate() {
+            let l = line.split('#').next().unwrap_or("").trim();
+            let Some((statement, rest)) = l.split_once(char::is_whitespace) else {
+                continue;
+            };
+            let Some(list) = rest.trim_start().strip_prefix("domain-name-servers") else {
+                continue;
+            };
+            if !list.is_empty() && !list.starts_with(char::is_whitespace) {
+                continue;
+            }
+            let listed: Vec<IpAddr> = list
+                .trim()
+                .trim_end_matches(';')
+                .split(',')
+                .filter_map(|a| a.trim().parse().ok())
+                .collect();
+            match statement {
+                "supersede" => {
+                    out.lines.clear();
+                    out.addresses = listed;
+                    out.lease = false;
+                }
+                "prepend" => {
+                    let mut all = listed;
+                    all.append(&mut out.addresses);
+                    out.addresses = all;
+                }
+                "append" => out.addresses.extend(listed),
+                _ => continue,
+            }
+            any = true;
+            out.lines.push((i + 1, l.to_owned()));
+        }
+        any.then_some(out)
+    }
+}
+
+/// DNS-RESOLV-MANAGED-ELSEWHERE for a dhclient.conf at `path` whose statements make dhclient
+/// hand loopback or cluster servers on at every lease ([`DhclientServers`]): judged as the
+/// kubelet's file would be where dhclient is the DHCP client, latent (info) where not.
+fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::Finding> {
+    let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
+    let facts = ctx.facts;
+    let text = file_text(facts, path)?;
+    let servers = DhclientServers::parse(&text)?;
+    let bad: Vec<String> = servers
+        .addresses
+        .iter()
+        .filter(|ip| is_loopback(**ip) || ctx.cluster.contains(ip))
+        .map(|ip| ip.to_string())
+        .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let fix = dhclient_fix(ctx, &text);
+    let lines = servers
+        .lines
+        .iter()
+        .map(|(n, l)| format!("{path}:{n}: {l}"));
+    if facts.services.dhclient {
+        let mut evidence: Vec<String> = lines.collect();
+        evidence.push("a dhclient process runs: it is this node's DHCP client".into());
+        if servers.lease {
+            evidence.push("no supersede line: the lease's own servers are passed on too".into());
+        }
+        // The lease brings servers of its own where no supersede takes them away.
+        let real = servers.lease
+            || servers
+                .addresses
+                .iter()
+                .any(|ip| !is_loopback(*ip) && !ctx.cluster.contains(ip));
+        let (severity, summary) = dhclient_harm(ctx, &bad, real, &mut evidence);
+        return Some(ctx.finding(id, severity, summary, evidence, fix));
+    }
+    // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal client: the
+    // line is latent until dhclient runs again.
+    let client = if facts.services.systemd_networkd == UnitState::Active {
+        "systemd-networkd is the DHCP client"
+    } else if facts.services.network_manager == UnitState::Active {
+        "NetworkManager is active and no dhclient runs (its internal DHCP client)"
+    } else {
+        "no dhclient process runs"
+    };
+    Some(ctx.finding(
+        id,
+        Severity::Info,
+        format!(
+            "dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is",
+            bad.join(", ")
+        ),
+        lines.chain([client.to_owned()]).collect(),
+        fix,
+    ))
+}
+
 pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
@@ -721,55 +840,8 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
         }
     }
     for path in ["/etc/dhcp/dhclient.conf", "/etc/dhclient.conf"] {
-        let Some(text) = file_text(facts, path) else {
-            continue;
-        };
-        for (i, line) in text.lines().enumerate() {
-            let l = line.split('#').next().unwrap_or("").trim();
-            let Some(rest) = l.strip_prefix("supersede domain-name-servers") else {
-                continue;
-            };
-            let bad: Vec<String> = rest
-                .trim_end_matches(';')
-                .split(',')
-                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-                .filter(|ip| is_loopback(*ip) || ctx.cluster.contains(ip))
-                .map(|ip| ip.to_string())
-                .collect();
-            if bad.is_empty() {
-                continue;
-            }
-            let fix = dhclient_fix(ctx, &text);
-            if facts.services.dhclient {
-                let mut evidence = vec![
-                    format!("{path}:{}: {l}", i + 1),
-                    "a dhclient process runs: it is this node's DHCP client".into(),
-                ];
-                let real = rest
-                    .trim_end_matches(';')
-                    .split(',')
-                    .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-                    .any(|ip| !is_loopback(ip) && !ctx.cluster.contains(&ip));
-                let (severity, summary) = dhclient_harm(ctx, &bad, real, &mut evidence);
-                findings.push(ctx.finding(id, severity, summary, evidence, fix));
-            } else {
-                // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal
-                // client: the line is latent until dhclient runs again.
-                let client = if facts.services.systemd_networkd == UnitState::Active {
-                    "systemd-networkd is the DHCP client"
-                } else if facts.services.network_manager == UnitState::Active {
-                    "NetworkManager is active and no dhclient runs (its internal DHCP client)"
-                } else {
-                    "no dhclient process runs"
-                };
-                findings.push(ctx.finding(
-                    id,
-                    Severity::Info,
-                    format!("dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is", bad.join(", ")),
-                    vec![format!("{path}:{}: {l}", i + 1), client.into()],
-                    fix,
-                ));
-            }
+        if let Some(finding) = dhclient_finding(ctx, path) {
+            findings.push(finding);
         }
     }
     if findings.is_empty() {

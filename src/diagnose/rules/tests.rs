@@ -1938,6 +1938,67 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     assert_eq!(outcome(&line("169.254.25.10;"), true).0, Severity::High);
 }
 
+/// dhclient runs the statements of dhclient.conf in order over the lease's options
+/// (isc-dhcp common/options.c `set_option` @572032cb): `prepend` and `append` add their
+/// servers to the lease's, `supersede` replaces everything before it. So ISC's own example
+/// file (`prepend domain-name-servers 127.0.0.1;`) hands a loopback server on at every lease,
+/// a supersede after the prepend takes it away again, one before it does not, and the
+/// statement may be spelt with a tab.
+#[test]
+fn dhclients_prepend_and_append_lines_count_in_their_order() {
+    use crate::facts::raw::FileState;
+    let raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let path = "/etc/dhcp/dhclient.conf";
+    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let mut host = Host::new("node1");
+        if upstream {
+            host.vars.insert(
+                "upstream_dns_servers".into(),
+                serde_json::json!(["192.0.2.53"]),
+            );
+        }
+        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => Some((f[0].severity, f[0].evidence.clone())),
+            RuleOutcome::Pass => None,
+            other => panic!("{other:?}"),
+        }
+    };
+    let (severity, evidence) = outcome(&raw, false).expect("a finding");
+    assert_eq!(severity, Severity::High);
+    assert_eq!(
+        evidence[0],
+        "/etc/dhcp/dhclient.conf:5: prepend domain-name-servers 127.0.0.1;"
+    );
+    // CoreDNS forwards elsewhere: the lease's servers follow the loopback one, so pods off
+    // the host network that get the file are what it harms.
+    assert_eq!(outcome(&raw, true).map(|o| o.0), Some(Severity::Warning));
+    let with = |conf: &str| {
+        let mut raw = raw.clone();
+        raw.file(path, FileState::Present, Some(conf.as_bytes()));
+        raw
+    };
+    let later_supersede =
+        with("prepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 192.0.2.53;\n");
+    assert_eq!(outcome(&later_supersede, false), None);
+    let earlier_supersede =
+        with("supersede domain-name-servers 192.0.2.53;\nappend domain-name-servers ::1;\n");
+    let (_, evidence) = outcome(&earlier_supersede, false).expect("a finding");
+    assert_eq!(
+        evidence[..2],
+        [
+            "/etc/dhcp/dhclient.conf:1: supersede domain-name-servers 192.0.2.53;",
+            "/etc/dhcp/dhclient.conf:2: append domain-name-servers ::1;"
+        ]
+    );
+    let tab = with("supersede\tdomain-name-servers 127.0.0.53;\n");
+    assert_eq!(outcome(&tab, false).map(|o| o.0), Some(Severity::High));
+    let requested = with("request subnet-mask,\n\tdomain-name, domain-name-servers, host-name;\n");
+    assert_eq!(outcome(&requested, false), None);
+}
+
 /// Whose block the line is, and who removes it: Kubespray rewrites it with its default
 /// resolvconf_mode (host_resolvconf), removes it at its next run with another, and leaves
 /// it alone with dns_mode none; upstream_dns_servers is advised only where it is not set.
