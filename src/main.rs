@@ -20,6 +20,9 @@ fn main() -> ExitCode {
         }
     };
     let result = dnsfix::Config::from_cli(cli).and_then(dnsfix::run);
+    // Whatever `run` returned, nothing it started outlives it (an ssh of a session left
+    // unclosed on an error, a ProxyCommand an ssh killed on drop left behind).
+    dnsfix::transport::children::end_all();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {

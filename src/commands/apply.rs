@@ -235,7 +235,6 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     // From the first change on (the cluster's, then the hosts'), Ctrl-C lets what is under
     // way finish and starts nothing more.
     super::stop_on_interrupt(
-        &ctx.runtime,
         &run.options.stop,
         &sink,
         "writes, restarts and health checks",
@@ -399,7 +398,13 @@ fn start_record(run: &Run, plan: &Plan, run_id: &str) -> Result<RunRecord, Error
 }
 
 /// Saves the finished run's record; a failure is a warning (the nodes keep their part).
+/// Not once a signal is ending dnsfix: the hosts (and ConfigMaps) in progress then failed
+/// because their ssh was killed, and the record saved before them (`pending`, read as
+/// interrupted) is the true one.
 pub(super) fn save_record(record: &RunRecord) -> Option<std::path::PathBuf> {
+    if crate::transport::children::ending() {
+        crate::transport::children::wait_for_exit();
+    }
     match record::save(&record::state_dir(), record) {
         Ok(path) => Some(path),
         Err(e) => {

@@ -58,6 +58,8 @@ impl<'c> Context<'c> {
             .into());
         }
         let selected = inventory.select_positions(config.limit.as_deref())?;
+        // Before any ssh starts: a signal from here on ends them with dnsfix.
+        super::interrupt::watch()?;
         let transport = Arc::new(Transport::new(config.ssh.clone())?);
         // One thread: the client's share of a fleet run is small (waiting on the nodes,
         // parsing a few KB per host), and every worker thread would get a malloc arena of

@@ -30,6 +30,7 @@ pub mod completions;
 pub mod context;
 pub mod explain;
 pub mod facts;
+pub mod interrupt;
 pub mod inventory;
 pub mod man;
 pub mod plan;
@@ -68,6 +69,11 @@ fn unless_unreachable(unreachable: bool, code: u8) -> u8 {
 
 /// Writes a whole report to stdout, made safe for a terminal first.
 fn print(rendered: &str) -> Result<(), Error> {
+    // A signal is ending dnsfix (and its ssh processes): what would be printed is a run it
+    // cut off, and the signal decides the exit code.
+    if crate::transport::children::ending() {
+        crate::transport::children::wait_for_exit();
+    }
     std::io::stdout()
         .lock()
         .write_all(crate::report::terminal_text(rendered).as_bytes())?;
@@ -77,36 +83,30 @@ fn print(rendered: &str) -> Result<(), Error> {
 /// From here on, the first Ctrl-C (SIGINT) stops the run gently: `stop` is set, so no host
 /// starts any more, the hosts in progress finish (`what`: their writes, restarts and health
 /// gates), and the run is recorded as usual (the hosts not started are `untouched`). The
-/// second ends dnsfix at once, exit 130, with the run record as it was saved before the
-/// first host (its hosts `interrupted`: rollback still finds what they wrote). Installed
-/// once the y/N question is answered, so a Ctrl-C at the question ends dnsfix as ever.
+/// second (or a SIGTERM, a SIGHUP) ends dnsfix at once, exit 130, with the run record as it
+/// was saved before the first host (its hosts `interrupted`: rollback still finds what
+/// they wrote), and the ssh processes it started with it ([`interrupt`]). Armed once the
+/// y/N question is answered, so a Ctrl-C at the question ends dnsfix as ever.
 fn stop_on_interrupt(
-    runtime: &tokio::runtime::Runtime,
     stop: &crate::apply::Stop,
     sink: &std::sync::Arc<dyn crate::events::EventSink>,
     what: &'static str,
 ) {
     let stop = stop.clone();
     let sink = std::sync::Arc::clone(sink);
-    runtime.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-        stop.request();
-        sink.event(crate::events::Event::Warning {
-            message: format!(
-                "interrupted: the hosts in progress finish their {what}; no other host \
-                 starts (Ctrl-C again to stop at once)"
-            ),
-        });
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!(
-                "dnsfix: stopped at once; the hosts in progress are recorded as interrupted \
-                 (`dnsfix check` says where a restart is due; rollback finds what they wrote)"
-            );
-            std::process::exit(130);
-        }
-    });
+    interrupt::gentle(
+        Box::new(move || {
+            stop.request();
+            sink.event(crate::events::Event::Warning {
+                message: format!(
+                    "interrupted: the hosts in progress finish their {what}; no other host \
+                     starts (Ctrl-C again to stop at once)"
+                ),
+            });
+        }),
+        "dnsfix: stopped at once; the hosts in progress are recorded as interrupted \
+         (`dnsfix check` says where a restart is due; rollback finds what they wrote)",
+    );
 }
 
 /// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.

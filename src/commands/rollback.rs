@@ -119,12 +119,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let rollback_id = record::new_run_id();
     let started = crate::util::now_rfc3339();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, config.progress));
-    super::stop_on_interrupt(
-        &ctx.runtime,
-        &options.stop,
-        &sink,
-        "restores, restarts and health checks",
-    );
+    super::stop_on_interrupt(&options.stop, &sink, "restores, restarts and health checks");
     let results = ctx.runtime.block_on(apply::rollback::rollback(
         run_id,
         &targets,

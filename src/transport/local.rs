@@ -30,17 +30,19 @@ impl LocalSession {
         stdin: &[u8],
     ) -> Result<ExecOutput, TransportError> {
         bounded(self.command_timeout, async {
-            let mut child = Command::new("/bin/sh")
-                .arg("-c")
+            let mut sh = Command::new("/bin/sh");
+            sh.arg("-c")
                 .arg(command)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                // Out of the terminal's Ctrl-C, as the ssh of the openssh transport.
+                // Out of the terminal's Ctrl-C, as the ssh of the openssh transport; so
+                // listed, to be ended on every way dnsfix ends (super::children).
                 .process_group(0)
-                .kill_on_drop(true)
-                .spawn()
-                .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;
+                .kill_on_drop(true);
+            let (mut child, _group) =
+                super::children::spawn(move || sh.spawn(), tokio::process::Child::id)
+                    .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;
             if let Some(mut input) = child.stdin.take() {
                 // A script that exits early closes its stdin; that is not an error here.
                 let _ = input.write_all(stdin).await;

@@ -5,8 +5,10 @@
 //! certificates work), a pure-Rust client (`russh`, no child processes, for wide fan-out)
 //! and `local`. A transport knows nothing about facts: it opens a session, runs a command
 //! with bytes on stdin and hands back what came out. Becoming root is the caller's
-//! business ([`BECOME_ROOT_SH`]), so every backend behaves the same way.
+//! business ([`BECOME_ROOT_SH`]), so every backend behaves the same way. [`children`]
+//! lists the processes the backends start, so that none outlives dnsfix, however it ends.
 
+pub mod children;
 mod known_hosts;
 mod local;
 mod openssh;

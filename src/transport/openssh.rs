@@ -23,9 +23,10 @@
 //! `rollback`: what writes to a node connects afresh, so a host key that changed since the
 //! plan is checked. Their masters, and all masters with `--ssh-persist 0`, are the run's
 //! own: stopped when their last session closes (or is dropped), kept from idling out
-//! while a session holds them, however long it waits between two commands, and never idle
-//! for more than [`RUN_MASTER_IDLE`] should dnsfix die without stopping them. This module never leaves a
-//! master without an idle limit.
+//! while a session holds them, however long it waits between two commands, told to exit
+//! when dnsfix ends without closing its sessions (a signal, [`super::children`]), and never
+//! idle for more than [`RUN_MASTER_IDLE`] should dnsfix die without a word (SIGKILL).
+//! This module never leaves a master without an idle limit.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -231,6 +232,10 @@ impl OpenSshTransport {
         };
         let ctl = self.control_dir.join(name);
         let gate = self.masters.enter(&ctl);
+        if !shared {
+            // Told to exit should dnsfix end without closing its sessions.
+            super::children::own_master(&ctl);
+        }
         Ok(OpenSshSession {
             target: target.clone(),
             ctl,
@@ -462,7 +467,7 @@ impl OpenSshSession {
         stdin: &[u8],
         log: &Path,
     ) -> Result<std::process::Output, TransportError> {
-        let mut child = spawn(ssh)
+        let (mut child, group) = spawn(ssh)
             .await
             .map_err(|e| TransportError::Other(format!("cannot run ssh: {e}")))?;
         let input = child.stdin.take();
@@ -471,7 +476,9 @@ impl OpenSshSession {
                 let _ = input.write_all(stdin).await;
                 let _ = input.shutdown().await;
             }
-            child.wait_with_output().await
+            let out = child.wait_with_output().await;
+            drop(group);
+            out
         };
         tokio::pin!(run);
         let login = self.connect_timeout + self.login_timeout;
@@ -591,6 +598,7 @@ impl OpenSshSession {
             keeper.abort();
         }
         let abandoned = self.masters.leave(&self.ctl)?;
+        super::children::master_closed(&self.ctl);
         let op = if abandoned { "exit" } else { "stop" };
         (self.own && listening(&self.ctl)).then(|| (self.ctl.clone(), op))
     }
@@ -613,10 +621,17 @@ impl Drop for OpenSshSession {
 /// exchanges at once a child waits milliseconds for a CPU first. From the runtime's one
 /// thread, each host's ssh would start only after every earlier host's had (the last of 50
 /// two seconds late, in the lab); from the pool they start side by side.
-async fn spawn(mut ssh: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
-    tokio::task::spawn_blocking(move || ssh.spawn())
-        .await
-        .map_err(std::io::Error::other)?
+///
+/// The child's process group is listed (see [`super::children`]) until the returned
+/// [`super::children::Group`] is dropped: keep it as long as the child.
+async fn spawn(
+    mut ssh: tokio::process::Command,
+) -> std::io::Result<(tokio::process::Child, super::children::Group)> {
+    tokio::task::spawn_blocking(move || {
+        super::children::spawn(move || ssh.spawn(), tokio::process::Child::id)
+    })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 /// How long a control command (`ssh -O check`, `ssh -O stop`) may take before it is
@@ -626,7 +641,9 @@ const CONTROL_LIMIT: Duration = Duration::from_secs(3);
 /// How long a master that may have lost its connection gets to answer `ssh -O check`.
 const CHECK_LIMIT: Duration = Duration::from_secs(1);
 
-/// `ssh -O <op>` for the master on `ctl`, reading no ssh_config (nothing is connected).
+/// `ssh -O <op>` for the master on `ctl` ([`super::children::control_command`]). Not
+/// listed in [`super::children`]: it only talks to a local socket, ends by itself, and
+/// killing a `stop` under way when dnsfix ends would leave the master it was stopping.
 ///
 /// A master is ended with `stop`: `exit` ends it at once, with the command of any session
 /// that came to it meanwhile (a session of the same host entering just as the last one
@@ -635,16 +652,7 @@ const CHECK_LIMIT: Duration = Duration::from_secs(1);
 /// up on: sshd keeps its channel open while the command runs on the node, so a stopped
 /// master would live, unreachable, as long as it does (a hung node: for ever); `exit`.
 fn control_command(ctl: &Path, op: &str) -> std::process::Command {
-    let mut ssh = std::process::Command::new("ssh");
-    ssh.args(["-F", "/dev/null", "-o", "BatchMode=yes", "-S"])
-        .arg(ctl)
-        .args(["-O", op, "dnsfix-master"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // Out of the terminal's Ctrl-C, as every ssh dnsfix starts (`exec`).
-    std::os::unix::process::CommandExt::process_group(&mut ssh, 0);
-    ssh
+    super::children::control_command(ctl, op)
 }
 
 /// Runs `ssh -O <op>` on `ctl` for at most `limit` (then kills it); whether it succeeded.

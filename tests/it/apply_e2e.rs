@@ -1332,7 +1332,7 @@ fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
         ),
     );
     let mut cmd = dnsfix_cmd(lab, &lab.inventory(), args);
-    cmd.process_group(0);
+    cmd.process_group(0).env("XDG_RUNTIME_DIR", held_xdg(lab));
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1349,6 +1349,16 @@ fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
         },
     );
     (child, group)
+}
+
+/// The control directory of [`apply_held_at_restart`]'s runs (`XDG_RUNTIME_DIR`): what
+/// ssh processes they leave is read there.
+fn held_xdg(lab: &Lab) -> PathBuf {
+    let dir = lab.dir.join("xdg-held");
+    if !dir.exists() {
+        crate::common::masters::private_dir(lab, "xdg-held");
+    }
+    dir
 }
 
 /// SIGINT to process group `group`, as the terminal's Ctrl-C.
@@ -1422,15 +1432,32 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
         "{findings:?}"
     );
 
-    // Twice: dnsfix ends at once.
+    // Twice: dnsfix ends at once, and its ssh processes (the one running the held host's
+    // script, its master) with it; the run's record is the one saved before the first
+    // host, the host in progress `pending` (interrupted), not failed for its lost ssh.
     let second = &order[1];
     let (child, group) = apply_held_at_restart(&lab, second, &["apply", path_str(&plan_path)]);
     interrupt(group);
     std::thread::sleep(Duration::from_millis(300));
     interrupt(group);
     let out = child.wait_with_output().expect("wait for dnsfix");
+    let xdg = held_xdg(&lab);
+    let gone = crate::common::masters::wait_for(Duration::from_secs(5), || {
+        crate::common::masters::ssh_processes(&xdg).is_empty()
+    });
+    let left = crate::common::masters::ssh_processes(&xdg);
     release_restart(&lab, second);
     assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
+    assert!(gone, "left after the second Ctrl-C: {left:#?}");
+    let newest = std::fs::read_dir(lab.dir.join("state/runs"))
+        .expect("runs")
+        .flatten()
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .expect("a run record");
+    let record: RunRecord =
+        serde_json::from_slice(&std::fs::read(newest.path()).expect("read")).expect("record");
+    let held = host_result(&record, second);
+    assert_eq!(held.outcome, HostOutcome::Pending, "{held:#?}");
 }
 
 #[test]

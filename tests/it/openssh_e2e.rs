@@ -4,7 +4,7 @@
 //! timeout (the command timeout still bounds the command), a master of a run with
 //! `--ssh-persist 0` does not outlive dnsfix, even a killed one, nor a session dropped
 //! unclosed, and a master is named after the files it was made with, not after how they
-//! were spelt.
+//! were spelt; and a signal that ends dnsfix ends every ssh it started.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -254,6 +254,61 @@ fn with_persist_0_no_master_outlives_dnsfix_even_a_killed_one() {
         "the master ended {:?} after dnsfix was killed",
         started.elapsed()
     );
+}
+
+/// A signal that ends dnsfix ends every ssh it started, though they are in process groups
+/// of their own (out of the terminal's Ctrl-C): Ctrl-C (SIGINT) to a `plan`, SIGTERM to a
+/// `facts`, each waiting on one node whose sshd never sends a banner (an ssh there waits
+/// its whole 60 s connect timeout) and on one whose gather is in the middle of a command
+/// (a master of the run's own, `--ssh-persist 0`, and its client). dnsfix exits as the
+/// signal would have ended it (130, 143), and within a few seconds no ssh of the run is
+/// left: not the one logging in, not the client, not the master.
+#[test]
+fn a_signal_ends_dnsfix_and_every_ssh_it_started() {
+    let lab = start(&["healthy", "healthy"]);
+    let (busy, frozen) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    lab.freeze(&frozen);
+    // The gather now spends 30 s in systemctl there, its ssh and master open meanwhile.
+    lab.exec(
+        &busy,
+        "mkdir -p /usr/local/sbin && printf '#!/bin/sh\\nsleep 30\\nexec /usr/local/bin/systemctl \"$@\"\\n' \
+         >/usr/local/sbin/systemctl && chmod 755 /usr/local/sbin/systemctl",
+    );
+    let xdg = private_dir(&lab, "xdg");
+    for (command, signal, code) in [("plan", "-INT", 130), ("facts", "-TERM", 143)] {
+        let mut dnsfix = Dnsfix::new([command, "--ssh-persist", "0", "--connect-timeout", "60"])
+            .lab(&lab, &lab.inventory())
+            .env("XDG_RUNTIME_DIR", &xdg)
+            .stdin(Stdio::null())
+            .command()
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dnsfix runs");
+        // Both nodes' ssh started, and the busy node's master is up.
+        let under_way = wait_for(Duration::from_secs(20), || {
+            let ssh = ssh_processes(&xdg);
+            ssh.len() >= 3 && ssh.iter().any(|(_, c)| c.contains("[mux]"))
+        });
+        assert!(under_way, "{command}: {:?}", ssh_processes(&xdg));
+        let sent = Command::new("kill")
+            .args([signal, &dnsfix.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        let ended = wait_for(Duration::from_secs(10), || {
+            matches!(dnsfix.try_wait(), Ok(Some(_)))
+        });
+        assert!(ended, "{command}: dnsfix still runs after {signal}");
+        let status = dnsfix.wait().expect("wait");
+        let gone = wait_for(Duration::from_secs(5), || ssh_processes(&xdg).is_empty());
+        assert!(
+            gone,
+            "{command}: left after {signal}: {}",
+            left_behind(&xdg)
+        );
+        assert_eq!(status.code(), Some(code), "{command} after {signal}");
+    }
 }
 
 /// A session dropped unclosed (its task panicked or was cancelled) still ends the run's own

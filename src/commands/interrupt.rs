@@ -1,0 +1,96 @@
+//! How dnsfix ends on a signal: SIGINT (Ctrl-C), SIGTERM (`kill`, a service manager) and
+//! SIGHUP (the terminal gone).
+//!
+//! The ssh processes dnsfix starts are in process groups of their own (so the terminal's
+//! Ctrl-C does not cut a node script off: apply decides what stops), which no signal to
+//! dnsfix reaches. So dnsfix takes these signals itself, on a thread of its own (answering
+//! while the main thread waits on the y/N question too), and ends through
+//! [`crate::transport::children::exit`], which ends its ssh processes and the run's own
+//! masters first: none outlives dnsfix. The exit code is the shell's for the signal
+//! (128 + its number: 130, 143, 129), as when the signal ended the process.
+//!
+//! Apply and rollback arm a gentle stop ([`gentle`]): the first Ctrl-C calls it instead,
+//! and dnsfix goes on; the next, or a SIGTERM or SIGHUP, ends it at once with the message
+//! they gave.
+
+use std::sync::{Mutex, Once, PoisonError};
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use crate::error::Error;
+
+/// The gentle stop armed now: what the first Ctrl-C does, and what dnsfix says when it
+/// ends at once after all.
+struct Gentle {
+    first: Option<Box<dyn FnOnce() + Send>>,
+    at_once: &'static str,
+}
+
+static GENTLE: Mutex<Option<Gentle>> = Mutex::new(None);
+
+/// From now on, the first Ctrl-C calls `first` instead of ending dnsfix; dnsfix says
+/// `at_once` when it ends on a signal after all.
+pub fn gentle(first: Box<dyn FnOnce() + Send>, at_once: &'static str) {
+    *GENTLE.lock().unwrap_or_else(PoisonError::into_inner) = Some(Gentle {
+        first: Some(first),
+        at_once,
+    });
+}
+
+/// Takes SIGINT, SIGTERM and SIGHUP from here on (once per process). The handlers are in
+/// place when this returns: a signal from then on ends what dnsfix started.
+pub fn watch() -> Result<(), Error> {
+    static WATCHING: Once = Once::new();
+    let mut result = Ok(());
+    WATCHING.call_once(|| result = start());
+    result
+}
+
+fn start() -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(Error::Runtime)?;
+    let signals = {
+        let _entered = runtime.enter();
+        Signals {
+            interrupt: signal(SignalKind::interrupt()).map_err(Error::Runtime)?,
+            terminate: signal(SignalKind::terminate()).map_err(Error::Runtime)?,
+            hangup: signal(SignalKind::hangup()).map_err(Error::Runtime)?,
+        }
+    };
+    std::thread::Builder::new()
+        .name("dnsfix-signals".into())
+        .spawn(move || runtime.block_on(listen(signals)))
+        .map_err(Error::Runtime)?;
+    Ok(())
+}
+
+struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+}
+
+async fn listen(mut signals: Signals) {
+    loop {
+        let code = tokio::select! {
+            _ = signals.interrupt.recv() => 130,
+            _ = signals.terminate.recv() => 143,
+            _ = signals.hangup.recv() => 129,
+        };
+        let mut gentle = GENTLE.lock().unwrap_or_else(PoisonError::into_inner);
+        if code == 130
+            && let Some(first) = gentle.as_mut().and_then(|g| g.first.take())
+        {
+            drop(gentle);
+            first();
+            continue;
+        }
+        if let Some(g) = gentle.as_ref() {
+            eprintln!("{}", g.at_once);
+        }
+        drop(gentle);
+        crate::transport::children::exit(code);
+    }
+}
