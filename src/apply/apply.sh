@@ -70,62 +70,10 @@ precheck() {
   case $state in
     stale*) fail stale "$1 ${state#stale }"; return ;;
   esac
-  if [ "$state" = todo ] && ! why=$(roots_dir "${1%/*}" "$2"); then
+  # A directory others can write, a mount over the file, an immutable flag (common.sh).
+  if [ "$state" = todo ] && ! why=$(may_replace "$1" "$2"); then
     fail error "$1"; echo "$why"; return
   fi
-  # A file mounted over the target (a container's /etc/resolv.conf, which systemd-nspawn
-  # --resolv-conf=bind-* mounts, man/systemd-nspawn.xml, systemd v255.13) refuses the
-  # rename (EBUSY) only at the write, after the files before it: found here, none is.
-  # mountinfo's mount point field escapes only characters a planned path never has.
-  if [ "$state" = todo ] && [ -e "$1" ] &&
-    awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo 2>/dev/null; then
-    fail error "$1"; echo "$1 is a mount point (a file mounted over it): dnsfix writes by renaming a new file over the old, which a mount point refuses; change it where it is mounted from, or leave this change out"; return
-  fi
-  # An immutable or append-only file or directory (`chattr +i /etc/resolv.conf` keeps a
-  # resolver file from its manager) refuses the rename only at the write, after the files
-  # before it are written: found here, nothing is.
-  if [ "$state" = todo ] && command -v lsattr >/dev/null 2>&1; then
-    for pa in "${1%/*}" "$1"; do
-      [ -e "$pa" ] || continue
-      pflags=$(lsattr -d -- "$pa" 2>/dev/null) || continue
-      case ${pflags%% *} in
-        *[ia]*) fail error "$1"; echo "$pa is immutable or append-only (lsattr: ${pflags%% *}): dnsfix does not lift that; chattr -i -a it, or leave this change out"; return ;;
-      esac
-    done
-  fi
-}
-
-# roots_dir DIR BEFORE: what exists of DIR and the directories above it is a directory, and
-# one anyone can write is sticky (no one else can move root's files in it); for a file
-# dnsfix creates (BEFORE absent), each is root's too. A directory any user can write
-# (made beforehand by a user, or by a container that mounts it) would let them replace
-# what dnsfix writes there at will, a file that root's daemons then trust; a new file in a
-# directory a user owns (/etc/dnsfix made by a user) too: /etc/dnsfix/resolv.conf, which
-# the kubelet hands every pod. A file that is there already is the directory owner's to
-# replace as it is: Kubespray makes /etc/kubernetes its kube_owner's (kube in its sample
-# inventory; roles/kubernetes/preinstall/tasks/0050-create_directories.yml), and dnsfix
-# edits kubelet-config.yaml there. (A group a directory is writable by is root's choice:
-# MicroK8s gives its group its args, snap/hooks/configure, canonical/microk8s d099c907.)
-roots_dir() {
-  rd=$1 rnew=
-  [ "$2" = absent ] && rnew=1
-  while [ -n "$rd" ]; do
-    if [ -e "$rd" ]; then
-      # A file where a directory should be (`cp resolv.conf /etc/dnsfix` before it was
-      # made) would fail the write only at its mkdir, after the files before it.
-      if [ ! -d "$rd" ]; then
-        echo "$rd is not a directory: the file there is where dnsfix would make one (dnsfix does not remove it)"
-        return 1
-      fi
-      # shellcheck disable=SC2046
-      set -- $(stat -c '%u %a' "$rd" 2>/dev/null)
-      if { [ -n "$rnew" ] && [ "${1:-x}" != 0 ]; } || [ $((0${2:-777} & 01002)) -eq 2 ]; then
-        echo "$rd is owned by uid ${1:-?} with mode ${2:-?}: whoever can write there could put a file of their own in place of what dnsfix writes, for root's daemons to read; dnsfix makes files only in directories root owns, and writes none where any user can write (chown root: it, chmod o-w it)"
-        return 1
-      fi
-    fi
-    rd=${rd%/*}
-  done
 }
 
 # write PATH BEFORE AFTER MODE < base64 content. Back in / after it (write_in works in

@@ -205,6 +205,67 @@ real_dir() {
   return 0
 }
 
+# may_replace PATH BEFORE: nothing keeps root from replacing PATH (BEFORE: its sha256, or
+# "absent" for a file made anew) by renaming a new file over it, checked before anything is
+# written, in apply and rollback alike: its directories (roots_dir), a file mounted over it,
+# an immutable flag. Else says why, and fails.
+may_replace() {
+  roots_dir "${1%/*}" "$2" || return 1
+  # A file mounted over the target (a container's /etc/resolv.conf, which systemd-nspawn
+  # --resolv-conf=bind-* mounts, man/systemd-nspawn.xml, systemd v255.13) refuses the
+  # rename (EBUSY) only at the write, after the files before it: found here, none is.
+  # mountinfo's mount point field escapes only characters a planned path never has.
+  if [ -e "$1" ] &&
+    awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo 2>/dev/null; then
+    echo "$1 is a mount point (a file mounted over it): dnsfix writes by renaming a new file over the old, which a mount point refuses; change it where it is mounted from, or leave this change out"; return 1
+  fi
+  # An immutable or append-only file or directory (`chattr +i /etc/resolv.conf` keeps a
+  # resolver file from its manager) refuses the rename only at the write, after the files
+  # before it are written: found here, nothing is.
+  if command -v lsattr >/dev/null 2>&1; then
+    for pa in "${1%/*}" "$1"; do
+      [ -e "$pa" ] || continue
+      pflags=$(lsattr -d -- "$pa" 2>/dev/null) || continue
+      case ${pflags%% *} in
+        *[ia]*) echo "$pa is immutable or append-only (lsattr: ${pflags%% *}): dnsfix does not lift that; chattr -i -a it, or leave this change out"; return 1 ;;
+      esac
+    done
+  fi
+}
+
+# roots_dir DIR BEFORE: what exists of DIR and the directories above it is a directory, and
+# one anyone can write is sticky (no one else can move root's files in it); for a file
+# dnsfix creates (BEFORE absent), each is root's too. A directory any user can write
+# (made beforehand by a user, or by a container that mounts it) would let them replace
+# what dnsfix writes there at will, a file that root's daemons then trust; a new file in a
+# directory a user owns (/etc/dnsfix made by a user) too: /etc/dnsfix/resolv.conf, which
+# the kubelet hands every pod. A file that is there already is the directory owner's to
+# replace as it is: Kubespray makes /etc/kubernetes its kube_owner's (kube in its sample
+# inventory; roles/kubernetes/preinstall/tasks/0050-create_directories.yml), and dnsfix
+# edits kubelet-config.yaml there. (A group a directory is writable by is root's choice:
+# MicroK8s gives its group its args, snap/hooks/configure, canonical/microk8s d099c907.)
+roots_dir() {
+  rd=$1 rnew=
+  [ "$2" = absent ] && rnew=1
+  while [ -n "$rd" ]; do
+    if [ -e "$rd" ]; then
+      # A file where a directory should be (`cp resolv.conf /etc/dnsfix` before it was
+      # made) would fail the write only at its mkdir, after the files before it.
+      if [ ! -d "$rd" ]; then
+        echo "$rd is not a directory: the file there is where dnsfix would make one (dnsfix does not remove it)"
+        return 1
+      fi
+      # shellcheck disable=SC2046
+      set -- $(stat -c '%u %a' "$rd" 2>/dev/null)
+      if { [ -n "$rnew" ] && [ "${1:-x}" != 0 ]; } || [ $((0${2:-777} & 01002)) -eq 2 ]; then
+        echo "$rd is owned by uid ${1:-?} with mode ${2:-?}: whoever can write there could put a file of their own in place of what dnsfix writes, for root's daemons to read; dnsfix makes files only in directories root owns, and writes none where any user can write (chown root: it, chmod o-w it)"
+        return 1
+      fi
+    fi
+    rd=${rd%/*}
+  done
+}
+
 # pin_dir DIR: make DIR, a real directory (real_dir), the working directory, and check
 # that it is DIR itself: a step then names its files ./NAME, and a parent someone swaps
 # for a symlink afterwards cannot send the write elsewhere (the working directory is the

@@ -125,6 +125,13 @@ restore_file() {
   if [ "$CUR" != "$4" ]; then
     kept "$1"; echo "changed since run $RUN (sha256 $CUR), left alone"; return
   fi
+  # What apply checks before it writes, checked again: since the run, a user may have
+  # opened a directory on the way to all (or swapped it for one of their own, mode 777),
+  # mounted a file over the target, or marked it immutable. Kept as a symlinked parent
+  # is (SKIPPED): rolling the run back again restores it once that is undone.
+  if ! why=$(may_replace "$1" present); then
+    SKIPPED=1; hdr kept "$1"; echo "$why"; return
+  fi
   if [ "$3" = absent ]; then
     restoring || return
     if rm -f "$2"; then RESTORED=1; hdr removed "$1"

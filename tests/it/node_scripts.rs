@@ -1675,3 +1675,82 @@ fn a_file_in_place_of_the_targets_directory_stops_the_host_before_any_write() {
         "{said}"
     );
 }
+
+/// A rollback checks what apply checks before it writes, as the node is now: since the
+/// run, the target's directory was opened to all (a user who owns a directory above, as
+/// Kubespray's kube_owner owns /etc/kubernetes, can swap it for one of their own, mode
+/// 777), or a file was mounted over the target. Each keeps the file as the run left it
+/// (whoever can write the directory could put a file of their own in place of what the
+/// rollback restores, for root's daemons to read; the rename would fail on the mount
+/// point), and leaves the run to roll back again once that is undone, which restores it.
+/// A file the run created is not removed from such a directory either.
+#[test]
+fn a_rollback_checks_what_apply_checks_before_it_restores() {
+    let dir = scratch("node-scripts-rollback-checks");
+    let b = Boundary::fresh();
+    let first = "/var/lib/node/etc/first.conf";
+    save_apply(
+        &dir,
+        &b,
+        ("r41", "p41"),
+        &[
+            write(Some("old\n"), "new\n"),
+            write_at(first, None, "first\n"),
+        ],
+        &[],
+    );
+    save_rollback(&dir, &b, "r41");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mkdir -p {TARGET_DIR}\nprintf 'old\\n' > {TARGET}\n\
+             dash \"$scratch/r41.sh\" > \"$scratch/apply.out\" </dev/null\n\
+             chmod 777 {TARGET_DIR}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/open.out\" </dev/null\n\
+             cat {TARGET}; cat {first} 2>/dev/null || echo 'no first.conf'\n\
+             chmod 755 {TARGET_DIR}\n\
+             printf 'new\\n' > /var/lib/mounted && mount --bind /var/lib/mounted {TARGET}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/mounted.out\" </dev/null\n\
+             umount {TARGET}\ncat {TARGET}\n\
+             dash \"$scratch/rollback.sh\" > \"$scratch/again.out\" </dev/null\n\
+             cat {TARGET}; ls -A {TARGET_DIR}\n"
+        ),
+    );
+    let apply = kinds(&dir.join("apply.out"), &b);
+    assert!(
+        apply.contains(&(RecordKind::Ok, TARGET.to_string())),
+        "{apply:?}"
+    );
+    assert_eq!(
+        shown, "new\nfirst\nnew\nold\ndnsfix.conf\n",
+        "restored and removed only once the directory is root's and nothing is mounted"
+    );
+    for (out, kept, why) in [
+        (
+            "open.out",
+            vec![TARGET, first],
+            "/var/lib/node/etc is owned by uid 0 with mode 777: ",
+        ),
+        ("mounted.out", vec![TARGET], "is a mount point"),
+    ] {
+        let got = kinds(&dir.join(out), &b);
+        for path in kept {
+            assert!(
+                got.contains(&(RecordKind::Kept, path.to_string())),
+                "{out}: {path}: {got:?}"
+            );
+        }
+        assert!(
+            !got.iter().any(|(k, p)| *k == RecordKind::Restored
+                || (*k == RecordKind::Removed && out == "open.out" && p == first)),
+            "{out}: {got:?}"
+        );
+        let said = std::fs::read_to_string(dir.join(out)).expect("output");
+        assert!(said.contains(why), "{out}: {said}");
+    }
+    let again = kinds(&dir.join("again.out"), &b);
+    assert!(
+        again.contains(&(RecordKind::Restored, TARGET.to_string())),
+        "{again:?}"
+    );
+}
