@@ -130,12 +130,23 @@ write_in() {
   if [ "$before" = absent ]; then
     record "$(printf 'file\t%s\tabsent\t%s\t%s' "$path" "$after" "$mode")" || { rm -f "$tmp"; return; }
   else
-    { mkdir -p "$BACKUP/files$dir" && cp -p "$here" "$BACKUP/files$path"; } 2>/dev/null ||
-      { rm -f "$tmp" "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
+    # The file as it is at the moment of copying, opened only if it is a regular file:
+    # whoever can write its directory (Kubespray's kube_owner, /etc/kubernetes) may have
+    # swapped it since the check for a FIFO, whose open would hold the run and the node's
+    # lock for good, or for a symlink to /dev/zero, which a plain cp follows and reads until
+    # /var is full. -R copies a FIFO or a device as one (mkfifo, mknod) and -P a symlink as
+    # a symlink, never opening them: coreutils' cp copies a non-regular file as regular
+    # only without -R (src/copy.c copy_as_regular, then mknodat; aa0c0de35), busybox's
+    # likewise ("cp thing1 thing2 without -R: just open and read()", else mknod;
+    # libbb/copy_file.c, 371fe9f71). The copy is then no regular file of the plan's
+    # sha256 (state_of opens none either), so the file changed meanwhile: stale.
+    { rm -rf "$BACKUP/files$path" && mkdir -p "$BACKUP/files$dir" && cp -RPp "$here" "$BACKUP/files$path"; } 2>/dev/null ||
+      { rm -f "$tmp"; rm -rf "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
     # The copy must be what the plan saw: where it is not, the file changed meanwhile
     # (stale, as the compare-and-swap would find), or the copy is cut short.
-    if [ "$(sha "$BACKUP/files$path")" != "$before" ]; then
-      rm -f "$tmp" "$BACKUP/files$path"
+    state_of "$BACKUP/files$path"
+    if [ "$CUR" != "$before" ]; then
+      rm -f "$tmp"; rm -rf "$BACKUP/files$path"
       state=$(check "$here" "$before" "$after")
       case $state in
         todo) fail error "$path"; echo "cannot back up to $BACKUP/files$path: the copy is not the file (full filesystem?)" ;;

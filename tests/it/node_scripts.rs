@@ -1754,3 +1754,90 @@ fn a_rollback_checks_what_apply_checks_before_it_restores() {
         "{again:?}"
     );
 }
+
+/// The target swapped, between the checks and its backup copy, for a FIFO (whose open
+/// would block the run, and the node's lock, for good) or for a symlink to /dev/zero
+/// (which a plain cp follows and reads until /var is full): the directory's owner can do
+/// either (Kubespray's kube_owner, /etc/kubernetes). A stand-in cp first on the script's
+/// PATH swaps the file, then runs the real one. The copy refuses anything that is not a
+/// regular file at the moment of copying: the run ends at once, `stale`, nothing written,
+/// no backup kept; /var/lib is a 4 MiB tmpfs here, so a copy of /dev/zero fills it in
+/// an instant instead of the machine's memory. Run with dash and busybox sh, whose cp
+/// the stand-in then runs.
+#[test]
+fn a_target_swapped_for_a_fifo_or_dev_zero_before_its_backup_is_never_read() {
+    let dir = scratch("node-scripts-swapped-before-backup");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r43", "p43"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let name = TARGET.rsplit('/').next().expect("a name");
+    let mut steps = format!(
+        "mount -o remount,size=4m /var/lib\nmkdir -p {TARGET_DIR}\n\
+         mount -t tmpfs tmpfs /usr/local/bin\n\
+         cat > /usr/local/bin/cp <<'CP'\n\
+         #!/bin/sh\n\
+         for a; do\n\
+           if [ \"$a\" = ./{name} ]; then\n\
+             mv ./{name} ./{name}.moved\n\
+             case $(cat /var/lib/swap) in fifo) mkfifo ./{name} ;; *) ln -s /dev/zero ./{name} ;; esac\n\
+           fi\n\
+         done\n\
+         exec $(cat /var/lib/cp) \"$@\"\n\
+         CP\n\
+         chmod 755 /usr/local/bin/cp\n"
+    );
+    for (shell, cp) in [("dash", "/bin/cp"), ("busybox sh", "busybox cp")] {
+        for swap in ["fifo", "zero"] {
+            let out = format!("{}-{swap}.out", shell.replace(' ', "-"));
+            steps.push_str(&format!(
+                "rm -rf {TARGET_DIR}/* /var/lib/dnsfix\nprintf 'old\\n' > {TARGET}\n\
+                 echo {swap} > /var/lib/swap; echo '{cp}' > /var/lib/cp\n\
+                 timeout 10 {shell} \"$scratch/r43.sh\" > \"$scratch/{out}\" </dev/null || echo \"exit $?\" > \"$scratch/{out}.rc\"\n\
+                 cat {TARGET_DIR}/{name}.moved; ls -A {TARGET_DIR} | tr '\\n' ' '\n\
+                 find /var/lib/dnsfix/backups/r43/files ! -type d | tr '\\n' ' '; echo\n"
+            ));
+        }
+    }
+    let shown = in_temporary_root(&dir, &steps);
+    for (i, out) in [
+        "dash-fifo",
+        "dash-zero",
+        "busybox-sh-fifo",
+        "busybox-sh-zero",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rc = std::fs::read_to_string(dir.join(format!("{out}.out.rc")));
+        assert!(
+            rc.is_err(),
+            "{out}: the script ended with {rc:?} (10 s: cut off)"
+        );
+        let got = kinds(&dir.join(format!("{out}.out")), &b);
+        let current = if out.ends_with("fifo") {
+            "not-a-regular-file"
+        } else {
+            "symlink"
+        };
+        assert!(
+            got.contains(&(RecordKind::Stale, format!("{TARGET} {current}"))),
+            "{out}: {got:?}\n{shown}"
+        );
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(
+            lines.get(2 * i),
+            Some(&"old"),
+            "{out}: the file moved aside\n{shown}"
+        );
+        assert_eq!(
+            lines.get(2 * i + 1).map(|l| l.trim_end()),
+            Some(format!("{name} {name}.moved").as_str()),
+            "{out}: no temp file left, no backup kept\n{shown}"
+        );
+    }
+}
