@@ -935,3 +935,53 @@ fn a_mark_comes_with_whether_a_run_holds_the_node_lock() {
     );
     assert_eq!(free, Some(None));
 }
+
+/// lsattr runs only for a regular /etc/resolv.conf the shell's `test -w` says root cannot
+/// write (the kernel refuses write access to an immutable file): one locked with
+/// `chattr +i` comes with its flags, a plain one starts no lsattr and gives no record.
+#[test]
+fn an_immutable_resolv_conf_comes_with_its_flags_and_a_plain_one_costs_no_lsattr() {
+    // Under the target directory: the flag needs a file system with attributes (ext4,
+    // xfs, btrfs), which a tmpfs /tmp is not.
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("dnsfix-gather-attr-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let file = tree.join("etc/resolv.conf");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&file, "nameserver 169.254.25.10\n").expect("write");
+    let plain = gathered(&tree, &scratch.join("run1"));
+    let chattr = |flag: &str| {
+        let out = Command::new("chattr")
+            .arg(flag)
+            .arg(&file)
+            .output()
+            .expect("chattr runs (e2fsprogs)");
+        assert!(
+            out.status.success(),
+            "chattr {flag} {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    chattr("+i");
+    let locked = gathered(&tree, &scratch.join("run2"));
+    chattr("-i");
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        !plain.commands.contains_key("resolv-conf-attr"),
+        "{:?}",
+        plain.commands
+    );
+    let attr = locked
+        .commands
+        .get("resolv-conf-attr")
+        .unwrap_or_else(|| panic!("{:?}", locked.commands));
+    assert!(
+        attr.stdout
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('i')),
+        "{:?}",
+        attr.stdout
+    );
+}
