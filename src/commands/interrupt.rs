@@ -13,6 +13,7 @@
 //! and dnsfix goes on; the next, or a SIGTERM or SIGHUP, ends it at once with the message
 //! they gave.
 
+use std::io::Write as _;
 use std::sync::{Mutex, Once, PoisonError};
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -84,11 +85,16 @@ async fn listen(mut signals: Signals) {
             && let Some(first) = gentle.as_mut().and_then(|g| g.first.take())
         {
             drop(gentle);
-            first();
+            // This thread is the only one that takes these signals (tokio keeps its
+            // handlers for good): nothing may end it. `first` reports the stop, and a
+            // report to a stderr that is gone (the terminal closed, `| tee` killed by the
+            // same Ctrl-C) must not take the next signal's way out with it.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(first));
             continue;
         }
         if let Some(g) = gentle.as_ref() {
-            eprintln!("{}", g.at_once);
+            // Not eprintln!, which panics where stderr is gone.
+            let _ = writeln!(std::io::stderr(), "{}", g.at_once);
         }
         drop(gentle);
         crate::transport::children::exit(code);

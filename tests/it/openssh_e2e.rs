@@ -311,6 +311,64 @@ fn a_signal_ends_dnsfix_and_every_ssh_it_started() {
     }
 }
 
+/// Where stderr is gone (the terminal closed, or `2>&1 | tee log` with tee killed by the
+/// same Ctrl-C), the first Ctrl-C's report cannot be written: the signal thread lives on,
+/// and the second Ctrl-C still ends dnsfix (130) and its ssh.
+#[test]
+fn a_second_ctrl_c_ends_a_rollback_whose_stderr_is_gone() {
+    let lab = start(&["healthy"]);
+    let node = lab.nodes[0].name.clone();
+    lab.freeze(&node);
+    let xdg = private_dir(&lab, "xdg");
+    // The record of an apply that changed a sysctl on the node: the rollback connects.
+    let run = "20261130T100000Z-deadbeef";
+    let runs = lab.dir.join("state/runs");
+    std::fs::create_dir_all(&runs).expect("state dir");
+    let record = serde_json::json!({
+        "kind": "dnsfix-run", "format_version": 1, "dnsfix_version": "0.1.0",
+        "run_id": run, "command": "apply", "started": "2026-11-30T10:00:00Z",
+        "finished": "", "inventory": lab.inventory(), "plan_file": null,
+        "plan_created": "2026-11-30T09:59:00Z",
+        "hosts": [{"host": node, "outcome": "pending", "planned": [{
+            "type": "sysctl", "name": "net.ipv4.ip_forward", "before": "0", "after": "1",
+            "reasons": [{"playbook": "bridge-netfilter", "task": "t", "fixes": ["DNS-IP-FORWARD"]}]
+        }]}]
+    });
+    std::fs::write(runs.join(format!("{run}.json")), record.to_string()).expect("record");
+    let mut dnsfix = Dnsfix::new(["rollback", "--yes", "--connect-timeout", "60", run])
+        .lab_apply(&lab, &lab.inventory())
+        .env("XDG_RUNTIME_DIR", &xdg)
+        .command()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsfix runs");
+    let started = wait_for(Duration::from_secs(20), || !ssh_processes(&xdg).is_empty());
+    assert!(started, "no ssh started");
+    // The reader goes: every write to stderr fails from now on (EPIPE).
+    drop(dnsfix.stderr.take());
+    drop(dnsfix.stdout.take());
+    for _ in 0..2 {
+        let sent = Command::new("kill")
+            .args(["-INT", &dnsfix.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let ended = wait_for(Duration::from_secs(10), || {
+        matches!(dnsfix.try_wait(), Ok(Some(_)))
+    });
+    if !ended {
+        let _ = dnsfix.kill();
+    }
+    assert!(ended, "dnsfix still runs after the second Ctrl-C");
+    let status = dnsfix.wait().expect("wait");
+    assert_eq!(status.code(), Some(130));
+    let gone = wait_for(Duration::from_secs(5), || ssh_processes(&xdg).is_empty());
+    assert!(gone, "left after the second Ctrl-C: {}", left_behind(&xdg));
+}
+
 /// A session dropped unclosed (its task panicked or was cancelled) still ends the run's own
 /// master: the node sees the connection closed at once, not after the master's idle time.
 #[test]
