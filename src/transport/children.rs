@@ -44,16 +44,36 @@ struct Registry {
     spawning: RwLock<bool>,
 }
 
-/// A child's process group, listed until this is dropped (after the child was reaped).
+/// A child's process group, listed until this is dropped. Dropped without [`Group::reaped`]
+/// (the child's future given up on: a login or command timeout, a cancelled task), the
+/// group is killed: `kill_on_drop` ends the child alone, and what it started (a
+/// ProxyCommand, the local script's commands) would outlive it, no longer listed.
 #[derive(Debug)]
 pub struct Group {
     pgid: i32,
     registry: &'static Registry,
+    reaped: bool,
+}
+
+impl Group {
+    /// The child was waited for: its group number may be another's from now on, so it is
+    /// taken off the list and never signalled.
+    pub fn reaped(mut self) {
+        self.reaped = true;
+    }
 }
 
 impl Drop for Group {
     fn drop(&mut self) {
         lock(&self.registry.groups).remove(&self.pgid);
+        // Not reaped: the child (its leader) is alive or a zombie still, so the group is
+        // still this one. Gone already (ESRCH) is what was wanted.
+        if !self.reaped && self.pgid > 0 {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(self.pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
     }
 }
 
@@ -90,6 +110,7 @@ impl Registry {
             Group {
                 pgid,
                 registry: self,
+                reaped: false,
             },
         ))
     }
@@ -223,7 +244,8 @@ mod tests {
         let (mut done, group) = spawn_sleep();
         let _ = done.kill();
         let _ = done.wait();
-        drop(group);
+        // (Its background sleep lives on, in a group no longer listed.)
+        group.reaped();
         let (mut child, group) = spawn_sleep();
         let pgid = group.pgid;
         assert_eq!(
@@ -251,6 +273,33 @@ mod tests {
             |c| Some(c.id()),
         );
         assert!(refused.is_err());
+        group.reaped();
+    }
+
+    /// A group given up on (its child's future dropped, as a timeout does) is killed
+    /// whole when it is dropped: the child's `kill_on_drop` would end the child alone.
+    #[test]
+    fn a_group_dropped_unreaped_is_killed_with_its_grandchild() {
+        static TEST: Registry = Registry::new();
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.args(["-c", "sleep 60 & sleep 60; wait"]);
+        std::os::unix::process::CommandExt::process_group(&mut sh, 0);
+        let (mut child, group) = TEST
+            .spawn(move || sh.spawn(), |c| Some(c.id()))
+            .expect("spawn");
+        let pgid = group.pgid;
+        std::thread::sleep(Duration::from_millis(100));
         drop(group);
+        assert!(lock(&TEST.groups).is_empty(), "taken off the list");
+        let status = child.wait().expect("wait");
+        assert!(status.code().is_none(), "killed by a signal: {status:?}");
+        let started = Instant::now();
+        while nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok() {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "group {pgid} still alive"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }

@@ -40,7 +40,7 @@ impl LocalSession {
                 // listed, to be ended on every way dnsfix ends (super::children).
                 .process_group(0)
                 .kill_on_drop(true);
-            let (mut child, _group) =
+            let (mut child, group) =
                 super::children::spawn(move || sh.spawn(), tokio::process::Child::id)
                     .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;
             if let Some(mut input) = child.stdin.take() {
@@ -51,6 +51,7 @@ impl LocalSession {
                 .wait_with_output()
                 .await
                 .map_err(|e| TransportError::Other(format!("waiting for /bin/sh: {e}")))?;
+            group.reaped();
             Ok(ExecOutput {
                 stdout: out.stdout,
                 stderr: out.stderr,

@@ -477,7 +477,9 @@ impl OpenSshSession {
                 let _ = input.shutdown().await;
             }
             let out = child.wait_with_output().await;
-            drop(group);
+            if out.is_ok() {
+                group.reaped();
+            }
             out
         };
         tokio::pin!(run);
