@@ -186,13 +186,9 @@ confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d /usr/lib/NetworkMana
 [ -d /run/NetworkManager ] && f /run/NetworkManager/no-stub-resolv.conf
 # Whether /etc/resolv.conf, a regular file, is immutable or append-only (chattr +i, a common
 # guard): NetworkManager then leaves it alone whatever its rc-manager says (nm-dns-manager.c
-# _check_resconf_immutable), and nothing can rename a new file over it. Asked only where
-# the file is not writable: the kernel refuses even root write access to an immutable file
-# (fs/namei.c inode_permission), which dash's and bash's test -w ask of it (faccessat), so a
-# node whose file is not locked starts no lsattr. (busybox's test says root may write any
-# file, and an append-only file is writable: those locks apply still finds before writing.)
-[ -f /etc/resolv.conf ] && [ ! -L /etc/resolv.conf ] && [ ! -w /etc/resolv.conf ] &&
-  cmd resolv-conf-attr lsattr -d -- /etc/resolv.conf
+# _check_resconf_immutable), and nothing can rename a new file over it. (No cheaper test
+# tells: `test -w` misses an append-only file, and busybox's says root may write any file.)
+[ -f /etc/resolv.conf ] && [ ! -L /etc/resolv.conf ] && cmd resolv-conf-attr lsattr -d -- /etc/resolv.conf
 f /etc/dhcp/dhclient.conf
 f /etc/dhclient.conf
 f /etc/dhcp/dhclient-exit-hooks.d/zdnsupdate

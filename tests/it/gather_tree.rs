@@ -936,12 +936,11 @@ fn a_mark_comes_with_whether_a_run_holds_the_node_lock() {
     assert_eq!(free, Some(None));
 }
 
-/// lsattr runs only for a regular /etc/resolv.conf the shell's `test -w` says root cannot
-/// write (the kernel refuses write access to an immutable file): one locked with
-/// `chattr +i` comes with its flags, a plain one starts no lsattr and gives no record.
+/// A regular /etc/resolv.conf comes with its attribute flags: `i` where it is locked with
+/// `chattr +i`, `a` with `chattr +a` (which `test -w` does not tell), neither otherwise.
 #[test]
-fn an_immutable_resolv_conf_comes_with_its_flags_and_a_plain_one_costs_no_lsattr() {
-    // Under the target directory: the flag needs a file system with attributes (ext4,
+fn a_regular_resolv_conf_comes_with_its_attribute_flags() {
+    // Under the target directory: the flags need a file system with attributes (ext4,
     // xfs, btrfs), which a tmpfs /tmp is not.
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("dnsfix-gather-attr-{}", std::process::id()));
@@ -949,7 +948,6 @@ fn an_immutable_resolv_conf_comes_with_its_flags_and_a_plain_one_costs_no_lsattr
     let file = tree.join("etc/resolv.conf");
     std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
     std::fs::write(&file, "nameserver 169.254.25.10\n").expect("write");
-    let plain = gathered(&tree, &scratch.join("run1"));
     let chattr = |flag: &str| {
         let out = Command::new("chattr")
             .arg(flag)
@@ -963,25 +961,27 @@ fn an_immutable_resolv_conf_comes_with_its_flags_and_a_plain_one_costs_no_lsattr
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    chattr("+i");
-    let locked = gathered(&tree, &scratch.join("run2"));
-    chattr("-i");
-    let _ = std::fs::remove_dir_all(&scratch);
-    assert!(
-        !plain.commands.contains_key("resolv-conf-attr"),
-        "{:?}",
-        plain.commands
-    );
-    let attr = locked
-        .commands
-        .get("resolv-conf-attr")
-        .unwrap_or_else(|| panic!("{:?}", locked.commands));
-    assert!(
+    let flags = |run: &str| {
+        let raw = gathered(&tree, &scratch.join(run));
+        let attr = raw
+            .commands
+            .get("resolv-conf-attr")
+            .unwrap_or_else(|| panic!("{run}: {:?}", raw.commands));
         attr.stdout
             .split_whitespace()
             .next()
-            .is_some_and(|f| f.contains('i')),
-        "{:?}",
-        attr.stdout
-    );
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let plain = flags("plain");
+    chattr("+i");
+    let immutable = flags("immutable");
+    chattr("-i");
+    chattr("+a");
+    let append = flags("append");
+    chattr("-a");
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(!plain.contains(['i', 'a']), "{plain}");
+    assert!(immutable.contains('i'), "{immutable}");
+    assert!(append.contains('a'), "{append}");
 }
