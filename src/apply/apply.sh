@@ -139,7 +139,11 @@ write_in() {
     # only without -R (src/copy.c copy_as_regular, then mknodat; aa0c0de35), busybox's
     # likewise ("cp thing1 thing2 without -R: just open and read()", else mknod;
     # libbb/copy_file.c, 371fe9f71). The copy is then no regular file of the plan's
-    # sha256 (state_of opens none either), so the file changed meanwhile: stale.
+    # sha256 (state_of opens none either), so the file changed meanwhile: stale. A
+    # directory in its place is stale at once: -R would copy the whole tree as root.
+    if [ -d "$here" ] && [ ! -L "$here" ]; then
+      rm -f "$tmp"; fail stale "$path not-a-regular-file"; return
+    fi
     { rm -rf "$BACKUP/files$path" && mkdir -p "$BACKUP/files$dir" && cp -RPp "$here" "$BACKUP/files$path"; } 2>/dev/null ||
       { rm -f "$tmp"; rm -rf "$BACKUP/files$path"; fail error "$path"; echo "cannot back up to $BACKUP/files$path (full or read-only filesystem?)"; return; }
     # The copy must be what the plan saw: where it is not, the file changed meanwhile

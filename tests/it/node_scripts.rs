@@ -1841,3 +1841,61 @@ fn a_target_swapped_for_a_fifo_or_dev_zero_before_its_backup_is_never_read() {
         );
     }
 }
+
+/// A directory swapped in for the target before its backup copy (whoever can write the
+/// target's directory can) is stale at once: `cp -R` would copy the whole tree into
+/// /var/lib/dnsfix as root.
+#[test]
+fn a_target_swapped_for_a_directory_before_its_backup_is_never_copied() {
+    let dir = scratch("node-scripts-directory-before-backup");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r44", "p44"),
+        &[write(Some("old\n"), "new\n")],
+        &[],
+    );
+    let name = TARGET.rsplit('/').next().expect("a name");
+    // sha256sum of the new temp file (the step just before the copy) swaps the target
+    // for a directory; cp logs what it is asked to copy.
+    let mut steps = format!(
+        "mkdir -p {TARGET_DIR}\nmount -t tmpfs tmpfs /usr/local/bin\n\
+         cat > /usr/local/bin/sha256sum <<'SHA'\n\
+         #!/bin/sh\n\
+         case $1 in\n\
+           ./.*) if [ -f ./{name} ]; then mv ./{name} ./{name}.moved; mkdir ./{name}; echo tree > ./{name}/leaf; fi ;;\n\
+         esac\n\
+         exec /usr/bin/sha256sum \"$@\"\n\
+         SHA\n\
+         cat > /usr/local/bin/cp <<'CP'\n\
+         #!/bin/sh\n\
+         echo \"cp $*\" >> /var/lib/cp.log\n\
+         exec $(cat /var/lib/cp) \"$@\"\n\
+         CP\n\
+         chmod 755 /usr/local/bin/sha256sum /usr/local/bin/cp\n"
+    );
+    for (shell, cp) in [("dash", "/bin/cp"), ("busybox sh", "busybox cp")] {
+        let out = shell.replace(' ', "-");
+        steps.push_str(&format!(
+            "rm -rf {TARGET_DIR}/* /var/lib/dnsfix /var/lib/cp.log\nprintf 'old\\n' > {TARGET}\n\
+             echo '{cp}' > /var/lib/cp\n\
+             timeout 10 {shell} \"$scratch/r44.sh\" > \"$scratch/{out}.out\" </dev/null || true\n\
+             cat /var/lib/cp.log 2>/dev/null | grep -c '{name}' || true\n"
+        ));
+    }
+    let shown = in_temporary_root(&dir, &steps);
+    let copies: Vec<&str> = shown.lines().collect();
+    for (i, out) in ["dash", "busybox-sh"].iter().enumerate() {
+        let got = kinds(&dir.join(format!("{out}.out")), &b);
+        assert!(
+            got.contains(&(RecordKind::Stale, format!("{TARGET} not-a-regular-file"))),
+            "{out}: {got:?}\n{shown}"
+        );
+        assert_eq!(
+            copies.get(i),
+            Some(&"0"),
+            "{out}: cp was run on it\n{shown}"
+        );
+    }
+}
