@@ -757,6 +757,29 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
         .lines
         .iter()
         .map(|(n, l)| format!("{path}:{n}: {l}"));
+    // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
+    // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
+    // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
+    let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
+    if let (true, Some(flags)) = (facts.services.dhclient, &locked) {
+        return Some(ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "dhclient.conf would write {} into the host resolver, but /etc/resolv.conf is locked against it: latent until the lock is lifted",
+                bad.join(", ")
+            ),
+            lines
+                .chain([
+                    "a dhclient process runs: it is this node's DHCP client".to_owned(),
+                    format!(
+                        "/etc/resolv.conf is immutable or append-only (lsattr: {flags}): dhclient-script's rename over it fails"
+                    ),
+                ])
+                .collect(),
+            fix,
+        ));
+    }
     if facts.services.dhclient {
         let mut evidence: Vec<String> = lines.collect();
         evidence.push("a dhclient process runs: it is this node's DHCP client".into());

@@ -1997,6 +1997,28 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
     assert_eq!(outcome(&tab, false).map(|o| o.0), Some(Severity::High));
     let requested = with("request subnet-mask,\n\tdomain-name, domain-name-servers, host-name;\n");
     assert_eq!(outcome(&requested, false), None);
+    // /etc/resolv.conf locked with chattr +i, the usual guard against dhclient-script:
+    // its rename over the file fails, the line is latent.
+    let mut locked = raw.clone();
+    locked.file(
+        "/etc/resolv.conf",
+        FileState::Present,
+        Some(b"nameserver 127.0.0.1\nnameserver 192.0.2.53\n"),
+    );
+    crate::testing::set_command(
+        &mut locked,
+        crate::facts::network_manager::RESOLV_CONF_ATTR,
+        "----i---------e------- /etc/resolv.conf\n",
+        0,
+    );
+    let (severity, evidence) = outcome(&locked, false).expect("a finding");
+    assert_eq!(severity, Severity::Info);
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("lsattr: ----i---------e-------")),
+        "{evidence:?}"
+    );
 }
 
 /// Whose block the line is, and who removes it: Kubespray rewrites it with its default
