@@ -191,10 +191,11 @@ async fn undo(
         .count();
     if kept > 0 {
         return Err(format!(
-            "{kept} of run {run_id}'s changes left in place (below), and the run is not marked \
-             rolled back: one changed since the run is undone by hand (from the node's \
-             /var/lib/dnsfix/backups/{run_id}/files), one under a symlinked directory by \
-             rolling back again once the directory is real"
+            "{kept} of run {run_id}'s changes left in place (below): one changed since the \
+             run is undone by hand (from the node's /var/lib/dnsfix/backups/{run_id}/files); \
+             one refused where it is (a symlinked directory, a directory others can write, a \
+             file mounted over it, an immutable flag: its line says which) by rolling back \
+             again once that is undone"
         ));
     }
     Ok(())

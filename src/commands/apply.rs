@@ -273,6 +273,11 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         Arc::clone(&sink),
     ));
     sink.finish();
+    // A signal ending dnsfix cut the rollout off: the inventory is not edited for a run
+    // whose record stays `pending` (save_record waits for the exit the same way).
+    if crate::transport::children::ending() {
+        crate::transport::children::wait_for_exit();
+    }
 
     let inventory_updates = if run.update_inventory {
         let inventory = run.ctx.inventory.path();
