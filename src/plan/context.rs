@@ -112,6 +112,7 @@ pub fn build(
         json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
     context["kubelet_resolv_conf_key"] =
         json!(kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf"));
+    context["kubespray_distro_resolv_conf"] = json!(kubespray_distro_resolv_conf(facts));
     context["kubelet_minor"] = json!(
         kubelet_version
             .as_ref()
@@ -147,6 +148,28 @@ pub fn build(
     context["forwarding_keys"] = json!(forwarding_keys);
     context
 }
+
+/// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, which outrank its
+/// group_vars and host_vars (include_vars: only `-e` beats them). Kubespray includes the
+/// first of roles/kubernetes/node/vars/<distro>-<version>.yml, -<release>.yml,
+/// -<major>.yml, <distro>.yml, <os family>.yml (tasks/facts.yml); at 46dbdd39 those are
+/// fedora.yml and ubuntu-18/20/22/24.yml, each with /run/systemd/resolve/resolv.conf. An
+/// Ubuntu without its file (16.04, 26.04) and every other distribution take the inventory's.
+fn kubespray_distro_resolv_conf(facts: &NodeFacts) -> Option<&'static str> {
+    if facts.flavour.kind != FlavourKind::Kubespray {
+        return None;
+    }
+    let os = facts.os.as_ref()?;
+    let major = os.version_id.as_deref()?.split('.').next()?;
+    match os.id.as_deref()? {
+        "fedora" => Some(RESOLVED_UPLINK),
+        "ubuntu" if ["18", "20", "22", "24"].contains(&major) => Some(RESOLVED_UPLINK),
+        _ => None,
+    }
+}
+
+/// systemd-resolved's file of the real upstream servers.
+const RESOLVED_UPLINK: &str = "/run/systemd/resolve/resolv.conf";
 
 /// The kubelet's clusterDomain as `kubelet_cluster_dns*` says its clusterDNS, and what
 /// DNS-KUBELET-NO-CLUSTER-DNS's fix gives the kubelet, where dnsfix knows it.

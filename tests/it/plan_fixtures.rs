@@ -287,3 +287,43 @@ fn the_kubespray_distro_vars_note_follows_the_files_kubespray_has() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// kubelet-flag-shadow moves a Kubespray kubelet_custom_flags `--resolv-conf` into
+/// kubelet-config.yaml, whose resolvConf Kubespray renders from kube_resolv_conf at every
+/// run (kubelet-config.v1beta1.yaml.j2 @46dbdd39): once the flag leaves
+/// kubelet_custom_flags, the next cluster.yml gives the kubelet that value instead. So the
+/// plan asks for the flag's value as kube_resolv_conf on Rocky (no distro vars file), and
+/// where Kubespray's distro vars outrank the inventory (fedora.yml) says to pass it with -e.
+#[test]
+fn a_kubespray_resolv_conf_flag_keeps_its_value_at_the_next_run() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/fixtures/rules/DNS-KUBELET-FLAG-SHADOW/kubespray-rocky9-resolv-conf-custom-flag",
+    );
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let dir = std::env::temp_dir().join(format!("dnsfix-flag-distro-{}", std::process::id()));
+    let inventory_path = inventory(&dir, &vars);
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let tree = dir.join("root");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(case.join("root"))
+        .arg(&tree)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "cp -a failed");
+    let os_release = std::fs::read_to_string(tree.join("etc/os-release")).expect("os-release");
+    let asked = "sets: kube_resolv_conf: /etc/kubernetes/resolv-upstream.conf";
+    let noted = "-e kube_resolv_conf=/etc/kubernetes/resolv-upstream.conf";
+    for (id, distro_vars) in [("rocky", false), ("fedora", true)] {
+        let text = os_release.replace("ID=\"rocky\"", &format!("ID=\"{id}\""));
+        std::fs::write(tree.join("etc/os-release"), text).expect("write os-release");
+        let raw = raw::from_tree(&tree).expect("fixture tree");
+        let text = plan::render::text(&plan_for(&inventory_path, &raw, &playbooks), false);
+        assert!(text.contains("--resolv-conf removed"), "{id}:\n{text}");
+        assert_eq!(text.contains(asked), !distro_vars, "{id}:\n{text}");
+        assert_eq!(text.contains(noted), distro_vars, "{id}:\n{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
