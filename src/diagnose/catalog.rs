@@ -217,11 +217,19 @@ pub const RULES: &[RuleInfo] = &[
             the ConfigMap does not last: do step 2.\n\
             2. Keep cluster addresses out of the file kubelet hands out: point resolvConf at a\n   \
             file with only real upstreams (as for DNS-KUBELET-LOOPBACK), and keep real\n   \
-            servers in the node's resolver after the cluster address. In Kubespray, remove\n   \
-            169.254.25.10, the CoreDNS IP and 127.0.0.53 from `nameservers`, and list real\n   \
-            servers in `nameservers` / `upstream_dns_servers`; or set `resolvconf_mode: none`\n   \
-            if the nodes need not resolve cluster names (the workaround most used in\n   \
-            kubespray#9948).\n\
+            servers in the node's resolver after the cluster address. Kubespray writes that\n   \
+            resolver again at every run: its cluster address first, then `nameservers`,\n   \
+            `cloud_resolver` and the servers /etc/resolv.conf lists at that time, so a\n   \
+            127.0.0.53 or an old cluster address there comes back. List real servers in\n   \
+            `nameservers` (upstream_dns_servers reaches the node only as systemd-resolved's\n   \
+            FallbackDNS, unused while DNS= names the cluster address), without 127.0.0.53\n   \
+            or cluster addresses, and set `disable_host_nameservers: true`. Or set\n   \
+            `resolvconf_mode: none` if the nodes need not resolve cluster names (the\n   \
+            workaround most used in kubespray#9948): Kubespray then stops writing the\n   \
+            resolver but does not undo what it wrote, so also delete the `# Ansible entries`\n   \
+            block of /etc/resolv.conf, /etc/systemd/resolved.conf.d/kubespray.conf or\n   \
+            /etc/NetworkManager/conf.d/dns.conf, whichever the node has (its next run\n   \
+            removes only dhclient.conf's block).\n\
             \n\
             List only real servers. With a real server after a cluster address, CoreDNS's\n\
             forward plugin still spreads queries over all of them at random, so part of the\n\
@@ -1082,8 +1090,9 @@ pub const RULES: &[RuleInfo] = &[
             dhclient supersede: Kubespray's host_resolvconf writes `supersede\n\
             domain-name-servers` into an `# Ansible entries` block of dhclient.conf from its\n\
             server list (nodelocaldns IP first, then `nameservers` and the servers already in\n\
-            /etc/resolv.conf) with no filter. With 127.0.0.53 in `nameservers` the line becomes\n\
-            the one above, and after a reboot it lands in the file kubelet hands to CoreDNS\n\
+            /etc/resolv.conf) with no filter. With 127.0.0.53 in `nameservers`, or in\n\
+            /etc/resolv.conf when it runs (a systemd-resolved stub), the line becomes the one\n\
+            above, and after a reboot it lands in the file kubelet hands to CoreDNS\n\
             (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high\n\
             when dhclient is the node's DHCP client (a dhclient process runs). Ubuntu 18.04+ with\n\
             netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
@@ -1100,8 +1109,11 @@ pub const RULES: &[RuleInfo] = &[
             - cloud-init: set the nameservers in its network config, or stop it regenerating the\n  \
             network config with /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg\n  \
             containing `network: {config: disabled}`, and manage netplan yourself.\n\
-            - Kubespray: fix the inventory (`nameservers` without 127.0.0.53 or cluster\n  \
-            addresses, `upstream_dns_servers` set) so the next run writes the right thing.\n\
+            - Kubespray: its next run writes its list again (the cluster address, `nameservers`,\n  \
+            `cloud_resolver`, and the servers /etc/resolv.conf lists at that time, so a\n  \
+            127.0.0.53 or an old cluster address there comes back): keep `nameservers` to\n  \
+            real servers, without 127.0.0.53 or cluster addresses, and set\n  \
+            `disable_host_nameservers: true`.\n\
             Or take kubelet out of it: point resolvConf at a dedicated file no service rewrites.\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
@@ -1872,6 +1884,34 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// What Kubespray's next run does to the node's resolver (roles/kubernetes/preinstall
+    /// @46dbdd39): it writes its list again, the cluster address first and the servers
+    /// /etc/resolv.conf lists at that time carried over unless disable_host_nameservers
+    /// (vars/main.yml, configured_nameservers), so a 127.0.0.53 there comes back whatever
+    /// `nameservers` says; and resolvconf_mode none stops the writing without undoing it
+    /// (0110-dhclient-hooks-undo.yml removes only dhclient.conf's block; only reset.yml
+    /// deletes kubespray.conf and dns.conf). The fixes that send the operator to the
+    /// inventory say so.
+    #[test]
+    fn kubespray_resolver_fixes_say_what_its_next_run_keeps() {
+        for id in ["DNS-CLUSTER-SELF-FORWARD", "DNS-RESOLV-MANAGED-ELSEWHERE"] {
+            let fix = rule(id).expect(id).fix;
+            assert!(
+                fix.contains("disable_host_nameservers: true"),
+                "{id}:\n{fix}"
+            );
+        }
+        let fix = rule("DNS-CLUSTER-SELF-FORWARD").expect("rule").fix;
+        assert!(fix.contains("resolvconf_mode: none"), "{fix}");
+        for file in [
+            "/etc/systemd/resolved.conf.d/kubespray.conf",
+            "/etc/NetworkManager/conf.d/dns.conf",
+            "`# Ansible entries`",
+        ] {
+            assert!(fix.contains(file), "{file}:\n{fix}");
         }
     }
 
