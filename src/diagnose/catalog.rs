@@ -229,7 +229,10 @@ pub const RULES: &[RuleInfo] = &[
             resolver but does not undo what it wrote, so also delete the `# Ansible entries`\n   \
             block of /etc/resolv.conf, /etc/systemd/resolved.conf.d/kubespray.conf or\n   \
             /etc/NetworkManager/conf.d/dns.conf, whichever the node has (its next run\n   \
-            removes only dhclient.conf's block).\n\
+            removes only dhclient.conf's block). On a cluster first deployed with Kubespray\n   \
+            before v2.24 the cluster address may also be a DNS= line of\n   \
+            /etc/systemd/resolved.conf itself, which those versions wrote and later ones never\n   \
+            touch: no inventory setting removes it; delete it by hand (dnsfix names the line).\n\
             \n\
             List only real servers. With a real server after a cluster address, CoreDNS's\n\
             forward plugin still spreads queries over all of them at random, so part of the\n\

@@ -246,21 +246,41 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
         ));
     }
-    // On EKS the cluster address may come from the NodeConfig, which nodeadm writes into
-    // systemd-resolved's configuration at every boot: it comes back on every new node.
-    let from_nodeconfig = super::nodeadm_resolved(ctx, ("DNS=", "nameservers"), |w| {
-        w.parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ctx.cluster.contains(&ip))
-    });
-    if let Some(line) = from_nodeconfig {
-        for finding in &mut findings {
-            finding.evidence.push(line.clone());
-        }
-    }
+    name_resolver_sources(ctx, &mut findings);
     if findings.is_empty() {
         RuleOutcome::Pass
     } else {
         RuleOutcome::Findings(findings)
+    }
+}
+
+/// The lines of systemd-resolved's configuration that put a cluster address among the
+/// node's servers where no inventory setting takes it out, added to the evidence: on EKS
+/// the NodeConfig's, which nodeadm writes at every boot; on Kubespray, one a version before
+/// v2.24 left in resolved.conf itself.
+fn name_resolver_sources(ctx: &Ctx, findings: &mut [crate::diagnose::Finding]) {
+    let cluster = |w: &str| {
+        w.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ctx.cluster.contains(&ip))
+    };
+    // On EKS the cluster address may come from the NodeConfig, which nodeadm writes into
+    // systemd-resolved's configuration at every boot: it comes back on every new node.
+    if let Some(line) = super::nodeadm_resolved(ctx, ("DNS=", "nameservers"), cluster) {
+        for finding in findings.iter_mut() {
+            finding.evidence.push(line.clone());
+        }
+    }
+    // Said where the finding's file is one systemd-resolved writes.
+    if let Some(line) = super::kubespray_legacy_resolved(ctx, cluster) {
+        for finding in findings.iter_mut() {
+            if finding
+                .evidence
+                .iter()
+                .any(|e| e.contains("/run/systemd/resolve/"))
+            {
+                finding.evidence.push(line.clone());
+            }
+        }
     }
 }
 

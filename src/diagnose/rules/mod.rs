@@ -338,6 +338,56 @@ pub(super) fn nodeadm_resolved(
     })
 }
 
+/// On a Kubespray node, the `DNS=` line of /etc/systemd/resolved.conf that names a word
+/// `wanted` takes: Kubespray before v2.24 templated that file itself
+/// (roles/kubernetes/preinstall/tasks/0061-systemd-resolved.yml @v2.23.3, `DNS=` the
+/// nodelocaldns or CoreDNS address outside its early run); from v2.24 (#10732, c3315ac7) it
+/// writes /etc/systemd/resolved.conf.d/kubespray.conf and never takes the old line out
+/// (@46dbdd39 not even reset.yml deletes it), so on a cluster deployed before then no
+/// inventory setting removes it. None where a drop-in resets the list with an empty `DNS=`
+/// (resolved.conf(5): it drops the servers assigned before it).
+pub(super) fn kubespray_legacy_resolved(
+    ctx: &Ctx,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<String> {
+    const PATH: &str = "/etc/systemd/resolved.conf";
+    if ctx.facts.flavour.kind != FlavourKind::Kubespray {
+        return None;
+    }
+    let reset = ctx.facts.files.iter().any(|(path, file)| {
+        [
+            "/etc/systemd/resolved.conf.d/",
+            "/run/systemd/resolved.conf.d/",
+        ]
+        .iter()
+        .any(|dir| path.starts_with(dir) && path.ends_with(".conf"))
+            && file
+                .text()
+                .is_some_and(|t| t.lines().any(|l| resolved_dns_value(l) == Some("")))
+    });
+    if reset {
+        return None;
+    }
+    let text = file_text(ctx.facts, PATH)?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let value = resolved_dns_value(line)?;
+        value.split_whitespace().any(&wanted).then(|| {
+            format!(
+                "{PATH}:{}: {} (written by Kubespray before v2.24, which templated this file; its later runs write /etc/systemd/resolved.conf.d/kubespray.conf and leave this line, which no inventory setting removes: delete it by hand)",
+                i + 1,
+                crate::text::escape(line.trim())
+            )
+        })
+    })
+}
+
+/// The value of a systemd-resolved `DNS=` line (`DNS = x` too: systemd's parser trims
+/// around the `=`), where `line` is one.
+fn resolved_dns_value(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("DNS")?;
+    rest.trim_start().strip_prefix('=').map(str::trim)
+}
+
 /// The kubelet's resolvConf comes from a command-line flag.
 fn resolv_conf_from_flag(ctx: &Ctx) -> bool {
     matches!(&ctx.facts.kubelet.resolv_conf, Observed::Known(e) if e.source.kind == "flag")

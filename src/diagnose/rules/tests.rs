@@ -3015,6 +3015,34 @@ fn an_eks_cluster_address_from_the_nodeconfig_is_named() {
     );
 }
 
+/// A Kubespray cluster deployed before v2.24 keeps the DNS= line its old template wrote
+/// into /etc/systemd/resolved.conf (0061-systemd-resolved.yml @v2.23.3); later runs write
+/// only the kubespray.conf drop-in. DNS-CLUSTER-SELF-FORWARD's evidence names that line,
+/// unless a drop-in read before kubespray.conf resets the list with an empty DNS=, which
+/// drops it (resolved.conf(5)).
+#[test]
+fn a_cluster_address_left_in_resolved_conf_by_an_old_kubespray_is_named() {
+    let case = "DNS-CLUSTER-SELF-FORWARD/kubespray-v2.23-resolved-conf-left-behind";
+    let line = "/etc/systemd/resolved.conf:2: DNS=169.254.25.10 (written by Kubespray before v2.24";
+    let host = Host::new("node1");
+    let named = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let outcome = super::kubelet_file::cluster_self_forward(&Ctx::new(&host, &facts));
+        let RuleOutcome::Findings(f) = outcome else {
+            panic!("the pods' resolv.conf lists the cluster address: {outcome:?}");
+        };
+        f[0].evidence.iter().any(|e| e.starts_with(line))
+    };
+    let mut raw = crate::testing::rules_fixture(case);
+    assert!(named(&raw), "the old line is named");
+    raw.file(
+        "/etc/systemd/resolved.conf.d/00-reset.conf",
+        FileState::Present,
+        Some(b"[Resolve]\nDNS=\n"),
+    );
+    assert!(!named(&raw), "a drop-in's empty DNS= drops it");
+}
+
 /// The Antrea agent turns forwarding on at every start only from Antrea 1.15 (antrea-io/
 /// antrea 0204fbc3): forwarding no file persists is an info naming the version that
 /// decides, not a pass (an older agent leaves it off after a reboot) nor a high (a newer
