@@ -72,8 +72,7 @@ pub fn build(
         "upstreams_source": upstreams_source,
         "cluster_addresses": cluster.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
         "resolved_active": resolved_active,
-        // The uplink file is no fix where the next boot takes it.
-        "resolved_uplink_clean": resolved_active && !facts.services.resolved_gone_at_boot() && clean(uplink, &cluster),
+        "resolved_uplink_clean": resolved_uplink_clean(host, facts, &cluster),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
         "host_resolver": host_resolver(facts, &cluster),
@@ -147,6 +146,16 @@ pub fn build(
     );
     context["forwarding_keys"] = json!(forwarding_keys);
     context
+}
+
+/// systemd-resolved's uplink file lists only real servers and stays so: not where the next
+/// boot takes it, nor where Kubespray's next run puts its cluster address there while
+/// CoreDNS forwards to the kubelet's file.
+fn resolved_uplink_clean(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> bool {
+    facts.services.systemd_resolved == UnitState::Active
+        && !facts.services.resolved_gone_at_boot()
+        && !rules::kubespray_resolved_will_loop(host, facts)
+        && clean(&facts.resolver.systemd_uplink, cluster)
 }
 
 /// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, which outrank its
@@ -1029,6 +1038,55 @@ mod tests {
         let ctx = crate::diagnose::rules::Ctx::in_cluster(&host, &facts, Some(&cluster));
         let same: Vec<String> = ctx.cluster.iter().map(ToString::to_string).collect();
         assert_eq!(context["cluster_addresses"], json!(same));
+    }
+
+    /// Kubespray's last play writes its cluster address into systemd-resolved (DNS= in
+    /// resolved.conf.d/kubespray.conf, with host_resolvconf and a dns_mode other than
+    /// none), its earlier plays the same drop-in without it. So where a run stopped before
+    /// that play left the uplink file clean, it is no file for the kubelet while CoreDNS
+    /// forwards to it (no upstream_dns_servers): kubelet-resolvconf must not point the
+    /// kubelet there (kubespray#9948 after the next cluster.yml). The Kubespray HEAD
+    /// Ubuntu 22.04 node, with the drop-in of the first play (resolved.conf.j2 with
+    /// dns_late false: no DNS= line) and the uplink file it gives.
+    #[test]
+    fn the_uplink_file_is_no_fix_where_kubesprays_next_run_makes_it_loop() {
+        const DROP_IN: &str = "/etc/systemd/resolved.conf.d/kubespray.conf";
+        let mut raw = crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default");
+        crate::testing::replace_in_file(&mut raw, DROP_IN, "DNS=169.254.25.10\n", "");
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/run/systemd/resolve/resolv.conf",
+            "nameserver 169.254.25.10\n",
+            "",
+        );
+        let clean = |raw: &crate::facts::raw::RawFacts, host: &Host| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            build(host, &facts, &[], None, None)["resolved_uplink_clean"].clone()
+        };
+        assert_eq!(
+            clean(&raw, &Host::new("node1")),
+            json!(false),
+            "Kubespray's defaults"
+        );
+        for (key, value) in [
+            ("resolvconf_mode", json!("none")),
+            ("dns_mode", json!("none")),
+            ("upstream_dns_servers", json!(["192.0.2.53"])),
+        ] {
+            assert_eq!(
+                clean(&raw, &host(key, value.clone())),
+                json!(true),
+                "{key}: {value}"
+            );
+        }
+        assert_eq!(
+            clean(&raw, &host("resolvconf_mode", json!("{{ my_mode }}"))),
+            json!(false),
+            "a mode dnsfix cannot read may be host_resolvconf"
+        );
+        // Without Kubespray's drop-in the node's resolved is not Kubespray's to write.
+        raw.files.remove(DROP_IN);
+        assert_eq!(clean(&raw, &Host::new("node1")), json!(true), "no drop-in");
     }
 
     /// node-cache may hold the kube-dns Service's address beside its own (`-localip

@@ -27,10 +27,13 @@ pub(super) fn only_real_servers(ctx: &Ctx, p: &ResolvConf) -> bool {
             .any(|n| n.ip.is_some_and(|ip| ctx.cluster.contains(&ip)))
 }
 
+/// The uplink file is a fix for the kubelet: clean now, and still one after the next boot
+/// and the next Kubespray run.
 fn resolved_uplink_clean(ctx: &Ctx) -> bool {
     let up = &ctx.facts.resolver.systemd_uplink;
     ctx.facts.services.systemd_resolved == UnitState::Active
         && !ctx.facts.services.resolved_gone_at_boot()
+        && !super::kubespray_resolved_will_loop(ctx.host, ctx.facts)
         && up
             .parsed
             .as_ref()

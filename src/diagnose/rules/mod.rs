@@ -610,6 +610,37 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
         && host.var_truthy("deploy_coredns") != Some(false)
 }
 
+/// Kubespray's next run makes systemd-resolved's uplink file loop: its last play (cluster.yml,
+/// scale.yml, upgrade-cluster.yml) runs kubernetes/preinstall with dns_late, whose
+/// 0061-systemd-resolved.yml writes resolved.conf.j2's `DNS=` nodelocaldns_ip (or the
+/// CoreDNS address) into /etc/systemd/resolved.conf.d/kubespray.conf (@46dbdd39), and with
+/// no upstream_dns_servers CoreDNS and nodelocaldns forward to the file the kubelet hands
+/// them. Its earlier plays write the same drop-in without that line, so where it is there
+/// (Kubespray v2.24 or later manages systemd-resolved on the node) a clean uplink file is
+/// one a run left before its last play: clean only until the next complete one. Also needs
+/// resolvconf_mode host_resolvconf and dns_mode other than none (their defaults; a value
+/// dnsfix cannot read may be either).
+pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
+    const DROP_IN: &str = "/etc/systemd/resolved.conf.d/kubespray.conf";
+    facts.flavour.kind == FlavourKind::Kubespray
+        && facts.services.systemd_resolved == UnitState::Active
+        && facts
+            .files
+            .get(DROP_IN)
+            .is_some_and(|f| f.state == FileState::Present)
+        && host
+            .var_or_default("resolvconf_mode", Some("host_resolvconf"))
+            .is_none_or(|m| m == "host_resolvconf")
+        && host
+            .var_or_default("dns_mode", Some("coredns"))
+            .is_none_or(|m| m != "none")
+        && host
+            .var_list("upstream_dns_servers")
+            .unwrap_or_default()
+            .iter()
+            .all(|s| crate::inventory::is_template(s))
+}
+
 /// The first of the inventory's `upstream_dns_servers` that is a template dnsfix does not
 /// render (`"{{ corp_dns }}"`): Kubespray forwards to what Ansible makes of it.
 pub(super) fn unrendered_upstream_dns_server(ctx: &Ctx) -> Option<String> {
