@@ -205,7 +205,12 @@ pub const RULES: &[RuleInfo] = &[
             addresses. Pods resolve, but the node itself cannot pull images or resolve anything\n\
             while cluster DNS is down, e.g. right after a reboot, and CoreDNS, nodelocaldns or\n\
             the CNI may need the node's DNS to come back at all (kubespray#11416: calico-node\n\
-            could not start).",
+            could not start).\n\
+            \n\
+            Variant to come, reported as warning: on a Kubespray node whose last run stopped\n\
+            before that last play, /etc/systemd/resolved.conf.d/kubespray.conf has no DNS= yet\n\
+            and kubelet's file is clean; with upstream_dns_servers unset the next complete run\n\
+            adds the cluster address and renders the Corefiles to forward to that file.",
         fix: "\
             Break the cycle at both ends.\n\
             1. Give CoreDNS and nodelocaldns real upstream servers instead of /etc/resolv.conf:\n   \

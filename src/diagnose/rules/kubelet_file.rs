@@ -215,6 +215,8 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                         "forward . in the coredns and nodelocaldns Corefiles to upstream_dns_servers, as Kubespray renders them once it is set (DNS-COREFILE-UPSTREAM-DRIFT), and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into()
                     },
                 ));
+            } else if let Some(latent) = kubespray_loop_to_come(ctx, e, f, hits.is_empty()) {
+                findings.push(latent);
             } else if let Some(ns) = only_cluster(ctx, p) {
                 findings.push(ctx.finding(
                     "DNS-CLUSTER-SELF-FORWARD",
@@ -255,6 +257,36 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
     } else {
         RuleOutcome::Findings(findings)
     }
+}
+
+/// The loop Kubespray's next run makes of the kubelet's file: systemd-resolved's uplink
+/// file, clean now, where Kubespray's last play will put its cluster address
+/// ([`super::kubespray_resolved_will_loop`]: a run stopped before that play, no
+/// upstream_dns_servers) and render the Corefiles it deploys to forward to it
+/// (coredns-config.yml.j2, nodelocaldns-config.yml.j2 @46dbdd39), whatever they say now.
+fn kubespray_loop_to_come(
+    ctx: &Ctx,
+    e: &Effective<String>,
+    f: &ResolvFile,
+    clean: bool,
+) -> Option<Finding> {
+    const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
+    let renders = kubespray_deploys_coredns(ctx.host)
+        || ctx.host.var_truthy("enable_nodelocaldns") != Some(false);
+    let uplink = f.canonical.as_deref().unwrap_or(&f.path) == UPLINK;
+    (clean && uplink && renders && super::kubespray_resolved_will_loop(ctx.host, ctx.facts)).then(|| {
+        ctx.finding(
+            "DNS-CLUSTER-SELF-FORWARD",
+            Severity::Warning,
+            "Kubespray's next run puts the cluster's own DNS address into the resolv.conf kubelet hands CoreDNS/nodelocaldns, which forward to it: upstream lookups will loop (kubespray#9948)".into(),
+            vec![
+                format!("{} (no cluster address yet)", resolv_chain(e, f)),
+                "/etc/systemd/resolved.conf.d/kubespray.conf: Kubespray's last play writes DNS= nodelocaldns_ip (or the CoreDNS address) there (host_resolvconf), so the last run stopped before it".into(),
+                "upstream_dns_servers: not set, so Kubespray renders the CoreDNS and nodelocaldns Corefiles to forward . to this file".into(),
+            ],
+            "set upstream_dns_servers in the inventory before the next Kubespray run (the Corefiles then forward there), or give the kubelet a file of real servers only (kube_resolv_conf)".into(),
+        )
+    })
 }
 
 /// The lines of systemd-resolved's configuration that put a cluster address among the

@@ -616,18 +616,17 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// CoreDNS address) into /etc/systemd/resolved.conf.d/kubespray.conf (@46dbdd39), and with
 /// no upstream_dns_servers CoreDNS and nodelocaldns forward to the file the kubelet hands
 /// them. Its earlier plays write the same drop-in without that line, so where it is there
-/// (Kubespray v2.24 or later manages systemd-resolved on the node) a clean uplink file is
-/// one a run left before its last play: clean only until the next complete one. Also needs
+/// (Kubespray v2.24 or later manages systemd-resolved on the node: the file with the
+/// `FallbackDNS=` line its template always renders) a clean uplink file is one a run left
+/// before its last play: clean only until the next complete one. Also needs
 /// resolvconf_mode host_resolvconf and dns_mode other than none (their defaults; a value
 /// dnsfix cannot read may be either).
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
     const DROP_IN: &str = "/etc/systemd/resolved.conf.d/kubespray.conf";
     facts.flavour.kind == FlavourKind::Kubespray
         && facts.services.systemd_resolved == UnitState::Active
-        && facts
-            .files
-            .get(DROP_IN)
-            .is_some_and(|f| f.state == FileState::Present)
+        && file_text(facts, DROP_IN)
+            .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("FallbackDNS")))
         && host
             .var_or_default("resolvconf_mode", Some("host_resolvconf"))
             .is_none_or(|m| m == "host_resolvconf")
