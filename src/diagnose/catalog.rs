@@ -759,9 +759,11 @@ pub const RULES: &[RuleInfo] = &[
             - trim the source: netplan `nameservers:`, a resolved DNS= drop-in, NetworkManager\n  \
             ipv4.dns / ipv4.ignore-auto-dns on secondary interfaces, dhclient supersede; or\n\
             - point resolvConf at a dedicated file with at most three real upstream servers.\n\
-            - Kubespray: shorten `nameservers`, `upstream_dns_servers` and `cloud_resolver`, and\n  \
-            set `disable_host_nameservers: true` so it stops carrying over the servers already\n  \
-            in /etc/resolv.conf.\n\
+            - Kubespray: shorten `nameservers` and `cloud_resolver`, and set\n  \
+            `disable_host_nameservers: true` so it stops carrying over the servers already in\n  \
+            /etc/resolv.conf. `upstream_dns_servers` is not among them (it reaches the node only\n  \
+            as systemd-resolved's FallbackDNS, which no resolv.conf lists): shortening it only\n  \
+            takes servers from CoreDNS and nodelocaldns.\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
         restart: "\
@@ -1912,6 +1914,12 @@ mod tests {
                 "{id}:\n{fix}"
             );
         }
+        // upstream_dns_servers is not in that list (resolved.conf.j2's FallbackDNS only).
+        let fix = rule("DNS-NAMESERVER-LIMIT").expect("rule").fix;
+        assert!(
+            !fix.contains("shorten `nameservers`, `upstream_dns_servers`"),
+            "{fix}"
+        );
         let fix = rule("DNS-CLUSTER-SELF-FORWARD").expect("rule").fix;
         assert!(fix.contains("resolvconf_mode: none"), "{fix}");
         for file in [
