@@ -33,6 +33,12 @@ use crate::util::sha256_hex;
 /// nameserverentries), where one node's servers may not be another's.
 pub const PER_NODE: &[&str] = &["kube_resolv_conf", "nameservers"];
 
+/// dnsfix's own directory on a node (`/etc/dnsfix/resolv.conf`): a path there exists only on
+/// the nodes dnsfix wrote it on. Kubespray does not create it, so as a group's
+/// kube_resolv_conf it would reach a node a later scale.yml adds, whose kubelet then starts
+/// no pod ("Could not open resolv conf file"): such a value is always set per host.
+const DNSFIX_DIR: &str = "/etc/dnsfix/";
+
 /// One requested setting and the hosts that need it.
 #[derive(Debug, Clone)]
 pub struct Wanted {
@@ -198,7 +204,13 @@ pub fn changes(
         };
     for (key, list) in by_key {
         let per_node = PER_NODE.contains(&key.as_str());
-        if per_node && !(list.len() == 1 && whole_cluster(inventory, &list[0].hosts)) {
+        // A file only dnsfix writes is on no node a later scale.yml adds: never the group's.
+        let dnsfix_file = list
+            .iter()
+            .any(|w| w.value.as_str().is_some_and(|v| v.starts_with(DNSFIX_DIR)));
+        if per_node
+            && (dnsfix_file || !(list.len() == 1 && whole_cluster(inventory, &list[0].hosts)))
+        {
             for w in &list {
                 for host in &w.hosts {
                     let entry = (key.clone(), w.value.clone(), vec![host.clone()]);
@@ -494,7 +506,8 @@ mod tests {
 
     /// The kubelet's resolv.conf is a node's own: set for the group only where every host
     /// of the cluster asked for the same path, else in each asking host's host_vars (a
-    /// group value would reach nodes without the file at the next cluster.yml).
+    /// group value would reach nodes without the file at the next cluster.yml), and
+    /// dnsfix's own file always per host (a node scale.yml adds later has none).
     #[test]
     fn a_node_path_goes_to_the_group_only_where_every_node_asked() {
         let all = [(
@@ -518,12 +531,23 @@ mod tests {
 
         let both = [wanted(
             "kube_resolv_conf",
-            "/etc/dnsfix/resolv.conf",
+            "/run/systemd/resolve/resolv.conf",
             &["node1", "node2"],
         )];
         assert_eq!(
             paths(&dir, &changes_of(&inv, &both)),
             ["group_vars/all/all.yml"]
+        );
+        // dnsfix's own file is on no node a later scale.yml adds: per host even where every
+        // node asked for it.
+        let both = [wanted(
+            "kube_resolv_conf",
+            "/etc/dnsfix/resolv.conf",
+            &["node1", "node2"],
+        )];
+        assert_eq!(
+            paths(&dir, &changes_of(&inv, &both)),
+            ["host_vars/node1.yml", "host_vars/node2.yml"]
         );
 
         let split = [
@@ -564,7 +588,7 @@ mod tests {
             ),
             wanted(
                 "kube_resolv_conf",
-                "/etc/dnsfix/resolv.conf",
+                "/run/systemd/resolve/resolv.conf",
                 &["node1", "node2"],
             ),
         ];
