@@ -475,6 +475,16 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
 /// Where the node's installer keeps the kubelet's resolvConf.
 fn installer_resolv_conf(ctx: &Ctx) -> &'static str {
     match ctx.facts.flavour.kind {
+        // kubelet-config.v1beta1.yaml.j2 (@46dbdd39) renders kubelet_config_extra_args after
+        // `resolvConf: "{{ kube_resolv_conf }}"`: a resolvConf there comes last and wins.
+        FlavourKind::Kubespray
+            if ctx
+                .host
+                .var("kubelet_config_extra_args")
+                .is_some_and(|v| v.get("resolvConf").is_some()) =>
+        {
+            "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree: resolvConf in the inventory's kubelet_config_extra_args, which Kubespray writes after the one it renders from kube_resolv_conf, so the kubelet takes it"
+        }
         FlavourKind::Kubespray => {
             "set resolvConf in /etc/kubernetes/kubelet-config.yaml and make Kubespray agree: kube_resolv_conf in the inventory (on Ubuntu/Fedora Kubespray's distro vars outrank group_vars, so pass -e kube_resolv_conf=...)"
         }

@@ -3043,6 +3043,38 @@ fn a_cluster_address_left_in_resolved_conf_by_an_old_kubespray_is_named() {
     assert!(!named(&raw), "a drop-in's empty DNS= drops it");
 }
 
+/// Kubespray writes the inventory's kubelet_config_extra_args after the resolvConf it
+/// renders from kube_resolv_conf (kubelet-config.v1beta1.yaml.j2 @46dbdd39), so where that
+/// mapping sets resolvConf, it is what the kubelet takes at every run: the fix names it,
+/// not kube_resolv_conf.
+#[test]
+fn a_resolv_conf_in_kubelet_config_extra_args_is_where_kubespray_keeps_it() {
+    let raw = crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubespray-extra-args-resolvconf");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let fix = |vars: serde_json::Value| {
+        let mut host = Host::new("node1");
+        if let serde_json::Value::Object(map) = vars {
+            host.vars = map;
+        }
+        match super::kubelet_file::kubelet_loopback(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let extra = fix(serde_json::json!({
+        "kubelet_config_extra_args": {"resolvConf": "/etc/resolv.conf"}
+    }));
+    assert!(
+        extra.contains("resolvConf in the inventory's kubelet_config_extra_args"),
+        "{extra}"
+    );
+    let plain = fix(serde_json::json!({"kubelet_config_extra_args": {"maxPods": 200}}));
+    assert!(
+        plain.contains("kube_resolv_conf in the inventory"),
+        "{plain}"
+    );
+}
+
 /// The Antrea agent turns forwarding on at every start only from Antrea 1.15 (antrea-io/
 /// antrea 0204fbc3): forwarding no file persists is an info naming the version that
 /// decides, not a pass (an older agent leaves it off after a reboot) nor a high (a newer
