@@ -327,3 +327,44 @@ fn a_kubespray_resolv_conf_flag_keeps_its_value_at_the_next_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Kubespray renders the inventory's kubelet_config_extra_args after the clusterDNS and
+/// clusterDomain it renders itself (kubelet-config.v1beta1.yaml.j2 @46dbdd39), so a
+/// clusterDNS there is what the next cluster.yml gives the kubelet: nodelocaldns-clusterdns
+/// and kubelet-cluster-dns name it, not the inventory values it overrides.
+#[test]
+fn a_cluster_dns_in_kubelet_config_extra_args_is_named_where_kubespray_keeps_it() {
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let dir = std::env::temp_dir().join(format!("dnsfix-extra-cluster-dns-{}", std::process::id()));
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+    for (case, fixed) in [
+        (
+            "DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray",
+            "sets clusterDNS ([10.233.0.3]), which Kubespray writes into kubelet-config.yaml after the clusterDNS it renders itself, at every run, and the kubelet takes the last one: set clusterDNS to [169.254.25.10] there",
+        ),
+        (
+            "DNS-KUBELET-NO-CLUSTER-DNS/kubespray-ipv6-only-without-cluster-dns",
+            "kubelet_config_extra_args sets clusterDNS, which Kubespray writes into /etc/kubernetes/kubelet-config.yaml after the values it renders itself, at every cluster.yml run, and the kubelet takes the last ones: set clusterDNS [fd85:ee78:d8a6:8607::1003] there, or the next run writes clusterDNS [10.233.0.3] back",
+        ),
+    ] {
+        let vars: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.join(case).join("vars.json")).expect("vars"),
+        )
+        .expect("vars.json");
+        let raw = raw::from_tree(&base.join(case).join("root")).expect("fixture tree");
+        let text = |extra: serde_json::Value| {
+            let mut vars = vars.clone();
+            vars["kubelet_config_extra_args"] = extra;
+            let path = inventory(&dir, &vars);
+            plan::render::text(&plan_for(&path, &raw, &playbooks), false)
+        };
+        let named = text(serde_json::json!({"clusterDNS": ["10.233.0.3"], "maxPods": 200}));
+        assert!(named.contains(fixed), "{case}:\n{named}");
+        let other = text(serde_json::json!({"maxPods": 200}));
+        assert!(
+            !other.contains("kubelet_config_extra_args"),
+            "{case}:\n{other}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
