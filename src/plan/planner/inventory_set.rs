@@ -36,6 +36,28 @@ impl Run<'_> {
         if !strings {
             return Err(PlanErrorKind::YamlValue { got: value });
         }
+        // Ansible renders every string of the inventory as a Jinja template at its next run,
+        // on the controller: a value from a node (a kubelet flag's path) holding template
+        // syntax would run there, `{{ lookup('pipe', ...) }}` a command. Such a value is
+        // never written; the playbook stops here and says why.
+        let texts: Vec<&str> = match &value {
+            serde_json::Value::String(s) => vec![s.as_str()],
+            serde_json::Value::Array(items) => {
+                items.iter().filter_map(serde_json::Value::as_str).collect()
+            }
+            _ => Vec::new(),
+        };
+        if let Some(t) = texts
+            .iter()
+            .find(|t| ["{{", "{%", "{#"].iter().any(|d| t.contains(d)))
+        {
+            return Ok(Outcome::Failed(format!(
+                "the value for {key} in the inventory, {}, holds Jinja template syntax, which \
+                 Ansible would run on the controller at its next run: dnsfix writes no such value \
+                 into the inventory",
+                crate::text::escape(t)
+            )));
+        }
         let set = InventorySet {
             key,
             value,

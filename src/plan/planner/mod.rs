@@ -1020,4 +1020,35 @@ mod tests {
             );
         }
     }
+
+    /// A value with Jinja syntax (from a node: a kubelet flag's path) is never asked for in
+    /// the inventory, which Ansible renders on the controller: the playbook is blocked,
+    /// saying why, the value shown escaped.
+    #[test]
+    fn inventory_set_never_writes_template_syntax() {
+        let with_value = |value: &str| {
+            plan(
+                &format!(
+                    "name: site\ndescription: d\ntasks:\n  - name: keep\n    inventory_set:\n      \
+                     key: kube_resolv_conf\n      value: {value}\n"
+                ),
+                FORWARD,
+            )
+            .expect("plans")
+        };
+        let plain = with_value("/etc/kubernetes/resolv-upstream.conf");
+        assert!(run_blocked(&plain).is_empty(), "{}", run_blocked(&plain));
+        for bad in [
+            r#""{{ '{{' }} lookup('pipe', 'id') }}""#,
+            r#""/etc/{{ '{%' }} if 1 %}x{{ '{%' }} endif %}""#,
+            r#"["192.0.2.1", "{{ '{#' }}x#}"]"#,
+        ] {
+            let run = with_value(bad);
+            let blocked = run_blocked(&run);
+            assert!(
+                blocked.contains("holds Jinja template syntax"),
+                "{bad}: {blocked}"
+            );
+        }
+    }
 }
