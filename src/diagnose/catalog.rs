@@ -207,8 +207,9 @@ pub const RULES: &[RuleInfo] = &[
             the CNI may need the node's DNS to come back at all (kubespray#11416: calico-node\n\
             could not start).\n\
             \n\
-            Variant to come, reported as warning: on a Kubespray node whose last run stopped\n\
-            before that last play, /etc/systemd/resolved.conf.d/kubespray.conf has no DNS= yet\n\
+            Variant to come, reported as warning: on a Kubespray node whose last run ended\n\
+            before that last play (stopped, or a run without it: --tags, upgrade-only-k8s.yml),\n\
+            /etc/systemd/resolved.conf.d/kubespray.conf has no DNS= yet\n\
             and kubelet's file is clean; with upstream_dns_servers unset the next complete run\n\
             adds the cluster address and renders the Corefiles to forward to that file.",
         fix: "\

@@ -1084,6 +1084,34 @@ mod tests {
             json!(false),
             "a mode dnsfix cannot read may be host_resolvconf"
         );
+        // An upstream_dns_servers Ansible renders is one too: CoreDNS forwards there.
+        assert_eq!(
+            clean(
+                &raw,
+                &host("upstream_dns_servers", json!(["{{ corp_dns }}"]))
+            ),
+            json!(true),
+            "a templated upstream_dns_servers"
+        );
+        // A complete run wrote DNS= and a later drop-in resets the list: the next run
+        // writes the same, and the reset keeps the uplink file clean after it too.
+        let mut complete = raw.clone();
+        crate::testing::replace_in_file(
+            &mut complete,
+            DROP_IN,
+            "[Resolve]\n",
+            "[Resolve]\nDNS=169.254.25.10\n",
+        );
+        complete.file(
+            "/etc/systemd/resolved.conf.d/zz-local.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"[Resolve]\nDNS=\nDNS=192.0.2.53\n"),
+        );
+        assert_eq!(
+            clean(&complete, &Host::new("node1")),
+            json!(true),
+            "a complete run, its DNS= reset by a later drop-in"
+        );
         // Without Kubespray's drop-in the node's resolved is not Kubespray's to write.
         raw.files.remove(DROP_IN);
         assert_eq!(clean(&raw, &Host::new("node1")), json!(true), "no drop-in");

@@ -281,7 +281,7 @@ fn kubespray_loop_to_come(
             "Kubespray's next run puts the cluster's own DNS address into the resolv.conf kubelet hands CoreDNS/nodelocaldns, which forward to it: upstream lookups will loop (kubespray#9948)".into(),
             vec![
                 format!("{} (no cluster address yet)", resolv_chain(e, f)),
-                "/etc/systemd/resolved.conf.d/kubespray.conf: Kubespray's last play writes DNS= nodelocaldns_ip (or the CoreDNS address) there (host_resolvconf), so the last run stopped before it".into(),
+                "/etc/systemd/resolved.conf.d/kubespray.conf: Kubespray's last play writes DNS= nodelocaldns_ip (or the CoreDNS address) there (host_resolvconf), so the last run ended before it (stopped, or one that runs no such play: cluster.yml --tags, upgrade-only-k8s.yml)".into(),
                 "upstream_dns_servers: not set, so Kubespray renders the CoreDNS and nodelocaldns Corefiles to forward . to this file".into(),
             ],
             "set upstream_dns_servers in the inventory before the next Kubespray run (the Corefiles then forward there), or give the kubelet a file of real servers only (kube_resolv_conf)".into(),

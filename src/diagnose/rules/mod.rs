@@ -631,12 +631,41 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// before its last play: clean only until the next complete one. Also needs
 /// resolvconf_mode host_resolvconf and dns_mode other than none (their defaults; a value
 /// dnsfix cannot read may be either).
+///
+/// Not where the drop-in has its `DNS=` already (a complete run wrote it, and something
+/// else keeps the uplink file clean, which the next run changes nothing of): a later
+/// drop-in whose empty `DNS=` resets the list (systemd's config parser: an empty
+/// assignment clears what came before, drop-ins merged in name order across /etc and
+/// /run) keeps it clean after the next run too. Nor where the inventory sets any
+/// upstream_dns_servers, a template among them (Kubespray forwards to what Ansible
+/// renders, not to the kubelet's file).
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
-    const DROP_IN: &str = "/etc/systemd/resolved.conf.d/kubespray.conf";
+    const DIRS: [&str; 2] = [
+        "/etc/systemd/resolved.conf.d/",
+        "/run/systemd/resolved.conf.d/",
+    ];
+    const NAME: &str = "kubespray.conf";
+    fn dns(l: &str) -> Option<&str> {
+        l.trim_start()
+            .strip_prefix("DNS")
+            .map(str::trim_start)
+            .and_then(|r| r.strip_prefix('='))
+            .map(str::trim)
+    }
+    let ours = file_text(facts, &format!("{}{NAME}", DIRS[0]));
+    let reset_later = facts.files.iter().any(|(path, _)| {
+        DIRS.iter()
+            .filter_map(|d| path.strip_prefix(d))
+            .any(|name| name > NAME && name.ends_with(".conf") && !name.contains('/'))
+            && file_text(facts, path).is_some_and(|t| t.lines().any(|l| dns(l) == Some("")))
+    });
     facts.flavour.kind == FlavourKind::Kubespray
         && facts.services.systemd_resolved == UnitState::Active
-        && file_text(facts, DROP_IN)
-            .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("FallbackDNS")))
+        && ours.as_deref().is_some_and(|t| {
+            t.lines().any(|l| l.trim_start().starts_with("FallbackDNS"))
+                && !t.lines().any(|l| dns(l).is_some_and(|v| !v.is_empty()))
+        })
+        && !reset_later
         && host
             .var_or_default("resolvconf_mode", Some("host_resolvconf"))
             .is_none_or(|m| m == "host_resolvconf")
@@ -646,8 +675,7 @@ pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bo
         && host
             .var_list("upstream_dns_servers")
             .unwrap_or_default()
-            .iter()
-            .all(|s| crate::inventory::is_template(s))
+            .is_empty()
 }
 
 /// The first of the inventory's `upstream_dns_servers` that is a template dnsfix does not
