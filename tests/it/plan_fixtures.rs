@@ -325,6 +325,20 @@ fn a_kubespray_resolv_conf_flag_keeps_its_value_at_the_next_run() {
         assert_eq!(text.contains(asked), !distro_vars, "{id}:\n{text}");
         assert_eq!(text.contains(noted), distro_vars, "{id}:\n{text}");
     }
+    // A resolvConf in kubelet_config_extra_args, which Kubespray renders after
+    // kube_resolv_conf: that is what must say the flag's file, and kube_resolv_conf is not
+    // asked for.
+    let mut extra = vars.clone();
+    extra["kubelet_config_extra_args"] = serde_json::json!({"resolvConf": "/etc/resolv.conf"});
+    let extra_inventory = inventory(&dir.join("extra"), &extra);
+    let raw = raw::from_tree(&tree).expect("fixture tree");
+    let text = plan::render::text(&plan_for(&extra_inventory, &raw, &playbooks), false);
+    assert!(!text.contains(asked), "{text}");
+    assert!(!text.contains(noted), "{text}");
+    assert!(
+        text.contains("set resolvConf to /etc/kubernetes/resolv-upstream.conf there"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
