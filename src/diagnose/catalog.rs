@@ -226,10 +226,13 @@ pub const RULES: &[RuleInfo] = &[
             servers in the node's resolver after the cluster address. Kubespray writes that\n   \
             resolver again at every run: its cluster address first, then `nameservers`,\n   \
             `cloud_resolver` and the servers /etc/resolv.conf lists at that time, so a\n   \
-            127.0.0.53 or an old cluster address there comes back. List real servers in\n   \
-            `nameservers` (upstream_dns_servers reaches the node only as systemd-resolved's\n   \
-            FallbackDNS, unused while DNS= names the cluster address), without 127.0.0.53\n   \
-            or cluster addresses, and set `disable_host_nameservers: true`. Or set\n   \
+            127.0.0.53 or an old cluster address there comes back. Where /etc/resolv.conf is\n   \
+            a plain file or NetworkManager's, list real servers in `nameservers`, without\n   \
+            127.0.0.53 or cluster addresses, and set `disable_host_nameservers: true`. Where\n   \
+            it is systemd-resolved's, Kubespray puts `nameservers` and upstream_dns_servers\n   \
+            only into FallbackDNS (resolved.conf.j2), unused while DNS= names the cluster\n   \
+            address: add DNS= real servers in a resolved.conf.d drop-in of the node's own\n   \
+            (dnsfix's host-upstream-dns writes zz-dnsfix-upstream.conf). Or set\n   \
             `resolvconf_mode: none` if the nodes need not resolve cluster names (the\n   \
             workaround most used in kubespray#9948): Kubespray then stops writing the\n   \
             resolver but does not undo what it wrote, so also delete the `# Ansible entries`\n   \
@@ -760,11 +763,13 @@ pub const RULES: &[RuleInfo] = &[
             - trim the source: netplan `nameservers:`, a resolved DNS= drop-in, NetworkManager\n  \
             ipv4.dns / ipv4.ignore-auto-dns on secondary interfaces, dhclient supersede; or\n\
             - point resolvConf at a dedicated file with at most three real upstream servers.\n\
-            - Kubespray: shorten `nameservers` and `cloud_resolver`, and set\n  \
-            `disable_host_nameservers: true` so it stops carrying over the servers already in\n  \
-            /etc/resolv.conf. `upstream_dns_servers` is not among them (it reaches the node only\n  \
-            as systemd-resolved's FallbackDNS, which no resolv.conf lists): shortening it only\n  \
-            takes servers from CoreDNS and nodelocaldns.\n\
+            - Kubespray, where /etc/resolv.conf is a plain file or NetworkManager's: shorten\n  \
+            `nameservers` and `cloud_resolver`, and set `disable_host_nameservers: true` so it\n  \
+            stops carrying over the servers already in /etc/resolv.conf. `upstream_dns_servers`\n  \
+            is not among them: shortening it only takes servers from CoreDNS and nodelocaldns.\n  \
+            Where it is systemd-resolved's, Kubespray puts all three only into FallbackDNS,\n  \
+            which no resolv.conf lists: the servers there are resolved's DNS= lines and the\n  \
+            links' (shorten those as above).\n\
             \n\
             `dnsfix plan -i hosts.yaml --limit NODE` shows the exact change.",
         restart: "\
@@ -1921,8 +1926,11 @@ mod tests {
             !fix.contains("shorten `nameservers`, `upstream_dns_servers`"),
             "{fix}"
         );
+        assert!(fix.contains("only into FallbackDNS"), "{fix}");
         let fix = rule("DNS-CLUSTER-SELF-FORWARD").expect("rule").fix;
         assert!(fix.contains("resolvconf_mode: none"), "{fix}");
+        // On systemd-resolved nodes nameservers reach only FallbackDNS (resolved.conf.j2).
+        assert!(fix.contains("only into FallbackDNS"), "{fix}");
         for file in [
             "/etc/systemd/resolved.conf.d/kubespray.conf",
             "/etc/NetworkManager/conf.d/dns.conf",
