@@ -239,12 +239,7 @@ impl Builder {
         path: Option<PathBuf>,
         vars_base: Option<&Path>,
     ) -> Result<Inventory, InventoryError> {
-        // Every group without a parent hangs from `all` (Ansible's reconcile_inventory).
-        for g in 1..self.groups.len() {
-            if self.groups[g].parents.is_empty() {
-                self.link(ALL, g);
-            }
-        }
+        let walks = self.reconcile();
         let memberships = kubespray::dynamic_memberships(|name| {
             self.group_index(name)
                 .map(|g| self.members_of(g))
@@ -344,13 +339,61 @@ impl Builder {
                 self.groups[g].members.push(h);
             }
         }
+        let (hosts, groups) = in_ansible_order(hosts, self.groups, &walks);
 
         Ok(Inventory {
             path,
             hosts,
-            groups: self.groups,
+            groups,
             warnings,
         })
+    }
+
+    /// The hosts of `group` in Ansible's order (`Group.get_hosts`): the hosts listed
+    /// directly under the group, then those of its children, then of their children, level
+    /// by level (`_walk_relationship` with `preserve_ordering`), each host where it is first
+    /// met. Ansible takes the groups of the second level and below from a set, so where two
+    /// groups of a level add unseen children, their order is Ansible's to pick; dnsfix takes
+    /// them in the order their parents were met.
+    fn walk(&self, group: usize) -> Vec<usize> {
+        let mut ordered = vec![group];
+        let mut level = self.groups[group].children.clone();
+        ordered.extend(&level);
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for &g in &level {
+                for &child in &self.groups[g].children {
+                    if !ordered.contains(&child) {
+                        ordered.push(child);
+                        next.push(child);
+                    }
+                }
+            }
+            level = next;
+        }
+        let mut hosts = Vec::new();
+        for g in ordered {
+            for &h in &self.groups[g].hosts {
+                if !hosts.contains(&h) {
+                    hosts.push(h);
+                }
+            }
+        }
+        hosts
+    }
+
+    /// What Ansible's `reconcile_inventory` does once the sources are read: every group
+    /// without a parent hangs from `all`, and `ungrouped` holds the hosts in no other group.
+    /// Returns each group's hosts in Ansible's order, before Kubespray's dynamic groups add
+    /// any.
+    fn reconcile(&mut self) -> Vec<Vec<usize>> {
+        for g in 1..self.groups.len() {
+            if self.groups[g].parents.is_empty() {
+                self.link(ALL, g);
+            }
+        }
+        self.direct_groups();
+        (0..self.groups.len()).map(|g| self.walk(g)).collect()
     }
 
     /// Each host's direct groups (including `all` or `ungrouped`). A host listed only in
@@ -484,6 +527,43 @@ impl HostEntry {
         self.vars.insert(key.to_string(), value);
         self.origins.insert(key.to_string(), origin);
     }
+}
+
+/// `hosts` and each group's members put in Ansible's order: the hosts in that of `all`,
+/// which is the order a play over `all` runs them in (Kubespray's and dnsfix's batches),
+/// each group's members in that of the group (`groups['kube_control_plane'][0]` is the
+/// first of its walk, not the first host of the file). `walks` holds each group's hosts in
+/// that order before Kubespray's dynamic groups were added; a host that joined a group only
+/// through them comes after, in the order of `all`.
+fn in_ansible_order(
+    hosts: Vec<Host>,
+    mut groups: Vec<Group>,
+    walks: &[Vec<usize>],
+) -> (Vec<Host>, Vec<Group>) {
+    let mut order: Vec<usize> = walks.get(ALL).cloned().unwrap_or_default();
+    let unreached: Vec<usize> = (0..hosts.len()).filter(|h| !order.contains(h)).collect();
+    order.extend(unreached);
+    let mut position = vec![0; hosts.len()];
+    for (new, &old) in order.iter().enumerate() {
+        position[old] = new;
+    }
+    for (g, group) in groups.iter_mut().enumerate() {
+        let walk = walks.get(g).map(Vec::as_slice).unwrap_or_default();
+        let mut rest: Vec<usize> = group
+            .members
+            .iter()
+            .copied()
+            .filter(|h| !walk.contains(h))
+            .collect();
+        rest.sort_by_key(|&h| position[h]);
+        group.members = walk.iter().chain(&rest).map(|&h| position[h]).collect();
+        for h in &mut group.hosts {
+            *h = position[*h];
+        }
+    }
+    let mut slots: Vec<Option<Host>> = hosts.into_iter().map(Some).collect();
+    let hosts = order.iter().filter_map(|&h| slots[h].take()).collect();
+    (hosts, groups)
 }
 
 fn path_value(path: &Path) -> Value {

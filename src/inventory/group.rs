@@ -32,7 +32,8 @@ pub(crate) struct Group {
     /// Added by Kubespray's dynamic grouping, not written in the inventory (see
     /// [`super::kubespray`]).
     pub(crate) dynamic: bool,
-    /// Every host in the group or a descendant, in inventory order. Filled when loading ends.
+    /// Every host in the group or a descendant, in Ansible's order of the group (see
+    /// `Builder::walk`). Filled when loading ends.
     pub(crate) members: Vec<usize>,
 }
 

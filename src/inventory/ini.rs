@@ -342,12 +342,20 @@ calico_rr
         assert_eq!(inv.group_members("etcd"), Some(vec!["node1"]));
         // k8s_cluster is not written: Kubespray's dynamic grouping adds it.
         assert_eq!(
-            inv.hosts()[0].groups,
-            ["all", "etcd", "k8s_cluster", "kube_control_plane"]
+            inv.host("node1").map(|h| h.groups.clone()),
+            Some(vec![
+                "all".to_owned(),
+                "etcd".into(),
+                "k8s_cluster".into(),
+                "kube_control_plane".into()
+            ])
         );
+        // In Ansible's order: `kube_node` is a child of `all`, `kube_control_plane` is one
+        // level further down, under `etcd`.
+        assert_eq!(names(&inv), ["node4", "node1"]);
         assert_eq!(
             inv.group_members("k8s_cluster"),
-            Some(vec!["node1", "node4"])
+            Some(vec!["node4", "node1"])
         );
     }
 

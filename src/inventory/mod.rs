@@ -55,7 +55,8 @@ pub type Vars = serde_json::Map<String, serde_json::Value>;
 pub struct Inventory {
     /// The `-i` path as given; `None` for the implicit localhost inventory.
     path: Option<PathBuf>,
-    /// In order of first appearance.
+    /// In inventory order: Ansible's order of the group `all` (see `builder.rs`,
+    /// `in_ansible_order`), which is not always where a host is first written.
     hosts: Vec<Host>,
     /// `all` first, `ungrouped` second, then in order of first appearance.
     groups: Vec<Group>,
@@ -159,7 +160,8 @@ impl Inventory {
         self.path.as_deref()
     }
 
-    /// All hosts in inventory order (order of first appearance in the file).
+    /// All hosts in inventory order: the order in which Ansible runs a play over `all`
+    /// (`ansible all --list-hosts`).
     pub fn hosts(&self) -> &[Host] {
         &self.hosts
     }
@@ -218,7 +220,8 @@ impl Inventory {
         self.hosts.get(position)
     }
 
-    /// Names of the hosts in a group (including via child groups), in inventory order;
+    /// Names of the hosts in a group (including via child groups), in Ansible's order of
+    /// the group (`groups[group]`: its own hosts, then its children's, level by level);
     /// `None` if there is no such group.
     pub fn group_members(&self, group: &str) -> Option<Vec<&str>> {
         let group = self.groups.iter().find(|g| g.name == group)?;

@@ -148,10 +148,10 @@ fn match_one(
 
     let mut hosts: Vec<usize> = Vec::new();
     let mut matched_group = false;
-    for (g, group) in inventory.groups.iter().enumerate() {
+    for group in &inventory.groups {
         if fnmatch(&glob, &group.name) {
             matched_group = true;
-            for h in inventory.hosts_in_ansible_order(g) {
+            for &h in &group.members {
                 if !hosts.contains(&h) {
                     hosts.push(h);
                 }
@@ -483,32 +483,6 @@ fn glob_tokens(pattern: &[char]) -> Vec<Token> {
         }
     }
     tokens
-}
-
-impl Inventory {
-    /// Hosts of a group and its descendants in Ansible's `Group.get_hosts` order: the
-    /// group's own hosts, then its children's, breadth first.
-    fn hosts_in_ansible_order(&self, group: usize) -> Vec<usize> {
-        let mut order = vec![group];
-        let mut i = 0;
-        while let Some(&g) = order.get(i) {
-            for &child in &self.groups[g].children {
-                if !order.contains(&child) {
-                    order.push(child);
-                }
-            }
-            i += 1;
-        }
-        let mut hosts = Vec::new();
-        for g in order {
-            for &h in &self.groups[g].hosts {
-                if !hosts.contains(&h) {
-                    hosts.push(h);
-                }
-            }
-        }
-        hosts
-    }
 }
 
 #[cfg(test)]

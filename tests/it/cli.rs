@@ -301,8 +301,13 @@ fn inventory_shows_groups_connections_and_where_each_variable_came_from() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(doc["dynamic_groups"], serde_json::json!(["k8s_cluster"]));
-    let node1 = &doc["hosts"][0];
-    assert_eq!(node1["name"], "node1");
+    // Hosts come in Ansible's order: node4-6 (kube_node, under `all`) before the control
+    // plane (under `etcd`).
+    assert_eq!(doc["hosts"][0]["name"], "node4");
+    let node1 = doc["hosts"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["name"] == "node1"))
+        .expect("node1 listed");
     assert_eq!(node1["connection"]["address"], "95.54.0.12");
     let proxy = node1["vars"]
         .as_array()

@@ -445,7 +445,8 @@ fn the_implicit_inventory_is_localhost() {
 fn kubesprays_current_sample_sees_its_k8s_cluster_group_vars() {
     let inventory = load(&fixture("kubespray-sample-head/inventory.ini"));
     assert_eq!(inventory.dynamic_groups(), ["k8s_cluster"]);
-    let all = ["node1", "node2", "node3", "node4", "node5", "node6"];
+    // In Ansible's order: `kube_node` hangs from `all`, `kube_control_plane` from `etcd`.
+    let all = ["node4", "node5", "node6", "node1", "node2", "node3"];
     assert_eq!(inventory.group_members("k8s_cluster"), Some(all.to_vec()));
     assert_eq!(selected(&inventory, "k8s_cluster"), all);
     assert_eq!(

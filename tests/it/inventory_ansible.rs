@@ -4,15 +4,16 @@
 //!
 //! Ansible's view is taken two ways:
 //! - `ansible-inventory --list`: the hosts and the raw (untemplated) variables;
-//! - `ansible-playbook probe.yml`: Kubespray's own dynamic-groups task (copied verbatim from
-//!   kubespray playbooks/boilerplate.yml), then every host writes its `group_names` and the
-//!   templated value of each variable dnsfix resolved. That is what Kubespray's roles see.
+//! - `ansible-playbook probe.yml`: every group's hosts in Ansible's order (`groups`), then
+//!   Kubespray's own dynamic-groups task (copied verbatim from kubespray
+//!   playbooks/boilerplate.yml), then every host writes its `group_names` and the templated
+//!   value of each variable dnsfix resolved. That is what Kubespray's roles see.
 //!
 //! ansible-core comes from PyPI; `.ci/run` installs it into a venv under `target/`. The test
 //! finds it through `DNSFIX_ANSIBLE_BIN` (a directory), that venv, or `PATH`, and fails, with
 //! the command that installs it, when there is none: it never passes by skipping.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -88,6 +89,9 @@ struct AnsibleView {
     raw: BTreeMap<String, Value>,
     /// `group_names` and templated probe variables per host, from the probe playbook.
     probed: BTreeMap<String, Value>,
+    /// Each group's hosts in Ansible's order (`groups`, before Kubespray's dynamic groups),
+    /// for the groups whose order Ansible defines (see [`order_defined`]).
+    ordered: BTreeMap<String, Vec<String>>,
 }
 
 fn ansible_view(case: &Path, inventory: &Inventory, scratch: &Path) -> AnsibleView {
@@ -149,12 +153,62 @@ fn ansible_view(case: &Path, inventory: &Inventory, scratch: &Path) -> AnsibleVi
             serde_json::from_str(&text).expect("probe JSON"),
         );
     }
+    let groups: BTreeMap<String, Vec<String>> = serde_json::from_str(
+        &std::fs::read_to_string(out.join("groups.json")).expect("the probe wrote the groups"),
+    )
+    .expect("groups JSON");
+    let ordered = groups
+        .into_iter()
+        .filter(|(group, _)| order_defined(&list, group))
+        .collect();
     AnsibleView {
         hosts,
         ungrouped,
         raw,
         probed,
+        ordered,
     }
+}
+
+/// Whether Ansible's order of a group's hosts is defined. `Group._walk_relationship` takes
+/// the group's children in order, but the groups of each further level from a set: where
+/// two groups of one level add children not met before, the children's order (and so their
+/// hosts') is whatever the set gives.
+fn order_defined(list: &Value, group: &str) -> bool {
+    let children = |g: &str| -> Vec<String> {
+        list[g]["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut level = children(group);
+    let mut seen: HashSet<String> = level.iter().cloned().collect();
+    seen.insert(group.to_owned());
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        let mut adding = 0;
+        for g in &level {
+            let new: Vec<String> = children(g)
+                .into_iter()
+                .filter(|c| !seen.contains(c))
+                .collect();
+            adding += usize::from(!new.is_empty());
+            for c in new {
+                if !next.contains(&c) {
+                    next.push(c);
+                }
+            }
+        }
+        if adding > 1 {
+            return false;
+        }
+        seen.extend(next.iter().cloned());
+        level = next;
+    }
+    true
 }
 
 /// The directory holding group_vars/ and host_vars/ for a case's source.
@@ -240,6 +294,31 @@ fn dnsfix_reads_inventories_as_ansible_and_kubespray_do() {
     );
 }
 
+/// Hosts in the order a play over `all` runs them, each group's in Ansible's order.
+fn compare_order(inventory: &Inventory, view: &AnsibleView) -> Vec<String> {
+    let order: Vec<&str> = inventory.hosts().iter().map(|h| h.name.as_str()).collect();
+    let mut failures = Vec::new();
+    for (group, theirs) in &view.ordered {
+        let ours = if group == "all" {
+            Some(order.clone())
+        } else {
+            inventory.group_members(group)
+        };
+        // Hosts Kubespray's dynamic groups add come after; Ansible's `groups` is from before.
+        let ours: Vec<&str> = ours
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|h| theirs.iter().any(|t| t == h))
+            .collect();
+        if ours != *theirs {
+            failures.push(format!(
+                "order of {group}: dnsfix {ours:?}, Ansible {theirs:?}"
+            ));
+        }
+    }
+    failures
+}
+
 fn compare(case: &Path, scratch: &Path) -> Vec<String> {
     let name = case
         .file_name()
@@ -259,6 +338,13 @@ fn compare(case: &Path, scratch: &Path) -> Vec<String> {
     if ours != view.hosts {
         fail(format!("hosts: dnsfix {ours:?}, Ansible {:?}", view.hosts));
     }
+    failures.extend(
+        compare_order(&inventory, &view)
+            .into_iter()
+            .map(|m| format!("{name}: {m}")),
+    );
+    let mut fail = |m: String| failures.push(format!("{name}: {m}"));
+
     let mut ungrouped: Vec<String> = inventory
         .group_members("ungrouped")
         .unwrap_or_default()
