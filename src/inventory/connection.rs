@@ -43,9 +43,11 @@ pub struct Connection {
     pub private_key: Option<PathBuf>,
     /// `ansible_become` is truthy: commands need root through `sudo -n`.
     pub become_root: bool,
-    /// `ansible_ssh_common_args`, then `ansible_ssh_extra_args`, split as Ansible's ssh
-    /// plugin splits them: options for the system ssh, given before the destination. Only
-    /// the openssh backend can use them.
+    /// `ansible_ssh_args`, then `ansible_ssh_common_args`, then `ansible_ssh_extra_args`,
+    /// in the order Ansible's ssh plugin adds them (`_build_command`) and split as it splits
+    /// them: options for the system ssh, given before the destination. Only the openssh
+    /// backend can use them. (`ansible_ssh_args` replaces Ansible's own default options,
+    /// `-C -o ControlMaster=auto -o ControlPersist=60s`; dnsfix sets its master first.)
     pub ssh_args: Vec<String>,
     /// Which variables set [`Connection::ssh_args`], and where: for messages.
     pub ssh_args_from: Vec<String>,
@@ -81,7 +83,11 @@ impl Connection {
         };
         let mut ssh_args = Vec::new();
         let mut ssh_args_from = Vec::new();
-        for key in ["ansible_ssh_common_args", "ansible_ssh_extra_args"] {
+        for key in [
+            "ansible_ssh_args",
+            "ansible_ssh_common_args",
+            "ansible_ssh_extra_args",
+        ] {
             let Some(text) = host.var(key).and_then(scalar_string) else {
                 continue;
             };
@@ -310,6 +316,27 @@ mod tests {
             ["`ansible_ssh_common_args`", "`ansible_ssh_extra_args`"]
         );
         assert_eq!(c.refused, None);
+        // `ansible_ssh_args` too, first (ssh.py `_build_command` adds it before the others):
+        // before, a ProxyJump there was dropped without a word.
+        let c = host(json!({
+            "ansible_ssh_extra_args": "-C",
+            "ansible_ssh_args": "-o ControlMaster=auto -o ProxyJump=jump",
+        }))
+        .connection();
+        assert_eq!(
+            c.ssh_args,
+            ["-o", "ControlMaster=auto", "-o", "ProxyJump=jump", "-C"]
+        );
+        assert_eq!(
+            c.ssh_args_from,
+            ["`ansible_ssh_args`", "`ansible_ssh_extra_args`"]
+        );
+        let c = host(json!({ "ansible_ssh_args": "-S /tmp/x" })).connection();
+        assert!(
+            c.refused
+                .is_some_and(|why| why.contains("ansible_ssh_args")),
+            "-S in ansible_ssh_args refused"
+        );
         for bad in ["-o 'unclosed", "node2", "-S /tmp/x", "{{ bastion_args }}"] {
             let c = host(json!({ "ansible_ssh_extra_args": bad })).connection();
             let why = c.refused.unwrap_or_else(|| panic!("{bad} refused"));

@@ -299,7 +299,7 @@ impl OpenSshTransport {
             args.extend(["-o".into(), "IdentitiesOnly=yes".into()]);
             args.extend(["-i".into(), key.into()]);
         }
-        // The inventory's own options (ansible_ssh_common_args, ansible_ssh_extra_args)
+        // The inventory's own options (ansible_ssh_args, _common_args, _extra_args)
         // come last before the destination, as Ansible puts them after its own: for an
         // `-o` option ssh keeps the first value, so dnsfix's batch mode, host key policy and
         // master stay whatever they say; a ProxyCommand or ProxyJump of theirs carries the
