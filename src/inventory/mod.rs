@@ -32,6 +32,7 @@ pub(crate) use vars_dirs::{
 };
 mod warning;
 mod yaml;
+mod yaml11;
 mod yaml_vars;
 
 use std::fs;

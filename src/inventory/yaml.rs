@@ -28,8 +28,10 @@ use super::builder::Builder;
 use super::error::InventoryError;
 use super::host_range::expand_host_pattern;
 use super::yaml_vars::{
-    Expect, Issue, KeySeed, Shape, VAULT_WARNING, ValueSeed, VarsMap, fail, to_error, vault_lines,
+    Expect, Issue, KeySeed, Shape, VAULT_WARNING, ValueSeed, VarsMap, fail, source, to_error,
+    vault_lines,
 };
+use super::yaml11::Source;
 
 const GROUP_KEYS: &[&str] = &["hosts", "vars", "children"];
 
@@ -39,7 +41,7 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
         issue: Issue::default(),
         builder: RefCell::new(builder),
         path,
-        text,
+        source: source(text),
     };
     let de = serde_norway::Deserializer::from_str(text);
     Shape(Top { ctx: &ctx })
@@ -57,7 +59,7 @@ struct Ctx<'b> {
     issue: Issue,
     builder: RefCell<&'b mut Builder>,
     path: &'b Path,
-    text: &'b str,
+    source: Source<'b>,
 }
 
 struct Top<'a, 'b> {
@@ -84,7 +86,7 @@ impl<'de> Expect<'de> for Top<'_, '_> {
             if name == "plugin" {
                 let plugin = map.next_value_seed(ValueSeed {
                     issue: &self.ctx.issue,
-                    source: self.ctx.text,
+                    source: &self.ctx.source,
                     path: name,
                 })?;
                 return Err(fail(
@@ -147,7 +149,7 @@ impl<'de> Expect<'de> for GroupDef<'_, '_> {
                 _ => {
                     let vars: Vars = map.next_value_seed(Shape(VarsMap {
                         issue: &ctx.issue,
-                        source: ctx.text,
+                        source: &ctx.source,
                         what: format!("a mapping of variables under `{}.vars`", self.name),
                         path: format!("{}.vars", self.name),
                     }))?;
@@ -225,7 +227,7 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
         })? {
             let vars = map.next_value_seed(Shape(VarsMap {
                 issue: &self.ctx.issue,
-                source: self.ctx.text,
+                source: &self.ctx.source,
                 what: format!(
                     "a mapping of variables (or nothing) for host `{pattern}` under `{within}`"
                 ),

@@ -6,10 +6,12 @@
 //! and validating afterwards (when positions are gone), every shape is checked *inside* a
 //! visitor, and our own message travels beside the serde error in an [`Issue`] slot.
 //!
-//! Values follow YAML 1.2 as serde_norway reads it, with one YAML 1.1 rule that Ansible's
-//! PyYAML loader applies and that changes meaning: a plain (unquoted) `yes`/`no`/`on`/`off`
+//! Values follow YAML 1.2 as serde_norway reads it, with the YAML 1.1 rules that Ansible's
+//! PyYAML loader applies and that change meaning: a plain (unquoted) `yes`/`no`/`on`/`off`
 //! in any of PyYAML's spellings is a boolean, as `true`/`false` are, while a quoted one stays
-//! a string. (A playbook's `when: vars.x` must not find the string "no" truthy.) Tags such as
+//! a string (a playbook's `when: vars.x` must not find the string "no" truthy); and plain
+//! numbers are YAML 1.1's (`0644` is 420, `0o644` and `1e3` are strings; see `yaml11.rs`).
+//! Tags such as
 //! `!unsafe` are dropped and their content kept as is; an inline `!vault` value reads as
 //! [`VAULTED`], a value dnsfix cannot know (it never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
 //! (bare references are resolved later, see `template.rs`).
@@ -25,6 +27,7 @@ use serde_json::{Number, Value};
 use super::Vars;
 use super::error::InventoryError;
 use super::host::VAULTED;
+use super::yaml11::{Reading, Source, yaml11_number};
 
 /// Our own description of what went wrong, set by the visitor that noticed it. The serde
 /// error that carries it out only contributes the position.
@@ -56,15 +59,44 @@ pub(crate) fn to_error(path: &Path, err: &serde_norway::Error, issue: &Issue) ->
 /// Parses a `group_vars/`/`host_vars/` file: a mapping of variables, or nothing at all.
 pub(crate) fn parse_vars_file(path: &Path, text: &str) -> Result<Vars, InventoryError> {
     let issue = Issue::default();
+    let source = source(text);
     let seed = Shape(VarsMap {
         issue: &issue,
-        source: text,
+        source: &source,
         what: "a mapping of variables (`name: value`)".to_string(),
         path: String::new(),
     });
     let de = serde_norway::Deserializer::from_str(text);
     seed.deserialize(de)
         .map_err(|err| to_error(path, &err, &issue))
+}
+
+/// The issue a number raises while [`source`] locates numbers.
+const LOCATE: &str = "(locating a number)";
+
+/// `text` ready to be parsed: the numbers whose YAML 1.1 reading may differ from serde's
+/// located (see `yaml11.rs`), by parsing the whole text as one value until each is.
+pub(crate) fn source(text: &str) -> Source<'_> {
+    let mut source = Source::new(text);
+    while source.to_locate() {
+        source.start(true);
+        let issue = Issue::default();
+        let seed = ValueSeed {
+            issue: &issue,
+            source: &source,
+            path: String::new(),
+        };
+        let located = match seed.deserialize(serde_norway::Deserializer::from_str(text)) {
+            Err(err) if issue.borrow().as_deref() == Some(LOCATE) => err.location(),
+            _ => None,
+        };
+        match located {
+            Some(at) => source.located(at.index()),
+            None => break,
+        }
+    }
+    source.start(false);
+    source
 }
 
 /// libyaml messages embed "at line N column M" (sometimes twice); the position is already in
@@ -258,7 +290,7 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
 pub(crate) struct VarsMap<'a> {
     pub(crate) issue: &'a Issue,
     /// The whole document being parsed (see [`ValueSeed::source`]).
-    pub(crate) source: &'a str,
+    pub(crate) source: &'a Source<'a>,
     pub(crate) what: String,
     pub(crate) path: String,
 }
@@ -284,8 +316,8 @@ impl<'de> Expect<'de> for VarsMap<'_> {
 pub(crate) struct ValueSeed<'a> {
     pub(crate) issue: &'a Issue,
     /// The whole document being parsed: a scalar borrowed from it shows by the byte before
-    /// it whether it was quoted.
-    pub(crate) source: &'a str,
+    /// it whether it was quoted, and a number's YAML 1.1 reading is found there.
+    pub(crate) source: &'a Source<'a>,
     pub(crate) path: String,
 }
 
@@ -299,15 +331,35 @@ fn yaml11_bool(value: &str) -> Option<bool> {
     }
 }
 
-/// Whether `scalar`, borrowed from `source`, was written plain: it starts inside `source`
-/// and the byte before it is not a quote.
+/// Whether `scalar`, borrowed from `source`, was written plain and untagged: it starts
+/// inside `source`, the byte before it is not a quote, and no `!!str`-like tag stands before
+/// it on its line (anchors may: `&a !!str yes`). A tagged scalar is what its tag says, in
+/// PyYAML as in serde.
 fn is_plain_in(source: &str, scalar: &str) -> bool {
     let start = (scalar.as_ptr() as usize).wrapping_sub(source.as_ptr() as usize);
-    start <= source.len()
-        && start
-            .checked_sub(1)
-            .and_then(|i| source.as_bytes().get(i))
-            .is_none_or(|b| !matches!(b, b'"' | b'\''))
+    let Some(before) = source.get(..start) else {
+        return false;
+    };
+    if before.ends_with(['"', '\'']) {
+        return false;
+    }
+    let line = before.rsplit('\n').next().unwrap_or_default();
+    let tagged = line
+        .split_whitespace()
+        .rev()
+        .take_while(|word| word.starts_with(['!', '&']))
+        .any(|word| word.starts_with('!'));
+    !tagged
+}
+
+impl ValueSeed<'_> {
+    /// A number as YAML 1.1 reads the scalar it came from.
+    fn number<E: de::Error>(&self, value: Value) -> Result<Value, E> {
+        match self.source.number(value) {
+            Reading::Value(value) => Ok(value),
+            Reading::Locate => Err(fail(self.issue, LOCATE.to_owned())),
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
@@ -327,25 +379,29 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         Ok(Value::Bool(value))
     }
     fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
+        self.number(Value::from(value))
     }
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
+        self.number(Value::from(value))
     }
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
         // JSON has no infinities or NaN; keep YAML's spelling so the value is still visible.
         Ok(match Number::from_f64(value) {
-            Some(n) => Value::Number(n),
+            Some(n) => return self.number(Value::Number(n)),
             None if value.is_nan() => Value::String(".nan".into()),
             None if value > 0.0 => Value::String(".inf".into()),
             None => Value::String("-.inf".into()),
         })
     }
     fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Value, E> {
-        match yaml11_bool(value) {
-            Some(b) if is_plain_in(self.source, value) => Ok(Value::Bool(b)),
-            _ => Ok(Value::String(value.to_string())),
+        if !is_plain_in(self.source.text, value) {
+            return Ok(Value::String(value.to_string()));
         }
+        Ok(match (yaml11_bool(value), yaml11_number(value)) {
+            (Some(b), _) => Value::Bool(b),
+            (None, Some(number)) => number,
+            (None, None) => Value::String(value.to_string()),
+        })
     }
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
         Ok(Value::String(value.to_string()))
@@ -410,7 +466,7 @@ pub(crate) const VAULT_WARNING: &str = "an inline `!vault` value: dnsfix does no
 /// YAML 1.1 and Ansible).
 fn read_object<'de, A: MapAccess<'de>>(
     issue: &Issue,
-    source: &str,
+    source: &Source<'_>,
     path: &str,
     mut map: A,
 ) -> Result<Vars, A::Error> {
@@ -485,13 +541,35 @@ mod tests {
 
     #[test]
     fn plain_yaml11_booleans_are_booleans_and_quoted_ones_strings() {
-        let text = "a: yes\nb: 'yes'\nc: \"no\"\nd: Off\ne: [on, 'on', NO]\nf: {g: no}\nh: yesterday\ni: y\n";
+        let text = "a: yes\nb: 'yes'\nc: \"no\"\nd: Off\ne: [on, 'on', NO]\nf: {g: no}\nh: yesterday\ni: y\nj: !!str yes\nk: &x !!str on\n";
         assert_eq!(
             parse(text).ok().map(Value::Object),
             Some(json!({
                 "a": true, "b": "yes", "c": "no", "d": false,
                 "e": [true, "on", false], "f": {"g": false}, "h": "yesterday", "i": "y",
+                "j": "yes", "k": "on",
             }))
+        );
+    }
+
+    /// PyYAML's YAML 1.1 numbers (ansible-core 2.19.14 reads `0o17` as a string and `0644`
+    /// as 420): before, dnsfix read `0644` as a string and `0o17` and `1e3` as numbers.
+    #[test]
+    fn plain_numbers_are_read_as_yaml_1_1_reads_them() {
+        let text = "mode: 0644\noct: 0o17\nexp: 1e3\nexp_signed: 1.0e+3\nsexa: 1:30\nunder: 1_000\nneg: -.5\nplain: 15\nhex: 0x1F\nlist: [0o17, 017, 15, &a 0o17, *a]\nquoted: '017'\ntagged: !!str 017\nint_tagged: !!int 0o17\nflow: {x: 1e3}\n";
+        assert_eq!(
+            parse(text).ok().map(Value::Object),
+            Some(json!({
+                "mode": 420, "oct": "0o17", "exp": "1e3", "exp_signed": 1000.0, "sexa": 90,
+                "under": 1000, "neg": "-.5", "plain": 15, "hex": 31,
+                "list": ["0o17", 15, 15, "0o17", "0o17"], "quoted": "017", "tagged": "017",
+                "int_tagged": 15, "flow": {"x": "1e3"},
+            }))
+        );
+        // JSON is read as JSON, as Ansible's DataLoader tries json.loads first.
+        assert_eq!(
+            parse("{\"a\": 1e3, \"b\": 15}").ok().map(Value::Object),
+            Some(json!({"a": 1000.0, "b": 15}))
         );
     }
 

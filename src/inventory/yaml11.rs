@@ -1,0 +1,333 @@
+//! [`Source`]: a YAML text being parsed, and the YAML 1.1 reading of its plain scalars that
+//! Ansible gives them and serde_norway (YAML 1.2) does not.
+//!
+//! Ansible reads inventories and vars files with PyYAML, whose resolver is YAML 1.1's
+//! (PyYAML 6.0 `resolver.py`, `constructor.py`; ansible-core 2.19.14 reads `0o17` as a
+//! string and `017` as 15). For numbers the two disagree both ways:
+//! - 1.1 numbers that 1.2 reads as strings: octal with a leading zero (`0644` is 420),
+//!   `_` between digits (`1_000`), base 60 (`1:30` is 90, `1:30.5` 90.5). These arrive as
+//!   plain strings and are read again here ([`yaml11_number`]).
+//! - 1.2 numbers that 1.1 reads as strings: `0o17`, and floats without a dot or without a
+//!   sign in the exponent (`1e3`, `1.5e3`) or with a sign before the dot (`-.5`). serde hands
+//!   these over as numbers, without their text. So where the text holds such a token, each
+//!   number it could have come from is first located (`yaml_vars::source` parses again
+//!   until the position of each is known: serde_norway stamps an error with the position
+//!   of the node that raised it, see [`Reading::Locate`]), and the real parse reads the
+//!   text there.
+//!
+//! A text that is JSON is read as JSON, as Ansible does (`DataLoader` tries `json.loads`
+//! first): none of this applies to it.
+
+use std::cell::Cell;
+
+use serde::de::IgnoredAny;
+use serde_json::{Number, Value};
+
+/// More numbers than this in one file that YAML 1.1 might read otherwise are not looked
+/// for one by one: the rest keep YAML 1.2's reading.
+pub(crate) const MAX_LOCATED: usize = 4096;
+
+/// What a number serde read is, for [`Source::number`].
+pub(crate) enum Reading {
+    Value(Value),
+    /// Its position is wanted: the parse is to stop here, with an error serde_norway
+    /// stamps with the node's position, to be given to [`Source::located`].
+    Locate,
+}
+
+/// A YAML text being parsed.
+#[derive(Debug)]
+pub(crate) struct Source<'a> {
+    pub(crate) text: &'a str,
+    /// YAML 1.2 values of the tokens in the text that YAML 1.1 reads otherwise.
+    candidates: Vec<Value>,
+    /// Byte offset of each number with such a value, in the order the parse meets them.
+    offsets: Vec<usize>,
+    /// How many such numbers this parse has met.
+    met: Cell<usize>,
+    locating: bool,
+}
+
+impl<'a> Source<'a> {
+    /// `text`, with the numbers YAML 1.1 may read otherwise not located yet.
+    pub(crate) fn new(text: &'a str) -> Source<'a> {
+        // JSON is read as JSON: Ansible's DataLoader tries json.loads first.
+        let json = serde_json::from_str::<IgnoredAny>(text).is_ok();
+        Source {
+            text,
+            candidates: if json { Vec::new() } else { candidates(text) },
+            offsets: Vec::new(),
+            met: Cell::new(0),
+            locating: false,
+        }
+    }
+
+    /// Whether numbers are still to be located before the real parse.
+    pub(crate) fn to_locate(&self) -> bool {
+        !self.candidates.is_empty() && self.offsets.len() < MAX_LOCATED
+    }
+
+    /// Starts a locating parse (`true`) or the real one (`false`).
+    pub(crate) fn start(&mut self, locating: bool) {
+        self.locating = locating;
+        self.met.set(0);
+    }
+
+    /// The byte position of the number a locating parse stopped at.
+    pub(crate) fn located(&mut self, at: usize) {
+        self.offsets.push(at);
+    }
+
+    /// A number serde read from a scalar, as YAML 1.1 reads that scalar.
+    pub(crate) fn number(&self, value: Value) -> Reading {
+        if !self.candidates.contains(&value) {
+            return Reading::Value(value);
+        }
+        let index = self.met.get();
+        self.met.set(index + 1);
+        match self.offsets.get(index) {
+            Some(&at) => Reading::Value(reread(self.text, at, value)),
+            None if self.locating => Reading::Locate,
+            None => Reading::Value(value),
+        }
+    }
+}
+
+/// The scalar at byte `at` of `text` (after its anchor), as YAML 1.1 reads it, if it is
+/// the token serde read as `value`; else `value`. A tagged scalar (`!!int 0o17`) keeps its
+/// value: PyYAML constructs it as the tag says, as serde does.
+fn reread(text: &str, at: usize, value: Value) -> Value {
+    let mut rest = text.get(at..).unwrap_or_default();
+    while let Some(property) = rest.strip_prefix('&') {
+        let end = property.find(char::is_whitespace).unwrap_or(property.len());
+        rest = property[end..].trim_start();
+    }
+    if rest.starts_with('!') {
+        return value;
+    }
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | ']' | '}'))
+        .unwrap_or(rest.len());
+    let token = &rest[..end];
+    if yaml12_number(token).as_ref() != Some(&value) {
+        return value;
+    }
+    yaml11_number(token).unwrap_or_else(|| Value::String(token.to_owned()))
+}
+
+/// The numbers of `text` that YAML 1.2 and YAML 1.1 read differently, as YAML 1.2 reads
+/// them: every run of characters a number can hold is tried (also in comments and quoted
+/// strings; those only cost a look).
+fn candidates(text: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let number_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-');
+    for token in text.split(|c: char| !number_char(c)) {
+        if !token.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
+            || !token.contains(|c: char| c.is_ascii_digit())
+        {
+            continue;
+        }
+        if let Some(value) = yaml12_number(token)
+            && yaml11_number(token).as_ref() != Some(&value)
+            && !out.contains(&value)
+        {
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// A plain scalar's value as serde_norway (YAML 1.2) reads it, if that is a number.
+fn yaml12_number(token: &str) -> Option<Value> {
+    match serde_norway::from_str::<Value>(token) {
+        Ok(value @ Value::Number(_)) => Some(value),
+        _ => None,
+    }
+}
+
+/// A plain scalar's value as PyYAML reads it, if that is a number: its implicit resolvers
+/// for `tag:yaml.org,2002:int` and `float`, then `construct_yaml_int` / `_float`. Infinite
+/// and NaN floats, which JSON cannot hold, keep YAML's spelling (`.inf`), as elsewhere in
+/// dnsfix; an integer wider than 64 bits (Python has no limit) is `None`.
+pub(crate) fn yaml11_number(token: &str) -> Option<Value> {
+    if let Some(int) = yaml11_int(token) {
+        return int;
+    }
+    let float = yaml11_float(token)?;
+    Some(match Number::from_f64(float) {
+        Some(n) => Value::Number(n),
+        None if float.is_nan() => Value::String(".nan".into()),
+        None if float > 0.0 => Value::String(".inf".into()),
+        None => Value::String("-.inf".into()),
+    })
+}
+
+/// `Some(None)` for an integer too wide for JSON here.
+fn yaml11_int(token: &str) -> Option<Option<Value>> {
+    let (negative, body) = split_sign(token);
+    let digits_of = |text: &str, radix: u32| {
+        !text.is_empty() && text.chars().all(|c| c == '_' || c.is_digit(radix))
+    };
+    let clean = |text: &str| text.replace('_', "");
+    let magnitude = if let Some(bin) = body.strip_prefix("0b") {
+        digits_of(bin, 2).then(|| u128::from_str_radix(&clean(bin), 2).ok())?
+    } else if let Some(hex) = body.strip_prefix("0x") {
+        digits_of(hex, 16).then(|| u128::from_str_radix(&clean(hex), 16).ok())?
+    } else if body == "0" {
+        Some(0)
+    } else if let Some(octal) = body.strip_prefix('0') {
+        digits_of(octal, 8).then(|| u128::from_str_radix(&clean(body), 8).ok())?
+    } else if body.starts_with(|c: char| c.is_ascii_digit()) && digits_of(body, 10) {
+        clean(body).parse::<u128>().ok()
+    } else {
+        let parts = sexagesimal(body)?;
+        parts.iter().try_fold(0u128, |sum, part| {
+            sum.checked_mul(60)?.checked_add(part.parse::<u128>().ok()?)
+        })
+    };
+    let value = magnitude.and_then(|m| {
+        if negative {
+            i64::try_from(m).ok().map(|m| Value::from(-m))
+        } else {
+            u64::try_from(m).ok().map(Value::from)
+        }
+    });
+    Some(value)
+}
+
+fn yaml11_float(token: &str) -> Option<f64> {
+    let (negative, body) = split_sign(token);
+    let sign = if negative { -1.0 } else { 1.0 };
+    if matches!(body, ".inf" | ".Inf" | ".INF") {
+        return Some(sign * f64::INFINITY);
+    }
+    if matches!(token, ".nan" | ".NaN" | ".NAN") {
+        return Some(f64::NAN);
+    }
+    let digits = |text: &str| text.chars().all(|c| c == '_' || c.is_ascii_digit());
+    if let Some((whole, fraction)) = body.split_once('.')
+        && let Some(parts) = sexagesimal(whole)
+        && digits(fraction)
+    {
+        // `[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*`
+        let whole = parts.iter().try_fold(0f64, |sum, part| {
+            Some(sum * 60.0 + part.parse::<f64>().ok()?)
+        })?;
+        let fraction: f64 = format!("0.{}", fraction.replace('_', "")).parse().ok()?;
+        return Some(sign * (whole + fraction));
+    }
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(e) => (&body[..e], Some(&body[e + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.')?;
+    // `[-+]?[0-9][0-9_]*\.[0-9_]*` or, without a sign, `\.[0-9][0-9_]*`; then
+    // `(?:[eE][-+][0-9]+)?`.
+    let whole_ok = if whole.is_empty() {
+        !token.starts_with(['-', '+']) && fraction.starts_with(|c: char| c.is_ascii_digit())
+    } else {
+        whole.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        e.strip_prefix(['-', '+'])
+            .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    });
+    if !(whole_ok && digits(whole) && digits(fraction) && exponent_ok) {
+        return None;
+    }
+    let text = format!("{}.{}", whole.replace('_', ""), fraction.replace('_', ""));
+    let text = match exponent {
+        Some(e) => format!("{text}e{e}"),
+        None => text,
+    };
+    // Rust reads `1.` and `.5` as Python's float() does.
+    text.parse::<f64>().ok().map(|f| sign * f)
+}
+
+fn split_sign(token: &str) -> (bool, &str) {
+    match token.as_bytes().first() {
+        Some(b'-') => (true, &token[1..]),
+        Some(b'+') => (false, &token[1..]),
+        _ => (false, token),
+    }
+}
+
+/// The parts of `[1-9][0-9_]*(?::[0-5]?[0-9])+` (without `_`), or `None`. (The float form
+/// allows a leading `0` in the first part; the integer form does not.)
+fn sexagesimal(body: &str) -> Option<Vec<String>> {
+    let mut parts = body.split(':');
+    let first = parts.next()?;
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty()
+        || !first.starts_with(|c: char| c.is_ascii_digit())
+        || !first.chars().all(|c| c == '_' || c.is_ascii_digit())
+    {
+        return None;
+    }
+    let sixty = |p: &&str| match p.as_bytes() {
+        [d] => d.is_ascii_digit(),
+        [t, d] => (b'0'..=b'5').contains(t) && d.is_ascii_digit(),
+        _ => false,
+    };
+    if !rest.iter().all(sixty) {
+        return None;
+    }
+    let mut out = vec![first.replace('_', "")];
+    out.extend(rest.iter().map(|p| (*p).to_owned()));
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_as_pyyaml_reads_them() {
+        let cases = [
+            ("017", json!(15)),
+            ("-017", json!(-15)),
+            ("0_17", json!(15)),
+            ("0644", json!(420)),
+            ("1_000", json!(1000)),
+            ("1:30", json!(90)),
+            ("-1:30", json!(-90)),
+            ("1:30.5", json!(90.5)),
+            ("0x1F", json!(31)),
+            ("0b101", json!(5)),
+            ("+12", json!(12)),
+            ("0", json!(0)),
+            ("1.", json!(1.0)),
+            (".5", json!(0.5)),
+            ("1.0e+3", json!(1000.0)),
+            ("1_0.5", json!(10.5)),
+            (".inf", json!(".inf")),
+            ("-.Inf", json!("-.inf")),
+            (".NaN", json!(".nan")),
+        ];
+        for (token, want) in cases {
+            assert_eq!(yaml11_number(token), Some(want), "{token}");
+        }
+        for token in [
+            "0o17", "089", "1e3", "1.5e3", "1.0e3", "-.5", "+.5", "1:60", "0:30", "1.2.3", "08",
+            "0x", "_1", "1_", "inf", "nan",
+        ] {
+            let got = yaml11_number(token);
+            assert!(
+                got.is_none() || token == "1_",
+                "{token} is a string to PyYAML, got {got:?}"
+            );
+        }
+        // `1_` is `[1-9][0-9_]*`: 1.
+        assert_eq!(yaml11_number("1_"), Some(json!(1)));
+    }
+
+    #[test]
+    fn only_numbers_the_two_read_otherwise_are_candidates() {
+        assert_eq!(
+            candidates("a: 0o17\nb: 1e3\nc: 15\nd: [-.5, 017]\n"),
+            [json!(15), json!(1000.0), json!(-0.5)]
+        );
+        assert!(candidates("a: 15\nb: 1.5\nc: 0x1F\n").is_empty());
+    }
+}
