@@ -6,14 +6,20 @@
 //! Only bare references are resolved: anything with a filter, an expression or a lookup is
 //! kept verbatim, because dnsfix does not evaluate Jinja and a wrong guess is worse than a
 //! visible template. A reference to a variable the inventory does not define (a role
-//! default, a fact) is kept verbatim too. As in Ansible, a reference to a list or a mapping
-//! yields that list or mapping, not its string form.
+//! default, a fact) is kept verbatim too, and so is one to a value that is, or holds, a
+//! template dnsfix does not render (`ip: "{{ ansible_host }}"` with `ansible_host:
+//! "{{ inventory_hostname }}.example"`): Ansible renders the whole chain, and half of it
+//! would be neither what is written nor what Ansible makes of it. An inline `!vault`
+//! value ([`VAULTED`]) is taken through, so that what uses it says it is vaulted. As in
+//! Ansible, a reference to a list or a mapping yields that list or mapping, not its string
+//! form.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::Vars;
+use super::host::{VAULTED, is_template};
 use super::origin::VarOrigin;
 
 /// Longer chains than this are a loop (`a: "{{ b }}"`, `b: "{{ a }}"`), left verbatim.
@@ -48,7 +54,7 @@ pub(crate) fn resolve(vars: &mut Vars, origins: &mut BTreeMap<String, VarOrigin>
             }
             current = next;
         }
-        if current != value && reference(current).is_none() {
+        if current != value && (current == VAULTED || !holds_template(current)) {
             resolved.push((key.clone(), current.clone(), value.clone()));
         }
     }
@@ -57,6 +63,16 @@ pub(crate) fn resolve(vars: &mut Vars, origins: &mut BTreeMap<String, VarOrigin>
             origin.template = template.as_str().map(str::to_owned);
         }
         vars.insert(key, value);
+    }
+}
+
+/// Whether `value` is, or holds anywhere inside, a template.
+fn holds_template(value: &Value) -> bool {
+    match value {
+        Value::String(text) => is_template(text),
+        Value::Array(items) => items.iter().any(holds_template),
+        Value::Object(map) => map.values().any(holds_template),
+        _ => false,
     }
 }
 
@@ -83,6 +99,12 @@ mod tests {
             "loop_a": "{{ loop_b }}",
             "loop_b": "{{ loop_a }}",
             "me": "{{ inventory_hostname }}",
+            "ansible_host": "{{ inventory_hostname }}.example",
+            "ip": "{{ ansible_host }}",
+            "unrendered": ["{{ corp_dns }}"],
+            "nameservers": "{{ unrendered }}",
+            "secret": VAULTED,
+            "password": "{{ secret }}",
         }));
         let mut origins = BTreeMap::new();
         origins.insert(
@@ -105,6 +127,11 @@ mod tests {
         assert_eq!(v["unknown"], json!("{{ kube_version }}"));
         assert_eq!(v["loop_a"], json!("{{ loop_b }}"));
         assert_eq!(v["me"], json!("node1"));
+        // A value that is, or holds, a template is not taken through: Ansible renders
+        // "node1.example" and ["<what corp_dns is>"], dnsfix keeps what is written.
+        assert_eq!(v["ip"], json!("{{ ansible_host }}"));
+        assert_eq!(v["nameservers"], json!("{{ unrendered }}"));
+        assert_eq!(v["password"], json!(VAULTED));
         assert_eq!(
             origins["dns_domain"].template.as_deref(),
             Some("{{ cluster_name }}")
