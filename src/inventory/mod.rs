@@ -72,9 +72,10 @@ impl Inventory {
     /// documentation)), plus `group_vars/` and `host_vars/` in the file's directory (or in the
     /// directory itself: like Ansible, never those of a subdirectory).
     ///
-    /// The format is detected from the content: a `.ini` extension means INI and
-    /// `.yaml`/`.yml`/`.json` mean YAML; otherwise a file that parses as a YAML mapping of
-    /// groups, or starts like one (`---`, `{`, `all:`), is YAML and anything else is INI.
+    /// The format follows the name, as Ansible picks its inventory plugin: `.yaml`, `.yml`
+    /// and `.json` (in that case) mean YAML, any other extension INI; a file with none
+    /// is YAML if it parses as a YAML mapping of groups, or starts like one (`---`, `{`,
+    /// `all:`), and INI otherwise.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
         let metadata = fs::metadata(path).map_err(|e| InventoryError::io(path, e))?;
         let mut builder = Builder::new();
@@ -275,47 +276,73 @@ fn load_file(path: &Path, builder: &mut Builder) -> Result<(), InventoryError> {
     let text = InventoryError::read_text(path)?;
     match detect(path, &text) {
         Format::Yaml => yaml::parse(path, &text, builder),
-        Format::Ini => ini::parse(path, &text, builder),
+        Format::Ini => ini::parse(path, &text, builder).map_err(|err| match err {
+            InventoryError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } if looks_like_yaml(&text) => {
+                let extension = path.extension().map(|e| e.to_string_lossy().into_owned());
+                InventoryError::Parse {
+                    message: format!(
+                        "{message} (the file looks like YAML, but Ansible reads a file named `.{}` as INI: its yaml plugin takes only .yaml, .yml and .json, in that case, or no extension)",
+                        extension.unwrap_or_default()
+                    ),
+                    path,
+                    line,
+                    column,
+                }
+            }
+            other => other,
+        }),
     }
 }
 
-/// A name that says "inventory": an inventory extension, or none at all (`hosts`).
+/// A name that says "inventory": an extension Ansible's yaml plugin takes or `.ini`
+/// (case-sensitive, as its `yaml_extensions` are), or none at all (`hosts`).
 fn has_inventory_extension(path: &Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_none_or(|e| {
-        matches!(
-            e.to_ascii_lowercase().as_str(),
-            "yaml" | "yml" | "json" | "ini"
-        )
-    })
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_none_or(|e| matches!(e, "yaml" | "yml" | "json" | "ini"))
 }
 
+/// The format Ansible's plugins read `path` in (`INVENTORY_ENABLED`: yaml, then ini). The
+/// yaml plugin's `verify_file` takes a name with no extension or one of `.yaml`, `.yml`,
+/// `.json`, compared as written (lib/ansible/plugins/inventory/yaml.py, ansible-core
+/// 2.19.14 and c9ac477e53a), so `hosts.YML` or `hosts.prod` is INI to Ansible whatever it
+/// holds.
 fn detect(path: &Path, text: &str) -> Format {
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match extension.as_deref() {
+    match path.extension().and_then(|e| e.to_str()) {
         Some("yaml" | "yml" | "json") => return Format::Yaml,
-        Some("ini") => return Format::Ini,
-        _ => {}
+        Some(_) => return Format::Ini,
+        None if path.extension().is_some() => return Format::Ini,
+        None => {}
     }
+    if looks_like_yaml(text) {
+        Format::Yaml
+    } else {
+        Format::Ini
+    }
+}
+
+/// Whether `text` is a YAML inventory, or a broken one: a mapping of groups, or a first
+/// line like YAML's, so that a broken YAML file gets YAML errors rather than puzzling INI
+/// ones.
+fn looks_like_yaml(text: &str) -> bool {
     if let Ok(serde_norway::Value::Mapping(top)) = serde_norway::from_str(text)
         && top.values().all(|v| v.is_mapping() || v.is_null())
     {
-        return Format::Yaml;
+        return true;
     }
-    // Otherwise decide on the first meaningful line, so that a broken YAML file gets YAML
-    // errors rather than puzzling INI ones.
     let first = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'));
     match first {
-        Some(line) if line.starts_with("---") || line.starts_with('{') => Format::Yaml,
-        Some(line) if !line.starts_with('[') && !line.contains('=') && yaml_key_line(line) => {
-            Format::Yaml
-        }
-        _ => Format::Ini,
+        Some(line) if line.starts_with("---") || line.starts_with('{') => true,
+        Some(line) => !line.starts_with('[') && !line.contains('=') && yaml_key_line(line),
+        None => false,
     }
 }
 
@@ -488,8 +515,35 @@ mod tests {
         assert_eq!(detect(Path::new("hosts"), "{\"all\": {}}"), Format::Yaml);
         assert_eq!(detect(Path::new("hosts"), ""), Format::Ini);
         assert_eq!(detect(Path::new("x.ini"), yaml), Format::Ini);
-        assert_eq!(detect(Path::new("x.YML"), ini), Format::Yaml);
         assert_eq!(detect(Path::new("x.json"), ini), Format::Yaml);
+        // Ansible's yaml plugin takes `.yml` as written, and no other extension: before,
+        // dnsfix read `hosts.YML` and `hosts.prod` holding YAML as YAML, hosts Ansible
+        // never reads (in a directory it skips such a file, given alone it has no hosts).
+        assert_eq!(detect(Path::new("x.YML"), yaml), Format::Ini);
+        assert_eq!(detect(Path::new("hosts.prod"), yaml), Format::Ini);
+        assert_eq!(detect(Path::new("hosts."), yaml), Format::Ini);
+        let dir = scratch("extension-case");
+        fs::write(dir.join("hosts.YML"), yaml).expect("write");
+        let err = Inventory::load(&dir.join("hosts.YML"))
+            .map(|_| ())
+            .expect_err("INI to Ansible");
+        assert!(
+            err.to_string()
+                .contains("Ansible reads a file named `.YML` as INI"),
+            "{err}"
+        );
+        fs::write(dir.join("hosts.yml"), "all:\n  hosts:\n    n2:\n").expect("write");
+        let inventory = Inventory::load(&dir).expect("the directory loads");
+        let names: Vec<&str> = inventory.hosts().iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["n2"]);
+        assert!(
+            inventory.warnings()[0]
+                .to_string()
+                .contains("hosts.YML: skipped, not an inventory"),
+            "{:?}",
+            inventory.warnings()
+        );
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
