@@ -103,6 +103,9 @@ impl Inventory {
             }
             path.to_path_buf()
         } else {
+            if let Some(why) = plugin_source(path) {
+                return Err(InventoryError::parse(path, None, None, why));
+            }
             load_file(path, &mut builder)?;
             match path.parent() {
                 Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
@@ -457,19 +460,37 @@ fn collect_inventory_files(
             );
             continue;
         }
-        if is_executable(&path)
-            && !matches!(extension.as_deref(), Some("yaml" | "yml" | "json" | "ini"))
-        {
-            builder.warn(
-                &path,
-                None,
-                "skipped: dnsfix cannot run dynamic inventory scripts; export a static inventory with `ansible-inventory --list --yaml`".into(),
-            );
+        if let Some(why) = plugin_source(&path) {
+            builder.warn(&path, None, format!("skipped: {why}"));
             continue;
         }
         files.push(path);
     }
     Ok(())
+}
+
+/// Why a file is a source for one of Ansible's inventory plugins dnsfix does not have: an
+/// executable (the `script` plugin runs it) or a `.toml` file (the `toml` plugin reads it;
+/// the ini plugin refuses that extension: lib/ansible/plugins/inventory/ini.py
+/// `verify_file`, ansible-core 2.19.14). Ansible would read hosts from it; dnsfix says so
+/// rather than read it as INI.
+fn plugin_source(path: &Path) -> Option<String> {
+    let extension = path.extension().and_then(|e| e.to_str());
+    let export = format!(
+        "export a static inventory with `ansible-inventory -i {} --list --yaml`",
+        crate::text::escape(&path.display().to_string())
+    );
+    if extension == Some("toml") {
+        return Some(format!(
+            "a TOML inventory, which Ansible's toml plugin reads and dnsfix does not; {export}"
+        ));
+    }
+    if is_executable(path) && !matches!(extension, Some("yaml" | "yml" | "json" | "ini")) {
+        return Some(format!(
+            "an executable, which Ansible runs as a dynamic inventory script; dnsfix cannot run dynamic inventory scripts: {export}"
+        ));
+    }
+    None
 }
 
 #[cfg(unix)]
@@ -605,6 +626,38 @@ mod tests {
                 .any(|w| w.contains("token.creds") && w.contains("credentials file")),
             "{warnings:?}"
         );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// `-i inventory.py` (executable) or `-i hosts.toml`: Ansible runs the script, or
+    /// reads the TOML; before, dnsfix read either as INI and failed on its first line.
+    #[test]
+    fn a_script_or_toml_inventory_given_alone_is_refused_saying_so() {
+        let dir = scratch("plugin-sources");
+        let toml = dir.join("hosts.toml");
+        fs::write(
+            &toml,
+            "[kube_node.hosts.node1]\nansible_host = \"192.0.2.1\"\n",
+        )
+        .expect("write");
+        let err = Inventory::load(&toml).map(|_| ()).expect_err("toml");
+        assert!(
+            err.to_string()
+                .contains("a TOML inventory, which Ansible's toml plugin reads"),
+            "{err}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let script = dir.join("inventory");
+            fs::write(&script, "#!/bin/sh\necho '{}'\n").expect("write");
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
+            let err = Inventory::load(&script).map(|_| ()).expect_err("script");
+            assert!(
+                err.to_string().contains("dynamic inventory script"),
+                "{err}"
+            );
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 
