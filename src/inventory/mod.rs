@@ -77,6 +77,16 @@ impl Inventory {
     /// is YAML if it parses as a YAML mapping of groups, or starts like one (`---`, `{`,
     /// `all:`), and INI otherwise.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        if !path.exists() && path.to_string_lossy().contains(',') {
+            // Ansible's host_list plugin reads such a source (`-i 'node1,node2,'`) as host
+            // names (lib/ansible/plugins/inventory/host_list.py, ansible-core 2.19.14).
+            return Err(InventoryError::parse(
+                path,
+                None,
+                None,
+                "a comma-separated host list, which Ansible reads as host names and dnsfix does not: write the hosts into an inventory file, one per line (`printf '%s\\n' node1 node2 > hosts`), and give that to -i",
+            ));
+        }
         let metadata = fs::metadata(path).map_err(|e| InventoryError::io(path, e))?;
         let mut builder = Builder::new();
         let vars_base = if metadata.is_dir() {
@@ -659,6 +669,20 @@ mod tests {
             );
         }
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// `-i 'node1,node2,'`, Ansible's host list: before, "inventory node1,node2, does not
+    /// exist".
+    #[test]
+    fn a_host_list_is_refused_saying_what_it_is() {
+        let err = Inventory::load(Path::new("node1,node2,"))
+            .map(|_| ())
+            .expect_err("a host list");
+        assert!(
+            err.to_string()
+                .starts_with("node1,node2,: a comma-separated host list"),
+            "{err}"
+        );
     }
 
     #[test]
