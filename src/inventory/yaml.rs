@@ -417,11 +417,11 @@ all:
             ),
             (
                 "all:\n  hosts:\n    n1:\n    n2:\n    n1:\n",
-                "hosts.yaml:5:5: duplicate key `n1` in `all.hosts`",
+                "hosts.yaml:5:5: duplicate key `n1` in `all.hosts` (Ansible warns and keeps the last value): remove one",
             ),
             (
                 "all:\n  vars:\n    a: 1\n    a: 2\n",
-                "hosts.yaml:4:5: duplicate key `a` in `all.vars`",
+                "hosts.yaml:4:5: duplicate key `a` in `all.vars` (Ansible warns and keeps the last value): remove one",
             ),
             (
                 "all:\n  children:\n    kube_node: [n1]\n",

@@ -225,12 +225,19 @@ impl KeySeed<'_> {
         if self.seen.insert(key.clone()) {
             return Ok(key);
         }
-        let message = if self.within.is_empty() {
-            format!("duplicate key `{key}`")
+        // Ansible (PyYAML, DUPLICATE_YAML_DICT_KEY=warn) keeps the last value with a
+        // warning; dnsfix will not guess which one was meant.
+        let within = if self.within.is_empty() {
+            String::new()
         } else {
-            format!("duplicate key `{key}` in `{}`", self.within)
+            format!(" in `{}`", self.within)
         };
-        Err(fail(self.issue, message))
+        Err(fail(
+            self.issue,
+            format!(
+                "duplicate key `{key}`{within} (Ansible warns and keeps the last value): remove one"
+            ),
+        ))
     }
     fn reject<E: de::Error>(&self, kind: &str) -> E {
         fail(
@@ -606,11 +613,15 @@ mod tests {
     fn rejects_duplicate_keys_at_the_duplicate() {
         assert_eq!(
             parse("a: 1\nb:\n  c: 1\n  c: 2\n").err().as_deref(),
-            Some("gv.yml:4:3: duplicate key `c` in `b`")
+            Some(
+                "gv.yml:4:3: duplicate key `c` in `b` (Ansible warns and keeps the last value): remove one"
+            )
         );
         assert_eq!(
             parse("a: 1\na: 2\n").err().as_deref(),
-            Some("gv.yml:2:1: duplicate key `a`")
+            Some(
+                "gv.yml:2:1: duplicate key `a` (Ansible warns and keeps the last value): remove one"
+            )
         );
     }
 
