@@ -15,6 +15,9 @@
 //!   of the node that raised it, see [`Reading::Locate`]), and the real parse reads the
 //!   text there.
 //!
+//! And a plain timestamp with a time of day is PyYAML's `datetime`, which Ansible writes out
+//! as `isoformat()` ([`yaml11_timestamp`]); serde keeps the text.
+//!
 //! A text that is JSON is read as JSON, as Ansible does (`DataLoader` tries `json.loads`
 //! first): none of this applies to it.
 
@@ -244,6 +247,89 @@ fn yaml11_float(token: &str) -> Option<f64> {
     text.parse::<f64>().ok().map(|f| sign * f)
 }
 
+/// A plain scalar that PyYAML reads as a timestamp with a time of day (`resolver.py`
+/// `tag:yaml.org,2002:timestamp`, `construct_yaml_timestamp`: a `datetime`), as Ansible
+/// writes that value out: `datetime.isoformat()` (`AnsibleJSONEncoder`), e.g.
+/// `2001-12-14 21:59:43.10 -5` is `2001-12-14T21:59:43.100000-05:00`. A date alone
+/// (`2024-01-02`) is written as it reads and needs nothing. `None` for anything else, and
+/// for a date or time Python's datetime refuses (Ansible fails to load such a file).
+pub(crate) fn yaml11_timestamp(token: &str) -> Option<String> {
+    fn digits(text: &str, min: usize, max: usize) -> Option<u32> {
+        (text.len() >= min && text.len() <= max && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse().ok())?
+    }
+    // [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}
+    let mut date = token.splitn(3, '-');
+    let year = digits(date.next()?, 4, 4)?;
+    let month = digits(date.next()?, 1, 2)?;
+    let rest = date.next()?;
+    let day_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let day = digits(&rest[..day_len], 1, 2)?;
+    // ([Tt]|[ \t]+)
+    let rest = &rest[day_len..];
+    let rest = match rest.strip_prefix(['T', 't']) {
+        Some(rest) => rest,
+        None if rest.starts_with([' ', '\t']) => rest.trim_start_matches([' ', '\t']),
+        None => return None,
+    };
+    // [0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?
+    let mut time = rest.splitn(3, ':');
+    let hour = digits(time.next()?, 1, 2)?;
+    let minute = digits(time.next()?, 2, 2)?;
+    let rest = time.next()?;
+    let second = digits(rest.get(..2)?, 2, 2)?;
+    let mut rest = &rest[2..];
+    let mut micros = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let len = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        let six: String = fraction[..len]
+            .chars()
+            .chain("000000".chars())
+            .take(6)
+            .collect();
+        micros = six.parse().ok()?;
+        rest = &fraction[len..];
+    }
+    // ([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?
+    let zone = rest.trim_start_matches([' ', '\t']);
+    let offset = match zone.as_bytes().first() {
+        None if rest.is_empty() => None,
+        Some(b'Z') if zone.len() == 1 => Some("+00:00".to_owned()),
+        Some(&sign @ (b'-' | b'+')) => {
+            let (hours, minutes) = match zone[1..].split_once(':') {
+                Some((h, m)) => (digits(h, 1, 2)?, digits(m, 2, 2)?),
+                None => (digits(&zone[1..], 1, 2)?, 0),
+            };
+            // Python's timezone wants less than a day.
+            if hours * 60 + minutes >= 24 * 60 {
+                return None;
+            }
+            let negative = sign == b'-' && hours * 60 + minutes > 0;
+            Some(format!(
+                "{}{hours:02}:{minutes:02}",
+                if negative { '-' } else { '+' }
+            ))
+        }
+        _ => return None,
+    };
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if year == 0 || day == 0 || day > days_in_month || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let mut out = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}");
+    if micros > 0 {
+        out.push_str(&format!(".{micros:06}"));
+    }
+    out.push_str(offset.as_deref().unwrap_or_default());
+    Some(out)
+}
+
 fn split_sign(token: &str) -> (bool, &str) {
     match token.as_bytes().first() {
         Some(b'-') => (true, &token[1..]),
@@ -320,6 +406,37 @@ mod tests {
         }
         // `1_` is `[1-9][0-9_]*`: 1.
         assert_eq!(yaml11_number("1_"), Some(json!(1)));
+    }
+
+    #[test]
+    fn timestamps_as_ansible_writes_pyyamls_datetimes() {
+        let cases = [
+            (
+                "2001-12-14 21:59:43.10 -5",
+                "2001-12-14T21:59:43.100000-05:00",
+            ),
+            (
+                "2001-12-14t21:59:43.10-05:00",
+                "2001-12-14T21:59:43.100000-05:00",
+            ),
+            ("2001-12-15T02:59:43.1Z", "2001-12-15T02:59:43.100000+00:00"),
+            ("2002-12-14 1:02:03", "2002-12-14T01:02:03"),
+            ("2024-2-29 00:00:00 +05:30", "2024-02-29T00:00:00+05:30"),
+            ("2024-01-02 10:00:00 -0", "2024-01-02T10:00:00+00:00"),
+        ];
+        for (token, want) in cases {
+            assert_eq!(yaml11_timestamp(token).as_deref(), Some(want), "{token}");
+        }
+        for token in [
+            "2024-01-02",
+            "2023-02-29 00:00:00",
+            "2024-01-02 24:00:00",
+            "2024-01-02 10:00",
+            "2024-01-02 10:00:00 x",
+            "v2024-01-02 10:00:00",
+        ] {
+            assert_eq!(yaml11_timestamp(token), None, "{token}");
+        }
     }
 
     #[test]

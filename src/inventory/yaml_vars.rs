@@ -10,7 +10,8 @@
 //! PyYAML loader applies and that change meaning: a plain (unquoted) `yes`/`no`/`on`/`off`
 //! in any of PyYAML's spellings is a boolean, as `true`/`false` are, while a quoted one stays
 //! a string (a playbook's `when: vars.x` must not find the string "no" truthy); and plain
-//! numbers are YAML 1.1's (`0644` is 420, `0o644` and `1e3` are strings; see `yaml11.rs`).
+//! numbers are YAML 1.1's (`0644` is 420, `0o644` and `1e3` are strings), as are timestamps
+//! (see `yaml11.rs`).
 //! Tags such as
 //! `!unsafe` are dropped and their content kept as is; an inline `!vault` value reads as
 //! [`VAULTED`], a value dnsfix cannot know (it never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
@@ -27,7 +28,7 @@ use serde_json::{Number, Value};
 use super::Vars;
 use super::error::InventoryError;
 use super::host::VAULTED;
-use super::yaml11::{Reading, Source, yaml11_number};
+use super::yaml11::{Reading, Source, yaml11_number, yaml11_timestamp};
 
 /// Our own description of what went wrong, set by the visitor that noticed it. The serde
 /// error that carries it out only contributes the position.
@@ -407,7 +408,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         Ok(match (yaml11_bool(value), yaml11_number(value)) {
             (Some(b), _) => Value::Bool(b),
             (None, Some(number)) => number,
-            (None, None) => Value::String(value.to_string()),
+            (None, None) => {
+                Value::String(yaml11_timestamp(value).unwrap_or_else(|| value.to_string()))
+            }
         })
     }
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
