@@ -101,7 +101,7 @@ impl Builder {
                     vars: Vars::new(),
                     origins: BTreeMap::new(),
                 };
-                let file = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+                let file = normalized(source);
                 let implicit = VarOrigin::new(&file, None, VarScope::Implicit);
                 if let Some(dir) = file.parent() {
                     entry.set("inventory_dir", path_value(dir), implicit.clone());
@@ -566,6 +566,32 @@ fn in_ansible_order(
     (hosts, groups)
 }
 
+/// `path` absolute and with `.` and `..` taken out by their text, as Ansible's
+/// `unfrackpath(source, follow=False)` makes an inventory source (`os.path.normpath` of
+/// the absolute path: symlinks are not followed): `inventory_dir` of `-i
+/// ../inventory/hosts.yaml` has no `..` in Ansible, and `"{{ inventory_dir }}/credentials"`
+/// (Kubespray's `credentials_dir`) renders to the same text here.
+fn normalized(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !matches!(
+                    out.components().next_back(),
+                    Some(Component::RootDir) | None
+                ) {
+                    out.pop();
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn path_value(path: &Path) -> Value {
     Value::String(path.to_string_lossy().into_owned())
 }
@@ -605,5 +631,19 @@ fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<Inventor
             line: None,
             message,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inventory_paths_lose_dot_and_dot_dot_as_python_normpath_does() {
+        assert_eq!(
+            normalized(Path::new("/srv/a/./b/../../inventory/hosts.yaml")),
+            Path::new("/srv/inventory/hosts.yaml")
+        );
+        assert_eq!(normalized(Path::new("/../x")), Path::new("/x"));
     }
 }
