@@ -1,7 +1,9 @@
 //! Variables whose whole value is a reference to another variable, `"{{ cluster_name }}"`,
 //! resolved the way Ansible's templar would for that host. Kubespray's sample inventory sets
 //! `dns_domain: "{{ cluster_name }}"`, and a rule that saw the template instead of
-//! `cluster.local` would guess.
+//! `cluster.local` would guess. Text with such references in it (`"{{ base_ip }}.11"`) is
+//! rendered too, as a string (as Ansible does, even `"{{ a }}{{ b }}"` or `" {{ a }}"`),
+//! where each reference is to a string or an integer.
 //!
 //! Only bare references are resolved: anything with a filter, an expression or a lookup is
 //! kept verbatim, because dnsfix does not evaluate Jinja and a wrong guess is worse than a
@@ -25,10 +27,16 @@ use super::origin::VarOrigin;
 /// Longer chains than this are a loop (`a: "{{ b }}"`, `b: "{{ a }}"`), left verbatim.
 const MAX_DEPTH: usize = 16;
 
-/// The variable named by a bare `{{ name }}` value.
+/// The variable named by a bare `{{ name }}` value. Text around it, even a space
+/// (`" {{ a }}"`), makes it a string template, which Ansible renders as a string.
 pub(crate) fn reference(value: &Value) -> Option<&str> {
-    let text = value.as_str()?.trim();
-    let inner = text.strip_prefix("{{")?.strip_suffix("}}")?.trim();
+    let inner = value.as_str()?.strip_prefix("{{")?.strip_suffix("}}")?;
+    identifier(inner)
+}
+
+/// `inner` (what stands between `{{` and `}}`) when it names a variable and nothing else.
+fn identifier(inner: &str) -> Option<&str> {
+    let inner = inner.trim();
     let mut chars = inner.chars();
     let first = chars.next()?;
     ((first.is_ascii_alphabetic() || first == '_')
@@ -36,33 +44,78 @@ pub(crate) fn reference(value: &Value) -> Option<&str> {
     .then_some(inner)
 }
 
+/// The value a variable's bare references lead to, if that is free of templates (or an
+/// inline `!vault` value).
+fn lookup<'v>(vars: &'v Vars, magic: &'v Vars, name: &str) -> Option<&'v Value> {
+    let mut current = vars.get(name).or_else(|| magic.get(name))?;
+    for _ in 0..MAX_DEPTH {
+        match reference(current) {
+            Some(next) => current = vars.get(next).or_else(|| magic.get(next))?,
+            None => return (current == VAULTED || !holds_template(current)).then_some(current),
+        }
+    }
+    None
+}
+
+/// A text with bare references in it (`"{{ base_ip }}.1"`, `"node-{{ idx }}"`), rendered
+/// as Ansible renders it: a string, each reference replaced by its value's text. Only
+/// references to strings free of templates and to integers are rendered (a float, a
+/// boolean or a list would need Python's spelling of it); anything else in `{{ }}`, or a
+/// `{% %}` or `{# #}`, leaves the text a template.
+fn interpolate(text: &str, vars: &Vars, magic: &Vars) -> Option<String> {
+    if text.contains("{%") || text.contains("{#") {
+        return None;
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find("}}")?;
+        let value = lookup(vars, magic, identifier(&after[..end])?)?;
+        match value {
+            Value::String(s) if !is_template(s) => out.push_str(s),
+            Value::Number(n) if n.is_i64() || n.is_u64() => out.push_str(&n.to_string()),
+            _ => return None,
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// Resolves every bare reference in `vars` (a host's merged variables) in place, recording
 /// the template it came from in the variable's origin. `magic` holds the names Ansible
 /// defines for every host (`inventory_hostname`), used when `vars` has no such variable.
 pub(crate) fn resolve(vars: &mut Vars, origins: &mut BTreeMap<String, VarOrigin>, magic: &Vars) {
-    let mut resolved = Vec::new();
-    for (key, value) in vars.iter() {
-        let mut current = value;
-        let mut depth = 0;
-        while let Some(name) = reference(current) {
-            let Some(next) = vars.get(name).or_else(|| magic.get(name)) else {
-                break;
+    // Until nothing more renders: a value rendered in one round may complete another's
+    // (`ip: "{{ ansible_host }}"`, `ansible_host: "{{ inventory_hostname }}.example"`).
+    for _ in 0..MAX_DEPTH {
+        let mut resolved = Vec::new();
+        for (key, value) in vars.iter() {
+            let rendered = match reference(value) {
+                Some(name) => lookup(vars, magic, name).cloned(),
+                None => value
+                    .as_str()
+                    .filter(|text| text.contains("{{"))
+                    .and_then(|text| interpolate(text, vars, magic))
+                    .map(Value::String),
             };
-            depth += 1;
-            if depth > MAX_DEPTH {
-                break;
+            if let Some(rendered) = rendered.filter(|r| r != value) {
+                resolved.push((key.clone(), rendered, value.clone()));
             }
-            current = next;
         }
-        if current != value && (current == VAULTED || !holds_template(current)) {
-            resolved.push((key.clone(), current.clone(), value.clone()));
+        if resolved.is_empty() {
+            break;
         }
-    }
-    for (key, value, template) in resolved {
-        if let Some(origin) = origins.get_mut(&key) {
-            origin.template = template.as_str().map(str::to_owned);
+        for (key, value, template) in resolved {
+            if let Some(origin) = origins.get_mut(&key)
+                && origin.template.is_none()
+            {
+                origin.template = template.as_str().map(str::to_owned);
+            }
+            vars.insert(key, value);
         }
-        vars.insert(key, value);
     }
 }
 
@@ -127,14 +180,69 @@ mod tests {
         assert_eq!(v["unknown"], json!("{{ kube_version }}"));
         assert_eq!(v["loop_a"], json!("{{ loop_b }}"));
         assert_eq!(v["me"], json!("node1"));
-        // A value that is, or holds, a template is not taken through: Ansible renders
-        // "node1.example" and ["<what corp_dns is>"], dnsfix keeps what is written.
-        assert_eq!(v["ip"], json!("{{ ansible_host }}"));
+        // A value that is, or holds, a template dnsfix does not render is not taken
+        // through: Ansible renders ["<what corp_dns is>"], dnsfix keeps what is written.
+        // One it renders is: ansible_host is "node1.example", and so ip.
+        assert_eq!(v["ansible_host"], json!("node1.example"));
+        assert_eq!(v["ip"], json!("node1.example"));
+        assert_eq!(
+            origins
+                .get("dns_domain")
+                .and_then(|o| o.template.as_deref()),
+            Some("{{ cluster_name }}")
+        );
         assert_eq!(v["nameservers"], json!("{{ unrendered }}"));
         assert_eq!(v["password"], json!(VAULTED));
         assert_eq!(
             origins["dns_domain"].template.as_deref(),
             Some("{{ cluster_name }}")
         );
+    }
+
+    /// What ansible-core 2.19.14 renders (a probe's `type_debug` says `str` for each):
+    /// before, `" {{ a }}"` read as the integer 1 and the others stayed templates.
+    #[test]
+    fn text_with_references_renders_as_a_string() {
+        let mut v = vars(json!({
+            "base_ip": "10.0.0",
+            "idx": 7,
+            "a": 1,
+            "b": 2,
+            "flt": 1.5,
+            "list": [1],
+            "sub": "{{ base_ip }}",
+            "t1": "{{ base_ip }}.1",
+            "t2": "node-{{ idx }}",
+            "t3": "{{ a }}{{ b }}",
+            "t4": "{{sub}}.{{idx}}",
+            "t5": " {{ a }}",
+            "t6": "{{ inventory_hostname }}.corp",
+            "t7": "x{{ flt }}",
+            "t8": "x{{ list }}",
+            "t9": "{{ base_ip | upper }}.1",
+            "t10": "{{ a }}{% if b %}x{% endif %}",
+            "t11": "{{ undefined }}.1",
+        }));
+        resolve(
+            &mut v,
+            &mut BTreeMap::new(),
+            &vars(json!({"inventory_hostname": "node1"})),
+        );
+        for (key, want) in [
+            ("t1", "10.0.0.1"),
+            ("t2", "node-7"),
+            ("t3", "12"),
+            ("t4", "10.0.0.7"),
+            ("t5", " 1"),
+            ("t6", "node1.corp"),
+            // Python's spelling of a float or a list is not guessed: kept as written.
+            ("t7", "x{{ flt }}"),
+            ("t8", "x{{ list }}"),
+            ("t9", "{{ base_ip | upper }}.1"),
+            ("t10", "{{ a }}{% if b %}x{% endif %}"),
+            ("t11", "{{ undefined }}.1"),
+        ] {
+            assert_eq!(v[key], json!(want), "{key}");
+        }
     }
 }
