@@ -228,19 +228,35 @@ pub fn exit(code: i32) -> ! {
 mod tests {
     use super::*;
 
+    /// A shell leading a group of its own with a child in the background, listed in
+    /// `registry` (each test has its own: the run's is shared with every other test).
+    fn spawn_sleeper(registry: &'static Registry) -> (std::process::Child, Group) {
+        let mut sh = std::process::Command::new("/bin/sh");
+        sh.args(["-c", "sleep 60 & sleep 60; wait"]);
+        std::os::unix::process::CommandExt::process_group(&mut sh, 0);
+        registry
+            .spawn(move || sh.spawn(), |c| Some(c.id()))
+            .expect("spawn")
+    }
+
+    /// Waits (up to 5 s) until no process is left in group `pgid`.
+    fn wait_until_gone(pgid: i32) {
+        let started = Instant::now();
+        while nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok() {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "group {pgid} still alive"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// A listed group is killed with everything in it, a grandchild included (what a
     /// ProxyCommand of ssh's would be), and one taken off the list is not.
     #[test]
     fn a_listed_group_is_killed_whole_and_a_reaped_one_is_forgotten() {
-        // A registry of the test's own: the run's is shared with every other test.
         static TEST: Registry = Registry::new();
-        let spawn_sleep = || {
-            let mut sh = std::process::Command::new("/bin/sh");
-            sh.args(["-c", "sleep 60 & sleep 60; wait"]);
-            std::os::unix::process::CommandExt::process_group(&mut sh, 0);
-            TEST.spawn(move || sh.spawn(), |c| Some(c.id()))
-                .expect("spawn")
-        };
+        let spawn_sleep = || spawn_sleeper(&TEST);
         let (mut done, group) = spawn_sleep();
         let _ = done.kill();
         let _ = done.wait();
@@ -259,14 +275,7 @@ mod tests {
         let status = child.wait().expect("wait");
         assert!(status.code().is_none(), "killed by a signal: {status:?}");
         // Its background sleep, in the same group, is gone too.
-        let started = Instant::now();
-        while nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok() {
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "group {pgid} still alive"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_gone(pgid);
         // Nothing more is spawned once ending.
         let refused = TEST.spawn(
             || std::process::Command::new("true").spawn(),
@@ -281,25 +290,13 @@ mod tests {
     #[test]
     fn a_group_dropped_unreaped_is_killed_with_its_grandchild() {
         static TEST: Registry = Registry::new();
-        let mut sh = std::process::Command::new("/bin/sh");
-        sh.args(["-c", "sleep 60 & sleep 60; wait"]);
-        std::os::unix::process::CommandExt::process_group(&mut sh, 0);
-        let (mut child, group) = TEST
-            .spawn(move || sh.spawn(), |c| Some(c.id()))
-            .expect("spawn");
+        let (mut child, group) = spawn_sleeper(&TEST);
         let pgid = group.pgid;
         std::thread::sleep(Duration::from_millis(100));
         drop(group);
         assert!(lock(&TEST.groups).is_empty(), "taken off the list");
         let status = child.wait().expect("wait");
         assert!(status.code().is_none(), "killed by a signal: {status:?}");
-        let started = Instant::now();
-        while nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok() {
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "group {pgid} still alive"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_gone(pgid);
     }
 }

@@ -58,6 +58,40 @@ fn inventory(dir: &Path, vars: &serde_json::Value) -> PathBuf {
     path
 }
 
+/// A rules fixture's vars, a copy of its tree (`cp -a` keeps its links) and an inventory
+/// of node1 with those vars, in a scratch directory: for tests that change the node's files.
+struct FixtureCopy {
+    vars: serde_json::Value,
+    dir: PathBuf,
+    inventory: PathBuf,
+    tree: PathBuf,
+}
+
+fn fixture_copy(case: &str, name: &str) -> FixtureCopy {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(case);
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let dir = std::env::temp_dir().join(format!("dnsfix-{name}-{}", std::process::id()));
+    let inventory = inventory(&dir, &vars);
+    let tree = dir.join("root");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(case.join("root"))
+        .arg(&tree)
+        .status()
+        .expect("cp");
+    assert!(status.success(), "cp -a failed");
+    FixtureCopy {
+        vars,
+        dir,
+        inventory,
+        tree,
+    }
+}
+
 fn plan_for(inventory_path: &Path, raw: &RawFacts, playbooks: &Playbooks) -> Plan {
     let inventory = Inventory::load(inventory_path).expect("inventory loads");
     let hosts = inventory.select(None).expect("hosts");
@@ -242,23 +276,17 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
 /// 26.04 has no such file, so the inventory's kube_resolv_conf holds there.
 #[test]
 fn the_kubespray_distro_vars_note_follows_the_files_kubespray_has() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-CLUSTER-SELF-FORWARD/cluster-ip-first-then-real-upstream");
-    let vars: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
-            .expect("vars.json");
-    let dir = std::env::temp_dir().join(format!("dnsfix-distro-vars-{}", std::process::id()));
-    let inventory_path = inventory(&dir, &vars);
+    // The fixture's tree with another VERSION_ID.
+    let FixtureCopy {
+        dir,
+        inventory: inventory_path,
+        tree,
+        ..
+    } = fixture_copy(
+        "DNS-CLUSTER-SELF-FORWARD/cluster-ip-first-then-real-upstream",
+        "distro-vars",
+    );
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    // The fixture's tree with another VERSION_ID: a copy (`cp -a` keeps its links).
-    let tree = dir.join("root");
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(case.join("root"))
-        .arg(&tree)
-        .status()
-        .expect("cp");
-    assert!(status.success(), "cp -a failed");
     let os_release = std::fs::read_to_string(tree.join("etc/os-release")).expect("os-release");
     for (version, noted) in [
         ("18.04", true),
@@ -296,23 +324,16 @@ fn the_kubespray_distro_vars_note_follows_the_files_kubespray_has() {
 /// where Kubespray's distro vars outrank the inventory (fedora.yml) says to pass it with -e.
 #[test]
 fn a_kubespray_resolv_conf_flag_keeps_its_value_at_the_next_run() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "tests/fixtures/rules/DNS-KUBELET-FLAG-SHADOW/kubespray-rocky9-resolv-conf-custom-flag",
+    let FixtureCopy {
+        vars,
+        dir,
+        inventory: inventory_path,
+        tree,
+    } = fixture_copy(
+        "DNS-KUBELET-FLAG-SHADOW/kubespray-rocky9-resolv-conf-custom-flag",
+        "flag-distro",
     );
-    let vars: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
-            .expect("vars.json");
-    let dir = std::env::temp_dir().join(format!("dnsfix-flag-distro-{}", std::process::id()));
-    let inventory_path = inventory(&dir, &vars);
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    let tree = dir.join("root");
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(case.join("root"))
-        .arg(&tree)
-        .status()
-        .expect("cp");
-    assert!(status.success(), "cp -a failed");
     let os_release = std::fs::read_to_string(tree.join("etc/os-release")).expect("os-release");
     let asked = "sets: kube_resolv_conf: /etc/kubernetes/resolv-upstream.conf";
     let noted = "-e kube_resolv_conf=/etc/kubernetes/resolv-upstream.conf";
