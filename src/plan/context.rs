@@ -1084,6 +1084,14 @@ mod tests {
             json!(false),
             "a mode dnsfix cannot read may be host_resolvconf"
         );
+        // Nothing Kubespray deploys forwards to the kubelet's file: no CoreDNS of its own
+        // (dns_mode manual), no nodelocaldns.
+        let mut manual = Host::new("node1");
+        manual.vars.insert("dns_mode".into(), json!("manual"));
+        manual
+            .vars
+            .insert("enable_nodelocaldns".into(), json!(false));
+        assert_eq!(clean(&raw, &manual), json!(true), "dns_mode manual");
         // An upstream_dns_servers Ansible renders is one too: CoreDNS forwards there.
         assert_eq!(
             clean(

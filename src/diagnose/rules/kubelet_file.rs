@@ -271,10 +271,8 @@ fn kubespray_loop_to_come(
     clean: bool,
 ) -> Option<Finding> {
     const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
-    let renders = kubespray_deploys_coredns(ctx.host)
-        || ctx.host.var_truthy("enable_nodelocaldns") != Some(false);
     let uplink = f.canonical.as_deref().unwrap_or(&f.path) == UPLINK;
-    (clean && uplink && renders && super::kubespray_resolved_will_loop(ctx.host, ctx.facts)).then(|| {
+    (clean && uplink && super::kubespray_resolved_will_loop(ctx.host, ctx.facts)).then(|| {
         ctx.finding(
             "DNS-CLUSTER-SELF-FORWARD",
             Severity::Warning,

@@ -638,7 +638,9 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// assignment clears what came before, drop-ins merged in name order across /etc and
 /// /run) keeps it clean after the next run too. Nor where the inventory sets any
 /// upstream_dns_servers, a template among them (Kubespray forwards to what Ansible
-/// renders, not to the kubelet's file).
+/// renders, not to the kubelet's file). Nor where Kubespray deploys neither CoreDNS nor
+/// nodelocaldns (dns_mode manual or none, deploy_coredns false, and no nodelocaldns):
+/// nothing of its own forwards to that file.
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
     const DIRS: [&str; 2] = [
         "/etc/systemd/resolved.conf.d/",
@@ -676,6 +678,9 @@ pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bo
             .var_list("upstream_dns_servers")
             .unwrap_or_default()
             .is_empty()
+        // Something forwards to the kubelet's file: the CoreDNS or nodelocaldns Kubespray
+        // deploys (coredns-config.yml.j2, nodelocaldns-config.yml.j2).
+        && (kubespray_deploys_coredns(host) || host.var_truthy("enable_nodelocaldns") != Some(false))
 }
 
 /// The first of the inventory's `upstream_dns_servers` that is a template dnsfix does not
