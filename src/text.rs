@@ -71,6 +71,27 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// Text from a node or an input file, safe to print on a terminal: control characters
 /// (escape sequences, carriage returns, tabs, newlines inside a value) are shown as Rust
 /// escapes, so no file can move the cursor, rewrite other lines or set the clipboard.
+/// Whether Ansible would take `text`, as an inventory value, for a template it renders on
+/// the controller (`{{`, `{%`, `{#`, or a `#jinja2:` header that changes the delimiters:
+/// ansible-core's `is_possibly_template`), or it holds a control character (a newline
+/// starts such a header). A value from a node must not reach the inventory so.
+pub fn ansible_template_syntax(text: &str) -> bool {
+    ["{{", "{%", "{#", "#jinja2:"]
+        .iter()
+        .any(|d| text.contains(d))
+        || text.chars().any(char::is_control)
+}
+
+/// Whether `path` is a plain absolute path: `/` and letters, digits, `._/@+:=,-` only, so
+/// that advice repeating it (an inventory value, an `-e` on a command line) is the path and
+/// nothing else to Ansible and to a shell it is pasted into.
+pub fn plain_path(path: &str) -> bool {
+    path.starts_with('/')
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/@+:=,-".contains(c))
+}
+
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| c.is_control() || invisible(c))
 }

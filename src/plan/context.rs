@@ -119,6 +119,13 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
+    // Node text that advice may repeat (an inventory value, an -e on a command line) only
+    // as a plain path.
+    context["kubelet_resolv_conf_plain"] = json!(
+        context["kubelet_resolv_conf"]
+            .as_str()
+            .is_some_and(crate::text::plain_path)
+    );
     cluster_domain_context(&mut context, facts, findings);
     rancher_context(&mut context, facts, rancher_config, &rancher);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that

@@ -155,6 +155,13 @@ fn named_settings(settings: &[String]) -> Result<Vec<(&str, &str)>, String> {
         if key.starts_with("ansible_") {
             return Err(format!("it sets {key}, a connection variable"));
         }
+        // What inventory_set refuses to plan (a plan saved by an older dnsfix, or edited):
+        // Ansible would run it on the controller.
+        if crate::text::ansible_template_syntax(shown) {
+            return Err(format!(
+                "it sets {key} to a value with Jinja template syntax, which Ansible would run on the controller"
+            ));
+        }
         named.push((key, shown));
     }
     Ok(named)
@@ -296,6 +303,26 @@ mod tests {
             settings_only(Some("c: y\nb: 2\n"), "c: x\nb: 3\n", &settings).expect_err("changed");
         assert!(why.ends_with("(line 2: b: 3\\n)"), "{why}");
         settings_only(Some("c: y\nb: 2\n"), "c: x\nb: 2\n", &settings).expect("as set");
+    }
+
+    /// A saved plan whose inventory edit sets a value with Jinja syntax (saved by a dnsfix
+    /// before inventory_set refused such values, or edited) is refused: Ansible would run
+    /// it on the controller.
+    #[test]
+    fn an_inventory_edit_with_template_syntax_is_refused() {
+        let value = "/etc/kubernetes/{{ lookup('pipe', 'id') }}.conf";
+        let after = format!("dns_domain: cluster.local\nkube_resolv_conf: \"{value}\"\n");
+        let settings = [format!("kube_resolv_conf: {value}")];
+        let why = settings_only(Some("dns_domain: cluster.local\n"), &after, &settings)
+            .expect_err("a template");
+        assert!(why.contains("Jinja template syntax"), "{why}");
+        let plain = "dns_domain: cluster.local\nkube_resolv_conf: /etc/dnsfix/resolv.conf\n";
+        settings_only(
+            Some("dns_domain: cluster.local\n"),
+            plain,
+            &["kube_resolv_conf: /etc/dnsfix/resolv.conf".to_owned()],
+        )
+        .expect("a plain path");
     }
 
     /// The diff `show` draws comes from the old text the file holds: one that is not what

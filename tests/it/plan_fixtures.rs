@@ -360,6 +360,31 @@ fn a_kubespray_resolv_conf_flag_keeps_its_value_at_the_next_run() {
         text.contains("set resolvConf to /etc/kubernetes/resolv-upstream.conf there"),
         "{text}"
     );
+    // A flag naming a file whose path Ansible would render as a template (node text): the
+    // evidence shows it (escaped), but no advice repeats it, the playbook is blocked.
+    let evil = "/etc/kubernetes/{{lookup(dict(pipe=1)|first,dict(id=1)|first)}}.conf";
+    // The flag in kubelet.env and on the running kubelet's command line.
+    let path = "/etc/kubernetes/resolv-upstream.conf";
+    for name in ["etc/kubernetes/kubelet.env", "proc/3120/cmdline"] {
+        let file = tree.join(name);
+        let bytes = std::fs::read(&file).expect(name);
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains(path), "{name}: {text}");
+        std::fs::write(&file, text.replace(path, evil)).expect("write");
+    }
+    std::fs::copy(tree.join(&path[1..]), tree.join(&evil[1..])).expect("copy");
+    for inventory_path in [&inventory_path, &extra_inventory] {
+        let raw = raw::from_tree(&tree).expect("fixture tree");
+        let text = plan::render::text(&plan_for(inventory_path, &raw, &playbooks), false);
+        for advice in [
+            "kube_resolv_conf: /etc/kubernetes/{{",
+            "kube_resolv_conf=/etc/kubernetes/{{",
+            "resolvConf to /etc/kubernetes/{{",
+        ] {
+            assert!(!text.contains(advice), "{advice}:\n{text}");
+        }
+        assert!(text.contains("dnsfix does not repeat it"), "{text}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

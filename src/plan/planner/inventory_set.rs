@@ -38,8 +38,9 @@ impl Run<'_> {
         }
         // Ansible renders every string of the inventory as a Jinja template at its next run,
         // on the controller: a value from a node (a kubelet flag's path) holding template
-        // syntax would run there, `{{ lookup('pipe', ...) }}` a command. Such a value is
-        // never written; the playbook stops here and says why.
+        // syntax would run there, `{{ lookup('pipe', ...) }}` a command (or a `#jinja2:`
+        // header with delimiters of its own). Such a value is never written; the playbook
+        // stops here and says why.
         let texts: Vec<&str> = match &value {
             serde_json::Value::String(s) => vec![s.as_str()],
             serde_json::Value::Array(items) => {
@@ -49,7 +50,7 @@ impl Run<'_> {
         };
         if let Some(t) = texts
             .iter()
-            .find(|t| ["{{", "{%", "{#"].iter().any(|d| t.contains(d)))
+            .find(|t| crate::text::ansible_template_syntax(t))
         {
             return Ok(Outcome::Failed(format!(
                 "the value for {key} in the inventory, {}, holds Jinja template syntax, which \

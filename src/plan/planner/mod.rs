@@ -1042,6 +1042,8 @@ mod tests {
             r#""{{ '{{' }} lookup('pipe', 'id') }}""#,
             r#""/etc/{{ '{%' }} if 1 %}x{{ '{%' }} endif %}""#,
             r#"["192.0.2.1", "{{ '{#' }}x#}"]"#,
+            // A #jinja2: header with delimiters of its own (ansible-core is_possibly_template).
+            r##""#jinja2:variable_start_string:'<<', variable_end_string:'>>'\n/etc/<<x>>""##,
         ] {
             let run = with_value(bad);
             let blocked = run_blocked(&run);
