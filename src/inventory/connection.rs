@@ -99,7 +99,11 @@ impl Connection {
                 ssh_args::split(&text)
             };
             let args = args.and_then(|args| {
-                ssh_args::check(&args)?;
+                if key == "ansible_ssh_args" {
+                    ssh_args::check_first(&args)?;
+                } else {
+                    ssh_args::check(&args)?;
+                }
                 Ok(args)
             });
             match args {
@@ -331,6 +335,27 @@ mod tests {
             c.ssh_args_from,
             ["`ansible_ssh_args`", "`ansible_ssh_extra_args`"]
         );
+        // A user or port there comes before Ansible's own (ssh keeps the first): Ansible
+        // would reach another account or port than dnsfix; refused. After them, in the
+        // other two, Ansible's own win, as dnsfix's do.
+        for first in [
+            "-o User=deploy",
+            "-oPort=2200",
+            "-l deploy",
+            "-p2200",
+            "-o \"port 2200\"",
+        ] {
+            let c = host(json!({ "ansible_ssh_args": first })).connection();
+            assert!(
+                c.refused
+                    .as_deref()
+                    .is_some_and(|why| why.contains("set ansible_user or ansible_port")),
+                "{first}: {:?}",
+                c.refused
+            );
+            let c = host(json!({ "ansible_ssh_common_args": first })).connection();
+            assert_eq!(c.refused, None, "{first}");
+        }
         let c = host(json!({ "ansible_ssh_args": "-S /tmp/x" })).connection();
         assert!(
             c.refused

@@ -36,6 +36,18 @@ pub(crate) fn split(text: &str) -> Result<Vec<String>, String> {
 
 /// Refuses what is not an option dnsfix can pass on (see the module's comment).
 pub(crate) fn check(args: &[String]) -> Result<(), String> {
+    check_words(args, false)
+}
+
+/// [`check`] for `ansible_ssh_args`, which Ansible's ssh plugin puts before its own
+/// `-o Port=` and `-o User=` (ssh.py `_build_command`), so a user or port there wins over
+/// `ansible_port` and `ansible_user` (ssh keeps the first value): dnsfix, which puts them
+/// first, would reach another account or port than Ansible does. Refused, naming what to set.
+pub(crate) fn check_first(args: &[String]) -> Result<(), String> {
+    check_words(args, true)
+}
+
+fn check_words(args: &[String], first: bool) -> Result<(), String> {
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty() && *f != "-") else {
@@ -58,8 +70,13 @@ pub(crate) fn check(args: &[String]) -> Result<(), String> {
                 } else {
                     rest
                 };
+                if first && (flag == 'l' || flag == 'p') {
+                    return Err(format!(
+                        "`-{flag}` here comes before Ansible's own user and port, so it wins over ansible_user and ansible_port for Ansible but not for dnsfix; set ansible_user or ansible_port instead"
+                    ));
+                }
                 if flag == 'o' {
-                    check_option(value)?;
+                    check_option(value, first)?;
                 }
                 break;
             }
@@ -70,7 +87,7 @@ pub(crate) fn check(args: &[String]) -> Result<(), String> {
 
 /// An `-o` option (`Key=Value` or `Key Value`, the key in any case) that is not one of
 /// [`REFUSED_OPTIONS`].
-fn check_option(option: &str) -> Result<(), String> {
+fn check_option(option: &str, first: bool) -> Result<(), String> {
     // As ssh's readconf reads the line (misc.c strdelim): double quotes dropped, blanks and
     // one `=` before the keyword skipped.
     let line: String = option.chars().filter(|&c| c != '"').collect();
@@ -82,6 +99,11 @@ fn check_option(option: &str) -> Result<(), String> {
         .split(['=', ' ', '\t', '\r', '\n'])
         .next()
         .unwrap_or_default();
+    if first && ["user", "port"].contains(&key.to_ascii_lowercase().as_str()) {
+        return Err(format!(
+            "`-o {key}` here comes before Ansible's own user and port, so it wins over ansible_user and ansible_port for Ansible but not for dnsfix; set ansible_user or ansible_port instead"
+        ));
+    }
     if REFUSED_OPTIONS.contains(&key.to_ascii_lowercase().as_str()) {
         return Err(format!(
             "`-o {key}` would take over the connection dnsfix manages (its control socket, log or command); remove it"
