@@ -81,7 +81,10 @@ fn interpolate(text: &str, vars: &Vars, magic: &Vars) -> Option<String> {
         rest = &after[end + 2..];
     }
     out.push_str(rest);
-    Some(out)
+    // Ansible renders a text once: pieces that come together as template syntax
+    // (`"{{ lb }}{{ rb }}"` with `lb: "{"`, `rb: "{ other }}"`) are its result, not a
+    // template to render again, as the next round would. Kept as written.
+    (!["{{", "{%", "{#"].iter().any(|d| out.contains(d))).then_some(out)
 }
 
 /// Resolves every bare reference in `vars` (a host's merged variables) in place, recording
@@ -193,6 +196,16 @@ mod tests {
         );
         assert_eq!(v["nameservers"], json!("{{ unrendered }}"));
         assert_eq!(v["password"], json!(VAULTED));
+        // Pieces that render to template syntax are not rendered again (Ansible renders a
+        // text once): kept as written, not taken to `other`'s value.
+        let mut joined = vars(json!({
+            "lb": "{",
+            "rb": "{ other }}",
+            "other": "evil.example",
+            "ansible_host": "{{ lb }}{{ rb }}",
+        }));
+        resolve(&mut joined, &mut BTreeMap::new(), &Vars::new());
+        assert_eq!(joined["ansible_host"], json!("{{ lb }}{{ rb }}"));
         assert_eq!(
             origins["dns_domain"].template.as_deref(),
             Some("{{ cluster_name }}")
