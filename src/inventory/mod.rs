@@ -470,9 +470,10 @@ fn collect_inventory_files(
             );
             continue;
         }
+        // Ansible reads hosts and variables from it with the rest of the directory: left
+        // out, the plan would be for another inventory than Ansible's.
         if let Some(why) = plugin_source(&path) {
-            builder.warn(&path, None, format!("skipped: {why}"));
-            continue;
+            return Err(InventoryError::parse(&path, None, None, why));
         }
         files.push(path);
     }
@@ -602,13 +603,6 @@ mod tests {
         fs::write(dir.join("credentials/token.creds"), "secret\n").expect("write");
         fs::create_dir_all(dir.join("group_vars")).expect("mkdir");
         fs::write(dir.join("group_vars/all.yml"), "x: 1\n").expect("write");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let script = dir.join("dynamic.py");
-            fs::write(&script, "#!/usr/bin/env python3\n").expect("write");
-            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
-        }
         let inventory = Inventory::load(&dir).expect("loads");
         let names: Vec<&str> = inventory.hosts().iter().map(|h| h.name.as_str()).collect();
         assert_eq!(names, ["n1", "n2"]);
@@ -623,19 +617,27 @@ mod tests {
                 .any(|w| w.contains("deploy.log") && w.contains("skipped, not an inventory")),
             "{warnings:?}"
         );
-        #[cfg(unix)]
-        assert!(
-            warnings
-                .iter()
-                .any(|w| w.contains("dynamic.py") && w.contains("dynamic inventory scripts")),
-            "{warnings:?}"
-        );
         assert!(
             warnings
                 .iter()
                 .any(|w| w.contains("token.creds") && w.contains("credentials file")),
             "{warnings:?}"
         );
+        // A dynamic inventory script beside them is read by Ansible (it runs it): refused,
+        // naming it, not left out.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let script = dir.join("dynamic.py");
+            fs::write(&script, "#!/usr/bin/env python3\n").expect("write");
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).expect("chmod");
+            let err = Inventory::load(&dir).map(|_| ()).expect_err("a script");
+            let shown = err.to_string();
+            assert!(
+                shown.contains("dynamic.py") && shown.contains("dynamic inventory script"),
+                "{shown}"
+            );
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 
@@ -668,6 +670,21 @@ mod tests {
                 "{err}"
             );
         }
+        // In a directory beside a static file too: Ansible reads both, so one left out
+        // would plan for another inventory than Ansible's.
+        let inventory = dir.join("inventory");
+        let _ = fs::remove_file(&inventory);
+        fs::create_dir_all(&inventory).expect("mkdir");
+        fs::write(inventory.join("hosts.yaml"), "all:\n  hosts:\n    node1:\n").expect("write");
+        fs::rename(&toml, inventory.join("extra.toml")).expect("move");
+        let err = Inventory::load(&inventory)
+            .map(|_| ())
+            .expect_err("toml in a directory");
+        let shown = err.to_string();
+        assert!(
+            shown.contains("extra.toml") && shown.contains("a TOML inventory"),
+            "{shown}"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 
