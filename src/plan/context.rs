@@ -119,13 +119,7 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
-    // Node text that advice may repeat (an inventory value, an -e on a command line) only
-    // as a plain path.
-    context["kubelet_resolv_conf_plain"] = json!(
-        context["kubelet_resolv_conf"]
-            .as_str()
-            .is_some_and(crate::text::plain_path)
-    );
+    advice_context(&mut context);
     cluster_domain_context(&mut context, facts, findings);
     rancher_context(&mut context, facts, rancher_config, &rancher);
     // Pods keep the real servers the kubelet's file lists: the uplink file is no fix that
@@ -222,6 +216,16 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
 }
 
 /// A known setting's value and where it comes from; null and null when not known.
+/// What advice may repeat of node text (an inventory value, an -e on a command line): only
+/// a plain path (`kubelet_resolv_conf_plain`).
+fn advice_context(context: &mut Value) {
+    context["kubelet_resolv_conf_plain"] = json!(
+        context["kubelet_resolv_conf"]
+            .as_str()
+            .is_some_and(crate::text::plain_path)
+    );
+}
+
 fn value_and_source<T: serde::Serialize>(setting: &Observed<Effective<T>>) -> (Value, Value) {
     match setting {
         Observed::Known(e) => (json!(e.value), json!(e.source)),
