@@ -1886,6 +1886,20 @@ fn a_nodeconfig_flag_over_nodeadms_config_is_info() {
     );
 }
 
+/// DNS-RESOLV-MANAGED-ELSEWHERE on `raw`, with the inventory's upstream_dns_servers set
+/// (`upstream`) or not.
+fn managed_elsewhere(raw: &crate::facts::raw::RawFacts, upstream: bool) -> RuleOutcome {
+    let facts = NodeFacts::from_raw("node1", raw);
+    let mut host = Host::new("node1");
+    if upstream {
+        host.vars.insert(
+            "upstream_dns_servers".into(),
+            serde_json::json!(["192.0.2.53"]),
+        );
+    }
+    super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts))
+}
+
 /// dhclient's supersede line is judged as the kubelet's file would be once a lease brings
 /// its servers there: where CoreDNS and nodelocaldns forward to that file, high; where they
 /// forward elsewhere (Kubespray's upstream_dns_servers), a loopback server is a warning
@@ -1896,19 +1910,11 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     use crate::facts::raw::FileState;
     let raw =
         crate::testing::rules_fixture("DNS-RESOLV-MANAGED-ELSEWHERE/kubespray-9948-before-reboot");
-    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        let mut host = Host::new("node1");
-        if upstream {
-            host.vars.insert(
-                "upstream_dns_servers".into(),
-                serde_json::json!(["192.0.2.53"]),
-            );
-        }
-        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
-            RuleOutcome::Findings(f) => (f[0].severity, f[0].remediation.clone()),
-            other => panic!("{other:?}"),
-        }
+    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| match managed_elsewhere(
+        raw, upstream,
+    ) {
+        RuleOutcome::Findings(f) => (f[0].severity, f[0].remediation.clone()),
+        other => panic!("{other:?}"),
     };
     let (severity, fix) = outcome(&raw, false);
     assert_eq!(severity, Severity::High);
@@ -1951,20 +1957,12 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
         "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
     );
     let path = "/etc/dhcp/dhclient.conf";
-    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        let mut host = Host::new("node1");
-        if upstream {
-            host.vars.insert(
-                "upstream_dns_servers".into(),
-                serde_json::json!(["192.0.2.53"]),
-            );
-        }
-        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
-            RuleOutcome::Findings(f) => Some((f[0].severity, f[0].evidence.clone())),
-            RuleOutcome::Pass => None,
-            other => panic!("{other:?}"),
-        }
+    let outcome = |raw: &crate::facts::raw::RawFacts, upstream: bool| match managed_elsewhere(
+        raw, upstream,
+    ) {
+        RuleOutcome::Findings(f) => Some((f[0].severity, f[0].evidence.clone())),
+        RuleOutcome::Pass => None,
+        other => panic!("{other:?}"),
     };
     let (severity, evidence) = outcome(&raw, false).expect("a finding");
     assert_eq!(severity, Severity::High);
