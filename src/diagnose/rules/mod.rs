@@ -354,18 +354,7 @@ pub(super) fn kubespray_legacy_resolved(
     if ctx.facts.flavour.kind != FlavourKind::Kubespray {
         return None;
     }
-    let reset = ctx.facts.files.iter().any(|(path, file)| {
-        [
-            "/etc/systemd/resolved.conf.d/",
-            "/run/systemd/resolved.conf.d/",
-        ]
-        .iter()
-        .any(|dir| path.starts_with(dir) && path.ends_with(".conf"))
-            && file
-                .text()
-                .is_some_and(|t| t.lines().any(|l| resolved_dns_value(l) == Some("")))
-    });
-    if reset {
+    if resolved_dns_reset_after(ctx.facts, "") {
         return None;
     }
     let text = file_text(ctx.facts, PATH)?;
@@ -378,6 +367,24 @@ pub(super) fn kubespray_legacy_resolved(
                 crate::text::escape(line.trim())
             )
         })
+    })
+}
+
+/// Whether a systemd-resolved drop-in (in /etc or /run) named after `name` (every one for
+/// `""`) resets the server list with an empty `DNS=` (resolved.conf(5): it drops the servers
+/// assigned before it; drop-ins are merged in name order across the directories).
+fn resolved_dns_reset_after(facts: &NodeFacts, name: &str) -> bool {
+    facts.files.iter().any(|(path, file)| {
+        [
+            "/etc/systemd/resolved.conf.d/",
+            "/run/systemd/resolved.conf.d/",
+        ]
+        .iter()
+        .filter_map(|dir| path.strip_prefix(dir))
+        .any(|n| n > name && n.ends_with(".conf") && !n.contains('/'))
+            && file
+                .text()
+                .is_some_and(|t| t.lines().any(|l| resolved_dns_value(l) == Some("")))
     })
 }
 
@@ -642,32 +649,17 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// nodelocaldns (dns_mode manual or none, deploy_coredns false, and no nodelocaldns):
 /// nothing of its own forwards to that file.
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
-    const DIRS: [&str; 2] = [
-        "/etc/systemd/resolved.conf.d/",
-        "/run/systemd/resolved.conf.d/",
-    ];
     const NAME: &str = "kubespray.conf";
-    fn dns(l: &str) -> Option<&str> {
-        l.trim_start()
-            .strip_prefix("DNS")
-            .map(str::trim_start)
-            .and_then(|r| r.strip_prefix('='))
-            .map(str::trim)
-    }
-    let ours = file_text(facts, &format!("{}{NAME}", DIRS[0]));
-    let reset_later = facts.files.iter().any(|(path, _)| {
-        DIRS.iter()
-            .filter_map(|d| path.strip_prefix(d))
-            .any(|name| name > NAME && name.ends_with(".conf") && !name.contains('/'))
-            && file_text(facts, path).is_some_and(|t| t.lines().any(|l| dns(l) == Some("")))
-    });
+    let ours = file_text(facts, &format!("/etc/systemd/resolved.conf.d/{NAME}"));
     facts.flavour.kind == FlavourKind::Kubespray
         && facts.services.systemd_resolved == UnitState::Active
         && ours.as_deref().is_some_and(|t| {
             t.lines().any(|l| l.trim_start().starts_with("FallbackDNS"))
-                && !t.lines().any(|l| dns(l).is_some_and(|v| !v.is_empty()))
+                && !t
+                    .lines()
+                    .any(|l| resolved_dns_value(l).is_some_and(|v| !v.is_empty()))
         })
-        && !reset_later
+        && !resolved_dns_reset_after(facts, NAME)
         && host
             .var_or_default("resolvconf_mode", Some("host_resolvconf"))
             .is_none_or(|m| m == "host_resolvconf")
