@@ -76,10 +76,15 @@ pub fn pretty_json(doc: &impl Serialize) -> String {
 /// ansible-core's `is_possibly_template`), or it holds a control character (a newline
 /// starts such a header). A value from a node must not reach the inventory so.
 pub fn ansible_template_syntax(text: &str) -> bool {
+    jinja_syntax(text) || text.chars().any(char::is_control)
+}
+
+/// Whether Ansible may take `text` for a template: it holds `{{`, `{%` or `{#`, or a
+/// `#jinja2:` header (ansible-core's `is_possibly_template`).
+pub fn jinja_syntax(text: &str) -> bool {
     ["{{", "{%", "{#", "#jinja2:"]
         .iter()
         .any(|d| text.contains(d))
-        || text.chars().any(char::is_control)
 }
 
 /// Whether `path` is a plain absolute path: `/` and letters, digits, `._/@+:=,-` only, so

@@ -30,9 +30,10 @@ pub struct Host {
 pub const VAULTED: &str = "{{ !vault (encrypted: dnsfix does not decrypt it) }}";
 
 /// Whether a value is a Jinja template dnsfix does not render (`"{{ corp_dns }}"`, a `{% %}`
-/// block): Ansible makes something of it that is not known here.
+/// block, a `{# #}` comment, a `#jinja2:` header): Ansible makes something of it that is not
+/// known here ([`crate::text::jinja_syntax`], what the inventory writer refuses too).
 pub fn is_template(value: &str) -> bool {
-    value.contains("{{") || value.contains("{%")
+    crate::text::jinja_syntax(value)
 }
 
 impl Host {

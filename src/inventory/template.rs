@@ -84,7 +84,7 @@ fn interpolate(text: &str, vars: &Vars, magic: &Vars) -> Option<String> {
     // Ansible renders a text once: pieces that come together as template syntax
     // (`"{{ lb }}{{ rb }}"` with `lb: "{"`, `rb: "{ other }}"`) are its result, not a
     // template to render again, as the next round would. Kept as written.
-    (!["{{", "{%", "{#"].iter().any(|d| out.contains(d))).then_some(out)
+    (!is_template(&out)).then_some(out)
 }
 
 /// Resolves every bare reference in `vars` (a host's merged variables) in place, recording
