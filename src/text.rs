@@ -87,16 +87,6 @@ pub fn jinja_syntax(text: &str) -> bool {
         .any(|d| text.contains(d))
 }
 
-/// Whether `path` is a plain absolute path: `/` and letters, digits, `._/@+:=,-` only, so
-/// that advice repeating it (an inventory value, an `-e` on a command line) is the path and
-/// nothing else to Ansible and to a shell it is pasted into.
-pub fn plain_path(path: &str) -> bool {
-    path.starts_with('/')
-        && path
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/@+:=,-".contains(c))
-}
-
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
     escaped(text, |c| c.is_control() || invisible(c))
 }

@@ -217,12 +217,13 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
 
 /// A known setting's value and where it comes from; null and null when not known.
 /// What advice may repeat of node text (an inventory value, an -e on a command line): only
-/// a plain path (`kubelet_resolv_conf_plain`).
+/// a plain path, as node scripts take one (`kubelet_resolv_conf_plain`: absolute, no `..`,
+/// letters, digits and `._/+@:-`).
 fn advice_context(context: &mut Value) {
     context["kubelet_resolv_conf_plain"] = json!(
         context["kubelet_resolv_conf"]
             .as_str()
-            .is_some_and(crate::text::plain_path)
+            .is_some_and(crate::node_script::safe_path)
     );
 }
 
