@@ -369,6 +369,49 @@ fn a_second_ctrl_c_ends_a_rollback_whose_stderr_is_gone() {
     assert!(gone, "left after the second Ctrl-C: {}", left_behind(&xdg));
 }
 
+/// A panic on the main thread (here `apply --format json` saying "nothing to apply" on a
+/// stderr that is gone: `eprint!` panics on EPIPE) skips `main`'s `end_all`, but not the
+/// unwinding: every session dropped ends its master, so no ssh dnsfix started is left, not
+/// even for the run's masters' idle time.
+#[test]
+fn a_panic_on_the_main_thread_still_ends_every_ssh() {
+    let lab = start(&["healthy"]);
+    let xdg = private_dir(&lab, "xdg");
+    let mut dnsfix = Dnsfix::new([
+        "apply",
+        "--yes",
+        "--format",
+        "json",
+        "--connect-timeout",
+        "60",
+    ])
+    .lab_apply(&lab, &lab.inventory())
+    .env("XDG_RUNTIME_DIR", &xdg)
+    .command()
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("dnsfix runs");
+    // The reader goes before dnsfix writes anything: every write to stderr fails (EPIPE).
+    drop(dnsfix.stderr.take());
+    let ended = wait_for(Duration::from_secs(60), || {
+        matches!(dnsfix.try_wait(), Ok(Some(_)))
+    });
+    if !ended {
+        let _ = dnsfix.kill();
+    }
+    assert!(ended, "dnsfix still runs");
+    let status = dnsfix.wait().expect("wait");
+    assert_eq!(status.code(), Some(101), "a panic's exit status");
+    // Right away: a master left to its idle time would still be there.
+    let left = ssh_processes(&xdg);
+    assert!(
+        left.is_empty(),
+        "left after the panic: {}",
+        left_behind(&xdg)
+    );
+}
+
 /// A session dropped unclosed (its task panicked or was cancelled) still ends the run's own
 /// master: the node sees the connection closed at once, not after the master's idle time.
 #[test]
