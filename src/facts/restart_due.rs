@@ -28,10 +28,12 @@ pub struct PendingRestart {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rollback: bool,
     /// Whether the kubelet still runs on the settings from before that run: it started
-    /// before the mark (or does not run), and the node has not rebooted since. `None`
-    /// where that cannot be told (the mark or the process start unreadable).
+    /// before the mark, and the node has not rebooted since. Not where no kubelet runs: one
+    /// stopped since (an operator's `systemctl stop`, say) reads the run's files when it
+    /// starts, and starting it is nobody's to decide but its operator's. `None` where that
+    /// cannot be told (the mark or the process start unreadable).
     pub due: Option<bool>,
-    /// Whether a kubelet process runs at all (one that does not is due its start).
+    /// Whether a kubelet process runs at all.
     pub running: bool,
     /// The mark's path, as evidence.
     pub path: String,
@@ -66,7 +68,7 @@ pub fn pending_restarts(
                 // Rebooted since: every unit started after the mark.
                 (Some(then), Some(now), _) if then != now => Some(false),
                 (Some(_), Some(_), Some(marked)) => match (pid, started) {
-                    (None, _) => Some(true),
+                    (None, _) => Some(false),
                     (Some(_), Some(started)) => Some(started <= marked),
                     (Some(_), None) => None,
                 },
@@ -229,8 +231,9 @@ mod tests {
             due("20261130T020304Z-ab12 b0 2000.15\n", Some(4242)),
             Some(false)
         );
-        // No kubelet runs: the restart is still to be done.
-        assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", None), Some(true));
+        // No kubelet runs (stopped since, say): nothing runs on the old settings, and the
+        // next start reads the run's files; starting it is its operator's call.
+        assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", None), Some(false));
         // A kubelet whose start cannot be read, a mark without a time: cannot be told.
         assert_eq!(due("20261130T020304Z-ab12 b1 2000.15\n", Some(7)), None);
         assert_eq!(due("20261130T020304Z-ab12\n", Some(4242)), None);

@@ -39,6 +39,18 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         );
     }
     if due.is_empty() {
+        // A kubelet stopped since the run was cut off (by its operator, say) is not started
+        // here: it reads the files the run left when it starts.
+        if let Some(stopped) = restarts.iter().find(|r| !r.running && r.due == Some(false)) {
+            return RuleOutcome::NotApplicable(format!(
+                "no kubelet runs now: {} left {} to be restarted ({}), and it reads the files \
+                 that run left when it is started; recreate the node's CoreDNS and \
+                 nodelocaldns pods after that",
+                which(stopped),
+                escape(&stopped.unit),
+                escape(&stopped.path)
+            ));
+        }
         if let Some(restart) = restarts.iter().find(|r| r.due.is_none()) {
             return ctx.unknown_because(
                 ID,
@@ -72,15 +84,11 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         .iter()
         .map(|r| {
             format!(
-                "{}: {} changed files for {} and was cut off before restarting it; {}",
+                "{}: {} changed files for {} and was cut off before restarting it; the \
+                 kubelet running now started before that",
                 escape(&r.path),
                 which(r),
-                escape(&r.unit),
-                if r.running {
-                    "the kubelet running now started before that"
-                } else {
-                    "no kubelet runs now"
-                }
+                escape(&r.unit)
             )
         })
         .collect();

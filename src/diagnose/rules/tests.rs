@@ -3314,6 +3314,26 @@ fn restart_marks_that_cannot_be_judged_are_unknown() {
     assert_eq!(status(&unread), Some(FindingStatus::Unknown));
 }
 
+/// DNS-KUBELET-RESTART-DUE: a kubelet stopped after a run was cut off (by its operator)
+/// is not due a restart, which would start it: it reads the run's files when it starts.
+#[test]
+fn a_kubelet_stopped_since_a_cut_off_run_is_not_started() {
+    let raw =
+        crate::testing::rules_fixture("DNS-KUBELET-RESTART-DUE/kubeadm-cut-off-kubelet-stopped");
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(facts.kubelet.pid, None);
+    match super::restart_due::restart_due(&Ctx::new(&host, &facts)) {
+        RuleOutcome::NotApplicable(why) => assert!(
+            why.starts_with(
+                "no kubelet runs now: apply run 20261130T021500Z-7f3a left kubelet to be restarted"
+            ),
+            "{why}"
+        ),
+        other => panic!("expected not applicable, got {other:?}"),
+    }
+}
+
 /// A `{% %}` template among upstream_dns_servers is unrendered like a `{{ }}` one: never
 /// passed on as a server's address.
 #[test]
