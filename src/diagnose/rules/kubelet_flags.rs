@@ -816,28 +816,32 @@ fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
 /// spec.kubelet.flags, as nodeadm writes the environment file anew at every boot), with the
 /// config file's value under it named, which counts once the flag goes.
 fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
-    let under = dns
-        .shadowed
-        .iter()
-        .map(|s| {
-            format!(
-                " (without it, {} clusterDNS: {} counts)",
-                s.source.at(),
-                s.value
-            )
-        })
-        .next()
-        .unwrap_or_default();
+    // Taken out, the flag leaves the config's clusterDNS; with none there, none at all (no
+    // fix to offer).
+    let without = |remove: &str| {
+        dns.shadowed
+            .first()
+            .map(|s| {
+                format!(
+                    ", or {remove} (without it, {} clusterDNS: {} counts)",
+                    s.source.at(),
+                    s.value
+                )
+            })
+            .unwrap_or_default()
+    };
     if ctx.facts.flavour.kind == FlavourKind::Eks {
         return format!(
-            "change --cluster-dns to {to} in the NodeConfig's spec.kubelet.flags where it is set, or take it out{under} (nodeadm writes {} anew at every boot); {}",
+            "change --cluster-dns to {to} in the NodeConfig's spec.kubelet.flags where it is set{} (nodeadm writes {} anew at every boot); {}",
+            without("take it out"),
             dns.source.at(),
             super::EKS_FLAG_APPLY
         );
     }
     format!(
-        "change --cluster-dns at {} to {to}, or remove it{under}; {}",
+        "change --cluster-dns at {} to {to}{}; {}",
         dns.source.at(),
+        without("remove it"),
         restart_hint(ctx)
     )
 }

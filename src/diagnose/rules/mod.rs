@@ -428,17 +428,6 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
     let path = e.source.path.as_deref()?;
     match e.source.kind.as_str() {
         "flag" => {
-            let under = e
-                .shadowed
-                .first()
-                .map(|s| {
-                    format!(
-                        " (without it, {} resolvConf: {} counts)",
-                        s.source.at(),
-                        s.value
-                    )
-                })
-                .unwrap_or_default();
             // Kubespray renders KUBELET_ARGS from the inventory at every cluster.yml run.
             let (there, it) = if path == crate::facts::node_facts::KUBESPRAY_ENV {
                 (
@@ -457,8 +446,23 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
             } else {
                 ""
             };
+            // Taken out, the flag leaves the config's value, under the key that sets it (a
+            // drop-in's `resolverConfig` for kubelet 1.28 to 1.31); with none there, the
+            // kubelet's default /etc/resolv.conf, no fix to offer.
+            let key = kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf");
+            let remove = e
+                .shadowed
+                .first()
+                .map(|s| {
+                    format!(
+                        ", or remove it{it} (without it, {} {key}: {} counts)",
+                        s.source.at(),
+                        s.value
+                    )
+                })
+                .unwrap_or_default();
             Some(format!(
-                "--resolv-conf at {} sets it, and a flag beats the config file: change the flag{there}, or remove it{it}{under}{reload}",
+                "--resolv-conf at {} sets it, and a flag beats the config file: change the flag{there}{remove}{reload}",
                 e.source.at()
             ))
         }

@@ -1168,6 +1168,49 @@ fn loopback_remediation(raw: &crate::facts::raw::RawFacts) -> String {
     f[0].remediation.clone()
 }
 
+/// A --resolv-conf over the config's setting: the fix names what counts once the flag goes
+/// under the key that sets it (`resolverConfig` in a 1.28 to 1.31 kubelet's drop-in), and
+/// offers taking the flag out only where a config value is there to count (else the
+/// kubelet's default /etc/resolv.conf would, the stub here).
+#[test]
+fn a_resolv_conf_flag_names_the_setting_under_it_as_spelled() {
+    use crate::facts::raw::FileState;
+    let mut spelled = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig",
+    );
+    let flag = "--resolv-conf=/etc/resolv.conf";
+    spelled.file(
+        "/etc/default/kubelet",
+        FileState::Present,
+        Some(
+            format!("KUBELET_EXTRA_ARGS=--config-dir=/etc/kubernetes/kubelet.conf.d {flag}\n")
+                .as_bytes(),
+        ),
+    );
+    let cmdline = "/proc/2291/cmdline";
+    let mut argv = spelled.files[cmdline].content.to_vec();
+    argv.extend_from_slice(format!("{flag}\0").as_bytes());
+    spelled.file(cmdline, FileState::Present, Some(&argv));
+    let fix = loopback_remediation(&spelled);
+    assert!(
+        fix.contains("change the flag there, or remove it (without it, /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolverConfig: /etc/resolv.conf counts)"),
+        "{fix}"
+    );
+
+    let mut bare =
+        crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.30-etc-default-stub-flag");
+    let config = "/var/lib/kubelet/config.yaml";
+    let text = String::from_utf8_lossy(&bare.files[config].content)
+        .replace("resolvConf: /run/systemd/resolve/resolv.conf\n", "");
+    bare.file(config, FileState::Present, Some(text.as_bytes()));
+    let fix = loopback_remediation(&bare);
+    assert!(
+        fix.contains("--resolv-conf at /etc/default/kubelet:1 sets it, and a flag beats the config file: change the flag there")
+            && !fix.contains("remove it"),
+        "{fix}"
+    );
+}
+
 /// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
 /// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
 #[test]
@@ -2416,6 +2459,22 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
             && f[0].remediation.contains(
                 "(without it, /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"
             ),
+        "{}",
+        f[0].remediation
+    );
+    // With no clusterDNS in the config, taking the flag out leaves the kubelet none: not
+    // offered.
+    let mut bare = raw.clone();
+    let config = "/var/lib/kubelet/config.yaml";
+    crate::testing::replace_in_file(&mut bare, config, "clusterDNS:\n- 10.96.0.10\n", "");
+    let facts = NodeFacts::from_raw("node1", &bare);
+    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
+        panic!("the name is dropped");
+    };
+    assert!(
+        f[0].remediation
+            .starts_with("change --cluster-dns at /etc/default/kubelet:1")
+            && !f[0].remediation.contains("remove it"),
         "{}",
         f[0].remediation
     );
