@@ -369,17 +369,43 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
             "nothing to do while the flag's value is right; to change it, change the flag there (an edit of config.yaml changes nothing)".into(),
         )]);
     }
-    let keep = kept_in(k, &overridden);
+    let fix = shadow_fix(ctx, &overriding, &overridden);
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-KUBELET-FLAG-SHADOW",
         Severity::Warning,
         "a kubelet flag overrides the config file: editing the config file changes nothing".into(),
         evidence,
-        format!(
-            "remove the flag where it is set and keep the value in {keep}; {}",
-            restart_hint(ctx)
-        ),
+        fix,
     )])
+}
+
+/// How to take out the flags set at `overriding` that shadow the settings at `overridden`.
+fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> String {
+    let k = &ctx.facts.kubelet;
+    // A flag in a unit file or drop-in is gone only after a daemon-reload.
+    let reload = if overriding
+        .iter()
+        .any(|s| s.path.as_deref().is_some_and(super::in_unit_file))
+    {
+        "systemctl daemon-reload, then "
+    } else {
+        ""
+    };
+    // On EKS nodeadm writes config.json anew at every boot from the NodeConfig: the value
+    // is kept there, and counts from the boot after.
+    if ctx.facts.flavour.kind == FlavourKind::Eks {
+        format!(
+            "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes {} anew from it at every boot); {reload}restart kubelet, and where the NodeConfig changed, {}",
+            k.config_path.as_deref().unwrap_or("the kubelet's config"),
+            super::EKS_APPLY
+        )
+    } else {
+        format!(
+            "remove the flag where it is set and keep the value in {}; {reload}{}",
+            kept_in(k, overridden),
+            restart_hint(ctx)
+        )
+    }
 }
 
 /// Where a shadowing flag's value is kept once the flag goes: in the `--config-dir` drop-in

@@ -438,10 +438,7 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
                 (" there", "")
             };
             // A unit file or drop-in is read again only after a daemon-reload.
-            let reload = if crate::facts::systemd_unit::UNIT_DIRS
-                .iter()
-                .any(|d| path.starts_with(&format!("{d}/")))
-            {
+            let reload = if in_unit_file(path) {
                 ", then systemctl daemon-reload"
             } else {
                 ""
@@ -481,6 +478,14 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Whether `path` is a systemd unit file or drop-in, which systemd reads again only after
+/// `systemctl daemon-reload`.
+pub(super) fn in_unit_file(path: &str) -> bool {
+    crate::facts::systemd_unit::UNIT_DIRS
+        .iter()
+        .any(|d| path.starts_with(&format!("{d}/")))
 }
 
 /// Where the node's installer keeps the kubelet's resolvConf.

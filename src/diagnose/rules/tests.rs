@@ -1211,6 +1211,37 @@ fn a_resolv_conf_flag_names_the_setting_under_it_as_spelled() {
     );
 }
 
+/// DNS-KUBELET-FLAG-SHADOW: a flag set in a unit file or drop-in is gone only after
+/// systemctl daemon-reload, on EKS too, where the value is kept in the NodeConfig (nodeadm
+/// writes config.json anew at every boot).
+#[test]
+fn a_shadowing_flag_in_a_unit_drop_in_asks_for_a_daemon_reload() {
+    let host = Host::new("node1");
+    let shadow_fix = |case: &str| {
+        let facts = NodeFacts::from_raw("node1", &crate::testing::rules_fixture(case));
+        let RuleOutcome::Findings(f) = kubelet_flags::flag_shadow(&Ctx::new(&host, &facts)) else {
+            panic!("{case}: the flag shadows the config");
+        };
+        assert_eq!(f[0].severity, Severity::Warning, "{case}: {f:?}");
+        f[0].remediation.clone()
+    };
+    let kubeadm = shadow_fix("DNS-KUBELET-FLAG-SHADOW/kubeadm-dropin-execstart-flag");
+    assert!(
+        kubeadm.ends_with(
+            "keep the value in the config file; systemctl daemon-reload, then restart kubelet"
+        ),
+        "{kubeadm}"
+    );
+    let eks = shadow_fix("DNS-KUBELET-FLAG-SHADOW/eks-al2023-dropin-cluster-dns-flag");
+    assert!(
+        eks.contains("keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes /etc/kubernetes/kubelet/config.json anew from it at every boot); systemctl daemon-reload, then restart kubelet"),
+        "{eks}"
+    );
+    // In an environment file, nothing to reload.
+    let env = shadow_fix("DNS-KUBELET-FLAG-SHADOW/kubespray-cluster-dns-flag");
+    assert!(!env.contains("daemon-reload"), "{env}");
+}
+
 /// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
 /// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
 #[test]
