@@ -119,6 +119,7 @@ pub fn build(
     );
     context["kubelet_cluster_dns_file"] =
         json!(config_file_of(&kubelet.cluster_dns).or(kubelet.config_path.as_deref()));
+    config_key_context(&mut context, &rules_ctx);
     advice_context(&mut context);
     cluster_domain_context(&mut context, facts, findings);
     rancher_context(&mut context, facts, rancher_config, &rancher);
@@ -213,6 +214,21 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
             .and_then(|s| s.source.path.as_deref()),
         _ => None,
     }
+}
+
+/// Where the kubelet's config file keys go: whether resolvConf's file is a drop-in
+/// ([`resolv_conf_in_dropin`]).
+fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
+    context["kubelet_resolv_conf_in_dropin"] = json!(resolv_conf_in_dropin(&ctx.facts.kubelet));
+}
+
+/// Whether the file that sets the kubelet's resolvConf (under a flag too) is a
+/// `--config-dir` drop-in, where kubelet 1.28 to 1.31 read it only under the internal
+/// spelling resolverConfig (kubernetes#126630) and 1.32 on only as resolvConf (#127421):
+/// where the version is not known, the playbooks write both.
+fn resolv_conf_in_dropin(kubelet: &crate::facts::node_facts::Kubelet) -> bool {
+    config_file_of(&kubelet.resolv_conf)
+        .is_some_and(|f| kubelet.config_dropins.iter().any(|d| d == f))
 }
 
 /// A known setting's value and where it comes from; null and null when not known.

@@ -465,10 +465,14 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
         }
         "config" if kubelet.config_dropins.iter().any(|d| d == path) => {
             let key = kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf");
-            let beside = if key == "resolvConf" {
-                ""
-            } else {
+            // A kubelet not known to be 1.32 or later may read the drop-in's setting only as
+            // resolverConfig (1.28 to 1.31, kubernetes#126630), which later ones pass over.
+            let beside = if key != "resolvConf" {
                 " (the spelling kubelet 1.28 to 1.31 read in a drop-in), and resolvConf beside it for kubelet 1.32 and later"
+            } else if kube_minor(ctx).is_none_or(|(m, _)| m < 32) {
+                ", and resolverConfig beside it (the spelling kubelet 1.28 to 1.31 read in a drop-in; this kubelet's version is not known to be 1.32 or later)"
+            } else {
+                ""
             };
             Some(format!(
                 "set {key} in {}{beside}: that --config-dir drop-in sets it, and it beats {}",

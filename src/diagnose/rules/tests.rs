@@ -1293,6 +1293,16 @@ fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
         ) && !dropin.contains(config_yaml),
         "{dropin}"
     );
+    // A kubelet of unknown version may be one of those that read it there only as
+    // resolverConfig (1.28 to 1.31).
+    let unknown = remediation("kubeadm-config-dir-dropin-version-unknown");
+    assert!(
+        unknown.contains(
+            "set resolvConf in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3, and resolverConfig beside it (the spelling kubelet 1.28 to 1.31 read in a drop-in; this kubelet's version is not known to be 1.32 or later)"
+        ),
+        "{unknown}"
+    );
+    assert!(!dropin.contains("resolverConfig"), "{dropin}");
     // Kubelet 1.28 to 1.31 read it there as resolverConfig.
     let spelled = remediation("kubeadm-1.31-config-dir-resolverconfig");
     assert!(
