@@ -217,9 +217,12 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
 }
 
 /// Where the kubelet's config file keys go: whether resolvConf's file is a drop-in
-/// ([`resolv_conf_in_dropin`]).
+/// ([`resolv_conf_in_dropin`]), and the clusterDNS Kubespray renders into
+/// kubelet-config.yaml at its next run, where the inventory says
+/// (kubelet-config.v1beta1.yaml.j2 @46dbdd39; null where not known).
 fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
     context["kubelet_resolv_conf_in_dropin"] = json!(resolv_conf_in_dropin(&ctx.facts.kubelet));
+    context["kubespray_cluster_dns"] = json!(rules::kube_dns_address(ctx));
 }
 
 /// Whether the file that sets the kubelet's resolvConf (under a flag too) is a

@@ -803,7 +803,7 @@ fn microk8s_args_file<'a>(ctx: &Ctx<'a>) -> &'a str {
 /// dns_mode manual), on a Kubespray node or where the inventory says dns_mode; else not
 /// known here. Where the node has no nodelocaldns interface (nothing would answer the
 /// cache's address), the address it renders without NodeLocal DNSCache.
-fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
+pub(crate) fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
