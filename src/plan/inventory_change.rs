@@ -39,6 +39,40 @@ pub const PER_NODE: &[&str] = &["kube_resolv_conf", "nameservers"];
 /// no pod ("Could not open resolv conf file"): such a value is always set per host.
 const DNSFIX_DIR: &str = "/etc/dnsfix/";
 
+/// Per host, a note where the inventory gives it dnsfix's own file as kube_resolv_conf
+/// from a group (an older dnsfix set it so, or a hand did): Kubespray renders that path into
+/// the kubelet config of every node of the group, also one a later scale.yml adds, which has
+/// no such file, and whose kubelet then starts no pod. Set per host, the value reaches only
+/// the nodes dnsfix wrote the file on.
+pub fn group_dnsfix_file_notes(inventory: &Inventory) -> BTreeMap<String, Vec<String>> {
+    use crate::inventory::VarScope;
+    let key = "kube_resolv_conf";
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for host in inventory.hosts() {
+        let Some(value) = host.var_str(key).filter(|v| v.starts_with(DNSFIX_DIR)) else {
+            continue;
+        };
+        let Some(origin) = host.origins.get(key) else {
+            continue;
+        };
+        let group = match &origin.scope {
+            VarScope::Group(g) | VarScope::GroupVars(g) => g,
+            _ => continue,
+        };
+        notes.entry(host.name.clone()).or_default().push(format!(
+            "the inventory sets {key}: {} for group {} ({}): dnsfix's own file, which is only \
+             on the nodes dnsfix wrote it on; Kubespray gives it to every node of the group, \
+             and the kubelet of a node a later scale.yml adds starts no pod (\"Could not open \
+             resolv conf file\"): set it in host_vars of the nodes that have the file instead, \
+             and take it out of the group's",
+            crate::text::escape(value),
+            crate::text::escape(group),
+            crate::text::escape(&origin.to_string())
+        ));
+    }
+    notes
+}
+
 /// One requested setting and the hosts that need it.
 #[derive(Debug, Clone)]
 pub struct Wanted {
@@ -502,6 +536,34 @@ mod tests {
                     .to_owned()
             })
             .collect()
+    }
+
+    /// A group's kube_resolv_conf that names dnsfix's own file (an older dnsfix's) is
+    /// noted on every host it reaches; per host it is not.
+    #[test]
+    fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
+        let (_, inv) = inventory(&[(
+            "group_vars/k8s_cluster/dnsfix.yml",
+            "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
+        )]);
+        let notes = group_dnsfix_file_notes(&inv);
+        assert_eq!(notes.keys().collect::<Vec<_>>(), ["node1", "node2"]);
+        assert!(
+            notes["node1"][0].starts_with(
+                "the inventory sets kube_resolv_conf: /etc/dnsfix/resolv.conf for group k8s_cluster ("
+            ) && notes["node1"][0].contains("a later scale.yml adds starts no pod"),
+            "{notes:?}"
+        );
+        let (_, inv) = inventory(&[(
+            "host_vars/node1.yml",
+            "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
+        )]);
+        assert!(group_dnsfix_file_notes(&inv).is_empty());
+        let (_, inv) = inventory(&[(
+            "group_vars/k8s_cluster/all.yml",
+            "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
+        )]);
+        assert!(group_dnsfix_file_notes(&inv).is_empty());
     }
 
     /// The kubelet's resolv.conf is a node's own: set for the group only where every host

@@ -420,7 +420,10 @@ fn place_inventory_changes(
         }
         return Vec::new();
     }
-    let (changes, notes) = inventory_change::changes(inventory, wanted);
+    let (changes, mut notes) = inventory_change::changes(inventory, wanted);
+    for (host, more) in inventory_change::group_dnsfix_file_notes(inventory) {
+        notes.entry(host).or_default().extend(more);
+    }
     for plan in host_plans.iter_mut() {
         for message in notes.get(&plan.host).into_iter().flatten() {
             plan.notes.push(model::Note {

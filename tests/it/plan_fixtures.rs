@@ -428,3 +428,35 @@ fn a_cluster_dns_in_kubelet_config_extra_args_is_named_where_kubespray_keeps_it(
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An older dnsfix set kube_resolv_conf: /etc/dnsfix/resolv.conf for a group: Kubespray
+/// gives it to a node a later scale.yml adds, which has no such file. The plan says so on
+/// every host it reaches, healthy or not; a host_vars value is each node's own.
+#[test]
+fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+    let case = base.join("_healthy/kubespray-ubuntu2204");
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let raw = raw::from_tree(&case.join("root")).expect("fixture tree");
+    let dir = std::env::temp_dir().join(format!("dnsfix-group-dnsfix-file-{}", std::process::id()));
+    let path = inventory(&dir, &vars);
+    let noted =
+        "the inventory sets kube_resolv_conf: /etc/dnsfix/resolv.conf for group k8s_cluster";
+    let text = plan::render::text(&plan_for(&path, &raw, &playbooks), false);
+    assert!(!text.contains(noted), "{text}");
+    for (file, grouped) in [
+        ("group_vars/k8s_cluster/dnsfix.yml", true),
+        ("host_vars/node1.yml", false),
+    ] {
+        let file = dir.join(file);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, "kube_resolv_conf: /etc/dnsfix/resolv.conf\n").expect("write");
+        let text = plan::render::text(&plan_for(&path, &raw, &playbooks), false);
+        assert_eq!(text.contains(noted), grouped, "{text}");
+        std::fs::remove_file(&file).expect("rm");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
