@@ -110,7 +110,7 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
             RuleOutcome::Findings(vec![ctx.finding(
                 id,
                 Severity::Info,
-                "bridge netfilter is off, which does not matter here: the CNI wires pods without a Linux bridge, so no pod traffic is bridged".into(),
+                "bridge netfilter is off, which does not matter here: the CNI wires pods without a Linux bridge (routed, on Open vSwitch, on macvlan or ipvlan devices, or on a device of their own), and bridge netfilter sees only frames that cross one".into(),
                 evidence,
                 "nothing to do for this CNI; if pods will ever sit on a Linux bridge (bridge, flannel, Weave), modprobe br_netfilter and set net.bridge.bridge-nf-call-iptables=1".into(),
             )])
@@ -315,7 +315,9 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
     }
     if let PodBridge::Routed(why) = &ctx.facts.cni.pod_bridge {
-        return RuleOutcome::NotApplicable(format!("no pod traffic is bridged ({why})"));
+        return RuleOutcome::NotApplicable(format!(
+            "no pod traffic crosses a Linux bridge ({why})"
+        ));
     }
     // "Reverts at the next reboot" is only true of what is on now; what is off is
     // DNS-BRIDGE-NF-OFF's business (its fix persists too).
