@@ -6,8 +6,9 @@
 //! to `bridge` on cni0, Weave's `weave` bridge, kubenet's cbr0), a missing br_netfilter lets
 //! replies bypass the service NAT ("reply from unexpected source"). Where pods are wired
 //! with routed veths (Calico, including Canal, whose pod plugin is `calico`; Cilium; the AWS
-//! VPC CNI), nothing is bridged and the setting does not matter; the current Kubernetes
-//! docs (container-runtimes.md) leave it to the network plugin.
+//! VPC CNI; Azure CNI in transparent mode, but not in its bridge mode), nothing is bridged
+//! and the setting does not matter; the current Kubernetes docs (container-runtimes.md)
+//! leave it to the network plugin.
 //!
 //! The configuration in effect is the first file of the directory, by name, ending in
 //! `.conf`, `.conflist` or `.json` (libcni `ConfFiles`, as containerd and CRI-O load it),
@@ -45,6 +46,47 @@ const OVS: &[&str] = &["antrea", "kube-ovn", "ovn-k8s-cni-overlay"];
 /// Linux bridge (net/bridge/br_netfilter_hooks.c), never sees them and turning it on
 /// changes nothing.
 const VLAN_DEVICES: &[&str] = &["macvlan", "ipvlan"];
+/// Main plugin types that move a device of the node into the pod's network namespace:
+/// host-device (containernetworking/plugins @3d27709f plugins/main/host-device/
+/// host-device.go moveLinkIn: `netlink.LinkSetNsFd` of the named link), sriov (k8snetworkplumbingwg/
+/// sriov-cni @b448389f pkg/sriov/sriov.go SetupVF: the VF netdevice moved into the pod's
+/// namespace). The pod's frames leave through that device, switched by the NIC, never by
+/// a Linux bridge of the node.
+const MOVED_DEVICES: &[&str] = &["host-device", "sriov"];
+
+/// How Azure CNI (`azure-vnet`) wires pods, from its `mode` (Azure/azure-container-
+/// networking @cbd7560c network/network.go: `bridge`, `tunnel`, `transparent`,
+/// `transparent-vlan`, `tunnel` where none is given; network/network_linux.go
+/// newNetworkImpl refuses any other). `transparent`, the mode of its shipped
+/// cni/azure-linux.conflist since ac1e600b (2020) and of AKS's conflists, gives each pod a
+/// veth and a host route to it (network/transparent_endpointclient_linux.go
+/// AddEndpointRules: `ip route add <podip> dev <hostveth>`); `transparent-vlan` a VLAN
+/// interface in a namespace of its own, routed the same way. `bridge` and `tunnel`
+/// put the node's interface and the pods' veths on a Linux bridge, `bridge` from the
+/// conflist or `azure` and the interface's index (connectExternalInterface,
+/// NewLinuxBridgeClient; the OVS client only with a multitenancy VLAN).
+fn azure_vnet(path: &str, plugin: &serde_json::Value) -> PodBridge {
+    let mode = plugin["mode"].as_str().unwrap_or_default();
+    match mode {
+        "transparent" | "transparent-vlan" => PodBridge::Routed(format!(
+            "{path}: plugin azure-vnet in {mode} mode wires pods with routed veths, no Linux bridge"
+        )),
+        "bridge" | "tunnel" | "" => PodBridge::Bridged(format!(
+            "{path}: plugin azure-vnet in {} mode puts pods on bridge {}",
+            if mode.is_empty() {
+                "tunnel (its default)"
+            } else {
+                mode
+            },
+            plugin["bridge"]
+                .as_str()
+                .unwrap_or("azure<N> (azure and the host interface's index)")
+        )),
+        other => PodBridge::Unknown(format!(
+            "{path}: plugin azure-vnet in a mode dnsfix does not know ({other:?})"
+        )),
+    }
+}
 
 /// Plugin types whose node agent turns forwarding on (IPv4, and IPv6 where the cluster has
 /// it) whenever it starts, which it does at every boot: a node with one of them in its
@@ -418,24 +460,7 @@ impl Cni {
                 ));
             }
         }
-        let pod_bridge = match (bridged, types.first()) {
-            (Some(why), _) => PodBridge::Bridged(why),
-            (None, Some(main)) if ROUTED.contains(&main.as_str()) => PodBridge::Routed(format!(
-                "{path}: plugin {main} wires pods with routed veths, no Linux bridge"
-            )),
-            (None, Some(main)) if OVS.contains(&main.as_str()) => PodBridge::Routed(format!(
-                "{path}: plugin {main} puts pods on an Open vSwitch bridge, not a Linux one: bridge netfilter never sees their frames"
-            )),
-            (None, Some(main)) if VLAN_DEVICES.contains(&main.as_str()) => {
-                PodBridge::Routed(format!(
-                    "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it: Kubespray's docs/CNI/macvlan.md gives \"reply from unexpected source\" and kube_proxy_masquerade_all: true for it, which dnsfix does not check)"
-                ))
-            }
-            (None, Some(main)) => PodBridge::Unknown(format!(
-                "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
-            )),
-            (None, None) => PodBridge::Unknown(format!("{path}: no plugin type")),
-        };
+        let pod_bridge = pod_bridge(path, bridged, &types, plugins.first().copied());
         let iptables = "net.bridge.bridge-nf-call-iptables";
         let bridge_nf_agent = match (types.first().map(String::as_str), plugins.first()) {
             (Some("weave-net"), _) => Some(BridgeNfAgent {
@@ -488,6 +513,44 @@ impl Cni {
             unread: None,
             later: Vec::new(),
         }
+    }
+}
+
+/// Whether pods sit on a Linux bridge, from the chain's plugin types and its first
+/// plugin's configuration: `bridged` where a plugin of the chain puts them on one (see
+/// [`BRIDGED`], flannel), else by the main plugin.
+fn pod_bridge(
+    path: &str,
+    bridged: Option<String>,
+    types: &[String],
+    first: Option<&serde_json::Value>,
+) -> PodBridge {
+    let azure = first
+        .filter(|p| p["type"] == "azure-vnet")
+        .map(|p| azure_vnet(path, p));
+    match (bridged, types.first(), azure) {
+        (Some(why), ..) => PodBridge::Bridged(why),
+        (None, _, Some(azure)) => azure,
+        (None, Some(main), None) if MOVED_DEVICES.contains(&main.as_str()) => {
+            PodBridge::Routed(format!(
+                "{path}: plugin {main} moves a device of the node into the pod, whose frames leave through it without crossing a Linux bridge"
+            ))
+        }
+        (None, Some(main), None) if ROUTED.contains(&main.as_str()) => PodBridge::Routed(format!(
+            "{path}: plugin {main} wires pods with routed veths, no Linux bridge"
+        )),
+        (None, Some(main), None) if OVS.contains(&main.as_str()) => PodBridge::Routed(format!(
+            "{path}: plugin {main} puts pods on an Open vSwitch bridge, not a Linux one: bridge netfilter never sees their frames"
+        )),
+        (None, Some(main), None) if VLAN_DEVICES.contains(&main.as_str()) => {
+            PodBridge::Routed(format!(
+                "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it: Kubespray's docs/CNI/macvlan.md gives \"reply from unexpected source\" and kube_proxy_masquerade_all: true for it, which dnsfix does not check)"
+            ))
+        }
+        (None, Some(main), None) => PodBridge::Unknown(format!(
+            "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
+        )),
+        (None, None, _) => PodBridge::Unknown(format!("{path}: no plugin type")),
     }
 }
 
@@ -1268,6 +1331,120 @@ mod tests {
         let ipvlan = macvlan.replace("\"macvlan\"", "\"ipvlan\"");
         let c = cni(&[("/etc/cni/net.d/10-ipvlan.conf", &ipvlan)]);
         assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+    }
+
+    /// Azure CNI by its mode: Azure/azure-container-networking cni/azure-linux.conflist,
+    /// verbatim, as shipped since ac1e600b (transparent, @cbd7560c) and before it (bridge,
+    /// @323b0488); the conflist of Azure CNI powered by Cilium (cni/azure-chained-
+    /// cilium.conflist @cbd7560c), transparent with cilium-cni chained after it.
+    #[test]
+    fn azure_cni_is_judged_by_its_mode() {
+        let transparent = r#"{
+   "cniVersion":"0.3.0",
+   "name":"azure",
+   "plugins":[
+      {
+         "type":"azure-vnet",
+         "mode":"transparent",
+         "ipsToRouteViaHost":["169.254.20.10"],
+         "ipam":{
+            "type":"azure-vnet-ipam"
+         }
+      },
+      {
+         "type":"portmap",
+         "capabilities":{
+            "portMappings":true
+         },
+         "snat":true
+      }
+   ]
+}"#;
+        let c = cni(&[("/etc/cni/net.d/10-azure.conflist", transparent)]);
+        assert_eq!(c.plugins, ["azure-vnet", "portmap"]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("transparent mode")),
+            "{c:?}"
+        );
+        let bridge = transparent.replace(
+            "\"mode\":\"transparent\",",
+            "\"mode\":\"bridge\",\n         \"bridge\":\"azure0\",",
+        );
+        assert_ne!(bridge, transparent);
+        let c = cni(&[("/etc/cni/net.d/10-azure.conflist", &bridge)]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Bridged(w) if w.contains("bridge azure0")),
+            "{c:?}"
+        );
+        // No mode is tunnel, a Linux bridge too; a mode Azure CNI refuses is not known.
+        let none = transparent.replace("\"mode\":\"transparent\",", "");
+        let c = cni(&[("/etc/cni/net.d/10-azure.conflist", &none)]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Bridged(_)), "{c:?}");
+        let odd = transparent.replace("\"transparent\"", "\"l2tunnel\"");
+        let c = cni(&[("/etc/cni/net.d/10-azure.conflist", &odd)]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Unknown(_)), "{c:?}");
+        let cilium = r#"{
+	"cniVersion": "0.3.0",
+	"name": "azure",
+	"plugins": [
+		{
+			"type": "azure-vnet",
+			"mode": "transparent",
+			"ipsToRouteViaHost": [
+				"169.254.20.10"
+			],
+			"executionMode": "v4swift",
+			"ipam": {
+				"type": "azure-cns"
+			}
+		},
+		{
+			"name": "cilium",
+			"type": "cilium-cni"
+		}
+	]
+}"#;
+        let c = cni(&[("/etc/cni/net.d/05-cilium.conflist", cilium)]);
+        assert!(matches!(&c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+    }
+
+    /// host-device and SR-IOV move a device of the node into the pod: the configuration
+    /// of containernetworking/plugins @3d27709f plugins/main/host-device/
+    /// host-device_test.go (CNI 1.0.0, device eth1), and k8snetworkplumbingwg/sriov-cni
+    /// @006d5651 README.md's "Configuration with IPAM", verbatim, as a node's network.
+    #[test]
+    fn moved_devices_cross_no_linux_bridge() {
+        let host_device = r#"{
+				"cniVersion": "1.0.0",
+				"name": "cni-plugin-host-device-test",
+				"type": "host-device",
+				"device": "eth1"
+			}"#;
+        let sriov = r#"{
+    "cniVersion": "0.3.1",
+    "name": "sriov-net",
+    "type": "sriov",
+        "deviceID": "0000:03:02.0",
+        "vlan": 2222,
+        "ipam": {
+                "type": "host-local",
+                "subnet": "10.56.217.0/24",
+                "rangeStart": "10.56.217.171",
+                "rangeEnd": "10.56.217.181",
+                "routes": [
+                        { "dst": "0.0.0.0/0" }
+                ],
+                "gateway": "10.56.217.1"
+        }
+}
+"#;
+        for conf in [host_device, sriov] {
+            let c = cni(&[("/etc/cni/net.d/10-mynet.conf", conf)]);
+            assert!(
+                matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("moves a device of the node")),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]
