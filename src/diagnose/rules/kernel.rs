@@ -118,6 +118,7 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
         other => {
             evidence.push(match other {
                 PodBridge::Bridged(why) => why.clone(),
+                PodBridge::Unknown(why) if unknown_plugin(ctx).is_some() => why.clone(),
                 PodBridge::Unknown(why) => format!("{why}: treated as bridged"),
                 PodBridge::Routed(_) => String::new(),
             });
@@ -127,6 +128,27 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
             bridged_off(ctx, evidence, deny_now)
         }
     }
+}
+
+/// What dnsfix does not know of the network plugin in effect, where its file was read and
+/// dnsfix cannot tell whether it puts pods on a Linux bridge: a plugin of none of its lists
+/// (a vendor's, a mode it has no ground truth for), or Multus with a cluster network dnsfix
+/// did not find. Then nothing says bridge netfilter matters, nor that it does not: a
+/// warning that says so, not the critical of a bridged network. (No file at all, or one not
+/// read, is still taken as bridged: the node's network is then to come, and the common
+/// ones are.)
+fn unknown_plugin(ctx: &Ctx) -> Option<String> {
+    let cni = &ctx.facts.cni;
+    if !matches!(cni.pod_bridge, PodBridge::Unknown(_)) || cni.config.is_none() {
+        return None;
+    }
+    Some(match crate::facts::cni::main_plugin(&cni.plugins) {
+        Some(main) => format!(
+            "the network plugin {} is one dnsfix does not know",
+            crate::text::escape(main)
+        ),
+        None => "dnsfix did not find the pods' network (Multus's cluster network)".to_owned(),
+    })
 }
 
 /// Whether the network plugin is a flannel that will not start without br_netfilter:
@@ -159,23 +181,27 @@ fn bridged_off(ctx: &Ctx, mut evidence: Vec<String>, deny_now: bool) -> RuleOutc
     let module_gone = ctx.facts.br_netfilter.loaded == Observed::Known(false);
     let local_cache =
         answered_on_node(ctx).filter(|_| !(module_gone && plugin_may_need_module(ctx)));
-    let (severity, summary) = match local_cache {
-        Some(why) => {
+    let (severity, summary) = match (local_cache, unknown_plugin(ctx)) {
+        (Some(why), _) => {
             evidence.push(why);
             (
                 Severity::Warning,
-                "bridge netfilter is off, which pod DNS on this node does not go through: pods ask the NodeLocal DNSCache on the node itself, not a CoreDNS pod across the bridge; other Services do, and a ClusterIP is unreachable from pods on this node that run one of its backends (as is the kube-dns Service, should pods fall back to it)",
+                "bridge netfilter is off, which pod DNS on this node does not go through: pods ask the NodeLocal DNSCache on the node itself, not a CoreDNS pod across the bridge; other Services do, and a ClusterIP is unreachable from pods on this node that run one of its backends (as is the kube-dns Service, should pods fall back to it)".to_owned(),
             )
         }
-        None => (
+        (None, Some(unknown)) => (
+            Severity::Warning,
+            format!("bridge netfilter is off, and {unknown}: if it puts pods on a Linux bridge (`ip -d link show type bridge` lists one, and `bridge link` the pods' veths on it), bridged pod traffic bypasses iptables and DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\"); if it does not, this does not matter"),
+        ),
+        (None, None) => (
             Severity::Critical,
-            "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")",
+            "bridged pod traffic bypasses iptables: DNS replies come from the pod IP, not the service IP (\"reply from unexpected source\")".to_owned(),
         ),
     };
     RuleOutcome::Findings(vec![ctx.finding(
         "DNS-BRIDGE-NF-OFF",
         severity,
-        summary.into(),
+        summary,
         evidence,
         format!(
             "{}modprobe br_netfilter and set {}, then persist {}",
@@ -390,18 +416,14 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         // DNSCache on the node, unless flannel then stops for want of the module.
         let module_gone = boot_must_load && (deny || b.persisted.is_none());
         let cache = answered_on_node(ctx).filter(|_| !(module_gone && plugin_may_need_module(ctx)));
-        let mut summary = if deny {
-            "bridge netfilter is on now but a deny-list stops br_netfilter at boot: it reverts at the next reboot".to_owned()
-        } else {
-            "bridge netfilter is on now but not persisted: it reverts at the next reboot".to_owned()
-        };
+        let unknown = unknown_plugin(ctx);
+        let summary = not_persisted_summary(deny, cache.is_some(), unknown.as_deref());
         if let Some(why) = &cache {
-            summary.push_str(", which pod DNS here does not go through (pods ask NodeLocal DNSCache on the node), but a Service whose backend runs beside its client on this node does");
             evidence.push(why.clone());
         }
         return RuleOutcome::Findings(vec![ctx.finding(
             id,
-            if cache.is_some() {
+            if cache.is_some() || unknown.is_some() {
                 Severity::Warning
             } else {
                 Severity::High
@@ -426,6 +448,25 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         undone,
         "set each key the evidence names to 1 in a sysctl.d file applied after that one, or change that line (for /etc/sysctl.conf, which `sysctl --system` applies last, change the line)".into(),
     )])
+}
+
+/// DNS-BRIDGE-NF-NOT-PERSISTENT's summary: what reverts at the reboot, and why it may not
+/// matter (pods asking NodeLocal DNSCache on the node, a network plugin dnsfix does not
+/// know).
+fn not_persisted_summary(deny: bool, cache: bool, unknown: Option<&str>) -> String {
+    let mut summary = if deny {
+        "bridge netfilter is on now but a deny-list stops br_netfilter at boot: it reverts at the next reboot".to_owned()
+    } else {
+        "bridge netfilter is on now but not persisted: it reverts at the next reboot".to_owned()
+    };
+    if cache {
+        summary.push_str(", which pod DNS here does not go through (pods ask NodeLocal DNSCache on the node), but a Service whose backend runs beside its client on this node does");
+    } else if let Some(plugin) = unknown {
+        summary.push_str(&format!(
+            ", which matters only if pods sit on a Linux bridge, and {plugin}"
+        ));
+    }
+    summary
 }
 
 /// The sysctl files the boot (or `sysctl --system`) applies that could not be read here,

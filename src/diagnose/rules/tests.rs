@@ -3620,6 +3620,38 @@ fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
     assert_eq!(severity(&loaded_unknown), Severity::Warning);
 }
 
+/// DNS-BRIDGE-NF-OFF where dnsfix cannot tell the pods' network: a warning that says what
+/// it does not know, whether a plugin of none of its lists (Terway) or Multus whose cluster
+/// network it did not find (the thick plugin's file of multus-cni's daemon-config, its
+/// clusterNetwork naming a file that is not there).
+#[test]
+fn bridge_netfilter_off_under_a_network_dnsfix_cannot_tell_is_a_warning() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/unknown-plugin-terway");
+    let summary = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match bridge_nf_off(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => (f[0].severity, f[0].summary.clone()),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (severity, text) = summary(&base);
+    assert_eq!(severity, Severity::Warning);
+    assert!(
+        text.contains("the network plugin terway is one dnsfix does not know"),
+        "{text}"
+    );
+    let mut multus = base.clone();
+    multus.file(
+        "/etc/cni/net.d/00-multus.conf",
+        FileState::Present,
+        Some(br#"{"capabilities":{"portMappings":true},"cniVersion":"0.3.1","logLevel":"verbose","logToStderr":true,"name":"multus-cni-network","clusterNetwork":"/host/etc/cni/net.d/10-calico.conflist","type":"multus-shim"}"#),
+    );
+    let (severity, text) = summary(&multus);
+    assert_eq!(severity, Severity::Warning);
+    assert!(text.contains("Multus's cluster network"), "{text}");
+}
+
 /// DNS-BRIDGE-NF-NOT-PERSISTENT foretells DNS-BRIDGE-NF-OFF after the reboot: a warning
 /// where pods ask NodeLocal DNSCache on the node, still high where flannel will not start
 /// then for want of br_netfilter.
@@ -3645,6 +3677,21 @@ fn bridge_netfilter_not_persisted_under_a_node_local_cache_is_a_warning() {
     let mut no_cache = zero.clone();
     no_cache.commands.remove("nodelocaldns-addr");
     assert_eq!(severity(&no_cache), Severity::High);
+    // A network plugin dnsfix does not know, which may put pods on no Linux bridge at all:
+    // a warning that says so (Terway's file, as DNS-BRIDGE-NF-OFF/unknown-plugin-terway
+    // has it), not the high of a bridged network.
+    let mut unknown = no_cache.clone();
+    unknown.file(
+        "/etc/cni/net.d/10-flannel.conflist",
+        FileState::Missing,
+        None,
+    );
+    unknown.file(
+        "/etc/cni/net.d/10-terway.conf",
+        FileState::Present,
+        Some(b"{\n  \"cniVersion\": \"0.4.0\",\n  \"name\": \"terway\",\n  \"type\": \"terway\",\n  \"eniip_virtual_type\": \"IPVlan\"\n}\n"),
+    );
+    assert_eq!(severity(&unknown), Severity::Warning);
     // Nothing loads br_netfilter at boot: flannel will not start after the reboot.
     let mut unlisted = base.clone();
     unlisted.file(
