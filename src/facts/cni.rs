@@ -12,12 +12,15 @@
 //!
 //! The configuration in effect is the first file of the directory, by name, ending in
 //! `.conf`, `.conflist` or `.json` (libcni `ConfFiles`, as containerd and CRI-O load it),
-//! that libcni accepts; Cilium renames the others to `*.cilium_bak`. k3s keeps its own
-//! directory. A file libcni refuses sorting before it is skipped by CRI-O and cri-dockerd,
-//! but stops containerd, which then gives no pod a network ([`Cni::refused`]).
+//! that libcni accepts (CRI-O's, where its `cni_default_network` names one, the first
+//! such file with that network name: [`CrioNetwork`]); Cilium renames the others to
+//! `*.cilium_bak`. k3s keeps its own directory. A file libcni refuses sorting before it is
+//! skipped by CRI-O and cri-dockerd, but stops containerd, which then gives no pod a
+//! network ([`Cni::refused`]).
 
 use serde::Serialize;
 
+use super::crio_config::CrioNetwork;
 use super::raw::{FileState, RawFacts, RawFile};
 
 /// The directories read, in the order they are tried: k3s's own first (on a k3s node its
@@ -149,6 +152,26 @@ pub enum PodBridge {
     /// No Linux bridge: routed veths, an Open vSwitch bridge, macvlan or ipvlan devices.
     Routed(String),
     Unknown(String),
+}
+
+impl PodBridge {
+    /// The same judgement, its why followed by what chose the file.
+    fn because(self, chosen: &str) -> PodBridge {
+        match self {
+            PodBridge::Bridged(why) => PodBridge::Bridged(format!("{why}; {chosen}")),
+            PodBridge::Routed(why) => PodBridge::Routed(format!("{why}; {chosen}")),
+            PodBridge::Unknown(why) => PodBridge::Unknown(format!("{why}; {chosen}")),
+        }
+    }
+}
+
+/// The name a runtime knows a CNI file's network by: its `name`, or the file's own name
+/// where that is empty (ocicni `loadNetworks`: `path.Base(confFile)`).
+fn network_name<'a>(path: &'a str, json: &'a serde_json::Value) -> &'a str {
+    json["name"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| path.rsplit('/').next().unwrap_or(path))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -284,33 +307,14 @@ fn accepted(raw: &RawFacts, dir: &str, files: &[(&str, &RawFile)]) -> Vec<LaterC
 
 impl Cni {
     pub fn from_raw(raw: &RawFacts) -> Cni {
+        Cni::for_runtime(raw, None)
+    }
+
+    /// [`Cni::from_raw`] where the runtime is CRI-O: its `cni_default_network`, where set,
+    /// picks the network by name instead of the first file ([`CrioNetwork`]).
+    pub fn for_runtime(raw: &RawFacts, crio: Option<&CrioNetwork>) -> Cni {
         let mut refused = Vec::new();
-        // MicroK8s's containerd reads its snap's directory alone (microk8s-resources/
-        // default-args/containerd-template.toml: conf_dir = "${SNAP_DATA}/args/cni-network").
-        let microk8s = super::microk8s::current_revision(raw)
-            .map(|dir| format!("{dir}/args/cni-network"))
-            .filter(|dir| raw.dirs.iter().any(|d| d == dir));
-        let dirs: Vec<&str> = microk8s
-            .iter()
-            .map(String::as_str)
-            .chain(CNI_DIRS.iter().copied())
-            .filter(|d| *d != CNI_DIRS[0] || k3s_reads_own_dir(raw))
-            .take(if microk8s.is_some() {
-                1
-            } else {
-                CNI_DIRS.len()
-            })
-            .collect();
-        // The runtime's directory: k3s's own where k3s's containerd config names it (there
-        // or not yet), else the first of them that is there; the next is a fallback for
-        // what the pods sit on while the runtime's holds no configuration yet.
-        let runtime_dir = match k3s_conf_dir(raw) {
-            Some(true) if microk8s.is_none() => Some(CNI_DIRS[0]),
-            _ => dirs
-                .iter()
-                .copied()
-                .find(|d| raw.dirs.iter().any(|x| x == d) || raw.files_in(d).next().is_some()),
-        };
+        let (dirs, runtime_dir) = directories(raw);
         for dir in &dirs {
             let mut files: Vec<(&str, &RawFile)> = raw
                 .files_in(dir)
@@ -321,7 +325,7 @@ impl Cni {
                 })
                 .collect();
             files.sort_by_key(|(p, _)| *p);
-            let runtime_reads = Some(*dir) == runtime_dir;
+            let runtime_reads = Some(dir) == runtime_dir.as_ref();
             for (index, &(path, file)) in files.iter().enumerate() {
                 let json = match file.state {
                     // Cut at the gather's limit: what it holds is not known.
@@ -367,6 +371,10 @@ impl Cni {
                         continue;
                     }
                 };
+                let picked = crio.filter(|_| runtime_reads);
+                if picked.is_some_and(|c| network_name(path, &json) != c.default_network) {
+                    continue;
+                }
                 let mut cni = match multus_delegate(raw, dir, path, &json) {
                     Some(Ok((label, delegate))) => {
                         let mut cni = Cni::from_config(&label, &delegate);
@@ -383,10 +391,25 @@ impl Cni {
                     None => Cni::from_config(path, &json),
                 };
                 cni.refused = refused;
-                if runtime_reads {
+                if let Some(crio) = picked {
+                    // Picked by name: the order of the files decides nothing.
+                    cni.pod_bridge = cni.pod_bridge.because(&format!(
+                        "the network CRI-O's cni_default_network names ({})",
+                        crio.at
+                    ));
+                } else if runtime_reads {
                     cni.later = accepted(raw, dir, &files[index + 1..]);
                 }
                 return cni;
+            }
+            if let Some(crio) = crio.filter(|_| Some(dir) == runtime_dir.as_ref()) {
+                return Cni::unknown(
+                    format!(
+                        "CRI-O's cni_default_network ({}) names {:?}, which no CNI file of {dir} that loads is: CRI-O gives new pods no network",
+                        crio.at, crio.default_network
+                    ),
+                    refused,
+                );
             }
         }
         let why = if refused.is_empty() {
@@ -514,6 +537,39 @@ impl Cni {
             later: Vec::new(),
         }
     }
+}
+
+/// The CNI directories to read, in order, and the one the runtime reads, where one is
+/// known.
+fn directories(raw: &RawFacts) -> (Vec<String>, Option<String>) {
+    // MicroK8s's containerd reads its snap's directory alone (microk8s-resources/
+    // default-args/containerd-template.toml: conf_dir = "${SNAP_DATA}/args/cni-network").
+    let microk8s = super::microk8s::current_revision(raw)
+        .map(|dir| format!("{dir}/args/cni-network"))
+        .filter(|dir| raw.dirs.iter().any(|d| d == dir));
+    let dirs: Vec<&str> = microk8s
+        .iter()
+        .map(String::as_str)
+        .chain(CNI_DIRS.iter().copied())
+        .filter(|d| *d != CNI_DIRS[0] || k3s_reads_own_dir(raw))
+        .take(if microk8s.is_some() {
+            1
+        } else {
+            CNI_DIRS.len()
+        })
+        .collect();
+    // The runtime's directory: k3s's own where k3s's containerd config names it (there
+    // or not yet), else the first of them that is there; the next is a fallback for
+    // what the pods sit on while the runtime's holds no configuration yet.
+    let runtime_dir = match k3s_conf_dir(raw) {
+        Some(true) if microk8s.is_none() => Some(CNI_DIRS[0]),
+        _ => dirs
+            .iter()
+            .copied()
+            .find(|d| raw.dirs.iter().any(|x| x == d) || raw.files_in(d).next().is_some()),
+    };
+    let owned = dirs.iter().map(|d| (*d).to_owned()).collect();
+    (owned, runtime_dir.map(str::to_owned))
 }
 
 /// Whether pods sit on a Linux bridge, from the chain's plugin types and its first
@@ -1331,6 +1387,73 @@ mod tests {
         let ipvlan = macvlan.replace("\"macvlan\"", "\"ipvlan\"");
         let c = cni(&[("/etc/cni/net.d/10-ipvlan.conf", &ipvlan)]);
         assert!(matches!(c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+    }
+
+    /// CRI-O picks the network its cni_default_network names, not the first file:
+    /// cri-o/cri-o @f954a17e contrib/cni/11-crio-ipv4-bridge.conflist, verbatim, after a
+    /// Calico file; a name no file has leaves pods no network.
+    #[test]
+    fn crio_picks_its_default_network_by_name() {
+        let crio_bridge = r#"{
+  "cniVersion": "1.0.0",
+  "name": "crio",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "routes": [
+            { "dst": "0.0.0.0/0" }
+        ],
+        "ranges": [
+            [{ "subnet": "10.85.0.0/16" }]
+        ]
+      }
+    }
+  ]
+}
+"#;
+        let calico =
+            r#"{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"}]}"#;
+        let raw = crate::testing::raw_from(&[
+            ("/etc/cni/net.d/10-calico.conflist", calico),
+            ("/etc/cni/net.d/11-crio-ipv4-bridge.conflist", crio_bridge),
+        ]);
+        let named = |name: &str| CrioNetwork {
+            default_network: name.into(),
+            at: "/etc/crio/crio.conf:3".into(),
+        };
+        let first = Cni::for_runtime(&raw, None);
+        assert!(
+            matches!(first.pod_bridge, PodBridge::Routed(_)),
+            "{first:?}"
+        );
+        assert_eq!(first.later.len(), 1);
+        let c = Cni::for_runtime(&raw, Some(&named("crio")));
+        assert_eq!(
+            c.config.as_deref(),
+            Some("/etc/cni/net.d/11-crio-ipv4-bridge.conflist")
+        );
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Bridged(w) if w.ends_with("cni_default_network names (/etc/crio/crio.conf:3)")),
+            "{c:?}"
+        );
+        assert_eq!(c.later, []);
+        let c = Cni::for_runtime(&raw, Some(&named("k8s-pod-network")));
+        assert_eq!(
+            c.config.as_deref(),
+            Some("/etc/cni/net.d/10-calico.conflist")
+        );
+        let c = Cni::for_runtime(&raw, Some(&named("cbr0")));
+        assert_eq!(c.config, None);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Unknown(w) if w.contains("gives new pods no network")),
+            "{c:?}"
+        );
     }
 
     /// Azure CNI by its mode: Azure/azure-container-networking cni/azure-linux.conflist,

@@ -41,6 +41,12 @@ impl NodeFacts {
         let flavour = flavour(raw, &services);
         let resolver = host_resolver(raw);
         let kubelet = super::kubelet::kubelet(raw, &flavour);
+        // CRI-O, where the kubelet hands it pods, picks its network by name where its
+        // configuration sets one.
+        let crio = super::crio_config::CrioNetwork::from_raw(raw).filter(|_| {
+            (kubelet.runtime_endpoint.as_ref()).is_some_and(|e| e.value.contains("crio"))
+        });
+        let cni = Cni::for_runtime(raw, crio.as_ref());
         let mut services = services;
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
         // restart is the one installed, not a "kubelet" that does not exist there (nor a
@@ -121,7 +127,7 @@ impl NodeFacts {
                 .commands
                 .get("nodelocaldns-addr")
                 .map(|c| interface_addresses(&c.stdout)),
-            cni: Cni::from_raw(raw),
+            cni,
             firewalld: super::firewalld::Firewalld::from_raw(raw),
             pending_restarts_unread: super::restart_due::marks_unread(raw),
             run_in_progress: super::restart_due::lock_holder(raw),

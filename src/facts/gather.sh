@@ -600,6 +600,20 @@ for d in /etc/cni/net.d /var/lib/rancher/k3s/agent/etc/cni/net.d ${M:+"$M/cni-ne
   fi
 done
 
+# CRI-O's configuration, where CRI-O is installed: its [crio.network] cni_default_network
+# picks the pod network by name instead of the first file above. /etc/crio/crio.conf,
+# then every file of /etc/crio/crio.conf.d in name order, the last setting winning
+# (crio.conf.d(5); CRI-O walks the directory and reads each file that is no directory).
+if [ -d /etc/crio ]; then
+  f /etc/crio/crio.conf
+  if [ -d /etc/crio/crio.conf.d ]; then
+    hdr dir /etc/crio/crio.conf.d
+    for x in /etc/crio/crio.conf.d/*; do
+      if [ -f "$x" ]; then f "$x"; fi
+    done
+  fi
+fi
+
 # Files dnsfix itself writes (the plan must know what it replaces): all of /etc/dnsfix,
 # and what the playbooks in use may write.
 f /etc/dnsfix

@@ -2,6 +2,7 @@
 //! Facts never write to hosts.
 
 pub mod cni;
+pub mod crio_config;
 mod derive;
 pub(crate) mod env_lexer;
 pub mod firewalld;
