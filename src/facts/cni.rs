@@ -39,8 +39,10 @@ const ROUTED: &[&str] = &["calico", "cilium-cni", "aws-cni", "ptp"];
 /// bridge netfilter, a hook of the Linux bridge, never sees: antrea (build/charts/antrea/
 /// conf/antrea-cni.conflist), kube-ovn (dist/images/01-kube-ovn.conflist), OVN-Kubernetes
 /// (ovn-org/ovn-kubernetes go-controller/pkg/config/cni.go WriteCNIConfig: type
-/// `CNI.Plugin`, ovn-k8s-cni-overlay by default, in /etc/cni/net.d/10-ovn-kubernetes.conf).
-const OVS: &[&str] = &["antrea", "kube-ovn", "ovn-k8s-cni-overlay"];
+/// `CNI.Plugin`, ovn-k8s-cni-overlay by default, in /etc/cni/net.d/10-ovn-kubernetes.conf),
+/// ovs-cni (k8snetworkplumbingwg/ovs-cni @d6d1f17b docs/cni-plugin.md: type `ovs`, the
+/// pod's veth a port of the Open vSwitch bridge its `bridge` names).
+const OVS: &[&str] = &["antrea", "kube-ovn", "ovn-k8s-cni-overlay", "ovs"];
 /// Main plugin types that give each pod a macvlan or ipvlan device of a host interface
 /// (containernetworking/plugins plugins/main/macvlan and ipvlan; Kubespray's macvlan
 /// network plugin, roles/network_plugin/macvlan/templates/10-macvlan.conf.j2): the
@@ -1575,11 +1577,27 @@ mod tests {
         let c = cni(&[("/etc/cni/net.d/10-flannel.conflist", FLANNEL)]);
         assert_eq!(c.plugins, ["flannel>bridge", "portmap"]);
         assert!(matches!(&c.pod_bridge, PodBridge::Bridged(w) if w.contains("cni0")));
+        // Terway's file as AliyunContainerService/terway @3ccdfe13 docs/cni-chain.md gives it:
+        // a plugin dnsfix has no ground truth for.
         let c = cni(&[(
-            "/etc/cni/net.d/10-x.conf",
-            r#"{"cniVersion":"0.4.0","name":"x","type":"ovs"}"#,
+            "/etc/cni/net.d/10-terway.conf",
+            r#"{"cniVersion":"0.4.0","name":"terway","type":"terway","eniip_virtual_type":"IPVlan"}"#,
         )]);
         assert!(matches!(c.pod_bridge, PodBridge::Unknown(_)));
+        // ovs-cni, its docs/cni-plugin.md example (@d6d1f17b), verbatim: Open vSwitch.
+        let c = cni(&[(
+            "/etc/cni/net.d/10-mynet.conf",
+            r#"{
+    "name": "mynet",
+    "type": "ovs",
+    "bridge": "mynet0",
+    "vlan": 100
+}"#,
+        )]);
+        assert!(
+            matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Open vSwitch")),
+            "{c:?}"
+        );
         // kube-ovn's dist/images/01-kube-ovn.conflist, verbatim: Open vSwitch, no Linux
         // bridge.
         let kube_ovn = r#"{
