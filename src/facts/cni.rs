@@ -1531,6 +1531,21 @@ mod tests {
 }"#;
         let c = cni(&[("/etc/cni/net.d/05-cilium.conflist", cilium)]);
         assert!(matches!(&c.pod_bridge, PodBridge::Routed(_)), "{c:?}");
+        // Behind Multus's thick plugin (its file as in multus_is_judged_by_its_cluster_
+        // network), Azure CNI's file decides, by its mode.
+        let thick = r#"{"capabilities":{"portMappings":true},"cniVersion":"0.3.1","logLevel":"verbose","logToStderr":true,"name":"multus-cni-network","clusterNetwork":"/host/etc/cni/net.d/10-azure.conflist","type":"multus-shim"}"#;
+        for (azure, routed) in [(transparent, true), (bridge.as_str(), false)] {
+            let c = cni(&[
+                ("/etc/cni/net.d/00-multus.conf", thick),
+                ("/etc/cni/net.d/10-azure.conflist", azure),
+            ]);
+            assert_eq!(c.plugins, ["multus", "azure-vnet", "portmap"]);
+            assert_eq!(
+                matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Multus's cluster network")),
+                routed,
+                "{c:?}"
+            );
+        }
     }
 
     /// host-device and SR-IOV move a device of the node into the pod: the configuration
