@@ -165,6 +165,7 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
         systemd_resolved: get("systemd-resolved"),
         systemd_resolved_enabled: first_line(raw, "resolved-enabled"),
         network_manager: get("NetworkManager"),
+        network_manager_enabled: network_manager_enabled(raw),
         systemd_networkd: get("systemd-networkd"),
         firewalld: get("firewalld"),
         firewalld_enabled: first_line(raw, "firewalld-enabled"),
@@ -180,6 +181,31 @@ fn services(raw: &RawFacts, states: &BTreeMap<&'static str, UnitState>) -> Servi
             .to_string(),
         kubelet_unit_state: UnitState::Unknown,
     }
+}
+
+/// The wants link `systemctl enable NetworkManager` makes (its `[Install]` section:
+/// `WantedBy=multi-user.target`, data/NetworkManager.service.in @355bc902, the same at 1.22.0).
+pub const NM_WANTS: &str = super::raw::NM_UNIT_LINKS[0];
+
+/// Whether NetworkManager starts at boot, from the links gather.sh looked at where
+/// /etc/NetworkManager is there ([`Services::network_manager_enabled`]). A mask (a link to
+/// /dev/null in /etc or /run) beats the wants link; the wants link counts whatever it
+/// leads to, as systemd pulls the unit in by the link's name (a link to nothing too).
+fn network_manager_enabled(raw: &RawFacts) -> Option<String> {
+    let wants = raw.files.get(NM_WANTS)?;
+    let masked = super::raw::NM_UNIT_LINKS[1..]
+        .iter()
+        .filter_map(|p| raw.files.get(*p))
+        .any(|f| f.symlink_target.as_deref() == Some("/dev/null"));
+    let linked = wants.state != FileState::Missing || wants.symlink_target.is_some();
+    Some(
+        match (masked, linked) {
+            (true, _) => "masked",
+            (false, true) => "enabled",
+            (false, false) => "disabled",
+        }
+        .to_owned(),
+    )
 }
 
 /// The first line a command record printed, where it printed one.
@@ -475,4 +501,36 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
             Some(addr.split('/').next().unwrap_or(addr).to_owned())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wants link `systemctl enable` makes counts whatever it leads to (a link to
+    /// nothing too: systemd pulls the unit in by the link's name); a mask in /etc or /run
+    /// beats it; nothing looked at (no /etc/NetworkManager) says nothing.
+    #[test]
+    fn network_manager_starts_at_boot_as_its_unit_links_say() {
+        let [wants, etc, run] = [
+            super::super::raw::NM_UNIT_LINKS[0],
+            super::super::raw::NM_UNIT_LINKS[1],
+            super::super::raw::NM_UNIT_LINKS[2],
+        ];
+        let mut raw = RawFacts::default();
+        assert_eq!(network_manager_enabled(&raw), None);
+        raw.file(wants, FileState::Missing, None);
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("disabled"));
+        raw.files.get_mut(wants).expect("file").symlink_target =
+            Some("/usr/lib/systemd/system/gone.service".into());
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
+        raw.file(wants, FileState::Present, None);
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
+        // A unit file of the admin's own in /etc is no mask.
+        raw.file(etc, FileState::Present, Some(b"[Service]\n"));
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
+        raw.file(run, FileState::Present, Some(b""));
+        raw.files.get_mut(run).expect("file").symlink_target = Some("/dev/null".into());
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("masked"));
+    }
 }

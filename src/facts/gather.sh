@@ -184,6 +184,15 @@ confs /etc/NetworkManager/conf.d /run/NetworkManager/conf.d /usr/lib/NetworkMana
 # NetworkManager's own list of the servers its connections give, in every dns= mode (its
 # resolv.conf says 127.0.0.1 or 127.0.0.53 where a caching plugin runs): since 1.16.
 [ -d /run/NetworkManager ] && f /run/NetworkManager/no-stub-resolv.conf
+# Whether NetworkManager starts at boot, where it is configured: `systemctl enable` links it
+# into multi-user.target (data/NetworkManager.service.in [Install] WantedBy=), a mask
+# links its name in /etc or /run to /dev/null. Stopped now and enabled, it writes
+# /etc/resolv.conf again at the next boot. Tests and a link record, no process.
+if [ -d /etc/NetworkManager ]; then
+  e /etc/systemd/system/multi-user.target.wants/NetworkManager.service
+  f /etc/systemd/system/NetworkManager.service
+  f /run/systemd/system/NetworkManager.service
+fi
 # Whether /etc/resolv.conf, a regular file, is immutable or append-only (chattr +i, a common
 # guard): NetworkManager then leaves it alone whatever its rc-manager says (nm-dns-manager.c
 # _check_resconf_immutable), and nothing can rename a new file over it. (No cheaper test

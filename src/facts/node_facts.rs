@@ -138,6 +138,14 @@ pub struct Services {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub systemd_resolved_enabled: Option<String>,
     pub network_manager: UnitState,
+    /// Whether NetworkManager starts at boot, in `systemctl is-enabled`'s words, from its
+    /// unit's links (no systemctl asked): `masked` (its name in /etc/systemd/system or
+    /// /run/systemd/system links to /dev/null), `enabled` (its link in
+    /// /etc/systemd/system/multi-user.target.wants, where `systemctl enable` puts it:
+    /// data/NetworkManager.service.in `WantedBy=multi-user.target`), else `disabled`.
+    /// Looked at only where /etc/NetworkManager is there; `None` elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_manager_enabled: Option<String>,
     /// systemd-networkd (netplan on Ubuntu, Debian cloud images): the DHCP client there.
     pub systemd_networkd: UnitState,
     /// firewalld: its zones decide what it does with the pods' forwarded traffic.
@@ -174,6 +182,12 @@ impl Services {
     /// tells it for systemd-resolved.
     pub fn firewalld_starts_at_boot(&self) -> Option<bool> {
         starts_at_boot(self.firewalld_enabled.as_deref()?)
+    }
+
+    /// Whether NetworkManager starts at the next boot, as [`Services::resolved_starts_at_boot`]
+    /// tells it for systemd-resolved.
+    pub fn network_manager_starts_at_boot(&self) -> Option<bool> {
+        starts_at_boot(self.network_manager_enabled.as_deref()?)
     }
 
     /// systemd-resolved will not write its /run files at the next boot: it does not start

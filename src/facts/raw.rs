@@ -417,6 +417,14 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
             raw.file(dir, FileState::Missing, None);
         }
     }
+    // Where NetworkManager is configured the script looks at its unit's links (wants, mask).
+    if raw.dirs.iter().any(|d| d == "/etc/NetworkManager") {
+        for path in NM_UNIT_LINKS {
+            if !raw.files.contains_key(*path) {
+                raw.file(path, FileState::Missing, None);
+            }
+        }
+    }
     // The script asks for the nodelocaldns interface's addresses where the interface is
     // there and says it is missing where not: a tree with neither has no such interface.
     let nodelocaldns = super::node_facts::NODELOCALDNS_SYSFS;
@@ -425,6 +433,15 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
     }
     Ok(raw)
 }
+
+/// The links of NetworkManager's unit gather.sh looks at where /etc/NetworkManager is a
+/// directory: the one `systemctl enable` makes, and its name in /etc and /run, which a mask
+/// links to /dev/null.
+pub const NM_UNIT_LINKS: &[&str] = &[
+    "/etc/systemd/system/multi-user.target.wants/NetworkManager.service",
+    "/etc/systemd/system/NetworkManager.service",
+    "/run/systemd/system/NetworkManager.service",
+];
 
 /// The fixed paths gather.sh reads on every node (a test keeps this list and the script
 /// in step).

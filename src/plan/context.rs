@@ -541,7 +541,10 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
 /// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
 /// config, and its uplink file shows them), `networkmanager` when an active
-/// NetworkManager rewrites a plain /etc/resolv.conf, `other` when /etc/resolv.conf links to
+/// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_at_boot` when a stopped
+/// one that starts at boot rewrites it then (the file now and NetworkManager's configuration
+/// for the next boot, nothing reloaded: a reload fails on a stopped unit, and a start would
+/// undo the operator's stop), `other` when /etc/resolv.conf links to
 /// another tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites
 /// (NetworkManager's too where the file is immutable: it writes none then). A plain
 /// /etc/resolv.conf is not systemd-resolved's just because resolved runs. `locked`: the
@@ -561,6 +564,10 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         && (r.etc_resolv_conf.symlink_target.is_none() || nm_link)
     {
         ("networkmanager", &r.etc_resolv_conf)
+    } else if rules::network_manager_manages_resolv_at_boot(facts).is_some()
+        && r.etc_resolv_conf.symlink_target.is_none()
+    {
+        ("networkmanager_at_boot", &r.etc_resolv_conf)
     } else if r.etc_resolv_conf.symlink_target.is_some() {
         ("other", &r.etc_resolv_conf)
     } else {

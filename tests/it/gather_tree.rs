@@ -195,6 +195,8 @@ fn compared(facts: &NodeFacts) -> Value {
         // Asked only where /run/systemd/resolve is.
         "systemd_resolved_enabled": json["services"]["systemd_resolved_enabled"],
         "firewalld_enabled": json["services"]["firewalld_enabled"],
+        // From the unit's links, where /etc/NetworkManager is.
+        "network_manager_enabled": json["services"]["network_manager_enabled"],
         // What the boot applies (the live values are the machine's here).
         "sysctls_persisted": json["sysctls"]
             .as_object()

@@ -908,17 +908,44 @@ pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::bor
 ///
 /// [`resolv_conf_locked`]: crate::facts::network_manager::resolv_conf_locked
 pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
+    (facts.services.network_manager == UnitState::Active && network_manager_writes(facts)).then(|| {
+        "NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into()
+    })
+}
+
+/// NetworkManager does not run now (inactive or failed) but starts at boot (its unit is
+/// enabled, [`Services::network_manager_starts_at_boot`]), and then writes /etc/resolv.conf
+/// as [`network_manager_manages_resolv`] tells it for a running one: an edit of the file
+/// lasts until the next boot. (A `systemctl stop NetworkManager` to keep it off the file
+/// leaves it enabled.)
+///
+/// [`Services::network_manager_starts_at_boot`]: crate::facts::node_facts::Services::network_manager_starts_at_boot
+pub(crate) fn network_manager_manages_resolv_at_boot(facts: &NodeFacts) -> Option<String> {
+    let services = &facts.services;
+    let stopped = matches!(
+        services.network_manager,
+        UnitState::Inactive | UnitState::Failed
+    );
+    (stopped && services.network_manager_starts_at_boot() == Some(true) && network_manager_writes(facts))
+        .then(|| {
+            format!(
+                "NetworkManager is {} (systemctl is-active) but enabled ({}): it starts at the next boot and manages /etc/resolv.conf then (no dns=none or rc-manager=unmanaged)",
+                services.network_manager.as_str(),
+                crate::facts::raw::NM_UNIT_LINKS[0]
+            )
+        })
+}
+
+/// NetworkManager's configuration has it write /etc/resolv.conf as the file is now (see
+/// [`network_manager_manages_resolv`]), and the file is not locked against it.
+fn network_manager_writes(facts: &NodeFacts) -> bool {
     use crate::facts::network_manager::{NmDns, links_to_resolved, resolv_conf_locked};
-    if facts.services.network_manager != UnitState::Active
-        || resolv_conf_locked(&facts.raw).is_some()
-    {
-        return None;
+    if resolv_conf_locked(&facts.raw).is_some() {
+        return false;
     }
     let nm = NmDns::read(&facts.files);
     let mode = nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf));
-    nm.writes_resolv_conf(mode).then(|| {
-        "NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into()
-    })
+    nm.writes_resolv_conf(mode)
 }
 
 /// The cluster's own DNS addresses as this host knows them: its clusterDNS, the addresses

@@ -826,6 +826,21 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
         if let Some(nm) = network_manager_manages_resolv(facts) {
             managers.push(nm);
         }
+        if let Some(nm) = super::network_manager_manages_resolv_at_boot(facts) {
+            findings.push(ctx.finding(
+                id,
+                Severity::Warning,
+                "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot".into(),
+                vec![
+                    format!(
+                        "/etc/resolv.conf is a regular file (sha256 {})",
+                        etc.sha256.as_deref().unwrap_or("?")
+                    ),
+                    nm,
+                ],
+                "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand), or keep NetworkManager off at boot too (systemctl disable NetworkManager), not only in /etc/resolv.conf".into(),
+            ));
+        }
         if !managers.is_empty() {
             let mut evidence: Vec<String> = [format!(
                 "/etc/resolv.conf is a regular file (sha256 {})",
