@@ -176,7 +176,10 @@ f /run/systemd/resolve/resolv.conf
 f /run/systemd/resolve/stub-resolv.conf
 f /usr/lib/systemd/resolv.conf
 f /etc/systemd/resolved.conf
-confs /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d
+# systemd-resolved's drop-ins in every directory its config parser reads (CONF_PATHS: a
+# package's own in /usr/lib too); /lib only where it is not /usr/lib (split /usr).
+confs /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d /usr/local/lib/systemd/resolved.conf.d /usr/lib/systemd/resolved.conf.d
+[ /lib/systemd -ef /usr/lib/systemd ] || confs /lib/systemd/resolved.conf.d
 # NetworkManager reads its packages' snippets in /usr/lib/NetworkManager/conf.d too (Ubuntu's
 # 10-dns-resolved.conf sets dns=systemd-resolved there): its DNS settings need all three.
 f /etc/NetworkManager/NetworkManager.conf

@@ -483,11 +483,26 @@ pub const ALWAYS_GATHERED: &[&str] = &[
     "/run/flannel/subnet.env",
 ];
 
+/// systemd-resolved's drop-in directories, in the order its config parser ranks them (a name
+/// in an earlier one hides the same name in later ones; all of them merged in name order):
+/// `CONF_PATHS_NULSTR("systemd/resolved.conf.d")`, /lib only on a split-/usr build
+/// (systemd src/basic/def.h @v245, src/basic/constants.h @v255; every release from v239 at
+/// least reads all of them: src/resolve/resolved-conf.c `manager_parse_config_file`).
+pub const RESOLVED_DROPIN_DIRS: [&str; 5] = [
+    "/etc/systemd/resolved.conf.d",
+    "/run/systemd/resolved.conf.d",
+    "/usr/local/lib/systemd/resolved.conf.d",
+    "/usr/lib/systemd/resolved.conf.d",
+    "/lib/systemd/resolved.conf.d",
+];
+
 /// The directories gather.sh lists `*.conf` files from; one that does not exist is
 /// reported `missing`, so a plan knows a file it would create there is new.
 pub const CONF_DIRS: &[&str] = &[
     "/etc/systemd/resolved.conf.d",
     "/run/systemd/resolved.conf.d",
+    "/usr/local/lib/systemd/resolved.conf.d",
+    "/usr/lib/systemd/resolved.conf.d",
     "/etc/NetworkManager/conf.d",
     "/run/NetworkManager/conf.d",
     "/usr/lib/NetworkManager/conf.d",

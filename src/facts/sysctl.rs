@@ -307,6 +307,19 @@ pub fn applied_files(raw: &super::raw::RawFacts) -> Vec<(String, String)> {
     .collect()
 }
 
+/// The `*.conf` drop-ins of `dirs` (earliest first) a systemd `conf_files_list` scan reads, in
+/// its order, `(path, content)`: a name in an earlier directory hides the same name in later
+/// ones, a link to /dev/null masks it ([`drop_in_order`]). systemd's config parser reads
+/// every `*.conf.d` (resolved.conf.d, ...) so (conf-parser.c `config_parse_many`).
+pub fn conf_d_files(raw: &super::raw::RawFacts, dirs: &[&str]) -> Vec<(String, String)> {
+    let files = raw.config_files(dirs, "");
+    let (inputs, aliases) = split(&files);
+    drop_in_order(&inputs, &aliases, dirs, None)
+        .into_iter()
+        .map(|(path, content)| (path.to_owned(), content.to_owned()))
+        .collect()
+}
+
 /// The files a systemd `conf_files_list` scan of `dirs` would apply, in order, followed by
 /// `legacy` (a single file read after the drop-ins, e.g. `/etc/sysctl.conf`; none as systemd
 /// reads them) unless one of the applied drop-ins is a link to it. Returns `(path,

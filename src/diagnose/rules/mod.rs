@@ -370,22 +370,21 @@ pub(super) fn kubespray_legacy_resolved(
     })
 }
 
-/// Whether a systemd-resolved drop-in (in /etc or /run) named after `name` (every one for
-/// `""`) resets the server list with an empty `DNS=` (resolved.conf(5): it drops the servers
-/// assigned before it; drop-ins are merged in name order across the directories).
+/// Whether a systemd-resolved drop-in named after `name` (every one for `""`) resets the
+/// server list with an empty `DNS=` (resolved.conf(5): it drops the servers assigned before
+/// it). Drop-ins are merged in name order across /etc, /run, /usr/local/lib and /usr/lib (a
+/// package's own), a name in an earlier directory hiding the same name in later ones, a link
+/// to /dev/null masking it ([`RESOLVED_DROPIN_DIRS`]).
+///
+/// [`RESOLVED_DROPIN_DIRS`]: crate::facts::raw::RESOLVED_DROPIN_DIRS
 fn resolved_dns_reset_after(facts: &NodeFacts, name: &str) -> bool {
-    facts.files.iter().any(|(path, file)| {
-        [
-            "/etc/systemd/resolved.conf.d/",
-            "/run/systemd/resolved.conf.d/",
-        ]
+    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
+    crate::facts::sysctl::conf_d_files(&facts.raw, &dirs)
         .iter()
-        .filter_map(|dir| path.strip_prefix(dir))
-        .any(|n| n > name && n.ends_with(".conf") && !n.contains('/'))
-            && file
-                .text()
-                .is_some_and(|t| t.lines().any(|l| resolved_dns_value(l) == Some("")))
-    })
+        .any(|(path, text)| {
+            path.rsplit('/').next().is_some_and(|n| n > name)
+                && text.lines().any(|l| resolved_dns_value(l) == Some(""))
+        })
 }
 
 /// The value of a systemd-resolved `DNS=` line (`DNS = x` too: systemd's parser trims

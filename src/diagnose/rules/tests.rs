@@ -3116,8 +3116,10 @@ fn an_eks_cluster_address_from_the_nodeconfig_is_named() {
 /// A Kubespray cluster deployed before v2.24 keeps the DNS= line its old template wrote
 /// into /etc/systemd/resolved.conf (0061-systemd-resolved.yml @v2.23.3); later runs write
 /// only the kubespray.conf drop-in. DNS-CLUSTER-SELF-FORWARD's evidence names that line,
-/// unless a drop-in read before kubespray.conf resets the list with an empty DNS=, which
-/// drops it (resolved.conf(5)).
+/// unless a drop-in resets the list with an empty DNS=, which drops it (resolved.conf(5)):
+/// one of /etc, /run or a package's own in /usr/lib or /usr/local/lib, all merged by name
+/// (systemd src/resolve/resolved-conf.c `manager_parse_config_file`, CONF_PATHS_NULSTR @v245
+/// and @v255), unless a drop-in of the same name in an earlier directory hides it.
 #[test]
 fn a_cluster_address_left_in_resolved_conf_by_an_old_kubespray_is_named() {
     let case = "DNS-CLUSTER-SELF-FORWARD/kubespray-v2.23-resolved-conf-left-behind";
@@ -3131,14 +3133,29 @@ fn a_cluster_address_left_in_resolved_conf_by_an_old_kubespray_is_named() {
         };
         f[0].evidence.iter().any(|e| e.starts_with(line))
     };
-    let mut raw = crate::testing::rules_fixture(case);
-    assert!(named(&raw), "the old line is named");
+    let base = crate::testing::rules_fixture(case);
+    assert!(named(&base), "the old line is named");
+    let reset: &[u8] = b"[Resolve]\nDNS=\n";
+    let mut raw = base.clone();
     raw.file(
         "/etc/systemd/resolved.conf.d/00-reset.conf",
         FileState::Present,
-        Some(b"[Resolve]\nDNS=\n"),
+        Some(reset),
     );
     assert!(!named(&raw), "a drop-in's empty DNS= drops it");
+    for dir in ["/usr/lib", "/usr/local/lib"] {
+        let mut raw = base.clone();
+        let vendor = format!("{dir}/systemd/resolved.conf.d/50-vendor.conf");
+        raw.file(&vendor, FileState::Present, Some(reset));
+        assert!(!named(&raw), "{vendor}: a package's drop-in counts too");
+        // The admin's empty file of the same name hides the package's.
+        raw.file(
+            "/etc/systemd/resolved.conf.d/50-vendor.conf",
+            FileState::Present,
+            Some(b""),
+        );
+        assert!(named(&raw), "{vendor} hidden by /etc's");
+    }
 }
 
 /// Kubespray writes the inventory's kubelet_config_extra_args after the resolvConf it
