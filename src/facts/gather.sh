@@ -195,6 +195,14 @@ if [ -d /etc/NetworkManager ]; then
   e /etc/systemd/system/multi-user.target.wants/NetworkManager.service
   f /etc/systemd/system/NetworkManager.service
   f /run/systemd/system/NetworkManager.service
+  # Its version, from the directory its plugins are installed in (meson.build nm_plugindir:
+  # libdir/NetworkManager/VERSION, the distribution's version string; Ubuntu 20.04:
+  # /usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10): before 1.28 an unset rc-manager
+  # means symlink, not auto. Globs, no process.
+  for x in /usr/lib64/NetworkManager/[0-9]* /usr/lib/*/NetworkManager/[0-9]* /usr/lib/NetworkManager/[0-9]*; do
+    case "$x" in *"$NL"*) continue ;; esac
+    [ -d "$x" ] && hdr dir "$x"
+  done
 fi
 # Whether /etc/resolv.conf, a regular file, is immutable or append-only (chattr +i, a common
 # guard): NetworkManager then leaves it alone whatever its rc-manager says (nm-dns-manager.c

@@ -24,9 +24,15 @@
 //!   `unbound`, removed since, an unknown word, an empty value) is `default`;
 //! - `rc-manager`: `symlink` (also `none`), `file`, `resolvconf`, `netconfig`, `unmanaged`;
 //!   unset, `auto` or an unknown word is the build's default, `auto` upstream since 1.28
-//!   (`symlink` before; a distribution may build another). `auto` is `unmanaged` for the
+//!   (NEWS "Overview of changes since NetworkManager-1.26"; `symlink` before, 1.22.0's
+//!   src/dns/nm-dns-manager.c `init_resolv_conf_mode` falls back to
+//!   NM_CONFIG_DEFAULT_MAIN_RC_MANAGER, and Ubuntu 20.04's 1.22.10 logs `init:
+//!   dns=systemd-resolved rc-manager=symlink`). `auto` is `unmanaged` for the
 //!   systemd-resolved and dnsconfd modes, else resolvconf or netconfig where NetworkManager
-//!   was built with them and the program is there, else `symlink`.
+//!   was built with them and the program is there, else `symlink`. Before 1.28 `symlink`
+//!   writes a regular /etc/resolv.conf in every mode, 127.0.0.53 for systemd-resolved's
+//!   (1.22.0 `update_dns`: a caching plugin's local address replaces the servers). The
+//!   version is the name of NetworkManager's plugin directory ([`PLUGIN_PARENTS`]).
 
 use std::collections::BTreeMap;
 
@@ -57,6 +63,12 @@ const RESOLVED_PATHS: [&str; 8] = [
     "/usr/lib/systemd/resolv.conf",
 ];
 
+/// The directories NetworkManager's versioned plugin directory is in: `libdir/NetworkManager`
+/// (meson.build `nm_plugindir = join_paths(nm_libdir, nm_name, dist_version)` @1.22.0):
+/// /usr/lib64 (RHEL, Fedora: `/usr/lib64/NetworkManager/1.40.16-1.el8`), Debian's multiarch
+/// /usr/lib/TRIPLET, and /usr/lib.
+pub const PLUGIN_PARENTS: [&str; 2] = ["/usr/lib64/NetworkManager", "/usr/lib/NetworkManager"];
+
 /// NetworkManager's effective `[main] dns` and `[main] rc-manager`, each with the file and
 /// line that set it and the settings it replaced; `None` where no file sets it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -65,6 +77,9 @@ pub struct NmDns {
     pub rc_manager: Option<Effective<String>>,
     /// Files NetworkManager reads that could not be read here: what they set is not known.
     pub unread: Vec<String>,
+    /// The installed NetworkManager's version, as its plugin directory names it
+    /// (`1.22.10`, `1.40.16-1.el8`); `None` where no such directory was found.
+    pub version: Option<String>,
 }
 
 /// The DNS processing mode NetworkManager runs in.
@@ -108,7 +123,7 @@ pub enum RcManager {
     /// Leaves /etc/resolv.conf alone.
     Unmanaged,
     /// Unset, `auto` or a word NetworkManager does not know: the build's default (`auto`
-    /// upstream since 1.28).
+    /// upstream since 1.28; before, [`RcManager::Symlink`]).
     Auto,
 }
 
@@ -116,7 +131,10 @@ impl NmDns {
     /// NetworkManager's settings from the gathered files (`files`: every path the gather
     /// looked at).
     pub fn read(files: &BTreeMap<String, RawFile>) -> NmDns {
-        let mut nm = NmDns::default();
+        let mut nm = NmDns {
+            version: plugin_version(files),
+            ..NmDns::default()
+        };
         for path in config_files(files) {
             let f = &files[path];
             match f.state {
@@ -181,7 +199,18 @@ impl NmDns {
         }
     }
 
-    /// `rc-manager` as set (`dns=none` makes it `unmanaged` whatever it says).
+    /// The installed NetworkManager is older than 1.28, where an unset `rc-manager` (or
+    /// `auto`, a word it does not know) is its build's default, `symlink`, not `auto`.
+    pub fn before_auto(&self) -> bool {
+        self.version
+            .as_deref()
+            .and_then(major_minor)
+            .is_some_and(|v| v < (1, 28))
+    }
+
+    /// `rc-manager` as set (`dns=none` makes it `unmanaged` whatever it says); unset, or a
+    /// word NetworkManager does not know, is `auto`, or `symlink` before 1.28
+    /// ([`NmDns::before_auto`]).
     pub fn rc_manager(&self) -> RcManager {
         if self.dns.as_ref().is_some_and(|e| e.value == "none") {
             return RcManager::Unmanaged;
@@ -192,6 +221,7 @@ impl NmDns {
             Some("resolvconf") => RcManager::Resolvconf,
             Some("netconfig") => RcManager::Netconfig,
             Some("unmanaged") => RcManager::Unmanaged,
+            _ if self.before_auto() => RcManager::Symlink,
             _ => RcManager::Auto,
         }
     }
@@ -213,6 +243,35 @@ impl NmDns {
         );
         !hands_off
     }
+}
+
+/// The version NetworkManager's plugin directory names ([`PLUGIN_PARENTS`], or
+/// /usr/lib/TRIPLET/NetworkManager), the greatest where there are several; `None` where
+/// there is none.
+fn plugin_version(files: &BTreeMap<String, RawFile>) -> Option<String> {
+    files
+        .iter()
+        .filter(|(_, f)| f.state == FileState::Directory)
+        .filter_map(|(path, _)| {
+            let (parent, name) = path.rsplit_once('/')?;
+            let known = PLUGIN_PARENTS.contains(&parent)
+                || parent
+                    .strip_prefix("/usr/lib/")
+                    .and_then(|p| p.strip_suffix("/NetworkManager"))
+                    .is_some_and(|triplet| !triplet.is_empty() && !triplet.contains('/'));
+            let version = major_minor(name).filter(|_| known)?;
+            Some((version, name.to_owned()))
+        })
+        .max()
+        .map(|(_, name)| name)
+}
+
+/// The major and minor number a version string starts with (`1.22.10`, `1.40.16-1.el8`).
+fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// The configuration files NetworkManager reads, in its order, among the gathered
@@ -504,6 +563,59 @@ mod tests {
                 "{conf:?} {link}"
             );
         }
+    }
+
+    /// The version is the name of the plugin directory (libdir/NetworkManager/VERSION): the
+    /// greatest where there are several; a directory elsewhere or not named by a version
+    /// says nothing. Before 1.28 an unset rc-manager (or `auto`, unknown there) is symlink,
+    /// which writes the file in systemd-resolved's mode too.
+    #[test]
+    fn the_plugin_directory_names_the_version_and_before_1_28_rc_manager_is_symlink() {
+        let mut raw = RawFacts::default();
+        let dir = |raw: &mut RawFacts, p: &str| raw.file(p, FileState::Directory, None);
+        dir(&mut raw, "/usr/lib/NetworkManager/conf.d");
+        dir(
+            &mut raw,
+            "/usr/lib/x86_64-linux-gnu/NetworkManager/dispatcher.d",
+        );
+        dir(&mut raw, "/usr/share/NetworkManager/1.20.0");
+        assert_eq!(NmDns::read(&raw.files).version, None);
+        dir(&mut raw, "/usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10");
+        raw.file(
+            MAIN_FILE,
+            FileState::Present,
+            Some(b"[main]\ndns=systemd-resolved\n"),
+        );
+        let nm = NmDns::read(&raw.files);
+        assert_eq!(nm.version.as_deref(), Some("1.22.10"));
+        assert!(nm.before_auto());
+        assert_eq!(nm.rc_manager(), RcManager::Symlink);
+        assert!(nm.writes_resolv_conf(DnsMode::SystemdResolved));
+        for word in ["auto", "bogus"] {
+            let conf = format!("[main]\ndns=systemd-resolved\nrc-manager={word}\n");
+            raw.file(MAIN_FILE, FileState::Present, Some(conf.as_bytes()));
+            assert_eq!(
+                NmDns::read(&raw.files).rc_manager(),
+                RcManager::Symlink,
+                "{word}"
+            );
+        }
+        raw.file(
+            MAIN_FILE,
+            FileState::Present,
+            Some(b"[main]\ndns=systemd-resolved\nrc-manager=unmanaged\n"),
+        );
+        assert!(!NmDns::read(&raw.files).writes_resolv_conf(DnsMode::SystemdResolved));
+        raw.file(
+            MAIN_FILE,
+            FileState::Present,
+            Some(b"[main]\ndns=systemd-resolved\n"),
+        );
+        dir(&mut raw, "/usr/lib64/NetworkManager/1.40.16-1.el8");
+        let nm = NmDns::read(&raw.files);
+        assert_eq!(nm.version.as_deref(), Some("1.40.16-1.el8"));
+        assert_eq!(nm.rc_manager(), RcManager::Auto);
+        assert!(!nm.writes_resolv_conf(DnsMode::SystemdResolved));
     }
 
     #[test]

@@ -541,7 +541,9 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
 /// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
 /// config, and its uplink file shows them), `networkmanager` when an active
-/// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_at_boot` when a stopped
+/// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_stub` when it writes
+/// systemd-resolved's stub address there (dns=systemd-resolved with rc-manager symlink, the
+/// default before 1.28), `networkmanager_at_boot` when a stopped
 /// one that starts at boot rewrites it then (the file now and NetworkManager's configuration
 /// for the next boot, nothing reloaded: a reload fails on a stopped unit, and a start would
 /// undo the operator's stop), `other` when /etc/resolv.conf links to
@@ -560,6 +562,11 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
     let (via, file) = if resolved {
         ("resolved", &r.systemd_uplink)
+    } else if network_manager_manages_resolv(facts).is_some()
+        && r.etc_resolv_conf.symlink_target.is_none()
+        && rules::network_manager_writes_resolved_stub(facts)
+    {
+        ("networkmanager_stub", &r.etc_resolv_conf)
     } else if network_manager_manages_resolv(facts).is_some()
         && (r.etc_resolv_conf.symlink_target.is_none() || nm_link)
     {
@@ -993,6 +1000,32 @@ mod tests {
             )
         );
         assert_eq!(read("inactive"), (Vec::new(), String::new()));
+    }
+
+    /// Where NetworkManager writes systemd-resolved's stub address over a plain
+    /// /etc/resolv.conf (dns=systemd-resolved, rc-manager unset on 1.22: symlink), neither
+    /// the file nor NetworkManager's global DNS carries servers to it: `networkmanager_stub`,
+    /// which the playbook stops at. From 1.28 (auto) it leaves the file alone: `file`.
+    #[test]
+    fn a_network_manager_writing_resolveds_stub_over_the_file_is_its_own_via() {
+        for (version, via) in [("1.22.10", "networkmanager_stub"), ("1.36.6", "file")] {
+            let mut raw = crate::testing::raw_from(&[
+                (
+                    "/usr/lib/NetworkManager/conf.d/10-dns-resolved.conf",
+                    "[main]\ndns=systemd-resolved\n",
+                ),
+                ("/etc/resolv.conf", "nameserver 169.254.25.10\n"),
+            ]);
+            raw.file(
+                &format!("/usr/lib/x86_64-linux-gnu/NetworkManager/{version}"),
+                crate::facts::raw::FileState::Directory,
+                None,
+            );
+            crate::testing::set_units(&mut raw, &[("NetworkManager", "active")]);
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let json = host_resolver(&facts, &BTreeSet::new());
+            assert_eq!(json["via"], via, "{version}");
+        }
     }
 
     /// With dns=none (or rc-manager=unmanaged) /etc/resolv.conf is the administrator's,

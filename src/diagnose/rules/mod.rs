@@ -907,9 +907,46 @@ pub(super) fn file_text<'f>(facts: &'f NodeFacts, path: &str) -> Option<std::bor
 ///
 /// [`resolv_conf_locked`]: crate::facts::network_manager::resolv_conf_locked
 pub(crate) fn network_manager_manages_resolv(facts: &NodeFacts) -> Option<String> {
-    (facts.services.network_manager == UnitState::Active && network_manager_writes(facts)).then(|| {
-        "NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged)".into()
-    })
+    (facts.services.network_manager == UnitState::Active && network_manager_writes(facts)).then(
+        || {
+            format!(
+                "NetworkManager is active and manages /etc/resolv.conf (no dns=none or rc-manager=unmanaged){}",
+                network_manager_version_note(facts)
+            )
+        },
+    )
+}
+
+/// NetworkManager writes /etc/resolv.conf ([`network_manager_writes`]) while it hands DNS
+/// to systemd-resolved, so what it writes is that service's stub, `nameserver 127.0.0.53`
+/// (rc-manager symlink or file, and the default symlink before 1.28: nm-dns-manager.c
+/// `update_dns` @1.22.0 puts a caching plugin's local address in place of the servers).
+pub(crate) fn network_manager_writes_resolved_stub(facts: &NodeFacts) -> bool {
+    use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
+    let nm = NmDns::read(&facts.files);
+    nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf)) == DnsMode::SystemdResolved
+        && network_manager_writes(facts)
+}
+
+/// Where NetworkManager is older than 1.28 and its `rc-manager` is its build's default:
+/// what that default is then, as a note for the evidence ("" elsewhere).
+fn network_manager_version_note(facts: &NodeFacts) -> String {
+    use crate::facts::network_manager::{NmDns, RcManager};
+    let nm = NmDns::read(&facts.files);
+    let defaulted = !matches!(
+        nm.rc_manager.as_ref().map(|e| e.value.as_str()),
+        Some("symlink" | "none" | "file" | "resolvconf" | "netconfig" | "unmanaged")
+    );
+    match (
+        &nm.version,
+        nm.before_auto() && defaulted && nm.rc_manager() == RcManager::Symlink,
+    ) {
+        (Some(version), true) => format!(
+            "; NetworkManager {} is older than 1.28, where an unset rc-manager is symlink, not auto: it writes a regular /etc/resolv.conf in every dns mode",
+            crate::text::escape(version)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// NetworkManager does not run now (inactive or failed) but starts at boot (its unit is

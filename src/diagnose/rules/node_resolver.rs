@@ -674,6 +674,18 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
     })
 }
 
+/// NetworkManager writes systemd-resolved's stub address into /etc/resolv.conf
+/// ([`super::network_manager_writes_resolved_stub`]), where the file lists other servers now.
+fn nm_writes_stub(facts: &crate::facts::NodeFacts) -> bool {
+    super::network_manager_writes_resolved_stub(facts)
+        && facts
+            .resolver
+            .etc_resolv_conf
+            .parsed
+            .as_ref()
+            .is_some_and(|p| p.nameservers.iter().any(|n| n.address != "127.0.0.53"))
+}
+
 /// The `domain-name-servers` dhclient hands its script at every lease, from the statements
 /// of dhclient.conf that set them: dhclient runs them in file order over the lease's options
 /// (isc-dhcp common/options.c `set_option` @572032cb): `supersede` replaces what is there
@@ -855,7 +867,27 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
             // (no-stub-resolv.conf, written in the same update) was edited since, and the
             // edit goes at its next update.
             let edited = nm_hand_edit(facts);
+            let stub = nm_writes_stub(facts);
             let (severity, summary) = match &edited {
+                _ if stub => {
+                    // The node itself then asks systemd-resolved; pods that get the file
+                    // ask their own network namespace's 127.0.0.53, where nothing answers.
+                    let kubelet_reads = matches!(
+                        &facts.kubelet.resolv_conf,
+                        crate::facts::node_facts::Observed::Known(e) if e.value == "/etc/resolv.conf"
+                    );
+                    if kubelet_reads {
+                        evidence.push("the kubelet hands /etc/resolv.conf to dnsPolicy: Default pods (its resolvConf)".into());
+                    }
+                    (
+                        if kubelet_reads {
+                            Severity::Warning
+                        } else {
+                            Severity::Info
+                        },
+                        "NetworkManager hands DNS to systemd-resolved and writes its local address, nameserver 127.0.0.53, over /etc/resolv.conf at its next update: the servers the file lists now do not last",
+                    )
+                }
                 Some(why) => {
                     evidence.push(why.clone());
                     (
