@@ -687,13 +687,17 @@ fn nm_writes_stub(facts: &crate::facts::NodeFacts) -> bool {
 }
 
 /// The `domain-name-servers` dhclient hands its script at every lease, from the statements
-/// of dhclient.conf that set them: dhclient runs them in file order over the lease's options
+/// of dhclient.conf that set them: dhclient runs them in order over the lease's options
 /// (isc-dhcp common/options.c `set_option` @572032cb): `supersede` replaces what is there
 /// (the lease's servers too), `prepend` puts its servers before it and `append` after it.
-/// So a `supersede` takes away the lines before it, and a `prepend` after it adds to it.
+/// So a `supersede` takes away the statements before it, and a `prepend` after it adds to
+/// it. The file's top-level statements run for every interface, an `interface` block's
+/// after them for that interface ([`dhclient_conf`](crate::facts::dhclient_conf)).
 #[derive(Debug, Default, PartialEq)]
 struct DhclientServers {
-    /// The statements that still count, as `(1-based line, statement without its comment)`.
+    /// The interface whose block adds statements; `None` for the top level alone.
+    interface: Option<String>,
+    /// The statements that still count, as `(1-based line, statement)`.
     lines: Vec<(usize, String)>,
     /// Their addresses, in the order dhclient passes them on.
     addresses: Vec<IpAddr>,
@@ -702,31 +706,54 @@ struct DhclientServers {
 }
 
 impl DhclientServers {
-    /// `None` where no statement sets the servers (dhclient passes the lease's on).
-    fn parse(text: &str) -> Option<DhclientServers> {
+    /// What the top level gives an interface without a block of its own, then what each
+    /// interface block gives its interface; empty where no statement sets the servers
+    /// (dhclient passes the lease's on).
+    fn parse(text: &str) -> Vec<DhclientServers> {
+        use crate::facts::dhclient_conf::{Scope, statements};
+        let all = statements(text);
+        let top: Vec<_> = all.iter().filter(|s| s.scope == Scope::Top).collect();
+        let mut interfaces: Vec<&str> = Vec::new();
+        for s in &all {
+            if let Scope::Interface(name) = &s.scope
+                && !interfaces.contains(&name.as_str())
+            {
+                interfaces.push(name);
+            }
+        }
+        let mut out: Vec<DhclientServers> =
+            Self::apply(None, top.iter().copied()).into_iter().collect();
+        for name in interfaces {
+            let own = all
+                .iter()
+                .filter(|s| matches!(&s.scope, Scope::Interface(n) if n == name));
+            if own
+                .clone()
+                .any(|s| Self::servers_statement(&s.text).is_some())
+            {
+                out.extend(Self::apply(Some(name), top.iter().copied().chain(own)));
+            }
+        }
+        out
+    }
+
+    /// The statements in the order dhclient runs them, over the lease's servers; `None`
+    /// where none sets them.
+    fn apply<'a>(
+        interface: Option<&str>,
+        statements: impl Iterator<Item = &'a crate::facts::dhclient_conf::Statement>,
+    ) -> Option<DhclientServers> {
         let mut out = DhclientServers {
+            interface: interface.map(str::to_owned),
             lease: true,
             ..DhclientServers::default()
         };
         let mut any = false;
-        for (i, line) in text.lines().enumerate() {
-            let l = line.split('#').next().unwrap_or("").trim();
-            let Some((statement, rest)) = l.split_once(char::is_whitespace) else {
+        for s in statements {
+            let Some((verb, listed)) = Self::servers_statement(&s.text) else {
                 continue;
             };
-            let Some(list) = rest.trim_start().strip_prefix("domain-name-servers") else {
-                continue;
-            };
-            if !list.is_empty() && !list.starts_with(char::is_whitespace) {
-                continue;
-            }
-            let listed: Vec<IpAddr> = list
-                .trim()
-                .trim_end_matches(';')
-                .split(',')
-                .filter_map(|a| a.trim().parse().ok())
-                .collect();
-            match statement {
+            match verb {
                 "supersede" => {
                     out.lines.clear();
                     out.addresses = listed;
@@ -737,13 +764,31 @@ impl DhclientServers {
                     all.append(&mut out.addresses);
                     out.addresses = all;
                 }
-                "append" => out.addresses.extend(listed),
-                _ => continue,
+                _ => out.addresses.extend(listed),
             }
             any = true;
-            out.lines.push((i + 1, l.to_owned()));
+            out.lines.push((s.line, s.text.clone()));
         }
         any.then_some(out)
+    }
+
+    /// `supersede`, `prepend` or `append` of `domain-name-servers`, with its addresses.
+    fn servers_statement(text: &str) -> Option<(&str, Vec<IpAddr>)> {
+        let (verb, rest) = text.split_once(' ')?;
+        if !matches!(verb, "supersede" | "prepend" | "append") {
+            return None;
+        }
+        let list = rest.strip_prefix("domain-name-servers")?;
+        if !list.is_empty() && !list.starts_with([' ', ';']) {
+            return None;
+        }
+        let listed = list
+            .trim()
+            .trim_end_matches(';')
+            .split(',')
+            .filter_map(|a| a.trim().parse().ok())
+            .collect();
+        Some((verb, listed))
     }
 }
 
@@ -754,21 +799,31 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
     let text = file_text(facts, path)?;
-    let servers = DhclientServers::parse(&text)?;
-    let bad: Vec<String> = servers
-        .addresses
-        .iter()
-        .filter(|ip| is_loopback(**ip) || ctx.cluster.contains(ip))
-        .map(|ip| ip.to_string())
-        .collect();
-    if bad.is_empty() {
-        return None;
-    }
+    let bad_of = |servers: &DhclientServers| -> Vec<String> {
+        servers
+            .addresses
+            .iter()
+            .filter(|ip| is_loopback(**ip) || ctx.cluster.contains(ip))
+            .map(|ip| ip.to_string())
+            .collect()
+    };
+    // The top level's, else the first interface block's that hands such a server on.
+    let servers = DhclientServers::parse(&text)
+        .into_iter()
+        .find(|s| !bad_of(s).is_empty())?;
+    let bad = bad_of(&servers);
     let fix = dhclient_fix(ctx, &text);
+    let scope = servers.interface.as_ref().map(|name| {
+        format!(
+            "for interface {} (its block in {path} runs after the file's top-level statements)",
+            crate::text::escape(name)
+        )
+    });
     let lines = servers
         .lines
         .iter()
-        .map(|(n, l)| format!("{path}:{n}: {l}"));
+        .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
+        .chain(scope);
     // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
     // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
     // `chattr +i` is the usual guard against it. Latent until the flag is lifted.

@@ -2033,7 +2033,7 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
 /// servers to the lease's, `supersede` replaces everything before it. So ISC's own example
 /// file (`prepend domain-name-servers 127.0.0.1;`) hands a loopback server on at every lease,
 /// a supersede after the prepend takes it away again, one before it does not, and the
-/// statement may be spelt with a tab.
+/// statement may be spelt with a tab, span lines, or stand in an interface block.
 #[test]
 fn dhclients_prepend_and_append_lines_count_in_their_order() {
     use crate::facts::raw::FileState;
@@ -2079,6 +2079,33 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
     assert_eq!(outcome(&tab, false).map(|o| o.0), Some(Severity::High));
     let requested = with("request subnet-mask,\n\tdomain-name, domain-name-servers, host-name;\n");
     assert_eq!(outcome(&requested, false), None);
+    // A statement ends at its `;` (dhclient.conf(5): free-form): the loopback server on the
+    // second line of one counts, and so does a statement inside a one-line interface block.
+    let two_lines = with("supersede domain-name-servers 192.0.2.53,\n\t127.0.0.1;\n");
+    let (_, evidence) = outcome(&two_lines, false).expect("a finding");
+    assert_eq!(
+        evidence[0],
+        "/etc/dhcp/dhclient.conf:1: supersede domain-name-servers 192.0.2.53, 127.0.0.1;"
+    );
+    let block = with("interface \"ens5\" { supersede domain-name-servers 127.0.0.53; }\n");
+    let (_, evidence) = outcome(&block, false).expect("a finding");
+    assert_eq!(
+        evidence[..2],
+        [
+            "/etc/dhcp/dhclient.conf:1: supersede domain-name-servers 127.0.0.53;",
+            "for interface ens5 (its block in /etc/dhcp/dhclient.conf runs after the file's top-level statements)"
+        ]
+    );
+    // An interface's block runs after the top level, wherever it stands in the file
+    // (clparse.c make_client_config, execute.c execute_statements_in_scope): the
+    // supersede below it does not take its prepend away.
+    let order = with(
+        "interface \"ens5\" {\n  prepend domain-name-servers 127.0.0.1;\n}\nsupersede domain-name-servers 192.0.2.53;\n",
+    );
+    assert_eq!(outcome(&order, false).map(|o| o.0), Some(Severity::High));
+    // A recorded lease is no statement run on a new one.
+    let lease = with("lease {\n  option domain-name-servers 127.0.0.1;\n}\n");
+    assert_eq!(outcome(&lease, false), None);
     // /etc/resolv.conf locked with chattr +i, the usual guard against dhclient-script:
     // its rename over the file fails, the line is latent.
     let mut locked = raw.clone();
