@@ -460,3 +460,37 @@ fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// NetworkManager 1.22 with Ubuntu's dns=systemd-resolved writes nameserver 127.0.0.53 over
+/// a plain /etc/resolv.conf (rc-manager unset: symlink before 1.28): where that file lists
+/// only the cluster address, host-upstream-dns stops and says where the servers go, rather
+/// than writing them into the file or NetworkManager's global DNS, neither of which lasts.
+#[test]
+fn host_upstream_dns_stops_where_network_manager_writes_resolveds_stub() {
+    let copy = fixture_copy(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
+        "nm122-stub",
+    );
+    std::fs::write(
+        copy.tree.join("etc/resolv.conf"),
+        "nameserver 169.254.25.10\nsearch example.internal\n",
+    )
+    .expect("resolv.conf");
+    let mut vars = copy.vars.clone();
+    vars["upstream_dns_servers"] = serde_json::json!(["192.0.2.53"]);
+    let inventory_path = inventory(&copy.dir, &vars);
+    let raw = raw::from_tree(&copy.tree).expect("tree");
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let plan = plan_for(&inventory_path, &raw, &playbooks);
+    let text = plan::render::text(&plan, false);
+    assert!(
+        text.contains("writes nameserver 127.0.0.53 over the plain /etc/resolv.conf")
+            && text.contains("(192.0.2.53)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("zz-dnsfix-upstream.conf") && !text.contains("~ /etc/resolv.conf"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&copy.dir);
+}
