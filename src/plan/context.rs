@@ -562,7 +562,8 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
     let (via, file) = if resolved {
         ("resolved", &r.systemd_uplink)
-    } else if network_manager_manages_resolv(facts).is_some()
+    } else if (network_manager_manages_resolv(facts).is_some()
+        || rules::network_manager_manages_resolv_at_boot(facts).is_some())
         && r.etc_resolv_conf.symlink_target.is_none()
         && rules::network_manager_writes_resolved_stub(facts)
     {
@@ -1008,7 +1009,15 @@ mod tests {
     /// which the playbook stops at. From 1.28 (auto) it leaves the file alone: `file`.
     #[test]
     fn a_network_manager_writing_resolveds_stub_over_the_file_is_its_own_via() {
-        for (version, via) in [("1.22.10", "networkmanager_stub"), ("1.36.6", "file")] {
+        // (version, NetworkManager's state, its wants link; via)
+        let wants = crate::facts::raw::NM_UNIT_LINKS[0];
+        for (version, state, enabled, via) in [
+            ("1.22.10", "active", false, "networkmanager_stub"),
+            ("1.36.6", "active", false, "file"),
+            // Stopped and enabled, it writes the stub at the next boot.
+            ("1.22.10", "inactive", true, "networkmanager_stub"),
+            ("1.22.10", "inactive", false, "file"),
+        ] {
             let mut raw = crate::testing::raw_from(&[
                 (
                     "/usr/lib/NetworkManager/conf.d/10-dns-resolved.conf",
@@ -1021,10 +1030,13 @@ mod tests {
                 crate::facts::raw::FileState::Directory,
                 None,
             );
-            crate::testing::set_units(&mut raw, &[("NetworkManager", "active")]);
+            if enabled {
+                raw.file(wants, crate::facts::raw::FileState::Present, None);
+            }
+            crate::testing::set_units(&mut raw, &[("NetworkManager", state)]);
             let facts = NodeFacts::from_raw("node1", &raw);
             let json = host_resolver(&facts, &BTreeSet::new());
-            assert_eq!(json["via"], via, "{version}");
+            assert_eq!(json["via"], via, "{version} {state} {enabled}");
         }
     }
 
