@@ -447,9 +447,20 @@ fn setting(e: &Option<Effective<String>>, key: &str) -> String {
 ///   connections' servers.
 fn network_manager_note(ctx: &Ctx) -> String {
     let facts = ctx.facts;
-    if facts.services.network_manager != UnitState::Active {
+    // Stopped but enabled, it does the same from its start at the next boot.
+    let active = facts.services.network_manager == UnitState::Active;
+    let at_boot = matches!(
+        facts.services.network_manager,
+        UnitState::Inactive | UnitState::Failed
+    ) && facts.services.network_manager_starts_at_boot() == Some(true);
+    if !active && !at_boot {
         return String::new();
     }
+    let when = if active {
+        ""
+    } else {
+        " from its start at the next boot (stopped now, enabled)"
+    };
     let nm = NmDns::read(&facts.files);
     let unread = if nm.unread.is_empty() {
         String::new()
@@ -466,15 +477,22 @@ fn network_manager_note(ctx: &Ctx) -> String {
     let note = match (mode, rc) {
         (DnsMode::None, _) | (_, RcManager::Unmanaged) => return String::new(),
         (DnsMode::SystemdResolved | DnsMode::Dnsconfd, RcManager::Auto) => format!(
-            "NetworkManager hands DNS to {} here ({}) and leaves /etc/resolv.conf alone, so a file of its own stays (NetworkManager 1.28 and later; an older one, such as Ubuntu 20.04's 1.22, writes nameserver 127.0.0.53 over it: there set dns=none in /etc/NetworkManager/conf.d/)",
+            "NetworkManager hands DNS to {} here{when} ({}) and leaves /etc/resolv.conf alone, so a file of its own stays (NetworkManager 1.28 and later; an older one, such as Ubuntu 20.04's 1.22, writes nameserver 127.0.0.53 over it: there set dns=none in /etc/NetworkManager/conf.d/)",
             mode.as_str(),
             setting(&nm.dns, "dns")
         ),
         (DnsMode::SystemdResolved | DnsMode::Dnsconfd, _) => format!(
-            "NetworkManager hands DNS to {} here ({}) and writes its local address over /etc/resolv.conf ({}): set dns=none in /etc/NetworkManager/conf.d/ so that a file of its own stays",
+            "NetworkManager hands DNS to {} here{when} ({}) and writes its local address over /etc/resolv.conf ({}{}): set dns=none in /etc/NetworkManager/conf.d/ so that a file of its own stays",
             mode.as_str(),
             setting(&nm.dns, "dns"),
-            setting(&nm.rc_manager, "rc-manager")
+            setting(&nm.rc_manager, "rc-manager"),
+            match (&nm.version, nm.rc_manager.is_none() && nm.before_auto()) {
+                (Some(v), true) => format!(
+                    ": symlink, the default of NetworkManager {} (before 1.28)",
+                    crate::text::escape(v)
+                ),
+                _ => String::new(),
+            }
         ),
         (_, RcManager::Resolvconf | RcManager::Netconfig) => format!(
             "NetworkManager hands its servers to {} here ({}), not to /etc/resolv.conf",
@@ -501,8 +519,13 @@ fn network_manager_note(ctx: &Ctx) -> String {
             } else {
                 ""
             };
+            let how = if active {
+                "rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own"
+            } else {
+                "it writes its own over the file at its start at the next boot (stopped now, enabled)"
+            };
             format!(
-                "NetworkManager manages it here, with {} and {}: rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own{link}{caveat}",
+                "NetworkManager manages it here, with {} and {}: {how}{link}{caveat}",
                 setting(&nm.dns, "dns"),
                 setting(&nm.rc_manager, "rc-manager")
             )

@@ -3900,3 +3900,53 @@ fn a_mark_of_a_run_under_way_is_not_a_run_cut_off() {
     raw.file("/proc/locks", FileState::Present, Some(b""));
     assert_eq!(status(outcome(&raw)).0, FindingStatus::Failed);
 }
+
+/// The fix for a resolver down on Ubuntu's NetworkManager node (10-dns-resolved.conf) says
+/// what NetworkManager does with a file of the node's own: with 1.22 (rc-manager unset is
+/// symlink before 1.28) it writes nameserver 127.0.0.53 over it, where systemd-resolved
+/// does not run; stopped but enabled, it does so from its start at the next boot, which
+/// the fix names, as it does for a running one.
+#[test]
+fn the_resolver_fix_names_what_a_stopped_enabled_network_manager_does_at_boot() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture(
+        "DNS-HOST-RESOLVER-DOWN/ubuntu2204-networkmanager-resolved-disabled",
+    );
+    let fix = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match host_resolver_down(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut raw = base.clone();
+    raw.file(
+        "/usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10",
+        FileState::Directory,
+        None,
+    );
+    let old = "writes its local address over /etc/resolv.conf (rc-manager unset: symlink, the default of NetworkManager 1.22.10 (before 1.28)): set dns=none";
+    let running = fix(&raw);
+    assert!(
+        running.contains(&format!("NetworkManager hands DNS to systemd-resolved here (dns=systemd-resolved at /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf:2) and {old}")),
+        "{running}"
+    );
+    crate::testing::set_units(
+        &mut raw,
+        &[("NetworkManager", "inactive"), ("kubelet", "active")],
+    );
+    let stopped = fix(&raw);
+    assert!(!stopped.contains("NetworkManager"), "{stopped}");
+    raw.file(
+        crate::facts::raw::NM_UNIT_LINKS[0],
+        FileState::Present,
+        None,
+    );
+    let at_boot = fix(&raw);
+    assert!(
+        at_boot.contains("NetworkManager hands DNS to systemd-resolved here from its start at the next boot (stopped now, enabled)")
+            && at_boot.contains(old),
+        "{at_boot}"
+    );
+}
