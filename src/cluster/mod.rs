@@ -134,16 +134,21 @@ const GET_PODS: &str = concat!("get pods -l '", dns_pod_selector!(), "' -o json"
 
 /// The DNS pods and ConfigMaps, read where `access` says.
 pub async fn read(transport: &Transport, access: &Access) -> Cluster {
-    let (mut kubectl, pods) =
-        match Kubectl::connect_with(transport, access, Listing::WithLogs).await {
-            Ok(listed) => listed,
-            Err(reason) => return Cluster::Unavailable { reason },
-        };
+    let (kubectl, pods) = match Kubectl::connect_with(transport, access, Listing::WithLogs).await {
+        Ok(listed) => listed,
+        Err(reason) => return Cluster::Unavailable { reason },
+    };
+    read_from(kubectl, pods).await
+}
+
+/// [`read`], once kubectl has answered with `pods` (its first listing, with logs).
+async fn read_from(mut kubectl: Kubectl, pods: Vec<DnsPod>) -> Cluster {
     let pods = kubectl.with_logs(pods).await;
     let mut config = kubectl.config.take().unwrap_or_default();
     if let Some(name) = config.versioned_kubelet_configmap() {
         kubectl.read_kubelet_config(&mut config, &name).await;
     }
+    kubectl.read_mounted_corefiles(&mut config).await;
     let kubelets = std::mem::take(&mut kubectl.kubelets);
     let via = kubectl.via().to_owned();
     kubectl.close().await;
@@ -198,6 +203,13 @@ pub struct DnsConfig {
     /// read (kubectl failed, or a listing that does not ask).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<DnsService>>,
+    /// The ConfigMaps the CoreDNS pods mount ([`coredns_mounts`]): where the Corefile CoreDNS
+    /// runs comes from, whatever its name. Empty where no CoreDNS pod was listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coredns_mounts: Vec<String>,
+    /// Why those of them not asked for by name could not be read, when they could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coredns_mounts_error: Option<String>,
 }
 
 /// A Service in front of the cluster's DNS pods: the address ClusterFirst pods must ask.
@@ -292,6 +304,11 @@ impl Corefile {
         }
     }
 
+    /// NodeLocal DNSCache's (`nodelocaldns`, `node-local-dns`); any other is CoreDNS's.
+    pub fn is_node_local(&self) -> bool {
+        matches!(self.configmap.as_str(), "nodelocaldns" | "node-local-dns")
+    }
+
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
     pub fn root(&self) -> Option<&corefile::ServerBlock> {
         corefile::root_block(&self.blocks).map(|i| &self.blocks[i])
@@ -324,9 +341,28 @@ pub struct KubeadmKubelet {
 
 /// How kube-system's DNS ConfigMaps are asked for: by name, those missing left out (a
 /// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
-/// real kubectl.
-pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns node-local-dns kube-proxy \
-     kube-proxy-config kubelet-config kubeadm-config kube-dns --ignore-not-found -o json";
+/// real kubectl. CoreDNS's is `coredns` (kubeadm, Kubespray, k3s, the CoreDNS Helm chart
+/// installed as a release whose name holds `coredns`) or RKE2's [`RKE2_COREDNS`]; one of
+/// another name (the Helm chart's `<release>-coredns`) is found through the CoreDNS pods'
+/// volumes and read after ([`Kubectl::read_mounted_corefiles`]).
+pub const GET_CONFIGMAPS: &str = "get configmap coredns rke2-coredns-rke2-coredns nodelocaldns \
+     node-local-dns kube-proxy kube-proxy-config kubelet-config kubeadm-config kube-dns \
+     --ignore-not-found -o json";
+
+/// RKE2's CoreDNS ConfigMap: its rke2-coredns chart (rancher/rke2-charts
+/// packages/rke2-coredns at 262e21a4, the CoreDNS Helm chart 1.47.0 patched) installed as
+/// the release `rke2-coredns`, whose `coredns.fullname` is always `<release>-<chart>`
+/// (the patch drops the chart's "release name holds the chart's name" shortening).
+pub const RKE2_COREDNS: &str = "rke2-coredns-rke2-coredns";
+
+/// A ConfigMap [`GET_CONFIGMAPS`] asks for by name.
+fn asked_by_name(name: &str) -> bool {
+    GET_CONFIGMAPS
+        .split_whitespace()
+        .skip(2)
+        .take_while(|w| !w.starts_with('-'))
+        .any(|w| w == name)
+}
 
 /// kubeadm's ConfigMap of the kubelets' settings from 1.24 on (kubeadm `constants.go`,
 /// `KubeletBaseConfigurationConfigMap`).
@@ -397,7 +433,7 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
         match name {
             // NodeLocal DNSCache's is `nodelocaldns` where Kubespray deploys it,
             // `node-local-dns` in the upstream manifest (cluster/addons/dns/nodelocaldns).
-            "coredns" | "nodelocaldns" | "node-local-dns" => {
+            "coredns" | RKE2_COREDNS | "nodelocaldns" | "node-local-dns" => {
                 for (key, value) in data {
                     if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
                         config.corefiles.push(Corefile::new(name, key, text));
@@ -459,6 +495,70 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
         }
     }
     Ok(config)
+}
+
+/// The ConfigMaps the CoreDNS pods in a `kubectl get pods -o json` List mount (each
+/// pod's `spec.volumes[].configMap.name`; not NodeLocal DNSCache's pods), in the order
+/// found, each once: the chart's `config-volume` (`coredns.fullname`, coredns/helm
+/// charts/coredns templates/deployment.yaml at caac031; RKE2's
+/// `rke2-coredns-rke2-coredns`), kubeadm's and k3s's `coredns`, and k3s's optional
+/// `coredns-custom` (manifests/coredns.yaml at 66c487bd). Only names the API allows.
+pub fn coredns_mounts(json: &[u8]) -> Vec<String> {
+    let Ok(doc) = serde_json::from_slice::<Value>(json) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    let pods = doc["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for pod in pods {
+        let app = pod["metadata"]["labels"]["k8s-app"].as_str();
+        if matches!(app, Some("node-local-dns" | "node-local-dns-second")) {
+            continue;
+        }
+        let volumes = pod["spec"]["volumes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for name in volumes
+            .iter()
+            .filter_map(|v| v["configMap"]["name"].as_str())
+        {
+            if valid_pod_name(name) && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// The Corefiles (keys `Corefile...`) of the ConfigMaps in a `kubectl get configmap ...
+/// -o json` answer (a List, or one ConfigMap) that are among `names`.
+fn mounted_corefiles(json: &[u8], names: &[String]) -> Result<Vec<Corefile>, String> {
+    let doc: Value =
+        serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
+    let items: Vec<&Value> = match doc["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None if doc["kind"] == "ConfigMap" => vec![&doc],
+        None => return Err("kubectl's answer has no ConfigMaps".to_owned()),
+    };
+    let mut corefiles = Vec::new();
+    for item in items {
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let Some(data) = item["data"]
+            .as_object()
+            .filter(|_| names.iter().any(|n| n == name))
+        else {
+            continue;
+        };
+        for (key, value) in data {
+            if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
+                corefiles.push(Corefile::new(name, key, text));
+            }
+        }
+    }
+    Ok(corefiles)
 }
 
 /// `kubelet-config-MAJOR.MINOR`, as [`kubelet_configmap`] names it.
@@ -753,7 +853,8 @@ impl Kubectl {
         let boundary = crate::util::nonce();
         let script = listing_script(&self.prologue, &boundary, listing);
         let out = self.exec(&script).await?;
-        let parts = split_listing(&out, &boundary);
+        let mut parts = split_listing(&out, &boundary);
+        parts.config.coredns_mounts = coredns_mounts(parts.pods);
         self.config = Some(parts.config);
         self.logs = parts.logs;
         self.kubelets = parts.kubelets;
@@ -776,6 +877,35 @@ impl Kubectl {
                 Err(e) => config.kubelet_config_error = Some(format!("{name}: {e}")),
             },
             Err(e) => config.kubelet_config_error = Some(format!("{name}: {e}")),
+        }
+    }
+
+    /// The Corefiles of the ConfigMaps the CoreDNS pods mount that the first listing did
+    /// not ask for by name (the CoreDNS Helm chart's `<release>-coredns`), into `config`:
+    /// a second round trip, only where there are such. Why not, when kubectl fails.
+    async fn read_mounted_corefiles(&mut self, config: &mut DnsConfig) {
+        let names: Vec<String> = config
+            .coredns_mounts
+            .iter()
+            .filter(|n| !asked_by_name(n))
+            .cloned()
+            .collect();
+        if names.is_empty() || config.error.is_some() {
+            return;
+        }
+        let read = self
+            .run(&format!(
+                "get configmap {} --ignore-not-found -o json",
+                names.join(" ")
+            ))
+            .await;
+        match read {
+            Ok(out) if out.trim_ascii().is_empty() => {}
+            Ok(out) => match mounted_corefiles(&out, &names) {
+                Ok(found) => config.corefiles.extend(found),
+                Err(e) => config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", "))),
+            },
+            Err(e) => config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", "))),
         }
     }
 
@@ -2236,5 +2366,109 @@ case \" $* \" in
             (pods[0].ready, pods[0].running, pods[0].restarts),
             (false, false, 12)
         );
+    }
+
+    /// kubectl as the lab's stand-in (tests/lab/standins/kubectl, checked against a real
+    /// kubectl by tests/it/kubectl_reference.rs) answers for a cluster of `pods` (a
+    /// fixture's List) and `configmaps` (a fixture file), run on this machine.
+    fn lab_kubectl(pods: &[u8], configmaps: &str) -> (Kubectl, std::path::PathBuf) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = std::env::temp_dir().join(format!("dnsfix-mounts-{}", crate::util::nonce()));
+        std::fs::create_dir_all(dir.join("pods")).expect("temp dir");
+        let list: Value = serde_json::from_slice(pods).expect("pods fixture");
+        for (i, pod) in list["items"].as_array().expect("items").iter().enumerate() {
+            let pod = serde_json::to_vec(pod).expect("json");
+            std::fs::write(dir.join(format!("pods/{i}.json")), pod).expect("pod");
+        }
+        std::fs::copy(root.join(configmaps), dir.join("configmaps.json")).expect("configmaps");
+        let options = crate::transport::SshOptions::default();
+        let kubectl = Kubectl {
+            target: Target {
+                host: "localhost".into(),
+                connection: crate::inventory::Inventory::local().hosts()[0].connection(),
+            },
+            session: Session::Local(crate::transport::LocalTransport::connect(&options)),
+            prologue: format!(
+                "set -- env DNSFIX_LAB_DIR='{}' bash '{}'\n",
+                dir.display(),
+                root.join("tests/lab/standins/kubectl").display()
+            ),
+            via: "this machine".into(),
+            config: None,
+            logs: LoopLines::new(),
+            kubelets: Kubelets::new(),
+        };
+        (kubectl, dir)
+    }
+
+    /// CoreDNS's Corefile is read wherever its chart names its ConfigMap: RKE2's
+    /// rke2-coredns chart always `rke2-coredns-rke2-coredns` (asked for by name), the
+    /// CoreDNS Helm chart `<release>-coredns` (`dns-coredns` for a release `dns`: found
+    /// through the volume of the pods, then read). The fixtures are rendered from the charts
+    /// (tests/fixtures/kubectl/README.md). Before, only a ConfigMap named `coredns` was
+    /// read: the rules took CoreDNS's forward for unknown on both.
+    #[tokio::test]
+    async fn corednss_configmap_is_found_through_its_pods_volume() {
+        let cases: [(&[u8], &str, &str); 2] = [
+            (
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-pods.json"),
+                "tests/fixtures/kubectl/helm-coredns-configmaps.json",
+                "dns-coredns",
+            ),
+            (
+                include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-pods.json"),
+                "tests/fixtures/kubectl/rke2-coredns-configmaps.json",
+                RKE2_COREDNS,
+            ),
+        ];
+        for (pods, configmaps, name) in cases {
+            let (mut kubectl, dir) = lab_kubectl(pods, configmaps);
+            let listed = kubectl.first_listing(Listing::WithLogs).await;
+            let cluster = read_from(kubectl, listed.expect("listed")).await;
+            std::fs::remove_dir_all(&dir).ok();
+            let Cluster::Read { pods, config, .. } = cluster else {
+                panic!("{name}: not read: {cluster:?}");
+            };
+            assert_eq!(pods.len(), 1, "{name}");
+            assert_eq!(config.coredns_mounts, [name]);
+            assert_eq!(config.coredns_mounts_error, None);
+            let read: Vec<(&str, &str)> = config
+                .corefiles
+                .iter()
+                .map(|c| (c.configmap.as_str(), c.key.as_str()))
+                .collect();
+            assert_eq!(read, [(name, "Corefile")], "{name}");
+            let c = &config.corefiles[0];
+            assert!(!c.is_node_local());
+            let corefile::RootForward::Forward(block, forward) = c.root_forward() else {
+                panic!("{name}: {:?}", c.root_forward());
+            };
+            assert_eq!(
+                (forward.to.as_slice(), forward.line, block.loop_plugin),
+                (&["/etc/resolv.conf".to_owned()][..], 13, true),
+                "{name}"
+            );
+        }
+    }
+
+    /// Only the CoreDNS pods' ConfigMap volumes count (not NodeLocal DNSCache's), each
+    /// once, and only names the API allows reach the shell.
+    #[test]
+    fn coredns_mounts_are_the_coredns_pods_configmap_volumes() {
+        let list = serde_json::json!({"kind": "List", "items": [
+            {"metadata": {"labels": {"k8s-app": "kube-dns"}}, "spec": {"volumes": [
+                {"name": "config-volume", "configMap": {"name": "coredns"}},
+                {"name": "custom-config-volume", "configMap": {"name": "coredns-custom", "optional": true}},
+                {"name": "token", "secret": {"secretName": "x"}}]}},
+            {"metadata": {"labels": {"k8s-app": "kube-dns"}}, "spec": {"volumes": [
+                {"name": "config-volume", "configMap": {"name": "coredns"}},
+                {"name": "odd", "configMap": {"name": "a;reboot"}}]}},
+            {"metadata": {"labels": {"k8s-app": "node-local-dns"}}, "spec": {"volumes": [
+                {"name": "config-volume", "configMap": {"name": "nodelocaldns"}}]}}]});
+        let json = serde_json::to_vec(&list).expect("json");
+        assert_eq!(coredns_mounts(&json), ["coredns", "coredns-custom"]);
+        assert!(coredns_mounts(b"not json").is_empty());
+        assert!(asked_by_name("coredns") && asked_by_name(RKE2_COREDNS));
+        assert!(!asked_by_name("coredns-custom") && !asked_by_name("json"));
     }
 }

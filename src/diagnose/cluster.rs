@@ -791,41 +791,68 @@ fn differences(facts: &NodeFacts, wanted: &KubeadmKubelet) -> Vec<Difference> {
 /// Evidence from the Corefiles for the findings whose harm depends on where CoreDNS and
 /// nodelocaldns forward: the `forward .` line of each root server block, as the cluster
 /// has it (the rules alone can only read `upstream_dns_servers` from the inventory), or
-/// why that is not known.
+/// why that is not known, CoreDNS's Corefile not found included ([`no_coredns_corefile`]).
 pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
     use crate::cluster::corefile::RootForward;
-    config
-        .corefiles
-        .iter()
-        .filter_map(|c| {
-            let (block, forward) = match c.root_forward() {
-                RootForward::Forward(block, forward) => (block, forward),
-                RootForward::Unknown(why) => {
-                    return Some(format!(
-                        "ConfigMap kube-system/{} ({}): where it forwards is not known: {why}",
-                        c.configmap, c.key
-                    ));
-                }
-                RootForward::NoForward(_) | RootForward::NoRoot => return None,
-            };
-            Some(format!(
-                "ConfigMap kube-system/{} ({}:{}, {}): forward {} {}{}",
-                c.configmap,
-                c.key,
-                forward.line,
-                block.zones.join(" "),
-                forward.from,
-                forward.to.join(" "),
-                if forward.to_resolv_conf() && block.loop_plugin {
-                    " (the pod's resolv.conf; loop plugin on)"
-                } else if forward.to_resolv_conf() {
-                    " (the pod's resolv.conf)"
-                } else {
-                    ""
-                }
-            ))
-        })
-        .collect()
+    let missing = no_coredns_corefile(config);
+    let lines = config.corefiles.iter().filter_map(|c| {
+        let (block, forward) = match c.root_forward() {
+            RootForward::Forward(block, forward) => (block, forward),
+            RootForward::Unknown(why) => {
+                return Some(format!(
+                    "ConfigMap kube-system/{} ({}): where it forwards is not known: {why}",
+                    c.configmap, c.key
+                ));
+            }
+            RootForward::NoForward(_) | RootForward::NoRoot => return None,
+        };
+        Some(format!(
+            "ConfigMap kube-system/{} ({}:{}, {}): forward {} {}{}",
+            c.configmap,
+            c.key,
+            forward.line,
+            block.zones.join(" "),
+            forward.from,
+            forward.to.join(" "),
+            if forward.to_resolv_conf() && block.loop_plugin {
+                " (the pod's resolv.conf; loop plugin on)"
+            } else if forward.to_resolv_conf() {
+                " (the pod's resolv.conf)"
+            } else {
+                ""
+            }
+        ))
+    });
+    missing.into_iter().chain(lines).collect()
+}
+
+/// Why CoreDNS's Corefile is not among those read, where it is not: the ConfigMaps were
+/// not read, or none that the CoreDNS pods mount (nor `coredns`, nor RKE2's) holds one
+/// (CoreDNS in another namespace or under another label, a chart's ConfigMap gone).
+/// Where CoreDNS forwards is then not known, and the evidence says so rather than nothing.
+fn no_coredns_corefile(config: &DnsConfig) -> Option<String> {
+    if config.corefiles.iter().any(|c| !c.is_node_local()) {
+        return None;
+    }
+    let unknown = "where CoreDNS forwards is not known";
+    if let Some(e) = &config.error {
+        return Some(format!(
+            "kube-system's ConfigMaps could not be read ({e}): {unknown}"
+        ));
+    }
+    let mounts = config.coredns_mounts.join(", ");
+    Some(match &config.coredns_mounts_error {
+        Some(e) => format!(
+            "CoreDNS's pods mount ConfigMap {mounts}, which could not be read ({e}): {unknown}"
+        ),
+        None if mounts.is_empty() => format!(
+            "no CoreDNS Corefile in kube-system: no ConfigMap coredns or {}, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one: {unknown}",
+            crate::cluster::RKE2_COREDNS
+        ),
+        None => format!(
+            "no CoreDNS Corefile in kube-system: its pods mount ConfigMap {mounts}, and none there has a Corefile key: {unknown}"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -1777,6 +1804,44 @@ mod tests {
             [
                 "ConfigMap kube-system/coredns (Corefile:13, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
                 "ConfigMap kube-system/nodelocaldns (Corefile:44, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
+            ]
+        );
+    }
+
+    /// Where CoreDNS's Corefile was not read, the evidence says so and why, rather than
+    /// leaving the Corefiles out as if there were nothing to say: before, a cluster whose
+    /// CoreDNS ConfigMap has another name (the Helm chart's `<release>-coredns`) showed
+    /// nodelocaldns's line alone, or nothing.
+    #[test]
+    fn a_coredns_corefile_not_found_is_said() {
+        let mut config = kubespray_corefiles();
+        config.corefiles.retain(|c| c.is_node_local());
+        config.coredns_mounts = vec!["dns-coredns".into()];
+        let evidence = corefile_evidence(&config);
+        assert_eq!(
+            evidence[0],
+            "no CoreDNS Corefile in kube-system: its pods mount ConfigMap dns-coredns, and none there has a Corefile key: where CoreDNS forwards is not known"
+        );
+        assert!(evidence[1].starts_with("ConfigMap kube-system/nodelocaldns"));
+        config.coredns_mounts_error = Some("dns-coredns: Error from server (Forbidden)".into());
+        assert_eq!(
+            corefile_evidence(&config)[0],
+            "CoreDNS's pods mount ConfigMap dns-coredns, which could not be read (dns-coredns: Error from server (Forbidden)): where CoreDNS forwards is not known"
+        );
+        assert_eq!(
+            corefile_evidence(&DnsConfig::default()),
+            [
+                "no CoreDNS Corefile in kube-system: no ConfigMap coredns or rke2-coredns-rke2-coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one: where CoreDNS forwards is not known"
+            ]
+        );
+        let unread = DnsConfig {
+            error: Some("Error from server (Forbidden)".into()),
+            ..DnsConfig::default()
+        };
+        assert_eq!(
+            corefile_evidence(&unread),
+            [
+                "kube-system's ConfigMaps could not be read (Error from server (Forbidden)): where CoreDNS forwards is not known"
             ]
         );
     }

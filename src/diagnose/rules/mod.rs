@@ -112,8 +112,8 @@ impl<'a> Ctx<'a> {
             ctx.kube_proxy_absent = !config.kube_proxy_configmap
                 && config.kube_proxy_mode.is_none()
                 && config.error.is_none();
-            let coredns = corefile_forwards(config, &["coredns"]);
-            let nodelocal = match corefile_forwards(config, &["nodelocaldns", "node-local-dns"]) {
+            let coredns = corefile_forwards(config, false);
+            let nodelocal = match corefile_forwards(config, true) {
                 // Not read: it matters only where NodeLocal DNSCache runs.
                 None if !pods.iter().any(crate::cluster::DnsPod::is_node_local) => Some(false),
                 other => other,
@@ -788,8 +788,9 @@ pub fn kubelet_version_wanted(
             .any(|w| w[0] != w[1])
 }
 
-/// Whether the Corefiles of the `configmaps` (coredns; NodeLocal DNSCache's nodelocaldns or
-/// node-local-dns) forward `.` to the pod's
+/// Whether the Corefiles of CoreDNS (any ConfigMap but NodeLocal DNSCache's: `coredns`,
+/// RKE2's, the Helm chart's that its pods mount) or, with `node_local`, of NodeLocal
+/// DNSCache (nodelocaldns or node-local-dns) forward `.` to the pod's
 /// resolv.conf: `Some(true)` where a root block forwards to a file or to node-cache's
 /// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
 /// ConfigMap names upstreamNameservers (cmd/node-cache updateCorefile); `Some(false)` where
@@ -798,12 +799,12 @@ pub fn kubelet_version_wanted(
 /// dnsfix could not read).
 pub(crate) fn corefile_forwards(
     config: &crate::cluster::DnsConfig,
-    configmaps: &[&str],
+    node_local: bool,
 ) -> Option<bool> {
     let forwards: Vec<Option<bool>> = config
         .corefiles
         .iter()
-        .filter(|c| configmaps.contains(&c.configmap.as_str()))
+        .filter(|c| c.is_node_local() == node_local)
         .map(|c| {
             let crate::cluster::corefile::RootForward::Forward(_, forward) = c.root_forward()
             else {
