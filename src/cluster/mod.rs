@@ -282,6 +282,12 @@ pub struct Corefile {
     /// Why dnsfix did not read it: CoreDNS would not load it as it is ([`corefile::parse`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<String>,
+    /// The Helm release that owns its ConfigMap (the `meta.helm.sh/release-name`
+    /// annotation Helm 3 puts on what it installs): the next `helm upgrade` (RKE2's helm
+    /// controller, at the chart's next deploy) writes the chart's Corefile back over an
+    /// edit, so a change belongs in the release's values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_release: Option<String>,
     /// The Corefile as read, for a plan that changes it.
     #[serde(skip)]
     pub text: String,
@@ -300,7 +306,18 @@ impl Corefile {
             blocks: parsed.blocks,
             imports: parsed.imports,
             unreadable,
+            helm_release: None,
             text: text.to_owned(),
+        }
+    }
+
+    /// [`Corefile::new`] for the ConfigMap `item` (a core/v1 ConfigMap), with its owner.
+    fn of_configmap(item: &Value, key: &str, text: &str) -> Corefile {
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let release = item["metadata"]["annotations"]["meta.helm.sh/release-name"].as_str();
+        Corefile {
+            helm_release: release.filter(|r| valid_pod_name(r)).map(str::to_owned),
+            ..Corefile::new(name, key, text)
         }
     }
 
@@ -436,7 +453,9 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
             "coredns" | RKE2_COREDNS | "nodelocaldns" | "node-local-dns" => {
                 for (key, value) in data {
                     if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
-                        config.corefiles.push(Corefile::new(name, key, text));
+                        config
+                            .corefiles
+                            .push(Corefile::of_configmap(item, key, text));
                     }
                 }
             }
@@ -535,7 +554,7 @@ pub fn coredns_mounts(json: &[u8]) -> Vec<String> {
 
 /// The Corefiles (keys `Corefile...`) of the ConfigMaps in a `kubectl get configmap ...
 /// -o json` answer (a List, or one ConfigMap) that are among `names`.
-fn mounted_corefiles(json: &[u8], names: &[String]) -> Result<Vec<Corefile>, String> {
+pub(crate) fn mounted_corefiles(json: &[u8], names: &[String]) -> Result<Vec<Corefile>, String> {
     let doc: Value =
         serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
     let items: Vec<&Value> = match doc["items"].as_array() {
@@ -554,7 +573,7 @@ fn mounted_corefiles(json: &[u8], names: &[String]) -> Result<Vec<Corefile>, Str
         };
         for (key, value) in data {
             if let (true, Some(text)) = (key.starts_with("Corefile"), value.as_str()) {
-                corefiles.push(Corefile::new(name, key, text));
+                corefiles.push(Corefile::of_configmap(item, key, text));
             }
         }
     }

@@ -219,8 +219,13 @@ pub const RULES: &[RuleInfo] = &[
             check that the `forward .` lines in ConfigMaps kube-system/coredns and\n     \
             kube-system/nodelocaldns list those servers.\n   \
             - kubeadm: replace `forward . /etc/resolv.conf` in ConfigMap kube-system/coredns.\n   \
-            - k3s / RKE2 re-apply their packaged CoreDNS when they start, so a hand edit of\n     \
-            the ConfigMap does not last: do step 2.\n\
+            - RKE2: set the `forward` plugin in the rke2-coredns chart's `servers` value with\n     \
+            a HelmChartConfig rke2-coredns in kube-system; its helm controller undoes a hand\n     \
+            edit of ConfigMap kube-system/rke2-coredns-rke2-coredns at the next deploy.\n   \
+            - CoreDNS installed with its Helm chart: the release's `servers` value (helm\n     \
+            upgrade); the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
+            - k3s writes ConfigMap kube-system/coredns anew when it starts, so a hand edit\n     \
+            does not last: do step 2.\n\
             2. Keep cluster addresses out of the file kubelet hands out: point resolvConf at a\n   \
             file with only real upstreams (as for DNS-KUBELET-LOOPBACK), and keep real\n   \
             servers in the node's resolver after the cluster address. Kubespray writes that\n   \

@@ -209,7 +209,13 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                         format!("cluster DNS addresses: {cluster}"),
                         upstream_note.clone(),
                     ],
-                    if upstream_dns_servers(ctx).is_empty() {
+                    if super::coredns_not_kubesprays(ctx) {
+                        // upstream_dns_servers renders nothing into this CoreDNS.
+                        format!(
+                            "{}; and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods",
+                            super::coredns_forward_knob(ctx)
+                        )
+                    } else if upstream_dns_servers(ctx).is_empty() {
                         "set upstream_dns_servers (CoreDNS and nodelocaldns then forward there instead of /etc/resolv.conf) and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into()
                     } else {
                         "forward . in the coredns and nodelocaldns Corefiles to upstream_dns_servers, as Kubespray renders them once it is set (DNS-COREFILE-UPSTREAM-DRIFT), and keep only real servers in the file kubelet hands to pods; recreate the CoreDNS and nodelocaldns pods".into()

@@ -72,6 +72,9 @@ pub struct Ctx<'a> {
     /// coredns: [`GET_DNS_SERVICES`](crate::cluster::GET_DNS_SERVICES)), with the host
     /// kubectl read them on, when they were read.
     pub dns_services: Option<(String, Vec<crate::cluster::DnsService>)>,
+    /// CoreDNS's ConfigMap as read from the cluster, and the Helm release that owns it:
+    /// where its `forward .` is changed ([`coredns_forward_knob`]).
+    pub coredns_configmap: Option<(String, Option<String>)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -86,6 +89,7 @@ impl<'a> Ctx<'a> {
             coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
             dns_services: None,
+            coredns_configmap: None,
         }
     }
 
@@ -119,6 +123,11 @@ impl<'a> Ctx<'a> {
                 other => other,
             };
             ctx.coredns_forwards_to_file = coredns;
+            ctx.coredns_configmap = config
+                .corefiles
+                .iter()
+                .find(|c| !c.is_node_local())
+                .map(|c| (c.configmap.clone(), c.helm_release.clone()));
             ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
                 (Some(true), _) | (_, Some(true)) => Some(true),
                 (Some(false), Some(false)) => Some(false),
@@ -628,6 +637,62 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
         }
         None => None,
     }
+}
+
+/// Where CoreDNS's `forward .` is changed on a cluster Kubespray does not render it for,
+/// so that the change lasts: its owner's knob, not the ConfigMap where an owner writes it
+/// back.
+/// - RKE2: the rke2-coredns chart's `servers` value (its `forward` plugin), through a
+///   HelmChartConfig `rke2-coredns` in kube-system, which RKE2's helm controller passes to
+///   the chart (rancher/rke2-docs docs/add-ons/helm.md at 9477b7b1, "Customizing Packaged
+///   Components with HelmChartConfig"; the chart's values: rancher/rke2-charts
+///   packages/rke2-coredns at 262e21a4 over coredns/helm charts/coredns).
+/// - A Helm release (the ConfigMap's `meta.helm.sh/release-name`): the CoreDNS Helm chart's
+///   `servers` value (coredns/helm charts/coredns values.yaml at caac0316, rendered into
+///   the Corefile by templates/configmap.yaml).
+/// - k3s writes its packaged ConfigMap `coredns` anew at every server start (k3s-io/k3s
+///   #4397, which added `coredns-custom` for that reason), and its Corefile forwards to
+///   /etc/resolv.conf, the file the kubelet hands CoreDNS: the node's `resolv-conf`.
+/// - Otherwise (kubeadm, a hand-made CoreDNS) the ConfigMap itself.
+pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
+    let configmap = ctx.coredns_configmap.as_ref();
+    let release = configmap.and_then(|(_, r)| r.as_deref());
+    let name = configmap.map_or("coredns", |(n, _)| n.as_str());
+    if release == Some("rke2-coredns")
+        || name == crate::cluster::RKE2_COREDNS
+        || (configmap.is_none() && ctx.facts.flavour.kind == FlavourKind::Rke2)
+    {
+        return format!(
+            "set the `forward` plugin's parameters in the rke2-coredns chart's `servers` value with a HelmChartConfig named rke2-coredns in kube-system (valuesContent; a file in /var/lib/rancher/rke2/server/manifests): the chart owns ConfigMap kube-system/{}, and its next deploy undoes an edit there",
+            crate::cluster::RKE2_COREDNS
+        );
+    }
+    if let Some(release) = release {
+        return format!(
+            "set the `forward` plugin's parameters in the `servers` value of Helm release {release} (helm upgrade {release} with those values): the release owns ConfigMap kube-system/{name}, and its next upgrade undoes an edit there"
+        );
+    }
+    if ctx.facts.flavour.kind == FlavourKind::K3s && name == "coredns" {
+        return "give k3s a resolv-conf of real servers (resolv-conf: in /etc/rancher/k3s/config.yaml): its Corefile forwards . to that file, and k3s writes ConfigMap kube-system/coredns anew at every start, undoing an edit there".to_owned();
+    }
+    format!(
+        "set `forward .` in the `.:53` block of ConfigMap kube-system/{name} to real servers (kubectl -n kube-system edit configmap {name})"
+    )
+}
+
+/// CoreDNS is not one Kubespray renders from the inventory: the node is another
+/// installer's (kubeadm, k3s, RKE2, EKS, k0s, MicroK8s), or a Helm release owns CoreDNS's
+/// ConfigMap. A node whose installer is not known keeps Kubespray's advice.
+pub(crate) fn coredns_not_kubesprays(ctx: &Ctx) -> bool {
+    let owned_by_helm = ctx
+        .coredns_configmap
+        .as_ref()
+        .is_some_and(|(_, release)| release.is_some());
+    owned_by_helm
+        || !matches!(
+            ctx.facts.flavour.kind,
+            FlavourKind::Kubespray | FlavourKind::Unknown
+        )
 }
 
 /// Kubespray deploys CoreDNS, with the Corefile it renders from the inventory

@@ -3951,3 +3951,55 @@ fn the_resolver_fix_names_what_a_stopped_enabled_network_manager_does_at_boot() 
         "{at_boot}"
     );
 }
+
+/// Where CoreDNS is not Kubespray's, the fix for a kubelet file that loops CoreDNS names
+/// the knob of whoever owns its Corefile, not upstream_dns_servers (which renders nothing
+/// there): RKE2's HelmChartConfig, a Helm release's `servers` value (an edit of a chart's
+/// ConfigMap is undone by its next deploy), kubeadm's ConfigMap itself. The ConfigMaps
+/// are tests/fixtures/kubectl's, rendered from the charts; the node is kubeadm's
+/// ([`crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file`]).
+#[test]
+fn the_corefile_fix_names_the_knob_of_its_owner() {
+    let (facts, mut cluster) = crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file();
+    let host = Host::new("node1");
+    let mut remedy = |configmaps: Option<&[u8]>| {
+        if let (Some(json), crate::cluster::Cluster::Read { config, .. }) =
+            (configmaps, &mut cluster)
+        {
+            // As read: by the pods' volumes, which name either.
+            let mounts = [
+                "dns-coredns".to_owned(),
+                crate::cluster::RKE2_COREDNS.to_owned(),
+            ];
+            config.corefiles =
+                crate::cluster::mounted_corefiles(json, &mounts).expect("configmaps");
+        }
+        let ctx = Ctx::in_cluster(&host, &facts, Some(&cluster));
+        match super::kubelet_file::cluster_self_forward(&ctx) {
+            RuleOutcome::Findings(f) => f[0].remediation.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let kubeadm = remedy(None);
+    assert!(
+        kubeadm.starts_with("set `forward .` in the `.:53` block of ConfigMap kube-system/coredns to real servers (kubectl -n kube-system edit configmap coredns)"),
+        "{kubeadm}"
+    );
+    let rke2 = remedy(Some(include_bytes!(
+        "../../../tests/fixtures/kubectl/rke2-coredns-configmaps.json"
+    )));
+    assert!(
+        rke2.starts_with("set the `forward` plugin's parameters in the rke2-coredns chart's `servers` value with a HelmChartConfig named rke2-coredns in kube-system"),
+        "{rke2}"
+    );
+    let helm = remedy(Some(include_bytes!(
+        "../../../tests/fixtures/kubectl/helm-coredns-configmaps.json"
+    )));
+    assert!(
+        helm.starts_with("set the `forward` plugin's parameters in the `servers` value of Helm release dns (helm upgrade dns with those values): the release owns ConfigMap kube-system/dns-coredns"),
+        "{helm}"
+    );
+    for fix in [&kubeadm, &rke2, &helm] {
+        assert!(!fix.contains("upstream_dns_servers"), "{fix}");
+    }
+}
