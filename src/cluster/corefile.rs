@@ -9,9 +9,11 @@
 //! addresses, up to a `{` on their line or the next, then its directives: one a line, a
 //! directive running on over the lines of the `{ }` it opens (`forward . 192.0.2.53 {
 //! max_fails 3 }` is one). `(name) { }` defines a snippet and `import name` puts its words
-//! there; `import FILE` puts a file's, which dnsfix cannot read. A Corefile CoreDNS would
+//! there; `import FILE` puts a file's, which dnsfix reads only where the CoreDNS pods mount
+//! that directory from a ConfigMap it read ([`Files`], [`parse_with`]: k3s's
+//! `coredns-custom`). A Corefile CoreDNS would
 //! refuse is not read at all ([`parse`] says why); where a root block's `forward .` may come
-//! from an imported file, or from the CoreDNS process's environment (`{$VAR}`, `{%VAR%}`,
+//! from a file it could not read, or from the CoreDNS process's environment (`{$VAR}`, `{%VAR%}`,
 //! which caddy puts in addresses, directive names and arguments alike), where it forwards
 //! is unknown ([`RootForward::Unknown`]). Never
 //! writes: the edit returns the new text, every byte but the targets' kept.
@@ -48,7 +50,11 @@ pub struct Forward {
     pub from: String,
     /// Addresses or a resolv.conf path (`/etc/resolv.conf`).
     pub to: Vec<String>,
+    /// Its line in the Corefile: for one from an imported file, the import's.
     pub line: usize,
+    /// The imported file it comes from (k3s's `/etc/coredns/custom/NAME.override`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl ServerBlock {
@@ -174,7 +180,12 @@ pub fn root_forward<'a>(blocks: &'a [ServerBlock], imports: &[(String, usize)]) 
 /// the file (a `{` never closed, a `}` that closes nothing, a snippet declared twice, a
 /// `forward` without FROM and TO, ...).
 pub fn parse(text: &str) -> Result<Parsed, String> {
-    Ok(Ast::parse(text)?.summary()?.parsed)
+    parse_with(text, &Files::default())
+}
+
+/// [`parse`], reading the files it imports from `files` where they are known there.
+pub fn parse_with(text: &str, files: &Files) -> Result<Parsed, String> {
+    Ok(Ast::parse(text, files)?.summary()?.parsed)
 }
 
 /// A word of the Corefile as caddy's lexer reads it.
@@ -187,6 +198,9 @@ struct Token {
     span: Range<usize>,
     /// The snippet `import` took it from, where it did.
     snippet: Option<String>,
+    /// The file `import` took it from (its line is the file's), and the Corefile's line
+    /// of that import, where it did.
+    file: Option<(String, usize)>,
 }
 
 impl Token {
@@ -194,6 +208,91 @@ impl Token {
     fn end_line(&self) -> usize {
         self.line + self.text.matches('\n').count()
     }
+
+    /// `next` follows it on its line: the same file, and the line it ends on (caddy's
+    /// dispenser compares the tokens' files too).
+    fn same_line(&self, next: &Token) -> bool {
+        self.file.as_ref().map(|f| &f.0) == next.file.as_ref().map(|f| &f.0)
+            && self.end_line() == next.line
+    }
+
+    /// Its line in the Corefile: for a word of an imported file, the import's.
+    fn corefile_line(&self) -> usize {
+        self.file.as_ref().map_or(self.line, |f| f.1)
+    }
+}
+
+/// The files a Corefile may import, as the CoreDNS container sees them: directories that
+/// are ConfigMap volumes (k3s's and AKS's `coredns-custom` at /etc/coredns/custom), each
+/// file a key. An import elsewhere, or of a directory whose ConfigMap was not read, stays
+/// unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Files {
+    /// The Corefile's directory: caddy takes an import's relative path from there
+    /// (caddyfile/parse.go `doImport`).
+    pub base: String,
+    /// Each directory, with its files by name (none: the ConfigMap is optional and
+    /// missing, so the directory is empty); `None` where what it holds is not known.
+    pub dirs: Vec<(String, Option<std::collections::BTreeMap<String, String>>)>,
+}
+
+impl Files {
+    /// The files `pattern` imports, in the order CoreDNS reads them (`filepath.Glob`:
+    /// sorted by name), each with its path and text; `None` where that is not known: a
+    /// directory not among [`Files::dirs`] or not read, or a pattern with more than `*`
+    /// and `?`. A pattern without those that names no file: CoreDNS refuses the Corefile,
+    /// so unknown too.
+    fn resolve(&self, pattern: &str) -> Option<Vec<(String, String)>> {
+        let path = if pattern.starts_with('/') {
+            pattern.to_owned()
+        } else if self.base.is_empty() {
+            return None;
+        } else {
+            format!("{}/{pattern}", self.base.trim_end_matches('/'))
+        };
+        let (dir, name) = path.rsplit_once('/')?;
+        if name.contains(['[', ']', '\\']) || dir.contains(['*', '?', '[']) {
+            return None;
+        }
+        let dir = if dir.is_empty() { "/" } else { dir };
+        let (_, files) = self
+            .dirs
+            .iter()
+            .find(|(d, _)| d.trim_end_matches('/') == dir)?;
+        let found: Vec<(String, String)> = files
+            .as_ref()?
+            .iter()
+            .filter(|(file, _)| glob_match(name, file))
+            .map(|(file, text)| (format!("{dir}/{file}"), text.clone()))
+            .collect();
+        if found.is_empty() && !name.contains(['*', '?']) {
+            return None;
+        }
+        Some(found)
+    }
+}
+
+/// `name` matches the glob `pattern` of `*` (any run of characters) and `?` (one).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// The words of `text` (caddyfile/lexer.go `next`): a byte order mark first is skipped;
@@ -207,6 +306,7 @@ fn lex(text: &str) -> Vec<Token> {
             line,
             span,
             snippet: None,
+            file: None,
         });
     }
     let skip = if text.starts_with('\u{feff}') { 3 } else { 0 };
@@ -315,7 +415,8 @@ struct Ast {
 }
 
 #[derive(Debug)]
-struct Parser {
+struct Parser<'f> {
+    files: &'f Files,
     tokens: Vec<Token>,
     cursor: isize,
     snippets: HashMap<String, Vec<Token>>,
@@ -326,8 +427,9 @@ struct Parser {
 }
 
 impl Ast {
-    fn parse(text: &str) -> Result<Ast, String> {
+    fn parse(text: &str, files: &Files) -> Result<Ast, String> {
         let mut parser = Parser {
+            files,
             tokens: lex(text),
             cursor: -1,
             snippets: HashMap::new(),
@@ -349,7 +451,7 @@ impl Ast {
     }
 }
 
-impl Parser {
+impl Parser<'_> {
     fn at(&self) -> Option<&Token> {
         usize::try_from(self.cursor)
             .ok()
@@ -380,7 +482,7 @@ impl Parser {
             self.cursor += 1;
             return true;
         };
-        if c + 1 < self.tokens.len() && self.tokens[c].end_line() == self.tokens[c + 1].line {
+        if c + 1 < self.tokens.len() && self.tokens[c].same_line(&self.tokens[c + 1]) {
             self.cursor += 1;
             return true;
         }
@@ -392,7 +494,7 @@ impl Parser {
         match usize::try_from(self.cursor) {
             Ok(0) | Err(_) => true,
             Ok(c) if c >= self.tokens.len() => false,
-            Ok(c) => self.tokens[c - 1].end_line() < self.tokens[c].line,
+            Ok(c) => !self.tokens[c - 1].same_line(&self.tokens[c]),
         }
     }
 
@@ -573,14 +675,35 @@ impl Parser {
                     })
                     .collect()
             }
-            None => {
-                match place {
-                    Place::Addresses => self.ast.imports.push((name, line)),
-                    Place::Block => self.block.entries.push(Entry::Import { path: name, line }),
-                    Place::Directive => {}
+            None => match self.files.resolve(&name) {
+                Some(files) => {
+                    self.expansions += 1;
+                    if self.expansions > MAX_EXPANSIONS {
+                        return Err(format!("line {line}: files import each other without end"));
+                    }
+                    let at = self.at().map_or(line, Token::corefile_line);
+                    files
+                        .iter()
+                        .flat_map(|(path, text)| {
+                            lex(text).into_iter().map(move |w| Token {
+                                span: 0..0,
+                                file: w.file.clone().or_else(|| Some((path.clone(), at))),
+                                ..w
+                            })
+                        })
+                        .collect()
                 }
-                Vec::new()
-            }
+                None => {
+                    match place {
+                        Place::Addresses => self.ast.imports.push((name, line)),
+                        Place::Block => {
+                            self.block.entries.push(Entry::Import { path: name, line });
+                        }
+                        Place::Directive => {}
+                    }
+                    Vec::new()
+                }
+            },
         };
         let at = usize::try_from(at).unwrap_or_default();
         let after = self.tokens.split_off((at + 2).min(self.tokens.len()));
@@ -647,7 +770,7 @@ fn names_env(word: &str) -> bool {
 fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String> {
     let mut summary = ServerBlock {
         zones: block.keys.iter().map(|k| k.text.clone()).collect(),
-        line: block.keys.first().map_or(1, |k| k.line),
+        line: block.keys.first().map_or(1, Token::corefile_line),
         forward: None,
         loop_plugin: false,
         forward_unknown: None,
@@ -692,11 +815,13 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
                     ));
                 } else if from_root(&from.text) {
                     let to = &words[2..end];
-                    summary.forward_unknown = forward_unknown(words[0].line, to, imported);
+                    summary.forward_unknown =
+                        forward_unknown(words[0].corefile_line(), to, imported);
                     summary.forward = Some(Forward {
                         from: from.text.clone(),
                         to: to.iter().map(|t| t.text.clone()).collect(),
-                        line: words[0].line,
+                        line: words[0].corefile_line(),
+                        file: words[0].file.as_ref().map(|f| f.0.clone()),
                     });
                     targets = Some(to);
                 }
@@ -825,7 +950,7 @@ pub struct ForwardEdit {
 /// not known from the file ([`RootForward::Unknown`]). The result is parsed again to prove
 /// nothing else moved.
 pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<ForwardEdit>, String> {
-    let before = Ast::parse(text)
+    let before = Ast::parse(text, &Files::default())
         .and_then(|ast| ast.summary())
         .map_err(|e| format!("the Corefile is not one CoreDNS would load: {e}"))?;
     let (block, forward) = match before.parsed.root_forward() {
@@ -1348,6 +1473,64 @@ import /etc/coredns/custom/*.server
                 "{text}"
             );
         }
+    }
+
+    /// Files a Corefile imports are read where [`Files`] knows their directory: a glob of
+    /// `*` and `?` in name order, a path relative to the Corefile's directory (AKS's
+    /// `import custom/*.override`), each file's lines its own (a directive per line, as
+    /// caddy reads them); its `forward .` reported on the import's line, with the file.
+    /// A directory not known, a pattern with `[`, or a plain path naming no file: unknown.
+    #[test]
+    fn imported_files_are_read_where_their_directory_is_known() {
+        let custom = std::collections::BTreeMap::from([
+            (
+                "b.override".to_owned(),
+                "log\nforward . 192.0.2.53\n".to_owned(),
+            ),
+            ("a.override".to_owned(), "errors\n".to_owned()),
+            (
+                "x.server".to_owned(),
+                "example.org {\n  forward . 192.0.2.1\n}\n".to_owned(),
+            ),
+        ]);
+        let files = Files {
+            base: "/etc/coredns".into(),
+            dirs: vec![("/etc/coredns/custom".into(), Some(custom))],
+        };
+        let text = ".:53 {\n    cache 30\n    import custom/*.override\n    forward . /etc/resolv.conf\n}\nimport /etc/coredns/custom/*.server\n";
+        let parsed = parse_with(text, &files).expect("parses");
+        assert!(parsed.imports.is_empty(), "{:?}", parsed.imports);
+        assert_eq!(parsed.blocks.len(), 2);
+        let RootForward::Forward(_, f) = parsed.root_forward() else {
+            panic!("{:?}", parsed.root_forward());
+        };
+        assert_eq!(
+            (f.to.as_slice(), f.line, f.file.as_deref()),
+            (
+                &servers(&["192.0.2.53"])[..],
+                3,
+                Some("/etc/coredns/custom/b.override")
+            )
+        );
+        assert_eq!(parsed.blocks[1].zones, ["example.org"]);
+        assert_eq!(parsed.blocks[1].line, 6);
+        for (pattern, known) in [
+            ("custom/?.override", true),
+            ("/etc/coredns/custom/*.nothing", true),
+            ("/etc/coredns/custom/[ab].override", false),
+            ("/etc/coredns/custom/missing.override", false),
+            ("/etc/other/*.override", false),
+        ] {
+            assert_eq!(files.resolve(pattern).is_some(), known, "{pattern}");
+        }
+        let relative = Files {
+            base: String::new(),
+            ..files.clone()
+        };
+        assert_eq!(relative.resolve("custom/*.override"), None);
+        assert!(glob_match("*.override", "a.override"));
+        assert!(!glob_match("*.override", "a.server"));
+        assert!(glob_match("a*b?c", "axxbyc") && !glob_match("a*b?c", "axxbc"));
     }
 
     /// Snippets are read where `import` puts them; a file CoreDNS imports is not readable

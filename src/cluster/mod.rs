@@ -210,6 +210,62 @@ pub struct DnsConfig {
     /// Why those of them not asked for by name could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coredns_mounts_error: Option<String>,
+    /// Where the CoreDNS container finds files a Corefile imports ([`coredns_files`]).
+    #[serde(skip)]
+    pub coredns_files: CorednsFiles,
+}
+
+/// The CoreDNS container's ConfigMap volumes as its pods declare them, and what those
+/// ConfigMaps hold where they were read: the files an `import` in the Corefile reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CorednsFiles {
+    /// The Corefile's directory (the `-conf` argument's), where it says.
+    pub base: Option<String>,
+    /// Each ConfigMap volume mounted whole (no `subPath`): its path, its ConfigMap, whether
+    /// that is optional, and its `items` (key, path) where it lists them.
+    pub volumes: Vec<ConfigMapVolume>,
+    /// Each ConfigMap read for them: its data, or `None` where it is not there.
+    pub data:
+        std::collections::BTreeMap<String, Option<std::collections::BTreeMap<String, String>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigMapVolume {
+    pub path: String,
+    pub configmap: String,
+    pub optional: bool,
+    pub items: Option<Vec<(String, String)>>,
+}
+
+impl CorednsFiles {
+    /// The files as [`corefile::Files`] sees them: a directory whose ConfigMap was read
+    /// holds its keys (or its `items`' paths); an optional one that is not there is empty
+    /// (the kubelet mounts an empty directory); any other is not known.
+    pub fn files(&self) -> corefile::Files {
+        let dirs = self
+            .volumes
+            .iter()
+            .map(|v| {
+                let files = match self.data.get(&v.configmap) {
+                    Some(Some(data)) => Some(match &v.items {
+                        Some(items) => items
+                            .iter()
+                            .filter_map(|(key, path)| Some((path.clone(), data.get(key)?.clone())))
+                            .filter(|(path, _)| !path.contains('/'))
+                            .collect(),
+                        None => data.clone(),
+                    }),
+                    Some(None) if v.optional => Some(Default::default()),
+                    _ => None,
+                };
+                (v.path.clone(), files)
+            })
+            .collect();
+        corefile::Files {
+            base: self.base.clone().unwrap_or_default(),
+            dirs,
+        }
+    }
 }
 
 /// A Service in front of the cluster's DNS pods: the address ClusterFirst pods must ask.
@@ -296,7 +352,12 @@ pub struct Corefile {
 impl Corefile {
     /// The Corefile `text` of ConfigMap `configmap`'s key `key`, read.
     pub fn new(configmap: &str, key: &str, text: &str) -> Corefile {
-        let (parsed, unreadable) = match corefile::parse(text) {
+        Corefile::with_files(configmap, key, text, &corefile::Files::default())
+    }
+
+    /// [`Corefile::new`], with the files its imports read from `files`.
+    pub fn with_files(configmap: &str, key: &str, text: &str, files: &corefile::Files) -> Corefile {
+        let (parsed, unreadable) = match corefile::parse_with(text, files) {
             Ok(parsed) => (parsed, None),
             Err(why) => (corefile::Parsed::default(), Some(why)),
         };
@@ -319,6 +380,11 @@ impl Corefile {
             helm_release: release.filter(|r| valid_pod_name(r)).map(str::to_owned),
             ..Corefile::new(name, key, text)
         }
+    }
+
+    /// Where it forwards names outside the cluster is known from it.
+    fn root_forward_known(&self) -> bool {
+        !matches!(self.root_forward(), corefile::RootForward::Unknown(_))
     }
 
     /// NodeLocal DNSCache's (`nodelocaldns`, `node-local-dns`); any other is CoreDNS's.
@@ -552,6 +618,88 @@ pub fn coredns_mounts(json: &[u8]) -> Vec<String> {
     names
 }
 
+/// Where the CoreDNS container of the first CoreDNS pod in a `kubectl get pods -o json`
+/// List that has one (the container `coredns`, else its first) finds files: its `-conf`
+/// argument's directory and its ConfigMap volumes mounted whole (k3s's `config-volume` at
+/// /etc/coredns and the optional `custom-config-volume`, ConfigMap `coredns-custom`, at
+/// /etc/coredns/custom: manifests/coredns.yaml at 66c487bd). Their data is read after.
+pub fn coredns_files(json: &[u8]) -> CorednsFiles {
+    let Ok(doc) = serde_json::from_slice::<Value>(json) else {
+        return CorednsFiles::default();
+    };
+    let pods = doc["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let coredns = pods.iter().find(|pod| {
+        let app = pod["metadata"]["labels"]["k8s-app"].as_str();
+        !matches!(app, Some("node-local-dns" | "node-local-dns-second"))
+            && pod["spec"]["containers"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+    });
+    let Some(pod) = coredns else {
+        return CorednsFiles::default();
+    };
+    let containers = pod["spec"]["containers"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let container = containers
+        .iter()
+        .find(|c| c["name"] == "coredns")
+        .unwrap_or(&containers[0]);
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let base = args
+        .windows(2)
+        .find(|w| w[0] == "-conf")
+        .and_then(|w| w[1].rsplit_once('/'))
+        .map(|(dir, _)| dir.to_owned())
+        .filter(|dir| dir.starts_with('/'));
+    let volumes = pod["spec"]["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mounts = container["volumeMounts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let volumes = mounts
+        .iter()
+        .filter(|m| m["subPath"].is_null() && m["subPathExpr"].is_null())
+        .filter_map(|m| {
+            let volume = volumes.iter().find(|v| v["name"] == m["name"])?;
+            let cm = &volume["configMap"];
+            let configmap = cm["name"].as_str().filter(|n| valid_pod_name(n))?;
+            let items = cm["items"].as_array().map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| {
+                        Some((
+                            i["key"].as_str()?.to_owned(),
+                            i["path"].as_str()?.to_owned(),
+                        ))
+                    })
+                    .collect()
+            });
+            Some(ConfigMapVolume {
+                path: m["mountPath"].as_str()?.to_owned(),
+                configmap: configmap.to_owned(),
+                optional: cm["optional"].as_bool().unwrap_or(false),
+                items,
+            })
+        })
+        .collect();
+    CorednsFiles {
+        base,
+        volumes,
+        data: Default::default(),
+    }
+}
+
 /// The Corefiles (keys `Corefile...`) of the ConfigMaps in a `kubectl get configmap ...
 /// -o json` answer (a List, or one ConfigMap) that are among `names`.
 pub(crate) fn mounted_corefiles(json: &[u8], names: &[String]) -> Result<Vec<Corefile>, String> {
@@ -587,7 +735,47 @@ fn kubelet_configmap_name(name: &str) -> bool {
         .is_some_and(|v| kubelet_configmap(v).as_deref() == Some(name))
 }
 
+/// Each ConfigMap's string data in a `kubectl get configmap ... -o json` answer, by name.
+fn configmap_data(
+    json: &[u8],
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
+    let doc: Value = serde_json::from_slice(json).unwrap_or_default();
+    let items: Vec<&Value> = match doc["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![&doc],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let name = item["metadata"]["name"].as_str()?.to_owned();
+            let data = item["data"].as_object().map(|data| {
+                data.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            });
+            Some((name, data.unwrap_or_default()))
+        })
+        .collect()
+}
+
 impl DnsConfig {
+    /// CoreDNS's Corefiles read again with the files their imports read
+    /// ([`DnsConfig::coredns_files`]): k3s imports `coredns-custom`'s `*.override` files
+    /// into its `.:53` block, before its `forward .` since the fix of k3s-io/k3s#12979.
+    fn read_imports(&mut self) {
+        let files = self.coredns_files.files();
+        for c in self.corefiles.iter_mut().filter(|c| !c.is_node_local()) {
+            if c.imports.is_empty() && c.unreadable.is_none() && c.root_forward_known() {
+                continue;
+            }
+            let release = c.helm_release.take();
+            *c = Corefile {
+                helm_release: release,
+                ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files)
+            };
+        }
+    }
+
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
     /// cluster (it has `kubeadm-config`) without `kubelet-config`.
     fn versioned_kubelet_configmap(&self) -> Option<String> {
@@ -874,6 +1062,7 @@ impl Kubectl {
         let out = self.exec(&script).await?;
         let mut parts = split_listing(&out, &boundary);
         parts.config.coredns_mounts = coredns_mounts(parts.pods);
+        parts.config.coredns_files = coredns_files(parts.pods);
         self.config = Some(parts.config);
         self.logs = parts.logs;
         self.kubelets = parts.kubelets;
@@ -918,14 +1107,27 @@ impl Kubectl {
                 names.join(" ")
             ))
             .await;
-        match read {
-            Ok(out) if out.trim_ascii().is_empty() => {}
-            Ok(out) => match mounted_corefiles(&out, &names) {
-                Ok(found) => config.corefiles.extend(found),
-                Err(e) => config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", "))),
-            },
-            Err(e) => config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", "))),
+        let out = match read {
+            Ok(out) if out.trim_ascii().is_empty() => b"{\"kind\":\"List\",\"items\":[]}".to_vec(),
+            Ok(out) => out,
+            Err(e) => {
+                config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", ")));
+                return;
+            }
+        };
+        match mounted_corefiles(&out, &names) {
+            Ok(found) => config.corefiles.extend(found),
+            Err(e) => {
+                config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", ")));
+                return;
+            }
         }
+        let data = configmap_data(&out);
+        for name in names {
+            let held = data.get(&name).cloned();
+            config.coredns_files.data.insert(name, held);
+        }
+        config.read_imports();
     }
 
     /// The CoreDNS and nodelocaldns pods.
@@ -2390,7 +2592,7 @@ case \" $* \" in
     /// kubectl as the lab's stand-in (tests/lab/standins/kubectl, checked against a real
     /// kubectl by tests/it/kubectl_reference.rs) answers for a cluster of `pods` (a
     /// fixture's List) and `configmaps` (a fixture file), run on this machine.
-    fn lab_kubectl(pods: &[u8], configmaps: &str) -> (Kubectl, std::path::PathBuf) {
+    fn lab_kubectl(pods: &[u8], configmaps: &[u8]) -> (Kubectl, std::path::PathBuf) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let dir = std::env::temp_dir().join(format!("dnsfix-mounts-{}", crate::util::nonce()));
         std::fs::create_dir_all(dir.join("pods")).expect("temp dir");
@@ -2399,7 +2601,7 @@ case \" $* \" in
             let pod = serde_json::to_vec(pod).expect("json");
             std::fs::write(dir.join(format!("pods/{i}.json")), pod).expect("pod");
         }
-        std::fs::copy(root.join(configmaps), dir.join("configmaps.json")).expect("configmaps");
+        std::fs::write(dir.join("configmaps.json"), configmaps).expect("configmaps");
         let options = crate::transport::SshOptions::default();
         let kubectl = Kubectl {
             target: Target {
@@ -2428,15 +2630,15 @@ case \" $* \" in
     /// read: the rules took CoreDNS's forward for unknown on both.
     #[tokio::test]
     async fn corednss_configmap_is_found_through_its_pods_volume() {
-        let cases: [(&[u8], &str, &str); 2] = [
+        let cases: [(&[u8], &[u8], &str); 2] = [
             (
                 include_bytes!("../../tests/fixtures/kubectl/helm-coredns-pods.json"),
-                "tests/fixtures/kubectl/helm-coredns-configmaps.json",
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-configmaps.json"),
                 "dns-coredns",
             ),
             (
                 include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-pods.json"),
-                "tests/fixtures/kubectl/rke2-coredns-configmaps.json",
+                include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-configmaps.json"),
                 RKE2_COREDNS,
             ),
         ];
@@ -2489,5 +2691,82 @@ case \" $* \" in
         assert!(coredns_mounts(b"not json").is_empty());
         assert!(asked_by_name("coredns") && asked_by_name(RKE2_COREDNS));
         assert!(!asked_by_name("coredns-custom") && !asked_by_name("json"));
+    }
+
+    /// k3s imports the `*.override` files of its optional `coredns-custom` ConfigMap
+    /// into `.:53` before its `forward .` (tests/fixtures/kubectl/README.md): where that
+    /// forwards is read from the ConfigMap the pods mount there. None (k3s creates none):
+    /// the Corefile's own `forward . /etc/resolv.conf`; one whose `.override` holds a
+    /// `forward .`: that one, which comes first; `.server` files add blocks of their own.
+    /// Before, every such k3s Corefile was "not known".
+    #[tokio::test]
+    async fn k3s_coredns_custom_overrides_are_read_where_it_imports_them() {
+        let pods = include_bytes!("../../tests/fixtures/kubectl/k3s-coredns-pods.json");
+        let base: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/k3s-coredns-configmaps.json"
+        ))
+        .expect("fixture");
+        let custom = |data: Value| {
+            let mut list = base.clone();
+            if !data.is_null() {
+                list["items"]
+                    .as_array_mut()
+                    .expect("items")
+                    .push(serde_json::json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "coredns-custom", "namespace": "kube-system"},
+                    "data": data}));
+            }
+            serde_json::to_vec(&list).expect("json")
+        };
+        let cases = [
+            (Value::Null, Ok((vec!["/etc/resolv.conf"], 20))),
+            (
+                serde_json::json!({"log.override": "log\n",
+                    "example.server": "example.org:53 {\n    forward . 192.0.2.10\n}\n"}),
+                Ok((vec!["/etc/resolv.conf"], 20)),
+            ),
+            (
+                serde_json::json!({"forward.override": "forward . 192.0.2.53 198.51.100.53 {\n  policy sequential\n}\n",
+                    "z.override": "forward . 203.0.113.53\n"}),
+                Ok((vec!["192.0.2.53", "198.51.100.53"], 19)),
+            ),
+        ];
+        for (data, want) in cases {
+            let (mut kubectl, dir) = lab_kubectl(pods, &custom(data.clone()));
+            let listed = kubectl.first_listing(Listing::WithLogs).await;
+            let cluster = read_from(kubectl, listed.expect("listed")).await;
+            std::fs::remove_dir_all(&dir).ok();
+            let Cluster::Read { config, .. } = cluster else {
+                panic!("not read: {cluster:?}");
+            };
+            assert_eq!(config.coredns_mounts, ["coredns", "coredns-custom"]);
+            let c = &config.corefiles[0];
+            let got = match c.root_forward() {
+                corefile::RootForward::Forward(_, f) => {
+                    Ok((f.to.iter().map(String::as_str).collect::<Vec<_>>(), f.line))
+                }
+                other => Err(format!("{other:?}")),
+            };
+            assert_eq!(got, want, "{data}");
+        }
+        // coredns-custom not read (kubectl refused it): unknown, as before.
+        let mut files = coredns_files(pods);
+        assert_eq!(files.base.as_deref(), Some("/etc/coredns"));
+        assert_eq!(files.volumes.len(), 2);
+        let text = base["items"][0]["data"]["Corefile"]
+            .as_str()
+            .expect("Corefile");
+        let unread = Corefile::with_files("coredns", "Corefile", text, &files.files());
+        assert!(matches!(
+            unread.root_forward(),
+            corefile::RootForward::Unknown(_)
+        ));
+        files.data.insert("coredns-custom".into(), None);
+        let absent = Corefile::with_files("coredns", "Corefile", text, &files.files());
+        assert!(matches!(
+            absent.root_forward(),
+            corefile::RootForward::Forward(..)
+        ));
     }
 }

@@ -807,10 +807,15 @@ pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
             RootForward::NoForward(_) | RootForward::NoRoot => return None,
         };
         Some(format!(
-            "ConfigMap kube-system/{} ({}:{}, {}): forward {} {}{}",
+            "ConfigMap kube-system/{} ({}:{}{}, {}): forward {} {}{}",
             c.configmap,
             c.key,
             forward.line,
+            forward
+                .file
+                .as_ref()
+                .map(|f| format!(", imported from {}", crate::text::escape(f)))
+                .unwrap_or_default(),
             block.zones.join(" "),
             forward.from,
             forward.to.join(" "),
@@ -1804,6 +1809,40 @@ mod tests {
             [
                 "ConfigMap kube-system/coredns (Corefile:13, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
                 "ConfigMap kube-system/nodelocaldns (Corefile:44, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)",
+            ]
+        );
+    }
+
+    /// A `forward .` that comes from a file the Corefile imports (k3s's coredns-custom
+    /// `.override`, tests/fixtures/kubectl/README.md) is named with that file, on the
+    /// import's line.
+    #[test]
+    fn a_forward_from_an_imported_file_names_the_file() {
+        let doc: serde_json::Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/k3s-coredns-configmaps.json"
+        ))
+        .expect("fixture");
+        let text = doc["items"][0]["data"]["Corefile"]
+            .as_str()
+            .expect("Corefile");
+        let custom = std::collections::BTreeMap::from([(
+            "forward.override".to_owned(),
+            "forward . 192.0.2.53 198.51.100.53\n".to_owned(),
+        )]);
+        let files = crate::cluster::corefile::Files {
+            base: "/etc/coredns".into(),
+            dirs: vec![("/etc/coredns/custom".into(), Some(custom))],
+        };
+        let config = DnsConfig {
+            corefiles: vec![crate::cluster::Corefile::with_files(
+                "coredns", "Corefile", text, &files,
+            )],
+            ..DnsConfig::default()
+        };
+        assert_eq!(
+            corefile_evidence(&config),
+            [
+                "ConfigMap kube-system/coredns (Corefile:19, imported from /etc/coredns/custom/forward.override, .:53): forward . 192.0.2.53 198.51.100.53"
             ]
         );
     }
