@@ -652,7 +652,9 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
 ///   the Corefile by templates/configmap.yaml).
 /// - k3s writes its packaged ConfigMap `coredns` anew at every server start (k3s-io/k3s
 ///   #4397, which added `coredns-custom` for that reason), and its Corefile forwards to
-///   /etc/resolv.conf, the file the kubelet hands CoreDNS: the node's `resolv-conf`.
+///   /etc/resolv.conf, the file the kubelet hands CoreDNS: the node's `resolv-conf`; or,
+///   since k3s imports `coredns-custom`'s `*.override` before its `forward .` (k3s#12979),
+///   a `forward .` there.
 /// - Otherwise (kubeadm, a hand-made CoreDNS) the ConfigMap itself.
 pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
     let configmap = ctx.coredns_configmap.as_ref();
@@ -673,7 +675,7 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
         );
     }
     if ctx.facts.flavour.kind == FlavourKind::K3s && name == "coredns" {
-        return "give k3s a resolv-conf of real servers (resolv-conf: in /etc/rancher/k3s/config.yaml): its Corefile forwards . to that file, and k3s writes ConfigMap kube-system/coredns anew at every start, undoing an edit there".to_owned();
+        return "give k3s a resolv-conf of real servers (resolv-conf: in /etc/rancher/k3s/config.yaml): its Corefile forwards . to that file, and k3s writes ConfigMap kube-system/coredns anew at every start, undoing an edit there; where the Corefile imports coredns-custom's `.override` files before its `forward .` (k3s since the fix of k3s-io/k3s#12979), a `forward .` in one of them (a key NAME.override of ConfigMap kube-system/coredns-custom) comes first".to_owned();
     }
     format!(
         "set `forward .` in the `.:53` block of ConfigMap kube-system/{name} to real servers (kubectl -n kube-system edit configmap {name})"

@@ -3999,7 +3999,18 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         helm.starts_with("set the `forward` plugin's parameters in the `servers` value of Helm release dns (helm upgrade dns with those values): the release owns ConfigMap kube-system/dns-coredns"),
         "{helm}"
     );
-    for fix in [&kubeadm, &rke2, &helm] {
+    // k3s rewrites its ConfigMap: its knobs are the node's resolv-conf and coredns-custom.
+    let k3s_raw =
+        crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/k3s-1.33-kubelet-config-file");
+    let k3s_facts = NodeFacts::from_raw("node1", &k3s_raw);
+    let mut ctx = Ctx::new(&host, &k3s_facts);
+    ctx.coredns_configmap = Some(("coredns".into(), None));
+    let k3s = super::coredns_forward_knob(&ctx);
+    assert!(
+        k3s.starts_with("give k3s a resolv-conf of real servers") && k3s.contains("coredns-custom"),
+        "{k3s}"
+    );
+    for fix in [&kubeadm, &rke2, &helm, &k3s] {
         assert!(!fix.contains("upstream_dns_servers"), "{fix}");
     }
 }
