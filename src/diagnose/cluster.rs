@@ -411,8 +411,12 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     let (mut off, mut evidence, mut unknown, mut nowhere) =
         (Vec::new(), Vec::new(), Vec::new(), false);
     for c in &config.corefiles {
+        // A CoreDNS Kubespray does not render (a Helm release's, found through the pods'
+        // volumes) is not held to upstream_dns_servers: the playbook edits `coredns` only.
+        let kubesprays_coredns = c.configmap == "coredns" && c.helm_release.is_none();
         if (c.configmap == "nodelocaldns" && !nodelocaldns)
             || (c.configmap == "coredns" && !coredns)
+            || (!c.is_node_local() && !kubesprays_coredns)
         {
             continue;
         }
@@ -1037,6 +1041,24 @@ mod tests {
                 .expect("a change");
             *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &edit.text);
         }
+        let rules = rules_of(
+            &control_plane(servers.clone()),
+            &facts,
+            &read(Vec::new(), config.clone()),
+        );
+        assert!(matches!(
+            outcome(&rules, COREFILE_UPSTREAM),
+            RuleOutcome::Pass
+        ));
+        // A CoreDNS of a Helm release beside them (its ConfigMap found through its pods'
+        // volumes) is not Kubespray's to render: still clean, where judging it gave a drift
+        // the playbook, which edits `coredns` only, could not mend.
+        let mounted = crate::cluster::mounted_corefiles(
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-configmaps.json"),
+            &["dns-coredns".to_owned()],
+        )
+        .expect("configmaps");
+        config.corefiles.extend(mounted);
         let rules = rules_of(&control_plane(servers), &facts, &read(Vec::new(), config));
         assert!(matches!(
             outcome(&rules, COREFILE_UPSTREAM),
