@@ -286,7 +286,12 @@ pub struct DnsService {
 pub const GET_DNS_SERVICES: &str =
     "get services -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o json";
 
-/// The Services in a `kubectl get services -o json` answer (a List).
+/// The Services in a `kubectl get services -o json` answer (a List) that serve DNS: a port
+/// 53 among their `spec.ports` (the kubelet hands pods clusterDNS on port 53). The CoreDNS
+/// Helm chart labels its metrics Service (`<fullname>-metrics`, port 9153 only, with
+/// `prometheus.service.enabled`) as it labels the DNS one (`coredns.labels`: coredns/helm
+/// charts/coredns templates/service-metrics.yaml at caac0316); its address is no cluster
+/// DNS address.
 pub fn parse_services(json: &[u8]) -> Result<Vec<DnsService>, String> {
     let doc: Value =
         serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
@@ -297,6 +302,13 @@ pub fn parse_services(json: &[u8]) -> Result<Vec<DnsService>, String> {
         .iter()
         .filter_map(|item| {
             let spec = &item["spec"];
+            let ports = spec["ports"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            if !ports.iter().any(|p| p["port"] == 53) {
+                return None;
+            }
             let ips: Vec<String> = match spec["clusterIPs"].as_array() {
                 Some(ips) => ips
                     .iter()
@@ -2768,5 +2780,41 @@ case \" $* \" in
             absent.root_forward(),
             corefile::RootForward::Forward(..)
         ));
+    }
+
+    /// Only Services with a port 53 are the cluster's DNS: the CoreDNS Helm chart's
+    /// metrics Service carries the DNS Service's labels (coredns/helm charts/coredns
+    /// templates/service.yaml and service-metrics.yaml at caac0316, release `dns`,
+    /// `prometheus.service.enabled`), and before, its address counted as a cluster DNS
+    /// address: a kubelet whose clusterDNS named it passed DNS-KUBELET-NO-CLUSTER-DNS.
+    #[test]
+    fn a_metrics_service_with_the_dns_label_is_no_dns_service() {
+        let labels = serde_json::json!({"app.kubernetes.io/instance": "dns",
+            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": "coredns",
+            "helm.sh/chart": "coredns-1.46.2", "k8s-app": "coredns",
+            "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS"});
+        let mut metrics_labels = labels.clone();
+        metrics_labels["app.kubernetes.io/component"] = "metrics".into();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"kind": "Service", "metadata": {"name": "dns-coredns", "labels": labels},
+             "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"], "type": "ClusterIP",
+                      "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53},
+                                {"name": "tcp-53", "port": 53, "protocol": "TCP", "targetPort": 53}]}},
+            {"kind": "Service", "metadata": {"name": "dns-coredns-metrics", "labels": metrics_labels},
+             "spec": {"clusterIP": "10.96.77.3", "clusterIPs": ["10.96.77.3"], "type": "ClusterIP",
+                      "ports": [{"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]}}]});
+        let services = parse_services(&serde_json::to_vec(&list).expect("json")).expect("services");
+        assert_eq!(
+            services,
+            [DnsService {
+                name: "dns-coredns".into(),
+                cluster_ips: vec!["10.96.0.10".into()],
+            }]
+        );
+        let kubespray = parse_services(include_bytes!(
+            "../../tests/fixtures/kubectl/dns-services.json"
+        ))
+        .expect("services");
+        assert_eq!(kubespray.len(), 1);
     }
 }
