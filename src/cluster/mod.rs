@@ -3,8 +3,10 @@
 //! `/etc/kubernetes/admin.conf`; k3s: `k3s kubectl`; RKE2: its own kubectl with
 //! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
 //! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous`,
-//! `get configmap`, `get nodes` (each node's kubelet version) and `get services` (the
-//! cluster DNS Services' addresses); `apply` alone writes:
+//! `get configmap` (by name, then those the CoreDNS pods mount that were not among the
+//! names: the Helm chart's `<release>-coredns`, k3s's `coredns-custom`), `get nodes` (each
+//! node's kubelet version) and `get services` (the cluster DNS Services' addresses);
+//! `apply` alone writes:
 //! `delete pod` (below) and `replace` of a ConfigMap key ([`configmap`]).
 //!
 //! The pods are CoreDNS (`k8s-app: kube-dns`, kubeadm's and Kubespray's label; with
@@ -229,6 +231,7 @@ pub struct CorednsFiles {
         std::collections::BTreeMap<String, Option<std::collections::BTreeMap<String, String>>>,
 }
 
+/// A ConfigMap volume of the CoreDNS container: the directory where its keys are files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigMapVolume {
     pub path: String,
