@@ -67,6 +67,16 @@ impl Run<'_> {
         }
         let mut already = Vec::new();
         for c in mine {
+            // A Helm release's ConfigMap (RKE2's chart, the CoreDNS Helm chart installed as
+            // `coredns`): its next upgrade or deploy writes the chart's Corefile back, so
+            // the edit would not last. The release's values are where it belongs.
+            if let Some(release) = &c.helm_release {
+                return Ok(Outcome::Failed(format!(
+                    "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; set the `forward` plugin's parameters in the release's `servers` value to {} instead",
+                    c.key,
+                    servers.join(" ")
+                )));
+            }
             // A Corefile not as Kubespray renders it (no root `forward .`), or servers
             // CoreDNS would not load: the playbook stops here and says why, the host's
             // other fixes go on.

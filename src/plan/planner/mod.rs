@@ -597,6 +597,22 @@ mod tests {
             "the coredns Corefile (Corefile) is left as it is: the Corefile has no block for \
              the root zone"
         ));
+        // The CoreDNS Helm chart installed as the release `coredns` names its ConfigMap
+        // `coredns` (coredns/helm charts/coredns _helpers.tpl at caac0316): the edit is
+        // one its next upgrade undoes, so the plan names the release's value instead.
+        let mut owned = corefile("coredns", coredns);
+        owned.helm_release = Some("coredns".into());
+        let helm = plan_with(COREFILE_FORWARD, &[], &view, &[owned]).expect("plans");
+        assert!(helm.configmap_sets.is_empty(), "{:?}", helm.configmap_sets);
+        assert!(
+            run_blocked(&helm).contains(
+                "Helm release coredns owns ConfigMap kube-system/coredns and its next upgrade \
+                 would undo the edit; set the `forward` plugin's parameters in the release's \
+                 `servers` value to 192.0.2.53 instead"
+            ),
+            "{}",
+            run_blocked(&helm)
+        );
         let error = plan_with(
             &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
             &[],
