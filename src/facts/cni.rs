@@ -485,7 +485,7 @@ impl Cni {
                 ));
             }
         }
-        let pod_bridge = pod_bridge(path, bridged, &types, plugins.first().copied());
+        let pod_bridge = pod_bridge(path, bridged, &types, &plugins);
         let iptables = "net.bridge.bridge-nf-call-iptables";
         let bridge_nf_agent = match (types.first().map(String::as_str), plugins.first()) {
             (Some("weave-net"), _) => Some(BridgeNfAgent {
@@ -574,16 +574,18 @@ fn directories(raw: &RawFacts) -> (Vec<String>, Option<String>) {
     (owned, runtime_dir.map(str::to_owned))
 }
 
-/// Whether pods sit on a Linux bridge, from the chain's plugin types and its first
-/// plugin's configuration: `bridged` where a plugin of the chain puts them on one (see
-/// [`BRIDGED`], flannel), else by the main plugin.
+/// Whether pods sit on a Linux bridge, from the chain's plugin types and its plugins'
+/// configuration: `bridged` where a plugin of the chain puts them on one (see
+/// [`BRIDGED`], flannel), else by the main plugin; a main plugin of none of the lists
+/// that looks like a fork of the bridge plugin ([`bridge_like`]) is taken as bridged.
 fn pod_bridge(
     path: &str,
     bridged: Option<String>,
     types: &[String],
-    first: Option<&serde_json::Value>,
+    plugins: &[&serde_json::Value],
 ) -> PodBridge {
-    let azure = first
+    let azure = plugins
+        .first()
         .filter(|p| p["type"] == "azure-vnet")
         .map(|p| azure_vnet(path, p));
     match (bridged, types.first(), azure) {
@@ -605,11 +607,37 @@ fn pod_bridge(
                 "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it: Kubespray's docs/CNI/macvlan.md gives \"reply from unexpected source\" and kube_proxy_masquerade_all: true for it, which dnsfix does not check)"
             ))
         }
-        (None, Some(main), None) => PodBridge::Unknown(format!(
-            "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
-        )),
+        (None, Some(main), None) => match plugins.iter().find_map(|p| bridge_like(p)) {
+            Some((kind, device)) => PodBridge::Bridged(format!(
+                "{path}: plugin {kind} is not one dnsfix knows, but {}: taken as bridged",
+                match device {
+                    Some(device) => format!("it names a bridge ({device})"),
+                    None => "its type says bridge".to_owned(),
+                }
+            )),
+            None => PodBridge::Unknown(format!(
+                "{path}: plugin {main} is not one dnsfix knows to be bridged or routed"
+            )),
+        },
         (None, None, _) => PodBridge::Unknown(format!("{path}: no plugin type")),
     }
+}
+
+/// A plugin of none of dnsfix's lists that looks like a fork of the bridge plugin, with
+/// its type and the bridge it names: a type ending in `bridge` (KubeVirt's `cnv-bridge`,
+/// OpenShift Virtualization's NetworkAttachmentDefinition examples; Tencent TKE's
+/// `tke-bridge`, qyzhaoxun/multus-cni doc/default-delegates.md) or a string `bridge` key,
+/// the bridge plugin's own setting (containernetworking/plugins plugins/main/bridge
+/// `BrName`, `json:"bridge"`). Open vSwitch plugins name their bridge too ([`OVS`]), and
+/// azure-vnet is judged by its mode ([`azure_vnet`]): not these. Pods on a Linux bridge
+/// are never taken for anything less.
+fn bridge_like(plugin: &serde_json::Value) -> Option<(&str, Option<&str>)> {
+    let kind = plugin["type"].as_str()?;
+    if OVS.contains(&kind) || kind == "azure-vnet" {
+        return None;
+    }
+    let device = plugin["bridge"].as_str();
+    (kind.ends_with("bridge") || device.is_some()).then_some((kind, device))
 }
 
 /// Whether the struct field `key` of `v` decodes as encoding/json decodes it: every key
@@ -794,7 +822,7 @@ fn multus_delegate(
     let parsed = |p: &str| {
         let text = raw
             .get(p)
-            .filter(|f| f.state == FileState::Present)?
+            .filter(|f| f.state == FileState::Present && !f.truncated)?
             .text()?;
         serde_json::from_str::<serde_json::Value>(&text).ok()
     };
@@ -1652,5 +1680,42 @@ mod tests {
         assert!(
             matches!(&c.pod_bridge, PodBridge::Unknown(w) if w.contains("no CNI configuration"))
         );
+    }
+
+    /// A fork of the bridge plugin dnsfix has no list entry for is bridged, not unknown: its
+    /// type ends in `bridge` (KubeVirt's cnv-bridge as OpenShift Virtualization's
+    /// NetworkAttachmentDefinition example writes it; Tencent TKE's tke-bridge, named in
+    /// qyzhaoxun/multus-cni doc/default-delegates.md) or it names a bridge. ovs-cni names
+    /// one too and stays Open vSwitch; azure-vnet stays judged by its mode.
+    #[test]
+    fn bridge_forks_are_bridged() {
+        let judge = |text: &str| cni(&[("/etc/cni/net.d/10-x.conf", text)]).pod_bridge;
+        let cnv = judge(
+            r#"{"cniVersion":"0.3.1","name":"mybridge","type":"cnv-bridge","bridge":"mybridge"}"#,
+        );
+        assert!(
+            matches!(&cnv, PodBridge::Bridged(w) if w.contains("mybridge")),
+            "{cnv:?}"
+        );
+        let tke = judge(
+            r#"{"cniVersion":"0.3.1","name":"tke-bridge","type":"tke-bridge","bridge":"cbr0"}"#,
+        );
+        assert!(
+            matches!(&tke, PodBridge::Bridged(w) if w.contains("cbr0")),
+            "{tke:?}"
+        );
+        let untyped = judge(r#"{"cniVersion":"0.3.1","name":"n","type":"vendor-bridge"}"#);
+        assert!(
+            matches!(&untyped, PodBridge::Bridged(w) if w.contains("type says bridge")),
+            "{untyped:?}"
+        );
+        let named =
+            judge(r#"{"cniVersion":"0.3.1","name":"n","type":"vendor-net","bridge":"br0"}"#);
+        assert!(matches!(named, PodBridge::Bridged(_)), "{named:?}");
+        let ovs = judge(r#"{"name":"mynet","type":"ovs","bridge":"mynet0","vlan":100}"#);
+        assert!(matches!(ovs, PodBridge::Routed(_)), "{ovs:?}");
+        let azure =
+            judge(r#"{"name":"azure","type":"azure-vnet","mode":"transparent","bridge":"azure0"}"#);
+        assert!(matches!(azure, PodBridge::Routed(_)), "{azure:?}");
     }
 }

@@ -132,22 +132,23 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
 
 /// What dnsfix does not know of the network plugin in effect, where its file was read and
 /// dnsfix cannot tell whether it puts pods on a Linux bridge: a plugin of none of its lists
-/// (a vendor's, a mode it has no ground truth for), or Multus with a cluster network dnsfix
-/// did not find. Then nothing says bridge netfilter matters, nor that it does not: a
-/// warning that says so, not the critical of a bridged network. (No file at all, or one not
-/// read, is still taken as bridged: the node's network is then to come, and the common
-/// ones are.)
+/// (a vendor's, a mode it has no ground truth for). Then nothing says bridge netfilter
+/// matters, nor that it does not: a warning that says so, not the critical of a bridged
+/// network. No file at all, one not read, or Multus whose cluster network dnsfix did not
+/// read (a file unreadable or cut short, a name Multus looks up as a
+/// NetworkAttachmentDefinition or in its own confDir: multus-cni pkg/k8sclient/k8sclient.go
+/// `getNetDelegate`) is still taken as bridged: no plugin was seen at all, and the common
+/// ones bridge.
 fn unknown_plugin(ctx: &Ctx) -> Option<String> {
     let cni = &ctx.facts.cni;
     if !matches!(cni.pod_bridge, PodBridge::Unknown(_)) || cni.config.is_none() {
         return None;
     }
-    Some(match crate::facts::cni::main_plugin(&cni.plugins) {
-        Some(main) => format!(
+    crate::facts::cni::main_plugin(&cni.plugins).map(|main| {
+        format!(
             "the network plugin {} is one dnsfix does not know",
             crate::text::escape(main)
-        ),
-        None => "dnsfix did not find the pods' network (Multus's cluster network)".to_owned(),
+        )
     })
 }
 

@@ -3666,9 +3666,11 @@ fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
 }
 
 /// DNS-BRIDGE-NF-OFF where dnsfix cannot tell the pods' network: a warning that says what
-/// it does not know, whether a plugin of none of its lists (Terway) or Multus whose cluster
-/// network it did not find (the thick plugin's file of multus-cni's daemon-config, its
-/// clusterNetwork naming a file that is not there).
+/// it does not know where it read a plugin of none of its lists (Terway); where it read no
+/// plugin at all, Multus whose cluster network it did not find (the thick plugin's file of
+/// multus-cni's daemon-config, its clusterNetwork naming a file that is not there, or one
+/// not read, or a network by name, which Multus looks up as a NetworkAttachmentDefinition:
+/// pkg/k8sclient/k8sclient.go getNetDelegate @95a09323), the critical of a bridged one.
 #[test]
 fn bridge_netfilter_off_under_a_network_dnsfix_cannot_tell_is_a_warning() {
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/unknown-plugin-terway");
@@ -3692,9 +3694,22 @@ fn bridge_netfilter_off_under_a_network_dnsfix_cannot_tell_is_a_warning() {
         FileState::Present,
         Some(br#"{"capabilities":{"portMappings":true},"cniVersion":"0.3.1","logLevel":"verbose","logToStderr":true,"name":"multus-cni-network","clusterNetwork":"/host/etc/cni/net.d/10-calico.conflist","type":"multus-shim"}"#),
     );
-    let (severity, text) = summary(&multus);
-    assert_eq!(severity, Severity::Warning);
-    assert!(text.contains("Multus's cluster network"), "{text}");
+    let (severity, _) = summary(&multus);
+    assert_eq!(severity, Severity::Critical);
+    let mut unread = multus.clone();
+    unread.file(
+        "/etc/cni/net.d/10-calico.conflist",
+        FileState::Unreadable,
+        None,
+    );
+    assert_eq!(summary(&unread).0, Severity::Critical);
+    let mut by_name = multus.clone();
+    by_name.file(
+        "/etc/cni/net.d/00-multus.conf",
+        FileState::Present,
+        Some(br#"{"cniVersion":"0.3.1","name":"multus-cni-network","clusterNetwork":"k8s-pod-network","type":"multus-shim"}"#),
+    );
+    assert_eq!(summary(&by_name).0, Severity::Critical);
 }
 
 /// DNS-BRIDGE-NF-NOT-PERSISTENT foretells DNS-BRIDGE-NF-OFF after the reboot: a warning
