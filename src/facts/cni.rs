@@ -423,6 +423,15 @@ impl Cni {
         Cni::unknown(why, refused)
     }
 
+    /// The network of a CRI-O node whose configuration does not say which network CRI-O
+    /// picks, in a way dnsfix reads: not known, with why ([`CrioNetwork::from_raw`]).
+    pub fn crio_unknown(why: String) -> Cni {
+        Cni::unknown(
+            format!("{why}: which CNI network CRI-O gives pods is not known"),
+            Vec::new(),
+        )
+    }
+
     /// No configuration in effect that dnsfix can judge, with why.
     fn unknown(why: String, refused: Vec<Refused>) -> Cni {
         Cni {

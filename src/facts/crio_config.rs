@@ -28,81 +28,152 @@ pub struct CrioNetwork {
 }
 
 impl CrioNetwork {
-    /// The default network CRI-O's configuration files set, where they set one; `None`
+    /// The default network CRI-O's configuration files set, where they set one; `Ok(None)`
     /// where none does or the last that sets it sets "" (the first file by name, then).
-    pub fn from_raw(raw: &RawFacts) -> Option<CrioNetwork> {
-        let mut files: Vec<&str> = raw.files_in(CRIO_CONF_D).map(|(p, _)| p).collect();
-        files.sort_unstable();
+    /// An error says why the network CRI-O picks is not known: a file that could not be
+    /// read, or not whole (CRI-O reads every file of the drop-in directory and stops on
+    /// one it cannot), or one that sets `cni_default_network` in a way dnsfix does not
+    /// parse. CRI-O's TOML decoder (BurntSushi/toml v1.6.0, cri-o @f954a17e go.mod;
+    /// decode.go @d733fc53 `unifyStruct`) matches table and key names with
+    /// `strings.EqualFold`, so `[CRIO.NETWORK]` and `CNI_DEFAULT_NETWORK` count too; dotted
+    /// keys, inline tables and multi-line strings are TOML it accepts that this reading
+    /// does not.
+    pub fn from_raw(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
+        let prefix = format!("{CRIO_CONF_D}/");
+        let mut files: Vec<&str> = raw
+            .order
+            .iter()
+            .map(String::as_str)
+            .filter(|p| p.starts_with(&prefix))
+            .collect();
+        // filepath.Walk's order: each directory's names sorted, a subdirectory walked
+        // where its name comes.
+        files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+        files.dedup();
         let mut last = None;
         for path in std::iter::once(CRIO_CONF).chain(files) {
-            let Some(text) = raw
-                .get(path)
-                .filter(|f| f.state == FileState::Present)
-                .and_then(|f| f.text())
-            else {
+            let Some(file) = raw.get(path) else {
                 continue;
             };
-            if let Some((value, line)) = default_network(&text) {
+            let text = match file.state {
+                FileState::Missing if file.symlink_target.is_some() => {
+                    return Err(format!(
+                        "{path} is a symlink to nothing, which CRI-O fails to read"
+                    ));
+                }
+                FileState::Directory if file.symlink_target.is_some() => {
+                    return Err(format!(
+                        "{path} is a symlink to a directory, which CRI-O fails to read"
+                    ));
+                }
+                FileState::Missing | FileState::Directory => continue,
+                FileState::Unreadable => return Err(format!("{path} could not be read")),
+                FileState::Present if file.truncated => {
+                    return Err(format!("{path} is too large to read whole"));
+                }
+                FileState::Present => match file.text() {
+                    Some(text) => text,
+                    None => return Err(format!("{path} is not text dnsfix can read")),
+                },
+            };
+            if let Some((value, line)) = default_network(&text).map_err(|line| {
+                format!("{path}:{line} sets cni_default_network in a form dnsfix does not read")
+            })? {
                 last = Some(CrioNetwork {
                     default_network: value,
                     at: format!("{path}:{line}"),
                 });
             }
         }
-        last.filter(|n| !n.default_network.is_empty())
+        Ok(last.filter(|n| !n.default_network.is_empty()))
     }
+}
+
+/// A name as BurntSushi/toml compares it with a field's (`strings.EqualFold`): case folded,
+/// the long s and the Kelvin sign too.
+fn fold(name: &str) -> String {
+    name.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '\u{17f}' { 's' } else { c })
+        .collect()
 }
 
 /// The `cni_default_network` a CRI-O TOML file sets in its `[crio.network]` table, with
 /// its line: a basic ("…") or literal ('…') string, as CRI-O's own template writes it
-/// (pkg/config/template.go `cni_default_network = "{{ .CNIDefaultNetwork }}"`). Dotted
-/// keys and inline tables, which TOML allows too, are not read.
-fn default_network(text: &str) -> Option<(String, usize)> {
+/// (pkg/config/template.go `cni_default_network = "{{ .CNIDefaultNetwork }}"`), table and
+/// key in any case. The line of a setting in another form (a dotted key, an inline table,
+/// a multi-line string, anything after the string but a comment, the key twice) is an
+/// error: a line that names the key, outside a comment and another table's plain key, is
+/// taken as setting it.
+fn default_network(text: &str) -> Result<Option<(String, usize)>, usize> {
+    const KEY: &str = "cni_default_network";
     let mut table = String::new();
     let mut found = None;
+    let mut in_file = false;
     for (index, line) in text.lines().enumerate() {
         let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
         if let Some(header) = line.strip_prefix('[') {
-            table = header
-                .split(']')
-                .next()
-                .unwrap_or_default()
-                .split('.')
-                .map(|part| part.trim().trim_matches('"'))
-                .collect::<Vec<_>>()
-                .join(".");
+            table = fold(
+                &header
+                    .split(']')
+                    .next()
+                    .unwrap_or_default()
+                    .split('.')
+                    .map(|part| part.trim().trim_matches(['"', '\'']))
+                    .collect::<Vec<_>>()
+                    .join("."),
+            );
+            if fold(line).contains(KEY) {
+                return Err(index + 1);
+            }
             continue;
         }
-        if table != "crio.network" {
+        if !fold(line).contains(KEY) {
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        if key.trim().trim_matches('"') != "cni_default_network" {
-            continue;
-        }
-        if let Some(value) = toml_string(value.trim()) {
-            found = Some((value, index + 1));
+        let key = line
+            .split_once('=')
+            .map(|(k, v)| (fold(k.trim().trim_matches(['"', '\''])), v));
+        match key {
+            Some((key, _)) if key == KEY && table != "crio.network" => continue,
+            Some((key, value)) if key == KEY && !in_file => match toml_string(value.trim()) {
+                Some(value) => {
+                    in_file = true;
+                    found = Some((value, index + 1));
+                }
+                None => return Err(index + 1),
+            },
+            _ => return Err(index + 1),
         }
     }
-    found
+    Ok(found)
 }
 
-/// A TOML basic or literal string at the start of `value`, a comment allowed after it;
-/// the escapes of a basic string other than `\"` and `\\` are kept as written (a network
-/// name has none).
+/// A TOML basic or literal string at the start of `value`, nothing after it but a
+/// comment; the escapes of a basic string other than `\"` and `\\` are kept as written (a
+/// network name has none). A multi-line string (`"""`, `'''`) is none.
 fn toml_string(value: &str) -> Option<String> {
+    if value.starts_with("\"\"\"") || value.starts_with("'''") {
+        return None;
+    }
+    let rest_ok = |rest: &str| {
+        let rest = rest.trim_start();
+        rest.is_empty() || rest.starts_with('#')
+    };
     if let Some(rest) = value.strip_prefix('\'') {
-        return rest.split_once('\'').map(|(s, _)| s.to_owned());
+        let (s, rest) = rest.split_once('\'')?;
+        return rest_ok(rest).then(|| s.to_owned());
     }
     let rest = value.strip_prefix('"')?;
     let mut out = String::new();
-    let mut chars = rest.chars();
-    while let Some(c) = chars.next() {
+    let mut chars = rest.char_indices();
+    while let Some((at, c)) = chars.next() {
         match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
+            '"' => return rest_ok(&rest[at + 1..]).then_some(out),
+            '\\' => match chars.next()?.1 {
                 e @ ('"' | '\\') => out.push(e),
                 e => {
                     out.push('\\');
@@ -141,14 +212,14 @@ mod tests {
         );
         assert_ne!(set, TEMPLATE);
         let raw = crate::testing::raw_from(&[(CRIO_CONF, TEMPLATE)]);
-        assert_eq!(CrioNetwork::from_raw(&raw), None);
+        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
         let raw = crate::testing::raw_from(&[(CRIO_CONF, &set)]);
         assert_eq!(
             CrioNetwork::from_raw(&raw),
-            Some(CrioNetwork {
+            Ok(Some(CrioNetwork {
                 default_network: "k8s-pod-network".into(),
                 at: "/etc/crio/crio.conf:7".into()
-            })
+            }))
         );
         // A drop-in after it sets another; one after that sets "": the first file again.
         let other = "[crio.network]\ncni_default_network = 'cbr0'\n";
@@ -158,8 +229,8 @@ mod tests {
             ("/etc/crio/crio.conf.d/10-crio.conf", "[crio.runtime]\n"),
         ]);
         assert_eq!(
-            CrioNetwork::from_raw(&raw).map(|n| n.default_network),
-            Some("cbr0".into())
+            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            Ok(Some("cbr0".into()))
         );
         let raw = crate::testing::raw_from(&[
             (CRIO_CONF, &set),
@@ -168,12 +239,82 @@ mod tests {
                 "[crio.network]\ncni_default_network = \"\"\n",
             ),
         ]);
-        assert_eq!(CrioNetwork::from_raw(&raw), None);
+        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
         // Another table's key of that name is not it.
         let raw = crate::testing::raw_from(&[(
             CRIO_CONF,
             "[crio.runtime]\ncni_default_network = \"x\"\n",
         )]);
-        assert_eq!(CrioNetwork::from_raw(&raw), None);
+        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
+    }
+
+    /// TOML that CRI-O's decoder (BurntSushi/toml v1.6.0) reads as setting the network
+    /// the same as `[crio.network]` `cni_default_network = "crio"`: names in another case
+    /// (decode.go @d733fc53 `unifyStruct`, strings.EqualFold) are read; a dotted key, an
+    /// inline table, a multi-line string are not, and make the network unknown, never
+    /// the first file's; so do a drop-in not read, or not read whole.
+    #[test]
+    fn settings_dnsfix_does_not_parse_leave_the_network_unknown() {
+        let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
+        let read = |text: &str| {
+            CrioNetwork::from_raw(&crate::testing::raw_from(&[(drop_in, text)]))
+                .map(|n| n.map(|n| n.default_network))
+        };
+        for text in [
+            "[CRIO.NETWORK]\ncni_default_network = \"crio\"\n",
+            "[crio.network]\nCNI_DEFAULT_NETWORK = \"crio\"\n",
+            "[ \"crio\" . network ]\n\"cni_default_network\" = 'crio' # CRI-O's bridge\n",
+        ] {
+            assert_eq!(read(text), Ok(Some("crio".into())), "{text}");
+        }
+        for text in [
+            "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+            "[crio]\nnetwork = { cni_default_network = \"crio\" }\n",
+            "[crio.network]\ncni_default_network = \"\"\"crio\"\"\"\n",
+            "[crio.network]\ncni_default_network = '''crio'''\n",
+            "[crio.network]\ncni_default_network = \"crio\" \"x\"\n",
+        ] {
+            assert!(
+                read(text).is_err_and(|e| e.starts_with(&format!("{drop_in}:2 "))),
+                "{text}: {:?}",
+                read(text)
+            );
+        }
+        let twice = "[crio.network]\ncni_default_network = \"\"\ncni_default_network = \"crio\"\n";
+        assert!(read(twice).is_err(), "{:?}", read(twice));
+        let mut raw = crate::testing::raw_from(&[(CRIO_CONF, "[crio.network]\n")]);
+        raw.file(drop_in, FileState::Unreadable, None);
+        assert!(CrioNetwork::from_raw(&raw).is_err_and(|e| e.contains("could not be read")));
+        let mut raw = crate::testing::raw_from(&[(drop_in, "[crio.network]\n")]);
+        raw.files.get_mut(drop_in).expect("read").truncated = true;
+        assert!(CrioNetwork::from_raw(&raw).is_err_and(|e| e.contains("too large")));
+    }
+
+    /// The drop-in directory is read as filepath.Walk walks it (cri-o @f954a17e
+    /// pkg/config/config.go `UpdateFromPath`): subdirectories where their name sorts, and
+    /// hidden names; the last setting wins.
+    #[test]
+    fn drop_ins_are_read_in_walk_order() {
+        let set = |name: &str| format!("[crio.network]\ncni_default_network = \"{name}\"\n");
+        let (walked, sorted, hidden) = (set("walked"), set("sorted"), set("hidden"));
+        // Walk: .hidden, 10-a (and its z.conf), 10-a-b.conf; a sort of the whole paths
+        // would put 10-a-b.conf before 10-a/z.conf.
+        let raw = crate::testing::raw_from(&[
+            ("/etc/crio/crio.conf.d/10-a/z.conf", walked.as_str()),
+            ("/etc/crio/crio.conf.d/10-a-b.conf", sorted.as_str()),
+            ("/etc/crio/crio.conf.d/.hidden", hidden.as_str()),
+        ]);
+        assert_eq!(
+            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            Ok(Some("sorted".into()))
+        );
+        let raw = crate::testing::raw_from(&[
+            ("/etc/crio/crio.conf.d/10-a-b.conf", sorted.as_str()),
+            ("/etc/crio/crio.conf.d/10-b/z.conf", walked.as_str()),
+        ]);
+        assert_eq!(
+            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            Ok(Some("walked".into()))
+        );
     }
 }

@@ -43,10 +43,14 @@ impl NodeFacts {
         let kubelet = super::kubelet::kubelet(raw, &flavour);
         // CRI-O, where the kubelet hands it pods, picks its network by name where its
         // configuration sets one.
-        let crio = super::crio_config::CrioNetwork::from_raw(raw).filter(|_| {
-            (kubelet.runtime_endpoint.as_ref()).is_some_and(|e| e.value.contains("crio"))
-        });
-        let cni = Cni::for_runtime(raw, crio.as_ref());
+        let crio = (kubelet.runtime_endpoint.as_ref())
+            .is_some_and(|e| e.value.contains("crio"))
+            .then(|| super::crio_config::CrioNetwork::from_raw(raw));
+        let cni = match crio {
+            Some(Err(why)) => Cni::crio_unknown(why),
+            Some(Ok(named)) => Cni::for_runtime(raw, named.as_ref()),
+            None => Cni::from_raw(raw),
+        };
         let mut services = services;
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to
         // restart is the one installed, not a "kubelet" that does not exist there (nor a

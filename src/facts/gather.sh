@@ -622,16 +622,27 @@ done
 
 # CRI-O's configuration, where CRI-O is installed: its [crio.network] cni_default_network
 # picks the pod network by name instead of the first file above. /etc/crio/crio.conf,
-# then every file of /etc/crio/crio.conf.d in name order, the last setting winning
-# (crio.conf.d(5); CRI-O walks the directory and reads each file that is no directory).
+# then every file of /etc/crio/crio.conf.d, the last setting winning (crio.conf.d(5)).
+# cdir DIR DEPTH reads the directory as CRI-O walks it (cri-o @f954a17e pkg/config/
+# config.go UpdateFromPath: filepath.Walk, so every subdirectory and hidden names too, a
+# symlinked directory not followed, every name that is no directory decoded): seven
+# levels below DIR at most, a directory deeper, or a name with a newline in DIR, is an
+# error record named DIR/ (or the deeper one's), so the setting is unknown, not wrong.
+cdir() {
+  hdr dir "$1"
+  for x in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    [ -e "$x" ] || [ -L "$x" ] || continue
+    case "$x" in *"$NL"*) hdr error "$1/"; continue ;; esac
+    if [ -d "$x" ] && [ ! -L "$x" ]; then
+      if [ "$2" -lt 8 ]; then cdir "$x" $(($2 + 1)); else hdr error "$x/"; fi
+    else
+      f "$x"
+    fi
+  done
+}
 if [ -d /etc/crio ]; then
   f /etc/crio/crio.conf
-  if [ -d /etc/crio/crio.conf.d ]; then
-    hdr dir /etc/crio/crio.conf.d
-    for x in /etc/crio/crio.conf.d/*; do
-      if [ -f "$x" ]; then f "$x"; fi
-    done
-  fi
+  if [ -d /etc/crio/crio.conf.d ]; then cdir /etc/crio/crio.conf.d 1; fi
 fi
 
 # Files dnsfix itself writes (the plan must know what it replaces): all of /etc/dnsfix,

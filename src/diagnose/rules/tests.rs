@@ -4029,3 +4029,49 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         assert!(!fix.contains("upstream_dns_servers"), "{fix}");
     }
 }
+
+/// DNS-BRIDGE-NF-OFF on the CRI-O node told to use its own bridge network
+/// (DNS-BRIDGE-NF-OFF/crio-default-network-bridge) stays critical however the drop-in says
+/// so: TOML CRI-O reads (BurntSushi/toml v1.6.0: names in any case) that dnsfix reads, or
+/// does not (a dotted key, an inline table, a multi-line string), the drop-in unreadable
+/// or cut at the gather's limit: never Calico's first file, never info.
+#[test]
+fn bridge_netfilter_off_where_crio_picks_a_network_dnsfix_cannot_parse_stays_critical() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
+    let judge = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match bridge_nf_off(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => (f[0].severity, f[0].evidence.join("\n")),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(judge(&base).0, Severity::Critical);
+    for text in [
+        "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+        "[crio]\nnetwork = { cni_default_network = \"crio\" }\n",
+        "[CRIO.NETWORK]\ncni_default_network = \"crio\"\n",
+        "[crio.network]\nCNI_DEFAULT_NETWORK = \"crio\"\n",
+        "[crio.network]\ncni_default_network = \"\"\"crio\"\"\"\n",
+    ] {
+        let raw = crate::testing::with_files(&base, &[(drop_in, text)]);
+        let (severity, evidence) = judge(&raw);
+        assert_eq!(severity, Severity::Critical, "{text}: {evidence}");
+        assert!(
+            evidence.contains("crio") && !evidence.contains("10-calico"),
+            "{text}: {evidence}"
+        );
+    }
+    let mut unread = base.clone();
+    unread.file(drop_in, FileState::Unreadable, None);
+    let (severity, evidence) = judge(&unread);
+    assert_eq!(severity, Severity::Critical);
+    assert!(evidence.contains("could not be read"), "{evidence}");
+    // The setting past the gather's limit: what was read is the start of the file only.
+    let mut cut = crate::testing::with_files(&base, &[(drop_in, "[crio.network]\n")]);
+    cut.files.get_mut(drop_in).expect("read").truncated = true;
+    let (severity, evidence) = judge(&cut);
+    assert_eq!(severity, Severity::Critical);
+    assert!(evidence.contains("too large"), "{evidence}");
+}
