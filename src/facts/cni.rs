@@ -405,10 +405,20 @@ impl Cni {
                 return cni;
             }
             if let Some(crio) = crio.filter(|_| Some(dir) == runtime_dir.as_ref()) {
+                // Only CRI-O's own directory (network_dir, checked with the setting) says
+                // that no file has the name; the runtime's directory found is another
+                // where MicroK8s's or k3s's own is there.
+                let own = dir == CNI_DIRS[1];
                 return Cni::unknown(
                     format!(
-                        "CRI-O's cni_default_network ({}) names {:?}, which no CNI file of {dir} that loads is: CRI-O gives new pods no network",
-                        crio.at, crio.default_network
+                        "CRI-O's cni_default_network ({}) names {:?}, which no CNI file of {dir} that loads is: {}",
+                        crio.at,
+                        crio.default_network,
+                        if own {
+                            "CRI-O gives new pods no network"
+                        } else {
+                            "CRI-O reads /etc/cni/net.d, which dnsfix did not read here: which network it gives pods is not known"
+                        }
                     ),
                     refused,
                 );

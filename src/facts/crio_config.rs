@@ -17,6 +17,25 @@ use super::raw::{FileState, RawFacts};
 pub const CRIO_CONF: &str = "/etc/crio/crio.conf";
 /// Its drop-in directory (pkg/config/config_unix.go `CrioConfigDropInPath`).
 pub const CRIO_CONF_D: &str = "/etc/crio/crio.conf.d";
+/// The environment file of CRI-O's unit (contrib/systemd/crio.service @f954a17e:
+/// `EnvironmentFile=-/etc/sysconfig/crio`, `ExecStart=crio $CRIO_CONFIG_OPTIONS …
+/// $CRIO_NETWORK_OPTIONS …`).
+pub const CRIO_SYSCONFIG: &str = "/etc/sysconfig/crio";
+/// The directory CRI-O reads CNI files from where `network_dir` is not set
+/// (pkg/config/config.go `NetworkDir: cniConfigDir`).
+const CRIO_NETWORK_DIR: &str = "/etc/cni/net.d";
+/// The variables of [`CRIO_SYSCONFIG`] that may choose another network or configuration:
+/// the unit's option lists, and the environment variables CRI-O's flags read
+/// (internal/criocli/criocli.go @f954a17e: `--config`, `--config-dir`,
+/// `--cni-default-network`, `--cni-config-dir`).
+const CRIO_VARIABLES: &[&str] = &[
+    "CRIO_CONFIG_OPTIONS",
+    "CRIO_NETWORK_OPTIONS",
+    "CONTAINER_CONFIG",
+    "CONTAINER_CONFIG_DIR",
+    "CONTAINER_CNI_DEFAULT_NETWORK",
+    "CONTAINER_CNI_CONFIG_DIR",
+];
 
 /// What CRI-O's configuration says of the pod network.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,8 +56,11 @@ impl CrioNetwork {
     /// decode.go @d733fc53 `unifyStruct`) matches table and key names with
     /// `strings.EqualFold`, so `[CRIO.NETWORK]` and `CNI_DEFAULT_NETWORK` count too; dotted
     /// keys, inline tables and multi-line strings are TOML it accepts that this reading
-    /// does not.
+    /// does not. Unknown too where `network_dir` names a directory other than
+    /// /etc/cni/net.d, the only one dnsfix reads for CRI-O, or where CRI-O's environment
+    /// file sets options or variables that may override the files ([`sysconfig`]).
     pub fn from_raw(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
+        sysconfig(raw)?;
         let prefix = format!("{CRIO_CONF_D}/");
         let mut files: Vec<&str> = raw
             .order
@@ -51,6 +73,7 @@ impl CrioNetwork {
         files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
         files.dedup();
         let mut last = None;
+        let mut network_dir = None;
         for path in std::iter::once(CRIO_CONF).chain(files) {
             let Some(file) = raw.get(path) else {
                 continue;
@@ -76,18 +99,79 @@ impl CrioNetwork {
                     None => return Err(format!("{path} is not text dnsfix can read")),
                 },
             };
-            if let Some((value, line)) = default_network(&text).map_err(|line| {
-                format!("{path}:{line} sets cni_default_network in a form dnsfix does not read")
-            })? {
+            let unread = |key: &'static str| {
+                move |line| format!("{path}:{line} sets {key} in a form dnsfix does not read")
+            };
+            if let Some((value, line)) =
+                setting(&text, DEFAULT_NETWORK).map_err(unread(DEFAULT_NETWORK))?
+            {
                 last = Some(CrioNetwork {
                     default_network: value,
                     at: format!("{path}:{line}"),
                 });
             }
+            if let Some((dir, line)) = setting(&text, NETWORK_DIR).map_err(unread(NETWORK_DIR))? {
+                network_dir = Some((dir, format!("{path}:{line}")));
+            }
         }
-        Ok(last.filter(|n| !n.default_network.is_empty()))
+        match network_dir {
+            Some((dir, at)) if !is_crio_network_dir(&dir) => Err(format!(
+                "{at} sets network_dir to {dir:?}: CRI-O reads its CNI files there, not from {CRIO_NETWORK_DIR}, and dnsfix does not read that directory"
+            )),
+            _ => Ok(last.filter(|n| !n.default_network.is_empty())),
+        }
     }
 }
+
+/// Why CRI-O's environment file leaves the network unknown, where it does: it could not be
+/// read whole, or it gives a variable of [`CRIO_VARIABLES`] a value (systemd's
+/// EnvironmentFile syntax: `NAME=value`, the value quoted or not, `#` comments), which may
+/// give CRI-O command-line options or settings over its files that dnsfix does not read.
+fn sysconfig(raw: &RawFacts) -> Result<(), String> {
+    let Some(file) = raw.get(CRIO_SYSCONFIG) else {
+        return Ok(());
+    };
+    let text = match file.state {
+        FileState::Missing | FileState::Directory => return Ok(()),
+        FileState::Present if !file.truncated => file.text(),
+        _ => None,
+    };
+    let Some(text) = text else {
+        return Err(format!(
+            "{CRIO_SYSCONFIG}, the environment of CRI-O's unit, could not be read whole"
+        ));
+    };
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim().trim_matches(['"', '\'']).trim());
+        if !line.starts_with('#') && CRIO_VARIABLES.contains(&name) && !value.is_empty() {
+            return Err(format!(
+                "{CRIO_SYSCONFIG}:{} sets {name}, which CRI-O's unit passes it and which may choose its network over its configuration files: dnsfix does not read it",
+                index + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `dir` is /etc/cni/net.d as filepath.Clean would give it: slashes doubled or
+/// trailing, and `.` names, left out; a path with `..` in it is taken as another.
+fn is_crio_network_dir(dir: &str) -> bool {
+    let names: Vec<&str> = dir
+        .split('/')
+        .filter(|name| !name.is_empty() && *name != ".")
+        .collect();
+    dir.starts_with('/') && format!("/{}", names.join("/")) == CRIO_NETWORK_DIR
+}
+
+/// The key naming the pod network CRI-O picks.
+const DEFAULT_NETWORK: &str = "cni_default_network";
+/// The key naming the directory CRI-O reads CNI files from.
+const NETWORK_DIR: &str = "network_dir";
 
 /// A name as BurntSushi/toml compares it with a field's (`strings.EqualFold`): case folded,
 /// the long s and the Kelvin sign too.
@@ -98,15 +182,14 @@ fn fold(name: &str) -> String {
         .collect()
 }
 
-/// The `cni_default_network` a CRI-O TOML file sets in its `[crio.network]` table, with
-/// its line: a basic ("…") or literal ('…') string, as CRI-O's own template writes it
-/// (pkg/config/template.go `cni_default_network = "{{ .CNIDefaultNetwork }}"`), table and
-/// key in any case. The line of a setting in another form (a dotted key, an inline table,
+/// The value a CRI-O TOML file gives `key` (`cni_default_network`, `network_dir`) in its
+/// `[crio.network]` table, with its line: a basic ("…") or literal ('…') string, as
+/// CRI-O's own template writes it (pkg/config/template.go `cni_default_network = "{{
+/// .CNIDefaultNetwork }}"`), table and key in any case. The line of a setting in another form (a dotted key, an inline table,
 /// a multi-line string, anything after the string but a comment, the key twice) is an
 /// error: a line that names the key, outside a comment and another table's plain key, is
 /// taken as setting it.
-fn default_network(text: &str) -> Result<Option<(String, usize)>, usize> {
-    const KEY: &str = "cni_default_network";
+fn setting(text: &str, key: &str) -> Result<Option<(String, usize)>, usize> {
     let mut table = String::new();
     let mut found = None;
     let mut in_file = false;
@@ -126,20 +209,27 @@ fn default_network(text: &str) -> Result<Option<(String, usize)>, usize> {
                     .collect::<Vec<_>>()
                     .join("."),
             );
-            if fold(line).contains(KEY) {
+            if fold(line).contains(key) {
                 return Err(index + 1);
             }
             continue;
         }
-        if !fold(line).contains(KEY) {
+        if !fold(line).contains(key) {
             continue;
         }
-        let key = line
+        let named = line
             .split_once('=')
             .map(|(k, v)| (fold(k.trim().trim_matches(['"', '\''])), v));
-        match key {
-            Some((key, _)) if key == KEY && table != "crio.network" => continue,
-            Some((key, value)) if key == KEY && !in_file => match toml_string(value.trim()) {
+        match named {
+            Some((named, _)) if named == key && table != "crio.network" => continue,
+            // Another key whose value or comment names it: not a setting of it (a dotted
+            // key or an inline table is).
+            Some((named, value))
+                if named != key && !named.contains('.') && !value.trim().starts_with('{') =>
+            {
+                continue;
+            }
+            Some((named, value)) if named == key && !in_file => match toml_string(value.trim()) {
                 Some(value) => {
                     in_file = true;
                     found = Some((value, index + 1));

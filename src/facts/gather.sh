@@ -640,8 +640,11 @@ cdir() {
     fi
   done
 }
+# /etc/sysconfig/crio: the environment of CRI-O's unit (contrib/systemd/crio.service), whose
+# option variables and CONTAINER_* variables may override the files.
 if [ -d /etc/crio ]; then
   f /etc/crio/crio.conf
+  f /etc/sysconfig/crio
   if [ -d /etc/crio/crio.conf.d ]; then cdir /etc/crio/crio.conf.d 1; fi
 fi
 

@@ -4075,3 +4075,75 @@ fn bridge_netfilter_off_where_crio_picks_a_network_dnsfix_cannot_parse_stays_cri
     assert_eq!(severity, Severity::Critical);
     assert!(evidence.contains("too large"), "{evidence}");
 }
+
+/// DNS-BRIDGE-NF-OFF on the CRI-O node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge
+/// whose drop-in also sets `network_dir` elsewhere (cri-o @f954a17e pkg/config/config.go
+/// `NetworkDir`, the directory ocicni loads), or whose unit's environment file
+/// (contrib/systemd/crio.service: `EnvironmentFile=-/etc/sysconfig/crio`, its
+/// `$CRIO_NETWORK_OPTIONS` on the command line) sets options: the network is not known,
+/// and the evidence says why, never that CRI-O gives pods no network.
+#[test]
+fn crio_network_dir_elsewhere_or_command_line_options_leave_the_network_unknown() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
+    let evidence = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match bridge_nf_off(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => (f[0].severity, f[0].evidence.join("\n")),
+            other => panic!("{other:?}"),
+        }
+    };
+    let elsewhere = crate::testing::with_files(
+        &base,
+        &[(
+            drop_in,
+            "[crio.network]\ncni_default_network = \"k8s\"\nnetwork_dir = \"/etc/kubernetes/cni/net.d/\"\n",
+        )],
+    );
+    let (severity, text) = evidence(&elsewhere);
+    assert_eq!(severity, Severity::Critical);
+    assert!(
+        text.contains("network_dir") && !text.contains("no network"),
+        "{text}"
+    );
+    // CRI-O's default directory, as its template writes it: the setting is read as before.
+    let default_dir = crate::testing::with_files(
+        &base,
+        &[(
+            drop_in,
+            "[crio.network]\ncni_default_network = \"crio\" # its bridge\nnetwork_dir = \"/etc/cni/net.d/\"\n",
+        )],
+    );
+    let facts = NodeFacts::from_raw("node1", &default_dir);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist")
+    );
+    let options = crate::testing::with_files(
+        &base,
+        &[(
+            "/etc/sysconfig/crio",
+            "# /etc/sysconfig/crio\n#CRIO_NETWORK_OPTIONS=\nCRIO_NETWORK_OPTIONS=\"--cni-default-network=k8s-pod-network\"\n",
+        )],
+    );
+    let (severity, text) = evidence(&options);
+    assert_eq!(severity, Severity::Critical);
+    assert!(
+        text.contains("/etc/sysconfig/crio:3 sets CRIO_NETWORK_OPTIONS"),
+        "{text}"
+    );
+    // The file as CRI-O ships it (contrib/sysconfig/crio @f954a17e): every line a comment.
+    let shipped = crate::testing::with_files(
+        &base,
+        &[(
+            "/etc/sysconfig/crio",
+            "# /etc/sysconfig/crio\n\n# use \"--enable-metrics\" and \"--metrics-port value\"\n#CRIO_METRICS_OPTIONS=\"--enable-metrics\"\n\n#CRIO_NETWORK_OPTIONS=\n#CRIO_STORAGE_OPTIONS=\n",
+        )],
+    );
+    let facts = NodeFacts::from_raw("node1", &shipped);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist")
+    );
+}
