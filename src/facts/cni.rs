@@ -1587,9 +1587,21 @@ mod tests {
                 ("/etc/cni/net.d/10-azure.conflist", azure),
             ]);
             assert_eq!(c.plugins, ["multus", "azure-vnet", "portmap"]);
+            let judged = match &c.pod_bridge {
+                PodBridge::Routed(w) | PodBridge::Bridged(w) => {
+                    w.contains("Multus's cluster network")
+                }
+                PodBridge::Unknown(_) => false,
+            };
+            assert!(judged, "{c:?}");
             assert_eq!(
-                matches!(&c.pod_bridge, PodBridge::Routed(w) if w.contains("Multus's cluster network")),
+                matches!(c.pod_bridge, PodBridge::Routed(_)),
                 routed,
+                "{c:?}"
+            );
+            assert_eq!(
+                matches!(c.pod_bridge, PodBridge::Bridged(_)),
+                !routed,
                 "{c:?}"
             );
         }

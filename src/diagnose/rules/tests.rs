@@ -4147,3 +4147,42 @@ fn crio_network_dir_elsewhere_or_command_line_options_leave_the_network_unknown(
         Some("/etc/cni/net.d/10-crio-bridge.conflist")
     );
 }
+
+/// CRI-O's configuration counts only where the kubelet hands pods to CRI-O: the CRI-O
+/// node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge with the kubelet's runtime
+/// endpoint containerd's again (its kubeadm-flags.env and command line as
+/// _upstream/kubeadm-1.29-cilium-no-brnf has them), a CRI-O installed beside it and
+/// unused: containerd takes the first file by name, Calico's, whatever CRI-O's
+/// cni_default_network says.
+#[test]
+fn crio_configuration_on_a_containerd_node_picks_no_network() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let upstream = |path: &str| {
+        let file = format!(
+            "{}/tests/fixtures/rules/_upstream/kubeadm-1.29-cilium-no-brnf/root{path}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let flags = "/var/lib/kubelet/kubeadm-flags.env";
+    let cmdline = "/proc/1733/cmdline";
+    let (env, argv) = (upstream(flags), upstream(cmdline));
+    assert!(env.contains("containerd.sock") && argv.contains("containerd.sock"));
+    let containerd = crate::testing::with_files(&base, &[(flags, &env), (cmdline, &argv)]);
+    let crio = NodeFacts::from_raw("node1", &base);
+    assert_eq!(
+        crio.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist")
+    );
+    let facts = NodeFacts::from_raw("node1", &containerd);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-calico.conflist"),
+        "{:?}",
+        facts.cni
+    );
+    assert!(matches!(
+        facts.cni.pod_bridge,
+        crate::facts::cni::PodBridge::Routed(_)
+    ));
+}
