@@ -70,8 +70,54 @@ const MOVED_DEVICES: &[&str] = &["host-device", "sriov"];
 /// put the node's interface and the pods' veths on a Linux bridge, `bridge` from the
 /// conflist or `azure` and the interface's index (connectExternalInterface,
 /// NewLinuxBridgeClient; the OVS client only with a multitenancy VLAN).
+///
+/// azure-vnet decodes its configuration with encoding/json (cni/netconfig.go
+/// ParseNetworkConfig: `json.Unmarshal` into NetworkConfig, `json:"mode"`): a key equal to
+/// `mode` but for case sets it too, and of several the last in the file wins. dnsfix's
+/// JSON keeps no order of keys, so where the spellings give different modes and one of
+/// them puts pods on a bridge, bridged is taken: it is never judged less than it may be.
 fn azure_vnet(path: &str, plugin: &serde_json::Value) -> PodBridge {
-    let mode = plugin["mode"].as_str().unwrap_or_default();
+    let modes = go_fields(plugin, "mode");
+    let judged: Vec<PodBridge> = match modes.as_slice() {
+        [] => vec![azure_vnet_mode(path, plugin, "")],
+        _ => modes
+            .iter()
+            .map(|m| azure_vnet_mode(path, plugin, m.as_str().unwrap_or_default()))
+            .collect(),
+    };
+    let first = judged[0].clone();
+    if judged.iter().all(|j| *j == first) {
+        return first;
+    }
+    let spelt = format!(
+        "{path}: azure-vnet's mode is spelt more than once with different values ({}), of which Azure CNI takes the last in the file",
+        modes
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    match judged.iter().find(|j| matches!(j, PodBridge::Bridged(_))) {
+        Some(PodBridge::Bridged(why)) => {
+            PodBridge::Bridged(format!("{spelt}: taken as bridged, as {why}"))
+        }
+        _ => PodBridge::Unknown(spelt),
+    }
+}
+
+/// The values of every key of `v` equal to `key` but for case, nulls left out (they set
+/// nothing): the keys encoding/json decodes into the struct field `key`.
+fn go_fields<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a serde_json::Value> {
+    v.as_object().map_or_else(Vec::new, |map| {
+        map.iter()
+            .filter(|(k, x)| k.eq_ignore_ascii_case(key) && !x.is_null())
+            .map(|(_, x)| x)
+            .collect()
+    })
+}
+
+/// How azure-vnet wires pods in `mode` ([`azure_vnet`]).
+fn azure_vnet_mode(path: &str, plugin: &serde_json::Value, mode: &str) -> PodBridge {
     match mode {
         "transparent" | "transparent-vlan" => PodBridge::Routed(format!(
             "{path}: plugin azure-vnet in {mode} mode wires pods with routed veths, no Linux bridge"
@@ -83,8 +129,9 @@ fn azure_vnet(path: &str, plugin: &serde_json::Value) -> PodBridge {
             } else {
                 mode
             },
-            plugin["bridge"]
-                .as_str()
+            go_fields(plugin, "bridge")
+                .first()
+                .and_then(|b| b.as_str())
                 .unwrap_or("azure<N> (azure and the host interface's index)")
         )),
         other => PodBridge::Unknown(format!(
@@ -1547,6 +1594,25 @@ mod tests {
         assert!(
             matches!(&c.pod_bridge, PodBridge::Bridged(w) if w.contains("bridge azure0")),
             "{c:?}"
+        );
+        // encoding/json matches `mode` in any case, the last spelling in the file winning
+        // (cni/netconfig.go ParseNetworkConfig): `Mode` is the mode; two spellings that
+        // disagree, one of them bridge, are bridged whichever comes last.
+        let judge = |text: &str| cni(&[("/etc/cni/net.d/10-azure.conflist", text)]).pod_bridge;
+        let spelt = transparent.replace("\"mode\":", "\"Mode\":");
+        assert_ne!(spelt, transparent);
+        assert!(matches!(judge(&spelt), PodBridge::Routed(_)));
+        let capital_bridge = bridge.replace("\"mode\":", "\"MODE\":");
+        assert!(matches!(judge(&capital_bridge), PodBridge::Bridged(_)));
+        let both = transparent.replace(
+            "\"mode\":\"transparent\",",
+            "\"mode\":\"transparent\",\n         \"Mode\":\"bridge\",",
+        );
+        assert_ne!(both, transparent);
+        assert!(
+            matches!(judge(&both), PodBridge::Bridged(ref w) if w.contains("more than once")),
+            "{:?}",
+            judge(&both)
         );
         // No mode is tunnel, a Linux bridge too; a mode Azure CNI refuses is not known.
         let none = transparent.replace("\"mode\":\"transparent\",", "");
