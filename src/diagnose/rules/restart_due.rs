@@ -4,6 +4,7 @@
 
 use super::{Ctx, RuleOutcome};
 use crate::diagnose::finding::Severity;
+use crate::facts::node_facts::UnitState;
 use crate::facts::restart_due::PendingRestart;
 use crate::text::escape;
 
@@ -39,17 +40,12 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         );
     }
     if due.is_empty() {
-        // A kubelet stopped since the run was cut off (by its operator, say) is not started
-        // here: it reads the files the run left when it starts.
+        // No kubelet process since a cut-off run: one its operator stopped (the unit
+        // inactive) reads the run's files when it is started, and starting it is not dnsfix's
+        // call; one whose unit is failing or being restarted by systemd (a crash loop) may
+        // have been broken by the run's own changes.
         if let Some(stopped) = restarts.iter().find(|r| !r.running && r.due == Some(false)) {
-            return RuleOutcome::NotApplicable(format!(
-                "no kubelet runs now: {} left {} to be restarted ({}), and it reads the files \
-                 that run left when it is started; recreate the node's CoreDNS and \
-                 nodelocaldns pods after that",
-                which(stopped),
-                escape(&stopped.unit),
-                escape(&stopped.path)
-            ));
+            return not_running(ctx, stopped);
         }
         if let Some(restart) = restarts.iter().find(|r| r.due.is_none()) {
             return ctx.unknown_because(
@@ -109,6 +105,70 @@ pub fn restart_due(ctx: &Ctx) -> RuleOutcome {
         ),
     );
     RuleOutcome::Findings(vec![finding])
+}
+
+/// The outcome where no kubelet process runs since `stopped`'s run was cut off, by the state
+/// of the mark's unit (as `systemctl is-active` said it): not applicable where it is
+/// inactive (stopped by its operator); a high finding where it is failed, activating (systemd
+/// restarting it: `deactivating` reads the same) or its state is not known, as the run's
+/// changes may be what keeps it from staying up; unknown where the unit is active yet no
+/// kubelet process was seen.
+fn not_running(ctx: &Ctx, stopped: &PendingRestart) -> RuleOutcome {
+    let state = crate::facts::node_facts::unit_states(&ctx.facts.raw)
+        .get(stopped.unit.as_str())
+        .copied()
+        .unwrap_or(UnitState::Unknown);
+    let unit = escape(&stopped.unit);
+    match state {
+        UnitState::Inactive => RuleOutcome::NotApplicable(format!(
+            "no kubelet runs now: {} left {unit} to be restarted ({}), {unit} is inactive \
+             (stopped), and it reads the files that run left when it is started; recreate \
+             the node's CoreDNS and nodelocaldns pods after that",
+            which(stopped),
+            escape(&stopped.path)
+        )),
+        UnitState::Active => ctx.unknown_because(
+            ID,
+            format!(
+                "{} left {unit} to be restarted ({}); {unit} is active, yet no kubelet \
+                 process was seen",
+                which(stopped),
+                escape(&stopped.path)
+            ),
+            format!("check again; systemctl status {unit} shows its process"),
+        ),
+        UnitState::Failed | UnitState::Activating | UnitState::Unknown => {
+            let run = escape(&stopped.run);
+            let undo = if stopped.rollback {
+                String::new()
+            } else {
+                format!(
+                    "; where the run's changes broke it, dnsfix rollback {run} puts the files back"
+                )
+            };
+            RuleOutcome::Findings(vec![ctx.finding(
+                ID,
+                Severity::High,
+                format!(
+                    "{unit} has not stayed up since {} changed its files: no kubelet runs, \
+                     and pods on this node are not started or kept",
+                    which(stopped)
+                ),
+                vec![
+                    format!(
+                        "{}: {} changed files for {unit} and was cut off before restarting it",
+                        escape(&stopped.path),
+                        which(stopped)
+                    ),
+                    format!(
+                        "{unit}: {} (systemctl is-active), and no kubelet process runs",
+                        state.as_str()
+                    ),
+                ],
+                format!("journalctl -u {unit} says why it does not stay up{undo}"),
+            )])
+        }
+    }
 }
 
 /// "apply run RUN" or "the rollback of run RUN".

@@ -3479,6 +3479,49 @@ fn a_kubelet_stopped_since_a_cut_off_run_is_not_started() {
     }
 }
 
+/// DNS-KUBELET-RESTART-DUE: with no kubelet process since a cut-off run, only an inactive
+/// unit (stopped by its operator) makes it not applicable; a unit systemd keeps restarting
+/// (activating), a failed one or one whose state was not told has not stayed up since the
+/// run changed its files, which may be what broke it: high, with journalctl and rollback.
+#[test]
+fn a_kubelet_that_does_not_stay_up_since_a_cut_off_run_is_high() {
+    let host = Host::new("node1");
+    // kubelet is the third unit systemctl is-active answers for (node_facts::units).
+    for state in ["activating", "failed", "deactivating", ""] {
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-KUBELET-RESTART-DUE/kubeadm-cut-off-kubelet-stopped",
+        );
+        let units = raw.commands["units"].stdout.replacen(
+            "active\ninactive\ninactive\n",
+            &format!("active\ninactive\n{state}\n"),
+            1,
+        );
+        assert_ne!(units, raw.commands["units"].stdout, "{state}");
+        crate::testing::set_command(&mut raw, "units", &units, 0);
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert_eq!(facts.kubelet.pid, None);
+        let RuleOutcome::Findings(findings) =
+            super::restart_due::restart_due(&Ctx::new(&host, &facts))
+        else {
+            panic!("{state}: expected a finding");
+        };
+        let finding = &findings[0];
+        assert_eq!(finding.severity, Severity::High, "{state}");
+        assert!(
+            finding.summary.starts_with(
+                "kubelet has not stayed up since apply run 20261130T021500Z-7f3a changed its files"
+            ),
+            "{state}: {}",
+            finding.summary
+        );
+        assert_eq!(
+            finding.remediation,
+            "journalctl -u kubelet says why it does not stay up; where the run's changes broke \
+             it, dnsfix rollback 20261130T021500Z-7f3a puts the files back"
+        );
+    }
+}
+
 /// A `{% %}` template among upstream_dns_servers is unrendered like a `{{ }}` one: never
 /// passed on as a server's address.
 #[test]
