@@ -179,6 +179,10 @@ fn diagnose_host_in(
     facts: &NodeFacts,
     cluster: Option<&crate::cluster::Cluster>,
 ) -> HostDiagnosis {
+    // The kubelet's version from the cluster or the inventory, where the binary gave none
+    // and a drop-in's resolvConf depends on it.
+    let known = rules::with_known_version(host, facts, cluster);
+    let facts = known.as_ref().unwrap_or(facts);
     run_rules(host, &rules::Ctx::in_cluster(host, facts, cluster))
 }
 

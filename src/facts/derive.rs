@@ -25,6 +25,25 @@ impl NodeFacts {
         NodeFacts::from_owned(host, raw.clone())
     }
 
+    /// These facts again with the kubelet's `version` known from elsewhere (the cluster's
+    /// node status, the inventory's kube_version) where the binary gave none: it decides
+    /// how the `--config-dir` drop-ins merge (a drop-in's resolvConf spelling). The
+    /// kubelet's own `version` stays `None`, as `kubelet --version` said nothing. Read
+    /// only where it matters (the rules ask where a drop-in depends on it): the raw
+    /// facts are copied.
+    pub fn with_kubelet_version(&self, version: &str) -> NodeFacts {
+        let mut raw = (*self.raw).clone();
+        raw.commands.insert(
+            super::kubelet::KNOWN_VERSION.to_owned(),
+            super::raw::RawCommand {
+                stdout: version.to_owned(),
+                status: Some(0),
+            },
+        );
+        // The record stays in the copy: a plan's prediction re-reads it.
+        NodeFacts::from_owned(&self.host, raw)
+    }
+
     /// [`NodeFacts::from_raw`] that keeps `raw` itself rather than a copy (the gather
     /// hands over what it parsed: at a thousand hosts a second copy of every host's
     /// files is most of the memory a plan uses).

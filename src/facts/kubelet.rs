@@ -136,7 +136,21 @@ fn binary_replaced(raw: &RawFacts) -> bool {
 /// The kubelet's version as `kubelet --version` printed it ("Kubernetes v1.29.3"), or as
 /// k3s/RKE2 print theirs ("k3s version v1.33.3+k3s1 (236cbf25)").
 fn version(raw: &RawFacts) -> Option<String> {
-    let out = &raw.commands.get("kubelet-version")?.stdout;
+    version_in(raw, "kubelet-version")
+}
+
+/// The record [`crate::facts::NodeFacts::with_kubelet_version`] keeps a version the binary
+/// did not give in (the cluster's or the inventory's): the gather writes no such record.
+pub(crate) const KNOWN_VERSION: &str = "kubelet-version-known";
+
+/// The version that decides how the `--config-dir` drop-ins merge: the binary's, else the
+/// one the rules know ([`KNOWN_VERSION`]).
+fn config_version(raw: &RawFacts) -> Option<String> {
+    version(raw).or_else(|| version_in(raw, KNOWN_VERSION))
+}
+
+fn version_in(raw: &RawFacts, record: &str) -> Option<String> {
+    let out = &raw.commands.get(record)?.stdout;
     out.split_whitespace()
         .find(|w| {
             w.strip_prefix('v')
@@ -351,6 +365,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
                 dropins: Vec::new(),
                 unread: Vec::new(),
                 resolv_conf_key: None,
+                resolv_conf_unknown: None,
             };
             (Some(config), None)
         }
@@ -617,6 +632,9 @@ struct Config {
     unread: Vec<String>,
     /// How the drop-in that sets resolvConf spells it, where that is `resolverConfig`.
     resolv_conf_key: Option<String>,
+    /// Why the config's resolvConf is not known: the kubelet's version is not, and a
+    /// drop-in's `resolverConfig` gives another file on a 1.29 to 1.31 kubelet.
+    resolv_conf_unknown: Option<String>,
 }
 
 fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
@@ -750,9 +768,11 @@ fn unfollowed_notes(raw: &RawFacts, dir: &str, files: &[&str]) -> Vec<String> {
 }
 
 /// The kubelet's config file and its `--config-dir` drop-ins ([`config_dir`]: walk order, a
-/// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on; a kubelet of
-/// unknown version is taken for a current one. 1.28 to 1.31 merged the drop-ins in the
-/// internal field names ([`dropin_resolver_config`]).
+/// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on; 1.28 to 1.31
+/// merged the drop-ins in the internal field names ([`dropin_resolver_config`]). The version
+/// is the binary's, else the cluster's or the inventory's ([`config_version`]); a kubelet of
+/// unknown version is taken for a current one, but where a drop-in's `resolverConfig` would
+/// give an older one another file, its resolvConf is unknown.
 fn load_config(
     raw: &RawFacts,
     path: Option<&str>,
@@ -780,14 +800,50 @@ fn load_config(
     if files.is_empty() {
         return Ok(None);
     }
-    let minor = version(raw).as_deref().and_then(version_minor);
-    let current = minor.is_none_or(|minor| minor >= 32);
+    let minor = config_version(raw).as_deref().and_then(version_minor);
     let base = usize::from(path.is_some());
-    let mut config = Config {
-        dropins: dropins.iter().map(|f| (*f).to_owned()).collect(),
-        unread,
-        ..Config::default()
-    };
+    let dropins: Vec<String> = dropins.iter().map(|f| (*f).to_owned()).collect();
+    let mut config = merge_config(&files, base, minor, minor.is_none_or(|m| m >= 32));
+    // A kubelet of unknown version is taken for a current one, except where a drop-in's
+    // resolverConfig gives a 1.29 to 1.31 kubelet another file: which one it reads is not
+    // known then.
+    if minor.is_none()
+        && files[base..]
+            .iter()
+            .any(|(_, c)| !c.resolver_configs.is_empty())
+    {
+        let old = merge_config(&files, base, minor, false);
+        let value = |c: &Config| {
+            c.resolv_conf
+                .as_ref()
+                .map_or("/etc/resolv.conf".to_owned(), |(l, _)| l.value.clone())
+        };
+        if value(&old) != value(&config)
+            && let Some((l, file)) = &old.resolv_conf
+        {
+            config.resolv_conf_unknown = Some(format!(
+                "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: {file}:{} sets resolverConfig: {:?}, which kubelet 1.28 to 1.31 read there (kubernetes#126630), while from 1.32 on it counts {:?}",
+                l.line,
+                l.value,
+                value(&config)
+            ));
+        }
+    }
+    config.dropins = dropins;
+    config.unread.splice(0..0, unread);
+    Ok(Some(config))
+}
+
+/// The config `files` (the `--config` file first where there is one, `base` of them, then
+/// the drop-ins) merged as a kubelet of `minor` merges them: `current` (1.32 on) reads a
+/// drop-in's resolvConf, an older one its internal spelling ([`dropin_resolver_config`]).
+fn merge_config(
+    files: &[(&str, KubeletConfig)],
+    base: usize,
+    minor: Option<u32>,
+    current: bool,
+) -> Config {
+    let mut config = Config::default();
     for (i, (file, c)) in files.iter().enumerate() {
         let dropin = i >= base;
         if let Some(v) = c.resolv_conf.as_ref().filter(|_| !dropin || current) {
@@ -819,7 +875,7 @@ fn load_config(
     } else {
         dropin_resolver_config(&mut config, dropped, minor);
     }
-    Ok(Some(config))
+    config
 }
 
 /// Kubelet 1.28 to 1.31 marshalled the config into JSON in the internal field names
@@ -1038,7 +1094,13 @@ impl Settings<'_> {
                 (v, source)
             },
         );
-        let value = flag_over_config(self.flag_value("resolv-conf"), config, Clone::clone);
+        let flag = self.flag_value("resolv-conf");
+        if flag.is_none()
+            && let Some(why) = self.config.and_then(|c| c.resolv_conf_unknown.as_ref())
+        {
+            return Observed::Unknown(why.clone());
+        }
+        let value = flag_over_config(flag, config, Clone::clone);
         match value.or_else(|| self.default_resolv_conf()) {
             Some(mut v) => {
                 // What a drop-in sets in vain is said beside what won.

@@ -37,6 +37,17 @@ pub fn build(
     playbooks: &Playbooks,
     cluster: &crate::cluster::Cluster,
 ) -> Plan {
+    // The kubelet's version from the cluster or the inventory, where the binary gave none
+    // and a drop-in's resolvConf depends on it: the findings and the playbooks read the
+    // same facts.
+    let mut outcomes = outcomes;
+    for (host, outcome) in hosts.iter().zip(&mut outcomes) {
+        if let Ok(facts) = &mut outcome.result
+            && let Some(known) = rules::with_known_version(host, facts, Some(cluster))
+        {
+            *facts = known;
+        }
+    }
     let diagnoses = {
         let gathered: Vec<(&Host, &NodeFacts)> = hosts
             .iter()

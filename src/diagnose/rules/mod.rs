@@ -803,6 +803,27 @@ pub fn kubelet_version(ctx: &Ctx) -> Option<(String, String)> {
     .map(|(v, from)| (v.to_owned(), from))
 }
 
+/// `facts` read again with the kubelet version the rules know ([`kubelet_version`]: the
+/// cluster's node status or the inventory's kube_version) where `kubelet --version` gave
+/// none and the version decides which spelling of a drop-in's resolvConf the kubelet reads
+/// ([`crate::facts::kubelet::dropin_version_matters`]); `None` where nothing changes.
+pub fn with_known_version(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: Option<&crate::cluster::Cluster>,
+) -> Option<NodeFacts> {
+    if facts
+        .raw
+        .commands
+        .contains_key(crate::facts::kubelet::KNOWN_VERSION)
+        || !crate::facts::kubelet::dropin_version_matters(facts)
+    {
+        return None;
+    }
+    let (version, _) = kubelet_version(&Ctx::in_cluster(host, facts, cluster))?;
+    Some(facts.with_kubelet_version(&version))
+}
+
 /// The kubelet's Kubernetes minor version ([`kubelet_version`]), with where it came from
 /// and what it said (`kubelet --version: v1.29.3`).
 fn kube_minor(ctx: &Ctx) -> Option<(u32, String)> {

@@ -3522,6 +3522,63 @@ fn a_kubelet_that_does_not_stay_up_since_a_cut_off_run_is_high() {
     }
 }
 
+/// DNS-KUBELET-LOOPBACK on the 1.31 node whose drop-in spells `resolverConfig: /etc/resolv.conf`
+/// (the stub) over the config's healthy file, with `kubelet --version` giving nothing: the
+/// inventory's kube_version (v1.30.4, which reads that spelling) makes it the loop it is;
+/// with no version anywhere, which file the kubelet reads is unknown, never a Pass.
+#[test]
+fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig",
+    );
+    assert!(raw.commands.remove("kubelet-version").is_some());
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let loopback = |host: &Host| {
+        crate::diagnose::diagnose_host(host, &facts)
+            .outcomes
+            .into_iter()
+            .find(|(id, _)| *id == "DNS-KUBELET-LOOPBACK")
+            .map(|(_, o)| o)
+    };
+    let mut host = Host::new("node1");
+    match loopback(&host) {
+        Some(RuleOutcome::Findings(f)) => {
+            assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+            assert!(
+                f[0].summary.contains("kubelet's version is not known")
+                    || f[0]
+                        .evidence
+                        .iter()
+                        .any(|e| e.contains("kubelet's version is not known")),
+                "{f:?}"
+            );
+        }
+        other => panic!("expected unknown, got {other:?}"),
+    }
+    host.vars
+        .insert("kube_version".into(), serde_json::json!("v1.30.4"));
+    match loopback(&host) {
+        Some(RuleOutcome::Findings(f)) => {
+            assert_eq!(
+                (f[0].severity, f[0].status),
+                (Severity::Critical, FindingStatus::Failed),
+                "{f:?}"
+            );
+            assert!(
+                f[0].evidence.iter().any(|e| e.contains(
+                    "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolvConf: /etc/resolv.conf"
+                )),
+                "{f:?}"
+            );
+        }
+        other => panic!("expected a critical loop, got {other:?}"),
+    }
+    // A 1.32 kubelet passes that spelling over: the config's file holds.
+    host.vars
+        .insert("kube_version".into(), serde_json::json!("v1.32.1"));
+    assert!(matches!(loopback(&host), Some(RuleOutcome::Pass)));
+}
+
 /// A `{% %}` template among upstream_dns_servers is unrendered like a `{{ }}` one: never
 /// passed on as a server's address.
 #[test]
