@@ -842,11 +842,15 @@ pub(crate) fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
 /// spec.kubelet.flags, as nodeadm writes the environment file anew at every boot), with the
 /// config file's value under it named, which counts once the flag goes.
 fn flag_fix(ctx: &Ctx, dns: &Effective<Vec<String>>, to: &str) -> String {
-    // Taken out, the flag leaves the config's clusterDNS; with none there, none at all (no
-    // fix to offer).
+    // Taken out, the flag leaves the config's clusterDNS: a fix only where that is `to`
+    // itself (with none there, none at all; another, as wrong as the flag's, fixes nothing).
+    // Where the address wanted is not known (`to` says so in words), the value is named for
+    // the reader to judge.
+    let known = to.split(',').all(|a| a.parse::<std::net::IpAddr>().is_ok());
     let without = |remove: &str| {
         dns.shadowed
             .first()
+            .filter(|s| !known || s.value.replace(' ', "") == to)
             .map(|s| {
                 format!(
                     ", or {remove} (without it, {} clusterDNS: {} counts)",

@@ -414,6 +414,15 @@ fn persist_hint(ctx: &Ctx) -> String {
     resolv_conf_site(ctx).unwrap_or_else(|| installer_resolv_conf(ctx).to_owned())
 }
 
+/// Whether the resolv.conf at `path`, as gathered, would serve pods: read, with a nameserver
+/// and none on loopback (which a pod's network namespace does not reach). Not where it was
+/// not read.
+fn serves_pods(ctx: &Ctx, path: &str) -> bool {
+    crate::facts::node_facts::ResolvFile::read(&ctx.facts.raw, path)
+        .parsed
+        .is_some_and(|p| !p.nameservers.is_empty() && p.loopback_nameservers().is_empty())
+}
+
 /// On a Kubespray, kubeadm or hand-made kubelet, the place that sets its resolvConf where
 /// that is not its config file, and which an edit of the config file (or of kubeadm's
 /// kubelet-config ConfigMap, which `kubeadm upgrade` writes back into it) cannot change: a
@@ -452,12 +461,14 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
                 ""
             };
             // Taken out, the flag leaves the config's value, under the key that sets it (a
-            // drop-in's `resolverConfig` for kubelet 1.28 to 1.31); with none there, the
-            // kubelet's default /etc/resolv.conf, no fix to offer.
+            // drop-in's `resolverConfig` for kubelet 1.28 to 1.31): a fix only where that
+            // file serves pods ([`serves_pods`]); with none there, the kubelet's default
+            // /etc/resolv.conf, no fix to offer.
             let key = kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf");
             let remove = e
                 .shadowed
                 .first()
+                .filter(|s| serves_pods(ctx, &s.value))
                 .map(|s| {
                     format!(
                         ", or remove it{it} (without it, {} {key}: {} counts)",

@@ -1191,9 +1191,23 @@ fn a_resolv_conf_flag_names_the_setting_under_it_as_spelled() {
     let mut argv = spelled.files[cmdline].content.to_vec();
     argv.extend_from_slice(format!("{flag}\0").as_bytes());
     spelled.file(cmdline, FileState::Present, Some(&argv));
+    // The drop-in's resolverConfig is the stub too: taking the flag out fixes nothing.
     let fix = loopback_remediation(&spelled);
     assert!(
-        fix.contains("change the flag there, or remove it (without it, /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolverConfig: /etc/resolv.conf counts)"),
+        fix.contains("change the flag there") && !fix.contains("remove it"),
+        "{fix}"
+    );
+    // Where the drop-in names a file that serves pods, it is offered, the key as spelled.
+    let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+    crate::testing::replace_in_file(
+        &mut spelled,
+        dropin,
+        "resolverConfig: /etc/resolv.conf",
+        "resolverConfig: /run/systemd/resolve/resolv.conf",
+    );
+    let fix = loopback_remediation(&spelled);
+    assert!(
+        fix.contains("change the flag there, or remove it (without it, /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolverConfig: /run/systemd/resolve/resolv.conf counts)"),
         "{fix}"
     );
 
@@ -2528,6 +2542,43 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
             && f[0].remediation.contains(
                 "(without it, /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"
             ),
+        "{}",
+        f[0].remediation
+    );
+    // With the clusterDNS wanted known (10.96.0.10, the config's), taking the flag
+    // out is offered; with another address in the config, as wrong as the flag's, it fixes
+    // nothing: not offered.
+    let mut other = raw.clone();
+    let config = "/var/lib/kubelet/config.yaml";
+    crate::testing::replace_in_file(&mut other, config, "- 10.96.0.10\n", "- 10.96.0.99\n");
+    let mut host = host.clone();
+    for (key, value) in [
+        ("dns_mode", "coredns"),
+        ("enable_nodelocaldns", "false"),
+        ("kube_service_addresses", "10.96.0.0/12"),
+        ("skydns_server", "10.96.0.10"),
+    ] {
+        host.vars.insert(key.into(), serde_json::json!(value));
+    }
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
+        panic!("the name is dropped");
+    };
+    assert!(
+        f[0].remediation.contains(
+            "to 10.96.0.10, or remove it (without it, /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"
+        ),
+        "{}",
+        f[0].remediation
+    );
+    let facts = NodeFacts::from_raw("node1", &other);
+    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
+        panic!("the name is dropped");
+    };
+    assert!(
+        f[0].remediation
+            .starts_with("change --cluster-dns at /etc/default/kubelet:1")
+            && !f[0].remediation.contains("remove it"),
         "{}",
         f[0].remediation
     );
