@@ -222,7 +222,8 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
 /// (kubelet-config.v1beta1.yaml.j2 @46dbdd39; null where not known).
 fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
     context["kubelet_resolv_conf_in_dropin"] = json!(resolv_conf_in_dropin(&ctx.facts.kubelet));
-    context["kubespray_cluster_dns"] = json!(rules::kube_dns_address(ctx));
+    context["kubespray_cluster_dns"] = json!(rules::kubespray_cluster_dns(ctx));
+    context["kubespray_cluster_dns_serves"] = json!(rules::kubespray_cluster_dns_serves(ctx));
 }
 
 /// Whether the file that sets the kubelet's resolvConf (under a flag too) is a

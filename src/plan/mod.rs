@@ -722,6 +722,40 @@ mod tests {
         );
     }
 
+    /// Moving a leftover --cluster-dns=10.233.0.3 into kubelet-config.yaml on a Kubespray node
+    /// with no nodelocaldns interface: the note names what Kubespray's template renders from
+    /// the inventory (kubelet-config.v1beta1.yaml.j2 @46dbdd39: `[nodelocaldns_ip]` whenever
+    /// enable_nodelocaldns, which roles/kubespray_defaults turns on), the cache's address
+    /// with the default variables, which nothing on this node answers; with dns_mode
+    /// coredns_dual and no cache, the two CoreDNS Services', which it offers to keep.
+    #[test]
+    fn the_cluster_dns_kubespray_renders_is_the_templates() {
+        let fixture = "DNS-KUBELET-FLAG-SHADOW/kubespray-coredns-dual-cluster-dns-flag";
+        let note = |vars: &str| {
+            let plan = plan_fixture(fixture, vars);
+            plan.notes
+                .iter()
+                .find(|n| n.message.contains("Kubespray writes clusterDNS into"))
+                .map(|n| n.message.clone())
+                .unwrap_or_else(|| panic!("no note: {plan:#?}"))
+        };
+        let defaults = note("kube_version: v1.29.4");
+        assert!(
+            defaults.contains("here [169.254.25.10], so the next run gives the kubelet that")
+                && defaults
+                    .contains("as it stands, [169.254.25.10] would not serve this node's pods"),
+            "{defaults}"
+        );
+        let dual = note(
+            "kube_version: v1.29.4\n      enable_nodelocaldns: false\n      dns_mode: coredns_dual",
+        );
+        assert!(
+            dual.contains("here [10.233.0.3, 10.233.0.4]")
+                && dual.contains("or, simpler, keep what the inventory renders, which serves this node's pods: put clusterDNS [10.233.0.3, 10.233.0.4] in /etc/kubernetes/kubelet-config.yaml instead and take the flag out"),
+            "{dual}"
+        );
+    }
+
     /// On EKS a kubelet resolv.conf of dnsfix's own cannot be left to nodeadm: the blocked
     /// line says that the user data must write the file, with the servers, and where the
     /// per-node NodeConfig goes; with the uplink file, it does not.

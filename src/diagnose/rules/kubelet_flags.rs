@@ -797,19 +797,34 @@ fn microk8s_args_file<'a>(ctx: &Ctx<'a>) -> &'a str {
         .unwrap_or("/var/snap/microk8s/current/args/kubelet")
 }
 
-/// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 renders from the inventory
-/// (@46dbdd39: nodelocaldns_ip where enable_nodelocaldns, else skydns_server, the third
-/// address of the first service range, kubespray_service_range; manual_dns_server for
-/// dns_mode manual), on a Kubespray node or where the inventory says dns_mode; else not
-/// known here. Where the node has no nodelocaldns interface (nothing would answer the
-/// cache's address), the address it renders without NodeLocal DNSCache.
+/// The clusterDNS the node's pods should get from Kubespray's inventory: what
+/// [`kubespray_cluster_dns`] renders, but where the node has no nodelocaldns interface
+/// (nothing would answer the cache's address), the address it renders without NodeLocal
+/// DNSCache.
 pub(crate) fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
+    rendered_cluster_dns(ctx, !ctx.facts.nodelocaldns_absent())
+}
+
+/// The clusterDNS Kubespray's kubelet-config.v1beta1.yaml.j2 (@46dbdd39) renders from the
+/// inventory into kubelet-config.yaml at every cluster.yml run, whatever the node holds:
+/// `[nodelocaldns_ip]` where enable_nodelocaldns, else by dns_mode `[skydns_server]`,
+/// `[skydns_server, skydns_server_secondary]`, `[manual_dns_server]` or none, with
+/// roles/kubespray_defaults' defaults (enable_nodelocaldns true, nodelocaldns_ip
+/// 169.254.25.10, dns_mode coredns, skydns_server the third address of the first service
+/// range, skydns_server_secondary the fourth). On a Kubespray node or where the inventory
+/// says dns_mode; `None` where not known (a template among them, a service range that is
+/// not a plain one).
+pub(crate) fn kubespray_cluster_dns(ctx: &Ctx) -> Option<Vec<String>> {
+    rendered_cluster_dns(ctx, true)
+}
+
+/// [`kubespray_cluster_dns`], the cache's branch taken only where `cache_possible`.
+fn rendered_cluster_dns(ctx: &Ctx, cache_possible: bool) -> Option<Vec<String>> {
     let h = ctx.host;
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     let mode = h.var_str("dns_mode").or(kubespray.then_some("coredns"))?;
-    // Without the cache's interface its switch does not matter; written as a template, it
-    // is what Ansible renders it to: not known here.
-    let cache = !ctx.facts.nodelocaldns_absent()
+    // Written as a template, the switch is what Ansible renders it to: not known here.
+    let cache = cache_possible
         && match h.var("enable_nodelocaldns") {
             None => kubespray,
             Some(_) => h.var_truthy("enable_nodelocaldns")?,
@@ -836,6 +851,32 @@ pub(crate) fn kube_dns_address(ctx: &Ctx) -> Option<Vec<String>> {
         "manual" => Some(vec![h.var_set("manual_dns_server")?.to_owned()]),
         _ => None,
     }
+}
+
+/// Whether the clusterDNS Kubespray renders ([`kubespray_cluster_dns`]) would serve this
+/// node's pods: the cache's address only where the node's nodelocaldns interface holds it;
+/// another only where it is a cluster DNS Service's, where the cluster was read (else its
+/// addresses are taken as the Services the inventory deploys). `false` where not known.
+pub(crate) fn kubespray_cluster_dns_serves(ctx: &Ctx) -> bool {
+    let Some(rendered) = kubespray_cluster_dns(ctx) else {
+        return false;
+    };
+    let services = service_addresses(ctx);
+    !rendered.is_empty()
+        && rendered.iter().all(|a| {
+            let Some(ip) = kubelet_ip(a) else {
+                return false;
+            };
+            match ip {
+                IpAddr::V4(v4) if v4.is_link_local() => ctx
+                    .facts
+                    .nodelocaldns
+                    .iter()
+                    .flatten()
+                    .any(|held| held == a),
+                _ => services.as_ref().is_none_or(|s| s.contains(&ip)),
+            }
+        })
 }
 
 /// How to change a --cluster-dns flag to `to`: where it is set (on EKS in the NodeConfig's

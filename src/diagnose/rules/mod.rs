@@ -30,7 +30,10 @@ pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 mod tests;
 
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
-pub(crate) use kubelet_flags::{CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kube_dns_address};
+pub(crate) use kubelet_flags::{
+    CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kubespray_cluster_dns,
+    kubespray_cluster_dns_serves,
+};
 
 /// What one rule concluded for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]
