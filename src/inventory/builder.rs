@@ -288,6 +288,8 @@ impl Builder {
             });
         }
 
+        keep_group_files(&mut self.groups, &group_files);
+
         let mut hosts = Vec::with_capacity(self.hosts.len());
         for (entry, groups) in self.hosts.into_iter().zip(&host_groups) {
             let mut merged = Merged::default();
@@ -496,6 +498,20 @@ impl Builder {
 }
 
 /// A host's variables as precedence merges them, with where each winning value was set.
+/// Each group's `group_vars/` files' variables, kept on the group ([`Group::file_vars`]).
+fn keep_group_files(groups: &mut [Group], group_files: &[Vec<vars_dirs::VarsFile>]) {
+    for (group, files) in groups.iter_mut().zip(group_files) {
+        let scope = VarScope::GroupVars(group.name.clone());
+        let mut merged = Merged::default();
+        merged.files(files, &scope);
+        for (key, value) in merged.vars {
+            if let Some(origin) = merged.origins.remove(&key) {
+                group.file_vars.insert(key, (value, origin));
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Merged {
     vars: Vars,

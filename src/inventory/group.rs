@@ -29,6 +29,10 @@ pub(crate) struct Group {
     pub(crate) vars: Vars,
     /// Where each of `vars` was set.
     pub(crate) origins: BTreeMap<String, VarOrigin>,
+    /// Variables of the group's `group_vars/` files, which beat `vars` for its hosts, with
+    /// where each was set: the group's own values, kept for a host the inventory does not
+    /// list yet (one a later Kubespray scale.yml adds).
+    pub(crate) file_vars: BTreeMap<String, (serde_json::Value, VarOrigin)>,
     /// Added by Kubespray's dynamic grouping, not written in the inventory (see
     /// [`super::kubespray`]).
     pub(crate) dynamic: bool,
@@ -48,6 +52,7 @@ impl Group {
             priority: DEFAULT_PRIORITY,
             vars: Vars::new(),
             origins: BTreeMap::new(),
+            file_vars: BTreeMap::new(),
             dynamic: false,
             members: Vec::new(),
         }

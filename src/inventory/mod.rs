@@ -250,6 +250,19 @@ impl Inventory {
         )
     }
 
+    /// The group's own value of variable `key`, as written (a template unresolved), with
+    /// where it was set: its `group_vars/` files', which beat its vars in the inventory
+    /// file; `None` where the group sets none. What a host the inventory does not list yet
+    /// gets from the group, hosts and other groups aside.
+    pub fn group_var(&self, group: &str, key: &str) -> Option<(&serde_json::Value, &VarOrigin)> {
+        let group = self.groups.iter().find(|g| g.name == group)?;
+        group
+            .file_vars
+            .get(key)
+            .map(|(value, origin)| (value, origin))
+            .or_else(|| Some((group.vars.get(key)?, group.origins.get(key)?)))
+    }
+
     /// Every group name, `all` and `ungrouped` first, then in order of first appearance.
     pub fn group_names(&self) -> Vec<&str> {
         self.groups.iter().map(|g| g.name.as_str()).collect()

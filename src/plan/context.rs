@@ -166,7 +166,7 @@ fn resolved_uplink_clean(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAd
 /// -<major>.yml, <distro>.yml, <os family>.yml (tasks/facts.yml); at 46dbdd39 those are
 /// fedora.yml and ubuntu-18/20/22/24.yml, each with /run/systemd/resolve/resolv.conf. An
 /// Ubuntu without its file (16.04, 26.04) and every other distribution take the inventory's.
-fn kubespray_distro_resolv_conf(facts: &NodeFacts) -> Option<&'static str> {
+pub(super) fn kubespray_distro_resolv_conf(facts: &NodeFacts) -> Option<&'static str> {
     if facts.flavour.kind != FlavourKind::Kubespray {
         return None;
     }

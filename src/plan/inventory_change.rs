@@ -23,7 +23,7 @@ use serde_json::Value as Json;
 
 use super::model::InventoryChange;
 use crate::edit::{YamlValue, yaml_set};
-use crate::inventory::Inventory;
+use crate::inventory::{Host, Inventory};
 use crate::util::sha256_hex;
 
 /// Keys whose value is a node's own: set per host unless every host of the cluster asked
@@ -39,32 +39,44 @@ pub const PER_NODE: &[&str] = &["kube_resolv_conf", "nameservers"];
 /// no pod ("Could not open resolv conf file"): such a value is always set per host.
 const DNSFIX_DIR: &str = "/etc/dnsfix/";
 
-/// Per host, a note where the inventory gives it dnsfix's own file as kube_resolv_conf
-/// from a group (an older dnsfix set it so, or a hand did): Kubespray renders that path into
-/// the kubelet config of every node of the group, also one a later scale.yml adds, which has
-/// no such file, and whose kubelet then starts no pod. Set per host, the value reaches only
-/// the nodes dnsfix wrote the file on.
-pub fn group_dnsfix_file_notes(inventory: &Inventory) -> BTreeMap<String, Vec<String>> {
-    use crate::inventory::VarScope;
+/// Notes for `host` where a group of it sets dnsfix's own file as kube_resolv_conf (an older
+/// dnsfix set it so, or a hand did): Kubespray renders that path into the kubelet config of a
+/// node a later scale.yml adds to the group, which has no such file, and whose kubelet then
+/// starts no pod. The group's own value is judged, whatever the current hosts override in
+/// host_vars: the inventory keeps it for the next node. Where Kubespray's distro vars set
+/// kube_resolv_conf for this node's OS (`distro`: its roles/kubernetes/node/vars, which
+/// include_vars loads over group and host vars: Ubuntu 18.04 to 24.04, Fedora), the value
+/// reaches no node of that OS, only one of another.
+pub fn group_dnsfix_file_notes(
+    inventory: &Inventory,
+    host: &Host,
+    distro: Option<&str>,
+) -> Vec<String> {
     let key = "kube_resolv_conf";
-    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for host in inventory.hosts() {
-        let Some(value) = host.var_str(key).filter(|v| v.starts_with(DNSFIX_DIR)) else {
+    let mut notes = Vec::new();
+    for group in &host.groups {
+        let Some((value, origin)) = inventory.group_var(group, key) else {
             continue;
         };
-        let Some(origin) = host.origins.get(key) else {
+        let Some(value) = value.as_str().filter(|v| v.starts_with(DNSFIX_DIR)) else {
             continue;
         };
-        let group = match &origin.scope {
-            VarScope::Group(g) | VarScope::GroupVars(g) => g,
-            _ => continue,
+        let reaches = match distro {
+            Some(path) => format!(
+                "Kubespray's roles/kubernetes/node/vars for this node's OS set {key}: {path} \
+                 over group and host vars, so it reaches no such node, but a node of another \
+                 OS (not Ubuntu 18.04 to 24.04 or Fedora) a later scale.yml adds to the group \
+                 gets it, and its kubelet starts no pod"
+            ),
+            None => "Kubespray gives it to every node of the group, and the kubelet of a node \
+                     a later scale.yml adds starts no pod"
+                .to_owned(),
         };
-        notes.entry(host.name.clone()).or_default().push(format!(
+        notes.push(format!(
             "the inventory sets {key}: {} for group {} ({}): dnsfix's own file, which is only \
-             on the nodes dnsfix wrote it on; Kubespray gives it to every node of the group, \
-             and the kubelet of a node a later scale.yml adds starts no pod (\"Could not open \
-             resolv conf file\"): set it in host_vars of the nodes that have the file instead, \
-             and take it out of the group's",
+             on the nodes dnsfix wrote it on; {reaches} (\"Could not open resolv conf \
+             file\"): set it in host_vars of the nodes that have the file instead, and take \
+             it out of the group's",
             crate::text::escape(value),
             crate::text::escape(group),
             crate::text::escape(&origin.to_string())
@@ -539,31 +551,60 @@ mod tests {
     }
 
     /// A group's kube_resolv_conf that names dnsfix's own file (an older dnsfix's) is
-    /// noted on every host it reaches; per host it is not.
+    /// noted on every host of the group, also where each overrides it in host_vars (the
+    /// group's value still reaches a node a later scale.yml adds); worded for a node whose
+    /// OS Kubespray's distro vars give their own; per host alone it is not noted.
     #[test]
     fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
+        let notes = |inv: &Inventory, host: &str, distro: Option<&str>| {
+            group_dnsfix_file_notes(inv, inv.host(host).expect("host"), distro)
+        };
         let (_, inv) = inventory(&[(
             "group_vars/k8s_cluster/dnsfix.yml",
             "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
         )]);
-        let notes = group_dnsfix_file_notes(&inv);
-        assert_eq!(notes.keys().collect::<Vec<_>>(), ["node1", "node2"]);
+        for host in ["node1", "node2"] {
+            let notes = notes(&inv, host, None);
+            assert!(
+                notes[0].starts_with(
+                    "the inventory sets kube_resolv_conf: /etc/dnsfix/resolv.conf for group k8s_cluster ("
+                ) && notes[0].contains("Kubespray gives it to every node of the group, and the kubelet of a node a later scale.yml adds starts no pod"),
+                "{notes:?}"
+            );
+        }
+        let ubuntu = notes(&inv, "node1", Some("/run/systemd/resolve/resolv.conf"));
         assert!(
-            notes["node1"][0].starts_with(
-                "the inventory sets kube_resolv_conf: /etc/dnsfix/resolv.conf for group k8s_cluster ("
-            ) && notes["node1"][0].contains("a later scale.yml adds starts no pod"),
-            "{notes:?}"
+            ubuntu[0].contains("Kubespray's roles/kubernetes/node/vars for this node's OS set kube_resolv_conf: /run/systemd/resolve/resolv.conf over group and host vars, so it reaches no such node")
+                && !ubuntu[0].contains("every node of the group"),
+            "{ubuntu:?}"
         );
+        // Every current host overrides it: the group's value is still there for the next.
+        let (_, inv) = inventory(&[
+            (
+                "group_vars/k8s_cluster/dnsfix.yml",
+                "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
+            ),
+            (
+                "host_vars/node1.yml",
+                "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
+            ),
+            (
+                "host_vars/node2.yml",
+                "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
+            ),
+        ]);
+        assert_eq!(notes(&inv, "node1", None).len(), 1);
+        assert_eq!(notes(&inv, "node2", None).len(), 1);
         let (_, inv) = inventory(&[(
             "host_vars/node1.yml",
             "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
         )]);
-        assert!(group_dnsfix_file_notes(&inv).is_empty());
+        assert!(notes(&inv, "node1", None).is_empty());
         let (_, inv) = inventory(&[(
             "group_vars/k8s_cluster/all.yml",
             "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
         )]);
-        assert!(group_dnsfix_file_notes(&inv).is_empty());
+        assert!(notes(&inv, "node1", None).is_empty());
     }
 
     /// The kubelet's resolv.conf is a node's own: set for the group only where every host

@@ -37,17 +37,8 @@ pub fn build(
     playbooks: &Playbooks,
     cluster: &crate::cluster::Cluster,
 ) -> Plan {
-    // The kubelet's version from the cluster or the inventory, where the binary gave none
-    // and a drop-in's resolvConf depends on it: the findings and the playbooks read the
-    // same facts.
     let mut outcomes = outcomes;
-    for (host, outcome) in hosts.iter().zip(&mut outcomes) {
-        if let Ok(facts) = &mut outcome.result
-            && let Some(known) = rules::with_known_version(host, facts, Some(cluster))
-        {
-            *facts = known;
-        }
-    }
+    settle_kubelet_versions(hosts, &mut outcomes, cluster);
     let diagnoses = {
         let gathered: Vec<(&Host, &NodeFacts)> = hosts
             .iter()
@@ -75,6 +66,11 @@ pub fn build(
     let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
     let mut configmap_sets: Vec<(String, planner::ConfigMapSet)> = Vec::new();
     for (host, outcome) in hosts.iter().zip(outcomes) {
+        let distro = outcome
+            .result
+            .as_ref()
+            .ok()
+            .and_then(context::kubespray_distro_resolv_conf);
         let plan = match outcome.result {
             Ok(facts) => {
                 let mut findings = by_host
@@ -106,6 +102,11 @@ pub fn build(
                 format!("{}: {error}", error.kind()),
             ),
         };
+        let mut plan = plan;
+        // A group's kube_resolv_conf of dnsfix's own file, which a node a later scale.yml
+        // adds gets (not where Kubespray's distro vars outrank it, which the node's OS says).
+        let notes = inventory_change::group_dnsfix_file_notes(inventory, host, distro);
+        plan.notes.extend(notes.into_iter().map(inventory_note));
         host_plans.push(plan);
     }
     let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
@@ -143,6 +144,31 @@ pub fn build(
         inventory_changes,
         cluster_changes,
         summary,
+    }
+}
+
+/// The facts of each host read again with the kubelet's version from the cluster or the
+/// inventory, where the binary gave none and a drop-in's resolvConf depends on it
+/// ([`rules::with_known_version`]): the findings and the playbooks read the same facts.
+fn settle_kubelet_versions(
+    hosts: &[&Host],
+    outcomes: &mut [HostOutcome],
+    cluster: &crate::cluster::Cluster,
+) {
+    for (host, outcome) in hosts.iter().zip(outcomes) {
+        if let Ok(facts) = &mut outcome.result
+            && let Some(known) = rules::with_known_version(host, facts, Some(cluster))
+        {
+            *facts = known;
+        }
+    }
+}
+
+/// A note of the inventory's.
+fn inventory_note(message: String) -> model::Note {
+    model::Note {
+        playbook: "inventory".into(),
+        message,
     }
 }
 
@@ -431,10 +457,7 @@ fn place_inventory_changes(
         }
         return Vec::new();
     }
-    let (changes, mut notes) = inventory_change::changes(inventory, wanted);
-    for (host, more) in inventory_change::group_dnsfix_file_notes(inventory) {
-        notes.entry(host).or_default().extend(more);
-    }
+    let (changes, notes) = inventory_change::changes(inventory, wanted);
     for plan in host_plans.iter_mut() {
         for message in notes.get(&plan.host).into_iter().flatten() {
             plan.notes.push(model::Note {

@@ -431,7 +431,8 @@ fn a_cluster_dns_in_kubelet_config_extra_args_is_named_where_kubespray_keeps_it(
 
 /// An older dnsfix set kube_resolv_conf: /etc/dnsfix/resolv.conf for a group: Kubespray
 /// gives it to a node a later scale.yml adds, which has no such file. The plan says so on
-/// every host it reaches, healthy or not; a host_vars value is each node's own.
+/// every host of the group, healthy or not, in words for Ubuntu 22.04, whose distro vars
+/// Kubespray loads over it; a host_vars value is each node's own.
 #[test]
 fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
@@ -456,8 +457,29 @@ fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
         std::fs::write(&file, "kube_resolv_conf: /etc/dnsfix/resolv.conf\n").expect("write");
         let text = plan::render::text(&plan_for(&path, &raw, &playbooks), false);
         assert_eq!(text.contains(noted), grouped, "{text}");
+        // Ubuntu 22.04: Kubespray's distro vars outrank the group's value on this node.
+        assert_eq!(
+            text.contains("so it reaches no such node, but a node of another OS"),
+            grouped,
+            "{text}"
+        );
         std::fs::remove_file(&file).expect("rm");
     }
+    // The one host overrides it in host_vars: the group's value is still there for the next
+    // node, and noted.
+    for (file, value) in [
+        (
+            "group_vars/k8s_cluster/dnsfix.yml",
+            "/etc/dnsfix/resolv.conf",
+        ),
+        ("host_vars/node1.yml", "/run/systemd/resolve/resolv.conf"),
+    ] {
+        let file = dir.join(file);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, format!("kube_resolv_conf: {value}\n")).expect("write");
+    }
+    let text = plan::render::text(&plan_for(&path, &raw, &playbooks), false);
+    assert!(text.contains(noted), "{text}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
