@@ -379,6 +379,11 @@ pub(super) fn flag_shadow(ctx: &Ctx) -> RuleOutcome {
     )])
 }
 
+/// The drop-in nodeadm writes the NodeConfig's spec.kubelet.config to (amazon-eks-ami
+/// 81fec2e8 nodeadm/internal/kubelet/config.go: kubeletConfigRoot, kubeletConfigDir,
+/// "40-nodeadm.conf").
+const EKS_NODEADM_DROPIN: &str = "/etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf";
+
 /// How to take out the flags set at `overriding` that shadow the settings at `overridden`.
 fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> String {
     let k = &ctx.facts.kubelet;
@@ -391,12 +396,14 @@ fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> Stri
     } else {
         ""
     };
-    // On EKS nodeadm writes config.json anew at every boot from the NodeConfig: the value
-    // is kept there, and counts from the boot after.
+    // On EKS nodeadm writes the kubelet's config anew at every boot: config.json from its
+    // own defaults, and the NodeConfig's spec.kubelet.config into the --config-dir drop-in
+    // config.json.d/40-nodeadm.conf (amazon-eks-ami 81fec2e8
+    // nodeadm/internal/kubelet/config.go writeKubeletConfig): the value is kept in
+    // the NodeConfig, and counts from the boot after.
     if ctx.facts.flavour.kind == FlavourKind::Eks {
         format!(
-            "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes {} anew from it at every boot); {reload}restart kubelet, and where the NodeConfig changed, {}",
-            k.config_path.as_deref().unwrap_or("the kubelet's config"),
+            "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes it to {EKS_NODEADM_DROPIN}, a --config-dir drop-in over config.json, at every boot); {reload}restart kubelet, and where the NodeConfig changed, {}",
             super::EKS_APPLY
         )
     } else {

@@ -1248,7 +1248,7 @@ fn a_shadowing_flag_in_a_unit_drop_in_asks_for_a_daemon_reload() {
     );
     let eks = shadow_fix("DNS-KUBELET-FLAG-SHADOW/eks-al2023-dropin-cluster-dns-flag");
     assert!(
-        eks.contains("keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes /etc/kubernetes/kubelet/config.json anew from it at every boot); systemctl daemon-reload, then restart kubelet"),
+        eks.contains("keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes it to /etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf, a --config-dir drop-in over config.json, at every boot); systemctl daemon-reload, then restart kubelet"),
         "{eks}"
     );
     // In an environment file, nothing to reload.
