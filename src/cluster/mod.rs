@@ -151,6 +151,7 @@ async fn read_from(mut kubectl: Kubectl, pods: Vec<DnsPod>) -> Cluster {
         kubectl.read_kubelet_config(&mut config, &name).await;
     }
     kubectl.read_mounted_corefiles(&mut config).await;
+    config.mark_loaded();
     let kubelets = std::mem::take(&mut kubectl.kubelets);
     let via = kubectl.via().to_owned();
     kubectl.close().await;
@@ -212,23 +213,42 @@ pub struct DnsConfig {
     /// Why those of them not asked for by name could not be read, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coredns_mounts_error: Option<String>,
-    /// Where the CoreDNS container finds files a Corefile imports ([`coredns_files`]).
+    /// A CoreDNS pod loads a Corefile that was not read, or one dnsfix cannot name: why.
+    /// Where CoreDNS forwards is then not known from the Corefiles that were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coredns_unread: Option<String>,
+    /// Where the CoreDNS containers find their Corefile and the files it imports
+    /// ([`coredns_files`]).
     #[serde(skip)]
     pub coredns_files: CorednsFiles,
 }
 
-/// The CoreDNS container's ConfigMap volumes as its pods declare them, and what those
-/// ConfigMaps hold where they were read: the files an `import` in the Corefile reads.
+/// The CoreDNS containers' ConfigMap volumes as their pods declare them, and what those
+/// ConfigMaps hold where they were read: the Corefile each loads and the files an `import`
+/// in it reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CorednsFiles {
+    /// Each CoreDNS pod's container as it finds its files ([`coredns_files`]), the same
+    /// one once: pods of one Deployment agree, two Deployments need not.
+    pub pods: Vec<CorednsPod>,
+    /// Each ConfigMap read for them: its data, or `None` where it is not there.
+    pub data:
+        std::collections::BTreeMap<String, Option<std::collections::BTreeMap<String, String>>>,
+}
+
+/// How one CoreDNS pod's container finds its Corefile and the files it imports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorednsPod {
+    /// The pod, for what is said of it.
+    pub pod: String,
+    /// The ConfigMap and key its `-conf` file is, through its volume mounts; why not
+    /// known where it is not.
+    pub corefile: Result<(String, String), String>,
     /// The Corefile's directory (the `-conf` argument's), where it says.
     pub base: Option<String>,
     /// Each ConfigMap volume mounted whole (no `subPath`): its path, its ConfigMap, whether
     /// that is optional, and its `items` (key, path) where it lists them.
     pub volumes: Vec<ConfigMapVolume>,
-    /// Each ConfigMap read for them: its data, or `None` where it is not there.
-    pub data:
-        std::collections::BTreeMap<String, Option<std::collections::BTreeMap<String, String>>>,
 }
 
 /// A ConfigMap volume of the CoreDNS container: the directory where its keys are files.
@@ -241,11 +261,11 @@ pub struct ConfigMapVolume {
 }
 
 impl CorednsFiles {
-    /// The files as [`corefile::Files`] sees them: a directory whose ConfigMap was read
-    /// holds its keys (or its `items`' paths); an optional one that is not there is empty
-    /// (the kubelet mounts an empty directory); any other is not known.
-    pub fn files(&self) -> corefile::Files {
-        let dirs = self
+    /// The files `pod` sees as [`corefile::Files`] sees them: a directory whose ConfigMap
+    /// was read holds its keys (or its `items`' paths); an optional one that is not there
+    /// is empty (the kubelet mounts an empty directory); any other is not known.
+    pub fn files(&self, pod: &CorednsPod) -> corefile::Files {
+        let dirs = pod
             .volumes
             .iter()
             .map(|v| {
@@ -265,9 +285,18 @@ impl CorednsFiles {
             })
             .collect();
         corefile::Files {
-            base: self.base.clone().unwrap_or_default(),
+            base: pod.base.clone().unwrap_or_default(),
             dirs,
         }
+    }
+
+    /// The first pod that loads key `key` of ConfigMap `configmap` as its Corefile.
+    pub fn loading(&self, configmap: &str, key: &str) -> Option<&CorednsPod> {
+        self.pods.iter().find(|p| {
+            p.corefile
+                .as_ref()
+                .is_ok_and(|(c, k)| c == configmap && k == key)
+        })
     }
 }
 
@@ -359,6 +388,11 @@ pub struct Corefile {
     /// edit, so a change belongs in the release's values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_release: Option<String>,
+    /// CoreDNS's pods were listed and none loads it (its `-conf` file is another key or
+    /// ConfigMap): a stale `coredns` beside a Helm release's, a second `Corefile*` key, a
+    /// `coredns-custom` key. Where CoreDNS forwards is not read from it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unloaded: bool,
     /// The Corefile as read, for a plan that changes it.
     #[serde(skip)]
     pub text: String,
@@ -383,6 +417,7 @@ impl Corefile {
             imports: parsed.imports,
             unreadable,
             helm_release: None,
+            unloaded: false,
             text: text.to_owned(),
         }
     }
@@ -405,6 +440,12 @@ impl Corefile {
     /// NodeLocal DNSCache's (`nodelocaldns`, `node-local-dns`); any other is CoreDNS's.
     pub fn is_node_local(&self) -> bool {
         matches!(self.configmap.as_str(), "nodelocaldns" | "node-local-dns")
+    }
+
+    /// One CoreDNS loads: not NodeLocal DNSCache's, and a listed CoreDNS pod's `-conf`
+    /// (or no CoreDNS pod was listed to say otherwise).
+    pub fn is_corednss(&self) -> bool {
+        !self.is_node_local() && !self.unloaded
     }
 
     /// The block serving the root zone (`.:53`, `.`): where names outside the cluster go.
@@ -633,45 +674,49 @@ pub fn coredns_mounts(json: &[u8]) -> Vec<String> {
     names
 }
 
-/// Where the CoreDNS container of the first CoreDNS pod in a `kubectl get pods -o json`
-/// List that has one (the container `coredns`, else its first) finds files: its `-conf`
-/// argument's directory and its ConfigMap volumes mounted whole (k3s's `config-volume` at
-/// /etc/coredns and the optional `custom-config-volume`, ConfigMap `coredns-custom`, at
-/// /etc/coredns/custom: manifests/coredns.yaml at 66c487bd). Their data is read after.
+/// Where the CoreDNS container of each CoreDNS pod in a `kubectl get pods -o json` List
+/// (the container `coredns`, else its first) finds files: the ConfigMap key its `-conf`
+/// file is, that file's directory, and its ConfigMap volumes mounted whole (k3s's
+/// `config-volume` at /etc/coredns and the optional `custom-config-volume`, ConfigMap
+/// `coredns-custom`, at /etc/coredns/custom: manifests/coredns.yaml at 66c487bd). Their
+/// data is read after. Pods alike are one entry.
 pub fn coredns_files(json: &[u8]) -> CorednsFiles {
     let Ok(doc) = serde_json::from_slice::<Value>(json) else {
         return CorednsFiles::default();
     };
-    let pods = doc["items"]
+    let items = doc["items"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let coredns = pods.iter().find(|pod| {
-        let app = pod["metadata"]["labels"]["k8s-app"].as_str();
-        !matches!(app, Some("node-local-dns" | "node-local-dns-second"))
-            && pod["spec"]["containers"]
-                .as_array()
-                .is_some_and(|c| !c.is_empty())
-    });
-    let Some(pod) = coredns else {
-        return CorednsFiles::default();
-    };
-    let containers = pod["spec"]["containers"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let mut pods: Vec<CorednsPod> = Vec::new();
+    for pod in items.iter().filter_map(coredns_pod) {
+        let alike = |p: &CorednsPod| {
+            (&p.corefile, &p.base, &p.volumes) == (&pod.corefile, &pod.base, &pod.volumes)
+        };
+        if !pods.iter().any(alike) {
+            pods.push(pod);
+        }
+    }
+    CorednsFiles {
+        pods,
+        data: Default::default(),
+    }
+}
+
+/// [`coredns_files`] of one pod; none for NodeLocal DNSCache's or one without containers.
+fn coredns_pod(pod: &Value) -> Option<CorednsPod> {
+    let app = pod["metadata"]["labels"]["k8s-app"].as_str();
+    if matches!(app, Some("node-local-dns" | "node-local-dns-second")) {
+        return None;
+    }
+    let containers = pod["spec"]["containers"].as_array()?;
     let container = containers
         .iter()
         .find(|c| c["name"] == "coredns")
-        .unwrap_or(&containers[0]);
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let base = args
-        .windows(2)
-        .find(|w| w[0] == "-conf")
-        .and_then(|w| w[1].rsplit_once('/'))
+        .or(containers.first())?;
+    let conf = conf_path(container);
+    let base = conf
+        .rsplit_once('/')
         .map(|(dir, _)| dir.to_owned())
         .filter(|dir| dir.starts_with('/'));
     let volumes = pod["spec"]["volumes"]
@@ -682,37 +727,138 @@ pub fn coredns_files(json: &[u8]) -> CorednsFiles {
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let volumes = mounts
+    let whole = mounts
         .iter()
         .filter(|m| m["subPath"].is_null() && m["subPathExpr"].is_null())
         .filter_map(|m| {
             let volume = volumes.iter().find(|v| v["name"] == m["name"])?;
             let cm = &volume["configMap"];
             let configmap = cm["name"].as_str().filter(|n| valid_pod_name(n))?;
-            let items = cm["items"].as_array().map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| {
-                        Some((
-                            i["key"].as_str()?.to_owned(),
-                            i["path"].as_str()?.to_owned(),
-                        ))
-                    })
-                    .collect()
-            });
             Some(ConfigMapVolume {
-                path: m["mountPath"].as_str()?.to_owned(),
+                path: m["mountPath"].as_str()?.trim_end_matches('/').to_owned(),
                 configmap: configmap.to_owned(),
                 optional: cm["optional"].as_bool().unwrap_or(false),
-                items,
+                items: configmap_items(cm),
             })
         })
         .collect();
-    CorednsFiles {
+    Some(CorednsPod {
+        pod: pod["metadata"]["name"].as_str().unwrap_or("?").to_owned(),
+        corefile: conf_configmap_key(&conf, mounts, volumes),
         base,
-        volumes,
-        data: Default::default(),
+        volumes: whole,
+    })
+}
+
+/// A ConfigMap volume source's `items` (key, path), where it lists them.
+fn configmap_items(cm: &Value) -> Option<Vec<(String, String)>> {
+    cm["items"].as_array().map(|items| {
+        items
+            .iter()
+            .filter_map(|i| {
+                Some((
+                    i["key"].as_str()?.to_owned(),
+                    i["path"].as_str()?.to_owned(),
+                ))
+            })
+            .collect()
+    })
+}
+
+/// The file CoreDNS loads as its Corefile: its `-conf` flag (Go's flag package also takes
+/// `--conf`, `-conf=`), in the container's `command` after the binary or its `args`; else
+/// `Corefile` in its working directory (coredns/coredns coremain/run.go at 4b26cced: the
+/// default loader reads caddy.DefaultConfigFile, `Corefile`, from the current directory;
+/// the image's WORKDIR is / in its Dockerfile).
+fn conf_path(container: &Value) -> String {
+    let words = |key: &str| -> Vec<&str> {
+        container[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let command = words("command");
+    let mut flags: Vec<&str> = command.iter().skip(1).copied().collect();
+    flags.extend(words("args"));
+    let mut conf = None;
+    let mut it = flags.iter();
+    while let Some(word) = it.next() {
+        match word.trim_start_matches('-').split_once('=') {
+            Some(("conf", value)) if word.starts_with('-') => conf = Some(value.to_owned()),
+            None if matches!(*word, "-conf" | "--conf") => {
+                conf = it.next().map(|v| (*v).to_owned());
+            }
+            _ => {}
+        }
     }
+    let conf = conf.unwrap_or_else(|| "Corefile".to_owned());
+    if conf.starts_with('/') {
+        return conf;
+    }
+    let dir = container["workingDir"].as_str().unwrap_or("/");
+    format!("{}/{conf}", dir.trim_end_matches('/'))
+}
+
+/// The ConfigMap and key of the file at `path` in a container with these volume `mounts`
+/// (of the pod's `volumes`): the mount that holds it (the deepest), a ConfigMap volume
+/// whose key (or `items` entry) is that file. Why not, where it is none.
+fn conf_configmap_key(
+    path: &str,
+    mounts: &[Value],
+    volumes: &[Value],
+) -> Result<(String, String), String> {
+    let shown = crate::text::escape(path);
+    let within = |m: &&Value| {
+        let at = m["mountPath"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_end_matches('/');
+        path == at || path.strip_prefix(at).is_some_and(|r| r.starts_with('/'))
+    };
+    let Some(mount) = mounts.iter().filter(within).max_by_key(|m| {
+        m["mountPath"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .len()
+    }) else {
+        return Err(format!("its Corefile {shown} is in no volume it mounts"));
+    };
+    let at = mount["mountPath"]
+        .as_str()
+        .unwrap_or_default()
+        .trim_end_matches('/');
+    let volume = volumes.iter().find(|v| v["name"] == mount["name"]);
+    let cm = volume.map(|v| &v["configMap"]).filter(|cm| cm.is_object());
+    let Some(configmap) = cm
+        .and_then(|cm| cm["name"].as_str())
+        .filter(|n| valid_pod_name(n))
+    else {
+        return Err(format!(
+            "its Corefile {shown} is in a volume of no ConfigMap"
+        ));
+    };
+    let cm = cm.unwrap_or(&Value::Null);
+    // A file mount (`subPath`) is the volume's file of that name; a directory mount holds
+    // the volume's files under it.
+    let file = match mount["subPath"].as_str().filter(|s| !s.is_empty()) {
+        Some(sub) if path == at => sub.to_owned(),
+        Some(_) => return Err(format!("its Corefile {shown} is under a file mount")),
+        None if !mount["subPathExpr"].is_null() => {
+            return Err(format!("its Corefile {shown} is in a subPathExpr mount"));
+        }
+        None => path
+            .strip_prefix(at)
+            .unwrap_or_default()
+            .trim_start_matches('/')
+            .to_owned(),
+    };
+    let key = match configmap_items(cm) {
+        Some(items) => items.into_iter().find(|(_, p)| *p == file).map(|(k, _)| k),
+        None => Some(file).filter(|f| !f.contains('/') && !f.is_empty()),
+    };
+    key.map(|key| (configmap.to_owned(), key))
+        .ok_or_else(|| format!("its Corefile {shown} is no key of ConfigMap {configmap}"))
 }
 
 /// The Corefiles (keys `Corefile...`) of the ConfigMaps in a `kubectl get configmap ...
@@ -775,20 +921,57 @@ fn configmap_data(
 
 impl DnsConfig {
     /// CoreDNS's Corefiles read again with the files their imports read
-    /// ([`DnsConfig::coredns_files`]): k3s imports `coredns-custom`'s `*.override` files
-    /// into its `.:53` block, before its `forward .` since the fix of k3s-io/k3s#12979.
+    /// ([`DnsConfig::coredns_files`]), as the pod that loads each sees them (else the
+    /// first pod): k3s imports `coredns-custom`'s `*.override` files into its `.:53` block,
+    /// before its `forward .` since the fix of k3s-io/k3s#12979.
     fn read_imports(&mut self) {
-        let files = self.coredns_files.files();
+        let files = &self.coredns_files;
         for c in self.corefiles.iter_mut().filter(|c| !c.is_node_local()) {
             if c.imports.is_empty() && c.unreadable.is_none() && c.root_forward_known() {
                 continue;
             }
+            let Some(pod) = files.loading(&c.configmap, &c.key).or(files.pods.first()) else {
+                continue;
+            };
             let release = c.helm_release.take();
             *c = Corefile {
                 helm_release: release,
-                ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files)
+                ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files.files(pod))
             };
         }
+    }
+
+    /// Which Corefiles CoreDNS loads, where its pods were listed: each pod's `-conf`
+    /// through its volume mounts names one ConfigMap key; any other Corefile read is
+    /// [`Corefile::unloaded`], and a pod whose Corefile was not read (or cannot be named)
+    /// is said in [`DnsConfig::coredns_unread`]. Where no pod was listed, every Corefile
+    /// but NodeLocal DNSCache's counts as CoreDNS's, as its ConfigMap's name says.
+    fn mark_loaded(&mut self) {
+        let pods = &self.coredns_files.pods;
+        if pods.is_empty() {
+            return;
+        }
+        for c in self.corefiles.iter_mut().filter(|c| !c.is_node_local()) {
+            c.unloaded = self.coredns_files.loading(&c.configmap, &c.key).is_none();
+        }
+        let unread: Vec<String> = pods
+            .iter()
+            .filter_map(|p| match &p.corefile {
+                Err(why) => Some(format!("pod {}: {why}", crate::text::escape(&p.pod))),
+                Ok((configmap, key)) => (!self
+                    .corefiles
+                    .iter()
+                    .any(|c| &c.configmap == configmap && &c.key == key))
+                .then(|| {
+                    format!(
+                        "pod {} loads key {} of ConfigMap {configmap}, which was not read",
+                        crate::text::escape(&p.pod),
+                        crate::text::escape(key)
+                    )
+                }),
+            })
+            .collect();
+        self.coredns_unread = (!unread.is_empty()).then(|| unread.join("; "));
     }
 
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
@@ -2767,22 +2950,129 @@ case \" $* \" in
         }
         // coredns-custom not read (kubectl refused it): unknown, as before.
         let mut files = coredns_files(pods);
-        assert_eq!(files.base.as_deref(), Some("/etc/coredns"));
-        assert_eq!(files.volumes.len(), 2);
+        let pod = files.pods[0].clone();
+        assert_eq!(pod.base.as_deref(), Some("/etc/coredns"));
+        assert_eq!(pod.volumes.len(), 2);
+        assert_eq!(pod.corefile, Ok(("coredns".into(), "Corefile".into())));
         let text = base["items"][0]["data"]["Corefile"]
             .as_str()
             .expect("Corefile");
-        let unread = Corefile::with_files("coredns", "Corefile", text, &files.files());
+        let unread = Corefile::with_files("coredns", "Corefile", text, &files.files(&pod));
         assert!(matches!(
             unread.root_forward(),
             corefile::RootForward::Unknown(_)
         ));
         files.data.insert("coredns-custom".into(), None);
-        let absent = Corefile::with_files("coredns", "Corefile", text, &files.files());
+        let absent = Corefile::with_files("coredns", "Corefile", text, &files.files(&pod));
         assert!(matches!(
             absent.root_forward(),
             corefile::RootForward::Forward(..)
         ));
+    }
+
+    /// Only the Corefile a CoreDNS pod loads (its `-conf` through its volume mounts) says
+    /// where CoreDNS forwards. Before, every Corefile read but NodeLocal DNSCache's
+    /// counted: a stale kubeadm `coredns` that forwards to /etc/resolv.conf beside the
+    /// Helm release's `dns-coredns` (forwarding to servers) made the rules see a loop
+    /// and name `coredns` as the ConfigMap to edit; k3s's `coredns-custom` key
+    /// `Corefile.override` (an import, coredns/coredns#4729) was read as a Corefile of
+    /// its own and left the answer unknown.
+    #[tokio::test]
+    async fn only_the_corefile_coredns_loads_counts() {
+        let with = |fixture: &[u8], extra: Value, edit: &dyn Fn(&mut Value)| {
+            let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+            edit(&mut list);
+            list["items"].as_array_mut().expect("items").push(extra);
+            serde_json::to_vec(&list).expect("json")
+        };
+        let helm_pods = include_bytes!("../../tests/fixtures/kubectl/helm-coredns-pods.json");
+        let stale = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "coredns", "namespace": "kube-system"},
+            "data": {"Corefile": crate::testing::KUBEADM_COREFILE}});
+        let helm = with(
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-configmaps.json"),
+            stale,
+            &|list| {
+                let data = &mut list["items"][0]["data"]["Corefile"];
+                let text = data
+                    .as_str()
+                    .expect("Corefile")
+                    .replace("forward . /etc/resolv.conf", "forward . 192.0.2.53");
+                *data = text.into();
+            },
+        );
+        let k3s_pods = include_bytes!("../../tests/fixtures/kubectl/k3s-coredns-pods.json");
+        let custom = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "coredns-custom", "namespace": "kube-system"},
+            "data": {"Corefile.override": "forward . 192.0.2.53\n"}});
+        let k3s = with(
+            include_bytes!("../../tests/fixtures/kubectl/k3s-coredns-configmaps.json"),
+            custom,
+            &|_| {},
+        );
+        let cases: [(&[u8], &[u8], &str); 2] = [
+            (helm_pods, &helm, "dns-coredns"),
+            (k3s_pods, &k3s, "coredns"),
+        ];
+        for (pods, configmaps, loaded) in cases {
+            let (mut kubectl, dir) = lab_kubectl(pods, configmaps);
+            let listed = kubectl.first_listing(Listing::WithLogs).await;
+            let cluster = read_from(kubectl, listed.expect("listed")).await;
+            std::fs::remove_dir_all(&dir).ok();
+            let Cluster::Read { config, .. } = cluster else {
+                panic!("{loaded}: not read: {cluster:?}");
+            };
+            let counted: Vec<(&str, Vec<String>)> = config
+                .corefiles
+                .iter()
+                .filter(|c| c.is_corednss())
+                .map(|c| match c.root_forward() {
+                    corefile::RootForward::Forward(_, f) => (c.configmap.as_str(), f.to.clone()),
+                    other => panic!("{loaded}: {other:?}"),
+                })
+                .collect();
+            assert_eq!(counted, [(loaded, vec!["192.0.2.53".to_owned()])]);
+            assert_eq!(config.coredns_unread, None, "{loaded}");
+        }
+    }
+
+    /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its
+    /// `items` rename keys), a file mount (`subPath`), Go's `-conf=` and `--conf`, the
+    /// default `Corefile` in the working directory; a file in no ConfigMap is unknown.
+    #[test]
+    fn a_pods_conf_is_one_configmap_key() {
+        let pod = |args: Value, mounts: Value, volumes: Value| {
+            let list = serde_json::json!({"kind": "List", "items": [{
+                "metadata": {"name": "p", "labels": {"k8s-app": "kube-dns"}},
+                "spec": {"containers": [{"name": "coredns", "args": args,
+                    "volumeMounts": mounts}], "volumes": volumes}}]});
+            coredns_files(&serde_json::to_vec(&list).expect("json")).pods[0]
+                .corefile
+                .clone()
+        };
+        let dir = serde_json::json!([{"name": "c", "mountPath": "/etc/coredns"}]);
+        let cm = |items: Value| serde_json::json!([{"name": "c", "configMap": {"name": "dns", "items": items}}]);
+        let ok = |key: &str| Ok(("dns".to_owned(), key.to_owned()));
+        let conf = serde_json::json!(["-conf", "/etc/coredns/Corefile"]);
+        assert_eq!(
+            pod(conf.clone(), dir.clone(), cm(Value::Null)),
+            ok("Corefile")
+        );
+        let renamed = serde_json::json!([{"key": "Corefile.main", "path": "Corefile"}]);
+        assert_eq!(
+            pod(conf.clone(), dir.clone(), cm(renamed)),
+            ok("Corefile.main")
+        );
+        let other = serde_json::json!([{"key": "Corefile", "path": "other"}]);
+        assert!(pod(conf.clone(), dir.clone(), cm(other)).is_err());
+        let file = serde_json::json!([{"name": "c", "mountPath": "/etc/coredns/Corefile",
+            "subPath": "Corefile-second"}]);
+        assert_eq!(pod(conf, file, cm(Value::Null)), ok("Corefile-second"));
+        let eq = serde_json::json!(["--conf=/etc/coredns/Corefile"]);
+        assert_eq!(pod(eq, dir.clone(), cm(Value::Null)), ok("Corefile"));
+        let root = serde_json::json!([{"name": "c", "mountPath": "/"}]);
+        assert_eq!(pod(Value::Null, root, cm(Value::Null)), ok("Corefile"));
+        assert!(pod(Value::Null, dir, cm(Value::Null)).is_err());
     }
 
     /// Only Services with a port 53 are the cluster's DNS: the CoreDNS Helm chart's

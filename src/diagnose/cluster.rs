@@ -417,6 +417,7 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         if (c.configmap == "nodelocaldns" && !nodelocaldns)
             || (c.configmap == "coredns" && !coredns)
             || (!c.is_node_local() && !kubesprays_coredns)
+            || c.unloaded
         {
             continue;
         }
@@ -840,14 +841,19 @@ pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
 /// (CoreDNS in another namespace or under another label, a chart's ConfigMap gone).
 /// Where CoreDNS forwards is then not known, and the evidence says so rather than nothing.
 fn no_coredns_corefile(config: &DnsConfig) -> Option<String> {
-    if config.corefiles.iter().any(|c| !c.is_node_local()) {
-        return None;
-    }
     let unknown = "where CoreDNS forwards is not known";
     if let Some(e) = &config.error {
         return Some(format!(
             "kube-system's ConfigMaps could not be read ({e}): {unknown}"
         ));
+    }
+    if let (Some(why), None) = (&config.coredns_unread, &config.coredns_mounts_error) {
+        return Some(format!(
+            "CoreDNS's Corefile was not read ({why}): {unknown}"
+        ));
+    }
+    if config.coredns_unread.is_none() && config.corefiles.iter().any(|c| c.is_corednss()) {
+        return None;
     }
     let mounts = config.coredns_mounts.join(", ");
     Some(match &config.coredns_mounts_error {

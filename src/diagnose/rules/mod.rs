@@ -129,7 +129,7 @@ impl<'a> Ctx<'a> {
             ctx.coredns_configmap = config
                 .corefiles
                 .iter()
-                .find(|c| !c.is_node_local())
+                .find(|c| c.is_corednss())
                 .map(|c| (c.configmap.clone(), c.helm_release.clone()));
             ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
                 (Some(true), _) | (_, Some(true)) => Some(true),
@@ -890,8 +890,8 @@ pub fn kubelet_version_wanted(
             .any(|w| w[0] != w[1])
 }
 
-/// Whether the Corefiles of CoreDNS (any ConfigMap but NodeLocal DNSCache's: `coredns`,
-/// RKE2's, the Helm chart's that its pods mount) or, with `node_local`, of NodeLocal
+/// Whether the Corefiles of CoreDNS (those its listed pods load through `-conf`; where
+/// none was listed any ConfigMap's but NodeLocal DNSCache's: `coredns`, RKE2's) or, with `node_local`, of NodeLocal
 /// DNSCache (nodelocaldns or node-local-dns) forward `.` to the pod's
 /// resolv.conf: `Some(true)` where a root block forwards to a file or to node-cache's
 /// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
@@ -903,10 +903,19 @@ pub(crate) fn corefile_forwards(
     config: &crate::cluster::DnsConfig,
     node_local: bool,
 ) -> Option<bool> {
+    // Only the Corefiles CoreDNS's pods load ([`crate::cluster::Corefile::is_corednss`]);
+    // one a pod loads that was not read leaves the answer open.
+    let unread = (!node_local && config.coredns_unread.is_some()).then_some(None);
     let forwards: Vec<Option<bool>> = config
         .corefiles
         .iter()
-        .filter(|c| c.is_node_local() == node_local)
+        .filter(|c| {
+            if node_local {
+                c.is_node_local()
+            } else {
+                c.is_corednss()
+            }
+        })
         .map(|c| {
             let crate::cluster::corefile::RootForward::Forward(_, forward) = c.root_forward()
             else {
@@ -921,6 +930,7 @@ pub(crate) fn corefile_forwards(
                             .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__")),
             )
         })
+        .chain(unread)
         .collect();
     if forwards.contains(&Some(true)) {
         return Some(true);
