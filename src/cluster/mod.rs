@@ -388,6 +388,11 @@ pub struct Corefile {
     /// edit, so a change belongs in the release's values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_release: Option<String>,
+    /// Who writes its ConfigMap back over an edit, as its metadata says
+    /// ([`configmap_owner`]): a Helm release, k3s's (or RKE2's) deploy controller, the
+    /// addon manager. A change belongs with that owner, not in the ConfigMap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// CoreDNS's pods were listed and none loads it (its `-conf` file is another key or
     /// ConfigMap): a stale `coredns` beside a Helm release's, a second `Corefile*` key, a
     /// `coredns-custom` key. Where CoreDNS forwards is not read from it.
@@ -417,6 +422,7 @@ impl Corefile {
             imports: parsed.imports,
             unreadable,
             helm_release: None,
+            owner: None,
             unloaded: false,
             text: text.to_owned(),
         }
@@ -428,6 +434,7 @@ impl Corefile {
         let release = item["metadata"]["annotations"]["meta.helm.sh/release-name"].as_str();
         Corefile {
             helm_release: release.filter(|r| valid_pod_name(r)).map(str::to_owned),
+            owner: configmap_owner(item),
             ..Corefile::new(name, key, text)
         }
     }
@@ -462,6 +469,47 @@ impl Corefile {
             None => corefile::root_forward(&self.blocks, &self.imports),
         }
     }
+}
+
+/// Who writes the ConfigMap `item` back over an edit, as its metadata says, in words:
+/// - Helm 3's `meta.helm.sh/release-name` annotation, or the `app.kubernetes.io/managed-by:
+///   Helm` label its charts set: the next `helm upgrade` renders the chart's data again.
+/// - An `objectset.rio.cattle.io/` annotation: k3s's (and RKE2's) deploy controller applied
+///   it from a manifest (k3s's packaged `coredns` carries `objectset.rio.cattle.io/owner-gvk:
+///   k3s.cattle.io/v1, Kind=Addon`, tests/fixtures/kubectl/k3s-coredns-configmaps.json) and
+///   applies it again at every server start.
+/// - The label `addonmanager.kubernetes.io/mode: Reconcile`: the addon manager (AKS, GKE,
+///   RKE2's node-local-dns: rancher/rke2-charts packages/rke2-coredns
+///   generated-changes/overlay/templates/configmap-nodelocal.yaml at 262e21a4) resets it to
+///   its manifest. Kubespray's own ConfigMaps carry `EnsureExists`
+///   (roles/kubernetes-apps/ansible/templates/coredns-config.yml.j2 at 46dbdd39), which
+///   leaves an edit alone.
+fn configmap_owner(item: &Value) -> Option<String> {
+    let meta = &item["metadata"];
+    let annotations = meta["annotations"].as_object();
+    let label = |key: &str| meta["labels"][key].as_str();
+    if let Some(release) = meta["annotations"]["meta.helm.sh/release-name"].as_str() {
+        return Some(format!("Helm release {}", crate::text::escape(release)));
+    }
+    if label("app.kubernetes.io/managed-by") == Some("Helm") {
+        return Some("Helm (label app.kubernetes.io/managed-by: Helm)".to_owned());
+    }
+    if let Some((key, value)) = annotations.and_then(|a| {
+        a.iter()
+            .find(|(k, _)| k.starts_with("objectset.rio.cattle.io/owner-gvk"))
+            .or_else(|| {
+                a.iter()
+                    .find(|(k, _)| k.starts_with("objectset.rio.cattle.io/"))
+            })
+    }) {
+        return Some(format!(
+            "k3s's deploy controller (annotation {}: {})",
+            crate::text::escape(key),
+            crate::text::escape(value.as_str().unwrap_or_default())
+        ));
+    }
+    (label("addonmanager.kubernetes.io/mode") == Some("Reconcile"))
+        .then(|| "the addon manager (label addonmanager.kubernetes.io/mode: Reconcile)".to_owned())
 }
 
 /// The DNS settings of kubeadm's `kubelet-config` (or `kubelet-config-1.NN`) ConfigMap.
@@ -933,9 +981,10 @@ impl DnsConfig {
             let Some(pod) = files.loading(&c.configmap, &c.key).or(files.pods.first()) else {
                 continue;
             };
-            let release = c.helm_release.take();
+            let (release, owner) = (c.helm_release.take(), c.owner.take());
             *c = Corefile {
                 helm_release: release,
+                owner,
                 ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files.files(pod))
             };
         }

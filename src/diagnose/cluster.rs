@@ -413,11 +413,14 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
     for c in &config.corefiles {
         // A CoreDNS Kubespray does not render (a Helm release's, found through the pods'
         // volumes) is not held to upstream_dns_servers: the playbook edits `coredns` only.
+        // Nor one whose ConfigMap another owner writes back (k3s's deploy controller, the
+        // addon manager): the playbook's edit would not last.
         let kubesprays_coredns = c.configmap == "coredns" && c.helm_release.is_none();
         if (c.configmap == "nodelocaldns" && !nodelocaldns)
             || (c.configmap == "coredns" && !coredns)
             || (!c.is_node_local() && !kubesprays_coredns)
             || c.unloaded
+            || c.owner.is_some()
         {
             continue;
         }
@@ -1070,6 +1073,45 @@ mod tests {
             outcome(&rules, COREFILE_UPSTREAM),
             RuleOutcome::Pass
         ));
+    }
+
+    /// A `coredns` ConfigMap another owner writes back is no drift to mend: k3s's packaged
+    /// one (its deploy controller's `objectset.rio.cattle.io` annotations,
+    /// tests/fixtures/kubectl/k3s-coredns-configmaps.json), or one the addon manager
+    /// reconciles. Before, only a Helm release's was left alone, and corefile-upstream
+    /// edited the ConfigMap k3s applies again at its next start.
+    #[test]
+    fn a_coredns_configmap_another_owner_writes_is_no_drift() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let servers = serde_json::json!({
+            "upstream_dns_servers": ["192.0.2.53"], "enable_nodelocaldns": false
+        });
+        let k3s = crate::cluster::parse_configmaps(include_bytes!(
+            "../../tests/fixtures/kubectl/k3s-coredns-configmaps.json"
+        ))
+        .expect("configmaps");
+        assert!(
+            k3s.corefiles[0]
+                .owner
+                .as_deref()
+                .is_some_and(|o| o.contains("k3s"))
+        );
+        let reconciled = serde_json::json!({"kind": "List", "items": [{"kind": "ConfigMap",
+            "metadata": {"name": "coredns",
+                "labels": {"addonmanager.kubernetes.io/mode": "Reconcile"}},
+            "data": {"Corefile": crate::testing::KUBEADM_COREFILE}}]});
+        let reconciled =
+            crate::cluster::parse_configmaps(&serde_json::to_vec(&reconciled).expect("json"))
+                .expect("configmaps");
+        for config in [k3s, reconciled] {
+            let rules = rules_of(
+                &control_plane(servers.clone()),
+                &facts,
+                &read(Vec::new(), config),
+            );
+            let got = outcome(&rules, COREFILE_UPSTREAM);
+            assert!(matches!(got, RuleOutcome::Pass), "{got:?}");
+        }
     }
 
     /// The drift rule reads the Corefiles as CoreDNS does (coredns/caddy's parser): the

@@ -78,6 +78,9 @@ pub struct Ctx<'a> {
     /// CoreDNS's ConfigMap as read from the cluster, and the Helm release that owns it:
     /// where its `forward .` is changed ([`coredns_forward_knob`]).
     pub coredns_configmap: Option<(String, Option<String>)>,
+    /// Who writes that ConfigMap back over an edit, where its metadata says
+    /// ([`crate::cluster::Corefile::owner`]).
+    pub coredns_owner: Option<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -93,6 +96,7 @@ impl<'a> Ctx<'a> {
             corefile_forwards_to_file: None,
             dns_services: None,
             coredns_configmap: None,
+            coredns_owner: None,
         }
     }
 
@@ -131,6 +135,11 @@ impl<'a> Ctx<'a> {
                 .iter()
                 .find(|c| c.is_corednss())
                 .map(|c| (c.configmap.clone(), c.helm_release.clone()));
+            ctx.coredns_owner = config
+                .corefiles
+                .iter()
+                .find(|c| c.is_corednss())
+                .and_then(|c| c.owner.clone());
             ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
                 (Some(true), _) | (_, Some(true)) => Some(true),
                 (Some(false), Some(false)) => Some(false),
@@ -688,6 +697,13 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
             "set the `forward` plugin's parameters in the `servers` value of Helm release {release} (helm upgrade {release} with those values): the release owns ConfigMap kube-system/{name}, and its next upgrade undoes an edit there"
         );
     }
+    if ctx.facts.flavour.kind != FlavourKind::K3s
+        && let Some(owner) = &ctx.coredns_owner
+    {
+        return format!(
+            "set `forward .` where {owner} takes ConfigMap kube-system/{name} from: it owns that ConfigMap and writes it back over an edit there"
+        );
+    }
     if ctx.facts.flavour.kind == FlavourKind::K3s && name == "coredns" {
         return "give k3s a resolv-conf of real servers (resolv-conf: in /etc/rancher/k3s/config.yaml): its Corefile forwards . to that file, and k3s writes ConfigMap kube-system/coredns anew at every start, undoing an edit there; where the Corefile imports coredns-custom's `.override` files before its `forward .` (k3s since the fix of k3s-io/k3s#12979), a `forward .` in one of them (a key NAME.override of ConfigMap kube-system/coredns-custom) comes first".to_owned();
     }
@@ -697,14 +713,16 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
 }
 
 /// CoreDNS is not one Kubespray renders from the inventory: the node is another
-/// installer's (kubeadm, k3s, RKE2, EKS, k0s, MicroK8s), or a Helm release owns CoreDNS's
-/// ConfigMap. A node whose installer is not known keeps Kubespray's advice.
+/// installer's (kubeadm, k3s, RKE2, EKS, k0s, MicroK8s), or another owner (a Helm release,
+/// k3s's deploy controller, the addon manager) writes CoreDNS's ConfigMap. A node whose
+/// installer is not known keeps Kubespray's advice.
 pub(crate) fn coredns_not_kubesprays(ctx: &Ctx) -> bool {
-    let owned_by_helm = ctx
-        .coredns_configmap
-        .as_ref()
-        .is_some_and(|(_, release)| release.is_some());
-    owned_by_helm
+    let owned = ctx.coredns_owner.is_some()
+        || ctx
+            .coredns_configmap
+            .as_ref()
+            .is_some_and(|(_, release)| release.is_some());
+    owned
         || !matches!(
             ctx.facts.flavour.kind,
             FlavourKind::Kubespray | FlavourKind::Unknown

@@ -4176,7 +4176,18 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         k3s.starts_with("give k3s a resolv-conf of real servers") && k3s.contains("coredns-custom"),
         "{k3s}"
     );
-    for fix in [&kubeadm, &rke2, &helm, &k3s] {
+    // One the addon manager reconciles (AKS's): its owner, not an edit it undoes.
+    let mut ctx = Ctx::new(&host, &facts);
+    ctx.coredns_configmap = Some(("coredns".into(), None));
+    ctx.coredns_owner =
+        Some("the addon manager (label addonmanager.kubernetes.io/mode: Reconcile)".into());
+    let reconciled = super::coredns_forward_knob(&ctx);
+    assert!(
+        reconciled.starts_with("set `forward .` where the addon manager (label addonmanager.kubernetes.io/mode: Reconcile) takes ConfigMap kube-system/coredns from")
+            && super::coredns_not_kubesprays(&ctx),
+        "{reconciled}"
+    );
+    for fix in [&kubeadm, &rke2, &helm, &k3s, &reconciled] {
         assert!(!fix.contains("upstream_dns_servers"), "{fix}");
     }
 }

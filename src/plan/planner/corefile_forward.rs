@@ -77,6 +77,14 @@ impl Run<'_> {
                     servers.join(" ")
                 )));
             }
+            // Another owner (k3s's deploy controller, the addon manager) writes it back too.
+            if let Some(owner) = &c.owner {
+                return Ok(Outcome::Failed(format!(
+                    "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap kube-system/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
+                    c.key,
+                    servers.join(" ")
+                )));
+            }
             // A Corefile not as Kubespray renders it (no root `forward .`), or servers
             // CoreDNS would not load: the playbook stops here and says why, the host's
             // other fixes go on.

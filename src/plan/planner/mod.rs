@@ -613,6 +613,22 @@ mod tests {
             "{}",
             run_blocked(&helm)
         );
+        // k3s's packaged ConfigMap (its deploy controller applies it again at every start):
+        // left as it is, the owner named.
+        let mut k3s = corefile("coredns", coredns);
+        k3s.owner =
+            Some("k3s's deploy controller (annotation objectset.rio.cattle.io/owner-gvk: k3s.cattle.io/v1, Kind=Addon)".into());
+        let owned = plan_with(COREFILE_FORWARD, &[], &view, &[k3s]).expect("plans");
+        assert!(
+            owned.configmap_sets.is_empty(),
+            "{:?}",
+            owned.configmap_sets
+        );
+        assert!(
+            run_blocked(&owned).contains("k3s's deploy controller (annotation objectset.rio.cattle.io/owner-gvk: k3s.cattle.io/v1, Kind=Addon) owns ConfigMap kube-system/coredns"),
+            "{}",
+            run_blocked(&owned)
+        );
         let error = plan_with(
             &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
             &[],
