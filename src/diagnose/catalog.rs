@@ -219,11 +219,16 @@ pub const RULES: &[RuleInfo] = &[
             check that the `forward .` lines in ConfigMaps kube-system/coredns and\n     \
             kube-system/nodelocaldns list those servers.\n   \
             - kubeadm: replace `forward . /etc/resolv.conf` in ConfigMap kube-system/coredns.\n   \
-            - RKE2: set the `forward` plugin in the rke2-coredns chart's `servers` value with\n     \
-            a HelmChartConfig rke2-coredns in kube-system; its helm controller undoes a hand\n     \
-            edit of ConfigMap kube-system/rke2-coredns-rke2-coredns at the next deploy.\n   \
-            - CoreDNS installed with its Helm chart: the release's `servers` value (helm\n     \
-            upgrade); the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
+            - RKE2: a HelmChartConfig rke2-coredns in kube-system whose valuesContent holds\n     \
+            the chart's whole `servers` list (helm get values --all rke2-coredns -n\n     \
+            kube-system) with only the `forward` entry's parameters changed; its helm\n     \
+            controller undoes a hand edit of ConfigMap kube-system/rke2-coredns-rke2-coredns\n     \
+            at the next deploy.\n   \
+            - CoreDNS installed with its Helm chart: helm upgrade with the release's whole\n     \
+            `servers` list (helm get values --all RELEASE) with only the `forward` entry's\n     \
+            parameters changed; the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
+            Helm replaces a list value whole: a `servers` with the forward entry alone\n     \
+            drops kubernetes, cache and loop, and with them cluster DNS.\n   \
             - k3s writes ConfigMap kube-system/coredns anew when it starts, so a hand edit\n     \
             does not last: do step 2.\n\
             2. Keep cluster addresses out of the file kubelet hands out: point resolvConf at a\n   \

@@ -673,6 +673,10 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
 /// - A Helm release (the ConfigMap's `meta.helm.sh/release-name`): the CoreDNS Helm chart's
 ///   `servers` value (coredns/helm charts/coredns values.yaml at caac0316, rendered into
 ///   the Corefile by templates/configmap.yaml).
+/// - Either way the whole `servers` list: Helm merges maps of values but replaces a list
+///   whole (helm/helm#3486, where its maintainers keep it so), so a values file whose
+///   `servers` holds only a forward entry renders a Corefile without kubernetes, cache or
+///   loop: cluster DNS gone.
 /// - k3s writes its packaged ConfigMap `coredns` anew at every server start (k3s-io/k3s
 ///   #4397, which added `coredns-custom` for that reason), and its Corefile forwards to
 ///   /etc/resolv.conf, the file the kubelet hands CoreDNS: the node's `resolv-conf`; or,
@@ -688,13 +692,13 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
         || (configmap.is_none() && ctx.facts.flavour.kind == FlavourKind::Rke2)
     {
         return format!(
-            "set the `forward` plugin's parameters in the rke2-coredns chart's `servers` value with a HelmChartConfig named rke2-coredns in kube-system (valuesContent; a file in /var/lib/rancher/rke2/server/manifests): the chart owns ConfigMap kube-system/{}, and its next deploy undoes an edit there",
+            "copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system) into a HelmChartConfig named rke2-coredns in kube-system (valuesContent; a file in /var/lib/rancher/rke2/server/manifests) and change only the `forward` entry's parameters there: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the chart owns ConfigMap kube-system/{}, and its next deploy undoes an edit there",
             crate::cluster::RKE2_COREDNS
         );
     }
     if let Some(release) = release {
         return format!(
-            "set the `forward` plugin's parameters in the `servers` value of Helm release {release} (helm upgrade {release} with those values): the release owns ConfigMap kube-system/{name}, and its next upgrade undoes an edit there"
+            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade {release} with it: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap kube-system/{name}, and its next upgrade undoes an edit there"
         );
     }
     if ctx.facts.flavour.kind != FlavourKind::K3s

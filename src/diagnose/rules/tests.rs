@@ -4121,7 +4121,9 @@ fn the_resolver_fix_names_what_a_stopped_enabled_network_manager_does_at_boot() 
 /// Where CoreDNS is not Kubespray's, the fix for a kubelet file that loops CoreDNS names
 /// the knob of whoever owns its Corefile, not upstream_dns_servers (which renders nothing
 /// there): RKE2's HelmChartConfig, a Helm release's `servers` value (an edit of a chart's
-/// ConfigMap is undone by its next deploy), kubeadm's ConfigMap itself. The ConfigMaps
+/// ConfigMap is undone by its next deploy), kubeadm's ConfigMap itself. The `servers` list
+/// is copied whole: Helm replaces a list value, and "set the forward plugin's parameters in
+/// the servers value", followed literally, dropped kubernetes, cache and loop. The ConfigMaps
 /// are tests/fixtures/kubectl's, rendered from the charts; the node is kubeadm's
 /// ([`crate::testing::kubeadm_ipvs_nodelocal_with_service_in_file`]).
 #[test]
@@ -4155,14 +4157,16 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/rke2-coredns-configmaps.json"
     )));
     assert!(
-        rke2.starts_with("set the `forward` plugin's parameters in the rke2-coredns chart's `servers` value with a HelmChartConfig named rke2-coredns in kube-system"),
+        rke2.starts_with("copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system) into a HelmChartConfig named rke2-coredns in kube-system")
+            && rke2.contains("change only the `forward` entry's parameters"),
         "{rke2}"
     );
     let helm = remedy(Some(include_bytes!(
         "../../../tests/fixtures/kubectl/helm-coredns-configmaps.json"
     )));
     assert!(
-        helm.starts_with("set the `forward` plugin's parameters in the `servers` value of Helm release dns (helm upgrade dns with those values): the release owns ConfigMap kube-system/dns-coredns"),
+        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns with it")
+            && helm.contains("the release owns ConfigMap kube-system/dns-coredns"),
         "{helm}"
     );
     // k3s rewrites its ConfigMap: its knobs are the node's resolv-conf and coredns-custom.
@@ -4186,6 +4190,14 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         reconciled.starts_with("set `forward .` where the addon manager (label addonmanager.kubernetes.io/mode: Reconcile) takes ConfigMap kube-system/coredns from")
             && super::coredns_not_kubesprays(&ctx),
         "{reconciled}"
+    );
+    // The catalog's fix says the same of both charts.
+    let catalog = crate::diagnose::catalog::rule("DNS-CLUSTER-SELF-FORWARD").expect("rule");
+    assert!(
+        catalog.fix.contains("chart's whole `servers` list")
+            && catalog.fix.contains("Helm replaces a list value whole"),
+        "{}",
+        catalog.fix
     );
     for fix in [&kubeadm, &rke2, &helm, &k3s, &reconciled] {
         assert!(!fix.contains("upstream_dns_servers"), "{fix}");

@@ -72,7 +72,7 @@ impl Run<'_> {
             // the edit would not last. The release's values are where it belongs.
             if let Some(release) = &c.helm_release {
                 return Ok(Outcome::Failed(format!(
-                    "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; set the `forward` plugin's parameters in the release's `servers` value to {} instead",
+                    "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n kube-system), set only the `forward` entry's parameters to . {} and helm upgrade with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
                     c.key,
                     servers.join(" ")
                 )));

@@ -607,8 +607,9 @@ mod tests {
         assert!(
             run_blocked(&helm).contains(
                 "Helm release coredns owns ConfigMap kube-system/coredns and its next upgrade \
-                 would undo the edit; set the `forward` plugin's parameters in the release's \
-                 `servers` value to 192.0.2.53 instead"
+                 would undo the edit; instead copy the release's whole `servers` list (helm get \
+                 values --all coredns -n kube-system), set only the `forward` entry's \
+                 parameters to . 192.0.2.53 and helm upgrade with it"
             ),
             "{}",
             run_blocked(&helm)
