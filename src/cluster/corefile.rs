@@ -239,37 +239,77 @@ pub struct Files {
 impl Files {
     /// The files `pattern` imports, in the order CoreDNS reads them (`filepath.Glob`:
     /// sorted by name), each with its path and text; `None` where that is not known: a
-    /// directory not among [`Files::dirs`] or not read, or a pattern with more than `*`
-    /// and `?`. A pattern without those that names no file: CoreDNS refuses the Corefile,
-    /// so unknown too.
-    fn resolve(&self, pattern: &str) -> Option<Vec<(String, String)>> {
+    /// directory not among [`Files::dirs`] or not read, a wildcard in the directory, a `\`
+    /// escape, or a pattern that may match the entries every ConfigMap volume holds beside
+    /// its keys (`..data`, `..<timestamp>`: directories, which caddy refuses to import). A
+    /// pattern without wildcards that names no file: CoreDNS refuses the Corefile, so
+    /// unknown too. `Err` where caddy refuses the pattern itself.
+    fn resolve(&self, pattern: &str) -> Result<Option<Vec<(String, String)>>, String> {
         let path = if pattern.starts_with('/') {
             pattern.to_owned()
         } else if self.base.is_empty() {
-            return None;
+            return Ok(None);
         } else {
             format!("{}/{pattern}", self.base.trim_end_matches('/'))
         };
-        let (dir, name) = path.rsplit_once('/')?;
-        if name.contains(['[', ']', '\\']) || dir.contains(['*', '?', '[']) {
-            return None;
+        // caddyfile/parse.go `doImport` (coredns/caddy at 15135a99) counts over the whole
+        // path: one `*`, one `?`, and no `[`..`]` (caddy issue #2096); an unclosed `[` is
+        // filepath.Glob's ErrBadPattern, which it refuses too.
+        if path.matches('*').count() > 1 || path.matches('?').count() > 1 || path.contains('[') {
+            return Err(format!(
+                "caddy refuses the import pattern {}: one `*`, one `?` and no `[` at most",
+                crate::text::escape(pattern)
+            ));
+        }
+        let Some((dir, name)) = path.rsplit_once('/') else {
+            return Ok(None);
+        };
+        if name.contains(['\\', ']']) || dir.contains(['*', '?']) || may_match_volume_entries(name)
+        {
+            return Ok(None);
         }
         let dir = if dir.is_empty() { "/" } else { dir };
-        let (_, files) = self
+        let Some((_, Some(files))) = self
             .dirs
             .iter()
-            .find(|(d, _)| d.trim_end_matches('/') == dir)?;
+            .find(|(d, _)| d.trim_end_matches('/') == dir)
+        else {
+            return Ok(None);
+        };
         let found: Vec<(String, String)> = files
-            .as_ref()?
             .iter()
             .filter(|(file, _)| glob_match(name, file))
             .map(|(file, text)| (format!("{dir}/{file}"), text.clone()))
             .collect();
         if found.is_empty() && !name.contains(['*', '?']) {
-            return None;
+            return Ok(None);
         }
-        Some(found)
+        Ok(Some(found))
     }
+}
+
+/// The file name `name` (a glob) may match an entry the kubelet keeps in every ConfigMap
+/// volume beside its keys: `..data`, the link to the current payload, and the payload's
+/// directory `..2006_01_02_15_04_05.<digits>` (kubernetes pkg/volume/util atomic_writer.go).
+/// Both are directories, and caddy's `doSingleImport` refuses to import a directory. A
+/// key never starts with `..` (the API refuses it), so neither does a file of the volume.
+fn may_match_volume_entries(name: &str) -> bool {
+    if !name.contains(['*', '?']) {
+        return name.starts_with("..");
+    }
+    if ["..data", "..2006_01_02_15_04_05.1"]
+        .iter()
+        .any(|entry| glob_match(name, entry))
+    {
+        return true;
+    }
+    // Other timestamps and digits: a literal head `..` holds, and a literal tail of digits.
+    let head = &name[..name.find(['*', '?']).unwrap_or(name.len())];
+    let tail = &name[name.rfind(['*', '?']).map_or(name.len(), |i| i + 1)..];
+    (head.starts_with("..") || "..".starts_with(head))
+        && tail
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '_')
 }
 
 /// `name` matches the glob `pattern` of `*` (any run of characters) and `?` (one).
@@ -675,7 +715,11 @@ impl Parser<'_> {
                     })
                     .collect()
             }
-            None => match self.files.resolve(&name) {
+            None => match self
+                .files
+                .resolve(&name)
+                .map_err(|why| format!("line {line}: {why}"))?
+            {
                 Some(files) => {
                     self.expansions += 1;
                     if self.expansions > MAX_EXPANSIONS {
@@ -747,7 +791,28 @@ impl Ast {
             imports: self.imports.clone(),
         };
         let mut targets = Vec::new();
+        let mut served: Vec<(String, usize)> = Vec::new();
         for block in &self.blocks {
+            // CoreDNS refuses two blocks serving one zone on one port ("cannot serve ... it
+            // is already defined": core/dnsserver/register.go
+            // `validateZonesAndListeningAddresses` at 4b26cced), as from a `.server` file
+            // k3s imports beside its own `.:53`. A block with `bind` (its own addresses) or
+            // `view` (filters, which may share a zone) is left to CoreDNS.
+            let judged = !block.entries.iter().any(|e| {
+                matches!(e, Entry::Directive(words) if matches!(words[0].text.as_str(), "bind" | "view"))
+            });
+            for key in block.keys.iter().filter(|_| judged) {
+                let Some(listen) = listen_key(&key.text) else {
+                    continue;
+                };
+                let line = key.corefile_line();
+                if let Some((_, first)) = served.iter().find(|(l, _)| *l == listen) {
+                    return Err(format!(
+                        "line {line}: {listen} is served by the block at line {first} too: CoreDNS refuses that (\"already defined\")"
+                    ));
+                }
+                served.push((listen, line));
+            }
             let (summary, to) = server_block(block)?;
             targets.push(to.map(<[Token]>::to_vec));
             parsed.blocks.push(summary);
@@ -758,6 +823,27 @@ impl Ast {
             root_targets,
         })
     }
+}
+
+/// Plain DNS's zone and port a server block key serves (`.`, `.:53` and `dns://.` alike:
+/// `zone.:53`), as CoreDNS's register.go normalizes keys (lower case, a trailing dot, port
+/// 53 by default); `None` for another transport, a CIDR key CoreDNS expands into reverse
+/// zones, or one that names an environment variable.
+fn listen_key(key: &str) -> Option<String> {
+    let key = without_scheme(key);
+    if key.contains("://") || key.contains('/') || names_env(key) {
+        return None;
+    }
+    let (zone, port) = match key.rsplit_once(':') {
+        Some((zone, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (zone, port)
+        }
+        Some(_) => return None,
+        None => (key, "53"),
+    };
+    let zone = zone.to_ascii_lowercase();
+    let dot = if zone.ends_with('.') { "" } else { "." };
+    Some(format!("{zone}{dot}:{port}"))
 }
 
 /// A word CoreDNS replaces with an environment variable of its process (caddy's
@@ -1515,19 +1601,48 @@ import /etc/coredns/custom/*.server
         assert_eq!(parsed.blocks[1].zones, ["example.org"]);
         assert_eq!(parsed.blocks[1].line, 6);
         for (pattern, known) in [
-            ("custom/?.override", true),
-            ("/etc/coredns/custom/*.nothing", true),
-            ("/etc/coredns/custom/[ab].override", false),
-            ("/etc/coredns/custom/missing.override", false),
-            ("/etc/other/*.override", false),
+            ("custom/?.override", Ok(true)),
+            ("/etc/coredns/custom/*.nothing", Ok(true)),
+            ("/etc/coredns/custom/missing.override", Ok(false)),
+            ("/etc/other/*.override", Ok(false)),
+            // caddy's doImport refuses these (coredns/caddy caddyfile/parse.go at
+            // 15135a99): before, each was read as a pattern CoreDNS loads, or unknown.
+            ("/etc/coredns/custom/[ab].override", Err(())),
+            ("/etc/coredns/custom/*.*", Err(())),
+            ("custom/??.override", Err(())),
+            ("/etc/coredns/custom/a[b.override", Err(())),
+            // `..data` and `..<timestamp>` are directories in every ConfigMap volume:
+            // caddy refuses to import them, so what a bare `*` does is not read as the
+            // keys alone.
+            ("custom/*", Ok(false)),
+            ("custom/.*", Ok(false)),
+            ("custom/..data", Ok(false)),
+            ("custom/*5", Ok(false)),
+            ("custom/?override", Ok(true)),
         ] {
-            assert_eq!(files.resolve(pattern).is_some(), known, "{pattern}");
+            let got = files.resolve(pattern).map(|f| f.is_some()).map_err(|_| ());
+            assert_eq!(got, known, "{pattern}");
         }
         let relative = Files {
             base: String::new(),
             ..files.clone()
         };
-        assert_eq!(relative.resolve("custom/*.override"), None);
+        assert_eq!(relative.resolve("custom/*.override"), Ok(None));
+        // A `.server` file that serves `.:53` beside the Corefile's own: CoreDNS stops,
+        // "already defined" (core/dnsserver/register.go at 4b26cced); before, dnsfix read
+        // it as loaded. Another port, or a `bind` of its own, is CoreDNS's to judge.
+        let with = |server: &str| {
+            let mut twice = files.clone();
+            let dir = twice.dirs[0].1.as_mut().expect("read");
+            dir.insert("dup.server".into(), server.to_owned());
+            parse_with(text, &twice)
+        };
+        let refused = with("dns://.:53 {\n  forward . 192.0.2.9\n}\n").expect_err("refused");
+        assert!(refused.contains("already defined"), "{refused}");
+        assert!(with(".:5353 {\n  forward . 192.0.2.9\n}\n").is_ok());
+        assert!(with(". {\n  bind 127.0.0.2\n  forward . 192.0.2.9\n}\n").is_ok());
+        assert!(parse(".:53 {\n}\nexample.org example.ORG.:53 {\n}\n").is_err());
+        assert!(parse(". {\n}\nexample.org:53 {\n}\n").is_ok());
         assert!(glob_match("*.override", "a.override"));
         assert!(!glob_match("*.override", "a.server"));
         assert!(glob_match("a*b?c", "axxbyc") && !glob_match("a*b?c", "axxbc"));
