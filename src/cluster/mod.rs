@@ -529,10 +529,12 @@ pub struct KubeadmKubelet {
 /// How kube-system's DNS ConfigMaps are asked for: by name, those missing left out (a
 /// List of those found, in this order); tests/it/kubectl_reference.rs runs it through a
 /// real kubectl. CoreDNS's is `coredns` (kubeadm, Kubespray, k3s, the CoreDNS Helm chart
-/// installed as a release whose name holds `coredns`) or RKE2's [`RKE2_COREDNS`]; one of
-/// another name (the Helm chart's `<release>-coredns`) is found through the CoreDNS pods'
-/// volumes and read after ([`Kubectl::read_mounted_corefiles`]).
-pub const GET_CONFIGMAPS: &str = "get configmap coredns rke2-coredns-rke2-coredns nodelocaldns \
+/// installed as a release whose name holds `coredns`); one of another name (RKE2's
+/// [`RKE2_COREDNS`], the Helm chart's `<release>-coredns`) is found through the CoreDNS
+/// pods' volumes and read after ([`Kubectl::read_mounted_corefiles`]). A name is asked
+/// here only where kubeadm or Kubespray name it: a Role limited by `resourceNames` to
+/// those is refused the whole call for one more.
+pub const GET_CONFIGMAPS: &str = "get configmap coredns nodelocaldns \
      node-local-dns kube-proxy kube-proxy-config kubelet-config kubeadm-config kube-dns \
      --ignore-not-found -o json";
 
@@ -1348,32 +1350,49 @@ impl Kubectl {
         if names.is_empty() || config.error.is_some() {
             return;
         }
-        let read = self
-            .run(&format!(
+        let get = |names: &[String]| {
+            format!(
                 "get configmap {} --ignore-not-found -o json",
                 names.join(" ")
-            ))
-            .await;
-        let out = match read {
-            Ok(out) if out.trim_ascii().is_empty() => b"{\"kind\":\"List\",\"items\":[]}".to_vec(),
-            Ok(out) => out,
-            Err(e) => {
-                config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", ")));
-                return;
-            }
+            )
         };
-        match mounted_corefiles(&out, &names) {
-            Ok(found) => config.corefiles.extend(found),
-            Err(e) => {
-                config.coredns_mounts_error = Some(format!("{}: {e}", names.join(", ")));
-                return;
+        // A Role limited by resourceNames refuses the whole call for one name it does not
+        // grant (an optional coredns-custom beside the chart's Corefile): then each is
+        // asked alone, so the refusal costs that name only.
+        let mut reads = vec![(names.clone(), self.run(&get(&names)).await)];
+        if names.len() > 1 && reads[0].1.is_err() {
+            reads.clear();
+            for name in &names {
+                let one = std::slice::from_ref(name);
+                reads.push((one.to_vec(), self.run(&get(one)).await));
             }
         }
-        let data = configmap_data(&out);
-        for name in names {
-            let held = data.get(&name).cloned();
-            config.coredns_files.data.insert(name, held);
+        let mut errors = Vec::new();
+        for (names, read) in reads {
+            let out = match read {
+                Ok(out) if out.trim_ascii().is_empty() => {
+                    b"{\"kind\":\"List\",\"items\":[]}".to_vec()
+                }
+                Ok(out) => out,
+                Err(e) => {
+                    errors.push(format!("{}: {e}", names.join(", ")));
+                    continue;
+                }
+            };
+            match mounted_corefiles(&out, &names) {
+                Ok(found) => config.corefiles.extend(found),
+                Err(e) => {
+                    errors.push(format!("{}: {e}", names.join(", ")));
+                    continue;
+                }
+            }
+            let data = configmap_data(&out);
+            for name in names {
+                let held = data.get(&name).cloned();
+                config.coredns_files.data.insert(name, held);
+            }
         }
+        config.coredns_mounts_error = (!errors.is_empty()).then(|| errors.join("; "));
         config.read_imports();
     }
 
@@ -2936,7 +2955,7 @@ case \" $* \" in
         let json = serde_json::to_vec(&list).expect("json");
         assert_eq!(coredns_mounts(&json), ["coredns", "coredns-custom"]);
         assert!(coredns_mounts(b"not json").is_empty());
-        assert!(asked_by_name("coredns") && asked_by_name(RKE2_COREDNS));
+        assert!(asked_by_name("coredns") && !asked_by_name(RKE2_COREDNS));
         assert!(!asked_by_name("coredns-custom") && !asked_by_name("json"));
     }
 
@@ -3083,6 +3102,54 @@ case \" $* \" in
             assert_eq!(counted, [(loaded, vec!["192.0.2.53".to_owned()])]);
             assert_eq!(config.coredns_unread, None, "{loaded}");
         }
+    }
+
+    /// A Role limited by `resourceNames` that grants the Helm chart's Corefile but not an
+    /// optional `coredns-custom` beside it: the refusal costs `coredns-custom` only. Before,
+    /// both were asked in one kubectl and the refusal lost the Corefile too. RKE2's
+    /// ConfigMap is no longer in the first batch (a Role naming kubeadm's and Kubespray's
+    /// ConfigMaps only was refused it whole): its pods' volume leads to it.
+    #[tokio::test]
+    async fn a_configmap_kubectl_is_refused_costs_that_name_only() {
+        assert!(!GET_CONFIGMAPS.contains(RKE2_COREDNS));
+        let mut pods: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-pods.json"
+        ))
+        .expect("fixture");
+        let pod = &mut pods["items"][0]["spec"];
+        pod["volumes"]
+            .as_array_mut()
+            .expect("volumes")
+            .push(serde_json::json!(
+            {"name": "custom", "configMap": {"name": "coredns-custom", "optional": true}}));
+        pod["containers"][0]["volumeMounts"]
+            .as_array_mut()
+            .expect("mounts")
+            .push(serde_json::json!({"name": "custom", "mountPath": "/etc/coredns/custom"}));
+        let pods = serde_json::to_vec(&pods).expect("json");
+        let (mut kubectl, dir) = lab_kubectl(
+            &pods,
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-configmaps.json"),
+        );
+        std::fs::write(dir.join("configmaps-forbidden"), "coredns-custom\n").expect("write");
+        let listed = kubectl.first_listing(Listing::WithLogs).await;
+        let cluster = read_from(kubectl, listed.expect("listed")).await;
+        std::fs::remove_dir_all(&dir).ok();
+        let Cluster::Read { config, .. } = cluster else {
+            panic!("not read: {cluster:?}");
+        };
+        assert_eq!(config.coredns_mounts, ["dns-coredns", "coredns-custom"]);
+        let read: Vec<&str> = config
+            .corefiles
+            .iter()
+            .map(|c| c.configmap.as_str())
+            .collect();
+        assert_eq!(read, ["dns-coredns"]);
+        let error = config.coredns_mounts_error.expect("refused");
+        assert!(
+            error.starts_with("coredns-custom: ") && error.contains("Forbidden"),
+            "{error}"
+        );
     }
 
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its

@@ -861,10 +861,10 @@ fn no_coredns_corefile(config: &DnsConfig) -> Option<String> {
     let mounts = config.coredns_mounts.join(", ");
     Some(match &config.coredns_mounts_error {
         Some(e) => format!(
-            "CoreDNS's pods mount ConfigMap {mounts}, which could not be read ({e}): {unknown}"
+            "CoreDNS's pods mount ConfigMap {mounts}, not all of which could be read ({e}): {unknown}"
         ),
         None if mounts.is_empty() => format!(
-            "no CoreDNS Corefile in kube-system: no ConfigMap coredns or {}, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one: {unknown}",
+            "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (RKE2's {} is found that way): {unknown}",
             crate::cluster::RKE2_COREDNS
         ),
         None => format!(
@@ -1935,12 +1935,12 @@ mod tests {
         config.coredns_mounts_error = Some("dns-coredns: Error from server (Forbidden)".into());
         assert_eq!(
             corefile_evidence(&config)[0],
-            "CoreDNS's pods mount ConfigMap dns-coredns, which could not be read (dns-coredns: Error from server (Forbidden)): where CoreDNS forwards is not known"
+            "CoreDNS's pods mount ConfigMap dns-coredns, not all of which could be read (dns-coredns: Error from server (Forbidden)): where CoreDNS forwards is not known"
         );
         assert_eq!(
             corefile_evidence(&DnsConfig::default()),
             [
-                "no CoreDNS Corefile in kube-system: no ConfigMap coredns or rke2-coredns-rke2-coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one: where CoreDNS forwards is not known"
+                "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (RKE2's rke2-coredns-rke2-coredns is found that way): where CoreDNS forwards is not known"
             ]
         );
         let unread = DnsConfig {
