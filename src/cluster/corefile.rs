@@ -244,13 +244,21 @@ impl Files {
     /// its keys (`..data`, `..<timestamp>`: directories, which caddy refuses to import). A
     /// pattern without wildcards that names no file: CoreDNS refuses the Corefile, so
     /// unknown too. `Err` where caddy refuses the pattern itself.
-    fn resolve(&self, pattern: &str) -> Result<Option<Vec<(String, String)>>, String> {
+    ///
+    /// A relative pattern is taken from `base`, the directory of the file the `import` is
+    /// in (caddy's `doImport` joins it to `filepath.Dir` of `Dispenser.File()`, the
+    /// token's file): for one in an imported file, that file's, not the Corefile's.
+    fn resolve_from(
+        &self,
+        base: &str,
+        pattern: &str,
+    ) -> Result<Option<Vec<(String, String)>>, String> {
         let path = if pattern.starts_with('/') {
             pattern.to_owned()
-        } else if self.base.is_empty() {
+        } else if base.is_empty() {
             return Ok(None);
         } else {
-            format!("{}/{pattern}", self.base.trim_end_matches('/'))
+            format!("{}/{pattern}", base.trim_end_matches('/'))
         };
         // caddyfile/parse.go `doImport` (coredns/caddy at 15135a99) counts over the whole
         // path: one `*`, one `?`, and no `[`..`]` (caddy issue #2096); an unclosed `[` is
@@ -692,6 +700,16 @@ impl Parser<'_> {
     /// put there, or on what followed the import.
     fn import(&mut self, place: Place) -> Result<(), String> {
         let (at, line) = (self.cursor, self.line());
+        // The directory of the file this `import` is in: an imported file's, else the
+        // Corefile's.
+        let base = match self.at().and_then(|t| t.file.as_ref()) {
+            Some((path, _)) => match path.rsplit_once('/') {
+                Some(("", _)) => "/".to_owned(),
+                Some((dir, _)) => dir.to_owned(),
+                None => String::new(),
+            },
+            None => self.files.base.clone(),
+        };
         if !self.next_arg() || self.val().is_empty() {
             return Err(format!("line {line}: `import` without a file or snippet"));
         }
@@ -717,7 +735,7 @@ impl Parser<'_> {
             }
             None => match self
                 .files
-                .resolve(&name)
+                .resolve_from(&base, &name)
                 .map_err(|why| format!("line {line}: {why}"))?
             {
                 Some(files) => {
@@ -1620,14 +1638,35 @@ import /etc/coredns/custom/*.server
             ("custom/*5", Ok(false)),
             ("custom/?override", Ok(true)),
         ] {
-            let got = files.resolve(pattern).map(|f| f.is_some()).map_err(|_| ());
+            let got = files
+                .resolve_from(&files.base, pattern)
+                .map(|f| f.is_some())
+                .map_err(|_| ());
             assert_eq!(got, known, "{pattern}");
         }
+        // An import in an imported file is taken from that file's directory (caddy's
+        // doImport, `Dispenser.File()`): before, from the Corefile's, where it named
+        // /etc/coredns/b.inc, a file dnsfix does not know, and the forward was unknown.
+        let mut nested = files.clone();
+        let dir = nested.dirs[0].1.as_mut().expect("read");
+        dir.insert("b.override".into(), "import b.inc\n".into());
+        dir.insert("b.inc".into(), "forward . 192.0.2.7\n".into());
+        let parsed = parse_with(text, &nested).expect("parses");
+        let RootForward::Forward(_, f) = parsed.root_forward() else {
+            panic!("{:?}", parsed.root_forward());
+        };
+        assert_eq!(
+            (f.to.as_slice(), f.file.as_deref()),
+            (
+                &servers(&["192.0.2.7"])[..],
+                Some("/etc/coredns/custom/b.inc")
+            )
+        );
         let relative = Files {
             base: String::new(),
             ..files.clone()
         };
-        assert_eq!(relative.resolve("custom/*.override"), Ok(None));
+        assert_eq!(relative.resolve_from("", "custom/*.override"), Ok(None));
         // A `.server` file that serves `.:53` beside the Corefile's own: CoreDNS stops,
         // "already defined" (core/dnsserver/register.go at 4b26cced); before, dnsfix read
         // it as loaded. Another port, or a `bind` of its own, is CoreDNS's to judge.
