@@ -1100,9 +1100,10 @@ pub(crate) fn network_manager_manages_resolv_at_boot(facts: &NodeFacts) -> Optio
     (stopped && services.network_manager_starts_at_boot() == Some(true) && network_manager_writes(facts))
         .then(|| {
             format!(
-                "NetworkManager is {} (systemctl is-active) but enabled ({}): it starts at the next boot and manages /etc/resolv.conf then (no dns=none or rc-manager=unmanaged)",
+                "NetworkManager is {} (systemctl is-active) but enabled ({}): it starts at the next boot and manages /etc/resolv.conf then (no dns=none or rc-manager=unmanaged){}",
                 services.network_manager.as_str(),
-                crate::facts::raw::NM_UNIT_LINKS[0]
+                crate::facts::raw::NM_UNIT_LINKS[0],
+                network_manager_version_note(facts)
             )
         })
 }

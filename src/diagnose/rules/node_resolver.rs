@@ -906,86 +906,101 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
     ))
 }
 
-pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
+/// DNS-RESOLV-MANAGED-ELSEWHERE for a regular /etc/resolv.conf NetworkManager writes: now
+/// (it runs) or from its start at the next boot (stopped, enabled). Where it writes
+/// systemd-resolved's stub there ([`nm_writes_stub`]) a conf.d global DNS is no fix: its
+/// servers go to systemd-resolved and the file still gets 127.0.0.53 (nm-dns-manager.c
+/// `update_dns` @1.22.0), so the fix names rc-manager=unmanaged or dns=default instead.
+fn nm_resolv_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
+    let facts = ctx.facts;
+    let etc = &facts.resolver.etc_resolv_conf;
+    let running = network_manager_manages_resolv(facts);
+    let at_boot = running.is_none();
+    let manager = running.or_else(|| super::network_manager_manages_resolv_at_boot(facts))?;
+    let mut evidence = vec![
+        format!(
+            "/etc/resolv.conf is a regular file (sha256 {})",
+            etc.sha256.as_deref().unwrap_or("?")
+        ),
+        manager,
+    ];
+    let when = if at_boot {
+        "at its start at the next boot (stopped now, enabled)"
+    } else {
+        "at its next update"
+    };
+    let not_only = if at_boot {
+        ", or keep NetworkManager off at boot too (systemctl disable NetworkManager), not only in /etc/resolv.conf"
+    } else {
+        ", not in /etc/resolv.conf"
+    };
+    if nm_writes_stub(facts) {
+        // The node itself then asks systemd-resolved; pods that get the file ask their own
+        // network namespace's 127.0.0.53, where nothing answers.
+        let kubelet_reads = matches!(
+            &facts.kubelet.resolv_conf,
+            crate::facts::node_facts::Observed::Known(e) if e.value == "/etc/resolv.conf"
+        );
+        if kubelet_reads {
+            evidence.push(
+                "the kubelet hands /etc/resolv.conf to dnsPolicy: Default pods (its resolvConf)"
+                    .into(),
+            );
+        }
+        return Some(ctx.finding(
+            id,
+            if kubelet_reads {
+                Severity::Warning
+            } else {
+                Severity::Info
+            },
+            format!("NetworkManager hands DNS to systemd-resolved and writes its local address, nameserver 127.0.0.53, over /etc/resolv.conf {when}: the servers the file lists now do not last"),
+            evidence,
+            format!("set rc-manager=unmanaged in the [main] section of a file in /etc/NetworkManager/conf.d/ to keep /etc/resolv.conf as written (or dns=default, and NetworkManager writes its connections' or [global-dns] servers there itself): [global-dns] servers alone go to systemd-resolved, and the file still gets 127.0.0.53{not_only}"),
+        ));
+    }
+    let fix = format!(
+        "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand){not_only}"
+    );
+    if at_boot {
+        return Some(ctx.finding(
+            id,
+            Severity::Warning,
+            "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot".into(),
+            evidence,
+            fix,
+        ));
+    }
+    // NetworkManager's default: it writes the file itself (rc-manager auto, then symlink,
+    // writes a regular file: nm-dns-manager.c), so on its own that is how the node is meant
+    // to be. A file whose servers are not the ones it generated (no-stub-resolv.conf,
+    // written in the same update) was edited since, and the edit goes at its next update.
+    let (severity, summary) = match nm_hand_edit(facts) {
+        Some(why) => {
+            evidence.push(why);
+            (
+                Severity::Warning,
+                "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes the next time NetworkManager writes it (at its start, or when its DNS settings change)",
+            )
+        }
+        None => (
+            Severity::Info,
+            "NetworkManager writes /etc/resolv.conf: a change made in the file itself does not last",
+        ),
+    };
+    Some(ctx.finding(id, severity, summary.into(), evidence, fix))
+}
+
+pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let facts = ctx.facts;
     let mut findings = Vec::new();
     let etc = &facts.resolver.etc_resolv_conf;
-    if etc.state == FileState::Present && etc.symlink_target.is_none() {
-        let mut managers = Vec::new();
-        if let Some(nm) = network_manager_manages_resolv(facts) {
-            managers.push(nm);
-        }
-        if let Some(nm) = super::network_manager_manages_resolv_at_boot(facts) {
-            findings.push(ctx.finding(
-                id,
-                Severity::Warning,
-                "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot".into(),
-                vec![
-                    format!(
-                        "/etc/resolv.conf is a regular file (sha256 {})",
-                        etc.sha256.as_deref().unwrap_or("?")
-                    ),
-                    nm,
-                ],
-                "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand), or keep NetworkManager off at boot too (systemctl disable NetworkManager), not only in /etc/resolv.conf".into(),
-            ));
-        }
-        if !managers.is_empty() {
-            let mut evidence: Vec<String> = [format!(
-                "/etc/resolv.conf is a regular file (sha256 {})",
-                etc.sha256.as_deref().unwrap_or("?")
-            )]
-            .into_iter()
-            .chain(managers)
-            .collect();
-            // NetworkManager's default: it writes the file itself (rc-manager auto, then
-            // symlink, writes a regular file: nm-dns-manager.c), so on its own that is how
-            // the node is meant to be. A file whose servers are not the ones it generated
-            // (no-stub-resolv.conf, written in the same update) was edited since, and the
-            // edit goes at its next update.
-            let edited = nm_hand_edit(facts);
-            let stub = nm_writes_stub(facts);
-            let (severity, summary) = match &edited {
-                _ if stub => {
-                    // The node itself then asks systemd-resolved; pods that get the file
-                    // ask their own network namespace's 127.0.0.53, where nothing answers.
-                    let kubelet_reads = matches!(
-                        &facts.kubelet.resolv_conf,
-                        crate::facts::node_facts::Observed::Known(e) if e.value == "/etc/resolv.conf"
-                    );
-                    if kubelet_reads {
-                        evidence.push("the kubelet hands /etc/resolv.conf to dnsPolicy: Default pods (its resolvConf)".into());
-                    }
-                    (
-                        if kubelet_reads {
-                            Severity::Warning
-                        } else {
-                            Severity::Info
-                        },
-                        "NetworkManager hands DNS to systemd-resolved and writes its local address, nameserver 127.0.0.53, over /etc/resolv.conf at its next update: the servers the file lists now do not last",
-                    )
-                }
-                Some(why) => {
-                    evidence.push(why.clone());
-                    (
-                        Severity::Warning,
-                        "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes the next time NetworkManager writes it (at its start, or when its DNS settings change)",
-                    )
-                }
-                None => (
-                    Severity::Info,
-                    "NetworkManager writes /etc/resolv.conf: a change made in the file itself does not last",
-                ),
-            };
-            findings.push(ctx.finding(
-                id,
-                severity,
-                summary.into(),
-                evidence,
-                "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand), not in /etc/resolv.conf".into(),
-            ));
-        }
+    if etc.state == FileState::Present
+        && etc.symlink_target.is_none()
+        && let Some(finding) = nm_resolv_finding(ctx)
+    {
+        findings.push(finding);
     }
     for path in ["/etc/dhcp/dhclient.conf", "/etc/dhclient.conf"] {
         if let Some(finding) = dhclient_finding(ctx, path) {

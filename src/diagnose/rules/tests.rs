@@ -4360,3 +4360,68 @@ fn crio_configuration_on_a_containerd_node_picks_no_network() {
         crate::facts::cni::PodBridge::Routed(_)
     ));
 }
+
+/// Ubuntu 20.04's NetworkManager 1.22 in systemd-resolved's mode writes 127.0.0.53 over a
+/// plain /etc/resolv.conf (rc-manager unset: symlink): a conf.d [global-dns] is no fix
+/// there (its servers go to systemd-resolved), so the fix names rc-manager=unmanaged. The
+/// same holds where NetworkManager is stopped but enabled: the finding says 127.0.0.53 and
+/// the version's default then too, not only that the file is written at the next boot.
+#[test]
+fn networkmanager_writing_resolveds_stub_is_told_to_leave_the_file_alone_running_or_at_boot() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
+    );
+    let finding = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let host = Host::new("node1");
+        match super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => f[0].clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let check = |f: &crate::diagnose::finding::Finding, when: &str| {
+        assert!(
+            f.summary.contains("nameserver 127.0.0.53") && f.summary.contains(when),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.contains(
+                "NetworkManager 1.22.10 is older than 1.28, where an unset rc-manager is symlink"
+            )),
+            "{:?}",
+            f.evidence
+        );
+        assert!(
+            f.remediation.starts_with("set rc-manager=unmanaged")
+                && f.remediation
+                    .contains("[global-dns] servers alone go to systemd-resolved"),
+            "{}",
+            f.remediation
+        );
+    };
+    check(&finding(&raw), "at its next update");
+    crate::testing::set_units(
+        &mut raw,
+        &[
+            ("NetworkManager", "inactive"),
+            ("systemd-resolved", "active"),
+            ("kubelet", "active"),
+        ],
+    );
+    raw.file(
+        crate::facts::raw::NM_UNIT_LINKS[0],
+        FileState::Present,
+        None,
+    );
+    let at_boot = finding(&raw);
+    check(&at_boot, "at its start at the next boot");
+    assert!(
+        at_boot
+            .remediation
+            .contains("systemctl disable NetworkManager"),
+        "{}",
+        at_boot.remediation
+    );
+}
