@@ -1103,7 +1103,8 @@ pub const RULES: &[RuleInfo] = &[
             edited since, and the edit goes the next time NetworkManager writes it. A\n  \
             NetworkManager stopped but enabled (`systemctl stop` without `disable`: its link\n  \
             in /etc/systemd/system/multi-user.target.wants) writes it again at the next boot:\n  \
-            a warning, and the fix goes into its conf.d as well as into the file.\n\
+            info where the file lists the servers it writes then (its conf.d global DNS),\n  \
+            else a warning, and the fix goes into its conf.d as well as into the file.\n\
             - dhclient-script rewrites it on every lease unless a hook takes over, with the\n  \
             lease's servers as dhclient.conf's statements leave them, in file order:\n  \
             `supersede` replaces them, `prepend`/`append` add to them (ISC's example file\n  \

@@ -75,6 +75,11 @@ pub const PLUGIN_PARENTS: [&str; 2] = ["/usr/lib64/NetworkManager", "/usr/lib/Ne
 pub struct NmDns {
     pub dns: Option<Effective<String>>,
     pub rc_manager: Option<Effective<String>>,
+    /// `[global-dns-domain-*] servers`: the global DNS servers, which NetworkManager writes
+    /// in place of its connections' (NetworkManager.conf(5) "global-dns-domain sections";
+    /// nm-config.c `read_config` merges the files key by key, a later file's value
+    /// replacing an earlier one's).
+    pub global_servers: Option<Effective<String>>,
     /// Files NetworkManager reads that could not be read here: what they set is not known.
     pub unread: Vec<String>,
     /// The installed NetworkManager's version, as its plugin directory names it
@@ -128,6 +133,20 @@ pub enum RcManager {
 }
 
 impl NmDns {
+    /// The global DNS servers ([`NmDns::global_servers`]) as a list (GLib's string list:
+    /// `,` between them, nm-config.c NM_CONFIG_KEYFILE_LIST_SEPARATOR @1.40.0, blanks trimmed); `None` where unset.
+    pub fn global_server_list(&self) -> Option<Vec<String>> {
+        let e = self.global_servers.as_ref()?;
+        Some(
+            e.value
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
     /// NetworkManager's settings from the gathered files (`files`: every path the gather
     /// looked at).
     pub fn read(files: &BTreeMap<String, RawFile>) -> NmDns {
@@ -164,6 +183,7 @@ impl NmDns {
         for (slot, set) in [
             (&mut self.dns, keys.dns),
             (&mut self.rc_manager, keys.rc_manager),
+            (&mut self.global_servers, keys.global_servers),
         ] {
             let Some((value, line)) = set else {
                 continue;
@@ -345,6 +365,8 @@ pub fn resolv_conf_locked(raw: &RawFacts) -> Option<String> {
 struct MainKeys {
     dns: Option<(String, usize)>,
     rc_manager: Option<(String, usize)>,
+    /// `[global-dns-domain-*] servers`.
+    global_servers: Option<(String, usize)>,
     /// `[.config] enable=` is not false.
     enabled: bool,
 }
@@ -354,6 +376,7 @@ impl MainKeys {
         let mut keys = MainKeys {
             dns: None,
             rc_manager: None,
+            global_servers: None,
             enabled: true,
         };
         let mut group = String::new();
@@ -378,6 +401,7 @@ impl MainKeys {
             match (group.as_str(), key.trim_end()) {
                 ("main", "dns") => keys.dns = Some((value, i + 1)),
                 ("main", "rc-manager") => keys.rc_manager = Some((value, i + 1)),
+                ("global-dns-domain-*", "servers") => keys.global_servers = Some((value, i + 1)),
                 (".config", "enable") => {
                     keys.enabled = !matches!(
                         value.to_ascii_lowercase().as_str(),

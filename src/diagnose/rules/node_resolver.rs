@@ -655,8 +655,11 @@ fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
 /// Where NetworkManager writes the servers its connections give (dns=default), the
 /// nameservers of /etc/resolv.conf against those of its own no-stub-resolv.conf, which it
 /// writes in the same update (the same list where no caching plugin runs): why they
-/// differ, or `None` where they do not or that cannot be told.
-fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
+/// differ, or `None` where they do not or that cannot be told. `at_boot`: NetworkManager
+/// is stopped and writes the file at its next start, from its configuration as it is
+/// then: its `[global-dns-domain-*] servers` where conf.d sets them (what it last wrote,
+/// no-stub-resolv.conf, may be older than them).
+fn nm_hand_edit(facts: &crate::facts::NodeFacts, at_boot: bool) -> Option<String> {
     use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
     let nm = NmDns::read(&facts.files);
     if nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf)) != DnsMode::Default {
@@ -687,7 +690,19 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts) -> Option<String> {
         )
     };
     let own = "/run/NetworkManager/no-stub-resolv.conf";
-    let (etc, generated) = (servers("/etc/resolv.conf")?, servers(own)?);
+    let etc = servers("/etc/resolv.conf")?;
+    if let (true, Some(global), Some(set)) = (at_boot, nm.global_server_list(), &nm.global_servers)
+    {
+        return (etc != global).then(|| {
+            format!(
+                "its nameservers ({}) are not NetworkManager's global DNS servers, which it writes at its start ([global-dns-domain-*] servers at {}: {})",
+                etc.join(", "),
+                set.source.at(),
+                crate::text::escape(&global.join(", "))
+            )
+        });
+    }
+    let generated = servers(own)?;
     (etc != generated).then(|| {
         format!(
             "its nameservers ({}) are not those NetworkManager generated in {own} ({})",
@@ -964,19 +979,29 @@ fn nm_resolv_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
         "make the change where NetworkManager reads it (a conf.d file with [global-dns] servers, or dns=none if the file is to be owned by hand){not_only}"
     );
     if at_boot {
-        return Some(ctx.finding(
-            id,
-            Severity::Warning,
-            "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot".into(),
-            evidence,
-            fix,
-        ));
+        // At its start it writes its [global-dns] servers where conf.d sets them, else its
+        // connections'. A file that already lists them stays as it is (info, as for a
+        // running NetworkManager), which dnsfix's own fix (conf.d and the file) makes so.
+        let (severity, summary) = match nm_hand_edit(facts, true) {
+            Some(why) => {
+                evidence.push(why);
+                (
+                    Severity::Warning,
+                    "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then with other servers than the file's: a change made in the file itself lasts only until the next reboot",
+                )
+            }
+            None => (
+                Severity::Info,
+                "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot",
+            ),
+        };
+        return Some(ctx.finding(id, severity, summary.into(), evidence, fix));
     }
     // NetworkManager's default: it writes the file itself (rc-manager auto, then symlink,
     // writes a regular file: nm-dns-manager.c), so on its own that is how the node is meant
     // to be. A file whose servers are not the ones it generated (no-stub-resolv.conf,
     // written in the same update) was edited since, and the edit goes at its next update.
-    let (severity, summary) = match nm_hand_edit(facts) {
+    let (severity, summary) = match nm_hand_edit(facts, false) {
         Some(why) => {
             evidence.push(why);
             (

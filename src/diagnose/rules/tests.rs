@@ -4425,3 +4425,34 @@ fn networkmanager_writing_resolveds_stub_is_told_to_leave_the_file_alone_running
         at_boot.remediation
     );
 }
+
+/// A stopped, enabled NetworkManager writes /etc/resolv.conf at its next start with its
+/// conf.d [global-dns-domain-*] servers: a file that lists them already is how the node
+/// will be (info), which dnsfix's own fix (conf.d and the file, host-upstream-dns) makes
+/// so; a file with other servers loses them at the reboot (warning).
+#[test]
+fn a_stopped_network_manager_warns_only_where_the_file_differs_from_what_it_writes() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-CLUSTER-SELF-FORWARD/networkmanager-stopped-enabled-host-cluster-only",
+    );
+    let finding = |raw: &crate::facts::raw::RawFacts| match managed_elsewhere(raw, false) {
+        RuleOutcome::Findings(f) => f[0].clone(),
+        other => panic!("{other:?}"),
+    };
+    let same = finding(&raw);
+    assert_eq!(same.severity, Severity::Info, "{same:?}");
+    raw.file(
+        "/etc/resolv.conf",
+        FileState::Present,
+        Some(b"nameserver 192.0.2.53\n"),
+    );
+    let other = finding(&raw);
+    assert_eq!(other.severity, Severity::Warning, "{other:?}");
+    assert!(
+        other.evidence.iter().any(|e| e
+            == "its nameservers (192.0.2.53) are not NetworkManager's global DNS servers, which it writes at its start ([global-dns-domain-*] servers at /etc/NetworkManager/conf.d/dns.conf:2: 169.254.25.10)"),
+        "{:?}",
+        other.evidence
+    );
+}
