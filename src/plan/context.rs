@@ -552,6 +552,8 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// (NetworkManager's too where the file is immutable: it writes none then). A plain
 /// /etc/resolv.conf is not systemd-resolved's just because resolved runs. `locked`: the
 /// `lsattr` flags of a plain /etc/resolv.conf that is immutable or append-only, else null.
+/// `resolved_at_boot`: systemd-resolved starts at boot (null where not known);
+/// `nm_active`: NetworkManager runs now (else it writes the file at its next start).
 fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     let r = &facts.resolver;
     let resolved = facts.services.systemd_resolved == UnitState::Active
@@ -589,6 +591,16 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         // file (it renames a new one over it), so the playbook blocks at plan time.
         let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
         map.insert("locked".into(), json!(locked));
+        // Where NetworkManager writes systemd-resolved's stub, the fix depends on whether
+        // anything answers there after a reboot, and the stop says when it writes.
+        map.insert(
+            "resolved_at_boot".into(),
+            json!(facts.services.resolved_starts_at_boot()),
+        );
+        map.insert(
+            "nm_active".into(),
+            json!(facts.services.network_manager == UnitState::Active),
+        );
     }
     json
 }

@@ -516,3 +516,47 @@ fn host_upstream_dns_stops_where_network_manager_writes_resolveds_stub() {
     );
     let _ = std::fs::remove_dir_all(&copy.dir);
 }
+
+/// The stop names when NetworkManager writes the stub (a stopped, enabled one: at its next
+/// start) and, where systemd-resolved does not start at boot, no resolved drop-in: nothing
+/// answers at 127.0.0.53 after a reboot there, and rc-manager=unmanaged is the fix.
+#[test]
+fn host_upstream_dns_stop_fits_a_stopped_network_manager_and_a_disabled_resolved() {
+    let copy = fixture_copy(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
+        "nm122-stub-boot",
+    );
+    std::fs::write(
+        copy.tree.join("etc/resolv.conf"),
+        "nameserver 169.254.25.10\nsearch example.internal\n",
+    )
+    .expect("resolv.conf");
+    // systemd-resolved inactive and disabled, NetworkManager inactive but enabled.
+    let units = copy.tree.join(".dnsfix/cmd/units");
+    let states = std::fs::read_to_string(&units).expect("units");
+    let mut lines: Vec<&str> = states.lines().collect();
+    lines[0] = "inactive";
+    lines[1] = "inactive";
+    std::fs::write(&units, lines.join("\n") + "\n").expect("units");
+    std::fs::write(copy.tree.join(".dnsfix/cmd/resolved-enabled"), "disabled\n")
+        .expect("resolved-enabled");
+    let wants = copy.tree.join("etc/systemd/system/multi-user.target.wants");
+    std::fs::create_dir_all(&wants).expect("wants");
+    std::fs::write(wants.join("NetworkManager.service"), "[Unit]\n").expect("link");
+    let mut vars = copy.vars.clone();
+    vars["upstream_dns_servers"] = serde_json::json!(["192.0.2.53"]);
+    let inventory_path = inventory(&copy.dir, &vars);
+    let raw = raw::from_tree(&copy.tree).expect("tree");
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let plan = plan_for(&inventory_path, &raw, &playbooks);
+    let text = plan::render::text(&plan, false);
+    assert!(
+        text.contains(
+            "over the plain /etc/resolv.conf at its start at the next boot (stopped now, enabled)"
+        ) && text.contains("systemd-resolved does not start at boot here")
+            && text.contains("set rc-manager=unmanaged"),
+        "{text}"
+    );
+    assert!(!text.contains("resolved.conf.d"), "{text}");
+    let _ = std::fs::remove_dir_all(&copy.dir);
+}
