@@ -1089,10 +1089,10 @@ pub const RULES: &[RuleInfo] = &[
             replaces a regular file on every DNS change and leaves a symlink alone; dns=none\n  \
             or rc-manager=unmanaged makes it leave the file alone (NetworkManager.conf(5)), and\n  \
             so does dns=systemd-resolved with rc-manager auto, its default since 1.28 (Ubuntu\n  \
-            sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf; before 1.28 an\n  \
-            unset rc-manager is symlink, and it writes nameserver 127.0.0.53 over a regular\n  \
-            file: dnsfix reads the version from its plugin directory,\n  \
-            libdir/NetworkManager/VERSION), and so it does\n  \
+            sets it in /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf; before 1.28 (and in\n  \
+            RHEL 8's build, whatever the version) an unset rc-manager is symlink, and it\n  \
+            writes nameserver 127.0.0.53 over a regular file: dnsfix reads the version from\n  \
+            its plugin directory, libdir/NetworkManager/VERSION), and so it does\n  \
             with an immutable file (`chattr +i`: it tests the flag at its start and reload,\n  \
             nm-dns-manager.c _check_resconf_immutable; dnsfix asks `lsattr -d`). dnsfix reads\n  \
             NetworkManager.conf and the conf.d files of /usr/lib, /run and /etc as\n  \

@@ -32,7 +32,11 @@
 //!   was built with them and the program is there, else `symlink`. Before 1.28 `symlink`
 //!   writes a regular /etc/resolv.conf in every mode, 127.0.0.53 for systemd-resolved's
 //!   (1.22.0 `update_dns`: a caching plugin's local address replaces the servers). The
-//!   version is the name of NetworkManager's plugin directory ([`PLUGIN_PARENTS`]).
+//!   version is the name of NetworkManager's plugin directory ([`PLUGIN_PARENTS`]). RHEL
+//!   builds it with a default of its own whatever the version: `symlink` on RHEL 8, `file`
+//!   before (contrib/fedora/rpm/NetworkManager.spec @1.40.0 5d4802f7: `auto` only for Fedora
+//!   and RHEL 9 and later), which the directory's `.el8` release names
+//!   ([`NmDns::default_rc_manager`]).
 
 use std::collections::BTreeMap;
 
@@ -219,18 +223,53 @@ impl NmDns {
         }
     }
 
-    /// The installed NetworkManager is older than 1.28, where an unset `rc-manager` (or
-    /// `auto`, a word it does not know) is its build's default, `symlink`, not `auto`.
-    pub fn before_auto(&self) -> bool {
+    /// `rc-manager` is the build's default ([`NmDns::default_rc_manager`]): unset, a word
+    /// NetworkManager does not know, or `auto` before 1.28, which did not know it either
+    /// (nm-dns-manager.c `init_resolv_conf_mode` @1.40.0 5d4802f7: an unknown or no word
+    /// falls back to NM_CONFIG_DEFAULT_MAIN_RC_MANAGER, `auto` is auto).
+    pub fn rc_manager_defaulted(&self) -> bool {
+        match self.rc_manager.as_ref().map(|e| e.value.as_str()) {
+            Some("symlink" | "none" | "file" | "resolvconf" | "netconfig" | "unmanaged") => false,
+            Some("auto") => self.older_than_auto(),
+            _ => true,
+        }
+    }
+
+    /// The version is known and older than 1.28, the first to know `rc-manager=auto`.
+    fn older_than_auto(&self) -> bool {
         self.version
             .as_deref()
             .and_then(major_minor)
             .is_some_and(|v| v < (1, 28))
     }
 
+    /// The installed NetworkManager's build default for an unset `rc-manager` (or `auto`, or
+    /// a word it does not know) where that is not `auto`, with why: `symlink` before 1.28
+    /// (meson_options.txt `config_dns_rc_manager_default` @1.22.0 7fe734f8: `symlink`;
+    /// `auto` from 1.28.0 6f32c5c1), and whatever the version in RHEL's builds before 9,
+    /// which the plugin directory's `.elN` release names: contrib/fedora/rpm/NetworkManager.spec
+    /// @1.40.0 5d4802f7 sets `dns_rc_manager_default` to `auto` only for Fedora and RHEL 9 and
+    /// later, `symlink` for RHEL 8 and `file` before. `None` where the default is `auto` or the
+    /// version is not known.
+    pub fn default_rc_manager(&self) -> Option<(RcManager, &'static str)> {
+        let version = self.version.as_deref()?;
+        match rhel_release(version) {
+            Some(el) if el < 8 => return Some((RcManager::File, "a RHEL 7 build")),
+            Some(8) => {
+                return Some((
+                    RcManager::Symlink,
+                    "RHEL 8's build (auto is the default only on Fedora and RHEL 9 and later)",
+                ));
+            }
+            _ => {}
+        }
+        self.older_than_auto()
+            .then_some((RcManager::Symlink, "older than 1.28"))
+    }
+
     /// `rc-manager` as set (`dns=none` makes it `unmanaged` whatever it says); unset, or a
-    /// word NetworkManager does not know, is `auto`, or `symlink` before 1.28
-    /// ([`NmDns::before_auto`]).
+    /// word NetworkManager does not know, is `auto`, or the build's default where that is
+    /// not `auto` ([`NmDns::default_rc_manager`]: `symlink` before 1.28 and on RHEL 8).
     pub fn rc_manager(&self) -> RcManager {
         if self.dns.as_ref().is_some_and(|e| e.value == "none") {
             return RcManager::Unmanaged;
@@ -241,8 +280,10 @@ impl NmDns {
             Some("resolvconf") => RcManager::Resolvconf,
             Some("netconfig") => RcManager::Netconfig,
             Some("unmanaged") => RcManager::Unmanaged,
-            _ if self.before_auto() => RcManager::Symlink,
-            _ => RcManager::Auto,
+            _ if !self.rc_manager_defaulted() => RcManager::Auto,
+            _ => self
+                .default_rc_manager()
+                .map_or(RcManager::Auto, |(default, _)| default),
         }
     }
 
@@ -284,6 +325,17 @@ fn plugin_version(files: &BTreeMap<String, RawFile>) -> Option<String> {
         })
         .max()
         .map(|(_, name)| name)
+}
+
+/// The RHEL release a version string's `.elN` names (`1.40.16-1.el8`, `1.40.16-1.el8_8`:
+/// the spec's `%{version}-%{release}`, its dist tag `.el8`).
+fn rhel_release(version: &str) -> Option<u32> {
+    let (_, release) = version.split_once('-')?;
+    let tag = release
+        .split('.')
+        .find_map(|part| part.strip_prefix("el"))?;
+    let digits: String = tag.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// The major and minor number a version string starts with (`1.22.10`, `1.40.16-1.el8`).
@@ -612,7 +664,10 @@ mod tests {
         );
         let nm = NmDns::read(&raw.files);
         assert_eq!(nm.version.as_deref(), Some("1.22.10"));
-        assert!(nm.before_auto());
+        assert_eq!(
+            nm.default_rc_manager(),
+            Some((RcManager::Symlink, "older than 1.28"))
+        );
         assert_eq!(nm.rc_manager(), RcManager::Symlink);
         assert!(nm.writes_resolv_conf(DnsMode::SystemdResolved));
         for word in ["auto", "bogus"] {
@@ -635,11 +690,56 @@ mod tests {
             FileState::Present,
             Some(b"[main]\ndns=systemd-resolved\n"),
         );
-        dir(&mut raw, "/usr/lib64/NetworkManager/1.40.16-1.el8");
+        dir(&mut raw, "/usr/lib64/NetworkManager/1.46.0-26.el9_5");
         let nm = NmDns::read(&raw.files);
-        assert_eq!(nm.version.as_deref(), Some("1.40.16-1.el8"));
+        assert_eq!(nm.version.as_deref(), Some("1.46.0-26.el9_5"));
         assert_eq!(nm.rc_manager(), RcManager::Auto);
         assert!(!nm.writes_resolv_conf(DnsMode::SystemdResolved));
+    }
+
+    /// RHEL 8 builds NetworkManager with symlink as its default rc-manager whatever the
+    /// version (NetworkManager.spec @1.40.0: auto only for Fedora and RHEL >= 9), RHEL 7
+    /// with file: there an unset rc-manager writes the file in systemd-resolved's mode too.
+    #[test]
+    fn rhel_8_builds_default_to_symlink_and_rhel_7_to_file() {
+        for (version, rc, default) in [
+            ("1.40.16-1.el8", RcManager::Symlink, true),
+            ("1.40.16-1.el8_8", RcManager::Symlink, true),
+            ("1.18.8-2.el7_9", RcManager::File, true),
+            ("1.46.0-26.el9_5", RcManager::Auto, false),
+            ("1.40.16", RcManager::Auto, false),
+            ("1.38.4-1.fc37", RcManager::Auto, false),
+        ] {
+            let mut raw =
+                crate::testing::raw_from(&[(MAIN_FILE, "[main]\ndns=systemd-resolved\n")]);
+            raw.file(
+                &format!("/usr/lib64/NetworkManager/{version}"),
+                FileState::Directory,
+                None,
+            );
+            let nm = NmDns::read(&raw.files);
+            assert_eq!(nm.version.as_deref(), Some(version));
+            assert_eq!(nm.rc_manager(), rc, "{version}");
+            assert_eq!(nm.default_rc_manager().is_some(), default, "{version}");
+            assert_eq!(
+                nm.writes_resolv_conf(DnsMode::SystemdResolved),
+                default,
+                "{version}"
+            );
+            // `auto` set is auto from 1.28 on, whatever the build's default (1.18 does not
+            // know the word: its default).
+            if version.starts_with("1.18.") {
+                continue;
+            }
+            raw.file(
+                MAIN_FILE,
+                FileState::Present,
+                Some(b"[main]\ndns=systemd-resolved\nrc-manager=auto\n"),
+            );
+            let nm = NmDns::read(&raw.files);
+            assert!(!nm.rc_manager_defaulted(), "{version}");
+            assert_eq!(nm.rc_manager(), RcManager::Auto, "{version}");
+        }
     }
 
     #[test]

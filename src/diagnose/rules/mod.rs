@@ -1068,17 +1068,18 @@ pub(crate) fn network_manager_writes_resolved_stub(facts: &NodeFacts) -> bool {
 fn network_manager_version_note(facts: &NodeFacts) -> String {
     use crate::facts::network_manager::{NmDns, RcManager};
     let nm = NmDns::read(&facts.files);
-    let defaulted = !matches!(
-        nm.rc_manager.as_ref().map(|e| e.value.as_str()),
-        Some("symlink" | "none" | "file" | "resolvconf" | "netconfig" | "unmanaged")
-    );
     match (
         &nm.version,
-        nm.before_auto() && defaulted && nm.rc_manager() == RcManager::Symlink,
+        nm.default_rc_manager()
+            .filter(|_| nm.rc_manager_defaulted()),
     ) {
-        (Some(version), true) => format!(
-            "; NetworkManager {} is older than 1.28, where an unset rc-manager is symlink, not auto: it writes a regular /etc/resolv.conf in every dns mode",
-            crate::text::escape(version)
+        (Some(version), Some((default, why))) => format!(
+            "; NetworkManager {} is {why}, where an unset rc-manager is {}, not auto: it writes a regular /etc/resolv.conf in every dns mode",
+            crate::text::escape(version),
+            match default {
+                RcManager::File => "file",
+                _ => "symlink",
+            }
         ),
         _ => String::new(),
     }

@@ -486,9 +486,20 @@ fn network_manager_note(ctx: &Ctx) -> String {
             mode.as_str(),
             setting(&nm.dns, "dns"),
             setting(&nm.rc_manager, "rc-manager"),
-            match (&nm.version, nm.rc_manager.is_none() && nm.before_auto()) {
-                (Some(v), true) => format!(
+            match (
+                &nm.version,
+                nm.default_rc_manager().filter(|_| nm.rc_manager.is_none())
+            ) {
+                (Some(v), Some((RcManager::File, why))) => format!(
+                    ": file, the default of NetworkManager {} ({why})",
+                    crate::text::escape(v)
+                ),
+                (Some(v), Some((_, "older than 1.28"))) => format!(
                     ": symlink, the default of NetworkManager {} (before 1.28)",
+                    crate::text::escape(v)
+                ),
+                (Some(v), Some((_, why))) => format!(
+                    ": symlink, the default of NetworkManager {} ({why})",
                     crate::text::escape(v)
                 ),
                 _ => String::new(),
