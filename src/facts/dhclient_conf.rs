@@ -77,7 +77,12 @@ pub fn statements(text: &str) -> Vec<Statement> {
             }
             '{' => {
                 let header = std::mem::take(&mut current);
-                let inner = match (stack.is_empty(), header.strip_prefix("interface ")) {
+                // `interface"ens5"{` is the same block: dhclient's lexer ends a word at a
+                // `"` (common/conflex.c get_token @572032cb).
+                let name = header
+                    .strip_prefix("interface")
+                    .filter(|rest| rest.starts_with([' ', '"']));
+                let inner = match (stack.is_empty(), name) {
                     (true, Some(name)) => {
                         Scope::Interface(name.trim().trim_matches('"').to_owned())
                     }
@@ -147,6 +152,20 @@ mod tests {
                 st(Scope::Other, 11, "option domain-name-servers 127.0.0.1;"),
             ]
         );
+    }
+
+    /// No blank between `interface`, its name and the brace: still the interface's block.
+    #[test]
+    fn an_interface_block_needs_no_blanks() {
+        assert_eq!(
+            statements("interface\"ens5\"{supersede domain-name-servers 192.0.2.53;}"),
+            [st(
+                Scope::Interface("ens5".into()),
+                1,
+                "supersede domain-name-servers 192.0.2.53;"
+            )]
+        );
+        assert_eq!(statements("interfaces \"x\" { a; }")[0].scope, Scope::Other);
     }
 
     #[test]

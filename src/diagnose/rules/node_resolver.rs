@@ -856,11 +856,29 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
             .map(|ip| ip.to_string())
             .collect()
     };
-    // The top level's, else the first interface block's that hands such a server on.
-    let servers = DhclientServers::parse(&text)
-        .into_iter()
+    // The first interface block's that hands such a server on, else the top level's. A
+    // block's statements run after the top level's for its interface, so where blocks set
+    // servers of their own the top level's count only for an interface dhclient serves
+    // without one: which interfaces it serves its command line says, and the gather does
+    // not read it. Such a finding is unknown, not a certain harm.
+    let parsed = DhclientServers::parse(&text);
+    let blocks: Vec<String> = parsed
+        .iter()
+        .filter_map(|s| s.interface.as_deref())
+        .map(|name| crate::text::escape(name).into_owned())
+        .collect();
+    let servers = parsed
+        .iter()
+        .filter(|s| s.interface.is_some())
+        .chain(parsed.iter().filter(|s| s.interface.is_none()))
         .find(|s| !bad_of(s).is_empty())?;
-    let bad = bad_of(&servers);
+    let unblocked = (servers.interface.is_none() && !blocks.is_empty()).then(|| {
+        format!(
+            "interface blocks in {path} give {} servers of their own: the top-level lines count only for an interface dhclient serves without a block, and which it serves (its command line) is not read",
+            blocks.join(", ")
+        )
+    });
+    let bad = bad_of(servers);
     let fix = dhclient_fix(ctx, &text);
     let scope = servers.interface.as_ref().map(|name| {
         format!(
@@ -872,7 +890,8 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
         .lines
         .iter()
         .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
-        .chain(scope);
+        .chain(scope)
+        .chain(unblocked.clone());
     // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
     // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
     // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
@@ -909,7 +928,11 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
                 .iter()
                 .any(|ip| !is_loopback(*ip) && !ctx.cluster.contains(ip));
         let (severity, summary) = dhclient_harm(ctx, &bad, real, &mut evidence);
-        return Some(ctx.finding(id, severity, summary, evidence, fix));
+        let mut finding = ctx.finding(id, severity, summary, evidence, fix);
+        if unblocked.is_some() {
+            finding.status = crate::diagnose::FindingStatus::Unknown;
+        }
+        return Some(finding);
     }
     // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal client: the
     // line is latent until dhclient runs again.

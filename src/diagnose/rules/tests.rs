@@ -4456,3 +4456,52 @@ fn a_stopped_network_manager_warns_only_where_the_file_differs_from_what_it_writ
         other.evidence
     );
 }
+
+/// A top-level supersede with a loopback server, and an interface block that supersedes it
+/// with a real one: the block runs after the top level for its interface (isc-dhcp
+/// client/clparse.c make_client_config @572032cb), so on a node whose only DHCP interface is
+/// that one dhclient hands on the real server. Which interfaces dhclient serves the gather
+/// does not read: the top level's loopback counts only for an interface without a block,
+/// unknown rather than a high finding. A block with no blank before its brace is a block.
+#[test]
+fn a_top_level_dhclient_line_an_interface_block_overrides_is_unknown_not_high() {
+    use crate::diagnose::FindingStatus;
+    use crate::facts::raw::FileState;
+    let raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let with = |conf: &str| {
+        let mut raw = raw.clone();
+        raw.file(
+            "/etc/dhcp/dhclient.conf",
+            FileState::Present,
+            Some(conf.as_bytes()),
+        );
+        match managed_elsewhere(&raw, false) {
+            RuleOutcome::Findings(f) => f[0].clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    for conf in [
+        "supersede domain-name-servers 127.0.0.1;\ninterface \"ens5\" { supersede domain-name-servers 192.0.2.53; }\n",
+        "supersede domain-name-servers 127.0.0.1;\ninterface\"ens5\"{supersede domain-name-servers 192.0.2.53;}\n",
+    ] {
+        let f = with(conf);
+        assert_eq!(f.status, FindingStatus::Unknown, "{conf:?} {f:?}");
+        assert!(
+            f.evidence.iter().any(|e| e.starts_with(
+                "interface blocks in /etc/dhcp/dhclient.conf give ens5 servers of their own"
+            )),
+            "{:?}",
+            f.evidence
+        );
+    }
+    // A block that itself hands a loopback server on is a finding for its interface.
+    let f = with(
+        "supersede domain-name-servers 192.0.2.53;\ninterface \"ens5\" { prepend domain-name-servers 127.0.0.1; }\n",
+    );
+    assert_eq!(
+        (f.severity, f.status),
+        (Severity::High, FindingStatus::Failed)
+    );
+}
