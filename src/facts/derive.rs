@@ -212,20 +212,33 @@ pub const NM_WANTS: &str = super::raw::NM_UNIT_LINKS[0];
 
 /// Whether NetworkManager starts at boot, from the links gather.sh looked at where
 /// /etc/NetworkManager is there ([`Services::network_manager_enabled`]). A mask (a link to
-/// /dev/null in /etc or /run) beats the wants link; the wants link counts whatever it
-/// leads to, as systemd pulls the unit in by the link's name (a link to nothing too).
+/// /dev/null in /etc or /run) beats the wants links (`systemctl enable`'s in /etc,
+/// `--runtime`'s in /run). systemd pulls the unit in by the link's name and loads it from
+/// its unit path, so a wants link to nothing counts where a unit file of that name is
+/// there (/etc, /run, /usr/lib, /lib), and is `not-found` where none is (a removed
+/// package's leftover link).
 fn network_manager_enabled(raw: &RawFacts) -> Option<String> {
-    let wants = raw.files.get(NM_WANTS)?;
-    let masked = super::raw::NM_UNIT_LINKS[1..]
+    use super::raw::NM_UNIT_LINKS as L;
+    raw.files.get(NM_WANTS)?;
+    let get = |paths: &[&str]| -> Vec<&super::raw::RawFile> {
+        paths.iter().filter_map(|p| raw.files.get(*p)).collect()
+    };
+    let is_mask = |f: &super::raw::RawFile| f.symlink_target.as_deref() == Some("/dev/null");
+    let masked = get(&[L[1], L[2]]).into_iter().any(is_mask);
+    let wants = get(&[L[0], L[3]]);
+    let linked = wants
         .iter()
-        .filter_map(|p| raw.files.get(*p))
-        .any(|f| f.symlink_target.as_deref() == Some("/dev/null"));
-    let linked = wants.state != FileState::Missing || wants.symlink_target.is_some();
+        .any(|f| f.state != FileState::Missing || f.symlink_target.is_some());
+    let unit = wants.iter().any(|f| f.state == FileState::Present)
+        || get(&[L[1], L[2], L[4], L[5]])
+            .into_iter()
+            .any(|f| f.state == FileState::Present && !is_mask(f));
     Some(
-        match (masked, linked) {
-            (true, _) => "masked",
-            (false, true) => "enabled",
-            (false, false) => "disabled",
+        match (masked, linked, unit) {
+            (true, _, _) => "masked",
+            (false, true, true) => "enabled",
+            (false, true, false) => "not-found",
+            (false, false, _) => "disabled",
         }
         .to_owned(),
     )
@@ -530,22 +543,27 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// The wants link `systemctl enable` makes counts whatever it leads to (a link to
-    /// nothing too: systemd pulls the unit in by the link's name); a mask in /etc or /run
+    /// The wants link `systemctl enable` makes (or `--runtime`'s in /run) counts whatever
+    /// it leads to where a unit file of the name is on the unit path (systemd pulls the
+    /// unit in by the link's name), and is not-found where none is; a mask in /etc or /run
     /// beats it; nothing looked at (no /etc/NetworkManager) says nothing.
     #[test]
     fn network_manager_starts_at_boot_as_its_unit_links_say() {
-        let [wants, etc, run] = [
-            super::super::raw::NM_UNIT_LINKS[0],
-            super::super::raw::NM_UNIT_LINKS[1],
-            super::super::raw::NM_UNIT_LINKS[2],
-        ];
+        use super::super::raw::NM_UNIT_LINKS as L;
+        let [wants, etc, run, runtime, vendor] = [L[0], L[1], L[2], L[3], L[4]];
         let mut raw = RawFacts::default();
         assert_eq!(network_manager_enabled(&raw), None);
         raw.file(wants, FileState::Missing, None);
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("disabled"));
+        // `systemctl enable --runtime`: a link in /run to the vendor's unit file.
+        raw.file(runtime, FileState::Present, None);
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
+        raw.file(runtime, FileState::Missing, None);
         raw.files.get_mut(wants).expect("file").symlink_target =
             Some("/usr/lib/systemd/system/gone.service".into());
+        // A link to nothing, and no unit file of the name: nothing starts.
+        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("not-found"));
+        raw.file(vendor, FileState::Present, Some(b"[Unit]\n"));
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
         raw.file(wants, FileState::Present, None);
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));

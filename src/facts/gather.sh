@@ -195,6 +195,11 @@ if [ -d /etc/NetworkManager ]; then
   e /etc/systemd/system/multi-user.target.wants/NetworkManager.service
   f /etc/systemd/system/NetworkManager.service
   f /run/systemd/system/NetworkManager.service
+  # `systemctl enable --runtime` links it in /run; a wants link pulls the unit in by its
+  # name, from the unit path: where no unit file is there (a removed package), nothing.
+  e /run/systemd/system/multi-user.target.wants/NetworkManager.service
+  e /usr/lib/systemd/system/NetworkManager.service
+  e /lib/systemd/system/NetworkManager.service
   # Its version, from the directory its plugins are installed in (meson.build nm_plugindir:
   # libdir/NetworkManager/VERSION, the distribution's version string; Ubuntu 20.04:
   # /usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10): before 1.28 an unset rc-manager

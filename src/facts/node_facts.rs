@@ -142,7 +142,9 @@ pub struct Services {
     /// unit's links (no systemctl asked): `masked` (its name in /etc/systemd/system or
     /// /run/systemd/system links to /dev/null), `enabled` (its link in
     /// /etc/systemd/system/multi-user.target.wants, where `systemctl enable` puts it:
-    /// data/NetworkManager.service.in `WantedBy=multi-user.target`), else `disabled`.
+    /// data/NetworkManager.service.in `WantedBy=multi-user.target`, or in /run's, where
+    /// `systemctl enable --runtime` does), `not-found` (the link leads nowhere and no unit
+    /// file of the name is on the unit path), else `disabled`.
     /// Looked at only where /etc/NetworkManager is there; `None` elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_manager_enabled: Option<String>,

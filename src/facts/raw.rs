@@ -434,13 +434,18 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
     Ok(raw)
 }
 
-/// The links of NetworkManager's unit gather.sh looks at where /etc/NetworkManager is a
-/// directory: the one `systemctl enable` makes, and its name in /etc and /run, which a mask
-/// links to /dev/null.
+/// The links and unit files of NetworkManager's unit gather.sh looks at where
+/// /etc/NetworkManager is a directory: the wants link `systemctl enable` makes, its name in
+/// /etc and /run (which a mask links to /dev/null), the wants link `systemctl enable
+/// --runtime` makes in /run, and the unit file in the vendor directories (systemd's unit
+/// path, systemd.unit(5): /etc, /run, /usr/lib, and /lib on a split /usr).
 pub const NM_UNIT_LINKS: &[&str] = &[
     "/etc/systemd/system/multi-user.target.wants/NetworkManager.service",
     "/etc/systemd/system/NetworkManager.service",
     "/run/systemd/system/NetworkManager.service",
+    "/run/systemd/system/multi-user.target.wants/NetworkManager.service",
+    "/usr/lib/systemd/system/NetworkManager.service",
+    "/lib/systemd/system/NetworkManager.service",
 ];
 
 /// The fixed paths gather.sh reads on every node (a test keeps this list and the script

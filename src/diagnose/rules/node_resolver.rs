@@ -488,7 +488,8 @@ fn network_manager_note(ctx: &Ctx) -> String {
             setting(&nm.rc_manager, "rc-manager"),
             match (
                 &nm.version,
-                nm.default_rc_manager().filter(|_| nm.rc_manager.is_none())
+                nm.default_rc_manager()
+                    .filter(|_| nm.rc_manager_defaulted())
             ) {
                 (Some(v), Some((RcManager::File, why))) => format!(
                     ": file, the default of NetworkManager {} ({why})",

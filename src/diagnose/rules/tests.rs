@@ -4505,3 +4505,34 @@ fn a_top_level_dhclient_line_an_interface_block_overrides_is_unknown_not_high() 
         (Severity::High, FindingStatus::Failed)
     );
 }
+
+/// NetworkManager 1.22 does not know rc-manager=auto and falls back to its default,
+/// symlink, as for an unset one (nm-dns-manager.c init_resolv_conf_mode): the resolver
+/// fix's note says so for an explicit `auto` too, as DNS-RESOLV-MANAGED-ELSEWHERE's does.
+#[test]
+fn the_resolver_fix_names_the_default_an_explicit_auto_falls_back_to_before_1_28() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-HOST-RESOLVER-DOWN/ubuntu2204-networkmanager-resolved-disabled",
+    );
+    raw.file(
+        "/usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10",
+        FileState::Directory,
+        None,
+    );
+    raw.file(
+        "/etc/NetworkManager/conf.d/rc.conf",
+        FileState::Present,
+        Some(b"[main]\nrc-manager=auto\n"),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let fix = match host_resolver_down(&Ctx::new(&host, &facts)) {
+        RuleOutcome::Findings(f) => f[0].remediation.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        fix.contains("(rc-manager=auto at /etc/NetworkManager/conf.d/rc.conf:2: symlink, the default of NetworkManager 1.22.10 (before 1.28))"),
+        "{fix}"
+    );
+}
