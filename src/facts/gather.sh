@@ -203,7 +203,8 @@ if [ -d /etc/NetworkManager ]; then
   # Its version, from the directory its plugins are installed in (meson.build nm_plugindir:
   # libdir/NetworkManager/VERSION, the distribution's version string; Ubuntu 20.04:
   # /usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10): before 1.28 an unset rc-manager
-  # means symlink, not auto. Globs, no process.
+  # means symlink, not auto, and so it does in RHEL 8's build (its `.el8` release). Globs,
+  # no process.
   for x in /usr/lib64/NetworkManager/[0-9]* /usr/lib/*/NetworkManager/[0-9]* /usr/lib/NetworkManager/[0-9]*; do
     case "$x" in *"$NL"*) continue ;; esac
     [ -d "$x" ] && hdr dir "$x"

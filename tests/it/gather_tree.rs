@@ -197,6 +197,9 @@ fn compared(facts: &NodeFacts) -> Value {
         "firewalld_enabled": json["services"]["firewalld_enabled"],
         // From the unit's links, where /etc/NetworkManager is.
         "network_manager_enabled": json["services"]["network_manager_enabled"],
+        // From the name of its plugin directory (libdir/NetworkManager/VERSION), which
+        // decides its default rc-manager.
+        "network_manager_version": dnsfix::facts::network_manager::NmDns::read(&facts.files).version,
         // What the boot applies (the live values are the machine's here).
         "sysctls_persisted": json["sysctls"]
             .as_object()
