@@ -269,6 +269,12 @@ pub struct Cni {
     /// gives pods no network of its own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub later: Vec<LaterConfig>,
+    /// Why the runtime may give pods another network than the file in effect, where it may:
+    /// CRI-O's settings name one in a way dnsfix does not read ([`Cni::crio_unknown`]).
+    /// The file's plugins and forwarding are still what the files say; only whether pods
+    /// sit on a bridge is not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime_unknown: Option<String>,
 }
 
 /// A CNI configuration file the runtime passes over for the one in effect.
@@ -480,13 +486,21 @@ impl Cni {
         Cni::unknown(why, refused)
     }
 
-    /// The network of a CRI-O node whose configuration does not say which network CRI-O
-    /// picks, in a way dnsfix reads: not known, with why ([`CrioNetwork::from_raw`]).
-    pub fn crio_unknown(why: String) -> Cni {
-        Cni::unknown(
-            format!("{why}: which CNI network CRI-O gives pods is not known"),
-            Vec::new(),
-        )
+    /// The network of a CRI-O node whose settings do not say, in a way dnsfix reads,
+    /// which network CRI-O picks (`why`: [`CrioNetwork::from_raw`],
+    /// [`super::crio_config::sysconfig`]), from the network its files give: the plugins,
+    /// forwarding and refused files stay as read (the Cilium and forwarding judgements need
+    /// them, and the files are the likeliest network); whether pods sit on a bridge becomes
+    /// not known, with why, and so do the files passed over.
+    pub fn crio_unknown(mut self, why: String) -> Cni {
+        let unknown = format!("{why}: which CNI network CRI-O gives pods is not known");
+        self.pod_bridge = match self.pod_bridge {
+            PodBridge::Unknown(files) => PodBridge::Unknown(format!("{files}; {unknown}")),
+            _ => PodBridge::Unknown(unknown),
+        };
+        self.later.clear();
+        self.runtime_unknown = Some(why);
+        self
     }
 
     /// No configuration in effect that dnsfix can judge, with why.
@@ -502,6 +516,7 @@ impl Cni {
             refused,
             unread: None,
             later: Vec::new(),
+            runtime_unknown: None,
         }
     }
 
@@ -603,6 +618,7 @@ impl Cni {
             refused: Vec::new(),
             unread: None,
             later: Vec::new(),
+            runtime_unknown: None,
         }
     }
 }

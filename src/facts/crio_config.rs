@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use super::kubelet_flags::{EnvFile, split_words};
 use super::raw::{FileState, RawFacts};
 
 /// CRI-O's main configuration file.
@@ -24,17 +25,27 @@ pub const CRIO_SYSCONFIG: &str = "/etc/sysconfig/crio";
 /// The directory CRI-O reads CNI files from where `network_dir` is not set
 /// (pkg/config/config.go `NetworkDir: cniConfigDir`).
 const CRIO_NETWORK_DIR: &str = "/etc/cni/net.d";
-/// The variables of [`CRIO_SYSCONFIG`] that may choose another network or configuration:
-/// the unit's option lists, and the environment variables CRI-O's flags read
-/// (internal/criocli/criocli.go @f954a17e: `--config`, `--config-dir`,
-/// `--cni-default-network`, `--cni-config-dir`).
+/// The environment variables of [`CRIO_SYSCONFIG`] that CRI-O's flags read and that may
+/// choose another network or configuration (internal/criocli/criocli.go @f954a17e:
+/// `EnvVars` of `--config`, `--config-dir`, `--cni-default-network`, `--cni-config-dir`).
 const CRIO_VARIABLES: &[&str] = &[
-    "CRIO_CONFIG_OPTIONS",
-    "CRIO_NETWORK_OPTIONS",
     "CONTAINER_CONFIG",
     "CONTAINER_CONFIG_DIR",
     "CONTAINER_CNI_DEFAULT_NETWORK",
     "CONTAINER_CNI_CONFIG_DIR",
+];
+/// The flags of CRI-O that choose its configuration or its network over the files dnsfix
+/// reads, with their aliases (internal/criocli/criocli.go @f954a17e getCrioFlags: `config`
+/// alias `c`, `config-dir` alias `d`, `cni-default-network`, `cni-config-dir`). urfave/cli
+/// v2 (v2.27.7, cri-o's go.mod) parses with Go's flag package: one dash or two, the value
+/// after `=` or as the next word.
+const CRIO_FLAGS: &[&str] = &[
+    "config",
+    "c",
+    "config-dir",
+    "d",
+    "cni-default-network",
+    "cni-config-dir",
 ];
 
 /// What CRI-O's configuration says of the pod network.
@@ -57,10 +68,9 @@ impl CrioNetwork {
     /// `strings.EqualFold`, so `[CRIO.NETWORK]` and `CNI_DEFAULT_NETWORK` count too; dotted
     /// keys, inline tables and multi-line strings are TOML it accepts that this reading
     /// does not. Unknown too where `network_dir` names a directory other than
-    /// /etc/cni/net.d, the only one dnsfix reads for CRI-O, or where CRI-O's environment
-    /// file sets options or variables that may override the files ([`sysconfig`]).
+    /// /etc/cni/net.d, the only one dnsfix reads for CRI-O. CRI-O's environment file, which
+    /// may override the files, is read apart ([`sysconfig`]).
     pub fn from_raw(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
-        sysconfig(raw)?;
         let prefix = format!("{CRIO_CONF_D}/");
         let mut files: Vec<&str> = raw
             .order
@@ -124,10 +134,13 @@ impl CrioNetwork {
 }
 
 /// Why CRI-O's environment file leaves the network unknown, where it does: it could not be
-/// read whole, or it gives a variable of [`CRIO_VARIABLES`] a value (systemd's
-/// EnvironmentFile syntax: `NAME=value`, the value quoted or not, `#` comments), which may
-/// give CRI-O command-line options or settings over its files that dnsfix does not read.
-fn sysconfig(raw: &RawFacts) -> Result<(), String> {
+/// read whole, it gives a variable of [`CRIO_VARIABLES`] a value, or an option list
+/// (`CRIO_*_OPTIONS`: contrib/systemd/crio.service @f954a17e passes `$CRIO_CONFIG_OPTIONS
+/// $CRIO_RUNTIME_OPTIONS $CRIO_STORAGE_OPTIONS $CRIO_NETWORK_OPTIONS
+/// $CRIO_METRICS_OPTIONS`, each split into words) holds one of [`CRIO_FLAGS`]. The file is
+/// read as systemd's EnvironmentFile= reads it ([`EnvFile`]), the last assignment of a name
+/// winning; any other option (`--log-level=info`) leaves the files' network as it is.
+pub fn sysconfig(raw: &RawFacts) -> Result<(), String> {
     let Some(file) = raw.get(CRIO_SYSCONFIG) else {
         return Ok(());
     };
@@ -141,17 +154,32 @@ fn sysconfig(raw: &RawFacts) -> Result<(), String> {
             "{CRIO_SYSCONFIG}, the environment of CRI-O's unit, could not be read whole"
         ));
     };
-    for (index, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((name, value)) = line.split_once('=') else {
+    let env = EnvFile::parse(&text);
+    let mut names: Vec<&str> = env.vars.iter().map(|v| v.name.as_str()).collect();
+    names.dedup();
+    for name in names {
+        let Some(var) = env.get(name) else {
             continue;
         };
-        let (name, value) = (name.trim(), value.trim().trim_matches(['"', '\'']).trim());
-        if !line.starts_with('#') && CRIO_VARIABLES.contains(&name) && !value.is_empty() {
+        if CRIO_VARIABLES.contains(&name) && !var.value.trim().is_empty() {
             return Err(format!(
-                "{CRIO_SYSCONFIG}:{} sets {name}, which CRI-O's unit passes it and which may choose its network over its configuration files: dnsfix does not read it",
-                index + 1
+                "{CRIO_SYSCONFIG}:{} sets {name}, which CRI-O reads as a setting over its configuration files and which may choose its network: dnsfix does not read it",
+                var.line
+            ));
+        }
+        if !(name.starts_with("CRIO_") && name.ends_with("_OPTIONS")) {
+            continue;
+        }
+        let chosen = split_words(&var.value, var.line)
+            .into_iter()
+            .find(|(word, _)| {
+                let body = word.strip_prefix("--").or_else(|| word.strip_prefix('-'));
+                body.is_some_and(|b| CRIO_FLAGS.contains(&b.split('=').next().unwrap_or(b)))
+            });
+        if let Some((word, line)) = chosen {
+            return Err(format!(
+                "{CRIO_SYSCONFIG}:{line} sets {name} with {}, an option of CRI-O's command line that chooses its configuration or network over its files: dnsfix does not read it",
+                crate::text::escape(&word)
             ));
         }
     }

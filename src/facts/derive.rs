@@ -62,13 +62,18 @@ impl NodeFacts {
         let kubelet = super::kubelet::kubelet(raw, &flavour);
         // CRI-O, where the kubelet hands it pods, picks its network by name where its
         // configuration sets one.
-        let crio = (kubelet.runtime_endpoint.as_ref())
-            .is_some_and(|e| e.value.contains("crio"))
-            .then(|| super::crio_config::CrioNetwork::from_raw(raw));
-        let cni = match crio {
-            Some(Err(why)) => Cni::crio_unknown(why),
-            Some(Ok(named)) => Cni::for_runtime(raw, named.as_ref()),
-            None => Cni::from_raw(raw),
+        // Where its settings leave that uncertain, the network of the files stands, its
+        // bridge not known.
+        let on_crio = (kubelet.runtime_endpoint.as_ref()).is_some_and(|e| e.value.contains("crio"));
+        let cni = if on_crio {
+            let named = super::crio_config::CrioNetwork::from_raw(raw);
+            let cni = Cni::for_runtime(raw, named.as_ref().ok().and_then(Option::as_ref));
+            match named.err().or(super::crio_config::sysconfig(raw).err()) {
+                Some(why) => cni.crio_unknown(why),
+                None => cni,
+            }
+        } else {
+            Cni::from_raw(raw)
         };
         let mut services = services;
         // No kubelet-running unit is active (a stopped k3s or RKE2 node): the unit to

@@ -138,10 +138,14 @@ pub(super) fn bridge_nf_off(ctx: &Ctx) -> RuleOutcome {
 /// read (a file unreadable or cut short, a name Multus looks up as a
 /// NetworkAttachmentDefinition or in its own confDir: multus-cni pkg/k8sclient/k8sclient.go
 /// `getNetDelegate`) is still taken as bridged: no plugin was seen at all, and the common
-/// ones bridge.
+/// ones bridge. So is a CRI-O node whose settings may pick another network than the file's
+/// ([`crate::facts::cni::Cni::runtime_unknown`]): its plugin is known, the network is not.
 fn unknown_plugin(ctx: &Ctx) -> Option<String> {
     let cni = &ctx.facts.cni;
-    if !matches!(cni.pod_bridge, PodBridge::Unknown(_)) || cni.config.is_none() {
+    if !matches!(cni.pod_bridge, PodBridge::Unknown(_))
+        || cni.config.is_none()
+        || cni.runtime_unknown.is_some()
+    {
         return None;
     }
     crate::facts::cni::main_plugin(&cni.plugins).map(|main| {

@@ -1666,6 +1666,37 @@ fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
         crate::diagnose::FindingStatus::Unknown,
         "{f:?}"
     );
+    // The same on CRI-O (the kubelet's containerRuntimeEndpoint its socket), whose unit's
+    // environment file passes an option that chooses no network, or one that does
+    // (contrib/systemd/crio.service and internal/criocli/criocli.go @f954a17e): Cilium's
+    // file is still the files' network, and the exception holds.
+    let config = "/etc/kubernetes/kubelet-config.yaml";
+    let text = cilium
+        .get(config)
+        .and_then(|f| f.text())
+        .expect("kubelet config");
+    let crio_config = text.replace(
+        "unix:///var/run/containerd/containerd.sock",
+        "unix:///var/run/crio/crio.sock",
+    );
+    assert_ne!(crio_config, text);
+    for options in [
+        "CRIO_CONFIG_OPTIONS=\"--log-level=info\"\n",
+        "CRIO_NETWORK_OPTIONS=\"--cni-default-network=cilium\"\n",
+    ] {
+        let crio = crate::testing::with_files(
+            &cilium,
+            &[(config, &crio_config), ("/etc/sysconfig/crio", options)],
+        );
+        let RuleOutcome::Findings(f) = outcome(&crio) else {
+            panic!("{options}: unknown with cilium on CRI-O");
+        };
+        assert_eq!(
+            f[0].status,
+            crate::diagnose::FindingStatus::Unknown,
+            "{options}: {f:?}"
+        );
+    }
 
     let mut other = base.clone();
     crate::testing::set_command(
@@ -4535,4 +4566,62 @@ fn the_resolver_fix_names_the_default_an_explicit_auto_falls_back_to_before_1_28
         fix.contains("(rc-manager=auto at /etc/NetworkManager/conf.d/rc.conf:2: symlink, the default of NetworkManager 1.22.10 (before 1.28))"),
         "{fix}"
     );
+}
+
+/// A CRI-O option that chooses nothing of the network leaves the files' network as it is:
+/// the node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge with `cni_default_network = ""`
+/// (Calico's routed file first by name) and /etc/sysconfig/crio passing `--log-level=info`
+/// and storage options (contrib/systemd/crio.service @f954a17e passes every
+/// `$CRIO_*_OPTIONS`) stays info, not critical. An option that does choose the
+/// configuration or network (internal/criocli/criocli.go @f954a17e: `--config`, alias `-c`,
+/// `--cni-config-dir`), in any of the unit's lists, leaves the bridge unknown, critical,
+/// but Calico's plugin list and forwarding stay as the files give them.
+#[test]
+fn crio_options_that_choose_no_network_keep_the_files_network() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let first = crate::testing::with_files(
+        &base,
+        &[(
+            "/etc/crio/crio.conf.d/20-network.conf",
+            "[crio.network]\ncni_default_network = \"\"\n",
+        )],
+    );
+    let judge = |sysconfig: &str| {
+        let raw = crate::testing::with_files(&first, &[("/etc/sysconfig/crio", sysconfig)]);
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let host = Host::new("node1");
+        match bridge_nf_off(&Ctx::new(&host, &facts)) {
+            RuleOutcome::Findings(f) => (f[0].severity, f[0].evidence.join("\n"), facts.cni),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (severity, evidence, cni) = judge(
+        "CRIO_CONFIG_OPTIONS=\"--log-level=info\"\nCRIO_STORAGE_OPTIONS='--storage-driver overlay'\n",
+    );
+    assert_eq!(severity, Severity::Info, "{evidence}");
+    assert_eq!(cni.runtime_unknown, None);
+    for (sysconfig, word) in [
+        (
+            "CRIO_RUNTIME_OPTIONS=\"--log-level=info -c /etc/crio/other.conf\"\n",
+            "-c",
+        ),
+        (
+            "CRIO_NETWORK_OPTIONS=--cni-config-dir=/opt/cni/net.d\n",
+            "--cni-config-dir",
+        ),
+        (
+            "CRIO_METRICS_OPTIONS=\"--config-dir\" \nCRIO_METRICS_OPTIONS=\"--enable-metrics\"\nCRIO_CONFIG_OPTIONS=\"-config=/x.conf\"\n",
+            "-config",
+        ),
+    ] {
+        let (severity, evidence, cni) = judge(sysconfig);
+        assert_eq!(severity, Severity::Critical, "{sysconfig}: {evidence}");
+        assert!(evidence.contains(word), "{sysconfig}: {evidence}");
+        assert_eq!(cni.plugins.first().map(String::as_str), Some("calico"));
+        assert!(cni.forwards.is_some(), "{sysconfig}: {cni:?}");
+        assert!(
+            matches!(cni.pod_bridge, crate::facts::cni::PodBridge::Unknown(_)),
+            "{cni:?}"
+        );
+    }
 }
