@@ -144,7 +144,9 @@ fn stray_search_across_fleet(gathered: &[(&Host, &NodeFacts)], out: &mut [HostDi
 
 /// Runs every per-host rule on one host.
 pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
-    diagnose_host_in(host, facts, None)
+    let known = settle(&[(host, facts)], None).pop().flatten();
+    let facts = known.as_ref().unwrap_or(facts);
+    run_rules(host, &rules::Ctx::in_cluster(host, facts, None))
 }
 
 /// [`diagnose_host`] of a node as a plan leaves it (its predicted facts), judged against
@@ -173,19 +175,6 @@ fn run_rules(host: &Host, ctx: &rules::Ctx) -> HostDiagnosis {
     }
 }
 
-/// [`diagnose_host`], with what the cluster says where a rule uses it (kube-proxy's mode).
-fn diagnose_host_in(
-    host: &Host,
-    facts: &NodeFacts,
-    cluster: Option<&crate::cluster::Cluster>,
-) -> HostDiagnosis {
-    // The kubelet's version from the cluster or the inventory, where the binary gave none
-    // and a drop-in's resolvConf depends on it.
-    let known = rules::with_known_version(host, facts, cluster);
-    let facts = known.as_ref().unwrap_or(facts);
-    run_rules(host, &rules::Ctx::in_cluster(host, facts, cluster))
-}
-
 /// [`diagnose`], then what the cluster says about each host: its DNS pods and the
 /// ConfigMaps (their rules come after DNS-FLEET-DRIFT), and the Corefiles' `forward`
 /// lines as evidence where the harm of a node's resolv.conf depends on them.
@@ -193,7 +182,9 @@ pub fn diagnose_in(
     gathered: &[(&Host, &NodeFacts)],
     cluster: &crate::cluster::Cluster,
 ) -> Vec<HostDiagnosis> {
-    let mut out = diagnose_with(gathered, Some(cluster));
+    let known = settle(gathered, Some(cluster));
+    let gathered = &settled(gathered, &known);
+    let mut out = diagnose_settled(gathered, Some(cluster));
     let corefiles = match cluster {
         crate::cluster::Cluster::Read { config, .. } => cluster::corefile_evidence(config),
         crate::cluster::Cluster::Unavailable { .. } => Vec::new(),
@@ -219,16 +210,46 @@ pub fn diagnose_in(
 
 /// Diagnoses every gathered host and adds fleet drift.
 pub fn diagnose(gathered: &[(&Host, &NodeFacts)]) -> Vec<HostDiagnosis> {
-    diagnose_with(gathered, None)
+    let known = settle(gathered, None);
+    diagnose_settled(&settled(gathered, &known), None)
 }
 
-fn diagnose_with(
+/// Each host's facts read again with the kubelet's version from the cluster or the
+/// inventory, where the binary gave none and a drop-in's resolvConf depends on it
+/// ([`rules::with_known_version`]); `None` where nothing changes (facts settled before
+/// are left alone). `check` and `plan` settle every host once, before any rule: the
+/// per-host rules, the fleet's drift and stray search domains and the cluster's rules
+/// then judge the same facts, and the same as the plan's playbooks.
+pub fn settle(
+    gathered: &[(&Host, &NodeFacts)],
+    cluster: Option<&crate::cluster::Cluster>,
+) -> Vec<Option<NodeFacts>> {
+    gathered
+        .iter()
+        .map(|(host, facts)| rules::with_known_version(host, facts, cluster))
+        .collect()
+}
+
+/// `gathered` with the facts [`settle`] read again in place of the ones gathered.
+fn settled<'a>(
+    gathered: &[(&'a Host, &'a NodeFacts)],
+    known: &'a [Option<NodeFacts>],
+) -> Vec<(&'a Host, &'a NodeFacts)> {
+    gathered
+        .iter()
+        .zip(known)
+        .map(|((host, facts), known)| (*host, known.as_ref().unwrap_or(facts)))
+        .collect()
+}
+
+/// [`diagnose`] of facts already settled ([`settle`]).
+fn diagnose_settled(
     gathered: &[(&Host, &NodeFacts)],
     cluster: Option<&crate::cluster::Cluster>,
 ) -> Vec<HostDiagnosis> {
     let mut out: Vec<HostDiagnosis> = gathered
         .iter()
-        .map(|(h, f)| diagnose_host_in(h, f, cluster))
+        .map(|(h, f)| run_rules(h, &rules::Ctx::in_cluster(h, f, cluster)))
         .collect();
     stray_search_across_fleet(gathered, &mut out);
     let drift = drift::drift(gathered);

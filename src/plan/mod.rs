@@ -149,7 +149,8 @@ pub fn build(
 
 /// The facts of each host read again with the kubelet's version from the cluster or the
 /// inventory, where the binary gave none and a drop-in's resolvConf depends on it
-/// ([`rules::with_known_version`]): the findings and the playbooks read the same facts.
+/// ([`diagnose::settle`], as `check` reads them): the findings and the playbooks read the
+/// same facts, and the diagnosis, finding them settled, reads none again.
 fn settle_kubelet_versions(
     hosts: &[&Host],
     outcomes: &mut [HostOutcome],
@@ -157,7 +158,9 @@ fn settle_kubelet_versions(
 ) {
     for (host, outcome) in hosts.iter().zip(outcomes) {
         if let Ok(facts) = &mut outcome.result
-            && let Some(known) = rules::with_known_version(host, facts, Some(cluster))
+            && let Some(known) = diagnose::settle(&[(host, facts)], Some(cluster))
+                .pop()
+                .flatten()
         {
             *facts = known;
         }

@@ -4625,3 +4625,60 @@ fn crio_options_that_choose_no_network_keep_the_files_network() {
         );
     }
 }
+
+/// `check` and `plan` judge the same facts: n1 and n2 the 1.31 resolverConfig node
+/// (DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig) with a v1.32.1 kubelet,
+/// which passes the drop-in's resolverConfig over; n3 the same node with no
+/// `kubelet --version` and the inventory's kube_version v1.30.4, whose kubelet reads it
+/// (the stub: a loop). The version is known for n3 before any rule runs, so the fleet's
+/// drift sees n3's resolvConf differ from n1's and n2's, in `check` (diagnose) as in
+/// `plan` (which settles the facts first): never the loop alone.
+#[test]
+fn check_judges_the_fleet_on_facts_read_with_the_known_kubelet_version() {
+    let base = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig",
+    );
+    let mut current = base.clone();
+    crate::testing::set_command(&mut current, "kubelet-version", "Kubernetes v1.32.1\n", 0);
+    let mut unversioned = base.clone();
+    assert!(unversioned.commands.remove("kubelet-version").is_some());
+    let host = |name: &str| {
+        let mut host = Host::new(name);
+        host.groups = vec!["all".into(), "k8s_cluster".into(), "kube_node".into()];
+        host
+    };
+    let (n1, n2, mut n3) = (host("n1"), host("n2"), host("n3"));
+    n3.vars
+        .insert("kube_version".into(), serde_json::json!("v1.30.4"));
+    let facts = [
+        NodeFacts::from_raw("n1", &current),
+        NodeFacts::from_raw("n2", &current),
+        NodeFacts::from_raw("n3", &unversioned),
+    ];
+    let gathered: Vec<(&Host, &NodeFacts)> = [&n1, &n2, &n3].into_iter().zip(&facts).collect();
+    let check = crate::diagnose::diagnose(&gathered);
+    let drift = check[2]
+        .outcomes
+        .iter()
+        .find(|(id, _)| *id == "DNS-FLEET-DRIFT")
+        .map(|(_, o)| o.clone());
+    match drift {
+        Some(RuleOutcome::Findings(f)) => assert!(
+            f.iter().all(|f| f.severity == Severity::Warning) && !f.is_empty(),
+            "{f:?}"
+        ),
+        other => panic!("expected n3's drift, got {other:?}"),
+    }
+    // The plan's path: the facts settled first, then diagnosed.
+    let known = crate::diagnose::settle(&gathered, None);
+    let settled: Vec<(&Host, &NodeFacts)> = gathered
+        .iter()
+        .zip(&known)
+        .map(|((h, f), k)| (*h, k.as_ref().unwrap_or(f)))
+        .collect();
+    assert!(known[2].is_some() && known[0].is_none());
+    assert_eq!(
+        format!("{:?}", crate::diagnose::diagnose(&settled)),
+        format!("{check:?}")
+    );
+}
