@@ -263,6 +263,60 @@ impl Inventory {
             .or_else(|| Some((group.vars.get(key)?, group.origins.get(key)?)))
     }
 
+    /// Whether a host the inventory does not list yet, put in some leaf group under `group`
+    /// (a group with no children: `group` itself, or a descendant), would get `group`'s own
+    /// value of `key` ([`Inventory::group_var`]): the group precedence a listed host's
+    /// variables are merged with (see `builder.rs`: `group_vars/` files beat the inventory
+    /// file's group vars; within each, groups by depth, then `ansible_group_priority`, then
+    /// name, the last winning), host variables aside. `false` where every leaf under it has
+    /// a group of its own that overrides the value, or where the group sets none.
+    pub fn group_var_inherited(&self, group: &str, key: &str) -> bool {
+        let Some(start) = self.groups.iter().position(|g| g.name == group) else {
+            return false;
+        };
+        let mut leaves = Vec::new();
+        let mut seen = Vec::new();
+        let mut stack = vec![start];
+        while let Some(g) = stack.pop() {
+            if seen.contains(&g) {
+                continue;
+            }
+            seen.push(g);
+            match self.groups[g].children.as_slice() {
+                [] => leaves.push(g),
+                children => stack.extend(children.iter().copied()),
+            }
+        }
+        leaves
+            .into_iter()
+            .any(|leaf| self.group_var_winner(leaf, key) == Some(start))
+    }
+
+    /// The group whose value of `key` a host only in group `leaf` gets, host variables
+    /// aside ([`Inventory::group_var_inherited`]).
+    fn group_var_winner(&self, leaf: usize, key: &str) -> Option<usize> {
+        let mut closure: Vec<usize> = Vec::new();
+        let mut stack = vec![leaf, builder::ALL];
+        while let Some(g) = stack.pop() {
+            if !closure.contains(&g) {
+                closure.push(g);
+                stack.extend(self.groups[g].parents.iter().copied());
+            }
+        }
+        closure.sort_by(|&a, &b| {
+            let (ga, gb) = (&self.groups[a], &self.groups[b]);
+            (ga.depth, ga.priority, &ga.name).cmp(&(gb.depth, gb.priority, &gb.name))
+        });
+        let last = |set: &dyn Fn(&Group) -> bool| {
+            closure
+                .iter()
+                .rev()
+                .copied()
+                .find(|&g| set(&self.groups[g]))
+        };
+        last(&|g| g.file_vars.contains_key(key)).or_else(|| last(&|g| g.vars.contains_key(key)))
+    }
+
     /// Every group name, `all` and `ungrouped` first, then in order of first appearance.
     pub fn group_names(&self) -> Vec<&str> {
         self.groups.iter().map(|g| g.name.as_str()).collect()

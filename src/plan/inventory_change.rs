@@ -43,7 +43,9 @@ const DNSFIX_DIR: &str = "/etc/dnsfix/";
 /// dnsfix set it so, or a hand did): Kubespray renders that path into the kubelet config of a
 /// node a later scale.yml adds to the group, which has no such file, and whose kubelet then
 /// starts no pod. The group's own value is judged, whatever the current hosts override in
-/// host_vars: the inventory keeps it for the next node. Where Kubespray's distro vars set
+/// host_vars: the inventory keeps it for the next node, where some leaf group under it
+/// still inherits it (a child group's own value beats it for the leaves under that child:
+/// [`Inventory::group_var_inherited`]). Where Kubespray's distro vars set
 /// kube_resolv_conf for this node's OS (`distro`: its roles/kubernetes/node/vars, which
 /// include_vars loads over group and host vars: Ubuntu 18.04 to 24.04, Fedora), the value
 /// reaches no node of that OS, only one of another.
@@ -61,6 +63,10 @@ pub fn group_dnsfix_file_notes(
         let Some(value) = value.as_str().filter(|v| v.starts_with(DNSFIX_DIR)) else {
             continue;
         };
+        // A child group that sets its own value for every leaf under it: no new node gets it.
+        if !inventory.group_var_inherited(group, key) {
+            continue;
+        }
         let reaches = match distro {
             Some(path) => format!(
                 "Kubespray's roles/kubernetes/node/vars for this node's OS set {key}: {path} \
@@ -600,6 +606,21 @@ mod tests {
             "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
         )]);
         assert!(notes(&inv, "node1", None).is_empty());
+        // kube_node, the only leaf under k8s_cluster, sets its own: a node a later scale.yml
+        // adds to it gets kube_node's value (deeper groups win), never k8s_cluster's.
+        let (_, inv) = inventory(&[
+            (
+                "group_vars/k8s_cluster/dnsfix.yml",
+                "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
+            ),
+            (
+                "group_vars/kube_node.yml",
+                "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
+            ),
+        ]);
+        assert!(notes(&inv, "node1", None).is_empty());
+        assert!(!inv.group_var_inherited("k8s_cluster", "kube_resolv_conf"));
+        assert!(inv.group_var_inherited("kube_node", "kube_resolv_conf"));
         let (_, inv) = inventory(&[(
             "group_vars/k8s_cluster/all.yml",
             "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
