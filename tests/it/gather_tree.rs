@@ -990,3 +990,106 @@ fn a_regular_resolv_conf_comes_with_its_attribute_flags() {
     assert!(immutable.contains('i'), "{immutable}");
     assert!(append.contains('a'), "{append}");
 }
+
+/// CRI-O's drop-in directory as the script walks it (cri-o @f954a17e pkg/config/config.go
+/// `UpdateFromPath`: filepath.Walk, subdirectories and hidden names in walk order), on the
+/// node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge: `10-base.conf` names Calico's
+/// network, a hidden `.override.conf` in the subdirectory `sub`, walked after it, names
+/// CRI-O's bridge, and /etc/sysconfig/crio passes `--log-level=info` only
+/// (contrib/systemd/crio.service @f954a17e): the facts read the override, bridged. A FIFO
+/// among the drop-ins (never opened) or a name with a newline leaves the network unknown,
+/// Calico's first file by name kept for its plugins.
+#[test]
+fn crio_drop_ins_are_walked_as_crio_walks_them() {
+    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-crio-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-default-network-bridge/root");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&fixture)
+        .arg(&tree)
+        .status();
+    assert!(copied.expect("cp").success());
+    let drop_ins = tree.join("etc/crio/crio.conf.d");
+    std::fs::remove_file(drop_ins.join("20-network.conf")).expect("rm");
+    std::fs::create_dir_all(drop_ins.join("sub")).expect("mkdir");
+    std::fs::write(
+        drop_ins.join("10-base.conf"),
+        "[crio.network]\ncni_default_network = \"k8s-pod-network\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        drop_ins.join("sub/.override.conf"),
+        "[crio.network]\ncni_default_network = \"crio\"\n",
+    )
+    .expect("write");
+    std::fs::create_dir_all(tree.join("etc/sysconfig")).expect("mkdir");
+    std::fs::write(
+        tree.join("etc/sysconfig/crio"),
+        "# /etc/sysconfig/crio\nCRIO_CONFIG_OPTIONS=\"--log-level=info\"\n",
+    )
+    .expect("write");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let read = |raw: &RawFacts, path: &str| raw.get(path).map(|f| f.state);
+    assert_eq!(
+        read(&raw, "/etc/crio/crio.conf.d/sub/.override.conf"),
+        Some(FileState::Present),
+        "{:?}",
+        raw.order
+    );
+    assert_eq!(read(&raw, "/etc/sysconfig/crio"), Some(FileState::Present));
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist")
+    );
+    assert_eq!(facts.cni.runtime_unknown, None);
+    assert!(
+        matches!(
+            facts.cni.pod_bridge,
+            dnsfix::facts::cni::PodBridge::Bridged(_)
+        ),
+        "{:?}",
+        facts.cni
+    );
+    // A FIFO and a name with a newline: neither is read, and the network is not known.
+    let fifo = drop_ins.join("sub/30-fifo.conf");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    std::fs::write(drop_ins.join("40-a\nb.conf"), "[crio.network]\n").expect("write");
+    let raw = gathered(&tree, &scratch.join("run2"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        read(&raw, "/etc/crio/crio.conf.d/sub/30-fifo.conf"),
+        Some(FileState::Unreadable)
+    );
+    assert_eq!(
+        read(&raw, "/etc/crio/crio.conf.d/"),
+        Some(FileState::Unreadable),
+        "{:?}",
+        raw.order
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let why = facts.cni.runtime_unknown.as_deref().unwrap_or_default();
+    assert!(why.contains("could not be read"), "{:?}", facts.cni);
+    // The files' network, the first by name where the setting was not read, stays.
+    assert_eq!(
+        facts.cni.plugins.first().map(String::as_str),
+        Some("calico")
+    );
+    assert!(
+        matches!(
+            facts.cni.pod_bridge,
+            dnsfix::facts::cni::PodBridge::Unknown(_)
+        ),
+        "{:?}",
+        facts.cni
+    );
+}
