@@ -229,24 +229,30 @@ fn network_manager_enabled(raw: &RawFacts) -> Option<String> {
         paths.iter().filter_map(|p| raw.files.get(*p)).collect()
     };
     let is_mask = |f: &super::raw::RawFile| f.symlink_target.as_deref() == Some("/dev/null");
-    let masked = get(&[L[1], L[2]]).into_iter().any(is_mask);
+    let is_link =
+        |f: &&super::raw::RawFile| f.state != FileState::Missing || f.symlink_target.is_some();
     let wants = get(&[L[0], L[3]]);
-    let linked = wants
-        .iter()
-        .any(|f| f.state != FileState::Missing || f.symlink_target.is_some());
+    // What lives in /run is gone after a reboot: systemctl says `masked-runtime` and
+    // `enabled-runtime` for a mask or a wants link there alone.
+    let lasting = raw.files.get(L[0]).is_some_and(|f| is_link(&f));
+    let linked = wants.iter().any(is_link);
     let unit = wants.iter().any(|f| f.state == FileState::Present)
         || get(&[L[1], L[2], L[4], L[5]])
             .into_iter()
             .any(|f| f.state == FileState::Present && !is_mask(f));
-    Some(
-        match (masked, linked, unit) {
-            (true, _, _) => "masked",
-            (false, true, true) => "enabled",
-            (false, true, false) => "not-found",
-            (false, false, _) => "disabled",
+    let state = if get(&[L[1]]).into_iter().any(is_mask) {
+        "masked"
+    } else if get(&[L[2]]).into_iter().any(is_mask) {
+        "masked-runtime"
+    } else {
+        match (linked, unit, lasting) {
+            (true, true, true) => "enabled",
+            (true, true, false) => "enabled-runtime",
+            (true, false, _) => "not-found",
+            (false, _, _) => "disabled",
         }
-        .to_owned(),
-    )
+    };
+    Some(state.to_owned())
 }
 
 /// The first line a command record printed, where it printed one.
@@ -548,10 +554,11 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// The wants link `systemctl enable` makes (or `--runtime`'s in /run) counts whatever
-    /// it leads to where a unit file of the name is on the unit path (systemd pulls the
-    /// unit in by the link's name), and is not-found where none is; a mask in /etc or /run
-    /// beats it; nothing looked at (no /etc/NetworkManager) says nothing.
+    /// The wants link `systemctl enable` makes counts whatever it leads to where a unit file
+    /// of the name is on the unit path (systemd pulls the unit in by the link's name), and
+    /// is not-found where none is; `--runtime`'s in /run alone is enabled-runtime, gone at
+    /// the next boot; a mask in /etc beats it, one in /run alone is masked-runtime; nothing
+    /// looked at (no /etc/NetworkManager) says nothing.
     #[test]
     fn network_manager_starts_at_boot_as_its_unit_links_say() {
         use super::super::raw::NM_UNIT_LINKS as L;
@@ -560,9 +567,13 @@ mod tests {
         assert_eq!(network_manager_enabled(&raw), None);
         raw.file(wants, FileState::Missing, None);
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("disabled"));
-        // `systemctl enable --runtime`: a link in /run to the vendor's unit file.
+        // `systemctl enable --runtime`: a link in /run to the vendor's unit file, gone after
+        // a reboot.
         raw.file(runtime, FileState::Present, None);
-        assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
+        assert_eq!(
+            network_manager_enabled(&raw).as_deref(),
+            Some("enabled-runtime")
+        );
         raw.file(runtime, FileState::Missing, None);
         raw.files.get_mut(wants).expect("file").symlink_target =
             Some("/usr/lib/systemd/system/gone.service".into());
@@ -577,6 +588,12 @@ mod tests {
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("enabled"));
         raw.file(run, FileState::Present, Some(b""));
         raw.files.get_mut(run).expect("file").symlink_target = Some("/dev/null".into());
+        assert_eq!(
+            network_manager_enabled(&raw).as_deref(),
+            Some("masked-runtime")
+        );
+        raw.file(etc, FileState::Present, Some(b""));
+        raw.files.get_mut(etc).expect("file").symlink_target = Some("/dev/null".into());
         assert_eq!(network_manager_enabled(&raw).as_deref(), Some("masked"));
     }
 }

@@ -139,12 +139,13 @@ pub struct Services {
     pub systemd_resolved_enabled: Option<String>,
     pub network_manager: UnitState,
     /// Whether NetworkManager starts at boot, in `systemctl is-enabled`'s words, from its
-    /// unit's links (no systemctl asked): `masked` (its name in /etc/systemd/system or
-    /// /run/systemd/system links to /dev/null), `enabled` (its link in
+    /// unit's links (no systemctl asked): `masked` (its name in /etc/systemd/system
+    /// links to /dev/null), `enabled` (its link in
     /// /etc/systemd/system/multi-user.target.wants, where `systemctl enable` puts it:
-    /// data/NetworkManager.service.in `WantedBy=multi-user.target`, or in /run's, where
-    /// `systemctl enable --runtime` does), `not-found` (the link leads nowhere and no unit
-    /// file of the name is on the unit path), else `disabled`.
+    /// data/NetworkManager.service.in `WantedBy=multi-user.target`), `enabled-runtime` and
+    /// `masked-runtime` (the link or the mask only in /run, where `--runtime` puts them: gone
+    /// at the next boot), `not-found` (the link leads nowhere and no unit file of the name
+    /// is on the unit path), else `disabled`.
     /// Looked at only where /etc/NetworkManager is there; `None` elsewhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_manager_enabled: Option<String>,
