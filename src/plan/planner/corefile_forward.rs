@@ -55,14 +55,28 @@ impl Run<'_> {
             }
             NodeView::Read { via, .. } => via,
         };
-        let mine: Vec<&crate::cluster::Corefile> = self
+        let all: Vec<&crate::cluster::Corefile> = self
             .corefiles
             .iter()
             .filter(|c| c.configmap == configmap)
             .collect();
-        if mine.is_empty() {
+        if all.is_empty() {
             return Ok(Outcome::Already(format!(
                 "the cluster has no {configmap} ConfigMap with a Corefile"
+            )));
+        }
+        // Only a Corefile a pod loads: CoreDNS's pods were listed and none loads this one (a
+        // stale `coredns` beside a Helm release's, a second `Corefile*` key), so an edit
+        // changes nothing, and DNS-COREFILE-UPSTREAM-DRIFT does not judge it either.
+        let mine: Vec<&crate::cluster::Corefile> =
+            all.iter().copied().filter(|c| !c.unloaded).collect();
+        if mine.is_empty() {
+            return Ok(Outcome::Already(format!(
+                "no DNS pod loads the {configmap} ConfigMap's Corefile ({}): left as it is",
+                all.iter()
+                    .map(|c| c.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         let mut already = Vec::new();

@@ -630,6 +630,27 @@ mod tests {
             "{}",
             run_blocked(&owned)
         );
+        // A Corefile no CoreDNS pod loads (a stale kubeadm `coredns` beside the Helm
+        // release's the pods mount, a second `Corefile*` key): nothing to edit there, and
+        // one without a root forward blocks nothing.
+        let mut stale = corefile("coredns", coredns);
+        stale.unloaded = true;
+        let mut extra = corefile("coredns", "cluster.local:53 {\n    forward . 10.0.0.1\n}\n");
+        extra.key = "Corefile.override".into();
+        extra.unloaded = true;
+        let unloaded = plan_with(COREFILE_FORWARD, &[], &view, &[stale, extra]).expect("plans");
+        assert!(
+            unloaded.configmap_sets.is_empty(),
+            "{:?}",
+            unloaded.configmap_sets
+        );
+        assert!(
+            unloaded.unchanged.iter().any(|n| n.message.contains(
+                "no DNS pod loads the coredns ConfigMap's Corefile (Corefile, Corefile.override): left as it is"
+            )),
+            "{:?}",
+            unloaded.unchanged
+        );
         let error = plan_with(
             &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
             &[],
