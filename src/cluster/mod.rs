@@ -725,7 +725,7 @@ pub fn coredns_mounts(json: &[u8]) -> Vec<String> {
 }
 
 /// Where the CoreDNS container of each CoreDNS pod in a `kubectl get pods -o json` List
-/// (the container `coredns`, else its first) finds files: the ConfigMap key its `-conf`
+/// (the container `coredns`, else one whose image or `-conf` flag says CoreDNS) finds files: the ConfigMap key its `-conf`
 /// file is, that file's directory, and its ConfigMap volumes mounted whole (k3s's
 /// `config-volume` at /etc/coredns and the optional `custom-config-volume`, ConfigMap
 /// `coredns-custom`, at /etc/coredns/custom: manifests/coredns.yaml at 66c487bd). Their
@@ -760,10 +760,26 @@ fn coredns_pod(pod: &Value) -> Option<CorednsPod> {
         return None;
     }
     let containers = pod["spec"]["containers"].as_array()?;
+    // The container `coredns` (kubeadm's, Kubespray's, the Helm chart's, k3s's), else one
+    // whose image or flags say CoreDNS. A pod with neither is no CoreDNS: kube-dns's
+    // (GKE; cluster/addons/dns/kube-dns: kubedns, dnsmasq and sidecar, image
+    // k8s-dns-kube-dns) shares the `k8s-app: kube-dns` label and reads no Corefile.
+    let is_coredns = |c: &&Value| {
+        c["image"].as_str().is_some_and(|i| i.contains("coredns"))
+            || ["command", "args"].iter().any(|key| {
+                c[*key].as_array().is_some_and(|words| {
+                    words.iter().filter_map(Value::as_str).any(|w| {
+                        matches!(w, "-conf" | "--conf")
+                            || w.starts_with("-conf=")
+                            || w.starts_with("--conf=")
+                    })
+                })
+            })
+    };
     let container = containers
         .iter()
         .find(|c| c["name"] == "coredns")
-        .or(containers.first())?;
+        .or_else(|| containers.iter().find(is_coredns))?;
     let conf = conf_path(container);
     let base = conf
         .rsplit_once('/')
@@ -3189,6 +3205,31 @@ case \" $* \" in
         let root = serde_json::json!([{"name": "c", "mountPath": "/"}]);
         assert_eq!(pod(Value::Null, root, cm(Value::Null)), ok("Corefile"));
         assert!(pod(Value::Null, dir, cm(Value::Null)).is_err());
+    }
+
+    /// kube-dns's pods (GKE; kubernetes cluster/addons/dns/kube-dns: containers kubedns,
+    /// dnsmasq and sidecar) share CoreDNS's `k8s-app: kube-dns` label and read no Corefile:
+    /// they are no CoreDNS pod, so a Corefile beside them is not "in no volume it mounts".
+    /// A CoreDNS container under another name is still found, by its image or its -conf.
+    #[test]
+    fn kube_dns_pods_are_no_coredns_pods() {
+        let list = |containers: Value| {
+            let list = serde_json::json!({"kind": "List", "items": [{
+                "metadata": {"name": "kube-dns-5c9d8f", "labels": {"k8s-app": "kube-dns"}},
+                "spec": {"containers": containers, "volumes": []}}]});
+            coredns_files(&serde_json::to_vec(&list).expect("json")).pods
+        };
+        let kube_dns = serde_json::json!([
+            {"name": "kubedns", "image": "registry.k8s.io/dns/k8s-dns-kube-dns:1.23.0",
+             "args": ["--domain=cluster.local.", "--dns-port=10053"]},
+            {"name": "dnsmasq", "image": "registry.k8s.io/dns/k8s-dns-dnsmasq-nanny:1.23.0"},
+            {"name": "sidecar", "image": "registry.k8s.io/dns/k8s-dns-sidecar:1.23.0"}]);
+        assert!(list(kube_dns).is_empty());
+        let renamed = serde_json::json!([
+            {"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.22.0"},
+            {"name": "dns", "image": "registry.k8s.io/coredns/coredns:v1.11.3",
+             "args": ["-conf", "/etc/coredns/Corefile"]}]);
+        assert_eq!(list(renamed).len(), 1);
     }
 
     /// Only Services with a port 53 are the cluster's DNS: the CoreDNS Helm chart's
