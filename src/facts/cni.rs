@@ -487,8 +487,8 @@ impl Cni {
     }
 
     /// The network of a CRI-O node whose settings do not say, in a way dnsfix reads,
-    /// which network CRI-O picks (`why`: [`CrioNetwork::from_raw`],
-    /// [`super::crio_config::sysconfig`]), from the network its files give: the plugins,
+    /// which network of /etc/cni/net.d CRI-O picks (`why`:
+    /// [`super::crio_config::CrioUnknown::Name`]), from the network its files give: the plugins,
     /// forwarding and refused files stay as read (the Cilium and forwarding judgements need
     /// them, and the files are the likeliest network); whether pods sit on a bridge becomes
     /// not known, with why, and so do the files passed over.
@@ -501,6 +501,18 @@ impl Cni {
         self.later.clear();
         self.runtime_unknown = Some(why);
         self
+    }
+
+    /// The network of a CRI-O node whose settings may make it read its CNI files from
+    /// another directory than /etc/cni/net.d (`network_dir`, `--cni-config-dir`, or a
+    /// configuration dnsfix does not read: [`super::crio_config::CrioUnknown::Directory`]):
+    /// not known, with why, and nothing of /etc/cni/net.d's files, which CRI-O may never
+    /// read.
+    pub fn crio_elsewhere(why: String) -> Cni {
+        Cni::unknown(
+            format!("{why}: which CNI network CRI-O gives pods is not known"),
+            Vec::new(),
+        )
     }
 
     /// No configuration in effect that dnsfix can judge, with why.

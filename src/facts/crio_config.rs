@@ -34,6 +34,12 @@ const CRIO_VARIABLES: &[&str] = &[
     "CONTAINER_CNI_DEFAULT_NETWORK",
     "CONTAINER_CNI_CONFIG_DIR",
 ];
+/// The variable of [`CRIO_VARIABLES`] and the flag of [`CRIO_FLAGS`] that name only the
+/// network CRI-O picks, from the directory it reads anyway (internal/criocli/criocli.go
+/// @f954a17e: `--cni-default-network`, `EnvVars: CONTAINER_CNI_DEFAULT_NETWORK`); every
+/// other one may move that directory (`--cni-config-dir`) or set `network_dir` in a file
+/// dnsfix does not read (`--config`, `--config-dir`).
+const CRIO_NAME_ONLY: &[&str] = &["CONTAINER_CNI_DEFAULT_NETWORK", "cni-default-network"];
 /// The flags of CRI-O that choose its configuration or its network over the files dnsfix
 /// reads, with their aliases (internal/criocli/criocli.go @f954a17e getCrioFlags: `config`
 /// alias `c`, `config-dir` alias `d`, `cni-default-network`, `cni-config-dir`). urfave/cli
@@ -133,6 +139,17 @@ impl CrioNetwork {
     }
 }
 
+/// Why the network CRI-O gives pods is not known, by how much.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrioUnknown {
+    /// Only its name: CRI-O reads /etc/cni/net.d as dnsfix does, and may pick another
+    /// network of it than the first by name.
+    Name(String),
+    /// The directory too: CRI-O may read its CNI files from one dnsfix does not, so what
+    /// /etc/cni/net.d holds says nothing of its network.
+    Directory(String),
+}
+
 /// Why CRI-O's environment file leaves the network unknown, where it does: it could not be
 /// read whole, it gives a variable of [`CRIO_VARIABLES`] a value, or an option list
 /// (`CRIO_*_OPTIONS`: contrib/systemd/crio.service @f954a17e passes `$CRIO_CONFIG_OPTIONS
@@ -140,7 +157,8 @@ impl CrioNetwork {
 /// $CRIO_METRICS_OPTIONS`, each split into words) holds one of [`CRIO_FLAGS`]. The file is
 /// read as systemd's EnvironmentFile= reads it ([`EnvFile`]), the last assignment of a name
 /// winning; any other option (`--log-level=info`) leaves the files' network as it is.
-pub fn sysconfig(raw: &RawFacts) -> Result<(), String> {
+/// Only [`CRIO_NAME_ONLY`] leaves the directory known.
+pub fn sysconfig(raw: &RawFacts) -> Result<(), CrioUnknown> {
     let Some(file) = raw.get(CRIO_SYSCONFIG) else {
         return Ok(());
     };
@@ -150,9 +168,9 @@ pub fn sysconfig(raw: &RawFacts) -> Result<(), String> {
         _ => None,
     };
     let Some(text) = text else {
-        return Err(format!(
+        return Err(CrioUnknown::Directory(format!(
             "{CRIO_SYSCONFIG}, the environment of CRI-O's unit, could not be read whole"
-        ));
+        )));
     };
     let env = EnvFile::parse(&text);
     let mut names: Vec<&str> = env.vars.iter().map(|v| v.name.as_str()).collect();
@@ -162,10 +180,11 @@ pub fn sysconfig(raw: &RawFacts) -> Result<(), String> {
             continue;
         };
         if CRIO_VARIABLES.contains(&name) && !var.value.trim().is_empty() {
-            return Err(format!(
+            let why = format!(
                 "{CRIO_SYSCONFIG}:{} sets {name}, which CRI-O reads as a setting over its configuration files and which may choose its network: dnsfix does not read it",
                 var.line
-            ));
+            );
+            return Err(scope(name, why));
         }
         if !(name.starts_with("CRIO_") && name.ends_with("_OPTIONS")) {
             continue;
@@ -177,13 +196,25 @@ pub fn sysconfig(raw: &RawFacts) -> Result<(), String> {
                 body.is_some_and(|b| CRIO_FLAGS.contains(&b.split('=').next().unwrap_or(b)))
             });
         if let Some((word, line)) = chosen {
-            return Err(format!(
+            let why = format!(
                 "{CRIO_SYSCONFIG}:{line} sets {name} with {}, an option of CRI-O's command line that chooses its configuration or network over its files: dnsfix does not read it",
                 crate::text::escape(&word)
-            ));
+            );
+            let flag = word.trim_start_matches('-').split('=').next().unwrap_or("");
+            return Err(scope(flag, why));
         }
     }
     Ok(())
+}
+
+/// `why` as the unknown a variable or flag named `setting` leaves: the name only for
+/// [`CRIO_NAME_ONLY`], the directory too for any other.
+fn scope(setting: &str, why: String) -> CrioUnknown {
+    if CRIO_NAME_ONLY.contains(&setting) {
+        CrioUnknown::Name(why)
+    } else {
+        CrioUnknown::Directory(why)
+    }
 }
 
 /// Whether `dir` is /etc/cni/net.d as filepath.Clean would give it: slashes doubled or

@@ -62,16 +62,9 @@ impl NodeFacts {
         let kubelet = super::kubelet::kubelet(raw, &flavour);
         // CRI-O, where the kubelet hands it pods, picks its network by name where its
         // configuration sets one.
-        // Where its settings leave that uncertain, the network of the files stands, its
-        // bridge not known.
         let on_crio = (kubelet.runtime_endpoint.as_ref()).is_some_and(|e| e.value.contains("crio"));
         let cni = if on_crio {
-            let named = super::crio_config::CrioNetwork::from_raw(raw);
-            let cni = Cni::for_runtime(raw, named.as_ref().ok().and_then(Option::as_ref));
-            match named.err().or(super::crio_config::sysconfig(raw).err()) {
-                Some(why) => cni.crio_unknown(why),
-                None => cni,
-            }
+            crio_cni(raw)
         } else {
             Cni::from_raw(raw)
         };
@@ -548,6 +541,22 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
             Some(addr.split('/').next().unwrap_or(addr).to_owned())
         })
         .collect()
+}
+
+/// The network of a CRI-O node. Where its settings leave only the name uncertain, the
+/// network of the files stands, its bridge not known; where they may move the directory
+/// CRI-O reads, nothing of /etc/cni/net.d does. Every reason of
+/// [`super::crio_config::CrioNetwork::from_raw`] may hide a `network_dir` (a file it stops
+/// at may set one), so it leaves the directory unknown.
+fn crio_cni(raw: &RawFacts) -> Cni {
+    use super::crio_config::{CrioNetwork, CrioUnknown, sysconfig};
+    let named = CrioNetwork::from_raw(raw);
+    let cni = Cni::for_runtime(raw, named.as_ref().ok().and_then(Option::as_ref));
+    match (named.err().map(CrioUnknown::Directory)).or(sysconfig(raw).err()) {
+        Some(CrioUnknown::Name(why)) => cni.crio_unknown(why),
+        Some(CrioUnknown::Directory(why)) => Cni::crio_elsewhere(why),
+        None => cni,
+    }
 }
 
 #[cfg(test)]

@@ -849,12 +849,35 @@ fn set_at_start(ctx: &Ctx, family: Family) -> Option<(&'static str, Option<Strin
     if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 == Some(true) {
         return Some(("kube-proxy (ipvs mode)", None));
     }
+    // The files' plugin may not be the network CRI-O gives pods: see plugin_unsure.
+    if ctx.facts.cni.runtime_unknown.is_some() {
+        return None;
+    }
+    Some(("the network plugin", Some(plugin_forwards(ctx, family)?)))
+}
+
+/// The files' network plugin that turns forwarding of `family` on
+/// ([`crate::facts::cni::Cni::forwards`]).
+fn plugin_forwards(ctx: &Ctx, family: Family) -> Option<String> {
     let cni = &ctx.facts.cni;
-    let plugin = match family {
+    match family {
         Family::V6 => cni.forwards.clone().or_else(|| cni.forwards_ipv6.clone()),
         Family::V4 => cni.forwards.clone(),
-    }?;
-    Some(("the network plugin", Some(plugin)))
+    }
+}
+
+/// Why forwarding of `family` may or may not be set at every start, where only the files'
+/// network plugin sets it and CRI-O may give pods another network of the same directory
+/// ([`crate::facts::cni::Cni::runtime_unknown`]): [`set_at_start`] does not count it then.
+fn plugin_unsure(ctx: &Ctx, family: Family) -> Option<String> {
+    let why = ctx.facts.cni.runtime_unknown.as_ref()?;
+    if family == Family::V4 && super::kube_proxy_ipvs(ctx).0 == Some(true) {
+        return None;
+    }
+    let plugin = plugin_forwards(ctx, family)?;
+    Some(format!(
+        "{plugin}, where that is the network CRI-O gives pods; {why}"
+    ))
 }
 
 /// DNS-IP-FORWARD for one family.
@@ -904,6 +927,10 @@ fn forwarding(ctx: &Ctx, family: Family) -> RuleOutcome {
         Observed::Known(v) if v == "1" && !unread.is_empty() => ctx.unknown(id, unread),
         Observed::Known(v) if v == "1" => match (persisted, installer) {
             (None, _) => RuleOutcome::Pass,
+            // Set at every start only if CRI-O's network is the files' plugin's.
+            (Some(ev), None) if s.persisted.is_none() && let Some(why) = plugin_unsure(ctx, family) => {
+                ctx.unknown(id, format!("{ev}; it is set at every start by {why}"))
+            }
             // Antrea's agent sets it only from 1.15 (antrea-io/antrea 0204fbc3): an older
             // one leaves it to the node, and which one runs is not known here.
             (Some(ev), None)

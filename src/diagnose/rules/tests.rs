@@ -4614,16 +4614,78 @@ fn crio_options_that_choose_no_network_keep_the_files_network() {
             "-config",
         ),
     ] {
+        // These may move the directory CRI-O reads: nothing of /etc/cni/net.d stands.
         let (severity, evidence, cni) = judge(sysconfig);
         assert_eq!(severity, Severity::Critical, "{sysconfig}: {evidence}");
         assert!(evidence.contains(word), "{sysconfig}: {evidence}");
-        assert_eq!(cni.plugins.first().map(String::as_str), Some("calico"));
-        assert!(cni.forwards.is_some(), "{sysconfig}: {cni:?}");
+        assert!(cni.plugins.is_empty(), "{sysconfig}: {cni:?}");
+        assert!(cni.forwards.is_none(), "{sysconfig}: {cni:?}");
         assert!(
             matches!(cni.pod_bridge, crate::facts::cni::PodBridge::Unknown(_)),
             "{cni:?}"
         );
     }
+    // `--cni-default-network` names only the network: the files' stand.
+    let (_, _, cni) = judge("CRIO_NETWORK_OPTIONS=\"--cni-default-network=crio\"\n");
+    assert!(cni.runtime_unknown.is_some(), "{cni:?}");
+    assert!(cni.forwards.is_some(), "{cni:?}");
+}
+
+/// Where CRI-O reads its CNI files from another directory (OpenShift's
+/// `network_dir = "/etc/kubernetes/cni/net.d/"`; cri-o @f954a17e docs/crio.conf.5.md
+/// `network_dir`, pkg/config/config.go `NetworkDir`), what /etc/cni/net.d holds says nothing
+/// of its network: a broken file there is no DNS-CNI-CONFIG-INVALID, and a bridge there with
+/// `isGateway` does not set forwarding at every start.
+#[test]
+fn crio_reading_another_directory_ignores_etc_cni_net_d() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let elsewhere = (
+        "/etc/crio/crio.conf.d/00-default",
+        "[crio.network]\nnetwork_dir = \"/etc/kubernetes/cni/net.d/\"\n",
+    );
+    let broken = crate::testing::with_files(
+        &base,
+        &[
+            elsewhere,
+            ("/etc/cni/net.d/10-calico.conflist", "{"),
+            ("/etc/cni/net.d/10-crio-bridge.conflist", "{"),
+        ],
+    );
+    let facts = NodeFacts::from_raw("node1", &broken);
+    let host = Host::new("node1");
+    let outcome = super::cni::cni_config_invalid(&Ctx::new(&host, &facts));
+    assert!(matches!(outcome, RuleOutcome::Pass), "{outcome:?}");
+    // ip_forward on but persisted by no file: the files' bridge does not vouch for it.
+    let unpersisted = crate::testing::with_files(
+        &base,
+        &[elsewhere, ("/etc/sysctl.d/k8s.conf", "# nothing\n")],
+    );
+    let facts = NodeFacts::from_raw("node1", &unpersisted);
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
+        panic!("ip_forward passes with CRI-O reading another directory");
+    };
+    assert!(f[0].summary.contains("not persisted"), "{f:?}");
+    // Where CRI-O reads /etc/cni/net.d but may pick another network of it by name, the
+    // files' bridge may or may not be what pods get: not known.
+    let by_name = crate::testing::with_files(
+        &base,
+        &[
+            ("/etc/sysctl.d/k8s.conf", "# nothing\n"),
+            (
+                "/etc/sysconfig/crio",
+                "CRIO_NETWORK_OPTIONS=\"--cni-default-network=crio\"\n",
+            ),
+        ],
+    );
+    let facts = NodeFacts::from_raw("node1", &by_name);
+    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
+        panic!("ip_forward passes with CRI-O's network name not known");
+    };
+    assert_eq!(
+        f[0].status,
+        crate::diagnose::FindingStatus::Unknown,
+        "{f:?}"
+    );
 }
 
 /// `check` and `plan` judge the same facts: n1 and n2 the 1.31 resolverConfig node
