@@ -666,16 +666,17 @@ fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
 
 /// Where NetworkManager writes the servers its connections give (dns=default), the
 /// nameservers of /etc/resolv.conf against those of its own no-stub-resolv.conf, which it
-/// writes in the same update (the same list where no caching plugin runs): why they
-/// differ, or `None` where they do not or that cannot be told. `at_boot`: NetworkManager
+/// writes in the same update (the same list where no caching plugin runs): the same, why
+/// they differ, or not known (another DNS mode, whose caching plugin or resolvconf(8)
+/// writes other servers, or no file to compare with). `at_boot`: NetworkManager
 /// is stopped and writes the file at its next start, from its configuration as it is
 /// then: its `[global-dns-domain-*] servers` where conf.d sets them (what it last wrote,
 /// no-stub-resolv.conf, may be older than them).
-fn nm_hand_edit(facts: &crate::facts::NodeFacts, at_boot: bool) -> Option<String> {
+fn nm_hand_edit(facts: &crate::facts::NodeFacts, at_boot: bool) -> NmEdit {
     use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
     let nm = NmDns::read(&facts.files);
     if nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf)) != DnsMode::Default {
-        return None;
+        return NmEdit::Unknown;
     }
     // Only where NetworkManager writes the file itself: resolvconf(8) and netconfig merge
     // other sources into it, and `auto` hands it to resolvconf where that is installed
@@ -688,7 +689,7 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts, at_boot: bool) -> Option<String
     match nm.rc_manager() {
         RcManager::Symlink | RcManager::File => {}
         RcManager::Auto if !resolvconf => {}
-        _ => return None,
+        _ => return NmEdit::Unknown,
     }
     let servers = |path: &str| -> Option<Vec<String>> {
         let text = file_text(facts, path)?;
@@ -702,26 +703,43 @@ fn nm_hand_edit(facts: &crate::facts::NodeFacts, at_boot: bool) -> Option<String
         )
     };
     let own = "/run/NetworkManager/no-stub-resolv.conf";
-    let etc = servers("/etc/resolv.conf")?;
+    let Some(etc) = servers("/etc/resolv.conf") else {
+        return NmEdit::Unknown;
+    };
     if let (true, Some(global), Some(set)) = (at_boot, nm.global_server_list(), &nm.global_servers)
     {
-        return (etc != global).then(|| {
-            format!(
-                "its nameservers ({}) are not NetworkManager's global DNS servers, which it writes at its start ([global-dns-domain-*] servers at {}: {})",
-                etc.join(", "),
-                set.source.at(),
-                crate::text::escape(&global.join(", "))
-            )
-        });
-    }
-    let generated = servers(own)?;
-    (etc != generated).then(|| {
-        format!(
-            "its nameservers ({}) are not those NetworkManager generated in {own} ({})",
+        if etc == global {
+            return NmEdit::Same;
+        }
+        return NmEdit::Differs(format!(
+            "its nameservers ({}) are not NetworkManager's global DNS servers, which it writes at its start ([global-dns-domain-*] servers at {}: {})",
             etc.join(", "),
-            generated.join(", ")
-        )
-    })
+            set.source.at(),
+            crate::text::escape(&global.join(", "))
+        ));
+    }
+    let Some(generated) = servers(own) else {
+        return NmEdit::Unknown;
+    };
+    if etc == generated {
+        return NmEdit::Same;
+    }
+    NmEdit::Differs(format!(
+        "its nameservers ({}) are not those NetworkManager generated in {own} ({})",
+        etc.join(", "),
+        generated.join(", ")
+    ))
+}
+
+/// What [`nm_hand_edit`] tells of /etc/resolv.conf against what NetworkManager writes.
+enum NmEdit {
+    /// The same servers.
+    Same,
+    /// Other servers, with why.
+    Differs(String),
+    /// Not known: NetworkManager's mode or manager writes what dnsfix does not model, or
+    /// a file to compare was not read.
+    Unknown,
 }
 
 /// NetworkManager writes systemd-resolved's stub address into /etc/resolv.conf
@@ -1017,15 +1035,21 @@ fn nm_resolv_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
         // At its start it writes its [global-dns] servers where conf.d sets them, else its
         // connections'. A file that already lists them stays as it is (info, as for a
         // running NetworkManager), which dnsfix's own fix (conf.d and the file) makes so.
+        // Where what it writes then cannot be told (dns=dnsmasq writes 127.0.0.1), the
+        // warning stands: only a confirmed match is info.
         let (severity, summary) = match nm_hand_edit(facts, true) {
-            Some(why) => {
+            NmEdit::Differs(why) => {
                 evidence.push(why);
                 (
                     Severity::Warning,
                     "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then with other servers than the file's: a change made in the file itself lasts only until the next reboot",
                 )
             }
-            None => (
+            NmEdit::Unknown => (
+                Severity::Warning,
+                "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot",
+            ),
+            NmEdit::Same => (
                 Severity::Info,
                 "NetworkManager is stopped but starts at the next boot, and writes /etc/resolv.conf then: a change made in the file itself lasts only until the next reboot",
             ),
@@ -1037,14 +1061,14 @@ fn nm_resolv_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
     // to be. A file whose servers are not the ones it generated (no-stub-resolv.conf,
     // written in the same update) was edited since, and the edit goes at its next update.
     let (severity, summary) = match nm_hand_edit(facts, false) {
-        Some(why) => {
+        NmEdit::Differs(why) => {
             evidence.push(why);
             (
                 Severity::Warning,
                 "/etc/resolv.conf was edited after NetworkManager wrote it: the edit goes the next time NetworkManager writes it (at its start, or when its DNS settings change)",
             )
         }
-        None => (
+        NmEdit::Same | NmEdit::Unknown => (
             Severity::Info,
             "NetworkManager writes /etc/resolv.conf: a change made in the file itself does not last",
         ),

@@ -4744,3 +4744,29 @@ fn check_judges_the_fleet_on_facts_read_with_the_known_kubelet_version() {
         format!("{check:?}")
     );
 }
+
+/// Where what a stopped, enabled NetworkManager writes at its start cannot be told, the
+/// warning stands: with `dns=dnsmasq` it writes its local dnsmasq over the file
+/// (NetworkManager @1.40.0 src/core/dns/nm-dns-manager.c `update_dns`: a caching plugin puts
+/// its own address, 127.0.0.1, in /etc/resolv.conf), not the servers the file lists.
+#[test]
+fn a_stopped_network_manager_warns_where_what_it_writes_is_not_known() {
+    let base = crate::testing::rules_fixture(
+        "DNS-CLUSTER-SELF-FORWARD/networkmanager-stopped-enabled-host-cluster-only",
+    );
+    let raw = crate::testing::with_files(
+        &base,
+        &[
+            (
+                "/etc/NetworkManager/conf.d/dns.conf",
+                "[main]\ndns=dnsmasq\n",
+            ),
+            ("/etc/resolv.conf", "nameserver 192.0.2.1\n"),
+        ],
+    );
+    let RuleOutcome::Findings(f) = managed_elsewhere(&raw, false) else {
+        panic!("no finding with dns=dnsmasq");
+    };
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(f[0].summary.contains("next boot"), "{f:?}");
+}
