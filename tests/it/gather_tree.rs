@@ -998,7 +998,7 @@ fn a_regular_resolv_conf_comes_with_its_attribute_flags() {
 /// CRI-O's bridge, and /etc/sysconfig/crio passes `--log-level=info` only
 /// (contrib/systemd/crio.service @f954a17e): the facts read the override, bridged. A FIFO
 /// among the drop-ins (never opened) or a name with a newline leaves the network unknown,
-/// Calico's first file by name kept for its plugins.
+/// nothing of /etc/cni/net.d taken for it (a drop-in not read may set network_dir).
 #[test]
 fn crio_drop_ins_are_walked_as_crio_walks_them() {
     let scratch = std::env::temp_dir().join(format!("dnsfix-gather-crio-{}", std::process::id()));
@@ -1077,13 +1077,17 @@ fn crio_drop_ins_are_walked_as_crio_walks_them() {
         raw.order
     );
     let facts = NodeFacts::from_raw("node1", &raw);
-    let why = facts.cni.runtime_unknown.as_deref().unwrap_or_default();
-    assert!(why.contains("could not be read"), "{:?}", facts.cni);
-    // The files' network, the first by name where the setting was not read, stays.
-    assert_eq!(
-        facts.cni.plugins.first().map(String::as_str),
-        Some("calico")
+    // A drop-in not read may set network_dir: nothing of /etc/cni/net.d is taken for the
+    // network then (it is unknown, treated as bridged), and the reason names the file.
+    let dnsfix::facts::cni::PodBridge::Unknown(why) = &facts.cni.pod_bridge else {
+        panic!("{:?}", facts.cni);
+    };
+    assert!(
+        why.contains("/etc/crio/crio.conf.d/") && why.contains("could not be read"),
+        "{:?}",
+        facts.cni
     );
+    assert!(facts.cni.plugins.is_empty(), "{:?}", facts.cni);
     assert!(
         matches!(
             facts.cni.pod_bridge,
