@@ -81,23 +81,8 @@ impl Run<'_> {
         }
         let mut already = Vec::new();
         for c in mine {
-            // A Helm release's ConfigMap (RKE2's chart, the CoreDNS Helm chart installed as
-            // `coredns`): its next upgrade or deploy writes the chart's Corefile back, so
-            // the edit would not last. The release's values are where it belongs.
-            if let Some(release) = &c.helm_release {
-                return Ok(Outcome::Failed(format!(
-                    "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n kube-system), set only the `forward` entry's parameters to . {} and helm upgrade with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
-                    c.key,
-                    servers.join(" ")
-                )));
-            }
-            // Another owner (k3s's deploy controller, the addon manager) writes it back too.
-            if let Some(owner) = &c.owner {
-                return Ok(Outcome::Failed(format!(
-                    "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap kube-system/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
-                    c.key,
-                    servers.join(" ")
-                )));
+            if let Some(refusal) = left_to_owner(&configmap, c, &servers) {
+                return Ok(Outcome::Failed(refusal));
             }
             // A Corefile not as Kubespray renders it (no root `forward .`), or servers
             // CoreDNS would not load: the playbook stops here and says why, the host's
@@ -149,4 +134,29 @@ impl Run<'_> {
             Ok(Outcome::Already(already.join("; ")))
         }
     }
+}
+
+/// Why a Corefile another owner writes back is left as it is, naming where the change
+/// belongs: a Helm release's ConfigMap (RKE2's chart, the CoreDNS Helm chart installed as
+/// `coredns`), whose next upgrade or deploy writes the chart's Corefile back, or another
+/// owner's (k3s's deploy controller, the addon manager). None for one dnsfix may edit.
+fn left_to_owner(
+    configmap: &str,
+    c: &crate::cluster::Corefile,
+    servers: &[String],
+) -> Option<String> {
+    if let Some(release) = &c.helm_release {
+        return Some(format!(
+            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n kube-system), set only the `forward` entry's parameters to . {} and helm upgrade with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
+            c.key,
+            servers.join(" ")
+        ));
+    }
+    c.owner.as_ref().map(|owner| {
+        format!(
+            "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap kube-system/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
+            c.key,
+            servers.join(" ")
+        )
+    })
 }

@@ -597,6 +597,30 @@ mod tests {
             "the coredns Corefile (Corefile) is left as it is: the Corefile has no block for \
              the root zone"
         ));
+        let error = plan_with(
+            &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
+            &[],
+            &view,
+            &[],
+        )
+        .expect_err("not a Corefile ConfigMap");
+        assert!(
+            error.to_string().contains("coredns or nodelocaldns"),
+            "{error}"
+        );
+    }
+
+    /// `corefile_forward` leaves alone a Corefile whose edit would not last or change
+    /// anything: one a Helm release or another owner writes back (naming where the change
+    /// belongs), and one no CoreDNS pod loads.
+    #[test]
+    fn corefile_forward_leaves_owned_and_unloaded_corefiles_alone() {
+        let view = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: Vec::new(),
+        };
+        let coredns = ".:53 {\n    forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }\n    loop\n}\n";
         // The CoreDNS Helm chart installed as the release `coredns` names its ConfigMap
         // `coredns` (coredns/helm charts/coredns _helpers.tpl at caac0316): the edit is
         // one its next upgrade undoes, so the plan names the release's value instead.
@@ -650,17 +674,6 @@ mod tests {
             )),
             "{:?}",
             unloaded.unchanged
-        );
-        let error = plan_with(
-            &COREFILE_FORWARD.replace("configmap: coredns", "configmap: kube-proxy"),
-            &[],
-            &view,
-            &[],
-        )
-        .expect_err("not a Corefile ConfigMap");
-        assert!(
-            error.to_string().contains("coredns or nodelocaldns"),
-            "{error}"
         );
     }
 
