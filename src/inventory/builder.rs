@@ -261,22 +261,7 @@ impl Builder {
         // Each host's groups: its direct groups and all their ancestors, in merge order.
         let host_groups: Vec<Vec<usize>> = direct
             .iter()
-            .map(|groups| {
-                let mut closure: Vec<usize> = Vec::new();
-                let mut stack: Vec<usize> = groups.clone();
-                stack.push(ALL);
-                while let Some(g) = stack.pop() {
-                    if !closure.contains(&g) {
-                        closure.push(g);
-                        stack.extend(self.groups[g].parents.iter().copied());
-                    }
-                }
-                closure.sort_by(|&a, &b| {
-                    let (ga, gb) = (&self.groups[a], &self.groups[b]);
-                    (ga.depth, ga.priority, &ga.name).cmp(&(gb.depth, gb.priority, &gb.name))
-                });
-                closure
-            })
+            .map(|groups| super::group::merge_order(&self.groups, groups, ALL))
             .collect();
 
         let mut warnings = std::mem::take(&mut self.warnings);

@@ -58,3 +58,23 @@ impl Group {
         }
     }
 }
+
+/// The groups a host of the groups `direct` is in, `all` (index `all`) and every ancestor
+/// with them, in the order Ansible merges their variables (`sort_groups`: depth, then
+/// `ansible_group_priority`, then name; the last wins).
+pub(crate) fn merge_order(groups: &[Group], direct: &[usize], all: usize) -> Vec<usize> {
+    let mut closure: Vec<usize> = Vec::new();
+    let mut stack: Vec<usize> = direct.to_vec();
+    stack.push(all);
+    while let Some(g) = stack.pop() {
+        if !closure.contains(&g) {
+            closure.push(g);
+            stack.extend(groups[g].parents.iter().copied());
+        }
+    }
+    closure.sort_by(|&a, &b| {
+        let (ga, gb) = (&groups[a], &groups[b]);
+        (ga.depth, ga.priority, &ga.name).cmp(&(gb.depth, gb.priority, &gb.name))
+    });
+    closure
+}

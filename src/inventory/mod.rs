@@ -295,18 +295,7 @@ impl Inventory {
     /// The group whose value of `key` a host only in group `leaf` gets, host variables
     /// aside ([`Inventory::group_var_inherited`]).
     fn group_var_winner(&self, leaf: usize, key: &str) -> Option<usize> {
-        let mut closure: Vec<usize> = Vec::new();
-        let mut stack = vec![leaf, builder::ALL];
-        while let Some(g) = stack.pop() {
-            if !closure.contains(&g) {
-                closure.push(g);
-                stack.extend(self.groups[g].parents.iter().copied());
-            }
-        }
-        closure.sort_by(|&a, &b| {
-            let (ga, gb) = (&self.groups[a], &self.groups[b]);
-            (ga.depth, ga.priority, &ga.name).cmp(&(gb.depth, gb.priority, &gb.name))
-        });
+        let closure = group::merge_order(&self.groups, &[leaf], builder::ALL);
         let last = |set: &dyn Fn(&Group) -> bool| {
             closure
                 .iter()
