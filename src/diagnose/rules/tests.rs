@@ -2559,14 +2559,19 @@ fn kubelet_takes_the_addresses_go_parses() {
 /// the flag, not the config. MicroK8s without its dns addon has no cluster DNS by choice.
 #[test]
 fn no_cluster_dns_from_a_flag_and_on_microk8s() {
+    let flagged = |host: &Host, raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(host, &facts))
+        else {
+            panic!("the name is dropped");
+        };
+        f
+    };
     let raw = crate::testing::rules_fixture(
         "DNS-KUBELET-NO-CLUSTER-DNS/kubeadm-cluster-dns-flag-by-name",
     );
     let host = Host::new("node1");
-    let facts = NodeFacts::from_raw("node1", &raw);
-    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
-        panic!("the name is dropped");
-    };
+    let f = flagged(&host, &raw);
     assert!(
         f[0].remediation
             .starts_with("change --cluster-dns at /etc/default/kubelet:1")
@@ -2591,10 +2596,7 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     ] {
         host.vars.insert(key.into(), serde_json::json!(value));
     }
-    let facts = NodeFacts::from_raw("node1", &raw);
-    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
-        panic!("the name is dropped");
-    };
+    let f = flagged(&host, &raw);
     assert!(
         f[0].remediation.contains(
             "to 10.96.0.10, or remove it (without it, /var/lib/kubelet/config.yaml:16 clusterDNS: 10.96.0.10 counts)"
@@ -2602,10 +2604,7 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
         "{}",
         f[0].remediation
     );
-    let facts = NodeFacts::from_raw("node1", &other);
-    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
-        panic!("the name is dropped");
-    };
+    let f = flagged(&host, &other);
     assert!(
         f[0].remediation
             .starts_with("change --cluster-dns at /etc/default/kubelet:1")
@@ -2618,10 +2617,7 @@ fn no_cluster_dns_from_a_flag_and_on_microk8s() {
     let mut bare = raw.clone();
     let config = "/var/lib/kubelet/config.yaml";
     crate::testing::replace_in_file(&mut bare, config, "clusterDNS:\n- 10.96.0.10\n", "");
-    let facts = NodeFacts::from_raw("node1", &bare);
-    let RuleOutcome::Findings(f) = kubelet_flags::no_cluster_dns(&Ctx::new(&host, &facts)) else {
-        panic!("the name is dropped");
-    };
+    let f = flagged(&host, &bare);
     assert!(
         f[0].remediation
             .starts_with("change --cluster-dns at /etc/default/kubelet:1")
