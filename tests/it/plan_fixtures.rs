@@ -483,28 +483,39 @@ fn a_group_kube_resolv_conf_of_dnsfix_s_own_file_is_noted() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// NetworkManager 1.22 with Ubuntu's dns=systemd-resolved writes nameserver 127.0.0.53 over
-/// a plain /etc/resolv.conf (rc-manager unset: symlink before 1.28): where that file lists
-/// only the cluster address, host-upstream-dns stops and says where the servers go, rather
-/// than writing them into the file or NetworkManager's global DNS, neither of which lasts.
-#[test]
-fn host_upstream_dns_stops_where_network_manager_writes_resolveds_stub() {
+/// A copy of the Ubuntu 20.04 node with NetworkManager 1.22 whose plain /etc/resolv.conf
+/// lists only the cluster's (nodelocaldns) address.
+fn nm122_cluster_only(name: &str) -> FixtureCopy {
     let copy = fixture_copy(
         "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
-        "nm122-stub",
+        name,
     );
     std::fs::write(
         copy.tree.join("etc/resolv.conf"),
         "nameserver 169.254.25.10\nsearch example.internal\n",
     )
     .expect("resolv.conf");
+    copy
+}
+
+/// The text plan of `copy` with `upstream_dns_servers: [192.0.2.53]` in its inventory.
+fn plan_with_upstream(copy: &FixtureCopy) -> String {
     let mut vars = copy.vars.clone();
     vars["upstream_dns_servers"] = serde_json::json!(["192.0.2.53"]);
     let inventory_path = inventory(&copy.dir, &vars);
     let raw = raw::from_tree(&copy.tree).expect("tree");
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    let plan = plan_for(&inventory_path, &raw, &playbooks);
-    let text = plan::render::text(&plan, false);
+    plan::render::text(&plan_for(&inventory_path, &raw, &playbooks), false)
+}
+
+/// NetworkManager 1.22 with Ubuntu's dns=systemd-resolved writes nameserver 127.0.0.53 over
+/// a plain /etc/resolv.conf (rc-manager unset: symlink before 1.28): where that file lists
+/// only the cluster address, host-upstream-dns stops and says where the servers go, rather
+/// than writing them into the file or NetworkManager's global DNS, neither of which lasts.
+#[test]
+fn host_upstream_dns_stops_where_network_manager_writes_resolveds_stub() {
+    let copy = nm122_cluster_only("nm122-stub");
+    let text = plan_with_upstream(&copy);
     assert!(
         text.contains("writes nameserver 127.0.0.53 over the plain /etc/resolv.conf")
             && text.contains("(192.0.2.53)"),
@@ -522,15 +533,7 @@ fn host_upstream_dns_stops_where_network_manager_writes_resolveds_stub() {
 /// answers at 127.0.0.53 after a reboot there, and rc-manager=unmanaged is the fix.
 #[test]
 fn host_upstream_dns_stop_fits_a_stopped_network_manager_and_a_disabled_resolved() {
-    let copy = fixture_copy(
-        "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
-        "nm122-stub-boot",
-    );
-    std::fs::write(
-        copy.tree.join("etc/resolv.conf"),
-        "nameserver 169.254.25.10\nsearch example.internal\n",
-    )
-    .expect("resolv.conf");
+    let copy = nm122_cluster_only("nm122-stub-boot");
     // systemd-resolved inactive and disabled, NetworkManager inactive but enabled.
     let units = copy.tree.join(".dnsfix/cmd/units");
     let states = std::fs::read_to_string(&units).expect("units");
@@ -543,13 +546,7 @@ fn host_upstream_dns_stop_fits_a_stopped_network_manager_and_a_disabled_resolved
     let wants = copy.tree.join("etc/systemd/system/multi-user.target.wants");
     std::fs::create_dir_all(&wants).expect("wants");
     std::fs::write(wants.join("NetworkManager.service"), "[Unit]\n").expect("link");
-    let mut vars = copy.vars.clone();
-    vars["upstream_dns_servers"] = serde_json::json!(["192.0.2.53"]);
-    let inventory_path = inventory(&copy.dir, &vars);
-    let raw = raw::from_tree(&copy.tree).expect("tree");
-    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    let plan = plan_for(&inventory_path, &raw, &playbooks);
-    let text = plan::render::text(&plan, false);
+    let text = plan_with_upstream(&copy);
     assert!(
         text.contains(
             "over the plain /etc/resolv.conf at its start at the next boot (stopped now, enabled)"
