@@ -3853,12 +3853,8 @@ fn bridge_netfilter_off_under_a_node_local_cache_is_a_warning() {
 fn bridge_netfilter_off_under_a_network_dnsfix_cannot_tell_is_a_warning() {
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/unknown-plugin-terway");
     let summary = |raw: &crate::facts::raw::RawFacts| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        let host = Host::new("node1");
-        match bridge_nf_off(&Ctx::new(&host, &facts)) {
-            RuleOutcome::Findings(f) => (f[0].severity, f[0].summary.clone()),
-            other => panic!("{other:?}"),
-        }
+        let f = bridge_nf_off_first(raw);
+        (f.severity, f.summary)
     };
     let (severity, text) = summary(&base);
     assert_eq!(severity, Severity::Warning);
@@ -4231,6 +4227,17 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
     }
 }
 
+/// DNS-BRIDGE-NF-OFF's first finding on the node `raw` describes (panics where it gives
+/// none).
+fn bridge_nf_off_first(raw: &crate::facts::raw::RawFacts) -> Finding {
+    let facts = NodeFacts::from_raw("node1", raw);
+    let host = Host::new("node1");
+    match bridge_nf_off(&Ctx::new(&host, &facts)) {
+        RuleOutcome::Findings(mut f) => f.remove(0),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// DNS-BRIDGE-NF-OFF on the CRI-O node told to use its own bridge network
 /// (DNS-BRIDGE-NF-OFF/crio-default-network-bridge) stays critical however the drop-in says
 /// so: TOML CRI-O reads (BurntSushi/toml v1.6.0: names in any case) that dnsfix reads, or
@@ -4241,12 +4248,8 @@ fn bridge_netfilter_off_where_crio_picks_a_network_dnsfix_cannot_parse_stays_cri
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
     let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
     let judge = |raw: &crate::facts::raw::RawFacts| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        let host = Host::new("node1");
-        match bridge_nf_off(&Ctx::new(&host, &facts)) {
-            RuleOutcome::Findings(f) => (f[0].severity, f[0].evidence.join("\n")),
-            other => panic!("{other:?}"),
-        }
+        let f = bridge_nf_off_first(raw);
+        (f.severity, f.evidence.join("\n"))
     };
     assert_eq!(judge(&base).0, Severity::Critical);
     for text in [
@@ -4288,12 +4291,8 @@ fn crio_network_dir_elsewhere_or_command_line_options_leave_the_network_unknown(
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
     let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
     let evidence = |raw: &crate::facts::raw::RawFacts| {
-        let facts = NodeFacts::from_raw("node1", raw);
-        let host = Host::new("node1");
-        match bridge_nf_off(&Ctx::new(&host, &facts)) {
-            RuleOutcome::Findings(f) => (f[0].severity, f[0].evidence.join("\n")),
-            other => panic!("{other:?}"),
-        }
+        let f = bridge_nf_off_first(raw);
+        (f.severity, f.evidence.join("\n"))
     };
     let elsewhere = crate::testing::with_files(
         &base,
