@@ -3207,8 +3207,8 @@ case \" $* \" in
         assert!(pod(Value::Null, dir, cm(Value::Null)).is_err());
     }
 
-    /// kube-dns's pods (GKE; kubernetes cluster/addons/dns/kube-dns: containers kubedns,
-    /// dnsmasq and sidecar) share CoreDNS's `k8s-app: kube-dns` label and read no Corefile:
+    /// kube-dns's pods (GKE; kubernetes cluster/addons/dns/kube-dns/kube-dns.yaml.in at
+    /// 025f2834: containers kubedns, dnsmasq and sidecar) share CoreDNS's `k8s-app: kube-dns` label and read no Corefile:
     /// they are no CoreDNS pod, so a Corefile beside them is not "in no volume it mounts".
     /// A CoreDNS container under another name is still found, by its image or its -conf.
     #[test]
@@ -3219,11 +3219,23 @@ case \" $* \" in
                 "spec": {"containers": containers, "volumes": []}}]});
             coredns_files(&serde_json::to_vec(&list).expect("json")).pods
         };
+        // The containers of cluster/addons/dns/kube-dns/kube-dns.yaml.in at 025f2834, their
+        // names, images and arguments as there (dns_domain rendered as cluster.local).
         let kube_dns = serde_json::json!([
-            {"name": "kubedns", "image": "registry.k8s.io/dns/k8s-dns-kube-dns:1.23.0",
-             "args": ["--domain=cluster.local.", "--dns-port=10053"]},
-            {"name": "dnsmasq", "image": "registry.k8s.io/dns/k8s-dns-dnsmasq-nanny:1.23.0"},
-            {"name": "sidecar", "image": "registry.k8s.io/dns/k8s-dns-sidecar:1.23.0"}]);
+            {"name": "kubedns", "image": "registry.k8s.io/dns/k8s-dns-kube-dns:1.22.20",
+             "args": ["--domain=cluster.local.", "--dns-port=10053",
+                      "--config-dir=/kube-dns-config", "--v=2"]},
+            {"name": "dnsmasq", "image": "registry.k8s.io/dns/k8s-dns-dnsmasq-nanny:1.22.20",
+             "args": ["-v=2", "-logtostderr", "-configDir=/etc/k8s/dns/dnsmasq-nanny",
+                      "-restartDnsmasq=true", "--", "-k", "--cache-size=1000",
+                      "--no-negcache", "--dns-loop-detect", "--log-facility=-",
+                      "--server=/cluster.local/127.0.0.1#10053",
+                      "--server=/in-addr.arpa/127.0.0.1#10053",
+                      "--server=/ip6.arpa/127.0.0.1#10053"]},
+            {"name": "sidecar", "image": "registry.k8s.io/dns/k8s-dns-sidecar:1.22.20",
+             "args": ["--v=2", "--logtostderr",
+                      "--probe=kubedns,127.0.0.1:10053,kubernetes.default.svc.cluster.local,5,SRV",
+                      "--probe=dnsmasq,127.0.0.1:53,kubernetes.default.svc.cluster.local,5,SRV"]}]);
         assert!(list(kube_dns).is_empty());
         let renamed = serde_json::json!([
             {"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.22.0"},
