@@ -1211,6 +1211,7 @@ impl Kubectl {
                 user: None,
                 private_key: None,
                 become_root: false,
+                become_method: None,
                 ssh_args: Vec::new(),
                 ssh_args_from: Vec::new(),
                 refused: None,

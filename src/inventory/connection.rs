@@ -43,6 +43,11 @@ pub struct Connection {
     pub private_key: Option<PathBuf>,
     /// `ansible_become` is truthy: commands need root through `sudo -n`.
     pub become_root: bool,
+    /// `ansible_become_method` where it names another method than sudo (`su`, `doas`,
+    /// `pbrun`, ...), as "`ansible_become_method` (where) is \"su\"", for messages: dnsfix
+    /// becomes root only through `sudo -n`, which never prompts, so a sudo that fails on such
+    /// a host says why it was not the method the inventory asks for.
+    pub become_method: Option<String>,
     /// `ansible_ssh_args`, then `ansible_ssh_common_args`, then `ansible_ssh_extra_args`,
     /// in the order Ansible's ssh plugin adds them (`_build_command`) and split as it splits
     /// them: options for the system ssh, given before the destination. Only the openssh
@@ -77,6 +82,7 @@ impl Connection {
         let private_key = first_string(host, KEY_VARIABLES)
             .map(|raw| resolve_key_path(&raw, home.as_deref(), cwd.as_deref()));
         let become_root = host.var("ansible_become").and_then(truthy).unwrap_or(false);
+        let become_method = other_become_method(host);
         let mut refused = match kind {
             ConnectionKind::Ssh => unrendered(host),
             ConnectionKind::Local => None,
@@ -126,11 +132,27 @@ impl Connection {
             user,
             private_key,
             become_root,
+            become_method,
             ssh_args,
             ssh_args_from,
             refused,
         }
     }
+}
+
+/// `ansible_become_method` where it is set to a method other than sudo, described for
+/// messages. Ansible names its sudo plugin `sudo`, `ansible.builtin.sudo` or
+/// `ansible.legacy.sudo`; an unset or empty value is sudo, Ansible's default.
+fn other_become_method(host: &Host) -> Option<String> {
+    let key = "ansible_become_method";
+    let method = first_string(host, &[key])?;
+    if matches!(
+        method.as_str(),
+        "sudo" | "ansible.builtin.sudo" | "ansible.legacy.sudo"
+    ) {
+        return None;
+    }
+    Some(format!("{} is {method:?}", named(host, key)))
 }
 
 /// The connection variables whose value says where and as whom to connect; each list
@@ -268,6 +290,7 @@ mod tests {
                 user: None,
                 private_key: None,
                 become_root: false,
+                become_method: None,
                 ssh_args: Vec::new(),
                 ssh_args_from: Vec::new(),
                 refused: None,
@@ -434,6 +457,26 @@ mod tests {
             assert_eq!(port_number(&value), None, "{value}");
         }
         assert_eq!(port_number(&json!(" 22 ")), Some(22));
+    }
+
+    #[test]
+    fn a_become_method_other_than_sudo_is_kept_for_messages() {
+        for method in [
+            "sudo",
+            "ansible.builtin.sudo",
+            "ansible.legacy.sudo",
+            " ",
+            "",
+        ] {
+            let c = host(json!({ "ansible_become_method": method })).connection();
+            assert_eq!(c.become_method, None, "{method:?}");
+        }
+        assert_eq!(host(json!({})).connection().become_method, None);
+        let c = host(json!({ "ansible_become_method": "su" })).connection();
+        assert_eq!(
+            c.become_method.as_deref(),
+            Some("`ansible_become_method` is \"su\"")
+        );
     }
 
     #[test]

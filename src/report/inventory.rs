@@ -66,6 +66,9 @@ struct ConnectionEntry {
     user: Option<String>,
     #[serde(rename = "become")]
     become_root: bool,
+    /// `ansible_become_method` where it is not sudo, which dnsfix does not use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    become_method: Option<String>,
     private_key: Option<String>,
     /// Options for the system ssh (`ansible_ssh_common_args`, `ansible_ssh_extra_args`, or
     /// Kubespray's bastion default), as split.
@@ -111,6 +114,7 @@ fn host_entry<'a>(host: &'a Host) -> HostEntry<'a> {
             port: connection.port,
             user: connection.user,
             become_root: connection.become_root,
+            become_method: connection.become_method,
             private_key: connection.private_key.map(|p| p.display().to_string()),
             ssh_args: connection.ssh_args,
             ssh_args_from: connection.ssh_args_from,
@@ -198,15 +202,18 @@ pub fn text(inventory: &Inventory, hosts: &[&Host]) -> String {
         let entry = host_entry(host);
         let c = &entry.connection;
         let target = describe_target(c);
+        let escalation = match (&c.become_method, c.become_root) {
+            (Some(method), _) => {
+                format!("  become (sudo -n, not the inventory's method: {method})")
+            }
+            (None, true) => "  become (sudo -n)".to_owned(),
+            (None, false) => String::new(),
+        };
         out.push_str(&format!(
             "\n{}  {}{}\n",
             escape(entry.name),
             escape(&target),
-            if c.become_root {
-                "  become (sudo -n)"
-            } else {
-                ""
-            }
+            escape(&escalation)
         ));
         let groups: Vec<String> = entry
             .groups

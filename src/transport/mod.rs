@@ -160,9 +160,13 @@ pub enum TransportError {
     #[error("host key for {address} is refused: {reason}")]
     HostKeyRefused { address: String, reason: String },
     #[error(
-        "sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root"
+        "sudo on {address} wants a password; dnsfix runs `sudo -n` and never prompts: grant NOPASSWD or connect as root{hint}"
     )]
-    SudoPassword { address: String },
+    SudoPassword { address: String, hint: String },
+    #[error(
+        "sudo is not installed on {address} (or not on the login user's PATH); dnsfix becomes root only through `sudo -n`: install sudo with NOPASSWD for this user, or connect as root{hint}"
+    )]
+    SudoMissing { address: String, hint: String },
     #[error("cannot resolve {address}")]
     Resolve { address: String },
     #[error("connection to {address} lost: {detail}")]
@@ -182,6 +186,7 @@ impl TransportError {
             TransportError::HostKeyChanged { .. } => "host_key_changed",
             TransportError::HostKeyRefused { .. } => "host_key_refused",
             TransportError::SudoPassword { .. } => "sudo_password",
+            TransportError::SudoMissing { .. } => "sudo_missing",
             TransportError::Resolve { .. } => "resolve",
             TransportError::Disconnected { .. } => "disconnected",
             TransportError::Other(_) => "error",
@@ -189,15 +194,36 @@ impl TransportError {
     }
 }
 
-/// Checks a finished command's stderr for the one failure every backend shares: sudo
-/// refusing to run without a password.
+/// Checks a finished command's stderr for the failures every backend shares: sudo refusing
+/// to run without a password, and no sudo to run. Where the inventory asks for another
+/// become method (`su`, `doas`), the error says that dnsfix does not use it.
 pub fn check_sudo(target: &Target, output: &ExecOutput) -> Result<(), TransportError> {
+    if output.exit_status == Some(0) {
+        return Ok(());
+    }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.exit_status != Some(0)
-        && (stderr.contains("a password is required") || stderr.contains("a terminal is required"))
-    {
+    let hint = || match &target.connection.become_method {
+        Some(method) => {
+            format!(" (the inventory's {method}: dnsfix does not use that method, only `sudo -n`)")
+        }
+        None => String::new(),
+    };
+    if stderr.contains("a password is required") || stderr.contains("a terminal is required") {
         return Err(TransportError::SudoPassword {
             address: target.describe(),
+            hint: hint(),
+        });
+    }
+    // `exec sudo` in BECOME_ROOT_SH with no sudo: the shell's own message (dash "exec: sudo:
+    // not found", bash "exec: sudo: not found", busybox ash "sudo: not found") and 127.
+    if output.exit_status == Some(127)
+        && stderr
+            .lines()
+            .any(|line| line.contains("sudo: not found") || line.contains("sudo: No such file"))
+    {
+        return Err(TransportError::SudoMissing {
+            address: target.describe(),
+            hint: hint(),
         });
     }
     Ok(())
@@ -206,7 +232,7 @@ pub fn check_sudo(target: &Target, output: &ExecOutput) -> Result<(), TransportE
 /// A connected session to one node; more than one command may run over it.
 #[derive(Debug)]
 pub enum Session {
-    OpenSsh(self::openssh::OpenSshSession),
+    OpenSsh(Box<self::openssh::OpenSshSession>),
     Russh(self::russh::RusshSession),
     Local(self::local::LocalSession),
 }
@@ -388,7 +414,11 @@ impl Transport {
         let bound = self.options.connect_timeout + Duration::from_secs(2);
         let connecting = async {
             match self.options.backend {
-                SshBackend::OpenSsh => self.openssh.connect(target).await.map(Session::OpenSsh),
+                SshBackend::OpenSsh => self
+                    .openssh
+                    .connect(target)
+                    .await
+                    .map(|s| Session::OpenSsh(Box::new(s))),
                 SshBackend::Russh => self.russh.connect(target).await.map(Session::Russh),
             }
         };
@@ -412,4 +442,58 @@ pub(crate) async fn bounded<T>(
             seconds: timeout.as_secs(),
             during: "running the command",
         })?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sudo_target(method: Option<&str>) -> Target {
+        let mut connection = crate::inventory::Host::new("n1").connection();
+        connection.become_method = method.map(str::to_owned);
+        Target {
+            host: "n1".into(),
+            connection,
+        }
+    }
+
+    fn failed(status: u32, stderr: &str) -> ExecOutput {
+        ExecOutput {
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+            exit_status: Some(status),
+        }
+    }
+
+    #[test]
+    fn sudo_without_a_password_or_without_sudo_is_named() {
+        let plain = sudo_target(None);
+        let err = check_sudo(&plain, &failed(1, "sudo: a password is required\n"))
+            .expect_err("sudo failed");
+        assert_eq!(err.kind(), "sudo_password");
+        assert!(!err.to_string().contains("method"), "{err}");
+        // The shells' own words for `exec sudo` with no sudo (dash, bash, busybox ash).
+        for stderr in [
+            "/bin/dash: 1: exec: sudo: not found",
+            "/bin/bash: line 1: exec: sudo: not found",
+            "sh: exec: line 0: sudo: not found",
+        ] {
+            let err = check_sudo(&plain, &failed(127, stderr)).expect_err("sudo failed");
+            assert_eq!(err.kind(), "sudo_missing", "{stderr}");
+        }
+        // A script that fails for its own reasons is not sudo's failure.
+        assert!(check_sudo(&plain, &failed(127, "sh: 3: ip: not found")).is_ok());
+        assert!(check_sudo(&plain, &failed(0, "sudo: a password is required")).is_ok());
+        let su = sudo_target(Some(
+            "`ansible_become_method` (group_vars/all.yml) is \"su\"",
+        ));
+        for (status, stderr) in [
+            (1, "sudo: a password is required"),
+            (127, "sh: 1: exec: sudo: not found"),
+        ] {
+            let err = check_sudo(&su, &failed(status, stderr)).expect_err("sudo failed");
+            let expected = "the inventory's `ansible_become_method` (group_vars/all.yml) is \"su\": dnsfix does not use that method";
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
 }

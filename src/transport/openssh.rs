@@ -749,6 +749,7 @@ fn unreachable(e: &TransportError) -> bool {
             matches!(*during, "connecting" | "logging in")
         }
         TransportError::SudoPassword { .. }
+        | TransportError::SudoMissing { .. }
         | TransportError::Disconnected { .. }
         | TransportError::Other(_) => false,
     }
@@ -1066,6 +1067,7 @@ mod tests {
                 user: Some("root".into()),
                 private_key: None,
                 become_root: false,
+                become_method: None,
                 ssh_args: Vec::new(),
                 ssh_args_from: Vec::new(),
                 refused: None,

@@ -312,9 +312,9 @@ fn failures_are_per_host_with_the_reason() {
     std::fs::write(
         &inventory,
         format!(
-            "[kube_node]\npw ansible_host=127.0.0.1 ansible_port={} ansible_user=dnsfixpw ansible_ssh_private_key_file={}\n",
-            node.port,
-            lab.key().display()
+            "[kube_node]\npw ansible_host=127.0.0.1 ansible_port={port} ansible_user=dnsfixpw ansible_ssh_private_key_file={key}\npwsu ansible_host=127.0.0.1 ansible_port={port} ansible_user=dnsfixpw ansible_ssh_private_key_file={key} ansible_become_method=su\n",
+            port = node.port,
+            key = lab.key().display()
         ),
     )
     .expect("write inventory");
@@ -338,6 +338,15 @@ fn failures_are_per_host_with_the_reason() {
             host(&doc, "pw")["error"]["kind"],
             "sudo_password",
             "{backend}: {doc:#}"
+        );
+        // Where the inventory asks for su, the error says dnsfix did not use it.
+        let su = host(&doc, "pwsu");
+        assert_eq!(su["error"]["kind"], "sudo_password", "{backend}: {su:#}");
+        let message = su["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("the inventory's `ansible_become_method` (")
+                && message.contains("is \"su\": dnsfix does not use that method"),
+            "{backend}: {message}"
         );
     }
 }

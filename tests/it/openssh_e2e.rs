@@ -39,6 +39,7 @@ fn target(lab: &Lab, node: &str) -> Target {
             user: Some(node.user.clone()),
             private_key: None,
             become_root: false,
+            become_method: None,
             ssh_args: Vec::new(),
             ssh_args_from: Vec::new(),
             refused: None,
