@@ -576,3 +576,27 @@ fn bad_arguments_are_exit_1_and_help_is_0() {
         assert!(!out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// `inventory` says which become method dnsfix uses where the inventory asks for another.
+#[test]
+fn inventory_names_a_become_method_dnsfix_does_not_use() {
+    let dir = tempdir("become-method");
+    let path = dir.join("hosts.ini");
+    std::fs::write(
+        &path,
+        "[kube_node]\nn1 ansible_host=10.0.0.1 ansible_become=true ansible_become_method=su\nn2 ansible_host=10.0.0.2 ansible_become=true\n",
+    )
+    .expect("write inventory");
+    let out = dnsfix(&["inventory", "-i", path.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("n1  ssh 10.0.0.1  become (sudo -n, not the inventory's method: `ansible_become_method` (")
+            && l.ends_with(") is \"su\")")),
+        "{text}"
+    );
+    assert!(
+        text.contains("n2  ssh 10.0.0.2  become (sudo -n)\n"),
+        "{text}"
+    );
+}
