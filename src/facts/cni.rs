@@ -205,7 +205,7 @@ pub enum PodBridge {
 
 impl PodBridge {
     /// The same judgement, its why followed by what chose the file.
-    fn because(self, chosen: &str) -> PodBridge {
+    pub(crate) fn because(self, chosen: &str) -> PodBridge {
         match self {
             PodBridge::Bridged(why) => PodBridge::Bridged(format!("{why}; {chosen}")),
             PodBridge::Routed(why) => PodBridge::Routed(format!("{why}; {chosen}")),

@@ -7,12 +7,13 @@
 //! default set by configuration). The setting is read from /etc/crio/crio.conf, then from
 //! every file of /etc/crio/crio.conf.d in name order, the last one that sets it winning
 //! (docs/crio.conf.d.5.md; pkg/config/config.go `UpdateFromPath` walks the directory and
-//! decodes each file over what came before).
+//! decodes each file over what came before). Over the files, the variables and flags CRI-O's
+//! systemd unit starts it with: [`unit_options`].
 
 use serde::Serialize;
 
-use super::kubelet_flags::{EnvFile, split_words};
 use super::raw::{FileState, RawFacts};
+use super::systemd_unit::{ServiceUnit, Word};
 
 /// CRI-O's main configuration file.
 pub const CRIO_CONF: &str = "/etc/crio/crio.conf";
@@ -25,8 +26,8 @@ pub const CRIO_SYSCONFIG: &str = "/etc/sysconfig/crio";
 /// The directory CRI-O reads CNI files from where `network_dir` is not set
 /// (pkg/config/config.go `NetworkDir: cniConfigDir`).
 const CRIO_NETWORK_DIR: &str = "/etc/cni/net.d";
-/// The environment variables of [`CRIO_SYSCONFIG`] that CRI-O's flags read and that may
-/// choose another network or configuration (internal/criocli/criocli.go @f954a17e:
+/// The environment variables that CRI-O's flags read and that may choose another network
+/// or configuration (internal/criocli/criocli.go @f954a17e:
 /// `EnvVars` of `--config`, `--config-dir`, `--cni-default-network`, `--cni-config-dir`).
 const CRIO_VARIABLES: &[&str] = &[
     "CONTAINER_CONFIG",
@@ -34,25 +35,179 @@ const CRIO_VARIABLES: &[&str] = &[
     "CONTAINER_CNI_DEFAULT_NETWORK",
     "CONTAINER_CNI_CONFIG_DIR",
 ];
-/// The variable of [`CRIO_VARIABLES`] and the flag of [`CRIO_FLAGS`] that name only the
-/// network CRI-O picks, from the directory it reads anyway (internal/criocli/criocli.go
-/// @f954a17e: `--cni-default-network`, `EnvVars: CONTAINER_CNI_DEFAULT_NETWORK`); every
-/// other one may move that directory (`--cni-config-dir`) or set `network_dir` in a file
-/// dnsfix does not read (`--config`, `--config-dir`).
-const CRIO_NAME_ONLY: &[&str] = &["CONTAINER_CNI_DEFAULT_NETWORK", "cni-default-network"];
 /// The flags of CRI-O that choose its configuration or its network over the files dnsfix
-/// reads, with their aliases (internal/criocli/criocli.go @f954a17e getCrioFlags: `config`
-/// alias `c`, `config-dir` alias `d`, `cni-default-network`, `cni-config-dir`). urfave/cli
-/// v2 (v2.27.7, cri-o's go.mod) parses with Go's flag package: one dash or two, the value
-/// after `=` or as the next word.
-const CRIO_FLAGS: &[&str] = &[
+/// reads, with their one-letter aliases (internal/criocli/criocli.go @f954a17e
+/// getCrioFlags: `config` alias `c`, `config-dir` alias `d`, `cni-default-network`,
+/// `cni-config-dir`).
+const CRIO_FLAGS: &[(&str, Option<&str>)] = &[
+    ("config", Some("c")),
+    ("config-dir", Some("d")),
+    (DEFAULT_NETWORK_FLAG, None),
+    ("cni-config-dir", None),
+];
+/// CRI-O's boolean flags, which take no value from the next word: every `cli.BoolFlag` of
+/// internal/criocli/criocli.go @f954a17e getCrioFlags with its aliases, and urfave/cli's
+/// own `--help`/`-h` and `--version`/`-v` (v2.27.7 flag.go `HelpFlag`, `VersionFlag`).
+const CRIO_BOOL_FLAGS: &[&str] = &[
+    "blockio-reload",
+    "selinux",
+    "log-journald",
+    "add-inheritable-capabilities",
+    "profile",
+    "enable-profile-unix-socket",
+    "enable-metrics",
+    "enable-tracing",
+    "enable-nri",
+    "nri-disable-connections",
+    "nri-enable-default-validator",
+    "nri-validator-reject-oci-hook-adjustment",
+    "nri-validator-reject-runtime-default-seccomp-adjustment",
+    "nri-validator-reject-unconfined-seccomp-adjustment",
+    "nri-validator-reject-custom-seccomp-adjustment",
+    "nri-validator-reject-namespace-adjustment",
+    "auto-reload-registries",
+    "read-only",
+    "device-ownership-from-security-context",
+    "drop-infra-ctr",
+    "no-pivot",
+    "stream-enable-tls",
+    "internal-wipe",
+    "internal-repair",
+    "oci-artifact-mount-support",
+    "enable-criu-support",
+    "enable-pod-events",
+    "hostnetwork-disable-selinux",
+    "disable-hostport-mapping",
+    "help",
+    "h",
+    "version",
+    "v",
+];
+/// CRI-O's other flags (string, path, number, duration, list: each takes a value, from the
+/// next word where it has no `=`): every other flag of getCrioFlags @f954a17e with its
+/// aliases.
+const CRIO_VALUE_FLAGS: &[&str] = &[
     "config",
     "c",
     "config-dir",
     "d",
+    "conmon",
+    "conmon-cgroup",
+    "listen",
+    "stream-address",
+    "stream-port",
+    "log",
+    "log-format",
+    "log-level",
+    "l",
+    "log-filter",
+    "log-dir",
+    "pause-command",
+    "pause-image",
+    "pause-image-auth-file",
+    "separate-pull-cgroup",
+    "global-auth-file",
+    "namespaced-auth-dir",
+    "signature-policy",
+    "signature-policy-dir",
+    "root",
+    "r",
+    "runroot",
+    "imagestore",
+    "storage-driver",
+    "s",
+    "storage-opt",
+    "insecure-registry",
+    "default-transport",
+    "decryption-keys-path",
+    "additional-artifact-stores",
+    "default-runtime",
+    "runtimes",
+    "seccomp-profile",
+    "privileged-seccomp-profile",
+    "apparmor-profile",
+    "blockio-config-file",
+    "irqbalance-config-file",
+    "rdt-config-file",
+    "cgroup-manager",
+    "pids-limit",
+    "log-size-max",
     "cni-default-network",
     "cni-config-dir",
+    "cni-plugin-dir",
+    "cni-status-grace-period",
+    "image-volumes",
+    "hooks-dir",
+    "default-mounts-file",
+    "default-capabilities",
+    "default-sysctls",
+    "default-ulimits",
+    "profile-cpu",
+    "profile-mem",
+    "profile-port",
+    "metrics-host",
+    "metrics-port",
+    "metrics-socket",
+    "metrics-cert",
+    "metrics-key",
+    "metrics-collectors",
+    "tracing-sampling-rate-per-million",
+    "tracing-endpoint",
+    "nri-listen",
+    "nri-plugin-dir",
+    "nri-plugin-config-dir",
+    "nri-plugin-registration-timeout",
+    "nri-plugin-request-timeout",
+    "nri-validator-required-plugins",
+    "nri-validator-tolerate-missing-plugins-annotation",
+    "big-files-temporary-dir",
+    "pull-progress-timeout",
+    "bind-mount-prefix",
+    "uid-mappings",
+    "gid-mappings",
+    "minimum-mappable-uid",
+    "minimum-mappable-gid",
+    "allowed-devices",
+    "additional-devices",
+    "cdi-spec-dirs",
+    "conmon-env",
+    "default-env",
+    "min-injected-gomaxprocs",
+    "container-attach-socket-dir",
+    "container-exits-dir",
+    "ctr-stop-timeout",
+    "grpc-max-recv-msg-size",
+    "grpc-max-send-msg-size",
+    "pinns-path",
+    "namespaces-dir",
+    "stream-tls-ca",
+    "tls-min-version",
+    "tls-cipher-suites",
+    "stream-tls-cert",
+    "stream-tls-key",
+    "stream-idle-timeout",
+    "registries-conf",
+    "registries-conf-dir",
+    "address",
+    "version-file",
+    "version-file-persist",
+    "infra-ctr-cpuset",
+    "shared-cpuset",
+    "clean-shutdown-file",
+    "absent-mount-sources-to-reject",
+    "stats-collection-period",
+    "collection-period",
+    "included-pod-metrics",
+    "checkpoint-restore-container-level-enabled",
+    "irqbalance-config-restore-file",
+    "pinned-images",
+    "timezone",
+    "tz",
+    "short-name-mode",
 ];
+/// The unit CRI-O runs as (contrib/systemd/crio.service; `Alias=cri-o.service` only names
+/// it for `systemctl`).
+pub const CRIO_UNIT: &str = "crio.service";
 
 /// What CRI-O's configuration says of the pod network.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,7 +230,7 @@ impl CrioNetwork {
     /// keys, inline tables and multi-line strings are TOML it accepts that this reading
     /// does not. Unknown too where `network_dir` names a directory other than
     /// /etc/cni/net.d, the only one dnsfix reads for CRI-O. CRI-O's environment file, which
-    /// may override the files, is read apart ([`sysconfig`]).
+    /// may override the files, is read apart ([`unit_options`]).
     pub fn from_raw(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
         let prefix = format!("{CRIO_CONF_D}/");
         let mut files: Vec<&str> = raw
@@ -150,71 +305,222 @@ pub enum CrioUnknown {
     Directory(String),
 }
 
-/// Why CRI-O's environment file leaves the network unknown, where it does: it could not be
-/// read whole, it gives a variable of [`CRIO_VARIABLES`] a value, or an option list
-/// (`CRIO_*_OPTIONS`: contrib/systemd/crio.service @f954a17e passes `$CRIO_CONFIG_OPTIONS
-/// $CRIO_RUNTIME_OPTIONS $CRIO_STORAGE_OPTIONS $CRIO_NETWORK_OPTIONS
-/// $CRIO_METRICS_OPTIONS`, each split into words) holds one of [`CRIO_FLAGS`]. The file is
-/// read as systemd's EnvironmentFile= reads it ([`EnvFile`]), the last assignment of a name
-/// winning; any other option (`--log-level=info`) leaves the files' network as it is.
-/// Only [`CRIO_NAME_ONLY`] leaves the directory known.
-pub fn sysconfig(raw: &RawFacts) -> Result<(), CrioUnknown> {
-    let Some(file) = raw.get(CRIO_SYSCONFIG) else {
-        return Ok(());
-    };
-    let text = match file.state {
-        FileState::Missing | FileState::Directory => return Ok(()),
-        FileState::Present if !file.truncated => file.text(),
-        _ => None,
-    };
-    let Some(text) = text else {
-        return Err(CrioUnknown::Directory(format!(
-            "{CRIO_SYSCONFIG}, the environment of CRI-O's unit, could not be read whole"
-        )));
-    };
-    let env = EnvFile::parse(&text);
-    let mut names: Vec<&str> = env.vars.iter().map(|v| v.name.as_str()).collect();
-    names.dedup();
-    for name in names {
-        let Some(var) = env.get(name) else {
-            continue;
-        };
-        if CRIO_VARIABLES.contains(&name) && !var.value.trim().is_empty() {
-            let why = format!(
-                "{CRIO_SYSCONFIG}:{} sets {name}, which CRI-O reads as a setting over its configuration files and which may choose its network: dnsfix does not read it",
-                var.line
-            );
-            return Err(scope(name, why));
+/// What CRI-O's unit starts it with, as far as the pod network goes: `Ok(None)` where it
+/// leaves the configuration files' setting as it is; `Ok(Some(at))` where it sets
+/// `cni-default-network` to "" (`at` says where), which makes CRI-O pick the first file by
+/// name whatever its files name; an error where it leaves the network unknown.
+///
+/// The unit is read as systemd starts it ([`ServiceUnit`]: the unit file of [`CRIO_UNIT`]
+/// in any unit directory, its drop-ins, `Environment=`, `EnvironmentFile=`, the
+/// `ExecStart=` in effect). CRI-O ships it with `EnvironmentFile=-/etc/sysconfig/crio` and
+/// `$CRIO_*_OPTIONS` on its command line (contrib/systemd/crio.service @f954a17e); the
+/// Debian packages of cri-o/packaging (@b111fe95 templates/latest/cri-o/cri-o.spec: `sed
+/// s;/etc/sysconfig/crio;/etc/default/crio;` where built by debbuild) read
+/// /etc/default/crio instead; Kubespray copies the unit of CRI-O's release bundle to
+/// /etc/systemd/system/crio.service and adds drop-ins (@46dbdd39
+/// roles/container-engine/cri-o/tasks/main.yaml). Where no unit of that name was gathered,
+/// the one CRI-O ships is assumed ([`SHIPPED_UNIT`]).
+///
+/// CRI-O (urfave/cli v2.27.7, cri-o @f954a17e go.mod) takes a flag's value from its
+/// variable (`EnvVars`) where that is in its environment, even empty (flag.go
+/// `flagFromEnvOrFile`: `syscall.Getenv`'s found; flag_string.go `Apply` sets
+/// `HasBeenSet`, so internal/criocli/criocli.go's `ctx.IsSet` holds and "" replaces the
+/// files' setting), then from its command line, read as Go's flag package reads it
+/// ([`command_line`]).
+pub fn unit_options(raw: &RawFacts) -> Result<Option<String>, CrioUnknown> {
+    let shipped;
+    let (raw, unit) = match ServiceUnit::from_raw(raw, CRIO_UNIT) {
+        Some(unit) => (raw, unit),
+        None => {
+            shipped = shipped_unit(raw);
+            match ServiceUnit::from_raw(&shipped, CRIO_UNIT) {
+                Some(unit) => (&shipped, unit),
+                None => return Ok(None),
+            }
         }
-        if !(name.starts_with("CRIO_") && name.ends_with("_OPTIONS")) {
-            continue;
-        }
-        let chosen = split_words(&var.value, var.line)
-            .into_iter()
-            .find(|(word, _)| {
-                let body = word.strip_prefix("--").or_else(|| word.strip_prefix('-'));
-                body.is_some_and(|b| CRIO_FLAGS.contains(&b.split('=').next().unwrap_or(b)))
-            });
-        if let Some((word, line)) = chosen {
-            let why = format!(
-                "{CRIO_SYSCONFIG}:{line} sets {name} with {}, an option of CRI-O's command line that chooses its configuration or network over its files: dnsfix does not read it",
-                crate::text::escape(&word)
-            );
-            let flag = word.trim_start_matches('-').split('=').next().unwrap_or("");
-            return Err(scope(flag, why));
+    };
+    let unknown = |why: String| {
+        CrioUnknown::Directory(format!(
+            "{why}: what CRI-O's unit starts it with is not known"
+        ))
+    };
+    if let Some(problem) = &unit.problem {
+        return Err(unknown(crate::text::escape(problem).into_owned()));
+    }
+    for (file, _, _) in &unit.environment_files {
+        if raw.get(file).is_some_and(|f| f.truncated) {
+            return Err(unknown(format!("{file} is too large to read whole")));
         }
     }
-    Ok(())
+    let flags = command_line(&unit).map_err(unknown)?;
+    let from_environment = CRIO_VARIABLES.iter().filter_map(|name| {
+        let var = unit.environment.get(*name)?;
+        let flag = match *name {
+            "CONTAINER_CONFIG" => "config",
+            "CONTAINER_CONFIG_DIR" => "config-dir",
+            "CONTAINER_CNI_DEFAULT_NETWORK" => DEFAULT_NETWORK_FLAG,
+            _ => "cni-config-dir",
+        };
+        let at = format!("{}:{}", var.at.path, var.at.line);
+        Some((flag, var.value.clone(), format!("{at} sets {name}")))
+    });
+    // A flag on the command line beats its variable (flag_string.go `Apply` gives the
+    // variable's value as the default that parsing the arguments replaces).
+    let mut network = None;
+    for (flag, value, origin) in from_environment.chain(flags) {
+        if flag != DEFAULT_NETWORK_FLAG {
+            return Err(CrioUnknown::Directory(format!(
+                "{origin}, which CRI-O reads over its configuration files and which may choose another directory or configuration: dnsfix does not read it"
+            )));
+        }
+        network = Some((value, origin));
+    }
+    match network {
+        None => Ok(None),
+        Some((value, origin)) if value.is_empty() => Ok(Some(origin)),
+        Some((value, origin)) => Err(CrioUnknown::Name(format!(
+            "{origin}, naming the network {} over CRI-O's configuration files: dnsfix does not read it",
+            crate::text::escape(&value)
+        ))),
+    }
 }
 
-/// `why` as the unknown a variable or flag named `setting` leaves: the name only for
-/// [`CRIO_NAME_ONLY`], the directory too for any other.
-fn scope(setting: &str, why: String) -> CrioUnknown {
-    if CRIO_NAME_ONLY.contains(&setting) {
-        CrioUnknown::Name(why)
-    } else {
-        CrioUnknown::Directory(why)
+/// The unit CRI-O's own `make install` and its release bundle install
+/// (/usr/local/lib/systemd/system), assumed where none was gathered.
+const SHIPPED_AT: &str = "/usr/local/lib/systemd/system/crio.service";
+
+/// The `[Service]` lines of contrib/systemd/crio.service @f954a17e that make CRI-O's
+/// environment and command line, verbatim.
+const SHIPPED_UNIT: &str = "[Service]
+Type=notify
+EnvironmentFile=-/etc/sysconfig/crio
+Environment=GOTRACEBACK=crash
+ExecStart=/usr/local/bin/crio \\
+          $CRIO_CONFIG_OPTIONS \\
+          $CRIO_RUNTIME_OPTIONS \\
+          $CRIO_STORAGE_OPTIONS \\
+          $CRIO_NETWORK_OPTIONS \\
+          $CRIO_METRICS_OPTIONS
+";
+
+/// Facts holding [`SHIPPED_UNIT`] and, as gathered, the environment file it reads.
+fn shipped_unit(raw: &RawFacts) -> RawFacts {
+    let mut shipped = RawFacts::default();
+    shipped.file(
+        SHIPPED_AT,
+        FileState::Present,
+        Some(SHIPPED_UNIT.as_bytes()),
+    );
+    match raw.get(CRIO_SYSCONFIG) {
+        Some(file) => {
+            shipped
+                .files
+                .insert(CRIO_SYSCONFIG.to_owned(), file.clone());
+        }
+        // Not looked at (no /etc/crio): as good as missing, which the unit allows (`-`).
+        None => shipped.file(CRIO_SYSCONFIG, FileState::Missing, None),
     }
+    shipped
+}
+
+/// The flag of CRI-O that names its pod network.
+const DEFAULT_NETWORK_FLAG: &str = "cni-default-network";
+
+/// Where a word of the command line came from, for a message: the variable and its file and
+/// line, or the `ExecStart=` it was written in.
+fn origin(word: &Word) -> String {
+    let at = format!("{}:{}", word.at.path, word.at.line);
+    let text = crate::text::escape(&word.text);
+    match &word.var {
+        Some(var) => format!("{at} sets {var} with {text}"),
+        None => format!("{at} passes {text} in ExecStart="),
+    }
+}
+
+/// The flags of [`CRIO_FLAGS`] on CRI-O's command line, each as the flag's long name, its
+/// value and where it was written, in order; an error where the command line is not one
+/// CRI-O starts with, or not one dnsfix can read. urfave/cli v2 hands the arguments to Go's
+/// flag package (`FlagSet.Parse`, flag.go `parseOne`): `-name` or `--name`, the value after
+/// `=` or, for a flag that is not boolean, as the next word; parsing stops at the first
+/// word that is no flag (`-` or one not starting with `-`) and after `--`. A word left
+/// over is a command to urfave/cli: CRI-O runs that subcommand (`config`, `wipe`, …) or
+/// refuses (cmd/crio/main.go @f954a17e: `command %q not supported`), and the daemon does
+/// not start; so does a flag CRI-O does not define, or a value flag without its value.
+fn command_line(unit: &ServiceUnit) -> Result<Vec<(&'static str, String, String)>, String> {
+    let Some(program) = unit.argv.first() else {
+        return Err(format!("{} has no ExecStart= in effect", unit.name));
+    };
+    if program.text.rsplit('/').next() != Some("crio") {
+        return Err(format!(
+            "{} runs {}, not crio",
+            origin(program),
+            crate::text::escape(&program.text)
+        ));
+    }
+    let mut found = Vec::new();
+    let mut words = unit.argv.iter().skip(1);
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            if let Some(next) = words.next() {
+                return Err(left_over(next));
+            }
+            break;
+        }
+        let Some(body) = text.strip_prefix("--").or_else(|| text.strip_prefix('-')) else {
+            return Err(left_over(word));
+        };
+        if body.is_empty() {
+            return Err(left_over(word));
+        }
+        if body.starts_with(['-', '=']) {
+            return Err(format!(
+                "{}: CRI-O refuses it (bad flag syntax) and does not start",
+                origin(word)
+            ));
+        }
+        let (name, value) = match body.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_owned())),
+            None => (body, None),
+        };
+        let boolean = CRIO_BOOL_FLAGS.contains(&name);
+        if !boolean && !CRIO_VALUE_FLAGS.contains(&name) {
+            return Err(format!(
+                "{}, a flag CRI-O @f954a17e does not define (it refuses to start with one) and of which dnsfix cannot tell whether it takes the next word",
+                origin(word)
+            ));
+        }
+        let value = match value {
+            Some(value) => value,
+            None if boolean => String::new(),
+            None => match words.next() {
+                Some(next) => next.text.clone(),
+                None => {
+                    return Err(format!(
+                        "{}, a flag that needs a value and has none: CRI-O does not start",
+                        origin(word)
+                    ));
+                }
+            },
+        };
+        if let Some(long) = CRIO_FLAGS
+            .iter()
+            .find(|(flag, alias)| name == *flag || Some(name) == *alias)
+            .map(|(flag, _)| *flag)
+        {
+            found.push((long, value, origin(word)));
+        }
+    }
+    Ok(found)
+}
+
+/// Why a word left over after CRI-O's flags means the daemon does not start.
+fn left_over(word: &Word) -> String {
+    format!(
+        "{}, where CRI-O's flags end: CRI-O takes it for a command (a subcommand, or `command {:?} not supported`), and the daemon does not start",
+        origin(word),
+        word.text
+    )
 }
 
 /// Whether `dir` is /etc/cni/net.d as filepath.Clean would give it: slashes doubled or
@@ -465,5 +771,165 @@ mod tests {
             CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
             Ok(Some("walked".into()))
         );
+    }
+
+    /// contrib/systemd/crio.service @f954a17e as `make install` puts it, its
+    /// `[Service]` lines verbatim (the rest says nothing of the command line).
+    const CONTRIB_UNIT: (&str, &str) = (SHIPPED_AT, SHIPPED_UNIT);
+
+    /// The unit options of a node with `files`, the environment files the units name
+    /// missing where not given (the gather follows `EnvironmentFile=` and says so).
+    fn options(files: &[(&str, &str)]) -> Result<Option<String>, CrioUnknown> {
+        let mut raw = crate::testing::raw_from(files);
+        for path in [CRIO_SYSCONFIG, "/etc/default/crio"] {
+            if raw.get(path).is_none() {
+                raw.file(path, FileState::Missing, None);
+            }
+        }
+        unit_options(&raw)
+    }
+
+    fn directory(result: Result<Option<String>, CrioUnknown>) -> String {
+        match result {
+            Err(CrioUnknown::Directory(why)) => why,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The unit as systemd starts it: the Debian packages' (cri-o/packaging @b111fe95
+    /// templates/latest/cri-o/cri-o.spec: `EnvironmentFile=-/etc/default/crio` where built by
+    /// debbuild) reads /etc/default/crio and not /etc/sysconfig/crio; a drop-in's
+    /// `Environment=` counts (Kubespray @46dbdd39 roles/container-engine/cri-o/templates/
+    /// http-proxy.conf.j2 sets only proxies; kontena/pharos-cluster's configure-cri-o.sh
+    /// sets `CRIO_STORAGE_OPTIONS` so); so does a drop-in's own `ExecStart=`.
+    #[test]
+    fn the_unit_systemd_starts_says_what_crio_reads() {
+        let debian_unit = SHIPPED_UNIT
+            .replace("/usr/local/bin", "/usr/bin")
+            .replace("/etc/sysconfig/crio", "/etc/default/crio");
+        let debian = ("/usr/lib/systemd/system/crio.service", debian_unit.as_str());
+        let dir = "CRIO_NETWORK_OPTIONS=\"--cni-config-dir=/etc/kubernetes/cni/net.d\"\n";
+        let why = directory(options(&[debian, ("/etc/default/crio", dir)]));
+        assert!(
+            why.starts_with("/etc/default/crio:1 sets CRIO_NETWORK_OPTIONS with --cni-config-dir="),
+            "{why}"
+        );
+        assert_eq!(options(&[debian, (CRIO_SYSCONFIG, dir)]), Ok(None));
+        // No unit gathered: the one CRI-O ships, which reads /etc/sysconfig/crio.
+        assert!(options(&[(CRIO_SYSCONFIG, dir)]).is_err());
+        let proxy = (
+            "/etc/systemd/system/crio.service.d/http-proxy.conf",
+            "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy:3128\" \"NO_PROXY=10.0.0.0/8\"\n",
+        );
+        let storage = (
+            "/etc/systemd/system/crio.service.d/10-cgroup.conf",
+            "[Service]\nEnvironment='CRIO_STORAGE_OPTIONS=--cgroup-manager=cgroupfs --stream-address=10.0.0.5'\n",
+        );
+        assert_eq!(options(&[CONTRIB_UNIT, proxy, storage]), Ok(None));
+        let variable = (
+            "/etc/systemd/system/crio.service.d/20-net.conf",
+            "[Service]\nEnvironment=CONTAINER_CNI_CONFIG_DIR=/opt/cni/net.d\n",
+        );
+        let why = directory(options(&[CONTRIB_UNIT, proxy, variable]));
+        assert!(
+            why.starts_with(
+                "/etc/systemd/system/crio.service.d/20-net.conf:2 sets CONTAINER_CNI_CONFIG_DIR"
+            ),
+            "{why}"
+        );
+        let exec = (
+            "/etc/systemd/system/crio.service.d/30-exec.conf",
+            "[Service]\nExecStart=\nExecStart=/usr/local/bin/crio --log-level info \\\n  -d /etc/crio/other.d\n",
+        );
+        let why = directory(options(&[CONTRIB_UNIT, exec]));
+        assert!(
+            why.starts_with(
+                "/etc/systemd/system/crio.service.d/30-exec.conf:3 passes -d in ExecStart="
+            ),
+            "{why}"
+        );
+        // Another program, or an environment file it cannot read: not known.
+        let wrapper = (
+            "/etc/systemd/system/crio.service.d/30-exec.conf",
+            "[Service]\nExecStart=\nExecStart=/bin/sh -c \"exec crio\"\n",
+        );
+        assert!(directory(options(&[CONTRIB_UNIT, wrapper])).contains("not crio"));
+        let mut raw = crate::testing::raw_from(&[CONTRIB_UNIT]);
+        raw.file(CRIO_SYSCONFIG, FileState::Unreadable, None);
+        assert!(matches!(unit_options(&raw), Err(CrioUnknown::Directory(_))));
+    }
+
+    /// An empty variable is set (urfave/cli v2.27.7 flag.go `flagFromEnvOrFile`: found by
+    /// `syscall.Getenv`; flag_string.go `Apply` sets `HasBeenSet`, so cri-o @f954a17e
+    /// internal/criocli/criocli.go `mergeNetworkConfig` takes ""): CRI-O then picks the
+    /// first file by name; a flag beats its variable (the variable only sets the flag's
+    /// default before the arguments are parsed).
+    #[test]
+    fn an_empty_variable_sets_the_network_to_the_first_file() {
+        let empty = options(&[
+            CONTRIB_UNIT,
+            (CRIO_SYSCONFIG, "CONTAINER_CNI_DEFAULT_NETWORK=\n"),
+        ]);
+        assert_eq!(
+            empty,
+            Ok(Some(
+                "/etc/sysconfig/crio:1 sets CONTAINER_CNI_DEFAULT_NETWORK".into()
+            ))
+        );
+        let flag = options(&[
+            CONTRIB_UNIT,
+            (
+                CRIO_SYSCONFIG,
+                "CRIO_NETWORK_OPTIONS=\"--cni-default-network=\"\n",
+            ),
+        ]);
+        assert!(flag.as_ref().is_ok_and(Option::is_some), "{flag:?}");
+        let both = options(&[
+            CONTRIB_UNIT,
+            (
+                CRIO_SYSCONFIG,
+                "CONTAINER_CNI_DEFAULT_NETWORK=\nCRIO_NETWORK_OPTIONS=\"--cni-default-network k8s-pod-network\"\n",
+            ),
+        ]);
+        assert!(matches!(both, Err(CrioUnknown::Name(_))), "{both:?}");
+        let config = options(&[CONTRIB_UNIT, (CRIO_SYSCONFIG, "CONTAINER_CONFIG=\n")]);
+        assert!(
+            matches!(config, Err(CrioUnknown::Directory(_))),
+            "{config:?}"
+        );
+    }
+
+    /// The command line as Go's flag package reads it for urfave/cli v2: parsing stops at
+    /// the first word that is no flag, and CRI-O then takes that word for a command
+    /// (cmd/crio/main.go @f954a17e: `command %q not supported`) and does not run; a value
+    /// flag takes the next word whatever it looks like; a boolean one does not.
+    #[test]
+    fn flags_end_where_go_s_flag_package_ends_them() {
+        let with = |value: &str| {
+            options(&[
+                CONTRIB_UNIT,
+                (
+                    CRIO_SYSCONFIG,
+                    &format!("CRIO_NETWORK_OPTIONS=\"{value}\"\n"),
+                ),
+            ])
+        };
+        let why = directory(with("k8s --cni-default-network=crio"));
+        assert!(why.contains("with k8s, where CRI-O's flags end"), "{why}");
+        let why = directory(with("--enable-metrics -- --cni-default-network=crio"));
+        assert!(why.contains("where CRI-O's flags end"), "{why}");
+        // `--log-level` takes the next word as its value, the flag there included.
+        assert_eq!(
+            with("--log-level --cni-config-dir=/opt/cni/net.d"),
+            Ok(None)
+        );
+        assert_eq!(with("--log-level info --enable-metrics"), Ok(None));
+        // `--enable-metrics` takes none: the next word is a flag.
+        let why = directory(with("--enable-metrics --cni-config-dir /opt/cni/net.d"));
+        assert!(why.contains("--cni-config-dir"), "{why}");
+        let why = directory(with("--no-such-flag x"));
+        assert!(why.contains("does not define"), "{why}");
+        let why = directory(with("--metrics-port"));
+        assert!(why.contains("needs a value"), "{why}");
     }
 }

@@ -547,12 +547,24 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
 /// network of the files stands, its bridge not known; where they may move the directory
 /// CRI-O reads, nothing of /etc/cni/net.d does. Every reason of
 /// [`super::crio_config::CrioNetwork::from_raw`] may hide a `network_dir` (a file it stops
-/// at may set one), so it leaves the directory unknown.
+/// at may set one), so it leaves the directory unknown. Where CRI-O's unit sets
+/// `cni-default-network` to "", CRI-O takes the first file by name, whatever its files
+/// name ([`super::crio_config::unit_options`]).
 fn crio_cni(raw: &RawFacts) -> Cni {
-    use super::crio_config::{CrioNetwork, CrioUnknown, sysconfig};
+    use super::crio_config::{CrioNetwork, CrioUnknown, unit_options};
     let named = CrioNetwork::from_raw(raw);
-    let cni = Cni::for_runtime(raw, named.as_ref().ok().and_then(Option::as_ref));
-    match (named.err().map(CrioUnknown::Directory)).or(sysconfig(raw).err()) {
+    let unit = unit_options(raw);
+    let picked = match (&named, &unit) {
+        (_, Ok(Some(_))) | (Err(_), _) => None,
+        (Ok(named), _) => named.as_ref(),
+    };
+    let mut cni = Cni::for_runtime(raw, picked);
+    if let (Ok(Some(origin)), Some(_)) = (&unit, &cni.config) {
+        cni.pod_bridge = cni.pod_bridge.because(&format!(
+            "the first file by name: {origin} to \"\", which CRI-O takes over its files' cni_default_network"
+        ));
+    }
+    match (named.err().map(CrioUnknown::Directory)).or(unit.err()) {
         Some(CrioUnknown::Name(why)) => cni.crio_unknown(why),
         Some(CrioUnknown::Directory(why)) => Cni::crio_elsewhere(why),
         None => cni,

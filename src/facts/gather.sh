@@ -270,8 +270,13 @@ UDIRS="/etc/systemd/system /run/systemd/system /usr/local/lib/systemd/system /us
 KDROP="/etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service.d"
 # shellcheck disable=SC2086 # KDROP is a list of words
 confs $KDROP
+# CRI-O's unit too, where CRI-O is installed: its drop-ins, Environment= and the
+# EnvironmentFile= it names (/etc/sysconfig/crio, /etc/default/crio in the Debian
+# packages; followed below) and its ExecStart= give CRI-O options over its files.
+CUNIT=
+[ -d /etc/crio ] && CUNIT=crio
 UNITS=
-for u in $KUNITS; do
+for u in $KUNITS $CUNIT; do
   for d in $UDIRS; do
     if [ -e "$d/$u.service" ]; then f "$d/$u.service"; UNITS="$UNITS$d/$u.service$NL"; fi
     if [ -d "$d/$u.service.d" ]; then
@@ -646,8 +651,9 @@ cdir() {
     fi
   done
 }
-# /etc/sysconfig/crio: the environment of CRI-O's unit (contrib/systemd/crio.service), whose
-# option variables and CONTAINER_* variables may override the files.
+# /etc/sysconfig/crio: the environment of CRI-O's own unit (contrib/systemd/crio.service),
+# whose option variables and CONTAINER_* variables may override the files; read where no
+# unit is found too (the unit CRI-O ships is assumed then).
 if [ -d /etc/crio ]; then
   f /etc/crio/crio.conf
   f /etc/sysconfig/crio

@@ -1097,3 +1097,71 @@ fn crio_drop_ins_are_walked_as_crio_walks_them() {
         facts.cni
     );
 }
+
+/// CRI-O's unit as the script gathers it, on the node of
+/// DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network (the Debian packages' unit, cri-o/packaging
+/// @b111fe95, reading /etc/default/crio, which sets CONTAINER_CNI_DEFAULT_NETWORK empty)
+/// with the drop-in Kubespray writes beside it (@46dbdd39 roles/container-engine/cri-o/
+/// templates/http-proxy.conf.j2, rendered with an http_proxy): the unit, the drop-in and the
+/// environment file its EnvironmentFile= names are read, and CRI-O takes the first file by
+/// name, Calico's. A drop-in that starts CRI-O with `--cni-config-dir` leaves the network
+/// unknown, and the reason names it.
+#[test]
+fn crio_s_unit_drop_ins_and_environment_file_are_gathered() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-crio-unit-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network/root");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&fixture)
+        .arg(&tree)
+        .status();
+    assert!(copied.expect("cp").success());
+    let drop_ins = tree.join("etc/systemd/system/crio.service.d");
+    std::fs::create_dir_all(&drop_ins).expect("mkdir");
+    std::fs::write(
+        drop_ins.join("http-proxy.conf"),
+        "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example:3128\"  \n",
+    )
+    .expect("write");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let read = |raw: &RawFacts, path: &str| raw.get(path).map(|f| f.state);
+    for path in [
+        "/usr/lib/systemd/system/crio.service",
+        "/etc/systemd/system/crio.service.d/http-proxy.conf",
+        "/etc/default/crio",
+    ] {
+        assert_eq!(
+            read(&raw, path),
+            Some(FileState::Present),
+            "{path}: {:?}",
+            raw.order
+        );
+    }
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-calico.conflist"),
+        "{:?}",
+        facts.cni
+    );
+    std::fs::write(
+        drop_ins.join("20-cni.conf"),
+        "[Service]\nExecStart=\nExecStart=/usr/bin/crio --cni-config-dir /etc/kubernetes/cni/net.d\n",
+    )
+    .expect("write");
+    let raw = gathered(&tree, &scratch.join("run2"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let dnsfix::facts::cni::PodBridge::Unknown(why) = &facts.cni.pod_bridge else {
+        panic!("{:?}", facts.cni);
+    };
+    assert!(
+        why.starts_with("/etc/systemd/system/crio.service.d/20-cni.conf:3 passes --cni-config-dir"),
+        "{why}"
+    );
+    assert_eq!(facts.cni.config, None, "{:?}", facts.cni);
+}

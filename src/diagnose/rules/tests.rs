@@ -4595,6 +4595,22 @@ fn crio_options_that_choose_no_network_keep_the_files_network() {
     );
     assert_eq!(severity, Severity::Info, "{evidence}");
     assert_eq!(cni.runtime_unknown, None);
+    // Go's flag package, which urfave/cli v2 parses with (flag.go `parseOne`): a value
+    // flag takes the next word whatever it looks like, so `--cni-config-dir=…` here is
+    // `--log-level`'s value and chooses nothing.
+    let (severity, evidence, _) =
+        judge("CRIO_NETWORK_OPTIONS=\"--log-level --cni-config-dir=/opt/cni/net.d\"\n");
+    assert_eq!(severity, Severity::Info, "{evidence}");
+    // Flags end at the first word that is none; CRI-O takes that word for a command and
+    // does not start (cmd/crio/main.go @f954a17e: `command %q not supported`): not known
+    // then, for that reason, not for the flag after it.
+    let (severity, evidence, _) =
+        judge("CRIO_NETWORK_OPTIONS=\"calico --cni-default-network=crio\"\n");
+    assert_eq!(severity, Severity::Critical, "{evidence}");
+    assert!(
+        evidence.contains("with calico, where CRI-O's flags end"),
+        "{evidence}"
+    );
     for (sysconfig, word) in [
         (
             "CRIO_RUNTIME_OPTIONS=\"--log-level=info -c /etc/crio/other.conf\"\n",
