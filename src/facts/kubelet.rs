@@ -771,8 +771,8 @@ fn unfollowed_notes(raw: &RawFacts, dir: &str, files: &[&str]) -> Vec<String> {
 /// later key winning). A drop-in's `resolvConf` counts from kubelet 1.32 on; 1.28 to 1.31
 /// merged the drop-ins in the internal field names ([`dropin_resolver_config`]). The version
 /// is the binary's, else the cluster's or the inventory's ([`config_version`]); a kubelet of
-/// unknown version is taken for a current one, but where a drop-in's `resolverConfig` would
-/// give an older one another file, its resolvConf is unknown.
+/// unknown version is taken for a current one, but where the drop-ins (a `resolvConf` or a
+/// `resolverConfig` in one) give an older one another file, its resolvConf is unknown.
 fn load_config(
     raw: &RawFacts,
     path: Option<&str>,
@@ -804,34 +804,53 @@ fn load_config(
     let base = usize::from(path.is_some());
     let dropins: Vec<String> = dropins.iter().map(|f| (*f).to_owned()).collect();
     let mut config = merge_config(&files, base, minor, minor.is_none_or(|m| m >= 32));
-    // A kubelet of unknown version is taken for a current one, except where a drop-in's
-    // resolverConfig gives a 1.29 to 1.31 kubelet another file: which one it reads is not
-    // known then.
-    if minor.is_none()
-        && files[base..]
-            .iter()
-            .any(|(_, c)| !c.resolver_configs.is_empty())
-    {
+    // A kubelet of unknown version is taken for a current one, except where a drop-in
+    // (its resolvConf, or its resolverConfig) gives a 1.28 to 1.31 kubelet another file:
+    // which one it reads is not known then.
+    if minor.is_none() && files.len() > base {
         let old = merge_config(&files, base, minor, false);
-        let value = |c: &Config| {
-            c.resolv_conf
-                .as_ref()
-                .map_or("/etc/resolv.conf".to_owned(), |(l, _)| l.value.clone())
-        };
-        if value(&old) != value(&config)
-            && let Some((l, file)) = &old.resolv_conf
-        {
-            config.resolv_conf_unknown = Some(format!(
-                "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: {file}:{} sets resolverConfig: {:?}, which kubelet 1.28 to 1.31 read there (kubernetes#126630), while from 1.32 on it counts {:?}",
-                l.line,
-                l.value,
-                value(&config)
-            ));
+        if resolv_conf_value(&old) != resolv_conf_value(&config) {
+            config.resolv_conf_unknown = Some(version_undecided(&files[base..], &old, &config));
         }
     }
     config.dropins = dropins;
     config.unread.splice(0..0, unread);
     Ok(Some(config))
+}
+
+/// The resolvConf a merged config gives, the kubelet's default where none sets it.
+fn resolv_conf_value(config: &Config) -> &str {
+    config
+        .resolv_conf
+        .as_ref()
+        .map_or("/etc/resolv.conf", |(l, _)| l.value.as_str())
+}
+
+/// Why the resolvConf of a kubelet of unknown version is not known: the `old` merge (1.28
+/// to 1.31) and the `current` one (1.32 on) of `dropins` over the config file give two
+/// files. Says each and where it is set, and the two ways out: the version stated, or
+/// both spellings written in the drop-in that decides (the last to set either).
+fn version_undecided(dropins: &[(&str, KubeletConfig)], old: &Config, current: &Config) -> String {
+    let from = |c: &Config| match &c.resolv_conf {
+        Some((l, file)) => format!(
+            "{file}:{} {}",
+            l.line,
+            c.resolv_conf_key.as_deref().unwrap_or("resolvConf")
+        ),
+        None => "the kubelet's default".to_owned(),
+    };
+    let decides = dropins
+        .iter()
+        .rev()
+        .find(|(_, c)| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
+        .map_or("", |(file, _)| *file);
+    format!(
+        "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: kubelet 1.28 to 1.31 read {:?} ({}; they pass a drop-in's resolvConf over, kubernetes#126630), from 1.32 on {:?} ({}; they pass a drop-in's resolverConfig over, #127421). State the kubelet's version (the inventory's kube_version), or set resolvConf and resolverConfig both to the same file in {decides}, which every version then reads (as dnsfix's kubelet-resolvconf writes a drop-in where the version is not known)",
+        resolv_conf_value(old),
+        from(old),
+        resolv_conf_value(current),
+        from(current),
+    )
 }
 
 /// The config `files` (the `--config` file first where there is one, `base` of them, then
@@ -4143,8 +4162,8 @@ mod tests {
     }
 
     /// A `--config-dir` drop-in's resolvConf counts from kubelet 1.32 (kubernetes#127421);
-    /// 1.28 to 1.31 dropped it (kubernetes#126630), so there the config file's holds. A
-    /// kubelet of unknown version is taken for a current one.
+    /// 1.28 to 1.31 dropped it (kubernetes#126630), so there the config file's holds. For a
+    /// kubelet of unknown version, which of the two it reads is not known.
     #[test]
     fn a_config_dir_dropin_sets_resolv_conf_from_kubelet_1_32() {
         let base =
@@ -4169,11 +4188,11 @@ mod tests {
             "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3".to_owned(),
         ));
         assert_eq!(resolv(Some("Kubernetes v1.33.5\n")), dropin);
-        assert_eq!(resolv(None), dropin);
         assert_eq!(
             resolv(Some("Kubernetes v1.31.4\n")).map(|(v, _)| v),
             Some("/run/systemd/resolve/resolv.conf".to_owned())
         );
+        assert_eq!(resolv(None), None);
     }
 
     const CONFIG_DIR: &str = "/etc/kubernetes/kubelet.conf.d";

@@ -1308,8 +1308,18 @@ fn a_resolv_conf_set_outside_the_config_file_is_fixed_where_it_is_set() {
         "{dropin}"
     );
     // A kubelet of unknown version may be one of those that read it there only as
-    // resolverConfig (1.28 to 1.31).
-    let unknown = remediation("kubeadm-config-dir-dropin-version-unknown");
+    // resolverConfig (1.28 to 1.31): where config.yaml sets the same file (so that every
+    // version loops), the fix writes both spellings.
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/var/lib/kubelet/config.yaml",
+        "resolvConf: /run/systemd/resolve/resolv.conf",
+        "resolvConf: /etc/resolv.conf",
+    );
+    let unknown = loopback_remediation(&raw);
     assert!(
         unknown.contains(
             "set resolvConf in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3, and resolverConfig beside it (the spelling kubelet 1.28 to 1.31 read in a drop-in; this kubelet's version is not known to be 1.32 or later)"
@@ -3655,6 +3665,94 @@ fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
     host.vars
         .insert("kube_version".into(), serde_json::json!("v1.32.1"));
     assert!(matches!(loopback(&host), Some(RuleOutcome::Pass)));
+}
+
+/// DNS-KUBELET-LOOPBACK where a drop-in's resolvConf is healthy and config.yaml's is the
+/// stub (the `kubeadm-config-dir-dropin-version-unknown` node with the two files swapped):
+/// kubelet 1.28 to 1.31 pass the drop-in's resolvConf over and loop on config.yaml's
+/// (kubernetes#126630), 1.32 on read it (#127421). With no version known the file is
+/// unknown, naming both settings and the ways out, never a Pass; with the version stated in
+/// kube_version, what that version reads. With resolverConfig written beside the drop-in's
+/// resolvConf, as kubelet-resolvconf writes it where the version is not known ("set
+/// resolverConfig for kubelet 1.28 to 1.31 beside it"), every version reads the healthy
+/// file: check passes.
+#[test]
+fn a_healthy_dropin_resolv_conf_is_unknown_until_the_version_or_both_spellings_say() {
+    let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/var/lib/kubelet/config.yaml",
+        "resolvConf: /run/systemd/resolve/resolv.conf",
+        "resolvConf: /etc/resolv.conf",
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        dropin,
+        "resolvConf: /etc/resolv.conf",
+        "resolvConf: /run/systemd/resolve/resolv.conf",
+    );
+    let loopback = |host: &Host, raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        crate::diagnose::diagnose_host(host, &facts)
+            .outcomes
+            .into_iter()
+            .find(|(id, _)| *id == "DNS-KUBELET-LOOPBACK")
+            .map(|(_, o)| o)
+    };
+    let mut host = Host::new("node1");
+    match loopback(&host, &raw) {
+        Some(RuleOutcome::Findings(f)) => {
+            assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+            let why = f[0].evidence.join("\n");
+            for part in [
+                "the kubelet's version is not known",
+                "kubelet 1.28 to 1.31 read \"/etc/resolv.conf\" (/var/lib/kubelet/config.yaml:38 resolvConf;",
+                "from 1.32 on \"/run/systemd/resolve/resolv.conf\" (/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolvConf;",
+                "the inventory's kube_version",
+                "set resolvConf and resolverConfig both to the same file in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf",
+            ] {
+                assert!(why.contains(part), "{part}: {why}");
+            }
+        }
+        other => panic!("expected unknown, got {other:?}"),
+    }
+    host.vars
+        .insert("kube_version".into(), serde_json::json!("v1.30.4"));
+    match loopback(&host, &raw) {
+        Some(RuleOutcome::Findings(f)) => assert_eq!(
+            (f[0].severity, f[0].status),
+            (Severity::Critical, FindingStatus::Failed),
+            "{f:?}"
+        ),
+        other => panic!("expected a critical loop, got {other:?}"),
+    }
+    host.vars
+        .insert("kube_version".into(), serde_json::json!("v1.32.1"));
+    assert!(matches!(loopback(&host, &raw), Some(RuleOutcome::Pass)));
+    // Both spellings, the version unknown again.
+    crate::testing::replace_in_file(
+        &mut raw,
+        dropin,
+        "resolvConf: /run/systemd/resolve/resolv.conf\n",
+        "resolvConf: /run/systemd/resolve/resolv.conf\nresolverConfig: /run/systemd/resolve/resolv.conf\n",
+    );
+    let mut host = Host::new("node1");
+    // The fixture's vars.json.
+    host.vars.insert(
+        "searchdomains".into(),
+        serde_json::json!(["example.internal"]),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let findings: Vec<_> = crate::diagnose::diagnose_host(&host, &facts)
+        .outcomes
+        .into_iter()
+        .filter(|(_, o)| matches!(o, RuleOutcome::Findings(_)))
+        .collect();
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(matches!(loopback(&host, &raw), Some(RuleOutcome::Pass)));
 }
 
 /// A `{% %}` template among upstream_dns_servers is unrendered like a `{{ }}` one: never
