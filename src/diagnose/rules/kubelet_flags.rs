@@ -401,7 +401,26 @@ fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> Stri
     // config.json.d/40-nodeadm.conf (amazon-eks-ami 81fec2e8
     // nodeadm/internal/kubelet/config.go writeKubeletConfig): the value is kept in
     // the NodeConfig, and counts from the boot after.
-    if ctx.facts.flavour.kind == FlavourKind::Eks {
+    // Not resolvConf for a kubelet not known to be 1.32 or later: 1.28 to 1.31 pass over a
+    // drop-in's resolvConf (kubernetes#126630), and nodeadm's config.json sets none
+    // (writeKubeletConfig, generateKubeletConfig), so the kubelet would fall back to
+    // /etc/resolv.conf; --resolv-conf in spec.kubelet.flags counts on every version
+    // (nodeadm environment.go appends them last to NODEADM_KUBELET_ARGS).
+    let resolv_flag = matches!(&k.resolv_conf, Observed::Known(e)
+        if e.source.kind == "flag" && overriding.contains(&&e.source));
+    if ctx.facts.flavour.kind == FlavourKind::Eks
+        && resolv_flag
+        && super::kube_minor(ctx).is_none_or(|(m, _)| m < 32)
+    {
+        let kubelet = k.version.as_deref().map_or(
+            "a kubelet before 1.32 (this one's version is not known)".to_owned(),
+            |v| format!("kubelet {v}"),
+        );
+        format!(
+            "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep --resolv-conf as a flag, in the NodeConfig's spec.kubelet.flags (nodeadm passes them on the kubelet's command line at every boot), any other value in its spec.kubelet.config: that goes to {EKS_NODEADM_DROPIN}, a --config-dir drop-in, which {kubelet} does not read resolvConf from (kubernetes#126630); {reload}restart kubelet, and where the NodeConfig changed, {}",
+            super::EKS_APPLY
+        )
+    } else if ctx.facts.flavour.kind == FlavourKind::Eks {
         format!(
             "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep the value in the NodeConfig's spec.kubelet.config (nodeadm writes it to {EKS_NODEADM_DROPIN}, a --config-dir drop-in over config.json, at every boot); {reload}restart kubelet, and where the NodeConfig changed, {}",
             super::EKS_APPLY

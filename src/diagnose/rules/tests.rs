@@ -1256,6 +1256,75 @@ fn a_shadowing_flag_in_a_unit_drop_in_asks_for_a_daemon_reload() {
     assert!(!env.contains("daemon-reload"), "{env}");
 }
 
+/// DNS-KUBELET-FLAG-SHADOW on EKS where a unit drop-in's --resolv-conf shadows the
+/// resolvConf of nodeadm's drop-in 40-nodeadm.conf (the
+/// `eks-al2023-dropin-cluster-dns-flag` node with that flag in place of --cluster-dns, and
+/// the NodeConfig's spec.kubelet.config setting resolvConf, which nodeadm writes to the
+/// drop-in with --config-dir among its flags: amazon-eks-ami 81fec2e8
+/// nodeadm/internal/kubelet/config.go writeKubeletConfig, JSON indented by four spaces,
+/// apiVersion and kind merged in). Keeping the value in spec.kubelet.config is the fix only
+/// for a kubelet known to be 1.32 or later; one of unknown version may be 1.29 to 1.31,
+/// which pass that drop-in's resolvConf over (kubernetes#126630): the flag goes to
+/// spec.kubelet.flags there.
+#[test]
+fn eks_keeps_a_shadowing_resolv_conf_flag_a_flag_unless_the_kubelet_is_1_32() {
+    let dir = "/etc/kubernetes/kubelet/config.json.d";
+    let mut raw =
+        crate::testing::rules_fixture("DNS-KUBELET-FLAG-SHADOW/eks-al2023-dropin-cluster-dns-flag");
+    let flag = "--resolv-conf=/run/systemd/resolve/resolv.conf";
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/systemd/system/kubelet.service.d/20-cluster-dns.conf",
+        "--cluster-dns=169.254.20.10",
+        flag,
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/eks/kubelet/environment",
+        "--runtime-cgroups=/runtime.slice/containerd.service",
+        &format!("--runtime-cgroups=/runtime.slice/containerd.service --config-dir={dir}"),
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/proc/3456/cmdline",
+        "--cluster-dns=169.254.20.10",
+        &format!("--config-dir={dir}\0{flag}"),
+    );
+    let raw = crate::testing::with_files(
+        &raw,
+        &[(
+            "/etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf",
+            "{\n    \"apiVersion\": \"kubelet.config.k8s.io/v1beta1\",\n    \"kind\": \"KubeletConfiguration\",\n    \"resolvConf\": \"/etc/resolv.conf\"\n}",
+        )],
+    );
+    let host = Host::new("node1");
+    let fix = |raw: &crate::facts::raw::RawFacts| {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let RuleOutcome::Findings(f) = kubelet_flags::flag_shadow(&Ctx::new(&host, &facts)) else {
+            panic!(
+                "the flag shadows the drop-in: {:?}",
+                facts.kubelet.resolv_conf
+            );
+        };
+        assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+        f[0].remediation.clone()
+    };
+    let current = fix(&raw);
+    assert!(
+        current.contains("keep the value in the NodeConfig's spec.kubelet.config"),
+        "{current}"
+    );
+    let mut unknown = raw.clone();
+    assert!(unknown.commands.remove("kubelet-version").is_some());
+    let unknown = fix(&unknown);
+    assert!(
+        unknown.contains("keep --resolv-conf as a flag, in the NodeConfig's spec.kubelet.flags")
+            && unknown.contains("which a kubelet before 1.32 (this one's version is not known) does not read resolvConf from (kubernetes#126630)")
+            && !unknown.contains("keep the value in the NodeConfig's spec.kubelet.config"),
+        "{unknown}"
+    );
+}
+
 /// On EKS, a kubelet before 1.32 does not read resolvConf from the drop-in nodeadm writes
 /// spec.kubelet.config to (kubernetes#126630): the fix goes to spec.kubelet.flags there.
 #[test]
