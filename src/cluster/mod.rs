@@ -4,7 +4,8 @@
 //! `/etc/rancher/rke2/rke2.yaml`), over the SSH session dnsfix opens anyway; the
 //! kubeconfig never leaves the node. Reads are `get pods`, `logs --previous`,
 //! `get configmap` (by name, then those the CoreDNS pods mount that were not among the
-//! names: the Helm chart's `<release>-coredns`, k3s's `coredns-custom`), `get nodes` (each
+//! names: the Helm chart's `<release>-coredns`, k3s's `coredns-custom`; with no CoreDNS pod
+//! listed, RKE2's `rke2-coredns-rke2-coredns` by name), `get nodes` (each
 //! node's kubelet version) and `get services` (the cluster DNS Services' addresses);
 //! `apply` alone writes:
 //! `delete pod` (below) and `replace` of a ConfigMap key ([`configmap`]).
@@ -1041,6 +1042,24 @@ impl DnsConfig {
         self.coredns_unread = (!unread.is_empty()).then(|| unread.join("; "));
     }
 
+    /// The ConfigMaps to ask for by name where no CoreDNS pod leads to one: RKE2's
+    /// [`RKE2_COREDNS`] (its chart's `coredns.fullname`, always that name), once no CoreDNS
+    /// pod was listed (its Deployment scaled to zero, its pods evicted) and the first
+    /// listing read no CoreDNS Corefile (`coredns`). Not in the first listing's batch:
+    /// a Role limited by `resourceNames` to kubeadm's and Kubespray's names would be refused
+    /// the whole batch for it. Not with pods listed either: then the pods' volumes say which
+    /// ConfigMap CoreDNS loads, and a stale one of this name must not count
+    /// ([`DnsConfig::mark_loaded`]). Read, it counts as CoreDNS's by its name, as `coredns`
+    /// does where no pod was listed.
+    fn unled_names(&self) -> Vec<String> {
+        let led = !self.coredns_files.pods.is_empty() || !self.coredns_mounts.is_empty();
+        let found = self.corefiles.iter().any(|c| !c.is_node_local());
+        if led || found || self.error.is_some() {
+            return Vec::new();
+        }
+        vec![RKE2_COREDNS.to_owned()]
+    }
+
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
     /// cluster (it has `kubeadm-config`) without `kubelet-config`.
     fn versioned_kubelet_configmap(&self) -> Option<String> {
@@ -1357,13 +1376,17 @@ impl Kubectl {
     /// The Corefiles of the ConfigMaps the CoreDNS pods mount that the first listing did
     /// not ask for by name (the CoreDNS Helm chart's `<release>-coredns`), into `config`:
     /// a second round trip, only where there are such. Why not, when kubectl fails.
+    /// Where no CoreDNS pod was listed to lead to its ConfigMap and the first listing
+    /// found no CoreDNS Corefile, RKE2's [`RKE2_COREDNS`] is asked for by name
+    /// ([`DnsConfig::unled_names`]).
     async fn read_mounted_corefiles(&mut self, config: &mut DnsConfig) {
-        let names: Vec<String> = config
+        let mut names: Vec<String> = config
             .coredns_mounts
             .iter()
             .filter(|n| !asked_by_name(n))
             .cloned()
             .collect();
+        names.extend(config.unled_names());
         if names.is_empty() || config.error.is_some() {
             return;
         }
@@ -3167,6 +3190,80 @@ case \" $* \" in
             error.starts_with("coredns-custom: ") && error.contains("Forbidden"),
             "{error}"
         );
+    }
+
+    /// RKE2 with no CoreDNS pod listed (the Deployment scaled to zero, its pods evicted):
+    /// nothing leads to `rke2-coredns-rke2-coredns` through a volume, so it is asked for by
+    /// name in the second kubectl, and counts as CoreDNS's by that name, as `coredns` does
+    /// without pods. Before, it was read only through the pods' volumes: with none, the
+    /// rules said no CoreDNS Corefile was found. With pods listed it is not asked for (a
+    /// stale one beside the Corefile the pods load must not count), nor where `coredns` was
+    /// read; refused by the Role, the evidence says so.
+    #[tokio::test]
+    async fn rke2s_configmap_is_read_by_name_where_no_pod_leads_to_it() {
+        let none = br#"{"apiVersion": "v1", "kind": "List", "items": []}"#;
+        let rke2 = include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-configmaps.json");
+        let read = |pods: &'static [u8], configmaps: Vec<u8>, forbidden: bool| async move {
+            let (mut kubectl, dir) = lab_kubectl(pods, &configmaps);
+            if forbidden {
+                std::fs::write(
+                    dir.join("configmaps-forbidden"),
+                    format!("{RKE2_COREDNS}\n"),
+                )
+                .expect("write");
+            }
+            let listed = kubectl.first_listing(Listing::WithLogs).await;
+            let cluster = read_from(kubectl, listed.expect("listed")).await;
+            std::fs::remove_dir_all(&dir).ok();
+            match cluster {
+                Cluster::Read { config, .. } => *config,
+                other => panic!("not read: {other:?}"),
+            }
+        };
+        let config = read(none, rke2.to_vec(), false).await;
+        let counted: Vec<(&str, &str)> = config
+            .corefiles
+            .iter()
+            .filter(|c| c.is_corednss())
+            .map(|c| (c.configmap.as_str(), c.key.as_str()))
+            .collect();
+        assert_eq!(counted, [(RKE2_COREDNS, "Corefile")]);
+        assert_eq!(config.coredns_mounts_error, None);
+        assert_eq!(
+            config.corefiles[0].helm_release.as_deref(),
+            Some("rke2-coredns")
+        );
+        assert!(matches!(
+            config.corefiles[0].root_forward(),
+            corefile::RootForward::Forward(..)
+        ));
+        // Refused: said, and nothing else is lost.
+        let config = read(none, rke2.to_vec(), true).await;
+        assert!(config.corefiles.is_empty(), "{:?}", config.corefiles);
+        let error = config.coredns_mounts_error.expect("refused");
+        assert!(
+            error.starts_with(RKE2_COREDNS) && error.contains("Forbidden"),
+            "{error}"
+        );
+        // Pods listed: their volume leads to it, and the name is not asked for again.
+        let rke2_pods = include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-pods.json");
+        let config = read(rke2_pods, rke2.to_vec(), false).await;
+        assert_eq!(config.coredns_mounts, [RKE2_COREDNS]);
+        assert_eq!(config.corefiles.len(), 1);
+        // `coredns` read and no pod: nothing more is asked.
+        let kubeadm = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "coredns", "namespace": "kube-system"},
+             "data": {"Corefile": crate::testing::KUBEADM_COREFILE}}]});
+        let kubeadm = serde_json::to_vec(&kubeadm).expect("json");
+        let config = read(none, kubeadm, true).await;
+        let read_names: Vec<&str> = config
+            .corefiles
+            .iter()
+            .map(|c| c.configmap.as_str())
+            .collect();
+        assert_eq!(read_names, ["coredns"]);
+        assert_eq!(config.coredns_mounts_error, None);
     }
 
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its

@@ -841,7 +841,8 @@ pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
 
 /// Why CoreDNS's Corefile is not among those read, where it is not: the ConfigMaps were
 /// not read, or none that the CoreDNS pods mount (nor `coredns`, nor RKE2's) holds one
-/// (CoreDNS in another namespace or under another label, a chart's ConfigMap gone).
+/// (CoreDNS in another namespace or under another label, a chart's ConfigMap gone), or,
+/// where no pod was listed, RKE2's asked for by name could not be read.
 /// Where CoreDNS forwards is then not known, and the evidence says so rather than nothing.
 fn no_coredns_corefile(config: &DnsConfig) -> Option<String> {
     let unknown = "where CoreDNS forwards is not known";
@@ -860,11 +861,16 @@ fn no_coredns_corefile(config: &DnsConfig) -> Option<String> {
     }
     let mounts = config.coredns_mounts.join(", ");
     Some(match &config.coredns_mounts_error {
+        // No pod led to it: RKE2's ConfigMap was asked for by name, and refused.
+        Some(e) if mounts.is_empty() => format!(
+            "no CoreDNS Corefile in kube-system: no ConfigMap coredns, no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one, and RKE2's {} could not be read ({e}): {unknown}",
+            crate::cluster::RKE2_COREDNS
+        ),
         Some(e) => format!(
             "CoreDNS's pods mount ConfigMap {mounts}, not all of which could be read ({e}): {unknown}"
         ),
         None if mounts.is_empty() => format!(
-            "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (RKE2's {} is found that way): {unknown}",
+            "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (with none listed, nor RKE2's {}, asked for by name): {unknown}",
             crate::cluster::RKE2_COREDNS
         ),
         None => format!(
@@ -1940,7 +1946,20 @@ mod tests {
         assert_eq!(
             corefile_evidence(&DnsConfig::default()),
             [
-                "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (RKE2's rke2-coredns-rke2-coredns is found that way): where CoreDNS forwards is not known"
+                "no CoreDNS Corefile in kube-system: no ConfigMap coredns, and no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one (with none listed, nor RKE2's rke2-coredns-rke2-coredns, asked for by name): where CoreDNS forwards is not known"
+            ]
+        );
+        // No CoreDNS pod listed, and RKE2's ConfigMap, asked for by name, refused.
+        let refused = DnsConfig {
+            coredns_mounts_error: Some(
+                "rke2-coredns-rke2-coredns: Error from server (Forbidden)".into(),
+            ),
+            ..DnsConfig::default()
+        };
+        assert_eq!(
+            corefile_evidence(&refused),
+            [
+                "no CoreDNS Corefile in kube-system: no ConfigMap coredns, no CoreDNS pod there (k8s-app kube-dns or coredns) that mounts one, and RKE2's rke2-coredns-rke2-coredns could not be read (rke2-coredns-rke2-coredns: Error from server (Forbidden)): where CoreDNS forwards is not known"
             ]
         );
         let unread = DnsConfig {
