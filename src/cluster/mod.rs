@@ -375,6 +375,10 @@ pub struct Corefile {
     pub configmap: String,
     /// The data key: `Corefile`, or nodelocaldns's `Corefile-second`.
     pub key: String,
+    /// Its ConfigMap's namespace (`metadata.namespace`), where kubectl's answer said;
+    /// kube-system otherwise ([`Corefile::namespace`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// Its server blocks; none where it was not read (`unreadable`).
     pub blocks: Vec<corefile::ServerBlock>,
     /// Files it imports outside its server blocks, with their lines.
@@ -389,6 +393,13 @@ pub struct Corefile {
     /// edit, so a change belongs in the release's values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_release: Option<String>,
+    /// That release's namespace (the `meta.helm.sh/release-namespace` annotation Helm 3
+    /// writes beside its name: helm/helm pkg/action/validate.go `setMetadataVisitor` at
+    /// 002ac784): where `helm get values` and `helm upgrade` find the release, whatever
+    /// namespace its ConfigMap is in (`helm install -n coredns` puts the CoreDNS chart's
+    /// in `coredns`: charts/coredns templates/configmap.yaml at caac0316).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_namespace: Option<String>,
     /// Who writes its ConfigMap back over an edit, as its metadata says
     /// ([`configmap_owner`]): a Helm release, k3s's (or RKE2's) deploy controller, the
     /// addon manager. A change belongs with that owner, not in the ConfigMap.
@@ -419,10 +430,12 @@ impl Corefile {
         Corefile {
             configmap: configmap.to_owned(),
             key: key.to_owned(),
+            namespace: None,
             blocks: parsed.blocks,
             imports: parsed.imports,
             unreadable,
             helm_release: None,
+            helm_namespace: None,
             owner: None,
             unloaded: false,
             text: text.to_owned(),
@@ -432,9 +445,16 @@ impl Corefile {
     /// [`Corefile::new`] for the ConfigMap `item` (a core/v1 ConfigMap), with its owner.
     fn of_configmap(item: &Value, key: &str, text: &str) -> Corefile {
         let name = item["metadata"]["name"].as_str().unwrap_or_default();
-        let release = item["metadata"]["annotations"]["meta.helm.sh/release-name"].as_str();
+        let annotations = &item["metadata"]["annotations"];
+        let release = annotations["meta.helm.sh/release-name"].as_str();
+        let namespace = annotations["meta.helm.sh/release-namespace"].as_str();
         Corefile {
             helm_release: release.filter(|r| valid_pod_name(r)).map(str::to_owned),
+            helm_namespace: namespace.filter(|n| valid_pod_name(n)).map(str::to_owned),
+            namespace: item["metadata"]["namespace"]
+                .as_str()
+                .filter(|n| valid_pod_name(n))
+                .map(str::to_owned),
             owner: configmap_owner(item),
             ..Corefile::new(name, key, text)
         }
@@ -443,6 +463,17 @@ impl Corefile {
     /// Where it forwards names outside the cluster is known from it.
     fn root_forward_known(&self) -> bool {
         !matches!(self.root_forward(), corefile::RootForward::Unknown(_))
+    }
+
+    /// Its ConfigMap's namespace: kube-system where kubectl's answer did not say.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("kube-system")
+    }
+
+    /// The namespace of the Helm release that owns it: its annotation, else its
+    /// ConfigMap's.
+    pub fn helm_namespace(&self) -> &str {
+        self.helm_namespace.as_deref().unwrap_or(self.namespace())
     }
 
     /// NodeLocal DNSCache's (`nodelocaldns`, `node-local-dns`); any other is CoreDNS's.
@@ -1003,6 +1034,8 @@ impl DnsConfig {
             let (release, owner) = (c.helm_release.take(), c.owner.take());
             *c = Corefile {
                 helm_release: release,
+                helm_namespace: c.helm_namespace.take(),
+                namespace: c.namespace.take(),
                 owner,
                 ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files.files(pod))
             };

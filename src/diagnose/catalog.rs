@@ -225,8 +225,10 @@ pub const RULES: &[RuleInfo] = &[
             controller undoes a hand edit of ConfigMap kube-system/rke2-coredns-rke2-coredns\n     \
             at the next deploy.\n   \
             - CoreDNS installed with its Helm chart: helm upgrade with the release's whole\n     \
-            `servers` list (helm get values --all RELEASE) with only the `forward` entry's\n     \
-            parameters changed; the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
+            `servers` list (helm get values --all RELEASE -n NAMESPACE, the namespace its\n     \
+            ConfigMap's meta.helm.sh/release-namespace names) with only the `forward`\n     \
+            entry's parameters changed; the next upgrade undoes a hand edit of\n     \
+            `<release>-coredns`.\n   \
             Helm replaces a list value whole: a `servers` with the forward entry alone\n     \
             drops kubernetes, cache and loop, and with them cluster DNS.\n   \
             - k3s writes ConfigMap kube-system/coredns anew when it starts, so a hand edit\n     \

@@ -81,6 +81,9 @@ pub struct Ctx<'a> {
     /// Who writes that ConfigMap back over an edit, where its metadata says
     /// ([`crate::cluster::Corefile::owner`]).
     pub coredns_owner: Option<String>,
+    /// That ConfigMap's namespace and its Helm release's
+    /// ([`crate::cluster::Corefile::helm_namespace`]), where it was read.
+    pub coredns_namespaces: Option<(String, String)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -97,6 +100,7 @@ impl<'a> Ctx<'a> {
             dns_services: None,
             coredns_configmap: None,
             coredns_owner: None,
+            coredns_namespaces: None,
         }
     }
 
@@ -140,6 +144,11 @@ impl<'a> Ctx<'a> {
                 .iter()
                 .find(|c| c.is_corednss())
                 .and_then(|c| c.owner.clone());
+            ctx.coredns_namespaces = config
+                .corefiles
+                .iter()
+                .find(|c| c.is_corednss())
+                .map(|c| (c.namespace().to_owned(), c.helm_namespace().to_owned()));
             ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
                 (Some(true), _) | (_, Some(true)) => Some(true),
                 (Some(false), Some(false)) => Some(false),
@@ -672,7 +681,9 @@ pub(super) fn forwards_elsewhere_than(ctx: &Ctx, read: Option<bool>, file: &str)
 ///   packages/rke2-coredns at 262e21a4 over coredns/helm charts/coredns).
 /// - A Helm release (the ConfigMap's `meta.helm.sh/release-name`): the CoreDNS Helm chart's
 ///   `servers` value (coredns/helm charts/coredns values.yaml at caac0316, rendered into
-///   the Corefile by templates/configmap.yaml).
+///   the Corefile by templates/configmap.yaml), asked of the release's namespace (its
+///   `meta.helm.sh/release-namespace`), which need not be kube-system: `helm get values`
+///   and `helm upgrade` without `-n` look in the kubeconfig's namespace.
 /// - Either way the whole `servers` list: Helm merges maps of values but replaces a list
 ///   whole (helm/helm#3486, where its maintainers keep it so), so a values file whose
 ///   `servers` holds only a forward entry renders a Corefile without kubernetes, cache or
@@ -696,23 +707,29 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
             crate::cluster::RKE2_COREDNS
         );
     }
+    let (namespace, release_namespace) = ctx
+        .coredns_namespaces
+        .as_ref()
+        .map_or(("kube-system", "kube-system"), |(c, r)| {
+            (c.as_str(), r.as_str())
+        });
     if let Some(release) = release {
         return format!(
-            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade {release} with it: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap kube-system/{name}, and its next upgrade undoes an edit there"
+            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n {release_namespace}) into a values file, change only the `forward` entry's parameters there, and helm upgrade {release} -n {release_namespace} with it: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap {namespace}/{name}, and its next upgrade undoes an edit there"
         );
     }
     if ctx.facts.flavour.kind != FlavourKind::K3s
         && let Some(owner) = &ctx.coredns_owner
     {
         return format!(
-            "set `forward .` where {owner} takes ConfigMap kube-system/{name} from: it owns that ConfigMap and writes it back over an edit there"
+            "set `forward .` where {owner} takes ConfigMap {namespace}/{name} from: it owns that ConfigMap and writes it back over an edit there"
         );
     }
     if ctx.facts.flavour.kind == FlavourKind::K3s && name == "coredns" {
         return "give k3s a resolv-conf of real servers (resolv-conf: in /etc/rancher/k3s/config.yaml): its Corefile forwards . to that file, and k3s writes ConfigMap kube-system/coredns anew at every start, undoing an edit there; where the Corefile imports coredns-custom's `.override` files before its `forward .` (k3s since the fix of k3s-io/k3s#12979), a `forward .` in one of them (a key NAME.override of ConfigMap kube-system/coredns-custom) comes first".to_owned();
     }
     format!(
-        "set `forward .` in the `.:53` block of ConfigMap kube-system/{name} to real servers (kubectl -n kube-system edit configmap {name})"
+        "set `forward .` in the `.:53` block of ConfigMap {namespace}/{name} to real servers (kubectl -n {namespace} edit configmap {name})"
     )
 }
 

@@ -4355,9 +4355,20 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/helm-coredns-configmaps.json"
     )));
     assert!(
-        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns with it")
+        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns -n kube-system with it")
             && helm.contains("the release owns ConfigMap kube-system/dns-coredns"),
         "{helm}"
+    );
+    // The same chart installed with `helm install -n coredns`: the release and its
+    // ConfigMap are in `coredns`, which `helm get values` and `helm upgrade` must be told
+    // (before, the advice said -n kube-system, where there is no such release).
+    let elsewhere = remedy(Some(include_bytes!(
+        "../../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"
+    )));
+    assert!(
+        elsewhere.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n coredns) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns -n coredns with it")
+            && elsewhere.contains("the release owns ConfigMap coredns/dns-coredns"),
+        "{elsewhere}"
     );
     // k3s rewrites its ConfigMap: its knobs are the node's resolv-conf and coredns-custom.
     let k3s_raw =

@@ -147,15 +147,19 @@ fn left_to_owner(
 ) -> Option<String> {
     if let Some(release) = &c.helm_release {
         return Some(format!(
-            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap kube-system/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n kube-system), set only the `forward` entry's parameters to . {} and helm upgrade with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
+            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap {}/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n {}), set only the `forward` entry's parameters to . {} and helm upgrade {release} -n {} with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
             c.key,
-            servers.join(" ")
+            c.namespace(),
+            c.helm_namespace(),
+            servers.join(" "),
+            c.helm_namespace()
         ));
     }
     c.owner.as_ref().map(|owner| {
         format!(
-            "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap kube-system/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
+            "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap {}/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
             c.key,
+            c.namespace(),
             servers.join(" ")
         )
     })

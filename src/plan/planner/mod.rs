@@ -633,7 +633,22 @@ mod tests {
                 "Helm release coredns owns ConfigMap kube-system/coredns and its next upgrade \
                  would undo the edit; instead copy the release's whole `servers` list (helm get \
                  values --all coredns -n kube-system), set only the `forward` entry's \
-                 parameters to . 192.0.2.53 and helm upgrade with it"
+                 parameters to . 192.0.2.53 and helm upgrade coredns -n kube-system with it"
+            ),
+            "{}",
+            run_blocked(&helm)
+        );
+        // A release installed in another namespace (`helm install -n dns-system`, as its
+        // `meta.helm.sh/release-namespace` says, helm/helm pkg/action/validate.go at
+        // 002ac784) is found there, not in kube-system.
+        let mut elsewhere = corefile("coredns", coredns);
+        elsewhere.helm_release = Some("coredns".into());
+        elsewhere.helm_namespace = Some("dns-system".into());
+        let helm = plan_with(COREFILE_FORWARD, &[], &view, &[elsewhere]).expect("plans");
+        assert!(
+            run_blocked(&helm).contains(
+                "(helm get values --all coredns -n dns-system), set only the `forward` entry's \
+                 parameters to . 192.0.2.53 and helm upgrade coredns -n dns-system with it"
             ),
             "{}",
             run_blocked(&helm)
