@@ -189,6 +189,8 @@ pub(crate) fn cluster_with_services(
                     .map(|(name, ip)| crate::cluster::DnsService {
                         name: name.into(),
                         cluster_ips: vec![ip.into()],
+                        namespace: None,
+                        selector: None,
                     })
                     .collect()
             }),

@@ -6,7 +6,9 @@
 //! `get configmap` (by name, then those the CoreDNS pods mount that were not among the
 //! names: the Helm chart's `<release>-coredns`, k3s's `coredns-custom`; with no CoreDNS pod
 //! listed, RKE2's `rke2-coredns-rke2-coredns` by name), `get nodes` (each
-//! node's kubelet version) and `get services` (the cluster DNS Services' addresses);
+//! node's kubelet version) and `get services` (the cluster DNS Services' addresses, in
+//! kube-system and, with `-A`, elsewhere: CoreDNS outside kube-system is found through its
+//! Service's selector, [`DnsConfig::service_elsewhere`]);
 //! `apply` alone writes:
 //! `delete pod` (below) and `replace` of a ConfigMap key ([`configmap`]).
 //!
@@ -63,6 +65,10 @@ pub struct DnsPod {
     /// has one container, or none of those names (then kubectl's choice is read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
+    /// Its namespace where it is not kube-system: CoreDNS found through a cluster DNS
+    /// Service elsewhere ([`DnsConfig::service_elsewhere`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// What dnsfix could learn from the cluster.
@@ -108,7 +114,12 @@ fi
 /// A script running kubectl (found by `prologue`, which sets it as "$@") with `args`
 /// (dnsfix's own words and validated names only) against kube-system, bounded in time.
 fn kubectl(prologue: &str, args: &str) -> String {
-    format!("{prologue}exec timeout 30 \"$@\" --request-timeout=20s -n kube-system {args}\n")
+    kubectl_in(prologue, "kube-system", args)
+}
+
+/// [`kubectl`] against `namespace` (a name the API allows: the caller checks it).
+fn kubectl_in(prologue: &str, namespace: &str, args: &str) -> String {
+    format!("{prologue}exec timeout 30 \"$@\" --request-timeout=20s -n {namespace} {args}\n")
 }
 
 /// Where kubectl runs.
@@ -145,13 +156,20 @@ pub async fn read(transport: &Transport, access: &Access) -> Cluster {
 }
 
 /// [`read`], once kubectl has answered with `pods` (its first listing, with logs).
-async fn read_from(mut kubectl: Kubectl, pods: Vec<DnsPod>) -> Cluster {
-    let pods = kubectl.with_logs(pods).await;
+async fn read_from(mut kubectl: Kubectl, mut pods: Vec<DnsPod>) -> Cluster {
     let mut config = kubectl.config.take().unwrap_or_default();
     if let Some(name) = config.versioned_kubelet_configmap() {
         kubectl.read_kubelet_config(&mut config, &name).await;
     }
-    kubectl.read_mounted_corefiles(&mut config).await;
+    let mut namespace = "kube-system".to_owned();
+    if let Some(service) = config.service_elsewhere().cloned() {
+        namespace = service.namespace().to_owned();
+        pods.extend(kubectl.read_elsewhere(&mut config, &service).await);
+    }
+    let pods = kubectl.with_logs(pods).await;
+    kubectl
+        .read_mounted_corefiles(&mut config, &namespace)
+        .await;
     config.mark_loaded();
     let kubelets = std::mem::take(&mut kubectl.kubelets);
     let via = kubectl.via().to_owned();
@@ -207,6 +225,11 @@ pub struct DnsConfig {
     /// read (kubectl failed, or a listing that does not ask).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<DnsService>>,
+    /// CoreDNS's Services outside kube-system ([`GET_DNS_SERVICES_EVERYWHERE`]); none where
+    /// kubectl was refused them or found none. Where kube-system has no DNS Service, they
+    /// are [`DnsConfig::services`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services_elsewhere: Vec<DnsService>,
     /// The ConfigMaps the CoreDNS pods mount ([`coredns_mounts`]): where the Corefile CoreDNS
     /// runs comes from, whatever its name. Empty where no CoreDNS pod was listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -308,6 +331,64 @@ pub struct DnsService {
     /// `spec.clusterIPs` (both families of a dual-stack Service), else `spec.clusterIP`;
     /// never a headless Service's `None`.
     pub cluster_ips: Vec<String>,
+    /// Its namespace where kubectl's answer says (kube-system otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Its pods' labels (`spec.selector`) as `kubectl -l` takes them ([`label_selector`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+impl DnsService {
+    /// Its namespace: kube-system where kubectl's answer did not say.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("kube-system")
+    }
+}
+
+/// How CoreDNS's Services are asked for in every namespace (`-A`), beside kube-system's
+/// ([`GET_DNS_SERVICES`]), for CoreDNS installed elsewhere: those with the same labels, and
+/// those the CoreDNS Helm chart labels `app.kubernetes.io/name: coredns`, which
+/// `coredns.labels` puts on its Service whether or not `isClusterService` adds `k8s-app`
+/// (coredns/helm charts/coredns templates/_helpers.tpl and service.yaml at caac0316;
+/// `helm install -n coredns` puts them in `coredns`). A kubeconfig whose Role is limited to
+/// kube-system is refused both: then kube-system's are all there is, as before.
+pub const GET_DNS_SERVICES_EVERYWHERE: [&str; 2] = [
+    "get services -A -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o json",
+    "get services -A -l app.kubernetes.io/name=coredns -o json",
+];
+
+/// A Service's `spec.selector` as `kubectl -l` takes it (`KEY=VALUE,...`); none where it is
+/// empty or a key or value is not one the API allows (a key: an optional DNS-subdomain
+/// prefix and `/`, then a name; a value: a name or empty; a name: up to 63 letters,
+/// digits, `-`, `_`, `.`, beginning and ending with a letter or digit), so that nothing
+/// else reaches the shell.
+fn label_selector(selector: &Value) -> Option<String> {
+    let name = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 63
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+    };
+    let labels = selector.as_object().filter(|m| !m.is_empty())?;
+    let mut parts = Vec::new();
+    for (key, value) in labels {
+        let value = value.as_str()?;
+        let (prefix, key_name) = match key.rsplit_once('/') {
+            Some((prefix, key_name)) => (Some(prefix), key_name),
+            None => (None, key.as_str()),
+        };
+        if !name(key_name)
+            || prefix.is_some_and(|p| !valid_pod_name(p))
+            || !(value.is_empty() || name(value))
+        {
+            return None;
+        }
+        parts.push(format!("{key}={value}"));
+    }
+    Some(parts.join(","))
 }
 
 /// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
@@ -359,9 +440,15 @@ pub fn parse_services(json: &[u8]) -> Result<Vec<DnsService>, String> {
                 .filter(|ip| !ip.is_empty() && ip != "None")
                 .collect();
             let name = item["metadata"]["name"].as_str()?.to_owned();
+            let namespace = item["metadata"]["namespace"]
+                .as_str()
+                .filter(|n| valid_container_name(n))
+                .map(str::to_owned);
             (!ips.is_empty()).then_some(DnsService {
                 name,
                 cluster_ips: ips,
+                namespace,
+                selector: label_selector(&spec["selector"]),
             })
         })
         .collect())
@@ -1093,6 +1180,36 @@ impl DnsConfig {
         vec![RKE2_COREDNS.to_owned()]
     }
 
+    /// The cluster DNS Service outside kube-system whose pods are CoreDNS's, where kube-system
+    /// has neither a CoreDNS pod nor a DNS Service: the CoreDNS Helm chart installed in a
+    /// namespace of its own (`helm install -n coredns`, its Service given the address the
+    /// kubelets' clusterDNS names). The one whose address kubeadm's kubelet-config gives
+    /// as clusterDNS, where it says; else the first by namespace and name. None without
+    /// a selector: no pods are behind it.
+    fn service_elsewhere(&self) -> Option<&DnsService> {
+        let home = self
+            .services
+            .iter()
+            .flatten()
+            .any(|s| s.namespace() == "kube-system");
+        if home || !self.coredns_files.pods.is_empty() {
+            return None;
+        }
+        let candidates = || {
+            self.services_elsewhere
+                .iter()
+                .filter(|s| s.selector.is_some())
+        };
+        let cluster_dns = self
+            .kubeadm_kubelet
+            .as_ref()
+            .map(|k| k.cluster_dns.as_slice())
+            .unwrap_or_default();
+        candidates()
+            .find(|s| s.cluster_ips.iter().any(|ip| cluster_dns.contains(ip)))
+            .or_else(|| candidates().next())
+    }
+
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
     /// cluster (it has `kubeadm-config`) without `kubelet-config`.
     fn versioned_kubelet_configmap(&self) -> Option<String> {
@@ -1137,6 +1254,11 @@ impl Cluster {
 }
 
 impl DnsPod {
+    /// Its namespace: kube-system unless it was found elsewhere.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("kube-system")
+    }
+
     /// A NodeLocal DNSCache pod (a DaemonSet's, so its replacement comes up on its node),
     /// primary or secondary.
     pub fn is_node_local(&self) -> bool {
@@ -1347,8 +1469,61 @@ impl Kubectl {
 
     /// Runs kubectl with `args`; its standard output, or its error.
     async fn run(&mut self, args: &str) -> Result<Vec<u8>, String> {
-        let script = kubectl(&self.prologue, args);
+        self.run_in("kube-system", args).await
+    }
+
+    /// [`Kubectl::run`] against `namespace`.
+    async fn run_in(&mut self, namespace: &str, args: &str) -> Result<Vec<u8>, String> {
+        if !valid_container_name(namespace) {
+            return Err(format!(
+                "{}: not a namespace",
+                crate::text::escape(namespace)
+            ));
+        }
+        let script = kubectl_in(&self.prologue, namespace, args);
         self.exec(&script).await
+    }
+
+    /// CoreDNS's pods behind `service`, a cluster DNS Service outside kube-system
+    /// ([`DnsConfig::service_elsewhere`]): listed in its namespace by its selector (the
+    /// pods a Service sends to are those of its namespace that its selector matches), each
+    /// with that namespace; what they mount goes into `config` as kube-system's CoreDNS
+    /// pods' would. Where kubectl fails, or no pod is behind it, why in
+    /// [`DnsConfig::coredns_unread`]: where CoreDNS forwards is then not known.
+    async fn read_elsewhere(
+        &mut self,
+        config: &mut DnsConfig,
+        service: &DnsService,
+    ) -> Vec<DnsPod> {
+        let namespace = service.namespace().to_owned();
+        let shown = format!("{namespace}/{}", service.name);
+        let Some(selector) = &service.selector else {
+            return Vec::new();
+        };
+        let listed = self
+            .run_in(&namespace, &format!("get pods -l '{selector}' -o json"))
+            .await
+            .and_then(|out| Ok((parse_pods(&out)?, out)));
+        let (mut pods, out) = match listed {
+            Ok(listed) => listed,
+            Err(e) => {
+                config.coredns_unread = Some(format!(
+                    "the cluster DNS Service {shown} is outside kube-system, and its pods could not be listed there: {e}"
+                ));
+                return Vec::new();
+            }
+        };
+        if pods.is_empty() {
+            config.coredns_unread = Some(format!(
+                "the cluster DNS Service {shown} is outside kube-system, and no pod is behind it ({selector})"
+            ));
+        }
+        for pod in &mut pods {
+            pod.namespace = Some(namespace.clone());
+        }
+        config.coredns_mounts = coredns_mounts(&out);
+        config.coredns_files = coredns_files(&out);
+        pods
     }
 
     /// Runs a script around kubectl (as root on the control-plane host); its standard
@@ -1412,15 +1587,20 @@ impl Kubectl {
     /// Where no CoreDNS pod was listed to lead to its ConfigMap and the first listing
     /// found no CoreDNS Corefile, RKE2's [`RKE2_COREDNS`] is asked for by name
     /// ([`DnsConfig::unled_names`]).
-    async fn read_mounted_corefiles(&mut self, config: &mut DnsConfig) {
+    /// CoreDNS's pods found elsewhere ([`DnsConfig::service_elsewhere`]) mount ConfigMaps
+    /// of their `namespace`: there every one is asked for.
+    async fn read_mounted_corefiles(&mut self, config: &mut DnsConfig, namespace: &str) {
+        let home = namespace == "kube-system";
         let mut names: Vec<String> = config
             .coredns_mounts
             .iter()
-            .filter(|n| !asked_by_name(n))
+            .filter(|n| !home || !asked_by_name(n))
             .cloned()
             .collect();
-        names.extend(config.unled_names());
-        if names.is_empty() || config.error.is_some() {
+        if home {
+            names.extend(config.unled_names());
+        }
+        if names.is_empty() || (home && config.error.is_some()) {
             return;
         }
         let get = |names: &[String]| {
@@ -1432,12 +1612,12 @@ impl Kubectl {
         // A Role limited by resourceNames refuses the whole call for one name it does not
         // grant (an optional coredns-custom beside the chart's Corefile): then each is
         // asked alone, so the refusal costs that name only.
-        let mut reads = vec![(names.clone(), self.run(&get(&names)).await)];
+        let mut reads = vec![(names.clone(), self.run_in(namespace, &get(&names)).await)];
         if names.len() > 1 && reads[0].1.is_err() {
             reads.clear();
             for name in &names {
                 let one = std::slice::from_ref(name);
-                reads.push((one.to_vec(), self.run(&get(one)).await));
+                reads.push((one.to_vec(), self.run_in(namespace, &get(one)).await));
             }
         }
         let mut errors = Vec::new();
@@ -1490,15 +1670,22 @@ impl Kubectl {
             pods.iter()
                 .all(|p| p.name != *name || p.container == log.container)
         });
-        let missing: Vec<(&str, Option<&str>)> = order
-            .iter()
-            .map(|&i| (pods[i].name.as_str(), pods[i].container.as_deref()))
-            .filter(|(name, _)| !found.contains_key(*name))
-            .collect();
-        // A pod without its section in the answer (the exec failed, or was cut short) was
-        // not read: the rules call it unknown, never clean.
-        if !missing.is_empty() {
-            found.extend(self.previous_loop_lines(&missing).await);
+        // One exec per namespace: kube-system's, and that of CoreDNS found elsewhere.
+        let mut namespaces: Vec<&str> = order.iter().map(|&i| pods[i].namespace()).collect();
+        namespaces.sort_unstable();
+        namespaces.dedup();
+        for namespace in namespaces {
+            let missing: Vec<(&str, Option<&str>)> = order
+                .iter()
+                .filter(|&&i| pods[i].namespace() == namespace)
+                .map(|&i| (pods[i].name.as_str(), pods[i].container.as_deref()))
+                .filter(|(name, _)| !found.contains_key(*name))
+                .collect();
+            // A pod without its section in the answer (the exec failed, or was cut short)
+            // was not read: the rules call it unknown, never clean.
+            if !missing.is_empty() {
+                found.extend(self.previous_loop_lines(namespace, &missing).await);
+            }
         }
         for i in order {
             if let Some(log) = found.get(&pods[i].name) {
@@ -1512,9 +1699,13 @@ impl Kubectl {
     /// [`Kubectl::previous_loop_line`] for each of `pods` (with the container to name, where
     /// one must be), in one exec: at fleet scale a round trip per pod was most of a plan's
     /// time.
-    async fn previous_loop_lines(&mut self, pods: &[(&str, Option<&str>)]) -> LoopLines {
+    async fn previous_loop_lines(
+        &mut self,
+        namespace: &str,
+        pods: &[(&str, Option<&str>)],
+    ) -> LoopLines {
         let boundary = crate::util::nonce();
-        let Some(script) = previous_logs_script(&self.prologue, &boundary, pods) else {
+        let Some(script) = previous_logs_script(&self.prologue, &boundary, namespace, pods) else {
             return LoopLines::new();
         };
         match run_as_root(&mut self.session, &self.target, &script).await {
@@ -1541,7 +1732,7 @@ impl Kubectl {
     /// The loop plugin's fatal line in the pod's previous run, if it crashed on a loop.
     async fn previous_loop_line(&mut self, pod: &DnsPod) -> Option<String> {
         let asked = (pod.name.as_str(), pod.container.as_deref());
-        self.previous_loop_lines(&[asked])
+        self.previous_loop_lines(pod.namespace(), &[asked])
             .await
             .remove(&pod.name)
             .and_then(|log| log.loop_line)
@@ -1550,15 +1741,20 @@ impl Kubectl {
 
 /// The script that reads the previous logs of `pods`, each with `-c CONTAINER` where one is
 /// given ([`DnsPod::container`]): eight kubectl at a time, each into its own file, then
-/// printed in order, each after `BOUNDARY POD:CONTAINER` (`-`: none named). The names reach the shell as they are, so
-/// only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's a
-/// DNS-1123 label); a pod left out is not read, which the rules call unknown, never clean.
+/// printed in order, each after `BOUNDARY POD:CONTAINER` (`-`: none named), the pods of
+/// `namespace`. The names reach the shell as they are, so
+/// only names the API allows are taken (a pod's a DNS-1123 subdomain, a container's and a
+/// namespace's a DNS-1123 label); a pod left out is not read, which the rules call unknown, never clean.
 /// None when no pod is left.
 fn previous_logs_script(
     prologue: &str,
     boundary: &str,
+    namespace: &str,
     pods: &[(&str, Option<&str>)],
 ) -> Option<String> {
+    if !valid_container_name(namespace) {
+        return None;
+    }
     use std::fmt::Write as _;
     let valid: Vec<(&str, Option<&str>)> = pods
         .iter()
@@ -1575,7 +1771,7 @@ fn previous_logs_script(
         let named = container.map(|c| format!(" -c {c}")).unwrap_or_default();
         let _ = writeln!(
             script,
-            "timeout 30 \"$@\" --request-timeout=20s -n kube-system logs {pod}{named} \
+            "timeout 30 \"$@\" --request-timeout=20s -n {namespace} logs {pod}{named} \
              --previous --tail=20 >\"$d/{pod}\" 2>/dev/null &"
         );
         if (i + 1) % 8 == 0 {
@@ -1598,7 +1794,7 @@ fn previous_logs_script(
 /// at a time; then everything printed in order (see [`split_listing`]).
 fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
     let (nodes, logs) = match listing {
-        Listing::Pods => ("nd=\nsv=\n".to_owned(), "LOGS=\n"),
+        Listing::Pods => ("nd=\nsv=\nsa=\nsb=\n".to_owned(), "LOGS=\n"),
         Listing::WithLogs => (get_kubelets(), PREVIOUS_LOGS),
     };
     format!(
@@ -1607,13 +1803,17 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
          >\"$d/out\" 2>\"$d/err\" &\ncm=$!\n\
          {nodes}\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_PODS} >\"$d/pods\" || \
-         {{ s=$?; kill $cm $nd $sv 2>/dev/null; exit $s; }}\n\
+         {{ s=$?; kill $cm $nd $sv $sa $sb 2>/dev/null; exit $s; }}\n\
          {logs}\
          cat \"$d/pods\"\nwait $cm\nprintf '\\n%s %s\\n' {boundary} \"$?\"\ncat \"$d/out\"\n\
          printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .nodes\\n' {boundary}\n\
          if [ -n \"$nd\" ] && wait $nd; then cat \"$d/nodes\" 2>/dev/null; fi\n\
          printf '\\n%s .services\\n' {boundary}\n\
          if [ -n \"$sv\" ] && wait $sv; then cat \"$d/services\" 2>/dev/null; fi\n\
+         printf '\\n%s .services-a\\n' {boundary}\n\
+         if [ -n \"$sa\" ] && wait $sa; then cat \"$d/services-a\" 2>/dev/null; fi\n\
+         printf '\\n%s .services-b\\n' {boundary}\n\
+         if [ -n \"$sb\" ] && wait $sb; then cat \"$d/services-b\" 2>/dev/null; fi\n\
          printf '\\n%s .logs\\n' {boundary}\n\
          for entry in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$entry\"\n  \
          cat \"$d/log.${{entry%%:*}}\" 2>/dev/null\n  echo\ndone\n"
@@ -1630,13 +1830,17 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
 /// tests/it/kubectl_reference.rs runs it through a real kubectl.
 pub const GET_NODES: &str = "get nodes";
 
-/// [`GET_NODES`] into `$d/nodes` and [`GET_DNS_SERVICES`] into `$d/services`, in the
-/// background (their pids in `$nd` and `$sv`).
+/// [`GET_NODES`] into `$d/nodes`, [`GET_DNS_SERVICES`] into `$d/services` and
+/// [`GET_DNS_SERVICES_EVERYWHERE`] into `$d/services-a` and `-b`, in the background (their
+/// pids in `$nd`, `$sv`, `$sa` and `$sb`).
 fn get_kubelets() -> String {
+    let [all, chart] = GET_DNS_SERVICES_EVERYWHERE;
     format!(
         "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n\
          timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
-         >\"$d/services\" 2>/dev/null &\nsv=$!\n"
+         >\"$d/services\" 2>/dev/null &\nsv=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s {all} >\"$d/services-a\" 2>/dev/null &\nsa=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s {chart} >\"$d/services-b\" 2>/dev/null &\nsb=$!\n"
     )
 }
 
@@ -1724,6 +1928,25 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
         }
         None => (after, LoopLines::new()),
     };
+    // CoreDNS's Services in every namespace, those outside kube-system kept, each once.
+    let mut elsewhere: Vec<DnsService> = Vec::new();
+    let mut before = before;
+    for mark in [".services-b", ".services-a"] {
+        let marker = format!("\n{boundary} {mark}\n");
+        if let Some(at) = find(before, marker.as_bytes()) {
+            let found = parse_services(&before[at + marker.len()..]).unwrap_or_default();
+            for s in found.into_iter().filter(|s| s.namespace() != "kube-system") {
+                if !elsewhere
+                    .iter()
+                    .any(|e| (e.namespace(), &e.name) == (s.namespace(), &s.name))
+                {
+                    elsewhere.push(s);
+                }
+            }
+            before = &before[..at];
+        }
+    }
+    elsewhere.sort_by(|a, b| (a.namespace(), &a.name).cmp(&(b.namespace(), &b.name)));
     // An empty section is a read that failed (kubectl prints a List, empty or not).
     let marker = format!("\n{boundary} .services\n");
     let (before, services) = match find(before, marker.as_bytes()) {
@@ -1732,6 +1955,11 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             parse_services(&before[at + marker.len()..]).ok(),
         ),
         None => (before, None),
+    };
+    // Where kube-system has no DNS Service, the cluster's are those elsewhere.
+    let services = match services {
+        Some(found) if found.is_empty() && !elsewhere.is_empty() => Some(elsewhere.clone()),
+        other => other,
     };
     let marker = format!("\n{boundary} .nodes\n");
     let (stderr, kubelets) = match find(before, marker.as_bytes()) {
@@ -1750,13 +1978,18 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     match config {
         Ok(config) => ListingParts {
             pods,
-            config: DnsConfig { services, ..config },
+            config: DnsConfig {
+                services,
+                services_elsewhere: elsewhere,
+                ..config
+            },
             logs,
             kubelets,
         },
         Err(error) => {
             let mut parts = failed(pods, error);
             parts.config.services = services;
+            parts.config.services_elsewhere = elsewhere;
             ListingParts {
                 logs,
                 kubelets,
@@ -1919,6 +2152,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 loop_detected: None,
                 logs_read: false,
                 container: named_dns_container(pod),
+                namespace: None,
             }
         })
         .collect())
@@ -2356,6 +2590,7 @@ mod tests {
             loop_detected: None,
             logs_read: false,
             container: None,
+            namespace: None,
         }
     }
 
@@ -2547,6 +2782,8 @@ case \" $* \" in
             Some(vec![DnsService {
                 name: "coredns".into(),
                 cluster_ips: vec!["10.233.0.3".into()],
+                namespace: Some("kube-system".into()),
+                selector: Some("k8s-app=kube-dns".into()),
             }])
         );
         // The nodes' kubelet versions come in the same exec; a line that is not a node's
@@ -2755,6 +2992,7 @@ case \" $* \" in
         let script = previous_logs_script(
             "",
             "B7",
+            "kube-system",
             &[
                 ("coredns-a", Some("$(id)")),
                 ("coredns-b", Some("coredns")),
@@ -2771,7 +3009,15 @@ case \" $* \" in
             "{script}"
         );
         assert!(script.contains(" logs coredns-c --previous "), "{script}");
-        assert_eq!(previous_logs_script("", "B7", &[("x", Some("a;b"))]), None);
+        assert_eq!(
+            previous_logs_script("", "B7", "kube-system", &[("x", Some("a;b"))]),
+            None
+        );
+        // A namespace reaches the shell only as a DNS label too.
+        assert_eq!(
+            previous_logs_script("", "B7", "$(id)", &[("coredns-b", None)]),
+            None
+        );
     }
 
     /// The batched logs split by the boundary: each pod keeps its own last loop line, a
@@ -3299,6 +3545,78 @@ case \" $* \" in
         assert_eq!(config.coredns_mounts_error, None);
     }
 
+    /// The CoreDNS Helm chart installed in a namespace of its own (`helm install dns
+    /// coredns/coredns -n coredns`, its Service given the kubelets' clusterDNS address):
+    /// kube-system has no CoreDNS pod and no DNS Service, so CoreDNS is found through its
+    /// Service elsewhere: its pods listed in `coredns` by the Service's selector, their
+    /// ConfigMap read there. Before, only kube-system was asked: no CoreDNS pod, no
+    /// Corefile, and no cluster DNS Service. A kubeconfig whose Role is limited to
+    /// kube-system is refused the Services of every namespace: then the cluster reads as
+    /// before, and says why where CoreDNS forwards is not known.
+    #[tokio::test]
+    async fn coredns_outside_kube_system_is_found_through_its_service() {
+        let read = |forbidden: bool| async move {
+            let (mut kubectl, dir) = lab_kubectl(
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"),
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"),
+            );
+            std::fs::write(
+                dir.join("services.json"),
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-services.json"),
+            )
+            .expect("services");
+            if forbidden {
+                std::fs::write(dir.join("cluster-scope-forbidden"), "").expect("write");
+            }
+            let listed = kubectl.first_listing(Listing::WithLogs).await;
+            let cluster = read_from(kubectl, listed.expect("listed")).await;
+            std::fs::remove_dir_all(&dir).ok();
+            match cluster {
+                Cluster::Read { pods, config, .. } => (pods, *config),
+                other => panic!("not read: {other:?}"),
+            }
+        };
+        let (pods, config) = read(false).await;
+        let found: Vec<(&str, &str, &str)> = pods
+            .iter()
+            .map(|p| (p.name.as_str(), p.namespace(), p.app.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", "coredns")]
+        );
+        let services = config.services.as_deref().expect("services");
+        assert_eq!(
+            services
+                .iter()
+                .map(|s| (s.namespace(), s.name.as_str(), s.cluster_ips.clone()))
+                .collect::<Vec<_>>(),
+            [("coredns", "dns-coredns", vec!["10.96.0.10".to_owned()])]
+        );
+        assert_eq!(config.coredns_mounts, ["dns-coredns"]);
+        assert_eq!(
+            (&config.coredns_unread, &config.coredns_mounts_error),
+            (&None, &None)
+        );
+        let counted: Vec<(&str, &str, &str)> = config
+            .corefiles
+            .iter()
+            .filter(|c| c.is_corednss())
+            .map(|c| (c.namespace(), c.configmap.as_str(), c.helm_namespace()))
+            .collect();
+        assert_eq!(counted, [("coredns", "dns-coredns", "coredns")]);
+        let corefile::RootForward::Forward(_, forward) = config.corefiles[0].root_forward() else {
+            panic!("{:?}", config.corefiles[0].root_forward());
+        };
+        assert_eq!(forward.to, ["/etc/resolv.conf"]);
+        // Limited to kube-system: as before, nothing found and nothing refused lost.
+        let (pods, config) = read(true).await;
+        assert!(pods.is_empty(), "{pods:?}");
+        assert_eq!(config.services, Some(Vec::new()));
+        assert!(config.corefiles.is_empty(), "{:?}", config.corefiles);
+        assert_eq!(config.error, None);
+    }
+
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its
     /// `items` rename keys), a file mount (`subPath`), Go's `-conf=` and `--conf`, the
     /// default `Corefile` in the working directory; a file in no ConfigMap is unknown.
@@ -3402,6 +3720,8 @@ case \" $* \" in
             [DnsService {
                 name: "dns-coredns".into(),
                 cluster_ips: vec!["10.96.0.10".into()],
+                namespace: None,
+                selector: None,
             }]
         );
         let kubespray = parse_services(include_bytes!(

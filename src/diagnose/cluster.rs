@@ -111,7 +111,8 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
     let mut evidence = Vec::new();
     for pod in &looping {
         evidence.push(format!(
-            "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
+            "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
+            pod.namespace(),
             pod.name,
             pod.app,
             pod.node,
@@ -325,7 +326,8 @@ fn down_pods(
     } else {
         for p in here {
             evidence.push(format!(
-                "pod kube-system/{} ({}) on node {}: {} (kubectl on {via})",
+                "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
+                p.namespace(),
                 p.name,
                 p.app,
                 p.node,
@@ -415,7 +417,9 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         // volumes) is not held to upstream_dns_servers: the playbook edits `coredns` only.
         // Nor one whose ConfigMap another owner writes back (k3s's deploy controller, the
         // addon manager): the playbook's edit would not last.
-        let kubesprays_coredns = c.configmap == "coredns" && c.helm_release.is_none();
+        // Nor one outside kube-system, where Kubespray renders none.
+        let kubesprays_coredns =
+            c.configmap == "coredns" && c.helm_release.is_none() && c.namespace() == "kube-system";
         if (c.configmap == "nodelocaldns" && !nodelocaldns)
             || (c.configmap == "coredns" && !coredns)
             || (!c.is_node_local() && !kubesprays_coredns)
@@ -424,7 +428,7 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         {
             continue;
         }
-        let at = format!("kube-system/configmap/{} {}", c.configmap, c.key);
+        let at = format!("{}/configmap/{} {}", c.namespace(), c.configmap, c.key);
         match upstream_of(c, &servers) {
             Upstream::Same => {}
             Upstream::Off(what, forwards) => {
@@ -808,14 +812,17 @@ pub fn corefile_evidence(config: &DnsConfig) -> Vec<String> {
             RootForward::Forward(block, forward) => (block, forward),
             RootForward::Unknown(why) => {
                 return Some(format!(
-                    "ConfigMap kube-system/{} ({}): where it forwards is not known: {why}",
-                    c.configmap, c.key
+                    "ConfigMap {}/{} ({}): where it forwards is not known: {why}",
+                    c.namespace(),
+                    c.configmap,
+                    c.key
                 ));
             }
             RootForward::NoForward(_) | RootForward::NoRoot => return None,
         };
         Some(format!(
-            "ConfigMap kube-system/{} ({}:{}{}, {}): forward {} {}{}",
+            "ConfigMap {}/{} ({}:{}{}, {}): forward {} {}{}",
+            c.namespace(),
             c.configmap,
             c.key,
             forward.line,
@@ -946,6 +953,7 @@ mod tests {
             ),
             logs_read: true,
             container: None,
+            namespace: None,
         }
     }
 
@@ -1289,6 +1297,7 @@ mod tests {
             loop_detected: None,
             logs_read: true,
             container: None,
+            namespace: None,
         }
     }
 
@@ -1919,6 +1928,25 @@ mod tests {
             corefile_evidence(&config),
             [
                 "ConfigMap kube-system/coredns (Corefile:19, imported from /etc/coredns/custom/forward.override, .:53): forward . 192.0.2.53 198.51.100.53"
+            ]
+        );
+    }
+
+    /// A Corefile read outside kube-system (CoreDNS found through its Service there: the
+    /// CoreDNS Helm chart installed with `-n coredns`) is named with its namespace; before,
+    /// every ConfigMap was said to be kube-system's.
+    #[test]
+    fn a_corefile_elsewhere_is_named_with_its_namespace() {
+        let json = include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json");
+        let config = DnsConfig {
+            corefiles: crate::cluster::mounted_corefiles(json, &["dns-coredns".to_owned()])
+                .expect("configmaps"),
+            ..DnsConfig::default()
+        };
+        assert_eq!(
+            corefile_evidence(&config),
+            [
+                "ConfigMap coredns/dns-coredns (Corefile:13, .:53): forward . /etc/resolv.conf (the pod's resolv.conf; loop plugin on)"
             ]
         );
     }

@@ -246,6 +246,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
         loop_detected: Some("[FATAL] plugin/loop: Loop (127.0.0.1:53 -> :53) detected".into()),
         logs_read: true,
         container: None,
+        namespace: None,
     };
     let cluster = dnsfix::cluster::Cluster::Read {
         via: "cp1".into(),

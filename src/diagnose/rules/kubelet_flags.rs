@@ -806,11 +806,11 @@ fn services_evidence(ctx: &Ctx) -> Option<String> {
     ))
 }
 
-/// Each Service as `kube-system/NAME ADDRESSES`.
+/// Each Service as `NAMESPACE/NAME ADDRESSES`.
 fn listed_services(services: &[crate::cluster::DnsService]) -> Vec<String> {
     services
         .iter()
-        .map(|s| format!("kube-system/{} {}", s.name, s.cluster_ips.join(", ")))
+        .map(|s| format!("{}/{} {}", s.namespace(), s.name, s.cluster_ips.join(", ")))
         .collect()
 }
 

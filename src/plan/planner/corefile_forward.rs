@@ -139,7 +139,9 @@ impl Run<'_> {
 /// Why a Corefile another owner writes back is left as it is, naming where the change
 /// belongs: a Helm release's ConfigMap (RKE2's chart, the CoreDNS Helm chart installed as
 /// `coredns`), whose next upgrade or deploy writes the chart's Corefile back, or another
-/// owner's (k3s's deploy controller, the addon manager). None for one dnsfix may edit.
+/// owner's (k3s's deploy controller, the addon manager); or one outside kube-system
+/// (CoreDNS found through its Service elsewhere), which apply does not write. None for one
+/// dnsfix may edit.
 fn left_to_owner(
     configmap: &str,
     c: &crate::cluster::Corefile,
@@ -155,12 +157,23 @@ fn left_to_owner(
             c.helm_namespace()
         ));
     }
-    c.owner.as_ref().map(|owner| {
-        format!(
+    if let Some(owner) = &c.owner {
+        return Some(format!(
             "the {configmap} Corefile ({}) is left as it is: {owner} owns ConfigMap {}/{configmap} and writes it back over an edit; set `forward .` to {} where that owner takes it from instead",
             c.key,
             c.namespace(),
             servers.join(" ")
+        ));
+    }
+    // Found through a cluster DNS Service elsewhere: apply changes kube-system's
+    // ConfigMaps only.
+    (c.namespace() != "kube-system").then(|| {
+        format!(
+            "the {configmap} Corefile ({}) is left as it is: ConfigMap {}/{configmap} is outside kube-system, where dnsfix changes ConfigMaps; set `forward .` in its `.:53` block to {} by hand (kubectl -n {} edit configmap {configmap})",
+            c.key,
+            c.namespace(),
+            servers.join(" "),
+            c.namespace()
         )
     })
 }

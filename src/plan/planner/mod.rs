@@ -669,6 +669,26 @@ mod tests {
             "{}",
             run_blocked(&owned)
         );
+        // CoreDNS found through a cluster DNS Service outside kube-system, its ConfigMap
+        // `coredns` there and no owner: apply writes kube-system's ConfigMaps only, so it is
+        // left as it is and the step named.
+        let mut elsewhere = corefile("coredns", coredns);
+        elsewhere.namespace = Some("dns".into());
+        let outside = plan_with(COREFILE_FORWARD, &[], &view, &[elsewhere]).expect("plans");
+        assert!(
+            outside.configmap_sets.is_empty(),
+            "{:?}",
+            outside.configmap_sets
+        );
+        assert!(
+            run_blocked(&outside).contains(
+                "ConfigMap dns/coredns is outside kube-system, where dnsfix changes ConfigMaps; \
+                 set `forward .` in its `.:53` block to 192.0.2.53 by hand (kubectl -n dns edit \
+                 configmap coredns)"
+            ),
+            "{}",
+            run_blocked(&outside)
+        );
         // A Corefile no CoreDNS pod loads (a stale kubeadm `coredns` beside the Helm
         // release's the pods mount, a second `Corefile*` key): nothing to edit there, and
         // one without a root forward blocks nothing.
@@ -709,6 +729,7 @@ mod tests {
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
             logs_read: !ready,
             container: None,
+            namespace: None,
         }
     }
 
