@@ -3617,6 +3617,60 @@ case \" $* \" in
         assert_eq!(config.error, None);
     }
 
+    /// Which Service elsewhere is the cluster's DNS: none while kube-system has a DNS
+    /// Service or a CoreDNS pod; the one whose address kubeadm's kubelet-config names as
+    /// clusterDNS before the first; none without a selector. A selector reaches the shell
+    /// only as label keys and values the API allows.
+    #[test]
+    fn the_cluster_dns_service_elsewhere_is_the_kubelets_one() {
+        let service = |namespace: &str, ip: &str, selector: Value| {
+            let list = serde_json::json!({"kind": "List", "items": [{"kind": "Service",
+                "metadata": {"name": "dns-coredns", "namespace": namespace},
+                "spec": {"clusterIP": ip, "ports": [{"port": 53}], "selector": selector}}]});
+            parse_services(&serde_json::to_vec(&list).expect("json")).expect("services")
+        };
+        let chart = serde_json::json!({"app.kubernetes.io/instance": "dns",
+            "app.kubernetes.io/name": "coredns", "k8s-app": "coredns"});
+        let first = service("coredns", "10.96.0.10", chart.clone());
+        assert_eq!(
+            first[0].selector.as_deref(),
+            Some("app.kubernetes.io/instance=dns,app.kubernetes.io/name=coredns,k8s-app=coredns")
+        );
+        let second = service("dns", "10.96.0.53", chart);
+        let mut config = DnsConfig {
+            services: Some(Vec::new()),
+            services_elsewhere: [first.clone(), second.clone()].concat(),
+            ..DnsConfig::default()
+        };
+        assert_eq!(config.service_elsewhere(), Some(&first[0]));
+        config.kubeadm_kubelet = Some(KubeadmKubelet {
+            configmap: KUBELET_CONFIG.into(),
+            resolv_conf: None,
+            cluster_dns: vec!["10.96.0.53".into()],
+            cluster_domain: None,
+        });
+        assert_eq!(config.service_elsewhere(), Some(&second[0]));
+        config.services = Some(service("kube-system", "10.96.0.10", Value::Null));
+        assert_eq!(config.service_elsewhere(), None);
+        for bad in [
+            serde_json::json!({"app": "x'; id; '"}),
+            serde_json::json!({"app": "$(id)"}),
+            serde_json::json!({"a b": "x"}),
+            serde_json::json!({"Bad_Prefix/app": "x"}),
+            serde_json::json!({"app": 1}),
+            serde_json::json!({}),
+        ] {
+            assert_eq!(label_selector(&bad), None, "{bad}");
+        }
+        let odd = service("coredns", "10.96.0.10", serde_json::json!({"app": "$(id)"}));
+        let config = DnsConfig {
+            services: Some(Vec::new()),
+            services_elsewhere: odd,
+            ..DnsConfig::default()
+        };
+        assert_eq!(config.service_elsewhere(), None);
+    }
+
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its
     /// `items` rename keys), a file mount (`subPath`), Go's `-conf=` and `--conf`, the
     /// default `Corefile` in the working directory; a file in no ConfigMap is unknown.
