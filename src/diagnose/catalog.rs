@@ -1129,7 +1129,9 @@ pub const RULES: &[RuleInfo] = &[
             /etc/resolv.conf when it runs (a systemd-resolved stub), the line becomes the one\n\
             above, and after a reboot it lands in the file kubelet hands to CoreDNS\n\
             (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high\n\
-            when dhclient is the node's DHCP client (a dhclient process runs). Ubuntu 18.04+ with\n\
+            when dhclient is the node's DHCP client (a dhclient process runs) and reads that\n\
+            file (the one its `-cf` names, else the default dhclient.conf), for an interface\n\
+            its command line names (an interface block of its own counts there). Ubuntu 18.04+ with\n\
             netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
             line is latent, reported as info, until something runs dhclient again.",
         fix: "\

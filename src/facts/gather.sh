@@ -329,6 +329,7 @@ KPID=
 K3SPID=
 MPID=
 AGENTS=' '
+DHCL=
 # One redirection of stderr for the whole scan (a process may end before its comm is
 # read), not one per process: a node runs hundreds, and in dash each redirection is four
 # more system calls.
@@ -342,7 +343,14 @@ AGENTS=' '
       kubelite) [ -z "$MPID" ] && root_proc "$d" && MPID=${d#/proc/} ;;
       # NetworkManager runs sandboxed (ProtectSystem=true: a mount namespace of its own)
       # and its dhclient with it: root's, with this root, not a container's.
-      dhclient) uid0 "$d" && [ "$d/root" -ef / ] && { hdr pid dhclient; put "${d#/proc/}"; } ;;
+      # Its command line says which interfaces it serves and which dhclient.conf it reads
+      # (-cf): read in the batch, and searched for -cf in the first round below.
+      dhclient)
+        if uid0 "$d" && [ "$d/root" -ef / ]; then
+          hdr pid dhclient; put "${d#/proc/}"
+          f "$d/cmdline"; DHCL="$DHCL$NL$d/cmdline"
+        fi
+        ;;
       # Weave's network policy controller: with it, Weave loads br_netfilter at its start.
       weave-npc) uid0 "$d" && { hdr pid weave-npc; put "${d#/proc/}"; } ;;
       # Network plugins' node agents, root's in their pods (DNS-CNI-CONFIG-LEFTOVER: whose
@@ -411,9 +419,10 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # (however spelt: //proc, /./sys), nor any path with a `..` in it (/etc/../proc/kmsg); a
 # relative resolvConf is joined to its file's directory and its `..` taken away on paper
 # first (clean), as the kubelet does, and then judged the same way.
-# One awk per round reads every file of the round itself (and, in the first, the kubelet's
-# or kubelite's command line, its NULs read as spaces; busybox awk ends a line at a NUL,
-# so there only the command's first word). The program runs under gawk, mawk, the one-true
+# One awk per round reads every file of the round itself (and, in the first, the kubelet's,
+# kubelite's and dhclients' command lines, their NULs read as spaces; busybox awk ends a
+# line at a NUL, so there only the command's first word: a dhclient's -cf file is then not
+# read, and dnsfix says what it reads is unknown). The program runs under gawk, mawk, the one-true
 # awk and busybox awk alike.
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
@@ -438,6 +447,20 @@ REFS='
       return out == "" ? "/" : out
     }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
+    # A dhclient (its command line among those in DH): the file its last -cf names, which
+    # it reads instead of its default dhclient.conf (isc-dhcp client/dhclient.c @572032cb
+    # main: these options take the next word as their value). Read, never searched.
+    FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ && index(DH, " " FILENAME " ") {
+      k = split($0, w, /[ ]+/); c = ""
+      for (i = 2; i <= k; i++) {
+        if (w[i] ~ /^-(4o6|p|pf|cf|df|lf|sf|s|g|e|D|-dad-wait-time|-prefix-len-hint|-address-prefix-len|-decline-wait-time)$/) {
+          if (w[i] == "-cf" && i < k) c = w[i + 1]
+          i++
+        }
+      }
+      if (c != "") path("r ", c)
+      next
+    }
     { sub(/\r$/, "") }
     # k0s: its unit writes each space of an argument as \x20; the kubelet flags of
     # --kubelet-extra-args are words of their own.
@@ -498,6 +521,11 @@ SRC=$UNITS$RCFGD
 for x in $KENV $KCFG $RCFG $K0SP; do SRC="$SRC$x$NL"; done
 CMDLINE=
 for x in $KPID $MPID; do [ -f "/proc/$x/cmdline" ] && CMDLINE="$CMDLINE$NL/proc/$x/cmdline"; done
+# dhclient's command lines, and their names for awk (DH: each between spaces).
+DH=" "
+oldifs=$IFS; IFS=$NL; set -f
+for x in $DHCL; do [ -f "$x" ] && { CMDLINE="$CMDLINE$NL$x"; DH="$DH$x "; }; done
+IFS=$oldifs; set +f
 round=0
 while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   round=$((round + 1))
@@ -507,7 +535,7 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   for x in $SRC; do [ -f "$x" ] && [ -s "$x" ] && EXIST="$EXIST$x$NL"; done
   R=
   # shellcheck disable=SC2086
-  [ -n "$EXIST$CMDLINE" ] && R=$(awk "$REFS" $EXIST $CMDLINE 2>/dev/null)
+  [ -n "$EXIST$CMDLINE" ] && R=$(awk -v DH="$DH" "$REFS" $EXIST $CMDLINE 2>/dev/null)
   IFS=$oldifs; set +f
   CMDLINE=
   SRC=
@@ -530,7 +558,7 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
         [ -e "$x" ] || [ -L "$x" ] || hdr missing "$x"
       fi
     else
-      # A resolv.conf (r) names no file of its own: it is read, never searched.
+      # A resolv.conf or a dhclient.conf (r) names no file of dnsfix's: read, never searched.
       f "$x"
       [ "$t" = r ] || SRC="$SRC$x$NL"
     fi

@@ -4,6 +4,7 @@
 pub mod cni;
 pub mod crio_config;
 mod derive;
+pub mod dhclient_cmdline;
 pub mod dhclient_conf;
 pub(crate) mod env_lexer;
 pub mod firewalld;

@@ -129,6 +129,9 @@ pub struct RawFacts {
     pub order: Vec<String>,
     pub commands: BTreeMap<String, RawCommand>,
     pub pids: BTreeMap<String, u32>,
+    /// Every pid record of a name, in the order the script found them (several dhclient
+    /// processes run, one per interface under ifupdown); `pids` keeps the last.
+    pub all_pids: BTreeMap<String, Vec<u32>>,
     /// Directories listed by the script (whether or not they held files).
     pub dirs: Vec<String>,
 }
@@ -257,6 +260,7 @@ impl RawFacts {
                 RecordKind::Pid => {
                     if let Ok(pid) = record.line().parse() {
                         raw.pids.insert(name.to_owned(), pid);
+                        raw.all_pids.entry(name.to_owned()).or_default().push(pid);
                     }
                 }
                 _ => return Err(FrameError::BadHeader(record.header.clone())),
@@ -388,8 +392,12 @@ pub fn from_tree(root: &std::path::Path) -> std::io::Result<RawFacts> {
                         status: Some(0),
                     },
                 );
-            } else if let Ok(pid) = text.trim().parse() {
-                raw.pids.insert(name, pid);
+            } else {
+                // Several pids, one per line or word: as many records of the name.
+                for pid in text.split_whitespace().filter_map(|w| w.parse().ok()) {
+                    raw.pids.insert(name.clone(), pid);
+                    raw.all_pids.entry(name.clone()).or_default().push(pid);
+                }
             }
         }
     }

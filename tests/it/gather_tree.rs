@@ -61,6 +61,7 @@ fn expected(tree: &Path) -> RawFacts {
         }
     }
     raw.pids.clear();
+    raw.all_pids.clear();
     raw.commands.retain(|name, _| {
         ["units", "resolved-enabled", "firewalld-enabled"].contains(&name.as_str())
     });
@@ -663,6 +664,68 @@ fn a_resolv_conf_is_read_but_not_followed() {
         Some(FileState::Present)
     );
     assert!(raw.get("/etc/k/never.conf").is_none(), "{:?}", raw.order);
+}
+
+/// A running dhclient's command line is read (which interfaces it serves), and so is the
+/// file its `-cf` names, which it reads instead of its default dhclient.conf (isc-dhcp
+/// client/dhclient.c `main` @572032cb), read but never searched for the kubelet's files.
+/// The -lf value is no -cf, whatever it is named.
+#[test]
+fn a_dhclient_s_command_line_and_its_cf_file_are_read() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-dhclient-{}", std::process::id()));
+    let tree = scratch.join("root");
+    for (path, text) in [
+        (
+            "etc/dhcp/dhclient-ens5.conf",
+            "prepend domain-name-servers 127.0.0.1;\n# config=/etc/k/never.conf\n",
+        ),
+        ("etc/k/never.conf", "x\n"),
+        ("etc/dhcp/lease.conf", "x\n"),
+    ] {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let run = scratch.join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    // A process named dhclient that takes any arguments and waits (what it runs is not
+    // the point: its name, its owner and its command line are).
+    std::fs::write(
+        run.join("before.sh"),
+        "printf '#include <unistd.h>\\nint main(void) { for (;;) pause(); }\\n' >\"$tmp/p.c\"\n\
+         cc -o \"$tmp/dhclient\" \"$tmp/p.c\"\n\
+         \"$tmp/dhclient\" -4 -lf /etc/dhcp/lease.conf -cf /etc/dhcp/dhclient-ens5.conf ens5 &\n\
+         for _ in $(seq 100); do\n  \
+         for p in /proc/[0-9]*; do [ \"$(cat \"$p/comm\" 2>/dev/null)\" = dhclient ] && break 2; done\n  \
+         sleep 0.05\n\
+         done\n",
+    )
+    .expect("before.sh");
+    let raw = gathered(&tree, &run);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let pid = raw
+        .all_pids
+        .get("dhclient")
+        .and_then(|p| p.first())
+        .expect("a dhclient pid");
+    let cmdline = raw
+        .get(&format!("/proc/{pid}/cmdline"))
+        .expect("its command line");
+    assert_eq!(cmdline.state, FileState::Present);
+    assert!(
+        cmdline
+            .content
+            .ends_with(b"-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0")
+    );
+    assert_eq!(
+        raw.get("/etc/dhcp/dhclient-ens5.conf").map(|f| f.state),
+        Some(FileState::Present),
+        "{:?}",
+        raw.order
+    );
+    assert!(raw.get("/etc/k/never.conf").is_none(), "{:?}", raw.order);
+    assert!(raw.get("/etc/dhcp/lease.conf").is_none(), "{:?}", raw.order);
 }
 
 /// A k0s that runs no kubelet: the script asks the binary its unit's ExecStart= starts

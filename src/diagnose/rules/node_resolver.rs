@@ -860,13 +860,113 @@ impl DhclientServers {
     }
 }
 
+/// The files dhclient reads where its command line names none: the built-in
+/// `_PATH_DHCLIENT_CONF` (isc-dhcp includes/dhcpd.h @572032cb: /etc/dhclient.conf) and
+/// the one Debian and Ubuntu build it with (/etc/dhcp/dhclient.conf).
+const DHCLIENT_DEFAULTS: [&str; 2] = ["/etc/dhcp/dhclient.conf", "/etc/dhclient.conf"];
+
+/// A running dhclient and what its command line says ([`DhclientCommand`]): `Err` where
+/// it was not read or not understood (then it may read a default file and serve any
+/// interface).
+///
+/// [`DhclientCommand`]: crate::facts::dhclient_cmdline::DhclientCommand
+struct DhclientRun {
+    pid: u32,
+    command: Result<crate::facts::dhclient_cmdline::DhclientCommand, String>,
+}
+
+impl DhclientRun {
+    /// Every root dhclient the gather found, in its order.
+    fn all(facts: &crate::facts::NodeFacts) -> Vec<DhclientRun> {
+        use crate::facts::dhclient_cmdline::DhclientCommand;
+        let raw = &facts.raw;
+        let pids: Vec<u32> = match raw.all_pids.get("dhclient") {
+            Some(all) if !all.is_empty() => all.clone(),
+            _ => raw.pids.get("dhclient").copied().into_iter().collect(),
+        };
+        pids.into_iter()
+            .map(|pid| {
+                let path = format!("/proc/{pid}/cmdline");
+                let command = match raw.files.get(&path) {
+                    Some(f) if f.state == FileState::Present => DhclientCommand::parse(&f.content)
+                        .map_err(|why| format!("{path} is not understood: {why}")),
+                    _ => Err(format!("{path} was not read")),
+                };
+                DhclientRun { pid, command }
+            })
+            .collect()
+    }
+
+    /// Whether it reads `path`: its `-cf` file, else the default ones (taken as read, as
+    /// where its command line does not say).
+    fn reads(&self, path: &str) -> bool {
+        match &self.command {
+            Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => c == path,
+            _ => DHCLIENT_DEFAULTS.contains(&path),
+        }
+    }
+
+    /// The interfaces it serves, `Err` with why where that is not known.
+    fn serves(&self) -> Result<&[String], String> {
+        match &self.command {
+            Ok(c) if c.none => Ok(&[]),
+            Ok(c) if c.interfaces.is_empty() => Err(format!(
+                "dhclient (pid {}) names no interface on its command line: it serves every one it finds up",
+                self.pid
+            )),
+            Ok(c) => Ok(&c.interfaces),
+            Err(why) => Err(format!(
+                "which interfaces dhclient (pid {}) serves is not known: {why}",
+                self.pid
+            )),
+        }
+    }
+}
+
+/// The dhclient.conf files to judge: the default ones and every file a running dhclient's
+/// `-cf` names.
+fn dhclient_confs(runs: &[DhclientRun]) -> Vec<String> {
+    let mut out: Vec<String> = DHCLIENT_DEFAULTS.iter().map(|p| (*p).to_owned()).collect();
+    for run in runs {
+        if let Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) =
+            &run.command
+            && !out.contains(c)
+        {
+            out.push(c.clone());
+        }
+    }
+    out
+}
+
+/// What the dhclients that read one file serve: the interfaces all of them name, or why
+/// that is not known.
+fn served(readers: &[&DhclientRun]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in readers {
+        for name in run.serves()? {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// DNS-RESOLV-MANAGED-ELSEWHERE for a dhclient.conf at `path` whose statements make dhclient
 /// hand loopback or cluster servers on at every lease ([`DhclientServers`]): judged as the
-/// kubelet's file would be where dhclient is the DHCP client, latent (info) where not.
-fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::Finding> {
+/// kubelet's file would be where a running dhclient reads it (its `-cf`, else the default
+/// files), latent (info) where none does.
+fn dhclient_finding(
+    ctx: &Ctx,
+    path: &str,
+    runs: &[DhclientRun],
+) -> Option<crate::diagnose::finding::Finding> {
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
-    let text = file_text(facts, path)?;
+    let readers: Vec<&DhclientRun> = runs.iter().filter(|r| r.reads(path)).collect();
+    let Some(text) = file_text(facts, path) else {
+        return dhclient_unread(ctx, path, &readers);
+    };
     let bad_of = |servers: &DhclientServers| -> Vec<String> {
         servers
             .addresses
@@ -875,28 +975,9 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
             .map(|ip| ip.to_string())
             .collect()
     };
-    // The first interface block's that hands such a server on, else the top level's. A
-    // block's statements run after the top level's for its interface, so where blocks set
-    // servers of their own the top level's count only for an interface dhclient serves
-    // without one: which interfaces it serves its command line says, and the gather does
-    // not read it. Such a finding is unknown, not a certain harm.
     let parsed = DhclientServers::parse(&text);
-    let blocks: Vec<String> = parsed
-        .iter()
-        .filter_map(|s| s.interface.as_deref())
-        .map(|name| crate::text::escape(name).into_owned())
-        .collect();
-    let servers = parsed
-        .iter()
-        .filter(|s| s.interface.is_some())
-        .chain(parsed.iter().filter(|s| s.interface.is_none()))
-        .find(|s| !bad_of(s).is_empty())?;
-    let unblocked = (servers.interface.is_none() && !blocks.is_empty()).then(|| {
-        format!(
-            "interface blocks in {path} give {} servers of their own: the top-level lines count only for an interface dhclient serves without a block, and which it serves (its command line) is not read",
-            blocks.join(", ")
-        )
-    });
+    let (servers, unblocked, serving) =
+        dhclient_pick(&parsed, &readers, path, |s| !bad_of(s).is_empty())?;
     let bad = bad_of(servers);
     let fix = dhclient_fix(ctx, &text);
     let scope = servers.interface.as_ref().map(|name| {
@@ -910,12 +991,13 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
         .iter()
         .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
         .chain(scope)
+        .chain(serving)
         .chain(unblocked.clone());
     // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
     // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
     // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
     let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
-    if let (true, Some(flags)) = (facts.services.dhclient, &locked) {
+    if let (false, Some(flags)) = (readers.is_empty(), &locked) {
         return Some(ctx.finding(
             id,
             Severity::Info,
@@ -934,7 +1016,7 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
             fix,
         ));
     }
-    if facts.services.dhclient {
+    if !readers.is_empty() {
         let mut evidence: Vec<String> = lines.collect();
         evidence.push("a dhclient process runs: it is this node's DHCP client".into());
         if servers.lease {
@@ -955,7 +1037,18 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
     }
     // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal client: the
     // line is latent until dhclient runs again.
-    let client = if facts.services.systemd_networkd == UnitState::Active {
+    let client = if let Some(run) = runs.first() {
+        // dhclient runs, but reads another file: its -cf.
+        let conf = match &run.command {
+            Ok(c) => c.conf.as_deref().unwrap_or("?"),
+            Err(_) => "?",
+        };
+        &format!(
+            "dhclient (pid {}) runs, but reads {} (-cf on its command line), not {path}",
+            run.pid,
+            crate::text::escape(conf)
+        )
+    } else if facts.services.systemd_networkd == UnitState::Active {
         "systemd-networkd is the DHCP client"
     } else if facts.services.network_manager == UnitState::Active {
         "NetworkManager is active and no dhclient runs (its internal DHCP client)"
@@ -969,9 +1062,105 @@ fn dhclient_finding(ctx: &Ctx, path: &str) -> Option<crate::diagnose::finding::F
             "dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is",
             bad.join(", ")
         ),
-        lines.chain([client.to_owned()]).collect(),
+        lines.chain([client.to_string()]).collect(),
         fix,
     ))
+}
+
+/// The [`DhclientServers`] of `parsed` that hands a server on that `bad` refuses, with two
+/// notes: why the top level's is picked though interface blocks set servers of their own
+/// (the finding is then unknown: which interfaces dhclient serves is not known), and which
+/// interfaces the `readers` serve, where their command lines say (then only those count:
+/// an interface's block where it has one, else the top level; client/dhclient.c
+/// @572032cb `main`, `interfaces_requested`). `None` where nothing served gets one.
+fn dhclient_pick<'a>(
+    parsed: &'a [DhclientServers],
+    readers: &[&DhclientRun],
+    path: &str,
+    bad: impl Fn(&DhclientServers) -> bool,
+) -> Option<(&'a DhclientServers, Option<String>, Option<String>)> {
+    let blocks: Vec<String> = parsed
+        .iter()
+        .filter_map(|s| s.interface.as_deref())
+        .map(|name| crate::text::escape(name).into_owned())
+        .collect();
+    let top = parsed.iter().find(|s| s.interface.is_none());
+    let why = match served(readers) {
+        Ok(names) if !readers.is_empty() => {
+            let servers = names.iter().find_map(|name| {
+                parsed
+                    .iter()
+                    .find(|s| s.interface.as_ref() == Some(name))
+                    .or(top)
+                    .filter(|s| bad(s))
+            })?;
+            let pids: Vec<String> = readers.iter().map(|r| r.pid.to_string()).collect();
+            let serving = format!(
+                "dhclient (pid {}) serves {} (its command line)",
+                pids.join(", "),
+                names
+                    .iter()
+                    .map(|n| crate::text::escape(n).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return Some((servers, None, Some(serving)));
+        }
+        Ok(_) => "no dhclient that reads it runs to say which it serves".to_owned(),
+        Err(why) => why,
+    };
+    // The first interface block's that hands such a server on, else the top level's. A
+    // block's statements run after the top level's for its interface, so where blocks set
+    // servers of their own the top level's count only for an interface dhclient serves
+    // without one: unknown, not a certain harm.
+    let servers = parsed
+        .iter()
+        .filter(|s| s.interface.is_some())
+        .chain(top)
+        .find(|s| bad(s))?;
+    let unblocked = (servers.interface.is_none() && !blocks.is_empty()).then(|| {
+        format!(
+            "interface blocks in {path} give {} servers of their own: the top-level lines count only for an interface dhclient serves without a block, and {why}",
+            blocks.join(", ")
+        )
+    });
+    Some((servers, unblocked, None))
+}
+
+/// DNS-RESOLV-MANAGED-ELSEWHERE where a running dhclient reads a file (its `-cf`) that the
+/// gather did not read (busybox awk sees a command line only to its first NUL, a path with
+/// a space is cut at it): what it writes is unknown. A missing file is no finding: dhclient
+/// then runs on its built-in defaults (client/clparse.c `read_client_conf_file` @572032cb).
+fn dhclient_unread(
+    ctx: &Ctx,
+    path: &str,
+    readers: &[&DhclientRun],
+) -> Option<crate::diagnose::finding::Finding> {
+    let state = ctx.facts.files.get(path).map(|f| f.state);
+    if DHCLIENT_DEFAULTS.contains(&path) || readers.is_empty() || state == Some(FileState::Missing)
+    {
+        return None;
+    }
+    let pids: Vec<String> = readers.iter().map(|r| r.pid.to_string()).collect();
+    let mut finding = ctx.finding(
+        "DNS-RESOLV-MANAGED-ELSEWHERE",
+        Severity::Warning,
+        format!(
+            "dhclient reads {} (-cf on its command line), which was not read: whether it writes loopback or cluster servers into the host resolver at every lease is not known",
+            crate::text::escape(path)
+        ),
+        vec![format!(
+            "dhclient (pid {}) runs with -cf {}",
+            pids.join(", "),
+            crate::text::escape(path)
+        )],
+        format!(
+            "see which domain-name-servers lines {} has (grep -n domain-name-servers), then check again",
+            crate::text::escape(path)
+        ),
+    );
+    finding.status = crate::diagnose::FindingStatus::Unknown;
+    Some(finding)
 }
 
 /// DNS-RESOLV-MANAGED-ELSEWHERE for a regular /etc/resolv.conf NetworkManager writes: now
@@ -1086,8 +1275,9 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     {
         findings.push(finding);
     }
-    for path in ["/etc/dhcp/dhclient.conf", "/etc/dhclient.conf"] {
-        if let Some(finding) = dhclient_finding(ctx, path) {
+    let runs = DhclientRun::all(facts);
+    for path in dhclient_confs(&runs) {
+        if let Some(finding) = dhclient_finding(ctx, &path, &runs) {
             findings.push(finding);
         }
     }

@@ -1,0 +1,155 @@
+//! A running dhclient's command line (/proc/PID/cmdline), as ISC dhclient reads its
+//! arguments: a pure parser, no I/O. It says which configuration file the process reads
+//! and which interfaces it serves; it never guesses either where the line does not tell.
+//!
+//! isc-projects/dhcp @572032cb client/dhclient.c `main` (lines 358-596): every argument
+//! that starts with `-` is an option, those below take the next argument as their value
+//! (`-cf FILE` sets `path_dhclient_conf`, the last one winning), an unknown option ends
+//! dhclient (`usage`), and every other argument is an interface it serves (and then only
+//! those: `interfaces_requested`); with none named it serves every interface it finds up.
+
+/// The options of dhclient that take the next argument as their value
+/// (client/dhclient.c @572032cb, each `if (++i == argc) usage(...)`).
+const WITH_VALUE: [&str; 15] = [
+    "-4o6",
+    "-p",
+    "-pf",
+    "-cf",
+    "-df",
+    "-lf",
+    "-sf",
+    "-s",
+    "-g",
+    "-e",
+    "--dad-wait-time",
+    "--prefix-len-hint",
+    "--address-prefix-len",
+    "--decline-wait-time",
+    "-D",
+];
+
+/// The options of dhclient that take no value (client/dhclient.c @572032cb; -S, -N, -T,
+/// -P and -R select DHCPv6 modes).
+const FLAGS: [&str; 20] = [
+    "-r",
+    "-4",
+    "-6",
+    "-x",
+    "-d",
+    "--no-pid",
+    "-1",
+    "-q",
+    "-nw",
+    "-n",
+    "-w",
+    "-S",
+    "-N",
+    "-T",
+    "-P",
+    "-R",
+    "-i",
+    "-I",
+    "-v",
+    "--version",
+];
+
+/// What a dhclient's command line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DhclientCommand {
+    /// The file `-cf` names (the last one), `None` where there is none: then dhclient reads
+    /// its built-in path (or `PATH_DHCLIENT_CONF` from its environment).
+    pub conf: Option<String>,
+    /// The interfaces it was told to serve, in order; empty where none is named (it serves
+    /// every interface it finds up).
+    pub interfaces: Vec<String>,
+    /// `-n`: it starts no interface at all.
+    pub none: bool,
+}
+
+impl DhclientCommand {
+    /// Parses the NUL-separated arguments of /proc/PID/cmdline. `Err` says why the line is
+    /// not one dhclient runs with (an unknown option, an option without its value, an empty
+    /// line): what it serves is then not known.
+    pub fn parse(cmdline: &[u8]) -> Result<DhclientCommand, String> {
+        let bytes = cmdline.strip_suffix(b"\0").unwrap_or(cmdline);
+        if bytes.is_empty() {
+            return Err("the command line is empty".into());
+        }
+        let args: Vec<String> = bytes
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let mut out = DhclientCommand {
+            conf: None,
+            interfaces: Vec::new(),
+            none: false,
+        };
+        let mut rest = args.iter().skip(1);
+        while let Some(arg) = rest.next() {
+            if WITH_VALUE.contains(&arg.as_str()) {
+                let value = rest
+                    .next()
+                    .ok_or_else(|| format!("{} has no value", crate::text::escape(arg)))?;
+                if arg == "-cf" {
+                    out.conf = Some(value.clone());
+                }
+            } else if FLAGS.contains(&arg.as_str()) {
+                out.none |= arg == "-n";
+            } else if arg.starts_with('-') {
+                return Err(format!(
+                    "{} is no option of dhclient",
+                    crate::text::escape(arg)
+                ));
+            } else {
+                out.interfaces.push(arg.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One dhclient per interface, with its own pid and lease files (-pf, -lf: options
+    /// that take a value, client/dhclient.c @572032cb) and the default dhclient.conf.
+    #[test]
+    fn a_dhclient_for_one_interface_serves_it_with_the_default_file() {
+        let line = b"/sbin/dhclient\0-4\0-v\0-i\0-pf\0/run/dhclient.ens5.pid\0-lf\0/var/lib/dhcp/dhclient.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient6.ens5.leases\0ens5\0";
+        assert_eq!(
+            DhclientCommand::parse(line),
+            Ok(DhclientCommand {
+                conf: None,
+                interfaces: vec!["ens5".into()],
+                none: false
+            })
+        );
+    }
+
+    #[test]
+    fn the_last_cf_names_the_file_and_option_values_are_no_interfaces() {
+        let line = b"dhclient\0-cf\0/etc/a.conf\0-sf\0eth9\0-cf\0/etc/dhcp/b.conf\0eth0\0eth1";
+        let parsed = DhclientCommand::parse(line).expect("parses");
+        assert_eq!(parsed.conf.as_deref(), Some("/etc/dhcp/b.conf"));
+        assert_eq!(parsed.interfaces, ["eth0", "eth1"]);
+    }
+
+    #[test]
+    fn a_line_dhclient_would_refuse_is_not_understood() {
+        assert!(DhclientCommand::parse(b"dhclient\0-cf").is_err());
+        assert!(DhclientCommand::parse(b"dhclient\0--bogus\0eth0").is_err());
+        assert!(DhclientCommand::parse(b"").is_err());
+        assert_eq!(
+            DhclientCommand::parse(b"dhclient\0").map(|c| c.interfaces.len()),
+            Ok(0)
+        );
+    }
+
+    #[test]
+    fn any_bytes_parse_without_panicking() {
+        for bytes in crate::testing::random_inputs(13, b"\0-cfn e", 200, 40, None) {
+            let _ = DhclientCommand::parse(&bytes);
+        }
+    }
+}
