@@ -1110,7 +1110,7 @@ pub const RULES: &[RuleInfo] = &[
             - dhclient-script rewrites it on every lease unless a hook takes over, with the\n  \
             lease's servers as dhclient.conf's statements leave them, in file order:\n  \
             `supersede` replaces them, `prepend`/`append` add to them (ISC's example file\n  \
-            prepends 127.0.0.1).\n\
+            prepends 127.0.0.1), `default` stands in where the lease brings none.\n\
             - the resolvconf package regenerates it from\n  \
             /etc/resolvconf/resolv.conf.d/{head,base,tail}.\n\
             - cloud-init regenerates netplan's 50-cloud-init.yaml at every boot, and its\n  \
@@ -1141,7 +1141,7 @@ pub const RULES: &[RuleInfo] = &[
             conf.d/dns.conf), or dns=none there if another tool should own the file.\n\
             - systemd-resolved: a drop-in in /etc/systemd/resolved.conf.d/ (DNS=, Domains=).\n\
             - dhclient: the supersede lines in /etc/dhcp/dhclient.conf; no loopback or cluster\n  \
-            address in `supersede`, `prepend` or `append domain-name-servers`.\n\
+            address in `supersede`, `prepend`, `append` or `default domain-name-servers`.\n\
             - resolvconf: /etc/resolvconf/resolv.conf.d/base or head.\n\
             - cloud-init: set the nameservers in its network config, or stop it regenerating the\n  \
             network config with /etc/cloud/cloud.cfg.d/99-disable-network-config.cfg\n  \

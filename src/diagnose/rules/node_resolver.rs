@@ -639,7 +639,7 @@ fn dhclient_harm(
 fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
     if ctx.facts.flavour.kind != FlavourKind::Kubespray || !text.contains("# Ansible entries BEGIN")
     {
-        return "list only real upstream servers in the domain-name-servers lines named (a supersede line replaces the lease's servers, a prepend or append line adds to them: drop its loopback and cluster addresses, or the line)".into();
+        return "list only real upstream servers in the domain-name-servers lines named (a supersede line replaces the lease's servers, a prepend or append line adds to them, a default line stands in where the lease brings none: drop its loopback and cluster addresses, or the line)".into();
     }
     let host = ctx.host;
     if host.var_or_default("dns_mode", Some("coredns")) == Some("none") {
@@ -771,6 +771,10 @@ struct DhclientServers {
     addresses: Vec<IpAddr>,
     /// The lease's own servers are passed on too (no `supersede` counts).
     lease: bool,
+    /// A `default` line's servers, which stand in the lease's place where the lease brings
+    /// none (common/options.c `set_option` @572032cb, `default_option_statement`: saved
+    /// only where no value is there yet); empty where no `default` counts.
+    fallback: Vec<IpAddr>,
 }
 
 impl DhclientServers {
@@ -822,9 +826,15 @@ impl DhclientServers {
                 continue;
             };
             match verb {
+                // Only where nothing is there yet: the lease's servers (when it brings
+                // any) or another statement's come first.
+                "default" if !out.addresses.is_empty() || !out.fallback.is_empty() => continue,
+                "default" if out.lease => out.fallback = listed,
+                "default" => out.addresses = listed,
                 "supersede" => {
                     out.lines.clear();
                     out.addresses = listed;
+                    out.fallback.clear();
                     out.lease = false;
                 }
                 "prepend" => {
@@ -840,10 +850,11 @@ impl DhclientServers {
         any.then_some(out)
     }
 
-    /// `supersede`, `prepend` or `append` of `domain-name-servers`, with its addresses.
+    /// `default`, `supersede`, `prepend` or `append` of `domain-name-servers`, with its
+    /// addresses.
     fn servers_statement(text: &str) -> Option<(&str, Vec<IpAddr>)> {
         let (verb, rest) = text.split_once(' ')?;
-        if !matches!(verb, "supersede" | "prepend" | "append") {
+        if !matches!(verb, "default" | "supersede" | "prepend" | "append") {
             return None;
         }
         let list = rest.strip_prefix("domain-name-servers")?;
@@ -967,11 +978,13 @@ fn dhclient_finding(
     let Some(text) = file_text(facts, path) else {
         return dhclient_unread(ctx, path, &readers);
     };
+    let harmful = |ip: &IpAddr| is_loopback(*ip) || ctx.cluster.contains(ip);
     let bad_of = |servers: &DhclientServers| -> Vec<String> {
         servers
             .addresses
             .iter()
-            .filter(|ip| is_loopback(**ip) || ctx.cluster.contains(ip))
+            .chain(&servers.fallback)
+            .filter(|ip| harmful(ip))
             .map(|ip| ip.to_string())
             .collect()
     };
@@ -1016,6 +1029,21 @@ fn dhclient_finding(
             fix,
         ));
     }
+    if !readers.is_empty() && !servers.addresses.iter().any(harmful) {
+        // Only a `default` line gives them: written where the lease brings no servers.
+        return Some(ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "dhclient writes {} into the host resolver only after a lease that brings no domain-name-servers (a default line stands in for the lease's): latent while the DHCP server sends servers of its own",
+                bad.join(", ")
+            ),
+            lines
+                .chain(["a dhclient process runs: it is this node's DHCP client".to_owned()])
+                .collect(),
+            fix,
+        ));
+    }
     if !readers.is_empty() {
         let mut evidence: Vec<String> = lines.collect();
         evidence.push("a dhclient process runs: it is this node's DHCP client".into());
@@ -1035,26 +1063,7 @@ fn dhclient_finding(
         }
         return Some(finding);
     }
-    // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal client: the
-    // line is latent until dhclient runs again.
-    let client = if let Some(run) = runs.first() {
-        // dhclient runs, but reads another file: its -cf.
-        let conf = match &run.command {
-            Ok(c) => c.conf.as_deref().unwrap_or("?"),
-            Err(_) => "?",
-        };
-        &format!(
-            "dhclient (pid {}) runs, but reads {} (-cf on its command line), not {path}",
-            run.pid,
-            crate::text::escape(conf)
-        )
-    } else if facts.services.systemd_networkd == UnitState::Active {
-        "systemd-networkd is the DHCP client"
-    } else if facts.services.network_manager == UnitState::Active {
-        "NetworkManager is active and no dhclient runs (its internal DHCP client)"
-    } else {
-        "no dhclient process runs"
-    };
+    let client = dhclient_elsewhere(facts, runs, path);
     Some(ctx.finding(
         id,
         Severity::Info,
@@ -1062,9 +1071,41 @@ fn dhclient_finding(
             "dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is",
             bad.join(", ")
         ),
-        lines.chain([client.to_string()]).collect(),
+        lines.chain([client]).collect(),
         fix,
     ))
+}
+
+/// Who hands out the leases where no dhclient reads `path`: a dhclient that reads another
+/// file, systemd-networkd, NetworkManager's internal client, or nobody.
+fn dhclient_elsewhere(facts: &crate::facts::NodeFacts, runs: &[DhclientRun], path: &str) -> String {
+    // Ubuntu's netplan uses systemd-networkd, RHEL 8+ NetworkManager's internal client: the
+    // line is latent until dhclient runs again.
+    if !runs.is_empty() {
+        // dhclient runs, but each reads another file: its -cf.
+        let reads: Vec<String> = runs
+            .iter()
+            .map(|run| {
+                let conf = match &run.command {
+                    Ok(c) => c.conf.as_deref().unwrap_or("?"),
+                    Err(_) => "?",
+                };
+                format!("pid {} reads {}", run.pid, crate::text::escape(conf))
+            })
+            .collect();
+        return format!(
+            "dhclient runs, but not with {path}: {} (-cf on its command line)",
+            reads.join(", ")
+        );
+    }
+    if facts.services.systemd_networkd == UnitState::Active {
+        "systemd-networkd is the DHCP client"
+    } else if facts.services.network_manager == UnitState::Active {
+        "NetworkManager is active and no dhclient runs (its internal DHCP client)"
+    } else {
+        "no dhclient process runs"
+    }
+    .into()
 }
 
 /// The [`DhclientServers`] of `parsed` that hands a server on that `bad` refuses, with two

@@ -2255,6 +2255,51 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
     );
 }
 
+/// `default domain-name-servers` gives its servers only where nothing is there yet
+/// (isc-dhcp common/options.c `set_option` @572032cb, `default_option_statement`: saved
+/// only where `lookup_option` finds none): in the lease's place where the lease brings no
+/// servers, so a loopback one there is latent (info); after a `prepend` or `append` (a value
+/// is there then) it counts for nothing, and after a `supersede` neither.
+#[test]
+fn a_dhclient_default_line_counts_only_where_the_lease_brings_no_servers() {
+    use crate::facts::raw::FileState;
+    let raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let with = |conf: &str| {
+        let mut raw = raw.clone();
+        raw.file(
+            "/etc/dhcp/dhclient.conf",
+            FileState::Present,
+            Some(conf.as_bytes()),
+        );
+        match managed_elsewhere(&raw, false) {
+            RuleOutcome::Findings(f) => Some((f[0].severity, f[0].summary.clone())),
+            RuleOutcome::Pass => None,
+            other => panic!("{other:?}"),
+        }
+    };
+    let (severity, summary) = with("default domain-name-servers 127.0.0.1;\n").expect("a finding");
+    assert_eq!(severity, Severity::Info);
+    assert!(
+        summary.contains("only after a lease that brings no domain-name-servers"),
+        "{summary}"
+    );
+    assert_eq!(
+        with("prepend domain-name-servers 192.0.2.53;\ndefault domain-name-servers 127.0.0.1;\n"),
+        None
+    );
+    assert_eq!(
+        with("supersede domain-name-servers 192.0.2.53;\ndefault domain-name-servers 127.0.0.1;\n"),
+        None
+    );
+    // A prepend after it adds to whatever is there: the loopback one counts in full.
+    let (severity, _) =
+        with("default domain-name-servers 192.0.2.53;\nprepend domain-name-servers 127.0.0.1;\n")
+            .expect("a finding");
+    assert_eq!(severity, Severity::High);
+}
+
 /// Whose block the line is, and who removes it: Kubespray rewrites it with its default
 /// resolvconf_mode (host_resolvconf), removes it at its next run with another, and leaves
 /// it alone with dns_mode none; upstream_dns_servers is advised only where it is not set.
