@@ -2255,6 +2255,39 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
     );
 }
 
+/// A dhclient started with `-cf` reads that file alone (client/dhclient.c `main`
+/// @572032cb): a loopback line in the default dhclient.conf is then latent (info), and says
+/// which file the running dhclient reads instead.
+#[test]
+fn a_default_dhclient_conf_no_running_dhclient_reads_is_latent() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    raw.file(
+        "/etc/dhcp/dhclient.conf",
+        FileState::Present,
+        Some(b"supersede domain-name-servers 127.0.0.53;\n"),
+    );
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    let latent = found
+        .iter()
+        .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:1:"))
+        .expect("a finding on the default file");
+    assert_eq!(latent.severity, Severity::Info);
+    assert!(
+        latent.evidence.contains(
+            &"dhclient runs, but not with /etc/dhcp/dhclient.conf: pid 912 reads /etc/dhcp/dhclient-ens5.conf (-cf on its command line)".to_owned()
+        ),
+        "{:?}",
+        latent.evidence
+    );
+    assert!(found.iter().any(|f| f.severity == Severity::High
+        && f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:5:")));
+}
+
 /// `default domain-name-servers` gives its servers only where nothing is there yet
 /// (isc-dhcp common/options.c `set_option` @572032cb, `default_option_statement`: saved
 /// only where `lookup_option` finds none): in the lease's place where the lease brings no
