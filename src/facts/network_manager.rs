@@ -235,6 +235,17 @@ impl NmDns {
         }
     }
 
+    /// `rc-manager` is the build's default ([`NmDns::rc_manager_defaulted`]) and no plugin
+    /// directory names the version: whether that default is `auto` (1.28 and later, RHEL 9
+    /// and later) or `symlink` or `file` ([`NmDns::default_rc_manager`]) is not known, and
+    /// [`NmDns::rc_manager`] takes it as `auto`. (`dns=none` makes it `unmanaged` whatever
+    /// the version.)
+    pub fn rc_manager_default_unknown(&self) -> bool {
+        self.version.is_none()
+            && self.rc_manager_defaulted()
+            && self.dns.as_ref().is_none_or(|e| e.value != "none")
+    }
+
     /// The version is known and older than 1.28, the first to know `rc-manager=auto`.
     fn older_than_auto(&self) -> bool {
         self.version

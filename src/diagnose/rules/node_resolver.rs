@@ -1306,13 +1306,74 @@ fn nm_resolv_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
     Some(ctx.finding(id, severity, summary.into(), evidence, fix))
 }
 
+/// DNS-RESOLV-MANAGED-ELSEWHERE, unknown, for a regular /etc/resolv.conf where
+/// NetworkManager (active, or stopped but enabled) hands DNS to systemd-resolved or dnsconfd
+/// with `rc-manager` left to its build's default, and no plugin directory names its
+/// version ([`NmDns::rc_manager_default_unknown`]): from 1.28 (`auto`, and RHEL 9's build)
+/// it leaves the file alone, before 1.28 (`symlink`) and in RHEL 8's build it writes its
+/// plugin's local address over it (nm-dns-manager.c `update_dns` @1.22.0). Which one is not
+/// known, so neither is taken.
+fn nm_version_unknown_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
+    use crate::facts::network_manager::resolv_conf_locked;
+    let facts = ctx.facts;
+    let etc = &facts.resolver.etc_resolv_conf;
+    let nm = NmDns::read(&facts.files);
+    let mode = nm.mode(links_to_resolved(etc));
+    if !matches!(mode, DnsMode::SystemdResolved | DnsMode::Dnsconfd)
+        || !nm.rc_manager_default_unknown()
+        || resolv_conf_locked(&facts.raw).is_some()
+    {
+        return None;
+    }
+    let services = &facts.services;
+    let runs = if services.network_manager == UnitState::Active {
+        "NetworkManager is active".to_owned()
+    } else if matches!(
+        services.network_manager,
+        UnitState::Inactive | UnitState::Failed
+    ) && services.network_manager_starts_at_boot() == Some(true)
+    {
+        format!(
+            "NetworkManager is {} (systemctl is-active) but enabled: it starts at the next boot",
+            services.network_manager.as_str()
+        )
+    } else {
+        return None;
+    };
+    let dns = nm.dns.as_ref().map_or_else(
+        || "dns unset".to_owned(),
+        |d| format!("dns={} at {}", crate::text::escape(&d.value), d.source.at()),
+    );
+    let mut finding = ctx.finding(
+        "DNS-RESOLV-MANAGED-ELSEWHERE",
+        Severity::Warning,
+        format!(
+            "NetworkManager hands DNS to {} with rc-manager left to its build's default, and its version was not found: from 1.28 it leaves /etc/resolv.conf alone, before 1.28 (and in RHEL 8's build) it writes nameserver {} over it",
+            mode.as_str(),
+            if mode == DnsMode::SystemdResolved { "127.0.0.53" } else { "its plugin's local address" }
+        ),
+        vec![
+            format!(
+                "/etc/resolv.conf is a regular file (sha256 {})",
+                etc.sha256.as_deref().unwrap_or("?")
+            ),
+            runs,
+            format!("{dns}; no rc-manager set (or a word NetworkManager does not know)"),
+            "no plugin directory names NetworkManager's version (libdir/NetworkManager/VERSION)".into(),
+        ],
+        "see NetworkManager's version (NetworkManager --version) and check again, or set rc-manager in the [main] section of a file in /etc/NetworkManager/conf.d/ (unmanaged keeps /etc/resolv.conf as written)".into(),
+    );
+    finding.status = crate::diagnose::FindingStatus::Unknown;
+    Some(finding)
+}
+
 pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let facts = ctx.facts;
     let mut findings = Vec::new();
     let etc = &facts.resolver.etc_resolv_conf;
     if etc.state == FileState::Present
         && etc.symlink_target.is_none()
-        && let Some(finding) = nm_resolv_finding(ctx)
+        && let Some(finding) = nm_resolv_finding(ctx).or_else(|| nm_version_unknown_finding(ctx))
     {
         findings.push(finding);
     }

@@ -419,6 +419,8 @@ fn resolver_finding_is(
 /// in /usr/lib/NetworkManager/conf.d (rc-manager auto leaves the file alone), unless a file
 /// of the same name in /etc shadows it or rc-manager is set; not with dns unset while
 /// /etc/resolv.conf links to systemd-resolved's stub; not where NetworkManager is stopped.
+/// (Its plugin directory names 1.28.0, the first version whose default rc-manager is auto:
+/// without a version, whether it leaves the file alone is unknown.)
 #[test]
 fn network_manager_manages_resolv_conf_as_its_effective_settings_say() {
     // (/etc/resolv.conf, NetworkManager's files as network_manager_conf names them,
@@ -437,6 +439,11 @@ fn network_manager_manages_resolv_conf_as_its_effective_settings_say() {
     ] {
         let mut raw = resolved_case("active", "enabled");
         etc_resolv_conf(&mut raw, &format!("{etc}+{nm}"), "active");
+        raw.file(
+            "/usr/lib/x86_64-linux-gnu/NetworkManager/1.28.0",
+            crate::facts::raw::FileState::Directory,
+            None,
+        );
         let units = [("systemd-resolved", "active"), ("NetworkManager", state)];
         crate::testing::set_units(&mut raw, &units);
         let facts = NodeFacts::from_raw("node1", &raw);
@@ -2286,6 +2293,37 @@ fn a_default_dhclient_conf_no_running_dhclient_reads_is_latent() {
     );
     assert!(found.iter().any(|f| f.severity == Severity::High
         && f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:5:")));
+}
+
+/// NetworkManager 1.22 with dns=systemd-resolved and no rc-manager writes 127.0.0.53 over
+/// a plain /etc/resolv.conf (its default was symlink before 1.28): where no plugin
+/// directory names the version, that is unknown, not a pass (taken as 1.28's auto, which
+/// leaves the file alone).
+#[test]
+fn networkmanager_s_unknown_version_makes_its_rc_manager_default_unknown() {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/ubuntu2004-networkmanager-1.22-plain-file",
+    );
+    raw.files
+        .retain(|path, _| !path.starts_with("/usr/lib/x86_64-linux-gnu/NetworkManager/"));
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].status, crate::diagnose::FindingStatus::Unknown);
+    assert!(
+        found[0].summary.contains("its version was not found"),
+        "{}",
+        found[0].summary
+    );
+    // With rc-manager set, the version does not matter.
+    let mut set = raw.clone();
+    set.file(
+        "/etc/NetworkManager/conf.d/rc.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"[main]\nrc-manager=unmanaged\n"),
+    );
+    assert!(matches!(managed_elsewhere(&set, false), RuleOutcome::Pass));
 }
 
 /// `default domain-name-servers` gives its servers only where nothing is there yet
