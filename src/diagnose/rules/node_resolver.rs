@@ -978,6 +978,9 @@ fn dhclient_finding(
     let Some(text) = file_text(facts, path) else {
         return dhclient_unread(ctx, path, &readers);
     };
+    // A -cf path comes from a command line: shown escaped from here on.
+    let shown = crate::text::escape(path);
+    let path: &str = &shown;
     let harmful = |ip: &IpAddr| is_loopback(*ip) || ctx.cluster.contains(ip);
     let bad_of = |servers: &DhclientServers| -> Vec<String> {
         servers

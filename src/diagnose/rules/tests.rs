@@ -2326,6 +2326,43 @@ fn networkmanager_s_unknown_version_makes_its_rc_manager_default_unknown() {
     assert!(matches!(managed_elsewhere(&set, false), RuleOutcome::Pass));
 }
 
+/// The file a dhclient's `-cf` names comes from its command line: a control character in
+/// its name is shown escaped in the finding, never raw.
+#[test]
+fn a_dhclient_cf_name_is_shown_escaped() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    let odd = "/etc/dhcp/x\x1b[2J.conf";
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(format!("/sbin/dhclient\0-cf\0{odd}\0ens5\0").as_bytes()),
+    );
+    raw.file(
+        odd,
+        FileState::Present,
+        Some(b"prepend domain-name-servers 127.0.0.1;\n"),
+    );
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    let text = format!("{found:?}");
+    assert!(
+        found
+            .iter()
+            .any(|f| f.evidence[0].contains("x\\u{1b}") || f.evidence[0].contains("x\\x1b")),
+        "{text}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|f| f.evidence.iter().all(|e| !e.contains('\x1b'))),
+        "{text}"
+    );
+}
+
 /// `default domain-name-servers` gives its servers only where nothing is there yet
 /// (isc-dhcp common/options.c `set_option` @572032cb, `default_option_statement`: saved
 /// only where `lookup_option` finds none): in the lease's place where the lease brings no
