@@ -441,7 +441,8 @@ pub const RULES: &[RuleInfo] = &[
             Where NetworkManager writes /etc/resolv.conf once the link is gone (its effective\n\
             dns= unset, default or dnsmasq; rc-manager not unmanaged, resolvconf or netconfig),\n\
             remove the link and reload it: it chooses its DNS mode again and writes its own\n\
-            file:\n  \
+            file (with rc-manager=file it writes through a link to nothing, into its\n\
+            target, so the link goes first):\n  \
             rm /etc/resolv.conf; systemctl reload NetworkManager\n\
             Not with dns=none, nor with dns=systemd-resolved (Ubuntu's\n\
             /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf): there it writes nothing and\n\

@@ -536,14 +536,46 @@ fn network_manager_note(ctx: &Ctx) -> String {
             } else {
                 "it writes its own over the file at its start at the next boot (stopped now, enabled)"
             };
+            let through = nm_dangling_note(facts, &nm, rc);
             format!(
-                "NetworkManager manages it here, with {} and {}: {how}{link}{caveat}",
+                "NetworkManager manages it here, with {} and {}: {how}{through}{link}{caveat}",
                 setting(&nm.dns, "dns"),
                 setting(&nm.rc_manager, "rc-manager")
             )
         }
     };
     format!(" ({note}{unread})")
+}
+
+/// Where /etc/resolv.conf is a link to nothing and NetworkManager's rc-manager is `file`,
+/// it writes through the link as it is: `realpath` fails, so it writes to the link's
+/// target made absolute (nm-dns-manager.c `update_resolv_conf` @355bc902:
+/// `nm_utils_read_link_absolute`, then `g_file_set_contents`, which needs the target's
+/// directory), and with `dns` unset a link to systemd-resolved's file puts it in that
+/// mode ([`links_to_resolved`]), where what it writes is its local address. So the link
+/// goes first. "" elsewhere.
+fn nm_dangling_note(facts: &crate::facts::NodeFacts, nm: &NmDns, rc: RcManager) -> String {
+    let etc = &facts.resolver.etc_resolv_conf;
+    let (FileState::Missing, Some(target), RcManager::File) = (etc.state, &etc.symlink_target, rc)
+    else {
+        return String::new();
+    };
+    let absolute = if target.starts_with('/') {
+        target.clone()
+    } else {
+        format!("/etc/{target}")
+    };
+    let what = match nm.mode(links_to_resolved(etc)) {
+        DnsMode::SystemdResolved => {
+            "systemd-resolved's stub address (nameserver 127.0.0.53), which nothing answers while systemd-resolved does not run,"
+        }
+        DnsMode::Dnsconfd => "its local address for dnsconfd",
+        _ => "its connections' servers",
+    };
+    format!(
+        " (left as it is, the link to nothing is written through: rc-manager=file writes {what} into {} where that directory exists, so the rm comes first)",
+        crate::text::escape(&absolute)
+    )
 }
 
 /// `systemctl enable --now systemd-resolved`, with `unmask` first where it is masked, and

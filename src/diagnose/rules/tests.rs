@@ -248,7 +248,8 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
 /// /usr/lib/NetworkManager/conf.d/10-dns-resolved.conf (`dns=systemd-resolved`);
 /// `nm-shadowed`: that file shadowed by an empty one of the same name in /etc; `nm-none`,
 /// `nm-resolvconf`, `nm-resolved-symlink`: dns=none, rc-manager=resolvconf,
-/// dns=systemd-resolved with rc-manager=symlink in /etc/NetworkManager/conf.d/;
+/// dns=systemd-resolved with rc-manager=symlink in /etc/NetworkManager/conf.d/; `nm-file`:
+/// rc-manager=file there;
 /// `nm-resolvconf-bin`: none, and a resolvconf program on the node ([`etc_resolv_conf`]
 /// adds it).
 fn network_manager_conf(nm: &str) -> Vec<(&'static str, &'static str)> {
@@ -265,6 +266,7 @@ fn network_manager_conf(nm: &str) -> Vec<(&'static str, &'static str)> {
         "nm-none" => vec![ubuntu, (ETC, "[main]\ndns=none\n")],
         "nm-resolvconf" => vec![(ETC, "[main]\nrc-manager=resolvconf\n")],
         "nm-resolved-symlink" => vec![(ETC, "[main]\ndns=systemd-resolved\nrc-manager=symlink\n")],
+        "nm-file" => vec![(ETC, "[main]\nrc-manager=file\n")],
         other => panic!("no such NetworkManager: {other}"),
     }
 }
@@ -291,7 +293,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 45] = [
+    let cases: [(&str, &str, &str, Want); 46] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
         ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
@@ -337,6 +339,10 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         // After the boot: the gather asks is-enabled where the link dangles.
         ("dangling", "inactive", "masked", Some((High, "is a link to nothing", "or unmask and enable systemd-resolved"))),
         ("dangling", "inactive", "not-found", Some((High, "is a link to nothing", "or install systemd-resolved, which is not on the node"))),
+        // rc-manager=file writes through the link to nothing (nm-dns-manager.c
+        // update_resolv_conf @355bc902), with dns unset in systemd-resolved's mode (the link
+        // names its stub file): its stub address, so the link has to go first.
+        ("dangling+nm-file", "inactive", "disabled", Some((High, "is a link to nothing", "rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own (left as it is, the link to nothing is written through: rc-manager=file writes systemd-resolved's stub address (nameserver 127.0.0.53), which nothing answers while systemd-resolved does not run, into /etc/../run/systemd/resolve/stub-resolv.conf where that directory exists, so the rm comes first)"))),
         // Running and enabled, and still a link to nothing: the link is wrong, not the servers.
         ("dangling", "active", "enabled", Some((High, "is a link to nothing", "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf)"))),
         ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
@@ -395,7 +401,8 @@ fn resolver_finding_is(
         f[0].remediation.contains(NM_ROUTE),
         kind.ends_with("+nm")
             || kind.ends_with("+nm-shadowed")
-            || kind.ends_with("+nm-resolvconf-bin"),
+            || kind.ends_with("+nm-resolvconf-bin")
+            || kind.ends_with("+nm-file"),
         "{case}: {f:?}"
     );
     // NetworkManager's effective settings are evidence where it runs.
