@@ -2,6 +2,7 @@
 //! pure functions of the gathered facts and the inventory; nothing here does I/O. The
 //! stable ids and their explanations live in `catalog`.
 
+mod by_version;
 pub mod catalog;
 pub mod cluster;
 pub mod drift;
@@ -165,9 +166,12 @@ pub fn diagnose_planned(
 }
 
 fn run_rules(host: &Host, ctx: &rules::Ctx) -> HostDiagnosis {
+    // A kubelet of unknown version that reads one file or another by its version: rules
+    // judge both ([`by_version`]).
+    let readings = by_version::reading_facts(ctx.facts);
     let outcomes = rules::RULES
         .iter()
-        .map(|(id, rule)| (*id, rule(ctx)))
+        .map(|(id, rule)| (*id, by_version::judge(ctx, &readings, *rule, rule(ctx))))
         .collect();
     HostDiagnosis {
         host: host.name.clone(),

@@ -25,8 +25,8 @@ use super::kubelet_config::{KubeletConfig, Located};
 use super::kubelet_flags::{self, EnvFile, Flag};
 use super::microk8s;
 use super::node_facts::{
-    Effective, FlagFact, Flavour, FlavourKind, KUBELET_ENV_FILES, Kubelet, Observed, ResolvFile,
-    Shadowed, Source,
+    Effective, FlagFact, Flavour, FlavourKind, KUBELET_ENV_FILES, Kubelet, Observed,
+    ResolvConfByVersion, ResolvFile, Shadowed, Source, VersionReading,
 };
 use super::raw::{FileState, RawFacts, RawFile};
 use super::systemd_unit::{At, ServiceUnit};
@@ -365,7 +365,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
                 dropins: Vec::new(),
                 unread: Vec::new(),
                 resolv_conf_key: None,
-                resolv_conf_unknown: None,
+                undecided: None,
             };
             (Some(config), None)
         }
@@ -421,6 +421,7 @@ fn k0s_next_kubelet(raw: &RawFacts, installed: &k0s::Installed) -> Kubelet {
         flags,
         resolv_conf,
         pod_resolv_conf,
+        resolv_conf_by_version: None,
     };
     // A kubelet that refuses its command line never runs: no settings of its count.
     if let Some(why) = installed.refused() {
@@ -632,9 +633,20 @@ struct Config {
     unread: Vec<String>,
     /// How the drop-in that sets resolvConf spells it, where that is `resolverConfig`.
     resolv_conf_key: Option<String>,
-    /// Why the config's resolvConf is not known: the kubelet's version is not, and a
-    /// drop-in's `resolverConfig` gives another file on a 1.29 to 1.31 kubelet.
-    resolv_conf_unknown: Option<String>,
+    /// Why the config's resolvConf is not known: the kubelet's version is not, and the
+    /// drop-ins give kubelet 1.28 to 1.31 another file than 1.32 on ([`Undecided`]).
+    undecided: Option<Undecided>,
+}
+
+/// A config whose resolvConf depends on the kubelet's version, which is not known: the
+/// drop-ins merged as 1.32 on merge them give one file, as 1.28 to 1.31 merge them another.
+struct Undecided {
+    /// Both files, where each is set, and the two ways out ([`version_undecided`]).
+    why: String,
+    /// The drop-in that decides: the last to set either spelling.
+    dropin: String,
+    /// The config as kubelet 1.28 to 1.31 merge it.
+    older: Box<Config>,
 }
 
 fn read_config(raw: &RawFacts, path: &str) -> Result<KubeletConfig, String> {
@@ -810,7 +822,12 @@ fn load_config(
     if minor.is_none() && files.len() > base {
         let old = merge_config(&files, base, minor, false);
         if resolv_conf_value(&old) != resolv_conf_value(&config) {
-            config.resolv_conf_unknown = Some(version_undecided(&files[base..], &old, &config));
+            let dropin = deciding_dropin(&files[base..]);
+            config.undecided = Some(Undecided {
+                why: version_undecided(&dropin, &old, &config),
+                dropin,
+                older: Box::new(old),
+            });
         }
     }
     config.dropins = dropins;
@@ -826,11 +843,22 @@ fn resolv_conf_value(config: &Config) -> &str {
         .map_or("/etc/resolv.conf", |(l, _)| l.value.as_str())
 }
 
+/// The drop-in whose resolvConf settings decide (the last of `dropins` to set
+/// `resolvConf` or a spelling of `resolverConfig`): written with both spellings of the same
+/// file, it gives every kubelet version that file.
+fn deciding_dropin(dropins: &[(&str, KubeletConfig)]) -> String {
+    dropins
+        .iter()
+        .rev()
+        .find(|(_, c)| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
+        .map_or(String::new(), |(file, _)| (*file).to_owned())
+}
+
 /// Why the resolvConf of a kubelet of unknown version is not known: the `old` merge (1.28
-/// to 1.31) and the `current` one (1.32 on) of `dropins` over the config file give two
+/// to 1.31) and the `current` one (1.32 on) of the drop-ins over the config file give two
 /// files. Says each and where it is set, and the two ways out: the version stated, or
-/// both spellings written in the drop-in that decides (the last to set either).
-fn version_undecided(dropins: &[(&str, KubeletConfig)], old: &Config, current: &Config) -> String {
+/// both spellings written in the drop-in that `decides` (the last to set either).
+fn version_undecided(decides: &str, old: &Config, current: &Config) -> String {
     let from = |c: &Config| match &c.resolv_conf {
         Some((l, file)) => format!(
             "{file}:{} {}",
@@ -839,11 +867,6 @@ fn version_undecided(dropins: &[(&str, KubeletConfig)], old: &Config, current: &
         ),
         None => "the kubelet's default".to_owned(),
     };
-    let decides = dropins
-        .iter()
-        .rev()
-        .find(|(_, c)| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
-        .map_or("", |(file, _)| *file);
     format!(
         "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: kubelet 1.28 to 1.31 read {:?} ({}; they pass a drop-in's resolvConf over, kubernetes#126630), from 1.32 on {:?} ({}; they pass a drop-in's resolverConfig over, #127421). State the kubelet's version (the inventory's kube_version), or set resolvConf and resolverConfig both to the same file in {decides}, which every version then reads (as dnsfix's kubelet-resolvconf writes a drop-in where the version is not known)",
         resolv_conf_value(old),
@@ -887,7 +910,7 @@ fn merge_config(
                     let why = "only 1.28 to 1.31 took this spelling there; from 1.32 resolvConf, kubernetes#127421";
                     config
                         .unread
-                        .push(unread_dropin_key(file, l, key, minor, why));
+                        .push(unread_dropin_key(file, l, key, minor, true, why));
                 }
             }
         }
@@ -940,7 +963,7 @@ fn dropin_resolver_config(
             };
             config
                 .unread
-                .push(unread_dropin_key(file, l, key, minor, why));
+                .push(unread_dropin_key(file, l, key, minor, false, why));
         }
         if let Some(l) = c
             .resolv_conf
@@ -950,7 +973,7 @@ fn dropin_resolver_config(
             let why = "kubernetes#126630, read from 1.32 on";
             config
                 .unread
-                .push(unread_dropin_key(file, l, "resolvConf", minor, why));
+                .push(unread_dropin_key(file, l, "resolvConf", minor, false, why));
         }
     }
 }
@@ -970,18 +993,25 @@ pub(crate) fn dropin_version_matters(facts: &crate::facts::NodeFacts) -> bool {
         })
 }
 
-/// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`) does not read,
-/// and why.
+/// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`; of none, the
+/// `current` reading, 1.32 on, or 1.28 to 1.31's) does not read, and why.
 fn unread_dropin_key(
     file: &str,
     l: &Located<String>,
     key: &str,
     minor: Option<u32>,
+    current: bool,
     why: &str,
 ) -> String {
-    let kubelet = minor.map_or("this kubelet".to_owned(), |m| format!("kubelet 1.{m}"));
+    // Of no known version, the merge says which reading it is: a kubelet of unknown version
+    // is read both ways where they differ ([`Undecided`]).
+    let (kubelet, verb) = match minor {
+        Some(m) => (format!("kubelet 1.{m}"), "does"),
+        None if current => ("kubelet 1.32 and later".to_owned(), "do"),
+        None => ("kubelet 1.28 to 1.31".to_owned(), "do"),
+    };
     format!(
-        "{file}:{} sets {key}: {:?}, which {kubelet} does not read in a --config-dir drop-in ({why})",
+        "{file}:{} sets {key}: {:?}, which {kubelet} {verb} not read in a --config-dir drop-in ({why})",
         l.line, l.value
     )
 }
@@ -1031,6 +1061,7 @@ fn plain_kubelet(
         settled: config.is_some() || (have_kubelet && config_error.is_none() && complete),
     };
     let resolv_conf = settings.resolv_conf();
+    let resolv_conf_by_version = settings.resolv_conf_by_version(raw);
     let cluster_dns = settings.cluster_dns();
     let cluster_domain = settings.cluster_domain();
     let runtime_endpoint = settings.runtime_endpoint();
@@ -1063,6 +1094,7 @@ fn plain_kubelet(
         cluster_domain,
         runtime_endpoint,
         pod_resolv_conf,
+        resolv_conf_by_version,
     }
 }
 
@@ -1103,9 +1135,47 @@ struct Settings<'a> {
 
 impl Settings<'_> {
     fn resolv_conf(&self) -> Observed<Effective<String>> {
-        let config = from_config(self.config.and_then(|c| c.resolv_conf.as_ref())).map(
+        if self.flag_value("resolv-conf").is_none()
+            && let Some(u) = self.config.and_then(|c| c.undecided.as_ref())
+        {
+            return Observed::Unknown(u.why.clone());
+        }
+        self.resolv_conf_of(self.config)
+    }
+
+    /// Where the resolvConf is unknown because the kubelet's version is ([`Undecided`]):
+    /// what kubelet 1.28 to 1.31 read, and what 1.32 on read, with the files read, for the
+    /// rules to judge both.
+    fn resolv_conf_by_version(&self, raw: &RawFacts) -> Option<ResolvConfByVersion> {
+        let undecided = self.config?.undecided.as_ref()?;
+        if self.flag_value("resolv-conf").is_some() {
+            return None;
+        }
+        let reading = |versions: &str, config: &Config| {
+            let resolv_conf = self.resolv_conf_of(Some(config)).known()?.clone();
+            let pod_resolv_conf =
+                (!resolv_conf.value.is_empty()).then(|| ResolvFile::read(raw, &resolv_conf.value));
+            Some(VersionReading {
+                versions: versions.to_owned(),
+                resolv_conf,
+                pod_resolv_conf,
+            })
+        };
+        Some(ResolvConfByVersion {
+            why: undecided.why.clone(),
+            dropin: undecided.dropin.clone(),
+            readings: vec![
+                reading("kubelet 1.28 to 1.31", &undecided.older)?,
+                reading("kubelet 1.32 and later", self.config?)?,
+            ],
+        })
+    }
+
+    /// The resolvConf with `config` as the kubelet's merged config.
+    fn resolv_conf_of(&self, config: Option<&Config>) -> Observed<Effective<String>> {
+        let setting = from_config(config.and_then(|c| c.resolv_conf.as_ref())).map(
             |(v, mut source)| {
-                if let Some(key) = self.config.and_then(|c| c.resolv_conf_key.as_ref()) {
+                if let Some(key) = config.and_then(|c| c.resolv_conf_key.as_ref()) {
                     source.detail = Some(format!(
                         "spelled {key}, the name kubelet 1.28 to 1.31 read a drop-in's resolvConf by: kubernetes#126630"
                     ));
@@ -1114,16 +1184,11 @@ impl Settings<'_> {
             },
         );
         let flag = self.flag_value("resolv-conf");
-        if flag.is_none()
-            && let Some(why) = self.config.and_then(|c| c.resolv_conf_unknown.as_ref())
-        {
-            return Observed::Unknown(why.clone());
-        }
-        let value = flag_over_config(flag, config, Clone::clone);
+        let value = flag_over_config(flag, setting, Clone::clone);
         match value.or_else(|| self.default_resolv_conf()) {
             Some(mut v) => {
                 // What a drop-in sets in vain is said beside what won.
-                let unread = self.config.map(|c| c.unread.join("; ")).unwrap_or_default();
+                let unread = config.map(|c| c.unread.join("; ")).unwrap_or_default();
                 if !unread.is_empty() {
                     v.source.detail = Some(match v.source.detail.take() {
                         Some(d) => format!("{d}; {unread}"),
@@ -1886,6 +1951,7 @@ fn rancher_kubelet(
         cluster_dns,
         cluster_domain,
         pod_resolv_conf,
+        resolv_conf_by_version: None,
     }
 }
 

@@ -415,6 +415,37 @@ pub struct Kubelet {
     pub runtime_endpoint: Option<Effective<String>>,
     /// That file, read from the node (symlinks followed).
     pub pod_resolv_conf: Option<ResolvFile>,
+    /// Where `resolv_conf` is unknown because the kubelet's version is not known and its
+    /// `--config-dir` drop-ins give kubelet 1.28 to 1.31 and 1.32 on different files: the
+    /// file each reads, so that rules can judge both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolv_conf_by_version: Option<ResolvConfByVersion>,
+}
+
+/// The resolv.conf a kubelet of unknown version reads, by version: kubelet 1.28 to 1.31
+/// merge the `--config-dir` drop-ins in the internal field names, passing a drop-in's
+/// `resolvConf` over and reading `resolverConfig` (kubernetes#126630); 1.32 on the other
+/// way round (#127421).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResolvConfByVersion {
+    /// Why `resolv_conf` is unknown: both files, where each is set, and the ways out.
+    pub why: String,
+    /// The drop-in that decides (the last to set `resolvConf` or a spelling of
+    /// `resolverConfig`): with both spellings set to the same file there, every version
+    /// reads that file.
+    pub dropin: String,
+    /// What each range of versions reads: 1.28 to 1.31 first, then 1.32 on.
+    pub readings: Vec<VersionReading>,
+}
+
+/// The resolv.conf one range of kubelet versions reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VersionReading {
+    /// `kubelet 1.28 to 1.31`, `kubelet 1.32 and later`.
+    pub versions: String,
+    pub resolv_conf: Effective<String>,
+    /// That file, read from the node (symlinks followed); none where the setting is empty.
+    pub pod_resolv_conf: Option<ResolvFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

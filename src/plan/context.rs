@@ -86,7 +86,7 @@ pub fn build(
         // boot does not write it again.
         // A `nameserver` line with no address makes the kubelet reject the whole file
         // (where DNS-KUBELET-RESOLVCONF-MISSING says so: from kubelet 1.13).
-        "kubelet_resolv_clean": kubelet.pod_resolv_conf.as_ref().is_some_and(|f| {
+        "kubelet_resolv_clean": kubelet_resolv_clean(kubelet, |f| {
             clean(f, &cluster)
                 && !(failing.contains(&"DNS-KUBELET-RESOLVCONF-MISSING")
                     && f.parsed.as_ref().is_some_and(|p| !p.empty_nameserver_lines.is_empty()))
@@ -106,9 +106,7 @@ pub fn build(
         "files": small_text_files(facts),
     });
     // The kubelet config file that sets each, a --config-dir drop-in where one does (under a
-    // flag too): an edit elsewhere loses to it.
-    context["kubelet_resolv_conf_file"] =
-        json!(config_file_of(&kubelet.resolv_conf).or(kubelet.config_path.as_deref()));
+    // flag too): an edit elsewhere loses to it (resolvConf's: [`config_key_context`]).
     context["kubelet_resolv_conf_key"] =
         json!(kubelet.resolv_conf_key.as_deref().unwrap_or("resolvConf"));
     context["kubespray_distro_resolv_conf"] = json!(kubespray_distro_resolv_conf(facts));
@@ -216,11 +214,18 @@ fn config_file_of<T>(setting: &Observed<Effective<T>>) -> Option<&str> {
     }
 }
 
-/// Where the kubelet's config file keys go: whether resolvConf's file is a drop-in
-/// ([`resolv_conf_in_dropin`]), and the clusterDNS Kubespray renders into
+/// Where the kubelet's config file keys go: the file that sets resolvConf (where the
+/// kubelet's version decides it, the drop-in that does: [`undecided_dropin`]), whether it
+/// is a drop-in ([`resolv_conf_in_dropin`]), and the clusterDNS Kubespray renders into
 /// kubelet-config.yaml at its next run, where the inventory says
 /// (kubelet-config.v1beta1.yaml.j2 @46dbdd39; null where not known).
 fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
+    let kubelet = &ctx.facts.kubelet;
+    context["kubelet_resolv_conf_file"] = json!(
+        config_file_of(&kubelet.resolv_conf)
+            .or(undecided_dropin(kubelet))
+            .or(kubelet.config_path.as_deref())
+    );
     context["kubelet_resolv_conf_in_dropin"] = json!(resolv_conf_in_dropin(&ctx.facts.kubelet));
     context["kubespray_cluster_dns"] = json!(rules::kubespray_cluster_dns(ctx));
     context["kubespray_cluster_dns_serves"] = json!(rules::kubespray_cluster_dns_serves(ctx));
@@ -232,7 +237,34 @@ fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
 /// where the version is not known, the playbooks write both.
 fn resolv_conf_in_dropin(kubelet: &crate::facts::node_facts::Kubelet) -> bool {
     config_file_of(&kubelet.resolv_conf)
+        .or(undecided_dropin(kubelet))
         .is_some_and(|f| kubelet.config_dropins.iter().any(|d| d == f))
+}
+
+/// Where the kubelet's version is not known and decides its resolvConf (its drop-ins give
+/// kubelet 1.28 to 1.31 one file, 1.32 on another), the drop-in that decides: with
+/// resolvConf and resolverConfig both set there, every version reads the same file.
+fn undecided_dropin(kubelet: &crate::facts::node_facts::Kubelet) -> Option<&str> {
+    kubelet
+        .resolv_conf_by_version
+        .as_ref()
+        .map(|by| by.dropin.as_str())
+}
+
+/// Whether the file the kubelet hands Default pods is `clean`; where the kubelet's version
+/// is not known and decides which file that is, whether every version's file is.
+fn kubelet_resolv_clean(
+    kubelet: &crate::facts::node_facts::Kubelet,
+    clean: impl Fn(&ResolvFile) -> bool,
+) -> bool {
+    match (&kubelet.pod_resolv_conf, &kubelet.resolv_conf_by_version) {
+        (Some(f), _) => clean(f),
+        (None, Some(by)) => by
+            .readings
+            .iter()
+            .all(|r| r.pod_resolv_conf.as_ref().is_some_and(&clean)),
+        (None, None) => false,
+    }
 }
 
 /// A known setting's value and where it comes from; null and null when not known.

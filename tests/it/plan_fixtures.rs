@@ -558,3 +558,72 @@ fn host_upstream_dns_stop_fits_a_stopped_network_manager_and_a_disabled_resolved
     assert!(!text.contains("resolved.conf.d"), "{text}");
     let _ = std::fs::remove_dir_all(&copy.dir);
 }
+
+/// A kubelet of unknown version whose `--config-dir` drop-in gives kubelet 1.28 to 1.31 one
+/// file and 1.32 on another, one of them the stub: the plan writes resolvConf and
+/// resolverConfig both into the drop-in, after which every version reads the same healthy
+/// file. Facts after the planned change, with no version known and with versions on either
+/// side of 1.32 (1.28 and 1.29 take --config-dir only with KUBELET_CONFIG_DROPIN_DIR_ALPHA,
+/// which this unit does not set), give that file, and no finding is left.
+#[test]
+fn both_spellings_in_the_deciding_dropin_converge_for_every_kubelet_version() {
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+    for case in [
+        "kubeadm-config-dir-dropin-version-unknown",
+        "kubeadm-config-dir-healthy-dropin-version-unknown",
+    ] {
+        let copy = fixture_copy(&format!("DNS-KUBELET-LOOPBACK/{case}"), case);
+        let raw = raw::from_tree(&copy.tree).expect("tree");
+        let plan = plan_for(&copy.inventory, &raw, &playbooks);
+        let host = &plan.hosts[0];
+        assert_eq!(host.status, HostStatus::Changes, "{case}");
+        let before = NodeFacts::from_raw("node1", &raw);
+        let after = plan::predict::applied(&before, &host.changes, &host.handlers);
+        let text = after
+            .get(dropin)
+            .and_then(|f| f.text())
+            .map(|t| t.into_owned())
+            .unwrap_or_default();
+        for line in [
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolverConfig: /run/systemd/resolve/resolv.conf",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{case}: {line}: {text}");
+        }
+        let inventory = Inventory::load(&copy.inventory).expect("inventory");
+        let node = inventory.host("node1").expect("node1");
+        for version in [
+            None,
+            Some("v1.30.4"),
+            Some("v1.31.4"),
+            Some("v1.32.0"),
+            Some("v1.33.5"),
+        ] {
+            let mut raw = after.clone();
+            if let Some(v) = version {
+                raw.commands.insert(
+                    "kubelet-version".to_owned(),
+                    raw::RawCommand {
+                        stdout: format!("Kubernetes {v}\n"),
+                        status: Some(0),
+                    },
+                );
+            }
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let resolv = facts.kubelet.resolv_conf.known().map(|e| e.value.as_str());
+            assert_eq!(
+                resolv,
+                Some("/run/systemd/resolve/resolv.conf"),
+                "{case} {version:?}: {:?}",
+                facts.kubelet.resolv_conf
+            );
+            let left: Vec<String> = diagnose_host(node, &facts)
+                .findings()
+                .map(|f| format!("{} {:?}: {}", f.id, f.status, f.summary))
+                .collect();
+            assert!(left.is_empty(), "{case} {version:?}: {left:#?}");
+        }
+        let _ = std::fs::remove_dir_all(&copy.dir);
+    }
+}

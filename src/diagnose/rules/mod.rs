@@ -161,6 +161,27 @@ impl<'a> Ctx<'a> {
         ctx
     }
 
+    /// This context with `facts` for the node's: what the cluster says is the same.
+    pub(in crate::diagnose) fn with_facts<'b>(&self, facts: &'b NodeFacts) -> Ctx<'b>
+    where
+        'a: 'b,
+    {
+        Ctx {
+            host: self.host,
+            facts,
+            cluster: self.cluster.clone(),
+            kube_proxy_mode: self.kube_proxy_mode.clone(),
+            kube_proxy_absent: self.kube_proxy_absent,
+            kubelet_version: self.kubelet_version.clone(),
+            coredns_forwards_to_file: self.coredns_forwards_to_file,
+            corefile_forwards_to_file: self.corefile_forwards_to_file,
+            dns_services: self.dns_services.clone(),
+            coredns_configmap: self.coredns_configmap.clone(),
+            coredns_owner: self.coredns_owner.clone(),
+            coredns_namespaces: self.coredns_namespaces.clone(),
+        }
+    }
+
     pub(super) fn finding(
         &self,
         id: &'static str,
@@ -459,6 +480,14 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
         FlavourKind::Kubespray | FlavourKind::Kubeadm | FlavourKind::Unknown
     ) {
         return None;
+    }
+    // A kubelet of unknown version, whose drop-ins give 1.28 to 1.31 one file and 1.32 on
+    // another: the drop-in that decides, with both spellings, gives every version one.
+    if let Some(by) = &kubelet.resolv_conf_by_version {
+        return Some(format!(
+            "set resolvConf and resolverConfig both in {}: the kubelet's version is not known, and in that --config-dir drop-in kubelet 1.28 to 1.31 read resolverConfig (kubernetes#126630), 1.32 and later resolvConf (#127421), so that every version reads the file",
+            by.dropin
+        ));
     }
     let Observed::Known(e) = &kubelet.resolv_conf else {
         return None;

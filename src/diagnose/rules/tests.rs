@@ -3842,7 +3842,8 @@ fn a_kubelet_that_does_not_stay_up_since_a_cut_off_run_is_high() {
 /// DNS-KUBELET-LOOPBACK on the 1.31 node whose drop-in spells `resolverConfig: /etc/resolv.conf`
 /// (the stub) over the config's healthy file, with `kubelet --version` giving nothing: the
 /// inventory's kube_version (v1.30.4, which reads that spelling) makes it the loop it is;
-/// with no version anywhere, which file the kubelet reads is unknown, never a Pass.
+/// with no version anywhere, which file the kubelet reads is unknown, but 1.28 to 1.31
+/// would loop: a critical loop, said of those versions, never a Pass.
 #[test]
 fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
     let mut raw = crate::testing::rules_fixture(
@@ -3860,17 +3861,25 @@ fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
     let mut host = Host::new("node1");
     match loopback(&host) {
         Some(RuleOutcome::Findings(f)) => {
-            assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+            assert_eq!(
+                (f[0].severity, f[0].status),
+                (Severity::Critical, FindingStatus::Failed),
+                "{f:?}"
+            );
             assert!(
-                f[0].summary.contains("kubelet's version is not known")
-                    || f[0]
-                        .evidence
-                        .iter()
-                        .any(|e| e.contains("kubelet's version is not known")),
+                f[0].summary.starts_with(
+                    "kubelet 1.28 to 1.31 (this kubelet's version is not known): kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver 127.0.0.53"
+                ),
+                "{f:?}"
+            );
+            assert!(
+                f[0].evidence.iter().any(|e| e.starts_with(
+                    "kubelet 1.28 to 1.31: /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolvConf: /etc/resolv.conf"
+                )),
                 "{f:?}"
             );
         }
-        other => panic!("expected unknown, got {other:?}"),
+        other => panic!("expected a critical loop, got {other:?}"),
     }
     host.vars
         .insert("kube_version".into(), serde_json::json!("v1.30.4"));
@@ -3900,13 +3909,13 @@ fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
 /// stub (the `kubeadm-config-dir-dropin-version-unknown` node with the two files swapped):
 /// kubelet 1.28 to 1.31 pass the drop-in's resolvConf over and loop on config.yaml's
 /// (kubernetes#126630), 1.32 on read it (#127421). With no version known the file is
-/// unknown, naming both settings and the ways out, never a Pass; with the version stated in
-/// kube_version, what that version reads. With resolverConfig written beside the drop-in's
-/// resolvConf, as kubelet-resolvconf writes it where the version is not known ("set
-/// resolverConfig for kubelet 1.28 to 1.31 beside it"), every version reads the healthy
-/// file: check passes.
+/// unknown, but 1.28 to 1.31 would loop: a critical loop, naming both settings and the
+/// ways out, never a Pass; with the version stated in kube_version, what that version
+/// reads. With resolverConfig written beside the drop-in's resolvConf, as
+/// kubelet-resolvconf writes it where the version is not known ("set resolverConfig for
+/// kubelet 1.28 to 1.31 beside it"), every version reads the healthy file: check passes.
 #[test]
-fn a_healthy_dropin_resolv_conf_is_unknown_until_the_version_or_both_spellings_say() {
+fn a_healthy_dropin_resolv_conf_over_a_stub_loops_until_the_version_or_both_spellings_say() {
     let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
     let mut raw = crate::testing::rules_fixture(
         "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
@@ -3934,10 +3943,16 @@ fn a_healthy_dropin_resolv_conf_is_unknown_until_the_version_or_both_spellings_s
     let mut host = Host::new("node1");
     match loopback(&host, &raw) {
         Some(RuleOutcome::Findings(f)) => {
-            assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+            assert_eq!(
+                (f[0].severity, f[0].status),
+                (Severity::Critical, FindingStatus::Failed),
+                "{f:?}"
+            );
             let why = f[0].evidence.join("\n");
             for part in [
                 "the kubelet's version is not known",
+                "kubelet 1.28 to 1.31: /var/lib/kubelet/config.yaml:38 resolvConf: /etc/resolv.conf",
+                "127.0.0.53",
                 "kubelet 1.28 to 1.31 read \"/etc/resolv.conf\" (/var/lib/kubelet/config.yaml:38 resolvConf;",
                 "from 1.32 on \"/run/systemd/resolve/resolv.conf\" (/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf:3 resolvConf;",
                 "the inventory's kube_version",
@@ -3946,7 +3961,7 @@ fn a_healthy_dropin_resolv_conf_is_unknown_until_the_version_or_both_spellings_s
                 assert!(why.contains(part), "{part}: {why}");
             }
         }
-        other => panic!("expected unknown, got {other:?}"),
+        other => panic!("expected a critical loop, got {other:?}"),
     }
     host.vars
         .insert("kube_version".into(), serde_json::json!("v1.30.4"));
@@ -5118,4 +5133,78 @@ fn a_stopped_network_manager_warns_where_what_it_writes_is_not_known() {
     };
     assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
     assert!(f[0].summary.contains("next boot"), "{f:?}");
+}
+
+/// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on two
+/// different files: where both are healthy, the rules that read the kubelet's file judge
+/// both and pass (the facts keep both readings, each with its file); where one cannot be
+/// read, they are unknown, saying which versions read it.
+#[test]
+fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions() {
+    let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        dropin,
+        "resolvConf: /etc/resolv.conf",
+        "resolvConf: /etc/kubernetes/resolv.conf",
+    );
+    let healthy = crate::testing::with_files(
+        &raw,
+        &[(
+            "/etc/kubernetes/resolv.conf",
+            "nameserver 192.0.2.53\nsearch example.internal\n",
+        )],
+    );
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "searchdomains".into(),
+        serde_json::json!(["example.internal"]),
+    );
+    let facts = NodeFacts::from_raw("node1", &healthy);
+    assert!(matches!(facts.kubelet.resolv_conf, Observed::Unknown(_)));
+    let by = facts
+        .kubelet
+        .resolv_conf_by_version
+        .as_ref()
+        .expect("both readings");
+    assert_eq!(by.dropin, dropin);
+    let read: Vec<(&str, &str)> = by
+        .readings
+        .iter()
+        .map(|r| (r.versions.as_str(), r.resolv_conf.value.as_str()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("kubelet 1.28 to 1.31", "/run/systemd/resolve/resolv.conf"),
+            ("kubelet 1.32 and later", "/etc/kubernetes/resolv.conf"),
+        ]
+    );
+    let findings: Vec<_> = crate::diagnose::diagnose_host(&host, &facts)
+        .findings()
+        .cloned()
+        .collect();
+    assert!(findings.is_empty(), "{findings:?}");
+    // The 1.32 reading's file was not gathered: not known, for those versions.
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let loopback = crate::diagnose::diagnose_host(&host, &facts)
+        .outcomes
+        .into_iter()
+        .find(|(id, _)| *id == "DNS-KUBELET-LOOPBACK")
+        .map(|(_, o)| o);
+    match loopback {
+        Some(RuleOutcome::Findings(f)) => {
+            assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+            assert!(
+                f[0].summary.starts_with(
+                    "kubelet 1.32 and later (this kubelet's version is not known): cannot tell: /etc/kubernetes/resolv.conf could not be read"
+                ),
+                "{f:?}"
+            );
+        }
+        other => panic!("expected unknown, got {other:?}"),
+    }
 }
