@@ -412,7 +412,7 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 [ -n "$M" ] && e "$M/cni-network/cni.yaml"
 # Files the units and settings above name: EnvironmentFile= (with %N/%n), --config,
 # --config-dir, --resolv-conf (as a flag, a kubelet-arg, K3S_/RKE2_RESOLV_CONF, or a
-# resolvConf/resolv-conf key). Three rounds: units name env files, env files name the
+# resolvConf/resolv-conf key, or a resolverConfig key in any case). Three rounds: units name env files, env files name the
 # config, the config names the resolv.conf, which is read but never searched (it names no
 # file: an awk round over it alone would find nothing). A crude superset: which setting wins is decided
 # by dnsfix from the files themselves. Paths under /proc, /sys and /dev are never followed
@@ -481,8 +481,11 @@ REFS='
     }
     # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed). A
     # relative one is taken from the directory of the file, as the kubelet resolves those of its
-    # config file (a crude superset again: dnsfix decides which one counts).
-    /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ {
+    # config file (a crude superset again: dnsfix decides which one counts). resolverConfig
+    # in any case too: kubelet 1.28 to 1.31 read resolvConf in a drop-in by that spelling
+    # (encoding/json matches keys to the field ResolverConfig regardless of case,
+    # kubernetes#126630), and where the version of the kubelet is not known dnsfix judges both.
+    /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ || tolower($0) ~ /^[ \t]*["\047]?resolverconfig["\047]?[ \t]*:/ {
       v = $0; sub(/^[^:]*:/, "", v); sub(/[ \t]#.*$/, "", v); sub(/,[ \t]*$/, "", v)
       rv = v; sub(/^[ \t]*["\047]?/, "", rv); sub(/["\047]?[ \t]*$/, "", rv)
       if (rv != "" && rv !~ /^\//) { rd = FILENAME; sub(/\/[^\/]*$/, "", rd); v = clean(rd "/" rv) }
@@ -508,7 +511,7 @@ REFS='
         } else if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
           t = (x ~ /^config-dir=/) ? "d " : (x ~ /^(config|kubelet-args-file)=/) ? "f " : "r "
           sub(/^[^=]*=/, "", x); path(t, x)
-        } else if (x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ && i < k) {
+        } else if ((x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ || tolower(x) ~ /^resolverconfig:?$/) && i < k) {
           if (x == "kubelet-args-file" && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
           t = (x == "config-dir") ? "d " : (x == "config" || x == "kubelet-args-file") ? "f " : "r "
           y = w[i + 1]; if (y == ":" && i + 1 < k) y = w[i + 2]

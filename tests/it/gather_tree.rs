@@ -728,6 +728,54 @@ fn a_dhclient_s_command_line_and_its_cf_file_are_read() {
     assert!(raw.get("/etc/dhcp/lease.conf").is_none(), "{:?}", raw.order);
 }
 
+/// The file a `--config-dir` drop-in names under a spelling of `resolverConfig` (any case:
+/// kubelet 1.28 to 1.31 decode the merged drop-ins with encoding/json, which matches a key
+/// to the field `ResolverConfig` case-insensitively, kubernetes#126630) is read like one it
+/// names under `resolvConf`: where the kubelet's version is not known, the rules judge the
+/// file those versions read too.
+#[test]
+fn a_file_a_dropin_names_as_resolver_config_is_read() {
+    let scratch = std::env::temp_dir().join(format!(
+        "dnsfix-gather-resolverconfig-{}",
+        std::process::id()
+    ));
+    let tree = scratch.join("root");
+    for (path, text) in [
+        (
+            "etc/default/kubelet",
+            "KUBELET_EXTRA_ARGS=--config-dir=/etc/k/conf.d\n",
+        ),
+        (
+            "var/lib/kubelet/config.yaml",
+            "resolvConf: /run/systemd/resolve/resolv.conf\n",
+        ),
+        (
+            "etc/k/conf.d/50-old.conf",
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolverConfig: /etc/k/old.conf\n",
+        ),
+        (
+            "etc/k/conf.d/60-json.conf",
+            "{\"apiVersion\": \"kubelet.config.k8s.io/v1beta1\", \"kind\": \"KubeletConfiguration\", \"RESOLVERCONFIG\": \"/etc/k/json.conf\"}\n",
+        ),
+        ("etc/k/old.conf", "nameserver 192.0.2.53\n"),
+        ("etc/k/json.conf", "nameserver 192.0.2.54\n"),
+    ] {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    for path in ["/etc/k/old.conf", "/etc/k/json.conf"] {
+        assert_eq!(
+            raw.get(path).map(|f| f.state),
+            Some(FileState::Present),
+            "{path}: {:?}",
+            raw.order
+        );
+    }
+}
+
 /// A k0s that runs no kubelet: the script asks the binary its unit's ExecStart= starts
 /// for its version (the worker profile's resolvConf counts only from k0s 1.33.1), and
 /// records which binary it asked; a binary that is not there is never run.
@@ -809,12 +857,13 @@ fn the_reference_finder_runs_under_busybox_awk() {
     )
     .expect("unit");
     // A relative resolvConf is taken from the config file's directory, cleaned as Go's
-    // filepath.Join does (the lexical result is what the kubelet opens), and never into /proc.
+    // filepath.Join does (the lexical result is what the kubelet opens), and never into /proc;
+    // a resolverConfig in any case is followed too (tolower, under busybox awk as well).
     std::fs::create_dir_all(scratch.join("k")).expect("k");
     let config = scratch.join("k/config.yaml");
     std::fs::write(
         &config,
-        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n",
+        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n  \"RESOLVERconfig\": \"/etc/k/rc.conf\",\n",
     )
     .expect("config");
     let run = |awk: &[&str]| {
@@ -839,7 +888,7 @@ fn the_reference_finder_runs_under_busybox_awk() {
         system.0,
         format!(
             "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n\
-             r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\n",
+             r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\nr /etc/k/rc.conf\n",
             scratch.display()
         ),
         "{system:?}"
