@@ -758,13 +758,36 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
 /// pods now, where that file is the node's own choice: not k3s's or RKE2's generated
 /// fallback, whose 8.8.8.8 is their guess. They are what CoreDNS forwarded to: a fix that
 /// gives the kubelet another file keeps them (a `nameserver` line with no address beside
-/// them, or a loopback one, is what broke it, not them).
+/// them, or a loopback one, is what broke it, not them). Where the kubelet's version is
+/// not known and decides which file that is, those of both files, in the order the facts
+/// keep them (1.28 to 1.31's first): a fix that gives every version one file keeps them all.
 fn kubelet_own_servers(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Vec<String> {
-    match &facts.kubelet.pod_resolv_conf {
-        Some(file) if !facts.kubelet.on_rancher_fallback() => {
-            real_upstreams(nameservers(file), cluster)
-        }
-        _ => Vec::new(),
+    kubelet_pod_files(facts)
+        .into_iter()
+        .flat_map(|file| real_upstreams(nameservers(file), cluster))
+        .fold(Vec::new(), |mut all, s| {
+            if !all.contains(&s) {
+                all.push(s);
+            }
+            all
+        })
+}
+
+/// The file the kubelet hands pods, or, where the kubelet's version decides which and is
+/// not known, each version's; none on k3s's or RKE2's generated fallback.
+fn kubelet_pod_files(facts: &NodeFacts) -> Vec<&ResolvFile> {
+    let kubelet = &facts.kubelet;
+    if kubelet.on_rancher_fallback() {
+        return Vec::new();
+    }
+    match (&kubelet.pod_resolv_conf, &kubelet.resolv_conf_by_version) {
+        (Some(file), _) => vec![file],
+        (None, Some(by)) => by
+            .readings
+            .iter()
+            .filter_map(|r| r.pod_resolv_conf.as_ref())
+            .collect(),
+        (None, None) => Vec::new(),
     }
 }
 
@@ -793,8 +816,14 @@ fn upstreams(
             return (servers, format!("inventory {key}"));
         }
     }
-    if let (false, Some(file)) = (kubelet_own.is_empty(), &facts.kubelet.pod_resolv_conf) {
-        return (kubelet_own.to_vec(), file.path.clone());
+    if !kubelet_own.is_empty() {
+        // The files that list them.
+        let from: Vec<&str> = kubelet_pod_files(facts)
+            .into_iter()
+            .filter(|f| !real(nameservers(f)).is_empty())
+            .map(|f| f.path.as_str())
+            .collect();
+        return (kubelet_own.to_vec(), from.join(" and "));
     }
     for file in [
         &facts.resolver.etc_resolv_conf,
@@ -1141,6 +1170,41 @@ mod tests {
         assert_eq!(stub["uplink_has_kubelet_servers"], json!(true));
         let k3s = context("DNS-K3S-FALLBACK/k3s-auto-fallback");
         assert_eq!(k3s["kubelet_own_servers"], json!([]));
+    }
+
+    /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on
+    /// different files: the real servers of either are its own, and the fix keeps them (here
+    /// the 1.28 to 1.31 file's 10.20.0.53, which systemd-resolved's uplink file lacks, over the
+    /// 1.32 reading's stub). The file to edit is the drop-in that decides, with both
+    /// spellings.
+    #[test]
+    fn a_kubelet_of_unknown_version_keeps_the_servers_of_either_reading() {
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/var/lib/kubelet/config.yaml",
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolvConf: /etc/kubernetes/resolv.conf",
+        );
+        let raw = crate::testing::with_files(
+            &raw,
+            &[("/etc/kubernetes/resolv.conf", "nameserver 10.20.0.53\n")],
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert!(facts.kubelet.resolv_conf_by_version.is_some());
+        let context = build(&Host::new("node1"), &facts, &[], None, None);
+        assert_eq!(context["kubelet_own_servers"], json!(["10.20.0.53"]));
+        assert_eq!(context["uplink_has_kubelet_servers"], json!(false));
+        assert_eq!(context["upstreams"], json!(["10.20.0.53"]));
+        assert_eq!(context["upstreams_source"], "/etc/kubernetes/resolv.conf");
+        assert_eq!(context["kubelet_resolv_clean"], json!(false));
+        assert_eq!(
+            context["kubelet_resolv_conf_file"],
+            "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf"
+        );
+        assert_eq!(context["kubelet_resolv_conf_in_dropin"], json!(true));
     }
 
     /// The cluster DNS Services read from the cluster are the cluster's own addresses for
