@@ -273,8 +273,10 @@ confs $KDROP
 # CRI-O's unit too, where CRI-O is installed: its drop-ins, Environment= and the
 # EnvironmentFile= it names (/etc/sysconfig/crio, /etc/default/crio in the Debian
 # packages; followed below) and its ExecStart= give CRI-O options over its files.
+# The alias cri-o.service (the unit's Alias=) too: systemd reads the drop-ins of every
+# name of a unit (systemd-stable @565916c2 src/shared/dropin.c unit_file_find_dropin_paths).
 CUNIT=
-[ -d /etc/crio ] && CUNIT=crio
+[ -d /etc/crio ] && CUNIT="crio cri-o"
 UNITS=
 for u in $KUNITS $CUNIT; do
   for d in $UDIRS; do
@@ -446,6 +448,7 @@ REFS='
       out = ""; for (i = 1; i <= n; i++) out = out "/" s[i]
       return out == "" ? "/" : out
     }
+    BEGIN { CRIO = "/cri-?o[.]service([.]d/[^/]*)?$" }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     # A dhclient (its command line among those in DH): the file its last -cf names, which
     # it reads instead of its default dhclient.conf (isc-dhcp client/dhclient.c @572032cb
@@ -470,9 +473,14 @@ REFS='
       u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
       n = u; sub(/\.[^.]*$/, "", n)
       gsub(/%%/, "\001", v); gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/\001/, "%", v)
-      path("f ", v)
+      # That of CRI-O (/etc/sysconfig/crio, /etc/default/crio) is read, never searched: it
+      # names no file of the kubelet, and a round over it alone would cost a process.
+      path((FILENAME ~ CRIO) ? "r " : "f ", v)
       next
     }
+    # Nothing else of the unit of CRI-O names a file for dnsfix to follow: its
+    # --config-dir is that of CRI-O, not the kubelet (dnsfix reads its options apart).
+    FILENAME ~ CRIO { next }
     # K3S_RESOLV_CONF= / RKE2_RESOLV_CONF= in an environment file: the rest of the line.
     /^[ \t]*(export[ \t]+)?(K3S|RKE2)_RESOLV_CONF=/ {
       v = $0; sub(/^[^=]*=/, "", v)

@@ -1277,3 +1277,70 @@ fn crio_s_unit_drop_ins_and_environment_file_are_gathered() {
     );
     assert_eq!(facts.cni.config, None, "{:?}", facts.cni);
 }
+
+/// `awk` on the PATH of the gather (before.sh runs in its namespace): the real one, each
+/// run counted as a line of `$tmp/awk-runs`.
+const COUNT_AWK: &str = "real=$(command -v awk)\n\
+    printf '#!/bin/sh\\necho run >>\"%s/awk-runs\"\\nexec \"%s\" \"$@\"\\n' \"$tmp\" \"$real\" >/usr/local/sbin/awk\n\
+    chmod +x /usr/local/sbin/awk\n";
+
+/// On the kubeadm + CRI-O node of DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network, CRI-O's
+/// unit costs no process: the file its EnvironmentFile= names (/etc/default/crio) is read
+/// in the round that finds it, never searched (a round over it alone would start one more
+/// awk on every CRI-O node), and nothing else of the unit is followed: a `--config-dir` on
+/// CRI-O's command line (`-d`, internal/criocli/criocli.go @f954a17e) is CRI-O's, not a
+/// kubelet's drop-in directory. A drop-in under the alias cri-o.service.d (the unit's
+/// `Alias=cri-o.service`, enabled) is gathered too.
+#[test]
+fn crio_s_unit_costs_no_awk_round_of_its_own() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-crio-awk-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network/root");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&fixture)
+        .arg(&tree)
+        .status();
+    assert!(copied.expect("cp").success());
+    let drop_ins = tree.join("etc/systemd/system/cri-o.service.d");
+    std::fs::create_dir_all(&drop_ins).expect("mkdir");
+    std::fs::write(
+        drop_ins.join("10-dir.conf"),
+        "[Service]\nExecStart=\nExecStart=/usr/bin/crio --config-dir=/etc/crio/other.d\n",
+    )
+    .expect("write");
+    std::os::unix::fs::symlink(
+        "/usr/lib/systemd/system/crio.service",
+        tree.join("etc/systemd/system/cri-o.service"),
+    )
+    .expect("symlink");
+    let other = tree.join("etc/crio/other.d");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    std::fs::write(other.join("10-x.conf"), "[crio.network]\n").expect("write");
+    let run = scratch.join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(run.join("before.sh"), COUNT_AWK).expect("before.sh");
+    let raw = gathered(&tree, &run);
+    let runs = std::fs::read_to_string(run.join("awk-runs")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&scratch);
+    for path in [
+        "/etc/default/crio",
+        "/etc/systemd/system/cri-o.service.d/10-dir.conf",
+    ] {
+        assert_eq!(
+            raw.get(path).map(|f| f.state),
+            Some(FileState::Present),
+            "{path}: {:?}",
+            raw.order
+        );
+    }
+    assert!(
+        raw.get("/etc/crio/other.d/10-x.conf").is_none() && raw.get("/etc/crio/other.d").is_none(),
+        "{:?}",
+        raw.order
+    );
+    assert_eq!(runs.lines().count(), 1, "awk runs: {runs:?}");
+}
