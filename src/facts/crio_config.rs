@@ -78,6 +78,9 @@ const CRIO_BOOL_FLAGS: &[&str] = &[
     "enable-pod-events",
     "hostnetwork-disable-selinux",
     "disable-hostport-mapping",
+    // Removed since, in releases still deployed: v1.24.0 to v1.29.x (03c4bcacc8, in
+    // v1.30.0, removed it).
+    "seccomp-use-default-when-empty",
     "help",
     "h",
     "version",
@@ -204,10 +207,22 @@ const CRIO_VALUE_FLAGS: &[&str] = &[
     "timezone",
     "tz",
     "short-name-mode",
+    // Removed since, in releases still deployed: `--registry` (a string slice) to v1.30.x
+    // (82af00dd29, in v1.31.0, removed it), `--nri-config-file` (a string) in v1.26.x
+    // (getCrioFlags @v1.26.0 and @v1.27.0).
+    "registry",
+    "nri-config-file",
 ];
-/// The unit CRI-O runs as (contrib/systemd/crio.service; `Alias=cri-o.service` only names
-/// it for `systemctl`).
+/// Flags whose kind changed between releases still deployed, so that without `=` whether
+/// they take the next word depends on CRI-O's version: `--nri-disable-connections` is a
+/// `cli.StringFlag` in getCrioFlags @v1.27.0 to @v1.31.0 and a `cli.BoolFlag` from
+/// @v1.32.0.
+const CRIO_CHANGED_FLAGS: &[&str] = &["nri-disable-connections"];
+/// The unit CRI-O runs as (contrib/systemd/crio.service).
 pub const CRIO_UNIT: &str = "crio.service";
+/// Its alias (`Alias=cri-o.service`): where `systemctl enable` has linked it, systemd reads
+/// the drop-ins of this name too.
+pub const CRIO_ALIAS: &str = "cri-o.service";
 
 /// What CRI-O's configuration says of the pod network.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -305,14 +320,26 @@ pub enum CrioUnknown {
     Directory(String),
 }
 
-/// What CRI-O's unit starts it with, as far as the pod network goes: `Ok(None)` where it
-/// leaves the configuration files' setting as it is; `Ok(Some(at))` where it sets
-/// `cni-default-network` to "" (`at` says where), which makes CRI-O pick the first file by
-/// name whatever its files name; an error where it leaves the network unknown.
+/// What CRI-O's unit starts it with, as far as the pod network goes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitOptions {
+    /// The network `cni-default-network` (or its variable) names over the files', where the
+    /// unit sets it, with where; "" makes CRI-O pick the first file by name.
+    pub network: Option<CrioNetwork>,
+    /// Flags of its command line that dnsfix does not know, written `--name=value` and taken
+    /// as flags with a value, each as where it was written.
+    pub unknown_flags: Vec<String>,
+}
+
+/// What CRI-O's unit starts it with, as far as the pod network goes ([`UnitOptions`]); an
+/// error where it leaves the network unknown. `--cni-config-dir` and `--config-dir` (or
+/// their variables) naming CRI-O's defaults (/etc/cni/net.d, /etc/crio/crio.conf.d) change
+/// nothing.
 ///
 /// The unit is read as systemd starts it ([`ServiceUnit`]: the unit file of [`CRIO_UNIT`]
-/// in any unit directory, its drop-ins, `Environment=`, `EnvironmentFile=`, the
-/// `ExecStart=` in effect). CRI-O ships it with `EnvironmentFile=-/etc/sysconfig/crio` and
+/// in any unit directory, its drop-ins (those of its alias [`CRIO_ALIAS`] too, where
+/// enabled), `Environment=`, `EnvironmentFile=`, the `ExecStart=` in effect). CRI-O ships
+/// it with `EnvironmentFile=-/etc/sysconfig/crio` and
 /// `$CRIO_*_OPTIONS` on its command line (contrib/systemd/crio.service @f954a17e); the
 /// Debian packages of cri-o/packaging (@b111fe95 templates/latest/cri-o/cri-o.spec: `sed
 /// s;/etc/sysconfig/crio;/etc/default/crio;` where built by debbuild) read
@@ -327,15 +354,15 @@ pub enum CrioUnknown {
 /// `HasBeenSet`, so internal/criocli/criocli.go's `ctx.IsSet` holds and "" replaces the
 /// files' setting), then from its command line, read as Go's flag package reads it
 /// ([`command_line`]).
-pub fn unit_options(raw: &RawFacts) -> Result<Option<String>, CrioUnknown> {
+pub fn unit_options(raw: &RawFacts) -> Result<UnitOptions, CrioUnknown> {
     let shipped;
-    let (raw, unit) = match ServiceUnit::from_raw(raw, CRIO_UNIT) {
+    let (raw, unit) = match ServiceUnit::from_raw_with_aliases(raw, CRIO_UNIT, &[CRIO_ALIAS]) {
         Some(unit) => (raw, unit),
         None => {
             shipped = shipped_unit(raw);
             match ServiceUnit::from_raw(&shipped, CRIO_UNIT) {
                 Some(unit) => (&shipped, unit),
-                None => return Ok(None),
+                None => return Ok(UnitOptions::default()),
             }
         }
     };
@@ -352,7 +379,7 @@ pub fn unit_options(raw: &RawFacts) -> Result<Option<String>, CrioUnknown> {
             return Err(unknown(format!("{file} is too large to read whole")));
         }
     }
-    let flags = command_line(&unit).map_err(unknown)?;
+    let (flags, unknown_flags) = command_line(&unit).map_err(unknown)?;
     let from_environment = CRIO_VARIABLES.iter().filter_map(|name| {
         let var = unit.environment.get(*name)?;
         let flag = match *name {
@@ -365,24 +392,34 @@ pub fn unit_options(raw: &RawFacts) -> Result<Option<String>, CrioUnknown> {
         Some((flag, var.value.clone(), format!("{at} sets {name}")))
     });
     // A flag on the command line beats its variable (flag_string.go `Apply` gives the
-    // variable's value as the default that parsing the arguments replaces).
-    let mut network = None;
+    // variable's value as the default that parsing the arguments replaces), and a later
+    // flag an earlier one.
+    let mut set = std::collections::BTreeMap::new();
     for (flag, value, origin) in from_environment.chain(flags) {
-        if flag != DEFAULT_NETWORK_FLAG {
+        set.insert(flag, (value, origin));
+    }
+    let network = set.remove(DEFAULT_NETWORK_FLAG);
+    for (flag, (value, origin)) in set {
+        let default = match flag {
+            "cni-config-dir" => is_crio_network_dir(&value),
+            // Read with ctx.String only (criocli.go `GetConfigFromContext`: the walk of
+            // `UpdateFromPath`), so its default named is the default.
+            "config-dir" => same_path(&value, CRIO_CONF_D),
+            _ => false,
+        };
+        if !default {
             return Err(CrioUnknown::Directory(format!(
                 "{origin}, which CRI-O reads over its configuration files and which may choose another directory or configuration: dnsfix does not read it"
             )));
         }
-        network = Some((value, origin));
     }
-    match network {
-        None => Ok(None),
-        Some((value, origin)) if value.is_empty() => Ok(Some(origin)),
-        Some((value, origin)) => Err(CrioUnknown::Name(format!(
-            "{origin}, naming the network {} over CRI-O's configuration files: dnsfix does not read it",
-            crate::text::escape(&value)
-        ))),
-    }
+    Ok(UnitOptions {
+        network: network.map(|(value, origin)| CrioNetwork {
+            default_network: value,
+            at: origin,
+        }),
+        unknown_flags,
+    })
 }
 
 /// The unit CRI-O's own `make install` and its release bundle install
@@ -445,8 +482,12 @@ fn origin(word: &Word) -> String {
 /// word that is no flag (`-` or one not starting with `-`) and after `--`. A word left
 /// over is a command to urfave/cli: CRI-O runs that subcommand (`config`, `wipe`, …) or
 /// refuses (cmd/crio/main.go @f954a17e: `command %q not supported`), and the daemon does
-/// not start; so does a flag CRI-O does not define, or a value flag without its value.
-fn command_line(unit: &ServiceUnit) -> Result<Vec<(&'static str, String, String)>, String> {
+/// not start; so does a value flag without its value. A flag dnsfix does not know (one of
+/// a later CRI-O) written `--name=value` takes no other word whatever its kind, and is
+/// returned apart (where it was written); written without `=`, whether it takes the next
+/// word is not known, nor is the network.
+type Flags = (Vec<(&'static str, String, String)>, Vec<String>);
+fn command_line(unit: &ServiceUnit) -> Result<Flags, String> {
     let Some(program) = unit.argv.first() else {
         return Err(format!("{} has no ExecStart= in effect", unit.name));
     };
@@ -458,6 +499,7 @@ fn command_line(unit: &ServiceUnit) -> Result<Vec<(&'static str, String, String)
         ));
     }
     let mut found = Vec::new();
+    let mut unknown = Vec::new();
     let mut words = unit.argv.iter().skip(1);
     while let Some(word) = words.next() {
         let text = word.text.as_str();
@@ -484,11 +526,22 @@ fn command_line(unit: &ServiceUnit) -> Result<Vec<(&'static str, String, String)
             None => (body, None),
         };
         let boolean = CRIO_BOOL_FLAGS.contains(&name);
-        if !boolean && !CRIO_VALUE_FLAGS.contains(&name) {
+        let known = boolean || CRIO_VALUE_FLAGS.contains(&name);
+        if value.is_none() && CRIO_CHANGED_FLAGS.contains(&name) {
             return Err(format!(
-                "{}, a flag CRI-O @f954a17e does not define (it refuses to start with one) and of which dnsfix cannot tell whether it takes the next word",
+                "{}, a flag that takes the next word as its value in some CRI-O releases and none in others: dnsfix cannot tell which",
                 origin(word)
             ));
+        }
+        if !known {
+            if value.is_none() {
+                return Err(format!(
+                    "{}, a flag dnsfix does not know, of which it cannot tell whether it takes the next word",
+                    origin(word)
+                ));
+            }
+            unknown.push(origin(word));
+            continue;
         }
         let value = match value {
             Some(value) => value,
@@ -511,7 +564,7 @@ fn command_line(unit: &ServiceUnit) -> Result<Vec<(&'static str, String, String)
             found.push((long, value, origin(word)));
         }
     }
-    Ok(found)
+    Ok((found, unknown))
 }
 
 /// Why a word left over after CRI-O's flags means the daemon does not start.
@@ -526,11 +579,17 @@ fn left_over(word: &Word) -> String {
 /// Whether `dir` is /etc/cni/net.d as filepath.Clean would give it: slashes doubled or
 /// trailing, and `.` names, left out; a path with `..` in it is taken as another.
 fn is_crio_network_dir(dir: &str) -> bool {
-    let names: Vec<&str> = dir
+    same_path(dir, CRIO_NETWORK_DIR)
+}
+
+/// Whether the absolute `path` is `target` as filepath.Clean would give it (see
+/// [`is_crio_network_dir`]).
+fn same_path(path: &str, target: &str) -> bool {
+    let names: Vec<&str> = path
         .split('/')
         .filter(|name| !name.is_empty() && *name != ".")
         .collect();
-    dir.starts_with('/') && format!("/{}", names.join("/")) == CRIO_NETWORK_DIR
+    path.starts_with('/') && format!("/{}", names.join("/")) == target
 }
 
 /// The key naming the pod network CRI-O picks.
@@ -779,7 +838,7 @@ mod tests {
 
     /// The unit options of a node with `files`, the environment files the units name
     /// missing where not given (the gather follows `EnvironmentFile=` and says so).
-    fn options(files: &[(&str, &str)]) -> Result<Option<String>, CrioUnknown> {
+    fn options(files: &[(&str, &str)]) -> Result<UnitOptions, CrioUnknown> {
         let mut raw = crate::testing::raw_from(files);
         for path in [CRIO_SYSCONFIG, "/etc/default/crio"] {
             if raw.get(path).is_none() {
@@ -789,7 +848,7 @@ mod tests {
         unit_options(&raw)
     }
 
-    fn directory(result: Result<Option<String>, CrioUnknown>) -> String {
+    fn directory(result: Result<UnitOptions, CrioUnknown>) -> String {
         match result {
             Err(CrioUnknown::Directory(why)) => why,
             other => panic!("{other:?}"),
@@ -814,7 +873,10 @@ mod tests {
             why.starts_with("/etc/default/crio:1 sets CRIO_NETWORK_OPTIONS with --cni-config-dir="),
             "{why}"
         );
-        assert_eq!(options(&[debian, (CRIO_SYSCONFIG, dir)]), Ok(None));
+        assert_eq!(
+            options(&[debian, (CRIO_SYSCONFIG, dir)]),
+            Ok(UnitOptions::default())
+        );
         // No unit gathered: the one CRI-O ships, which reads /etc/sysconfig/crio.
         assert!(options(&[(CRIO_SYSCONFIG, dir)]).is_err());
         let proxy = (
@@ -825,7 +887,10 @@ mod tests {
             "/etc/systemd/system/crio.service.d/10-cgroup.conf",
             "[Service]\nEnvironment='CRIO_STORAGE_OPTIONS=--cgroup-manager=cgroupfs --stream-address=10.0.0.5'\n",
         );
-        assert_eq!(options(&[CONTRIB_UNIT, proxy, storage]), Ok(None));
+        assert_eq!(
+            options(&[CONTRIB_UNIT, proxy, storage]),
+            Ok(UnitOptions::default())
+        );
         let variable = (
             "/etc/systemd/system/crio.service.d/20-net.conf",
             "[Service]\nEnvironment=CONTAINER_CNI_CONFIG_DIR=/opt/cni/net.d\n",
@@ -871,10 +936,11 @@ mod tests {
             (CRIO_SYSCONFIG, "CONTAINER_CNI_DEFAULT_NETWORK=\n"),
         ]);
         assert_eq!(
-            empty,
-            Ok(Some(
-                "/etc/sysconfig/crio:1 sets CONTAINER_CNI_DEFAULT_NETWORK".into()
-            ))
+            empty.map(|o| o.network),
+            Ok(Some(CrioNetwork {
+                default_network: String::new(),
+                at: "/etc/sysconfig/crio:1 sets CONTAINER_CNI_DEFAULT_NETWORK".into()
+            }))
         );
         let flag = options(&[
             CONTRIB_UNIT,
@@ -883,7 +949,13 @@ mod tests {
                 "CRIO_NETWORK_OPTIONS=\"--cni-default-network=\"\n",
             ),
         ]);
-        assert!(flag.as_ref().is_ok_and(Option::is_some), "{flag:?}");
+        assert!(
+            flag.as_ref().is_ok_and(|o| o
+                .network
+                .as_ref()
+                .is_some_and(|n| n.default_network.is_empty())),
+            "{flag:?}"
+        );
         let both = options(&[
             CONTRIB_UNIT,
             (
@@ -891,7 +963,10 @@ mod tests {
                 "CONTAINER_CNI_DEFAULT_NETWORK=\nCRIO_NETWORK_OPTIONS=\"--cni-default-network k8s-pod-network\"\n",
             ),
         ]);
-        assert!(matches!(both, Err(CrioUnknown::Name(_))), "{both:?}");
+        assert_eq!(
+            both.map(|o| o.network.map(|n| n.default_network)),
+            Ok(Some("k8s-pod-network".into()))
+        );
         let config = options(&[CONTRIB_UNIT, (CRIO_SYSCONFIG, "CONTAINER_CONFIG=\n")]);
         assert!(
             matches!(config, Err(CrioUnknown::Directory(_))),
@@ -921,15 +996,130 @@ mod tests {
         // `--log-level` takes the next word as its value, the flag there included.
         assert_eq!(
             with("--log-level --cni-config-dir=/opt/cni/net.d"),
-            Ok(None)
+            Ok(UnitOptions::default())
         );
-        assert_eq!(with("--log-level info --enable-metrics"), Ok(None));
+        assert_eq!(
+            with("--log-level info --enable-metrics"),
+            Ok(UnitOptions::default())
+        );
         // `--enable-metrics` takes none: the next word is a flag.
         let why = directory(with("--enable-metrics --cni-config-dir /opt/cni/net.d"));
         assert!(why.contains("--cni-config-dir"), "{why}");
         let why = directory(with("--no-such-flag x"));
-        assert!(why.contains("does not define"), "{why}");
+        assert!(
+            why.contains("a flag dnsfix does not know") && !why.contains("refuses"),
+            "{why}"
+        );
         let why = directory(with("--metrics-port"));
         assert!(why.contains("needs a value"), "{why}");
+    }
+
+    /// Flags of releases still deployed that CRI-O @f954a17e no longer defines, with their
+    /// kinds (internal/criocli/criocli.go getCrioFlags @v1.26.0 to @v1.30.0): `--registry`
+    /// (a string slice, removed by 82af00dd29 in v1.31.0), `--seccomp-use-default-when-empty`
+    /// (a bool, removed by 03c4bcacc8 in v1.30.0), `--nri-config-file` (a string, gone in
+    /// v1.27.0); `--nri-disable-connections`, a string to v1.31.x and a bool since, is
+    /// known with `=` only. A flag dnsfix does not know, written with `=`, is passed over
+    /// and said; the flags after it are read.
+    #[test]
+    fn flags_of_older_releases_and_unknown_ones_with_a_value_are_read_past() {
+        let with = |value: &str| {
+            options(&[
+                CONTRIB_UNIT,
+                (
+                    CRIO_SYSCONFIG,
+                    &format!("CRIO_NETWORK_OPTIONS=\"{value}\"\n"),
+                ),
+            ])
+        };
+        let old = "--registry quay.io --registry=docker.io --seccomp-use-default-when-empty \
+                   --nri-config-file /etc/nri/nri.conf --nri-disable-connections=true \
+                   --log-level info";
+        assert_eq!(with(old), Ok(UnitOptions::default()));
+        let why = directory(with("--nri-disable-connections true"));
+        assert!(why.contains("in some CRI-O releases"), "{why}");
+        let later = with("--some-later-flag=x --log-level info").expect("read past");
+        assert_eq!(later.network, None);
+        assert_eq!(
+            later.unknown_flags,
+            ["/etc/sysconfig/crio:1 sets CRIO_NETWORK_OPTIONS with --some-later-flag=x"]
+        );
+        let why = directory(with("--some-later-flag=x --cni-config-dir /opt/cni/net.d"));
+        assert!(why.contains("--cni-config-dir"), "{why}");
+    }
+
+    /// `--cni-default-network NAME` names the network as the files' setting would;
+    /// `--cni-config-dir` and `--config-dir` naming CRI-O's defaults (pkg/config/
+    /// config_unix.go @f954a17e: /etc/cni/net.d/, /etc/crio/crio.conf.d) change nothing;
+    /// a flag beats its variable.
+    #[test]
+    fn options_naming_the_network_or_the_defaults_are_known() {
+        let with = |value: &str| {
+            options(&[
+                CONTRIB_UNIT,
+                (
+                    CRIO_SYSCONFIG,
+                    &format!(
+                        "CONTAINER_CNI_CONFIG_DIR=/opt/cni/net.d\nCRIO_NETWORK_OPTIONS=\"{value}\"\n"
+                    ),
+                ),
+            ])
+        };
+        let named = with("--cni-config-dir=/etc/cni/net.d/ -d /etc/crio/crio.conf.d --cni-default-network k8s-pod-network")
+            .expect("known");
+        assert_eq!(
+            named.network,
+            Some(CrioNetwork {
+                default_network: "k8s-pod-network".into(),
+                at: "/etc/sysconfig/crio:2 sets CRIO_NETWORK_OPTIONS with --cni-default-network"
+                    .into()
+            })
+        );
+        let why = directory(with(
+            "--cni-config-dir=/etc/cni/net.d --config-dir=/etc/crio/other.d",
+        ));
+        assert!(why.contains("--config-dir"), "{why}");
+        // The variable alone, naming another directory.
+        let why = directory(with(""));
+        assert!(why.contains("sets CONTAINER_CNI_CONFIG_DIR"), "{why}");
+    }
+
+    /// Drop-ins under the alias cri-o.service.d apply where `systemctl enable` linked the
+    /// alias (contrib/systemd/crio.service `Alias=cri-o.service`), merged by file name after
+    /// crio.service.d's (systemd-stable @565916c2 src/shared/dropin.c
+    /// `unit_file_find_dropin_paths`, src/basic/conf-files.c `files_add`); with `@` the
+    /// second word of ExecStart= is argv[0] (systemd.service(5)), no command of CRI-O's.
+    #[test]
+    fn the_alias_s_drop_ins_and_an_argv0_are_read_as_systemd_reads_them() {
+        let alias = "/etc/systemd/system/cri-o.service";
+        let net = (
+            "/etc/systemd/system/cri-o.service.d/20-net.conf",
+            "[Service]\nEnvironment=CONTAINER_CNI_CONFIG_DIR=/opt/cni/net.d\n",
+        );
+        let linked = |files: &[(&str, &str)]| {
+            let mut raw = crate::testing::raw_from(files);
+            raw.file(CRIO_SYSCONFIG, FileState::Missing, None);
+            raw.file(alias, FileState::Present, Some(SHIPPED_UNIT.as_bytes()));
+            raw.files.get_mut(alias).expect("alias").symlink_target = Some(SHIPPED_AT.into());
+            unit_options(&raw)
+        };
+        let why = directory(linked(&[CONTRIB_UNIT, net]));
+        assert!(why.contains("cri-o.service.d/20-net.conf:2"), "{why}");
+        // Not linked: no alias, its drop-ins not read.
+        assert_eq!(options(&[CONTRIB_UNIT, net]), Ok(UnitOptions::default()));
+        // The unit's own name first: its 20-net.conf, even in /usr/lib, hides the alias's.
+        let own = (
+            "/usr/lib/systemd/system/crio.service.d/20-net.conf",
+            "[Service]\n",
+        );
+        assert_eq!(
+            linked(&[CONTRIB_UNIT, net, own]),
+            Ok(UnitOptions::default())
+        );
+        let argv0 = (
+            "/etc/systemd/system/crio.service.d/30-exec.conf",
+            "[Service]\nExecStart=\nExecStart=@/usr/local/bin/crio crio --log-level info\n",
+        );
+        assert_eq!(options(&[CONTRIB_UNIT, argv0]), Ok(UnitOptions::default()));
     }
 }

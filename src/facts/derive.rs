@@ -548,20 +548,34 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
 /// CRI-O reads, nothing of /etc/cni/net.d does. Every reason of
 /// [`super::crio_config::CrioNetwork::from_raw`] may hide a `network_dir` (a file it stops
 /// at may set one), so it leaves the directory unknown. Where CRI-O's unit sets
-/// `cni-default-network` to "", CRI-O takes the first file by name, whatever its files
-/// name ([`super::crio_config::unit_options`]).
+/// `cni-default-network`, that names the network over the files' setting, "" taking the
+/// first file by name ([`super::crio_config::unit_options`]); a flag of its command line
+/// that dnsfix does not know is said.
 fn crio_cni(raw: &RawFacts) -> Cni {
     use super::crio_config::{CrioNetwork, CrioUnknown, unit_options};
     let named = CrioNetwork::from_raw(raw);
     let unit = unit_options(raw);
-    let picked = match (&named, &unit) {
-        (_, Ok(Some(_))) | (Err(_), _) => None,
-        (Ok(named), _) => named.as_ref(),
+    let set = unit.as_ref().ok().and_then(|u| u.network.as_ref());
+    let picked = match (&named, set) {
+        (Err(_), _) => None,
+        (_, Some(set)) => Some(set).filter(|n| !n.default_network.is_empty()),
+        (Ok(named), None) => named.as_ref(),
     };
     let mut cni = Cni::for_runtime(raw, picked);
-    if let (Ok(Some(origin)), Some(_)) = (&unit, &cni.config) {
+    if let (Some(set), Some(_)) = (set, &cni.config)
+        && set.default_network.is_empty()
+    {
         cni.pod_bridge = cni.pod_bridge.because(&format!(
-            "the first file by name: {origin} to \"\", which CRI-O takes over its files' cni_default_network"
+            "the first file by name: {} to \"\", which CRI-O takes over its files' cni_default_network",
+            set.at
+        ));
+    }
+    if let Ok(options) = &unit
+        && !options.unknown_flags.is_empty()
+    {
+        cni.pod_bridge = cni.pod_bridge.because(&format!(
+            "CRI-O's command line has flags dnsfix does not know, taken as flags with a value: {}",
+            options.unknown_flags.join(", ")
         ));
     }
     match (named.err().map(CrioUnknown::Directory)).or(unit.err()) {

@@ -100,11 +100,38 @@ impl ServiceUnit {
     /// The service `name` (`kubelet.service`) from the gathered unit files; `None` when the
     /// node has neither a unit file nor a drop-in for it.
     pub fn from_raw(raw: &RawFacts, name: &str) -> Option<ServiceUnit> {
+        Self::from_raw_with_aliases(raw, name, &[])
+    }
+
+    /// [`ServiceUnit::from_raw`] for a unit that may have `aliases`: an alias counts where
+    /// a unit directory has a symlink of its name to a file named `name` (what `systemctl
+    /// enable` makes of `Alias=`; systemd then knows the unit by both names), and its
+    /// drop-ins apply too, merged with the unit's by file name. systemd lists the drop-in
+    /// directories of the unit's own name in every unit directory, then those of each
+    /// alias (systemd-stable @565916c2 src/shared/dropin.c `unit_file_find_dropin_paths`;
+    /// the unit's name is its unit file's, src/core/load-fragment.c `unit_load_fragment`),
+    /// and of a file name the first directory listed wins (src/basic/conf-files.c
+    /// `files_add`).
+    pub fn from_raw_with_aliases(
+        raw: &RawFacts,
+        name: &str,
+        aliases: &[&str],
+    ) -> Option<ServiceUnit> {
         let fragment = UNIT_DIRS
             .iter()
             .map(|dir| format!("{dir}/{name}"))
             .find(|path| present(raw, path));
-        let dropins = dropins(raw, name);
+        let linked = |alias: &str| {
+            UNIT_DIRS.iter().any(|dir| {
+                raw.get(&format!("{dir}/{alias}"))
+                    .and_then(|f| f.symlink_target.as_deref())
+                    .is_some_and(|target| target.rsplit('/').next() == Some(name))
+            })
+        };
+        let names: Vec<&str> = std::iter::once(name)
+            .chain(aliases.iter().copied().filter(|alias| linked(alias)))
+            .collect();
+        let dropins = dropins(raw, &names);
         if fragment.is_none() && dropins.is_empty() {
             return None;
         }
@@ -264,10 +291,14 @@ impl ServiceUnit {
     }
 }
 
-/// The drop-ins of unit `name`, by file name; the first directory that has a name wins.
-fn dropins(raw: &RawFacts, name: &str) -> Vec<String> {
+/// The drop-ins of a unit known by `names`, by file name; the first directory that has a
+/// name wins, the directories of each name in turn.
+fn dropins(raw: &RawFacts, names: &[&str]) -> Vec<String> {
     let mut dropins: BTreeMap<String, String> = BTreeMap::new();
-    for dir in UNIT_DIRS {
+    for (name, dir) in names
+        .iter()
+        .flat_map(|name| UNIT_DIRS.iter().map(move |dir| (name, dir)))
+    {
         let dropin_dir = format!("{dir}/{name}.d");
         for (path, file) in raw.files_in(&dropin_dir) {
             let Some(file_name) = path.rsplit('/').next() else {
@@ -385,10 +416,18 @@ fn expand_specifiers(value: &str, unit: &str) -> String {
 }
 
 /// `ExecStart=` → argv, with systemd's prefixes (`-@:+!`) dropped and variables expanded.
+/// With `@` the second word is the name the program is given as its argv[0]
+/// (systemd.service(5)), no argument: it is left out, so that argv[0] stays the program
+/// run and what follows its arguments.
 fn expand_command(command: &str, at: &At, env: &BTreeMap<String, EnvValue>) -> Vec<Word> {
-    let command = command.trim_start_matches(['-', '@', ':', '+', '!']);
+    let rest = command.trim_start_matches(['-', '@', ':', '+', '!']);
+    let named = command[..command.len() - rest.len()].contains('@');
+    let command = rest;
     let mut argv = Vec::new();
-    for (word, _) in split_words_c(command, at.line) {
+    for (index, (word, _)) in split_words_c(command, at.line).into_iter().enumerate() {
+        if named && index == 1 {
+            continue;
+        }
         let whole = word
             .strip_prefix('$')
             .filter(|name| valid_name(name))

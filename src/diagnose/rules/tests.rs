@@ -4680,10 +4680,12 @@ fn crio_network_dir_elsewhere_or_command_line_options_leave_the_network_unknown(
             "# /etc/sysconfig/crio\n#CRIO_NETWORK_OPTIONS=\nCRIO_NETWORK_OPTIONS=\"--cni-default-network=k8s-pod-network\"\n",
         )],
     );
+    // The flag names the network as the files' setting does, over it: Calico's, routed.
     let (severity, text) = evidence(&options);
-    assert_eq!(severity, Severity::Critical);
+    assert_eq!(severity, Severity::Info, "{text}");
     assert!(
-        text.contains("/etc/sysconfig/crio:3 sets CRIO_NETWORK_OPTIONS"),
+        text.contains("/etc/sysconfig/crio:3 sets CRIO_NETWORK_OPTIONS")
+            && text.contains("10-calico"),
         "{text}"
     );
     // The file as CRI-O ships it (contrib/sysconfig/crio @f954a17e): every line a comment.
@@ -4948,6 +4950,18 @@ fn crio_options_that_choose_no_network_keep_the_files_network() {
     );
     assert_eq!(severity, Severity::Info, "{evidence}");
     assert_eq!(cni.runtime_unknown, None);
+    // A flag dnsfix does not know (a later CRI-O's), written with `=`: read past, and said;
+    // not that CRI-O refuses to start.
+    let (severity, evidence, cni) =
+        judge("CRIO_NETWORK_OPTIONS=\"--some-later-flag=x --log-level info\"\n");
+    assert_eq!(severity, Severity::Info, "{evidence}");
+    assert_eq!(cni.runtime_unknown, None);
+    assert!(
+        evidence.contains("flags dnsfix does not know")
+            && evidence.contains("--some-later-flag=x")
+            && !evidence.contains("refuse"),
+        "{evidence}"
+    );
     // Go's flag package, which urfave/cli v2 parses with (flag.go `parseOne`): a value
     // flag takes the next word whatever it looks like, so `--cni-config-dir=…` here is
     // `--log-level`'s value and chooses nothing.
@@ -4989,9 +5003,14 @@ fn crio_options_that_choose_no_network_keep_the_files_network() {
             "{cni:?}"
         );
     }
-    // `--cni-default-network` names only the network: the files' stand.
+    // `--cni-default-network` names the network, as the files' setting would, over it:
+    // CRI-O's bridge, by name.
     let (_, _, cni) = judge("CRIO_NETWORK_OPTIONS=\"--cni-default-network=crio\"\n");
-    assert!(cni.runtime_unknown.is_some(), "{cni:?}");
+    assert!(cni.runtime_unknown.is_none(), "{cni:?}");
+    assert_eq!(
+        cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist")
+    );
     assert!(cni.forwards.is_some(), "{cni:?}");
 }
 
@@ -5029,8 +5048,8 @@ fn crio_reading_another_directory_ignores_etc_cni_net_d() {
         panic!("ip_forward passes with CRI-O reading another directory");
     };
     assert!(f[0].summary.contains("not persisted"), "{f:?}");
-    // Where CRI-O reads /etc/cni/net.d but may pick another network of it by name, the
-    // files' bridge may or may not be what pods get: not known.
+    // Where CRI-O's unit names the network of /etc/cni/net.d it picks, that network's
+    // bridge vouches for forwarding as the files' setting would.
     let by_name = crate::testing::with_files(
         &base,
         &[
@@ -5042,14 +5061,8 @@ fn crio_reading_another_directory_ignores_etc_cni_net_d() {
         ],
     );
     let facts = NodeFacts::from_raw("node1", &by_name);
-    let RuleOutcome::Findings(f) = ip_forward(&Ctx::new(&host, &facts)) else {
-        panic!("ip_forward passes with CRI-O's network name not known");
-    };
-    assert_eq!(
-        f[0].status,
-        crate::diagnose::FindingStatus::Unknown,
-        "{f:?}"
-    );
+    let outcome = ip_forward(&Ctx::new(&host, &facts));
+    assert!(matches!(outcome, RuleOutcome::Pass), "{outcome:?}");
 }
 
 /// `check` and `plan` judge the same facts: n1 and n2 the 1.31 resolverConfig node
