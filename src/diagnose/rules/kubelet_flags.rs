@@ -412,9 +412,9 @@ fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> Stri
         && resolv_flag
         && super::kube_minor(ctx).is_none_or(|(m, _)| m < 32)
     {
-        let kubelet = k.version.as_deref().map_or(
-            "a kubelet before 1.32 (this one's version is not known)".to_owned(),
-            |v| format!("kubelet {v}"),
+        let kubelet = super::kube_minor(ctx).map_or(
+            "a kubelet of 1.28 to 1.31 (this one's version is not known)".to_owned(),
+            |(_, from)| format!("this kubelet ({from})"),
         );
         format!(
             "remove the flag where it is set (and from whatever puts it there: the AMI or the user data), and keep --resolv-conf as a flag, in the NodeConfig's spec.kubelet.flags (nodeadm passes them on the kubelet's command line at every boot), any other value in its spec.kubelet.config: that goes to {EKS_NODEADM_DROPIN}, a --config-dir drop-in, which {kubelet} does not read resolvConf from (kubernetes#126630); {reload}restart kubelet, and where the NodeConfig changed, {}",
@@ -428,7 +428,7 @@ fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> Stri
     } else {
         format!(
             "remove the flag where it is set and keep the value in {}; {reload}{}",
-            kept_in(k, overridden),
+            kept_in(ctx, overridden, resolv_flag),
             restart_hint(ctx)
         )
     }
@@ -436,8 +436,12 @@ fn shadow_fix(ctx: &Ctx, overriding: &[&Source], overridden: &[&Source]) -> Stri
 
 /// Where a shadowing flag's value is kept once the flag goes: in the `--config-dir` drop-in
 /// that sets the key where one does (it beats the config file, so its value is the one that
-/// counts then), else in the config file.
-fn kept_in(k: &crate::facts::node_facts::Kubelet, overridden: &[&Source]) -> String {
+/// counts then), else in the config file. A `--resolv-conf` kept in a drop-in is read there
+/// only from kubelet 1.32 (kubernetes#127421): 1.28 to 1.31 read a drop-in's resolvConf under
+/// the spelling `resolverConfig` (kubernetes#126630), so for a kubelet not known to be 1.32
+/// or later the key to write is said (`resolv` is whether `--resolv-conf` is among the flags).
+fn kept_in(ctx: &Ctx, overridden: &[&Source], resolv: bool) -> String {
+    let k = &ctx.facts.kubelet;
     let mut dropins: Vec<&str> = overridden
         .iter()
         .filter(|s| s.kind == "config")
@@ -448,8 +452,16 @@ fn kept_in(k: &crate::facts::node_facts::Kubelet, overridden: &[&Source]) -> Str
     if dropins.is_empty() {
         return "the config file".to_owned();
     }
+    let spelling = match super::kube_minor(ctx) {
+        _ if !resolv => String::new(),
+        Some((minor, _)) if minor >= 32 => String::new(),
+        Some((_, from)) => format!(
+            " (resolv.conf's file under the key resolverConfig there: kubelet 1.28 to 1.31, this one by {from}, pass over a drop-in's resolvConf, kubernetes#126630)"
+        ),
+        None => " (resolv.conf's file under both resolvConf and resolverConfig there: kubelet 1.28 to 1.31 read a drop-in's only as resolverConfig, kubernetes#126630, 1.32 and later only as resolvConf, and this kubelet's version is not known)".to_owned(),
+    };
     format!(
-        "{} (the --config-dir drop-in that sets it, which beats the config file)",
+        "{} (the --config-dir drop-in that sets it, which beats the config file){spelling}",
         dropins.join(", ")
     )
 }

@@ -1333,8 +1333,73 @@ fn eks_keeps_a_shadowing_resolv_conf_flag_a_flag_unless_the_kubelet_is_1_32() {
     let unknown = fix(&unknown);
     assert!(
         unknown.contains("keep --resolv-conf as a flag, in the NodeConfig's spec.kubelet.flags")
-            && unknown.contains("which a kubelet before 1.32 (this one's version is not known) does not read resolvConf from (kubernetes#126630)")
+            && unknown.contains("which a kubelet of 1.28 to 1.31 (this one's version is not known) does not read resolvConf from (kubernetes#126630)")
             && !unknown.contains("keep the value in the NodeConfig's spec.kubelet.config"),
+        "{unknown}"
+    );
+}
+
+/// A `--resolv-conf` that shadows a `--config-dir` drop-in's resolvConf is kept in that
+/// drop-in once it goes, under the spelling the kubelet reads there: resolvConf from 1.32
+/// (kubernetes#127421), resolverConfig for 1.28 to 1.31 (kubernetes#126630), both where the
+/// version is not known.
+#[test]
+fn a_shadowing_resolv_conf_is_kept_in_a_dropin_under_the_spelling_the_kubelet_reads() {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+    );
+    // The flag names the stub (a loop), the drop-in the uplink file.
+    let flag = "--resolv-conf=/etc/resolv.conf";
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf",
+        "resolvConf: /etc/resolv.conf",
+        "resolvConf: /run/systemd/resolve/resolv.conf",
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/var/lib/kubelet/kubeadm-flags.env",
+        "--pod-infra-container-image=registry.k8s.io/pause:3.9",
+        &format!("--pod-infra-container-image=registry.k8s.io/pause:3.9 {flag}"),
+    );
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/proc/2291/cmdline",
+        "--config-dir=/etc/kubernetes/kubelet.conf.d",
+        &format!("--config-dir=/etc/kubernetes/kubelet.conf.d\0{flag}"),
+    );
+    let host = Host::new("node1");
+    let fix = |version: Option<&str>| {
+        let mut raw = raw.clone();
+        if let Some(v) = version {
+            raw.commands.insert(
+                "kubelet-version".into(),
+                crate::facts::raw::RawCommand {
+                    stdout: format!("Kubernetes {v}\n"),
+                    status: Some(0),
+                },
+            );
+        }
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) = kubelet_flags::flag_shadow(&Ctx::new(&host, &facts)) else {
+            panic!(
+                "the flag shadows the drop-in: {:?}",
+                facts.kubelet.resolv_conf
+            );
+        };
+        f[0].remediation.clone()
+    };
+    let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf (the --config-dir drop-in that sets it, which beats the config file)";
+    let current = fix(Some("v1.33.5"));
+    assert!(current.contains(&format!("{dropin};")), "{current}");
+    // 1.30 passes the drop-in's resolvConf over: the config file's is the one under the flag.
+    let old = fix(Some("v1.30.4"));
+    assert!(old.contains("keep the value in the config file;"), "{old}");
+    let unknown = fix(None);
+    assert!(
+        unknown.contains(&format!(
+            "{dropin} (resolv.conf's file under both resolvConf and resolverConfig there"
+        )),
         "{unknown}"
     );
 }
