@@ -162,9 +162,14 @@ async fn read_from(mut kubectl: Kubectl, mut pods: Vec<DnsPod>) -> Cluster {
         kubectl.read_kubelet_config(&mut config, &name).await;
     }
     let mut namespace = "kube-system".to_owned();
-    if let Some(service) = config.service_elsewhere().cloned() {
-        namespace = service.namespace().to_owned();
-        pods.extend(kubectl.read_elsewhere(&mut config, &service).await);
+    let home = pods.iter().any(|p| !p.is_node_local());
+    match config.service_elsewhere(home).cloned() {
+        Ok(service) => {
+            namespace = service.namespace().to_owned();
+            config.services = Some(vec![service.clone()]);
+            pods.extend(kubectl.read_elsewhere(&mut config, &service).await);
+        }
+        Err(why) => config.coredns_unread = why,
     }
     let pods = kubectl.with_logs(pods).await;
     kubectl
@@ -226,8 +231,9 @@ pub struct DnsConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<Vec<DnsService>>,
     /// CoreDNS's Services outside kube-system ([`GET_DNS_SERVICES_EVERYWHERE`]); none where
-    /// kubectl was refused them or found none. Where kube-system has no DNS Service, they
-    /// are [`DnsConfig::services`].
+    /// kubectl was refused them or found none. Where kube-system has no DNS pod and no DNS
+    /// Service, the one the kubelets' clusterDNS names is [`DnsConfig::services`]
+    /// ([`DnsConfig::service_elsewhere`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services_elsewhere: Vec<DnsService>,
     /// The ConfigMaps the CoreDNS pods mount ([`coredns_mounts`]): where the Corefile CoreDNS
@@ -255,9 +261,12 @@ pub struct CorednsFiles {
     /// Each CoreDNS pod's container as it finds its files ([`coredns_files`]), the same
     /// one once: pods of one Deployment agree, two Deployments need not.
     pub pods: Vec<CorednsPod>,
-    /// Each ConfigMap read for them: its data, or `None` where it is not there.
-    pub data:
-        std::collections::BTreeMap<String, Option<std::collections::BTreeMap<String, String>>>,
+    /// Each ConfigMap read for them, by namespace and name: its data, or `None` where it
+    /// is not there.
+    pub data: std::collections::BTreeMap<
+        (String, String),
+        Option<std::collections::BTreeMap<String, String>>,
+    >,
 }
 
 /// How one CoreDNS pod's container finds its Corefile and the files it imports.
@@ -265,6 +274,11 @@ pub struct CorednsFiles {
 pub struct CorednsPod {
     /// The pod, for what is said of it.
     pub pod: String,
+    /// Its namespace, where the ConfigMaps it mounts are: kube-system, or that of a cluster
+    /// DNS Service elsewhere ([`DnsConfig::service_elsewhere`]). A ConfigMap of the same
+    /// name in another namespace (a stale kube-system `coredns` beside the Helm chart's
+    /// `coredns` installed with `-n coredns`) is not the one it loads.
+    pub namespace: String,
     /// The ConfigMap and key its `-conf` file is, through its volume mounts; why not
     /// known where it is not.
     pub corefile: Result<(String, String), String>,
@@ -293,7 +307,7 @@ impl CorednsFiles {
             .volumes
             .iter()
             .map(|v| {
-                let files = match self.data.get(&v.configmap) {
+                let files = match self.data.get(&(pod.namespace.clone(), v.configmap.clone())) {
                     Some(Some(data)) => Some(match &v.items {
                         Some(items) => items
                             .iter()
@@ -314,12 +328,14 @@ impl CorednsFiles {
         }
     }
 
-    /// The first pod that loads key `key` of ConfigMap `configmap` as its Corefile.
-    pub fn loading(&self, configmap: &str, key: &str) -> Option<&CorednsPod> {
+    /// The first pod that loads key `key` of ConfigMap `configmap` in `namespace` as its
+    /// Corefile: a pod loads ConfigMaps of its own namespace only.
+    pub fn loading(&self, namespace: &str, configmap: &str, key: &str) -> Option<&CorednsPod> {
         self.pods.iter().find(|p| {
-            p.corefile
-                .as_ref()
-                .is_ok_and(|(c, k)| c == configmap && k == key)
+            p.namespace == namespace
+                && p.corefile
+                    .as_ref()
+                    .is_ok_and(|(c, k)| c == configmap && k == key)
         })
     }
 }
@@ -348,14 +364,17 @@ impl DnsService {
 
 /// How CoreDNS's Services are asked for in every namespace (`-A`), beside kube-system's
 /// ([`GET_DNS_SERVICES`]), for CoreDNS installed elsewhere: those with the same labels, and
-/// those the CoreDNS Helm chart labels `app.kubernetes.io/name: coredns`, which
-/// `coredns.labels` puts on its Service whether or not `isClusterService` adds `k8s-app`
-/// (coredns/helm charts/coredns templates/_helpers.tpl and service.yaml at caac0316;
-/// `helm install -n coredns` puts them in `coredns`). A kubeconfig whose Role is limited to
-/// kube-system is refused both: then kube-system's are all there is, as before.
+/// those the CoreDNS Helm chart installed as cluster DNS labels: `coredns.labels` puts
+/// `app.kubernetes.io/name: coredns` on its Service whatever `isClusterService`, and with
+/// it true adds `k8s-app` (`k8sAppLabelOverride`, else `coredns`) and
+/// `kubernetes.io/cluster-service: "true"` (coredns/helm charts/coredns
+/// templates/_helpers.tpl:30-40 and service.yaml at caac0316). A chart installed with
+/// `isClusterService: false` (k8gb's, k8s_gateway's CoreDNS) carries neither and is not
+/// asked for. `helm install -n coredns` puts them in `coredns`. A kubeconfig whose Role is
+/// limited to kube-system is refused both: then kube-system's are all there is, as before.
 pub const GET_DNS_SERVICES_EVERYWHERE: [&str; 2] = [
     "get services -A -l 'k8s-app in (kube-dns,kube-dns-secondary,coredns)' -o json",
-    "get services -A -l app.kubernetes.io/name=coredns -o json",
+    "get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json",
 ];
 
 /// A Service's `spec.selector` as `kubectl -l` takes it (`KEY=VALUE,...`); none where it is
@@ -929,6 +948,11 @@ fn coredns_pod(pod: &Value) -> Option<CorednsPod> {
         .collect();
     Some(CorednsPod {
         pod: pod["metadata"]["name"].as_str().unwrap_or("?").to_owned(),
+        namespace: pod["metadata"]["namespace"]
+            .as_str()
+            .filter(|n| valid_container_name(n))
+            .unwrap_or("kube-system")
+            .to_owned(),
         corefile: conf_configmap_key(&conf, mounts, volumes),
         base,
         volumes: whole,
@@ -1115,7 +1139,10 @@ impl DnsConfig {
             if c.imports.is_empty() && c.unreadable.is_none() && c.root_forward_known() {
                 continue;
             }
-            let Some(pod) = files.loading(&c.configmap, &c.key).or(files.pods.first()) else {
+            let Some(pod) = files
+                .loading(c.namespace(), &c.configmap, &c.key)
+                .or(files.pods.iter().find(|p| p.namespace == c.namespace()))
+            else {
                 continue;
             };
             let (release, owner) = (c.helm_release.take(), c.owner.take());
@@ -1140,16 +1167,18 @@ impl DnsConfig {
             return;
         }
         for c in self.corefiles.iter_mut().filter(|c| !c.is_node_local()) {
-            c.unloaded = self.coredns_files.loading(&c.configmap, &c.key).is_none();
+            c.unloaded = self
+                .coredns_files
+                .loading(c.namespace(), &c.configmap, &c.key)
+                .is_none();
         }
         let unread: Vec<String> = pods
             .iter()
             .filter_map(|p| match &p.corefile {
                 Err(why) => Some(format!("pod {}: {why}", crate::text::escape(&p.pod))),
-                Ok((configmap, key)) => (!self
-                    .corefiles
-                    .iter()
-                    .any(|c| &c.configmap == configmap && &c.key == key))
+                Ok((configmap, key)) => (!self.corefiles.iter().any(|c| {
+                    (c.namespace(), &c.configmap, &c.key) == (p.namespace.as_str(), configmap, key)
+                }))
                 .then(|| {
                     format!(
                         "pod {} loads key {} of ConfigMap {configmap}, which was not read",
@@ -1181,33 +1210,54 @@ impl DnsConfig {
     }
 
     /// The cluster DNS Service outside kube-system whose pods are CoreDNS's, where kube-system
-    /// has neither a CoreDNS pod nor a DNS Service: the CoreDNS Helm chart installed in a
+    /// has neither a DNS pod (`home`: CoreDNS's, kube-dns's) nor a DNS Service (its
+    /// Services were read, and none is there): the CoreDNS Helm chart installed in a
     /// namespace of its own (`helm install -n coredns`, its Service given the address the
-    /// kubelets' clusterDNS names). The one whose address kubeadm's kubelet-config gives
-    /// as clusterDNS, where it says; else the first by namespace and name. None without
-    /// a selector: no pods are behind it.
-    fn service_elsewhere(&self) -> Option<&DnsService> {
-        let home = self
-            .services
-            .iter()
-            .flatten()
-            .any(|s| s.namespace() == "kube-system");
-        if home || !self.coredns_files.pods.is_empty() {
-            return None;
+    /// kubelets' clusterDNS names). Chosen only by that address, as kubeadm's kubelet-config
+    /// gives it as clusterDNS: other CoreDNS charts run outside kube-system too without
+    /// being the cluster's DNS (k8gb's, k8s_gateway's, ExternalDNS's CoreDNS, installed
+    /// with `isClusterService: false`), so neither the first nor any but the one the
+    /// kubelets ask is taken. None without a selector: no pods are behind it.
+    /// Where Services elsewhere were seen and none is taken, why, naming them.
+    fn service_elsewhere(&self, home: bool) -> Result<&DnsService, Option<String>> {
+        let empty = self.services.as_ref().is_some_and(Vec::is_empty);
+        if home
+            || !empty
+            || !self.coredns_files.pods.is_empty()
+            || self.services_elsewhere.is_empty()
+        {
+            return Err(None);
         }
-        let candidates = || {
-            self.services_elsewhere
-                .iter()
-                .filter(|s| s.selector.is_some())
-        };
+        let seen = self
+            .services_elsewhere
+            .iter()
+            .map(|s| format!("{}/{} {}", s.namespace(), s.name, s.cluster_ips.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ");
         let cluster_dns = self
             .kubeadm_kubelet
             .as_ref()
             .map(|k| k.cluster_dns.as_slice())
             .unwrap_or_default();
-        candidates()
-            .find(|s| s.cluster_ips.iter().any(|ip| cluster_dns.contains(ip)))
-            .or_else(|| candidates().next())
+        let matching: Vec<&DnsService> = self
+            .services_elsewhere
+            .iter()
+            .filter(|s| s.cluster_ips.iter().any(|ip| cluster_dns.contains(ip)))
+            .collect();
+        let why = match (cluster_dns, matching.as_slice()) {
+            ([], _) => "no kubeadm kubelet-config gives the kubelets' clusterDNS to match their addresses with".to_owned(),
+            (_, []) => format!("none has the address kubeadm's kubelet-config gives as clusterDNS ({})", cluster_dns.join(", ")),
+            (_, [one]) if one.selector.is_some() => return Ok(one),
+            (_, [one]) => format!(
+                "{}/{}, at the kubelets' clusterDNS, selects no pods with labels dnsfix can pass to kubectl",
+                one.namespace(),
+                one.name
+            ),
+            (_, _) => format!("several have the address kubeadm's kubelet-config gives as clusterDNS ({})", cluster_dns.join(", ")),
+        };
+        Err(Some(format!(
+            "kube-system has no CoreDNS pod and no DNS Service; CoreDNS's Services elsewhere ({seen}) are not taken for the cluster DNS Service: {why}"
+        )))
     }
 
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
@@ -1526,6 +1576,9 @@ impl Kubectl {
         }
         config.coredns_mounts = coredns_mounts(&out);
         config.coredns_files = coredns_files(&out);
+        for pod in &mut config.coredns_files.pods {
+            pod.namespace.clone_from(&namespace);
+        }
         pods
     }
 
@@ -1636,7 +1689,13 @@ impl Kubectl {
                 }
             };
             match mounted_corefiles(&out, &names) {
-                Ok(found) => config.corefiles.extend(found),
+                // Those of `namespace`, whether or not kubectl's answer says so.
+                Ok(found) => config.corefiles.extend(found.into_iter().map(|mut c| {
+                    if c.namespace() != namespace {
+                        c.namespace = Some(namespace.to_owned());
+                    }
+                    c
+                })),
                 Err(e) => {
                     errors.push(format!("{}: {e}", names.join(", ")));
                     continue;
@@ -1645,7 +1704,10 @@ impl Kubectl {
             let data = configmap_data(&out);
             for name in names {
                 let held = data.get(&name).cloned();
-                config.coredns_files.data.insert(name, held);
+                config
+                    .coredns_files
+                    .data
+                    .insert((namespace.to_owned(), name), held);
             }
         }
         config.coredns_mounts_error = (!errors.is_empty()).then(|| errors.join("; "));
@@ -1959,11 +2021,9 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
         ),
         None => (before, None),
     };
-    // Where kube-system has no DNS Service, the cluster's are those elsewhere.
-    let services = match services {
-        Some(found) if found.is_empty() && !elsewhere.is_empty() => Some(elsewhere.clone()),
-        other => other,
-    };
+    // kube-system's only: a Service elsewhere becomes the cluster's DNS Service only once
+    // chosen by the kubelets' clusterDNS ([`DnsConfig::service_elsewhere`]), never all of
+    // them (CoreDNS charts that are no cluster DNS, as k8gb's or k8s_gateway's, run there).
     let marker = format!("\n{boundary} .nodes\n");
     let (stderr, kubelets) = match find(before, marker.as_bytes()) {
         Some(at) => (&before[..at], parse_kubelets(&before[at + marker.len()..])),
@@ -3352,7 +3412,9 @@ case \" $* \" in
             unread.root_forward(),
             corefile::RootForward::Unknown(_)
         ));
-        files.data.insert("coredns-custom".into(), None);
+        files
+            .data
+            .insert(("kube-system".into(), "coredns-custom".into()), None);
         let absent = Corefile::with_files("coredns", "Corefile", text, &files.files(&pod));
         assert!(matches!(
             absent.root_forward(),
@@ -3548,6 +3610,133 @@ case \" $* \" in
         assert_eq!(config.coredns_mounts_error, None);
     }
 
+    /// The ConfigMaps of `fixture` with those of the lab's kube-system named `names`
+    /// (tests/lab/standins/configmaps.json: kubeadm's `kubelet-config`, its clusterDNS
+    /// 10.96.0.10; Kubespray's `coredns`).
+    fn with_lab_configmaps(fixture: &[u8], names: &[&str]) -> Vec<u8> {
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        let lab: Value =
+            serde_json::from_slice(include_bytes!("../../tests/lab/standins/configmaps.json"))
+                .expect("lab");
+        let items = list["items"].as_array_mut().expect("items");
+        for item in lab["items"].as_array().expect("items") {
+            if names.iter().any(|n| item["metadata"]["name"] == *n) {
+                items.push(item.clone());
+            }
+        }
+        serde_json::to_vec(&list).expect("json")
+    }
+
+    /// [`read_from`] a lab cluster of `pods`, `configmaps` and `services` (fixtures'
+    /// Lists); `forbidden`: the Services of every namespace refused, as RBAC refuses a
+    /// Role limited to kube-system.
+    async fn read_elsewhere_lab(
+        pods: Vec<u8>,
+        configmaps: Vec<u8>,
+        services: Vec<u8>,
+        forbidden: bool,
+    ) -> (Vec<DnsPod>, DnsConfig) {
+        let (mut kubectl, dir) = lab_kubectl(&pods, &configmaps);
+        std::fs::write(dir.join("services.json"), services).expect("services");
+        if forbidden {
+            std::fs::write(dir.join("cluster-scope-forbidden"), "").expect("write");
+        }
+        let listed = kubectl.first_listing(Listing::WithLogs).await;
+        let cluster = read_from(kubectl, listed.expect("listed")).await;
+        std::fs::remove_dir_all(&dir).ok();
+        match cluster {
+            Cluster::Read { pods, config, .. } => (pods, *config),
+            other => panic!("not read: {other:?}"),
+        }
+    }
+
+    /// The CoreDNS Helm chart installed as `helm install coredns coredns/coredns -n
+    /// coredns` (`coredns.fullname` is then `coredns`: charts/coredns
+    /// templates/_helpers.tpl:13-24 at caac0316, the release name containing the chart's),
+    /// beside a leftover kube-system `coredns` (Kubespray's, the lab's) and a second
+    /// CoreDNS of the chart in `k8gb` installed with `isClusterService: false` (no
+    /// `k8s-app`, no `kubernetes.io/cluster-service`: _helpers.tpl:30-40), on a kubeadm
+    /// cluster whose kubelet-config gives clusterDNS 10.96.0.10. Only `coredns/coredns`'s
+    /// Corefile is the one CoreDNS loads: the kube-system one of the same name is not
+    /// (before, a pod's mount matched it by name and it was judged as loaded); the k8gb
+    /// Service is neither asked for nor taken as the cluster's DNS (before, the chart's
+    /// `app.kubernetes.io/name=coredns` alone brought it, and every Service elsewhere
+    /// became the cluster DNS Services). Without kubeadm's clusterDNS to match, none is
+    /// taken, and why says which were seen.
+    #[tokio::test]
+    async fn a_stale_kube_system_coredns_and_a_foreign_coredns_do_not_count() {
+        let release = |fixture: &[u8]| {
+            String::from_utf8_lossy(fixture)
+                .replace("dns-coredns", "coredns")
+                .replace("\"dns\"", "\"coredns\"")
+                .into_bytes()
+        };
+        let pods = release(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        let configmaps = release(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"
+        ));
+        let services = release(include_bytes!(
+            "../../tests/fixtures/kubectl/coredns-two-services.json"
+        ));
+        let (found, config) = read_elsewhere_lab(
+            pods.clone(),
+            with_lab_configmaps(&configmaps, &["kubelet-config", "coredns"]),
+            services.clone(),
+            false,
+        )
+        .await;
+        let found: Vec<(&str, &str)> = found
+            .iter()
+            .map(|p| (p.namespace(), p.name.as_str()))
+            .collect();
+        assert_eq!(found, [("coredns", "coredns-6d4f8b7c9b-2xkqp")]);
+        let named = |services: &[DnsService]| -> Vec<String> {
+            services
+                .iter()
+                .map(|s| format!("{}/{}", s.namespace(), s.name))
+                .collect()
+        };
+        assert_eq!(named(&config.services_elsewhere), ["coredns/coredns"]);
+        assert_eq!(
+            named(config.services.as_deref().expect("read")),
+            ["coredns/coredns"]
+        );
+        let corefiles: Vec<(&str, &str, bool)> = config
+            .corefiles
+            .iter()
+            .filter(|c| !c.is_node_local())
+            .map(|c| (c.namespace(), c.configmap.as_str(), c.is_corednss()))
+            .collect();
+        assert_eq!(
+            corefiles,
+            [
+                ("kube-system", "coredns", false),
+                ("coredns", "coredns", true)
+            ]
+        );
+        assert_eq!(config.coredns_unread, None);
+        // No kubeadm kubelet-config: nothing to choose by, so nothing is taken.
+        let (found, config) = read_elsewhere_lab(
+            pods,
+            with_lab_configmaps(&configmaps, &["coredns"]),
+            services,
+            false,
+        )
+        .await;
+        assert!(
+            found.iter().all(|p| p.namespace() == "kube-system"),
+            "{found:?}"
+        );
+        assert_eq!(config.services, Some(Vec::new()));
+        let why = config.coredns_unread.expect("why");
+        assert!(
+            why.contains("CoreDNS's Services elsewhere (coredns/coredns 10.96.0.10) are not taken for the cluster DNS Service: no kubeadm kubelet-config"),
+            "{why}"
+        );
+    }
+
     /// The CoreDNS Helm chart installed in a namespace of its own (`helm install dns
     /// coredns/coredns -n coredns`, its Service given the kubelets' clusterDNS address):
     /// kube-system has no CoreDNS pod and no DNS Service, so CoreDNS is found through its
@@ -3558,26 +3747,17 @@ case \" $* \" in
     /// before, and says why where CoreDNS forwards is not known.
     #[tokio::test]
     async fn coredns_outside_kube_system_is_found_through_its_service() {
-        let read = |forbidden: bool| async move {
-            let (mut kubectl, dir) = lab_kubectl(
-                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"),
-                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"),
-            );
-            std::fs::write(
-                dir.join("services.json"),
-                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-services.json"),
+        let read = |forbidden: bool| {
+            read_elsewhere_lab(
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json").to_vec(),
+                with_lab_configmaps(
+                    include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"),
+                    &["kubelet-config"],
+                ),
+                include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-services.json")
+                    .to_vec(),
+                forbidden,
             )
-            .expect("services");
-            if forbidden {
-                std::fs::write(dir.join("cluster-scope-forbidden"), "").expect("write");
-            }
-            let listed = kubectl.first_listing(Listing::WithLogs).await;
-            let cluster = read_from(kubectl, listed.expect("listed")).await;
-            std::fs::remove_dir_all(&dir).ok();
-            match cluster {
-                Cluster::Read { pods, config, .. } => (pods, *config),
-                other => panic!("not read: {other:?}"),
-            }
         };
         let (pods, config) = read(false).await;
         let found: Vec<(&str, &str, &str)> = pods
@@ -3641,9 +3821,12 @@ case \" $* \" in
     }
 
     /// Which Service elsewhere is the cluster's DNS: none while kube-system has a DNS
-    /// Service or a CoreDNS pod; the one whose address kubeadm's kubelet-config names as
-    /// clusterDNS before the first; none without a selector. A selector reaches the shell
-    /// only as label keys and values the API allows.
+    /// Service or a DNS pod; only the one whose address kubeadm's kubelet-config names as
+    /// clusterDNS, never the first by default (a k8gb-like CoreDNS elsewhere is no cluster
+    /// DNS); none where two have it, where none has it, or without a selector, each saying
+    /// which Services were seen and why none was taken. Before, the first was taken where
+    /// nothing matched. A selector reaches the shell only as label keys and values the API
+    /// allows.
     #[test]
     fn the_cluster_dns_service_elsewhere_is_the_kubelets_one() {
         let service = |namespace: &str, ip: &str, selector: Value| {
@@ -3665,16 +3848,34 @@ case \" $* \" in
             services_elsewhere: [first.clone(), second.clone()].concat(),
             ..DnsConfig::default()
         };
-        assert_eq!(config.service_elsewhere(), Some(&first[0]));
-        config.kubeadm_kubelet = Some(KubeadmKubelet {
-            configmap: KUBELET_CONFIG.into(),
-            resolv_conf: None,
-            cluster_dns: vec!["10.96.0.53".into()],
-            cluster_domain: None,
-        });
-        assert_eq!(config.service_elsewhere(), Some(&second[0]));
+        let why = |r: Result<&DnsService, Option<String>>| r.expect_err("none taken").expect("why");
+        let none = why(config.service_elsewhere(false));
+        assert!(
+            none.contains("coredns/dns-coredns 10.96.0.10; dns/dns-coredns 10.96.0.53")
+                && none.ends_with("no kubeadm kubelet-config gives the kubelets' clusterDNS to match their addresses with"),
+            "{none}"
+        );
+        let kubelet = |ips: &[&str]| {
+            Some(KubeadmKubelet {
+                configmap: KUBELET_CONFIG.into(),
+                resolv_conf: None,
+                cluster_dns: ips.iter().map(|ip| (*ip).to_owned()).collect(),
+                cluster_domain: None,
+            })
+        };
+        config.kubeadm_kubelet = kubelet(&["10.96.0.53"]);
+        assert_eq!(config.service_elsewhere(false), Ok(&second[0]));
+        assert_eq!(config.service_elsewhere(true), Err(None));
+        config.kubeadm_kubelet = kubelet(&["10.96.0.99"]);
+        assert!(why(config.service_elsewhere(false)).ends_with(
+            "none has the address kubeadm's kubelet-config gives as clusterDNS (10.96.0.99)"
+        ));
+        config.kubeadm_kubelet = kubelet(&["10.96.0.10", "10.96.0.53"]);
+        assert!(why(config.service_elsewhere(false)).contains("several have the address"));
         config.services = Some(service("kube-system", "10.96.0.10", Value::Null));
-        assert_eq!(config.service_elsewhere(), None);
+        assert_eq!(config.service_elsewhere(false), Err(None));
+        config.services = None;
+        assert_eq!(config.service_elsewhere(false), Err(None));
         for bad in [
             serde_json::json!({"app": "x'; id; '"}),
             serde_json::json!({"app": "$(id)"}),
@@ -3689,9 +3890,13 @@ case \" $* \" in
         let config = DnsConfig {
             services: Some(Vec::new()),
             services_elsewhere: odd,
+            kubeadm_kubelet: kubelet(&["10.96.0.10"]),
             ..DnsConfig::default()
         };
-        assert_eq!(config.service_elsewhere(), None);
+        assert!(
+            why(config.service_elsewhere(false))
+                .contains("selects no pods with labels dnsfix can pass")
+        );
     }
 
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its

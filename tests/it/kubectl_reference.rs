@@ -143,7 +143,7 @@ fn the_lab_kubectl_prints_pods_as_kubectl_does() {
             "get",
             "pods",
             "-l",
-            "k8s-app in (kube-dns,kube-dns-secondary,node-local-dns)",
+            "k8s-app in (kube-dns,kube-dns-secondary,node-local-dns,node-local-dns-second)",
             "-o",
             "json",
         ],
