@@ -1284,17 +1284,16 @@ pub enum NodeView {
 }
 
 impl Cluster {
-    /// The view of the node with these `names` ([`node_names`]): its kube-system DNS pods.
+    /// The view of the node with these `names` ([`node_names`]): its DNS pods, those of
+    /// CoreDNS found elsewhere too (apply recreates kube-system's only; the plan names the
+    /// step for the others).
     pub fn node_view(&self, names: Vec<String>) -> NodeView {
         match self {
-            // kube-system's pods only: apply recreates those (it lists kube-system's DNS
-            // pods and waits for their replacements there), not CoreDNS found elsewhere, so
-            // the plan promises no more.
             Cluster::Read { via, pods, .. } => NodeView::Read {
                 via: via.clone(),
                 pods: pods
                     .iter()
-                    .filter(|p| names.contains(&p.node) && p.namespace() == "kube-system")
+                    .filter(|p| names.contains(&p.node))
                     .cloned()
                     .collect(),
                 names,
@@ -3798,26 +3797,6 @@ case \" $* \" in
         assert_eq!(config.services, Some(Vec::new()));
         assert!(config.corefiles.is_empty(), "{:?}", config.corefiles);
         assert_eq!(config.error, None);
-    }
-
-    /// A plan recreates only kube-system's DNS pods, as apply does: CoreDNS found through
-    /// its Service elsewhere is not in a node's view. Before, the plan listed its pods for
-    /// a recreation apply would not do.
-    #[test]
-    fn a_nodes_view_holds_kube_systems_pods_only() {
-        let mut elsewhere = pod("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", "node1");
-        elsewhere.namespace = Some("coredns".into());
-        let cluster = Cluster::Read {
-            via: "cp1".into(),
-            pods: vec![pod("nodelocaldns-a", "nodelocaldns", "node1"), elsewhere],
-            config: Box::default(),
-            kubelets: Kubelets::new(),
-        };
-        let NodeView::Read { pods, .. } = cluster.node_view(vec!["node1".into()]) else {
-            panic!("not read");
-        };
-        let names: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["nodelocaldns-a"]);
     }
 
     /// Which Service elsewhere is the cluster's DNS: none while kube-system has a DNS

@@ -1569,7 +1569,10 @@ pub const RULES: &[RuleInfo] = &[
             replacement that reads the new file:\n  \
             kubectl -n kube-system delete pod POD\n\
             `dnsfix apply` does both, in that order, and waits for the replacement to be Ready\n\
-            (playbook kubelet-resolvconf, task `recreate the cluster DNS pods on this node`).",
+            (playbook kubelet-resolvconf, task `recreate the cluster DNS pods on this node`),\n\
+            for kube-system's pods: CoreDNS found outside kube-system (through the cluster DNS\n\
+            Service's namespace) is deleted by hand, as the finding and the plan name it\n\
+            (kubectl -n NAMESPACE delete pod POD).",
         restart: "\
             The kubelet, when its resolvConf changed. Then the crash-looping pod is deleted and\n\
             recreated; other pods on the node need not be.",

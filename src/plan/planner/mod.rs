@@ -791,6 +791,45 @@ mod tests {
             run.unchanged
         );
 
+        // CoreDNS found through a cluster DNS Service outside kube-system: apply recreates
+        // kube-system's DNS pods only, so the plan names the step for the other. Before,
+        // its pod was left out unsaid, and a node without kube-system DNS pods read "none
+        // to recreate".
+        let mut elsewhere = pod("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", false);
+        elsewhere.namespace = Some("coredns".into());
+        let mixed = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![
+                pod("nodelocaldns-9wqzb", "nodelocaldns", true),
+                elsewhere.clone(),
+            ],
+        };
+        let manual = "Recreate the CoreDNS pods outside kube-system on node node1 after the \
+                      kubelet restart, so their replacements read the new resolv.conf: kubectl \
+                      -n coredns delete pod dns-coredns-6d4f8b7c9b-2xkqp. dnsfix recreates \
+                      kube-system's DNS pods only.";
+        let run = plan_in(RECREATE, &[], &mixed).expect("plans");
+        let ClusterAction::RecreateDnsPods { pods, .. } = &run.cluster[0];
+        let names: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["nodelocaldns-9wqzb"]);
+        assert_eq!(run.notes[0].message, manual, "{:?}", run.notes);
+        let alone = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![elsewhere],
+        };
+        let run = plan_in(RECREATE, &[], &alone).expect("plans");
+        assert!(run.cluster.is_empty(), "{:?}", run.cluster);
+        assert_eq!(run.notes[0].message, manual, "{:?}", run.notes);
+        assert!(
+            !run.unchanged
+                .iter()
+                .any(|n| n.message.contains("none to recreate")),
+            "{:?}",
+            run.unchanged
+        );
+
         // No cluster access: the manual step, with why.
         let run = plan(RECREATE, &[]).expect("plans");
         assert!(run.cluster.is_empty());
