@@ -362,6 +362,43 @@ impl DnsService {
     }
 }
 
+/// A `helm.sh/chart` label's chart and version (`coredns-1.46.2`: `coredns`, `1.46.2`;
+/// `rke2-coredns-1.47.003`): split before the first `-` that a digit follows, a version's
+/// `_` back to the `+` Helm's label wrote it for (charts/coredns templates/_helpers.tpl:33
+/// at caac0316). None where it is not that shape, or holds what a shell would read.
+fn chart_label(label: &str) -> Option<(String, String)> {
+    let at = label
+        .char_indices()
+        .find(|&(i, c)| c == '-' && label[i + 1..].starts_with(|d: char| d.is_ascii_digit()))?
+        .0;
+    let (chart, version) = (&label[..at], &label[at + 1..]);
+    let fine = |s: &str, extra: &[char]| {
+        !s.is_empty()
+            && s.len() <= 63
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || extra.contains(&c))
+    };
+    (fine(chart, &[]) && fine(version, &['_']))
+        .then(|| (chart.to_owned(), version.replace('_', "+")))
+}
+
+/// The `helm upgrade` of `release` in `namespace` with the values file `file`: `helm
+/// upgrade` takes the chart as well as the release (helm/helm pkg/cmd/upgrade.go:93-96 at
+/// e9b85e4d: `upgrade [RELEASE] [CHART]`, `require.ExactArgs(2)`), named from the ConfigMap's
+/// `helm.sh/chart` label (`chart`: [`Corefile::helm_chart`]) with its repository left to
+/// the reader; else a placeholder. Without `--reuse-values`: the file holds the
+/// release's values whole (`helm get values --all`).
+pub fn helm_upgrade(release: &str, chart: Option<&str>, namespace: &str, file: &str) -> String {
+    match chart.and_then(chart_label) {
+        Some((chart, version)) => format!(
+            "helm upgrade {release} REPO/{chart} --version {version} -n {namespace} -f {file} (REPO: the chart repository the release came from, as helm repo list names it)"
+        ),
+        None => format!(
+            "helm upgrade {release} CHART -n {namespace} -f {file} (CHART: the chart the release was installed from)"
+        ),
+    }
+}
+
 /// How CoreDNS's Services are asked for in every namespace (`-A`), beside kube-system's
 /// ([`GET_DNS_SERVICES`]), for CoreDNS installed elsewhere: those with the same labels, and
 /// those the CoreDNS Helm chart installed as cluster DNS labels: `coredns.labels` puts
@@ -506,6 +543,11 @@ pub struct Corefile {
     /// in `coredns`: charts/coredns templates/configmap.yaml at caac0316).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_namespace: Option<String>,
+    /// The chart that release was installed from, as its `helm.sh/chart` label says
+    /// (`NAME-VERSION`, `+` written `_`: charts/coredns templates/_helpers.tpl:33 at
+    /// caac0316): `helm upgrade` takes a chart beside the release ([`helm_upgrade`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_chart: Option<String>,
     /// Who writes its ConfigMap back over an edit, as its metadata says
     /// ([`configmap_owner`]): a Helm release, k3s's (or RKE2's) deploy controller, the
     /// addon manager. A change belongs with that owner, not in the ConfigMap.
@@ -542,6 +584,7 @@ impl Corefile {
             unreadable,
             helm_release: None,
             helm_namespace: None,
+            helm_chart: None,
             owner: None,
             unloaded: false,
             text: text.to_owned(),
@@ -557,6 +600,10 @@ impl Corefile {
         Corefile {
             helm_release: release.filter(|r| valid_pod_name(r)).map(str::to_owned),
             helm_namespace: namespace.filter(|n| valid_pod_name(n)).map(str::to_owned),
+            helm_chart: item["metadata"]["labels"]["helm.sh/chart"]
+                .as_str()
+                .filter(|label| chart_label(label).is_some())
+                .map(str::to_owned),
             namespace: item["metadata"]["namespace"]
                 .as_str()
                 .filter(|n| valid_pod_name(n))
@@ -1149,6 +1196,7 @@ impl DnsConfig {
             *c = Corefile {
                 helm_release: release,
                 helm_namespace: c.helm_namespace.take(),
+                helm_chart: c.helm_chart.take(),
                 namespace: c.namespace.take(),
                 owner,
                 ..Corefile::with_files(&c.configmap, &c.key, &c.text, &files.files(pod))
@@ -3607,6 +3655,27 @@ case \" $* \" in
             .collect();
         assert_eq!(read_names, ["coredns"]);
         assert_eq!(config.coredns_mounts_error, None);
+    }
+
+    /// A `helm.sh/chart` label is the chart's name and version (charts/coredns
+    /// templates/_helpers.tpl:33 at caac0316), the name itself holding `-` on RKE2
+    /// (rancher/rke2-charts packages/rke2-coredns); nothing else is taken.
+    #[test]
+    fn a_chart_label_is_its_chart_and_version() {
+        let got = |label: &str| chart_label(label);
+        let pair = |c: &str, v: &str| Some((c.to_owned(), v.to_owned()));
+        assert_eq!(got("coredns-1.46.2"), pair("coredns", "1.46.2"));
+        assert_eq!(
+            got("rke2-coredns-1.47.003"),
+            pair("rke2-coredns", "1.47.003")
+        );
+        assert_eq!(
+            got("coredns-1.46.2_build.1"),
+            pair("coredns", "1.46.2+build.1")
+        );
+        for bad in ["coredns", "coredns-1.0;id", "$(id)-1.0", "-1.0"] {
+            assert_eq!(got(bad), None, "{bad}");
+        }
     }
 
     /// The ConfigMaps of `fixture` with those of the lab's kube-system named `names`

@@ -227,8 +227,10 @@ pub const RULES: &[RuleInfo] = &[
             - CoreDNS installed with its Helm chart: helm upgrade with the release's whole\n     \
             `servers` list (helm get values --all RELEASE -n NAMESPACE, the namespace its\n     \
             ConfigMap's meta.helm.sh/release-namespace names) with only the `forward`\n     \
-            entry's parameters changed; the next upgrade undoes a hand edit of\n     \
-            `<release>-coredns`.\n   \
+            entry's parameters changed, in a values file given to helm upgrade RELEASE\n     \
+            REPO/CHART --version VERSION -n NAMESPACE -f FILE (the chart and version its\n     \
+            ConfigMap's helm.sh/chart label names: coredns-1.46.2 is chart coredns 1.46.2);\n     \
+            the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
             Helm replaces a list value whole: a `servers` with the forward entry alone\n     \
             drops kubernetes, cache and loop, and with them cluster DNS.\n   \
             - k3s writes ConfigMap kube-system/coredns anew when it starts, so a hand edit\n     \

@@ -84,6 +84,8 @@ pub struct Ctx<'a> {
     /// That ConfigMap's namespace and its Helm release's
     /// ([`crate::cluster::Corefile::helm_namespace`]), where it was read.
     pub coredns_namespaces: Option<(String, String)>,
+    /// That ConfigMap's `helm.sh/chart` label ([`crate::cluster::Corefile::helm_chart`]).
+    pub coredns_helm_chart: Option<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -101,6 +103,7 @@ impl<'a> Ctx<'a> {
             coredns_configmap: None,
             coredns_owner: None,
             coredns_namespaces: None,
+            coredns_helm_chart: None,
         }
     }
 
@@ -149,6 +152,11 @@ impl<'a> Ctx<'a> {
                 .iter()
                 .find(|c| c.is_corednss())
                 .map(|c| (c.namespace().to_owned(), c.helm_namespace().to_owned()));
+            ctx.coredns_helm_chart = config
+                .corefiles
+                .iter()
+                .find(|c| c.is_corednss())
+                .and_then(|c| c.helm_chart.clone());
             ctx.corefile_forwards_to_file = match (coredns, nodelocal) {
                 (Some(true), _) | (_, Some(true)) => Some(true),
                 (Some(false), Some(false)) => Some(false),
@@ -179,6 +187,7 @@ impl<'a> Ctx<'a> {
             coredns_configmap: self.coredns_configmap.clone(),
             coredns_owner: self.coredns_owner.clone(),
             coredns_namespaces: self.coredns_namespaces.clone(),
+            coredns_helm_chart: self.coredns_helm_chart.clone(),
         }
     }
 
@@ -743,8 +752,14 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
             (c.as_str(), r.as_str())
         });
     if let Some(release) = release {
+        let upgrade = crate::cluster::helm_upgrade(
+            release,
+            ctx.coredns_helm_chart.as_deref(),
+            release_namespace,
+            "values.yaml",
+        );
         return format!(
-            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n {release_namespace}) into a values file, change only the `forward` entry's parameters there, and helm upgrade {release} -n {release_namespace} with it: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap {namespace}/{name}, and its next upgrade undoes an edit there"
+            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n {release_namespace} > values.yaml), change only the `forward` entry's parameters there, and {upgrade}: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap {namespace}/{name}, and its next upgrade undoes an edit there"
         );
     }
     if ctx.facts.flavour.kind != FlavourKind::K3s

@@ -4595,7 +4595,10 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/helm-coredns-configmaps.json"
     )));
     assert!(
-        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns -n kube-system with it")
+        // `helm upgrade` takes the chart beside the release (helm/helm pkg/cmd/upgrade.go:93-96
+        // at e9b85e4d): named from the ConfigMap's helm.sh/chart label, coredns-1.46.2.
+        // Before, `helm upgrade dns -n kube-system` lacked it and helm refused.
+        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns REPO/coredns --version 1.46.2 -n kube-system -f values.yaml (REPO: the chart repository the release came from, as helm repo list names it): Helm")
             && helm.contains("the release owns ConfigMap kube-system/dns-coredns"),
         "{helm}"
     );
@@ -4606,7 +4609,7 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"
     )));
     assert!(
-        elsewhere.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n coredns) into a values file, change only the `forward` entry's parameters there, and helm upgrade dns -n coredns with it")
+        elsewhere.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n coredns > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns REPO/coredns --version 1.46.2 -n coredns -f values.yaml")
             && elsewhere.contains("the release owns ConfigMap coredns/dns-coredns"),
         "{elsewhere}"
     );

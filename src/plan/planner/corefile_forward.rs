@@ -149,12 +149,17 @@ fn left_to_owner(
 ) -> Option<String> {
     if let Some(release) = &c.helm_release {
         return Some(format!(
-            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap {}/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n {}), set only the `forward` entry's parameters to . {} and helm upgrade {release} -n {} with it (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
+            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap {}/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n {} > values.yaml), set only the `forward` entry's parameters to . {} there and {} (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
             c.key,
             c.namespace(),
             c.helm_namespace(),
             servers.join(" "),
-            c.helm_namespace()
+            crate::cluster::helm_upgrade(
+                release,
+                c.helm_chart.as_deref(),
+                c.helm_namespace(),
+                "values.yaml"
+            )
         ));
     }
     if let Some(owner) = &c.owner {

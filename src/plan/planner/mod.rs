@@ -632,8 +632,9 @@ mod tests {
             run_blocked(&helm).contains(
                 "Helm release coredns owns ConfigMap kube-system/coredns and its next upgrade \
                  would undo the edit; instead copy the release's whole `servers` list (helm get \
-                 values --all coredns -n kube-system), set only the `forward` entry's \
-                 parameters to . 192.0.2.53 and helm upgrade coredns -n kube-system with it"
+                 values --all coredns -n kube-system > values.yaml), set only the `forward` \
+                 entry's parameters to . 192.0.2.53 there and helm upgrade coredns CHART -n \
+                 kube-system -f values.yaml (CHART: the chart the release was installed from)"
             ),
             "{}",
             run_blocked(&helm)
@@ -644,11 +645,16 @@ mod tests {
         let mut elsewhere = corefile("coredns", coredns);
         elsewhere.helm_release = Some("coredns".into());
         elsewhere.helm_namespace = Some("dns-system".into());
+        // Its chart named from the helm.sh/chart label (`helm upgrade` takes one beside the
+        // release: helm/helm pkg/cmd/upgrade.go:93-96 at e9b85e4d); a version's `_` is the
+        // `+` the label could not hold (charts/coredns _helpers.tpl:33 at caac0316).
+        elsewhere.helm_chart = Some("coredns-1.46.2_build.1".into());
         let helm = plan_with(COREFILE_FORWARD, &[], &view, &[elsewhere]).expect("plans");
         assert!(
             run_blocked(&helm).contains(
-                "(helm get values --all coredns -n dns-system), set only the `forward` entry's \
-                 parameters to . 192.0.2.53 and helm upgrade coredns -n dns-system with it"
+                "(helm get values --all coredns -n dns-system > values.yaml), set only the \
+                 `forward` entry's parameters to . 192.0.2.53 there and helm upgrade coredns \
+                 REPO/coredns --version 1.46.2+build.1 -n dns-system -f values.yaml"
             ),
             "{}",
             run_blocked(&helm)
