@@ -3785,6 +3785,25 @@ case \" $* \" in
             ]
         );
         assert_eq!(config.coredns_unread, None);
+        // CoreDNS pods in kube-system without a Service there (RKE2's, whose Service the
+        // Role may not list): kube-system's DNS stays there, and no Service elsewhere
+        // becomes the cluster's (before, every one did).
+        let (found, config) = read_elsewhere_lab(
+            include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-pods.json").to_vec(),
+            with_lab_configmaps(
+                include_bytes!("../../tests/fixtures/kubectl/rke2-coredns-configmaps.json"),
+                &["kubelet-config"],
+            ),
+            services.clone(),
+            false,
+        )
+        .await;
+        assert!(
+            found.iter().all(|p| p.namespace() == "kube-system"),
+            "{found:?}"
+        );
+        assert_eq!(config.services, Some(Vec::new()));
+        assert_eq!(config.coredns_unread, None);
         // No kubeadm kubelet-config: nothing to choose by, so nothing is taken.
         let (found, config) = read_elsewhere_lab(
             pods,
