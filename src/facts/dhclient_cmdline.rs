@@ -7,10 +7,21 @@
 //! (`-cf FILE` sets `path_dhclient_conf`, the last one winning), an unknown option ends
 //! dhclient (`usage`), and every other argument is an interface it serves (and then only
 //! those: `interfaces_requested`); with none named it serves every interface it finds up.
+//!
+//! Distributions patch in options of their own (Red Hat's below), so a running dhclient
+//! with an option not known here is no error: it still reads the file its last `-cf`
+//! names (the gather's awk picks the same one, passing over such options), and only the
+//! interfaces it serves are then unknown (the option may take the next word as its value).
 
 /// The options of dhclient that take the next argument as their value
-/// (client/dhclient.c @572032cb, each `if (++i == argc) usage(...)`).
-const WITH_VALUE: [&str; 15] = [
+/// (client/dhclient.c @572032cb, each `if (++i == argc) usage(...)`), then Red Hat's
+/// (Fedora and CentOS rpms/dhcp: dhcp-dhclient-options.patch for 4.3, `-C`, `-H`, `-F`,
+/// `-V` and `-timeout`; 0002-additional-dhclient-options.patch for 4.4, with `--timeout`
+/// and `--request-options`; as mirrored in VersatusHPC/rpms-dhcp @8173a686 and
+/// @7c097287). Red Hat's network-scripts add `-H host` or `-F fqdn`
+/// (fedora-sysv/initscripts network-scripts/network-functions `set_hostname_options`).
+/// Its `-R` list never counts: upstream's `-R` (a DHCPv6 flag) comes first.
+const WITH_VALUE: [&str; 22] = [
     "-4o6",
     "-p",
     "-pf",
@@ -26,11 +37,19 @@ const WITH_VALUE: [&str; 15] = [
     "--address-prefix-len",
     "--decline-wait-time",
     "-D",
+    "-C",
+    "-H",
+    "-F",
+    "-V",
+    "-timeout",
+    "--timeout",
+    "--request-options",
 ];
 
 /// The options of dhclient that take no value (client/dhclient.c @572032cb; -S, -N, -T,
-/// -P and -R select DHCPv6 modes).
-const FLAGS: [&str; 20] = [
+/// -P and -R select DHCPv6 modes), then Red Hat's `-B` (the patches above; NetworkManager
+/// passes it where a connection asks for the broadcast flag).
+const FLAGS: [&str; 21] = [
     "-r",
     "-4",
     "-6",
@@ -51,6 +70,7 @@ const FLAGS: [&str; 20] = [
     "-I",
     "-v",
     "--version",
+    "-B",
 ];
 
 /// What a dhclient's command line says.
@@ -64,12 +84,16 @@ pub struct DhclientCommand {
     pub interfaces: Vec<String>,
     /// `-n`: it starts no interface at all.
     pub none: bool,
+    /// The first option not known here, escaped: it may take the next word as its value,
+    /// so which of the words are interfaces is not known (the `-cf` file still is).
+    pub unknown: Option<String>,
 }
 
 impl DhclientCommand {
     /// Parses the NUL-separated arguments of /proc/PID/cmdline. `Err` says why the line is
-    /// not one dhclient runs with (an unknown option, an option without its value, an empty
-    /// line): what it serves is then not known.
+    /// not one dhclient runs with (an option without its value, an empty line): what it
+    /// reads and serves is then not known. An option not known here is no error
+    /// ([`DhclientCommand::unknown`]).
     pub fn parse(cmdline: &[u8]) -> Result<DhclientCommand, String> {
         let bytes = cmdline.strip_suffix(b"\0").unwrap_or(cmdline);
         if bytes.is_empty() {
@@ -83,6 +107,7 @@ impl DhclientCommand {
             conf: None,
             interfaces: Vec::new(),
             none: false,
+            unknown: None,
         };
         let mut rest = args.iter().skip(1);
         while let Some(arg) = rest.next() {
@@ -96,10 +121,10 @@ impl DhclientCommand {
             } else if FLAGS.contains(&arg.as_str()) {
                 out.none |= arg == "-n";
             } else if arg.starts_with('-') {
-                return Err(format!(
-                    "{} is no option of dhclient",
-                    crate::text::escape(arg)
-                ));
+                // Taken as a flag, as the gather's awk takes it: a `-cf` after it counts.
+                if out.unknown.is_none() {
+                    out.unknown = Some(crate::text::escape(arg).into_owned());
+                }
             } else {
                 out.interfaces.push(arg.clone());
             }
@@ -122,7 +147,8 @@ mod tests {
             Ok(DhclientCommand {
                 conf: None,
                 interfaces: vec!["ens5".into()],
-                none: false
+                none: false,
+                unknown: None,
             })
         );
     }
@@ -135,10 +161,36 @@ mod tests {
         assert_eq!(parsed.interfaces, ["eth0", "eth1"]);
     }
 
+    /// What Red Hat's ifup-eth runs (fedora-sysv/initscripts network-scripts/ifup-eth
+    /// `/sbin/dhclient ${DHCLIENTARGS} ${DEVICE}`, network-functions
+    /// `generate_config_file_name` and `set_hostname_options`): `-H` takes a value.
+    #[test]
+    fn red_hats_ifup_line_names_its_file_and_interface() {
+        let line = b"/sbin/dhclient\0-1\0-q\0-cf\0/etc/dhcp/dhclient-ens5.conf\0-lf\0/var/lib/dhclient/dhclient-ens5.leases\0-pf\0/run/dhclient-ens5.pid\0-H\0node1\0ens5\0";
+        let parsed = DhclientCommand::parse(line).expect("parses");
+        assert_eq!(parsed.conf.as_deref(), Some("/etc/dhcp/dhclient-ens5.conf"));
+        assert_eq!(parsed.interfaces, ["ens5"]);
+        assert_eq!(parsed.unknown, None);
+        let nm = b"/sbin/dhclient\0-d\0-q\0-B\0-F\0node1.example.com\0-cf\0/var/lib/NetworkManager/dhclient-eth0.conf\0eth0";
+        let parsed = DhclientCommand::parse(nm).expect("parses");
+        assert_eq!(parsed.interfaces, ["eth0"]);
+        assert_eq!(parsed.unknown, None);
+    }
+
+    /// An option not known here keeps the last `-cf` (which the gather read) and leaves
+    /// only the interfaces unknown.
+    #[test]
+    fn an_unknown_option_keeps_the_file_and_not_the_interfaces() {
+        let parsed = DhclientCommand::parse(b"dhclient\0--bogus\0x\0-cf\0/etc/c.conf\0eth0")
+            .expect("parses");
+        assert_eq!(parsed.conf.as_deref(), Some("/etc/c.conf"));
+        assert_eq!(parsed.unknown.as_deref(), Some("--bogus"));
+    }
+
     #[test]
     fn a_line_dhclient_would_refuse_is_not_understood() {
         assert!(DhclientCommand::parse(b"dhclient\0-cf").is_err());
-        assert!(DhclientCommand::parse(b"dhclient\0--bogus\0eth0").is_err());
+        assert!(DhclientCommand::parse(b"dhclient\0-H").is_err());
         assert!(DhclientCommand::parse(b"").is_err());
         assert_eq!(
             DhclientCommand::parse(b"dhclient\0").map(|c| c.interfaces.len()),

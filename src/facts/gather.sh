@@ -452,11 +452,14 @@ REFS='
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ { gsub(/\0/, " ") }
     # A dhclient (its command line among those in DH): the file its last -cf names, which
     # it reads instead of its default dhclient.conf (isc-dhcp client/dhclient.c @572032cb
-    # main: these options take the next word as their value). Read, never searched.
+    # main: these options take the next word as their value; C, H, F, V, timeout,
+    # --timeout and --request-options come from the Red Hat dhclient options patch of
+    # rpms/dhcp). Any other option is passed over as a flag, as dhclient_cmdline.rs does.
+    # Read, never searched.
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ && index(DH, " " FILENAME " ") {
       k = split($0, w, /[ ]+/); c = ""
       for (i = 2; i <= k; i++) {
-        if (w[i] ~ /^-(4o6|p|pf|cf|df|lf|sf|s|g|e|D|-dad-wait-time|-prefix-len-hint|-address-prefix-len|-decline-wait-time)$/) {
+        if (w[i] ~ /^-(4o6|p|pf|cf|df|lf|sf|s|g|e|D|C|H|F|V|timeout|-timeout|-request-options|-dad-wait-time|-prefix-len-hint|-address-prefix-len|-decline-wait-time)$/) {
           if (w[i] == "-cf" && i < k) c = w[i + 1]
           i++
         }

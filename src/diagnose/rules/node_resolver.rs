@@ -953,6 +953,10 @@ impl DhclientRun {
     fn serves(&self) -> Result<&[String], String> {
         match &self.command {
             Ok(c) if c.none => Ok(&[]),
+            Ok(c) if let Some(option) = &c.unknown => Err(format!(
+                "which interfaces dhclient (pid {}) serves is not known: its command line has {option}, an option dnsfix does not know (it may take the next word as its value)",
+                self.pid
+            )),
             Ok(c) if c.interfaces.is_empty() => Err(format!(
                 "dhclient (pid {}) names no interface on its command line: it serves every one it finds up",
                 self.pid

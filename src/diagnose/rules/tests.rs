@@ -2334,6 +2334,30 @@ fn dhclients_prepend_and_append_lines_count_in_their_order() {
     );
 }
 
+/// An option dnsfix does not know on a dhclient's command line (a distribution's patch
+/// may add one) leaves which interfaces it serves unknown, never the `-cf` file it reads:
+/// the gather read that file, passing over such an option as dnsfix's parser does.
+#[test]
+fn an_unknown_dhclient_option_keeps_its_cf_file_judged() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-redhat-ifup-hostname-option",
+    );
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0--bogus\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0"),
+    );
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    assert!(
+        found.iter().any(|f| f.severity == Severity::High
+            && f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:5:")),
+        "{found:?}"
+    );
+}
+
 /// A dhclient started with `-cf` reads that file alone (client/dhclient.c `main`
 /// @572032cb): a loopback line in the default dhclient.conf is then latent (info), and says
 /// which file the running dhclient reads instead.
