@@ -1134,7 +1134,9 @@ pub const RULES: &[RuleInfo] = &[
             (2024 root-cause comment on kubespray#9948). dnsfix reports this variant as high\n\
             when dhclient is the node's DHCP client (a dhclient process runs) and reads that\n\
             file (the one its `-cf` names, else the default dhclient.conf), for an interface\n\
-            its command line names (an interface block of its own counts there). Ubuntu 18.04+ with\n\
+            its command line names (an interface block of its own counts there). Where that file\n\
+            is NetworkManager's (/var/lib/NetworkManager/dhclient-IF.conf, headed \"# Merged from\n\
+            PATH\"), it is made again from PATH at every DHCP start: edit PATH. Ubuntu 18.04+ with\n\
             netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
             line is latent, reported as info, until something runs dhclient again.",
         fix: "\

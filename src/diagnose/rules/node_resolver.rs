@@ -999,6 +999,49 @@ fn served(readers: &[&DhclientRun]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The file NetworkManager merged a dhclient `-cf` file from, where it made that file:
+/// it writes it again at every DHCP start (a `/var/lib/NetworkManager/dhclient-IF.conf`)
+/// from the first of its own or the distribution's dhclient.conf it finds, headed
+/// `# Created by NetworkManager` then `# Merged from PATH` (NetworkManager
+/// src/core/dhcp/nm-dhcp-dhclient-utils.c `nm_dhcp_dhclient_create_config` @b92182f1, the
+/// last commit with dhclient support; src/dhcp/ at 1.18.0, lines 302 and 313; the header
+/// is translated, so under another locale it is not recognised). Edits to the made file
+/// are undone then: PATH is the one to edit.
+fn nm_merged_from(text: &str) -> Option<&str> {
+    let mut lines = text.lines();
+    if lines.next()? != "# Created by NetworkManager" {
+        return None;
+    }
+    lines
+        .next()?
+        .strip_prefix("# Merged from ")
+        .map(str::trim_end)
+        .filter(|p| !p.is_empty())
+}
+
+/// Where `text` (the file at `path`, shown escaped) is one NetworkManager made
+/// ([`nm_merged_from`]): the evidence line that says so, and `fix` then names the file it
+/// was merged from as the one to edit.
+fn nm_source_note(text: &str, path: &str, fix: &mut String) -> Option<String> {
+    let from = crate::text::escape(nm_merged_from(text)?).into_owned();
+    *fix = format!("edit {from}, not {path}: {fix}");
+    Some(format!(
+        "{path} is NetworkManager's, made again from {from} at every DHCP start (# Merged from {from}): {from} is the file to edit"
+    ))
+}
+
+/// Whether a running dhclient reads a file NetworkManager merged from `path`
+/// ([`nm_merged_from`]): `path` is then judged through that file, whose finding names it as
+/// the one to edit, never apart.
+fn merged_into_read(facts: &crate::facts::NodeFacts, runs: &[DhclientRun], path: &str) -> bool {
+    runs.iter().any(|run| match &run.command {
+        Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
+            file_text(facts, c).is_some_and(|t| nm_merged_from(&t) == Some(path))
+        }
+        _ => false,
+    })
+}
+
 /// DNS-RESOLV-MANAGED-ELSEWHERE for a dhclient.conf at `path` whose statements make dhclient
 /// hand loopback or cluster servers on at every lease ([`DhclientServers`]): judged as the
 /// kubelet's file would be where a running dhclient reads it (its `-cf`, else the default
@@ -1014,6 +1057,9 @@ fn dhclient_finding(
     let Some(text) = file_text(facts, path) else {
         return dhclient_unread(ctx, path, &readers);
     };
+    if readers.is_empty() && merged_into_read(facts, runs, path) {
+        return None;
+    }
     // A -cf path comes from a command line: shown escaped from here on.
     let shown = crate::text::escape(path);
     let path: &str = &shown;
@@ -1031,7 +1077,8 @@ fn dhclient_finding(
     let (servers, unblocked, serving) =
         dhclient_pick(&parsed, &readers, path, |s| !bad_of(s).is_empty())?;
     let bad = bad_of(servers);
-    let fix = dhclient_fix(ctx, &text);
+    let mut fix = dhclient_fix(ctx, &text);
+    let source = nm_source_note(&text, path, &mut fix);
     let scope = servers.interface.as_ref().map(|name| {
         format!(
             "for interface {} (its block in {path} runs after the file's top-level statements)",
@@ -1043,6 +1090,7 @@ fn dhclient_finding(
         .iter()
         .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
         .chain(scope)
+        .chain(source)
         .chain(serving)
         .chain(unblocked.clone());
     // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
@@ -1103,11 +1151,15 @@ fn dhclient_finding(
         return Some(finding);
     }
     let client = dhclient_elsewhere(facts, runs, path);
+    let summary = match runs {
+        [] => "dhclient is not the DHCP client here: latent until it is",
+        _ => "no running dhclient reads this file: latent until one does",
+    };
     Some(ctx.finding(
         id,
         Severity::Info,
         format!(
-            "dhclient.conf would write {} into the host resolver, but dhclient is not the DHCP client here: latent until it is",
+            "dhclient.conf would write {} into the host resolver, but {summary}",
             bad.join(", ")
         ),
         lines.chain([client]).collect(),

@@ -2358,6 +2358,65 @@ fn an_unknown_dhclient_option_keeps_its_cf_file_judged() {
     );
 }
 
+/// Where NetworkManager runs dhclient it passes `-cf /var/lib/NetworkManager/dhclient-IF.conf`
+/// (nm-dhcp-dhclient.c @b92182f1: NMSTATEDIR "/dhclient%s-%s.conf"), a file it makes again
+/// at every DHCP start from the distribution's dhclient.conf, headed `# Created by
+/// NetworkManager` / `# Merged from PATH` (nm-dhcp-dhclient-utils.c
+/// `nm_dhcp_dhclient_create_config` @b92182f1, which copies the lines without their leading
+/// spaces). The finding is on the made file's lines, and names PATH as the file to edit;
+/// PATH itself is never called latent.
+#[test]
+fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    let source = b"prepend domain-name-servers 127.0.0.1;\n";
+    raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+    raw.file(
+        "/var/lib/NetworkManager/dhclient-ens5.conf",
+        FileState::Present,
+        Some(b"# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nprepend domain-name-servers 127.0.0.1;\n\n"),
+    );
+    // start_dhclient's argv (nm-dhcp-dhclient.c @b92182f1): -d -q -sf -pf -lf -cf IFACE.
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/var/lib/NetworkManager/dhclient-ens5.conf\0ens5\0"),
+    );
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    let high = found
+        .iter()
+        .find(|f| f.severity == Severity::High)
+        .expect("a high finding");
+    assert_eq!(
+        high.evidence[0],
+        "/var/lib/NetworkManager/dhclient-ens5.conf:4: prepend domain-name-servers 127.0.0.1;"
+    );
+    assert!(
+        high.evidence
+            .iter()
+            .any(|e| e.contains("made again from /etc/dhcp/dhclient.conf at every DHCP start")),
+        "{:?}",
+        high.evidence
+    );
+    assert!(
+        high.remediation.starts_with(
+            "edit /etc/dhcp/dhclient.conf, not /var/lib/NetworkManager/dhclient-ens5.conf"
+        ),
+        "{}",
+        high.remediation
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:")),
+        "{found:?}"
+    );
+}
+
 /// A dhclient started with `-cf` reads that file alone (client/dhclient.c `main`
 /// @572032cb): a loopback line in the default dhclient.conf is then latent (info), and says
 /// which file the running dhclient reads instead.
@@ -2380,6 +2439,13 @@ fn a_default_dhclient_conf_no_running_dhclient_reads_is_latent() {
         .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:1:"))
         .expect("a finding on the default file");
     assert_eq!(latent.severity, Severity::Info);
+    assert!(
+        latent
+            .summary
+            .ends_with("but no running dhclient reads this file: latent until one does"),
+        "{}",
+        latent.summary
+    );
     assert!(
         latent.evidence.contains(
             &"dhclient runs, but not with /etc/dhcp/dhclient.conf: pid 912 reads /etc/dhcp/dhclient-ens5.conf (-cf on its command line)".to_owned()
