@@ -999,6 +999,18 @@ fn served(readers: &[&DhclientRun]) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The text of a dhclient.conf, `None` where it was not read, or where a running dhclient
+/// reads it (`read`) and it was read only in part (over the gather's cap): judging its
+/// first part would miss the lines after it.
+fn dhclient_text<'f>(
+    facts: &'f crate::facts::NodeFacts,
+    path: &str,
+    read: bool,
+) -> Option<std::borrow::Cow<'f, str>> {
+    let cut = read && facts.files.get(path).is_some_and(|f| f.truncated);
+    file_text(facts, path).filter(|_| !cut)
+}
+
 /// The file NetworkManager merged a dhclient `-cf` file from, where it made that file:
 /// it writes it again at every DHCP start (a `/var/lib/NetworkManager/dhclient-IF.conf`)
 /// from the first of its own or the distribution's dhclient.conf it finds, headed
@@ -1054,7 +1066,7 @@ fn dhclient_finding(
     let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
     let facts = ctx.facts;
     let readers: Vec<&DhclientRun> = runs.iter().filter(|r| r.reads(path)).collect();
-    let Some(text) = file_text(facts, path) else {
+    let Some(text) = dhclient_text(facts, path, !readers.is_empty()) else {
         return dhclient_unread(ctx, path, &readers);
     };
     if readers.is_empty() && merged_into_read(facts, runs, path) {
@@ -1261,24 +1273,41 @@ fn dhclient_pick<'a>(
 
 /// DNS-RESOLV-MANAGED-ELSEWHERE where a running dhclient reads a file (its `-cf`) that the
 /// gather did not read (busybox awk sees a command line only to its first NUL, a path with
-/// a space is cut at it): what it writes is unknown. A missing file is no finding: dhclient
-/// then runs on its built-in defaults (client/clparse.c `read_client_conf_file` @572032cb).
+/// a space is cut at it), or read only in part (over [`FILE_CAP`]), or a relative path:
+/// what it writes is unknown. A missing file is no finding: dhclient then runs on its
+/// built-in defaults (client/clparse.c `read_client_conf_file` @572032cb), nor is
+/// /dev/null, which gives it no statement. A relative path is the directory dhclient was
+/// started in joined to it: `main` reads the file (`read_client_conf`, client/dhclient.c
+/// line 761 @572032cb) before `detach` changes to / (line 4715).
+///
+/// [`FILE_CAP`]: crate::facts::raw::FILE_CAP
 fn dhclient_unread(
     ctx: &Ctx,
     path: &str,
     readers: &[&DhclientRun],
 ) -> Option<crate::diagnose::finding::Finding> {
-    let state = ctx.facts.files.get(path).map(|f| f.state);
-    if DHCLIENT_DEFAULTS.contains(&path) || readers.is_empty() || state == Some(FileState::Missing)
-    {
+    let file = ctx.facts.files.get(path);
+    let state = file.map(|f| f.state);
+    let how = if readers.is_empty() || path == "/dev/null" {
         return None;
-    }
+    } else if file.is_some_and(|f| f.truncated) {
+        format!(
+            "which is larger than dnsfix reads (its first {} bytes)",
+            crate::facts::raw::FILE_CAP
+        )
+    } else if !path.starts_with('/') {
+        "a path relative to the directory dhclient was started in (it reads the file before it changes to /), which dnsfix cannot tell".to_owned()
+    } else if DHCLIENT_DEFAULTS.contains(&path) || state == Some(FileState::Missing) {
+        return None;
+    } else {
+        "which was not read".to_owned()
+    };
     let pids: Vec<String> = readers.iter().map(|r| r.pid.to_string()).collect();
     let mut finding = ctx.finding(
         "DNS-RESOLV-MANAGED-ELSEWHERE",
         Severity::Warning,
         format!(
-            "dhclient reads {} (-cf on its command line), which was not read: whether it writes loopback or cluster servers into the host resolver at every lease is not known",
+            "dhclient reads {} (-cf on its command line), {how}: whether it writes loopback or cluster servers into the host resolver at every lease is not known",
             crate::text::escape(path)
         ),
         vec![format!(

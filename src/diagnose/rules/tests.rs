@@ -2417,6 +2417,62 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
     );
 }
 
+/// A `-cf` file dnsfix could not judge whole is unknown, not judged on a part: one over the
+/// gather's cap (read in part), and a relative path (dhclient reads it from the directory it
+/// was started in: client/dhclient.c @572032cb `main` reads it before `detach`'s
+/// chdir("/")). `-cf /dev/null` gives dhclient no statement: no finding.
+#[test]
+fn a_dhclient_cf_file_not_read_whole_is_unknown_and_dev_null_is_healthy() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    let cf_finding = |raw: &crate::facts::raw::RawFacts| {
+        let RuleOutcome::Findings(found) = managed_elsewhere(raw, false) else {
+            return None;
+        };
+        found.into_iter().find(|f| {
+            f.summary.starts_with("dhclient reads") || f.evidence[0].contains("dhclient-ens5")
+        })
+    };
+    let mut cut = base.clone();
+    cut.files
+        .get_mut("/etc/dhcp/dhclient-ens5.conf")
+        .expect("read")
+        .truncated = true;
+    let finding = cut_finding_check(cf_finding(&cut));
+    assert!(
+        finding.summary.contains("larger than dnsfix reads"),
+        "{}",
+        finding.summary
+    );
+    let with_cf = |cf: &[u8]| {
+        let mut raw = base.clone();
+        let mut line = b"/sbin/dhclient\0-cf\0".to_vec();
+        line.extend_from_slice(cf);
+        line.extend_from_slice(b"\0ens5\0");
+        raw.file("/proc/912/cmdline", FileState::Present, Some(&line));
+        raw
+    };
+    let finding = cut_finding_check(cf_finding(&with_cf(b"dhclient-ens5.conf")));
+    assert!(
+        finding
+            .summary
+            .contains("relative to the directory dhclient was started in"),
+        "{}",
+        finding.summary
+    );
+    assert!(cf_finding(&with_cf(b"/dev/null")).is_none());
+}
+
+fn cut_finding_check(
+    finding: Option<crate::diagnose::finding::Finding>,
+) -> crate::diagnose::finding::Finding {
+    let finding = finding.expect("a finding on the -cf file");
+    assert_eq!(finding.status, crate::diagnose::FindingStatus::Unknown);
+    finding
+}
+
 /// A dhclient started with `-cf` reads that file alone (client/dhclient.c `main`
 /// @572032cb): a loopback line in the default dhclient.conf is then latent (info), and says
 /// which file the running dhclient reads instead.
