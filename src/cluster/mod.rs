@@ -384,17 +384,21 @@ fn chart_label(label: &str) -> Option<(String, String)> {
 
 /// The `helm upgrade` of `release` in `namespace` with the values file `file`: `helm
 /// upgrade` takes the chart as well as the release (helm/helm pkg/cmd/upgrade.go:93-96 at
-/// e9b85e4d: `upgrade [RELEASE] [CHART]`, `require.ExactArgs(2)`), named from the ConfigMap's
-/// `helm.sh/chart` label (`chart`: [`Corefile::helm_chart`]) with its repository left to
-/// the reader; else a placeholder. Without `--reuse-values`: the file holds the
-/// release's values whole (`helm get values --all`).
+/// e9b85e4d: `upgrade [RELEASE] [CHART]`, `require.ExactArgs(2)`), and a `--version`, or
+/// it upgrades to the chart's latest. Both are the release's, which `helm list` shows: the
+/// ConfigMap's `helm.sh/chart` label (`chart`: [`Corefile::helm_chart`]) names the chart
+/// that rendered the ConfigMap, a subchart where CoreDNS came in as a dependency of an
+/// umbrella release, so it is given as a hint only. Without `--reuse-values`: the file holds
+/// the release's values whole (`helm get values --all -o yaml`: without `-o yaml` helm
+/// prints a `COMPUTED VALUES:` header line first, pkg/cmd/get_values.go).
 pub fn helm_upgrade(release: &str, chart: Option<&str>, namespace: &str, file: &str) -> String {
+    let list = format!("helm list -n {namespace} -f '^{release}$'");
     match chart.and_then(chart_label) {
         Some((chart, version)) => format!(
-            "helm upgrade {release} REPO/{chart} --version {version} -n {namespace} -f {file} (REPO: the chart repository the release came from, as helm repo list names it)"
+            "helm upgrade {release} CHART --version VERSION -n {namespace} -f {file}, with the CHART and VERSION {list} shows for the release (the ConfigMap's helm.sh/chart label says {chart} {version}: the release's own chart only where the release installs the CoreDNS chart itself, not where CoreDNS is a subchart of another release's chart, which an upgrade to {chart} alone would replace)"
         ),
         None => format!(
-            "helm upgrade {release} CHART -n {namespace} -f {file} (CHART: the chart the release was installed from)"
+            "helm upgrade {release} CHART --version VERSION -n {namespace} -f {file}, with the CHART and VERSION {list} shows for the release"
         ),
     }
 }

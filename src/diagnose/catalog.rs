@@ -221,15 +221,16 @@ pub const RULES: &[RuleInfo] = &[
             - kubeadm: replace `forward . /etc/resolv.conf` in ConfigMap kube-system/coredns.\n   \
             - RKE2: a HelmChartConfig rke2-coredns in kube-system whose valuesContent holds\n     \
             the chart's whole `servers` list (helm get values --all rke2-coredns -n\n     \
-            kube-system) with only the `forward` entry's parameters changed; its helm\n     \
+            kube-system -o yaml) with only the `forward` entry's parameters changed; its helm\n     \
             controller undoes a hand edit of ConfigMap kube-system/rke2-coredns-rke2-coredns\n     \
             at the next deploy.\n   \
             - CoreDNS installed with its Helm chart: helm upgrade with the release's whole\n     \
-            `servers` list (helm get values --all RELEASE -n NAMESPACE, the namespace its\n     \
+            `servers` list (helm get values --all RELEASE -n NAMESPACE -o yaml, the namespace its\n     \
             ConfigMap's meta.helm.sh/release-namespace names) with only the `forward`\n     \
             entry's parameters changed, in a values file given to helm upgrade RELEASE\n     \
-            REPO/CHART --version VERSION -n NAMESPACE -f FILE (the chart and version its\n     \
-            ConfigMap's helm.sh/chart label names: coredns-1.46.2 is chart coredns 1.46.2);\n     \
+            CHART --version VERSION -n NAMESPACE -f FILE (the chart and version helm list\n     \
+            shows for the release: the ConfigMap's helm.sh/chart label is a subchart's\n     \
+            where CoreDNS came in as a dependency of another chart);\n     \
             the next upgrade undoes a hand edit of `<release>-coredns`.\n   \
             Helm replaces a list value whole: a `servers` with the forward entry alone\n     \
             drops kubernetes, cache and loop, and with them cluster DNS.\n   \

@@ -45,7 +45,7 @@ pub enum RuleOutcome {
 }
 
 /// Everything a rule may look at for one host.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Ctx<'a> {
     pub host: &'a Host,
     pub facts: &'a NodeFacts,
@@ -174,21 +174,9 @@ impl<'a> Ctx<'a> {
     where
         'a: 'b,
     {
-        Ctx {
-            host: self.host,
-            facts,
-            cluster: self.cluster.clone(),
-            kube_proxy_mode: self.kube_proxy_mode.clone(),
-            kube_proxy_absent: self.kube_proxy_absent,
-            kubelet_version: self.kubelet_version.clone(),
-            coredns_forwards_to_file: self.coredns_forwards_to_file,
-            corefile_forwards_to_file: self.corefile_forwards_to_file,
-            dns_services: self.dns_services.clone(),
-            coredns_configmap: self.coredns_configmap.clone(),
-            coredns_owner: self.coredns_owner.clone(),
-            coredns_namespaces: self.coredns_namespaces.clone(),
-            coredns_helm_chart: self.coredns_helm_chart.clone(),
-        }
+        // Everything else is the same: a field added to Ctx needs no line here.
+        let same: Ctx<'b> = self.clone();
+        Ctx { facts, ..same }
     }
 
     pub(super) fn finding(
@@ -741,7 +729,7 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
         || (configmap.is_none() && ctx.facts.flavour.kind == FlavourKind::Rke2)
     {
         return format!(
-            "copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system) into a HelmChartConfig named rke2-coredns in kube-system (valuesContent; a file in /var/lib/rancher/rke2/server/manifests) and change only the `forward` entry's parameters there: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the chart owns ConfigMap kube-system/{}, and its next deploy undoes an edit there",
+            "copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system -o yaml) into a HelmChartConfig named rke2-coredns in kube-system (valuesContent; a file in /var/lib/rancher/rke2/server/manifests) and change only the `forward` entry's parameters there: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the chart owns ConfigMap kube-system/{}, and its next deploy undoes an edit there",
             crate::cluster::RKE2_COREDNS
         );
     }
@@ -759,7 +747,7 @@ pub(crate) fn coredns_forward_knob(ctx: &Ctx) -> String {
             "values.yaml",
         );
         return format!(
-            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n {release_namespace} > values.yaml), change only the `forward` entry's parameters there, and {upgrade}: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap {namespace}/{name}, and its next upgrade undoes an edit there"
+            "copy the whole `servers` list of Helm release {release} (helm get values --all {release} -n {release_namespace} -o yaml > values.yaml), change only the `forward` entry's parameters there, and {upgrade}: Helm replaces a list value whole, so a `servers` with the forward entry alone drops kubernetes, cache and loop from the Corefile; the release owns ConfigMap {namespace}/{name}, and its next upgrade undoes an edit there"
         );
     }
     if ctx.facts.flavour.kind != FlavourKind::K3s

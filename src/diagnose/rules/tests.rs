@@ -4733,7 +4733,7 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/rke2-coredns-configmaps.json"
     )));
     assert!(
-        rke2.starts_with("copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system) into a HelmChartConfig named rke2-coredns in kube-system")
+        rke2.starts_with("copy the rke2-coredns chart's whole `servers` list (helm get values --all rke2-coredns -n kube-system -o yaml) into a HelmChartConfig named rke2-coredns in kube-system")
             && rke2.contains("change only the `forward` entry's parameters"),
         "{rke2}"
     );
@@ -4742,9 +4742,10 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
     )));
     assert!(
         // `helm upgrade` takes the chart beside the release (helm/helm pkg/cmd/upgrade.go:93-96
-        // at e9b85e4d): named from the ConfigMap's helm.sh/chart label, coredns-1.46.2.
-        // Before, `helm upgrade dns -n kube-system` lacked it and helm refused.
-        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns REPO/coredns --version 1.46.2 -n kube-system -f values.yaml (REPO: the chart repository the release came from, as helm repo list names it): Helm")
+        // at e9b85e4d), and the release's own, which `helm list` shows: the ConfigMap's
+        // helm.sh/chart label, coredns-1.46.2, is a subchart's where CoreDNS came in as a
+        // dependency, and `helm upgrade RELEASE coredns` would replace the umbrella chart.
+        helm.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n kube-system -o yaml > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns CHART --version VERSION -n kube-system -f values.yaml, with the CHART and VERSION helm list -n kube-system -f '^dns$' shows for the release (the ConfigMap's helm.sh/chart label says coredns 1.46.2:")
             && helm.contains("the release owns ConfigMap kube-system/dns-coredns"),
         "{helm}"
     );
@@ -4755,7 +4756,7 @@ fn the_corefile_fix_names_the_knob_of_its_owner() {
         "../../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"
     )));
     assert!(
-        elsewhere.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n coredns > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns REPO/coredns --version 1.46.2 -n coredns -f values.yaml")
+        elsewhere.starts_with("copy the whole `servers` list of Helm release dns (helm get values --all dns -n coredns -o yaml > values.yaml), change only the `forward` entry's parameters there, and helm upgrade dns CHART --version VERSION -n coredns -f values.yaml, with the CHART and VERSION helm list -n coredns -f '^dns$' shows for the release (the ConfigMap's helm.sh/chart label says coredns 1.46.2:")
             && elsewhere.contains("the release owns ConfigMap coredns/dns-coredns"),
         "{elsewhere}"
     );

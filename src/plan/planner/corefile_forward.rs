@@ -149,7 +149,7 @@ fn left_to_owner(
 ) -> Option<String> {
     if let Some(release) = &c.helm_release {
         return Some(format!(
-            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap {}/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n {} > values.yaml), set only the `forward` entry's parameters to . {} there and {} (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
+            "the {configmap} Corefile ({}) is left as it is: Helm release {release} owns ConfigMap {}/{configmap} and its next upgrade would undo the edit; instead copy the release's whole `servers` list (helm get values --all {release} -n {} -o yaml > values.yaml), set only the `forward` entry's parameters to . {} there and {} (Helm replaces a list value whole: a `servers` with the forward entry alone drops kubernetes, cache and loop)",
             c.key,
             c.namespace(),
             c.helm_namespace(),

@@ -632,9 +632,10 @@ mod tests {
             run_blocked(&helm).contains(
                 "Helm release coredns owns ConfigMap kube-system/coredns and its next upgrade \
                  would undo the edit; instead copy the release's whole `servers` list (helm get \
-                 values --all coredns -n kube-system > values.yaml), set only the `forward` \
-                 entry's parameters to . 192.0.2.53 there and helm upgrade coredns CHART -n \
-                 kube-system -f values.yaml (CHART: the chart the release was installed from)"
+                 values --all coredns -n kube-system -o yaml > values.yaml), set only the \
+                 `forward` entry's parameters to . 192.0.2.53 there and helm upgrade coredns \
+                 CHART --version VERSION -n kube-system -f values.yaml, with the CHART and \
+                 VERSION helm list -n kube-system -f '^coredns$' shows for the release (Helm"
             ),
             "{}",
             run_blocked(&helm)
@@ -652,9 +653,11 @@ mod tests {
         let helm = plan_with(COREFILE_FORWARD, &[], &view, &[elsewhere]).expect("plans");
         assert!(
             run_blocked(&helm).contains(
-                "(helm get values --all coredns -n dns-system > values.yaml), set only the \
+                "(helm get values --all coredns -n dns-system -o yaml > values.yaml), set only the \
                  `forward` entry's parameters to . 192.0.2.53 there and helm upgrade coredns \
-                 REPO/coredns --version 1.46.2+build.1 -n dns-system -f values.yaml"
+                 CHART --version VERSION -n dns-system -f values.yaml, with the CHART and \
+                 VERSION helm list -n dns-system -f '^coredns$' shows for the release (the \
+                 ConfigMap's helm.sh/chart label says coredns 1.46.2+build.1:"
             ),
             "{}",
             run_blocked(&helm)
