@@ -823,8 +823,17 @@ fn load_config(
         let old = merge_config(&files, base, minor, false);
         if resolv_conf_value(&old) != resolv_conf_value(&config) {
             let dropin = deciding_dropin(&files[base..]);
+            let position = |f: &str| files[base..].iter().position(|(p, _)| *p == f);
+            // A spelling that wins over the resolverConfig written there is named too.
+            let left = match (&old.resolv_conf, &old.resolv_conf_key) {
+                (Some((_, file)), Some(key)) => position(file)
+                    .zip(position(&dropin))
+                    .filter(|(at, written)| beats_written(key, *at, *written))
+                    .map(|_| (key.as_str(), file.as_str())),
+                _ => None,
+            };
             config.undecided = Some(Undecided {
-                why: version_undecided(&dropin, &old, &config),
+                why: version_undecided(&dropin, left, &old, &config),
                 dropin,
                 older: Box::new(old),
             });
@@ -857,8 +866,15 @@ fn deciding_dropin(dropins: &[(&str, KubeletConfig)]) -> String {
 /// Why the resolvConf of a kubelet of unknown version is not known: the `old` merge (1.28
 /// to 1.31) and the `current` one (1.32 on) of the drop-ins over the config file give two
 /// files. Says each and where it is set, and the two ways out: the version stated, or
-/// both spellings written in the drop-in that `decides` (the last to set either).
-fn version_undecided(decides: &str, old: &Config, current: &Config) -> String {
+/// both spellings written in the drop-in that `decides` (the last to set either), and
+/// where a drop-in spells resolverConfig so that it wins over that (`left`: the spelling and
+/// its drop-in, [`beats_written`]), that spelling too.
+fn version_undecided(
+    decides: &str,
+    left: Option<(&str, &str)>,
+    old: &Config,
+    current: &Config,
+) -> String {
     let from = |c: &Config| match &c.resolv_conf {
         Some((l, file)) => format!(
             "{file}:{} {}",
@@ -868,11 +884,14 @@ fn version_undecided(decides: &str, old: &Config, current: &Config) -> String {
         None => "the kubelet's default".to_owned(),
     };
     format!(
-        "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: kubelet 1.28 to 1.31 read {:?} ({}; they pass a drop-in's resolvConf over, kubernetes#126630), from 1.32 on {:?} ({}; they pass a drop-in's resolverConfig over, #127421). State the kubelet's version (the inventory's kube_version), or set resolvConf and resolverConfig both to the same file in {decides}, which every version then reads (as dnsfix's kubelet-resolvconf writes a drop-in where the version is not known)",
+        "the kubelet's version is not known (kubelet --version gave none, and neither the cluster nor the inventory's kube_version says), and it decides the resolvConf: kubelet 1.28 to 1.31 read {:?} ({}; they pass a drop-in's resolvConf over, kubernetes#126630), from 1.32 on {:?} ({}; they pass a drop-in's resolverConfig over, #127421). State the kubelet's version (the inventory's kube_version), or set resolvConf and resolverConfig both to the same file in {decides}{}, which every version then reads (as dnsfix's kubelet-resolvconf writes a drop-in where the version is not known)",
         resolv_conf_value(old),
         from(old),
         resolv_conf_value(current),
         from(current),
+        left.map_or(String::new(), |(key, file)| format!(
+            ", and {key} in {file} to it too (1.28 to 1.31 read that spelling over resolverConfig: it sorts after it in byte order, kubernetes#126630)"
+        )),
     )
 }
 
@@ -934,19 +953,7 @@ fn dropin_resolver_config(
     dropins: &[(&str, KubeletConfig)],
     minor: Option<u32>,
 ) {
-    use std::collections::BTreeMap;
-    // Spelling → its last setting; `ResolverConfig` is the config file's (None).
-    let mut spellings: BTreeMap<&str, Option<(&Located<String>, &str)>> = BTreeMap::new();
-    spellings.insert("ResolverConfig", None);
-    for (file, c) in dropins {
-        for (key, l) in &c.resolver_configs {
-            spellings.insert(key.as_str(), Some((l, *file)));
-        }
-    }
-    let winner = spellings
-        .iter()
-        .next_back()
-        .and_then(|(key, set)| Some((*key, (*set)?)));
+    let winner = resolver_config_winner(dropins);
     if let Some((key, (l, file))) = winner {
         config.resolv_conf = Some((l.clone(), file.to_owned()));
         config.resolv_conf_key = Some(key.to_owned());
@@ -976,6 +983,70 @@ fn dropin_resolver_config(
                 .push(unread_dropin_key(file, l, "resolvConf", minor, false, why));
         }
     }
+}
+
+/// The spelling of `resolverConfig` kubelet 1.28 to 1.31 read from the drop-ins, with its
+/// setting and file ([`dropin_resolver_config`]): the greatest spelling in byte order, its
+/// last setting; none where that is the config file's `ResolverConfig` (no drop-in spells
+/// it, or only spellings that sort before it).
+fn resolver_config_winner<'a>(
+    dropins: &'a [(&'a str, KubeletConfig)],
+) -> Option<(&'a str, (&'a Located<String>, &'a str))> {
+    use std::collections::BTreeMap;
+    // Spelling → its last setting; `ResolverConfig` is the config file's (None).
+    let mut spellings: BTreeMap<&str, Option<(&Located<String>, &str)>> = BTreeMap::new();
+    spellings.insert("ResolverConfig", None);
+    for (file, c) in dropins {
+        for (key, l) in &c.resolver_configs {
+            spellings.insert(key.as_str(), Some((l, *file)));
+        }
+    }
+    spellings
+        .into_iter()
+        .next_back()
+        .and_then(|(key, set)| Some((key, set?)))
+}
+
+/// Whether a drop-in's spelling `key` of resolverConfig, set in the drop-in at `at` (walk
+/// order), still wins for kubelet 1.28 to 1.31 once `resolverConfig` is written into the
+/// drop-in at `written`: it sorts after `resolverConfig` in byte order (`resolverconfig`:
+/// 'c' > 'C'), or it is that spelling in a later drop-in ([`dropin_resolver_config`]).
+fn beats_written(key: &str, at: usize, written: usize) -> bool {
+    (key, at) > ("resolverConfig", written)
+}
+
+/// The spelling of `resolverConfig` and the drop-in that kubelet 1.28 to 1.31 would still
+/// read resolvConf from once `key` is written into `file` (a drop-in, or the config file)
+/// and, where `also_resolver_config`, `resolverConfig` beside it there: none where the
+/// drop-ins spell none that wins, or the one that wins is what is written. A kubelet of
+/// 1.32 on reads none of them, so the caller asks only where the version may be older.
+pub(crate) fn resolver_config_left(
+    facts: &crate::facts::NodeFacts,
+    file: &str,
+    key: &str,
+    also_resolver_config: bool,
+) -> Option<(String, String)> {
+    let dropins: Vec<(&str, KubeletConfig)> = facts
+        .kubelet
+        .config_dropins
+        .iter()
+        .filter_map(|path| {
+            let text = facts.files.get(path)?.text()?;
+            Some((path.as_str(), KubeletConfig::parse(text.as_ref()).ok()?))
+        })
+        .collect();
+    let (winner, (_, at_file)) = resolver_config_winner(&dropins)?;
+    if winner == key && at_file == file {
+        return None;
+    }
+    let position = |f: &str| dropins.iter().position(|(p, _)| *p == f);
+    if let (true, Some(written), Some(at)) =
+        (also_resolver_config, position(file), position(at_file))
+        && !beats_written(winner, at, written)
+    {
+        return None;
+    }
+    Some((winner.to_owned(), at_file.to_owned()))
 }
 
 /// Whether the kubelet's version, not known here, decides its resolvConf: a `--config-dir`

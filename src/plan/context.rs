@@ -227,8 +227,32 @@ fn config_key_context(context: &mut Value, ctx: &rules::Ctx) {
             .or(kubelet.config_path.as_deref())
     );
     context["kubelet_resolv_conf_in_dropin"] = json!(resolv_conf_in_dropin(&ctx.facts.kubelet));
+    context["kubelet_resolver_config_left"] = resolver_config_left(context, ctx.facts);
     context["kubespray_cluster_dns"] = json!(rules::kubespray_cluster_dns(ctx));
     context["kubespray_cluster_dns_serves"] = json!(rules::kubespray_cluster_dns_serves(ctx));
+}
+
+/// The spelling of resolverConfig and the drop-in that kubelet 1.28 to 1.31 would still read
+/// resolvConf from once kubelet-resolvconf has written `kubelet_resolv_conf_key` (and, in a
+/// drop-in of a kubelet not known to be 1.32 or later, `resolverConfig` beside it) into
+/// `kubelet_resolv_conf_file`: the greatest spelling in byte order wins there, so a drop-in's
+/// `resolverconfig` ('c' > 'C') beats the `resolverConfig` written (kubernetes#126630), and
+/// the playbook sets it too. `{key, file}`, or null where the kubelet is 1.32 or later or
+/// nothing is left ([`crate::facts::kubelet::resolver_config_left`]).
+fn resolver_config_left(context: &Value, facts: &crate::facts::NodeFacts) -> Value {
+    let minor = context["kubelet_minor"].as_u64();
+    let (Some(file), Some(key), false) = (
+        context["kubelet_resolv_conf_file"].as_str(),
+        context["kubelet_resolv_conf_key"].as_str(),
+        minor.is_some_and(|m| m >= 32),
+    ) else {
+        return Value::Null;
+    };
+    let also = key == "resolvConf" && context["kubelet_resolv_conf_in_dropin"] == json!(true);
+    match crate::facts::kubelet::resolver_config_left(facts, file, key, also) {
+        Some((key, file)) => json!({ "key": key, "file": file }),
+        None => Value::Null,
+    }
 }
 
 /// Whether the file that sets the kubelet's resolvConf (under a flag too) is a
@@ -1205,6 +1229,55 @@ mod tests {
             "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf"
         );
         assert_eq!(context["kubelet_resolv_conf_in_dropin"], json!(true));
+    }
+
+    /// A drop-in's lowercase `resolverconfig` sorts after the `resolverConfig` the plan writes
+    /// into the deciding drop-in ('c' > 'C') and wins for kubelet 1.28 to 1.31
+    /// (kubernetes#126630): the context names it and its file for the playbook to set too,
+    /// and the advice of the unknown reading names it. A kubelet known to be 1.32 or later
+    /// reads none of them.
+    #[test]
+    fn a_spelling_of_resolver_config_that_beats_the_written_one_is_named() {
+        let dropin = "/etc/kubernetes/kubelet.conf.d/10-old.conf";
+        let raw = crate::testing::with_files(
+            &crate::testing::rules_fixture(
+                "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+            ),
+            &[
+                (
+                    dropin,
+                    "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolverconfig: /etc/kubernetes/old.conf\n",
+                ),
+                ("/etc/kubernetes/old.conf", "nameserver 10.20.0.53\n"),
+            ],
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let by = facts
+            .kubelet
+            .resolv_conf_by_version
+            .as_ref()
+            .expect("undecided");
+        assert!(
+            by.why.contains(&format!(
+                "in /etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf, and resolverconfig in {dropin} to it too"
+            )),
+            "{}",
+            by.why
+        );
+        let context = build(&Host::new("node1"), &facts, &[], None, None);
+        assert_eq!(
+            context["kubelet_resolver_config_left"],
+            json!({"key": "resolverconfig", "file": dropin})
+        );
+        for (version, left) in [("v1.31.4", true), ("v1.32.0", false)] {
+            let known = Some((version.to_owned(), "kubelet --version".to_owned()));
+            let context = build(&Host::new("node1"), &facts, &[], known, None);
+            assert_eq!(
+                context["kubelet_resolver_config_left"].is_object(),
+                left,
+                "{version}"
+            );
+        }
     }
 
     /// The cluster DNS Services read from the cluster are the cluster's own addresses for

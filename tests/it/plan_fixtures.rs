@@ -569,11 +569,39 @@ fn host_upstream_dns_stop_fits_a_stopped_network_manager_and_a_disabled_resolved
 fn both_spellings_in_the_deciding_dropin_converge_for_every_kubelet_version() {
     let playbooks = Playbooks::load(None).expect("shipped playbooks load");
     let dropin = "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf";
-    for case in [
-        "kubeadm-config-dir-dropin-version-unknown",
-        "kubeadm-config-dir-healthy-dropin-version-unknown",
-    ] {
-        let copy = fixture_copy(&format!("DNS-KUBELET-LOOPBACK/{case}"), case);
+    let head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+    let old = "/etc/kubernetes/kubelet.conf.d/10-old.conf";
+    // A lowercase resolverconfig sorts after resolverConfig ('c' > 'C') and wins for 1.28 to
+    // 1.31 over the one the plan writes (kubernetes#126630): in the deciding drop-in, or in
+    // an earlier one. The plan sets it too, in its own file.
+    let same = format!("{head}resolvConf: /etc/resolv.conf\nresolverconfig: /etc/resolv.conf\n");
+    let earlier = format!("{head}resolverconfig: /etc/resolv.conf\n");
+    // Fixture, variant, and a drop-in written over its copy.
+    type Case<'a> = (&'a str, &'a str, Option<(&'a str, &'a str)>);
+    let cases: [Case; 4] = [
+        ("kubeadm-config-dir-dropin-version-unknown", "", None),
+        (
+            "kubeadm-config-dir-healthy-dropin-version-unknown",
+            "",
+            None,
+        ),
+        (
+            "kubeadm-config-dir-dropin-version-unknown",
+            "-lowercase-in-the-dropin",
+            Some((dropin, &same)),
+        ),
+        (
+            "kubeadm-config-dir-dropin-version-unknown",
+            "-lowercase-in-an-earlier-dropin",
+            Some((old, &earlier)),
+        ),
+    ];
+    for (fixture, variant, extra) in cases {
+        let case = format!("{fixture}{variant}");
+        let copy = fixture_copy(&format!("DNS-KUBELET-LOOPBACK/{fixture}"), &case);
+        if let Some((path, text)) = extra {
+            std::fs::write(copy.tree.join(path.trim_start_matches('/')), text).expect("drop-in");
+        }
         let raw = raw::from_tree(&copy.tree).expect("tree");
         let plan = plan_for(&copy.inventory, &raw, &playbooks);
         let host = &plan.hosts[0];
@@ -590,6 +618,15 @@ fn both_spellings_in_the_deciding_dropin_converge_for_every_kubelet_version() {
             "resolverConfig: /run/systemd/resolve/resolv.conf",
         ] {
             assert!(text.lines().any(|l| l == line), "{case}: {line}: {text}");
+        }
+        if let Some((path, _)) = extra {
+            let text = after
+                .get(path)
+                .and_then(|f| f.text())
+                .map(|t| t.into_owned())
+                .unwrap_or_default();
+            let line = "resolverconfig: /run/systemd/resolve/resolv.conf";
+            assert!(text.lines().any(|l| l == line), "{case}: {path}: {text}");
         }
         let inventory = Inventory::load(&copy.inventory).expect("inventory");
         let node = inventory.host("node1").expect("node1");
