@@ -97,13 +97,27 @@ fn labelled(by: &ResolvConfByVersion, found: Vec<(&VersionReading, Vec<Finding>)
             evidence.extend(f.evidence.iter().map(|e| format!("{}: {e}", r.versions)));
         }
     }
+    // Where only some readings find it, it is so only if the kubelet is of those versions.
+    let some = found.len() < by.readings.len();
     let mut first = found.into_iter().next().map(|(_, f)| f).unwrap_or_default();
     for f in &mut first {
-        f.summary = format!(
-            "{} (this kubelet's version is not known): {}",
-            versions.join(" and "),
-            f.summary
-        );
+        f.summary = if some {
+            let of: Vec<&str> = versions
+                .iter()
+                .map(|v| v.trim_start_matches("kubelet "))
+                .collect();
+            format!(
+                "this kubelet may be {} (its version is not known), and then: {}",
+                of.join(" or "),
+                f.summary
+            )
+        } else {
+            format!(
+                "{} (this kubelet's version is not known): {}",
+                versions.join(" and "),
+                f.summary
+            )
+        };
         f.severity = worst.unwrap_or(f.severity);
         f.evidence = evidence.clone();
     }

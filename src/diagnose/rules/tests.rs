@@ -4079,7 +4079,7 @@ fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
             );
             assert!(
                 f[0].summary.starts_with(
-                    "kubelet 1.28 to 1.31 (this kubelet's version is not known): kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver 127.0.0.53"
+                    "this kubelet may be 1.28 to 1.31 (its version is not known), and then: kubelet hands CoreDNS/nodelocaldns a resolv.conf with loopback nameserver 127.0.0.53"
                 ),
                 "{f:?}"
             );
@@ -5428,7 +5428,7 @@ fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions()
             assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
             assert!(
                 f[0].summary.starts_with(
-                    "kubelet 1.32 and later (this kubelet's version is not known): cannot tell: /etc/kubernetes/resolv.conf could not be read"
+                    "this kubelet may be 1.32 and later (its version is not known), and then: cannot tell: /etc/kubernetes/resolv.conf could not be read"
                 ),
                 "{f:?}"
             );
