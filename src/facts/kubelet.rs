@@ -1078,7 +1078,7 @@ fn unread_dropin_key(
     // is read both ways where they differ ([`Undecided`]).
     let (kubelet, verb) = match minor {
         Some(m) => (format!("kubelet 1.{m}"), "does"),
-        None if current => ("kubelet 1.32 and later".to_owned(), "do"),
+        None if current => ("kubelet 1.32 or later".to_owned(), "do"),
         None => ("kubelet 1.28 to 1.31".to_owned(), "do"),
     };
     format!(
@@ -1237,7 +1237,7 @@ impl Settings<'_> {
             dropin: undecided.dropin.clone(),
             readings: vec![
                 reading("kubelet 1.28 to 1.31", &undecided.older)?,
-                reading("kubelet 1.32 and later", self.config?)?,
+                reading("kubelet 1.32 or later", self.config?)?,
             ],
         })
     }

@@ -441,7 +441,7 @@ pub struct ResolvConfByVersion {
 /// The resolv.conf one range of kubelet versions reads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VersionReading {
-    /// `kubelet 1.28 to 1.31`, `kubelet 1.32 and later`.
+    /// `kubelet 1.28 to 1.31`, `kubelet 1.32 or later`.
     pub versions: String,
     pub resolv_conf: Effective<String>,
     /// That file, read from the node (symlinks followed); none where the setting is empty.

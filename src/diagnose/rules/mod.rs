@@ -534,7 +534,7 @@ fn resolv_conf_site(ctx: &Ctx) -> Option<String> {
             // A kubelet not known to be 1.32 or later may read the drop-in's setting only as
             // resolverConfig (1.28 to 1.31, kubernetes#126630), which later ones pass over.
             let beside = if key != "resolvConf" {
-                " (the spelling kubelet 1.28 to 1.31 read in a drop-in), and resolvConf beside it for kubelet 1.32 and later"
+                " (the spelling kubelet 1.28 to 1.31 read in a drop-in), and resolvConf beside it for kubelet 1.32 or later"
             } else if kube_minor(ctx).is_none_or(|(m, _)| m < 32) {
                 ", and resolverConfig beside it (the spelling kubelet 1.28 to 1.31 read in a drop-in; this kubelet's version is not known to be 1.32 or later)"
             } else {

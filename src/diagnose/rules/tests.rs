@@ -5408,7 +5408,7 @@ fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions()
         read,
         [
             ("kubelet 1.28 to 1.31", "/run/systemd/resolve/resolv.conf"),
-            ("kubelet 1.32 and later", "/etc/kubernetes/resolv.conf"),
+            ("kubelet 1.32 or later", "/etc/kubernetes/resolv.conf"),
         ]
     );
     let findings: Vec<_> = crate::diagnose::diagnose_host(&host, &facts)
@@ -5428,7 +5428,7 @@ fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions()
             assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
             assert!(
                 f[0].summary.starts_with(
-                    "this kubelet may be 1.32 and later (its version is not known), and then: cannot tell: /etc/kubernetes/resolv.conf could not be read"
+                    "this kubelet may be 1.32 or later (its version is not known), and then: cannot tell: /etc/kubernetes/resolv.conf could not be read"
                 ),
                 "{f:?}"
             );
