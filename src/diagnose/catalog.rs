@@ -1137,7 +1137,12 @@ pub const RULES: &[RuleInfo] = &[
             file (the one its `-cf` names, else the default dhclient.conf), for an interface\n\
             its command line names (an interface block of its own counts there). Where that file\n\
             is NetworkManager's (/var/lib/NetworkManager/dhclient-IF.conf, headed \"# Merged from\n\
-            PATH\"), it is made again from PATH at every DHCP start: edit PATH. Ubuntu 18.04+ with\n\
+            PATH\"), it is made again from PATH at every DHCP start: edit PATH, then `nmcli\n\
+            connection up` (or reboot). A dhclient NetworkManager runs (-sf nm-dhcp-helper)\n\
+            runs no dhclient-script: NetworkManager writes the lease's servers as its dns= and\n\
+            rc-manager= say (high with dns=default; at most a warning where they go to\n\
+            systemd-resolved, dnsconfd or its dnsmasq; info with dns=none or\n\
+            rc-manager=unmanaged, which write no resolv.conf). Ubuntu 18.04+ with\n\
             netplan uses systemd-networkd and RHEL 8+ NetworkManager's internal client: there the\n\
             line is latent, reported as info, until something runs dhclient again.",
         fix: "\

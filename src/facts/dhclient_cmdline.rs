@@ -79,6 +79,11 @@ pub struct DhclientCommand {
     /// The file `-cf` names (the last one), `None` where there is none: then dhclient reads
     /// its built-in path (or `PATH_DHCLIENT_CONF` from its environment).
     pub conf: Option<String>,
+    /// The script `-sf` names (the last one), `None` where there is none: then dhclient
+    /// runs its built-in dhclient-script. NetworkManager passes its `nm-dhcp-helper`
+    /// (src/core/dhcp/nm-dhcp-dhclient.c `dhclient_start` @1.40.0 5d4802f7, line 461): it
+    /// then takes the lease itself, and no dhclient-script writes /etc/resolv.conf.
+    pub script: Option<String>,
     /// The interfaces it was told to serve, in order; empty where none is named (it serves
     /// every interface it finds up).
     pub interfaces: Vec<String>,
@@ -105,6 +110,7 @@ impl DhclientCommand {
             .collect();
         let mut out = DhclientCommand {
             conf: None,
+            script: None,
             interfaces: Vec::new(),
             none: false,
             unknown: None,
@@ -117,6 +123,8 @@ impl DhclientCommand {
                     .ok_or_else(|| format!("{} has no value", crate::text::escape(arg)))?;
                 if arg == "-cf" {
                     out.conf = Some(value.clone());
+                } else if arg == "-sf" {
+                    out.script = Some(value.clone());
                 }
             } else if FLAGS.contains(&arg.as_str()) {
                 out.none |= arg == "-n";
@@ -130,6 +138,14 @@ impl DhclientCommand {
             }
         }
         Ok(out)
+    }
+
+    /// NetworkManager runs this dhclient: its `-sf` is NetworkManager's `nm-dhcp-helper`
+    /// ([`DhclientCommand::script`]), which hands each lease to NetworkManager.
+    pub fn run_by_network_manager(&self) -> bool {
+        self.script
+            .as_deref()
+            .is_some_and(|s| s.rsplit('/').next() == Some("nm-dhcp-helper"))
     }
 }
 
@@ -146,6 +162,7 @@ mod tests {
             DhclientCommand::parse(line),
             Ok(DhclientCommand {
                 conf: None,
+                script: None,
                 interfaces: vec!["ens5".into()],
                 none: false,
                 unknown: None,

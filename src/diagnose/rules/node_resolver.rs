@@ -669,8 +669,7 @@ fn dhclient_harm(
 /// host_resolvconf (its default), removes it with another resolvconf_mode, and leaves it be
 /// with dns_mode none (roles/kubernetes/preinstall/tasks/main.yml @46dbdd39, 0100 and 0110).
 fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
-    if ctx.facts.flavour.kind != FlavourKind::Kubespray || !text.contains("# Ansible entries BEGIN")
-    {
+    if !kubespray_block(ctx, text) {
         return "list only real upstream servers in the domain-name-servers lines named (a supersede line replaces the lease's servers, a prepend or append line adds to them, a default line stands in where the lease brings none: drop its loopback and cluster addresses, or the line)".into();
     }
     let host = ctx.host;
@@ -694,6 +693,12 @@ fn dhclient_fix(ctx: &Ctx, text: &str) -> String {
     format!(
         "Kubespray writes this line at every run (host_resolvconf): {upstream}a loopback server in it comes from nameservers or from the servers /etc/resolv.conf listed when Kubespray ran (disable_host_nameservers: true leaves those out), not from the cluster address, which it puts first on purpose"
     )
+}
+
+/// A Kubespray node's dhclient.conf `text` holds Kubespray's `# Ansible entries` block:
+/// [`dhclient_fix`] then gives Kubespray's own text.
+fn kubespray_block(ctx: &Ctx, text: &str) -> bool {
+    ctx.facts.flavour.kind == FlavourKind::Kubespray && text.contains("# Ansible entries BEGIN")
 }
 
 /// Where NetworkManager writes the servers its connections give (dns=default), the
@@ -1033,10 +1038,17 @@ fn nm_merged_from(text: &str) -> Option<&str> {
 
 /// Where `text` (the file at `path`, shown escaped) is one NetworkManager made
 /// ([`nm_merged_from`]): the evidence line that says so, and `fix` then names the file it
-/// was merged from as the one to edit.
-fn nm_source_note(text: &str, path: &str, fix: &mut String) -> Option<String> {
+/// was merged from as the one to edit (where `fix` is not Kubespray's own text,
+/// `kubespray`, which names its block there already), and that NetworkManager makes the
+/// file again only at the next DHCP start: `nmcli connection up` or a reboot.
+fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> Option<String> {
     let from = crate::text::escape(nm_merged_from(text)?).into_owned();
-    *fix = format!("edit {from}, not {path}: {fix}");
+    if !kubespray {
+        *fix = format!("edit {from}, not {path}: {fix}");
+    }
+    fix.push_str(&format!(
+        "; then `nmcli connection up <connection>` for the interface's connection (or reboot), so NetworkManager writes {path} again from {from}"
+    ));
     Some(format!(
         "{path} is NetworkManager's, made again from {from} at every DHCP start (# Merged from {from}): {from} is the file to edit"
     ))
@@ -1090,77 +1102,31 @@ fn dhclient_finding(
         dhclient_pick(&parsed, &readers, path, |s| !bad_of(s).is_empty())?;
     let bad = bad_of(servers);
     let mut fix = dhclient_fix(ctx, &text);
-    let source = nm_source_note(&text, path, &mut fix);
+    let source = nm_source_note(&text, path, kubespray_block(ctx, &text), &mut fix);
     let scope = servers.interface.as_ref().map(|name| {
         format!(
             "for interface {} (its block in {path} runs after the file's top-level statements)",
             crate::text::escape(name)
         )
     });
-    let lines = servers
+    let lines: Vec<String> = servers
         .lines
         .iter()
         .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
         .chain(scope)
         .chain(source)
         .chain(serving)
-        .chain(unblocked.clone());
-    // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
-    // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
-    // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
-    let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
-    if let (false, Some(flags)) = (readers.is_empty(), &locked) {
-        return Some(ctx.finding(
-            id,
-            Severity::Info,
-            format!(
-                "dhclient.conf would write {} into the host resolver, but /etc/resolv.conf is locked against it: latent until the lock is lifted",
-                bad.join(", ")
-            ),
-            lines
-                .chain([
-                    "a dhclient process runs: it is this node's DHCP client".to_owned(),
-                    format!(
-                        "/etc/resolv.conf is immutable or append-only (lsattr: {flags}): dhclient-script's rename over it fails"
-                    ),
-                ])
-                .collect(),
-            fix,
-        ));
-    }
-    if !readers.is_empty() && !servers.addresses.iter().any(harmful) {
-        // Only a `default` line gives them: written where the lease brings no servers.
-        return Some(ctx.finding(
-            id,
-            Severity::Info,
-            format!(
-                "dhclient writes {} into the host resolver only after a lease that brings no domain-name-servers (a default line stands in for the lease's): latent while the DHCP server sends servers of its own",
-                bad.join(", ")
-            ),
-            lines
-                .chain(["a dhclient process runs: it is this node's DHCP client".to_owned()])
-                .collect(),
-            fix,
-        ));
-    }
+        .chain(unblocked.clone())
+        .collect();
     if !readers.is_empty() {
-        let mut evidence: Vec<String> = lines.collect();
-        evidence.push("a dhclient process runs: it is this node's DHCP client".into());
-        if servers.lease {
-            evidence.push("no supersede line: the lease's own servers are passed on too".into());
-        }
-        // The lease brings servers of its own where no supersede takes them away.
-        let real = servers.lease
-            || servers
-                .addresses
-                .iter()
-                .any(|ip| !is_loopback(*ip) && !ctx.cluster.contains(ip));
-        let (severity, summary) = dhclient_harm(ctx, &bad, real, &mut evidence);
-        let mut finding = ctx.finding(id, severity, summary, evidence, fix);
-        if unblocked.is_some() {
-            finding.status = crate::diagnose::FindingStatus::Unknown;
-        }
-        return Some(finding);
+        let judged = Judged {
+            servers,
+            bad: &bad,
+            lines,
+            unblocked: unblocked.is_some(),
+            fix,
+        };
+        return Some(dhclient_read_finding(ctx, &readers, judged));
     }
     let client = dhclient_elsewhere(facts, runs, path);
     let summary = match runs {
@@ -1174,9 +1140,186 @@ fn dhclient_finding(
             "dhclient.conf would write {} into the host resolver, but {summary}",
             bad.join(", ")
         ),
-        lines.chain([client]).collect(),
+        lines.into_iter().chain([client]).collect(),
         fix,
     ))
+}
+
+/// What [`dhclient_finding`] found in a file a running dhclient reads.
+struct Judged<'a> {
+    servers: &'a DhclientServers,
+    /// The loopback and cluster servers it hands on.
+    bad: &'a [String],
+    /// The evidence so far: the lines, and why they count.
+    lines: Vec<String>,
+    /// Which interfaces dhclient serves is not known (the finding is unknown).
+    unblocked: bool,
+    fix: String,
+}
+
+/// Where the lease's servers go when NetworkManager runs dhclient ([`nm_lease`]).
+enum NmLease {
+    /// NetworkManager writes them into /etc/resolv.conf (dns=default: itself, or through
+    /// resolvconf or netconfig).
+    Writes,
+    /// It hands them to a resolver of its own choosing (systemd-resolved, dnsconfd, its
+    /// dnsmasq), not to /etc/resolv.conf: the summary that says so.
+    Elsewhere(String),
+    /// It writes no resolv.conf (dns=none, rc-manager=unmanaged): the setting that says so.
+    NotWritten(String),
+}
+
+/// Where every dhclient in `readers` is NetworkManager's
+/// ([`DhclientCommand::run_by_network_manager`]), no dhclient-script runs: NetworkManager
+/// takes the lease and puts its servers (superseded ones included) where its `[main] dns`
+/// and `rc-manager` say ([`NmDns`]; nm-dns-manager.c `update_dns` @1.40.0 5d4802f7): into
+/// /etc/resolv.conf with dns=default, to systemd-resolved per link, to dnsconfd or to its
+/// dnsmasq, or nowhere with dns=none or rc-manager=unmanaged. `None` where some dhclient
+/// runs with another script (or its command line is not understood).
+///
+/// [`DhclientCommand::run_by_network_manager`]: crate::facts::dhclient_cmdline::DhclientCommand::run_by_network_manager
+fn nm_lease(facts: &crate::facts::NodeFacts, readers: &[&DhclientRun]) -> Option<NmLease> {
+    let all_nm = readers
+        .iter()
+        .all(|r| r.command.as_ref().is_ok_and(|c| c.run_by_network_manager()));
+    if readers.is_empty() || !all_nm {
+        return None;
+    }
+    let nm = NmDns::read(&facts.files);
+    let mode = nm.mode(links_to_resolved(&facts.resolver.etc_resolv_conf));
+    let to = match mode {
+        DnsMode::SystemdResolved => {
+            "systemd-resolved, as DNS servers of the interface's link: what asks systemd-resolved (127.0.0.53) may be sent to them"
+        }
+        DnsMode::Dnsconfd => "dnsconfd, not into /etc/resolv.conf",
+        DnsMode::Dnsmasq => {
+            "its own dnsmasq as upstream servers (127.0.0.1 in /etc/resolv.conf): what asks that dnsmasq may be sent to them"
+        }
+        DnsMode::None => {
+            return Some(NmLease::NotWritten(format!(
+                "NetworkManager does not write resolv.conf here: {}",
+                setting(&nm.dns, "dns")
+            )));
+        }
+        DnsMode::Default if nm.rc_manager() == RcManager::Unmanaged => {
+            return Some(NmLease::NotWritten(format!(
+                "NetworkManager does not write resolv.conf here: {}",
+                setting(&nm.rc_manager, "rc-manager")
+            )));
+        }
+        DnsMode::Default => return Some(NmLease::Writes),
+    };
+    Some(NmLease::Elsewhere(format!(
+        "NetworkManager runs dhclient and hands the lease's servers, with the loopback or cluster ones dhclient.conf gives, to {to} ({})",
+        setting(&nm.dns, "dns")
+    )))
+}
+
+/// DNS-RESOLV-MANAGED-ELSEWHERE for a dhclient.conf the running dhclients `readers` read,
+/// whose statements hand on the loopback or cluster servers of `judged`: latent where
+/// /etc/resolv.conf is locked or only a `default` line gives them, else as the kubelet's
+/// file would be judged ([`dhclient_harm`]). Where NetworkManager runs those dhclients
+/// ([`nm_lease`]) it, not dhclient-script, writes the lease's servers, as its own settings say.
+fn dhclient_read_finding(
+    ctx: &Ctx,
+    readers: &[&DhclientRun],
+    judged: Judged,
+) -> crate::diagnose::finding::Finding {
+    let id = "DNS-RESOLV-MANAGED-ELSEWHERE";
+    let facts = ctx.facts;
+    let Judged {
+        servers,
+        bad,
+        mut lines,
+        unblocked,
+        fix,
+    } = judged;
+    let harmful = |ip: &IpAddr| is_loopback(*ip) || ctx.cluster.contains(ip);
+    let nm = nm_lease(facts, readers);
+    let client = match &nm {
+        Some(_) => {
+            "a dhclient process runs, started by NetworkManager (-sf nm-dhcp-helper): NetworkManager, not dhclient-script, takes each lease and writes its servers as its dns= and rc-manager= say"
+        }
+        None => "a dhclient process runs: it is this node's DHCP client",
+    };
+    lines.push(client.to_owned());
+    if let Some(NmLease::NotWritten(why)) = &nm {
+        lines.push(why.clone());
+        return ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "dhclient hands {} to NetworkManager at every lease, but NetworkManager does not write resolv.conf here: latent until it does",
+                bad.join(", ")
+            ),
+            lines,
+            fix,
+        );
+    }
+    // dhclient-script replaces /etc/resolv.conf with a rename (isc-dhcp client/scripts/
+    // linux make_resolv_conf: `mv -f`), which an immutable or append-only file refuses:
+    // `chattr +i` is the usual guard against it. Latent until the flag is lifted.
+    let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
+    if let (Some(flags), None | Some(NmLease::Writes)) = (&locked, &nm) {
+        let writer = match nm {
+            Some(_) => "NetworkManager's write of it",
+            None => "dhclient-script's rename over it",
+        };
+        lines.push(format!(
+            "/etc/resolv.conf is immutable or append-only (lsattr: {flags}): {writer} fails"
+        ));
+        return ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "dhclient.conf would write {} into the host resolver, but /etc/resolv.conf is locked against it: latent until the lock is lifted",
+                bad.join(", ")
+            ),
+            lines,
+            fix,
+        );
+    }
+    if !servers.addresses.iter().any(harmful) {
+        // Only a `default` line gives them: written where the lease brings no servers.
+        return ctx.finding(
+            id,
+            Severity::Info,
+            format!(
+                "dhclient writes {} into the host resolver only after a lease that brings no domain-name-servers (a default line stands in for the lease's): latent while the DHCP server sends servers of its own",
+                bad.join(", ")
+            ),
+            lines,
+            fix,
+        );
+    }
+    let mut evidence = lines;
+    if servers.lease {
+        evidence.push("no supersede line: the lease's own servers are passed on too".into());
+    }
+    // The lease brings servers of its own where no supersede takes them away.
+    let real = servers.lease
+        || servers
+            .addresses
+            .iter()
+            .any(|ip| !is_loopback(*ip) && !ctx.cluster.contains(ip));
+    let (mut severity, mut summary) = dhclient_harm(ctx, bad, real, &mut evidence);
+    match nm {
+        Some(NmLease::Elsewhere(why)) => {
+            severity = severity.min(Severity::Warning);
+            summary = why;
+        }
+        Some(_) => {
+            summary = summary
+                .replacen("dhclient writes", "NetworkManager writes dhclient's", 1)
+                .replacen("at every lease", "at every lease it brings", 1);
+        }
+        None => {}
+    }
+    let mut finding = ctx.finding(id, severity, summary, evidence, fix);
+    if unblocked {
+        finding.status = crate::diagnose::FindingStatus::Unknown;
+    }
+    finding
 }
 
 /// Who hands out the leases where no dhclient reads `path`: a dhclient that reads another

@@ -2387,10 +2387,13 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
     let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
         panic!("findings expected")
     };
+    // /etc/resolv.conf links to systemd-resolved's stub and no dns= is set: NetworkManager
+    // hands the lease's servers to systemd-resolved (at most a warning).
     let high = found
         .iter()
-        .find(|f| f.severity == Severity::High)
-        .expect("a high finding");
+        .find(|f| f.evidence[0].starts_with("/var/lib/NetworkManager/"))
+        .expect("a finding on the made file");
+    assert_eq!(high.severity, Severity::Warning);
     assert_eq!(
         high.evidence[0],
         "/var/lib/NetworkManager/dhclient-ens5.conf:4: prepend domain-name-servers 127.0.0.1;"
@@ -2409,11 +2412,86 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
         "{}",
         high.remediation
     );
+    // NetworkManager makes the file again only at the next DHCP start.
+    assert!(
+        high.remediation.ends_with(
+            "then `nmcli connection up <connection>` for the interface's connection (or reboot), so NetworkManager writes /var/lib/NetworkManager/dhclient-ens5.conf again from /etc/dhcp/dhclient.conf"
+        ),
+        "{}",
+        high.remediation
+    );
     assert!(
         !found
             .iter()
             .any(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:")),
         "{found:?}"
+    );
+}
+
+/// A dhclient NetworkManager runs (`-sf nm-dhcp-helper`, nm-dhcp-dhclient.c `dhclient_start`
+/// @1.40.0 5d4802f7 line 461) runs no dhclient-script: NetworkManager takes the lease and
+/// writes its servers as its `[main] dns` and `rc-manager` say (nm-dns-manager.c
+/// `update_dns` @1.40.0). With dns=none or rc-manager=unmanaged they reach no resolv.conf
+/// (info); with dns=systemd-resolved they go to systemd-resolved per link (at most a
+/// warning); with dns=default NetworkManager writes them (high, said of NetworkManager).
+#[test]
+fn a_dhclient_networkmanager_runs_is_judged_by_what_networkmanager_writes() {
+    use crate::facts::raw::FileState;
+    let judged = |main: &[u8]| {
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+        );
+        raw.file(
+            "/etc/NetworkManager/NetworkManager.conf",
+            FileState::Present,
+            Some(main),
+        );
+        raw.file(
+            "/proc/912/cmdline",
+            FileState::Present,
+            Some(b"/usr/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0"),
+        );
+        let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+            panic!("findings expected")
+        };
+        found
+            .into_iter()
+            .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:"))
+            .expect("a finding on the -cf file")
+    };
+    let none = judged(b"[main]\ndns=none\n");
+    assert_eq!(none.severity, Severity::Info);
+    assert!(
+        none.summary
+            .contains("NetworkManager does not write resolv.conf here"),
+        "{}",
+        none.summary
+    );
+    let unmanaged = judged(b"[main]\ndns=default\nrc-manager=unmanaged\n");
+    assert_eq!(unmanaged.severity, Severity::Info);
+    let resolved = judged(b"[main]\ndns=systemd-resolved\n");
+    assert_eq!(resolved.severity, Severity::Warning);
+    assert!(
+        resolved.summary.contains("to systemd-resolved"),
+        "{}",
+        resolved.summary
+    );
+    let default = judged(b"[main]\ndns=default\n");
+    assert_eq!(default.severity, Severity::High);
+    assert!(
+        default
+            .summary
+            .starts_with("NetworkManager writes dhclient's 127.0.0.1"),
+        "{}",
+        default.summary
+    );
+    assert!(
+        default
+            .evidence
+            .iter()
+            .any(|e| e.contains("NetworkManager, not dhclient-script, takes each lease")),
+        "{:?}",
+        default.evidence
     );
 }
 
