@@ -48,8 +48,9 @@ const WITH_VALUE: [&str; 22] = [
 
 /// The options of dhclient that take no value (client/dhclient.c @572032cb; -S, -N, -T,
 /// -P and -R select DHCPv6 modes), then Red Hat's `-B` (the patches above; NetworkManager
-/// passes it where a connection asks for the broadcast flag).
-const FLAGS: [&str; 21] = [
+/// passes it where a connection asks for the broadcast flag) and `-nc`, keep capabilities
+/// (dhcp-capability.patch, VersatusHPC/rpms-dhcp @8173a686).
+const FLAGS: [&str; 22] = [
     "-r",
     "-4",
     "-6",
@@ -71,6 +72,7 @@ const FLAGS: [&str; 21] = [
     "-v",
     "--version",
     "-B",
+    "-nc",
 ];
 
 /// What a dhclient's command line says.
@@ -192,6 +194,16 @@ mod tests {
         let parsed = DhclientCommand::parse(nm).expect("parses");
         assert_eq!(parsed.interfaces, ["eth0"]);
         assert_eq!(parsed.unknown, None);
+    }
+
+    /// Red Hat's `-nc` (keep capabilities, dhcp-capability.patch in VersatusHPC/rpms-dhcp
+    /// @8173a686) takes no value: the interfaces after it are known.
+    #[test]
+    fn red_hats_nc_flag_is_known() {
+        let parsed =
+            DhclientCommand::parse(b"/sbin/dhclient\0-nc\0-cf\0/etc/c.conf\0eth0").expect("parses");
+        assert_eq!(parsed.unknown, None);
+        assert_eq!(parsed.interfaces, ["eth0"]);
     }
 
     /// An option not known here keeps the last `-cf` (which the gather read) and leaves

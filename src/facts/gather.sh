@@ -454,7 +454,8 @@ REFS='
     # it reads instead of its default dhclient.conf (isc-dhcp client/dhclient.c @572032cb
     # main: these options take the next word as their value; C, H, F, V, timeout,
     # --timeout and --request-options come from the Red Hat dhclient options patch of
-    # rpms/dhcp). Any other option is passed over as a flag, as dhclient_cmdline.rs does.
+    # rpms/dhcp). Any other option (the Red Hat -B and -nc among them) is passed over as a
+    # flag, as dhclient_cmdline.rs does.
     # Read, never searched.
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ && index(DH, " " FILENAME " ") {
       k = split($0, w, /[ ]+/); c = ""
