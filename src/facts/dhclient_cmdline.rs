@@ -190,7 +190,9 @@ mod tests {
         assert_eq!(parsed.conf.as_deref(), Some("/etc/dhcp/dhclient-ens5.conf"));
         assert_eq!(parsed.interfaces, ["ens5"]);
         assert_eq!(parsed.unknown, None);
-        let nm = b"/sbin/dhclient\0-d\0-q\0-B\0-F\0node1.example.com\0-cf\0/var/lib/NetworkManager/dhclient-eth0.conf\0eth0";
+        // NetworkManager's argv (nm-dhcp-dhclient.c `dhclient_start` @1.40.0 5d4802f7, lines
+        // 425-488): -d -q [-B] -sf HELPER -pf -lf -cf IFACE; never -F or -H.
+        let nm = b"/sbin/dhclient\0-d\0-q\0-B\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-eth0.pid\0-lf\0/var/lib/NetworkManager/dhclient-eth0.lease\0-cf\0/var/lib/NetworkManager/dhclient-eth0.conf\0eth0";
         let parsed = DhclientCommand::parse(nm).expect("parses");
         assert_eq!(parsed.interfaces, ["eth0"]);
         assert_eq!(parsed.unknown, None);
