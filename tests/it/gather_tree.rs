@@ -120,6 +120,26 @@ if [ -f "$tmp/before.sh" ]; then . "$tmp/before.sh"; fi
 exec dash "$script" </dev/null
 "#;
 
+/// A copy of the rule fixture `case`'s node tree (tests/fixtures/rules/CASE/root) in a fresh
+/// scratch directory named after `name`, for a test that changes it: the scratch directory
+/// and the tree in it.
+fn fixture_copy(name: &str, case: &str) -> (PathBuf, PathBuf) {
+    let scratch = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(case)
+        .join("root");
+    std::fs::create_dir_all(&scratch).expect("mkdir");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(&fixture)
+        .arg(&tree)
+        .status();
+    assert!(copied.expect("cp").success(), "copy {}", fixture.display());
+    (scratch, tree)
+}
+
 fn gathered(tree: &Path, scratch: &Path) -> RawFacts {
     std::fs::create_dir_all(scratch).expect("scratch");
     let nonce = dnsfix::util::nonce();
@@ -1115,17 +1135,10 @@ fn a_regular_resolv_conf_comes_with_its_attribute_flags() {
 /// nothing of /etc/cni/net.d taken for it (a drop-in not read may set network_dir).
 #[test]
 fn crio_drop_ins_are_walked_as_crio_walks_them() {
-    let scratch = std::env::temp_dir().join(format!("dnsfix-gather-crio-{}", std::process::id()));
-    let tree = scratch.join("root");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-default-network-bridge/root");
-    std::fs::create_dir_all(&scratch).expect("mkdir");
-    let copied = Command::new("cp")
-        .arg("-a")
-        .arg(&fixture)
-        .arg(&tree)
-        .status();
-    assert!(copied.expect("cp").success());
+    let (scratch, tree) = fixture_copy(
+        "dnsfix-gather-crio",
+        "DNS-BRIDGE-NF-OFF/crio-default-network-bridge",
+    );
     let drop_ins = tree.join("etc/crio/crio.conf.d");
     std::fs::remove_file(drop_ins.join("20-network.conf")).expect("rm");
     std::fs::create_dir_all(drop_ins.join("sub")).expect("mkdir");
@@ -1222,18 +1235,10 @@ fn crio_drop_ins_are_walked_as_crio_walks_them() {
 /// unknown, and the reason names it.
 #[test]
 fn crio_s_unit_drop_ins_and_environment_file_are_gathered() {
-    let scratch =
-        std::env::temp_dir().join(format!("dnsfix-gather-crio-unit-{}", std::process::id()));
-    let tree = scratch.join("root");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network/root");
-    std::fs::create_dir_all(&scratch).expect("mkdir");
-    let copied = Command::new("cp")
-        .arg("-a")
-        .arg(&fixture)
-        .arg(&tree)
-        .status();
-    assert!(copied.expect("cp").success());
+    let (scratch, tree) = fixture_copy(
+        "dnsfix-gather-crio-unit",
+        "DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network",
+    );
     let drop_ins = tree.join("etc/systemd/system/crio.service.d");
     std::fs::create_dir_all(&drop_ins).expect("mkdir");
     std::fs::write(
@@ -1295,18 +1300,10 @@ const COUNT_AWK: &str = "real=$(command -v awk)\n\
 /// `Alias=cri-o.service`, enabled) is gathered too.
 #[test]
 fn crio_s_unit_costs_no_awk_round_of_its_own() {
-    let scratch =
-        std::env::temp_dir().join(format!("dnsfix-gather-crio-awk-{}", std::process::id()));
-    let tree = scratch.join("root");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network/root");
-    std::fs::create_dir_all(&scratch).expect("mkdir");
-    let copied = Command::new("cp")
-        .arg("-a")
-        .arg(&fixture)
-        .arg(&tree)
-        .status();
-    assert!(copied.expect("cp").success());
+    let (scratch, tree) = fixture_copy(
+        "dnsfix-gather-crio-awk",
+        "DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network",
+    );
     let drop_ins = tree.join("etc/systemd/system/cri-o.service.d");
     std::fs::create_dir_all(&drop_ins).expect("mkdir");
     std::fs::write(
