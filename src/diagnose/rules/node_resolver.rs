@@ -1017,23 +1017,40 @@ fn dhclient_text<'f>(
 }
 
 /// The file NetworkManager merged a dhclient `-cf` file from, where it made that file:
-/// it writes it again at every DHCP start (a `/var/lib/NetworkManager/dhclient-IF.conf`)
-/// from the first of its own or the distribution's dhclient.conf it finds, headed
-/// `# Created by NetworkManager` then `# Merged from PATH` (NetworkManager
+/// it writes it again at every DHCP start, as `NMSTATEDIR "/dhclient%s-%s.conf"`
+/// (`/var/lib/NetworkManager/dhclient-IF.conf`, `dhclient6-IF.conf` for DHCPv6), from the
+/// first of its own or the distribution's dhclient.conf it finds, headed
+/// `_("# Created by NetworkManager\n")` then `_("# Merged from %s\n\n")` (NetworkManager
 /// src/core/dhcp/nm-dhcp-dhclient-utils.c `nm_dhcp_dhclient_create_config` @b92182f1, the
-/// last commit with dhclient support; src/dhcp/ at 1.18.0, lines 302 and 313; the header
-/// is translated, so under another locale it is not recognised). Edits to the made file
-/// are undone then: PATH is the one to edit.
-fn nm_merged_from(text: &str) -> Option<&str> {
-    let mut lines = text.lines();
-    if lines.next()? != "# Created by NetworkManager" {
+/// last commit with dhclient support; src/dhcp/ at 1.18.0, lines 302 and 313). Both lines
+/// are translated (po/de.po: "# Erstellt von NetworkManager"), so in another language the
+/// header is two comment lines, the second naming an absolute path: only a file at
+/// NetworkManager's own path is taken for one it made. Edits to the made file are undone
+/// at the next DHCP start: PATH is the one to edit.
+pub(super) fn nm_merged_from<'t>(path: &str, text: &'t str) -> Option<&'t str> {
+    let name = path.strip_prefix("/var/lib/NetworkManager/")?;
+    if !(name.starts_with("dhclient-") || name.starts_with("dhclient6-"))
+        || !name.ends_with(".conf")
+    {
         return None;
     }
-    lines
-        .next()?
-        .strip_prefix("# Merged from ")
-        .map(str::trim_end)
-        .filter(|p| !p.is_empty())
+    let mut lines = text.lines();
+    let created = lines.next()?;
+    let merged = lines.next()?;
+    if created == "# Created by NetworkManager" {
+        return merged
+            .strip_prefix("# Merged from ")
+            .map(str::trim_end)
+            .filter(|p| p.starts_with('/'));
+    }
+    // Translated: the first word of the second comment line that is an absolute path.
+    if !created.starts_with("# ") || !created.contains("NetworkManager") {
+        return None;
+    }
+    merged
+        .strip_prefix("# ")?
+        .split_whitespace()
+        .find(|w| w.starts_with('/'))
 }
 
 /// Where `text` (the file at `path`, shown escaped) is one NetworkManager made
@@ -1042,7 +1059,7 @@ fn nm_merged_from(text: &str) -> Option<&str> {
 /// `kubespray`, which names its block there already), and that NetworkManager makes the
 /// file again only at the next DHCP start: `nmcli connection up` or a reboot.
 fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> Option<String> {
-    let from = crate::text::escape(nm_merged_from(text)?).into_owned();
+    let from = crate::text::escape(nm_merged_from(path, text)?).into_owned();
     if !kubespray {
         *fix = format!("edit {from}, not {path}: {fix}");
     }
@@ -1060,7 +1077,7 @@ fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> 
 fn merged_into_read(facts: &crate::facts::NodeFacts, runs: &[DhclientRun], path: &str) -> bool {
     runs.iter().any(|run| match &run.command {
         Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
-            file_text(facts, c).is_some_and(|t| nm_merged_from(&t) == Some(path))
+            file_text(facts, c).is_some_and(|t| nm_merged_from(c, &t) == Some(path))
         }
         _ => false,
     })

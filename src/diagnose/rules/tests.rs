@@ -2358,6 +2358,39 @@ fn an_unknown_dhclient_option_keeps_its_cf_file_judged() {
     );
 }
 
+/// NetworkManager's header on a dhclient file it made, `_("# Created by NetworkManager\n")`
+/// and `_("# Merged from %s\n\n")` (nm-dhcp-dhclient-utils.c @b92182f1), is translated
+/// (po/de.po), and the file is at its own `NMSTATEDIR "/dhclient%s-%s.conf"`: a copy of the
+/// header in a file elsewhere is no file NetworkManager made.
+#[test]
+fn networkmanagers_header_counts_at_its_own_path_in_any_language() {
+    use super::node_resolver::nm_merged_from;
+    let made = "/var/lib/NetworkManager/dhclient-ens5.conf";
+    let english = "# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nprepend domain-name-servers 127.0.0.1;\n";
+    assert_eq!(
+        nm_merged_from(made, english),
+        Some("/etc/dhcp/dhclient.conf")
+    );
+    assert_eq!(
+        nm_merged_from("/var/lib/NetworkManager/dhclient6-ens5.conf", english),
+        Some("/etc/dhcp/dhclient.conf")
+    );
+    let german = "# Erstellt von NetworkManager\n# Zusammengef\u{fc}hrt aus /etc/dhcp/dhclient-ens5.conf\n\n";
+    assert_eq!(
+        nm_merged_from(made, german),
+        Some("/etc/dhcp/dhclient-ens5.conf")
+    );
+    // The header copied into a file dhclient reads with -cf from elsewhere.
+    assert_eq!(
+        nm_merged_from("/etc/dhcp/dhclient-ens5.conf", english),
+        None
+    );
+    assert_eq!(
+        nm_merged_from("/var/lib/NetworkManager/other.conf", english),
+        None
+    );
+    assert_eq!(nm_merged_from(made, "# a comment\n# from /etc/x\n"), None);
+}
 /// Where NetworkManager runs dhclient it passes `-cf /var/lib/NetworkManager/dhclient-IF.conf`
 /// (nm-dhcp-dhclient.c @b92182f1: NMSTATEDIR "/dhclient%s-%s.conf"), a file it makes again
 /// at every DHCP start from the distribution's dhclient.conf, headed `# Created by
