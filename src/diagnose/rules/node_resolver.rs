@@ -1071,15 +1071,37 @@ fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> 
     ))
 }
 
-/// Whether a running dhclient reads a file NetworkManager merged from `path`
-/// ([`nm_merged_from`]): `path` is then judged through that file, whose finding names it as
-/// the one to edit, never apart.
-fn merged_into_read(facts: &crate::facts::NodeFacts, runs: &[DhclientRun], path: &str) -> bool {
-    runs.iter().any(|run| match &run.command {
+/// The file NetworkManager made from `path` ([`nm_merged_from`]) that a running dhclient
+/// reads, where there is one, and whether it is current: whether it holds each of `path`'s
+/// lines that set domain-name-servers (`text`: a `prepend`, `append`, `supersede` or
+/// `default`; NetworkManager merges `request` lines into its own), which it copies whole and
+/// stripped (`nm_dhcp_dhclient_create_config`, g_strstrip). A line added to `path` since
+/// NetworkManager made it counts only from its next DHCP start.
+fn merged_into_read(
+    facts: &crate::facts::NodeFacts,
+    runs: &[DhclientRun],
+    path: &str,
+    text: &str,
+) -> Option<(String, bool)> {
+    runs.iter().find_map(|run| match &run.command {
         Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
-            file_text(facts, c).is_some_and(|t| nm_merged_from(c, &t) == Some(path))
+            let made = file_text(facts, c)?;
+            (nm_merged_from(c, &made) == Some(path)).then(|| {
+                let held: Vec<&str> = made.lines().map(str::trim).collect();
+                let current = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| {
+                        matches!(
+                            l.split_whitespace().next(),
+                            Some("prepend" | "append" | "supersede" | "default")
+                        ) && l.contains("domain-name-servers")
+                    })
+                    .all(|l| held.contains(&l));
+                (c.clone(), current)
+            })
         }
-        _ => false,
+        _ => None,
     })
 }
 
@@ -1098,8 +1120,14 @@ fn dhclient_finding(
     let Some(text) = dhclient_text(facts, path, !readers.is_empty()) else {
         return dhclient_unread(ctx, path, &readers);
     };
-    if readers.is_empty() && merged_into_read(facts, runs, path) {
-        return None;
+    // A file NetworkManager made from this one is judged in its place, while it is current.
+    let mut pending = None;
+    if readers.is_empty() {
+        match merged_into_read(facts, runs, path, &text) {
+            Some((_, true)) => return None,
+            Some((made, false)) => pending = Some(crate::text::escape(&made).into_owned()),
+            None => {}
+        }
     }
     // A -cf path comes from a command line: shown escaped from here on.
     let shown = crate::text::escape(path);
@@ -1146,6 +1174,20 @@ fn dhclient_finding(
         return Some(dhclient_read_finding(ctx, &readers, judged));
     }
     let client = dhclient_elsewhere(facts, runs, path);
+    if let Some(made) = pending {
+        // NetworkManager copies this file into the one its dhclient reads at the next DHCP
+        // start (a reboot, `nmcli connection up`): these lines are not there yet.
+        return Some(ctx.finding(
+            id,
+            Severity::Warning,
+            format!(
+                "dhclient.conf would write {} into the host resolver from NetworkManager's next DHCP start, which makes {made} from it again (the running dhclient reads {made}, which lacks these lines yet)",
+                bad.join(", ")
+            ),
+            lines.into_iter().chain([client]).collect(),
+            fix,
+        ));
+    }
     let summary = match runs {
         [] => "dhclient is not the DHCP client here: latent until it is",
         _ => "no running dhclient reads this file: latent until one does",

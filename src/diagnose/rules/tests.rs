@@ -2459,6 +2459,37 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
             .any(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:")),
         "{found:?}"
     );
+    // A line added to the source since NetworkManager made its file (its `request` line
+    // NetworkManager merges into its own, so that one is no sign): it counts from the
+    // next DHCP start, a warning on the source, not silence.
+    let source = b"request subnet-mask, domain-name-servers;\nprepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 169.254.25.10;\n";
+    raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    let pending = found
+        .iter()
+        .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:"))
+        .expect("a finding on the source");
+    assert_eq!(pending.severity, Severity::Warning);
+    assert!(
+        pending.summary.contains("from NetworkManager's next DHCP start, which makes /var/lib/NetworkManager/dhclient-ens5.conf from it again"),
+        "{}",
+        pending.summary
+    );
+    // Only the request line added: the made file is still current.
+    let source =
+        b"request subnet-mask, domain-name-servers;\nprepend domain-name-servers 127.0.0.1;\n";
+    raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+        panic!("findings expected")
+    };
+    assert!(
+        !found
+            .iter()
+            .any(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:")),
+        "{found:?}"
+    );
 }
 
 /// A dhclient NetworkManager runs (`-sf nm-dhcp-helper`, nm-dhcp-dhclient.c `dhclient_start`
