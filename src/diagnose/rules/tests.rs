@@ -2188,6 +2188,23 @@ fn managed_elsewhere(raw: &crate::facts::raw::RawFacts, upstream: bool) -> RuleO
     super::node_resolver::resolv_managed_elsewhere(&Ctx::new(&host, &facts))
 }
 
+/// DNS-RESOLV-MANAGED-ELSEWHERE's findings on `raw` ([`managed_elsewhere`]).
+fn managed_findings(raw: &crate::facts::raw::RawFacts, upstream: bool) -> Vec<Finding> {
+    let RuleOutcome::Findings(found) = managed_elsewhere(raw, upstream) else {
+        panic!("findings expected")
+    };
+    found
+}
+
+/// The finding among `found` whose first evidence line starts with `prefix` (a file, and a
+/// line of it): `what`, said where there is none.
+fn finding_at<'f>(found: &'f [Finding], prefix: &str, what: &str) -> &'f Finding {
+    found
+        .iter()
+        .find(|f| f.evidence[0].starts_with(prefix))
+        .unwrap_or_else(|| panic!("{what}: {found:?}"))
+}
+
 /// dhclient's supersede line is judged as the kubelet's file would be once a lease brings
 /// its servers there: where CoreDNS and nodelocaldns forward to that file, high; where they
 /// forward elsewhere (Kubespray's upstream_dns_servers), a loopback server is a warning
@@ -2348,9 +2365,7 @@ fn an_unknown_dhclient_option_keeps_its_cf_file_judged() {
         FileState::Present,
         Some(b"/sbin/dhclient\0--bogus\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0"),
     );
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
+    let found = managed_findings(&raw, false);
     assert!(
         found.iter().any(|f| f.severity == Severity::High
             && f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:5:")),
@@ -2417,15 +2432,14 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
         FileState::Present,
         Some(b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/var/lib/NetworkManager/dhclient-ens5.conf\0ens5\0"),
     );
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
+    let found = managed_findings(&raw, false);
     // /etc/resolv.conf links to systemd-resolved's stub and no dns= is set: NetworkManager
     // hands the lease's servers to systemd-resolved (at most a warning).
-    let high = found
-        .iter()
-        .find(|f| f.evidence[0].starts_with("/var/lib/NetworkManager/"))
-        .expect("a finding on the made file");
+    let high = finding_at(
+        &found,
+        "/var/lib/NetworkManager/",
+        "a finding on the made file",
+    );
     assert_eq!(high.severity, Severity::Warning);
     assert_eq!(
         high.evidence[0],
@@ -2464,13 +2478,12 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
     // next DHCP start, a warning on the source, not silence.
     let source = b"request subnet-mask, domain-name-servers;\nprepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 169.254.25.10;\n";
     raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
-    let pending = found
-        .iter()
-        .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:"))
-        .expect("a finding on the source");
+    let found = managed_findings(&raw, false);
+    let pending = finding_at(
+        &found,
+        "/etc/dhcp/dhclient.conf:",
+        "a finding on the source",
+    );
     assert_eq!(pending.severity, Severity::Warning);
     assert!(
         pending.summary.contains("from NetworkManager's next DHCP start, which makes /var/lib/NetworkManager/dhclient-ens5.conf from it again"),
@@ -2481,9 +2494,7 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
     let source =
         b"request subnet-mask, domain-name-servers;\nprepend domain-name-servers 127.0.0.1;\n";
     raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
+    let found = managed_findings(&raw, false);
     assert!(
         !found
             .iter()
@@ -2515,9 +2526,7 @@ fn a_dhclient_networkmanager_runs_is_judged_by_what_networkmanager_writes() {
             FileState::Present,
             Some(b"/usr/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0"),
         );
-        let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-            panic!("findings expected")
-        };
+        let found = managed_findings(&raw, false);
         found
             .into_iter()
             .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient-ens5.conf:"))
@@ -2629,13 +2638,12 @@ fn a_default_dhclient_conf_no_running_dhclient_reads_is_latent() {
         FileState::Present,
         Some(b"supersede domain-name-servers 127.0.0.53;\n"),
     );
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
-    let latent = found
-        .iter()
-        .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:1:"))
-        .expect("a finding on the default file");
+    let found = managed_findings(&raw, false);
+    let latent = finding_at(
+        &found,
+        "/etc/dhcp/dhclient.conf:1:",
+        "a finding on the default file",
+    );
     assert_eq!(latent.severity, Severity::Info);
     assert!(
         latent
@@ -2666,9 +2674,7 @@ fn networkmanager_s_unknown_version_makes_its_rc_manager_default_unknown() {
     );
     raw.files
         .retain(|path, _| !path.starts_with("/usr/lib/x86_64-linux-gnu/NetworkManager/"));
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
+    let found = managed_findings(&raw, false);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].status, crate::diagnose::FindingStatus::Unknown);
     assert!(
@@ -2705,9 +2711,7 @@ fn a_dhclient_cf_name_is_shown_escaped() {
         FileState::Present,
         Some(b"prepend domain-name-servers 127.0.0.1;\n"),
     );
-    let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
-        panic!("findings expected")
-    };
+    let found = managed_findings(&raw, false);
     let text = format!("{found:?}");
     assert!(
         found
