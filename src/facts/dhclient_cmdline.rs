@@ -156,10 +156,15 @@ mod tests {
     use super::*;
 
     /// One dhclient per interface, with its own pid and lease files (-pf, -lf: options
-    /// that take a value, client/dhclient.c @572032cb) and the default dhclient.conf.
+    /// that take a value, client/dhclient.c @572032cb) and the default dhclient.conf: the
+    /// command Debian's ifupdown runs for `iface ens5 inet dhcp` with `metric 100` (its
+    /// inet.defn `dhcp` method, as generated into inet.c: `/sbin/dhclient -4 -v -pf
+    /// /run/dhclient.%iface%.pid -lf /var/lib/dhcp/dhclient.%iface%.leases -I -df
+    /// /var/lib/dhcp/dhclient6.%iface%.leases %iface% [[-e IF_METRIC=%metric%]]`), an
+    /// option after the interface among them.
     #[test]
     fn a_dhclient_for_one_interface_serves_it_with_the_default_file() {
-        let line = b"/sbin/dhclient\0-4\0-v\0-i\0-pf\0/run/dhclient.ens5.pid\0-lf\0/var/lib/dhcp/dhclient.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient6.ens5.leases\0ens5\0";
+        let line = b"/sbin/dhclient\0-4\0-v\0-pf\0/run/dhclient.ens5.pid\0-lf\0/var/lib/dhcp/dhclient.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient6.ens5.leases\0ens5\0-e\0IF_METRIC=100\0";
         assert_eq!(
             DhclientCommand::parse(line),
             Ok(DhclientCommand {
