@@ -64,11 +64,11 @@ pub(super) fn judge(
     };
     let failed = with(FindingStatus::Failed);
     if !failed.is_empty() {
-        return RuleOutcome::Findings(labelled(by, failed));
+        return RuleOutcome::Findings(labelled(by, failed, &judged));
     }
     let unknown = with(FindingStatus::Unknown);
     if !unknown.is_empty() {
-        return RuleOutcome::Findings(labelled(by, unknown));
+        return RuleOutcome::Findings(labelled(by, unknown, &judged));
     }
     if judged.iter().all(|(_, o)| matches!(o, RuleOutcome::Pass)) {
         return RuleOutcome::Pass;
@@ -87,8 +87,15 @@ fn unknown_for(outcome: &RuleOutcome, why: &str) -> bool {
 
 /// The findings of the first reading in `found`, said of the versions that read that file:
 /// the summary names them, the evidence starts with both readings and the ways out
-/// ([`ResolvConfByVersion::why`]), then what each reading found, named by its versions.
-fn labelled(by: &ResolvConfByVersion, found: Vec<(&VersionReading, Vec<Finding>)>) -> Vec<Finding> {
+/// ([`ResolvConfByVersion::why`]), then what each reading found, named by its versions,
+/// then what a reading not in `found` could not judge (`judged`: every reading's outcome).
+/// Where every reading found it but said it differently (each its own file), the summary
+/// says what each found, not the first one's for both.
+fn labelled(
+    by: &ResolvConfByVersion,
+    found: Vec<(&VersionReading, Vec<Finding>)>,
+    judged: &[(&VersionReading, RuleOutcome)],
+) -> Vec<Finding> {
     let versions: Vec<&str> = found.iter().map(|(r, _)| r.versions.as_str()).collect();
     let worst = found.iter().flat_map(|(_, f)| f).map(|f| f.severity).max();
     let mut evidence = vec![by.why.clone()];
@@ -97,10 +104,33 @@ fn labelled(by: &ResolvConfByVersion, found: Vec<(&VersionReading, Vec<Finding>)
             evidence.extend(f.evidence.iter().map(|e| format!("{}: {e}", r.versions)));
         }
     }
+    for (r, outcome) in judged {
+        let RuleOutcome::Findings(others) = outcome else {
+            continue;
+        };
+        if found.iter().any(|(f, _)| f.versions == r.versions) {
+            continue;
+        }
+        for f in others.iter().filter(|f| f.status == FindingStatus::Unknown) {
+            evidence.push(format!("{}: not judged: {}", r.versions, f.summary));
+        }
+    }
     // Where only some readings find it, it is so only if the kubelet is of those versions.
     let some = found.len() < by.readings.len();
-    let mut first = found.into_iter().next().map(|(_, f)| f).unwrap_or_default();
-    for f in &mut first {
+    // What each reading says of its i-th finding (its last, where it has fewer).
+    let said = |i: usize| -> Vec<(&str, &str)> {
+        found
+            .iter()
+            .filter_map(|(r, f)| {
+                f.get(i)
+                    .or(f.last())
+                    .map(|f| (r.versions.as_str(), f.summary.as_str()))
+            })
+            .collect()
+    };
+    let mut first = found.first().map(|(_, f)| f.clone()).unwrap_or_default();
+    for (i, f) in first.iter_mut().enumerate() {
+        let said = said(i);
         f.summary = if some {
             let of: Vec<&str> = versions
                 .iter()
@@ -111,11 +141,17 @@ fn labelled(by: &ResolvConfByVersion, found: Vec<(&VersionReading, Vec<Finding>)
                 of.join(" or "),
                 f.summary
             )
-        } else {
+        } else if said.iter().all(|(_, s)| *s == f.summary) {
             format!(
                 "{} (this kubelet's version is not known): {}",
                 versions.join(" and "),
                 f.summary
+            )
+        } else {
+            let each: Vec<String> = said.iter().map(|(v, s)| format!("{v}: {s}")).collect();
+            format!(
+                "whatever this kubelet's version (it is not known): {}",
+                each.join("; ")
             )
         };
         f.severity = worst.unwrap_or(f.severity);

@@ -4262,6 +4262,78 @@ fn a_dropin_resolver_config_is_judged_by_the_version_the_rules_know() {
     assert!(matches!(loopback(&host), Some(RuleOutcome::Pass)));
 }
 
+/// DNS-KUBELET-LOOPBACK on the `kubeadm-1.31-config-dir-resolverconfig` node with no version
+/// known and config.yaml's file turned into a loopback one too: 1.28 to 1.31 loop on the
+/// drop-in's /etc/resolv.conf (127.0.0.53), 1.32 and later on config.yaml's file
+/// (127.0.0.1). The summary says what each version finds, not the first one's for both.
+#[test]
+fn both_readings_failing_each_on_its_own_file_are_each_named() {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-LOOPBACK/kubeadm-1.31-config-dir-resolverconfig",
+    );
+    assert!(raw.commands.remove("kubelet-version").is_some());
+    raw.file(
+        "/run/systemd/resolve/resolv.conf",
+        FileState::Present,
+        Some(b"nameserver 127.0.0.1\n"),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let outcome = crate::diagnose::diagnose_host(&Host::new("node1"), &facts)
+        .outcomes
+        .into_iter()
+        .find(|(id, _)| *id == "DNS-KUBELET-LOOPBACK")
+        .map(|(_, o)| o);
+    let Some(RuleOutcome::Findings(f)) = outcome else {
+        panic!("expected a loop, got {outcome:?}");
+    };
+    assert_eq!(
+        (f[0].severity, f[0].status),
+        (Severity::Critical, FindingStatus::Failed),
+        "{f:?}"
+    );
+    let summary = &f[0].summary;
+    assert!(
+        summary.starts_with(
+            "whatever this kubelet's version (it is not known): kubelet 1.28 to 1.31: "
+        ),
+        "{summary}"
+    );
+    assert!(summary.contains("127.0.0.53"), "{summary}");
+    assert!(
+        summary.contains("; kubelet 1.32 or later: ") && summary.contains("127.0.0.1"),
+        "{summary}"
+    );
+    // config.yaml's file unreadable: 1.28 to 1.31 still loop, and the evidence says why
+    // 1.32 and later could not be judged.
+    raw.file(
+        "/run/systemd/resolve/resolv.conf",
+        FileState::Unreadable,
+        None,
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let outcome = crate::diagnose::diagnose_host(&Host::new("node1"), &facts)
+        .outcomes
+        .into_iter()
+        .find(|(id, _)| *id == "DNS-KUBELET-LOOPBACK")
+        .map(|(_, o)| o);
+    let Some(RuleOutcome::Findings(f)) = outcome else {
+        panic!("expected a loop, got {outcome:?}");
+    };
+    assert_eq!(f[0].status, FindingStatus::Failed, "{f:?}");
+    assert!(
+        f[0].summary
+            .starts_with("this kubelet may be 1.28 to 1.31 (its version is not known)"),
+        "{f:?}"
+    );
+    assert!(
+        f[0].evidence.iter().any(|e| e.starts_with(
+            "kubelet 1.32 or later: not judged: cannot tell: /run/systemd/resolve/resolv.conf"
+        )),
+        "{:?}",
+        f[0].evidence
+    );
+}
+
 /// DNS-KUBELET-LOOPBACK where a drop-in's resolvConf is healthy and config.yaml's is the
 /// stub (the `kubeadm-config-dir-dropin-version-unknown` node with the two files swapped):
 /// kubelet 1.28 to 1.31 pass the drop-in's resolvConf over and loop on config.yaml's
