@@ -77,6 +77,8 @@ impl Inventory {
     /// is YAML if it parses as a YAML mapping of groups, or starts like one (`---`, `{`,
     /// `all:`), and INI otherwise.
     pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let cleaned = without_dot_dot(path);
+        let path = cleaned.as_deref().unwrap_or(path);
         if !path.exists() && path.to_string_lossy().contains(',') {
             // Ansible's host_list plugin reads such a source (`-i 'node1,node2,'`) as host
             // names (lib/ansible/plugins/inventory/host_list.py, ansible-core 2.19.14).
@@ -430,6 +432,40 @@ fn yaml_key_line(line: &str) -> bool {
 /// the order it tries them (`InventoryManager.parse_source`): entries sorted by name,
 /// subdirectories read where they sort, except hidden ones and `group_vars`, `host_vars`
 /// and `vars_plugins` (`IGNORED_ALWAYS`).
+/// `path` with each `..` taken out together with the name before it, by their text, where
+/// it has such a pair (else none): Ansible opens a source as `unfrackpath(opt,
+/// follow=False)` makes it (lib/ansible/cli/__init__.py), the `os.path.normpath` of its
+/// text, so `-i link/../hosts.ini` is the `hosts.ini` beside `link`, not the one the walk
+/// through a symlinked `link` reaches. A leading `..` stays: from the working directory,
+/// which Ansible takes as `os.getcwd()` gives it, the walk and the text agree.
+fn without_dot_dot(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    let mut changed = false;
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match out.last() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                    changed = true;
+                }
+                Some(Component::RootDir) => changed = true,
+                _ => out.push(component),
+            },
+            other => out.push(other),
+        }
+    }
+    if !changed {
+        return None;
+    }
+    Some(if out.is_empty() {
+        PathBuf::from(".")
+    } else {
+        out.iter().collect()
+    })
+}
+
 /// The files [`Inventory::load`] reads a directory given to `-i` from, in its order.
 pub(crate) fn source_files(dir: &Path) -> Result<Vec<PathBuf>, InventoryError> {
     inventory_files(dir, &mut Builder::new())
@@ -574,6 +610,27 @@ fn is_executable(_path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As Python's `os.path.normpath` takes `..` out of a source's text (the cases are its
+    /// own: `a/../..` is `..`, `/..` is `/`); a path with no `name/..` is left as given.
+    #[test]
+    fn a_source_loses_name_and_dot_dot_pairs_by_their_text() {
+        let cleaned = |p: &str| without_dot_dot(Path::new(p)).map(|p| p.display().to_string());
+        assert_eq!(cleaned("link/../hosts.ini").as_deref(), Some("hosts.ini"));
+        assert_eq!(
+            cleaned("../inv/link/../hosts.ini").as_deref(),
+            Some("../inv/hosts.ini")
+        );
+        assert_eq!(
+            cleaned("/srv/a/./b/../hosts").as_deref(),
+            Some("/srv/a/hosts")
+        );
+        assert_eq!(cleaned("a/../..").as_deref(), Some(".."));
+        assert_eq!(cleaned("a/..").as_deref(), Some("."));
+        assert_eq!(cleaned("/..").as_deref(), Some("/"));
+        assert_eq!(cleaned("../../hosts.ini"), None);
+        assert_eq!(cleaned("./inventory/hosts.yaml"), None);
+    }
     use std::fs;
 
     /// A scratch directory under the system temp dir, unique per test and process.

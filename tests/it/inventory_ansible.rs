@@ -544,3 +544,58 @@ fn inventory_changes_take_effect_as_ansible_reads_them() {
         "{notes:#?}"
     );
 }
+
+/// `-i link/../hosts.ini` where `link` is a symlink to a directory elsewhere: Ansible takes
+/// the source as `unfrackpath(opt, follow=False)` (lib/ansible/cli/__init__.py), the
+/// `os.path.normpath` of its text, so it reads the `hosts.ini` beside `link` and that
+/// directory's group_vars, never the one the kernel's walk through the link reaches. dnsfix
+/// reads the same file and vars.
+#[test]
+fn a_source_through_a_symlinked_directory_and_dot_dot_is_read_by_its_text() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-inv-dotdot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files = [
+        ("inv/hosts.ini", "[kube_node]\nbeside-the-link\n"),
+        (
+            "inv/group_vars/all.yml",
+            "upstream_dns_servers: [192.0.2.1]\n",
+        ),
+        ("elsewhere/hosts.ini", "[kube_node]\nthrough-the-link\n"),
+        (
+            "elsewhere/group_vars/all.yml",
+            "upstream_dns_servers: [192.0.2.2]\n",
+        ),
+        ("elsewhere/deep/.keep", ""),
+    ];
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    std::os::unix::fs::symlink(dir.join("elsewhere/deep"), dir.join("inv/link")).expect("link");
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("tmp")).expect("home");
+    // Relative, from the inventory's directory, as a user types it.
+    let src = "../inv/link/../hosts.ini";
+    let list: Value = serde_json::from_str(&ansible(
+        "ansible-inventory",
+        &["-i", &format!("{}/{src}", home.display()), "--list"],
+        &home,
+    ))
+    .expect("ansible-inventory prints JSON");
+    let theirs: Vec<String> = list["_meta"]["hostvars"]
+        .as_object()
+        .expect("hostvars")
+        .iter()
+        .map(|(h, v)| format!("{h} {}", v["upstream_dns_servers"]))
+        .collect();
+    assert_eq!(theirs, ["beside-the-link [\"192.0.2.1\"]"]);
+    let inventory = Inventory::load(&home.join(src)).expect("loads");
+    let ours: Vec<String> = inventory
+        .hosts()
+        .iter()
+        .map(|h| format!("{} {}", h.name, h.vars["upstream_dns_servers"]))
+        .collect();
+    assert_eq!(ours, theirs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
