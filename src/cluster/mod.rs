@@ -188,10 +188,11 @@ async fn read_from(mut kubectl: Kubectl, mut pods: Vec<DnsPod>) -> Cluster {
 }
 
 /// The cluster's DNS configuration, from kube-system's ConfigMaps: `coredns` and
-/// `nodelocaldns` or `node-local-dns` (their Corefiles), `kube-proxy` (its mode), kubeadm's `kubelet-config`
-/// (the kubelet settings `kubeadm upgrade node` writes to every node; `kubelet-config-1.NN`
-/// before 1.24), `kubeadm-config` (the cluster's version, which names the latter) and
-/// `kube-dns` (node-cache's upstream servers).
+/// `nodelocaldns` or `node-local-dns` (their Corefiles), `kube-proxy` (its mode and
+/// masqueradeAll), kubeadm's `kubelet-config` (the kubelet settings `kubeadm upgrade node`
+/// writes to every node; `kubelet-config-1.NN` before 1.24), `kubeadm-config` (the
+/// cluster's version, which names the latter) and `kube-dns` (node-cache's upstream
+/// servers).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DnsConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -208,6 +209,10 @@ pub struct DnsConfig {
     /// A kube-proxy ConfigMap of either name is there, whether or not its mode was read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kube_proxy_configmap: bool,
+    /// kube-proxy's masqueradeAll in the configuration its mode was read from
+    /// ([`masquerade_all`]); `None` where none was read or it is not one dnsfix reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_proxy_masquerade_all: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeadm_kubelet: Option<KubeadmKubelet>,
     /// The cluster's version as kubeadm keeps it (`kubeadm-config`, data.ClusterConfiguration
@@ -791,6 +796,32 @@ fn kubeadm_kubelet(configmap: &str, yaml: &serde_norway::Value) -> KubeadmKubele
     }
 }
 
+/// kube-proxy's masqueradeAll in its KubeProxyConfiguration: in v1alpha1, kubeadm's and
+/// Kubespray's version (kubeadm-config.v1beta4.yaml.j2:520), the `nftables` section's in
+/// nftables mode and the `iptables` section's in any other mode, IPVS's too
+/// (kubernetes/kubernetes @91118b59 pkg/proxy/apis/config/v1alpha1/conversion.go
+/// `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration`); false where
+/// the key is not there (the Go bool's zero value). `None` for another version, or a value
+/// that is not a bool.
+fn masquerade_all(config: &serde_norway::Value) -> Option<bool> {
+    let version = config
+        .get("apiVersion")
+        .and_then(serde_norway::Value::as_str);
+    if version.is_some_and(|v| v != "kubeproxy.config.k8s.io/v1alpha1") {
+        return None;
+    }
+    let mode = config.get("mode").and_then(serde_norway::Value::as_str);
+    let section = if mode == Some("nftables") {
+        "nftables"
+    } else {
+        "iptables"
+    };
+    match config.get(section).and_then(|s| s.get("masqueradeAll")) {
+        None => Some(false),
+        Some(v) => v.as_bool(),
+    }
+}
+
 /// The DNS configuration in a `kubectl get configmap ... -o json` answer (a List, or one
 /// ConfigMap when only one was asked for).
 pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
@@ -837,6 +868,7 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                             .unwrap_or_default()
                             .to_owned(),
                     );
+                    config.kube_proxy_masquerade_all = masquerade_all(&y);
                     config.kube_proxy_from = Some(format!("{name} ({key})"));
                 }
             }
@@ -2510,6 +2542,55 @@ mod tests {
        "status":{"phase":"Running","containerStatuses":[{"name":"node-cache","ready":true,
          "restartCount":0,"state":{"running":{"startedAt":"2026-11-20T08:00:00Z"}}}]}}]}"#;
 
+    /// kube-proxy's masqueradeAll in v1alpha1: the `iptables` section's in iptables and IPVS
+    /// modes, the `nftables` section's in nftables mode (conversion.go @91118b59); false
+    /// where the key is not there; not known for another version or a value not a bool.
+    #[test]
+    fn masquerade_all_is_read_from_the_section_of_the_mode() {
+        let of = |conf: &str| {
+            let json = serde_json::json!({"kind": "ConfigMap", "metadata": {"name": "kube-proxy"},
+                "data": {"config.conf": conf}});
+            parse_configmaps(json.to_string().as_bytes())
+                .expect("configmap")
+                .kube_proxy_masquerade_all
+        };
+        let v1 = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+        assert_eq!(
+            of(&format!(
+                "{v1}iptables:\n  masqueradeAll: True\nmode: ipvs\n"
+            )),
+            Some(true)
+        );
+        assert_eq!(
+            of(&format!(
+                "{v1}iptables:\n  masqueradeAll: true\nmode: \"\"\n"
+            )),
+            Some(true)
+        );
+        // nftables mode reads its own section: Kubespray's iptables one does nothing there.
+        assert_eq!(
+            of(&format!(
+                "{v1}iptables:\n  masqueradeAll: true\nmode: nftables\n"
+            )),
+            Some(false)
+        );
+        assert_eq!(
+            of(&format!(
+                "{v1}nftables:\n  masqueradeAll: true\nmode: nftables\n"
+            )),
+            Some(true)
+        );
+        assert_eq!(of(&format!("{v1}mode: ipvs\n")), Some(false));
+        assert_eq!(
+            of(&format!("{v1}iptables:\n  masqueradeAll: \"yes\"\n")),
+            None
+        );
+        assert_eq!(
+            of("apiVersion: kubeproxy.config.k8s.io/v1alpha2\nmode: ipvs\n"),
+            None
+        );
+    }
+
     /// The lab's ConfigMaps (Kubespray's templates rendered with its defaults, kubeadm's
     /// kubelet-config): Corefiles, kube-proxy's mode and the kubelet settings.
     #[test]
@@ -2540,6 +2621,8 @@ mod tests {
                 .is_some_and(corefile::Forward::to_resolv_conf)
         );
         assert_eq!(config.kube_proxy_mode.as_deref(), Some("ipvs"));
+        // Kubespray renders kube_proxy_masquerade_all (false) as `masqueradeAll: False`.
+        assert_eq!(config.kube_proxy_masquerade_all, Some(false));
         let kubelet = config.kubeadm_kubelet.expect("kubelet-config");
         assert_eq!(
             kubelet.resolv_conf.as_deref(),
