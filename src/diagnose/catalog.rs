@@ -1555,6 +1555,67 @@ pub const RULES: &[RuleInfo] = &[
         playbook: None,
     },
     RuleInfo {
+        id: "DNS-MACVLAN-NO-MASQUERADE",
+        severity: Severity::Critical,
+        title: "pods on Kubespray's macvlan, and kube-proxy does not masquerade all",
+        symptom: "\
+            Pods on some nodes time out on every name, while pods on other nodes resolve. A\n\
+            lookup from a pod on a node that runs a CoreDNS pod says (Kubespray docs/CNI/macvlan.md):\n\
+            reply from unexpected source\n\
+            and a lookup there succeeds when it asks the CoreDNS pod's own address.",
+        mechanism: "\
+            Kubespray's macvlan network plugin gives each pod a macvlan device of\n\
+            macvlan_interface, in bridge mode (10-macvlan.conf.j2, the CNI plugin's default),\n\
+            and a default route to the first address of the node's pod CIDR, which the node\n\
+            holds on its own macvlan device mac0 (debian-network-macvlan.cfg.j2 and the CentOS\n\
+            and Flatcar templates). A query to the kube-dns Service goes to mac0, and kube-proxy\n\
+            on the node DNATs it to a CoreDNS pod. Where that pod runs on the same node, it\n\
+            shares the client's subnet, and the macvlan driver switches its reply from pod to pod\n\
+            without the node: the node's conntrack never puts the Service IP back as the\n\
+            source, and the client drops an answer from an address it did not ask. A CoreDNS pod\n\
+            on another node answers through its node and this one (routes via access_ip), and\n\
+            that works: the failure follows where CoreDNS pods are scheduled.\n\
+            \n\
+            kube-proxy's masqueradeAll masquerades every packet to a Service IP (iptables and\n\
+            IPVS modes alike); without it only sources outside clusterCIDR, the pod network, are.\n\
+            Masqueraded, the query reaches CoreDNS from mac0's address and the answer comes\n\
+            back through the node. Kubespray renders kube_proxy_masquerade_all (false by\n\
+            default) as the ConfigMap's iptables.masqueradeAll; its macvlan CI sets it true. It\n\
+            renders no nftables section, which kube-proxy reads in nftables mode: there the\n\
+            variable does nothing.\n\
+            \n\
+            dnsfix reads masqueradeAll from kube-system/kube-proxy's config.conf where it read\n\
+            the cluster, else the inventory's kube_proxy_masquerade_all, else Kubespray's default\n\
+            on a Kubespray node; elsewhere it cannot tell (unknown). Where every clusterDNS\n\
+            address is on the nodelocaldns interface, pods ask NodeLocal DNSCache on the node\n\
+            over mac0 and the node's IP stack, whose queries to CoreDNS leave from the node: pod\n\
+            DNS does not go through this, and the finding is a warning (other Services still\n\
+            fail for a client beside a backend). Kubespray's doc also says to disable\n\
+            nodelocaldns on macvlan because its address is not reachable; its files do not bear\n\
+            that out (mac0 is the pods' gateway, the address is local to the node), and dnsfix\n\
+            does not report it.",
+        fix: "\
+            Kubespray: set kube_proxy_masquerade_all: true (group_vars/all/all.yml) and write it\n\
+            to kube-proxy's ConfigMap: plain cluster.yml on a running cluster does not;\n\
+            upgrade-cluster.yml does, or cluster.yml -e upgrade_cluster_setup=true, through\n\
+            `kubeadm init phase addon kube-proxy` (roles/kubernetes/control-plane/tasks/\n\
+            kubeadm-upgrade.yml). With kube_proxy_mode: nftables the variable is not rendered\n\
+            where kube-proxy reads it: set nftables.masqueradeAll in the ConfigMap by hand.\n\
+            By hand (any installer): kubectl -n kube-system edit configmap kube-proxy, and in\n\
+            config.conf set iptables.masqueradeAll: true (nftables.masqueradeAll in nftables\n\
+            mode); a Kubespray run with the inventory's old value writes it back.\n\
+            dnsfix has no playbook for this: the setting is the cluster's, not a node's.",
+        restart: "\
+            kube-proxy reads its configuration at start: kubectl -n kube-system rollout restart\n\
+            daemonset kube-proxy. Pods need no restart.",
+        verify: "\
+            kubectl -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\\.conf}' | grep -A3 '^iptables:'\n\
+            kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never --overrides='{\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup kubernetes.default\n  \
+            (NODE one that runs a CoreDNS pod)\n\
+            dnsfix check -i hosts.yaml --limit NODE",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-POD-LOOP",
         severity: Severity::Critical,
         title: "a CoreDNS or nodelocaldns pod on this node crash-loops on a DNS loop",
@@ -1866,6 +1927,7 @@ mod tests {
             ("DNS-CNI-CONFIG-LEFTOVER", Severity::Critical),
             ("DNS-KUBELET-RESTART-DUE", Severity::High),
             ("DNS-FIREWALLD-PODS-UNTRUSTED", Severity::Warning),
+            ("DNS-MACVLAN-NO-MASQUERADE", Severity::Critical),
             ("DNS-POD-LOOP", Severity::Critical),
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),

@@ -698,7 +698,7 @@ fn pod_bridge(
         )),
         (None, Some(main), None) if VLAN_DEVICES.contains(&main.as_str()) => {
             PodBridge::Routed(format!(
-                "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it: Kubespray's docs/CNI/macvlan.md gives \"reply from unexpected source\" and kube_proxy_masquerade_all: true for it, which dnsfix does not check)"
+                "{path}: plugin {main} gives pods {main} devices of a host interface, which the {main} driver switches between without a Linux bridge: bridge netfilter never sees their frames (nor does the host's conntrack see a Service backend's reply to a client pod beside it, unless kube-proxy masquerades all Service traffic, which DNS-MACVLAN-NO-MASQUERADE checks for macvlan)"
             ))
         }
         (None, Some(main), None) => match plugins.iter().find_map(|p| bridge_like(p)) {

@@ -29,6 +29,7 @@ pub const DNS_VARIABLES: &[&str] = &[
     "coredns_server",
     "kube_resolv_conf",
     "kube_proxy_mode",
+    "kube_proxy_masquerade_all",
     "kube_version",
     "kube_network_plugin",
     "enable_dual_stack_networks",

@@ -238,6 +238,13 @@ fn bridged_off(ctx: &Ctx, mut evidence: Vec<String>, deny_now: bool) -> RuleOutc
 /// service at local input, local address or not, and sends it on to CoreDNS (so the
 /// upstream nodelocaldns docs give node-cache the link-local address alone in IPVS mode).
 fn answered_on_node(ctx: &Ctx) -> Option<String> {
+    cache_on_node(ctx).map(|why| format!("{why}, not across the bridge"))
+}
+
+/// Why pods on this node ask NodeLocal DNSCache on the node itself, where they do: every
+/// clusterDNS address is on the nodelocaldns interface ([`answered_on_node`]). Their
+/// queries go to their gateway, an address of the node, and up its IP stack.
+pub(super) fn cache_on_node(ctx: &Ctx) -> Option<String> {
     let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
         return None;
     };
@@ -253,7 +260,7 @@ fn answered_on_node(ctx: &Ctx) -> Option<String> {
     // (Not the interface's other addresses: its IPv6 link-local one differs from node to
     // node, and would keep nodes with the same change apart in the plan.)
     Some(format!(
-        "{} clusterDNS [{}] is on the nodelocaldns interface: pods ask NodeLocal DNSCache on the node itself, which answers them over the node's IP stack, not across the bridge",
+        "{} clusterDNS [{}] is on the nodelocaldns interface: pods ask NodeLocal DNSCache on the node itself, which answers them over the node's IP stack",
         dns.source.at(),
         dns.value.join(", "),
     ))

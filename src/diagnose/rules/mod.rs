@@ -21,6 +21,7 @@ mod k3s_fallback;
 mod kernel;
 mod kubelet_file;
 mod kubelet_flags;
+mod macvlan;
 mod node_resolver;
 mod restart_due;
 mod search;
@@ -62,6 +63,10 @@ pub struct Ctx<'a> {
     /// DaemonSet with its ConfigMap (kubeadm, Kubespray, EKS), it is not deployed (Cilium's
     /// or Calico's eBPF replacing it, Kubespray's kube_proxy_remove).
     pub kube_proxy_absent: bool,
+    /// kube-proxy's masqueradeAll as its ConfigMap says, when the cluster was read, and the
+    /// ConfigMap and key it was read from; it replaces the inventory's
+    /// `kube_proxy_masquerade_all`.
+    pub kube_proxy_masquerade_all: Option<(bool, String)>,
     /// The node's kubelet version as the cluster has it from the running kubelet
     /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
     pub kubelet_version: Option<(String, String)>,
@@ -96,6 +101,7 @@ impl<'a> Ctx<'a> {
             cluster: cluster_addresses(host, facts, None),
             kube_proxy_mode: None,
             kube_proxy_absent: false,
+            kube_proxy_masquerade_all: None,
             kubelet_version: None,
             coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
@@ -124,6 +130,10 @@ impl<'a> Ctx<'a> {
         {
             ctx.dns_services = config.services.clone().map(|s| (via.clone(), s));
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone().map(|m| {
+                let from = config.kube_proxy_from.as_deref();
+                (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())
+            });
+            ctx.kube_proxy_masquerade_all = config.kube_proxy_masquerade_all.map(|m| {
                 let from = config.kube_proxy_from.as_deref();
                 (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())
             });
@@ -273,6 +283,7 @@ pub const RULES: &[(&str, Rule)] = &[
         "DNS-FIREWALLD-PODS-UNTRUSTED",
         firewalld::firewalld_pods_untrusted,
     ),
+    ("DNS-MACVLAN-NO-MASQUERADE", macvlan::macvlan_no_masquerade),
 ];
 
 const NO_KUBELET: &str = "no kubelet configuration on this host";

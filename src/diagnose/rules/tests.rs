@@ -5654,3 +5654,75 @@ fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions()
         other => panic!("expected unknown, got {other:?}"),
     }
 }
+
+/// DNS-MACVLAN-NO-MASQUERADE on Kubespray's macvlan node without nodelocaldns: kube-proxy's
+/// ConfigMap replaces the inventory's kube_proxy_masquerade_all either way; in nftables
+/// mode Kubespray's variable is not rendered where kube-proxy reads it; with no kube-proxy
+/// the rule does not judge; off Kubespray with neither known it cannot tell.
+#[test]
+fn macvlan_masquerade_all_from_the_configmap_else_the_inventory() {
+    use crate::cluster::{Cluster, DnsConfig};
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let read = |masquerade_all: Option<bool>, mode: &str, configmap: bool| Cluster::Read {
+        via: "cp1".into(),
+        pods: Vec::new(),
+        config: Box::new(DnsConfig {
+            kube_proxy_mode: configmap.then(|| mode.to_owned()),
+            kube_proxy_configmap: configmap,
+            kube_proxy_masquerade_all: masquerade_all,
+            ..DnsConfig::default()
+        }),
+        kubelets: Default::default(),
+    };
+    let rule = |host: &Host, facts: &NodeFacts, cluster: Option<&Cluster>| {
+        macvlan::macvlan_no_masquerade(&Ctx::in_cluster(host, facts, cluster))
+    };
+    let one = |outcome: RuleOutcome| match outcome {
+        RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+        other => panic!("expected one finding, got {other:?}"),
+    };
+    let mut on = Host::new("node1");
+    on.vars
+        .insert("kube_proxy_masquerade_all".into(), serde_json::json!(true));
+    assert_eq!(rule(&on, &facts, None), RuleOutcome::Pass);
+    // The ConfigMap says false: the inventory's true was never rolled out.
+    let f = one(rule(&on, &facts, Some(&read(Some(false), "ipvs", true))));
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(
+        f.evidence.contains(
+            &"ConfigMap kube-system/kube-proxy (config.conf) masqueradeAll: false".to_owned()
+        ),
+        "{f:?}"
+    );
+    // The ConfigMap says true: the inventory's unset (Kubespray's false) does not count.
+    let unset = Host::new("node1");
+    assert_eq!(
+        rule(&unset, &facts, Some(&read(Some(true), "ipvs", true))),
+        RuleOutcome::Pass
+    );
+    // No kube-proxy ConfigMap at all: kube-proxy is not deployed.
+    assert!(matches!(
+        rule(&unset, &facts, Some(&read(None, "", false))),
+        RuleOutcome::NotApplicable(_)
+    ));
+    // nftables mode: Kubespray renders the variable as iptables.masqueradeAll alone.
+    let mut nft = on.clone();
+    nft.vars
+        .insert("kube_proxy_mode".into(), serde_json::json!("nftables"));
+    let f = one(rule(&nft, &facts, None));
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("nftables mode reads nftables.masqueradeAll")),
+        "{f:?}"
+    );
+    // Not a Kubespray node, nothing read, no variable: unknown, not a guess.
+    let mut kubeadm = facts.clone();
+    kubeadm.flavour.kind = FlavourKind::Kubeadm;
+    let f = one(rule(&unset, &kubeadm, None));
+    assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown);
+    assert!(f.summary.contains("masqueradeAll is not known"), "{f:?}");
+}
