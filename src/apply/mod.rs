@@ -33,7 +33,7 @@ use crate::gather::{Reads, gather_session_with, run_as_root};
 use crate::inventory::Host;
 use crate::node_script::{self, Record, RecordKind};
 use crate::plan::model::{
-    Change, FactDigest, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan,
+    Change, ClusterAction, FactDigest, HandlerAction, HandlerRun, HostPlan, HostStatus, Plan,
 };
 use crate::playbook::Batch;
 use crate::transport::{Session, Target, Transport};
@@ -519,7 +519,7 @@ async fn apply_on(
         if result.outcome == HostOutcome::Unchanged && !retry_pods {
             return Ok(());
         }
-        if let Err(e) = recreate_dns_pods(ctx, host, &after, result).await {
+        if let Err(e) = recreate_dns_pods(ctx, host, &after, &plan.cluster, result).await {
             // Without the note a re-run finds the changes made and leaves the pods as
             // they are: the user must know that the pods are theirs to recreate.
             let mark = script::mark_done_script(&ctx.run_id, &pods_failed)?;
@@ -915,13 +915,17 @@ async fn mark_done(
 /// Deletes the node's CoreDNS and nodelocaldns pods through kubectl on a control-plane host
 /// and waits for Ready replacements. The node's names come from its facts as gathered now,
 /// never from the plan file; a replacement that does not come up fails the host.
+/// CoreDNS pods the plan found outside kube-system are listed again in their namespace
+/// (the plan's, by the plan's selector) and recreated there.
 async fn recreate_dns_pods(
     ctx: &Context,
     host: &Host,
     facts: &crate::facts::NodeFacts,
+    actions: &[ClusterAction],
     result: &mut HostResult,
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
+    let elsewhere = namespaces_elsewhere(actions);
     let _one_node_at_a_time = ctx.pods.lock().await;
     let (mut kubectl, pods) =
         crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
@@ -929,9 +933,14 @@ async fn recreate_dns_pods(
             .map_err(|why| {
                 format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
             })?;
-    let done =
-        crate::cluster::recreate_node_pods(&mut kubectl, pods, &names, ctx.options.health_timeout)
-            .await;
+    let done = crate::cluster::recreate_node_pods(
+        &mut kubectl,
+        pods,
+        &elsewhere,
+        &names,
+        ctx.options.health_timeout,
+    )
+    .await;
     kubectl.close().await;
     let done = done.map_err(|e| format!("recreating the DNS pods: {e}"));
     result.pods = done.clone().unwrap_or_default();
@@ -945,7 +954,7 @@ async fn recreate_dns_pods(
         Ok(pods) => pods
             .iter()
             .find(|p| !p.ok)
-            .map(|p| format!("DNS pod {} on {}: {}", p.pod, p.node, p.message)),
+            .map(|p| format!("DNS pod {} on {}: {}", p.shown(), p.node, p.message)),
     };
     if let Some(failure) = failure {
         // The pod still loops: the finding is not fixed, whatever the node's files say.
@@ -961,6 +970,21 @@ async fn recreate_dns_pods(
         return Err(failure);
     }
     Ok(())
+}
+
+/// The namespaces outside kube-system whose DNS pods `actions` recreate, each with the
+/// selector the plan listed them by, each once.
+fn namespaces_elsewhere(actions: &[ClusterAction]) -> Vec<(String, Option<String>)> {
+    let mut found: Vec<(String, Option<String>)> = Vec::new();
+    for ClusterAction::RecreateDnsPods { pods, .. } in actions {
+        for pod in pods.iter().filter(|p| p.namespace() != "kube-system") {
+            let key = (pod.namespace().to_owned(), pod.selector.clone());
+            if !found.contains(&key) {
+                found.push(key);
+            }
+        }
+    }
+    found
 }
 
 /// `changes` with the redacted values of every file put back from the file on the node;
@@ -1199,6 +1223,41 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The namespaces apply lists outside kube-system: those of the plan's pods there,
+    /// each with its selector, once; kube-system's (a plan saved before pods carried a
+    /// namespace among them) are listed as before.
+    #[test]
+    fn pods_outside_kube_system_are_listed_in_their_namespace() {
+        let pod = |name: &str, namespace: Option<&str>| crate::plan::model::PodState {
+            name: name.to_owned(),
+            app: "coredns".to_owned(),
+            state: "ready".to_owned(),
+            namespace: namespace.map(str::to_owned),
+            selector: namespace.map(|_| "k8s-app=coredns".to_owned()),
+        };
+        let action = |pods| ClusterAction::RecreateDnsPods {
+            node: vec!["node1".to_owned()],
+            pods,
+            via: "cp1".to_owned(),
+            reasons: Vec::new(),
+        };
+        let actions = [
+            action(vec![
+                pod("nodelocaldns-x", None),
+                pod("dns-coredns-a", Some("coredns")),
+            ]),
+            action(vec![
+                pod("dns-coredns-b", Some("coredns")),
+                pod("coredns-c", Some("kube-system")),
+            ]),
+        ];
+        assert_eq!(
+            namespaces_elsewhere(&actions),
+            [("coredns".to_owned(), Some("k8s-app=coredns".to_owned()))]
+        );
+        assert!(namespaces_elsewhere(&actions[..0]).is_empty());
+    }
 
     /// A k3s config.yaml whose token a saved plan shows redacted: its old text, put back
     /// from the node's file, must be that file, where the file is still the one the plan

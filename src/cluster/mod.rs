@@ -69,6 +69,11 @@ pub struct DnsPod {
     /// Service elsewhere ([`DnsConfig::service_elsewhere`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Where it is not kube-system, the label selector (`KEY=VALUE,...`) it was listed by
+    /// there: its Service's ([`DnsService::selector`]). apply lists its namespace again by
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
 }
 
 /// What dnsfix could learn from the cluster.
@@ -429,6 +434,20 @@ pub const GET_DNS_SERVICES_EVERYWHERE: [&str; 2] = [
 /// digits, `-`, `_`, `.`, beginning and ending with a letter or digit), so that nothing
 /// else reaches the shell.
 fn label_selector(selector: &Value) -> Option<String> {
+    let labels = selector.as_object().filter(|m| !m.is_empty())?;
+    let mut parts = Vec::new();
+    for (key, value) in labels {
+        let value = value.as_str()?;
+        if !label_pair(key, value) {
+            return None;
+        }
+        parts.push(format!("{key}={value}"));
+    }
+    Some(parts.join(","))
+}
+
+/// One `KEY=VALUE` of a label selector, as [`label_selector`] takes it.
+fn label_pair(key: &str, value: &str) -> bool {
     let name = |s: &str| {
         !s.is_empty()
             && s.len() <= 63
@@ -437,23 +456,21 @@ fn label_selector(selector: &Value) -> Option<String> {
             && s.starts_with(|c: char| c.is_ascii_alphanumeric())
             && s.ends_with(|c: char| c.is_ascii_alphanumeric())
     };
-    let labels = selector.as_object().filter(|m| !m.is_empty())?;
-    let mut parts = Vec::new();
-    for (key, value) in labels {
-        let value = value.as_str()?;
-        let (prefix, key_name) = match key.rsplit_once('/') {
-            Some((prefix, key_name)) => (Some(prefix), key_name),
-            None => (None, key.as_str()),
-        };
-        if !name(key_name)
-            || prefix.is_some_and(|p| !valid_pod_name(p))
-            || !(value.is_empty() || name(value))
-        {
-            return None;
-        }
-        parts.push(format!("{key}={value}"));
-    }
-    Some(parts.join(","))
+    let (prefix, key_name) = match key.rsplit_once('/') {
+        Some((prefix, key_name)) => (Some(prefix), key_name),
+        None => (None, key),
+    };
+    name(key_name) && prefix.is_none_or(valid_pod_name) && (value.is_empty() || name(value))
+}
+
+/// A label selector as [`label_selector`] makes it (from a saved plan: it goes into a
+/// kubectl command line only if it is one).
+pub fn valid_label_selector(selector: &str) -> bool {
+    !selector.is_empty()
+        && selector.split(',').all(|part| {
+            part.split_once('=')
+                .is_some_and(|(key, value)| label_pair(key, value))
+        })
 }
 
 /// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
@@ -1369,8 +1386,7 @@ pub enum NodeView {
 
 impl Cluster {
     /// The view of the node with these `names` ([`node_names`]): its DNS pods, those of
-    /// CoreDNS found elsewhere too (apply recreates kube-system's only; the plan names the
-    /// step for the others).
+    /// CoreDNS found elsewhere too (apply recreates each in its namespace).
     pub fn node_view(&self, names: Vec<String>) -> NodeView {
         match self {
             Cluster::Read { via, pods, .. } => NodeView::Read {
@@ -1656,6 +1672,7 @@ impl Kubectl {
         }
         for pod in &mut pods {
             pod.namespace = Some(namespace.clone());
+            pod.selector = Some(selector.clone());
         }
         config.coredns_mounts = coredns_mounts(&out);
         config.coredns_files = coredns_files(&out);
@@ -1802,6 +1819,40 @@ impl Kubectl {
         parse_pods(&self.run(GET_PODS).await?)
     }
 
+    /// The DNS pods of `namespace`: kube-system's by their labels ([`Kubectl::dns_pods`]),
+    /// another's (CoreDNS found through its Service there) by `selector`, each with its
+    /// namespace and selector. Both go into kubectl's command line only as names and labels
+    /// the API allows.
+    pub async fn dns_pods_in(
+        &mut self,
+        namespace: &str,
+        selector: Option<&str>,
+    ) -> Result<Vec<DnsPod>, String> {
+        let selector = match selector {
+            None if namespace == "kube-system" => return self.dns_pods().await,
+            Some(s) if valid_label_selector(s) => s,
+            Some(s) => {
+                return Err(format!("{}: not a label selector", crate::text::escape(s)));
+            }
+            None => return Err(format!("no label selector for the pods of {namespace}")),
+        };
+        let out = self
+            .run_in(namespace, &format!("get pods -l '{selector}' -o json"))
+            .await?;
+        let mut pods = parse_pods(&out)?;
+        for pod in &mut pods {
+            pod.namespace = Some(namespace.to_owned());
+            pod.selector = Some(selector.to_owned());
+        }
+        Ok(pods)
+    }
+
+    /// The pods `pod` may be replaced by: those listed as it was, in its namespace.
+    async fn pods_like(&mut self, pod: &DnsPod) -> Result<Vec<DnsPod>, String> {
+        self.dns_pods_in(pod.namespace(), pod.selector.as_deref())
+            .await
+    }
+
     /// `pods`, each crash-looping one with its loop line (up to [`MAX_LOGS`]).
     pub async fn with_logs(&mut self, mut pods: Vec<DnsPod>) -> Vec<DnsPod> {
         let mut order: Vec<usize> = (0..pods.len())
@@ -1862,16 +1913,18 @@ impl Kubectl {
         }
     }
 
-    /// Deletes the pod `name` in kube-system, not waiting for it to be gone. False when
-    /// it was gone already (another run, or its controller, deleted it first).
-    pub async fn delete_pod(&mut self, name: &str) -> Result<bool, String> {
+    /// Deletes the pod `name` in `namespace` (kube-system, or that of CoreDNS found
+    /// elsewhere), not waiting for it to be gone. False when it was gone already (another
+    /// run, or its controller, deleted it first).
+    pub async fn delete_pod(&mut self, namespace: &str, name: &str) -> Result<bool, String> {
         if !valid_pod_name(name) {
             return Err(format!("{}: not a pod name", crate::text::escape(name)));
         }
         let out = self
-            .run(&format!(
-                "delete pod {name} --wait=false --ignore-not-found"
-            ))
+            .run_in(
+                namespace,
+                &format!("delete pod {name} --wait=false --ignore-not-found"),
+            )
             .await?;
         // kubectl says `pod "NAME" deleted`, and nothing when it found none.
         Ok(String::from_utf8_lossy(&out).contains("deleted"))
@@ -2299,6 +2352,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 logs_read: false,
                 container: named_dns_container(pod),
                 namespace: None,
+                selector: None,
             }
         })
         .collect())
@@ -2341,6 +2395,19 @@ pub struct PodRecreation {
     pub ok: bool,
     /// What happened, for the report: "replaced by X on NODE, Ready after 3s", or why not.
     pub message: String,
+    /// Its namespace where it is not kube-system (CoreDNS found elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub namespace: Option<String>,
+}
+
+impl PodRecreation {
+    /// The pod for the report: `NAMESPACE/NAME` outside kube-system, else its name.
+    pub fn shown(&self) -> String {
+        match &self.namespace {
+            Some(ns) if ns != "kube-system" => format!("{ns}/{}", self.pod),
+            _ => self.pod.clone(),
+        }
+    }
 }
 
 /// Deletes the CoreDNS and nodelocaldns pods running on a node (`names`: the names it may
@@ -2348,12 +2415,28 @@ pub struct PodRecreation {
 /// replacement: a nodelocaldns pod on the same node (its DaemonSet's), a CoreDNS pod on
 /// any node (its Deployment's). The first replacement that does not come up stops the
 /// rest: deleting more would only take more of the cluster's DNS down.
+/// `elsewhere`: the namespaces outside kube-system the plan found CoreDNS in, each with the
+/// label selector it listed its pods by there: they are listed there again and recreated
+/// in their namespace, each replacement looked for there.
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
-    pods: Vec<DnsPod>,
+    mut pods: Vec<DnsPod>,
+    elsewhere: &[(String, Option<String>)],
     names: &[String],
     timeout: Duration,
 ) -> Result<Vec<PodRecreation>, String> {
+    for (namespace, selector) in elsewhere {
+        let listed = kubectl
+            .dns_pods_in(namespace, selector.as_deref())
+            .await
+            .map_err(|e| {
+                format!(
+                    "listing the CoreDNS pods in {}: {e}",
+                    crate::text::escape(namespace)
+                )
+            })?;
+        pods.extend(listed);
+    }
     let mut done = Vec::new();
     for pod in recreation_order(pods, names) {
         let step = recreate(kubectl, &pod, timeout).await?;
@@ -2389,6 +2472,7 @@ fn candidates<'a>(
 ) -> Vec<&'a DnsPod> {
     pods.iter()
         .filter(|p| p.app == pod.app && p.name != pod.name)
+        .filter(|p| p.namespace() == pod.namespace())
         .filter(|p| !before.contains(&p.name) || (gone_before && p.node == pod.node))
         .filter(|p| !pod.is_node_local() || p.node == pod.node)
         .collect()
@@ -2403,7 +2487,7 @@ async fn recreate(
     timeout: Duration,
 ) -> Result<PodRecreation, String> {
     let before: Vec<String> = kubectl
-        .dns_pods()
+        .pods_like(pod)
         .await?
         .into_iter()
         .map(|p| p.name)
@@ -2416,11 +2500,12 @@ async fn recreate(
         replacement: None,
         ok: false,
         message: String::new(),
+        namespace: pod.namespace.clone(),
     };
     let deleted = kubectl
-        .delete_pod(&pod.name)
+        .delete_pod(pod.namespace(), &pod.name)
         .await
-        .map_err(|e| format!("delete pod {}: {e}", pod.name))?;
+        .map_err(|e| format!("delete pod {}: {e}", step.shown()))?;
     // Deleted by someone else since it was listed (a concurrent run): its replacement may
     // already be among the pods listed, so one on the same node counts too.
     let gone_before = !deleted || !before.contains(&pod.name);
@@ -2429,7 +2514,7 @@ async fn recreate(
     while started.elapsed() < timeout {
         tokio::time::sleep(POLL).await;
         // One failed poll is not a failed replacement: ask again until the deadline.
-        let pods = match kubectl.dns_pods().await {
+        let pods = match kubectl.pods_like(pod).await {
             Ok(pods) => pods,
             Err(e) => {
                 error = Some(e);
@@ -2788,6 +2873,7 @@ mod tests {
             logs_read: false,
             container: None,
             namespace: None,
+            selector: None,
         }
     }
 
@@ -3911,6 +3997,84 @@ case \" $* \" in
         );
     }
 
+    /// The selector of the CoreDNS Helm chart's Service in `coredns`
+    /// (helm-coredns-ns-services.json).
+    const HELM_NS_SELECTOR: &str =
+        "app.kubernetes.io/instance=dns,app.kubernetes.io/name=coredns,k8s-app=coredns";
+
+    /// apply recreates CoreDNS found outside kube-system in its own namespace: listed there
+    /// again by the plan's selector, deleted there (the lab's kubectl deletes a pod only in
+    /// the namespace asked), its replacement looked for there. Before, apply listed and
+    /// deleted kube-system's DNS pods only: the pod was left as it was. A namespace or
+    /// selector that is not one the API allows never reaches kubectl's command line.
+    #[tokio::test]
+    async fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
+        let fixture: &[u8] =
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json");
+        let (mut kubectl, dir) = lab_kubectl(fixture, b"{\"kind\":\"List\",\"items\":[]}");
+        // The Deployment's controller: once the pod is gone, a Ready replacement in its
+        // namespace, on another node.
+        let list: Value = serde_json::from_slice(fixture).expect("fixture");
+        let mut replacement = list["items"][0].clone();
+        replacement["metadata"]["name"] = "dns-coredns-6d4f8b7c9b-q8wzt".into();
+        replacement["spec"]["nodeName"] = "node2".into();
+        let pods_dir = dir.join("pods");
+        let controller = std::thread::spawn(move || {
+            for _ in 0..200 {
+                if !pods_dir.join("0.json").exists() {
+                    let pod = serde_json::to_vec(&replacement).expect("json");
+                    std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        let home = kubectl.dns_pods().await.expect("kube-system listed");
+        assert!(home.is_empty(), "{home:?}");
+        let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let done = recreate_node_pods(
+            &mut kubectl,
+            home,
+            &elsewhere,
+            &["node1".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("recreated");
+        assert!(
+            controller.join().expect("controller"),
+            "the pod was not deleted"
+        );
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(done[0].ok, "{done:?}");
+        assert_eq!(done[0].shown(), "coredns/dns-coredns-6d4f8b7c9b-2xkqp");
+        assert_eq!(
+            done[0].replacement.as_deref(),
+            Some("dns-coredns-6d4f8b7c9b-q8wzt")
+        );
+
+        // Names from a saved plan that the API would not allow.
+        for (namespace, selector, why) in [
+            ("core;dns", HELM_NS_SELECTOR, "not a namespace"),
+            ("coredns", "k8s-app=coredns' -A '", "not a label selector"),
+        ] {
+            let bad = [(namespace.to_owned(), Some(selector.to_owned()))];
+            let error = recreate_node_pods(
+                &mut kubectl,
+                Vec::new(),
+                &bad,
+                &["node1".to_owned()],
+                Duration::from_secs(1),
+            )
+            .await
+            .expect_err("refused");
+            assert!(error.contains(why), "{error}");
+        }
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// The CoreDNS Helm chart installed in a namespace of its own (`helm install dns
     /// coredns/coredns -n coredns`, its Service given the kubelets' clusterDNS address):
     /// kube-system has no CoreDNS pod and no DNS Service, so CoreDNS is found through its
@@ -3942,6 +4106,8 @@ case \" $* \" in
             found,
             [("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", "coredns")]
         );
+        // The Service's selector, for apply to list them there again.
+        assert_eq!(pods[0].selector.as_deref(), Some(HELM_NS_SELECTOR));
         let services = config.services.as_deref().expect("services");
         assert_eq!(
             services

@@ -1639,11 +1639,11 @@ pub const RULES: &[RuleInfo] = &[
             Then delete the pod; its Deployment (CoreDNS) or DaemonSet (nodelocaldns) creates a\n\
             replacement that reads the new file:\n  \
             kubectl -n kube-system delete pod POD\n\
+            (CoreDNS found outside kube-system through the cluster DNS Service: in its\n\
+            namespace, kubectl -n NAMESPACE delete pod POD.)\n\
             `dnsfix apply` does both, in that order, and waits for the replacement to be Ready\n\
-            (playbook kubelet-resolvconf, task `recreate the cluster DNS pods on this node`),\n\
-            for kube-system's pods: CoreDNS found outside kube-system (through the cluster DNS\n\
-            Service's namespace) is deleted by hand, as the finding and the plan name it\n\
-            (kubectl -n NAMESPACE delete pod POD).",
+            in the pod's namespace (playbook kubelet-resolvconf, task `recreate the cluster DNS\n\
+            pods on this node`).",
         restart: "\
             The kubelet, when its resolvConf changed. Then the crash-looping pod is deleted and\n\
             recreated; other pods on the node need not be.",

@@ -132,34 +132,15 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
             names.join(", ")
         ),
         evidence,
-        pod_loop_fix(&looping),
+        pod_loop_fix(),
     )])
 }
 
-/// DNS-POD-LOOP's remediation: dnsfix apply restarts the kubelet and recreates
-/// kube-system's DNS pods; a CoreDNS pod found through a cluster DNS Service outside
-/// kube-system is not recreated by apply (it lists and waits for kube-system's only), so
-/// its delete is named.
-fn pod_loop_fix(looping: &[&&crate::cluster::DnsPod]) -> String {
-    let fix = "give the kubelet a resolv.conf with only real upstream servers, restart it, then delete the pod so its replacement reads the new file";
-    let elsewhere: Vec<String> = looping
-        .iter()
-        .filter(|p| p.namespace() != "kube-system")
-        .map(|p| {
-            format!(
-                "kubectl -n {} delete pod {}",
-                crate::text::escape(p.namespace()),
-                crate::text::escape(&p.name)
-            )
-        })
-        .collect();
-    if elsewhere.is_empty() {
-        return format!("{fix} (dnsfix apply does both: playbook kubelet-resolvconf)");
-    }
-    format!(
-        "{fix} (dnsfix apply restarts the kubelet with playbook kubelet-resolvconf and recreates kube-system's DNS pods only; outside kube-system, after it: {})",
-        elsewhere.join("; ")
-    )
+/// DNS-POD-LOOP's remediation: dnsfix apply restarts the kubelet and recreates the node's
+/// DNS pods, kube-system's and those of CoreDNS found through a cluster DNS Service
+/// outside kube-system alike, each in its namespace (the evidence names it).
+fn pod_loop_fix() -> String {
+    "give the kubelet a resolv.conf with only real upstream servers, restart it, then delete the pod so its replacement reads the new file (dnsfix apply does both: playbook kubelet-resolvconf)".to_owned()
 }
 
 /// kubelet's clusterDNS is an address NodeLocal DNSCache serves on this node, and nothing
@@ -980,6 +961,7 @@ mod tests {
             logs_read: true,
             container: None,
             namespace: None,
+            selector: None,
         }
     }
 
@@ -1269,14 +1251,20 @@ mod tests {
             "{f:?}"
         );
         // CoreDNS found through a cluster DNS Service outside kube-system: apply recreates
-        // kube-system's DNS pods only, so the delete is named (before, \"apply does both\").
+        // it in its namespace too, which the evidence names (before, the remediation named
+        // a `kubectl -n coredns delete pod` to run by hand).
         let mut outside = looping("node1");
         outside.namespace = Some("coredns".to_owned());
         let outside = read(vec![outside], DnsConfig::default());
         let rules_outside = rules_of(&host, &facts, &outside);
         let f = &findings(outcome(&rules_outside, POD_LOOP))[0];
         assert!(
-            f.remediation.ends_with("recreates kube-system's DNS pods only; outside kube-system, after it: kubectl -n coredns delete pod coredns-5d78c9869d-x7k2p)"),
+            f.remediation
+                .ends_with("(dnsfix apply does both: playbook kubelet-resolvconf)"),
+            "{f:?}"
+        );
+        assert!(
+            f.evidence[0].starts_with("pod coredns/coredns-5d78c9869d-x7k2p (coredns)"),
             "{f:?}"
         );
 
@@ -1341,6 +1329,7 @@ mod tests {
             logs_read: true,
             container: None,
             namespace: None,
+            selector: None,
         }
     }
 

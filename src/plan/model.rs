@@ -344,6 +344,23 @@ pub struct PodState {
     pub app: String,
     /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
     pub state: String,
+    /// Its namespace where it is not kube-system: CoreDNS found through the cluster DNS
+    /// Service elsewhere (the CoreDNS Helm chart installed with `-n coredns`). A plan saved
+    /// before pods carried it has none: kube-system, where apply looked then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The label selector (`KEY=VALUE,...`) its pods were listed by there: its Service's
+    /// selector. apply lists them again by it in `namespace`. None in kube-system (the
+    /// DNS pods' own labels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+impl PodState {
+    /// Its namespace: kube-system where the plan names none.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("kube-system")
+    }
 }
 
 /// A handler that fires because something it watches changed.

@@ -385,9 +385,14 @@ pub(super) fn cluster_via(actions: &[ClusterAction]) -> String {
 pub(super) fn cluster_action(action: &ClusterAction) -> String {
     match action {
         ClusterAction::RecreateDnsPods { pods, .. } => {
+            // The namespace where it is not kube-system (CoreDNS found through the cluster
+            // DNS Service elsewhere): apply deletes and replaces the pod there.
             let now: Vec<String> = pods
                 .iter()
-                .map(|p| format!("{} {}", p.app, p.state))
+                .map(|p| match p.namespace() {
+                    "kube-system" => format!("{} {}", p.app, p.state),
+                    ns => format!("{} (namespace {ns}) {}", p.app, p.state),
+                })
                 .collect();
             format!(
                 "recreate this node's DNS pods after the restart, one at a time, each waiting \
@@ -910,6 +915,8 @@ rotateCertificates: true
                     name: pod.to_owned(),
                     app: "coredns".to_owned(),
                     state: "CrashLoopBackOff, 5 restarts, loop detected".to_owned(),
+                    namespace: None,
+                    selector: None,
                 }],
                 via: "cp1".to_owned(),
                 reasons: vec![reason(
@@ -946,6 +953,79 @@ rotateCertificates: true
         assert!(!out.contains("coredns-a-1"), "{out}");
         assert!(out.contains("2 DNS pods recreated"), "{out}");
         assert!(json(&p).contains("\"name\": \"coredns-b-7\""));
+    }
+
+    /// CoreDNS found through the cluster DNS Service outside kube-system (the CoreDNS Helm
+    /// chart installed with `-n coredns`) is recreated in its namespace: the text and the
+    /// Markdown name it, the saved plan carries it with the selector apply lists the pods
+    /// by there. A plan saved before pods carried a namespace still loads, its pods
+    /// kube-system's. Before, such a pod was left out of the action (a note named the
+    /// manual step).
+    #[test]
+    fn a_pod_outside_kube_system_is_shown_with_its_namespace() {
+        let state =
+            |name: &str, app: &str, namespace: Option<&str>| super::super::model::PodState {
+                name: name.to_owned(),
+                app: app.to_owned(),
+                state: "ready".to_owned(),
+                namespace: namespace.map(str::to_owned),
+                selector: namespace.map(|_| {
+                    "app.kubernetes.io/instance=dns,app.kubernetes.io/name=coredns,\
+                     k8s-app=coredns"
+                        .to_owned()
+                }),
+            };
+        let h = HostPlan {
+            cluster: vec![ClusterAction::RecreateDnsPods {
+                node: vec!["node1".to_owned()],
+                pods: vec![
+                    state("nodelocaldns-9wqzb", "nodelocaldns", None),
+                    state("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", Some("coredns")),
+                ],
+                via: "cp1".to_owned(),
+                reasons: vec![reason(
+                    "kubelet-resolvconf",
+                    "recreate the cluster DNS pods on this node",
+                    &[],
+                )],
+            }],
+            ..loopback_host("node1")
+        };
+        let p = plan(
+            vec![h],
+            Summary {
+                hosts: 1,
+                hosts_changing: 1,
+                pods: 2,
+                ..Summary::default()
+            },
+        );
+        let now = "(now: nodelocaldns ready; coredns (namespace coredns) ready)";
+        let out = text(&p, false);
+        assert!(out.contains(now), "{out}");
+        let md = super::super::markdown::markdown(&p, "0");
+        assert!(md.contains(now), "{md}");
+        let saved = json(&p);
+        assert!(saved.contains("\"namespace\": \"coredns\""), "{saved}");
+        assert_eq!(saved.matches("\"namespace\"").count(), 1, "{saved}");
+        let back: Plan = serde_json::from_str(&saved).expect("loads");
+        assert_eq!(back, p);
+
+        // Saved before: no namespace, no selector. It loads, and means kube-system.
+        let mut old: serde_json::Value = serde_json::from_str(&saved).expect("json");
+        let pods = &mut old["hosts"][0]["cluster"][0]["pods"];
+        for pod in pods.as_array_mut().expect("pods") {
+            let pod = pod.as_object_mut().expect("pod");
+            pod.remove("namespace");
+            pod.remove("selector");
+        }
+        let old: Plan = serde_json::from_value(old).expect("a plan saved before loads");
+        let ClusterAction::RecreateDnsPods { pods, .. } = &old.hosts[0].cluster[0];
+        assert!(
+            pods.iter().all(|p| p.namespace() == "kube-system"),
+            "{pods:?}"
+        );
+        assert!(text(&old, false).contains("(now: nodelocaldns ready; coredns ready)"));
     }
 
     #[test]

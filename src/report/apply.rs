@@ -164,7 +164,7 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
     // The node's DNS pods, deleted through the cluster's API and replaced.
     for pod in &host.pods {
         let word = if pod.ok { "recreated" } else { "NOT READY" };
-        let line = format!("    {word:<9} pod {}: {}", pod.pod, pod.message);
+        let line = format!("    {word:<9} pod {}: {}", pod.shown(), pod.message);
         let _ = writeln!(out, "{}", super::escape(&line));
     }
     if let Some(verified) = &host.verified

@@ -247,6 +247,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
         logs_read: true,
         container: None,
         namespace: None,
+        selector: None,
     };
     let cluster = dnsfix::cluster::Cluster::Read {
         via: "cp1".into(),
@@ -267,6 +268,66 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
             && text.contains("DNS-POD-LOOP"),
         "{text}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kubeadm node whose kubelet hands pods systemd-resolved's stub, its CoreDNS the CoreDNS
+/// Helm chart's in `coredns` (the pod as tests/fixtures/kubectl/helm-coredns-ns-pods.json
+/// lists it, found through its Service there): the plan recreates it in its namespace
+/// after the kubelet restart, the text and the Markdown name that namespace, and the
+/// saved plan carries it with the Service's selector. Before, the pod was left out of the
+/// cluster action and a note named `kubectl -n coredns delete pod` to run by hand.
+#[test]
+fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-echo-appended-resolvconf");
+    let dir = std::env::temp_dir().join(format!("dnsfix-coredns-ns-{}", std::process::id()));
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let inventory_path = inventory(&dir, &vars);
+    let raw = raw::from_tree(&case.join("root")).expect("tree");
+    let inventory = Inventory::load(&inventory_path).expect("inventory loads");
+    let hosts = inventory.select(None).expect("hosts");
+    let outcomes = vec![HostOutcome {
+        host: "node1".into(),
+        elapsed: Duration::ZERO,
+        result: Ok(NodeFacts::from_raw("node1", &raw)),
+    }];
+    let mut pods = dnsfix::cluster::parse_pods(include_bytes!(
+        "../fixtures/kubectl/helm-coredns-ns-pods.json"
+    ))
+    .expect("pods");
+    for pod in &mut pods {
+        pod.namespace = Some("coredns".into());
+        pod.selector = Some(
+            "app.kubernetes.io/instance=dns,app.kubernetes.io/name=coredns,k8s-app=coredns".into(),
+        );
+    }
+    let cluster = dnsfix::cluster::Cluster::Read {
+        via: "cp1".into(),
+        pods,
+        config: Box::default(),
+        kubelets: Default::default(),
+    };
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let plan = plan::build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
+    let text = plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
+    insta::assert_snapshot!("coredns_outside_kube_system_plan", text);
+    let markdown = plan::markdown::markdown(&plan, "SHA256");
+    assert!(
+        markdown.contains("(now: coredns (namespace coredns) ready)"),
+        "{markdown}"
+    );
+    assert!(!text.contains("kubectl -n coredns delete pod"), "{text}");
+    let json = plan::render::json(&plan);
+    assert!(
+        json.contains("\"namespace\": \"coredns\"")
+            && json.contains("\"selector\": \"app.kubernetes.io/instance=dns,"),
+        "{json}"
+    );
+    let back: Plan = serde_json::from_str(&json).expect("the saved plan reads back");
+    assert_eq!(back, plan);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

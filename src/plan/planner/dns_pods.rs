@@ -6,10 +6,9 @@ use minijinja::Value as Ctx;
 
 use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
-use crate::cluster::{DnsPod, NodeView};
+use crate::cluster::NodeView;
 use crate::plan::model::{ClusterAction, Note, PodState, Reason};
 use crate::playbook::action::DnsPodsArgs;
-use crate::text::escape;
 
 impl Run<'_> {
     pub(super) fn dns_pods(
@@ -44,41 +43,22 @@ impl Run<'_> {
                 names.first().map_or("?", String::as_str)
             ))),
             NodeView::Read { via, names, pods } => {
-                // apply recreates kube-system's DNS pods only (it lists them there and waits
-                // for their replacements there): CoreDNS found through a cluster DNS Service
-                // elsewhere is left to a named manual step, not promised.
-                let (home, elsewhere): (Vec<&DnsPod>, Vec<&DnsPod>) =
-                    pods.iter().partition(|p| p.namespace() == "kube-system");
-                if !elsewhere.is_empty() {
-                    let node = names.first().map_or("?", String::as_str);
-                    let deletes: Vec<String> = elsewhere
-                        .iter()
-                        .map(|p| {
-                            format!(
-                                "kubectl -n {} delete pod {}",
-                                escape(p.namespace()),
-                                escape(&p.name)
-                            )
-                        })
-                        .collect();
-                    state.notes.push(note(format!(
-                        "Recreate the CoreDNS pods outside kube-system on node {node} after the \
-                         kubelet restart, so their replacements read the new resolv.conf: {}. \
-                         dnsfix recreates kube-system's DNS pods only.",
-                        deletes.join("; ")
-                    )));
-                }
-                if home.is_empty() {
-                    return Ok(Outcome::Unchanged);
-                }
+                // Each pod in its namespace: kube-system's, and CoreDNS's found through the
+                // cluster DNS Service elsewhere, which apply lists again there by the
+                // Service's selector.
                 let action = ClusterAction::RecreateDnsPods {
                     node: names.clone(),
-                    pods: home
+                    pods: pods
                         .iter()
                         .map(|p| PodState {
                             name: p.name.clone(),
                             app: p.app.clone(),
                             state: p.state(),
+                            namespace: p.namespace.clone().filter(|n| n != "kube-system"),
+                            selector: p
+                                .selector
+                                .clone()
+                                .filter(|_| p.namespace() != "kube-system"),
                         })
                         .collect(),
                     via: via.clone(),

@@ -739,6 +739,7 @@ mod tests {
             logs_read: !ready,
             container: None,
             namespace: None,
+            selector: None,
         }
     }
 
@@ -800,45 +801,6 @@ mod tests {
             run.unchanged
         );
 
-        // CoreDNS found through a cluster DNS Service outside kube-system: apply recreates
-        // kube-system's DNS pods only, so the plan names the step for the other. Before,
-        // its pod was left out unsaid, and a node without kube-system DNS pods read "none
-        // to recreate".
-        let mut elsewhere = pod("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", false);
-        elsewhere.namespace = Some("coredns".into());
-        let mixed = crate::cluster::NodeView::Read {
-            via: "cp1".to_owned(),
-            names: vec!["node1".to_owned()],
-            pods: vec![
-                pod("nodelocaldns-9wqzb", "nodelocaldns", true),
-                elsewhere.clone(),
-            ],
-        };
-        let manual = "Recreate the CoreDNS pods outside kube-system on node node1 after the \
-                      kubelet restart, so their replacements read the new resolv.conf: kubectl \
-                      -n coredns delete pod dns-coredns-6d4f8b7c9b-2xkqp. dnsfix recreates \
-                      kube-system's DNS pods only.";
-        let run = plan_in(RECREATE, &[], &mixed).expect("plans");
-        let ClusterAction::RecreateDnsPods { pods, .. } = &run.cluster[0];
-        let names: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["nodelocaldns-9wqzb"]);
-        assert_eq!(run.notes[0].message, manual, "{:?}", run.notes);
-        let alone = crate::cluster::NodeView::Read {
-            via: "cp1".to_owned(),
-            names: vec!["node1".to_owned()],
-            pods: vec![elsewhere],
-        };
-        let run = plan_in(RECREATE, &[], &alone).expect("plans");
-        assert!(run.cluster.is_empty(), "{:?}", run.cluster);
-        assert_eq!(run.notes[0].message, manual, "{:?}", run.notes);
-        assert!(
-            !run.unchanged
-                .iter()
-                .any(|n| n.message.contains("none to recreate")),
-            "{:?}",
-            run.unchanged
-        );
-
         // No cluster access: the manual step, with why.
         let run = plan(RECREATE, &[]).expect("plans");
         assert!(run.cluster.is_empty());
@@ -857,6 +819,126 @@ mod tests {
                 .contains("state must be recreated, not \"deleted\""),
             "{error}"
         );
+    }
+
+    /// CoreDNS found through a cluster DNS Service outside kube-system: recreated in its
+    /// namespace like kube-system's, the plan carrying the namespace and the Service's
+    /// selector apply lists its pods by there. Before, the action left it out and a note
+    /// named the manual step (`kubectl -n coredns delete pod ...`).
+    #[test]
+    fn dns_pods_recreates_coredns_outside_kube_system_in_its_namespace() {
+        let mut elsewhere = pod("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", false);
+        elsewhere.namespace = Some("coredns".into());
+        elsewhere.selector = Some("app.kubernetes.io/name=coredns,k8s-app=coredns".into());
+        let mixed = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![
+                pod("nodelocaldns-9wqzb", "nodelocaldns", true),
+                elsewhere.clone(),
+            ],
+        };
+        let placed = |run: &HostRun| -> Vec<(String, String, Option<String>)> {
+            run.cluster
+                .iter()
+                .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
+                .map(|p| (p.namespace().to_owned(), p.name.clone(), p.selector.clone()))
+                .collect()
+        };
+        let selector = Some("app.kubernetes.io/name=coredns,k8s-app=coredns".to_owned());
+        let run = plan_in(RECREATE, &[], &mixed).expect("plans");
+        assert_eq!(
+            placed(&run),
+            [
+                ("kube-system".into(), "nodelocaldns-9wqzb".into(), None),
+                (
+                    "coredns".into(),
+                    "dns-coredns-6d4f8b7c9b-2xkqp".into(),
+                    selector.clone()
+                ),
+            ]
+        );
+        assert!(run.notes.is_empty(), "{:?}", run.notes);
+        let alone = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![elsewhere],
+        };
+        let run = plan_in(RECREATE, &[], &alone).expect("plans");
+        assert_eq!(
+            placed(&run),
+            [(
+                "coredns".into(),
+                "dns-coredns-6d4f8b7c9b-2xkqp".into(),
+                selector
+            )]
+        );
+        assert!(run.notes.is_empty(), "{:?}", run.notes);
+        assert!(
+            !run.unchanged
+                .iter()
+                .any(|n| n.message.contains("none to recreate")),
+            "{:?}",
+            run.unchanged
+        );
+    }
+
+    /// Two playbooks asking for the node's DNS pods (kubelet-resolvconf and
+    /// kubelet-restart-due both end with `dns_pods`), the pods in two namespaces
+    /// (nodelocaldns in kube-system, CoreDNS through its Service in `coredns`): one action
+    /// (merged by [`ClusterAction::same_target`], the node), each pod once, both reasons,
+    /// and no note. Before, each playbook added its own note naming the manual step for
+    /// the pod outside kube-system.
+    #[test]
+    fn two_playbooks_recreate_pods_of_two_namespaces_once() {
+        let env = Playbooks::load(None).expect("shipped playbooks load").env;
+        let book = |name: &str| {
+            let text = format!(
+                "name: {name}\ndescription: d\ntasks:\n  - name: recreate\n    \
+                 dns_pods:\n      state: recreated\n"
+            );
+            crate::playbook::parse(&format!("{name}.yml"), &text, &env).expect("loads")
+        };
+        let (first, second) = (book("kubelet-resolvconf"), book("kubelet-restart-due"));
+        let mut elsewhere = pod("dns-coredns-6d4f8b7c9b-2xkqp", "coredns", false);
+        elsewhere.namespace = Some("coredns".into());
+        elsewhere.selector = Some("k8s-app=coredns".into());
+        let view = crate::cluster::NodeView::Read {
+            via: "cp1".to_owned(),
+            names: vec!["node1".to_owned()],
+            pods: vec![pod("nodelocaldns-9wqzb", "nodelocaldns", true), elsewhere],
+        };
+        let base = Ctx::from(minijinja::value::Serde(
+            serde_json::json!({ "host": "node1" }),
+        ));
+        let run = plan_host(
+            &[&first, &second],
+            &env,
+            &crate::testing::facts_from(&[]),
+            &base,
+            &BTreeSet::new(),
+            (&view, &[]),
+        )
+        .expect("plans");
+        assert_eq!(run.cluster.len(), 1, "{:?}", run.cluster);
+        let ClusterAction::RecreateDnsPods { pods, reasons, .. } = &run.cluster[0];
+        assert_eq!(
+            pods.iter()
+                .map(|p| format!("{}/{}", p.namespace(), p.name))
+                .collect::<Vec<_>>(),
+            [
+                "kube-system/nodelocaldns-9wqzb",
+                "coredns/dns-coredns-6d4f8b7c9b-2xkqp"
+            ]
+        );
+        assert_eq!(
+            reasons
+                .iter()
+                .map(|r| r.playbook.as_str())
+                .collect::<Vec<_>>(),
+            ["kubelet-resolvconf", "kubelet-restart-due"]
+        );
+        assert!(run.notes.is_empty(), "{:?}", run.notes);
     }
 
     const FORWARD: &[(&str, &str)] = &[
