@@ -42,6 +42,11 @@ pub struct ServerBlock {
     /// `forward .` names an environment variable of the CoreDNS process.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub forward_unknown: Option<String>,
+    /// The words of its `bind` lines (addresses or interface names; NodeLocal DNSCache's
+    /// blocks bind its link-local address, Kubespray's nodelocaldns-config.yml.j2 `bind
+    /// {{ nodelocaldns_ip }}`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub bind: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -878,6 +883,7 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
         forward: None,
         loop_plugin: false,
         forward_unknown: None,
+        bind: Vec::new(),
     };
     let mut targets = None;
     let mut imported: Option<(&str, usize)> = None;
@@ -906,6 +912,12 @@ fn server_block(block: &Block) -> Result<(ServerBlock, Option<&[Token]>), String
         }
         match words[0].text.as_str() {
             "loop" => summary.loop_plugin = true,
+            "bind" => summary.bind.extend(
+                words[1..]
+                    .iter()
+                    .map(|w| w.text.clone())
+                    .take_while(|w| w != "{"),
+            ),
             "forward" => {
                 let end = forward_targets(words)?;
                 if summary.forward.is_some() || summary.forward_unknown.is_some() {

@@ -1315,7 +1315,9 @@ impl DnsConfig {
     /// Services were read, and none is there): the CoreDNS Helm chart installed in a
     /// namespace of its own (`helm install -n coredns`, its Service given the address the
     /// kubelets' clusterDNS names). Chosen only by that address, as kubeadm's kubelet-config
-    /// gives it as clusterDNS: other CoreDNS charts run outside kube-system too without
+    /// gives it as clusterDNS (behind NodeLocal DNSCache, where that is the cache's address,
+    /// the one the cache forwards the cluster domain to: [`DnsConfig::cache_forward`]):
+    /// other CoreDNS charts run outside kube-system too without
     /// being the cluster's DNS (k8gb's, k8s_gateway's, ExternalDNS's CoreDNS, installed
     /// with `isClusterService: false`), so neither the first nor any but the one the
     /// kubelets ask is taken. None without a selector: no pods are behind it.
@@ -1335,30 +1337,100 @@ impl DnsConfig {
             .map(|s| format!("{}/{} {}", s.namespace(), s.name, s.cluster_ips.join(", ")))
             .collect::<Vec<_>>()
             .join("; ");
-        let cluster_dns = self
+        let kubelets = self
             .kubeadm_kubelet
             .as_ref()
             .map(|k| k.cluster_dns.as_slice())
             .unwrap_or_default();
+        // Behind NodeLocal DNSCache the kubelets ask the cache, which sends the cluster's
+        // names on to the cluster DNS Service: that address is the one to match.
+        let (cluster_dns, given) = match self.cache_forward(kubelets) {
+            Some((to, block)) => (
+                to,
+                format!(
+                    "the address NodeLocal DNSCache forwards the cluster domain to ({block}), kubeadm's kubelet-config giving the cache's as clusterDNS"
+                ),
+            ),
+            None => (
+                kubelets.to_vec(),
+                "the address kubeadm's kubelet-config gives as clusterDNS".to_owned(),
+            ),
+        };
         let matching: Vec<&DnsService> = self
             .services_elsewhere
             .iter()
             .filter(|s| s.cluster_ips.iter().any(|ip| cluster_dns.contains(ip)))
             .collect();
-        let why = match (cluster_dns, matching.as_slice()) {
+        let why = match (cluster_dns.as_slice(), matching.as_slice()) {
             ([], _) => "no kubeadm kubelet-config gives the kubelets' clusterDNS to match their addresses with".to_owned(),
-            (_, []) => format!("none has the address kubeadm's kubelet-config gives as clusterDNS ({})", cluster_dns.join(", ")),
+            (_, []) => format!("none has {given} ({})", cluster_dns.join(", ")),
             (_, [one]) if one.selector.is_some() => return Ok(one),
             (_, [one]) => format!(
                 "{}/{}, at the kubelets' clusterDNS, selects no pods with labels dnsfix can pass to kubectl",
                 one.namespace(),
                 one.name
             ),
-            (_, _) => format!("several have the address kubeadm's kubelet-config gives as clusterDNS ({})", cluster_dns.join(", ")),
+            (_, _) => format!("several have {given} ({})", cluster_dns.join(", ")),
         };
         Err(Some(format!(
             "kube-system has no CoreDNS pod and no DNS Service; CoreDNS's Services elsewhere ({seen}) are not taken for the cluster DNS Service: {why}"
         )))
+    }
+
+    /// Where NodeLocal DNSCache sends the cluster's names, when the kubelets' clusterDNS
+    /// (`kubelets`) is the cache's address: the `forward .` addresses of the server block of
+    /// its ConfigMap (Kubespray's `nodelocaldns`, the upstream manifest's `node-local-dns`,
+    /// both read with the first listing) that serves the cluster domain (kubeadm's
+    /// clusterDomain, else `cluster.local`) on port 53 and binds a clusterDNS address, with
+    /// that block for the evidence. Kubespray renders `{{ dns_domain }}:53 { ... bind
+    /// {{ nodelocaldns_ip }} forward . {{ forwardTarget }} ... }`, forwardTarget the
+    /// CoreDNS Service's address, `manual_dns_server` with `dns_mode: manual`
+    /// (kubernetes-sigs/kubespray 46dbdd39 roles/kubernetes-apps/ansible/templates/
+    /// nodelocaldns-config.yml.j2:35-49, tasks/main.yml:58-70). The upstream manifest's
+    /// `forward . __PILLAR__CLUSTER__DNS__` (kubernetes/kubernetes cluster/addons/dns/
+    /// nodelocaldns/nodelocaldns.yaml), filled in by node-cache from its kube-system
+    /// `kube-dns-upstream` Service, is no address: none.
+    fn cache_forward(&self, kubelets: &[String]) -> Option<(Vec<String>, String)> {
+        let domain = self
+            .kubeadm_kubelet
+            .as_ref()
+            .and_then(|k| k.cluster_domain.as_deref())
+            .unwrap_or("cluster.local")
+            .trim_end_matches('.');
+        let serves_domain = |zone: &str| {
+            let zone = zone.strip_prefix("dns://").unwrap_or(zone);
+            let (name, port) = zone.rsplit_once(':').unwrap_or((zone, "53"));
+            port == "53" && name.trim_end_matches('.').eq_ignore_ascii_case(domain)
+        };
+        self.corefiles
+            .iter()
+            .filter(|c| c.is_node_local())
+            .flat_map(|c| c.blocks.iter().map(move |b| (c, b)))
+            .filter(|(_, b)| b.bind.iter().any(|a| kubelets.contains(a)))
+            .filter(|(_, b)| b.zones.iter().any(|z| serves_domain(z)))
+            .find_map(|(c, b)| {
+                let to: Vec<String> = b
+                    .forward
+                    .as_ref()?
+                    .to
+                    .iter()
+                    .map(|t| t.strip_prefix("dns://").unwrap_or(t))
+                    .filter(|t| t.parse::<std::net::IpAddr>().is_ok())
+                    .map(str::to_owned)
+                    .collect();
+                (!to.is_empty()).then(|| {
+                    (
+                        to,
+                        format!(
+                            "kube-system/{} {}, {} line {}",
+                            c.configmap,
+                            c.key,
+                            crate::text::escape(&b.zones.join(" ")),
+                            b.line
+                        ),
+                    )
+                })
+            })
     }
 
     /// The versioned kubelet-config ConfigMap to read after the first listing: on a kubeadm
@@ -4217,6 +4289,122 @@ case \" $* \" in
             why(config.service_elsewhere(false))
                 .contains("selects no pods with labels dnsfix can pass")
         );
+    }
+
+    /// Kubespray's default NodeLocal DNSCache in front of a CoreDNS installed elsewhere
+    /// (`dns_mode: manual`, `manual_dns_server` the Service's address, the CoreDNS Helm chart
+    /// in `coredns`): the kubelets' clusterDNS is the cache's 169.254.25.10, which no Service
+    /// has; the cache's `cluster.local:53` block (bound to it) forwards to the Service's
+    /// 10.233.0.3, which is then the address to match. The nodelocaldns ConfigMap is the
+    /// lab's, rendered from Kubespray's nodelocaldns-config.yml.j2 (46dbdd39), and is read
+    /// with the first listing: no other kubectl. Before, the Service was not taken (none
+    /// had the address kubeadm's kubelet-config gives). A clusterDNS that is not the
+    /// cache's address (no block binds it), or a cache block that forwards to no address
+    /// (the upstream manifest's `__PILLAR__CLUSTER__DNS__`), changes nothing.
+    #[test]
+    fn behind_nodelocal_dnscache_the_cluster_dns_service_is_the_caches_target() {
+        let lab = parse_configmaps(include_bytes!("../../tests/lab/standins/configmaps.json"))
+            .expect("the lab's ConfigMaps");
+        let cache: Vec<Corefile> = lab
+            .corefiles
+            .into_iter()
+            .filter(Corefile::is_node_local)
+            .collect();
+        assert_eq!(cache.len(), 1, "{cache:?}");
+        let list = serde_json::json!({"kind": "List", "items": [{"kind": "Service",
+            "metadata": {"name": "dns-coredns", "namespace": "coredns"},
+            "spec": {"clusterIP": "10.233.0.3", "ports": [{"port": 53}],
+                     "selector": {"k8s-app": "coredns"}}}]});
+        let elsewhere =
+            parse_services(&serde_json::to_vec(&list).expect("json")).expect("services");
+        let kubelet = |ip: &str| {
+            Some(KubeadmKubelet {
+                configmap: KUBELET_CONFIG.into(),
+                resolv_conf: None,
+                cluster_dns: vec![ip.to_owned()],
+                cluster_domain: Some("cluster.local".into()),
+            })
+        };
+        let mut config = DnsConfig {
+            corefiles: cache.clone(),
+            services: Some(Vec::new()),
+            services_elsewhere: elsewhere.clone(),
+            kubeadm_kubelet: kubelet("169.254.25.10"),
+            ..DnsConfig::default()
+        };
+        assert_eq!(config.service_elsewhere(false), Ok(&elsewhere[0]));
+        // Another clusterDNS: no cache block binds it, so it is matched as it is.
+        config.kubeadm_kubelet = kubelet("10.233.0.10");
+        let why = config
+            .service_elsewhere(false)
+            .expect_err("none")
+            .expect("why");
+        assert!(
+            why.ends_with(
+                "none has the address kubeadm's kubelet-config gives as clusterDNS (10.233.0.10)"
+            ),
+            "{why}"
+        );
+        // The cache forwards elsewhere: the evidence says which block gave the address.
+        config.kubeadm_kubelet = kubelet("169.254.25.10");
+        config.services_elsewhere[0].cluster_ips = vec!["10.233.0.99".into()];
+        let why = config
+            .service_elsewhere(false)
+            .expect_err("none")
+            .expect("why");
+        assert!(
+            why.ends_with("none has the address NodeLocal DNSCache forwards the cluster domain to (kube-system/nodelocaldns Corefile, cluster.local:53 line 1), kubeadm's kubelet-config giving the cache's as clusterDNS (10.233.0.3)"),
+            "{why}"
+        );
+        // The upstream manifest's placeholder is no address.
+        let upstream = Corefile::new(
+            "node-local-dns",
+            "Corefile",
+            "cluster.local:53 {\n    bind 169.254.20.10 10.96.0.10\n    forward . __PILLAR__CLUSTER__DNS__ {\n        force_tcp\n    }\n}\n",
+        );
+        config.corefiles = vec![upstream];
+        config.kubeadm_kubelet = kubelet("169.254.20.10");
+        config.services_elsewhere[0].cluster_ips = vec!["10.233.0.3".into()];
+        let why = config
+            .service_elsewhere(false)
+            .expect_err("none")
+            .expect("why");
+        assert!(why.ends_with("as clusterDNS (169.254.20.10)"), "{why}");
+    }
+
+    /// The same through kubectl (the lab's): the chart in `coredns` behind Kubespray's
+    /// nodelocaldns, kubeadm's kubelet-config naming the cache's 169.254.25.10, the cache
+    /// forwarding `cluster.local` to the Service's 10.96.0.10. The cache's ConfigMap comes
+    /// with the first listing's ConfigMaps: CoreDNS is found and its pods listed as without
+    /// the cache. Before, the Service was not taken (no CoreDNS pod, no Corefile).
+    #[tokio::test]
+    async fn coredns_outside_kube_system_is_found_behind_nodelocal_dnscache() {
+        let configmaps = with_lab_configmaps(
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"),
+            &["kubelet-config", "nodelocaldns"],
+        );
+        let configmaps = String::from_utf8(configmaps)
+            .expect("utf-8")
+            .replace(
+                "clusterDNS:\\n- 10.96.0.10",
+                "clusterDNS:\\n- 169.254.25.10",
+            )
+            .replace("forward . 10.233.0.3", "forward . 10.96.0.10");
+        assert!(configmaps.contains("- 169.254.25.10"), "{configmaps}");
+        let (pods, config) = read_elsewhere_lab(
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json").to_vec(),
+            configmaps.into_bytes(),
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-services.json").to_vec(),
+            false,
+        )
+        .await;
+        assert_eq!(config.coredns_unread, None);
+        let found: Vec<(&str, &str)> = pods
+            .iter()
+            .map(|p| (p.name.as_str(), p.namespace()))
+            .collect();
+        assert_eq!(found, [("dns-coredns-6d4f8b7c9b-2xkqp", "coredns")]);
+        assert_eq!(config.coredns_mounts, ["dns-coredns"]);
     }
 
     /// A pod's `-conf` names one ConfigMap key through its mounts: a directory mount (its
