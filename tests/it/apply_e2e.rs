@@ -2546,3 +2546,56 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
     );
     assert!(unnoted_result.pods.is_empty(), "{unnoted_result:#?}");
 }
+
+/// CoreDNS installed outside kube-system (the CoreDNS Helm chart with `helm install -n
+/// coredns`): the lab's nodes' DNS pods are in `coredns` (DIR/nodes-namespace), behind a
+/// Service there at the address kubeadm's kubelet-config gives as clusterDNS (10.96.0.10),
+/// and kube-system has neither a DNS pod nor a DNS Service. The plan recreates the node's
+/// pod in its namespace; apply lists it there by the Service's selector, deletes it there
+/// (the lab's kubectl deletes a node's pod only in its namespace) and waits there for the
+/// Ready replacement. Before, the plan only named `kubectl -n coredns delete pod` in a
+/// note, and apply left the pod as it was.
+#[test]
+fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    std::fs::write(lab.dir.join("nodes-namespace"), "coredns\n").expect("nodes-namespace");
+    let services = serde_json::json!({"apiVersion": "v1", "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": [{"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "dns-coredns", "namespace": "coredns",
+                "labels": {"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true"}},
+            "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53}],
+                "selector": {"k8s-app": "kube-dns"}, "type": "ClusterIP"}}]});
+    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let host = plan.hosts.iter().find(|h| h.host == node).expect("planned");
+    let pods: Vec<(String, Option<String>)> = host
+        .cluster
+        .iter()
+        .flat_map(|dnsfix::plan::model::ClusterAction::RecreateDnsPods { pods, .. }| pods)
+        .map(|p| (p.namespace().to_owned(), p.selector.clone()))
+        .collect();
+    assert_eq!(
+        pods,
+        [("coredns".to_owned(), Some("k8s-app=kube-dns".to_owned()))],
+        "{host:#?}"
+    );
+    assert!(
+        !host.notes.iter().any(|n| n.message.contains("delete pod")),
+        "{host:#?}"
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert!(pods_recreated(result), "{result:#?}");
+    assert!(
+        result
+            .pods
+            .iter()
+            .all(|p| p.namespace.as_deref() == Some("coredns")),
+        "{result:#?}"
+    );
+}
