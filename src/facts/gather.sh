@@ -475,6 +475,12 @@ REFS='
     /^[ \t]*EnvironmentFile[ \t]*=/ {
       v = $0; sub(/^[^=]*=[ \t]*-?/, "", v)
       u = FILENAME; sub(/\/[^\/]*\.conf$/, "", u); sub(/.*\//, "", u); sub(/\.d$/, "", u)
+      # A drop-in of the alias cri-o.service names the unit crio.service: systemd parses
+      # the drop-ins once the id of the unit is the name of its unit file (systemd-stable
+      # @565916c2 src/core/load-fragment.c unit_load_fragment: merge_by_names picks the
+      # file name of the fragment; src/core/unit.c unit_load_fragment_and_dropin loads the
+      # drop-ins after), and %n/%N/%p name that id (src/core/unit-printf.c unit_name_printf).
+      if (FILENAME ~ CRIO) u = "crio.service"
       n = u; sub(/\.[^.]*$/, "", n)
       gsub(/%%/, "\001", v); gsub(/%N|%p/, n, v); gsub(/%n/, u, v); gsub(/\001/, "%", v)
       # That of CRI-O (/etc/sysconfig/crio, /etc/default/crio) is read, never searched: it

@@ -1343,3 +1343,51 @@ fn crio_s_unit_costs_no_awk_round_of_its_own() {
     );
     assert_eq!(runs.lines().count(), 1, "awk runs: {runs:?}");
 }
+
+/// `%N` in a drop-in of the alias cri-o.service names the unit, crio: systemd parses the
+/// drop-ins of a unit once its id is its unit file's name (systemd-stable @565916c2
+/// src/core/load-fragment.c unit_load_fragment, merge_by_names; src/core/unit.c
+/// unit_load_fragment_and_dropin loads the drop-ins after) and `%N` is that id without its
+/// suffix (src/core/unit-printf.c unit_name_printf), whichever name's directory holds the
+/// drop-in. On the node of DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network with
+/// `Alias=cri-o.service` enabled, `EnvironmentFile=/etc/crio/%N.env` there is
+/// /etc/crio/crio.env, gathered, and its CONTAINER_CNI_DEFAULT_NETWORK picks CRI-O's bridge.
+#[test]
+fn a_specifier_in_an_alias_drop_in_names_the_unit_not_the_alias() {
+    let (scratch, tree) = fixture_copy(
+        "dnsfix-gather-crio-alias-specifier",
+        "DNS-BRIDGE-NF-OFF/crio-unit-empty-default-network",
+    );
+    let drop_ins = tree.join("etc/systemd/system/cri-o.service.d");
+    std::fs::create_dir_all(&drop_ins).expect("mkdir");
+    std::fs::write(
+        drop_ins.join("30-env.conf"),
+        "[Service]\nEnvironmentFile=/etc/crio/%N.env\n",
+    )
+    .expect("write");
+    std::os::unix::fs::symlink(
+        "/usr/lib/systemd/system/crio.service",
+        tree.join("etc/systemd/system/cri-o.service"),
+    )
+    .expect("symlink");
+    std::fs::write(
+        tree.join("etc/crio/crio.env"),
+        "CONTAINER_CNI_DEFAULT_NETWORK=crio\n",
+    )
+    .expect("write");
+    let raw = gathered(&tree, &scratch.join("run"));
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        raw.get("/etc/crio/crio.env").map(|f| f.state),
+        Some(FileState::Present),
+        "{:?}",
+        raw.order
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-crio-bridge.conflist"),
+        "{:?}",
+        facts.cni
+    );
+}
