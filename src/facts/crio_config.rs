@@ -8,7 +8,10 @@
 //! every file of /etc/crio/crio.conf.d in name order, the last one that sets it winning
 //! (docs/crio.conf.d.5.md; pkg/config/config.go `UpdateFromPath` walks the directory and
 //! decodes each file over what came before). Over the files, the variables and flags CRI-O's
-//! systemd unit starts it with: [`unit_options`].
+//! systemd unit starts it with: [`unit_options`]. What the files say of the network's name
+//! and of its directory is known or not apart ([`CrioFiles`]), as a flag overrides each
+//! apart (internal/criocli/criocli.go `mergeConfig`: `mergeConfigFiles` first, then
+//! `mergeNetworkConfig` sets `NetworkDir` and `CNIDefaultNetwork` each where its flag is set).
 
 use serde::Serialize;
 
@@ -233,20 +236,32 @@ pub struct CrioNetwork {
     pub at: String,
 }
 
-impl CrioNetwork {
-    /// The default network CRI-O's configuration files set, where they set one; `Ok(None)`
-    /// where none does or the last that sets it sets "" (the first file by name, then).
-    /// An error says why the network CRI-O picks is not known: a file that could not be
-    /// read, or not whole (CRI-O reads every file of the drop-in directory and stops on
-    /// one it cannot), or one that sets `cni_default_network` in a way dnsfix does not
-    /// parse. CRI-O's TOML decoder (BurntSushi/toml v1.6.0, cri-o @f954a17e go.mod;
-    /// decode.go @d733fc53 `unifyStruct`) matches table and key names with
-    /// `strings.EqualFold`, so `[CRIO.NETWORK]` and `CNI_DEFAULT_NETWORK` count too; dotted
-    /// keys, inline tables and multi-line strings are TOML it accepts that this reading
-    /// does not. Unknown too where `network_dir` names a directory other than
-    /// /etc/cni/net.d, the only one dnsfix reads for CRI-O. CRI-O's environment file, which
-    /// may override the files, is read apart ([`unit_options`]).
-    pub fn from_raw(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
+/// What CRI-O's configuration files say of its pod network: the network's name and the
+/// directory of its CNI files, each known or not apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrioFiles {
+    /// The network the files' `cni_default_network` names; `Ok(None)` where none sets it
+    /// or the last that sets it sets "" (the first file by name, then); why not known
+    /// where a file sets it in a form dnsfix does not read.
+    pub network: Result<Option<CrioNetwork>, String>,
+    /// Why CRI-O may read its CNI files from another directory than /etc/cni/net.d, where
+    /// a file's `network_dir` names another or is set in a form dnsfix does not read.
+    pub directory: Result<(), String>,
+}
+
+impl CrioFiles {
+    /// What CRI-O's configuration files say of the network ([`CrioFiles`]). An error says
+    /// why neither is known: a file that could not be read, or not whole (CRI-O reads every
+    /// file of the drop-in directory and stops on one it cannot), which may set either.
+    /// CRI-O's TOML decoder (BurntSushi/toml v1.6.0, cri-o @f954a17e go.mod; decode.go
+    /// @d733fc53 `unifyStruct`) matches table and key names with `strings.EqualFold`, so
+    /// `[CRIO.NETWORK]` and `CNI_DEFAULT_NETWORK` count too; dotted keys, inline tables and
+    /// multi-line strings are TOML it accepts that this reading does not: such a setting
+    /// leaves its own part unknown, whatever later files set. The directory is unknown too
+    /// where `network_dir` names one other than /etc/cni/net.d, the only one dnsfix reads
+    /// for CRI-O. CRI-O's unit, whose options override the files, is read apart
+    /// ([`unit_options`]).
+    pub fn from_raw(raw: &RawFacts) -> Result<CrioFiles, String> {
         let prefix = format!("{CRIO_CONF_D}/");
         let mut files: Vec<&str> = raw
             .order
@@ -258,8 +273,8 @@ impl CrioNetwork {
         // where its name comes.
         files.sort_by(|a, b| a.split('/').cmp(b.split('/')));
         files.dedup();
-        let mut last = None;
-        let mut network_dir = None;
+        let mut last = Ok(None);
+        let mut network_dir = Ok(None);
         for path in std::iter::once(CRIO_CONF).chain(files) {
             let Some(file) = raw.get(path) else {
                 continue;
@@ -288,24 +303,39 @@ impl CrioNetwork {
             let unread = |key: &'static str| {
                 move |line| format!("{path}:{line} sets {key} in a form dnsfix does not read")
             };
-            if let Some((value, line)) =
-                setting(&text, DEFAULT_NETWORK).map_err(unread(DEFAULT_NETWORK))?
-            {
-                last = Some(CrioNetwork {
-                    default_network: value,
-                    at: format!("{path}:{line}"),
-                });
+            if last.is_ok() {
+                match setting(&text, DEFAULT_NETWORK) {
+                    Ok(Some((value, line))) => {
+                        last = Ok(Some(CrioNetwork {
+                            default_network: value,
+                            at: format!("{path}:{line}"),
+                        }));
+                    }
+                    Ok(None) => {}
+                    Err(line) => last = Err(unread(DEFAULT_NETWORK)(line)),
+                }
             }
-            if let Some((dir, line)) = setting(&text, NETWORK_DIR).map_err(unread(NETWORK_DIR))? {
-                network_dir = Some((dir, format!("{path}:{line}")));
+            if network_dir.is_ok() {
+                match setting(&text, NETWORK_DIR) {
+                    Ok(Some((dir, line))) => {
+                        network_dir = Ok(Some((dir, format!("{path}:{line}"))))
+                    }
+                    Ok(None) => {}
+                    Err(line) => network_dir = Err(unread(NETWORK_DIR)(line)),
+                }
             }
         }
-        match network_dir {
-            Some((dir, at)) if !is_crio_network_dir(&dir) => Err(format!(
+        let directory = match network_dir {
+            Ok(Some((dir, at))) if !is_crio_network_dir(&dir) => Err(format!(
                 "{at} sets network_dir to {dir:?}: CRI-O reads its CNI files there, not from {CRIO_NETWORK_DIR}, and dnsfix does not read that directory"
             )),
-            _ => Ok(last.filter(|n| !n.default_network.is_empty())),
-        }
+            Ok(_) => Ok(()),
+            Err(why) => Err(why),
+        };
+        Ok(CrioFiles {
+            network: last.map(|n| n.filter(|n| !n.default_network.is_empty())),
+            directory,
+        })
     }
 }
 
@@ -326,6 +356,11 @@ pub struct UnitOptions {
     /// The network `cni-default-network` (or its variable) names over the files', where the
     /// unit sets it, with where; "" makes CRI-O pick the first file by name.
     pub network: Option<CrioNetwork>,
+    /// Where the unit sets `cni-config-dir` (or its variable) to CRI-O's default,
+    /// /etc/cni/net.d: CRI-O then reads its CNI files there whatever its files'
+    /// `network_dir` says (internal/criocli/criocli.go @f954a17e `mergeNetworkConfig`, after
+    /// `mergeConfigFiles`). One naming another directory leaves the network unknown.
+    pub network_dir: Option<String>,
     /// Flags of its command line that dnsfix does not know, written `--name=value` and taken
     /// as flags with a value, each as where it was written.
     pub unknown_flags: Vec<String>,
@@ -399,6 +434,7 @@ pub fn unit_options(raw: &RawFacts) -> Result<UnitOptions, CrioUnknown> {
         set.insert(flag, (value, origin));
     }
     let network = set.remove(DEFAULT_NETWORK_FLAG);
+    let mut network_dir = None;
     for (flag, (value, origin)) in set {
         let default = match flag {
             "cni-config-dir" => is_crio_network_dir(&value),
@@ -412,12 +448,16 @@ pub fn unit_options(raw: &RawFacts) -> Result<UnitOptions, CrioUnknown> {
                 "{origin}, which CRI-O reads over its configuration files and which may choose another directory or configuration: dnsfix does not read it"
             )));
         }
+        if flag == "cni-config-dir" {
+            network_dir = Some(origin);
+        }
     }
     Ok(UnitOptions {
         network: network.map(|(value, origin)| CrioNetwork {
             default_network: value,
             at: origin,
         }),
+        network_dir,
         unknown_flags,
     })
 }
@@ -718,6 +758,11 @@ mod tests {
 # network_dir = "/etc/cni/net.d/"
 "#;
 
+    /// The network `raw`'s configuration files name, whatever their directory.
+    fn named(raw: &RawFacts) -> Result<Option<CrioNetwork>, String> {
+        CrioFiles::from_raw(raw).and_then(|files| files.network)
+    }
+
     #[test]
     fn the_last_file_that_sets_it_wins() {
         let set = TEMPLATE.replace(
@@ -726,10 +771,10 @@ mod tests {
         );
         assert_ne!(set, TEMPLATE);
         let raw = crate::testing::raw_from(&[(CRIO_CONF, TEMPLATE)]);
-        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
+        assert_eq!(named(&raw), Ok(None));
         let raw = crate::testing::raw_from(&[(CRIO_CONF, &set)]);
         assert_eq!(
-            CrioNetwork::from_raw(&raw),
+            named(&raw),
             Ok(Some(CrioNetwork {
                 default_network: "k8s-pod-network".into(),
                 at: "/etc/crio/crio.conf:7".into()
@@ -743,7 +788,7 @@ mod tests {
             ("/etc/crio/crio.conf.d/10-crio.conf", "[crio.runtime]\n"),
         ]);
         assert_eq!(
-            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            named(&raw).map(|n| n.map(|n| n.default_network)),
             Ok(Some("cbr0".into()))
         );
         let raw = crate::testing::raw_from(&[
@@ -753,13 +798,13 @@ mod tests {
                 "[crio.network]\ncni_default_network = \"\"\n",
             ),
         ]);
-        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
+        assert_eq!(named(&raw), Ok(None));
         // Another table's key of that name is not it.
         let raw = crate::testing::raw_from(&[(
             CRIO_CONF,
             "[crio.runtime]\ncni_default_network = \"x\"\n",
         )]);
-        assert_eq!(CrioNetwork::from_raw(&raw), Ok(None));
+        assert_eq!(named(&raw), Ok(None));
     }
 
     /// TOML that CRI-O's decoder (BurntSushi/toml v1.6.0) reads as setting the network
@@ -771,7 +816,7 @@ mod tests {
     fn settings_dnsfix_does_not_parse_leave_the_network_unknown() {
         let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
         let read = |text: &str| {
-            CrioNetwork::from_raw(&crate::testing::raw_from(&[(drop_in, text)]))
+            named(&crate::testing::raw_from(&[(drop_in, text)]))
                 .map(|n| n.map(|n| n.default_network))
         };
         for text in [
@@ -798,10 +843,57 @@ mod tests {
         assert!(read(twice).is_err(), "{:?}", read(twice));
         let mut raw = crate::testing::raw_from(&[(CRIO_CONF, "[crio.network]\n")]);
         raw.file(drop_in, FileState::Unreadable, None);
-        assert!(CrioNetwork::from_raw(&raw).is_err_and(|e| e.contains("could not be read")));
+        assert!(named(&raw).is_err_and(|e| e.contains("could not be read")));
         let mut raw = crate::testing::raw_from(&[(drop_in, "[crio.network]\n")]);
         raw.files.get_mut(drop_in).expect("read").truncated = true;
-        assert!(CrioNetwork::from_raw(&raw).is_err_and(|e| e.contains("too large")));
+        assert!(named(&raw).is_err_and(|e| e.contains("too large")));
+    }
+
+    /// What the files say of the network's name and of its directory is known or not
+    /// apart, as CRI-O's flags override each apart (internal/criocli/criocli.go @f954a17e
+    /// `mergeNetworkConfig`): a `cni_default_network` dnsfix does not read leaves the
+    /// directory known, and a `network_dir` it does not read, or naming another directory,
+    /// the name; the files after such a setting are read on, and a later one does not
+    /// make it known (CRI-O may refuse the file that has it).
+    #[test]
+    fn the_name_and_the_directory_are_known_apart() {
+        let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
+        let later = "/etc/crio/crio.conf.d/30-dir.conf";
+        let files = |found: &[(&str, &str)]| {
+            CrioFiles::from_raw(&crate::testing::raw_from(found)).expect("read")
+        };
+        let dotted = files(&[(drop_in, "[crio]\nnetwork.cni_default_network = \"crio\"\n")]);
+        assert!(dotted.network.is_err(), "{dotted:?}");
+        assert_eq!(dotted.directory, Ok(()));
+        let elsewhere = files(&[(
+            drop_in,
+            "[crio.network]\ncni_default_network = \"crio\"\nnetwork_dir = \"/etc/kubernetes/cni/net.d/\"\n",
+        )]);
+        assert_eq!(
+            elsewhere.network.map(|n| n.map(|n| n.default_network)),
+            Ok(Some("crio".into()))
+        );
+        assert!(
+            elsewhere
+                .directory
+                .is_err_and(|e| e.starts_with(&format!("{drop_in}:3 sets network_dir"))),
+        );
+        let dotted_dir = files(&[(drop_in, "[crio]\nnetwork.network_dir = \"/x\"\n")]);
+        assert!(
+            (dotted_dir.directory.as_ref())
+                .is_err_and(|e| e.contains("in a form dnsfix does not read")),
+            "{dotted_dir:?}"
+        );
+        assert_eq!(dotted_dir.network, Ok(None));
+        let both = files(&[
+            (drop_in, "[crio]\nnetwork.cni_default_network = \"crio\"\n"),
+            (
+                later,
+                "[crio.network]\ncni_default_network = \"crio\"\nnetwork_dir = \"/opt/cni/net.d\"\n",
+            ),
+        ]);
+        assert!(both.network.is_err_and(|e| e.starts_with(drop_in)));
+        assert!(both.directory.is_err_and(|e| e.starts_with(later)));
     }
 
     /// The drop-in directory is read as filepath.Walk walks it (cri-o @f954a17e
@@ -819,7 +911,7 @@ mod tests {
             ("/etc/crio/crio.conf.d/.hidden", hidden.as_str()),
         ]);
         assert_eq!(
-            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            named(&raw).map(|n| n.map(|n| n.default_network)),
             Ok(Some("sorted".into()))
         );
         let raw = crate::testing::raw_from(&[
@@ -827,7 +919,7 @@ mod tests {
             ("/etc/crio/crio.conf.d/10-b/z.conf", walked.as_str()),
         ]);
         assert_eq!(
-            CrioNetwork::from_raw(&raw).map(|n| n.map(|n| n.default_network)),
+            named(&raw).map(|n| n.map(|n| n.default_network)),
             Ok(Some("walked".into()))
         );
     }
@@ -1067,6 +1159,12 @@ mod tests {
         };
         let named = with("--cni-config-dir=/etc/cni/net.d/ -d /etc/crio/crio.conf.d --cni-default-network k8s-pod-network")
             .expect("known");
+        assert_eq!(
+            named.network_dir.as_deref(),
+            Some(
+                "/etc/sysconfig/crio:2 sets CRIO_NETWORK_OPTIONS with --cni-config-dir=/etc/cni/net.d/"
+            )
+        );
         assert_eq!(
             named.network,
             Some(CrioNetwork {

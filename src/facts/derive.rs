@@ -545,23 +545,32 @@ fn interface_addresses(ip_output: &str) -> Vec<String> {
 
 /// The network of a CRI-O node. Where its settings leave only the name uncertain, the
 /// network of the files stands, its bridge not known; where they may move the directory
-/// CRI-O reads, nothing of /etc/cni/net.d does. Every reason of
-/// [`super::crio_config::CrioNetwork::from_raw`] may hide a `network_dir` (a file it stops
-/// at may set one), so it leaves the directory unknown. Where CRI-O's unit sets
+/// CRI-O reads, nothing of /etc/cni/net.d does. A configuration file not read whole
+/// ([`super::crio_config::CrioFiles::from_raw`]'s error) may set either, so it leaves the
+/// directory unknown whatever the unit says. CRI-O's unit overrides the files (internal/criocli/
+/// criocli.go @f954a17e `mergeConfig`: the files, then each flag that is set): where it sets
 /// `cni-default-network`, that names the network over the files' setting, "" taking the
-/// first file by name ([`super::crio_config::unit_options`]); a flag of its command line
-/// that dnsfix does not know is said.
+/// first file by name; where it sets `cni-config-dir` to /etc/cni/net.d, the files'
+/// `network_dir` counts for nothing ([`super::crio_config::unit_options`]); a flag of its
+/// command line that dnsfix does not know is said.
 fn crio_cni(raw: &RawFacts) -> Cni {
-    use super::crio_config::{CrioNetwork, CrioUnknown, unit_options};
-    let named = CrioNetwork::from_raw(raw);
+    use super::crio_config::{CrioFiles, CrioNetwork, CrioUnknown, unit_options};
+    let files = CrioFiles::from_raw(raw);
     let unit = unit_options(raw);
-    let set = unit.as_ref().ok().and_then(|u| u.network.as_ref());
-    let picked = match (&named, set) {
-        (Err(_), _) => None,
-        (_, Some(set)) => Some(set).filter(|n| !n.default_network.is_empty()),
-        (Ok(named), None) => named.as_ref(),
+    let options = unit.as_ref().ok();
+    let set = options.and_then(|u| u.network.as_ref());
+    let named: Result<Option<&CrioNetwork>, CrioUnknown> = match &files {
+        Err(why) => Err(CrioUnknown::Directory(why.clone())),
+        Ok(files) => match (&files.directory, set, &files.network) {
+            (Err(why), ..) if options.is_none_or(|u| u.network_dir.is_none()) => {
+                Err(CrioUnknown::Directory(why.clone()))
+            }
+            (_, Some(set), _) => Ok(Some(set).filter(|n| !n.default_network.is_empty())),
+            (_, None, Ok(named)) => Ok(named.as_ref()),
+            (_, None, Err(why)) => Err(CrioUnknown::Name(why.clone())),
+        },
     };
-    let mut cni = Cni::for_runtime(raw, picked);
+    let mut cni = Cni::for_runtime(raw, named.as_ref().ok().copied().flatten());
     if let (Some(set), Some(_)) = (set, &cni.config)
         && set.default_network.is_empty()
     {
@@ -578,7 +587,12 @@ fn crio_cni(raw: &RawFacts) -> Cni {
             options.unknown_flags.join(", ")
         ));
     }
-    match (named.err().map(CrioUnknown::Directory)).or(unit.err()) {
+    // The directory's uncertainty, the unit's included, before the name's.
+    let unknown = match (named.err(), unit.err()) {
+        (Some(CrioUnknown::Name(_)) | None, Some(directory)) => Some(directory),
+        (named, _) => named,
+    };
+    match unknown {
         Some(CrioUnknown::Name(why)) => cni.crio_unknown(why),
         Some(CrioUnknown::Directory(why)) => Cni::crio_elsewhere(why),
         None => cni,

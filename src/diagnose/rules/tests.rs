@@ -5136,6 +5136,94 @@ fn crio_network_dir_elsewhere_or_command_line_options_leave_the_network_unknown(
     );
 }
 
+/// CRI-O's command line overrides its configuration files (cri-o @f954a17e
+/// internal/criocli/criocli.go `mergeConfig`: `mergeConfigFiles`, then `mergeNetworkConfig`
+/// sets `NetworkDir` where `--cni-config-dir` or CONTAINER_CNI_CONFIG_DIR is set): on the
+/// node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge whose drop-in sets `network_dir`
+/// elsewhere, a unit passing `--cni-config-dir=/etc/cni/net.d` (or setting the variable so)
+/// makes CRI-O read /etc/cni/net.d, and the drop-in's name picks CRI-O's bridge there: no
+/// longer unknown. Where the drop-in's name is in a form dnsfix does not read (a dotted key),
+/// only the name is unknown, with the flag or where nothing else moves the directory:
+/// Calico's file and plugins stand, whether pods sit on a bridge does not.
+#[test]
+fn crio_s_command_line_cni_config_dir_beats_its_files_network_dir() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let drop_in = "/etc/crio/crio.conf.d/20-network.conf";
+    let elsewhere = "[crio.network]\ncni_default_network = \"crio\"\nnetwork_dir = \"/etc/kubernetes/cni/net.d/\"\n";
+    let facts = |network: &str, sysconfig: &str| {
+        let raw = crate::testing::with_files(
+            &base,
+            &[(drop_in, network), ("/etc/sysconfig/crio", sysconfig)],
+        );
+        NodeFacts::from_raw("node1", &raw).cni
+    };
+    let files_alone = facts(elsewhere, "# /etc/sysconfig/crio\n");
+    assert_eq!(files_alone.config, None, "{files_alone:?}");
+    for sysconfig in [
+        "CRIO_NETWORK_OPTIONS=\"--cni-config-dir=/etc/cni/net.d\"\n",
+        "CONTAINER_CNI_CONFIG_DIR=/etc/cni/net.d/\n",
+    ] {
+        let cni = facts(elsewhere, sysconfig);
+        assert_eq!(
+            cni.config.as_deref(),
+            Some("/etc/cni/net.d/10-crio-bridge.conflist"),
+            "{sysconfig}: {cni:?}"
+        );
+        assert_eq!(cni.runtime_unknown, None, "{sysconfig}: {cni:?}");
+    }
+    let dotted = "[crio]\nnetwork.cni_default_network = \"crio\"\nnetwork.network_dir = \"/opt/cni/net.d\"\n";
+    let cni = facts(
+        dotted,
+        "CRIO_NETWORK_OPTIONS=\"--cni-config-dir /etc/cni/net.d\"\n",
+    );
+    assert_eq!(
+        cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-calico.conflist"),
+        "{cni:?}"
+    );
+    assert!(
+        (cni.runtime_unknown.as_deref())
+            .is_some_and(|why| why.starts_with(&format!("{drop_in}:2 sets cni_default_network"))),
+        "{cni:?}"
+    );
+    assert!(
+        matches!(&cni.pod_bridge, crate::facts::cni::PodBridge::Unknown(_)),
+        "{cni:?}"
+    );
+    // Without the flag, the dotted network_dir may name another directory: nothing of
+    // /etc/cni/net.d stands.
+    let cni = facts(dotted, "# /etc/sysconfig/crio\n");
+    assert_eq!(cni.config, None, "{cni:?}");
+    // The dotted name alone, with no flag: the directory is CRI-O's default, only the name
+    // is unknown.
+    let cni = facts(
+        "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+        "# /etc/sysconfig/crio\n",
+    );
+    assert_eq!(
+        cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-calico.conflist"),
+        "{cni:?}"
+    );
+    assert!(cni.runtime_unknown.is_some(), "{cni:?}");
+    let f = bridge_nf_off_first(&crate::testing::with_files(
+        &base,
+        &[
+            (drop_in, elsewhere),
+            (
+                "/etc/sysconfig/crio",
+                "CONTAINER_CNI_CONFIG_DIR=/etc/cni/net.d/\n",
+            ),
+        ],
+    ));
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    assert!(
+        f.evidence.join("\n").contains("10-crio-bridge"),
+        "{:?}",
+        f.evidence
+    );
+}
+
 /// CRI-O's configuration counts only where the kubelet hands pods to CRI-O: the CRI-O
 /// node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge with the kubelet's runtime
 /// endpoint containerd's again (its kubeadm-flags.env and command line as
