@@ -1072,37 +1072,141 @@ fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> 
 }
 
 /// The file NetworkManager made from `path` ([`nm_merged_from`]) that a running dhclient
-/// reads, where there is one, and whether it is current: whether it holds each of `path`'s
-/// lines that set domain-name-servers (`text`: a `prepend`, `append`, `supersede` or
-/// `default`; NetworkManager merges `request` lines into its own), which it copies whole and
-/// stripped (`nm_dhcp_dhclient_create_config`, g_strstrip). A line added to `path` since
-/// NetworkManager made it counts only from its next DHCP start.
+/// reads, where there is one, and whether it is current: whether its statements that set
+/// domain-name-servers ([`DhclientServers::servers_statement`]) are, in order, those
+/// NetworkManager would copy from `path` (`text`) for its interface now
+/// ([`nm_merged_lines`]). Where several are made from `path`, the first that is not
+/// current, else the first. A line changed in `path` since NetworkManager made the file
+/// counts only from its next DHCP start.
 fn merged_into_read(
     facts: &crate::facts::NodeFacts,
     runs: &[DhclientRun],
     path: &str,
     text: &str,
 ) -> Option<(String, bool)> {
-    runs.iter().find_map(|run| match &run.command {
-        Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
-            let made = file_text(facts, c)?;
-            (nm_merged_from(c, &made) == Some(path)).then(|| {
-                let held: Vec<&str> = made.lines().map(str::trim).collect();
-                let current = text
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| {
-                        matches!(
-                            l.split_whitespace().next(),
-                            Some("prepend" | "append" | "supersede" | "default")
-                        ) && l.contains("domain-name-servers")
-                    })
-                    .all(|l| held.contains(&l));
-                (c.clone(), current)
+    let servers = |text: &str| -> Vec<(crate::facts::dhclient_conf::Scope, String)> {
+        crate::facts::dhclient_conf::statements(text)
+            .into_iter()
+            .filter(|s| DhclientServers::servers_statement(&s.text).is_some())
+            .map(|s| (s.scope, s.text))
+            .collect()
+    };
+    let made: Vec<(String, bool)> = runs
+        .iter()
+        .filter_map(|run| match &run.command {
+            Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
+                let made = file_text(facts, c)?;
+                if nm_merged_from(c, &made) != Some(path) {
+                    return None;
+                }
+                let name = c.rsplit('/').next().unwrap_or(c);
+                let interface = name
+                    .strip_prefix("dhclient6-")
+                    .or_else(|| name.strip_prefix("dhclient-"))
+                    .and_then(|n| n.strip_suffix(".conf"))
+                    .unwrap_or_default();
+                let current = servers(&made) == servers(&nm_merged_lines(text, interface));
+                Some((c.clone(), current))
+            }
+            _ => None,
+        })
+        .collect();
+    let first = made.iter().find(|(_, current)| !current).or(made.first());
+    first.cloned()
+}
+
+/// The lines of a dhclient.conf (`text`) that NetworkManager copies into the file it makes
+/// for `interface`, as `nm_dhcp_dhclient_create_config` picks them (NetworkManager
+/// src/core/dhcp/nm-dhcp-dhclient-utils.c @b92182f1): each line stripped; the lines of
+/// `lease`, `alias` and `pseudo` blocks and of `interface` blocks for another interface
+/// left out, those of the block for `interface` copied without the block's own lines (the
+/// first `interface` opened names it; the `}` that closes any of these blocks forgets it);
+/// `request` and `also request` lists (to the `;` that ends them) merged into its own
+/// request lines, not copied. The lines it drops for other reasons (timeout, retry,
+/// script, the host name or client id it sets itself) set no servers and are kept here.
+pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
+    let mut out = String::new();
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut skip = 0usize;
+    let mut intf = String::new();
+    let (mut in_req, mut in_also) = (false, false);
+    // grab_request_options: the list ends at a word that starts with `;`, or that starts
+    // with a letter or digit and ends with `;`.
+    let ends = |list: &str| {
+        list.split(['\t', ' ', ','])
+            .filter(|w| !w.is_empty())
+            .any(|w| {
+                w.starts_with(';')
+                    || (w.starts_with(|c: char| c.is_ascii_alphanumeric()) && w.ends_with(';'))
             })
+    };
+    for line in text.split(['\n', '\r']) {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
         }
-        _ => None,
-    })
+        if in_req {
+            // A request list's later lines open and close no block.
+        } else if line.contains('{') {
+            if ["lease", "alias", "interface", "pseudo"]
+                .iter()
+                .any(|b| line.starts_with(b))
+            {
+                skip += 1;
+                blocks.push(true);
+                if intf.is_empty()
+                    && line.starts_with("interface")
+                    && let Some(name) = nm_read_interface(line)
+                {
+                    intf = name;
+                    continue;
+                }
+            } else if !line.contains('}') {
+                blocks.push(false);
+            }
+        } else if line.contains('}')
+            && let Some(block) = blocks.pop()
+            && block
+        {
+            skip -= 1;
+            intf.clear();
+            continue;
+        }
+        if (skip > 0 && intf.is_empty()) || (!intf.is_empty() && intf != interface) {
+            continue;
+        }
+        if let Some(list) = line.strip_prefix("request ") {
+            in_req = !ends(list);
+            continue;
+        }
+        if in_req {
+            in_req = !ends(line);
+            continue;
+        }
+        if let Some(list) = line.strip_prefix("also request ") {
+            in_also = !ends(list);
+            continue;
+        }
+        if in_also {
+            in_also = !ends(line);
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The interface an `interface` line opens a block for (nm-dhcp-dhclient-utils.c
+/// `read_interface` @b92182f1): the quoted name, else what comes before the first space,
+/// or before `{` where there is none.
+fn nm_read_interface(line: &str) -> Option<String> {
+    let rest = line["interface".len()..].trim_start();
+    let name = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split_once('"')?.0,
+        None => &rest[..rest.find(' ').or_else(|| rest.find('{'))?],
+    };
+    (!name.is_empty() && name.len() < 16).then(|| name.to_owned())
 }
 
 /// DNS-RESOLV-MANAGED-ELSEWHERE for a dhclient.conf at `path` whose statements make dhclient
@@ -1181,7 +1285,7 @@ fn dhclient_finding(
             id,
             Severity::Warning,
             format!(
-                "dhclient.conf would write {} into the host resolver from NetworkManager's next DHCP start, which makes {made} from it again (the running dhclient reads {made}, which lacks these lines yet)",
+                "dhclient.conf would write {} into the host resolver from NetworkManager's next DHCP start, which makes {made} from it again (the running dhclient reads {made}, whose servers lines are not yet these)",
                 bad.join(", ")
             ),
             lines.into_iter().chain([client]).collect(),

@@ -2503,6 +2503,80 @@ fn a_networkmanager_made_dhclient_file_names_the_file_it_was_merged_from() {
     );
 }
 
+/// The lines `nm_dhcp_dhclient_create_config` (nm-dhcp-dhclient-utils.c @b92182f1) copies
+/// for ens5: a `request` list to its `;` and `also request` lines are merged into its own,
+/// another interface's block is left out, ens5's block is copied without its own lines.
+#[test]
+fn networkmanager_copies_the_lines_of_its_interface() {
+    let source = "request subnet-mask,\n  domain-name-servers;\nprepend domain-name-servers 127.0.0.1;\ninterface \"eth1\" {\n  supersede domain-name-servers 192.0.2.53;\n}\ninterface \"ens5\" {\n  append domain-name-servers 192.0.2.54;  \n}\nalso request ntp-servers;\n";
+    assert_eq!(
+        super::node_resolver::nm_merged_lines(source, "ens5"),
+        "prepend domain-name-servers 127.0.0.1;\nappend domain-name-servers 192.0.2.54;\n"
+    );
+    assert_eq!(
+        super::node_resolver::nm_merged_lines(source, "eth1"),
+        "prepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 192.0.2.53;\n"
+    );
+}
+
+/// The source NetworkManager merges its dhclient file from is compared as
+/// `nm_dhcp_dhclient_create_config` copies it (nm-dhcp-dhclient-utils.c @b92182f1): the
+/// block of another interface is never copied into dhclient-ens5.conf, the lines of the
+/// block for ens5 are, without the block; the servers lines count in their order (dhclient
+/// runs them in order: a `supersede` before a `prepend` keeps the prepended server).
+#[test]
+fn networkmanagers_merge_is_compared_as_it_copies_the_source() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    let made = "/var/lib/NetworkManager/dhclient-ens5.conf";
+    raw.file(
+        made,
+        FileState::Present,
+        Some(b"# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nprepend domain-name-servers 127.0.0.1;\n\n"),
+    );
+    // start_dhclient's argv (nm-dhcp-dhclient.c @b92182f1): -d -q -sf -pf -lf -cf IFACE.
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/var/lib/NetworkManager/dhclient-ens5.conf\0ens5\0"),
+    );
+    let on_source = |raw: &crate::facts::raw::RawFacts, source: &[u8]| {
+        let mut raw = raw.clone();
+        raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+        managed_findings(&raw, false)
+            .into_iter()
+            .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:"))
+    };
+    for source in [
+        &b"prepend domain-name-servers 127.0.0.1;\ninterface \"eth1\" {\n  supersede domain-name-servers 192.0.2.53;\n}\n"[..],
+        b"interface \"ens5\" {\n  prepend domain-name-servers 127.0.0.1;\n}\nlease {\n  option domain-name-servers 192.0.2.53;\n}\n",
+    ] {
+        let found = on_source(&raw, source);
+        assert!(found.is_none(), "{}: {found:?}", String::from_utf8_lossy(source));
+    }
+    // The same lines in another order: what NetworkManager makes next differs.
+    raw.file(
+        made,
+        FileState::Present,
+        Some(b"# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nprepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 192.0.2.53;\n\n"),
+    );
+    let found = on_source(
+        &raw,
+        b"supersede domain-name-servers 192.0.2.53;\nprepend domain-name-servers 127.0.0.1;\n",
+    )
+    .expect("a finding on the source");
+    assert_eq!(found.severity, Severity::Warning, "{found:?}");
+    assert!(
+        found
+            .summary
+            .contains("from NetworkManager's next DHCP start"),
+        "{}",
+        found.summary
+    );
+}
+
 /// A dhclient NetworkManager runs (`-sf nm-dhcp-helper`, nm-dhcp-dhclient.c `dhclient_start`
 /// @1.40.0 5d4802f7 line 461) runs no dhclient-script: NetworkManager takes the lease and
 /// writes its servers as its `[main] dns` and `rc-manager` say (nm-dns-manager.c
