@@ -215,9 +215,10 @@ pub struct DnsConfig {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kube_proxy_configmap: bool,
     /// kube-proxy's masqueradeAll in the configuration its mode was read from
-    /// ([`masquerade_all`]); `None` where none was read or it is not one dnsfix reads.
+    /// ([`masquerade_all`]), or why that configuration does not say it to dnsfix; `None`
+    /// where none was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kube_proxy_masquerade_all: Option<bool>,
+    pub kube_proxy_masquerade_all: Option<MasqueradeAll>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubeadm_kubelet: Option<KubeadmKubelet>,
     /// The cluster's version as kubeadm keeps it (`kubeadm-config`, data.ClusterConfiguration
@@ -813,19 +814,37 @@ fn kubeadm_kubelet(configmap: &str, yaml: &serde_norway::Value) -> KubeadmKubele
     }
 }
 
+/// kube-proxy's masqueradeAll as its configuration holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MasqueradeAll {
+    /// Its value and the key it was read from: `iptables.masqueradeAll` or
+    /// `nftables.masqueradeAll`.
+    Read { on: bool, key: String },
+    /// The configuration was read and does not say it in a way dnsfix reads: why (another
+    /// apiVersion, a value that is not a boolean).
+    Unread(String),
+}
+
 /// kube-proxy's masqueradeAll in its KubeProxyConfiguration: in v1alpha1, kubeadm's and
 /// Kubespray's version (kubeadm-config.v1beta4.yaml.j2:520), the `nftables` section's in
 /// nftables mode and the `iptables` section's in any other mode, IPVS's too
 /// (kubernetes/kubernetes @91118b59 pkg/proxy/apis/config/v1alpha1/conversion.go
 /// `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration`); false where
-/// the key is not there (the Go bool's zero value). `None` for another version, or a value
-/// that is not a bool.
-fn masquerade_all(config: &serde_norway::Value) -> Option<bool> {
+/// the key is not there (the Go bool's zero value). Unread for another version (v1alpha2
+/// moves it out of the mode sections, into its Linux settings: @122e68aa
+/// pkg/proxy/apis/config/v1alpha2/zz_generated.conversion.go
+/// `autoConvert_v1alpha2_KubeProxyLinuxConfiguration_To_config_KubeProxyLinuxConfiguration`),
+/// or a value that is not a bool: never a guess.
+fn masquerade_all(config: &serde_norway::Value) -> MasqueradeAll {
     let version = config
         .get("apiVersion")
         .and_then(serde_norway::Value::as_str);
-    if version.is_some_and(|v| v != "kubeproxy.config.k8s.io/v1alpha1") {
-        return None;
+    if let Some(v) = version.filter(|v| *v != "kubeproxy.config.k8s.io/v1alpha1") {
+        return MasqueradeAll::Unread(format!(
+            "apiVersion {}, whose masqueradeAll dnsfix does not read (it reads kubeproxy.config.k8s.io/v1alpha1's)",
+            crate::text::escape(v)
+        ));
     }
     let mode = config.get("mode").and_then(serde_norway::Value::as_str);
     let section = if mode == Some("nftables") {
@@ -833,9 +852,16 @@ fn masquerade_all(config: &serde_norway::Value) -> Option<bool> {
     } else {
         "iptables"
     };
+    let key = format!("{section}.masqueradeAll");
     match config.get(section).and_then(|s| s.get("masqueradeAll")) {
-        None => Some(false),
-        Some(v) => v.as_bool(),
+        None => MasqueradeAll::Read { on: false, key },
+        Some(v) => match v.as_bool() {
+            Some(on) => MasqueradeAll::Read { on, key },
+            None => MasqueradeAll::Unread(format!(
+                "{key} is {}, not a boolean",
+                crate::text::escape(serde_norway::to_string(v).unwrap_or_default().trim_end())
+            )),
+        },
     }
 }
 
@@ -885,7 +911,7 @@ pub fn parse_configmaps(json: &[u8]) -> Result<DnsConfig, String> {
                             .unwrap_or_default()
                             .to_owned(),
                     );
-                    config.kube_proxy_masquerade_all = masquerade_all(&y);
+                    config.kube_proxy_masquerade_all = Some(masquerade_all(&y));
                     config.kube_proxy_from = Some(format!("{name} ({key})"));
                 }
             }
@@ -2700,8 +2726,9 @@ mod tests {
          "restartCount":0,"state":{"running":{"startedAt":"2026-11-20T08:00:00Z"}}}]}}]}"#;
 
     /// kube-proxy's masqueradeAll in v1alpha1: the `iptables` section's in iptables and IPVS
-    /// modes, the `nftables` section's in nftables mode (conversion.go @91118b59); false
-    /// where the key is not there; not known for another version or a value not a bool.
+    /// modes, the `nftables` section's in nftables mode (conversion.go @91118b59), with the
+    /// key read; false where the key is not there; unread, with why, for another version or
+    /// a value not a bool.
     #[test]
     fn masquerade_all_is_read_from_the_section_of_the_mode() {
         let of = |conf: &str| {
@@ -2710,41 +2737,55 @@ mod tests {
             parse_configmaps(json.to_string().as_bytes())
                 .expect("configmap")
                 .kube_proxy_masquerade_all
+                .expect("read")
+        };
+        let read = |on: bool, key: &str| MasqueradeAll::Read {
+            on,
+            key: key.to_owned(),
         };
         let v1 = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
         assert_eq!(
             of(&format!(
                 "{v1}iptables:\n  masqueradeAll: True\nmode: ipvs\n"
             )),
-            Some(true)
+            read(true, "iptables.masqueradeAll")
         );
         assert_eq!(
             of(&format!(
                 "{v1}iptables:\n  masqueradeAll: true\nmode: \"\"\n"
             )),
-            Some(true)
+            read(true, "iptables.masqueradeAll")
         );
         // nftables mode reads its own section: Kubespray's iptables one does nothing there.
         assert_eq!(
             of(&format!(
                 "{v1}iptables:\n  masqueradeAll: true\nmode: nftables\n"
             )),
-            Some(false)
+            read(false, "nftables.masqueradeAll")
         );
         assert_eq!(
             of(&format!(
                 "{v1}nftables:\n  masqueradeAll: true\nmode: nftables\n"
             )),
-            Some(true)
+            read(true, "nftables.masqueradeAll")
         );
-        assert_eq!(of(&format!("{v1}mode: ipvs\n")), Some(false));
+        assert_eq!(
+            of(&format!("{v1}mode: ipvs\n")),
+            read(false, "iptables.masqueradeAll")
+        );
         assert_eq!(
             of(&format!("{v1}iptables:\n  masqueradeAll: \"yes\"\n")),
-            None
+            MasqueradeAll::Unread("iptables.masqueradeAll is yes, not a boolean".into())
         );
-        assert_eq!(
-            of("apiVersion: kubeproxy.config.k8s.io/v1alpha2\nmode: ipvs\n"),
-            None
+        // v1alpha2 keeps it elsewhere: not read, and said so, rather than taken as false.
+        let MasqueradeAll::Unread(why) = of(
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha2\nlinux:\n  masqueradeAll: true\nmode: ipvs\n",
+        ) else {
+            panic!("v1alpha2 read");
+        };
+        assert!(
+            why.starts_with("apiVersion kubeproxy.config.k8s.io/v1alpha2,"),
+            "{why}"
         );
     }
 
@@ -2779,7 +2820,13 @@ mod tests {
         );
         assert_eq!(config.kube_proxy_mode.as_deref(), Some("ipvs"));
         // Kubespray renders kube_proxy_masquerade_all (false) as `masqueradeAll: False`.
-        assert_eq!(config.kube_proxy_masquerade_all, Some(false));
+        assert_eq!(
+            config.kube_proxy_masquerade_all,
+            Some(MasqueradeAll::Read {
+                on: false,
+                key: "iptables.masqueradeAll".into()
+            })
+        );
         let kubelet = config.kubeadm_kubelet.expect("kubelet-config");
         assert_eq!(
             kubelet.resolv_conf.as_deref(),

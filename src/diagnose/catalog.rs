@@ -1559,10 +1559,14 @@ pub const RULES: &[RuleInfo] = &[
         severity: Severity::Critical,
         title: "pods on Kubespray's macvlan, and kube-proxy does not masquerade all",
         symptom: "\
-            Pods on some nodes time out on every name, while pods on other nodes resolve. A\n\
-            lookup from a pod on a node that runs a CoreDNS pod says (Kubespray docs/CNI/macvlan.md):\n\
+            Pods on a node that runs a CoreDNS pod time out on some lookups, while pods on\n\
+            other nodes resolve: kube-proxy picks a CoreDNS endpoint per new flow, and the\n\
+            queries it sends to the one beside them go unanswered (on every name where every\n\
+            ready CoreDNS endpoint is on that node). A lookup there says (Kubespray\n\
+            docs/CNI/macvlan.md):\n\
             reply from unexpected source\n\
-            and a lookup there succeeds when it asks the CoreDNS pod's own address.",
+            and a lookup there succeeds when it asks the CoreDNS pod's own address. Pods on a\n\
+            node without CoreDNS resolve until a CoreDNS pod is scheduled there.",
         mechanism: "\
             Kubespray's macvlan network plugin gives each pod a macvlan device of\n\
             macvlan_interface, in bridge mode (10-macvlan.conf.j2, the CNI plugin's default),\n\
@@ -1585,31 +1589,43 @@ pub const RULES: &[RuleInfo] = &[
             variable does nothing.\n\
             \n\
             dnsfix reads masqueradeAll from kube-system/kube-proxy's config.conf where it read\n\
-            the cluster, else the inventory's kube_proxy_masquerade_all, else Kubespray's default\n\
-            on a Kubespray node; elsewhere it cannot tell (unknown). Where every clusterDNS\n\
-            address is on the nodelocaldns interface, pods ask NodeLocal DNSCache on the node\n\
-            over mac0 and the node's IP stack, whose queries to CoreDNS leave from the node: pod\n\
-            DNS does not go through this, and the finding is a warning (other Services still\n\
-            fail for a client beside a backend). Kubespray's doc also says to disable\n\
-            nodelocaldns on macvlan because its address is not reachable; its files do not bear\n\
-            that out (mac0 is the pods' gateway, the address is local to the node), and dnsfix\n\
-            does not report it.",
+            the cluster (v1alpha1's iptables.masqueradeAll, nftables.masqueradeAll in nftables\n\
+            mode; another apiVersion is unknown, not the inventory's value), else the\n\
+            inventory's kube_proxy_masquerade_all, else Kubespray's default on a Kubespray node;\n\
+            elsewhere it cannot tell (unknown). Severity follows where CoreDNS runs, where the\n\
+            cluster was read: critical where a ready CoreDNS pod runs on the node (named, with\n\
+            its share of the Service's ready endpoints); high where the cluster lists the node\n\
+            and CoreDNS pods elsewhere only (pods resolve now, and lose DNS when one is\n\
+            scheduled there: a rollout, a drain, a failure elsewhere); critical where that is not\n\
+            known. A warning where pod DNS does not go through the kube-dns Service: every\n\
+            clusterDNS address on the nodelocaldns interface (pods ask NodeLocal DNSCache on the\n\
+            node over mac0 and the node's IP stack, whose queries to CoreDNS leave from the\n\
+            node), or clusterDNS none of the cluster DNS Services' addresses (as kubectl read\n\
+            them, else Kubespray's skydns_server; dns_mode manual): pods ask that server\n\
+            directly. Other Services still fail for a client beside a backend. Kubespray's doc\n\
+            also says to disable nodelocaldns on macvlan because its address is not reachable;\n\
+            its files do not bear that out (mac0 is the pods' gateway, the address is local to\n\
+            the node), and dnsfix does not report it.",
         fix: "\
-            Kubespray: set kube_proxy_masquerade_all: true (group_vars/all/all.yml) and write it\n\
-            to kube-proxy's ConfigMap: plain cluster.yml on a running cluster does not;\n\
-            upgrade-cluster.yml does, or cluster.yml -e upgrade_cluster_setup=true, through\n\
-            `kubeadm init phase addon kube-proxy` (roles/kubernetes/control-plane/tasks/\n\
-            kubeadm-upgrade.yml). With kube_proxy_mode: nftables the variable is not rendered\n\
-            where kube-proxy reads it: set nftables.masqueradeAll in the ConfigMap by hand.\n\
-            By hand (any installer): kubectl -n kube-system edit configmap kube-proxy, and in\n\
-            config.conf set iptables.masqueradeAll: true (nftables.masqueradeAll in nftables\n\
-            mode); a Kubespray run with the inventory's old value writes it back.\n\
+            Kubespray, iptables or IPVS mode: set kube_proxy_masquerade_all: true\n\
+            (group_vars/all/all.yml) and write it to kube-proxy's ConfigMap with\n\
+            ansible-playbook cluster.yml -e upgrade_cluster_setup=true: only with\n\
+            upgrade_cluster_setup does Kubespray run `kubeadm init phase addon kube-proxy`\n\
+            (roles/kubernetes/control-plane/tasks/kubeadm-upgrade.yml); plain cluster.yml on a\n\
+            running cluster does not. upgrade-cluster.yml sets it too, but drains every node\n\
+            (roles/upgrade/pre-upgrade: drain_nodes: true).\n\
+            nftables mode: Kubespray renders the variable as iptables.masqueradeAll only, which\n\
+            kube-proxy does not read there: kubectl -n kube-system edit configmap kube-proxy and\n\
+            in config.conf set nftables.masqueradeAll: true; a Kubespray re-run of the\n\
+            kube-proxy addon (the two playbooks above) writes the ConfigMap back without it.\n\
+            By hand (any installer): the same edit, iptables.masqueradeAll: true in iptables\n\
+            and IPVS modes.\n\
             dnsfix has no playbook for this: the setting is the cluster's, not a node's.",
         restart: "\
             kube-proxy reads its configuration at start: kubectl -n kube-system rollout restart\n\
             daemonset kube-proxy. Pods need no restart.",
         verify: "\
-            kubectl -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\\.conf}' | grep -A3 '^iptables:'\n\
+            kubectl -n kube-system get configmap kube-proxy -o jsonpath='{.data.config\\.conf}' | grep -A3 -E '^(iptables|nftables):'\n\
             kubectl run -it --rm dnstest --image=busybox:1.36 --restart=Never --overrides='{\"spec\":{\"nodeName\":\"NODE\"}}' -- nslookup kubernetes.default\n  \
             (NODE one that runs a CoreDNS pod)\n\
             dnsfix check -i hosts.yaml --limit NODE",

@@ -41,6 +41,16 @@
 //! Service IP: the answer came from the backend's address; with the Service traffic
 //! marked and masqueraded it came from the Service IP.
 //!
+//! So the effect follows where CoreDNS runs. Where the cluster was read: critical where a
+//! ready CoreDNS pod runs on this node (kube-proxy picks an endpoint per new flow, so its
+//! pods lose that pod's share of their queries, all of them where every ready endpoint is
+//! here); high where the cluster lists the node and CoreDNS pods elsewhere only (pods
+//! resolve now, and lose DNS when one is scheduled here, with no change to the node);
+//! critical where that is not known. Only pods asking the kube-dns Service go through
+//! this: a clusterDNS that is no cluster DNS Service's address (Kubespray's dns_mode
+//! manual, `manual_dns_server`) is asked directly, and the finding is a warning (other
+//! Services still break for a client beside a backend).
+//!
 //! NodeLocal DNSCache: Kubespray's doc also says its address is not reachable on macvlan
 //! (docs/CNI/macvlan.md:33-41). Its files do not bear that out, and dnsfix does not report
 //! it: node-cache holds nodelocaldns_ip (169.254.25.10, kubespray_defaults main.yml:144) on
@@ -53,12 +63,18 @@
 //! does not cross the Service from pod to pod, and the finding is a warning: other
 //! Services still break for a client beside a backend.
 
+use std::net::IpAddr;
+
 use super::kernel::cache_on_node;
 use super::{Ctx, NO_KUBELET, RuleOutcome, not_a_node};
+use crate::cluster::DnsPod;
 use crate::diagnose::finding::Severity;
-use crate::facts::node_facts::FlavourKind;
+use crate::facts::node_facts::{FlavourKind, Observed};
 
 const ID: &str = "DNS-MACVLAN-NO-MASQUERADE";
+
+/// The summary where CoreDNS may run on this node and where it runs is not known.
+const MAY_RUN_HERE: &str = "kube-proxy does not masquerade all Service traffic on macvlan: a pod's query to the kube-dns Service that kube-proxy sends to a CoreDNS pod on this node is answered from that pod's own address (\"reply from unexpected source\"), which the resolver drops";
 
 pub(super) fn macvlan_no_masquerade(ctx: &Ctx) -> RuleOutcome {
     if not_a_node(ctx) {
@@ -84,11 +100,11 @@ pub(super) fn macvlan_no_masquerade(ctx: &Ctx) -> RuleOutcome {
     }
     let (on, why) = match masquerade_all(ctx) {
         Ok(known) => known,
-        Err(why) => {
+        Err((why, remediation)) => {
             return ctx.unknown_because(
                 ID,
                 format!("pods sit on macvlan devices ({path}), and {why}"),
-                "set kube_proxy_masquerade_all in the inventory (Kubespray), or let dnsfix read the cluster (kube-system/kube-proxy's config.conf), then check again".into(),
+                remediation.into(),
             );
         }
     };
@@ -101,43 +117,244 @@ pub(super) fn macvlan_no_masquerade(ctx: &Ctx) -> RuleOutcome {
         ),
         why,
     ];
-    let (severity, summary) = match cache_on_node(ctx) {
-        Some(cache) => {
+    let (severity, summary) = match (cache_on_node(ctx), service_dns(ctx)) {
+        (Some(cache), _) => {
             evidence.push(cache);
             (
                 Severity::Warning,
                 "kube-proxy does not masquerade all Service traffic on macvlan, which pod DNS on this node does not go through: pods ask the NodeLocal DNSCache on the node itself; other Services do, and a ClusterIP answers a pod on this node from its backend's own address (\"reply from unexpected source\") where that backend runs here (as would the kube-dns Service, should pods fall back to it)".to_owned(),
             )
         }
-        None => (
-            Severity::Critical,
-            "kube-proxy does not masquerade all Service traffic on macvlan: a pod's query to the kube-dns Service that kube-proxy sends to a CoreDNS pod on this node is answered from that pod's own address (\"reply from unexpected source\"), which the resolver drops".to_owned(),
-        ),
+        (None, Some(Err(other))) => {
+            evidence.push(other);
+            (
+                Severity::Warning,
+                "kube-proxy does not masquerade all Service traffic on macvlan, which pod DNS on this node does not go through: clusterDNS is not a cluster DNS Service's address, and pods ask that server directly; other Services do, and a ClusterIP answers a pod on this node from its backend's own address (\"reply from unexpected source\") where that backend runs here".to_owned(),
+            )
+        }
+        (None, service) => {
+            evidence.extend(service.and_then(Result::ok));
+            placement(ctx, &mut evidence)
+        }
     };
     RuleOutcome::Findings(vec![ctx.finding(
         ID,
         severity,
         summary,
         evidence,
-        "set kube_proxy_masquerade_all: true in the inventory (group_vars/all/all.yml, Kubespray's docs/CNI/macvlan.md) and write it to kube-proxy's ConfigMap with ansible-playbook upgrade-cluster.yml (or cluster.yml -e upgrade_cluster_setup=true: only then does Kubespray run `kubeadm init phase addon kube-proxy`), then kubectl -n kube-system rollout restart daemonset kube-proxy; by hand, iptables.masqueradeAll: true in kube-system/kube-proxy's config.conf (nftables.masqueradeAll in nftables mode)".into(),
+        remediation(nftables_mode(ctx)),
     )])
+}
+
+/// Whether kube-proxy runs in nftables mode: its ConfigMap's mode where the cluster was
+/// read, else the inventory's kube_proxy_mode.
+fn nftables_mode(ctx: &Ctx) -> bool {
+    match &ctx.kube_proxy_mode {
+        Some((mode, _)) => mode == "nftables",
+        None => ctx.host.var_str("kube_proxy_mode") == Some("nftables"),
+    }
+}
+
+/// How to turn masqueradeAll on. Kubespray writes kube-proxy's ConfigMap only through
+/// `kubeadm init phase addon kube-proxy` (roles/kubernetes/control-plane/tasks/
+/// kubeadm-upgrade.yml:37 @46dbdd39), which kubeadm-setup.yml:259-263 runs only with
+/// upgrade_cluster_setup (false by default, control-plane defaults/main/main.yml:3);
+/// upgrade_cluster.yml sets it (playbooks/upgrade_cluster.yml:58) but also drains every
+/// node (roles/upgrade/pre-upgrade defaults/main.yml:5 drain_nodes: true, tasks/main.yml:64).
+/// Kubespray renders its variable as iptables.masqueradeAll alone: in nftables mode the
+/// ConfigMap edit is the fix, and a re-run of that phase writes it back.
+fn remediation(nftables: bool) -> String {
+    const RESTART: &str = "kubectl -n kube-system rollout restart daemonset kube-proxy";
+    if nftables {
+        return format!(
+            "kube-proxy runs in nftables mode, which reads nftables.masqueradeAll: kubectl -n kube-system edit configmap kube-proxy, set nftables.masqueradeAll: true in config.conf, then {RESTART}; Kubespray's kube_proxy_masquerade_all is rendered as iptables.masqueradeAll alone, and a Kubespray re-run of the kube-proxy addon (cluster.yml -e upgrade_cluster_setup=true, upgrade-cluster.yml) writes the ConfigMap back without it: repeat the edit after one"
+        );
+    }
+    format!(
+        "set kube_proxy_masquerade_all: true in the inventory (group_vars/all/all.yml, Kubespray's docs/CNI/macvlan.md) and write it to kube-proxy's ConfigMap with ansible-playbook cluster.yml -e upgrade_cluster_setup=true (only then does Kubespray run `kubeadm init phase addon kube-proxy`; upgrade-cluster.yml does too, but drains every node on the way, drain_nodes: true), then {RESTART}; by hand, iptables.masqueradeAll: true in kube-system/kube-proxy's config.conf, then the same restart"
+    )
+}
+
+/// Whether the kubelet's clusterDNS holds a cluster DNS Service's address: Ok with why
+/// where it does, Err with why where it is some other server (Kubespray's dns_mode manual,
+/// a resolver of the operator's), which pods ask directly, not through kube-proxy. The
+/// Services as kubectl read them, else, where the cluster was not read, the address
+/// Kubespray gives the kube-dns Service (skydns_server). `None` where not known.
+fn service_dns(ctx: &Ctx) -> Option<Result<String, String>> {
+    let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
+        return None;
+    };
+    let servers: Vec<IpAddr> = dns.value.iter().filter_map(|a| a.parse().ok()).collect();
+    if servers.is_empty() {
+        return None;
+    }
+    let at = format!("{} clusterDNS [{}]", dns.source.at(), dns.value.join(", "));
+    let holds = |ip: &String| ip.parse().is_ok_and(|ip| servers.contains(&ip));
+    if let Some((via, services)) = &ctx.dns_services {
+        if let Some(s) = services.iter().find(|s| s.cluster_ips.iter().any(holds)) {
+            return Some(Ok(format!(
+                "{at} holds Service {}/{}'s address: pods ask CoreDNS through kube-proxy (kubectl on {via})",
+                s.namespace(),
+                s.name
+            )));
+        }
+        let listed: Vec<String> = services
+            .iter()
+            .filter(|s| !s.cluster_ips.is_empty())
+            .map(|s| format!("{}/{} {}", s.namespace(), s.name, s.cluster_ips.join(", ")))
+            .collect();
+        if !listed.is_empty() {
+            return Some(Err(format!(
+                "{at} is no cluster DNS Service's address ({}; kubectl on {via}): pods ask that server directly, not through a Service",
+                listed.join("; ")
+            )));
+        }
+        return None;
+    }
+    let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
+    let skydns = super::kubespray_dns_server(ctx.host, kubespray)?;
+    if servers.contains(&skydns) {
+        return Some(Ok(format!(
+            "{at} holds skydns_server {skydns}, the kube-dns Service's address as Kubespray deploys it: pods ask CoreDNS through kube-proxy"
+        )));
+    }
+    let manual = match ctx.host.var_str("dns_mode") {
+        Some("manual") => " (dns_mode: manual)",
+        _ => "",
+    };
+    Some(Err(format!(
+        "{at} is not skydns_server {skydns}, the kube-dns Service's address as Kubespray deploys it{manual}: pods ask that server directly, not through a Service"
+    )))
+}
+
+/// Severity and summary by where CoreDNS runs: critical where a ready CoreDNS pod runs on
+/// this node (kube-proxy sends it its share of the node's queries), high where the cluster
+/// lists CoreDNS pods, the node under its name, and none ready here (pods resolve through
+/// CoreDNS elsewhere, until one is scheduled here), critical where that is not known.
+fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
+    let mut unknown = |why: String| {
+        evidence.push(why);
+        (Severity::Critical, MAY_RUN_HERE.to_owned())
+    };
+    let Some(placed) = &ctx.coredns_placement else {
+        return unknown("where CoreDNS pods run is not known: the cluster was not read".into());
+    };
+    let via = &placed.via;
+    if placed.pods.is_empty() {
+        return unknown(format!(
+            "where CoreDNS pods run is not known: the cluster lists none (k8s-app kube-dns, kube-dns-secondary or coredns; kubectl on {via})"
+        ));
+    }
+    let mine = |p: &&DnsPod| placed.names.contains(&p.node);
+    let ready: Vec<&DnsPod> = placed.pods.iter().filter(|p| p.serving()).collect();
+    let here: Vec<&DnsPod> = ready.iter().copied().filter(mine).collect();
+    if !here.is_empty() {
+        return on_this_node(via, &ready, &here, evidence);
+    }
+    let node = placed.names.first().map_or("?", String::as_str);
+    if !placed.named {
+        return unknown(format!(
+            "no CoreDNS pod lists node {} and the cluster's nodes (kubectl on {via}) do not include it under that name: whether one runs here is not known",
+            placed.names.join(" or ")
+        ));
+    }
+    for p in placed.pods.iter().filter(mine) {
+        evidence.push(format!(
+            "pod {}/{} ({}) on node {}: {}, not an endpoint now (kubectl on {via})",
+            p.namespace(),
+            p.name,
+            p.app,
+            p.node,
+            p.state()
+        ));
+    }
+    let shown = if ready.is_empty() {
+        placed.pods.iter().collect()
+    } else {
+        ready
+    };
+    let mut elsewhere: Vec<String> = shown
+        .iter()
+        .take(3)
+        .map(|p| format!("{} on {}", p.name, p.node))
+        .collect();
+    if shown.len() > 3 {
+        elsewhere.push(format!("{} more", shown.len() - 3));
+    }
+    let elsewhere = elsewhere.join(", ");
+    evidence.push(format!(
+        "no ready CoreDNS pod on node {node}; {elsewhere} (kubectl on {via})"
+    ));
+    (
+        Severity::High,
+        format!(
+            "kube-proxy does not masquerade all Service traffic on macvlan: pods on this node resolve now only because no CoreDNS pod runs here ({elsewhere}); one scheduled here (a rollout, a drain, a failure elsewhere) breaks their DNS with no change to this node"
+        ),
+    )
+}
+
+/// The finding where ready CoreDNS pods run on this node: each pod, and the share of the
+/// Service's ready endpoints they are (kube-proxy picks one per new flow).
+fn on_this_node(
+    via: &str,
+    ready: &[&DnsPod],
+    here: &[&DnsPod],
+    evidence: &mut Vec<String>,
+) -> (Severity, String) {
+    for p in here {
+        evidence.push(format!(
+            "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
+            p.namespace(),
+            p.name,
+            p.app,
+            p.node,
+            p.state()
+        ));
+    }
+    let mut apps: Vec<&str> = here.iter().map(|p| p.app.as_str()).collect();
+    apps.sort_unstable();
+    apps.dedup();
+    let shares: Vec<String> = apps
+        .iter()
+        .map(|app| {
+            let of = |pods: &[&DnsPod]| pods.iter().filter(|p| p.app == *app).count();
+            let service = match *app {
+                "coredns-secondary" => "kube-dns-secondary",
+                _ => "kube-dns",
+            };
+            format!("{} of {} ready {service} endpoints", of(here), of(ready))
+        })
+        .collect();
+    let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
+    let verb = if names.len() == 1 { "runs" } else { "run" };
+    (
+        Severity::Critical,
+        format!(
+            "kube-proxy does not masquerade all Service traffic on macvlan, and CoreDNS {} {verb} on this node: pods here lose the share of their queries kube-proxy sends to it ({}), answered from its own address (\"reply from unexpected source\"), which the resolver drops",
+            names.join(" and "),
+            shares.join(", ")
+        ),
+    )
 }
 
 /// kube-proxy's masqueradeAll and where that comes from: its ConfigMap where the cluster
 /// was read, else the inventory's `kube_proxy_masquerade_all`, else, on a Kubespray node,
-/// Kubespray's default (false). In nftables mode Kubespray's variable is not rendered where
-/// kube-proxy reads it (see the module's comment). Err: why it is not known.
-fn masquerade_all(ctx: &Ctx) -> Result<(bool, String), String> {
-    if let Some((on, from)) = &ctx.kube_proxy_masquerade_all {
-        return Ok((
-            *on,
-            format!("ConfigMap kube-system/{from} masqueradeAll: {on}"),
-        ));
+/// Kubespray's default (false). A ConfigMap read and not understood (another apiVersion) is
+/// not known, never the inventory's. In nftables mode Kubespray's variable is not rendered
+/// where kube-proxy reads it (see the module's comment). Err: why it is not known, and
+/// what to do.
+fn masquerade_all(ctx: &Ctx) -> Result<(bool, String), (String, &'static str)> {
+    match &ctx.kube_proxy_masquerade_all {
+        Some(Ok(known)) => return Ok(known.clone()),
+        Some(Err(why)) => {
+            return Err((
+                why.clone(),
+                "read masqueradeAll in kube-system/kube-proxy's config.conf by hand (kubectl -n kube-system get configmap kube-proxy -o yaml); where it is not true, set it and kubectl -n kube-system rollout restart daemonset kube-proxy",
+            ));
+        }
+        None => {}
     }
-    let nftables = match &ctx.kube_proxy_mode {
-        Some((mode, _)) => mode == "nftables",
-        None => ctx.host.var_str("kube_proxy_mode") == Some("nftables"),
-    };
+    let nftables = nftables_mode(ctx);
     let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
     match ctx.host.var("kube_proxy_masquerade_all") {
         Some(v) => match ctx.host.var_bool("kube_proxy_masquerade_all") {
@@ -146,17 +363,24 @@ fn masquerade_all(ctx: &Ctx) -> Result<(bool, String), String> {
                 "kube_proxy_masquerade_all: true, which Kubespray renders as iptables.masqueradeAll alone, and kube-proxy in nftables mode reads nftables.masqueradeAll".to_owned(),
             )),
             Some(on) => Ok((on, format!("kube_proxy_masquerade_all: {on}"))),
-            None => Err(format!(
-                "kube_proxy_masquerade_all is {}, not a boolean",
-                crate::text::escape(&v.to_string())
+            None => Err((
+                format!(
+                    "kube_proxy_masquerade_all is {}, not a boolean",
+                    crate::text::escape(&v.to_string())
+                ),
+                UNKNOWN_FIX,
             )),
         },
         None if kubespray => Ok((
             false,
             "kube_proxy_masquerade_all is not set: false, Kubespray's default".to_owned(),
         )),
-        None => Err(
+        None => Err((
             "kube-proxy's masqueradeAll is not known (its ConfigMap not read, no kube_proxy_masquerade_all in the inventory)".to_owned(),
-        ),
+            UNKNOWN_FIX,
+        )),
     }
 }
+
+/// What to do where neither the ConfigMap nor the inventory says masqueradeAll.
+const UNKNOWN_FIX: &str = "set kube_proxy_masquerade_all in the inventory (Kubespray), or let dnsfix read the cluster (kube-system/kube-proxy's config.conf), then check again";

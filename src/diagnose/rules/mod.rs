@@ -63,10 +63,13 @@ pub struct Ctx<'a> {
     /// DaemonSet with its ConfigMap (kubeadm, Kubespray, EKS), it is not deployed (Cilium's
     /// or Calico's eBPF replacing it, Kubespray's kube_proxy_remove).
     pub kube_proxy_absent: bool,
-    /// kube-proxy's masqueradeAll as its ConfigMap says, when the cluster was read, and the
-    /// ConfigMap and key it was read from; it replaces the inventory's
-    /// `kube_proxy_masquerade_all`.
-    pub kube_proxy_masquerade_all: Option<(bool, String)>,
+    /// kube-proxy's masqueradeAll as its ConfigMap says, when the cluster was read: its
+    /// value with the ConfigMap and key it was read from (`ConfigMap kube-system/kube-proxy
+    /// (config.conf) iptables.masqueradeAll: false`), or why that ConfigMap does not tell
+    /// it, naming it. Either replaces the inventory's `kube_proxy_masquerade_all`.
+    pub kube_proxy_masquerade_all: Option<Result<(bool, String), String>>,
+    /// Where the cluster's CoreDNS pods run, when the cluster was read.
+    pub coredns_placement: Option<CorednsPlacement>,
     /// The node's kubelet version as the cluster has it from the running kubelet
     /// (`status.nodeInfo.kubeletVersion`), with the node's name there, when it was read.
     pub kubelet_version: Option<(String, String)>,
@@ -102,6 +105,7 @@ impl<'a> Ctx<'a> {
             kube_proxy_mode: None,
             kube_proxy_absent: false,
             kube_proxy_masquerade_all: None,
+            coredns_placement: None,
             kubelet_version: None,
             coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
@@ -133,9 +137,28 @@ impl<'a> Ctx<'a> {
                 let from = config.kube_proxy_from.as_deref();
                 (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())
             });
-            ctx.kube_proxy_masquerade_all = config.kube_proxy_masquerade_all.map(|m| {
+            ctx.kube_proxy_masquerade_all = config.kube_proxy_masquerade_all.as_ref().map(|m| {
                 let from = config.kube_proxy_from.as_deref();
-                (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())
+                let from = from.unwrap_or("kube-proxy (config.conf)");
+                match m {
+                    crate::cluster::MasqueradeAll::Read { on, key } => {
+                        Ok((*on, format!("ConfigMap kube-system/{from} {key}: {on}")))
+                    }
+                    crate::cluster::MasqueradeAll::Unread(why) => {
+                        Err(format!("ConfigMap kube-system/{from}: {why}"))
+                    }
+                }
+            });
+            let names = crate::cluster::node_names(host, facts);
+            ctx.coredns_placement = Some(CorednsPlacement {
+                via: via.clone(),
+                named: names.iter().any(|n| kubelets.contains_key(n)),
+                names,
+                pods: pods
+                    .iter()
+                    .filter(|p| !p.is_node_local())
+                    .cloned()
+                    .collect(),
             });
             ctx.kube_proxy_absent = !config.kube_proxy_configmap
                 && config.kube_proxy_mode.is_none()
@@ -240,6 +263,20 @@ impl<'a> Ctx<'a> {
             about: None,
         }])
     }
+}
+
+/// Where the cluster's CoreDNS pods run, as kubectl listed them.
+#[derive(Debug, Clone)]
+pub struct CorednsPlacement {
+    /// The host kubectl ran on.
+    pub via: String,
+    /// This node's names in the cluster ([`crate::cluster::node_names`]).
+    pub names: Vec<String>,
+    /// The cluster lists this node under one of them (its kubelet version was read by
+    /// name): "no pod here" means that, not a name dnsfix does not know.
+    pub named: bool,
+    /// The CoreDNS pods (`coredns`, `coredns-secondary`), every node's.
+    pub pods: Vec<crate::cluster::DnsPod>,
 }
 
 type Rule = fn(&Ctx) -> RuleOutcome;

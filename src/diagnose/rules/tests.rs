@@ -5823,7 +5823,7 @@ fn two_healthy_readings_pass_and_an_unreadable_one_is_unknown_for_its_versions()
 /// the rule does not judge; off Kubespray with neither known it cannot tell.
 #[test]
 fn macvlan_masquerade_all_from_the_configmap_else_the_inventory() {
-    use crate::cluster::{Cluster, DnsConfig};
+    use crate::cluster::{Cluster, DnsConfig, MasqueradeAll};
     let raw =
         crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
     let facts = NodeFacts::from_raw("node1", &raw);
@@ -5833,7 +5833,16 @@ fn macvlan_masquerade_all_from_the_configmap_else_the_inventory() {
         config: Box::new(DnsConfig {
             kube_proxy_mode: configmap.then(|| mode.to_owned()),
             kube_proxy_configmap: configmap,
-            kube_proxy_masquerade_all: masquerade_all,
+            kube_proxy_from: configmap.then(|| "kube-proxy (config.conf)".to_owned()),
+            kube_proxy_masquerade_all: masquerade_all.map(|on| MasqueradeAll::Read {
+                on,
+                key: if mode == "nftables" {
+                    "nftables.masqueradeAll"
+                } else {
+                    "iptables.masqueradeAll"
+                }
+                .into(),
+            }),
             ..DnsConfig::default()
         }),
         kubelets: Default::default(),
@@ -5854,7 +5863,8 @@ fn macvlan_masquerade_all_from_the_configmap_else_the_inventory() {
     assert_eq!(f.severity, Severity::Critical);
     assert!(
         f.evidence.contains(
-            &"ConfigMap kube-system/kube-proxy (config.conf) masqueradeAll: false".to_owned()
+            &"ConfigMap kube-system/kube-proxy (config.conf) iptables.masqueradeAll: false"
+                .to_owned()
         ),
         "{f:?}"
     );
@@ -5881,10 +5891,281 @@ fn macvlan_masquerade_all_from_the_configmap_else_the_inventory() {
             .any(|e| e.contains("nftables mode reads nftables.masqueradeAll")),
         "{f:?}"
     );
+    // In nftables mode the fix leads with the ConfigMap's own key: Kubespray's variable
+    // would not converge there.
+    assert!(
+        f.remediation.starts_with("kube-proxy runs in nftables mode, which reads nftables.masqueradeAll: kubectl -n kube-system edit configmap kube-proxy, set nftables.masqueradeAll: true in config.conf"),
+        "{f:?}"
+    );
+    let f = one(rule(
+        &unset,
+        &facts,
+        Some(&read(Some(false), "nftables", true)),
+    ));
+    assert!(
+        f.evidence.contains(
+            &"ConfigMap kube-system/kube-proxy (config.conf) nftables.masqueradeAll: false"
+                .to_owned()
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f.remediation
+            .starts_with("kube-proxy runs in nftables mode"),
+        "{f:?}"
+    );
+    // Elsewhere the rollout that rewrites the ConfigMap without draining comes first.
+    let f = one(rule(&unset, &facts, None));
+    let setup = f
+        .remediation
+        .find("ansible-playbook cluster.yml -e upgrade_cluster_setup=true");
+    let upgrade = f.remediation.find("upgrade-cluster.yml");
+    assert!(setup.is_some() && setup < upgrade, "{f:?}");
+    assert!(f.remediation.contains("drains every node"), "{f:?}");
     // Not a Kubespray node, nothing read, no variable: unknown, not a guess.
     let mut kubeadm = facts.clone();
     kubeadm.flavour.kind = FlavourKind::Kubeadm;
     let f = one(rule(&unset, &kubeadm, None));
     assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown);
     assert!(f.summary.contains("masqueradeAll is not known"), "{f:?}");
+}
+
+/// A CoreDNS pod of Kubespray's Deployment (`coredns`, or `coredns-secondary` with
+/// dns_mode coredns_dual) on `node`, ready or crash-looping.
+fn coredns_pod(name: &str, app: &str, node: &str, ready: bool) -> crate::cluster::DnsPod {
+    crate::cluster::DnsPod {
+        name: name.to_owned(),
+        app: app.to_owned(),
+        node: node.to_owned(),
+        phase: "Running".to_owned(),
+        ready,
+        restarts: if ready { 0 } else { 7 },
+        waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
+        running: ready,
+        loop_detected: None,
+        logs_read: true,
+        container: None,
+        namespace: None,
+        selector: None,
+    }
+}
+
+/// The cluster as kubectl on cp1 reads it for the macvlan fixture's node1: `pods`, the
+/// kube-dns Service at `service`, kube-proxy's ConfigMap with masqueradeAll false, and
+/// node1 among the cluster's nodes where `named`.
+fn macvlan_cluster(
+    pods: Vec<crate::cluster::DnsPod>,
+    service: &str,
+    named: bool,
+) -> crate::cluster::Cluster {
+    let mut kubelets = crate::cluster::Kubelets::new();
+    kubelets.insert("node2".into(), "v1.28.10".into());
+    if named {
+        kubelets.insert("node1".into(), "v1.28.10".into());
+    }
+    crate::cluster::Cluster::Read {
+        via: "cp1".into(),
+        pods,
+        config: Box::new(crate::cluster::DnsConfig {
+            services: Some(vec![crate::cluster::DnsService {
+                name: "coredns".into(),
+                cluster_ips: vec![service.to_owned()],
+                namespace: None,
+                selector: None,
+            }]),
+            // Kubespray's rendering with kube_proxy_masquerade_all unset.
+            kube_proxy_mode: Some("ipvs".into()),
+            kube_proxy_configmap: true,
+            kube_proxy_from: Some("kube-proxy (config.conf)".into()),
+            kube_proxy_masquerade_all: Some(crate::cluster::MasqueradeAll::Read {
+                on: false,
+                key: "iptables.masqueradeAll".into(),
+            }),
+            ..crate::cluster::DnsConfig::default()
+        }),
+        kubelets,
+    }
+}
+
+/// DNS-MACVLAN-NO-MASQUERADE graded by where CoreDNS runs: critical, naming the pod and its
+/// share of the ready endpoints, where a ready CoreDNS pod runs on the node; high where the
+/// cluster lists the node and CoreDNS only elsewhere (pods resolve now, until one is
+/// scheduled here); critical where that is not known (the cluster not read, no CoreDNS pod
+/// listed, the node under a name the cluster does not have).
+#[test]
+fn macvlan_severity_follows_where_coredns_runs() {
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let one = |cluster: Option<&crate::cluster::Cluster>| match macvlan::macvlan_no_masquerade(
+        &Ctx::in_cluster(&host, &facts, cluster),
+    ) {
+        RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+        other => panic!("expected one finding, got {other:?}"),
+    };
+    let a = "coredns-776bb9db5d-2xkqv";
+    let b = "coredns-776bb9db5d-h8n4z";
+    // One of the two ready replicas on node1: half its pods' queries are lost.
+    let here = macvlan_cluster(
+        vec![
+            coredns_pod(a, "coredns", "node1", true),
+            coredns_pod(b, "coredns", "node2", true),
+        ],
+        "10.233.0.3",
+        true,
+    );
+    let f = one(Some(&here));
+    assert_eq!(f.severity, Severity::Critical);
+    assert!(f.summary.contains(a), "{f:?}");
+    assert!(
+        f.summary.contains("1 of 2 ready kube-dns endpoints"),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&format!(
+            "pod kube-system/{a} (coredns) on node node1: ready (kubectl on cp1)"
+        )),
+        "{f:?}"
+    );
+    // Both elsewhere: pods here resolve now, and break when one lands here.
+    let elsewhere = macvlan_cluster(
+        vec![
+            coredns_pod(a, "coredns", "node2", true),
+            coredns_pod(b, "coredns", "node3", true),
+        ],
+        "10.233.0.3",
+        true,
+    );
+    let f = one(Some(&elsewhere));
+    assert_eq!(f.severity, Severity::High);
+    assert!(
+        f.summary.contains(&format!(
+            "pods on this node resolve now only because no CoreDNS pod runs here ({a} on node2, {b} on node3); one scheduled here (a rollout, a drain, a failure elsewhere) breaks their DNS with no change to this node"
+        )),
+        "{f:?}"
+    );
+    // A crash-looping replica here is no endpoint now: still high, and said.
+    let down_here = macvlan_cluster(
+        vec![
+            coredns_pod(a, "coredns", "node2", true),
+            coredns_pod(b, "coredns", "node1", false),
+        ],
+        "10.233.0.3",
+        true,
+    );
+    let f = one(Some(&down_here));
+    assert_eq!(f.severity, Severity::High);
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains(b) && e.contains("not an endpoint now")),
+        "{f:?}"
+    );
+    // Not known where CoreDNS runs: critical as before, and the evidence says why.
+    for (cluster, why) in [
+        (None, "the cluster was not read"),
+        (
+            Some(macvlan_cluster(Vec::new(), "10.233.0.3", true)),
+            "the cluster lists none",
+        ),
+        (
+            Some(macvlan_cluster(
+                vec![coredns_pod(a, "coredns", "node2", true)],
+                "10.233.0.3",
+                false,
+            )),
+            "do not include it under that name",
+        ),
+    ] {
+        let f = one(cluster.as_ref());
+        assert_eq!(f.severity, Severity::Critical, "{why}");
+        assert!(f.evidence.iter().any(|e| e.contains(why)), "{why}: {f:?}");
+    }
+}
+
+/// DNS-MACVLAN-NO-MASQUERADE where the kubelet's clusterDNS is not a cluster DNS Service
+/// (Kubespray's dns_mode manual): pods ask that server directly, not through kube-proxy, so
+/// a warning, not critical, whether the Services were read or Kubespray's skydns_server
+/// tells the kube-dns Service's address.
+#[test]
+fn macvlan_cluster_dns_not_a_service_is_a_warning() {
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let mut facts = NodeFacts::from_raw("node1", &raw);
+    let Observed::Known(dns) = &mut facts.kubelet.cluster_dns else {
+        panic!("clusterDNS");
+    };
+    dns.value = vec!["192.0.2.53".into()];
+    let mut host = Host::new("node1");
+    host.vars.insert("dns_mode".into(), "manual".into());
+    host.vars
+        .insert("manual_dns_server".into(), "192.0.2.53".into());
+    let here = macvlan_cluster(
+        vec![coredns_pod(
+            "coredns-776bb9db5d-2xkqv",
+            "coredns",
+            "node1",
+            true,
+        )],
+        "10.233.0.3",
+        true,
+    );
+    for cluster in [None, Some(&here)] {
+        let f = match macvlan::macvlan_no_masquerade(&Ctx::in_cluster(&host, &facts, cluster)) {
+            RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+            other => panic!("expected one finding, got {other:?}"),
+        };
+        assert_eq!(f.severity, Severity::Warning, "{f:?}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.contains("clusterDNS [192.0.2.53]")
+                    && e.contains("pods ask that server directly, not through a Service")),
+            "{f:?}"
+        );
+    }
+}
+
+/// DNS-MACVLAN-NO-MASQUERADE where kube-proxy's ConfigMap was read and is of an apiVersion
+/// dnsfix does not read (v1alpha2 keeps masqueradeAll elsewhere): unknown, naming the
+/// ConfigMap, never the inventory's value or Kubespray's default.
+#[test]
+fn macvlan_configmap_of_another_version_is_unknown() {
+    use crate::cluster::{Cluster, DnsConfig, MasqueradeAll};
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let mut on = Host::new("node1");
+    on.vars
+        .insert("kube_proxy_masquerade_all".into(), serde_json::json!(true));
+    let unset = Host::new("node1");
+    let v1alpha2 = Cluster::Read {
+        via: "cp1".into(),
+        pods: Vec::new(),
+        config: Box::new(DnsConfig {
+            kube_proxy_mode: Some("ipvs".into()),
+            kube_proxy_configmap: true,
+            kube_proxy_from: Some("kube-proxy (config.conf)".into()),
+            kube_proxy_masquerade_all: Some(MasqueradeAll::Unread(
+                "apiVersion kubeproxy.config.k8s.io/v1alpha2, whose masqueradeAll dnsfix does not read (it reads kubeproxy.config.k8s.io/v1alpha1's)".into(),
+            )),
+            ..DnsConfig::default()
+        }),
+        kubelets: Default::default(),
+    };
+    for host in [&on, &unset] {
+        let outcome =
+            macvlan::macvlan_no_masquerade(&Ctx::in_cluster(host, &facts, Some(&v1alpha2)));
+        let RuleOutcome::Findings(f) = outcome else {
+            panic!("expected a finding, got {outcome:?}");
+        };
+        let f = &f[0];
+        assert_eq!(f.status, crate::diagnose::FindingStatus::Unknown, "{f:?}");
+        assert!(
+            f.summary
+                .contains("ConfigMap kube-system/kube-proxy (config.conf): apiVersion kubeproxy.config.k8s.io/v1alpha2"),
+            "{f:?}"
+        );
+    }
 }
