@@ -1385,7 +1385,11 @@ impl DnsConfig {
         let matching: Vec<&DnsService> = self
             .services_elsewhere
             .iter()
-            .filter(|s| s.cluster_ips.iter().any(|ip| cluster_dns.contains(ip)))
+            .filter(|s| {
+                s.cluster_ips
+                    .iter()
+                    .any(|ip| cluster_dns.iter().any(|c| same_address(c, ip)))
+            })
             .collect();
         let why = match (cluster_dns.as_slice(), matching.as_slice()) {
             ([], _) => "no kubeadm kubelet-config gives the kubelets' clusterDNS to match their addresses with".to_owned(),
@@ -1432,7 +1436,11 @@ impl DnsConfig {
             .iter()
             .filter(|c| c.is_node_local())
             .flat_map(|c| c.blocks.iter().map(move |b| (c, b)))
-            .filter(|(_, b)| b.bind.iter().any(|a| kubelets.contains(a)))
+            .filter(|(_, b)| {
+                b.bind
+                    .iter()
+                    .any(|a| kubelets.iter().any(|k| same_address(a, k)))
+            })
             .filter(|(_, b)| b.zones.iter().any(|z| serves_domain(z)))
             .find_map(|(c, b)| {
                 let to: Vec<String> = b
@@ -1440,9 +1448,8 @@ impl DnsConfig {
                     .as_ref()?
                     .to
                     .iter()
-                    .map(|t| t.strip_prefix("dns://").unwrap_or(t))
-                    .filter(|t| t.parse::<std::net::IpAddr>().is_ok())
-                    .map(str::to_owned)
+                    .filter_map(|t| dns_address(t))
+                    .map(|ip| ip.to_string())
                     .collect();
                 (!to.is_empty()).then(|| {
                     (
@@ -2394,6 +2401,30 @@ fn valid_container_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.starts_with('-')
         && !name.ends_with('-')
+}
+
+/// The address of a DNS server as CoreDNS's `forward` takes one (and as a Service's
+/// clusterIP or the kubelet's clusterDNS is written): an IP, `IP:PORT`, `[IPv6]:PORT` or
+/// `[IPv6]`, with or without `dns://`. `parse.Transport` strips the scheme and
+/// `HostPortOrFile` splits a port off with `net.SplitHostPort`, else trims the brackets
+/// (coredns/coredns@4b26cced plugin/pkg/parse/transport.go:12-42, host.go:32-89; forward's
+/// setup.go reads its TO addresses through them). The cluster DNS is asked on port 53: an
+/// address with another port is no cluster DNS Service's. Parsed, so `fd00:0::3` and
+/// `fd00::3` are one address.
+fn dns_address(text: &str) -> Option<std::net::IpAddr> {
+    let text = text.strip_prefix("dns://").unwrap_or(text);
+    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
+        return Some(ip);
+    }
+    if let Ok(socket) = text.parse::<std::net::SocketAddr>() {
+        return (socket.port() == 53).then_some(socket.ip());
+    }
+    text.strip_prefix('[')?.strip_suffix(']')?.parse().ok()
+}
+
+/// Two DNS addresses ([`dns_address`]) that are one.
+fn same_address(a: &str, b: &str) -> bool {
+    dns_address(a).is_some_and(|a| dns_address(b) == Some(a))
 }
 
 /// A pod name from the API is a DNS-1123 subdomain; anything else is never passed to a
@@ -4417,6 +4448,55 @@ case \" $* \" in
             .expect_err("none")
             .expect("why");
         assert!(why.ends_with("as clusterDNS (169.254.20.10)"), "{why}");
+    }
+
+    /// NodeLocal DNSCache's forward target as CoreDNS's forward takes it: with a port
+    /// (`10.233.0.3:53`, `[fd00::3]:53`), `dns://`, or an IPv6 address spelt otherwise
+    /// than the Service's clusterIP: each is the Service's address. Another port is not
+    /// (the cluster DNS is asked on 53). Before, the strings were compared: none matched.
+    #[test]
+    fn the_caches_forward_target_is_compared_as_an_address() {
+        let kubelet = Some(KubeadmKubelet {
+            configmap: KUBELET_CONFIG.into(),
+            resolv_conf: None,
+            cluster_dns: vec!["169.254.25.10".to_owned()],
+            cluster_domain: Some("cluster.local".into()),
+        });
+        let config = |to: &str, service_ip: &str| {
+            let corefile = format!(
+                "cluster.local:53 {{\n    bind 169.254.25.10\n    forward . {to} {{\n        force_tcp\n    }}\n}}\n"
+            );
+            let list = serde_json::json!({"kind": "List", "items": [{"kind": "Service",
+                "metadata": {"name": "dns-coredns", "namespace": "coredns"},
+                "spec": {"clusterIP": service_ip, "ports": [{"port": 53}],
+                         "selector": {"k8s-app": "coredns"}}}]});
+            DnsConfig {
+                corefiles: vec![Corefile::new("nodelocaldns", "Corefile", &corefile)],
+                services: Some(Vec::new()),
+                services_elsewhere: parse_services(&serde_json::to_vec(&list).expect("json"))
+                    .expect("services"),
+                kubeadm_kubelet: kubelet.clone(),
+                ..DnsConfig::default()
+            }
+        };
+        for (to, ip) in [
+            ("10.233.0.3:53", "10.233.0.3"),
+            ("dns://10.233.0.3:53", "10.233.0.3"),
+            ("dns://10.233.0.3", "10.233.0.3"),
+            ("[fd00::3]:53", "fd00::3"),
+            ("[fd00::3]", "fd00::3"),
+            ("fd00:0:0::3", "fd00::3"),
+            ("fd00::3", "fd00:0000::0003"),
+        ] {
+            let config = config(to, ip);
+            let found = config.service_elsewhere(false);
+            assert!(
+                found.as_ref().is_ok_and(|s| s.name == "dns-coredns"),
+                "{to} {ip}: {found:?}"
+            );
+        }
+        let config = config("10.233.0.3:5353", "10.233.0.3");
+        assert!(config.service_elsewhere(false).is_err());
     }
 
     /// The same through kubectl (the lab's): the chart in `coredns` behind Kubespray's
