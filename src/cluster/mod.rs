@@ -2427,6 +2427,11 @@ fn same_address(a: &str, b: &str) -> bool {
     dns_address(a).is_some_and(|a| dns_address(b) == Some(a))
 }
 
+/// A namespace is a DNS-1123 label, as a container name ([`valid_container_name`]).
+pub fn valid_namespace(name: &str) -> bool {
+    valid_container_name(name)
+}
+
 /// A pod name from the API is a DNS-1123 subdomain; anything else is never passed to a
 /// node's shell.
 fn valid_pod_name(name: &str) -> bool {

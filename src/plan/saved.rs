@@ -10,7 +10,7 @@
 
 use serde_json::Value as Json;
 
-use super::model::{Change, HostPlan, HostStatus, InventoryChange, Plan};
+use super::model::{Change, ClusterAction, HostPlan, HostStatus, InventoryChange, Plan};
 use super::redact::is_redacted;
 use crate::util::sha256_hex;
 
@@ -74,6 +74,12 @@ fn check_host(host: &HostPlan) -> Result<(), String> {
             }
         }
     }
+    for ClusterAction::RecreateDnsPods { pods, .. } in &host.cluster {
+        for pod in pods {
+            dns_pod_target(pod)
+                .map_err(|e| format!("DNS pod {}: {e}", crate::text::escape(&pod.name)))?;
+        }
+    }
     for change in &host.changes {
         if let Change::WriteFile {
             path,
@@ -94,6 +100,32 @@ fn check_host(host: &HostPlan) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Where apply lists a DNS pod again: its namespace a DNS-1123 label, its selector one
+/// apply passes to kubectl ([`crate::cluster::valid_label_selector`]), and outside
+/// kube-system a selector (apply lists the pods there by it alone). Checked here, so a
+/// plan that names others is refused whole, before any node's kubelet is restarted.
+fn dns_pod_target(pod: &super::model::PodState) -> Result<(), String> {
+    if let Some(namespace) = &pod.namespace
+        && !crate::cluster::valid_namespace(namespace)
+    {
+        return Err(format!(
+            "its namespace {} is not a DNS-1123 label",
+            crate::text::escape(namespace)
+        ));
+    }
+    match &pod.selector {
+        Some(selector) if !crate::cluster::valid_label_selector(selector) => Err(format!(
+            "its selector {} is not a label selector (KEY=VALUE,...) apply passes to kubectl",
+            crate::text::escape(selector)
+        )),
+        None if pod.namespace() != "kube-system" => Err(format!(
+            "it is in namespace {} with no selector to list it there by",
+            pod.namespace()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A change's old and new text against their sha256s: the old text's where it is shown
@@ -256,6 +288,65 @@ mod tests {
 
     const OLD: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/resolv.conf\n";
     const NEW: &str = "clusterDNS:\n- 169.254.25.10\nresolvConf: /etc/dnsfix/resolv.conf\n";
+
+    /// The namespace and selector a saved plan's DNS pod is listed again by are checked
+    /// with the rest of the plan, so a bad one refuses the plan whole, before any node is
+    /// touched: a namespace that is not a DNS-1123 label, a selector apply would not pass
+    /// to kubectl, a namespace other than kube-system without a selector. Before, each was
+    /// refused only once the node's kubelet had been restarted.
+    #[test]
+    fn a_dns_pods_namespace_and_selector_are_checked_with_the_plan() {
+        let with_pod = |namespace: Option<&str>, selector: Option<&str>| {
+            let mut plan = plan_of(write(Some(OLD), NEW));
+            plan.hosts[0].cluster.push(ClusterAction::RecreateDnsPods {
+                node: vec!["node1".into()],
+                pods: vec![crate::plan::model::PodState {
+                    name: "dns-coredns-6d4f8b7c9b-2xkqp".into(),
+                    app: "coredns".into(),
+                    state: "ready".into(),
+                    namespace: namespace.map(str::to_owned),
+                    selector: selector.map(str::to_owned),
+                }],
+                via: "cp1".into(),
+                reasons: Vec::new(),
+            });
+            checked(plan)
+        };
+        let selector = "app.kubernetes.io/name=coredns,k8s-app=coredns";
+        with_pod(Some("coredns"), Some(selector)).expect("as plan makes it");
+        with_pod(None, None).expect("kube-system's, saved before pods carried a namespace");
+        with_pod(Some("kube-system"), None).expect("kube-system's");
+        for (namespace, selector, why) in [
+            (
+                Some("core;dns"),
+                Some(selector),
+                "its namespace core;dns is not a DNS-1123 label",
+            ),
+            (
+                Some("coredns"),
+                Some("k8s-app=coredns' -A '"),
+                "its selector k8s-app=coredns' -A ' is not a label selector",
+            ),
+            (
+                Some("coredns"),
+                Some(""),
+                "its selector  is not a label selector",
+            ),
+            (
+                Some("web"),
+                None,
+                "it is in namespace web with no selector to list it there by",
+            ),
+        ] {
+            let error = with_pod(namespace, selector).expect_err("refused");
+            assert!(
+                error.starts_with(&format!(
+                    "host node1: DNS pod dns-coredns-6d4f8b7c9b-2xkqp: {why}"
+                )),
+                "{error}"
+            );
+        }
+    }
 
     /// A host that restarts with nothing written holds to a restart mark of that unit (a
     /// cut-off run's): one edited in without it, a restart of systemd-resolved, say, is
