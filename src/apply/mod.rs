@@ -927,8 +927,15 @@ async fn recreate_dns_pods(
     let names = crate::cluster::node_names(host, facts);
     let elsewhere = namespaces_elsewhere(actions);
     let _one_node_at_a_time = ctx.pods.lock().await;
+    // CoreDNS elsewhere is recreated only where the cluster's DNS Service is now: its
+    // Services come with the first listing.
+    let listing = if elsewhere.is_empty() {
+        crate::cluster::Listing::Pods
+    } else {
+        crate::cluster::Listing::WithServices
+    };
     let (mut kubectl, pods) =
-        crate::cluster::Kubectl::connect(&ctx.transport, &ctx.options.cluster)
+        crate::cluster::Kubectl::connect_with(&ctx.transport, &ctx.options.cluster, listing)
             .await
             .map_err(|why| {
                 format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
@@ -942,20 +949,27 @@ async fn recreate_dns_pods(
     )
     .await;
     kubectl.close().await;
-    let done = done.map_err(|e| format!("recreating the DNS pods: {e}"));
-    result.pods = done.clone().unwrap_or_default();
+    // Steps done before a failure are kept for the report: those pods were replaced.
+    let (done, error) = match done {
+        Ok(done) => (done, None),
+        Err(failed) => {
+            let error = format!("recreating the DNS pods: {failed}");
+            (failed.done, Some(error))
+        }
+    };
+    result.pods = done;
     // An apply that found the node's changes made by another run of the plan still
     // deleted pods here: it did something.
     if !result.pods.is_empty() {
         result.outcome = HostOutcome::Applied;
     }
-    let failure = match done {
-        Err(e) => Some(e),
-        Ok(pods) => pods
+    let failure = error.or_else(|| {
+        result
+            .pods
             .iter()
             .find(|p| !p.ok)
-            .map(|p| format!("DNS pod {} on {}: {}", p.shown(), p.node, p.message)),
-    };
+            .map(|p| format!("DNS pod {} on {}: {}", p.shown(), p.node, p.message))
+    });
     if let Some(failure) = failure {
         // The pod still loops: the finding is not fixed, whatever the node's files say.
         if let Some(v) = &mut result.verified

@@ -1600,6 +1600,10 @@ pub enum Listing {
     /// for [`read`]: the logs chosen on the node from kubectl's answer, so a plan reads
     /// the cluster in one exec, not two.
     WithLogs,
+    /// The DNS Services too (kube-system's and CoreDNS's everywhere), in the same exec: for
+    /// apply to confirm that a plan's CoreDNS outside kube-system is the cluster DNS
+    /// ([`Kubectl::confirm_elsewhere`]).
+    WithServices,
 }
 
 impl Kubectl {
@@ -1760,7 +1764,7 @@ impl Kubectl {
         let listed = self
             .run_in(&namespace, &format!("get pods -l '{selector}' -o json"))
             .await
-            .and_then(|out| Ok((parse_pods(&out)?, out)));
+            .and_then(|out| Ok((coredns_pods(&out)?, out)));
         let (mut pods, out) = match listed {
             Ok(listed) => listed,
             Err(e) => {
@@ -1919,6 +1923,54 @@ impl Kubectl {
         config.read_imports();
     }
 
+    /// Confirms, before anything is deleted, that each namespace and label selector a plan
+    /// recreates CoreDNS pods by outside kube-system (`elsewhere`) is, exactly, that of the
+    /// cluster DNS Service as the cluster shows it now, found as a plan finds it
+    /// ([`DnsConfig::service_elsewhere`]: kube-system without a CoreDNS pod (`pods`, its
+    /// DNS pods as just listed) or DNS Service, the Service's address the kubelets'
+    /// clusterDNS, or the one NodeLocal DNSCache forwards the cluster domain to). A plan
+    /// file is no authority on what apply deletes: a namespace and selector written into
+    /// it by hand would otherwise select any pod there. The Services come with the first
+    /// listing ([`Listing::WithServices`]); kubeadm's versioned kubelet-config, where the
+    /// cluster has one, is read after it.
+    pub async fn confirm_elsewhere(
+        &mut self,
+        pods: &[DnsPod],
+        elsewhere: &[(String, Option<String>)],
+    ) -> Result<(), String> {
+        if elsewhere.is_empty() {
+            return Ok(());
+        }
+        let mut config = self.config.clone().unwrap_or_default();
+        if let Some(name) = config.versioned_kubelet_configmap() {
+            self.read_kubelet_config(&mut config, &name).await;
+        }
+        let home = pods.iter().any(|p| !p.is_node_local());
+        let found = config
+            .service_elsewhere(home)
+            .map(|s| (s.namespace().to_owned(), s.selector.clone(), s.name.clone()));
+        for (namespace, selector) in elsewhere {
+            let asked = format!(
+                "namespace {} by the selector {}",
+                crate::text::escape(namespace),
+                crate::text::escape(selector.as_deref().unwrap_or("(none)"))
+            );
+            let now = match &found {
+                Ok((ns, sel, _)) if ns == namespace && sel == selector => continue,
+                Ok((ns, sel, name)) => format!(
+                    "the cluster DNS Service is {ns}/{name}, selecting {}",
+                    sel.as_deref().unwrap_or("(none)")
+                ),
+                Err(Some(why)) => why.clone(),
+                Err(None) => "no cluster DNS Service is found outside kube-system".to_owned(),
+            };
+            return Err(format!(
+                "the plan recreates CoreDNS pods in {asked}, which is not the cluster DNS Service's now ({now}): refused, nothing deleted"
+            ));
+        }
+        Ok(())
+    }
+
     /// The CoreDNS and nodelocaldns pods.
     pub async fn dns_pods(&mut self) -> Result<Vec<DnsPod>, String> {
         parse_pods(&self.run(GET_PODS).await?)
@@ -1944,7 +1996,7 @@ impl Kubectl {
         let out = self
             .run_in(namespace, &format!("get pods -l '{selector}' -o json"))
             .await?;
-        let mut pods = parse_pods(&out)?;
+        let mut pods = coredns_pods(&out)?;
         for pod in &mut pods {
             pod.namespace = Some(namespace.to_owned());
             pod.selector = Some(selector.to_owned());
@@ -2102,6 +2154,7 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
     let (nodes, logs) = match listing {
         Listing::Pods => ("nd=\nsv=\nsa=\nsb=\n".to_owned(), "LOGS=\n"),
         Listing::WithLogs => (get_kubelets(), PREVIOUS_LOGS),
+        Listing::WithServices => (format!("nd=\n{}", get_services()), "LOGS=\n"),
     };
     format!(
         "{prologue}d=$(mktemp -d) || exit 1\ntrap 'rm -rf \"$d\"' EXIT\n\
@@ -2136,14 +2189,21 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
 /// tests/it/kubectl_reference.rs runs it through a real kubectl.
 pub const GET_NODES: &str = "get nodes";
 
-/// [`GET_NODES`] into `$d/nodes`, [`GET_DNS_SERVICES`] into `$d/services` and
-/// [`GET_DNS_SERVICES_EVERYWHERE`] into `$d/services-a` and `-b`, in the background (their
-/// pids in `$nd`, `$sv`, `$sa` and `$sb`).
+/// [`GET_NODES`] into `$d/nodes` (its pid in `$nd`), and the Services ([`get_services`]),
+/// in the background.
 fn get_kubelets() -> String {
+    format!(
+        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n{}",
+        get_services()
+    )
+}
+
+/// [`GET_DNS_SERVICES`] into `$d/services` and [`GET_DNS_SERVICES_EVERYWHERE`] into
+/// `$d/services-a` and `-b`, in the background (their pids in `$sv`, `$sa` and `$sb`).
+fn get_services() -> String {
     let [all, chart] = GET_DNS_SERVICES_EVERYWHERE;
     format!(
-        "timeout 30 \"$@\" --request-timeout=20s {GET_NODES} >\"$d/nodes\" 2>/dev/null &\nnd=$!\n\
-         timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
+        "timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
          >\"$d/services\" 2>/dev/null &\nsv=$!\n\
          timeout 30 \"$@\" --request-timeout=20s {all} >\"$d/services-a\" 2>/dev/null &\nsa=$!\n\
          timeout 30 \"$@\" --request-timeout=20s {chart} >\"$d/services-b\" 2>/dev/null &\nsb=$!\n"
@@ -2492,6 +2552,30 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
         .collect())
 }
 
+/// The pods of a `kubectl get pods -o json` List outside kube-system that run a container
+/// named `coredns`, as the CoreDNS Helm chart's Deployment names its container
+/// (coredns/helm@caac0316 charts/coredns/templates/deployment.yaml:113): [`parse_pods`]
+/// takes every pod it is given for CoreDNS, and a Service's selector may match others.
+fn coredns_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
+    let doc: Value =
+        serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
+    let runs_coredns = |pod: &Value| {
+        pod["spec"]["containers"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["name"] == "coredns"))
+    };
+    let names: Vec<&str> = doc["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|pod| runs_coredns(pod))
+        .filter_map(|pod| pod["metadata"]["name"].as_str())
+        .collect();
+    let mut pods = parse_pods(json)?;
+    pods.retain(|p| names.contains(&p.name.as_str()));
+    Ok(pods)
+}
+
 /// The container names of kubeadm's, Kubespray's and the CoreDNS Helm chart's CoreDNS
 /// (`coredns`) and of NodeLocal DNSCache (`node-cache`: Kubespray's DaemonSets and the
 /// upstream manifest).
@@ -2544,13 +2628,43 @@ impl PodRecreation {
     }
 }
 
+/// Why a node's DNS pods were not all recreated, after its kubelet was restarted: the
+/// steps done before (a nodelocaldns pod already replaced), the error, and the pods left
+/// as they were, each as (namespace, name), for the user to recreate by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodsFailed {
+    pub done: Vec<PodRecreation>,
+    pub error: String,
+    pub left: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for PodsFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.error)?;
+        if self.left.is_empty() {
+            return Ok(());
+        }
+        let by_hand: Vec<String> = self
+            .left
+            .iter()
+            .map(|(ns, name)| format!("kubectl -n {ns} delete pod {name}"))
+            .collect();
+        write!(
+            f,
+            "; the node's kubelet was restarted with the new files, and these pods still run with the old ones: recreate them by hand ({})",
+            by_hand.join("; ")
+        )
+    }
+}
+
 /// Deletes the CoreDNS and nodelocaldns pods running on a node (`names`: the names it may
 /// have, [`node_names`]; `pods`: the cluster's DNS pods as just listed) one at a time, each time waiting up to `timeout` for a Ready
 /// replacement: a nodelocaldns pod on the same node (its DaemonSet's), a CoreDNS pod on
 /// any node (its Deployment's). The first replacement that does not come up stops the
 /// rest: deleting more would only take more of the cluster's DNS down.
 /// `elsewhere`: the namespaces outside kube-system the plan found CoreDNS in, each with the
-/// label selector it listed its pods by there: they are listed there again and recreated
+/// label selector it listed its pods by there: confirmed first to be the cluster DNS
+/// Service's ([`Kubectl::confirm_elsewhere`]), they are listed there again and recreated
 /// in their namespace, each replacement looked for there.
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
@@ -2558,22 +2672,47 @@ pub async fn recreate_node_pods(
     elsewhere: &[(String, Option<String>)],
     names: &[String],
     timeout: Duration,
-) -> Result<Vec<PodRecreation>, String> {
+) -> Result<Vec<PodRecreation>, PodsFailed> {
+    let left = |pods: &[DnsPod]| -> Vec<(String, String)> {
+        pods.iter()
+            .map(|p| (p.namespace().to_owned(), p.name.clone()))
+            .collect()
+    };
+    let failed = |error: String, pods: &[DnsPod]| PodsFailed {
+        done: Vec::new(),
+        error,
+        left: left(&recreation_order(pods.to_vec(), names)),
+    };
+    if let Err(e) = kubectl.confirm_elsewhere(&pods, elsewhere).await {
+        return Err(failed(e, &pods));
+    }
     for (namespace, selector) in elsewhere {
-        let listed = kubectl
-            .dns_pods_in(namespace, selector.as_deref())
-            .await
-            .map_err(|e| {
-                format!(
+        match kubectl.dns_pods_in(namespace, selector.as_deref()).await {
+            Ok(listed) => pods.extend(listed),
+            Err(e) => {
+                let error = format!(
                     "listing the CoreDNS pods in {}: {e}",
                     crate::text::escape(namespace)
-                )
-            })?;
-        pods.extend(listed);
+                );
+                return Err(failed(error, &pods));
+            }
+        }
     }
+    let order = recreation_order(pods, names);
     let mut done = Vec::new();
-    for pod in recreation_order(pods, names) {
-        let step = recreate(kubectl, &pod, timeout).await?;
+    for (i, pod) in order.iter().enumerate() {
+        // A delete refused midway (a Role without delete in CoreDNS's namespace) keeps
+        // what was done before: those pods were replaced.
+        let step = match recreate(kubectl, pod, timeout).await {
+            Ok(step) => step,
+            Err(error) => {
+                return Err(PodsFailed {
+                    done,
+                    error,
+                    left: left(&order[i..]),
+                });
+            }
+        };
         let ok = step.ok;
         done.push(step);
         if !ok {
@@ -4166,7 +4305,7 @@ case \" $* \" in
     async fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
         let fixture: &[u8] =
             include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-pods.json");
-        let (mut kubectl, dir) = lab_kubectl(fixture, b"{\"kind\":\"List\",\"items\":[]}");
+        let (mut kubectl, dir) = helm_ns_lab(fixture);
         // The Deployment's controller: once the pod is gone, a Ready replacement in its
         // namespace, on another node.
         let list: Value = serde_json::from_slice(fixture).expect("fixture");
@@ -4185,7 +4324,10 @@ case \" $* \" in
             }
             false
         });
-        let home = kubectl.dns_pods().await.expect("kube-system listed");
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("kube-system listed");
         assert!(home.is_empty(), "{home:?}");
         let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
         let done = recreate_node_pods(
@@ -4209,10 +4351,14 @@ case \" $* \" in
             Some("dns-coredns-6d4f8b7c9b-q8wzt")
         );
 
-        // Names from a saved plan that the API would not allow.
+        // Names from a saved plan that the API would not allow: not the Service's either.
         for (namespace, selector, why) in [
-            ("core;dns", HELM_NS_SELECTOR, "not a namespace"),
-            ("coredns", "k8s-app=coredns' -A '", "not a label selector"),
+            ("core;dns", HELM_NS_SELECTOR, "refused, nothing deleted"),
+            (
+                "coredns",
+                "k8s-app=coredns' -A '",
+                "refused, nothing deleted",
+            ),
         ] {
             let bad = [(namespace.to_owned(), Some(selector.to_owned()))];
             let error = recreate_node_pods(
@@ -4223,9 +4369,161 @@ case \" $* \" in
                 Duration::from_secs(1),
             )
             .await
-            .expect_err("refused");
+            .expect_err("refused")
+            .to_string();
             assert!(error.contains(why), "{error}");
         }
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The lab's kubectl with the CoreDNS Helm chart installed in `coredns` (its Service
+    /// at kubeadm's clusterDNS, kube-system without CoreDNS) and the pods of `pods`.
+    fn helm_ns_lab(pods: &[u8]) -> (Kubectl, std::path::PathBuf) {
+        let configmaps = with_lab_configmaps(
+            include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-configmaps.json"),
+            &["kubelet-config"],
+        );
+        let (kubectl, dir) = lab_kubectl(pods, &configmaps);
+        let services = include_bytes!("../../tests/fixtures/kubectl/helm-coredns-ns-services.json");
+        std::fs::write(dir.join("services.json"), services).expect("services");
+        (kubectl, dir)
+    }
+
+    /// A saved plan names the namespace and selector apply lists CoreDNS pods by outside
+    /// kube-system: edited by hand (`web`, `app=web`), apply would delete whatever pod of
+    /// the node they select. apply recreates pods there only where the cluster DNS Service
+    /// is, now, in exactly that namespace with exactly that selector, found as a plan finds
+    /// it; otherwise nothing is deleted, and the refusal names both. Of the pods the
+    /// Service's selector lists, only those running a `coredns` container are CoreDNS's.
+    /// Before, the nginx pod was deleted, and a pod beside CoreDNS that the selector
+    /// matches was taken for CoreDNS.
+    #[tokio::test]
+    async fn a_plans_namespace_and_selector_must_be_the_cluster_dns_services() {
+        let fixture: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ))
+        .expect("fixture");
+        let coredns = fixture["items"][0].clone();
+        let mut nginx = coredns.clone();
+        nginx["metadata"]["name"] = "web-7c5ddbdf54-xk2lp".into();
+        nginx["metadata"]["namespace"] = "web".into();
+        nginx["metadata"]["labels"] = serde_json::json!({"app": "web"});
+        nginx["spec"]["containers"][0]["name"] = "nginx".into();
+        // Selected by the Service's labels in `coredns`, but no CoreDNS.
+        let mut beside = nginx.clone();
+        beside["metadata"]["name"] = "dns-debug".into();
+        beside["metadata"]["namespace"] = "coredns".into();
+        beside["metadata"]["labels"] = coredns["metadata"]["labels"].clone();
+        let list = serde_json::json!({"kind": "List", "items": [coredns, nginx, beside]});
+        let (mut kubectl, dir) = helm_ns_lab(&serde_json::to_vec(&list).expect("json"));
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        for (namespace, selector) in [
+            ("web", "app=web"),
+            ("coredns", "k8s-app=coredns"),
+            ("kube-public", HELM_NS_SELECTOR),
+        ] {
+            let plan = [(namespace.to_owned(), Some(selector.to_owned()))];
+            let error = recreate_node_pods(
+                &mut kubectl,
+                home.clone(),
+                &plan,
+                &["node1".to_owned()],
+                Duration::from_secs(1),
+            )
+            .await
+            .expect_err("refused");
+            assert!(error.done.is_empty(), "{error:?}");
+            let error = error.to_string();
+            assert!(
+                error.contains(&format!(
+                    "namespace {namespace} by the selector {selector}, which is not the cluster DNS Service's now (the cluster DNS Service is coredns/dns-coredns, selecting {HELM_NS_SELECTOR}): refused, nothing deleted"
+                )),
+                "{error}"
+            );
+        }
+        for i in 0..3 {
+            assert!(
+                dir.join(format!("pods/{i}.json")).exists(),
+                "pod {i} deleted"
+            );
+        }
+        let listed = kubectl
+            .dns_pods_in("coredns", Some(HELM_NS_SELECTOR))
+            .await
+            .expect("listed");
+        let names: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["dns-coredns-6d4f8b7c9b-2xkqp"]);
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A delete refused midway (a Role in `coredns` that grants get and list, not delete)
+    /// keeps the steps done before it: the node's nodelocaldns pod, already replaced, is
+    /// in the report, and the error names the pods left to recreate by hand. Before, the
+    /// error alone came back and the replaced nodelocaldns pod was missing from the report.
+    #[tokio::test]
+    async fn a_delete_refused_midway_keeps_the_steps_done() {
+        let fixture: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ))
+        .expect("fixture");
+        let coredns = fixture["items"][0].clone();
+        let mut cache = coredns.clone();
+        cache["metadata"]["name"] = "nodelocaldns-9wqzb".into();
+        cache["metadata"]["namespace"] = "kube-system".into();
+        cache["metadata"]["labels"] = serde_json::json!({"k8s-app": "node-local-dns"});
+        cache["spec"]["containers"][0]["name"] = "node-cache".into();
+        let list = serde_json::json!({"kind": "List", "items": [cache.clone(), coredns]});
+        let (mut kubectl, dir) = helm_ns_lab(&serde_json::to_vec(&list).expect("json"));
+        std::fs::write(dir.join("delete-forbidden"), "coredns\n").expect("write");
+        // The DaemonSet's controller: a Ready nodelocaldns pod on the node once it is gone.
+        cache["metadata"]["name"] = "nodelocaldns-x7k2m".into();
+        let pods_dir = dir.join("pods");
+        let controller = std::thread::spawn(move || {
+            for _ in 0..200 {
+                if !pods_dir.join("0.json").exists() {
+                    let pod = serde_json::to_vec(&cache).expect("json");
+                    std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let failed = recreate_node_pods(
+            &mut kubectl,
+            home,
+            &elsewhere,
+            &["node1".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect_err("refused");
+        assert!(controller.join().expect("controller"), "not deleted");
+        let done: Vec<(&str, bool)> = failed.done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
+        assert_eq!(done, [("nodelocaldns-9wqzb", true)], "{failed:?}");
+        let error = failed.to_string();
+        assert!(
+            error.starts_with(
+                "delete pod coredns/dns-coredns-6d4f8b7c9b-2xkqp: Error from server (Forbidden): pods \"dns-coredns-6d4f8b7c9b-2xkqp\" is forbidden"
+            ),
+            "{error}"
+        );
+        assert!(
+            error.ends_with(
+                "; the node's kubelet was restarted with the new files, and these pods still run with the old ones: recreate them by hand (kubectl -n coredns delete pod dns-coredns-6d4f8b7c9b-2xkqp)"
+            ),
+            "{error}"
+        );
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -386,12 +386,19 @@ pub(super) fn cluster_action(action: &ClusterAction) -> String {
     match action {
         ClusterAction::RecreateDnsPods { pods, .. } => {
             // The namespace where it is not kube-system (CoreDNS found through the cluster
-            // DNS Service elsewhere): apply deletes and replaces the pod there.
+            // DNS Service elsewhere), and the selector apply lists the pods by there: apply
+            // deletes and replaces what they select, so a reviewer sees both.
             let now: Vec<String> = pods
                 .iter()
                 .map(|p| match p.namespace() {
                     "kube-system" => format!("{} {}", p.app, p.state),
-                    ns => format!("{} (namespace {ns}) {}", p.app, p.state),
+                    ns => format!(
+                        "{} (namespace {}, selector {}) {}",
+                        p.app,
+                        crate::text::escape(ns),
+                        crate::text::escape(p.selector.as_deref().unwrap_or("none")),
+                        p.state
+                    ),
                 })
                 .collect();
             format!(
@@ -958,7 +965,7 @@ rotateCertificates: true
     /// CoreDNS found through the cluster DNS Service outside kube-system (the CoreDNS Helm
     /// chart installed with `-n coredns`) is recreated in its namespace: the text and the
     /// Markdown name it, the saved plan carries it with the selector apply lists the pods
-    /// by there. A plan saved before pods carried a namespace still loads, its pods
+    /// by there, both drawn for the reviewer. A plan saved before pods carried a namespace still loads, its pods
     /// kube-system's. Before, such a pod was left out of the action (a note named the
     /// manual step).
     #[test]
@@ -1000,7 +1007,9 @@ rotateCertificates: true
                 ..Summary::default()
             },
         );
-        let now = "(now: nodelocaldns ready; coredns (namespace coredns) ready)";
+        let now = "(now: nodelocaldns ready; coredns (namespace coredns, selector \
+                   app.kubernetes.io/instance=dns,app.kubernetes.io/name=coredns,\
+                   k8s-app=coredns) ready)";
         let out = text(&p, false);
         assert!(out.contains(now), "{out}");
         let md = super::super::markdown::markdown(&p, "0");

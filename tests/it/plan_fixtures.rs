@@ -316,7 +316,10 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
     insta::assert_snapshot!("coredns_outside_kube_system_plan", text);
     let markdown = plan::markdown::markdown(&plan, "SHA256");
     assert!(
-        markdown.contains("(now: coredns (namespace coredns) ready)"),
+        markdown.contains(
+            "(now: coredns (namespace coredns, selector app.kubernetes.io/instance=dns,\
+             app.kubernetes.io/name=coredns,k8s-app=coredns) ready)"
+        ),
         "{markdown}"
     );
     assert!(!text.contains("kubectl -n coredns delete pod"), "{text}");
