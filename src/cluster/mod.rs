@@ -4528,6 +4528,40 @@ case \" $* \" in
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// tests/fixtures/kubectl/helm-coredns-ns-cluster.json is what dnsfix reads from the
+    /// helm-coredns-ns kubectl fixtures (the chart in `coredns`, the lab's kubeadm
+    /// kubelet-config giving its Service's address as clusterDNS), for tests that plan
+    /// from that cluster without kubectl (tests/it/plan_fixtures.rs). Written anew with
+    /// DNSFIX_WRITE_FIXTURES=1.
+    #[tokio::test]
+    async fn the_helm_coredns_ns_cluster_fixture_is_what_dnsfix_reads() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        let listed = kubectl
+            .first_listing(Listing::WithLogs)
+            .await
+            .expect("listed");
+        let cluster = read_from(kubectl, listed).await;
+        std::fs::remove_dir_all(&dir).ok();
+        let Cluster::Read { pods, config, .. } = &cluster else {
+            panic!("not read: {cluster:?}");
+        };
+        assert_eq!(pods.len(), 1, "{pods:?}");
+        assert!(!config.corefiles.is_empty(), "{config:?}");
+        let json = serde_json::to_string_pretty(&cluster).expect("json") + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/kubectl/helm-coredns-ns-cluster.json");
+        if std::env::var_os("DNSFIX_WRITE_FIXTURES").is_some() {
+            std::fs::write(&path, &json).expect("write");
+        }
+        let stored = std::fs::read_to_string(&path).expect("the fixture");
+        assert_eq!(
+            stored, json,
+            "run with DNSFIX_WRITE_FIXTURES=1 and review the diff"
+        );
+    }
+
     /// The CoreDNS Helm chart installed in a namespace of its own (`helm install dns
     /// coredns/coredns -n coredns`, its Service given the kubelets' clusterDNS address):
     /// kube-system has no CoreDNS pod and no DNS Service, so CoreDNS is found through its
