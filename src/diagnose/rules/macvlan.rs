@@ -93,6 +93,16 @@ pub(super) fn macvlan_no_masquerade(ctx: &Ctx) -> RuleOutcome {
             );
         }
     };
+    // CRI-O's settings may give pods another network than this first file (a
+    // cni_default_network dnsfix cannot read): the plugin of the file is known, the pods'
+    // network is not.
+    if let Some(why) = &cni.runtime_unknown {
+        return ctx.unknown_because(
+            ID,
+            format!("the first CNI file, {path}, is macvlan's, but CRI-O may give pods another network: {why}"),
+            "make CRI-O's network setting one dnsfix reads (cni_default_network under [crio.network]), then check again".into(),
+        );
+    }
     if ctx.kube_proxy_absent || ctx.host.var_bool("kube_proxy_remove") == Some(true) {
         return RuleOutcome::NotApplicable(
             "kube-proxy is not deployed: masqueradeAll is its setting".into(),

@@ -6169,3 +6169,53 @@ fn macvlan_configmap_of_another_version_is_unknown() {
         );
     }
 }
+
+/// DNS-MACVLAN-NO-MASQUERADE on a CRI-O node whose `cni_default_network` dnsfix cannot read
+/// (a dotted key, `network.cni_default_network`), with a leftover macvlan file sorting first
+/// (Kubespray's rendered 10-macvlan.conf as 05-macvlan.conf) beside CRI-O's own networks:
+/// CRI-O may give pods another network than that first file, so the rule cannot tell, and
+/// says why; never a critical on a network pods may not be on.
+#[test]
+fn macvlan_first_file_under_a_crio_network_dnsfix_cannot_read_is_unknown() {
+    let mut raw = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/crio/crio.conf.d/20-network.conf",
+        "[crio.network]\ncni_default_network = \"crio\"",
+        "[crio]\nnetwork.cni_default_network = \"crio\"",
+    );
+    let macvlan =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let body = macvlan
+        .get("/etc/cni/net.d/10-macvlan.conf")
+        .expect("the macvlan file")
+        .content
+        .clone();
+    raw.file(
+        "/etc/cni/net.d/05-macvlan.conf",
+        FileState::Present,
+        Some(&body),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/05-macvlan.conf"),
+        "{:?}",
+        facts.cni
+    );
+    assert!(facts.cni.runtime_unknown.is_some(), "{:?}", facts.cni);
+    let mut host = Host::new("node1");
+    host.vars
+        .insert("kube_proxy_masquerade_all".into(), serde_json::json!(false));
+    let outcome = macvlan::macvlan_no_masquerade(&Ctx::in_cluster(&host, &facts, None));
+    let RuleOutcome::Findings(f) = outcome else {
+        panic!("expected unknown, got {outcome:?}");
+    };
+    assert_eq!(f[0].status, FindingStatus::Unknown, "{f:?}");
+    assert!(
+        f[0].summary.contains(
+            "but CRI-O may give pods another network: /etc/crio/crio.conf.d/20-network.conf:2"
+        ),
+        "{f:?}"
+    );
+}
