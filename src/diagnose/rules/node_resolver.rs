@@ -1075,15 +1075,15 @@ fn nm_source_note(text: &str, path: &str, kubespray: bool, fix: &mut String) -> 
 /// reads, where there is one, and whether it is current: whether its statements that set
 /// domain-name-servers ([`DhclientServers::servers_statement`]) are, in order, those
 /// NetworkManager would copy from `path` (`text`) for its interface now
-/// ([`nm_merged_lines`]). Where several are made from `path`, the first that is not
-/// current, else the first. A line changed in `path` since NetworkManager made the file
-/// counts only from its next DHCP start.
+/// ([`nm_merged_lines`]), with that interface. Where several are made from `path`, the
+/// first that is not current, else the first. A line changed in `path` since
+/// NetworkManager made the file counts only from its next DHCP start.
 fn merged_into_read(
     facts: &crate::facts::NodeFacts,
     runs: &[DhclientRun],
     path: &str,
     text: &str,
-) -> Option<(String, bool)> {
+) -> Option<(String, bool, String)> {
     let servers = |text: &str| -> Vec<(crate::facts::dhclient_conf::Scope, String)> {
         crate::facts::dhclient_conf::statements(text)
             .into_iter()
@@ -1091,7 +1091,7 @@ fn merged_into_read(
             .map(|s| (s.scope, s.text))
             .collect()
     };
-    let made: Vec<(String, bool)> = runs
+    let made: Vec<(String, bool, String)> = runs
         .iter()
         .filter_map(|run| match &run.command {
             Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
@@ -1106,12 +1106,15 @@ fn merged_into_read(
                     .and_then(|n| n.strip_suffix(".conf"))
                     .unwrap_or_default();
                 let current = servers(&made) == servers(&nm_merged_lines(text, interface));
-                Some((c.clone(), current))
+                Some((c.clone(), current, interface.to_owned()))
             }
             _ => None,
         })
         .collect();
-    let first = made.iter().find(|(_, current)| !current).or(made.first());
+    let first = made
+        .iter()
+        .find(|(_, current, _)| !current)
+        .or(made.first());
     first.cloned()
 }
 
@@ -1126,6 +1129,16 @@ fn merged_into_read(
 /// script, the host name or client id it sets itself) set no servers and are kept here.
 pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
     let mut out = String::new();
+    for (_, line) in nm_merged(text, interface) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The lines [`nm_merged_lines`] gives, each with the 1-based line of `text` it is.
+fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
+    let mut out = Vec::new();
     let mut blocks: Vec<bool> = Vec::new();
     let mut skip = 0usize;
     let mut intf = String::new();
@@ -1140,7 +1153,13 @@ pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
                     || (w.starts_with(|c: char| c.is_ascii_alphanumeric()) && w.ends_with(';'))
             })
     };
-    for line in text.split(['\n', '\r']) {
+    // nm_strsplit_set(orig_contents, "\n\r"): a `\r` splits a line as `\n` does, but
+    // only `\n` counts for the line number dhclient and the evidence give.
+    let pieces = text
+        .split('\n')
+        .enumerate()
+        .flat_map(|(n, l)| l.split('\r').map(move |piece| (n + 1, piece)));
+    for (number, line) in pieces {
         let line = line.trim_ascii();
         if line.is_empty() {
             continue;
@@ -1191,10 +1210,23 @@ pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
             in_also = !ends(line);
             continue;
         }
-        out.push_str(line);
-        out.push('\n');
+        out.push((number, line));
     }
     out
+}
+
+/// [`DhclientServers::parse`] of the lines NetworkManager copies from `text` for
+/// `interface` ([`nm_merged`]): all at the top level, as in the file it makes, so an
+/// interface block's statements run after the top level's before them and another
+/// interface's block counts not at all; numbered by the lines of `text` they are on.
+fn nm_merged_servers(text: &str, interface: &str) -> Vec<DhclientServers> {
+    let merged = nm_merged(text, interface);
+    let joined: String = merged.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let mut parsed = DhclientServers::parse(&joined);
+    for (n, _) in parsed.iter_mut().flat_map(|s| s.lines.iter_mut()) {
+        *n = merged.get(*n - 1).map_or(*n, |(source, _)| *source);
+    }
+    parsed
 }
 
 /// The interface an `interface` line opens a block for (nm-dhcp-dhclient-utils.c
@@ -1224,15 +1256,20 @@ fn dhclient_finding(
     let Some(text) = dhclient_text(facts, path, !readers.is_empty()) else {
         return dhclient_unread(ctx, path, &readers);
     };
-    // A file NetworkManager made from this one is judged in its place, while it is current.
+    // A file NetworkManager made from this one is judged in its place, while it is current;
+    // where it is not, what NetworkManager copies into it at its next DHCP start is.
     let mut pending = None;
     if readers.is_empty() {
         match merged_into_read(facts, runs, path, &text) {
-            Some((_, true)) => return None,
-            Some((made, false)) => pending = Some(crate::text::escape(&made).into_owned()),
+            Some((_, true, _)) => return None,
+            Some((made, false, interface)) => pending = Some((made, interface)),
             None => {}
         }
     }
+    let parsed = match &pending {
+        Some((_, interface)) => nm_merged_servers(&text, interface),
+        None => DhclientServers::parse(&text),
+    };
     // A -cf path comes from a command line: shown escaped from here on.
     let shown = crate::text::escape(path);
     let path: &str = &shown;
@@ -1246,7 +1283,6 @@ fn dhclient_finding(
             .map(|ip| ip.to_string())
             .collect()
     };
-    let parsed = DhclientServers::parse(&text);
     let (servers, unblocked, serving) =
         dhclient_pick(&parsed, &readers, path, |s| !bad_of(s).is_empty())?;
     let bad = bad_of(servers);
@@ -1278,9 +1314,14 @@ fn dhclient_finding(
         return Some(dhclient_read_finding(ctx, &readers, judged));
     }
     let client = dhclient_elsewhere(facts, runs, path);
-    if let Some(made) = pending {
+    if let Some((made, interface)) = pending {
         // NetworkManager copies this file into the one its dhclient reads at the next DHCP
         // start (a reboot, `nmcli connection up`): these lines are not there yet.
+        let made = crate::text::escape(&made);
+        let copied = format!(
+            "NetworkManager copies these lines of {path} into {made} for interface {}, where dhclient runs them in this order (an interface block's without the block)",
+            crate::text::escape(&interface)
+        );
         return Some(ctx.finding(
             id,
             Severity::Warning,
@@ -1288,7 +1329,7 @@ fn dhclient_finding(
                 "dhclient.conf would write {} into the host resolver from NetworkManager's next DHCP start, which makes {made} from it again (the running dhclient reads {made}, whose servers lines are not yet these)",
                 bad.join(", ")
             ),
-            lines.into_iter().chain([client]).collect(),
+            lines.into_iter().chain([copied, client]).collect(),
             fix,
         ));
     }

@@ -2577,6 +2577,65 @@ fn networkmanagers_merge_is_compared_as_it_copies_the_source() {
     );
 }
 
+/// Where the file NetworkManager made is not current, the source is judged as
+/// `nm_dhcp_dhclient_create_config` (nm-dhcp-dhclient-utils.c @b92182f1) would copy it for
+/// the made file's interface: another interface's block is never copied (A); the lines of
+/// the interface's own block come after the top level's, flat, so a later `supersede` wins
+/// (C; common/options.c `set_option` @572032cb).
+#[test]
+fn a_pending_source_is_judged_as_networkmanager_copies_it() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    raw.file(
+        "/var/lib/NetworkManager/dhclient-ens5.conf",
+        FileState::Present,
+        Some(b"# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nsupersede domain-name-servers 192.0.2.2;\n\n"),
+    );
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/var/lib/NetworkManager/dhclient-ens5.conf\0ens5\0"),
+    );
+    let on_source = |source: &[u8]| {
+        let mut raw = raw.clone();
+        raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+        let RuleOutcome::Findings(found) = managed_elsewhere(&raw, false) else {
+            return None;
+        };
+        found
+            .into_iter()
+            .find(|f| f.evidence[0].starts_with("/etc/dhcp/dhclient.conf:"))
+    };
+    for source in [
+        &b"supersede domain-name-servers 192.0.2.1;\ninterface \"eth1\" {\n  prepend domain-name-servers 127.0.0.1;\n}\n"[..],
+        b"supersede domain-name-servers 127.0.0.1;\ninterface \"ens5\" {\n  supersede domain-name-servers 192.0.2.9;\n}\n",
+    ] {
+        let found = on_source(source);
+        assert!(found.is_none(), "{}: {found:?}", String::from_utf8_lossy(source));
+    }
+    // What counts is shown by the source's own line numbers.
+    let found = on_source(b"supersede domain-name-servers 127.0.0.1;\ninterface \"ens5\" {\n  append domain-name-servers 192.0.2.9;\n}\n")
+        .expect("a finding on the source");
+    assert_eq!(found.severity, Severity::Warning, "{found:?}");
+    assert!(
+        found.summary.contains("would write 127.0.0.1 "),
+        "{}",
+        found.summary
+    );
+    assert_eq!(
+        found.evidence[..3],
+        [
+            "/etc/dhcp/dhclient.conf:1: supersede domain-name-servers 127.0.0.1;",
+            "/etc/dhcp/dhclient.conf:3: append domain-name-servers 192.0.2.9;",
+            "NetworkManager copies these lines of /etc/dhcp/dhclient.conf into /var/lib/NetworkManager/dhclient-ens5.conf for interface ens5, where dhclient runs them in this order (an interface block's without the block)",
+        ],
+        "{:?}",
+        found.evidence
+    );
+}
+
 /// A dhclient NetworkManager runs (`-sf nm-dhcp-helper`, nm-dhcp-dhclient.c `dhclient_start`
 /// @1.40.0 5d4802f7 line 461) runs no dhclient-script: NetworkManager takes the lease and
 /// writes its servers as its `[main] dns` and `rc-manager` say (nm-dns-manager.c
