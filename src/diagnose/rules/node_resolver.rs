@@ -1125,8 +1125,12 @@ fn merged_into_read(
 /// left out, those of the block for `interface` copied without the block's own lines (the
 /// first `interface` opened names it; the `}` that closes any of these blocks forgets it);
 /// `request` and `also request` lists (to the `;` that ends them) merged into its own
-/// request lines, not copied. The lines it drops for other reasons (timeout, retry,
-/// script, the host name or client id it sets itself) set no servers and are kept here.
+/// request lines, not copied; lines that start `timeout `, `retry ` or `script ` dropped
+/// whole (lines 395-431: a statement after one on the same line is not copied either);
+/// lines that start `send fqdn.` copied after all the others (its `fqdn_opts`, line 509).
+/// The lines it drops by the connection's settings (`send dhcp-client-identifier` where the
+/// connection sets a client id or sends none, `send host-name` and `send fqdn.fqdn` where
+/// it sets a host name) are kept: those settings are not gathered.
 pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
     let mut out = String::new();
     for (_, line) in nm_merged(text, interface) {
@@ -1139,6 +1143,7 @@ pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
 /// The lines [`nm_merged_lines`] gives, each with the 1-based line of `text` it is.
 fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
     let mut out = Vec::new();
+    let mut fqdn = Vec::new();
     let mut blocks: Vec<bool> = Vec::new();
     let mut skip = 0usize;
     let mut intf = String::new();
@@ -1194,6 +1199,16 @@ fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
         if (skip > 0 && intf.is_empty()) || (!intf.is_empty() && intf != interface) {
             continue;
         }
+        if ["timeout ", "retry ", "script "]
+            .iter()
+            .any(|t| line.starts_with(t))
+        {
+            continue;
+        }
+        if line.starts_with("send fqdn.") {
+            fqdn.push((number, line));
+            continue;
+        }
         if let Some(list) = line.strip_prefix("request ") {
             in_req = !ends(list);
             continue;
@@ -1212,6 +1227,7 @@ fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
         }
         out.push((number, line));
     }
+    out.append(&mut fqdn);
     out
 }
 

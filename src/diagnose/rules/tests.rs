@@ -2517,6 +2517,13 @@ fn networkmanager_copies_the_lines_of_its_interface() {
         super::node_resolver::nm_merged_lines(source, "eth1"),
         "prepend domain-name-servers 127.0.0.1;\nsupersede domain-name-servers 192.0.2.53;\n"
     );
+    // Lines that start `timeout `, `retry ` or `script ` are dropped whole; `send fqdn.`
+    // lines come last (nm-dhcp-dhclient-utils.c @b92182f1 lines 395-431, 509).
+    let source = "send fqdn.encoded on;\ntimeout 60; prepend domain-name-servers 127.0.0.1;\n  retry 30;\nscript \"/sbin/x\";\nappend domain-name-servers 192.0.2.54;\n";
+    assert_eq!(
+        super::node_resolver::nm_merged_lines(source, "ens5"),
+        "append domain-name-servers 192.0.2.54;\nsend fqdn.encoded on;\n"
+    );
 }
 
 /// The source NetworkManager merges its dhclient file from is compared as
@@ -2581,7 +2588,8 @@ fn networkmanagers_merge_is_compared_as_it_copies_the_source() {
 /// `nm_dhcp_dhclient_create_config` (nm-dhcp-dhclient-utils.c @b92182f1) would copy it for
 /// the made file's interface: another interface's block is never copied (A); the lines of
 /// the interface's own block come after the top level's, flat, so a later `supersede` wins
-/// (C; common/options.c `set_option` @572032cb).
+/// (C; common/options.c `set_option` @572032cb); a line that starts `timeout ` is dropped
+/// whole, with the statement after it on that line (B).
 #[test]
 fn a_pending_source_is_judged_as_networkmanager_copies_it() {
     use crate::facts::raw::FileState;
@@ -2610,6 +2618,7 @@ fn a_pending_source_is_judged_as_networkmanager_copies_it() {
     };
     for source in [
         &b"supersede domain-name-servers 192.0.2.1;\ninterface \"eth1\" {\n  prepend domain-name-servers 127.0.0.1;\n}\n"[..],
+        b"timeout 60; prepend domain-name-servers 127.0.0.1;\n",
         b"supersede domain-name-servers 127.0.0.1;\ninterface \"ens5\" {\n  supersede domain-name-servers 192.0.2.9;\n}\n",
     ] {
         let found = on_source(source);
