@@ -287,7 +287,10 @@ fn cache_addresses<'a>(
                 );
             }
             if ctx.facts.cni.plugins.iter().any(|p| p == "cilium-cni") {
-                return Err("no nodelocaldns interface, and with Cilium a Local Redirect Policy can serve the address without one".into());
+                return Err(format!(
+                    "no nodelocaldns interface, and with Cilium a Local Redirect Policy can serve the address without one{}",
+                    crate::facts::cni::cilium_caveat(&ctx.facts.cni)
+                ));
             }
             local
         }
@@ -1430,6 +1433,50 @@ mod tests {
         assert!(
             f.evidence[2].ends_with("on node node1: Pending, not ready (kubectl on cp1)"),
             "{f:?}"
+        );
+    }
+
+    /// With no nodelocaldns interface, Cilium keeps the rule out (a Local Redirect Policy can
+    /// serve the address). On DNS-BRIDGE-NF-OFF/crio-default-network-bridge with a leftover
+    /// Cilium file sorting first, CRI-O's network is its bridge; with a drop-in naming the
+    /// network in a form dnsfix does not read, Cilium's file is only the first by name, and
+    /// the reason says so.
+    #[test]
+    fn cilium_first_by_name_on_crio_is_named_as_such() {
+        use crate::facts::node_facts::NODELOCALDNS_SYSFS;
+        use crate::facts::raw::FileState;
+        let mut raw =
+            crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+        raw.commands.remove("nodelocaldns-addr");
+        raw.file(NODELOCALDNS_SYSFS, FileState::Missing, None);
+        raw.file(
+            "/etc/cni/net.d/05-cilium.conflist",
+            FileState::Present,
+            Some(br#"{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni"}]}"#),
+        );
+        let host = crate::inventory::Host::new("node1");
+        let why = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            let ctx = Ctx::new(&host, &facts);
+            let Observed::Known(dns) = &facts.kubelet.cluster_dns else {
+                panic!("clusterDNS: {:?}", facts.kubelet.cluster_dns);
+            };
+            cache_addresses(&ctx, dns).expect_err("not applicable")
+        };
+        // CRI-O's network read: the bridge, Cilium's file is no exception.
+        assert_eq!(
+            why(&raw),
+            "no nodelocaldns interface, and kubelet's clusterDNS is not a link-local address"
+        );
+        raw.file(
+            "/etc/crio/crio.conf.d/20-network.conf",
+            FileState::Present,
+            Some(b"[crio]\nnetwork.cni_default_network = \"crio\"\n"),
+        );
+        let why = why(&raw);
+        assert!(
+            why.contains("if Cilium's is the network CRI-O gives pods, which is not known (/etc/crio/crio.conf.d/20-network.conf:2 sets cni_default_network in a form dnsfix does not read; /etc/cni/net.d/05-cilium.conflist is only the first CNI file by name)"),
+            "{why}"
         );
     }
 

@@ -285,6 +285,24 @@ pub struct LaterConfig {
     pub plugin: Option<String>,
 }
 
+/// Where CRI-O's settings name its network in a way dnsfix does not read
+/// ([`Cni::runtime_unknown`]), what a judgement that the node runs Cilium (a
+/// `cilium-cni` among [`Cni::plugins`], those of the first file by name) must add: the
+/// file may be a former plugin's left behind, and CRI-O may give pods another network.
+/// Empty otherwise.
+pub fn cilium_caveat(cni: &Cni) -> String {
+    match &cni.runtime_unknown {
+        Some(why) => format!(
+            ", if Cilium's is the network CRI-O gives pods, which is not known ({why}; {} is only the first CNI file by name)",
+            cni.config.as_deref().map_or_else(
+                || "its file".into(),
+                |c| crate::text::escape(c).into_owned()
+            )
+        ),
+        None => String::new(),
+    }
+}
+
 /// The main plugin of a chain as [`Cni::plugins`] lists it: the first, or Multus's
 /// delegate's, `flannel` for flannel's delegation.
 pub fn main_plugin(plugins: &[String]) -> Option<&str> {

@@ -154,6 +154,20 @@ const AGENTS: &[(&str, &str, &str, &str)] = &[
     ("flannel", "flanneld", "flannel", "flannel"),
 ];
 
+/// DNS-CNI-CONFIG-LEFTOVER where CRI-O names its network in a way dnsfix does not read
+/// ([`crate::facts::cni::Cni::runtime_unknown`], `why`) and the agent of `config`'s plugin
+/// (`name`) does not run: the first file by name may not be the one CRI-O loads, and the
+/// files after it are not listed. Unknown.
+fn crio_unread(ctx: &Ctx, config: &str, name: &str, why: &str) -> RuleOutcome {
+    ctx.unknown(
+        LEFTOVER_ID,
+        format!(
+            "{} is the first CNI file by name and {name}'s agent does not run on this node, but which CNI network CRI-O gives pods is not known: {why}",
+            escape(config)
+        ),
+    )
+}
+
 /// DNS-CNI-CONFIG-LEFTOVER: the runtime loads the first CNI file by name, and that is a
 /// network plugin's whose agent does not run on the node, while the agent of a plugin whose
 /// file sorts after it does: a former plugin's file left behind (Cilium's 05-cilium.conflist
@@ -185,6 +199,9 @@ pub(super) fn cni_config_leftover(ctx: &Ctx) -> RuleOutcome {
     };
     if agent_runs(ctx, main, agent) {
         return RuleOutcome::Pass;
+    }
+    if let Some(why) = &cni.runtime_unknown {
+        return crio_unread(ctx, config, name, why);
     }
     let known = |later: &LaterConfig| -> Option<(&'static str, &'static str, &'static str)> {
         let plugin = later.plugin.as_deref()?;

@@ -196,7 +196,7 @@ fn clusterdns_unanswered(ctx: &Ctx, dns: &Effective<Vec<String>>) -> Option<Rule
             if ctx.facts.cni.plugins.iter().any(|p| p == "cilium-cni") {
                 return Some(ctx.unknown(
                     id,
-                    format!("kubelet clusterDNS {first} is Kubespray's nodelocaldns_ip and there is no nodelocaldns interface, but Cilium's Local Redirect Policy can serve the address without one"),
+                    format!("kubelet clusterDNS {first} is Kubespray's nodelocaldns_ip and there is no nodelocaldns interface, but Cilium's Local Redirect Policy can serve the address without one{}", crate::facts::cni::cilium_caveat(&ctx.facts.cni)),
                 ));
             }
             (

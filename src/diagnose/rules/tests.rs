@@ -1838,14 +1838,23 @@ fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
         "unix:///var/run/crio/crio.sock",
     );
     assert_ne!(crio_config, text);
-    for options in [
-        "CRIO_CONFIG_OPTIONS=\"--log-level=info\"\n",
-        "CRIO_NETWORK_OPTIONS=\"--cni-default-network=cilium\"\n",
+    // A drop-in naming the network in a dotted key dnsfix does not read: Cilium's file is
+    // only the first by name, and the finding says so.
+    for (path, options) in [
+        (
+            "/etc/sysconfig/crio",
+            "CRIO_CONFIG_OPTIONS=\"--log-level=info\"\n",
+        ),
+        (
+            "/etc/sysconfig/crio",
+            "CRIO_NETWORK_OPTIONS=\"--cni-default-network=cilium\"\n",
+        ),
+        (
+            "/etc/crio/crio.conf.d/20-network.conf",
+            "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+        ),
     ] {
-        let crio = crate::testing::with_files(
-            &cilium,
-            &[(config, &crio_config), ("/etc/sysconfig/crio", options)],
-        );
+        let crio = crate::testing::with_files(&cilium, &[(config, &crio_config), (path, options)]);
         let RuleOutcome::Findings(f) = outcome(&crio) else {
             panic!("{options}: unknown with cilium on CRI-O");
         };
@@ -1853,6 +1862,12 @@ fn a_clusterdns_nothing_on_the_node_answers_is_critical() {
             f[0].status,
             crate::diagnose::FindingStatus::Unknown,
             "{options}: {f:?}"
+        );
+        let caveat = "if Cilium's is the network CRI-O gives pods, which is not known (/etc/crio/crio.conf.d/20-network.conf:2 sets cni_default_network in a form dnsfix does not read; /etc/cni/net.d/05-cilium.conflist is only the first CNI file by name)";
+        assert_eq!(
+            f[0].summary.contains(caveat),
+            path.starts_with("/etc/crio/"),
+            "{f:?}"
         );
     }
 
@@ -4938,6 +4953,51 @@ fn a_cni_file_is_a_leftover_only_where_a_later_plugins_agent_runs() {
         matches!(
             super::cni::cni_config_leftover(&Ctx::new(&host, &facts)),
             RuleOutcome::NotApplicable(_)
+        ),
+        "{:?}",
+        facts.cni
+    );
+}
+
+/// On the CRI-O node of DNS-BRIDGE-NF-OFF/crio-default-network-bridge, a drop-in naming the
+/// network in a dotted key dnsfix does not read (`network.cni_default_network` under
+/// `[crio]`) leaves the first file by name in place, a leftover Cilium file whose agent does
+/// not run: whether CRI-O loads it is not known, so DNS-CNI-CONFIG-LEFTOVER is unknown,
+/// saying why, not a pass; where CRI-O's network is read, the file is not the one in effect.
+#[test]
+fn a_crio_network_not_read_leaves_a_leftover_file_unknown() {
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let cilium = r#"{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni"}]}"#;
+    let with_cilium =
+        crate::testing::with_files(&base, &[("/etc/cni/net.d/05-cilium.conflist", cilium)]);
+    let unread = crate::testing::with_files(
+        &with_cilium,
+        &[(
+            "/etc/crio/crio.conf.d/20-network.conf",
+            "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+        )],
+    );
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &unread);
+    assert!(facts.cni.runtime_unknown.is_some(), "{:?}", facts.cni);
+    let RuleOutcome::Findings(f) = super::cni::cni_config_leftover(&Ctx::new(&host, &facts)) else {
+        panic!("unknown expected: {:?}", facts.cni);
+    };
+    assert_eq!(
+        f[0].status,
+        crate::diagnose::FindingStatus::Unknown,
+        "{f:?}"
+    );
+    assert!(
+        f[0].summary.contains("/etc/cni/net.d/05-cilium.conflist is the first CNI file by name and Cilium's agent does not run on this node, but which CNI network CRI-O gives pods is not known: "),
+        "{}",
+        f[0].summary
+    );
+    let facts = NodeFacts::from_raw("node1", &with_cilium);
+    assert!(
+        !matches!(
+            super::cni::cni_config_leftover(&Ctx::new(&host, &facts)),
+            RuleOutcome::Findings(_)
         ),
         "{:?}",
         facts.cni
