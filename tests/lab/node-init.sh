@@ -217,7 +217,10 @@ for ns in $upstreams; do
 	servers+=("--server=$ns")
 done
 # The pod as the API server shows it (core/v1 Pod), for the kubectl stand-in: its
-# container named coredns, as kubeadm's, Kubespray's and the CoreDNS Helm chart's are.
+# container named coredns, as kubeadm's, Kubespray's and the CoreDNS Helm chart's are, with
+# Kubespray's -conf, mount and ConfigMap volume (kubernetes-sigs/kubespray @46dbdd39
+# roles/kubernetes-apps/ansible/templates/coredns-deployment.yml.j2:63-66, 102-108), so
+# the Corefile it loads is followed to the coredns ConfigMap.
 node_dir=$(cat /run/lab-dns/node-dir) node=$(cat /run/lab-dns/node-name)
 # Each pod is new: its name carries a generation, as a replacement's name differs. A
 # reload (LAB_POD_RELOAD=1: the Corefile changed) is the same pod.
@@ -225,7 +228,7 @@ gen=$(cat /run/lab-dns/pod-gen 2>/dev/null || echo 0)
 [ "${LAB_POD_RELOAD-}" = 1 ] && [ "$gen" != 0 ] || gen=$((gen + 1))
 echo "$gen" >/run/lab-dns/pod-gen
 pod() { # READY RESTARTS STATE-JSON
-	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"containers":[{"name":"coredns"}],"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"coredns-%s-%s","namespace":"kube-system","labels":{"k8s-app":"kube-dns"}},"spec":{"containers":[{"name":"coredns","args":["-conf","/etc/coredns/Corefile"],"volumeMounts":[{"name":"config-volume","mountPath":"/etc/coredns"}]}],"volumes":[{"name":"config-volume","configMap":{"name":"coredns","items":[{"key":"Corefile","path":"Corefile"}]}}],"nodeName":"%s","dnsPolicy":"Default"},"status":{"phase":"Running","containerStatuses":[{"name":"coredns","ready":%s,"restartCount":%s,"state":%s}]}}' \
 		"$node" "$gen" "$node" "$1" "$2" "$3" >"$node_dir/dns-pod.json.new"
 	mv "$node_dir/dns-pod.json.new" "$node_dir/dns-pod.json"
 }
