@@ -474,6 +474,21 @@ pub fn valid_label_selector(selector: &str) -> bool {
         })
 }
 
+/// Whether two label selectors of `key=value` pairs select the same pods: the same pairs,
+/// in whatever order and however often given (the API server ANDs a selector's
+/// requirements; a Service's `spec.selector` is a map, so a plan written from another
+/// listing may give its pairs in another order).
+fn same_selector(a: &Option<String>, b: &Option<String>) -> bool {
+    let pairs = |s: &str| -> std::collections::BTreeSet<String> {
+        s.split(',').map(|p| p.trim().to_owned()).collect()
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => pairs(a) == pairs(b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// How the cluster DNS Services are asked for: kube-system's Services with the CoreDNS
 /// pods' label, `k8s-app` `kube-dns` (kubeadm's, k3s's and EKS's Service `kube-dns`,
 /// Kubespray's `coredns`; the upstream NodeLocal DNSCache manifest's `kube-dns-upstream`
@@ -1956,7 +1971,7 @@ impl Kubectl {
                 crate::text::escape(selector.as_deref().unwrap_or("(none)"))
             );
             let now = match &found {
-                Ok((ns, sel, _)) if ns == namespace && sel == selector => continue,
+                Ok((ns, sel, _)) if ns == namespace && same_selector(sel, selector) => continue,
                 Ok((ns, sel, name)) => format!(
                     "the cluster DNS Service is {ns}/{name}, selecting {}",
                     sel.as_deref().unwrap_or("(none)")
@@ -4459,6 +4474,34 @@ case \" $* \" in
         assert_eq!(names, ["dns-coredns-6d4f8b7c9b-2xkqp"]);
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A plan's selector with the Service's pairs in another order (a Service's selector
+    /// is a map) is the Service's: confirmed, not refused. Before, the selectors were
+    /// compared as strings and the plan refused.
+    #[tokio::test]
+    async fn a_selector_in_another_order_is_the_same_selector() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let reordered =
+            "k8s-app=coredns,app.kubernetes.io/name=coredns,app.kubernetes.io/instance=dns";
+        let plan = [("coredns".to_owned(), Some(reordered.to_owned()))];
+        let confirmed = kubectl.confirm_elsewhere(&home, &plan).await;
+        // One pair fewer is another selector.
+        let fewer = [(
+            "coredns".to_owned(),
+            Some("k8s-app=coredns,app.kubernetes.io/name=coredns".to_owned()),
+        )];
+        let refused = kubectl.confirm_elsewhere(&home, &fewer).await;
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(confirmed, Ok(()));
+        assert!(refused.is_err(), "{refused:?}");
     }
 
     /// A delete refused midway (a Role in `coredns` that grants get and list, not delete)
