@@ -247,6 +247,11 @@ pub struct DnsConfig {
     /// ([`DnsConfig::service_elsewhere`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services_elsewhere: Vec<DnsService>,
+    /// Why a Services list of the first listing failed (kubectl's exit status and error,
+    /// each list's): refused (a Role limited to kube-system may not list Services at the
+    /// cluster scope) or timed out. None where every one asked for was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub services_unlisted: Option<String>,
     /// The ConfigMaps the CoreDNS pods mount ([`coredns_mounts`]): where the Corefile CoreDNS
     /// runs comes from, whatever its name. Empty where no CoreDNS pod was listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1960,6 +1965,12 @@ impl Kubectl {
         if let Some(name) = config.versioned_kubelet_configmap() {
             self.read_kubelet_config(&mut config, &name).await;
         }
+        // A Services list that failed leaves the cluster DNS Service unknown, not absent.
+        if let Some(why) = &config.services_unlisted {
+            return Err(format!(
+                "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
+            ));
+        }
         let home = pods.iter().any(|p| !p.is_node_local());
         let found = config
             .service_elsewhere(home)
@@ -2183,11 +2194,14 @@ fn listing_script(prologue: &str, boundary: &str, listing: Listing) -> String {
          printf '\\n%s\\n' {boundary}\ncat \"$d/err\"\nprintf '\\n%s .nodes\\n' {boundary}\n\
          if [ -n \"$nd\" ] && wait $nd; then cat \"$d/nodes\" 2>/dev/null; fi\n\
          printf '\\n%s .services\\n' {boundary}\n\
-         if [ -n \"$sv\" ] && wait $sv; then cat \"$d/services\" 2>/dev/null; fi\n\
+         if [ -n \"$sv\" ]; then if wait $sv; then cat \"$d/services\" 2>/dev/null; else \
+         printf '%s .failed %s\\n' {boundary} \"$?\"; cat \"$d/services.err\" 2>/dev/null; fi; fi\n\
          printf '\\n%s .services-a\\n' {boundary}\n\
-         if [ -n \"$sa\" ] && wait $sa; then cat \"$d/services-a\" 2>/dev/null; fi\n\
+         if [ -n \"$sa\" ]; then if wait $sa; then cat \"$d/services-a\" 2>/dev/null; else \
+         printf '%s .failed %s\\n' {boundary} \"$?\"; cat \"$d/services-a.err\" 2>/dev/null; fi; fi\n\
          printf '\\n%s .services-b\\n' {boundary}\n\
-         if [ -n \"$sb\" ] && wait $sb; then cat \"$d/services-b\" 2>/dev/null; fi\n\
+         if [ -n \"$sb\" ]; then if wait $sb; then cat \"$d/services-b\" 2>/dev/null; else \
+         printf '%s .failed %s\\n' {boundary} \"$?\"; cat \"$d/services-b.err\" 2>/dev/null; fi; fi\n\
          printf '\\n%s .logs\\n' {boundary}\n\
          for entry in $LOGS; do\n  printf '%s %s\\n' {boundary} \"$entry\"\n  \
          cat \"$d/log.${{entry%%:*}}\" 2>/dev/null\n  echo\ndone\n"
@@ -2219,9 +2233,9 @@ fn get_services() -> String {
     let [all, chart] = GET_DNS_SERVICES_EVERYWHERE;
     format!(
         "timeout 30 \"$@\" --request-timeout=20s -n kube-system {GET_DNS_SERVICES} \
-         >\"$d/services\" 2>/dev/null &\nsv=$!\n\
-         timeout 30 \"$@\" --request-timeout=20s {all} >\"$d/services-a\" 2>/dev/null &\nsa=$!\n\
-         timeout 30 \"$@\" --request-timeout=20s {chart} >\"$d/services-b\" 2>/dev/null &\nsb=$!\n"
+         >\"$d/services\" 2>\"$d/services.err\" &\nsv=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s {all} >\"$d/services-a\" 2>\"$d/services-a.err\" &\nsa=$!\n\
+         timeout 30 \"$@\" --request-timeout=20s {chart} >\"$d/services-b\" 2>\"$d/services-b.err\" &\nsb=$!\n"
     )
 }
 
@@ -2311,11 +2325,20 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     };
     // CoreDNS's Services in every namespace, those outside kube-system kept, each once.
     let mut elsewhere: Vec<DnsService> = Vec::new();
+    let mut unlisted: Vec<String> = Vec::new();
     let mut before = before;
-    for mark in [".services-b", ".services-a"] {
+    for (mark, asked) in [
+        (".services-b", GET_DNS_SERVICES_EVERYWHERE[1]),
+        (".services-a", GET_DNS_SERVICES_EVERYWHERE[0]),
+    ] {
         let marker = format!("\n{boundary} {mark}\n");
         if let Some(at) = find(before, marker.as_bytes()) {
-            let found = parse_services(&before[at + marker.len()..]).unwrap_or_default();
+            let listed = services_section(&before[at + marker.len()..], boundary)
+                .map_err(|why| unlisted.push(format!("kubectl {asked}: {why}")));
+            let found = listed
+                .ok()
+                .and_then(|l| parse_services(l).ok())
+                .unwrap_or_default();
             for s in found.into_iter().filter(|s| s.namespace() != "kube-system") {
                 if !elsewhere
                     .iter()
@@ -2331,12 +2354,19 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
     // An empty section is a read that failed (kubectl prints a List, empty or not).
     let marker = format!("\n{boundary} .services\n");
     let (before, services) = match find(before, marker.as_bytes()) {
-        Some(at) => (
-            &before[..at],
-            parse_services(&before[at + marker.len()..]).ok(),
-        ),
+        Some(at) => match services_section(&before[at + marker.len()..], boundary) {
+            Ok(listed) => (&before[..at], parse_services(listed).ok()),
+            Err(why) => {
+                unlisted.insert(
+                    0,
+                    format!("kubectl -n kube-system {GET_DNS_SERVICES}: {why}"),
+                );
+                (&before[..at], None)
+            }
+        },
         None => (before, None),
     };
+    let unlisted = (!unlisted.is_empty()).then(|| unlisted.join("; "));
     // kube-system's only: a Service elsewhere becomes the cluster's DNS Service only once
     // chosen by the kubelets' clusterDNS ([`DnsConfig::service_elsewhere`]), never all of
     // them (CoreDNS charts that are no cluster DNS, as k8gb's or k8s_gateway's, run there).
@@ -2360,6 +2390,7 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             config: DnsConfig {
                 services,
                 services_elsewhere: elsewhere,
+                services_unlisted: unlisted,
                 ..config
             },
             logs,
@@ -2369,6 +2400,7 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             let mut parts = failed(pods, error);
             parts.config.services = services;
             parts.config.services_elsewhere = elsewhere;
+            parts.config.services_unlisted = unlisted;
             ListingParts {
                 logs,
                 kubelets,
@@ -2376,6 +2408,28 @@ fn split_listing<'a>(out: &'a [u8], boundary: &str) -> ListingParts<'a> {
             }
         }
     }
+}
+
+/// A Services section of the first listing: kubectl's answer, or, where kubectl failed
+/// (`BOUNDARY .failed STATUS` and its stderr, [`listing_script`]), why: its exit status
+/// (124: `timeout` ended it) and its error, escaped.
+fn services_section<'a>(section: &'a [u8], boundary: &str) -> Result<&'a [u8], String> {
+    let failed = format!("{boundary} .failed ");
+    let Some(rest) = section.strip_prefix(failed.as_bytes()) else {
+        return Ok(section);
+    };
+    let text = String::from_utf8_lossy(rest);
+    let (status, stderr) = text.split_once('\n').unwrap_or((&text, ""));
+    let stderr = crate::text::escape(stderr.trim());
+    let status = match status.trim() {
+        "124" => "timed out after 30s".to_owned(),
+        s => format!("exit status {}", crate::text::escape(s)),
+    };
+    Err(if stderr.is_empty() {
+        status
+    } else {
+        format!("{status}: {stderr}")
+    })
 }
 
 /// Each node's kubelet version from [`GET_NODES`]'s table: the header names the columns,
@@ -4502,6 +4556,32 @@ case \" $* \" in
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(confirmed, Ok(()));
         assert!(refused.is_err(), "{refused:?}");
+    }
+
+    /// A Services list refused (a Role limited to kube-system, which may not list
+    /// Services at the cluster scope) is said to be, with kubectl's error: the cluster
+    /// DNS Service is unknown, not absent. Before, the refusal read "no cluster DNS
+    /// Service is found outside kube-system".
+    #[tokio::test]
+    async fn services_that_could_not_be_listed_are_said_to_be() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        std::fs::write(dir.join("cluster-scope-forbidden"), "").expect("write");
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let refused = kubectl.confirm_elsewhere(&home, &plan).await;
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let error = refused.expect_err("refused");
+        assert!(
+            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: exit status 1: Error from server (Forbidden): services is forbidden"),
+            "{error}"
+        );
+        assert!(error.ends_with("refused, nothing deleted"), "{error}");
     }
 
     /// A delete refused midway (a Role in `coredns` that grants get and list, not delete)
