@@ -1961,20 +1961,15 @@ impl Kubectl {
         if elsewhere.is_empty() {
             return Ok(());
         }
-        let mut config = self.config.clone().unwrap_or_default();
-        if let Some(name) = config.versioned_kubelet_configmap() {
-            self.read_kubelet_config(&mut config, &name).await;
-        }
-        // A Services list that failed leaves the cluster DNS Service unknown, not absent.
-        if let Some(why) = &config.services_unlisted {
-            return Err(format!(
-                "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
-            ));
-        }
-        let home = pods.iter().any(|p| !p.is_node_local());
-        let found = config
-            .service_elsewhere(home)
-            .map(|s| (s.namespace().to_owned(), s.selector.clone(), s.name.clone()));
+        let found = match self.dns_service_elsewhere(pods).await {
+            Ok(found) => found,
+            // A Services list that failed leaves the cluster DNS Service unknown, not absent.
+            Err(why) => {
+                return Err(format!(
+                    "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
+                ));
+            }
+        };
         for (namespace, selector) in elsewhere {
             let asked = format!(
                 "namespace {} by the selector {}",
@@ -1995,6 +1990,28 @@ impl Kubectl {
             ));
         }
         Ok(())
+    }
+
+    /// The cluster DNS Service outside kube-system as the first listing's Services show it
+    /// now ([`DnsConfig::service_elsewhere`], `pods` kube-system's DNS pods as listed): its
+    /// namespace, selector and name, or why none (None: none is there). Err where a Services
+    /// list failed, with why.
+    #[allow(clippy::type_complexity)]
+    async fn dns_service_elsewhere(
+        &mut self,
+        pods: &[DnsPod],
+    ) -> Result<Result<(String, Option<String>, String), Option<String>>, String> {
+        let mut config = self.config.clone().unwrap_or_default();
+        if let Some(why) = &config.services_unlisted {
+            return Err(why.clone());
+        }
+        if let Some(name) = config.versioned_kubelet_configmap() {
+            self.read_kubelet_config(&mut config, &name).await;
+        }
+        let home = pods.iter().any(|p| !p.is_node_local());
+        Ok(config
+            .service_elsewhere(home)
+            .map(|s| (s.namespace().to_owned(), s.selector.clone(), s.name.clone())))
     }
 
     /// The CoreDNS and nodelocaldns pods.
@@ -2753,7 +2770,25 @@ pub async fn recreate_node_pods(
         left: left(&recreation_order(pods.to_vec(), names)),
     };
     if let Err(e) = kubectl.confirm_elsewhere(&pods, elsewhere).await {
-        return Err(failed(e, &pods));
+        // The node's kubelet runs with the new files: the cluster DNS Service's own pods
+        // on it (kube-system's, or those it selects elsewhere) still have the old ones.
+        let mut left = pods.clone();
+        if let Ok(Ok((namespace, selector, _))) = kubectl.dns_service_elsewhere(&pods).await
+            && let Ok(listed) = kubectl.dns_pods_in(&namespace, selector.as_deref()).await
+        {
+            left.extend(listed);
+        }
+        let mut failed = failed(e, &left);
+        let restarted = if failed.left.is_empty() {
+            "the node's kubelet was restarted with the new files, and "
+        } else {
+            ""
+        };
+        failed.error = format!(
+            "{}; {restarted}the plan is stale: make a new plan to recreate the node's DNS pods",
+            failed.error
+        );
+        return Err(failed);
     }
     for (namespace, selector) in elsewhere {
         match kubectl.dns_pods_in(namespace, selector.as_deref()).await {
@@ -4514,6 +4549,21 @@ case \" $* \" in
                 "{error}"
             );
         }
+        // The Service's own pod on the node runs with the old file: named to recreate.
+        let error = recreate_node_pods(
+            &mut kubectl,
+            home.clone(),
+            &[("web".to_owned(), Some("app=web".to_owned()))],
+            &["node1".to_owned()],
+            Duration::from_secs(1),
+        )
+        .await
+        .expect_err("refused")
+        .to_string();
+        assert!(
+            error.contains("refused, nothing deleted; the plan is stale: make a new plan to recreate the node's DNS pods; the node's kubelet was restarted with the new files, and these pods still run with the old ones: recreate them by hand (kubectl -n coredns delete pod dns-coredns-6d4f8b7c9b-2xkqp)"),
+            "{error}"
+        );
         for i in 0..3 {
             assert!(
                 dir.join(format!("pods/{i}.json")).exists(),
