@@ -315,7 +315,6 @@ pub async fn apply(
             }
         }
     }
-    let total = quick.len() + rolling.len();
     let ctx = Arc::new(Context {
         run_id: run_id.to_string(),
         transport,
@@ -324,6 +323,13 @@ pub async fn apply(
         sink,
         pods: tokio::sync::Mutex::new(()),
     });
+    // A plan that recreates CoreDNS outside kube-system is confirmed against the cluster
+    // once, before any node is touched: where it is stale, its hosts are refused here, not
+    // each after its kubelet restarted with the new files.
+    for refused in refuse_stale_elsewhere(&ctx, &mut quick, &mut rolling).await {
+        results.insert(refused.host.clone(), refused);
+    }
+    let total = quick.len() + rolling.len();
 
     // Hosts with nothing to restart: all at once.
     for result in run_batch(&ctx, hosts, quick).await {
@@ -984,6 +990,72 @@ async fn recreate_dns_pods(
         return Err(failure);
     }
     Ok(())
+}
+
+/// The hosts of `quick` and `rolling` whose plan recreates CoreDNS pods outside kube-system,
+/// taken out of them and refused, where the cluster does not confirm the namespace and
+/// selector their plan names as the cluster DNS Service's now
+/// ([`crate::cluster::Kubectl::confirm_elsewhere`], one listing for the whole run): stale,
+/// where the cluster shows another Service or none; untouched, where the cluster or its
+/// Services could not be read. Nothing is asked of the cluster where no host has such pods.
+async fn refuse_stale_elsewhere(
+    ctx: &Context,
+    quick: &mut Vec<HostPlan>,
+    rolling: &mut Vec<HostPlan>,
+) -> Vec<HostResult> {
+    let all: Vec<ClusterAction> = quick
+        .iter()
+        .chain(rolling.iter())
+        .flat_map(|h| h.cluster.iter().cloned())
+        .collect();
+    let elsewhere = namespaces_elsewhere(&all);
+    if elsewhere.is_empty() {
+        return Vec::new();
+    }
+    let listing = crate::cluster::Listing::WithServices;
+    let (outcome, why) = match crate::cluster::Kubectl::connect_with(
+        &ctx.transport,
+        &ctx.options.cluster,
+        listing,
+    )
+    .await
+    {
+        Err(why) => (
+            HostOutcome::Untouched,
+            format!(
+                "not started: the plan recreates CoreDNS pods outside kube-system, and the cluster could not be read to confirm where its DNS Service is ({why})"
+            ),
+        ),
+        Ok((mut kubectl, pods)) => {
+            let confirmed = kubectl.confirm_elsewhere(&pods, &elsewhere).await;
+            kubectl.close().await;
+            match confirmed {
+                Ok(()) => return Vec::new(),
+                Err(why) if why.contains(crate::cluster::SERVICES_UNLISTED) => {
+                    (HostOutcome::Untouched, format!("not started: {why}"))
+                }
+                Err(why) => (
+                    HostOutcome::Stale,
+                    format!(
+                        "{why}; the plan is stale: make a new plan (nothing on this node was touched)"
+                    ),
+                ),
+            }
+        }
+    };
+    let mut refused = Vec::new();
+    for hosts in [quick, rolling] {
+        hosts.retain(|h| {
+            if namespaces_elsewhere(&h.cluster).is_empty() {
+                return true;
+            }
+            let mut result = HostResult::new(h, outcome);
+            result.error = Some(why.clone());
+            refused.push(result);
+            false
+        });
+    }
+    refused
 }
 
 /// The namespaces outside kube-system whose DNS pods `actions` recreate, each with the

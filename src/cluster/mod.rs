@@ -1626,6 +1626,10 @@ pub enum Listing {
     WithServices,
 }
 
+/// What [`Kubectl::confirm_elsewhere`] says where the cluster's Services could not be listed:
+/// the cluster DNS Service is then not known, which is no sign of a stale plan.
+pub(crate) const SERVICES_UNLISTED: &str = "the Services could not be listed";
+
 impl Kubectl {
     /// kubectl where `access` says, once it lists the DNS pods (the listing is returned:
     /// the caller's first look at them, without another round trip); why not otherwise.
@@ -1966,7 +1970,7 @@ impl Kubectl {
             // A Services list that failed leaves the cluster DNS Service unknown, not absent.
             Err(why) => {
                 return Err(format!(
-                    "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
+                    "the plan recreates CoreDNS pods outside kube-system, but {SERVICES_UNLISTED} ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
                 ));
             }
         };

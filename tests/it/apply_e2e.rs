@@ -2586,6 +2586,35 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
         !host.notes.iter().any(|n| n.message.contains("delete pod")),
         "{host:#?}"
     );
+    // The Service moved on since the plan (a new release selecting other labels): the plan
+    // is stale, and refused before the node is touched, not after its kubelet restart.
+    let moved = services.to_string().replace(
+        r#""selector":{"k8s-app":"kube-dns"}"#,
+        r#""selector":{"k8s-app":"coredns-v2"}"#,
+    );
+    assert_ne!(moved, services.to_string());
+    std::fs::write(lab.dir.join("services.json"), &moved).expect("services");
+    let before = node_sha(&lab, &node, KUBELET_CONFIG);
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Stale, "{result:#?}");
+    assert!(
+        result.steps.is_empty() && result.handlers.is_empty() && result.pods.is_empty(),
+        "{result:#?}"
+    );
+    assert!(
+        result
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("the plan is stale")
+                && e.contains("nothing on this node was touched")),
+        "{result:#?}"
+    );
+    assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
+    // The Service as the plan found it: applied, the pod recreated in its namespace.
+    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
     let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let record = run_record(&out);
