@@ -151,17 +151,24 @@ pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
 }
 
 /// [`diagnose_host`] of a node as a plan leaves it (its predicted facts), judged against
-/// the cluster's DNS Services as they are: a plan changes no Service. Nothing else of the
-/// cluster's counts there, as a plan's changes to the cluster are not predicted.
+/// what the cluster says that no change to a node alters: its DNS Services and their
+/// addresses, kube-proxy's ConfigMap (its mode, masqueradeAll, or that there is none),
+/// where the CoreDNS pods run, the running kubelet's version. What a plan may change in
+/// the cluster, the Corefiles (a `forward .` it sets) and so what they forward to, is left
+/// out: a plan's changes to the cluster are not predicted.
 pub fn diagnose_planned(
     host: &Host,
     facts: &NodeFacts,
     cluster: &crate::cluster::Cluster,
 ) -> HostDiagnosis {
-    let mut ctx = rules::Ctx::new(host, facts);
-    if let crate::cluster::Cluster::Read { via, config, .. } = cluster {
-        ctx.dns_services = config.services.clone().map(|s| (via.clone(), s));
-    }
+    let mut ctx = rules::Ctx::in_cluster(host, facts, Some(cluster));
+    let bare = rules::Ctx::new(host, facts);
+    ctx.coredns_forwards_to_file = bare.coredns_forwards_to_file;
+    ctx.corefile_forwards_to_file = bare.corefile_forwards_to_file;
+    ctx.coredns_configmap = bare.coredns_configmap;
+    ctx.coredns_owner = bare.coredns_owner;
+    ctx.coredns_namespaces = bare.coredns_namespaces;
+    ctx.coredns_helm_chart = bare.coredns_helm_chart;
     run_rules(host, &ctx)
 }
 

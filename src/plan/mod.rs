@@ -1399,6 +1399,54 @@ mod tests {
         assert_eq!(drift.status, FindingStatus::Unknown, "{drift:#?}");
     }
 
+    /// The prediction after apply judges kube-proxy's masqueradeAll as the cluster says it,
+    /// as the findings before it do: a plan changes no ConfigMap of kube-proxy. A macvlan
+    /// node whose kubelet also hands pods the resolved stub (a change the plan makes), its
+    /// ConfigMap false and the inventory true: DNS-MACVLAN-NO-MASQUERADE is still failing,
+    /// not fixed. Its ConfigMap true and the inventory silent (Kubespray's default, false):
+    /// it passes before and after. Before, the prediction read the inventory alone.
+    #[test]
+    fn the_prediction_reads_kube_proxys_configmap_as_the_findings_do() {
+        const ID: &str = "DNS-MACVLAN-NO-MASQUERADE";
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns",
+        );
+        let config = "/etc/kubernetes/kubelet-config.yaml";
+        let file = raw.files.get_mut(config).expect("kubelet config");
+        let text = String::from_utf8_lossy(&file.content).replace(
+            "resolvConf: \"/run/systemd/resolve/resolv.conf\"",
+            "resolvConf: \"/etc/resolv.conf\"",
+        );
+        file.content = text.into_bytes().into();
+        let vars = "{kube_network_plugin: macvlan, dns_mode: coredns, enable_nodelocaldns: false, kube_proxy_mode: ipvs}";
+        let cluster = |on: bool| {
+            let mut cluster = kube_dns_at("10.233.0.3");
+            if let crate::cluster::Cluster::Read { config, .. } = &mut cluster {
+                config.kube_proxy_configmap = true;
+                config.kube_proxy_mode = Some("ipvs".into());
+                config.kube_proxy_masquerade_all = Some(crate::cluster::MasqueradeAll::Read {
+                    on,
+                    key: "iptables.masqueradeAll".into(),
+                });
+            }
+            cluster
+        };
+        let inventory_true = vars.replace('}', ", kube_proxy_masquerade_all: true}");
+        let plan = plan_raw(&raw, &inventory_true, &cluster(false), "");
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(!host.changes.is_empty(), "{text}");
+        assert!(host.findings.iter().any(|f| f.id == ID), "{text}");
+        assert!(!host.fixes.iter().any(|f| f == ID), "{text}");
+        assert!(host.remaining.iter().any(|f| f == ID), "{text}");
+        let plan = plan_raw(&raw, vars, &cluster(true), "");
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(!host.changes.is_empty(), "{text}");
+        assert!(!host.findings.iter().any(|f| f.id == ID), "{text}");
+        assert!(!host.remaining.iter().any(|f| f == ID), "{text}");
+    }
+
     /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML
     /// mapping lines) as its inventory variables and no cluster.
     fn plan_fixture(fixture: &str, vars: &str) -> HostPlan {
