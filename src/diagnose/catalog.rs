@@ -1594,10 +1594,12 @@ pub const RULES: &[RuleInfo] = &[
             inventory's kube_proxy_masquerade_all, else Kubespray's default on a Kubespray node;\n\
             elsewhere it cannot tell (unknown). Severity follows where CoreDNS runs, where the\n\
             cluster was read: critical where a ready CoreDNS pod runs on the node (named, with\n\
-            its share of the Service's ready endpoints); high where the cluster lists the node\n\
-            and CoreDNS pods elsewhere only (pods resolve now, and lose DNS when one is\n\
-            scheduled there: a rollout, a drain, a failure elsewhere); critical where that is not\n\
-            known. A warning where pod DNS does not go through the kube-dns Service: every\n\
+            its share of the Service's ready endpoints), where one is scheduled there and not\n\
+            ready (starting, crash-looping: it takes that share each time it turns ready), and\n\
+            where no CoreDNS pod is ready anywhere (the first ready on the node breaks it);\n\
+            high where the cluster lists the node, ready CoreDNS pods elsewhere and none on it\n\
+            (pods resolve now, and lose DNS when one is scheduled there: a rollout, a drain, a\n\
+            failure elsewhere); critical where that is not known. A warning where pod DNS does not go through the kube-dns Service: every\n\
             clusterDNS address on the nodelocaldns interface (pods ask NodeLocal DNSCache on the\n\
             node over mac0 and the node's IP stack, whose queries to CoreDNS leave from the\n\
             node), or clusterDNS none of the cluster DNS Services' addresses (as kubectl read\n\

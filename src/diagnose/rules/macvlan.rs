@@ -44,9 +44,12 @@
 //! So the effect follows where CoreDNS runs. Where the cluster was read: critical where a
 //! ready CoreDNS pod runs on this node (kube-proxy picks an endpoint per new flow, so its
 //! pods lose that pod's share of their queries, all of them where every ready endpoint is
-//! here); high where the cluster lists the node and CoreDNS pods elsewhere only (pods
-//! resolve now, and lose DNS when one is scheduled here, with no change to the node);
-//! critical where that is not known. Only pods asking the kube-dns Service go through
+//! here), where one is scheduled here and not ready (a rollout's ContainerCreating, a crash
+//! loop in and out of the endpoints: the same each time it turns ready), and where none is
+//! ready anywhere (the first to turn ready here breaks the node); high where the cluster
+//! lists the node, ready CoreDNS pods elsewhere and none here (pods resolve now, and lose
+//! DNS when one is scheduled here, with no change to the node); critical where that is not
+//! known. Only pods asking the kube-dns Service go through
 //! this: a clusterDNS that is no cluster DNS Service's address (Kubespray's dns_mode
 //! manual, `manual_dns_server`) is asked directly, and the finding is a warning (other
 //! Services still break for a client beside a backend).
@@ -238,9 +241,11 @@ fn service_dns(ctx: &Ctx) -> Option<Result<String, String>> {
 }
 
 /// Severity and summary by where CoreDNS runs: critical where a ready CoreDNS pod runs on
-/// this node (kube-proxy sends it its share of the node's queries), high where the cluster
-/// lists CoreDNS pods, the node under its name, and none ready here (pods resolve through
-/// CoreDNS elsewhere, until one is scheduled here), critical where that is not known.
+/// this node (kube-proxy sends it its share of the node's queries), or one is scheduled
+/// here not ready (it takes that share each time it turns ready), or none is ready
+/// anywhere (the first to turn ready here breaks this node); high where the cluster lists
+/// CoreDNS pods, the node under its name, and none here (pods resolve through CoreDNS
+/// elsewhere, until one is scheduled here); critical where that is not known.
 fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     let mut unknown = |why: String| {
         evidence.push(why);
@@ -261,6 +266,10 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     if !here.is_empty() {
         return on_this_node(via, &ready, &here, evidence);
     }
+    let listed: Vec<&DnsPod> = placed.pods.iter().filter(mine).collect();
+    if !listed.is_empty() {
+        return scheduled_here(via, &listed, evidence);
+    }
     let node = placed.names.first().map_or("?", String::as_str);
     if !placed.named {
         return unknown(format!(
@@ -268,7 +277,53 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
             placed.names.join(" or ")
         ));
     }
-    for p in placed.pods.iter().filter(mine) {
+    let shown = if ready.is_empty() {
+        placed.pods.iter().collect()
+    } else {
+        ready.clone()
+    };
+    let mut elsewhere: Vec<String> = shown
+        .iter()
+        .take(3)
+        .map(|p| {
+            if ready.is_empty() {
+                format!("{} on {}: {}", p.name, p.node, p.state())
+            } else {
+                format!("{} on {}", p.name, p.node)
+            }
+        })
+        .collect();
+    if shown.len() > 3 {
+        elsewhere.push(format!("{} more", shown.len() - 3));
+    }
+    let elsewhere = elsewhere.join(", ");
+    if ready.is_empty() {
+        evidence.push(format!(
+            "no CoreDNS pod is ready, none on node {node}; {elsewhere} (kubectl on {via})"
+        ));
+        return (
+            Severity::Critical,
+            format!(
+                "kube-proxy does not masquerade all Service traffic on macvlan, and no CoreDNS endpoint is ready ({elsewhere}): the first CoreDNS pod ready on this node (a rollout, a restart scheduling one here) answers pods here from its own address (\"reply from unexpected source\"), which the resolver drops"
+            ),
+        );
+    }
+    evidence.push(format!(
+        "no CoreDNS pod on node {node}; {elsewhere} (kubectl on {via})"
+    ));
+    (
+        Severity::High,
+        format!(
+            "kube-proxy does not masquerade all Service traffic on macvlan: pods on this node resolve now only because no CoreDNS pod runs here ({elsewhere}); one scheduled here (a rollout, a drain, a failure elsewhere) breaks their DNS with no change to this node"
+        ),
+    )
+}
+
+/// The finding where CoreDNS pods are scheduled on this node and none of them is ready (a
+/// rollout's ContainerCreating, a crash loop in and out of the Service's endpoints): each
+/// time one turns ready, kube-proxy sends it its share of the node's queries.
+fn scheduled_here(via: &str, listed: &[&DnsPod], evidence: &mut Vec<String>) -> (Severity, String) {
+    for p in listed {
         evidence.push(format!(
             "pod {}/{} ({}) on node {}: {}, not an endpoint now (kubectl on {via})",
             p.namespace(),
@@ -278,27 +333,16 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
             p.state()
         ));
     }
-    let shown = if ready.is_empty() {
-        placed.pods.iter().collect()
-    } else {
-        ready
-    };
-    let mut elsewhere: Vec<String> = shown
+    let names: Vec<String> = listed
         .iter()
-        .take(3)
-        .map(|p| format!("{} on {}", p.name, p.node))
+        .map(|p| format!("{} ({})", p.name, p.state()))
         .collect();
-    if shown.len() > 3 {
-        elsewhere.push(format!("{} more", shown.len() - 3));
-    }
-    let elsewhere = elsewhere.join(", ");
-    evidence.push(format!(
-        "no ready CoreDNS pod on node {node}; {elsewhere} (kubectl on {via})"
-    ));
+    let verb = if names.len() == 1 { "is" } else { "are" };
     (
-        Severity::High,
+        Severity::Critical,
         format!(
-            "kube-proxy does not masquerade all Service traffic on macvlan: pods on this node resolve now only because no CoreDNS pod runs here ({elsewhere}); one scheduled here (a rollout, a drain, a failure elsewhere) breaks their DNS with no change to this node"
+            "kube-proxy does not masquerade all Service traffic on macvlan, and CoreDNS {} {verb} scheduled on this node, not ready: each time it turns ready, pods here lose the share of their queries kube-proxy sends to it, answered from its own address (\"reply from unexpected source\"), which the resolver drops",
+            names.join(" and ")
         ),
     )
 }

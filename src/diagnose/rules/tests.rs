@@ -6117,7 +6117,7 @@ fn macvlan_cluster(
 
 /// DNS-MACVLAN-NO-MASQUERADE graded by where CoreDNS runs: critical, naming the pod and its
 /// share of the ready endpoints, where a ready CoreDNS pod runs on the node; high where the
-/// cluster lists the node and CoreDNS only elsewhere (pods resolve now, until one is
+/// cluster lists the node and ready CoreDNS only elsewhere (pods resolve now, until one is
 /// scheduled here); critical where that is not known (the cluster not read, no CoreDNS pod
 /// listed, the node under a name the cluster does not have).
 #[test]
@@ -6173,23 +6173,6 @@ fn macvlan_severity_follows_where_coredns_runs() {
         )),
         "{f:?}"
     );
-    // A crash-looping replica here is no endpoint now: still high, and said.
-    let down_here = macvlan_cluster(
-        vec![
-            coredns_pod(a, "coredns", "node2", true),
-            coredns_pod(b, "coredns", "node1", false),
-        ],
-        "10.233.0.3",
-        true,
-    );
-    let f = one(Some(&down_here));
-    assert_eq!(f.severity, Severity::High);
-    assert!(
-        f.evidence
-            .iter()
-            .any(|e| e.contains(b) && e.contains("not an endpoint now")),
-        "{f:?}"
-    );
     // Not known where CoreDNS runs: critical as before, and the evidence says why.
     for (cluster, why) in [
         (None, "the cluster was not read"),
@@ -6210,6 +6193,80 @@ fn macvlan_severity_follows_where_coredns_runs() {
         assert_eq!(f.severity, Severity::Critical, "{why}");
         assert!(f.evidence.iter().any(|e| e.contains(why)), "{why}: {f:?}");
     }
+}
+
+/// DNS-MACVLAN-NO-MASQUERADE where no CoreDNS pod is ready on the node: critical, naming
+/// the pod, where one is scheduled there not ready (it takes its share each time it turns
+/// ready), and where none is ready anywhere (the first ready here breaks the node); never
+/// "no CoreDNS pod runs here" nor "resolve now" there.
+#[test]
+fn macvlan_coredns_not_ready_here_or_anywhere_is_critical() {
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let one = |cluster: &crate::cluster::Cluster| match macvlan::macvlan_no_masquerade(
+        &Ctx::in_cluster(&host, &facts, Some(cluster)),
+    ) {
+        RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+        other => panic!("expected one finding, got {other:?}"),
+    };
+    let a = "coredns-776bb9db5d-2xkqv";
+    let b = "coredns-776bb9db5d-h8n4z";
+    // A crash-looping replica here is no endpoint now, and one each time it turns ready:
+    // critical, naming it, never "no CoreDNS pod runs here". So is one a rollout is
+    // starting here (ContainerCreating).
+    let mut starting = coredns_pod(b, "coredns", "node1", false);
+    starting.phase = "Pending".into();
+    starting.restarts = 0;
+    starting.waiting = Some("ContainerCreating".into());
+    for (pod, state) in [
+        (
+            coredns_pod(b, "coredns", "node1", false),
+            "CrashLoopBackOff, 7 restarts",
+        ),
+        (starting, "ContainerCreating"),
+    ] {
+        let down_here = macvlan_cluster(
+            vec![coredns_pod(a, "coredns", "node2", true), pod],
+            "10.233.0.3",
+            true,
+        );
+        let f = one(&down_here);
+        assert_eq!(f.severity, Severity::Critical, "{f:?}");
+        assert!(
+            f.summary.contains(&format!(
+                "CoreDNS {b} ({state}) is scheduled on this node, not ready: each time it turns ready, pods here lose"
+            )),
+            "{f:?}"
+        );
+        assert!(!f.summary.contains("no CoreDNS pod runs here"), "{f:?}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.contains(b) && e.contains("not an endpoint now")),
+            "{f:?}"
+        );
+    }
+    // No CoreDNS pod ready anywhere (both crash-looping elsewhere): pods here do not
+    // "resolve now"; critical, and the first one ready here breaks the node.
+    let none_ready = macvlan_cluster(
+        vec![
+            coredns_pod(a, "coredns", "node2", false),
+            coredns_pod(b, "coredns", "node3", false),
+        ],
+        "10.233.0.3",
+        true,
+    );
+    let f = one(&none_ready);
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    assert!(
+        f.summary.contains(&format!(
+            "no CoreDNS endpoint is ready ({a} on node2: CrashLoopBackOff, 7 restarts, {b} on node3: CrashLoopBackOff, 7 restarts): the first CoreDNS pod ready on this node"
+        )),
+        "{f:?}"
+    );
+    assert!(!f.summary.contains("resolve now"), "{f:?}");
 }
 
 /// DNS-MACVLAN-NO-MASQUERADE where the kubelet's clusterDNS is not a cluster DNS Service
