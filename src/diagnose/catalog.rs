@@ -1603,8 +1603,8 @@ pub const RULES: &[RuleInfo] = &[
             clusterDNS address on the nodelocaldns interface (pods ask NodeLocal DNSCache on the\n\
             node over mac0 and the node's IP stack, whose queries to CoreDNS leave from the\n\
             node), or clusterDNS none of the cluster DNS Services' addresses (as kubectl read\n\
-            them, else Kubespray's skydns_server; dns_mode manual): pods ask that server\n\
-            directly. Other Services still fail for a client beside a backend. Kubespray's doc\n\
+            them, kube-system's and CoreDNS's in other namespaces, else Kubespray's\n\
+            skydns_server; dns_mode manual): pods ask that server directly. Other Services still fail for a client beside a backend. Kubespray's doc\n\
             also says to disable nodelocaldns on macvlan because its address is not reachable;\n\
             its files do not bear that out (mac0 is the pods' gateway, the address is local to\n\
             the node), and dnsfix does not report it.",

@@ -204,6 +204,10 @@ fn service_dns(ctx: &Ctx) -> Option<Result<String, String>> {
     let at = format!("{} clusterDNS [{}]", dns.source.at(), dns.value.join(", "));
     let holds = |ip: &String| ip.parse().is_ok_and(|ip| servers.contains(&ip));
     if let Some((via, services)) = &ctx.dns_services {
+        // CoreDNS's Services outside kube-system too: the kubelets may name one of them
+        // while a leftover kube-system/kube-dns Service stays.
+        let services: Vec<&crate::cluster::DnsService> =
+            services.iter().chain(&ctx.dns_services_elsewhere).collect();
         if let Some(s) = services.iter().find(|s| s.cluster_ips.iter().any(holds)) {
             return Some(Ok(format!(
                 "{at} holds Service {}/{}'s address: pods ask CoreDNS through kube-proxy (kubectl on {via})",

@@ -83,6 +83,10 @@ pub struct Ctx<'a> {
     /// coredns: [`GET_DNS_SERVICES`](crate::cluster::GET_DNS_SERVICES)), with the host
     /// kubectl read them on, when they were read.
     pub dns_services: Option<(String, Vec<crate::cluster::DnsService>)>,
+    /// CoreDNS's Services outside kube-system as kubectl read them
+    /// ([`crate::cluster::DnsConfig::services_elsewhere`]), kept here even where kube-system
+    /// has a DNS Service of its own (a leftover kube-dns).
+    pub dns_services_elsewhere: Vec<crate::cluster::DnsService>,
     /// CoreDNS's ConfigMap as read from the cluster, and the Helm release that owns it:
     /// where its `forward .` is changed ([`coredns_forward_knob`]).
     pub coredns_configmap: Option<(String, Option<String>)>,
@@ -110,6 +114,7 @@ impl<'a> Ctx<'a> {
             coredns_forwards_to_file: None,
             corefile_forwards_to_file: None,
             dns_services: None,
+            dns_services_elsewhere: Vec::new(),
             coredns_configmap: None,
             coredns_owner: None,
             coredns_namespaces: None,
@@ -133,6 +138,7 @@ impl<'a> Ctx<'a> {
         }) = cluster
         {
             ctx.dns_services = config.services.clone().map(|s| (via.clone(), s));
+            ctx.dns_services_elsewhere = config.services_elsewhere.clone();
             ctx.kube_proxy_mode = config.kube_proxy_mode.clone().map(|m| {
                 let from = config.kube_proxy_from.as_deref();
                 (m, from.unwrap_or("kube-proxy (config.conf)").to_owned())

@@ -6312,6 +6312,47 @@ fn macvlan_cluster_dns_not_a_service_is_a_warning() {
     }
 }
 
+/// DNS-MACVLAN-NO-MASQUERADE where clusterDNS is a CoreDNS Service outside kube-system (the
+/// CoreDNS Helm chart in a namespace of its own) while a leftover kube-system/kube-dns
+/// Service stays: pods ask CoreDNS through that Service and kube-proxy, so the finding is
+/// graded by where CoreDNS runs, not a warning that pods ask the server directly.
+#[test]
+fn macvlan_cluster_dns_on_a_service_elsewhere_goes_through_kube_proxy() {
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let mut cluster = macvlan_cluster(
+        vec![coredns_pod(
+            "coredns-776bb9db5d-2xkqv",
+            "coredns",
+            "node1",
+            true,
+        )],
+        "10.233.0.10",
+        true,
+    );
+    if let crate::cluster::Cluster::Read { config, .. } = &mut cluster {
+        config.services_elsewhere = vec![crate::cluster::DnsService {
+            name: "dns-coredns".into(),
+            cluster_ips: vec!["10.233.0.3".into()],
+            namespace: Some("coredns".into()),
+            selector: Some("app.kubernetes.io/instance=dns,k8s-app=coredns".into()),
+        }];
+    }
+    let f = match macvlan::macvlan_no_masquerade(&Ctx::in_cluster(&host, &facts, Some(&cluster))) {
+        RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+        other => panic!("expected one finding, got {other:?}"),
+    };
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("holds Service coredns/dns-coredns's address")),
+        "{f:?}"
+    );
+}
+
 /// DNS-MACVLAN-NO-MASQUERADE where kube-proxy's ConfigMap was read and is of an apiVersion
 /// dnsfix does not read (v1alpha2 keeps masqueradeAll elsewhere): unknown, naming the
 /// ConfigMap, never the inventory's value or Kubespray's default.
