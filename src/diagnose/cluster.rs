@@ -201,8 +201,15 @@ fn nodelocal_down(
         // No pod here may only mean that the cluster calls this node otherwise (an FQDN,
         // k3s's node-name).
         if here.is_empty() && !named {
+            let nodes = if kubelets.is_empty() {
+                format!("the cluster's nodes were not read (kubectl get nodes on {via})")
+            } else {
+                format!(
+                    "the cluster's nodes (kubectl get nodes on {via}) do not include it under that name"
+                )
+            };
             return RuleOutcome::NotApplicable(format!(
-                "no NodeLocal DNSCache pod lists node {} and the cluster's nodes (kubectl get nodes on {via}) do not include it under that name",
+                "no NodeLocal DNSCache pod lists node {} and {nodes}",
                 names.join(" or ")
             ));
         }
@@ -1423,7 +1430,7 @@ mod tests {
         );
         assert!(matches!(
             outcome(&rules_of(&host, &facts, &unread), NODELOCAL_DOWN),
-            RuleOutcome::NotApplicable(why) if why.contains("do not include it")
+            RuleOutcome::NotApplicable(why) if why.contains("and the cluster's nodes were not read (kubectl get nodes on")
         ));
         // A pod not yet started (Pending, no container status) does not serve.
         let mut pending = cache("nodelocaldns-4xk2p", "nodelocaldns", "node1", false);

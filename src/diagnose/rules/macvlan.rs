@@ -276,8 +276,13 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     }
     let node = placed.names.first().map_or("?", String::as_str);
     if !placed.named {
+        let nodes = if placed.nodes_read {
+            format!("the cluster's nodes (kubectl on {via}) do not include it under that name")
+        } else {
+            format!("the cluster's nodes were not read (kubectl on {via})")
+        };
         return unknown(format!(
-            "no CoreDNS pod lists node {} and the cluster's nodes (kubectl on {via}) do not include it under that name: whether one runs here is not known",
+            "no CoreDNS pod lists node {} and {nodes}: whether one runs here is not known",
             placed.names.join(" or ")
         ));
     }

@@ -159,6 +159,7 @@ impl<'a> Ctx<'a> {
             ctx.coredns_placement = Some(CorednsPlacement {
                 via: via.clone(),
                 named: names.iter().any(|n| kubelets.contains_key(n)),
+                nodes_read: !kubelets.is_empty(),
                 names,
                 pods: pods
                     .iter()
@@ -281,6 +282,9 @@ pub struct CorednsPlacement {
     /// The cluster lists this node under one of them (its kubelet version was read by
     /// name): "no pod here" means that, not a name dnsfix does not know.
     pub named: bool,
+    /// The cluster's nodes were read (kubectl listed some): where not, "not named" says
+    /// nothing of the node's name.
+    pub nodes_read: bool,
     /// The CoreDNS pods (`coredns`, `coredns-secondary`), every node's.
     pub pods: Vec<crate::cluster::DnsPod>,
 }

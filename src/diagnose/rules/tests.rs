@@ -6115,6 +6115,14 @@ fn macvlan_cluster(
     }
 }
 
+/// `cluster` with no node listed: kubectl get nodes gave nothing.
+fn unlisted_nodes(mut cluster: crate::cluster::Cluster) -> crate::cluster::Cluster {
+    if let crate::cluster::Cluster::Read { kubelets, .. } = &mut cluster {
+        kubelets.clear();
+    }
+    cluster
+}
+
 /// DNS-MACVLAN-NO-MASQUERADE graded by where CoreDNS runs: critical, naming the pod and its
 /// share of the ready endpoints, where a ready CoreDNS pod runs on the node; high where the
 /// cluster lists the node and ready CoreDNS only elsewhere (pods resolve now, until one is
@@ -6187,6 +6195,14 @@ fn macvlan_severity_follows_where_coredns_runs() {
                 false,
             )),
             "do not include it under that name",
+        ),
+        (
+            Some(unlisted_nodes(macvlan_cluster(
+                vec![coredns_pod(a, "coredns", "node2", true)],
+                "10.233.0.3",
+                false,
+            ))),
+            "the cluster's nodes were not read (kubectl on cp1)",
         ),
     ] {
         let f = one(cluster.as_ref());
