@@ -244,6 +244,30 @@ fn service_dns(ctx: &Ctx) -> Option<Result<String, String>> {
     )))
 }
 
+/// The name of the one cluster DNS Service whose address the kubelet's clusterDNS holds,
+/// as kubectl read them; `None` where none or more than one does.
+fn held_service<'a>(ctx: &'a Ctx) -> Option<&'a str> {
+    let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
+        return None;
+    };
+    let servers: Vec<IpAddr> = dns.value.iter().filter_map(|a| a.parse().ok()).collect();
+    let (_, services) = ctx.dns_services.as_ref()?;
+    let held: Vec<&str> = services
+        .iter()
+        .chain(&ctx.dns_services_elsewhere)
+        .filter(|s| {
+            s.cluster_ips
+                .iter()
+                .any(|ip| ip.parse().is_ok_and(|ip| servers.contains(&ip)))
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    match held.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
 /// Severity and summary by where CoreDNS runs: critical where a ready CoreDNS pod runs on
 /// this node (kube-proxy sends it its share of the node's queries), or one is scheduled
 /// here not ready (it takes that share each time it turns ready), or none is ready
@@ -268,7 +292,7 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     let ready: Vec<&DnsPod> = placed.pods.iter().filter(|p| p.serving()).collect();
     let here: Vec<&DnsPod> = ready.iter().copied().filter(mine).collect();
     if !here.is_empty() {
-        return on_this_node(via, &ready, &here, evidence);
+        return on_this_node(via, held_service(ctx), &ready, &here, evidence);
     }
     let listed: Vec<&DnsPod> = placed.pods.iter().filter(mine).collect();
     if !listed.is_empty() {
@@ -360,6 +384,7 @@ fn scheduled_here(via: &str, listed: &[&DnsPod], evidence: &mut Vec<String>) -> 
 /// Service's ready endpoints they are (kube-proxy picks one per new flow).
 fn on_this_node(
     via: &str,
+    held: Option<&str>,
     ready: &[&DnsPod],
     here: &[&DnsPod],
     evidence: &mut Vec<String>,
@@ -381,8 +406,11 @@ fn on_this_node(
         .iter()
         .map(|app| {
             let of = |pods: &[&DnsPod]| pods.iter().filter(|p| p.app == *app).count();
-            let service = match *app {
-                "coredns-secondary" => "kube-dns-secondary",
+            // The Service clusterDNS holds where the pods are of one Deployment; else
+            // the one Kubespray's Service selects them by (k8s-app).
+            let service = match (*app, held) {
+                (_, Some(name)) if apps.len() == 1 => name,
+                ("coredns-secondary", _) => "kube-dns-secondary",
                 _ => "kube-dns",
             };
             format!("{} of {} ready {service} endpoints", of(here), of(ready))

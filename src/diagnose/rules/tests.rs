@@ -6155,7 +6155,7 @@ fn macvlan_severity_follows_where_coredns_runs() {
     assert_eq!(f.severity, Severity::Critical);
     assert!(f.summary.contains(a), "{f:?}");
     assert!(
-        f.summary.contains("1 of 2 ready kube-dns endpoints"),
+        f.summary.contains("1 of 2 ready coredns endpoints"),
         "{f:?}"
     );
     assert!(
