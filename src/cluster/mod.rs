@@ -1556,6 +1556,19 @@ impl DnsPod {
         }
     }
 
+    /// The evidence line of the pod as kubectl on `via` listed it: "pod NS/NAME (APP) on
+    /// node NODE: STATE (kubectl on VIA)".
+    pub fn seen(&self, via: &str) -> String {
+        format!(
+            "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
+            self.namespace(),
+            self.name,
+            self.app,
+            self.node,
+            self.state()
+        )
+    }
+
     /// "ready", "CrashLoopBackOff, 12 restarts, loop detected".
     pub fn state(&self) -> String {
         if self.ready {
@@ -4420,18 +4433,7 @@ case \" $* \" in
         let mut replacement = list["items"][0].clone();
         replacement["metadata"]["name"] = "dns-coredns-6d4f8b7c9b-q8wzt".into();
         replacement["spec"]["nodeName"] = "node2".into();
-        let pods_dir = dir.join("pods");
-        let controller = std::thread::spawn(move || {
-            for _ in 0..200 {
-                if !pods_dir.join("0.json").exists() {
-                    let pod = serde_json::to_vec(&replacement).expect("json");
-                    std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
-                    return true;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            false
-        });
+        let controller = replace_once_deleted(&dir, replacement);
         let home = kubectl
             .first_listing(Listing::WithServices)
             .await
@@ -4483,6 +4485,27 @@ case \" $* \" in
         }
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A controller for the lab's kubectl in `dir`: once the pod listed first (`pods/0.json`)
+    /// is deleted, `replacement` appears (`pods/new.json`), as a Deployment or DaemonSet
+    /// replaces a pod; true when it did within 10 s.
+    fn replace_once_deleted(
+        dir: &std::path::Path,
+        replacement: Value,
+    ) -> std::thread::JoinHandle<bool> {
+        let pods_dir = dir.join("pods");
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                if !pods_dir.join("0.json").exists() {
+                    let pod = serde_json::to_vec(&replacement).expect("json");
+                    std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        })
     }
 
     /// The lab's kubectl with the CoreDNS Helm chart installed in `coredns` (its Service
@@ -4659,18 +4682,7 @@ case \" $* \" in
         std::fs::write(dir.join("delete-forbidden"), "coredns\n").expect("write");
         // The DaemonSet's controller: a Ready nodelocaldns pod on the node once it is gone.
         cache["metadata"]["name"] = "nodelocaldns-x7k2m".into();
-        let pods_dir = dir.join("pods");
-        let controller = std::thread::spawn(move || {
-            for _ in 0..200 {
-                if !pods_dir.join("0.json").exists() {
-                    let pod = serde_json::to_vec(&cache).expect("json");
-                    std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
-                    return true;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            false
-        });
+        let controller = replace_once_deleted(&dir, cache);
         let home = kubectl
             .first_listing(Listing::WithServices)
             .await

@@ -110,14 +110,7 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
     };
     let mut evidence = Vec::new();
     for pod in &looping {
-        evidence.push(format!(
-            "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
-            pod.namespace(),
-            pod.name,
-            pod.app,
-            pod.node,
-            pod.state()
-        ));
+        evidence.push(pod.seen(via));
         if let Some(line) = &pod.loop_detected {
             evidence.push(format!("its last run ended: {line}"));
         }
@@ -342,14 +335,7 @@ fn down_pods(
         format!("no NodeLocal DNSCache pod runs on node {node}")
     } else {
         for p in here {
-            evidence.push(format!(
-                "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
-                p.namespace(),
-                p.name,
-                p.app,
-                p.node,
-                p.state()
-            ));
+            evidence.push(p.seen(via));
         }
         let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
         let verb = if names.len() == 1 { "is" } else { "are" };

@@ -390,14 +390,7 @@ fn on_this_node(
     evidence: &mut Vec<String>,
 ) -> (Severity, String) {
     for p in here {
-        evidence.push(format!(
-            "pod {}/{} ({}) on node {}: {} (kubectl on {via})",
-            p.namespace(),
-            p.name,
-            p.app,
-            p.node,
-            p.state()
-        ));
+        evidence.push(p.seen(via));
     }
     let mut apps: Vec<&str> = here.iter().map(|p| p.app.as_str()).collect();
     apps.sort_unstable();
