@@ -1031,10 +1031,10 @@ async fn refuse_stale_elsewhere(
             kubectl.close().await;
             match confirmed {
                 Ok(()) => return Vec::new(),
-                Err(why) if why.contains(crate::cluster::SERVICES_UNLISTED) => {
+                Err(crate::cluster::Unconfirmed::Unlisted(why)) => {
                     (HostOutcome::Untouched, format!("not started: {why}"))
                 }
-                Err(why) => (
+                Err(crate::cluster::Unconfirmed::Moved(why)) => (
                     HostOutcome::Stale,
                     format!(
                         "{why}; the plan is stale: make a new plan (nothing on this node was touched)"

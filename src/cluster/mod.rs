@@ -1639,9 +1639,23 @@ pub enum Listing {
     WithServices,
 }
 
-/// What [`Kubectl::confirm_elsewhere`] says where the cluster's Services could not be listed:
-/// the cluster DNS Service is then not known, which is no sign of a stale plan.
-pub(crate) const SERVICES_UNLISTED: &str = "the Services could not be listed";
+/// Why [`Kubectl::confirm_elsewhere`] did not confirm a plan's CoreDNS outside kube-system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unconfirmed {
+    /// The Services could not be listed: the cluster DNS Service is not known, which is no
+    /// sign of a stale plan.
+    Unlisted(String),
+    /// The cluster shows another cluster DNS Service, or none: the plan is stale.
+    Moved(String),
+}
+
+impl std::fmt::Display for Unconfirmed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unconfirmed::Unlisted(why) | Unconfirmed::Moved(why) => f.write_str(why),
+        }
+    }
+}
 
 impl Kubectl {
     /// kubectl where `access` says, once it lists the DNS pods (the listing is returned:
@@ -1974,7 +1988,7 @@ impl Kubectl {
         &mut self,
         pods: &[DnsPod],
         elsewhere: &[(String, Option<String>)],
-    ) -> Result<(), String> {
+    ) -> Result<(), Unconfirmed> {
         if elsewhere.is_empty() {
             return Ok(());
         }
@@ -1982,9 +1996,9 @@ impl Kubectl {
             Ok(found) => found,
             // A Services list that failed leaves the cluster DNS Service unknown, not absent.
             Err(why) => {
-                return Err(format!(
-                    "the plan recreates CoreDNS pods outside kube-system, but {SERVICES_UNLISTED} ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
-                ));
+                return Err(Unconfirmed::Unlisted(format!(
+                    "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
+                )));
             }
         };
         for (namespace, selector) in elsewhere {
@@ -2002,9 +2016,9 @@ impl Kubectl {
                 Err(Some(why)) => why.clone(),
                 Err(None) => "no cluster DNS Service is found outside kube-system".to_owned(),
             };
-            return Err(format!(
+            return Err(Unconfirmed::Moved(format!(
                 "the plan recreates CoreDNS pods in {asked}, which is not the cluster DNS Service's now ({now}): refused, nothing deleted"
-            ));
+            )));
         }
         Ok(())
     }
@@ -2795,7 +2809,7 @@ pub async fn recreate_node_pods(
         {
             left.extend(listed);
         }
-        let mut failed = failed(e, &left);
+        let mut failed = failed(e.to_string(), &left);
         let restarted = if failed.left.is_empty() {
             "the node's kubelet was restarted with the new files, and "
         } else {
@@ -4632,7 +4646,10 @@ case \" $* \" in
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(confirmed, Ok(()));
-        assert!(refused.is_err(), "{refused:?}");
+        assert!(
+            matches!(refused, Err(crate::cluster::Unconfirmed::Moved(_))),
+            "{refused:?}"
+        );
     }
 
     /// A Services list refused (a Role limited to kube-system, which may not list
@@ -4653,7 +4670,9 @@ case \" $* \" in
         let refused = kubectl.confirm_elsewhere(&home, &plan).await;
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
-        let error = refused.expect_err("refused");
+        let Err(crate::cluster::Unconfirmed::Unlisted(error)) = refused else {
+            panic!("expected the Services unlisted, got {refused:?}");
+        };
         assert!(
             error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: exit status 1: Error from server (Forbidden): services is forbidden"),
             "{error}"
