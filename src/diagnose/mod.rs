@@ -161,14 +161,37 @@ pub fn diagnose_planned(
     facts: &NodeFacts,
     cluster: &crate::cluster::Cluster,
 ) -> HostDiagnosis {
-    let mut ctx = rules::Ctx::in_cluster(host, facts, Some(cluster));
-    let bare = rules::Ctx::new(host, facts);
-    ctx.coredns_forwards_to_file = bare.coredns_forwards_to_file;
-    ctx.corefile_forwards_to_file = bare.corefile_forwards_to_file;
-    ctx.coredns_configmap = bare.coredns_configmap;
-    ctx.coredns_owner = bare.coredns_owner;
-    ctx.coredns_namespaces = bare.coredns_namespaces;
-    ctx.coredns_helm_chart = bare.coredns_helm_chart;
+    // Every field is named, so that one added to the context must be sorted here: carried
+    // from the cluster, or left as the node alone gives it.
+    let rules::Ctx {
+        host: _,
+        facts: _,
+        cluster: addresses,
+        kube_proxy_mode,
+        kube_proxy_absent,
+        kube_proxy_masquerade_all,
+        coredns_placement,
+        kubelet_version,
+        dns_services,
+        dns_services_elsewhere,
+        coredns_forwards_to_file: _,
+        corefile_forwards_to_file: _,
+        coredns_configmap: _,
+        coredns_owner: _,
+        coredns_namespaces: _,
+        coredns_helm_chart: _,
+    } = rules::Ctx::in_cluster(host, facts, Some(cluster));
+    let ctx = rules::Ctx {
+        cluster: addresses,
+        kube_proxy_mode,
+        kube_proxy_absent,
+        kube_proxy_masquerade_all,
+        coredns_placement,
+        kubelet_version,
+        dns_services,
+        dns_services_elsewhere,
+        ..rules::Ctx::new(host, facts)
+    };
     run_rules(host, &ctx)
 }
 
