@@ -315,20 +315,24 @@ pub async fn apply(
             }
         }
     }
-    let ctx = Arc::new(Context {
+    let mut ctx = Context {
         run_id: run_id.to_string(),
         transport,
         options: options.clone(),
         allows,
         sink,
         pods: tokio::sync::Mutex::new(()),
-    });
+        elsewhere: Vec::new(),
+    };
     // A plan that recreates CoreDNS outside kube-system is confirmed against the cluster
     // once, before any node is touched: where it is stale, its hosts are refused here, not
     // each after its kubelet restarted with the new files.
     for refused in refuse_stale_elsewhere(&ctx, &mut quick, &mut rolling).await {
         results.insert(refused.host.clone(), refused);
     }
+    // What is left of it was confirmed (or has none): each node's pods are listed there.
+    ctx.elsewhere = elsewhere_of(&quick, &rolling);
+    let ctx = Arc::new(ctx);
     let total = quick.len() + rolling.len();
 
     // Hosts with nothing to restart: all at once.
@@ -387,6 +391,11 @@ struct Context {
     /// One node's DNS pods are recreated at a time across the run, whatever the batch
     /// size: two nodes holding the two CoreDNS replicas must not lose both at once.
     pods: tokio::sync::Mutex<()>,
+    /// The namespaces outside kube-system, each with its selector, where the plan's hosts
+    /// left to run recreate CoreDNS pods, confirmed as the cluster DNS Service's before
+    /// any node was touched ([`elsewhere_of`]): every node's pods are listed there
+    /// again, as kube-system's are.
+    elsewhere: Vec<(String, Option<String>)>,
 }
 
 async fn run_batch(
@@ -922,7 +931,8 @@ async fn mark_done(
 /// and waits for Ready replacements. The node's names come from its facts as gathered now,
 /// never from the plan file; a replacement that does not come up fails the host.
 /// CoreDNS pods the plan found outside kube-system are listed again in their namespace
-/// (the plan's, by the plan's selector) and recreated there.
+/// (the plan's, by the plan's selector) and recreated there: on every node the plan
+/// recreates DNS pods on, not only those where it saw one there ([`listed_elsewhere`]).
 async fn recreate_dns_pods(
     ctx: &Context,
     host: &Host,
@@ -931,7 +941,7 @@ async fn recreate_dns_pods(
     result: &mut HostResult,
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
-    let elsewhere = namespaces_elsewhere(actions);
+    let elsewhere = listed_elsewhere(&ctx.elsewhere, actions);
     let _one_node_at_a_time = ctx.pods.lock().await;
     // CoreDNS elsewhere is recreated only where the cluster's DNS Service is now: its
     // Services come with the first listing.
@@ -1003,12 +1013,7 @@ async fn refuse_stale_elsewhere(
     quick: &mut Vec<HostPlan>,
     rolling: &mut Vec<HostPlan>,
 ) -> Vec<HostResult> {
-    let all: Vec<ClusterAction> = quick
-        .iter()
-        .chain(rolling.iter())
-        .flat_map(|h| h.cluster.iter().cloned())
-        .collect();
-    let elsewhere = namespaces_elsewhere(&all);
+    let elsewhere = elsewhere_of(quick, rolling);
     if elsewhere.is_empty() {
         return Vec::new();
     }
@@ -1056,6 +1061,42 @@ async fn refuse_stale_elsewhere(
         });
     }
     refused
+}
+
+/// The namespaces outside kube-system, each with its selector, of the pods of every host
+/// of `quick` and `rolling`. Once [`refuse_stale_elsewhere`] took out the hosts it did not
+/// confirm, those left are confirmed: it refuses all of them or none.
+fn elsewhere_of(quick: &[HostPlan], rolling: &[HostPlan]) -> Vec<(String, Option<String>)> {
+    let all: Vec<ClusterAction> = quick
+        .iter()
+        .chain(rolling)
+        .flat_map(|h| h.cluster.iter().cloned())
+        .collect();
+    namespaces_elsewhere(&all)
+}
+
+/// The namespaces outside kube-system where a node's CoreDNS pods are listed again at
+/// apply time: those of its own `actions`' pods, and `confirmed` (the whole plan's,
+/// [`elsewhere_of`]) wherever it recreates DNS pods at all. A CoreDNS pod the
+/// Deployment put on the node after the plan, in a namespace where the plan saw none on
+/// it (the node then ran only its nodelocaldns pod), reads the node's old file as one
+/// the plan saw would: recreated too, as a kube-system CoreDNS pod that lands there is.
+/// Nothing is widened: the namespace and selector are the plan's, confirmed, and only
+/// pods on the node running a `coredns` container are taken there.
+fn listed_elsewhere(
+    confirmed: &[(String, Option<String>)],
+    actions: &[ClusterAction],
+) -> Vec<(String, Option<String>)> {
+    let mut listed = namespaces_elsewhere(actions);
+    if actions.is_empty() {
+        return listed;
+    }
+    for key in confirmed {
+        if !listed.contains(key) {
+            listed.push(key.clone());
+        }
+    }
+    listed
 }
 
 /// The namespaces outside kube-system whose DNS pods `actions` recreate, each with the
@@ -1343,6 +1384,48 @@ mod tests {
             [("coredns".to_owned(), Some("k8s-app=coredns".to_owned()))]
         );
         assert!(namespaces_elsewhere(&actions[..0]).is_empty());
+    }
+
+    /// A node where the plan saw no CoreDNS pod of the cluster DNS Service's namespace
+    /// (only its kube-system nodelocaldns pod) has that namespace listed again at apply
+    /// time, by the selector the plan confirmed, as kube-system is: a CoreDNS pod the
+    /// Deployment put there after the plan is recreated. Before, only the namespaces of
+    /// the node's own planned pods were listed and such a pod kept the old upstream. A
+    /// node without a cluster action lists nothing; a plan without CoreDNS elsewhere lists
+    /// kube-system alone, as before.
+    #[test]
+    fn every_node_lists_the_plans_confirmed_namespace() {
+        let pod = |name: &str, namespace: Option<&str>| crate::plan::model::PodState {
+            name: name.to_owned(),
+            app: "coredns".to_owned(),
+            state: "ready".to_owned(),
+            namespace: namespace.map(str::to_owned),
+            selector: namespace.map(|_| "k8s-app=coredns".to_owned()),
+        };
+        let host = |name: &str, pods: Vec<crate::plan::model::PodState>| {
+            let mut plan: HostPlan =
+                serde_json::from_value(serde_json::json!({"host": name, "status": "changes",
+                    "findings": [], "changes": [], "handlers": [], "blocked": [], "notes": [],
+                    "fixes": [], "remaining": []}))
+                .expect("host plan");
+            plan.cluster = vec![ClusterAction::RecreateDnsPods {
+                node: vec![name.to_owned()],
+                pods,
+                via: "cp1".to_owned(),
+                reasons: Vec::new(),
+            }];
+            plan
+        };
+        let seen = host("node1", vec![pod("dns-coredns-a", Some("coredns"))]);
+        let unseen = host("node2", vec![pod("nodelocaldns-x", None)]);
+        let confirmed = elsewhere_of(std::slice::from_ref(&seen), std::slice::from_ref(&unseen));
+        let coredns = [("coredns".to_owned(), Some("k8s-app=coredns".to_owned()))];
+        assert_eq!(confirmed, coredns);
+        assert_eq!(listed_elsewhere(&confirmed, &unseen.cluster), coredns);
+        assert_eq!(listed_elsewhere(&confirmed, &seen.cluster), coredns);
+        assert!(listed_elsewhere(&confirmed, &[]).is_empty());
+        let home = elsewhere_of(&[], std::slice::from_ref(&unseen));
+        assert!(listed_elsewhere(&home, &unseen.cluster).is_empty());
     }
 
     /// A k3s config.yaml whose token a saved plan shows redacted: its old text, put back

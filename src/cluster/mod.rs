@@ -2779,8 +2779,8 @@ impl std::fmt::Display for PodsFailed {
 /// replacement: a nodelocaldns pod on the same node (its DaemonSet's), a CoreDNS pod on
 /// any node (its Deployment's). The first replacement that does not come up stops the
 /// rest: deleting more would only take more of the cluster's DNS down.
-/// `elsewhere`: the namespaces outside kube-system the plan found CoreDNS in, each with the
-/// label selector it listed its pods by there: confirmed first to be the cluster DNS
+/// `elsewhere`: the namespaces outside kube-system the plan found CoreDNS in (on any of its
+/// nodes, not only this one), each with the label selector it listed its pods by there: confirmed first to be the cluster DNS
 /// Service's ([`Kubectl::confirm_elsewhere`]), they are listed there again and recreated
 /// in their namespace, each replacement looked for there.
 pub async fn recreate_node_pods(
@@ -4678,6 +4678,82 @@ case \" $* \" in
             "{error}"
         );
         assert!(error.ends_with("refused, nothing deleted"), "{error}");
+    }
+
+    /// A CoreDNS pod the Deployment put on the node after the plan, in the namespace and
+    /// by the selector the plan confirmed, where the plan saw none on the node: listed
+    /// there again at apply time and recreated, as a kube-system CoreDNS pod that lands
+    /// there is. Nothing wider is deleted: not the Service's pod on another node, not a
+    /// pod on the node the selector matches that runs no `coredns` container, not a pod of
+    /// another namespace on the node.
+    #[tokio::test]
+    async fn a_pod_that_landed_after_the_plan_is_recreated_in_the_confirmed_namespace() {
+        let fixture: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ))
+        .expect("fixture");
+        let coredns = fixture["items"][0].clone();
+        let mut other_node = coredns.clone();
+        other_node["metadata"]["name"] = "dns-coredns-6d4f8b7c9b-r5j7n".into();
+        other_node["spec"]["nodeName"] = "node2".into();
+        let mut debug = coredns.clone();
+        debug["metadata"]["name"] = "dns-debug".into();
+        debug["spec"]["containers"][0]["name"] = "netshoot".into();
+        let mut web = coredns.clone();
+        web["metadata"]["name"] = "web-7c5ddbdf54-xk2lp".into();
+        web["metadata"]["namespace"] = "web".into();
+        let list = serde_json::json!({"kind": "List", "items": [other_node, debug, web]});
+        let (mut kubectl, dir) = helm_ns_lab(&serde_json::to_vec(&list).expect("json"));
+        // pods/0.json is the one replace_once_deleted watches: the pod that lands later.
+        std::fs::rename(dir.join("pods/0.json"), dir.join("pods/3.json")).expect("rename");
+        let selector = Some(HELM_NS_SELECTOR);
+        let planned: Vec<DnsPod> = kubectl
+            .dns_pods_in("coredns", selector)
+            .await
+            .expect("listed")
+            .into_iter()
+            .filter(|p| p.node == "node1")
+            .collect();
+        assert!(planned.is_empty(), "the plan saw {planned:?} on node1");
+        // After the plan: the Deployment's pod lands on node1, and once deleted its
+        // replacement comes up on node2.
+        std::fs::write(
+            dir.join("pods/0.json"),
+            serde_json::to_vec(&coredns).expect("json"),
+        )
+        .expect("landed");
+        let mut replacement = coredns.clone();
+        replacement["metadata"]["name"] = "dns-coredns-6d4f8b7c9b-q8wzt".into();
+        replacement["spec"]["nodeName"] = "node2".into();
+        let controller = replace_once_deleted(&dir, replacement);
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let elsewhere = [("coredns".to_owned(), selector.map(str::to_owned))];
+        let done = recreate_node_pods(
+            &mut kubectl,
+            home,
+            &elsewhere,
+            &["node1".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("recreated");
+        kubectl.close().await;
+        assert!(controller.join().expect("controller"), "not deleted");
+        let done: Vec<(String, bool)> = done.iter().map(|p| (p.shown(), p.ok)).collect();
+        assert_eq!(
+            done,
+            [("coredns/dns-coredns-6d4f8b7c9b-2xkqp".to_owned(), true)]
+        );
+        for i in 1..=3 {
+            assert!(
+                dir.join(format!("pods/{i}.json")).exists(),
+                "pod {i} deleted"
+            );
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// A delete refused midway (a Role in `coredns` that grants get and list, not delete)
