@@ -4680,6 +4680,34 @@ case \" $* \" in
         assert!(error.ends_with("refused, nothing deleted"), "{error}");
     }
 
+    /// A Services list at the cluster scope that timed out (kubectl hung on a slow API
+    /// server until the `timeout 30` around it killed it: status 124, nothing printed) is
+    /// said to be, as one refused is: the cluster DNS Service is unknown, not moved, so
+    /// apply leaves the plan's hosts untouched rather than stale.
+    #[tokio::test]
+    async fn services_that_timed_out_are_said_to_be() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        std::fs::write(dir.join("cluster-scope-times-out"), "").expect("write");
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let refused = kubectl.confirm_elsewhere(&home, &plan).await;
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let Err(crate::cluster::Unconfirmed::Unlisted(error)) = refused else {
+            panic!("expected the Services unlisted, got {refused:?}");
+        };
+        assert!(
+            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: timed out after 30s"),
+            "{error}"
+        );
+        assert!(error.ends_with("refused, nothing deleted"), "{error}");
+    }
+
     /// A CoreDNS pod the Deployment put on the node after the plan, in the namespace and
     /// by the selector the plan confirmed, where the plan saw none on the node: listed
     /// there again at apply time and recreated, as a kube-system CoreDNS pod that lands
