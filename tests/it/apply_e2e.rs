@@ -2554,7 +2554,8 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
 /// pod in its namespace; apply lists it there by the Service's selector, deletes it there
 /// (the lab's kubectl deletes a node's pod only in its namespace) and waits there for the
 /// Ready replacement. Before, the plan only named `kubectl -n coredns delete pod` in a
-/// note, and apply left the pod as it was.
+/// note, and apply left the pod as it was. A CoreDNS pod put on the node after the plan,
+/// in that namespace, is listed there again at apply time and recreated too.
 #[test]
 fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
@@ -2615,8 +2616,17 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
     assert_eq!(node_sha(&lab, &node, KUBELET_CONFIG), before);
     // The Service as the plan found it: applied, the pod recreated in its namespace.
     std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    // And a CoreDNS pod the Deployment put on the node after the plan, in the Service's
+    // namespace: listed there again at apply time and recreated too, its replacement
+    // (played here, as the Deployment's controller) on another node.
+    let landed = landed_coredns_pod(&lab, &node);
+    let controller = replace_once_gone(&lab, "landed.json", "coredns-6d4f8b7c9b-q8wzt");
     let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        controller.join().expect("controller"),
+        "{landed} not deleted"
+    );
     let record = run_record(&out);
     let result = host_result(&record, &node);
     assert!(pods_recreated(result), "{result:#?}");
@@ -2624,7 +2634,61 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
         result
             .pods
             .iter()
+            .any(|p| p.shown() == format!("coredns/{landed}")
+                && p.ok
+                && p.replacement.as_deref() == Some("coredns-6d4f8b7c9b-q8wzt")),
+        "{result:#?}"
+    );
+    assert!(
+        result
+            .pods
+            .iter()
             .all(|p| p.namespace.as_deref() == Some("coredns")),
         "{result:#?}"
     );
+}
+
+/// A Ready CoreDNS pod of the Deployment behind the `coredns/dns-coredns` Service (its
+/// selector `k8s-app=kube-dns`) on `node`, put into the lab's cluster (DIR/pods/landed.json)
+/// after the plan was made: its name.
+fn landed_coredns_pod(lab: &Lab, node: &str) -> String {
+    let own: Value = serde_json::from_slice(
+        &std::fs::read(lab.dir.join("nodes").join(node).join("dns-pod.json")).expect("node pod"),
+    )
+    .expect("node pod JSON");
+    let name = "coredns-6d4f8b7c9b-x2k9p";
+    let mut pod = own.clone();
+    pod["metadata"]["name"] = name.into();
+    pod["metadata"]["namespace"] = "coredns".into();
+    pod["status"]["containerStatuses"][0]["ready"] = true.into();
+    pod["status"]["containerStatuses"][0]["restartCount"] = 0.into();
+    pod["status"]["containerStatuses"][0]["state"] = serde_json::json!({"running": {}});
+    let pods = lab.dir.join("pods");
+    std::fs::create_dir_all(&pods).expect("pods dir");
+    std::fs::write(pods.join("landed.json"), pod.to_string()).expect("landed pod");
+    name.to_owned()
+}
+
+/// The controller of a test's own pod in the lab (DIR/pods/`file`, which the lab's kubectl
+/// removes when it deletes it): once it is gone, a Ready replacement named `replacement`
+/// on another node; true when that happened within 120 s.
+fn replace_once_gone(lab: &Lab, file: &str, replacement: &str) -> std::thread::JoinHandle<bool> {
+    let pods = lab.dir.join("pods");
+    let gone = pods.join(file);
+    let mut pod: Value =
+        serde_json::from_slice(&std::fs::read(&gone).expect("pod")).expect("pod JSON");
+    pod["metadata"]["name"] = replacement.into();
+    pod["spec"]["nodeName"] = "node-elsewhere".into();
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if !gone.exists() {
+                std::fs::write(pods.join("replacement.json"), pod.to_string())
+                    .expect("replacement");
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    })
 }
