@@ -1599,7 +1599,11 @@ pub const RULES: &[RuleInfo] = &[
             where no CoreDNS pod is ready anywhere (the first ready on the node breaks it);\n\
             high where the cluster lists the node, ready CoreDNS pods elsewhere and none on it\n\
             (pods resolve now, and lose DNS when one is scheduled there: a rollout, a drain, a\n\
-            failure elsewhere); critical where that is not known. A warning where pod DNS does not go through the kube-dns Service: every\n\
+            failure elsewhere); high too where the only ready CoreDNS pods on the node are\n\
+            Kubespray's coredns-secondary (dns_mode coredns_dual), clusterDNS asks the primary's\n\
+            Service first and ready primary pods run elsewhere (pods lose their fallback, not\n\
+            their DNS: glibc asks the second server only where the first fails, musl asks both\n\
+            and keeps the primary's answer); critical where that is not known. A warning where pod DNS does not go through the kube-dns Service: every\n\
             clusterDNS address on the nodelocaldns interface (pods ask NodeLocal DNSCache on the\n\
             node over mac0 and the node's IP stack, whose queries to CoreDNS leave from the\n\
             node), or clusterDNS none of the cluster DNS Services' addresses (as kubectl read\n\

@@ -48,11 +48,13 @@
 //! loop in and out of the endpoints: the same each time it turns ready), and where none is
 //! ready anywhere (the first to turn ready here breaks the node); high where the cluster
 //! lists the node, ready CoreDNS pods elsewhere and none here (pods resolve now, and lose
-//! DNS when one is scheduled here, with no change to the node); critical where that is not
-//! known. Only pods asking the kube-dns Service go through
-//! this: a clusterDNS that is no cluster DNS Service's address (Kubespray's dns_mode
-//! manual, `manual_dns_server`) is asked directly, and the finding is a warning (other
-//! Services still break for a client beside a backend).
+//! DNS when one is scheduled here, with no change to the node); high too where the only
+//! ready CoreDNS pods here are Kubespray's secondary (dns_mode coredns_dual) behind
+//! clusterDNS's second server, the primary ready elsewhere (pods lose their fallback, not
+//! their DNS: [`secondary_only`]); critical where that is not known. Only pods asking the
+//! kube-dns Service go through this: a clusterDNS that is no cluster DNS Service's address
+//! (Kubespray's dns_mode manual, `manual_dns_server`) is asked directly, and the finding is
+//! a warning (other Services still break for a client beside a backend).
 //!
 //! NodeLocal DNSCache: Kubespray's doc also says its address is not reachable on macvlan
 //! (docs/CNI/macvlan.md:33-41). Its files do not bear that out, and dnsfix does not report
@@ -273,7 +275,9 @@ fn held_service<'a>(ctx: &'a Ctx) -> Option<&'a str> {
 /// here not ready (it takes that share each time it turns ready), or none is ready
 /// anywhere (the first to turn ready here breaks this node); high where the cluster lists
 /// CoreDNS pods, the node under its name, and none here (pods resolve through CoreDNS
-/// elsewhere, until one is scheduled here); critical where that is not known.
+/// elsewhere, until one is scheduled here), or where only Kubespray's secondary CoreDNS runs
+/// here behind clusterDNS's second server ([`secondary_only`]); critical where that is not
+/// known.
 fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     let mut unknown = |why: String| {
         evidence.push(why);
@@ -292,6 +296,9 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
     let ready: Vec<&DnsPod> = placed.pods.iter().filter(|p| p.serving()).collect();
     let here: Vec<&DnsPod> = ready.iter().copied().filter(mine).collect();
     if !here.is_empty() {
+        if let Some(graded) = secondary_only(ctx, placed, &ready, &here, evidence) {
+            return graded;
+        }
         return on_this_node(via, held_service(ctx), &ready, &here, evidence);
     }
     let listed: Vec<&DnsPod> = placed.pods.iter().filter(mine).collect();
@@ -378,6 +385,130 @@ fn scheduled_here(via: &str, listed: &[&DnsPod], evidence: &mut Vec<String>) -> 
             names.join(" and ")
         ),
     )
+}
+
+/// The app of Kubespray's second CoreDNS Deployment (dns_mode coredns_dual, k8s-app
+/// kube-dns-secondary), behind the kubelet's second clusterDNS server.
+const SECONDARY: &str = "coredns-secondary";
+
+/// The finding where the ready CoreDNS pods on this node are all of Kubespray's secondary
+/// Deployment, the kubelet's clusterDNS asks the primary's Service first, ready primary
+/// pods run elsewhere and none is scheduled here; `None` otherwise (graded as any CoreDNS
+/// pod here). With dns_mode coredns_dual Kubespray renders clusterDNS as
+/// `[skydns_server, skydns_server_secondary]` (kubernetes-sigs/kubespray @46dbdd39
+/// roles/kubernetes/node/templates/kubelet-config.v1beta1.yaml.j2:55-56), the secondary
+/// Deployment and Service being coredns-deployment.yml.j2 and coredns-svc.yml.j2 with
+/// coredns_ordinal_suffix "-secondary" and clusterIP skydns_server_secondary
+/// (roles/kubernetes-apps/ansible/tasks/main.yml:29-43). Only queries sent to the second
+/// server reach the secondary pod here:
+/// - glibc asks the servers in order, the next only where one gives no answer (a timeout,
+///   SERVFAIL, REFUSED) and without `options rotate`, which the kubelet does not write
+///   (bminor/glibc @04130e53 resolv/res_send.c, "Send request, RETRY times": `for (ns =
+///   0; ns < MAXNS; ns++)`, `goto next_ns`): such pods lose their fallback, not their DNS;
+/// - musl sends every query to all servers at once and keeps the first reply from an
+///   address it sent to (bminor/musl @01dc3f4f src/network/res_msend.c: "Query all
+///   configured namservers in parallel", "Ignore replies from addresses we didn't send
+///   to"): the pod's reply from its own address is ignored and the primary's answer kept.
+///
+/// So high, not critical: pods resolve through the primary, and lose DNS where it fails
+/// (its answers the fallback, broken here, would have covered) or a primary pod is
+/// scheduled here. A primary pod scheduled here and not ready is critical, naming it.
+fn secondary_only(
+    ctx: &Ctx,
+    placed: &super::CorednsPlacement,
+    ready: &[&DnsPod],
+    here: &[&DnsPod],
+    evidence: &mut Vec<String>,
+) -> Option<(Severity, String)> {
+    if here.iter().any(|p| p.app != SECONDARY) {
+        return None;
+    }
+    let first = primary_first(ctx)?;
+    let primary = |p: &&DnsPod| p.app != SECONDARY;
+    let primary_ready: Vec<&DnsPod> = ready.iter().copied().filter(primary).collect();
+    if primary_ready.is_empty() {
+        return None;
+    }
+    let via = &placed.via;
+    for p in here {
+        evidence.push(p.seen(via));
+    }
+    evidence.push(first);
+    let primary_here: Vec<&DnsPod> = placed
+        .pods
+        .iter()
+        .filter(primary)
+        .filter(|p| placed.names.contains(&p.node))
+        .collect();
+    if !primary_here.is_empty() {
+        return Some(scheduled_here(via, &primary_here, evidence));
+    }
+    let mut elsewhere: Vec<String> = primary_ready
+        .iter()
+        .take(3)
+        .map(|p| format!("{} on {}", p.name, p.node))
+        .collect();
+    if primary_ready.len() > 3 {
+        elsewhere.push(format!("{} more", primary_ready.len() - 3));
+    }
+    let elsewhere = elsewhere.join(", ");
+    evidence.push(format!(
+        "no primary CoreDNS pod on this node; {elsewhere} (kubectl on {via})"
+    ));
+    let names: Vec<&str> = here.iter().map(|p| p.name.as_str()).collect();
+    let verb = if names.len() == 1 { "runs" } else { "run" };
+    let share = format!(
+        "{} of {} ready coredns-secondary endpoints",
+        here.len(),
+        ready.iter().filter(|p| p.app == SECONDARY).count()
+    );
+    Some((
+        Severity::High,
+        format!(
+            "kube-proxy does not masquerade all Service traffic on macvlan, and only the secondary CoreDNS {} {verb} on this node ({share}; the primary on {elsewhere}): pods here ask the primary first and resolve through it, but lose their fallback, as the secondary's answers to them come from its own address (\"reply from unexpected source\") and are dropped (glibc asks the second nameserver only where the first fails; musl asks both and keeps the primary's answer); where the primary fails, or one of its pods is scheduled here, their DNS breaks",
+            names.join(" and ")
+        ),
+    ))
+}
+
+/// Where the kubelet's clusterDNS lists more than one server and its first is the primary
+/// CoreDNS's Service, not Kubespray's secondary: that, as evidence. The Services as kubectl
+/// read them, else, where the cluster's Services were not read, Kubespray's skydns_server.
+fn primary_first(ctx: &Ctx) -> Option<String> {
+    let Observed::Known(dns) = &ctx.facts.kubelet.cluster_dns else {
+        return None;
+    };
+    let [first, _, ..] = dns.value.as_slice() else {
+        return None;
+    };
+    let ip: IpAddr = first.parse().ok()?;
+    let at = format!("{} clusterDNS [{}]", dns.source.at(), dns.value.join(", "));
+    if let Some((via, services)) = &ctx.dns_services {
+        let s = services
+            .iter()
+            .chain(&ctx.dns_services_elsewhere)
+            .find(|s| s.cluster_ips.iter().any(|a| a.parse() == Ok(ip)))?;
+        let secondary = match &s.selector {
+            Some(sel) => sel
+                .split(',')
+                .any(|l| l.trim() == "k8s-app=kube-dns-secondary"),
+            None => s.name.ends_with("-secondary"),
+        };
+        return (!secondary).then(|| {
+            format!(
+                "{at}: pods ask {first}, Service {}/{}'s address, first (kubectl on {via})",
+                s.namespace(),
+                s.name
+            )
+        });
+    }
+    let kubespray = ctx.facts.flavour.kind == FlavourKind::Kubespray;
+    let skydns = super::kubespray_dns_server(ctx.host, kubespray)?;
+    (skydns == ip).then(|| {
+        format!(
+            "{at}: pods ask {first}, skydns_server (the primary CoreDNS's Service as Kubespray deploys it), first"
+        )
+    })
 }
 
 /// The finding where ready CoreDNS pods run on this node: each pod, and the share of the

@@ -6285,6 +6285,140 @@ fn macvlan_coredns_not_ready_here_or_anywhere_is_critical() {
     assert!(!f.summary.contains("resolve now"), "{f:?}");
 }
 
+/// [`macvlan_cluster`] with Kubespray's two CoreDNS Services of dns_mode coredns_dual:
+/// coredns-svc.yml.j2 with coredns_ordinal_suffix "" and "-secondary" (coredns_svc_name
+/// coredns), at skydns_server and skydns_server_secondary.
+fn dual_cluster(pods: Vec<crate::cluster::DnsPod>) -> crate::cluster::Cluster {
+    let mut cluster = macvlan_cluster(pods, "10.233.0.3", true);
+    if let crate::cluster::Cluster::Read { config, .. } = &mut cluster {
+        let services = config.services.as_mut().expect("services");
+        services[0].selector = Some("k8s-app=kube-dns".into());
+        services.push(crate::cluster::DnsService {
+            name: "coredns-secondary".into(),
+            cluster_ips: vec!["10.233.0.4".into()],
+            namespace: None,
+            selector: Some("k8s-app=kube-dns-secondary".into()),
+        });
+    }
+    cluster
+}
+
+/// DNS-MACVLAN-NO-MASQUERADE with Kubespray's dns_mode coredns_dual (clusterDNS
+/// `[skydns_server, skydns_server_secondary]`, kubelet-config.v1beta1.yaml.j2:55-56
+/// @46dbdd39): where only a coredns-secondary pod runs on the node and the primary runs
+/// ready elsewhere, pods ask the primary first and lose only their fallback: high, not
+/// critical. Critical where a primary pod runs here, is scheduled here not ready, none is
+/// ready anywhere, or the secondary is clusterDNS's first server.
+#[test]
+fn macvlan_only_the_secondary_coredns_here_is_high() {
+    let raw =
+        crate::testing::rules_fixture("DNS-MACVLAN-NO-MASQUERADE/kubespray-macvlan-service-dns");
+    let mut facts = NodeFacts::from_raw("node1", &raw);
+    let Observed::Known(dns) = &mut facts.kubelet.cluster_dns else {
+        panic!("clusterDNS");
+    };
+    dns.value = vec!["10.233.0.3".into(), "10.233.0.4".into()];
+    let host = Host::new("node1");
+    let one = |facts: &NodeFacts, cluster: &crate::cluster::Cluster| {
+        match macvlan::macvlan_no_masquerade(&Ctx::in_cluster(&host, facts, Some(cluster))) {
+            RuleOutcome::Findings(f) if f.len() == 1 => f.into_iter().next().expect("one"),
+            other => panic!("expected one finding, got {other:?}"),
+        }
+    };
+    let s1 = "coredns-secondary-6d4b75cb6d-k2x9p";
+    let s2 = "coredns-secondary-6d4b75cb6d-q7m4w";
+    let a = "coredns-776bb9db5d-2xkqv";
+    let b = "coredns-776bb9db5d-h8n4z";
+    let secondaries = || {
+        vec![
+            coredns_pod(s1, "coredns-secondary", "node1", true),
+            coredns_pod(s2, "coredns-secondary", "node2", true),
+        ]
+    };
+    let with = |mut pods: Vec<crate::cluster::DnsPod>| {
+        let mut all = secondaries();
+        all.append(&mut pods);
+        all
+    };
+    let elsewhere = with(vec![
+        coredns_pod(a, "coredns", "node2", true),
+        coredns_pod(b, "coredns", "node3", true),
+    ]);
+    let f = one(&facts, &dual_cluster(elsewhere.clone()));
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.summary.contains(&format!(
+            "only the secondary CoreDNS {s1} runs on this node (1 of 2 ready coredns-secondary endpoints; the primary on {a} on node2, {b} on node3): pods here ask the primary first and resolve through it, but lose their fallback"
+        )),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&format!(
+            "pod kube-system/{s1} (coredns-secondary) on node node1: ready (kubectl on cp1)"
+        )),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.ends_with(
+            "clusterDNS [10.233.0.3, 10.233.0.4]: pods ask 10.233.0.3, Service kube-system/coredns's address, first (kubectl on cp1)"
+        )),
+        "{f:?}"
+    );
+    // The Services not read: Kubespray's skydns_server (the service range's third
+    // address) tells the first server is the primary's.
+    let mut unread = dual_cluster(elsewhere.clone());
+    if let crate::cluster::Cluster::Read { config, .. } = &mut unread {
+        config.services = None;
+    }
+    let f = one(&facts, &unread);
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("pods ask 10.233.0.3, skydns_server")),
+        "{f:?}"
+    );
+    // The primary's pod here too, ready: critical as before.
+    let f = one(
+        &facts,
+        &dual_cluster(with(vec![
+            coredns_pod(a, "coredns", "node1", true),
+            coredns_pod(b, "coredns", "node3", true),
+        ])),
+    );
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    assert!(f.summary.contains(a) && f.summary.contains(s1), "{f:?}");
+    // Scheduled here and crash-looping: each time it turns ready it breaks pods here.
+    let f = one(
+        &facts,
+        &dual_cluster(with(vec![
+            coredns_pod(a, "coredns", "node1", false),
+            coredns_pod(b, "coredns", "node3", true),
+        ])),
+    );
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    assert!(
+        f.summary.contains(&format!(
+            "CoreDNS {a} (CrashLoopBackOff, 7 restarts) is scheduled on this node"
+        )),
+        "{f:?}"
+    );
+    // No primary endpoint ready anywhere: every query falls to the secondary.
+    let f = one(
+        &facts,
+        &dual_cluster(with(vec![coredns_pod(a, "coredns", "node2", false)])),
+    );
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+    // The secondary's Service first in clusterDNS: pods ask it first.
+    let mut reversed = facts.clone();
+    let Observed::Known(dns) = &mut reversed.kubelet.cluster_dns else {
+        panic!("clusterDNS");
+    };
+    dns.value.reverse();
+    let f = one(&reversed, &dual_cluster(elsewhere));
+    assert_eq!(f.severity, Severity::Critical, "{f:?}");
+}
+
 /// DNS-MACVLAN-NO-MASQUERADE where the kubelet's clusterDNS is not a cluster DNS Service
 /// (Kubespray's dns_mode manual): pods ask that server directly, not through kube-proxy, so
 /// a warning, not critical, whether the Services were read or Kubespray's skydns_server
