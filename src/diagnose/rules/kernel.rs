@@ -347,7 +347,51 @@ fn module_not_persisted(ctx: &Ctx) -> Vec<String> {
     evidence
 }
 
+/// DNS-BRIDGE-NF-NOT-PERSISTENT. The first CNI file's agent (Weave, kube-router: see
+/// [`crate::facts::cni::BridgeNfAgent`]) loads br_netfilter and sets bridge netfilter at
+/// every start where it is the pods' network. Where CRI-O may give pods another network of
+/// the directory ([`crate::facts::cni::Cni::runtime_unknown`]), the file may be a former
+/// plugin's left behind, whose agent no longer runs: it is not counted then, and where
+/// counting it would have changed the outcome, the finding is unknown, saying why.
 pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
+    let cni = &ctx.facts.cni;
+    let agent = cni.bridge_nf_agent.as_ref();
+    let (Some(a), Some(why)) = (agent, &cni.runtime_unknown) else {
+        return not_persistent(ctx, agent);
+    };
+    let without = not_persistent(ctx, None);
+    if without == not_persistent(ctx, agent) {
+        return without;
+    }
+    let RuleOutcome::Findings(found) = &without else {
+        return without;
+    };
+    let Some(f) = found.first() else {
+        return without;
+    };
+    let file = cni.config.as_deref().map_or_else(
+        || "its file".into(),
+        |c| crate::text::escape(c).into_owned(),
+    );
+    ctx.unknown_because(
+        "DNS-BRIDGE-NF-NOT-PERSISTENT",
+        format!(
+            "{} ({}); not so where {} is the network CRI-O gives pods ({}), which is not known ({why}; {file} is only the first CNI file by name)",
+            f.summary,
+            f.evidence.join("; "),
+            a.name,
+            a.why
+        ),
+        format!(
+            "make CRI-O's network setting one dnsfix reads (cni_default_network under [crio.network]), then check again; where {} does not run on this node: {}",
+            a.name, f.remediation
+        ),
+    )
+}
+
+/// [`bridge_nf_not_persistent`] with `agent` as the network agent that sets bridge
+/// netfilter at every start, where there is one.
+fn not_persistent(ctx: &Ctx, agent: Option<&crate::facts::cni::BridgeNfAgent>) -> RuleOutcome {
     let id = "DNS-BRIDGE-NF-NOT-PERSISTENT";
     if not_a_node(ctx) {
         return RuleOutcome::NotApplicable(NO_KUBELET.into());
@@ -363,7 +407,6 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let mut evidence = Vec::new();
     // k3s, RKE2, k0s and MicroK8s load br_netfilter themselves at every start, and so do
     // Weave and kube-router (see BridgeNfAgent).
-    let agent = ctx.facts.cni.bridge_nf_agent.as_ref();
     let agent_sets = |key: &str| agent.filter(|a| a.keys.contains(&key)).map(|a| a.name);
     // Weave loads it only with its network policy controller (init.sh: `if EXPECT_NPC !=
     // 0`, the default; a Weave deployed without the controller sets EXPECT_NPC=0): its

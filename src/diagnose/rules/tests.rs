@@ -5004,6 +5004,129 @@ fn a_crio_network_not_read_leaves_a_leftover_file_unknown() {
     );
 }
 
+/// DNS-BRIDGE-NF-NOT-PERSISTENT on the CRI-O node of
+/// DNS-BRIDGE-NF-OFF/crio-default-network-bridge moved from kube-router to CRI-O's own IPv4
+/// bridge network: kube-router's file (its daemonset's cni-conf.json, cloudnativelabs/
+/// kube-router @7c2c2779 daemonset/kube-router-all-service-daemonset.yaml:10-25, installed
+/// as 10-kuberouter.conflist, :95) left behind, cri-o/cri-o @f954a17e
+/// contrib/cni/11-crio-ipv4-bridge.conflist (network `crio`) beside it, br_netfilter loaded
+/// by hand and in no modules-load.d file. Where CRI-O names `crio` in a form dnsfix does
+/// not read, the first file by name, kube-router's, may be a leftover: its agent is not
+/// taken as loading br_netfilter at every start, and the finding is unknown, saying why,
+/// not a pass. Where CRI-O's setting is read, kube-router's file is passed over: high.
+#[test]
+fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let kube_router = r#"{
+   "cniVersion":"0.3.0",
+   "name":"mynet",
+   "plugins":[
+      {
+         "name":"kubernetes",
+         "type":"bridge",
+         "bridge":"kube-bridge",
+         "isDefaultGateway":true,
+         "ipam":{
+            "type":"host-local"
+         }
+      }
+   ]
+}
+"#;
+    let crio_ipv4 = r#"{
+  "cniVersion": "1.0.0",
+  "name": "crio",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "routes": [
+            { "dst": "0.0.0.0/0" }
+        ],
+        "ranges": [
+            [{ "subnet": "10.85.0.0/16" }]
+        ]
+      }
+    }
+  ]
+}
+"#;
+    let mut moved = crate::testing::with_files(
+        &base,
+        &[
+            ("/etc/cni/net.d/10-kuberouter.conflist", kube_router),
+            ("/etc/cni/net.d/11-crio-ipv4-bridge.conflist", crio_ipv4),
+            (
+                "/proc/modules",
+                "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
+            ),
+            ("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n"),
+            ("/proc/sys/net/bridge/bridge-nf-call-ip6tables", "1\n"),
+            ("/proc/sys/net/bridge/bridge-nf-call-arptables", "1\n"),
+        ],
+    );
+    for gone in [
+        "/etc/cni/net.d/10-calico.conflist",
+        "/etc/cni/net.d/10-crio-bridge.conflist",
+    ] {
+        moved.file(gone, FileState::Missing, None);
+    }
+    let unread = crate::testing::with_files(
+        &moved,
+        &[(
+            "/etc/crio/crio.conf.d/20-network.conf",
+            "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+        )],
+    );
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &unread);
+    assert!(facts.cni.runtime_unknown.is_some(), "{:?}", facts.cni);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/10-kuberouter.conflist")
+    );
+    let RuleOutcome::Findings(f) = bridge_nf_not_persistent(&Ctx::new(&host, &facts)) else {
+        panic!("unknown expected, not a pass: {:?}", facts.cni);
+    };
+    assert_eq!(
+        f[0].status,
+        crate::diagnose::FindingStatus::Unknown,
+        "{f:?}"
+    );
+    for part in [
+        "modules-load.d",
+        "not so where kube-router is the network CRI-O gives pods (/etc/cni/net.d/10-kuberouter.conflist: kube-router (its kube-bridge) loads br_netfilter",
+        "/etc/crio/crio.conf.d/20-network.conf:2 sets cni_default_network in a form dnsfix does not read; /etc/cni/net.d/10-kuberouter.conflist is only the first CNI file by name",
+    ] {
+        assert!(f[0].summary.contains(part), "{part}: {}", f[0].summary);
+    }
+    assert!(
+        f[0].remediation
+            .contains("where kube-router does not run on this node: persist"),
+        "{f:?}"
+    );
+    // CRI-O's `crio` read: kube-router's file is passed over, and nothing loads the module
+    // at boot.
+    let facts = NodeFacts::from_raw("node1", &moved);
+    assert_eq!(
+        facts.cni.config.as_deref(),
+        Some("/etc/cni/net.d/11-crio-ipv4-bridge.conflist"),
+        "{:?}",
+        facts.cni
+    );
+    let RuleOutcome::Findings(f) = bridge_nf_not_persistent(&Ctx::new(&host, &facts)) else {
+        panic!("high expected: {:?}", facts.cni);
+    };
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    assert_eq!(f[0].status, crate::diagnose::FindingStatus::Failed, "{f:?}");
+}
+
 /// kube-proxy's mode is known from its ConfigMap, the inventory or Kubespray's default;
 /// on a kubeadm node with neither it is not (DNS-BRIDGE-NF-OFF's NodeLocal DNSCache
 /// downgrade then does not count the kube-dns Service's IP).
