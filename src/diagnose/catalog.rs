@@ -1114,7 +1114,9 @@ pub const RULES: &[RuleInfo] = &[
             - dhclient-script rewrites it on every lease unless a hook takes over, with the\n  \
             lease's servers as dhclient.conf's statements leave them, in file order:\n  \
             `supersede` replaces them, `prepend`/`append` add to them (ISC's example file\n  \
-            prepends 127.0.0.1), `default` stands in where the lease brings none.\n\
+            prepends 127.0.0.1), `default` stands in where the lease brings none, as it\n  \
+            does where a `request` list leaves out domain-name-servers (ISC dhcpd then\n  \
+            sends none).\n\
             - the resolvconf package regenerates it from\n  \
             /etc/resolvconf/resolv.conf.d/{head,base,tail}.\n\
             - cloud-init regenerates netplan's 50-cloud-init.yaml at every boot, and its\n  \

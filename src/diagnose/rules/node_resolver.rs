@@ -593,6 +593,20 @@ pub(super) fn enable_resolved(ctx: &Ctx) -> &'static str {
     }
 }
 
+/// A dhclient `request` or `require` list as the statements leave it
+/// ([`DhclientServers::option_list`]).
+enum OptionList {
+    /// The built-in one: `request`'s has domain-name-servers (client/clparse.c
+    /// `read_client_conf`), `require`'s is empty.
+    Default,
+    /// None (`request;`): dhclient sends no parameter request list, and the server sends
+    /// what it would by default.
+    Unset,
+    /// The list a statement set, `(1-based line, statement)`, and whether it has
+    /// domain-name-servers.
+    Set((usize, String), bool),
+}
+
 /// What the cluster or loopback servers `bad` that dhclient writes into the host resolver
 /// at every lease do once there, as the rules judge them in the kubelet's file: where
 /// CoreDNS and nodelocaldns forward elsewhere (the Corefiles read, or Kubespray's
@@ -806,8 +820,13 @@ struct DhclientServers {
     lines: Vec<(usize, String)>,
     /// Their addresses, in the order dhclient passes them on.
     addresses: Vec<IpAddr>,
-    /// The lease's own servers are passed on too (no `supersede` counts).
+    /// The lease's own servers are passed on too (no `supersede` counts, and dhclient asks
+    /// for them: see `unrequested`).
     lease: bool,
+    /// The `request` (or `also request`) statement whose list leaves out
+    /// domain-name-servers, as `(1-based line, statement)`, where one does and no
+    /// `supersede` takes the lease's servers away anyway ([`DhclientServers::unrequested`]).
+    unrequested: Option<(usize, String)>,
     /// A `default` line's servers, which stand in the lease's place where the lease brings
     /// none (common/options.c `set_option` @572032cb, `default_option_statement`: saved
     /// only where no value is there yet); empty where no `default` counts.
@@ -852,12 +871,15 @@ impl DhclientServers {
         interface: Option<&str>,
         statements: impl Iterator<Item = &'a crate::facts::dhclient_conf::Statement>,
     ) -> Option<DhclientServers> {
+        let statements: Vec<&crate::facts::dhclient_conf::Statement> = statements.collect();
+        let unrequested = Self::unrequested(&statements);
         let mut out = DhclientServers {
             interface: interface.map(str::to_owned),
-            lease: true,
+            lease: unrequested.is_none(),
             ..DhclientServers::default()
         };
         let mut any = false;
+        let mut superseded = false;
         for s in statements {
             let Some((verb, listed)) = Self::servers_statement(&s.text) else {
                 continue;
@@ -869,6 +891,7 @@ impl DhclientServers {
                 "default" if out.lease => out.fallback = listed,
                 "default" => out.addresses = listed,
                 "supersede" => {
+                    superseded = true;
                     out.lines.clear();
                     out.addresses = listed;
                     out.fallback.clear();
@@ -884,7 +907,85 @@ impl DhclientServers {
             any = true;
             out.lines.push((s.line, s.text.clone()));
         }
+        if !superseded && let Some(request) = unrequested {
+            let at = out.lines.partition_point(|(n, _)| *n < request.0);
+            out.lines.insert(at, request.clone());
+            out.unrequested = Some(request);
+        }
         any.then_some(out)
+    }
+
+    /// The statement that leaves domain-name-servers out of what dhclient asks the DHCP
+    /// server for, where one does; `None` where dhclient asks for them. isc-dhcp @572032cb:
+    /// the default list has them (client/clparse.c `read_client_conf`,
+    /// `DHO_DOMAIN_NAME_SERVERS`); `request` replaces it, and `request;` with no options
+    /// leaves none (`parse_option_list` sets the list to NULL); `also request` appends to
+    /// it, or sets it where there is none (`TOKEN_ALSO`). dhclient sends the list as the
+    /// parameter request list (client/dhclient.c `make_client_options`), and none at all
+    /// where it is NULL, when a server sends what it would by default (ISC dhcpd's
+    /// default list has domain-name-servers, common/options.c `cons_options`). With a
+    /// list, ISC dhcpd sends only its options (and a few of its own: the message type,
+    /// server identifier, lease times, subnet-mask), so a lease brings no servers, and
+    /// dhclient keeps what the server sent (`packet_to_lease`): the DHCP server alone
+    /// decides. Not where the `require` list has them: dhclient ignores an offer without
+    /// them (client/dhclient.c `dhcpoffer`, `required_options`), so a lease it takes
+    /// brings them. A `request` in an interface block counts for that interface, after
+    /// the top level's.
+    fn unrequested(
+        statements: &[&crate::facts::dhclient_conf::Statement],
+    ) -> Option<(usize, String)> {
+        let required = matches!(
+            Self::option_list(statements, "require"),
+            OptionList::Set(_, true)
+        );
+        match Self::option_list(statements, "request") {
+            OptionList::Set(at, false) if !required => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The `request` or `require` list (`keyword`) in effect after `statements`
+    /// (client/clparse.c `parse_client_statement`, `REQUEST`, `REQUIRE`, `TOKEN_ALSO`).
+    fn option_list(
+        statements: &[&crate::facts::dhclient_conf::Statement],
+        keyword: &str,
+    ) -> OptionList {
+        let mut list = OptionList::Default;
+        for s in statements {
+            let Some((also, rest)) = s
+                .text
+                .strip_prefix(keyword)
+                .map(|rest| (false, rest))
+                .or_else(|| {
+                    let rest = s.text.strip_prefix("also ")?.strip_prefix(keyword)?;
+                    Some((true, rest))
+                })
+                .filter(|(_, rest)| rest.starts_with([' ', ';']))
+            else {
+                continue;
+            };
+            let names: Vec<&str> = rest
+                .trim_end_matches(';')
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .collect();
+            let has = names
+                .iter()
+                .any(|n| matches!(*n, "domain-name-servers" | "dhcp.domain-name-servers"));
+            let at = (s.line, s.text.clone());
+            list = match (also, list) {
+                (_, OptionList::Unset) | (false, _) if names.is_empty() => OptionList::Unset,
+                (false, _) | (true, OptionList::Unset) => OptionList::Set(at, has),
+                // Appended to the default list: `request`'s has them, `require`'s is empty.
+                (true, OptionList::Default) if keyword == "request" => OptionList::Default,
+                (true, OptionList::Default) => OptionList::Set(at, has),
+                (true, OptionList::Set(first, had)) => {
+                    OptionList::Set(if had { first } else { at }, had || has)
+                }
+            };
+        }
+        list
     }
 
     /// `default`, `supersede`, `prepend` or `append` of `domain-name-servers`, with its
@@ -1452,7 +1553,7 @@ fn dhclient_read_finding(
         bad,
         mut lines,
         unblocked,
-        fix,
+        mut fix,
     } = judged;
     let harmful = |ip: &IpAddr| is_loopback(*ip) || ctx.cluster.contains(ip);
     let nm = nm_lease(facts, readers);
@@ -1515,6 +1616,13 @@ fn dhclient_read_finding(
     let mut evidence = lines;
     if servers.lease {
         evidence.push("no supersede line: the lease's own servers are passed on too".into());
+    } else if let Some((line, _)) = &servers.unrequested {
+        evidence.push(format!(
+            "no supersede line, but the request list (line {line}) leaves out domain-name-servers: a DHCP server that keeps to the list it is sent (ISC dhcpd does) sends none, and the lease brings no servers of its own"
+        ));
+        fix.push_str(
+            "; where the node should also have the DHCP server's servers, put domain-name-servers back in the request list",
+        );
     }
     // The lease brings servers of its own where no supersede takes them away.
     let real = servers.lease

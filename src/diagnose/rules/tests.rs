@@ -2264,6 +2264,78 @@ fn a_dhclient_supersede_line_is_as_bad_as_its_servers_would_be_for_pods() {
     assert_eq!(outcome(&line("169.254.25.10;"), true).0, Severity::High);
 }
 
+/// A `request` list that leaves out domain-name-servers asks the DHCP server for none
+/// (isc-dhcp @572032cb client/clparse.c `REQUEST` replaces the default list; client/
+/// dhclient.c `make_client_options` sends it as the parameter request list), and ISC dhcpd
+/// then sends none (common/options.c `cons_options`): on ISC's example file with
+/// domain-name-servers taken out of its request and require lists, the loopback server
+/// its prepend line adds is all the node gets, and a `default` line's servers stand in at
+/// every lease, not only after one that brings none. A `require` list with them (dhclient
+/// ignores an offer without them), `request;` (no list: the server's defaults) and an
+/// `also request domain-name-servers` keep the lease's servers.
+#[test]
+fn dhclients_request_list_without_domain_name_servers_brings_no_lease_servers() {
+    use crate::facts::raw::FileState;
+    let raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let path = "/etc/dhcp/dhclient.conf";
+    let original =
+        String::from_utf8(raw.get(path).expect("dhclient.conf").content.to_vec()).expect("text");
+    let request = "request subnet-mask, broadcast-address, time-offset, routers,\n\tdomain-name, domain-name-servers, host-name;\n";
+    let require = "require subnet-mask, domain-name-servers;\n";
+    assert!(original.contains(request) && original.contains(require));
+    let unasked = "request subnet-mask, broadcast-address, time-offset, routers,\n\tdomain-name, host-name;\n";
+    let with = |from: &[(&str, &str)]| {
+        let mut conf = original.clone();
+        for (a, b) in from {
+            conf = conf.replacen(a, b, 1);
+        }
+        let mut raw = raw.clone();
+        raw.file(path, FileState::Present, Some(conf.as_bytes()));
+        managed_findings(&raw, true).remove(0)
+    };
+    // As shipped (CoreDNS forwarding elsewhere): the lease's servers follow 127.0.0.1.
+    assert_eq!(with(&[]).severity, Severity::Warning);
+    // Not requested, still required: a lease dhclient takes has them.
+    assert_eq!(with(&[(request, unasked)]).severity, Severity::Warning);
+    let f = with(&[(request, unasked), (require, "require subnet-mask;\n")]);
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.summary
+            .starts_with("dhclient writes only 127.0.0.1 into the host resolver at every lease"),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&"/etc/dhcp/dhclient.conf:6: request subnet-mask, broadcast-address, time-offset, routers, domain-name, host-name;".to_owned()),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "no supersede line, but the request list (line 6) leaves out domain-name-servers"
+        )),
+        "{f:?}"
+    );
+    // A default line stands in at every lease then: not latent.
+    let prepend = "prepend domain-name-servers 127.0.0.1;";
+    let default = "default domain-name-servers 127.0.0.1;";
+    assert_eq!(with(&[(prepend, default)]).severity, Severity::Info);
+    let f = with(&[
+        (prepend, default),
+        (request, unasked),
+        (require, "require subnet-mask;\n"),
+    ]);
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    // `request;` sends no list (the server's defaults), and `also request` adds them back.
+    for back in [
+        "request;\n".to_owned(),
+        format!("{unasked}also request domain-name-servers;\n"),
+    ] {
+        let f = with(&[(request, &back), (require, "require subnet-mask;\n")]);
+        assert_eq!(f.severity, Severity::Warning, "{back}: {f:?}");
+    }
+}
+
 /// dhclient runs the statements of dhclient.conf in order over the lease's options
 /// (isc-dhcp common/options.c `set_option` @572032cb): `prepend` and `append` add their
 /// servers to the lease's, `supersede` replaces everything before it. So ISC's own example
