@@ -531,11 +531,14 @@ fn on_this_node(
         .map(|app| {
             let of = |pods: &[&DnsPod]| pods.iter().filter(|p| p.app == *app).count();
             // The Service clusterDNS holds where the pods are of one Deployment; else
-            // the one Kubespray's Service selects them by (k8s-app).
-            let service = match (*app, held) {
-                (_, Some(name)) if apps.len() == 1 => name,
-                ("coredns-secondary", _) => "kube-dns-secondary",
-                _ => "kube-dns",
+            // Kubespray's Service of that Deployment, named as it is (`coredns`,
+            // `coredns-secondary`: coredns_svc_name and coredns_ordinal_suffix,
+            // kubernetes-sigs/kubespray @46dbdd39
+            // roles/kubernetes-apps/ansible/templates/coredns-svc.yml.j2:5,
+            // roles/kubernetes-apps/ansible/defaults/main.yml:14-15).
+            let service = match held {
+                Some(name) if apps.len() == 1 => name,
+                _ => app,
             };
             format!("{} of {} ready {service} endpoints", of(here), of(ready))
         })

@@ -6583,6 +6583,12 @@ fn macvlan_only_the_secondary_coredns_here_is_high() {
     );
     assert_eq!(f.severity, Severity::Critical, "{f:?}");
     assert!(f.summary.contains(a) && f.summary.contains(s1), "{f:?}");
+    // Each share names Kubespray's Service of its Deployment (coredns-svc.yml.j2:5).
+    assert!(
+        f.summary
+            .contains("(1 of 2 ready coredns endpoints, 1 of 2 ready coredns-secondary endpoints)"),
+        "{f:?}"
+    );
     // Scheduled here and crash-looping: each time it turns ready it breaks pods here.
     let f = one(
         &facts,
