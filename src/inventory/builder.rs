@@ -127,7 +127,8 @@ impl Builder {
         host
     }
 
-    /// Sets a host variable written in the inventory file at `path` (`line` when known).
+    /// Sets a host variable written in the inventory file at `path` (`line` when known),
+    /// `literal` where it is tagged `!unsafe` (see [`VarOrigin::literal`]).
     pub(crate) fn set_host_var(
         &mut self,
         host: usize,
@@ -135,15 +136,17 @@ impl Builder {
         value: Value,
         path: &Path,
         line: Option<usize>,
+        literal: bool,
     ) {
         if let Some(entry) = self.hosts.get_mut(host) {
-            entry.set(&key, value, VarOrigin::new(path, line, VarScope::Host));
+            let origin = VarOrigin::new(path, line, VarScope::Host).with_literal(literal);
+            entry.set(&key, value, origin);
         }
     }
 
     /// Sets a group variable from the inventory file. `ansible_group_priority` is not a
     /// variable but the group's priority, as in Ansible (which reads it only from the
-    /// inventory source, never from `group_vars/`).
+    /// inventory source, never from `group_vars/`). `literal` as for [`Self::set_host_var`].
     pub(crate) fn set_group_var(
         &mut self,
         group: usize,
@@ -151,6 +154,7 @@ impl Builder {
         value: Value,
         path: &Path,
         line: Option<usize>,
+        literal: bool,
     ) -> Result<(), String> {
         let Some(g) = self.groups.get_mut(group) else {
             return Ok(());
@@ -169,7 +173,8 @@ impl Builder {
             })?;
             return Ok(());
         }
-        let origin = VarOrigin::new(path, line, VarScope::Group(g.name.clone()));
+        let origin =
+            VarOrigin::new(path, line, VarScope::Group(g.name.clone())).with_literal(literal);
         g.origins.insert(key.clone(), origin);
         g.vars.insert(key, value);
         Ok(())
@@ -513,11 +518,9 @@ impl Merged {
         for file in files {
             for (key, value) in &file.vars {
                 let line = file.lines.get(key).copied();
-                self.set(
-                    key,
-                    value.clone(),
-                    VarOrigin::new(&file.path, line, scope.clone()),
-                );
+                let origin = VarOrigin::new(&file.path, line, scope.clone())
+                    .with_literal(file.literal.contains(key));
+                self.set(key, value.clone(), origin);
             }
         }
     }

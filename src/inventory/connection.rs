@@ -174,7 +174,18 @@ fn unrendered(host: &Host) -> Option<String> {
             let value = host.var(key).and_then(scalar_string)?;
             (!value.trim().is_empty()).then_some((*key, value))
         })?;
-        is_template(&value).then(|| {
+        if !is_template(&value) {
+            return None;
+        }
+        // `!unsafe` text is what Ansible itself uses, `{{ }}` and all: no address, port,
+        // user or key file is spelt that way.
+        Some(if host.origins.get(key).is_some_and(|o| o.literal) {
+            format!(
+                "host `{}`: {} is {value:?}, tagged `!unsafe`: Ansible does not render it and would connect to (or as) its literal text too; refused: write the value itself",
+                host.name,
+                named(host, key)
+            )
+        } else {
             format!(
                 "host `{}`: {} is {value:?}, a template dnsfix does not render; refused rather than connect to (or as) its literal text: set the value it renders to",
                 host.name,

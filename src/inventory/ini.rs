@@ -134,7 +134,7 @@ fn vars_line(
             ),
         );
     }
-    builder.set_group_var(group, key.to_string(), parsed, path, Some(number))
+    builder.set_group_var(group, key.to_string(), parsed, path, Some(number), false)
 }
 
 /// A group name line of a `[parent:children]` section; a child no section has declared
@@ -261,7 +261,8 @@ fn host_line(
     for name in names {
         let host = builder.add_host(&name, group, path, port);
         for (key, value) in &vars {
-            builder.set_host_var(host, key.clone(), value.clone(), path, Some(number));
+            // INI has no tags: no value is `!unsafe` (Ansible renders `x="!unsafe {{ y }}"`).
+            builder.set_host_var(host, key.clone(), value.clone(), path, Some(number), false);
         }
     }
     Ok(())

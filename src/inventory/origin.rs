@@ -19,6 +19,10 @@ pub struct VarOrigin {
     /// `"{{ cluster_name }}"` (see template.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
+    /// The value is text Ansible never renders: tagged `!unsafe` in YAML, or the result of
+    /// a reference to such a value (see template.rs). A `{{ }}` in it is its literal text.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub literal: bool,
 }
 
 /// Which precedence step set a variable (builder.rs lists the steps).
@@ -47,7 +51,14 @@ impl VarOrigin {
             line,
             scope,
             template: None,
+            literal: false,
         }
+    }
+
+    /// The same origin, marked [`VarOrigin::literal`] where `literal` is true.
+    pub(crate) fn with_literal(mut self, literal: bool) -> VarOrigin {
+        self.literal = literal;
+        self
     }
 }
 

@@ -14,9 +14,11 @@
 //! would be neither what is written nor what Ansible makes of it. An inline `!vault`
 //! value ([`VAULTED`]) is taken through, so that what uses it says it is vaulted. As in
 //! Ansible, a reference to a list or a mapping yields that list or mapping, not its string
-//! form.
+//! form. A value tagged `!unsafe` ([`VarOrigin::literal`]) is never rendered: Ansible keeps
+//! its text, `{{ }}` and all, and a reference to it yields that text, which is not
+//! rendered again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -44,78 +46,119 @@ fn identifier(inner: &str) -> Option<&str> {
     .then_some(inner)
 }
 
-/// The value a variable's bare references lead to, if that is free of templates (or an
-/// inline `!vault` value).
-fn lookup<'v>(vars: &'v Vars, magic: &'v Vars, name: &str) -> Option<&'v Value> {
-    let mut current = vars.get(name).or_else(|| magic.get(name))?;
-    for _ in 0..MAX_DEPTH {
-        match reference(current) {
-            Some(next) => current = vars.get(next).or_else(|| magic.get(next))?,
-            None => return (current == VAULTED || !holds_template(current)).then_some(current),
+/// A host's variables as [`resolve`] reads them: each value, and which are literal.
+struct Scope<'v> {
+    vars: &'v Vars,
+    /// The names Ansible defines for every host (`inventory_hostname`).
+    magic: &'v Vars,
+    /// The variables whose value is literal text (see [`VarOrigin::literal`]).
+    literal: &'v BTreeSet<String>,
+}
+
+impl<'v> Scope<'v> {
+    /// The value a variable's bare references lead to, if that is free of templates (or an
+    /// inline `!vault` value), or literal text (tagged `!unsafe`: Ansible takes it through
+    /// as it is, `{{ }}` and all); with whether it is literal.
+    fn lookup(&self, name: &str) -> Option<(&'v Value, bool)> {
+        let mut name = name;
+        for _ in 0..MAX_DEPTH {
+            let current = self.vars.get(name).or_else(|| self.magic.get(name))?;
+            if self.literal.contains(name) {
+                return Some((current, true));
+            }
+            match reference(current) {
+                Some(next) => name = next,
+                None => {
+                    return (current == VAULTED || !holds_template(current))
+                        .then_some((current, false));
+                }
+            }
         }
+        None
     }
-    None
 }
 
 /// A text with bare references in it (`"{{ base_ip }}.1"`, `"node-{{ idx }}"`), rendered
 /// as Ansible renders it: a string, each reference replaced by its value's text. Only
 /// references to strings free of templates and to integers are rendered (a float, a
 /// boolean or a list would need Python's spelling of it); anything else in `{{ }}`, or a
-/// `{% %}` or `{# #}`, leaves the text a template.
-fn interpolate(text: &str, vars: &Vars, magic: &Vars) -> Option<String> {
+/// `{% %}` or `{# #}`, leaves the text a template. A literal string (`!unsafe`) goes in as
+/// it is, and makes the result literal too (returned with it): Ansible renders
+/// `"{{ lit }}x"` to `"{{ base }}x"` where `lit: !unsafe "{{ base }}"`, and no further.
+fn interpolate(text: &str, scope: &Scope<'_>) -> Option<(String, bool)> {
     if text.contains("{%") || text.contains("{#") {
         return None;
     }
     let mut out = String::new();
     let mut rest = text;
+    let mut literal = false;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let end = after.find("}}")?;
-        let value = lookup(vars, magic, identifier(&after[..end])?)?;
+        let (value, piece_literal) = scope.lookup(identifier(&after[..end])?)?;
         match value {
-            Value::String(s) if !is_template(s) => out.push_str(s),
+            Value::String(s) if piece_literal || !is_template(s) => out.push_str(s),
             Value::Number(n) if n.is_i64() || n.is_u64() => out.push_str(&n.to_string()),
             _ => return None,
         }
+        literal |= piece_literal;
         rest = &after[end + 2..];
     }
     out.push_str(rest);
     // Ansible renders a text once: pieces that come together as template syntax
     // (`"{{ lb }}{{ rb }}"` with `lb: "{"`, `rb: "{ other }}"`) are its result, not a
-    // template to render again, as the next round would. Kept as written.
-    (!is_template(&out)).then_some(out)
+    // template to render again, as the next round would. Kept as written, unless it holds
+    // literal text, which is never rendered again.
+    (literal || !is_template(&out)).then_some((out, literal))
 }
 
 /// Resolves every bare reference in `vars` (a host's merged variables) in place, recording
 /// the template it came from in the variable's origin. `magic` holds the names Ansible
 /// defines for every host (`inventory_hostname`), used when `vars` has no such variable.
+///
+/// A literal value (tagged `!unsafe`, [`VarOrigin::literal`]) is never rendered, and what
+/// a reference to one renders to is literal in turn.
 pub(crate) fn resolve(vars: &mut Vars, origins: &mut BTreeMap<String, VarOrigin>, magic: &Vars) {
+    let mut literal: BTreeSet<String> = origins
+        .iter()
+        .filter(|(_, origin)| origin.literal)
+        .map(|(key, _)| key.clone())
+        .collect();
     // Until nothing more renders: a value rendered in one round may complete another's
     // (`ip: "{{ ansible_host }}"`, `ansible_host: "{{ inventory_hostname }}.example"`).
     for _ in 0..MAX_DEPTH {
+        let scope = Scope {
+            vars,
+            magic,
+            literal: &literal,
+        };
         let mut resolved = Vec::new();
-        for (key, value) in vars.iter() {
+        for (key, value) in vars.iter().filter(|(key, _)| !literal.contains(*key)) {
             let rendered = match reference(value) {
-                Some(name) => lookup(vars, magic, name).cloned(),
+                Some(name) => scope.lookup(name).map(|(v, lit)| (v.clone(), lit)),
                 None => value
                     .as_str()
                     .filter(|text| text.contains("{{"))
-                    .and_then(|text| interpolate(text, vars, magic))
-                    .map(Value::String),
+                    .and_then(|text| interpolate(text, &scope))
+                    .map(|(text, lit)| (Value::String(text), lit)),
             };
-            if let Some(rendered) = rendered.filter(|r| r != value) {
-                resolved.push((key.clone(), rendered, value.clone()));
+            if let Some((rendered, lit)) = rendered.filter(|(r, _)| r != value) {
+                resolved.push((key.clone(), rendered, lit, value.clone()));
             }
         }
         if resolved.is_empty() {
             break;
         }
-        for (key, value, template) in resolved {
-            if let Some(origin) = origins.get_mut(&key)
-                && origin.template.is_none()
-            {
-                origin.template = template.as_str().map(str::to_owned);
+        for (key, value, lit, template) in resolved {
+            if let Some(origin) = origins.get_mut(&key) {
+                if origin.template.is_none() {
+                    origin.template = template.as_str().map(str::to_owned);
+                }
+                origin.literal |= lit;
+            }
+            if lit {
+                literal.insert(key.clone());
             }
             vars.insert(key, value);
         }

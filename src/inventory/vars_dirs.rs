@@ -27,6 +27,8 @@ pub(crate) struct VarsFile {
     pub(crate) path: PathBuf,
     pub(crate) vars: Vars,
     pub(crate) lines: std::collections::BTreeMap<String, usize>,
+    /// The variables tagged `!unsafe`, whose values Ansible never renders.
+    pub(crate) literal: std::collections::BTreeSet<String>,
 }
 
 const EXTENSIONS: [&str; 3] = ["yml", "yaml", "json"];
@@ -94,7 +96,7 @@ pub(crate) fn load(
             });
             continue;
         }
-        let vars = parse_vars_file(&file, &text)?;
+        let (vars, literal) = parse_vars_file(&file, &text)?;
         for line in vault_lines(&text) {
             warnings.push(InventoryWarning {
                 path: file.clone(),
@@ -110,6 +112,7 @@ pub(crate) fn load(
             path: file,
             vars,
             lines,
+            literal,
         });
     }
     Ok(out)

@@ -147,16 +147,18 @@ impl<'de> Expect<'de> for GroupDef<'_, '_> {
                     name: &self.name,
                 }))?,
                 _ => {
+                    let within = format!("{}.vars", self.name);
                     let vars: Vars = map.next_value_seed(Shape(VarsMap {
                         issue: &ctx.issue,
                         source: &ctx.source,
-                        what: format!("a mapping of variables under `{}.vars`", self.name),
-                        path: format!("{}.vars", self.name),
+                        what: format!("a mapping of variables under `{within}`"),
+                        path: within.clone(),
                     }))?;
                     let mut builder = ctx.builder.borrow_mut();
                     for (key, value) in vars {
+                        let literal = ctx.source.is_literal(&format!("{within}.{key}"));
                         builder
-                            .set_group_var(group, key, value, ctx.path, None)
+                            .set_group_var(group, key, value, ctx.path, None, literal)
                             .map_err(|message| fail::<A::Error>(&ctx.issue, message))?;
                     }
                 }
@@ -176,7 +178,8 @@ struct Hosts<'a, 'b, 'n> {
 }
 
 impl Hosts<'_, '_, '_> {
-    fn add<E: de::Error>(&self, pattern: &str, vars: Vars) -> Result<(), E> {
+    /// Adds the hosts `pattern` names, with `vars`, read at `path` (for `!unsafe` tags).
+    fn add<E: de::Error>(&self, pattern: &str, vars: Vars, path: &str) -> Result<(), E> {
         if pattern == "<<" {
             return Err(fail(
                 &self.ctx.issue,
@@ -200,7 +203,9 @@ impl Hosts<'_, '_, '_> {
         for name in names {
             let host = builder.add_host(&name, self.group, self.ctx.path, port);
             for (key, value) in &vars {
-                builder.set_host_var(host, key.clone(), value.clone(), self.ctx.path, None);
+                let literal = self.ctx.source.is_literal(&format!("{path}.{key}"));
+                let (key, value) = (key.clone(), value.clone());
+                builder.set_host_var(host, key, value, self.ctx.path, None, literal);
             }
         }
         Ok(())
@@ -225,15 +230,16 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
             within: &within,
             allowed: None,
         })? {
+            let path = format!("{within}.{pattern}");
             let vars = map.next_value_seed(Shape(VarsMap {
                 issue: &self.ctx.issue,
                 source: &self.ctx.source,
                 what: format!(
                     "a mapping of variables (or nothing) for host `{pattern}` under `{within}`"
                 ),
-                path: format!("{within}.{pattern}"),
+                path: path.clone(),
             }))?;
-            self.add::<A::Error>(&pattern, vars)?;
+            self.add::<A::Error>(&pattern, vars, &path)?;
         }
         Ok(())
     }
@@ -241,7 +247,7 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
         Ok(())
     }
     fn string<E: de::Error>(self, value: &str) -> Result<(), E> {
-        self.add(value, Vars::new())
+        self.add(value, Vars::new(), "")
     }
 }
 

@@ -21,7 +21,8 @@
 //! A text that is JSON is read as JSON, as Ansible does (`DataLoader` tries `json.loads`
 //! first): none of this applies to it.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 
 use serde::de::IgnoredAny;
 use serde_json::{Number, Value};
@@ -49,6 +50,9 @@ pub(crate) struct Source<'a> {
     /// How many such numbers this parse has met.
     met: Cell<usize>,
     locating: bool,
+    /// The paths (`group.vars.name`, as the parse names them) of the values tagged
+    /// `!unsafe`, which Ansible never renders.
+    literal: RefCell<HashSet<String>>,
 }
 
 impl<'a> Source<'a> {
@@ -62,7 +66,18 @@ impl<'a> Source<'a> {
             offsets: Vec::new(),
             met: Cell::new(0),
             locating: false,
+            literal: RefCell::default(),
         }
+    }
+
+    /// Records that the value at `path` is tagged `!unsafe`.
+    pub(crate) fn mark_literal(&self, path: &str) {
+        self.literal.borrow_mut().insert(path.to_owned());
+    }
+
+    /// Whether the value at `path` was tagged `!unsafe`.
+    pub(crate) fn is_literal(&self, path: &str) -> bool {
+        self.literal.borrow().contains(path)
     }
 
     /// Whether numbers are still to be located before the real parse.
@@ -74,6 +89,7 @@ impl<'a> Source<'a> {
     pub(crate) fn start(&mut self, locating: bool) {
         self.locating = locating;
         self.met.set(0);
+        self.literal.get_mut().clear();
     }
 
     /// The byte position of the number a locating parse stopped at.

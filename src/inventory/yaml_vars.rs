@@ -12,13 +12,13 @@
 //! a string (a playbook's `when: vars.x` must not find the string "no" truthy); and plain
 //! numbers are YAML 1.1's (`0644` is 420, `0o644` and `1e3` are strings), as are timestamps
 //! (see `yaml11.rs`).
-//! Tags such as
-//! `!unsafe` are dropped and their content kept as is; an inline `!vault` value reads as
+//! A value tagged
+//! `!unsafe` keeps its content and is marked literal (see [`Source::is_literal`]); an inline `!vault` value reads as
 //! [`VAULTED`], a value dnsfix cannot know (it never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
 //! (bare references are resolved later, see `template.rs`).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -57,8 +57,12 @@ pub(crate) fn to_error(path: &Path, err: &serde_norway::Error, issue: &Issue) ->
     InventoryError::parse(path, line, column, message)
 }
 
-/// Parses a `group_vars/`/`host_vars/` file: a mapping of variables, or nothing at all.
-pub(crate) fn parse_vars_file(path: &Path, text: &str) -> Result<Vars, InventoryError> {
+/// Parses a `group_vars/`/`host_vars/` file: a mapping of variables, or nothing at all,
+/// with the names of those whose value is tagged `!unsafe` (literal, never rendered).
+pub(crate) fn parse_vars_file(
+    path: &Path,
+    text: &str,
+) -> Result<(Vars, BTreeSet<String>), InventoryError> {
     let issue = Issue::default();
     let source = source(text);
     let seed = Shape(VarsMap {
@@ -68,8 +72,15 @@ pub(crate) fn parse_vars_file(path: &Path, text: &str) -> Result<Vars, Inventory
         path: String::new(),
     });
     let de = serde_norway::Deserializer::from_str(text);
-    seed.deserialize(de)
-        .map_err(|err| to_error(path, &err, &issue))
+    let vars = seed
+        .deserialize(de)
+        .map_err(|err| to_error(path, &err, &issue))?;
+    let literal = vars
+        .keys()
+        .filter(|key| source.is_literal(key))
+        .cloned()
+        .collect();
+    Ok((vars, literal))
 }
 
 /// The issue a number raises while [`source`] locates numbers.
@@ -440,15 +451,23 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         read_object(self.issue, self.source, &self.path, map).map(Value::Object)
     }
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
-        // A custom tag: `!unsafe '...'` keeps its content; a `!vault |` value is not its
-        // ciphertext but a value dnsfix cannot know (see [`VAULTED`]; the files that
-        // hold one say so, see [`vault_lines`]).
+        // A custom tag: `!unsafe '...'` keeps its content, marked literal: Ansible never
+        // renders it (ansible-core 2.19 lib/ansible/_internal/_yaml/_constructor.py
+        // `construct_yaml_unsafe`: no string inside is trusted as a template; before 2.19,
+        // lib/ansible/parsing/yaml/constructor.py wraps it with `wrap_var`). A `!vault |`
+        // value is not its ciphertext but a value dnsfix cannot know (see [`VAULTED`]; the
+        // files that hold one say so, see [`vault_lines`]).
         let (tag, content) = data.variant::<String>()?;
+        let (source, path) = (self.source, self.path.clone());
         let value = content.newtype_variant_seed(self)?;
-        if tag.trim_start_matches('!') == "vault" {
-            return Ok(Value::String(VAULTED.to_owned()));
+        match tag.trim_start_matches('!') {
+            "vault" => Ok(Value::String(VAULTED.to_owned())),
+            "unsafe" => {
+                source.mark_literal(&path);
+                Ok(value)
+            }
+            _ => Ok(value),
         }
-        Ok(value)
     }
 }
 
@@ -482,7 +501,8 @@ fn read_object<'de, A: MapAccess<'de>>(
 ) -> Result<Vars, A::Error> {
     let mut seen = HashSet::new();
     let mut object = Vars::new();
-    let mut merged: Vec<Vars> = Vec::new();
+    // Each merged mapping with its path, which its `!unsafe` values are recorded under.
+    let mut merged: Vec<(String, Vars)> = Vec::new();
     while let Some(key) = map.next_key_seed(KeySeed {
         issue,
         seen: &mut seen,
@@ -497,15 +517,22 @@ fn read_object<'de, A: MapAccess<'de>>(
         let value = map.next_value_seed(ValueSeed {
             issue,
             source,
-            path: child,
+            path: child.clone(),
         })?;
         if key == "<<" {
             match value {
-                Value::Object(one) => merged.push(one),
+                Value::Object(one) => merged.push((child, one)),
                 Value::Array(many) if many.iter().all(Value::is_object) => {
-                    merged.extend(many.into_iter().filter_map(|v| match v {
-                        Value::Object(m) => Some(m),
-                        _ => None,
+                    let whole = source.is_literal(&child);
+                    merged.extend(many.into_iter().enumerate().filter_map(|(i, v)| {
+                        let at = format!("{child}[{i}]");
+                        if whole {
+                            source.mark_literal(&at);
+                        }
+                        match v {
+                            Value::Object(m) => Some((at, m)),
+                            _ => None,
+                        }
                     }));
                 }
                 _ => {
@@ -520,9 +547,20 @@ fn read_object<'de, A: MapAccess<'de>>(
         }
         object.insert(key, value);
     }
-    for source in merged {
-        for (key, value) in source {
-            object.entry(key).or_insert(value);
+    for (from, vars) in merged {
+        for (key, value) in vars {
+            if object.contains_key(&key) {
+                continue;
+            }
+            // A value merged from an `!unsafe` mapping, or tagged in it, stays literal.
+            if source.is_literal(&from) || source.is_literal(&format!("{from}.{key}")) {
+                source.mark_literal(&if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                });
+            }
+            object.insert(key, value);
         }
     }
     Ok(object)
@@ -534,7 +572,9 @@ mod tests {
     use serde_json::json;
 
     fn parse(text: &str) -> Result<Vars, String> {
-        parse_vars_file(Path::new("gv.yml"), text).map_err(|e| e.to_string())
+        parse_vars_file(Path::new("gv.yml"), text)
+            .map(|(vars, _)| vars)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -947,6 +947,7 @@ mod tests {
                 line: Some(12),
                 scope: VarScope::GroupVars("all".into()),
                 template: None,
+                literal: false,
             },
         );
         host

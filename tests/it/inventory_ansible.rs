@@ -599,3 +599,90 @@ fn a_source_through_a_symlinked_directory_and_dot_dot_is_read_by_its_text() {
     assert_eq!(ours, theirs);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What `ansible -i INVENTORY HOST -m debug -a var=[NAMES]` prints: each variable as
+/// Ansible templates it for that host, in the order asked.
+fn debug_vars(inventory: &Path, host: &str, names: &[&str], home: &Path) -> Vec<Value> {
+    let var = format!("var=[{}]", names.join(","));
+    let src = inventory.to_str().expect("utf-8 path");
+    let out = ansible(
+        "ansible",
+        &["-i", src, host, "-m", "debug", "-a", &var],
+        home,
+    );
+    let json = out
+        .split_once("=>")
+        .unwrap_or_else(|| panic!("debug output: {out}"))
+        .1;
+    let printed: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {out}"));
+    printed[var.trim_start_matches("var=")]
+        .as_array()
+        .unwrap_or_else(|| panic!("debug output: {out}"))
+        .clone()
+}
+
+/// A value tagged `!unsafe` is literal text to Ansible, and a reference to one yields that
+/// text, `{{ }}` and all (ansible-core 2.19 lib/ansible/_internal/_yaml/_constructor.py
+/// `construct_yaml_unsafe`). Before, dnsfix rendered both (`ansible_host: !unsafe
+/// "{{ base }}.11"` read as 10.0.0.11, where Ansible connects to the literal text). An INI
+/// inventory has no tags: `"!unsafe {{ base }}"` there is rendered, by both.
+#[test]
+fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
+    let dir = root().join("tests/fixtures/inventory/unsafe");
+    let home = std::env::temp_dir().join(format!("dnsfix-inv-unsafe-{}", std::process::id()));
+    std::fs::create_dir_all(home.join("tmp")).expect("home");
+    let cases: [(&str, &str, &[&str]); 2] = [
+        (
+            "hosts.yml",
+            "node1",
+            &[
+                "ansible_host",
+                "group_literal",
+                "host_literal",
+                "host_literal_list",
+                "reference",
+                "reference_chain",
+                "text_around",
+                "mixed",
+                "list_reference",
+                "plain",
+                "file_literal",
+                "file_reference",
+                "anchored",
+                "aliased",
+                "merged_literal",
+                "merged_plain",
+                "host_file_literal",
+                "host_file_reference",
+            ],
+        ),
+        ("hosts.ini", "node2", &["not_a_tag", "plain"]),
+    ];
+    let mut failures = Vec::new();
+    for (file, name, vars) in cases {
+        let inventory = Inventory::load(&dir.join(file)).expect("loads");
+        let host = inventory
+            .hosts()
+            .iter()
+            .find(|h| h.name == name)
+            .expect("host");
+        let theirs = debug_vars(&dir.join(file), name, vars, &home);
+        for (var, theirs) in vars.iter().zip(theirs) {
+            let ours = host.var(var).cloned().unwrap_or(Value::Null);
+            if ours != theirs {
+                failures.push(format!("{file} {var}: dnsfix {ours}, Ansible {theirs}"));
+            }
+        }
+        if name == "node1" {
+            // Over ssh, the literal address is refused, saying why.
+            let mut over_ssh = host.clone();
+            over_ssh.vars.remove("ansible_connection");
+            let why = over_ssh.connection().refused.unwrap_or_default();
+            if !why.contains("`!unsafe`") || !why.contains("{{ base }}.11") {
+                failures.push(format!("node1 over ssh: refused with {why:?}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
