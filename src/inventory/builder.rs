@@ -308,7 +308,7 @@ impl Builder {
             magic.insert("inventory_hostname".into(), entry.name.clone().into());
             template::resolve(&mut merged.vars, &mut merged.origins, &magic);
             if let Some(path) = &path {
-                check_ports(path, &entry.name, &merged.vars, &mut warnings);
+                check_ports(path, &entry.name, &merged, &mut warnings);
             }
             hosts.push(Host {
                 name: entry.name,
@@ -613,10 +613,14 @@ fn check_keys(path: &Path, hosts: &[Host], warnings: &mut Vec<InventoryWarning>)
     }
 }
 
-/// A port that is set but unusable would silently become ssh's default port; say so.
-fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<InventoryWarning>) {
+/// A port that is set but unusable would silently become ssh's default port; say so, at
+/// the file and line that set it where known (else the inventory `path`).
+fn check_ports(path: &Path, host: &str, merged: &Merged, warnings: &mut Vec<InventoryWarning>) {
     for key in ["ansible_port", "ansible_ssh_port"] {
-        let Some(value) = vars.get(key) else { continue };
+        let Some(value) = merged.vars.get(key) else {
+            continue;
+        };
+        let origin = merged.origins.get(key);
         if port_number(value).is_some() {
             continue;
         }
@@ -631,8 +635,8 @@ fn check_ports(path: &Path, host: &str, vars: &Vars, warnings: &mut Vec<Inventor
             format!("host `{host}`: `{key}` is {value}, not a TCP port; it is ignored")
         };
         warnings.push(InventoryWarning {
-            path: path.to_path_buf(),
-            line: None,
+            path: origin.map_or(path, |o| o.path.as_path()).to_path_buf(),
+            line: origin.and_then(|o| o.line),
             message,
         });
     }

@@ -11,6 +11,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::yaml11::wide_integer;
+
 /// Parses one INI value. Never fails: a non-literal is returned as a string, verbatim.
 pub(crate) fn parse_value(raw: &str) -> Value {
     let mut parser = Parser {
@@ -335,7 +337,7 @@ fn number_value(text: &str) -> Option<Value> {
             if clean.is_empty() {
                 return None;
             }
-            return i64::from_str_radix(&clean, radix).ok().map(Value::from);
+            return wide_integer(&clean, radix);
         }
     }
     // Underscores may only separate digits.
@@ -354,11 +356,7 @@ fn number_value(text: &str) -> Option<Value> {
         if clean.len() > 1 && clean.starts_with('0') && clean.bytes().any(|b| b != b'0') {
             return None;
         }
-        return clean
-            .parse::<i64>()
-            .ok()
-            .map(Value::from)
-            .or_else(|| clean.parse::<u64>().ok().map(Value::from));
+        return wide_integer(&clean, 10);
     }
     // Floats: digits with one '.', and/or an exponent. Rust's parser accepts the same shapes
     // once `inf`/`nan` words (not Python literals) are excluded.
@@ -372,18 +370,21 @@ fn number_value(text: &str) -> Option<Value> {
     Number::from_f64(float).map(Value::Number)
 }
 
+/// `-value`, for a value [`Parser::number`] read: an integer too wide for a JSON number is
+/// its decimal digits (see `yaml11::wide_integer`), and so is its negation.
 fn negate(value: Value) -> Option<Value> {
     match value {
+        Value::String(digits) => Some(Value::String(format!("-{digits}"))),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
                 i.checked_neg().map(Value::from)
             } else if let Some(u) = n.as_u64() {
-                // Only -(2^63) fits; anything else does not.
-                if u == 1u64 << 63 {
-                    Some(Value::from(i64::MIN))
+                // Only -(2^63) fits; anything wider is its digits.
+                Some(if u == 1u64 << 63 {
+                    Value::from(i64::MIN)
                 } else {
-                    None
-                }
+                    Value::String(format!("-{u}"))
+                })
             } else {
                 n.as_f64()
                     .and_then(|f| Number::from_f64(-f))
@@ -414,6 +415,14 @@ mod tests {
     fn literals_become_typed_values() {
         for (raw, want) in [
             ("2222", json!(2222)),
+            ("-9223372036854775808", json!(i64::MIN)),
+            ("0xFFFFFFFFFFFFFFFF", json!(u64::MAX)),
+            // Past 64 bits: the decimal digits (Python ints have no width).
+            (
+                "[1, -99999999999999999999]",
+                json!([1, "-99999999999999999999"]),
+            ),
+            ("0x1_0000_0000_0000_0000", json!("18446744073709551616")),
             ("-1", json!(-1)),
             ("1_000", json!(1000)),
             ("0x1F", json!(31)),

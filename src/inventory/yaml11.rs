@@ -167,10 +167,11 @@ fn yaml12_number(token: &str) -> Option<Value> {
 /// A plain scalar's value as PyYAML reads it, if that is a number: its implicit resolvers
 /// for `tag:yaml.org,2002:int` and `float`, then `construct_yaml_int` / `_float`. Infinite
 /// and NaN floats, which JSON cannot hold, keep YAML's spelling (`.inf`), as elsewhere in
-/// dnsfix; an integer wider than 64 bits (Python has no limit) is `None`.
+/// dnsfix; an integer wider than 64 bits (Python has no limit) is its decimal digits, a
+/// string ([`Wide::value`]).
 pub(crate) fn yaml11_number(token: &str) -> Option<Value> {
     if let Some(int) = yaml11_int(token) {
-        return int;
+        return Some(int);
     }
     let float = yaml11_float(token)?;
     Some(match Number::from_f64(float) {
@@ -181,37 +182,99 @@ pub(crate) fn yaml11_number(token: &str) -> Option<Value> {
     })
 }
 
-/// `Some(None)` for an integer too wide for JSON here.
-fn yaml11_int(token: &str) -> Option<Option<Value>> {
+/// The integer a plain scalar is to PyYAML, if it is one.
+fn yaml11_int(token: &str) -> Option<Value> {
     let (negative, body) = split_sign(token);
     let digits_of = |text: &str, radix: u32| {
-        !text.is_empty() && text.chars().all(|c| c == '_' || c.is_digit(radix))
+        text.chars().any(|c| c.is_digit(radix))
+            && text.chars().all(|c| c == '_' || c.is_digit(radix))
     };
-    let clean = |text: &str| text.replace('_', "");
+    let in_radix = |text: &str, radix: u32| {
+        let mut magnitude = Wide::default();
+        for digit in text.chars().filter_map(|c| c.to_digit(radix)) {
+            magnitude.mul_add(radix, digit);
+        }
+        magnitude
+    };
     let magnitude = if let Some(bin) = body.strip_prefix("0b") {
-        digits_of(bin, 2).then(|| u128::from_str_radix(&clean(bin), 2).ok())?
+        digits_of(bin, 2).then(|| in_radix(bin, 2))?
     } else if let Some(hex) = body.strip_prefix("0x") {
-        digits_of(hex, 16).then(|| u128::from_str_radix(&clean(hex), 16).ok())?
+        digits_of(hex, 16).then(|| in_radix(hex, 16))?
     } else if body == "0" {
-        Some(0)
+        Wide::default()
     } else if let Some(octal) = body.strip_prefix('0') {
-        digits_of(octal, 8).then(|| u128::from_str_radix(&clean(body), 8).ok())?
+        digits_of(octal, 8).then(|| in_radix(octal, 8))?
     } else if body.starts_with(|c: char| c.is_ascii_digit()) && digits_of(body, 10) {
-        clean(body).parse::<u128>().ok()
+        in_radix(body, 10)
     } else {
         let parts = sexagesimal(body)?;
-        parts.iter().try_fold(0u128, |sum, part| {
-            sum.checked_mul(60)?.checked_add(part.parse::<u128>().ok()?)
-        })
-    };
-    let value = magnitude.and_then(|m| {
-        if negative {
-            i64::try_from(m).ok().map(|m| Value::from(-m))
-        } else {
-            u64::try_from(m).ok().map(Value::from)
+        let mut magnitude = in_radix(&parts[0], 10);
+        for part in &parts[1..] {
+            magnitude.mul_add(60, part.parse().ok()?);
         }
-    });
-    Some(value)
+        magnitude
+    };
+    Some(magnitude.value(negative))
+}
+
+/// The non-negative integer `digits` (without `_`) in `radix` writes, as [`Wide::value`]
+/// gives it; `None` if a character is not such a digit. For the INI reading of Python
+/// literals too (`literal.rs`).
+pub(crate) fn wide_integer(digits: &str, radix: u32) -> Option<Value> {
+    let mut magnitude = Wide::default();
+    for c in digits.chars() {
+        magnitude.mul_add(radix, c.to_digit(radix)?);
+    }
+    (!digits.is_empty()).then(|| magnitude.value(false))
+}
+
+/// A non-negative integer of any width, as PyYAML's (Python's) are: base 10^9 limbs, the
+/// least significant first.
+#[derive(Default)]
+struct Wide(Vec<u32>);
+
+impl Wide {
+    const LIMB: u64 = 1_000_000_000;
+
+    /// `self * by + add` (`add` below 10^9).
+    fn mul_add(&mut self, by: u32, add: u32) {
+        let mut carry = u64::from(add);
+        for limb in &mut self.0 {
+            let next = u64::from(*limb) * u64::from(by) + carry;
+            *limb = (next % Self::LIMB) as u32;
+            carry = next / Self::LIMB;
+        }
+        while carry > 0 {
+            self.0.push((carry % Self::LIMB) as u32);
+            carry /= Self::LIMB;
+        }
+    }
+
+    /// The integer, negated where `negative`: a JSON number where it fits in 64 bits
+    /// (`-9223372036854775808` included), else its decimal digits as a string, which is
+    /// how Ansible writes it out (Python's `str(int)`); JSON here holds no wider number.
+    fn value(&self, negative: bool) -> Value {
+        let mut digits = String::new();
+        for (i, limb) in self.0.iter().rev().enumerate() {
+            if i == 0 {
+                digits.push_str(&limb.to_string());
+            } else {
+                digits.push_str(&format!("{limb:09}"));
+            }
+        }
+        if digits.is_empty() {
+            digits.push('0');
+        }
+        if negative && digits != "0" {
+            digits.insert(0, '-');
+            return digits
+                .parse::<i64>()
+                .map_or(Value::String(digits), Value::from);
+        }
+        digits
+            .parse::<u64>()
+            .map_or(Value::String(digits), Value::from)
+    }
 }
 
 fn yaml11_float(token: &str) -> Option<f64> {
@@ -406,6 +469,15 @@ mod tests {
             (".inf", json!(".inf")),
             ("-.Inf", json!("-.inf")),
             (".NaN", json!(".nan")),
+            // Python ints have no width: past 64 bits, their decimal digits.
+            ("-9223372036854775808", json!(i64::MIN)),
+            ("18446744073709551616", json!("18446744073709551616")),
+            ("0x10000000000000000", json!("18446744073709551616")),
+            (
+                "-1_000_000_000_000_000_000_000",
+                json!("-1000000000000000000000"),
+            ),
+            ("0x00", json!(0)),
         ];
         for (token, want) in cases {
             assert_eq!(yaml11_number(token), Some(want), "{token}");

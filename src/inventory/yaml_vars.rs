@@ -195,6 +195,12 @@ impl<'de, T: Expect<'de>> Visitor<'de> for Shape<T> {
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<T::Out, E> {
         Err(self.0.found("a number"))
     }
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<T::Out, E> {
+        Err(self.0.found("a number"))
+    }
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<T::Out, E> {
+        Err(self.0.found("a number"))
+    }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<T::Out, E> {
         Err(self.0.found("a number"))
     }
@@ -282,6 +288,12 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
         self.accept(value.to_string())
     }
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<String, E> {
+        self.accept(value.to_string())
+    }
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<String, E> {
         self.accept(value.to_string())
     }
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<String, E> {
@@ -402,6 +414,21 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
         self.number(Value::from(value))
+    }
+    // An integer wider than 64 bits is a Python int to PyYAML, unused by dnsfix but no
+    // reason to refuse the file: its decimal digits, as a string (JSON here holds no wider
+    // number; see `yaml11.rs`), as Ansible writes it out.
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Value, E> {
+        match i64::try_from(value) {
+            Ok(value) => self.number(Value::from(value)),
+            Err(_) => Ok(Value::String(value.to_string())),
+        }
+    }
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Value, E> {
+        match u64::try_from(value) {
+            Ok(value) => self.number(Value::from(value)),
+            Err(_) => Ok(Value::String(value.to_string())),
+        }
     }
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
         // JSON has no infinities or NaN; keep YAML's spelling so the value is still visible.

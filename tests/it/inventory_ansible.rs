@@ -686,3 +686,109 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
     let _ = std::fs::remove_dir_all(&home);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Integers at and past the 64-bit edge, which PyYAML and `ast.literal_eval` read as Python
+/// ints of any width. Before, `-9223372036854775808` read as a string in YAML, an integer
+/// past 64 bits within 128 refused the whole YAML file (`invalid type: integer ... as
+/// i128`), and an INI list holding one was kept as its text. Ansible's view is asked as
+/// `[x|type_debug, x|string]`, which keeps every digit (its JSON would not reach the
+/// test whole): an `int` must be a JSON number where it fits in 64 bits, and otherwise its
+/// decimal digits, a string, which is all JSON here can hold of it.
+#[test]
+fn integers_past_64_bits_read_as_ansible_reads_them() {
+    let dir = root().join("tests/fixtures/inventory/wide-integers");
+    let home = std::env::temp_dir().join(format!("dnsfix-inv-wide-{}", std::process::id()));
+    std::fs::create_dir_all(home.join("tmp")).expect("home");
+    let cases: [(&str, &str, &[&str]); 2] = [
+        (
+            "hosts.yml",
+            "node1",
+            &[
+                "i64_min",
+                "below_i64",
+                "u64_max",
+                "above_u64",
+                "above_u128",
+                "wide_hex",
+                "wide_octal",
+                "wide_underscores",
+                "quoted",
+                "file_i64_min",
+                "file_above_u128",
+            ],
+        ),
+        (
+            "hosts.ini",
+            "node2",
+            &[
+                "i64_min",
+                "below_i64",
+                "above_u64",
+                "above_u128",
+                "wide_hex",
+                "wide_list[0]",
+                "wide_list[1]",
+            ],
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (file, name, vars) in cases {
+        let inventory = Inventory::load(&dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: dnsfix cannot load it: {e}"));
+        let host = inventory
+            .hosts()
+            .iter()
+            .find(|h| h.name == name)
+            .expect("host");
+        if name == "node1" {
+            // A port past 64 bits is no TCP port: warned about where it is set.
+            let warned: Vec<String> = inventory
+                .warnings()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            if !warned.iter().any(|w| {
+                w.contains("group_vars/all.yml:5")
+                    && w.contains("`ansible_port` is \"99999999999999999999999\", not a TCP port")
+            }) {
+                failures.push(format!("{file}: the port's warning: {warned:?}"));
+            }
+        }
+        let asked: Vec<String> = vars
+            .iter()
+            .flat_map(|v| [format!("{v}|type_debug"), format!("{v}|string")])
+            .collect();
+        let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+        let theirs = debug_vars(&dir.join(file), name, &asked, &home);
+        for (var, theirs) in vars.iter().zip(theirs.chunks(2)) {
+            let ours = match var.split_once('[') {
+                Some((list, index)) => {
+                    let index: usize = index.trim_end_matches(']').parse().expect("index");
+                    host.var(list).and_then(|l| l.get(index)).cloned()
+                }
+                None => host.var(var).cloned(),
+            }
+            .unwrap_or(Value::Null);
+            let (kind, text) = (theirs[0].as_str(), theirs[1].as_str());
+            let agrees = match (kind, &ours) {
+                (Some("int"), Value::Number(n)) => Some(n.to_string().as_str()) == text,
+                // Past 64 bits: its digits, which no JSON number here could hold.
+                (Some("int"), Value::String(digits)) => {
+                    Some(digits.as_str()) == text
+                        && digits.parse::<i64>().is_err()
+                        && digits.parse::<u64>().is_err()
+                }
+                (Some("str"), Value::String(s)) => Some(s.as_str()) == text,
+                _ => false,
+            };
+            if !agrees {
+                failures.push(format!(
+                    "{file} {var}: dnsfix {ours}, Ansible {} {}",
+                    theirs[0], theirs[1]
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
