@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::Vars;
 use super::error::InventoryError;
-use super::origin::top_level_line;
+use super::origin::top_level_lines;
 use super::warning::InventoryWarning;
 use super::yaml_vars::{VAULT_WARNING, parse_vars_file, vault_lines};
 
@@ -104,9 +104,10 @@ pub(crate) fn load(
                 message: VAULT_WARNING.into(),
             });
         }
+        let all_lines = top_level_lines(&text);
         let lines = vars
             .keys()
-            .filter_map(|k| Some((k.clone(), top_level_line(&text, k)?)))
+            .filter_map(|k| Some((k.clone(), *all_lines.get(k)?)))
             .collect();
         out.push(VarsFile {
             path: file,

@@ -13,7 +13,9 @@
 //!   number it could have come from is first located (`yaml_vars::source` parses again
 //!   until the position of each is known: serde_norway stamps an error with the position
 //!   of the node that raised it, see [`Reading::Locate`]), and the real parse reads the
-//!   text there.
+//!   text there. Where every token with that value reads one way, and no tag may stand
+//!   before one, that reading is taken without locating any (each locating parse reads the
+//!   whole text again: thousands of them took minutes).
 //!
 //! And a plain timestamp with a time of day is PyYAML's `datetime`, which Ansible writes out
 //! as `isoformat()` ([`yaml11_timestamp`]); serde keeps the text.
@@ -43,8 +45,12 @@ pub(crate) enum Reading {
 #[derive(Debug)]
 pub(crate) struct Source<'a> {
     pub(crate) text: &'a str,
-    /// YAML 1.2 values of the tokens in the text that YAML 1.1 reads otherwise.
+    /// YAML 1.2 values of the tokens in the text that YAML 1.1 reads otherwise, where
+    /// the text alone does not say how (see [`settled`]): each such number is located.
     candidates: Vec<Value>,
+    /// YAML 1.2 values the text reads one way in YAML 1.1 wherever they stand, with that
+    /// reading: no number with them needs locating.
+    settled: Vec<(Value, Value)>,
     /// Byte offset of each number with such a value, in the order the parse meets them.
     offsets: Vec<usize>,
     /// How many such numbers this parse has met.
@@ -60,9 +66,15 @@ impl<'a> Source<'a> {
     pub(crate) fn new(text: &'a str) -> Source<'a> {
         // JSON is read as JSON: Ansible's DataLoader tries json.loads first.
         let json = serde_json::from_str::<IgnoredAny>(text).is_ok();
+        let (candidates, settled) = if json {
+            (Vec::new(), Vec::new())
+        } else {
+            candidates(text)
+        };
         Source {
             text,
-            candidates: if json { Vec::new() } else { candidates(text) },
+            candidates,
+            settled,
             offsets: Vec::new(),
             met: Cell::new(0),
             locating: false,
@@ -99,6 +111,9 @@ impl<'a> Source<'a> {
 
     /// A number serde read from a scalar, as YAML 1.1 reads that scalar.
     pub(crate) fn number(&self, value: Value) -> Reading {
+        if let Some((_, reading)) = self.settled.iter().find(|(v, _)| *v == value) {
+            return Reading::Value(reading.clone());
+        }
         if !self.candidates.contains(&value) {
             return Reading::Value(value);
         }
@@ -136,9 +151,12 @@ fn reread(text: &str, at: usize, value: Value) -> Value {
 
 /// The numbers of `text` that YAML 1.2 and YAML 1.1 read differently, as YAML 1.2 reads
 /// them: every run of characters a number can hold is tried (also in comments and quoted
-/// strings; those only cost a look).
-fn candidates(text: &str) -> Vec<Value> {
-    let mut out = Vec::new();
+/// strings; those only cost a look). Split in two: those to locate one by one, and those
+/// [`settled`] by the text.
+fn candidates(text: &str) -> (Vec<Value>, Vec<(Value, Value)>) {
+    // Each YAML 1.2 number in the text, with every YAML 1.1 reading of a token that
+    // YAML 1.2 reads as it (`None`: one a tag may stand before).
+    let mut readings: Vec<(Value, Vec<Option<Value>>)> = Vec::new();
     let number_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-');
     for token in text.split(|c: char| !number_char(c)) {
         if !token.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
@@ -146,14 +164,43 @@ fn candidates(text: &str) -> Vec<Value> {
         {
             continue;
         }
-        if let Some(value) = yaml12_number(token)
-            && yaml11_number(token).as_ref() != Some(&value)
-            && !out.contains(&value)
-        {
-            out.push(value);
+        let Some(value) = yaml12_number(token) else {
+            continue;
+        };
+        let start = token.as_ptr() as usize - text.as_ptr() as usize;
+        let reading = (!maybe_tagged(text, start))
+            .then(|| yaml11_number(token).unwrap_or_else(|| Value::String(token.to_owned())));
+        match readings.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, seen)) => {
+                if !seen.contains(&reading) {
+                    seen.push(reading);
+                }
+            }
+            None => readings.push((value, vec![reading])),
         }
     }
-    out
+    let (mut located, mut settled) = (Vec::new(), Vec::new());
+    for (value, seen) in readings {
+        if seen.iter().all(|r| r.as_ref() == Some(&value)) {
+            continue;
+        }
+        match seen.as_slice() {
+            // Every token with this value reads one way: so does every number with it.
+            [Some(reading)] => settled.push((value, reading.clone())),
+            _ => located.push(value),
+        }
+    }
+    (located, settled)
+}
+
+/// Whether a tag may stand before the token at byte `start`, which PyYAML (and serde)
+/// then construct as the tag says: a `!` before it on its line or anywhere on the line
+/// before (`key: !!float` above an indented `1e3`).
+fn maybe_tagged(text: &str, start: usize) -> bool {
+    let before = &text[..start];
+    let mut lines = before.rsplit('\n');
+    let own = lines.next().unwrap_or_default();
+    own.contains('!') || lines.next().is_some_and(|line| line.contains('!'))
 }
 
 /// A plain scalar's value as serde_norway (YAML 1.2) reads it, if that is a number.
@@ -529,10 +576,16 @@ mod tests {
 
     #[test]
     fn only_numbers_the_two_read_otherwise_are_candidates() {
+        // 15 is also `c`'s 15, so each is located; 1000.0 and -0.5 come from one token each.
+        let (located, settled) = candidates("a: 0o17\nb: 1e3\nc: 15\nd: [-.5, 017]\n");
+        assert_eq!(located, [json!(15)]);
         assert_eq!(
-            candidates("a: 0o17\nb: 1e3\nc: 15\nd: [-.5, 017]\n"),
-            [json!(15), json!(1000.0), json!(-0.5)]
+            settled,
+            [(json!(1000.0), json!("1e3")), (json!(-0.5), json!("-.5"))]
         );
-        assert!(candidates("a: 15\nb: 1.5\nc: 0x1F\n").is_empty());
+        assert_eq!(candidates("a: 15\nb: 1.5\nc: 0x1F\n"), (vec![], vec![]));
+        // A tag may stand before one: located.
+        let (located, settled) = candidates("a: 1e3\nb: !!float 1e3\n");
+        assert_eq!((located, settled), (vec![json!(1000.0)], vec![]));
     }
 }
