@@ -1556,6 +1556,14 @@ impl DnsPod {
         }
     }
 
+    /// Its phase is terminal (`Failed`, `Succeeded`): it never runs again, its controller
+    /// has made another. The kubelet leaves a Deployment's pods `Failed` after a graceful
+    /// node shutdown (kubernetes/kubernetes#98012; Kubespray turns that on with
+    /// kubelet_shutdown_grace_period) until the pod garbage collector removes them.
+    pub fn ended(&self) -> bool {
+        matches!(self.phase.as_str(), "Failed" | "Succeeded")
+    }
+
     /// The evidence line of the pod as kubectl on `via` listed it: "pod NS/NAME (APP) on
     /// node NODE: STATE (kubectl on VIA)".
     pub fn seen(&self, via: &str) -> String {
