@@ -2628,7 +2628,9 @@ fn valid_pod_name(name: &str) -> bool {
         && !name.starts_with(['-', '.'])
 }
 
-/// The pods in a `kubectl get pods -o json` List.
+/// The pods in a `kubectl get pods -o json` List, but those whose phase is terminal
+/// ([`DnsPod::ended`]): they hold no resolv.conf, are no pod of their node any more, and
+/// deleting one would wait for a replacement its controller made already.
 pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
     let doc: Value =
         serde_json::from_slice(json).map_err(|e| format!("kubectl's answer is not JSON: {e}"))?;
@@ -2674,6 +2676,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 selector: None,
             }
         })
+        .filter(|p| !p.ended())
         .collect())
 }
 
@@ -3610,6 +3613,39 @@ case \" $* \" in
                 .as_deref()
                 .is_some_and(|l| l.contains("plugin/loop: Loop"))
         );
+    }
+
+    /// A CoreDNS pod the kubelet ended at a graceful node shutdown (phase Failed, reason
+    /// Terminated, its message: kubernetes/kubernetes @1dd781dd
+    /// pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go:43-44) stays listed until the
+    /// pod garbage collector takes it (kubernetes/kubernetes#98012), beside the replacement
+    /// its Deployment made: it is no DNS pod of its node, and is not listed as one. Before,
+    /// apply deleted it and waited for a replacement that never came, failing the node.
+    #[test]
+    fn a_pod_ended_at_a_node_shutdown_is_not_listed() {
+        let doc: Value =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"))
+                .expect("fixture");
+        let mut ended = doc["items"][0].clone();
+        ended["metadata"]["name"] = "coredns-5c54f84c97-q9d7t".into();
+        ended["status"] = serde_json::json!({
+            "phase": "Failed",
+            "reason": "Terminated",
+            "message": "Pod was terminated in response to imminent node shutdown.",
+            "containerStatuses": [{"name": "coredns", "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]
+        });
+        let mut items = doc["items"].as_array().expect("items").clone();
+        items.push(ended);
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+        let pods = parse_pods(&serde_json::to_vec(&list).expect("json")).expect("pods");
+        let names: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(pods.len(), 5, "{names:?}");
+        assert!(!names.contains(&"coredns-5c54f84c97-q9d7t"), "{names:?}");
+        // Succeeded is terminal too.
+        let mut done = pods[0].clone();
+        done.phase = "Succeeded".to_owned();
+        assert!(done.ended() && !pods[0].ended());
     }
 
     /// A CoreDNS pod with a sidecar injected before its `coredns` container (Kubespray's

@@ -301,13 +301,7 @@ fn placement(ctx: &Ctx, evidence: &mut Vec<String>) -> (Severity, String) {
         }
         return on_this_node(via, held_service(ctx), &ready, &here, evidence);
     }
-    // A pod ended here (left Failed by a node shutdown) never turns ready again.
-    let listed: Vec<&DnsPod> = placed
-        .pods
-        .iter()
-        .filter(mine)
-        .filter(|p| !p.ended())
-        .collect();
+    let listed: Vec<&DnsPod> = placed.pods.iter().filter(mine).collect();
     if !listed.is_empty() {
         return scheduled_here(via, &listed, evidence);
     }
@@ -444,7 +438,7 @@ fn secondary_only(
         .pods
         .iter()
         .filter(primary)
-        .filter(|p| placed.names.contains(&p.node) && !p.ended())
+        .filter(|p| placed.names.contains(&p.node))
         .collect();
     if !primary_here.is_empty() {
         return Some(scheduled_here(via, &primary_here, evidence));

@@ -6559,24 +6559,6 @@ fn macvlan_only_the_secondary_coredns_here_is_high() {
         )),
         "{f:?}"
     );
-    // A primary pod the kubelet left Failed here at a graceful node shutdown
-    // (kubernetes/kubernetes#98012) never turns ready again: still high.
-    let mut ended = coredns_pod("coredns-776bb9db5d-zt5rm", "coredns", "node1", false);
-    ended.phase = "Failed".to_owned();
-    ended.waiting = None;
-    ended.restarts = 0;
-    let mut with_ended = elsewhere.clone();
-    with_ended.push(ended.clone());
-    let f = one(&facts, &dual_cluster(with_ended));
-    assert_eq!(f.severity, Severity::High, "{f:?}");
-    // And with one CoreDNS Deployment, ready elsewhere only: high, not "scheduled here".
-    let single = macvlan_cluster(
-        vec![coredns_pod(a, "coredns", "node2", true), ended],
-        "10.233.0.3",
-        true,
-    );
-    let f = one(&facts, &single);
-    assert_eq!(f.severity, Severity::High, "{f:?}");
     // The Services not read: Kubespray's skydns_server (the service range's third
     // address) tells the first server is the primary's.
     let mut unread = dual_cluster(elsewhere.clone());
