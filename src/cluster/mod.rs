@@ -2897,6 +2897,53 @@ fn candidates<'a>(
         .collect()
 }
 
+/// Why `pod` is not deleted, where it is a Ready CoreDNS pod and the other replicas of
+/// its app in its namespace (`like`, as just listed by its namespace and selector) are
+/// there, none of them Ready: deleting it would leave the cluster no Ready CoreDNS until
+/// its replacement comes up, and a replacement on a node whose kubelet file is still the
+/// old one (a later batch fixes it) may never. Each replica is named with its state.
+/// None where it may be deleted: it is not Ready (deleting it takes nothing away), it is
+/// nodelocaldns (each node has its own), another replica is Ready, or it is the only one
+/// (a one-replica CoreDNS, k3s's: there is no other way to give it the new file).
+fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
+    if pod.is_node_local() {
+        return None;
+    }
+    let ready = like
+        .iter()
+        .find(|p| p.name == pod.name && p.namespace() == pod.namespace())
+        .map_or(pod.ready, |p| p.ready);
+    let others: Vec<&DnsPod> = like
+        .iter()
+        .filter(|p| p.app == pod.app && p.namespace() == pod.namespace() && p.name != pod.name)
+        .collect();
+    if !ready || others.is_empty() || others.iter().any(|p| p.ready) {
+        return None;
+    }
+    let shown: Vec<String> = others
+        .iter()
+        .map(|p| {
+            let name = match p.namespace() {
+                "kube-system" => p.name.clone(),
+                ns => format!("{ns}/{}", p.name),
+            };
+            format!(
+                "{} on {}: {}",
+                crate::text::escape(&name),
+                crate::text::escape(&p.node),
+                crate::text::escape(p.waiting.as_deref().unwrap_or(&p.phase))
+            )
+        })
+        .collect();
+    Some(format!(
+        "not deleted: it is the only Ready {} replica, the others are not Ready ({}), and \
+         deleting it would leave the cluster without a Ready one; run the plan again once \
+         another is Ready",
+        pod.app,
+        shown.join(", ")
+    ))
+}
+
 /// How often a replacement is looked for.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -2905,12 +2952,7 @@ async fn recreate(
     pod: &DnsPod,
     timeout: Duration,
 ) -> Result<PodRecreation, String> {
-    let before: Vec<String> = kubectl
-        .pods_like(pod)
-        .await?
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
+    let like = kubectl.pods_like(pod).await?;
     let started = std::time::Instant::now();
     let mut step = PodRecreation {
         pod: pod.name.clone(),
@@ -2921,6 +2963,11 @@ async fn recreate(
         message: String::new(),
         namespace: pod.namespace.clone(),
     };
+    if let Some(why) = last_ready(pod, &like) {
+        step.message = why;
+        return Ok(step);
+    }
+    let before: Vec<String> = like.into_iter().map(|p| p.name).collect();
     let deleted = kubectl
         .delete_pod(pod.namespace(), &pod.name)
         .await
@@ -4825,6 +4872,77 @@ case \" $* \" in
                 "pod {i} deleted"
             );
         }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The last Ready CoreDNS replica is not deleted while the others are not Ready
+    /// (dns-pods.json: node1's Ready, node2's crash-looping): deleting it would leave the
+    /// cluster no Ready CoreDNS, and its replacement may land on a node a later batch fixes.
+    /// The step is not done, and says which replicas are not Ready. Before, node1's pod
+    /// was deleted and, its replacement crash-looping on another node, counted as done.
+    /// A one-replica CoreDNS (k3s's) is deleted as before: there is no other way to give it
+    /// the new file.
+    #[tokio::test]
+    async fn the_last_ready_coredns_replica_is_not_deleted() {
+        let empty = br#"{"kind":"List","items":[]}"#;
+        let (mut kubectl, dir) = lab_kubectl(
+            include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"),
+            empty,
+        );
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_node_pods(
+            &mut kubectl,
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(2),
+        )
+        .await
+        .expect("listed");
+        kubectl.close().await;
+        assert!(
+            dir.join("pods/0.json").exists(),
+            "the last Ready one deleted"
+        );
+        let done: Vec<(&str, bool)> = done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
+        assert_eq!(done, [("coredns-5c54f84c97-7xk2p", false)]);
+        std::fs::remove_dir_all(&dir).ok();
+        let (mut kubectl, dir) = lab_kubectl(
+            include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"),
+            empty,
+        );
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let step = recreate(&mut kubectl, &pods[0], Duration::from_secs(2))
+            .await
+            .expect("listed");
+        assert_eq!(
+            step.message,
+            "not deleted: it is the only Ready coredns replica, the others are not Ready \
+             (coredns-5c54f84c97-q9m4d on node2: CrashLoopBackOff), and deleting it would \
+             leave the cluster without a Ready one; run the plan again once another is Ready"
+        );
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+
+        let k3s: &[u8] = include_bytes!("../../tests/fixtures/kubectl/k3s-coredns-pods.json");
+        let (mut kubectl, dir) = lab_kubectl(k3s, empty);
+        let list: Value = serde_json::from_slice(k3s).expect("fixture");
+        let mut replacement = list["items"][0].clone();
+        replacement["metadata"]["name"] = "coredns-ccb96694c-t4v8n".into();
+        let controller = replace_once_deleted(&dir, replacement);
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_node_pods(
+            &mut kubectl,
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("recreated");
+        kubectl.close().await;
+        assert!(controller.join().expect("controller"), "not deleted");
+        assert!(done.iter().all(|p| p.ok), "{done:?}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
