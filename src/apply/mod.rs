@@ -215,6 +215,10 @@ pub struct HostResult {
     /// The node's DNS pods deleted through the cluster's API and their replacements.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub pods: Vec<crate::cluster::PodRecreation>,
+    /// What apply left undone here without failing the host, and why: CoreDNS
+    /// namespaces of the plan's other nodes not listed on this one.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
     /// What the plan asked for here (kept in the run record for rollback).
@@ -237,6 +241,7 @@ impl HostResult {
             handlers: Vec::new(),
             verified: None,
             pods: Vec::new(),
+            notes: Vec::new(),
             error: None,
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),
@@ -941,11 +946,13 @@ async fn recreate_dns_pods(
     result: &mut HostResult,
 ) -> Result<(), String> {
     let names = crate::cluster::node_names(host, facts);
-    let elsewhere = listed_elsewhere(&ctx.elsewhere, actions);
+    let mut elsewhere = listed_elsewhere(&ctx.elsewhere, actions);
+    // Those of the plan's other nodes come after the node's own.
+    let also = elsewhere.split_off(namespaces_elsewhere(actions).len());
     let _one_node_at_a_time = ctx.pods.lock().await;
     // CoreDNS elsewhere is recreated only where the cluster's DNS Service is now: its
     // Services come with the first listing.
-    let listing = if elsewhere.is_empty() {
+    let listing = if elsewhere.is_empty() && also.is_empty() {
         crate::cluster::Listing::Pods
     } else {
         crate::cluster::Listing::WithServices
@@ -956,6 +963,14 @@ async fn recreate_dns_pods(
             .map_err(|why| {
                 format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
             })?;
+    // Not the node's own: where the cluster does not confirm them now (a Services list
+    // that timed out), they are left out with a note, and the node's own pods recreated.
+    if !also.is_empty() {
+        match crate::cluster::unconfirmed_also(&mut kubectl, &pods, &also).await {
+            None => elsewhere.extend(also),
+            Some(note) => result.notes.push(note),
+        }
+    }
     let done = crate::cluster::recreate_node_pods(
         &mut kubectl,
         pods,

@@ -2826,8 +2826,16 @@ pub async fn recreate_node_pods(
         } else {
             ""
         };
+        // Only a Service that moved makes the plan stale. One that could not be listed
+        // (a timeout) is no news of the cluster: the same plan run again recreates the
+        // node's pods (its pods-failed note says so), where a new plan would not (the
+        // fixed node has no cluster action any more).
+        let what = match e {
+            Unconfirmed::Moved(_) => "the plan is stale: make a new plan",
+            Unconfirmed::Unlisted(_) => "run the same plan again",
+        };
         failed.error = format!(
-            "{}; {restarted}the plan is stale: make a new plan to recreate the node's DNS pods",
+            "{}; {restarted}{what} to recreate the node's DNS pods",
             failed.error
         );
         return Err(failed);
@@ -2866,6 +2874,37 @@ pub async fn recreate_node_pods(
         }
     }
     Ok(done)
+}
+
+/// Why the namespaces `also` are not listed on this node, where the cluster does not
+/// confirm them ([`Kubectl::confirm_elsewhere`]; `pods` the DNS pods as just listed):
+/// the namespaces outside kube-system of the plan's other nodes, added to a node's own
+/// in case a CoreDNS pod landed there after the plan. They are not the node's own
+/// planned pods: where a Services list timed out, or the Service changed mid-run, they
+/// are left out with this note, and the node's own pods are still recreated. None where
+/// they are confirmed.
+pub async fn unconfirmed_also(
+    kubectl: &mut Kubectl,
+    pods: &[DnsPod],
+    also: &[(String, Option<String>)],
+) -> Option<String> {
+    let e = kubectl.confirm_elsewhere(pods, also).await.err()?;
+    let listed: Vec<String> = also
+        .iter()
+        .map(|(ns, sel)| {
+            format!(
+                "kubectl -n {} get pods -l {} -o wide",
+                crate::text::escape(ns),
+                crate::text::escape(sel.as_deref().unwrap_or("(none)"))
+            )
+        })
+        .collect();
+    Some(format!(
+        "CoreDNS outside kube-system, where the plan recreates it on other nodes, was not \
+         listed on this node ({e}); a CoreDNS pod put on this node after the plan, if any, \
+         still has the old file: recreate it by hand ({})",
+        listed.join("; ")
+    ))
 }
 
 /// The DNS pods of a node (`names`) in the order they are recreated: as listed, with
@@ -4797,6 +4836,53 @@ case \" $* \" in
             "{error}"
         );
         assert!(error.ends_with("refused, nothing deleted"), "{error}");
+    }
+
+    /// A Services list that timed out at a node, after its kubelet restarted, is no sign
+    /// of a stale plan: where the node's own planned pods are outside kube-system, the
+    /// error says to run the same plan again (its pods-failed note makes that recreate
+    /// them), not to make a new one, which would have no cluster action for the fixed node.
+    /// Where the namespace is only one of the plan's other nodes' (added in case a pod
+    /// landed here), it is left out with a note naming how to look, and nothing fails.
+    #[tokio::test]
+    async fn services_that_timed_out_at_a_node_are_no_stale_plan() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        std::fs::write(dir.join("cluster-scope-times-out"), "").expect("write");
+        let home = kubectl
+            .first_listing(Listing::WithServices)
+            .await
+            .expect("listed");
+        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let note = unconfirmed_also(&mut kubectl, &home, &plan)
+            .await
+            .expect("a note");
+        assert!(note.contains("could not be listed"), "{note}");
+        assert!(
+            note.ends_with(&format!(
+                "recreate it by hand (kubectl -n coredns get pods -l {HELM_NS_SELECTOR} -o wide)"
+            )),
+            "{note}"
+        );
+        let error = recreate_node_pods(
+            &mut kubectl,
+            home,
+            &plan,
+            &["node1".to_owned()],
+            Duration::from_secs(1),
+        )
+        .await
+        .expect_err("unconfirmed")
+        .to_string();
+        kubectl.close().await;
+        assert!(dir.join("pods/0.json").exists(), "deleted");
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(
+            error.contains("run the same plan again to recreate the node's DNS pods"),
+            "{error}"
+        );
+        assert!(!error.contains("stale"), "{error}");
     }
 
     /// A CoreDNS pod the Deployment put on the node after the plan, in the namespace and

@@ -167,6 +167,9 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         let line = format!("    {word:<9} pod {}: {}", pod.shown(), pod.message);
         let _ = writeln!(out, "{}", super::escape(&line));
     }
+    for note in &host.notes {
+        let _ = writeln!(out, "{}", super::escape(&format!("    note      {note}")));
+    }
     if let Some(verified) = &host.verified
         && !rollback
     {
