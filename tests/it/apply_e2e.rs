@@ -2692,3 +2692,66 @@ fn replace_once_gone(lab: &Lab, file: &str, replacement: &str) -> std::thread::J
         false
     })
 }
+
+/// A node for which the plan recreates only kube-system's nodelocaldns pod, in a cluster
+/// whose CoreDNS is outside kube-system (`coredns`, behind the cluster DNS Service there),
+/// with a CoreDNS pod of that namespace on the node at apply time (the Deployment put it
+/// there after the plan): apply lists `coredns` on that node too, by the selector the plan
+/// confirmed for its other node, and recreates it. Before, only the namespaces of the
+/// node's own planned pods were listed there, and the pod kept the old upstream servers.
+#[test]
+fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let seen = lab.nodes[0].name.clone();
+    let landed = lab.nodes[1].name.clone();
+    std::fs::write(lab.dir.join("nodes-namespace"), "coredns\n").expect("nodes-namespace");
+    let services = serde_json::json!({"apiVersion": "v1", "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": [{"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "dns-coredns", "namespace": "coredns",
+                "labels": {"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true"}},
+            "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53}],
+                "selector": {"k8s-app": "kube-dns"}, "type": "ClusterIP"}}]});
+    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let pod_of = |node: &str| -> String {
+        let host = host_plan(&plan, node);
+        let dnsfix::plan::model::ClusterAction::RecreateDnsPods { pods, .. } = &host.cluster[0];
+        assert_eq!(pods.len(), 1, "{host:#?}");
+        assert_eq!(pods[0].namespace(), "coredns", "{host:#?}");
+        pods[0].name.clone()
+    };
+    pod_of(&seen);
+    let later = pod_of(&landed);
+    // The plan as it is where the node ran only its nodelocaldns pod when it was made:
+    // its CoreDNS pod is the one the Deployment put there since.
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("plan")).expect("json");
+    let host = doc["hosts"]
+        .as_array_mut()
+        .expect("hosts")
+        .iter_mut()
+        .find(|h| h["host"] == landed.as_str())
+        .expect("planned");
+    host["cluster"][0]["pods"] = serde_json::json!([
+        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
+    ]);
+    std::fs::write(
+        &plan_path,
+        serde_json::to_string_pretty(&doc).expect("json"),
+    )
+    .expect("write");
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &landed);
+    assert!(
+        result
+            .pods
+            .iter()
+            .any(|p| p.shown() == format!("coredns/{later}") && p.ok),
+        "{result:#?}"
+    );
+}
