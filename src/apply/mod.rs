@@ -1107,7 +1107,7 @@ fn listed_elsewhere(
         return listed;
     }
     for key in confirmed {
-        if !listed.contains(key) {
+        if !listed.iter().any(|k| same_key(k, key)) {
             listed.push(key.clone());
         }
     }
@@ -1121,12 +1121,19 @@ fn namespaces_elsewhere(actions: &[ClusterAction]) -> Vec<(String, Option<String
     for ClusterAction::RecreateDnsPods { pods, .. } in actions {
         for pod in pods.iter().filter(|p| p.namespace() != "kube-system") {
             let key = (pod.namespace().to_owned(), pod.selector.clone());
-            if !found.contains(&key) {
+            if !found.iter().any(|k| same_key(k, &key)) {
                 found.push(key);
             }
         }
     }
     found
+}
+
+/// Whether two namespaces with their selectors list the same pods: the same namespace,
+/// and selectors of the same pairs in whatever order ([`crate::cluster::same_selector`]),
+/// as the cluster DNS Service is confirmed by.
+fn same_key(a: &(String, Option<String>), b: &(String, Option<String>)) -> bool {
+    a.0 == b.0 && crate::cluster::same_selector(&a.1, &b.1)
 }
 
 /// `changes` with the redacted values of every file put back from the file on the node;
@@ -1399,6 +1406,33 @@ mod tests {
             [("coredns".to_owned(), Some("k8s-app=coredns".to_owned()))]
         );
         assert!(namespaces_elsewhere(&actions[..0]).is_empty());
+    }
+
+    /// A selector given in another order (a hand-edited plan: `b=2,a=1` beside `a=1,b=2`)
+    /// selects the same pods, as the Service's confirmation already says: the namespace is
+    /// listed once, not twice (before, its pods were listed and recreated twice).
+    #[test]
+    fn a_selector_in_another_order_is_listed_once() {
+        let pod = |name: &str, selector: &str| crate::plan::model::PodState {
+            name: name.to_owned(),
+            app: "coredns".to_owned(),
+            state: "ready".to_owned(),
+            namespace: Some("coredns".to_owned()),
+            selector: Some(selector.to_owned()),
+        };
+        let actions = [ClusterAction::RecreateDnsPods {
+            node: vec!["node1".to_owned()],
+            pods: vec![
+                pod("dns-coredns-a", "a=1,b=2"),
+                pod("dns-coredns-b", "b=2,a=1"),
+            ],
+            via: "cp1".to_owned(),
+            reasons: Vec::new(),
+        }];
+        let one = [("coredns".to_owned(), Some("a=1,b=2".to_owned()))];
+        assert_eq!(namespaces_elsewhere(&actions), one);
+        let confirmed = [("coredns".to_owned(), Some("b=2,a=1".to_owned()))];
+        assert_eq!(listed_elsewhere(&confirmed, &actions), one);
     }
 
     /// A node where the plan saw no CoreDNS pod of the cluster DNS Service's namespace

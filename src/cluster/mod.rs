@@ -483,7 +483,7 @@ pub fn valid_label_selector(selector: &str) -> bool {
 /// in whatever order and however often given (the API server ANDs a selector's
 /// requirements; a Service's `spec.selector` is a map, so a plan written from another
 /// listing may give its pairs in another order).
-fn same_selector(a: &Option<String>, b: &Option<String>) -> bool {
+pub fn same_selector(a: &Option<String>, b: &Option<String>) -> bool {
     let pairs = |s: &str| -> std::collections::BTreeSet<String> {
         s.split(',').map(|p| p.trim().to_owned()).collect()
     };
@@ -2852,6 +2852,10 @@ pub async fn recreate_node_pods(
             }
         }
     }
+    // A namespace given twice (a hand-edited plan's selector in another order) lists its
+    // pods twice: each is recreated once.
+    let mut seen = std::collections::HashSet::new();
+    pods.retain(|p| seen.insert((p.namespace().to_owned(), p.name.clone())));
     let order = recreation_order(pods, names);
     let mut done = Vec::new();
     for (i, pod) in order.iter().enumerate() {
@@ -4603,6 +4607,44 @@ case \" $* \" in
         assert_eq!(
             done[0].replacement.as_deref(),
             Some("dns-coredns-6d4f8b7c9b-q8wzt")
+        );
+        // The namespace given twice, its selector in another order (a hand-edited plan):
+        // each pod is recreated once.
+        let reordered: Vec<&str> = HELM_NS_SELECTOR.split(',').rev().collect();
+        let twice = [
+            ("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned())),
+            ("coredns".to_owned(), Some(reordered.join(","))),
+        ];
+        let mut again = list["items"][0].clone();
+        again["metadata"]["name"] = "dns-coredns-6d4f8b7c9b-z9x8c".into();
+        again["spec"]["nodeName"] = "node3".into();
+        let pods_dir = dir.join("pods");
+        let controller = std::thread::spawn(move || {
+            for _ in 0..200 {
+                if !pods_dir.join("new.json").exists() {
+                    let pod = serde_json::to_vec(&again).expect("json");
+                    std::fs::write(pods_dir.join("again.json"), pod).expect("replacement");
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        let done = recreate_node_pods(
+            &mut kubectl,
+            Vec::new(),
+            &twice,
+            &["node2".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("recreated");
+        assert!(controller.join().expect("controller"), "not deleted");
+        let shown: Vec<(String, bool)> = done.iter().map(|p| (p.shown(), p.ok)).collect();
+        assert_eq!(
+            shown,
+            [("coredns/dns-coredns-6d4f8b7c9b-q8wzt".to_owned(), true)],
+            "{done:?}"
         );
 
         // Names from a saved plan that the API would not allow: not the Service's either.
