@@ -52,6 +52,21 @@ pub struct ApplyOptions {
     pub cluster: crate::cluster::Access,
     /// Set when the operator asks the run to stop (Ctrl-C).
     pub stop: Stop,
+    /// The namespaces outside kube-system, each with its selector, where the whole saved
+    /// plan recreates CoreDNS pods ([`plan_elsewhere`]), taken before `--limit` narrowed
+    /// it: a selected node whose own plan holds only kube-system pods lists them too.
+    pub plan_elsewhere: Vec<(String, Option<String>)>,
+}
+
+/// The namespaces outside kube-system, each with its selector, where any host of `plan`
+/// recreates CoreDNS pods: for [`ApplyOptions::plan_elsewhere`], before `--limit`.
+pub fn plan_elsewhere(plan: &Plan) -> Vec<(String, Option<String>)> {
+    let all: Vec<ClusterAction> = plan
+        .hosts
+        .iter()
+        .flat_map(|h| h.cluster.iter().cloned())
+        .collect();
+    namespaces_elsewhere(&all)
 }
 
 /// The operator's request to stop a run (the first Ctrl-C): no host starts after it, and
@@ -332,11 +347,26 @@ pub async fn apply(
     // A plan that recreates CoreDNS outside kube-system is confirmed against the cluster
     // once, before any node is touched: where it is stale, its hosts are refused here, not
     // each after its kubelet restarted with the new files.
-    for refused in refuse_stale_elsewhere(&ctx, &mut quick, &mut rolling).await {
+    // With the whole saved plan's (`--limit` took out the hosts whose pods were there),
+    // wherever a selected host recreates DNS pods at all.
+    let mut elsewhere = elsewhere_of(&quick, &rolling);
+    if quick.iter().chain(&rolling).any(|h| !h.cluster.is_empty()) {
+        for key in &options.plan_elsewhere {
+            if !elsewhere.iter().any(|k| same_key(k, key)) {
+                elsewhere.push(key.clone());
+            }
+        }
+    }
+    let (refused, confirmed) =
+        refuse_stale_elsewhere(&ctx, &elsewhere, &mut quick, &mut rolling).await;
+    for refused in refused {
         results.insert(refused.host.clone(), refused);
     }
-    // What is left of it was confirmed (or has none): each node's pods are listed there.
-    ctx.elsewhere = elsewhere_of(&quick, &rolling);
+    // Once confirmed, each node's pods are listed there; where not, no host left has
+    // pods of its own there (those were refused) and none is listed.
+    if confirmed {
+        ctx.elsewhere = elsewhere;
+    }
     let ctx = Arc::new(ctx);
     let total = quick.len() + rolling.len();
 
@@ -1022,15 +1052,18 @@ async fn recreate_dns_pods(
 /// selector their plan names as the cluster DNS Service's now
 /// ([`crate::cluster::Kubectl::confirm_elsewhere`], one listing for the whole run): stale,
 /// where the cluster shows another Service or none; untouched, where the cluster or its
-/// Services could not be read. Nothing is asked of the cluster where no host has such pods.
+/// Services could not be read. `elsewhere`: the namespaces and selectors to confirm, the
+/// hosts' own and the whole saved plan's ([`ApplyOptions::plan_elsewhere`]); with the
+/// refused hosts, whether the cluster confirmed them all. Nothing is asked of the cluster
+/// where there are none.
 async fn refuse_stale_elsewhere(
     ctx: &Context,
+    elsewhere: &[(String, Option<String>)],
     quick: &mut Vec<HostPlan>,
     rolling: &mut Vec<HostPlan>,
-) -> Vec<HostResult> {
-    let elsewhere = elsewhere_of(quick, rolling);
+) -> (Vec<HostResult>, bool) {
     if elsewhere.is_empty() {
-        return Vec::new();
+        return (Vec::new(), true);
     }
     let listing = crate::cluster::Listing::WithServices;
     let (outcome, why) = match crate::cluster::Kubectl::connect_with(
@@ -1047,10 +1080,10 @@ async fn refuse_stale_elsewhere(
             ),
         ),
         Ok((mut kubectl, pods)) => {
-            let confirmed = kubectl.confirm_elsewhere(&pods, &elsewhere).await;
+            let confirmed = kubectl.confirm_elsewhere(&pods, elsewhere).await;
             kubectl.close().await;
             match confirmed {
-                Ok(()) => return Vec::new(),
+                Ok(()) => return (Vec::new(), true),
                 Err(crate::cluster::Unconfirmed::Unlisted(why)) => {
                     (HostOutcome::Untouched, format!("not started: {why}"))
                 }
@@ -1075,7 +1108,7 @@ async fn refuse_stale_elsewhere(
             false
         });
     }
-    refused
+    (refused, false)
 }
 
 /// The namespaces outside kube-system, each with its selector, of the pods of every host

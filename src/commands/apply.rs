@@ -37,6 +37,10 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
             forks: config.forks,
             cluster: ctx.cluster_access(),
             stop: crate::apply::Stop::default(),
+            plan_elsewhere: saved
+                .as_ref()
+                .map(crate::apply::plan_elsewhere)
+                .unwrap_or_default(),
         },
         update_inventory: args.update_inventory,
         plan_file: args.plan.as_deref(),

@@ -25,6 +25,7 @@ fn options(config: &Config, args: &RollbackConfig) -> ApplyOptions {
         // A rollback recreates no pod: it puts files back.
         cluster: crate::cluster::Access::ControlPlane(Vec::new()),
         stop: crate::apply::Stop::default(),
+        plan_elsewhere: Vec::new(),
     }
 }
 

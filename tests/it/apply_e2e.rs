@@ -2699,8 +2699,16 @@ fn replace_once_gone(lab: &Lab, file: &str, replacement: &str) -> std::thread::J
 /// there after the plan): apply lists `coredns` on that node too, by the selector the plan
 /// confirmed for its other node, and recreates it. Before, only the namespaces of the
 /// node's own planned pods were listed there, and the pod kept the old upstream servers.
+/// With `--limit` to that node alone too: the namespace is the whole saved plan's, not
+/// only the selected hosts' (before, `--limit` took it out with the other node).
 #[test]
 fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() {
+    for limit in [false, true] {
+        another_nodes_namespace_is_listed(limit);
+    }
+}
+
+fn another_nodes_namespace_is_listed(limit: bool) {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let seen = lab.nodes[0].name.clone();
@@ -2743,7 +2751,11 @@ fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() 
         serde_json::to_string_pretty(&doc).expect("json"),
     )
     .expect("write");
-    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    let mut args = vec!["apply", path_str(&plan_path), "--format", "json"];
+    if limit {
+        args.extend(["--limit", landed.as_str()]);
+    }
+    let out = dnsfix(&lab, &args);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let record = run_record(&out);
     let result = host_result(&record, &landed);
@@ -2752,6 +2764,6 @@ fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() 
             .pods
             .iter()
             .any(|p| p.shown() == format!("coredns/{later}") && p.ok),
-        "{result:#?}"
+        "limit {limit}: {result:#?}"
     );
 }
