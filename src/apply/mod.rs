@@ -236,6 +236,12 @@ pub struct HostResult {
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// The host failed only in that a CoreDNS pod was kept as the only Ready replica
+    /// ([`crate::cluster::PodRecreation::kept`]): its files, kubelet and other pods are
+    /// done, and the rollout goes on (its other nodes are what brings another replica
+    /// up); it does not count against `--max-fail-percentage`, and the run still fails.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub pods_kept: bool,
     /// What the plan asked for here (kept in the run record for rollback).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub planned: Vec<Change>,
@@ -258,6 +264,7 @@ impl HostResult {
             pods: Vec::new(),
             notes: Vec::new(),
             error: None,
+            pods_kept: false,
             // The run record is kept: secrets in it are redacted like a saved plan's.
             planned: crate::plan::redact::redact_changes(&plan.changes),
             planned_handlers: plan.handlers.clone(),
@@ -285,12 +292,19 @@ impl HostResult {
         steps.chain(handlers).collect()
     }
 
-    /// Did this host count against --max-fail-percentage?
+    /// Did this host fail (locked and interrupted count)?
     pub fn is_failure(&self) -> bool {
         matches!(
             self.outcome,
             HostOutcome::Failed | HostOutcome::Locked | HostOutcome::Pending
         )
+    }
+
+    /// Does this host count against --max-fail-percentage? Not where it failed only in
+    /// keeping the last Ready CoreDNS replica ([`HostResult::pods_kept`]): stopping the
+    /// rollout there would leave the nodes whose fix brings the other replicas up.
+    pub fn stops_rollout(&self) -> bool {
+        self.is_failure() && !self.pods_kept
     }
 }
 
@@ -391,7 +405,7 @@ pub async fn apply(
             }
             break;
         }
-        let failed = results.values().filter(|r| r.is_failure()).count();
+        let failed = results.values().filter(|r| r.stops_rollout()).count();
         if total > 0 && failed * 100 > options.max_fail_percentage as usize * total {
             for host in pending.by_ref() {
                 let mut result = HostResult::new(&host, HostOutcome::Untouched);
@@ -1024,6 +1038,11 @@ async fn recreate_dns_pods(
     if !result.pods.is_empty() {
         result.outcome = HostOutcome::Applied;
     }
+    // Kept as the last Ready replica, and nothing else undone: failed, not stopping the
+    // rollout.
+    result.pods_kept = error.is_none()
+        && result.pods.iter().any(|p| p.kept)
+        && result.pods.iter().all(|p| p.ok || p.kept);
     let failure = error.or_else(|| {
         result
             .pods

@@ -2744,6 +2744,11 @@ pub struct PodRecreation {
     /// Its namespace where it is not kube-system (CoreDNS found elsewhere).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub namespace: Option<String>,
+    /// Not deleted, as the only Ready replica of its CoreDNS ([`last_ready`]): not done,
+    /// and left for a later run of the plan, once the rollout's other nodes brought
+    /// another replica up, not a failure that stops the rollout.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub kept: bool,
 }
 
 impl PodRecreation {
@@ -2871,9 +2876,11 @@ pub async fn recreate_node_pods(
                 });
             }
         };
-        let ok = step.ok;
+        // A pod kept as the last Ready replica stops nothing: the node's other pods
+        // (its nodelocaldns) are its own.
+        let stop = !step.ok && !step.kept;
         done.push(step);
-        if !ok {
+        if stop {
             break;
         }
     }
@@ -3005,9 +3012,11 @@ async fn recreate(
         ok: false,
         message: String::new(),
         namespace: pod.namespace.clone(),
+        kept: false,
     };
     if let Some(why) = last_ready(pod, &like) {
         step.message = why;
+        step.kept = true;
         return Ok(step);
     }
     let before: Vec<String> = like.into_iter().map(|p| p.name).collect();
@@ -4680,10 +4689,19 @@ case \" $* \" in
         dir: &std::path::Path,
         replacement: Value,
     ) -> std::thread::JoinHandle<bool> {
+        replace_when_deleted(dir, 0, replacement)
+    }
+
+    /// [`replace_once_deleted`] of the pod listed at `index`.
+    fn replace_when_deleted(
+        dir: &std::path::Path,
+        index: usize,
+        replacement: Value,
+    ) -> std::thread::JoinHandle<bool> {
         let pods_dir = dir.join("pods");
         std::thread::spawn(move || {
             for _ in 0..200 {
-                if !pods_dir.join("0.json").exists() {
+                if !pods_dir.join(format!("{index}.json")).exists() {
                     let pod = serde_json::to_vec(&replacement).expect("json");
                     std::fs::write(pods_dir.join("new.json"), pod).expect("replacement");
                     return true;
@@ -5017,13 +5035,20 @@ case \" $* \" in
             include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"),
             empty,
         );
+        // The node's nodelocaldns pod is its own: recreated all the same.
+        let list: Value =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"))
+                .expect("fixture");
+        let mut cache = list["items"][2].clone();
+        cache["metadata"]["name"] = "nodelocaldns-k4m8p".into();
+        let daemonset = replace_when_deleted(&dir, 2, cache);
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_node_pods(
             &mut kubectl,
             pods,
             &[],
             &["node1".to_owned()],
-            Duration::from_secs(2),
+            Duration::from_secs(10),
         )
         .await
         .expect("listed");
@@ -5032,8 +5057,21 @@ case \" $* \" in
             dir.join("pods/0.json").exists(),
             "the last Ready one deleted"
         );
-        let done: Vec<(&str, bool)> = done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
-        assert_eq!(done, [("coredns-5c54f84c97-7xk2p", false)]);
+        assert!(
+            daemonset.join().expect("daemonset"),
+            "nodelocaldns not deleted"
+        );
+        let done: Vec<(&str, bool, bool)> = done
+            .iter()
+            .map(|p| (p.pod.as_str(), p.ok, p.kept))
+            .collect();
+        assert_eq!(
+            done,
+            [
+                ("coredns-5c54f84c97-7xk2p", false, true),
+                ("nodelocaldns-2v8kd", true, false)
+            ]
+        );
         std::fs::remove_dir_all(&dir).ok();
         let (mut kubectl, dir) = lab_kubectl(
             include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"),

@@ -2547,6 +2547,55 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
     assert!(unnoted_result.pods.is_empty(), "{unnoted_result:#?}");
 }
 
+/// The last Ready CoreDNS replica is kept, and the rollout goes on: two nodes whose
+/// CoreDNS pods loop, the first's made Ready after the plan (the lab's pod file edited), so
+/// deleting it would leave the cluster no Ready CoreDNS. With `--max-fail-percentage 0`
+/// (the default) the first node fails, its pod kept, and the second is still applied, its
+/// pod recreated and Ready (exit 3); the same plan again recreates the first's, now that
+/// another replica is Ready (exit 0). Before, the first node's failure stopped the
+/// rollout, the second was `untouched`, and no replica could become Ready.
+#[test]
+fn the_last_ready_coredns_replica_is_kept_and_the_rollout_goes_on() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (first, second) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    assert_eq!(
+        plan.hosts
+            .iter()
+            .map(|h| h.host.as_str())
+            .collect::<Vec<_>>(),
+        [first.as_str(), second.as_str()]
+    );
+    let pod_file = lab.dir.join("nodes").join(&first).join("dns-pod.json");
+    let mut pod: Value =
+        serde_json::from_slice(&std::fs::read(&pod_file).expect("pod")).expect("pod JSON");
+    pod["status"]["containerStatuses"][0]["ready"] = true.into();
+    pod["status"]["containerStatuses"][0]["state"] = serde_json::json!({"running": {}});
+    std::fs::write(&pod_file, pod.to_string()).expect("pod made Ready");
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    let kept = host_result(&record, &first);
+    assert_eq!(kept.outcome, HostOutcome::Failed, "{kept:#?}");
+    assert!(kept.pods_kept, "{kept:#?}");
+    assert!(
+        kept.pods.iter().any(|p| p.kept && !p.ok),
+        "{:#?}",
+        kept.pods
+    );
+    let applied = host_result(&record, &second);
+    assert_eq!(applied.outcome, HostOutcome::Applied, "{applied:#?}");
+    assert!(pods_recreated(applied), "{applied:#?}");
+
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    let again = host_result(&record, &first);
+    assert!(pods_recreated(again), "{again:#?}");
+}
+
 /// CoreDNS installed outside kube-system (the CoreDNS Helm chart with `helm install -n
 /// coredns`): the lab's nodes' DNS pods are in `coredns` (DIR/nodes-namespace), behind a
 /// Service there at the address kubeadm's kubelet-config gives as clusterDNS (10.96.0.10),
