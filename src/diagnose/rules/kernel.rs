@@ -352,7 +352,8 @@ fn module_not_persisted(ctx: &Ctx) -> Vec<String> {
 /// every start where it is the pods' network. Where CRI-O may give pods another network of
 /// the directory ([`crate::facts::cni::Cni::runtime_unknown`]), the file may be a former
 /// plugin's left behind, whose agent no longer runs: it is not counted then, and where
-/// counting it would have changed the outcome, the finding is unknown, saying why.
+/// counting it would have changed the outcome ([`same_call`]: more than its evidence), the
+/// finding is unknown, saying why.
 pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
     let cni = &ctx.facts.cni;
     let agent = cni.bridge_nf_agent.as_ref();
@@ -360,7 +361,7 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
         return not_persistent(ctx, agent);
     };
     let without = not_persistent(ctx, None);
-    if without == not_persistent(ctx, agent) {
+    if same_call(&without, &not_persistent(ctx, agent)) {
         return without;
     }
     let RuleOutcome::Findings(found) = &without else {
@@ -387,6 +388,28 @@ pub(super) fn bridge_nf_not_persistent(ctx: &Ctx) -> RuleOutcome {
             a.name, f.remediation
         ),
     )
+}
+
+/// Whether two outcomes of a rule tell the user the same: the same findings but for their
+/// evidence (severity, status, summary, fix and playbook), or the same pass or
+/// not-applicable. Where only the evidence differs, the user's call and action do not.
+fn same_call(a: &RuleOutcome, b: &RuleOutcome) -> bool {
+    match (a, b) {
+        (RuleOutcome::Findings(a), RuleOutcome::Findings(b)) => {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(a, b)| {
+                    a.id == b.id
+                        && a.severity == b.severity
+                        && a.status == b.status
+                        && a.summary == b.summary
+                        && a.remediation == b.remediation
+                        && a.playbook == b.playbook
+                        && a.wanted == b.wanted
+                        && a.about == b.about
+                })
+        }
+        _ => a == b,
+    }
 }
 
 /// [`bridge_nf_not_persistent`] with `agent` as the network agent that sets bridge

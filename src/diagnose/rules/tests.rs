@@ -5076,6 +5076,31 @@ fn a_crio_network_not_read_leaves_a_leftover_file_unknown() {
     );
 }
 
+/// cri-o/cri-o @f954a17e contrib/cni/11-crio-ipv4-bridge.conflist (network `crio`).
+const CRIO_IPV4_BRIDGE: &str = r#"{
+  "cniVersion": "1.0.0",
+  "name": "crio",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "routes": [
+            { "dst": "0.0.0.0/0" }
+        ],
+        "ranges": [
+            [{ "subnet": "10.85.0.0/16" }]
+        ]
+      }
+    }
+  ]
+}
+"#;
+
 /// DNS-BRIDGE-NF-NOT-PERSISTENT on the CRI-O node of
 /// DNS-BRIDGE-NF-OFF/crio-default-network-bridge moved from kube-router to CRI-O's own IPv4
 /// bridge network: kube-router's file (its daemonset's cni-conf.json, cloudnativelabs/
@@ -5106,34 +5131,14 @@ fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter(
    ]
 }
 "#;
-    let crio_ipv4 = r#"{
-  "cniVersion": "1.0.0",
-  "name": "crio",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "routes": [
-            { "dst": "0.0.0.0/0" }
-        ],
-        "ranges": [
-            [{ "subnet": "10.85.0.0/16" }]
-        ]
-      }
-    }
-  ]
-}
-"#;
     let mut moved = crate::testing::with_files(
         &base,
         &[
             ("/etc/cni/net.d/10-kuberouter.conflist", kube_router),
-            ("/etc/cni/net.d/11-crio-ipv4-bridge.conflist", crio_ipv4),
+            (
+                "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
+                CRIO_IPV4_BRIDGE,
+            ),
             (
                 "/proc/modules",
                 "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
@@ -5197,6 +5202,86 @@ fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter(
     };
     assert_eq!(f[0].severity, Severity::High, "{f:?}");
     assert_eq!(f[0].status, crate::diagnose::FindingStatus::Failed, "{f:?}");
+}
+
+/// DNS-BRIDGE-NF-NOT-PERSISTENT where CRI-O names its network in a form dnsfix does not
+/// read and the first CNI file is Weave's (weaveworks/weave @8c847638 `weave`
+/// create_cni_config(), as in DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default),
+/// no weave-npc running, br_netfilter loaded by hand and in no modules-load.d file, and a
+/// sysctl.d file setting bridge-nf-call-iptables to 0 while it is 1 now. With Weave counted
+/// or not, the finding is high and the fix the same (only the evidence on the sysctl line
+/// differs): the finding judged without Weave, not unknown.
+#[test]
+fn a_crio_network_not_read_leaves_a_finding_the_agent_does_not_change() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
+    let weave_node = crate::testing::rules_fixture(
+        "DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default",
+    );
+    let weave = String::from_utf8(
+        weave_node
+            .get("/etc/cni/net.d/10-weave.conflist")
+            .expect("Weave's conflist")
+            .content
+            .to_vec(),
+    )
+    .expect("text");
+    let mut node = crate::testing::with_files(
+        &base,
+        &[
+            ("/etc/cni/net.d/10-weave.conflist", weave.as_str()),
+            (
+                "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
+                CRIO_IPV4_BRIDGE,
+            ),
+            (
+                "/etc/crio/crio.conf.d/20-network.conf",
+                "[crio]\nnetwork.cni_default_network = \"crio\"\n",
+            ),
+            (
+                "/etc/sysctl.d/90-off.conf",
+                "net.bridge.bridge-nf-call-iptables = 0\n",
+            ),
+            (
+                "/proc/modules",
+                "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
+            ),
+            ("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n"),
+            ("/proc/sys/net/bridge/bridge-nf-call-ip6tables", "1\n"),
+            ("/proc/sys/net/bridge/bridge-nf-call-arptables", "1\n"),
+        ],
+    );
+    for gone in [
+        "/etc/cni/net.d/10-calico.conflist",
+        "/etc/cni/net.d/10-crio-bridge.conflist",
+    ] {
+        node.file(gone, FileState::Missing, None);
+    }
+    let host = Host::new("node1");
+    let facts = NodeFacts::from_raw("node1", &node);
+    assert!(facts.cni.runtime_unknown.is_some(), "{:?}", facts.cni);
+    assert_eq!(
+        facts.cni.bridge_nf_agent.as_ref().map(|a| a.name),
+        Some("Weave"),
+        "{:?}",
+        facts.cni
+    );
+    assert!(!facts.raw.pids.contains_key("weave-npc"));
+    let RuleOutcome::Findings(f) = bridge_nf_not_persistent(&Ctx::new(&host, &facts)) else {
+        panic!("high expected: {:?}", facts.cni);
+    };
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].status, crate::diagnose::FindingStatus::Failed, "{f:?}");
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    assert!(
+        f[0].evidence.iter().any(|e| e.contains("modules-load.d")),
+        "{f:?}"
+    );
+    assert!(
+        f[0].evidence.iter().any(|e| e
+            == "net.bridge.bridge-nf-call-iptables is 1 now; /etc/sysctl.d/90-off.conf:1 sets it to 0 at boot"),
+        "{f:?}"
+    );
 }
 
 /// kube-proxy's mode is known from its ConfigMap, the inventory or Kubespray's default;
