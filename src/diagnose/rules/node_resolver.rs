@@ -600,10 +600,12 @@ enum OptionList {
     /// `read_client_conf`), `require`'s is empty.
     Default,
     /// None (`request;`): dhclient sends no parameter request list, and the server sends
-    /// what it would by default.
-    Unset,
+    /// what it would by default. With the `(1-based line, statement)` that left none.
+    Unset((usize, String)),
     /// The list a statement set, `(1-based line, statement)`, and whether it has
-    /// domain-name-servers.
+    /// domain-name-servers. The statement is the one that replaced the default list (a
+    /// `request` with options, or the `request;` an `also` line then added to), not an
+    /// `also` line that added to it.
     Set((usize, String), bool),
 }
 
@@ -823,8 +825,9 @@ struct DhclientServers {
     /// The lease's own servers are passed on too (no `supersede` counts, and dhclient asks
     /// for them: see `unrequested`).
     lease: bool,
-    /// The `request` (or `also request`) statement whose list leaves out
-    /// domain-name-servers, as `(1-based line, statement)`, where one does and no
+    /// The statement that replaced dhclient's default request list with one that leaves
+    /// out domain-name-servers (a `request` line, or the `request;` an `also request` then
+    /// added to), as `(1-based line, statement)`, where one did and no
     /// `supersede` takes the lease's servers away anyway ([`DhclientServers::unrequested`]).
     unrequested: Option<(usize, String)>,
     /// A `default` line's servers, which stand in the lease's place where the lease brings
@@ -974,15 +977,17 @@ impl DhclientServers {
                 .iter()
                 .any(|n| matches!(*n, "domain-name-servers" | "dhcp.domain-name-servers"));
             let at = (s.line, s.text.clone());
+            // The statement that replaced the default list (or left none) stays the one
+            // named: an `also` line after it adds to its list, it does not make it.
             list = match (also, list) {
-                (_, OptionList::Unset) | (false, _) if names.is_empty() => OptionList::Unset,
-                (false, _) | (true, OptionList::Unset) => OptionList::Set(at, has),
+                (true, OptionList::Unset(reset)) if names.is_empty() => OptionList::Unset(reset),
+                (false, _) if names.is_empty() => OptionList::Unset(at),
+                (false, _) => OptionList::Set(at, has),
+                (true, OptionList::Unset(reset)) => OptionList::Set(reset, has),
                 // Appended to the default list: `request`'s has them, `require`'s is empty.
                 (true, OptionList::Default) if keyword == "request" => OptionList::Default,
                 (true, OptionList::Default) => OptionList::Set(at, has),
-                (true, OptionList::Set(first, had)) => {
-                    OptionList::Set(if had { first } else { at }, had || has)
-                }
+                (true, OptionList::Set(first, had)) => OptionList::Set(first, had || has),
             };
         }
         list
@@ -1200,12 +1205,7 @@ fn merged_into_read(
                 if nm_merged_from(c, &made) != Some(path) {
                     return None;
                 }
-                let name = c.rsplit('/').next().unwrap_or(c);
-                let interface = name
-                    .strip_prefix("dhclient6-")
-                    .or_else(|| name.strip_prefix("dhclient-"))
-                    .and_then(|n| n.strip_suffix(".conf"))
-                    .unwrap_or_default();
+                let interface = nm_made_interface(c);
                 let current = servers(&made) == servers(&nm_merged_lines(text, interface));
                 Some((c.clone(), current, interface.to_owned()))
             }
@@ -1217,6 +1217,47 @@ fn merged_into_read(
         .find(|(_, current, _)| !current)
         .or(made.first());
     first.cloned()
+}
+
+/// The interface NetworkManager made the dhclient file at `path` for: the IF of
+/// `dhclient-IF.conf` or `dhclient6-IF.conf` ([`nm_merged_from`]).
+fn nm_made_interface(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.strip_prefix("dhclient6-")
+        .or_else(|| name.strip_prefix("dhclient-"))
+        .and_then(|n| n.strip_suffix(".conf"))
+        .unwrap_or_default()
+}
+
+/// Where the request list that leaves out domain-name-servers is set by the `request;`
+/// (`at`) NetworkManager writes into the file it made (`path`, `text`): the `request`
+/// line of the file it merged from that made it write it, which is the one to change
+/// ([`nm_merged_parts`]). NetworkManager's own `also request` lines after it add no
+/// domain-name-servers for IPv4.
+fn nm_request_source(
+    facts: &crate::facts::NodeFacts,
+    path: &str,
+    text: &str,
+    at: &(usize, String),
+) -> Option<String> {
+    if at.1 != "request;" {
+        return None;
+    }
+    let from = nm_merged_from(path, text)?;
+    let shown = crate::text::escape(from);
+    // Where the file it merged from has no `request` line, the `request;` was copied from
+    // it (REQ_TAG is "request ", with its space), not written by NetworkManager.
+    let source = match file_text(facts, from) {
+        Some(t) => {
+            let (n, l) = nm_merged_parts(&t, nm_made_interface(path)).1?;
+            format!("{shown}:{n}: {}", crate::text::escape(l))
+        }
+        None => format!("a `request` line of {shown}"),
+    };
+    Some(format!(
+        "{path}:{}: request; is NetworkManager's, written for {source}: it merges that list into its own, without domain-name-servers; that line is the one to change",
+        at.0
+    ))
 }
 
 /// The lines of a dhclient.conf (`text`) that NetworkManager copies into the file it makes
@@ -1243,7 +1284,22 @@ pub(super) fn nm_merged_lines(text: &str, interface: &str) -> String {
 
 /// The lines [`nm_merged_lines`] gives, each with the 1-based line of `text` it is.
 fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
+    nm_merged_parts(text, interface).0
+}
+
+/// A line of a dhclient.conf with its 1-based line number.
+type SourceLine<'t> = (usize, &'t str);
+
+/// [`nm_merged`], and the last `request` line NetworkManager merges (its first line, with
+/// its 1-based line), where there is one: each empties the list it gathers, and any makes
+/// it write `request; # override dhclient defaults` before its own `also request` lines
+/// (nm-dhcp-dhclient-utils.c @b92182f1 lines 431-437, 502-506).
+fn nm_merged_parts<'t>(
+    text: &'t str,
+    interface: &str,
+) -> (Vec<SourceLine<'t>>, Option<SourceLine<'t>>) {
     let mut out = Vec::new();
+    let mut request = None;
     let mut fqdn = Vec::new();
     let mut blocks: Vec<bool> = Vec::new();
     let mut skip = 0usize;
@@ -1312,6 +1368,7 @@ fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
         }
         if let Some(list) = line.strip_prefix("request ") {
             in_req = !ends(list);
+            request = Some((number, line));
             continue;
         }
         if in_req {
@@ -1329,7 +1386,7 @@ fn nm_merged<'t>(text: &'t str, interface: &str) -> Vec<(usize, &'t str)> {
         out.push((number, line));
     }
     out.append(&mut fqdn);
-    out
+    (out, request)
 }
 
 /// [`DhclientServers::parse`] of the lines NetworkManager copies from `text` for
@@ -1405,6 +1462,8 @@ fn dhclient_finding(
     let bad = bad_of(servers);
     let mut fix = dhclient_fix(ctx, &text);
     let source = nm_source_note(&text, path, kubespray_block(ctx, &text), &mut fix);
+    let asked =
+        (servers.unrequested.as_ref()).and_then(|at| nm_request_source(facts, path, &text, at));
     let scope = servers.interface.as_ref().map(|name| {
         format!(
             "for interface {} (its block in {path} runs after the file's top-level statements)",
@@ -1417,6 +1476,7 @@ fn dhclient_finding(
         .map(|(n, l)| format!("{path}:{n}: {}", crate::text::escape(l)))
         .chain(scope)
         .chain(source)
+        .chain(asked)
         .chain(serving)
         .chain(unblocked.clone())
         .collect();

@@ -2336,6 +2336,110 @@ fn dhclients_request_list_without_domain_name_servers_brings_no_lease_servers() 
     }
 }
 
+/// ISC's example dhclient.conf (DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback)
+/// with its `request` and `require` lists replaced by `lists`, judged with CoreDNS
+/// forwarding elsewhere: the finding.
+fn isc_example_with(lists: &str) -> Finding {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+    );
+    let path = "/etc/dhcp/dhclient.conf";
+    let original =
+        String::from_utf8(raw.get(path).expect("dhclient.conf").content.to_vec()).expect("text");
+    let shipped = "request subnet-mask, broadcast-address, time-offset, routers,\n\tdomain-name, domain-name-servers, host-name;\nrequire subnet-mask, domain-name-servers;\n";
+    assert!(original.contains(shipped));
+    let conf = original.replacen(shipped, lists, 1);
+    raw.file(path, FileState::Present, Some(conf.as_bytes()));
+    managed_findings(&raw, true).remove(0)
+}
+
+/// The request list that leaves out domain-name-servers is the one a `request` statement
+/// set in place of dhclient's default (isc-dhcp @572032cb client/clparse.c lines 661-665:
+/// `REQUEST` drops the default list and parses its own); an `also request` after it adds
+/// to that list (`TOKEN_ALSO`), so the `request` line is the one named, not the last
+/// `also request`. After `request;` (no list), an `also request` makes the list, but
+/// `request;` is what replaced the default.
+#[test]
+fn the_request_line_that_replaced_the_default_list_is_named() {
+    let f = isc_example_with(
+        "request subnet-mask, routers;\nalso request ntp-servers;\nrequire subnet-mask;\n",
+    );
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.evidence
+            .contains(&"/etc/dhcp/dhclient.conf:6: request subnet-mask, routers;".to_owned()),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "no supersede line, but the request list (line 6) leaves out domain-name-servers"
+        )),
+        "{f:?}"
+    );
+    assert!(
+        !f.evidence.iter().any(|e| e.contains("ntp-servers")),
+        "{f:?}"
+    );
+    let f = isc_example_with("request;\nalso request ntp-servers;\nrequire subnet-mask;\n");
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    assert!(
+        f.evidence
+            .contains(&"/etc/dhcp/dhclient.conf:6: request;".to_owned()),
+        "{f:?}"
+    );
+}
+
+/// On a file NetworkManager made, the list is reset by its `request; # override dhclient
+/// defaults`, followed by its own `also request` lines (nm-dhcp-dhclient-utils.c
+/// @b92182f1 `nm_dhcp_dhclient_create_config`, lines 431-437 and 502-506), none of them
+/// domain-name-servers for IPv4. It writes that `request;` because the file it merges
+/// from has a `request` line (its list then merged in): that line is named. The made file
+/// below is what create_config writes for ens5 from the source below with no client id,
+/// host name, MUD URL or reject list, and a dhcp-timeout under 60: the header, the copied
+/// `prepend`, add_ip4_config's option definitions, then the request lines.
+#[test]
+fn a_networkmanager_request_line_names_the_request_line_it_was_written_for() {
+    use crate::facts::raw::FileState;
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-cf-names-another-file",
+    );
+    let source = b"prepend domain-name-servers 127.0.0.1;\nrequest subnet-mask, routers;\n";
+    raw.file("/etc/dhcp/dhclient.conf", FileState::Present, Some(source));
+    raw.file(
+        "/var/lib/NetworkManager/dhclient-ens5.conf",
+        FileState::Present,
+        Some(b"# Created by NetworkManager\n# Merged from /etc/dhcp/dhclient.conf\n\nprepend domain-name-servers 127.0.0.1;\n\noption rfc3442-classless-static-routes code 121 = array of unsigned integer 8;\noption ms-classless-static-routes code 249 = array of unsigned integer 8;\noption wpad code 252 = string;\n\nrequest; # override dhclient defaults\nalso request subnet-mask;\nalso request routers;\nalso request rfc3442-classless-static-routes;\nalso request ms-classless-static-routes;\nalso request static-routes;\nalso request wpad;\nalso request ntp-servers;\nalso request root-path;\n\n"),
+    );
+    raw.file(
+        "/proc/912/cmdline",
+        FileState::Present,
+        Some(b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0-lf\0/var/lib/NetworkManager/dhclient-ens5.lease\0-cf\0/var/lib/NetworkManager/dhclient-ens5.conf\0ens5\0"),
+    );
+    let found = managed_findings(&raw, false);
+    let f = finding_at(
+        &found,
+        "/var/lib/NetworkManager/",
+        "a finding on the made file",
+    );
+    assert!(
+        f.evidence
+            .contains(&"/var/lib/NetworkManager/dhclient-ens5.conf:10: request;".to_owned()),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "no supersede line, but the request list (line 10) leaves out domain-name-servers"
+        )),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence.contains(&"/var/lib/NetworkManager/dhclient-ens5.conf:10: request; is NetworkManager's, written for /etc/dhcp/dhclient.conf:2: request subnet-mask, routers;: it merges that list into its own, without domain-name-servers; that line is the one to change".to_owned()),
+        "{f:?}"
+    );
+    assert!(!f.evidence.iter().any(|e| e.contains("root-path")), "{f:?}");
+}
+
 /// dhclient runs the statements of dhclient.conf in order over the lease's options
 /// (isc-dhcp common/options.c `set_option` @572032cb): `prepend` and `append` add their
 /// servers to the lease's, `supersede` replaces everything before it. So ISC's own example
