@@ -839,11 +839,20 @@ struct DhclientServers {
 impl DhclientServers {
     /// What the top level gives an interface without a block of its own, then what each
     /// interface block gives its interface; empty where no statement sets the servers
-    /// (dhclient passes the lease's on).
+    /// (dhclient passes the lease's on). An interface's request and require lists are
+    /// those of the top-level statements before its block opens, then of the block's own:
+    /// isc-dhcp @572032cb client/clparse.c `parse_interface_declaration` gives the
+    /// interface a copy of the top level's settings as they are there (`make_client_config`,
+    /// a `memcpy` of the config, lists included), which a later top-level `request` does
+    /// not change (it sets a new list on the top level's, lines 661-665); its `on_receipt`
+    /// statements (the servers) run after all the top level's. So an interface gets a
+    /// finding of its own where its block sets servers, or where its lists ask for
+    /// domain-name-servers where the top level's do not, or the other way round.
     fn parse(text: &str) -> Vec<DhclientServers> {
         use crate::facts::dhclient_conf::{Scope, statements};
         let all = statements(text);
         let top: Vec<_> = all.iter().filter(|s| s.scope == Scope::Top).collect();
+        let top_unrequested = Self::unrequested(&top);
         let mut interfaces: Vec<&str> = Vec::new();
         for s in &all {
             if let Scope::Interface(name) = &s.scope
@@ -852,30 +861,44 @@ impl DhclientServers {
                 interfaces.push(name);
             }
         }
-        let mut out: Vec<DhclientServers> =
-            Self::apply(None, top.iter().copied()).into_iter().collect();
+        let mut out: Vec<DhclientServers> = Self::apply(None, top.iter().copied(), &top)
+            .into_iter()
+            .collect();
         for name in interfaces {
-            let own = all
+            let block = Scope::Interface(name.to_owned());
+            let in_block = |s: &crate::facts::dhclient_conf::Statement| s.scope == block;
+            let own = all.iter().filter(|s| in_block(s));
+            // The top-level statements before the block's first (for a name given several
+            // blocks, the config the first made).
+            let opened = all.iter().position(in_block).unwrap_or(all.len());
+            let lists: Vec<_> = all[..opened]
                 .iter()
-                .filter(|s| matches!(&s.scope, Scope::Interface(n) if n == name));
+                .filter(|s| s.scope == Scope::Top)
+                .chain(own.clone())
+                .collect();
             if own
                 .clone()
                 .any(|s| Self::servers_statement(&s.text).is_some())
+                || Self::unrequested(&lists) != top_unrequested
             {
-                out.extend(Self::apply(Some(name), top.iter().copied().chain(own)));
+                out.extend(Self::apply(
+                    Some(name),
+                    top.iter().copied().chain(own),
+                    &lists,
+                ));
             }
         }
         out
     }
 
-    /// The statements in the order dhclient runs them, over the lease's servers; `None`
-    /// where none sets them.
+    /// The statements in the order dhclient runs them, over the lease's servers, with
+    /// the request and require lists `lists` leave; `None` where none sets them.
     fn apply<'a>(
         interface: Option<&str>,
         statements: impl Iterator<Item = &'a crate::facts::dhclient_conf::Statement>,
+        lists: &[&crate::facts::dhclient_conf::Statement],
     ) -> Option<DhclientServers> {
-        let statements: Vec<&crate::facts::dhclient_conf::Statement> = statements.collect();
-        let unrequested = Self::unrequested(&statements);
+        let unrequested = Self::unrequested(lists);
         let mut out = DhclientServers {
             interface: interface.map(str::to_owned),
             lease: unrequested.is_none(),
@@ -933,7 +956,7 @@ impl DhclientServers {
     /// decides. Not where the `require` list has them: dhclient ignores an offer without
     /// them (client/dhclient.c `dhcpoffer`, `required_options`), so a lease it takes
     /// brings them. A `request` in an interface block counts for that interface, after
-    /// the top level's.
+    /// the top level's before the block ([`DhclientServers::parse`]).
     fn unrequested(
         statements: &[&crate::facts::dhclient_conf::Statement],
     ) -> Option<(usize, String)> {

@@ -2440,6 +2440,55 @@ fn a_networkmanager_request_line_names_the_request_line_it_was_written_for() {
     assert!(!f.evidence.iter().any(|e| e.contains("root-path")), "{f:?}");
 }
 
+/// An interface block starts from a copy of the top level's settings as they are where it
+/// opens (isc-dhcp @572032cb client/clparse.c `parse_interface_declaration` →
+/// `make_client_config`, lines 984 and 1073-1081), request list included; a later
+/// top-level `request` sets a new list on the top level's alone. Its domain-name-servers
+/// statements run after all the top level's. So an `also request domain-name-servers` in
+/// the block asks for them on that interface (the lease's servers follow 127.0.0.1: a
+/// warning where CoreDNS forwards elsewhere), and a block opened before the top-level
+/// `request` keeps the default list.
+#[test]
+fn an_interface_keeps_the_request_list_of_the_top_level_before_its_block() {
+    let f = isc_example_with(
+        "request subnet-mask, routers;\nrequire subnet-mask;\ninterface \"ens5\" {\n  also request domain-name-servers;\n}\n",
+    );
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e == "no supersede line: the lease's own servers are passed on too"),
+        "{f:?}"
+    );
+    // Without the block's line, the top level's list is the interface's too: high.
+    let f = isc_example_with(
+        "request subnet-mask, routers;\nrequire subnet-mask;\ninterface \"ens5\" {\n  send host-name \"node1\";\n}\n",
+    );
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+    // The block opened before the top-level request: ens5 keeps the default list.
+    let prepend_in_block = |before: &str, after: &str| {
+        use crate::facts::raw::FileState;
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-RESOLV-MANAGED-ELSEWHERE/dhclient-example-prepend-loopback",
+        );
+        let conf = format!(
+            "{before}interface \"ens5\" {{\n  prepend domain-name-servers 127.0.0.1;\n}}\n{after}"
+        );
+        raw.file(
+            "/etc/dhcp/dhclient.conf",
+            FileState::Present,
+            Some(conf.as_bytes()),
+        );
+        managed_findings(&raw, true).remove(0)
+    };
+    let f = prepend_in_block("", "request subnet-mask, routers;\n");
+    assert_eq!(f.severity, Severity::Warning, "{f:?}");
+    assert!(!f.evidence.iter().any(|e| e.contains("request")), "{f:?}");
+    // Before the block, it is ens5's list too.
+    let f = prepend_in_block("request subnet-mask, routers;\n", "");
+    assert_eq!(f.severity, Severity::High, "{f:?}");
+}
+
 /// dhclient runs the statements of dhclient.conf in order over the lease's options
 /// (isc-dhcp common/options.c `set_option` @572032cb): `prepend` and `append` add their
 /// servers to the lease's, `supersede` replaces everything before it. So ISC's own example
