@@ -1052,7 +1052,10 @@ async fn recreate_dns_pods(
     });
     if let Some(failure) = failure {
         // The pod still loops: the finding is not fixed, whatever the node's files say.
-        if let Some(v) = &mut result.verified
+        // Not where the pods left are only those kept as the last Ready replica: Ready,
+        // they do not loop.
+        if !result.pods_kept
+            && let Some(v) = &mut result.verified
             && let Some(i) = v
                 .fixed
                 .iter()

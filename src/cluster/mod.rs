@@ -53,6 +53,11 @@ pub struct DnsPod {
     /// Its container is running now (`state.running`), ready or not.
     #[serde(default)]
     pub running: bool,
+    /// It is being deleted (`metadata.deletionTimestamp`): Terminating, as on a node that
+    /// went away, until the kubelet there confirms or the node is deleted. Its controller
+    /// counts it no more and has made another.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminating: bool,
     /// The loop plugin's fatal line from its previous run, when it crashed on a loop.
     pub loop_detected: Option<String>,
     /// Its previous run's log was read (false: not asked, or past the budget).
@@ -2663,12 +2668,18 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 },
                 node: text(&pod["spec"]["nodeName"]).to_lowercase(),
                 phase: text(&pod["status"]["phase"]),
-                ready: status["ready"].as_bool().unwrap_or(false),
+                // The container's readiness, and the pod's Ready condition: the node
+                // controller marks the pods of a node that stopped answering not Ready
+                // there only, leaving their containers' statuses as they were
+                // (kubernetes/kubernetes @025f2834
+                // pkg/controller/util/node/controller_utils.go MarkPodsNotReady).
+                ready: status["ready"].as_bool().unwrap_or(false) && ready_condition(pod),
                 restarts: status["restartCount"].as_u64().unwrap_or(0),
                 waiting: status["state"]["waiting"]["reason"]
                     .as_str()
                     .map(str::to_owned),
                 running: status["state"]["running"].is_object(),
+                terminating: !pod["metadata"]["deletionTimestamp"].is_null(),
                 loop_detected: None,
                 logs_read: false,
                 container: named_dns_container(pod),
@@ -2678,6 +2689,15 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
         })
         .filter(|p| !p.ended())
         .collect())
+}
+
+/// A pod's `Ready` condition is not False (a pod without conditions is judged by its
+/// container alone).
+fn ready_condition(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+        .is_none_or(|c| c["status"] != "False")
 }
 
 /// The pods of a `kubectl get pods -o json` List outside kube-system that run a container
@@ -2963,9 +2983,12 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
         .iter()
         .find(|p| p.name == pod.name && p.namespace() == pod.namespace())
         .map_or(pod.ready, |p| p.ready);
+    // A replica being deleted (Terminating on a node that went away) is none: it never
+    // turns Ready again, and waiting for it would keep this pod for good.
     let others: Vec<&DnsPod> = like
         .iter()
         .filter(|p| p.app == pod.app && p.namespace() == pod.namespace() && p.name != pod.name)
+        .filter(|p| !p.terminating)
         .collect();
     if !ready || others.is_empty() || others.iter().any(|p| p.ready) {
         return None;
@@ -2977,11 +3000,14 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
                 "kube-system" => p.name.clone(),
                 ns => format!("{ns}/{}", p.name),
             };
+            let at = match p.node.as_str() {
+                "" => "not scheduled".to_owned(),
+                node => format!("on {}", crate::text::escape(node)),
+            };
             format!(
-                "{} on {}: {}",
+                "{} {at}: {}",
                 crate::text::escape(&name),
-                crate::text::escape(&p.node),
-                crate::text::escape(p.waiting.as_deref().unwrap_or(&p.phase))
+                crate::text::escape(&p.state())
             )
         })
         .collect();
@@ -3408,6 +3434,7 @@ mod tests {
             restarts: 0,
             waiting: None,
             running: true,
+            terminating: false,
             loop_detected: None,
             logs_read: false,
             container: None,
@@ -5021,6 +5048,51 @@ case \" $* \" in
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// The replicas `last_ready` weighs as the API server shows them: one whose node
+    /// stopped answering is not Ready by its pod's Ready condition, which the node
+    /// controller sets False leaving its container's status as it was (kubernetes/kubernetes
+    /// @025f2834 pkg/controller/util/node/controller_utils.go MarkPodsNotReady), so the pod
+    /// on node1 is the last Ready one; one being deleted (`deletionTimestamp`, Terminating on
+    /// a node that went away) is none, so node1's is no longer kept for it. Before, the
+    /// first was taken for Ready and node1's pod deleted, and the second kept it for good.
+    #[test]
+    fn a_replica_not_ready_by_its_condition_counts_and_a_terminating_one_does_not() {
+        let doc: Value =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/kubectl/dns-pods.json"))
+                .expect("fixture");
+        let read = |doc: &Value| parse_pods(&serde_json::to_vec(doc).expect("json")).expect("pods");
+        // node2's replica, its container ready, on a node that stopped answering.
+        let mut gone = doc.clone();
+        let other = &mut gone["items"][1];
+        other["status"]["containerStatuses"][0]["ready"] = true.into();
+        other["status"]["containerStatuses"][0]["state"] =
+            serde_json::json!({"running": {"startedAt": "2026-08-21T10:00:00Z"}});
+        other["status"]["containerStatuses"][0]
+            .as_object_mut()
+            .expect("status")
+            .remove("lastState");
+        let with_ready = read(&gone);
+        assert!(with_ready[1].ready, "{:?}", with_ready[1]);
+        assert_eq!(last_ready(&with_ready[0], &with_ready), None);
+        gone["items"][1]["status"]["conditions"] = serde_json::json!([
+            {"type": "Ready", "status": "False"},
+            {"type": "ContainersReady", "status": "True"}
+        ]);
+        let pods = read(&gone);
+        assert!(!pods[1].ready, "{:?}", pods[1]);
+        let why = last_ready(&pods[0], &pods).expect("kept");
+        assert!(
+            why.contains("coredns-5c54f84c97-q9m4d on node2: Running, not ready"),
+            "{why}"
+        );
+        // node2's crash-looping replica being deleted: node1's is recreated.
+        let mut terminating = doc.clone();
+        terminating["items"][1]["metadata"]["deletionTimestamp"] = "2026-08-21T10:05:00Z".into();
+        let pods = read(&terminating);
+        assert!(pods[1].terminating && !pods[0].terminating);
+        assert_eq!(last_ready(&pods[0], &pods), None);
+    }
+
     /// The last Ready CoreDNS replica is not deleted while the others are not Ready
     /// (dns-pods.json: node1's Ready, node2's crash-looping): deleting it would leave the
     /// cluster no Ready CoreDNS, and its replacement may land on a node a later batch fixes.
@@ -5084,7 +5156,7 @@ case \" $* \" in
         assert_eq!(
             step.message,
             "not deleted: it is the only Ready coredns replica, the others are not Ready \
-             (coredns-5c54f84c97-q9m4d on node2: CrashLoopBackOff), and deleting it would \
+             (coredns-5c54f84c97-q9m4d on node2: CrashLoopBackOff, 7 restarts), and deleting it would \
              leave the cluster without a Ready one; run the plan again once another is Ready"
         );
         kubectl.close().await;

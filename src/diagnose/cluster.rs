@@ -950,6 +950,7 @@ mod tests {
             restarts: 12,
             waiting: Some("CrashLoopBackOff".to_owned()),
             running: false,
+            terminating: false,
             loop_detected: Some(
                 "[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\""
                     .to_owned(),
@@ -1321,6 +1322,7 @@ mod tests {
             restarts: if ready { 0 } else { 9 },
             waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
             running: ready,
+            terminating: false,
             loop_detected: None,
             logs_read: true,
             container: None,

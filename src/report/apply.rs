@@ -163,7 +163,11 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
     }
     // The node's DNS pods, deleted through the cluster's API and replaced.
     for pod in &host.pods {
-        let word = if pod.ok { "recreated" } else { "NOT READY" };
+        let word = match (pod.ok, pod.kept) {
+            (true, _) => "recreated",
+            (false, true) => "KEPT",
+            (false, false) => "NOT READY",
+        };
         let line = format!("    {word:<9} pod {}: {}", pod.shown(), pod.message);
         let _ = writeln!(out, "{}", super::escape(&line));
     }
@@ -276,5 +280,32 @@ mod tests {
         let mut out = String::new();
         host_block(&mut out, &host(serde_json::json!([stale])), false);
         assert!(out.starts_with("== n1: stale (nothing written)\n"), "{out}");
+    }
+
+    /// A CoreDNS pod kept as the last Ready replica is said to be kept, not "NOT READY":
+    /// it is Ready.
+    #[test]
+    fn a_pod_kept_as_the_last_ready_replica_is_said_to_be_kept() {
+        let host: HostResult = serde_json::from_value(serde_json::json!({
+            "host": "n1",
+            "outcome": "failed",
+            "pods": [
+                {"pod": "coredns-a", "app": "coredns", "node": "n1", "ok": false,
+                 "kept": true, "message": "not deleted: it is the only Ready coredns replica"},
+                {"pod": "nodelocaldns-b", "app": "nodelocaldns", "node": "n1", "ok": false,
+                 "message": "deleted; no replacement appeared within 2s"}
+            ],
+            "error": "DNS pod coredns-a on n1: not deleted",
+            "planned": [],
+            "planned_handlers": [],
+        }))
+        .expect("a host result");
+        let mut out = String::new();
+        host_block(&mut out, &host, false);
+        assert!(
+            out.contains("    KEPT      pod coredns-a: not deleted")
+                && out.contains("    NOT READY pod nodelocaldns-b: deleted"),
+            "{out}"
+        );
     }
 }

@@ -2585,6 +2585,12 @@ fn the_last_ready_coredns_replica_is_kept_and_the_rollout_goes_on() {
         "{:#?}",
         kept.pods
     );
+    // The pod kept is Ready: the node's pod loop is not what is left.
+    let remaining = kept.verified.as_ref().map(|v| v.remaining.clone());
+    assert!(
+        !remaining.iter().flatten().any(|id| id == "DNS-POD-LOOP"),
+        "{kept:#?}"
+    );
     let applied = host_result(&record, &second);
     assert_eq!(applied.outcome, HostOutcome::Applied, "{applied:#?}");
     assert!(pods_recreated(applied), "{applied:#?}");

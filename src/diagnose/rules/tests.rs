@@ -6503,6 +6503,7 @@ fn coredns_pod(name: &str, app: &str, node: &str, ready: bool) -> crate::cluster
         restarts: if ready { 0 } else { 7 },
         waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
         running: ready,
+        terminating: false,
         loop_detected: None,
         logs_read: true,
         container: None,

@@ -735,6 +735,7 @@ mod tests {
             restarts: if ready { 0 } else { 7 },
             waiting: (!ready).then(|| "CrashLoopBackOff".to_owned()),
             running: ready,
+            terminating: false,
             loop_detected: (!ready).then(|| "[FATAL] plugin/loop: Loop".to_owned()),
             logs_read: !ready,
             container: None,
