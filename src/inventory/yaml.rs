@@ -18,7 +18,7 @@
 //! silently drops hosts from a fleet-wide change. Duplicate keys are errors too.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use serde::de::{self, DeserializeSeed, MapAccess};
@@ -88,6 +88,7 @@ impl<'de> Expect<'de> for Top<'_, '_> {
                     issue: &self.ctx.issue,
                     source: &self.ctx.source,
                     path: name,
+                    marks: &RefCell::default(),
                 })?;
                 return Err(fail(
                     &self.ctx.issue,
@@ -148,15 +149,15 @@ impl<'de> Expect<'de> for GroupDef<'_, '_> {
                 }))?,
                 _ => {
                     let within = format!("{}.vars", self.name);
-                    let vars: Vars = map.next_value_seed(Shape(VarsMap {
+                    let (vars, tagged) = map.next_value_seed(Shape(VarsMap {
                         issue: &ctx.issue,
                         source: &ctx.source,
                         what: format!("a mapping of variables under `{within}`"),
-                        path: within.clone(),
+                        path: within,
                     }))?;
                     let mut builder = ctx.builder.borrow_mut();
                     for (key, value) in vars {
-                        let literal = ctx.source.is_literal(&format!("{within}.{key}"));
+                        let literal = tagged.contains(&key);
                         builder
                             .set_group_var(group, key, value, ctx.path, None, literal)
                             .map_err(|message| fail::<A::Error>(&ctx.issue, message))?;
@@ -178,8 +179,14 @@ struct Hosts<'a, 'b, 'n> {
 }
 
 impl Hosts<'_, '_, '_> {
-    /// Adds the hosts `pattern` names, with `vars`, read at `path` (for `!unsafe` tags).
-    fn add<E: de::Error>(&self, pattern: &str, vars: Vars, path: &str) -> Result<(), E> {
+    /// Adds the hosts `pattern` names, with `vars`, of which those named in `tagged` are
+    /// tagged `!unsafe`.
+    fn add<E: de::Error>(
+        &self,
+        pattern: &str,
+        vars: Vars,
+        tagged: &BTreeSet<String>,
+    ) -> Result<(), E> {
         if pattern == "<<" {
             return Err(fail(
                 &self.ctx.issue,
@@ -203,7 +210,7 @@ impl Hosts<'_, '_, '_> {
         for name in names {
             let host = builder.add_host(&name, self.group, self.ctx.path, port);
             for (key, value) in &vars {
-                let literal = self.ctx.source.is_literal(&format!("{path}.{key}"));
+                let literal = tagged.contains(key);
                 let (key, value) = (key.clone(), value.clone());
                 builder.set_host_var(host, key, value, self.ctx.path, None, literal);
             }
@@ -230,16 +237,15 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
             within: &within,
             allowed: None,
         })? {
-            let path = format!("{within}.{pattern}");
-            let vars = map.next_value_seed(Shape(VarsMap {
+            let (vars, tagged) = map.next_value_seed(Shape(VarsMap {
                 issue: &self.ctx.issue,
                 source: &self.ctx.source,
                 what: format!(
                     "a mapping of variables (or nothing) for host `{pattern}` under `{within}`"
                 ),
-                path: path.clone(),
+                path: format!("{within}.{pattern}"),
             }))?;
-            self.add::<A::Error>(&pattern, vars, &path)?;
+            self.add::<A::Error>(&pattern, vars, &tagged)?;
         }
         Ok(())
     }
@@ -247,7 +253,7 @@ impl<'de> Expect<'de> for Hosts<'_, '_, '_> {
         Ok(())
     }
     fn string<E: de::Error>(self, value: &str) -> Result<(), E> {
-        self.add(value, Vars::new(), "")
+        self.add(value, Vars::new(), &BTreeSet::new())
     }
 }
 

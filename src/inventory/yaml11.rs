@@ -23,8 +23,7 @@
 //! A text that is JSON is read as JSON, as Ansible does (`DataLoader` tries `json.loads`
 //! first): none of this applies to it.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::cell::Cell;
 
 use serde::de::IgnoredAny;
 use serde_json::{Number, Value};
@@ -56,9 +55,6 @@ pub(crate) struct Source<'a> {
     /// How many such numbers this parse has met.
     met: Cell<usize>,
     locating: bool,
-    /// The paths (`group.vars.name`, as the parse names them) of the values tagged
-    /// `!unsafe`, which Ansible never renders.
-    literal: RefCell<HashSet<String>>,
 }
 
 impl<'a> Source<'a> {
@@ -78,18 +74,7 @@ impl<'a> Source<'a> {
             offsets: Vec::new(),
             met: Cell::new(0),
             locating: false,
-            literal: RefCell::default(),
         }
-    }
-
-    /// Records that the value at `path` is tagged `!unsafe`.
-    pub(crate) fn mark_literal(&self, path: &str) {
-        self.literal.borrow_mut().insert(path.to_owned());
-    }
-
-    /// Whether the value at `path` was tagged `!unsafe`.
-    pub(crate) fn is_literal(&self, path: &str) -> bool {
-        self.literal.borrow().contains(path)
     }
 
     /// Whether numbers are still to be located before the real parse.
@@ -101,7 +86,6 @@ impl<'a> Source<'a> {
     pub(crate) fn start(&mut self, locating: bool) {
         self.locating = locating;
         self.met.set(0);
-        self.literal.get_mut().clear();
     }
 
     /// The byte position of the number a locating parse stopped at.

@@ -13,7 +13,7 @@
 //! numbers are YAML 1.1's (`0644` is 420, `0o644` and `1e3` are strings), as are timestamps
 //! (see `yaml11.rs`).
 //! A value tagged
-//! `!unsafe` keeps its content and is marked literal (see [`Source::is_literal`]); an inline `!vault` value reads as
+//! `!unsafe` keeps its content and is marked literal (see [`Marks`]); an inline `!vault` value reads as
 //! [`VAULTED`], a value dnsfix cannot know (it never decrypts vault values), and `<<` merge keys are applied inside variables. Jinja is not evaluated here
 //! (bare references are resolved later, see `template.rs`).
 
@@ -72,15 +72,8 @@ pub(crate) fn parse_vars_file(
         path: String::new(),
     });
     let de = serde_norway::Deserializer::from_str(text);
-    let vars = seed
-        .deserialize(de)
-        .map_err(|err| to_error(path, &err, &issue))?;
-    let literal = vars
-        .keys()
-        .filter(|key| source.is_literal(key))
-        .cloned()
-        .collect();
-    Ok((vars, literal))
+    seed.deserialize(de)
+        .map_err(|err| to_error(path, &err, &issue))
 }
 
 /// The issue a number raises while [`source`] locates numbers.
@@ -93,10 +86,12 @@ pub(crate) fn source(text: &str) -> Source<'_> {
     while source.to_locate() {
         source.start(true);
         let issue = Issue::default();
+        let marks = RefCell::default();
         let seed = ValueSeed {
             issue: &issue,
             source: &source,
             path: String::new(),
+            marks: &marks,
         };
         let located = match seed.deserialize(serde_norway::Deserializer::from_str(text)) {
             Err(err) if issue.borrow().as_deref() == Some(LOCATE) => err.location(),
@@ -327,7 +322,8 @@ pub(crate) struct VarsMap<'a> {
 }
 
 impl<'de> Expect<'de> for VarsMap<'_> {
-    type Out = Vars;
+    /// The variables, with the names of those whose value is tagged `!unsafe`.
+    type Out = (Vars, BTreeSet<String>);
 
     fn issue(&self) -> &Issue {
         self.issue
@@ -335,11 +331,11 @@ impl<'de> Expect<'de> for VarsMap<'_> {
     fn expected(&self) -> String {
         self.what.clone()
     }
-    fn map<A: MapAccess<'de>>(self, map: A) -> Result<Vars, A::Error> {
+    fn map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Out, A::Error> {
         read_object(self.issue, self.source, &self.path, map)
     }
-    fn null<E: de::Error>(self) -> Result<Vars, E> {
-        Ok(Vars::new())
+    fn null<E: de::Error>(self) -> Result<Self::Out, E> {
+        Ok((Vars::new(), BTreeSet::new()))
     }
 }
 
@@ -350,6 +346,23 @@ pub(crate) struct ValueSeed<'a> {
     /// it whether it was quoted, and a number's YAML 1.1 reading is found there.
     pub(crate) source: &'a Source<'a>,
     pub(crate) path: String,
+    /// Where the `!unsafe` tags of this very value are recorded, for whoever reads it.
+    pub(crate) marks: &'a RefCell<Marks>,
+}
+
+/// The `!unsafe` tags a value read by [`ValueSeed`] carries, kept with that value (never
+/// by a path written as text, which a key holding a dot would meet: host `w.prod` is no
+/// key `prod` of host `w`). Only whole variables are literal to dnsfix (see
+/// [`VarOrigin::literal`](super::origin::VarOrigin::literal)); a mapping's marks say which of its keys hold a
+/// tagged value, for its reader and for the `<<` merge keys that take them in.
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    /// The value itself is tagged `!unsafe`.
+    pub(crate) whole: bool,
+    /// For a mapping: its keys whose value is tagged (or merged in tagged).
+    pub(crate) keys: BTreeSet<String>,
+    /// For a list: each item's marks.
+    pub(crate) items: Vec<Marks>,
 }
 
 /// PyYAML's YAML 1.1 booleans (`resolver.py`, `tag:yaml.org,2002:bool`) that YAML 1.2 reads
@@ -465,17 +478,28 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(ValueSeed {
-            issue: self.issue,
-            source: self.source,
-            path: format!("{}[{}]", self.path, items.len()),
-        })? {
+        let mut marks = Vec::new();
+        loop {
+            let item_marks = RefCell::default();
+            let Some(item) = seq.next_element_seed(ValueSeed {
+                issue: self.issue,
+                source: self.source,
+                path: format!("{}[{}]", self.path, items.len()),
+                marks: &item_marks,
+            })?
+            else {
+                break;
+            };
             items.push(item);
+            marks.push(item_marks.into_inner());
         }
+        self.marks.borrow_mut().items = marks;
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        read_object(self.issue, self.source, &self.path, map).map(Value::Object)
+        let (object, keys) = read_object(self.issue, self.source, &self.path, map)?;
+        self.marks.borrow_mut().keys = keys;
+        Ok(Value::Object(object))
     }
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
         // A custom tag: `!unsafe '...'` keeps its content, marked literal: Ansible never
@@ -485,12 +509,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         // value is not its ciphertext but a value dnsfix cannot know (see [`VAULTED`]; the
         // files that hold one say so, see [`vault_lines`]).
         let (tag, content) = data.variant::<String>()?;
-        let (source, path) = (self.source, self.path.clone());
+        let marks = self.marks;
         let value = content.newtype_variant_seed(self)?;
         match tag.trim_start_matches('!') {
             "vault" => Ok(Value::String(VAULTED.to_owned())),
             "unsafe" => {
-                source.mark_literal(&path);
+                marks.borrow_mut().whole = true;
                 Ok(value)
             }
             _ => Ok(value),
@@ -519,48 +543,49 @@ pub(crate) const VAULT_WARNING: &str = "an inline `!vault` value: dnsfix does no
 
 /// Reads a mapping into a JSON object, rejecting duplicate keys and applying `<<` merge keys
 /// (explicit keys win over merged ones, earlier merged mappings over later ones, as in
-/// YAML 1.1 and Ansible).
+/// YAML 1.1 and Ansible), with the keys whose value is tagged `!unsafe` (see [`Marks`]).
 fn read_object<'de, A: MapAccess<'de>>(
     issue: &Issue,
     source: &Source<'_>,
     path: &str,
     mut map: A,
-) -> Result<Vars, A::Error> {
+) -> Result<(Vars, BTreeSet<String>), A::Error> {
     let mut seen = HashSet::new();
     let mut object = Vars::new();
-    // Each merged mapping with its path, which its `!unsafe` values are recorded under.
-    let mut merged: Vec<(String, Vars)> = Vec::new();
+    let mut literal = BTreeSet::new();
+    // Each merged mapping with its marks and whether it is tagged as a whole.
+    let mut merged: Vec<(Vars, BTreeSet<String>, bool)> = Vec::new();
     while let Some(key) = map.next_key_seed(KeySeed {
         issue,
         seen: &mut seen,
         within: path,
         allowed: None,
     })? {
-        let child = if path.is_empty() {
-            key.clone()
-        } else {
-            format!("{path}.{key}")
-        };
+        let marks = RefCell::default();
         let value = map.next_value_seed(ValueSeed {
             issue,
             source,
-            path: child.clone(),
+            path: if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            },
+            marks: &marks,
         })?;
+        let marks: Marks = marks.into_inner();
         if key == "<<" {
             match value {
-                Value::Object(one) => merged.push((child, one)),
+                Value::Object(one) => merged.push((one, marks.keys, marks.whole)),
                 Value::Array(many) if many.iter().all(Value::is_object) => {
-                    let whole = source.is_literal(&child);
-                    merged.extend(many.into_iter().enumerate().filter_map(|(i, v)| {
-                        let at = format!("{child}[{i}]");
-                        if whole {
-                            source.mark_literal(&at);
-                        }
-                        match v {
-                            Value::Object(m) => Some((at, m)),
-                            _ => None,
-                        }
-                    }));
+                    let whole = marks.whole;
+                    merged.extend(
+                        many.into_iter()
+                            .zip(marks.items)
+                            .filter_map(|(v, m)| match v {
+                                Value::Object(one) => Some((one, m.keys, whole || m.whole)),
+                                _ => None,
+                            }),
+                    );
                 }
                 _ => {
                     return Err(fail(
@@ -572,25 +597,24 @@ fn read_object<'de, A: MapAccess<'de>>(
             }
             continue;
         }
+        if marks.whole {
+            literal.insert(key.clone());
+        }
         object.insert(key, value);
     }
-    for (from, vars) in merged {
+    for (vars, tagged, whole) in merged {
         for (key, value) in vars {
             if object.contains_key(&key) {
                 continue;
             }
             // A value merged from an `!unsafe` mapping, or tagged in it, stays literal.
-            if source.is_literal(&from) || source.is_literal(&format!("{from}.{key}")) {
-                source.mark_literal(&if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                });
+            if whole || tagged.contains(&key) {
+                literal.insert(key.clone());
             }
             object.insert(key, value);
         }
     }
-    Ok(object)
+    Ok((object, literal))
 }
 
 #[cfg(test)]
@@ -626,6 +650,25 @@ mod tests {
                 "e": [true, "on", false], "f": {"g": false}, "h": "yesterday", "i": "y",
                 "j": "yes", "k": "on",
             }))
+        );
+    }
+
+    /// The `!unsafe` tag of a variable stays with it: a tag nested in a mapping marks no
+    /// top-level variable whose name spells its path (before, `nest: {hv_over: !unsafe zz}`
+    /// made the key `nest.hv_over` literal), and merged keys keep theirs.
+    #[test]
+    fn unsafe_tags_mark_the_variables_that_carry_them() {
+        let text = "nest: {hv_over: !unsafe zz}
+nest.hv_over: '{{ x }}'
+l: [!unsafe a]
+d: &d {m: !unsafe '{{ x }}', n: '{{ x }}'}
+<<: [*d, !unsafe {o: 1}]
+w: !unsafe {p: 1}
+";
+        let (_, literal) = parse_vars_file(Path::new("gv.yml"), text).expect("parses");
+        assert_eq!(
+            literal,
+            BTreeSet::from(["m".into(), "o".into(), "w".into()])
         );
     }
 

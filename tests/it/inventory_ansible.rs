@@ -631,7 +631,7 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
     let dir = root().join("tests/fixtures/inventory/unsafe");
     let home = std::env::temp_dir().join(format!("dnsfix-inv-unsafe-{}", std::process::id()));
     std::fs::create_dir_all(home.join("tmp")).expect("home");
-    let cases: [(&str, &str, &[&str]); 2] = [
+    let cases: [(&str, &str, &[&str]); 4] = [
         (
             "hosts.yml",
             "node1",
@@ -656,6 +656,8 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
                 "host_file_reference",
             ],
         ),
+        ("hosts.yml", "n1", &["twice", "host_twice"]),
+        ("hosts.yml", "w.prod", &["ansible_host"]),
         ("hosts.ini", "node2", &["not_a_tag", "plain"]),
     ];
     let mut failures = Vec::new();
@@ -680,6 +682,14 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
             let why = over_ssh.connection().refused.unwrap_or_default();
             if !why.contains("`!unsafe`") || !why.contains("{{ base }}.11") {
                 failures.push(format!("node1 over ssh: refused with {why:?}"));
+            }
+        }
+        if name == "w.prod" {
+            // Its own address is untagged: usable over ssh.
+            let mut over_ssh = host.clone();
+            over_ssh.vars.remove("ansible_connection");
+            if let Some(why) = over_ssh.connection().refused {
+                failures.push(format!("w.prod over ssh: refused with {why:?}"));
             }
         }
     }
