@@ -178,13 +178,20 @@ fn candidates(text: &str) -> (Vec<Value>, Vec<(Value, Value)>) {
 }
 
 /// Whether a tag may stand before the token at byte `start`, which PyYAML (and serde)
-/// then construct as the tag says: a `!` before it on its line or anywhere on the line
-/// before (`key: !!float` above an indented `1e3`).
+/// then construct as the tag says: a `!` before it on its line or anywhere on the last
+/// line before that holds more than blanks and a comment (`key: !!float` above an
+/// indented `1e3`, blank and comment lines between them or not).
 fn maybe_tagged(text: &str, start: usize) -> bool {
     let before = &text[..start];
     let mut lines = before.rsplit('\n');
     let own = lines.next().unwrap_or_default();
-    own.contains('!') || lines.next().is_some_and(|line| line.contains('!'))
+    own.contains('!')
+        || lines
+            .find(|line| {
+                let line = line.trim();
+                !line.is_empty() && !line.starts_with('#')
+            })
+            .is_some_and(|line| line.contains('!'))
 }
 
 /// A plain scalar's value as serde_norway (YAML 1.2) reads it, if that is a number.
@@ -570,6 +577,9 @@ mod tests {
         assert_eq!(candidates("a: 15\nb: 1.5\nc: 0x1F\n"), (vec![], vec![]));
         // A tag may stand before one: located.
         let (located, settled) = candidates("a: 1e3\nb: !!float 1e3\n");
+        assert_eq!((located, settled), (vec![json!(1000.0)], vec![]));
+        // A blank or comment-only line between the tag and its token.
+        let (located, settled) = candidates("a: 1e3\nb: !!float\n\n  # c\n  1e3\n");
         assert_eq!((located, settled), (vec![json!(1000.0)], vec![]));
     }
 }
