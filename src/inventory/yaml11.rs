@@ -241,7 +241,11 @@ fn yaml11_int(token: &str) -> Option<Value> {
     } else if body == "0" {
         Wide::default()
     } else if let Some(octal) = body.strip_prefix('0') {
-        digits_of(octal, 8).then(|| in_radix(octal, 8))?
+        // `[-+]?0[0-7_]+`: `0_` is `0` once its `_`s are gone, and 0 (`construct_yaml_int`).
+        octal
+            .chars()
+            .all(|c| c == '_' || c.is_digit(8))
+            .then(|| in_radix(octal, 8))?
     } else if body.starts_with(|c: char| c.is_ascii_digit()) && digits_of(body, 10) {
         in_radix(body, 10)
     } else {
@@ -500,6 +504,9 @@ mod tests {
             ("0b101", json!(5)),
             ("+12", json!(12)),
             ("0", json!(0)),
+            ("0_", json!(0)),
+            ("-0_", json!(0)),
+            ("0__", json!(0)),
             ("1.", json!(1.0)),
             (".5", json!(0.5)),
             ("1.0e+3", json!(1000.0)),
