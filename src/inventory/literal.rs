@@ -411,6 +411,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Python's `ast.literal_eval` refuses a decimal integer of more than 4,300 digits
+    /// (SyntaxError "Exceeds the limit"), and Ansible keeps such an INI value as its text.
+    #[test]
+    fn integers_past_pythons_digit_limit_keep_the_text() {
+        let at_limit = format!("[{}]", "1".repeat(4300));
+        assert_eq!(parse_value(&at_limit), json!(["1".repeat(4300)]));
+        let over = format!("[{}]", "1".repeat(4301));
+        assert_eq!(parse_value(&over), Value::String(over.clone()));
+    }
+
     #[test]
     fn literals_become_typed_values() {
         for (raw, want) in [

@@ -227,19 +227,24 @@ fn yaml11_int(token: &str) -> Option<Value> {
         text.chars().any(|c| c.is_digit(radix))
             && text.chars().all(|c| c == '_' || c.is_digit(radix))
     };
+    // `None` past what Python writes out: kept as its text, never computed (see `too_wide`).
     let in_radix = |text: &str, radix: u32| {
+        let digits: Vec<u32> = text.chars().filter_map(|c| c.to_digit(radix)).collect();
+        if too_wide(digits.len(), radix) {
+            return None;
+        }
         let mut magnitude = Wide::default();
-        for digit in text.chars().filter_map(|c| c.to_digit(radix)) {
+        for digit in digits {
             magnitude.mul_add(radix, digit);
         }
-        magnitude
+        Some(magnitude)
     };
     let magnitude = if let Some(bin) = body.strip_prefix("0b") {
         digits_of(bin, 2).then(|| in_radix(bin, 2))?
     } else if let Some(hex) = body.strip_prefix("0x") {
         digits_of(hex, 16).then(|| in_radix(hex, 16))?
     } else if body == "0" {
-        Wide::default()
+        Some(Wide::default())
     } else if let Some(octal) = body.strip_prefix('0') {
         // `[-+]?0[0-7_]+`: `0_` is `0` once its `_`s are gone, and 0 (`construct_yaml_int`).
         octal
@@ -250,19 +255,57 @@ fn yaml11_int(token: &str) -> Option<Value> {
         in_radix(body, 10)
     } else {
         let parts = sexagesimal(body)?;
-        let mut magnitude = in_radix(&parts[0], 10);
-        for part in &parts[1..] {
-            magnitude.mul_add(60, part.parse().ok()?);
+        match in_radix(&parts[0], 10) {
+            Some(mut magnitude) => {
+                for part in &parts[1..] {
+                    magnitude.mul_add(60, part.parse().ok()?);
+                }
+                Some(magnitude)
+            }
+            None => None,
         }
-        magnitude
     };
-    Some(magnitude.value(negative))
+    Some(match magnitude {
+        Some(magnitude) => magnitude.value(negative),
+        None => Value::String(token.to_owned()),
+    })
+}
+
+/// Python (3.11 on, `sys.int_info.default_max_str_digits`) turns no decimal text of more
+/// digits than this into an int, nor such an int into text: "Exceeds the limit (4300
+/// digits) for integer string conversion".
+pub(crate) const MAX_INT_DIGITS: usize = 4300;
+
+/// Whether an integer of `digits` digits in `radix` may have more decimal digits than
+/// Python reads or writes: it is not computed here (that is quadratic in its length).
+fn too_wide(digits: usize, radix: u32) -> bool {
+    digits as f64 * f64::from(radix).log10() > MAX_INT_DIGITS as f64
+}
+
+/// The number of decimal digits of a plain scalar PyYAML reads as a decimal (or base 60)
+/// integer whose (first) digits Python refuses to convert, refusing the whole file
+/// (`construct_yaml_int` calls `int()` on them): more than [`MAX_INT_DIGITS`].
+pub(crate) fn over_python_digits(token: &str) -> Option<usize> {
+    let (_, body) = split_sign(token);
+    let first = body.split(':').next().unwrap_or_default();
+    let decimal = first.starts_with(|c: char| ('1'..='9').contains(&c))
+        && first.chars().all(|c| c == '_' || c.is_ascii_digit());
+    if !decimal || (body.contains(':') && sexagesimal(body).is_none()) {
+        return None;
+    }
+    let digits = first.chars().filter(char::is_ascii_digit).count();
+    (digits > MAX_INT_DIGITS).then_some(digits)
 }
 
 /// The non-negative integer `digits` (without `_`) in `radix` writes, as [`Wide::value`]
 /// gives it; `None` if a character is not such a digit. For the INI reading of Python
 /// literals too (`literal.rs`).
 pub(crate) fn wide_integer(digits: &str, radix: u32) -> Option<Value> {
+    // Past Python's limit, `ast.literal_eval` raises (decimal) or gives an int Python
+    // cannot write out: kept as text, as Ansible keeps an INI value it cannot evaluate.
+    if too_wide(digits.len(), radix) {
+        return None;
+    }
     let mut magnitude = Wide::default();
     for c in digits.chars() {
         magnitude.mul_add(radix, c.to_digit(radix)?);

@@ -28,7 +28,9 @@ use serde_json::{Number, Value};
 use super::Vars;
 use super::error::InventoryError;
 use super::host::VAULTED;
-use super::yaml11::{Reading, Source, yaml11_number, yaml11_timestamp};
+use super::yaml11::{
+    MAX_INT_DIGITS, Reading, Source, over_python_digits, yaml11_number, yaml11_timestamp,
+};
 
 /// Our own description of what went wrong, set by the visitor that noticed it. The serde
 /// error that carries it out only contributes the position.
@@ -456,6 +458,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         if !is_plain_in(self.source.text, value) {
             return Ok(Value::String(value.to_string()));
         }
+        if let Some(digits) = over_python_digits(value) {
+            return Err(fail(
+                self.issue,
+                format!(
+                    "an integer of {digits} digits: Python refuses to read one of more than {MAX_INT_DIGITS} (\"Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion\"), so Ansible refuses this file; quote it if it is text"
+                ),
+            ));
+        }
         Ok(match (yaml11_bool(value), yaml11_number(value)) {
             (Some(b), _) => Value::Bool(b),
             (None, Some(number)) => number,
@@ -651,6 +661,27 @@ mod tests {
                 "j": "yes", "k": "on",
             }))
         );
+    }
+
+    /// A decimal integer of more digits than Python reads refuses the file, as Ansible's
+    /// "Exceeds the limit (4300 digits)" does, at its line; a wider hexadecimal one (an
+    /// int to Python, which it cannot write out) is kept as its text, not computed (a
+    /// 300,000-digit one took a minute).
+    #[test]
+    fn integers_past_pythons_digit_limit() {
+        let at_limit = format!("ok: 1\nn: 1{}\n", "2".repeat(MAX_INT_DIGITS - 1));
+        assert!(parse(&at_limit).is_ok());
+        let over = format!("ok: 1\nn: -1_{}\n", "2".repeat(MAX_INT_DIGITS));
+        let err = parse(&over).expect_err("refused");
+        assert!(
+            err.contains("gv.yml:2:") && err.contains("4301 digits"),
+            "{err}"
+        );
+        let sexagesimal = format!("n: 1{}:30\n", "0".repeat(MAX_INT_DIGITS));
+        assert!(parse(&sexagesimal).is_err());
+        let hex = format!("0x{}", "f".repeat(300_000));
+        let vars = parse(&format!("n: {hex}\n")).expect("reads");
+        assert_eq!(vars["n"], Value::String(hex));
     }
 
     /// The `!unsafe` tag of a variable stays with it: a tag nested in a mapping marks no

@@ -802,3 +802,44 @@ fn integers_past_64_bits_read_as_ansible_reads_them() {
     let _ = std::fs::remove_dir_all(&home);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A decimal integer of more digits than Python converts (4,300) refuses the YAML file in
+/// Ansible ("Exceeds the limit (4300 digits) for integer string conversion") and in dnsfix,
+/// which says where; one of 4,300 digits is read by both. Before, dnsfix read any length,
+/// in time quadratic in it (a 300,000-digit integer took a minute).
+#[test]
+fn integers_past_pythons_digit_limit_refuse_the_file_as_in_ansible() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-inv-digits-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tmp")).expect("home");
+    for (digits, refused) in [(4300, false), (4301, true)] {
+        let path = dir.join(format!("hosts-{digits}.yml"));
+        let text = format!(
+            "all:\n  hosts:\n    n1:\n      ansible_connection: local\n      wide: 1{}\n",
+            "2".repeat(digits - 1)
+        );
+        std::fs::write(&path, text).expect("write");
+        let output = Command::new(ansible_bin("ansible-inventory"))
+            .args(["-i", path.to_str().expect("utf-8"), "--list"])
+            .env("HOME", &dir)
+            .env("ANSIBLE_LOCAL_TEMP", dir.join("tmp"))
+            .env("ANSIBLE_INVENTORY_ENABLED", "yaml")
+            .env("ANSIBLE_INVENTORY_UNPARSED_FAILED", "true")
+            .env_remove("ANSIBLE_CONFIG")
+            .current_dir(&dir)
+            .output()
+            .expect("runs ansible-inventory");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(!output.status.success(), refused, "{digits}: {stderr}");
+        assert_eq!(stderr.contains("Exceeds the limit (4300 digits)"), refused);
+        match Inventory::load(&path) {
+            Ok(_) => assert!(!refused, "{digits} digits: read by dnsfix"),
+            Err(err) => {
+                let err = err.to_string();
+                assert!(refused, "{digits} digits: {err}");
+                let at = format!("hosts-{digits}.yml:5:");
+                assert!(err.contains(&at) && err.contains("4301 digits"), "{err}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
