@@ -89,6 +89,7 @@ impl<'de> Expect<'de> for Top<'_, '_> {
                     source: &self.ctx.source,
                     path: name,
                     marks: &RefCell::default(),
+                    unsafe_content: false,
                 })?;
                 return Err(fail(
                     &self.ctx.issue,

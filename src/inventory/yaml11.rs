@@ -113,10 +113,20 @@ impl<'a> Source<'a> {
 
 /// The scalar at byte `at` of `text` (after its anchor), as YAML 1.1 reads it, if it is
 /// the token serde read as `value`; else `value`. A tagged scalar (`!!int 0o17`) keeps its
-/// value: PyYAML constructs it as the tag says, as serde does.
+/// value: PyYAML constructs it as the tag says, as serde does. But `!unsafe` is no type:
+/// Ansible resolves what it tags as an untagged scalar (ansible-core 2.19
+/// lib/ansible/_internal/_yaml/_constructor.py `_resolve_and_construct_object`), so
+/// `!unsafe 1e3` is the string "1e3" there.
 fn reread(text: &str, at: usize, value: Value) -> Value {
     let mut rest = text.get(at..).unwrap_or_default();
-    while let Some(property) = rest.strip_prefix('&') {
+    loop {
+        let property = match rest.strip_prefix('&') {
+            Some(anchor) => anchor,
+            None => match rest.strip_prefix("!unsafe") {
+                Some(after) if after.starts_with(char::is_whitespace) => after,
+                _ => break,
+            },
+        };
         let end = property.find(char::is_whitespace).unwrap_or(property.len());
         rest = property[end..].trim_start();
     }

@@ -94,6 +94,7 @@ pub(crate) fn source(text: &str) -> Source<'_> {
             source: &source,
             path: String::new(),
             marks: &marks,
+            unsafe_content: false,
         };
         let located = match seed.deserialize(serde_norway::Deserializer::from_str(text)) {
             Err(err) if issue.borrow().as_deref() == Some(LOCATE) => err.location(),
@@ -350,6 +351,12 @@ pub(crate) struct ValueSeed<'a> {
     pub(crate) path: String,
     /// Where the `!unsafe` tags of this very value are recorded, for whoever reads it.
     pub(crate) marks: &'a RefCell<Marks>,
+    /// This value is what an `!unsafe` tag tags: a scalar is resolved as if untagged and
+    /// plain, quoted or not, as Ansible resolves it (ansible-core 2.19
+    /// lib/ansible/_internal/_yaml/_constructor.py `_resolve_and_construct_object`,
+    /// `resolve(ScalarNode, value, (True, False))`): `!unsafe 0644` is 420, `!unsafe yes`
+    /// true, `!unsafe "0644"` 420 too.
+    pub(crate) unsafe_content: bool,
 }
 
 /// The `!unsafe` tags a value read by [`ValueSeed`] carries, kept with that value (never
@@ -399,6 +406,25 @@ fn is_plain_in(source: &str, scalar: &str) -> bool {
 }
 
 impl ValueSeed<'_> {
+    /// A plain, untagged scalar as YAML 1.1 reads it.
+    fn plain<E: de::Error>(&self, value: &str) -> Result<Value, E> {
+        if let Some(digits) = over_python_digits(value) {
+            return Err(fail(
+                self.issue,
+                format!(
+                    "an integer of {digits} digits: Python refuses to read one of more than {MAX_INT_DIGITS} (\"Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion\"), so Ansible refuses this file; quote it if it is text"
+                ),
+            ));
+        }
+        Ok(match (yaml11_bool(value), yaml11_number(value)) {
+            (Some(b), _) => Value::Bool(b),
+            (None, Some(number)) => number,
+            (None, None) => {
+                Value::String(yaml11_timestamp(value).unwrap_or_else(|| value.to_string()))
+            }
+        })
+    }
+
     /// A number as YAML 1.1 reads the scalar it came from.
     fn number<E: de::Error>(&self, value: Value) -> Result<Value, E> {
         match self.source.number(value) {
@@ -455,26 +481,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         })
     }
     fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Value, E> {
-        if !is_plain_in(self.source.text, value) {
+        if !self.unsafe_content && !is_plain_in(self.source.text, value) {
             return Ok(Value::String(value.to_string()));
         }
-        if let Some(digits) = over_python_digits(value) {
-            return Err(fail(
-                self.issue,
-                format!(
-                    "an integer of {digits} digits: Python refuses to read one of more than {MAX_INT_DIGITS} (\"Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion\"), so Ansible refuses this file; quote it if it is text"
-                ),
-            ));
-        }
-        Ok(match (yaml11_bool(value), yaml11_number(value)) {
-            (Some(b), _) => Value::Bool(b),
-            (None, Some(number)) => number,
-            (None, None) => {
-                Value::String(yaml11_timestamp(value).unwrap_or_else(|| value.to_string()))
-            }
-        })
+        self.plain(value)
     }
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        if self.unsafe_content {
+            return self.plain(value);
+        }
         Ok(Value::String(value.to_string()))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
@@ -496,6 +511,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 source: self.source,
                 path: format!("{}[{}]", self.path, items.len()),
                 marks: &item_marks,
+                unsafe_content: false,
             })?
             else {
                 break;
@@ -520,7 +536,11 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         // files that hold one say so, see [`vault_lines`]).
         let (tag, content) = data.variant::<String>()?;
         let marks = self.marks;
-        let value = content.newtype_variant_seed(self)?;
+        let unsafe_content = tag.trim_start_matches('!') == "unsafe";
+        let value = content.newtype_variant_seed(ValueSeed {
+            unsafe_content,
+            ..self
+        })?;
         match tag.trim_start_matches('!') {
             "vault" => Ok(Value::String(VAULTED.to_owned())),
             "unsafe" => {
@@ -581,6 +601,7 @@ fn read_object<'de, A: MapAccess<'de>>(
                 format!("{path}.{key}")
             },
             marks: &marks,
+            unsafe_content: false,
         })?;
         let marks: Marks = marks.into_inner();
         if key == "<<" {
