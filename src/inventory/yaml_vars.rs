@@ -145,6 +145,13 @@ pub(crate) trait Expect<'de>: Sized {
     fn string<E: de::Error>(self, _value: &str) -> Result<Self::Out, E> {
         Err(self.found("a string"))
     }
+    /// Whether a value tagged `!unsafe` is read here (then as untagged, and given to
+    /// [`Self::tagged_unsafe`]); elsewhere the tag is refused.
+    fn takes_unsafe(&self) -> bool {
+        false
+    }
+    /// Marks what was read under an `!unsafe` tag as such.
+    fn tagged_unsafe(_out: &mut Self::Out) {}
     fn found<E: de::Error>(&self, kind: &str) -> E {
         fail(
             self.issue(),
@@ -206,7 +213,12 @@ impl<'de, T: Expect<'de>> Visitor<'de> for Shape<T> {
         Err(self.0.found("a list"))
     }
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<T::Out, A::Error> {
-        let (tag, _rest) = data.variant::<String>()?;
+        let (tag, rest) = data.variant::<String>()?;
+        if tag.trim_start_matches('!') == "unsafe" && self.0.takes_unsafe() {
+            let mut out = rest.newtype_variant_seed(self)?;
+            T::tagged_unsafe(&mut out);
+            return Ok(out);
+        }
         Err(self.0.found(&format!("a value tagged `!{tag}`")))
     }
 }
@@ -339,6 +351,15 @@ impl<'de> Expect<'de> for VarsMap<'_> {
     }
     fn null<E: de::Error>(self) -> Result<Self::Out, E> {
         Ok((Vars::new(), BTreeSet::new()))
+    }
+    /// `vars: !unsafe {...}`, `node1: !unsafe {...}`: Ansible reads the mapping, every
+    /// value in it unsafe (ansible-core 2.19 lib/ansible/_internal/_yaml/_constructor.py
+    /// `construct_yaml_unsafe`, its `_unsafe_depth` held over the whole construction).
+    fn takes_unsafe(&self) -> bool {
+        true
+    }
+    fn tagged_unsafe((vars, literal): &mut Self::Out) {
+        literal.extend(vars.keys().cloned());
     }
 }
 

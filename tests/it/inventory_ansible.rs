@@ -631,7 +631,7 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
     let dir = root().join("tests/fixtures/inventory/unsafe");
     let home = std::env::temp_dir().join(format!("dnsfix-inv-unsafe-{}", std::process::id()));
     std::fs::create_dir_all(home.join("tmp")).expect("home");
-    let cases: [(&str, &str, &[&str]); 4] = [
+    let cases: [(&str, &str, &[&str]); 5] = [
         (
             "hosts.yml",
             "node1",
@@ -665,6 +665,7 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
         ),
         ("hosts.yml", "n1", &["twice", "host_twice"]),
         ("hosts.yml", "w.prod", &["ansible_host"]),
+        ("hosts.yml", "n3", &["whole_group", "whole_host"]),
         ("hosts.ini", "node2", &["not_a_tag", "plain"]),
     ];
     let mut failures = Vec::new();
