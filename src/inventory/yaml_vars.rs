@@ -437,6 +437,10 @@ impl ValueSeed<'_> {
                 ),
             ));
         }
+        // YAML 1.1's null (PyYAML's resolver: `~`, `null`, `Null`, `NULL`, or nothing).
+        if matches!(value, "" | "~" | "null" | "Null" | "NULL") {
+            return Ok(Value::Null);
+        }
         Ok(match (yaml11_bool(value), yaml11_number(value)) {
             (Some(b), _) => Value::Bool(b),
             (None, Some(number)) => number,

@@ -653,6 +653,8 @@ fn values_tagged_unsafe_stay_literal_as_ansible_keeps_them() {
                 "tagged_quoted",
                 "tagged_list",
                 "tagged_float",
+                "tagged_empty",
+                "tagged_null",
                 "file_literal",
                 "file_reference",
                 "anchored",
