@@ -1428,18 +1428,22 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 mod tests {
     use super::*;
 
-    /// The namespaces apply lists outside kube-system: those of the plan's pods there,
-    /// each with its selector, once; kube-system's (a plan saved before pods carried a
-    /// namespace among them) are listed as before.
-    #[test]
-    fn pods_outside_kube_system_are_listed_in_their_namespace() {
-        let pod = |name: &str, namespace: Option<&str>| crate::plan::model::PodState {
+    /// A planned CoreDNS pod, ready, in `namespace` (by `k8s-app=coredns`) or kube-system.
+    fn pod(name: &str, namespace: Option<&str>) -> crate::plan::model::PodState {
+        crate::plan::model::PodState {
             name: name.to_owned(),
             app: "coredns".to_owned(),
             state: "ready".to_owned(),
             namespace: namespace.map(str::to_owned),
             selector: namespace.map(|_| "k8s-app=coredns".to_owned()),
-        };
+        }
+    }
+
+    /// The namespaces apply lists outside kube-system: those of the plan's pods there,
+    /// each with its selector, once; kube-system's (a plan saved before pods carried a
+    /// namespace among them) are listed as before.
+    #[test]
+    fn pods_outside_kube_system_are_listed_in_their_namespace() {
         let action = |pods| ClusterAction::RecreateDnsPods {
             node: vec!["node1".to_owned()],
             pods,
@@ -1499,13 +1503,6 @@ mod tests {
     /// kube-system alone, as before.
     #[test]
     fn every_node_lists_the_plans_confirmed_namespace() {
-        let pod = |name: &str, namespace: Option<&str>| crate::plan::model::PodState {
-            name: name.to_owned(),
-            app: "coredns".to_owned(),
-            state: "ready".to_owned(),
-            namespace: namespace.map(str::to_owned),
-            selector: namespace.map(|_| "k8s-app=coredns".to_owned()),
-        };
         let host = |name: &str, pods: Vec<crate::plan::model::PodState>| {
             let mut plan: HostPlan =
                 serde_json::from_value(serde_json::json!({"host": name, "status": "changes",

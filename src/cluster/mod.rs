@@ -4875,21 +4875,7 @@ case \" $* \" in
     /// Service is found outside kube-system".
     #[tokio::test]
     async fn services_that_could_not_be_listed_are_said_to_be() {
-        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
-            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
-        ));
-        std::fs::write(dir.join("cluster-scope-forbidden"), "").expect("write");
-        let home = kubectl
-            .first_listing(Listing::WithServices)
-            .await
-            .expect("listed");
-        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
-        let refused = kubectl.confirm_elsewhere(&home, &plan).await;
-        kubectl.close().await;
-        std::fs::remove_dir_all(&dir).ok();
-        let Err(crate::cluster::Unconfirmed::Unlisted(error)) = refused else {
-            panic!("expected the Services unlisted, got {refused:?}");
-        };
+        let error = unlisted("cluster-scope-forbidden").await;
         assert!(
             error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: exit status 1: Error from server (Forbidden): services is forbidden"),
             "{error}"
@@ -4903,10 +4889,22 @@ case \" $* \" in
     /// apply leaves the plan's hosts untouched rather than stale.
     #[tokio::test]
     async fn services_that_timed_out_are_said_to_be() {
+        let error = unlisted("cluster-scope-times-out").await;
+        assert!(
+            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: timed out after 30s"),
+            "{error}"
+        );
+        assert!(error.ends_with("refused, nothing deleted"), "{error}");
+    }
+
+    /// What `confirm_elsewhere` says of the Helm chart's CoreDNS in `coredns` where the
+    /// lab's kubectl is set to fail the cluster-scope Services list (`switch`, a file in
+    /// its directory): unlisted, never moved.
+    async fn unlisted(switch: &str) -> String {
         let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
             "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
         ));
-        std::fs::write(dir.join("cluster-scope-times-out"), "").expect("write");
+        std::fs::write(dir.join(switch), "").expect("write");
         let home = kubectl
             .first_listing(Listing::WithServices)
             .await
@@ -4918,11 +4916,7 @@ case \" $* \" in
         let Err(crate::cluster::Unconfirmed::Unlisted(error)) = refused else {
             panic!("expected the Services unlisted, got {refused:?}");
         };
-        assert!(
-            error.contains("but the Services could not be listed (kubectl get services -A -l app.kubernetes.io/name=coredns,kubernetes.io/cluster-service=true -o json: timed out after 30s"),
-            "{error}"
-        );
-        assert!(error.ends_with("refused, nothing deleted"), "{error}");
+        error
     }
 
     /// A Services list that timed out at a node, after its kubelet restarted, is no sign

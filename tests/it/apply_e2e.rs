@@ -2615,16 +2615,7 @@ fn the_last_ready_coredns_replica_is_kept_and_the_rollout_goes_on() {
 fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
     let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
-    std::fs::write(lab.dir.join("nodes-namespace"), "coredns\n").expect("nodes-namespace");
-    let services = serde_json::json!({"apiVersion": "v1", "kind": "List",
-        "metadata": {"resourceVersion": ""},
-        "items": [{"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": "dns-coredns", "namespace": "coredns",
-                "labels": {"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true"}},
-            "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
-                "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53}],
-                "selector": {"k8s-app": "kube-dns"}, "type": "ClusterIP"}}]});
-    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    let services = coredns_in_its_own_namespace(&lab);
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     let host = plan.hosts.iter().find(|h| h.host == node).expect("planned");
     let pods: Vec<(String, Option<String>)> = host
@@ -2706,6 +2697,23 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
 /// A Ready CoreDNS pod of the Deployment behind the `coredns/dns-coredns` Service (its
 /// selector `k8s-app=kube-dns`) on `node`, put into the lab's cluster (DIR/pods/landed.json)
 /// after the plan was made: its name.
+/// The lab's nodes' DNS pods in `coredns` (DIR/nodes-namespace), behind the Helm chart's
+/// Service there at kubeadm's clusterDNS (10.96.0.10), as `helm install -n coredns` leaves
+/// them; that Service's List.
+fn coredns_in_its_own_namespace(lab: &Lab) -> Value {
+    std::fs::write(lab.dir.join("nodes-namespace"), "coredns\n").expect("nodes-namespace");
+    let services = serde_json::json!({"apiVersion": "v1", "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": [{"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "dns-coredns", "namespace": "coredns",
+                "labels": {"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true"}},
+            "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+                "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53}],
+                "selector": {"k8s-app": "kube-dns"}, "type": "ClusterIP"}}]});
+    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    services
+}
+
 fn landed_coredns_pod(lab: &Lab, node: &str) -> String {
     let own: Value = serde_json::from_slice(
         &std::fs::read(lab.dir.join("nodes").join(node).join("dns-pod.json")).expect("node pod"),
@@ -2768,16 +2776,7 @@ fn another_nodes_namespace_is_listed(limit: bool) {
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let seen = lab.nodes[0].name.clone();
     let landed = lab.nodes[1].name.clone();
-    std::fs::write(lab.dir.join("nodes-namespace"), "coredns\n").expect("nodes-namespace");
-    let services = serde_json::json!({"apiVersion": "v1", "kind": "List",
-        "metadata": {"resourceVersion": ""},
-        "items": [{"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": "dns-coredns", "namespace": "coredns",
-                "labels": {"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true"}},
-            "spec": {"clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
-                "ports": [{"name": "udp-53", "port": 53, "protocol": "UDP", "targetPort": 53}],
-                "selector": {"k8s-app": "kube-dns"}, "type": "ClusterIP"}}]});
-    std::fs::write(lab.dir.join("services.json"), services.to_string()).expect("services");
+    coredns_in_its_own_namespace(&lab);
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     let pod_of = |node: &str| -> String {
         let host = host_plan(&plan, node);
