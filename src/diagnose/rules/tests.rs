@@ -5266,7 +5266,6 @@ const CRIO_IPV4_BRIDGE: &str = r#"{
 /// not a pass. Where CRI-O's setting is read, kube-router's file is passed over: high.
 #[test]
 fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter() {
-    use crate::facts::raw::FileState;
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
     let kube_router = r#"{
    "cniVersion":"0.3.0",
@@ -5284,29 +5283,10 @@ fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter(
    ]
 }
 "#;
-    let mut moved = crate::testing::with_files(
+    let moved = crio_bridge_nf_node(
         &base,
-        &[
-            ("/etc/cni/net.d/10-kuberouter.conflist", kube_router),
-            (
-                "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
-                CRIO_IPV4_BRIDGE,
-            ),
-            (
-                "/proc/modules",
-                "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
-            ),
-            ("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n"),
-            ("/proc/sys/net/bridge/bridge-nf-call-ip6tables", "1\n"),
-            ("/proc/sys/net/bridge/bridge-nf-call-arptables", "1\n"),
-        ],
+        &[("/etc/cni/net.d/10-kuberouter.conflist", kube_router)],
     );
-    for gone in [
-        "/etc/cni/net.d/10-calico.conflist",
-        "/etc/cni/net.d/10-crio-bridge.conflist",
-    ] {
-        moved.file(gone, FileState::Missing, None);
-    }
     let unread = crate::testing::with_files(
         &moved,
         &[(
@@ -5357,6 +5337,38 @@ fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter(
     assert_eq!(f[0].status, crate::diagnose::FindingStatus::Failed, "{f:?}");
 }
 
+/// CRI-O's fixture node (DNS-BRIDGE-NF-OFF/crio-default-network-bridge) with `files`
+/// beside CRI-O's own bridge network (11-crio-ipv4-bridge.conflist) in /etc/cni/net.d,
+/// its other networks gone, br_netfilter loaded and the bridge keys 1 now.
+fn crio_bridge_nf_node(
+    base: &crate::facts::raw::RawFacts,
+    files: &[(&str, &str)],
+) -> crate::facts::raw::RawFacts {
+    use crate::facts::raw::FileState;
+    let mut all = files.to_vec();
+    all.extend([
+        (
+            "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
+            CRIO_IPV4_BRIDGE,
+        ),
+        (
+            "/proc/modules",
+            "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
+        ),
+        ("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n"),
+        ("/proc/sys/net/bridge/bridge-nf-call-ip6tables", "1\n"),
+        ("/proc/sys/net/bridge/bridge-nf-call-arptables", "1\n"),
+    ]);
+    let mut node = crate::testing::with_files(base, &all);
+    for gone in [
+        "/etc/cni/net.d/10-calico.conflist",
+        "/etc/cni/net.d/10-crio-bridge.conflist",
+    ] {
+        node.file(gone, FileState::Missing, None);
+    }
+    node
+}
+
 /// DNS-BRIDGE-NF-NOT-PERSISTENT where CRI-O names its network in a form dnsfix does not
 /// read and the first CNI file is Weave's (weaveworks/weave @8c847638 `weave`
 /// create_cni_config(), as in DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default),
@@ -5366,7 +5378,6 @@ fn a_crio_network_not_read_does_not_count_a_leftover_agent_loading_br_netfilter(
 /// differs): the finding judged without Weave, not unknown.
 #[test]
 fn a_crio_network_not_read_leaves_a_finding_the_agent_does_not_change() {
-    use crate::facts::raw::FileState;
     let base = crate::testing::rules_fixture("DNS-BRIDGE-NF-OFF/crio-default-network-bridge");
     let weave_node = crate::testing::rules_fixture(
         "DNS-BRIDGE-NF-NOT-PERSISTENT/weave-module-at-boot-keys-at-default",
@@ -5379,14 +5390,10 @@ fn a_crio_network_not_read_leaves_a_finding_the_agent_does_not_change() {
             .to_vec(),
     )
     .expect("text");
-    let mut node = crate::testing::with_files(
+    let node = crio_bridge_nf_node(
         &base,
         &[
             ("/etc/cni/net.d/10-weave.conflist", weave.as_str()),
-            (
-                "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
-                CRIO_IPV4_BRIDGE,
-            ),
             (
                 "/etc/crio/crio.conf.d/20-network.conf",
                 "[crio]\nnetwork.cni_default_network = \"crio\"\n",
@@ -5395,21 +5402,8 @@ fn a_crio_network_not_read_leaves_a_finding_the_agent_does_not_change() {
                 "/etc/sysctl.d/90-off.conf",
                 "net.bridge.bridge-nf-call-iptables = 0\n",
             ),
-            (
-                "/proc/modules",
-                "br_netfilter 32768 0 - Live 0x0000000000000000\nbridge 311296 1 br_netfilter, Live 0x0000000000000000\nvxlan 94208 0 - Live 0x0000000000000000\noverlay 151552 0 - Live 0x0000000000000000\n",
-            ),
-            ("/proc/sys/net/bridge/bridge-nf-call-iptables", "1\n"),
-            ("/proc/sys/net/bridge/bridge-nf-call-ip6tables", "1\n"),
-            ("/proc/sys/net/bridge/bridge-nf-call-arptables", "1\n"),
         ],
     );
-    for gone in [
-        "/etc/cni/net.d/10-calico.conflist",
-        "/etc/cni/net.d/10-crio-bridge.conflist",
-    ] {
-        node.file(gone, FileState::Missing, None);
-    }
     let host = Host::new("node1");
     let facts = NodeFacts::from_raw("node1", &node);
     assert!(facts.cni.runtime_unknown.is_some(), "{:?}", facts.cni);
