@@ -1,5 +1,10 @@
 //! Test support shared by the unit tests of several modules (compiled only for tests).
 
+/// CRI-O's own IPv4 bridge network (network `crio`), verbatim: cri-o/cri-o @f954a17e
+/// contrib/cni/11-crio-ipv4-bridge.conflist.
+pub(crate) const CRIO_IPV4_BRIDGE: &str =
+    include_str!("../tests/fixtures/cni/cri-o-11-crio-ipv4-bridge.conflist");
+
 /// Deterministic pseudo-random inputs for "never panics" tests: xorshift64 from `seed`, so
 /// a failure reproduces. Each text is up to `max_len` bytes drawn from `alphabet` (biased
 /// towards what the parser under test reacts to) or, one time in `raw_every`, any byte at

@@ -1536,34 +1536,14 @@ mod tests {
     /// Calico file; a name no file has leaves pods no network.
     #[test]
     fn crio_picks_its_default_network_by_name() {
-        let crio_bridge = r#"{
-  "cniVersion": "1.0.0",
-  "name": "crio",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "routes": [
-            { "dst": "0.0.0.0/0" }
-        ],
-        "ranges": [
-            [{ "subnet": "10.85.0.0/16" }]
-        ]
-      }
-    }
-  ]
-}
-"#;
         let calico =
             r#"{"name":"k8s-pod-network","cniVersion":"0.3.1","plugins":[{"type":"calico"}]}"#;
         let raw = crate::testing::raw_from(&[
             ("/etc/cni/net.d/10-calico.conflist", calico),
-            ("/etc/cni/net.d/11-crio-ipv4-bridge.conflist", crio_bridge),
+            (
+                "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
+                crate::testing::CRIO_IPV4_BRIDGE,
+            ),
         ]);
         let named = |name: &str| CrioNetwork {
             default_network: name.into(),

@@ -5229,31 +5229,6 @@ fn a_crio_network_not_read_leaves_a_leftover_file_unknown() {
     );
 }
 
-/// cri-o/cri-o @f954a17e contrib/cni/11-crio-ipv4-bridge.conflist (network `crio`).
-const CRIO_IPV4_BRIDGE: &str = r#"{
-  "cniVersion": "1.0.0",
-  "name": "crio",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "cni0",
-      "isGateway": true,
-      "ipMasq": true,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "routes": [
-            { "dst": "0.0.0.0/0" }
-        ],
-        "ranges": [
-            [{ "subnet": "10.85.0.0/16" }]
-        ]
-      }
-    }
-  ]
-}
-"#;
-
 /// DNS-BRIDGE-NF-NOT-PERSISTENT on the CRI-O node of
 /// DNS-BRIDGE-NF-OFF/crio-default-network-bridge moved from kube-router to CRI-O's own IPv4
 /// bridge network: kube-router's file (its daemonset's cni-conf.json, cloudnativelabs/
@@ -5349,7 +5324,7 @@ fn crio_bridge_nf_node(
     all.extend([
         (
             "/etc/cni/net.d/11-crio-ipv4-bridge.conflist",
-            CRIO_IPV4_BRIDGE,
+            crate::testing::CRIO_IPV4_BRIDGE,
         ),
         (
             "/proc/modules",
