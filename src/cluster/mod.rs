@@ -2797,16 +2797,35 @@ impl std::fmt::Display for PodsFailed {
         if self.left.is_empty() {
             return Ok(());
         }
-        let by_hand: Vec<String> = self
+        // A command to paste holds only names the API allows: a name the cluster returned
+        // with a `;` or an escape sequence in it is named escaped, apart.
+        let (valid, odd): (Vec<_>, Vec<_>) = self
             .left
+            .iter()
+            .partition(|(ns, name)| valid_pod_name(ns) && valid_pod_name(name));
+        let by_hand: Vec<String> = valid
             .iter()
             .map(|(ns, name)| format!("kubectl -n {ns} delete pod {name}"))
             .collect();
-        write!(
-            f,
-            "; the node's kubelet was restarted with the new files, and these pods still run with the old ones: recreate them by hand ({})",
-            by_hand.join("; ")
-        )
+        if !by_hand.is_empty() {
+            write!(
+                f,
+                "; the node's kubelet was restarted with the new files, and these pods still run with the old ones: recreate them by hand ({})",
+                by_hand.join("; ")
+            )?;
+        }
+        if !odd.is_empty() {
+            let named: Vec<String> = odd
+                .iter()
+                .map(|(ns, name)| format!("{:?} in {:?}", name, ns))
+                .collect();
+            write!(
+                f,
+                "; the cluster also listed pods by names no pod can have, not deleted: {}",
+                named.join(", ")
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -5232,6 +5251,32 @@ case \" $* \" in
         );
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The commands to recreate by hand are for pasting: a pod name the cluster returned
+    /// that no pod can have (an escape sequence, a `;` and a command) is named escaped and
+    /// apart, not written into a `kubectl delete`. Before, the command carried it as it was.
+    #[test]
+    fn pods_left_with_names_no_pod_can_have_are_not_put_in_a_command() {
+        let failed = PodsFailed {
+            done: Vec::new(),
+            error: "delete pod kube-system/nodelocaldns-a: timed out".into(),
+            left: vec![
+                ("kube-system".into(), "nodelocaldns-a".into()),
+                (
+                    "kube-system".into(),
+                    "nodelocaldns-x\u{1b}[2J;touch /tmp/PWN".into(),
+                ),
+            ],
+        };
+        let error = failed.to_string();
+        assert!(
+            error.contains(
+                "recreate them by hand (kubectl -n kube-system delete pod nodelocaldns-a); the cluster also listed pods by names no pod can have, not deleted: \"nodelocaldns-x\\u{1b}[2J;touch /tmp/PWN\" in \"kube-system\""
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("delete pod nodelocaldns-x"), "{error}");
     }
 
     /// tests/fixtures/kubectl/helm-coredns-ns-cluster.json is what dnsfix reads from the

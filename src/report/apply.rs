@@ -126,22 +126,25 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         head.push_str(" (nothing written)");
     }
     let _ = writeln!(out, "{head}");
+    // The error, the stale facts, the steps' and handlers' messages carry text from the
+    // node and the cluster (a pod's waiting reason, a unit's journal): shown escaped, each
+    // on its own line, so none can move the cursor or pass for a line of the report.
     if let Some(error) = &host.error {
-        let _ = writeln!(out, "    {error}");
+        let _ = writeln!(out, "    {}", super::escape(error));
     }
     for line in &host.stale {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", super::escape(line));
     }
     for step in &host.steps {
-        let _ = write!(out, "    {:<9} {}", step.outcome, step.target);
+        let mut line = format!("    {:<9} {}", step.outcome, step.target);
         let repeated = host
             .error
             .as_deref()
             .is_some_and(|e| e.contains(step.message.trim()));
         if !step.message.is_empty() && step.outcome != StepOutcome::Stale && !repeated {
-            let _ = write!(out, ": {}", step.message.lines().next().unwrap_or(""));
+            let _ = write!(line, ": {}", step.message.lines().next().unwrap_or(""));
         }
-        out.push('\n');
+        let _ = writeln!(out, "{}", super::escape(&line));
     }
     for handler in &host.handlers {
         let verb = handler.action.verb();
@@ -150,15 +153,15 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         } else {
             "UNHEALTHY"
         };
-        let _ = write!(out, "    {verb:<9} {}: {state}", handler.unit);
+        let mut head = format!("    {verb:<9} {}: {state}", handler.unit);
         // The message, then (an unhealthy unit's) last lines of its journal.
         let mut lines = handler.message.lines();
         if let Some(first) = lines.next().filter(|l| !l.is_empty()) {
-            let _ = write!(out, ": {first}");
+            let _ = write!(head, ": {first}");
         }
-        out.push('\n');
+        let _ = writeln!(out, "{}", super::escape(&head));
         for line in lines {
-            let _ = writeln!(out, "              | {line}");
+            let _ = writeln!(out, "              | {}", super::escape(line));
         }
     }
     // The node's DNS pods, deleted through the cluster's API and replaced.
@@ -307,5 +310,34 @@ mod tests {
                 && out.contains("    NOT READY pod nodelocaldns-b: deleted"),
             "{out}"
         );
+    }
+
+    /// Text from the node and the cluster in a host's block (the error built from a pod's
+    /// waiting reason, a stale fact, a step's message, an unhealthy unit's journal) is shown
+    /// escaped: no escape sequence reaches the terminal and no newline starts a line that
+    /// reads as the report's own. Before, the error and the journal lines were written raw.
+    #[test]
+    fn node_and_cluster_text_in_a_host_block_is_shown_escaped() {
+        let host: HostResult = serde_json::from_value(serde_json::json!({
+            "host": "n1",
+            "outcome": "failed",
+            "stale": ["/etc/resolv.conf: \u{1b}[2Jchanged"],
+            "steps": [{"kind": "write", "target": "/etc/a", "outcome": "error",
+                       "message": "disk \u{1b}]0;owned\u{7}full"}],
+            "handlers": [{"unit": "kubelet", "action": "restarted", "healthy": false,
+                          "message": "failed\nkubelet[1]: \u{1b}[31mE0101\u{1b}[0m"}],
+            "error": "DNS pod nodelocaldns-b on n1: not Ready after 2s: Crash\u{1b}]0;owned\u{7}\nLoop",
+            "planned": [],
+            "planned_handlers": [],
+        }))
+        .expect("a host result");
+        let mut out = String::new();
+        host_block(&mut out, &host, false);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+        assert!(
+            out.contains("not Ready after 2s: Crash\\u{1b}]0;owned\\u{7}\\nLoop\n"),
+            "{out}"
+        );
+        assert!(out.contains("| kubelet[1]: \\u{1b}[31mE0101"), "{out}");
     }
 }
