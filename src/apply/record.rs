@@ -69,7 +69,8 @@ pub struct ClusterUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InventoryUpdate {
     pub path: String,
-    /// `written`, `already`, `stale` (the file changed since the plan) or `error`.
+    /// `written`, `already`, `stale` (the file changed since the plan), `held` (a host it is
+    /// for has not got the node's side of the fix in this run) or `error`.
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,

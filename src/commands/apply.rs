@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::{Context, exit};
 use crate::apply::record::{self, ClusterUpdate, InventoryUpdate, RunRecord};
-use crate::apply::{self, ApplyOptions, HostOutcome, HostResult};
+use crate::apply::{self, ApplyOptions, HostOutcome, HostResult, outcome_word};
 use crate::config::{ApplyConfig, Config, Format};
 use crate::error::Error;
 use crate::inventory::Host;
@@ -283,27 +283,36 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         crate::transport::children::wait_for_exit();
     }
 
+    let selected: Vec<&str> = ctx.hosts().into_iter().map(|h| h.name.as_str()).collect();
     let inventory_updates = if run.update_inventory {
         let inventory = run.ctx.inventory.path();
         plan.inventory_changes
             .iter()
-            .map(|change| update_inventory(change, inventory))
+            .map(|change| match held(change, &selected, &results) {
+                Some(update) => update,
+                None => update_inventory(change, inventory),
+            })
             .collect()
     } else {
         Vec::new()
     };
+    // Without --update-inventory, the report's reminder counts the edits of this run's
+    // hosts: those of hosts `--limit` left out are theirs to apply.
+    let reminded: Vec<InventoryChange> = plan
+        .inventory_changes
+        .iter()
+        .filter(|c| c.hosts.iter().any(|h| selected.contains(&h.as_str())))
+        .cloned()
+        .collect();
     record.finished = crate::util::now_rfc3339();
     record.hosts = results;
     record.inventory_updates = inventory_updates;
     let saved = save_record(&record);
     let rendered = match ctx.config.format {
         Format::Json => report::pretty_json(&record),
-        Format::Text | Format::Junit | Format::Markdown => report::apply::text(
-            &record,
-            &plan.inventory_changes,
-            run.update_inventory,
-            saved.as_deref(),
-        ),
+        Format::Text | Format::Junit | Format::Markdown => {
+            report::apply::text(&record, &reminded, run.update_inventory, saved.as_deref())
+        }
     };
     super::print(&rendered)?;
     Ok(exit_code(
@@ -311,6 +320,48 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         planned_unreachable || blocked(&plan),
         (&record.inventory_updates, &record.cluster_updates),
     ))
+}
+
+/// An inventory edit not to make in this run, as the update to report, where one of the
+/// hosts it is for has not got the node's side of its fix: left out by `--limit`, or
+/// refused or failed here. The edit (`kube_resolv_conf: /etc/dnsfix/resolv.conf`) makes
+/// the next Kubespray run give that host what only the fix puts in place (a missing
+/// resolvConf is a kubelet that cannot start pods). A host of the run with nothing to do
+/// on the node, or one found done, has it.
+fn held(
+    change: &InventoryChange,
+    selected: &[&str],
+    results: &[HostResult],
+) -> Option<InventoryUpdate> {
+    let waiting: Vec<String> = change
+        .hosts
+        .iter()
+        .filter_map(|host| {
+            if !selected.contains(&host.as_str()) {
+                return Some(format!("{host} (not in this run)"));
+            }
+            let result = results.iter().find(|r| &r.host == host)?;
+            match result.outcome {
+                HostOutcome::Applied | HostOutcome::Unchanged | HostOutcome::NothingPlanned => None,
+                outcome => Some(format!("{host} ({})", outcome_word(outcome))),
+            }
+        })
+        .collect();
+    if waiting.is_empty() {
+        return None;
+    }
+    Some(InventoryUpdate {
+        path: change.path.clone(),
+        outcome: "held".into(),
+        message: format!(
+            "not written: {} {} not got the node's side of the fix, which the next Kubespray \
+             run would then give {}; apply the plan to {} too",
+            crate::text::escape(&waiting.join(", ")),
+            if waiting.len() == 1 { "has" } else { "have" },
+            if waiting.len() == 1 { "it" } else { "them" },
+            if waiting.len() == 1 { "it" } else { "them" },
+        ),
+    })
 }
 
 /// Some host of `plan` has a blocked playbook: what it would have fixed stays broken, so

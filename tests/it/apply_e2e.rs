@@ -1875,6 +1875,64 @@ fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
     assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
 }
 
+/// An inventory edit for two nodes is held while `--limit` leaves one of them out: the
+/// next Kubespray run would give that node `kube_resolv_conf` for a file only the fix
+/// makes. Held is no failure (exit 0); applying the plan to the other node writes it.
+/// Before, the limited run wrote it.
+#[test]
+fn an_inventory_edit_waits_for_every_host_it_is_for() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let (first, second) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let original = "---\nloadbalancer_apiserver_localhost: true\n";
+    let inventory = lab.kubespray_inventory(original);
+    let all_yml = lab.dir.join("inventory/group_vars/all/all.yml");
+    let plan_path = lab.dir.join("plan.json");
+    let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let plan: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("saved")).expect("plan");
+    assert_eq!(
+        plan.inventory_changes.len(),
+        1,
+        "{:#?}",
+        plan.inventory_changes
+    );
+    assert_eq!(
+        plan.inventory_changes[0].hosts,
+        [first.clone(), second.clone()]
+    );
+
+    let limited = |extra: &[&str]| {
+        let mut args = vec!["apply", path_str(&plan_path), "--update-inventory"];
+        args.extend_from_slice(extra);
+        dnsfix_in(&lab, &inventory, &args)
+    };
+    let out = limited(&["--limit", &second, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    assert_eq!(host_result(&record, &second).outcome, HostOutcome::Applied);
+    let update = &record.inventory_updates[0];
+    assert_eq!(update.outcome, "held", "{record:#?}");
+    assert!(
+        update
+            .message
+            .contains(&format!("{first} (not in this run)")),
+        "{}",
+        update.message
+    );
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
+
+    let out = limited(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("written "), "{}", describe(&out));
+    assert_eq!(
+        std::fs::read_to_string(&all_yml).expect("read"),
+        plan.inventory_changes[0].content
+    );
+}
+
 /// `dnsfix apply PLAN --update-inventory --format json`.
 fn apply_updating(lab: &Lab, inventory: &Path, plan: &Path) -> Output {
     dnsfix_in(
