@@ -58,6 +58,11 @@ pub async fn rollback(
         mine.verified = None;
         mine.error = None;
         mine.stale.clear();
+        // The DNS pods the run recreated are not put back: the report must not show them
+        // again as this rollback's.
+        mine.pods.clear();
+        mine.notes.clear();
+        mine.pods_kept = false;
         if !may_have_written(result) {
             mine.outcome = HostOutcome::NothingPlanned;
             results.insert(result.host.clone(), mine);

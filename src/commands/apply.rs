@@ -103,7 +103,14 @@ fn apply_fresh(run: &Run, args: &ApplyConfig) -> Result<u8, Error> {
         0 => format!("Apply these changes to {changing} host(s)?"),
         n => format!("Apply these changes to {changing} host(s) and {n} cluster ConfigMap key(s)?"),
     };
-    if !args.yes && !super::confirm(&question)? {
+    if !args.yes
+        && !super::confirm(
+            &question,
+            "not applying without confirmation: there is no terminal to ask on; review the \
+             plan and pass --yes, or apply a saved plan (`dnsfix plan -o plan.json`, then \
+             `dnsfix apply plan.json`)",
+        )?
+    {
         eprintln!("nothing applied");
         return Ok(exit::BAD_INPUT);
     }

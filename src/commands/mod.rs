@@ -109,15 +109,11 @@ fn stop_on_interrupt(
     );
 }
 
-/// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no.
-fn confirm(question: &str) -> Result<bool, Error> {
+/// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no,
+/// with `without` saying what to do instead.
+fn confirm(question: &str, without: &str) -> Result<bool, Error> {
     if !std::io::stdin().is_terminal() {
-        return Err(Error::Usage(
-            "not applying without confirmation: there is no terminal to ask on; review the \
-             plan and pass --yes, or apply a saved plan (`dnsfix plan -o plan.json`, then \
-             `dnsfix apply plan.json`)"
-                .into(),
-        ));
+        return Err(Error::Usage(without.into()));
     }
     eprint!("{question} [y/N] ");
     std::io::stderr().flush()?;

@@ -107,7 +107,13 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
             format!("Roll back run {run_id} on {writing} host(s) and {n} cluster ConfigMap key(s)?")
         }
     };
-    if !args.yes && !super::confirm(&question)? {
+    if !args.yes
+        && !super::confirm(
+            &question,
+            "not rolling back without confirmation: there is no terminal to ask on; pass \
+             --yes to roll the run back",
+        )?
+    {
         eprintln!("nothing rolled back");
         return Ok(exit::BAD_INPUT);
     }
@@ -144,7 +150,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         plan_created: applied.plan_created.clone(),
         rolls_back: Some(run_id.to_string()),
         hosts: results,
-        inventory_updates: Vec::new(),
+        inventory_updates: inventory_left(&applied.inventory_updates),
         cluster_updates,
     };
     let saved = save_record(&record);
@@ -156,13 +162,37 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     };
     super::print(&rendered)?;
     // A ConfigMap key changed since the run is kept and reported: a failed rollback (3),
-    // as for a file, not a stale plan (apply's 4).
+    // as for a file, not a stale plan (apply's 4). So is an inventory edit left in place.
     Ok(
         match exit_code(&record.hosts, false, (&[], &record.cluster_updates)) {
             exit::STALE => exit::UNREACHABLE,
+            exit::OK if !record.inventory_updates.is_empty() => exit::UNREACHABLE,
             code => code,
         },
     )
+}
+
+/// The inventory files the rolled-back run wrote (`--update-inventory`), each `kept`:
+/// rollback edits no file where dnsfix runs, and the edit now points the next Kubespray
+/// run at what the rollback took off the nodes (`kube_resolv_conf:
+/// /etc/dnsfix/resolv.conf`, a file removed): it is to be undone by hand, as a kept node
+/// file is.
+fn inventory_left(
+    updates: &[crate::apply::record::InventoryUpdate],
+) -> Vec<crate::apply::record::InventoryUpdate> {
+    updates
+        .iter()
+        .filter(|u| u.outcome == "written")
+        .map(|u| crate::apply::record::InventoryUpdate {
+            path: u.path.clone(),
+            outcome: "kept".into(),
+            message: format!(
+                "rollback does not edit the inventory: take out what the run set ({}) by hand, \
+                 or the next Kubespray run puts it back on the nodes",
+                crate::text::escape(&u.message)
+            ),
+        })
+        .collect()
 }
 
 /// Refuses a rollback whose run changed hosts that are not in this inventory (without

@@ -240,6 +240,23 @@ fn every_scenario_plan_apply_check_clean_then_nothing() {
         "{}",
         describe(&out)
     );
+
+    // Rolled back, the run's pods are not this rollback's: it recreates none and shows none
+    // (before, its report repeated the apply's `recreated pod` lines).
+    let out = dnsfix_in(
+        &lab,
+        &inventory,
+        &["rollback", &record.run_id, "--yes", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
+    let rolled = run_record(&out);
+    assert!(
+        rolled
+            .hosts
+            .iter()
+            .all(|h| h.pods.is_empty() && h.notes.is_empty()),
+        "{rolled:#?}"
+    );
 }
 
 /// Every scenario with something to fix has changes planned.
@@ -1923,14 +1940,34 @@ fn an_inventory_edit_waits_for_every_host_it_is_for() {
     );
     assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
 
-    let out = limited(&[]);
+    let out = limited(&["--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("written "), "{}", describe(&out));
+    let record = run_record(&out);
     assert_eq!(
-        std::fs::read_to_string(&all_yml).expect("read"),
-        plan.inventory_changes[0].content
+        record.inventory_updates[0].outcome, "written",
+        "{record:#?}"
     );
+    let written = plan.inventory_changes[0].content.clone();
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), written);
+
+    // Rolling that run back leaves the inventory file, and says so: exit 3, as for a
+    // node file kept. Before, the report did not mention it and exited 0.
+    let out = dnsfix_in(&lab, &inventory, &["rollback", &record.run_id]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not rolling back without confirmation"),
+        "{}",
+        describe(&out)
+    );
+    let out = dnsfix_in(&lab, &inventory, &["rollback", &record.run_id, "--yes"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kept     ") && stdout.contains("rollback does not edit the inventory"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), written);
 }
 
 /// `dnsfix apply PLAN --update-inventory --format json`.
