@@ -2957,15 +2957,27 @@ pub async fn unconfirmed_also(
     ))
 }
 
-/// The DNS pods of a node (`names`) in the order they are recreated: as listed, with
-/// Kubespray's secondary nodelocaldns last. Its readiness probe asks the primary's health
-/// port ([`DnsPod::serving`]), so its replacement is Ready only once the primary is.
+/// The DNS pods of a node (`names`) in the order they are recreated, each kind as listed:
+/// first the CoreDNS pods that are not Ready (deleting one takes nothing away, and its
+/// replacement, on this node now fixed, is Ready with the new upstream), then the
+/// nodelocaldns pods, Kubespray's secondary after the primary (its readiness probe asks
+/// the primary's health port, [`DnsPod::serving`], so its replacement is Ready only once
+/// the primary is), and the Ready CoreDNS pods last: each is weighed as the last Ready
+/// replica ([`last_ready`]) only once the node's other replicas were replaced, so a Ready
+/// pod beside a looping one of the same Deployment is recreated in the same run, not kept
+/// for a second one; and where a replacement before it does not come up, the rest stop
+/// with the working replica untouched.
 fn recreation_order(pods: Vec<DnsPod>, names: &[String]) -> Vec<DnsPod> {
     let mut on_node: Vec<DnsPod> = pods
         .into_iter()
         .filter(|p| names.contains(&p.node))
         .collect();
-    on_node.sort_by_key(|p| p.app == "nodelocaldns-secondary");
+    on_node.sort_by_key(|p| match (p.is_node_local(), p.ready) {
+        (false, false) => 0,
+        (true, _) if p.app != "nodelocaldns-secondary" => 1,
+        (true, _) => 2,
+        (false, true) => 3,
+    });
     on_node
 }
 
@@ -3415,10 +3427,14 @@ mod tests {
         assert!(!kubelet_configmap_name("kubelet-config"));
     }
 
-    /// A node's pods are recreated as listed, Kubespray's secondary nodelocaldns (listed
-    /// first by its name here) after the primary, whose health its readiness asks.
+    /// A node's pods are recreated not-Ready CoreDNS first, then nodelocaldns, Kubespray's
+    /// secondary (listed first by its name here) after the primary, whose health its
+    /// readiness asks, and Ready CoreDNS last, each kind as listed. Before, they went in the
+    /// listing's name order, a Ready CoreDNS pod before a looping one of its Deployment.
     #[test]
     fn the_secondary_nodelocaldns_is_recreated_after_the_primary() {
+        let mut looping = pod("coredns-5d78c9869d-z9q4m", "coredns", "node1");
+        looping.ready = false;
         let pods = vec![
             pod("coredns-5d78c9869d-x7k2p", "coredns", "node1"),
             pod(
@@ -3426,6 +3442,7 @@ mod tests {
                 "nodelocaldns-secondary",
                 "node1",
             ),
+            looping,
             pod("nodelocaldns-x", "nodelocaldns", "node1"),
             pod("nodelocaldns-y", "nodelocaldns", "node2"),
         ];
@@ -3436,9 +3453,10 @@ mod tests {
         assert_eq!(
             order,
             [
-                "coredns-5d78c9869d-x7k2p",
+                "coredns-5d78c9869d-z9q4m",
                 "nodelocaldns-x",
-                "nodelocaldns-second-7tq8d"
+                "nodelocaldns-second-7tq8d",
+                "coredns-5d78c9869d-x7k2p"
             ]
         );
     }
@@ -5106,6 +5124,77 @@ case \" $* \" in
         assert_eq!(last_ready(&pods[0], &pods), None);
     }
 
+    /// A node holding a Ready CoreDNS pod and a looping one of the same Deployment, no other
+    /// replica Ready (dns-pods.json, node2's crash-looping replica put on node1): the
+    /// looping one is recreated first, its replacement Ready on the fixed node, and the
+    /// Ready one is then weighed beside that replacement and recreated in the same run.
+    /// Before, the Ready one came first by name, was kept as the last Ready replica, and a
+    /// second run was needed.
+    #[tokio::test]
+    async fn a_looping_replica_is_recreated_before_the_ready_one_beside_it() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        list["items"][1]["spec"]["nodeName"] = "node1".into();
+        let ready = list["items"][0].clone();
+        list["items"] = Value::Array(list["items"].as_array().expect("items")[..2].to_vec());
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        // The Deployment: each deleted replica replaced by a Ready one on node1.
+        let pods_dir = dir.join("pods");
+        let controller = std::thread::spawn(move || {
+            let mut replaced = Vec::new();
+            for _ in 0..400 {
+                for (index, name) in [
+                    (1, "coredns-5c54f84c97-b2n6r"),
+                    (0, "coredns-5c54f84c97-c8j3w"),
+                ] {
+                    let file = pods_dir.join(format!("{index}.json"));
+                    if !file.exists() && !replaced.contains(&index) {
+                        let mut pod = ready.clone();
+                        pod["metadata"]["name"] = name.into();
+                        let json = serde_json::to_vec(&pod).expect("json");
+                        // Gone where the test ended first: the assertion speaks.
+                        std::fs::write(pods_dir.join(format!("new-{index}.json")), json).ok();
+                        replaced.push(index);
+                    }
+                }
+                if replaced.len() == 2 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            replaced
+        });
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_node_pods(
+            &mut kubectl,
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(10),
+        )
+        .await
+        .expect("recreated");
+        kubectl.close().await;
+        if !dir.join("pods/0.json").exists() {
+            assert_eq!(controller.join().expect("controller"), [1, 0]);
+        }
+        std::fs::remove_dir_all(&dir).ok();
+        let done: Vec<(&str, bool, bool)> = done
+            .iter()
+            .map(|p| (p.pod.as_str(), p.ok, p.kept))
+            .collect();
+        assert_eq!(
+            done,
+            [
+                ("coredns-5c54f84c97-q9m4d", true, false),
+                ("coredns-5c54f84c97-7xk2p", true, false)
+            ]
+        );
+    }
+
     /// The last Ready CoreDNS replica is not deleted while the others are not Ready
     /// (dns-pods.json: node1's Ready, node2's crash-looping): deleting it would leave the
     /// cluster no Ready CoreDNS, and its replacement may land on a node a later batch fixes.
@@ -5153,8 +5242,8 @@ case \" $* \" in
         assert_eq!(
             done,
             [
-                ("coredns-5c54f84c97-7xk2p", false, true),
-                ("nodelocaldns-2v8kd", true, false)
+                ("nodelocaldns-2v8kd", true, false),
+                ("coredns-5c54f84c97-7xk2p", false, true)
             ]
         );
         std::fs::remove_dir_all(&dir).ok();
