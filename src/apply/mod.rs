@@ -231,7 +231,8 @@ pub struct HostResult {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub pods: Vec<crate::cluster::PodRecreation>,
     /// What apply left undone here without failing the host, and why: CoreDNS
-    /// namespaces of the plan's other nodes not listed on this one.
+    /// namespaces of the plan's other nodes not confirmed, so not listed for recreation
+    /// on this one, none of whose pods is on it ([`crate::cluster::left_unconfirmed`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -357,6 +358,7 @@ pub async fn apply(
         sink,
         pods: tokio::sync::Mutex::new(()),
         elsewhere: Vec::new(),
+        unconfirmed: None,
     };
     // A plan that recreates CoreDNS outside kube-system is confirmed against the cluster
     // once, before any node is touched: where it is stale, its hosts are refused here, not
@@ -371,15 +373,15 @@ pub async fn apply(
             }
         }
     }
-    let (refused, confirmed) =
+    let (refused, unconfirmed) =
         refuse_stale_elsewhere(&ctx, &elsewhere, &mut quick, &mut rolling).await;
     for refused in refused {
         results.insert(refused.host.clone(), refused);
     }
-    // Once confirmed, each node's pods are listed there; where not, no host left has
-    // pods of its own there (those were refused) and none is listed.
-    if confirmed {
-        ctx.elsewhere = elsewhere;
+    // Confirmed, each node lists them; not, none does (refused) and says what that left.
+    match unconfirmed {
+        None => ctx.elsewhere = elsewhere,
+        Some(cause) => ctx.unconfirmed = Some((elsewhere, cause)),
     }
     let ctx = Arc::new(ctx);
     let total = quick.len() + rolling.len();
@@ -429,6 +431,9 @@ pub async fn apply(
         .collect()
 }
 
+/// A namespace outside kube-system with the label selector its CoreDNS pods are listed by.
+type Selected = (String, Option<String>);
+
 struct Context {
     run_id: String,
     transport: Arc<Transport>,
@@ -445,6 +450,11 @@ struct Context {
     /// any node was touched ([`elsewhere_of`]): every node's pods are listed there
     /// again, as kube-system's are.
     elsewhere: Vec<(String, Option<String>)>,
+    /// Those namespaces where the cluster did not confirm them before any node was
+    /// touched, with why ([`crate::cluster::Unconfirmed::cause`]): the hosts whose own
+    /// planned pods are there were refused; on the others that recreate DNS pods they
+    /// are left out, and what that left there is said ([`crate::cluster::left_unconfirmed`]).
+    unconfirmed: Option<(Vec<Selected>, String)>,
 }
 
 async fn run_batch(
@@ -996,6 +1006,13 @@ async fn recreate_dns_pods(
     let _one_node_at_a_time = ctx.pods.lock().await;
     // CoreDNS elsewhere is recreated only where the cluster's DNS Service is now: its
     // Services come with the first listing.
+    // The plan's namespaces outside kube-system the cluster did not confirm before any
+    // node was touched (this node's own are not among them: such hosts were refused),
+    // and why: left out here as those of `also` the cluster does not confirm now.
+    let mut unconfirmed = match &ctx.unconfirmed {
+        Some((plan, cause)) if !actions.is_empty() => Some((plan.clone(), cause.clone())),
+        _ => None,
+    };
     let listing = if elsewhere.is_empty() && also.is_empty() {
         crate::cluster::Listing::Pods
     } else {
@@ -1008,11 +1025,21 @@ async fn recreate_dns_pods(
                 format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
             })?;
     // Not the node's own: where the cluster does not confirm them now (a Services list
-    // that timed out), they are left out with a note, and the node's own pods recreated.
+    // that timed out), they are left out, and the node's own pods recreated.
     if !also.is_empty() {
         match crate::cluster::unconfirmed_also(&mut kubectl, &pods, &also).await {
             None => elsewhere.extend(also),
-            Some(note) => result.notes.push(note),
+            Some(e) => unconfirmed = Some((also, e.cause().to_owned())),
+        }
+    }
+    // What that left on the node, listed (only read) before its own pods are recreated:
+    // none of their pods here, a note; one here or not known, the host fails once its
+    // own are done.
+    let mut left = None;
+    if let Some((namespaces, cause)) = &unconfirmed {
+        match crate::cluster::left_unconfirmed(&mut kubectl, namespaces, &names, cause).await {
+            Ok(note) => result.notes.push(note),
+            Err(error) => left = Some(error),
         }
     }
     let done = crate::cluster::recreate_node_pods(
@@ -1026,9 +1053,13 @@ async fn recreate_dns_pods(
     kubectl.close().await;
     // Steps done before a failure are kept for the report: those pods were replaced.
     let (done, error) = match done {
-        Ok(done) => (done, None),
+        Ok(done) => (done, left),
         Err(failed) => {
             let error = format!("recreating the DNS pods: {failed}");
+            let error = match left {
+                Some(left) => format!("{error}; {left}"),
+                None => error,
+            };
             (failed.done, Some(error))
         }
     };
@@ -1076,19 +1107,19 @@ async fn recreate_dns_pods(
 /// where the cluster shows another Service or none; untouched, where the cluster or its
 /// Services could not be read. `elsewhere`: the namespaces and selectors to confirm, the
 /// hosts' own and the whole saved plan's ([`ApplyOptions::plan_elsewhere`]); with the
-/// refused hosts, whether the cluster confirmed them all. Nothing is asked of the cluster
-/// where there are none.
+/// refused hosts, None where the cluster confirmed them all, else why not. Nothing is
+/// asked of the cluster where there are none.
 async fn refuse_stale_elsewhere(
     ctx: &Context,
     elsewhere: &[(String, Option<String>)],
     quick: &mut Vec<HostPlan>,
     rolling: &mut Vec<HostPlan>,
-) -> (Vec<HostResult>, bool) {
+) -> (Vec<HostResult>, Option<String>) {
     if elsewhere.is_empty() {
-        return (Vec::new(), true);
+        return (Vec::new(), None);
     }
     let listing = crate::cluster::Listing::WithServices;
-    let (outcome, why) = match crate::cluster::Kubectl::connect_with(
+    let (outcome, why, cause) = match crate::cluster::Kubectl::connect_with(
         &ctx.transport,
         &ctx.options.cluster,
         listing,
@@ -1100,20 +1131,24 @@ async fn refuse_stale_elsewhere(
             format!(
                 "not started: the plan recreates CoreDNS pods outside kube-system, and the cluster could not be read to confirm where its DNS Service is ({why})"
             ),
+            format!("the cluster could not be read ({why})"),
         ),
         Ok((mut kubectl, pods)) => {
             let confirmed = kubectl.confirm_elsewhere(&pods, elsewhere).await;
             kubectl.close().await;
             match confirmed {
-                Ok(()) => return (Vec::new(), true),
-                Err(crate::cluster::Unconfirmed::Unlisted(why)) => {
-                    (HostOutcome::Untouched, format!("not started: {why}"))
-                }
-                Err(crate::cluster::Unconfirmed::Moved(why)) => (
+                Ok(()) => return (Vec::new(), None),
+                Err(e @ crate::cluster::Unconfirmed::Unlisted(_)) => (
+                    HostOutcome::Untouched,
+                    format!("not started: {e}"),
+                    e.cause().to_owned(),
+                ),
+                Err(e @ crate::cluster::Unconfirmed::Moved(_)) => (
                     HostOutcome::Stale,
                     format!(
-                        "{why}; the plan is stale: make a new plan (nothing on this node was touched)"
+                        "{e}; the plan is stale: make a new plan (nothing on this node was touched)"
                     ),
+                    e.cause().to_owned(),
                 ),
             }
         }
@@ -1130,7 +1165,7 @@ async fn refuse_stale_elsewhere(
             false
         });
     }
-    (refused, false)
+    (refused, Some(cause))
 }
 
 /// The namespaces outside kube-system, each with its selector, of the pods of every host

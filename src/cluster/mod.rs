@@ -1662,11 +1662,20 @@ pub enum Unconfirmed {
     Moved(String),
 }
 
+impl Unconfirmed {
+    /// Why the namespace is not confirmed, without what apply made of it: a refusal
+    /// says "refused, nothing deleted" after it ([`Unconfirmed`]'s `Display`); a namespace
+    /// only of the plan's other nodes, left out on a node, says what was done there.
+    pub fn cause(&self) -> &str {
+        match self {
+            Unconfirmed::Unlisted(why) | Unconfirmed::Moved(why) => why,
+        }
+    }
+}
+
 impl std::fmt::Display for Unconfirmed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unconfirmed::Unlisted(why) | Unconfirmed::Moved(why) => f.write_str(why),
-        }
+        write!(f, "{}: refused, nothing deleted", self.cause())
     }
 }
 
@@ -2010,7 +2019,7 @@ impl Kubectl {
             // A Services list that failed leaves the cluster DNS Service unknown, not absent.
             Err(why) => {
                 return Err(Unconfirmed::Unlisted(format!(
-                    "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there: refused, nothing deleted"
+                    "the plan recreates CoreDNS pods outside kube-system, but the Services could not be listed ({why}) to confirm that the cluster DNS Service is there"
                 )));
             }
         };
@@ -2030,7 +2039,7 @@ impl Kubectl {
                 Err(None) => "no cluster DNS Service is found outside kube-system".to_owned(),
             };
             return Err(Unconfirmed::Moved(format!(
-                "the plan recreates CoreDNS pods in {asked}, which is not the cluster DNS Service's now ({now}): refused, nothing deleted"
+                "the plan recreates CoreDNS pods in {asked}, which is not the cluster DNS Service's now ({now})"
             )));
         }
         Ok(())
@@ -2931,29 +2940,87 @@ pub async fn recreate_node_pods(
 /// the namespaces outside kube-system of the plan's other nodes, added to a node's own
 /// in case a CoreDNS pod landed there after the plan. They are not the node's own
 /// planned pods: where a Services list timed out, or the Service changed mid-run, they
-/// are left out with this note, and the node's own pods are still recreated. None where
-/// they are confirmed.
+/// are left out ([`left_unconfirmed`] says what that left), and the node's own pods are
+/// still recreated. None where they are confirmed.
 pub async fn unconfirmed_also(
     kubectl: &mut Kubectl,
     pods: &[DnsPod],
     also: &[(String, Option<String>)],
-) -> Option<String> {
-    let e = kubectl.confirm_elsewhere(pods, also).await.err()?;
-    let listed: Vec<String> = also
+) -> Option<Unconfirmed> {
+    kubectl.confirm_elsewhere(pods, also).await.err()
+}
+
+/// What leaving out `also` on a node (`names`) left there, the namespaces of the plan's
+/// other nodes not confirmed as the cluster DNS Service's (`cause`, why not): their pods
+/// are listed (only read: nothing is deleted there) to see whether one is on the node.
+/// A note where none is (nothing was left with the old upstream); an error naming the
+/// pods on the node, which still run with the old upstream, each with the delete to run
+/// by hand, or, where they could not be listed, the `kubectl get pods` to look with: the
+/// host did not do all its plan asks, and a runbook reading exit 0 would take the node's
+/// DNS for fixed.
+pub async fn left_unconfirmed(
+    kubectl: &mut Kubectl,
+    also: &[(String, Option<String>)],
+    names: &[String],
+    cause: &str,
+) -> Result<String, String> {
+    let shown: Vec<String> = also
         .iter()
         .map(|(ns, sel)| {
             format!(
-                "kubectl -n {} get pods -l {} -o wide",
+                "{} (by {})",
                 crate::text::escape(ns),
                 crate::text::escape(sel.as_deref().unwrap_or("(none)"))
             )
         })
         .collect();
-    Some(format!(
-        "CoreDNS outside kube-system, where the plan recreates it on other nodes, was not \
-         listed on this node ({e}); a CoreDNS pod put on this node after the plan, if any, \
-         still has the old file: recreate it by hand ({})",
-        listed.join("; ")
+    let what = format!(
+        "CoreDNS in {}, which the plan recreates on other nodes, is not confirmed as the \
+         cluster DNS Service's ({cause}), so none of its pods is recreated on this node",
+        shown.join(", ")
+    );
+    let mut here = Vec::new();
+    for (namespace, selector) in also {
+        match kubectl.dns_pods_in(namespace, selector.as_deref()).await {
+            Ok(listed) => here.extend(listed.into_iter().filter(|p| names.contains(&p.node))),
+            Err(e) => {
+                let look: Vec<String> = also
+                    .iter()
+                    .map(|(ns, sel)| {
+                        format!(
+                            "kubectl -n {} get pods -l {} -o wide",
+                            crate::text::escape(ns),
+                            crate::text::escape(sel.as_deref().unwrap_or("(none)"))
+                        )
+                    })
+                    .collect();
+                return Err(format!(
+                    "{what}, and its pods could not be listed ({e}): one put on this node \
+                     after the plan, if any, still runs with the old upstream; look ({}) and \
+                     recreate it by hand",
+                    look.join("; ")
+                ));
+            }
+        }
+    }
+    if here.is_empty() {
+        return Ok(format!(
+            "{what}; none of its pods is on this node, so none was left with the old upstream"
+        ));
+    }
+    let by_hand: Vec<String> = here
+        .iter()
+        .map(|p| {
+            format!(
+                "kubectl -n {} delete pod {}",
+                crate::text::escape(p.namespace()),
+                crate::text::escape(&p.name)
+            )
+        })
+        .collect();
+    Err(format!(
+        "{what}, and these on it still run with the old upstream: recreate them by hand ({})",
+        by_hand.join("; ")
     ))
 }
 
@@ -4950,10 +5017,10 @@ case \" $* \" in
         let refused = kubectl.confirm_elsewhere(&home, &plan).await;
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
-        let Err(crate::cluster::Unconfirmed::Unlisted(error)) = refused else {
+        let Err(error @ crate::cluster::Unconfirmed::Unlisted(_)) = refused else {
             panic!("expected the Services unlisted, got {refused:?}");
         };
-        error
+        error.to_string()
     }
 
     /// A Services list that timed out at a node, after its kubelet restarted, is no sign
@@ -4961,7 +5028,13 @@ case \" $* \" in
     /// error says to run the same plan again (its pods-failed note makes that recreate
     /// them), not to make a new one, which would have no cluster action for the fixed node.
     /// Where the namespace is only one of the plan's other nodes' (added in case a pod
-    /// landed here), it is left out with a note naming how to look, and nothing fails.
+    /// landed here), it is left out, and its pods are listed (only read) to say what that
+    /// left: on a node without one of them, a note that none was left with the old
+    /// upstream; on node1, which runs one, an error naming the delete to run by hand (the
+    /// host fails: exit 0 would tell a runbook the node's DNS is fixed). Where they cannot
+    /// be listed either, the error names the `kubectl get pods` to look with. Before, the
+    /// note said "refused, nothing deleted" and "if any" on every node, the node's own
+    /// pods recreated all the same and the host exiting 0.
     #[tokio::test]
     async fn services_that_timed_out_at_a_node_are_no_stale_plan() {
         let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
@@ -4973,15 +5046,45 @@ case \" $* \" in
             .await
             .expect("listed");
         let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
-        let note = unconfirmed_also(&mut kubectl, &home, &plan)
+        let why = unconfirmed_also(&mut kubectl, &home, &plan)
+            .await
+            .expect("unconfirmed");
+        assert!(why.cause().contains("could not be listed"), "{why}");
+        assert!(!why.cause().contains("refused"), "{why}");
+        let what = format!(
+            "CoreDNS in coredns (by {HELM_NS_SELECTOR}), which the plan recreates on other \
+             nodes, is not confirmed as the cluster DNS Service's ({}), so none of its pods \
+             is recreated on this node",
+            why.cause()
+        );
+        let note = left_unconfirmed(&mut kubectl, &plan, &["node2".to_owned()], why.cause())
             .await
             .expect("a note");
-        assert!(note.contains("could not be listed"), "{note}");
+        assert_eq!(
+            note,
+            format!(
+                "{what}; none of its pods is on this node, so none was left with the old upstream"
+            )
+        );
+        let error = left_unconfirmed(&mut kubectl, &plan, &["node1".to_owned()], why.cause())
+            .await
+            .expect_err("a pod left on node1");
+        assert_eq!(
+            error,
+            format!(
+                "{what}, and these on it still run with the old upstream: recreate them by \
+                 hand (kubectl -n coredns delete pod dns-coredns-6d4f8b7c9b-2xkqp)"
+            )
+        );
+        let odd = [("coredns".to_owned(), Some("a=1,".to_owned()))];
+        let error = left_unconfirmed(&mut kubectl, &odd, &["node2".to_owned()], why.cause())
+            .await
+            .expect_err("not listed");
         assert!(
-            note.ends_with(&format!(
-                "recreate it by hand (kubectl -n coredns get pods -l {HELM_NS_SELECTOR} -o wide)"
-            )),
-            "{note}"
+            error.ends_with(
+                "look (kubectl -n coredns get pods -l a=1, -o wide) and recreate it by hand"
+            ),
+            "{error}"
         );
         let error = recreate_node_pods(
             &mut kubectl,

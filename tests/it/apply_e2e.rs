@@ -2851,6 +2851,87 @@ fn replace_once_gone(lab: &Lab, file: &str, replacement: &str) -> std::thread::J
     })
 }
 
+/// The plan of a lab whose CoreDNS is in `coredns` (two nodes), saved as it is where
+/// `landed` ran only its nodelocaldns pod when it was made: its CoreDNS pod is the one the
+/// Deployment put there since. The plan's path, and that pod's name.
+fn coredns_landed_after_the_plan(lab: &Lab, landed: &str) -> (PathBuf, String) {
+    coredns_in_its_own_namespace(lab);
+    let (plan_path, plan) = save_plan(lab, &lab.inventory());
+    let pod_of = |node: &str| -> String {
+        let host = host_plan(&plan, node);
+        let dnsfix::plan::model::ClusterAction::RecreateDnsPods { pods, .. } = &host.cluster[0];
+        assert_eq!(pods.len(), 1, "{host:#?}");
+        assert_eq!(pods[0].namespace(), "coredns", "{host:#?}");
+        pods[0].name.clone()
+    };
+    for node in &lab.nodes {
+        pod_of(&node.name);
+    }
+    let later = pod_of(landed);
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("plan")).expect("json");
+    let host = doc["hosts"]
+        .as_array_mut()
+        .expect("hosts")
+        .iter_mut()
+        .find(|h| h["host"] == landed)
+        .expect("planned");
+    host["cluster"][0]["pods"] = serde_json::json!([
+        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
+    ]);
+    std::fs::write(
+        &plan_path,
+        serde_json::to_string_pretty(&doc).expect("json"),
+    )
+    .expect("write");
+    (plan_path, later)
+}
+
+/// The same plan (CoreDNS in `coredns`, the landed node's pod put there after the plan),
+/// applied with `--limit` to that node where the Services cannot be listed at the cluster
+/// scope (a list that times out): the namespace, only the plan's other node's, is not
+/// confirmed before any node is touched, so it is not listed there, and the node's own
+/// pods go on. Its pods are listed (only read) to see what that left: the landed CoreDNS
+/// pod is on the node and still runs with the old upstream, so the host fails (exit 3),
+/// naming the delete to run by hand, and the pod is not deleted. Before, the namespace was
+/// not looked at on the node and nothing said so: the host failed here only because the
+/// lab's pod answers nothing until recreated (DNS from the node), and where the cluster's
+/// other replicas answer, it exited 0, a runbook taking the node's DNS for fixed.
+#[test]
+fn coredns_left_out_where_the_cluster_did_not_confirm_it_fails_the_host() {
+    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let landed = lab.nodes[1].name.clone();
+    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed);
+    std::fs::write(lab.dir.join("cluster-scope-times-out"), "").expect("write");
+    let args = [
+        "apply",
+        path_str(&plan_path),
+        "--format",
+        "json",
+        "--limit",
+        landed.as_str(),
+    ];
+    let out = dnsfix(&lab, &args);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    let result = host_result(&record, &landed);
+    assert_eq!(result.outcome, HostOutcome::Failed, "{result:#?}");
+    assert!(result.pods.is_empty(), "{result:#?}");
+    let error = result.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("CoreDNS in coredns (by k8s-app=kube-dns), which the plan recreates on other nodes, is not confirmed")
+            && error.contains("could not be listed")
+            && error.ends_with(&format!(
+                "still run with the old upstream: recreate them by hand (kubectl -n coredns delete pod {later})"
+            )),
+        "{result:#?}"
+    );
+    let pod = std::fs::read_to_string(lab.dir.join("nodes").join(&landed).join("dns-pod.json"))
+        .expect("pod");
+    assert!(pod.contains(&later), "deleted: {pod}");
+}
+
 /// A node for which the plan recreates only kube-system's nodelocaldns pod, in a cluster
 /// whose CoreDNS is outside kube-system (`coredns`, behind the cluster DNS Service there),
 /// with a CoreDNS pod of that namespace on the node at apply time (the Deployment put it
@@ -2869,37 +2950,8 @@ fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() 
 fn another_nodes_namespace_is_listed(limit: bool) {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let seen = lab.nodes[0].name.clone();
     let landed = lab.nodes[1].name.clone();
-    coredns_in_its_own_namespace(&lab);
-    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
-    let pod_of = |node: &str| -> String {
-        let host = host_plan(&plan, node);
-        let dnsfix::plan::model::ClusterAction::RecreateDnsPods { pods, .. } = &host.cluster[0];
-        assert_eq!(pods.len(), 1, "{host:#?}");
-        assert_eq!(pods[0].namespace(), "coredns", "{host:#?}");
-        pods[0].name.clone()
-    };
-    pod_of(&seen);
-    let later = pod_of(&landed);
-    // The plan as it is where the node ran only its nodelocaldns pod when it was made:
-    // its CoreDNS pod is the one the Deployment put there since.
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("plan")).expect("json");
-    let host = doc["hosts"]
-        .as_array_mut()
-        .expect("hosts")
-        .iter_mut()
-        .find(|h| h["host"] == landed.as_str())
-        .expect("planned");
-    host["cluster"][0]["pods"] = serde_json::json!([
-        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
-    ]);
-    std::fs::write(
-        &plan_path,
-        serde_json::to_string_pretty(&doc).expect("json"),
-    )
-    .expect("write");
+    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed);
     let mut args = vec!["apply", path_str(&plan_path), "--format", "json"];
     if limit {
         args.extend(["--limit", landed.as_str()]);
