@@ -611,6 +611,9 @@ async fn apply_on(
             let _ = note(session, target, &clear).await;
         }
     }
+    // Cluster DNS is judged where pods were recreated: a node whose plan saw none and
+    // where none was there at apply time recreated nothing.
+    let recreated = recreated && (planned_pods(plan) || !result.pods.is_empty());
     verify_dns(session, target, host, plan, &after, recreated, result).await?;
     // 6. Only now is the plan done on this node: a re-run restarts nothing.
     mark_done(ctx, session, target, &marker).await
@@ -929,6 +932,14 @@ fn probe_failure(p: &crate::verify::ProbeResult) -> String {
         p.probe.name,
         p.reason.as_deref().unwrap_or("failed")
     )
+}
+
+/// Whether the plan's cluster action names DNS pods on the node (it has one without, where
+/// the plan saw none there: apply looks again).
+fn planned_pods(plan: &HostPlan) -> bool {
+    plan.cluster
+        .iter()
+        .any(|ClusterAction::RecreateDnsPods { pods, .. }| !pods.is_empty())
 }
 
 /// Whether the plan gives pods a new resolver (the playbooks that change the kubelet's

@@ -401,6 +401,13 @@ pub(super) fn cluster_action(action: &ClusterAction) -> String {
                     ),
                 })
                 .collect();
+            // None now: apply still lists the node's pods, for one put there since.
+            if now.is_empty() {
+                return "recreate this node's DNS pods after the restart, one at a time, each \
+                        waiting for a Ready replacement (now: none; apply lists the node's pods \
+                        again then, for one put there since)"
+                    .to_owned();
+            }
             format!(
                 "recreate this node's DNS pods after the restart, one at a time, each waiting \
                  for a Ready replacement (now: {})",

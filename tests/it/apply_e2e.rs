@@ -2852,9 +2852,10 @@ fn replace_once_gone(lab: &Lab, file: &str, replacement: &str) -> std::thread::J
 }
 
 /// The plan of a lab whose CoreDNS is in `coredns` (two nodes), saved as it is where
-/// `landed` ran only its nodelocaldns pod when it was made: its CoreDNS pod is the one the
-/// Deployment put there since. The plan's path, and that pod's name.
-fn coredns_landed_after_the_plan(lab: &Lab, landed: &str) -> (PathBuf, String) {
+/// `landed` ran only the pods `planned` (as a plan's cluster action names them) when it
+/// was made: its CoreDNS pod is the one the Deployment put there since. The plan's path,
+/// and that pod's name.
+fn coredns_landed_after_the_plan(lab: &Lab, landed: &str, planned: &Value) -> (PathBuf, String) {
     coredns_in_its_own_namespace(lab);
     let (plan_path, plan) = save_plan(lab, &lab.inventory());
     let pod_of = |node: &str| -> String {
@@ -2876,9 +2877,7 @@ fn coredns_landed_after_the_plan(lab: &Lab, landed: &str) -> (PathBuf, String) {
         .iter_mut()
         .find(|h| h["host"] == landed)
         .expect("planned");
-    host["cluster"][0]["pods"] = serde_json::json!([
-        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
-    ]);
+    host["cluster"][0]["pods"] = planned.clone();
     std::fs::write(
         &plan_path,
         serde_json::to_string_pretty(&doc).expect("json"),
@@ -2902,7 +2901,10 @@ fn coredns_left_out_where_the_cluster_did_not_confirm_it_fails_the_host() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let landed = lab.nodes[1].name.clone();
-    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed);
+    let planned = serde_json::json!([
+        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
+    ]);
+    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed, &planned);
     std::fs::write(lab.dir.join("cluster-scope-times-out"), "").expect("write");
     let args = [
         "apply",
@@ -2939,19 +2941,25 @@ fn coredns_left_out_where_the_cluster_did_not_confirm_it_fails_the_host() {
 /// confirmed for its other node, and recreates it. Before, only the namespaces of the
 /// node's own planned pods were listed there, and the pod kept the old upstream servers.
 /// With `--limit` to that node alone too: the namespace is the whole saved plan's, not
-/// only the selected hosts' (before, `--limit` took it out with the other node).
+/// only the selected hosts' (before, `--limit` took it out with the other node). And where
+/// the plan saw no DNS pod at all on the node (its action's pods none, as a plan now has
+/// it there): listed and recreated all the same.
 #[test]
 fn coredns_of_another_nodes_namespace_that_landed_after_the_plan_is_recreated() {
+    let nodelocaldns = serde_json::json!([
+        {"name": "nodelocaldns-7h2kq", "app": "nodelocaldns", "state": "ready"}
+    ]);
     for limit in [false, true] {
-        another_nodes_namespace_is_listed(limit);
+        another_nodes_namespace_is_listed(limit, &nodelocaldns);
     }
+    another_nodes_namespace_is_listed(false, &serde_json::json!([]));
 }
 
-fn another_nodes_namespace_is_listed(limit: bool) {
+fn another_nodes_namespace_is_listed(limit: bool, planned: &Value) {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let landed = lab.nodes[1].name.clone();
-    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed);
+    let (plan_path, later) = coredns_landed_after_the_plan(&lab, &landed, planned);
     let mut args = vec!["apply", path_str(&plan_path), "--format", "json"];
     if limit {
         args.extend(["--limit", landed.as_str()]);
@@ -2965,6 +2973,6 @@ fn another_nodes_namespace_is_listed(limit: bool) {
             .pods
             .iter()
             .any(|p| p.shown() == format!("coredns/{later}") && p.ok),
-        "limit {limit}: {result:#?}"
+        "limit {limit}, planned {planned}: {result:#?}"
     );
 }

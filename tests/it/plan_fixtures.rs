@@ -280,33 +280,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
 /// cluster action and a note named `kubectl -n coredns delete pod` to run by hand.
 #[test]
 fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-echo-appended-resolvconf");
-    let dir = std::env::temp_dir().join(format!("dnsfix-coredns-ns-{}", std::process::id()));
-    let vars: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
-            .expect("vars.json");
-    let inventory_path = inventory(&dir, &vars);
-    let raw = raw::from_tree(&case.join("root")).expect("tree");
-    let inventory = Inventory::load(&inventory_path).expect("inventory loads");
-    let hosts = inventory.select(None).expect("hosts");
-    let outcomes = vec![HostOutcome {
-        host: "node1".into(),
-        elapsed: Duration::ZERO,
-        result: Ok(NodeFacts::from_raw("node1", &raw)),
-    }];
-    // The cluster as dnsfix reads it from the helm-coredns-ns kubectl fixtures (a unit
-    // test in src/cluster keeps the file so), through kubectl on cp1.
-    let mut cluster: dnsfix::cluster::Cluster = serde_json::from_str(include_str!(
-        "../fixtures/kubectl/helm-coredns-ns-cluster.json"
-    ))
-    .expect("the cluster");
-    if let dnsfix::cluster::Cluster::Read { via, .. } = &mut cluster {
-        *via = "cp1".into();
-    }
-    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
-    let plan = plan::build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
-    let text = plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
+    let (plan, text, dir) = coredns_outside_kube_system_plan("node1");
     insta::assert_snapshot!("coredns_outside_kube_system_plan", text);
     let markdown = plan::markdown::markdown(&plan, "SHA256");
     assert!(
@@ -326,6 +300,74 @@ fn coredns_outside_kube_system_is_recreated_in_its_namespace() {
     let back: Plan = serde_json::from_str(&json).expect("the saved plan reads back");
     assert_eq!(back, plan);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same node where the cluster's CoreDNS pod runs on another node (node2) and none on
+/// it: the plan still has its cluster action, its pods none, and says that apply lists
+/// the node's pods again after the kubelet restart, so a CoreDNS or nodelocaldns pod put
+/// there between plan and apply is recreated with the new upstream. Before, the plan had
+/// no cluster action there ("none to recreate") and such a pod kept the old upstream.
+#[test]
+fn a_node_without_dns_pods_is_looked_at_again_at_apply_time() {
+    let (plan, text, dir) = coredns_outside_kube_system_plan("node2");
+    insta::assert_snapshot!("a_node_without_dns_pods_plan", text);
+    assert!(!text.contains("none to recreate"), "{text}");
+    let host = plan
+        .hosts
+        .iter()
+        .find(|h| h.host == "node1")
+        .expect("node1");
+    let [dnsfix::plan::model::ClusterAction::RecreateDnsPods { node, pods, .. }] =
+        host.cluster.as_slice()
+    else {
+        panic!("one action: {host:#?}");
+    };
+    assert!(
+        node.contains(&"node1".to_owned()) && pods.is_empty(),
+        "{host:#?}"
+    );
+    assert_eq!(plan.summary.pods, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The plan of node1 (DNS-KUBELET-LOOPBACK's kubeadm-echo-appended-resolvconf) in the
+/// cluster of the helm-coredns-ns kubectl fixtures, its one CoreDNS pod on `pod_node`:
+/// the plan, its text, and the inventory's directory.
+fn coredns_outside_kube_system_plan(pod_node: &str) -> (Plan, String, PathBuf) {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules/DNS-KUBELET-LOOPBACK/kubeadm-echo-appended-resolvconf");
+    let dir = std::env::temp_dir().join(format!(
+        "dnsfix-coredns-ns-{pod_node}-{}",
+        std::process::id()
+    ));
+    let vars: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("vars.json")).expect("vars"))
+            .expect("vars.json");
+    let inventory_path = inventory(&dir, &vars);
+    let raw = raw::from_tree(&case.join("root")).expect("tree");
+    let inventory = Inventory::load(&inventory_path).expect("inventory loads");
+    let hosts = inventory.select(None).expect("hosts");
+    let outcomes = vec![HostOutcome {
+        host: "node1".into(),
+        elapsed: Duration::ZERO,
+        result: Ok(NodeFacts::from_raw("node1", &raw)),
+    }];
+    // The cluster as dnsfix reads it from the helm-coredns-ns kubectl fixtures (a unit
+    // test in src/cluster keeps the file so), through kubectl on cp1.
+    let mut cluster: dnsfix::cluster::Cluster = serde_json::from_str(include_str!(
+        "../fixtures/kubectl/helm-coredns-ns-cluster.json"
+    ))
+    .expect("the cluster");
+    if let dnsfix::cluster::Cluster::Read { via, pods, .. } = &mut cluster {
+        *via = "cp1".into();
+        for pod in pods {
+            pod.node = pod_node.into();
+        }
+    }
+    let playbooks = Playbooks::load(None).expect("shipped playbooks load");
+    let plan = plan::build(&inventory, None, &hosts, outcomes, &playbooks, &cluster);
+    let text = plan::render::text(&plan, false).replace(&dir.display().to_string(), "<inventory>");
+    (plan, text, dir)
 }
 
 /// Kubespray includes roles/kubernetes/node/vars/ubuntu-<major>.yml where there is one

@@ -38,14 +38,15 @@ impl Run<'_> {
                 )));
                 Ok(Outcome::Unchanged)
             }
-            NodeView::Read { names, pods, .. } if pods.is_empty() => Ok(Outcome::Already(format!(
-                "no CoreDNS or nodelocaldns pod runs on node {}: none to recreate",
-                names.first().map_or("?", String::as_str)
-            ))),
             NodeView::Read { via, names, pods } => {
                 // Each pod in its namespace: kube-system's, and CoreDNS's found through the
                 // cluster DNS Service elsewhere, which apply lists again there by the
-                // Service's selector.
+                // Service's selector. A node without a DNS pod now gets the action all the
+                // same, its pods none: apply lists the node's pods after the kubelet
+                // restart, and a CoreDNS or nodelocaldns pod put there since the plan (a
+                // Deployment's rescheduling, a DaemonSet's rollout) read the old file as
+                // one seen here would. What apply may delete is not widened: the same
+                // labels and confirmed namespaces, on this node only.
                 let action = ClusterAction::RecreateDnsPods {
                     node: names.clone(),
                     pods: pods

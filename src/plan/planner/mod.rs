@@ -786,18 +786,27 @@ mod tests {
         );
         assert!(run.notes.is_empty());
 
-        // No pod on the node: nothing to do, and the plan says why.
+        // No pod on the node now: the action all the same, its pods none, so apply lists
+        // the node's pods after the kubelet restart and recreates one put there since the
+        // plan (before, the plan had no action, "none to recreate", and such a pod kept
+        // the old upstream).
         let empty = crate::cluster::NodeView::Read {
             via: "cp1".to_owned(),
             names: vec!["node1".to_owned()],
             pods: Vec::new(),
         };
         let run = plan_in(RECREATE, &[], &empty).expect("plans");
-        assert!(run.cluster.is_empty());
+        let [ClusterAction::RecreateDnsPods { node, pods, .. }] = run.cluster.as_slice() else {
+            panic!("one action: {:?}", run.cluster);
+        };
+        assert_eq!(
+            (node.as_slice(), pods.len()),
+            (&["node1".to_owned()][..], 0)
+        );
         assert!(
-            run.unchanged.iter().any(|n| n
-                .message
-                .contains("no CoreDNS or nodelocaldns pod runs on node node1")),
+            !run.unchanged
+                .iter()
+                .any(|n| n.message.contains("none to recreate")),
             "{:?}",
             run.unchanged
         );
