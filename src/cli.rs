@@ -162,8 +162,8 @@ pub struct VerifyArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// The outside name the upstream servers must resolve [default: the inventory's
-    /// dnsfix_probe_name, else kubernetes.io]
+    /// The outside name the upstream servers must resolve, on every host [default: each
+    /// host's dnsfix_probe_name in the inventory, else kubernetes.io]
     #[arg(long, value_name = "NAME")]
     pub probe_name: Option<String>,
 

@@ -4,7 +4,7 @@
 //! Per node, after gathering its facts:
 //! - every nameserver in the resolv.conf the kubelet hands to `dnsPolicy: Default` pods
 //!   (CoreDNS and nodelocaldns forward there) must answer an outside name
-//!   (`dnsfix_probe_name`, else `--probe-name`, else [`DEFAULT_PROBE_NAME`]); a loopback
+//!   (`--probe-name`, else `dnsfix_probe_name`, else [`DEFAULT_PROBE_NAME`]); a loopback
 //!   address there fails without asking, since from a pod it is the pod itself;
 //! - the cluster DNS addresses (the kubelet's `clusterDNS`, the nodelocaldns address and
 //!   the CoreDNS service address when the inventory names them) must answer
@@ -139,9 +139,10 @@ pub fn probes(
     facts: &NodeFacts,
     probe_name: Option<&str>,
 ) -> (Vec<Probe>, Vec<String>) {
-    let outside = host
-        .var_str("dnsfix_probe_name")
-        .or(probe_name)
+    // The command line's name wins over the inventory's, as Ansible's extra vars win over
+    // host vars: who types it means it for this run.
+    let outside = probe_name
+        .or(host.var_str("dnsfix_probe_name"))
         .unwrap_or(DEFAULT_PROBE_NAME)
         .to_owned();
     let mut probes = Vec::new();
@@ -1409,6 +1410,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `--probe-name` wins over the inventory's `dnsfix_probe_name`, which wins over the
+    /// default. Before, the inventory's name was asked whatever the command line said.
+    #[test]
+    fn the_command_line_s_probe_name_wins_over_the_inventory_s() {
+        let facts = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture("_healthy/kubespray-ubuntu2204"),
+        );
+        let mut host = Host::new("node1");
+        let asked = |host: &Host, flag: Option<&str>| -> Vec<String> {
+            let (probes, _) = probes(host, &facts, flag);
+            let mut names: Vec<String> = probes
+                .into_iter()
+                .filter(|p| p.path == Path::Upstream)
+                .map(|p| p.name)
+                .collect();
+            names.dedup();
+            names
+        };
+        assert_eq!(asked(&host, None), [DEFAULT_PROBE_NAME]);
+        host.vars
+            .insert("dnsfix_probe_name".into(), "probe.example".into());
+        assert_eq!(asked(&host, None), ["probe.example"]);
+        assert_eq!(asked(&host, Some("kubernetes.io")), ["kubernetes.io"]);
     }
 
     /// The node's own resolver is asked too: systemd-resolved's stub on a Kubespray node
