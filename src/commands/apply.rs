@@ -392,14 +392,22 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
         .map(|h| h.host.as_str())
         .collect();
     if !missing.is_empty() {
+        // Where no inventory was given, the one the plan was made with is what to give.
+        let given = match (inventory.path(), &plan.inventory, run.plan_file) {
+            (Some(path), _, _) => format!("the inventory {}", path.display()),
+            (None, Some(made), Some(file)) => format!(
+                "the implicit localhost inventory (no -i): apply it with the plan's inventory: \
+                 dnsfix apply -i {} {}",
+                crate::node_script::quote(&made.path),
+                crate::node_script::quote(&file.display().to_string())
+            ),
+            (None, _, _) => "the implicit localhost inventory (no -i)".to_owned(),
+        };
         return Err(Error::PlanRefused(format!(
-            "the plan changes host{} {} that {} not in the inventory {}: nothing was applied",
+            "the plan changes host{} {} that {} not in {given}: nothing was applied",
             if missing.len() == 1 { "" } else { "s" },
             crate::text::escape(&missing.join(", ")),
             if missing.len() == 1 { "is" } else { "are" },
-            inventory
-                .path()
-                .map_or("(none)".to_owned(), |p| p.display().to_string())
         )));
     }
     verify_playbooks(plan, run.playbooks)?;

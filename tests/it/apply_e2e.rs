@@ -1647,6 +1647,25 @@ fn rollback_restores_original_bytes_and_mode() {
 
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     let (_, new) = planned_shas(&plan, &stub, KUBELET_CONFIG);
+    // Without the plan's inventory its hosts are not there: refused (1), naming the
+    // inventory to apply it with, nothing touched.
+    let lost = Dnsfix::new(["apply", path_str(&plan_path)])
+        .env("DNSFIX_STATE_DIR", lab.dir.join("state"))
+        .stdin(Stdio::null())
+        .output();
+    assert_eq!(lost.status.code(), Some(1), "{}", describe(&lost));
+    assert!(
+        String::from_utf8_lossy(&lost.stderr).contains(&format!(
+            "not in the implicit localhost inventory (no -i): apply it with the plan's \
+             inventory: dnsfix apply -i '{}' '{}'",
+            lab.inventory().display(),
+            plan_path.display()
+        )),
+        "{}",
+        describe(&lost)
+    );
+    assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), original_sha);
+
     let out = dnsfix(&lab, &["apply", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(0), "apply\n{}", describe(&out));
     assert_eq!(node_sha(&lab, &stub, KUBELET_CONFIG), new);
