@@ -69,11 +69,17 @@ pub struct ClusterUpdate {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InventoryUpdate {
     pub path: String,
-    /// `written`, `already`, `stale` (the file changed since the plan), `held` (a host it is
-    /// for has not got the node's side of the fix in this run) or `error`.
+    /// `written`, `already`, `stale` (the file changed since the plan), `held` (it names
+    /// dnsfix's own file, which a host it is for has not got in this run), `error`; in a
+    /// rollback's record `kept` (the run wrote it, rollback leaves it: to undo by hand) or
+    /// `shared` (also for hosts this rollback leaves fixed).
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,
+    /// The hosts whose fixes the edit is for (the plan's): rollback judges it by them.
+    /// Records written before it have none.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub hosts: Vec<String>,
 }
 
 /// The directory run records live in.

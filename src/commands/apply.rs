@@ -329,17 +329,23 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     ))
 }
 
-/// An inventory edit not to make in this run, as the update to report, where one of the
-/// hosts it is for has not got the node's side of its fix: left out by `--limit`, or
-/// refused or failed here. The edit (`kube_resolv_conf: /etc/dnsfix/resolv.conf`) makes
-/// the next Kubespray run give that host what only the fix puts in place (a missing
-/// resolvConf is a kubelet that cannot start pods). A host of the run with nothing to do
-/// on the node, or one found done, has it.
+/// An inventory edit not to make in this run, as the update to report, where it names a
+/// file in dnsfix's own directory (`kube_resolv_conf: /etc/dnsfix/resolv.conf`, set per
+/// host) and its host has not got the node's side of the fix: left out by `--limit`, or
+/// refused or failed here. The next Kubespray run would give the host a resolvConf that
+/// does not exist there, and its kubelet then starts no pod. A host of the run with nothing
+/// to do on the node, or one found done, has it. Other edits (a group's
+/// `upstream_dns_servers`, a `kube_resolv_conf` of systemd-resolved's own file) are the fix
+/// itself as Kubespray makes it: written whatever the run did, so a rollout `--limit`ed one
+/// node at a time keeps them.
 fn held(
     change: &InventoryChange,
     selected: &[&str],
     results: &[HostResult],
 ) -> Option<InventoryUpdate> {
+    if !crate::plan::inventory_change::names_a_dnsfix_file(change) {
+        return None;
+    }
     let waiting: Vec<String> = change
         .hosts
         .iter()
@@ -359,10 +365,12 @@ fn held(
     }
     Some(InventoryUpdate {
         path: change.path.clone(),
+        hosts: change.hosts.clone(),
         outcome: "held".into(),
         message: format!(
-            "not written: {} {} not got the node's side of the fix, which the next Kubespray \
-             run would then give {}; apply the plan to {} too",
+            "not written: {} {} not got the file it names from this run, and the next \
+             Kubespray run would give {} a resolvConf that is not there; apply the plan to {} \
+             with --update-inventory",
             crate::text::escape(&waiting.join(", ")),
             if waiting.len() == 1 { "has" } else { "have" },
             if waiting.len() == 1 { "it" } else { "them" },
@@ -585,6 +593,7 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
         path: change.path.clone(),
         outcome: outcome.into(),
         message,
+        hosts: change.hosts.clone(),
     };
     if let Err(why) = inventory_file_allowed(path, inventory) {
         return outcome(
@@ -688,6 +697,53 @@ fn update_inventory(change: &InventoryChange, inventory: Option<&Path>) -> Inven
 mod tests {
     use super::*;
     use crate::plan::model::{ConfigMapChange, Reason};
+
+    /// Only an edit naming dnsfix's own file waits for its hosts to have it: a group's
+    /// `kube_resolv_conf` of systemd-resolved's file is written under `--limit` (a rollout
+    /// one node at a time keeps it); `/etc/dnsfix/resolv.conf` for a host left out or failed
+    /// is held, naming it; one applied or found done has it.
+    #[test]
+    fn an_edit_is_held_only_where_it_names_dnsfix_s_file_and_its_host_lacks_it() {
+        let edit = |setting: &str, hosts: &[&str]| InventoryChange {
+            path: "inventory/group_vars/all/all.yml".into(),
+            before_sha256: None,
+            before: None,
+            content: String::new(),
+            after_sha256: None,
+            settings: vec![setting.into()],
+            hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        };
+        let result = |host: &str, outcome: &str| -> HostResult {
+            serde_json::from_value(serde_json::json!({
+                "host": host, "outcome": outcome, "planned": [], "planned_handlers": [],
+            }))
+            .expect("a host result")
+        };
+        let group = edit(
+            "kube_resolv_conf: /run/systemd/resolve/resolv.conf",
+            &["node1", "node2"],
+        );
+        let results = [result("node2", "applied")];
+        assert_eq!(held(&group, &["node2"], &results), None);
+        let own = edit("kube_resolv_conf: /etc/dnsfix/resolv.conf", &["node1"]);
+        let update = held(&own, &["node2"], &results).expect("held");
+        assert_eq!(update.outcome, "held");
+        assert!(
+            update.message.contains("node1 (not in this run)"),
+            "{}",
+            update.message
+        );
+        let failed = [result("node1", "failed")];
+        let update = held(&own, &["node1"], &failed).expect("held");
+        assert!(
+            update.message.contains("node1 (failed)"),
+            "{}",
+            update.message
+        );
+        for outcome in ["applied", "unchanged"] {
+            assert_eq!(held(&own, &["node1"], &[result("node1", outcome)]), None);
+        }
+    }
 
     fn change(before: &str, after: &str) -> ConfigMapChange {
         ConfigMapChange {

@@ -39,6 +39,16 @@ pub const PER_NODE: &[&str] = &["kube_resolv_conf", "nameservers"];
 /// no pod ("Could not open resolv conf file"): such a value is always set per host.
 const DNSFIX_DIR: &str = "/etc/dnsfix/";
 
+/// Whether `change` sets a value in dnsfix's own directory on the node
+/// (`kube_resolv_conf: /etc/dnsfix/resolv.conf`): a file that exists only where the fix
+/// wrote it.
+pub fn names_a_dnsfix_file(change: &crate::plan::model::InventoryChange) -> bool {
+    change.settings.iter().any(|s| {
+        s.split_once(": ")
+            .is_some_and(|(_, value)| value.trim_matches(['"', '\'']).starts_with(DNSFIX_DIR))
+    })
+}
+
 /// Notes for `host` where a group of it sets dnsfix's own file as kube_resolv_conf (an older
 /// dnsfix set it so, or a hand did): Kubespray renders that path into the kubelet config of a
 /// node a later scale.yml adds to the group, which has no such file, and whose kubelet then

@@ -1911,63 +1911,80 @@ fn the_kubespray_inventory_is_updated_only_on_request_and_only_if_unchanged() {
     assert_eq!(run_record(&out).inventory_updates[0].outcome, "already");
 }
 
-/// An inventory edit for two nodes is held while `--limit` leaves one of them out: the
-/// next Kubespray run would give that node `kube_resolv_conf` for a file only the fix
-/// makes. Held is no failure (exit 0); applying the plan to the other node writes it.
-/// Before, the limited run wrote it.
+/// An inventory edit naming dnsfix's own file (`kube_resolv_conf: /etc/dnsfix/resolv.conf`,
+/// per host) is held while its host has not got that file: `--limit` left it out. The next
+/// Kubespray run would give that node a resolvConf that is not there. Held is no failure
+/// (exit 0); applying the plan to that node writes it. Other edits are the fix as Kubespray
+/// makes it and are written under any `--limit`. Before, the limited run wrote both.
 #[test]
-fn an_inventory_edit_waits_for_every_host_it_is_for() {
-    let lab = Lab::start(&["stub-symlink", "stub-symlink"])
+fn an_inventory_edit_naming_dnsfix_s_file_waits_for_its_host() {
+    let lab = Lab::start(&["kubespray-loop", "stub-symlink"])
         .unwrap_or_else(|e| panic!("lab could not start: {e}"));
-    let (first, second) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
-    let original = "---\nloadbalancer_apiserver_localhost: true\n";
-    let inventory = lab.kubespray_inventory(original);
-    let all_yml = lab.dir.join("inventory/group_vars/all/all.yml");
+    let (looping, stub) = (lab.nodes[0].name.clone(), lab.nodes[1].name.clone());
+    let inventory = kubespray_inventory(&lab);
+    let host_vars = |host: &str| lab.dir.join(format!("inventory/host_vars/{host}.yml"));
     let plan_path = lab.dir.join("plan.json");
     let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let plan: Plan =
         serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("saved")).expect("plan");
-    assert_eq!(
-        plan.inventory_changes.len(),
-        1,
+    let edit_of = |host: &str| {
+        plan.inventory_changes
+            .iter()
+            .find(|c| c.path == path_str(&host_vars(host)))
+            .unwrap_or_else(|| panic!("no edit of {host}: {:#?}", plan.inventory_changes))
+    };
+    assert!(
+        edit_of(&looping)
+            .settings
+            .iter()
+            .any(|s| s.contains("/etc/dnsfix/resolv.conf")),
         "{:#?}",
         plan.inventory_changes
     );
-    assert_eq!(
-        plan.inventory_changes[0].hosts,
-        [first.clone(), second.clone()]
-    );
 
-    let limited = |extra: &[&str]| {
-        let mut args = vec!["apply", path_str(&plan_path), "--update-inventory"];
+    let apply = |extra: &[&str]| {
+        let mut args = vec![
+            "apply",
+            path_str(&plan_path),
+            "--update-inventory",
+            "--format",
+            "json",
+        ];
         args.extend_from_slice(extra);
         dnsfix_in(&lab, &inventory, &args)
     };
-    let out = limited(&["--limit", &second, "--format", "json"]);
+    let outcome_of = |record: &RunRecord, host: &str| {
+        record
+            .inventory_updates
+            .iter()
+            .find(|u| u.path == path_str(&host_vars(host)))
+            .map(|u| (u.outcome.clone(), u.message.clone()))
+            .unwrap_or_else(|| panic!("no update of {host}: {record:#?}"))
+    };
+    let out = apply(&["--limit", &stub]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let record = run_record(&out);
-    assert_eq!(host_result(&record, &second).outcome, HostOutcome::Applied);
-    let update = &record.inventory_updates[0];
-    assert_eq!(update.outcome, "held", "{record:#?}");
+    assert_eq!(host_result(&record, &stub).outcome, HostOutcome::Applied);
+    let (outcome, message) = outcome_of(&record, &looping);
+    assert_eq!(outcome, "held", "{record:#?}");
     assert!(
-        update
-            .message
-            .contains(&format!("{first} (not in this run)")),
-        "{}",
-        update.message
+        message.contains(&format!("{looping} (not in this run)")),
+        "{message}"
     );
-    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), original);
+    assert!(!host_vars(&looping).exists());
+    assert_eq!(outcome_of(&record, &stub).0, "written", "{record:#?}");
 
-    let out = limited(&["--format", "json"]);
+    let out = apply(&["--limit", &looping]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let record = run_record(&out);
+    assert_eq!(outcome_of(&record, &looping).0, "written", "{record:#?}");
+    let written = edit_of(&looping).content.clone();
     assert_eq!(
-        record.inventory_updates[0].outcome, "written",
-        "{record:#?}"
+        std::fs::read_to_string(host_vars(&looping)).expect("read"),
+        written
     );
-    let written = plan.inventory_changes[0].content.clone();
-    assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), written);
+    let all_yml = host_vars(&looping);
 
     // Rolling that run back leaves the inventory file, and says so: exit 3, as for a
     // node file kept. Before, the report did not mention it and exited 0.
