@@ -133,14 +133,13 @@ impl Checked {
 }
 
 /// The probes for one node, from its facts and inventory variables, and notes on what
-/// cannot be probed.
+/// cannot be probed. The outside name is `probe_name` (`--probe-name`) over the host's
+/// `dnsfix_probe_name`, as Ansible's extra vars win over host vars.
 pub fn probes(
     host: &Host,
     facts: &NodeFacts,
     probe_name: Option<&str>,
 ) -> (Vec<Probe>, Vec<String>) {
-    // The command line's name wins over the inventory's, as Ansible's extra vars win over
-    // host vars: who types it means it for this run.
     let outside = probe_name
         .or(host.var_str("dnsfix_probe_name"))
         .unwrap_or(DEFAULT_PROBE_NAME)
