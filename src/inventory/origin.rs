@@ -82,27 +82,84 @@ impl fmt::Display for VarOrigin {
     }
 }
 
-/// The 1-based line of each top-level key in a YAML/JSON variables file: the last line
-/// that starts with it at column 0 (`key:`, `"key":`, `'key':`), as a duplicate-free
-/// mapping has one. A key not written that way (flow style, a merge key) is not there.
-/// One pass over the text: a file of thousands of variables is read in no time.
-pub(crate) fn top_level_lines(text: &str) -> BTreeMap<String, usize> {
+/// The 1-based line of each of `keys` in a YAML/JSON variables file: the last line that
+/// starts with it at column 0 (`key:`, `"key":`, `'key':`, blanks before the colon
+/// allowed), as a duplicate-free mapping has one. A key not written that way (flow style,
+/// a merge key) is not there.
+///
+/// One pass over the text, reading each line only as far as one of `keys` can reach: the
+/// keys are sorted and narrowed byte by byte, so a line is never copied and a long line of
+/// many colons (minified JSON, a value `x 1:5 1:5 ...`) costs what its first bytes cost.
+pub(crate) fn top_level_lines<'k>(
+    text: &str,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> BTreeMap<&'k str, usize> {
+    let mut sorted: Vec<&str> = keys.into_iter().collect();
+    sorted.sort_unstable();
+    sorted.dedup();
     let mut lines = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
-        for (colon, _) in line.match_indices(':') {
-            let key = line[..colon].trim_end();
-            if key.is_empty() {
-                continue;
-            }
-            lines.insert(key.to_owned(), i + 1);
-            for quote in ['"', '\''] {
-                if let Some(inner) = key.strip_prefix(quote).and_then(|k| k.strip_suffix(quote)) {
-                    lines.insert(inner.to_owned(), i + 1);
-                }
-            }
+        let line = line.as_bytes();
+        prefix_keys(&sorted, line, None, |key| {
+            lines.insert(key, i + 1);
+        });
+        if let Some(&quote @ (b'"' | b'\'')) = line.first() {
+            prefix_keys(&sorted, &line[1..], Some(quote), |key| {
+                lines.insert(key, i + 1);
+            });
         }
     }
     lines
+}
+
+/// Calls `found` with each of `sorted` (sorted, without duplicates) that `line` starts
+/// with and that is followed by `quote` (when given), blanks, then `:`.
+fn prefix_keys<'k>(
+    sorted: &[&'k str],
+    line: &[u8],
+    quote: Option<u8>,
+    mut found: impl FnMut(&'k str),
+) {
+    // `sorted[lo..hi]` are the keys that start with `line[..depth]`; the shortest, which
+    // sorts first, is `line[..depth]` itself if any is.
+    let (mut lo, mut hi) = (0, sorted.len());
+    // `line[blank_from..blank_to]` is known to be blanks followed by a non-blank.
+    let (mut blank_from, mut blank_to) = (0, 0);
+    for depth in 0..=line.len() {
+        if lo == hi {
+            return;
+        }
+        if sorted[lo].len() == depth {
+            let after = match quote {
+                None => Some(depth),
+                Some(q) => (line.get(depth) == Some(&q)).then_some(depth + 1),
+            };
+            if let Some(after) = after {
+                if !(blank_from..blank_to).contains(&after) {
+                    blank_from = after;
+                    blank_to = after
+                        + line[after..]
+                            .iter()
+                            .take_while(|b| matches!(b, b' ' | b'\t'))
+                            .count();
+                }
+                if line.get(blank_to) == Some(&b':') {
+                    found(sorted[lo]);
+                }
+            }
+        }
+        let Some(&byte) = line.get(depth) else {
+            return;
+        };
+        let range = &sorted[lo..hi];
+        let below = |key: &&str, inclusive: bool| {
+            key.as_bytes()
+                .get(depth)
+                .is_none_or(|&b| b < byte || (inclusive && b == byte))
+        };
+        hi = lo + range.partition_point(|k| below(k, true));
+        lo += range.partition_point(|k| below(k, false));
+    }
 }
 
 #[cfg(test)]
@@ -112,7 +169,7 @@ mod tests {
     #[test]
     fn top_level_keys_are_found_in_every_quoting() {
         let text = "# x: 1\nx: 1\n  y: 2\n\"z\" : 3\n'w': 4\nxx: 5\nx: 6\n";
-        let lines = top_level_lines(text);
+        let lines = top_level_lines(text, ["x", "y", "z", "w", "xx", "q"]);
         assert_eq!(lines.get("x"), Some(&7));
         assert_eq!(lines.get("y"), None);
         assert_eq!(lines.get("z"), Some(&4));

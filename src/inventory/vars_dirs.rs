@@ -104,10 +104,9 @@ pub(crate) fn load(
                 message: VAULT_WARNING.into(),
             });
         }
-        let all_lines = top_level_lines(&text);
-        let lines = vars
-            .keys()
-            .filter_map(|k| Some((k.clone(), *all_lines.get(k)?)))
+        let lines = top_level_lines(&text, vars.keys().map(String::as_str))
+            .into_iter()
+            .map(|(k, line)| (k.to_owned(), line))
             .collect();
         out.push(VarsFile {
             path: file,
