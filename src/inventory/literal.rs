@@ -18,15 +18,27 @@ pub(crate) fn parse_value(raw: &str) -> Value {
     let mut parser = Parser {
         chars: raw.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     parser
         .top()
         .unwrap_or_else(|| Value::String(raw.to_string()))
 }
 
+/// How deep brackets (`(`, `[`, `{`, all counted together) may nest: Python's tokenizer
+/// refuses a 201st open bracket with "too many nested parentheses" (cpython
+/// @0190eed6 Parser/tokenizer.h: `#define MAXLEVEL 200`; Python 3.11.7: 200 levels
+/// read, 201 raise SyntaxError), and Ansible then keeps the text. It also bounds this
+/// parser's recursion, so a value of thousands of brackets cannot overflow the stack.
+/// (ansible-core 2.19 on Python 3.11 already fails the whole file from about 162 levels,
+/// "maximum recursion depth exceeded" in its own call stack: not modelled here.)
+const MAX_NESTING: usize = 200;
+
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// Brackets open around the current position.
+    depth: usize,
 }
 
 impl Parser {
@@ -85,17 +97,19 @@ impl Parser {
     fn expr(&mut self) -> Option<Value> {
         self.skip_blank();
         match self.peek()? {
-            '[' => {
+            open @ ('[' | '(' | '{') => {
+                if self.depth == MAX_NESTING {
+                    return None;
+                }
                 self.pos += 1;
-                self.sequence(']').map(Value::Array)
-            }
-            '(' => {
-                self.pos += 1;
-                self.paren()
-            }
-            '{' => {
-                self.pos += 1;
-                self.braces()
+                self.depth += 1;
+                let value = match open {
+                    '[' => self.sequence(']').map(Value::Array),
+                    '(' => self.paren(),
+                    _ => self.braces(),
+                };
+                self.depth -= 1;
+                value
             }
             '+' | '-' => {
                 let negative = self.peek() == Some('-');
@@ -419,6 +433,37 @@ mod tests {
         assert_eq!(parse_value(&at_limit), json!(["1".repeat(4300)]));
         let over = format!("[{}]", "1".repeat(4301));
         assert_eq!(parse_value(&over), Value::String(over.clone()));
+    }
+
+    /// Python's tokenizer reads 200 nested brackets of any kind and refuses 201 ("too many
+    /// nested parentheses"); Ansible keeps the text. 30,000 used to overflow the stack.
+    #[test]
+    fn brackets_past_pythons_nesting_limit_keep_the_text() {
+        let nested =
+            |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+        let mut want = json!(1);
+        for _ in 0..200 {
+            want = json!([want]);
+        }
+        assert_eq!(parse_value(&nested("[", "]", 200)), want);
+        assert_eq!(parse_value(&nested("(", ")", 200)), json!(1));
+        for raw in [
+            nested("[", "]", 201),
+            nested("(", ")", 201),
+            nested("{1: (", ")}", 101),
+            nested("[", "]", 30_000),
+            format!("{}{}", "[".repeat(30_000), "]".repeat(30_000)),
+        ] {
+            assert_eq!(parse_value(&raw), Value::String(raw.clone()));
+        }
+        assert_eq!(
+            parse_value(&format!(
+                "[{}, {}]",
+                nested("[", "]", 199),
+                nested("(", ")", 199)
+            )),
+            json!([want[0].clone(), 1])
+        );
     }
 
     #[test]

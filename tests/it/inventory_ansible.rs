@@ -853,3 +853,58 @@ fn integers_past_pythons_digit_limit_refuse_the_file_as_in_ansible() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// INI values nested past Python's 200 brackets (`ast.literal_eval` raises "too many nested
+/// parentheses") stay their text in Ansible and in dnsfix, on a host line and in
+/// `[all:vars]`; 100 read as the list. Before, dnsfix read any depth, and 30,000 brackets
+/// overflowed its stack (SIGABRT, naming neither file nor line). Ansible's view is asked as
+/// `[x|type_debug, x|string]`: Python prints a list of lists of ints as compact JSON does.
+/// (From about 162 to 200 levels, ansible-core 2.19 on Python 3.11 fails the whole file
+/// with "maximum recursion depth exceeded", a limit of its own call stack that dnsfix,
+/// which reads such a value as the list, does not model; 200 is not asked here.)
+#[test]
+fn ini_values_nested_past_pythons_limit_stay_text_as_in_ansible() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-inv-nested-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tmp")).expect("home");
+    let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let path = dir.join("hosts.ini");
+    let text = format!(
+        "[all:vars]\ng100={}\ng201={}\n\n[nodes]\nn1 ansible_connection=local h100={} h201={} h30000={}\n",
+        nested(100),
+        nested(201),
+        nested(100),
+        nested(201),
+        nested(30_000),
+    );
+    std::fs::write(&path, text).expect("write");
+    let inventory = Inventory::load(&path).unwrap_or_else(|e| panic!("dnsfix: {e}"));
+    let host = inventory
+        .hosts()
+        .iter()
+        .find(|h| h.name == "n1")
+        .expect("host");
+    let vars = ["g100", "g201", "h100", "h201", "h30000"];
+    let asked: Vec<String> = vars
+        .iter()
+        .flat_map(|v| [format!("{v}|type_debug"), format!("{v}|string")])
+        .collect();
+    let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+    let theirs = debug_vars(&path, "n1", &asked, &dir);
+    let mut failures = Vec::new();
+    for (var, theirs) in vars.iter().zip(theirs.chunks(2)) {
+        let ours = host.var(var).cloned().unwrap_or(Value::Null);
+        let (kind, text) = (theirs[0].as_str(), theirs[1].as_str());
+        let agrees = match &ours {
+            Value::Array(_) => kind == Some("list") && text == Some(ours.to_string().as_str()),
+            Value::String(s) => kind == Some("str") && text == Some(s.as_str()),
+            _ => false,
+        };
+        if !agrees || (var.ends_with("100") != ours.is_array()) {
+            failures.push(format!(
+                "{var}: dnsfix {ours:.60}, Ansible {kind:?} {text:.60?}"
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
