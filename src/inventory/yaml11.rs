@@ -24,6 +24,7 @@
 //! first): none of this applies to it.
 
 use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 
 use serde::de::IgnoredAny;
 use serde_json::{Number, Value};
@@ -46,10 +47,11 @@ pub(crate) struct Source<'a> {
     pub(crate) text: &'a str,
     /// YAML 1.2 values of the tokens in the text that YAML 1.1 reads otherwise, where
     /// the text alone does not say how (see [`settled`]): each such number is located.
-    candidates: Vec<Value>,
+    /// (Each value by its JSON text: a lookup per number, however many there are.)
+    candidates: HashSet<String>,
     /// YAML 1.2 values the text reads one way in YAML 1.1 wherever they stand, with that
     /// reading: no number with them needs locating.
-    settled: Vec<(Value, Value)>,
+    settled: HashMap<String, Value>,
     /// Byte offset of each number with such a value, in the order the parse meets them.
     offsets: Vec<usize>,
     /// How many such numbers this parse has met.
@@ -69,8 +71,11 @@ impl<'a> Source<'a> {
         };
         Source {
             text,
-            candidates,
-            settled,
+            candidates: candidates.iter().map(Value::to_string).collect(),
+            settled: settled
+                .into_iter()
+                .map(|(value, reading)| (value.to_string(), reading))
+                .collect(),
             offsets: Vec::new(),
             met: Cell::new(0),
             locating: false,
@@ -95,10 +100,11 @@ impl<'a> Source<'a> {
 
     /// A number serde read from a scalar, as YAML 1.1 reads that scalar.
     pub(crate) fn number(&self, value: Value) -> Reading {
-        if let Some((_, reading)) = self.settled.iter().find(|(v, _)| *v == value) {
+        let key = value.to_string();
+        if let Some(reading) = self.settled.get(&key) {
             return Reading::Value(reading.clone());
         }
-        if !self.candidates.contains(&value) {
+        if !self.candidates.contains(&key) {
             return Reading::Value(value);
         }
         let index = self.met.get();
@@ -146,31 +152,57 @@ fn reread(text: &str, at: usize, value: Value) -> Value {
 /// The numbers of `text` that YAML 1.2 and YAML 1.1 read differently, as YAML 1.2 reads
 /// them: every run of characters a number can hold is tried (also in comments and quoted
 /// strings; those only cost a look). Split in two: those to locate one by one, and those
-/// [`settled`] by the text.
+/// [`settled`] by the text. A token may have a tag before it (which PyYAML, and serde, then
+/// construct as the tag says) where a `!` stands before it on its line or anywhere on the
+/// last line before that holds more than blanks and a comment (`key: !!float` above an
+/// indented `1e3`, blank and comment lines between them or not): one pass over the lines
+/// says which, however many tokens a line holds.
 fn candidates(text: &str) -> (Vec<Value>, Vec<(Value, Value)>) {
     // Each YAML 1.2 number in the text, with every YAML 1.1 reading of a token that
     // YAML 1.2 reads as it (`None`: one a tag may stand before).
     let mut readings: Vec<(Value, Vec<Option<Value>>)> = Vec::new();
+    // Where each value is in `readings`, by its JSON text; and each token's YAML 1.2
+    // value: a file of thousands of numbers costs a lookup per token, not a scan.
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut yaml12: HashMap<&str, Option<Value>> = HashMap::new();
     let number_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-');
-    for token in text.split(|c: char| !number_char(c)) {
-        if !token.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
-            || !token.contains(|c: char| c.is_ascii_digit())
-        {
-            continue;
-        }
-        let Some(value) = yaml12_number(token) else {
-            continue;
-        };
-        let start = token.as_ptr() as usize - text.as_ptr() as usize;
-        let reading = (!maybe_tagged(text, start))
-            .then(|| yaml11_number(token).unwrap_or_else(|| Value::String(token.to_owned())));
-        match readings.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, seen)) => {
-                if !seen.contains(&reading) {
-                    seen.push(reading);
+    // Whether the last line so far that holds more than blanks and a comment has a `!`.
+    let mut tag_above = false;
+    for line in text.split('\n') {
+        let first_bang = line.find('!');
+        for token in line.split(|c: char| !number_char(c)) {
+            if !token.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
+                || !token.contains(|c: char| c.is_ascii_digit())
+            {
+                continue;
+            }
+            let Some(value) = yaml12
+                .entry(token)
+                .or_insert_with(|| yaml12_number(token))
+                .clone()
+            else {
+                continue;
+            };
+            let start = token.as_ptr() as usize - line.as_ptr() as usize;
+            let tagged = tag_above || first_bang.is_some_and(|bang| bang < start);
+            let reading = (!tagged)
+                .then(|| yaml11_number(token).unwrap_or_else(|| Value::String(token.to_owned())));
+            match index.get(&value.to_string()) {
+                Some(&at) => {
+                    let seen = &mut readings[at].1;
+                    if !seen.contains(&reading) {
+                        seen.push(reading);
+                    }
+                }
+                None => {
+                    index.insert(value.to_string(), readings.len());
+                    readings.push((value, vec![reading]));
                 }
             }
-            None => readings.push((value, vec![reading])),
+        }
+        let significant = line.trim();
+        if !significant.is_empty() && !significant.starts_with('#') {
+            tag_above = first_bang.is_some();
         }
     }
     let (mut located, mut settled) = (Vec::new(), Vec::new());
@@ -185,23 +217,6 @@ fn candidates(text: &str) -> (Vec<Value>, Vec<(Value, Value)>) {
         }
     }
     (located, settled)
-}
-
-/// Whether a tag may stand before the token at byte `start`, which PyYAML (and serde)
-/// then construct as the tag says: a `!` before it on its line or anywhere on the last
-/// line before that holds more than blanks and a comment (`key: !!float` above an
-/// indented `1e3`, blank and comment lines between them or not).
-fn maybe_tagged(text: &str, start: usize) -> bool {
-    let before = &text[..start];
-    let mut lines = before.rsplit('\n');
-    let own = lines.next().unwrap_or_default();
-    own.contains('!')
-        || lines
-            .find(|line| {
-                let line = line.trim();
-                !line.is_empty() && !line.starts_with('#')
-            })
-            .is_some_and(|line| line.contains('!'))
 }
 
 /// A plain scalar's value as serde_norway (YAML 1.2) reads it, if that is a number.
@@ -264,21 +279,33 @@ fn yaml11_int(token: &str) -> Option<Value> {
     } else if body.starts_with(|c: char| c.is_ascii_digit()) && digits_of(body, 10) {
         in_radix(body, 10)
     } else {
-        let parts = sexagesimal(body)?;
-        match in_radix(&parts[0], 10) {
-            Some(mut magnitude) => {
-                for part in &parts[1..] {
-                    magnitude.mul_add(60, part.parse().ok()?);
-                }
-                Some(magnitude)
-            }
-            None => None,
-        }
+        sexagesimal_int(&sexagesimal(body)?)
     };
     Some(match magnitude {
         Some(magnitude) => magnitude.value(negative),
         None => Value::String(token.to_owned()),
     })
+}
+
+/// A base 60 integer's magnitude from its [`sexagesimal`] parts; `None` past what Python
+/// writes out. PyYAML computes any width (`construct_yaml_int`: `value += digit*base`,
+/// `base *= 60`), but Ansible then cannot write it (ansible-inventory --list, ansible-core
+/// 2.19.14 on Python 3.11: 2,000 parts `1:59:...` print, 2,500 fail "Exceeds the limit
+/// (4300 digits) for integer string conversion"): kept as its text, as [`too_wide`] keeps
+/// a wide hex, and never computed past a bound (that is quadratic in the parts).
+fn sexagesimal_int(parts: &[String]) -> Option<Wide> {
+    let bound = parts[0].len() as f64 + (parts.len() - 1) as f64 * 60f64.log10();
+    if bound > MAX_INT_DIGITS as f64 + 1.0 {
+        return None;
+    }
+    let mut magnitude = Wide::default();
+    for digit in parts[0].chars().filter_map(|c| c.to_digit(10)) {
+        magnitude.mul_add(10, digit);
+    }
+    for part in &parts[1..] {
+        magnitude.mul_add(60, part.parse().ok()?);
+    }
+    (magnitude.digits() <= MAX_INT_DIGITS).then_some(magnitude)
 }
 
 /// Python (3.11 on, `sys.int_info.default_max_str_digits`) turns no decimal text of more
@@ -342,6 +369,14 @@ impl Wide {
         while carry > 0 {
             self.0.push((carry % Self::LIMB) as u32);
             carry /= Self::LIMB;
+        }
+    }
+
+    /// How many decimal digits the integer has (0 has one).
+    fn digits(&self) -> usize {
+        match self.0.last() {
+            Some(top) => (self.0.len() - 1) * 9 + top.to_string().len(),
+            None => 1,
         }
     }
 
@@ -623,6 +658,49 @@ mod tests {
         ] {
             assert_eq!(yaml11_timestamp(token), None, "{token}");
         }
+    }
+
+    /// A base 60 integer is Python's up to the 4,300 decimal digits Python writes out
+    /// (2,419 parts `1:59:...`: ansible-inventory --list prints it; 2,420: "Exceeds the
+    /// limit"), and its text past that, never computed: 100,000 parts took 12 s before.
+    #[test]
+    fn base_60_integers_past_pythons_digit_limit_keep_the_text() {
+        let parts = |n: usize| format!("1{}", ":59".repeat(n - 1));
+        let at_limit = yaml11_number(&parts(2419));
+        let digits = at_limit
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        assert!(digits.len() == 4300 && digits.starts_with("74259739826247"));
+        for n in [2420, 100_000] {
+            let token = parts(n);
+            assert_eq!(yaml11_number(&token), Some(Value::String(token.clone())));
+            assert_eq!(
+                yaml11_number(&format!("-{token}")),
+                Some(json!(format!("-{token}")))
+            );
+        }
+    }
+
+    /// Whether a tag may stand before a token is read in one pass over the lines: before,
+    /// every token scanned its line up to it and back over the comment and blank lines
+    /// above it, and every value was looked for among all the values met so far.
+    #[test]
+    fn many_numbers_on_a_line_under_comments_or_apart_are_read_in_one_pass() {
+        let started = std::time::Instant::now();
+        let line = format!("a: [{}]\n", vec!["1e3"; 60_000].join(", "));
+        assert_eq!(
+            candidates(&line),
+            (vec![], vec![(json!(1000.0), json!("1e3"))])
+        );
+        let comments = format!("a: 1\n{}", "# 1e3\n".repeat(60_000));
+        assert_eq!(candidates(&comments).1.len(), 1);
+        let tagged = format!("a: !!float\n{}  1e3\nb: 1e3\n", "\n#\n".repeat(60_000));
+        assert_eq!(candidates(&tagged), (vec![json!(1000.0)], vec![]));
+        let apart: String = (1..20_000).map(|i| format!("k{i}: {i}e3\n")).collect();
+        assert_eq!(candidates(&apart).1.len(), 19_999);
+        let took = started.elapsed();
+        assert!(took.as_secs() < 5, "took {took:?}");
     }
 
     #[test]
