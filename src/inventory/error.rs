@@ -17,7 +17,7 @@ pub enum InventoryError {
     #[error("inventory {} does not exist", .path.display())]
     NotFound { path: PathBuf },
 
-    /// The file exists but cannot be read (permissions, not UTF-8, a directory where a file
+    /// The file exists but cannot be read (permissions, a directory where a file
     /// was expected, ...).
     #[error("read {}", .path.display())]
     Read {
@@ -110,12 +110,7 @@ impl InventoryError {
                 ),
             });
         }
-        String::from_utf8(bytes).map_err(|e| {
-            InventoryError::io(
-                path,
-                std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
-            )
-        })
+        String::from_utf8(bytes).map_err(|e| not_utf8(path, e.as_bytes(), e.utf8_error()))
     }
 
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
@@ -130,6 +125,23 @@ impl InventoryError {
             }
         }
     }
+}
+
+/// A file that is not UTF-8, at the line and column of its first bad byte (the column in
+/// characters, as an editor counts them), naming that byte.
+fn not_utf8(path: &Path, bytes: &[u8], error: std::str::Utf8Error) -> InventoryError {
+    let good = &bytes[..error.valid_up_to()];
+    let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let column = std::str::from_utf8(&good[line_start..]).map_or(0, |l| l.chars().count());
+    let bad = bytes.get(error.valid_up_to()).copied().unwrap_or_default();
+    InventoryError::parse(
+        path,
+        Some(good.iter().filter(|&&b| b == b'\n').count() + 1),
+        Some(column + 1),
+        format!(
+            "not UTF-8 text: byte 0x{bad:02x} is no UTF-8 character here (is this the right file, saved as UTF-8?)"
+        ),
+    )
 }
 
 /// `path:line:column`, leaving out what is unknown; the form editors and terminals recognise.

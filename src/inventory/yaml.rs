@@ -46,7 +46,7 @@ pub(crate) fn parse(path: &Path, text: &str, builder: &mut Builder) -> Result<()
     let de = serde_norway::Deserializer::from_str(text);
     Shape(Top { ctx: &ctx })
         .deserialize(de)
-        .map_err(|err| to_error(path, &err, &ctx.issue))?;
+        .map_err(|err| to_error(path, text, &err, &ctx.issue))?;
     for line in vault_lines(text) {
         builder.warn(path, Some(line), VAULT_WARNING.into());
     }

@@ -46,17 +46,51 @@ pub(crate) fn fail<E: de::Error>(issue: &Issue, message: String) -> E {
     E::custom("see the inventory issue slot")
 }
 
-/// Turns a serde_norway error into a located [`InventoryError::Parse`].
-pub(crate) fn to_error(path: &Path, err: &serde_norway::Error, issue: &Issue) -> InventoryError {
-    let (line, column) = match err.location() {
+/// Turns a serde_norway error on `text` into a located [`InventoryError::Parse`].
+pub(crate) fn to_error(
+    path: &Path,
+    text: &str,
+    err: &serde_norway::Error,
+    issue: &Issue,
+) -> InventoryError {
+    let (mut line, mut column) = match err.location() {
         Some(at) => (Some(at.line()), Some(at.column())),
         None => (None, None),
     };
     let message = match issue.borrow_mut().take() {
         Some(message) => message,
-        None => format!("invalid YAML: {}", strip_positions(&err.to_string())),
+        None => {
+            let message = err.to_string();
+            // libyaml's reader (a NUL, a control character) gives a byte offset, not a
+            // mark, and serde_norway then says 1:1: the line and column are the offset's.
+            let (message, offset) = reader_offset(&message);
+            if let Some((l, c)) = offset.and_then(|offset| line_column(text, offset)) {
+                (line, column) = (Some(l), Some(c));
+            }
+            format!("invalid YAML: {}", strip_positions(message))
+        }
     };
     InventoryError::parse(path, line, column, message)
+}
+
+/// A reader error's message without its ` at position N`, and N.
+fn reader_offset(message: &str) -> (&str, Option<usize>) {
+    match message.rsplit_once(" at position ") {
+        Some((before, digits)) if digits.bytes().all(|b| b.is_ascii_digit()) => {
+            (before, digits.parse().ok())
+        }
+        _ => (message, None),
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
+fn line_column(text: &str, offset: usize) -> Option<(usize, usize)> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some((
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    ))
 }
 
 /// Parses a `group_vars/`/`host_vars/` file: a mapping of variables, or nothing at all,
@@ -75,7 +109,7 @@ pub(crate) fn parse_vars_file(
     });
     let de = serde_norway::Deserializer::from_str(text);
     seed.deserialize(de)
-        .map_err(|err| to_error(path, &err, &issue))
+        .map_err(|err| to_error(path, text, &err, &issue))
 }
 
 /// The issue a number raises while [`source`] locates numbers.

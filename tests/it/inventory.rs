@@ -600,3 +600,47 @@ fn long_lines_of_many_colons_in_a_vars_file_are_read_in_no_time() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(took.as_secs() < 15, "took {took:?}");
 }
+
+/// A NUL or other control character in a YAML file, and a byte that is no UTF-8 in any
+/// file, are refused at their line and column. Before, the first said 1:1 and a byte
+/// offset ("at position 19"), the second only a byte index ("from index 14").
+#[test]
+fn control_characters_and_bytes_not_utf8_are_refused_at_their_line() {
+    let dir = std::env::temp_dir().join(format!("dnsfix-inv-bytes-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("group_vars")).expect("mkdir");
+    let refused = |name: &str, bytes: &[u8], inventory: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let err = Inventory::load(&dir.join(inventory))
+            .map(|_| ())
+            .expect_err("refused");
+        let shown = path.display().to_string();
+        err.to_string()
+            .strip_prefix(&shown)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    std::fs::write(dir.join("hosts.ini"), "n1\n").expect("write");
+    assert_eq!(
+        refused(
+            "group_vars/all.yml",
+            b"a: 1\nb: 2\nc: 3\nd: x\0y\n",
+            "hosts.ini"
+        ),
+        ":4:5: invalid YAML: control characters are not allowed"
+    );
+    std::fs::remove_file(dir.join("group_vars/all.yml")).expect("rm");
+    assert_eq!(
+        refused(
+            "hosts.yml",
+            "all:\n  hosts:\n    n1:\n      x: \"é\u{1}\"\n".as_bytes(),
+            "hosts.yml"
+        ),
+        ":4:12: invalid YAML: control characters are not allowed"
+    );
+    assert_eq!(
+        refused("bad.ini", b"[all]\nn1\nn2 a=\xff\n", "bad.ini"),
+        ":3:6: not UTF-8 text: byte 0xff is no UTF-8 character here (is this the right file, saved as UTF-8?)"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
