@@ -116,6 +116,61 @@ pub fn new_run_id() -> String {
     format!("{time}-{}", &nonce[..8.min(nonce.len())])
 }
 
+/// Held by an apply for as long as its process lives: an exclusive `flock` on
+/// `runs/RUN.lock`, which the kernel releases when the process ends, however it ends (a
+/// second Ctrl-C, SIGHUP, the OOM killer). Another run of the same plan asks
+/// [`running`] before it takes over what this one left on a node.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+    _file: std::fs::File,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn lock_path(dir: &Path, run_id: &str) -> PathBuf {
+    dir.join("runs").join(format!("{run_id}.lock"))
+}
+
+/// Takes `run_id`'s lock for this process ([`RunLock`]).
+pub fn hold(dir: &Path, run_id: &str) -> std::io::Result<RunLock> {
+    let runs = dir.join("runs");
+    create_private_dir(&runs)?;
+    let path = lock_path(dir, run_id);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)?;
+    file.try_lock().map_err(std::io::Error::other)?;
+    Ok(RunLock { path, _file: file })
+}
+
+/// Whether the run `run_id` is running on this machine: its process holds its
+/// [`RunLock`]. A run that ended, one killed, and one of another machine (no lock here)
+/// are not; nor is a name that is no run id.
+pub fn running(dir: &Path, run_id: &str) -> bool {
+    if run_id.is_empty()
+        || !run_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(lock_path(dir, run_id)) else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        Err(std::fs::TryLockError::Error(_)) => false,
+    }
+}
+
 /// Saves `record` atomically (temp file, fsync, rename).
 pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
     if dir.ends_with(".dnsfix-state-needs-HOME") {
@@ -156,4 +211,26 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run is running while its lock is held, and not once it is let go (as the kernel
+    /// lets it go when the process dies); a run without a lock here (another machine's,
+    /// or no run id at all) is not.
+    #[test]
+    fn a_run_is_running_while_its_lock_is_held() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-runlock-{}", crate::util::nonce()));
+        let id = "20261201T010000Z-0123abcd";
+        assert!(!running(&dir, id), "no lock here");
+        let lock = hold(&dir, id).expect("hold");
+        assert!(running(&dir, id));
+        assert!(hold(&dir, id).is_err(), "held once");
+        assert!(!running(&dir, "../runs/x"));
+        drop(lock);
+        assert!(!running(&dir, id));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -241,6 +241,9 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
         .collect();
     let run_id = record::new_run_id();
     let mut record = start_record(run, &plan, &run_id)?;
+    // For as long as this process lives: another run of the plan leaves this one's DNS
+    // pods to it while it does, and takes them over once it is gone.
+    let _running = record::hold(&record::state_dir(), &run_id).ok();
     let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
     // From the first change on (the cluster's, then the hosts'), Ctrl-C lets what is under

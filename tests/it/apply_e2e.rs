@@ -1466,9 +1466,11 @@ fn ctrl_c_lets_the_host_in_progress_finish_and_starts_no_other() {
     release_restart(&lab, second);
     assert_eq!(out.status.code(), Some(130), "{}", describe(&out));
     assert!(gone, "left after the second Ctrl-C: {left:#?}");
+    // (The run's lock, runs/RUN_ID.lock, is left beside it: the kernel let it go.)
     let newest = std::fs::read_dir(lab.dir.join("state/runs"))
         .expect("runs")
         .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
         .expect("a run record");
     let record: RunRecord =
