@@ -8,8 +8,9 @@
 # - a node-side lock keeps two applies off one node: flock(1) on $STATE/lock, held by this
 #   shell until it exits, so the kernel releases it when the run ends or dies, and no run
 #   can take or remove another's;
-# - every write of bookkeeping (the lock's owner, the backup, the manifest line) is checked
-#   before the node's file is touched: a full disk stops the run with the file unchanged;
+# - every write of bookkeeping (the lock's owner, the pods-pending note, the backup, the
+#   manifest line) is checked before the node's file is touched: a full disk stops the
+#   run with the file unchanged;
 # - a file is never written through a symlinked directory: every parent of the target must
 #   be a real directory (a parent swapped for a symlink since the plan is stale), and the
 #   write happens inside that directory (pin_dir), so a swap after the check cannot move
@@ -36,6 +37,14 @@ BACKUP=$STATE/backups/$RUN
 # a run of the same plan that finds nothing to change restarts nothing, even before the
 # run that applied it has verified and marked it done.
 HANDLED="@HANDLED@"
+# Where the plan recreates the node's DNS pods (empty where it does not): this run's note,
+# written under the lock before its changes and its handlers (pods_pending), that they are
+# still to be recreated. dnsfix removes it once they are, verified, and the plan marked
+# done; a run of the same plan that finds the changes made and the note left by a run no
+# longer running recreates them (src/apply/mod.rs `pods_left`).
+# Without it, a run that died after the handlers (a second Ctrl-C, its link dropped)
+# left the node handled, its pods on the old file, and every re-run "unchanged".
+PODS_PENDING="@PODS_PENDING@"
 # Set when this run changed something on the node (its handlers are then due).
 CHANGED=
 # This run's restart marks (common.sh `due`) are named after it.
@@ -46,6 +55,9 @@ DUE_NAME=$RUN
 begin_run() {
   lock "run $RUN"
   mkdir -p "$BACKUP/files" 2>/dev/null || { fail fatal "cannot create $BACKUP"; exit 0; }
+  # Not handled yet: this run's handlers are due, whatever it finds. Noted before the
+  # first change, as the rest of the bookkeeping (a full disk: nothing written).
+  [ -f "$HANDLED" ] || pods_pending
 }
 
 # check PATH BEFORE AFTER: is the file where the plan expects it? BEFORE/AFTER are sha256
@@ -298,6 +310,19 @@ handlers_due() {
     return 1
   fi
   return 0
+}
+
+# pods_pending: note that this run's DNS pods are still to be recreated (the run's id,
+# whole or absent): before the first change where the plan is not handled yet, and again
+# before the handlers (a handled plan changed again). Not written, nothing is written or
+# restarted after it: a run that then died would leave no trace of the pods left.
+pods_pending() {
+  if [ -n "$FAILED" ] || [ -z "$PODS_PENDING" ]; then return 0; fi
+  { mkdir -p "${PODS_PENDING%/*}" && printf '%s\n' "$RUN" > "$PODS_PENDING.$$" &&
+    mv -f "$PODS_PENDING.$$" "$PODS_PENDING"; } 2>/dev/null && return 0
+  rm -f "$PODS_PENDING.$$" 2>/dev/null
+  fail error "$PODS_PENDING"
+  echo "cannot note that the DNS pods are still to be recreated (full or read-only filesystem?): nothing more is written or restarted"
 }
 
 # finish: record the result on the node (dnsfix marks the plan done after verifying).

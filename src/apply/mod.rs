@@ -572,6 +572,9 @@ async fn apply_on(
         .files
         .get(&pods_failed)
         .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
+    // The note the apply script writes before the changes and the handlers, removed once
+    // the pods are recreated and the plan marked done: a run that died between left it.
+    let pods_pending = script::pods_pending_note(&digest.sha256);
     let changes = permitted_changes(ctx, plan, &facts)?;
 
     // 2. The changes and the handlers, in one exec under the node lock.
@@ -583,15 +586,34 @@ async fn apply_on(
     }
 
     // 4. Verify: gather again; the findings the plan fixes must be gone.
-    let after = verify_fixed(session, target, host, plan, result).await?;
+    let after = verify_fixed(
+        session,
+        target,
+        host,
+        plan,
+        [&pods_pending, &marker],
+        result,
+    )
+    .await?;
     // 5. The cluster's side: the node's DNS pods read the kubelet's new file only when
     // they are created anew.
     let recreated = !plan.cluster.is_empty();
+    // Another run of this plan made the changes and ran the handlers: the pods are its
+    // business while it runs (it may be recreating them now) or once it marked the plan
+    // done; left by a run that is gone, they are this run's, and so are the checks.
+    let left = if result.outcome == HostOutcome::Unchanged && !retry_pods {
+        left_on_node(&after, [&pods_pending, &marker])
+    } else {
+        PodsLeft::ToDo
+    };
+    if recreated && matches!(left, PodsLeft::Running | PodsLeft::Done) {
+        return Ok(());
+    }
     if recreated {
-        // Another run of this plan made the changes and ran the handlers (it may be
-        // recreating the pods now): the pods are its business, unless it failed at them.
-        if result.outcome == HostOutcome::Unchanged && !retry_pods {
-            return Ok(());
+        if left == PodsLeft::TakeOver {
+            // Taken over: a run started meanwhile leaves them to this one.
+            let claim = script::mark_done_script(&ctx.run_id, &pods_pending)?;
+            let _ = note(session, target, &claim).await;
         }
         if let Err(e) = recreate_dns_pods(ctx, host, &after, &plan.cluster, result).await {
             // Without the note a re-run finds the changes made and leaves the pods as
@@ -616,7 +638,57 @@ async fn apply_on(
     let recreated = recreated && (planned_pods(plan) || !result.pods.is_empty());
     verify_dns(session, target, host, plan, &after, recreated, result).await?;
     // 6. Only now is the plan done on this node: a re-run restarts nothing.
-    mark_done(ctx, session, target, &marker).await
+    mark_done(ctx, session, target, &marker).await?;
+    // After the done marker, never before: a node without either is one whose pods no
+    // run of this plan is known to have recreated. (Noted wherever the plan has a
+    // cluster action, pods or none.)
+    if !plan.cluster.is_empty() {
+        let clear = script::remove_marker_script(&pods_pending)?;
+        let _ = note(session, target, &clear).await;
+    }
+    Ok(())
+}
+
+/// What is left of a node's DNS pods for a run that found the plan's changes made and
+/// its handlers run by another run ([`RecordKind::Handled`]), by the pods-pending note
+/// that run's apply script wrote before its changes (`note`: its run id), which it
+/// removes only after it marked the plan done (`done`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PodsLeft {
+    /// This run made the changes or ran the handlers itself (or the pods failed before):
+    /// it recreates them.
+    ToDo,
+    /// The note's run is still running (`running`): they are its business.
+    Running,
+    /// Recreated, verified and marked done by the other run (since this run looked).
+    Done,
+    /// The note's run is gone (killed, stopped, failed after its handlers, or run on
+    /// another machine), or there is no note and no done marker (a run of a dnsfix that
+    /// wrote none): this run recreates them, verifies and marks the plan done.
+    TakeOver,
+}
+
+/// [`pods_left`] by the node's facts gathered after the apply script: its pods-pending
+/// note and its done marker; a run is running where it holds its lock on this machine
+/// ([`record::running`]).
+fn left_on_node(after: &crate::facts::NodeFacts, [note, marker]: [&str; 2]) -> PodsLeft {
+    let note = after.files.get(note).and_then(|f| f.text());
+    let done = after
+        .files
+        .get(marker)
+        .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
+    pods_left(note.as_deref(), done, |run| {
+        record::running(&record::state_dir(), run)
+    })
+}
+
+fn pods_left(note: Option<&str>, done: bool, running: impl Fn(&str) -> bool) -> PodsLeft {
+    match note.map(str::trim) {
+        Some(run) if running(run) => PodsLeft::Running,
+        Some(_) => PodsLeft::TakeOver,
+        None if done => PodsLeft::Done,
+        None => PodsLeft::TakeOver,
+    }
 }
 
 /// Gathers the node's facts again and compares them with the plan's digest. `Break` when
@@ -743,10 +815,12 @@ async fn run_changes(
 ) -> Result<ControlFlow<()>, String> {
     let boundary = crate::node_script::Boundary::fresh();
     let handled = crate::plan::digest::handled_marker(&digest.sha256);
+    let pending = (!plan.cluster.is_empty()).then(|| script::pods_pending_note(&digest.sha256));
     let text = script::apply_script(
         &boundary,
         &ctx.run_id,
         &handled,
+        pending.as_deref(),
         changes,
         &plan.handlers,
         ctx.options.health_timeout.as_secs(),
@@ -819,11 +893,14 @@ async fn verify_fixed(
     target: &Target,
     host: &Host,
     plan: &HostPlan,
+    [pods_pending, marker]: [&str; 2],
     result: &mut HostResult,
 ) -> Result<crate::facts::NodeFacts, String> {
-    // The kubelet's version too: the findings are judged here without the cluster.
+    // The kubelet's version too: the findings are judged here without the cluster. The
+    // pods-pending note, then the done marker, for `pods_left`: read in that order, a
+    // note found removed was removed after its run marked the plan done.
     let reads = Reads {
-        extra: Vec::new(),
+        extra: vec![pods_pending.to_string(), marker.to_string()],
         kubelet_version: true,
     };
     let after = gather_session_with(session, target, &reads)
@@ -1674,6 +1751,27 @@ mod tests {
             .await
             .expect_err("no handler: the command timeout");
         assert!(error.contains("timeout"), "{error}");
+    }
+
+    /// A run that finds the plan's changes made and its handlers run by another run goes
+    /// on to what is left, by the pods-pending note that run's script wrote before its
+    /// changes and the done marker: the note's run still running, nothing (the pods are
+    /// its business); gone (killed mid-recreation, after its handlers or its checks, run
+    /// on another machine), the pods, the checks and the marker; no note and the plan
+    /// marked done, nothing; neither (a run of a dnsfix that wrote no note), all of it.
+    /// Before, every such run stopped there, "unchanged", whatever was left.
+    #[test]
+    fn a_handled_plan_goes_on_to_what_its_run_left() {
+        let live = |run: &str| run == "20261201T010000Z-live0000";
+        let (running, dead) = ("20261201T010000Z-live0000\n", "20261201T010000Z-dead0000\n");
+        for done in [false, true] {
+            assert_eq!(pods_left(Some(running), done, live), PodsLeft::Running);
+            assert_eq!(pods_left(Some(dead), done, live), PodsLeft::TakeOver);
+            // A note whose run cannot be named (cut short, empty) is no one's to wait for.
+            assert_eq!(pods_left(Some(""), done, live), PodsLeft::TakeOver);
+        }
+        assert_eq!(pods_left(None, true, live), PodsLeft::Done);
+        assert_eq!(pods_left(None, false, live), PodsLeft::TakeOver);
     }
 
     /// Run records written before steps had a typed outcome must still read.

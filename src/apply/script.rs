@@ -39,17 +39,28 @@ pub fn apply_script(
     boundary: &Boundary,
     run: &str,
     handled: &str,
+    pods_pending: Option<&str>,
     changes: &[Change],
     handlers: &[HandlerRun],
     timeout_secs: u64,
 ) -> Result<String, String> {
     check_run(run)?;
     check_path(handled)?;
+    if let Some(path) = pods_pending {
+        check_path(path)?;
+    }
     // One compound command: the shell reads it whole before running any of it, so a
     // script cut short in transit runs nothing (and no command reads the script's rest).
     let mut script = String::from("{\n");
     script.push_str(&render(COMMON, &[("BOUNDARY", &boundary.text())]));
-    script.push_str(&render(APPLY, &[("RUN", run), ("HANDLED", handled)]));
+    script.push_str(&render(
+        APPLY,
+        &[
+            ("RUN", run),
+            ("HANDLED", handled),
+            ("PODS_PENDING", pods_pending.unwrap_or_default()),
+        ],
+    ));
     script.push_str("hdr begin dnsfix-apply-1\nbegin_run\n");
     script.push_str(&due_units(handlers));
     for change in changes {
@@ -120,7 +131,7 @@ pub fn apply_script(
         }
     }
     if !handlers.is_empty() {
-        script.push_str("if handlers_due; then\n");
+        script.push_str("if handlers_due; then\npods_pending\n");
         for handler in handlers {
             script.push_str(&handler_call(handler, timeout_secs)?);
         }
@@ -128,6 +139,13 @@ pub fn apply_script(
     }
     script.push_str("finish\n} </dev/null\n");
     Ok(script)
+}
+
+/// The node's note that a run of the plan with this digest is to recreate the node's DNS
+/// pods (its run id): written by the apply script before its changes and its handlers,
+/// removed by dnsfix once they are recreated, verified and the plan marked done.
+pub fn pods_pending_note(digest_sha256: &str) -> String {
+    format!("/var/lib/dnsfix/pods-pending/{digest_sha256}")
 }
 
 /// Marks a plan done on the node, after dnsfix verified the apply: a re-run of the same
@@ -378,7 +396,18 @@ mod tests {
             reasons: Vec::new(),
         };
         let b = Boundary::from_nonce("b");
-        assert!(apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[change], &[], 5).is_err());
+        assert!(
+            apply_script(
+                &b,
+                "r",
+                "/var/lib/dnsfix/handled/x",
+                None,
+                &[change],
+                &[],
+                5
+            )
+            .is_err()
+        );
         assert!(rollback_script(&b, "../x", &[], 5).is_err());
     }
 
@@ -412,13 +441,21 @@ mod tests {
         }
         // Only the kubelet units are marked to be restarted.
         let both = [handler("kubelet"), handler("systemd-resolved")];
-        let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &both, 5)
+        let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", None, &[], &both, 5)
             .expect("apply script");
         assert!(script.contains("\nDUE='kubelet'\n"), "{script}");
         // `kubelet.service` is the same unit: marked by its name, and its health gated.
         let suffixed = [handler("kubelet.service")];
-        let script = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &suffixed, 5)
-            .expect("apply script");
+        let script = apply_script(
+            &b,
+            "r",
+            "/var/lib/dnsfix/handled/x",
+            None,
+            &[],
+            &suffixed,
+            5,
+        )
+        .expect("apply script");
         assert!(
             script.contains("\nDUE='kubelet'\n")
                 && script.contains("handler 'kubelet.service' restart 1 5"),
@@ -437,12 +474,39 @@ mod tests {
     #[test]
     fn every_template_renders_with_its_values() {
         let b = Boundary::from_nonce("b");
-        let apply =
-            apply_script(&b, "r", "/var/lib/dnsfix/handled/x", &[], &[], 5).expect("apply script");
+        let apply = apply_script(&b, "r", "/var/lib/dnsfix/handled/x", None, &[], &[], 5)
+            .expect("apply script");
         let rollback = rollback_script(&b, "r", &[], 5).expect("rollback script");
         for script in [apply, rollback] {
             assert!(script.contains("B=\"--dnsfix-b\"") && script.contains("RUN=\"r\""));
             assert!(!script.contains("@RUN@") && !script.contains("@BOUNDARY@"));
         }
+    }
+
+    /// A plan that recreates DNS pods names its pods-pending note, and the script notes
+    /// them pending before the handlers; a plan that does not names none (the note is
+    /// never written). A path the script cannot quote safely renders no script.
+    #[test]
+    fn a_plan_that_recreates_pods_notes_them_pending_before_its_handlers() {
+        let b = Boundary::from_nonce("b");
+        let handler = HandlerRun {
+            name: "restart kubelet".into(),
+            unit: "kubelet".into(),
+            action: Default::default(),
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let handled = "/var/lib/dnsfix/handled/x";
+        let note = pods_pending_note("x");
+        let handlers = std::slice::from_ref(&handler);
+        let script = apply_script(&b, "r", handled, Some(&note), &[], handlers, 5).expect("script");
+        assert!(
+            script.contains(&format!("PODS_PENDING=\"{note}\""))
+                && script.contains("if handlers_due; then\npods_pending\nhandler "),
+            "{script}"
+        );
+        let script = apply_script(&b, "r", handled, None, &[], handlers, 5).expect("script");
+        assert!(script.contains("PODS_PENDING=\"\""), "{script}");
+        apply_script(&b, "r", handled, Some("/var/lib/x\"y"), &[], handlers, 5).expect_err("quote");
     }
 }

@@ -2097,7 +2097,8 @@ fn ten_concurrent_applies_on_one_node_apply_once() {
 }
 
 /// /var/lib/dnsfix is full at each bookkeeping write: the lock owner (no page left), the
-/// backup copy (one page: the owner takes it), the manifest line (two pages). Each fails
+/// note that the node's DNS pods are pending (one page: the owner takes it), the backup
+/// copy (two pages), the manifest line (three pages). Each fails
 /// the host with the file unchanged, nothing restarted, no temp file and a message naming
 /// what could not be written; with space again the same plan applies and rolls back.
 #[test]
@@ -2106,7 +2107,12 @@ fn a_full_state_directory_fails_at_each_bookkeeping_write_before_the_file_is_tou
     let node = lab.nodes[0].name.clone();
     let (plan_path, plan) = save_plan(&lab, &lab.inventory());
     let (old, new) = planned_shas(&plan, &node, KUBELET_CONFIG);
-    for (free_pages, says) in [(0, "owner"), (1, "cannot back up"), (2, "manifest")] {
+    for (free_pages, says) in [
+        (0, "owner"),
+        (1, "cannot note that the DNS pods are still to be recreated"),
+        (2, "cannot back up"),
+        (3, "manifest"),
+    ] {
         lab.exec(
             &node,
             &format!(
@@ -2600,8 +2606,9 @@ fn a_reboot_between_plan_and_apply_makes_the_plan_stale() {
 /// The nodes' DNS pods cannot be recreated (no admin kubeconfig on the control plane at
 /// apply time). Apply fails the hosts and leaves a note on each node, so that a re-run,
 /// which finds the changes made, recreates the pods anyway. Where that note cannot be
-/// written (its directory is a file), the error says the pods are the user's to recreate:
-/// a re-run does not know.
+/// written (its directory is a file), the error says so and names the pods to recreate by
+/// hand; a re-run recreates them all the same, by the pods-pending note the apply script
+/// wrote before the kubelet's restart.
 #[test]
 fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user() {
     let lab = Lab::start(&["stub-symlink", "stub-symlink"])
@@ -2670,14 +2677,137 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
         "",
         "the note is left on {noted}"
     );
-    // Without its note the other node's re-run has nothing to tell it: its pods stay.
+    // Without its pods-failed note the other node's re-run still finds the pods-pending
+    // note the apply script wrote before the kubelet's restart, of a run that is gone:
+    // its pods are recreated too. (Before, they stayed: `unchanged`, no pods.)
     let unnoted_result = host_result(&record, &unnoted);
-    assert_eq!(
-        unnoted_result.outcome,
-        HostOutcome::Unchanged,
-        "{unnoted_result:#?}"
+    assert!(pods_recreated(unnoted_result), "{unnoted_result:#?}");
+    for node in [&noted, &unnoted] {
+        let pending = lab.exec(node, "ls /var/lib/dnsfix/pods-pending 2>/dev/null");
+        assert_eq!(
+            pending.trim(),
+            "",
+            "the pods-pending note is left on {node}"
+        );
+    }
+}
+
+/// dnsfix killed (SIGKILL to its process group, as the OOM killer or a dropped link ends
+/// it) while it deletes the node's DNS pod, after the kubelet's restart: the node is left
+/// handled, its pod on the old file, nothing marked done, and the apply script's
+/// pods-pending note naming the dead run (a run of the same plan while it was held left
+/// the pod to it: `unchanged`). The same plan again recreates the pod (the
+/// dead run's lock is free), verifies, clears the note and marks the plan done, with no
+/// second kubelet restart; a third run has nothing to do. Before, the re-run found the
+/// plan handled and stopped there, `unchanged` with no pod recreated, and so did every
+/// later one.
+#[test]
+fn a_run_killed_while_it_recreates_the_pods_is_finished_by_a_rerun() {
+    use std::os::unix::process::CommandExt;
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let digest = plan.hosts[0].facts.as_ref().expect("digest").sha256.clone();
+    assert!(
+        !plan.hosts[0].cluster.is_empty(),
+        "no pod recreation planned"
     );
-    assert!(unnoted_result.pods.is_empty(), "{unnoted_result:#?}");
+    // The delete is held (the node is its own control plane); killed, it deletes nothing.
+    let real = lab.exec(&node, "command -v kubectl").trim().to_string();
+    lab.exec(
+        &node,
+        &format!(
+            "printf '#!/bin/sh\\ncase \"$*\" in *\" delete pod \"*) sleep 39 || exit 1 ;; esac\\nexec {real} \"$@\"\\n' \
+             > /usr/local/sbin/kubectl && chmod +x /usr/local/sbin/kubectl"
+        ),
+    );
+    let mut cmd = dnsfix_cmd(
+        &lab,
+        &lab.inventory(),
+        &["apply", path_str(&plan_path), "--format", "json"],
+    );
+    cmd.process_group(0);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("dnsfix starts");
+    let group = child.id();
+    wait_until(
+        &format!("{node}'s pod was never deleted"),
+        Duration::from_secs(60),
+        || {
+            lab.exec_output(&node, "pgrep -x -f 'sleep 39'")
+                .status
+                .success()
+        },
+    );
+    let state = |what: &str| {
+        lab.exec(
+            &node,
+            &format!("cat /var/lib/dnsfix/{what}/{digest} 2>/dev/null || true"),
+        )
+        .trim()
+        .to_string()
+    };
+    let held = state("pods-pending");
+    assert!(
+        !held.is_empty() && held == state("handled"),
+        "no note of the run held at the delete: {held:?}"
+    );
+    // Meanwhile the same plan again: the pods are the running run's business.
+    let record = apply_record(&lab, &lab.inventory(), &plan_path, 0);
+    let concurrent = host_result(&record, &node);
+    assert_eq!(
+        concurrent.outcome,
+        HostOutcome::Unchanged,
+        "{concurrent:#?}"
+    );
+    assert!(concurrent.pods.is_empty(), "{concurrent:#?}");
+    let sent = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{group}")])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "SIGKILL to process group {group}");
+    let killed = child.wait_with_output().expect("wait for dnsfix");
+    lab.exec(
+        &node,
+        "rm -f /usr/local/sbin/kubectl; pkill -x -f 'sleep 39' || true",
+    );
+    assert_ne!(state("handled"), "", "not handled\n{}", describe(&killed));
+    assert_eq!(state("done"), "", "marked done\n{}", describe(&killed));
+    assert_eq!(
+        state("pods-pending"),
+        held,
+        "the note is not the killed run's"
+    );
+    assert_eq!(restarts(&lab, &node).len(), 1);
+
+    let record = apply_record(&lab, &lab.inventory(), &plan_path, 0);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Applied, "{result:#?}");
+    assert!(pods_recreated(result), "{result:#?}");
+    let verified = result.verified.as_ref().expect("verified");
+    assert!(!verified.dns.is_empty(), "{result:#?}");
+    assert!(
+        result
+            .steps
+            .iter()
+            .all(|s| s.outcome == StepOutcome::Already),
+        "{result:#?}"
+    );
+    assert_eq!(
+        restarts(&lab, &node).len(),
+        1,
+        "the kubelet restarted again"
+    );
+    assert_eq!(state("pods-pending"), "", "the note is left");
+    assert_eq!(state("done"), record.run_id, "not marked done");
+
+    let record = apply_record(&lab, &lab.inventory(), &plan_path, 0);
+    let result = host_result(&record, &node);
+    assert_eq!(result.outcome, HostOutcome::Unchanged, "{result:#?}");
+    assert!(result.pods.is_empty(), "{result:#?}");
 }
 
 /// The last Ready CoreDNS replica is kept, and the rollout goes on: two nodes whose

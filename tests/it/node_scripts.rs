@@ -52,8 +52,22 @@ fn save_apply(
     changes: &[Change],
     handlers: &[dnsfix::plan::model::HandlerRun],
 ) {
+    save_apply_noting(dir, b, (run, plan), changes, handlers, None);
+}
+
+/// [`save_apply`] for a plan that recreates the node's DNS pods: the script notes them
+/// pending at `pods_pending`.
+fn save_apply_noting(
+    dir: &Path,
+    b: &Boundary,
+    (run, plan): (&str, &str),
+    changes: &[Change],
+    handlers: &[dnsfix::plan::model::HandlerRun],
+    pods_pending: Option<&str>,
+) {
     let handled = format!("/var/lib/dnsfix/handled/{plan}");
-    let script = apply_script(b, run, &handled, changes, handlers, 5).expect("apply script");
+    let script =
+        apply_script(b, run, &handled, pods_pending, changes, handlers, 5).expect("apply script");
     std::fs::write(dir.join(format!("{run}.sh")), script).expect("write");
 }
 
@@ -1898,4 +1912,63 @@ fn a_target_swapped_for_a_directory_before_its_backup_is_never_copied() {
             "{out}: cp was run on it\n{shown}"
         );
     }
+}
+
+/// A plan that recreates the node's DNS pods: its run notes them pending (its run id)
+/// before the handlers, so a run that dies after its restart leaves the note for the next
+/// (`pods_left` in src/apply/mod.rs). Where the note cannot be written (its directory is
+/// a file), nothing is written or restarted and the run fails; once it can, the unit restarts with
+/// the note in place; the same plan again restarts nothing and leaves the note as the run
+/// that restarted wrote it.
+#[test]
+fn the_pods_are_noted_pending_before_the_restart() {
+    let dir = scratch("node-scripts-pods-pending");
+    let b = Boundary::fresh();
+    let note = "/var/lib/dnsfix/pods-pending/p1";
+    let unit = "systemd-resolved";
+    let change = [write(None, "new\n")];
+    for run in ["r1", "r2", "r3"] {
+        save_apply_noting(&dir, &b, (run, "p1"), &change, &[restart(unit)], Some(note));
+    }
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "mount -t tmpfs tmpfs /usr/local/bin\n\
+             printf '#!/bin/sh\\ncase $1 in restart) echo \"restart $(cat {note} 2>/dev/null)\" >> /var/lib/restarts ;; is-active) echo active ;; esac\\n' \
+               > /usr/local/bin/systemctl\n\
+             chmod 755 /usr/local/bin/systemctl\n\
+             mkdir -p /var/lib/dnsfix && : > /var/lib/dnsfix/pods-pending\n\
+             dash \"$scratch/r1.sh\" > \"$scratch/r1.out\" </dev/null\n\
+             echo \"restarts: $(cat /var/lib/restarts 2>/dev/null)\"\n\
+             [ -e {TARGET} ] && echo written || echo not written\n\
+             rm /var/lib/dnsfix/pods-pending\n\
+             dash \"$scratch/r2.sh\" > \"$scratch/r2.out\" </dev/null\n\
+             dash \"$scratch/r3.sh\" > \"$scratch/r3.out\" </dev/null\n\
+             cat /var/lib/restarts {note}\n"
+        ),
+    );
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(
+        lines,
+        ["restarts: ", "not written", "restart r2", "r2"],
+        "{shown}"
+    );
+    let failed = kinds(&dir.join("r1.out"), &b);
+    assert!(
+        failed.contains(&(RecordKind::Error, note.to_string()))
+            && failed.contains(&(RecordKind::Skipped, unit.to_string()))
+            && failed.contains(&(RecordKind::Skipped, TARGET.to_string()))
+            && failed.contains(&(RecordKind::Failed, "r1".to_string())),
+        "{failed:?}"
+    );
+    let applied = kinds(&dir.join("r2.out"), &b);
+    assert!(
+        applied.contains(&(RecordKind::Healthy, unit.to_string())),
+        "{applied:?}"
+    );
+    let again = kinds(&dir.join("r3.out"), &b);
+    assert!(
+        again.iter().any(|(k, _)| *k == RecordKind::Handled),
+        "{again:?}"
+    );
 }
