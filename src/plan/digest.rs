@@ -44,12 +44,7 @@ impl NodeFacts {
 /// pid is left out, so only a real change makes a plan stale.
 pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
     for (path, raw) in &facts.files {
-        // dnsfix's own state (a cut-off run's restart marks) is no configuration: a handler
-        // that removes a mark must not make every other plan stale.
-        if path.starts_with("/proc/")
-            || path.starts_with("/sys/")
-            || path.starts_with("/var/lib/dnsfix/")
-        {
+        if !configuration(path) {
             continue;
         }
         digest
@@ -71,6 +66,15 @@ pub fn digest_core(digest: &mut FactDigest, facts: &NodeFacts) {
             .unwrap_or_default()
             .as_bytes(),
     );
+}
+
+/// Whether the gather's record of `path` is configuration a plan depends on: not live kernel
+/// state under /proc and /sys, and not dnsfix's own state (a cut-off run's restart marks: a
+/// handler that removes a mark must not make every other plan stale).
+fn configuration(path: &str) -> bool {
+    !(path.starts_with("/proc/")
+        || path.starts_with("/sys/")
+        || path.starts_with("/var/lib/dnsfix/"))
 }
 
 /// Why `host`'s plan no longer fits the node, one line per fact; empty when it fits.
@@ -113,6 +117,7 @@ pub fn reasons(host: &HostPlan, facts: &NodeFacts) -> Vec<String> {
         }
         out.push(describe(path, planned, &now));
     }
+    out.extend(new_files(host, digest, facts));
     for (name, planned) in &digest.sysctls {
         let now = match facts.sysctl_live(name) {
             Some(f) if f.state == FileState::Present => {
@@ -161,6 +166,31 @@ pub fn paths(digest: &FactDigest) -> Vec<String> {
             .map(|name| crate::facts::raw::sysctl_path(name)),
     );
     paths
+}
+
+/// Files the gather reads now that the plan's digest does not name: a new name in a
+/// directory the gather lists (every `*.conf` of the sysctl.d, modules-load.d and modprobe.d
+/// directories, a kubelet's drop-in and config directories, CNI's, CRI-O's ...), or a file
+/// another file now points to. The digest records such a directory only as a directory, its
+/// names by the files it holds: a file added there (a sysctl.d file that sorts after the one
+/// the plan writes and wins at boot) changes what the rules read, as a changed one does. A
+/// name that is missing now counts for nothing; a link to nothing does (it masks a file of
+/// its name); a directory counts by what the gather reads in it.
+fn new_files(host: &HostPlan, digest: &FactDigest, facts: &NodeFacts) -> Vec<String> {
+    facts
+        .files
+        .iter()
+        .filter(|(path, _)| configuration(path) && !digest.files.contains_key(path.as_str()))
+        .filter(|(_, raw)| match raw.state {
+            FileState::Present | FileState::Unreadable => true,
+            FileState::Missing => raw.symlink_target.is_some(),
+            FileState::Directory => false,
+        })
+        .filter_map(|(path, raw)| {
+            let now = file_digest(raw);
+            (!written_by_plan(host, path, &now)).then(|| format!("{path}: created since the plan"))
+        })
+        .collect()
 }
 
 fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
@@ -486,6 +516,40 @@ mod tests {
                 "kubelet binary replaced on disk since the plan: the kubelet runs v1.31.4, its restart would start a binary the plan did not ask"
             ]
         );
+    }
+
+    /// A newcomer's walk: `plan -o`, then a sysctl.d file that sorts after the plan's own
+    /// and sets bridge-nf-call-iptables back to 0, then `apply`: the digest recorded
+    /// /etc/sysctl.d only as a directory, so apply wrote, said "fixed", and the next check
+    /// found the setting not persistent. A file new in a directory the gather lists is
+    /// stale; one the plan writes, or a name still missing, is not.
+    #[test]
+    fn a_new_file_in_a_directory_the_gather_lists_is_stale() {
+        let mut files = base();
+        files.push(("/etc/sysctl.d", directory()));
+        files.push(("/etc/sysctl.d/99-sysctl.conf", file("")));
+        let before = facts(&files, "boot-1");
+        let host = plan(&before);
+        assert_eq!(reasons(&host, &before), Vec::<String>::new());
+
+        let mut now = files.clone();
+        now[1].1 = directory();
+        now[2].1 = file("new\n");
+        now.push(("/etc/sysctl.d/98-gone.conf", missing()));
+        assert_eq!(reasons(&host, &facts(&now, "boot-1")), Vec::<String>::new());
+
+        let added = "/etc/sysctl.d/999-zz-hardening.conf";
+        now.push((added, file("net.bridge.bridge-nf-call-iptables = 0\n")));
+        assert_eq!(
+            reasons(&host, &facts(&now, "boot-1")),
+            [format!("{added}: created since the plan")]
+        );
+        // A link to nothing masks the vendor file of its name: it counts too.
+        now.pop();
+        let mut dangling = missing();
+        dangling.symlink_target = Some("/nowhere".into());
+        now.push((added, dangling));
+        assert_eq!(reasons(&host, &facts(&now, "boot-1")).len(), 1);
     }
 
     #[test]

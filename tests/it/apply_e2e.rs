@@ -2,7 +2,8 @@
 //!
 //! - a whole mixed fleet applies its saved plan, checks clean, and a second apply of the
 //!   same plan writes and restarts nothing;
-//! - a host whose facts moved since the plan (a file, the kubelet binary's version) is
+//! - a host whose facts moved since the plan (a file, a new file in a directory the rules
+//!   read, the kubelet binary's version) is
 //!   refused (exit 4), the others go on;
 //! - a connection lost mid-write leaves the old or the new file, never a mix, and a
 //!   re-run converges (and can be rolled back); a script killed mid-write keeps the old
@@ -1838,6 +1839,54 @@ fn a_later_sysctl_file_that_sets_0_is_edited_through_its_link_and_rolled_back() 
     assert_eq!(out.status.code(), Some(0), "rollback\n{}", describe(&out));
     assert_eq!(node_sha(&lab, &node, conf), original_sha);
     assert_eq!(link(), "../sysctl.conf");
+}
+
+/// A newcomer's walk: `plan -o` on a node with bridge netfilter off, then a sysctl.d file
+/// that sorts after the one the plan writes and sets it back to 0 (it wins at boot), then
+/// `apply`: it said "fixed DNS-BRIDGE-NF-OFF" and exited 0, and the next check found the
+/// setting not persistent. The file is new in a directory the rules read: the host is stale
+/// (exit 4), refused before anything is written.
+#[test]
+fn a_new_sysctl_file_since_the_plan_is_stale_and_nothing_is_written() {
+    let lab = Lab::start(&["brnf-off"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    let written: Vec<String> = host_plan(&plan, &node)
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::WriteFile { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!written.is_empty(), "the plan writes no file");
+    let before: Vec<String> = written.iter().map(|p| node_sha(&lab, &node, p)).collect();
+    let added = "/etc/sysctl.d/999-zz-hardening.conf";
+    lab.exec(
+        &node,
+        &format!("echo 'net.bridge.bridge-nf-call-iptables = 0' > {added}"),
+    );
+
+    let (_, stale) = apply_stale(&lab, &lab.inventory(), &plan_path, &node);
+    assert_eq!(
+        stale.stale,
+        [format!("{added}: created since the plan")],
+        "{stale:#?}"
+    );
+    assert!(
+        stale.steps.is_empty() && stale.handlers.is_empty(),
+        "{stale:#?}"
+    );
+    let after: Vec<String> = written.iter().map(|p| node_sha(&lab, &node, p)).collect();
+    assert_eq!(
+        after, before,
+        "the stale host's files were written: {written:?}"
+    );
+    assert_eq!(
+        lab.exec(&node, "cat /proc/sys/net/bridge/bridge-nf-call-iptables")
+            .trim(),
+        "0"
+    );
 }
 
 #[test]
