@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -23,7 +24,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Gather and print each node's DNS-relevant facts (read-only)
-    Facts(CommonArgs),
+    Facts(FactsArgs),
     /// Diagnose every node: findings with evidence, worst first, plus fleet drift (read-only)
     Check(CheckArgs),
     /// Findings, then exactly what `apply` would change on each node (read-only)
@@ -47,7 +48,7 @@ pub enum Command {
     /// Per host: its groups (those Kubespray adds at run time marked), how dnsfix connects,
     /// and each DNS-relevant variable with the file and line it came from. Contacts no host.
     /// Compare with `ansible-inventory -i FILE --list`.
-    Inventory(CommonArgs),
+    Inventory(InventoryArgs),
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell
     ///
     /// For example `dnsfix completions bash > ~/.local/share/bash-completion/completions/dnsfix`;
@@ -89,7 +90,15 @@ pub enum Shell {
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT",
+          value_parser = formats(&[FormatArg::Text, FormatArg::Json, FormatArg::Junit]))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 
     /// Exit 2 when a finding is at least this severe
     #[arg(long, value_enum, default_value_t = SeverityArg::Warning, value_name = "SEVERITY")]
@@ -99,7 +108,15 @@ pub struct CheckArgs {
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT",
+          value_parser = formats(&[FormatArg::Text, FormatArg::Json, FormatArg::Markdown]))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 
     /// Also save the plan as JSON to FILE, for review and for `apply FILE`
     #[arg(short, long, value_name = "FILE")]
@@ -118,7 +135,14 @@ pub struct PlanArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT", value_parser = formats(TEXT_JSON))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 
     /// A saved plan (`dnsfix plan -o FILE`) to apply exactly as reviewed: no re-plan, no
     /// prompt. Without it, dnsfix plans now, shows the plan and asks y/N
@@ -160,7 +184,15 @@ pub struct ApplyArgs {
 #[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT",
+          value_parser = formats(&[FormatArg::Text, FormatArg::Json, FormatArg::Junit]))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 
     /// The outside name the upstream servers must resolve, on every host [default: each
     /// host's dnsfix_probe_name in the inventory, else kubernetes.io]
@@ -204,7 +236,14 @@ pub enum ShowFormatArg {
 #[derive(Debug, Clone, Args)]
 pub struct RollbackArgs {
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT", value_parser = formats(TEXT_JSON))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 
     /// The run to undo (printed by `dnsfix apply`; records are in the state directory)
     #[arg(value_name = "RUN_ID")]
@@ -240,14 +279,26 @@ pub enum SeverityArg {
     Critical,
 }
 
+/// What a command prints on stdout. Each command takes only its own (`formats`): clap then
+/// lists, completes and checks just those.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Text,
     Json,
-    /// JUnit XML (check only): one testcase per rule and host
+    /// JUnit XML for CI: a testsuite per host, a testcase per rule (check) or DNS path (verify)
     Junit,
-    /// Markdown for a change review (plan only; `dnsfix show` renders a saved plan)
+    /// Markdown for a change review (`dnsfix show` renders a saved plan)
     Markdown,
+}
+
+const TEXT_JSON: &[FormatArg] = &[FormatArg::Text, FormatArg::Json];
+
+/// `--format`'s parser for a command that prints `allowed`: its help, its completions and
+/// its error for another format name only these.
+fn formats(allowed: &'static [FormatArg]) -> impl TypedValueParser<Value = FormatArg> {
+    // The parser let only the names of `allowed` through.
+    PossibleValuesParser::new(allowed.iter().filter_map(ValueEnum::to_possible_value))
+        .map(|name| FormatArg::from_str(&name, false).unwrap_or(FormatArg::Text))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -259,20 +310,46 @@ pub enum BackendArg {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct CommonArgs {
-    /// Ansible/Kubespray inventory (YAML or INI); group_vars/ and host_vars/ beside it are read.
-    /// Without it, dnsfix works on this machine only
-    #[arg(short, long, value_name = "FILE", env = "DNSFIX_INVENTORY")]
+pub struct FactsArgs {
+    #[command(flatten)]
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT", value_parser = formats(TEXT_JSON))]
+    pub format: FormatArg,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// `dnsfix inventory` reads files only: no connection options.
+#[derive(Debug, Clone, Args)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub hosts: HostsArgs,
+
+    /// Output format on stdout
+    #[arg(long, default_value = "text", value_name = "FORMAT", value_parser = formats(TEXT_JSON))]
+    pub format: FormatArg,
+}
+
+/// Which hosts: the inventory and the pattern.
+#[derive(Debug, Clone, Args)]
+pub struct HostsArgs {
+    /// Ansible/Kubespray inventory: a file (YAML or INI), or a directory of them as Ansible
+    /// takes one; the group_vars/ and host_vars/ beside the file, or in the directory, are
+    /// read. Without it, dnsfix works on this machine only
+    #[arg(short, long, value_name = "FILE|DIR", env = "DNSFIX_INVENTORY")]
     pub inventory: Option<PathBuf>,
 
     /// Only these hosts: names, groups, globs, `a,b` or `a:b` unions, `!x` exclusions, `&x` intersections
     #[arg(short, long, value_name = "PATTERN")]
     pub limit: Option<String>,
+}
 
-    /// Output format on stdout
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-
+/// How to reach the hosts: SSH, parallelism, the cluster's kubeconfig.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectArgs {
     /// How many hosts to work on at once
     #[arg(short, long, default_value_t = 50, value_name = "N")]
     pub forks: usize,

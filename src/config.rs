@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::{
-    BackendArg, Cli, ColourArg, Command, CommonArgs, FormatArg, SeverityArg, Shell, ShowFormatArg,
+    BackendArg, Cli, ColourArg, Command, ConnectArgs, FormatArg, HostsArgs, SeverityArg, Shell,
+    ShowFormatArg,
 };
 use crate::diagnose::Severity;
 use crate::error::Error;
@@ -122,14 +123,11 @@ fn severity(arg: SeverityArg) -> Severity {
     }
 }
 
-fn junit_is_for_check() -> Error {
-    Error::Usage("--format junit is for `dnsfix check` and `dnsfix verify`".into())
-}
+/// What every command that reaches hosts takes: which hosts, the output format, how to
+/// connect. Each command's `--format` lists only the formats it prints (cli.rs).
+type Common = (HostsArgs, FormatArg, ConnectArgs);
 
-fn plan_action(args: crate::cli::PlanArgs) -> Result<(Action, CommonArgs), Error> {
-    if args.common.format == FormatArg::Junit {
-        return Err(junit_is_for_check());
-    }
+fn plan_action(args: crate::cli::PlanArgs) -> Result<(Action, Common), Error> {
     let colour = colour(args.color);
     // Checked now, not after every host was contacted.
     if let Some(path) = &args.output {
@@ -140,7 +138,7 @@ fn plan_action(args: crate::cli::PlanArgs) -> Result<(Action, CommonArgs), Error
         playbooks: args.playbooks,
         colour,
     });
-    Ok((action, args.common))
+    Ok((action, (args.hosts, args.format, args.connect)))
 }
 
 /// `-o PATH` names a file in a directory that exists.
@@ -163,7 +161,7 @@ fn check_plan_output(path: &std::path::Path) -> Result<(), Error> {
     Ok(())
 }
 
-fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, CommonArgs), Error> {
+fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, Common), Error> {
     if args.dns_timeout == 0 {
         return Err(Error::Usage(
             "--dns-timeout must be at least 1 second".into(),
@@ -173,13 +171,10 @@ fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, CommonArgs), E
         probe_name: args.probe_name,
         timeout: Duration::from_secs(args.dns_timeout),
     });
-    Ok((action, args.common))
+    Ok((action, (args.hosts, args.format, args.connect)))
 }
 
-fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, CommonArgs), Error> {
-    if args.common.format == FormatArg::Junit {
-        return Err(junit_is_for_check());
-    }
+fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, Common), Error> {
     let serial = match &args.serial {
         Some(text) => Some(crate::playbook::Batch::parse(text).ok_or_else(|| {
             Error::Usage(format!(
@@ -210,29 +205,29 @@ fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, CommonArgs), Err
         playbooks: args.playbooks,
         colour: colour(args.color),
     });
-    Ok((action, args.common))
+    Ok((action, (args.hosts, args.format, args.connect)))
 }
 
-fn rollback_action(args: crate::cli::RollbackArgs) -> Result<(Action, CommonArgs), Error> {
-    if args.common.format == FormatArg::Junit {
-        return Err(junit_is_for_check());
-    }
+fn rollback_action(args: crate::cli::RollbackArgs) -> Result<(Action, Common), Error> {
     let action = Action::Rollback(RollbackConfig {
         run_id: args.run_id,
         yes: args.yes,
         health_timeout: Duration::from_secs(args.health_timeout.max(1)),
     });
-    Ok((action, args.common))
+    Ok((action, (args.hosts, args.format, args.connect)))
 }
 
 impl Config {
     pub fn from_cli(cli: Cli) -> Result<Config, Error> {
         let (action, args) = match cli.command {
-            Command::Facts(args) => (Action::Facts, args),
-            Command::Inventory(args) => (Action::Inventory, args),
+            Command::Facts(args) => (Action::Facts, (args.hosts, args.format, args.connect)),
+            Command::Inventory(args) => return Ok(Config::inventory(args)),
             Command::Check(args) => {
                 let fail_on = severity(args.fail_on);
-                (Action::Check { fail_on }, args.common)
+                (
+                    Action::Check { fail_on },
+                    (args.hosts, args.format, args.connect),
+                )
             }
             Command::Plan(args) => plan_action(args)?,
             Command::Show(args) => return Ok(Config::show(args)),
@@ -245,16 +240,17 @@ impl Config {
             }
             Command::Man(args) => return Config::man(args),
         };
-        if args.format == FormatArg::Junit && matches!(action, Action::Facts | Action::Inventory) {
-            return Err(junit_is_for_check());
-        }
-        if args.format == FormatArg::Markdown && !matches!(action, Action::Plan(_)) {
-            return Err(Error::Usage(
-                "--format markdown is for `dnsfix plan` (and `dnsfix show` renders a saved plan)"
-                    .into(),
-            ));
-        }
         Config::from_common(action, args)
+    }
+
+    /// `dnsfix inventory`: the inventory's files only, no connection.
+    fn inventory(args: crate::cli::InventoryArgs) -> Config {
+        Config {
+            inventory: args.hosts.inventory,
+            limit: args.hosts.limit,
+            format: format(args.format),
+            ..Config::offline(Action::Inventory)
+        }
     }
 
     fn explain(args: crate::cli::ExplainArgs) -> Result<Config, Error> {
@@ -315,7 +311,7 @@ impl Config {
         }
     }
 
-    fn from_common(action: Action, a: CommonArgs) -> Result<Config, Error> {
+    fn from_common(action: Action, (hosts, format_arg, a): Common) -> Result<Config, Error> {
         if a.forks == 0 {
             return Err(Error::Usage("--forks must be at least 1".into()));
         }
@@ -380,18 +376,22 @@ impl Config {
         }
         Ok(Config {
             action,
-            inventory: a.inventory,
-            limit: a.limit,
-            format: match a.format {
-                FormatArg::Text => Format::Text,
-                FormatArg::Json => Format::Json,
-                FormatArg::Junit => Format::Junit,
-                FormatArg::Markdown => Format::Markdown,
-            },
+            inventory: hosts.inventory,
+            limit: hosts.limit,
+            format: format(format_arg),
             forks: a.forks,
             ssh,
             progress: !a.no_progress,
             kubeconfig: a.kubeconfig,
         })
+    }
+}
+
+fn format(arg: FormatArg) -> Format {
+    match arg {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+        FormatArg::Junit => Format::Junit,
+        FormatArg::Markdown => Format::Markdown,
     }
 }

@@ -256,11 +256,83 @@ fn explain_lists_every_id_and_explains_one() {
     assert!(stderr(&out).contains("DNS-NO-SUCH-THING"));
 }
 
+/// The formats each command prints, and the ones it does not: its `--help` lists only
+/// the former (a newcomer read "junit (check only)" under `verify`, whose JUnit works, and
+/// junit and markdown under facts, inventory, apply and rollback, which refused them), and
+/// another is refused (exit 1) naming the ones there are.
+const FORMATS: &[(&str, &[&str])] = &[
+    ("facts", &["text", "json"]),
+    ("check", &["text", "json", "junit"]),
+    ("plan", &["text", "json", "markdown"]),
+    ("apply", &["text", "json"]),
+    ("rollback", &["text", "json"]),
+    ("verify", &["text", "json", "junit"]),
+    ("inventory", &["text", "json"]),
+];
+
+/// The values `dnsfix COMMAND --help` lists under `--format`.
+fn listed_formats(command: &str) -> Vec<String> {
+    let out = dnsfix(&[command, "--help"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let block = help
+        .split("\n      --format <FORMAT>\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{command} --help has no --format:\n{help}"));
+    let block = block.split("\n\n  -").next().unwrap_or(block);
+    match block.split_once("[possible values: ") {
+        Some((_, rest)) => rest
+            .split(']')
+            .next()
+            .unwrap_or("")
+            .split(", ")
+            .map(str::to_owned)
+            .collect(),
+        None => block
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- "))
+            .map(|v| v.split(':').next().unwrap_or(v).to_owned())
+            .collect(),
+    }
+}
+
 #[test]
-fn junit_is_only_for_check() {
-    let out = dnsfix(&["facts", "--format", "junit"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("check"), "{}", stderr(&out));
+fn each_command_lists_and_takes_only_its_own_formats() {
+    for (command, formats) in FORMATS {
+        assert_eq!(listed_formats(command), *formats, "{command} --help");
+        for other in ["junit", "markdown"]
+            .iter()
+            .filter(|f| !formats.contains(f))
+        {
+            let out = dnsfix(&[command, "--format", other, "-i", "/nonexistent"]);
+            assert_eq!(out.status.code(), Some(1), "{command} --format {other}");
+            let err = stderr(&out);
+            assert!(
+                err.contains(&format!("invalid value '{other}' for '--format <FORMAT>'"))
+                    && err.contains(&format!("[possible values: {}]", formats.join(", "))),
+                "{command} --format {other}: {err}"
+            );
+        }
+    }
+}
+
+/// `dnsfix inventory` reads files and contacts no host: it has no connection options.
+#[test]
+fn inventory_takes_no_connection_options() {
+    let out = dnsfix(&["inventory", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--forks",
+        "--kubeconfig",
+        "--ssh-backend",
+        "--known-hosts",
+        "--user",
+    ] {
+        assert!(!help.contains(flag), "{flag}:\n{help}");
+    }
+    assert!(help.contains("-i, --inventory <FILE|DIR>"), "{help}");
+    let out = dnsfix(&["inventory", "--forks", "3"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
 
 #[test]
@@ -471,6 +543,18 @@ fn completions_offer_every_command_in_each_shell() {
         flags.iter().any(|f| f == "--format") && flags.iter().any(|f| f == "--forks"),
         "{flags:?}"
     );
+    // Each command completes the formats it takes, and inventory no connection option.
+    for (command, formats) in FORMATS {
+        assert_eq!(
+            bash_completes(&script, &[command, "--format", ""]),
+            *formats,
+            "{command}"
+        );
+    }
+    assert_eq!(
+        bash_completes(&script, &["inventory", "--fo"]),
+        ["--format"]
+    );
 
     for shell in ["zsh", "fish", "elvish", "powershell"] {
         let out = dnsfix(&["completions", shell]);
@@ -526,6 +610,19 @@ fn man_pages_cover_every_command_and_render() {
     let plan = std::fs::read_to_string(dir.join("dnsfix-plan.1")).expect("read");
     assert!(plan.contains("\n.TH DNSFIX-PLAN 1 "), "{plan}");
     assert!(plan.contains("DNSFIX_INVENTORY"), "{plan}");
+    // The pages list each command's own formats, as its --help does.
+    for (command, formats) in FORMATS {
+        let page = std::fs::read_to_string(dir.join(format!("dnsfix-{command}.1"))).expect("read");
+        for format in ["junit", "markdown"] {
+            assert_eq!(
+                page.contains(format),
+                formats.contains(&format),
+                "{command} {format}:\n{page}"
+            );
+        }
+    }
+    let inventory = std::fs::read_to_string(dir.join("dnsfix-inventory.1")).expect("read");
+    assert!(!inventory.contains("forks"), "{inventory}");
 
     // groff (installed by .ci/run) typesets every page without a warning.
     for name in &expected {
