@@ -329,8 +329,19 @@ impl Config {
                 && !path.is_file()
                 && path.as_path() != std::path::Path::new("/dev/null")
             {
+                // A first run that is to record the keys may have no file yet. ssh would make
+                // one, but a mistyped path would then start a new, empty list that trusts
+                // every key it meets: the file must exist, and the message says how.
+                let hint = if flag == "--known-hosts" && a.accept_new_host_keys {
+                    format!(
+                        " (--accept-new-host-keys records new keys in it, but it must exist: create it empty first, `touch {}`)",
+                        crate::node_script::quote(&path.display().to_string())
+                    )
+                } else {
+                    String::new()
+                };
                 return Err(Error::Usage(format!(
-                    "{flag} {}: no such file",
+                    "{flag} {}: no such file{hint}",
                     path.display()
                 )));
             }

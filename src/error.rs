@@ -17,7 +17,9 @@ pub enum Error {
     /// ask and cannot (no terminal, no `--yes`).
     #[error("{0}")]
     Usage(String),
-    #[error("bad inventory: {0}")]
+    /// An inventory that cannot be read, or a `--limit` that selects nothing in it (or in
+    /// a saved plan's hosts, for `show`): the latter is no fault of the inventory.
+    #[error("{what}{inner}", what = if .0.is_limit() { "" } else { "bad inventory: " }, inner = .0)]
     Inventory(#[from] InventoryError),
     #[error("bad playbook: {0}")]
     Playbook(#[from] PlaybookError),

@@ -39,9 +39,25 @@ impl std::fmt::Debug for Context<'_> {
 /// The inventory given with `-i`, or this machine alone.
 pub fn load_inventory(config: &Config) -> Result<Inventory, Error> {
     Ok(match &config.inventory {
-        Some(path) => Inventory::load(path)?,
+        Some(path) => Inventory::load(path).map_err(|e| from_env(path, e))?,
         None => Inventory::local(),
     })
+}
+
+/// An inventory that is not there, where DNSFIX_INVENTORY names it (`-i`'s default): the
+/// message names the variable, which the user may have set long ago in a shell profile.
+fn from_env(path: &std::path::Path, error: crate::inventory::InventoryError) -> Error {
+    let set =
+        std::env::var_os("DNSFIX_INVENTORY").is_some_and(|v| std::path::Path::new(&v) == path);
+    match error {
+        crate::inventory::InventoryError::NotFound { path: missing } if set => {
+            Error::Usage(format!(
+                "inventory {} does not exist (DNSFIX_INVENTORY names it: set the variable to an inventory, unset it, or give -i)",
+                missing.display()
+            ))
+        }
+        other => other.into(),
+    }
 }
 
 impl<'c> Context<'c> {

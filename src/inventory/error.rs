@@ -75,6 +75,18 @@ pub enum InventoryError {
 }
 
 impl InventoryError {
+    /// Whether the fault is the `--limit` pattern's, not the inventory's.
+    pub fn is_limit(&self) -> bool {
+        matches!(
+            self,
+            InventoryError::LimitNoMatch { .. }
+                | InventoryError::LimitEmpty { .. }
+                | InventoryError::LimitBastion { .. }
+                | InventoryError::LimitInvalid { .. }
+                | InventoryError::LimitFile { .. }
+        )
+    }
+
     pub(crate) fn parse(
         path: &Path,
         line: Option<usize>,

@@ -29,7 +29,7 @@ impl LocalSession {
         command: &str,
         stdin: &[u8],
     ) -> Result<ExecOutput, TransportError> {
-        bounded(self.command_timeout, async {
+        bounded(self.command_timeout, "this machine", async {
             let mut sh = Command::new("/bin/sh");
             sh.arg("-c")
                 .arg(command)

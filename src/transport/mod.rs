@@ -145,8 +145,12 @@ pub struct ExecOutput {
 pub enum TransportError {
     #[error("connection refused by {address}")]
     Refused { address: String },
-    #[error("timed out after {seconds}s while {during}")]
-    Timeout { seconds: u64, during: &'static str },
+    #[error("timed out after {seconds}s {during} {address}")]
+    Timeout {
+        address: String,
+        seconds: u64,
+        during: Phase,
+    },
     #[error("authentication failed for {address}: {detail}")]
     Auth { address: String, detail: String },
     #[error(
@@ -173,6 +177,30 @@ pub enum TransportError {
     Disconnected { address: String, detail: String },
     #[error("{0}")]
     Other(String),
+}
+
+/// What a connection was doing when its time ran out, as a message says it before the
+/// address: "timed out after 10s while connecting to root@10.0.0.5:22".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The TCP connect (and, with OpenSSH, the banner).
+    Connecting,
+    /// russh's key exchange and host key check.
+    Handshake,
+    /// OpenSSH's login, up to its master answering.
+    LoggingIn,
+    Command,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::Connecting => "while connecting to",
+            Phase::Handshake => "in the SSH handshake with",
+            Phase::LoggingIn => "while logging in to",
+            Phase::Command => "while running the command on",
+        })
+    }
 }
 
 impl TransportError {
@@ -425,28 +453,61 @@ impl Transport {
         tokio::time::timeout(bound, connecting)
             .await
             .map_err(|_| TransportError::Timeout {
+                address: target.describe(),
                 seconds,
-                during: "connecting",
+                during: Phase::Connecting,
             })?
     }
 }
 
-/// Runs `fut` under the command timeout, naming what was running.
+/// Runs `fut` under the command timeout, naming what was running and where.
 pub(crate) async fn bounded<T>(
     timeout: Duration,
+    address: &str,
     fut: impl std::future::Future<Output = Result<T, TransportError>>,
 ) -> Result<T, TransportError> {
     tokio::time::timeout(timeout, fut)
         .await
         .map_err(|_| TransportError::Timeout {
+            address: address.to_owned(),
             seconds: timeout.as_secs(),
-            during: "running the command",
+            during: Phase::Command,
         })?
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A newcomer's walk: russh said "timed out after 3s while the SSH handshake", OpenSSH
+    /// "timed out after 10s while connecting", neither where to.
+    #[test]
+    fn a_timeout_says_what_it_was_doing_and_where() {
+        let timeout = |during| {
+            TransportError::Timeout {
+                address: "root@10.0.0.5:2222".into(),
+                seconds: 3,
+                during,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            timeout(Phase::Handshake),
+            "timed out after 3s in the SSH handshake with root@10.0.0.5:2222"
+        );
+        assert_eq!(
+            timeout(Phase::Connecting),
+            "timed out after 3s while connecting to root@10.0.0.5:2222"
+        );
+        assert_eq!(
+            timeout(Phase::LoggingIn),
+            "timed out after 3s while logging in to root@10.0.0.5:2222"
+        );
+        assert_eq!(
+            timeout(Phase::Command),
+            "timed out after 3s while running the command on root@10.0.0.5:2222"
+        );
+    }
 
     fn sudo_target(method: Option<&str>) -> Target {
         let mut connection = crate::inventory::Host::new("n1").connection();

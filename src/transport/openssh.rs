@@ -38,7 +38,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
+use super::{ExecOutput, HostKeyPolicy, Phase, SshOptions, Target, TransportError, bounded};
 
 /// How long a master that is not left for the next run (`--ssh-persist 0`, and every
 /// master of `apply` and `rollback`) waits idle before it exits by itself. It is stopped
@@ -434,10 +434,19 @@ impl OpenSshSession {
         if out.status.code() == Some(255) {
             if said_something(log) {
                 return Err(match classify(&self.target, log) {
-                    TransportError::Timeout { during, .. } if !master => TransportError::Timeout {
+                    TransportError::Timeout {
+                        address, during, ..
+                    } if !master => TransportError::Timeout {
+                        address,
                         seconds: self.connect_timeout.as_secs(),
                         during,
                     },
+                    TransportError::HostKeyUnknown { address, hint } if hint.is_empty() => {
+                        TransportError::HostKeyUnknown {
+                            address,
+                            hint: known_hosts_named(&self.args),
+                        }
+                    }
                     other => other,
                 });
             }
@@ -489,17 +498,20 @@ impl OpenSshSession {
             if started.elapsed() >= login {
                 // Dropping `run` kills the ssh that was logging in.
                 return Err(TransportError::Timeout {
+                    address: self.target.describe(),
                     seconds: login.as_secs(),
-                    during: "logging in",
+                    during: Phase::LoggingIn,
                 });
             }
             if let Ok(out) = tokio::time::timeout(LOGIN_POLL, &mut run).await {
                 return out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")));
             }
         }
-        bounded(self.command_timeout, async { Ok(run.await) })
-            .await?
-            .map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
+        bounded(self.command_timeout, &self.target.describe(), async {
+            Ok(run.await)
+        })
+        .await?
+        .map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
     }
 
     /// The gate of this session's control socket; or none, once another session's master
@@ -746,7 +758,7 @@ fn unreachable(e: &TransportError) -> bool {
         | TransportError::HostKeyRefused { .. }
         | TransportError::Resolve { .. } => true,
         TransportError::Timeout { during, .. } => {
-            matches!(*during, "connecting" | "logging in")
+            matches!(during, Phase::Connecting | Phase::LoggingIn)
         }
         TransportError::SudoPassword { .. }
         | TransportError::SudoMissing { .. }
@@ -858,6 +870,24 @@ fn error_text(e: &openssh::Error) -> String {
     text
 }
 
+/// The known_hosts file ssh checked, for a host key it did not find: ssh's message ("No
+/// ED25519 host key is known for [10.0.0.5]:22 and you have requested strict checking")
+/// names none. `--known-hosts` is passed as UserKnownHostsFile; without it ssh reads its
+/// own, ~/.ssh/known_hosts and ~/.ssh/known_hosts2 unless ssh_config says otherwise
+/// (ssh_config(5) UserKnownHostsFile, openssh-portable @a9b90859 ssh_config.5).
+fn known_hosts_named(args: &[OsString]) -> String {
+    match args.iter().find_map(|a| {
+        a.to_str()?
+            .strip_prefix("UserKnownHostsFile=")
+            .map(str::to_owned)
+    }) {
+        Some(file) => format!(" ({file})"),
+        None => {
+            " (ssh's own: ~/.ssh/known_hosts, or the UserKnownHostsFile ssh_config sets)".to_owned()
+        }
+    }
+}
+
 /// Turns ssh's stderr into the reason a user acts on.
 pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
     let address = target.describe();
@@ -897,8 +927,9 @@ pub(crate) fn classify(target: &Target, text: &str) -> TransportError {
     }
     if text.contains("timed out") || text.contains("Timeout") {
         return TransportError::Timeout {
+            address,
             seconds: 0,
-            during: "connecting",
+            during: Phase::Connecting,
         };
     }
     if text.contains("Could not resolve") || text.contains("Name or service not known") {
@@ -1343,10 +1374,39 @@ mod tests {
                 timeout,
                 Err(TransportError::Timeout {
                     seconds: 10,
-                    during: "connecting"
+                    during: Phase::Connecting,
+                    ..
                 })
             ),
             "{timeout:?}"
+        );
+        // ssh does not name the known_hosts file a key is missing from: the message does.
+        let unknown = "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\r\nHost key verification failed.\n";
+        let message = |session: &OpenSshSession| {
+            session
+                .outcome(run(255, ""), unknown, false)
+                .expect_err("unknown")
+                .to_string()
+        };
+        assert!(
+            message(&session).starts_with(
+                "host key for root@127.0.0.1:2222 is not in known_hosts (ssh's own: ~/.ssh/known_hosts, or the UserKnownHostsFile ssh_config sets); "
+            ),
+            "{}",
+            message(&session)
+        );
+        let named = SshOptions {
+            known_hosts: Some("/lab/known_hosts".into()),
+            ..SshOptions::default()
+        };
+        let transport = OpenSshTransport::with_control_dir(&named, scratch("255-kh"));
+        let with_file = transport.session(&target()).expect("session");
+        assert!(
+            message(&with_file).starts_with(
+                "host key for root@127.0.0.1:2222 is not in known_hosts (/lab/known_hosts); "
+            ),
+            "{}",
+            message(&with_file)
         );
         // ssh said nothing and the master is gone: the connection went away under it.
         let lost = session.outcome(run(255, denied), "", false);
@@ -1452,20 +1512,23 @@ mod tests {
             },
             TransportError::Resolve { address: address() },
             TransportError::Timeout {
+                address: address(),
                 seconds: 10,
-                during: "connecting",
+                during: Phase::Connecting,
             },
             TransportError::Timeout {
+                address: address(),
                 seconds: 70,
-                during: "logging in",
+                during: Phase::LoggingIn,
             },
         ] {
             assert!(unreachable(&kept), "{kept:?}");
         }
         for not in [
             TransportError::Timeout {
+                address: address(),
                 seconds: 60,
-                during: "running the command",
+                during: Phase::Command,
             },
             TransportError::Disconnected {
                 address: address(),

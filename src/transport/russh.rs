@@ -128,8 +128,9 @@ impl RusshTransport {
         )
         .await
         .map_err(|_| TransportError::Timeout {
+            address: address.clone(),
             seconds,
-            during: "connecting",
+            during: super::Phase::Connecting,
         })?
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::ConnectionRefused => TransportError::Refused {
@@ -163,8 +164,9 @@ impl RusshTransport {
         let mut handle = match tokio::time::timeout(self.connect_timeout, handshake).await {
             Err(_) => {
                 return Err(TransportError::Timeout {
+                    address,
                     seconds,
-                    during: "the SSH handshake",
+                    during: super::Phase::Handshake,
                 });
             }
             Ok(Ok(handle)) => handle,
@@ -372,7 +374,7 @@ impl RusshSession {
             detail: e.to_string(),
         };
         let handle = &self.handle;
-        bounded(self.command_timeout, async move {
+        bounded(self.command_timeout, &self.address, async move {
             let mut channel = handle.channel_open_session().await.map_err(&lost)?;
             channel.exec(true, command).await.map_err(&lost)?;
             channel.data_bytes(stdin.to_vec()).await.map_err(&lost)?;

@@ -71,6 +71,47 @@ fn missing_inventory_is_bad_input_naming_the_file() {
     assert!(out.stdout.is_empty());
 }
 
+/// A newcomer's walk: with DNSFIX_INVENTORY=/x, "inventory /x does not exist" left them
+/// looking for the -i they never gave.
+#[test]
+fn a_missing_inventory_from_dnsfix_inventory_names_the_variable() {
+    let out = Dnsfix::new(["facts"])
+        .env("DNSFIX_INVENTORY", "/nonexistent/hosts.yaml")
+        .output();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            "inventory /nonexistent/hosts.yaml does not exist (DNSFIX_INVENTORY names it: "
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--known-hosts NEW --accept-new-host-keys` (a first run that is to record the keys): the
+/// file must exist, and the message says how to make it.
+#[test]
+fn a_known_hosts_file_to_record_keys_in_must_exist_and_the_message_says_so() {
+    let dir = tempdir("new known_hosts");
+    let path = dir.join("known_hosts");
+    let path = path.to_str().expect("utf-8");
+    let out = dnsfix(&["facts", "--known-hosts", path, "--accept-new-host-keys"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "--known-hosts {path}: no such file (--accept-new-host-keys records new keys in it, but it must exist: create it empty first, `touch '{path}'`)"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let out = dnsfix(&["facts", "--known-hosts", path]);
+    assert!(
+        stderr(&out).contains(&format!("--known-hosts {path}: no such file\n")),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn malformed_inventory_names_file_and_line() {
     let dir = tempdir("malformed");
@@ -139,7 +180,20 @@ fn an_inventory_without_hosts_is_refused() {
 fn limit_that_matches_nothing_is_refused() {
     let out = dnsfix(&["facts", "--limit", "kube_node"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("kube_node"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dnsfix: error: --limit `kube_node` matches no host"),
+        "{}",
+        stderr(&out)
+    );
+    // A bad inventory still says so.
+    let out = dnsfix(&["facts", "-i", "/nonexistent/hosts.yaml"]);
+    assert!(
+        stderr(&out).contains(
+            "dnsfix: error: bad inventory: inventory /nonexistent/hosts.yaml does not exist"
+        ),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -423,8 +477,10 @@ fn show_renders_a_saved_plan_and_names_what_is_wrong_with_a_bad_one() {
     assert_eq!(doc["hosts"][0]["host"], "localhost");
     let none = dnsfix(&["show", saved_str, "--limit", "nosuchhost"]);
     assert_eq!(none.status.code(), Some(1));
+    // The plan's hosts, not an inventory: no "bad inventory" (a newcomer's walk).
     assert!(
-        stderr(&none).contains("--limit `nosuchhost` matches no host or group in the plan"),
+        stderr(&none)
+            .contains("dnsfix: error: --limit `nosuchhost` matches no host or group in the plan"),
         "{}",
         stderr(&none)
     );

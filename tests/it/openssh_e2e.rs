@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use dnsfix::inventory::{Connection, ConnectionKind};
-use dnsfix::transport::{SshOptions, Target, Transport, TransportError};
+use dnsfix::transport::{Phase, SshOptions, Target, Transport, TransportError};
 
 use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::Lab;
@@ -128,7 +128,7 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
         assert!(started.elapsed() >= Duration::from_secs(6), "a slow login");
         let started = Instant::now();
         let late = session.exec("sleep 30", b"").await.expect_err("bounded");
-        assert_eq!(late, timeout(3, "running the command"));
+        assert_timeout(&late, 3, Phase::Command);
         // Bounds with room for a loaded machine (CI runs the lab's tests side by side),
         // far below what an unbounded command or login would take.
         assert!(
@@ -140,7 +140,7 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
 
         // The first command of a session: its login is not counted against it.
         let (late, took) = first_command_fails(&transport, &lab, &slow, "sleep 30").await;
-        assert_eq!(late, timeout(3, "running the command"));
+        assert_timeout(&late, 3, Phase::Command);
         assert!(
             took >= Duration::from_secs(9) && took < Duration::from_secs(25),
             "{took:?}"
@@ -155,12 +155,12 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
         .expect("transport");
         // A login of 6 s.
         let (cut, took) = first_command_fails(&impatient, &lab, &slow, "true").await;
-        assert_eq!(cut, timeout(4, "logging in"));
+        assert_timeout(&cut, 4, Phase::LoggingIn);
         assert!(took < Duration::from_secs(9), "{took:?}");
 
         // No banner.
         let (never, took) = first_command_fails(&transport, &lab, &frozen, "true").await;
-        assert_eq!(never, timeout(2, "connecting"));
+        assert_timeout(&never, 2, Phase::Connecting);
         assert!(took < Duration::from_secs(8), "{took:?}");
     });
 }
@@ -188,8 +188,19 @@ async fn first_command_fails(
     (error, took)
 }
 
-fn timeout(seconds: u64, during: &'static str) -> TransportError {
-    TransportError::Timeout { seconds, during }
+/// `error` is a timeout after `seconds` while `during`, naming the node's address and port.
+fn assert_timeout(error: &TransportError, seconds: u64, during: Phase) {
+    match error {
+        TransportError::Timeout {
+            address,
+            seconds: s,
+            during: d,
+        } => {
+            assert_eq!((*s, *d), (seconds, during), "{error}");
+            assert!(address.contains("@127.0.0.1:"), "{error}");
+        }
+        other => panic!("not a timeout: {other:?}"),
+    }
 }
 
 /// `dnsfix facts` over the lab with `--ssh-persist 0`, its control sockets below `xdg`.
