@@ -4,6 +4,15 @@
 
 use serde::Serialize;
 
+/// `n` and `noun`, plural unless `n` is 1: "1 host", "0 hosts", "3 DNS pods".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Host names in the order people count them: runs of digits compare as numbers, so
 /// `node2` comes before `node10` (and `node02` next to `node2`).
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {

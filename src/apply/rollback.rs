@@ -26,6 +26,16 @@ pub fn written(result: &HostResult) -> impl Iterator<Item = &Step> {
         .filter(|s| matches!(s.outcome, StepOutcome::Ok | StepOutcome::Adopted))
 }
 
+/// The word for a host's rollback outcome, as the report and the run's last line print it
+/// ("2 hosts in 3.10s: 1 rolled back, 1 nothing to roll back").
+pub fn rollback_word(outcome: HostOutcome) -> &'static str {
+    match outcome {
+        HostOutcome::Applied => "rolled back",
+        HostOutcome::Unchanged => "nothing to roll back",
+        other => outcome_word(other),
+    }
+}
+
 /// Did `result` write anything on its host?
 pub fn wrote(result: &HostResult) -> bool {
     written(result).next().is_some()
@@ -107,8 +117,8 @@ pub async fn rollback(
             sink.event(Event::HostDone {
                 host: host.name.clone(),
                 message: match &mine.error {
-                    Some(error) => format!("rollback {}: {error}", outcome_word(mine.outcome)),
-                    None => format!("rollback {}", outcome_word(mine.outcome)),
+                    Some(error) => format!("{}: {error}", rollback_word(mine.outcome)),
+                    None => rollback_word(mine.outcome).to_owned(),
                 },
             });
             (index, mine)

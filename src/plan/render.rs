@@ -16,6 +16,7 @@ use super::model::{
     HostStatus, InventoryChange, Note, Plan, Summary,
 };
 use crate::diagnose::{FindingStatus, Severity};
+use crate::text::count;
 
 /// Indent of a section header (`findings:`) inside a host block.
 const SECTION: &str = "  ";
@@ -620,14 +621,6 @@ fn summary(s: &Summary) -> String {
 }
 
 /// "1 host", "2 hosts".
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// `plan` without the hosts' fact digests, which only the JSON shows: the copies the text
 /// and Markdown make (redacted, then terminal-safe through a JSON value) stay small. At
 /// 1000 hosts the digests in those copies were most of the memory a plan used.

@@ -112,10 +112,10 @@ pub fn text(
 }
 
 fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
-    let word = match host.outcome {
-        HostOutcome::Applied if rollback => "rolled back",
-        HostOutcome::Unchanged if rollback => "nothing to roll back",
-        outcome => outcome_word(outcome),
+    let word = if rollback {
+        crate::apply::rollback::rollback_word(host.outcome)
+    } else {
+        outcome_word(host.outcome)
     };
     let mut head = format!("== {}: {word}", host.host);
     if matches!(
@@ -242,20 +242,56 @@ fn summary(record: &RunRecord) -> String {
     } else {
         format!("run {}", record.run_id)
     };
+    let hosts = crate::text::count(record.hosts.len(), "host");
     if parts.is_empty() {
-        format!("{what}: nothing to do on {} hosts", record.hosts.len())
+        format!("{what}: nothing to do on {hosts}")
     } else {
-        format!(
-            "{what}: {} of {} hosts",
-            parts.join(", "),
-            record.hosts.len()
-        )
+        format!("{what}: {} of {hosts}", parts.join(", "))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A newcomer's walk: "1 applied of 1 hosts", and a rollback counted as "rollback
+    /// applied".
+    #[test]
+    fn the_last_line_counts_one_host_as_one() {
+        let record = |command: &str, outcomes: &[&str]| -> RunRecord {
+            let hosts: Vec<serde_json::Value> = outcomes
+                .iter()
+                .enumerate()
+                .map(|(i, outcome)| {
+                    serde_json::json!({"host": format!("n{i}"), "outcome": outcome,
+                        "planned": [], "planned_handlers": []})
+                })
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "kind": "dnsfix-run", "format_version": 1, "dnsfix_version": "0",
+                "run_id": "r2", "command": command, "started": "", "finished": "",
+                "inventory": null, "plan_file": null, "plan_created": "",
+                "rolls_back": "r1", "hosts": hosts,
+            }))
+            .expect("a run record")
+        };
+        assert_eq!(
+            summary(&record("apply", &["applied"])),
+            "run r2: 1 applied of 1 host"
+        );
+        assert_eq!(
+            summary(&record("apply", &["unchanged", "applied"])),
+            "run r2: 1 applied, 1 already in place of 2 hosts"
+        );
+        assert_eq!(
+            summary(&record("rollback", &["applied"])),
+            "rollback r2 of run r1: 1 rolled back of 1 host"
+        );
+        assert_eq!(
+            crate::apply::rollback::rollback_word(HostOutcome::Applied),
+            "rolled back"
+        );
+    }
 
     /// A file found changed at its write, after an earlier one was written: the host is
     /// stale (exit 4), and its block does not claim that nothing was written.

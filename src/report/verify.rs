@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{ErrorEntry, Header, escape, pretty_json};
 use crate::cluster::{Cluster, DnsPod};
+use crate::text::count;
 use crate::verify::{HostVerify, ProbeResult};
 
 /// Hosts that fail first, then hosts that pass, then unreachable ones (as `check` orders
@@ -83,8 +84,8 @@ pub fn cluster_line(cluster: &Cluster) -> String {
                 None => String::new(),
             };
             format!(
-                "cluster: {} DNS pods, read with kubectl on {}{configmaps}\n",
-                pods.len(),
+                "cluster: {}, read with kubectl on {}{configmaps}\n",
+                count(pods.len(), "DNS pod"),
                 escape(via)
             )
         }
@@ -126,7 +127,8 @@ pub fn text(hosts: &[HostVerify], cluster: &Cluster) -> String {
     out
 }
 
-/// "3 of 5 hosts pass; 2 fail (4 of 12 paths); 1 not verified".
+/// "3 of 5 hosts passed; 2 failed (4 of 12 paths); 1 not verified", "0 of 1 host passed;
+/// 1 failed (1 of 1 path)": the nouns agree with their totals, the verbs need not.
 pub fn summary(hosts: &[HostVerify]) -> String {
     let mut pass = 0;
     let mut fail = 0;
@@ -143,10 +145,13 @@ pub fn summary(hosts: &[HostVerify]) -> String {
             }
         }
     }
-    let noun = if hosts.len() == 1 { "host" } else { "hosts" };
-    let mut line = format!("{pass} of {} {noun} pass", hosts.len());
+    let mut line = format!("{pass} of {} passed", count(hosts.len(), "host"));
     if fail > 0 {
-        let _ = write!(line, "; {fail} fail ({failed_paths} of {paths} paths)");
+        let _ = write!(
+            line,
+            "; {fail} failed ({failed_paths} of {})",
+            count(paths, "path")
+        );
     }
     if unreachable > 0 {
         let _ = write!(line, "; {unreachable} not verified");
@@ -280,4 +285,57 @@ pub fn junit(hosts: &[HostVerify]) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"dnsfix verify\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n{body}</testsuites>\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::Checked;
+
+    /// A newcomer's walk: "0 of 1 host pass" and "cluster: 1 DNS pods".
+    #[test]
+    fn counts_read_as_english_for_one_and_for_many() {
+        let passing = || HostVerify {
+            host: "n1".into(),
+            result: Ok(Checked {
+                not_a_node: true,
+                ..Checked::default()
+            }),
+        };
+        let failing = || HostVerify {
+            host: "n2".into(),
+            result: Ok(Checked {
+                notes: vec!["no kubelet resolv.conf".into()],
+                ..Checked::default()
+            }),
+        };
+        assert_eq!(summary(&[passing()]), "1 of 1 host passed");
+        assert_eq!(
+            summary(&[failing()]),
+            "0 of 1 host passed; 1 failed (0 of 0 paths)"
+        );
+        assert_eq!(
+            summary(&[passing(), failing()]),
+            "1 of 2 hosts passed; 1 failed (0 of 0 paths)"
+        );
+
+        let cluster = |pods: usize| -> Cluster {
+            let pod = serde_json::json!({
+                "name": "coredns-a", "app": "coredns", "node": "n1", "phase": "Running",
+                "ready": true, "restarts": 0, "waiting": null, "loop_detected": null
+            });
+            serde_json::from_value(serde_json::json!({
+                "access": "read", "via": "cp1", "pods": vec![pod; pods]
+            }))
+            .expect("a cluster")
+        };
+        assert_eq!(
+            cluster_line(&cluster(1)),
+            "cluster: 1 DNS pod, read with kubectl on cp1\n"
+        );
+        assert_eq!(
+            cluster_line(&cluster(2)),
+            "cluster: 2 DNS pods, read with kubectl on cp1\n"
+        );
+    }
 }

@@ -173,7 +173,7 @@ fn verify_fails_a_stub_loop_then_passes_once_fixed_and_its_pod_recreated() {
     assert!(
         stdout.contains("127.0.0.53 is a loopback address")
             && stdout.contains("recreate those pods")
-            && stdout.contains("2 of 3 hosts pass; 1 fail (3 of 14 paths)"),
+            && stdout.contains("2 of 3 hosts passed; 1 failed (3 of 14 paths)"),
         "{}",
         describe(&text)
     );
