@@ -478,7 +478,7 @@ fn text(s: &str) -> String {
     let s = s.replace('\n', " ");
     // An ordered list marker: digits, then `.` or `)`; its punctuation is what gets escaped.
     let digits = s.chars().take_while(char::is_ascii_digit).count();
-    unlinked(&s, |i, c, out| {
+    unlinked(&s, code, |i, c, out| {
         let starts_block = (i == 0 && matches!(c, '-' | '+' | '#' | '=' | '>'))
             || (digits > 0
                 && i == digits
@@ -500,13 +500,34 @@ const JOIN: &str = "&#8288;";
 /// rendered: they find `@team`, `#123`, `!123`, `~label`, `%milestone`, `&epic`, GitLab's
 /// `{+ +}` and `[- -]` inline diffs, bare `www.` and `https://` addresses and e-mail
 /// addresses in the rendered text, where a backslash escape is gone, so a [`JOIN`] follows
-/// the character that starts one (`@&#8288;team`, `www&#8288;.`, `https:&#8288;//`). `$`,
-/// which delimits math, is the character reference `&#36;`, which delimits nothing.
-fn unlinked(s: &str, mut write: impl FnMut(usize, char, &mut String)) -> String {
+/// the character that starts one (`@&#8288;team`, `www&#8288;.`). `$`, which delimits
+/// math, is the character reference `&#36;`, which delimits nothing. A web address is
+/// written whole by `url` as code (a code span, `<code>`), where nothing is a link or a
+/// mention either: a joiner inside it would go along when it is copied and break it
+/// (`https:&#8288;//coredns.io/plugins/loop#&#8288;troubleshooting`, in a CoreDNS pod's
+/// last log line).
+fn unlinked(
+    s: &str,
+    url: fn(&str) -> String,
+    mut write: impl FnMut(usize, char, &mut String),
+) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len() + 8);
     let mut at = 0;
+    let mut skip = 0;
     for (i, &c) in chars.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            at += c.len_utf8();
+            continue;
+        }
+        if let Some(len) = web_address(&chars, i) {
+            let address: String = chars[i..i + len].iter().collect();
+            out.push_str(&url(&address));
+            skip = len - 1;
+            at += c.len_utf8();
+            continue;
+        }
         let next = chars.get(i + 1).copied();
         if c == '$' {
             out.push_str("&#36;");
@@ -532,6 +553,65 @@ fn unlinked(s: &str, mut write: impl FnMut(usize, char, &mut String)) -> String 
     out
 }
 
+/// The length of the web address that starts at `chars[i]`, if one does: `http://`,
+/// `https://` or `www.` (after no letter or digit) and what follows of the characters a
+/// URL is written in (RFC 3986's unreserved, reserved and `%`; no `|`, which splits a
+/// table cell even in code, no backtick), less the punctuation GFM's autolinks leave out
+/// at its end (`.` `,` `:` `;` `!` `?` `'` `"` `*` `_` `~`, and a `)` without its `(`).
+fn web_address(chars: &[char], i: usize) -> Option<usize> {
+    let starts = |prefix: &str| {
+        let n = prefix.chars().count();
+        chars.get(i..i + n).is_some_and(|w| {
+            w.iter()
+                .zip(prefix.chars())
+                .all(|(a, b)| a.eq_ignore_ascii_case(&b))
+        })
+    };
+    let after_word = i > 0 && chars[i - 1].is_alphanumeric();
+    let prefix = if starts("https://") {
+        8
+    } else if starts("http://") {
+        7
+    } else if starts("www.") && !after_word {
+        4
+    } else {
+        return None;
+    };
+    let mut end = i + prefix;
+    while chars
+        .get(end)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(*c))
+    {
+        end += 1;
+    }
+    loop {
+        let last = chars[end - 1];
+        let open = chars[i..end].iter().filter(|c| **c == '(').count();
+        let close = chars[i..end].iter().filter(|c| **c == ')').count();
+        if ".,:;!?'\"*_~".contains(last) || (last == ')' && close > open) {
+            end -= 1;
+        } else {
+            break;
+        }
+    }
+    // Nothing after the scheme or `www.`: no address, its characters are written as text.
+    (end > i + prefix).then_some(end - i)
+}
+
+/// A web address inside an HTML element: `<code>`, where nothing links or mentions.
+fn html_code(address: &str) -> String {
+    let mut out = String::from("<code>");
+    for c in address.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("</code>");
+    out
+}
+
 /// Plain text in a table cell.
 fn cell(s: &str) -> String {
     text(s)
@@ -539,7 +619,7 @@ fn cell(s: &str) -> String {
 
 /// Text inside an HTML element (a `<summary>`), [`unlinked`] as Markdown text is.
 fn html(s: &str) -> String {
-    unlinked(s, |_, c, out| match c {
+    unlinked(s, html_code, |_, c, out| match c {
         '&' => out.push_str("&amp;"),
         '<' => out.push_str("&lt;"),
         '>' => out.push_str("&gt;"),
@@ -768,9 +848,19 @@ mod tests {
         assert_eq!((read.links, read.math), (0, 0), "{md}");
         let prose = &read.prose;
         // The folded diff's `<summary>` is HTML: its text as a browser reads it.
-        let summaries = read
-            .html
-            .concat()
+        let html = read.html.concat();
+        // Web addresses are code, whole (and inert): what is left must be inert as text.
+        for address in [
+            "www.evil.example",
+            "WWW.evil.example",
+            "https://evil.example/x",
+        ] {
+            assert!(html.contains(&format!("<code>{address}</code>")), "{html}");
+        }
+        let summaries = html
+            .split("<code>")
+            .map(|part| part.split_once("</code>").map_or(part, |(_, after)| after))
+            .collect::<String>()
             .replace("&#8288;", "\u{2060}")
             .replace("&#36;", "$")
             .replace("&amp;", "&");
@@ -790,12 +880,48 @@ mod tests {
             }
         }
         assert!(summaries.contains("@\u{2060}octo-org"), "{summaries}");
-        // It reads as written, the joiners aside (which show as nothing).
-        let read_back = prose.replace('\u{2060}', "");
+        // It reads as written, the joiners aside (which show as nothing), the web addresses
+        // in code.
+        let read_back = read.text.replace('\u{2060}', "");
         assert!(read_back.contains(hostile), "{read_back}");
         assert!(
             read_back.contains(&format!("/etc/resolv.conf:3 {hostile}")),
             "{read_back}"
+        );
+    }
+
+    /// A web address in node or cluster text is code, whole, so that it copies as it reads:
+    /// a CoreDNS pod's last log line had `https:&#8288;//coredns.io/plugins/loop#&#8288;
+    /// troubleshooting`, whose joiners go along when it is copied (a newcomer's walk). The
+    /// punctuation after it stays text, as GFM's autolinks leave it out.
+    #[test]
+    fn a_web_address_is_left_whole_to_copy() {
+        let log = "[FATAL] plugin/loop: Loop (127.0.0.1:38718 -> :53) detected for zone \".\", \
+                   see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO 1.2.\"";
+        let md = text(log);
+        assert!(
+            md.contains(", see `https://coredns.io/plugins/loop#troubleshooting`. Query: "),
+            "{md}"
+        );
+        let read = read(&md);
+        assert_eq!(read.links, 0, "{md}");
+        assert_eq!(read.text, log.replace('\u{2060}', ""));
+        assert!(!md.contains("&#8288;//"), "{md}");
+        for (shown, code) in [
+            ("(see www.example.com/a_(b))", "`www.example.com/a_(b)`)"),
+            (
+                "<https://x.example/?q=1&r=2>,",
+                "`https://x.example/?q=1&r=2`\\>,",
+            ),
+            ("a|https://x.example/a|b", "`https://x.example/a`\\|b"),
+            ("https:// alone", "https:&#8288;// alone"),
+            ("awww.example", "awww&#8288;.example"),
+        ] {
+            assert!(text(shown).contains(code), "{shown}: {}", text(shown));
+        }
+        assert_eq!(
+            html("see https://x.example/?a=1&b='2'."),
+            "see <code>https://x.example/?a=1&amp;b=&#39;2</code>'."
         );
     }
 
