@@ -166,8 +166,8 @@ pub struct ApplyArgs {
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub health_timeout: u64,
 
-    /// Also make the plan's inventory changes (Kubespray group_vars), so the next
-    /// cluster.yml run keeps the fixes
+    /// Also make the plan's inventory changes (Kubespray group_vars and host_vars), so the
+    /// next cluster.yml run keeps the fixes
     #[arg(long)]
     pub update_inventory: bool,
 

@@ -16,6 +16,13 @@ fn help_lists_only_commands_that_work() {
     insta::assert_snapshot!("help", String::from_utf8_lossy(&out.stdout));
     let out = dnsfix(&["facts", "--help"]);
     insta::assert_snapshot!("facts_help", String::from_utf8_lossy(&out.stdout));
+    // The inventory edits go to host_vars too (a node's own kube_resolv_conf).
+    let out = dnsfix(&["apply", "--help"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("(Kubespray group_vars and host_vars)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

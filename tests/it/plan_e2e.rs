@@ -7,7 +7,8 @@
 //! - planning is read-only: no file on a node changes and nothing is restarted;
 //! - a second plan prints the same text, and the saved plan reads back as the same plan,
 //!   with digests that match the files on the nodes;
-//! - exit 0 when nothing changes, 3 when a node cannot be reached.
+//! - exit 0 when nothing changes, 3 when a node cannot be reached;
+//! - docs/plan.md's example is what its lab command prints.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -716,4 +717,40 @@ fn a_first_plan_logs_in_once_per_node_and_the_next_reuses_the_connections() {
         "took {took:?}"
     );
     close_masters(&xdg);
+}
+
+/// docs/plan.md "Reading a plan" shows what its own lab command prints, byte for byte (the
+/// lab's directory aside): the example had drifted from the lab (no DNS-POD-LOOP, another
+/// inventory file, a finding the brnf-off nodes no longer have), as a newcomer found.
+#[test]
+fn the_reading_a_plan_example_is_what_its_lab_prints() {
+    let lab = Lab::start(&[
+        "stub-symlink:node1",
+        "brnf-off:node2",
+        "brnf-off:node3",
+        "healthy:node4",
+    ])
+    .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let out = Dnsfix::new(["plan"]).lab(&lab, &lab.inventory()).output();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plan.md"))
+        .expect("docs/plan.md");
+    let command = "$ dnsfix plan -i /tmp/docslab/inventory.yaml --known-hosts /tmp/docslab/known_hosts --no-progress\n";
+    let example = docs
+        .split(command)
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .expect("the example in docs/plan.md");
+    let printed = String::from_utf8_lossy(&out.stdout)
+        .replace(lab.dir.to_str().expect("utf-8"), "/tmp/docslab");
+    assert_eq!(printed, example);
+    assert!(
+        docs.contains("`facts gathered from 4 of 4\nhosts in "),
+        "the stderr the docs show"
+    );
+    assert!(
+        stderr(&out).starts_with("facts gathered from 4 of 4 hosts in "),
+        "{}",
+        stderr(&out)
+    );
 }
