@@ -176,21 +176,88 @@ pub fn paths(digest: &FactDigest) -> Vec<String> {
 /// the plan writes and wins at boot) changes what the rules read, as a changed one does. A
 /// name that is missing now counts for nothing; a link to nothing does (it masks a file of
 /// its name); a directory counts by what the gather reads in it.
+///
+/// Not every new file there: a sysctl.d file counts where it names a setting the plan
+/// holds to or sets, a modprobe.d or modules-load.d one where it names a module the plan
+/// holds to or loads (or br_netfilter and the modules it needs), so a kernel package's own
+/// `/usr/lib/modprobe.d/blacklist_linux_VERSION.conf` (Ubuntu ships one per kernel,
+/// installed by unattended upgrades between plan and apply) does not refuse every node.
+/// dnsfix's own temporary files (`.NAME.dnsfix-RUN-HEX`, which a killed apply leaves until
+/// the next writes) never count.
 fn new_files(host: &HostPlan, digest: &FactDigest, facts: &NodeFacts) -> Vec<String> {
     facts
         .files
         .iter()
         .filter(|(path, _)| configuration(path) && !digest.files.contains_key(path.as_str()))
+        .filter(|(path, _)| !dnsfix_temp(path))
         .filter(|(_, raw)| match raw.state {
             FileState::Present | FileState::Unreadable => true,
             FileState::Missing => raw.symlink_target.is_some(),
             FileState::Directory => false,
         })
+        .filter(|(path, raw)| bears_on_plan(host, digest, path, raw))
         .filter_map(|(path, raw)| {
             let now = file_digest(raw);
             (!written_by_plan(host, path, &now)).then(|| format!("{path}: created since the plan"))
         })
         .collect()
+}
+
+/// A temporary file of an apply (`common.sh` `tmp_beside`: `.NAME.dnsfix-RUN-HEX16` beside
+/// its target), left by one that was killed before it renamed or removed it.
+fn dnsfix_temp(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with('.') && name.contains(".dnsfix-")
+}
+
+/// Whether a file new since the plan at `path` can change what the plan fixes: in a sysctl
+/// or module directory, where its text names a setting or module the plan depends on (an
+/// unreadable one may); anywhere else (a kubelet drop-in, a CNI or CRI-O file), always.
+fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile) -> bool {
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    // Its words, as sysctl.d (`net/bridge/x` is `net.bridge.x`) and kmod (`br-netfilter` is
+    // `br_netfilter`) read names; a sysctl glob (`net.bridge.*`, systemd 245) may name any.
+    let same = |w: &str| w.replace('/', ".").replace('-', "_");
+    let names = |wanted: Vec<String>| {
+        if raw.state != FileState::Present {
+            return true;
+        }
+        let text = String::from_utf8_lossy(&raw.content);
+        let wanted: Vec<String> = wanted.iter().map(|w| same(w)).collect();
+        text.split(|c: char| {
+            !(c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | '*'))
+        })
+        .map(same)
+        .any(|word| word.contains('*') || wanted.contains(&word))
+    };
+    if crate::facts::sysctl::SYSCTL_DIRS.contains(&dir) || path == crate::facts::sysctl::SYSCTL_CONF
+    {
+        let planned = host.changes.iter().filter_map(|c| match c {
+            Change::Sysctl { name, .. } => Some(name.clone()),
+            _ => None,
+        });
+        return names(digest.sysctls.keys().cloned().chain(planned).collect());
+    }
+    if crate::facts::modprobe_d::MODPROBE_DIRS.contains(&dir) || dir.ends_with("/modules-load.d") {
+        let planned = host.changes.iter().filter_map(|c| match c {
+            Change::LoadModule { name, .. } => Some(name.clone()),
+            _ => None,
+        });
+        let needed = ["br_netfilter"]
+            .into_iter()
+            .chain(crate::facts::modprobe_d::BR_NETFILTER_DEPS)
+            .map(str::to_owned);
+        return names(
+            digest
+                .modules
+                .keys()
+                .cloned()
+                .chain(planned)
+                .chain(needed)
+                .collect(),
+        );
+    }
+    true
 }
 
 fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
@@ -539,7 +606,7 @@ mod tests {
         assert_eq!(reasons(&host, &facts(&now, "boot-1")), Vec::<String>::new());
 
         let added = "/etc/sysctl.d/999-zz-hardening.conf";
-        now.push((added, file("net.bridge.bridge-nf-call-iptables = 0\n")));
+        now.push((added, file("net/ipv4/ip-forward = 0\n")));
         assert_eq!(
             reasons(&host, &facts(&now, "boot-1")),
             [format!("{added}: created since the plan")]
@@ -550,6 +617,65 @@ mod tests {
         dangling.symlink_target = Some("/nowhere".into());
         now.push((added, dangling));
         assert_eq!(reasons(&host, &facts(&now, "boot-1")).len(), 1);
+    }
+
+    /// A new file counts only where it can change what the plan fixes: a sysctl.d file
+    /// naming another setting does not, nor the modprobe.d file each Ubuntu kernel package
+    /// ships (unattended upgrades install one between plan and apply), nor a temporary
+    /// file a killed apply left beside its target; one that stops br_netfilter loading
+    /// does, as does a sysctl glob, and any new file elsewhere (a kubelet drop-in).
+    #[test]
+    fn a_new_file_counts_where_it_bears_on_the_plan() {
+        let mut files = base();
+        files.push(("/etc/sysctl.d", directory()));
+        let before = facts(&files, "boot-1");
+        let host = plan(&before);
+        let with = |path: &'static str, text: &str| {
+            let mut now = files.clone();
+            now.push((path, file(text)));
+            reasons(&host, &facts(&now, "boot-1"))
+        };
+        let none = Vec::<String>::new();
+        assert_eq!(
+            with(
+                "/etc/sysctl.d/60-hardening.conf",
+                "kernel.kptr_restrict = 2\n"
+            ),
+            none
+        );
+        assert_eq!(
+            with(
+                "/usr/lib/modprobe.d/blacklist_linux_6.8.0-90-generic.conf",
+                "# Framebuffer drivers are generally buggy and poorly-supported\nblacklist vesafb\nblacklist softdog\n"
+            ),
+            none
+        );
+        assert_eq!(
+            with(
+                "/etc/dnsfix/.resolv.conf.dnsfix-20261201T021113Z-b18123aa-0123456789abcdef",
+                "x"
+            ),
+            none
+        );
+        for (path, text) in [
+            (
+                "/etc/modprobe.d/hardening.conf",
+                "install br_netfilter /bin/false\n",
+            ),
+            (
+                "/etc/sysctl.d/70-net.conf",
+                "net.ipv4.conf.*.forwarding = 0\n",
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/20-x.conf",
+                "[Service]\n",
+            ),
+        ] {
+            assert_eq!(
+                with(path, text),
+                [format!("{path}: created since the plan")]
+            );
+        }
     }
 
     #[test]
