@@ -609,6 +609,16 @@ async fn apply_on(
     if recreated && matches!(left, PodsLeft::Running | PodsLeft::Done) {
         return Ok(());
     }
+    if recreated && let PodsLeft::Elsewhere(run) = &left {
+        result.notes.push(format!(
+            "the DNS pods are left to run {run}, which noted them pending on the node \
+             ({pods_pending}) and which this state directory ({}) did not record: another \
+             machine's or another state directory's run, which may be recreating them now; \
+             if that run is over, remove the note on the node and apply the plan again",
+            record::state_dir().display()
+        ));
+        return Ok(());
+    }
     if recreated {
         if left == PodsLeft::TakeOver {
             // Taken over: a run started meanwhile leaves them to this one.
@@ -653,24 +663,28 @@ async fn apply_on(
 /// its handlers run by another run ([`RecordKind::Handled`]), by the pods-pending note
 /// that run's apply script wrote before its changes (`note`: its run id), which it
 /// removes only after it marked the plan done (`done`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum PodsLeft {
     /// This run made the changes or ran the handlers itself (or the pods failed before):
     /// it recreates them.
     ToDo,
     /// The note's run is still running (`running`): they are its business.
     Running,
+    /// The note's run is not one this state directory recorded ([`record::Liveness::Unknown`]):
+    /// it may be running elsewhere, so they are left to it, with a note on the host.
+    Elsewhere(String),
     /// Recreated, verified and marked done by the other run (since this run looked).
     Done,
-    /// The note's run is gone (killed, stopped, failed after its handlers, or run on
-    /// another machine), or there is no note and no done marker (a run of a dnsfix that
+    /// The note's run, recorded in this state directory, is gone (killed, stopped, failed
+    /// after its handlers), or there is no note and no done marker (a run of a dnsfix that
     /// wrote none): this run recreates them, verifies and marks the plan done.
     TakeOver,
 }
 
 /// [`pods_left`] by the node's facts gathered after the apply script: its pods-pending
-/// note and its done marker; a run is running where it holds its lock on this machine
-/// ([`record::running`]).
+/// note and its done marker; a run is running where it holds its lock in this state
+/// directory, and known gone only where this state directory recorded it
+/// ([`record::liveness`]).
 fn left_on_node(after: &crate::facts::NodeFacts, [note, marker]: [&str; 2]) -> PodsLeft {
     let note = after.files.get(note).and_then(|f| f.text());
     let done = after
@@ -678,14 +692,21 @@ fn left_on_node(after: &crate::facts::NodeFacts, [note, marker]: [&str; 2]) -> P
         .get(marker)
         .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
     pods_left(note.as_deref(), done, |run| {
-        record::running(&record::state_dir(), run)
+        record::liveness(&record::state_dir(), run)
     })
 }
 
-fn pods_left(note: Option<&str>, done: bool, running: impl Fn(&str) -> bool) -> PodsLeft {
+fn pods_left(
+    note: Option<&str>,
+    done: bool,
+    liveness: impl Fn(&str) -> record::Liveness,
+) -> PodsLeft {
     match note.map(str::trim) {
-        Some(run) if running(run) => PodsLeft::Running,
-        Some(_) => PodsLeft::TakeOver,
+        Some(run) => match liveness(run) {
+            record::Liveness::Running => PodsLeft::Running,
+            record::Liveness::Unknown => PodsLeft::Elsewhere(run.to_owned()),
+            record::Liveness::Gone => PodsLeft::TakeOver,
+        },
         None if done => PodsLeft::Done,
         None => PodsLeft::TakeOver,
     }
@@ -1762,11 +1783,20 @@ mod tests {
     /// Before, every such run stopped there, "unchanged", whatever was left.
     #[test]
     fn a_handled_plan_goes_on_to_what_its_run_left() {
-        let live = |run: &str| run == "20261201T010000Z-live0000";
+        let live = |run: &str| match run {
+            "20261201T010000Z-live0000" => record::Liveness::Running,
+            "20261201T010000Z-else0000" => record::Liveness::Unknown,
+            _ => record::Liveness::Gone,
+        };
         let (running, dead) = ("20261201T010000Z-live0000\n", "20261201T010000Z-dead0000\n");
         for done in [false, true] {
             assert_eq!(pods_left(Some(running), done, live), PodsLeft::Running);
             assert_eq!(pods_left(Some(dead), done, live), PodsLeft::TakeOver);
+            // Not recorded here: maybe running elsewhere, so not taken over.
+            assert_eq!(
+                pods_left(Some("20261201T010000Z-else0000"), done, live),
+                PodsLeft::Elsewhere("20261201T010000Z-else0000".into())
+            );
             // A note whose run cannot be named (cut short, empty) is no one's to wait for.
             assert_eq!(pods_left(Some(""), done, live), PodsLeft::TakeOver);
         }

@@ -150,24 +150,45 @@ pub fn hold(dir: &Path, run_id: &str) -> std::io::Result<RunLock> {
     Ok(RunLock { path, _file: file })
 }
 
-/// Whether the run `run_id` is running on this machine: its process holds its
-/// [`RunLock`]. A run that ended, one killed, and one of another machine (no lock here)
-/// are not; nor is a name that is no run id.
-pub fn running(dir: &Path, run_id: &str) -> bool {
+/// Whether a run is still running, as this state directory can tell ([`liveness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// Its process holds its [`RunLock`].
+    Running,
+    /// It ran from this state directory and holds no lock now (ended, killed), or the name
+    /// is no run id.
+    Gone,
+    /// Not a run of this state directory (another machine, another user's or HOME's state
+    /// directory), or the lock cannot be tested: nothing here says it is over.
+    Unknown,
+}
+
+/// Whether the run `run_id` is still running, by its lock in `dir` ([`Liveness`]). Only a
+/// run this state directory recorded can be known to be gone: another dnsfix, run with
+/// another `DNSFIX_STATE_DIR` or HOME (`sudo` sets root's) or on another machine, leaves
+/// no lock here while it runs.
+pub fn liveness(dir: &Path, run_id: &str) -> Liveness {
     if run_id.is_empty()
         || !run_id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-')
     {
-        return false;
+        return Liveness::Gone;
     }
-    let Ok(file) = std::fs::File::open(lock_path(dir, run_id)) else {
-        return false;
+    if !path(dir, run_id).is_file() {
+        return Liveness::Unknown;
+    }
+    let file = match std::fs::File::open(lock_path(dir, run_id)) {
+        Ok(file) => file,
+        // The lock goes with its run ([`RunLock`]'s drop), or was never taken (killed
+        // between its record and its lock, before any node was touched).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Liveness::Gone,
+        Err(_) => return Liveness::Unknown,
     };
     match file.try_lock_shared() {
-        Ok(()) => false,
-        Err(std::fs::TryLockError::WouldBlock) => true,
-        Err(std::fs::TryLockError::Error(_)) => false,
+        Ok(()) => Liveness::Gone,
+        Err(std::fs::TryLockError::WouldBlock) => Liveness::Running,
+        Err(std::fs::TryLockError::Error(_)) => Liveness::Unknown,
     }
 }
 
@@ -224,13 +245,16 @@ mod tests {
     fn a_run_is_running_while_its_lock_is_held() {
         let dir = std::env::temp_dir().join(format!("dnsfix-runlock-{}", crate::util::nonce()));
         let id = "20261201T010000Z-0123abcd";
-        assert!(!running(&dir, id), "no lock here");
+        // Not recorded here: another state directory's or machine's run, not known over.
+        assert_eq!(liveness(&dir, id), Liveness::Unknown);
         let lock = hold(&dir, id).expect("hold");
-        assert!(running(&dir, id));
+        assert_eq!(liveness(&dir, id), Liveness::Unknown);
+        std::fs::write(path(&dir, id), "{}").expect("record");
+        assert_eq!(liveness(&dir, id), Liveness::Running);
         assert!(hold(&dir, id).is_err(), "held once");
-        assert!(!running(&dir, "../runs/x"));
+        assert_eq!(liveness(&dir, "../runs/x"), Liveness::Gone);
         drop(lock);
-        assert!(!running(&dir, id));
+        assert_eq!(liveness(&dir, id), Liveness::Gone);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

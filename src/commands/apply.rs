@@ -243,7 +243,19 @@ fn apply_plan(run: &Run, plan: &Plan, planned_unreachable: bool) -> Result<u8, E
     let mut record = start_record(run, &plan, &run_id)?;
     // For as long as this process lives: another run of the plan leaves this one's DNS
     // pods to it while it does, and takes them over once it is gone.
-    let _running = record::hold(&record::state_dir(), &run_id).ok();
+    // How another run of this state directory tells this one is still running; without it
+    // such a run would take over this one's pods (a filesystem without flock).
+    let _running = match record::hold(&record::state_dir(), &run_id) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot hold this run's lock in {} ({e}): another apply of the same \
+                 plan from this state directory may recreate the DNS pods this run recreates",
+                record::state_dir().display()
+            );
+            None
+        }
+    };
     let changing = plan.hosts.iter().filter(|h| h.acts()).count();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(changing, ctx.config.progress));
     // From the first change on (the cluster's, then the hosts'), Ctrl-C lets what is under

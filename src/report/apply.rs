@@ -20,7 +20,8 @@ pub fn text(
         let listed_only = matches!(
             host.outcome,
             HostOutcome::NothingPlanned | HostOutcome::Unchanged
-        ) && host.error.is_none();
+        ) && host.error.is_none()
+            && host.notes.is_empty();
         if listed_only {
             let word = if rollback {
                 "nothing to roll back"

@@ -2813,6 +2813,29 @@ fn a_run_killed_while_it_recreates_the_pods_is_finished_by_a_rerun() {
         "{concurrent:#?}"
     );
     assert!(concurrent.pods.is_empty(), "{concurrent:#?}");
+    // And from another state directory (`sudo`'s root HOME, another machine): the running
+    // run is not known over there, so its pods are left to it, with a note. Before, such a
+    // run took them over while the first was deleting them.
+    let elsewhere = dnsfix_cmd(
+        &lab,
+        &lab.inventory(),
+        &["apply", path_str(&plan_path), "--format", "json"],
+    )
+    .env("DNSFIX_STATE_DIR", lab.dir.join("state-elsewhere"))
+    .output()
+    .expect("dnsfix runs");
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", describe(&elsewhere));
+    let record = run_record(&elsewhere);
+    let other = host_result(&record, &node);
+    assert_eq!(other.outcome, HostOutcome::Unchanged, "{other:#?}");
+    assert!(other.pods.is_empty(), "{other:#?}");
+    assert!(
+        other
+            .notes
+            .iter()
+            .any(|n| n.contains("which this state directory")),
+        "{other:#?}"
+    );
     let sent = Command::new("kill")
         .args(["-KILL", "--", &format!("-{group}")])
         .status()
