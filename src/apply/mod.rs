@@ -606,17 +606,7 @@ async fn apply_on(
     } else {
         PodsLeft::ToDo
     };
-    if recreated && matches!(left, PodsLeft::Running | PodsLeft::Done) {
-        return Ok(());
-    }
-    if recreated && let PodsLeft::Elsewhere(run) = &left {
-        result.notes.push(format!(
-            "the DNS pods are left to run {run}, which noted them pending on the node \
-             ({pods_pending}) and which this state directory ({}) did not record: another \
-             machine's or another state directory's run, which may be recreating them now; \
-             if that run is over, remove the note on the node and apply the plan again",
-            record::state_dir().display()
-        ));
+    if recreated && left_to_another(&left, &pods_pending, result) {
         return Ok(());
     }
     if recreated {
@@ -679,6 +669,26 @@ enum PodsLeft {
     /// after its handlers), or there is no note and no done marker (a run of a dnsfix that
     /// wrote none): this run recreates them, verifies and marks the plan done.
     TakeOver,
+}
+
+/// Whether the node's DNS pods are another run's business ([`PodsLeft`]): its own
+/// (running, done), or one's this state directory did not record, with a note on the host.
+fn left_to_another(left: &PodsLeft, pods_pending: &str, result: &mut HostResult) -> bool {
+    match left {
+        PodsLeft::Running | PodsLeft::Done => true,
+        PodsLeft::Elsewhere(run) => {
+            result.notes.push(format!(
+                "the DNS pods are left to run {run}, which noted them pending on the node \
+                 ({pods_pending}) and which this state directory ({}) did not record: \
+                 another machine's or another state directory's run, which may be \
+                 recreating them now; if that run is over, remove the note on the node and \
+                 apply the plan again",
+                record::state_dir().display()
+            ));
+            true
+        }
+        PodsLeft::ToDo | PodsLeft::TakeOver => false,
+    }
 }
 
 /// [`pods_left`] by the node's facts gathered after the apply script: its pods-pending

@@ -2741,6 +2741,33 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
     }
 }
 
+/// The same plan applied from another state directory (`sudo`'s root HOME, another
+/// machine) while a run recreates the node's pods: that run is not known over there, so
+/// its pods are left to it, with a note. Before, such a run took them over while the first
+/// was deleting them.
+fn assert_left_to_a_run_recorded_elsewhere(lab: &Lab, plan_path: &Path, node: &str) {
+    let elsewhere = dnsfix_cmd(
+        lab,
+        &lab.inventory(),
+        &["apply", path_str(plan_path), "--format", "json"],
+    )
+    .env("DNSFIX_STATE_DIR", lab.dir.join("state-elsewhere"))
+    .output()
+    .expect("dnsfix runs");
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", describe(&elsewhere));
+    let record = run_record(&elsewhere);
+    let other = host_result(&record, node);
+    assert_eq!(other.outcome, HostOutcome::Unchanged, "{other:#?}");
+    assert!(other.pods.is_empty(), "{other:#?}");
+    assert!(
+        other
+            .notes
+            .iter()
+            .any(|n| n.contains("which this state directory")),
+        "{other:#?}"
+    );
+}
+
 /// dnsfix killed (SIGKILL to its process group, as the OOM killer or a dropped link ends
 /// it) while it deletes the node's DNS pod, after the kubelet's restart: the node is left
 /// handled, its pod on the old file, nothing marked done, and the apply script's
@@ -2813,29 +2840,7 @@ fn a_run_killed_while_it_recreates_the_pods_is_finished_by_a_rerun() {
         "{concurrent:#?}"
     );
     assert!(concurrent.pods.is_empty(), "{concurrent:#?}");
-    // And from another state directory (`sudo`'s root HOME, another machine): the running
-    // run is not known over there, so its pods are left to it, with a note. Before, such a
-    // run took them over while the first was deleting them.
-    let elsewhere = dnsfix_cmd(
-        &lab,
-        &lab.inventory(),
-        &["apply", path_str(&plan_path), "--format", "json"],
-    )
-    .env("DNSFIX_STATE_DIR", lab.dir.join("state-elsewhere"))
-    .output()
-    .expect("dnsfix runs");
-    assert_eq!(elsewhere.status.code(), Some(0), "{}", describe(&elsewhere));
-    let record = run_record(&elsewhere);
-    let other = host_result(&record, &node);
-    assert_eq!(other.outcome, HostOutcome::Unchanged, "{other:#?}");
-    assert!(other.pods.is_empty(), "{other:#?}");
-    assert!(
-        other
-            .notes
-            .iter()
-            .any(|n| n.contains("which this state directory")),
-        "{other:#?}"
-    );
+    assert_left_to_a_run_recorded_elsewhere(&lab, &plan_path, &node);
     let sent = Command::new("kill")
         .args(["-KILL", "--", &format!("-{group}")])
         .status()
