@@ -71,13 +71,13 @@ pub struct InventoryUpdate {
     pub path: String,
     /// `written`, `already`, `stale` (the file changed since the plan), `held` (it names
     /// dnsfix's own file, which a host it is for has not got in this run), `error`; in a
-    /// rollback's record `kept` (the run wrote it, rollback leaves it: to undo by hand) or
-    /// `shared` (also for hosts this rollback leaves fixed).
+    /// rollback's record `kept` (a host's `kube_resolv_conf` still names a file the rollback
+    /// removed: to undo by hand).
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,
-    /// The hosts whose fixes the edit is for (the plan's): rollback judges it by them.
-    /// Records written before it have none.
+    /// The hosts whose fixes the edit is for (the plan's). Records written before it have
+    /// none.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub hosts: Vec<String>,
 }

@@ -90,8 +90,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         .filter(|u| u.hosts.iter().any(|h| selected.contains(&h.as_str())))
         .cloned()
         .collect();
-    let inventory_left = inventory_left(&applied.inventory_updates, &selected);
-    if writing == 0 && cluster.is_empty() && inventory_left.is_empty() {
+    if writing == 0 && cluster.is_empty() {
         let line =
             format!("run {run_id} wrote nothing on the selected hosts: nothing to roll back");
         // With --format json stdout is for JSON only.
@@ -150,8 +149,8 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         plan_file: applied.plan_file.clone(),
         plan_created: applied.plan_created.clone(),
         rolls_back: Some(run_id.to_string()),
+        inventory_updates: inventory_left(&results, &ctx, &applied.inventory_updates),
         hosts: results,
-        inventory_updates: inventory_left,
         cluster_updates,
     };
     let saved = save_record(&record);
@@ -175,55 +174,57 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     )
 }
 
-/// The inventory files the rolled-back run wrote (`--update-inventory`) for the hosts
-/// selected: rollback edits no file where dnsfix runs. An edit whose hosts are all rolled
-/// back is `kept`, to undo by hand as a kept node file is (the rollback fails, exit 3): it
-/// now points the next Kubespray run at what the rollback took off the nodes
-/// (`kube_resolv_conf: /etc/dnsfix/resolv.conf`, a file removed). One also for hosts this
-/// rollback leaves fixed (`--limit`) is `shared`: they still need it, and no failure.
+/// The inventory edits that now point the next Kubespray run at what this rollback took
+/// off a node: a host whose rollback removed a file in dnsfix's own directory
+/// (`/etc/dnsfix/resolv.conf`) and to which the inventory still gives that file as
+/// `kube_resolv_conf` (its kubelet would then start no pod), whichever run set it. Each is
+/// `kept`, to undo by hand, and fails the rollback (exit 3), as a kept node file does. Other
+/// settings a run wrote (`upstream_dns_servers`, systemd-resolved's file) are the fix as
+/// Kubespray makes it, and hosts that keep their fix may need them: not judged here.
 fn inventory_left(
-    updates: &[crate::apply::record::InventoryUpdate],
-    selected: &[&str],
+    results: &[HostResult],
+    ctx: &Context,
+    written: &[crate::apply::record::InventoryUpdate],
 ) -> Vec<crate::apply::record::InventoryUpdate> {
-    updates
-        .iter()
-        .filter(|u| u.outcome == "written")
-        .filter(|u| u.hosts.is_empty() || u.hosts.iter().any(|h| selected.contains(&h.as_str())))
-        .map(|u| {
-            let settings = crate::text::escape(&u.message);
-            let others: Vec<&str> = u
-                .hosts
+    let mut left: Vec<crate::apply::record::InventoryUpdate> = Vec::new();
+    for result in results {
+        let Some(value) = ctx
+            .inventory
+            .host(&result.host)
+            .and_then(|h| h.var_str("kube_resolv_conf"))
+        else {
+            continue;
+        };
+        let undone = value.starts_with("/etc/dnsfix/")
+            && result
+                .steps
                 .iter()
-                .map(String::as_str)
-                .filter(|h| !selected.contains(h))
-                .collect();
-            let (outcome, message) = if others.is_empty() {
-                (
-                    "kept",
-                    format!(
-                        "rollback does not edit the inventory: take out what the run set \
-                         ({settings}) by hand, or the next Kubespray run puts it back on the nodes"
-                    ),
-                )
-            } else {
-                (
-                    "shared",
-                    format!(
-                        "left as the run set it ({settings}): it is also for {}, which this \
-                         rollback leaves fixed; the next Kubespray run gives the hosts rolled \
-                         back the same",
-                        crate::text::escape(&others.join(", "))
-                    ),
-                )
-            };
-            crate::apply::record::InventoryUpdate {
-                path: u.path.clone(),
-                outcome: outcome.into(),
-                message,
-                hosts: u.hosts.clone(),
-            }
-        })
-        .collect()
+                .any(|s| s.target == value && s.outcome == apply::StepOutcome::Removed);
+        if !undone {
+            continue;
+        }
+        // Where a run of dnsfix wrote it, that file; else the inventory.
+        let path = written
+            .iter()
+            .find(|u| u.outcome == "written" && u.hosts.contains(&result.host))
+            .map(|u| u.path.clone())
+            .or_else(|| ctx.inventory.path().map(|p| p.display().to_string()))
+            .unwrap_or_default();
+        left.push(crate::apply::record::InventoryUpdate {
+            path,
+            outcome: "kept".into(),
+            message: format!(
+                "the inventory gives {} kube_resolv_conf: {}, a file this rollback removed: the \
+                 next Kubespray run hands the kubelet a resolvConf that is not there, and it \
+                 starts no pod; take the setting out by hand (rollback edits no file where \
+                 dnsfix runs)",
+                crate::text::escape(&result.host),
+                crate::text::escape(value)
+            ),
+            hosts: vec![result.host.clone()],
+        });
+    }
+    left
 }
 
 /// Refuses a rollback whose run changed hosts that are not in this inventory (without
@@ -271,53 +272,4 @@ fn not_in_inventory(ctx: &Context, applied: &RunRecord) -> Result<(), Error> {
         crate::text::escape(&missing.join(", ")),
         if missing.len() == 1 { "is" } else { "are" },
     )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::apply::record::InventoryUpdate;
-
-    fn update(path: &str, outcome: &str, hosts: &[&str]) -> InventoryUpdate {
-        InventoryUpdate {
-            path: path.into(),
-            outcome: outcome.into(),
-            message: "kube_resolv_conf: /run/systemd/resolve/resolv.conf".into(),
-            hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
-        }
-    }
-
-    /// A rollback lists the inventory files the run wrote for the hosts it selects: `kept`
-    /// (a failure, to undo by hand) where every host of the edit is rolled back, `shared`
-    /// where `--limit` leaves some of them fixed, which still need it; nothing for edits of
-    /// other hosts only, or ones the run did not write. Before, `--limit` was not looked at.
-    #[test]
-    fn inventory_edits_are_judged_by_the_hosts_rolled_back() {
-        let updates = [
-            update("group_vars/all/all.yml", "written", &["node1", "node2"]),
-            update("host_vars/node1.yml", "written", &["node1"]),
-            update("host_vars/node2.yml", "written", &["node2"]),
-            update("host_vars/node3.yml", "held", &["node1"]),
-        ];
-        let left = inventory_left(&updates, &["node1"]);
-        let got: Vec<(&str, &str)> = left
-            .iter()
-            .map(|u| (u.path.as_str(), u.outcome.as_str()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("group_vars/all/all.yml", "shared"),
-                ("host_vars/node1.yml", "kept")
-            ]
-        );
-        assert!(
-            left[0].message.contains("also for node2"),
-            "{}",
-            left[0].message
-        );
-        let all = inventory_left(&updates, &["node1", "node2"]);
-        assert!(all.iter().all(|u| u.outcome == "kept"), "{all:?}");
-        assert_eq!(all.len(), 3);
-    }
 }
