@@ -163,8 +163,8 @@ restore_file() {
 
 finish() {
   # What was applied is undone: no plan counts as carried out or done here any more, so
-  # applying one again runs its handlers.
-  [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" 2>/dev/null
+  # applying one again runs its handlers (and notes its own pods pending).
+  [ -n "$RESTORED" ] && rm -rf "$STATE/handled" "$STATE/done" "$STATE/pods-pending" "$STATE/pods-failed" 2>/dev/null
   # Marked before a restore that then failed: nothing changed, nothing is due.
   [ -n "$RESTORED" ] || undue
   if [ -z "$FAILED" ]; then
