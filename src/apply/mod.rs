@@ -1161,8 +1161,18 @@ async fn recreate_dns_pods(
             Err(error) => left = Some(error),
         }
     }
+    // The pods the plan saw not Ready: not waited for after the kubelet restart.
+    let not_ready_before: Vec<crate::cluster::NotReadyBefore> = actions
+        .iter()
+        .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
+        .filter_map(|p| {
+            let restarts = crate::cluster::not_ready_restarts(&p.state)?;
+            Some((p.namespace().to_owned(), p.name.clone(), restarts))
+        })
+        .collect();
     let done = crate::cluster::recreate_node_pods(
         &mut kubectl,
+        &not_ready_before,
         pods,
         &elsewhere,
         &names,

@@ -79,6 +79,11 @@ pub struct DnsPod {
     /// it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
+    /// Its DNS container's readiness probe, as the longest its first probe after a kubelet
+    /// restart may take to report ([`readiness_probe`]); None where it has none (Ready once
+    /// running). Read at apply time only, never kept in a plan.
+    #[serde(skip)]
+    pub readiness: Option<Duration>,
 }
 
 /// What dnsfix could learn from the cluster.
@@ -2694,6 +2699,7 @@ pub fn parse_pods(json: &[u8]) -> Result<Vec<DnsPod>, String> {
                 container: named_dns_container(pod),
                 namespace: None,
                 selector: None,
+                readiness: readiness_probe(pod),
             }
         })
         .filter(|p| !p.ended())
@@ -2707,6 +2713,26 @@ fn ready_condition(pod: &Value) -> bool {
         .as_array()
         .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
         .is_none_or(|c| c["status"] != "False")
+}
+
+/// The DNS container's readiness probe (else the first container's) as the longest its first
+/// probe after a kubelet restart may take: periodSeconds (slept, a random part of it, before
+/// the first probe: kubernetes@00421113 pkg/kubelet/prober/worker.go run) plus
+/// timeoutSeconds (the probe's own bound), at most five minutes. The API server returns a
+/// probe with its defaults filled in (10 and 1); those stand for a field that is missing.
+/// Kubespray's CoreDNS sets timeoutSeconds 5 and no periodSeconds (kubespray@46dbdd39
+/// roles/kubernetes-apps/ansible/templates/coredns-deployment.yml.j2): 15 s. None where the
+/// container has no readiness probe: the kubelet reads it Ready once it runs.
+fn readiness_probe(pod: &Value) -> Option<Duration> {
+    let containers = pod["spec"]["containers"].as_array()?;
+    let container = containers
+        .iter()
+        .find(|c| is_dns_container(&c["name"]))
+        .or(containers.first())?;
+    let probe = container.get("readinessProbe").filter(|p| p.is_object())?;
+    let period = probe["periodSeconds"].as_u64().unwrap_or(10);
+    let timeout = probe["timeoutSeconds"].as_u64().unwrap_or(1);
+    Some(Duration::from_secs(period.saturating_add(timeout).min(300)))
 }
 
 /// The pods of a `kubectl get pods -o json` List outside kube-system that run a container
@@ -2847,8 +2873,11 @@ impl std::fmt::Display for PodsFailed {
 /// nodes, not only this one), each with the label selector it listed its pods by there: confirmed first to be the cluster DNS
 /// Service's ([`Kubectl::confirm_elsewhere`]), they are listed there again and recreated
 /// in their namespace, each replacement looked for there.
+/// `not_ready_before`: the pods the plan saw not Ready, which are not waited for after the
+/// kubelet restart ([`settle`]).
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
+    not_ready_before: &[NotReadyBefore],
     mut pods: Vec<DnsPod>,
     elsewhere: &[(String, Option<String>)],
     names: &[String],
@@ -2909,6 +2938,7 @@ pub async fn recreate_node_pods(
     // pods twice: each is recreated once.
     let mut seen = std::collections::HashSet::new();
     pods.retain(|p| seen.insert((p.namespace().to_owned(), p.name.clone())));
+    let pods = settle(kubectl, pods, names, not_ready_before).await;
     let order = recreation_order(pods, names);
     let mut done = Vec::new();
     for (i, pod) in order.iter().enumerate() {
@@ -3046,6 +3076,110 @@ fn recreation_order(pods: Vec<DnsPod>, names: &[String]) -> Vec<DnsPod> {
         (false, true) => 3,
     });
     on_node
+}
+
+/// A pod a plan saw not Ready: its namespace, its name, and its container's restarts then.
+pub type NotReadyBefore = (String, String, u64);
+
+/// From a pod's state as a plan shows it ([`DnsPod::state`]: "ready", "CrashLoopBackOff, 7
+/// restarts, loop detected"), its container's restarts where it was not Ready; None where
+/// it was Ready.
+pub fn not_ready_restarts(state: &str) -> Option<u64> {
+    if state == "ready" {
+        return None;
+    }
+    let restarts = state
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" restarts")?.parse().ok());
+    Some(restarts.unwrap_or(0))
+}
+
+/// How long past a readiness probe's period and timeout the kubelet's status update may take
+/// to reach the API server.
+const SETTLE_MARGIN: Duration = Duration::from_secs(5);
+
+/// How often the node's pods are listed while they settle.
+const SETTLE_POLL: Duration = Duration::from_secs(1);
+
+/// Whether `pod`, on a node whose kubelet just restarted, may read not Ready only because the
+/// new kubelet has not probed it yet. A kubelet starts with no readiness result for any
+/// container, and a container with a readiness probe but no result is not ready
+/// (kubernetes@0181833d pkg/kubelet/prober/prober_manager.go UpdatePodStatus: `ready =
+/// !exists`); its probe worker sleeps a random part of periodSeconds before the first probe
+/// when the kubelet started within that period (kubernetes@00421113
+/// pkg/kubelet/prober/worker.go run), and one success is Ready again (kubernetes#100277,
+/// #113646, #125397). So a CoreDNS replica serving when the kubelet restarted reads not
+/// Ready for up to its periodSeconds plus timeoutSeconds: sorted first, not weighed as the
+/// last Ready one ([`last_ready`]), and deleted, while the others may be the node's
+/// looping replicas. Those are its containers running, not waiting, with a readiness
+/// probe, not being deleted, and not seen not Ready by the plan with as many restarts as
+/// now (that container was not Ready before the restart either; one the plan did not see,
+/// put there since, is waited for). nodelocaldns is not: its order and deletion do not
+/// depend on its readiness.
+fn unprobed(pod: &DnsPod, not_ready_before: &[NotReadyBefore]) -> bool {
+    let not_ready_before = not_ready_before.iter().any(|(ns, name, restarts)| {
+        *name == pod.name && ns == pod.namespace() && *restarts == pod.restarts
+    });
+    !pod.is_node_local()
+        && !pod.ready
+        && pod.running
+        && pod.waiting.is_none()
+        && !pod.terminating
+        && pod.readiness.is_some()
+        && !not_ready_before
+}
+
+/// The node's (`names`) DNS pods once the restarted kubelet has probed those that may read
+/// not Ready only for want of a probe ([`unprobed`]): their namespaces listed again every
+/// [`SETTLE_POLL`] until each is Ready, no longer running, gone, or past its readiness
+/// probe's periodSeconds plus timeoutSeconds and [`SETTLE_MARGIN`], counted from now (the
+/// kubelet restarted before: a bound from the restart would be shorter). Then a pod still not
+/// Ready failed the probe the kubelet ran. Nothing is waited for where none is pending; a
+/// listing that fails is asked again until the bound.
+async fn settle(
+    kubectl: &mut Kubectl,
+    mut pods: Vec<DnsPod>,
+    names: &[String],
+    not_ready_before: &[NotReadyBefore],
+) -> Vec<DnsPod> {
+    let started = std::time::Instant::now();
+    let bound = |p: &DnsPod| {
+        p.readiness
+            .unwrap_or_default()
+            .saturating_add(SETTLE_MARGIN)
+    };
+    let mut pending: Vec<usize> = (0..pods.len())
+        .filter(|&i| names.contains(&pods[i].node) && unprobed(&pods[i], not_ready_before))
+        .collect();
+    loop {
+        pending.retain(|&i| started.elapsed() < bound(&pods[i]));
+        if pending.is_empty() {
+            return pods;
+        }
+        tokio::time::sleep(SETTLE_POLL).await;
+        let mut asked: Vec<(String, Option<String>)> = Vec::new();
+        for &i in &pending {
+            let key = (pods[i].namespace().to_owned(), pods[i].selector.clone());
+            if !asked.contains(&key) {
+                asked.push(key);
+            }
+        }
+        for (namespace, selector) in asked {
+            let Ok(listed) = kubectl.dns_pods_in(&namespace, selector.as_deref()).await else {
+                continue;
+            };
+            pending.retain(|&i| {
+                if pods[i].namespace() != namespace {
+                    return true;
+                }
+                let Some(now) = listed.iter().find(|p| p.name == pods[i].name) else {
+                    return false;
+                };
+                pods[i] = now.clone();
+                unprobed(&pods[i], not_ready_before)
+            });
+        }
+    }
 }
 
 /// The pods that may replace `pod`: of its app, not itself, and new since `before` was
@@ -3544,6 +3678,7 @@ mod tests {
             container: None,
             namespace: None,
             selector: None,
+            readiness: None,
         }
     }
 
@@ -4730,6 +4865,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             home,
             &elsewhere,
             &["node1".to_owned()],
@@ -4772,6 +4908,7 @@ case \" $* \" in
         });
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             Vec::new(),
             &twice,
             &["node2".to_owned()],
@@ -4799,6 +4936,7 @@ case \" $* \" in
             let bad = [(namespace.to_owned(), Some(selector.to_owned()))];
             let error = recreate_node_pods(
                 &mut kubectl,
+                &[],
                 Vec::new(),
                 &bad,
                 &["node1".to_owned()],
@@ -4895,6 +5033,7 @@ case \" $* \" in
             let plan = [(namespace.to_owned(), Some(selector.to_owned()))];
             let error = recreate_node_pods(
                 &mut kubectl,
+                &[],
                 home.clone(),
                 &plan,
                 &["node1".to_owned()],
@@ -4914,6 +5053,7 @@ case \" $* \" in
         // The Service's own pod on the node runs with the old file: named to recreate.
         let error = recreate_node_pods(
             &mut kubectl,
+            &[],
             home.clone(),
             &[("web".to_owned(), Some("app=web".to_owned()))],
             &["node1".to_owned()],
@@ -5088,6 +5228,7 @@ case \" $* \" in
         );
         let error = recreate_node_pods(
             &mut kubectl,
+            &[],
             home,
             &plan,
             &["node1".to_owned()],
@@ -5159,6 +5300,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), selector.map(str::to_owned))];
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             home,
             &elsewhere,
             &["node1".to_owned()],
@@ -5227,6 +5369,99 @@ case \" $* \" in
         assert_eq!(last_ready(&pods[0], &pods), None);
     }
 
+    /// Right after its kubelet restarted, a node's serving CoreDNS replica reads not Ready
+    /// until the new kubelet's first readiness probe (kubernetes@00421113
+    /// pkg/kubelet/prober/worker.go: the worker starts at Failure and sleeps a random part
+    /// of periodSeconds first), while the Deployment's other replica loops on node2. Its
+    /// namespace is listed again until the probe ran: then it reads Ready, comes last, and
+    /// is kept as the last Ready replica. Before, it was taken for not Ready, recreated
+    /// first, and the cluster was left with no Ready CoreDNS.
+    #[tokio::test]
+    async fn a_replica_not_yet_probed_after_the_kubelet_restart_is_waited_for() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        list["items"] = Value::Array(list["items"].as_array().expect("items")[..2].to_vec());
+        // As the API server returns Kubespray's probe (coredns-deployment.yml.j2), with a
+        // short period for the test.
+        list["items"][0]["spec"]["containers"][0]["readinessProbe"] = serde_json::json!({
+            "failureThreshold": 10, "httpGet": {"path": "/ready", "port": 8181, "scheme": "HTTP"},
+            "periodSeconds": 1, "successThreshold": 1, "timeoutSeconds": 1
+        });
+        let probed = list["items"][0].clone();
+        list["items"][0]["status"]["containerStatuses"][0]["ready"] = false.into();
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        // The kubelet's first probe, a second and a half after the listing.
+        let file = dir.join("pods/0.json");
+        let kubelet = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            if file.exists() {
+                let json = serde_json::to_vec(&probed).expect("json");
+                std::fs::write(&file, json).expect("probed");
+            }
+        });
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        assert!(!pods[0].ready, "{:?}", pods[0]);
+        assert_eq!(pods[0].readiness, Some(Duration::from_secs(2)));
+        let done = recreate_node_pods(
+            &mut kubectl,
+            &[],
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(2),
+        )
+        .await
+        .expect("recreated");
+        kubectl.close().await;
+        kubelet.join().expect("kubelet");
+        let left = dir.join("pods/0.json").exists();
+        std::fs::remove_dir_all(&dir).ok();
+        let done: Vec<(&str, bool, bool)> = done
+            .iter()
+            .map(|p| (p.pod.as_str(), p.ok, p.kept))
+            .collect();
+        assert_eq!(done, [("coredns-5c54f84c97-7xk2p", false, true)]);
+        assert!(left, "the serving replica was deleted");
+    }
+
+    /// What is waited for after the kubelet restart: a CoreDNS pod running, not waiting,
+    /// with a readiness probe, not Ready, unless the plan saw it not Ready with as many
+    /// restarts (it was not Ready before the restart either); nodelocaldns never.
+    #[test]
+    fn only_pods_that_may_be_unprobed_are_waited_for() {
+        let mut serving = pod("coredns-a", "coredns", "node1");
+        serving.ready = false;
+        serving.readiness = Some(Duration::from_secs(15));
+        assert!(unprobed(&serving, &[]));
+        let before = |restarts| [("kube-system".to_owned(), "coredns-a".to_owned(), restarts)];
+        assert!(!unprobed(&serving, &before(0)));
+        // Restarted since the plan: another container, maybe serving.
+        assert!(unprobed(&serving, &before(3)));
+        let mut looping = serving.clone();
+        looping.running = false;
+        looping.waiting = Some("CrashLoopBackOff".to_owned());
+        assert!(!unprobed(&looping, &[]));
+        let mut unprobed_less = serving.clone();
+        unprobed_less.readiness = None;
+        assert!(!unprobed(&unprobed_less, &[]));
+        let mut cache = serving.clone();
+        cache.app = "nodelocaldns".to_owned();
+        assert!(!unprobed(&cache, &[]));
+        let mut going = serving.clone();
+        going.terminating = true;
+        assert!(!unprobed(&going, &[]));
+        // The plan's states, as DnsPod::state writes them.
+        assert_eq!(not_ready_restarts("ready"), None);
+        assert_eq!(
+            not_ready_restarts("CrashLoopBackOff, 7 restarts, loop detected"),
+            Some(7)
+        );
+        assert_eq!(not_ready_restarts("Running, not ready"), Some(0));
+    }
+
     /// A node holding a Ready CoreDNS pod and a looping one of the same Deployment, no other
     /// replica Ready (dns-pods.json, node2's crash-looping replica put on node1): the
     /// looping one is recreated first, its replacement Ready on the fixed node, and the
@@ -5273,6 +5508,7 @@ case \" $* \" in
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             pods,
             &[],
             &["node1".to_owned()],
@@ -5322,6 +5558,7 @@ case \" $* \" in
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             pods,
             &[],
             &["node1".to_owned()],
@@ -5376,6 +5613,7 @@ case \" $* \" in
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_node_pods(
             &mut kubectl,
+            &[],
             pods,
             &[],
             &["node1".to_owned()],
@@ -5418,6 +5656,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
         let failed = recreate_node_pods(
             &mut kubectl,
+            &[],
             home,
             &elsewhere,
             &["node1".to_owned()],

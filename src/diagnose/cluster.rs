@@ -959,6 +959,7 @@ mod tests {
             container: None,
             namespace: None,
             selector: None,
+            readiness: None,
         }
     }
 
@@ -1328,6 +1329,7 @@ mod tests {
             container: None,
             namespace: None,
             selector: None,
+            readiness: None,
         }
     }
 

@@ -249,6 +249,7 @@ fn an_unplaceable_microk8s_arguments_file_is_never_edited() {
         container: None,
         namespace: None,
         selector: None,
+        readiness: None,
     };
     let cluster = dnsfix::cluster::Cluster::Read {
         via: "cp1".into(),

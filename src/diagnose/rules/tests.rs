@@ -6478,6 +6478,7 @@ fn coredns_pod(name: &str, app: &str, node: &str, ready: bool) -> crate::cluster
         container: None,
         namespace: None,
         selector: None,
+        readiness: None,
     }
 }
 

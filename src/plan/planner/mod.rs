@@ -741,6 +741,7 @@ mod tests {
             container: None,
             namespace: None,
             selector: None,
+            readiness: None,
         }
     }
 
