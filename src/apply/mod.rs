@@ -451,10 +451,10 @@ struct Context {
     /// again, as kube-system's are.
     elsewhere: Vec<(String, Option<String>)>,
     /// Those namespaces where the cluster did not confirm them before any node was
-    /// touched, with why ([`crate::cluster::Unconfirmed::cause`]): the hosts whose own
+    /// touched, with why ([`crate::cluster::Unconfirmed`]): the hosts whose own
     /// planned pods are there were refused; on the others that recreate DNS pods they
     /// are left out, and what that left there is said ([`crate::cluster::left_unconfirmed`]).
-    unconfirmed: Option<(Vec<Selected>, String)>,
+    unconfirmed: Option<(Vec<Selected>, crate::cluster::Unconfirmed)>,
 }
 
 async fn run_batch(
@@ -1129,7 +1129,7 @@ async fn recreate_dns_pods(
     // node was touched (this node's own are not among them: such hosts were refused),
     // and why: left out here as those of `also` the cluster does not confirm now.
     let mut unconfirmed = match &ctx.unconfirmed {
-        Some((plan, cause)) if !actions.is_empty() => Some((plan.clone(), cause.clone())),
+        Some((plan, why)) if !actions.is_empty() => Some((plan.clone(), why.clone())),
         _ => None,
     };
     let listing = if elsewhere.is_empty() && also.is_empty() {
@@ -1148,15 +1148,15 @@ async fn recreate_dns_pods(
     if !also.is_empty() {
         match crate::cluster::unconfirmed_also(&mut kubectl, &pods, &also).await {
             None => elsewhere.extend(also),
-            Some(e) => unconfirmed = Some((also, e.cause().to_owned())),
+            Some(e) => unconfirmed = Some((also, e)),
         }
     }
     // What that left on the node, listed (only read) before its own pods are recreated:
     // none of their pods here, a note; one here or not known, the host fails once its
     // own are done.
     let mut left = None;
-    if let Some((namespaces, cause)) = &unconfirmed {
-        match crate::cluster::left_unconfirmed(&mut kubectl, namespaces, &names, cause).await {
+    if let Some((namespaces, why)) = &unconfirmed {
+        match crate::cluster::left_unconfirmed(&mut kubectl, namespaces, &names, why).await {
             Ok(note) => result.notes.push(note),
             Err(error) => left = Some(error),
         }
@@ -1243,7 +1243,7 @@ async fn refuse_stale_elsewhere(
     elsewhere: &[(String, Option<String>)],
     quick: &mut Vec<HostPlan>,
     rolling: &mut Vec<HostPlan>,
-) -> (Vec<HostResult>, Option<String>) {
+) -> (Vec<HostResult>, Option<crate::cluster::Unconfirmed>) {
     if elsewhere.is_empty() {
         return (Vec::new(), None);
     }
@@ -1260,24 +1260,22 @@ async fn refuse_stale_elsewhere(
             format!(
                 "not started: the plan recreates CoreDNS pods outside kube-system, and the cluster could not be read to confirm where its DNS Service is ({why})"
             ),
-            format!("the cluster could not be read ({why})"),
+            crate::cluster::Unconfirmed::Unlisted(format!("the cluster could not be read ({why})")),
         ),
         Ok((mut kubectl, pods)) => {
             let confirmed = kubectl.confirm_elsewhere(&pods, elsewhere).await;
             kubectl.close().await;
             match confirmed {
                 Ok(()) => return (Vec::new(), None),
-                Err(e @ crate::cluster::Unconfirmed::Unlisted(_)) => (
-                    HostOutcome::Untouched,
-                    format!("not started: {e}"),
-                    e.cause().to_owned(),
-                ),
+                Err(e @ crate::cluster::Unconfirmed::Unlisted(_)) => {
+                    (HostOutcome::Untouched, format!("not started: {e}"), e)
+                }
                 Err(e @ crate::cluster::Unconfirmed::Moved(_)) => (
                     HostOutcome::Stale,
                     format!(
                         "{e}; the plan is stale: make a new plan (nothing on this node was touched)"
                     ),
-                    e.cause().to_owned(),
+                    e,
                 ),
             }
         }

@@ -2832,16 +2832,7 @@ impl std::fmt::Display for PodsFailed {
         if self.left.is_empty() {
             return Ok(());
         }
-        // A command to paste holds only names the API allows: a name the cluster returned
-        // with a `;` or an escape sequence in it is named escaped, apart.
-        let (valid, odd): (Vec<_>, Vec<_>) = self
-            .left
-            .iter()
-            .partition(|(ns, name)| valid_pod_name(ns) && valid_pod_name(name));
-        let by_hand: Vec<String> = valid
-            .iter()
-            .map(|(ns, name)| format!("kubectl -n {ns} delete pod {name}"))
-            .collect();
+        let (by_hand, odd) = deletes_by_hand(&self.left);
         if !by_hand.is_empty() {
             write!(
                 f,
@@ -2850,18 +2841,36 @@ impl std::fmt::Display for PodsFailed {
             )?;
         }
         if !odd.is_empty() {
-            let named: Vec<String> = odd
-                .iter()
-                .map(|(ns, name)| format!("{:?} in {:?}", name, ns))
-                .collect();
-            write!(
-                f,
-                "; the cluster also listed pods by names no pod can have, not deleted: {}",
-                named.join(", ")
-            )?;
+            write!(f, "; {odd}")?;
         }
         Ok(())
     }
+}
+
+/// The `kubectl -n NAMESPACE delete pod NAME` to run by hand for each of `pods` (namespace,
+/// name), and what names the others. A command to paste holds only names the API allows:
+/// a name the cluster returned with a `;` or an escape sequence in it is named escaped,
+/// apart ("" where there is none).
+fn deletes_by_hand(pods: &[(String, String)]) -> (Vec<String>, String) {
+    let (valid, odd): (Vec<_>, Vec<_>) = pods
+        .iter()
+        .partition(|(ns, name)| valid_pod_name(ns) && valid_pod_name(name));
+    let by_hand = valid
+        .iter()
+        .map(|(ns, name)| format!("kubectl -n {ns} delete pod {name}"))
+        .collect();
+    if odd.is_empty() {
+        return (by_hand, String::new());
+    }
+    let named: Vec<String> = odd
+        .iter()
+        .map(|(ns, name)| format!("{:?} in {:?}", name, ns))
+        .collect();
+    let odd = format!(
+        "the cluster also listed pods by names no pod can have, not deleted: {}",
+        named.join(", ")
+    );
+    (by_hand, odd)
 }
 
 /// Deletes the CoreDNS and nodelocaldns pods running on a node (`names`: the names it may
@@ -2955,11 +2964,26 @@ pub async fn recreate_node_pods(
             }
         };
         // A pod kept as the last Ready replica stops nothing: the node's other pods
-        // (its nodelocaldns) are its own.
+        // (its nodelocaldns) are its own. A replacement that did not come up stops the
+        // rest, which are named to recreate by hand, as after a refused delete.
         let stop = !step.ok && !step.kept;
+        let error = format!(
+            "DNS pod {} on {}: {}",
+            step.shown(),
+            step.node,
+            step.message
+        );
         done.push(step);
         if stop {
-            break;
+            let rest = &order[i + 1..];
+            if rest.is_empty() {
+                break;
+            }
+            return Err(PodsFailed {
+                done,
+                error,
+                left: left(rest),
+            });
         }
     }
     Ok(done)
@@ -2981,19 +3005,23 @@ pub async fn unconfirmed_also(
 }
 
 /// What leaving out `also` on a node (`names`) left there, the namespaces of the plan's
-/// other nodes not confirmed as the cluster DNS Service's (`cause`, why not): their pods
+/// other nodes not confirmed as the cluster DNS Service's (`why` not): their pods
 /// are listed (only read: nothing is deleted there) to see whether one is on the node.
 /// A note where none is (nothing was left with the old upstream); an error naming the
 /// pods on the node, which still run with the old upstream, each with the delete to run
 /// by hand, or, where they could not be listed, the `kubectl get pods` to look with: the
 /// host did not do all its plan asks, and a runbook reading exit 0 would take the node's
-/// DNS for fixed.
+/// DNS for fixed. Where the cluster DNS Service moved ([`Unconfirmed::Moved`]) its pods
+/// there serve no cluster DNS: the error says to make a new plan, naming them, and no
+/// delete. A pod being deleted (Terminating) is not counted; a delete is written only for
+/// names the API allows.
 pub async fn left_unconfirmed(
     kubectl: &mut Kubectl,
     also: &[(String, Option<String>)],
     names: &[String],
-    cause: &str,
+    why: &Unconfirmed,
 ) -> Result<String, String> {
+    let cause = why.cause();
     let shown: Vec<String> = also
         .iter()
         .map(|(ns, sel)| {
@@ -3012,7 +3040,13 @@ pub async fn left_unconfirmed(
     let mut here = Vec::new();
     for (namespace, selector) in also {
         match kubectl.dns_pods_in(namespace, selector.as_deref()).await {
-            Ok(listed) => here.extend(listed.into_iter().filter(|p| names.contains(&p.node))),
+            // One being deleted (Terminating) is no pod of the node any more: its
+            // controller made another.
+            Ok(listed) => here.extend(
+                listed
+                    .into_iter()
+                    .filter(|p| names.contains(&p.node) && !p.terminating),
+            ),
             Err(e) => {
                 let look: Vec<String> = also
                     .iter()
@@ -3038,20 +3072,36 @@ pub async fn left_unconfirmed(
             "{what}; none of its pods is on this node, so none was left with the old upstream"
         ));
     }
-    let by_hand: Vec<String> = here
+    // Where the cluster DNS Service is now another, those pods serve no cluster DNS: the
+    // plan is stale, and a new one looks at the Service's pods where it is now.
+    if let Unconfirmed::Moved(_) = why {
+        let shown: Vec<String> = here
+            .iter()
+            .map(|p| crate::text::escape(&format!("{}/{}", p.namespace(), p.name)).into_owned())
+            .collect();
+        return Err(format!(
+            "{what}, and the cluster DNS Service is no longer there: the plan is stale, make a \
+             new plan (its pods on this node: {})",
+            shown.join(", ")
+        ));
+    }
+    let left: Vec<(String, String)> = here
         .iter()
-        .map(|p| {
-            format!(
-                "kubectl -n {} delete pod {}",
-                crate::text::escape(p.namespace()),
-                crate::text::escape(&p.name)
-            )
-        })
+        .map(|p| (p.namespace().to_owned(), p.name.clone()))
         .collect();
-    Err(format!(
-        "{what}, and these on it still run with the old upstream: recreate them by hand ({})",
-        by_hand.join("; ")
-    ))
+    let (by_hand, odd) = deletes_by_hand(&left);
+    let mut error = what;
+    if !by_hand.is_empty() {
+        error = format!(
+            "{error}, and these on it still run with the old upstream: recreate them by hand \
+             ({})",
+            by_hand.join("; ")
+        );
+    }
+    if !odd.is_empty() {
+        error = format!("{error}; {odd}");
+    }
+    Err(error)
 }
 
 /// The DNS pods of a node (`names`) in the order they are recreated, each kind as listed:
@@ -3063,11 +3113,13 @@ pub async fn left_unconfirmed(
 /// replica ([`last_ready`]) only once the node's other replicas were replaced, so a Ready
 /// pod beside a looping one of the same Deployment is recreated in the same run, not kept
 /// for a second one; and where a replacement before it does not come up, the rest stop
-/// with the working replica untouched.
+/// with the working replica untouched. A pod being deleted (Terminating,
+/// [`DnsPod::terminating`]) is left out: its controller made its replacement already, and
+/// deleting it again would wait `--health-timeout` for another that never comes.
 fn recreation_order(pods: Vec<DnsPod>, names: &[String]) -> Vec<DnsPod> {
     let mut on_node: Vec<DnsPod> = pods
         .into_iter()
-        .filter(|p| names.contains(&p.node))
+        .filter(|p| names.contains(&p.node) && !p.terminating)
         .collect();
     on_node.sort_by_key(|p| match (p.is_node_local(), p.ready) {
         (false, false) => 0,
@@ -5197,7 +5249,7 @@ case \" $* \" in
              is recreated on this node",
             why.cause()
         );
-        let note = left_unconfirmed(&mut kubectl, &plan, &["node2".to_owned()], why.cause())
+        let note = left_unconfirmed(&mut kubectl, &plan, &["node2".to_owned()], &why)
             .await
             .expect("a note");
         assert_eq!(
@@ -5206,7 +5258,7 @@ case \" $* \" in
                 "{what}; none of its pods is on this node, so none was left with the old upstream"
             )
         );
-        let error = left_unconfirmed(&mut kubectl, &plan, &["node1".to_owned()], why.cause())
+        let error = left_unconfirmed(&mut kubectl, &plan, &["node1".to_owned()], &why)
             .await
             .expect_err("a pod left on node1");
         assert_eq!(
@@ -5217,7 +5269,7 @@ case \" $* \" in
             )
         );
         let odd = [("coredns".to_owned(), Some("a=1,".to_owned()))];
-        let error = left_unconfirmed(&mut kubectl, &odd, &["node2".to_owned()], why.cause())
+        let error = left_unconfirmed(&mut kubectl, &odd, &["node2".to_owned()], &why)
             .await
             .expect_err("not listed");
         assert!(
@@ -5367,6 +5419,133 @@ case \" $* \" in
         let pods = read(&terminating);
         assert!(pods[1].terminating && !pods[0].terminating);
         assert_eq!(last_ready(&pods[0], &pods), None);
+    }
+
+    /// A pod being deleted (Terminating) is no pod of the node to recreate: its controller
+    /// made its replacement already. Before, a not-Ready Terminating CoreDNS pod came first,
+    /// was deleted again, and apply waited the whole --health-timeout for a replacement
+    /// that never came, failing the host.
+    #[test]
+    fn a_terminating_pod_is_not_recreated() {
+        let mut going = pod("coredns-old", "coredns", "node1");
+        going.ready = false;
+        going.terminating = true;
+        let pods = vec![going, pod("nodelocaldns-x", "nodelocaldns", "node1")];
+        let order: Vec<String> = recreation_order(pods, &["node1".to_owned()])
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(order, ["nodelocaldns-x"]);
+    }
+
+    /// A replacement that does not come up stops the node's other deletions: the pods left
+    /// (nodelocaldns, the Ready CoreDNS replica) are named, each with the delete to run by
+    /// hand, as after a refused delete. Before, the host failed naming only the pod whose
+    /// replacement did not come up.
+    #[tokio::test]
+    async fn a_replacement_that_does_not_come_up_names_the_pods_left() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        list["items"][1]["spec"]["nodeName"] = "node1".into();
+        list["items"] = Value::Array(list["items"].as_array().expect("items")[..3].to_vec());
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        // No controller: the looping pod, deleted first, is not replaced.
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let failed = recreate_node_pods(
+            &mut kubectl,
+            &[],
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(1),
+        )
+        .await
+        .expect_err("stopped");
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let done: Vec<(&str, bool)> = failed.done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
+        assert_eq!(done, [("coredns-5c54f84c97-q9m4d", false)]);
+        let left: Vec<&str> = failed.left.iter().map(|(_, name)| name.as_str()).collect();
+        assert_eq!(left, ["nodelocaldns-2v8kd", "coredns-5c54f84c97-7xk2p"]);
+        let error = failed.to_string();
+        assert!(
+            error.starts_with(
+                "DNS pod coredns-5c54f84c97-q9m4d on node1: deleted; no replacement appeared"
+            ),
+            "{error}"
+        );
+        assert!(
+            error.ends_with(
+                "recreate them by hand (kubectl -n kube-system delete pod nodelocaldns-2v8kd; \
+                 kubectl -n kube-system delete pod coredns-5c54f84c97-7xk2p)"
+            ),
+            "{error}"
+        );
+    }
+
+    /// What a namespace left out on a node left there: a pod being deleted (Terminating)
+    /// is none; a delete to run by hand is written only for a name the API allows (another
+    /// is named escaped, apart); and where the cluster DNS Service moved, its pods there
+    /// serve no cluster DNS: make a new plan, no delete. Before, the Terminating pod failed
+    /// the host, the odd name went into a command, and the moved case advised the delete.
+    #[tokio::test]
+    async fn what_a_left_out_namespace_left_on_the_node() {
+        let fixture: Value = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ))
+        .expect("fixture");
+        let coredns = fixture["items"][0].clone();
+        let mut going = coredns.clone();
+        going["metadata"]["deletionTimestamp"] = "2026-11-20T08:20:00Z".into();
+        let mut odd = coredns.clone();
+        odd["metadata"]["name"] = "dns;reboot".into();
+        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let unlisted = Unconfirmed::Unlisted("the Services could not be listed".to_owned());
+        let moved =
+            Unconfirmed::Moved("the cluster DNS Service is kube-system/kube-dns".to_owned());
+        let names = ["node1".to_owned()];
+        let left = |pods: Vec<Value>, why: Unconfirmed| {
+            let list = serde_json::json!({"kind": "List", "items": pods});
+            let plan = plan.clone();
+            let names = names.clone();
+            async move {
+                let (mut kubectl, dir) = helm_ns_lab(&serde_json::to_vec(&list).expect("json"));
+                let left = left_unconfirmed(&mut kubectl, &plan, &names, &why).await;
+                kubectl.close().await;
+                std::fs::remove_dir_all(&dir).ok();
+                left
+            }
+        };
+        let note = left(vec![going], unlisted.clone()).await.expect("a note");
+        assert!(
+            note.ends_with(
+                "none of its pods is on this node, so none was left with the old upstream"
+            ),
+            "{note}"
+        );
+        let error = left(vec![coredns.clone(), odd], unlisted)
+            .await
+            .expect_err("left");
+        assert!(
+            error.ends_with(
+                "recreate them by hand (kubectl -n coredns delete pod \
+                 dns-coredns-6d4f8b7c9b-2xkqp); the cluster also listed pods by names no pod \
+                 can have, not deleted: \"dns;reboot\" in \"coredns\""
+            ),
+            "{error}"
+        );
+        let error = left(vec![coredns], moved).await.expect_err("left");
+        assert!(
+            error.ends_with(
+                "and the cluster DNS Service is no longer there: the plan is stale, make a new \
+                 plan (its pods on this node: coredns/dns-coredns-6d4f8b7c9b-2xkqp)"
+            ),
+            "{error}"
+        );
+        assert!(!error.contains("delete pod"), "{error}");
     }
 
     /// Right after its kubelet restarted, a node's serving CoreDNS replica reads not Ready
