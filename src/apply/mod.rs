@@ -359,12 +359,12 @@ pub async fn apply(
         pods: tokio::sync::Mutex::new(()),
         elsewhere: Vec::new(),
         unconfirmed: None,
+        answered: std::sync::Mutex::new(None),
     };
     // A plan that recreates CoreDNS outside kube-system is confirmed against the cluster
-    // once, before any node is touched: where it is stale, its hosts are refused here, not
-    // each after its kubelet restarted with the new files.
-    // With the whole saved plan's (`--limit` took out the hosts whose pods were there),
-    // wherever a selected host recreates DNS pods at all.
+    // once, before any node is touched (stale hosts refused here, not after their kubelet
+    // restarted), with the whole saved plan's namespaces (`--limit` took out the hosts
+    // whose pods were there), wherever a selected host recreates DNS pods at all.
     let mut elsewhere = elsewhere_of(&quick, &rolling);
     if quick.iter().chain(&rolling).any(|h| !h.cluster.is_empty()) {
         for key in &options.plan_elsewhere {
@@ -455,6 +455,9 @@ struct Context {
     /// planned pods are there were refused; on the others that recreate DNS pods they
     /// are left out, and what that left there is said ([`crate::cluster::left_unconfirmed`]).
     unconfirmed: Option<(Vec<Selected>, crate::cluster::Unconfirmed)>,
+    /// The control-plane host where kubectl answered last, tried first by the next node
+    /// ([`crate::cluster::Access::preferring`]).
+    answered: std::sync::Mutex<Option<String>>,
 }
 
 async fn run_batch(
@@ -1122,6 +1125,18 @@ async fn recreate_dns_pods(
     let mut elsewhere = listed_elsewhere(&ctx.elsewhere, actions);
     // Those of the plan's other nodes come after the node's own.
     let also = elsewhere.split_off(namespaces_elsewhere(actions).len());
+    // A node whose plan saw no DNS pod on it is looked at first, without the lock: at
+    // fleet scale most such nodes have none, and a listing each under the lock would
+    // serialise them. Only one where a pod landed since waits for it.
+    let saw_none = actions
+        .iter()
+        .all(|ClusterAction::RecreateDnsPods { pods, .. }| pods.is_empty());
+    if saw_none {
+        let look: Vec<Selected> = elsewhere.iter().chain(&also).cloned().collect();
+        if !landed_since(ctx, &names, &look, &mut result.notes).await? {
+            return Ok(());
+        }
+    }
     let _one_node_at_a_time = ctx.pods.lock().await;
     // CoreDNS elsewhere is recreated only where the cluster's DNS Service is now: its
     // Services come with the first listing.
@@ -1137,12 +1152,9 @@ async fn recreate_dns_pods(
     } else {
         crate::cluster::Listing::WithServices
     };
-    let (mut kubectl, pods) =
-        crate::cluster::Kubectl::connect_with(&ctx.transport, &ctx.options.cluster, listing)
-            .await
-            .map_err(|why| {
-                format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
-            })?;
+    let (mut kubectl, pods) = connect(ctx, listing).await.map_err(|why| {
+        format!("cannot recreate the DNS pods: the cluster could not be read ({why})")
+    })?;
     // Not the node's own: where the cluster does not confirm them now (a Services list
     // that timed out), they are left out, and the node's own pods recreated.
     if !also.is_empty() {
@@ -1161,18 +1173,9 @@ async fn recreate_dns_pods(
             Err(error) => left = Some(error),
         }
     }
-    // The pods the plan saw not Ready: not waited for after the kubelet restart.
-    let not_ready_before: Vec<crate::cluster::NotReadyBefore> = actions
-        .iter()
-        .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
-        .filter_map(|p| {
-            let restarts = crate::cluster::not_ready_restarts(&p.state)?;
-            Some((p.namespace().to_owned(), p.name.clone(), restarts))
-        })
-        .collect();
     let done = crate::cluster::recreate_node_pods(
         &mut kubectl,
-        &not_ready_before,
+        &not_ready_before(actions),
         pods,
         &elsewhere,
         &names,
@@ -1229,6 +1232,79 @@ async fn recreate_dns_pods(
     Ok(())
 }
 
+/// The pods `actions` saw not Ready, which are not waited for after the kubelet restart
+/// ([`crate::cluster::recreate_node_pods`]).
+fn not_ready_before(actions: &[ClusterAction]) -> Vec<crate::cluster::NotReadyBefore> {
+    actions
+        .iter()
+        .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
+        .filter_map(|p| {
+            let restarts = crate::cluster::not_ready_restarts(&p.state)?;
+            Some((p.namespace().to_owned(), p.name.clone(), restarts))
+        })
+        .collect()
+}
+
+/// kubectl where the run's cluster access says, the control-plane host that answered last
+/// tried first ([`Context::answered`]), which it then is.
+async fn connect(
+    ctx: &Context,
+    listing: crate::cluster::Listing,
+) -> Result<(crate::cluster::Kubectl, Vec<crate::cluster::DnsPod>), String> {
+    let answered = ctx.answered.lock().ok().and_then(|a| a.clone());
+    let access = ctx.options.cluster.preferring(answered.as_deref());
+    let connected = crate::cluster::Kubectl::connect_with(&ctx.transport, &access, listing).await;
+    if let (Ok((kubectl, _)), Ok(mut answered)) = (&connected, ctx.answered.lock()) {
+        *answered = Some(kubectl.via().to_owned());
+    }
+    connected
+}
+
+/// Whether a DNS pod was put on a node (`names`) whose plan saw none there, looked at
+/// without the one-node-at-a-time lock: kube-system's and those of `namespaces` (only
+/// read). Where none is, the note of a namespace left out before the run
+/// ([`Context::unconfirmed`], [`crate::cluster::left_unconfirmed`]) goes into `notes`, and
+/// the node is done. Where the cluster cannot be read the host fails, saying it cannot tell
+/// (a pod put there since would still run with the old upstream) and how to look.
+async fn landed_since(
+    ctx: &Context,
+    names: &[String],
+    namespaces: &[Selected],
+    notes: &mut Vec<String>,
+) -> Result<bool, String> {
+    let node = crate::text::escape(names.first().map_or("", String::as_str)).into_owned();
+    let unknown = |why: String| {
+        format!(
+            "cannot tell whether a CoreDNS or nodelocaldns pod was put on this node since the \
+             plan (which saw none here): the cluster could not be read ({why}); one put here \
+             since, if any, still runs with the old upstream: look (kubectl get pods -A -o wide \
+             --field-selector spec.nodeName={node}) and recreate it by hand, or run the same \
+             plan again"
+        )
+    };
+    let (mut kubectl, pods) = connect(ctx, crate::cluster::Listing::Pods)
+        .await
+        .map_err(unknown)?;
+    let landed = crate::cluster::landed_on_node(&mut kubectl, &pods, namespaces, names).await;
+    let landed = match landed {
+        Ok(false) => match &ctx.unconfirmed {
+            Some((left_out, why)) => {
+                crate::cluster::left_unconfirmed(&mut kubectl, left_out, names, why)
+                    .await
+                    .map(|note| {
+                        notes.push(note);
+                        false
+                    })
+            }
+            None => Ok(false),
+        },
+        Ok(true) => Ok(true),
+        Err(why) => Err(unknown(why)),
+    };
+    kubectl.close().await;
+    landed
+}
+
 /// The hosts of `quick` and `rolling` whose plan recreates CoreDNS pods outside kube-system,
 /// taken out of them and refused, where the cluster does not confirm the namespace and
 /// selector their plan names as the cluster DNS Service's now
@@ -1248,13 +1324,7 @@ async fn refuse_stale_elsewhere(
         return (Vec::new(), None);
     }
     let listing = crate::cluster::Listing::WithServices;
-    let (outcome, why, cause) = match crate::cluster::Kubectl::connect_with(
-        &ctx.transport,
-        &ctx.options.cluster,
-        listing,
-    )
-    .await
-    {
+    let (outcome, why, cause) = match connect(ctx, listing).await {
         Err(why) => (
             HostOutcome::Untouched,
             format!(
@@ -1589,6 +1659,63 @@ fn step(plan: &HostPlan, outcome: StepOutcome, record: &Record) -> Step {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run's context with `cluster` as its kubectl access, nothing else of note.
+    fn context(cluster: crate::cluster::Access) -> Context {
+        let transport = Transport::new(crate::transport::SshOptions::default()).expect("transport");
+        Context {
+            run_id: "test".to_owned(),
+            transport: Arc::new(transport),
+            options: ApplyOptions {
+                serial: None,
+                max_fail_percentage: 0,
+                health_timeout: Duration::from_secs(1),
+                forks: 1,
+                cluster,
+                stop: Stop::default(),
+                plan_elsewhere: Vec::new(),
+            },
+            allows: Vec::new(),
+            sink: Arc::new(crate::events::Silent),
+            pods: tokio::sync::Mutex::new(()),
+            elsewhere: Vec::new(),
+            unconfirmed: None,
+            answered: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// A node whose plan saw no DNS pod on it is looked at without the one-node-at-a-time
+    /// lock (at fleet scale, a listing per such node under it serialised them all, each
+    /// waiting out a dead first control-plane host in turn), and where the cluster cannot
+    /// be read the host fails saying plainly that it cannot tell whether a pod landed, and
+    /// how to look. Before, the look waited for the lock, and the error was the generic
+    /// "cannot recreate the DNS pods".
+    #[tokio::test]
+    async fn a_node_the_plan_saw_no_dns_pod_on_is_looked_at_without_the_lock() {
+        let ctx = context(crate::cluster::Access::ControlPlane(Vec::new()));
+        let _held = ctx.pods.lock().await;
+        let mut notes = Vec::new();
+        let looked = tokio::time::timeout(
+            Duration::from_secs(10),
+            landed_since(&ctx, &["node1".to_owned()], &[], &mut notes),
+        )
+        .await
+        .expect("looked at without the lock");
+        let error = looked.expect_err("the cluster could not be read");
+        assert!(
+            error.starts_with(
+                "cannot tell whether a CoreDNS or nodelocaldns pod was put on this node since \
+                 the plan (which saw none here): the cluster could not be read (the inventory \
+                 has no kube_control_plane host to run kubectl on)"
+            ),
+            "{error}"
+        );
+        assert!(
+            error.contains("kubectl get pods -A -o wide --field-selector spec.nodeName=node1"),
+            "{error}"
+        );
+        assert!(notes.is_empty());
+    }
 
     /// A planned CoreDNS pod, ready, in `namespace` (by `k8s-app=coredns`) or kube-system.
     fn pod(name: &str, namespace: Option<&str>) -> crate::plan::model::PodState {

@@ -147,6 +147,26 @@ pub enum Access {
     Kubeconfig(std::path::PathBuf),
 }
 
+impl Access {
+    /// `self` with `host` (the control-plane host where kubectl answered last,
+    /// [`Kubectl::via`]) tried first: each node of a run connects in turn, and a first host
+    /// that does not answer would cost every one of them its connect timeout. The others
+    /// follow in the inventory's order; a `host` not among them changes nothing.
+    pub fn preferring(&self, host: Option<&str>) -> Access {
+        match (self, host) {
+            (Access::ControlPlane(hosts), Some(host)) => {
+                let mut hosts = hosts.clone();
+                if let Some(i) = hosts.iter().position(|h| h.name == host) {
+                    let answered = hosts.remove(i);
+                    hosts.insert(0, answered);
+                }
+                Access::ControlPlane(hosts)
+            }
+            _ => self.clone(),
+        }
+    }
+}
+
 /// The label selector of the DNS pods (see the module's doc), for `kubectl -l`: the CoreDNS
 /// labels of [`GET_DNS_SERVICES`] and NodeLocal DNSCache's. The CoreDNS Helm chart labels
 /// its pods `k8s-app: coredns` (coredns/helm charts/coredns/templates/_helpers.tpl:
@@ -3004,6 +3024,37 @@ pub async fn unconfirmed_also(
     kubectl.confirm_elsewhere(pods, also).await.err()
 }
 
+/// Whether a DNS pod to recreate is on a node (`names`) where the plan saw none: among
+/// kube-system's as just listed (`pods`), or in `namespaces` (those outside kube-system a
+/// pod would be recreated in, listed by their selectors: only read, so listed before they
+/// are confirmed). One being deleted (Terminating) is none. Why not known, where a listing
+/// fails.
+pub async fn landed_on_node(
+    kubectl: &mut Kubectl,
+    pods: &[DnsPod],
+    namespaces: &[(String, Option<String>)],
+    names: &[String],
+) -> Result<bool, String> {
+    let here = |p: &DnsPod| names.contains(&p.node) && !p.terminating;
+    if pods.iter().any(here) {
+        return Ok(true);
+    }
+    for (namespace, selector) in namespaces {
+        let listed = kubectl.dns_pods_in(namespace, selector.as_deref()).await;
+        match listed {
+            Ok(listed) if listed.iter().any(here) => return Ok(true),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(format!(
+                    "listing the CoreDNS pods in {}: {e}",
+                    crate::text::escape(namespace)
+                ));
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// What leaving out `also` on a node (`names`) left there, the namespaces of the plan's
 /// other nodes not confirmed as the cluster DNS Service's (`why` not): their pods
 /// are listed (only read: nothing is deleted there) to see whether one is on the node.
@@ -5419,6 +5470,64 @@ case \" $* \" in
         let pods = read(&terminating);
         assert!(pods[1].terminating && !pods[0].terminating);
         assert_eq!(last_ready(&pods[0], &pods), None);
+    }
+
+    /// The control-plane host where kubectl answered last is tried first by the next
+    /// node, the others after it in the inventory's order: a first host that does not
+    /// answer costs one connect timeout in a run, not one per node. Before, each node
+    /// tried them in the inventory's order.
+    #[test]
+    fn the_control_plane_host_that_answered_is_tried_first() {
+        let host = |name: &str| {
+            let mut h = crate::inventory::Inventory::local().hosts()[0].clone();
+            h.name = name.to_owned();
+            h
+        };
+        let access = Access::ControlPlane(vec![host("cp1"), host("cp2"), host("cp3")]);
+        let names = |a: Access| match a {
+            Access::ControlPlane(hosts) => hosts.into_iter().map(|h| h.name).collect::<Vec<_>>(),
+            Access::Kubeconfig(_) => Vec::new(),
+        };
+        assert_eq!(names(access.preferring(Some("cp2"))), ["cp2", "cp1", "cp3"]);
+        assert_eq!(names(access.preferring(None)), ["cp1", "cp2", "cp3"]);
+        assert_eq!(
+            names(access.preferring(Some("gone"))),
+            ["cp1", "cp2", "cp3"]
+        );
+    }
+
+    /// A node where the plan saw no DNS pod is looked at for one put there since: a
+    /// kube-system pod on it, or one in a namespace outside kube-system listed by its
+    /// selector; one being deleted is none; a listing that fails says which namespace.
+    #[tokio::test]
+    async fn a_pod_landed_on_a_node_is_found() {
+        let (mut kubectl, dir) = helm_ns_lab(include_bytes!(
+            "../../tests/fixtures/kubectl/helm-coredns-ns-pods.json"
+        ));
+        let home = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let plan = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
+        let node = |n: &str| vec![n.to_owned()];
+        let found = landed_on_node(&mut kubectl, &home, &plan, &node("node1")).await;
+        assert_eq!(found, Ok(true));
+        let found = landed_on_node(&mut kubectl, &home, &plan, &node("node2")).await;
+        assert_eq!(found, Ok(false));
+        let found = landed_on_node(&mut kubectl, &home, &[], &node("node1")).await;
+        assert_eq!(found, Ok(false));
+        let mut local = pod("nodelocaldns-x", "nodelocaldns", "node2");
+        let found = landed_on_node(&mut kubectl, &[local.clone()], &[], &node("node2")).await;
+        assert_eq!(found, Ok(true));
+        local.terminating = true;
+        let found = landed_on_node(&mut kubectl, &[local], &[], &node("node2")).await;
+        assert_eq!(found, Ok(false));
+        let odd = [("coredns".to_owned(), Some("a=1,".to_owned()))];
+        let found = landed_on_node(&mut kubectl, &home, &odd, &node("node2")).await;
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let error = found.expect_err("not listed");
+        assert!(
+            error.starts_with("listing the CoreDNS pods in coredns: "),
+            "{error}"
+        );
     }
 
     /// A pod being deleted (Terminating) is no pod of the node to recreate: its controller
