@@ -3224,3 +3224,56 @@ fn another_nodes_namespace_is_listed(limit: bool, planned: &Value) {
         "limit {limit}, planned {planned}: {result:#?}"
     );
 }
+
+/// A node whose plan saw no DNS pod on it (its action's pods none) is looked at for one put
+/// there since, before it waits for the one-node-at-a-time lock. Where the cluster cannot
+/// be read then (no admin kubeconfig on the control plane at apply time), the host fails,
+/// saying plainly that it cannot tell whether a pod was put there since and how to look.
+/// Before, such a node listed under the lock, and its error was the generic "cannot
+/// recreate the DNS pods".
+#[test]
+fn a_node_the_plan_saw_no_dns_pod_on_says_it_cannot_tell_where_the_cluster_is_unread() {
+    let lab = Lab::start(&["stub-symlink"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let (plan_path, plan) = save_plan(&lab, &lab.inventory());
+    assert!(!host_plan(&plan, &node).cluster.is_empty(), "{plan:#?}");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("plan")).expect("json");
+    let host = doc["hosts"]
+        .as_array_mut()
+        .expect("hosts")
+        .iter_mut()
+        .find(|h| h["host"] == node.as_str())
+        .expect("planned");
+    host["cluster"][0]["pods"] = serde_json::json!([]);
+    std::fs::write(
+        &plan_path,
+        serde_json::to_string_pretty(&doc).expect("json"),
+    )
+    .expect("write");
+    lab.exec(
+        &node,
+        "mv /etc/kubernetes/admin.conf /etc/kubernetes/admin.conf.away",
+    );
+    let out = dnsfix(&lab, &["apply", path_str(&plan_path), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let record = run_record(&out);
+    let error = host_result(&record, &node)
+        .error
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        error.contains(
+            "cannot tell whether a CoreDNS or nodelocaldns pod was put on this node since the \
+             plan (which saw none here): the cluster could not be read"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains(&format!(
+            "kubectl get pods -A -o wide --field-selector spec.nodeName={}",
+            node.to_lowercase()
+        )),
+        "{error}"
+    );
+}
