@@ -232,7 +232,9 @@ pub struct HostResult {
     pub pods: Vec<crate::cluster::PodRecreation>,
     /// What apply left undone here without failing the host, and why: CoreDNS
     /// namespaces of the plan's other nodes not confirmed, so not listed for recreation
-    /// on this one, none of whose pods is on it ([`crate::cluster::left_unconfirmed`]).
+    /// on this one, none of whose pods is on it ([`crate::cluster::left_unconfirmed`]);
+    /// DNS pods of the node being deleted (Terminating), left to their controller
+    /// ([`crate::cluster::Kubectl::take_notes`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -1182,6 +1184,7 @@ async fn recreate_dns_pods(
         ctx.options.health_timeout,
     )
     .await;
+    result.notes.extend(kubectl.take_notes());
     kubectl.close().await;
     // Steps done before a failure are kept for the report: those pods were replaced.
     let (done, error) = match done {

@@ -1645,6 +1645,9 @@ pub struct Kubectl {
     logs: LoopLines,
     /// The nodes' kubelet versions, read with the first listing ([`Listing::WithLogs`]).
     kubelets: Kubelets,
+    /// What [`recreate_node_pods`] left as it was without failing, and why, for the report
+    /// ([`Kubectl::take_notes`]).
+    notes: Vec<String>,
 }
 
 /// Each node's kubelet version, by node name.
@@ -1762,6 +1765,7 @@ impl Kubectl {
             config: None,
             logs: LoopLines::new(),
             kubelets: Kubelets::new(),
+            notes: Vec::new(),
         };
         match kubectl.first_listing(listing).await {
             Ok(pods) => Ok((kubectl, pods)),
@@ -1805,6 +1809,7 @@ impl Kubectl {
                 config: None,
                 logs: LoopLines::new(),
                 kubelets: Kubelets::new(),
+                notes: Vec::new(),
             };
             match kubectl.first_listing(listing).await {
                 Ok(pods) => return Ok((kubectl, pods)),
@@ -1820,6 +1825,12 @@ impl Kubectl {
     /// Where kubectl runs: the inventory host, or this machine.
     pub fn via(&self) -> &str {
         &self.via
+    }
+
+    /// What [`recreate_node_pods`] left as it was without failing (a pod being deleted),
+    /// each a line for the report's notes.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     pub async fn close(self) {
@@ -2968,6 +2979,17 @@ pub async fn recreate_node_pods(
     let mut seen = std::collections::HashSet::new();
     pods.retain(|p| seen.insert((p.namespace().to_owned(), p.name.clone())));
     let pods = settle(kubectl, pods, names, not_ready_before).await;
+    for pod in pods
+        .iter()
+        .filter(|p| p.terminating && names.contains(&p.node))
+    {
+        kubectl.notes.push(format!(
+            "DNS pod {} on {} is being deleted (Terminating): not recreated, its controller \
+             made its replacement already",
+            crate::text::escape(&format!("{}/{}", pod.namespace(), pod.name)),
+            crate::text::escape(&pod.node)
+        ));
+    }
     let order = recreation_order(pods, names);
     let mut done = Vec::new();
     for (i, pod) in order.iter().enumerate() {
@@ -4173,6 +4195,7 @@ case \" $* \" in
             // The first listing read the sidecar's log: no loop there.
             logs: LoopLines::from([(pods[0].name.clone(), PreviousLog::default())]),
             kubelets: Kubelets::new(),
+            notes: Vec::new(),
         };
         let read = kubectl.with_logs(pods).await;
         kubectl.close().await;
@@ -4427,6 +4450,7 @@ case \" $* \" in
             config: None,
             logs: LoopLines::new(),
             kubelets: Kubelets::new(),
+            notes: Vec::new(),
         };
         (kubectl, dir)
     }
@@ -5545,6 +5569,45 @@ case \" $* \" in
             .map(|p| p.name)
             .collect();
         assert_eq!(order, ["nodelocaldns-x"]);
+    }
+
+    /// A Terminating pod on the node is left to its controller, and the report's notes say
+    /// so: nothing to wait for, no failure.
+    #[tokio::test]
+    async fn a_terminating_pod_is_left_with_a_note() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        list["items"][1]["spec"]["nodeName"] = "node1".into();
+        list["items"][1]["metadata"]["deletionTimestamp"] = "2026-11-20T08:20:00Z".into();
+        list["items"] = Value::Array(vec![list["items"][1].clone()]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_node_pods(
+            &mut kubectl,
+            &[],
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(1),
+        )
+        .await
+        .expect("nothing failed");
+        let notes = kubectl.take_notes();
+        kubectl.close().await;
+        let left = dir.join("pods/0.json").exists();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(done.is_empty(), "{done:?}");
+        assert!(left, "the Terminating pod was deleted again");
+        assert_eq!(
+            notes,
+            [
+                "DNS pod kube-system/coredns-5c54f84c97-q9m4d on node1 is being deleted \
+              (Terminating): not recreated, its controller made its replacement already"
+            ]
+        );
     }
 
     /// A replacement that does not come up stops the node's other deletions: the pods left
