@@ -214,21 +214,36 @@ fn dnsfix_temp(path: &str) -> bool {
 /// or module directory, where its text names a setting or module the plan depends on (an
 /// unreadable one may); anywhere else (a kubelet drop-in, a CNI or CRI-O file), always.
 fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile) -> bool {
-    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
-    // Its words, as sysctl.d (`net/bridge/x` is `net.bridge.x`) and kmod (`br-netfilter` is
-    // `br_netfilter`) read names; a sysctl glob (`net.bridge.*`, systemd 245) may name any.
-    let same = |w: &str| w.replace('/', ".").replace('-', "_");
-    let names = |wanted: Vec<String>| {
-        if raw.state != FileState::Present {
-            return true;
-        }
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    // A file of the name of one the plan read, in another directory of its kind, masks or
+    // overrides it (an empty file or a link to /dev/null too); one not read whole, or not
+    // at all, may name anything.
+    if raw.state != FileState::Present
+        || raw.truncated
+        || digest
+            .files
+            .keys()
+            .any(|p| p != path && p.rsplit('/').next() == Some(name))
+    {
+        return true;
+    }
+    // Its words, as sysctl.d (`net/bridge/x` is `net.bridge.x`, a leading `-` only lets a
+    // failure pass) and kmod (`br-netfilter` is `br_netfilter`) read names; a sysctl glob
+    // (`net.bridge.*`, `?`, `[...]`: systemd 245) may name any.
+    let same = |w: &str| {
+        w.trim_start_matches('-')
+            .replace('/', ".")
+            .replace('-', "_")
+    };
+    let names = |wanted: Vec<String>, globs: bool| {
         let text = String::from_utf8_lossy(&raw.content);
         let wanted: Vec<String> = wanted.iter().map(|w| same(w)).collect();
         text.split(|c: char| {
-            !(c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | '*'))
+            !(c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '/' | '-' | '_' | '*' | '?' | '[' | ']'))
         })
         .map(same)
-        .any(|word| word.contains('*') || wanted.contains(&word))
+        .any(|word| (globs && word.contains(['*', '?', '['])) || wanted.contains(&word))
     };
     if crate::facts::sysctl::SYSCTL_DIRS.contains(&dir) || path == crate::facts::sysctl::SYSCTL_CONF
     {
@@ -236,7 +251,10 @@ fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile
             Change::Sysctl { name, .. } => Some(name.clone()),
             _ => None,
         });
-        return names(digest.sysctls.keys().cloned().chain(planned).collect());
+        return names(
+            digest.sysctls.keys().cloned().chain(planned).collect(),
+            true,
+        );
     }
     if crate::facts::modprobe_d::MODPROBE_DIRS.contains(&dir) || dir.ends_with("/modules-load.d") {
         let planned = host.changes.iter().filter_map(|c| match c {
@@ -255,6 +273,7 @@ fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile
                 .chain(planned)
                 .chain(needed)
                 .collect(),
+            false,
         );
     }
     true
@@ -657,7 +676,19 @@ mod tests {
             ),
             none
         );
+        assert_eq!(
+            with("/etc/modprobe.d/pci.conf", "alias pci:v00008086d* e1000e\n"),
+            none,
+            "a modprobe alias's wildcard names no module the plan loads"
+        );
         for (path, text) in [
+            (
+                "/etc/sysctl.d/71-net.conf",
+                "net.ipv4.conf.eth?.forwarding = 0\n",
+            ),
+            ("/etc/sysctl.d/999-zz.conf", "-net.ipv4.ip_forward = 0\n"),
+            // An empty file (or a link to /dev/null) of the name of one the plan read masks it.
+            ("/usr/lib/sysctl.d/resolv.conf", ""),
             (
                 "/etc/modprobe.d/hardening.conf",
                 "install br_netfilter /bin/false\n",
