@@ -677,17 +677,19 @@ enum PodsLeft {
 }
 
 /// Whether the node's DNS pods are another run's business ([`PodsLeft`]): its own
-/// (running, done), or one's this state directory did not record, with a note on the host.
+/// (running, done), or one's this state directory did not record. That last host fails
+/// (exit 3): its pods may still be on the old file, and no run here can tell.
 fn left_to_another(left: &PodsLeft, pods_pending: &str, result: &mut HostResult) -> bool {
     match left {
         PodsLeft::Running | PodsLeft::Done => true,
         PodsLeft::Elsewhere(run) => {
-            result.notes.push(format!(
+            result.outcome = HostOutcome::Failed;
+            result.error = Some(format!(
                 "the DNS pods are left to run {run}, which noted them pending on the node \
                  ({pods_pending}) and which this state directory ({}) did not record: \
-                 another machine's or another state directory's run, which may be \
-                 recreating them now; if that run is over, remove the note on the node and \
-                 apply the plan again",
+                 another machine's or another state directory's run (DNSFIX_STATE_DIR), which \
+                 may be recreating them now; apply from its state directory, or once that run \
+                 is over remove the note on the node and apply the plan again",
                 record::state_dir().display()
             ));
             true

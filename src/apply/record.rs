@@ -146,7 +146,12 @@ pub fn hold(dir: &Path, run_id: &str) -> std::io::Result<RunLock> {
         .truncate(false)
         .write(true)
         .open(&path)?;
-    file.try_lock().map_err(std::io::Error::other)?;
+    if let Err(e) = file.try_lock() {
+        // Left, an unlocked file would read as a run of this directory that cannot be
+        // tested, not as one that is over.
+        let _ = std::fs::remove_file(&path);
+        return Err(std::io::Error::other(e));
+    }
     Ok(RunLock { path, _file: file })
 }
 

@@ -216,7 +216,9 @@ fn inventory_left(
             message: format!(
                 "the inventory gives {} kube_resolv_conf: {}, a file this rollback removed: the \
                  next Kubespray run hands the kubelet a resolvConf that is not there, and it \
-                 starts no pod; take the setting out by hand (rollback edits no file where \
+                 starts no pod (unless Kubespray's vars for the node's OS set it: Ubuntu \
+                 18.04 to 24.04, Fedora); take the setting out of the host's vars, or \
+                 override a group's in host_vars, by hand (rollback edits no file where \
                  dnsfix runs)",
                 crate::text::escape(&result.host),
                 crate::text::escape(value)

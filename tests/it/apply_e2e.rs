@@ -2746,8 +2746,8 @@ fn pods_that_could_not_be_recreated_are_recreated_by_a_rerun_or_left_to_the_user
 
 /// The same plan applied from another state directory (`sudo`'s root HOME, another
 /// machine) while a run recreates the node's pods: that run is not known over there, so
-/// its pods are left to it, with a note. Before, such a run took them over while the first
-/// was deleting them.
+/// its pods are left to it, and the host fails saying so (its pods may still be on the old
+/// file). Before, such a run took them over while the first was deleting them.
 fn assert_left_to_a_run_recorded_elsewhere(lab: &Lab, plan_path: &Path, node: &str) {
     let elsewhere = dnsfix_cmd(
         lab,
@@ -2757,16 +2757,16 @@ fn assert_left_to_a_run_recorded_elsewhere(lab: &Lab, plan_path: &Path, node: &s
     .env("DNSFIX_STATE_DIR", lab.dir.join("state-elsewhere"))
     .output()
     .expect("dnsfix runs");
-    assert_eq!(elsewhere.status.code(), Some(0), "{}", describe(&elsewhere));
+    assert_eq!(elsewhere.status.code(), Some(3), "{}", describe(&elsewhere));
     let record = run_record(&elsewhere);
     let other = host_result(&record, node);
-    assert_eq!(other.outcome, HostOutcome::Unchanged, "{other:#?}");
+    assert_eq!(other.outcome, HostOutcome::Failed, "{other:#?}");
     assert!(other.pods.is_empty(), "{other:#?}");
     assert!(
         other
-            .notes
-            .iter()
-            .any(|n| n.contains("which this state directory")),
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("which this state directory")),
         "{other:#?}"
     );
 }
