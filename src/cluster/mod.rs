@@ -2979,17 +2979,7 @@ pub async fn recreate_node_pods(
     let mut seen = std::collections::HashSet::new();
     pods.retain(|p| seen.insert((p.namespace().to_owned(), p.name.clone())));
     let pods = settle(kubectl, pods, names, not_ready_before).await;
-    for pod in pods
-        .iter()
-        .filter(|p| p.terminating && names.contains(&p.node))
-    {
-        kubectl.notes.push(format!(
-            "DNS pod {} on {} is being deleted (Terminating): not recreated, its controller \
-             made its replacement already",
-            crate::text::escape(&format!("{}/{}", pod.namespace(), pod.name)),
-            crate::text::escape(&pod.node)
-        ));
-    }
+    note_terminating(kubectl, &pods, names);
     let order = recreation_order(pods, names);
     let mut done = Vec::new();
     for (i, pod) in order.iter().enumerate() {
@@ -3021,14 +3011,71 @@ pub async fn recreate_node_pods(
             if rest.is_empty() {
                 break;
             }
+            let (rest, error) = ready_apart(rest, error);
             return Err(PodsFailed {
                 done,
                 error,
-                left: left(rest),
+                left: left(&rest),
             });
         }
     }
     Ok(done)
+}
+
+/// A note for each DNS pod of the node being deleted (Terminating), which is not recreated.
+fn note_terminating(kubectl: &mut Kubectl, pods: &[DnsPod], names: &[String]) {
+    for pod in pods
+        .iter()
+        .filter(|p| p.terminating && names.contains(&p.node))
+    {
+        // A ReplicaSet makes the replacement of a Terminating pod at once; a DaemonSet only
+        // once it is gone (kubernetes pkg/controller/daemon/daemon_controller.go counts a
+        // terminating pod not yet terminal as the node's).
+        let replacement = if pod.is_node_local() {
+            "its DaemonSet makes another on the node once it is gone (a finalizer that holds \
+             it holds the node's nodelocaldns off)"
+        } else {
+            "its ReplicaSet made its replacement already"
+        };
+        kubectl.notes.push(format!(
+            "DNS pod {} on {} is being deleted (Terminating): not recreated, {replacement}",
+            crate::text::escape(&format!("{}/{}", pod.namespace(), pod.name)),
+            crate::text::escape(&pod.node)
+        ));
+    }
+}
+
+/// The pods left after a stop (`rest`, in recreation order) but the node's Ready CoreDNS
+/// replicas, which are named in `error` apart: deleting one by hand while no other
+/// replica is Ready (a replacement that did not come up says that may be so) leaves the
+/// cluster without a Ready CoreDNS.
+fn ready_apart(rest: &[DnsPod], error: String) -> (Vec<DnsPod>, String) {
+    let (ready, others): (Vec<DnsPod>, Vec<DnsPod>) = rest
+        .iter()
+        .cloned()
+        .partition(|p| !p.is_node_local() && p.ready);
+    if ready.is_empty() {
+        return (others, error);
+    }
+    let named: Vec<String> = ready
+        .iter()
+        .map(|p| crate::text::escape(&format!("{}/{}", p.namespace(), p.name)).into_owned())
+        .collect();
+    (
+        others,
+        format!(
+            "{error}; the node's Ready CoreDNS {} {} left as {} {}: recreate each only once \
+             another replica is Ready, one at a time",
+            if ready.len() == 1 {
+                "replica"
+            } else {
+                "replicas"
+            },
+            named.join(", "),
+            if ready.len() == 1 { "it" } else { "they" },
+            if ready.len() == 1 { "is" } else { "are" },
+        ),
+    )
 }
 
 /// Why the namespaces `also` are not listed on this node, where the cluster does not
@@ -3336,10 +3383,16 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
     if pod.is_node_local() {
         return None;
     }
+    // Ready as listed just now, or as listed first at this step and the same container
+    // still running since: the kubelet posts every pod of its node not Ready a moment
+    // after its restart, until the first probe (kubernetes#78733, #113646), which may fall
+    // between the two listings. That errs only toward keeping it.
     let ready = like
         .iter()
         .find(|p| p.name == pod.name && p.namespace() == pod.namespace())
-        .map_or(pod.ready, |p| p.ready);
+        .map_or(pod.ready, |p| {
+            p.ready || (pod.ready && p.restarts == pod.restarts && p.waiting.is_none())
+        });
     // A replica being deleted (Terminating on a node that went away) is none: it never
     // turns Ready again, and waiting for it would keep this pod for good.
     let others: Vec<&DnsPod> = like
@@ -5605,14 +5658,15 @@ case \" $* \" in
             notes,
             [
                 "DNS pod kube-system/coredns-5c54f84c97-q9m4d on node1 is being deleted \
-              (Terminating): not recreated, its controller made its replacement already"
+              (Terminating): not recreated, its ReplicaSet made its replacement already"
             ]
         );
     }
 
     /// A replacement that does not come up stops the node's other deletions: the pods left
-    /// (nodelocaldns, the Ready CoreDNS replica) are named, each with the delete to run by
-    /// hand, as after a refused delete. Before, the host failed naming only the pod whose
+    /// (nodelocaldns) are named, each with the delete to run by hand, as after a refused
+    /// delete; the node's Ready CoreDNS replica, maybe the only Ready one now, is named
+    /// apart, to recreate only once another is Ready. Before, the host failed naming only the pod whose
     /// replacement did not come up.
     #[tokio::test]
     async fn a_replacement_that_does_not_come_up_names_the_pods_left() {
@@ -5641,7 +5695,7 @@ case \" $* \" in
         let done: Vec<(&str, bool)> = failed.done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
         assert_eq!(done, [("coredns-5c54f84c97-q9m4d", false)]);
         let left: Vec<&str> = failed.left.iter().map(|(_, name)| name.as_str()).collect();
-        assert_eq!(left, ["nodelocaldns-2v8kd", "coredns-5c54f84c97-7xk2p"]);
+        assert_eq!(left, ["nodelocaldns-2v8kd"]);
         let error = failed.to_string();
         assert!(
             error.starts_with(
@@ -5649,10 +5703,17 @@ case \" $* \" in
             ),
             "{error}"
         );
+        // The Ready replica, maybe the only one now, is named apart, not with a delete.
+        assert!(
+            error.contains(
+                "; the node's Ready CoreDNS replica kube-system/coredns-5c54f84c97-7xk2p left \
+                 as it is: recreate each only once another replica is Ready, one at a time"
+            ),
+            "{error}"
+        );
         assert!(
             error.ends_with(
-                "recreate them by hand (kubectl -n kube-system delete pod nodelocaldns-2v8kd; \
-                 kubectl -n kube-system delete pod coredns-5c54f84c97-7xk2p)"
+                "recreate them by hand (kubectl -n kube-system delete pod nodelocaldns-2v8kd)"
             ),
             "{error}"
         );
@@ -5768,6 +5829,55 @@ case \" $* \" in
         .expect("recreated");
         kubectl.close().await;
         kubelet.join().expect("kubelet");
+        let left = dir.join("pods/0.json").exists();
+        std::fs::remove_dir_all(&dir).ok();
+        let done: Vec<(&str, bool, bool)> = done
+            .iter()
+            .map(|p| (p.pod.as_str(), p.ok, p.kept))
+            .collect();
+        assert_eq!(done, [("coredns-5c54f84c97-7xk2p", false, true)]);
+        assert!(left, "the serving replica was deleted");
+    }
+
+    /// The kubelet may post the serving replica not Ready only after the first listing of
+    /// the step (a moment after its restart, until its first probe): listed Ready first,
+    /// the same container running since, it counts as Ready when it is weighed, so it is
+    /// kept as the last Ready replica. Before, it was deleted while the other replica
+    /// looped.
+    #[tokio::test]
+    async fn a_replica_posted_not_ready_after_the_first_listing_is_still_kept() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        list["items"] = Value::Array(list["items"].as_array().expect("items")[..2].to_vec());
+        list["items"][0]["spec"]["containers"][0]["readinessProbe"] = serde_json::json!({
+            "failureThreshold": 10, "httpGet": {"path": "/ready", "port": 8181, "scheme": "HTTP"},
+            "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1
+        });
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        assert!(pods[0].ready, "{:?}", pods[0]);
+        // The kubelet's post, between the first listing and the one before the delete.
+        let mut posted = list["items"][0].clone();
+        posted["status"]["containerStatuses"][0]["ready"] = false.into();
+        std::fs::write(
+            dir.join("pods/0.json"),
+            serde_json::to_vec(&posted).expect("json"),
+        )
+        .expect("posted");
+        let done = recreate_node_pods(
+            &mut kubectl,
+            &[],
+            pods,
+            &[],
+            &["node1".to_owned()],
+            Duration::from_secs(2),
+        )
+        .await
+        .expect("recreated");
+        kubectl.close().await;
         let left = dir.join("pods/0.json").exists();
         std::fs::remove_dir_all(&dir).ok();
         let done: Vec<(&str, bool, bool)> = done
