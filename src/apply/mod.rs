@@ -338,17 +338,12 @@ pub async fn apply(
                     .failed("the host is not in the inventory");
                 results.insert(host.host.clone(), result);
             }
-            HostStatus::Error => {
-                results.insert(
-                    host.host.clone(),
-                    HostResult::new(host, HostOutcome::NotPlanned),
-                );
-            }
-            HostStatus::Clean | HostStatus::Blocked => {
-                results.insert(
-                    host.host.clone(),
-                    HostResult::new(host, HostOutcome::NothingPlanned),
-                );
+            HostStatus::Error | HostStatus::Clean | HostStatus::Blocked => {
+                let outcome = match host.status {
+                    HostStatus::Error => HostOutcome::NotPlanned,
+                    _ => HostOutcome::NothingPlanned,
+                };
+                results.insert(host.host.clone(), HostResult::new(host, outcome));
             }
         }
     }
@@ -359,6 +354,7 @@ pub async fn apply(
         allows,
         sink,
         pods: tokio::sync::Mutex::new(()),
+        looks: tokio::sync::Semaphore::new(LOOKS),
         elsewhere: Vec::new(),
         unconfirmed: None,
         answered: std::sync::Mutex::new(None),
@@ -447,6 +443,11 @@ struct Context {
     /// One node's DNS pods are recreated at a time across the run, whatever the batch
     /// size: two nodes holding the two CoreDNS replicas must not lose both at once.
     pods: tokio::sync::Mutex<()>,
+    /// How many nodes look at the cluster for a DNS pod put there since the plan at once,
+    /// outside [`Context::pods`] ([`landed_since`]): each is a kubectl session on a
+    /// control-plane host, whose sshd takes 10 sessions a connection and 10 unauthenticated
+    /// connections at once by default (sshd_config MaxSessions, MaxStartups).
+    looks: tokio::sync::Semaphore,
     /// The namespaces outside kube-system, each with its selector, where the plan's hosts
     /// left to run recreate CoreDNS pods, confirmed as the cluster DNS Service's before
     /// any node was touched ([`elsewhere_of`]): every node's pods are listed there
@@ -1271,6 +1272,9 @@ async fn connect(
 /// ([`Context::unconfirmed`], [`crate::cluster::left_unconfirmed`]) goes into `notes`, and
 /// the node is done. Where the cluster cannot be read the host fails, saying it cannot tell
 /// (a pod put there since would still run with the old upstream) and how to look.
+/// At most this many looks of [`landed_since`] at once ([`Context::looks`]).
+const LOOKS: usize = 4;
+
 async fn landed_since(
     ctx: &Context,
     names: &[String],
@@ -1287,6 +1291,11 @@ async fn landed_since(
              plan again"
         )
     };
+    let _look = ctx
+        .looks
+        .acquire()
+        .await
+        .map_err(|e| unknown(e.to_string()))?;
     let (mut kubectl, pods) = connect(ctx, crate::cluster::Listing::Pods)
         .await
         .map_err(unknown)?;
@@ -1683,6 +1692,7 @@ mod tests {
             allows: Vec::new(),
             sink: Arc::new(crate::events::Silent),
             pods: tokio::sync::Mutex::new(()),
+            looks: tokio::sync::Semaphore::new(LOOKS),
             elsewhere: Vec::new(),
             unconfirmed: None,
             answered: std::sync::Mutex::new(None),
@@ -1720,6 +1730,25 @@ mod tests {
             "{error}"
         );
         assert!(notes.is_empty());
+    }
+
+    /// The looks of nodes the plan saw no DNS pod on share a few kubectl sessions on the
+    /// control plane (sshd's MaxSessions and MaxStartups default to 10): with every one
+    /// taken, the next waits. Before, up to `--serial` nodes opened one each at once.
+    #[tokio::test]
+    async fn the_looks_outside_the_lock_are_few_at_once() {
+        let ctx = context(crate::cluster::Access::ControlPlane(Vec::new()));
+        let _taken = ctx.looks.acquire_many(LOOKS as u32).await.expect("permits");
+        let mut notes = Vec::new();
+        let waited = tokio::time::timeout(
+            Duration::from_millis(300),
+            landed_since(&ctx, &["node1".to_owned()], &[], &mut notes),
+        )
+        .await;
+        assert!(
+            waited.is_err(),
+            "looked with every permit taken: {waited:?}"
+        );
     }
 
     /// A planned CoreDNS pod, ready, in `namespace` (by `k8s-app=coredns`) or kube-system.
