@@ -211,72 +211,97 @@ fn dnsfix_temp(path: &str) -> bool {
 }
 
 /// Whether a file new since the plan at `path` can change what the plan fixes: in a sysctl
-/// or module directory, where its text names a setting or module the plan depends on (an
-/// unreadable one may); anywhere else (a kubelet drop-in, a CNI or CRI-O file), always.
+/// or module directory, where a line of it (not a comment) names a setting or module the
+/// plan depends on, or it masks a file the plan read in a directory it outranks (an
+/// unreadable or truncated one may do either); anywhere else (a kubelet drop-in, a CNI or
+/// CRI-O file), always.
 fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile) -> bool {
+    const MODULES_LOAD: [&str; 5] = [
+        "/etc/modules-load.d",
+        "/run/modules-load.d",
+        "/usr/local/lib/modules-load.d",
+        "/usr/lib/modules-load.d",
+        "/lib/modules-load.d",
+    ];
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-    // A file of the name of one the plan read, in another directory of its kind, masks or
-    // overrides it (an empty file or a link to /dev/null too); one not read whole, or not
-    // at all, may name anything.
-    if raw.state != FileState::Present
-        || raw.truncated
-        || digest
-            .files
-            .keys()
-            .any(|p| p != path && p.rsplit('/').next() == Some(name))
-    {
+    let family: &[&str] = if crate::facts::sysctl::SYSCTL_DIRS.contains(&dir) {
+        &crate::facts::sysctl::SYSCTL_DIRS
+    } else if crate::facts::modprobe_d::MODPROBE_DIRS.contains(&dir) {
+        &crate::facts::modprobe_d::MODPROBE_DIRS
+    } else if MODULES_LOAD.contains(&dir) {
+        &MODULES_LOAD
+    } else if path == crate::facts::sysctl::SYSCTL_CONF {
+        &[]
+    } else {
+        return true;
+    };
+    // A file of the name of one the plan read in a directory of its kind that it outranks
+    // (they are listed first to last) masks or overrides that one, whatever it holds (an
+    // empty file, a link to /dev/null); one not read whole, or not at all, may say anything.
+    let rank = |d: &str| family.iter().position(|f| *f == d);
+    let masks = digest.files.keys().any(|p| {
+        p.rsplit_once('/').is_some_and(|(d, n)| {
+            n == name
+                && rank(d)
+                    .zip(rank(dir))
+                    .is_some_and(|(theirs, mine)| mine < theirs)
+        })
+    });
+    if masks || raw.state != FileState::Present || raw.truncated {
         return true;
     }
-    // Its words, as sysctl.d (`net/bridge/x` is `net.bridge.x`, a leading `-` only lets a
-    // failure pass) and kmod (`br-netfilter` is `br_netfilter`) read names; a sysctl glob
-    // (`net.bridge.*`, `?`, `[...]`: systemd 245) may name any.
-    let same = |w: &str| {
-        w.trim_start_matches('-')
-            .replace('/', ".")
-            .replace('-', "_")
-    };
-    let names = |wanted: Vec<String>, globs: bool| {
-        let text = String::from_utf8_lossy(&raw.content);
-        let wanted: Vec<String> = wanted.iter().map(|w| same(w)).collect();
-        text.split(|c: char| {
-            !(c.is_ascii_alphanumeric()
-                || matches!(c, '.' | '/' | '-' | '_' | '*' | '?' | '[' | ']'))
-        })
-        .map(same)
-        .any(|word| (globs && word.contains(['*', '?', '['])) || wanted.contains(&word))
-    };
-    if crate::facts::sysctl::SYSCTL_DIRS.contains(&dir) || path == crate::facts::sysctl::SYSCTL_CONF
-    {
+    let text = String::from_utf8_lossy(&raw.content);
+    // The lines that say something: not blank, not a comment (`#`, and `;` in sysctl.d).
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with(['#', ';']));
+    // Names as sysctl.d (`net/bridge/x` is `net.bridge.x`) and kmod (`br-netfilter` is
+    // `br_netfilter`) read them.
+    let same = |w: &str| w.replace('/', ".").replace('-', "_");
+    if family.first() == Some(&crate::facts::sysctl::SYSCTL_DIRS[0]) || family.is_empty() {
         let planned = host.changes.iter().filter_map(|c| match c {
-            Change::Sysctl { name, .. } => Some(name.clone()),
+            Change::Sysctl { name, .. } => Some(same(name)),
             _ => None,
         });
-        return names(
-            digest.sysctls.keys().cloned().chain(planned).collect(),
-            true,
-        );
-    }
-    if crate::facts::modprobe_d::MODPROBE_DIRS.contains(&dir) || dir.ends_with("/modules-load.d") {
-        let planned = host.changes.iter().filter_map(|c| match c {
-            Change::LoadModule { name, .. } => Some(name.clone()),
-            _ => None,
+        let wanted: Vec<String> = digest
+            .sysctls
+            .keys()
+            .map(|k| same(k))
+            .chain(planned)
+            .collect();
+        // Each line's key, left of `=`; a leading `-` only lets a failure pass; a glob
+        // (`*`, `?`, `[...]`: systemd 245) may name any setting.
+        return lines.any(|line| {
+            let key = same(
+                line.split('=')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .trim_start_matches('-'),
+            );
+            key.contains(['*', '?', '[']) || wanted.contains(&key)
         });
-        let needed = ["br_netfilter"]
-            .into_iter()
-            .chain(crate::facts::modprobe_d::BR_NETFILTER_DEPS)
-            .map(str::to_owned);
-        return names(
-            digest
-                .modules
-                .keys()
-                .cloned()
-                .chain(planned)
-                .chain(needed)
-                .collect(),
-            false,
-        );
     }
-    true
+    let planned = host.changes.iter().filter_map(|c| match c {
+        Change::LoadModule { name, .. } => Some(same(name)),
+        _ => None,
+    });
+    let wanted: Vec<String> = digest
+        .modules
+        .keys()
+        .map(|m| same(m))
+        .chain(planned)
+        .chain(
+            ["br_netfilter"]
+                .into_iter()
+                .chain(crate::facts::modprobe_d::BR_NETFILTER_DEPS)
+                .map(same),
+        )
+        .collect();
+    lines
+        .flat_map(str::split_whitespace)
+        .any(|w| wanted.contains(&same(w)))
 }
 
 fn written_by_plan(host: &HostPlan, path: &str, now: &FileDigest) -> bool {
@@ -647,6 +672,13 @@ mod tests {
     fn a_new_file_counts_where_it_bears_on_the_plan() {
         let mut files = base();
         files.push(("/etc/sysctl.d", directory()));
+        files.push((
+            "/usr/lib/sysctl.d/50-default.conf",
+            file("kernel.sysrq = 16\n"),
+        ));
+        files.push(("/etc/sysctl.d/99-sysctl.conf", file("")));
+        files.push(("/etc/modules-load.d/k8s.conf", file("overlay\n")));
+        files.push(("/etc/kubernetes/kubelet.conf", file("apiVersion: v1\n")));
         let before = facts(&files, "boot-1");
         let host = plan(&before);
         let with = |path: &'static str, text: &str| {
@@ -681,14 +713,31 @@ mod tests {
             none,
             "a modprobe alias's wildcard names no module the plan loads"
         );
+        // A name the plan read, but in another kind of directory or one that does not
+        // outrank it; a `?` in a comment (OpenShift's vm-max-map.conf cites a bug URL).
+        for (path, text) in [
+            (
+                "/etc/sysctl.d/k8s.conf",
+                "fs.inotify.max_user_instances = 8192\n",
+            ),
+            ("/usr/lib/sysctl.d/99-sysctl.conf", "kernel.panic = 10\n"),
+            ("/etc/sysctl.d/kubelet.conf", "vm.overcommit_memory = 1\n"),
+            (
+                "/etc/sysctl.d/vm-max-map.conf",
+                "# https://bugzilla.redhat.com/show_bug.cgi?id=1793714\nvm.max_map_count = 262144\n",
+            ),
+        ] {
+            assert_eq!(with(path, text), none, "{path}");
+        }
         for (path, text) in [
             (
                 "/etc/sysctl.d/71-net.conf",
                 "net.ipv4.conf.eth?.forwarding = 0\n",
             ),
             ("/etc/sysctl.d/999-zz.conf", "-net.ipv4.ip_forward = 0\n"),
-            // An empty file (or a link to /dev/null) of the name of one the plan read masks it.
-            ("/usr/lib/sysctl.d/resolv.conf", ""),
+            // An empty file (or a link to /dev/null) of the name of one the plan read, in a
+            // directory that outranks its, masks it.
+            ("/etc/sysctl.d/50-default.conf", ""),
             (
                 "/etc/modprobe.d/hardening.conf",
                 "install br_netfilter /bin/false\n",
