@@ -1266,15 +1266,15 @@ async fn connect(
     connected
 }
 
+/// At most this many looks of [`landed_since`] at once ([`Context::looks`]).
+const LOOKS: usize = 4;
+
 /// Whether a DNS pod was put on a node (`names`) whose plan saw none there, looked at
 /// without the one-node-at-a-time lock: kube-system's and those of `namespaces` (only
 /// read). Where none is, the note of a namespace left out before the run
 /// ([`Context::unconfirmed`], [`crate::cluster::left_unconfirmed`]) goes into `notes`, and
 /// the node is done. Where the cluster cannot be read the host fails, saying it cannot tell
 /// (a pod put there since would still run with the old upstream) and how to look.
-/// At most this many looks of [`landed_since`] at once ([`Context::looks`]).
-const LOOKS: usize = 4;
-
 async fn landed_since(
     ctx: &Context,
     names: &[String],

@@ -148,8 +148,10 @@ pub fn hold(dir: &Path, run_id: &str) -> std::io::Result<RunLock> {
         .open(&path)?;
     if let Err(e) = file.try_lock() {
         // Left, an unlocked file would read as a run of this directory that cannot be
-        // tested, not as one that is over.
-        let _ = std::fs::remove_file(&path);
+        // tested, not as one that is over. Not one another process holds.
+        if matches!(e, std::fs::TryLockError::Error(_)) {
+            let _ = std::fs::remove_file(&path);
+        }
         return Err(std::io::Error::other(e));
     }
     Ok(RunLock { path, _file: file })

@@ -2985,7 +2985,7 @@ pub async fn recreate_node_pods(
     for (i, pod) in order.iter().enumerate() {
         // A delete refused midway (a Role without delete in CoreDNS's namespace) keeps
         // what was done before: those pods were replaced.
-        let step = match recreate(kubectl, pod, timeout).await {
+        let step = match recreate(kubectl, pod, &order, timeout).await {
             Ok(step) => step,
             Err(error) => {
                 return Err(PodsFailed {
@@ -3379,20 +3379,30 @@ fn candidates<'a>(
 /// None where it may be deleted: it is not Ready (deleting it takes nothing away), it is
 /// nodelocaldns (each node has its own), another replica is Ready, or it is the only one
 /// (a one-replica CoreDNS, k3s's: there is no other way to give it the new file).
-fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
+fn last_ready(pod: &DnsPod, like: &[DnsPod], first: &[DnsPod]) -> Option<String> {
     if pod.is_node_local() {
         return None;
     }
-    // Ready as listed just now, or as listed first at this step and the same container
-    // still running since: the kubelet posts every pod of its node not Ready a moment
-    // after its restart, until the first probe (kubernetes#78733, #113646), which may fall
-    // between the two listings. That errs only toward keeping it.
+    // Ready as listed just now, or, for a pod of this node (`first`: as the step listed
+    // them first), Ready then and the same container running since: the kubelet posts
+    // every pod of its node not Ready a moment after its restart, until the first probe
+    // (kubernetes#78733, #113646), which may fall between the two listings. That errs
+    // only toward keeping a pod. Not for other nodes' replicas: one whose node stopped
+    // answering is posted not Ready without a restart, and is not serving.
+    let ready_now = |p: &DnsPod| {
+        p.ready
+            || first.iter().any(|f| {
+                f.name == p.name
+                    && f.namespace() == p.namespace()
+                    && f.ready
+                    && f.restarts == p.restarts
+                    && p.waiting.is_none()
+            })
+    };
     let ready = like
         .iter()
         .find(|p| p.name == pod.name && p.namespace() == pod.namespace())
-        .map_or(pod.ready, |p| {
-            p.ready || (pod.ready && p.restarts == pod.restarts && p.waiting.is_none())
-        });
+        .map_or(pod.ready, ready_now);
     // A replica being deleted (Terminating on a node that went away) is none: it never
     // turns Ready again, and waiting for it would keep this pod for good.
     let others: Vec<&DnsPod> = like
@@ -3400,7 +3410,7 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
         .filter(|p| p.app == pod.app && p.namespace() == pod.namespace() && p.name != pod.name)
         .filter(|p| !p.terminating)
         .collect();
-    if !ready || others.is_empty() || others.iter().any(|p| p.ready) {
+    if !ready || others.is_empty() || others.iter().any(|p| ready_now(p)) {
         return None;
     }
     let shown: Vec<String> = others
@@ -3433,9 +3443,11 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod]) -> Option<String> {
 /// How often a replacement is looked for.
 const POLL: Duration = Duration::from_millis(500);
 
+/// `first`: the node's DNS pods as the step listed them first ([`last_ready`]).
 async fn recreate(
     kubectl: &mut Kubectl,
     pod: &DnsPod,
+    first: &[DnsPod],
     timeout: Duration,
 ) -> Result<PodRecreation, String> {
     let like = kubectl.pods_like(pod).await?;
@@ -3450,7 +3462,7 @@ async fn recreate(
         namespace: pod.namespace.clone(),
         kept: false,
     };
-    if let Some(why) = last_ready(pod, &like) {
+    if let Some(why) = last_ready(pod, &like, first) {
         step.message = why;
         step.kept = true;
         return Ok(step);
@@ -5529,14 +5541,14 @@ case \" $* \" in
             .remove("lastState");
         let with_ready = read(&gone);
         assert!(with_ready[1].ready, "{:?}", with_ready[1]);
-        assert_eq!(last_ready(&with_ready[0], &with_ready), None);
+        assert_eq!(last_ready(&with_ready[0], &with_ready, &[]), None);
         gone["items"][1]["status"]["conditions"] = serde_json::json!([
             {"type": "Ready", "status": "False"},
             {"type": "ContainersReady", "status": "True"}
         ]);
         let pods = read(&gone);
         assert!(!pods[1].ready, "{:?}", pods[1]);
-        let why = last_ready(&pods[0], &pods).expect("kept");
+        let why = last_ready(&pods[0], &pods, &[]).expect("kept");
         assert!(
             why.contains("coredns-5c54f84c97-q9m4d on node2: Running, not ready"),
             "{why}"
@@ -5546,7 +5558,30 @@ case \" $* \" in
         terminating["items"][1]["metadata"]["deletionTimestamp"] = "2026-08-21T10:05:00Z".into();
         let pods = read(&terminating);
         assert!(pods[1].terminating && !pods[0].terminating);
-        assert_eq!(last_ready(&pods[0], &pods), None);
+        assert_eq!(last_ready(&pods[0], &pods, &[]), None);
+    }
+
+    /// Both CoreDNS replicas on the node being fixed (kubeadm's control plane before
+    /// workers joined, a single-node cluster), listed Ready first, then posted not Ready by
+    /// the restarted kubelet: each counts the other as Ready (same container since), so
+    /// the first is recreated, not both kept. A replica of another node posted not Ready
+    /// gets no such allowance (its node may have stopped answering).
+    #[test]
+    fn replicas_of_this_node_posted_not_ready_after_the_restart_count_as_ready() {
+        let mut a = pod("coredns-a", "coredns", "node1");
+        let mut b = pod("coredns-b", "coredns", "node1");
+        a.ready = true;
+        b.ready = true;
+        let first = [a.clone(), b.clone()];
+        a.ready = false;
+        b.ready = false;
+        let posted = [a.clone(), b.clone()];
+        assert_eq!(last_ready(&first[0], &posted, &first), None);
+        let mut elsewhere = b.clone();
+        elsewhere.node = "node2".into();
+        let only_mine = [first[0].clone()];
+        let why = last_ready(&first[0], &[a.clone(), elsewhere], &only_mine);
+        assert!(why.is_some_and(|w| w.contains("the only Ready coredns replica")));
     }
 
     /// The control-plane host where kubectl answered last is tried first by the next
@@ -6053,7 +6088,7 @@ case \" $* \" in
             empty,
         );
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let step = recreate(&mut kubectl, &pods[0], Duration::from_secs(2))
+        let step = recreate(&mut kubectl, &pods[0], &[], Duration::from_secs(2))
             .await
             .expect("listed");
         assert_eq!(
