@@ -5673,16 +5673,9 @@ case \" $* \" in
             br#"{"kind":"List","items":[]}"#,
         );
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(1),
-        )
-        .await
-        .expect("nothing failed");
+        let done = recreate_on_node1(&mut kubectl, pods, 1)
+            .await
+            .expect("nothing failed");
         let notes = kubectl.take_notes();
         kubectl.close().await;
         let left = dir.join("pods/0.json").exists();
@@ -5715,16 +5708,9 @@ case \" $* \" in
         );
         // No controller: the looping pod, deleted first, is not replaced.
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let failed = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(1),
-        )
-        .await
-        .expect_err("stopped");
+        let failed = recreate_on_node1(&mut kubectl, pods, 1)
+            .await
+            .expect_err("stopped");
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
         let done: Vec<(&str, bool)> = failed.done.iter().map(|p| (p.pod.as_str(), p.ok)).collect();
@@ -5852,16 +5838,9 @@ case \" $* \" in
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         assert!(!pods[0].ready, "{:?}", pods[0]);
         assert_eq!(pods[0].readiness, Some(Duration::from_secs(2)));
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(2),
-        )
-        .await
-        .expect("recreated");
+        let done = recreate_on_node1(&mut kubectl, pods, 2)
+            .await
+            .expect("recreated");
         kubectl.close().await;
         kubelet.join().expect("kubelet");
         let left = dir.join("pods/0.json").exists();
@@ -5902,16 +5881,9 @@ case \" $* \" in
             serde_json::to_vec(&posted).expect("json"),
         )
         .expect("posted");
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(2),
-        )
-        .await
-        .expect("recreated");
+        let done = recreate_on_node1(&mut kubectl, pods, 2)
+            .await
+            .expect("recreated");
         kubectl.close().await;
         let left = dir.join("pods/0.json").exists();
         std::fs::remove_dir_all(&dir).ok();
@@ -6002,16 +5974,9 @@ case \" $* \" in
             replaced
         });
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(10),
-        )
-        .await
-        .expect("recreated");
+        let done = recreate_on_node1(&mut kubectl, pods, 10)
+            .await
+            .expect("recreated");
         kubectl.close().await;
         if !dir.join("pods/0.json").exists() {
             assert_eq!(controller.join().expect("controller"), [1, 0]);
@@ -6028,6 +5993,25 @@ case \" $* \" in
                 ("coredns-5c54f84c97-7xk2p", true, false)
             ]
         );
+    }
+
+    /// [`recreate_node_pods`] of node1's pods as the step listed them (`pods`), with no
+    /// namespace outside kube-system and none seen not Ready by the plan.
+    async fn recreate_on_node1(
+        kubectl: &mut Kubectl,
+        pods: Vec<DnsPod>,
+        timeout_secs: u64,
+    ) -> Result<Vec<PodRecreation>, PodsFailed> {
+        let node = ["node1".to_owned()];
+        recreate_node_pods(
+            kubectl,
+            &[],
+            pods,
+            &[],
+            &node,
+            Duration::from_secs(timeout_secs),
+        )
+        .await
     }
 
     /// The last Ready CoreDNS replica is not deleted while the others are not Ready
@@ -6052,16 +6036,9 @@ case \" $* \" in
         cache["metadata"]["name"] = "nodelocaldns-k4m8p".into();
         let daemonset = replace_when_deleted(&dir, 2, cache);
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(10),
-        )
-        .await
-        .expect("listed");
+        let done = recreate_on_node1(&mut kubectl, pods, 10)
+            .await
+            .expect("listed");
         kubectl.close().await;
         assert!(
             dir.join("pods/0.json").exists(),
@@ -6107,16 +6084,9 @@ case \" $* \" in
         replacement["metadata"]["name"] = "coredns-ccb96694c-t4v8n".into();
         let controller = replace_once_deleted(&dir, replacement);
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let done = recreate_node_pods(
-            &mut kubectl,
-            &[],
-            pods,
-            &[],
-            &["node1".to_owned()],
-            Duration::from_secs(10),
-        )
-        .await
-        .expect("recreated");
+        let done = recreate_on_node1(&mut kubectl, pods, 10)
+            .await
+            .expect("recreated");
         kubectl.close().await;
         assert!(controller.join().expect("controller"), "not deleted");
         assert!(done.iter().all(|p| p.ok), "{done:?}");
