@@ -464,16 +464,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     } else {
         evidence
     };
-    let files = raw.config_files(
-        &[
-            "/etc/modules-load.d",
-            "/run/modules-load.d",
-            "/usr/local/lib/modules-load.d",
-            "/usr/lib/modules-load.d",
-            "/lib/modules-load.d",
-        ],
-        "/etc/modules",
-    );
+    let files = raw.config_files(&super::modprobe_d::MODULES_LOAD_DIRS, "/etc/modules");
     let inputs: Vec<(String, &str)> = files
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))

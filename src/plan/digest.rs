@@ -216,21 +216,16 @@ fn dnsfix_temp(path: &str) -> bool {
 /// unreadable or truncated one may do either); anywhere else (a kubelet drop-in, a CNI or
 /// CRI-O file), always.
 fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile) -> bool {
-    const MODULES_LOAD: [&str; 5] = [
-        "/etc/modules-load.d",
-        "/run/modules-load.d",
-        "/usr/local/lib/modules-load.d",
-        "/usr/lib/modules-load.d",
-        "/lib/modules-load.d",
-    ];
+    use crate::facts::modprobe_d::{BR_NETFILTER_DEPS, MODPROBE_DIRS, MODULES_LOAD_DIRS};
+    use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS};
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-    let family: &[&str] = if crate::facts::sysctl::SYSCTL_DIRS.contains(&dir) {
-        &crate::facts::sysctl::SYSCTL_DIRS
-    } else if crate::facts::modprobe_d::MODPROBE_DIRS.contains(&dir) {
-        &crate::facts::modprobe_d::MODPROBE_DIRS
-    } else if MODULES_LOAD.contains(&dir) {
-        &MODULES_LOAD
-    } else if path == crate::facts::sysctl::SYSCTL_CONF {
+    let family: &[&str] = if SYSCTL_DIRS.contains(&dir) {
+        &SYSCTL_DIRS
+    } else if MODPROBE_DIRS.contains(&dir) {
+        &MODPROBE_DIRS
+    } else if MODULES_LOAD_DIRS.contains(&dir) {
+        &MODULES_LOAD_DIRS
+    } else if path == SYSCTL_CONF {
         &[]
     } else {
         return true;
@@ -259,46 +254,35 @@ fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile
     // Names as sysctl.d (`net/bridge/x` is `net.bridge.x`) and kmod (`br-netfilter` is
     // `br_netfilter`) read them.
     let same = |w: &str| w.replace('/', ".").replace('-', "_");
-    if family.first() == Some(&crate::facts::sysctl::SYSCTL_DIRS[0]) || family.is_empty() {
-        let planned = host.changes.iter().filter_map(|c| match c {
-            Change::Sysctl { name, .. } => Some(same(name)),
-            _ => None,
-        });
-        let wanted: Vec<String> = digest
-            .sysctls
+    let sysctl = family.is_empty() || family == SYSCTL_DIRS;
+    // What the plan holds to (its digest) and sets, of the kind the file configures; for
+    // modules, br_netfilter and the modules it needs too.
+    let planned = host.changes.iter().filter_map(|c| match c {
+        Change::Sysctl { name, .. } if sysctl => Some(name.as_str()),
+        Change::LoadModule { name, .. } if !sysctl => Some(name.as_str()),
+        _ => None,
+    });
+    let held: Vec<&str> = if sysctl {
+        digest.sysctls.keys().map(String::as_str).collect()
+    } else {
+        let needed = std::iter::once("br_netfilter").chain(BR_NETFILTER_DEPS);
+        digest
+            .modules
             .keys()
-            .map(|k| same(k))
-            .chain(planned)
-            .collect();
+            .map(String::as_str)
+            .chain(needed)
+            .collect()
+    };
+    let wanted: Vec<String> = held.into_iter().chain(planned).map(same).collect();
+    if sysctl {
         // Each line's key, left of `=`; a leading `-` only lets a failure pass; a glob
         // (`*`, `?`, `[...]`: systemd 245) may name any setting.
         return lines.any(|line| {
-            let key = same(
-                line.split('=')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .trim_start_matches('-'),
-            );
+            let key = line.split('=').next().unwrap_or("").trim();
+            let key = same(key.trim_start_matches('-'));
             key.contains(['*', '?', '[']) || wanted.contains(&key)
         });
     }
-    let planned = host.changes.iter().filter_map(|c| match c {
-        Change::LoadModule { name, .. } => Some(same(name)),
-        _ => None,
-    });
-    let wanted: Vec<String> = digest
-        .modules
-        .keys()
-        .map(|m| same(m))
-        .chain(planned)
-        .chain(
-            ["br_netfilter"]
-                .into_iter()
-                .chain(crate::facts::modprobe_d::BR_NETFILTER_DEPS)
-                .map(same),
-        )
-        .collect();
     lines
         .flat_map(str::split_whitespace)
         .any(|w| wanted.contains(&same(w)))
