@@ -681,7 +681,13 @@ mod tests {
         assert_eq!(
             with(
                 "/usr/lib/modprobe.d/blacklist_linux_6.8.0-90-generic.conf",
-                "# Framebuffer drivers are generally buggy and poorly-supported\nblacklist vesafb\nblacklist softdog\n"
+                // Its opening lines as Ubuntu ships them (the framebuffer blacklist, as
+                // /etc/modprobe.d/blacklist-framebuffer.conf is quoted in public listings;
+                // no Ubuntu package source is reachable here).
+                "# Framebuffer drivers are generally buggy and poorly-supported, and cause\n\
+                 # suspend failures, kernel panics and general mayhem.  For this reason we\n\
+                 # never load them automatically.\nblacklist aty128fb\nblacklist atyfb\n\
+                 blacklist radeonfb\n"
             ),
             none
         );
@@ -698,7 +704,9 @@ mod tests {
             "a modprobe alias's wildcard names no module the plan loads"
         );
         // A name the plan read, but in another kind of directory or one that does not
-        // outrank it; a `?` in a comment (OpenShift's vm-max-map.conf cites a bug URL).
+        // outrank it; a `?` in a comment (OpenShift's vm-max-map.conf, verbatim from
+        // openshift/machine-config-operator@7ff337a4f
+        // templates/common/_base/files/sysctl-vm-max-map.conf.yaml).
         for (path, text) in [
             (
                 "/etc/sysctl.d/k8s.conf",
@@ -708,7 +716,9 @@ mod tests {
             ("/etc/sysctl.d/kubelet.conf", "vm.overcommit_memory = 1\n"),
             (
                 "/etc/sysctl.d/vm-max-map.conf",
-                "# https://bugzilla.redhat.com/show_bug.cgi?id=1793714\nvm.max_map_count = 262144\n",
+                "# Needed for OpenShift Logging (ElasticSearch). See\n\
+                 # https://bugzilla.redhat.com/show_bug.cgi?id=1793714\n\
+                 vm.max_map_count = 262144\n",
             ),
         ] {
             assert_eq!(with(path, text), none, "{path}");
