@@ -3544,8 +3544,15 @@ async fn recreate(
     Ok(step)
 }
 
-/// The names a node may have in the cluster: the kubelet's `--hostname-override`, the
-/// machine's hostname, the inventory name; lowercase, as node names are.
+/// The name a node has in the cluster, in a list: the kubelet's `--hostname-override`, else
+/// the machine's hostname, else (the hostname unread) the inventory name; lowercase, as
+/// node names are. The kubelet registers under the override, else the hostname it reads
+/// from /proc/sys/kernel/hostname, trimmed and lowercased (kubernetes
+/// staging/src/k8s.io/component-helpers/node/util/hostname.go `GetHostname`): the
+/// inventory name is no name of the node's once its hostname is known. Taking both would
+/// make an inventory entry whose `ansible_host` points at another machine (a copy-paste,
+/// a recycled address) claim the DNS pods of the node it is named after, and apply would
+/// recreate them with this node's.
 pub fn node_names(host: &Host, facts: &crate::facts::NodeFacts) -> Vec<String> {
     // With --hostname-override the kubelet registers under that name alone: the machine's
     // hostname could be another node's (cloned VMs).
@@ -3561,15 +3568,12 @@ pub fn node_names(host: &Host, facts: &crate::facts::NodeFacts) -> Vec<String> {
     if let Some(name) = overridden.last() {
         return vec![name.clone()];
     }
-    let mut names: Vec<String> = facts
+    let hostname = facts
         .hostname
-        .clone()
-        .into_iter()
-        .chain(std::iter::once(host.name.clone()))
-        .map(|n| n.to_lowercase())
-        .collect();
-    names.dedup();
-    names
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty());
+    vec![hostname.unwrap_or(&host.name).to_lowercase()]
 }
 
 #[cfg(test)]

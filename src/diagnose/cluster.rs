@@ -1640,7 +1640,8 @@ mod tests {
     }
 
     /// With --hostname-override the kubelet's node is that name alone; without it, the
-    /// machine's hostname and the inventory name.
+    /// machine's hostname alone, and only where that is unread, the inventory name: an
+    /// inventory entry pointing at another machine does not claim its pods.
     #[test]
     fn node_names_follow_hostname_override() {
         let mut facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
@@ -1650,10 +1651,10 @@ mod tests {
             .kubelet
             .flags
             .retain(|f| f.name != "hostname-override");
-        assert_eq!(
-            crate::cluster::node_names(&host, &facts),
-            ["worker-7", "node1"]
-        );
+        assert_eq!(crate::cluster::node_names(&host, &facts), ["worker-7"]);
+        let mut unread = facts.clone();
+        unread.hostname = None;
+        assert_eq!(crate::cluster::node_names(&host, &unread), ["node1"]);
         facts
             .kubelet
             .flags
@@ -1666,6 +1667,34 @@ mod tests {
             crate::cluster::node_names(&host, &facts),
             ["worker-7.example"]
         );
+    }
+
+    /// An inventory entry named node2 whose address reaches node1's machine (hostname
+    /// node1): its view of the cluster holds node1's pods, not node2's, which apply would
+    /// otherwise recreate with node1's.
+    #[test]
+    fn an_inventory_name_is_no_node_name_once_the_hostname_is_read() {
+        let mut facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        facts
+            .kubelet
+            .flags
+            .retain(|f| f.name != "hostname-override");
+        facts.hostname = Some("node1".to_owned());
+        let host = crate::inventory::Host::new("node2");
+        let cluster = read(
+            vec![
+                cache("nodelocaldns-aaaaa", "nodelocaldns", "node1", true),
+                cache("nodelocaldns-bbbbb", "nodelocaldns", "node2", true),
+            ],
+            DnsConfig::default(),
+        );
+        let crate::cluster::NodeView::Read { pods, .. } =
+            cluster.node_view(crate::cluster::node_names(&host, &facts))
+        else {
+            panic!("read");
+        };
+        let pods: Vec<&str> = pods.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(pods, ["nodelocaldns-aaaaa"]);
     }
 
     fn rules_of(
