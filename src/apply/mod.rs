@@ -486,6 +486,10 @@ async fn run_batch(
                 host: host.name.clone(),
             });
             let result = apply_host(&ctx, &host, &plan).await;
+            // A retry of this host (`--limit`) while this run goes on with others takes
+            // over what it left there (record::liveness_for); unnoted, it would wait on
+            // this run.
+            let _ = record::note_ended(&record::state_dir(), &ctx.run_id, &host.name);
             ctx.sink.event(Event::HostDone {
                 host: host.name.clone(),
                 message: match &result.error {
@@ -608,7 +612,7 @@ async fn apply_on(
     // business while it runs (it may be recreating them now) or once it marked the plan
     // done; left by a run that is gone, they are this run's, and so are the checks.
     let left = if result.outcome == HostOutcome::Unchanged && !retry_pods {
-        left_on_node(&after, [&pods_pending, &marker])
+        left_on_node(&after, &host.name, [&pods_pending, &marker])
     } else {
         PodsLeft::ToDo
     };
@@ -701,16 +705,20 @@ fn left_to_another(left: &PodsLeft, pods_pending: &str, result: &mut HostResult)
 
 /// [`pods_left`] by the node's facts gathered after the apply script: its pods-pending
 /// note and its done marker; a run is running where it holds its lock in this state
-/// directory, and known gone only where this state directory recorded it
-/// ([`record::liveness`]).
-fn left_on_node(after: &crate::facts::NodeFacts, [note, marker]: [&str; 2]) -> PodsLeft {
+/// directory and is not done with `host`, and known gone only where this state directory
+/// recorded it ([`record::liveness_for`]).
+fn left_on_node(
+    after: &crate::facts::NodeFacts,
+    host: &str,
+    [note, marker]: [&str; 2],
+) -> PodsLeft {
     let note = after.files.get(note).and_then(|f| f.text());
     let done = after
         .files
         .get(marker)
         .is_some_and(|f| f.state == crate::facts::raw::FileState::Present);
     pods_left(note.as_deref(), done, |run| {
-        record::liveness(&record::state_dir(), run)
+        record::liveness_for(&record::state_dir(), run, host)
     })
 }
 

@@ -199,6 +199,38 @@ pub fn liveness(dir: &Path, run_id: &str) -> Liveness {
     }
 }
 
+/// [`liveness`] of `run_id` as far as `host` goes: a run still running that is done with
+/// `host` ([`note_ended`]: it failed the host and went on with others under
+/// `--max-fail-percentage`, or the rest of its batch keeps it running) will not touch it
+/// again, so what it left there is as a gone run's.
+pub fn liveness_for(dir: &Path, run_id: &str, host: &str) -> Liveness {
+    match liveness(dir, run_id) {
+        Liveness::Running if ended(dir, run_id, host) => Liveness::Gone,
+        other => other,
+    }
+}
+
+/// Notes in `run_id`'s lock file (held by this process, [`hold`]) that the run is done
+/// with `host`: one line, the name as a JSON string (any inventory name stays one line),
+/// in one append.
+pub fn note_ended(dir: &Path, run_id: &str, host: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let line = format!("{}\n", serde_json::Value::from(host));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(lock_path(dir, run_id))?
+        .write_all(line.as_bytes())
+}
+
+/// Whether `run_id` noted that it is done with `host` ([`note_ended`]).
+fn ended(dir: &Path, run_id: &str, host: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(lock_path(dir, run_id)) else {
+        return false;
+    };
+    text.lines()
+        .any(|line| serde_json::from_str::<String>(line).is_ok_and(|name| name == host))
+}
+
 /// Saves `record` atomically (temp file, fsync, rename).
 pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
     if dir.ends_with(".dnsfix-state-needs-HOME") {
@@ -262,6 +294,27 @@ mod tests {
         assert_eq!(liveness(&dir, "../runs/x"), Liveness::Gone);
         drop(lock);
         assert_eq!(liveness(&dir, id), Liveness::Gone);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A running run that noted it is done with a host is, for that host alone, as a gone
+    /// run: a `--limit` retry of the host takes over what it left there.
+    #[test]
+    fn a_running_run_done_with_a_host_is_gone_for_that_host() {
+        let dir = std::env::temp_dir().join(format!("dnsfix-runended-{}", crate::util::nonce()));
+        let id = "20261201T010000Z-0123abcd";
+        let lock = hold(&dir, id).expect("hold");
+        std::fs::write(path(&dir, id), "{}").expect("record");
+        assert_eq!(liveness_for(&dir, id, "node1"), Liveness::Running);
+        note_ended(&dir, id, "node1").expect("noted");
+        note_ended(&dir, id, "odd\nname").expect("noted");
+        assert_eq!(liveness_for(&dir, id, "node1"), Liveness::Gone);
+        assert_eq!(liveness_for(&dir, id, "odd\nname"), Liveness::Gone);
+        // Neither another host nor a part of a name that was noted.
+        assert_eq!(liveness_for(&dir, id, "node2"), Liveness::Running);
+        assert_eq!(liveness_for(&dir, id, "odd"), Liveness::Running);
+        drop(lock);
+        assert_eq!(liveness_for(&dir, id, "node2"), Liveness::Gone);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
