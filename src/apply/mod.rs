@@ -648,7 +648,7 @@ async fn apply_on(
     let recreated = recreated && (planned_pods(plan) || !result.pods.is_empty());
     verify_dns(session, target, host, plan, &after, recreated, result).await?;
     // 6. Only now is the plan done on this node: a re-run restarts nothing.
-    mark_done(ctx, session, target, &marker).await?;
+    mark_done(ctx, session, target, &marker, digest).await?;
     // After the done marker, never before: a node without either is one whose pods no
     // run of this plan is known to have recreated. (Noted wherever the plan has a
     // cluster action, pods or none.)
@@ -1107,18 +1107,28 @@ async fn mark_done(
     session: &mut Session,
     target: &Target,
     marker: &str,
+    digest: &FactDigest,
 ) -> Result<(), String> {
-    let mark = script::mark_done_script(&ctx.run_id, marker)?;
+    let handled = crate::plan::digest::handled_marker(&digest.sha256);
+    // Half the command's time for the lock: the other half is the message's, not a
+    // timeout's.
+    let wait = (session.command_timeout().as_secs() / 2).max(1);
+    let mark = script::plan_done_script(&ctx.run_id, marker, &handled, wait)?;
     let out = crate::gather::run_as_root(session, target, &mark)
         .await
         .map_err(|e| format!("applied and verified, but cannot mark it done: {e}"))?;
-    if out.exit_status != Some(0) {
-        return Err(format!(
+    match out.exit_status {
+        Some(0) => Ok(()),
+        Some(code) if code == script::ROLLED_BACK_EXIT as u32 => Err(format!(
+            "applied and verified, but not marked done: the plan's handled note ({handled}) \
+             is gone, so a rollback ran on the node meanwhile (or the note could not be \
+             written); apply the plan again for it to stand"
+        )),
+        _ => Err(format!(
             "applied and verified, but cannot mark it done at {marker}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+            crate::text::escape(String::from_utf8_lossy(&out.stderr).trim())
+        )),
     }
-    Ok(())
 }
 
 /// Deletes the node's CoreDNS and nodelocaldns pods through kubectl on a control-plane host

@@ -166,6 +166,35 @@ pub fn mark_done_script(run: &str, marker: &str) -> Result<String, String> {
     ))
 }
 
+/// How [`plan_done_script`] says the plan's handled note is gone: a rollback ran on the
+/// node since this run's changes.
+pub const ROLLED_BACK_EXIT: i32 = 4;
+
+/// Marks the plan done on the node ([`mark_done_script`]) only while its handled note
+/// (`handled`, written by the apply script) is there, under the node's lock: a rollback,
+/// which removes the note with the node's done markers under the same lock, may have run
+/// while this run recreated the pods and checked DNS (a takeover, a rollback started from
+/// another terminal), and a done marker written after it would make every later apply of
+/// the plan call the rolled-back node `unchanged`. The note gone: nothing is written,
+/// exit [`ROLLED_BACK_EXIT`]. The lock is waited for up to `wait_secs` (a rollback holds it
+/// through its restarts).
+pub fn plan_done_script(
+    run: &str,
+    marker: &str,
+    handled: &str,
+    wait_secs: u64,
+) -> Result<String, String> {
+    check_path(handled)?;
+    let mark = mark_done_script(run, marker)?;
+    Ok(format!(
+        "{{ command exec 9>>/var/lib/dnsfix/lock; }} 2>/dev/null || {{ echo \"cannot open /var/lib/dnsfix/lock\" >&2; exit 3; }}\n\
+         flock -w {wait_secs} -x 9 || {{ echo \"/var/lib/dnsfix/lock is held by $(cat /var/lib/dnsfix/owner 2>/dev/null || echo another run)\" >&2; exit 3; }}\n\
+         [ -f {handled} ] || exit {ROLLED_BACK_EXIT}\n\
+         {mark}",
+        handled = quote(handled),
+    ))
+}
+
 /// Removes a marker file `mark_done_script` wrote.
 pub fn remove_marker_script(marker: &str) -> Result<String, String> {
     check_path(marker)?;

@@ -1972,3 +1972,52 @@ fn the_pods_are_noted_pending_before_the_restart() {
         "{again:?}"
     );
 }
+
+/// The plan is marked done only while its handled note is there: applied, it is; rolled
+/// back in between (the rollback removes the note under the node's lock, as one started
+/// while another run recreated the pods would), nothing is written and the script says so
+/// by its exit. And it waits for the node's lock, not past its bound.
+#[test]
+fn a_plan_rolled_back_meanwhile_is_not_marked_done() {
+    use dnsfix::apply::script::{ROLLED_BACK_EXIT, plan_done_script};
+    let dir = scratch("node-scripts-done-after-rollback");
+    let b = Boundary::fresh();
+    save_apply(
+        &dir,
+        &b,
+        ("r1", "p1"),
+        &[write(None, "nameserver 10.0.0.1\n")],
+        &[],
+    );
+    save_rollback(&dir, &b, "r1");
+    let done = "/var/lib/dnsfix/done/p1";
+    let mark = plan_done_script("r1", done, "/var/lib/dnsfix/handled/p1", 1).expect("script");
+    std::fs::write(dir.join("done.sh"), mark).expect("write");
+    let shown = in_temporary_root(
+        &dir,
+        &format!(
+            "dash \"$scratch/r1.sh\" >/dev/null </dev/null\n\
+             flock /var/lib/dnsfix/lock sh -c 'touch /var/lib/locked; sleep 3' &\n\
+             until [ -e /var/lib/locked ]; do sleep 0.1; done\n\
+             dash \"$scratch/done.sh\" 2>\"$scratch/held.err\" && echo held:0 || echo held:$?\n\
+             wait\n\
+             dash \"$scratch/done.sh\" && echo applied:$(cat {done})\n\
+             rm -f {done}\n\
+             dash \"$scratch/rollback.sh\" >/dev/null </dev/null\n\
+             dash \"$scratch/done.sh\" && echo rolled-back:0 || echo rolled-back:$?\n\
+             [ -e {done} ] && echo marked || echo not-marked\n"
+        ),
+    );
+    assert_eq!(
+        shown.lines().collect::<Vec<_>>(),
+        [
+            "held:3",
+            "applied:r1",
+            &format!("rolled-back:{ROLLED_BACK_EXIT}"),
+            "not-marked"
+        ],
+        "{shown}"
+    );
+    let held = std::fs::read_to_string(dir.join("held.err")).expect("stderr");
+    assert!(held.contains("/var/lib/dnsfix/lock is held by"), "{held}");
+}
