@@ -208,6 +208,12 @@ pub struct Verified {
     pub fixed: Vec<String>,
     /// Findings the plan fixes that are still there: the host failed.
     pub remaining: Vec<String>,
+    /// Findings failing now that were not at plan time (nor are the plan's to fix): reported,
+    /// not failing the host. The stale check refuses what bears on the plan; a change
+    /// elsewhere on the node since the plan (or one this run's change brought out) is
+    /// said here, for `dnsfix check` and `explain`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub new: Vec<String>,
     /// The `dnsfix verify` queries asked from the node after the change. A failing
     /// upstream (the kubelet's resolv.conf for Default pods) fails the host; cluster DNS
     /// is reported, since its pods keep the resolv.conf they started with until recreated.
@@ -963,9 +969,11 @@ async fn verify_fixed(
         .iter()
         .cloned()
         .partition(|id| failing.contains(id));
+    let new = newly_failing(plan, &failing);
     result.verified = Some(Verified {
         fixed,
         remaining: remaining.clone(),
+        new,
         dns: Vec::new(),
     });
     if !remaining.is_empty() {
@@ -975,6 +983,24 @@ async fn verify_fixed(
         ));
     }
     Ok(after)
+}
+
+/// Of the findings `failing` after the apply, those the plan neither fixes nor found
+/// failing ([`Verified::new`]), each once.
+fn newly_failing(plan: &HostPlan, failing: &[String]) -> Vec<String> {
+    let mut new: Vec<String> = failing
+        .iter()
+        .filter(|id| !plan.fixes.contains(id))
+        .filter(|id| {
+            !plan
+                .findings
+                .iter()
+                .any(|f| &f.id == *id && f.status == FindingStatus::Failed)
+        })
+        .cloned()
+        .collect();
+    new.dedup();
+    new
 }
 
 /// Real queries: the files say DNS is fixed, the servers must say so too. Records every
@@ -1978,6 +2004,38 @@ mod tests {
     /// on another machine), the pods, the checks and the marker; no note and the plan
     /// marked done, nothing; neither (a run of a dnsfix that wrote no note), all of it.
     /// Before, every such run stopped there, "unchanged", whatever was left.
+    /// After the apply, a finding failing that the plan did not find failing (nor fix) is
+    /// new (one the plan could not judge too); one the plan found failing, or fixes, is not.
+    #[test]
+    fn findings_failing_since_the_plan_are_new() {
+        use crate::diagnose::finding::{FindingStatus, Severity};
+        let mut plan = HostPlan::empty("node1", crate::plan::model::HostStatus::Changes);
+        plan.fixes = vec!["DNS-KUBELET-LOOPBACK".to_owned()];
+        let finding = |id: &str, status| crate::plan::model::FindingRecord {
+            id: id.to_owned(),
+            severity: Severity::Warning,
+            status,
+            summary: String::new(),
+            evidence: Vec::new(),
+            playbook: None,
+        };
+        plan.findings = vec![
+            finding("DNS-BRIDGE-NF-OFF", FindingStatus::Failed),
+            finding("DNS-NAMESERVER-LIMIT", FindingStatus::Unknown),
+        ];
+        let failing = [
+            "DNS-KUBELET-LOOPBACK",
+            "DNS-BRIDGE-NF-OFF",
+            "DNS-NAMESERVER-LIMIT",
+            "DNS-STRAY-SEARCH",
+        ]
+        .map(str::to_owned);
+        assert_eq!(
+            newly_failing(&plan, &failing),
+            ["DNS-NAMESERVER-LIMIT", "DNS-STRAY-SEARCH"]
+        );
+    }
+
     #[test]
     fn a_handled_plan_goes_on_to_what_its_run_left() {
         let live = |run: &str| match run {

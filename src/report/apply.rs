@@ -187,6 +187,13 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         if !verified.remaining.is_empty() {
             let _ = writeln!(out, "    REMAINING {}", verified.remaining.join(", "));
         }
+        if !verified.new.is_empty() {
+            let _ = writeln!(
+                out,
+                "    NEW       {}: failing now, not at plan time (dnsfix check; dnsfix explain ID)",
+                verified.new.join(", ")
+            );
+        }
         // The verify queries, one line per DNS path asked from the node.
         for p in &verified.dns {
             let what = format!(

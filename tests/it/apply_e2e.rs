@@ -295,6 +295,10 @@ fn assert_applied_and_fixed(plan: &Plan, record: &RunRecord) {
                 .as_ref()
                 .unwrap_or_else(|| panic!("{}: not verified: {result:#?}", host.host));
             assert!(verified.remaining.is_empty(), "{result:#?}");
+            // Nothing changed on the lab's nodes but the plan's own changes: no finding
+            // the cluster-less verify judges is new (one the plan judged with the cluster
+            // would be, were the verify's rules harsher without it).
+            assert!(verified.new.is_empty(), "{}: {result:#?}", host.host);
             let mut fixed = verified.fixed.clone();
             let mut fixes = host.fixes.clone();
             fixed.sort();
