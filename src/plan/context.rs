@@ -158,23 +158,41 @@ fn resolved_uplink_clean(host: &Host, facts: &NodeFacts, cluster: &BTreeSet<IpAd
         && clean(&facts.resolver.systemd_uplink, cluster)
 }
 
-/// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, which outrank its
-/// group_vars and host_vars (include_vars: only `-e` beats them). Kubespray includes the
-/// first of roles/kubernetes/node/vars/<distro>-<version>.yml, -<release>.yml,
+/// Kubespray's vars file for a node's OS that sets its kube_resolv_conf, and the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubesprayDistroVars {
+    /// As Kubespray names it: `roles/kubernetes/node/vars/ubuntu-22.yml`.
+    pub file: String,
+    pub kube_resolv_conf: &'static str,
+}
+
+/// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, and their file; they
+/// outrank its group_vars and host_vars (include_vars: only `-e` beats them). Kubespray
+/// includes the first of roles/kubernetes/node/vars/<distro>-<version>.yml, -<release>.yml,
 /// -<major>.yml, <distro>.yml, <os family>.yml (tasks/facts.yml); at 46dbdd39 those are
 /// fedora.yml and ubuntu-18/20/22/24.yml, each with /run/systemd/resolve/resolv.conf. An
 /// Ubuntu without its file (16.04, 26.04) and every other distribution take the inventory's.
-pub(super) fn kubespray_distro_resolv_conf(facts: &NodeFacts) -> Option<&'static str> {
+/// The one rule for the plan and for rollback, which judges the inventory's value by it.
+pub fn kubespray_distro_vars(facts: &NodeFacts) -> Option<KubesprayDistroVars> {
     if facts.flavour.kind != FlavourKind::Kubespray {
         return None;
     }
     let os = facts.os.as_ref()?;
     let major = os.version_id.as_deref()?.split('.').next()?;
-    match os.id.as_deref()? {
-        "fedora" => Some(RESOLVED_UPLINK),
-        "ubuntu" if ["18", "20", "22", "24"].contains(&major) => Some(RESOLVED_UPLINK),
-        _ => None,
-    }
+    let file = match os.id.as_deref()? {
+        "fedora" => "fedora.yml".to_owned(),
+        "ubuntu" if ["18", "20", "22", "24"].contains(&major) => format!("ubuntu-{major}.yml"),
+        _ => return None,
+    };
+    Some(KubesprayDistroVars {
+        file: format!("roles/kubernetes/node/vars/{file}"),
+        kube_resolv_conf: RESOLVED_UPLINK,
+    })
+}
+
+/// The kube_resolv_conf of [`kubespray_distro_vars`], where they set one.
+pub(super) fn kubespray_distro_resolv_conf(facts: &NodeFacts) -> Option<&'static str> {
+    kubespray_distro_vars(facts).map(|v| v.kube_resolv_conf)
 }
 
 /// systemd-resolved's file of the real upstream servers.
