@@ -273,3 +273,13 @@ pub(crate) fn kubeadm_ipvs_nodelocal_with_service_in_file()
     }
     (crate::facts::NodeFacts::from_raw("node1", &raw), cluster)
 }
+
+/// A real /etc/os-release (`tests/fixtures/os-release/NAME`, verbatim from
+/// which-distro/os-release @b92bccaf2aed: `ubuntu-22.04`, `fedora-server-40`, `debian-12`,
+/// `rhel-9.4`).
+pub(crate) fn os_release(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/os-release")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

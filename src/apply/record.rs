@@ -72,7 +72,8 @@ pub struct InventoryUpdate {
     /// `written`, `already`, `stale` (the file changed since the plan), `held` (it names
     /// dnsfix's own file, which a host it is for has not got in this run), `error`; in a
     /// rollback's record `kept` (a host's `kube_resolv_conf` still names a file the rollback
-    /// removed: to undo by hand).
+    /// removed: to undo by hand) or `unused` (it does, but Kubespray's vars for the node's OS
+    /// set kube_resolv_conf over it: no failure).
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty", default)]
     pub message: String,

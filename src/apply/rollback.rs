@@ -49,6 +49,50 @@ pub fn may_have_written(result: &HostResult) -> bool {
         || (result.outcome == HostOutcome::Failed && !result.planned.is_empty())
 }
 
+/// The file in dnsfix's own directory (`/etc/dnsfix/resolv.conf`) that this rollback
+/// (`result`) removed from `host` and that its inventory still gives it as kube_resolv_conf:
+/// the next Kubespray run hands the kubelet a resolvConf that is not there, unless
+/// Kubespray's vars for the node's OS set their own ([`DistroVars`]).
+pub fn removed_kube_resolv_conf<'h>(host: &'h Host, result: &HostResult) -> Option<&'h str> {
+    let value = host.var_str("kube_resolv_conf")?;
+    let removed = value.starts_with("/etc/dnsfix/")
+        && result
+            .steps
+            .iter()
+            .any(|s| s.target == value && s.outcome == StepOutcome::Removed);
+    removed.then_some(value)
+}
+
+/// What Kubespray's vars for a host's OS make of the kube_resolv_conf its inventory gives,
+/// where that names a file the rollback removed ([`removed_kube_resolv_conf`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DistroVars {
+    /// Not read: the inventory names no file the rollback removed.
+    NotRead,
+    /// The node's facts could not be gathered after the rollback: why.
+    Unknown(String),
+    /// From the node's facts gathered after the rollback: the vars file that sets
+    /// kube_resolv_conf over the inventory's, or none (another OS, not a Kubespray node),
+    /// by the plan's own rule ([`crate::plan::context::kubespray_distro_vars`]).
+    Read(Option<crate::plan::context::KubesprayDistroVars>),
+}
+
+/// One host's rollback: its result, and what its OS's Kubespray vars make of its inventory.
+#[derive(Debug, Clone)]
+pub struct RolledBack {
+    pub result: HostResult,
+    pub distro_vars: DistroVars,
+}
+
+/// Reads [`DistroVars`] from the node's facts, gathered over `session` after its rollback:
+/// one exec more, on a host whose inventory names a file the rollback removed.
+async fn read_distro_vars(session: &mut Session, target: &Target) -> DistroVars {
+    match crate::gather::gather_session(session, target, &[]).await {
+        Ok(facts) => DistroVars::Read(crate::plan::context::kubespray_distro_vars(&facts)),
+        Err(e) => DistroVars::Unknown(format!("{}: {e}", e.kind())),
+    }
+}
+
 /// Rolls back run `run_id` (its apply results in `applied`) on `hosts`.
 pub async fn rollback(
     run_id: &str,
@@ -57,10 +101,14 @@ pub async fn rollback(
     transport: Arc<Transport>,
     options: &ApplyOptions,
     sink: Arc<dyn EventSink>,
-) -> Vec<HostResult> {
+) -> Vec<RolledBack> {
     let permits = Arc::new(Semaphore::new(options.forks.max(1)));
     let mut tasks = JoinSet::new();
-    let mut results: HashMap<String, HostResult> = HashMap::new();
+    let mut results: HashMap<String, RolledBack> = HashMap::new();
+    let done = |result: HostResult| RolledBack {
+        result,
+        distro_vars: DistroVars::NotRead,
+    };
     for (index, result) in applied.iter().enumerate() {
         let mut mine = result.clone();
         mine.steps.clear();
@@ -75,13 +123,13 @@ pub async fn rollback(
         mine.pods_kept = false;
         if !may_have_written(result) {
             mine.outcome = HostOutcome::NothingPlanned;
-            results.insert(result.host.clone(), mine);
+            results.insert(result.host.clone(), done(mine));
             continue;
         }
         let Some(host) = hosts.get(&result.host).cloned() else {
             mine.outcome = HostOutcome::Failed;
             mine.error = Some("the host is not in the inventory".into());
-            results.insert(result.host.clone(), mine);
+            results.insert(result.host.clone(), done(mine));
             continue;
         };
         let permits = Arc::clone(&permits);
@@ -92,10 +140,11 @@ pub async fn rollback(
         let stop = options.stop.clone();
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            let mut distro_vars = DistroVars::NotRead;
             if stop.requested() {
                 mine.outcome = HostOutcome::Untouched;
                 mine.error = Some(super::STOPPED.into());
-                return (index, mine);
+                return (index, mine, distro_vars);
             }
             let target = Target {
                 host: host.name.clone(),
@@ -106,6 +155,9 @@ pub async fn rollback(
                     if let Err(e) = undo(&mut session, &target, &run_id, timeout, &mut mine).await {
                         mine.outcome = HostOutcome::Failed;
                         mine.error = Some(e);
+                    }
+                    if removed_kube_resolv_conf(&host, &mine).is_some() {
+                        distro_vars = read_distro_vars(&mut session, &target).await;
                     }
                     session.close().await;
                 }
@@ -121,12 +173,18 @@ pub async fn rollback(
                     None => rollback_word(mine.outcome).to_owned(),
                 },
             });
-            (index, mine)
+            (index, mine, distro_vars)
         });
     }
     while let Some(joined) = tasks.join_next().await {
-        if let Ok((_, result)) = joined {
-            results.insert(result.host.clone(), result);
+        if let Ok((_, result, distro_vars)) = joined {
+            results.insert(
+                result.host.clone(),
+                RolledBack {
+                    result,
+                    distro_vars,
+                },
+            );
         }
     }
     applied

@@ -127,7 +127,7 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
     let started = crate::util::now_rfc3339();
     let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(writing, config.progress));
     super::stop_on_interrupt(&options.stop, &sink, "restores, restarts and health checks");
-    let results = ctx.runtime.block_on(apply::rollback::rollback(
+    let rolled = ctx.runtime.block_on(apply::rollback::rollback(
         run_id,
         &targets,
         &hosts,
@@ -149,8 +149,8 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
         plan_file: applied.plan_file.clone(),
         plan_created: applied.plan_created.clone(),
         rolls_back: Some(run_id.to_string()),
-        inventory_updates: inventory_left(&results, &ctx, &applied.inventory_updates),
-        hosts: results,
+        inventory_updates: inventory_left(&rolled, &ctx, &applied.inventory_updates),
+        hosts: rolled.into_iter().map(|r| r.result).collect(),
         cluster_updates,
     };
     let saved = save_record(&record);
@@ -178,56 +178,94 @@ pub fn run(config: &Config, args: &RollbackConfig) -> Result<u8, Error> {
 /// off a node: a host whose rollback removed a file in dnsfix's own directory
 /// (`/etc/dnsfix/resolv.conf`) and to which the inventory still gives that file as
 /// `kube_resolv_conf` (its kubelet would then start no pod), whichever run set it. Each is
-/// `kept`, to undo by hand, and fails the rollback (exit 3), as a kept node file does. Other
-/// settings a run wrote (`upstream_dns_servers`, systemd-resolved's file) are the fix as
-/// Kubespray makes it, and hosts that keep their fix may need them: not judged here.
+/// `kept`, to undo by hand, and fails the rollback (exit 3), as a kept node file does;
+/// `unused` (no failure) where Kubespray's vars for the node's OS set kube_resolv_conf
+/// over the inventory's. Other settings a run wrote (`upstream_dns_servers`,
+/// systemd-resolved's file) are the fix as Kubespray makes it, and hosts that keep their fix
+/// may need them: not judged here.
 fn inventory_left(
-    results: &[HostResult],
+    rolled: &[apply::rollback::RolledBack],
     ctx: &Context,
     written: &[crate::apply::record::InventoryUpdate],
 ) -> Vec<crate::apply::record::InventoryUpdate> {
     let mut left: Vec<crate::apply::record::InventoryUpdate> = Vec::new();
-    for result in results {
-        let Some(value) = ctx
-            .inventory
-            .host(&result.host)
-            .and_then(|h| h.var_str("kube_resolv_conf"))
-        else {
+    for one in rolled {
+        let host = &one.result.host;
+        let Some(inventory_host) = ctx.inventory.host(host) else {
             continue;
         };
-        let undone = value.starts_with("/etc/dnsfix/")
-            && result
-                .steps
-                .iter()
-                .any(|s| s.target == value && s.outcome == apply::StepOutcome::Removed);
-        if !undone {
-            continue;
-        }
-        // Where a run of dnsfix wrote it, that file; else the inventory.
-        let path = written
-            .iter()
-            .find(|u| u.outcome == "written" && u.hosts.contains(&result.host))
-            .map(|u| u.path.clone())
-            .or_else(|| ctx.inventory.path().map(|p| p.display().to_string()))
-            .unwrap_or_default();
-        left.push(crate::apply::record::InventoryUpdate {
-            path,
-            outcome: "kept".into(),
-            message: format!(
-                "the inventory gives {} kube_resolv_conf: {}, a file this rollback removed: the \
-                 next Kubespray run hands the kubelet a resolvConf that is not there, and it \
-                 starts no pod (unless Kubespray's vars for the node's OS set it: Ubuntu \
-                 18.04 to 24.04, Fedora); take the setting out of the host's vars, or \
-                 override a group's in host_vars, by hand (rollback edits no file where \
-                 dnsfix runs)",
-                crate::text::escape(&result.host),
-                crate::text::escape(value)
-            ),
-            hosts: vec![result.host.clone()],
-        });
+        // The file that sets the value Ansible takes (a run of dnsfix may have written
+        // others for this host); else where a run of dnsfix wrote it, else the inventory.
+        let path = || {
+            inventory_host
+                .origins
+                .get("kube_resolv_conf")
+                .map(|o| o.path.display().to_string())
+                .or_else(|| {
+                    written
+                        .iter()
+                        .find(|u| u.outcome == "written" && u.hosts.contains(host))
+                        .map(|u| u.path.clone())
+                })
+                .or_else(|| ctx.inventory.path().map(|p| p.display().to_string()))
+                .unwrap_or_default()
+        };
+        left.extend(judge_kube_resolv_conf(inventory_host, one, path));
     }
     left
 }
+
+/// The inventory's kube_resolv_conf for `host` after its rollback (`rolled`), where it
+/// names a file the rollback removed: `kept` where the next Kubespray run hands it to the
+/// kubelet, `unused` where Kubespray's vars for the node's OS set their own over it
+/// (include_vars outranks group and host vars). Where the node's OS is not known, `kept`,
+/// saying which OSes would make it moot. `path` is the inventory file to name.
+fn judge_kube_resolv_conf(
+    host: &Host,
+    rolled: &apply::rollback::RolledBack,
+    path: impl FnOnce() -> String,
+) -> Option<crate::apply::record::InventoryUpdate> {
+    use apply::rollback::DistroVars;
+    let value = apply::rollback::removed_kube_resolv_conf(host, &rolled.result)?;
+    let given = format!(
+        "the inventory gives {} kube_resolv_conf: {}, a file this rollback removed",
+        crate::text::escape(&host.name),
+        crate::text::escape(value)
+    );
+    let (outcome, message) = match &rolled.distro_vars {
+        DistroVars::Read(Some(vars)) => (
+            "unused",
+            format!(
+                "{given}, but Kubespray's {} for the node's OS sets kube_resolv_conf: {} over \
+                 group and host vars: the next Kubespray run does not hand the kubelet the \
+                 inventory's",
+                vars.file, vars.kube_resolv_conf
+            ),
+        ),
+        DistroVars::Read(None) => ("kept", format!("{given}: {STARTS_NO_POD}; {BY_HAND}")),
+        DistroVars::NotRead | DistroVars::Unknown(_) => (
+            "kept",
+            format!(
+                "{given}: {STARTS_NO_POD} (unless Kubespray's vars for the node's OS set it: \
+                 Ubuntu 18.04 to 24.04, Fedora); {BY_HAND}"
+            ),
+        ),
+    };
+    Some(crate::apply::record::InventoryUpdate {
+        path: path(),
+        outcome: outcome.into(),
+        message,
+        hosts: vec![host.name.clone()],
+    })
+}
+
+/// What the next Kubespray run does with a kube_resolv_conf naming a file that is gone.
+const STARTS_NO_POD: &str = "the next Kubespray run hands the kubelet a resolvConf that is not there, and it starts \
+     no pod";
+
+/// How a kept kube_resolv_conf is undone.
+const BY_HAND: &str = "take the setting out of the host's vars, or override a group's in \
+     host_vars, by hand (rollback edits no file where dnsfix runs)";
 
 /// Refuses a rollback whose run changed hosts that are not in this inventory (without
 /// `--limit`, which chooses hosts on purpose): rolled back elsewhere, or with no `-i` at
@@ -274,4 +312,118 @@ fn not_in_inventory(ctx: &Context, applied: &RunRecord) -> Result<(), Error> {
         crate::text::escape(&missing.join(", ")),
         if missing.len() == 1 { "is" } else { "are" },
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::apply::rollback::{DistroVars, RolledBack};
+    use crate::apply::{HostOutcome, Step, StepOutcome};
+    use crate::plan::{HostPlan, HostStatus};
+
+    const FILE: &str = "/etc/dnsfix/resolv.conf";
+
+    /// node1, a Kubespray node (Kubespray HEAD on Ubuntu 22.04, its fixture's README names
+    /// the sources) given the /etc/os-release `os`, whose inventory gives it dnsfix's file
+    /// as kube_resolv_conf and whose rollback removed that file; its OS's Kubespray vars
+    /// read from its facts by the plan's rule, as the rollback reads them.
+    fn rolled_back(os: &str) -> (Host, RolledBack) {
+        let raw = crate::testing::with_files(
+            &crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default"),
+            &[("/etc/os-release", &crate::testing::os_release(os))],
+        );
+        let facts = crate::facts::NodeFacts::from_raw("node1", &raw);
+        let distro_vars = DistroVars::Read(crate::plan::context::kubespray_distro_vars(&facts));
+        let mut host = Host::new("node1");
+        host.vars.insert("kube_resolv_conf".into(), json!(FILE));
+        let plan = HostPlan::empty("node1", HostStatus::Changes);
+        let mut result = HostResult::new(&plan, HostOutcome::Applied);
+        result.steps.push(Step {
+            kind: "write".into(),
+            target: FILE.into(),
+            outcome: StepOutcome::Removed,
+            message: String::new(),
+        });
+        (
+            host,
+            RolledBack {
+                result,
+                distro_vars,
+            },
+        )
+    }
+
+    fn judged(host: &Host, rolled: &RolledBack) -> Option<(String, String)> {
+        judge_kube_resolv_conf(host, rolled, || "host_vars/node1.yml".into())
+            .map(|u| (u.outcome, u.message))
+    }
+
+    /// Kubespray's roles/kubernetes/node/vars/ubuntu-22.yml and fedora.yml (@46dbdd39) set
+    /// kube_resolv_conf over the inventory's (include_vars outranks host_vars): the removed
+    /// file is handed to no kubelet there, so no `kept` (and no exit 3); the line says why,
+    /// naming the file. Before, both were kept "unless" the OS said otherwise.
+    #[test]
+    fn a_removed_kube_resolv_conf_is_unused_where_the_distro_vars_set_their_own() {
+        for (os, file) in [
+            ("ubuntu-22.04", "roles/kubernetes/node/vars/ubuntu-22.yml"),
+            ("fedora-server-40", "roles/kubernetes/node/vars/fedora.yml"),
+        ] {
+            let (host, rolled) = rolled_back(os);
+            let (outcome, message) = judged(&host, &rolled).expect("judged");
+            assert_eq!(outcome, "unused", "{os}: {message}");
+            assert!(
+                message.contains(&format!(
+                    "Kubespray's {file} for the node's OS sets kube_resolv_conf: \
+                     /run/systemd/resolve/resolv.conf over group and host vars"
+                )),
+                "{os}: {message}"
+            );
+            assert!(!message.contains('\n'), "{os}: one line: {message}");
+        }
+    }
+
+    /// Debian and RHEL have no such vars file: the inventory's value is the kubelet's at the
+    /// next Kubespray run, kept (exit 3) as before, without the "unless" now the OS is known.
+    #[test]
+    fn a_removed_kube_resolv_conf_is_kept_on_an_os_without_distro_vars() {
+        for os in ["debian-12", "rhel-9.4"] {
+            let (host, rolled) = rolled_back(os);
+            let (outcome, message) = judged(&host, &rolled).expect("judged");
+            assert_eq!(outcome, "kept", "{os}: {message}");
+            assert!(
+                message.starts_with(
+                    "the inventory gives node1 kube_resolv_conf: /etc/dnsfix/resolv.conf, a \
+                     file this rollback removed: the next Kubespray run hands the kubelet a \
+                     resolvConf that is not there, and it starts no pod; take the setting out"
+                ),
+                "{os}: {message}"
+            );
+        }
+    }
+
+    /// Where the node's facts could not be read after the rollback, the OS is not known: kept,
+    /// saying which OSes would make it moot. A host whose inventory names another file, or
+    /// whose rollback removed none, is not judged.
+    #[test]
+    fn a_removed_kube_resolv_conf_of_an_unknown_os_is_kept_with_the_os_named() {
+        let (host, mut rolled) = rolled_back("ubuntu-22.04");
+        rolled.distro_vars = DistroVars::Unknown("timeout: timed out".into());
+        let (outcome, message) = judged(&host, &rolled).expect("judged");
+        assert_eq!(outcome, "kept");
+        assert!(
+            message.contains(
+                "(unless Kubespray's vars for the node's OS set it: Ubuntu 18.04 to 24.04, Fedora)"
+            ),
+            "{message}"
+        );
+        let mut other = host.clone();
+        other
+            .vars
+            .insert("kube_resolv_conf".into(), json!("/etc/resolv.conf"));
+        assert_eq!(judged(&other, &rolled), None);
+        rolled.result.steps[0].outcome = StepOutcome::Kept;
+        assert_eq!(judged(&host, &rolled), None);
+    }
 }

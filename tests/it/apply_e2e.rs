@@ -2042,7 +2042,8 @@ fn an_inventory_edit_naming_dnsfix_s_file_waits_for_its_host() {
     let all_yml = host_vars(&looping);
 
     // Rolling that run back leaves the inventory file, and says so: exit 3, as for a
-    // node file kept. Before, the report did not mention it and exited 0.
+    // node file kept, on an OS whose Kubespray vars set no kube_resolv_conf. Before, the
+    // report did not mention it and exited 0.
     let out = dnsfix_in(&lab, &inventory, &["rollback", &record.run_id]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(
@@ -2057,11 +2058,70 @@ fn an_inventory_edit_naming_dnsfix_s_file_waits_for_its_host() {
         stdout.contains("kept     ")
             && stdout.contains(&format!(
                 "the inventory gives {looping} kube_resolv_conf: /etc/dnsfix/resolv.conf, a file this rollback removed"
-            )),
+            ))
+            // The node's OS (the lab host's, Debian) read after the rollback: no "unless".
+            && !stdout.contains("unless Kubespray's vars"),
         "{}",
         describe(&out)
     );
     assert_eq!(std::fs::read_to_string(&all_yml).expect("read"), written);
+}
+
+/// On Ubuntu 22.04 Kubespray's roles/kubernetes/node/vars/ubuntu-22.yml (@46dbdd39) sets
+/// kube_resolv_conf over group and host vars: an inventory that still gives the node
+/// dnsfix's file (set by hand, or by a run on the node's former OS) hands it to no kubelet
+/// once a rollback removed that file. The plan writes no kube_resolv_conf there, and the
+/// rollback reads the node's OS and says the inventory's value is unused, naming that
+/// file: exit 0. Before, it was kept "unless" the OS set it, and the rollback exited 3.
+#[test]
+fn a_rollback_on_ubuntu_leaves_the_inventory_s_kube_resolv_conf_to_its_distro_vars() {
+    let lab = Lab::start(&["kubespray-loop-ubuntu"])
+        .unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let inventory = kubespray_inventory(&lab);
+    let host_vars = lab.dir.join(format!("inventory/host_vars/{node}.yml"));
+    std::fs::create_dir_all(host_vars.parent().expect("dir")).expect("mkdir host_vars");
+    let by_hand = "kube_resolv_conf: /etc/dnsfix/resolv.conf\n";
+    std::fs::write(&host_vars, by_hand).expect("write host_vars");
+    let plan_path = lab.dir.join("plan.json");
+    let out = dnsfix_in(&lab, &inventory, &["plan", "-o", path_str(&plan_path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let plan: Plan =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).expect("saved")).expect("plan");
+    assert!(
+        plan.inventory_changes
+            .iter()
+            .all(|c| c.settings.iter().all(|s| !s.contains("kube_resolv_conf"))),
+        "{:#?}",
+        plan.inventory_changes
+    );
+    let out = apply_updating(&lab, &inventory, &plan_path);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let record = run_record(&out);
+    assert!(
+        host_result(&record, &node)
+            .steps
+            .iter()
+            .any(|s| s.target == "/etc/dnsfix/resolv.conf"),
+        "{record:#?}"
+    );
+
+    let out = dnsfix_in(&lab, &inventory, &["rollback", &record.run_id, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "unused   {}: the inventory gives {node} kube_resolv_conf: /etc/dnsfix/resolv.conf, \
+             a file this rollback removed, but Kubespray's \
+             roles/kubernetes/node/vars/ubuntu-22.yml for the node's OS sets kube_resolv_conf: \
+             /run/systemd/resolve/resolv.conf over group and host vars",
+            host_vars.display()
+        )),
+        "{}",
+        describe(&out)
+    );
+    assert!(!stdout.contains("kept     "), "{}", describe(&out));
+    assert_eq!(std::fs::read_to_string(&host_vars).expect("read"), by_hand);
 }
 
 /// `dnsfix apply PLAN --update-inventory --format json`.
