@@ -1,7 +1,9 @@
 //! `dnsfix rollback RUN_ID`: undo what an apply run wrote. On each host where the run
 //! wrote something, one exec restores the run's backups from its manifest, newest first,
 //! each only while the file (or sysctl) is still exactly what the run left (compare-and-
-//! swap again), then the same handlers run with the same health gates.
+//! swap again), then the same handlers run with the same health gates. Where it removed a
+//! file the inventory still gives the host as kube_resolv_conf, a gather over the same
+//! session reads the node's OS, whose Kubespray vars may set their own ([`DistroVars`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -156,7 +158,8 @@ pub async fn rollback(
                         mine.outcome = HostOutcome::Failed;
                         mine.error = Some(e);
                     }
-                    if removed_kube_resolv_conf(&host, &mine).is_some() {
+                    // A stopped rollback ends as soon as it can: the OS is then not known.
+                    if removed_kube_resolv_conf(&host, &mine).is_some() && !stop.requested() {
                         distro_vars = read_distro_vars(&mut session, &target).await;
                     }
                     session.close().await;
