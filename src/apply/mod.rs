@@ -360,6 +360,7 @@ pub async fn apply(
         allows,
         sink,
         pods: tokio::sync::Mutex::new(()),
+        restarted: crate::cluster::Restarted::new(not_ready_before(quick.iter().chain(&rolling))),
         looks: tokio::sync::Semaphore::new(LOOKS),
         elsewhere: Vec::new(),
         unconfirmed: None,
@@ -447,8 +448,13 @@ struct Context {
     allows: Vec<(String, crate::playbook::Allow)>,
     sink: Arc<dyn EventSink>,
     /// One node's DNS pods are recreated at a time across the run, whatever the batch
-    /// size: two nodes holding the two CoreDNS replicas must not lose both at once.
+    /// size: two nodes holding the two CoreDNS replicas must not lose both at once, and
+    /// each weighs the other's replica as listed under it, after the other's deletes.
     pods: tokio::sync::Mutex<()>,
+    /// The nodes whose kubelet this run restarts or restarted, and when
+    /// ([`noting_restart`]): a CoreDNS replica there may read not Ready until its first
+    /// probe, and is waited for before a node's own is kept as the last Ready one.
+    restarted: crate::cluster::Restarted,
     /// How many nodes look at the cluster for a DNS pod put there since the plan at once,
     /// outside [`Context::pods`] ([`landed_since`]): each is a kubectl session on a
     /// control-plane host, whose sshd takes 10 sessions a connection and 10 unauthenticated
@@ -594,10 +600,9 @@ async fn apply_on(
     let changes = permitted_changes(ctx, plan, &facts)?;
 
     // 2. The changes and the handlers, in one exec under the node lock.
-    if run_changes(ctx, session, target, plan, digest, &changes, result)
-        .await?
-        .is_break()
-    {
+    let names = crate::cluster::node_names(host, &facts);
+    let run = run_changes(ctx, session, target, plan, digest, &changes, result);
+    if noting_restart(ctx, &names, plan, run).await?.is_break() {
         return Ok(());
     }
 
@@ -939,6 +944,37 @@ async fn run_changes(
     Ok(ControlFlow::Continue(()))
 }
 
+/// `run` (the node's [`run_changes`]), the node (`names`) noted meanwhile in
+/// [`Context::restarted`] where its plan restarts a unit (the kubelet, or k3s/RKE2 with
+/// it): from before the exec, as another node of the batch may weigh its CoreDNS replica
+/// while its kubelet restarts, to when the exec returned, after the restart. Forgotten
+/// where the script ran no handler (the node locked, nothing to do, a stale file); a
+/// script that failed or died may have restarted it, and one that found the handlers run
+/// by another run of the plan ([`RecordKind::Handled`]) may have found them run a moment
+/// before: both count as restarted when they returned, which only waits longer.
+async fn noting_restart(
+    ctx: &Context,
+    names: &[String],
+    plan: &HostPlan,
+    run: impl std::future::Future<Output = Result<ControlFlow<()>, String>>,
+) -> Result<ControlFlow<()>, String> {
+    let restarts = plan
+        .handlers
+        .iter()
+        .any(|h| h.action == HandlerAction::Restarted);
+    if !restarts {
+        return run.await;
+    }
+    ctx.restarted.restarting(names);
+    let ran = run.await;
+    let at = match ran {
+        Ok(ControlFlow::Break(())) => None,
+        _ => Some(std::time::Instant::now()),
+    };
+    ctx.restarted.ended(names, at);
+    ran
+}
+
 /// Gathers the node's facts after apply: the findings the plan fixes must be gone.
 /// Records which are fixed and which remain; returns the facts for the checks that follow.
 async fn verify_fixed(
@@ -1224,7 +1260,7 @@ async fn recreate_dns_pods(
     }
     let done = crate::cluster::recreate_node_pods(
         &mut kubectl,
-        &not_ready_before(actions),
+        &ctx.restarted,
         pods,
         &elsewhere,
         &names,
@@ -1282,11 +1318,13 @@ async fn recreate_dns_pods(
     Ok(())
 }
 
-/// The pods `actions` saw not Ready, which are not waited for after the kubelet restart
-/// ([`crate::cluster::recreate_node_pods`]).
-fn not_ready_before(actions: &[ClusterAction]) -> Vec<crate::cluster::NotReadyBefore> {
-    actions
-        .iter()
+/// The pods the plans of `hosts` saw not Ready, which are not waited for after a kubelet
+/// restart ([`crate::cluster::recreate_node_pods`]).
+fn not_ready_before<'a>(
+    hosts: impl Iterator<Item = &'a HostPlan>,
+) -> Vec<crate::cluster::NotReadyBefore> {
+    hosts
+        .flat_map(|h| &h.cluster)
         .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
         .filter_map(|p| {
             let restarts = crate::cluster::not_ready_restarts(&p.state)?;
@@ -1736,6 +1774,7 @@ mod tests {
             allows: Vec::new(),
             sink: Arc::new(crate::events::Silent),
             pods: tokio::sync::Mutex::new(()),
+            restarted: crate::cluster::Restarted::default(),
             looks: tokio::sync::Semaphore::new(LOOKS),
             elsewhere: Vec::new(),
             unconfirmed: None,
@@ -1932,6 +1971,46 @@ mod tests {
         let moved = crate::testing::facts_from(&[(path, "token: other\n")]);
         let why = restore_secrets(&[change(edited)], &moved).expect_err("not restorable");
         assert!(!why.contains("old text"), "{why}");
+    }
+
+    /// A node whose plan restarts its kubelet is a restarted one for the other nodes' step 7
+    /// from before its apply script runs (a node of the same batch may weigh its CoreDNS
+    /// replica while it restarts) to the script's end, when it is noted restarted then;
+    /// one whose script ran no handler (locked, nothing to do, stale) is forgotten, and a
+    /// plan that restarts nothing is never noted. Before, no node knew of another's
+    /// restart, and a replica there that read not Ready for want of a probe kept its own.
+    #[tokio::test]
+    async fn a_kubelet_restart_is_noted_for_the_other_nodes() {
+        let ctx = context(crate::cluster::Access::ControlPlane(Vec::new()));
+        let names = ["node2".to_owned()];
+        let mut plan = HostPlan::empty("node2", crate::plan::model::HostStatus::Changes);
+        plan.handlers = vec![HandlerRun {
+            name: "restart kubelet".into(),
+            unit: "kubelet.service".into(),
+            action: HandlerAction::Restarted,
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        }];
+        let before = std::time::Instant::now();
+        let run = async {
+            assert_eq!(
+                ctx.restarted.when("node2"),
+                Some(None),
+                "noted while it runs"
+            );
+            Ok(ControlFlow::Continue(()))
+        };
+        let ran = noting_restart(&ctx, &names, &plan, run).await;
+        assert_eq!(ran, Ok(ControlFlow::Continue(())));
+        let at = ctx.restarted.when("node2").flatten().expect("restarted");
+        assert!(at >= before);
+        let locked = async { Ok(ControlFlow::Break(())) };
+        noting_restart(&ctx, &names, &plan, locked).await.ok();
+        assert_eq!(ctx.restarted.when("node2"), None);
+        plan.handlers.clear();
+        let run = async { Err("died".to_owned()) };
+        noting_restart(&ctx, &names, &plan, run).await.ok();
+        assert_eq!(ctx.restarted.when("node2"), None);
     }
 
     /// An apply script that waits on a restarted unit runs past the command timeout (a read's

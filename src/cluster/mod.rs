@@ -23,7 +23,7 @@
 pub mod configmap;
 pub mod corefile;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -2913,11 +2913,12 @@ fn deletes_by_hand(pods: &[(String, String)]) -> (Vec<String>, String) {
 /// nodes, not only this one), each with the label selector it listed its pods by there: confirmed first to be the cluster DNS
 /// Service's ([`Kubectl::confirm_elsewhere`]), they are listed there again and recreated
 /// in their namespace, each replacement looked for there.
-/// `not_ready_before`: the pods the plan saw not Ready, which are not waited for after the
-/// kubelet restart ([`settle`]).
+/// `restarted`: the kubelets this run restarted, this node's among them where it did, and
+/// the pods the run's plans saw not Ready, which are not waited for after a restart
+/// ([`settle`]).
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
-    not_ready_before: &[NotReadyBefore],
+    restarted: &Restarted,
     mut pods: Vec<DnsPod>,
     elsewhere: &[(String, Option<String>)],
     names: &[String],
@@ -2978,7 +2979,7 @@ pub async fn recreate_node_pods(
     // pods twice: each is recreated once.
     let mut seen = std::collections::HashSet::new();
     pods.retain(|p| seen.insert((p.namespace().to_owned(), p.name.clone())));
-    let pods = settle(kubectl, pods, names, not_ready_before).await;
+    let pods = settle(kubectl, pods, names, restarted).await;
     note_terminating(kubectl, &pods, names);
     let order = recreation_order(pods, names);
     let mut done = Vec::new();
@@ -3301,30 +3302,114 @@ fn unprobed(pod: &DnsPod, not_ready_before: &[NotReadyBefore]) -> bool {
         && !not_ready_before
 }
 
+/// The kubelets this run restarted, for the step that recreates a node's DNS pods
+/// ([`recreate_node_pods`]): a CoreDNS replica on any of them, serving before, may read not
+/// Ready until the restarted kubelet probed it ([`unprobed`]). Each node is noted from the start of its apply script (its kubelet may be
+/// restarting while another node weighs its replica) to when the script returned, after
+/// the restart and its health gate: the restart's time as this machine's clock tells it
+/// (`Instant`), never a node's clock or the API server's. Shared by the run's nodes.
+#[derive(Debug, Default)]
+pub struct Restarted {
+    /// The pods the run's plans saw not Ready ([`unprobed`]), on every node of the run.
+    not_ready_before: Vec<NotReadyBefore>,
+    /// Each node's names ([`node_names`]), with when its apply script returned; None while
+    /// it runs.
+    kubelets: std::sync::Mutex<Vec<(Vec<String>, Option<Instant>)>>,
+}
+
+impl Restarted {
+    /// `not_ready_before`: the pods the run's plans saw not Ready, on all its nodes.
+    pub fn new(not_ready_before: Vec<NotReadyBefore>) -> Restarted {
+        Restarted {
+            not_ready_before,
+            kubelets: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn kubelets(&self) -> std::sync::MutexGuard<'_, Vec<(Vec<String>, Option<Instant>)>> {
+        self.kubelets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A node (`names`) whose apply script, which restarts its kubelet, starts now.
+    pub fn restarting(&self, names: &[String]) {
+        let mut kubelets = self.kubelets();
+        kubelets.retain(|(n, _)| n != names);
+        kubelets.push((names.to_vec(), None));
+    }
+
+    /// Its apply script is over: its kubelet restarted before `at`; None where it did not
+    /// (the node locked, nothing to do, a stale file), which forgets the node.
+    pub fn ended(&self, names: &[String], at: Option<Instant>) {
+        let mut kubelets = self.kubelets();
+        kubelets.retain(|(n, _)| n != names);
+        if let Some(at) = at {
+            kubelets.push((names.to_vec(), Some(at)));
+        }
+    }
+
+    /// Until when `pod`, where it may read not Ready only for want of a probe
+    /// ([`unprobed`]), is waited for: its probe's bound ([`settle_bound`]) past its node's
+    /// kubelet restart, or past `now` while that node's apply script still runs. None
+    /// where this run did not restart its node's kubelet.
+    fn deadline(&self, pod: &DnsPod, now: Instant) -> Option<Instant> {
+        let at = self.when(&pod.node)?.unwrap_or(now);
+        Some(at.checked_add(settle_bound(pod)).unwrap_or(at))
+    }
+
+    /// When `node`'s kubelet restarted in this run, as [`Restarted::ended`] noted it;
+    /// `Some(None)` while its apply script runs; None where this run did not restart it.
+    pub(crate) fn when(&self, node: &str) -> Option<Option<Instant>> {
+        self.kubelets()
+            .iter()
+            .rev()
+            .find(|(names, _)| names.iter().any(|n| n == node))
+            .map(|(_, at)| *at)
+    }
+
+    /// Whether `pod` may read not Ready only for want of a probe ([`unprobed`]) by what the
+    /// run's plans saw.
+    fn unprobed(&self, pod: &DnsPod) -> bool {
+        unprobed(pod, &self.not_ready_before)
+    }
+}
+
+/// How long after its kubelet's restart a pod may read not Ready for want of a probe: its
+/// readiness probe's periodSeconds plus timeoutSeconds ([`readiness_probe`]) and
+/// [`SETTLE_MARGIN`].
+fn settle_bound(pod: &DnsPod) -> Duration {
+    pod.readiness
+        .unwrap_or_default()
+        .saturating_add(SETTLE_MARGIN)
+}
+
 /// The node's (`names`) DNS pods once the restarted kubelet has probed those that may read
 /// not Ready only for want of a probe ([`unprobed`]): their namespaces listed again every
 /// [`SETTLE_POLL`] until each is Ready, no longer running, gone, or past its readiness
-/// probe's periodSeconds plus timeoutSeconds and [`SETTLE_MARGIN`], counted from now (the
-/// kubelet restarted before: a bound from the restart would be shorter). Then a pod still not
-/// Ready failed the probe the kubelet ran. Nothing is waited for where none is pending; a
-/// listing that fails is asked again until the bound.
+/// probe's periodSeconds plus timeoutSeconds and [`SETTLE_MARGIN`], counted from the
+/// kubelet's restart where this run made it ([`Restarted::deadline`]: a node waiting for
+/// its turn while the other nodes of its batch recreate theirs has had its pods probed by
+/// then), else from now (the restart was before: a bound from it would be shorter). Then
+/// a pod still not Ready failed the probe the kubelet ran. Nothing is waited for where
+/// none is pending; a listing that fails is asked again until the bound.
 async fn settle(
     kubectl: &mut Kubectl,
     mut pods: Vec<DnsPod>,
     names: &[String],
-    not_ready_before: &[NotReadyBefore],
+    restarted: &Restarted,
 ) -> Vec<DnsPod> {
-    let started = std::time::Instant::now();
-    let bound = |p: &DnsPod| {
-        p.readiness
-            .unwrap_or_default()
-            .saturating_add(SETTLE_MARGIN)
+    let started = Instant::now();
+    let deadline = |p: &DnsPod| {
+        restarted
+            .deadline(p, started)
+            .unwrap_or_else(|| started.checked_add(settle_bound(p)).unwrap_or(started))
     };
     let mut pending: Vec<usize> = (0..pods.len())
-        .filter(|&i| names.contains(&pods[i].node) && unprobed(&pods[i], not_ready_before))
+        .filter(|&i| names.contains(&pods[i].node) && restarted.unprobed(&pods[i]))
         .collect();
     loop {
-        pending.retain(|&i| started.elapsed() < bound(&pods[i]));
+        pending.retain(|&i| Instant::now() < deadline(&pods[i]));
         if pending.is_empty() {
             return pods;
         }
@@ -3348,7 +3433,7 @@ async fn settle(
                     return false;
                 };
                 pods[i] = now.clone();
-                unprobed(&pods[i], not_ready_before)
+                restarted.unprobed(&pods[i])
             });
         }
     }
@@ -3451,7 +3536,7 @@ async fn recreate(
     timeout: Duration,
 ) -> Result<PodRecreation, String> {
     let like = kubectl.pods_like(pod).await?;
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let mut step = PodRecreation {
         pod: pod.name.clone(),
         app: pod.app.clone(),
@@ -5061,7 +5146,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
         let done = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             home,
             &elsewhere,
             &["node1".to_owned()],
@@ -5104,7 +5189,7 @@ case \" $* \" in
         });
         let done = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             Vec::new(),
             &twice,
             &["node2".to_owned()],
@@ -5132,7 +5217,7 @@ case \" $* \" in
             let bad = [(namespace.to_owned(), Some(selector.to_owned()))];
             let error = recreate_node_pods(
                 &mut kubectl,
-                &[],
+                &Restarted::default(),
                 Vec::new(),
                 &bad,
                 &["node1".to_owned()],
@@ -5229,7 +5314,7 @@ case \" $* \" in
             let plan = [(namespace.to_owned(), Some(selector.to_owned()))];
             let error = recreate_node_pods(
                 &mut kubectl,
-                &[],
+                &Restarted::default(),
                 home.clone(),
                 &plan,
                 &["node1".to_owned()],
@@ -5249,7 +5334,7 @@ case \" $* \" in
         // The Service's own pod on the node runs with the old file: named to recreate.
         let error = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             home.clone(),
             &[("web".to_owned(), Some("app=web".to_owned()))],
             &["node1".to_owned()],
@@ -5424,7 +5509,7 @@ case \" $* \" in
         );
         let error = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             home,
             &plan,
             &["node1".to_owned()],
@@ -5496,7 +5581,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), selector.map(str::to_owned))];
         let done = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             home,
             &elsewhere,
             &["node1".to_owned()],
@@ -6000,22 +6085,125 @@ case \" $* \" in
     }
 
     /// [`recreate_node_pods`] of node1's pods as the step listed them (`pods`), with no
-    /// namespace outside kube-system and none seen not Ready by the plan.
+    /// namespace outside kube-system, no kubelet restart known and none seen not Ready by
+    /// the plan.
     async fn recreate_on_node1(
         kubectl: &mut Kubectl,
         pods: Vec<DnsPod>,
         timeout_secs: u64,
     ) -> Result<Vec<PodRecreation>, PodsFailed> {
-        let node = ["node1".to_owned()];
+        recreate_on(kubectl, pods, "node1", &Restarted::default(), timeout_secs).await
+    }
+
+    /// [`recreate_node_pods`] of `node`'s pods as the step listed them (`pods`), with no
+    /// namespace outside kube-system, the kubelets `restarted` noted.
+    async fn recreate_on(
+        kubectl: &mut Kubectl,
+        pods: Vec<DnsPod>,
+        node: &str,
+        restarted: &Restarted,
+        timeout_secs: u64,
+    ) -> Result<Vec<PodRecreation>, PodsFailed> {
         recreate_node_pods(
             kubectl,
-            &[],
+            restarted,
             pods,
             &[],
-            &node,
+            &[node.to_owned()],
             Duration::from_secs(timeout_secs),
         )
         .await
+    }
+
+    /// Two CoreDNS replicas of one Deployment, node1's (dns-pods.json's first) and node2's
+    /// (the same pod spec on node2), both running and Ready, with Kubespray's readiness
+    /// probe as the API server returns it (kubespray@46dbdd39
+    /// roles/kubernetes-apps/ansible/templates/coredns-deployment.yml.j2) but a 1 s period
+    /// for the tests: each may read not Ready for 2 s after its kubelet's restart, waited
+    /// for up to 7 s.
+    fn two_replicas() -> Value {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
+        let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
+        let mut a = list["items"][0].clone();
+        a["spec"]["containers"][0]["readinessProbe"] = serde_json::json!({
+            "failureThreshold": 10, "httpGet": {"path": "/ready", "port": 8181, "scheme": "HTTP"},
+            "periodSeconds": 1, "successThreshold": 1, "timeoutSeconds": 1
+        });
+        let mut b = a.clone();
+        b["metadata"]["name"] = "coredns-5c54f84c97-q9m4d".into();
+        b["metadata"]["uid"] = "0b7c6f2e-3a41-4c55-9a0e-6d1f1c2b9a02".into();
+        b["spec"]["nodeName"] = "node2".into();
+        b["status"]["podIP"] = "10.233.65.2".into();
+        list["items"] = serde_json::json!([a, b]);
+        list
+    }
+
+    /// `pod` as its restarted kubelet posts it until its first probe: running, not ready.
+    fn unprobed_pod(pod: &Value) -> Value {
+        let mut posted = pod.clone();
+        posted["status"]["containerStatuses"][0]["ready"] = false.into();
+        posted["status"]["conditions"] = serde_json::json!([
+            {"type": "Ready", "status": "False"},
+            {"type": "ContainersReady", "status": "False"}
+        ]);
+        posted
+    }
+
+    /// The node's own replica that still reads not Ready after its kubelet's restart is
+    /// waited for up to its probe's bound counted from that restart, not from the step's
+    /// first listing: a node that waited its turn behind the other nodes of its batch
+    /// waits no more. Before, it waited the whole bound again (here 7 s).
+    #[tokio::test]
+    async fn the_wait_for_a_probe_is_counted_from_the_kubelet_restart() {
+        let list = two_replicas();
+        let mut posted = list.clone();
+        posted["items"][0] = unprobed_pod(&list["items"][0]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&posted).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let restarted = Restarted::default();
+        let started = Instant::now();
+        let at = started
+            .checked_sub(Duration::from_secs(10))
+            .expect("instant");
+        restarted.ended(&["node1".to_owned()], Some(at));
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let settled = settle(&mut kubectl, pods, &["node1".to_owned()], &restarted).await;
+        let waited = started.elapsed();
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(!settled[0].ready, "{:?}", settled[0]);
+        assert!(waited < Duration::from_secs(2), "waited {waited:?}");
+    }
+
+    /// A node is a restarted one from the start of its apply script, waited for from now
+    /// while the script runs, and from the script's end once it returned; forgotten where it
+    /// restarted nothing; another node is none.
+    #[test]
+    fn a_kubelet_restart_counts_from_the_end_of_the_apply_script() {
+        let restarted = Restarted::default();
+        let names = ["node2".to_owned(), "node2.lab".to_owned()];
+        let mut replica = pod("coredns-b", "coredns", "node2");
+        replica.readiness = Some(Duration::from_secs(15));
+        let now = Instant::now();
+        assert_eq!(restarted.deadline(&replica, now), None);
+        restarted.restarting(&names);
+        assert_eq!(restarted.when("node2.lab"), Some(None));
+        assert_eq!(
+            restarted.deadline(&replica, now),
+            Some(now + Duration::from_secs(20))
+        );
+        let at = now + Duration::from_secs(1);
+        restarted.ended(&names, Some(at));
+        assert_eq!(
+            restarted.deadline(&replica, now),
+            Some(at + Duration::from_secs(20))
+        );
+        replica.node = "node3".into();
+        assert_eq!(restarted.deadline(&replica, now), None);
+        restarted.ended(&names, None);
+        assert_eq!(restarted.when("node2"), None);
     }
 
     /// The last Ready CoreDNS replica is not deleted while the others are not Ready
@@ -6126,7 +6314,7 @@ case \" $* \" in
         let elsewhere = [("coredns".to_owned(), Some(HELM_NS_SELECTOR.to_owned()))];
         let failed = recreate_node_pods(
             &mut kubectl,
-            &[],
+            &Restarted::default(),
             home,
             &elsewhere,
             &["node1".to_owned()],
