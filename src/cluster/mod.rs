@@ -2915,7 +2915,7 @@ fn deletes_by_hand(pods: &[(String, String)]) -> (Vec<String>, String) {
 /// in their namespace, each replacement looked for there.
 /// `restarted`: the kubelets this run restarted, this node's among them where it did, and
 /// the pods the run's plans saw not Ready, which are not waited for after a restart
-/// ([`settle`]).
+/// ([`settle`], [`weigh`]).
 pub async fn recreate_node_pods(
     kubectl: &mut Kubectl,
     restarted: &Restarted,
@@ -2986,7 +2986,7 @@ pub async fn recreate_node_pods(
     for (i, pod) in order.iter().enumerate() {
         // A delete refused midway (a Role without delete in CoreDNS's namespace) keeps
         // what was done before: those pods were replaced.
-        let step = match recreate(kubectl, pod, &order, timeout).await {
+        let step = match recreate(kubectl, pod, &order, restarted, timeout).await {
             Ok(step) => step,
             Err(error) => {
                 return Err(PodsFailed {
@@ -3304,7 +3304,10 @@ fn unprobed(pod: &DnsPod, not_ready_before: &[NotReadyBefore]) -> bool {
 
 /// The kubelets this run restarted, for the step that recreates a node's DNS pods
 /// ([`recreate_node_pods`]): a CoreDNS replica on any of them, serving before, may read not
-/// Ready until the restarted kubelet probed it ([`unprobed`]). Each node is noted from the start of its apply script (its kubelet may be
+/// Ready until the restarted kubelet probed it ([`unprobed`]). With `--serial` above 1 the
+/// nodes of a batch restart their kubelets together, so the replica another node of the
+/// batch holds may read not Ready just when this node weighs its own as the last Ready one
+/// ([`weigh`]). Each node is noted from the start of its apply script (its kubelet may be
 /// restarting while another node weighs its replica) to when the script returned, after
 /// the restart and its health gate: the restart's time as this machine's clock tells it
 /// (`Instant`), never a node's clock or the API server's. Shared by the run's nodes.
@@ -3528,14 +3531,53 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod], first: &[DnsPod]) -> Option<String>
 /// How often a replacement is looked for.
 const POLL: Duration = Duration::from_millis(500);
 
-/// `first`: the node's DNS pods as the step listed them first ([`last_ready`]).
+/// The replicas of `pod` as listed just before it is deleted, and why it is not
+/// ([`last_ready`]; `first` as there), if so. Where it would be kept while another replica
+/// reads not Ready only for want of a probe on a node whose kubelet this run restarted
+/// ([`Restarted::deadline`]: the other nodes of the batch restart theirs at the same time,
+/// or did shortly before), its namespace is listed again every [`SETTLE_POLL`] until
+/// another is Ready as listed then, or each such replica is past its probe's bound: then
+/// it is kept as before. Never by a listing from before (the other node's pods may have
+/// been recreated since): each node weighs the others as they are, one node at a time.
+/// A listing that fails while waiting is asked again until the bound.
+async fn weigh(
+    kubectl: &mut Kubectl,
+    pod: &DnsPod,
+    first: &[DnsPod],
+    restarted: &Restarted,
+) -> Result<(Vec<DnsPod>, Option<String>), String> {
+    let mut like = kubectl.pods_like(pod).await?;
+    loop {
+        let Some(why) = last_ready(pod, &like, first) else {
+            return Ok((like, None));
+        };
+        let now = Instant::now();
+        let until = like
+            .iter()
+            .filter(|p| p.app == pod.app && p.namespace() == pod.namespace())
+            .filter(|p| p.name != pod.name && restarted.unprobed(p))
+            .filter_map(|p| restarted.deadline(p, now))
+            .max();
+        let Some(until) = until.filter(|until| *until > now) else {
+            return Ok((like, Some(why)));
+        };
+        tokio::time::sleep(SETTLE_POLL.min(until - now)).await;
+        if let Ok(listed) = kubectl.pods_like(pod).await {
+            like = listed;
+        }
+    }
+}
+
+/// `first`: the node's DNS pods as the step listed them first ([`last_ready`]);
+/// `restarted`: the kubelets this run restarted ([`weigh`]).
 async fn recreate(
     kubectl: &mut Kubectl,
     pod: &DnsPod,
     first: &[DnsPod],
+    restarted: &Restarted,
     timeout: Duration,
 ) -> Result<PodRecreation, String> {
-    let like = kubectl.pods_like(pod).await?;
+    let (like, kept) = weigh(kubectl, pod, first, restarted).await?;
     let started = Instant::now();
     let mut step = PodRecreation {
         pod: pod.name.clone(),
@@ -3547,7 +3589,7 @@ async fn recreate(
         namespace: pod.namespace.clone(),
         kept: false,
     };
-    if let Some(why) = last_ready(pod, &like, first) {
+    if let Some(why) = kept {
         step.message = why;
         step.kept = true;
         return Ok(step);
@@ -6149,6 +6191,138 @@ case \" $* \" in
         posted
     }
 
+    /// Each step as (pod, ok, kept).
+    fn steps(done: &[PodRecreation]) -> Vec<(&str, bool, bool)> {
+        done.iter()
+            .map(|p| (p.pod.as_str(), p.ok, p.kept))
+            .collect()
+    }
+
+    /// With `--serial 2` node1 and node2 restart their kubelets together, and each one's
+    /// CoreDNS replica reads not Ready until its kubelet's first probe (kubernetes@00421113
+    /// pkg/kubelet/prober/worker.go), node2's a moment after node1's. node1's replica,
+    /// weighed while node2's still reads not Ready, waits for node2's probe and is
+    /// recreated; then node2's, beside node1's Ready replacement, is too: none kept, one
+    /// node at a time, as apply's lock has them. Before, node1's was kept as the last Ready
+    /// one (exit 3) while node2's served, and the plan had to be run again.
+    #[tokio::test]
+    async fn a_replica_of_a_node_of_the_batch_not_yet_probed_is_waited_for() {
+        let list = two_replicas();
+        let (a, b) = (list["items"][0].clone(), list["items"][1].clone());
+        let mut posted = list.clone();
+        posted["items"] = serde_json::json!([unprobed_pod(&a), unprobed_pod(&b)]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&posted).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let restarted = Restarted::default();
+        let now = Instant::now();
+        restarted.ended(&["node1".to_owned()], Some(now));
+        restarted.ended(&["node2".to_owned()], Some(now));
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        assert!(pods.iter().all(|p| !p.ready), "{pods:?}");
+        let pods_dir = dir.join("pods");
+        // The kubelets' first probes: node1's 0.3 s after the step's first listing,
+        // node2's 3.5 s after it, once node1's replica is weighed.
+        let probes = {
+            let (pods_dir, a, b) = (pods_dir.clone(), a.clone(), b.clone());
+            std::thread::spawn(move || {
+                for (wait, index, pod) in [(300, 0, a), (3200, 1, b)] {
+                    std::thread::sleep(Duration::from_millis(wait));
+                    let file = pods_dir.join(format!("{index}.json"));
+                    if file.exists() {
+                        std::fs::write(&file, serde_json::to_vec(&pod).expect("json"))
+                            .expect("probed");
+                    }
+                }
+            })
+        };
+        // The Deployment: each deleted replica replaced by a Ready one on its node.
+        let controller = std::thread::spawn(move || {
+            let mut replaced = Vec::new();
+            for _ in 0..600 {
+                for (index, name, pod) in [
+                    (0, "coredns-5c54f84c97-c8j3w", &a),
+                    (1, "coredns-5c54f84c97-d4k7m", &b),
+                ] {
+                    if !pods_dir.join(format!("{index}.json")).exists()
+                        && !replaced.contains(&index)
+                    {
+                        let mut pod = pod.clone();
+                        pod["metadata"]["name"] = name.into();
+                        let json = serde_json::to_vec(&pod).expect("json");
+                        // Gone where the test ended first: the assertion speaks.
+                        std::fs::write(pods_dir.join(format!("new-{index}.json")), json).ok();
+                        replaced.push(index);
+                    }
+                }
+                if replaced.len() == 2 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            replaced
+        });
+        let node1 = recreate_on(&mut kubectl, pods, "node1", &restarted, 10).await;
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let node2 = recreate_on(&mut kubectl, pods, "node2", &restarted, 10).await;
+        kubectl.close().await;
+        probes.join().expect("kubelets");
+        let replaced = if dir.join("pods/1.json").exists() {
+            Vec::new()
+        } else {
+            controller.join().expect("controller")
+        };
+        std::fs::remove_dir_all(&dir).ok();
+        let node1 = node1.expect("node1 recreated");
+        let node2 = node2.expect("node2 recreated");
+        assert_eq!(steps(&node1), [("coredns-5c54f84c97-7xk2p", true, false)]);
+        assert_eq!(steps(&node2), [("coredns-5c54f84c97-q9m4d", true, false)]);
+        assert_eq!(replaced, [0, 1]);
+    }
+
+    /// The other node of the batch restarted its kubelet, and its replica still reads not
+    /// Ready past its probe's bound from that restart (periodSeconds + timeoutSeconds + 5 s):
+    /// it failed the probe the kubelet ran, and node1's Ready replica is kept as the last
+    /// Ready one, as before, once that bound passed, not before.
+    #[tokio::test]
+    async fn a_replica_of_the_batch_still_not_ready_past_its_bound_keeps_the_last_ready_one() {
+        let list = two_replicas();
+        let mut posted = list.clone();
+        posted["items"][1] = unprobed_pod(&list["items"][1]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&posted).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let restarted = Restarted::default();
+        // node2's kubelet restarted 4 s ago: its replica is waited for 3 s more.
+        let started = Instant::now();
+        let at = started
+            .checked_sub(Duration::from_secs(4))
+            .expect("instant");
+        restarted.ended(&["node2".to_owned()], Some(at));
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_on(&mut kubectl, pods, "node1", &restarted, 10).await;
+        let waited = started.elapsed();
+        kubectl.close().await;
+        let left = dir.join("pods/0.json").exists();
+        std::fs::remove_dir_all(&dir).ok();
+        let done = done.expect("weighed");
+        assert_eq!(steps(&done), [("coredns-5c54f84c97-7xk2p", false, true)]);
+        assert!(left, "the last Ready one deleted");
+        assert!(
+            done[0]
+                .message
+                .contains("(coredns-5c54f84c97-q9m4d on node2: Running, not ready)"),
+            "{}",
+            done[0].message
+        );
+        assert!(
+            waited >= Duration::from_millis(2500) && waited < Duration::from_secs(6),
+            "waited {waited:?}"
+        );
+    }
+
     /// The node's own replica that still reads not Ready after its kubelet's restart is
     /// waited for up to its probe's bound counted from that restart, not from the step's
     /// first listing: a node that waited its turn behind the other nodes of its batch
@@ -6257,9 +6431,15 @@ case \" $* \" in
             empty,
         );
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
-        let step = recreate(&mut kubectl, &pods[0], &[], Duration::from_secs(2))
-            .await
-            .expect("listed");
+        let step = recreate(
+            &mut kubectl,
+            &pods[0],
+            &[],
+            &Restarted::default(),
+            Duration::from_secs(2),
+        )
+        .await
+        .expect("listed");
         assert_eq!(
             step.message,
             "not deleted: it is the only Ready coredns replica, the others are not Ready \
