@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::gather::run_as_root;
 use crate::inventory::Host;
-use crate::transport::{Session, Target, Transport};
+use crate::transport::{OutputCap, Session, Target, Transport};
 
 /// At most this many restarting pods get their last logs read (crash-looping ones first);
 /// a crash-looping pod beyond them is reported as not examined, never as clean.
@@ -1629,7 +1629,9 @@ impl DnsPod {
     }
 }
 
-/// A session to where kubectl answered: a control-plane host, or this machine.
+/// A session to where kubectl answered: a control-plane host, or this machine. It keeps
+/// kubectl's answers about the whole cluster up to [`OutputCap::KUBECTL`], not a node's
+/// [`OutputCap::NODE`].
 #[derive(Debug)]
 pub struct Kubectl {
     target: Target,
@@ -1753,10 +1755,11 @@ impl Kubectl {
                 refused: None,
             },
         };
-        let session = transport
+        let mut session = transport
             .connect(&target)
             .await
             .map_err(|e| format!("{via}: {e}"))?;
+        session.set_output_cap(OutputCap::KUBECTL);
         let mut kubectl = Kubectl {
             target,
             session,
@@ -1794,13 +1797,14 @@ impl Kubectl {
                 host: host.name.clone(),
                 connection: host.connection(),
             };
-            let session = match transport.connect(&target).await {
+            let mut session = match transport.connect(&target).await {
                 Ok(s) => s,
                 Err(e) => {
                     why.push(format!("{}: {e}", host.name));
                     continue;
                 }
             };
+            session.set_output_cap(OutputCap::KUBECTL);
             let mut kubectl = Kubectl {
                 via: host.name.clone(),
                 target,

@@ -2,10 +2,10 @@
 
 use std::process::Stdio;
 
-use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-use super::{ExecOutput, SshOptions, TransportError, bounded};
+use super::output::{Kept, exchange};
+use super::{ExecOutput, OutputCap, SshOptions, TransportError, bounded};
 
 #[derive(Debug)]
 pub struct LocalTransport;
@@ -14,6 +14,7 @@ impl LocalTransport {
     pub fn connect(options: &SshOptions) -> LocalSession {
         LocalSession {
             command_timeout: options.command_timeout,
+            output_cap: OutputCap::default(),
         }
     }
 }
@@ -21,6 +22,7 @@ impl LocalTransport {
 #[derive(Debug)]
 pub struct LocalSession {
     pub(super) command_timeout: std::time::Duration,
+    pub(super) output_cap: OutputCap,
 }
 
 impl LocalSession {
@@ -43,21 +45,119 @@ impl LocalSession {
             let (mut child, group) =
                 super::children::spawn(move || sh.spawn(), tokio::process::Child::id)
                     .map_err(|e| TransportError::Other(format!("cannot run /bin/sh: {e}")))?;
-            if let Some(mut input) = child.stdin.take() {
-                // A script that exits early closes its stdin; that is not an error here.
-                let _ = input.write_all(stdin).await;
-            }
-            let out = child
-                .wait_with_output()
-                .await
-                .map_err(|e| TransportError::Other(format!("waiting for /bin/sh: {e}")))?;
+            // Past the cap, `child` and `group` are dropped unreaped: the group is killed.
+            let (kept, status) = exchange(
+                &mut child,
+                stdin,
+                Kept::new(self.output_cap),
+                "this machine",
+                "/bin/sh",
+            )
+            .await?;
             group.reaped();
-            Ok(ExecOutput {
-                stdout: out.stdout,
-                stderr: out.stderr,
-                exit_status: out.status.code().and_then(|c| u32::try_from(c).ok()),
-            })
+            Ok(kept.into_output(status.code().and_then(|c| u32::try_from(c).ok())))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn session() -> LocalSession {
+        LocalTransport::connect(&SshOptions {
+            command_timeout: Duration::from_secs(60),
+            ..SshOptions::default()
+        })
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// A command that prints without end (a hostile or broken node) is ended as its stdout
+    /// passes the cap, at once, not at the command timeout, and nothing it printed is kept:
+    /// before, every byte was kept until the timeout.
+    #[test]
+    fn a_stdout_past_the_cap_ends_the_command_at_once_and_fails_it() {
+        let pid = std::env::temp_dir().join(format!("dnsfix-cap-{}", crate::util::nonce()));
+        runtime().block_on(async {
+            let mut local = session();
+            for command in [
+                "head -c 40000000 /dev/zero".to_owned(),
+                format!("echo $$ >{}; while :; do yes; done", pid.display()),
+            ] {
+                let started = Instant::now();
+                let err = local.exec(&command, b"").await.expect_err("past the cap");
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "{command}: {:?}",
+                    started.elapsed()
+                );
+                assert_eq!(err.kind(), "output_too_large", "{command}: {err}");
+                assert_eq!(
+                    err.to_string(),
+                    "the command's output on this machine passed 16 MiB, the most dnsfix reads of one command; nothing of it was used"
+                );
+            }
+            // The shell and what it started are ended with it (its process group).
+            let shell = std::fs::read_to_string(&pid).expect("the shell's pid");
+            let _ = std::fs::remove_file(&pid);
+            let gone = (0..100).any(|_| {
+                std::thread::sleep(Duration::from_millis(20));
+                !std::path::Path::new(&format!("/proc/{}", shell.trim())).exists()
+            });
+            assert!(gone, "the shell {} still runs", shell.trim());
+            // A session may carry another cap.
+            local.output_cap = OutputCap {
+                stdout: 10,
+                stderr: 10,
+            };
+            let err = local.exec("echo 0123456789", b"").await.expect_err("11 bytes");
+            assert!(err.to_string().contains("passed 10 bytes"), "{err}");
+            let out = local.exec("printf 0123456789", b"").await.expect("10 bytes");
+            assert_eq!(out.stdout, b"0123456789");
+        });
+    }
+
+    /// A stderr past its cap is cut, its first part kept with a line saying so: the
+    /// command's stdout and exit status are still whole and true.
+    #[test]
+    fn a_stderr_past_the_cap_is_cut_and_the_command_still_answers() {
+        runtime().block_on(async {
+            let out = session()
+                .exec(
+                    "head -c 5000000 /dev/zero | tr '\\0' e >&2; echo answer; exit 3",
+                    b"",
+                )
+                .await
+                .expect("answers");
+            assert_eq!(out.stdout, b"answer\n");
+            assert_eq!(out.exit_status, Some(3));
+            let said = "\n[dnsfix kept the first 1 MiB of this stderr and dropped the rest]\n";
+            let (kept, line) = out.stderr.split_at(1024 * 1024);
+            assert!(kept.iter().all(|&b| b == b'e'));
+            assert_eq!(String::from_utf8_lossy(line), said);
+        });
+    }
+
+    /// The script goes in on stdin while its output comes back: a script that prints much
+    /// before it reads the rest of a long stdin does not wait for ever.
+    #[test]
+    fn stdin_and_output_flow_at_once() {
+        runtime().block_on(async {
+            let stdin = vec![b'x'; 1024 * 1024];
+            let out = session()
+                .exec("head -c 1000000 /dev/zero; wc -c", &stdin)
+                .await
+                .expect("answers");
+            assert_eq!(out.stdout.len(), 1_000_000 + "1048576\n".len());
+        });
     }
 }

@@ -12,6 +12,7 @@ pub mod children;
 mod known_hosts;
 mod local;
 mod openssh;
+mod output;
 mod russh;
 
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 pub use self::local::LocalTransport;
 pub use self::openssh::{OpenSshTransport, literal_path};
+pub use self::output::OutputCap;
 pub use self::russh::RusshTransport;
 use crate::inventory::{Connection, ConnectionKind};
 
@@ -175,6 +177,11 @@ pub enum TransportError {
     Resolve { address: String },
     #[error("connection to {address} lost: {detail}")]
     Disconnected { address: String, detail: String },
+    /// A command's stdout passed the session's [`OutputCap`]: the command was ended there.
+    #[error(
+        "the command's output on {address} passed {cap}, the most dnsfix reads of one command; nothing of it was used"
+    )]
+    OutputTooLarge { address: String, cap: String },
     #[error("{0}")]
     Other(String),
 }
@@ -217,6 +224,7 @@ impl TransportError {
             TransportError::SudoMissing { .. } => "sudo_missing",
             TransportError::Resolve { .. } => "resolve",
             TransportError::Disconnected { .. } => "disconnected",
+            TransportError::OutputTooLarge { .. } => "output_too_large",
             TransportError::Other(_) => "error",
         }
     }
@@ -285,7 +293,28 @@ impl Session {
         }
     }
 
-    /// Runs `command` (a shell command line) with `stdin`, bounded by the command timeout.
+    /// How much of each later command's output is kept ([`OutputCap`]).
+    pub fn output_cap(&self) -> OutputCap {
+        match self {
+            Session::OpenSsh(s) => s.output_cap,
+            Session::Russh(s) => s.output_cap,
+            Session::Local(s) => s.output_cap,
+        }
+    }
+
+    /// Keeps at most `cap` of each later command's output (kubectl's answers about a whole
+    /// cluster are larger than any node's: [`OutputCap::KUBECTL`]).
+    pub fn set_output_cap(&mut self, cap: OutputCap) {
+        match self {
+            Session::OpenSsh(s) => s.output_cap = cap,
+            Session::Russh(s) => s.output_cap = cap,
+            Session::Local(s) => s.output_cap = cap,
+        }
+    }
+
+    /// Runs `command` (a shell command line) with `stdin`, bounded by the command timeout
+    /// and the output cap: a stdout past it ends the command and fails it
+    /// ([`TransportError::OutputTooLarge`]).
     pub async fn exec(
         &mut self,
         command: &str,

@@ -36,7 +36,6 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncWriteExt;
 
 use super::{ExecOutput, HostKeyPolicy, Phase, SshOptions, Target, TransportError, bounded};
 
@@ -250,6 +249,7 @@ impl OpenSshTransport {
             connect_timeout: self.connect_timeout,
             login_timeout: self.login_timeout,
             command_timeout: self.command_timeout,
+            output_cap: super::OutputCap::default(),
         })
     }
 
@@ -351,6 +351,7 @@ pub struct OpenSshSession {
     connect_timeout: Duration,
     login_timeout: Duration,
     pub(super) command_timeout: Duration,
+    pub(super) output_cap: super::OutputCap,
 }
 
 impl OpenSshSession {
@@ -394,9 +395,13 @@ impl OpenSshSession {
             done: false,
         };
         let result = self.run(ssh, stdin, &log.0).await;
-        pending.done = !matches!(result, Err(TransportError::Timeout { .. }));
+        // A command timed out or ended past its output cap may still run on the node.
+        pending.done = !matches!(
+            result,
+            Err(TransportError::Timeout { .. } | TransportError::OutputTooLarge { .. })
+        );
         drop(pending);
-        let text = std::fs::read_to_string(&log.0).unwrap_or_default();
+        let text = read_log(&log.0);
         drop(log);
         // A silent 255 is the command's exit only if the master still answers: one that
         // lost its connection may close its clients before it removes its socket.
@@ -479,17 +484,20 @@ impl OpenSshSession {
         let (mut child, group) = spawn(ssh)
             .await
             .map_err(|e| TransportError::Other(format!("cannot run ssh: {e}")))?;
-        let input = child.stdin.take();
+        let address = self.target.describe();
+        let kept = super::output::Kept::new(self.output_cap);
         let run = async move {
-            if let Some(mut input) = input {
-                let _ = input.write_all(stdin).await;
-                let _ = input.shutdown().await;
-            }
-            let out = child.wait_with_output().await;
-            if out.is_ok() {
-                group.reaped();
-            }
-            out
+            // Past the output cap, `child` and `group` are dropped unreaped: ssh is killed,
+            // and with it its channel.
+            let (kept, status) =
+                super::output::exchange(&mut child, stdin, kept, &address, "ssh").await?;
+            group.reaped();
+            let out = kept.into_output(None);
+            Ok(std::process::Output {
+                status,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            })
         };
         tokio::pin!(run);
         let login = self.connect_timeout + self.login_timeout;
@@ -504,14 +512,10 @@ impl OpenSshSession {
                 });
             }
             if let Ok(out) = tokio::time::timeout(LOGIN_POLL, &mut run).await {
-                return out.map_err(|e| TransportError::Other(format!("ssh failed: {e}")));
+                return out;
             }
         }
-        bounded(self.command_timeout, &self.target.describe(), async {
-            Ok(run.await)
-        })
-        .await?
-        .map_err(|e| TransportError::Other(format!("ssh failed: {e}")))
+        bounded(self.command_timeout, &self.target.describe(), run).await
     }
 
     /// The gate of this session's control socket; or none, once another session's master
@@ -763,6 +767,7 @@ fn unreachable(e: &TransportError) -> bool {
         TransportError::SudoPassword { .. }
         | TransportError::SudoMissing { .. }
         | TransportError::Disconnected { .. }
+        | TransportError::OutputTooLarge { .. }
         | TransportError::Other(_) => false,
     }
 }
@@ -803,7 +808,22 @@ pub fn literal_path(path: &std::path::Path) -> Result<(), String> {
 fn unshared(log: &Path) -> bool {
     // A login that goes well logs nothing (LogLevel=ERROR): most looks read no file.
     std::fs::metadata(log).is_ok_and(|m| m.len() > 0)
-        && std::fs::read_to_string(log).is_ok_and(|text| text.contains("disabling multiplexing"))
+        && read_log(log).contains("disabling multiplexing")
+}
+
+/// The most of one ssh run's log that is read. At `LogLevel=ERROR` ssh writes a few lines
+/// there, some of them the server's words (a disconnect's reason, bounded by its packet),
+/// none that a node could repeat without end; a longer log is still cut here.
+const LOG_CAP: u64 = 64 * 1024;
+
+/// The first [`LOG_CAP`] bytes of ssh's log `path` (nothing where it cannot be read).
+fn read_log(path: &Path) -> String {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(LOG_CAP).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Removes what dead masters left in the control directory, so it does not fill up over

@@ -16,6 +16,7 @@ use super::known_hosts::Verdict as KnownHosts;
 use russh::keys::Algorithm;
 use russh::{ChannelMsg, Disconnect, kex};
 
+use super::output::Kept;
 use super::{ExecOutput, HostKeyPolicy, SshOptions, Target, TransportError, bounded};
 
 /// Key exchange, most preferred first. Classical curve25519 comes first: it is several
@@ -202,6 +203,7 @@ impl RusshTransport {
             handle,
             address,
             command_timeout: self.command_timeout,
+            output_cap: super::OutputCap::default(),
         })
     }
 }
@@ -352,6 +354,7 @@ pub struct RusshSession {
     handle: Handle<HostKeyCheck>,
     address: String,
     pub(super) command_timeout: std::time::Duration,
+    pub(super) output_cap: super::OutputCap,
 }
 
 impl std::fmt::Debug for RusshSession {
@@ -374,23 +377,30 @@ impl RusshSession {
             detail: e.to_string(),
         };
         let handle = &self.handle;
+        let cap = self.output_cap;
+        let shown = &self.address;
         bounded(self.command_timeout, &self.address, async move {
             let mut channel = handle.channel_open_session().await.map_err(&lost)?;
             channel.exec(true, command).await.map_err(&lost)?;
             channel.data_bytes(stdin.to_vec()).await.map_err(&lost)?;
             channel.eof().await.map_err(&lost)?;
-            let mut out = ExecOutput::default();
+            let mut kept = Kept::new(cap);
+            let mut exit_status = None;
             while let Some(msg) = channel.wait().await {
                 match msg {
-                    ChannelMsg::Data { data } => out.stdout.extend_from_slice(&data),
-                    ChannelMsg::ExtendedData { data, ext: 1 } => {
-                        out.stderr.extend_from_slice(&data)
+                    // The guard keeps the data within the cap; past it nothing more is
+                    // read: the channel is closed, which ends the command on the node (its
+                    // next write fails), as a lost connection does.
+                    ChannelMsg::Data { data } if !kept.stdout(&data) => {
+                        let _ = channel.close().await;
+                        return Err(kept.too_large(shown));
                     }
-                    ChannelMsg::ExitStatus { exit_status } => out.exit_status = Some(exit_status),
+                    ChannelMsg::ExtendedData { data, ext: 1 } => kept.stderr(&data),
+                    ChannelMsg::ExitStatus { exit_status: s } => exit_status = Some(s),
                     _ => {}
                 }
             }
-            Ok(out)
+            Ok(kept.into_output(exit_status))
         })
         .await
     }
