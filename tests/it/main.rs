@@ -23,4 +23,5 @@ mod plan_fixtures;
 mod rules_fixtures;
 mod sysctl_reference;
 mod systemd_e2e;
+mod transport_e2e;
 mod verify_e2e;

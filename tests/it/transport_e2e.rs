@@ -1,0 +1,92 @@
+//! Both SSH backends against the lab's real sshd: what a node sends back is bounded. A
+//! node command that floods stdout is ended as it passes the session's output cap, at
+//! once (not at the command timeout), failing with a message that names the node's
+//! address and the cap; a flood on stderr is cut and the command still answers.
+
+use std::time::{Duration, Instant};
+
+use dnsfix::inventory::{Connection, ConnectionKind};
+use dnsfix::transport::{SshBackend, SshOptions, Target, Transport};
+
+use crate::common::lab::Lab;
+
+fn target(lab: &Lab, node: &str) -> Target {
+    let node = lab.node(node);
+    Target {
+        host: node.name.clone(),
+        connection: Connection {
+            kind: ConnectionKind::Ssh,
+            address: "127.0.0.1".into(),
+            port: Some(node.port),
+            user: Some(node.user.clone()),
+            private_key: None,
+            become_root: false,
+            become_method: None,
+            ssh_args: Vec::new(),
+            ssh_args_from: Vec::new(),
+            refused: None,
+        },
+    }
+}
+
+#[test]
+fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
+    let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
+    let node = lab.nodes[0].name.clone();
+    let target = target(&lab, &node);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for backend in [SshBackend::OpenSsh, SshBackend::Russh] {
+        let transport = Transport::new(SshOptions {
+            backend,
+            known_hosts: Some(lab.known_hosts()),
+            private_key: Some(lab.key()),
+            connect_timeout: Duration::from_secs(5),
+            command_timeout: Duration::from_secs(120),
+            ssh_persist: 0,
+            ..SshOptions::default()
+        })
+        .expect("transport");
+        runtime.block_on(async {
+            let mut session = transport.connect(&target).await.expect("connect");
+            session.exec("true", b"").await.expect("logged in");
+            for flood in ["head -c 40000000 /dev/zero", "yes"] {
+                let started = Instant::now();
+                let err = session
+                    .exec(flood, b"")
+                    .await
+                    .expect_err("past the cap");
+                let took = started.elapsed();
+                assert!(took < Duration::from_secs(60), "{backend:?} {flood}: {took:?}");
+                assert_eq!(err.kind(), "output_too_large", "{backend:?} {flood}: {err}");
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "the command's output on {}@127.0.0.1:{} passed 16 MiB, the most dnsfix reads of one command; nothing of it was used",
+                        lab.node(&node).user,
+                        lab.node(&node).port
+                    ),
+                    "{backend:?}"
+                );
+            }
+            // stderr is cut, not failed: the command's answer and status are whole.
+            let out = session
+                .exec("head -c 3000000 /dev/zero >&2; echo answer", b"")
+                .await
+                .unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+            assert_eq!(out.stdout, b"answer\n", "{backend:?}");
+            assert_eq!(out.exit_status, Some(0), "{backend:?}");
+            assert!(
+                out.stderr
+                    .ends_with(b"[dnsfix kept the first 1 MiB of this stderr and dropped the rest]\n"),
+                "{backend:?}"
+            );
+            // The session still works after a command cut off.
+            let out = session.exec("echo still", b"").await.expect("still there");
+            assert_eq!(out.stdout, b"still\n", "{backend:?}");
+            session.close().await;
+        });
+    }
+}
