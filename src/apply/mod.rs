@@ -2076,6 +2076,52 @@ mod tests {
         assert!(error.contains("timeout"), "{error}");
     }
 
+    /// A node script whose output passes the session's cap (a hostile or broken node) is
+    /// ended there and fails the host as a connection lost mid-way does, naming the cap:
+    /// nothing it printed counts as a record, not even the `done` after the flood.
+    #[tokio::test]
+    async fn a_script_whose_output_passes_the_cap_fails_as_a_lost_connection() {
+        let mut session = Session::Local(crate::transport::LocalTransport::connect(
+            &crate::transport::SshOptions::default(),
+        ));
+        session.set_output_cap(crate::transport::OutputCap {
+            stdout: 4096,
+            stderr: 4096,
+        });
+        let target = Target {
+            host: "localhost".into(),
+            connection: crate::inventory::Inventory::local().hosts()[0].connection(),
+        };
+        let plan = HostPlan::empty("localhost", crate::plan::model::HostStatus::Changes);
+        let boundary = crate::node_script::Boundary::fresh();
+        let text = format!(
+            "printf '%s' '{}'; head -c 5000 /dev/zero; printf '%s' '{}'",
+            boundary.header(&RecordKind::Begin, ""),
+            boundary.header(&RecordKind::Done, "")
+        );
+        let script = NodeScript {
+            text,
+            boundary,
+            what: "apply",
+            health_timeout: 0,
+        };
+        let mut result = HostResult::new(&plan, HostOutcome::Pending);
+        let make = |outcome, record: &Record| Step {
+            kind: "write".into(),
+            target: record.args.clone(),
+            outcome,
+            message: String::new(),
+        };
+        let error = run_node_script(&mut session, &target, &script, &[], &mut result, make)
+            .await
+            .expect_err("past the cap");
+        assert_eq!(
+            error,
+            "the connection or the apply script died (output_too_large: the command's output on this machine passed 4096 bytes, the most dnsfix reads of one command; nothing of it was used)"
+        );
+        assert!(result.steps.is_empty());
+    }
+
     /// A run that finds the plan's changes made and its handlers run by another run goes
     /// on to what is left, by the pods-pending note that run's script wrote before its
     /// changes and the done marker: the note's run still running, nothing (the pods are
