@@ -176,8 +176,9 @@ pub const ROLLED_BACK_EXIT: i32 = 4;
 /// while this run recreated the pods and checked DNS (a takeover, a rollback started from
 /// another terminal), and a done marker written after it would make every later apply of
 /// the plan call the rolled-back node `unchanged`. The note gone: nothing is written,
-/// exit [`ROLLED_BACK_EXIT`]. The lock is waited for up to `wait_secs` (a rollback holds it
-/// through its restarts).
+/// exit [`ROLLED_BACK_EXIT`]. The lock is tried once a second for up to `wait_secs` (a
+/// rollback holds it through its restarts): `flock -n`, as the apply script's lock, since
+/// busybox's flock (Alpine) has no `-w`.
 pub fn plan_done_script(
     run: &str,
     marker: &str,
@@ -188,7 +189,9 @@ pub fn plan_done_script(
     let mark = mark_done_script(run, marker)?;
     Ok(format!(
         "{{ command exec 9>>/var/lib/dnsfix/lock; }} 2>/dev/null || {{ echo \"cannot open /var/lib/dnsfix/lock\" >&2; exit 3; }}\n\
-         flock -w {wait_secs} -x 9 || {{ echo \"/var/lib/dnsfix/lock is held by $(cat /var/lib/dnsfix/owner 2>/dev/null || echo another run)\" >&2; exit 3; }}\n\
+         i=0; until flock -n -x 9; do\n\
+         i=$((i + 1)); [ \"$i\" -le {wait_secs} ] || {{ echo \"cannot lock /var/lib/dnsfix/lock in {wait_secs}s (its owner: $(cat /var/lib/dnsfix/owner 2>/dev/null || echo not said))\" >&2; exit 3; }}\n\
+         sleep 1; done\n\
          [ -f {handled} ] || exit {ROLLED_BACK_EXIT}\n\
          {mark}",
         handled = quote(handled),
