@@ -208,10 +208,9 @@ pub struct Verified {
     pub fixed: Vec<String>,
     /// Findings the plan fixes that are still there: the host failed.
     pub remaining: Vec<String>,
-    /// Findings failing now that were not at plan time (nor are the plan's to fix): reported,
-    /// not failing the host. The stale check refuses what bears on the plan; a change
-    /// elsewhere on the node since the plan (or one this run's change brought out) is
-    /// said here, for `dnsfix check` and `explain`.
+    /// Findings failing after the changes that were not before them nor at plan time (nor
+    /// are the plan's to fix): what the change brought out, reported, not failing the host
+    /// ([`newly_failing`]).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub new: Vec<String>,
     /// The `dnsfix verify` queries asked from the node after the change. A failing
@@ -610,7 +609,7 @@ async fn apply_on(
     let after = verify_fixed(
         session,
         target,
-        host,
+        (host, &facts),
         plan,
         [&pods_pending, &marker],
         result,
@@ -771,10 +770,12 @@ async fn gather_before(
     extra.push(pods_failed.to_string());
     // Whether this plan's handlers ran already (a restart mark its own restart removed).
     extra.push(crate::plan::digest::handled_marker(&digest.sha256));
-    // The kubelet's binary is asked again where the plan asked it.
+    // The kubelet's binary is asked again: where the plan asked it, the version holds the
+    // plan (`digest::reasons`); everywhere, the findings before the changes are judged
+    // as verify judges those after them, without the cluster (`newly_failing`).
     let reads = Reads {
         extra,
-        kubelet_version: digest.kubelet_version.is_some(),
+        kubelet_version: true,
     };
     let facts = gather_session_with(session, target, &reads)
         .await
@@ -980,7 +981,7 @@ async fn noting_restart(
 async fn verify_fixed(
     session: &mut Session,
     target: &Target,
-    host: &Host,
+    (host, before): (&Host, &crate::facts::NodeFacts),
     plan: &HostPlan,
     [pods_pending, marker]: [&str; 2],
     result: &mut HostResult,
@@ -995,17 +996,20 @@ async fn verify_fixed(
     let after = gather_session_with(session, target, &reads)
         .await
         .map_err(|e| format!("gather after apply: {}: {e}", e.kind()))?;
-    let failing: Vec<String> = diagnose_host(host, &after)
-        .findings()
-        .filter(|f| f.status == FindingStatus::Failed)
-        .map(|f| f.id.to_string())
-        .collect();
+    let failing_in = |facts| -> Vec<String> {
+        diagnose_host(host, facts)
+            .findings()
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.id.to_string())
+            .collect()
+    };
+    let failing = failing_in(&after);
     let (remaining, fixed): (Vec<String>, Vec<String>) = plan
         .fixes
         .iter()
         .cloned()
         .partition(|id| failing.contains(id));
-    let new = newly_failing(plan, &failing);
+    let new = newly_failing(plan, &failing, &failing_in(before));
     result.verified = Some(Verified {
         fixed,
         remaining: remaining.clone(),
@@ -1021,12 +1025,15 @@ async fn verify_fixed(
     Ok(after)
 }
 
-/// Of the findings `failing` after the apply, those the plan neither fixes nor found
-/// failing ([`Verified::new`]), each once.
-fn newly_failing(plan: &HostPlan, failing: &[String]) -> Vec<String> {
+/// Of the findings `failing` after the apply, those failing neither before its changes
+/// (`before`, judged as `failing` is: without the cluster, the kubelet's version from its
+/// binary) nor at plan time, and not the plan's to fix ([`Verified::new`]). Like is
+/// compared with like: the plan judged with the cluster, and a rule the cluster settles
+/// (kube-proxy's masqueradeAll set in its ConfigMap) may fail without it.
+fn newly_failing(plan: &HostPlan, failing: &[String], before: &[String]) -> Vec<String> {
     let mut new: Vec<String> = failing
         .iter()
-        .filter(|id| !plan.fixes.contains(id))
+        .filter(|id| !plan.fixes.contains(id) && !before.contains(id))
         .filter(|id| {
             !plan
                 .findings
@@ -2122,15 +2129,9 @@ mod tests {
         assert!(result.steps.is_empty());
     }
 
-    /// A run that finds the plan's changes made and its handlers run by another run goes
-    /// on to what is left, by the pods-pending note that run's script wrote before its
-    /// changes and the done marker: the note's run still running, nothing (the pods are
-    /// its business); gone (killed mid-recreation, after its handlers or its checks, run
-    /// on another machine), the pods, the checks and the marker; no note and the plan
-    /// marked done, nothing; neither (a run of a dnsfix that wrote no note), all of it.
-    /// Before, every such run stopped there, "unchanged", whatever was left.
     /// After the apply, a finding failing that the plan did not find failing (nor fix) is
-    /// new (one the plan could not judge too); one the plan found failing, or fixes, is not.
+    /// new (one the plan could not judge too); one the plan found failing, or fixes, or
+    /// failing before the changes as verify judges, is not.
     #[test]
     fn findings_failing_since_the_plan_are_new() {
         use crate::diagnose::finding::{FindingStatus, Severity};
@@ -2156,11 +2157,24 @@ mod tests {
         ]
         .map(str::to_owned);
         assert_eq!(
-            newly_failing(&plan, &failing),
+            newly_failing(&plan, &failing, &[]),
             ["DNS-NAMESERVER-LIMIT", "DNS-STRAY-SEARCH"]
+        );
+        // Failing before the changes, judged as after them (without the cluster): not new,
+        // whatever the plan judged with the cluster.
+        assert_eq!(
+            newly_failing(&plan, &failing, &["DNS-STRAY-SEARCH".to_owned()]),
+            ["DNS-NAMESERVER-LIMIT"]
         );
     }
 
+    /// A run that finds the plan's changes made and its handlers run by another run goes
+    /// on to what is left, by the pods-pending note that run's script wrote before its
+    /// changes and the done marker: the note's run still running, nothing (the pods are
+    /// its business); gone (killed mid-recreation, after its handlers or its checks, run
+    /// on another machine), the pods, the checks and the marker; no note and the plan
+    /// marked done, nothing; neither (a run of a dnsfix that wrote no note), all of it.
+    /// Before, every such run stopped there, "unchanged", whatever was left.
     #[test]
     fn a_handled_plan_goes_on_to_what_its_run_left() {
         let live = |run: &str| match run {

@@ -190,7 +190,7 @@ fn host_block(out: &mut String, host: &HostResult, rollback: bool) {
         if !verified.new.is_empty() {
             let _ = writeln!(
                 out,
-                "    NEW       {}: failing now, not at plan time (dnsfix check; dnsfix explain ID)",
+                "    NEW       {}: failing after the changes, not before them (dnsfix check; dnsfix explain ID)",
                 verified.new.join(", ")
             );
         }
