@@ -3675,9 +3675,9 @@ async fn recreate(
     Ok(step)
 }
 
-/// The name a node has in the cluster, in a list: the kubelet's `--hostname-override`, else
-/// the machine's hostname, else (the hostname unread) the inventory name; lowercase, as
-/// node names are. The kubelet registers under the override, else the hostname it reads
+/// The names a node may have in the cluster: the kubelet's `--hostname-override`, else
+/// the machine's hostname, else (the hostname unread) the inventory name, which an in-tree
+/// cloud provider adds too; lowercase, as node names are. The kubelet registers under the override, else the hostname it reads
 /// from /proc/sys/kernel/hostname, trimmed and lowercased (kubernetes
 /// staging/src/k8s.io/component-helpers/node/util/hostname.go `GetHostname`): the
 /// inventory name is no name of the node's once its hostname is known. Taking both would
@@ -3704,7 +3704,23 @@ pub fn node_names(host: &Host, facts: &crate::facts::NodeFacts) -> Vec<String> {
         .as_deref()
         .map(str::trim)
         .filter(|n| !n.is_empty());
-    vec![hostname.unwrap_or(&host.name).to_lowercase()]
+    let mut names = vec![hostname.unwrap_or(&host.name).to_lowercase()];
+    // An in-tree cloud provider (kubelets before 1.27 with `--cloud-provider=aws`) names
+    // the node itself (EC2's private DNS name, kubelet `getNodeName`), which Kubespray's
+    // docs/cloud_providers/aws.md has the inventory name match: that name too.
+    let in_tree = facts
+        .kubelet
+        .flags
+        .iter()
+        .filter(|f| f.name == "cloud-provider")
+        .filter_map(|f| f.value.as_deref())
+        .next_back()
+        .is_some_and(|p| !p.trim().is_empty() && p.trim() != "external");
+    let inventory = host.name.to_lowercase();
+    if in_tree && !names.contains(&inventory) {
+        names.push(inventory);
+    }
+    names
 }
 
 #[cfg(test)]

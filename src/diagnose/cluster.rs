@@ -1655,6 +1655,25 @@ mod tests {
         let mut unread = facts.clone();
         unread.hostname = None;
         assert_eq!(crate::cluster::node_names(&host, &unread), ["node1"]);
+        // An in-tree cloud provider names the node itself (EC2's private DNS name, which
+        // Kubespray's AWS docs have the inventory name match): both; `external` does not.
+        let flag = |name: &str, value: &str| crate::facts::node_facts::FlagFact {
+            name: name.to_owned(),
+            value: Some(value.to_owned()),
+            source: crate::facts::node_facts::Source::new("flag", None, None),
+        };
+        let mut aws = facts.clone();
+        aws.kubelet.flags.push(flag("cloud-provider", "aws"));
+        assert_eq!(
+            crate::cluster::node_names(&host, &aws),
+            ["worker-7", "node1"]
+        );
+        let mut external = facts.clone();
+        external
+            .kubelet
+            .flags
+            .push(flag("cloud-provider", "external"));
+        assert_eq!(crate::cluster::node_names(&host, &external), ["worker-7"]);
         facts
             .kubelet
             .flags
