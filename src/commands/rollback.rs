@@ -238,8 +238,9 @@ fn judge_kube_resolv_conf(
             format!(
                 "{given}, but Kubespray's {} for the node's OS sets kube_resolv_conf: {} over \
                  group and host vars: the next Kubespray run does not hand the kubelet the \
-                 inventory's",
-                vars.file, vars.kube_resolv_conf
+                 inventory's (one older than {}, which has no such file, does: take the \
+                 setting out of the host's vars by hand then)",
+                vars.file, vars.kube_resolv_conf, vars.since
             ),
         ),
         DistroVars::Read(None) => ("kept", format!("{given}: {STARTS_NO_POD}; {BY_HAND}")),
@@ -247,7 +248,14 @@ fn judge_kube_resolv_conf(
             "kept",
             format!(
                 "{given}: {STARTS_NO_POD} (unless Kubespray's vars for the node's OS set it: \
-                 Ubuntu 18.04 to 24.04, Fedora); {BY_HAND}"
+                 Ubuntu 18.04 to 24.04, Fedora{}); {BY_HAND}",
+                match &rolled.distro_vars {
+                    DistroVars::Unknown(why) => format!(
+                        "; the node's OS was not read after the rollback: {}",
+                        crate::text::escape(why)
+                    ),
+                    _ => String::new(),
+                }
             ),
         ),
     };
@@ -382,6 +390,17 @@ mod tests {
             );
             assert!(!message.contains('\n'), "{os}: one line: {message}");
         }
+        // The release that brought the file is named: an older Kubespray takes the
+        // inventory's value.
+        let (host, rolled) = rolled_back("ubuntu-22.04");
+        let (_, message) = judged(&host, &rolled).expect("judged");
+        assert!(
+            message.ends_with(
+                "(one older than v2.19.0, which has no such file, does: take the setting out \
+                 of the host's vars by hand then)"
+            ),
+            "{message}"
+        );
     }
 
     /// Debian and RHEL have no such vars file: the inventory's value is the kubelet's at the
@@ -414,7 +433,8 @@ mod tests {
         assert_eq!(outcome, "kept");
         assert!(
             message.contains(
-                "(unless Kubespray's vars for the node's OS set it: Ubuntu 18.04 to 24.04, Fedora)"
+                "(unless Kubespray's vars for the node's OS set it: Ubuntu 18.04 to 24.04, \
+                 Fedora; the node's OS was not read after the rollback: timeout: timed out)"
             ),
             "{message}"
         );

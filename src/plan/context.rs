@@ -164,6 +164,9 @@ pub struct KubesprayDistroVars {
     /// As Kubespray names it: `roles/kubernetes/node/vars/ubuntu-22.yml`.
     pub file: String,
     pub kube_resolv_conf: &'static str,
+    /// The first Kubespray release with the file (and its kube_resolv_conf): an older
+    /// Kubespray hands the kubelet the inventory's value.
+    pub since: &'static str,
 }
 
 /// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, and their file; they
@@ -179,14 +182,22 @@ pub fn kubespray_distro_vars(facts: &NodeFacts) -> Option<KubesprayDistroVars> {
     }
     let os = facts.os.as_ref()?;
     let major = os.version_id.as_deref()?.split('.').next()?;
-    let file = match os.id.as_deref()? {
-        "fedora" => "fedora.yml".to_owned(),
-        "ubuntu" if ["18", "20", "22", "24"].contains(&major) => format!("ubuntu-{major}.yml"),
+    // Each file's first release, by the commit that added it (git log --diff-filter=A,
+    // git tag --contains): ubuntu-18.yml 482857611, ubuntu-20.yml c6588856c, ubuntu-22.yml
+    // 323a11136, ubuntu-24.yml f85111f6d, fedora.yml a5f88e14d; each set kube_resolv_conf
+    // from the start.
+    let (file, since) = match (os.id.as_deref()?, major) {
+        ("fedora", _) => ("fedora.yml".to_owned(), "v2.18.0"),
+        ("ubuntu", "18") => ("ubuntu-18.yml".to_owned(), "v2.7.0"),
+        ("ubuntu", "20") => ("ubuntu-20.yml".to_owned(), "v2.14.0"),
+        ("ubuntu", "22") => ("ubuntu-22.yml".to_owned(), "v2.19.0"),
+        ("ubuntu", "24") => ("ubuntu-24.yml".to_owned(), "v2.25.0"),
         _ => return None,
     };
     Some(KubesprayDistroVars {
         file: format!("roles/kubernetes/node/vars/{file}"),
         kube_resolv_conf: RESOLVED_UPLINK,
+        since,
     })
 }
 
