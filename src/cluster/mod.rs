@@ -3677,13 +3677,13 @@ async fn recreate(
 
 /// The names a node may have in the cluster: the kubelet's `--hostname-override`, else
 /// the machine's hostname, else (the hostname unread) the inventory name, which an in-tree
-/// cloud provider adds too; lowercase, as node names are. The kubelet registers under the override, else the hostname it reads
-/// from /proc/sys/kernel/hostname, trimmed and lowercased (kubernetes
-/// staging/src/k8s.io/component-helpers/node/util/hostname.go `GetHostname`): the
-/// inventory name is no name of the node's once its hostname is known. Taking both would
-/// make an inventory entry whose `ansible_host` points at another machine (a copy-paste,
-/// a recycled address) claim the DNS pods of the node it is named after, and apply would
-/// recreate them with this node's.
+/// cloud provider adds too; lowercase, as node names are. The kubelet registers under the
+/// override, else the hostname it reads from /proc/sys/kernel/hostname, trimmed and
+/// lowercased (kubernetes staging/src/k8s.io/component-helpers/node/util/hostname.go
+/// `GetHostname`): the inventory name is no name of the node's once its hostname is known.
+/// Taking both would make an inventory entry whose `ansible_host` points at another
+/// machine (a copy-paste, a recycled address) claim the DNS pods of the node it is named
+/// after, and apply would recreate them with this node's.
 pub fn node_names(host: &Host, facts: &crate::facts::NodeFacts) -> Vec<String> {
     // With --hostname-override the kubelet registers under that name alone: the machine's
     // hostname could be another node's (cloned VMs).

@@ -1640,8 +1640,9 @@ mod tests {
     }
 
     /// With --hostname-override the kubelet's node is that name alone; without it, the
-    /// machine's hostname alone, and only where that is unread, the inventory name: an
-    /// inventory entry pointing at another machine does not claim its pods.
+    /// machine's hostname, and the inventory name only where that is unread or an in-tree
+    /// cloud provider names the node: an inventory entry pointing at another machine does
+    /// not claim its pods.
     #[test]
     fn node_names_follow_hostname_override() {
         let mut facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");

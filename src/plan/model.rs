@@ -307,8 +307,9 @@ pub enum ClusterAction {
     /// followed by a bounded wait for a Ready replacement: a pod reads the kubelet's
     /// resolv.conf once, when it is created.
     RecreateDnsPods {
-        /// The names the node may have in the cluster (`--hostname-override`, hostname,
-        /// inventory name).
+        /// The names the node may have in the cluster ([`crate::cluster::node_names`]:
+        /// `--hostname-override`, else the hostname, and the inventory name where that is
+        /// unread or an in-tree cloud provider names the node).
         node: Vec<String>,
         /// The pods there when the plan was made; apply lists them again.
         pods: Vec<PodState>,
