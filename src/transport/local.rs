@@ -91,7 +91,12 @@ mod tests {
             let mut local = session();
             for command in [
                 "head -c 40000000 /dev/zero".to_owned(),
-                format!("echo $$ >{}; while :; do yes; done", pid.display()),
+                // A quiet child beside the flood: only the process group's kill ends it
+                // (yes dies of SIGPIPE, the shell of kill_on_drop).
+                format!(
+                    "echo $$ >{0}; sleep 300 & echo $! >>{0}; while :; do yes; done",
+                    pid.display()
+                ),
             ] {
                 let started = Instant::now();
                 let err = match local.exec(&command, b"").await {
@@ -111,13 +116,22 @@ mod tests {
                 );
             }
             // The shell and what it started are ended with it (its process group).
-            let shell = std::fs::read_to_string(&pid).expect("the shell's pid");
+            let pids = std::fs::read_to_string(&pid).expect("the shell's pid");
             let _ = std::fs::remove_file(&pid);
-            let gone = (0..100).any(|_| {
-                std::thread::sleep(Duration::from_millis(20));
-                !std::path::Path::new(&format!("/proc/{}", shell.trim())).exists()
-            });
-            assert!(gone, "the shell {} still runs", shell.trim());
+            // Gone, or a zombie its new parent has not reaped yet.
+            let ended = |pid: &str| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                    stat.rsplit_once(") ")
+                        .is_some_and(|(_, rest)| rest.starts_with('Z'))
+                })
+            };
+            for pid in pids.lines() {
+                let gone = (0..100).any(|_| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    ended(pid)
+                });
+                assert!(gone, "{pid} (of {pids:?}) still runs");
+            }
             // A session may carry another cap.
             local.output_cap = OutputCap {
                 stdout: 10,

@@ -33,9 +33,11 @@ impl OutputCap {
     /// (`/proc/net/udp` and `udp6` on a node with thousands of sockets, `/proc/locks`) and
     /// a process's cmdline: some 4 MiB in all. Everything else it reads (resolver, kubelet,
     /// sysctl.d, modprobe.d, CNI and firewalld files, the playbooks' extra paths) is some
-    /// KiB a file, a few hundred KiB a node (14 KB on a plain Debian machine). The apply and rollback scripts print a record
-    /// per step and at most 2000 bytes of a unit's journal per handler (common.sh). 16 MiB
-    /// is four times the most a node sends, and 50 forks (the default) hold 800 MiB at worst.
+    /// KiB a file, a few hundred KiB a node (14 KB on a plain Debian machine). The apply
+    /// and rollback scripts print a record per step and at most 2000 bytes of a unit's
+    /// journal per handler (common.sh). 16 MiB is four times the most a node sends, and 50
+    /// forks (the default) hold 800 MiB at worst (the kept bytes never grow past the cap:
+    /// `keep_within`).
     pub const NODE: OutputCap = OutputCap {
         stdout: 16 * MIB,
         stderr: MIB,
@@ -70,6 +72,22 @@ pub fn size(bytes: usize) -> String {
     }
 }
 
+/// Appends `data` (which fits: `buf.len() + data.len() <= cap`) to `buf`, its capacity
+/// grown by doubling but never past `cap`: a Vec's own doubling would hold up to twice the
+/// cap, at a size the node chooses by the chunks it sends.
+fn keep_within(buf: &mut Vec<u8>, data: &[u8], cap: usize) {
+    let needed = buf.len() + data.len();
+    if needed > buf.capacity() {
+        let grown = buf
+            .capacity()
+            .saturating_mul(2)
+            .max(needed)
+            .min(cap.max(needed));
+        buf.reserve_exact(grown - buf.len());
+    }
+    buf.extend_from_slice(data);
+}
+
 /// What a command printed so far, within its [`OutputCap`].
 #[derive(Debug)]
 pub(crate) struct Kept {
@@ -96,7 +114,7 @@ impl Kept {
             self.stdout = Vec::new();
             return false;
         }
-        self.stdout.extend_from_slice(data);
+        keep_within(&mut self.stdout, data, self.cap.stdout);
         true
     }
 
@@ -106,7 +124,11 @@ impl Kept {
         if data.len() > room {
             self.stderr_cut = true;
         }
-        self.stderr.extend_from_slice(&data[..data.len().min(room)]);
+        keep_within(
+            &mut self.stderr,
+            &data[..data.len().min(room)],
+            self.cap.stderr,
+        );
     }
 
     /// The error for a stdout that passed its cap on `address`.
@@ -207,6 +229,35 @@ async fn read_pipes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kept bytes' buffer never grows past the cap, whatever chunks the node sends:
+    /// a first chunk of 32767 bytes and then 32 KiB ones, up to one byte short of the cap,
+    /// held 32 MiB under a 16 MiB cap by the Vec's own doubling.
+    #[test]
+    fn the_kept_bytes_never_take_more_memory_than_the_cap() {
+        let cap = OutputCap::NODE;
+        let mut kept = Kept::new(cap);
+        assert!(kept.stdout(&[0; 32767]));
+        while kept.stdout.len() + 32768 < cap.stdout {
+            assert!(kept.stdout(&[0; 32768]));
+        }
+        assert!(kept.stdout(&vec![0; cap.stdout - 1 - kept.stdout.len()]));
+        assert_eq!(kept.stdout.len(), cap.stdout - 1);
+        assert!(
+            kept.stdout.capacity() <= cap.stdout,
+            "{} bytes held",
+            kept.stdout.capacity()
+        );
+        for _ in 0..100 {
+            kept.stderr(&[0; 4095]);
+        }
+        kept.stderr(&[0; MIB]);
+        assert!(
+            kept.stderr.capacity() <= cap.stderr,
+            "{}",
+            kept.stderr.capacity()
+        );
+    }
 
     #[test]
     fn stdout_past_its_cap_keeps_nothing_and_stderr_is_cut_with_a_word() {

@@ -380,27 +380,50 @@ impl RusshSession {
         let cap = self.output_cap;
         let shown = &self.address;
         bounded(self.command_timeout, &self.address, async move {
-            let mut channel = handle.channel_open_session().await.map_err(&lost)?;
+            let channel = handle.channel_open_session().await.map_err(&lost)?;
             channel.exec(true, command).await.map_err(&lost)?;
-            channel.data_bytes(stdin.to_vec()).await.map_err(&lost)?;
-            channel.eof().await.map_err(&lost)?;
+            // stdin is sent while the output is read, as the openssh and local backends do:
+            // a command that prints before it reads all of its stdin must not stall the
+            // session (russh's channel buffer full, the node's window never refilled).
+            let (mut read, write) = channel.split();
+            let send = async {
+                write.data(stdin).await?;
+                write.eof().await
+            };
+            tokio::pin!(send);
+            let mut sending = true;
+            let mut unsent = None;
             let mut kept = Kept::new(cap);
             let mut exit_status = None;
-            while let Some(msg) = channel.wait().await {
-                match msg {
-                    // The guard keeps the data within the cap; past it nothing more is
-                    // read: the channel is closed, which ends the command on the node (its
-                    // next write fails), as a lost connection does.
-                    ChannelMsg::Data { data } if !kept.stdout(&data) => {
-                        let _ = channel.close().await;
-                        return Err(kept.too_large(shown));
+            loop {
+                tokio::select! {
+                    sent = &mut send, if sending => {
+                        sending = false;
+                        // A command that ended without reading all of it: its answer
+                        // still counts, if it comes.
+                        unsent = sent.err();
                     }
-                    ChannelMsg::ExtendedData { data, ext: 1 } => kept.stderr(&data),
-                    ChannelMsg::ExitStatus { exit_status: s } => exit_status = Some(s),
-                    _ => {}
+                    msg = read.wait() => match msg {
+                        None => break,
+                        Some(ChannelMsg::Data { data }) => {
+                            // Past the cap nothing more is read: the channel is closed,
+                            // which ends the command on the node (its next write fails), as
+                            // a lost connection does.
+                            if !kept.stdout(&data) {
+                                let _ = write.close().await;
+                                return Err(kept.too_large(shown));
+                            }
+                        }
+                        Some(ChannelMsg::ExtendedData { data, ext: 1 }) => kept.stderr(&data),
+                        Some(ChannelMsg::ExitStatus { exit_status: s }) => exit_status = Some(s),
+                        Some(_) => {}
+                    },
                 }
             }
-            Ok(kept.into_output(exit_status))
+            match (exit_status, unsent) {
+                (None, Some(e)) => Err(lost(e)),
+                _ => Ok(kept.into_output(exit_status)),
+            }
         })
         .await
     }

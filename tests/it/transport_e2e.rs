@@ -1,7 +1,8 @@
 //! Both SSH backends against the lab's real sshd: what a node sends back is bounded. A
 //! node command that floods stdout is ended as it passes the session's output cap, at
 //! once (not at the command timeout), failing with a message that names the node's
-//! address and the cap; a flood on stderr is cut and the command still answers.
+//! address and the cap; a flood on stderr is cut and the command still answers; stdin is
+//! sent while the output is read.
 
 use std::time::{Duration, Instant};
 
@@ -84,6 +85,21 @@ fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
                     .ends_with(b"[dnsfix kept the first 1 MiB of this stderr and dropped the rest]\n"),
                 "{backend:?}"
             );
+            // stdin flows while the output is read: a command that prints 8 MB before it
+            // reads its 8 MB of stdin answers at once (russh sent all of stdin first, and
+            // the session stalled until the command timeout).
+            let started = Instant::now();
+            let out = session
+                .exec("head -c 8000000 /dev/zero; wc -c", &vec![b'x'; 8 * 1024 * 1024])
+                .await
+                .unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{backend:?}: {:?}",
+                started.elapsed()
+            );
+            assert_eq!(out.stdout.len(), 8_000_000 + "8388608\n".len(), "{backend:?}");
+            assert!(out.stdout.ends_with(b"8388608\n"), "{backend:?}");
             // The session still works after a command cut off.
             let out = session.exec("echo still", b"").await.expect("still there");
             assert_eq!(out.stdout, b"still\n", "{backend:?}");
