@@ -1308,9 +1308,11 @@ async fn recreate_dns_pods(
     });
     if let Some(failure) = failure {
         // The pod still loops: the finding is not fixed, whatever the node's files say.
-        // Not where the pods left are only those kept as the last Ready replica: Ready,
-        // they do not loop.
+        // Not where the pods left are only those kept as the last Ready replica (Ready,
+        // they do not loop), nor where every pod the plan saw looping was replaced by a
+        // Ready one and the failure is another's (a left-out namespace's pod).
         if !result.pods_kept
+            && may_still_loop(actions, &result.pods)
             && let Some(v) = &mut result.verified
             && let Some(i) = v
                 .fixed
@@ -1323,6 +1325,24 @@ async fn recreate_dns_pods(
         return Err(failure);
     }
     Ok(())
+}
+
+/// Whether DNS-POD-LOOP may still hold after a recreation that failed: a pod the plan saw
+/// looping (its state says `loop detected`, [`crate::cluster::DnsPod::state`]) that was
+/// not replaced by a Ready one, or a replacement that is not Ready (it may loop too).
+fn may_still_loop(actions: &[ClusterAction], done: &[crate::cluster::PodRecreation]) -> bool {
+    let replaced = |p: &crate::plan::model::PodState| {
+        done.iter().any(|r| {
+            r.ok && r.pod == p.name
+                && r.namespace.as_deref().unwrap_or("kube-system") == p.namespace()
+        })
+    };
+    done.iter().any(|r| !r.ok && !r.kept)
+        || actions
+            .iter()
+            .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
+            .filter(|p| p.state.contains("loop detected"))
+            .any(|p| !replaced(p))
 }
 
 /// The pods the plans of `hosts` saw not Ready, which are not waited for after a kubelet
@@ -2127,6 +2147,52 @@ mod tests {
             "the connection or the apply script died (output_too_large: the command's output on this machine passed 4096 bytes, the most dnsfix reads of one command; nothing of it was used)"
         );
         assert!(result.steps.is_empty());
+    }
+
+    /// DNS-POD-LOOP stays fixed after a failed recreation only where every pod the plan saw
+    /// looping was replaced by a Ready one and no replacement is not Ready: a failure of
+    /// another's (a left-out namespace's stale pod) does not move it to remaining.
+    #[test]
+    fn a_pod_loop_is_fixed_where_every_looping_pod_was_replaced() {
+        let pod = |name: &str, state: &str| crate::plan::model::PodState {
+            name: name.to_owned(),
+            app: "coredns".to_owned(),
+            state: state.to_owned(),
+            namespace: None,
+            selector: None,
+        };
+        let actions = [ClusterAction::RecreateDnsPods {
+            node: vec!["node1".to_owned()],
+            pods: vec![
+                pod("coredns-a", "CrashLoopBackOff, 7 restarts, loop detected"),
+                pod("nodelocaldns-b", "ready"),
+            ],
+            via: "cp1".to_owned(),
+            reasons: Vec::new(),
+        }];
+        let step = |name: &str, ok: bool| crate::cluster::PodRecreation {
+            pod: name.to_owned(),
+            app: "coredns".to_owned(),
+            node: "node1".to_owned(),
+            replacement: ok.then(|| format!("{name}-new")),
+            ok,
+            message: String::new(),
+            namespace: None,
+            kept: false,
+        };
+        assert!(!may_still_loop(&actions, &[step("coredns-a", true)]));
+        // Not replaced (the failure came first), or its replacement not Ready.
+        assert!(may_still_loop(&actions, &[]));
+        assert!(may_still_loop(&actions, &[step("coredns-a", false)]));
+        // Another pod's replacement not Ready: it may loop too.
+        assert!(may_still_loop(
+            &actions,
+            &[step("coredns-a", true), step("nodelocaldns-b", false)]
+        ));
+        // The same name in another namespace is not the pod the plan saw.
+        let mut elsewhere = step("coredns-a", true);
+        elsewhere.namespace = Some("coredns".to_owned());
+        assert!(may_still_loop(&actions, &[elsewhere]));
     }
 
     /// After the apply, a finding failing that the plan did not find failing (nor fix) is
