@@ -1276,6 +1276,19 @@ async fn recreate_dns_pods(
     .await;
     result.notes.extend(kubectl.take_notes());
     kubectl.close().await;
+    pods_outcome(actions, done, left, result)
+}
+
+/// The host's result of its pods' recreation (`done`, and `left`: what a namespace left out
+/// left on the node): the pods replaced, before a failure too, for the report; a pod kept
+/// as the last Ready replica; the failure, and DNS-POD-LOOP back to remaining where a pod
+/// may still loop.
+fn pods_outcome(
+    actions: &[ClusterAction],
+    done: Result<Vec<crate::cluster::PodRecreation>, crate::cluster::PodsFailed>,
+    left: Option<String>,
+    result: &mut HostResult,
+) -> Result<(), String> {
     // Steps done before a failure are kept for the report: those pods were replaced.
     let (done, error) = match done {
         Ok(done) => (done, left),
