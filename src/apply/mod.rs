@@ -952,7 +952,9 @@ async fn run_changes(
 /// where the script ran no handler (the node locked, nothing to do, a stale file); a
 /// script that failed or died may have restarted it, and one that found the handlers run
 /// by another run of the plan ([`RecordKind::Handled`]) may have found them run a moment
-/// before: both count as restarted when they returned, which only waits longer.
+/// before: both count as restarted when they returned, which only waits longer. So does
+/// a `run` dropped before it returned (its task panicked, the run stopped: [`Ending`]):
+/// a node left noted as restarting would have the others wait for it to the cap.
 async fn noting_restart(
     ctx: &Context,
     names: &[String],
@@ -967,13 +969,30 @@ async fn noting_restart(
         return run.await;
     }
     ctx.restarted.restarting(names);
-    let ran = run.await;
-    let at = match ran {
-        Ok(ControlFlow::Break(())) => None,
-        _ => Some(std::time::Instant::now()),
+    let mut ending = Ending {
+        restarted: &ctx.restarted,
+        names,
+        forget: false,
     };
-    ctx.restarted.ended(names, at);
+    let ran = run.await;
+    ending.forget = ran == Ok(ControlFlow::Break(()));
     ran
+}
+
+/// Notes the end of a node's apply script ([`noting_restart`]) when dropped, whether the
+/// script returned or its future was dropped midway (a panic unwinding through it):
+/// restarted now, or forgotten where the script ran no handler (`forget`).
+struct Ending<'a> {
+    restarted: &'a crate::cluster::Restarted,
+    names: &'a [String],
+    forget: bool,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        let at = (!self.forget).then(std::time::Instant::now);
+        self.restarted.ended(self.names, at);
+    }
 }
 
 /// Gathers the node's facts after apply: the findings the plan fixes must be gone.
@@ -2017,8 +2036,9 @@ mod tests {
     /// from before its apply script runs (a node of the same batch may weigh its CoreDNS
     /// replica while it restarts) to the script's end, when it is noted restarted then;
     /// one whose script ran no handler (locked, nothing to do, stale) is forgotten, and a
-    /// plan that restarts nothing is never noted. Before, no node knew of another's
-    /// restart, and a replica there that read not Ready for want of a probe kept its own.
+    /// plan that restarts nothing is never noted. One whose script failed, or whose future
+    /// was dropped before it returned (its task panicked), is noted restarted then: before,
+    /// a dropped one stayed restarting for good, and the others waited for it for ever.
     #[tokio::test]
     async fn a_kubelet_restart_is_noted_for_the_other_nodes() {
         let ctx = context(crate::cluster::Access::ControlPlane(Vec::new()));
@@ -2047,7 +2067,33 @@ mod tests {
         let locked = async { Ok(ControlFlow::Break(())) };
         noting_restart(&ctx, &names, &plan, locked).await.ok();
         assert_eq!(ctx.restarted.when("node2"), None);
+        // A script that failed may have restarted the kubelet: noted restarted when it
+        // returned.
+        let before = std::time::Instant::now();
+        let failed = async { Err("health gate failed".to_owned()) };
+        noting_restart(&ctx, &names, &plan, failed).await.ok();
+        let at = ctx
+            .restarted
+            .when("node2")
+            .flatten()
+            .expect("failed: restarted");
+        assert!(at >= before);
+        // One whose future is dropped before it returned (its task panicked): noted
+        // restarted when dropped, not left restarting for ever.
+        ctx.restarted.ended(&names, None);
+        let before = std::time::Instant::now();
+        let never = std::future::pending();
+        let run = noting_restart(&ctx, &names, &plan, never);
+        let dropped = tokio::time::timeout(std::time::Duration::from_millis(50), run).await;
+        assert!(dropped.is_err(), "{dropped:?}");
+        let at = ctx
+            .restarted
+            .when("node2")
+            .flatten()
+            .expect("dropped: restarted");
+        assert!(at >= before);
         plan.handlers.clear();
+        ctx.restarted.ended(&names, None);
         let run = async { Err("died".to_owned()) };
         noting_restart(&ctx, &names, &plan, run).await.ok();
         assert_eq!(ctx.restarted.when("node2"), None);
