@@ -3358,11 +3358,33 @@ impl Restarted {
 
     /// Until when `pod`, where it may read not Ready only for want of a probe
     /// ([`unprobed`]), is waited for: its probe's bound ([`settle_bound`]) past its node's
-    /// kubelet restart, or past `now` while that node's apply script still runs. None
-    /// where this run did not restart its node's kubelet.
-    fn deadline(&self, pod: &DnsPod, now: Instant) -> Option<Instant> {
-        let at = self.when(&pod.node)?.unwrap_or(now);
+    /// kubelet restart, or past `since` (when the wait began) while that node's apply
+    /// script still runs: a fixed cap, not one that slides with the clock, so a script
+    /// whose end is never noted, or one that runs its handlers' health gates for minutes,
+    /// is not followed with the one-node-at-a-time lock held. None where this run did not
+    /// restart its node's kubelet.
+    fn deadline(&self, pod: &DnsPod, since: Instant) -> Option<Instant> {
+        let at = self.when(&pod.node)?.unwrap_or(since);
         Some(at.checked_add(settle_bound(pod)).unwrap_or(at))
+    }
+
+    /// Whether `pod`, read Ready in a listing taken at `listed`, is Ready for all that: a
+    /// kubelet just restarted posts a container with a readiness probe whose worker has
+    /// not run yet as Ready, a broken one too, for the moment before its first probe (no
+    /// worker counts as Ready: kubernetes#131303, #133770, #135795). So a replica on a
+    /// node whose kubelet this run restarted is Ready only as listed at or after its
+    /// probe's bound past that restart ([`settle_bound`]), and never while that node's
+    /// apply script still runs (its kubelet may be restarting just then). A pod without a
+    /// readiness probe is Ready once it runs, restart or not.
+    fn ready_as_listed(&self, pod: &DnsPod, listed: Instant) -> bool {
+        if pod.readiness.is_none() {
+            return true;
+        }
+        match self.when(&pod.node) {
+            None => true,
+            Some(None) => false,
+            Some(Some(at)) => listed >= at.checked_add(settle_bound(pod)).unwrap_or(at),
+        }
     }
 
     /// When `node`'s kubelet restarted in this run, as [`Restarted::ended`] noted it;
@@ -3541,35 +3563,62 @@ const POLL: Duration = Duration::from_millis(500);
 /// ([`Restarted::deadline`]: the other nodes of the batch restart theirs at the same time,
 /// or did shortly before), its namespace is listed again every [`SETTLE_POLL`] until
 /// another is Ready as listed then, or each such replica is past its probe's bound: then
-/// it is kept as before. Never by a listing from before (the other node's pods may have
-/// been recreated since): each node weighs the others as they are, one node at a time.
-/// A listing that fails while waiting is asked again until the bound.
+/// it is kept as before. Such a replica counts as Ready only as listed at or after that
+/// bound ([`Restarted::ready_as_listed`]): before, a broken one may be posted Ready for a
+/// moment; while its node's apply script runs, never. The bound of a node still running
+/// its script is counted from the start of this wait: the lock is held at most one bound
+/// past that start, or past the end of a script that returned meanwhile. Never by a
+/// listing from before (the other node's pods may have been recreated since): each node
+/// weighs the others as they are, one node at a time. A listing that fails while waiting
+/// is asked again until the bound.
 async fn weigh(
     kubectl: &mut Kubectl,
     pod: &DnsPod,
     first: &[DnsPod],
     restarted: &Restarted,
 ) -> Result<(Vec<DnsPod>, Option<String>), String> {
+    let started = Instant::now();
+    let mut listed = started;
     let mut like = kubectl.pods_like(pod).await?;
     loop {
-        let Some(why) = last_ready(pod, &like, first) else {
+        let doubted: Vec<&str> = like
+            .iter()
+            .filter(|p| p.name != pod.name && p.ready && !restarted.ready_as_listed(p, listed))
+            .map(|p| p.name.as_str())
+            .collect();
+        let judged = unprobed_if(&like, &doubted);
+        let Some(why) = last_ready(pod, &judged, first) else {
             return Ok((like, None));
         };
         let now = Instant::now();
-        let until = like
+        let until = judged
             .iter()
             .filter(|p| p.app == pod.app && p.namespace() == pod.namespace())
-            .filter(|p| p.name != pod.name && restarted.unprobed(p))
-            .filter_map(|p| restarted.deadline(p, now))
+            .filter(|p| p.name != pod.name)
+            .filter(|p| doubted.contains(&p.name.as_str()) || restarted.unprobed(p))
+            .filter_map(|p| restarted.deadline(p, started))
             .max();
         let Some(until) = until.filter(|until| *until > now) else {
             return Ok((like, Some(why)));
         };
         tokio::time::sleep(SETTLE_POLL.min(until - now)).await;
-        if let Ok(listed) = kubectl.pods_like(pod).await {
-            like = listed;
+        let asked = Instant::now();
+        if let Ok(again) = kubectl.pods_like(pod).await {
+            (like, listed) = (again, asked);
         }
     }
+}
+
+/// `pods`, those named in `doubted` read not Ready: Ready as listed too early to tell
+/// ([`Restarted::ready_as_listed`]), they count as not yet probed.
+fn unprobed_if(pods: &[DnsPod], doubted: &[&str]) -> Vec<DnsPod> {
+    pods.iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.ready = p.ready && !doubted.contains(&p.name.as_str());
+            p
+        })
+        .collect()
 }
 
 /// `first`: the node's DNS pods as the step listed them first ([`last_ready`]);
@@ -6221,8 +6270,9 @@ case \" $* \" in
     /// With `--serial 2` node1 and node2 restart their kubelets together, and each one's
     /// CoreDNS replica reads not Ready until its kubelet's first probe (kubernetes@00421113
     /// pkg/kubelet/prober/worker.go), node2's a moment after node1's. node1's replica,
-    /// weighed while node2's still reads not Ready, waits for node2's probe and is
-    /// recreated; then node2's, beside node1's Ready replacement, is too: none kept, one
+    /// weighed while node2's still reads not Ready, waits for node2's probe, trusted once
+    /// listed past node2's bound (7 s), and is recreated; then node2's, beside node1's
+    /// Ready replacement, is too: none kept, one
     /// node at a time, as apply's lock has them. Before, node1's was kept as the last Ready
     /// one (exit 3) while node2's served, and the plan had to be run again.
     #[tokio::test]
@@ -6339,6 +6389,87 @@ case \" $* \" in
         );
         assert!(
             waited >= Duration::from_millis(2500) && waited < Duration::from_secs(6),
+            "waited {waited:?}"
+        );
+    }
+
+    /// node1's Ready replica weighed while node2's, broken, is posted Ready for a moment
+    /// by node2's restarted kubelet before its probe worker's first run (no worker counts as
+    /// Ready: kubernetes#131303, #133770, #135795): Ready as listed 1.5 s into the step,
+    /// not Ready again at 4 s. Whether node2's apply script still runs or returned just
+    /// now, that reading is not trusted before node2's probe bound (here 7 s): node1's is
+    /// kept as the last Ready one. Before, the listing at 1.5 s deleted it.
+    #[tokio::test]
+    async fn a_replica_posted_ready_before_its_first_probe_does_not_count() {
+        async fn flicker(restarted: Restarted) -> (Vec<PodRecreation>, bool) {
+            let list = two_replicas();
+            let (ready, broken) = (list["items"][1].clone(), unprobed_pod(&list["items"][1]));
+            let mut posted = list.clone();
+            posted["items"][1] = broken.clone();
+            let (mut kubectl, dir) = lab_kubectl(
+                &serde_json::to_vec(&posted).expect("json"),
+                br#"{"kind":"List","items":[]}"#,
+            );
+            let file = dir.join("pods/1.json");
+            let kubelet = std::thread::spawn(move || {
+                for (wait, pod) in [(1500, ready), (2500, broken)] {
+                    std::thread::sleep(Duration::from_millis(wait));
+                    std::fs::write(&file, serde_json::to_vec(&pod).expect("json")).ok();
+                }
+            });
+            let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+            let done = recreate_on(&mut kubectl, pods, "node1", &restarted, 3).await;
+            kubectl.close().await;
+            kubelet.join().expect("kubelet");
+            let left = dir.join("pods/0.json").exists();
+            std::fs::remove_dir_all(&dir).ok();
+            (done.expect("weighed"), left)
+        }
+        let node2 = ["node2".to_owned()];
+        let restarting = Restarted::default();
+        restarting.restarting(&node2);
+        let returned = Restarted::default();
+        returned.ended(&node2, Some(Instant::now()));
+        let (restarting, returned) = tokio::join!(flicker(restarting), flicker(returned));
+        for (case, (done, left)) in [("restarting", restarting), ("returned", returned)] {
+            assert_eq!(
+                steps(&done),
+                [("coredns-5c54f84c97-7xk2p", false, true)],
+                "{case}"
+            );
+            assert!(left, "{case}: the last serving replica deleted");
+        }
+    }
+
+    /// node2's apply script never noted its end (its task died): its unprobed replica is
+    /// waited for one probe bound (here 7 s) from the start of node1's wait, then node1's
+    /// is kept. Before, the bound slid with the clock and node1 waited for ever, holding
+    /// the one-node-at-a-time lock.
+    #[tokio::test]
+    async fn a_node_whose_script_never_ends_is_waited_for_one_bound() {
+        let list = two_replicas();
+        let mut posted = list.clone();
+        posted["items"][1] = unprobed_pod(&list["items"][1]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&posted).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let restarted = Restarted::default();
+        restarted.restarting(&["node2".to_owned()]);
+        let started = Instant::now();
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let weighed = tokio::time::timeout(
+            Duration::from_secs(25),
+            recreate_on(&mut kubectl, pods, "node1", &restarted, 3),
+        )
+        .await;
+        let waited = started.elapsed();
+        kubectl.close().await;
+        std::fs::remove_dir_all(&dir).ok();
+        let done = weighed.expect("waited for ever").expect("weighed");
+        assert_eq!(steps(&done), [("coredns-5c54f84c97-7xk2p", false, true)]);
+        assert!(
+            waited >= Duration::from_secs(6) && waited < Duration::from_secs(20),
             "waited {waited:?}"
         );
     }
