@@ -609,7 +609,7 @@ async fn apply_on(
     let after = verify_fixed(
         session,
         target,
-        (host, &facts),
+        (host, made_here(result).then_some(&facts)),
         plan,
         [&pods_pending, &marker],
         result,
@@ -1000,7 +1000,7 @@ impl Drop for Ending<'_> {
 async fn verify_fixed(
     session: &mut Session,
     target: &Target,
-    (host, before): (&Host, &crate::facts::NodeFacts),
+    (host, before): (&Host, Option<&crate::facts::NodeFacts>),
     plan: &HostPlan,
     [pods_pending, marker]: [&str; 2],
     result: &mut HostResult,
@@ -1028,7 +1028,7 @@ async fn verify_fixed(
         .iter()
         .cloned()
         .partition(|id| failing.contains(id));
-    let new = newly_failing(plan, &failing, &failing_in(before));
+    let new = newly_failing(plan, &failing, &before.map(failing_in).unwrap_or_default());
     result.verified = Some(Verified {
         fixed,
         remaining: remaining.clone(),
@@ -1044,9 +1044,17 @@ async fn verify_fixed(
     Ok(after)
 }
 
+/// Whether this run made every change of the host (the facts from before them then judge
+/// what they bring out, [`newly_failing`]): where an earlier run (killed before its checks)
+/// or a hand made some, those facts hold them already, and plan time alone is the measure.
+fn made_here(result: &HostResult) -> bool {
+    result.steps.iter().all(|s| s.outcome == StepOutcome::Ok)
+}
+
 /// Of the findings `failing` after the apply, those failing neither before its changes
 /// (`before`, judged as `failing` is: without the cluster, the kubelet's version from its
-/// binary) nor at plan time, and not the plan's to fix ([`Verified::new`]). Like is
+/// binary; none where the changes were made before this run) nor at plan time, and not the
+/// plan's to fix ([`Verified::new`]). Like is
 /// compared with like: the plan judged with the cluster, and a rule the cluster settles
 /// (kube-proxy's masqueradeAll set in its ConfigMap) may fail without it.
 fn newly_failing(plan: &HostPlan, failing: &[String], before: &[String]) -> Vec<String> {

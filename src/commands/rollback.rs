@@ -238,7 +238,7 @@ fn judge_kube_resolv_conf(
             format!(
                 "{given}, but Kubespray's {} for the node's OS sets kube_resolv_conf: {} over \
                  group and host vars: the next Kubespray run does not hand the kubelet the \
-                 inventory's (one older than {}, which has no such file, does: take the \
+                 inventory's (a Kubespray older than {} has no such file and does: take the \
                  setting out of the host's vars by hand then)",
                 vars.file, vars.kube_resolv_conf, vars.since
             ),
@@ -396,8 +396,8 @@ mod tests {
         let (_, message) = judged(&host, &rolled).expect("judged");
         assert!(
             message.ends_with(
-                "(one older than v2.19.0, which has no such file, does: take the setting out \
-                 of the host's vars by hand then)"
+                "(a Kubespray older than v2.19.0 has no such file and does: take the setting \
+                 out of the host's vars by hand then)"
             ),
             "{message}"
         );

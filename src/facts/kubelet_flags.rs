@@ -16,7 +16,7 @@ use super::kubelet_config::Located;
 /// The flags dnsfix reads that kubelet declares as taking a value, so `--name value` (with a
 /// space) consumes the next word. Any other `--name` without `=` is recorded without a value:
 /// without kubelet's full flag table a following word cannot be told apart from a positional.
-pub(crate) const VALUE_FLAGS: [&str; 9] = [
+pub(crate) const VALUE_FLAGS: [&str; 10] = [
     "resolv-conf",
     "cluster-dns",
     "cluster-domain",
@@ -24,6 +24,8 @@ pub(crate) const VALUE_FLAGS: [&str; 9] = [
     // `--config-dir /etc/kubernetes/kubelet.conf.d`: pflag's string flags take the next word.
     "config-dir",
     "hostname-override",
+    // An in-tree cloud provider names the node (cluster::node_names).
+    "cloud-provider",
     "container-runtime-endpoint",
     "kubeconfig",
     // kubelite's (MicroK8s), on its own command line.
@@ -444,6 +446,20 @@ PATH=/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
         assert_eq!(env.get("PATH").map(|v| v.line), Some(15));
         let network = env.get("KUBELET_NETWORK_PLUGIN").expect("plugin").flags();
         assert!(network.iter().all(|f| f.line == 12));
+    }
+
+    /// `--cloud-provider aws`, its value as the next word (pflag's string flag), is read as
+    /// `--cloud-provider=aws` is: an in-tree provider names the node (cluster::node_names).
+    #[test]
+    fn cloud_provider_takes_the_next_word() {
+        let value = |text: &str| {
+            flags(text, 1)
+                .into_iter()
+                .find(|f| f.name == "cloud-provider")
+                .and_then(|f| f.value)
+        };
+        assert_eq!(value("--cloud-provider aws --v=2").as_deref(), Some("aws"));
+        assert_eq!(value("--cloud-provider=aws").as_deref(), Some("aws"));
     }
 
     #[test]

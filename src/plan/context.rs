@@ -183,10 +183,13 @@ pub fn kubespray_distro_vars(facts: &NodeFacts) -> Option<KubesprayDistroVars> {
     let os = facts.os.as_ref()?;
     let major = os.version_id.as_deref()?.split('.').next()?;
     // Each file's first release, by the commit that added it (git log --diff-filter=A,
-    // git tag --contains): ubuntu-18.yml 482857611, ubuntu-20.yml c6588856c, ubuntu-22.yml
-    // 323a11136, ubuntu-24.yml f85111f6d, fedora.yml a5f88e14d; each set kube_resolv_conf
-    // from the start.
+    // git tag --contains): ubuntu-18.yml 482857611, ubuntu-20.yml c6588856c,
+    // ubuntu-22.yml 323a11136, ubuntu-24.yml f85111f6d, fedora.yml a5f88e14d (renamed from
+    // fedora-33.yml, 81b4ffa6b, v2.15.0; fedora-34.yml came in 7896bc783, v2.17.0): each set
+    // kube_resolv_conf from the start, and Kubespray takes fedora-<major>.yml first.
     let (file, since) = match (os.id.as_deref()?, major) {
+        ("fedora", "33") => ("fedora.yml".to_owned(), "v2.15.0"),
+        ("fedora", "34") => ("fedora.yml".to_owned(), "v2.17.0"),
         ("fedora", _) => ("fedora.yml".to_owned(), "v2.18.0"),
         ("ubuntu", "18") => ("ubuntu-18.yml".to_owned(), "v2.7.0"),
         ("ubuntu", "20") => ("ubuntu-20.yml".to_owned(), "v2.14.0"),
