@@ -3578,7 +3578,11 @@ const POLL: Duration = Duration::from_millis(500);
 /// past that start, or past the end of a script that returned meanwhile. Never by a
 /// listing from before (the other node's pods may have been recreated since): each node
 /// weighs the others as they are, one node at a time. A listing that fails while waiting
-/// is asked again until the bound.
+/// is asked again until the bound. The pod itself, and its replicas on its own node where
+/// this run restarted the kubelet, are judged the same way: by a listing past the bound,
+/// not by the step's first listing (`first` speaks only for a node this run did not
+/// restart), since before the first probe a broken replica may read Ready and a serving
+/// one not Ready.
 async fn weigh(
     kubectl: &mut Kubectl,
     pod: &DnsPod,
@@ -3588,6 +3592,15 @@ async fn weigh(
     let started = Instant::now();
     let mut listed = started;
     let mut like = kubectl.pods_like(pod).await?;
+    // The step's first listing speaks for a pod of a node this run did not restart (a
+    // takeover's) alone: on a node it restarted, that listing came before the first probe,
+    // when a broken replica may be posted Ready and a serving one not Ready; such pods are
+    // judged by a listing past their probe's bound instead (below).
+    let first: Vec<DnsPod> = first
+        .iter()
+        .filter(|f| restarted.when(&f.node).is_none())
+        .cloned()
+        .collect();
     loop {
         let doubted: Vec<&str> = like
             .iter()
@@ -3595,19 +3608,25 @@ async fn weigh(
             .map(|p| p.name.as_str())
             .collect();
         let judged = unprobed_if(&like, &doubted);
-        let Some(why) = last_ready(pod, &judged, first) else {
-            return Ok((like, None));
+        // This pod and its replicas on a node this run restarted, as listed before their
+        // probe's bound: Ready or not, too early to tell.
+        let early = |p: &&DnsPod| {
+            p.app == pod.app
+                && p.namespace() == pod.namespace()
+                && (doubted.contains(&p.name.as_str())
+                    || restarted.unprobed(p)
+                    || (p.name == pod.name && !restarted.ready_as_listed(p, listed)))
         };
         let now = Instant::now();
-        let until = judged
+        let until = like
             .iter()
-            .filter(|p| p.app == pod.app && p.namespace() == pod.namespace())
-            .filter(|p| p.name != pod.name)
-            .filter(|p| doubted.contains(&p.name.as_str()) || restarted.unprobed(p))
+            .filter(early)
             .filter_map(|p| restarted.deadline(p, started))
-            .max();
-        let Some(until) = until.filter(|until| *until > now) else {
-            return Ok((like, Some(why)));
+            .max()
+            .filter(|until| *until > now);
+        let verdict = last_ready(pod, &judged, &first);
+        let Some(until) = until else {
+            return Ok((like, verdict));
         };
         tokio::time::sleep(SETTLE_POLL.min(until - now)).await;
         let asked = Instant::now();
@@ -6447,6 +6466,45 @@ case \" $* \" in
             );
             assert!(left, "{case}: the last serving replica deleted");
         }
+    }
+
+    /// Both replicas on node1, whose kubelet this run just restarted: the serving one, and
+    /// a broken one the restarted kubelet posts Ready before its first probe (no worker
+    /// counts as Ready: kubernetes#131303) in the step's first listing, then not Ready at
+    /// 1.5 s. Neither that listing nor any before the probe's bound (here 7 s) speaks for
+    /// either: the serving one is kept as the last Ready one. Before, the first listing
+    /// counted the broken one Ready and the serving one was deleted at once.
+    #[tokio::test]
+    async fn a_replica_of_this_node_posted_ready_before_its_first_probe_does_not_count() {
+        let mut list = two_replicas();
+        list["items"][1]["spec"]["nodeName"] = "node1".into();
+        let broken = unprobed_pod(&list["items"][1]);
+        let (mut kubectl, dir) = lab_kubectl(
+            &serde_json::to_vec(&list).expect("json"),
+            br#"{"kind":"List","items":[]}"#,
+        );
+        let file = dir.join("pods/1.json");
+        let kubelet = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            std::fs::write(&file, serde_json::to_vec(&broken).expect("json")).ok();
+        });
+        let restarted = Restarted::default();
+        restarted.ended(&["node1".to_owned()], Some(Instant::now()));
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        let done = recreate_on(&mut kubectl, pods, "node1", &restarted, 3).await;
+        kubectl.close().await;
+        kubelet.join().expect("kubelet");
+        let left = dir.join("pods/0.json").exists();
+        std::fs::remove_dir_all(&dir).ok();
+        let done = match done {
+            Ok(done) => done,
+            Err(failed) => failed.done,
+        };
+        assert!(
+            steps(&done).contains(&("coredns-5c54f84c97-7xk2p", false, true)),
+            "{done:#?}"
+        );
+        assert!(left, "the serving replica deleted: {done:#?}");
     }
 
     /// node2's apply script never noted its end (its task died): its unprobed replica is
