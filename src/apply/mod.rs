@@ -981,7 +981,10 @@ async fn noting_restart(
 
 /// Notes the end of a node's apply script ([`noting_restart`]) when dropped, whether the
 /// script returned or its future was dropped midway (a panic unwinding through it):
-/// restarted now, or forgotten where the script ran no handler (`forget`).
+/// restarted now, or forgotten where the script ran no handler (`forget`). A future
+/// dropped midway is noted early: the script may still run on the node and restart its
+/// kubelet after that, which no one here can see; it takes a panic, and waiting longer
+/// would need the node's own end.
 struct Ending<'a> {
     restarted: &'a crate::cluster::Restarted,
     names: &'a [String],
