@@ -3566,23 +3566,21 @@ fn last_ready(pod: &DnsPod, like: &[DnsPod], first: &[DnsPod]) -> Option<String>
 const POLL: Duration = Duration::from_millis(500);
 
 /// The replicas of `pod` as listed just before it is deleted, and why it is not
-/// ([`last_ready`]; `first` as there), if so. Where it would be kept while another replica
-/// reads not Ready only for want of a probe on a node whose kubelet this run restarted
-/// ([`Restarted::deadline`]: the other nodes of the batch restart theirs at the same time,
-/// or did shortly before), its namespace is listed again every [`SETTLE_POLL`] until
-/// another is Ready as listed then, or each such replica is past its probe's bound: then
-/// it is kept as before. Such a replica counts as Ready only as listed at or after that
-/// bound ([`Restarted::ready_as_listed`]): before, a broken one may be posted Ready for a
-/// moment; while its node's apply script runs, never. The bound of a node still running
-/// its script is counted from the start of this wait: the lock is held at most one bound
-/// past that start, or past the end of a script that returned meanwhile. Never by a
-/// listing from before (the other node's pods may have been recreated since): each node
-/// weighs the others as they are, one node at a time. A listing that fails while waiting
-/// is asked again until the bound. The pod itself, and its replicas on its own node where
-/// this run restarted the kubelet, are judged the same way: by a listing past the bound,
-/// not by the step's first listing (`first` speaks only for a node this run did not
-/// restart), since before the first probe a broken replica may read Ready and a serving
-/// one not Ready.
+/// ([`last_ready`]; `first` as there, for nodes this run did not restart), if so. On a
+/// node whose kubelet this run restarted (this one, or another of the batch, which
+/// restart together), a reading taken before the probe's bound past that restart
+/// ([`Restarted::ready_as_listed`]) says nothing, Ready or not: before its first probe a
+/// restarted kubelet may post a broken replica Ready (kubernetes#131303) and a serving
+/// one not Ready (#100277); while that node's apply script runs, no reading does. Where
+/// such readings, of `pod` or of its replicas, decide whether it is kept, its namespace
+/// is listed again every [`SETTLE_POLL`] until they no longer do, or every such replica
+/// is past its bound ([`Restarted::deadline`]; for a node still running its script, one
+/// bound from the start of this wait): then it is kept, the side that loses no Ready
+/// replica, as where the listings failed meanwhile. A verdict no reading can change (the
+/// only replica, another Ready on a node this run did not restart) waits for nothing.
+/// Never by a listing from before (the other node's pods may have been recreated since):
+/// each node weighs the others as they are, one node at a time. A CoreDNS pod without a
+/// readiness probe is Ready as listed once it runs, restart or not.
 async fn weigh(
     kubectl: &mut Kubectl,
     pod: &DnsPod,
@@ -3602,31 +3600,33 @@ async fn weigh(
         .cloned()
         .collect();
     loop {
-        let doubted: Vec<&str> = like
+        // This pod and its replicas on a node this run restarted whose reading, Ready or
+        // not (running, not waiting), came before their probe's bound: too early to tell.
+        let early: Vec<&str> = like
             .iter()
-            .filter(|p| p.name != pod.name && p.ready && !restarted.ready_as_listed(p, listed))
+            .filter(|p| p.app == pod.app && p.namespace() == pod.namespace())
+            .filter(|p| p.ready || restarted.unprobed(p))
+            .filter(|p| restarted.when(&p.node).is_some() && !restarted.ready_as_listed(p, listed))
             .map(|p| p.name.as_str())
             .collect();
-        let judged = unprobed_if(&like, &doubted);
-        // This pod and its replicas on a node this run restarted, as listed before their
-        // probe's bound: Ready or not, too early to tell.
-        let early = |p: &&DnsPod| {
-            p.app == pod.app
-                && p.namespace() == pod.namespace()
-                && (doubted.contains(&p.name.as_str())
-                    || restarted.unprobed(p)
-                    || (p.name == pod.name && !restarted.ready_as_listed(p, listed)))
-        };
+        // Kept however those turn out (the pod Ready, the others not), or deleted however
+        // they do (the pod not Ready, the others Ready): decided, whatever they read.
+        let keep = last_ready(pod, &counted(&like, &early, pod, true), &first);
+        let may_delete = last_ready(pod, &counted(&like, &early, pod, false), &first).is_none();
+        if keep.is_none() || !may_delete {
+            return Ok((like, keep));
+        }
         let now = Instant::now();
         let until = like
             .iter()
-            .filter(early)
+            .filter(|p| early.contains(&p.name.as_str()))
             .filter_map(|p| restarted.deadline(p, started))
             .max()
             .filter(|until| *until > now);
-        let verdict = last_ready(pod, &judged, &first);
+        // Undecided past every bound (a listing that failed meanwhile, a node whose script
+        // still runs): kept, the side that loses no Ready replica.
         let Some(until) = until else {
-            return Ok((like, verdict));
+            return Ok((like, keep));
         };
         tokio::time::sleep(SETTLE_POLL.min(until - now)).await;
         let asked = Instant::now();
@@ -3636,13 +3636,19 @@ async fn weigh(
     }
 }
 
-/// `pods`, those named in `doubted` read not Ready: Ready as listed too early to tell
-/// ([`Restarted::ready_as_listed`]), they count as not yet probed.
-fn unprobed_if(pods: &[DnsPod], doubted: &[&str]) -> Vec<DnsPod> {
+/// `pods` with those named in `early` counted as `own` says for `pod` and the opposite for
+/// its replicas ([`weigh`]): `own` true is the assignment that keeps `pod` if any does, false
+/// the one that lets it be deleted if any does.
+fn counted(pods: &[DnsPod], early: &[&str], pod: &DnsPod, own: bool) -> Vec<DnsPod> {
     pods.iter()
         .map(|p| {
             let mut p = p.clone();
-            p.ready = p.ready && !doubted.contains(&p.name.as_str());
+            if early.contains(&p.name.as_str()) {
+                p.ready = if p.name == pod.name { own } else { !own };
+                if p.ready {
+                    p.waiting = None;
+                }
+            }
             p
         })
         .collect()
@@ -6484,13 +6490,14 @@ case \" $* \" in
             br#"{"kind":"List","items":[]}"#,
         );
         let file = dir.join("pods/1.json");
+        let restarted = Restarted::default();
+        restarted.ended(&["node1".to_owned()], Some(Instant::now()));
+        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+        // Posted not Ready 1.5 s after the first listing, however long that took.
         let kubelet = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(1500));
             std::fs::write(&file, serde_json::to_vec(&broken).expect("json")).ok();
         });
-        let restarted = Restarted::default();
-        restarted.ended(&["node1".to_owned()], Some(Instant::now()));
-        let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_on(&mut kubectl, pods, "node1", &restarted, 3).await;
         kubectl.close().await;
         kubelet.join().expect("kubelet");
@@ -6505,6 +6512,36 @@ case \" $* \" in
             "{done:#?}"
         );
         assert!(left, "the serving replica deleted: {done:#?}");
+    }
+
+    /// Where no reading could change the verdict, nothing is waited for: the only replica
+    /// (deleted whatever it reads), or one whose other replica, on a node this run did not
+    /// restart, reads Ready. Each on node1, whose kubelet just restarted.
+    #[tokio::test]
+    async fn a_verdict_no_reading_can_change_waits_for_nothing() {
+        for alone in [true, false] {
+            let mut list = two_replicas();
+            if alone {
+                list["items"] = serde_json::json!([list["items"][0].clone()]);
+            }
+            let (mut kubectl, dir) = lab_kubectl(
+                &serde_json::to_vec(&list).expect("json"),
+                br#"{"kind":"List","items":[]}"#,
+            );
+            let restarted = Restarted::default();
+            restarted.ended(&["node1".to_owned()], Some(Instant::now()));
+            let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
+            let started = Instant::now();
+            let (_, kept) = weigh(&mut kubectl, &pods[0], &pods, &restarted)
+                .await
+                .expect("weighed");
+            let took = started.elapsed();
+            kubectl.close().await;
+            std::fs::remove_dir_all(&dir).ok();
+            assert_eq!(kept, None, "alone: {alone}");
+            // The probe's bound here is 7 s.
+            assert!(took < Duration::from_secs(4), "alone: {alone}: {took:?}");
+        }
     }
 
     /// node2's apply script never noted its end (its task died): its unprobed replica is
