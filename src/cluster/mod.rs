@@ -3626,7 +3626,14 @@ async fn weigh(
         // Undecided past every bound (a listing that failed meanwhile, a node whose script
         // still runs): kept, the side that loses no Ready replica.
         let Some(until) = until else {
-            return Ok((like, keep));
+            let why = keep.map(|why| {
+                format!(
+                    "{why} (as a kubelet this run restarted may post them before its first \
+                     probe: {} not known yet)",
+                    crate::text::escape(&early.join(", "))
+                )
+            });
+            return Ok((like, why));
         };
         tokio::time::sleep(SETTLE_POLL.min(until - now)).await;
         let asked = Instant::now();
