@@ -5,6 +5,14 @@
 pub(crate) const CRIO_IPV4_BRIDGE: &str =
     include_str!("../tests/fixtures/cni/cri-o-11-crio-ipv4-bridge.conflist");
 
+/// A runtime of one thread, with time and I/O, for a test that drives async code itself.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 /// Deterministic pseudo-random inputs for "never panics" tests: xorshift64 from `seed`, so
 /// a failure reproduces. Each text is up to `max_len` bytes drawn from `alphabet` (biased
 /// towards what the parser under test reacts to) or, one time in `raw_every`, any byte at

@@ -2110,6 +2110,33 @@ mod tests {
         assert_eq!(ctx.restarted.when("node2"), None);
     }
 
+    /// An apply script that runs `before`, sends its `begin` record, runs `between`, then
+    /// sends its `done` record.
+    fn framed(before: &str, between: &str) -> NodeScript {
+        let boundary = crate::node_script::Boundary::fresh();
+        let text = format!(
+            "{before}printf '%s' '{}'; {between}printf '%s' '{}'",
+            boundary.header(&RecordKind::Begin, ""),
+            boundary.header(&RecordKind::Done, "")
+        );
+        NodeScript {
+            text,
+            boundary,
+            what: "apply",
+            health_timeout: 0,
+        }
+    }
+
+    /// A record as a write step, for `run_node_script`.
+    fn write_step(outcome: StepOutcome, record: &Record) -> Step {
+        Step {
+            kind: "write".into(),
+            target: record.args.clone(),
+            outcome,
+            message: String::new(),
+        }
+    }
+
     /// An apply script that waits on a restarted unit runs past the command timeout (a read's
     /// bound) by its handlers' waits; one without handlers does not.
     #[tokio::test]
@@ -2132,25 +2159,9 @@ mod tests {
         };
         let mut plan = HostPlan::empty("localhost", crate::plan::model::HostStatus::Changes);
         plan.handlers = vec![handler.clone()];
-        let boundary = crate::node_script::Boundary::fresh();
-        let text = format!(
-            "sleep 2; printf '%s%s' '{}' '{}'",
-            boundary.header(&RecordKind::Begin, ""),
-            boundary.header(&RecordKind::Done, "")
-        );
-        let script = NodeScript {
-            text,
-            boundary,
-            what: "apply",
-            health_timeout: 0,
-        };
+        let script = framed("sleep 2; ", "");
         let mut result = HostResult::new(&plan, HostOutcome::Pending);
-        let make = |outcome, record: &Record| Step {
-            kind: "write".into(),
-            target: record.args.clone(),
-            outcome,
-            message: String::new(),
-        };
+        let make = write_step;
         let end = run_node_script(
             &mut session,
             &target,
@@ -2190,25 +2201,9 @@ mod tests {
             connection: crate::inventory::Inventory::local().hosts()[0].connection(),
         };
         let plan = HostPlan::empty("localhost", crate::plan::model::HostStatus::Changes);
-        let boundary = crate::node_script::Boundary::fresh();
-        let text = format!(
-            "printf '%s' '{}'; head -c 5000 /dev/zero; printf '%s' '{}'",
-            boundary.header(&RecordKind::Begin, ""),
-            boundary.header(&RecordKind::Done, "")
-        );
-        let script = NodeScript {
-            text,
-            boundary,
-            what: "apply",
-            health_timeout: 0,
-        };
+        let script = framed("", "head -c 5000 /dev/zero; ");
         let mut result = HostResult::new(&plan, HostOutcome::Pending);
-        let make = |outcome, record: &Record| Step {
-            kind: "write".into(),
-            target: record.args.clone(),
-            outcome,
-            message: String::new(),
-        };
+        let make = write_step;
         let error = run_node_script(&mut session, &target, &script, &[], &mut result, make)
             .await
             .expect_err("past the cap");

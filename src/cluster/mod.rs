@@ -6188,31 +6188,14 @@ case \" $* \" in
             br#"{"kind":"List","items":[]}"#,
         );
         // The Deployment: each deleted replica replaced by a Ready one on node1.
-        let pods_dir = dir.join("pods");
-        let controller = std::thread::spawn(move || {
-            let mut replaced = Vec::new();
-            for _ in 0..400 {
-                for (index, name) in [
-                    (1, "coredns-5c54f84c97-b2n6r"),
-                    (0, "coredns-5c54f84c97-c8j3w"),
-                ] {
-                    let file = pods_dir.join(format!("{index}.json"));
-                    if !file.exists() && !replaced.contains(&index) {
-                        let mut pod = ready.clone();
-                        pod["metadata"]["name"] = name.into();
-                        let json = serde_json::to_vec(&pod).expect("json");
-                        // Gone where the test ended first: the assertion speaks.
-                        std::fs::write(pods_dir.join(format!("new-{index}.json")), json).ok();
-                        replaced.push(index);
-                    }
-                }
-                if replaced.len() == 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            replaced
-        });
+        let controller = deployment(
+            dir.join("pods"),
+            vec![
+                (1, "coredns-5c54f84c97-b2n6r", ready.clone()),
+                (0, "coredns-5c54f84c97-c8j3w", ready.clone()),
+            ],
+            400,
+        );
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let done = recreate_on_node1(&mut kubectl, pods, 10)
             .await
@@ -6272,6 +6255,38 @@ case \" $* \" in
     /// roles/kubernetes-apps/ansible/templates/coredns-deployment.yml.j2) but a 1 s period
     /// for the tests: each may read not Ready for 2 s after its kubelet's restart, waited
     /// for up to 7 s.
+    /// A Deployment's controller, standing in: each pod of `replicas` (its index in the
+    /// stand-in kubectl's `pods_dir`, its replacement's name, the pod to make it of) that
+    /// is deleted is replaced by that pod under the new name, looked for every 50 ms,
+    /// `rounds` times at most; the indexes replaced.
+    fn deployment(
+        pods_dir: std::path::PathBuf,
+        replicas: Vec<(usize, &'static str, Value)>,
+        rounds: usize,
+    ) -> std::thread::JoinHandle<Vec<usize>> {
+        std::thread::spawn(move || {
+            let mut replaced = Vec::new();
+            for _ in 0..rounds {
+                for (index, name, pod) in &replicas {
+                    if !pods_dir.join(format!("{index}.json")).exists() && !replaced.contains(index)
+                    {
+                        let mut pod = pod.clone();
+                        pod["metadata"]["name"] = (*name).into();
+                        let json = serde_json::to_vec(&pod).expect("json");
+                        // Gone where the test ended first: the assertion speaks.
+                        std::fs::write(pods_dir.join(format!("new-{index}.json")), json).ok();
+                        replaced.push(*index);
+                    }
+                }
+                if replaced.len() == replicas.len() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            replaced
+        })
+    }
+
     fn two_replicas() -> Value {
         let fixture: &[u8] = include_bytes!("../../tests/fixtures/kubectl/dns-pods.json");
         let mut list: Value = serde_json::from_slice(fixture).expect("fixture");
@@ -6348,31 +6363,14 @@ case \" $* \" in
             })
         };
         // The Deployment: each deleted replica replaced by a Ready one on its node.
-        let controller = std::thread::spawn(move || {
-            let mut replaced = Vec::new();
-            for _ in 0..600 {
-                for (index, name, pod) in [
-                    (0, "coredns-5c54f84c97-c8j3w", &a),
-                    (1, "coredns-5c54f84c97-d4k7m", &b),
-                ] {
-                    if !pods_dir.join(format!("{index}.json")).exists()
-                        && !replaced.contains(&index)
-                    {
-                        let mut pod = pod.clone();
-                        pod["metadata"]["name"] = name.into();
-                        let json = serde_json::to_vec(&pod).expect("json");
-                        // Gone where the test ended first: the assertion speaks.
-                        std::fs::write(pods_dir.join(format!("new-{index}.json")), json).ok();
-                        replaced.push(index);
-                    }
-                }
-                if replaced.len() == 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            replaced
-        });
+        let controller = deployment(
+            pods_dir,
+            vec![
+                (0, "coredns-5c54f84c97-c8j3w", a),
+                (1, "coredns-5c54f84c97-d4k7m", b),
+            ],
+            600,
+        );
         let node1 = recreate_on(&mut kubectl, pods, "node1", &restarted, 10).await;
         let pods = kubectl.first_listing(Listing::Pods).await.expect("listed");
         let node2 = recreate_on(&mut kubectl, pods, "node2", &restarted, 10).await;

@@ -74,20 +74,13 @@ mod tests {
         })
     }
 
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
-
     /// A command that prints without end (a hostile or broken node) is ended as its stdout
     /// passes the cap, at once, not at the command timeout, and nothing it printed is kept:
     /// before, every byte was kept until the timeout.
     #[test]
     fn a_stdout_past_the_cap_ends_the_command_at_once_and_fails_it() {
         let pid = std::env::temp_dir().join(format!("dnsfix-cap-{}", crate::util::nonce()));
-        runtime().block_on(async {
+        crate::testing::runtime().block_on(async {
             let mut local = session();
             for command in [
                 "head -c 40000000 /dev/zero".to_owned(),
@@ -148,7 +141,7 @@ mod tests {
     /// command's stdout and exit status are still whole and true.
     #[test]
     fn a_stderr_past_the_cap_is_cut_and_the_command_still_answers() {
-        runtime().block_on(async {
+        crate::testing::runtime().block_on(async {
             let out = session()
                 .exec(
                     "head -c 5000000 /dev/zero | tr '\\0' e >&2; echo answer; exit 3",
@@ -169,7 +162,7 @@ mod tests {
     /// before it reads the rest of a long stdin does not wait for ever.
     #[test]
     fn stdin_and_output_flow_at_once() {
-        runtime().block_on(async {
+        crate::testing::runtime().block_on(async {
             let stdin = vec![b'x'; 1024 * 1024];
             let out = session()
                 .exec("head -c 1000000 /dev/zero; wc -c", &stdin)

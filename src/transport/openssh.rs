@@ -1451,17 +1451,10 @@ mod tests {
             let _log = log;
             std::future::pending::<()>().await;
         };
-        let timed_out = runtime()
+        let timed_out = crate::testing::runtime()
             .block_on(async { tokio::time::timeout(Duration::from_millis(10), cancelled).await });
         assert!(timed_out.is_err());
         assert!(!path.exists());
-    }
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
     }
 
     /// A socket file is not a master: one whose master crashed refuses the connect and is
@@ -1510,9 +1503,12 @@ mod tests {
         assert!(full, "the backlog never filled");
         assert!(listening(&mute), "a full backlog is a master that listens");
         let started = std::time::Instant::now();
-        assert!(!runtime().block_on(answers(&mute)), "it never answers");
+        assert!(
+            !crate::testing::runtime().block_on(answers(&mute)),
+            "it never answers"
+        );
         assert!(started.elapsed() < CHECK_LIMIT + Duration::from_secs(1));
-        assert!(!runtime().block_on(answers(&dir.join("none"))));
+        assert!(!crate::testing::runtime().block_on(answers(&dir.join("none"))));
     }
 
     /// Only a failure every session to the host would meet is kept for them: a command
