@@ -10,8 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use dnsfix::inventory::{Connection, ConnectionKind};
-use dnsfix::transport::{Phase, SshOptions, Target, Transport, TransportError};
+use dnsfix::transport::{Phase, SshOptions, Transport, TransportError};
 
 use crate::common::dnsfix::{Dnsfix, describe};
 use crate::common::lab::Lab;
@@ -25,25 +24,6 @@ fn options(lab: &Lab) -> SshOptions {
         connect_timeout: Duration::from_secs(5),
         ssh_persist: 0,
         ..SshOptions::default()
-    }
-}
-
-fn target(lab: &Lab, node: &str) -> Target {
-    let node = lab.node(node);
-    Target {
-        host: node.name.clone(),
-        connection: Connection {
-            kind: ConnectionKind::Ssh,
-            address: "127.0.0.1".into(),
-            port: Some(node.port),
-            user: Some(node.user.clone()),
-            private_key: None,
-            become_root: false,
-            become_method: None,
-            ssh_args: Vec::new(),
-            ssh_args_from: Vec::new(),
-            refused: None,
-        },
     }
 }
 
@@ -68,7 +48,7 @@ fn a_command_exiting_255_with_ssh_like_stderr_is_the_commands_exit_not_a_failed_
     let lab = start(&["healthy"]);
     let node = lab.nodes[0].name.clone();
     let transport = Transport::new(options(&lab)).expect("transport");
-    let target = target(&lab, &node);
+    let target = lab.target(&node);
     let fake = "echo 'root@127.0.0.1: Permission denied (publickey).' >&2; exit 255";
     runtime().block_on(async {
         let mut session = transport.connect(&target).await.expect("connect");
@@ -167,10 +147,7 @@ fn a_slow_login_is_not_cut_short_by_the_connect_timeout_and_commands_keep_theirs
 
 /// A session to `node` (opening it does not log in yet with openssh).
 async fn connect(transport: &Transport, lab: &Lab, node: &str) -> dnsfix::transport::Session {
-    transport
-        .connect(&target(lab, node))
-        .await
-        .expect("connect")
+    transport.connect(&lab.target(node)).await.expect("connect")
 }
 
 /// A new session's first command, which must fail: the error, and how long it took.
@@ -500,7 +477,7 @@ fn closing_the_last_session_never_ends_a_command_another_session_runs_there() {
     let lab = start(&["healthy"]);
     let node = lab.nodes[0].name.clone();
     let transport = Transport::new(options(&lab)).expect("transport");
-    let target = target(&lab, &node);
+    let target = lab.target(&node);
     runtime().block_on(async {
         for round in 0..20 {
             let mut first = transport.connect(&target).await.expect("connect");

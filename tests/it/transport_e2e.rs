@@ -6,35 +6,15 @@
 
 use std::time::{Duration, Instant};
 
-use dnsfix::inventory::{Connection, ConnectionKind};
-use dnsfix::transport::{SshBackend, SshOptions, Target, Transport};
+use dnsfix::transport::{SshBackend, SshOptions, Transport};
 
 use crate::common::lab::Lab;
-
-fn target(lab: &Lab, node: &str) -> Target {
-    let node = lab.node(node);
-    Target {
-        host: node.name.clone(),
-        connection: Connection {
-            kind: ConnectionKind::Ssh,
-            address: "127.0.0.1".into(),
-            port: Some(node.port),
-            user: Some(node.user.clone()),
-            private_key: None,
-            become_root: false,
-            become_method: None,
-            ssh_args: Vec::new(),
-            ssh_args_from: Vec::new(),
-            refused: None,
-        },
-    }
-}
 
 #[test]
 fn a_node_flooding_stdout_is_cut_off_at_the_cap_over_either_backend() {
     let lab = Lab::start(&["healthy"]).unwrap_or_else(|e| panic!("lab could not start: {e}"));
     let node = lab.nodes[0].name.clone();
-    let target = target(&lab, &node);
+    let target = lab.target(&node);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -194,6 +194,28 @@ impl Lab {
     }
 
     /// The node with this name, else the first node of this scenario. Panics if none.
+    /// How a transport reaches `node` (by name or scenario): its sshd on the loopback
+    /// address, as its user, with the lab's key given to the transport.
+    pub fn target(&self, node: &str) -> dnsfix::transport::Target {
+        use dnsfix::inventory::{Connection, ConnectionKind};
+        let node = self.node(node);
+        dnsfix::transport::Target {
+            host: node.name.clone(),
+            connection: Connection {
+                kind: ConnectionKind::Ssh,
+                address: "127.0.0.1".into(),
+                port: Some(node.port),
+                user: Some(node.user.clone()),
+                private_key: None,
+                become_root: false,
+                become_method: None,
+                ssh_args: Vec::new(),
+                ssh_args_from: Vec::new(),
+                refused: None,
+            },
+        }
+    }
+
     pub fn node(&self, name_or_scenario: &str) -> &Node {
         self.nodes
             .iter()
