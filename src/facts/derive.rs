@@ -464,7 +464,10 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
     } else {
         evidence
     };
-    let files = raw.config_files(&super::modprobe_d::MODULES_LOAD_DIRS, "/etc/modules");
+    let files = raw.config_files(
+        &super::modules_load::MODULES_LOAD_DIRS,
+        super::modules_load::ETC_MODULES,
+    );
     let inputs: Vec<(String, &str)> = files
         .iter()
         .map(|(p, t, _)| (p.clone(), t.as_str()))

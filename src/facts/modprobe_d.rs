@@ -45,16 +45,6 @@ pub const MODPROBE_DIRS: [&str; 5] = [
     "/lib/modprobe.d",
 ];
 
-/// systemd-modules-load's directories, highest precedence first (modules-load.d(5));
-/// `/etc/modules` is Debian's older list beside them.
-pub const MODULES_LOAD_DIRS: [&str; 5] = [
-    "/etc/modules-load.d",
-    "/run/modules-load.d",
-    "/usr/local/lib/modules-load.d",
-    "/usr/lib/modules-load.d",
-    "/lib/modules-load.d",
-];
-
 /// The modules `br_netfilter` needs loaded first (the kernel's modules.dep:
 /// br_netfilter.ko needs bridge.ko, which needs stp.ko and llc.ko): kmod runs their install
 /// commands too, and fails the probe where one fails.

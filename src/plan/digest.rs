@@ -216,7 +216,8 @@ fn dnsfix_temp(path: &str) -> bool {
 /// unreadable or truncated one may do either); anywhere else (a kubelet drop-in, a CNI or
 /// CRI-O file), always.
 fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile) -> bool {
-    use crate::facts::modprobe_d::{BR_NETFILTER_DEPS, MODPROBE_DIRS, MODULES_LOAD_DIRS};
+    use crate::facts::modprobe_d::{BR_NETFILTER_DEPS, MODPROBE_DIRS};
+    use crate::facts::modules_load::MODULES_LOAD_DIRS;
     use crate::facts::sysctl::{SYSCTL_CONF, SYSCTL_DIRS};
     let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
     let family: &[&str] = if SYSCTL_DIRS.contains(&dir) {
