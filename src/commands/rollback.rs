@@ -236,11 +236,17 @@ fn judge_kube_resolv_conf(
         DistroVars::Read(Some(vars)) => (
             "unused",
             format!(
-                "{given}, but Kubespray's {} for the node's OS sets kube_resolv_conf: {} over \
+                "{given}, but Kubespray's {}{} for the node's OS sets kube_resolv_conf: {} over \
                  group and host vars: the next Kubespray run does not hand the kubelet the \
                  inventory's (a Kubespray older than {} has no such file and does: take the \
                  setting out of the host's vars by hand then)",
-                vars.file, vars.kube_resolv_conf, vars.since
+                vars.file,
+                match vars.formerly {
+                    Some((name, renamed)) => format!(" ({name} before {renamed})"),
+                    None => String::new(),
+                },
+                vars.kube_resolv_conf,
+                vars.since
             ),
         ),
         DistroVars::Read(None) => ("kept", format!("{given}: {STARTS_NO_POD}; {BY_HAND}")),
@@ -399,6 +405,22 @@ mod tests {
                 "(a Kubespray older than v2.19.0 has no such file and does: take the setting \
                  out of the host's vars by hand then)"
             ),
+            "{message}"
+        );
+    }
+
+    /// Fedora 33's vars file was fedora-33.yml from v2.15.0 until v2.18.0 made it fedora.yml
+    /// (kubespray 81b4ffa6b, a5f88e14d): a user of those releases is told both names.
+    #[test]
+    fn a_fedora_33_node_is_told_its_vars_file_s_older_name() {
+        let (host, rolled) = rolled_back("fedora-container-33");
+        let (outcome, message) = judged(&host, &rolled).expect("judged");
+        assert_eq!(outcome, "unused", "{message}");
+        assert!(
+            message.contains(
+                "Kubespray's roles/kubernetes/node/vars/fedora.yml (fedora-33.yml before \
+                 v2.18.0) for the node's OS sets kube_resolv_conf"
+            ) && message.contains("older than v2.15.0"),
             "{message}"
         );
     }

@@ -167,6 +167,10 @@ pub struct KubesprayDistroVars {
     /// The first Kubespray release with the file (and its kube_resolv_conf): an older
     /// Kubespray hands the kubelet the inventory's value.
     pub since: &'static str,
+    /// The file's name in the releases from `since` until it was renamed, and the release
+    /// that renamed it: Fedora 33's and 34's were `fedora-33.yml` and `fedora-34.yml` up to
+    /// v2.18.0, which made them one `fedora.yml`.
+    pub formerly: Option<(&'static str, &'static str)>,
 }
 
 /// The kube_resolv_conf Kubespray's distro vars give a Kubespray node, and their file; they
@@ -187,20 +191,21 @@ pub fn kubespray_distro_vars(facts: &NodeFacts) -> Option<KubesprayDistroVars> {
     // ubuntu-22.yml 323a11136, ubuntu-24.yml f85111f6d, fedora.yml a5f88e14d (renamed from
     // fedora-33.yml, 81b4ffa6b, v2.15.0; fedora-34.yml came in 7896bc783, v2.17.0): each set
     // kube_resolv_conf from the start, and Kubespray takes fedora-<major>.yml first.
-    let (file, since) = match (os.id.as_deref()?, major) {
-        ("fedora", "33") => ("fedora.yml".to_owned(), "v2.15.0"),
-        ("fedora", "34") => ("fedora.yml".to_owned(), "v2.17.0"),
-        ("fedora", _) => ("fedora.yml".to_owned(), "v2.18.0"),
-        ("ubuntu", "18") => ("ubuntu-18.yml".to_owned(), "v2.7.0"),
-        ("ubuntu", "20") => ("ubuntu-20.yml".to_owned(), "v2.14.0"),
-        ("ubuntu", "22") => ("ubuntu-22.yml".to_owned(), "v2.19.0"),
-        ("ubuntu", "24") => ("ubuntu-24.yml".to_owned(), "v2.25.0"),
+    let (file, since, formerly) = match (os.id.as_deref()?, major) {
+        ("fedora", "33") => ("fedora.yml", "v2.15.0", Some(("fedora-33.yml", "v2.18.0"))),
+        ("fedora", "34") => ("fedora.yml", "v2.17.0", Some(("fedora-34.yml", "v2.18.0"))),
+        ("fedora", _) => ("fedora.yml", "v2.18.0", None),
+        ("ubuntu", "18") => ("ubuntu-18.yml", "v2.7.0", None),
+        ("ubuntu", "20") => ("ubuntu-20.yml", "v2.14.0", None),
+        ("ubuntu", "22") => ("ubuntu-22.yml", "v2.19.0", None),
+        ("ubuntu", "24") => ("ubuntu-24.yml", "v2.25.0", None),
         _ => return None,
     };
     Some(KubesprayDistroVars {
         file: format!("roles/kubernetes/node/vars/{file}"),
         kube_resolv_conf: RESOLVED_UPLINK,
         since,
+        formerly,
     })
 }
 
