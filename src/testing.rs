@@ -5,6 +5,37 @@
 pub(crate) const CRIO_IPV4_BRIDGE: &str =
     include_str!("../tests/fixtures/cni/cri-o-11-crio-ipv4-bridge.conflist");
 
+/// A directory of its own under the system temp dir for one test, removed with everything in
+/// it when the test ends, passed or not (its name starts `dnsfix-PREFIX-`). It reads as the
+/// directory's path.
+#[derive(Debug)]
+pub(crate) struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub(crate) fn new(prefix: &str) -> Self {
+        Self(
+            tempfile::Builder::new()
+                .prefix(&format!("dnsfix-{prefix}-"))
+                .tempdir()
+                .expect("a scratch directory"),
+        )
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
 /// A runtime of one thread, with time and I/O, for a test that drives async code itself.
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

@@ -529,9 +529,8 @@ mod tests {
 
     /// A Kubespray-shaped inventory in a fresh directory: `hosts.yaml` with node1 and node2
     /// in k8s_cluster, and the given files under it.
-    fn inventory(files: &[(&str, &str)]) -> (PathBuf, Inventory) {
-        let dir = std::env::temp_dir().join(format!("dnsfix-invchange-{}", crate::util::nonce()));
-        std::fs::create_dir_all(&dir).expect("mkdir");
+    fn inventory(files: &[(&str, &str)]) -> (crate::testing::Scratch, Inventory) {
+        let dir = crate::testing::Scratch::new("invchange");
         std::fs::write(
             dir.join("hosts.yaml"),
             "all:\n  hosts:\n    node1:\n    node2:\n  children:\n    kube_node:\n      hosts:\n        node1:\n        node2:\n    k8s_cluster:\n      children:\n        kube_node:\n",
@@ -575,7 +574,7 @@ mod tests {
         let notes = |inv: &Inventory, host: &str, distro: Option<&str>| {
             group_dnsfix_file_notes(inv, inv.host(host).expect("host"), distro)
         };
-        let (_, inv) = inventory(&[(
+        let (_dir, inv) = inventory(&[(
             "group_vars/k8s_cluster/dnsfix.yml",
             "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
         )]);
@@ -595,7 +594,7 @@ mod tests {
             "{ubuntu:?}"
         );
         // Every current host overrides it: the group's value is still there for the next.
-        let (_, inv) = inventory(&[
+        let (_dir, inv) = inventory(&[
             (
                 "group_vars/k8s_cluster/dnsfix.yml",
                 "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
@@ -611,14 +610,14 @@ mod tests {
         ]);
         assert_eq!(notes(&inv, "node1", None).len(), 1);
         assert_eq!(notes(&inv, "node2", None).len(), 1);
-        let (_, inv) = inventory(&[(
+        let (_dir, inv) = inventory(&[(
             "host_vars/node1.yml",
             "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
         )]);
         assert!(notes(&inv, "node1", None).is_empty());
         // kube_node, the only leaf under k8s_cluster, sets its own: a node a later scale.yml
         // adds to it gets kube_node's value (deeper groups win), never k8s_cluster's.
-        let (_, inv) = inventory(&[
+        let (_dir, inv) = inventory(&[
             (
                 "group_vars/k8s_cluster/dnsfix.yml",
                 "kube_resolv_conf: /etc/dnsfix/resolv.conf\n",
@@ -631,7 +630,7 @@ mod tests {
         assert!(notes(&inv, "node1", None).is_empty());
         assert!(!inv.group_var_inherited("k8s_cluster", "kube_resolv_conf"));
         assert!(inv.group_var_inherited("kube_node", "kube_resolv_conf"));
-        let (_, inv) = inventory(&[(
+        let (_dir, inv) = inventory(&[(
             "group_vars/k8s_cluster/all.yml",
             "kube_resolv_conf: /run/systemd/resolve/resolv.conf\n",
         )]);
@@ -696,7 +695,6 @@ mod tests {
             paths(&dir, &changes_of(&inv, &split)),
             ["host_vars/node1.yml", "host_vars/node2.yml"]
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn changes_of(inv: &Inventory, wanted: &[Wanted]) -> Vec<InventoryChange> {
@@ -800,7 +798,7 @@ mod tests {
                 "upstream_dns_servers: [192.0.2.99]\n",
             ),
         ];
-        let (dir, inv) = inventory(&files);
+        let (_dir, inv) = inventory(&files);
         let w = [wanted(
             "upstream_dns_servers",
             serde_json::json!(["192.0.2.53"]),
@@ -831,7 +829,6 @@ mod tests {
             notes["node1"][0].starts_with("hosts need different values"),
             "{notes:?}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The scratch copy holds what the inventory is read from, privately: not the rest of
@@ -839,7 +836,7 @@ mod tests {
     #[test]
     fn the_scratch_copy_is_the_inventory_only_and_private() {
         use std::os::unix::fs::PermissionsExt;
-        let (dir, _) = inventory(&[
+        let (dir, _inv) = inventory(&[
             ("group_vars/all.yml", "a: 1\n"),
             ("credentials/kubeadm_certificate_key.creds", "secret\n"),
         ]);
@@ -854,7 +851,6 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o700);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A group key goes where Ansible reads it: with both group_vars/all/ and
@@ -876,7 +872,6 @@ mod tests {
             paths(&dir, &changes_of(&inv, &w)),
             ["group_vars/all/dnsfix.yml"]
         );
-        let _ = std::fs::remove_dir_all(&dir);
         let (dir, inv) = inventory(&[
             ("group_vars/all/all.yml", "upstream_dns_servers: []\n"),
             (
@@ -888,7 +883,6 @@ mod tests {
             paths(&dir, &changes_of(&inv, &w)),
             ["group_vars/k8s_cluster/k8s-cluster.yml"]
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// In a vars directory the file chosen is the one Ansible reads last that sets the
@@ -916,7 +910,6 @@ mod tests {
             paths(&dir, &changes_of(&inv, &w)),
             ["host_vars/node1/sub/dns.yml"]
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// An existing host_vars directory gets the file there that sets the key, else a new
@@ -943,7 +936,6 @@ mod tests {
             paths(&dir, &changes_of(&inv, &w)),
             ["host_vars/node1/dnsfix.yml", "host_vars/node2/main.yml"]
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A group-level change a host's own value outranks is made, and that host is told
@@ -972,6 +964,5 @@ mod tests {
                 && note.contains(&format!("{}/host_vars/node2.yml", dir.display())),
             "{note}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

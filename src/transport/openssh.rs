@@ -1126,11 +1126,8 @@ mod tests {
         }
     }
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("dnsfix-ctl-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch");
-        dir
+    fn scratch(name: &str) -> crate::testing::Scratch {
+        crate::testing::Scratch::new(&format!("ctl-{name}"))
     }
 
     fn mode(path: &std::path::Path) -> u32 {
@@ -1198,8 +1195,9 @@ mod tests {
     /// through a shell; and a master made through a proxy is not one for a direct login.
     #[test]
     fn inventory_ssh_args_come_before_the_destination_and_name_the_master() {
+        let dir = scratch("proxy");
         let transport =
-            OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("proxy"));
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
         let mut proxied = target();
         let proxy = "ProxyCommand=ssh -W %h:%p -p 22 ops@192.0.2.1 ";
         proxied.connection.ssh_args = vec!["-o".into(), proxy.into(), "-C".into()];
@@ -1230,7 +1228,7 @@ mod tests {
             private_key: Some("/lab/id_ed25519".into()),
             ..SshOptions::default()
         };
-        let transport = OpenSshTransport::with_control_dir(&options, dir);
+        let transport = OpenSshTransport::with_control_dir(&options, dir.to_path_buf());
         let mut odd = target();
         odd.connection.address = "-oProxyCommand=x".into();
         let session = transport.session(&odd).expect("session");
@@ -1253,7 +1251,8 @@ mod tests {
             host_keys: HostKeyPolicy::AcceptNew,
             ..SshOptions::default()
         };
-        let transport = OpenSshTransport::with_control_dir(&accept, scratch("args-accept"));
+        let dir = scratch("args-accept");
+        let transport = OpenSshTransport::with_control_dir(&accept, dir.to_path_buf());
         let args = args_of(&transport.session(&target()).expect("session"));
         assert!(args.iter().any(|a| a == "StrictHostKeyChecking=accept-new"));
         assert!(!args.iter().any(|a| a == "IdentitiesOnly=yes" || a == "-F"));
@@ -1262,14 +1261,16 @@ mod tests {
     #[test]
     fn a_persisting_master_is_found_by_name_and_one_closed_at_the_end_is_the_runs_own() {
         let dir = scratch("names");
-        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let transport =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
         let first = transport.session(&target()).expect("session");
         let second = transport.session(&target()).expect("session");
         assert_eq!(first.ctl, second.ctl, "a later session finds the master");
         assert!(Arc::ptr_eq(&first.gate, &second.gate), "and waits for it");
         assert!(first.ctl.starts_with(&dir) && !first.own);
         assert_eq!(first.persist, "ControlPersist=60s");
-        let next_run = OpenSshTransport::with_control_dir(&SshOptions::default(), dir.clone());
+        let next_run =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
         let next = next_run.session(&target()).expect("session");
         assert_eq!(next.ctl, first.ctl, "so does a later run");
         // Other options, another master.
@@ -1277,7 +1278,7 @@ mod tests {
             known_hosts: Some("/other/known_hosts".into()),
             ..SshOptions::default()
         };
-        let other = OpenSshTransport::with_control_dir(&strict, dir.clone());
+        let other = OpenSshTransport::with_control_dir(&strict, dir.to_path_buf());
         assert_ne!(other.session(&target()).expect("session").ctl, first.ctl);
 
         // apply and rollback never find a master an earlier run left, whatever the
@@ -1286,7 +1287,7 @@ mod tests {
             reuse_masters: false,
             ..SshOptions::default()
         };
-        let apply = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        let apply = OpenSshTransport::with_control_dir(&writing, dir.to_path_buf());
         let (one, two) = (
             apply.session(&target()).expect("session"),
             apply.session(&target()).expect("session"),
@@ -1295,14 +1296,14 @@ mod tests {
         assert_eq!(one.ctl, two.ctl, "one master per host in the run");
         assert!(one.own);
         assert_eq!(one.persist, "ControlPersist=10s");
-        let again = OpenSshTransport::with_control_dir(&writing, dir.clone());
+        let again = OpenSshTransport::with_control_dir(&writing, dir.to_path_buf());
         assert_ne!(again.session(&target()).expect("session").ctl, one.ctl);
 
         let closing = SshOptions {
             ssh_persist: 0,
             ..SshOptions::default()
         };
-        let transport = OpenSshTransport::with_control_dir(&closing, dir);
+        let transport = OpenSshTransport::with_control_dir(&closing, dir.to_path_buf());
         let first = transport.session(&target()).expect("session");
         assert!(first.own && first.ctl != one.ctl);
         assert_eq!(first.persist, "ControlPersist=10s", "never without a limit");
@@ -1344,7 +1345,7 @@ mod tests {
             };
             let mut target = target();
             target.connection.private_key = key;
-            let transport = OpenSshTransport::with_control_dir(&options, dir.clone());
+            let transport = OpenSshTransport::with_control_dir(&options, dir.to_path_buf());
             transport.session(&target).expect("session").ctl.clone()
         };
         let a = named(dir.join("a/kh"), None);
@@ -1362,7 +1363,9 @@ mod tests {
     #[test]
     fn an_exit_255_is_sshs_failure_only_when_its_log_says_so() {
         use std::os::unix::process::ExitStatusExt;
-        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("255"));
+        let dir = scratch("255");
+        let transport =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
         let session = transport.session(&target()).expect("session");
         let run = |code: i32, stderr: &str| std::process::Output {
             status: std::process::ExitStatus::from_raw(code << 8),
@@ -1419,7 +1422,8 @@ mod tests {
             known_hosts: Some("/lab/known_hosts".into()),
             ..SshOptions::default()
         };
-        let transport = OpenSshTransport::with_control_dir(&named, scratch("255-kh"));
+        let dir = scratch("255-kh");
+        let transport = OpenSshTransport::with_control_dir(&named, dir.to_path_buf());
         let with_file = transport.session(&target()).expect("session");
         assert!(
             message(&with_file).starts_with(
@@ -1444,7 +1448,8 @@ mod tests {
     /// A command's log goes with it, however its future ends.
     #[test]
     fn a_commands_log_is_removed_even_when_the_command_is_cancelled() {
-        let path = scratch("log").join("ctl.0123.log");
+        let dir = scratch("log");
+        let path = dir.join("ctl.0123.log");
         std::fs::write(&path, "x").expect("write");
         let log = LogFile(path.clone());
         let cancelled = async move {
@@ -1561,7 +1566,9 @@ mod tests {
     /// refused, naming the host.
     #[test]
     fn a_user_or_address_with_whitespace_or_control_characters_is_refused() {
-        let transport = OpenSshTransport::with_control_dir(&SshOptions::default(), scratch("cc"));
+        let dir = scratch("cc");
+        let transport =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
         for (user, address) in [
             ("root\n$(touch /tmp/x)", "127.0.0.1"),
             ("ro ot", "127.0.0.1"),
@@ -1581,7 +1588,8 @@ mod tests {
             user: Some("ops\tadmin".into()),
             ..SshOptions::default()
         };
-        let transport = OpenSshTransport::with_control_dir(&default_user, scratch("cc-user"));
+        let dir = scratch("cc-user");
+        let transport = OpenSshTransport::with_control_dir(&default_user, dir.to_path_buf());
         let mut plain = target();
         plain.connection.user = None;
         assert!(transport.session(&plain).is_err(), "the --user too");
