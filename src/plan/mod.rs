@@ -782,6 +782,33 @@ mod tests {
         );
     }
 
+    /// The resolv.conf of dnsfix's own keeps the search domains pods got from the kubelet's
+    /// file, but for those the kubelet puts first for every ClusterFirst pod (`svc.<domain>`,
+    /// `<domain>`; pkg/kubelet/network/dns/dns.go generateSearchesForDNSClusterFirst). A
+    /// default Kubespray node (kubespray@46dbdd39 resolved.conf.j2 `Domains=default.svc.
+    /// <dns_domain> svc.<dns_domain>`, which reaches systemd-resolved's uplink file) gives
+    /// pods of every namespace `default.svc.cluster.local`: the kubelet adds it only for pods
+    /// in `default`, so a pod elsewhere resolving a Service of `default` by its short name
+    /// needs it from the file.
+    #[test]
+    fn dnsfix_s_resolv_conf_keeps_kubespray_s_default_search_domain() {
+        let plan = plan_fixture("_upstream/kubespray-head-ubuntu2204-default", "");
+        let content = plan
+            .changes
+            .iter()
+            .find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
+                    Some(content.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        assert!(
+            content.ends_with("nameserver 10.0.0.2\nsearch default.svc.cluster.local\n"),
+            "{content}"
+        );
+    }
+
     /// On EKS a kubelet resolv.conf of dnsfix's own cannot be left to nodeadm: the blocked
     /// line says that the user data must write the file, with the servers, and where the
     /// per-node NodeConfig goes; with the uplink file, it does not.
