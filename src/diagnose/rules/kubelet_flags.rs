@@ -874,17 +874,12 @@ fn rendered_cluster_dns(ctx: &Ctx, cache_possible: bool) -> Option<Vec<String>> 
                 .to_owned(),
         ]);
     }
-    let services = super::kubespray_service_range(h, true)?;
-    let nth = |n| crate::util::nth_address(services, n).map(|ip| ip.to_string());
     let primary = || super::kubespray_dns_server(h, true).map(|ip| ip.to_string());
     match mode {
         "coredns" => Some(vec![primary()?]),
-        // skydns_server_secondary: the fourth service address (kubespray_defaults).
         "coredns_dual" => Some(vec![
             primary()?,
-            h.var_set("skydns_server_secondary")
-                .map(str::to_owned)
-                .or_else(|| nth(4))?,
+            super::kubespray_secondary_dns_server(h, true)?.to_string(),
         ]),
         "manual" => Some(vec![h.var_set("manual_dns_server")?.to_owned()]),
         _ => None,

@@ -1284,10 +1284,24 @@ pub fn cluster_addresses(
 /// which is no address until Ansible renders it), the third address of the first service
 /// range; any other template or value, not known here.
 pub(crate) fn kubespray_dns_server(host: &Host, kubespray: bool) -> Option<IpAddr> {
-    match host.var_str("skydns_server").map(str::trim) {
+    kubespray_service_address(host, kubespray, "skydns_server", 3)
+}
+
+/// Kubespray's skydns_server_secondary, the second CoreDNS Service's address with dns_mode
+/// coredns_dual, as [`kubespray_dns_server`] reads skydns_server: its default (and the
+/// sample's copy of it, `... | ipaddr(4) ...`) is the fourth address of the service range.
+pub(crate) fn kubespray_secondary_dns_server(host: &Host, kubespray: bool) -> Option<IpAddr> {
+    kubespray_service_address(host, kubespray, "skydns_server_secondary", 4)
+}
+
+/// `key` as Kubespray renders it, where its default is the `nth` address of the service
+/// range: the inventory's address, else that default where `key` is unset or written as
+/// the default's own expression; `None` for any other template or value.
+fn kubespray_service_address(host: &Host, kubespray: bool, key: &str, nth: u32) -> Option<IpAddr> {
+    match host.var_str(key).map(str::trim) {
         Some(v) if v.parse::<IpAddr>().is_ok() => v.parse().ok(),
-        Some(v) if !is_kubespray_dns_default(v) => None,
-        _ => nth_address(kubespray_service_range(host, kubespray)?, 3),
+        Some(v) if !is_kubespray_service_address_default(v, nth) => None,
+        _ => nth_address(kubespray_service_range(host, kubespray)?, nth),
     }
 }
 
@@ -1296,8 +1310,14 @@ pub(crate) fn kubespray_dns_server(host: &Host, kubespray: bool) -> Option<IpAdd
 /// ansible.utils.ipaddr(3) | ansible.utils.ipaddr('address') }}`; older ones from
 /// kube_service_addresses): the third address of the service range.
 pub(crate) fn is_kubespray_dns_default(value: &str) -> bool {
+    is_kubespray_service_address_default(value, 3)
+}
+
+/// A value written as Kubespray's expression for the `nth` address of the service range
+/// (skydns_server's `ipaddr(3)`, skydns_server_secondary's `ipaddr(4)`).
+fn is_kubespray_service_address_default(value: &str, nth: u32) -> bool {
     value.contains("{{")
-        && value.contains("ipaddr(3)")
+        && value.contains(&format!("ipaddr({nth})"))
         && (value.contains("kube_service_subnets") || value.contains("kube_service_addresses"))
 }
 

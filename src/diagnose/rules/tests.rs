@@ -3504,6 +3504,33 @@ fn no_cluster_dns_on_kubespray() {
     );
 }
 
+/// With dns_mode coredns_dual and no cache, Kubespray renders clusterDNS `[skydns_server,
+/// skydns_server_secondary]` (kubelet-config.v1beta1.yaml.j2 @46dbdd39). The secondary is
+/// the fourth service address where unset or written as Kubespray's own expression (the
+/// sample's group_vars/k8s_cluster/k8s-cluster.yml:230 `... | ansible.utils.ipaddr(4) |
+/// ...`), the inventory's where it is an address, and not known where it is another
+/// template: never the fourth address in its stead.
+#[test]
+fn kubespray_s_secondary_dns_server_is_the_inventory_s() {
+    let sample = "{{ kube_service_subnets.split(',') | first | ansible.utils.ipaddr('net') | ansible.utils.ipaddr(4) | ansible.utils.ipaddr('address') }}";
+    let dual = |secondary: Option<&str>| {
+        let mut vars = vec![
+            ("dns_mode", "coredns_dual".into()),
+            ("enable_nodelocaldns", false.into()),
+        ];
+        vars.extend(secondary.map(|s| ("skydns_server_secondary", s.into())));
+        let RuleOutcome::Findings(f) = kubespray_without_cluster_dns(&vars) else {
+            panic!("an empty clusterDNS is reported");
+        };
+        f[0].wanted.get("clusterDNS").cloned()
+    };
+    let both = |second: &str| Some(vec!["10.233.0.3".to_owned(), second.to_owned()]);
+    assert_eq!(dual(None), both("10.233.0.4"));
+    assert_eq!(dual(Some(sample)), both("10.233.0.4"));
+    assert_eq!(dual(Some("10.233.0.53")), both("10.233.0.53"));
+    assert_eq!(dual(Some("{{ my_secondary_dns }}")), None);
+}
+
 /// The kubelet reads clusterDNS entries with Go's ParseIPSloppy: IPv4 octets with leading
 /// zeros count, names and zones do not.
 #[test]
