@@ -3,13 +3,14 @@
 //! made with the same in-place YAML editor as the kubelet config.
 //!
 //! Where a key goes: the group_vars file that already sets it (in what Ansible reads for
-//! `k8s_cluster`, then `all`), else Kubespray's own `group_vars/all/all.yml`, else the file
-//! Ansible reads for `all`, else a new `group_vars/all/dnsfix.yml`. Only keys every host agrees on are set at group level; hosts
-//! that disagree are reported instead. A node's own setting ([`PER_NODE`]: the kubelet's
-//! resolv.conf, a path that must exist on that node) goes to the group only where every
-//! host Kubespray configures asked for the same value, else into each asking host's
-//! `host_vars`: a group value would reach the nodes dnsfix did not plan (`--limit`, a later
-//! `scale.yml`), where the file may not exist.
+//! `k8s_cluster` where that group holds the hosts, then `all`), else Kubespray's own
+//! `group_vars/all/all.yml`, else the file Ansible reads for `all`, else a new
+//! `group_vars/all/dnsfix.yml`. Only keys every host agrees on are set at group level;
+//! hosts that disagree are reported instead. A node's own setting ([`PER_NODE`]: the
+//! kubelet's resolv.conf, a path that must exist on that node) goes to the group only
+//! where every host Kubespray configures asked for the same value, else into each asking
+//! host's `host_vars`: a group value would reach the nodes dnsfix did not plan
+//! (`--limit`, a later `scale.yml`), where the file may not exist.
 //!
 //! Every change is then checked the way Kubespray will see it: the inventory is loaded
 //! again with the changes made (in a scratch copy); a host that still gets another value
@@ -162,10 +163,22 @@ pub fn digest(inventory: &Path) -> String {
 /// The file a group-level key belongs in (see the module docs): the file of `k8s_cluster`
 /// (whose value beats all's for Kubespray's hosts), then of `all`, that sets it now; else
 /// Kubespray's own `group_vars/all/all.yml`, else the file Ansible reads for `all`, else a
-/// new `group_vars/all/dnsfix.yml`.
-fn target_file(base: &Path, key: &str) -> PathBuf {
+/// new `group_vars/all/dnsfix.yml`. A group's file counts only where the group holds every
+/// host in `hosts`: Ansible gives a `group_vars/` file to the hosts of its group alone, and
+/// one left from an older layout (`group_vars/k8s-cluster/` where the inventory no longer
+/// defines that group, which Kubespray's dynamic groups do not form) reaches none.
+fn target_file(inventory: &Inventory, base: &Path, key: &str, hosts: &[String]) -> PathBuf {
     let root = base.join("group_vars");
+    let holds = |group: &str| {
+        group == "all"
+            || inventory
+                .group_members(group)
+                .is_some_and(|members| hosts.iter().all(|h| members.contains(&h.as_str())))
+    };
     for group in ["k8s_cluster", "k8s-cluster", "all"] {
+        if !holds(group) {
+            continue;
+        }
         if let Some(file) = chosen(&root, group).and_then(|c| setting_file(&c, key)) {
             return file;
         }
@@ -298,7 +311,7 @@ pub fn changes(
             continue;
         }
         let w = list[0];
-        let path = target_file(&base, &key);
+        let path = target_file(inventory, &base, &key, &w.hosts);
         place(path, (key, w.value.clone(), w.hosts.clone()));
     }
     let mut out = Vec::new();
@@ -883,6 +896,22 @@ mod tests {
             paths(&dir, &changes_of(&inv, &w)),
             ["group_vars/k8s_cluster/k8s-cluster.yml"]
         );
+        // group_vars/k8s-cluster/ from before Kubespray named the group k8s_cluster, in an
+        // inventory that defines no such group (roles/dynamic_groups @46dbdd39 forms
+        // k8s_cluster only): Ansible gives its value to no host, so it is not edited.
+        let (dir, inv) = inventory(&[
+            (
+                "group_vars/all/all.yml",
+                "allow_unsupported_distribution_setup: false\n",
+            ),
+            (
+                "group_vars/k8s-cluster/k8s-cluster.yml",
+                "upstream_dns_servers: [192.0.2.1]\n",
+            ),
+        ]);
+        let (edits, notes) = changes(&inv, &w);
+        assert_eq!(paths(&dir, &edits), ["group_vars/all/all.yml"]);
+        assert!(notes.is_empty(), "{notes:#?}");
     }
 
     /// In a vars directory the file chosen is the one Ansible reads last that sets the
