@@ -1383,6 +1383,54 @@ mod tests {
         assert_eq!(changed("manual"), ["nodelocaldns"]);
     }
 
+    /// upstream_dns_servers that lead back into cluster DNS (nodelocaldns's 169.254.25.10,
+    /// the node's clusterDNS 10.233.0.3) are never written into a Corefile: the loop plugin
+    /// would stop every CoreDNS and nodelocaldns pod that reloads it. Before, the plan wrote
+    /// `forward . 169.254.25.10` into both ConfigMaps (a loopback server is an inventory
+    /// error already). A real server beside one does not make the line safe (the plugin
+    /// picks among them); the drift stays a finding, the playbook is blocked and says why.
+    #[test]
+    fn upstream_dns_servers_that_loop_back_are_not_written_into_a_corefile() {
+        let corefile = |name: &str| {
+            crate::cluster::Corefile::new(
+                name,
+                "Corefile",
+                ".:53 {\n    forward . /etc/resolv.conf\n    loop\n}\n",
+            )
+        };
+        let cluster = crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: Vec::new(),
+            config: Box::new(crate::cluster::DnsConfig {
+                corefiles: vec![corefile("coredns"), corefile("nodelocaldns")],
+                ..crate::cluster::DnsConfig::default()
+            }),
+            kubelets: Default::default(),
+        };
+        let planned = |servers: &str| {
+            plan_in(
+                "DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray",
+                &format!("upstream_dns_servers: [{servers}]"),
+                &cluster,
+                "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:",
+            )
+        };
+        for servers in ["169.254.25.10", "192.0.2.53, 10.233.0.3"] {
+            let plan = planned(servers);
+            assert!(
+                plan.cluster_changes.is_empty(),
+                "{servers}: {:#?}",
+                plan.cluster_changes
+            );
+            let blocked = format!("{:?}", plan.hosts[0].blocked);
+            assert!(
+                blocked.contains("corefile-upstream") && blocked.contains("back into cluster DNS"),
+                "{servers}: {blocked}"
+            );
+        }
+        assert_eq!(planned("192.0.2.53").cluster_changes.len(), 2);
+    }
+
     /// upstream_dns_servers as a template dnsfix does not render: DNS-COREFILE-UPSTREAM-DRIFT
     /// is unknown, not failed, so corefile-upstream (which runs only where a finding it fixes
     /// failed) never takes the template for servers; the host's plan is the inventory's

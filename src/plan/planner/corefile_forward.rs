@@ -5,6 +5,8 @@
 //! (`super::super::place_cluster_changes`). Without cluster access it names the step to
 //! do by hand.
 
+use std::net::IpAddr;
+
 use minijinja::Value as Ctx;
 use serde_json::Value as Json;
 
@@ -27,18 +29,11 @@ impl Run<'_> {
         if !["coredns", "nodelocaldns"].contains(&configmap.as_str()) {
             return Err(PlanErrorKind::ConfigMapName { got: configmap });
         }
-        let servers = match self.eval(&args.servers, ctx)? {
-            Json::Array(items) => items
-                .into_iter()
-                .map(|v| match v {
-                    Json::String(s) => Ok(s),
-                    got => Err(PlanErrorKind::ListItem { got }),
-                })
-                .collect::<Result<Vec<String>, _>>()?,
-            got => return Err(PlanErrorKind::NotAList { got }),
-        };
-        if servers.is_empty() {
-            return Err(PlanErrorKind::ArgEmpty { key: "servers" });
+        let servers = self.servers(args, ctx)?;
+        if let Some(why) = loops_back(&servers, &cluster_addresses(ctx)) {
+            return Ok(Outcome::Failed(format!(
+                "the {configmap} Corefile is left as it is: {why}"
+            )));
         }
         let via = match self.cluster {
             NodeView::Unavailable { reason: why } => {
@@ -136,6 +131,26 @@ impl Run<'_> {
     }
 }
 
+impl Run<'_> {
+    /// The task's `servers`: a list of strings, not empty.
+    fn servers(&self, args: &CorefileForwardArgs, ctx: &Ctx) -> Result<Vec<String>, PlanErrorKind> {
+        let servers = match self.eval(&args.servers, ctx)? {
+            Json::Array(items) => items
+                .into_iter()
+                .map(|v| match v {
+                    Json::String(s) => Ok(s),
+                    got => Err(PlanErrorKind::ListItem { got }),
+                })
+                .collect::<Result<Vec<String>, _>>()?,
+            got => return Err(PlanErrorKind::NotAList { got }),
+        };
+        if servers.is_empty() {
+            return Err(PlanErrorKind::ArgEmpty { key: "servers" });
+        }
+        Ok(servers)
+    }
+}
+
 /// Why a Corefile another owner writes back is left as it is, naming where the change
 /// belongs: a Helm release's ConfigMap (RKE2's chart, the CoreDNS Helm chart installed as
 /// `coredns`), whose next upgrade or deploy writes the chart's Corefile back, or another
@@ -181,4 +196,58 @@ fn left_to_owner(
             c.namespace()
         )
     })
+}
+
+/// The cluster's own DNS addresses the playbook context holds (`cluster_addresses`:
+/// clusterDNS, nodelocaldns's, the CoreDNS Service's).
+fn cluster_addresses(ctx: &Ctx) -> Vec<IpAddr> {
+    ctx.get_attr("cluster_addresses")
+        .ok()
+        .and_then(|list| list.try_iter().ok())
+        .map(|items| {
+            items
+                .filter_map(|v| v.as_str().and_then(|s| s.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why forwarding CoreDNS's and nodelocaldns's root zone to `servers` sends their questions
+/// back to themselves, where it does: a loopback or unspecified address is, in CoreDNS's
+/// pod, the pod itself, and one of the cluster's own DNS addresses (`cluster`) is CoreDNS
+/// or nodelocaldns again. Either is a forwarding loop: the loop plugin halts the server at
+/// start, a reload's too (plugin/loop README at coredns 4b26cced: `Loop ... detected`, a
+/// fatal error), so every pod that reloads the edit crash-loops, and without the plugin the
+/// questions circle until memory runs out. Cluster DNS gone, where the finding was a
+/// warning: Kubespray would render the same line, but dnsfix does not write it.
+fn loops_back(servers: &[String], cluster: &[IpAddr]) -> Option<String> {
+    let looping: Vec<String> = servers
+        .iter()
+        .filter_map(|s| {
+            let ip = target_address(s)?;
+            let what = if crate::facts::resolv_conf::is_loopback(ip) || ip.is_unspecified() {
+                "a loopback or unspecified address: in CoreDNS's pod, the pod itself"
+            } else if cluster.contains(&ip) {
+                "the cluster's own DNS"
+            } else {
+                return None;
+            };
+            Some(format!("{} is {what}", crate::text::escape(s)))
+        })
+        .collect();
+    (!looping.is_empty()).then(|| {
+        format!(
+            "upstream_dns_servers would forward names outside the cluster back into cluster DNS ({}): a loop CoreDNS's loop plugin stops every pod on; list real upstream servers in upstream_dns_servers",
+            looping.join("; ")
+        )
+    })
+}
+
+/// The address of a `forward` target as the plugin takes it: an IP, optionally with
+/// `dns://` and a port.
+fn target_address(target: &str) -> Option<IpAddr> {
+    let t = target.strip_prefix("dns://").unwrap_or(target);
+    t.parse::<IpAddr>()
+        .ok()
+        .or_else(|| t.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
 }
