@@ -1143,12 +1143,20 @@ pub fn set_root_forward(text: &str, servers: &[String]) -> Result<Option<Forward
 /// at 4b26cced): more and CoreDNS refuses the Corefile.
 const MAX_FORWARD_TARGETS: usize = 15;
 
+/// The address of a `forward` target written as [`valid_target`] takes it: an IP,
+/// optionally with `dns://` and a port.
+pub fn target_address(target: &str) -> Option<std::net::IpAddr> {
+    let t = target.strip_prefix("dns://").unwrap_or(target);
+    t.parse::<std::net::IpAddr>()
+        .ok()
+        .or_else(|| t.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
+}
+
 /// A server address CoreDNS's forward takes as plain DNS (`parse.HostPortOrFile`): an IP
 /// address, or one with a port (`192.0.2.53:5353`, `[2001:db8::53]:53`), optionally
 /// `dns://`. Anything else (a name, a typo) would stop every CoreDNS pod that reloads.
 fn valid_target(s: &str) -> bool {
-    let s = s.strip_prefix("dns://").unwrap_or(s);
-    s.parse::<std::net::IpAddr>().is_ok() || s.parse::<std::net::SocketAddr>().is_ok()
+    target_address(s).is_some()
 }
 
 #[cfg(test)]

@@ -453,10 +453,37 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         return RuleOutcome::Pass;
     }
     evidence.extend(unknown);
+    drift(ctx, &servers, off, evidence, nowhere)
+}
+
+/// The DNS-COREFILE-UPSTREAM-DRIFT finding: the ConfigMaps `off` upstream_dns_servers
+/// (`servers`), with their `evidence`; `nowhere` where one forwards those names nowhere.
+fn drift(
+    ctx: &Ctx,
+    servers: &[String],
+    mut off: Vec<String>,
+    mut evidence: Vec<String>,
+    nowhere: bool,
+) -> RuleOutcome {
     evidence.push(format!(
         "inventory upstream_dns_servers: {} (Kubespray renders `forward . {0}` there)",
         servers.join(" ")
     ));
+    // The cluster's own DNS among them: the line Kubespray renders is a loop, so the fix is
+    // the inventory's, and corefile-upstream does not write it.
+    let own: Vec<&str> = servers
+        .iter()
+        .filter(|s| {
+            crate::cluster::corefile::target_address(s).is_some_and(|ip| ctx.cluster.contains(&ip))
+        })
+        .map(String::as_str)
+        .collect();
+    if !own.is_empty() {
+        evidence.push(format!(
+            "upstream_dns_servers lists the cluster's own DNS ({}): forwarding there loops",
+            own.join(", ")
+        ));
+    }
     off.dedup();
     let (s, verb) = if off.len() == 1 { ("", "s") } else { ("s", "") };
     let summary = if nowhere {
@@ -476,7 +503,12 @@ fn corefile_upstream(ctx: &Ctx, via: &str, config: &DnsConfig) -> RuleOutcome {
         Severity::Warning,
         summary,
         evidence,
-        if nowhere {
+        if !own.is_empty() {
+            format!(
+                "list real upstream servers in upstream_dns_servers, without {}: Kubespray would render a forwarding loop into the Corefiles, and the loop plugin stops every CoreDNS and nodelocaldns pod on it (dnsfix's corefile-upstream does not write it); then set `forward .` in the `.:53` block to them",
+                own.join(", ")
+            )
+        } else if nowhere {
             // The edit replaces a root `forward .`'s servers; it adds no line or block.
             "add `forward . ` and upstream_dns_servers to the `.:53` block by hand (kubectl -n kube-system edit configmap), the line Kubespray renders, or re-run Kubespray's cluster.yml: dnsfix's corefile-upstream changes an existing `forward .` only".into()
         } else {
@@ -1047,6 +1079,27 @@ mod tests {
                 "{evidence:?}"
             );
         }
+        // upstream_dns_servers naming the cluster's own DNS (nodelocaldns's default
+        // 169.254.25.10, the fixture's clusterDNS 10.233.0.3): Kubespray's line would loop,
+        // so the fix is the inventory's. Before, the remediation offered corefile-upstream,
+        // which wrote the loop into both ConfigMaps.
+        let looping =
+            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53", "169.254.25.10"] });
+        let rules = rules_of(&control_plane(looping), &facts, &cluster);
+        let f = &findings(outcome(&rules, COREFILE_UPSTREAM))[0];
+        assert_eq!(
+            f.evidence.last().map(String::as_str),
+            Some(
+                "upstream_dns_servers lists the cluster's own DNS (169.254.25.10): forwarding there loops"
+            )
+        );
+        assert!(
+            f.remediation.starts_with(
+                "list real upstream servers in upstream_dns_servers, without 169.254.25.10"
+            ),
+            "{}",
+            f.remediation
+        );
         // Without nodelocaldns only coredns counts.
         let rules = rules_of(
             &control_plane(serde_json::json!({

@@ -224,7 +224,7 @@ fn loops_back(servers: &[String], cluster: &[IpAddr]) -> Option<String> {
     let looping: Vec<String> = servers
         .iter()
         .filter_map(|s| {
-            let ip = target_address(s)?;
+            let ip = corefile::target_address(s)?;
             let what = if crate::facts::resolv_conf::is_loopback(ip) || ip.is_unspecified() {
                 "a loopback or unspecified address: in CoreDNS's pod, the pod itself"
             } else if cluster.contains(&ip) {
@@ -241,13 +241,4 @@ fn loops_back(servers: &[String], cluster: &[IpAddr]) -> Option<String> {
             looping.join("; ")
         )
     })
-}
-
-/// The address of a `forward` target as the plugin takes it: an IP, optionally with
-/// `dns://` and a port.
-fn target_address(target: &str) -> Option<IpAddr> {
-    let t = target.strip_prefix("dns://").unwrap_or(target);
-    t.parse::<IpAddr>()
-        .ok()
-        .or_else(|| t.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
 }
