@@ -1205,10 +1205,13 @@ pub const RULES: &[RuleInfo] = &[
             v1.31.12, v1.32.8, v1.33.4 and v1.34 on (k3s-io/k3s#12692; RKE2 runs the same code):\n\
             GCP's metadata server 169.254.169.254, the VM's DNS resolver, which GCP routes; on a\n\
             GCE node the systemd-resolved file that lists it is taken then, and was passed over\n\
-            before. If neither file passes, k3s writes <data-dir>/agent/etc/resolv.conf\n\
-            (/var/lib/rancher/k3s/... or /var/lib/rancher/rke2/...; /tmp/k3s-resolv.conf in old\n\
-            versions) with `nameserver 8.8.8.8`, and `nameserver 2001:4860:4860::8888` after it\n\
-            from those versions on, and hands that to kubelet. CoreDNS then forwards every name\n\
+            before. A file with no nameserver line passed before v1.27.15, v1.28.11, v1.29.6\n\
+            and v1.30.2 (k3s-io/k3s#9948): kubelet got it, and CoreDNS no upstream at all\n\
+            (DNS-KUBELET-RESOLVCONF-MISSING). If neither file passes, k3s writes\n\
+            <data-dir>/agent/etc/resolv.conf (/var/lib/rancher/k3s/... or\n\
+            /var/lib/rancher/rke2/...; /tmp/k3s-resolv.conf in old versions) with\n\
+            `nameserver 8.8.8.8`, and `nameserver 2001:4860:4860::8888` after it from those\n\
+            versions on, and hands that to kubelet. CoreDNS then forwards every name\n\
             it does not own to Google's public resolver, bypassing your own DNS servers.\n\
             \n\
             k3s chooses when it starts, and keeps that choice until it restarts (from v1.32 it\n\

@@ -2759,6 +2759,49 @@ pub(crate) fn k3s_has_dns_fix(version: Option<&str>) -> Option<bool> {
     })
 }
 
+/// The k3s releases with k3s-io/k3s#9948 "Update valid resolv conf" (a file with no
+/// nameserver line no longer passes), for messages.
+const K3S_NAMESERVER_RELEASES: &str = "v1.27.15, v1.28.11, v1.29.6 and v1.30.2 on";
+
+/// Whether the k3s or RKE2 of `version` has k3s-io/k3s#9948: `isValidResolvConf` passes a
+/// file only where it found a nameserver (`foundNameserver`), so a host resolv.conf with no
+/// nameserver line makes k3s generate its own file. Before it, such a file passed (no
+/// nameserver failed the check) and the kubelet got it: dnsPolicy Default pods, CoreDNS
+/// among them, with no server at all (k3s-io/k3s#9874). In the 2024-06 releases: v1.30.2
+/// (#9948 itself), and the backports in that cycle's v1.29.6, v1.28.11 (k3s-io/docs
+/// docs/release-notes, "Update valid resolv conf") and v1.27.15; every later minor. v1.26
+/// and earlier lines had ended. `None`: no version, or not a Kubernetes 1.x one.
+pub(crate) fn k3s_requires_nameserver(version: Option<&str>) -> Option<bool> {
+    let (minor, patch) = version_minor_patch(version?)?;
+    Some(match minor {
+        27 => patch >= 15,
+        28 => patch >= 11,
+        29 => patch >= 6,
+        30 => patch >= 2,
+        m => m >= 31,
+    })
+}
+
+/// What the k3s/RKE2 release at hand does in `isValidResolvConf`, where it changed
+/// between releases (`None`: the version is not known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct K3sRelease {
+    /// It has k3s-io/k3s#12692 ([`k3s_has_dns_fix`]).
+    pub gcp_fix: Option<bool>,
+    /// It has k3s-io/k3s#9948 ([`k3s_requires_nameserver`]).
+    pub requires_nameserver: Option<bool>,
+}
+
+impl K3sRelease {
+    /// The release of `version` (as `k3s --version` or the kubelet prints it).
+    pub(crate) fn of(version: Option<&str>) -> K3sRelease {
+        K3sRelease {
+            gcp_fix: k3s_has_dns_fix(version),
+            requires_nameserver: k3s_requires_nameserver(version),
+        }
+    }
+}
+
 /// The minor of a Kubernetes 1.x version as kubelets, k3s, RKE2 and k0s print it
 /// ("v1.29.3", "v1.33.4+k3s1" → 29, 33); `None` for anything else.
 pub(crate) fn version_minor(version: &str) -> Option<u32> {
@@ -2798,6 +2841,9 @@ pub(crate) enum K3sVerdict {
     /// Its only flaw is GCP's metadata server, and the version, which decides, is not known:
     /// the reason versions before k3s-io/k3s#12692 pass it over for.
     VersionDecides(String),
+    /// It names no nameserver, and the version, which decides, is not known: releases with
+    /// k3s-io/k3s#9948 pass it over, earlier ones take it.
+    NoNameserverVersionDecides,
 }
 
 /// The nameservers of a resolv.conf as k3s's `isValidResolvConf` reads them (k3s-io/k3s
@@ -2821,15 +2867,20 @@ pub(crate) fn k3s_nameservers(text: &str) -> Vec<(String, Option<std::net::IpAdd
         .collect()
 }
 
-/// k3s `isValidResolvConf` on a file's text ([`k3s_nameservers`]), for a k3s/RKE2 that has
-/// k3s-io/k3s#12692 or not (`fixed`, [`k3s_has_dns_fix`]; `None` not known): at least one
-/// nameserver, and every one an IP address that is global unicast (Go's `IsGlobalUnicast`),
-/// or, with the fix, GCP's metadata server. The first nameserver that fails decides, as in
+/// k3s `isValidResolvConf` on a file's text ([`k3s_nameservers`]), for the k3s/RKE2
+/// `release`: every nameserver an IP address that is global unicast (Go's
+/// `IsGlobalUnicast`), or, with k3s-io/k3s#12692, GCP's metadata server; and, with
+/// k3s-io/k3s#9948, at least one nameserver. The first nameserver that fails decides, as in
 /// k3s.
-pub(crate) fn k3s_verdict(text: &str, fixed: Option<bool>) -> K3sVerdict {
+pub(crate) fn k3s_verdict(text: &str, release: K3sRelease) -> K3sVerdict {
+    let fixed = release.gcp_fix;
     let nameservers = k3s_nameservers(text);
     if nameservers.is_empty() {
-        return K3sVerdict::Rejected("no nameserver".into());
+        return match release.requires_nameserver {
+            Some(true) => K3sVerdict::Rejected("no nameserver".into()),
+            Some(false) => K3sVerdict::Taken(false),
+            None => K3sVerdict::NoNameserverVersionDecides,
+        };
     }
     let mut metadata = false;
     for (address, ip) in &nameservers {
@@ -2886,25 +2937,30 @@ fn k3s_auto_resolv_conf(
     data_dir: &str,
     version: Option<&str>,
 ) -> Observed<Effective<String>> {
-    k3s_auto_choice(raw, data_dir, k3s_has_dns_fix(version), version)
+    k3s_auto_choice(raw, data_dir, K3sRelease::of(version), version)
 }
 
-/// [`k3s_auto_resolv_conf`] for a k3s/RKE2 that has k3s-io/k3s#12692 or not (`fixed`,
-/// `None` not known); `version` names it in messages, and says where a generated file
+/// [`k3s_auto_resolv_conf`] for the k3s/RKE2 `release` (what its version says it does,
+/// where that is known); `version` names it in messages, and says where a generated file
 /// that is missing may be instead ([`generated_elsewhere`]).
 fn k3s_auto_choice(
     raw: &RawFacts,
     data_dir: &str,
-    fixed: Option<bool>,
+    release: K3sRelease,
     version: Option<&str>,
 ) -> Observed<Effective<String>> {
+    let fixed = release.gcp_fix;
     let mut reasons = Vec::new();
     for candidate in ["/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"] {
         let Some(text) = raw.get(candidate).and_then(RawFile::text) else {
             reasons.push(format!("{candidate}: not there"));
             continue;
         };
-        let detail = match k3s_verdict(&text, fixed) {
+        let detail = match k3s_verdict(&text, release) {
+            K3sVerdict::Taken(false) if k3s_nameservers(&text).is_empty() => format!(
+                "chosen by k3s: it names no nameserver, which k3s/RKE2 {} take (only {K3S_NAMESERVER_RELEASES} pass it over: k3s-io/k3s#9948)",
+                version.unwrap_or("of this version")
+            ),
             K3sVerdict::Taken(false) => "chosen by k3s: every nameserver is global unicast".into(),
             K3sVerdict::Taken(true) => format!(
                 "chosen by k3s: every nameserver is global unicast or GCP's metadata server \
@@ -2920,7 +2976,11 @@ fn k3s_auto_choice(
                 // (Releases without #12692 of the lines that got it are all v1.25 or
                 // later: their generated file is in the data dir, missing or not.)
                 let generated = format!("{data_dir}/agent/etc/resolv.conf");
-                let before = match k3s_auto_choice(raw, data_dir, Some(false), None) {
+                let without = K3sRelease {
+                    gcp_fix: Some(false),
+                    ..release
+                };
+                let before = match k3s_auto_choice(raw, data_dir, without, None) {
                     Observed::Known(e) if e.value != generated => e.value,
                     _ => format!("their generated {generated} (nameserver 8.8.8.8)"),
                 };
@@ -2928,6 +2988,11 @@ fn k3s_auto_choice(
                     "{K3S_VERSION_UNKNOWN}, and it decides the kubelet's resolv.conf: \
                      {candidate}: {why}, which k3s/RKE2 {K3S_DNS_FIX_RELEASES} take \
                      (k3s-io/k3s#12692) and earlier ones pass over for {before}"
+                ));
+            }
+            K3sVerdict::NoNameserverVersionDecides => {
+                return Observed::Unknown(no_nameserver_version_decides(
+                    raw, data_dir, release, candidate,
                 ));
             }
         };
@@ -2956,6 +3021,34 @@ fn k3s_auto_choice(
         },
         shadowed: vec![],
     })
+}
+
+/// Why the kubelet's resolv.conf is unknown where `candidate` names no nameserver and the
+/// k3s/RKE2 version, which decides, is not: releases with k3s-io/k3s#9948 go on to the next
+/// file, earlier ones give the kubelet this one.
+fn no_nameserver_version_decides(
+    raw: &RawFacts,
+    data_dir: &str,
+    release: K3sRelease,
+    candidate: &str,
+) -> String {
+    let generated = format!("{data_dir}/agent/etc/resolv.conf");
+    let with = K3sRelease {
+        requires_nameserver: Some(true),
+        ..release
+    };
+    // (Releases with #9948 are all v1.25 or later: their generated file is in the data
+    // dir, missing or not.)
+    let after = match k3s_auto_choice(raw, data_dir, with, None) {
+        Observed::Known(e) if e.value != generated => e.value,
+        _ => format!(
+            "their generated {generated} ({})",
+            k3s_generated_servers(release.gcp_fix)
+        ),
+    };
+    format!(
+        "{K3S_VERSION_UNKNOWN}, and it decides the kubelet's resolv.conf: {candidate}: no nameserver, which k3s/RKE2 {K3S_NAMESERVER_RELEASES} pass over for {after} (k3s-io/k3s#9948) and earlier ones take, giving dnsPolicy Default pods (CoreDNS among them) no server"
+    )
 }
 
 /// Why the file k3s/RKE2 generate is perhaps not `generated` though they chose theirs:
@@ -3580,6 +3673,90 @@ mod tests {
         );
     }
 
+    /// A release that requires a nameserver (k3s-io/k3s#9948) and has k3s-io/k3s#12692
+    /// or not (`fixed`).
+    fn gcp(fixed: Option<bool>) -> K3sRelease {
+        K3sRelease {
+            gcp_fix: fixed,
+            requires_nameserver: Some(true),
+        }
+    }
+
+    /// Before k3s-io/k3s#9948 (k3s v1.27.15, v1.28.11, v1.29.6, v1.30.2), k3s's
+    /// `isValidResolvConf` returned true for a file with no nameserver line (k3s-io/k3s
+    /// pkg/agent/config/config.go at f099bfa5, the commit k3s-io/k3s#9874 links): the
+    /// kubelet got /etc/resolv.conf, serverless. From it on, k3s goes on to the next file;
+    /// where the version is not known, the file is unknown.
+    #[test]
+    fn a_file_with_no_nameserver_passes_before_the_nameserver_check() {
+        let node = |version: Option<&str>| {
+            let mut raw = crate::testing::raw_from(&[
+                (
+                    "/etc/systemd/system/k3s.service",
+                    "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+                ),
+                ("/etc/resolv.conf", "search example.com\n"),
+            ]);
+            raw.file("/run/systemd/resolve/resolv.conf", FileState::Missing, None);
+            raw.file(K3S_CONFIG, FileState::Missing, None);
+            raw.file(
+                "/var/lib/rancher/k3s/agent/etc/resolv.conf",
+                FileState::Missing,
+                None,
+            );
+            if let Some(v) = version {
+                crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
+            }
+            NodeFacts::from_raw("node1", &raw)
+        };
+        for version in [
+            "v1.28.10+k3s1",
+            "v1.29.5+k3s1",
+            "v1.30.1+k3s1",
+            "v1.26.15+k3s1",
+        ] {
+            let f = node(Some(&format!("k3s version {version} (aaaaaaaa)\n")));
+            let Observed::Known(e) = &f.kubelet.resolv_conf else {
+                panic!("{version}: {:?}", f.kubelet.resolv_conf);
+            };
+            assert_eq!(e.value, "/etc/resolv.conf", "{version}");
+            assert_eq!(e.source.kind, "k3s_auto", "{version}");
+            let detail = e.source.detail.as_deref().unwrap_or_default();
+            assert!(detail.contains("names no nameserver"), "{detail}");
+            assert!(detail.contains("k3s-io/k3s#9948"), "{detail}");
+        }
+        for version in [
+            "v1.28.11+k3s1",
+            "v1.29.6+k3s1",
+            "v1.30.2+k3s1",
+            "v1.31.1+k3s1",
+        ] {
+            let f = node(Some(&format!("k3s version {version} (aaaaaaaa)\n")));
+            assert_eq!(
+                resolv(&f).0,
+                "/var/lib/rancher/k3s/agent/etc/resolv.conf",
+                "{version}"
+            );
+        }
+        let f = node(None);
+        let Observed::Unknown(why) = &f.kubelet.resolv_conf else {
+            panic!("{:?}", f.kubelet.resolv_conf);
+        };
+        assert!(why.contains(K3S_VERSION_UNKNOWN), "{why}");
+        assert!(why.contains("/etc/resolv.conf: no nameserver"), "{why}");
+        assert!(
+            why.contains(
+                "pass over for their generated /var/lib/rancher/k3s/agent/etc/resolv.conf"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("k3s-io/k3s#9948"), "{why}");
+        assert_eq!(k3s_requires_nameserver(Some("v1.27.14+k3s1")), Some(false));
+        assert_eq!(k3s_requires_nameserver(Some("v1.27.15+k3s1")), Some(true));
+        assert_eq!(k3s_requires_nameserver(Some("v1.29.6+rke2r1")), Some(true));
+        assert_eq!(k3s_requires_nameserver(None), None);
+    }
+
     /// k3s `isValidResolvConf` stops at the first nameserver that fails: GCP's metadata
     /// server excuses nothing else in the same file, whatever the version.
     #[test]
@@ -3587,23 +3764,26 @@ mod tests {
         let parsed = "nameserver 169.254.169.254\nnameserver 127.0.0.53\n";
         for fixed in [None, Some(true)] {
             assert_eq!(
-                k3s_verdict(parsed, fixed),
+                k3s_verdict(parsed, gcp(fixed)),
                 K3sVerdict::Rejected("127.0.0.53 is loopback".into())
             );
         }
         let parsed = "nameserver 10.128.0.2\nnameserver 169.254.169.254\n";
-        assert_eq!(k3s_verdict(parsed, Some(true)), K3sVerdict::Taken(true));
+        assert_eq!(
+            k3s_verdict(parsed, gcp(Some(true))),
+            K3sVerdict::Taken(true)
+        );
         assert!(matches!(
-            k3s_verdict(parsed, None),
+            k3s_verdict(parsed, gcp(None)),
             K3sVerdict::VersionDecides(_)
         ));
         assert!(matches!(
-            k3s_verdict(parsed, Some(false)),
+            k3s_verdict(parsed, gcp(Some(false))),
             K3sVerdict::Rejected(why) if why.starts_with("169.254.169.254 is link-local (GCP's")
         ));
         let aws = "nameserver 169.254.169.253\n";
         assert_eq!(
-            k3s_verdict(aws, Some(true)),
+            k3s_verdict(aws, gcp(Some(true))),
             K3sVerdict::Rejected("169.254.169.253 is link-local".into())
         );
     }
@@ -3652,7 +3832,7 @@ mod tests {
             ),
             ("nameserver ::ffff:192.0.2.53\n", taken),
         ] {
-            assert_eq!(k3s_verdict(text, Some(true)), verdict, "{text:?}");
+            assert_eq!(k3s_verdict(text, gcp(Some(true))), verdict, "{text:?}");
         }
     }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::{Ctx, RuleOutcome, kubelet_version};
 use crate::diagnose::finding::Severity;
 use crate::facts::kubelet::{
-    K3S_VERSION_UNKNOWN, K3sVerdict, k3s_generated_servers, k3s_has_dns_fix, k3s_verdict,
+    K3S_VERSION_UNKNOWN, K3sRelease, K3sVerdict, k3s_generated_servers, k3s_verdict,
 };
 use crate::facts::node_facts::{FlavourKind, Observed};
 use crate::facts::raw::{FileState, RawFile};
@@ -18,7 +18,8 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
     }
     let rke2 = ctx.facts.flavour.kind == FlavourKind::Rke2;
     let version = kubelet_version(ctx).map(|(v, _)| v);
-    let fixed = k3s_has_dns_fix(version.as_deref());
+    let release = K3sRelease::of(version.as_deref());
+    let fixed = release.gcp_fix;
     match &ctx.facts.kubelet.resolv_conf {
         Observed::Known(e) if ctx.facts.kubelet.on_rancher_fallback() => {
             // k3s/RKE2 accept a host file only if every nameserver is global unicast: a
@@ -39,10 +40,7 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
                 // Judged on the text, which k3s reads its own way (k3s_nameservers).
                 let text = ctx.facts.raw.get(&f.path).and_then(RawFile::text);
                 let why = match text {
-                    Some(text) => match k3s_verdict(&text, fixed) {
-                        K3sVerdict::Taken(_) => None,
-                        K3sVerdict::Rejected(why) | K3sVerdict::VersionDecides(why) => Some(why),
-                    },
+                    Some(text) => passed_over(&text, release),
                     None => Some("not there".to_owned()),
                 };
                 if let Some(why) = why {
@@ -129,6 +127,16 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
         }
         Observed::Unknown(why) => ctx.unknown("DNS-K3S-FALLBACK", why.clone()),
         _ => RuleOutcome::Pass,
+    }
+}
+
+/// Why k3s/RKE2 of `release` pass over a host resolv.conf of this text, where they do (or
+/// may: a version that decides and is not known).
+fn passed_over(text: &str, release: K3sRelease) -> Option<String> {
+    match k3s_verdict(text, release) {
+        K3sVerdict::Taken(_) => None,
+        K3sVerdict::Rejected(why) | K3sVerdict::VersionDecides(why) => Some(why),
+        K3sVerdict::NoNameserverVersionDecides => Some("no nameserver".to_owned()),
     }
 }
 
