@@ -526,7 +526,7 @@ REFS='
         if (FILENAME ~ /\/k0s(worker|controller)\.service(\.d\/[^\/]*)?$/ && x ~ /^data-dir(=|$)/) {
           if (x == "data-dir") { if (i == k) continue; x = w[i + 1] } else sub(/^[^=]*=/, "", x)
           sub(/\/+$/, "", x); path("f ", x "/worker-profile.yaml")
-        } else if (x ~ /^(config|config-dir|resolv-conf|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
+        } else if (x ~ /^(config|config-dir|resolv-conf[+]?|resolv_conf|K3S_RESOLV_CONF|RKE2_RESOLV_CONF|kubelet-args-file)=/) {
           t = (x ~ /^config-dir=/) ? "d " : (x ~ /^(config|kubelet-args-file)=/) ? "f " : "r "
           sub(/^[^=]*=/, "", x); path(t, x)
         } else if ((x ~ /^(config|config-dir|resolv-conf|resolvConf|resolvConf:|resolv-conf:|kubelet-args-file)$/ || tolower(x) ~ /^resolverconfig:?$/) && i < k) {

@@ -231,13 +231,26 @@ impl K3sConfig {
 
     /// The value kubelet gets for `name` through `kubelet-arg`, e.g. `kubelet_arg("resolv-conf")`
     /// for `kubelet-arg: [resolv-conf=/etc/k8s-resolv.conf]`. k3s strips leading dashes and the
-    /// last occurrence wins (k3s `pkg/daemons/agent` builds a map from these, then flags).
+    /// last occurrence wins (k3s `pkg/daemons/agent` builds a map from these, then flags); an
+    /// entry `name+=` counts as `name=` does ([`kubelet_arg_value`]).
     pub fn kubelet_arg(&self, name: &str) -> Option<Located<String>> {
         self.kubelet_args.iter().rev().find_map(|arg| {
-            let (key, value) = arg.value.trim_start_matches('-').split_once('=')?;
-            (key == name).then(|| Located::new(value.to_string(), arg.line))
+            let value = kubelet_arg_value(&arg.value, name)?;
+            Some(Located::new(value.to_string(), arg.line))
         })
     }
+}
+
+/// The value of a `kubelet-arg` entry that sets the kubelet's one-value flag `name`, where it
+/// does. k3s's `GetArgs` (pkg/util/args.go) takes a `+` or `-` after the name away
+/// (`strings.TrimRight(arg, "-+")`) and keeps every value of the name in a list it passes as
+/// flags in order, the last of which the kubelet keeps: `name+=` appends its value to that
+/// list, as `name=` does, so it is the value while no later entry sets the name; `name-=`
+/// puts its value before the others, so it never comes last where another entry or k3s's own
+/// value is there, and is not read as the setting.
+pub(crate) fn kubelet_arg_value<'a>(arg: &'a str, name: &str) -> Option<&'a str> {
+    let (key, value) = arg.trim_start_matches('-').split_once('=')?;
+    (key.strip_suffix('+').unwrap_or(key) == name).then_some(value)
 }
 
 /// The text of `text`'s first document, the one k3s reads, where key lines are looked for.

@@ -1490,8 +1490,9 @@ impl RancherSettings {
     }
 }
 
-/// The last `--kubelet-arg NAME=VALUE` (or `--kubelet-arg=NAME=VALUE`) on a k3s/RKE2
-/// service's command line: its value and where it is written.
+/// The last `--kubelet-arg NAME=VALUE` (or `--kubelet-arg=NAME=VALUE`, `NAME+=VALUE` too:
+/// [`super::k3s_config::kubelet_arg_value`]) on a k3s/RKE2 service's command line: its value
+/// and where it is written.
 fn exec_kubelet_arg<'u>(unit: &'u ServiceUnit, name: &str) -> Option<(String, &'u At)> {
     let words = &unit.argv;
     words.iter().enumerate().rev().find_map(|(i, word)| {
@@ -1501,10 +1502,7 @@ fn exec_kubelet_arg<'u>(unit: &'u ServiceUnit, name: &str) -> Option<(String, &'
             None if text == "kubelet-arg" => words.get(i + 1)?.text.as_str(),
             None => return None,
         };
-        let value = arg
-            .trim_start_matches('-')
-            .strip_prefix(name)?
-            .strip_prefix('=')?;
+        let value = super::k3s_config::kubelet_arg_value(arg, name)?;
         Some((value.to_owned(), &word.at))
     })
 }
@@ -3442,6 +3440,28 @@ mod tests {
             f.kubelet.cluster_dns.known().map(|e| e.value.len()),
             Some(0)
         );
+    }
+
+    /// k3s's `GetArgs` (k3s-io/k3s pkg/util/args.go) reads `resolv-conf+=` as
+    /// `resolv-conf` and appends its value after k3s's own and the earlier entries', so the
+    /// kubelet keeps it; `resolv-conf-=` puts its value first, so it is not the one kept.
+    #[test]
+    fn a_kubelet_arg_with_a_plus_sets_the_flag_too() {
+        let unit = "[Service]\nExecStart=/usr/local/bin/k3s server\n";
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (
+                K3S_CONFIG,
+                "resolv-conf: /a\nkubelet-arg:\n  - resolv-conf+=/b\n  - resolv-conf-=/c\n",
+            ),
+        ]);
+        assert_eq!(resolv(&f), ("/b".into(), format!("{K3S_CONFIG}:3")));
+        let unit =
+            "[Service]\nExecStart=/usr/local/bin/k3s server '--kubelet-arg=resolv-conf+=/d'\n";
+        let f = facts(&[("/etc/systemd/system/k3s.service", unit)]);
+        let setting = f.kubelet.resolv_conf.known().expect("known").clone();
+        assert_eq!(setting.value, "/d");
+        assert_eq!(setting.source.detail.as_deref(), Some("kubelet-arg"));
     }
 
     /// k3s-io/k3s pkg/daemons/agent: the agent's own --resolv-conf first, `kubelet-arg`

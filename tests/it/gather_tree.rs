@@ -880,12 +880,13 @@ fn the_reference_finder_runs_under_busybox_awk() {
     .expect("unit");
     // A relative resolvConf is taken from the config file's directory, cleaned as Go's
     // filepath.Join does (the lexical result is what the kubelet opens), and never into /proc;
-    // a resolverConfig in any case is followed too (tolower, under busybox awk as well).
+    // a resolverConfig in any case is followed too (tolower, under busybox awk as well), and
+    // a k3s `kubelet-arg` entry `resolv-conf+=` (k3s's GetArgs reads it as resolv-conf).
     std::fs::create_dir_all(scratch.join("k")).expect("k");
     let config = scratch.join("k/config.yaml");
     std::fs::write(
         &config,
-        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n  \"RESOLVERconfig\": \"/etc/k/rc.conf\",\n",
+        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n  \"RESOLVERconfig\": \"/etc/k/rc.conf\",\nkubelet-arg:\n  - \"resolv-conf+=/etc/k/plus.conf\"\n",
     )
     .expect("config");
     let run = |awk: &[&str]| {
@@ -910,7 +911,8 @@ fn the_reference_finder_runs_under_busybox_awk() {
         system.0,
         format!(
             "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n\
-             r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\nr /etc/k/rc.conf\n",
+             r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\nr /etc/k/rc.conf\n\
+             r /etc/k/plus.conf\n",
             scratch.display()
         ),
         "{system:?}"
