@@ -1541,7 +1541,7 @@ fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
 
 /// `path` and its `.d/*.yaml` drop-ins in the order k3s's `configfilearg` merges them, each
 /// parsed; the first that cannot be read or parsed is the error.
-fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, String> {
+pub(crate) fn config_files(raw: &RawFacts, path: &str) -> Result<Vec<(String, K3sConfig)>, String> {
     let dropin_dir = format!("{path}.d");
     let mut files: Vec<String> = match raw.get(path).map(|f| f.state) {
         Some(FileState::Present) => vec![path.to_owned()],

@@ -529,8 +529,9 @@ fn small_text_files(facts: &NodeFacts) -> serde_json::Map<String, Value> {
 }
 
 /// Where a k3s/RKE2 resolv.conf fix must be written to win: the file that sets the winning
-/// `resolv-conf:` key (a config.yaml.d drop-in beats config.yaml), else config.yaml (which
-/// beats K3S_RESOLV_CONF/RKE2_RESOLV_CONF and the automatic choice). A setting that beats
+/// `resolv-conf:` key (a config.yaml.d drop-in beats config.yaml), or that sets it empty
+/// where k3s/RKE2 choose, else config.yaml (which beats K3S_RESOLV_CONF/RKE2_RESOLV_CONF and
+/// the automatic choice). A setting that beats
 /// any config file (a `--resolv-conf` in the unit's ExecStart, a `kubelet-arg`, a kubelet
 /// config drop-in after k3s's own) is `elsewhere`: dnsfix does not edit it, the plan says
 /// where it is.
@@ -586,10 +587,29 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
                     out.owned = path.ends_with("/config.yaml.d/50-rancher.yaml");
                 }
             }
-            _ => {}
+            // Their own choice, or the environment's: where a config file sets resolv-conf
+            // empty (the automatic choice), a value written in an earlier file is replaced
+            // by it (configfilearg merges the files in order), so it goes in that file.
+            _ => {
+                if let Some(path) = rancher_resolv_reset(facts, config) {
+                    out.owned = path.ends_with("/config.yaml.d/50-rancher.yaml");
+                    out.target = path;
+                }
+            }
         }
     }
     out
+}
+
+/// The last of a k3s/RKE2 node's config files (`config` and its `.d` drop-ins, in the order
+/// k3s merges them) that sets `resolv-conf`, where one does.
+fn rancher_resolv_reset(facts: &NodeFacts, config: &str) -> Option<String> {
+    let files = crate::facts::kubelet::config_files(&facts.raw, config).ok()?;
+    let (path, _) = files
+        .into_iter()
+        .rev()
+        .find(|(_, c)| c.resolv_conf.is_some())?;
+    Some(path)
 }
 
 /// A resolv.conf kubelet may hand to pods: it lists servers, none loopback or cluster-own.

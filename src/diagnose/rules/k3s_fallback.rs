@@ -26,15 +26,15 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
             // loopback stub fails, and so does a link-local resolver such as AWS's
             // 169.254.169.253 (GCP's 169.254.169.254 too, before k3s-io/k3s#12692).
             let r = &ctx.facts.resolver;
-            let mut evidence = vec![format!(
-                "{}: no resolv-conf set (nor --resolv-conf, nor {}_RESOLV_CONF)",
-                ctx.facts
-                    .kubelet
-                    .config_path
-                    .as_deref()
-                    .unwrap_or("config.yaml"),
-                if rke2 { "RKE2" } else { "K3S" }
-            )];
+            let config = ctx.facts.kubelet.config_path.as_deref();
+            let mut evidence = vec![match empty_setting(ctx, config) {
+                Some(at) => format!("{at}: resolv-conf is empty, the automatic choice"),
+                None => format!(
+                    "{}: no resolv-conf set (nor --resolv-conf, nor {}_RESOLV_CONF)",
+                    config.unwrap_or("config.yaml"),
+                    if rke2 { "RKE2" } else { "K3S" }
+                ),
+            }];
             let mut kinds = BTreeSet::new();
             for f in [&r.etc_resolv_conf, &r.systemd_uplink] {
                 // Judged on the text, which k3s reads its own way (k3s_nameservers).
@@ -128,6 +128,15 @@ pub(super) fn k3s_fallback(ctx: &Ctx) -> RuleOutcome {
         Observed::Unknown(why) => ctx.unknown("DNS-K3S-FALLBACK", why.clone()),
         _ => RuleOutcome::Pass,
     }
+}
+
+/// Where the last of the k3s/RKE2 config files (`config` and its drop-ins) that sets
+/// `resolv-conf` sets it (empty, as it is where k3s/RKE2 choose: configfilearg passes
+/// `--resolv-conf=`), as `file:line`.
+fn empty_setting(ctx: &Ctx, config: Option<&str>) -> Option<String> {
+    let files = crate::facts::kubelet::config_files(&ctx.facts.raw, config?).ok()?;
+    let (file, set) = files.iter().rev().find(|(_, c)| c.resolv_conf.is_some())?;
+    Some(format!("{file}:{}", set.resolv_conf.as_ref()?.line))
 }
 
 /// Why k3s/RKE2 of `release` pass over a host resolv.conf of this text, where they do (or
