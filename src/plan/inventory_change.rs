@@ -163,17 +163,19 @@ pub fn digest(inventory: &Path) -> String {
 /// The file a group-level key belongs in (see the module docs): the file of `k8s_cluster`
 /// (whose value beats all's for Kubespray's hosts), then of `all`, that sets it now; else
 /// Kubespray's own `group_vars/all/all.yml`, else the file Ansible reads for `all`, else a
-/// new `group_vars/all/dnsfix.yml`. A group's file counts only where the group holds every
-/// host in `hosts`: Ansible gives a `group_vars/` file to the hosts of its group alone, and
+/// new `group_vars/all/dnsfix.yml`. A group's file counts only where the group holds one of
+/// `hosts` at least: Ansible gives a `group_vars/` file to the hosts of its group alone, and
 /// one left from an older layout (`group_vars/k8s-cluster/` where the inventory no longer
-/// defines that group, which Kubespray's dynamic groups do not form) reaches none.
+/// defines that group, which Kubespray's dynamic groups do not form) reaches none. A host
+/// asking from outside the group (an etcd-only host) keeps its value, which a note says;
+/// the group's nodes, whose value that file decides, get the change.
 fn target_file(inventory: &Inventory, base: &Path, key: &str, hosts: &[String]) -> PathBuf {
     let root = base.join("group_vars");
     let holds = |group: &str| {
         group == "all"
             || inventory
                 .group_members(group)
-                .is_some_and(|members| hosts.iter().all(|h| members.contains(&h.as_str())))
+                .is_some_and(|members| hosts.iter().any(|h| members.contains(&h.as_str())))
     };
     for group in ["k8s_cluster", "k8s-cluster", "all"] {
         if !holds(group) {
@@ -442,25 +444,35 @@ fn still_beaten(
             if got.as_ref() == Some(value) {
                 continue;
             }
-            let from = host
-                .origins
-                .get(key)
-                .map(|o| {
-                    let shown = o.to_string();
-                    shown.replacen(
-                        &scratch.display().to_string(),
-                        &base.display().to_string(),
-                        1,
-                    )
-                })
-                .unwrap_or_else(|| "nowhere".to_owned());
+            let from = host.origins.get(key).map(|o| {
+                let shown = o.to_string();
+                shown.replacen(
+                    &scratch.display().to_string(),
+                    &base.display().to_string(),
+                    1,
+                )
+            });
+            // The file dnsfix edits either loses to the host's source or is one of a group
+            // the host is not in (an etcd-only host beside k8s_cluster's nodes).
+            let why = match from {
+                Some(from) => format!(
+                    "its value comes from {from}, which outranks the file dnsfix edits or is \
+                     read where that file is not (a group the host is not in); set it to {} \
+                     there",
+                    show(value)
+                ),
+                None => format!(
+                    "the file dnsfix edits is not read for it (a group the host is not in); \
+                     set it to {} in its host_vars",
+                    show(value)
+                ),
+            };
             out.push((
                 name.clone(),
                 format!(
-                    "{key} stays {got} for this host after the inventory change: {from} outranks \
-                     the file dnsfix edits; set it to {want} there, or Kubespray undoes the fix",
+                    "{key} stays {got} for this host after the inventory change: {why}, or \
+                     Kubespray undoes the fix",
                     got = got.as_ref().map_or_else(|| "unset".to_owned(), show),
-                    want = show(value),
                 ),
             ));
         }
@@ -912,6 +924,35 @@ mod tests {
         let (edits, notes) = changes(&inv, &w);
         assert_eq!(paths(&dir, &edits), ["group_vars/all/all.yml"]);
         assert!(notes.is_empty(), "{notes:#?}");
+    }
+
+    /// A key k8s_cluster's file sets, asked by a node and by an etcd-only host: the file the
+    /// node's value comes from is edited (group_vars/all would lose to it there), and the
+    /// etcd host, whose value that file does not give, is named in a note.
+    #[test]
+    fn a_group_key_asked_from_inside_and_outside_its_group_goes_to_the_group() {
+        let (dir, inv) = inventory(&[
+            (
+                "hosts.yaml",
+                "all:\n  hosts:\n    node1:\n    etcd1:\n  children:\n    kube_node:\n      hosts:\n        node1:\n    etcd:\n      hosts:\n        etcd1:\n    k8s_cluster:\n      children:\n        kube_node:\n",
+            ),
+            ("group_vars/all/all.yml", "upstream_dns_servers: []\n"),
+            (
+                "group_vars/k8s_cluster/k8s-cluster.yml",
+                "upstream_dns_servers: [192.0.2.1]\n",
+            ),
+        ]);
+        let w = [wanted(
+            "upstream_dns_servers",
+            "192.0.2.53",
+            &["node1", "etcd1"],
+        )];
+        let (edits, notes) = changes(&inv, &w);
+        assert_eq!(
+            paths(&dir, &edits),
+            ["group_vars/k8s_cluster/k8s-cluster.yml"]
+        );
+        assert!(format!("{notes:?}").contains("etcd1"), "{notes:#?}");
     }
 
     /// In a vars directory the file chosen is the one Ansible reads last that sets the
