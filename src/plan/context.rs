@@ -81,7 +81,6 @@ pub fn build(
         "kubelet_args_file": kubelet.args_file,
         "kubelet_resolv_conf": resolv_value,
         "kubelet_resolv_conf_source": resolv_source,
-        "kubelet_pod_search": pod_search(host, facts, &upstreams_source),
         // systemd-resolved's file in /run is clean only until the next boot where that
         // boot does not write it again.
         // A `nameserver` line with no address makes the kubelet reject the whole file
@@ -94,7 +93,6 @@ pub fn build(
         "kubelet_cluster_dns": dns_value,
         "kubelet_cluster_dns_source": dns_source,
         "kubelet_unit": facts.services.kubelet_unit,
-        "cluster_domain": cluster_domain(host, facts),
         "rancher_config": rancher_config,
         "nodelocaldns_ip": nodelocaldns_ipv4(facts),
         "flag_sites": sites,
@@ -105,6 +103,7 @@ pub fn build(
         "rancher_resolv_elsewhere": rancher.elsewhere,
         "files": small_text_files(facts),
     });
+    search_context(&mut context, host, facts, &upstreams_source);
     // The kubelet config file that sets each, a --config-dir drop-in where one does (under a
     // flag too): an edit elsewhere loses to it (resolvConf's: [`config_key_context`]).
     context["kubelet_resolv_conf_key"] =
@@ -481,13 +480,30 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
         .collect()
 }
 
+/// The search domains pods get from the node (`kubelet_pod_search`), the stray ones among
+/// them (`stray_search_domains`, as DNS-STRAY-SEARCH judges them) and the cluster's domain
+/// (`cluster_domain`); `source`: the file `upstreams` come from.
+fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &str) {
+    let search = pod_search(host, facts, source);
+    let domain = cluster_domain(host, facts);
+    let names: Vec<&str> = search.iter().map(String::as_str).collect();
+    context["stray_search_domains"] = json!(crate::diagnose::rules::strays(&names, &domain, host));
+    context["kubelet_pod_search"] = json!(search);
+    context["cluster_domain"] = json!(domain);
+}
+
 /// The search domains of the resolv.conf the kubelet gives pods; where that file is not
 /// there to read, those of the file the upstream servers come from (`source`, where it is
 /// one of the node's resolver files), which a file of dnsfix's takes its servers from too,
 /// unless the inventory asks for stray search domains to go (DNS-STRAY-SEARCH cannot judge
 /// a file that is not there, so kubelet-resolvconf would not strip them).
 fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
-    let search = |f: &ResolvFile| f.parsed.as_ref().map(|p| p.search.clone());
+    // As the kubelet reads them: no `.`, no trailing dot.
+    let search = |f: &ResolvFile| {
+        f.parsed
+            .as_ref()
+            .map(|p| p.kubelet_search().into_iter().map(str::to_owned).collect())
+    };
     match &facts.kubelet.pod_resolv_conf {
         Some(f) if f.state != crate::facts::raw::FileState::Missing => {
             search(f).unwrap_or_default()

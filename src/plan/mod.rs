@@ -809,6 +809,47 @@ mod tests {
         );
     }
 
+    /// With stray search domains to go (`dnsfix_strip_search_domains: true`), dnsfix's file
+    /// leaves out the stray ones alone, DNS-STRAY-SEARCH's: Kubespray's
+    /// `default.svc.cluster.local` and a domain the inventory declares in `searchdomains`
+    /// (Kubespray's docs/advanced/dns-stack.md: search domains for pods) stay, compared as
+    /// the rule compares them (case and a trailing dot aside). Before, the file had no
+    /// search line at all.
+    #[test]
+    fn stripping_search_domains_leaves_out_the_stray_ones_alone() {
+        let uplink = "nameserver 169.254.25.10\nnameserver 10.0.0.2\n\
+                      search default.svc.cluster.local svc.cluster.local Example.Internal. openstacklocal\n";
+        let raw = crate::testing::with_files(
+            &crate::testing::rules_fixture("_upstream/kubespray-head-ubuntu2204-default"),
+            &[("/run/systemd/resolve/resolv.conf", uplink)],
+        );
+        let unavailable = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let plan = plan_raw(
+            &raw,
+            "dnsfix_strip_search_domains: true\n      searchdomains: [example.internal]",
+            &unavailable,
+            "",
+        );
+        let content = plan.hosts[0]
+            .changes
+            .iter()
+            .find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
+                    Some(content.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        assert!(
+            content.ends_with(
+                "nameserver 10.0.0.2\nsearch default.svc.cluster.local Example.Internal\n"
+            ),
+            "{content}"
+        );
+    }
+
     /// On EKS a kubelet resolv.conf of dnsfix's own cannot be left to nodeadm: the blocked
     /// line says that the user data must write the file, with the servers, and where the
     /// per-node NodeConfig goes; with the uplink file, it does not.

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{Ctx, RuleOutcome, dns_domain, kube_minor, parsed_pod_resolv, resolv_chain};
 use crate::diagnose::finding::Severity;
+use crate::inventory::Host;
 
 /// The search list a ClusterFirst pod gets, as kubelet builds it (pkg/kubelet/network/dns
 /// `generateSearchesForDNSClusterFirst`): `<ns>.svc.<domain> svc.<domain> <domain>`, then the
@@ -173,28 +174,42 @@ pub(crate) fn known_stray(domain: &str) -> Option<(&'static str, bool)> {
     }
 }
 
-pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-STRAY-SEARCH") {
-        Ok(parsed) => parsed,
-        Err(outcome) => return outcome,
-    };
-    let domain = dns_domain(ctx);
-    let allowed: BTreeSet<String> = ctx
-        .host
-        .var_list("searchdomains")
+/// The search domains the inventory declares (`searchdomains`), lowercased, without a
+/// trailing dot.
+fn declared_search(host: &Host) -> BTreeSet<String> {
+    host.var_list("searchdomains")
         .unwrap_or_default()
         .into_iter()
         .map(|d| d.trim_end_matches('.').to_lowercase())
-        .collect();
-    let host = p.kubelet_search();
-    let stray: Vec<&str> = host
+        .collect()
+}
+
+/// The stray ones of `search` (a resolv.conf's domains as the kubelet reads them): neither
+/// the cluster's `domain` nor under it, nor declared in the inventory's `searchdomains`.
+/// DNS-STRAY-SEARCH reports them, and kubelet-resolvconf leaves them out of dnsfix's file
+/// where the inventory asks it to (`stray_search_domains`).
+pub(crate) fn strays<'a>(search: &[&'a str], domain: &str, host: &Host) -> Vec<&'a str> {
+    let domain = domain.trim_end_matches('.').to_lowercase();
+    let allowed = declared_search(host);
+    search
         .iter()
         .copied()
         .filter(|d| {
             let d = d.trim_end_matches('.').to_lowercase();
             !(d == domain || d.ends_with(&format!(".{domain}")) || allowed.contains(&d))
         })
-        .collect();
+        .collect()
+}
+
+pub(super) fn stray_search(ctx: &Ctx) -> RuleOutcome {
+    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-STRAY-SEARCH") {
+        Ok(parsed) => parsed,
+        Err(outcome) => return outcome,
+    };
+    let domain = dns_domain(ctx);
+    let allowed = declared_search(ctx.host);
+    let host = p.kubelet_search();
+    let stray = strays(&host, &domain, ctx.host);
     if stray.is_empty() {
         return RuleOutcome::Pass;
     }
