@@ -47,7 +47,6 @@ pub fn build(
     let (dns_value, dns_source) = value_and_source(&kubelet.cluster_dns);
     let rancher_config = rancher_config(facts.flavour.kind);
     let rancher = rancher_resolv(facts, rancher_config);
-    let (sites, elsewhere) = flag_sites(facts);
     let rules_ctx = crate::diagnose::rules::Ctx::new(host, facts);
     let (bridge_left, forwarding_left) = crate::diagnose::rules::left_to_installer(&rules_ctx);
     let (module_left, [iptables, ip6tables, forwarding]) =
@@ -95,8 +94,6 @@ pub fn build(
         "kubelet_unit": facts.services.kubelet_unit,
         "rancher_config": rancher_config,
         "nodelocaldns_ip": nodelocaldns_ipv4(facts),
-        "flag_sites": sites,
-        "flag_sites_elsewhere": elsewhere,
         "severity": worst_severities(findings),
         "cni_routed": matches!(facts.cni.pod_bridge, PodBridge::Routed(_)),
         "rancher_resolv_target": rancher.target,
@@ -104,6 +101,7 @@ pub fn build(
         "files": small_text_files(facts),
     });
     search_context(&mut context, host, facts, &upstreams_source);
+    flag_sites_context(&mut context, facts);
     // The kubelet config file that sets each, a --config-dir drop-in where one does (under a
     // flag too): an edit elsewhere loses to it (resolvConf's: [`config_key_context`]).
     context["kubelet_resolv_conf_key"] =
@@ -974,13 +972,41 @@ fn upstreams(
 /// and later), whatever its resolv.conf names.
 const NM_NO_STUB: &str = "/run/NetworkManager/no-stub-resolv.conf";
 
-/// Where the DNS flags the kubelet uses are set: `{path, var, flag, value, line}` for each one
-/// written in an environment file (which `env_flag` can edit), in command-line order. A flag
-/// written in a unit file or drop-in (`Environment=`, `ExecStart=`) or only seen on the
-/// running command line is listed in `flag_sites_elsewhere` as `path:line`.
-fn flag_sites(facts: &NodeFacts) -> (Vec<Value>, Vec<String>) {
-    let mut sites = Vec::new();
-    let mut elsewhere = Vec::new();
+/// `flag_sites`, `flag_sites_elsewhere`, `flags_elsewhere` and `flags_decided_elsewhere`
+/// ([`FlagSites`]).
+fn flag_sites_context(context: &mut Value, facts: &NodeFacts) {
+    let sites = flag_sites(facts);
+    let at: Vec<Value> = sites.elsewhere.iter().map(|e| e["at"].clone()).collect();
+    context["flag_sites"] = json!(sites.sites);
+    context["flag_sites_elsewhere"] = json!(at);
+    context["flags_elsewhere"] = json!(sites.elsewhere);
+    context["flags_decided_elsewhere"] = json!(sites.decided_elsewhere);
+}
+
+/// Where the DNS flags the kubelet uses are set ([`flag_sites`]).
+struct FlagSites {
+    /// `{path, var, flag, value, line}` for each one written in an environment file (which
+    /// `env_flag` can edit), in command-line order.
+    sites: Vec<Value>,
+    /// `{flag, at}` (`path:line`) for each one written in a unit file or drop-in
+    /// (`Environment=`, `ExecStart=`), or only seen on the running command line.
+    elsewhere: Vec<Value>,
+    /// The flags whose value in effect one of `elsewhere` decides, so that an edit of the
+    /// environment files alone changes nothing: `--resolv-conf` and `--cluster-domain` where
+    /// the last on the command line is there (pflag keeps the last value of a string flag),
+    /// `--cluster-dns` where any is (a string slice: the kubelet adds every one up).
+    decided_elsewhere: Vec<String>,
+}
+
+/// Where the DNS flags the kubelet uses are set, in command-line order ([`FlagSites`]).
+fn flag_sites(facts: &NodeFacts) -> FlagSites {
+    let mut out = FlagSites {
+        sites: Vec::new(),
+        elsewhere: Vec::new(),
+        decided_elsewhere: Vec::new(),
+    };
+    // Per flag, whether its last occurrence (any, for cluster-dns) is not an env file's.
+    let mut decided: Vec<(&str, bool)> = Vec::new();
     for flag in &facts.kubelet.flags {
         if !DNS_FLAGS.contains(&flag.name.as_str()) || flag.source.kind != "flag" {
             continue;
@@ -989,20 +1015,35 @@ fn flag_sites(facts: &NodeFacts) -> (Vec<Value>, Vec<String>) {
         let in_unit = crate::facts::systemd_unit::UNIT_DIRS
             .iter()
             .any(|d| path.starts_with(&format!("{d}/")));
-        match (&flag.source.detail, flag.source.line) {
+        let in_env = match (&flag.source.detail, flag.source.line) {
             (Some(var), Some(line)) if !in_unit && !path.starts_with("/proc/") => {
-                sites.push(json!({
+                out.sites.push(json!({
                     "path": path,
                     "var": var,
                     "flag": flag.name,
                     "value": flag.value,
                     "line": line,
-                }))
+                }));
+                true
             }
-            _ => elsewhere.push(flag.source.at()),
+            _ => {
+                out.elsewhere
+                    .push(json!({ "flag": flag.name, "at": flag.source.at() }));
+                false
+            }
+        };
+        let adds_up = flag.name == "cluster-dns";
+        match decided.iter_mut().find(|(name, _)| *name == flag.name) {
+            Some((_, elsewhere)) => *elsewhere = !in_env || (adds_up && *elsewhere),
+            None => decided.push((flag.name.as_str(), !in_env)),
         }
     }
-    (sites, elsewhere)
+    out.decided_elsewhere = decided
+        .into_iter()
+        .filter(|(_, elsewhere)| *elsewhere)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    out
 }
 
 #[cfg(test)]
@@ -1474,5 +1515,59 @@ mod tests {
         assert_eq!(nodelocaldns_ipv4(&facts).as_deref(), Some("169.254.20.10"));
         facts.nodelocaldns = Some(vec!["fd00::a".into(), "10.0.0.10".into()]);
         assert_eq!(nodelocaldns_ipv4(&facts).as_deref(), Some("10.0.0.10"));
+    }
+
+    /// A stopped kubelet of a unit whose drop-in writes DNS flags into `ExecStart=` around
+    /// `$KUBELET_EXTRA_ARGS`, which /etc/default/kubelet sets (10-kubeadm.conf's layout).
+    fn flags_around_extra_args(exec: &str) -> FlagSites {
+        let facts = crate::testing::facts_from(&[
+            (
+                "/usr/lib/systemd/system/kubelet.service",
+                "[Service]\nExecStart=/usr/bin/kubelet\n",
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf",
+                &format!(
+                    "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=\nExecStart={exec}\n"
+                ),
+            ),
+            (
+                "/etc/default/kubelet",
+                "KUBELET_EXTRA_ARGS=--cluster-dns=169.254.25.10 --resolv-conf=/etc/kubelet-resolv.conf\n",
+            ),
+        ]);
+        flag_sites(&facts)
+    }
+
+    /// An env file's flag decides only where no unit file or drop-in overrides it: pflag
+    /// keeps the last --resolv-conf, and adds every --cluster-dns up, so a drop-in's
+    /// --cluster-dns stays in clusterDNS wherever it is.
+    #[test]
+    fn a_flag_of_a_unit_file_decides_over_the_env_file_where_it_counts() {
+        let before = flags_around_extra_args(
+            "/usr/bin/kubelet --cluster-dns=10.96.0.10 --resolv-conf=/a $KUBELET_EXTRA_ARGS",
+        );
+        assert_eq!(before.sites.len(), 2, "{:?}", before.sites);
+        assert_eq!(
+            before.elsewhere,
+            vec![
+                json!({"flag": "cluster-dns", "at": "/etc/systemd/system/kubelet.service.d/20-dns.conf:4"}),
+                json!({"flag": "resolv-conf", "at": "/etc/systemd/system/kubelet.service.d/20-dns.conf:4"}),
+            ]
+        );
+        assert_eq!(before.decided_elsewhere, vec!["cluster-dns".to_owned()]);
+
+        let after = flags_around_extra_args(
+            "/usr/bin/kubelet $KUBELET_EXTRA_ARGS --resolv-conf=/a --cluster-dns=10.96.0.10",
+        );
+        assert_eq!(
+            after.decided_elsewhere,
+            vec!["cluster-dns".to_owned(), "resolv-conf".to_owned()]
+        );
+
+        let env_only = flags_around_extra_args("/usr/bin/kubelet $KUBELET_EXTRA_ARGS");
+        assert_eq!(env_only.sites.len(), 2);
+        assert!(env_only.elsewhere.is_empty());
+        assert!(env_only.decided_elsewhere.is_empty());
     }
 }
