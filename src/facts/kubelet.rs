@@ -237,23 +237,7 @@ fn kubelet_settings(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         return k0s_next_kubelet(raw, &installed);
     }
     let flags: Vec<FlagFact> = match cmdline {
-        Some((path, cmdline)) => kubelet_flags::cmdline_flags(&cmdline)
-            .into_iter()
-            .map(|flag: Flag| {
-                let source = declared
-                    .flags
-                    .iter()
-                    .rev()
-                    .find(|e| e.name == flag.name && e.value == flag.value)
-                    .map(|e| e.source.clone())
-                    .unwrap_or_else(|| Source::new("flag", Some(&path), None));
-                FlagFact {
-                    name: flag.name,
-                    value: flag.value,
-                    source,
-                }
-            })
-            .collect(),
+        Some((path, cmdline)) => running_flags(&path, &cmdline, &declared.flags),
         None => declared.flags.clone(),
     };
     let dns_flags: Vec<FlagFact> = flags
@@ -293,6 +277,32 @@ fn kubelet_settings(raw: &RawFacts, flavour: &Flavour) -> Kubelet {
         settings_unknown(&mut kubelet, &why);
     }
     kubelet
+}
+
+/// The running kubelet's flags (`cmdline`, read from `path`), each shown from where the
+/// unit or the env files write it with the same value: the n-th such flag on the command
+/// line from the n-th place that writes it (a flag written twice alike, in an env file and
+/// in a unit drop-in, is two flags of two places), else from the last; from `path` where
+/// nothing writes it.
+fn running_flags(path: &str, cmdline: &[u8], declared: &[FlagFact]) -> Vec<FlagFact> {
+    let flags = kubelet_flags::cmdline_flags(cmdline);
+    let mut out: Vec<FlagFact> = Vec::with_capacity(flags.len());
+    for flag in flags {
+        let alike = |e: &&FlagFact| e.name == flag.name && e.value == flag.value;
+        let nth = out.iter().filter(alike).count();
+        let places: Vec<&FlagFact> = declared.iter().filter(alike).collect();
+        let source = places
+            .get(nth)
+            .or(places.last())
+            .map(|e| e.source.clone())
+            .unwrap_or_else(|| Source::new("flag", Some(path), None));
+        out.push(FlagFact {
+            name: flag.name,
+            value: flag.value,
+            source,
+        });
+    }
+    out
 }
 
 /// Why a stopped kubelet 1.28 or 1.29 will not start with its `--config-dir`: there the
@@ -3395,6 +3405,49 @@ mod tests {
 
     /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
     /// a stopped one: the installer's config file is still the kubelet's, not "no config".
+    /// A flag written alike in a unit drop-in's `ExecStart=` and in the env file it expands
+    /// after it is two flags on the running command line, each from its own place: neither
+    /// is shown from the env file twice (removing it there would leave the drop-in's).
+    #[test]
+    fn a_flag_written_alike_in_two_places_is_shown_from_each() {
+        let mut raw = crate::testing::raw_from(&[
+            (
+                "/usr/lib/systemd/system/kubelet.service",
+                "[Service]\nExecStart=/usr/bin/kubelet\n",
+            ),
+            (
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf",
+                "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=\nExecStart=/usr/bin/kubelet --resolv-conf=/etc/kubelet-resolv.conf $KUBELET_EXTRA_ARGS\n",
+            ),
+            (
+                "/etc/default/kubelet",
+                "KUBELET_EXTRA_ARGS=--resolv-conf=/etc/kubelet-resolv.conf\n",
+            ),
+            (
+                "/proc/42/cmdline",
+                "/usr/bin/kubelet\0--resolv-conf=/etc/kubelet-resolv.conf\0--resolv-conf=/etc/kubelet-resolv.conf\0",
+            ),
+            ("/etc/kubelet-resolv.conf", "nameserver 10.0.0.2\n"),
+        ]);
+        raw.pids.insert("kubelet".to_owned(), 42);
+        let f = NodeFacts::from_raw("node1", &raw);
+        let at: Vec<String> = f.kubelet.flags.iter().map(|f| f.source.at()).collect();
+        assert_eq!(
+            at,
+            [
+                "/etc/systemd/system/kubelet.service.d/20-dns.conf:4",
+                "/etc/default/kubelet:1"
+            ]
+        );
+        assert_eq!(
+            resolv(&f),
+            (
+                "/etc/kubelet-resolv.conf".to_owned(),
+                "/etc/default/kubelet:1".to_owned()
+            )
+        );
+    }
+
     #[test]
     fn an_exiting_kubelet_reads_as_a_stopped_one() {
         let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolvConf: /etc/resolv.conf\n";
