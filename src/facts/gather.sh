@@ -497,13 +497,14 @@ REFS='
       path("r ", v)
       next
     }
-    # A YAML or JSON key whose value is a path: the rest of the line (spaces allowed). A
+    # A YAML or JSON key whose value is a path (`resolv-conf+:` too, which the config reader
+    # of k3s takes as resolv-conf): the rest of the line (spaces allowed). A
     # relative one is taken from the directory of the file, as the kubelet resolves those of its
     # config file (a crude superset again: dnsfix decides which one counts). resolverConfig
     # in any case too: kubelet 1.28 to 1.31 read resolvConf in a drop-in by that spelling
     # (encoding/json matches keys to the field ResolverConfig regardless of case,
     # kubernetes#126630), and where the version of the kubelet is not known dnsfix judges both.
-    /^[ \t]*["\047]?(resolvConf|resolv-conf)["\047]?[ \t]*:/ || tolower($0) ~ /^[ \t]*["\047]?resolverconfig["\047]?[ \t]*:/ {
+    /^[ \t]*["\047]?(resolvConf|resolv-conf[+]?)["\047]?[ \t]*:/ || tolower($0) ~ /^[ \t]*["\047]?resolverconfig["\047]?[ \t]*:/ {
       v = $0; sub(/^[^:]*:/, "", v); sub(/[ \t]#.*$/, "", v); sub(/,[ \t]*$/, "", v)
       rv = v; sub(/^[ \t]*["\047]?/, "", rv); sub(/["\047]?[ \t]*$/, "", rv)
       if (rv != "" && rv !~ /^\//) { rd = FILENAME; sub(/\/[^\/]*$/, "", rd); v = clean(rd "/" rv) }
@@ -520,6 +521,9 @@ REFS='
         # NAME=--flag=value (an env file, Environment=): the assignment prefix goes.
         while (x ~ /^[A-Za-z_][A-Za-z0-9_]*=/ && x !~ /^(K3S|RKE2)_RESOLV_CONF=/) sub(/^[A-Za-z_][A-Za-z0-9_]*=/, "", x)
         sub(/^-+/, "", x)
+        # --kubelet-arg=NAME=VALUE, one word, as the install scripts of k3s and RKE2 write
+        # their arguments into ExecStart=: NAME=VALUE (GetArgs takes a leading -- away too).
+        if (sub(/^kubelet-arg[+]?=/, "", x)) sub(/^-+/, "", x)
         # --kubelet-args-file counts on the command line of kubelite only.
         if (x ~ /^kubelet-args-file=/ && FILENAME !~ /^\/proc\/[0-9]+\/cmdline$/) continue
         # k0s: the worker profile it keeps in the data directory its unit names.

@@ -2769,7 +2769,8 @@ pub(crate) fn k3s_has_dns_fix(version: Option<&str>) -> Option<bool> {
 
 /// The k3s releases with k3s-io/k3s#9948 "Update valid resolv conf" (a file with no
 /// nameserver line no longer passes), for messages.
-const K3S_NAMESERVER_RELEASES: &str = "v1.27.15, v1.28.11, v1.29.6 and v1.30.2 on";
+const K3S_NAMESERVER_RELEASES: &str =
+    "v1.27.15, v1.28.11, v1.29.6, v1.30.2 and every later release of their lines, and v1.31 on,";
 
 /// Whether the k3s or RKE2 of `version` has k3s-io/k3s#9948: `isValidResolvConf` passes a
 /// file only where it found a nameserver (`foundNameserver`), so a host resolv.conf with no
@@ -2966,7 +2967,7 @@ fn k3s_auto_choice(
         };
         let detail = match k3s_verdict(&text, release) {
             K3sVerdict::Taken(false) if k3s_nameservers(&text).is_empty() => format!(
-                "chosen by k3s: it names no nameserver, which k3s/RKE2 {} take (only {K3S_NAMESERVER_RELEASES} pass it over: k3s-io/k3s#9948)",
+                "chosen by k3s: it names no nameserver, which k3s/RKE2 {} take (those of {K3S_NAMESERVER_RELEASES} pass it over: k3s-io/k3s#9948)",
                 version.unwrap_or("of this version")
             ),
             K3sVerdict::Taken(false) => "chosen by k3s: every nameserver is global unicast".into(),

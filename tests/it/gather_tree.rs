@@ -656,6 +656,37 @@ fn a_k3s_containerd_config_that_is_a_link_gives_no_record() {
     );
 }
 
+/// k3s's install.sh writes each argument into ExecStart= as one quoted word: the file a
+/// `--kubelet-arg=resolv-conf=PATH` names is read (k3s's GetArgs hands the kubelet
+/// `--resolv-conf=PATH`). Before, only the two-word and config-file forms were followed, and
+/// every rule on the pods' resolv.conf was unknown on such a node.
+#[test]
+fn a_k3s_kubelet_arg_written_as_one_word_is_followed() {
+    let scratch = tempfile::Builder::new()
+        .prefix("dnsfix-gather-k3s-arg-")
+        .tempdir()
+        .expect("scratch");
+    let tree = scratch.path().join("root");
+    for (path, text) in [
+        (
+            "etc/systemd/system/k3s.service",
+            "[Service]\nType=notify\nExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--kubelet-arg=resolv-conf=/etc/k3s-resolv.conf' \\\n",
+        ),
+        ("etc/k3s-resolv.conf", "nameserver 192.0.2.53\n"),
+    ] {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let raw = gathered(&tree, &scratch.path().join("run"));
+    assert_eq!(
+        raw.get("/etc/k3s-resolv.conf").map(|f| f.state),
+        Some(FileState::Present),
+        "{:?}",
+        raw.files.keys().collect::<Vec<_>>()
+    );
+}
+
 /// The resolv.conf a kubelet setting names is read, never searched for further files: it
 /// names none, and an awk round over it alone cost a process on every node.
 #[test]
@@ -875,18 +906,21 @@ fn the_reference_finder_runs_under_busybox_awk() {
     let unit = scratch.join("kubelet.service");
     std::fs::write(
         &unit,
-        "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=/usr/bin/kubelet --config=/etc/k/config.yaml [\"--resolv-conf=/etc/k/resolv.conf\",{x}] --config-dir /etc/k/conf.d\n",
+        "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=/usr/bin/kubelet --config=/etc/k/config.yaml [\"--resolv-conf=/etc/k/resolv.conf\",{x}] --config-dir /etc/k/conf.d\n\
+         ExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--kubelet-arg=resolv-conf+=/etc/k/word.conf' \\\n\t'--kubelet-arg=--resolv-conf=/etc/k/dashes.conf' \\\n",
     )
     .expect("unit");
     // A relative resolvConf is taken from the config file's directory, cleaned as Go's
     // filepath.Join does (the lexical result is what the kubelet opens), and never into /proc;
     // a resolverConfig in any case is followed too (tolower, under busybox awk as well), and
-    // a k3s `kubelet-arg` entry `resolv-conf+=` (k3s's GetArgs reads it as resolv-conf).
+    // a k3s `kubelet-arg` entry `resolv-conf+=` (k3s's GetArgs reads it as resolv-conf), a
+    // `resolv-conf+:` key, and `--kubelet-arg=resolv-conf=...` as one word of ExecStart=, the
+    // way k3s's install.sh writes its arguments there (its dashes after `=` too).
     std::fs::create_dir_all(scratch.join("k")).expect("k");
     let config = scratch.join("k/config.yaml");
     std::fs::write(
         &config,
-        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n  \"RESOLVERconfig\": \"/etc/k/rc.conf\",\nkubelet-arg:\n  - \"resolv-conf+=/etc/k/plus.conf\"\n",
+        "resolvConf: \"./run//resolv.conf\" # relative\n  \"resolvConf\": \"../../x/resolv.conf\",\nresolvConf: ../../../../../../proc/kmsg\n  \"RESOLVERconfig\": \"/etc/k/rc.conf\",\nkubelet-arg:\n  - \"resolv-conf+=/etc/k/plus.conf\"\nresolv-conf+: /etc/k/key.conf\n",
     )
     .expect("config");
     let run = |awk: &[&str]| {
@@ -911,8 +945,9 @@ fn the_reference_finder_runs_under_busybox_awk() {
         system.0,
         format!(
             "f /etc/default/kubelet\nf /etc/k/config.yaml\nr /etc/k/resolv.conf\nd /etc/k/conf.d\n\
+             r /etc/k/word.conf\nr /etc/k/dashes.conf\n\
              r {}/k/run/resolv.conf\nr {parent}/x/resolv.conf\nr /etc/k/rc.conf\n\
-             r /etc/k/plus.conf\n",
+             r /etc/k/plus.conf\nr /etc/k/key.conf\n",
             scratch.display()
         ),
         "{system:?}"
