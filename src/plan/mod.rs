@@ -850,6 +850,46 @@ mod tests {
         );
     }
 
+    /// A --cluster-dns of a drop-in's ExecStart= beside the env file's: the kubelet adds both
+    /// up, so the drop-in's already being NodeLocal DNSCache's address leaves the env file's
+    /// in clusterDNS. The blocked line says to take that one out too; before it said only to
+    /// change the drop-in's to the address it already had, which no edit could satisfy.
+    #[test]
+    fn a_cluster_dns_flag_in_a_drop_in_and_an_env_file_names_both() {
+        let dropin = "[Service]\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS \
+                      $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS \
+                      --cluster-dns=169.254.20.10\n";
+        let cmdline = "/usr/bin/kubelet\0--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf\0\
+                       --kubeconfig=/etc/kubernetes/kubelet.conf\0--config=/var/lib/kubelet/config.yaml\0\
+                       --container-runtime-endpoint=unix:///var/run/containerd/containerd.sock\0\
+                       --pod-infra-container-image=registry.k8s.io/pause:3.9\0\
+                       --cluster-dns=10.96.0.53\0--cluster-dns=169.254.20.10\0";
+        let raw = crate::testing::with_files(
+            &crate::testing::rules_fixture(
+                "DNS-NODELOCAL-CLUSTERDNS/kubeadm-etc-default-cluster-dns-flag",
+            ),
+            &[
+                ("/etc/systemd/system/kubelet.service.d/20-dns.conf", dropin),
+                ("/proc/2290/cmdline", cmdline),
+            ],
+        );
+        let unavailable = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let plan = plan_raw(&raw, "{}", &unavailable, "");
+        let reason = plan.hosts[0]
+            .blocked
+            .iter()
+            .find(|b| b.playbook == "nodelocaldns-clusterdns")
+            .map(|b| b.reason.clone())
+            .unwrap_or_else(|| panic!("not blocked: {plan:#?}"));
+        assert!(
+            reason.contains("20-dns.conf:3")
+                && reason.contains("change it there to 169.254.20.10 and take --cluster-dns out of /etc/default/kubelet"),
+            "{reason}"
+        );
+    }
+
     /// On EKS a kubelet resolv.conf of dnsfix's own cannot be left to nodeadm: the blocked
     /// line says that the user data must write the file, with the servers, and where the
     /// per-node NodeConfig goes; with the uplink file, it does not.
