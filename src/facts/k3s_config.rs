@@ -230,7 +230,7 @@ impl K3sConfig {
     }
 
     /// The value kubelet gets for `name` through `kubelet-arg`, e.g. `kubelet_arg("resolv-conf")`
-    /// for `kubelet-arg: [resolv-conf=/etc/k8s-resolv.conf]`. k3s strips leading dashes and the
+    /// for `kubelet-arg: [resolv-conf=/etc/k8s-resolv.conf]`. k3s strips a leading `--` and the
     /// last occurrence wins (k3s `pkg/daemons/agent` builds a map from these, then flags); an
     /// entry `name+=` counts as `name=` does ([`kubelet_arg_value`]).
     pub fn kubelet_arg(&self, name: &str) -> Option<Located<String>> {
@@ -241,16 +241,51 @@ impl K3sConfig {
     }
 }
 
+/// What a `kubelet-arg` entry does to the kubelet's one-value flag `name`. k3s's `GetArgs`
+/// (k3s-io/k3s@291086171b pkg/util/args.go) takes a leading `--` away
+/// (`strings.TrimPrefix(arg, "--")`), and a `+` or `-` after the name
+/// (`strings.TrimRight(arg, "-+")`), and keeps every value of the name in a list it passes
+/// as flags in order, the last of which the kubelet keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KubeletArg<'a> {
+    /// `name=` or `name+=`: appends its value to that list, so it is the value while no
+    /// later such entry sets the name.
+    Sets(&'a str),
+    /// `name-=`: puts its value before the others, so it comes last only where nothing else
+    /// is in the list: no other entry, and no value of k3s's own (before v1.32 k3s passed
+    /// its resolv.conf as that flag; from v1.32 in its kubelet config drop-in). Of several
+    /// such entries alone, the first is last.
+    Prepends(&'a str),
+    /// Written with one dash (or three): `GetArgs` takes away only `--`, so the kubelet gets
+    /// `---name=...`, which its flag parser refuses ("bad flag syntax": spf13/pflag@a750a0e7
+    /// flag.go `parseLongArg`, a name that starts with `-`), and it does not start.
+    Refused,
+}
+
+/// What the `kubelet-arg` entry `arg` does to the kubelet's flag `name`, where it names it.
+pub(crate) fn kubelet_arg_entry<'a>(arg: &'a str, name: &str) -> Option<KubeletArg<'a>> {
+    let stripped = arg.strip_prefix("--").unwrap_or(arg);
+    let (key, value) = stripped.split_once('=')?;
+    if key.trim_start_matches('-').trim_end_matches(['-', '+']) != name {
+        return None;
+    }
+    // GetArgs looks at the last character: `+` appends, `-` prepends (`name+-=` too).
+    Some(if key.starts_with('-') {
+        KubeletArg::Refused
+    } else if key.ends_with('-') {
+        KubeletArg::Prepends(value)
+    } else {
+        KubeletArg::Sets(value)
+    })
+}
+
 /// The value of a `kubelet-arg` entry that sets the kubelet's one-value flag `name`, where it
-/// does. k3s's `GetArgs` (pkg/util/args.go) takes a `+` or `-` after the name away
-/// (`strings.TrimRight(arg, "-+")`) and keeps every value of the name in a list it passes as
-/// flags in order, the last of which the kubelet keeps: `name+=` appends its value to that
-/// list, as `name=` does, so it is the value while no later entry sets the name; `name-=`
-/// puts its value before the others, so it never comes last where another entry or k3s's own
-/// value is there, and is not read as the setting.
+/// does ([`KubeletArg::Sets`]): `name=` or `name+=`, not `name-=`, nor one the kubelet refuses.
 pub(crate) fn kubelet_arg_value<'a>(arg: &'a str, name: &str) -> Option<&'a str> {
-    let (key, value) = arg.trim_start_matches('-').split_once('=')?;
-    (key.strip_suffix('+').unwrap_or(key) == name).then_some(value)
+    match kubelet_arg_entry(arg, name)? {
+        KubeletArg::Sets(value) => Some(value),
+        KubeletArg::Prepends(_) | KubeletArg::Refused => None,
+    }
 }
 
 /// The text of `text`'s first document, the one k3s reads, where key lines are looked for.
@@ -579,5 +614,28 @@ mod tests {
         ] {
             assert_eq!(is_dropin_name(name), read, "{name}");
         }
+    }
+
+    /// k3s's `GetArgs` (pkg/util/args.go) takes a leading `--` away and reads the last
+    /// character of the name: `+` appends, `-` prepends; one dash (or three) is left on, and
+    /// the kubelet refuses the flag.
+    #[test]
+    fn kubelet_arg_entries_as_get_args_reads_them() {
+        for (arg, entry) in [
+            ("resolv-conf=/a", Some(KubeletArg::Sets("/a"))),
+            ("--resolv-conf=/a", Some(KubeletArg::Sets("/a"))),
+            ("resolv-conf+=/a", Some(KubeletArg::Sets("/a"))),
+            ("resolv-conf-=/a", Some(KubeletArg::Prepends("/a"))),
+            ("--resolv-conf+-=/a", Some(KubeletArg::Prepends("/a"))),
+            ("-resolv-conf=/a", Some(KubeletArg::Refused)),
+            ("---resolv-conf=/a", Some(KubeletArg::Refused)),
+            ("resolv-conf", None),
+            ("max-pods=200", None),
+        ] {
+            assert_eq!(kubelet_arg_entry(arg, "resolv-conf"), entry, "{arg}");
+        }
+        let config =
+            K3sConfig::parse("kubelet-arg: [resolv-conf=/a, -resolv-conf=/b]\n").expect("parses");
+        assert_eq!(config.kubelet_arg("resolv-conf"), Some(located("/a", 1)));
     }
 }

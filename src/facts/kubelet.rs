@@ -1419,6 +1419,7 @@ fn flag_over_config<T>(
 }
 
 /// One explicit k3s/RKE2 setting and where it was made.
+#[derive(Clone)]
 struct Setting {
     value: String,
     source: Source,
@@ -1474,6 +1475,9 @@ fn unit_active(raw: &RawFacts, unit: &ServiceUnit) -> bool {
 /// (`00-k3s-defaults.conf`) instead of a flag, so a drop-in after it (`dropin`: the user's,
 /// or k3s's copy of `kubelet-arg: config=`) beats every native setting, and a `kubelet-arg`
 /// flag still beats the drop-ins (pkg/daemons/agent `startKubelet`).
+/// A `kubelet-arg resolv-conf-=` entry (`prepend_arg`) is the kubelet's flag only where no
+/// other entry sets it and k3s passes no `--resolv-conf` of its own: from v1.32
+/// ([`KubeletArg::Prepends`](super::k3s_config::KubeletArg)).
 #[derive(Default)]
 struct RancherSettings {
     exec_arg: Option<Setting>,
@@ -1481,14 +1485,19 @@ struct RancherSettings {
     config_arg: Option<Setting>,
     config_native: Option<Setting>,
     dropin: Option<Setting>,
+    prepend_arg: Option<Setting>,
+    /// The `kubelet-arg` entries for resolv-conf the kubelet refuses, as evidence.
+    refused: Vec<String>,
 }
 
 impl RancherSettings {
-    /// In the order the kubelet takes them, the first winning.
-    fn chain(self, env: Option<Setting>) -> Vec<Setting> {
+    /// In the order the kubelet takes them, the first winning; `prepend` where the
+    /// `resolv-conf-=` entry comes last ([`RancherSettings`]).
+    fn chain(self, env: Option<Setting>, prepend: bool) -> Vec<Setting> {
         [
             self.exec_arg,
             self.config_arg,
+            self.prepend_arg.filter(|_| prepend),
             self.dropin,
             self.exec_native,
             self.config_native,
@@ -1517,11 +1526,11 @@ fn exec_kubelet_arg<'u>(unit: &'u ServiceUnit, name: &str) -> Option<(String, &'
     })
 }
 
-/// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
-/// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
-fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
-    let source = |at: &At| Source::new("k3s_flag", Some(&at.path), Some(at.line));
+/// The last `--resolv-conf X` or `--resolv-conf=X` of k3s/RKE2's own on the service's
+/// command line, and where.
+fn exec_resolv_conf(unit: &ServiceUnit) -> Option<(&str, &At)> {
     let words = &unit.argv;
+    let mut last = None;
     for (i, word) in words.iter().enumerate() {
         // The value of a `--kubelet-arg` is the kubelet's, not k3s's own flag.
         if i > 0 && words[i - 1].text.trim_start_matches('-') == "kubelet-arg" {
@@ -1534,12 +1543,20 @@ fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
             None => None,
         };
         if let Some(v) = value {
-            into.exec_native = Some(Setting {
-                value: v.to_owned(),
-                source: source(&word.at),
-            });
+            last = Some((v, &word.at));
         }
     }
+    last
+}
+
+/// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
+/// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
+fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
+    let source = |at: &At| Source::new("k3s_flag", Some(&at.path), Some(at.line));
+    into.exec_native = exec_resolv_conf(unit).map(|(v, at)| Setting {
+        value: v.to_owned(),
+        source: source(at),
+    });
     into.exec_arg = exec_kubelet_arg(unit, "resolv-conf").map(|(value, at)| Setting {
         value,
         source: Source {
@@ -1644,31 +1661,7 @@ fn rancher_cluster_dns_arg(
     unit: Option<&ServiceUnit>,
     initial: Option<&[String]>,
 ) -> Option<Effective<Vec<String>>> {
-    let mut args: Vec<(String, Source)> = Vec::new();
-    for (file, config) in configs {
-        if config.sets_kubelet_args && !config.kubelet_args_appended {
-            args.clear();
-        }
-        args.extend(config.kubelet_args.iter().map(|a| {
-            let source = Source::new("k3s_config", Some(file), Some(a.line));
-            (a.value.clone(), source)
-        }));
-    }
-    if let Some(u) = unit {
-        for (i, word) in u.argv.iter().enumerate() {
-            let text = word.text.trim_start_matches('-');
-            let arg = match text.strip_prefix("kubelet-arg=") {
-                Some(arg) => arg,
-                None if text == "kubelet-arg" => match u.argv.get(i + 1) {
-                    Some(next) => next.text.as_str(),
-                    None => continue,
-                },
-                None => continue,
-            };
-            let source = Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
-            args.push((arg.to_owned(), source));
-        }
-    }
+    let args = kubelet_arg_entries(configs, unit);
     let mut values: Vec<String> = Vec::new();
     let mut sites: Vec<String> = Vec::new();
     let mut last: Option<Source> = None;
@@ -1705,6 +1698,76 @@ fn rancher_cluster_dns_arg(
         },
         shadowed: vec![],
     })
+}
+
+/// Every `kubelet-arg` entry k3s/RKE2 hand `GetArgs`, in order, and where it is written: the
+/// config files' list (a later file's `kubelet-arg:` replaces it, `kubelet-arg+:` adds to
+/// it), then the service's command line (k3s `configfilearg` puts the files' values before
+/// it).
+fn kubelet_arg_entries(
+    configs: &[(String, K3sConfig)],
+    unit: Option<&ServiceUnit>,
+) -> Vec<(String, Source)> {
+    let mut args: Vec<(String, Source)> = Vec::new();
+    for (file, config) in configs {
+        if config.sets_kubelet_args && !config.kubelet_args_appended {
+            args.clear();
+        }
+        args.extend(config.kubelet_args.iter().map(|a| {
+            let source = Source::new("k3s_config", Some(file), Some(a.line));
+            (a.value.clone(), source)
+        }));
+    }
+    if let Some(u) = unit {
+        for (i, word) in u.argv.iter().enumerate() {
+            let text = word.text.trim_start_matches('-');
+            let arg = match text.strip_prefix("kubelet-arg=") {
+                Some(arg) => arg,
+                None if text == "kubelet-arg" => match u.argv.get(i + 1) {
+                    Some(next) => next.text.as_str(),
+                    None => continue,
+                },
+                None => continue,
+            };
+            let source = Source::new("k3s_flag", Some(&word.at.path), Some(word.at.line));
+            args.push((arg.to_owned(), source));
+        }
+    }
+    args
+}
+
+/// The `kubelet-arg` entries for resolv-conf that only prepend or that the kubelet refuses
+/// ([`KubeletArg`](super::k3s_config::KubeletArg)): the first `resolv-conf-=` entry, which
+/// comes last where nothing else is there (each later one goes before it), and a note for
+/// each refused one.
+fn kubelet_arg_odd_entries(args: &[(String, Source)], program: &str, into: &mut RancherSettings) {
+    use super::k3s_config::{KubeletArg, kubelet_arg_entry};
+    for (arg, source) in args {
+        match kubelet_arg_entry(arg, "resolv-conf") {
+            Some(KubeletArg::Prepends(value)) if into.prepend_arg.is_none() => {
+                into.prepend_arg = Some(Setting {
+                    value: value.to_owned(),
+                    source: Source {
+                        detail: Some(KUBELET_ARG.into()),
+                        ..source.clone()
+                    },
+                });
+            }
+            Some(KubeletArg::Refused) => {
+                let (key, value) = arg
+                    .strip_prefix("--")
+                    .unwrap_or(arg)
+                    .split_once('=')
+                    .unwrap_or_default();
+                into.refused.push(format!(
+                    "kubelet-arg {arg} at {} sets no resolv-conf: {program} takes only a leading -- away and hands the kubelet --{}={value}, which it refuses (bad flag syntax): the kubelet does not start",
+                    source.at(),
+                    key.trim_end_matches(['-', '+'])
+                ));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `k3s` or `rke2`, from the default data dir `/var/lib/rancher/<program>`.
@@ -1923,6 +1986,88 @@ fn rancher_cluster_dns_in_effect(
     }
 }
 
+/// Whether the k3s/RKE2 here hands the kubelet its own resolv.conf in its kubelet config
+/// drop-in rather than as a `--resolv-conf` flag: from v1.32 (k3s pkg/daemons/agent
+/// `defaultKubeletConfig` sets `ResolverConfig`, and `kubeletArgsAndConfig` passes no
+/// `resolv-conf`; RKE2 of the same Kubernetes minor runs that agent code, and starts its
+/// kubelet with what `GetArgs` gives: rancher/rke2@6ce1a801
+/// pkg/executor/staticpod/staticpod.go `Kubelet(ctx, args)`). The version
+/// decides (the binary's, else the cluster's or the inventory's), else the drop-in (`own`:
+/// k3s writes it only from v1.32); `None` where neither says.
+fn rancher_own_in_dropin(raw: &RawFacts, own: bool) -> Option<bool> {
+    match config_version(raw).as_deref().and_then(version_minor) {
+        Some(minor) => Some(minor >= 32),
+        None => own.then_some(true),
+    }
+}
+
+/// The resolv.conf a k3s/RKE2 kubelet gets from `settings` and the environment's `env`
+/// ([`RancherSettings::chain`]), else from their automatic choice. An empty native setting
+/// or variable means "choose automatically" (k3s issue #5627), and ends the chain there:
+/// the settings after it are shadowed (an empty `--resolv-conf=` in ExecStart comes after
+/// config.yaml's on k3s's command line, so it wins); an empty kubelet-arg is passed to the
+/// kubelet as it is. A `resolv-conf-=` kubelet-arg where the version does not say whether
+/// k3s passes its own flag after it: unknown. Refused kubelet-arg entries are named beside
+/// what won.
+fn rancher_resolv_conf(
+    raw: &RawFacts,
+    data_dir: &str,
+    settings: RancherSettings,
+    env: Option<Setting>,
+    own: bool,
+) -> Observed<Effective<String>> {
+    let explicit = |s: &Setting| {
+        !s.value.is_empty()
+            || s.source.detail.as_deref() == Some(KUBELET_ARG)
+            || s.source.kind == RANCHER_DROPIN
+    };
+    let refused = settings.refused.join("; ");
+    let decided = settings.exec_arg.is_some() || settings.config_arg.is_some();
+    let prepend = match (&settings.prepend_arg, rancher_own_in_dropin(raw, own)) {
+        (Some(p), None) if !decided => {
+            return Observed::Unknown(format!(
+                "{K3S_VERSION_UNKNOWN}, and it decides the kubelet's resolv.conf: kubelet-arg resolv-conf-={} at {} goes before every other value; k3s/RKE2 before v1.32 pass their own --resolv-conf after it, which the kubelet keeps, and from v1.32 none (their choice is in their kubelet config drop-in), so the kubelet keeps it",
+                p.value,
+                p.source.at()
+            ));
+        }
+        (_, in_dropin) => in_dropin == Some(true),
+    };
+    // Before v1.32 k3s's own flag comes after a `resolv-conf-=` entry and wins over it.
+    let outranked = settings
+        .prepend_arg
+        .clone()
+        .filter(|_| !prepend && !decided);
+    let mut chain = settings.chain(env, prepend).into_iter();
+    let first = chain.next();
+    let mut out = match first {
+        Some(winner) if explicit(&winner) => Observed::Known(Effective {
+            value: winner.value,
+            source: winner.source,
+            shadowed: vec![],
+        }),
+        _ => k3s_auto_resolv_conf(raw, data_dir, version(raw).as_deref()),
+    };
+    if let Observed::Known(e) = &mut out {
+        e.shadowed = outranked
+            .into_iter()
+            .chain(chain)
+            .filter(explicit)
+            .map(|s| Shadowed {
+                value: s.value,
+                source: s.source,
+            })
+            .collect();
+        if !refused.is_empty() {
+            e.source.detail = Some(match e.source.detail.take() {
+                Some(d) => format!("{d}; {refused}"),
+                None => refused,
+            });
+        }
+    }
+    out
+}
+
 /// k3s and RKE2 embed or launch the kubelet and choose its resolv.conf themselves.
 fn rancher_kubelet(
     raw: &RawFacts,
@@ -1954,30 +2099,16 @@ fn rancher_kubelet(
     }
     let config_error = from_config.as_ref().err().cloned();
     let env_setting = rancher_env_setting(unit.as_ref(), env_var, &settings);
-    // An empty native setting or variable means "choose automatically" (k3s issue #5627);
-    // an empty kubelet-arg is passed to the kubelet as it is.
-    let explicit = |s: &Setting| {
-        !s.value.is_empty()
-            || s.source.detail.as_deref() == Some("kubelet-arg")
-            || s.source.kind == RANCHER_DROPIN
-    };
+    kubelet_arg_odd_entries(
+        &kubelet_arg_entries(configs.as_deref().unwrap_or_default(), unit.as_ref()),
+        program_of(data_dir),
+        &mut settings,
+    );
     let resolv_conf = match &from_config {
         Err(e) => Observed::Unknown(e.clone()),
         Ok(()) => {
-            let mut chain = settings.chain(env_setting).into_iter().filter(explicit);
-            match chain.next() {
-                Some(winner) => Observed::Known(Effective {
-                    value: winner.value,
-                    source: winner.source,
-                    shadowed: chain
-                        .map(|s| Shadowed {
-                            value: s.value,
-                            source: s.source,
-                        })
-                        .collect(),
-                }),
-                None => k3s_auto_resolv_conf(raw, data_dir, version(raw).as_deref()),
-            }
+            let own = dropins.as_ref().is_ok_and(|d| d.own);
+            rancher_resolv_conf(raw, data_dir, settings, env_setting, own)
         }
     };
     let resolv_conf = chosen_at_last_start(raw, resolv_conf, &dropins, unit.as_ref());
@@ -5413,5 +5544,120 @@ mod tests {
         assert_eq!(dns.source.at(), cmdline);
         let domain = k.cluster_domain.known().expect("clusterDomain");
         assert_eq!(domain.value, "corp.local");
+    }
+
+    /// k3s's configfilearg puts the config files' values before the command line's, and the
+    /// last `--resolv-conf` is k3s's: an empty one in ExecStart asks for the automatic
+    /// choice whatever config.yaml says, which it shadows (k3s issue #5627: "" is unset).
+    #[test]
+    fn an_empty_resolv_conf_in_exec_start_asks_for_the_automatic_choice() {
+        let unit = "[Service]\nExecStart=/usr/local/bin/k3s server --resolv-conf=\n";
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            ("/etc/resolv.conf", "nameserver 10.0.0.2\n"),
+            (K3S_CONFIG, "resolv-conf: /etc/k3s-resolv.conf\n"),
+        ]);
+        let e = f.kubelet.resolv_conf.known().expect("known").clone();
+        assert_eq!(
+            (e.value.as_str(), e.source.kind.as_str()),
+            ("/etc/resolv.conf", "k3s_auto")
+        );
+        assert_eq!(
+            e.shadowed
+                .iter()
+                .map(|s| (s.value.as_str(), s.source.at()))
+                .collect::<Vec<_>>(),
+            [("/etc/k3s-resolv.conf", format!("{K3S_CONFIG}:1"))]
+        );
+        // A kubelet-arg still beats it: a kubelet flag after k3s's own choice.
+        let f = facts(&[
+            ("/etc/systemd/system/k3s.service", unit),
+            (K3S_CONFIG, "kubelet-arg: [resolv-conf=/b]\n"),
+        ]);
+        assert_eq!(resolv(&f), ("/b".into(), format!("{K3S_CONFIG}:1")));
+    }
+
+    /// `kubelet-arg: resolv-conf-=/c` goes before every other value of the flag (k3s-io/k3s
+    /// pkg/util/args.go `GetArgs`). Before v1.32 k3s passes its own `--resolv-conf` after
+    /// it; from v1.32 it passes none (its choice is `ResolverConfig` in its drop-in,
+    /// pkg/daemons/agent `defaultKubeletConfig`), so the kubelet keeps `/c`; of several such
+    /// entries alone, the first. The version, else k3s's own drop-in, decides.
+    #[test]
+    fn a_prepending_kubelet_arg_sets_resolv_conf_from_k3s_1_32() {
+        let with = |config: &str, version: Option<&str>| {
+            let mut raw = crate::testing::raw_from(&[
+                (
+                    "/etc/systemd/system/k3s.service",
+                    "[Service]\nExecStart=/usr/local/bin/k3s server\n",
+                ),
+                ("/etc/resolv.conf", "nameserver 10.0.0.2\n"),
+                (K3S_CONFIG, config),
+            ]);
+            raw.file("/run/systemd/resolve/resolv.conf", FileState::Missing, None);
+            if let Some(v) = version {
+                crate::testing::set_command(&mut raw, "kubelet-version", v, 0);
+            }
+            NodeFacts::from_raw("node1", &raw).kubelet.resolv_conf
+        };
+        let one = "kubelet-arg: [resolv-conf-=/c]\n";
+        let e = with(one, Some("k3s version v1.32.5+k3s1 (8e8f2a47)\n"));
+        let e = e.known().expect("known");
+        assert_eq!(
+            (e.value.as_str(), e.source.at()),
+            ("/c", format!("{K3S_CONFIG}:1"))
+        );
+        assert_eq!(e.source.detail.as_deref(), Some("kubelet-arg"));
+        let e = with(one, Some("rke2 version v1.33.1+rke2r1 (9d5a1b4c)\n"));
+        assert_eq!(e.known().expect("known").value, "/c");
+        let e = with(one, Some("k3s version v1.31.9+k3s1 (1b8a6f2d)\n"));
+        let e = e.known().expect("known");
+        assert_eq!(
+            (e.value.as_str(), e.source.kind.as_str()),
+            ("/etc/resolv.conf", "k3s_auto")
+        );
+        assert_eq!(e.shadowed[0].value, "/c");
+        let Observed::Unknown(why) = with(one, None) else {
+            panic!("known without a version");
+        };
+        assert!(
+            why.contains("resolv-conf-=/c at /etc/rancher/k3s/config.yaml:1"),
+            "{why}"
+        );
+        let several = "kubelet-arg: [resolv-conf-=/c, resolv-conf-=/d]\n";
+        let e = with(several, Some("k3s version v1.33.0+k3s1 (1b8a6f2d)\n"));
+        assert_eq!(e.known().expect("known").value, "/c");
+        // Any other entry comes after it, at every version.
+        let other = "kubelet-arg: [resolv-conf=/b, resolv-conf-=/c]\n";
+        assert_eq!(with(other, None).known().expect("known").value, "/b");
+    }
+
+    /// k3s's `GetArgs` takes away only a leading `--`: `-resolv-conf=/x` reaches the kubelet
+    /// as `---resolv-conf=/x`, which spf13/pflag refuses ("bad flag syntax"): no setting of
+    /// resolv-conf, and the evidence says why.
+    #[test]
+    fn a_kubelet_arg_with_one_dash_sets_no_resolv_conf() {
+        let f = facts(&[
+            (
+                "/etc/systemd/system/k3s.service",
+                "[Service]\nExecStart=/usr/local/bin/k3s server '--kubelet-arg=-resolv-conf=/y'\n",
+            ),
+            (
+                K3S_CONFIG,
+                "resolv-conf: /a\nkubelet-arg:\n  - -resolv-conf=/x\n",
+            ),
+        ]);
+        let e = f.kubelet.resolv_conf.known().expect("known");
+        assert_eq!(
+            (e.value.as_str(), e.source.at()),
+            ("/a", format!("{K3S_CONFIG}:1"))
+        );
+        let detail = e.source.detail.as_deref().unwrap_or_default();
+        for part in [
+            "kubelet-arg -resolv-conf=/x at /etc/rancher/k3s/config.yaml:3 sets no resolv-conf",
+            "hands the kubelet ---resolv-conf=/x, which it refuses (bad flag syntax)",
+            "kubelet-arg -resolv-conf=/y at /etc/systemd/system/k3s.service:2",
+        ] {
+            assert!(detail.contains(part), "{part}: {detail}");
+        }
     }
 }
