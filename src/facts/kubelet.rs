@@ -1549,6 +1549,15 @@ fn exec_resolv_conf(unit: &ServiceUnit) -> Option<(&str, &At)> {
     last
 }
 
+/// Where the k3s/RKE2 service's ExecStart sets `--resolv-conf` empty (`path:line`), which
+/// asks for their automatic choice over any config file's `resolv-conf` (configfilearg puts
+/// the files' values before the command line's): a fix must go there.
+pub(crate) fn rancher_exec_resolv_conf_reset(raw: &RawFacts, flavour: &Flavour) -> Option<String> {
+    let unit = rancher_unit(raw, flavour)?;
+    let (value, at) = exec_resolv_conf(&unit)?;
+    value.is_empty().then(|| format!("{}:{}", at.path, at.line))
+}
+
 /// `--resolv-conf X`, `--resolv-conf=X` and `--kubelet-arg[=]resolv-conf=X` on the
 /// service's command line (k3s and RKE2 hide their argv once running, so the unit is read).
 fn exec_start_settings(unit: &ServiceUnit, into: &mut RancherSettings) {
@@ -5568,6 +5577,10 @@ mod tests {
                 .map(|s| (s.value.as_str(), s.source.at()))
                 .collect::<Vec<_>>(),
             [("/etc/k3s-resolv.conf", format!("{K3S_CONFIG}:1"))]
+        );
+        assert_eq!(
+            rancher_exec_resolv_conf_reset(&f.raw, &f.flavour).as_deref(),
+            Some("/etc/systemd/system/k3s.service:2")
         );
         // A kubelet-arg still beats it: a kubelet flag after k3s's own choice.
         let f = facts(&[

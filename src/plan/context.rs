@@ -601,11 +601,20 @@ fn rancher_resolv(facts: &NodeFacts, config: &str) -> RancherResolv {
                     out.owned = path.ends_with("/config.yaml.d/50-rancher.yaml");
                 }
             }
-            // Their own choice, or the environment's: where a config file sets resolv-conf
-            // empty (the automatic choice), a value written in an earlier file is replaced
-            // by it (configfilearg merges the files in order), so it goes in that file.
+            // Their own choice, or the environment's: where the service's ExecStart sets
+            // --resolv-conf empty (the automatic choice), it comes after every config file
+            // and no file's value counts. Where a config file sets it empty, a value written
+            // in an earlier file is replaced by it (configfilearg merges the files in
+            // order), so it goes in that file.
             _ => {
-                if let Some(path) = rancher_resolv_reset(facts, config) {
+                if let Some(at) = crate::facts::kubelet::rancher_exec_resolv_conf_reset(
+                    &facts.raw,
+                    &facts.flavour,
+                ) {
+                    out.elsewhere = Some(format!(
+                        "--resolv-conf= (empty: their automatic choice) in the service's ExecStart at {at}"
+                    ));
+                } else if let Some(path) = rancher_resolv_reset(facts, config) {
                     out.owned = path.ends_with("/config.yaml.d/50-rancher.yaml");
                     out.target = path;
                 }
@@ -1569,5 +1578,38 @@ mod tests {
         assert_eq!(env_only.sites.len(), 2);
         assert!(env_only.elsewhere.is_empty());
         assert!(env_only.decided_elsewhere.is_empty());
+    }
+
+    /// An empty `--resolv-conf=` in k3s's ExecStart comes after config.yaml's on k3s's
+    /// command line (configfilearg puts the files' values first) and asks for the automatic
+    /// choice: an edit of config.yaml changes nothing, so the playbook names the unit line.
+    #[test]
+    fn an_empty_resolv_conf_in_exec_start_is_set_elsewhere() {
+        let mut raw = crate::testing::rules_fixture("DNS-K3S-FALLBACK/k3s-auto-fallback");
+        let context = |raw: &crate::facts::raw::RawFacts| {
+            let facts = NodeFacts::from_raw("node1", raw);
+            build(&Host::new("node1"), &facts, &[], None, None)
+        };
+        assert_eq!(context(&raw)["rancher_resolv_elsewhere"], Value::Null);
+        raw.file(
+            "/etc/systemd/system/k3s.service",
+            crate::facts::raw::FileState::Present,
+            Some(b"[Service]\nType=notify\nExecStart=/usr/local/bin/k3s server --resolv-conf=\n"),
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/etc/rancher/k3s/config.yaml",
+            "kubelet-arg:",
+            "resolv-conf: /etc/k3s-resolv.conf\nkubelet-arg:",
+        );
+        let context = context(&raw);
+        assert_eq!(
+            context["rancher_resolv_elsewhere"],
+            "--resolv-conf= (empty: their automatic choice) in the service's ExecStart at /etc/systemd/system/k3s.service:3"
+        );
+        assert_eq!(
+            context["kubelet_resolv_conf"],
+            "/var/lib/rancher/k3s/agent/etc/resolv.conf"
+        );
     }
 }
