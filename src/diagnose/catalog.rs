@@ -1670,7 +1670,10 @@ pub const RULES: &[RuleInfo] = &[
             namespace, kubectl -n NAMESPACE delete pod POD.)\n\
             `dnsfix apply` does both, in that order, and waits for the replacement to be Ready\n\
             in the pod's namespace (playbook kubelet-resolvconf, task `recreate the cluster DNS\n\
-            pods on this node`).",
+            pods on this node`).\n\
+            Where the Corefile's root `forward .` itself loops (DNS-COREFILE-LOOP), neither\n\
+            helps: a new pod loads the same Corefile. Fix that line; the pod loads it at its\n\
+            next restart, and dnsfix apply leaves the pod alone.",
         restart: "\
             The kubelet, when its resolvConf changed. Then the crash-looping pod is deleted and\n\
             recreated; other pods on the node need not be.",
@@ -1829,6 +1832,50 @@ pub const RULES: &[RuleInfo] = &[
         playbook: Some("corefile-upstream"),
     },
     RuleInfo {
+        id: "DNS-COREFILE-LOOP",
+        severity: Severity::Critical,
+        title: "A Corefile's root forward sends names back to the cluster's own DNS",
+        symptom: "\
+            Every CoreDNS (or nodelocaldns) pod in the cluster crash-loops at once, each\n\
+            previous run ending with\n\
+            [FATAL] plugin/loop: Loop (10.233.64.5:41020 -> :53) detected for zone \".\"\n\
+            while the nodes' resolv.conf files are clean, and recreating the pods changes\n\
+            nothing. With several servers in the line, some lookups of outside names time out\n\
+            and the pods may stay up.",
+        mechanism: "\
+            The `forward .` of a Corefile's root block (`.:53`) takes every name outside the\n\
+            cluster. Where it names CoreDNS's own Service ClusterIP (kube-dns, 10.233.0.3 with\n\
+            Kubespray's defaults) in CoreDNS's Corefile, or NodeLocal DNSCache's own listen\n\
+            address (its `bind`, nodelocaldns_ip 169.254.25.10) in nodelocaldns's, the question\n\
+            comes back to the server that asked. One pointing at the other loops where the\n\
+            other's root in turn points back: CoreDNS forwarding to 169.254.25.10 while\n\
+            nodelocaldns forwards its root to CoreDNS. nodelocaldns's cluster.local,\n\
+            in-addr.arpa and ip6.arpa blocks forward to CoreDNS by design; only the root\n\
+            blocks matter. Kubespray renders upstream_dns_servers into the root block of both\n\
+            Corefiles (coredns-config.yml.j2, nodelocaldns-config.yml.j2), so an inventory\n\
+            listing the cluster's own address writes the loop into both. The loop plugin\n\
+            probes the root zone once at start-up and stops the server when the probe comes\n\
+            back; under forward's default random policy, a line with real servers beside the\n\
+            looping one may pass the probe, and that share of lookups loops until it times out.\n\
+            Where the root forwards to /etc/resolv.conf, whether that file loops is\n\
+            DNS-CLUSTER-SELF-FORWARD's question, per node.",
+        fix: "\
+            Point the line at real upstream servers: the inventory's upstream_dns_servers\n\
+            where they do not loop, else /etc/resolv.conf:\n  \
+            kubectl -n kube-system edit configmap coredns        # forward . SERVERS {\n  \
+            kubectl -n kube-system edit configmap nodelocaldns   # forward . SERVERS\n\
+            Where the inventory's upstream_dns_servers rendered the loop, remove the cluster's\n\
+            address there first: Kubespray renders it again at its next cluster.yml run.",
+        restart: "\
+            None: the reload plugin loads a changed Corefile within about two minutes, and a\n\
+            crash-looping pod loads it at its next restart.",
+        verify: "\
+            kubectl -n kube-system get configmap coredns nodelocaldns -o yaml | grep 'forward \\.'\n\
+            kubectl -n kube-system get pods -l 'k8s-app in (kube-dns,node-local-dns)' -o wide\n\
+            dnsfix check -i hosts.yaml --limit kube_control_plane",
+        playbook: None,
+    },
+    RuleInfo {
         id: "DNS-FLEET-DRIFT",
         severity: Severity::Warning,
         title: "DNS settings differ from the rest of the inventory group",
@@ -1959,6 +2006,7 @@ mod tests {
             ("DNS-NODELOCAL-DOWN", Severity::Critical),
             ("DNS-KUBEADM-CONFIG-DRIFT", Severity::Warning),
             ("DNS-COREFILE-UPSTREAM-DRIFT", Severity::Warning),
+            ("DNS-COREFILE-LOOP", Severity::Critical),
             ("DNS-FLEET-DRIFT", Severity::Warning),
         ];
         let actual: Vec<(&str, Severity)> = RULES.iter().map(|r| (r.id, r.severity)).collect();

@@ -2,6 +2,7 @@
 //! [`crate::cluster`]): its CoreDNS and nodelocaldns pods, and kube-system's DNS
 //! ConfigMaps. Pure, like the per-host rules.
 
+use super::corefile_loop::{self, Loop};
 use super::finding::Severity;
 use super::rules::{
     Ctx, PodResolv, RuleOutcome, kubespray_nodelocaldns, link_local, pod_resolv, resolv_chain,
@@ -16,6 +17,11 @@ pub const POD_LOOP: &str = "DNS-POD-LOOP";
 pub const KUBEADM_DRIFT: &str = "DNS-KUBEADM-CONFIG-DRIFT";
 pub const COREFILE_UPSTREAM: &str = "DNS-COREFILE-UPSTREAM-DRIFT";
 pub const NODELOCAL_DOWN: &str = "DNS-NODELOCAL-DOWN";
+pub const COREFILE_LOOP: &str = "DNS-COREFILE-LOOP";
+/// The `about` of a DNS-POD-LOOP finding that a Corefile's loop explains
+/// (DNS-COREFILE-LOOP): kubelet-resolvconf leaves its pods alone, and the plan does not
+/// call it fixed.
+pub const POD_LOOP_IN_COREFILE: &str = "corefile";
 
 /// The cluster rules' outcomes for one host.
 pub fn rules(
@@ -31,7 +37,8 @@ pub fn rules(
                 (POD_LOOP, RuleOutcome::NotApplicable(why.clone())),
                 (NODELOCAL_DOWN, RuleOutcome::NotApplicable(why.clone())),
                 (KUBEADM_DRIFT, RuleOutcome::NotApplicable(why.clone())),
-                (COREFILE_UPSTREAM, RuleOutcome::NotApplicable(why)),
+                (COREFILE_UPSTREAM, RuleOutcome::NotApplicable(why.clone())),
+                (COREFILE_LOOP, RuleOutcome::NotApplicable(why)),
             ]
         }
         Cluster::Read {
@@ -42,14 +49,17 @@ pub fn rules(
         } => {
             let names = crate::cluster::node_names(host, facts);
             let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
+            let addresses = loop_addresses(host, facts, cluster, config);
+            let loops = corefile_loop::loops(config, &addresses);
             vec![
-                (POD_LOOP, pod_loop(&ctx, via, &mine)),
+                (POD_LOOP, pod_loop(&ctx, via, &mine, &loops)),
                 (
                     NODELOCAL_DOWN,
                     nodelocal_down(&ctx, via, &names, pods, kubelets),
                 ),
                 (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
                 (COREFILE_UPSTREAM, corefile_upstream(&ctx, via, config)),
+                (COREFILE_LOOP, corefile_loops(&ctx, via, config, &loops)),
             ]
         }
     }
@@ -58,7 +68,7 @@ pub fn rules(
 /// A CoreDNS or nodelocaldns pod on this node crash-looping on the loop plugin: it keeps
 /// the resolv.conf it was created with, so it needs the kubelet's file fixed and then to
 /// be recreated.
-fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutcome {
+fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod], loops: &[Loop]) -> RuleOutcome {
     // Down now (a pod that recovered is not this finding), and its last run died on the
     // loop plugin.
     let down = |p: &&&crate::cluster::DnsPod| !p.ready || p.waiting.is_some();
@@ -115,18 +125,83 @@ fn pod_loop(ctx: &Ctx, via: &str, pods: &[&crate::cluster::DnsPod]) -> RuleOutco
             evidence.push(format!("its last run ended: {line}"));
         }
     }
-    evidence.push(resolv);
+    // A Corefile whose root `forward .` loops explains the crash; the kubelet's file counts
+    // only where a looping pod's root forwards to it too.
+    let corefile: Vec<&Loop> = loops
+        .iter()
+        .filter(|l| looping.iter().any(|p| server_of(p) == l.server))
+        .collect();
+    let explained = looping
+        .iter()
+        .all(|p| corefile.iter().any(|l| l.server == server_of(p)))
+        && !corefile.iter().any(|l| l.forward.to_resolv_conf());
+    for l in &corefile {
+        evidence.push(format!(
+            "{} line {}: forward . {}, which loops (DNS-COREFILE-LOOP)",
+            loop_at(l),
+            l.forward.line,
+            escaped(&l.forward.to)
+        ));
+    }
+    if !explained {
+        evidence.push(resolv);
+    }
     let names: Vec<&str> = looping.iter().map(|p| p.name.as_str()).collect();
-    RuleOutcome::Findings(vec![ctx.finding(
+    let mut finding = ctx.finding(
         POD_LOOP,
         Severity::Critical,
         format!(
-            "{} crash-loops on a forwarding loop (plugin/loop): it keeps the resolv.conf it was created with until it is recreated",
-            names.join(", ")
+            "{} crash-loops on a forwarding loop (plugin/loop): {}",
+            names.join(", "),
+            if explained {
+                "its Corefile's root `forward .` sends names outside the cluster back to the cluster's DNS"
+            } else {
+                "it keeps the resolv.conf it was created with until it is recreated"
+            }
         ),
         evidence,
         pod_loop_fix(),
-    )])
+    );
+    if explained {
+        // Neither the kubelet's file nor a new pod helps: the loop is the ConfigMap's.
+        finding.remediation = "fix the Corefile's root `forward .` first (DNS-COREFILE-LOOP names the ConfigMap, the line and what to forward to): the kubelet's resolv.conf is not what loops, and a recreated pod loads the same Corefile; once the ConfigMap is fixed the pod loads it at its next restart".into();
+        finding.playbook = None;
+        finding.about = Some(POD_LOOP_IN_COREFILE);
+    } else if !corefile.is_empty() {
+        finding.remediation = format!(
+            "fix the Corefile's root `forward .` (DNS-COREFILE-LOOP), and {}",
+            pod_loop_fix()
+        );
+    }
+    RuleOutcome::Findings(vec![finding])
+}
+
+/// The DNS server a pod runs.
+fn server_of(pod: &DnsPod) -> corefile_loop::Server {
+    if pod.is_node_local() {
+        corefile_loop::Server::NodeLocal
+    } else {
+        corefile_loop::Server::Coredns
+    }
+}
+
+/// The ConfigMap and key of a loop's Corefile (`kube-system/configmap/coredns Corefile`).
+fn loop_at(l: &Loop) -> String {
+    format!(
+        "{}/configmap/{} {}",
+        l.corefile.namespace(),
+        l.corefile.configmap,
+        l.corefile.key
+    )
+}
+
+/// Corefile words, escaped for a message and joined.
+fn escaped(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| crate::text::escape(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// DNS-POD-LOOP's remediation: dnsfix apply restarts the kubelet and recreates the node's
@@ -555,6 +630,186 @@ fn upstream_of(c: &crate::cluster::Corefile, servers: &[String]) -> Upstream {
         ),
         RootForward::Unknown(why) => Upstream::Unknown(format!("where it forwards is not known: {why}")),
     }
+}
+
+/// The cluster's own DNS addresses, split by the server answering them
+/// ([`corefile_loop::Addresses`]): NodeLocal DNSCache's, the node's nodelocaldns interface
+/// and Kubespray's nodelocaldns_ip (169.254.25.10 by default) where enable_nodelocaldns is
+/// not false; CoreDNS's, the rest of the cluster's addresses as the rules take them.
+fn loop_addresses(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &Cluster,
+    config: &DnsConfig,
+) -> corefile_loop::Addresses {
+    let own = super::rules::cluster_addresses(host, facts, Some(cluster));
+    let mut cache: std::collections::BTreeSet<std::net::IpAddr> = facts
+        .nodelocaldns
+        .iter()
+        .flatten()
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    if host.var_truthy("enable_nodelocaldns") != Some(false) {
+        let ip = host.var_str("nodelocaldns_ip").unwrap_or("169.254.25.10");
+        cache.extend(ip.parse::<std::net::IpAddr>().ok());
+    }
+    corefile_loop::Addresses::new(&own, &cache, config)
+}
+
+/// Whether DNS-COREFILE-LOOP holds for `host` once the ConfigMap keys `edits` (configmap,
+/// key, new Corefile) are written: the plan's `corefile-upstream` changes, judged as the
+/// rule judges the cluster's Corefiles now.
+pub fn corefile_loop_after(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &Cluster,
+    edits: &[(&str, &str, &str)],
+) -> bool {
+    let Cluster::Read { config, .. } = cluster else {
+        return false;
+    };
+    let mut config = (**config).clone();
+    for c in &mut config.corefiles {
+        if let Some((_, _, text)) = edits
+            .iter()
+            .find(|(m, k, _)| *m == c.configmap && *k == c.key)
+        {
+            let edited = crate::cluster::Corefile::new(&c.configmap, &c.key, text);
+            c.blocks = edited.blocks;
+            c.imports = edited.imports;
+            c.unreadable = edited.unreadable;
+            c.text = edited.text;
+        }
+    }
+    let addresses = loop_addresses(host, facts, cluster, &config);
+    !corefile_loop::loops(&config, &addresses).is_empty()
+}
+
+/// A root `forward .` of the coredns or nodelocaldns Corefile that sends names outside the
+/// cluster back into the cluster's DNS ([`corefile_loop`]): critical where every target
+/// comes back (the loop plugin stops the pods), high where some do. Judged on the
+/// control-plane hosts, like the drift rule: the Corefiles are the cluster's.
+fn corefile_loops(ctx: &Ctx, via: &str, config: &DnsConfig, loops: &[Loop]) -> RuleOutcome {
+    if !ctx.host.groups.iter().any(|g| g == "kube_control_plane") {
+        return RuleOutcome::NotApplicable(
+            "the Corefiles are judged on the kube_control_plane hosts".into(),
+        );
+    }
+    if config.corefiles.is_empty() {
+        return RuleOutcome::NotApplicable(match &config.error {
+            Some(e) => format!("the Corefiles could not be read: {e}"),
+            None => "the cluster has no coredns or nodelocaldns Corefile".into(),
+        });
+    }
+    if loops.is_empty() {
+        return RuleOutcome::Pass;
+    }
+    let mut evidence = Vec::new();
+    for l in loops {
+        evidence.push(format!(
+            "{} line {}: forward . {} (kubectl on {via})",
+            loop_at(l),
+            l.forward.line,
+            escaped(&l.forward.to)
+        ));
+        for (target, why) in &l.looping {
+            evidence.push(format!("{} is {why}", crate::text::escape(target)));
+        }
+    }
+    let every = loops.iter().any(|l| l.every);
+    let names: Vec<&str> = loops
+        .iter()
+        .map(|l| l.corefile.configmap.as_str())
+        .collect();
+    let mut names = names;
+    names.dedup();
+    let summary = if every {
+        format!(
+            "the {} Corefile's root `forward .` sends names outside the cluster back to the cluster's DNS: the loop plugin stops its pods, and those names fail",
+            names.join(" and ")
+        )
+    } else {
+        format!(
+            "the {} Corefile's root `forward .` sends part of the names outside the cluster back to the cluster's DNS: those loop until they time out",
+            names.join(" and ")
+        )
+    };
+    let fix: Vec<String> = loops.iter().map(|l| loop_fix(ctx, l)).collect();
+    RuleOutcome::Findings(vec![ctx.finding(
+        COREFILE_LOOP,
+        if every {
+            Severity::Critical
+        } else {
+            Severity::High
+        },
+        summary,
+        evidence,
+        fix.join("; "),
+    )])
+}
+
+/// How to mend one looping root `forward .`: the line, and what to forward to instead
+/// (the inventory's upstream_dns_servers that do not loop, else `/etc/resolv.conf`); the
+/// inventory first where its upstream_dns_servers rendered the loop (Kubespray renders
+/// them into both Corefiles again at its next run).
+fn loop_fix(ctx: &Ctx, l: &Loop) -> String {
+    let servers = ctx
+        .host
+        .var_list("upstream_dns_servers")
+        .unwrap_or_default();
+    let loops_back = |s: &String| {
+        crate::cluster::corefile::target_address(s).is_some_and(|ip| {
+            ctx.cluster.contains(&ip)
+                || l.looping.iter().any(|(t, _)| t == s)
+                || crate::facts::resolv_conf::is_loopback(ip)
+        })
+    };
+    let good: Vec<&str> = servers
+        .iter()
+        .filter(|s| !loops_back(s))
+        .map(String::as_str)
+        .collect();
+    let (to, file) = if good.is_empty() {
+        (
+            "/etc/resolv.conf".to_owned(),
+            ", the resolv.conf the kubelet hands each pod (DNS-CLUSTER-SELF-FORWARD says where that loops)",
+        )
+    } else {
+        (good.join(" "), "")
+    };
+    let c = l.corefile;
+    let mut fix = format!(
+        "set line {} of {} to `forward . {to}`{file} (kubectl -n {} edit configmap {})",
+        l.forward.line,
+        loop_at(l),
+        c.namespace(),
+        c.configmap
+    );
+    let kubesprays = matches!(c.configmap.as_str(), "coredns" | "nodelocaldns")
+        && c.namespace() == "kube-system"
+        && c.helm_release.is_none()
+        && c.owner.is_none();
+    let bad: Vec<&str> = servers
+        .iter()
+        .filter(|s| loops_back(s))
+        .map(String::as_str)
+        .collect();
+    if kubesprays && !servers.is_empty() && l.forward.to == servers && !bad.is_empty() {
+        fix = format!(
+            "first remove {} from upstream_dns_servers in the inventory (Kubespray rendered the line from it and renders it again at its next run), then {fix}",
+            bad.join(", ")
+        );
+    } else if kubesprays && !servers.is_empty() && bad.is_empty() {
+        // corefile-upstream writes upstream_dns_servers there (DNS-COREFILE-UPSTREAM-DRIFT).
+        fix.push_str(": dnsfix apply makes that edit (playbook corefile-upstream)");
+    }
+    if let Some(owner) = &c.owner {
+        fix.push_str(&format!(
+            " ({} writes that ConfigMap back: make the change there)",
+            crate::text::escape(owner)
+        ));
+    }
+    fix
 }
 
 /// A kubeadm node whose kubelet config file disagrees with kubeadm's `kubelet-config`
@@ -1146,6 +1401,170 @@ mod tests {
             outcome(&rules, COREFILE_UPSTREAM),
             RuleOutcome::Pass
         ));
+    }
+
+    /// The lab's Corefiles (kubespray@46dbdd39 roles/kubernetes-apps/ansible/templates/
+    /// coredns-config.yml.j2 and nodelocaldns-config.yml.j2 rendered with
+    /// upstream_dns_servers unset), the root `forward .` of `coredns` and `nodelocaldns` set
+    /// to `coredns` and `nodelocal` as Kubespray renders upstream_dns_servers there
+    /// (`upstreamForwardTarget`); `None` keeps `/etc/resolv.conf`.
+    fn looping_corefiles(coredns: Option<&[&str]>, nodelocal: Option<&[&str]>) -> DnsConfig {
+        let mut config = kubespray_corefiles();
+        for c in &mut config.corefiles {
+            let to = if c.configmap == "coredns" {
+                coredns
+            } else {
+                nodelocal
+            };
+            let Some(to) = to else { continue };
+            let to: Vec<String> = to.iter().map(|s| (*s).to_owned()).collect();
+            let text = crate::cluster::corefile::set_root_forward(&c.text, &to)
+                .expect("edit")
+                .expect("a change")
+                .text;
+            *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &text);
+        }
+        config
+    }
+
+    /// A root `forward .` back to the cluster's own DNS: CoreDNS's to its kube-dns ClusterIP
+    /// (the fixture's clusterDNS, Kubespray's skydns_server 10.233.0.3), or Kubespray having
+    /// rendered upstream_dns_servers [169.254.25.10] (nodelocaldns_ip) into both Corefiles.
+    /// Before, no rule said so: the pods crash-looped on plugin/loop and DNS-POD-LOOP sent
+    /// the user to the kubelet's resolv.conf and recreated the pods, which cannot help.
+    #[test]
+    fn a_corefile_forwarding_its_root_back_to_the_clusters_dns_loops() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let judge = |vars: serde_json::Value, config: DnsConfig| {
+            let rules = rules_of(&control_plane(vars), &facts, &read(Vec::new(), config));
+            outcome(&rules, COREFILE_LOOP).clone()
+        };
+        let none = serde_json::json!({});
+
+        // CoreDNS to its own Service: every target loops.
+        let own = judge(none.clone(), looping_corefiles(Some(&["10.233.0.3"]), None));
+        let f = &findings(&own)[0];
+        assert_eq!(f.severity, Severity::Critical, "{f:?}");
+        assert_eq!(f.playbook, None);
+        assert_eq!(
+            f.evidence,
+            [
+                "kube-system/configmap/coredns Corefile line 13: forward . 10.233.0.3 (kubectl on cp1)",
+                "10.233.0.3 is CoreDNS's own address",
+            ]
+        );
+        assert_eq!(
+            f.remediation,
+            "set line 13 of kube-system/configmap/coredns Corefile to `forward . /etc/resolv.conf`, the resolv.conf the kubelet hands each pod (DNS-CLUSTER-SELF-FORWARD says where that loops) (kubectl -n kube-system edit configmap coredns)"
+        );
+
+        // Real upstream_dns_servers: forward there, the line corefile-upstream writes.
+        let real = judge(
+            serde_json::json!({ "upstream_dns_servers": ["192.0.2.53"] }),
+            looping_corefiles(Some(&["10.233.0.3"]), None),
+        );
+        assert!(
+            findings(&real)[0].remediation.starts_with(
+                "set line 13 of kube-system/configmap/coredns Corefile to `forward . 192.0.2.53` (kubectl -n kube-system edit configmap coredns): dnsfix apply makes that edit (playbook corefile-upstream)"
+            ),
+            "{real:?}"
+        );
+
+        // Kubespray's render of upstream_dns_servers [169.254.25.10]: nodelocaldns to
+        // itself, CoreDNS to nodelocaldns, which comes back. The inventory goes first.
+        let listed = serde_json::json!({ "upstream_dns_servers": ["169.254.25.10"] });
+        let both = judge(
+            listed,
+            looping_corefiles(Some(&["169.254.25.10"]), Some(&["169.254.25.10"])),
+        );
+        let f = &findings(&both)[0];
+        assert_eq!(f.severity, Severity::Critical, "{f:?}");
+        assert!(
+            f.summary
+                .starts_with("the coredns and nodelocaldns Corefile"),
+            "{f:?}"
+        );
+        assert!(
+            f.evidence.contains(
+                &"169.254.25.10 is NodeLocal DNSCache, which forwards names outside the cluster back (its root `forward .`)".to_owned()
+            ) && f
+                .evidence
+                .contains(&"169.254.25.10 is NodeLocal DNSCache's own address".to_owned()),
+            "{f:?}"
+        );
+        assert!(
+            f.remediation.starts_with(
+                "first remove 169.254.25.10 from upstream_dns_servers in the inventory (Kubespray rendered the line from it"
+            ),
+            "{f:?}"
+        );
+
+        // A mixed line under forward's random policy: part of the names loop (high), and
+        // the fix keeps the real server.
+        let mixed = serde_json::json!({ "upstream_dns_servers": ["192.0.2.53", "169.254.25.10"] });
+        let part = judge(
+            mixed,
+            looping_corefiles(
+                Some(&["192.0.2.53", "169.254.25.10"]),
+                Some(&["192.0.2.53", "169.254.25.10"]),
+            ),
+        );
+        let f = &findings(&part)[0];
+        assert_eq!(f.severity, Severity::High, "{f:?}");
+        assert!(f.remediation.contains("`forward . 192.0.2.53`"), "{f:?}");
+
+        // CoreDNS to nodelocaldns, whose root forwards to the host's resolv.conf or a real
+        // server: no loop. The stock render (both to /etc/resolv.conf): none either; nor
+        // nodelocaldns's cluster.local block to CoreDNS.
+        for nodelocal in [None, Some(&["192.0.2.53"][..])] {
+            let config = looping_corefiles(Some(&["169.254.25.10"]), nodelocal);
+            assert_eq!(judge(none.clone(), config), RuleOutcome::Pass);
+        }
+        assert_eq!(
+            judge(none.clone(), kubespray_corefiles()),
+            RuleOutcome::Pass
+        );
+
+        // Judged on the control-plane hosts only.
+        let mut worker = control_plane(none);
+        worker.groups = vec!["all".into(), "kube_node".into()];
+        let cluster = read(Vec::new(), looping_corefiles(Some(&["10.233.0.3"]), None));
+        assert!(matches!(
+            outcome(&rules_of(&worker, &facts, &cluster), COREFILE_LOOP),
+            RuleOutcome::NotApplicable(_)
+        ));
+    }
+
+    /// A CoreDNS pod crash-looping where its Corefile's root forwards back to the cluster's
+    /// DNS: DNS-POD-LOOP names the Corefile and neither blames the kubelet's resolv.conf nor
+    /// offers kubelet-resolvconf (whose pod recreation loads the same Corefile). Before, it
+    /// did both.
+    #[test]
+    fn a_pod_looping_on_its_corefile_is_not_sent_to_the_kubelet() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let host = crate::inventory::Host::new("node1");
+        let config = looping_corefiles(Some(&["10.233.0.3"]), None);
+        let rules = rules_of(&host, &facts, &read(vec![looping("node1")], config));
+        let f = &findings(outcome(&rules, POD_LOOP))[0];
+        assert_eq!(f.playbook, None, "{f:?}");
+        assert_eq!(
+            f.evidence[2],
+            "kube-system/configmap/coredns Corefile line 13: forward . 10.233.0.3, which loops (DNS-COREFILE-LOOP)"
+        );
+        assert!(
+            !f.evidence.iter().any(|e| e.starts_with("kubelet hands it")),
+            "{f:?}"
+        );
+        assert!(
+            f.remediation
+                .starts_with("fix the Corefile's root `forward .` first"),
+            "{f:?}"
+        );
+        // A nodelocaldns loop does not explain a CoreDNS pod's crash.
+        let config = looping_corefiles(None, Some(&["169.254.25.10"]));
+        let rules = rules_of(&host, &facts, &read(vec![looping("node1")], config));
+        let f = &findings(outcome(&rules, POD_LOOP))[0];
+        assert_eq!(f.playbook, Some("kubelet-resolvconf"));
     }
 
     /// A `coredns` ConfigMap another owner writes back is no drift to mend: k3s's packaged

@@ -5,6 +5,7 @@
 mod by_version;
 pub mod catalog;
 pub mod cluster;
+mod corefile_loop;
 pub mod drift;
 pub mod finding;
 pub mod rules;

@@ -291,18 +291,93 @@ fn plan_reachable(
             }),
         }
     }
+    let mut still = still;
+    mend_corefile_loop(
+        host,
+        facts,
+        cluster,
+        (findings, &failing),
+        &mut run,
+        &mut still,
+    );
     only_what_it_fixes(&mut run, &still);
     let sets = std::mem::take(&mut run.configmap_sets);
     let mut plan = host_plan(host, facts, records, run, &failing, still, playbooks);
-    // What the cluster change fixes is fixed for the hosts that asked for it (unless hosts
-    // disagree on it: place_cluster_changes takes it back then).
+    fixed_in_the_cluster(&mut plan, &sets, &failing);
+    configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
+    plan
+}
+
+/// The cluster's findings the plan leaves that the prediction does not judge, added to
+/// `still` ([`unmended_cluster_findings`]); where the run's ConfigMap changes mend a
+/// Corefile loop, DNS-COREFILE-LOOP among what they fix.
+fn mend_corefile_loop(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &crate::cluster::Cluster,
+    (findings, failing): (&[Finding], &BTreeSet<String>),
+    run: &mut planner::HostRun,
+    still: &mut BTreeSet<String>,
+) {
+    let edits: Vec<(&str, &str, &str)> = run
+        .configmap_sets
+        .iter()
+        .map(|s| (s.configmap.as_str(), s.key.as_str(), s.after.as_str()))
+        .collect();
+    let looping = diagnose::cluster::corefile_loop_after(host, facts, cluster, &edits);
+    still.extend(unmended_cluster_findings(findings, looping));
+    // A change dropped for disagreeing hosts takes its fixes back.
+    if !looping && failing.contains(diagnose::cluster::COREFILE_LOOP) {
+        for set in &mut run.configmap_sets {
+            set.reason
+                .fixes
+                .push(diagnose::cluster::COREFILE_LOOP.to_owned());
+        }
+    }
+}
+
+/// What the cluster changes (`sets`) fix is fixed for the hosts that asked for it (unless
+/// hosts disagree on it: place_cluster_changes takes it back then).
+fn fixed_in_the_cluster(
+    plan: &mut HostPlan,
+    sets: &[planner::ConfigMapSet],
+    failing: &BTreeSet<String>,
+) {
     for id in sets.iter().flat_map(|s| &s.reason.fixes) {
         if failing.contains(id) && !plan.fixes.contains(id) {
             plan.fixes.push(id.clone());
         }
     }
-    configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
-    plan
+    // DNS-COREFILE-LOOP has no playbook of its own; mended by corefile-upstream's change,
+    // the note saying no playbook fixes it would contradict the plan.
+    if plan
+        .fixes
+        .iter()
+        .any(|id| id == diagnose::cluster::COREFILE_LOOP)
+    {
+        let none = format!("no playbook fixes {} ", diagnose::cluster::COREFILE_LOOP);
+        plan.unchanged.retain(|n| !n.message.starts_with(&none));
+    }
+}
+
+/// The cluster's findings the plan leaves, which the prediction (the node's rules) does
+/// not judge: a Corefile's forwarding loop where it still `loops` once the plan's
+/// ConfigMap changes are made (only corefile-upstream's root `forward .` edit touches it),
+/// and a pod crash-looping on such a loop (a recreated pod loads the same Corefile, and a
+/// mended one is loaded only at the pod's next restart).
+fn unmended_cluster_findings(
+    findings: &[Finding],
+    loops: bool,
+) -> impl Iterator<Item = String> + '_ {
+    findings
+        .iter()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .filter(move |f| {
+            (loops && f.id == diagnose::cluster::COREFILE_LOOP)
+                || (f.id == diagnose::cluster::POD_LOOP
+                    && f.about == Some(diagnose::cluster::POD_LOOP_IN_COREFILE))
+        })
+        .map(|f| f.id.to_string())
 }
 
 /// A change, or a restart, is said to fix only what is fixed once the plan is applied
@@ -485,8 +560,9 @@ fn drop_if_the_control_plane_disagrees(
     };
     for (host, _) in configmap_sets.iter() {
         if let Some(plan) = host_plans.iter_mut().find(|p| &p.host == host) {
-            plan.fixes
-                .retain(|id| id != diagnose::cluster::COREFILE_UPSTREAM);
+            plan.fixes.retain(|id| {
+                id != diagnose::cluster::COREFILE_UPSTREAM && id != diagnose::cluster::COREFILE_LOOP
+            });
             let message = format!("the Corefiles are left as they are: {why}");
             if !plan.notes.iter().any(|n| n.message == message) {
                 plan.notes.push(model::Note {
@@ -1601,6 +1677,96 @@ mod tests {
         assert!(!host.changes.is_empty(), "{text}");
         assert!(!host.findings.iter().any(|f| f.id == ID), "{text}");
         assert!(!host.remaining.iter().any(|f| f == ID), "{text}");
+    }
+
+    /// A healthy Kubespray node whose CoreDNS pod crash-loops because the coredns
+    /// Corefile's root forwards to its own kube-dns ClusterIP (the lab's Corefiles,
+    /// kubespray@46dbdd39 coredns-config.yml.j2 rendered, that line set to 10.233.0.3):
+    /// kubelet-resolvconf neither recreates the pod (the replacement loads the same
+    /// Corefile) nor is said to fix DNS-POD-LOOP, and DNS-COREFILE-LOOP stays. Before, the
+    /// plan recreated the pod and called DNS-POD-LOOP fixed. With the stock Corefile the
+    /// pod is recreated as before.
+    #[test]
+    fn a_pod_looping_on_its_corefile_is_not_recreated() {
+        let planned = |forward: Option<&str>, vars: &str| {
+            let mut config = crate::cluster::parse_configmaps(include_bytes!(
+                "../../tests/lab/standins/configmaps.json"
+            ))
+            .expect("configmaps");
+            for c in config
+                .corefiles
+                .iter_mut()
+                .filter(|c| c.configmap == "coredns")
+            {
+                let Some(to) = forward else { continue };
+                let text = crate::cluster::corefile::set_root_forward(&c.text, &[to.to_owned()])
+                    .expect("edit")
+                    .expect("a change")
+                    .text;
+                *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &text);
+            }
+            let pod = crate::cluster::DnsPod {
+                name: "coredns-5d78c9869d-x7k2p".into(),
+                app: "coredns".into(),
+                node: "node1".into(),
+                phase: "Running".into(),
+                ready: false,
+                restarts: 12,
+                waiting: Some("CrashLoopBackOff".into()),
+                running: false,
+                terminating: false,
+                loop_detected: Some(
+                    "[FATAL] plugin/loop: Loop (10.233.64.5:41020 -> :53) detected for zone \".\""
+                        .into(),
+                ),
+                logs_read: true,
+                container: None,
+                namespace: None,
+                selector: None,
+                readiness: None,
+            };
+            let cluster = crate::cluster::Cluster::Read {
+                via: "node1".into(),
+                pods: vec![pod],
+                config: Box::new(config),
+                kubelets: Default::default(),
+            };
+            plan_in(
+                "_healthy/kubespray-ubuntu2204",
+                vars,
+                &cluster,
+                "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:",
+            )
+            .hosts
+            .remove(0)
+        };
+        let looping = planned(Some("10.233.0.3"), "kube_proxy_mode: ipvs");
+        let ids: Vec<&str> = looping.findings.iter().map(|f| f.id.as_str()).collect();
+        assert!(
+            ids.contains(&"DNS-POD-LOOP") && ids.contains(&"DNS-COREFILE-LOOP"),
+            "{ids:?}"
+        );
+        assert!(looping.cluster.is_empty(), "{:#?}", looping.cluster);
+        assert!(looping.fixes.is_empty(), "{:?}", looping.fixes);
+        assert!(
+            looping.remaining.is_empty() && looping.status == HostStatus::Clean,
+            "{looping:#?}"
+        );
+        let stock = planned(None, "kube_proxy_mode: ipvs");
+        assert!(!stock.cluster.is_empty(), "{stock:#?}");
+        assert_eq!(stock.fixes, ["DNS-POD-LOOP"]);
+        // With upstream_dns_servers set, corefile-upstream writes them over the looping
+        // line: the loop is mended; the pod loads it at its next restart, not recreated and
+        // not said to be fixed by the plan.
+        let mended = planned(Some("10.233.0.3"), "upstream_dns_servers: [192.0.2.53]");
+        assert!(
+            mended.fixes.contains(&"DNS-COREFILE-LOOP".to_owned())
+                && !mended.fixes.contains(&"DNS-POD-LOOP".to_owned())
+                && mended.cluster.is_empty()
+                && !format!("{:?}", mended.unchanged)
+                    .contains("no playbook fixes DNS-COREFILE-LOOP"),
+            "{mended:#?}"
+        );
     }
 
     /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML

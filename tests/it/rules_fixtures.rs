@@ -255,6 +255,7 @@ fn expected_folders() -> Vec<String> {
                 dnsfix::diagnose::cluster::NODELOCAL_DOWN,
                 dnsfix::diagnose::cluster::KUBEADM_DRIFT,
                 dnsfix::diagnose::cluster::COREFILE_UPSTREAM,
+                dnsfix::diagnose::cluster::COREFILE_LOOP,
             ]
             .contains(id)
         })
