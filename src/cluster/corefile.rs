@@ -542,12 +542,20 @@ impl Parser<'_> {
         false
     }
 
-    /// The current word starts a line.
+    /// The current word starts a line: it comes from another file than the word before
+    /// it, or from a later line. Not from an earlier one: a snippet's words keep the lines
+    /// they were written on, before the `import` that puts them here, and caddy's
+    /// dispenser (`isNewLine`, dispenser.go:262-263 at 15135a99:
+    /// `Line+numLineBreaks < next.Line`) takes the first of them as on the line before.
     fn is_new_line(&self) -> bool {
         match usize::try_from(self.cursor) {
             Ok(0) | Err(_) => true,
             Ok(c) if c >= self.tokens.len() => false,
-            Ok(c) => !self.tokens[c - 1].same_line(&self.tokens[c]),
+            Ok(c) => {
+                let (before, now) = (&self.tokens[c - 1], &self.tokens[c]);
+                before.file.as_ref().map(|f| &f.0) != now.file.as_ref().map(|f| &f.0)
+                    || before.end_line() < now.line
+            }
         }
     }
 
@@ -1753,6 +1761,14 @@ import /etc/coredns/custom/*.server
                 "{text}"
             );
         }
+        // A snippet whose first word is `import`, imported where addresses begin: caddy
+        // takes that word as on the line before (the snippet's line is earlier than the
+        // import's), so `import` and `inner` are the block's addresses, not the `.` the
+        // inner snippet holds. Before, dnsfix read a root block CoreDNS does not have.
+        let nested = "(inner) {\n    .\n}\n(outer) {\n    import inner\n}\nimport outer\n{\n    forward . 192.0.2.53\n}\n";
+        let parsed = parse(nested).expect("parses");
+        assert_eq!(parsed.blocks[0].zones, ["import", "inner"]);
+        assert_eq!(parsed.root_forward(), RootForward::NoRoot);
         // A root block without `forward .`, or none at all, forwards nowhere: known.
         let none = parse(".:53 {\n    whoami\n}\n").expect("parses");
         assert!(matches!(none.root_forward(), RootForward::NoForward(_)));
