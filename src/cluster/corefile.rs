@@ -832,6 +832,15 @@ impl Ast {
             let judged = !block.entries.iter().any(|e| {
                 matches!(e, Entry::Directive(words) if matches!(words[0].text.as_str(), "bind" | "view"))
             });
+            for key in &block.keys {
+                if let Some(why) = refused_key(&key.text) {
+                    return Err(format!(
+                        "line {}: CoreDNS refuses the address {}: {why}",
+                        key.corefile_line(),
+                        crate::text::escape(&key.text)
+                    ));
+                }
+            }
             for key in block.keys.iter().filter(|_| judged) {
                 let Some(listen) = listen_key(&key.text) else {
                     continue;
@@ -875,6 +884,32 @@ fn listen_key(key: &str) -> Option<String> {
     let zone = zone.to_ascii_lowercase();
     let dot = if zone.ends_with('.') { "" } else { "." };
     Some(format!("{zone}{dot}:{port}"))
+}
+
+/// Why CoreDNS refuses a server block key, as its register.go `InspectServerBlocks` reads
+/// it (at 4b26cced: `parse.Transport`, then `plugin.SplitHostPort`): a port only where the
+/// text after the last colon is a number, else the whole is the zone, and a zone with a
+/// leading dot other than `.` itself is no domain name (miekg/dns v1.1.72 `IsDomainName`).
+/// So `.:53{`, a `{` written against the address, is refused, not the root zone on 53;
+/// `None` where it is taken (or names an environment variable, filled in first).
+fn refused_key(key: &str) -> Option<String> {
+    if names_env(key) {
+        return None;
+    }
+    let key = key.split_once("://").map_or(key, |(_, rest)| rest);
+    if key.ends_with(':') {
+        return Some("nothing after its last colon".into());
+    }
+    let zone = match key.rsplit_once(':') {
+        Some((zone, port)) if port.parse::<i64>().is_ok() => zone,
+        _ => key,
+    };
+    (zone.len() > 1 && zone.starts_with('.') && !zone.contains('/')).then(|| {
+        format!(
+            "{} is no domain name (a leading dot; a port that is not a number stays in the zone)",
+            crate::text::escape(zone)
+        )
+    })
 }
 
 /// A word CoreDNS replaces with an environment variable of its process (caddy's
@@ -1588,6 +1623,16 @@ import /etc/coredns/custom/*.server
     /// errors (no TO; options not in one `{ }` on the targets' line).
     #[test]
     fn what_coredns_refuses_is_not_read() {
+        // What it takes: the root zone, on a port, through a transport; another zone with a
+        // `{` in it is a (strange) domain name.
+        for text in [
+            ".:53 {\n}\n",
+            ". {\n}\n",
+            "dns://.:1053 {\n}\n",
+            "example.org:53{ {\n}\n",
+        ] {
+            assert!(parse(text).is_ok(), "{text}");
+        }
         for text in [
             ".:53 {\n    forward . 1.1.1.1 }\n",
             ".:53 {\n  loop\n",
@@ -1598,6 +1643,12 @@ import /etc/coredns/custom/*.server
             // A `{` before any address, or after an empty one, never closed.
             "{\n  loop\n",
             "# site\n\"\" {\n  forward . 192.0.2.53\n",
+            // A `{` against the address is part of it: port "53{" is no number, so the
+            // zone is `.:53{`, which a leading dot makes no domain name (before, dnsfix read
+            // the root zone on 53); an address ending in a colon.
+            ".:53{\n    forward . 10.233.0.3\n}\n",
+            "dns://.:53{\n    forward . 10.233.0.3\n}\n",
+            ".: {\n    forward . 192.0.2.53\n}\n",
         ] {
             assert!(parse(text).is_err(), "{text}");
             assert!(
