@@ -100,12 +100,24 @@ fn without_scheme(zone: &str) -> &str {
 }
 
 impl Forward {
-    /// It forwards to the servers of a resolv.conf file (the pod's own, in a pod: the one
-    /// the kubelet handed it).
+    /// It forwards to the servers of the pod's /etc/resolv.conf: the file the kubelet
+    /// handed it (dnsPolicy Default).
     pub fn to_resolv_conf(&self) -> bool {
-        self.to.iter().any(|t| t.starts_with('/'))
+        self.to.iter().any(|t| t == POD_RESOLV_CONF)
+    }
+
+    /// It forwards to the servers of another file (a path the forward plugin reads as a
+    /// resolv.conf, `parse.HostPortOrFile`): one mounted into the pod, whose servers dnsfix
+    /// does not know, not the kubelet's.
+    pub fn to_other_file(&self) -> bool {
+        self.to
+            .iter()
+            .any(|t| t.starts_with('/') && t != POD_RESOLV_CONF)
     }
 }
+
+/// The resolv.conf the kubelet writes into a pod's containers.
+const POD_RESOLV_CONF: &str = "/etc/resolv.conf";
 
 /// A Corefile as CoreDNS would load it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1023,12 +1023,12 @@ pub fn kubelet_version_wanted(
 /// Whether the Corefiles of CoreDNS (those its listed pods load through `-conf`; where
 /// none was listed any ConfigMap's but NodeLocal DNSCache's: `coredns`, RKE2's) or, with `node_local`, of NodeLocal
 /// DNSCache (nodelocaldns or node-local-dns) forward `.` to the pod's
-/// resolv.conf: `Some(true)` where a root block forwards to a file or to node-cache's
+/// resolv.conf: `Some(true)` where a root block forwards to /etc/resolv.conf or to node-cache's
 /// `__PILLAR__UPSTREAM__SERVERS__`, which it fills from /etc/resolv.conf unless kube-dns's
 /// ConfigMap names upstreamNameservers (cmd/node-cache updateCorefile); `Some(false)` where
 /// every one has a root block that forwards to servers only; `None` where none was read, or
 /// one's root block forwards nowhere this can see (`proxy`, a file it imports, a Corefile
-/// dnsfix could not read).
+/// dnsfix could not read, a file other than /etc/resolv.conf, mounted into the pod).
 pub(crate) fn corefile_forwards(
     config: &crate::cluster::DnsConfig,
     node_local: bool,
@@ -1051,14 +1051,14 @@ pub(crate) fn corefile_forwards(
             else {
                 return None;
             };
-            Some(
-                forward.to_resolv_conf()
-                    || (config.kube_dns_upstreams.is_empty()
-                        && forward
-                            .to
-                            .iter()
-                            .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__")),
-            )
+            let to_file = forward.to_resolv_conf()
+                || (config.kube_dns_upstreams.is_empty()
+                    && forward
+                        .to
+                        .iter()
+                        .any(|t| t == "__PILLAR__UPSTREAM__SERVERS__"));
+            // Another file (one mounted into the pod) may list anything.
+            (to_file || !forward.to_other_file()).then_some(to_file)
         })
         .chain(unread)
         .collect();

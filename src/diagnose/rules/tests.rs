@@ -1927,6 +1927,18 @@ fn corefile_forwards_reads_files_placeholders_and_gaps() {
         ),
         None
     );
+    // Only /etc/resolv.conf is the file the kubelet hands the pod: another path is one
+    // mounted into it, which lists what it lists. Before, any path was the kubelet's.
+    assert_eq!(
+        forwards(
+            vec![corefile(
+                "coredns",
+                "    forward . /etc/coredns/resolv.conf\n"
+            )],
+            "coredns"
+        ),
+        None
+    );
     assert_eq!(
         forwards(
             vec![corefile(
