@@ -50,8 +50,8 @@ fn junit_has_a_testcase_per_rule_and_host(lab: &Lab, hosts: usize) {
     assert_eq!(out.status.code(), Some(2));
     let xml = String::from_utf8_lossy(&out.stdout);
     assert!(xml.starts_with("<?xml"), "{xml}");
-    // The per-host rules, fleet drift and the four cluster rules.
-    let rules = dnsfix::diagnose::rules::RULES.len() + 5;
+    // The per-host rules, fleet drift and the five cluster rules.
+    let rules = dnsfix::diagnose::rules::RULES.len() + 6;
     assert_eq!(xml.matches("<testcase ").count(), rules * hosts, "{xml}");
     assert!(
         xml.contains("name=\"DNS-KUBELET-LOOPBACK\">\n      <failure type=\"critical\""),
