@@ -3544,8 +3544,6 @@ mod tests {
         }
     }
 
-    /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
-    /// a stopped one: the installer's config file is still the kubelet's, not "no config".
     /// A flag written alike in a unit drop-in's `ExecStart=` and in the env file it expands
     /// after it is two flags on the running command line, each from its own place: neither
     /// is shown from the env file twice (removing it there would leave the drop-in's).
@@ -3589,6 +3587,8 @@ mod tests {
         );
     }
 
+    /// A kubelet caught exiting (its /proc/PID/cmdline is empty, as for a zombie) is read as
+    /// a stopped one: the installer's config file is still the kubelet's, not "no config".
     #[test]
     fn an_exiting_kubelet_reads_as_a_stopped_one() {
         let config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nresolvConf: /etc/resolv.conf\n";

@@ -493,8 +493,8 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
 /// The search domains of the resolv.conf the kubelet gives pods; where that file is not
 /// there to read, those of the file the upstream servers come from (`source`, where it is
 /// one of the node's resolver files), which a file of dnsfix's takes its servers from too,
-/// unless the inventory asks for stray search domains to go (DNS-STRAY-SEARCH cannot judge
-/// a file that is not there, so kubelet-resolvconf would not strip them).
+/// without the stray ones where the inventory asks for those to go (DNS-STRAY-SEARCH cannot
+/// judge a file that is not there, so kubelet-resolvconf would not strip them itself).
 fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
     // As the kubelet reads them: no `.`, no trailing dot.
     let search = |f: &ResolvFile| {
@@ -506,15 +506,26 @@ fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
         Some(f) if f.state != crate::facts::raw::FileState::Missing => {
             search(f).unwrap_or_default()
         }
-        _ if host.var_bool("dnsfix_strip_search_domains") == Some(true) => Vec::new(),
-        _ => [
-            &facts.resolver.etc_resolv_conf,
-            &facts.resolver.systemd_uplink,
-        ]
-        .into_iter()
-        .find(|f| f.path == source)
-        .and_then(search)
-        .unwrap_or_default(),
+        _ => {
+            let domains: Vec<String> = [
+                &facts.resolver.etc_resolv_conf,
+                &facts.resolver.systemd_uplink,
+            ]
+            .into_iter()
+            .find(|f| f.path == source)
+            .and_then(search)
+            .unwrap_or_default();
+            if host.var_bool("dnsfix_strip_search_domains") != Some(true) {
+                return domains;
+            }
+            let names: Vec<&str> = domains.iter().map(String::as_str).collect();
+            let strays = crate::diagnose::rules::strays(&names, &cluster_domain(host, facts), host);
+            domains
+                .iter()
+                .filter(|d| !strays.contains(&d.as_str()))
+                .cloned()
+                .collect()
+        }
     }
 }
 

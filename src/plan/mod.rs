@@ -924,6 +924,43 @@ mod tests {
             ),
             "{content}"
         );
+        // The kubelet's file missing: the domains come from the file its servers do, the
+        // stray ones left out the same way (before: no search line at all).
+        let config_path = "/etc/kubernetes/kubelet-config.yaml";
+        let config = raw
+            .get(config_path)
+            .and_then(crate::facts::raw::RawFile::text)
+            .expect("kubelet config")
+            .replace(
+                "resolvConf: \"/run/systemd/resolve/resolv.conf\"",
+                "resolvConf: \"/etc/kubelet-resolv.conf\"",
+            );
+        let mut raw = crate::testing::with_files(&raw, &[(config_path, &config)]);
+        raw.file(
+            "/etc/kubelet-resolv.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        let plan = plan_raw(
+            &raw,
+            "dnsfix_strip_search_domains: true\n      searchdomains: [example.internal]",
+            &unavailable,
+            "",
+        );
+        let content = plan.hosts[0]
+            .changes
+            .iter()
+            .find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
+                    Some(content.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        assert!(
+            content.ends_with("search default.svc.cluster.local Example.Internal\n"),
+            "{content}"
+        );
     }
 
     /// A --cluster-dns of a drop-in's ExecStart= beside the env file's: the kubelet adds both
