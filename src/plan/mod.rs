@@ -858,6 +858,19 @@ mod tests {
         );
     }
 
+    /// The content of /etc/dnsfix/resolv.conf that `host`'s plan writes.
+    fn dnsfix_resolv_conf(host: &HostPlan) -> String {
+        host.changes
+            .iter()
+            .find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
+                    Some(content.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {host:#?}"))
+    }
+
     /// The resolv.conf of dnsfix's own keeps the search domains pods got from the kubelet's
     /// file, but for those the kubelet puts first for every ClusterFirst pod (`svc.<domain>`,
     /// `<domain>`; pkg/kubelet/network/dns/dns.go generateSearchesForDNSClusterFirst). A
@@ -869,16 +882,7 @@ mod tests {
     #[test]
     fn dnsfix_s_resolv_conf_keeps_kubespray_s_default_search_domain() {
         let plan = plan_fixture("_upstream/kubespray-head-ubuntu2204-default", "");
-        let content = plan
-            .changes
-            .iter()
-            .find_map(|c| match c {
-                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
-                    Some(content.clone())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        let content = dnsfix_resolv_conf(&plan);
         assert!(
             content.ends_with("nameserver 10.0.0.2\nsearch default.svc.cluster.local\n"),
             "{content}"
@@ -908,16 +912,7 @@ mod tests {
             &unavailable,
             "",
         );
-        let content = plan.hosts[0]
-            .changes
-            .iter()
-            .find_map(|c| match c {
-                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
-                    Some(content.clone())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        let content = dnsfix_resolv_conf(&plan.hosts[0]);
         assert!(
             content.ends_with(
                 "nameserver 10.0.0.2\nsearch default.svc.cluster.local Example.Internal\n"
@@ -947,16 +942,7 @@ mod tests {
             &unavailable,
             "",
         );
-        let content = plan.hosts[0]
-            .changes
-            .iter()
-            .find_map(|c| match c {
-                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
-                    Some(content.clone())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("no /etc/dnsfix/resolv.conf: {plan:#?}"));
+        let content = dnsfix_resolv_conf(&plan.hosts[0]);
         assert!(
             content.ends_with("search default.svc.cluster.local Example.Internal\n"),
             "{content}"
@@ -1536,19 +1522,11 @@ mod tests {
         );
     }
 
-    /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with
-    /// dns_mode coredns or coredns_dual: with dns_mode manual the plan changes
-    /// nodelocaldns's forward alone.
-    #[test]
-    fn with_dns_mode_manual_only_nodelocaldns_corefile_is_changed() {
-        let corefile = |name: &str| {
-            crate::cluster::Corefile::new(
-                name,
-                "Corefile",
-                ".:53 {\n    forward . /etc/resolv.conf\n}\n",
-            )
-        };
-        let cluster = crate::cluster::Cluster::Read {
+    /// A cluster read through node1 whose coredns and nodelocaldns ConfigMaps both hold
+    /// `corefile`.
+    fn cluster_with_corefiles(corefile: &str) -> crate::cluster::Cluster {
+        let corefile = |name: &str| crate::cluster::Corefile::new(name, "Corefile", corefile);
+        crate::cluster::Cluster::Read {
             via: "node1".into(),
             pods: Vec::new(),
             config: Box::new(crate::cluster::DnsConfig {
@@ -1556,7 +1534,15 @@ mod tests {
                 ..crate::cluster::DnsConfig::default()
             }),
             kubelets: Default::default(),
-        };
+        }
+    }
+
+    /// Kubespray renders nodelocaldns's Corefile whatever dns_mode, CoreDNS's only with
+    /// dns_mode coredns or coredns_dual: with dns_mode manual the plan changes
+    /// nodelocaldns's forward alone.
+    #[test]
+    fn with_dns_mode_manual_only_nodelocaldns_corefile_is_changed() {
+        let cluster = cluster_with_corefiles(".:53 {\n    forward . /etc/resolv.conf\n}\n");
         let changed = |mode: &str| {
             let vars = format!("upstream_dns_servers: [192.0.2.53]\n      dns_mode: {mode}");
             let plan = plan_in(
@@ -1585,22 +1571,8 @@ mod tests {
     /// picks among them); the drift stays a finding, the playbook is blocked and says why.
     #[test]
     fn upstream_dns_servers_that_loop_back_are_not_written_into_a_corefile() {
-        let corefile = |name: &str| {
-            crate::cluster::Corefile::new(
-                name,
-                "Corefile",
-                ".:53 {\n    forward . /etc/resolv.conf\n    loop\n}\n",
-            )
-        };
-        let cluster = crate::cluster::Cluster::Read {
-            via: "node1".into(),
-            pods: Vec::new(),
-            config: Box::new(crate::cluster::DnsConfig {
-                corefiles: vec![corefile("coredns"), corefile("nodelocaldns")],
-                ..crate::cluster::DnsConfig::default()
-            }),
-            kubelets: Default::default(),
-        };
+        let cluster =
+            cluster_with_corefiles(".:53 {\n    forward . /etc/resolv.conf\n    loop\n}\n");
         let planned = |servers: &str| {
             plan_in(
                 "DNS-NODELOCAL-CLUSTERDNS/iptables-mode-kubespray",
