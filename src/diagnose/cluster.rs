@@ -49,7 +49,7 @@ pub fn rules(
         } => {
             let names = crate::cluster::node_names(host, facts);
             let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
-            let addresses = loop_addresses(host, facts, cluster, config);
+            let addresses = loop_addresses(host, facts, config);
             let loops = corefile_loop::loops(config, &addresses);
             vec![
                 (POD_LOOP, pod_loop(&ctx, via, &mine, &loops)),
@@ -635,15 +635,15 @@ fn upstream_of(c: &crate::cluster::Corefile, servers: &[String]) -> Upstream {
 /// The cluster's own DNS addresses, split by the server answering them
 /// ([`corefile_loop::Addresses`]): NodeLocal DNSCache's, the node's nodelocaldns interface
 /// and Kubespray's nodelocaldns_ip (169.254.25.10 by default) where enable_nodelocaldns is
-/// not false; CoreDNS's, the rest of the cluster's addresses as the rules take them.
-fn loop_addresses(
-    host: &Host,
-    facts: &NodeFacts,
-    cluster: &Cluster,
-    config: &DnsConfig,
-) -> corefile_loop::Addresses {
-    let own = super::rules::cluster_addresses(host, facts, Some(cluster));
-    let mut cache: std::collections::BTreeSet<std::net::IpAddr> = facts
+/// not false; CoreDNS's, its Services' ClusterIPs and Kubespray's skydns_server (and
+/// skydns_server_secondary with dns_mode coredns_dual).
+///
+/// The kubelet's clusterDNS counts as CoreDNS's only where no DNS Service was listed: it
+/// may name another resolver (a host dnsmasq, a cache on the node) that CoreDNS rightly
+/// forwards to, and a loop called on it would be a false critical.
+fn loop_addresses(host: &Host, facts: &NodeFacts, config: &DnsConfig) -> corefile_loop::Addresses {
+    use std::net::IpAddr;
+    let mut cache: std::collections::BTreeSet<IpAddr> = facts
         .nodelocaldns
         .iter()
         .flatten()
@@ -651,9 +651,28 @@ fn loop_addresses(
         .collect();
     if host.var_truthy("enable_nodelocaldns") != Some(false) {
         let ip = host.var_str("nodelocaldns_ip").unwrap_or("169.254.25.10");
-        cache.extend(ip.parse::<std::net::IpAddr>().ok());
+        cache.extend(ip.parse::<IpAddr>().ok());
     }
-    corefile_loop::Addresses::new(&own, &cache, config)
+    let listed = config
+        .services
+        .iter()
+        .flatten()
+        .chain(&config.services_elsewhere);
+    let mut coredns: std::collections::BTreeSet<IpAddr> = listed
+        .flat_map(|s| &s.cluster_ips)
+        .filter_map(|ip| ip.parse().ok())
+        .collect();
+    if let (true, Observed::Known(e)) = (coredns.is_empty(), &facts.kubelet.cluster_dns) {
+        coredns.extend(e.value.iter().filter_map(|a| a.parse::<IpAddr>().ok()));
+    }
+    let kubespray = facts.flavour.kind == FlavourKind::Kubespray;
+    coredns.extend(super::rules::kubespray_dns_server(host, kubespray));
+    if host.var_str("dns_mode") == Some("coredns_dual") {
+        coredns.extend(super::rules::kubespray_secondary_dns_server(
+            host, kubespray,
+        ));
+    }
+    corefile_loop::Addresses::new(&coredns, &cache, config)
 }
 
 /// Whether DNS-COREFILE-LOOP holds for `host` once the ConfigMap keys `edits` (configmap,
@@ -681,7 +700,7 @@ pub fn corefile_loop_after(
             c.text = edited.text;
         }
     }
-    let addresses = loop_addresses(host, facts, cluster, &config);
+    let addresses = loop_addresses(host, facts, &config);
     !corefile_loop::loops(&config, &addresses).is_empty()
 }
 
@@ -751,12 +770,11 @@ fn corefile_loops(ctx: &Ctx, via: &str, config: &DnsConfig, loops: &[Loop]) -> R
 /// How to mend one looping root `forward .`: the line, and what to forward to instead
 /// (the inventory's upstream_dns_servers that do not loop, else `/etc/resolv.conf`); the
 /// inventory first where its upstream_dns_servers rendered the loop (Kubespray renders
-/// them into both Corefiles again at its next run).
+/// them into both Corefiles again at its next run). A template among them is neither
+/// offered as a server nor compared with the line: what Ansible renders is not known here.
 fn loop_fix(ctx: &Ctx, l: &Loop) -> String {
-    let servers = ctx
-        .host
-        .var_list("upstream_dns_servers")
-        .unwrap_or_default();
+    let servers = super::rules::upstream_dns_servers(ctx);
+    let unrendered = super::rules::unrendered_upstream_dns_server(ctx);
     let loops_back = |s: &String| {
         crate::cluster::corefile::target_address(s).is_some_and(|ip| {
             ctx.cluster.contains(&ip)
@@ -794,7 +812,14 @@ fn loop_fix(ctx: &Ctx, l: &Loop) -> String {
         .filter(|s| loops_back(s))
         .map(String::as_str)
         .collect();
-    if kubesprays && !servers.is_empty() && l.forward.to == servers && !bad.is_empty() {
+    if let Some(template) = unrendered.filter(|_| kubesprays) {
+        // Kubespray forwards to what Ansible makes of it, and corefile-upstream does not
+        // run (DNS-COREFILE-UPSTREAM-DRIFT is not known).
+        fix.push_str(&format!(
+            " (inventory upstream_dns_servers holds {}, a template dnsfix does not render: where Kubespray rendered this line from it, correct it there first, or Kubespray's next run renders the loop again)",
+            crate::text::escape(&template)
+        ));
+    } else if kubesprays && !servers.is_empty() && l.forward.to == servers && !bad.is_empty() {
         fix = format!(
             "first remove {} from upstream_dns_servers in the inventory (Kubespray rendered the line from it and renders it again at its next run), then {fix}",
             bad.join(", ")
@@ -1533,6 +1558,80 @@ mod tests {
             outcome(&rules_of(&worker, &facts, &cluster), COREFILE_LOOP),
             RuleOutcome::NotApplicable(_)
         ));
+    }
+
+    /// A kubelet clusterDNS that is not CoreDNS (here 192.0.2.53, a resolver on the node
+    /// network) is no address of CoreDNS's where its Services were listed: CoreDNS
+    /// forwarding there leaves the cluster. Before, clusterDNS always counted as CoreDNS's
+    /// and this was a critical loop. With no DNS Service listed it is still the best
+    /// guess of CoreDNS's address.
+    #[test]
+    fn a_cluster_dns_that_is_not_coredns_is_no_loop_where_its_services_are_known() {
+        let mut facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let Observed::Known(e) = &mut facts.kubelet.cluster_dns else {
+            panic!("the fixture's clusterDNS")
+        };
+        e.value = vec!["192.0.2.53".to_owned()];
+        let judge = |config: DnsConfig| {
+            let rules = rules_of(
+                &control_plane(serde_json::json!({})),
+                &facts,
+                &read(Vec::new(), config),
+            );
+            outcome(&rules, COREFILE_LOOP).clone()
+        };
+        let mut listed = looping_corefiles(Some(&["192.0.2.53"]), None);
+        listed.services = Some(vec![crate::cluster::DnsService {
+            name: "coredns".into(),
+            cluster_ips: vec!["10.233.0.3".into()],
+            namespace: None,
+            selector: None,
+        }]);
+        assert_eq!(judge(listed.clone()), RuleOutcome::Pass);
+
+        // Its own Service is still a loop.
+        let mut own = looping_corefiles(Some(&["10.233.0.3"]), None);
+        own.services = listed.services.clone();
+        assert_eq!(findings(&judge(own))[0].severity, Severity::Critical);
+
+        // No Service listed: clusterDNS counts.
+        listed.services = None;
+        let unlisted = judge(listed);
+        let f = &findings(&unlisted)[0];
+        assert_eq!(f.severity, Severity::Critical, "{f:?}");
+        assert!(
+            f.evidence
+                .contains(&"192.0.2.53 is CoreDNS's own address".to_owned()),
+            "{f:?}"
+        );
+    }
+
+    /// upstream_dns_servers written as a template Kubespray renders: the loop's fix does not
+    /// offer the template as the line to write, nor claim that dnsfix apply makes the edit
+    /// (corefile-upstream does not run on a template), and says why. Before, it offered
+    /// `forward . {{ corp_dns }}` and claimed the edit.
+    #[test]
+    fn a_corefile_loops_fix_offers_no_unrendered_upstream_dns_server() {
+        let facts = fixture("DNS-KUBELET-LOOPBACK/kubespray-3979-ubuntu1804-stub");
+        let vars = serde_json::json!({ "upstream_dns_servers": ["{{ corp_dns }}"] });
+        let config = looping_corefiles(Some(&["10.233.0.3"]), None);
+        let rules = rules_of(&control_plane(vars), &facts, &read(Vec::new(), config));
+        let f = &findings(outcome(&rules, COREFILE_LOOP))[0];
+        assert_eq!(
+            f.remediation,
+            "set line 13 of kube-system/configmap/coredns Corefile to `forward . /etc/resolv.conf`, the resolv.conf the kubelet hands each pod (DNS-CLUSTER-SELF-FORWARD says where that loops) (kubectl -n kube-system edit configmap coredns) (inventory upstream_dns_servers holds {{ corp_dns }}, a template dnsfix does not render: where Kubespray rendered this line from it, correct it there first, or Kubespray's next run renders the loop again)"
+        );
+
+        // With a real server beside it, that server is offered, and no edit claimed.
+        let vars = serde_json::json!({ "upstream_dns_servers": ["192.0.2.53", "{{ corp_dns }}"] });
+        let config = looping_corefiles(Some(&["10.233.0.3"]), None);
+        let rules = rules_of(&control_plane(vars), &facts, &read(Vec::new(), config));
+        let f = &findings(outcome(&rules, COREFILE_LOOP))[0];
+        assert!(f.remediation.contains("`forward . 192.0.2.53`"), "{f:?}");
+        assert!(
+            !f.remediation.contains("dnsfix apply makes that edit"),
+            "{f:?}"
+        );
     }
 
     /// A CoreDNS pod crash-looping where its Corefile's root forwards back to the cluster's

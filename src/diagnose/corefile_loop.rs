@@ -43,8 +43,8 @@ enum Hop {
 /// The cluster's own DNS addresses, by the server that answers them.
 #[derive(Debug, Clone, Default)]
 pub struct Addresses {
-    /// CoreDNS's Service ClusterIPs (kube-dns, its secondary, the inventory's
-    /// skydns_server), kubelet's clusterDNS where the cache does not hold it.
+    /// CoreDNS's: its Services' ClusterIPs (kube-dns, its secondary, the inventory's
+    /// skydns_server), those the cache does not hold.
     pub coredns: BTreeSet<IpAddr>,
     /// NodeLocal DNSCache's: its root blocks' `bind`, nodelocaldns_ip, the node's
     /// nodelocaldns interface.
@@ -52,11 +52,15 @@ pub struct Addresses {
 }
 
 impl Addresses {
-    /// `own`, the cluster's DNS addresses as the rules take them
-    /// ([`super::rules::cluster_addresses`]), split by server: those NodeLocal DNSCache
-    /// listens on (`node_local`, with the `bind` addresses of its Corefiles' root blocks in
-    /// `config`), and CoreDNS's, the rest.
-    pub fn new(own: &BTreeSet<IpAddr>, node_local: &BTreeSet<IpAddr>, config: &DnsConfig) -> Self {
+    /// `coredns`, the addresses of CoreDNS's Services, and `node_local`, those NodeLocal
+    /// DNSCache listens on, with the `bind` addresses of its Corefiles' root blocks in
+    /// `config` added; an address the cache holds is the cache's (in iptables mode it binds
+    /// the kube-dns ClusterIP too).
+    pub fn new(
+        coredns: &BTreeSet<IpAddr>,
+        node_local: &BTreeSet<IpAddr>,
+        config: &DnsConfig,
+    ) -> Self {
         let mut cache: BTreeSet<IpAddr> = node_local.clone();
         cache.extend(
             config
@@ -67,17 +71,8 @@ impl Addresses {
                 .flat_map(|b| &b.bind)
                 .filter_map(|a| a.parse::<IpAddr>().ok()),
         );
-        let mut coredns: BTreeSet<IpAddr> = own.difference(&cache).copied().collect();
-        coredns.extend(
-            config
-                .services_elsewhere
-                .iter()
-                .flat_map(|s| &s.cluster_ips)
-                .filter_map(|ip| ip.parse::<IpAddr>().ok())
-                .filter(|ip| !cache.contains(ip)),
-        );
         Addresses {
-            coredns,
+            coredns: coredns.difference(&cache).copied().collect(),
             node_local: cache,
         }
     }
