@@ -149,6 +149,16 @@ fn config_version(raw: &RawFacts) -> Option<String> {
     version(raw).or_else(|| version_in(raw, KNOWN_VERSION))
 }
 
+/// The version of the k3s/RKE2 here, which decides their own choices: the binary's, else
+/// one the rules know ([`KNOWN_VERSION`]) that names a k3s or RKE2 build, as their kubelets
+/// report it to the cluster ("v1.28.5+k3s1", "v1.30.2+rke2r1"); an inventory's plain
+/// kube_version says nothing of the k3s release.
+fn rancher_version(raw: &RawFacts) -> Option<String> {
+    version(raw).or_else(|| {
+        version_in(raw, KNOWN_VERSION).filter(|v| v.contains("+k3s") || v.contains("+rke2"))
+    })
+}
+
 fn version_in(raw: &RawFacts, record: &str) -> Option<String> {
     let out = &raw.commands.get(record)?.stdout;
     out.split_whitespace()
@@ -1061,17 +1071,22 @@ pub(crate) fn resolver_config_left(
 
 /// Whether the kubelet's version, not known here, decides its resolvConf: a `--config-dir`
 /// drop-in sets resolvConf in some spelling, and only the version says which one the kubelet
-/// reads ([`load_config`]). Plan and check then ask the node's kubelet binary.
+/// reads ([`load_config`]); or the k3s/RKE2 release decides which file they hand it
+/// ([`K3S_VERSION_UNKNOWN`]). Plan and check then ask the node's kubelet binary, and where
+/// that gives none, take the version the cluster reports.
 pub(crate) fn dropin_version_matters(facts: &crate::facts::NodeFacts) -> bool {
+    let rancher = matches!(&facts.kubelet.resolv_conf,
+        Observed::Unknown(why) if why.contains(K3S_VERSION_UNKNOWN));
     facts.kubelet.version.is_none()
-        && facts.kubelet.config_dropins.iter().any(|path| {
-            facts
-                .files
-                .get(path)
-                .and_then(|f| f.text())
-                .and_then(|t| KubeletConfig::parse(t.as_ref()).ok())
-                .is_some_and(|c| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
-        })
+        && (rancher
+            || facts.kubelet.config_dropins.iter().any(|path| {
+                facts
+                    .files
+                    .get(path)
+                    .and_then(|f| f.text())
+                    .and_then(|t| KubeletConfig::parse(t.as_ref()).ok())
+                    .is_some_and(|c| c.resolv_conf.is_some() || !c.resolver_configs.is_empty())
+            }))
 }
 
 /// Evidence for a drop-in's resolvConf setting that the kubelet (of `minor`; of none, the
@@ -2004,7 +2019,7 @@ fn rancher_cluster_dns_in_effect(
 /// decides (the binary's, else the cluster's or the inventory's), else the drop-in (`own`:
 /// k3s writes it only from v1.32); `None` where neither says.
 fn rancher_own_in_dropin(raw: &RawFacts, own: bool) -> Option<bool> {
-    match config_version(raw).as_deref().and_then(version_minor) {
+    match rancher_version(raw).as_deref().and_then(version_minor) {
         Some(minor) => Some(minor >= 32),
         None => own.then_some(true),
     }
@@ -2055,7 +2070,7 @@ fn rancher_resolv_conf(
             source: winner.source,
             shadowed: vec![],
         }),
-        _ => k3s_auto_resolv_conf(raw, data_dir, version(raw).as_deref()),
+        _ => k3s_auto_resolv_conf(raw, data_dir, rancher_version(raw).as_deref()),
     };
     if let Observed::Known(e) = &mut out {
         e.shadowed = outranked

@@ -1153,6 +1153,52 @@ fn a_k3s_choice_that_turns_on_the_version_asks_the_node_for_it() {
     assert!(kubelet_version_wanted(&host, &unasked, &read));
 }
 
+/// A k3s node whose choice of the kubelet's file turns on k3s's release (a host file with
+/// no nameserver: k3s-io/k3s#9948) and whose binary gave no version (not running, or the
+/// question timed out): the version its kubelet reports to the cluster settles it, as the
+/// drop-in case is settled. Before, the cluster's "v1.28.10+k3s1" was not used and the file
+/// stayed unknown. A plain kube_version from the inventory says nothing of k3s's release.
+#[test]
+fn a_k3s_choice_that_turns_on_the_version_takes_the_clusters() {
+    let mut raw = crate::testing::rules_fixture(
+        "DNS-KUBELET-RESOLVCONF-MISSING/k3s-1.28-uplink-without-nameserver",
+    );
+    raw.commands.remove("kubelet-version");
+    let host = Host::new("node1");
+    let unasked = NodeFacts::from_raw("node1", &raw);
+    assert!(
+        matches!(&unasked.kubelet.resolv_conf, Observed::Unknown(why) if why.contains(crate::facts::kubelet::K3S_VERSION_UNKNOWN)),
+        "{:?}",
+        unasked.kubelet.resolv_conf
+    );
+    let file = |version: &str| {
+        let read = cluster(&[("k3s-1", version)]);
+        let known = with_known_version(&host, &unasked, Some(&read)).expect("read again");
+        match known.kubelet.resolv_conf {
+            Observed::Known(e) => e.value,
+            other => panic!("{version}: {other:?}"),
+        }
+    };
+    // Before #9948 k3s takes the uplink file with no nameserver; from v1.28.11 it generates
+    // its own.
+    assert_eq!(file("v1.28.10+k3s1"), "/run/systemd/resolve/resolv.conf");
+    assert_eq!(
+        file("v1.28.11+k3s1"),
+        "/var/lib/rancher/k3s/agent/etc/resolv.conf"
+    );
+
+    let mut inventory = Host::new("node1");
+    inventory
+        .vars
+        .insert("kube_version".into(), serde_json::json!("v1.28.11"));
+    let plain = with_known_version(&inventory, &unasked, None).expect("read again");
+    assert!(
+        matches!(&plain.kubelet.resolv_conf, Observed::Unknown(why) if why.contains(crate::facts::kubelet::K3S_VERSION_UNKNOWN)),
+        "{:?}",
+        plain.kubelet.resolv_conf
+    );
+}
+
 /// A kubelet config drop-in that sets resolvConf (in either spelling) is read one way or
 /// the other by the kubelet's version: the facts need the node's own, even where the
 /// cluster has one (plan and check ask no binary otherwise, and the facts would take the
