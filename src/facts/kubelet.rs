@@ -1691,18 +1691,20 @@ fn rancher_cluster_dns_arg(
     let mut last: Option<Source> = None;
     let mut initial = initial.map(|i| i.join(","));
     for (arg, source) in args {
-        let Some((key, value)) = arg.trim_start_matches('-').split_once('=') else {
-            continue;
+        use super::k3s_config::{KubeletArg, kubelet_arg_entry};
+        // One written with one dash sets nothing: the kubelet refuses it and does not start.
+        let (value, prepends) = match kubelet_arg_entry(&arg, "cluster-dns") {
+            Some(KubeletArg::Sets(value)) => (value, false),
+            Some(KubeletArg::Prepends(value)) => (value, true),
+            Some(KubeletArg::Refused) | None => continue,
         };
-        if key.trim_end_matches(['-', '+']) != "cluster-dns" {
-            continue;
-        }
+        let appends = arg.split_once('=').is_some_and(|(k, _)| k.ends_with('+'));
         // GetArgs takes the initial value away at the key's first entry.
         let first = initial.take();
-        if key.ends_with('-') {
+        if prepends {
             values.splice(0..0, [Some(value.to_owned()), first].into_iter().flatten());
         } else {
-            values.extend(first.filter(|_| key.ends_with('+')));
+            values.extend(first.filter(|_| appends));
             values.push(value.to_owned());
         }
         if let Some(earlier) = last.replace(source) {
@@ -4492,6 +4494,8 @@ mod tests {
             ("cluster-dns+=169.254.20.10", "10.43.0.10,169.254.20.10"),
             ("cluster-dns-=169.254.20.10", "169.254.20.10,10.43.0.10"),
             ("cluster-dns=169.254.20.10", "169.254.20.10"),
+            // One dash: k3s hands the kubelet `---cluster-dns=...`, which sets nothing.
+            ("-cluster-dns=169.254.20.10", "10.43.0.10"),
         ] {
             let mut raw = old.clone();
             let text = format!("kubelet-arg:\n  - {entry}\n");
