@@ -302,10 +302,16 @@ healthz_at() {
   # wget's -T and bash's read -t bound each wait, not the whole answer: a listener that
   # trickles a line a second would hold the run (and the node's lock) for ever.
   bounded=; command -v timeout >/dev/null 2>&1 && bounded="timeout 3"
+  # The node's own port, never through a proxy: root's environment often names one for
+  # every login (/etc/environment, which pam_env gives sshd's and sudo's sessions), and
+  # curl and wget send even 127.0.0.1 there unless no_proxy names it; a proxy's "ok" would
+  # pass for the kubelet's, a proxy's error fail a healthy one. curl's -q (first: no
+  # ~/.curlrc, which can name a proxy too) and --noproxy '*'; wget's -Y off (GNU wget and
+  # busybox's alike, over a wgetrc's use_proxy).
   if command -v curl >/dev/null 2>&1; then
-    curl -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
+    curl -q --noproxy '*' -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
   elif command -v wget >/dev/null 2>&1; then
-    $bounded wget -q -T 2 -O - "http://$1:10248/healthz" 2>&1
+    $bounded wget -Y off -q -T 2 -O - "http://$1:10248/healthz" 2>&1
   elif command -v bash >/dev/null 2>&1; then
     # shellcheck disable=SC2016
     $bounded bash -c '

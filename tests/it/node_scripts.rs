@@ -697,6 +697,46 @@ fn only_the_units_own_process_answers_the_health_gate() {
     );
 }
 
+/// The health gate asks the node's own kubelet, whatever root's environment and its
+/// curl and wget settings say. A node behind a proxy often sets `http_proxy` for every
+/// login (/etc/environment, which pam_env hands to sshd's and sudo's sessions), and curl
+/// and wget send even a request for 127.0.0.1 through it unless `no_proxy` names it
+/// (curl/curl@e7cb4a85 docs/cmdline-opts/_ENVIRONMENT.md; GNU wget likewise); a
+/// `~/.curlrc` of root's can name a proxy too (curl reads it unless `-q` comes first,
+/// curl/curl@feba8574 docs/cmdline-opts/disable.md). Here the proxy answers `ok` for a
+/// kubelet that is down: before, the gate took that for the unit's health (the proxy is
+/// no listener on the node's port 10248, so no process was held against it); a proxy that
+/// fails made a healthy kubelet `unhealthy` and stopped the rollout. Asked with curl,
+/// then with wget alone (curl hidden).
+#[test]
+fn the_health_gate_never_asks_through_a_proxy() {
+    let dir = scratch("node-scripts-healthz-proxy");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r26", "p26"), &[], &[restart("kubelet")]);
+    let steps = "\
+        sh -c \"socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork EXEC:/var/lib/ok.sh & wait\" & proxy=$!\n\
+        sleep 60 & down=$!; echo $down > /var/lib/mainpid\n\
+        mkdir -m 700 /var/lib/roothome\n\
+        echo 'proxy = \"http://127.0.0.1:3128\"' > /var/lib/roothome/.curlrc\n\
+        i=0; until ss -Hltn 'sport = :3128' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
+        http_proxy=http://127.0.0.1:3128 timeout 60 dash \"$scratch/r26.sh\" > \"$scratch/env.out\" </dev/null || true\n\
+        rm -rf /var/lib/dnsfix\n\
+        HOME=/var/lib/roothome timeout 60 dash \"$scratch/r26.sh\" > \"$scratch/curlrc.out\" </dev/null || true\n\
+        rm -rf /var/lib/dnsfix\n\
+        touch /var/lib/noexec; chmod 644 /var/lib/noexec\n\
+        p=$(command -v curl) && mount --bind /var/lib/noexec \"$p\"\n\
+        http_proxy=http://127.0.0.1:3128 timeout 60 dash \"$scratch/r26.sh\" > \"$scratch/wget.out\" </dev/null || true\n\
+        kill $down 2>/dev/null; pkill -P $proxy || true; kill $proxy 2>/dev/null || true\n";
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    for case in ["env", "curlrc", "wget"] {
+        let got = kinds(&dir.join(format!("{case}.out")), &b);
+        assert!(
+            got.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
+            "{case}: the proxy's ok passed for the kubelet's health: {got:?}"
+        );
+    }
+}
+
 /// A restart that never returns (a Type=notify unit with TimeoutStartSec=0, as k3s's and
 /// RKE2's are, that never says it is ready) is cut off at five times the handler's timeout:
 /// the unit is reported unhealthy and the run ends, releasing the node's lock.
