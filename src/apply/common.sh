@@ -348,7 +348,10 @@ answered_by() {
   command -v ss >/dev/null 2>&1 || return 0
   listeners=$(ss -Hltnp 'sport = :10248' 2>/dev/null)
   case $listeners in *pid=*) ;; *) return 0 ;; esac
-  main=$(systemctl show -p MainPID --value "$1" 2>/dev/null)
+  # `MainPID=N`, not --value, which systemd before v230 refuses (CentOS 7's and Amazon
+  # Linux 2's v219): its pid not known there, a user's listener passed for the unit's.
+  main=$(systemctl show -p MainPID "$1" 2>/dev/null)
+  main=${main#MainPID=}
   case $main in '' | 0 | *[!0-9]*) return 0 ;; esac
   while :; do
     case $listeners in *pid=*) ;; *) return 0 ;; esac

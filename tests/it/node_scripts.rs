@@ -1234,6 +1234,42 @@ fn a_listener_named_after_the_unit_s_pid_does_not_pass_the_health_gate() {
     );
 }
 
+/// The unit's main process is asked of systemd as every systemd answers it: `systemctl
+/// show --value` came in systemd v230, and CentOS 7 and Amazon Linux 2 (EKS's AL2 AMIs)
+/// ship v219, whose systemctl refuses the option (lambci/yumda amazon-linux-2/build/
+/// specs/amzn2/systemd.spec: Version 219). Before, that refusal read as "the unit's pid
+/// is not known", which holds no listener against the unit: a user's process answering
+/// ok on port 10248 passed for the kubelet's health there. Here a systemctl that
+/// answers as v219's does, and a user's listener.
+#[test]
+fn the_unit_s_main_process_is_known_on_systemd_219_too() {
+    let dir = scratch("node-scripts-healthz-219");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r27", "p27"), &[], &[restart("kubelet")]);
+    let steps = "\
+        cat > /usr/local/bin/systemctl <<'S'\n\
+        #!/bin/sh\n\
+        for a; do case $a in --value) echo \"systemctl: unrecognized option '--value'\" >&2; exit 1 ;; esac; done\n\
+        case $1 in is-active) echo active ;; show) echo \"MainPID=$(cat /var/lib/mainpid)\" ;; esac\n\
+        S\n\
+        sleep 60 & sleeper=$!; echo $sleeper > /var/lib/mainpid\n\
+        setpriv --reuid=nobody --regid=nogroup --clear-groups socat TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork EXEC:/var/lib/ok.sh & impostor=$!\n\
+        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
+        dash \"$scratch/r27.sh\" > \"$scratch/219.out\" </dev/null\n\
+        kill $impostor $sleeper 2>/dev/null; true\n";
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    let got = kinds(&dir.join("219.out"), &b);
+    assert!(
+        got.contains(&(RecordKind::Unhealthy, "kubelet".to_string())),
+        "a user's listener passed for the unit's health: {got:?}"
+    );
+    let said = std::fs::read_to_string(dir.join("219.out")).expect("output");
+    assert!(
+        said.contains("from a process that is not kubelet's"),
+        "{said}"
+    );
+}
+
 /// Without curl (whose --max-time bounds the whole answer), a healthz that trickles a
 /// header line a second cannot hold the run: each probe is bounded as a whole, and the
 /// gate gives up at its timeout, releasing the node's lock.
