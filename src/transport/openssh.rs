@@ -282,6 +282,20 @@ impl OpenSshTransport {
                 )));
             }
         }
+        let shell = [
+            ("user", user, shell_in_user(user.map_or("", String::as_str))),
+            ("address", Some(&c.address), shell_in_host(&c.address)),
+        ];
+        for (what, text, held) in shell {
+            if let (Some(text), Some(held)) = (text, held) {
+                return Err(TransportError::Other(format!(
+                    "{}: the ssh {what} {text:?} holds {held}, which ssh before OpenSSH 9.6 \
+                     hands a ProxyCommand or Match exec (%h, %r, %u) for the shell to run \
+                     (OpenSSH 9.6 refuses it too); refused",
+                    target.host
+                )));
+            }
+        }
         let mut args = self.common.clone();
         if let Some(port) = c.port {
             args.extend(["-p".into(), port.to_string().into()]);
@@ -308,6 +322,26 @@ impl OpenSshTransport {
         args.extend(["--".into(), (&c.address).into()]);
         Ok(args)
     }
+}
+
+/// What OpenSSH 9.6 refuses in a host name given on the command line, besides whitespace
+/// and control characters (refused before): characters the shell gives meaning to, which
+/// an older ssh puts into a ProxyCommand's `%h` as they are (CVE-2023-51385;
+/// openssh-portable@0ef0f5a83 readconf.c ssh_valid_hostname). `-` first is not among
+/// them: dnsfix puts the address after `--`.
+fn shell_in_host(host: &str) -> Option<String> {
+    host.chars()
+        .find(|c| "'`\"$\\;&<>|(){},".contains(*c))
+        .map(|c| format!("{c:?}"))
+}
+
+/// [`shell_in_host`] for a user name (`%r`, `%u`): as ssh_valid_ruser, a `$` is a user's
+/// (`HOST$`), and so is a `\` but the last (`DOMAIN\user`).
+fn shell_in_user(user: &str) -> Option<String> {
+    if let Some(c) = user.chars().find(|c| "'`\";&<>|(){}".contains(*c)) {
+        return Some(format!("{c:?}"));
+    }
+    user.ends_with('\\').then(|| "a '\\' at its end".to_owned())
 }
 
 /// The file `path` names, for naming a master: `known_hosts` run from two directories is two
@@ -1594,6 +1628,52 @@ mod tests {
         plain.connection.user = None;
         assert!(transport.session(&plain).is_err(), "the --user too");
         assert!(transport.session(&target()).is_ok(), "a user of its own");
+    }
+
+    /// CVE-2023-51385: before OpenSSH 9.6 ssh hands a user or host name to a ProxyCommand's
+    /// `%r`/`%h` (and a `Match exec`'s `%u`) as it is, and the shell runs what it holds:
+    /// with `ProxyCommand ssh -W %h:%p bastion` in ~/.ssh/config, an inventory's
+    /// `ansible_host: x;touch${IFS}/tmp/p` runs `touch` on this machine. The characters
+    /// OpenSSH 9.6 itself refuses on the command line (openssh-portable@7ef3787c8 ssh.c
+    /// valid_hostname, valid_ruser; readconf.c ssh_valid_hostname and ssh_valid_ruser at
+    /// 0ef0f5a83) are refused here, for every ssh, naming the host; what it allows stays
+    /// (a `$` or a `\` in a user: `HOST$`, `DOMAIN\user`).
+    #[test]
+    fn a_user_or_address_with_shell_characters_is_refused() {
+        let dir = scratch("shell");
+        let transport =
+            OpenSshTransport::with_control_dir(&SshOptions::default(), dir.to_path_buf());
+        for (user, address) in [
+            ("root", "x;touch${IFS}/tmp/p"),
+            ("root", "$(touch${IFS}/tmp/p)"),
+            ("root", "`id`"),
+            ("root", "a|b"),
+            ("root", "a,b"),
+            ("root", "a\\b"),
+            ("root$(id)", "127.0.0.1"),
+            ("r`id`", "127.0.0.1"),
+            ("r;id", "127.0.0.1"),
+            ("r'x'", "127.0.0.1"),
+            ("root\\", "127.0.0.1"),
+        ] {
+            let mut odd = target();
+            odd.connection.user = Some(user.into());
+            odd.connection.address = address.into();
+            let refused = transport.session(&odd).expect_err(address);
+            let text = refused.to_string();
+            assert!(text.starts_with("node1: the ssh "), "{text}");
+            assert!(text.contains("OpenSSH 9.6"), "{text}");
+        }
+        for (user, address) in [
+            ("HOST$", "node1.example.com"),
+            ("CORP\\ops", "fe80::1%eth0"),
+            ("ops-admin_1.x@corp", "[2001:db8::1]"),
+        ] {
+            let mut fine = target();
+            fine.connection.user = Some(user.into());
+            fine.connection.address = address.into();
+            transport.session(&fine).expect(user);
+        }
     }
 
     #[test]
