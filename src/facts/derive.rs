@@ -417,6 +417,7 @@ fn sysctls(raw: &RawFacts) -> BTreeMap<String, SysctlFact> {
                 value: p.value.clone(),
                 path: p.path.clone(),
                 line: p.line,
+                key: p.key.clone(),
             });
             ((*key).to_owned(), SysctlFact { live, persisted })
         })
@@ -482,6 +483,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
             value: "br_netfilter".into(),
             path: super::kernel_cmdline::PROC_CMDLINE.into(),
             line: 1,
+            key: None,
         });
     let persisted = on_cmdline.or_else(|| {
         modules_load::persisted_modules(&inputs, systemd)
@@ -490,6 +492,7 @@ fn br_netfilter(raw: &RawFacts) -> BrNetfilter {
                 value: "br_netfilter".into(),
                 path: path.clone(),
                 line: *line,
+                key: None,
             })
     });
     let (denied_at_boot, denied_now, deny_unread) = if built_in {

@@ -462,6 +462,26 @@ pub struct Persisted {
     pub value: String,
     pub path: String,
     pub line: usize,
+    /// The key the line assigns, where it is another name of the same setting
+    /// (`net.ipv4.conf.all.forwarding` for `net.ipv4.ip_forward`, or a glob of it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl Persisted {
+    /// The assignment as the file says it ([`assignment`]).
+    pub fn assignment(&self, key: &str) -> String {
+        assignment(key, &self.value, self.key.as_deref())
+    }
+}
+
+/// `KEY = VALUE` as a sysctl file assigns `key`: under `other`, where that is another name
+/// of it (or a glob of that name), saying so.
+pub fn assignment(key: &str, value: &str, other: Option<&str>) -> String {
+    match other {
+        Some(other) => format!("{other} = {value} (the same kernel setting as {key})"),
+        None => format!("{key} = {value}"),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

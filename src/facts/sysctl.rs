@@ -79,6 +79,30 @@ pub struct PersistedValue {
     pub path: String,
     /// 1-based line in that file.
     pub line: usize,
+    /// The key that line assigns, where it is another name of the same kernel setting
+    /// ([`SAME_SETTING`]: `net.ipv4.conf.all.forwarding` for `net.ipv4.ip_forward`), or a
+    /// glob that matched that name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// Keys that are one kernel setting under two names: `(the name dnsfix reads, the other)`.
+/// `net.ipv4.ip_forward` is the `all` devconf's forwarding value, the one
+/// `net.ipv4.conf.all.forwarding` shows (torvalds/linux net/ipv4/devinet.c
+/// `devinet_init_net`: `tbl[0].data = &all->data[IPV4_DEVCONF_FORWARDING - 1]`), and a
+/// write to either runs `inet_forward_change`. So whichever of the two the boot applies
+/// last decides: the DISA RHEL 8 and 9 STIGs (RHEL-08-040259, RHEL-09-253075) set
+/// `net.ipv4.conf.all.forwarding = 0`, and a glob such as `net.ipv4.conf.*.forwarding`
+/// sets it too.
+pub const SAME_SETTING: &[(&str, &str)] =
+    &[("net.ipv4.ip_forward", "net.ipv4.conf.all.forwarding")];
+
+impl PersistedValue {
+    /// The assignment as the file says it: `KEY = VALUE`, naming the key the line
+    /// assigns where it is another name of `key` (and saying so).
+    pub fn assignment(&self, key: &str) -> String {
+        super::node_facts::assignment(key, &self.value, self.key.as_deref())
+    }
 }
 
 impl SysctlFile {
@@ -167,9 +191,13 @@ pub fn persisted(
     systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
     let mut result = BTreeMap::new();
+    // Where each key's option stands in the order the boot applies them, (file, line):
+    // what decides between two names of one setting ([`SAME_SETTING`]).
+    let mut position: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut globs = Vec::new();
     let mut excluded = std::collections::BTreeSet::new();
-    for (path, content) in drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd)) {
+    let applied = drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd));
+    for (index, (path, content)) in applied.into_iter().enumerate() {
         let file = SysctlFile::parse(content);
         // Under systemd a `-key` line after an assignment of that key (or of that glob, as
         // written) takes its place (systemd-sysctl keeps one option per key, the later
@@ -184,14 +212,26 @@ pub fn persisted(
             Vec::new()
         };
         for entry in file.entries {
+            let at = (index, entry.line);
             let value = PersistedValue {
                 value: entry.value,
                 path: path.to_string(),
                 line: entry.line,
+                key: None,
             };
             match glob_pattern(&entry.key) {
-                Some(pattern) => globs.push((entry.key, pattern, value)),
+                Some(pattern) => globs.push((entry.key, pattern, value, at)),
                 None => {
+                    // systemd-sysctl moves an option to the end only where the value
+                    // changes ("Overwriting earlier assignment"); the same value again
+                    // leaves it where it was. procps applies every line as it comes.
+                    let same = systemd
+                        && result
+                            .get(&entry.key)
+                            .is_some_and(|v: &PersistedValue| v.value == value.value);
+                    if !same {
+                        position.insert(entry.key.clone(), at);
+                    }
                     result.insert(entry.key, value);
                 }
             }
@@ -200,12 +240,14 @@ pub fn persisted(
         for (line, key) in &cancels {
             if result.get(key).is_some_and(|v| earlier(v, *line)) {
                 result.remove(key);
+                position.remove(key);
             }
-            globs.retain(|(glob, _, v)| glob != key || !earlier(v, *line));
+            globs.retain(|(glob, _, v, _)| glob != key || !earlier(v, *line));
         }
         excluded.extend(file.excluded.into_iter().map(|l| l.value));
     }
-    for key in SYSCTLS {
+    let others = SAME_SETTING.iter().map(|(_, other)| other);
+    for key in SYSCTLS.iter().chain(others) {
         if result.contains_key(*key) || excluded.contains(*key) {
             continue;
         }
@@ -215,12 +257,33 @@ pub fn persisted(
             require_literal_separator: true,
             require_literal_leading_dot: true,
         };
-        if let Some((_, _, value)) = globs
+        if let Some((glob, _, value, at)) = globs
             .iter()
             .rev()
-            .find(|(_, pattern, _)| pattern.matches_with(&path, options))
+            .find(|(_, pattern, ..)| pattern.matches_with(&path, options))
         {
-            result.insert((*key).to_owned(), value.clone());
+            let mut value = value.clone();
+            // A glob that sets the other name of a setting is named as written.
+            if SAME_SETTING.iter().any(|(_, other)| other == key) {
+                value.key = Some(glob.clone());
+            }
+            position.insert((*key).to_owned(), *at);
+            result.insert((*key).to_owned(), value);
+        }
+    }
+    for (key, other) in SAME_SETTING {
+        let later = match (position.get(*key), position.get(*other)) {
+            (Some(mine), Some(theirs)) => theirs > mine,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if let Some(value) = result.get(*other).filter(|_| later) {
+            let key_as_assigned = value.key.clone().unwrap_or_else(|| (*other).to_owned());
+            let value = PersistedValue {
+                key: Some(key_as_assigned),
+                ..value.clone()
+            };
+            result.insert((*key).to_owned(), value);
         }
     }
     result
@@ -607,7 +670,8 @@ net.bridge.bridge-nf-call-ip6tables=1
             Some(&PersistedValue {
                 value: "1".into(),
                 path: "/etc/sysctl.d/99-sysctl.conf".into(),
-                line: 3
+                line: 3,
+                key: None
             })
         );
         assert_eq!(
@@ -615,6 +679,71 @@ net.bridge.bridge-nf-call-ip6tables=1
                 .map(|v| v.path.as_str()),
             Some("/etc/sysctl.d/10-network-security.conf")
         );
+    }
+
+    /// `net.ipv4.conf.all.forwarding` is `net.ipv4.ip_forward` under another name: the
+    /// one of the two the boot applies last decides. The DISA RHEL 8 STIG's line
+    /// (CMSgov/redhat-enterprise-linux-8-stig-baseline controls/SV-250317.rb) in
+    /// 99-sysctl.conf, after the older container-runtimes page's 99-kubernetes-cri.conf.
+    #[test]
+    fn the_other_name_of_ip_forward_applied_last_decides() {
+        let stig = "net.ipv4.conf.all.forwarding = 0\n";
+        let cri =
+            "net.bridge.bridge-nf-call-iptables  = 1\nnet.ipv4.ip_forward                 = 1\n";
+        let files = [
+            file("/etc/sysctl.d/99-kubernetes-cri.conf", cri),
+            file("/etc/sysctl.d/99-sysctl.conf", stig),
+        ];
+        for systemd in [true, false] {
+            let map = persisted(&files, &[], systemd);
+            let v = map.get("net.ipv4.ip_forward").expect("set");
+            assert_eq!(
+                (v.value.as_str(), v.path.as_str(), v.line),
+                ("0", "/etc/sysctl.d/99-sysctl.conf", 1)
+            );
+            assert_eq!(
+                v.assignment("net.ipv4.ip_forward"),
+                "net.ipv4.conf.all.forwarding = 0 (the same kernel setting as net.ipv4.ip_forward)"
+            );
+        }
+        // Applied first, it is undone by ip_forward after it (kubeadm's k8s.conf sorts
+        // after every 99-*.conf).
+        let files = [
+            file("/etc/sysctl.d/99-sysctl.conf", stig),
+            file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward = 1\n"),
+        ];
+        let map = persisted(&files, &[], true);
+        let v = map.get("net.ipv4.ip_forward").expect("set");
+        assert_eq!((v.value.as_str(), v.key.as_deref()), ("1", None));
+        // A glob that matches it counts as it, and is named as written.
+        let files = [
+            file("/etc/sysctl.d/50-k8s.conf", "net.ipv4.ip_forward = 1\n"),
+            file(
+                "/etc/sysctl.d/90-router-off.conf",
+                "net.ipv4.conf.*.forwarding = 0\n",
+            ),
+        ];
+        let map = persisted(&files, &[], true);
+        let v = map.get("net.ipv4.ip_forward").expect("set");
+        assert_eq!(
+            (v.value.as_str(), v.key.as_deref()),
+            ("0", Some("net.ipv4.conf.*.forwarding"))
+        );
+        // systemd-sysctl leaves an option where it was when a later line sets the same
+        // value again ("Overwriting earlier assignment" only for another value): the
+        // second ip_forward = 1 does not move it after the STIG line, so 0 wins; procps
+        // applies every line in order, so 1 does.
+        let files = [
+            file("/etc/sysctl.d/10-forward.conf", "net.ipv4.ip_forward = 1\n"),
+            file("/etc/sysctl.d/50-stig.conf", stig),
+            file("/etc/sysctl.d/90-forward.conf", "net.ipv4.ip_forward = 1\n"),
+        ];
+        let at = |systemd| {
+            let map = persisted(&files, &[], systemd);
+            map.get("net.ipv4.ip_forward").map(|v| v.value.clone())
+        };
+        assert_eq!(at(true).as_deref(), Some("0"));
+        assert_eq!(at(false).as_deref(), Some("1"));
     }
 
     #[test]
@@ -631,7 +760,8 @@ net.bridge.bridge-nf-call-ip6tables=1
             Some(&PersistedValue {
                 value: "0".into(),
                 path: "/usr/lib/sysctl.d/99-zz.conf".into(),
-                line: 1
+                line: 1,
+                key: None
             })
         );
     }

@@ -274,7 +274,13 @@ fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile
             .chain(needed)
             .collect()
     };
-    let wanted: Vec<String> = held.into_iter().chain(planned).map(same).collect();
+    let mut wanted: Vec<String> = held.into_iter().chain(planned).map(same).collect();
+    // A setting's other name sets it as much ([`crate::facts::sysctl::SAME_SETTING`]).
+    for (key, other) in crate::facts::sysctl::SAME_SETTING {
+        if sysctl && wanted.iter().any(|w| w == &same(key)) {
+            wanted.push(same(other));
+        }
+    }
     if sysctl {
         // Each line's key, left of `=`; a leading `-` only lets a failure pass; a glob
         // (`*`, `?`, `[...]`: systemd 245) may name any setting.
@@ -730,6 +736,11 @@ mod tests {
                 "net.ipv4.conf.eth?.forwarding = 0\n",
             ),
             ("/etc/sysctl.d/999-zz.conf", "-net.ipv4.ip_forward = 0\n"),
+            // The other name of net.ipv4.ip_forward (the DISA RHEL 8 STIG's line).
+            (
+                "/etc/sysctl.d/99-stig.conf",
+                "net.ipv4.conf.all.forwarding = 0\n",
+            ),
             // An empty file (or a link to /dev/null) of the name of one the plan read, in a
             // directory that outranks its, masks it.
             ("/etc/sysctl.d/50-default.conf", ""),

@@ -49,10 +49,14 @@ const ENV_FILES: &[&str] = &[
     "/etc/default/kubelet",
     "/etc/sysconfig/kubelet",
 ];
-/// Sysctl names (a trailing `.` is a prefix) the shipped playbooks set.
+/// Sysctl names (a trailing `.` is a prefix) the shipped playbooks set: and
+/// `net.ipv4.conf.all.forwarding`, the other name of `net.ipv4.ip_forward`
+/// ([`crate::facts::sysctl::SAME_SETTING`]), whose line in a file applied after dnsfix's the
+/// sysctl task turns on.
 pub const SYSCTLS: &[&str] = &[
     "net.bridge.",
     "net.ipv4.ip_forward",
+    "net.ipv4.conf.all.forwarding",
     "net.ipv6.conf.all.forwarding",
 ];
 /// Kernel modules the shipped playbooks load.

@@ -664,15 +664,17 @@ fn undone_by_file(ctx: &Ctx, key: &str, who: &str) -> Option<String> {
     let boot = ctx.facts.sysctls.get(key)?.persisted.as_ref();
     let files = ctx.facts.raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
     let procps = persisted_files(&files, false).remove(key);
-    let (value, path, line) = match (boot, procps) {
+    let (path, line, assignment) = match (boot, procps) {
         (Some(p), _) if normalize_value(&p.value) != "1" => {
-            (p.value.clone(), p.path.clone(), p.line)
+            (p.path.clone(), p.line, p.assignment(key))
         }
-        (_, Some(p)) if normalize_value(&p.value) != "1" => (p.value, p.path, p.line),
+        (_, Some(p)) if normalize_value(&p.value) != "1" => {
+            (p.path.clone(), p.line, p.assignment(key))
+        }
         _ => return None,
     };
     Some(format!(
-        "{path}:{line} sets {key} = {value}, which a later `sysctl --system` applies over the 1 {who} sets when it starts"
+        "{path}:{line} sets {assignment}, which a later `sysctl --system` applies over the 1 {who} sets when it starts"
     ))
 }
 
@@ -965,7 +967,7 @@ fn forwarding(ctx: &Ctx, family: Family) -> RuleOutcome {
     let persisted = match &s.persisted {
         _ if let Some(who) = installer => undone_by_file(ctx, key, who),
         Some(p) if p.value == "1" => None,
-        Some(p) => Some(format!("{}:{} sets {key} = {}", p.path, p.line, p.value)),
+        Some(p) => Some(format!("{}:{} sets {}", p.path, p.line, p.assignment(key))),
         None if sysctl_conf_unread(ctx, key) => Some(format!("{key}: {SYSCTL_CONF_UNREAD}")),
         None => Some(format!(
             "{key} is set by no sysctl.d file or /etc/sysctl.conf{}",

@@ -7,8 +7,8 @@ use super::error::PlanErrorKind;
 use super::{Outcome, Run, State};
 use crate::facts::raw::FileState;
 use crate::facts::sysctl::{
-    SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, booted_by_systemd, normalize_key, normalize_value,
-    persisted_files,
+    PersistedValue, SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, booted_by_systemd, normalize_key,
+    normalize_value, persisted_files,
 };
 use crate::plan::model::{Note, Reason};
 use crate::playbook::action::SysctlArgs;
@@ -71,8 +71,7 @@ impl Run<'_> {
         let mut settled = true;
         for &view in views {
             let winner = self.winner(state, &name, view)?;
-            settled &=
-                winner.is_some_and(|(v, _, _)| normalize_value(&v) == normalize_value(&value));
+            settled &= winner.is_some_and(|w| normalize_value(&w.value) == normalize_value(&value));
         }
         if !settled {
             let text = self.read(state, &file)?;
@@ -118,18 +117,17 @@ struct Wanted<'a> {
 }
 
 impl Run<'_> {
-    /// The assignment of `name` that wins, `(value, path, line)`: as systemd-sysctl reads
-    /// the files (`systemd`), or as procps `sysctl --system` does.
+    /// The assignment of `name` that wins: as systemd-sysctl reads the files (`systemd`),
+    /// or as procps `sysctl --system` does. It may assign another name of the setting
+    /// ([`crate::facts::sysctl::SAME_SETTING`]).
     fn winner(
         &mut self,
         state: &mut State,
         name: &str,
         systemd: bool,
-    ) -> Result<Option<(String, String, usize)>, PlanErrorKind> {
+    ) -> Result<Option<PersistedValue>, PlanErrorKind> {
         let files = self.config_files(state, &SYSCTL_DIRS, SYSCTL_CONF)?;
-        Ok(persisted_files(&files, systemd)
-            .remove(name)
-            .map(|p| (p.value, p.path, p.line)))
+        Ok(persisted_files(&files, systemd).remove(name))
     }
 
     /// A file the boot applies after `file` that still sets `name` to another value. One in
@@ -145,47 +143,64 @@ impl Run<'_> {
         systemd: bool,
     ) -> Result<(), PlanErrorKind> {
         let Wanted { name, value, file } = *wanted;
-        let Some((other, path, line)) = self.winner(state, name, systemd)? else {
+        let Some(winner) = self.winner(state, name, systemd)? else {
             return Ok(());
         };
+        let (other, path, line) = (winner.value.as_str(), winner.path.as_str(), winner.line);
+        // The line to change: the key it assigns, where that is another name of the
+        // setting (a glob of it gets that name's own line after it, which wins over it).
+        let key = match winner.key.as_deref() {
+            Some(k) if k.contains(['*', '?', '[']) => crate::facts::sysctl::SAME_SETTING
+                .iter()
+                .find(|(mine, _)| *mine == name)
+                .map_or(name, |(_, theirs)| *theirs),
+            Some(k) => k,
+            None => name,
+        };
+        let assigned = winner.assignment(name);
         // Applied after it at boot, or (a file the boot does not read) by procps.
         let after = if systemd || !booted_by_systemd(&self.facts.raw) {
             format!("is applied after {file} at boot")
         } else {
             format!("is applied after {file} by `sysctl --system`")
         };
-        if normalize_value(&other) == normalize_value(value) {
+        if normalize_value(other) == normalize_value(value) {
             return Ok(());
         }
-        let target = self.etc_sysctl_file(&path);
+        let target = self.etc_sysctl_file(path);
         // A file the plan cannot rewrite as text (not UTF-8, too large) is named instead.
         let text = target.as_ref().and_then(|t| self.read(state, t).ok());
         let message = match (target, text) {
             (Some(target), Some(text)) => {
-                let new = set_sysctl_line(text.as_deref(), name, value);
+                let new = set_sysctl_line(text.as_deref(), key, value);
                 let was = format!("was {other}, {}", after.trim_start_matches("is "));
-                let description = format!("{name} = {value} ({was})");
+                let description = format!("{key} = {value} ({was})");
                 self.write(state, &target, new, None, description, reason)?;
-                changed.push(format!("{target} {name} = {value}"));
+                changed.push(format!("{target} {key} = {value}"));
+                let now = if key == name || winner.key.as_deref() == Some(key) {
+                    format!("that line now sets {value}")
+                } else {
+                    format!("a line after it sets {key} = {value}")
+                };
                 format!(
-                    "{path}:{line} set {name} = {other} and {after}: \
-                     that line now sets {value}; if a tool manages {target}, change it there too"
+                    "{path}:{line} set {assigned} and {after}: \
+                     {now}; if a tool manages {target}, change it there too"
                 )
             }
             _ => match self
                 .facts
                 .files
-                .get(&path)
+                .get(path)
                 .filter(|f| f.symlink_target.is_some())
                 .and_then(|f| f.canonical.as_ref())
             {
                 Some(target) => format!(
-                    "{path}:{line} sets {name} = {other} and {after}; \
+                    "{path}:{line} sets {assigned} and {after}; \
                      it is a link to {target}: replace the link with a copy that sets {value}, \
                      or {name} goes back to {other}"
                 ),
                 _ => format!(
-                    "{path}:{line} sets {name} = {other} and {after}; \
+                    "{path}:{line} sets {assigned} and {after}; \
                      edit that line, or {name} goes back to {other}"
                 ),
             },
