@@ -206,7 +206,11 @@ fn sysctl_summary(s: &SysctlFact) -> String {
         Observed::Unknown(_) => "unknown".to_owned(),
     };
     let persisted = match &s.persisted {
-        Some(p) => format!("persisted {} at {}:{}", p.value, p.path, p.line),
+        Some(p) => match &p.key {
+            // Another name of the setting assigns it there.
+            Some(key) => format!("persisted {} at {}:{} as {key}", p.value, p.path, p.line),
+            None => format!("persisted {} at {}:{}", p.value, p.path, p.line),
+        },
         None => "not persisted".to_owned(),
     };
     format!("{live} ({persisted})")
