@@ -404,6 +404,62 @@ fn forwarding_set_by_hand_reverts_at_a_real_reboot_and_the_applied_fix_survives_
     assert_kubelet_up_and_node_clean(&lab, &node);
 }
 
+/// The same node hardened with the DISA RHEL 8/9 STIG's line instead,
+/// `net.ipv4.conf.all.forwarding = 0` (RHEL-08-040259, whose check shows it in
+/// 99-sysctl.conf): the kernel's other name for `net.ipv4.ip_forward`. A real boot turns
+/// forwarding off by it; dnsfix names that line, and apply turns it on there, since a
+/// `net.ipv4.ip_forward = 1` in 99-dnsfix.conf, applied before it, would be undone by it at
+/// the next real reboot.
+#[test]
+fn the_stig_s_other_name_for_ip_forward_is_turned_on_and_survives_a_real_reboot() {
+    let lab = start(HARDENED);
+    let node = lab.node(HARDENED).name.clone();
+    assert_real_systemd_node(&lab, &node);
+    let stig = "net.ipv4.conf.all.forwarding = 0";
+    lab.exec(
+        &node,
+        &format!("sed -i '1s/.*/{stig}/' {HARDENING} && echo 1 > /proc/sys/net/ipv4/ip_forward"),
+    );
+    assert_eq!(
+        lab.exec(&node, &format!("head -1 {HARDENING}")).trim(),
+        stig
+    );
+
+    // A real reboot applies it: forwarding off.
+    lab.reboot(&node);
+    assert_eq!(forwarding(&lab, &node), "0", "the boot kept forwarding on");
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-IP-FORWARD");
+    assert_eq!(severity, "critical", "{evidence:?}");
+    assert!(
+        evidence.iter().any(|e| e
+            == &format!(
+                "{HARDENING}:1 sets {stig} (the same kernel setting as net.ipv4.ip_forward)"
+            )),
+        "{evidence:?}"
+    );
+
+    let hardening = lab.exec(&node, &format!("cat {HARDENING}"));
+    assert_applied_restarted_and_verified(&plan_and_apply(&lab), &node);
+    assert_eq!(forwarding(&lab, &node), "1");
+    assert_eq!(
+        lab.exec(&node, &format!("cat {HARDENING}")),
+        hardening.replacen(stig, "net.ipv4.conf.all.forwarding = 1", 1),
+        "only the one value changes"
+    );
+
+    // A second real reboot, from forwarding off: only the boot can turn it on.
+    lab.exec(&node, "echo 0 > /proc/sys/net/ipv4/ip_forward");
+    lab.reboot(&node);
+    assert_eq!(
+        forwarding(&lab, &node),
+        "1",
+        "the boot did not apply the fix"
+    );
+    assert_kubelet_up_and_node_clean(&lab, &node);
+}
+
 /// `plan -o` (changes: exit 2), then `apply` of that plan (exit 0): its run record.
 fn plan_and_apply(lab: &Lab) -> RunRecord {
     let plan_path = lab.dir.join("plan.json");
