@@ -1067,10 +1067,22 @@ mod tests {
             crate::facts::raw::FileState::Present,
             Some(b"# r\xe9seau\nnet.ipv4.ip_forward = 0\n"),
         );
+        // A glob of forwarding's other name: left to the administrator, as udev applies
+        // it to every interface that appears.
+        let mut glob = base();
+        glob.file(
+            "/etc/sysctl.d/zz-router-off.conf",
+            crate::facts::raw::FileState::Present,
+            Some(b"net.ipv4.conf.*.forwarding = 0\n"),
+        );
         for (raw, says) in [
             (
                 vendor,
                 "it is a link to /usr/lib/sysctl.d/zz-router.conf: replace the link",
+            ),
+            (
+                glob,
+                "/etc/sysctl.d/zz-router-off.conf:1 sets net.ipv4.conf.*.forwarding = 0 (the same kernel setting as net.ipv4.ip_forward) and is applied after /etc/sysctl.d/99-dnsfix.conf at boot; set that line to 1 (systemd's udev rule",
             ),
             (
                 latin1,

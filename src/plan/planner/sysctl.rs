@@ -148,15 +148,15 @@ impl Run<'_> {
         };
         let (other, path, line) = (winner.value.as_str(), winner.path.as_str(), winner.line);
         // The line to change: the key it assigns, where that is another name of the
-        // setting (a glob of it gets that name's own line after it, which wins over it).
-        let key = match winner.key.as_deref() {
-            Some(k) if k.contains(['*', '?', '[']) => crate::facts::sysctl::SAME_SETTING
-                .iter()
-                .find(|(mine, _)| *mine == name)
-                .map_or(name, |(_, theirs)| *theirs),
-            Some(k) => k,
-            None => name,
-        };
+        // setting. A glob of that name is left to the administrator: it sets every
+        // interface, and systemd's udev rule (99-systemd.rules: `systemd-sysctl
+        // --prefix=/net/ipv4/conf/$name`) applies it again to each one that appears, the
+        // pods' among them, which no line of another key undoes.
+        let glob = winner
+            .key
+            .as_deref()
+            .filter(|k| k.contains(['*', '?', '[']));
+        let key = winner.key.as_deref().unwrap_or(name);
         let assigned = winner.assignment(name);
         // Applied after it at boot, or (a file the boot does not read) by procps.
         let after = if systemd || !booted_by_systemd(&self.facts.raw) {
@@ -167,7 +167,7 @@ impl Run<'_> {
         if normalize_value(other) == normalize_value(value) {
             return Ok(());
         }
-        let target = self.etc_sysctl_file(path);
+        let target = self.etc_sysctl_file(path).filter(|_| glob.is_none());
         // A file the plan cannot rewrite as text (not UTF-8, too large) is named instead.
         let text = target.as_ref().and_then(|t| self.read(state, t).ok());
         let message = match (target, text) {
@@ -177,16 +177,16 @@ impl Run<'_> {
                 let description = format!("{key} = {value} ({was})");
                 self.write(state, &target, new, None, description, reason)?;
                 changed.push(format!("{target} {key} = {value}"));
-                let now = if key == name || winner.key.as_deref() == Some(key) {
-                    format!("that line now sets {value}")
-                } else {
-                    format!("a line after it sets {key} = {value}")
-                };
                 format!(
                     "{path}:{line} set {assigned} and {after}: \
-                     {now}; if a tool manages {target}, change it there too"
+                     that line now sets {value}; if a tool manages {target}, change it there too"
                 )
             }
+            _ if glob.is_some() => format!(
+                "{path}:{line} sets {assigned} and {after}; \
+                 set that line to {value} (systemd's udev rule applies the glob again to \
+                 every interface as it appears, the pods' too), or {name} goes back to {other}"
+            ),
             _ => match self
                 .facts
                 .files
