@@ -413,6 +413,15 @@ pub const RULES: &[RuleInfo] = &[
             resolves; a link to the static /usr/lib/systemd/resolv.conf, a copy of the stub\n  \
             file, or an older systemd's stub file still lists 127.0.0.53: high, from the\n  \
             socket table.\n\
+            - systemd-resolved with no server to ask (netplan without `nameservers`, or with\n  \
+            `use-dns: false` for DHCP, and no DNS= of its own) runs and answers on 127.0.0.53,\n  \
+            with a failure for every name. Its uplink file, /run/systemd/resolve/resolv.conf,\n  \
+            lists every server it asks, its FallbackDNS= ones where it has no other (Ubuntu and\n  \
+            Debian build it with none): `# No DNS servers known.` and no nameserver line\n  \
+            there, while it listens on the stub, is high (not where resolved.conf or a drop-in\n  \
+            names a server on a port other than 53, which that file leaves out). The kubelet\n  \
+            on that file hands pods no server either (DNS-KUBELET-RESOLVCONF-MISSING); k3s\n  \
+            and RKE2 from mid-2024 pass it over and give pods 8.8.8.8 (DNS-K3S-FALLBACK).\n\
             - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
             a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
             /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
@@ -437,6 +446,10 @@ pub const RULES: &[RuleInfo] = &[
             Where it runs without its stub listener: link /etc/resolv.conf to its uplink file,\n\
             ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf, or set\n\
             DNSStubListener=yes again (resolved.conf and its drop-ins) and restart it.\n\
+            Where it runs but knows no server: give it the real ones, nameservers in netplan\n\
+            (then netplan apply), NetworkManager's connection, or a drop-in of its own:\n  \
+            printf '[Resolve]\\nDNS=192.0.2.53 198.51.100.53\\n' > /etc/systemd/resolved.conf.d/dns.conf\n  \
+            systemctl restart systemd-resolved\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
             node's own that lists the real servers (systemd-resolved's last list is in\n\
             /run/systemd/resolve/resolv.conf until the next boot):\n  \

@@ -737,3 +737,72 @@ fn systemd_resolved_without_its_stub_listener_is_judged_by_what_listens() {
     let (code, findings) = check(&lab, &node);
     assert_eq!(code, Some(0), "{findings:#?}");
 }
+
+/// Whether the node resolves `name` through its own /etc/resolv.conf (`getent -s dns`):
+/// systemd-resolved answers a name of the outside world only from a server it asks (the
+/// lab's upstreams answer every name).
+fn host_resolves(lab: &Lab, node: &str, name: &str) -> bool {
+    lab.exec_output(node, &format!("getent -s dns hosts {name}"))
+        .status
+        .success()
+}
+
+/// systemd-resolved with no server to ask (netplan without `nameservers`, DHCP DNS
+/// ignored): it still answers on its stub, and fails every lookup, so the node's own
+/// resolver is down though something listens there. Its uplink file says so ("# No DNS
+/// servers known.", no FallbackDNS= in Debian's build): check reports it (high) beside the
+/// kubelet's file without a server, and the fix as the finding gives it, a DNS= drop-in
+/// and a restart, makes the node clean again.
+#[test]
+fn a_systemd_resolved_without_servers_leaves_the_node_without_a_resolver() {
+    const DROPIN: &str = "/etc/systemd/resolved.conf.d/upstreams.conf";
+    let lab = start_lab();
+    let node = lab.node(SCENARIO).name.clone();
+    kubelet_on_resolveds_uplink(&lab, &node);
+    assert!(host_resolves(&lab, &node, "registry.example"));
+
+    lab.exec(
+        &node,
+        &format!("mv {DROPIN} /root/upstreams.conf && systemctl restart systemd-resolved"),
+    );
+    assert!(
+        lab.exec(&node, "cat /run/systemd/resolve/resolv.conf")
+            .contains("# No DNS servers known."),
+        "systemd-resolved knows no server"
+    );
+    assert!(
+        !host_resolves(&lab, &node, "registry.example"),
+        "systemd-resolved answers on its stub, with a failure"
+    );
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(2), "{findings:#?}");
+    let (severity, evidence) = finding(&findings, "DNS-HOST-RESOLVER-DOWN");
+    assert_eq!(severity, "high", "{evidence:?}");
+    assert!(
+        evidence[0].ends_with(
+            "/run/systemd/resolve/resolv.conf, systemd-resolved's list of the servers it asks: no nameserver line"
+        ),
+        "{evidence:?}"
+    );
+    let down = findings
+        .iter()
+        .find(|f| f["id"] == "DNS-HOST-RESOLVER-DOWN")
+        .expect("the finding");
+    assert!(
+        down["remediation"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("give systemd-resolved the real servers")),
+        "{down:#}"
+    );
+    let (severity, _) = finding(&findings, "DNS-KUBELET-RESOLVCONF-MISSING");
+    assert_eq!(severity, "critical", "{findings:#?}");
+
+    // The fix as the finding gives it.
+    lab.exec(
+        &node,
+        &format!("mv /root/upstreams.conf {DROPIN} && systemctl restart systemd-resolved"),
+    );
+    assert!(host_resolves(&lab, &node, "registry.example"));
+    let (code, findings) = check(&lab, &node);
+    assert_eq!(code, Some(0), "{findings:#?}");
+}

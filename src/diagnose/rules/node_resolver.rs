@@ -46,7 +46,8 @@ const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no s
 /// (glibc fails every lookup on the read error, Go asks 127.0.0.1 and ::1), or lists only
 /// systemd-resolved's stub while nothing listens there (the kernel's socket table; where it
 /// was not read, while systemd-resolved does not run; not while it is activating, a
-/// restart caught half-way); down after the next reboot where it links into
+/// restart caught half-way) or while systemd-resolved, answering there, knows no server to
+/// ask ([`resolved_knows_no_server`]: netplan without `nameservers`, DHCP DNS ignored); down after the next reboot where it links into
 /// systemd-resolved's /run directory and systemd-resolved will not write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
 /// unknown.
 pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
@@ -94,14 +95,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
             format!("{} lists no nameserver: {FALLBACK}", etc.path),
             format!("{} → no nameserver line", followed(etc, &seen)),
         ),
-        (FileState::Present, Some(p))
-            if stub_only(p)
-                && services.systemd_resolved != UnitState::Activating
-                && match stub_answered(ctx, p) {
-                    Some(answered) => !answered,
-                    None => resolved_stopped(ctx),
-                } =>
-        {
+        (FileState::Present, Some(p)) if stub_only(p) && stub_down(ctx, p) => {
             stub_unanswered(ctx, etc, &seen, p)
         }
         (FileState::Present, Some(p))
@@ -262,8 +256,22 @@ fn stub_answered(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
         }))
 }
 
+/// Nothing answers at the stub addresses `p` lists (the socket table; where it was not
+/// read, systemd-resolved does not run; not while it is activating, a restart caught
+/// half-way), or systemd-resolved does and fails every lookup
+/// ([`resolved_knows_no_server`]).
+fn stub_down(ctx: &Ctx, p: &ResolvConf) -> bool {
+    let unanswered = match stub_answered(ctx, p) {
+        Some(answered) => !answered,
+        None => resolved_stopped(ctx),
+    };
+    (ctx.facts.services.systemd_resolved != UnitState::Activating && unanswered)
+        || resolved_knows_no_server(ctx, p)
+}
+
 /// /etc/resolv.conf lists only systemd-resolved's stub addresses and nothing listens
-/// there (/proc/net/udp): systemd-resolved does not run, or runs without its stub
+/// there (/proc/net/udp), or systemd-resolved does but knows no server to ask (it comes
+/// first: [`stub_down`]): systemd-resolved does not run, or runs without its stub
 /// listener (`DNSStubListener=no`; from systemd 246 it then links its own stub file to its
 /// uplink file, resolved-resolv-conf.c, so this is the static /usr/lib/systemd/resolv.conf,
 /// a copy of the stub, or an older systemd). Where the socket table was not read:
@@ -274,6 +282,21 @@ fn stub_unanswered(
     seen: &str,
     p: &ResolvConf,
 ) -> (Down, Severity, String, String) {
+    if resolved_knows_no_server(ctx, p) {
+        return (
+            Down::NoNameserver,
+            Severity::High,
+            format!(
+                "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, knows no DNS server to ask (none configured, none from the network, no FallbackDNS=): every lookup of the node's own fails (image pulls, the kubelet's API server name)",
+                etc.path
+            ),
+            format!(
+                "{}; {}, systemd-resolved's list of the servers it asks: no nameserver line",
+                stub_evidence(etc, seen, p),
+                ctx.facts.resolver.systemd_uplink.path
+            ),
+        );
+    }
     if stub_answered(ctx, p).is_none() {
         return (
             Down::Stub,
@@ -319,6 +342,67 @@ fn stub_unanswered(
     )
 }
 
+/// systemd-resolved answers at the stub addresses `p` lists and knows no DNS server to
+/// ask, so it fails every lookup: it runs, a socket is bound to one of those addresses
+/// itself (one on every address is another server's; where the socket table was not read,
+/// that it runs is taken for it), and its uplink file names no server. That file lists every
+/// server it asks, the FallbackDNS= ones where it knows no other (systemd
+/// src/resolve/resolved-manager.c `manager_compile_dns_servers`: "If we found nothing, add
+/// the fallback servers"; resolved-resolv-conf.c `write_uplink_resolv_conf_contents`: "# No
+/// DNS servers known."), but not one on a port other than 53, which resolv.conf cannot
+/// name (`write_resolv_conf_server`): not judged where its configuration names one.
+fn resolved_knows_no_server(ctx: &Ctx, p: &ResolvConf) -> bool {
+    let uplink = &ctx.facts.resolver.systemd_uplink;
+    let listening = match ctx.facts.whole_text(crate::facts::sockets::UDP) {
+        Some(table) => p.nameservers.iter().any(|n| match n.ip {
+            Some(IpAddr::V4(v4)) => crate::facts::sockets::bound_53_to(&table, v4),
+            _ => false,
+        }),
+        None => true,
+    };
+    ctx.facts.services.systemd_resolved == UnitState::Active
+        && listening
+        && uplink.state == FileState::Present
+        && uplink
+            .parsed
+            .as_ref()
+            .is_some_and(|u| u.nameservers.is_empty())
+        && !resolved_names_other_port(ctx)
+}
+
+/// systemd-resolved's configuration (resolved.conf and its drop-ins) names a `DNS=` or
+/// `FallbackDNS=` server on a port other than 53 (`192.0.2.53:5353`, `[2001:db8::53]:5353`,
+/// either with a `#name` after it: resolved.conf(5)), which its uplink file leaves out.
+fn resolved_names_other_port(ctx: &Ctx) -> bool {
+    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
+    let mut texts: Vec<String> = crate::facts::sysctl::conf_d_files(&ctx.facts.raw, &dirs)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    texts.extend(file_text(ctx.facts, "/etc/systemd/resolved.conf").map(|t| t.into_owned()));
+    texts.iter().flat_map(|t| t.lines()).any(|line| {
+        let line = line.trim();
+        let value = ["DNS", "FallbackDNS"].iter().find_map(|key| {
+            line.strip_prefix(key)
+                .and_then(|rest| rest.trim_start().strip_prefix('='))
+        });
+        value.is_some_and(|v| v.split_whitespace().any(other_port))
+    })
+}
+
+/// A resolved.conf server word with a port other than 53.
+fn other_port(word: &str) -> bool {
+    let address = word.split('#').next().unwrap_or(word);
+    let port = match address.strip_prefix('[') {
+        Some(v6) => v6.split_once("]:").map(|(_, port)| port),
+        None => address
+            .split_once(':')
+            .filter(|(_, port)| !port.contains(':'))
+            .map(|(_, port)| port),
+    };
+    port.is_some_and(|port| port != "53")
+}
+
 /// systemd-resolved is known not to run now (inactive or failed).
 fn resolved_stopped(ctx: &Ctx) -> bool {
     matches!(
@@ -361,8 +445,12 @@ fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
             from_file(uplink, "systemd-resolved's list of the real servers")
         })
         .or_else(|| {
+            // Not the file k3s/RKE2 generate when no host file passes their check: its
+            // 8.8.8.8 is their guess, not a server of the node's.
+            let kubelet = &ctx.facts.kubelet;
+            let file = kubelet.pod_resolv_conf.as_ref();
             from_file(
-                ctx.facts.kubelet.pod_resolv_conf.as_ref(),
+                file.filter(|_| !kubelet.on_rancher_fallback()),
                 "the kubelet's file for pods",
             )
         })
@@ -397,17 +485,24 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
             "link /etc/resolv.conf to systemd-resolved's list of the real servers (ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf), as systemd 246 and later do with its stub file when the stub listener is off; or turn the stub listener on again (DNSStubListener= in /etc/systemd/resolved.conf and its drop-ins, then systemctl restart systemd-resolved); or make /etc/resolv.conf a file of its own that lists the real servers{list}"
         );
     }
-    if starts && ctx.facts.services.systemd_resolved == UnitState::Active {
-        if down == Down::NoNameserver {
-            return format!(
-                "give systemd-resolved the real servers{list}: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, or the network's own settings: netplan, NetworkManager, DHCP)"
-            );
-        }
-        if let Some(target) = &etc.symlink_target {
-            return format!(
-                "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf): systemd-resolved runs and starts at boot, but the link to {target} reads no file; or make /etc/resolv.conf a file of its own that lists the real servers{list}"
-            );
-        }
+    let active = ctx.facts.services.systemd_resolved == UnitState::Active;
+    // Where whether it starts at boot is not known, it runs now: its servers are the fix.
+    if down == Down::NoNameserver
+        && active
+        && ctx.facts.services.resolved_starts_at_boot() != Some(false)
+    {
+        let boots = if starts { " and starts at boot" } else { "" };
+        return format!(
+            "give systemd-resolved the real servers{list}: it runs{boots} but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved; or the network's own settings: nameservers in netplan, NetworkManager's connection, the DHCP server)"
+        );
+    }
+    if starts
+        && active
+        && let Some(target) = &etc.symlink_target
+    {
+        return format!(
+            "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf): systemd-resolved runs and starts at boot, but the link to {target} reads no file; or make /etc/resolv.conf a file of its own that lists the real servers{list}"
+        );
     }
     let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
     let nm = network_manager_note(ctx);

@@ -163,7 +163,8 @@ fn a_file_left_by_a_stopped_systemd_resolved_is_reported_before_the_reboot() {
 /// (`copied-stub+nm…` likewise), a file of its `own`, a link to
 /// NetworkManager's (`nm-link`) or resolvconf's file, Debian's `dnsmasq` address, one
 /// with `no-nameserver`, a link to nothing (`dangling`), `absent`, a `directory`, a
-/// link to an uplink file with no server (`uplink-empty`), to the stub file systemd
+/// link to an uplink file with no server (`uplink-empty`), the stub link while
+/// systemd-resolved knows no server (`stub-no-servers…`), to the stub file systemd
 /// ships (`usr-lib-link`) or through /var/run (`var-run-link`).
 fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &str) {
     use crate::facts::raw::FileState;
@@ -213,6 +214,10 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
         "dnsmasq" => raw.file(etc, FileState::Present, Some(b"nameserver 127.0.1.1\n")),
         "no-nameserver" => raw.file(etc, FileState::Present, Some(b"search example.internal\n")),
         "directory" => raw.file(etc, FileState::Directory, None),
+        "stub-no-servers"
+        | "stub-no-servers-listening"
+        | "stub-no-servers-wildcard"
+        | "stub-no-servers-port" => resolved_without_servers(raw, kind),
         // systemd-resolved's uplink file as it writes it knowing no server.
         "uplink-empty" => {
             let path = "/run/systemd/resolve/resolv.conf";
@@ -241,6 +246,56 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
             }
         }
         other => panic!("no such /etc/resolv.conf: {other}"),
+    }
+}
+
+/// The stub link, systemd-resolved knowing no server: its uplink file names none.
+/// `-listening`: the socket table shows it on 127.0.0.53 and 127.0.0.54 (the lab's
+/// systemd 252 node after its DNS= drop-in went, its upstreams' rows left out);
+/// `-wildcard`: it shows only a server on every address, which answers there
+/// instead; `-port`: a drop-in names a server on port 5353, which the file leaves
+/// out.
+fn resolved_without_servers(raw: &mut crate::facts::raw::RawFacts, kind: &str) {
+    use crate::facts::raw::FileState;
+    let etc = "/etc/resolv.conf";
+    let uplink = "/run/systemd/resolve/resolv.conf";
+    let body = b"# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n\n# No DNS servers known.\nsearch .\n";
+    raw.file(uplink, FileState::Present, Some(body));
+    let stub = "/run/systemd/resolve/stub-resolv.conf";
+    let text = raw.files[stub].text().expect("stub").into_owned();
+    raw.link(
+        etc,
+        "../run/systemd/resolve/stub-resolv.conf",
+        stub,
+        text.as_bytes(),
+    );
+    let row = |addr: &str| {
+        format!(
+            " 7976: {addr} 00000000:0000 07 00000000:00000000 00:00000000 00000000   997        0 5755979 2 00000000c6005cc8 0\n"
+        )
+    };
+    let header = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
+    let table = match kind {
+        "stub-no-servers-listening" => Some([row("3600007F:0035"), row("3500007F:0035")].concat()),
+        "stub-no-servers-wildcard" => Some(row("00000000:0035")),
+        _ => None,
+    };
+    if let Some(rows) = table {
+        let text = format!("{header}{rows}");
+        raw.file("/proc/net/udp", FileState::Present, Some(text.as_bytes()));
+        raw.file(
+            "/proc/net/udp6",
+            FileState::Present,
+            Some(header.as_bytes()),
+        );
+    }
+    if kind == "stub-no-servers-port" {
+        let path = "/etc/systemd/resolved.conf.d/local.conf";
+        raw.file(
+            path,
+            FileState::Present,
+            Some(b"[Resolve]\nDNS=192.0.2.53:5353\n"),
+        );
     }
 }
 
@@ -293,7 +348,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 46] = [
+    let cases: [(&str, &str, &str, Want); 53] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
         ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
@@ -319,6 +374,16 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("uplink", "unknown", "enabled", None),
         ("uplink", "unknown", "disabled", Some((Warning, "does not start at boot", UPLINK))),
         ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
+        // systemd-resolved answers at its stub but knows no server to ask (netplan without
+        // nameservers): every lookup fails. Not where another server answers there, nor
+        // where it asks one its uplink file cannot name.
+        ("stub-no-servers", "active", "enabled", Some((High, "which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none"))),
+        ("stub-no-servers", "active", "", Some((High, "knows no DNS server to ask", "give systemd-resolved the real servers: it runs but knows none"))),
+        ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable"))),
+        ("stub-no-servers", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
+        ("stub-no-servers-listening", "active", "enabled", Some((High, "knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved"))),
+        ("stub-no-servers-wildcard", "active", "enabled", None),
+        ("stub-no-servers-port", "active", "enabled", None),
         ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
         ("usr-lib-link", "active", "enabled", None),
         ("usr-lib-link", "active", "disabled", Some((Warning, "does not start at boot: after the next reboot nothing answers there", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
@@ -416,7 +481,8 @@ fn resolver_finding_is(
     // "knows none" only where the file lists no server.
     assert_eq!(
         f[0].remediation.contains("knows none"),
-        summary.contains("lists no nameserver") && fix.contains("give systemd-resolved"),
+        (summary.contains("lists no nameserver") || summary.contains("knows no DNS server"))
+            && fix.contains("give systemd-resolved"),
         "{case}: {f:?}"
     );
 }
