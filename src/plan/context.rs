@@ -688,7 +688,8 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 
 /// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
 /// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
-/// config, and its uplink file shows them), `networkmanager` when an active
+/// config, and its uplink file shows them), or, NetworkManager not writing it, is another
+/// file that names only its stub while it runs, `networkmanager` when an active
 /// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_stub` when it writes
 /// systemd-resolved's stub address there (dns=systemd-resolved with rc-manager symlink, the
 /// default before 1.28), `networkmanager_at_boot` when a stopped
@@ -726,6 +727,15 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         && r.etc_resolv_conf.symlink_target.is_none()
     {
         ("networkmanager_at_boot", &r.etc_resolv_conf)
+    } else if facts.services.systemd_resolved == UnitState::Active
+        && r.etc_resolv_conf
+            .parsed
+            .as_ref()
+            .is_some_and(rules::lists_only_resolved_stub)
+    {
+        // A file of another kind that names only the stub (a copy of it, resolvconf's on
+        // Ubuntu 18.04): the node asks systemd-resolved all the same.
+        ("resolved", &r.systemd_uplink)
     } else if r.etc_resolv_conf.symlink_target.is_some() {
         ("other", &r.etc_resolv_conf)
     } else {

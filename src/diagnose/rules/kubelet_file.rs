@@ -130,11 +130,18 @@ fn microk8s_forward_unknown(ctx: &Ctx) -> Option<String> {
 const MAX_POD_NAMESERVERS: usize = 3;
 
 /// The host's own resolver: what the host's processes (and Kubespray's next run) use.
+/// Where /etc/resolv.conf names only systemd-resolved's stub and systemd-resolved runs, the
+/// servers it asks, its uplink file: through its stub link or the static file, and through
+/// any other file that lists only the stub (a copy of it, NetworkManager's with
+/// dns=systemd-resolved and rc-manager=symlink, resolvconf's on Ubuntu 18.04).
 fn host_resolver<'a>(ctx: &Ctx<'a>) -> &'a ResolvFile {
     let r = &ctx.facts.resolver;
-    if ctx.facts.services.systemd_resolved == UnitState::Active
-        && matches!(r.resolved_mode.as_str(), "stub" | "static")
-    {
+    let stub = matches!(r.resolved_mode.as_str(), "stub" | "static")
+        || r.etc_resolv_conf
+            .parsed
+            .as_ref()
+            .is_some_and(super::node_resolver::stub_only);
+    if ctx.facts.services.systemd_resolved == UnitState::Active && stub {
         &r.systemd_uplink
     } else {
         &r.etc_resolv_conf
@@ -236,6 +243,22 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
         PodResolv::Unknown(why) => return ctx.unknown("DNS-CLUSTER-SELF-FORWARD", why),
         PodResolv::NoKubelet | PodResolv::Broken => {}
     }
+    if findings.is_empty()
+        && let Some(finding) = host_self_forward(ctx, &cluster)
+    {
+        findings.push(finding);
+    }
+    name_resolver_sources(ctx, &mut findings);
+    if findings.is_empty() {
+        RuleOutcome::Pass
+    } else {
+        RuleOutcome::Findings(findings)
+    }
+}
+
+/// The host's own resolver ([`host_resolver`]), where it is not the kubelet's file, lists
+/// only the cluster's DNS (`cluster`: its addresses, for the evidence).
+fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
     let host = host_resolver(ctx);
     let pod_path = ctx
         .facts
@@ -244,25 +267,28 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
         .as_ref()
         .and_then(|f| f.canonical.clone().or(Some(f.path.clone())));
     let host_path = host.canonical.clone().unwrap_or(host.path.clone());
-    if findings.is_empty()
-        && pod_path.as_deref() != Some(host_path.as_str())
-        && let Some(p) = &host.parsed
-        && let Some(ns) = only_cluster(ctx, p)
+    if pod_path.as_deref() == Some(host_path.as_str()) {
+        return None;
+    }
+    let ns = only_cluster(ctx, host.parsed.as_ref()?)?;
+    let mut evidence = vec![
+        ns_evidence(host, &ns),
+        format!("cluster DNS addresses: {cluster}"),
+    ];
+    let etc = &ctx.facts.resolver.etc_resolv_conf;
+    if host.path != etc.path
+        && !matches!(ctx.facts.resolver.resolved_mode.as_str(), "stub" | "static")
     {
-        findings.push(ctx.finding(
-            "DNS-CLUSTER-SELF-FORWARD",
-            Severity::High,
-            "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
-            vec![ns_evidence(host, &ns), format!("cluster DNS addresses: {cluster}")],
-            "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
-        ));
+        // A file of another kind that names only the stub: say how the node gets there.
+        evidence.insert(0, format!("{} names only systemd-resolved's stub, and systemd-resolved runs: the node asks the servers it lists in {}", etc.path, host.path));
     }
-    name_resolver_sources(ctx, &mut findings);
-    if findings.is_empty() {
-        RuleOutcome::Pass
-    } else {
-        RuleOutcome::Findings(findings)
-    }
+    Some(ctx.finding(
+        "DNS-CLUSTER-SELF-FORWARD",
+        Severity::High,
+        "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
+        evidence,
+        "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
+    ))
 }
 
 /// The loop Kubespray's next run makes of the kubelet's file: systemd-resolved's uplink

@@ -35,6 +35,7 @@ pub(crate) use kubelet_flags::{
     CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kubespray_cluster_dns,
     kubespray_cluster_dns_serves,
 };
+pub(crate) use node_resolver::stub_only as lists_only_resolved_stub;
 pub(crate) use search::strays;
 
 /// What one rule concluded for one host.
