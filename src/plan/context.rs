@@ -688,8 +688,9 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 
 /// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
 /// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
-/// config, and its uplink file shows them), or, NetworkManager not writing it, is another
-/// file that names only its stub while it runs, `networkmanager` when an active
+/// config, and its uplink file shows them), or is another file that names only its stub
+/// while it runs (NetworkManager's with rc-manager=symlink too, where systemd-resolved starts
+/// at boot: NetworkManager writes the stub again), `networkmanager` when an active
 /// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_stub` when it writes
 /// systemd-resolved's stub address there (dns=systemd-resolved with rc-manager symlink, the
 /// default before 1.28), `networkmanager_at_boot` when a stopped
@@ -711,6 +712,13 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         .canonical
         .as_deref()
         .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
+    // /etc/resolv.conf names only systemd-resolved's stub, and it runs: the node asks the
+    // servers of its uplink file.
+    let stub_now = facts.services.systemd_resolved == UnitState::Active
+        && r.etc_resolv_conf
+            .parsed
+            .as_ref()
+            .is_some_and(rules::lists_only_resolved_stub);
     let (via, file) = if resolved {
         ("resolved", &r.systemd_uplink)
     } else if (network_manager_manages_resolv(facts).is_some()
@@ -718,7 +726,13 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         && r.etc_resolv_conf.symlink_target.is_none()
         && rules::network_manager_writes_resolved_stub(facts)
     {
-        ("networkmanager_stub", &r.etc_resolv_conf)
+        // Where it wrote the stub already and systemd-resolved starts at boot, a drop-in
+        // gives the node its servers for good: NetworkManager writes the stub again.
+        match (stub_now, facts.services.resolved_starts_at_boot()) {
+            (true, Some(true)) => ("resolved", &r.systemd_uplink),
+            (true, _) => ("networkmanager_stub", &r.systemd_uplink),
+            (false, _) => ("networkmanager_stub", &r.etc_resolv_conf),
+        }
     } else if network_manager_manages_resolv(facts).is_some()
         && (r.etc_resolv_conf.symlink_target.is_none() || nm_link)
     {
@@ -727,12 +741,7 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
         && r.etc_resolv_conf.symlink_target.is_none()
     {
         ("networkmanager_at_boot", &r.etc_resolv_conf)
-    } else if facts.services.systemd_resolved == UnitState::Active
-        && r.etc_resolv_conf
-            .parsed
-            .as_ref()
-            .is_some_and(rules::lists_only_resolved_stub)
-    {
+    } else if stub_now {
         // A file of another kind that names only the stub (a copy of it, resolvconf's on
         // Ubuntu 18.04): the node asks systemd-resolved all the same.
         ("resolved", &r.systemd_uplink)
@@ -1280,6 +1289,56 @@ mod tests {
             let facts = NodeFacts::from_raw("node1", &raw);
             let json = host_resolver(&facts, &BTreeSet::new());
             assert_eq!(json["via"], via, "{version} {state} {enabled}");
+        }
+    }
+
+    /// Where NetworkManager has written systemd-resolved's stub over the file already, the
+    /// servers the node asks are systemd-resolved's: `resolved` (its drop-in) where it starts
+    /// at boot, else `networkmanager_stub` judged by its uplink file (which the playbook
+    /// stops at); a file of the cluster address NetworkManager has not written over yet
+    /// stays `networkmanager_stub` judged by itself.
+    #[test]
+    fn a_stub_network_manager_wrote_is_judged_by_systemd_resolveds_servers() {
+        // (/etc/resolv.conf, systemd-resolved's is-enabled; via, only_cluster)
+        for (etc, enabled, via, only_cluster) in [
+            ("nameserver 127.0.0.53\n", "enabled", "resolved", true),
+            (
+                "nameserver 127.0.0.53\n",
+                "disabled",
+                "networkmanager_stub",
+                true,
+            ),
+            (
+                "nameserver 169.254.25.10\n",
+                "enabled",
+                "networkmanager_stub",
+                true,
+            ),
+        ] {
+            let mut raw = crate::testing::raw_from(&[
+                (
+                    "/usr/lib/NetworkManager/conf.d/10-dns-resolved.conf",
+                    "[main]\ndns=systemd-resolved\n",
+                ),
+                ("/etc/resolv.conf", etc),
+                (
+                    "/run/systemd/resolve/resolv.conf",
+                    "nameserver 169.254.25.10\n",
+                ),
+            ]);
+            raw.file(
+                "/usr/lib/x86_64-linux-gnu/NetworkManager/1.22.10",
+                crate::facts::raw::FileState::Directory,
+                None,
+            );
+            let units = [("NetworkManager", "active"), ("systemd-resolved", "active")];
+            crate::testing::set_units(&mut raw, &units);
+            crate::testing::set_command(&mut raw, "resolved-enabled", &format!("{enabled}\n"), 0);
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let cluster = BTreeSet::from(["169.254.25.10".parse().expect("ip")]);
+            let json = host_resolver(&facts, &cluster);
+            assert_eq!(json["via"], via, "{etc} {enabled}");
+            assert_eq!(json["only_cluster"], only_cluster, "{etc} {enabled}");
         }
     }
 
