@@ -307,11 +307,17 @@ healthz_at() {
   # curl and wget send even 127.0.0.1 there unless no_proxy names it; a proxy's "ok" would
   # pass for the kubelet's, a proxy's error fail a healthy one. curl's -q (first: no
   # ~/.curlrc, which can name a proxy too) and --noproxy '*'; wget's -Y off (GNU wget and
-  # busybox's alike, over a wgetrc's use_proxy).
+  # busybox's alike, over a wgetrc's use_proxy), but --no-proxy for wget2 (Fedora's wget
+  # from 40), which has no -Y (rockdaboot/wget2 src/options.c) and busybox no --no-proxy.
   if command -v curl >/dev/null 2>&1; then
     curl -q --noproxy '*' -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
   elif command -v wget >/dev/null 2>&1; then
-    $bounded wget -Y off -q -T 2 -O - "http://$1:10248/healthz" 2>&1
+    if [ -z "${wget_noproxy:-}" ]; then
+      wget_noproxy='-Y off'
+      case $($bounded wget --version 2>/dev/null) in *Wget2*) wget_noproxy=--no-proxy ;; esac
+    fi
+    # shellcheck disable=SC2086
+    $bounded wget $wget_noproxy -q -T 2 -O - "http://$1:10248/healthz" 2>&1
   elif command -v bash >/dev/null 2>&1; then
     # shellcheck disable=SC2016
     $bounded bash -c '

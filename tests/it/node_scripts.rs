@@ -737,6 +737,37 @@ fn the_health_gate_never_asks_through_a_proxy() {
     }
 }
 
+/// wget2, Fedora's wget from 40, has no `-Y` (rockdaboot/wget2 src/options.c: the `proxy`
+/// option has no short name, and an unknown one ends it with "Unknown option"), only
+/// `--no-proxy`: on a node with it and no curl the gate asks with that. Before, `-Y off`
+/// failed at once and every restart was unhealthy. The stand-in answers `--version` as
+/// wget2 does, refuses `-Y` as it does, and fetches with the machine's GNU wget otherwise.
+#[test]
+fn the_health_gate_asks_with_wget2_too() {
+    let dir = scratch("node-scripts-healthz-wget2");
+    let b = Boundary::fresh();
+    save_apply(&dir, &b, ("r27", "p27"), &[], &[restart("kubelet")]);
+    let steps = "\
+        real=$(command -v wget)\n\
+        printf '#!/bin/sh\\ncase \" $* \" in *\" --version \"*) echo \"GNU Wget2 2.1.0 - multithreaded metalink/file/website downloader\"; exit ;; esac\\nfor a; do [ \"$a\" = -Y ] && { echo \"Unknown option -Y\" >&2; exit 2; }; done\\nexec %s \"$@\"\\n' \"$real\" > /usr/local/bin/wget\n\
+        chmod 755 /usr/local/bin/wget\n\
+        touch /var/lib/noexec; chmod 644 /var/lib/noexec\n\
+        p=$(command -v curl) && mount --bind /var/lib/noexec \"$p\"\n\
+        listen='TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork'\n\
+        sh -c \"socat $listen EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
+        echo $unit > /var/lib/mainpid\n\
+        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
+        timeout 60 dash \"$scratch/r27.sh\" > \"$scratch/wget2.out\" </dev/null || true\n\
+        pkill -P $unit; kill $unit 2>/dev/null || true\n";
+    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    let got = kinds(&dir.join("wget2.out"), &b);
+    let said = std::fs::read_to_string(dir.join("wget2.out")).expect("output");
+    assert!(
+        got.contains(&(RecordKind::Healthy, "kubelet".to_string())),
+        "{got:?}\n{said}"
+    );
+}
+
 /// A restart that never returns (a Type=notify unit with TimeoutStartSec=0, as k3s's and
 /// RKE2's are, that never says it is ready) is cut off at five times the handler's timeout:
 /// the unit is reported unhealthy and the run ends, releasing the node's lock.
