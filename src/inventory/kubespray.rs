@@ -80,7 +80,7 @@ pub(crate) fn bastion_args(hosts: &mut [Host]) {
     let Some(bastion) = hosts.iter().find(|h| h.name == "bastion") else {
         return;
     };
-    let rendered = |key: &str| bastion.var(key).map(jinja_string);
+    let rendered = |key: &str| bastion.var(key).map(|v| shell_word(&jinja_string(v)));
     let port = rendered("ansible_port").unwrap_or_else(|| "22".into());
     let user = rendered("ansible_user")
         .unwrap_or_else(|| "{{ hostvars['bastion']['ansible_user'] }}".into());
@@ -94,15 +94,32 @@ pub(crate) fn bastion_args(hosts: &mut [Host]) {
         }
         let key = host
             .var("ansible_ssh_private_key_file")
-            .map(|k| format!("-i {}", jinja_string(k)))
+            .map(|k| format!("-i {}", shell_word(&jinja_string(k))))
             .unwrap_or_default();
-        let value = format!(
-            " -o ProxyCommand='ssh -o BatchMode=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {port} {user}@{address} {key} ' "
+        let command = format!(
+            "ssh -o BatchMode=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -W %h:%p -p {port} {user}@{address} {key} "
         );
+        let value = format!(" -o ProxyCommand={} ", shell_word(&command));
         host.vars
             .insert("ansible_ssh_common_args".into(), value.into());
         host.origins
             .insert("ansible_ssh_common_args".into(), origin.clone());
+    }
+}
+
+/// `text` as one word of a POSIX shell: as it is where it holds nothing the shell gives
+/// meaning to (the usual bastion address, user, port and key path, so the line reads as
+/// Kubespray's), else in single quotes. Kubespray's template puts the bastion's values
+/// into the ProxyCommand as they are, and the shell ssh runs it with would run a
+/// `b;touch /tmp/p` of a hostile inventory's `ansible_host`; here it is only a name that
+/// does not resolve. The whole command is quoted the same way for the split of
+/// `ansible_ssh_common_args` (Python's shlex, POSIX).
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\"'\"'"))
     }
 }
 

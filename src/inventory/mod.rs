@@ -914,6 +914,34 @@ mod tests {
             Err(InventoryError::LimitBastion { .. })
         ));
 
+        // A hostile bastion address: Kubespray's template hands it to the shell that runs
+        // the ProxyCommand as it is; here it is one word, a name that does not resolve.
+        // Before, `;touch` ran on this machine.
+        fs::write(
+            dir.join("inventory.ini"),
+            "[bastion]\nbastion ansible_host='b;touch${IFS}/tmp/p' ansible_user=\"j'u\"\n[kube_node]\nnode2\n",
+        )
+        .expect("write");
+        let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+        let args = inventory
+            .host("node2")
+            .expect("node2")
+            .connection()
+            .ssh_args;
+        let command = args[1]
+            .strip_prefix("ProxyCommand=ssh ")
+            .expect("ProxyCommand");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec printf '%s\\n' {command}"))
+            .output()
+            .expect("sh");
+        let words = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            words.lines().any(|w| w == "j'u@b;touch${IFS}/tmp/p"),
+            "{args:?}: {words}"
+        );
+
         // A bastion without ansible_user: Ansible fails on the undefined variable; dnsfix
         // refuses the hosts that would go through it.
         fs::write(

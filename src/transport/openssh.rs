@@ -336,10 +336,13 @@ fn shell_in_host(host: &str) -> Option<String> {
 }
 
 /// [`shell_in_host`] for a user name (`%r`, `%u`): as ssh_valid_ruser, a `$` is a user's
-/// (`HOST$`), and so is a `\` but the last (`DOMAIN\user`).
+/// (`HOST$`), and so is a `\` but the last (`DOMAIN\user`); a `-` first is not.
 fn shell_in_user(user: &str) -> Option<String> {
     if let Some(c) = user.chars().find(|c| "'`\";&<>|(){}".contains(*c)) {
         return Some(format!("{c:?}"));
+    }
+    if user.starts_with('-') {
+        return Some("a '-' at its start".to_owned());
     }
     user.ends_with('\\').then(|| "a '\\' at its end".to_owned())
 }
@@ -1655,6 +1658,7 @@ mod tests {
             ("r;id", "127.0.0.1"),
             ("r'x'", "127.0.0.1"),
             ("root\\", "127.0.0.1"),
+            ("-oProxyCommand=x", "127.0.0.1"),
         ] {
             let mut odd = target();
             odd.connection.user = Some(user.into());
