@@ -321,7 +321,7 @@ impl Builder {
             });
         }
 
-        kubespray::bastion_args(&mut hosts);
+        warnings.extend(kubespray::bastion_args(&mut hosts));
         if let Some(path) = &path {
             check_keys(path, &hosts, &mut warnings);
         }

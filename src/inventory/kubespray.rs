@@ -18,8 +18,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::connection::{shell_in_host, shell_in_user};
 use super::host::Host;
 use super::origin::{VarOrigin, VarScope};
+use super::warning::InventoryWarning;
 
 /// `group_mappings` from Kubespray's roles/dynamic_groups/tasks/main.yml (which
 /// playbooks/boilerplate.yml runs first), in its order.
@@ -75,23 +77,47 @@ pub(crate) const BASTION_DEFAULT: (&str, usize) =
 /// for a password on the operator's terminal, once per fork (dnsfix never prompts). A part
 /// Ansible could not render (the bastion has no `ansible_user` or `ansible_host`: Ansible
 /// fails on the undefined variable) is left as its template, which the connection then
-/// refuses as one dnsfix does not render.
-pub(crate) fn bastion_args(hosts: &mut [Host]) {
+/// refuses as one dnsfix does not render; so is a part dnsfix will not hand a shell
+/// ([`bastion_refusal`]), with a warning at the bastion's line saying why.
+pub(crate) fn bastion_args(hosts: &mut [Host]) -> Vec<InventoryWarning> {
     let Some(bastion) = hosts.iter().find(|h| h.name == "bastion") else {
-        return;
+        return Vec::new();
     };
-    let rendered = |key: &str| bastion.var(key).map(|v| shell_word(&jinja_string(v)));
-    let port = rendered("ansible_port").unwrap_or_else(|| "22".into());
-    let user = rendered("ansible_user")
-        .unwrap_or_else(|| "{{ hostvars['bastion']['ansible_user'] }}".into());
-    let address = rendered("ansible_host")
-        .unwrap_or_else(|| "{{ hostvars['bastion']['ansible_host'] }}".into());
+    let mut warnings = Vec::new();
+    let mut rendered = |key: &str, default: Option<&str>| {
+        let template = format!("{{{{ hostvars['bastion']['{key}'] }}}}");
+        let Some(value) = bastion.var(key).map(jinja_string) else {
+            return default.map_or(template, str::to_owned);
+        };
+        match bastion_refusal(key, &value) {
+            None => shell_word(&value),
+            Some(why) => {
+                if let Some(origin) = bastion.origins.get(key) {
+                    warnings.push(InventoryWarning {
+                        path: origin.path.clone(),
+                        line: origin.line,
+                        message: format!(
+                            "the bastion's {key} {} {why}: Kubespray's ProxyCommand through it \
+                             is left unrendered, and the hosts behind it are refused",
+                            crate::text::escape(&value)
+                        ),
+                    });
+                }
+                template
+            }
+        }
+    };
+    let port = rendered("ansible_port", Some("22"));
+    let user = rendered("ansible_user", None);
+    let address = rendered("ansible_host", None);
     let (file, line) = BASTION_DEFAULT;
     let origin = VarOrigin::new(Path::new(file), Some(line), VarScope::KubesprayDefault);
     for host in hosts.iter_mut() {
         if host.name == "bastion" || host.vars.contains_key("ansible_ssh_common_args") {
             continue;
         }
+        // The host's own key, as Kubespray's template has it; the outer ssh refuses a key
+        // path with a quote, a backslash or whitespace (openssh.rs literal_path).
         let key = host
             .var("ansible_ssh_private_key_file")
             .map(|k| format!("-i {}", shell_word(&jinja_string(k))))
@@ -105,6 +131,30 @@ pub(crate) fn bastion_args(hosts: &mut [Host]) {
         host.origins
             .insert("ansible_ssh_common_args".into(), origin.clone());
     }
+    warnings
+}
+
+/// Why the bastion's `key` (`ansible_port`, `_user`, `_host`) set to `value` is not put
+/// into the ProxyCommand, if so: a port that is not a number; a user or address ssh
+/// would refuse as a target's (whitespace, a control character, one the shell gives
+/// meaning to: [`shell_in_user`], [`shell_in_host`]), which the inner ssh gets as its
+/// destination and hands its own ProxyCommand or Match exec (`%h`, `%r`) before OpenSSH
+/// 9.6; a `%`, which ssh expands in a ProxyCommand; a `\`, which the operator's shell
+/// runs it with (`$SHELL -c`) may read as an escape inside quotes (fish does).
+fn bastion_refusal(key: &str, value: &str) -> Option<String> {
+    if key == "ansible_port" {
+        let number = value.parse::<u16>().is_ok_and(|p| p > 0);
+        return (!number).then(|| "is not a port number".to_owned());
+    }
+    let held = value
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || "%\\".contains(*c))
+        .map(|c| format!("{c:?}"))
+        .or_else(|| match key {
+            "ansible_user" => shell_in_user(value),
+            _ => shell_in_host(value),
+        })?;
+    Some(format!("holds {held}"))
 }
 
 /// `text` as one word of a POSIX shell: as it is where it holds nothing the shell gives

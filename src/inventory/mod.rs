@@ -38,7 +38,7 @@ mod yaml_vars;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use connection::{Connection, ConnectionKind};
+pub use connection::{Connection, ConnectionKind, shell_in_host, shell_in_user};
 pub use error::{InventoryError, MAX_FILE};
 pub use host::{Host, VAULTED, is_template};
 pub use origin::{VarOrigin, VarScope};
@@ -914,12 +914,11 @@ mod tests {
             Err(InventoryError::LimitBastion { .. })
         ));
 
-        // A hostile bastion address: Kubespray's template hands it to the shell that runs
-        // the ProxyCommand as it is; here it is one word, a name that does not resolve.
-        // Before, `;touch` ran on this machine.
+        // A key path the shell would expand is one word of it (ssh expands the `~` itself).
         fs::write(
             dir.join("inventory.ini"),
-            "[bastion]\nbastion ansible_host='b;touch${IFS}/tmp/p' ansible_user=\"j'u\"\n[kube_node]\nnode2\n",
+            "[bastion]\nbastion ansible_host=203.0.113.10 ansible_user=jump\n\
+             [kube_node]\nnode2 ansible_ssh_private_key_file=~/.ssh/id*\n",
         )
         .expect("write");
         let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
@@ -934,13 +933,62 @@ mod tests {
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(format!("exec printf '%s\\n' {command}"))
+            .current_dir(&dir)
             .output()
             .expect("sh");
         let words = String::from_utf8_lossy(&out.stdout);
         assert!(
-            words.lines().any(|w| w == "j'u@b;touch${IFS}/tmp/p"),
+            words.lines().any(|w| w == "~/.ssh/id*"),
             "{args:?}: {words}"
         );
+
+        // A hostile bastion: Kubespray's template hands its values as they are to the shell
+        // that runs the ProxyCommand (the operator's $SHELL, fish's quotes not POSIX's),
+        // and to the inner ssh as its destination. They are not rendered: the hosts behind
+        // it are refused, and a warning names the bastion's line. Before, the address's
+        // `;` was quoted for a POSIX shell only, and the user's backslash let fish run it.
+        for (host, user, held) in [
+            ("'b;touch${IFS}marker'", "jump", "';'"),
+            ("203.0.113.10", r"j\\\'(touch${IFS}marker)", r"'\\'"),
+            ("203.0.113.10", "-oProxyCommand=x", "a '-' at its start"),
+            ("bastion%h", "jump", "'%'"),
+        ] {
+            fs::write(
+                dir.join("inventory.ini"),
+                format!(
+                    "[bastion]\nbastion ansible_host={host} ansible_user={user}\n[kube_node]\nnode2\n"
+                ),
+            )
+            .expect("write");
+            let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+            let connection = inventory.host("node2").expect("node2").connection();
+            let refused = connection.refused.expect("refused");
+            assert!(refused.contains("template"), "{refused}");
+            let warnings: Vec<String> = inventory
+                .warnings()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert!(
+                warnings.len() == 1
+                    && warnings[0].contains("inventory.ini:2")
+                    && warnings[0].contains(held)
+                    && warnings[0].contains("the hosts behind it are refused"),
+                "{host} {user}: {warnings:?}"
+            );
+        }
+        let held = |port: &str| {
+            fs::write(
+                dir.join("inventory.ini"),
+                format!("[bastion]\nbastion ansible_host=b ansible_user=u ansible_port={port}\n[kube_node]\nnode2\n"),
+            )
+            .expect("write");
+            let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+            inventory.host("node2").expect("node2").connection().refused
+        };
+        assert!(held("2222").is_none());
+        assert!(held("'22 -oProxyCommand=x'").is_some());
+        assert!(!dir.join("marker").exists());
 
         // A bastion without ansible_user: Ansible fails on the undefined variable; dnsfix
         // refuses the hosts that would go through it.

@@ -38,6 +38,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::{ExecOutput, HostKeyPolicy, Phase, SshOptions, Target, TransportError, bounded};
+use crate::inventory::{shell_in_host, shell_in_user};
 
 /// How long a master that is not left for the next run (`--ssh-persist 0`, and every
 /// master of `apply` and `rollback`) waits idle before it exits by itself. It is stopped
@@ -322,29 +323,6 @@ impl OpenSshTransport {
         args.extend(["--".into(), (&c.address).into()]);
         Ok(args)
     }
-}
-
-/// What OpenSSH 9.6 refuses in a host name given on the command line, besides whitespace
-/// and control characters (refused before): characters the shell gives meaning to, which
-/// an older ssh puts into a ProxyCommand's `%h` as they are (CVE-2023-51385;
-/// openssh-portable@0ef0f5a83 readconf.c ssh_valid_hostname). `-` first is not among
-/// them: dnsfix puts the address after `--`.
-fn shell_in_host(host: &str) -> Option<String> {
-    host.chars()
-        .find(|c| "'`\"$\\;&<>|(){},".contains(*c))
-        .map(|c| format!("{c:?}"))
-}
-
-/// [`shell_in_host`] for a user name (`%r`, `%u`): as ssh_valid_ruser, a `$` is a user's
-/// (`HOST$`), and so is a `\` but the last (`DOMAIN\user`); a `-` first is not.
-fn shell_in_user(user: &str) -> Option<String> {
-    if let Some(c) = user.chars().find(|c| "'`\";&<>|(){}".contains(*c)) {
-        return Some(format!("{c:?}"));
-    }
-    if user.starts_with('-') {
-        return Some("a '-' at its start".to_owned());
-    }
-    user.ends_with('\\').then(|| "a '\\' at its end".to_owned())
 }
 
 /// The file `path` names, for naming a master: `known_hosts` run from two directories is two
