@@ -942,11 +942,33 @@ mod tests {
             "{args:?}: {words}"
         );
 
-        // A hostile bastion: Kubespray's template hands its values as they are to the shell
-        // that runs the ProxyCommand (the operator's $SHELL, fish's quotes not POSIX's),
-        // and to the inner ssh as its destination. They are not rendered: the hosts behind
-        // it are refused, and a warning names the bastion's line. Before, the address's
-        // `;` was quoted for a POSIX shell only, and the user's backslash let fish run it.
+        // A bastion without ansible_user: Ansible fails on the undefined variable; dnsfix
+        // refuses the hosts that would go through it.
+        fs::write(
+            dir.join("inventory.ini"),
+            "[bastion]\nbastion ansible_host=203.0.113.10\n[kube_node]\nnode2\n",
+        )
+        .expect("write");
+        let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
+        let refused = inventory.host("node2").expect("node2").connection().refused;
+        let refused = refused.expect("refused");
+        assert!(
+            refused.contains("node2")
+                && refused.contains("ansible_ssh_common_args")
+                && refused.contains("template"),
+            "{refused}"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A hostile bastion: Kubespray's template hands its values as they are to the shell
+    /// that runs the ProxyCommand (the operator's $SHELL, fish's quotes not POSIX's), and
+    /// to the inner ssh as its destination. They are not rendered: the hosts behind it are
+    /// refused, and a warning names the bastion's line. Before, the address's `;` was
+    /// quoted for a POSIX shell only, and the user's backslash let fish run the rest.
+    #[test]
+    fn a_hostile_bastion_is_not_put_into_the_proxy_command() {
+        let dir = scratch("hostile-bastion");
         for (host, user, held) in [
             ("'b;touch${IFS}marker'", "jump", "';'"),
             ("203.0.113.10", r"j\\\'(touch${IFS}marker)", r"'\\'"),
@@ -990,22 +1012,6 @@ mod tests {
         assert!(held("'22 -oProxyCommand=x'").is_some());
         assert!(!dir.join("marker").exists());
 
-        // A bastion without ansible_user: Ansible fails on the undefined variable; dnsfix
-        // refuses the hosts that would go through it.
-        fs::write(
-            dir.join("inventory.ini"),
-            "[bastion]\nbastion ansible_host=203.0.113.10\n[kube_node]\nnode2\n",
-        )
-        .expect("write");
-        let inventory = Inventory::load(&dir.join("inventory.ini")).expect("loads");
-        let refused = inventory.host("node2").expect("node2").connection().refused;
-        let refused = refused.expect("refused");
-        assert!(
-            refused.contains("node2")
-                && refused.contains("ansible_ssh_common_args")
-                && refused.contains("template"),
-            "{refused}"
-        );
         let _ = fs::remove_dir_all(&dir);
     }
 
