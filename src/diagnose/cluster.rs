@@ -46,23 +46,137 @@ pub fn rules(
             pods,
             config,
             kubelets,
-        } => {
-            let names = crate::cluster::node_names(host, facts);
-            let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
-            let addresses = loop_addresses(host, facts, config);
-            let loops = corefile_loop::loops(config, &addresses);
-            vec![
-                (POD_LOOP, pod_loop(&ctx, via, &mine, &loops)),
-                (
-                    NODELOCAL_DOWN,
-                    nodelocal_down(&ctx, via, &names, pods, kubelets),
-                ),
-                (KUBEADM_DRIFT, kubeadm_drift(&ctx, config)),
-                (COREFILE_UPSTREAM, corefile_upstream(&ctx, via, config)),
-                (COREFILE_LOOP, corefile_loops(&ctx, via, config, &loops)),
-            ]
+        } => judge(&ctx, via, (pods, false), config, kubelets),
+    }
+}
+
+/// The cluster rules' outcomes for the node of `ctx` in a cluster read through `via`, with
+/// `pods` (and whether the node's caches among them are replacements a plan predicts,
+/// which the node's socket table, read before, does not show).
+fn judge(
+    ctx: &Ctx,
+    via: &str,
+    (pods, caches_replaced): (&[DnsPod], bool),
+    config: &DnsConfig,
+    kubelets: &crate::cluster::Kubelets,
+) -> Vec<(&'static str, RuleOutcome)> {
+    let names = crate::cluster::node_names(ctx.host, ctx.facts);
+    let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
+    let addresses = loop_addresses(ctx.host, ctx.facts, config);
+    let loops = corefile_loop::loops(config, &addresses);
+    vec![
+        (POD_LOOP, pod_loop(ctx, via, &mine, &loops)),
+        (
+            NODELOCAL_DOWN,
+            nodelocal_down(ctx, via, &names, (pods, caches_replaced), kubelets),
+        ),
+        (KUBEADM_DRIFT, kubeadm_drift(ctx, config)),
+        (COREFILE_UPSTREAM, corefile_upstream(ctx, via, config)),
+        (COREFILE_LOOP, corefile_loops(ctx, via, config, &loops)),
+    ]
+}
+
+/// What a plan does that the cluster rules see, beside the node's files
+/// ([`rules_planned`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Planned<'a> {
+    /// The ConfigMap keys the plan writes: (configmap, key, the new Corefile).
+    pub edits: &'a [(&'a str, &'a str, &'a str)],
+    /// The plan recreates this node's DNS pods once its kubelet restarted.
+    pub recreated: bool,
+    /// The resolv.conf the kubelet hands a recreated pod still loops, or is missing (the
+    /// node's rules on its predicted facts say so).
+    pub kubelet_file_loops: bool,
+}
+
+/// [`rules`] of the node as a plan leaves it: `facts` its predicted facts, the Corefiles
+/// with the plan's `edits` written, and, where the plan recreates the node's DNS pods, each
+/// that crash-looped replaced as `replacement` predicts. The rest is the cluster as read.
+pub fn rules_planned(
+    host: &Host,
+    facts: &NodeFacts,
+    cluster: &Cluster,
+    planned: Planned,
+) -> Vec<(&'static str, RuleOutcome)> {
+    use std::borrow::Cow;
+    let Cluster::Read {
+        via,
+        pods,
+        config,
+        kubelets,
+    } = cluster
+    else {
+        return rules(host, facts, cluster);
+    };
+    let config = if planned.edits.is_empty() {
+        Cow::Borrowed(&**config)
+    } else {
+        Cow::Owned(edited(config, planned.edits))
+    };
+    let names = crate::cluster::node_names(host, facts);
+    let replaced: Vec<(usize, DnsPod)> = if planned.recreated {
+        let addresses = loop_addresses(host, facts, &config);
+        let loops = corefile_loop::loops(&config, &addresses);
+        pods.iter()
+            .enumerate()
+            .filter(|(_, p)| names.contains(&p.node))
+            .filter_map(|(i, p)| Some((i, replacement(p, &loops, planned.kubelet_file_loops)?)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let ctx = Ctx::new(host, facts);
+    if replaced.is_empty() {
+        return judge(&ctx, via, (pods, false), &config, kubelets);
+    }
+    // A cache that serves again listens where the socket table read before the plan had
+    // nothing: the pods say it.
+    let caches = replaced.iter().any(|(_, p)| p.is_node_local());
+    let mut pods = pods.clone();
+    for (i, pod) in replaced {
+        pods[i] = pod;
+    }
+    judge(&ctx, via, (&pods, caches), &config, kubelets)
+}
+
+/// What replaces `pod`, recreated by the plan, where that changes anything: one that
+/// crash-looped on plugin/loop comes up Ready (apply waits for that, or fails the host)
+/// unless the root `forward .` of its Corefile still loops (`loops`, as the plan leaves
+/// them) or the kubelet still hands it a file that loops (`file_loops`). A pod down for
+/// another reason is not predicted to come up.
+fn replacement(pod: &DnsPod, loops: &[Loop], file_loops: bool) -> Option<DnsPod> {
+    pod.loop_detected.as_ref()?;
+    if file_loops || loops.iter().any(|l| l.server == server_of(pod)) {
+        return None;
+    }
+    Some(DnsPod {
+        phase: "Running".into(),
+        ready: true,
+        restarts: 0,
+        waiting: None,
+        running: true,
+        terminating: false,
+        loop_detected: None,
+        ..pod.clone()
+    })
+}
+
+/// `config` with the ConfigMap keys `edits` (configmap, key, new Corefile) written.
+fn edited(config: &DnsConfig, edits: &[(&str, &str, &str)]) -> DnsConfig {
+    let mut config = config.clone();
+    for c in &mut config.corefiles {
+        if let Some((_, _, text)) = edits
+            .iter()
+            .find(|(m, k, _)| *m == c.configmap && *k == c.key)
+        {
+            let edited = crate::cluster::Corefile::new(&c.configmap, &c.key, text);
+            c.blocks = edited.blocks;
+            c.imports = edited.imports;
+            c.unreadable = edited.unreadable;
+            c.text = edited.text;
         }
     }
+    config
 }
 
 /// A CoreDNS or nodelocaldns pod on this node crash-looping on the loop plugin: it keeps
@@ -223,12 +337,14 @@ fn pod_loop_fix() -> String {
 /// files alone look healthy. Elsewhere (kubeadm with the upstream manifest)
 /// a link-local clusterDNS with neither interface nor cache is as dead. Judged only where
 /// the cluster lists NodeLocal DNSCache pods by their labels: a cache deployed otherwise
-/// (AKS LocalDNS) is not one dnsfix can see.
+/// (AKS LocalDNS) is not one dnsfix can see. Where the node's caches among `pods` are the
+/// replacements a plan predicts (`caches_replaced`), a socket table read before them that
+/// shows nothing listening says nothing of them: the pods decide.
 fn nodelocal_down(
     ctx: &Ctx,
     via: &str,
     names: &[String],
-    pods: &[DnsPod],
+    (pods, caches_replaced): (&[DnsPod], bool),
     kubelets: &crate::cluster::Kubelets,
 ) -> RuleOutcome {
     let dns = match &ctx.facts.kubelet.cluster_dns {
@@ -250,7 +366,8 @@ fn nodelocal_down(
     // then say why nothing does. Where it was not, the pods decide.
     let listening = ctx
         .facts
-        .dns_answers_on(served.iter().filter_map(|a| a.parse().ok()));
+        .dns_answers_on(served.iter().filter_map(|a| a.parse().ok()))
+        .filter(|answers| *answers || !caches_replaced);
     if listening == Some(true) {
         return RuleOutcome::Pass;
     }
@@ -673,35 +790,6 @@ fn loop_addresses(host: &Host, facts: &NodeFacts, config: &DnsConfig) -> corefil
         ));
     }
     corefile_loop::Addresses::new(&coredns, &cache, config)
-}
-
-/// Whether DNS-COREFILE-LOOP holds for `host` once the ConfigMap keys `edits` (configmap,
-/// key, new Corefile) are written: the plan's `corefile-upstream` changes, judged as the
-/// rule judges the cluster's Corefiles now.
-pub fn corefile_loop_after(
-    host: &Host,
-    facts: &NodeFacts,
-    cluster: &Cluster,
-    edits: &[(&str, &str, &str)],
-) -> bool {
-    let Cluster::Read { config, .. } = cluster else {
-        return false;
-    };
-    let mut config = (**config).clone();
-    for c in &mut config.corefiles {
-        if let Some((_, _, text)) = edits
-            .iter()
-            .find(|(m, k, _)| *m == c.configmap && *k == c.key)
-        {
-            let edited = crate::cluster::Corefile::new(&c.configmap, &c.key, text);
-            c.blocks = edited.blocks;
-            c.imports = edited.imports;
-            c.unreadable = edited.unreadable;
-            c.text = edited.text;
-        }
-    }
-    let addresses = loop_addresses(host, facts, &config);
-    !corefile_loop::loops(&config, &addresses).is_empty()
 }
 
 /// A root `forward .` of the coredns or nodelocaldns Corefile that sends names outside the

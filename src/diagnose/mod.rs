@@ -156,7 +156,8 @@ pub fn diagnose_host(host: &Host, facts: &NodeFacts) -> HostDiagnosis {
 /// addresses, kube-proxy's ConfigMap (its mode, masqueradeAll, or that there is none),
 /// where the CoreDNS pods run, the running kubelet's version. What a plan may change in
 /// the cluster, the Corefiles (a `forward .` it sets) and so what they forward to, is left
-/// out: a plan's changes to the cluster are not predicted.
+/// out: the node's rules do not predict a plan's changes to the cluster (the cluster's
+/// rules do, [`cluster::rules_planned`]).
 pub fn diagnose_planned(
     host: &Host,
     facts: &NodeFacts,

@@ -175,16 +175,27 @@ fn inventory_note(message: String) -> model::Note {
     }
 }
 
-/// The findings as the plan records them, each with the playbook that fixes it.
+/// The findings as the plan records them, each with the playbook that fixes it: none for a
+/// pod crash-looping on its Corefile's loop, which kubelet-resolvconf leaves alone
+/// ([`name_cluster_playbooks`] names the one whose ConfigMap change mends that loop).
 fn finding_records(findings: &[Finding], playbooks: &Playbooks) -> Vec<FindingRecord> {
     findings
         .iter()
         .map(|f| {
             let mut record = FindingRecord::from(f);
-            record.playbook = playbooks.fixing(f.id).map(|p| p.name.clone());
+            record.playbook = if in_corefile(f) {
+                None
+            } else {
+                playbooks.fixing(f.id).map(|p| p.name.clone())
+            };
             record
         })
         .collect()
+}
+
+/// A DNS-POD-LOOP that its Corefile's loop explains (DNS-COREFILE-LOOP).
+fn in_corefile(f: &Finding) -> bool {
+    f.id == diagnose::cluster::POD_LOOP && f.about == Some(diagnose::cluster::POD_LOOP_IN_COREFILE)
 }
 
 /// The plan for one gathered host: its findings, the changes the `applicable` playbooks
@@ -270,7 +281,7 @@ fn plan_reachable(
             message,
         }));
     let after = diagnose::diagnose_planned(host, &predicted, cluster);
-    let still: BTreeSet<String> = after
+    let mut still: BTreeSet<String> = after
         .findings()
         .filter(|f| f.status == FindingStatus::Failed)
         .map(|f| f.id.to_string())
@@ -291,106 +302,168 @@ fn plan_reachable(
             }),
         }
     }
-    let mut still = still;
-    mend_corefile_loop(
+    judge_cluster_after(
         host,
-        facts,
-        cluster,
-        (findings, &failing),
+        (&predicted, kubelet_file_loops(&after), cluster),
+        &failing,
         &mut run,
         &mut still,
     );
-    only_what_it_fixes(&mut run, &still);
+    let mut records = records;
+    name_cluster_playbooks(&mut records, findings, &run.configmap_sets);
+    only_what_it_fixes(&mut run.changes, &mut run.handlers, &still);
     let sets = std::mem::take(&mut run.configmap_sets);
-    let mut plan = host_plan(host, facts, records, run, &failing, still, playbooks);
-    fixed_in_the_cluster(&mut plan, &sets, &failing);
+    let mut plan = host_plan(host, facts, records, run, &failing, still);
+    fixed_in_the_cluster(&mut plan, &sets);
     configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
     plan
 }
 
-/// The cluster's findings the plan leaves that the prediction does not judge, added to
-/// `still` ([`unmended_cluster_findings`]); where the run's ConfigMap changes mend a
-/// Corefile loop, DNS-COREFILE-LOOP among what they fix.
-fn mend_corefile_loop(
+/// Whether the resolv.conf the kubelet hands CoreDNS and nodelocaldns after the plan
+/// (`after`: the node's rules on its predicted facts) still loops a pod that reads it, or
+/// is missing: a pod recreated on it is not predicted to come up.
+fn kubelet_file_loops(after: &HostDiagnosis) -> bool {
+    after
+        .findings()
+        .filter(|f| f.status == FindingStatus::Failed)
+        .any(|f| match f.id {
+            "DNS-KUBELET-LOOPBACK" | "DNS-CLUSTER-SELF-FORWARD" => {
+                f.severity == diagnose::Severity::Critical
+            }
+            "DNS-KUBELET-RESOLVCONF-MISSING" => true,
+            _ => false,
+        })
+}
+
+/// The cluster's rules judged again on the node as the plan leaves it
+/// ([`diagnose::cluster::rules_planned`]): its `predicted` facts, the run's ConfigMap
+/// changes written, and the node's DNS pods recreated where the run recreates them (on a
+/// kubelet whose file still loops, or not: `file_loops`). What still fails joins `still`.
+/// What those ConfigMap changes alone mend is theirs to fix (their reason's `fixes`): a
+/// change dropped later takes it back ([`take_back`]).
+fn judge_cluster_after(
     host: &Host,
-    facts: &NodeFacts,
-    cluster: &crate::cluster::Cluster,
-    (findings, failing): (&[Finding], &BTreeSet<String>),
+    (predicted, file_loops, cluster): (&NodeFacts, bool, &crate::cluster::Cluster),
+    failing: &BTreeSet<String>,
     run: &mut planner::HostRun,
     still: &mut BTreeSet<String>,
 ) {
+    // The kubelet's version as the findings took it (the cluster's, where the node did
+    // not say): a drop-in's resolvConf depends on it.
+    let settled = diagnose::settle(&[(host, predicted)], Some(cluster))
+        .pop()
+        .flatten();
+    let predicted = settled.as_ref().unwrap_or(predicted);
+    let failed = |edits: &[(&str, &str, &str)]| -> BTreeSet<String> {
+        let planned = diagnose::cluster::Planned {
+            edits,
+            // Its one kind of action: the node's DNS pods recreated.
+            recreated: !run.cluster.is_empty(),
+            kubelet_file_loops: file_loops,
+        };
+        diagnose::cluster::rules_planned(host, predicted, cluster, planned)
+            .iter()
+            .flat_map(|(_, outcome)| match outcome {
+                diagnose::RuleOutcome::Findings(found) => found.as_slice(),
+                _ => &[],
+            })
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.id.to_string())
+            .collect()
+    };
     let edits: Vec<(&str, &str, &str)> = run
         .configmap_sets
         .iter()
         .map(|s| (s.configmap.as_str(), s.key.as_str(), s.after.as_str()))
         .collect();
-    let looping = diagnose::cluster::corefile_loop_after(host, facts, cluster, &edits);
-    still.extend(unmended_cluster_findings(findings, looping));
-    // A change dropped for disagreeing hosts takes its fixes back.
-    if !looping && failing.contains(diagnose::cluster::COREFILE_LOOP) {
-        for set in &mut run.configmap_sets {
-            set.reason
-                .fixes
-                .push(diagnose::cluster::COREFILE_LOOP.to_owned());
+    let with = failed(&edits);
+    let without = if edits.is_empty() {
+        with.clone()
+    } else {
+        failed(&[])
+    };
+    let theirs: Vec<String> = failing
+        .iter()
+        .filter(|id| without.contains(*id) && !with.contains(*id))
+        .cloned()
+        .collect();
+    for set in &mut run.configmap_sets {
+        set.reason.fixes.clone_from(&theirs);
+    }
+    still.extend(with);
+}
+
+/// Where the run's ConfigMap changes (`sets`) mend the Corefile loop (DNS-COREFILE-LOOP
+/// among what they fix), the playbook that makes them is the one that fixes it, and a
+/// pod crash-looping on that loop too (no other playbook does: the pod loads the mended
+/// Corefile at its next start).
+fn name_cluster_playbooks(
+    records: &mut [FindingRecord],
+    findings: &[Finding],
+    sets: &[planner::ConfigMapSet],
+) {
+    let Some(mending) = sets.iter().find(|s| {
+        s.reason
+            .fixes
+            .iter()
+            .any(|id| id == diagnose::cluster::COREFILE_LOOP)
+    }) else {
+        return;
+    };
+    let explained = findings.iter().any(in_corefile);
+    for record in records.iter_mut() {
+        if record.id == diagnose::cluster::COREFILE_LOOP
+            || (record.id == diagnose::cluster::POD_LOOP && explained)
+        {
+            record.playbook = Some(mending.reason.playbook.clone());
         }
     }
 }
 
-/// What the cluster changes (`sets`) fix is fixed for the hosts that asked for it (unless
-/// hosts disagree on it: place_cluster_changes takes it back then).
-fn fixed_in_the_cluster(
-    plan: &mut HostPlan,
-    sets: &[planner::ConfigMapSet],
-    failing: &BTreeSet<String>,
-) {
+/// What the cluster changes (`sets`) fix is fixed for the host that asked for them, one
+/// without changes of its own too (unless hosts disagree on them: [`take_back`] then).
+fn fixed_in_the_cluster(plan: &mut HostPlan, sets: &[planner::ConfigMapSet]) {
     for id in sets.iter().flat_map(|s| &s.reason.fixes) {
-        if failing.contains(id) && !plan.fixes.contains(id) {
+        if !plan.fixes.contains(id) {
             plan.fixes.push(id.clone());
         }
     }
-    // DNS-COREFILE-LOOP has no playbook of its own; mended by corefile-upstream's change,
-    // the note saying no playbook fixes it would contradict the plan.
-    if plan
-        .fixes
-        .iter()
-        .any(|id| id == diagnose::cluster::COREFILE_LOOP)
-    {
-        let none = format!("no playbook fixes {} ", diagnose::cluster::COREFILE_LOOP);
-        plan.unchanged.retain(|n| !n.message.starts_with(&none));
-    }
 }
 
-/// The cluster's findings the plan leaves, which the prediction (the node's rules) does
-/// not judge: a Corefile's forwarding loop where it still `loops` once the plan's
-/// ConfigMap changes are made (only corefile-upstream's root `forward .` edit touches it),
-/// and a pod crash-looping on such a loop (a recreated pod loads the same Corefile, and a
-/// mended one is loaded only at the pod's next restart).
-fn unmended_cluster_findings(
-    findings: &[Finding],
-    loops: bool,
-) -> impl Iterator<Item = String> + '_ {
-    findings
+/// What a cluster change dropped after all would have fixed (`ids`) still fails on the
+/// host of `plan`: out of its fixes and the reasons of its changes and restarts, into what
+/// remains.
+fn take_back(plan: &mut HostPlan, ids: &[String]) {
+    let back: BTreeSet<String> = plan
+        .fixes
         .iter()
-        .filter(|f| f.status == FindingStatus::Failed)
-        .filter(move |f| {
-            (loops && f.id == diagnose::cluster::COREFILE_LOOP)
-                || (f.id == diagnose::cluster::POD_LOOP
-                    && f.about == Some(diagnose::cluster::POD_LOOP_IN_COREFILE))
-        })
-        .map(|f| f.id.to_string())
+        .filter(|id| ids.contains(id))
+        .cloned()
+        .collect();
+    if back.is_empty() {
+        return;
+    }
+    plan.fixes.retain(|id| !back.contains(id));
+    let remaining: BTreeSet<String> = plan.remaining.drain(..).chain(back.clone()).collect();
+    plan.remaining = remaining.into_iter().collect();
+    only_what_it_fixes(&mut plan.changes, &mut plan.handlers, &back);
 }
 
 /// A change, or a restart, is said to fix only what is fixed once the plan is applied
 /// (`still`: what the prediction leaves failing): a playbook fixing several findings may
 /// fix some of them on a node and not the others (a kubelet resolv.conf of the uplink file
 /// with its stray search domain).
-fn only_what_it_fixes(run: &mut planner::HostRun, still: &BTreeSet<String>) {
-    for change in &mut run.changes {
+fn only_what_it_fixes(
+    changes: &mut [Change],
+    handlers: &mut [model::HandlerRun],
+    still: &BTreeSet<String>,
+) {
+    for change in changes.iter_mut() {
         for reason in change.reasons_mut() {
             reason.fixes.retain(|id| !still.contains(id));
         }
     }
-    for handler in &mut run.handlers {
+    for handler in handlers.iter_mut() {
         for reason in &mut handler.reasons {
             let Some((what, ids)) = reason.split_once(" ← ") else {
                 continue;
@@ -459,11 +532,13 @@ fn host_plan(
     run: planner::HostRun,
     failing: &BTreeSet<String>,
     still: BTreeSet<String>,
-    playbooks: &Playbooks,
 ) -> HostPlan {
     let mut unchanged = run.unchanged.clone();
+    // As the findings record it: a pod looping on its Corefile names a playbook only where
+    // the plan mends that Corefile.
+    let named = |id: &String| records.iter().any(|r| &r.id == id && r.playbook.is_some());
     for id in failing {
-        if id != diagnose::drift::DRIFT_ID && playbooks.fixing(id).is_none() {
+        if id != diagnose::drift::DRIFT_ID && !named(id) {
             unchanged.push(model::Note {
                 playbook: String::new(),
                 message: format!(
@@ -558,11 +633,9 @@ fn drop_if_the_control_plane_disagrees(
     let Some(why) = control_plane_disagreement(inventory) else {
         return;
     };
-    for (host, _) in configmap_sets.iter() {
+    for (host, set) in configmap_sets.iter() {
         if let Some(plan) = host_plans.iter_mut().find(|p| &p.host == host) {
-            plan.fixes.retain(|id| {
-                id != diagnose::cluster::COREFILE_UPSTREAM && id != diagnose::cluster::COREFILE_LOOP
-            });
+            take_back(plan, &set.reason.fixes);
             let message = format!("the Corefiles are left as they are: {why}");
             if !plan.notes.iter().any(|n| n.message == message) {
                 plan.notes.push(model::Note {
@@ -619,8 +692,20 @@ fn place_cluster_changes(
                 if !c.hosts.contains(&host) {
                     c.hosts.push(host);
                 }
-                if !c.reasons.contains(&set.reason) {
-                    c.reasons.push(set.reason);
+                // One task's reason, with what it fixes on each host that asked.
+                match c
+                    .reasons
+                    .iter_mut()
+                    .find(|r| r.playbook == set.reason.playbook && r.task == set.reason.task)
+                {
+                    Some(r) => {
+                        for id in set.reason.fixes {
+                            if !r.fixes.contains(&id) {
+                                r.fixes.push(id);
+                            }
+                        }
+                    }
+                    None => c.reasons.push(set.reason),
                 }
             }
             Some(c) => {
@@ -652,7 +737,7 @@ fn place_cluster_changes(
             .flat_map(|c| c.reasons.iter().flat_map(|r| r.fixes.clone()))
             .collect();
         for plan in host_plans.iter_mut().filter(|p| asking.contains(&p.host)) {
-            plan.fixes.retain(|id| !unfixed.contains(id));
+            take_back(plan, &unfixed);
             plan.notes.push(model::Note {
                 playbook: String::new(),
                 message: format!(
@@ -1593,8 +1678,33 @@ mod tests {
                 blocked.contains("corefile-upstream") && blocked.contains("back into cluster DNS"),
                 "{servers}: {blocked}"
             );
+            // The host's other changes do not fix the Corefiles' drift: it stays failing.
+            let host = &plan.hosts[0];
+            let text = crate::plan::render::text(&plan, false);
+            assert!(
+                host.status == HostStatus::Changes
+                    && failed(host).contains(&"DNS-COREFILE-UPSTREAM-DRIFT"),
+                "{servers}: {text}"
+            );
+            assert!(
+                !host
+                    .fixes
+                    .contains(&"DNS-COREFILE-UPSTREAM-DRIFT".to_owned())
+                    && host
+                        .remaining
+                        .contains(&"DNS-COREFILE-UPSTREAM-DRIFT".to_owned()),
+                "{servers}: {text}"
+            );
         }
-        assert_eq!(planned("192.0.2.53").cluster_changes.len(), 2);
+        let plan = planned("192.0.2.53");
+        assert_eq!(plan.cluster_changes.len(), 2);
+        assert!(
+            plan.hosts[0]
+                .fixes
+                .contains(&"DNS-COREFILE-UPSTREAM-DRIFT".to_owned()),
+            "{:#?}",
+            plan.hosts[0]
+        );
     }
 
     /// upstream_dns_servers as a template dnsfix does not render: DNS-COREFILE-UPSTREAM-DRIFT
@@ -1757,6 +1867,22 @@ mod tests {
         );
         assert!(looping.cluster.is_empty(), "{:#?}", looping.cluster);
         assert!(looping.fixes.is_empty(), "{:?}", looping.fixes);
+        // No playbook mends that Corefile here (no upstream_dns_servers): the finding names
+        // none, and the plan says so, as for DNS-COREFILE-LOOP.
+        let playbook = |host: &HostPlan, id: &str| {
+            host.findings
+                .iter()
+                .find(|f| f.id == id)
+                .map(|f| f.playbook.clone())
+                .unwrap_or_else(|| panic!("no {id}: {host:#?}"))
+        };
+        let noted = |host: &HostPlan, id: &str| {
+            host.unchanged
+                .iter()
+                .any(|n| n.message.starts_with(&format!("no playbook fixes {id} ")))
+        };
+        assert_eq!(playbook(&looping, "DNS-POD-LOOP"), None, "{looping:#?}");
+        assert!(noted(&looping, "DNS-POD-LOOP"), "{:#?}", looping.unchanged);
         assert!(
             looping.remaining.is_empty() && looping.status == HostStatus::Clean,
             "{looping:#?}"
@@ -1764,6 +1890,10 @@ mod tests {
         let stock = planned(None, "kube_proxy_mode: ipvs");
         assert!(!stock.cluster.is_empty(), "{stock:#?}");
         assert_eq!(stock.fixes, ["DNS-POD-LOOP"]);
+        assert_eq!(
+            playbook(&stock, "DNS-POD-LOOP").as_deref(),
+            Some("kubelet-resolvconf")
+        );
         // With upstream_dns_servers set, corefile-upstream writes them over the looping
         // line: the loop is mended; the pod loads it at its next restart, not recreated and
         // not said to be fixed by the plan.
@@ -1776,6 +1906,237 @@ mod tests {
                     .contains("no playbook fixes DNS-COREFILE-LOOP"),
             "{mended:#?}"
         );
+        // corefile-upstream's edit mends the loop the pod crashes on: the finding names it.
+        for id in ["DNS-POD-LOOP", "DNS-COREFILE-LOOP"] {
+            assert_eq!(
+                playbook(&mended, id).as_deref(),
+                Some("corefile-upstream"),
+                "{id}"
+            );
+            assert!(!noted(&mended, id), "{id}: {:#?}", mended.unchanged);
+        }
+    }
+
+    /// A DNS pod on node1, down in CrashLoopBackOff: its last run ended with `looped`
+    /// (the loop plugin's fatal line) where given, else for another reason.
+    fn down_pod(name: &str, app: &str, looped: Option<&str>) -> crate::cluster::DnsPod {
+        crate::cluster::DnsPod {
+            name: name.into(),
+            app: app.into(),
+            node: "node1".into(),
+            phase: "Running".into(),
+            ready: false,
+            restarts: 9,
+            waiting: Some("CrashLoopBackOff".into()),
+            running: false,
+            terminating: false,
+            loop_detected: looped.map(str::to_owned),
+            logs_read: true,
+            container: None,
+            namespace: None,
+            selector: None,
+            readiness: None,
+        }
+    }
+
+    /// A cluster read through node1, whose nodes (`kubectl get nodes`) are node1 and node2,
+    /// with `pods` and the DNS ConfigMaps `config`.
+    fn cluster_of(
+        pods: Vec<crate::cluster::DnsPod>,
+        config: crate::cluster::DnsConfig,
+    ) -> crate::cluster::Cluster {
+        crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods,
+            config: Box::new(config),
+            kubelets: [("node1", "v1.29.4"), ("node2", "v1.29.4")]
+                .into_iter()
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect(),
+        }
+    }
+
+    /// The healthy node of rules fixture `fixture` with net.ipv4.ip_forward 0 live: the
+    /// plan's changes there are bridge-netfilter's (DNS-IP-FORWARD).
+    fn forwarding_off(fixture: &str) -> crate::facts::raw::RawFacts {
+        let mut raw = crate::testing::rules_fixture(fixture);
+        crate::testing::replace_in_file(&mut raw, "/proc/sys/net/ipv4/ip_forward", "1", "0");
+        raw
+    }
+
+    /// The ids of `host`'s findings that failed.
+    fn failed(host: &HostPlan) -> Vec<&str> {
+        host.findings
+            .iter()
+            .filter(|f| f.status == FindingStatus::Failed)
+            .map(|f| f.id.as_str())
+            .collect()
+    }
+
+    /// A host whose plan changes only what bridge-netfilter sets (ip_forward off) while the
+    /// cluster says its NodeLocal DNSCache pod is down (DNS-NODELOCAL-DOWN), or, on a
+    /// kubeadm node, that kubeadm's kubelet-config ConfigMap names another clusterDNS
+    /// (DNS-KUBEADM-CONFIG-DRIFT): the plan mends neither, so neither is among what it
+    /// fixes, and both stay failing after it. Before, any change on a host listed every
+    /// failing cluster finding as fixed.
+    #[test]
+    fn a_cluster_finding_the_plan_does_not_mend_stays_failing() {
+        let cache = down_pod("nodelocaldns-4xk2p", "nodelocaldns", None);
+        let cluster = cluster_of(vec![cache], crate::cluster::DnsConfig::default());
+        let raw = forwarding_off("_healthy/kubespray-ubuntu2204");
+        let plan = plan_raw(&raw, "kube_proxy_mode: ipvs", &cluster, "");
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(failed(host).contains(&"DNS-NODELOCAL-DOWN"), "{text}");
+        assert!(host.fixes.contains(&"DNS-IP-FORWARD".to_owned()), "{text}");
+        assert!(
+            !host.fixes.contains(&"DNS-NODELOCAL-DOWN".to_owned()),
+            "{text}"
+        );
+        assert!(
+            host.remaining.contains(&"DNS-NODELOCAL-DOWN".to_owned()),
+            "{text}"
+        );
+        // As the text and the Markdown show it.
+        assert!(
+            text.contains(
+                "\n  after apply: fixes DNS-IP-FORWARD; still failing: DNS-NODELOCAL-DOWN, DNS-STRAY-SEARCH\n"
+            ),
+            "{text}"
+        );
+        let md = crate::plan::markdown::markdown(&plan, "0");
+        assert!(
+            md.contains(
+                "- fixes `DNS-IP-FORWARD`\n- still failing: `DNS-NODELOCAL-DOWN`, `DNS-STRAY-SEARCH`\n"
+            ),
+            "{md}"
+        );
+
+        let config = crate::cluster::DnsConfig {
+            kubeadm_kubelet: Some(crate::cluster::KubeadmKubelet {
+                configmap: "kubelet-config".into(),
+                resolv_conf: Some("/run/systemd/resolve/resolv.conf".into()),
+                cluster_dns: vec!["10.96.0.53".into()],
+                cluster_domain: Some("cluster.local".into()),
+            }),
+            ..crate::cluster::DnsConfig::default()
+        };
+        let raw = forwarding_off("_healthy/kubeadm-ubuntu2204");
+        let plan = plan_raw(
+            &raw,
+            "kube_version: v1.29.4",
+            &cluster_of(Vec::new(), config),
+            "",
+        );
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(failed(host).contains(&"DNS-KUBEADM-CONFIG-DRIFT"), "{text}");
+        assert!(host.fixes.contains(&"DNS-IP-FORWARD".to_owned()), "{text}");
+        assert!(
+            !host.fixes.contains(&"DNS-KUBEADM-CONFIG-DRIFT".to_owned()),
+            "{text}"
+        );
+        assert!(
+            host.remaining
+                .contains(&"DNS-KUBEADM-CONFIG-DRIFT".to_owned()),
+            "{text}"
+        );
+    }
+
+    /// A kubeadm node whose config.yaml hands pods the stub (/etc/resolv.conf, 127.0.0.53)
+    /// where kubeadm's kubelet-config ConfigMap says systemd-resolved's uplink file:
+    /// kubelet-resolvconf's change makes the two agree, so DNS-KUBEADM-CONFIG-DRIFT is fixed
+    /// by it. With the ConfigMap on /etc/resolv.conf, the same change brings the drift
+    /// about: it fails after the plan, and the note says so.
+    #[test]
+    fn kubeadm_drift_is_fixed_where_the_kubelet_config_comes_to_agree() {
+        let config = |resolv: &str| crate::cluster::DnsConfig {
+            kubeadm_kubelet: Some(crate::cluster::KubeadmKubelet {
+                configmap: "kubelet-config".into(),
+                resolv_conf: Some(resolv.into()),
+                cluster_dns: vec!["10.96.0.10".into()],
+                cluster_domain: Some("cluster.local".into()),
+            }),
+            ..crate::cluster::DnsConfig::default()
+        };
+        let planned = |resolv: &str| {
+            let cluster = cluster_of(Vec::new(), config(resolv));
+            let plan = plan_in(
+                "DNS-KUBELET-LOOPBACK/kubeadm-echo-appended-resolvconf",
+                "kube_version: v1.29.4",
+                &cluster,
+                "",
+            );
+            let text = crate::plan::render::text(&plan, false);
+            (plan.hosts[0].clone(), text)
+        };
+        const DRIFT: &str = "DNS-KUBEADM-CONFIG-DRIFT";
+        let (agree, text) = planned("/run/systemd/resolve/resolv.conf");
+        assert!(failed(&agree).contains(&DRIFT), "{text}");
+        assert_eq!(agree.fixes, [DRIFT, "DNS-KUBELET-LOOPBACK"], "{text}");
+        assert_eq!(agree.remaining, ["DNS-STRAY-SEARCH"], "{text}");
+        let (differ, text) = planned("/etc/resolv.conf");
+        assert!(!failed(&differ).contains(&DRIFT), "{text}");
+        assert_eq!(differ.remaining, [DRIFT, "DNS-STRAY-SEARCH"], "{text}");
+        assert!(
+            differ
+                .notes
+                .iter()
+                .any(|n| n.message.contains("(DNS-KUBEADM-CONFIG-DRIFT)")),
+            "{text}"
+        );
+    }
+
+    /// A CoreDNS pod on node1 crash-looping on the kubelet's resolv.conf (systemd-resolved's
+    /// uplink file, listing only the cache's 169.254.25.10), with no real upstream server
+    /// known: kubelet-resolvconf is blocked, so the pod is not recreated and the file still
+    /// loops; bridge-netfilter's change alone does not fix DNS-POD-LOOP. Before, it was
+    /// listed as fixed. Its NodeLocal DNSCache pod down on the same loop
+    /// (DNS-NODELOCAL-DOWN) stays down too.
+    #[test]
+    fn a_pod_loop_is_not_fixed_by_a_plan_that_neither_mends_the_file_nor_recreates_it() {
+        let mut raw = forwarding_off("_healthy/kubespray-ubuntu2204");
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/run/systemd/resolve/resolv.conf",
+            "nameserver 192.0.2.53\nnameserver 198.51.100.53\n",
+            "nameserver 169.254.25.10\n",
+        );
+        let looped = "[FATAL] plugin/loop: Loop (10.233.64.5:41020 -> :53) detected for zone \".\"";
+        let pods = vec![
+            down_pod("coredns-5d78c9869d-x7k2p", "coredns", Some(looped)),
+            down_pod("nodelocaldns-4xk2p", "nodelocaldns", Some(looped)),
+        ];
+        let cluster = cluster_of(pods, crate::cluster::DnsConfig::default());
+        let plan = plan_raw(&raw, "kube_proxy_mode: ipvs", &cluster, "");
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(
+            failed(host).contains(&"DNS-POD-LOOP") && !host.blocked.is_empty(),
+            "{text}"
+        );
+        assert!(host.cluster.is_empty(), "{text}");
+        assert!(host.fixes.contains(&"DNS-IP-FORWARD".to_owned()), "{text}");
+        for id in ["DNS-POD-LOOP", "DNS-NODELOCAL-DOWN"] {
+            assert!(!host.fixes.contains(&id.to_owned()), "{id}: {text}");
+            assert!(host.remaining.contains(&id.to_owned()), "{id}: {text}");
+        }
+        // With an upstream server known, kubelet-resolvconf gives the kubelet a file that
+        // does not loop and recreates the node's DNS pods: apply waits for each
+        // replacement to be Ready, so both findings are fixed.
+        let plan = plan_raw(
+            &raw,
+            "{kube_proxy_mode: ipvs, upstream_dns_servers: [192.0.2.53]}",
+            &cluster,
+            "",
+        );
+        let text = crate::plan::render::text(&plan, false);
+        let host = &plan.hosts[0];
+        assert!(!host.cluster.is_empty(), "{text}");
+        for id in ["DNS-POD-LOOP", "DNS-NODELOCAL-DOWN"] {
+            assert!(host.fixes.contains(&id.to_owned()), "{id}: {text}");
+            assert!(!host.remaining.contains(&id.to_owned()), "{id}: {text}");
+        }
     }
 
     /// The plan of the node tree of rules fixture `fixture` as `node1`, with `vars` (YAML
@@ -2028,6 +2389,37 @@ mod tests {
         assert!(why.contains("cp1: unset; cp2: [192.0.2.53]"), "{why}");
     }
 
+    /// With the control-plane hosts split on upstream_dns_servers, the ConfigMap changes
+    /// they asked for are dropped: what those changes fixed is still failing on each of
+    /// them (before, it left `fixes` and was in `remaining` neither), and nothing else moves.
+    #[test]
+    fn a_change_dropped_for_a_split_control_plane_leaves_its_findings_failing() {
+        let split = inventory(
+            "[kube_control_plane]\ncp1\ncp2 upstream_dns_servers=\"['192.0.2.53']\"\n[kube_node]\nw1\n",
+        );
+        let mut plans = vec![host("cp1"), host("cp2"), host("w1")];
+        plans[0].fixes.push("DNS-IP-FORWARD".to_owned());
+        plans[0].remaining.push("DNS-NAMESERVER-LIMIT".to_owned());
+        let mut sets = vec![(
+            "cp2".to_owned(),
+            set(".:53 {\n    forward . 192.0.2.53\n}\n", "coredns"),
+        )];
+        sets.push(("cp1".to_owned(), sets[0].1.clone()));
+        drop_if_the_control_plane_disagrees(&split, &mut sets, &mut plans);
+        assert!(sets.is_empty());
+        assert_eq!(plans[0].fixes, ["DNS-IP-FORWARD"]);
+        assert_eq!(
+            plans[0].remaining,
+            ["DNS-COREFILE-UPSTREAM-DRIFT", "DNS-NAMESERVER-LIMIT"]
+        );
+        assert!(plans[1].fixes.is_empty(), "{:?}", plans[1].fixes);
+        assert_eq!(plans[1].remaining, ["DNS-COREFILE-UPSTREAM-DRIFT"]);
+        // w1 asked for nothing: its plan is its own.
+        assert_eq!(plans[2].fixes, ["DNS-COREFILE-UPSTREAM-DRIFT"]);
+        assert!(plans[2].remaining.is_empty());
+        assert!(plans[2].notes.is_empty());
+    }
+
     /// Hosts asking for the same text share one change; hosts asking for different text
     /// for the same key get none, and a note each.
     #[test]
@@ -2044,6 +2436,24 @@ mod tests {
         assert_eq!(changes.len(), 1);
         assert_eq!(changes[0].hosts, ["cp1", "cp2"]);
         assert_eq!(changes[0].reasons.len(), 1);
+        // What the change fixes on each host that asked, under one reason.
+        let mut looped = set(one, "coredns");
+        looped
+            .reason
+            .fixes
+            .push(diagnose::cluster::COREFILE_LOOP.to_owned());
+        let changes = place_cluster_changes(
+            vec![("cp1".into(), set(one, "coredns")), ("cp2".into(), looped)],
+            &mut plans,
+        );
+        assert_eq!(changes[0].reasons.len(), 1);
+        assert_eq!(
+            changes[0].reasons[0].fixes,
+            [
+                diagnose::cluster::COREFILE_UPSTREAM,
+                diagnose::cluster::COREFILE_LOOP
+            ]
+        );
         assert_eq!(
             changes[0].before_sha256,
             crate::util::sha256_hex(changes[0].before.as_bytes())
@@ -2060,8 +2470,14 @@ mod tests {
         );
         assert!(changes.is_empty(), "{changes:?}");
         for (plan, noted) in plans.iter().zip([true, true, false]) {
-            // Not fixed after all where the change was dropped.
+            // Not fixed after all where the change was dropped: still failing.
             assert_eq!(plan.fixes.is_empty(), noted, "{}", plan.host);
+            assert_eq!(
+                plan.remaining == [diagnose::cluster::COREFILE_UPSTREAM],
+                noted,
+                "{}",
+                plan.host
+            );
             assert_eq!(
                 plan.notes
                     .iter()
