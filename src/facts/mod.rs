@@ -21,6 +21,7 @@ pub mod network_manager;
 pub mod node_facts;
 pub mod raw;
 pub mod resolv_conf;
+pub mod resolv_writer;
 pub mod restart_due;
 pub mod sockets;
 pub mod sysctl;
