@@ -2136,6 +2136,54 @@ fn nm_version_unknown_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Fin
     Some(finding)
 }
 
+/// DNS-RESOLV-MANAGED-ELSEWHERE for a plain /etc/resolv.conf that dhcpcd, openresolv,
+/// udhcpc or SUSE's netconfig writes anew ([`resolv_writer`]): how such a node is meant to
+/// be, info; a warning where the file shows it was changed since (the program's header
+/// below the first line, a line udhcpc never writes), which goes at its next write.
+/// netconfig leaves a file changed since alone (its checksum), so there the change lasts
+/// but the node stops getting the servers netconfig is given: info, saying so.
+///
+/// [`resolv_writer`]: crate::facts::resolv_writer::resolv_writer
+fn writer_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
+    use crate::facts::resolv_writer::{Writer, resolv_writer};
+    let found = resolv_writer(ctx.facts)?;
+    let (name, when) = (found.writer.name(), found.writer.when());
+    let mut evidence = vec![format!(
+        "/etc/resolv.conf is a regular file (sha256 {})",
+        ctx.facts
+            .resolver
+            .etc_resolv_conf
+            .sha256
+            .as_deref()
+            .unwrap_or("?")
+    )];
+    evidence.extend(found.evidence);
+    let (severity, summary) = match (found.writer, found.edited) {
+        (Writer::Netconfig, _) => (
+            Severity::Info,
+            "netconfig wrote /etc/resolv.conf: a file changed since it leaves alone (and stops giving it the servers it is handed) until `netconfig update -f` writes its own over the change".to_owned(),
+        ),
+        (_, Some(why)) => {
+            evidence.push(why);
+            (
+                Severity::Warning,
+                format!("/etc/resolv.conf was edited after {name} wrote it: the edit goes the next time {name} writes it ({when})"),
+            )
+        }
+        (_, None) => (
+            Severity::Info,
+            format!("{name} writes /etc/resolv.conf {when}: a change made in the file itself does not last"),
+        ),
+    };
+    Some(ctx.finding(
+        "DNS-RESOLV-MANAGED-ELSEWHERE",
+        severity,
+        summary,
+        evidence,
+        format!("{}, not in /etc/resolv.conf", found.writer.fix()),
+    ))
+}
+
 pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     let facts = ctx.facts;
     let mut findings = Vec::new();
@@ -2146,6 +2194,7 @@ pub(super) fn resolv_managed_elsewhere(ctx: &Ctx) -> RuleOutcome {
     {
         findings.push(finding);
     }
+    findings.extend(writer_finding(ctx));
     let runs = DhclientRun::all(facts);
     for path in dhclient_confs(&runs) {
         if let Some(finding) = dhclient_finding(ctx, &path, &runs) {
