@@ -282,12 +282,24 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         // A file of another kind that names only the stub: say how the node gets there.
         evidence.insert(0, format!("{} names only systemd-resolved's stub, and systemd-resolved runs: the node asks the servers it lists in {}", etc.path, host.path));
     }
+    let mut fix = "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".to_owned();
+    // A plain file another program writes anew: servers written into it go at its next
+    // write (DNS-RESOLV-MANAGED-ELSEWHERE says what shows it).
+    if host.path == etc.path
+        && let Some(w) = crate::facts::resolv_writer::resolv_writer(ctx.facts)
+    {
+        fix.push_str(&format!(
+            "; {} writes this /etc/resolv.conf anew, so give it the servers there instead: {}",
+            w.writer.name(),
+            w.writer.fix()
+        ));
+    }
     Some(ctx.finding(
         "DNS-CLUSTER-SELF-FORWARD",
         Severity::High,
         "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
         evidence,
-        "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".into(),
+        fix,
     ))
 }
 

@@ -7453,3 +7453,26 @@ fn netconfig_writes_the_file_unless_its_policy_is_empty() {
         None
     );
 }
+
+/// Where dhcpcd writes the plain /etc/resolv.conf that lists only the cluster's address
+/// (DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only-dhcpcd), the fix names where dhcpcd
+/// takes servers: written into the file, they go at its next lease.
+#[test]
+fn a_self_forwarding_host_resolver_a_program_writes_names_where_it_takes_servers() {
+    let raw =
+        crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only-dhcpcd");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let diagnosis = crate::diagnose::diagnose_host(&host, &facts);
+    let finding = diagnosis
+        .findings()
+        .find(|f| f.id == "DNS-CLUSTER-SELF-FORWARD")
+        .expect("DNS-CLUSTER-SELF-FORWARD");
+    assert!(
+        finding.remediation.contains(
+            "; dhcpcd writes this /etc/resolv.conf anew, so give it the servers there instead: give dhcpcd the servers in /etc/dhcpcd.conf (`static domain_name_servers=ADDR ADDR`"
+        ),
+        "{}",
+        finding.remediation
+    );
+}
