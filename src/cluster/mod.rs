@@ -3573,10 +3573,10 @@ const POLL: Duration = Duration::from_millis(500);
 /// restarted kubelet may post a broken replica Ready (kubernetes#131303) and a serving
 /// one not Ready (#100277); while that node's apply script runs, no reading does. Where
 /// such readings, of `pod` or of its replicas, decide whether it is kept, its namespace
-/// is listed again every [`SETTLE_POLL`] until they no longer do, or every such replica
-/// is past its bound ([`Restarted::deadline`]; for a node still running its script, one
-/// bound from the start of this wait): then it is kept, the side that loses no Ready
-/// replica, as where the listings failed meanwhile. A verdict no reading can change (the
+/// is listed again every [`SETTLE_POLL`] until they no longer do, or a listing was asked
+/// past every such replica's bound ([`Restarted::deadline`]; for a node still running its
+/// script, one bound from the start of this wait): then it is kept, the side that loses
+/// no Ready replica, as where the listings failed meanwhile. A verdict no reading can change (the
 /// only replica, another Ready on a node this run did not restart) waits for nothing.
 /// Never by a listing from before (the other node's pods may have been recreated since):
 /// each node weighs the others as they are, one node at a time. A CoreDNS pod without a
@@ -6455,16 +6455,12 @@ case \" $* \" in
             .checked_sub(bound - Duration::from_secs(1))
             .expect("instant");
         restarted.ended(&["node2".to_owned()], Some(at));
-        let started = Instant::now();
         let (_, kept) = weigh(&mut kubectl, &pods[0], &pods, &restarted)
             .await
             .expect("weighed");
-        let took = started.elapsed();
         kubectl.close().await;
         std::fs::remove_dir_all(&dir).ok();
         assert_eq!(kept, None);
-        // Two listings of 2 s each, and no poll between them.
-        assert!(took < Duration::from_millis(5500), "{took:?}");
     }
 
     /// node1's Ready replica weighed while node2's, broken, is posted Ready for a moment
