@@ -98,9 +98,21 @@ impl Connection {
                 continue;
             };
             let args = if is_template(&text) {
-                Err(format!(
-                    "is {text:?}, a template dnsfix does not render; set the options it renders to"
-                ))
+                let bastion = host
+                    .origins
+                    .get(key)
+                    .is_some_and(super::kubespray::is_bastion_default);
+                Err(if bastion {
+                    "is Kubespray's ProxyCommand through the bastion, with a part dnsfix does \
+                     not render: the bastion's ansible_host or ansible_user is unset, or it or \
+                     its ansible_port was refused (a warning names its line)"
+                        .to_owned()
+                } else {
+                    format!(
+                        "is {text:?}, a template dnsfix does not render; set the options it \
+                         renders to"
+                    )
+                })
             } else {
                 ssh_args::split(&text)
             };

@@ -134,13 +134,19 @@ pub(crate) fn bastion_args(hosts: &mut [Host]) -> Vec<InventoryWarning> {
     warnings
 }
 
+/// Whether a variable was set by [`bastion_args`] (Kubespray's role default).
+pub(crate) fn is_bastion_default(origin: &VarOrigin) -> bool {
+    origin.scope == VarScope::KubesprayDefault && origin.path == Path::new(BASTION_DEFAULT.0)
+}
+
 /// Why the bastion's `key` (`ansible_port`, `_user`, `_host`) set to `value` is not put
 /// into the ProxyCommand, if so: a port that is not a number; a user or address ssh
 /// would refuse as a target's (whitespace, a control character, one the shell gives
-/// meaning to: [`shell_in_user`], [`shell_in_host`]), which the inner ssh gets as its
-/// destination and hands its own ProxyCommand or Match exec (`%h`, `%r`) before OpenSSH
-/// 9.6; a `%`, which ssh expands in a ProxyCommand; a `\`, which the operator's shell
-/// runs it with (`$SHELL -c`) may read as an escape inside quotes (fish does).
+/// meaning to: [`shell_in_user`], [`shell_in_host`]; a `-` first), which the inner ssh
+/// gets as its destination and hands its own ProxyCommand or Match exec (`%h`, `%r`)
+/// before OpenSSH 9.6; a `%`, which ssh expands in a ProxyCommand; a `\`, which the
+/// operator's shell runs it with (`$SHELL -c`) may read as an escape inside quotes (fish
+/// does).
 fn bastion_refusal(key: &str, value: &str) -> Option<String> {
     if key == "ansible_port" {
         let number = value.parse::<u16>().is_ok_and(|p| p > 0);
@@ -152,6 +158,8 @@ fn bastion_refusal(key: &str, value: &str) -> Option<String> {
         .map(|c| format!("{c:?}"))
         .or_else(|| match key {
             "ansible_user" => shell_in_user(value),
+            // The inner ssh has no `--` before it: an option (OpenSSH 9.6 refuses it).
+            _ if value.starts_with('-') => Some("a '-' at its start".to_owned()),
             _ => shell_in_host(value),
         })?;
     Some(format!("holds {held}"))
