@@ -180,6 +180,16 @@ fn gateway(conf: &serde_json::Value, default: bool) -> bool {
         || conf["isGateway"].as_bool().unwrap_or(default)
 }
 
+/// The bridge plugin's bridge: its `bridge`, `cni0` where unset (plugins/main/bridge
+/// bridge.go `defaultBrName`).
+fn bridge_name(conf: &serde_json::Value) -> String {
+    conf["bridge"]
+        .as_str()
+        .filter(|b| !b.is_empty())
+        .unwrap_or("cni0")
+        .to_owned()
+}
+
 /// Why a main plugin turns forwarding on for every pod it adds, where it does: the bridge
 /// plugin as the pods' gateway (bridge.go, `isGateway`), ptp always (ptp.go cmdAdd:
 /// ip.EnableForward).
@@ -248,6 +258,15 @@ pub struct Cni {
     /// IPv6 one, fd00::ac:00/118, with `enabled: "true"` for IPv6 egress).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forwards_ipv6: Option<String>,
+    /// The Linux bridge that is the pods' gateway, where the bridge plugin makes one (its
+    /// `bridge`, `cni0` where unset; flannel's delegate's too): the pods' traffic to other
+    /// nodes enters the node by it. The plugin makes it when it adds the first pod after
+    /// the boot and writes only `net.ipv4.ip_forward` (containernetworking/plugins
+    /// pkg/ip/ipforward_linux.go `EnableIP4Forward`, left alone where it reads 1), so the
+    /// bridge's own forwarding is the kernel's default's then
+    /// (sysctl::DEFAULT_FORWARDING).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_bridge: Option<String>,
     /// The network agent that loads br_netfilter and turns bridge netfilter on whenever it
     /// starts, before it wires any pod, where there is one: see [`BridgeNfAgent`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -542,6 +561,7 @@ impl Cni {
             pod_bridge: PodBridge::Unknown(why),
             forwards: None,
             forwards_ipv6: None,
+            gateway_bridge: None,
             bridge_nf_agent: None,
             refused,
             unread: None,
@@ -560,6 +580,7 @@ impl Cni {
         let mut types = Vec::new();
         let mut bridged = None;
         let mut forwards = None;
+        let mut gateway_bridge = None;
         for plugin in &plugins {
             let Some(kind) = plugin["type"].as_str() else {
                 continue;
@@ -567,6 +588,7 @@ impl Cni {
             if kind == "flannel" {
                 let delegate = plugin["delegate"]["type"].as_str().unwrap_or("bridge");
                 if delegate == "bridge" && gateway(&plugin["delegate"], true) {
+                    gateway_bridge.get_or_insert_with(|| bridge_name(&plugin["delegate"]));
                     forwards.get_or_insert(format!(
                         "{path}: flannel's bridge plugin is the pods' gateway and turns forwarding on for every pod it adds"
                     ));
@@ -585,6 +607,9 @@ impl Cni {
             }
             if let Some(why) = forwards_per_pod(kind, plugin) {
                 forwards.get_or_insert(format!("{path}: {why}"));
+            }
+            if kind == "bridge" && gateway(plugin, false) {
+                gateway_bridge.get_or_insert_with(|| bridge_name(plugin));
             }
             if BRIDGED.contains(&kind) && bridged.is_none() {
                 let device = plugin["bridge"].as_str().unwrap_or(match kind {
@@ -644,6 +669,7 @@ impl Cni {
             pod_bridge,
             forwards,
             forwards_ipv6,
+            gateway_bridge,
             bridge_nf_agent,
             refused: Vec::new(),
             unread: None,

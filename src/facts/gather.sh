@@ -773,8 +773,15 @@ f /run/flannel/subnet.env
 # Bridge netfilter, forwarding, modules.
 f /proc/sys/net/bridge
 for k in bridge/bridge-nf-call-iptables bridge/bridge-nf-call-ip6tables bridge/bridge-nf-call-arptables \
-  ipv4/ip_forward ipv6/conf/all/forwarding; do
+  ipv4/ip_forward ipv4/conf/default/forwarding ipv6/conf/all/forwarding; do
   f "/proc/sys/net/$k"
+done
+# Each Linux bridge's own IPv4 forwarding: one made after the boot (the pods' cni0) started
+# with net.ipv4.conf.default.forwarding, which routes nothing that enters by it where 0.
+for x in /sys/class/net/*/bridge; do
+  [ -d "$x" ] || continue
+  x=${x%/bridge}
+  f "/proc/sys/net/ipv4/conf/${x##*/}/forwarding"
 done
 f /proc/modules
 f /sys/module/br_netfilter

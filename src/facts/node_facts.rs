@@ -463,25 +463,11 @@ pub struct Persisted {
     pub path: String,
     pub line: usize,
     /// The key the line assigns, where it is another name of the same setting
-    /// (`net.ipv4.conf.all.forwarding` for `net.ipv4.ip_forward`, or a glob of it).
+    /// (`net.ipv4.conf.all.forwarding` for `net.ipv4.ip_forward`, or a glob of it), or a
+    /// key whose write sets it too (`net.ipv4.ip_forward` for
+    /// `net.ipv4.conf.default.forwarding`: sysctl::SET_BY).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-}
-
-impl Persisted {
-    /// The assignment as the file says it ([`assignment`]).
-    pub fn assignment(&self, key: &str) -> String {
-        assignment(key, &self.value, self.key.as_deref())
-    }
-}
-
-/// `KEY = VALUE` as a sysctl file assigns `key`: under `other`, where that is another name
-/// of it (or a glob of that name), saying so.
-pub fn assignment(key: &str, value: &str, other: Option<&str>) -> String {
-    match other {
-        Some(other) => format!("{other} = {value} (the same kernel setting as {key})"),
-        None => format!("{key} = {value}"),
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -583,6 +569,8 @@ pub const SYSCTLS: &[&str] = &[
     "net.bridge.bridge-nf-call-ip6tables",
     "net.bridge.bridge-nf-call-arptables",
     "net.ipv4.ip_forward",
+    // What an interface made after the boot starts with (sysctl::DEFAULT_FORWARDING).
+    "net.ipv4.conf.default.forwarding",
     "net.ipv6.conf.all.forwarding",
 ];
 

@@ -101,7 +101,52 @@ impl PersistedValue {
     /// The assignment as the file says it: `KEY = VALUE`, naming the key the line
     /// assigns where it is another name of `key` (and saying so).
     pub fn assignment(&self, key: &str) -> String {
-        super::node_facts::assignment(key, &self.value, self.key.as_deref())
+        assignment(key, &self.value, self.key.as_deref())
+    }
+}
+
+impl super::node_facts::Persisted {
+    /// The assignment as the file says it ([`assignment`]).
+    pub fn assignment(&self, key: &str) -> String {
+        assignment(key, &self.value, self.key.as_deref())
+    }
+}
+
+/// `KEY = VALUE` as a sysctl file assigns `key`: under `other`, where that is another name
+/// of it (or a glob that matches it), or a key whose write sets it too ([`SET_BY`]), saying
+/// so; a glob with the versions that expand it ([`GLOB_SINCE`]).
+pub fn assignment(key: &str, value: &str, other: Option<&str>) -> String {
+    let sets_too = |other: &str| {
+        SET_BY
+            .iter()
+            .any(|(k, by)| *k == key && by.contains(&other))
+    };
+    let glob = |other: &str| {
+        if is_glob(other) {
+            format!("; {GLOB_SINCE}")
+        } else {
+            String::new()
+        }
+    };
+    match other {
+        Some(other) if sets_too(other) => format!(
+            "{other} = {value} (which sets {key} to {value} too: the kernel copies a change of it there)"
+        ),
+        Some(other) if is_glob(other) => {
+            let named = SAME_SETTING
+                .iter()
+                .find(|(mine, _)| *mine == key)
+                .map_or_else(
+                    || key.to_owned(),
+                    |(_, theirs)| format!("{theirs}, the same kernel setting as {key}"),
+                );
+            format!(
+                "{other} = {value} (a glob that matches {named}{})",
+                glob(other)
+            )
+        }
+        Some(other) => format!("{other} = {value} (the same kernel setting as {key})"),
+        None => format!("{key} = {value}"),
     }
 }
 
@@ -184,33 +229,100 @@ pub fn normalize_key(key: &str) -> String {
 /// A glob key (`net.bridge.*`) sets each of the keys dnsfix looks at ([`SYSCTLS`]) that it
 /// matches and that no file names, neither in an assignment nor in a `-key` exclusion; of
 /// several globs, the last applied wins (systemd `src/sysctl/sysctl.c` `apply_all`: "Not
-/// setting %s (explicit setting exists)", glob(3) over /proc/sys).
+/// setting %s (explicit setting exists)", glob(3) over /proc/sys). systemd-sysctl keeps one
+/// option per glob as written, as for a key: the same glob again with the same value stays
+/// where it first was. Globs are expanded by systemd-sysctl from systemd 245 and by procps
+/// `sysctl --system` from procps-ng 4.0.0 ([`GLOB_SINCE`]); an older one writes nothing for
+/// them, which the files do not say: a value a glob gives is that of those versions.
+///
+/// `net.ipv4.conf.default.forwarding` is the value the kernel's `default` devconf holds
+/// after the boot's writes ([`DEFAULT_FORWARDING`]), not merely its last line.
 pub fn persisted(
     files: &[(String, &str)],
     aliases: &[(String, String)],
     systemd: bool,
 ) -> BTreeMap<String, PersistedValue> {
-    let mut result = BTreeMap::new();
-    // Where each key's option stands in the order the boot applies them, (file, line):
-    // what decides between two names of one setting ([`SAME_SETTING`]).
-    let mut position: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut globs = Vec::new();
-    let mut excluded = std::collections::BTreeSet::new();
-    let applied = drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd));
-    for (index, (path, content)) in applied.into_iter().enumerate() {
+    let others = SAME_SETTING.iter().map(|(_, other)| *other);
+    let keys: Vec<&str> = SYSCTLS.iter().copied().chain(others).collect();
+    persisted_keys(files, aliases, systemd, &keys)
+}
+
+/// When systemd-sysctl and procps `sysctl --system` started expanding a glob key: before,
+/// it names no file under /proc/sys, and nothing is written for it (systemd/systemd#14589,
+/// released in 245, the version Cilium's docs name for its rp_filter glob; procps-ng
+/// 6389deca, released in 4.0.0). RHEL 8 ships systemd 239 (redhat-plumbers/systemd-rhel8
+/// sysctl.c writes each key as it is) and procps-ng 3.3.15; Debian 12 systemd 252 and
+/// procps-ng 4.0.2.
+pub const GLOB_SINCE: &str = "systemd-sysctl expands a glob from systemd 245, procps `sysctl --system` from procps-ng 4.0.0; an older one (RHEL 8's systemd 239 and procps-ng 3.3.15) sets nothing for it";
+
+/// Whether a sysctl key, as a file writes it, is a glob.
+pub fn is_glob(key: &str) -> bool {
+    key.contains(['*', '?', '['])
+}
+
+/// `net.ipv4.conf.default.forwarding`: what an IPv4 interface created later starts with
+/// (torvalds/linux net/ipv4/devinet.c `inetdev_init` copies the `default` devconf). A
+/// write to `net.ipv4.ip_forward` or `net.ipv4.conf.all.forwarding` that changes it sets
+/// `default` and every interface there is to the same value (`devinet_sysctl_forward` runs
+/// `inet_forward_change` only where `*valp != val`); a write of `default` sets it alone.
+/// So after `ip_forward = 1`, a later `default.forwarding = 0` leaves every interface made
+/// after the boot (a CNI's cni0, the pods' veths) with forwarding off, and writing
+/// `ip_forward = 1` again changes nothing.
+pub const DEFAULT_FORWARDING: &str = "net.ipv4.conf.default.forwarding";
+
+/// Keys another key's write sets too: `(key, the keys whose change of value sets it)`
+/// ([`DEFAULT_FORWARDING`]).
+pub const SET_BY: &[(&str, &[&str])] = &[(
+    DEFAULT_FORWARDING,
+    &["net.ipv4.ip_forward", "net.ipv4.conf.all.forwarding"],
+)];
+
+/// The forwarding keys of one family's `all` devconf, which a change of value also writes
+/// to `default` ([`DEFAULT_FORWARDING`]).
+fn sets_default(key: &str) -> bool {
+    SET_BY.iter().any(|(_, by)| by.contains(&key))
+}
+
+/// One write of a forwarding key in the order the boot makes them: where, which key (as
+/// the kernel names it), and the line.
+type Write = ((usize, usize), String, PersistedValue);
+
+/// Whether `key` is one of the forwarding keys whose writes decide [`DEFAULT_FORWARDING`].
+fn forwarding_key(key: &str) -> bool {
+    key == DEFAULT_FORWARDING || sets_default(key)
+}
+
+/// A glob line as the boot keeps it: as written, its pattern, the line, where it stands.
+type GlobOption = (String, glob::Pattern, PersistedValue, (usize, usize));
+
+/// The options the boot applies, read from the files in order ([`persisted`]).
+#[derive(Default)]
+struct Options {
+    /// Each key a file names and the line that sets it.
+    result: BTreeMap<String, PersistedValue>,
+    /// Where each key's option stands in the order the boot applies them, (file, line):
+    /// what decides between two names of one setting ([`SAME_SETTING`]).
+    position: BTreeMap<String, (usize, usize)>,
+    /// The writes of the forwarding keys, in the order they come ([`DEFAULT_FORWARDING`]).
+    writes: Vec<Write>,
+    globs: Vec<GlobOption>,
+    /// `-key` lines: keys no glob sets.
+    excluded: std::collections::BTreeSet<String>,
+}
+
+impl Options {
+    fn read(files: &[(String, &str)], aliases: &[(String, String)], systemd: bool) -> Options {
+        let mut options = Options::default();
+        let applied = drop_in_order(files, aliases, &SYSCTL_DIRS, legacy(systemd));
+        for (index, (path, content)) in applied.into_iter().enumerate() {
+            options.file(index, path, content, systemd);
+        }
+        options
+    }
+
+    /// The lines of one file, the `index`th the boot applies.
+    fn file(&mut self, index: usize, path: &str, content: &str, systemd: bool) {
         let file = SysctlFile::parse(content);
-        // Under systemd a `-key` line after an assignment of that key (or of that glob, as
-        // written) takes its place (systemd-sysctl keeps one option per key, the later
-        // line's, and sets none for a `-key`), and an assignment after it sets it again:
-        // lines in file order. procps writes every assignment (`-key` only filters globs).
-        let cancels: Vec<(usize, String)> = if systemd {
-            file.excluded
-                .iter()
-                .map(|l| (l.line, l.value.clone()))
-                .collect()
-        } else {
-            Vec::new()
-        };
         for entry in file.entries {
             let at = (index, entry.line);
             let value = PersistedValue {
@@ -220,36 +332,80 @@ pub fn persisted(
                 key: None,
             };
             match glob_pattern(&entry.key) {
-                Some(pattern) => globs.push((entry.key, pattern, value, at)),
-                None => {
-                    // systemd-sysctl moves an option to the end only where the value
-                    // changes ("Overwriting earlier assignment"); the same value again
-                    // leaves it where it was. procps applies every line as it comes.
-                    let same = systemd
-                        && result
-                            .get(&entry.key)
-                            .is_some_and(|v: &PersistedValue| v.value == value.value);
-                    if !same {
-                        position.insert(entry.key.clone(), at);
-                    }
-                    result.insert(entry.key, value);
+                Some(pattern) => self.glob(entry.key, pattern, value, at, systemd),
+                None => self.assign(entry.key, value, at, systemd),
+            }
+        }
+        // Under systemd a `-key` line after an assignment of that key (or of that glob, as
+        // written) takes its place (systemd-sysctl keeps one option per key, the later
+        // line's, and sets none for a `-key`), and an assignment after it sets it again:
+        // lines in file order. procps writes every assignment (`-key` only filters globs).
+        if systemd {
+            let earlier = |v: &PersistedValue, line: usize| v.path != *path || v.line < line;
+            for excluded in &file.excluded {
+                let (line, key) = (excluded.line, &excluded.value);
+                if self.result.get(key).is_some_and(|v| earlier(v, line)) {
+                    self.result.remove(key);
+                    self.position.remove(key);
+                    self.writes
+                        .retain(|(_, k, v)| k != key || !earlier(v, line));
                 }
+                self.globs
+                    .retain(|(glob, _, v, _)| glob != key || !earlier(v, line));
             }
         }
-        let earlier = |v: &PersistedValue, line: usize| v.path != *path || v.line < line;
-        for (line, key) in &cancels {
-            if result.get(key).is_some_and(|v| earlier(v, *line)) {
-                result.remove(key);
-                position.remove(key);
-            }
-            globs.retain(|(glob, _, v, _)| glob != key || !earlier(v, *line));
-        }
-        excluded.extend(file.excluded.into_iter().map(|l| l.value));
+        self.excluded
+            .extend(file.excluded.into_iter().map(|l| l.value));
     }
-    let others = SAME_SETTING.iter().map(|(_, other)| other);
-    for key in SYSCTLS.iter().chain(others) {
-        if result.contains_key(*key) || excluded.contains(*key) {
-            continue;
+
+    /// A glob line. systemd-sysctl keeps a glob's first place for the same value, and moves
+    /// it for another, as it does a key's; procps applies each line.
+    fn glob(
+        &mut self,
+        key: String,
+        pattern: glob::Pattern,
+        value: PersistedValue,
+        at: (usize, usize),
+        systemd: bool,
+    ) {
+        if systemd {
+            match self.globs.iter().position(|(g, ..)| *g == key) {
+                Some(i) if self.globs[i].2.value == value.value => return,
+                Some(i) => {
+                    self.globs.remove(i);
+                }
+                None => {}
+            }
+        }
+        self.globs.push((key, pattern, value, at));
+    }
+
+    /// A line of one key. systemd-sysctl moves an option to the end only where the value
+    /// changes ("Overwriting earlier assignment"); the same value again leaves it where it
+    /// was. procps applies every line as it comes.
+    fn assign(&mut self, key: String, value: PersistedValue, at: (usize, usize), systemd: bool) {
+        let same = systemd
+            && self
+                .result
+                .get(&key)
+                .is_some_and(|v: &PersistedValue| v.value == value.value);
+        if !same {
+            self.position.insert(key.clone(), at);
+            if forwarding_key(&key) {
+                if systemd {
+                    self.writes.retain(|(_, k, _)| *k != key);
+                }
+                self.writes.push((at, key.clone(), value.clone()));
+            }
+        }
+        self.result.insert(key, value);
+    }
+
+    /// The globs that set `key`, one no file names, in the order they apply (the last
+    /// decides); the writes of a forwarding key among them.
+    fn expand(&mut self, key: &str, keep: bool) {
+        if self.result.contains_key(key) || self.excluded.contains(key) {
+            return;
         }
         let path = slash_form(key);
         let options = glob::MatchOptions {
@@ -257,20 +413,63 @@ pub fn persisted(
             require_literal_separator: true,
             require_literal_leading_dot: true,
         };
-        if let Some((glob, _, value, at)) = globs
+        let matching: Vec<GlobOption> = self
+            .globs
             .iter()
-            .rev()
-            .find(|(_, pattern, ..)| pattern.matches_with(&path, options))
-        {
+            .filter(|(_, pattern, ..)| pattern.matches_with(&path, options))
+            .cloned()
+            .collect();
+        if forwarding_key(key) {
+            for (glob, _, value, at) in &matching {
+                let value = PersistedValue {
+                    key: Some(glob.clone()),
+                    ..value.clone()
+                };
+                self.writes.push((*at, key.to_owned(), value));
+            }
+        }
+        if !keep {
+            return;
+        }
+        if let Some((glob, _, value, at)) = matching.last() {
             let mut value = value.clone();
-            // A glob that sets the other name of a setting is named as written.
-            if SAME_SETTING.iter().any(|(_, other)| other == key) {
+            // A glob that sets the other name of a setting, or a key dnsfix does not
+            // gather (an interface's), is named as written.
+            let named = SAME_SETTING.iter().any(|(_, other)| *other == key)
+                || key == DEFAULT_FORWARDING
+                || !SYSCTLS.contains(&key);
+            if named {
                 value.key = Some(glob.clone());
             }
-            position.insert((*key).to_owned(), *at);
-            result.insert((*key).to_owned(), value);
+            self.position.insert(key.to_owned(), *at);
+            self.result.insert(key.to_owned(), value);
         }
     }
+}
+
+/// [`persisted`] for `keys`: the keys a glob is expanded for (any key a file names is
+/// there whatever `keys` says).
+fn persisted_keys(
+    files: &[(String, &str)],
+    aliases: &[(String, String)],
+    systemd: bool,
+    keys: &[&str],
+) -> BTreeMap<String, PersistedValue> {
+    let mut options = Options::read(files, aliases, systemd);
+    let trio = std::iter::once(DEFAULT_FORWARDING)
+        .chain(SET_BY.iter().flat_map(|(_, by)| by.iter().copied()));
+    for key in keys.iter().copied() {
+        options.expand(key, true);
+    }
+    for key in trio.filter(|k| !keys.contains(k)) {
+        options.expand(key, false);
+    }
+    let Options {
+        mut result,
+        position,
+        writes,
+        ..
+    } = options;
     for (key, other) in SAME_SETTING {
         let later = match (position.get(*key), position.get(*other)) {
             (Some(mine), Some(theirs)) => theirs > mine,
@@ -286,7 +485,52 @@ pub fn persisted(
             result.insert((*key).to_owned(), value);
         }
     }
+    if keys.contains(&DEFAULT_FORWARDING) {
+        match default_forwarding(writes) {
+            Some(value) => result.insert(DEFAULT_FORWARDING.to_owned(), value),
+            None => result.remove(DEFAULT_FORWARDING),
+        };
+    }
     result
+}
+
+/// The write that leaves [`DEFAULT_FORWARDING`] as the boot ends, from the kernel's values
+/// at boot (forwarding off: `ipv4_devconf` and `ipv4_devconf_dflt` hold 0): the last write
+/// of `default` itself, or the last write of the `all` devconf's forwarding that changed
+/// it (named as the key it assigns). `None` where nothing writes it.
+fn default_forwarding(mut writes: Vec<Write>) -> Option<PersistedValue> {
+    writes.sort_by_key(|(at, ..)| *at);
+    let mut all = "0".to_owned();
+    let mut decided: Option<PersistedValue> = None;
+    for (_, key, value) in writes {
+        let v = normalize_value(&value.value);
+        if key == DEFAULT_FORWARDING {
+            decided = Some(value);
+        } else if v != all {
+            all = v;
+            let assigned = value.key.clone().unwrap_or(key);
+            decided = Some(PersistedValue {
+                key: Some(assigned),
+                ..value
+            });
+        }
+    }
+    decided
+}
+
+/// What systemd's udev rule gives `key`, a setting of one network interface, when the
+/// interface appears (99-systemd.rules: `ACTION=="add", SUBSYSTEM=="net", KERNEL!="lo",
+/// RUN+="systemd-sysctl --prefix=/net/ipv4/conf/$name ..."`): the files' line for that
+/// key, else the last glob that matches it, wherever either stands in the boot's order
+/// (`--prefix` keeps only the keys under it, and every glob: sysctl.c `parse_line`,
+/// `apply_glob_option_with_prefix`). `None` where no line sets it: the interface keeps what
+/// it started with ([`DEFAULT_FORWARDING`]). A glob counts from systemd 245 ([`GLOB_SINCE`]).
+pub fn on_new_interface(
+    files: &[(String, String, Option<String>)],
+    key: &str,
+) -> Option<PersistedValue> {
+    let (inputs, aliases) = split(files);
+    persisted_keys(&inputs, &aliases, true, &[key]).remove(key)
 }
 
 /// The /proc/sys path pattern of a key with glob characters, as systemd-sysctl matches it.
@@ -807,6 +1051,173 @@ net.bridge.bridge-nf-call-ip6tables=1
         assert_eq!(map.get("vm.y").map(|v| v.line), Some(1));
     }
 
+    /// systemd-sysctl keeps one option per glob as written, as per key: the same glob again
+    /// with the same value stays in its first place (sysctl.c `parse_line`: `if
+    /// (streq_ptr(value, existing->value)) ... return 0`), so ip_forward = 1 after it
+    /// decides; procps applies each line, the last glob too. tests/it/sysctl_reference.rs
+    /// runs systemd-sysctl on this.
+    #[test]
+    fn a_glob_again_with_the_same_value_keeps_its_first_place() {
+        let glob = "net.ipv4.conf.*.forwarding = 0\n";
+        let files = [
+            file("/etc/sysctl.d/10-router-off.conf", glob),
+            file("/etc/sysctl.d/50-k8s.conf", "net.ipv4.ip_forward = 1\n"),
+            file("/etc/sysctl.d/90-router-off.conf", glob),
+        ];
+        let at = |systemd| {
+            let map = persisted(&files, &[], systemd);
+            map.get("net.ipv4.ip_forward")
+                .map(|v| (v.value.clone(), v.path.clone()))
+        };
+        assert_eq!(
+            at(true),
+            Some(("1".into(), "/etc/sysctl.d/50-k8s.conf".into()))
+        );
+        assert_eq!(
+            at(false),
+            Some(("0".into(), "/etc/sysctl.d/90-router-off.conf".into()))
+        );
+        // Another value moves it to its last line, under systemd too.
+        let files = [
+            file("/etc/sysctl.d/10-router-off.conf", glob),
+            file("/etc/sysctl.d/50-k8s.conf", "net.ipv4.ip_forward = 1\n"),
+            file(
+                "/etc/sysctl.d/90-router-off.conf",
+                "net.ipv4.conf.*.forwarding = 2\nnet.ipv4.conf.*.forwarding = 0\n",
+            ),
+        ];
+        let map = persisted(&files, &[], true);
+        let v = map.get("net.ipv4.ip_forward").expect("set");
+        assert_eq!((v.value.as_str(), v.line), ("0", 2));
+    }
+
+    /// `net.ipv4.conf.default.forwarding` is what the kernel holds after the boot's writes:
+    /// a change of `ip_forward` (or `all.forwarding`) sets it too, a write of the same value
+    /// changes nothing (devinet.c `devinet_sysctl_forward`). tests/it/sysctl_reference.rs
+    /// runs systemd-sysctl on these in a network namespace of its own.
+    #[test]
+    fn default_forwarding_is_what_the_kernel_holds_after_the_boot() {
+        let default = |files: &[(String, &'static str)], systemd| {
+            persisted(files, &[], systemd)
+                .get(DEFAULT_FORWARDING)
+                .map(|v| (v.value.clone(), v.path.clone(), v.key.clone()))
+        };
+        let k8s = file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward = 1\n");
+        let off = "net.ipv4.conf.default.forwarding = 0\n";
+        // After the line that turns forwarding on, it stays off.
+        let files = [k8s.clone(), file("/etc/sysctl.d/zz-hardening.conf", off)];
+        for systemd in [true, false] {
+            assert_eq!(
+                default(&files, systemd),
+                Some(("0".into(), "/etc/sysctl.d/zz-hardening.conf".into(), None))
+            );
+        }
+        // Before it, ip_forward's change sets it to 1, and is named.
+        let files = [file("/etc/sysctl.d/10-hardening.conf", off), k8s.clone()];
+        let v = persisted(&files, &[], true);
+        let v = v.get(DEFAULT_FORWARDING).expect("set");
+        assert_eq!(
+            (v.value.as_str(), v.path.as_str(), v.key.as_deref()),
+            ("1", "/etc/sysctl.d/k8s.conf", Some("net.ipv4.ip_forward"))
+        );
+        assert_eq!(
+            v.assignment(DEFAULT_FORWARDING),
+            "net.ipv4.ip_forward = 1 (which sets net.ipv4.conf.default.forwarding to 1 too: the kernel copies a change of it there)"
+        );
+        // A second ip_forward = 1 after it changes nothing: procps writes it, the kernel
+        // does not copy an unchanged value; systemd keeps ip_forward in its first place.
+        // all.forwarding = 1 after it is the same unchanged value.
+        for last in [
+            "net.ipv4.ip_forward = 1\n",
+            "net.ipv4.conf.all.forwarding = 1\n",
+        ] {
+            let files = [
+                file("/etc/sysctl.d/10-k8s.conf", "net.ipv4.ip_forward = 1\n"),
+                file("/etc/sysctl.d/50-hardening.conf", off),
+                file("/etc/sysctl.d/90-forward.conf", last),
+            ];
+            for systemd in [true, false] {
+                assert_eq!(
+                    default(&files, systemd).map(|(v, p, _)| (v, p)),
+                    Some(("0".into(), "/etc/sysctl.d/50-hardening.conf".into())),
+                    "{last} systemd: {systemd}"
+                );
+            }
+        }
+        // A glob of every interface's forwarding after ip_forward = 1 sets it, named.
+        let files = [
+            k8s.clone(),
+            file(
+                "/etc/sysctl.d/zz-router-off.conf",
+                "net.ipv4.conf.*.forwarding = 0\n",
+            ),
+        ];
+        assert_eq!(
+            default(&files, true),
+            Some((
+                "0".into(),
+                "/etc/sysctl.d/zz-router-off.conf".into(),
+                Some("net.ipv4.conf.*.forwarding".into())
+            ))
+        );
+        // No line of any of them: not persisted (the kernel's 0, until something turns
+        // forwarding on).
+        let files = [file("/etc/sysctl.d/50-x.conf", "vm.swappiness = 1\n")];
+        assert_eq!(default(&files, true), None);
+    }
+
+    /// systemd's udev rule runs `systemd-sysctl --prefix=/net/ipv4/conf/$name` for each
+    /// interface that appears: a glob that matches it sets it wherever the glob stands
+    /// (before ip_forward = 1 too), an interface's own line wins over the glob, a `-key`
+    /// leaves it be.
+    #[test]
+    fn udev_applies_a_glob_to_each_new_interface_wherever_it_stands() {
+        let cni0 = "net.ipv4.conf.cni0.forwarding";
+        let glob = file(
+            "/etc/sysctl.d/10-router-off.conf",
+            "net.ipv4.conf.*.forwarding = 0\n",
+        );
+        let k8s = file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward = 1\n");
+        let owned = |files: &[(String, &str)]| -> Vec<(String, String, Option<String>)> {
+            files
+                .iter()
+                .map(|(p, t)| (p.clone(), (*t).to_owned(), None))
+                .collect()
+        };
+        let files = [glob.clone(), k8s.clone()];
+        let v = on_new_interface(&owned(&files), cni0).expect("set");
+        assert_eq!(
+            (v.value.as_str(), v.line, v.key.as_deref()),
+            ("0", 1, Some("net.ipv4.conf.*.forwarding"))
+        );
+        // The boot itself leaves default on: ip_forward's change comes after the glob.
+        assert_eq!(
+            persisted(&files, &[], true)
+                .get(DEFAULT_FORWARDING)
+                .map(|v| v.value.as_str()),
+            Some("1")
+        );
+        let files = [
+            glob.clone(),
+            k8s.clone(),
+            file(
+                "/etc/sysctl.d/00-cni.conf",
+                "net.ipv4.conf.cni0.forwarding = 1\n",
+            ),
+        ];
+        let v = on_new_interface(&owned(&files), cni0).expect("set");
+        assert_eq!((v.value.as_str(), v.key.as_deref()), ("1", None));
+        let files = [
+            glob,
+            k8s,
+            file(
+                "/etc/sysctl.d/00-cni.conf",
+                "-net.ipv4.conf.cni0.forwarding\n",
+            ),
+        ];
+        assert_eq!(on_new_interface(&owned(&files), cni0), None);
+    }
+
     /// A glob sets every key dnsfix looks at that it matches and that no file names
     /// (systemd-sysctl: an explicit setting, or a `-key` exclusion, wins over any glob,
     /// wherever it is); `*` does not cross a separator.
@@ -904,11 +1315,14 @@ net.* = 7
             file("/etc/sysctl.d/k8s.conf", "net.ipv4.ip_forward=1\n"),
         ];
         let map = persisted(&files, &[], false);
-        assert_eq!(map.len(), 1);
-        assert_eq!(
-            map.get("net.ipv4.ip_forward").map(|v| v.path.as_str()),
-            Some("/etc/sysctl.d/k8s.conf")
-        );
+        // ip_forward, and the default it sets too ([`DEFAULT_FORWARDING`]).
+        assert_eq!(map.len(), 2);
+        for key in ["net.ipv4.ip_forward", DEFAULT_FORWARDING] {
+            assert_eq!(
+                map.get(key).map(|v| v.path.as_str()),
+                Some("/etc/sysctl.d/k8s.conf")
+            );
+        }
     }
 
     #[test]

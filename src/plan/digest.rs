@@ -281,6 +281,12 @@ fn bears_on_plan(host: &HostPlan, digest: &FactDigest, path: &str, raw: &RawFile
             wanted.push(same(other));
         }
     }
+    // So does a key whose write sets it too ([`crate::facts::sysctl::SET_BY`]).
+    for (key, by) in crate::facts::sysctl::SET_BY {
+        if sysctl && wanted.iter().any(|w| w == &same(key)) {
+            wanted.extend(by.iter().map(|b| same(b)));
+        }
+    }
     if sysctl {
         // Each line's key, left of `=`; a leading `-` only lets a failure pass; a glob
         // (`*`, `?`, `[...]`: systemd 245) may name any setting.

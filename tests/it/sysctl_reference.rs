@@ -10,13 +10,24 @@
 //! non-`.conf` files, byte order of names, links to /etc/sysctl.conf and into /usr/lib.
 //! (Absolute links other than to /dev/null are left out: systemd-analyze 252 follows them
 //! on the host, not in the tree.)
+//!
+//! Then what the boot leaves of forwarding, compared with systemd-sysctl itself applying
+//! the files systemd-analyze lists, in that order, in a network namespace of its own
+//! (`unshare --net`: the net.* settings it writes are that namespace's, the host's stay as
+//! they are; `--prefix` keeps it to forwarding): `net.ipv4.ip_forward`, the kernel's
+//! `net.ipv4.conf.default.forwarding` after those writes, and what an interface made after
+//! the boot has once systemd's udev rule has run `systemd-sysctl --prefix=/net/ipv4/conf/IF`
+//! for it (99-systemd.rules).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dnsfix::facts::raw::from_tree;
-use dnsfix::facts::sysctl::{SysctlFile, applied_files};
+use dnsfix::facts::sysctl::{
+    DEFAULT_FORWARDING, SYSCTL_CONF, SYSCTL_DIRS, SysctlFile, applied_files, on_new_interface,
+    persisted_files,
+};
 
 use crate::common::reference;
 
@@ -345,5 +356,207 @@ fn the_boot_order_of_sysctl_files_is_systemds() {
         (persisted.path.as_str(), persisted.value.as_str()),
         ("/usr/lib/sysctl.d/50-vendor.conf", "0")
     );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// systemd-sysctl, where systemd installs it (not on PATH).
+fn systemd_sysctl() -> PathBuf {
+    ["/usr/lib/systemd/systemd-sysctl", "/lib/systemd/systemd-sysctl"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .expect(
+            "systemd-sysctl not found: these tests compare dnsfix with it. Install it with `apt-get install systemd`",
+        )
+}
+
+/// The forwarding systemd-sysctl leaves when it applies `files` (in order) in a network
+/// namespace of its own: `(ip_forward, default, an interface made after it, that interface
+/// after systemd's udev rule ran for it)`. The namespace starts with forwarding off, as a
+/// booting kernel has it.
+fn systemd_forwarding(sysctl: &Path, scratch: &Path, files: &[(String, String)]) -> [String; 4] {
+    std::fs::create_dir_all(scratch).expect("mkdir");
+    let mut args = String::new();
+    for (index, (_, content)) in files.iter().enumerate() {
+        let path = scratch.join(format!("{index:03}.conf"));
+        std::fs::write(&path, content).expect("write");
+        args.push_str(&format!(" '{}'", path.display()));
+    }
+    let sys = sysctl.display();
+    let script = format!(
+        "set -e
+cd /proc/sys/net/ipv4
+echo 0 > ip_forward; echo 0 > conf/default/forwarding
+{sys} --prefix=/net/ipv4/ip_forward --prefix=/net/ipv4/conf {args} 2>/dev/null || true
+cat ip_forward conf/default/forwarding
+ip link add v0 type veth peer name v1
+cat conf/v0/forwarding
+{sys} --prefix=/net/ipv4/conf/v0 {args} 2>/dev/null || true
+cat conf/v0/forwarding"
+    );
+    let out = Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .output()
+        .expect("unshare runs (as root)");
+    assert!(
+        out.status.success(),
+        "unshare --net: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<String> = text.lines().map(str::to_owned).collect();
+    values
+        .try_into()
+        .unwrap_or_else(|v| panic!("four values, not {v:?}"))
+}
+
+/// The same as dnsfix says it for the tree at `root`, read as a node systemd boots.
+fn dnsfix_forwarding(root: &Path) -> [String; 4] {
+    let raw = from_tree(root).expect("the tree reads");
+    let files = raw.config_files(&SYSCTL_DIRS, SYSCTL_CONF);
+    let persisted = persisted_files(&files, true);
+    let value = |key: &str| {
+        persisted
+            .get(key)
+            .map_or_else(|| "0".to_owned(), |v| v.value.clone())
+    };
+    let default = value(DEFAULT_FORWARDING);
+    let udev = on_new_interface(&files, "net.ipv4.conf.v0.forwarding")
+        .map_or_else(|| default.clone(), |v| v.value);
+    [value("net.ipv4.ip_forward"), default.clone(), default, udev]
+}
+
+/// The cases of forwarding's boot order, under `scratch`, each with what systemd leaves
+/// `[ip_forward, default, a new interface, it after udev]`.
+fn forwarding_cases(scratch: &Path) -> Vec<(PathBuf, [&'static str; 4])> {
+    let fwd = "net.ipv4.ip_forward = 1\n";
+    let off = "net.ipv4.conf.default.forwarding = 0\n";
+    let glob = "net.ipv4.conf.*.forwarding = 0\n";
+    let keep = ("/run/systemd/system/.keep", "");
+    let case = |name: &str, files: &[(&str, &str)]| {
+        let mut files = files.to_vec();
+        files.push(keep);
+        tree(&scratch.join(name), &files, &[])
+    };
+    vec![
+        // A glob again with the same value keeps its first place: ip_forward after it
+        // decides, but udev applies the glob to the new interface.
+        (
+            case(
+                "glob-twice",
+                &[
+                    ("/etc/sysctl.d/10-router-off.conf", glob),
+                    ("/etc/sysctl.d/50-k8s.conf", fwd),
+                    ("/etc/sysctl.d/90-router-off.conf", glob),
+                ],
+            ),
+            ["1", "1", "1", "0"],
+        ),
+        // The default off after forwarding on: every interface made later is off.
+        (
+            case(
+                "default-after",
+                &[
+                    ("/etc/sysctl.d/k8s.conf", fwd),
+                    ("/etc/sysctl.d/zz-hardening.conf", off),
+                ],
+            ),
+            ["1", "0", "0", "0"],
+        ),
+        // Before it: ip_forward's change sets it on again.
+        (
+            case(
+                "default-before",
+                &[
+                    ("/etc/sysctl.d/10-hardening.conf", off),
+                    ("/etc/sysctl.d/k8s.conf", fwd),
+                ],
+            ),
+            ["1", "1", "1", "1"],
+        ),
+        // ip_forward = 1 again after it changes nothing, nor does all.forwarding = 1.
+        (
+            case(
+                "forward-twice",
+                &[
+                    ("/etc/sysctl.d/10-k8s.conf", fwd),
+                    ("/etc/sysctl.d/50-hardening.conf", off),
+                    ("/etc/sysctl.d/90-k8s.conf", fwd),
+                ],
+            ),
+            ["1", "0", "0", "0"],
+        ),
+        (
+            case(
+                "all-forwarding-after",
+                &[
+                    ("/etc/sysctl.d/10-k8s.conf", fwd),
+                    ("/etc/sysctl.d/50-hardening.conf", off),
+                    (
+                        "/etc/sysctl.d/90-all.conf",
+                        "net.ipv4.conf.all.forwarding = 1\n",
+                    ),
+                ],
+            ),
+            ["1", "0", "0", "0"],
+        ),
+        // The interface's own line wins over the glob; a `-key` leaves it as it was made.
+        (
+            case(
+                "own-line",
+                &[
+                    ("/etc/sysctl.d/10-router-off.conf", glob),
+                    (
+                        "/etc/sysctl.d/20-v0.conf",
+                        "net.ipv4.conf.v0.forwarding = 1\n",
+                    ),
+                    ("/etc/sysctl.d/k8s.conf", fwd),
+                ],
+            ),
+            ["1", "1", "1", "1"],
+        ),
+        (
+            case(
+                "excluded",
+                &[
+                    ("/etc/sysctl.d/10-router-off.conf", glob),
+                    ("/etc/sysctl.d/20-v0.conf", "-net.ipv4.conf.v0.forwarding\n"),
+                    ("/etc/sysctl.d/k8s.conf", fwd),
+                ],
+            ),
+            ["1", "1", "1", "1"],
+        ),
+    ]
+}
+
+#[test]
+fn systemd_sysctl_leaves_forwarding_as_dnsfix_says() {
+    let analyze = systemd_analyze();
+    let sysctl = systemd_sysctl();
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-sysctl-forwarding-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let cases = forwarding_cases(&scratch.join("cases"));
+    let roots: Vec<&PathBuf> = cases.iter().map(|(root, _)| root).collect();
+    let fixtures = fixture_trees();
+    let mut failures = Vec::new();
+    for (index, root) in roots.into_iter().chain(&fixtures).enumerate() {
+        let files = systemd_order(&analyze, root);
+        let theirs = systemd_forwarding(&sysctl, &scratch.join(format!("run{index}")), &files);
+        let ours = dnsfix_forwarding(root);
+        if theirs != ours {
+            failures.push(format!(
+                "{}: systemd-sysctl leaves {theirs:?}, dnsfix says {ours:?}",
+                root.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The cases say what they are for.
+    for (root, want) in &cases {
+        let files = systemd_order(&analyze, root);
+        let theirs = systemd_forwarding(&sysctl, &scratch.join("check"), &files);
+        assert_eq!(theirs, *want, "{}", root.display());
+    }
     let _ = std::fs::remove_dir_all(&scratch);
 }

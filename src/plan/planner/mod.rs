@@ -1082,7 +1082,7 @@ mod tests {
             ),
             (
                 glob,
-                "/etc/sysctl.d/zz-router-off.conf:1 sets net.ipv4.conf.*.forwarding = 0 (the same kernel setting as net.ipv4.ip_forward) and is applied after /etc/sysctl.d/99-dnsfix.conf at boot; set that line to 1 (systemd's udev rule",
+                "/etc/sysctl.d/zz-router-off.conf:1 sets net.ipv4.conf.*.forwarding = 0 (a glob that matches net.ipv4.conf.all.forwarding, the same kernel setting as net.ipv4.ip_forward; systemd-sysctl expands a glob from systemd 245, procps `sysctl --system` from procps-ng 4.0.0; an older one (RHEL 8's systemd 239 and procps-ng 3.3.15) sets nothing for it) and is applied after /etc/sysctl.d/99-dnsfix.conf at boot; set that line to 1 (systemd's udev rule",
             ),
             (
                 latin1,
