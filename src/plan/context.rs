@@ -142,6 +142,9 @@ pub fn build(
                 .is_none_or(|s| s.live != Observed::Known("1".to_owned()))
     );
     context["forwarding_keys"] = json!(forwarding_keys);
+    // What the playbook names and does not do: a line systemd's udev rule applies to the
+    // pods' interface as it appears, the pods' bridge off now.
+    context["forwarding_notes"] = json!(crate::diagnose::rules::forwarding_notes(&rules_ctx));
     context
 }
 

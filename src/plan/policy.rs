@@ -52,11 +52,13 @@ const ENV_FILES: &[&str] = &[
 /// Sysctl names (a trailing `.` is a prefix) the shipped playbooks set: and
 /// `net.ipv4.conf.all.forwarding`, the other name of `net.ipv4.ip_forward`
 /// ([`crate::facts::sysctl::SAME_SETTING`]), whose line in a file applied after dnsfix's the
-/// sysctl task turns on.
+/// sysctl task turns on; `net.ipv4.conf.default.forwarding`, what an interface made after
+/// the boot starts with ([`crate::facts::sysctl::DEFAULT_FORWARDING`]).
 pub const SYSCTLS: &[&str] = &[
     "net.bridge.",
     "net.ipv4.ip_forward",
     "net.ipv4.conf.all.forwarding",
+    "net.ipv4.conf.default.forwarding",
     "net.ipv6.conf.all.forwarding",
 ];
 /// Kernel modules the shipped playbooks load.

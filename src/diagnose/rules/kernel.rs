@@ -778,6 +778,19 @@ fn installer_leaves_to_playbook(ctx: &Ctx, key: &str, who: &str) -> bool {
 /// every start that is on now with no sysctl file setting it to 0 (or, for those two, at
 /// all).
 pub(crate) fn forwarding_keys(ctx: &Ctx) -> Vec<&'static str> {
+    let mut keys = forwarding_keys_of_families(ctx);
+    // What an interface made after the boot starts with, where the boot (or a sysctl run
+    // since) leaves it off while forwarding is on.
+    if forwarding_families(ctx).contains(&Family::V4)
+        && super::new_interfaces::default_forwarding_wanted(ctx)
+    {
+        keys.push(crate::facts::sysctl::DEFAULT_FORWARDING);
+    }
+    keys
+}
+
+/// [`forwarding_keys`] of the families' own keys.
+fn forwarding_keys_of_families(ctx: &Ctx) -> Vec<&'static str> {
     forwarding_families(ctx)
         .into_iter()
         .filter(|family| restores_forwarding(ctx, *family).is_none())
@@ -905,6 +918,12 @@ pub(super) fn ip_forward(ctx: &Ctx) -> RuleOutcome {
                     findings.push(f);
                 }
             }
+        }
+        // The interfaces made after the boot, which start with the default's forwarding.
+        if family == Family::V4
+            && let Some(f) = super::new_interfaces::new_interfaces(ctx)
+        {
+            findings.push(f);
         }
     }
     if findings.is_empty() {

@@ -22,6 +22,7 @@ mod kernel;
 mod kubelet_file;
 mod kubelet_flags;
 mod macvlan;
+mod new_interfaces;
 mod node_resolver;
 mod restart_due;
 mod search;
@@ -35,6 +36,7 @@ pub(crate) use kubelet_flags::{
     CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kubespray_cluster_dns,
     kubespray_cluster_dns_serves,
 };
+pub(crate) use new_interfaces::notes as forwarding_notes;
 pub(crate) use node_resolver::stub_only as lists_only_resolved_stub;
 pub(crate) use search::strays;
 

@@ -7476,3 +7476,176 @@ fn a_self_forwarding_host_resolver_a_program_writes_names_where_it_takes_servers
         finding.remediation
     );
 }
+
+/// The findings of DNS-IP-FORWARD on `raw`, as node1 of no inventory.
+fn forward_findings(raw: &crate::facts::raw::RawFacts) -> Vec<crate::diagnose::Finding> {
+    let facts = NodeFacts::from_raw("node1", raw);
+    match ip_forward(&Ctx::new(&Host::new("node1"), &facts)) {
+        RuleOutcome::Findings(f) => f,
+        _ => Vec::new(),
+    }
+}
+
+/// `net.ipv4.conf.default.forwarding = 0` after the line that turns forwarding on leaves
+/// every interface made after the boot with forwarding off (devinet.c
+/// `inetdev_init`): flannel's cni0, which the bridge plugin makes and never turns on
+/// (fixture `DNS-IP-FORWARD/default-forwarding-off-after-reboot`). High while cni0
+/// forwards now, critical where it does not; the plan turns default on and edits the
+/// later line. Before it, or with cni0's own line, it is no finding.
+#[test]
+fn default_forwarding_off_after_forwarding_on_breaks_the_pods_bridge() {
+    use crate::facts::raw::FileState;
+    let base = crate::testing::rules_fixture("DNS-IP-FORWARD/default-forwarding-off-after-reboot");
+    let f = forward_findings(&base);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    assert!(f[0].summary.contains("cni0"), "{f:?}");
+    let facts = NodeFacts::from_raw("node1", &base);
+    let keys = super::kernel::forwarding_keys(&Ctx::new(&Host::new("node1"), &facts));
+    assert!(
+        keys.contains(&"net.ipv4.conf.default.forwarding"),
+        "{keys:?}"
+    );
+    // cni0 off now: pods reach nothing off the node.
+    let mut now = base.clone();
+    now.file(
+        "/proc/sys/net/ipv4/conf/cni0/forwarding",
+        FileState::Present,
+        Some(b"0\n"),
+    );
+    let f = forward_findings(&now);
+    assert_eq!(f[0].severity, Severity::Critical, "{f:?}");
+    assert!(
+        f[0].evidence
+            .iter()
+            .any(|e| e == "/proc/sys/net/ipv4/conf/cni0/forwarding: 0"),
+        "{f:?}"
+    );
+    assert!(
+        f[0].remediation
+            .contains("sysctl -w net.ipv4.conf.cni0.forwarding=1 now"),
+        "{f:?}"
+    );
+    // Applied before the line that turns forwarding on, it is undone by it.
+    let before = crate::testing::with_files(
+        &base,
+        &[(
+            "/etc/sysctl.d/10-hardening.conf",
+            "net.ipv4.conf.default.forwarding = 0\n",
+        )],
+    );
+    let mut before = before;
+    before.file(
+        "/etc/sysctl.d/99-zz-hardening.conf",
+        FileState::Missing,
+        None,
+    );
+    assert!(forward_findings(&before).is_empty());
+    // The bridge's own line, which systemd's udev rule applies as cni0 appears, wins
+    // over the default on a node systemd boots.
+    let mut own = crate::testing::with_files(
+        &base,
+        &[(
+            "/etc/sysctl.d/90-cni0.conf",
+            "net.ipv4.conf.cni0.forwarding = 1\n",
+        )],
+    );
+    own.file("/run/systemd/system", FileState::Directory, None);
+    assert!(
+        forward_findings(&own).is_empty(),
+        "{:?}",
+        forward_findings(&own)
+    );
+}
+
+/// A glob of every interface's forwarding, sorted before ip_forward = 1: the boot ends
+/// with forwarding on everywhere, but systemd's udev rule (99-systemd.rules) applies the
+/// glob to each interface as it appears, cni0 too (systemd-sysctl --prefix): high on a
+/// node systemd boots, the evidence naming the glob and the versions that expand it; no
+/// finding where no udev rule runs.
+#[test]
+fn a_forwarding_glob_before_ip_forward_still_hits_the_pods_bridge() {
+    use crate::facts::raw::FileState;
+    let mut raw =
+        crate::testing::rules_fixture("DNS-IP-FORWARD/default-forwarding-off-after-reboot");
+    raw.file(
+        "/etc/sysctl.d/99-zz-hardening.conf",
+        FileState::Missing,
+        None,
+    );
+    let mut raw = crate::testing::with_files(
+        &raw,
+        &[(
+            "/etc/sysctl.d/10-router-off.conf",
+            "net.ipv4.conf.*.forwarding = 0\n",
+        )],
+    );
+    assert!(forward_findings(&raw).is_empty(), "no udev rule runs");
+    raw.file("/run/systemd/system", FileState::Directory, None);
+    let f = forward_findings(&raw);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    assert!(
+        f[0].evidence[0].starts_with("/etc/sysctl.d/10-router-off.conf:1 sets net.ipv4.conf.*.forwarding = 0 (a glob that matches net.ipv4.conf.cni0.forwarding; systemd-sysctl expands a glob from systemd 245"),
+        "{f:?}"
+    );
+    assert!(f[0].evidence[0].contains("systemd's udev rule"), "{f:?}");
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let host = Host::new("node1");
+    let ctx = Ctx::new(&host, &facts);
+    let notes = super::forwarding_notes(&ctx);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("or add a line net.ipv4.conf.cni0.forwarding = 1"),
+        "{notes:?}"
+    );
+    // The default is on at the end of the boot: nothing for the playbook to set.
+    assert!(!super::kernel::forwarding_keys(&ctx).contains(&"net.ipv4.conf.default.forwarding"));
+}
+
+/// Who the default's 0 breaks is the network plugin's affair: ptp's veths are the pods'
+/// gateway and nobody turns them on (high, critical while the default is 0 now: every pod
+/// added since has one); Calico turns each pod's interface on itself, not its tunnel
+/// devices (warning); a plugin dnsfix does not know, a warning.
+#[test]
+fn the_default_forwarding_finding_is_as_bad_as_the_plugin_makes_it() {
+    use crate::facts::raw::FileState;
+    let mut base =
+        crate::testing::rules_fixture("DNS-IP-FORWARD/default-forwarding-off-after-reboot");
+    base.file(
+        "/etc/cni/net.d/10-flannel.conflist",
+        FileState::Missing,
+        None,
+    );
+    base.file(
+        "/proc/sys/net/ipv4/conf/cni0/forwarding",
+        FileState::Missing,
+        None,
+    );
+    let with = |name: &str, conf: &str| crate::testing::with_files(&base, &[(name, conf)]);
+    // containernetworking/plugins's ptp conflist as kindnet writes it.
+    let ptp = with(
+        "/etc/cni/net.d/10-kindnet.conflist",
+        r#"{"cniVersion":"0.3.1","name":"kindnet","plugins":[{"type":"ptp","ipMasq":false,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.244.0.0/24"}]]}},{"type":"portmap","capabilities":{"portMappings":true}}]}"#,
+    );
+    let f = forward_findings(&ptp);
+    assert_eq!(f[0].severity, Severity::High, "{f:?}");
+    assert!(f[0].summary.contains("each pod's veth"), "{f:?}");
+    let mut ptp_now = ptp.clone();
+    ptp_now.file(
+        "/proc/sys/net/ipv4/conf/default/forwarding",
+        FileState::Present,
+        Some(b"0\n"),
+    );
+    assert_eq!(forward_findings(&ptp_now)[0].severity, Severity::Critical);
+    let calico = with(
+        "/etc/cni/net.d/10-calico.conflist",
+        r#"{"name":"k8s-pod-network","cniVersion":"1.0.0","plugins":[{"type":"calico"}]}"#,
+    );
+    let f = forward_findings(&calico);
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(f[0].summary.contains("tunl0, vxlan.calico"), "{f:?}");
+    let f = forward_findings(&base);
+    assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    assert!(f[0].summary.contains("which dnsfix does not know"), "{f:?}");
+}
