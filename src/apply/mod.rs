@@ -1311,8 +1311,8 @@ async fn recreate_dns_pods(
 
 /// The host's result of its pods' recreation (`done`, and `left`: what a namespace left out
 /// left on the node): the pods replaced, before a failure too, for the report; a pod kept
-/// as the last Ready replica; the failure, and DNS-POD-LOOP back to remaining where a pod
-/// may still loop.
+/// as the last Ready replica; the failure, and DNS-POD-LOOP and DNS-NODELOCAL-DOWN back to
+/// remaining where a pod may still loop or the cache may still be down ([`may_still_fail`]).
 fn pods_outcome(
     actions: &[ClusterAction],
     done: Result<Vec<crate::cluster::PodRecreation>, crate::cluster::PodsFailed>,
@@ -1350,42 +1350,79 @@ fn pods_outcome(
             .map(|p| format!("DNS pod {} on {}: {}", p.shown(), p.node, p.message))
     });
     if let Some(failure) = failure {
-        // The pod still loops: the finding is not fixed, whatever the node's files say.
-        // Not where the pods left are only those kept as the last Ready replica (Ready,
-        // they do not loop), nor where every pod the plan saw looping was replaced by a
-        // Ready one and the failure is another's (a left-out namespace's pod).
+        // A pod still loops, or the node's cache is still down: the finding is not fixed,
+        // whatever the node's files say (they are judged without the cluster). Not where
+        // the pods left are only those kept as the last Ready replica (Ready, they do not
+        // loop), nor where every pod the plan saw so was replaced by a Ready one and the
+        // failure is another's (a left-out namespace's pod).
         if !result.pods_kept
-            && may_still_loop(actions, &result.pods)
             && let Some(v) = &mut result.verified
-            && let Some(i) = v
-                .fixed
-                .iter()
-                .position(|id| id == crate::diagnose::cluster::POD_LOOP)
         {
-            let id = v.fixed.remove(i);
-            v.remaining.push(id);
+            for id in may_still_fail(actions, &result.pods) {
+                if let Some(i) = v.fixed.iter().position(|f| f == id) {
+                    let id = v.fixed.remove(i);
+                    v.remaining.push(id);
+                }
+            }
         }
         return Err(failure);
     }
     Ok(())
 }
 
+/// The cluster's findings a plan takes to be fixed by recreating the node's DNS pods that
+/// may still hold after a recreation that failed (`done`: what it did before): DNS-POD-LOOP
+/// ([`may_still_loop`]) and DNS-NODELOCAL-DOWN ([`cache_may_be_down`]). The others the plan
+/// fixes through the cluster (a ConfigMap's Corefile) do not hang on the pods.
+fn may_still_fail(
+    actions: &[ClusterAction],
+    done: &[crate::cluster::PodRecreation],
+) -> Vec<&'static str> {
+    use crate::diagnose::cluster::{NODELOCAL_DOWN, POD_LOOP};
+    [
+        (POD_LOOP, may_still_loop(actions, done)),
+        (NODELOCAL_DOWN, cache_may_be_down(actions, done)),
+    ]
+    .into_iter()
+    .filter_map(|(id, may)| may.then_some(id))
+    .collect()
+}
+
+/// Whether a pod the plan saw as `seen` was replaced by a Ready one in `done`.
+fn replaced_ready(
+    done: &[crate::cluster::PodRecreation],
+    seen: &crate::plan::model::PodState,
+) -> bool {
+    done.iter().any(|r| {
+        r.ok && r.pod == seen.name
+            && r.namespace.as_deref().unwrap_or("kube-system") == seen.namespace()
+    })
+}
+
 /// Whether DNS-POD-LOOP may still hold after a recreation that failed: a pod the plan saw
 /// looping (its state says `loop detected`, [`crate::cluster::DnsPod::state`]) that was
 /// not replaced by a Ready one, or a replacement that is not Ready (it may loop too).
 fn may_still_loop(actions: &[ClusterAction], done: &[crate::cluster::PodRecreation]) -> bool {
-    let replaced = |p: &crate::plan::model::PodState| {
-        done.iter().any(|r| {
-            r.ok && r.pod == p.name
-                && r.namespace.as_deref().unwrap_or("kube-system") == p.namespace()
-        })
-    };
     done.iter().any(|r| !r.ok && !r.kept)
         || actions
             .iter()
             .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
             .filter(|p| p.state.contains("loop detected"))
-            .any(|p| !replaced(p))
+            .any(|p| !replaced_ready(done, p))
+}
+
+/// Whether the node's NodeLocal DNSCache may still be down after a recreation that failed:
+/// a nodelocaldns pod the plan saw looping (the plan takes one down for another reason to
+/// stay down) that was not replaced by a Ready one, or a nodelocaldns replacement that is
+/// not Ready. CoreDNS's pods say nothing of the cache.
+fn cache_may_be_down(actions: &[ClusterAction], done: &[crate::cluster::PodRecreation]) -> bool {
+    let cache = |app: &str| app.starts_with("nodelocaldns");
+    done.iter().any(|r| cache(&r.app) && !r.ok && !r.kept)
+        || actions
+            .iter()
+            .flat_map(|ClusterAction::RecreateDnsPods { pods, .. }| pods)
+            .filter(|p| cache(&p.app) && p.state.contains("loop detected"))
+            .any(|p| !replaced_ready(done, p))
 }
 
 /// The pods the plans of `hosts` saw not Ready, which are not waited for after a kubelet
@@ -2258,6 +2295,84 @@ mod tests {
         let mut elsewhere = step("coredns-a", true);
         elsewhere.namespace = Some("coredns".to_owned());
         assert!(may_still_loop(&actions, &[elsewhere]));
+    }
+
+    /// A recreation of the node's DNS pods that failed before its NodeLocal DNSCache pod,
+    /// crash-looping on plugin/loop when the plan was made, was replaced by a Ready one: the
+    /// run record has DNS-NODELOCAL-DOWN among what remains, with DNS-POD-LOOP (the node's
+    /// files, judged without the cluster, say nothing of the cache). Before, it stayed
+    /// among what was fixed. Replaced, with CoreDNS's replacement the one not Ready, the
+    /// cache is up: only DNS-POD-LOOP moves.
+    #[test]
+    fn a_cache_not_replaced_after_a_failed_recreation_is_not_fixed() {
+        use crate::diagnose::cluster::{COREFILE_UPSTREAM, NODELOCAL_DOWN, POD_LOOP};
+        let looping = "CrashLoopBackOff, 9 restarts, loop detected";
+        let pod = |name: &str, app: &str| crate::plan::model::PodState {
+            name: name.to_owned(),
+            app: app.to_owned(),
+            state: looping.to_owned(),
+            namespace: None,
+            selector: None,
+        };
+        let actions = [ClusterAction::RecreateDnsPods {
+            node: vec!["node1".to_owned()],
+            pods: vec![
+                pod("coredns-a", "coredns"),
+                pod("nodelocaldns-b", "nodelocaldns"),
+            ],
+            via: "cp1".to_owned(),
+            reasons: Vec::new(),
+        }];
+        let step = |name: &str, app: &str, ok: bool| crate::cluster::PodRecreation {
+            pod: name.to_owned(),
+            app: app.to_owned(),
+            node: "node1".to_owned(),
+            replacement: ok.then(|| format!("{name}-new")),
+            ok,
+            message: String::new(),
+            namespace: None,
+            kept: false,
+        };
+        let outcome = |done: Vec<crate::cluster::PodRecreation>| {
+            let plan = HostPlan::empty("node1", crate::plan::model::HostStatus::Changes);
+            let mut result = HostResult::new(&plan, HostOutcome::Pending);
+            result.verified = Some(Verified {
+                fixed: [POD_LOOP, NODELOCAL_DOWN, COREFILE_UPSTREAM]
+                    .map(str::to_owned)
+                    .to_vec(),
+                remaining: Vec::new(),
+                new: Vec::new(),
+                dns: Vec::new(),
+            });
+            let failed = crate::cluster::PodsFailed {
+                done,
+                error: "timed out".to_owned(),
+                left: Vec::new(),
+            };
+            let error = pods_outcome(&actions, Err(failed), None, &mut result)
+                .expect_err("the recreation failed");
+            assert!(error.contains("timed out"), "{error}");
+            let v = result.verified.expect("verified");
+            (v.fixed, v.remaining)
+        };
+        // CoreDNS's pod replaced, then the failure: the cache's pod was never replaced.
+        let (fixed, remaining) = outcome(vec![step("coredns-a", "coredns", true)]);
+        assert_eq!(fixed, [COREFILE_UPSTREAM]);
+        assert_eq!(remaining, [POD_LOOP, NODELOCAL_DOWN]);
+        // The cache's replacement not Ready.
+        let (fixed, remaining) = outcome(vec![
+            step("coredns-a", "coredns", true),
+            step("nodelocaldns-b", "nodelocaldns", false),
+        ]);
+        assert_eq!(fixed, [COREFILE_UPSTREAM]);
+        assert_eq!(remaining, [POD_LOOP, NODELOCAL_DOWN]);
+        // The cache replaced by a Ready one, CoreDNS's replacement not Ready.
+        let (fixed, remaining) = outcome(vec![
+            step("nodelocaldns-b", "nodelocaldns", true),
+            step("coredns-a", "coredns", false),
+        ]);
+        assert_eq!(fixed, [NODELOCAL_DOWN, COREFILE_UPSTREAM]);
+        assert_eq!(remaining, [POD_LOOP]);
     }
 
     /// After the apply, a finding failing that the plan did not find failing (nor fix) is
