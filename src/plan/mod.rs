@@ -112,6 +112,7 @@ pub fn build(
     let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
     drop_if_the_control_plane_disagrees(inventory, &mut configmap_sets, &mut host_plans);
     let cluster_changes = place_cluster_changes(configmap_sets, &mut host_plans);
+    name_cluster_playbooks(&mut host_plans, &cluster_changes);
 
     let summary = summarize(&host_plans, inventory_changes.len(), cluster_changes.len());
     Plan {
@@ -177,7 +178,7 @@ fn inventory_note(message: String) -> model::Note {
 
 /// The findings as the plan records them, each with the playbook that fixes it: none for a
 /// pod crash-looping on its Corefile's loop, which kubelet-resolvconf leaves alone
-/// ([`name_cluster_playbooks`] names the one whose ConfigMap change mends that loop).
+/// ([`name_cluster_playbooks`] names the one whose ConfigMap change, made, fixes it).
 fn finding_records(findings: &[Finding], playbooks: &Playbooks) -> Vec<FindingRecord> {
     findings
         .iter()
@@ -309,8 +310,6 @@ fn plan_reachable(
         &mut run,
         &mut still,
     );
-    let mut records = records;
-    name_cluster_playbooks(&mut records, findings, &run.configmap_sets);
     only_what_it_fixes(&mut run.changes, &mut run.handlers, &still);
     let sets = std::mem::take(&mut run.configmap_sets);
     let mut plan = host_plan(host, facts, records, run, &failing, still);
@@ -377,45 +376,71 @@ fn judge_cluster_after(
         .map(|s| (s.configmap.as_str(), s.key.as_str(), s.after.as_str()))
         .collect();
     let with = failed(&edits);
-    let without = if edits.is_empty() {
-        with.clone()
-    } else {
-        failed(&[])
+    // What the plan's failing findings would be with `edits` but for the ones `left_out`
+    // selects: those the change mends that `with` leaves fixed.
+    let mended_by = |left_out: &dyn Fn(usize) -> bool| -> Vec<String> {
+        let kept: Vec<(&str, &str, &str)> = (0..edits.len())
+            .filter(|i| !left_out(*i))
+            .map(|i| edits[i])
+            .collect();
+        let without = failed(&kept);
+        failing
+            .iter()
+            .filter(|id| without.contains(*id) && !with.contains(*id))
+            .cloned()
+            .collect()
     };
-    let theirs: Vec<String> = failing
-        .iter()
-        .filter(|id| without.contains(*id) && !with.contains(*id))
-        .cloned()
-        .collect();
-    for set in &mut run.configmap_sets {
-        set.reason.fixes.clone_from(&theirs);
+    // Each change's: what fails again without it alone, so that dropping one takes back
+    // neither what another kept mends alone (DNS-COREFILE-LOOP by coredns's edit, not
+    // nodelocaldns's) nor more. What they mend only together, or either of them alone, is
+    // every change's: any of them dropped may leave it failing.
+    let each: Vec<Vec<String>> = (0..edits.len()).map(|i| mended_by(&|j| j == i)).collect();
+    let together: Vec<String> = if edits.len() > 1 {
+        mended_by(&|_| true)
+            .into_iter()
+            .filter(|id| !each.iter().flatten().any(|e| e == id))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for (set, mut theirs) in run.configmap_sets.iter_mut().zip(each) {
+        theirs.extend(together.iter().cloned());
+        theirs.sort();
+        set.reason.fixes = theirs;
     }
     still.extend(with);
 }
 
-/// Where the run's ConfigMap changes (`sets`) mend the Corefile loop (DNS-COREFILE-LOOP
-/// among what they fix), the playbook that makes them is the one that fixes it, and a
-/// pod crash-looping on that loop too (no other playbook does: the pod loads the mended
-/// Corefile at its next start).
-fn name_cluster_playbooks(
-    records: &mut [FindingRecord],
-    findings: &[Finding],
-    sets: &[planner::ConfigMapSet],
-) {
-    let Some(mending) = sets.iter().find(|s| {
-        s.reason
-            .fixes
+/// A finding no playbook of the node names that a cluster change made for the host fixes
+/// there (among its `fixes` once the changes are placed, and among what a reason of one of
+/// `changes` naming the host fixes) names that change's playbook, and the note that no
+/// playbook fixes it goes: DNS-COREFILE-LOOP mended by corefile-upstream's edit, and a
+/// DNS-POD-LOOP on that loop where the plan also recreates the pod. A change dropped, or a
+/// pod left to load the mended Corefile at its next start, names none.
+fn name_cluster_playbooks(host_plans: &mut [HostPlan], changes: &[model::ConfigMapChange]) {
+    for plan in host_plans.iter_mut() {
+        let HostPlan {
+            host,
+            findings,
+            fixes,
+            unchanged,
+            ..
+        } = plan;
+        let reasons: Vec<&model::Reason> = changes
             .iter()
-            .any(|id| id == diagnose::cluster::COREFILE_LOOP)
-    }) else {
-        return;
-    };
-    let explained = findings.iter().any(in_corefile);
-    for record in records.iter_mut() {
-        if record.id == diagnose::cluster::COREFILE_LOOP
-            || (record.id == diagnose::cluster::POD_LOOP && explained)
+            .filter(|c| c.hosts.contains(host))
+            .flat_map(|c| &c.reasons)
+            .collect();
+        for record in findings
+            .iter_mut()
+            .filter(|r| r.playbook.is_none() && fixes.contains(&r.id))
         {
-            record.playbook = Some(mending.reason.playbook.clone());
+            let Some(reason) = reasons.iter().find(|r| r.fixes.contains(&record.id)) else {
+                continue;
+            };
+            record.playbook = Some(reason.playbook.clone());
+            let none = format!("no playbook fixes {} ", record.id);
+            unchanged.retain(|n| !n.message.starts_with(&none));
         }
     }
 }
@@ -534,8 +559,9 @@ fn host_plan(
     still: BTreeSet<String>,
 ) -> HostPlan {
     let mut unchanged = run.unchanged.clone();
-    // As the findings record it: a pod looping on its Corefile names a playbook only where
-    // the plan mends that Corefile.
+    // As the findings record it: a pod looping on its Corefile names no playbook here
+    // ([`name_cluster_playbooks`] names one, and takes this note back, where a cluster
+    // change made fixes it).
     let named = |id: &String| records.iter().any(|r| &r.id == id && r.playbook.is_some());
     for id in failing {
         if id != diagnose::drift::DRIFT_ID && !named(id) {
@@ -684,6 +710,14 @@ fn place_cluster_changes(
 ) -> Vec<model::ConfigMapChange> {
     let mut changes: Vec<model::ConfigMapChange> = Vec::new();
     let mut conflicting: Vec<(String, String)> = Vec::new();
+    // What each host's change fixes there, taken back where the change is dropped.
+    let asked: Vec<(String, String, String, Vec<String>)> = sets
+        .iter()
+        .map(|(host, s)| {
+            let (m, k) = (s.configmap.clone(), s.key.clone());
+            (host.clone(), m, k, s.reason.fixes.clone())
+        })
+        .collect();
     for (host, set) in sets {
         let same_key =
             |c: &&mut model::ConfigMapChange| c.configmap == set.configmap && c.key == set.key;
@@ -729,14 +763,16 @@ fn place_cluster_changes(
         }
     }
     for (configmap, key) in &conflicting {
-        let dropped = changes
-            .iter()
-            .filter(|c| &c.configmap == configmap && &c.key == key);
-        let asking: Vec<String> = dropped.clone().flat_map(|c| c.hosts.clone()).collect();
-        let unfixed: Vec<String> = dropped
-            .flat_map(|c| c.reasons.iter().flat_map(|r| r.fixes.clone()))
-            .collect();
-        for plan in host_plans.iter_mut().filter(|p| asking.contains(&p.host)) {
+        let dropped =
+            |(_, m, k, _): &&(String, String, String, Vec<String>)| m == configmap && k == key;
+        let asking: Vec<&String> = asked.iter().filter(dropped).map(|a| &a.0).collect();
+        for plan in host_plans.iter_mut().filter(|p| asking.contains(&&p.host)) {
+            let unfixed: Vec<String> = asked
+                .iter()
+                .filter(dropped)
+                .filter(|a| a.0 == plan.host)
+                .flat_map(|a| a.3.clone())
+                .collect();
             take_back(plan, &unfixed);
             plan.notes.push(model::Note {
                 playbook: String::new(),
@@ -1798,6 +1834,53 @@ mod tests {
         assert!(!host.remaining.iter().any(|f| f == ID), "{text}");
     }
 
+    /// The lab's cluster (its ConfigMaps, tests/lab/standins/configmaps.json) with the coredns Corefile's root forwarding to
+    /// `forward` where given, and node1's CoreDNS pod crash-looping on plugin/loop.
+    fn coredns_forwarding(forward: Option<&str>) -> crate::cluster::Cluster {
+        let mut config = crate::cluster::parse_configmaps(include_bytes!(
+            "../../tests/lab/standins/configmaps.json"
+        ))
+        .expect("configmaps");
+        for c in config
+            .corefiles
+            .iter_mut()
+            .filter(|c| c.configmap == "coredns")
+        {
+            let Some(to) = forward else { continue };
+            let text = crate::cluster::corefile::set_root_forward(&c.text, &[to.to_owned()])
+                .expect("edit")
+                .expect("a change")
+                .text;
+            *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &text);
+        }
+        let pod = crate::cluster::DnsPod {
+            name: "coredns-5d78c9869d-x7k2p".into(),
+            app: "coredns".into(),
+            node: "node1".into(),
+            phase: "Running".into(),
+            ready: false,
+            restarts: 12,
+            waiting: Some("CrashLoopBackOff".into()),
+            running: false,
+            terminating: false,
+            loop_detected: Some(
+                "[FATAL] plugin/loop: Loop (10.233.64.5:41020 -> :53) detected for zone \".\""
+                    .into(),
+            ),
+            logs_read: true,
+            container: None,
+            namespace: None,
+            selector: None,
+            readiness: None,
+        };
+        crate::cluster::Cluster::Read {
+            via: "node1".into(),
+            pods: vec![pod],
+            config: Box::new(config),
+            kubelets: Default::default(),
+        }
+    }
+
     /// A healthy Kubespray node whose CoreDNS pod crash-loops because the coredns
     /// Corefile's root forwards to its own kube-dns ClusterIP (the lab's Corefiles,
     /// kubespray@46dbdd39 coredns-config.yml.j2 rendered, that line set to 10.233.0.3):
@@ -1808,48 +1891,7 @@ mod tests {
     #[test]
     fn a_pod_looping_on_its_corefile_is_not_recreated() {
         let planned = |forward: Option<&str>, vars: &str| {
-            let mut config = crate::cluster::parse_configmaps(include_bytes!(
-                "../../tests/lab/standins/configmaps.json"
-            ))
-            .expect("configmaps");
-            for c in config
-                .corefiles
-                .iter_mut()
-                .filter(|c| c.configmap == "coredns")
-            {
-                let Some(to) = forward else { continue };
-                let text = crate::cluster::corefile::set_root_forward(&c.text, &[to.to_owned()])
-                    .expect("edit")
-                    .expect("a change")
-                    .text;
-                *c = crate::cluster::Corefile::new(&c.configmap, &c.key, &text);
-            }
-            let pod = crate::cluster::DnsPod {
-                name: "coredns-5d78c9869d-x7k2p".into(),
-                app: "coredns".into(),
-                node: "node1".into(),
-                phase: "Running".into(),
-                ready: false,
-                restarts: 12,
-                waiting: Some("CrashLoopBackOff".into()),
-                running: false,
-                terminating: false,
-                loop_detected: Some(
-                    "[FATAL] plugin/loop: Loop (10.233.64.5:41020 -> :53) detected for zone \".\""
-                        .into(),
-                ),
-                logs_read: true,
-                container: None,
-                namespace: None,
-                selector: None,
-                readiness: None,
-            };
-            let cluster = crate::cluster::Cluster::Read {
-                via: "node1".into(),
-                pods: vec![pod],
-                config: Box::new(config),
-                kubelets: Default::default(),
-            };
+            let cluster = coredns_forwarding(forward);
             plan_in(
                 "_healthy/kubespray-ubuntu2204",
                 vars,
@@ -1906,15 +1948,117 @@ mod tests {
                     .contains("no playbook fixes DNS-COREFILE-LOOP"),
             "{mended:#?}"
         );
-        // corefile-upstream's edit mends the loop the pod crashes on: the finding names it.
+        // corefile-upstream's edit mends the loop: DNS-COREFILE-LOOP names it. The pod is
+        // not recreated, so DNS-POD-LOOP is not among what the plan fixes: it names no
+        // playbook, and the plan says so. Before, it named corefile-upstream.
+        assert_eq!(
+            playbook(&mended, "DNS-COREFILE-LOOP").as_deref(),
+            Some("corefile-upstream")
+        );
+        assert!(
+            !noted(&mended, "DNS-COREFILE-LOOP"),
+            "{:#?}",
+            mended.unchanged
+        );
+        assert_eq!(playbook(&mended, "DNS-POD-LOOP"), None, "{mended:#?}");
+        assert!(noted(&mended, "DNS-POD-LOOP"), "{:#?}", mended.unchanged);
+        // With the control-plane hosts split on upstream_dns_servers the edit is dropped:
+        // DNS-COREFILE-LOOP is still failing, names no playbook, and the plan says so.
+        // Before, it still named corefile-upstream, with no note.
+        let split = plan_in(
+            "_healthy/kubespray-ubuntu2204",
+            "upstream_dns_servers: [192.0.2.53]",
+            &coredns_forwarding(Some("10.233.0.3")),
+            "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:\n        cp2:\n          upstream_dns_servers: [198.51.100.53]",
+        );
+        assert!(
+            split.cluster_changes.is_empty(),
+            "{:#?}",
+            split.cluster_changes
+        );
+        let split = &split.hosts[0];
+        assert_eq!(split.host, "node1");
+        assert!(
+            split.remaining.contains(&"DNS-COREFILE-LOOP".to_owned())
+                && !split.fixes.contains(&"DNS-COREFILE-LOOP".to_owned()),
+            "{split:#?}"
+        );
         for id in ["DNS-POD-LOOP", "DNS-COREFILE-LOOP"] {
-            assert_eq!(
-                playbook(&mended, id).as_deref(),
-                Some("corefile-upstream"),
-                "{id}"
-            );
-            assert!(!noted(&mended, id), "{id}: {:#?}", mended.unchanged);
+            assert_eq!(playbook(split, id), None, "{id}: {split:#?}");
+            assert!(noted(split, id), "{id}: {:#?}", split.unchanged);
         }
+    }
+
+    /// The coredns Corefile looping (its root forwarding to 10.233.0.3) and both Corefiles
+    /// drifting from upstream_dns_servers: corefile-upstream's coredns change mends the
+    /// loop and its drift, the nodelocaldns one its drift alone. Dropped where the hosts
+    /// asking want other text for it, the nodelocaldns change takes back the drift only:
+    /// the loop stays fixed by the coredns change still made. Before, each change was said
+    /// to fix what both fixed together, and the drop took the loop back too.
+    #[test]
+    fn a_dropped_configmap_change_takes_back_only_what_it_fixes() {
+        use diagnose::cluster::{COREFILE_LOOP, COREFILE_UPSTREAM};
+        let plan = plan_in(
+            "_healthy/kubespray-ubuntu2204",
+            "upstream_dns_servers: [192.0.2.53]",
+            &coredns_forwarding(Some("10.233.0.3")),
+            "\n  children:\n    kube_control_plane:\n      hosts:\n        node1:",
+        );
+        let fixes = |configmap: &str| -> Vec<String> {
+            let change = plan
+                .cluster_changes
+                .iter()
+                .find(|c| c.configmap == configmap)
+                .unwrap_or_else(|| panic!("no {configmap} change: {:#?}", plan.cluster_changes));
+            change
+                .reasons
+                .iter()
+                .flat_map(|r| r.fixes.clone())
+                .collect()
+        };
+        assert_eq!(fixes("coredns"), [COREFILE_LOOP, COREFILE_UPSTREAM]);
+        assert_eq!(fixes("nodelocaldns"), [COREFILE_UPSTREAM]);
+        let mut hosts = plan.hosts.clone();
+        assert_eq!(hosts[0].fixes, [COREFILE_LOOP, COREFILE_UPSTREAM]);
+        // node1's changes as it asked for them, and node2's own text for nodelocaldns's,
+        // which fixes more there.
+        let mut sets: Vec<(String, planner::ConfigMapSet)> = plan
+            .cluster_changes
+            .iter()
+            .map(|c| {
+                let set = planner::ConfigMapSet {
+                    configmap: c.configmap.clone(),
+                    key: c.key.clone(),
+                    via: c.via.clone(),
+                    before: c.before.clone(),
+                    after: c.after.clone(),
+                    description: c.description.clone(),
+                    reason: c.reasons[0].clone(),
+                };
+                ("node1".to_owned(), set)
+            })
+            .collect();
+        let mut other = sets
+            .iter()
+            .find(|(_, s)| s.configmap == "nodelocaldns")
+            .expect("nodelocaldns")
+            .1
+            .clone();
+        other.after = other.after.replace("192.0.2.53", "198.51.100.53");
+        other.reason.fixes = [COREFILE_LOOP, COREFILE_UPSTREAM]
+            .map(str::to_owned)
+            .to_vec();
+        sets.push(("node2".to_owned(), other));
+        hosts.push(host("node2"));
+        let changes = place_cluster_changes(sets, &mut hosts);
+        let kept: Vec<&str> = changes.iter().map(|c| c.configmap.as_str()).collect();
+        assert_eq!(kept, ["coredns"]);
+        assert_eq!(hosts[0].fixes, [COREFILE_LOOP], "{:#?}", hosts[0]);
+        assert!(
+            hosts[0].remaining.contains(&COREFILE_UPSTREAM.to_owned()),
+            "{:#?}",
+            hosts[0]
+        );
     }
 
     /// A DNS pod on node1, down in CrashLoopBackOff: its last run ended with `looped`
