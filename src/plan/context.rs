@@ -689,20 +689,24 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
     })
 }
 
-/// The node's own resolver and who writes it: `via` is `resolved` when /etc/resolv.conf
-/// points into systemd-resolved (stub, static or uplink: the servers live in resolved's
-/// config, and its uplink file shows them), or is another file that names only its stub
-/// while it runs (NetworkManager's with rc-manager=symlink too, where systemd-resolved starts
-/// at boot: NetworkManager writes the stub again), `networkmanager` when an active
-/// NetworkManager rewrites a plain /etc/resolv.conf, `networkmanager_stub` when it writes
-/// systemd-resolved's stub address there (dns=systemd-resolved with rc-manager symlink, the
-/// default before 1.28), `networkmanager_at_boot` when a stopped
-/// one that starts at boot rewrites it then (the file now and NetworkManager's configuration
-/// for the next boot, nothing reloaded: a reload fails on a stopped unit, and a start would
-/// undo the operator's stop), `dhcpcd`, `openresolv`, `udhcpc` or `netconfig` when that
-/// program writes the plain file anew ([`resolv_writer`]: the playbook blocks, naming where
-/// it takes servers; `writer_evidence` says what shows it), `other` when /etc/resolv.conf
-/// links to another tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites
+/// The node's own resolver and who writes it, as DNS-CLUSTER-SELF-FORWARD judges it
+/// ([`rules::host_servers`]): the file whose servers the node's own lookups reach
+/// (systemd-resolved's uplink file where /etc/resolv.conf links into it or names only its
+/// stub while it runs, whoever writes it; else /etc/resolv.conf), and `via`: `resolved`
+/// when /etc/resolv.conf points into systemd-resolved (stub, static or uplink: the servers
+/// live in resolved's config, and its uplink file shows them), or is another file that
+/// names only its stub while it runs and NetworkManager does not write it (or writes the
+/// stub again, with rc-manager=symlink, where systemd-resolved starts at boot),
+/// `networkmanager` when an active NetworkManager rewrites a plain /etc/resolv.conf,
+/// `networkmanager_stub` when it writes systemd-resolved's stub address there
+/// (dns=systemd-resolved with rc-manager symlink, the default before 1.28),
+/// `networkmanager_at_boot` when a stopped one that starts at boot rewrites it then (the
+/// file now and NetworkManager's configuration for the next boot, nothing reloaded: a
+/// reload fails on a stopped unit, and a start would undo the operator's stop), `dhcpcd`,
+/// `openresolv`, `udhcpc` or `netconfig` when that program writes the plain file anew
+/// ([`resolv_writer`]: the playbook blocks, naming where it takes servers;
+/// `writer_evidence` says what shows it), `other` when /etc/resolv.conf links to another
+/// tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites
 /// (NetworkManager's too where the file is immutable: it writes none then). A plain
 /// /etc/resolv.conf is not systemd-resolved's just because resolved runs. `locked`: the
 /// `lsattr` flags of a plain /etc/resolv.conf that is immutable or append-only, else null.
@@ -711,57 +715,8 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 ///
 /// [`resolv_writer`]: crate::facts::resolv_writer::resolv_writer
 fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
-    let r = &facts.resolver;
-    let resolved = facts.services.systemd_resolved == UnitState::Active
-        && matches!(r.resolved_mode.as_str(), "stub" | "static" | "uplink");
-    let nm_link = r
-        .etc_resolv_conf
-        .canonical
-        .as_deref()
-        .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
-    // /etc/resolv.conf names only systemd-resolved's stub, and it runs: the node asks the
-    // servers of its uplink file.
-    let stub_now = facts.services.systemd_resolved == UnitState::Active
-        && r.etc_resolv_conf
-            .parsed
-            .as_ref()
-            .is_some_and(rules::lists_only_resolved_stub);
+    let rules::HostServers { via, file, .. } = rules::host_servers(facts);
     let writer = crate::facts::resolv_writer::resolv_writer(facts);
-    let (via, file) = if resolved {
-        ("resolved", &r.systemd_uplink)
-    } else if (network_manager_manages_resolv(facts).is_some()
-        || rules::network_manager_manages_resolv_at_boot(facts).is_some())
-        && r.etc_resolv_conf.symlink_target.is_none()
-        && rules::network_manager_writes_resolved_stub(facts)
-    {
-        // Where it wrote the stub already and systemd-resolved starts at boot, a drop-in
-        // gives the node its servers for good: NetworkManager writes the stub again.
-        match (stub_now, facts.services.resolved_starts_at_boot()) {
-            (true, Some(true)) => ("resolved", &r.systemd_uplink),
-            (true, _) => ("networkmanager_stub", &r.systemd_uplink),
-            (false, _) => ("networkmanager_stub", &r.etc_resolv_conf),
-        }
-    } else if network_manager_manages_resolv(facts).is_some()
-        && (r.etc_resolv_conf.symlink_target.is_none() || nm_link)
-    {
-        ("networkmanager", &r.etc_resolv_conf)
-    } else if rules::network_manager_manages_resolv_at_boot(facts).is_some()
-        && r.etc_resolv_conf.symlink_target.is_none()
-    {
-        ("networkmanager_at_boot", &r.etc_resolv_conf)
-    } else if stub_now {
-        // A file of another kind that names only the stub (a copy of it, resolvconf's on
-        // Ubuntu 18.04): the node asks systemd-resolved all the same.
-        ("resolved", &r.systemd_uplink)
-    } else if let Some(w) = &writer {
-        // dhcpcd, openresolv, udhcpc or netconfig writes the plain file anew: the playbook
-        // blocks, naming where that program takes the servers.
-        (w.writer.name(), &r.etc_resolv_conf)
-    } else if r.etc_resolv_conf.symlink_target.is_some() {
-        ("other", &r.etc_resolv_conf)
-    } else {
-        ("file", &r.etc_resolv_conf)
-    };
     let mut json = resolv_json(file, cluster);
     if let Some(map) = json.as_object_mut() {
         map.insert("via".into(), json!(via));
@@ -1417,6 +1372,55 @@ mod tests {
             let json = host_resolver(&facts, &cluster);
             assert_eq!(json["via"], via, "{etc} {enabled}");
             assert_eq!(json["only_cluster"], only_cluster, "{etc} {enabled}");
+        }
+    }
+
+    /// A copy of systemd-resolved's stub over a plain /etc/resolv.conf that NetworkManager
+    /// (dns=default) writes, running or at its next boot: the node asks systemd-resolved,
+    /// whose uplink file lists only the cluster address. DNS-CLUSTER-SELF-FORWARD judges
+    /// that file (high), and the plan must judge the same one: it judged the stub copy
+    /// (127.0.0.53, no cluster address) and ran nothing under the high finding.
+    #[test]
+    fn the_plan_judges_the_host_resolver_the_rule_judges_under_network_manager() {
+        // (NetworkManager's state, a link enabling it; the via that writes /etc/resolv.conf)
+        for (nm, enabled, via) in [
+            ("active", false, "networkmanager"),
+            ("inactive", true, "networkmanager_at_boot"),
+        ] {
+            let mut files = vec![
+                (
+                    "/etc/NetworkManager/NetworkManager.conf",
+                    "[main]\ndns=default\n",
+                ),
+                ("/etc/resolv.conf", "nameserver 127.0.0.53\n"),
+                (
+                    "/run/systemd/resolve/resolv.conf",
+                    "nameserver 169.254.25.10\n",
+                ),
+            ];
+            if enabled {
+                files.push((crate::facts::raw::NM_UNIT_LINKS[0], "[Unit]\n"));
+            }
+            let mut raw = crate::testing::raw_from(&files);
+            let units = [("NetworkManager", nm), ("systemd-resolved", "active")];
+            crate::testing::set_units(&mut raw, &units);
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let cluster = BTreeSet::from(["169.254.25.10".parse().expect("ip")]);
+            let json = host_resolver(&facts, &cluster);
+            assert_eq!(json["via"], via, "{nm}");
+            assert_eq!(json["only_cluster"], true, "{nm}");
+            assert_eq!(
+                json["cluster_nameservers"],
+                json!(["169.254.25.10"]),
+                "{nm}"
+            );
+            let host = Host::new("node1");
+            let diagnosis = crate::diagnose::diagnose_host(&host, &facts);
+            let finding = diagnosis
+                .findings()
+                .find(|f| f.id == "DNS-CLUSTER-SELF-FORWARD")
+                .expect("DNS-CLUSTER-SELF-FORWARD");
+            assert_eq!(finding.severity, crate::diagnose::Severity::High, "{nm}");
         }
     }
 

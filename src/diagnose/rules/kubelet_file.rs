@@ -129,25 +129,6 @@ fn microk8s_forward_unknown(ctx: &Ctx) -> Option<String> {
 /// (validation.MaxDNSNameservers).
 const MAX_POD_NAMESERVERS: usize = 3;
 
-/// The host's own resolver: what the host's processes (and Kubespray's next run) use.
-/// Where /etc/resolv.conf names only systemd-resolved's stub and systemd-resolved runs, the
-/// servers it asks, its uplink file: through its stub link or the static file, and through
-/// any other file that lists only the stub (a copy of it, NetworkManager's with
-/// dns=systemd-resolved and rc-manager=symlink, resolvconf's on Ubuntu 18.04).
-fn host_resolver<'a>(ctx: &Ctx<'a>) -> &'a ResolvFile {
-    let r = &ctx.facts.resolver;
-    let stub = matches!(r.resolved_mode.as_str(), "stub" | "static")
-        || r.etc_resolv_conf
-            .parsed
-            .as_ref()
-            .is_some_and(super::node_resolver::stub_only);
-    if ctx.facts.services.systemd_resolved == UnitState::Active && stub {
-        &r.systemd_uplink
-    } else {
-        &r.etc_resolv_conf
-    }
-}
-
 fn only_cluster<'p>(ctx: &Ctx, p: &'p ResolvConf) -> Option<Vec<&'p Nameserver>> {
     let ns: Vec<&Nameserver> = p.nameservers.iter().collect();
     let all_cluster = !ns.is_empty()
@@ -256,10 +237,16 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
     }
 }
 
-/// The host's own resolver ([`host_resolver`]), where it is not the kubelet's file, lists
-/// only the cluster's DNS (`cluster`: its addresses, for the evidence).
+/// The host's own resolver, what the host's processes (and Kubespray's next run) use, where
+/// it is not the kubelet's file, lists only the cluster's DNS (`cluster`: its addresses, for
+/// the evidence). It is the file host-upstream-dns changes ([`super::host_servers`]): where
+/// /etc/resolv.conf names only systemd-resolved's stub and systemd-resolved runs, the servers
+/// it asks, its uplink file, through its stub link or the static file, and through any other
+/// file that lists only the stub (a copy of it, NetworkManager's, resolvconf's on Ubuntu
+/// 18.04), whoever writes that file.
 fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
-    let host = host_resolver(ctx);
+    let servers = super::host_servers(ctx.facts);
+    let host = servers.file;
     let pod_path = ctx
         .facts
         .kubelet
@@ -276,9 +263,7 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         format!("cluster DNS addresses: {cluster}"),
     ];
     let etc = &ctx.facts.resolver.etc_resolv_conf;
-    if host.path != etc.path
-        && !matches!(ctx.facts.resolver.resolved_mode.as_str(), "stub" | "static")
-    {
+    if servers.through_stub {
         // A file of another kind that names only the stub: say how the node gets there.
         evidence.insert(0, format!("{} names only systemd-resolved's stub, and systemd-resolved runs: the node asks the servers it lists in {}", etc.path, host.path));
     }

@@ -17,6 +17,7 @@ use crate::util::nth_address;
 
 mod cni;
 mod firewalld;
+mod host_servers;
 mod k3s_fallback;
 mod kernel;
 mod kubelet_file;
@@ -31,13 +32,13 @@ pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 #[cfg(test)]
 mod tests;
 
+pub(crate) use host_servers::{HostServers, host_servers};
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
 pub(crate) use kubelet_flags::{
     CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kubespray_cluster_dns,
     kubespray_cluster_dns_serves,
 };
 pub(crate) use new_interfaces::notes as forwarding_notes;
-pub(crate) use node_resolver::stub_only as lists_only_resolved_stub;
 pub(crate) use search::strays;
 
 /// What one rule concluded for one host.

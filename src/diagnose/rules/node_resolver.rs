@@ -236,7 +236,7 @@ fn links_into_resolved(etc: &ResolvFile) -> bool {
 }
 
 /// Every nameserver of `p` is systemd-resolved's stub (and there is one).
-pub(crate) fn stub_only(p: &ResolvConf) -> bool {
+pub(super) fn stub_only(p: &ResolvConf) -> bool {
     !p.nameservers.is_empty()
         && p.nameservers
             .iter()

@@ -1,0 +1,96 @@
+//! The node's own resolver as one answer: which program writes /etc/resolv.conf and which
+//! file lists the servers the node's own lookups reach. DNS-CLUSTER-SELF-FORWARD judges the
+//! host's resolver by that file and host-upstream-dns (`host_resolver` in the playbooks'
+//! context) changes it through that program, so both take it from here and never judge
+//! two different files. Read from the facts only.
+
+use super::node_resolver::stub_only;
+use crate::facts::NodeFacts;
+use crate::facts::node_facts::{ResolvFile, UnitState};
+
+/// Which program writes /etc/resolv.conf, and the file whose servers the node asks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostServers<'a> {
+    /// Who writes /etc/resolv.conf, as the playbooks name it (`host_resolver.via`):
+    /// `resolved` (the file points into systemd-resolved, or another file names only its
+    /// stub while it answers there and NetworkManager does not write it, or writes the stub
+    /// again where systemd-resolved starts at boot), `networkmanager_stub`,
+    /// `networkmanager`, `networkmanager_at_boot`, a [`Writer`]'s name, `other` (a link to
+    /// another tool's file) or `file` (a plain file nothing rewrites).
+    ///
+    /// [`Writer`]: crate::facts::resolv_writer::Writer
+    pub via: &'static str,
+    /// The file listing the servers the node's own lookups reach: systemd-resolved's uplink
+    /// file where /etc/resolv.conf links to it or names only its stub and systemd-resolved
+    /// runs; /etc/resolv.conf itself elsewhere.
+    pub file: &'a ResolvFile,
+    /// /etc/resolv.conf is no link into systemd-resolved's files but names only its stub
+    /// (a copy of it, NetworkManager's, resolvconf's): `file` is the uplink file because of
+    /// it.
+    pub through_stub: bool,
+}
+
+/// The node's own resolver ([`HostServers`]). A plain /etc/resolv.conf is not
+/// systemd-resolved's just because it runs; one that names only its stub is, whoever wrote
+/// it.
+pub(crate) fn host_servers(facts: &NodeFacts) -> HostServers<'_> {
+    let r = &facts.resolver;
+    let etc = &r.etc_resolv_conf;
+    let active = facts.services.systemd_resolved == UnitState::Active;
+    let link_mode = matches!(r.resolved_mode.as_str(), "stub" | "static");
+    let names_stub = link_mode || etc.parsed.as_ref().is_some_and(stub_only);
+    let reaches_resolved = active && (names_stub || r.resolved_mode == "uplink");
+    let (file, through_stub) = if reaches_resolved {
+        let linked = link_mode || r.resolved_mode == "uplink";
+        (&r.systemd_uplink, !linked)
+    } else {
+        (etc, false)
+    };
+    HostServers {
+        via: writer_of(facts, reaches_resolved),
+        file,
+        through_stub,
+    }
+}
+
+/// Who writes /etc/resolv.conf (see [`HostServers::via`]); `reaches_resolved`: the node's
+/// lookups reach systemd-resolved's servers now.
+fn writer_of(facts: &NodeFacts, reaches_resolved: bool) -> &'static str {
+    let r = &facts.resolver;
+    let etc = &r.etc_resolv_conf;
+    let plain = etc.symlink_target.is_none();
+    let nm_now = super::network_manager_manages_resolv(facts).is_some();
+    let nm_at_boot = super::network_manager_manages_resolv_at_boot(facts).is_some();
+    let nm_link = etc
+        .canonical
+        .as_deref()
+        .is_some_and(|c| c.starts_with("/run/NetworkManager/"));
+    if facts.services.systemd_resolved == UnitState::Active
+        && matches!(r.resolved_mode.as_str(), "stub" | "static" | "uplink")
+    {
+        "resolved"
+    } else if (nm_now || nm_at_boot) && plain && super::network_manager_writes_resolved_stub(facts)
+    {
+        // Where it wrote the stub already and systemd-resolved starts at boot, a drop-in
+        // gives the node its servers for good: NetworkManager writes the stub again.
+        match (reaches_resolved, facts.services.resolved_starts_at_boot()) {
+            (true, Some(true)) => "resolved",
+            _ => "networkmanager_stub",
+        }
+    } else if nm_now && (plain || nm_link) {
+        "networkmanager"
+    } else if nm_at_boot && plain {
+        "networkmanager_at_boot"
+    } else if reaches_resolved {
+        // A file of another kind that names only the stub (a copy of it, resolvconf's on
+        // Ubuntu 18.04): the node asks systemd-resolved all the same.
+        "resolved"
+    } else if let Some(w) = crate::facts::resolv_writer::resolv_writer(facts) {
+        // dhcpcd, openresolv, udhcpc or netconfig writes the plain file anew.
+        w.writer.name()
+    } else if !plain {
+        "other"
+    } else {
+        "file"
+    }
+}
