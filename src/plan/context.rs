@@ -1424,6 +1424,59 @@ mod tests {
         }
     }
 
+    /// systemd-resolved runs without its stub listener (DNSStubListener=no: nothing on port
+    /// 53 of 127.0.0.53 or of every address in the socket tables) while /etc/resolv.conf
+    /// still names the stub (a copy of it, or the link to its stub file of a systemd older
+    /// than 246): the node asks no server at all, DNS-HOST-RESOLVER-DOWN's case. Neither the
+    /// rule nor the plan judges systemd-resolved's uplink file then: a resolved drop-in
+    /// claimed to fix DNS-CLUSTER-SELF-FORWARD while the node still asked a dead stub. With
+    /// the socket tables unread the stub is taken to answer, as before.
+    #[test]
+    fn a_stub_nothing_answers_is_not_judged_by_systemd_resolveds_servers() {
+        const UDP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n 7976: 3600007F:14E9 00000000:0000 07 00000000:00000000 00:00000000 00000000   997        0 5755981 2 00000000fe1cd024 0\n";
+        const UDP6: &str = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
+        const STUB: &str = "nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+        // (/etc/resolv.conf a link to the stub file, the socket tables read; via, only_cluster)
+        for (link, tables, via, only_cluster) in [
+            (false, true, "file", false),
+            (true, true, "resolved", false),
+            (false, false, "resolved", true),
+            (true, false, "resolved", true),
+        ] {
+            let mut files = vec![(
+                "/run/systemd/resolve/resolv.conf",
+                "nameserver 169.254.25.10\n",
+            )];
+            if !link {
+                files.push(("/etc/resolv.conf", STUB));
+            }
+            if tables {
+                files.extend([("/proc/net/udp", UDP), ("/proc/net/udp6", UDP6)]);
+            }
+            let mut raw = crate::testing::raw_from(&files);
+            if link {
+                let stub = "/run/systemd/resolve/stub-resolv.conf";
+                raw.link("/etc/resolv.conf", stub, stub, STUB.as_bytes());
+            }
+            crate::testing::set_units(&mut raw, &[("systemd-resolved", "active")]);
+            crate::testing::set_command(&mut raw, "resolved-enabled", "enabled\n", 0);
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let cluster = BTreeSet::from(["169.254.25.10".parse().expect("ip")]);
+            let json = host_resolver(&facts, &cluster);
+            assert_eq!(json["via"], via, "link {link}, tables {tables}");
+            assert_eq!(
+                json["only_cluster"], only_cluster,
+                "link {link}, tables {tables}"
+            );
+            let host = Host::new("node1");
+            let diagnosis = crate::diagnose::diagnose_host(&host, &facts);
+            let self_forward = diagnosis
+                .findings()
+                .any(|f| f.id == "DNS-CLUSTER-SELF-FORWARD");
+            assert_eq!(self_forward, only_cluster, "link {link}, tables {tables}");
+        }
+    }
+
     /// With dns=none (or rc-manager=unmanaged) /etc/resolv.conf is the administrator's,
     /// whose loopback server is a resolver of their own: NetworkManager's list of its
     /// connections' servers does not stand in for it.

@@ -4,7 +4,7 @@
 //! context) changes it through that program, so both take it from here and never judge
 //! two different files. Read from the facts only.
 
-use super::node_resolver::stub_only;
+use super::node_resolver::{stub_answered, stub_only};
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::{ResolvFile, UnitState};
 
@@ -22,7 +22,8 @@ pub(crate) struct HostServers<'a> {
     pub via: &'static str,
     /// The file listing the servers the node's own lookups reach: systemd-resolved's uplink
     /// file where /etc/resolv.conf links to it or names only its stub and systemd-resolved
-    /// runs; /etc/resolv.conf itself elsewhere.
+    /// runs, unless the socket tables show nothing answering at the stub; /etc/resolv.conf
+    /// itself elsewhere.
     pub file: &'a ResolvFile,
     /// /etc/resolv.conf is no link into systemd-resolved's files but names only its stub
     /// (a copy of it, NetworkManager's, resolvconf's): `file` is the uplink file because of
@@ -32,14 +33,20 @@ pub(crate) struct HostServers<'a> {
 
 /// The node's own resolver ([`HostServers`]). A plain /etc/resolv.conf is not
 /// systemd-resolved's just because it runs; one that names only its stub is, whoever wrote
-/// it.
+/// it, as long as something may answer there: where the socket tables show nothing on port
+/// 53 of the stub address or of every address (`DNSStubListener=no`), the node's lookups
+/// reach no server (DNS-HOST-RESOLVER-DOWN) and the file judged is /etc/resolv.conf.
 pub(crate) fn host_servers(facts: &NodeFacts) -> HostServers<'_> {
     let r = &facts.resolver;
     let etc = &r.etc_resolv_conf;
     let active = facts.services.systemd_resolved == UnitState::Active;
     let link_mode = matches!(r.resolved_mode.as_str(), "stub" | "static");
     let names_stub = link_mode || etc.parsed.as_ref().is_some_and(stub_only);
-    let reaches_resolved = active && (names_stub || r.resolved_mode == "uplink");
+    // Not where the socket tables show nothing answering there (DNSStubListener=no): the
+    // node's lookups reach no server then.
+    let answered = etc.parsed.as_ref().and_then(|p| stub_answered(facts, p));
+    let reaches_resolved =
+        active && ((names_stub && answered != Some(false)) || r.resolved_mode == "uplink");
     let (file, through_stub) = if reaches_resolved {
         let linked = link_mode || r.resolved_mode == "uplink";
         (&r.systemd_uplink, !linked)

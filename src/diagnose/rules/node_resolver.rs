@@ -9,6 +9,7 @@ use super::{
     ns_evidence, upstream_dns_servers,
 };
 use crate::diagnose::finding::Severity;
+use crate::facts::NodeFacts;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
 use crate::facts::node_facts::{
     Effective, FlavourKind, ResolvFile, UnitState, in_resolved_run_dir,
@@ -99,7 +100,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
             stub_unanswered(ctx, etc, &seen, p)
         }
         (FileState::Present, Some(p))
-            if stub_only(p) && unknown_state && stub_answered(ctx, p).is_none() =>
+            if stub_only(p) && unknown_state && stub_answered(ctx.facts, p).is_none() =>
         {
             return ctx.unknown_because(
                 id,
@@ -147,7 +148,7 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         (FileState::Present, Some(p))
             if stub_only(p)
                 && services.resolved_starts_at_boot() == Some(false)
-                && !(resolved_stopped(ctx) && stub_answered(ctx, p) == Some(true)) =>
+                && !(resolved_stopped(ctx) && stub_answered(ctx.facts, p) == Some(true)) =>
         {
             (
                 Down::NextBoot,
@@ -248,12 +249,11 @@ pub(super) fn stub_only(p: &ResolvConf) -> bool {
 /// socket tables were not read.
 ///
 /// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
-fn stub_answered(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
-    ctx.facts
-        .dns_answers_on(p.nameservers.iter().filter_map(|n| match n.ip {
-            Some(IpAddr::V4(v4)) => Some(v4),
-            _ => None,
-        }))
+pub(super) fn stub_answered(facts: &NodeFacts, p: &ResolvConf) -> Option<bool> {
+    facts.dns_answers_on(p.nameservers.iter().filter_map(|n| match n.ip {
+        Some(IpAddr::V4(v4)) => Some(v4),
+        _ => None,
+    }))
 }
 
 /// Nothing answers at the stub addresses `p` lists (the socket table; where it was not
@@ -261,7 +261,7 @@ fn stub_answered(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
 /// half-way), or systemd-resolved does and fails every lookup
 /// ([`resolved_knows_no_server`]).
 fn stub_down(ctx: &Ctx, p: &ResolvConf) -> bool {
-    let unanswered = match stub_answered(ctx, p) {
+    let unanswered = match stub_answered(ctx.facts, p) {
         Some(answered) => !answered,
         None => resolved_stopped(ctx),
     };
@@ -297,7 +297,7 @@ fn stub_unanswered(
             ),
         );
     }
-    if stub_answered(ctx, p).is_none() {
+    if stub_answered(ctx.facts, p).is_none() {
         return (
             Down::Stub,
             Severity::High,
