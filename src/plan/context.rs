@@ -710,16 +710,26 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// (NetworkManager's too where the file is immutable: it writes none then). A plain
 /// /etc/resolv.conf is not systemd-resolved's just because resolved runs. `locked`: the
 /// `lsattr` flags of a plain /etc/resolv.conf that is immutable or append-only, else null.
-/// `resolved_at_boot`: systemd-resolved starts at boot (null where not known);
+/// `through_stub`: /etc/resolv.conf is no link into systemd-resolved's files but names only
+/// its stub now, so the mapping is its uplink file (for `networkmanager_stub`: NetworkManager
+/// has written the stub already). `resolved_at_boot`: systemd-resolved starts at boot (null
+/// where not known);
 /// `nm_active`: NetworkManager runs now (else it writes the file at its next start).
 ///
 /// [`resolv_writer`]: crate::facts::resolv_writer::resolv_writer
 fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
-    let rules::HostServers { via, file, .. } = rules::host_servers(facts);
+    let rules::HostServers {
+        via,
+        file,
+        through_stub,
+    } = rules::host_servers(facts);
     let writer = crate::facts::resolv_writer::resolv_writer(facts);
     let mut json = resolv_json(file, cluster);
     if let Some(map) = json.as_object_mut() {
         map.insert("via".into(), json!(via));
+        // The file names only systemd-resolved's stub now (NetworkManager's, a copy): the
+        // servers are its uplink file's, and the networkmanager_stub stop says so.
+        map.insert("through_stub".into(), json!(through_stub));
         // A plain /etc/resolv.conf locked with `chattr +i` or `+a`: apply replaces no such
         // file (it renames a new one over it), so the playbook blocks at plan time.
         let locked = crate::facts::network_manager::resolv_conf_locked(&facts.raw);
