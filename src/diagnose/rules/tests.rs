@@ -7211,7 +7211,8 @@ fn a_program_merely_installed_writes_nothing() {
 
 /// dhcpcd.conf's `nohook resolv.conf` in an `interface` block keeps dhcpcd from writing the
 /// file only for the interfaces the block's pattern matches (src/if-options.c
-/// `read_config`, fnmatch): where every interface its header names has one, nothing writes
+/// `read_config`, fnmatch; every matching block applies, and `nohook` adds up,
+/// `add_environ`): where every interface its header names has one, nothing writes
 /// it; another interface's block, or an `ssid` block (only where that network is chosen),
 /// leaves the finding.
 #[test]
@@ -7231,6 +7232,12 @@ fn dhcpcd_s_nohook_counts_for_the_interfaces_its_block_names() {
         ("interface eth0\nnohook resolv.conf\n", true),
         ("ssid home\nnohook resolv.conf\n", true),
         ("interface ens5\nnohook 20-resolv.conf.sh\n", true),
+        // Every matching block applies: a later one for the same interface without
+        // `nohook` leaves the earlier one's in force.
+        (
+            "interface ens*\nnohook resolv.conf\ninterface ens5\nmetric 100\n",
+            false,
+        ),
     ] {
         let mut raw = writer_node(&[("/etc/dhcpcd.conf", &format!("{conf}\n{block}"))]);
         with_process(&mut raw, "dhcpcd", 612, b"");
