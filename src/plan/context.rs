@@ -703,8 +703,9 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 /// `networkmanager_at_boot` when a stopped one that starts at boot rewrites it then (the
 /// file now and NetworkManager's configuration for the next boot, nothing reloaded: a
 /// reload fails on a stopped unit, and a start would undo the operator's stop), `dhcpcd`,
-/// `openresolv`, `udhcpc` or `netconfig` when that program writes the plain file anew
-/// ([`resolv_writer`]: the playbook blocks, naming where it takes servers;
+/// `openresolv`, `udhcpc` or `netconfig` when that program writes the plain file anew, or
+/// netconfig the /run/netconfig/resolv.conf it links to ([`resolv_writer`]: the playbook
+/// blocks, naming where it takes servers;
 /// `writer_evidence` says what shows it), `other` when /etc/resolv.conf links to another
 /// tool's file (resolvconf(8), ...), else `file`: a plain file nothing rewrites
 /// (NetworkManager's too where the file is immutable: it writes none then). A plain
@@ -1324,6 +1325,18 @@ mod tests {
             ],
         );
         assert_eq!(via(&netconfig).0, "netconfig");
+        // Since sysconfig 0.85 /etc/resolv.conf links to the file netconfig writes: its
+        // (functions.netconfig `netconfig_check_and_link`), not another tool's.
+        let mut linked = netconfig.clone();
+        let file = linked.files.get_mut("/etc/resolv.conf").expect("file");
+        file.symlink_target = Some("/run/netconfig/resolv.conf".into());
+        file.canonical = Some("/run/netconfig/resolv.conf".into());
+        let (netconfig_s, evidence) = via(&linked);
+        assert_eq!(netconfig_s, "netconfig");
+        assert_eq!(
+            evidence[0], "/etc/resolv.conf links to /run/netconfig/resolv.conf (netconfig's link)",
+            "{evidence}"
+        );
         let mut udhcpc = stopped.clone();
         udhcpc.pids.insert("udhcpc".into(), 2401);
         udhcpc.all_pids.insert("udhcpc".into(), vec![2401]);

@@ -2140,26 +2140,26 @@ fn nm_version_unknown_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Fin
 /// udhcpc or SUSE's netconfig writes anew ([`resolv_writer`]): how such a node is meant to
 /// be, info; a warning where the file shows it was changed since (the program's header
 /// below the first line, a line udhcpc never writes), which goes at its next write.
-/// netconfig leaves a file changed since alone (its checksum), so there the change lasts
-/// but the node stops getting the servers netconfig is given: info, saying so.
+/// netconfig leaves a plain file changed since alone (its checksum), so there the change
+/// lasts but the node stops getting the servers netconfig is given: info, saying so; the
+/// file a link leads to it writes anew like the others.
 ///
 /// [`resolv_writer`]: crate::facts::resolv_writer::resolv_writer
 fn writer_finding(ctx: &Ctx) -> Option<crate::diagnose::finding::Finding> {
     use crate::facts::resolv_writer::{Writer, resolv_writer};
     let found = resolv_writer(ctx.facts)?;
     let (name, when) = (found.writer.name(), found.writer.when());
-    let mut evidence = vec![format!(
-        "/etc/resolv.conf is a regular file (sha256 {})",
-        ctx.facts
-            .resolver
-            .etc_resolv_conf
-            .sha256
-            .as_deref()
-            .unwrap_or("?")
-    )];
+    let sha = ctx.facts.resolver.etc_resolv_conf.sha256.as_deref();
+    let mut evidence = Vec::new();
+    if found.linked.is_none() {
+        evidence.push(format!(
+            "/etc/resolv.conf is a regular file (sha256 {})",
+            sha.unwrap_or("?")
+        ));
+    }
     evidence.extend(found.evidence);
     let (severity, summary) = match (found.writer, found.edited) {
-        (Writer::Netconfig, _) => (
+        (Writer::Netconfig, _) if found.linked.is_none() => (
             Severity::Info,
             "netconfig wrote /etc/resolv.conf: a file changed since it leaves alone (and stops giving it the servers it is handed) until `netconfig update -f` writes its own over the change".to_owned(),
         ),
