@@ -84,7 +84,7 @@ impl Writer {
                 "give openresolv the servers in /etc/resolvconf.conf (`name_servers=\"ADDR ADDR\"` puts them before the ones it is handed, `name_servers_append=` after), or keep it from writing the file with `resolv_conf=/dev/null` there (the file is then yours to write); then `resolvconf -u`"
             }
             Writer::Udhcpc => {
-                "udhcpc has no setting for servers of its own: keep its script from writing the file with `RESOLV_CONF=\"no\"` in /etc/udhcpc/udhcpc.conf (`NO_DNS=\"IFACE\"` for one interface; `peer-dns no` in the interface's /etc/network/interfaces stanza does the same), then write /etc/resolv.conf yourself"
+                "give udhcpc's script the servers in /etc/udhcpc/udhcpc.conf (`dns=\"ADDR ADDR\"`: the script reads the file after udhcpc hands it the lease's, so they take their place, for every interface it serves), or keep it from writing the file with `RESOLV_CONF=\"no\"` there (`NO_DNS=\"IFACE\"` for one interface; `peer-dns no` in the interface's /etc/network/interfaces stanza does the same; the file is then yours to write); the next lease or renewal applies it"
             }
             Writer::Netconfig => {
                 "give netconfig the servers in /etc/sysconfig/network/config (`NETCONFIG_DNS_STATIC_SERVERS=\"ADDR ADDR\"`, with STATIC in NETCONFIG_DNS_POLICY: its default `auto` is `STATIC *` under wicked, and `STATIC_FALLBACK NetworkManager` under NetworkManager, where they count only while NetworkManager gives none), or keep it from writing the file with `NETCONFIG_DNS_POLICY=''`; then `netconfig update -f`"
@@ -466,12 +466,13 @@ fn netconfig(raw: &RawFacts, text: &str, linked: Option<&str>) -> Option<ResolvW
 
 /// udhcpc runs its script (`-s`, else busybox's default /usr/share/udhcpc/default.script)
 /// at every lease and renewal. Alpine's default.script writes `search` and `nameserver`
-/// lines and nothing else, renaming its file over /etc/resolv.conf, unless
-/// /etc/udhcpc/udhcpc.conf sets RESOLV_CONF to `no`, `NO`, empty or another file, NO_DNS
-/// names the interface, or ifupdown passes IF_PEER_DNS other than `yes` (`peer-dns` in the
-/// interface's stanza); busybox's simple.script writes the same lines always. A udhcpc
-/// running another script writes what that script writes, which dnsfix does not read:
-/// not counted.
+/// lines and nothing else, renaming its file over /etc/resolv.conf (the servers of the
+/// lease, or of a `dns=` in udhcpc.conf, which it sources after udhcpc set the lease's),
+/// unless /etc/udhcpc/udhcpc.conf sets RESOLV_CONF to `no`, `NO`, empty or another file,
+/// NO_DNS names the interface, or ifupdown passes IF_PEER_DNS other than `yes`
+/// (`peer-dns` in the interface's stanza); busybox's simple.script writes the same lines
+/// always. A udhcpc running another script writes what that script writes, which dnsfix
+/// does not read: not counted.
 fn udhcpc(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
     let mut writing = Vec::new();
     for pid in pids(raw, "udhcpc") {
@@ -504,6 +505,13 @@ fn udhcpc(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
             evidence.push(format!(
                 "{UDHCPC_CONF}:{}: RESOLV_CONF=\"{}\"",
                 a.line, a.value
+            ));
+        }
+        if let Some(a) = last("dns") {
+            evidence.push(format!(
+                "{UDHCPC_CONF}:{}: dns=\"{}\"",
+                a.line,
+                crate::text::escape(&a.value)
             ));
         }
         if let Some(a) = last("NO_DNS") {

@@ -7325,8 +7325,9 @@ const ALPINE_UDHCPC_CONF: &str = "# Do not overwrite /etc/resolv.conf\n#RESOLV_C
 /// default script, which Alpine installs as its default.script (aports main/busybox
 /// @a3e77d0e): it writes `search` and `nameserver` lines at every lease and renewal that
 /// brings servers, unless udhcpc.conf's RESOLV_CONF is `no` or another file, NO_DNS names the
-/// interface, or ifupdown passes `peer-dns no` as IF_PEER_DNS. Another script (`-s`) writes
-/// what it writes: not counted. A line the script never writes is an edit: a warning.
+/// interface, or ifupdown passes `peer-dns no` as IF_PEER_DNS; a `dns=` there replaces the
+/// lease's servers. Another script (`-s`) writes what it writes: not counted. A line the
+/// script never writes is an edit: a warning.
 #[test]
 fn udhcpc_writes_the_file_through_its_default_script() {
     const CMDLINE: &[u8] = b"/sbin/udhcpc\0-b\0-R\0-p\0/var/run/udhcpc.eth0.pid\0-i\0eth0\0";
@@ -7407,6 +7408,27 @@ fn udhcpc_writes_the_file_through_its_default_script() {
         let found = writer_outcome(&alpine(&extra, cmdline));
         assert_eq!(found.is_some(), writes, "{extra:?} {cmdline:?}: {found:?}");
     }
+    // default.script sources udhcpc.conf after udhcpc set `dns` from the lease: a `dns=`
+    // there takes the lease's place, and the fix offers it.
+    let own = alpine(
+        &[(
+            "/etc/udhcpc/udhcpc.conf",
+            &conf("dns=\"192.0.2.10 192.0.2.11\"\n"),
+        )],
+        CMDLINE,
+    );
+    let (_, _, evidence) = writer_outcome(&own).expect("udhcpc's");
+    assert!(
+        evidence.contains(&"/etc/udhcpc/udhcpc.conf:12: dns=\"192.0.2.10 192.0.2.11\"".to_owned()),
+        "{evidence:?}"
+    );
+    let fix = crate::facts::resolv_writer::Writer::Udhcpc.fix();
+    assert!(
+        fix.starts_with(
+            "give udhcpc's script the servers in /etc/udhcpc/udhcpc.conf (`dns=\"ADDR ADDR\"`"
+        ),
+        "{fix}"
+    );
     let edited = alpine(
         &[("/etc/resolv.conf", &format!("{WRITTEN}options ndots:2\n"))],
         CMDLINE,
