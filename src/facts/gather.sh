@@ -350,6 +350,7 @@ K3SPID=
 MPID=
 AGENTS=' '
 DHCL=
+DHCD=
 DHCPCD=
 UDHCPC=
 # One redirection of stderr for the whole scan (a process may end before its comm is
@@ -374,11 +375,16 @@ UDHCPC=
         fi
         ;;
       # DHCP clients that write /etc/resolv.conf themselves: dhcpcd (its resolv.conf hook,
-      # which dhcpcd.conf may turn off) and busybox udhcpc (its script, which its command
-      # line names, and Alpine's reads udhcpc.conf and ifupdown's peer-dns). Root's, with
-      # this root (dhcpcd's privilege-separated helpers run chrooted as another user).
+      # which dhcpcd.conf or its command line, -C/--nohook, may turn off; -f names another
+      # dhcpcd.conf, found in the first round below; dhcpcd 9 and later write a title over
+      # the command line) and busybox udhcpc (its script, which its command line names,
+      # and Alpine's reads udhcpc.conf and ifupdown's peer-dns). Root's, with this root
+      # (dhcpcd's privilege-separated helpers run chrooted as another user).
       dhcpcd)
-        if uid0 "$d" && [ "$d/root" -ef / ]; then hdr pid dhcpcd; put "${d#/proc/}"; DHCPCD=1; fi
+        if uid0 "$d" && [ "$d/root" -ef / ]; then
+          hdr pid dhcpcd; put "${d#/proc/}"; DHCPCD=1
+          f "$d/cmdline"; DHCD="$DHCD$NL$d/cmdline"
+        fi
         ;;
       udhcpc)
         if uid0 "$d" && [ "$d/root" -ef / ]; then
@@ -456,10 +462,10 @@ if [ -n "$M" ]; then f "$M/kubelet"; KENV="$KENV $M/kubelet"; fi
 # relative resolvConf is joined to its file's directory and its `..` taken away on paper
 # first (clean), as the kubelet does, and then judged the same way.
 # One awk per round reads every file of the round itself (and, in the first, the kubelet's,
-# kubelite's and dhclients' command lines, their NULs read as spaces; busybox awk ends a
-# line at a NUL, so there only the command's first word: a dhclient's -cf file is then not
-# read, and dnsfix says what it reads is unknown). The program runs under gawk, mawk, the one-true
-# awk and busybox awk alike.
+# kubelite's, dhclients' and dhcpcds' command lines, their NULs read as spaces; busybox awk
+# ends a line at a NUL, so there only the command's first word: a dhclient's -cf file or a
+# dhcpcd's -f file is then not read, and dnsfix says what it reads is unknown). The
+# program runs under gawk, mawk, the one-true awk and busybox awk alike.
 # shellcheck disable=SC2016 # an awk program: its $ are awk's
 REFS='
     function path(t, v,   n) {
@@ -491,6 +497,34 @@ REFS='
     # rpms/dhcp). Any other option (the Red Hat -B and -nc among them) is passed over as a
     # flag, as dhclient_cmdline.rs does.
     # Read, never searched.
+    FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ && index(DD, " " FILENAME " ") {
+      # A dhcpcd: the file its last -f or --config names (src/if-options.h IF_OPTS, these
+      # letters take a value, attached or the next word; src/if-options.c cf_options, the
+      # long names: those that take one are passed over with it, as resolv_writer.rs
+      # does, but for -y's long name, whose value, seconds, reads as no option anyway). Read,
+      # never searched.
+      k = split($0, w, /[ ]+/); c = ""
+      for (i = 2; i <= k; i++) {
+        if (w[i] == "--") break
+        if (w[i] ~ /^--config=/) { c = substr(w[i], 10); continue }
+        if (w[i] ~ /^--(script|env|config|logfile|leasetime|metric|option|timeout|userclass|msuserclass|vsio|vsio6|vendor|allowinterfaces|nohook|nooption|require|static|whitelist|blacklist|denyinterfaces|arping|destination|fallback|iaid|dev|define|definend|define6|embed|encap|vendopt|vendclass|authprotocol|authtoken|controlgroup|slaac|reject|mudurl|link_rcvbuf|request_time|fallback_time|ipv4ll_time|initial_interval|backoff_cutoff|backoff_jitter|allow)$/) {
+          if (w[i] == "--config" && i < k) c = w[i + 1]
+          i++; continue
+        }
+        if (w[i] !~ /^-[^-]/) continue
+        for (j = 2; j <= length(w[i]); j++) {
+          o = substr(w[i], j, 1)
+          if (index("cefhijlmorstuvyzCFIOQSWXZ", o)) {
+            v = substr(w[i], j + 1)
+            if (v == "") { v = (i < k) ? w[i + 1] : ""; i++ }
+            if (o == "f") c = v
+            break
+          }
+        }
+      }
+      if (c != "") path("r ", c)
+      next
+    }
     FILENAME ~ /^\/proc\/[0-9]+\/cmdline$/ && index(DH, " " FILENAME " ") {
       k = split($0, w, /[ ]+/); c = ""
       for (i = 2; i <= k; i++) {
@@ -580,10 +614,12 @@ SRC=$UNITS$RCFGD
 for x in $KENV $KCFG $RCFG $K0SP; do SRC="$SRC$x$NL"; done
 CMDLINE=
 for x in $KPID $MPID; do [ -f "/proc/$x/cmdline" ] && CMDLINE="$CMDLINE$NL/proc/$x/cmdline"; done
-# dhclient's command lines, and their names for awk (DH: each between spaces).
-DH=" "
+# dhclient's and dhcpcd's command lines, and their names for awk (DH, DD: each between
+# spaces).
+DH=" " DD=" "
 oldifs=$IFS; IFS=$NL; set -f
 for x in $DHCL; do [ -f "$x" ] && { CMDLINE="$CMDLINE$NL$x"; DH="$DH$x "; }; done
+for x in $DHCD; do [ -f "$x" ] && { CMDLINE="$CMDLINE$NL$x"; DD="$DD$x "; }; done
 IFS=$oldifs; set +f
 round=0
 while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
@@ -594,7 +630,7 @@ while [ $round -lt 3 ] && { [ -n "$SRC" ] || [ -n "$CMDLINE" ]; }; do
   for x in $SRC; do [ -f "$x" ] && [ -s "$x" ] && EXIST="$EXIST$x$NL"; done
   R=
   # shellcheck disable=SC2086
-  [ -n "$EXIST$CMDLINE" ] && R=$(awk -v DH="$DH" "$REFS" $EXIST $CMDLINE 2>/dev/null)
+  [ -n "$EXIST$CMDLINE" ] && R=$(awk -v DH="$DH" -v DD="$DD" "$REFS" $EXIST $CMDLINE 2>/dev/null)
   IFS=$oldifs; set +f
   CMDLINE=
   SRC=

@@ -270,7 +270,8 @@ fn dhcpcd(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
     let mut evidence = Vec::new();
     let edited = header_evidence(Writer::Dhcpcd, head, &mut evidence);
     evidence.push(format!("dhcpcd runs (pid {})", pids.join(", ")));
-    match raw.get(DHCPCD_CONF).map(|f| (f.state, f.text())) {
+    let config = dhcpcd_commands(raw, &pids, &mut evidence)?;
+    match raw.get(&config).map(|f| (f.state, f.text())) {
         Some((FileState::Present, Some(conf))) => {
             let conf = DhcpcdConf::parse(&conf);
             if conf.global_nohook.is_some() {
@@ -286,25 +287,36 @@ fn dhcpcd(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
             if !interfaces.is_empty() && interfaces.iter().all(|i| off(i)) {
                 return None;
             }
+            let shown = crate::text::escape(&config);
             evidence.push(if interfaces.is_empty() {
-                format!("{DHCPCD_CONF}: no `nohook resolv.conf` (its resolv.conf hook runs)")
+                format!("{shown}: no `nohook resolv.conf` (its resolv.conf hook runs)")
             } else {
                 format!(
-                    "{DHCPCD_CONF}: no `nohook resolv.conf` for {} (its resolv.conf hook runs)",
+                    "{shown}: no `nohook resolv.conf` for {} (its resolv.conf hook runs)",
                     crate::text::escape(&interfaces.join(", "))
                 )
             });
             if let Some((line, value)) = &conf.static_servers {
                 evidence.push(format!(
-                    "{DHCPCD_CONF}:{line}: static domain_name_servers={}",
+                    "{shown}:{line}: static domain_name_servers={}",
                     crate::text::escape(value)
                 ));
             }
         }
         Some((FileState::Unreadable, _)) => {
-            evidence.push(format!("{DHCPCD_CONF} could not be read"));
+            evidence.push(format!(
+                "{} could not be read",
+                crate::text::escape(&config)
+            ));
         }
-        _ => evidence.push(format!("no {DHCPCD_CONF}: dhcpcd runs every hook")),
+        None if config != DHCPCD_CONF => evidence.push(format!(
+            "{} (its -f) was not read: whether it turns the resolv.conf hook off is not known",
+            crate::text::escape(&config)
+        )),
+        _ => evidence.push(format!(
+            "no {}: dhcpcd runs every hook",
+            crate::text::escape(&config)
+        )),
     }
     Some(ResolvWriter {
         writer: Writer::Dhcpcd,
@@ -312,6 +324,171 @@ fn dhcpcd(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
         edited,
         linked: None,
     })
+}
+
+/// What dhcpcd's command lines say (`/proc/PID/cmdline`, each pid's): `None` where every
+/// one turns the resolv.conf hook off (`-C`/`--nohook`, which dhcpcd adds to every
+/// interface's skipped hooks: src/if-options.c `parse_option` 'C', dhcpcd.c
+/// `add_options`), else the configuration file it reads (the last `-f`/`--config`, else
+/// /etc/dhcpcd.conf). dhcpcd 9 and later write a title over their command line
+/// (src/dhcpcd.c `setproctitle`, compat/setproctitle.c: `dhcpcd: [manager] [ip4] [ip6]`),
+/// so what it was started with is not known there: the evidence says so.
+fn dhcpcd_commands(raw: &RawFacts, pids: &[String], evidence: &mut Vec<String>) -> Option<String> {
+    let mut config = None;
+    let mut writing = false;
+    for pid in pids {
+        let Some(cmdline) = raw
+            .get(&format!("/proc/{pid}/cmdline"))
+            .filter(|f| f.state == FileState::Present)
+        else {
+            writing = true;
+            continue;
+        };
+        match DhcpcdCommand::parse(&cmdline.content) {
+            DhcpcdCommand::Title(title) => {
+                writing = true;
+                evidence.push(format!(
+                    "dhcpcd's command line (pid {pid}) is its title, {}: dhcpcd 9 and later write it over the options it started with, so a `--nohook resolv.conf` or `-f` given there is not known",
+                    crate::text::escape(&title)
+                ));
+            }
+            DhcpcdCommand::Options { nohook, config: f } => {
+                writing |= !nohook;
+                if f.is_some() {
+                    config = f;
+                }
+            }
+        }
+    }
+    writing.then(|| config.unwrap_or_else(|| DHCPCD_CONF.to_owned()))
+}
+
+/// A dhcpcd command line, read as getopt_long reads it (src/if-options.h `IF_OPTS`,
+/// src/if-options.c `cf_options`; a long name abbreviated is not followed), or the title
+/// dhcpcd 9 and later write over it.
+#[derive(Debug, PartialEq, Eq)]
+enum DhcpcdCommand {
+    Title(String),
+    Options {
+        /// `-C`/`--nohook` names the resolv.conf hook.
+        nohook: bool,
+        /// The last `-f`/`--config`.
+        config: Option<String>,
+    },
+}
+
+impl DhcpcdCommand {
+    fn parse(cmdline: &[u8]) -> DhcpcdCommand {
+        // IF_OPTS's letters that take a value.
+        const WITH_VALUE: &str = "cefhijlmorstuvyzCFIOQSWXZ";
+        // cf_options's names with required_argument (optional ones take `=VALUE` only).
+        const LONG_WITH_VALUE: [&str; 48] = [
+            "script",
+            "env",
+            "config",
+            "logfile",
+            "leasetime",
+            "metric",
+            "option",
+            "timeout",
+            "userclass",
+            "msuserclass",
+            "vsio",
+            "vsio6",
+            "vendor",
+            "allowinterfaces",
+            "reboot",
+            "nohook",
+            "nooption",
+            "require",
+            "static",
+            "whitelist",
+            "blacklist",
+            "denyinterfaces",
+            "arping",
+            "destination",
+            "fallback",
+            "iaid",
+            "dev",
+            "define",
+            "definend",
+            "define6",
+            "embed",
+            "encap",
+            "vendopt",
+            "vendclass",
+            "authprotocol",
+            "authtoken",
+            "controlgroup",
+            "slaac",
+            "reject",
+            "mudurl",
+            "link_rcvbuf",
+            "request_time",
+            "fallback_time",
+            "ipv4ll_time",
+            "initial_interval",
+            "backoff_cutoff",
+            "backoff_jitter",
+            "allow",
+        ];
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        // setproctitle's `PROGNAME: TITLE`, one argument.
+        if let [title] = args.as_slice()
+            && title.contains(": ")
+        {
+            return DhcpcdCommand::Title(title.clone());
+        }
+        let (mut nohook, mut config) = (false, None);
+        let mut set = |opt: &str, value: &str| match opt {
+            "C" | "nohook" => nohook |= names_resolv_hook(&value.replace(',', " ")),
+            "f" | "config" => config = Some(value.to_owned()),
+            _ => {}
+        };
+        let mut i = 1;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            if arg == "--" {
+                break;
+            }
+            if let Some(long) = arg.strip_prefix("--") {
+                match long.split_once('=') {
+                    Some((name, value)) => set(name, value),
+                    None if LONG_WITH_VALUE.contains(&long) => {
+                        if let Some(value) = args.get(i) {
+                            set(long, value);
+                        }
+                        i += 1;
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+                continue;
+            };
+            for (at, c) in flags.char_indices() {
+                if WITH_VALUE.contains(c) {
+                    let rest = &flags[at + c.len_utf8()..];
+                    if rest.is_empty() {
+                        if let Some(value) = args.get(i) {
+                            set(&c.to_string(), value);
+                        }
+                        i += 1;
+                    } else {
+                        set(&c.to_string(), rest);
+                    }
+                    break;
+                }
+            }
+        }
+        DhcpcdCommand::Options { nohook, config }
+    }
 }
 
 /// What of dhcpcd.conf decides whether its resolv.conf hook runs.
@@ -778,6 +955,43 @@ mod tests {
         let at = |line: usize| format!("{}# Generated by resolvconf\n", "#\n".repeat(line - 1));
         assert_eq!(header(&at(64), is).map(|h| h.0), Some(64));
         assert_eq!(header(&at(65), is), None);
+    }
+
+    #[test]
+    fn dhcpcd_command_lines() {
+        let run = DhcpcdCommand::parse(b"/usr/sbin/dhcpcd\0-q\0-C\0resolv.conf\0eth0\0");
+        assert_eq!(
+            run,
+            DhcpcdCommand::Options {
+                nohook: true,
+                config: None
+            }
+        );
+        let run = DhcpcdCommand::parse(
+            b"dhcpcd\0--nohook=wpa_supplicant,20-resolv.conf\0-bf/etc/dhcpcd-eth0.conf\0",
+        );
+        assert_eq!(
+            run,
+            DhcpcdCommand::Options {
+                nohook: true,
+                config: Some("/etc/dhcpcd-eth0.conf".into())
+            }
+        );
+        // A value that looks like an option is the value; another hook is not resolv.conf.
+        let run =
+            DhcpcdCommand::parse(b"dhcpcd\0-e\0-C\0--config\0/etc/d.conf\0--nohook\0ntp.conf\0");
+        assert_eq!(
+            run,
+            DhcpcdCommand::Options {
+                nohook: false,
+                config: Some("/etc/d.conf".into())
+            }
+        );
+        // dhcpcd 9 and later: compat/setproctitle.c writes `PROGNAME: TITLE` over argv.
+        assert_eq!(
+            DhcpcdCommand::parse(b"dhcpcd: [manager] [ip4] [ip6]\0\0\0\0"),
+            DhcpcdCommand::Title("dhcpcd: [manager] [ip4] [ip6]".into())
+        );
     }
 
     #[test]

@@ -782,15 +782,17 @@ fn a_dhclient_s_command_line_and_its_cf_file_are_read() {
 }
 
 /// The programs that write /etc/resolv.conf themselves are gathered only where they show:
-/// dhcpcd.conf where a root dhcpcd runs, udhcpc's command line, udhcpc.conf and ifupdown's
-/// interfaces where a root udhcpc runs, openresolv's and netconfig's configuration where a
-/// plain /etc/resolv.conf carries their header (on any line). Nothing of them otherwise.
+/// dhcpcd.conf, its command line and the file its `-f` names where a root dhcpcd runs,
+/// udhcpc's command line, udhcpc.conf and ifupdown's interfaces where a root udhcpc runs,
+/// openresolv's and netconfig's configuration where a plain /etc/resolv.conf carries their
+/// header. Nothing of them otherwise.
 #[test]
 fn the_resolv_conf_writers_configuration_is_read_where_they_show() {
     let scratch =
         std::env::temp_dir().join(format!("dnsfix-gather-writers-{}", std::process::id()));
     let files = [
         "etc/dhcpcd.conf",
+        "etc/dhcpcd-eth0.conf",
         "etc/udhcpc/udhcpc.conf",
         "etc/network/interfaces",
         "etc/resolvconf.conf",
@@ -840,7 +842,7 @@ fn the_resolv_conf_writers_configuration_is_read_where_they_show() {
         "printf '#include <unistd.h>\\nint main(void) { for (;;) pause(); }\\n' >\"$tmp/p.c\"\n\
          cc -o \"$tmp/dhcpcd\" \"$tmp/p.c\"\n\
          cp \"$tmp/dhcpcd\" \"$tmp/udhcpc\"\n\
-         \"$tmp/dhcpcd\" &\n\
+         \"$tmp/dhcpcd\" -q -f /etc/dhcpcd-eth0.conf eth0 &\n\
          \"$tmp/udhcpc\" -b -R -i eth0 &\n\
          for _ in $(seq 100); do\n  \
          n=0; for p in /proc/[0-9]*; do case \"$(cat \"$p/comm\" 2>/dev/null)\" in dhcpcd|udhcpc) n=$((n + 1)) ;; esac; done\n  \
@@ -855,9 +857,21 @@ fn the_resolv_conf_writers_configuration_is_read_where_they_show() {
         read(&raw),
         vec![
             "etc/dhcpcd.conf",
+            "etc/dhcpcd-eth0.conf",
             "etc/udhcpc/udhcpc.conf",
             "etc/network/interfaces"
         ]
+    );
+    // dhcpcd's command line too, for its -C and -f.
+    let dhcpcd = raw.pids.get("dhcpcd").expect("a dhcpcd pid");
+    let cmdline = raw
+        .get(&format!("/proc/{dhcpcd}/cmdline"))
+        .expect("its command line");
+    assert!(
+        cmdline
+            .content
+            .ends_with(b"-f\0/etc/dhcpcd-eth0.conf\0eth0\0"),
+        "{cmdline:?}"
     );
     let pid = raw.pids.get("udhcpc").expect("a udhcpc pid");
     assert!(raw.pids.contains_key("dhcpcd"), "{:?}", raw.pids);
