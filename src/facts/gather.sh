@@ -501,7 +501,7 @@ REFS='
       # A dhcpcd: the file its last -f or --config names (src/if-options.h IF_OPTS, these
       # letters take a value, attached or the next word; src/if-options.c cf_options, the
       # long names: those that take one are passed over with it, as resolv_writer.rs
-      # does, but for -y's long name, whose value, seconds, reads as no option anyway). Read,
+      # does, but for the long name of -y, whose value, seconds, reads as no option). Read,
       # never searched.
       k = split($0, w, /[ ]+/); c = ""
       for (i = 2; i <= k; i++) {
