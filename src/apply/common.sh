@@ -288,36 +288,56 @@ PINNED="is not the directory it was checked as (a parent replaced by a symlink s
 # neither, but they have bash, whose /dev/tcp speaks HTTP/1.0 well enough for a healthz.
 healthz() {
   # A kubelet on an IPv6 node may answer on ::1 only (k3s and RKE2 bind its healthz there
-  # where the node's IP is IPv6: pkg/daemons/agent/agent.go).
+  # where the node's IP is IPv6: pkg/daemons/agent/agent.go). Asked there whenever
+  # 127.0.0.1 did not say ok, whatever the exit code: wget2 exits 0 on a refused
+  # connection or an HTTP error, with nothing written (measured with wget2 1.99.1).
   hbody=$(healthz_at 127.0.0.1 127.0.0.1); hrc=$?
-  if [ $hrc -ne 0 ] && [ $hrc -ne 2 ]; then
+  if [ $hrc -ne 2 ] && { [ $hrc -ne 0 ] || [ "$hbody" != ok ]; }; then
     if b6=$(healthz_at '[::1]' ::1) && [ "$b6" = ok ]; then hbody=ok hrc=0; fi
   fi
   printf %s "$hbody"
   return $hrc
 }
 
-# healthz_at URLHOST HOST: the kubelet's healthz on HOST (URLHOST: as a URL spells it).
-healthz_at() {
-  # wget's -T and bash's read -t bound each wait, not the whole answer: a listener that
-  # trickles a line a second would hold the run (and the node's lock) for ever.
+# healthz_tools: how healthz_at asks, worked out once before a handler's probes (each
+# probe runs in $(...), where what it sets is lost), and set whatever the environment
+# held under these names. $bounded: wget's -T and bash's read -t bound each wait, not the
+# whole answer, and a listener that trickles a line a second would hold the run (and the
+# node's lock) for ever.
+#
+# $hwget: the node's own port, never through a proxy. Root's environment often names one
+# for every login (/etc/environment, which pam_env gives sshd's and sudo's sessions), and
+# curl and wget send even 127.0.0.1 there unless no_proxy names it; a proxy's "ok" would
+# pass for the kubelet's, a proxy's error fail a healthy one. curl's -q (first: no
+# ~/.curlrc, which can name a proxy too) and --noproxy '*' are in healthz_at. GNU wget
+# and busybox's take -Y off, which wins over a wgetrc's use_proxy = on and http_proxy
+# (GNU wget 1.21; busybox knows no --no-config). wget2 (Fedora's wget from 40, Debian's
+# wget2) has no -Y, and its --no-proxy drops only the *_proxy variables: a proxy its rc
+# names (http-proxy, or proxy = URL) is still used (rockdaboot/wget2 src/options.c).
+# --no-config skips the rc files, but from 2.0 only the user's, not /etc/wget2rc; so
+# --http-proxy= too: the command line is read after every rc, and an empty proxy is
+# neither an rc's nor the environment's. And -t 1: wget2 retries a refused connection
+# (20 tries by default), so a kubelet that is down held each probe the whole `timeout 3`,
+# and for ever without timeout; GNU wget does so where a wgetrc says retry_connrefused;
+# busybox ignores -t (networking/wget.c).
+healthz_tools() {
   bounded=; command -v timeout >/dev/null 2>&1 && bounded="timeout 3"
-  # The node's own port, never through a proxy: root's environment often names one for
-  # every login (/etc/environment, which pam_env gives sshd's and sudo's sessions), and
-  # curl and wget send even 127.0.0.1 there unless no_proxy names it; a proxy's "ok" would
-  # pass for the kubelet's, a proxy's error fail a healthy one. curl's -q (first: no
-  # ~/.curlrc, which can name a proxy too) and --noproxy '*'; wget's -Y off (GNU wget and
-  # busybox's alike, over a wgetrc's use_proxy), but --no-proxy for wget2 (Fedora's wget
-  # from 40), which has no -Y (rockdaboot/wget2 src/options.c) and busybox no --no-proxy.
+  hwget='-Y off -t 1'
+  if ! command -v curl >/dev/null 2>&1 && command -v wget >/dev/null 2>&1; then
+    case $($bounded wget --version 2>/dev/null) in
+      *Wget2*) hwget='--no-config --no-proxy --http-proxy= -t 1' ;;
+    esac
+  fi
+}
+
+# healthz_at URLHOST HOST: the kubelet's healthz on HOST (URLHOST: as a URL spells it),
+# asked as healthz_tools worked out.
+healthz_at() {
   if command -v curl >/dev/null 2>&1; then
     curl -q --noproxy '*' -fsS --max-time 2 "http://$1:10248/healthz" 2>&1
   elif command -v wget >/dev/null 2>&1; then
-    if [ -z "${wget_noproxy:-}" ]; then
-      wget_noproxy='-Y off'
-      case $($bounded wget --version 2>/dev/null) in *Wget2*) wget_noproxy=--no-proxy ;; esac
-    fi
-    # shellcheck disable=SC2086
-    $bounded wget $wget_noproxy -q -T 2 -O - "http://$1:10248/healthz" 2>&1
+    # shellcheck disable=SC2086 # several flags, none with a space
+    $bounded wget $hwget -q -T 2 -O - "http://$1:10248/healthz" 2>&1
   elif command -v bash >/dev/null 2>&1; then
     # shellcheck disable=SC2016
     $bounded bash -c '
@@ -421,6 +441,7 @@ handler() {
   fi
   # Restarted: what a run cut off before this left due is done (`due`).
   rm -f "$STATE/restart-due/${unit%.service}/"* 2>/dev/null; rmdir "$STATE/restart-due/${unit%.service}" 2>/dev/null
+  [ "$probe" = 0 ] || healthz_tools
   start=$(date +%s)
   while :; do
     state=$(systemctl is-active "$unit" 2>/dev/null)

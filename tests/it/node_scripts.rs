@@ -737,34 +737,112 @@ fn the_health_gate_never_asks_through_a_proxy() {
     }
 }
 
-/// wget2, Fedora's wget from 40, has no `-Y` (rockdaboot/wget2 src/options.c: the `proxy`
-/// option has no short name, and an unknown one ends it with "Unknown option"), only
-/// `--no-proxy`: on a node with it and no curl the gate asks with that. Before, `-Y off`
-/// failed at once and every restart was unhealthy. The stand-in answers `--version` as
-/// wget2 does, refuses `-Y` as it does, and fetches with the machine's GNU wget otherwise.
-#[test]
-fn the_health_gate_asks_with_wget2_too() {
-    let dir = scratch("node-scripts-healthz-wget2");
+/// The health gate run with a real wget (curl hidden; `setup` puts the one under test
+/// first on the script's PATH), each run of `dir/RUN.sh` written to `dir/CASE.out`:
+/// - `env`, `rc`: a kubelet that is down (nothing listens on its port), with a proxy that
+///   answers `ok` named by root's environment, or by root's rc file (`rc.0`, holding
+///   `rc.1` with PROXY for the proxy);
+/// - `healthy`: a kubelet that answers, with a proxy that fails named by both, and the
+///   names the gate keeps wget's flags under (now and before) set in the environment;
+/// - without `timeout` (hidden, as on a node with neither coreutils' nor busybox's), root's
+///   rc holding `retry` only: `untimed`, a kubelet that is down (the seconds the run took
+///   in `dir/took`), and `v6`, one that answers on ::1 only (k3s and RKE2 on an IPv6 node).
+fn gate_through_wget(dir: &Path, run: &str, setup: &str, rc: (&str, &str), retry: &str) {
     let b = Boundary::fresh();
-    save_apply(&dir, &b, ("r27", "p27"), &[], &[restart("kubelet")]);
-    let steps = "\
-        real=$(command -v wget)\n\
-        printf '#!/bin/sh\\ncase \" $* \" in *\" --version \"*) echo \"GNU Wget2 2.1.0 - multithreaded metalink/file/website downloader\"; exit ;; esac\\nfor a; do [ \"$a\" = -Y ] && { echo \"Unknown option -Y\" >&2; exit 2; }; done\\nexec %s \"$@\"\\n' \"$real\" > /usr/local/bin/wget\n\
-        chmod 755 /usr/local/bin/wget\n\
-        touch /var/lib/noexec; chmod 644 /var/lib/noexec\n\
-        p=$(command -v curl) && mount --bind /var/lib/noexec \"$p\"\n\
-        listen='TCP-LISTEN:10248,bind=127.0.0.1,reuseaddr,fork'\n\
-        sh -c \"socat $listen EXEC:/var/lib/ok.sh & wait\" & unit=$!\n\
-        echo $unit > /var/lib/mainpid\n\
-        i=0; until ss -Hltn 'sport = :10248' | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done\n\
-        timeout 60 dash \"$scratch/r27.sh\" > \"$scratch/wget2.out\" </dev/null || true\n\
-        pkill -P $unit; kill $unit 2>/dev/null || true\n";
-    in_namespaces(&dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
-    let got = kinds(&dir.join("wget2.out"), &b);
-    let said = std::fs::read_to_string(dir.join("wget2.out")).expect("output");
-    assert!(
-        got.contains(&(RecordKind::Healthy, "kubelet".to_string())),
-        "{got:?}\n{said}"
+    save_apply(dir, &b, (run, run), &[], &[restart("kubelet")]);
+    let (rc_name, rc_text) = rc;
+    let rc_ok = rc_text.replace("PROXY", "http://127.0.0.1:3128");
+    let rc_fail = rc_text.replace("PROXY", "http://127.0.0.1:3129");
+    // What is started in the background writes nowhere the test reads (its output would
+    // be held open), and is ended however the steps end.
+    let steps = format!(
+        "{setup}\n\
+         pids=; trap 'st=$?; for p in $pids; do pkill -P $p || true; kill $p 2>/dev/null || true; done; exit $st' EXIT\n\
+         serve() {{ sh -c \"socat $1,reuseaddr,fork $2 & wait\" </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; }}\n\
+         up() {{ i=0; until ss -Hltn \"sport = :$1\" | grep -q . || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done; }}\n\
+         gate() {{ rm -rf /var/lib/dnsfix; /var/lib/timeout 60 dash \"$scratch/{run}.sh\" > \"$scratch/$1.out\" </dev/null || true; }}\n\
+         touch /var/lib/noexec; chmod 644 /var/lib/noexec\n\
+         p=$(command -v curl) && mount --bind /var/lib/noexec \"$p\"\n\
+         t=$(command -v timeout); cp \"$t\" /var/lib/timeout\n\
+         printf 'HTTP/1.0 502 Bad Gateway\\r\\nContent-Length: 5\\r\\n\\r\\nproxy' > /var/lib/fail.txt\n\
+         serve TCP-LISTEN:3128,bind=127.0.0.1 EXEC:/var/lib/ok.sh\n\
+         serve TCP-LISTEN:3129,bind=127.0.0.1 'SYSTEM:cat /var/lib/fail.txt'\n\
+         mkdir -m 700 /var/lib/none /var/lib/ok /var/lib/fail /var/lib/retry\n\
+         printf '%s\\n' '{rc_ok}' > /var/lib/ok/{rc_name}\n\
+         printf '%s\\n' '{rc_fail}' > /var/lib/fail/{rc_name}\n\
+         printf '%s\\n' '{retry}' > /var/lib/retry/{rc_name}\n\
+         up 3128; up 3129\n\
+         sleep 600 </dev/null >/dev/null 2>&1 & down=$!; pids=\"$pids $down\"\n\
+         echo $down > /var/lib/mainpid\n\
+         http_proxy=http://127.0.0.1:3128 HOME=/var/lib/none gate env\n\
+         HOME=/var/lib/ok gate rc\n\
+         serve TCP-LISTEN:10248,bind=127.0.0.1 EXEC:/var/lib/ok.sh; unit=$!\n\
+         echo $unit > /var/lib/mainpid; up 10248\n\
+         wget_noproxy=--spider hwget=--spider http_proxy=http://127.0.0.1:3129 HOME=/var/lib/fail gate healthy\n\
+         pkill -P $unit || true; kill $unit 2>/dev/null || true\n\
+         echo $down > /var/lib/mainpid\n\
+         mount --bind /var/lib/noexec \"$t\"\n\
+         start=$(date +%s)\n\
+         HOME=/var/lib/retry gate untimed\n\
+         echo $(( $(date +%s) - start )) > \"$scratch/took\"\n\
+         serve TCP6-LISTEN:10248,bind=[::1] EXEC:/var/lib/ok.sh; unit=$!\n\
+         echo $unit > /var/lib/mainpid; up 10248\n\
+         HOME=/var/lib/retry gate v6\n"
+    );
+    in_namespaces(dir, &["--net"], &format!("{HEALTHZ_STANDINS}{steps}"));
+    let took = seconds_taken(dir);
+    let expect = [
+        ("env", RecordKind::Unhealthy),
+        ("rc", RecordKind::Unhealthy),
+        ("healthy", RecordKind::Healthy),
+        ("untimed", RecordKind::Unhealthy),
+        ("v6", RecordKind::Healthy),
+    ];
+    for (case, kind) in expect {
+        let file = dir.join(format!("{case}.out"));
+        let got = kinds(&file, &b);
+        let said = std::fs::read_to_string(&file).expect("output");
+        assert!(
+            got.contains(&(kind, "kubelet".to_string())),
+            "{case}: {got:?}\n{said}"
+        );
+    }
+    assert!(took < 20, "a kubelet that is down held the run {took}s");
+}
+
+/// wget2, Fedora's wget from 40 (its wget2-wget package links /usr/bin/wget to it) and
+/// Debian's `wget2`, run for real as the node's wget. It has no `-Y`, and its
+/// `--no-proxy` drops only the environment's proxy: a proxy root's `~/.wget2rc` names
+/// (`http-proxy = ...`) was asked all the same (rockdaboot/wget2@wget2-1.99.1
+/// src/options.c: the rc's `http-proxy` is set whatever `proxy` says), and its `ok` passed
+/// a kubelet that was down; a failing one made a healthy kubelet unhealthy. wget2 also
+/// retries a refused connection (20 tries): a kubelet that is down held each probe to
+/// `timeout 3`, and the run for ever without it; with one try, wget2 1.99.1 exits 0 on a
+/// refused connection, so the gate asks ::1 whenever 127.0.0.1 did not say `ok`.
+#[test]
+fn the_health_gate_asks_through_the_real_wget2_never_its_proxy() {
+    let dir = scratch("node-scripts-healthz-wget2");
+    let setup = "w=$(command -v wget2) || { echo 'wget2 is not installed (.ci/run installs it)' >&2; exit 1; }\n\
+                 ln -s \"$w\" /usr/local/bin/wget\n\
+                 wget --version | grep -q Wget2";
+    gate_through_wget(&dir, "r45", setup, (".wget2rc", "http-proxy = PROXY"), "");
+}
+
+/// GNU wget 1.x as the node's wget, for real: `-Y off` wins over a `~/.wgetrc` whose
+/// `use_proxy = on` and `http_proxy` name a proxy as over the environment's, and a wgetrc
+/// that retries a refused connection (`retry_connrefused = on`, 20 tries by default) no
+/// longer holds each probe of a kubelet that is down, for ever where there is no `timeout`.
+#[test]
+fn the_health_gate_asks_through_the_real_gnu_wget_never_its_proxy() {
+    let dir = scratch("node-scripts-healthz-gnu-wget");
+    let setup = "wget --version | grep -q 'GNU Wget 1' || { echo 'GNU wget is not installed (.ci/run installs it)' >&2; exit 1; }";
+    let rc = "use_proxy = on\nhttp_proxy = PROXY\nretry_connrefused = on";
+    gate_through_wget(
+        &dir,
+        "r46",
+        setup,
+        (".wgetrc", rc),
+        "retry_connrefused = on",
     );
 }
 
