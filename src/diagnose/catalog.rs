@@ -417,11 +417,15 @@ pub const RULES: &[RuleInfo] = &[
             `use-dns: false` for DHCP, and no DNS= of its own) runs and answers on 127.0.0.53,\n  \
             with a failure for every name. Its uplink file, /run/systemd/resolve/resolv.conf,\n  \
             lists every server it asks, its FallbackDNS= ones where it has no other (Ubuntu and\n  \
-            Debian build it with none): `# No DNS servers known.` and no nameserver line\n  \
-            there, while it listens on the stub, is high (not where resolved.conf or a drop-in\n  \
-            names a server on a port other than 53, which that file leaves out). The kubelet\n  \
-            on that file hands pods no server either (DNS-KUBELET-RESOLVCONF-MISSING); k3s\n  \
-            and RKE2 from mid-2024 pass it over and give pods 8.8.8.8 (DNS-K3S-FALLBACK).\n\
+            Debian build it with none); in place of them it writes `# No DNS servers known.`,\n  \
+            exactly where it knows none. That line, while it listens on the stub, is high. No\n  \
+            nameserver line without it is unknown: it leaves out servers on a port other than 53\n  \
+            and those of a link that is not a default route (no finding where resolved.conf or a\n  \
+            drop-in names one on another port, which it asks). Where the socket table was not\n  \
+            read, its running is taken for its listening there, and the summary says so.\n  \
+            The kubelet on that file hands pods no server either\n  \
+            (DNS-KUBELET-RESOLVCONF-MISSING); k3s and RKE2 from mid-2024 pass it over and give\n  \
+            pods 8.8.8.8 (DNS-K3S-FALLBACK).\n\
             - `systemctl disable systemd-resolved` keeps it running until the next boot. /run is\n  \
             a tmpfs: after the reboot the link dangles. dnsfix reports a link into\n  \
             /run/systemd/resolve whose systemd-resolved is disabled or masked (where systemctl\n  \
@@ -448,6 +452,7 @@ pub const RULES: &[RuleInfo] = &[
             DNSStubListener=yes again (resolved.conf and its drop-ins) and restart it.\n\
             Where it runs but knows no server: give it the real ones, nameservers in netplan\n\
             (then netplan apply), NetworkManager's connection, or a drop-in of its own:\n  \
+            mkdir -p /etc/systemd/resolved.conf.d\n  \
             printf '[Resolve]\\nDNS=192.0.2.53 198.51.100.53\\n' > /etc/systemd/resolved.conf.d/dns.conf\n  \
             systemctl restart systemd-resolved\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
@@ -2070,6 +2075,25 @@ mod tests {
                 r.title.chars().count()
             );
             assert!(!r.title.contains('\n'), "{}: title spans lines", r.id);
+        }
+    }
+
+    /// A command that writes a systemd-resolved drop-in makes its directory first: the
+    /// systemd-resolved package ships /etc/systemd/resolved.conf but no resolved.conf.d
+    /// (Debian 12's 252.39-1~deb12u2; Ubuntu's likewise), so the redirect alone fails there.
+    #[test]
+    fn a_resolved_drop_in_is_written_into_a_directory_made_first() {
+        const DIR: &str = "/etc/systemd/resolved.conf.d";
+        for r in RULES {
+            for (field, text) in texts(r) {
+                for (at, _) in text.match_indices(&format!("> {DIR}/")) {
+                    assert!(
+                        text[..at].contains(&format!("mkdir -p {DIR}")),
+                        "{}: {field} writes into {DIR} without making it first",
+                        r.id
+                    );
+                }
+            }
         }
     }
 

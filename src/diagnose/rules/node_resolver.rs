@@ -48,9 +48,11 @@ const ASK_SYSTEMCTL: &str = "systemctl did not answer for systemd-resolved (no s
 /// systemd-resolved's stub while nothing listens there (the kernel's socket table; where it
 /// was not read, while systemd-resolved does not run; not while it is activating, a
 /// restart caught half-way) or while systemd-resolved, answering there, knows no server to
-/// ask ([`resolved_knows_no_server`]: netplan without `nameservers`, DHCP DNS ignored); down after the next reboot where it links into
-/// systemd-resolved's /run directory and systemd-resolved will not write it then. Where that turns on systemd-resolved and systemctl did not say how it is:
-/// unknown.
+/// ask ([`resolved_knows_no_server`]: netplan without `nameservers`, DHCP DNS ignored;
+/// unknown where its uplink file names none without saying it knows none,
+/// [`resolved_servers_unnamed`]); down after the next reboot where it links into
+/// systemd-resolved's /run directory and systemd-resolved will not write it then. Where
+/// that turns on systemd-resolved and systemctl did not say how it is: unknown.
 pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
     let id = "DNS-HOST-RESOLVER-DOWN";
     if not_a_node(ctx) {
@@ -98,6 +100,9 @@ pub(super) fn host_resolver_down(ctx: &Ctx) -> RuleOutcome {
         ),
         (FileState::Present, Some(p)) if stub_only(p) && stub_down(ctx, p) => {
             stub_unanswered(ctx, etc, &seen, p)
+        }
+        (FileState::Present, Some(p)) if stub_only(p) && resolved_servers_unnamed(ctx, p) => {
+            return servers_unnamed(ctx);
         }
         (FileState::Present, Some(p))
             if stub_only(p) && unknown_state && stub_answered(ctx.facts, p).is_none() =>
@@ -283,15 +288,22 @@ fn stub_unanswered(
     p: &ResolvConf,
 ) -> (Down, Severity, String, String) {
     if resolved_knows_no_server(ctx, p) {
+        // Where the socket table was not read, that it answers there is taken, not seen.
+        let answers = match stub_answered(ctx.facts, p) {
+            Some(_) => "which answers there",
+            None => {
+                "which runs (whether it answers there is not known: the socket table was not read)"
+            }
+        };
         return (
             Down::NoNameserver,
             Severity::High,
             format!(
-                "{} lists only systemd-resolved's stub address, and systemd-resolved, which answers there, knows no DNS server to ask (none configured, none from the network, no FallbackDNS=): every lookup of the node's own fails (image pulls, the kubelet's API server name)",
+                "{} lists only systemd-resolved's stub address, and systemd-resolved, {answers}, knows no DNS server to ask (none configured, none from the network, no FallbackDNS=): every lookup of the node's own fails (image pulls, the kubelet's API server name)",
                 etc.path
             ),
             format!(
-                "{}; {}, systemd-resolved's list of the servers it asks: no nameserver line",
+                "{}; {}, systemd-resolved's list of the servers it asks: no nameserver line, and `{NONE_KNOWN}`",
                 stub_evidence(etc, seen, p),
                 ctx.facts.resolver.systemd_uplink.path
             ),
@@ -342,32 +354,92 @@ fn stub_unanswered(
     )
 }
 
-/// systemd-resolved answers at the stub addresses `p` lists and knows no DNS server to
-/// ask, so it fails every lookup: it runs, a socket is bound to one of those addresses
-/// itself (one on every address is another server's; where the socket table was not read,
-/// that it runs is taken for it), and its uplink file names no server. That file lists every
-/// server it asks, the FallbackDNS= ones where it knows no other (systemd
-/// src/resolve/resolved-manager.c `manager_compile_dns_servers`: "If we found nothing, add
-/// the fallback servers"; resolved-resolv-conf.c `write_uplink_resolv_conf_contents`: "# No
-/// DNS servers known."), but not one on a port other than 53, which resolv.conf cannot
-/// name (`write_resolv_conf_server`): not judged where its configuration names one.
-fn resolved_knows_no_server(ctx: &Ctx, p: &ResolvConf) -> bool {
+/// The line systemd-resolved writes into its uplink file in place of the servers where it
+/// knows none (resolved-resolv-conf.c `write_uplink_resolv_conf_contents`, and
+/// `write_resolv_conf_contents` before it, systemd 232 to 258: `if
+/// (ordered_set_isempty(dns)) fputs("# No DNS servers known.\n", f);`).
+const NONE_KNOWN: &str = "# No DNS servers known.";
+
+/// Where systemd-resolved takes servers, for a fix that gives it some.
+const GIVE: &str = "DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved; or the network's own settings: nameservers in netplan, NetworkManager's connection, the DHCP server";
+
+/// What systemd-resolved's uplink file says of the servers it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UplinkServers {
+    /// It names some (or was not read).
+    Named,
+    /// No nameserver line, and [`NONE_KNOWN`]: it knows none, FallbackDNS= included.
+    NoneKnown,
+    /// No nameserver line, and no [`NONE_KNOWN`]: it knows servers it leaves out, those on a
+    /// port other than 53 (systemd 246 and later) and those of a link that is not a default
+    /// route (`write_resolv_conf_server`), or the file is not its own.
+    Unnamed,
+}
+
+/// What systemd-resolved's uplink file, read whole, says of its servers ([`UplinkServers`]).
+fn uplink_servers(ctx: &Ctx) -> UplinkServers {
     let uplink = &ctx.facts.resolver.systemd_uplink;
-    let listening = match ctx.facts.whole_text(crate::facts::sockets::UDP) {
-        Some(table) => p.nameservers.iter().any(|n| match n.ip {
-            Some(IpAddr::V4(v4)) => crate::facts::sockets::bound_53_to(&table, v4),
-            _ => false,
-        }),
-        None => true,
-    };
-    ctx.facts.services.systemd_resolved == UnitState::Active
-        && listening
-        && uplink.state == FileState::Present
+    let empty = uplink.state == FileState::Present
         && uplink
             .parsed
             .as_ref()
-            .is_some_and(|u| u.nameservers.is_empty())
+            .is_some_and(|u| u.nameservers.is_empty());
+    let Some(text) = ctx.facts.whole_text(&uplink.path).filter(|_| empty) else {
+        return UplinkServers::Named;
+    };
+    if text.lines().any(|l| l.trim() == NONE_KNOWN) {
+        UplinkServers::NoneKnown
+    } else {
+        UplinkServers::Unnamed
+    }
+}
+
+/// systemd-resolved listens at the stub addresses `p` lists: a socket is bound to one of
+/// them itself (one on every address is another server's); `None` where the socket table
+/// was not read.
+fn resolved_listens(ctx: &Ctx, p: &ResolvConf) -> Option<bool> {
+    let table = ctx.facts.whole_text(crate::facts::sockets::UDP)?;
+    Some(p.nameservers.iter().any(|n| match n.ip {
+        Some(IpAddr::V4(v4)) => crate::facts::sockets::bound_53_to(&table, v4),
+        _ => false,
+    }))
+}
+
+/// systemd-resolved answers at the stub addresses `p` lists and knows no DNS server to
+/// ask, so it fails every lookup: it runs, it listens there ([`resolved_listens`]; where
+/// the socket table was not read, that it runs is taken for it), and its uplink file says
+/// it knows none ([`UplinkServers::NoneKnown`]). That file lists every server it asks, the
+/// FallbackDNS= ones where it knows no other (systemd src/resolve/resolved-manager.c
+/// `manager_compile_dns_servers`: "If we found nothing, add the fallback servers"), but not
+/// one it leaves out ([`UplinkServers::Unnamed`]: [`resolved_servers_unnamed`]).
+fn resolved_knows_no_server(ctx: &Ctx, p: &ResolvConf) -> bool {
+    ctx.facts.services.systemd_resolved == UnitState::Active
+        && resolved_listens(ctx, p) != Some(false)
+        && uplink_servers(ctx) == UplinkServers::NoneKnown
+}
+
+/// systemd-resolved runs and listens at the stub addresses `p` lists, and its uplink file
+/// names no server without saying it knows none ([`UplinkServers::Unnamed`]): whether it
+/// asks one is not known, unless its configuration names one on a port other than 53
+/// ([`resolved_names_other_port`]), which it asks.
+fn resolved_servers_unnamed(ctx: &Ctx, p: &ResolvConf) -> bool {
+    ctx.facts.services.systemd_resolved == UnitState::Active
+        && resolved_listens(ctx, p) != Some(false)
+        && uplink_servers(ctx) == UplinkServers::Unnamed
         && !resolved_names_other_port(ctx)
+}
+
+/// Whether systemd-resolved, answering at the stub /etc/resolv.conf lists, knows a server
+/// to ask is not known ([`resolved_servers_unnamed`]): the unknown finding that says so.
+fn servers_unnamed(ctx: &Ctx) -> RuleOutcome {
+    ctx.unknown_because(
+        "DNS-HOST-RESOLVER-DOWN",
+        format!(
+            "{} lists only systemd-resolved's stub address, and {}, systemd-resolved's list of the servers it asks, names none without saying `{NONE_KNOWN}`: it leaves out servers on a port other than 53 and those of a link that is not a default route, so whether it knows one to ask is not known",
+            ctx.facts.resolver.etc_resolv_conf.path, ctx.facts.resolver.systemd_uplink.path
+        ),
+        format!("see which servers systemd-resolved asks (resolvectl status, or resolvectl dns): where it names none, give it the real servers ({GIVE})"),
+    )
 }
 
 /// systemd-resolved's configuration (resolved.conf and its drop-ins) names a `DNS=` or
@@ -487,13 +559,22 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     }
     let active = ctx.facts.services.systemd_resolved == UnitState::Active;
     // Where whether it starts at boot is not known, it runs now: its servers are the fix.
+    // Where its uplink file does not say it knows none, it may ask servers it leaves out.
+    let knows = if uplink_servers(ctx) == UplinkServers::NoneKnown {
+        "knows none".to_owned()
+    } else {
+        format!(
+            "its list of them, {}, names none (it leaves out servers on a port other than 53 and those of a link that is not a default route: resolvectl status shows them)",
+            ctx.facts.resolver.systemd_uplink.path
+        )
+    };
     if down == Down::NoNameserver
         && active
         && ctx.facts.services.resolved_starts_at_boot() != Some(false)
     {
         let boots = if starts { " and starts at boot" } else { "" };
         return format!(
-            "give systemd-resolved the real servers{list}: it runs{boots} but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved; or the network's own settings: nameservers in netplan, NetworkManager's connection, the DHCP server)"
+            "give systemd-resolved the real servers{list}: it runs{boots} but {knows} ({GIVE})"
         );
     }
     if starts
@@ -506,15 +587,18 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     }
     let file = format!("make /etc/resolv.conf a file of its own that lists the real servers{list}");
     let nm = network_manager_note(ctx);
+    // Enabled, a systemd-resolved that knows no server still answers nothing.
+    let keep = if down == Down::NoNameserver && active {
+        format!(
+            "{} and give it the real servers{list}, as it runs but {knows} ({GIVE})",
+            enable_resolved(ctx)
+        )
+    } else {
+        enable_resolved(ctx).to_owned()
+    };
     match &etc.symlink_target {
-        None => format!(
-            "{file} instead of systemd-resolved's stub address{nm}; or {}",
-            enable_resolved(ctx)
-        ),
-        Some(target) => format!(
-            "{file} in place of the link to {target}{nm}; or {}",
-            enable_resolved(ctx)
-        ),
+        None => format!("{file} instead of systemd-resolved's stub address{nm}; or {keep}"),
+        Some(target) => format!("{file} in place of the link to {target}{nm}; or {keep}"),
     }
 }
 

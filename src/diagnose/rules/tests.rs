@@ -217,13 +217,25 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
         "stub-no-servers"
         | "stub-no-servers-listening"
         | "stub-no-servers-wildcard"
-        | "stub-no-servers-port" => resolved_without_servers(raw, kind),
-        // systemd-resolved's uplink file as it writes it knowing no server.
-        "uplink-empty" => {
+        | "stub-no-servers-port"
+        | "stub-no-servers-unnamed" => resolved_without_servers(raw, kind),
+        // systemd-resolved's uplink file as it writes it knowing no server, and
+        // (`-unnamed`) knowing only servers it leaves out of it.
+        "uplink-empty" | "uplink-unnamed" => {
             let path = "/run/systemd/resolve/resolv.conf";
-            let body =
-                b"# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n";
-            raw.link(etc, "../run/systemd/resolve/resolv.conf", path, body);
+            let head = "# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n\n";
+            let body = if kind == "uplink-empty" {
+                format!("{head}# No DNS servers known.\nsearch .\n")
+            } else {
+                format!("{head}search .\n")
+            };
+            raw.file(path, FileState::Present, Some(body.as_bytes()));
+            raw.link(
+                etc,
+                "../run/systemd/resolve/resolv.conf",
+                path,
+                body.as_bytes(),
+            );
         }
         // The static stub file systemd ships, and an absolute link through /var/run
         // with no canonical path.
@@ -249,18 +261,24 @@ fn etc_resolv_conf(raw: &mut crate::facts::raw::RawFacts, kind: &str, state: &st
     }
 }
 
-/// The stub link, systemd-resolved knowing no server: its uplink file names none.
-/// `-listening`: the socket table shows it on 127.0.0.53 and 127.0.0.54 (the lab's
-/// systemd 252 node after its DNS= drop-in went, its upstreams' rows left out);
-/// `-wildcard`: it shows only a server on every address, which answers there
-/// instead; `-port`: a drop-in names a server on port 5353, which the file leaves
-/// out.
+/// The stub link, systemd-resolved knowing no server: its uplink file names none, and
+/// says `# No DNS servers known.`. `-listening`: the socket table shows it on 127.0.0.53
+/// and 127.0.0.54 (the lab's systemd 252 node after its DNS= drop-in went, its upstreams'
+/// rows left out); `-wildcard`: it shows only a server on every address, which answers
+/// there instead; `-port`: a drop-in names a server on port 5353, which the file leaves
+/// out (and so does not say it knows none); `-unnamed`: the file names none and does not
+/// say it knows none (a server of a link that is not a default route), the socket table
+/// showing it on the stub.
 fn resolved_without_servers(raw: &mut crate::facts::raw::RawFacts, kind: &str) {
     use crate::facts::raw::FileState;
     let etc = "/etc/resolv.conf";
     let uplink = "/run/systemd/resolve/resolv.conf";
-    let body = b"# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n\n# No DNS servers known.\nsearch .\n";
-    raw.file(uplink, FileState::Present, Some(body));
+    let head = "# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).\n\n";
+    let body = match kind {
+        "stub-no-servers-port" | "stub-no-servers-unnamed" => format!("{head}search .\n"),
+        _ => format!("{head}# No DNS servers known.\nsearch .\n"),
+    };
+    raw.file(uplink, FileState::Present, Some(body.as_bytes()));
     let stub = "/run/systemd/resolve/stub-resolv.conf";
     let text = raw.files[stub].text().expect("stub").into_owned();
     raw.link(
@@ -276,7 +294,9 @@ fn resolved_without_servers(raw: &mut crate::facts::raw::RawFacts, kind: &str) {
     };
     let header = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n";
     let table = match kind {
-        "stub-no-servers-listening" => Some([row("3600007F:0035"), row("3500007F:0035")].concat()),
+        "stub-no-servers-listening" | "stub-no-servers-unnamed" => {
+            Some([row("3600007F:0035"), row("3500007F:0035")].concat())
+        }
         "stub-no-servers-wildcard" => Some(row("00000000:0035")),
         _ => None,
     };
@@ -348,7 +368,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
     const ASK: &str = "systemctl did not answer for systemd-resolved";
     // (/etc/resolv.conf, systemd-resolved now, is-enabled; the finding)
     #[rustfmt::skip]
-    let cases: [(&str, &str, &str, Want); 53] = [
+    let cases: [(&str, &str, &str, Want); 55] = [
         ("stub", "active", "enabled", None),
         ("stub", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
         ("stub", "failed", "", Some((High, "does not run: the node's own lookups (image pulls, the kubelet's API server name) fail unless another DNS server listens on port 53 on all addresses", LINK))),
@@ -373,15 +393,23 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("uplink", "unknown", "", Some((High, "cannot tell: /etc/resolv.conf links into systemd-resolved's /run directory, and systemctl did not say whether systemd-resolved runs or starts at boot", ASK))),
         ("uplink", "unknown", "enabled", None),
         ("uplink", "unknown", "disabled", Some((Warning, "does not start at boot", UPLINK))),
-        ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers"))),
+        ("uplink-empty", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers: it runs and starts at boot but knows none"))),
+        // Down all the same (glibc asks 127.0.0.1), but systemd-resolved may ask servers it
+        // leaves out of the file: not "knows none".
+        ("uplink-unnamed", "active", "enabled", Some((High, "lists no nameserver", "give systemd-resolved the real servers: it runs and starts at boot but its list of them, /run/systemd/resolve/resolv.conf, names none (it leaves out servers on a port other than 53"))),
         // systemd-resolved answers at its stub but knows no server to ask (netplan without
         // nameservers): every lookup fails. Not where another server answers there, nor
         // where it asks one its uplink file cannot name.
-        ("stub-no-servers", "active", "enabled", Some((High, "which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none"))),
+        // The socket table not read: that it answers there is not seen, and not said.
+        ("stub-no-servers", "active", "enabled", Some((High, "systemd-resolved, which runs (whether it answers there is not known: the socket table was not read), knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none"))),
         ("stub-no-servers", "active", "", Some((High, "knows no DNS server to ask", "give systemd-resolved the real servers: it runs but knows none"))),
-        ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable"))),
+        // Enabled again, it still knows no server: the servers go with it.
+        ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved) and give it the real servers, as it runs but knows none (DNS= in a drop-in"))),
         ("stub-no-servers", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
-        ("stub-no-servers-listening", "active", "enabled", Some((High, "knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved"))),
+        ("stub-no-servers-listening", "active", "enabled", Some((High, "systemd-resolved, which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved"))),
+        // No nameserver line without `# No DNS servers known.`: it asks servers it leaves
+        // out, or none.
+        ("stub-no-servers-unnamed", "active", "enabled", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address, and /run/systemd/resolve/resolv.conf, systemd-resolved's list of the servers it asks, names none without saying `# No DNS servers known.`", "resolvectl status"))),
         ("stub-no-servers-wildcard", "active", "enabled", None),
         ("stub-no-servers-port", "active", "enabled", None),
         ("usr-lib-link", "inactive", "disabled", Some((High, "does not run", "in place of the link to ../usr/lib/systemd/resolv.conf; or enable"))),
@@ -478,11 +506,11 @@ fn resolver_finding_is(
         kind.contains("+nm"),
         "{case}: {f:?}"
     );
-    // "knows none" only where the file lists no server.
+    // "knows none" only where systemd-resolved's file says it knows none.
     assert_eq!(
         f[0].remediation.contains("knows none"),
         (summary.contains("lists no nameserver") || summary.contains("knows no DNS server"))
-            && fix.contains("give systemd-resolved"),
+            && fix.contains("knows none"),
         "{case}: {f:?}"
     );
 }
