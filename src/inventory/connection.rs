@@ -167,29 +167,6 @@ fn other_become_method(host: &Host) -> Option<String> {
     Some(format!("{} is {method:?}", named(host, key)))
 }
 
-/// What OpenSSH 9.6 refuses in a host name given on the command line, besides whitespace
-/// and control characters (refused before): characters the shell gives meaning to, which
-/// an older ssh puts into a ProxyCommand's `%h` as they are (CVE-2023-51385;
-/// openssh-portable@0ef0f5a83 readconf.c ssh_valid_hostname). `-` first is not among
-/// them: dnsfix puts the address after `--`.
-pub fn shell_in_host(host: &str) -> Option<String> {
-    host.chars()
-        .find(|c| "'`\"$\\;&<>|(){},".contains(*c))
-        .map(|c| format!("{c:?}"))
-}
-
-/// [`shell_in_host`] for a user name (`%r`, `%u`): as ssh_valid_ruser, a `$` is a user's
-/// (`HOST$`), and so is a `\` but the last (`DOMAIN\user`); a `-` first is not.
-pub fn shell_in_user(user: &str) -> Option<String> {
-    if let Some(c) = user.chars().find(|c| "'`\";&<>|(){}".contains(*c)) {
-        return Some(format!("{c:?}"));
-    }
-    if user.starts_with('-') {
-        return Some("a '-' at its start".to_owned());
-    }
-    user.ends_with('\\').then(|| "a '\\' at its end".to_owned())
-}
-
 /// The connection variables whose value says where and as whom to connect; each list
 /// in the order [`Connection::from_host`] reads the aliases.
 const CONNECTION_VARIABLES: &[&[&str]] = &[

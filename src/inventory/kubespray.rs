@@ -18,9 +18,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::connection::{shell_in_host, shell_in_user};
 use super::host::Host;
 use super::origin::{VarOrigin, VarScope};
+use super::ssh_args::{shell_in_host, shell_in_user};
 use super::warning::InventoryWarning;
 
 /// `group_mappings` from Kubespray's roles/dynamic_groups/tasks/main.yml (which

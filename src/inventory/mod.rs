@@ -38,10 +38,11 @@ mod yaml_vars;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use connection::{Connection, ConnectionKind, shell_in_host, shell_in_user};
+pub use connection::{Connection, ConnectionKind};
 pub use error::{InventoryError, MAX_FILE};
 pub use host::{Host, VAULTED, is_template};
 pub use origin::{VarOrigin, VarScope};
+pub use ssh_args::{shell_in_host, shell_in_user};
 pub use warning::InventoryWarning;
 
 use builder::Builder;
