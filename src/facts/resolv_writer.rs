@@ -444,49 +444,20 @@ impl DhcpcdCommand {
             return DhcpcdCommand::Title(title.clone());
         }
         let (mut nohook, mut config) = (false, None);
-        let mut set = |opt: &str, value: &str| match opt {
-            "C" | "nohook" => nohook |= names_resolv_hook(&value.replace(',', " ")),
-            "f" | "config" => config = Some(value.to_owned()),
-            _ => {}
-        };
-        let mut i = 1;
-        while i < args.len() {
-            let arg = &args[i];
-            i += 1;
-            if arg == "--" {
-                break;
-            }
-            if let Some(long) = arg.strip_prefix("--") {
-                match long.split_once('=') {
-                    Some((name, value)) => set(name, value),
-                    None if LONG_WITH_VALUE.contains(&long) => {
-                        if let Some(value) = args.get(i) {
-                            set(long, value);
-                        }
-                        i += 1;
-                    }
-                    None => {}
+        let options = args.get(1..).unwrap_or_default();
+        command_options(
+            options,
+            WITH_VALUE,
+            "",
+            &LONG_WITH_VALUE,
+            |opt, value| match (opt, value) {
+                ("C" | "nohook", Some(value)) => {
+                    nohook |= names_resolv_hook(&value.replace(',', " "));
                 }
-                continue;
-            }
-            let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
-                continue;
-            };
-            for (at, c) in flags.char_indices() {
-                if WITH_VALUE.contains(c) {
-                    let rest = &flags[at + c.len_utf8()..];
-                    if rest.is_empty() {
-                        if let Some(value) = args.get(i) {
-                            set(&c.to_string(), value);
-                        }
-                        i += 1;
-                    } else {
-                        set(&c.to_string(), rest);
-                    }
-                    break;
-                }
-            }
-        }
+                ("f" | "config", Some(value)) => config = Some(value.to_owned()),
+                _ => {}
+            },
+        );
         DhcpcdCommand::Options { nohook, config }
     }
 }
@@ -793,53 +764,67 @@ impl UdhcpcCommand {
             script: None,
             interface: UDHCPC_INTERFACE.to_owned(),
         };
-        let mut set = |opt: &str, value: String| match opt {
-            "s" | "script" => out.script = Some(value),
-            "i" | "interface" => out.interface = value,
-            _ => {}
+        command_options(&args, WITH_VALUE, "a", &LONG_WITH_VALUE, |opt, value| {
+            let value = value.unwrap_or_default().to_owned();
+            match opt {
+                "s" | "script" => out.script = Some(value),
+                "i" | "interface" => out.interface = value,
+                _ => {}
+            }
+        });
+        out
+    }
+}
+
+/// The options of a command line (`args`, after the program's name) that take a value, as
+/// getopt_long reads them, each handed to `set` with its value (None: the line ended before
+/// it): a short one of `with_value` takes the rest of its word, else the next argument; one
+/// of `attached_only` takes only the rest of its word (an optional value: busybox's `a::`);
+/// a long one takes `--name=value`, or the next argument where it is in
+/// `long_with_value`. `--` ends the options; other words are skipped.
+fn command_options(
+    args: &[String],
+    with_value: &str,
+    attached_only: &str,
+    long_with_value: &[&str],
+    mut set: impl FnMut(&str, Option<&str>),
+) {
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--" {
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((name, value)) => set(name, Some(value)),
+                None if long_with_value.contains(&long) => {
+                    set(long, args.get(i).map(String::as_str));
+                    i += 1;
+                }
+                None => {}
+            }
+            continue;
+        }
+        let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            continue;
         };
-        let mut i = 0;
-        while i < args.len() {
-            let arg = &args[i];
-            i += 1;
-            if arg == "--" {
+        for (at, c) in flags.char_indices() {
+            if with_value.contains(c) {
+                let rest = &flags[at + c.len_utf8()..];
+                if rest.is_empty() {
+                    set(&c.to_string(), args.get(i).map(String::as_str));
+                    i += 1;
+                } else {
+                    set(&c.to_string(), Some(rest));
+                }
                 break;
             }
-            if let Some(long) = arg.strip_prefix("--") {
-                match long.split_once('=') {
-                    Some((name, value)) => set(name, value.to_owned()),
-                    None if LONG_WITH_VALUE.contains(&long) => {
-                        if let Some(value) = args.get(i) {
-                            set(long, value.clone());
-                        }
-                        i += 1;
-                    }
-                    None => {}
-                }
-                continue;
-            }
-            let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
-                continue;
-            };
-            for (at, c) in flags.char_indices() {
-                if WITH_VALUE.contains(c) {
-                    let rest = &flags[at + c.len_utf8()..];
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i - 1).cloned().unwrap_or_default()
-                    } else {
-                        rest.to_owned()
-                    };
-                    set(&c.to_string(), value);
-                    break;
-                }
-                if c == 'a' {
-                    // -a takes its optional value only attached.
-                    break;
-                }
+            if attached_only.contains(c) {
+                break;
             }
         }
-        out
     }
 }
 
