@@ -1376,11 +1376,7 @@ fn apply_held_at_restart(lab: &Lab, node: &str, args: &[&str]) -> (Child, u32) {
 /// The control directory of [`apply_held_at_restart`]'s runs (`XDG_RUNTIME_DIR`): what
 /// ssh processes they leave is read there.
 fn held_xdg(lab: &Lab) -> PathBuf {
-    let dir = lab.dir.join("xdg-held");
-    if !dir.exists() {
-        crate::common::masters::private_dir(lab, "xdg-held");
-    }
-    dir
+    crate::common::masters::private_dir(lab, "xdg-held")
 }
 
 /// SIGINT to process group `group`, as the terminal's Ctrl-C.

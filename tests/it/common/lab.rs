@@ -351,6 +351,7 @@ impl Drop for Lab {
             );
             return;
         }
+        super::masters::remove_linked_dirs(&self.dir);
         match Command::new("bash")
             .arg(lab_sh())
             .arg("down")

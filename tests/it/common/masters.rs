@@ -21,14 +21,66 @@ pub fn logins(lab: &Lab) -> usize {
         .sum()
 }
 
-/// A fresh directory `name` in the lab's directory, mode 0700, for `XDG_RUNTIME_DIR`: dnsfix
-/// keeps its control sockets below it.
+/// The private directory `name` of the lab (mode 0700) for `XDG_RUNTIME_DIR`, where dnsfix
+/// keeps its control sockets: made on the first call, the same path on every later one.
+/// It is `lab.dir/name` where a control socket below it fits in a unix socket path. Where
+/// it would not (a long `CARGO_TARGET_DIR`), dnsfix would pass over it for `/tmp`, where
+/// the test neither finds nor closes its masters and may find another run's: the directory
+/// is then a short one in the system temp dir, `lab.dir/name` a link to it, removed with
+/// the lab ([`remove_linked_dirs`]).
 pub fn private_dir(lab: &Lab, name: &str) -> PathBuf {
     let dir = lab.dir.join(name);
-    std::fs::create_dir(&dir).expect("mkdir");
-    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .expect("chmod");
-    dir
+    if let Ok(target) = std::fs::read_link(&dir) {
+        return target;
+    }
+    if dir.is_dir() {
+        return dir;
+    }
+    if socket_fits(&dir) {
+        std::fs::create_dir(&dir).expect("mkdir");
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("chmod");
+        return dir;
+    }
+    let short = tempfile::Builder::new()
+        .prefix(LINKED_PREFIX)
+        .tempdir()
+        .expect("mkdir in the temp dir")
+        .keep();
+    assert!(socket_fits(&short), "{} is too long too", short.display());
+    std::os::unix::fs::symlink(&short, &dir).expect("ln -s");
+    short
+}
+
+/// The name of the short directories [`private_dir`] makes in the system temp dir starts so.
+const LINKED_PREFIX: &str = "dnsfix-it-xdg-";
+
+/// Whether dnsfix takes `base` for its control directory: the bound of the openssh
+/// backend's `fits` (src/transport/openssh.rs), `/dnsfix-ssh-UID-NONCE8/`, a 20-digit socket
+/// name and the 17 bytes ssh adds while it binds, in 107 bytes.
+fn socket_fits(base: &Path) -> bool {
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .expect("stat /proc/self");
+    let dir = format!("/dnsfix-ssh-{uid}-12345678/");
+    base.as_os_str().len() + dir.len() + 20 + 17 <= 107
+}
+
+/// Removes the short directories the links in `lab_dir` lead to ([`private_dir`]); the
+/// lab's teardown removes the links.
+pub fn remove_linked_dirs(lab_dir: &Path) {
+    for entry in std::fs::read_dir(lab_dir).into_iter().flatten().flatten() {
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        let ours = target.starts_with(std::env::temp_dir())
+            && target
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(LINKED_PREFIX));
+        if ours {
+            let _ = std::fs::remove_dir_all(&target);
+        }
+    }
 }
 
 /// The control sockets below `dir`.
