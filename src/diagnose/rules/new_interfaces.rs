@@ -19,6 +19,11 @@
 //! `configureInterface`: "we need this flag to be set on the fabric-facing interface too
 //! (or for the global default to be set)"), but not for the IPIP or VXLAN device felix
 //! makes (felix's `configureKernel` writes only `ip_forward`).
+//!
+//! IPv4 only: the kernel forwards IPv6 by `net.ipv6.conf.all.forwarding` alone; an
+//! interface's own IPv6 `forwarding` picks its host or router behaviour (accepting router
+//! advertisements), not whether packets entering by it are forwarded (Documentation/
+//! networking/ip-sysctl.rst `conf/all/forwarding`: "IPv4 and IPv6 work differently here").
 
 use super::Ctx;
 use crate::diagnose::finding::{Finding, Severity};
