@@ -46,29 +46,53 @@ pub fn rules(
             pods,
             config,
             kubelets,
-        } => judge(&ctx, via, (pods, false), config, kubelets),
+        } => judge(&ctx, via, DnsPods::listed(pods), config, kubelets),
+    }
+}
+
+/// The cluster's DNS pods as the cluster rules judge them: as kubectl listed them, or with
+/// the replacements a plan predicts in place of the node's crash-looping ones.
+#[derive(Debug, Clone, Copy)]
+struct DnsPods<'a> {
+    /// Every node's CoreDNS and NodeLocal DNSCache pods.
+    all: &'a [DnsPod],
+    /// The node's caches among `all` are replacements a plan predicts, which the node's
+    /// socket table, read before them, does not show.
+    caches_replaced: bool,
+}
+
+impl<'a> DnsPods<'a> {
+    /// The pods as kubectl listed them.
+    fn listed(all: &'a [DnsPod]) -> Self {
+        DnsPods {
+            all,
+            caches_replaced: false,
+        }
     }
 }
 
 /// The cluster rules' outcomes for the node of `ctx` in a cluster read through `via`, with
-/// `pods` (and whether the node's caches among them are replacements a plan predicts,
-/// which the node's socket table, read before, does not show).
+/// its DNS `pods`.
 fn judge(
     ctx: &Ctx,
     via: &str,
-    (pods, caches_replaced): (&[DnsPod], bool),
+    pods: DnsPods,
     config: &DnsConfig,
     kubelets: &crate::cluster::Kubelets,
 ) -> Vec<(&'static str, RuleOutcome)> {
     let names = crate::cluster::node_names(ctx.host, ctx.facts);
-    let mine: Vec<&DnsPod> = pods.iter().filter(|p| names.contains(&p.node)).collect();
+    let mine: Vec<&DnsPod> = pods
+        .all
+        .iter()
+        .filter(|p| names.contains(&p.node))
+        .collect();
     let addresses = loop_addresses(ctx.host, ctx.facts, config);
     let loops = corefile_loop::loops(config, &addresses);
     vec![
         (POD_LOOP, pod_loop(ctx, via, &mine, &loops)),
         (
             NODELOCAL_DOWN,
-            nodelocal_down(ctx, via, &names, (pods, caches_replaced), kubelets),
+            nodelocal_down(ctx, via, &names, pods, kubelets),
         ),
         (KUBEADM_DRIFT, kubeadm_drift(ctx, config)),
         (COREFILE_UPSTREAM, corefile_upstream(ctx, via, config)),
@@ -127,16 +151,20 @@ pub fn rules_planned(
     };
     let ctx = Ctx::new(host, facts);
     if replaced.is_empty() {
-        return judge(&ctx, via, (pods, false), &config, kubelets);
+        return judge(&ctx, via, DnsPods::listed(pods), &config, kubelets);
     }
     // A cache that serves again listens where the socket table read before the plan had
     // nothing: the pods say it.
-    let caches = replaced.iter().any(|(_, p)| p.is_node_local());
+    let caches_replaced = replaced.iter().any(|(_, p)| p.is_node_local());
     let mut pods = pods.clone();
     for (i, pod) in replaced {
         pods[i] = pod;
     }
-    judge(&ctx, via, (&pods, caches), &config, kubelets)
+    let pods = DnsPods {
+        all: &pods,
+        caches_replaced,
+    };
+    judge(&ctx, via, pods, &config, kubelets)
 }
 
 /// What replaces `pod`, recreated by the plan, where that changes anything: one that
@@ -344,7 +372,7 @@ fn nodelocal_down(
     ctx: &Ctx,
     via: &str,
     names: &[String],
-    (pods, caches_replaced): (&[DnsPod], bool),
+    pods: DnsPods,
     kubelets: &crate::cluster::Kubelets,
 ) -> RuleOutcome {
     let dns = match &ctx.facts.kubelet.cluster_dns {
@@ -355,7 +383,7 @@ fn nodelocal_down(
         Ok(served) => served,
         Err(why) => return RuleOutcome::NotApplicable(why),
     };
-    let caches: Vec<&DnsPod> = pods.iter().filter(|p| p.is_node_local()).collect();
+    let caches: Vec<&DnsPod> = pods.all.iter().filter(|p| p.is_node_local()).collect();
     // A cache deployed under other labels is not one dnsfix can see.
     if caches.is_empty() {
         return RuleOutcome::NotApplicable(format!(
@@ -367,7 +395,7 @@ fn nodelocal_down(
     let listening = ctx
         .facts
         .dns_answers_on(served.iter().filter_map(|a| a.parse().ok()))
-        .filter(|answers| *answers || !caches_replaced);
+        .filter(|answers| *answers || !pods.caches_replaced);
     if listening == Some(true) {
         return RuleOutcome::Pass;
     }

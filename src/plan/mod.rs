@@ -63,8 +63,7 @@ pub fn build(
         .collect();
 
     let mut host_plans = Vec::new();
-    let mut wanted: Vec<inventory_change::Wanted> = Vec::new();
-    let mut configmap_sets: Vec<(String, planner::ConfigMapSet)> = Vec::new();
+    let mut shared = SharedChanges::default();
     for (host, outcome) in hosts.iter().zip(outcomes) {
         let distro = outcome
             .result
@@ -90,9 +89,10 @@ pub fn build(
                     host,
                     &facts,
                     &findings,
-                    (playbooks, &applicable),
+                    playbooks,
+                    &applicable,
                     cluster,
-                    (&mut wanted, &mut configmap_sets),
+                    &mut shared,
                 )
             }
             Err(error) => error_plan(
@@ -109,9 +109,9 @@ pub fn build(
         plan.notes.extend(notes.into_iter().map(inventory_note));
         host_plans.push(plan);
     }
-    let inventory_changes = place_inventory_changes(inventory, &wanted, &mut host_plans);
-    drop_if_the_control_plane_disagrees(inventory, &mut configmap_sets, &mut host_plans);
-    let cluster_changes = place_cluster_changes(configmap_sets, &mut host_plans);
+    let inventory_changes = place_inventory_changes(inventory, &shared.wanted, &mut host_plans);
+    drop_if_the_control_plane_disagrees(inventory, &mut shared.configmap_sets, &mut host_plans);
+    let cluster_changes = place_cluster_changes(shared.configmap_sets, &mut host_plans);
     name_cluster_playbooks(&mut host_plans, &cluster_changes);
 
     let summary = summarize(&host_plans, inventory_changes.len(), cluster_changes.len());
@@ -199,19 +199,28 @@ fn in_corefile(f: &Finding) -> bool {
     f.id == diagnose::cluster::POD_LOOP && f.about == Some(diagnose::cluster::POD_LOOP_IN_COREFILE)
 }
 
+/// What the hosts' plans change in what they share, gathered host by host: the inventory
+/// and the cluster's ConfigMaps. [`build`] places them once every host is planned.
+#[derive(Debug, Default)]
+struct SharedChanges {
+    /// The inventory values the playbooks set, each with the hosts it is set for.
+    wanted: Vec<inventory_change::Wanted>,
+    /// The ConfigMap keys the plans write, each with the host whose plan writes it.
+    configmap_sets: Vec<(String, planner::ConfigMapSet)>,
+}
+
 /// The plan for one gathered host: its findings, the changes the `applicable` playbooks
-/// make (within policy), and the findings predicted to remain. The inventory values the
-/// playbooks set for it are added to `wanted`.
+/// (among `playbooks`) make (within policy), and the findings predicted to remain. The
+/// inventory values the playbooks set for it and the ConfigMap keys its plan writes are
+/// added to `shared`.
 fn plan_reachable(
     host: &Host,
     facts: &NodeFacts,
     findings: &[Finding],
-    (playbooks, applicable): (&Playbooks, &[&Playbook]),
+    playbooks: &Playbooks,
+    applicable: &[&Playbook],
     cluster: &crate::cluster::Cluster,
-    (wanted, configmap_sets): (
-        &mut Vec<inventory_change::Wanted>,
-        &mut Vec<(String, planner::ConfigMapSet)>,
-    ),
+    shared: &mut SharedChanges,
 ) -> HostPlan {
     let records = finding_records(findings, playbooks);
     let failing: BTreeSet<String> = findings
@@ -291,30 +300,31 @@ fn plan_reachable(
         if host.var(&set.key) == Some(&set.value) {
             continue;
         }
-        match wanted
+        match shared
+            .wanted
             .iter_mut()
             .find(|w| w.key == set.key && w.value == set.value)
         {
             Some(w) => w.hosts.push(host.name.clone()),
-            None => wanted.push(inventory_change::Wanted {
+            None => shared.wanted.push(inventory_change::Wanted {
                 key: set.key.clone(),
                 value: set.value.clone(),
                 hosts: vec![host.name.clone()],
             }),
         }
     }
-    judge_cluster_after(
-        host,
-        (&predicted, kubelet_file_loops(&after), cluster),
-        &failing,
-        &mut run,
-        &mut still,
-    );
+    let node = PlannedNode {
+        facts: &predicted,
+        kubelet_file_loops: kubelet_file_loops(&after),
+    };
+    judge_cluster_after(host, node, cluster, &failing, &mut run, &mut still);
     only_what_it_fixes(&mut run.changes, &mut run.handlers, &still);
     let sets = std::mem::take(&mut run.configmap_sets);
     let mut plan = host_plan(host, facts, records, run, &failing, still);
     fixed_in_the_cluster(&mut plan, &sets);
-    configmap_sets.extend(sets.into_iter().map(|set| (host.name.clone(), set)));
+    shared
+        .configmap_sets
+        .extend(sets.into_iter().map(|set| (host.name.clone(), set)));
     plan
 }
 
@@ -334,31 +344,42 @@ fn kubelet_file_loops(after: &HostDiagnosis) -> bool {
         })
 }
 
-/// The cluster's rules judged again on the node as the plan leaves it
-/// ([`diagnose::cluster::rules_planned`]): its `predicted` facts, the run's ConfigMap
-/// changes written, and the node's DNS pods recreated where the run recreates them (on a
-/// kubelet whose file still loops, or not: `file_loops`). What still fails joins `still`.
-/// What those ConfigMap changes alone mend is theirs to fix (their reason's `fixes`): a
-/// change dropped later takes it back ([`take_back`]).
+/// A node as its plan leaves it, as [`judge_cluster_after`] judges it.
+#[derive(Debug, Clone, Copy)]
+struct PlannedNode<'a> {
+    /// Its facts as the plan predicts them.
+    facts: &'a NodeFacts,
+    /// The resolv.conf its kubelet hands a recreated pod still loops, or is missing
+    /// ([`kubelet_file_loops`]).
+    kubelet_file_loops: bool,
+}
+
+/// The `cluster`'s rules judged again on the `node` as the plan leaves it
+/// ([`diagnose::cluster::rules_planned`]): its predicted facts, the run's ConfigMap changes
+/// written, and the node's DNS pods recreated where the run recreates them (on a kubelet
+/// whose file still loops, or not). What still fails joins `still`. What those ConfigMap
+/// changes alone mend is theirs to fix (their reason's `fixes`): a change dropped later
+/// takes it back ([`take_back`]).
 fn judge_cluster_after(
     host: &Host,
-    (predicted, file_loops, cluster): (&NodeFacts, bool, &crate::cluster::Cluster),
+    node: PlannedNode,
+    cluster: &crate::cluster::Cluster,
     failing: &BTreeSet<String>,
     run: &mut planner::HostRun,
     still: &mut BTreeSet<String>,
 ) {
     // The kubelet's version as the findings took it (the cluster's, where the node did
     // not say): a drop-in's resolvConf depends on it.
-    let settled = diagnose::settle(&[(host, predicted)], Some(cluster))
+    let settled = diagnose::settle(&[(host, node.facts)], Some(cluster))
         .pop()
         .flatten();
-    let predicted = settled.as_ref().unwrap_or(predicted);
+    let predicted = settled.as_ref().unwrap_or(node.facts);
     let failed = |edits: &[(&str, &str, &str)]| -> BTreeSet<String> {
         let planned = diagnose::cluster::Planned {
             edits,
             // Its one kind of action: the node's DNS pods recreated.
             recreated: !run.cluster.is_empty(),
-            kubelet_file_loops: file_loops,
+            kubelet_file_loops: node.kubelet_file_loops,
         };
         diagnose::cluster::rules_planned(host, predicted, cluster, planned)
             .iter()
