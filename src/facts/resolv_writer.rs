@@ -193,13 +193,12 @@ fn openresolv(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
     match raw.get(RESOLVCONF_CONF).map(|f| (f.state, f.text())) {
         Some((FileState::Present, Some(conf))) => {
             let vars = shell_assignments(&conf);
-            let last = |name: &str| vars.iter().rev().find(|a| a.name == name);
             for key in ["resolvconf", "libc"] {
-                if last(key).is_some_and(|a| !yes(&a.value)) {
+                if last_assignment(&vars, key).is_some_and(|a| !yes(&a.value)) {
                     return None;
                 }
             }
-            match last("resolv_conf") {
+            match last_assignment(&vars, "resolv_conf") {
                 Some(a) if a.value != "/etc/resolv.conf" => return None,
                 Some(a) => evidence.push(format!(
                     "{RESOLVCONF_CONF}:{}: resolv_conf=/etc/resolv.conf",
@@ -210,7 +209,7 @@ fn openresolv(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
                 )),
             }
             for key in ["name_servers", "name_servers_append"] {
-                if let Some(a) = last(key) {
+                if let Some(a) = last_assignment(&vars, key) {
                     evidence.push(format!(
                         "{RESOLVCONF_CONF}:{}: {key}={}",
                         a.line,
@@ -571,8 +570,7 @@ fn netconfig(raw: &RawFacts, text: &str, linked: Option<&str>) -> Option<ResolvW
         return None;
     }
     let vars = shell_assignments(&conf.text()?);
-    let last = |name: &str| vars.iter().rev().find(|a| a.name == name);
-    let policy = last("NETCONFIG_DNS_POLICY");
+    let policy = last_assignment(&vars, "NETCONFIG_DNS_POLICY");
     if policy.is_some_and(|a| a.value.trim().is_empty()) {
         return None;
     }
@@ -597,7 +595,9 @@ fn netconfig(raw: &RawFacts, text: &str, linked: Option<&str>) -> Option<ResolvW
         ),
         None => format!("{NETCONFIG_CONF} leaves NETCONFIG_DNS_POLICY to its default, auto"),
     });
-    if let Some(a) = last("NETCONFIG_DNS_STATIC_SERVERS").filter(|a| !a.value.trim().is_empty()) {
+    if let Some(a) = last_assignment(&vars, "NETCONFIG_DNS_STATIC_SERVERS")
+        .filter(|a| !a.value.trim().is_empty())
+    {
         evidence.push(format!(
             "{NETCONFIG_CONF}:{}: NETCONFIG_DNS_STATIC_SERVERS=\"{}\"",
             a.line,
@@ -645,8 +645,7 @@ fn udhcpc(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
         .filter(|f| f.state == FileState::Present)
     {
         let vars = shell_assignments(&conf.text().unwrap_or_default());
-        let last = |name: &str| vars.iter().rev().find(|a| a.name == name);
-        if let Some(a) = last("RESOLV_CONF") {
+        if let Some(a) = last_assignment(&vars, "RESOLV_CONF") {
             if a.value != "/etc/resolv.conf" {
                 return None;
             }
@@ -655,14 +654,14 @@ fn udhcpc(raw: &RawFacts, text: &str) -> Option<ResolvWriter> {
                 a.line, a.value
             ));
         }
-        if let Some(a) = last("dns") {
+        if let Some(a) = last_assignment(&vars, "dns") {
             evidence.push(format!(
                 "{UDHCPC_CONF}:{}: dns=\"{}\"",
                 a.line,
                 crate::text::escape(&a.value)
             ));
         }
-        if let Some(a) = last("NO_DNS") {
+        if let Some(a) = last_assignment(&vars, "NO_DNS") {
             let off: Vec<&str> = a.value.split_whitespace().collect();
             writing.retain(|(_, i)| !off.contains(&i.as_str()));
         }
@@ -842,6 +841,11 @@ struct Assignment {
     name: String,
     value: String,
     line: usize,
+}
+
+/// The assignment of `name` in effect once sh has sourced the file of `vars`: its last.
+fn last_assignment<'a>(vars: &'a [Assignment], name: &str) -> Option<&'a Assignment> {
+    vars.iter().rev().find(|a| a.name == name)
 }
 
 /// The plain assignments of a file sh sources (udhcpc.conf, resolvconf.conf, sysconfig),
