@@ -227,7 +227,7 @@ pub fn diagnose_in(
     };
     for (d, (host, facts)) in out.iter_mut().zip(gathered) {
         for (id, outcome) in &mut d.outcomes {
-            if !matches!(*id, "DNS-KUBELET-LOOPBACK" | "DNS-CLUSTER-SELF-FORWARD") {
+            if !matches!(*id, rules::KUBELET_LOOPBACK | rules::CLUSTER_SELF_FORWARD) {
                 continue;
             }
             if let RuleOutcome::Findings(found) = outcome {

@@ -86,7 +86,7 @@ pub fn build(
         // (where DNS-KUBELET-RESOLVCONF-MISSING says so: from kubelet 1.13).
         "kubelet_resolv_clean": kubelet_resolv_clean(kubelet, |f| {
             clean(f, &cluster)
-                && !(failing.contains(&"DNS-KUBELET-RESOLVCONF-MISSING")
+                && !(failing.contains(&rules::KUBELET_RESOLVCONF_MISSING)
                     && f.parsed.as_ref().is_some_and(|p| !p.empty_nameserver_lines.is_empty()))
         }) && facts.kubelet_resolv_left_by_resolved().is_none(),
         "kubelet_cluster_dns": dns_value,

@@ -336,10 +336,10 @@ fn kubelet_file_loops(after: &HostDiagnosis) -> bool {
         .findings()
         .filter(|f| f.status == FindingStatus::Failed)
         .any(|f| match f.id {
-            "DNS-KUBELET-LOOPBACK" | "DNS-CLUSTER-SELF-FORWARD" => {
+            rules::KUBELET_LOOPBACK | rules::CLUSTER_SELF_FORWARD => {
                 f.severity == diagnose::Severity::Critical
             }
-            "DNS-KUBELET-RESOLVCONF-MISSING" => true,
+            rules::KUBELET_RESOLVCONF_MISSING => true,
             _ => false,
         })
 }

@@ -14,6 +14,13 @@ use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, Uni
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
 
+/// The rule of a kubelet that hands CoreDNS a loopback nameserver.
+pub(crate) const KUBELET_LOOPBACK: &str = "DNS-KUBELET-LOOPBACK";
+/// The rule of a kubelet whose file sends CoreDNS back to the cluster's own DNS.
+pub(crate) const CLUSTER_SELF_FORWARD: &str = "DNS-CLUSTER-SELF-FORWARD";
+/// The rule of a kubelet whose resolvConf is missing, unusable or gone at the next boot.
+pub(crate) const KUBELET_RESOLVCONF_MISSING: &str = "DNS-KUBELET-RESOLVCONF-MISSING";
+
 /// systemd-resolved runs and its uplink file lists servers, none loopback and none of the
 /// cluster's own: a file kubelet can hand to CoreDNS. (A Kubespray uplink file holding
 /// 169.254.25.10 is not one: its "upstream" is nodelocaldns itself.)
@@ -41,7 +48,7 @@ fn resolved_uplink_clean(ctx: &Ctx) -> bool {
 }
 
 pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
-    let (e, f, p) = match parsed_pod_resolv(ctx, "DNS-KUBELET-LOOPBACK") {
+    let (e, f, p) = match parsed_pod_resolv(ctx, KUBELET_LOOPBACK) {
         Ok(parsed) => parsed,
         Err(outcome) => return outcome,
     };
@@ -98,7 +105,7 @@ pub(super) fn kubelet_loopback(ctx: &Ctx) -> RuleOutcome {
         }
     };
     RuleOutcome::Findings(vec![ctx.finding(
-        "DNS-KUBELET-LOOPBACK",
+        KUBELET_LOOPBACK,
         severity,
         summary,
         evidence,
@@ -171,7 +178,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             {
                 // Kubespray forwards to what Ansible renders: maybe real servers.
                 return ctx.unknown_because(
-                    "DNS-CLUSTER-SELF-FORWARD",
+                    CLUSTER_SELF_FORWARD,
                     format!(
                         "kubelet hands CoreDNS/nodelocaldns a resolv.conf listing the cluster's own DNS ({}), and upstream_dns_servers holds {}, a template dnsfix does not render: whether CoreDNS forwards there or to this file is not known",
                         hits.iter().map(|n| n.address.as_str()).collect::<Vec<_>>().join(", "),
@@ -186,7 +193,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                 // probe) back into the cluster (kubespray#9948).
                 let listed: Vec<&str> = hits.iter().map(|n| n.address.as_str()).collect();
                 findings.push(ctx.finding(
-                    "DNS-CLUSTER-SELF-FORWARD",
+                    CLUSTER_SELF_FORWARD,
                     Severity::Critical,
                     format!(
                         "kubelet hands CoreDNS/nodelocaldns a resolv.conf listing the cluster's own DNS ({}): upstream lookups loop back into the cluster",
@@ -213,7 +220,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                 findings.push(latent);
             } else if let Some(ns) = only_cluster(ctx, p) {
                 findings.push(ctx.finding(
-                    "DNS-CLUSTER-SELF-FORWARD",
+                    CLUSTER_SELF_FORWARD,
                     Severity::High,
                     "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (CoreDNS forwards elsewhere), but those pods and the node have no real upstream while cluster DNS is down".into(),
                     vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &ns)), upstream_note.clone()],
@@ -221,7 +228,7 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
                 ));
             }
         }
-        PodResolv::Unknown(why) => return ctx.unknown("DNS-CLUSTER-SELF-FORWARD", why),
+        PodResolv::Unknown(why) => return ctx.unknown(CLUSTER_SELF_FORWARD, why),
         PodResolv::NoKubelet | PodResolv::Broken => {}
     }
     if findings.is_empty()
@@ -280,7 +287,7 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         ));
     }
     Some(ctx.finding(
-        "DNS-CLUSTER-SELF-FORWARD",
+        CLUSTER_SELF_FORWARD,
         Severity::High,
         "the host's own resolver lists only the cluster's DNS: the node cannot resolve anything while cluster DNS is down (and CoreDNS cannot start without the node)".into(),
         evidence,
@@ -303,7 +310,7 @@ fn kubespray_loop_to_come(
     let uplink = f.canonical.as_deref().unwrap_or(&f.path) == UPLINK;
     (clean && uplink && super::kubespray_resolved_will_loop(ctx.host, ctx.facts)).then(|| {
         ctx.finding(
-            "DNS-CLUSTER-SELF-FORWARD",
+            CLUSTER_SELF_FORWARD,
             Severity::Warning,
             "Kubespray's next run puts the cluster's own DNS address into the resolv.conf kubelet hands CoreDNS/nodelocaldns, which forward to it: upstream lookups will loop (kubespray#9948)".into(),
             vec![
@@ -351,11 +358,11 @@ pub(super) fn resolvconf_missing(ctx: &Ctx) -> RuleOutcome {
     let e = match &k.resolv_conf {
         Observed::Absent => return RuleOutcome::NotApplicable(NO_KUBELET.into()),
         Observed::Unknown(why) => {
-            return ctx.unknown("DNS-KUBELET-RESOLVCONF-MISSING", why.clone());
+            return ctx.unknown(KUBELET_RESOLVCONF_MISSING, why.clone());
         }
         Observed::Known(e) => e,
     };
-    let id = "DNS-KUBELET-RESOLVCONF-MISSING";
+    let id = KUBELET_RESOLVCONF_MISSING;
     let fix = format!(
         "point resolvConf at a file with real nameservers; {}; {}",
         persist_hint(ctx),
@@ -446,7 +453,7 @@ fn left_by_resolved(ctx: &Ctx, e: &Effective<String>, f: &ResolvFile, path: &str
     };
     let enable = enable_resolved(ctx);
     ctx.finding(
-        "DNS-KUBELET-RESOLVCONF-MISSING",
+        KUBELET_RESOLVCONF_MISSING,
         Severity::High,
         summary,
         vec![format!("{seen}: written by systemd-resolved, which is {resolved}")],

@@ -34,6 +34,7 @@ mod tests;
 
 pub(crate) use host_servers::{HostServers, host_servers};
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
+pub(crate) use kubelet_file::{CLUSTER_SELF_FORWARD, KUBELET_LOOPBACK, KUBELET_RESOLVCONF_MISSING};
 pub(crate) use kubelet_flags::{
     CLUSTER_DNS, CLUSTER_DOMAIN, NO_CLUSTER_DNS, kubespray_cluster_dns,
     kubespray_cluster_dns_serves,
@@ -298,15 +299,9 @@ type Rule = fn(&Ctx) -> RuleOutcome;
 
 /// Every per-host rule, in catalog order.
 pub const RULES: &[(&str, Rule)] = &[
-    ("DNS-KUBELET-LOOPBACK", kubelet_file::kubelet_loopback),
-    (
-        "DNS-CLUSTER-SELF-FORWARD",
-        kubelet_file::cluster_self_forward,
-    ),
-    (
-        "DNS-KUBELET-RESOLVCONF-MISSING",
-        kubelet_file::resolvconf_missing,
-    ),
+    (KUBELET_LOOPBACK, kubelet_file::kubelet_loopback),
+    (CLUSTER_SELF_FORWARD, kubelet_file::cluster_self_forward),
+    (KUBELET_RESOLVCONF_MISSING, kubelet_file::resolvconf_missing),
     ("DNS-HOST-RESOLVER-DOWN", node_resolver::host_resolver_down),
     ("DNS-BRIDGE-NF-OFF", kernel::bridge_nf_off),
     (
