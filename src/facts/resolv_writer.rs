@@ -852,6 +852,17 @@ fn last_assignment<'a>(vars: &'a [Assignment], name: &str) -> Option<&'a Assignm
 /// one a line, in order: `NAME=value`, `NAME="value"` or `NAME='value'`, `export` before
 /// it or not, a `#` word after it a comment. Lines of other shell (conditions, functions)
 /// are passed over: their assignments are not known to run.
+///
+/// Not [`super::env_lexer`], which reads a systemd `EnvironmentFile=` (the kubelet's) as
+/// systemd does (systemd src/basic/env-file.c `parse_env_file_internal`, @0002453b, v254+):
+/// these files are sh's, and where the two part, one reader would misread either. A `#`
+/// that starts a word begins a comment in sh (POSIX.1-2017 XCU 2.3 Token Recognition,
+/// rule 9), so `RESOLV_CONF=no # mine` sets `no`; systemd takes `#` and `;` as comments
+/// only at the start of a line and keeps `no # mine`. `export NAME=value` assigns in sh;
+/// systemd drops the line (the lexer's `Assignment::exported`). `NAME = value` is a command
+/// in sh, no assignment (XCU 2.10.2 rule 7: an ASSIGNMENT_WORD is a name right before its
+/// `=`); systemd trims the blanks and assigns. An unquoted value ends at a blank in sh,
+/// while systemd keeps the blanks inside it.
 fn shell_assignments(text: &str) -> Vec<Assignment> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
