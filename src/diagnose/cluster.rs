@@ -355,19 +355,20 @@ fn pod_loop_fix() -> String {
 
 /// kubelet's clusterDNS is an address NodeLocal DNSCache serves on this node, and nothing
 /// answers there: no UDP socket on it in the node's socket table, or, where that was not
-/// read, no cache pod on the node serving (the primary Ready, the secondary running). node-cache takes its interface down when it is stopped
-/// (SIGTERM), and a Kubespray node without the interface is DNS-NODELOCAL-CLUSTERDNS's, from
-/// the node alone. One that crashed (a fatal error, plugin/loop's among them, exits without
-/// its exit hook), was SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or
-/// runs with `-skipteardown` (Kubespray's two DaemonSets with
-/// `enable_nodelocaldns_secondary`) leaves the interface and its addresses behind (the
-/// upstream manifest's in iptables mode: the kube-dns service IP too), and the node's
-/// files alone look healthy. Elsewhere (kubeadm with the upstream manifest)
-/// a link-local clusterDNS with neither interface nor cache is as dead. Judged only where
-/// the cluster lists NodeLocal DNSCache pods by their labels: a cache deployed otherwise
-/// (AKS LocalDNS) is not one dnsfix can see. Where the node's caches among `pods` are the
-/// replacements a plan predicts (`caches_replaced`), a socket table read before them that
-/// shows nothing listening says nothing of them: the pods decide.
+/// read, no cache pod on the node serving (the primary Ready, the secondary running).
+/// node-cache takes its interface down when it is stopped (SIGTERM), and a Kubespray node
+/// without the interface is DNS-NODELOCAL-CLUSTERDNS's, from the node alone. One that
+/// crashed (a fatal error, plugin/loop's among them, exits without its exit hook), was
+/// SIGKILLed (the OOM killer, the secondary's preStop `kill -9 1`) or runs with
+/// `-skipteardown` (Kubespray's two DaemonSets with `enable_nodelocaldns_secondary`) leaves
+/// the interface and its addresses behind (the upstream manifest's in iptables mode: the
+/// kube-dns service IP too), and the node's files alone look healthy. Elsewhere (kubeadm
+/// with the upstream manifest) a link-local clusterDNS with neither interface nor cache is
+/// as dead. Judged only where the cluster lists NodeLocal DNSCache pods by their labels: a
+/// cache deployed otherwise (AKS LocalDNS) is not one dnsfix can see. Where the node's
+/// caches among `pods` are the replacements a plan predicts (`caches_replaced`), a socket
+/// table read before them that shows nothing listening says nothing of them: the pods
+/// decide.
 fn nodelocal_down(
     ctx: &Ctx,
     via: &str,

@@ -1855,8 +1855,9 @@ mod tests {
         assert!(!host.remaining.iter().any(|f| f == ID), "{text}");
     }
 
-    /// The lab's cluster (its ConfigMaps, tests/lab/standins/configmaps.json) with the coredns Corefile's root forwarding to
-    /// `forward` where given, and node1's CoreDNS pod crash-looping on plugin/loop.
+    /// The lab's cluster (its ConfigMaps, tests/lab/standins/configmaps.json) with the
+    /// coredns Corefile's root forwarding to `forward` where given, and node1's CoreDNS pod
+    /// crash-looping on plugin/loop.
     fn coredns_forwarding(forward: Option<&str>) -> crate::cluster::Cluster {
         let mut config = crate::cluster::parse_configmaps(include_bytes!(
             "../../tests/lab/standins/configmaps.json"

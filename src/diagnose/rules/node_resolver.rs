@@ -10,6 +10,7 @@ use super::{
 };
 use crate::diagnose::finding::Severity;
 use crate::facts::NodeFacts;
+use crate::facts::dhclient_cmdline::DhclientCommand;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
 use crate::facts::node_facts::{
     Effective, FlavourKind, ResolvFile, UnitState, in_resolved_run_dir,
@@ -1224,17 +1225,14 @@ const DHCLIENT_DEFAULTS: [&str; 2] = ["/etc/dhcp/dhclient.conf", "/etc/dhclient.
 /// A running dhclient and what its command line says ([`DhclientCommand`]): `Err` where
 /// it was not read or not understood (then it may read a default file and serve any
 /// interface).
-///
-/// [`DhclientCommand`]: crate::facts::dhclient_cmdline::DhclientCommand
 struct DhclientRun {
     pid: u32,
-    command: Result<crate::facts::dhclient_cmdline::DhclientCommand, String>,
+    command: Result<DhclientCommand, String>,
 }
 
 impl DhclientRun {
     /// Every root dhclient the gather found, in its order.
     fn all(facts: &crate::facts::NodeFacts) -> Vec<DhclientRun> {
-        use crate::facts::dhclient_cmdline::DhclientCommand;
         let raw = &facts.raw;
         let pids: Vec<u32> = match raw.all_pids.get("dhclient") {
             Some(all) if !all.is_empty() => all.clone(),
@@ -1257,7 +1255,7 @@ impl DhclientRun {
     /// where its command line does not say).
     fn reads(&self, path: &str) -> bool {
         match &self.command {
-            Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => c == path,
+            Ok(DhclientCommand { conf: Some(c), .. }) => c == path,
             _ => DHCLIENT_DEFAULTS.contains(&path),
         }
     }
@@ -1288,8 +1286,7 @@ impl DhclientRun {
 fn dhclient_confs(runs: &[DhclientRun]) -> Vec<String> {
     let mut out: Vec<String> = DHCLIENT_DEFAULTS.iter().map(|p| (*p).to_owned()).collect();
     for run in runs {
-        if let Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) =
-            &run.command
+        if let Ok(DhclientCommand { conf: Some(c), .. }) = &run.command
             && !out.contains(c)
         {
             out.push(c.clone());
@@ -1402,7 +1399,7 @@ fn merged_into_read(
     let made: Vec<(String, bool, String)> = runs
         .iter()
         .filter_map(|run| match &run.command {
-            Ok(crate::facts::dhclient_cmdline::DhclientCommand { conf: Some(c), .. }) => {
+            Ok(DhclientCommand { conf: Some(c), .. }) => {
                 let made = file_text(facts, c)?;
                 if nm_merged_from(c, &made) != Some(path) {
                     return None;
@@ -1759,8 +1756,6 @@ enum NmLease {
 /// /etc/resolv.conf with dns=default, to systemd-resolved per link, to dnsconfd or to its
 /// dnsmasq, or nowhere with dns=none or rc-manager=unmanaged. `None` where some dhclient
 /// runs with another script (or its command line is not understood).
-///
-/// [`DhclientCommand::run_by_network_manager`]: crate::facts::dhclient_cmdline::DhclientCommand::run_by_network_manager
 fn nm_lease(facts: &crate::facts::NodeFacts, readers: &[&DhclientRun]) -> Option<NmLease> {
     let all_nm = readers
         .iter()
