@@ -482,8 +482,9 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
 }
 
 /// The search domains pods get from the node (`kubelet_pod_search`), the stray ones among
-/// them (`stray_search_domains`, as DNS-STRAY-SEARCH judges them) and the cluster's domain
-/// (`cluster_domain`); `source`: the file `upstreams` come from.
+/// them (`stray_search_domains`, as DNS-STRAY-SEARCH judges them), the cluster's domain
+/// (`cluster_domain`) and the options pods get from the node (`kubelet_pod_options`);
+/// `source`: the file `upstreams` come from.
 fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &str) {
     let search = pod_search(host, facts, source);
     let domain = cluster_domain(host, facts);
@@ -491,33 +492,72 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
     context["stray_search_domains"] = json!(crate::diagnose::rules::strays(&names, &domain, host));
     context["kubelet_pod_search"] = json!(search);
     context["cluster_domain"] = json!(domain);
+    context["kubelet_pod_options"] = json!(pod_options(facts, source));
+}
+
+/// The resolv.conf whose search domains and options pods get from the node: the one the
+/// kubelet gives them, `true`; where that file is not there to read, the file the upstream
+/// servers come from (`source`, where it is one of the node's resolver files), which a file
+/// of dnsfix's takes its servers from too, `false`.
+fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<(&'a ResolvFile, bool)> {
+    match &facts.kubelet.pod_resolv_conf {
+        Some(f) if f.state != crate::facts::raw::FileState::Missing => Some((f, true)),
+        _ => [
+            &facts.resolver.etc_resolv_conf,
+            &facts.resolver.systemd_uplink,
+        ]
+        .into_iter()
+        .find(|f| f.path == source)
+        .map(|f| (f, false)),
+    }
+}
+
+/// The options `dnsPolicy: Default` pods get from the node (those of [`pod_settings_file`]),
+/// as the kubelet reads them: the words of the last `options` line (dns.go
+/// `parseResolvConf`, "last one wins"), which `GetPodDNS` hands those pods as they are and
+/// ClusterFirst pods never (it replaces them with `ndots:5`). Not `edns0` and `trust-ad`
+/// where every server of that file is a loopback one: they are about that resolver on the
+/// node, not about the real servers behind it, which pods ask over the network, where an AD
+/// bit is not to be trusted (resolv.conf(5), trust-ad). systemd-resolved writes `options
+/// edns0 trust-ad` into its stub files (`options edns0` before systemd 246, a742f982
+/// "enable RES_TRUSTAD towards the 127.0.0.53 stub resolver") and no options into its file
+/// of the real servers, the one kubelet-resolvconf prefers (resolved-resolv-conf.c
+/// `write_stub_resolv_conf_contents`, `write_uplink_resolv_conf_contents`); NetworkManager
+/// adds both where it names its dnsmasq or systemd-resolved (nm-dns-manager.c `update_dns`,
+/// `need_edns0`, `need_trust`).
+fn pod_options(facts: &NodeFacts, source: &str) -> Vec<String> {
+    let Some(parsed) = pod_settings_file(facts, source).and_then(|(f, _)| f.parsed.as_ref()) else {
+        return Vec::new();
+    };
+    let local = !parsed.nameservers.is_empty()
+        && parsed
+            .nameservers
+            .iter()
+            .all(|n| n.ip.is_some_and(is_loopback));
+    parsed
+        .options
+        .iter()
+        .filter(|o| !(local && matches!(o.as_str(), "edns0" | "trust-ad")))
+        .cloned()
+        .collect()
 }
 
 /// The search domains of the resolv.conf the kubelet gives pods; where that file is not
-/// there to read, those of the file the upstream servers come from (`source`, where it is
-/// one of the node's resolver files), which a file of dnsfix's takes its servers from too,
+/// there to read, those of the file the upstream servers come from ([`pod_settings_file`]),
 /// without the stray ones where the inventory asks for those to go (DNS-STRAY-SEARCH cannot
 /// judge a file that is not there, so kubelet-resolvconf would not strip them itself).
 fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
     // As the kubelet reads them: no `.`, no trailing dot.
-    let search = |f: &ResolvFile| {
+    let search = |f: &ResolvFile| -> Vec<String> {
         f.parsed
             .as_ref()
             .map(|p| p.kubelet_search().into_iter().map(str::to_owned).collect())
+            .unwrap_or_default()
     };
-    match &facts.kubelet.pod_resolv_conf {
-        Some(f) if f.state != crate::facts::raw::FileState::Missing => {
-            search(f).unwrap_or_default()
-        }
-        _ => {
-            let domains: Vec<String> = [
-                &facts.resolver.etc_resolv_conf,
-                &facts.resolver.systemd_uplink,
-            ]
-            .into_iter()
-            .find(|f| f.path == source)
-            .and_then(search)
-            .unwrap_or_default();
+    match pod_settings_file(facts, source) {
+        Some((f, true)) => search(f),
+        other => {
+            let domains: Vec<String> = other.map(|(f, _)| search(f)).unwrap_or_default();
             if host.var_bool("dnsfix_strip_search_domains") != Some(true) {
                 return domains;
             }
@@ -1556,6 +1596,50 @@ mod tests {
         assert_eq!(stub["uplink_has_kubelet_servers"], json!(true));
         let k3s = context("DNS-K3S-FALLBACK/k3s-auto-fallback");
         assert_eq!(k3s["kubelet_own_servers"], json!([]));
+    }
+
+    /// The options dnsPolicy: Default pods get from the kubelet's file are those of its last
+    /// `options` line (dns.go parseResolvConf), an admin's kept; `edns0` and `trust-ad` go
+    /// only where that file named a resolver on the node alone (systemd-resolved's stub,
+    /// NetworkManager's dnsmasq), which wrote them for itself.
+    #[test]
+    fn pods_keep_the_options_of_the_kubelets_file_but_not_a_local_resolvers() {
+        let fixture = "DNS-KUBELET-RESOLVCONF-MISSING/empty-nameserver-line";
+        let options = |text: &str| {
+            let raw = crate::testing::with_files(
+                &crate::testing::rules_fixture(fixture),
+                &[("/etc/kubernetes/resolv.conf", text)],
+            );
+            let facts = NodeFacts::from_raw("node1", &raw);
+            build(&Host::new("node1"), &facts, &[], None, None)["kubelet_pod_options"].clone()
+        };
+        assert_eq!(
+            options(
+                "nameserver 10.20.0.53\noptions ndots:2\noptions timeout:1 attempts:2 rotate\n"
+            ),
+            json!(["timeout:1", "attempts:2", "rotate"])
+        );
+        assert_eq!(
+            options("nameserver 127.0.0.53\noptions edns0 trust-ad timeout:1\n"),
+            json!(["timeout:1"])
+        );
+        assert_eq!(
+            options("nameserver 127.0.0.1\noptions edns0 trust-ad\n"),
+            json!([])
+        );
+        // Beside a real server, they were the admin's for it too.
+        assert_eq!(
+            options("nameserver 127.0.0.1\nnameserver 10.20.0.53\noptions edns0 trust-ad\n"),
+            json!(["edns0", "trust-ad"])
+        );
+        assert_eq!(options("nameserver 10.20.0.53\n"), json!([]));
+
+        let stub = NodeFacts::from_raw(
+            "node1",
+            &crate::testing::rules_fixture("DNS-KUBELET-LOOPBACK/kubeadm-1.33-config-dir-dropin"),
+        );
+        let context = build(&Host::new("node1"), &stub, &[], None, None);
+        assert_eq!(context["kubelet_pod_options"], json!([]));
     }
 
     /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on

@@ -1462,6 +1462,69 @@ mod tests {
         assert!(config.contains("clusterDNS:\n- 10.96.0.10\n"), "{config}");
     }
 
+    /// The file kubelet-resolvconf writes keeps the options dnsPolicy: Default pods had from
+    /// the kubelet's file (its last `options` line, as the kubelet reads it), not the
+    /// `edns0 trust-ad` a resolver on the node wrote for itself; applied, a second plan
+    /// changes nothing, and no finding stays for the new line.
+    #[test]
+    fn the_upstream_file_keeps_the_options_default_pods_had() {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let fixture = "DNS-KUBELET-RESOLVCONF-MISSING/empty-nameserver-line";
+        let vars = "searchdomains: [example.internal]";
+        let written = |files: &[(&str, &str)], vars: &str| {
+            let raw = crate::testing::with_files(&crate::testing::rules_fixture(fixture), files);
+            let plan = plan_raw(&raw, vars, &cluster, "").hosts.remove(0);
+            let content = plan.changes.iter().find_map(|c| match c {
+                Change::WriteFile { path, content, .. } if path == "/etc/dnsfix/resolv.conf" => {
+                    Some(content.clone())
+                }
+                _ => None,
+            });
+            (raw, plan, content.unwrap_or_default())
+        };
+        let kubelet_file = "/etc/kubernetes/resolv.conf";
+        let (raw, plan, content) = written(
+            &[(
+                kubelet_file,
+                "nameserver 127.0.0.1\nnameserver 10.20.0.53\nsearch example.internal\n\
+                 options ndots:3\noptions timeout:1 attempts:2 rotate\n",
+            )],
+            vars,
+        );
+        assert!(
+            content.ends_with(
+                "nameserver 10.20.0.53\nsearch example.internal\noptions timeout:1 attempts:2 rotate\n"
+            ),
+            "{content}"
+        );
+        assert!(plan.remaining.is_empty(), "{plan:#?}");
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let after = predict::applied(&facts, &plan.changes, &plan.handlers);
+        let again = plan_raw(&after, vars, &cluster, "").hosts.remove(0);
+        assert!(again.changes.is_empty(), "{again:#?}");
+        assert!(again.findings.is_empty(), "{again:#?}");
+
+        // Its dnsmasq's options, where the servers come from the inventory (systemd-resolved's
+        // file names the cluster's cache: no fix).
+        let (_, _, content) = written(
+            &[
+                (
+                    kubelet_file,
+                    "nameserver 127.0.0.1\nsearch example.internal\noptions edns0 trust-ad\n",
+                ),
+                (
+                    "/run/systemd/resolve/resolv.conf",
+                    "nameserver 169.254.25.10\n",
+                ),
+            ],
+            "{searchdomains: [example.internal], upstream_dns_servers: [10.20.0.53]}",
+        );
+        assert!(content.contains("nameserver 10.20.0.53\n"), "{content}");
+        assert!(!content.contains("options"), "{content}");
+    }
+
     /// A run cut off between its writes and its restart: the plan restarts the kubelet
     /// unit the mark names and nothing else (no file to write), holds to the mark, and
     /// converges; a rollback's mark is restarted the same way; a kubelet restarted since
