@@ -5,8 +5,9 @@
 //!
 //! Two things are modelled rather than copied, because a service writes them: on restart
 //! systemd-resolved rewrites its uplink file from `DNS=`, so servers a planned drop-in adds
-//! are appended to it; on reload or restart NetworkManager rewrites a plain /etc/resolv.conf,
-//! so a planned `[global-dns-domain-*] servers=` replaces its nameserver lines.
+//! join its global servers there, before its links' ones; on reload or restart
+//! NetworkManager rewrites a plain /etc/resolv.conf, so a planned
+//! `[global-dns-domain-*] servers=` replaces its nameserver lines.
 
 use crate::facts::NodeFacts;
 use crate::facts::raw::{FileState, RawFacts, RawFile};
@@ -130,30 +131,141 @@ fn written<'a>(changes: &'a [Change], dir: &'a str) -> impl Iterator<Item = &'a 
     })
 }
 
-/// A restarted systemd-resolved appends the servers its drop-ins add to its uplink file.
+/// A restarted systemd-resolved writes its uplink file anew: first its global servers, the
+/// `DNS=` of resolved.conf and then of its drop-ins in the order it reads them (an empty
+/// `DNS=` dropping those before it), the planned drop-ins' among them, then the servers of
+/// its links (those the file lists now that are no global server of the old configuration),
+/// each server once (systemd src/resolve/resolved-manager.c `manager_compile_dns_servers`,
+/// v252 to v256: "First add the system-wide servers", "Then, add the per-link servers", into
+/// an OrderedSet keyed on the address, `dns_server_hash_func`; resolved-resolv-conf.c
+/// `write_uplink_resolv_conf_contents` writes them in that order, where `# No DNS servers
+/// known.` stood, before the `search` line). Nothing changes where the drop-ins add none.
 fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String]) {
     if servers.is_empty() {
         return;
     }
     let uplink = facts.resolver.systemd_uplink.path.clone();
-    let mut text = raw
+    let text = raw
         .files
         .get(&uplink)
         .and_then(RawFile::text)
         .map(|t| t.into_owned())
         .unwrap_or_default();
-    for server in servers {
-        let listed = text
-            .lines()
-            .any(|l| l.split_whitespace().eq(["nameserver", server.as_str()]));
-        if !listed {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!("nameserver {server}\n"));
+    let old_global = resolved_global_servers(&facts.raw);
+    let mut ordered = resolved_global_servers(raw);
+    // They are among them, unless a drop-in of another directory masks dnsfix's.
+    for server in servers.iter().filter_map(|s| uplink_address(s)) {
+        if !ordered.contains(&server) {
+            ordered.push(server);
         }
     }
-    put(raw, &uplink, text.into_bytes(), FileState::Present);
+    let is_server = |l: &str| l.split_whitespace().next() == Some("nameserver");
+    let links = text
+        .lines()
+        .filter(|l| is_server(l))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|s| !old_global.iter().any(|g| g == s));
+    for link in links {
+        if !ordered.iter().any(|s| s == link) {
+            ordered.push(link.to_owned());
+        }
+    }
+    let mut out = String::new();
+    let mut placed = false;
+    let mut place = |out: &mut String| {
+        if !std::mem::replace(&mut placed, true) {
+            for server in &ordered {
+                out.push_str(&format!("nameserver {server}\n"));
+            }
+        }
+    };
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if is_server(line) || trimmed == NONE_KNOWN || trimmed == TOO_MANY {
+            place(&mut out);
+            continue;
+        }
+        if trimmed.split_whitespace().next() == Some("search") {
+            place(&mut out);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    place(&mut out);
+    put(raw, &uplink, out.into_bytes(), FileState::Present);
+}
+
+/// What systemd-resolved writes in its uplink file where it knows no server
+/// (resolved-resolv-conf.c `write_uplink_resolv_conf_contents`).
+const NONE_KNOWN: &str = "# No DNS servers known.";
+
+/// What it writes before a fourth server (`write_resolv_conf_server`, MAXNS).
+const TOO_MANY: &str = "# Too many DNS servers configured, the following entries may be ignored.";
+
+/// systemd-resolved's global servers as its configuration in `raw` gives them, in order:
+/// the `DNS=` words of /etc/systemd/resolved.conf, then of its drop-ins in the order it reads
+/// them, an empty `DNS=` dropping those before it, each once, as its uplink file writes them
+/// (the address alone: not a `#name`, nor a port 53; none on another port, which it leaves
+/// out, and not its own stub addresses or 0.0.0.0, which it skips:
+/// `manager_add_dns_server_by_string`).
+fn resolved_global_servers(raw: &RawFacts) -> Vec<String> {
+    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
+    let main = raw
+        .get("/etc/systemd/resolved.conf")
+        .and_then(RawFile::text)
+        .map(|t| t.into_owned());
+    let dropins = crate::facts::sysctl::conf_d_files(raw, &dirs)
+        .into_iter()
+        .map(|(_, text)| text);
+    let mut servers: Vec<String> = Vec::new();
+    for text in main.into_iter().chain(dropins) {
+        let mut section = "";
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                section = line;
+                continue;
+            }
+            let Some(value) = line
+                .strip_prefix("DNS")
+                .and_then(|rest| rest.trim_start().strip_prefix('='))
+                .filter(|_| section == "[Resolve]")
+            else {
+                continue;
+            };
+            if value.trim().is_empty() {
+                servers.clear();
+            }
+            for address in value.split_whitespace().filter_map(uplink_address) {
+                if !servers.contains(&address) {
+                    servers.push(address);
+                }
+            }
+        }
+    }
+    servers
+}
+
+/// The address a resolved.conf `DNS=` word is written as in the uplink file; none for one
+/// on a port other than 53 (left out there), for its stub addresses and 0.0.0.0 (skipped),
+/// or for a word that is no address.
+fn uplink_address(word: &str) -> Option<String> {
+    let word = word.split('#').next().unwrap_or(word);
+    let (address, port) = match word.strip_prefix('[') {
+        Some(v6) => {
+            let (address, rest) = v6.split_once(']')?;
+            (address, rest.strip_prefix(':'))
+        }
+        None => match word.split_once(':') {
+            Some((v4, port)) if !port.contains(':') => (v4, Some(port)),
+            _ => (word, None),
+        },
+    };
+    if port.is_some_and(|p| p != "53") {
+        return None;
+    }
+    let ip = crate::facts::resolv_conf::server_address(address)?;
+    let skipped = ["127.0.0.53", "127.0.0.54", "0.0.0.0"];
+    (!skipped.contains(&ip.to_string().as_str())).then(|| address.to_owned())
 }
 
 /// A reloaded NetworkManager replaces a plain /etc/resolv.conf's nameserver lines with its
@@ -218,4 +330,86 @@ fn put(raw: &mut RawFacts, path: &str, content: Vec<u8>, state: FileState) {
         raw.order.push(path.to_string());
     }
     raw.files.insert(path.to_string(), file);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::model::Reason;
+
+    const UPLINK: &str = "/run/systemd/resolve/resolv.conf";
+    const HEAD: &str = "# This file is managed by man:systemd-resolved(8). Do not edit.\n#\n";
+
+    /// What a restart of systemd-resolved, after dnsfix's drop-in `dns` is written, leaves in
+    /// its uplink file, on a node whose file says `uplink` and whose kubespray.conf drop-in
+    /// says `DNS=169.254.25.10`.
+    fn uplink_after(uplink: &str, dns: &str) -> String {
+        let raw = crate::testing::raw_from(&[
+            (UPLINK, uplink),
+            ("/etc/systemd/resolved.conf", "[Resolve]\n#DNS=\n"),
+            (
+                "/etc/systemd/resolved.conf.d/kubespray.conf",
+                "[Resolve]\nDNS=169.254.25.10\nFallbackDNS=192.0.2.99\n",
+            ),
+        ]);
+        restarted_with(raw, dns)
+    }
+
+    /// The uplink file of `raw` after dnsfix's drop-in `DNS=dns` and a restart.
+    fn restarted_with(raw: RawFacts, dns: &str) -> String {
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let content = format!("[Resolve]\nDNS={dns}\n");
+        let change = Change::WriteFile {
+            path: "/etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf".into(),
+            description: String::new(),
+            before_sha256: None,
+            before: None,
+            after_sha256: sha256_hex(content.as_bytes()),
+            content,
+            mode: Some("0644".into()),
+            reasons: Vec::<Reason>::new(),
+        };
+        let restart = HandlerRun {
+            name: "restart systemd-resolved".into(),
+            unit: "systemd-resolved".into(),
+            action: HandlerAction::Restarted,
+            serial: crate::playbook::Batch::Count(1),
+            reasons: Vec::new(),
+        };
+        let after = applied(&facts, &[change], &[restart]);
+        crate::testing::text(&after, UPLINK)
+    }
+
+    /// The servers a drop-in adds are global ones: systemd-resolved writes them after the
+    /// other global servers and before those of its links (resolved-manager.c
+    /// `manager_compile_dns_servers`), each once, above the `search` line. Before, they were
+    /// put after every line, the link servers' and `search` too, so a kubelet that reads
+    /// the file took the link servers among its first three and left them out.
+    #[test]
+    fn servers_a_drop_in_adds_come_before_the_links_ones() {
+        let uplink = format!(
+            "{HEAD}\nnameserver 169.254.25.10\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nsearch example.internal\n"
+        );
+        assert_eq!(
+            uplink_after(&uplink, "192.0.2.53 10.0.0.3 169.254.25.10:53"),
+            format!(
+                "{HEAD}\nnameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.3\nnameserver 10.0.0.2\nsearch example.internal\n"
+            )
+        );
+        // A server on another port is left out: the file stays as it was.
+        assert_eq!(uplink_after(&uplink, "192.0.2.53:5353"), uplink);
+    }
+
+    /// Where it knew no server, the line that said so goes: the servers take its place.
+    #[test]
+    fn servers_take_the_place_of_no_dns_servers_known() {
+        let raw = crate::testing::raw_from(&[(
+            UPLINK,
+            &format!("{HEAD}\n# No DNS servers known.\nsearch .\n"),
+        )]);
+        assert_eq!(
+            restarted_with(raw, "192.0.2.53 192.0.2.54"),
+            format!("{HEAD}\nnameserver 192.0.2.53\nnameserver 192.0.2.54\nsearch .\n")
+        );
+    }
 }
