@@ -151,8 +151,8 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
         .and_then(RawFile::text)
         .map(|t| t.into_owned())
         .unwrap_or_default();
-    let old_global = resolved_global_servers(&facts.raw);
-    let mut ordered = resolved_global_servers(raw);
+    let old_global = resolved_config_servers(&facts.raw, "DNS");
+    let mut ordered = resolved_config_servers(raw, "DNS");
     // They are among them, unless a drop-in of another directory masks dnsfix's.
     for server in servers.iter().filter_map(|s| uplink_address(s)) {
         if !ordered.contains(&server) {
@@ -160,11 +160,20 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
         }
     }
     let is_server = |l: &str| l.split_whitespace().next() == Some("nameserver");
-    let links = text
+    let listed: Vec<&str> = text
         .lines()
         .filter(|l| is_server(l))
         .filter_map(|l| l.split_whitespace().nth(1))
-        .filter(|s| !old_global.iter().any(|g| g == s));
+        .collect();
+    // Where it knew no server of its own and lists only its FallbackDNS= ones, those are
+    // its fallback ("If we found nothing, add the fallback servers"): gone once it has one.
+    let fallback = resolved_config_servers(&facts.raw, "FallbackDNS");
+    let only_fallback = old_global.is_empty()
+        && !ordered.is_empty()
+        && listed.iter().all(|s| fallback.iter().any(|f| f == s));
+    let links = listed
+        .into_iter()
+        .filter(|s| !only_fallback && !old_global.iter().any(|g| g == s));
     for link in links {
         if !ordered.iter().any(|s| s == link) {
             ordered.push(link.to_owned());
@@ -202,13 +211,13 @@ const NONE_KNOWN: &str = "# No DNS servers known.";
 /// What it writes before a fourth server (`write_resolv_conf_server`, MAXNS).
 const TOO_MANY: &str = "# Too many DNS servers configured, the following entries may be ignored.";
 
-/// systemd-resolved's global servers as its configuration in `raw` gives them, in order:
-/// the `DNS=` words of /etc/systemd/resolved.conf, then of its drop-ins in the order it reads
-/// them, an empty `DNS=` dropping those before it, each once, as its uplink file writes them
-/// (the address alone: not a `#name`, nor a port 53; none on another port, which it leaves
-/// out, and not its own stub addresses or 0.0.0.0, which it skips:
-/// `manager_add_dns_server_by_string`).
-fn resolved_global_servers(raw: &RawFacts) -> Vec<String> {
+/// systemd-resolved's global servers (`key` `DNS`), or its fallback ones (`FallbackDNS`), as
+/// its configuration in `raw` gives them, in order: the `key=` words of
+/// /etc/systemd/resolved.conf, then of its drop-ins in the order it reads them, an empty
+/// `key=` dropping those before it, each once, as its uplink file writes them (the address
+/// alone: not a `#name`, nor a port 53; none on another port, which it leaves out, and not
+/// its own stub addresses or 0.0.0.0, which it skips: `manager_add_dns_server_by_string`).
+fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
     let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
     let main = raw
         .get("/etc/systemd/resolved.conf")
@@ -226,7 +235,7 @@ fn resolved_global_servers(raw: &RawFacts) -> Vec<String> {
                 continue;
             }
             let Some(value) = line
-                .strip_prefix("DNS")
+                .strip_prefix(key)
                 .and_then(|rest| rest.trim_start().strip_prefix('='))
                 .filter(|_| section == "[Resolve]")
             else {
@@ -398,6 +407,27 @@ mod tests {
         );
         // A server on another port is left out: the file stays as it was.
         assert_eq!(uplink_after(&uplink, "192.0.2.53:5353"), uplink);
+    }
+
+    /// Where it knew no server of its own, it listed its FallbackDNS= ones: they go once a
+    /// drop-in gives it one (resolved-manager.c: "If we found nothing, add the fallback
+    /// servers").
+    #[test]
+    fn fallback_servers_go_once_a_drop_in_gives_servers() {
+        let raw = crate::testing::raw_from(&[
+            (
+                UPLINK,
+                &format!("{HEAD}\nnameserver 192.0.2.99\nsearch example.internal\n"),
+            ),
+            (
+                "/etc/systemd/resolved.conf",
+                "[Resolve]\nFallbackDNS=192.0.2.98\nFallbackDNS=\nFallbackDNS=192.0.2.99\n",
+            ),
+        ]);
+        assert_eq!(
+            restarted_with(raw, "192.0.2.53"),
+            format!("{HEAD}\nnameserver 192.0.2.53\nsearch example.internal\n")
+        );
     }
 
     /// Where it knew no server, the line that said so goes: the servers take its place.
