@@ -2,11 +2,15 @@
 //! file lists the servers the node's own lookups reach. DNS-CLUSTER-SELF-FORWARD judges the
 //! host's resolver by that file and host-upstream-dns (`host_resolver` in the playbooks'
 //! context) changes it through that program, so both take it from here and never judge
-//! two different files. Read from the facts only.
+//! two different files. Also whether a file names only systemd-resolved's stub and
+//! something answers there ([`stub_only`], [`stub_answered`]), which DNS-HOST-RESOLVER-DOWN
+//! asks too. Read from the facts only.
 
-use super::node_resolver::{stub_answered, stub_only};
+use std::net::IpAddr;
+
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::{ResolvFile, UnitState};
+use crate::facts::resolv_conf::ResolvConf;
 
 /// Which program writes /etc/resolv.conf, and the file whose servers the node asks.
 #[derive(Debug, Clone, Copy)]
@@ -100,4 +104,32 @@ fn writer_of(facts: &NodeFacts, reaches_resolved: bool) -> &'static str {
     } else {
         "file"
     }
+}
+
+/// systemd-resolved's stub listeners: 127.0.0.53, and 127.0.0.54 (its proxy stub, systemd
+/// 251 and later). On Linux a DNS server bound to port 53 on all addresses (0.0.0.0:53)
+/// answers there too.
+const RESOLVED_STUBS: [IpAddr; 2] = [
+    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 53)),
+    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 54)),
+];
+
+/// Every nameserver of `p` is systemd-resolved's stub (and there is one).
+pub(super) fn stub_only(p: &ResolvConf) -> bool {
+    !p.nameservers.is_empty()
+        && p.nameservers
+            .iter()
+            .all(|n| n.ip.is_some_and(|ip| RESOLVED_STUBS.contains(&ip)))
+}
+
+/// Whether anything answers on the stub addresses `p` lists (/proc/net/udp: a server on
+/// one of them, or on every address, [`NodeFacts::dns_answers_on`]); `None` where the
+/// socket tables were not read.
+///
+/// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
+pub(super) fn stub_answered(facts: &NodeFacts, p: &ResolvConf) -> Option<bool> {
+    facts.dns_answers_on(p.nameservers.iter().filter_map(|n| match n.ip {
+        Some(IpAddr::V4(v4)) => Some(v4),
+        _ => None,
+    }))
 }

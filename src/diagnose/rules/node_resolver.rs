@@ -4,12 +4,12 @@
 
 use std::net::IpAddr;
 
+use super::host_servers::{stub_answered, stub_only};
 use super::{
     Ctx, NO_KUBELET, RuleOutcome, file_text, network_manager_manages_resolv, not_a_node,
     ns_evidence, upstream_dns_servers,
 };
 use crate::diagnose::finding::Severity;
-use crate::facts::NodeFacts;
 use crate::facts::dhclient_cmdline::DhclientCommand;
 use crate::facts::network_manager::{DnsMode, NmDns, RcManager, links_to_resolved};
 use crate::facts::node_facts::{
@@ -17,14 +17,6 @@ use crate::facts::node_facts::{
 };
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback, real_upstreams};
-
-/// systemd-resolved's stub listeners: 127.0.0.53, and 127.0.0.54 (its proxy stub, systemd
-/// 251 and later). On Linux a DNS server bound to port 53 on all addresses (0.0.0.0:53)
-/// answers there too.
-const RESOLVED_STUBS: [IpAddr; 2] = [
-    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 53)),
-    IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 54)),
-];
 
 /// Which case of [`host_resolver_down`] a finding is: the fix depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,26 +232,6 @@ fn links_into_resolved(etc: &ResolvFile) -> bool {
     let base = if target.starts_with('/') { "" } else { "/etc" };
     let path = crate::facts::node_facts::go_clean(&format!("{base}/{target}"));
     in_resolved_run_dir(etc.canonical.as_deref().unwrap_or(&path))
-}
-
-/// Every nameserver of `p` is systemd-resolved's stub (and there is one).
-pub(super) fn stub_only(p: &ResolvConf) -> bool {
-    !p.nameservers.is_empty()
-        && p.nameservers
-            .iter()
-            .all(|n| n.ip.is_some_and(|ip| RESOLVED_STUBS.contains(&ip)))
-}
-
-/// Whether anything answers on the stub addresses `p` lists (/proc/net/udp: a server on
-/// one of them, or on every address, [`NodeFacts::dns_answers_on`]); `None` where the
-/// socket tables were not read.
-///
-/// [`NodeFacts::dns_answers_on`]: crate::facts::NodeFacts::dns_answers_on
-pub(super) fn stub_answered(facts: &NodeFacts, p: &ResolvConf) -> Option<bool> {
-    facts.dns_answers_on(p.nameservers.iter().filter_map(|n| match n.ip {
-        Some(IpAddr::V4(v4)) => Some(v4),
-        _ => None,
-    }))
 }
 
 /// Nothing answers at the stub addresses `p` lists (the socket table; where it was not
