@@ -25,6 +25,7 @@ mod kubelet_flags;
 mod macvlan;
 mod new_interfaces;
 mod node_resolver;
+mod resolver_owner;
 mod restart_due;
 mod search;
 

@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use super::host_servers::{stub_answered, stub_only};
+use super::resolver_owner::{give_resolved, owner_fix, real_servers};
 use super::{
     Ctx, NO_KUBELET, RuleOutcome, file_text, network_manager_manages_resolv, not_a_node,
     ns_evidence, upstream_dns_servers,
@@ -16,7 +17,7 @@ use crate::facts::node_facts::{
     Effective, FlavourKind, ResolvFile, UnitState, in_resolved_run_dir,
 };
 use crate::facts::raw::FileState;
-use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback, real_upstreams};
+use crate::facts::resolv_conf::{Nameserver, ResolvConf, is_loopback};
 
 /// Which case of [`host_resolver_down`] a finding is: the fix depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,9 +334,6 @@ fn stub_unanswered(
 /// (ordered_set_isempty(dns)) fputs("# No DNS servers known.\n", f);`).
 const NONE_KNOWN: &str = "# No DNS servers known.";
 
-/// Where systemd-resolved takes servers, for a fix that gives it some.
-const GIVE: &str = "DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved; or the network's own settings: nameservers in netplan, NetworkManager's connection, the DHCP server";
-
 /// What systemd-resolved's uplink file says of the servers it asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum UplinkServers {
@@ -411,7 +409,10 @@ fn servers_unnamed(ctx: &Ctx) -> RuleOutcome {
             "{} lists only systemd-resolved's stub address, and {}, systemd-resolved's list of the servers it asks, names none without saying `{NONE_KNOWN}`: it leaves out servers on a port other than 53 and those of a link that is not a default route, so whether it knows one to ask is not known",
             ctx.facts.resolver.etc_resolv_conf.path, ctx.facts.resolver.systemd_uplink.path
         ),
-        format!("see which servers systemd-resolved asks (resolvectl status, or resolvectl dns): where it names none, give it the real servers ({GIVE})"),
+        format!(
+            "see which servers systemd-resolved asks (resolvectl status, or resolvectl dns): where it names none, give it the real servers, with {}",
+            give_resolved(ctx, &real_servers(ctx).map(|(_, s)| s).unwrap_or_default())
+        ),
     )
 }
 
@@ -466,41 +467,6 @@ pub(super) fn resolved_words(ctx: &Ctx) -> String {
     }
 }
 
-/// The real servers the node is known to use, for a file of its own, and where they come
-/// from: the inventory's `upstream_dns_servers`, else its `nameservers`, else
-/// systemd-resolved's list of them (its uplink file, while it is in /run), else the
-/// kubelet's file for pods. Neither loopback nor the cluster's own DNS; each once.
-fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
-    let real = |listed: Vec<String>| real_upstreams(listed, &ctx.cluster);
-    let from_file = |f: Option<&ResolvFile>, whose: &str| -> Option<(String, Vec<String>)> {
-        let f = f.filter(|f| f.state == FileState::Present)?;
-        let listed = f.parsed.iter().flat_map(|p| &p.nameservers);
-        let servers = real(listed.map(|n| n.address.clone()).collect());
-        let path = f.canonical.as_deref().unwrap_or(&f.path);
-        (!servers.is_empty()).then(|| (format!("{path}, {whose},"), servers))
-    };
-    ["upstream_dns_servers", "nameservers"]
-        .into_iter()
-        .find_map(|key| {
-            let servers = real(ctx.host.var_list(key).unwrap_or_default());
-            (!servers.is_empty()).then(|| (format!("the inventory's {key}"), servers))
-        })
-        .or_else(|| {
-            let uplink = Some(&ctx.facts.resolver.systemd_uplink);
-            from_file(uplink, "systemd-resolved's list of the real servers")
-        })
-        .or_else(|| {
-            // Not the file k3s/RKE2 generate when no host file passes their check: its
-            // 8.8.8.8 is their guess, not a server of the node's.
-            let kubelet = &ctx.facts.kubelet;
-            let file = kubelet.pod_resolv_conf.as_ref();
-            from_file(
-                file.filter(|_| !kubelet.on_rancher_fallback()),
-                "the kubelet's file for pods",
-            )
-        })
-}
-
 /// How to give the node a resolver again. Where /etc/resolv.conf is systemd-resolved's
 /// (`resolveds`: a link into its /run directory, or its stub address): start it where it
 /// is enabled and stopped (the next boot starts it anyway); where it runs and starts at
@@ -517,9 +483,11 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
         format!(" ({})", servers.join(", "))
     };
     if !resolveds {
-        return format!(
+        // What writes the file takes the servers; the generic route where that is no
+        // program a step can be named for.
+        return owner_fix(ctx, servers).unwrap_or_else(|| format!(
             "give the node an /etc/resolv.conf that lists the real servers{list}, through whatever manages it (NetworkManager, resolvconf, the DHCP client) or as a file of its own"
-        );
+        ));
     }
     let starts = ctx.facts.services.resolved_starts_at_boot() == Some(true);
     if starts && resolved_stopped(ctx) {
@@ -547,7 +515,8 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     {
         let boots = if starts { " and starts at boot" } else { "" };
         return format!(
-            "give systemd-resolved the real servers{list}: it runs{boots} but {knows} ({GIVE})"
+            "give systemd-resolved the real servers{list}: it runs{boots} but {knows}; with {}",
+            give_resolved(ctx, servers)
         );
     }
     if starts
@@ -563,8 +532,9 @@ fn host_resolver_fix(ctx: &Ctx, down: Down, resolveds: bool, servers: &[String])
     // Enabled, a systemd-resolved that knows no server still answers nothing.
     let keep = if down == Down::NoNameserver && active {
         format!(
-            "{} and give it the real servers{list}, as it runs but {knows} ({GIVE})",
-            enable_resolved(ctx)
+            "{} and give it the real servers{list}, as it runs but {knows}: with {}",
+            enable_resolved(ctx),
+            give_resolved(ctx, servers)
         )
     } else {
         enable_resolved(ctx).to_owned()

@@ -404,9 +404,9 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("stub-no-servers", "active", "enabled", Some((High, "systemd-resolved, which runs (whether it answers there is not known: the socket table was not read), knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none"))),
         ("stub-no-servers", "active", "", Some((High, "knows no DNS server to ask", "give systemd-resolved the real servers: it runs but knows none"))),
         // Enabled again, it still knows no server: the servers go with it.
-        ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved) and give it the real servers, as it runs but knows none (DNS= in a drop-in"))),
+        ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved) and give it the real servers, as it runs but knows none: with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d;"))),
         ("stub-no-servers", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
-        ("stub-no-servers-listening", "active", "enabled", Some((High, "systemd-resolved, which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none (DNS= in a drop-in under /etc/systemd/resolved.conf.d/, then systemctl restart systemd-resolved"))),
+        ("stub-no-servers-listening", "active", "enabled", Some((High, "systemd-resolved, which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=ADDR ADDR\\n' > /etc/systemd/resolved.conf.d/dns.conf; systemctl restart systemd-resolved)"))),
         // No nameserver line without `# No DNS servers known.`: it asks servers it leaves
         // out, or none.
         ("stub-no-servers-unnamed", "active", "enabled", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address, and /run/systemd/resolve/resolv.conf, systemd-resolved's list of the servers it asks, names none without saying `# No DNS servers known.`", "resolvectl status"))),
@@ -426,8 +426,8 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("nm-link", "inactive", "disabled", None),
         ("resolvconf-link", "inactive", "", None),
         ("dnsmasq", "inactive", "", None),
-        ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "through whatever manages it"))),
-        ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "through whatever manages it"))),
+        ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 >> /etc/resolv.conf (nothing rewrites it here)"))),
+        ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "replace the directory with a file that lists the real servers: rm -r /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 > /etc/resolv.conf (nothing rewrites it here)"))),
         ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
         // After the boot: the gather asks is-enabled where the link dangles.
         ("dangling", "inactive", "masked", Some((High, "is a link to nothing", "or unmask and enable systemd-resolved"))),
@@ -438,8 +438,8 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("dangling+nm-file", "inactive", "disabled", Some((High, "is a link to nothing", "rm /etc/resolv.conf; systemctl reload NetworkManager, and it writes its own (left as it is, the link to nothing is written through: rc-manager=file writes systemd-resolved's stub address (nameserver 127.0.0.53), which nothing answers while systemd-resolved does not run, into /etc/../run/systemd/resolve/stub-resolv.conf where that directory exists, so the rm comes first)"))),
         // Running and enabled, and still a link to nothing: the link is wrong, not the servers.
         ("dangling", "active", "enabled", Some((High, "is a link to nothing", "link /etc/resolv.conf to systemd-resolved's stub file again (ln -sfn ../run/systemd/resolve/stub-resolv.conf /etc/resolv.conf)"))),
-        ("absent", "inactive", "disabled", Some((High, "does not exist", "give the node an /etc/resolv.conf that lists the real servers (192.0.2.53)"))),
-        ("absent", "unknown", "", Some((High, "does not exist", "through whatever manages it"))),
+        ("absent", "inactive", "disabled", Some((High, "does not exist", "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 > /etc/resolv.conf (nothing rewrites it here)"))),
+        ("absent", "unknown", "", Some((High, "does not exist", "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 > /etc/resolv.conf"))),
     ];
     for (kind, state, enabled, want) in cases {
         let case = format!("{kind}, {state}, {enabled}");
@@ -513,6 +513,150 @@ fn resolver_finding_is(
             && fix.contains("knows none"),
         "{case}: {f:?}"
     );
+}
+
+/// The dhcpcd node of [`writer_node`] (nothing running but the kubelet) with
+/// /etc/resolv.conf made as `etc` says (`missing`, `directory`, `resolvconf-link`: a link to
+/// Debian resolvconf's file, which is not there; else the file's text), `programs` running
+/// (`dhcpcd`, `openresolv`: its resolvconf program, `dhclient`, `nm`: NetworkManager 1.28
+/// with no configuration of its own, `nm-at-boot`: the same stopped but enabled), and the
+/// inventory's upstream_dns_servers: DNS-HOST-RESOLVER-DOWN's finding.
+fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
+    use crate::facts::raw::FileState;
+    let mut raw = writer_node(&[]);
+    let path = "/etc/resolv.conf";
+    match etc {
+        "missing" => raw.file(path, FileState::Missing, None),
+        "directory" => raw.file(path, FileState::Directory, None),
+        "resolvconf-link" => {
+            raw.file(path, FileState::Missing, None);
+            raw.files.get_mut(path).expect("entry").symlink_target =
+                Some("../run/resolvconf/resolv.conf".into());
+        }
+        text => raw.file(path, FileState::Present, Some(text.as_bytes())),
+    }
+    let mut units = vec![("kubelet", "active")];
+    for program in programs {
+        match *program {
+            "dhcpcd" | "dhclient" => with_process(&mut raw, program, 612, b""),
+            "openresolv" => {
+                crate::testing::set_command(&mut raw, "resolvconf-bin", "/usr/sbin/resolvconf\n", 0)
+            }
+            "nm" | "nm-at-boot" => {
+                let dir = "/usr/lib/x86_64-linux-gnu/NetworkManager/1.28.0";
+                raw.file(dir, FileState::Directory, None);
+                if *program == "nm" {
+                    units.push(("NetworkManager", "active"));
+                } else {
+                    let wants = crate::facts::raw::NM_UNIT_LINKS[0];
+                    let unit = "/usr/lib/systemd/system/NetworkManager.service";
+                    raw.link(wants, unit, unit, b"");
+                    raw.file(unit, FileState::Present, Some(b"[Unit]\n"));
+                }
+            }
+            other => panic!("no such program: {other}"),
+        }
+    }
+    crate::testing::set_units(&mut raw, &units);
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["192.0.2.53", "198.51.100.53"]),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    match host_resolver_down(&Ctx::in_cluster(&host, &facts, None)) {
+        RuleOutcome::Findings(f) if f.len() == 1 => f[0].clone(),
+        other => panic!("{etc} {programs:?}: {other:?}"),
+    }
+}
+
+/// Where /etc/resolv.conf is not systemd-resolved's and is down (missing, a directory, no
+/// nameserver line), the fix names the step of the program that writes it, with the
+/// servers known (the inventory's here), in place of "through whatever manages it":
+/// dhcpcd's and openresolv's own settings (resolv_writer's `Writer::fix`), NetworkManager's
+/// connection or global DNS (NetworkManager.conf(5) `[global-dns-domain-*]` `servers`),
+/// the file itself where nothing rewrites it (and dhclient's dhclient.conf where dhclient
+/// runs), resolvconf's `base` for a link to its file.
+#[test]
+fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
+    const NO_SERVER: &str = "search example.internal\n";
+    #[rustfmt::skip]
+    let cases: [(&str, &[&str], &str); 10] = [
+        ("# Generated by dhcpcd from ens5.dhcp\n", &["dhcpcd"], "dhcpcd writes /etc/resolv.conf here at every lease and renewal, and when an interface goes up or down: give dhcpcd the servers in /etc/dhcpcd.conf (`static domain_name_servers=192.0.2.53 198.51.100.53`, in an `interface NAME` block for one interface)"),
+        ("# Generated by resolvconf\n", &["openresolv"], "openresolv writes /etc/resolv.conf here whenever a program hands it servers (resolvconf -a: a DHCP client, ifupdown, a VPN) and at every resolvconf -u: give openresolv the servers in /etc/resolvconf.conf (`name_servers=\"192.0.2.53 198.51.100.53\"` puts them"),
+        (NO_SERVER, &[], "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)"),
+        (NO_SERVER, &["dhclient"], "(nothing rewrites it here); dhclient runs here and writes the file anew at every lease: put the servers in its dhclient.conf too (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`)"),
+        ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)"),
+        ("directory", &[], "replace the directory with a file that lists the real servers: rm -r /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf"),
+        (NO_SERVER, &["nm"], "NetworkManager writes /etc/resolv.conf here from its connections' servers, and they give none: give it the real servers (192.0.2.53, 198.51.100.53), on its connection, nmcli connection modify CON ipv4.dns \"192.0.2.53 198.51.100.53\", then nmcli connection up CON (nmcli connection show --active names CON); or global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (then systemctl reload NetworkManager;"),
+        ("missing", &["nm"], "systemctl reload NetworkManager: it writes /etc/resolv.conf here from its connections' servers (where they give none, give it the real servers (192.0.2.53, 198.51.100.53): nmcli connection modify CON"),
+        (NO_SERVER, &["nm-at-boot"], "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf; NetworkManager, stopped now but enabled, writes the file anew at its next start from its connections' servers: give it the real servers for then, global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (read at its start;"),
+        ("resolvconf-link", &[], "/etc/resolv.conf links to ../run/resolvconf/resolv.conf, another program's file: give that program the real servers (192.0.2.53, 198.51.100.53) (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolvconf/resolv.conf.d/base; resolvconf -u); or make /etc/resolv.conf a file of its own"),
+    ];
+    for (etc, programs, fix) in cases {
+        let f = owner_down_finding(etc, programs);
+        assert_eq!(f.id, "DNS-HOST-RESOLVER-DOWN", "{f:?}");
+        assert!(
+            f.remediation.contains(fix),
+            "{etc} {programs:?}: {}",
+            f.remediation
+        );
+        assert!(!f.remediation.contains("whatever manages it"), "{f:?}");
+    }
+}
+
+/// systemd-resolved runs, answers at its stub and knows no server: the fix gives it the
+/// servers in a drop-in (its directory made first), and also names the program that hands
+/// it a link's servers on this node: NetworkManager's connection where NetworkManager runs
+/// and hands DNS to it (Ubuntu's dns=systemd-resolved), systemd-networkd's (netplan's
+/// `nameservers`) where that runs; neither where neither runs.
+#[test]
+fn a_systemd_resolved_without_servers_is_given_them_where_this_node_takes_them() {
+    const DROP_IN: &str = "give systemd-resolved the real servers (192.0.2.53): it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=192.0.2.53\\n' > /etc/systemd/resolved.conf.d/dns.conf; systemctl restart systemd-resolved)";
+    const NM: &str = "; or NetworkManager's connection, whose servers it hands to systemd-resolved here (nmcli connection modify CON ipv4.dns \"192.0.2.53\", then nmcli connection up CON";
+    const NETPLAN: &str = "; or the interface's servers in systemd-networkd, which hands them to systemd-resolved (with netplan, whose files are /run/systemd/network/10-netplan-*: `nameservers: {addresses: [192.0.2.53]}` under the interface in /etc/netplan/, then netplan apply; without it: DNS=192.0.2.53 in the [Network] section";
+    // (NetworkManager's configuration, as network_manager_conf names it, "" for none;
+    // systemd-networkd runs; the fix names NetworkManager's connection, netplan)
+    for (nm, networkd, names_nm, names_netplan) in [
+        ("", false, false, false),
+        ("", true, false, true),
+        ("nm-ubuntu", false, true, false),
+        // NetworkManager writes the file itself (dns unset, /etc/resolv.conf no link into
+        // systemd-resolved's files is not the case here: the stub link chooses
+        // systemd-resolved for it).
+        ("nm", true, true, true),
+        ("nm-none", false, false, false),
+    ] {
+        let mut raw = resolved_case("active", "enabled");
+        let kind = if nm.is_empty() {
+            "stub-no-servers-listening".to_owned()
+        } else {
+            format!("stub-no-servers-listening+{nm}")
+        };
+        etc_resolv_conf(&mut raw, &kind, "active");
+        let mut units = vec![("systemd-resolved", "active"), ("kubelet", "active")];
+        if !nm.is_empty() {
+            units.push(("NetworkManager", "active"));
+        }
+        if networkd {
+            units.push(("systemd-networkd", "active"));
+        }
+        crate::testing::set_units(&mut raw, &units);
+        let mut host = Host::new("node1");
+        host.vars.insert(
+            "upstream_dns_servers".into(),
+            serde_json::json!(["192.0.2.53"]),
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let RuleOutcome::Findings(f) = host_resolver_down(&Ctx::in_cluster(&host, &facts, None))
+        else {
+            panic!("{kind}: no finding");
+        };
+        let r = &f[0].remediation;
+        assert!(r.contains(DROP_IN), "{kind}: {r}");
+        assert_eq!(r.contains(NM), names_nm, "{kind} {networkd}: {r}");
+        assert_eq!(r.contains(NETPLAN), names_netplan, "{kind} {networkd}: {r}");
+    }
 }
 
 /// Where NetworkManager writes /etc/resolv.conf (DNS-RESOLV-MANAGED-ELSEWHERE on a plain
