@@ -219,12 +219,19 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             } else if let Some(latent) = kubespray_loop_to_come(ctx, e, f, hits.is_empty()) {
                 findings.push(latent);
             } else if let Some(ns) = only_cluster(ctx, p) {
+                // Where the kubelet's file is the host's own resolver, the fix is the host's.
+                let host = super::host_servers(ctx.facts);
+                let listed: Vec<String> = ns.iter().map(|n| n.address.clone()).collect();
+                let fix = same_file(f, host.file)
+                    .then(|| super::resolver_owner::nm_self_forward_fix(ctx, host.via, &listed))
+                    .flatten()
+                    .unwrap_or_else(|| "list real upstream servers after the cluster IP on the host (Kubespray: nameservers; systemd-resolved: a resolved.conf.d drop-in)".into());
                 findings.push(ctx.finding(
                     CLUSTER_SELF_FORWARD,
                     Severity::High,
                     "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS: no loop (CoreDNS forwards elsewhere), but those pods and the node have no real upstream while cluster DNS is down".into(),
                     vec![format!("{} → {}", resolv_chain(e, f), ns_evidence(f, &ns)), upstream_note.clone()],
-                    "list real upstream servers after the cluster IP on the host (Kubespray: nameservers; systemd-resolved: a resolved.conf.d drop-in)".into(),
+                    fix,
                 ));
             }
         }
@@ -254,14 +261,8 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
 fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
     let servers = super::host_servers(ctx.facts);
     let host = servers.file;
-    let pod_path = ctx
-        .facts
-        .kubelet
-        .pod_resolv_conf
-        .as_ref()
-        .and_then(|f| f.canonical.clone().or(Some(f.path.clone())));
-    let host_path = host.canonical.clone().unwrap_or(host.path.clone());
-    if pod_path.as_deref() == Some(host_path.as_str()) {
+    let pod = ctx.facts.kubelet.pod_resolv_conf.as_ref();
+    if pod.is_some_and(|pod| same_file(pod, host)) {
         return None;
     }
     let ns = only_cluster(ctx, host.parsed.as_ref()?)?;
@@ -274,7 +275,9 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         // A file of another kind that names only the stub: say how the node gets there.
         evidence.insert(0, format!("{} names only systemd-resolved's stub, and systemd-resolved runs: the node asks the servers it lists in {}", etc.path, host.path));
     }
-    let mut fix = "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".to_owned();
+    let listed: Vec<String> = ns.iter().map(|n| n.address.clone()).collect();
+    let mut fix = super::resolver_owner::nm_self_forward_fix(ctx, servers.via, &listed)
+        .unwrap_or_else(|| "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".to_owned());
     // A plain file another program writes anew: servers written into it go at its next
     // write (DNS-RESOLV-MANAGED-ELSEWHERE says what shows it).
     if host.path == etc.path
@@ -293,6 +296,12 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         evidence,
         fix,
     ))
+}
+
+/// `a` and `b` are one file: the same path where the links lead (`readlink -f`), else as
+/// named.
+fn same_file(a: &ResolvFile, b: &ResolvFile) -> bool {
+    a.canonical.as_ref().unwrap_or(&a.path) == b.canonical.as_ref().unwrap_or(&b.path)
 }
 
 /// The loop Kubespray's next run makes of the kubelet's file: systemd-resolved's uplink

@@ -1,19 +1,21 @@
-//! How the program that owns the node's own resolver takes DNS servers, as the fix of
-//! DNS-HOST-RESOLVER-DOWN says it: the step for the owner dnsfix found
-//! ([`super::host_servers`]), with the servers where they are known ([`real_servers`]).
-//! Text only, from the facts: it judges nothing.
+//! How the program that owns the node's own resolver takes DNS servers, as the fixes of
+//! DNS-HOST-RESOLVER-DOWN and DNS-CLUSTER-SELF-FORWARD say it: the step for the owner
+//! dnsfix found ([`super::host_servers`]), with the servers where they are known
+//! ([`real_servers`]). Text only, from the facts: it judges nothing.
 //!
 //! Sources: systemd man/resolved.conf.xml (`DNS=` in `[Resolve]`, drop-ins in
 //! /etc/systemd/resolved.conf.d/); NetworkManager man/NetworkManager.conf.xml @017b7c2b
 //! (`[global-dns]` searches and options, `[global-dns-domain-*]` servers, "A default domain
 //! section is mandatory"; the configuration read again at SIGHUP, `systemctl reload`) and
 //! nm-settings-nmcli(5) (`ipv4.dns`, `ipv6.dns`); netplan's reference (`nameservers:
-//! addresses:` under an interface); the other writers as [`crate::facts::resolv_writer`]
-//! cites them.
+//! addresses:` under an interface); Kubespray roles/kubernetes/preinstall/tasks/
+//! 0063-networkmanager-dns.yml (`[global-dns-domain-*]` servers from `nameserverentries`
+//! in /etc/NetworkManager/conf.d/dns.conf); the other writers as
+//! [`crate::facts::resolv_writer`] cites them.
 
 use super::Ctx;
 use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
-use crate::facts::node_facts::{ResolvFile, UnitState};
+use crate::facts::node_facts::{FlavourKind, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::real_upstreams;
 use crate::facts::resolv_writer::{NETCONFIG_RESOLV_CONF, Writer, resolv_writer};
@@ -239,4 +241,39 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> String {
         "; dhclient runs here and writes the file anew at every lease: put the servers in its dhclient.conf too (`prepend domain-name-servers {};`)",
         joined(servers, ", ")
     )
+}
+
+/// DNS-CLUSTER-SELF-FORWARD's fix where NetworkManager writes the plain /etc/resolv.conf
+/// (`via` `networkmanager`, or `networkmanager_at_boot` where it does so from its next
+/// start), whose servers are the cluster addresses `cluster`: what host-upstream-dns writes
+/// (templates/networkmanager-upstream.conf.j2: global DNS, the cluster addresses and then
+/// the upstreams, three at most) and the same by hand. `None` for another owner.
+pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: &str, cluster: &[String]) -> Option<String> {
+    let (now, then) = match via {
+        "networkmanager" => (
+            "writes /etc/resolv.conf here from its connections' servers, so servers written into the file go at its next update",
+            ", then systemctl reload NetworkManager",
+        ),
+        "networkmanager_at_boot" => (
+            "is stopped but enabled, and writes /etc/resolv.conf anew from its connections' servers at its next start",
+            " (read at its next start; the playbook writes /etc/resolv.conf itself for now)",
+        ),
+        _ => return None,
+    };
+    let real = real_servers(ctx).map(|(_, s)| s).unwrap_or_default();
+    let real = if real.is_empty() {
+        vec!["ADDR".to_owned()]
+    } else {
+        real
+    };
+    let servers: Vec<String> = cluster.iter().chain(&real).take(3).cloned().collect();
+    let kubespray = if ctx.facts.flavour.kind == FlavourKind::Kubespray {
+        "; on Kubespray set the inventory's nameservers too: its next run writes `servers=` the cluster address and those into /etc/NetworkManager/conf.d/dns.conf (0063-networkmanager-dns.yml), which a zz- file, read after it, overrides"
+    } else {
+        ""
+    };
+    Some(format!(
+        "NetworkManager {now}: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the cluster address then those servers, three at most, and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own){then}. By hand the same file: `servers={}`{then}{kubespray}",
+        servers.join(",")
+    ))
 }

@@ -659,6 +659,56 @@ fn a_systemd_resolved_without_servers_is_given_them_where_this_node_takes_them()
     }
 }
 
+/// DNS-CLUSTER-SELF-FORWARD where NetworkManager writes the node's plain /etc/resolv.conf
+/// (the Rocky 9 node of networkmanager-host-cluster-only, Kubespray's global DNS listing
+/// only nodelocaldns): the fix says what host-upstream-dns writes there
+/// (templates/networkmanager-upstream.conf.j2) and the same by hand, with the cluster
+/// address first; for the kubelet's file where the kubelet reads /etc/resolv.conf, and for
+/// the host's own resolver where the kubelet has a file of its own.
+#[test]
+fn a_cluster_only_resolver_networkmanager_writes_is_fixed_through_its_global_dns() {
+    const PLAYBOOK: &str = "NetworkManager writes /etc/resolv.conf here from its connections' servers, so servers written into the file go at its next update: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the cluster address then those servers, three at most, and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own), then systemctl reload NetworkManager. By hand the same file: `servers=169.254.25.10,192.0.2.53,198.51.100.53`, then systemctl reload NetworkManager";
+    let base =
+        crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/networkmanager-host-cluster-only");
+    let mut own = base.clone();
+    crate::testing::replace_in_file(
+        &mut own,
+        "/var/lib/kubelet/config.yaml",
+        "kind: KubeletConfiguration\n",
+        "kind: KubeletConfiguration\nresolvConf: /etc/dnsfix/resolv.conf\n",
+    );
+    own.file(
+        "/etc/dnsfix/resolv.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"nameserver 192.0.2.53\n"),
+    );
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["192.0.2.53", "198.51.100.53"]),
+    );
+    for (raw, summary) in [
+        (
+            &base,
+            "the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS",
+        ),
+        (&own, "the host's own resolver lists only the cluster's DNS"),
+    ] {
+        let facts = NodeFacts::from_raw("node1", raw);
+        let ctx = Ctx::in_cluster(&host, &facts, None);
+        let RuleOutcome::Findings(f) = super::kubelet_file::cluster_self_forward(&ctx) else {
+            panic!("{summary}: no finding");
+        };
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].summary.starts_with(summary), "{f:?}");
+        assert!(
+            f[0].remediation.contains(PLAYBOOK),
+            "{summary}: {}",
+            f[0].remediation
+        );
+    }
+}
+
 /// Where NetworkManager writes /etc/resolv.conf (DNS-RESOLV-MANAGED-ELSEWHERE on a plain
 /// file, the planner's `network_manager_manages`): not with Ubuntu's dns=systemd-resolved
 /// in /usr/lib/NetworkManager/conf.d (rc-manager auto leaves the file alone), unless a file
