@@ -3,12 +3,13 @@
 //! dnsfix found ([`super::host_servers`]), with the servers where they are known
 //! ([`real_servers`]). Text only, from the facts: it judges nothing.
 //!
-//! Sources: systemd man/resolved.conf.xml (`DNS=` in `[Resolve]`, drop-ins in
-//! /etc/systemd/resolved.conf.d/); NetworkManager man/NetworkManager.conf.xml @017b7c2b
-//! (`[global-dns]` searches and options, `[global-dns-domain-*]` servers, "A default domain
+//! Sources: systemd man/resolved.conf.xml @01a1beb1 (`DNS=` in `[Resolve]`, "system DNS
+//! servers", drop-ins in /etc/systemd/resolved.conf.d/*.conf); NetworkManager
+//! man/NetworkManager.conf.xml @017b7c2b (`[global-dns]` searches and options, `[global-dns-domain-*]` servers, "A default domain
 //! section is mandatory"; the configuration read again at SIGHUP, `systemctl reload`) and
-//! nm-settings-nmcli(5) (`ipv4.dns`, `ipv6.dns`); netplan's reference (`nameservers:
-//! addresses:` under an interface); Kubespray roles/kubernetes/preinstall/tasks/
+//! nm-settings-nmcli(5) (`ipv4.dns`, `ipv6.dns`); canonical/netplan
+//! doc/netplan-yaml.md @01c7597e (`nameservers` (mapping): `addresses:` under an interface,
+//! "for manual address configuration"); Kubespray roles/kubernetes/preinstall/tasks/
 //! 0063-networkmanager-dns.yml (`[global-dns-domain-*]` servers from `nameserverentries`
 //! in /etc/NetworkManager/conf.d/dns.conf); the other writers as
 //! [`crate::facts::resolv_writer`] cites them.
