@@ -495,27 +495,47 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
     context["kubelet_pod_options"] = json!(pod_options(facts, source));
 }
 
-/// The resolv.conf whose search domains and options pods get from the node: the one the
-/// kubelet gives them, `true`; where that file is not there to read, the file the upstream
-/// servers come from (`source`, where it is one of the node's resolver files), which a file
-/// of dnsfix's takes its servers from too, `false`.
-fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<(&'a ResolvFile, bool)> {
+/// The resolv.conf whose search domains and options pods get from the node.
+enum PodSettings<'a> {
+    /// The one the kubelet gives them.
+    Kubelet(&'a ResolvFile),
+    /// Where that file is not there to read, the file the upstream servers come from, which
+    /// a file of dnsfix's takes its servers from too.
+    Source(&'a ResolvFile),
+}
+
+impl<'a> PodSettings<'a> {
+    fn file(&self) -> &'a ResolvFile {
+        match self {
+            PodSettings::Kubelet(f) | PodSettings::Source(f) => f,
+        }
+    }
+}
+
+/// The [`PodSettings`] of the node, `source` naming the file the upstream servers come from
+/// (where it is one of the node's resolver files).
+fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<PodSettings<'a>> {
     match &facts.kubelet.pod_resolv_conf {
-        Some(f) if f.state != crate::facts::raw::FileState::Missing => Some((f, true)),
+        Some(f) if f.state != crate::facts::raw::FileState::Missing => {
+            Some(PodSettings::Kubelet(f))
+        }
         _ => [
             &facts.resolver.etc_resolv_conf,
             &facts.resolver.systemd_uplink,
         ]
         .into_iter()
         .find(|f| f.path == source)
-        .map(|f| (f, false)),
+        .map(PodSettings::Source),
     }
 }
 
 /// The options `dnsPolicy: Default` pods get from the node (those of [`pod_settings_file`]),
 /// as the kubelet reads them: the words of the last `options` line (dns.go
-/// `parseResolvConf`, "last one wins"), which `GetPodDNS` hands those pods as they are and
-/// ClusterFirst pods never (it replaces them with `ndots:5`). Not `edns0` and `trust-ad`
+/// `parseResolvConf`, "last one wins"), which `GetPodDNS` hands those pods as they are, and
+/// host-network pods, but ClusterFirst pods off the host network never (it replaces them
+/// with `ndots:5`). Only words that are a resolver option, a name or a name:number
+/// (resolv.conf(5)): not the control characters a hostile file may hold, which the kubelet
+/// would pass on and the resolver ignores. Not `edns0` and `trust-ad`
 /// where every server of that file is a loopback one: they are about that resolver on the
 /// node, not about the real servers behind it, which pods ask over the network, where an AD
 /// bit is not to be trusted (resolv.conf(5), trust-ad). systemd-resolved writes `options
@@ -526,7 +546,8 @@ fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<(&'a Reso
 /// adds both where it names its dnsmasq or systemd-resolved (nm-dns-manager.c `update_dns`,
 /// `need_edns0`, `need_trust`).
 fn pod_options(facts: &NodeFacts, source: &str) -> Vec<String> {
-    let Some(parsed) = pod_settings_file(facts, source).and_then(|(f, _)| f.parsed.as_ref()) else {
+    let Some(parsed) = pod_settings_file(facts, source).and_then(|s| s.file().parsed.as_ref())
+    else {
         return Vec::new();
     };
     let local = !parsed.nameservers.is_empty()
@@ -537,9 +558,23 @@ fn pod_options(facts: &NodeFacts, source: &str) -> Vec<String> {
     parsed
         .options
         .iter()
+        .filter(|o| is_resolver_option(o))
         .filter(|o| !(local && matches!(o.as_str(), "edns0" | "trust-ad")))
         .cloned()
         .collect()
+}
+
+/// Whether `word` has the form of a resolver option: a name of lower-case letters, digits
+/// and `-` (`rotate`, `single-request-reopen`), with a `:number` where it takes one
+/// (`ndots:2`, `timeout:1`).
+fn is_resolver_option(word: &str) -> bool {
+    let (name, number) = word.split_once(':').unwrap_or((word, "0"));
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The search domains of the resolv.conf the kubelet gives pods; where that file is not
@@ -555,9 +590,9 @@ fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
             .unwrap_or_default()
     };
     match pod_settings_file(facts, source) {
-        Some((f, true)) => search(f),
+        Some(PodSettings::Kubelet(f)) => search(f),
         other => {
-            let domains: Vec<String> = other.map(|(f, _)| search(f)).unwrap_or_default();
+            let domains: Vec<String> = other.map(|s| search(s.file())).unwrap_or_default();
             if host.var_bool("dnsfix_strip_search_domains") != Some(true) {
                 return domains;
             }
@@ -1633,6 +1668,11 @@ mod tests {
             json!(["edns0", "trust-ad"])
         );
         assert_eq!(options("nameserver 10.20.0.53\n"), json!([]));
+        // Words no resolver takes, control characters among them, are not written.
+        assert_eq!(
+            options("nameserver 10.20.0.53\noptions rotate \x1b[2J ndots: a\x07b timeout:1\n"),
+            json!(["rotate", "timeout:1"])
+        );
 
         let stub = NodeFacts::from_raw(
             "node1",
