@@ -137,7 +137,8 @@ fn written<'a>(changes: &'a [Change], dir: &'a str) -> impl Iterator<Item = &'a 
 /// its links (those the file lists now that are no global server of the old configuration),
 /// each server once (systemd src/resolve/resolved-manager.c `manager_compile_dns_servers`,
 /// v252 to v256: "First add the system-wide servers", "Then, add the per-link servers", into
-/// an OrderedSet keyed on the address, `dns_server_hash_func`; resolved-resolv-conf.c
+/// an OrderedSet, `dns_server_hash_func`: each address once here, as dnsfix writes neither a
+/// port nor a name; resolved-resolv-conf.c
 /// `write_uplink_resolv_conf_contents` writes them in that order, where `# No DNS servers
 /// known.` stood, before the `search` line). Nothing changes where the drop-ins add none.
 fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String]) {
@@ -152,13 +153,8 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
         .map(|t| t.into_owned())
         .unwrap_or_default();
     let old_global = resolved_config_servers(&facts.raw, "DNS");
+    // The planned drop-in's among them, unless a drop-in read after it empties `DNS=`.
     let mut ordered = resolved_config_servers(raw, "DNS");
-    // They are among them, unless a drop-in of another directory masks dnsfix's.
-    for server in servers.iter().filter_map(|s| uplink_address(s)) {
-        if !ordered.contains(&server) {
-            ordered.push(server);
-        }
-    }
     let is_server = |l: &str| l.split_whitespace().next() == Some("nameserver");
     let listed: Vec<&str> = text
         .lines()
@@ -407,6 +403,23 @@ mod tests {
         );
         // A server on another port is left out: the file stays as it was.
         assert_eq!(uplink_after(&uplink, "192.0.2.53:5353"), uplink);
+    }
+
+    /// A drop-in read after dnsfix's (`zzz-` sorts after `zz-`) that empties `DNS=` drops
+    /// dnsfix's servers: they are not predicted, and what they were to fix stays failing.
+    #[test]
+    fn a_later_drop_in_that_empties_dns_drops_dnsfix_s_servers() {
+        let raw = crate::testing::raw_from(&[
+            (UPLINK, &format!("{HEAD}\nnameserver 10.9.9.9\nsearch .\n")),
+            (
+                "/etc/systemd/resolved.conf.d/zzz-site.conf",
+                "[Resolve]\nDNS=\nDNS=10.9.9.9\n",
+            ),
+        ]);
+        assert_eq!(
+            restarted_with(raw, "192.0.2.53"),
+            format!("{HEAD}\nnameserver 10.9.9.9\nsearch .\n")
+        );
     }
 
     /// Where it knew no server of its own, it listed its FallbackDNS= ones: they go once a
