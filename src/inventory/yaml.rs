@@ -485,6 +485,23 @@ all:
         assert!(err.contains("invalid YAML"), "{err}");
     }
 
+    /// A host name without its colon (`node2` for `node2:`): libyaml notices at the next
+    /// line that is not blank or a comment, which may be a screen further down; the line
+    /// the mistake is on is the simple key's, which must be in the message too (as
+    /// ansible-inventory, through PyYAML, prints "while scanning a simple key ... line 5").
+    #[test]
+    fn syntax_errors_keep_the_line_the_mistake_is_on() {
+        let err = load(
+            "all:\n  hosts:\n    node1:\n      ansible_host: 10.0.0.1\n    node2\n    # node3\n\n  children: {}\n",
+        )
+        .expect_err("missing colon");
+        assert!(err.starts_with("hosts.yaml:6:"), "{err}");
+        assert!(
+            err.contains("while scanning a simple key at line 5 column 5"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn group_priority_is_not_a_variable() {
         let inv = load("all:\n  children:\n    a:\n      vars: {ansible_group_priority: 10, x: 1}\n      hosts: {n1: }\n").expect("loads");

@@ -67,7 +67,10 @@ pub(crate) fn to_error(
             if let Some((l, c)) = offset.and_then(|offset| line_column(text, offset)) {
                 (line, column) = (Some(l), Some(c));
             }
-            format!("invalid YAML: {}", strip_positions(message))
+            format!(
+                "invalid YAML: {}",
+                strip_positions(message, line.zip(column))
+            )
         }
     };
     InventoryError::parse(path, line, column, message)
@@ -143,20 +146,19 @@ pub(crate) fn source(text: &str) -> Source<'_> {
     source
 }
 
-/// libyaml messages embed "at line N column M" (sometimes twice); the position is already in
-/// our `path:line:column` prefix, so drop them.
-fn strip_positions(message: &str) -> String {
+/// libyaml messages embed "at line N column M" for the problem, which our
+/// `path:line:column` prefix already holds (`at`), so that one is dropped. A context's
+/// position ("while scanning a simple key at line 5 column 5") is kept: it is where the
+/// mistake is (the key missing its colon), while the problem's is the next line that is
+/// not blank or a comment, which may be a screen further down.
+fn strip_positions(message: &str, at: Option<(usize, usize)>) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
-    while let Some(at) = rest.find(" at line ") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at + " at line ".len()..];
-        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        let after_line = &tail[digits..];
-        match after_line.strip_prefix(" column ") {
-            Some(col) if digits > 0 => {
-                rest = col.trim_start_matches(|c: char| c.is_ascii_digit());
-            }
+    while let Some(found) = rest.find(" at line ") {
+        out.push_str(&rest[..found]);
+        let tail = &rest[found + " at line ".len()..];
+        match position(tail) {
+            Some((line, column, after)) if Some((line, column)) == at => rest = after,
             _ => {
                 out.push_str(" at line ");
                 rest = tail;
@@ -165,6 +167,15 @@ fn strip_positions(message: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// `N column M` at the start of `text`: N, M and what follows.
+fn position(text: &str) -> Option<(usize, usize, &str)> {
+    let digits = |t: &str| t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let n = digits(text);
+    let col = text[n..].strip_prefix(" column ")?;
+    let m = digits(col);
+    Some((text[..n].parse().ok()?, col[..m].parse().ok()?, &col[m..]))
 }
 
 /// What a structural node may be. [`Shape`] turns each unexpected kind of YAML node into
@@ -854,20 +865,30 @@ w: !unsafe {p: 1}
         let err = parse("a: 1\nb: [1, 2\nc: 3\n").err().unwrap_or_default();
         assert!(err.starts_with("gv.yml:"), "{err}");
         assert!(err.contains("invalid YAML: "), "{err}");
-        assert!(!err.contains(" at line "), "{err}");
+        assert!(!err.contains(" at line 3 "), "{err}");
+        // Where the unclosed `[` is: the line to fix.
+        assert!(
+            err.ends_with("while parsing a flow sequence at line 2 column 4"),
+            "{err}"
+        );
     }
 
     #[test]
-    fn strip_positions_removes_only_positions() {
+    fn strip_positions_removes_only_the_problems_position() {
         assert_eq!(
             strip_positions(
-                "did not find expected key at line 3 column 1, while parsing a block mapping at line 1 column 1"
+                "did not find expected key at line 3 column 1, while parsing a block mapping at line 1 column 1",
+                Some((3, 1))
             ),
-            "did not find expected key, while parsing a block mapping"
+            "did not find expected key, while parsing a block mapping at line 1 column 1"
         );
         assert_eq!(
-            strip_positions("look at line numbers"),
+            strip_positions("look at line numbers", Some((1, 1))),
             "look at line numbers"
+        );
+        assert_eq!(
+            strip_positions("x at line 2 column 10", None),
+            "x at line 2 column 10"
         );
     }
 }
