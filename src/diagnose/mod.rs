@@ -47,6 +47,17 @@ impl HostDiagnosis {
             .filter(|f| f.status == FindingStatus::Unknown)
             .count()
     }
+
+    /// No kubelet configuration was found on the host, so the kubelet's rules (most of
+    /// them) did not apply: no finding there says nothing about pods' DNS, and the host is
+    /// not "clean" (a workstation, an etcd-only or bastion host, a node dnsfix cannot read
+    /// as one).
+    pub fn no_kubelet(&self) -> bool {
+        self.outcomes.iter().any(|(id, o)| {
+            *id == rules::KUBELET_LOOPBACK
+                && matches!(o, RuleOutcome::NotApplicable(why) if why == rules::NO_KUBELET)
+        })
+    }
 }
 
 /// An undeclared search domain every peer node has too is a site's own (a corporate

@@ -54,6 +54,7 @@ fn sorted_findings(d: &HostDiagnosis) -> Vec<&Finding> {
 pub fn summary(hosts: &[Checked]) -> String {
     let mut worst = [0usize; 4];
     let (mut clean, mut failed, mut findings, mut unknown) = (0, 0, 0, 0);
+    let mut no_kubelet = 0;
     for h in hosts {
         match h {
             Checked::Failed { .. } => failed += 1,
@@ -63,6 +64,7 @@ pub fn summary(hosts: &[Checked]) -> String {
                     Some(s) => worst[s as usize] += 1,
                     // Only unknowns: not clean, not failing either.
                     None if d.unknowns() > 0 => unknown += 1,
+                    None if d.no_kubelet() => no_kubelet += 1,
                     None => clean += 1,
                 }
             }
@@ -83,6 +85,9 @@ pub fn summary(hosts: &[Checked]) -> String {
         parts.push(format!("{unknown} unknown"));
     }
     parts.push(format!("{clean} clean"));
+    if no_kubelet > 0 {
+        parts.push(format!("{no_kubelet} without a kubelet"));
+    }
     if failed > 0 {
         parts.push(format!("{failed} unreachable"));
     }
@@ -98,7 +103,7 @@ pub fn summary(hosts: &[Checked]) -> String {
 /// Every line is one line of the report: what came from a node is escaped in it.
 pub fn text(hosts: &[Checked]) -> String {
     let mut out = String::new();
-    let mut clean = Vec::new();
+    let (mut clean, mut no_kubelet) = (Vec::new(), Vec::new());
     for h in sorted(hosts) {
         match h {
             Checked::Failed { host, error } => {
@@ -108,7 +113,11 @@ pub fn text(hosts: &[Checked]) -> String {
             Checked::Diagnosed(d) => {
                 let findings = sorted_findings(d);
                 if findings.is_empty() {
-                    clean.push(d.host.as_str());
+                    if d.no_kubelet() {
+                        no_kubelet.push(d.host.as_str());
+                    } else {
+                        clean.push(d.host.as_str());
+                    }
                     continue;
                 }
                 let worst = match d.worst() {
@@ -133,6 +142,14 @@ pub fn text(hosts: &[Checked]) -> String {
     }
     if !clean.is_empty() {
         escaped_line!(out, "clean: {}", clean.join(", "));
+    }
+    if !no_kubelet.is_empty() {
+        escaped_line!(
+            out,
+            "no kubelet configuration found, so the kubelet's rules did not apply (not a \
+             Kubernetes node?): {}",
+            no_kubelet.join(", ")
+        );
     }
     escaped_line!(out, "{}", summary(hosts));
     out
@@ -365,6 +382,40 @@ mod tests {
         );
         let doc = junit(&[Checked::Diagnosed(&d)]);
         assert!(!doc.contains("\n            fix:  run:"), "{doc}");
+    }
+
+    /// `dnsfix check` on a workstation (the README's first command) or an etcd-only host
+    /// said `clean: localhost`, `1 clean`, where no kubelet configuration was found and
+    /// the kubelet's rules (most of them) did not apply: nothing about pods' DNS was judged.
+    #[test]
+    fn a_host_without_a_kubelet_is_not_called_clean() {
+        let outcome = |id: &'static str, o: RuleOutcome| HostDiagnosis {
+            host: String::new(),
+            outcomes: vec![(id, o)],
+        };
+        let mut node = outcome(crate::diagnose::rules::KUBELET_LOOPBACK, RuleOutcome::Pass);
+        node.host = "node1".into();
+        let mut ws = outcome(
+            crate::diagnose::rules::KUBELET_LOOPBACK,
+            RuleOutcome::NotApplicable(crate::diagnose::rules::NO_KUBELET.into()),
+        );
+        ws.host = "localhost".into();
+        let out = text(&[Checked::Diagnosed(&ws), Checked::Diagnosed(&node)]);
+        assert!(
+            out.contains("\nclean: node1\n") || out.starts_with("clean: node1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "no kubelet configuration found, so the kubelet's rules did not apply (not a \
+                 Kubernetes node?): localhost\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("2 hosts: 1 clean, 1 without a kubelet; 0 findings\n"),
+            "{out}"
+        );
     }
 
     /// A node file with U+FFFE, U+FFFF or a C0 control made `check --format junit` a

@@ -334,7 +334,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("DNS-MACVLAN-NO-MASQUERADE", macvlan::macvlan_no_masquerade),
 ];
 
-const NO_KUBELET: &str = "no kubelet configuration on this host";
+pub(crate) const NO_KUBELET: &str = "no kubelet configuration on this host";
 
 /// The file kubelet hands to dnsPolicy=Default pods, parsed; or why a rule cannot use it.
 pub(super) enum PodResolv<'a> {
