@@ -605,6 +605,24 @@ fn host_plan(
     } else {
         HostStatus::Clean
     };
+    let mut notes = run.notes;
+    // Not "nothing to change" as for a node whose DNS is right: nothing was judged.
+    if records.is_empty()
+        && !changing
+        && matches!(
+            facts.kubelet.resolv_conf,
+            crate::facts::node_facts::Observed::Absent
+        )
+    {
+        notes.push(model::Note {
+            playbook: String::new(),
+            message: format!(
+                "{}: the kubelet's rules did not apply, so nothing about pods' DNS \
+                 was judged and nothing is planned (not a Kubernetes node?)",
+                rules::NO_KUBELET
+            ),
+        });
+    }
     HostPlan {
         host: host.name.clone(),
         status,
@@ -615,7 +633,7 @@ fn host_plan(
         handlers: run.handlers,
         cluster: run.cluster,
         blocked: run.blocked,
-        notes: run.notes,
+        notes,
         unchanged,
         // Fleet drift is judged across hosts, not predicted per host.
         fixes: if changing {
@@ -2413,6 +2431,44 @@ mod tests {
         }];
         let playbooks = Playbooks::load(None).expect("playbooks");
         build(&inventory, None, &hosts, outcomes, &playbooks, cluster)
+    }
+
+    /// `dnsfix plan` on a workstation (the README's first command) said `nothing to
+    /// change: localhost`, as for a node whose DNS is right, where no kubelet
+    /// configuration was found and nothing about pods' DNS was judged. A node with one
+    /// gets no such note.
+    #[test]
+    fn a_host_without_a_kubelet_says_nothing_was_judged() {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let bare = plan_raw(
+            &crate::facts::raw::RawFacts::default(),
+            "x: 1",
+            &cluster,
+            "",
+        );
+        let host = &bare.hosts[0];
+        assert!(!host.acts(), "{host:#?}");
+        assert!(
+            host.notes.iter().any(|n| n.message.starts_with(
+                "no kubelet configuration on this host: the kubelet's rules did not apply"
+            )),
+            "{host:#?}"
+        );
+        let text = render::text(&bare, false);
+        assert!(!text.contains("nothing to change: node1"), "{text}");
+        let node = plan_fixture(
+            "DNS-BRIDGE-NF-NOT-PERSISTENT/k3s-sets-them-at-start",
+            "x: 1",
+        );
+        assert!(
+            !node
+                .notes
+                .iter()
+                .any(|n| n.message.contains("no kubelet configuration")),
+            "{node:#?}"
+        );
     }
 
     /// On k3s the clusterDNS fix is a `kubelet-arg+` drop-in of dnsfix's own, unless a
