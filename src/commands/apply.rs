@@ -450,14 +450,34 @@ fn selected_part(run: &Run, plan: &Plan) -> Result<Plan, Error> {
     if let (Some(saved), Some(path)) = (&plan.inventory, inventory.path()) {
         let now = crate::plan::inventory_change::digest(path);
         if now != saved.sha256 {
-            eprintln!(
-                "warning: the inventory changed since the plan was made ({}); hosts are \
-                 reached with its current connection settings",
-                crate::text::escape(&saved.path)
-            );
+            eprintln!("warning: {}", inventory_differs(&saved.path, path));
         }
     }
     Ok(plan)
+}
+
+/// The warning for an inventory whose digest is not the plan's: changed since, where it
+/// is the file the plan names, or another inventory (a plan made for staging applied with
+/// production's), whose hosts of the same names get the plan's changes wherever their
+/// files match the plan's, so both paths are named.
+fn inventory_differs(saved: &str, now: &Path) -> String {
+    let same = Path::new(saved) == now
+        || std::fs::canonicalize(saved).ok() == std::fs::canonicalize(now).ok();
+    if same {
+        format!(
+            "the inventory changed since the plan was made ({}); hosts are reached with its \
+             current connection settings",
+            crate::text::escape(saved)
+        )
+    } else {
+        format!(
+            "the plan was made from inventory {}, not {} (their contents differ): its hosts \
+             are matched by name and reached with this inventory's connection settings (a \
+             plan is for the inventory it was made from: plan again with this one)",
+            crate::text::escape(saved),
+            crate::text::escape(&now.display().to_string())
+        )
+    }
 }
 
 /// Records the run before any node is touched, so an interrupted run can still be rolled

@@ -251,6 +251,58 @@ fn a_templated_connection_variable_refuses_only_that_host() {
     }
 }
 
+/// A plan made from one inventory applied with another (staging's plan, production's
+/// inventory) warned that "the inventory changed since the plan was made", naming only the
+/// plan's: the other file was not named, and nothing said the hosts are matched by name.
+#[test]
+fn applying_a_plan_with_another_inventory_names_both() {
+    let dir = tempdir("other-inventory");
+    let (made, other) = (dir.join("staging.ini"), dir.join("prod.ini"));
+    std::fs::write(&made, "[kube_node]\nme ansible_connection=local\n").expect("write");
+    std::fs::write(
+        &other,
+        "[kube_node]\nme ansible_connection=local\n[kube_node:vars]\ny=1\n",
+    )
+    .expect("write");
+    let plan = dir.join("plan.json");
+    let out = Dnsfix::new(["plan", "--no-progress", "-o"])
+        .arg(&plan)
+        .arg("-i")
+        .arg(&made)
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let apply = |inventory: &Path| {
+        Dnsfix::new(["apply", "--no-progress"])
+            .arg(&plan)
+            .arg("-i")
+            .arg(inventory)
+            .env("DNSFIX_STATE_DIR", dir.join("state"))
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    let out = apply(&other);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "warning: the plan was made from inventory {}, not {} (their contents differ): \
+             its hosts are matched by name",
+            made.display(),
+            other.display()
+        )),
+        "{err}"
+    );
+    // The same file, edited since: as before.
+    std::fs::write(&made, "[kube_node]\nme ansible_connection=local\n\n").expect("write");
+    let err = stderr(&apply(&made));
+    assert!(
+        err.contains(&format!(
+            "warning: the inventory changed since the plan was made ({})",
+            made.display()
+        )),
+        "{err}"
+    );
+}
+
 /// `dnsfix facts --format json -i PATH` with each SSH backend, for an inventory whose
 /// first host (local) reports and whose second fails: exit 3, with the output and its
 /// JSON.
