@@ -87,6 +87,12 @@ pub fn text(
     if let Some(path) = saved {
         let _ = writeln!(out, "run recorded in {}", path.display());
     }
+    // With the run's inventory: without it a rollback or a plan would not find the hosts.
+    let inventory = record
+        .inventory
+        .as_deref()
+        .map(|i| format!("-i {} ", crate::node_script::quote(i)))
+        .unwrap_or_default();
     if !rollback
         && (record
             .hosts
@@ -97,16 +103,26 @@ pub fn text(
                 .iter()
                 .any(crate::apply::configmaps::may_have_written))
     {
-        // With the run's inventory: without it a rollback would not find the hosts.
-        let inventory = record
-            .inventory
-            .as_deref()
-            .map(|i| format!("-i {} ", crate::node_script::quote(i)))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
             "to undo it: dnsfix rollback {inventory}{}",
             record.run_id
+        );
+    }
+    let stale: Vec<&str> = record
+        .hosts
+        .iter()
+        .filter(|h| h.outcome == HostOutcome::Stale)
+        .map(|h| h.host.as_str())
+        .collect();
+    if !rollback && !stale.is_empty() {
+        // The plan's changes were made from facts these nodes no longer have: only a plan
+        // made from what they have now can say what to write there.
+        let _ = writeln!(
+            out,
+            "the plan is stale for {}: make a new one: dnsfix plan {inventory}--limit {} -o PLAN, then dnsfix apply PLAN",
+            crate::text::count(stale.len(), "host"),
+            crate::node_script::quote(&stale.join(","))
         );
     }
     out
@@ -287,6 +303,16 @@ mod tests {
             summary(&record("apply", &["applied"])),
             "run r2: 1 applied of 1 host"
         );
+        // A stale host is told what to do next (docs/apply.md: "make a new plan").
+        let stale = text(&record("apply", &["applied", "stale"]), &[], false, None);
+        assert!(
+            stale.contains(
+                "the plan is stale for 1 host: make a new one: dnsfix plan --limit 'n1' -o PLAN"
+            ),
+            "{stale}"
+        );
+        let rolled = text(&record("rollback", &["stale"]), &[], false, None);
+        assert!(!rolled.contains("make a new one"), "{rolled}");
         assert_eq!(
             summary(&record("apply", &["unchanged", "applied"])),
             "run r2: 1 applied, 1 already in place of 2 hosts"
