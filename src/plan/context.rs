@@ -483,8 +483,10 @@ fn findings_json(findings: &[Finding]) -> Vec<Value> {
 
 /// The search domains pods get from the node (`kubelet_pod_search`), the stray ones among
 /// them (`stray_search_domains`, as DNS-STRAY-SEARCH judges them), the cluster's domain
-/// (`cluster_domain`) and the options pods get from the node (`kubelet_pod_options`);
-/// `source`: the file `upstreams` come from.
+/// (`cluster_domain`) and the options pods get from the node (`kubelet_pod_options`;
+/// `kubelet_pod_options_from_kubelet`: whether the kubelet's own file gave them, not the
+/// file the servers come from where that one is not there); `source`: the file
+/// `upstreams` come from.
 fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &str) {
     let search = pod_search(host, facts, source);
     let domain = cluster_domain(host, facts);
@@ -493,6 +495,10 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
     context["kubelet_pod_search"] = json!(search);
     context["cluster_domain"] = json!(domain);
     context["kubelet_pod_options"] = json!(pod_options(facts, source));
+    context["kubelet_pod_options_from_kubelet"] = json!(matches!(
+        pod_settings_file(facts, source),
+        Some(PodSettings::Kubelet(_))
+    ));
 }
 
 /// The resolv.conf whose search domains and options pods get from the node.
@@ -532,8 +538,8 @@ fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<PodSettin
 /// The options `dnsPolicy: Default` pods get from the node (those of [`pod_settings_file`]),
 /// as the kubelet reads them: the words of the last `options` line (dns.go
 /// `parseResolvConf`, "last one wins"), which `GetPodDNS` hands those pods as they are, and
-/// host-network pods, but ClusterFirst pods off the host network never (it replaces them
-/// with `ndots:5`). Only words that are a resolver option, a name or a name:number
+/// host-network ClusterFirst pods, but other ClusterFirst pods and ClusterFirstWithHostNet
+/// ones never (it replaces them with `ndots:5`: `getPodDNSType`). Only words that are a resolver option, a name or a name:number
 /// (resolv.conf(5)): not the control characters a hostile file may hold, which the kubelet
 /// would pass on and the resolver ignores. Not `edns0` and `trust-ad`
 /// where every server of that file is a loopback one: they are about that resolver on the
@@ -564,16 +570,15 @@ fn pod_options(facts: &NodeFacts, source: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `word` has the form of a resolver option: a name of lower-case letters, digits
-/// and `-` (`rotate`, `single-request-reopen`), with a `:number` where it takes one
-/// (`ndots:2`, `timeout:1`).
+/// Whether `word` has the form of a resolver option: a name of lower-case letters, digits,
+/// `-` and `_` (`rotate`, `single-request-reopen`, glibc's `no_tld_query`), with a number
+/// after a `:` where it takes one (`ndots:2`, `timeout:1`; glibc's `atoi` reads none as 0).
 fn is_resolver_option(word: &str) -> bool {
-    let (name, number) = word.split_once(':').unwrap_or((word, "0"));
+    let (name, number) = word.split_once(':').unwrap_or((word, ""));
     !name.is_empty()
         && name
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !number.is_empty()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
         && number.bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -1670,9 +1675,46 @@ mod tests {
         assert_eq!(options("nameserver 10.20.0.53\n"), json!([]));
         // Words no resolver takes, control characters among them, are not written.
         assert_eq!(
-            options("nameserver 10.20.0.53\noptions rotate \x1b[2J ndots: a\x07b timeout:1\n"),
-            json!(["rotate", "timeout:1"])
+            options(
+                "nameserver 10.20.0.53\noptions rotate \x1b[2J ndots:x a\x07b no_tld_query ndots: timeout:1\n"
+            ),
+            json!(["rotate", "no_tld_query", "ndots:", "timeout:1"])
         );
+
+        // Where the kubelet's file is missing, they are those of the file the servers come
+        // from, which pods never had: the plan does not say pods lose them.
+        let missing = crate::testing::with_files(
+            &crate::testing::rules_fixture(
+                "DNS-KUBELET-RESOLVCONF-MISSING/kubeadm-relative-resolv-conf",
+            ),
+            &[(
+                "/etc/resolv.conf",
+                "nameserver 192.0.2.53\noptions rotate timeout:1\n",
+            )],
+        );
+        let missing = build(
+            &Host::new("node1"),
+            &NodeFacts::from_raw("node1", &missing),
+            &[],
+            None,
+            None,
+        );
+        assert_eq!(missing["kubelet_pod_options_from_kubelet"], json!(false));
+        let kubelets = crate::testing::with_files(
+            &crate::testing::rules_fixture(fixture),
+            &[(
+                "/etc/kubernetes/resolv.conf",
+                "nameserver 10.20.0.53\noptions rotate\n",
+            )],
+        );
+        let kubelets = build(
+            &Host::new("node1"),
+            &NodeFacts::from_raw("node1", &kubelets),
+            &[],
+            None,
+            None,
+        );
+        assert_eq!(kubelets["kubelet_pod_options_from_kubelet"], json!(true));
 
         let stub = NodeFacts::from_raw(
             "node1",

@@ -84,7 +84,10 @@ pub fn summary(hosts: &[Checked]) -> String {
     if unknown > 0 {
         parts.push(format!("{unknown} unknown"));
     }
-    parts.push(format!("{clean} clean"));
+    // "0 clean" only where no host stands beside it: a workstation is 1 without a kubelet.
+    if clean > 0 || no_kubelet == 0 {
+        parts.push(format!("{clean} clean"));
+    }
     if no_kubelet > 0 {
         parts.push(format!("{no_kubelet} without a kubelet"));
     }

@@ -24,8 +24,8 @@
 //! interface's own IPv6 `forwarding` picks its host or router behaviour (accepting router
 //! advertisements), not whether packets entering by it are forwarded (Documentation/
 //! networking/ip-sysctl.rst `conf/all/forwarding`: "IPv4 and IPv6 work differently here").
-//! The `force_forwarding` of an interface, added to the kernel in 2025, only turns
-//! forwarding on there where `all` is off: a default of 0 breaks nothing either way.
+//! An interface's `force_forwarding` (ip-sysctl.rst, newer kernels: "Enable forwarding on
+//! this interface only") only turns forwarding on there: a default of 0 breaks nothing.
 
 use super::Ctx;
 use crate::diagnose::finding::{Finding, Severity};
