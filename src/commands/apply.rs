@@ -471,9 +471,9 @@ fn inventory_differs(saved: &str, now: &Path) -> String {
         )
     } else {
         format!(
-            "the plan was made from inventory {}, not {} (their contents differ): its hosts \
-             are matched by name and reached with this inventory's connection settings (a \
-             plan is for the inventory it was made from: plan again with this one)",
+            "the plan was made from inventory {}; this run reads {}, whose contents differ: \
+             the plan's hosts are matched by name and reached with this inventory's connection \
+             settings (a plan is for the inventory it was made from: plan again with this one)",
             crate::text::escape(saved),
             crate::text::escape(&now.display().to_string())
         )

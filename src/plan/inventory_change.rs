@@ -122,7 +122,9 @@ pub fn base_dir(inventory: &Path) -> PathBuf {
 }
 
 /// sha256 over the inventory's files (the `-i` path, group_vars and host_vars), each as
-/// `path\0content\0`, in path order.
+/// `path\0content\0`, in path order, each path relative to the inventory's directory: the
+/// same inventory spelled another way (`./hosts.ini`, from another working directory) or
+/// copied elsewhere has the same digest, and only a change of what it holds is noticed.
 pub fn digest(inventory: &Path) -> String {
     let mut files = Vec::new();
     if inventory.is_file() {
@@ -152,7 +154,8 @@ pub fn digest(inventory: &Path) -> String {
     files.dedup();
     let mut all = Vec::new();
     for path in files {
-        all.extend_from_slice(path.display().to_string().as_bytes());
+        let name = path.strip_prefix(&base).unwrap_or(&path);
+        all.extend_from_slice(name.display().to_string().as_bytes());
         all.push(0);
         all.extend_from_slice(&std::fs::read(&path).unwrap_or_default());
         all.push(0);
@@ -551,6 +554,30 @@ pub(super) fn show(value: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digest is of what the inventory holds: the same files spelled from another
+    /// directory, or copied elsewhere, give the same one; an edit another.
+    #[test]
+    fn the_digest_is_of_the_contents_not_of_how_the_path_is_spelled() {
+        let (dir, _) = inventory(&[(
+            "group_vars/all/all.yml",
+            "upstream_dns_servers: [192.0.2.53]\n",
+        )]);
+        let hosts = dir.join("hosts.yaml");
+        let dotted = dir.join(".").join("hosts.yaml");
+        assert_eq!(digest(&hosts), digest(&dotted));
+        let (copy, _) = inventory(&[(
+            "group_vars/all/all.yml",
+            "upstream_dns_servers: [192.0.2.53]\n",
+        )]);
+        assert_eq!(digest(&hosts), digest(&copy.join("hosts.yaml")));
+        std::fs::write(
+            dir.join("group_vars/all/all.yml"),
+            "upstream_dns_servers: [192.0.2.54]\n",
+        )
+        .expect("write");
+        assert_ne!(digest(&hosts), digest(&copy.join("hosts.yaml")));
+    }
 
     /// A Kubespray-shaped inventory in a fresh directory: `hosts.yaml` with node1 and node2
     /// in k8s_cluster, and the given files under it.

@@ -284,13 +284,24 @@ fn applying_a_plan_with_another_inventory_names_both() {
     let err = stderr(&out);
     assert!(
         err.contains(&format!(
-            "warning: the plan was made from inventory {}, not {} (their contents differ): \
-             its hosts are matched by name",
+            "warning: the plan was made from inventory {}; this run reads {}, whose contents \
+             differ: the plan's hosts are matched by name",
             made.display(),
             other.display()
         )),
         "{err}"
     );
+    // The same file spelled another way, from another working directory: no warning.
+    let out = Dnsfix::new(["apply", "--no-progress"])
+        .arg(&plan)
+        .args(["-i", "./staging.ini"])
+        .env("DNSFIX_STATE_DIR", dir.join("state"))
+        .stdin(std::process::Stdio::null())
+        .command()
+        .current_dir(&dir)
+        .output()
+        .expect("dnsfix runs");
+    assert!(!stderr(&out).contains("warning: the"), "{}", stderr(&out));
     // The same file, edited since: as before.
     std::fs::write(&made, "[kube_node]\nme ansible_connection=local\n\n").expect("write");
     let err = stderr(&apply(&made));
