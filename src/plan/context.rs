@@ -72,6 +72,7 @@ pub fn build(
         "cluster_addresses": cluster.iter().map(IpAddr::to_string).collect::<Vec<_>>(),
         "resolved_active": resolved_active,
         "resolved_uplink_clean": resolved_uplink_clean(host, facts, &cluster),
+        "resolved_dns_resets_after": resolved_dns_resets_after(facts),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
         "host_resolver": host_resolver(facts, &cluster),
@@ -767,6 +768,35 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
         "search": parsed.map(|p| p.search.clone()).unwrap_or_default(),
         "options": parsed.map(|p| p.options.clone()).unwrap_or_default(),
     })
+}
+
+/// The `DNS=` lines with no value, as `PATH:LINE`, of the systemd-resolved drop-ins read
+/// after host-upstream-dns's `zz-dnsfix-upstream.conf` (all directories' files in name order,
+/// a name in /etc hiding the same name elsewhere: [`crate::facts::sysctl::conf_d_files`]): an
+/// empty `DNS=` drops the servers set before it (resolved.conf(5)), dnsfix's among them.
+fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
+    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
+    let mut resets = Vec::new();
+    for (path, text) in crate::facts::sysctl::conf_d_files(&facts.raw, &dirs) {
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        if name <= "zz-dnsfix-upstream.conf" {
+            continue;
+        }
+        let mut section = "";
+        for (n, line) in text.lines().map(str::trim).enumerate() {
+            if line.starts_with('[') {
+                section = line;
+            } else if section == "[Resolve]"
+                && line
+                    .strip_prefix("DNS")
+                    .and_then(|rest| rest.trim_start().strip_prefix('='))
+                    .is_some_and(|value| value.trim().is_empty())
+            {
+                resets.push(format!("{path}:{}", n + 1));
+            }
+        }
+    }
+    resets
 }
 
 /// The node's own resolver and who writes it, as DNS-CLUSTER-SELF-FORWARD judges it

@@ -693,6 +693,29 @@ fn host_upstream_dns_stop_says_network_manager_has_written_the_stub() {
     let _ = std::fs::remove_dir_all(&copy.dir);
 }
 
+/// A systemd-resolved drop-in read after dnsfix's (`zzz-` sorts after `zz-`) whose empty
+/// `DNS=` would drop the servers dnsfix adds: host-upstream-dns stops and names its line,
+/// rather than writing a file and restarting systemd-resolved for nothing.
+#[test]
+fn host_upstream_dns_stops_where_a_later_resolved_drop_in_empties_dns() {
+    let copy = fixture_copy(
+        "DNS-CLUSTER-SELF-FORWARD/nodelocal-only-with-upstream-dns-servers",
+        "resolved-reset-after",
+    );
+    std::fs::write(
+        copy.tree.join("etc/systemd/resolved.conf.d/zzz-site.conf"),
+        "[Resolve]\nDNS=\nDNS=169.254.25.10\n",
+    )
+    .expect("drop-in");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        text.contains("/etc/systemd/resolved.conf.d/zzz-site.conf:2: an empty DNS=")
+            && !text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&copy.dir);
+}
+
 /// A kubelet of unknown version whose `--config-dir` drop-in gives kubelet 1.28 to 1.31 one
 /// file and 1.32 on another, one of them the stub: the plan writes resolvConf and
 /// resolverConfig both into the drop-in, after which every version reads the same healthy
