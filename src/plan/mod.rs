@@ -2599,6 +2599,39 @@ mod tests {
         assert!(noted(&raw));
     }
 
+    /// A node whose /etc/resolv.conf lists two cluster addresses (nodelocaldns and CoreDNS's
+    /// service) and nothing else: host-upstream-dns keeps the first and then the upstreams,
+    /// three in all (glibc reads no more, resolv/resolv_conf.c MAXNS), not both cluster
+    /// addresses and a single upstream.
+    #[test]
+    fn a_resolv_conf_with_two_cluster_addresses_keeps_one_and_the_upstreams() {
+        let mut raw =
+            crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only");
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/etc/resolv.conf",
+            "nameserver 169.254.25.10\n",
+            "nameserver 169.254.25.10\nnameserver 10.233.0.3\n",
+        );
+        let vars = "{resolvconf_mode: host_resolvconf, disable_host_nameservers: true, upstream_dns_servers: [192.0.2.53, 198.51.100.53]}";
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let host = plan_raw(&raw, vars, &cluster, "").hosts.remove(0);
+        let content = host.changes.iter().find_map(|c| match c {
+            Change::WriteFile { path, content, .. } if path == "/etc/resolv.conf" => Some(content),
+            _ => None,
+        });
+        let want =
+            "nameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 198.51.100.53\noptions";
+        assert!(
+            content.is_some_and(|c| c.contains(want)),
+            "{:?} {:?}",
+            host.changes,
+            host.blocked
+        );
+    }
+
     /// NodeLocal DNSCache's clusterDNS on MicroK8s goes in kubelite's arguments file; on
     /// k0s, which writes the kubelet's config at every start and takes no clusterDNS from a
     /// worker profile, the plan names the service's --kubelet-extra-args.
