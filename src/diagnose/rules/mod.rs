@@ -16,6 +16,7 @@ use crate::inventory::Host;
 use crate::util::nth_address;
 
 mod cni;
+mod dhclient_run;
 mod firewalld;
 mod host_servers;
 mod k3s_fallback;

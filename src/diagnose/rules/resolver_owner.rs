@@ -56,10 +56,12 @@ pub(super) fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
         })
 }
 
-/// `servers` joined by `sep`, for a command or a file; `ADDR`, twice, where none is known.
+/// `servers` joined by `sep`, for a command or a file; `<ADDR>`, twice, where none is known:
+/// unquoted, a syntax error to the shell (`> <ADDR`), so a line pasted as it is runs none
+/// of its commands.
 fn joined(servers: &[String], sep: &str) -> String {
     if servers.is_empty() {
-        format!("ADDR{sep}ADDR")
+        format!("<ADDR>{sep}<ADDR>")
     } else {
         servers.join(sep)
     }
@@ -73,8 +75,12 @@ fn joined(servers: &[String], sep: &str) -> String {
 pub(super) fn give_resolved(ctx: &Ctx, servers: &[String]) -> String {
     let facts = ctx.facts;
     let mut ways = vec![format!(
-        "a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS={}\\n' > /etc/systemd/resolved.conf.d/dns.conf; systemctl restart systemd-resolved)",
-        joined(servers, " ")
+        "a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=%s\\n' {} > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf; systemctl restart systemd-resolved)",
+        if servers.is_empty() {
+            joined(servers, " ")
+        } else {
+            format!("'{}'", servers.join(" "))
+        }
     )];
     let nm = NmDns::read(&facts.files);
     let resolved_link = links_to_resolved(&facts.resolver.etc_resolv_conf);
@@ -96,7 +102,13 @@ pub(super) fn give_resolved(ctx: &Ctx, servers: &[String]) -> String {
     ways.join("; or ")
 }
 
-/// The servers of one NetworkManager connection (IPv4 and IPv6 apart), brought up again.
+/// The servers of one NetworkManager connection (IPv4 and IPv6 apart), applied to its device
+/// with `nmcli device reapply`: NetworkManager's Device.Reapply takes the connection's
+/// changed settings, `ipv4.dns` among them, without deactivating the device
+/// (NetworkManager src/core/devices/nm-device.c `reapply_connection` @1.40.0, nmcli(1)
+/// `device reapply`). `connection up` re-activates the connection: its device goes down
+/// and takes DHCP again, and a node reached over that link may be lost, so it is only the
+/// fallback.
 fn nm_connection(servers: &[String]) -> String {
     let (v6, v4): (Vec<String>, Vec<String>) =
         servers.iter().cloned().partition(|s| s.contains(':'));
@@ -108,7 +120,7 @@ fn nm_connection(servers: &[String]) -> String {
         set.push(format!("ipv6.dns \"{}\"", v6.join(" ")));
     }
     format!(
-        "nmcli connection modify CON {}, then nmcli connection up CON (nmcli connection show --active names CON)",
+        "nmcli connection modify CON {}, then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE); only where reapply refuses, nmcli connection up CON, which takes the link down and up again (DHCP anew: a node reached over it may be lost)",
         set.join(" ")
     )
 }
@@ -122,6 +134,17 @@ fn nm_global(servers: &[String], then: &str) -> String {
     )
 }
 
+/// A command that ends `file` with a newline where its last line has none, so that lines
+/// appended after it start lines of their own (`$(tail -c1 FILE)` is empty for a file that
+/// ends with one, or is empty).
+pub(super) fn newline_at_end(file: &str) -> String {
+    format!("[ -z \"$(tail -c1 {file})\" ] || echo >> {file}; ")
+}
+
+/// Removing the directory in the place of /etc/resolv.conf: looked at first (a bind mount,
+/// files in it), then `rmdir`, which refuses one that is not empty or is mounted.
+const RMDIR: &str = "look at it first (findmnt /etc/resolv.conf; ls -la /etc/resolv.conf), then rmdir /etc/resolv.conf (it refuses a directory that is not empty or is a mount point)";
+
 /// A file of the node's own with `servers`: lines added to a file that has none, else a
 /// new file (the directory in its place removed first).
 fn own_file(etc: &ResolvFile, servers: &[String]) -> String {
@@ -129,12 +152,13 @@ fn own_file(etc: &ResolvFile, servers: &[String]) -> String {
     match etc.state {
         FileState::Present => {
             format!(
-                "add the real servers to /etc/resolv.conf, its other lines kept: {printf} >> /etc/resolv.conf"
+                "add the real servers to /etc/resolv.conf, its other lines kept: {}{printf} >> /etc/resolv.conf",
+                newline_at_end("/etc/resolv.conf")
             )
         }
         FileState::Directory => {
             format!(
-                "replace the directory with a file that lists the real servers: rm -r /etc/resolv.conf; {printf} > /etc/resolv.conf"
+                "replace the directory with a file that lists the real servers: {RMDIR}; {printf} > /etc/resolv.conf"
             )
         }
         _ => format!("write /etc/resolv.conf with the real servers: {printf} > /etc/resolv.conf"),
@@ -164,9 +188,9 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
         "networkmanager" => format!(
             "{}systemctl reload NetworkManager: it writes /etc/resolv.conf here from its connections' servers (where they give none, give it the real servers{list}: {}; or {})",
             if etc.state == FileState::Directory {
-                "rm -r /etc/resolv.conf (a directory); "
+                format!("/etc/resolv.conf is a directory: {RMDIR}; ")
             } else {
-                ""
+                String::new()
             },
             nm_connection(servers),
             nm_global(servers, "then systemctl reload NetworkManager")
@@ -177,11 +201,22 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
             nm_global(servers, "read at its start")
         ),
         "other" => other_fix(etc, servers, &list),
-        "file" => format!(
-            "{} (nothing rewrites it here){}",
-            own_file(etc, servers),
-            dhclient_note(ctx, servers)
-        ),
+        "file" => {
+            let unlock = match crate::facts::network_manager::resolv_conf_locked(&facts.raw) {
+                Some(flags) => format!(
+                    "it is locked (lsattr: {}): chattr -i -a /etc/resolv.conf first, and chattr +i it again after; ",
+                    crate::text::escape(&flags)
+                ),
+                None => String::new(),
+            };
+            match dhclient_note(ctx, servers) {
+                Some(note) => format!("{unlock}{}; {note}", own_file(etc, servers)),
+                None => format!(
+                    "{unlock}{} (nothing rewrites it here)",
+                    own_file(etc, servers)
+                ),
+            }
+        }
         via => {
             let w = resolv_writer(facts).filter(|w| w.writer.name() == via)?;
             writer_fix(w.writer, servers)
@@ -191,14 +226,9 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
 }
 
 /// What `writer` does with /etc/resolv.conf and where it takes servers ([`Writer::fix`]),
-/// with `servers` in place of its `ADDR ADDR` where they are known.
+/// with `servers` in place of its `ADDR ADDR` (`<ADDR> <ADDR>` where none is known).
 fn writer_fix(writer: Writer, servers: &[String]) -> String {
-    let fix = writer.fix();
-    let fix = if servers.is_empty() {
-        fix.to_owned()
-    } else {
-        fix.replace("ADDR ADDR", &servers.join(" "))
-    };
+    let fix = writer.fix().replace("ADDR ADDR", &joined(servers, " "));
     format!(
         "{} writes /etc/resolv.conf here {}: {fix}",
         writer.name(),
@@ -206,9 +236,16 @@ fn writer_fix(writer: Writer, servers: &[String]) -> String {
     )
 }
 
+/// Debian resolvconf's file of lines it puts into every resolv.conf it writes (resolvconf(8)).
+const BASE: &str = "/etc/resolvconf/resolv.conf.d/base";
+
 /// /etc/resolv.conf links to another program's file: that program's servers (Debian's
-/// resolvconf, /run/resolvconf/resolv.conf: resolvconf(8) `base`; netconfig's
-/// /run/netconfig/resolv.conf), or a file of the node's own.
+/// resolvconf, /run/resolvconf/resolv.conf: resolvconf(8) `base`, written again by its
+/// unit's start, which runs `resolvconf --enable-updates` after it touched
+/// /run/resolvconf/postponed-update: a bare `resolvconf -u` writes nothing where updates
+/// are not enabled (Debian resolvconf debian/resolvconf.service, resolvconf(8)
+/// `--enable-updates`); netconfig's /run/netconfig/resolv.conf), or a file of the node's
+/// own.
 fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     let target = etc.symlink_target.as_deref().unwrap_or_default();
     let path = etc.canonical.as_deref().unwrap_or(target);
@@ -219,7 +256,8 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
         .any(|p| p.contains("/run/resolvconf/"))
     {
         format!(
-            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u: printf 'nameserver %s\\n' {} >> /etc/resolvconf/resolv.conf.d/base; resolvconf -u)",
+            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then systemctl restart resolvconf, which writes the file again: {}printf 'nameserver %s\\n' {} >> {BASE}; systemctl restart resolvconf)",
+            newline_at_end(BASE),
             joined(servers, " ")
         )
     } else {
@@ -232,16 +270,67 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     )
 }
 
-/// Where dhclient runs (it writes /etc/resolv.conf anew at every lease, isc-dhcp
-/// client/scripts/linux `make_resolv_conf`): the servers go into its dhclient.conf too.
-fn dhclient_note(ctx: &Ctx, servers: &[String]) -> String {
+/// Where a dhclient of its own runs (its dhclient-script writes /etc/resolv.conf anew at
+/// every lease, isc-dhcp client/scripts/linux `make_resolv_conf`): the servers go into the
+/// dhclient.conf it reads too (its `-cf`, else the default), then the unit that runs it is
+/// restarted (dhclient reads its configuration only at its start, client/dhclient.c `main`
+/// @572032cb). `prepend domain-name-servers` takes IPv4 addresses only (dhcp-options(5):
+/// `option domain-name-servers ip-address`; DHCPv6's is `dhcp6.name-servers`), so only the
+/// IPv4 servers go there, and no line where none is one. Not where every dhclient is
+/// NetworkManager's (`-sf nm-dhcp-helper`): no dhclient-script runs, NetworkManager takes
+/// the lease. `None` where no dhclient of its own runs.
+fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     if !ctx.facts.services.dhclient {
-        return String::new();
+        return None;
     }
-    format!(
-        "; dhclient runs here and writes the file anew at every lease: put the servers in its dhclient.conf too (`prepend domain-name-servers {};`)",
-        joined(servers, ", ")
-    )
+    let runs = super::dhclient_run::DhclientRun::all(ctx.facts);
+    let own: Vec<_> = runs
+        .iter()
+        .filter(|r| !r.command.as_ref().is_ok_and(|c| c.run_by_network_manager()))
+        .collect();
+    if !runs.is_empty() && own.is_empty() {
+        return None;
+    }
+    let mut files: Vec<String> = Vec::new();
+    for run in &own {
+        let file = match &run.command {
+            Ok(c) if let Some(conf) = &c.conf => crate::text::escape(conf).into_owned(),
+            _ => "its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf)".to_owned(),
+        };
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    let files = if files.is_empty() {
+        "its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf)"
+            .to_owned()
+    } else {
+        files.join(" and ")
+    };
+    let pids: Vec<String> = own.iter().map(|r| r.pid.to_string()).collect();
+    let status = if pids.is_empty() {
+        "systemctl status $(pidof dhclient) names it".to_owned()
+    } else {
+        format!("systemctl status {} names it", pids.join(" "))
+    };
+    let v4: Vec<String> = servers
+        .iter()
+        .filter(|s| s.parse::<std::net::Ipv4Addr>().is_ok())
+        .cloned()
+        .collect();
+    let line = if servers.is_empty() || !v4.is_empty() {
+        format!(
+            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`), then restart the unit that runs dhclient ({status}): it reads that file only at its start",
+            joined(&v4, ", ")
+        )
+    } else {
+        format!(
+            "{files} takes IPv4 servers only in `prepend domain-name-servers`, and none of these is one: the servers added by hand go at its next lease"
+        )
+    };
+    Some(format!(
+        "dhclient runs here and writes the file anew at every lease: {line}"
+    ))
 }
 
 /// DNS-CLUSTER-SELF-FORWARD's fix where NetworkManager writes the plain /etc/resolv.conf
@@ -263,18 +352,47 @@ pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: &str, cluster: &[String]) -> O
     };
     let real = real_servers(ctx).map(|(_, s)| s).unwrap_or_default();
     let real = if real.is_empty() {
-        vec!["ADDR".to_owned()]
+        vec!["<ADDR>".to_owned()]
     } else {
         real
     };
-    let servers: Vec<String> = cluster.iter().chain(&real).take(3).cloned().collect();
+    let servers = cluster_then(cluster, &real);
+    // Stopped now: the file stays as it is until then, so it is fixed by hand too (as the
+    // playbook does with host-resolv.conf.j2), its nameserver lines replaced.
+    let now_too = if via == "networkmanager_at_boot" {
+        format!(
+            "; and /etc/resolv.conf for now, its other lines kept: sed -i '/^[[:space:]]*nameserver[[:space:]]/d' /etc/resolv.conf; {}printf 'nameserver %s\\n' {} >> /etc/resolv.conf",
+            newline_at_end("/etc/resolv.conf"),
+            servers.join(" ")
+        )
+    } else {
+        String::new()
+    };
     let kubespray = if ctx.facts.flavour.kind == FlavourKind::Kubespray {
         "; on Kubespray set the inventory's nameservers too: its next run writes `servers=` the cluster address and those into /etc/NetworkManager/conf.d/dns.conf (0063-networkmanager-dns.yml), which a zz- file, read after it, overrides"
     } else {
         ""
     };
     Some(format!(
-        "NetworkManager {now}: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the cluster address then those servers, three at most, and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own){then}. By hand the same file: `servers={}`{then}{kubespray}",
+        "NetworkManager {now}: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the first cluster address then those servers, three at most (glibc reads no more than three: MAXNS), and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own){then}. By hand the same file: `servers={}`{then}{now_too}{kubespray}",
         servers.join(",")
     ))
+}
+
+/// The servers for a node whose resolver lists only the cluster addresses `cluster`: the
+/// first of them (the node still resolves cluster names), then the real servers `real`,
+/// three at most. NetworkManager writes every global DNS server into /etc/resolv.conf
+/// (src/core/dns/nm-dns-manager.c `nmtst_dns_create_resolv_conf`, whose note says "the libc resolver may not support
+/// more than 3 nameservers"), and glibc reads the first three (resolv/resolv_conf.c,
+/// MAXNS): with all the cluster addresses first, a node with three of them would have no
+/// upstream at all. templates/networkmanager-upstream.conf.j2 and host-resolv.conf.j2 take
+/// the same.
+fn cluster_then(cluster: &[String], real: &[String]) -> Vec<String> {
+    cluster
+        .iter()
+        .take(1)
+        .chain(real)
+        .take(3)
+        .cloned()
+        .collect()
 }

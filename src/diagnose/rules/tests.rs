@@ -406,7 +406,7 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         // Enabled again, it still knows no server: the servers go with it.
         ("stub-no-servers", "active", "disabled", Some((High, "knows no DNS server to ask", "in place of the link to ../run/systemd/resolve/stub-resolv.conf; or enable systemd-resolved (systemctl enable --now systemd-resolved) and give it the real servers, as it runs but knows none: with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d;"))),
         ("stub-no-servers", "inactive", "enabled", Some((High, "which answers there, does not run", "start systemd-resolved (systemctl start"))),
-        ("stub-no-servers-listening", "active", "enabled", Some((High, "systemd-resolved, which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=ADDR ADDR\\n' > /etc/systemd/resolved.conf.d/dns.conf; systemctl restart systemd-resolved)"))),
+        ("stub-no-servers-listening", "active", "enabled", Some((High, "systemd-resolved, which answers there, knows no DNS server to ask", "give systemd-resolved the real servers: it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=%s\\n' <ADDR> <ADDR> > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf; systemctl restart systemd-resolved)"))),
         // No nameserver line without `# No DNS servers known.`: it asks servers it leaves
         // out, or none.
         ("stub-no-servers-unnamed", "active", "enabled", Some((High, "cannot tell: /etc/resolv.conf lists only systemd-resolved's stub address, and /run/systemd/resolve/resolv.conf, systemd-resolved's list of the servers it asks, names none without saying `# No DNS servers known.`", "resolvectl status"))),
@@ -426,8 +426,8 @@ fn the_hosts_own_resolver_is_down_now_or_after_the_next_boot() {
         ("nm-link", "inactive", "disabled", None),
         ("resolvconf-link", "inactive", "", None),
         ("dnsmasq", "inactive", "", None),
-        ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 >> /etc/resolv.conf (nothing rewrites it here)"))),
-        ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "replace the directory with a file that lists the real servers: rm -r /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 > /etc/resolv.conf (nothing rewrites it here)"))),
+        ("no-nameserver", "active", "enabled", Some((High, "lists no nameserver: the node's own lookups", "add the real servers to /etc/resolv.conf, its other lines kept: [ -z \"$(tail -c1 /etc/resolv.conf)\" ] || echo >> /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 >> /etc/resolv.conf (nothing rewrites it here)"))),
+        ("directory", "active", "enabled", Some((High, "is a directory: glibc fails every lookup on the read error (resolv/res_init.c), and Go (containerd, the kubelet) asks 127.0.0.1 and ::1 instead", "replace the directory with a file that lists the real servers: look at it first (findmnt /etc/resolv.conf; ls -la /etc/resolv.conf), then rmdir /etc/resolv.conf (it refuses a directory that is not empty or is a mount point); printf 'nameserver %s\\n' 192.0.2.53 > /etc/resolv.conf (nothing rewrites it here)"))),
         ("dangling", "inactive", "", Some((High, "is a link to nothing: the node's own lookups", LINK))),
         // After the boot: the gather asks is-enabled where the link dangles.
         ("dangling", "inactive", "masked", Some((High, "is a link to nothing", "or unmask and enable systemd-resolved"))),
@@ -517,10 +517,14 @@ fn resolver_finding_is(
 
 /// The dhcpcd node of [`writer_node`] (nothing running but the kubelet) with
 /// /etc/resolv.conf made as `etc` says (`missing`, `directory`, `resolvconf-link`: a link to
-/// Debian resolvconf's file, which is not there; else the file's text), `programs` running
-/// (`dhcpcd`, `openresolv`: its resolvconf program, `dhclient`, `nm`: NetworkManager 1.28
-/// with no configuration of its own, `nm-at-boot`: the same stopped but enabled), and the
-/// inventory's upstream_dns_servers: DNS-HOST-RESOLVER-DOWN's finding.
+/// Debian resolvconf's file, which is not there; `netconfig-link`: a link to netconfig's
+/// file, with no server; else the file's text), `programs` running (`dhcpcd`,
+/// `openresolv`: its resolvconf program, `dhclient`, `dhclient-cf`: one with its own `-cf`
+/// file, `dhclient-nm`: NetworkManager's, `udhcpc`: busybox's with its default script,
+/// `netconfig`: SUSE's /etc/sysconfig/network/config, `nm`: NetworkManager 1.28 with no
+/// configuration of its own, `nm-none`: the same with `dns=none`, `nm-at-boot`: stopped
+/// but enabled) or facts (`locked`: an immutable file; `v6`: the inventory's servers are
+/// IPv6), and the inventory's upstream_dns_servers: DNS-HOST-RESOLVER-DOWN's finding.
 fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
     use crate::facts::raw::FileState;
     let mut raw = writer_node(&[]);
@@ -533,12 +537,55 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
             raw.files.get_mut(path).expect("entry").symlink_target =
                 Some("../run/resolvconf/resolv.conf".into());
         }
+        "netconfig-link" => raw.link(
+            path,
+            "/run/netconfig/resolv.conf",
+            "/run/netconfig/resolv.conf",
+            b"search example.internal\n",
+        ),
         text => raw.file(path, FileState::Present, Some(text.as_bytes())),
     }
     let mut units = vec![("kubelet", "active")];
+    let mut servers = serde_json::json!(["192.0.2.53", "198.51.100.53"]);
     for program in programs {
         match *program {
             "dhcpcd" | "dhclient" => with_process(&mut raw, program, 612, b""),
+            "dhclient-cf" => with_process(
+                &mut raw,
+                "dhclient",
+                612,
+                b"/sbin/dhclient\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0",
+            ),
+            // NetworkManager's own dhclient (src/core/dhcp/nm-dhcp-dhclient.c @1.40.0).
+            "dhclient-nm" => with_process(
+                &mut raw,
+                "dhclient",
+                612,
+                b"/sbin/dhclient\0-d\0-q\0-sf\0/usr/libexec/nm-dhcp-helper\0-pf\0/run/NetworkManager/dhclient-ens5.pid\0ens5\0",
+            ),
+            "udhcpc" => with_process(&mut raw, "udhcpc", 613, b"udhcpc\0-i\0eth0\0"),
+            "netconfig" => raw.file(
+                crate::facts::resolv_writer::NETCONFIG_CONF,
+                FileState::Present,
+                Some(b"NETCONFIG_DNS_POLICY=\"auto\"\n"),
+            ),
+            "locked" => crate::testing::set_command(
+                &mut raw,
+                crate::facts::network_manager::RESOLV_CONF_ATTR,
+                "----i---------e------- /etc/resolv.conf\n",
+                0,
+            ),
+            "v6" => servers = serde_json::json!(["2001:db8::53"]),
+            "nm-none" => {
+                let dir = "/usr/lib/x86_64-linux-gnu/NetworkManager/1.28.0";
+                raw.file(dir, FileState::Directory, None);
+                units.push(("NetworkManager", "active"));
+                raw.file(
+                    "/etc/NetworkManager/conf.d/dns.conf",
+                    FileState::Present,
+                    Some(b"[main]\ndns=none\n"),
+                );
+            }
             "openresolv" => {
                 crate::testing::set_command(&mut raw, "resolvconf-bin", "/usr/sbin/resolvconf\n", 0)
             }
@@ -559,10 +606,7 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
     }
     crate::testing::set_units(&mut raw, &units);
     let mut host = Host::new("node1");
-    host.vars.insert(
-        "upstream_dns_servers".into(),
-        serde_json::json!(["192.0.2.53", "198.51.100.53"]),
-    );
+    host.vars.insert("upstream_dns_servers".into(), servers);
     let facts = NodeFacts::from_raw("node1", &raw);
     match host_resolver_down(&Ctx::in_cluster(&host, &facts, None)) {
         RuleOutcome::Findings(f) if f.len() == 1 => f[0].clone(),
@@ -580,28 +624,54 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
 #[test]
 fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
     const NO_SERVER: &str = "search example.internal\n";
+    const REAPPLY: &str = "nmcli connection modify CON ipv4.dns \"192.0.2.53 198.51.100.53\", then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE); only where reapply refuses, nmcli connection up CON, which takes the link down and up again (DHCP anew: a node reached over it may be lost)";
+    const APPEND: &str = "add the real servers to /etc/resolv.conf, its other lines kept: [ -z \"$(tail -c1 /etc/resolv.conf)\" ] || echo >> /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf";
+    const RMDIR: &str = "look at it first (findmnt /etc/resolv.conf; ls -la /etc/resolv.conf), then rmdir /etc/resolv.conf (it refuses a directory that is not empty or is a mount point)";
     #[rustfmt::skip]
-    let cases: [(&str, &[&str], &str); 10] = [
-        ("# Generated by dhcpcd from ens5.dhcp\n", &["dhcpcd"], "dhcpcd writes /etc/resolv.conf here at every lease and renewal, and when an interface goes up or down: give dhcpcd the servers in /etc/dhcpcd.conf (`static domain_name_servers=192.0.2.53 198.51.100.53`, in an `interface NAME` block for one interface)"),
-        ("# Generated by resolvconf\n", &["openresolv"], "openresolv writes /etc/resolv.conf here whenever a program hands it servers (resolvconf -a: a DHCP client, ifupdown, a VPN) and at every resolvconf -u: give openresolv the servers in /etc/resolvconf.conf (`name_servers=\"192.0.2.53 198.51.100.53\"` puts them"),
-        (NO_SERVER, &[], "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)"),
-        (NO_SERVER, &["dhclient"], "(nothing rewrites it here); dhclient runs here and writes the file anew at every lease: put the servers in its dhclient.conf too (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`)"),
-        ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)"),
-        ("directory", &[], "replace the directory with a file that lists the real servers: rm -r /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf"),
-        (NO_SERVER, &["nm"], "NetworkManager writes /etc/resolv.conf here from its connections' servers, and they give none: give it the real servers (192.0.2.53, 198.51.100.53), on its connection, nmcli connection modify CON ipv4.dns \"192.0.2.53 198.51.100.53\", then nmcli connection up CON (nmcli connection show --active names CON); or global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (then systemctl reload NetworkManager;"),
-        ("missing", &["nm"], "systemctl reload NetworkManager: it writes /etc/resolv.conf here from its connections' servers (where they give none, give it the real servers (192.0.2.53, 198.51.100.53): nmcli connection modify CON"),
-        (NO_SERVER, &["nm-at-boot"], "add the real servers to /etc/resolv.conf, its other lines kept: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf; NetworkManager, stopped now but enabled, writes the file anew at its next start from its connections' servers: give it the real servers for then, global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (read at its start;"),
-        ("resolvconf-link", &[], "/etc/resolv.conf links to ../run/resolvconf/resolv.conf, another program's file: give that program the real servers (192.0.2.53, 198.51.100.53) (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolvconf/resolv.conf.d/base; resolvconf -u); or make /etc/resolv.conf a file of its own"),
+    let cases: Vec<(&str, &[&str], String)> = vec![
+        ("# Generated by dhcpcd from ens5.dhcp\n", &["dhcpcd"], "dhcpcd writes /etc/resolv.conf here at every lease and renewal, and when an interface goes up or down: give dhcpcd the servers in /etc/dhcpcd.conf (`static domain_name_servers=192.0.2.53 198.51.100.53`, in an `interface NAME` block for one interface)".into()),
+        ("# Generated by resolvconf\n", &["openresolv"], "openresolv writes /etc/resolv.conf here whenever a program hands it servers (resolvconf -a: a DHCP client, ifupdown, a VPN) and at every resolvconf -u: give openresolv the servers in /etc/resolvconf.conf (`name_servers=\"192.0.2.53 198.51.100.53\"` puts them".into()),
+        (NO_SERVER, &["udhcpc"], "udhcpc writes /etc/resolv.conf here".into()),
+        (NO_SERVER, &["udhcpc"], "`dns=\"192.0.2.53 198.51.100.53\"`".into()),
+        ("### /etc/resolv.conf file autogenerated by netconfig!\n", &["netconfig"], "netconfig writes /etc/resolv.conf here".into()),
+        ("### /etc/resolv.conf file autogenerated by netconfig!\n", &["netconfig"], "`NETCONFIG_DNS_STATIC_SERVERS=\"192.0.2.53 198.51.100.53\"`".into()),
+        ("netconfig-link", &["netconfig"], "`NETCONFIG_DNS_STATIC_SERVERS=\"192.0.2.53 198.51.100.53\"`".into()),
+        (NO_SERVER, &[], format!("{APPEND} (nothing rewrites it here)")),
+        (NO_SERVER, &["locked"], format!("it is locked (lsattr: ----i---------e-------): chattr -i -a /etc/resolv.conf first, and chattr +i it again after; {APPEND} (nothing rewrites it here)")),
+        (NO_SERVER, &["dhclient"], format!("{APPEND}; dhclient runs here and writes the file anew at every lease: put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`), then restart the unit that runs dhclient (systemctl status 612 names it): it reads that file only at its start")),
+        (NO_SERVER, &["dhclient-cf"], "put the IPv4 servers in /etc/dhcp/dhclient-ens5.conf (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`)".into()),
+        (NO_SERVER, &["dhclient", "v6"], "dhclient runs here and writes the file anew at every lease: its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) takes IPv4 servers only in `prepend domain-name-servers`, and none of these is one: the servers added by hand go at its next lease".into()),
+        (NO_SERVER, &["dhclient-nm"], "printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)".into()),
+        ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)".into()),
+        ("directory", &[], format!("replace the directory with a file that lists the real servers: {RMDIR}; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf")),
+        (NO_SERVER, &["nm"], format!("NetworkManager writes /etc/resolv.conf here from its connections' servers, and they give none: give it the real servers (192.0.2.53, 198.51.100.53), on its connection, {REAPPLY}; or global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (then systemctl reload NetworkManager;")),
+        ("missing", &["nm"], "systemctl reload NetworkManager: it writes /etc/resolv.conf here from its connections' servers (where they give none, give it the real servers (192.0.2.53, 198.51.100.53): nmcli connection modify CON".into()),
+        ("directory", &["nm"], format!("/etc/resolv.conf is a directory: {RMDIR}; systemctl reload NetworkManager: it writes /etc/resolv.conf here")),
+        (NO_SERVER, &["nm-none"], format!("{APPEND} (nothing rewrites it here)")),
+        (NO_SERVER, &["nm-at-boot"], format!("{APPEND}; NetworkManager, stopped now but enabled, writes the file anew at its next start from its connections' servers: give it the real servers for then, global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (read at its start;")),
+        ("resolvconf-link", &[], "/etc/resolv.conf links to ../run/resolvconf/resolv.conf, another program's file: give that program the real servers (192.0.2.53, 198.51.100.53) (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then systemctl restart resolvconf, which writes the file again: [ -z \"$(tail -c1 /etc/resolvconf/resolv.conf.d/base)\" ] || echo >> /etc/resolvconf/resolv.conf.d/base; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolvconf/resolv.conf.d/base; systemctl restart resolvconf); or make /etc/resolv.conf a file of its own".into()),
     ];
     for (etc, programs, fix) in cases {
         let f = owner_down_finding(etc, programs);
         assert_eq!(f.id, "DNS-HOST-RESOLVER-DOWN", "{f:?}");
         assert!(
-            f.remediation.contains(fix),
+            f.remediation.contains(&fix),
             "{etc} {programs:?}: {}",
             f.remediation
         );
         assert!(!f.remediation.contains("whatever manages it"), "{f:?}");
+        // Never the whole-tree removal, never a connection taken down as the first step,
+        // and dhclient.conf only where a dhclient-script of its own runs.
+        assert!(!f.remediation.contains("rm -r "), "{f:?}");
+        assert!(!f.remediation.contains("then nmcli connection up"), "{f:?}");
+        assert_eq!(
+            f.remediation.contains("dhclient runs here"),
+            programs
+                .iter()
+                .any(|p| ["dhclient", "dhclient-cf"].contains(p)),
+            "{etc} {programs:?}: {}",
+            f.remediation
+        );
     }
 }
 
@@ -612,8 +682,8 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
 /// `nameservers`) where that runs; neither where neither runs.
 #[test]
 fn a_systemd_resolved_without_servers_is_given_them_where_this_node_takes_them() {
-    const DROP_IN: &str = "give systemd-resolved the real servers (192.0.2.53): it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=192.0.2.53\\n' > /etc/systemd/resolved.conf.d/dns.conf; systemctl restart systemd-resolved)";
-    const NM: &str = "; or NetworkManager's connection, whose servers it hands to systemd-resolved here (nmcli connection modify CON ipv4.dns \"192.0.2.53\", then nmcli connection up CON";
+    const DROP_IN: &str = "give systemd-resolved the real servers (192.0.2.53): it runs and starts at boot but knows none; with a drop-in of its own (mkdir -p /etc/systemd/resolved.conf.d; printf '[Resolve]\\nDNS=%s\\n' '192.0.2.53' > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf; systemctl restart systemd-resolved)";
+    const NM: &str = "; or NetworkManager's connection, whose servers it hands to systemd-resolved here (nmcli connection modify CON ipv4.dns \"192.0.2.53\", then nmcli device reapply IFACE";
     const NETPLAN: &str = "; or the interface's servers in systemd-networkd, which hands them to systemd-resolved (with netplan, whose files are /run/systemd/network/10-netplan-*: `nameservers: {addresses: [192.0.2.53]}` under the interface in /etc/netplan/, then netplan apply; without it: DNS=192.0.2.53 in the [Network] section";
     // (NetworkManager's configuration, as network_manager_conf names it, "" for none;
     // systemd-networkd runs; the fix names NetworkManager's connection, netplan)
@@ -667,7 +737,7 @@ fn a_systemd_resolved_without_servers_is_given_them_where_this_node_takes_them()
 /// the host's own resolver where the kubelet has a file of its own.
 #[test]
 fn a_cluster_only_resolver_networkmanager_writes_is_fixed_through_its_global_dns() {
-    const PLAYBOOK: &str = "NetworkManager writes /etc/resolv.conf here from its connections' servers, so servers written into the file go at its next update: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the cluster address then those servers, three at most, and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own), then systemctl reload NetworkManager. By hand the same file: `servers=169.254.25.10,192.0.2.53,198.51.100.53`, then systemctl reload NetworkManager";
+    const PLAYBOOK: &str = "NetworkManager writes /etc/resolv.conf here from its connections' servers, so servers written into the file go at its next update: give it the real servers after the cluster address. dnsfix apply does (playbook host-upstream-dns, with the inventory's upstream_dns_servers, else its nameservers, else the real servers the node lists): NetworkManager's global DNS in /etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf, `[global-dns-domain-*]` `servers=` the first cluster address then those servers, three at most (glibc reads no more than three: MAXNS), and `[global-dns]` `searches=` and `options=` as /etc/resolv.conf has them (global DNS replaces the connections' own), then systemctl reload NetworkManager. By hand the same file: `servers=169.254.25.10,192.0.2.53,198.51.100.53`, then systemctl reload NetworkManager";
     let base =
         crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/networkmanager-host-cluster-only");
     let mut own = base.clone();
@@ -707,6 +777,95 @@ fn a_cluster_only_resolver_networkmanager_writes_is_fixed_through_its_global_dns
             f[0].remediation
         );
     }
+}
+
+/// DNS-CLUSTER-SELF-FORWARD on the Rocky 9 node of networkmanager-host-cluster-only with
+/// NetworkManager stopped but enabled (`networkmanager_at_boot`), and /etc/resolv.conf
+/// listing two cluster addresses: the fix gives NetworkManager the first cluster address
+/// and the upstreams for its next start, three in all (not both cluster addresses and one
+/// upstream), and fixes the file now too, as the playbook does (host-resolv.conf.j2).
+#[test]
+fn a_cluster_only_resolver_networkmanager_writes_at_its_next_start_is_fixed_now_too() {
+    let mut raw =
+        crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/networkmanager-host-cluster-only");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/etc/resolv.conf",
+        "nameserver 169.254.25.10\n",
+        "nameserver 169.254.25.10\nnameserver 10.96.0.10\n",
+    );
+    crate::testing::set_units(&mut raw, &[("kubelet", "active")]);
+    let unit = "/usr/lib/systemd/system/NetworkManager.service";
+    raw.link(crate::facts::raw::NM_UNIT_LINKS[0], unit, unit, b"");
+    raw.file(
+        unit,
+        crate::facts::raw::FileState::Present,
+        Some(b"[Unit]\n"),
+    );
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["192.0.2.53", "198.51.100.53"]),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let ctx = Ctx::in_cluster(&host, &facts, None);
+    let RuleOutcome::Findings(f) = super::kubelet_file::cluster_self_forward(&ctx) else {
+        panic!("no finding");
+    };
+    let r = &f[0].remediation;
+    for want in [
+        "NetworkManager is stopped but enabled, and writes /etc/resolv.conf anew from its connections' servers at its next start",
+        "By hand the same file: `servers=169.254.25.10,192.0.2.53,198.51.100.53` (read at its next start; the playbook writes /etc/resolv.conf itself for now); and /etc/resolv.conf for now, its other lines kept: sed -i '/^[[:space:]]*nameserver[[:space:]]/d' /etc/resolv.conf; [ -z \"$(tail -c1 /etc/resolv.conf)\" ] || echo >> /etc/resolv.conf; printf 'nameserver %s\\n' 169.254.25.10 192.0.2.53 198.51.100.53 >> /etc/resolv.conf",
+    ] {
+        assert!(r.contains(want), "{r}");
+    }
+}
+
+/// The kubelet's own file lists only the cluster address, and it is not the host's
+/// /etc/resolv.conf (which NetworkManager writes): the fix for the kubelet's file is the
+/// generic one, not NetworkManager's global DNS (that is the host's file's fix).
+#[test]
+fn a_cluster_only_kubelet_file_apart_from_the_hosts_keeps_the_generic_fix() {
+    let mut raw =
+        crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/networkmanager-host-cluster-only");
+    crate::testing::replace_in_file(
+        &mut raw,
+        "/var/lib/kubelet/config.yaml",
+        "kind: KubeletConfiguration\n",
+        "kind: KubeletConfiguration\nresolvConf: /etc/dnsfix/resolv.conf\n",
+    );
+    raw.file(
+        "/etc/dnsfix/resolv.conf",
+        crate::facts::raw::FileState::Present,
+        Some(b"nameserver 169.254.25.10\n"),
+    );
+    // CoreDNS forwards to these, not to the kubelet's file: no loop.
+    let mut host = Host::new("node1");
+    host.vars.insert(
+        "upstream_dns_servers".into(),
+        serde_json::json!(["192.0.2.53"]),
+    );
+    let facts = NodeFacts::from_raw("node1", &raw);
+    let ctx = Ctx::in_cluster(&host, &facts, None);
+    let RuleOutcome::Findings(f) = super::kubelet_file::cluster_self_forward(&ctx) else {
+        panic!("no finding");
+    };
+    let kubelet = f
+        .iter()
+        .find(|f| f.summary.starts_with("the resolv.conf kubelet hands to dnsPolicy=Default pods lists only the cluster's DNS"))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    assert!(
+        kubelet
+            .remediation
+            .starts_with("list real upstream servers after the cluster IP on the host"),
+        "{}",
+        kubelet.remediation
+    );
+    assert!(
+        !kubelet.remediation.contains("global DNS"),
+        "{}",
+        kubelet.remediation
+    );
 }
 
 /// Where NetworkManager writes /etc/resolv.conf (DNS-RESOLV-MANAGED-ELSEWHERE on a plain
