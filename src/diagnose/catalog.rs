@@ -453,7 +453,7 @@ pub const RULES: &[RuleInfo] = &[
             Where it runs but knows no server: give it the real ones, nameservers in netplan\n\
             (then netplan apply), NetworkManager's connection, or a drop-in of its own:\n  \
             mkdir -p /etc/systemd/resolved.conf.d\n  \
-            printf '[Resolve]\\nDNS=192.0.2.53 198.51.100.53\\n' > /etc/systemd/resolved.conf.d/dns.conf\n  \
+            printf '[Resolve]\\nDNS=%s\\n' '192.0.2.53 198.51.100.53' > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf\n  \
             systemctl restart systemd-resolved\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
             node's own that lists the real servers (systemd-resolved's last list is in\n\
