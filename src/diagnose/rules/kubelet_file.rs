@@ -221,7 +221,12 @@ pub(super) fn cluster_self_forward(ctx: &Ctx) -> RuleOutcome {
             } else if let Some(ns) = only_cluster(ctx, p) {
                 // Where the kubelet's file is the host's own resolver, the fix is the host's.
                 let host = super::host_servers(ctx.facts);
-                let listed: Vec<String> = ns.iter().map(|n| n.address.clone()).collect();
+                // The parsed addresses, never the line's word: it reaches a command to paste.
+                let listed: Vec<String> = ns
+                    .iter()
+                    .filter_map(|n| n.ip)
+                    .map(|ip| ip.to_string())
+                    .collect();
                 let fix = same_file(f, host.file)
                     .then(|| super::resolver_owner::nm_self_forward_fix(ctx, host.via, &listed))
                     .flatten()
@@ -275,7 +280,13 @@ fn host_self_forward(ctx: &Ctx, cluster: &str) -> Option<Finding> {
         // A file of another kind that names only the stub: say how the node gets there.
         evidence.insert(0, format!("{} names only systemd-resolved's stub, and systemd-resolved runs: the node asks the servers it lists in {}", etc.path, host.path));
     }
-    let listed: Vec<String> = ns.iter().map(|n| n.address.clone()).collect();
+    // The parsed addresses, never the line's word (`169.254.25.10%$(cmd)` parses as the
+    // address before its `%`): they reach a command to paste as root.
+    let listed: Vec<String> = ns
+        .iter()
+        .filter_map(|n| n.ip)
+        .map(|ip| ip.to_string())
+        .collect();
     let mut fix = super::resolver_owner::nm_self_forward_fix(ctx, servers.via, &listed)
         .unwrap_or_else(|| "add real upstream servers after the cluster IP: with systemd-resolved, DNS= in a resolved.conf.d drop-in (FallbackDNS, where Kubespray puts upstream_dns_servers and nameservers, is used only while no DNS= server is known at all: Kubespray's DNS= names the cluster address); in a plain /etc/resolv.conf Kubespray writes, its nameservers".to_owned());
     // A plain file another program writes anew: servers written into it go at its next
