@@ -204,7 +204,7 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
         "file" => {
             let unlock = match crate::facts::network_manager::resolv_conf_locked(&facts.raw) {
                 Some(flags) => format!(
-                    "it is locked (lsattr: {}): chattr -i -a /etc/resolv.conf first, and chattr +i it again after; ",
+                    "it is locked (lsattr: {}): chattr -i -a /etc/resolv.conf first, and set the flag it had again after (chattr +i, or +a); ",
                     crate::text::escape(&flags)
                 ),
                 None => String::new(),
@@ -320,7 +320,7 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         .collect();
     let line = if servers.is_empty() || !v4.is_empty() {
         format!(
-            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`), then restart the unit that runs dhclient ({status}): it reads that file only at its start",
+            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`): dhclient reads that file only at its start, and restarting the unit that runs it ({status}: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it",
             joined(&v4, ", ")
         )
     } else {
