@@ -22,6 +22,7 @@ pub mod node_facts;
 pub mod raw;
 pub mod resolv_conf;
 pub mod resolv_writer;
+pub mod resolved_conf;
 pub mod restart_due;
 pub mod sockets;
 pub mod sysctl;

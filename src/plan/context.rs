@@ -771,32 +771,14 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 }
 
 /// The `DNS=` lines with no value, as `PATH:LINE`, of the systemd-resolved drop-ins read
-/// after host-upstream-dns's `zz-dnsfix-upstream.conf` (all directories' files in name order,
-/// a name in /etc hiding the same name elsewhere: [`crate::facts::sysctl::conf_d_files`]): an
-/// empty `DNS=` drops the servers set before it (resolved.conf(5)), dnsfix's among them.
+/// after host-upstream-dns's `zz-dnsfix-upstream.conf`
+/// ([`crate::facts::resolved_conf::dns_resets_after`]): an empty `DNS=` drops the servers set
+/// before it (resolved.conf(5)), dnsfix's among them.
 fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
-    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
-    let mut resets = Vec::new();
-    for (path, text) in crate::facts::sysctl::conf_d_files(&facts.raw, &dirs) {
-        let name = path.rsplit('/').next().unwrap_or(&path);
-        if name <= "zz-dnsfix-upstream.conf" {
-            continue;
-        }
-        let mut section = "";
-        for (n, line) in text.lines().map(str::trim).enumerate() {
-            if line.starts_with('[') {
-                section = line;
-            } else if section == "[Resolve]"
-                && line
-                    .strip_prefix("DNS")
-                    .and_then(|rest| rest.trim_start().strip_prefix('='))
-                    .is_some_and(|value| value.trim().is_empty())
-            {
-                resets.push(format!("{path}:{}", n + 1));
-            }
-        }
-    }
-    resets
+    crate::facts::resolved_conf::dns_resets_after(&facts.raw, "zz-dnsfix-upstream.conf")
+        .iter()
+        .map(crate::facts::resolved_conf::Setting::location)
+        .collect()
 }
 
 /// The node's own resolver and who writes it, as DNS-CLUSTER-SELF-FORWARD judges it

@@ -214,36 +214,14 @@ const TOO_MANY: &str = "# Too many DNS servers configured, the following entries
 /// alone: not a `#name`, nor a port 53; none on another port, which it leaves out, and not
 /// its own stub addresses or 0.0.0.0, which it skips: `manager_add_dns_server_by_string`).
 fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
-    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
-    let main = raw
-        .get("/etc/systemd/resolved.conf")
-        .and_then(RawFile::text)
-        .map(|t| t.into_owned());
-    let dropins = crate::facts::sysctl::conf_d_files(raw, &dirs)
-        .into_iter()
-        .map(|(_, text)| text);
     let mut servers: Vec<String> = Vec::new();
-    for text in main.into_iter().chain(dropins) {
-        let mut section = "";
-        for line in text.lines().map(str::trim) {
-            if line.starts_with('[') {
-                section = line;
-                continue;
-            }
-            let Some(value) = line
-                .strip_prefix(key)
-                .and_then(|rest| rest.trim_start().strip_prefix('='))
-                .filter(|_| section == "[Resolve]")
-            else {
-                continue;
-            };
-            if value.trim().is_empty() {
-                servers.clear();
-            }
-            for address in value.split_whitespace().filter_map(uplink_address) {
-                if !servers.contains(&address) {
-                    servers.push(address);
-                }
+    for setting in crate::facts::resolved_conf::settings_of(raw, key) {
+        if setting.value.is_empty() {
+            servers.clear();
+        }
+        for address in setting.value.split_whitespace().filter_map(uplink_address) {
+            if !servers.contains(&address) {
+                servers.push(address);
             }
         }
     }

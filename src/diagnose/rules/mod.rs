@@ -458,48 +458,22 @@ pub(super) fn kubespray_legacy_resolved(
     ctx: &Ctx,
     wanted: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    const PATH: &str = "/etc/systemd/resolved.conf";
-    if ctx.facts.flavour.kind != FlavourKind::Kubespray {
+    use crate::facts::resolved_conf;
+    if ctx.facts.flavour.kind != FlavourKind::Kubespray
+        || !resolved_conf::dns_resets_after(&ctx.facts.raw, "").is_empty()
+    {
         return None;
     }
-    if resolved_dns_reset_after(ctx.facts, "") {
-        return None;
-    }
-    let text = file_text(ctx.facts, PATH)?;
-    text.lines().enumerate().find_map(|(i, line)| {
-        let value = resolved_dns_value(line)?;
-        value.split_whitespace().any(&wanted).then(|| {
+    resolved_conf::settings_of(&ctx.facts.raw, "DNS")
+        .into_iter()
+        .find(|s| s.path == resolved_conf::MAIN && s.value.split_whitespace().any(&wanted))
+        .map(|s| {
             format!(
-                "{PATH}:{}: {} (written by Kubespray before v2.24, which templated this file; its later runs write /etc/systemd/resolved.conf.d/kubespray.conf and leave this line, which no inventory setting removes: delete it by hand)",
-                i + 1,
-                crate::text::escape(line.trim())
+                "{}: {} (written by Kubespray before v2.24, which templated this file; its later runs write /etc/systemd/resolved.conf.d/kubespray.conf and leave this line, which no inventory setting removes: delete it by hand)",
+                s.location(),
+                crate::text::escape(&s.text)
             )
         })
-    })
-}
-
-/// Whether a systemd-resolved drop-in named after `name` (every one for `""`) resets the
-/// server list with an empty `DNS=` (resolved.conf(5): it drops the servers assigned before
-/// it). Drop-ins are merged in name order across /etc, /run, /usr/local/lib and /usr/lib (a
-/// package's own), a name in an earlier directory hiding the same name in later ones, a link
-/// to /dev/null masking it ([`RESOLVED_DROPIN_DIRS`]).
-///
-/// [`RESOLVED_DROPIN_DIRS`]: crate::facts::raw::RESOLVED_DROPIN_DIRS
-fn resolved_dns_reset_after(facts: &NodeFacts, name: &str) -> bool {
-    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
-    crate::facts::sysctl::conf_d_files(&facts.raw, &dirs)
-        .iter()
-        .any(|(path, text)| {
-            path.rsplit('/').next().is_some_and(|n| n > name)
-                && text.lines().any(|l| resolved_dns_value(l) == Some(""))
-        })
-}
-
-/// The value of a systemd-resolved `DNS=` line (`DNS = x` too: systemd's parser trims
-/// around the `=`), where `line` is one.
-fn resolved_dns_value(line: &str) -> Option<&str> {
-    let rest = line.trim().strip_prefix("DNS")?;
-    rest.trim_start().strip_prefix('=').map(str::trim)
 }
 
 /// The kubelet's resolvConf comes from a command-line flag.
@@ -873,17 +847,18 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// nodelocaldns (dns_mode manual or none, deploy_coredns false, and no nodelocaldns):
 /// nothing of its own forwards to that file.
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
+    use crate::facts::resolved_conf;
     const NAME: &str = "kubespray.conf";
-    let ours = file_text(facts, &format!("/etc/systemd/resolved.conf.d/{NAME}"));
+    let path = format!("/etc/systemd/resolved.conf.d/{NAME}");
+    let ours: Vec<_> = resolved_conf::settings(&facts.raw)
+        .into_iter()
+        .filter(|s| s.path == path)
+        .collect();
     facts.flavour.kind == FlavourKind::Kubespray
         && facts.services.systemd_resolved == UnitState::Active
-        && ours.as_deref().is_some_and(|t| {
-            t.lines().any(|l| l.trim_start().starts_with("FallbackDNS"))
-                && !t
-                    .lines()
-                    .any(|l| resolved_dns_value(l).is_some_and(|v| !v.is_empty()))
-        })
-        && !resolved_dns_reset_after(facts, NAME)
+        && ours.iter().any(|s| s.key == "FallbackDNS")
+        && !ours.iter().any(|s| s.key == "DNS" && !s.value.is_empty())
+        && resolved_conf::dns_resets_after(&facts.raw, NAME).is_empty()
         && host
             .var_or_default("resolvconf_mode", Some("host_resolvconf"))
             .is_none_or(|m| m == "host_resolvconf")

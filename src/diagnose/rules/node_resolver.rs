@@ -421,20 +421,10 @@ fn servers_unnamed(ctx: &Ctx) -> RuleOutcome {
 /// `FallbackDNS=` server on a port other than 53 (`192.0.2.53:5353`, `[2001:db8::53]:5353`,
 /// either with a `#name` after it: resolved.conf(5)), which its uplink file leaves out.
 fn resolved_names_other_port(ctx: &Ctx) -> bool {
-    let dirs = crate::facts::raw::RESOLVED_DROPIN_DIRS;
-    let mut texts: Vec<String> = crate::facts::sysctl::conf_d_files(&ctx.facts.raw, &dirs)
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect();
-    texts.extend(file_text(ctx.facts, "/etc/systemd/resolved.conf").map(|t| t.into_owned()));
-    texts.iter().flat_map(|t| t.lines()).any(|line| {
-        let line = line.trim();
-        let value = ["DNS", "FallbackDNS"].iter().find_map(|key| {
-            line.strip_prefix(key)
-                .and_then(|rest| rest.trim_start().strip_prefix('='))
-        });
-        value.is_some_and(|v| v.split_whitespace().any(other_port))
-    })
+    crate::facts::resolved_conf::settings(&ctx.facts.raw)
+        .iter()
+        .filter(|s| s.key == "DNS" || s.key == "FallbackDNS")
+        .any(|s| s.value.split_whitespace().any(other_port))
 }
 
 /// A resolved.conf server word with a port other than 53.

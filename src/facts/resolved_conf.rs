@@ -1,0 +1,160 @@
+//! systemd-resolved's configuration as its parser reads it: the `[Resolve]` settings of
+//! /etc/systemd/resolved.conf, then of its drop-ins in the order it reads them
+//! ([`RESOLVED_DROPIN_DIRS`]: merged in name order, a name in an earlier directory hiding the
+//! same name in later ones, a link to /dev/null masking it), each with the file and line it
+//! is on. The one reader behind the rules, the plan's notes and its prediction.
+//!
+//! As systemd's conf-parser.c `parse_line` reads a line: trimmed, a `#` or `;` line a
+//! comment, `[Section]` starting a section, else `key=value` with both sides trimmed; a key
+//! outside `[Resolve]` is not resolved's (an assignment outside any section is ignored).
+//! A line continued with a trailing `\` is read as it stands.
+//!
+//! [`RESOLVED_DROPIN_DIRS`]: super::raw::RESOLVED_DROPIN_DIRS
+
+use super::raw::{RawFacts, RawFile};
+
+/// systemd-resolved's main configuration file.
+pub const MAIN: &str = "/etc/systemd/resolved.conf";
+
+/// One `key=value` line of a `[Resolve]` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    /// The file it is in.
+    pub path: String,
+    /// Its line number, from 1.
+    pub line: usize,
+    pub key: String,
+    /// The value, trimmed: empty for `DNS=`, which drops the servers set before it.
+    pub value: String,
+    /// The line as written, trimmed.
+    pub text: String,
+}
+
+impl Setting {
+    /// `path:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
+
+    /// Whether it is in a drop-in named after `name` (every drop-in for `""`), which
+    /// systemd-resolved reads after that one.
+    pub fn in_dropin_after(&self, name: &str) -> bool {
+        self.path != MAIN && self.path.rsplit('/').next().is_some_and(|n| n > name)
+    }
+}
+
+/// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
+/// systemd-resolved reads them.
+pub fn settings(raw: &RawFacts) -> Vec<Setting> {
+    let main = raw
+        .get(MAIN)
+        .and_then(RawFile::text)
+        .map(|t| (MAIN.to_owned(), t.into_owned()));
+    let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
+    let mut settings = Vec::new();
+    for (path, text) in main.into_iter().chain(dropins) {
+        let mut in_resolve = false;
+        for (n, line) in text.lines().map(str::trim).enumerate() {
+            if line.starts_with('[') {
+                in_resolve = line == "[Resolve]";
+                continue;
+            }
+            if !in_resolve || line.starts_with(['#', ';']) {
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            settings.push(Setting {
+                path: path.clone(),
+                line: n + 1,
+                key: key.trim().to_owned(),
+                value: value.trim().to_owned(),
+                text: line.to_owned(),
+            });
+        }
+    }
+    settings
+}
+
+/// The `key` settings among [`settings`].
+pub fn settings_of(raw: &RawFacts, key: &str) -> Vec<Setting> {
+    settings(raw).into_iter().filter(|s| s.key == key).collect()
+}
+
+/// The empty `DNS=` lines of the drop-ins read after the one named `name` (of every drop-in
+/// for `""`): each drops the servers set before it (resolved.conf(5)), those of `name` too.
+pub fn dns_resets_after(raw: &RawFacts, name: &str) -> Vec<Setting> {
+    settings_of(raw, "DNS")
+        .into_iter()
+        .filter(|s| s.value.is_empty() && s.in_dropin_after(name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::raw_from;
+
+    #[test]
+    fn settings_come_in_the_order_resolved_reads_them_with_their_lines() {
+        let raw = raw_from(&[
+            (
+                "/etc/systemd/resolved.conf.d/b.conf",
+                "[Resolve]\nDNS=192.0.2.2\n",
+            ),
+            (
+                MAIN,
+                "#  comment\n[Resolve]\n#DNS=\n; DNS=x\nDNS = 192.0.2.1 \n[Other]\nDNS=192.0.2.9\n",
+            ),
+            (
+                "/usr/lib/systemd/resolved.conf.d/a.conf",
+                "DNS=192.0.2.8\n[Resolve]\nFallbackDNS=192.0.2.3\n",
+            ),
+        ]);
+        let got: Vec<(String, String, String)> = settings(&raw)
+            .into_iter()
+            .map(|s| (s.location(), s.key, s.value))
+            .collect();
+        let want = [
+            ("/etc/systemd/resolved.conf:5", "DNS", "192.0.2.1"),
+            (
+                "/usr/lib/systemd/resolved.conf.d/a.conf:3",
+                "FallbackDNS",
+                "192.0.2.3",
+            ),
+            ("/etc/systemd/resolved.conf.d/b.conf:2", "DNS", "192.0.2.2"),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(l, k, v)| (l.to_string(), k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn only_an_empty_dns_line_of_a_later_drop_in_resets() {
+        let raw = raw_from(&[
+            (MAIN, "[Resolve]\nDNS=\n"),
+            ("/etc/systemd/resolved.conf.d/a.conf", "[Resolve]\nDNS=\n"),
+            (
+                "/etc/systemd/resolved.conf.d/zzz.conf",
+                "[Network]\nDNS=\n[Resolve]\nDNSSEC=\nDNS=\n",
+            ),
+        ]);
+        let at = |name| -> Vec<String> {
+            dns_resets_after(&raw, name)
+                .iter()
+                .map(Setting::location)
+                .collect()
+        };
+        assert_eq!(at("m.conf"), ["/etc/systemd/resolved.conf.d/zzz.conf:5"]);
+        assert_eq!(
+            at(""),
+            [
+                "/etc/systemd/resolved.conf.d/a.conf:2",
+                "/etc/systemd/resolved.conf.d/zzz.conf:5"
+            ]
+        );
+    }
+}
