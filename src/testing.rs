@@ -322,3 +322,12 @@ pub(crate) fn os_release(name: &str) -> String {
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The CPU time the calling thread has used: what a test of an algorithm's cost compares,
+/// which the other processes of a loaded machine do not lengthen as they do wall time.
+pub(crate) fn thread_cpu_time() -> std::time::Duration {
+    let clock = nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID;
+    nix::time::clock_gettime(clock)
+        .expect("the thread's CPU clock")
+        .into()
+}
