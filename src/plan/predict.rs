@@ -179,7 +179,11 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     let mut placed = false;
     let mut place = |out: &mut String| {
         if !std::mem::replace(&mut placed, true) {
-            for server in &ordered {
+            for (n, server) in ordered.iter().enumerate() {
+                if n == MAXNS {
+                    out.push_str(TOO_MANY);
+                    out.push('\n');
+                }
                 out.push_str(&format!("nameserver {server}\n"));
             }
         }
@@ -204,8 +208,15 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
 /// (resolved-resolv-conf.c `write_uplink_resolv_conf_contents`).
 const NONE_KNOWN: &str = "# No DNS servers known.";
 
-/// What it writes before a fourth server (`write_resolv_conf_server`, MAXNS).
+/// What it writes before the fourth server it writes, in systemd v249 to v257 alike
+/// (resolved-resolv-conf.c `write_resolv_conf_server`: `if (*count == MAXNS)`, counting
+/// the servers it writes, not those it leaves out for their port; the same in RHEL 9's
+/// systemd-252, redhat-plumbers/systemd-rhel9 77567a88, and in systemd 258's, ChenPi11/systemd
+/// 9c09d7ef).
 const TOO_MANY: &str = "# Too many DNS servers configured, the following entries may be ignored.";
+
+/// glibc's MAXNS (resolv/bits/types/res_state.h): the servers a resolver reads.
+const MAXNS: usize = 3;
 
 /// systemd-resolved's global servers (`key` `DNS`), or its fallback ones (`FallbackDNS`), as
 /// its configuration in `raw` gives them, in order: the `key=` words of
@@ -376,7 +387,7 @@ mod tests {
         assert_eq!(
             uplink_after(&uplink, "192.0.2.53 10.0.0.3 169.254.25.10:53"),
             format!(
-                "{HEAD}\nnameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.3\nnameserver 10.0.0.2\nsearch example.internal\n"
+                "{HEAD}\nnameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.3\n{TOO_MANY}\nnameserver 10.0.0.2\nsearch example.internal\n"
             )
         );
         // A server on another port is left out: the file stays as it was.
@@ -418,6 +429,57 @@ mod tests {
         assert_eq!(
             restarted_with(raw, "192.0.2.53"),
             format!("{HEAD}\nnameserver 192.0.2.53\nsearch example.internal\n")
+        );
+    }
+
+    /// The head systemd v252 (RHEL 9's systemd-252) writes into its uplink file
+    /// (redhat-plumbers/systemd-rhel9 77567a88, src/resolve/resolved-resolv-conf.c
+    /// `write_uplink_resolv_conf_contents`).
+    const V252_HEAD: &str =
+        "# This is /run/systemd/resolve/resolv.conf managed by man:systemd-resolved(8).
+# Do not edit.
+#
+# This file might be symlinked as /etc/resolv.conf. If you're looking at
+# /etc/resolv.conf and seeing this text, you have followed the symlink.
+#
+# This is a dynamic resolv.conf file for connecting local clients directly to
+# all known uplink DNS servers. This file lists all configured search domains.
+#
+# Third party programs should typically not access this file directly, but only
+# through the symlink at /etc/resolv.conf. To manage man:resolv.conf(5) in a
+# different way, replace this symlink by a static file or a different symlink.
+#
+# See man:systemd-resolved.service(8) for details about the supported modes of
+# operation for /etc/resolv.conf.
+
+";
+
+    /// Past three servers, systemd-resolved writes `# Too many DNS servers configured, the
+    /// following entries may be ignored.` before the fourth it writes (resolved-resolv-conf.c
+    /// `write_resolv_conf_server`: `if (*count == MAXNS)`, the count being of the servers it
+    /// writes, not of those it leaves out for their port), in systemd v249 to v257 alike.
+    /// Before, the prediction dropped that line and never wrote it again.
+    #[test]
+    fn a_fourth_server_comes_after_the_too_many_servers_line() {
+        let marker = "# Too many DNS servers configured, the following entries may be ignored.\n";
+        let uplink = format!(
+            "{V252_HEAD}nameserver 169.254.25.10\nnameserver 10.0.0.2\nnameserver 10.0.0.3\n{marker}nameserver 10.0.0.4\nsearch example.internal\n"
+        );
+        assert_eq!(
+            uplink_after(&uplink, "192.0.2.53 192.0.2.54:5353"),
+            format!(
+                "{V252_HEAD}nameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.2\n{marker}nameserver 10.0.0.3\nnameserver 10.0.0.4\nsearch example.internal\n"
+            )
+        );
+        // Three servers before, four after: the line comes where there was none.
+        let three = format!(
+            "{V252_HEAD}nameserver 169.254.25.10\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nsearch .\n"
+        );
+        assert_eq!(
+            uplink_after(&three, "192.0.2.53"),
+            format!(
+                "{V252_HEAD}nameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.2\n{marker}nameserver 10.0.0.3\nsearch .\n"
+            )
         );
     }
 
