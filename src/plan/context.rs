@@ -498,7 +498,7 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
     context["kubelet_pod_options"] = json!(pod_options(facts, source));
     context["kubelet_pod_options_from_kubelet"] = json!(matches!(
         pod_settings_file(facts, source),
-        Some(PodSettings::Kubelet(_))
+        Some(PodSettings::Kubelet(_) | PodSettings::Versions(_))
     ));
 }
 
@@ -506,15 +506,32 @@ fn search_context(context: &mut Value, host: &Host, facts: &NodeFacts, source: &
 enum PodSettings<'a> {
     /// The one the kubelet gives them.
     Kubelet(&'a ResolvFile),
+    /// Where the kubelet's version is not known and decides which file it gives them
+    /// ([`ResolvConfByVersion`](crate::facts::node_facts::ResolvConfByVersion)), each
+    /// version's: none for one whose setting is empty or whose file is not there, so pods
+    /// of that version get nothing of it.
+    Versions(Vec<Option<&'a ResolvFile>>),
     /// Where that file is not there to read, the file the upstream servers come from, which
     /// a file of dnsfix's takes its servers from too.
     Source(&'a ResolvFile),
 }
 
 impl<'a> PodSettings<'a> {
-    fn file(&self) -> &'a ResolvFile {
+    /// What `read` gives of each file: where the version decides, only what every
+    /// version's file gives, in the order of the first (an option or a search domain pods
+    /// may not have had is not written for them, and the plan cannot tell which they had).
+    fn agreed(&self, read: impl Fn(&ResolvFile) -> Vec<String>) -> Vec<String> {
         match self {
-            PodSettings::Kubelet(f) | PodSettings::Source(f) => f,
+            PodSettings::Kubelet(f) | PodSettings::Source(f) => read(f),
+            PodSettings::Versions(files) => {
+                let mut each = files.iter().map(|f| f.map(&read).unwrap_or_default());
+                let first = each.next().unwrap_or_default();
+                let rest: Vec<Vec<String>> = each.collect();
+                first
+                    .into_iter()
+                    .filter(|word| rest.iter().all(|r| r.contains(word)))
+                    .collect()
+            }
         }
     }
 }
@@ -522,22 +539,32 @@ impl<'a> PodSettings<'a> {
 /// The [`PodSettings`] of the node, `source` naming the file the upstream servers come from
 /// (where it is one of the node's resolver files).
 fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<PodSettings<'a>> {
-    match &facts.kubelet.pod_resolv_conf {
-        Some(f) if f.state != crate::facts::raw::FileState::Missing => {
-            Some(PodSettings::Kubelet(f))
-        }
-        _ => [
-            &facts.resolver.etc_resolv_conf,
-            &facts.resolver.systemd_uplink,
-        ]
-        .into_iter()
-        .find(|f| f.path == source)
-        .map(PodSettings::Source),
+    let there = |f: &&ResolvFile| f.state != crate::facts::raw::FileState::Missing;
+    if let Some(f) = facts.kubelet.pod_resolv_conf.as_ref().filter(there) {
+        return Some(PodSettings::Kubelet(f));
     }
+    if let Some(by) = &facts.kubelet.resolv_conf_by_version {
+        let files: Vec<Option<&ResolvFile>> = by
+            .readings
+            .iter()
+            .map(|r| r.pod_resolv_conf.as_ref().filter(there))
+            .collect();
+        if files.iter().any(Option::is_some) {
+            return Some(PodSettings::Versions(files));
+        }
+    }
+    [
+        &facts.resolver.etc_resolv_conf,
+        &facts.resolver.systemd_uplink,
+    ]
+    .into_iter()
+    .find(|f| f.path == source)
+    .map(PodSettings::Source)
 }
 
-/// The options `dnsPolicy: Default` pods get from the node (those of [`pod_settings_file`]),
-/// as the kubelet reads them: the words of the last `options` line (dns.go
+/// The options `dnsPolicy: Default` pods get from the node (those of [`pod_settings_file`];
+/// where the kubelet's version decides the file and is not known, those every version's
+/// file gives: the plan cannot tell which file the pods had), as the kubelet reads them: the words of the last `options` line (dns.go
 /// `parseResolvConf`, "last one wins"), which `GetPodDNS` hands those pods as they are, and
 /// host-network ClusterFirst pods, but other ClusterFirst pods and ClusterFirstWithHostNet
 /// ones never (it replaces them with `ndots:5`: `getPodDNSType`). Only words that are a resolver option, a name or a name:number
@@ -553,8 +580,14 @@ fn pod_settings_file<'a>(facts: &'a NodeFacts, source: &str) -> Option<PodSettin
 /// adds both where it names its dnsmasq or systemd-resolved (nm-dns-manager.c `update_dns`,
 /// `need_edns0`, `need_trust`).
 fn pod_options(facts: &NodeFacts, source: &str) -> Vec<String> {
-    let Some(parsed) = pod_settings_file(facts, source).and_then(|s| s.file().parsed.as_ref())
-    else {
+    pod_settings_file(facts, source)
+        .map(|s| s.agreed(file_options))
+        .unwrap_or_default()
+}
+
+/// The options the kubelet hands `dnsPolicy: Default` pods from `file` ([`pod_options`]).
+fn file_options(file: &ResolvFile) -> Vec<String> {
+    let Some(parsed) = file.parsed.as_ref() else {
         return Vec::new();
     };
     let local = !parsed.nameservers.is_empty()
@@ -583,7 +616,8 @@ fn is_resolver_option(word: &str) -> bool {
         && number.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The search domains of the resolv.conf the kubelet gives pods; where that file is not
+/// The search domains of the resolv.conf the kubelet gives pods (where its version decides
+/// that file and is not known, those every version's file gives); where that file is not
 /// there to read, those of the file the upstream servers come from ([`pod_settings_file`]),
 /// without the stray ones where the inventory asks for those to go (DNS-STRAY-SEARCH cannot
 /// judge a file that is not there, so kubelet-resolvconf would not strip them itself).
@@ -596,9 +630,9 @@ fn pod_search(host: &Host, facts: &NodeFacts, source: &str) -> Vec<String> {
             .unwrap_or_default()
     };
     match pod_settings_file(facts, source) {
-        Some(PodSettings::Kubelet(f)) => search(f),
+        Some(s @ (PodSettings::Kubelet(_) | PodSettings::Versions(_))) => s.agreed(search),
         other => {
-            let domains: Vec<String> = other.map(|s| search(s.file())).unwrap_or_default();
+            let domains: Vec<String> = other.map(|s| s.agreed(search)).unwrap_or_default();
             if host.var_bool("dnsfix_strip_search_domains") != Some(true) {
                 return domains;
             }
@@ -1734,6 +1768,72 @@ mod tests {
         );
         let context = build(&Host::new("node1"), &stub, &[], None, None);
         assert_eq!(context["kubelet_pod_options"], json!([]));
+    }
+
+    /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on
+    /// different files: Default pods get the options of one file or of the other, so those
+    /// the plan keeps are the ones both files give, and they are the kubelet's. Before, the
+    /// options came from the file the upstream servers come from (here the 1.28 to 1.31
+    /// reading's, its `ndots:2` too, which a 1.32 kubelet never gave pods), said not to be
+    /// the kubelet's.
+    #[test]
+    fn a_kubelet_of_unknown_version_keeps_the_options_both_readings_give() {
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/var/lib/kubelet/config.yaml",
+            "resolvConf: /run/systemd/resolve/resolv.conf",
+            "resolvConf: /etc/kubernetes/resolv.conf",
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf",
+            "resolvConf: /etc/resolv.conf",
+            "resolvConf: /etc/kubernetes/resolv-1.32.conf",
+        );
+        let raw = crate::testing::with_files(
+            &raw,
+            &[
+                (
+                    "/etc/kubernetes/resolv.conf",
+                    "nameserver 10.20.0.53\nsearch example.internal corp.example\noptions ndots:2 timeout:1 rotate\n",
+                ),
+                (
+                    "/etc/kubernetes/resolv-1.32.conf",
+                    "nameserver 10.20.0.54\nsearch corp.example\noptions rotate attempts:3 timeout:1\n",
+                ),
+            ],
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        assert!(facts.kubelet.resolv_conf_by_version.is_some());
+        assert!(facts.kubelet.pod_resolv_conf.is_none());
+        let context = build(&Host::new("node1"), &facts, &[], None, None);
+        assert_eq!(
+            context["kubelet_pod_options"],
+            json!(["timeout:1", "rotate"])
+        );
+        assert_eq!(context["kubelet_pod_options_from_kubelet"], json!(true));
+        assert_eq!(context["kubelet_pod_search"], json!(["corp.example"]));
+
+        // Where one reading names no file there to read, pods of that version get none of
+        // its options: none are sure.
+        let mut one = raw.clone();
+        one.file(
+            "/etc/kubernetes/resolv-1.32.conf",
+            crate::facts::raw::FileState::Missing,
+            None,
+        );
+        let context = build(
+            &Host::new("node1"),
+            &NodeFacts::from_raw("node1", &one),
+            &[],
+            None,
+            None,
+        );
+        assert_eq!(context["kubelet_pod_options"], json!([]));
+        assert_eq!(context["kubelet_pod_options_from_kubelet"], json!(true));
     }
 
     /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on
