@@ -82,6 +82,27 @@ pub fn settings_of(raw: &RawFacts, key: &str) -> Vec<Setting> {
     settings(raw).into_iter().filter(|s| s.key == key).collect()
 }
 
+/// The servers of systemd-resolved's compiled-in fallback list (meson's `dns-servers`, which
+/// distributions set apart), as the resolved.conf it ships shows them: the commented
+/// `#FallbackDNS=` line of its `[Resolve]` section (src/resolve/resolved.conf.in
+/// `#FallbackDNS={{DNS_SERVERS}}`), the last one where there are more; none where that file
+/// has no such line (an administrator's file, or one not read), where the list is not
+/// known. A `FallbackDNS=` setting, an empty one too, replaces the list
+/// (resolved-conf.c `config_parse_dns_servers`: `need_builtin_fallbacks = false`).
+pub fn shipped_fallback(raw: &RawFacts) -> Option<String> {
+    let text = raw.get(MAIN).and_then(RawFile::text)?;
+    let mut in_resolve = false;
+    let mut found = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_resolve = line == "[Resolve]";
+        } else if in_resolve && let Some(value) = line.strip_prefix("#FallbackDNS=") {
+            found = Some(value.trim().to_owned());
+        }
+    }
+    found
+}
+
 /// The empty `DNS=` lines of the drop-ins read after the one named `name` (of every drop-in
 /// for `""`): each drops the servers set before it (resolved.conf(5)), those of `name` too.
 pub fn dns_resets_after(raw: &RawFacts, name: &str) -> Vec<Setting> {

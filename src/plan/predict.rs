@@ -161,9 +161,9 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
         .filter(|l| is_server(l))
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    // Where it knew no server of its own and lists only its FallbackDNS= ones, those are
-    // its fallback ("If we found nothing, add the fallback servers"): gone once it has one.
-    let fallback = resolved_config_servers(&facts.raw, "FallbackDNS");
+    // Where it knew no server of its own and lists only its fallback ones, those are its
+    // fallback ("If we found nothing, add the fallback servers"): gone once it has one.
+    let fallback = fallback_servers(&facts.raw).unwrap_or_default();
     let only_fallback = old_global.is_empty()
         && !ordered.is_empty()
         && listed.iter().all(|s| fallback.iter().any(|f| f == s));
@@ -237,6 +237,26 @@ fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
         }
     }
     servers
+}
+
+/// systemd-resolved's fallback servers as its uplink file writes them: those of its
+/// `FallbackDNS=` settings where there is one (an empty one too), else its compiled-in list
+/// as its shipped resolved.conf shows it ([`shipped_fallback`]); none where neither is
+/// there, as the list is then not known (its `resolvectl status` is not gathered): the
+/// servers the uplink file lists are then taken for its links' ones, kept after a restart.
+///
+/// [`shipped_fallback`]: crate::facts::resolved_conf::shipped_fallback
+fn fallback_servers(raw: &RawFacts) -> Option<Vec<String>> {
+    if !crate::facts::resolved_conf::settings_of(raw, "FallbackDNS").is_empty() {
+        return Some(resolved_config_servers(raw, "FallbackDNS"));
+    }
+    let shipped = crate::facts::resolved_conf::shipped_fallback(raw)?;
+    Some(
+        shipped
+            .split_whitespace()
+            .filter_map(uplink_address)
+            .collect(),
+    )
 }
 
 /// The address a resolved.conf `DNS=` word is written as in the uplink file; none for one
@@ -480,6 +500,42 @@ mod tests {
             format!(
                 "{V252_HEAD}nameserver 169.254.25.10\nnameserver 192.0.2.53\nnameserver 10.0.0.2\n{marker}nameserver 10.0.0.3\nsearch .\n"
             )
+        );
+    }
+
+    /// Where no `FallbackDNS=` line is written, systemd-resolved uses its compiled-in list
+    /// (`need_builtin_fallbacks`, meson's `dns-servers`), which the resolved.conf it ships
+    /// shows as `#FallbackDNS=` (src/resolve/resolved.conf.in `#FallbackDNS={{DNS_SERVERS}}`;
+    /// here meson_options.txt's default, redhat-plumbers/systemd-rhel9 77567a88): an uplink
+    /// file that lists only those servers listed its fallback, gone once a drop-in gives it
+    /// one. Before, they were taken for its links' servers and kept.
+    #[test]
+    fn compiled_in_fallback_servers_go_once_a_drop_in_gives_servers() {
+        let shipped = "[Resolve]\n#DNS=\n#FallbackDNS=1.1.1.1#cloudflare-dns.com 8.8.8.8#dns.google 1.0.0.1#cloudflare-dns.com 8.8.4.4#dns.google 2606:4700:4700::1111#cloudflare-dns.com 2001:4860:4860::8888#dns.google 2606:4700:4700::1001#cloudflare-dns.com 2001:4860:4860::8844#dns.google\n#Domains=\n";
+        let marker = "# Too many DNS servers configured, the following entries may be ignored.\n";
+        let uplink = format!(
+            "{V252_HEAD}nameserver 1.1.1.1\nnameserver 8.8.8.8\nnameserver 1.0.0.1\n{marker}nameserver 8.8.4.4\nnameserver 2606:4700:4700::1111\nnameserver 2001:4860:4860::8888\nnameserver 2606:4700:4700::1001\nnameserver 2001:4860:4860::8844\nsearch .\n"
+        );
+        let node = |conf: &str| {
+            crate::testing::raw_from(&[(UPLINK, &uplink), ("/etc/systemd/resolved.conf", conf)])
+        };
+        assert_eq!(
+            restarted_with(node(shipped), "192.0.2.53"),
+            format!("{V252_HEAD}nameserver 192.0.2.53\nsearch .\n")
+        );
+        // Where resolved.conf does not show the compiled-in list, which servers were the
+        // fallback ones is not known: they are kept, after the new one.
+        let kept = format!(
+            "{V252_HEAD}nameserver 192.0.2.53\nnameserver 1.1.1.1\nnameserver 8.8.8.8\n{marker}nameserver 1.0.0.1\nnameserver 8.8.4.4\nnameserver 2606:4700:4700::1111\nnameserver 2001:4860:4860::8888\nnameserver 2606:4700:4700::1001\nnameserver 2001:4860:4860::8844\nsearch .\n"
+        );
+        assert_eq!(
+            restarted_with(node("[Resolve]\n#DNS=\n"), "192.0.2.53"),
+            kept
+        );
+        // A FallbackDNS= line, an empty one too, replaces the compiled-in list.
+        assert_eq!(
+            restarted_with(node(&format!("{shipped}FallbackDNS=\n")), "192.0.2.53"),
+            kept
         );
     }
 
