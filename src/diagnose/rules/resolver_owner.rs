@@ -103,12 +103,24 @@ pub(super) fn give_resolved(ctx: &Ctx, servers: &[String]) -> String {
 }
 
 /// The servers of one NetworkManager connection (IPv4 and IPv6 apart), applied to its device
-/// with `nmcli device reapply`: NetworkManager's Device.Reapply takes the connection's
-/// changed settings, `ipv4.dns` among them, without deactivating the device
-/// (NetworkManager src/core/devices/nm-device.c `reapply_connection` @1.40.0, nmcli(1)
-/// `device reapply`). `connection up` re-activates the connection: its device goes down
-/// and takes DHCP again, and a node reached over that link may be lost, so it is only the
-/// fallback.
+/// with `nmcli device reapply`. NetworkManager/NetworkManager src/core/devices/nm-device.c
+/// (1.40.0 @5d4802f7, and 355bc902): `check_and_reapply_connection` diffs the profile
+/// against the applied connection and asks `can_reapply_change` of each changed setting,
+/// which takes every change to `ipv4` and `ipv6` (`ipv4.dns`, `ipv6.dns` among them), and
+/// refuses a device that is not activated ("Device is not activated") and a change to most
+/// other settings ("Can't reapply any changes to '%s' setting"); the device stays
+/// activated and its IP configuration is applied again. Before 1.42 that restarts DHCP on a
+/// DHCP connection, its address removed until the new lease comes (commit 61e1027c "device:
+/// preserve the DHCP lease during reapply", first in 1.42). nmcli's `device reapply`
+/// passes no connection, so the profile as modified is applied (src/nmcli/devices.c
+/// `do_device_reapply`, `nm_device_reapply_async(device, NULL, 0, 0, ...)`; nmcli(1):
+/// "Attempt to update device with changes to the currently active connection made since
+/// it was last applied"). `GENERAL.DEVICES` is a field of an active connection's
+/// `connection show` (src/nmcli/connections.c `metagen_con_active_general`, "DEVICES").
+/// `connection up` on the active connection deactivates the device first: at
+/// DISCONNECTED `nm_device_cleanup` with `CLEANUP_TYPE_DECONFIGURE` takes out "any entries
+/// in the routing table and any IP address the device had", and activation takes DHCP
+/// anew, so a node reached over that link may be lost: it is only the fallback.
 fn nm_connection(servers: &[String]) -> String {
     let (v6, v4): (Vec<String>, Vec<String>) =
         servers.iter().cloned().partition(|s| s.contains(':'));
@@ -120,7 +132,7 @@ fn nm_connection(servers: &[String]) -> String {
         set.push(format!("ipv6.dns \"{}\"", v6.join(" ")));
     }
     format!(
-        "nmcli connection modify CON {}, then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE); only where reapply refuses, nmcli connection up CON, which takes the link down and up again (DHCP anew: a node reached over it may be lost)",
+        "nmcli connection modify CON {}, then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE), which applies them without deactivating the device (before NetworkManager 1.42 it restarts DHCP on a DHCP connection and removes its address until the new lease comes: from a console there); only where reapply refuses (a device not activated, or other changes to the connection it cannot apply: \"Can't reapply any changes to 'SETTING' setting\"), nmcli connection up CON, which deactivates the device, removing its addresses and routes, and activates it again (DHCP anew: a node reached over it may be lost)",
         set.join(" ")
     )
 }
@@ -240,12 +252,21 @@ fn writer_fix(writer: Writer, servers: &[String]) -> String {
 const BASE: &str = "/etc/resolvconf/resolv.conf.d/base";
 
 /// /etc/resolv.conf links to another program's file: that program's servers (Debian's
-/// resolvconf, /run/resolvconf/resolv.conf: resolvconf(8) `base`, written again by its
-/// unit's start, which runs `resolvconf --enable-updates` after it touched
-/// /run/resolvconf/postponed-update: a bare `resolvconf -u` writes nothing where updates
-/// are not enabled (Debian resolvconf debian/resolvconf.service, resolvconf(8)
-/// `--enable-updates`); netconfig's /run/netconfig/resolv.conf), or a file of the node's
-/// own.
+/// resolvconf, /run/resolvconf/resolv.conf, or netconfig's /run/netconfig/resolv.conf), or
+/// a file of the node's own.
+///
+/// Debian resolvconf 1.91+nmu1 (salsa.debian.org debian/resolvconf, as mirrored in
+/// pexip/os-resolvconf @593d7f18): etc/resolvconf/update.d/libc writes
+/// /run/resolvconf/resolv.conf from the interfaces' records and then `base`
+/// (`RSLVCNFFILES`), keeping three nameservers at most (`uniquify_nameserver_list`, none
+/// after a loopback one). bin/resolvconf runs it at `-u` only where
+/// /run/resolvconf/enable-updates exists; otherwise `-u` only touches
+/// /run/resolvconf/postponed-update, and `--enable-updates` runs the update where that
+/// flag is there. debian/resolvconf.service has `ExecStart=/sbin/resolvconf
+/// --enable-updates` and `ExecStop=/sbin/resolvconf --disable-updates`, which removes the
+/// postponed flag: a restart writes nothing (so in 1.87 and 1.91+nmu1, as read; 1.76.1's
+/// unit touched the flag in an `ExecStartPre`; debian/resolvconf.tmpfiles now creates both
+/// flags at boot).
 fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     let target = etc.symlink_target.as_deref().unwrap_or_default();
     let path = etc.canonical.as_deref().unwrap_or(target);
@@ -256,7 +277,7 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
         .any(|p| p.contains("/run/resolvconf/"))
     {
         format!(
-            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then systemctl restart resolvconf, which writes the file again: {}printf 'nameserver %s\\n' {} >> {BASE}; systemctl restart resolvconf)",
+            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u, which writes the file again where its updates are enabled, as its unit's start enables them (resolvconf --updates-are-enabled; where they are not, it only marks the update postponed, made at resolvconf --enable-updates); not systemctl restart resolvconf, whose stop drops a pending update, so that its start writes nothing (resolvconf 1.87 and later); it keeps three servers at most, the interfaces' before base's: {}printf 'nameserver %s\\n' {} >> {BASE}; resolvconf -u)",
             newline_at_end(BASE),
             joined(servers, " ")
         )
@@ -271,14 +292,24 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
 }
 
 /// Where a dhclient of its own runs (its dhclient-script writes /etc/resolv.conf anew at
-/// every lease, isc-dhcp client/scripts/linux `make_resolv_conf`): the servers go into the
-/// dhclient.conf it reads too (its `-cf`, else the default), then the unit that runs it is
-/// restarted (dhclient reads its configuration only at its start, client/dhclient.c `main`
-/// @572032cb). `prepend domain-name-servers` takes IPv4 addresses only (dhcp-options(5):
-/// `option domain-name-servers ip-address`; DHCPv6's is `dhcp6.name-servers`), so only the
-/// IPv4 servers go there, and no line where none is one. Not where every dhclient is
-/// NetworkManager's (`-sf nm-dhcp-helper`): no dhclient-script runs, NetworkManager takes
-/// the lease. `None` where no dhclient of its own runs.
+/// every lease): the servers go into the dhclient.conf it reads too (its `-cf`, else the
+/// default), then the unit that runs it is restarted (dhclient reads its configuration
+/// only at its start). Not where every dhclient is NetworkManager's (`-sf
+/// nm-dhcp-helper`): no dhclient-script runs, NetworkManager takes the lease. `None`
+/// where no dhclient of its own runs.
+///
+/// isc-projects/dhcp @572032cb (v4.4.3-18): client/dhclient.c `main` (`-cf` sets
+/// `path_dhclient_conf`, read by `read_client_conf` at its start); dhclient.conf(5)
+/// (`prepend`: "use a value you supply, and then use the values supplied by the server";
+/// `supersede`: always the local value instead); dhcp-options(5) (`domain-name-servers
+/// ip-address [, ...]`, IPv4; `dhcp6.name-servers ip6-address [, ...]`, DHCPv6's), both
+/// applied to the lease (`on_receipt`: client/dhclient.c, and client/dhc6.c for a DHCPv6
+/// lease). Debian's dhclient-script (isc-dhcp debian/dhclient-script.linux, as mirrored in
+/// pexip/os-isc-dhcp @29a44578, 4.4.3-P1) `make_resolv_conf` writes the file from
+/// `new_domain_name_servers` for a DHCPv4 lease and from `new_dhcp6_name_servers` for a
+/// DHCPv6 one (keeping the file's nameserver lines where the lease has none), as
+/// client/scripts/linux does: a DHCPv4 dhclient writes IPv4 servers alone, so IPv6 ones go
+/// in `prepend dhcp6.name-servers`, which only a DHCPv6 dhclient (`-6`) takes.
 fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     if !ctx.facts.services.dhclient {
         return None;
@@ -313,21 +344,29 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     } else {
         format!("systemctl status {} names it", pids.join(" "))
     };
-    let v4: Vec<String> = servers
+    let (v4, v6): (Vec<String>, Vec<String>) = servers
         .iter()
-        .filter(|s| s.parse::<std::net::Ipv4Addr>().is_ok())
         .cloned()
-        .collect();
-    let line = if servers.is_empty() || !v4.is_empty() {
+        .partition(|s| s.parse::<std::net::Ipv4Addr>().is_ok());
+    let v6_line = format!("`prepend dhcp6.name-servers {};`", v6.join(", "));
+    let put = if servers.is_empty() || !v4.is_empty() {
+        let v6_too = if v6.is_empty() {
+            String::new()
+        } else {
+            format!(" and, for a DHCPv6 dhclient (-6), the IPv6 ones ({v6_line})")
+        };
         format!(
-            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`): dhclient reads that file only at its start, and restarting the unit that runs it ({status}: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it",
+            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`){v6_too}",
             joined(&v4, ", ")
         )
     } else {
         format!(
-            "{files} takes IPv4 servers only in `prepend domain-name-servers`, and none of these is one: the servers added by hand go at its next lease"
+            "put the IPv6 servers in {files} ({v6_line}), which only a DHCPv6 dhclient (-6) takes: a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone"
         )
     };
+    let line = format!(
+        "{put}: dhclient reads that file only at its start, and restarting the unit that runs it ({status}: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it"
+    );
     Some(format!(
         "dhclient runs here and writes the file anew at every lease: {line}"
     ))

@@ -524,7 +524,8 @@ fn resolver_finding_is(
 /// `netconfig`: SUSE's /etc/sysconfig/network/config, `nm`: NetworkManager 1.28 with no
 /// configuration of its own, `nm-none`: the same with `dns=none`, `nm-at-boot`: stopped
 /// but enabled) or facts (`locked`: an immutable file; `v6`: the inventory's servers are
-/// IPv6), and the inventory's upstream_dns_servers: DNS-HOST-RESOLVER-DOWN's finding.
+/// IPv6, `v4v6`: one of each), and the inventory's upstream_dns_servers:
+/// DNS-HOST-RESOLVER-DOWN's finding.
 fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
     use crate::facts::raw::FileState;
     let mut raw = writer_node(&[]);
@@ -576,6 +577,7 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
                 0,
             ),
             "v6" => servers = serde_json::json!(["2001:db8::53"]),
+            "v4v6" => servers = serde_json::json!(["192.0.2.53", "2001:db8::53"]),
             "nm-none" => {
                 let dir = "/usr/lib/x86_64-linux-gnu/NetworkManager/1.28.0";
                 raw.file(dir, FileState::Directory, None);
@@ -624,7 +626,7 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
 #[test]
 fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
     const NO_SERVER: &str = "search example.internal\n";
-    const REAPPLY: &str = "nmcli connection modify CON ipv4.dns \"192.0.2.53 198.51.100.53\", then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE); only where reapply refuses, nmcli connection up CON, which takes the link down and up again (DHCP anew: a node reached over it may be lost)";
+    const REAPPLY: &str = "nmcli connection modify CON ipv4.dns \"192.0.2.53 198.51.100.53\", then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE), which applies them without deactivating the device (before NetworkManager 1.42 it restarts DHCP on a DHCP connection and removes its address until the new lease comes: from a console there); only where reapply refuses (a device not activated, or other changes to the connection it cannot apply: \"Can't reapply any changes to 'SETTING' setting\"), nmcli connection up CON, which deactivates the device, removing its addresses and routes, and activates it again (DHCP anew: a node reached over it may be lost)";
     const APPEND: &str = "add the real servers to /etc/resolv.conf, its other lines kept: [ -z \"$(tail -c1 /etc/resolv.conf)\" ] || echo >> /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf";
     const RMDIR: &str = "look at it first (findmnt /etc/resolv.conf; ls -la /etc/resolv.conf), then rmdir /etc/resolv.conf (it refuses a directory that is not empty or is a mount point)";
     #[rustfmt::skip]
@@ -640,7 +642,8 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
         (NO_SERVER, &["locked"], format!("it is locked (lsattr: ----i---------e-------): chattr -i -a /etc/resolv.conf first, and set the flag it had again after (chattr +i, or +a); {APPEND} (nothing rewrites it here)")),
         (NO_SERVER, &["dhclient"], format!("{APPEND}; dhclient runs here and writes the file anew at every lease: put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`): dhclient reads that file only at its start, and restarting the unit that runs it (systemctl status 612 names it: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it")),
         (NO_SERVER, &["dhclient-cf"], "put the IPv4 servers in /etc/dhcp/dhclient-ens5.conf (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`)".into()),
-        (NO_SERVER, &["dhclient", "v6"], "dhclient runs here and writes the file anew at every lease: its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) takes IPv4 servers only in `prepend domain-name-servers`, and none of these is one: the servers added by hand go at its next lease".into()),
+        (NO_SERVER, &["dhclient", "v6"], "dhclient runs here and writes the file anew at every lease: put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which only a DHCPv6 dhclient (-6) takes: a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone: dhclient reads that file only at its start".into()),
+        (NO_SERVER, &["dhclient", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`) and, for a DHCPv6 dhclient (-6), the IPv6 ones (`prepend dhcp6.name-servers 2001:db8::53;`): dhclient reads that file only at its start".into()),
         (NO_SERVER, &["dhclient-nm"], "printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)".into()),
         ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)".into()),
         ("directory", &[], format!("replace the directory with a file that lists the real servers: {RMDIR}; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf")),
@@ -649,7 +652,7 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
         ("directory", &["nm"], format!("/etc/resolv.conf is a directory: {RMDIR}; systemctl reload NetworkManager: it writes /etc/resolv.conf here")),
         (NO_SERVER, &["nm-none"], format!("{APPEND} (nothing rewrites it here)")),
         (NO_SERVER, &["nm-at-boot"], format!("{APPEND}; NetworkManager, stopped now but enabled, writes the file anew at its next start from its connections' servers: give it the real servers for then, global DNS, `[global-dns-domain-*]` `servers=192.0.2.53,198.51.100.53` in a file under /etc/NetworkManager/conf.d/ (read at its start;")),
-        ("resolvconf-link", &[], "/etc/resolv.conf links to ../run/resolvconf/resolv.conf, another program's file: give that program the real servers (192.0.2.53, 198.51.100.53) (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then systemctl restart resolvconf, which writes the file again: [ -z \"$(tail -c1 /etc/resolvconf/resolv.conf.d/base)\" ] || echo >> /etc/resolvconf/resolv.conf.d/base; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolvconf/resolv.conf.d/base; systemctl restart resolvconf); or make /etc/resolv.conf a file of its own".into()),
+        ("resolvconf-link", &[], "/etc/resolv.conf links to ../run/resolvconf/resolv.conf, another program's file: give that program the real servers (192.0.2.53, 198.51.100.53) (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u, which writes the file again where its updates are enabled, as its unit's start enables them (resolvconf --updates-are-enabled; where they are not, it only marks the update postponed, made at resolvconf --enable-updates); not systemctl restart resolvconf, whose stop drops a pending update, so that its start writes nothing (resolvconf 1.87 and later); it keeps three servers at most, the interfaces' before base's: [ -z \"$(tail -c1 /etc/resolvconf/resolv.conf.d/base)\" ] || echo >> /etc/resolvconf/resolv.conf.d/base; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolvconf/resolv.conf.d/base; resolvconf -u); or make /etc/resolv.conf a file of its own".into()),
     ];
     for (etc, programs, fix) in cases {
         let f = owner_down_finding(etc, programs);
