@@ -2601,7 +2601,8 @@ mod tests {
 
     /// A node whose /etc/resolv.conf lists two cluster addresses (nodelocaldns and CoreDNS's
     /// service) and nothing else: host-upstream-dns keeps the first and then the upstreams,
-    /// three in all (glibc reads no more, resolv/resolv_conf.c MAXNS), not both cluster
+    /// three in all (glibc uses no more: resolv/resolv_conf.c `update_from_conf` copies the
+    /// first `MAXNS`, 3 in resolv/bits/types/res_state.h, glibc-2.42), not both cluster
     /// addresses and a single upstream.
     #[test]
     fn a_resolv_conf_with_two_cluster_addresses_keeps_one_and_the_upstreams() {

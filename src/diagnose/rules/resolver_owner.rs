@@ -421,11 +421,17 @@ pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: &str, cluster: &[String]) -> O
 /// The servers for a node whose resolver lists only the cluster addresses `cluster`: the
 /// first of them (the node still resolves cluster names), then the real servers `real`,
 /// three at most. NetworkManager writes every global DNS server into /etc/resolv.conf
-/// (src/core/dns/nm-dns-manager.c `nmtst_dns_create_resolv_conf`, whose note says "the libc resolver may not support
-/// more than 3 nameservers"), and glibc reads the first three (resolv/resolv_conf.c,
-/// MAXNS): with all the cluster addresses first, a node with three of them would have no
-/// upstream at all. templates/networkmanager-upstream.conf.j2 and host-resolv.conf.j2 take
-/// the same.
+/// (NetworkManager src/core/dns/nm-dns-manager.c `create_resolv_conf` @5d4802f7 (1.40.0),
+/// whose note before the fourth says "the libc resolver may not support more than 3
+/// nameservers"), and glibc uses the first three and ignores the rest without a word
+/// (bminor/glibc glibc-2.42 @d2097651: `MAXNS` is 3 in resolv/bits/types/res_state.h,
+/// which resolv.h includes; resolv/res_init.c `res_vinit_1` reads every `nameserver` line
+/// into its list, and resolv/resolv_conf.c `update_from_conf` copies only the first
+/// `MAXNS` into the resolver state that res_send asks; musl too reads three,
+/// src/network/resolvconf.c `if (nns >= MAXNS) continue;` with `MAXNS` 3 in
+/// src/network/lookup.h, bminor/musl @86373b49): with all the cluster addresses first, a
+/// node with three of them would have no upstream at all.
+/// templates/networkmanager-upstream.conf.j2 and host-resolv.conf.j2 take the same.
 fn cluster_then(cluster: &[String], real: &[String]) -> Vec<String> {
     cluster
         .iter()
