@@ -2599,6 +2599,37 @@ mod tests {
         assert!(noted(&raw));
     }
 
+    /// dhclient's note puts each upstream in the option of its family: an IPv4 one in
+    /// `domain-name-servers`, an IPv6 one in `dhcp6.name-servers`, which a DHCPv6 dhclient
+    /// takes (dhcp-options(5); Debian's dhclient-script writes the file from
+    /// `new_dhcp6_name_servers` for a DHCPv6 lease). Before, both went into
+    /// `prepend domain-name-servers`, an IPv4 option.
+    #[test]
+    fn dhclient_s_note_gives_an_ipv6_upstream_to_dhcp6_name_servers() {
+        let mut raw =
+            crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only");
+        raw.pids.insert("dhclient".to_owned(), 612);
+        let vars = "{resolvconf_mode: host_resolvconf, disable_host_nameservers: true, upstream_dns_servers: [192.0.2.53, '2001:db8::53']}";
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let host = plan_raw(&raw, vars, &cluster, "").hosts.remove(0);
+        let note = host
+            .notes
+            .iter()
+            .find(|n| n.message.starts_with("dhclient is this node's DHCP client"))
+            .expect("dhclient's note");
+        assert!(
+            note.message
+                .contains("`prepend domain-name-servers 192.0.2.53;`")
+                && note.message.contains(
+                    "for a DHCPv6 dhclient (-6) `prepend dhcp6.name-servers 2001:db8::53;`"
+                ),
+            "{}",
+            note.message
+        );
+    }
+
     /// A node whose /etc/resolv.conf lists two cluster addresses (nodelocaldns and CoreDNS's
     /// service) and nothing else: host-upstream-dns keeps the first and then the upstreams,
     /// three in all (glibc uses no more: resolv/resolv_conf.c `update_from_conf` copies the
