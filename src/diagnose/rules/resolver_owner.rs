@@ -109,13 +109,16 @@ pub(super) fn give_resolved(ctx: &Ctx, servers: &[String]) -> String {
 /// which takes every change to `ipv4` and `ipv6` (`ipv4.dns`, `ipv6.dns` among them), and
 /// refuses a device that is not activated ("Device is not activated") and a change to most
 /// other settings ("Can't reapply any changes to '%s' setting"); the device stays
-/// activated and its IP configuration is applied again. Before 1.42 that restarts DHCP on a
-/// DHCP connection, its address removed until the new lease comes (commit 61e1027c "device:
-/// preserve the DHCP lease during reapply", first in 1.42). nmcli's `device reapply`
-/// passes no connection, so the profile as modified is applied (src/nmcli/devices.c
-/// `do_device_reapply`, `nm_device_reapply_async(device, NULL, 0, 0, ...)`; nmcli(1):
-/// "Attempt to update device with changes to the currently active connection made since
-/// it was last applied"). `GENERAL.DEVICES` is a field of an active connection's
+/// activated and its IP configuration is applied again. From 1.36
+/// (`activate_stage3_ip_config`: `_cleanup_ip_pre(..., CLEANUP_TYPE_DECONFIGURE, TRUE)`,
+/// whose `_dev_ipdhcpx_cleanup` stops the DHCP client) to 1.40 that restarts DHCP on a
+/// DHCP connection, its address removed until the new lease comes (commit 61e1027c
+/// "device: preserve the DHCP lease during reapply", first in 1.42; 1.40.18 has it not);
+/// up to 1.34 `nm_device_reactivate_ip_config` restarted it only where the method changed.
+/// nmcli's `device reapply` passes no connection, so the profile as modified is applied
+/// (src/nmcli/devices.c `do_device_reapply`, `nm_device_reapply_async(device, NULL, 0, 0,
+/// ...)`; nmcli(1): "Attempt to update device with changes to the currently active
+/// connection made since it was last applied"). `GENERAL.DEVICES` is a field of an active connection's
 /// `connection show` (src/nmcli/connections.c `metagen_con_active_general`, "DEVICES").
 /// `connection up` on the active connection deactivates the device first: at
 /// DISCONNECTED `nm_device_cleanup` with `CLEANUP_TYPE_DECONFIGURE` takes out "any entries
@@ -132,7 +135,7 @@ fn nm_connection(servers: &[String]) -> String {
         set.push(format!("ipv6.dns \"{}\"", v6.join(" ")));
     }
     format!(
-        "nmcli connection modify CON {}, then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE), which applies them without deactivating the device (before NetworkManager 1.42 it restarts DHCP on a DHCP connection and removes its address until the new lease comes: from a console there); only where reapply refuses (a device not activated, or other changes to the connection it cannot apply: \"Can't reapply any changes to 'SETTING' setting\"), nmcli connection up CON, which deactivates the device, removing its addresses and routes, and activates it again (DHCP anew: a node reached over it may be lost)",
+        "nmcli connection modify CON {}, then nmcli device reapply IFACE (nmcli connection show --active names CON, nmcli -g GENERAL.DEVICES connection show CON its IFACE), which applies them without deactivating the device (NetworkManager 1.36 to 1.40 restart DHCP on a DHCP connection and remove its address until the new lease comes: from a console there); only where reapply refuses (a device not activated, or other changes to the connection it cannot apply: \"Can't reapply any changes to 'SETTING' setting\"), nmcli connection up CON, which deactivates the device, removing its addresses and routes, and activates it again (DHCP anew: a node reached over it may be lost)",
         set.join(" ")
     )
 }
