@@ -4,10 +4,15 @@
 //! same name in later ones, a link to /dev/null masking it), each with the file and line it
 //! is on. The one reader behind the rules, the plan's notes and its prediction.
 //!
-//! As systemd's conf-parser.c `parse_line` reads a line: trimmed, a `#` or `;` line a
-//! comment, `[Section]` starting a section, else `key=value` with both sides trimmed; a key
-//! outside `[Resolve]` is not resolved's (an assignment outside any section is ignored).
-//! A line continued with a trailing `\` is read as it stands.
+//! As systemd's conf-parser.c `config_parse` and `parse_line` read a file: a UTF-8 byte
+//! order mark at its start dropped; a line ending in an unescaped `\` joined with the next,
+//! the `\` read as a space (a comment line among them skipped); then trimmed, a `#` or `;`
+//! line a comment, `[Section]` starting a section, else `key=value` with both sides trimmed;
+//! a key outside `[Resolve]` is not resolved's (an assignment outside any section is
+//! ignored). A `[` line that does not end in `]` is an error: the parser stops there, and
+//! systemd-resolved reads no later line nor file (`config_parse_many_files` returns it,
+//! `manager_parse_config_file` too, and resolved only logs "Failed to parse configuration
+//! file"), so what follows it is not read ([`ResolvedConf::stopped_at`]).
 //!
 //! [`RESOLVED_DROPIN_DIRS`]: super::raw::RESOLVED_DROPIN_DIRS
 
@@ -23,6 +28,7 @@ pub struct Setting {
     pub path: String,
     /// Its line number, from 1.
     pub line: usize,
+    /// The key, as written (systemd's keys are case-sensitive).
     pub key: String,
     /// The value, trimmed: empty for `DNS=`, which drops the servers set before it.
     pub value: String,
@@ -43,38 +49,92 @@ impl Setting {
     }
 }
 
-/// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
-/// systemd-resolved reads them.
-pub fn settings(raw: &RawFacts) -> Vec<Setting> {
-    let main = raw
-        .get(MAIN)
-        .and_then(RawFile::text)
-        .map(|t| (MAIN.to_owned(), t.into_owned()));
-    let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
-    let mut settings = Vec::new();
-    for (path, text) in main.into_iter().chain(dropins) {
-        let mut in_resolve = false;
-        for (n, line) in text.lines().map(str::trim).enumerate() {
-            if line.starts_with('[') {
-                in_resolve = line == "[Resolve]";
-                continue;
+/// What systemd-resolved reads of its configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolvedConf {
+    /// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
+    /// systemd-resolved reads them.
+    pub settings: Vec<Setting>,
+    /// The section header without its closing `]` where its parser stopped, as
+    /// `path:line` and the line: nothing after it is read.
+    pub stopped_at: Option<(String, String)>,
+}
+
+impl ResolvedConf {
+    /// The configuration the files of `raw` give.
+    pub fn read(raw: &RawFacts) -> ResolvedConf {
+        let main = raw
+            .get(MAIN)
+            .and_then(RawFile::text)
+            .map(|t| (MAIN.to_owned(), t.into_owned()));
+        let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
+        let mut conf = ResolvedConf::default();
+        for (path, text) in main.into_iter().chain(dropins) {
+            let mut in_resolve = false;
+            for (line, joined) in logical_lines(&text) {
+                let trimmed = joined.trim();
+                if trimmed.starts_with('[') {
+                    if !trimmed.ends_with(']') {
+                        let text = crate::text::escape(trimmed).into_owned();
+                        conf.stopped_at = Some((format!("{path}:{line}"), text));
+                        return conf;
+                    }
+                    in_resolve = trimmed == "[Resolve]";
+                    continue;
+                }
+                if !in_resolve || trimmed.starts_with(['#', ';']) {
+                    continue;
+                }
+                let Some((key, value)) = trimmed.split_once('=') else {
+                    continue;
+                };
+                conf.settings.push(Setting {
+                    path: path.clone(),
+                    line,
+                    key: key.trim().to_owned(),
+                    value: value.trim().to_owned(),
+                    text: trimmed.to_owned(),
+                });
             }
-            if !in_resolve || line.starts_with(['#', ';']) {
-                continue;
-            }
-            let Some((key, value)) = line.split_once('=') else {
-                continue;
-            };
-            settings.push(Setting {
-                path: path.clone(),
-                line: n + 1,
-                key: key.trim().to_owned(),
-                value: value.trim().to_owned(),
-                text: line.to_owned(),
-            });
+        }
+        conf
+    }
+}
+
+/// The lines of `text` as systemd's `config_parse` hands them to `parse_line`, each with the
+/// number of its first physical line: a byte order mark dropped, a line ending in an
+/// unescaped `\` joined with the next one (the `\` read as a space), a comment line among
+/// joined ones skipped.
+fn logical_lines(text: &str) -> Vec<(usize, String)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = Vec::new();
+    let mut continued: Option<(usize, String)> = None;
+    for (n, line) in text.lines().enumerate() {
+        if continued.is_some() && line.trim_start().starts_with(['#', ';']) {
+            continue;
+        }
+        let mut escaped = false;
+        for c in line.chars() {
+            escaped = !escaped && c == '\\';
+        }
+        let (first, mut joined) = continued.take().unwrap_or((n + 1, String::new()));
+        if escaped {
+            joined.push_str(&line[..line.len() - 1]);
+            joined.push(' ');
+            continued = Some((first, joined));
+        } else {
+            joined.push_str(line);
+            lines.push((first, joined));
         }
     }
-    settings
+    lines.extend(continued);
+    lines
+}
+
+/// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
+/// systemd-resolved reads them ([`ResolvedConf::read`]).
+pub fn settings(raw: &RawFacts) -> Vec<Setting> {
+    ResolvedConf::read(raw).settings
 }
 
 /// The `key` settings among [`settings`].
@@ -151,6 +211,72 @@ mod tests {
             .map(|(l, k, v)| (l.to_string(), k.to_string(), v.to_string()))
             .collect();
         assert_eq!(got, want);
+    }
+
+    /// systemd's parser drops a byte order mark and joins a line ending in `\\` with the
+    /// next (a comment line among them skipped); before, the mark hid the file's `[Resolve]`
+    /// and the second line's server was lost.
+    #[test]
+    fn a_byte_order_mark_and_continued_lines_are_read_as_systemd_reads_them() {
+        let raw = raw_from(&[
+            (
+                MAIN,
+                "\u{feff}[Resolve]\nDNS=192.0.2.1 \\\n# between\n  192.0.2.2\nDomains=a\\\\\n",
+            ),
+            (
+                "/etc/systemd/resolved.conf.d/a.conf",
+                "[Resolve]\nDNS=192.0.2.3\\",
+            ),
+        ]);
+        let got: Vec<(String, String)> = settings(&raw)
+            .into_iter()
+            .map(|s| (s.location(), s.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "/etc/systemd/resolved.conf:2".to_owned(),
+                    "192.0.2.1    192.0.2.2".to_owned()
+                ),
+                (
+                    "/etc/systemd/resolved.conf:5".to_owned(),
+                    "a\\\\".to_owned()
+                ),
+                (
+                    "/etc/systemd/resolved.conf.d/a.conf:2".to_owned(),
+                    "192.0.2.3".to_owned()
+                ),
+            ]
+        );
+    }
+
+    /// A section header without its closing `]` stops systemd-resolved's parser: nothing
+    /// after it is read, in that file or a later one. Before, the reader went on.
+    #[test]
+    fn a_broken_section_header_stops_the_reading() {
+        let raw = raw_from(&[
+            (MAIN, "[Resolve]\nDNS=192.0.2.1\n"),
+            (
+                "/etc/systemd/resolved.conf.d/10-site.conf",
+                "[Resolve]\nDNS=192.0.2.2\n[Resolve # site\nDNS=192.0.2.3\n",
+            ),
+            (
+                "/etc/systemd/resolved.conf.d/20-late.conf",
+                "[Resolve]\nDNS=\n",
+            ),
+        ]);
+        let conf = ResolvedConf::read(&raw);
+        let values: Vec<&str> = conf.settings.iter().map(|s| s.value.as_str()).collect();
+        assert_eq!(values, ["192.0.2.1", "192.0.2.2"]);
+        assert_eq!(
+            conf.stopped_at,
+            Some((
+                "/etc/systemd/resolved.conf.d/10-site.conf:3".to_owned(),
+                "[Resolve # site".to_owned()
+            ))
+        );
+        assert!(dns_resets_after(&raw, "").is_empty());
     }
 
     #[test]

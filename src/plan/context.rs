@@ -73,6 +73,7 @@ pub fn build(
         "resolved_active": resolved_active,
         "resolved_uplink_clean": resolved_uplink_clean(host, facts, &cluster),
         "resolved_dns_resets_after": resolved_dns_resets_after(facts),
+        "resolved_stops_before_ours": resolved_stops_before_ours(facts),
         "network_manager_manages": network_manager_manages_resolv(facts).is_some(),
         "etc_resolv": resolv_json(&facts.resolver.etc_resolv_conf, &cluster),
         "host_resolver": host_resolver(facts, &cluster),
@@ -813,6 +814,25 @@ fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
         .iter()
         .map(crate::facts::resolved_conf::Setting::location)
         .collect()
+}
+
+/// Where systemd-resolved's parser stops before it reaches host-upstream-dns's
+/// `zz-dnsfix-upstream.conf`, as `PATH:LINE: LINE` (escaped), else empty: a section header
+/// without its closing `]` in resolved.conf or a drop-in read before that one, after which
+/// it reads nothing ([`crate::facts::resolved_conf::ResolvedConf::stopped_at`]). A broken
+/// `zz-dnsfix-upstream.conf` is not: the playbook writes it whole.
+fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
+    use crate::facts::resolved_conf::{MAIN, ResolvedConf};
+    let Some((at, line)) = ResolvedConf::read(&facts.raw).stopped_at else {
+        return String::new();
+    };
+    let path = at.rsplit_once(':').map_or(at.as_str(), |(path, _)| path);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if path == MAIN || name < "zz-dnsfix-upstream.conf" {
+        format!("{at}: {line}")
+    } else {
+        String::new()
+    }
 }
 
 /// The node's own resolver and who writes it, as DNS-CLUSTER-SELF-FORWARD judges it

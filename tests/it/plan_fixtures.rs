@@ -716,6 +716,40 @@ fn host_upstream_dns_stops_where_a_later_resolved_drop_in_empties_dns() {
     let _ = std::fs::remove_dir_all(&copy.dir);
 }
 
+/// A section header without its closing `]` in a drop-in read before dnsfix's stops
+/// systemd-resolved's parser there (conf-parser.c `parse_line`, "Invalid section header"):
+/// it would never read `zz-dnsfix-upstream.conf`, so host-upstream-dns stops naming that
+/// line instead of writing a drop-in that changes nothing. One read after dnsfix's does not
+/// stop it.
+#[test]
+fn host_upstream_dns_stops_where_resolved_stops_reading_before_its_drop_in() {
+    let copy = fixture_copy(
+        "DNS-CLUSTER-SELF-FORWARD/nodelocal-only-with-upstream-dns-servers",
+        "resolved-broken-header",
+    );
+    let site = copy.tree.join("etc/systemd/resolved.conf.d/50-site.conf");
+    std::fs::write(&site, "[Resolve] # site\nDomains=example.internal\n").expect("drop-in");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        text.contains("/etc/systemd/resolved.conf.d/50-site.conf:1: [Resolve] # site: systemd-resolved stops reading")
+            && !text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        "{text}"
+    );
+    std::fs::remove_file(&site).expect("drop-in");
+    std::fs::write(
+        copy.tree.join("etc/systemd/resolved.conf.d/zzz-site.conf"),
+        "[Resolve] # site\n",
+    )
+    .expect("drop-in");
+    let text = plan_with_upstream(&copy);
+    assert!(
+        !text.contains("stops reading")
+            && text.contains("+ /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&copy.dir);
+}
+
 /// A kubelet of unknown version whose `--config-dir` drop-in gives kubelet 1.28 to 1.31 one
 /// file and 1.32 on another, one of them the stub: the plan writes resolvConf and
 /// resolverConfig both into the drop-in, after which every version reads the same healthy
