@@ -451,14 +451,15 @@ pub const RULES: &[RuleInfo] = &[
             ln -sfn ../run/systemd/resolve/resolv.conf /etc/resolv.conf, or set\n\
             DNSStubListener=yes again (resolved.conf and its drop-ins) and restart it.\n\
             Where it runs but knows no server: give it the real ones, nameservers in netplan\n\
-            (then netplan apply), NetworkManager's connection, or a drop-in of its own:\n  \
+            (then netplan apply), NetworkManager's connection, or a drop-in of its own (each\n\
+            <ADDR> a real server's address: as written, the shell refuses the line):\n  \
             mkdir -p /etc/systemd/resolved.conf.d\n  \
-            printf '[Resolve]\\nDNS=%s\\n' '192.0.2.53 198.51.100.53' > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf\n  \
+            printf '[Resolve]\\nDNS=%s\\n' <ADDR> <ADDR> > /etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf\n  \
             systemctl restart systemd-resolved\n\
             To run the node without systemd-resolved, replace the link with a file of the\n\
             node's own that lists the real servers (systemd-resolved's last list is in\n\
             /run/systemd/resolve/resolv.conf until the next boot):\n  \
-            rm /etc/resolv.conf; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf\n\
+            rm /etc/resolv.conf; printf 'nameserver %s\\n' <ADDR> <ADDR> > /etc/resolv.conf\n\
             Where NetworkManager writes /etc/resolv.conf once the link is gone (its effective\n\
             dns= unset, default or dnsmasq; rc-manager not unmanaged, resolvconf or netconfig),\n\
             remove the link and reload it: it chooses its DNS mode again and writes its own\n\
@@ -2171,6 +2172,39 @@ mod tests {
             "`# Ansible entries`",
         ] {
             assert!(fix.contains(file), "{file}:\n{fix}");
+        }
+    }
+
+    /// `dnsfix explain`'s commands are pasted as they are, as root: a documentation
+    /// address (RFC 5737's 192.0.2.0/24, 198.51.100.0/24 and 203.0.113.0/24, RFC 3849's
+    /// 2001:db8::/32) in one would configure a server that is no one's. They name the
+    /// servers `<ADDR>`, unquoted, as the findings' fixes do where none is known: the shell
+    /// refuses the line (`> <ADDR`), so it runs none of its commands.
+    #[test]
+    fn no_text_names_a_documentation_address_to_paste() {
+        use std::net::IpAddr;
+        let documentation = |ip: IpAddr| match ip {
+            IpAddr::V4(v4) => matches!(
+                v4.octets(),
+                [192, 0, 2, _] | [198, 51, 100, _] | [203, 0, 113, _]
+            ),
+            IpAddr::V6(v6) => v6.segments()[..2] == [0x2001, 0x0db8],
+        };
+        for r in RULES {
+            for (field, text) in texts(r) {
+                let words = text.split(|c: char| !(c.is_ascii_hexdigit() || c == '.' || c == ':'));
+                for word in words {
+                    let word = word.trim_matches(|c| c == '.' || c == ':');
+                    if let Ok(ip) = word.parse::<IpAddr>() {
+                        assert!(!documentation(ip), "{} {field}: {word}", r.id);
+                    }
+                }
+                assert!(
+                    !text.contains("'<ADDR"),
+                    "{} {field}: a quoted <ADDR> the shell takes",
+                    r.id
+                );
+            }
         }
     }
 
