@@ -873,7 +873,7 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
     let writer = crate::facts::resolv_writer::resolv_writer(facts);
     let mut json = resolv_json(file, cluster);
     if let Some(map) = json.as_object_mut() {
-        map.insert("via".into(), json!(via));
+        map.insert("via".into(), json!(via.name()));
         // The file names only systemd-resolved's stub now (NetworkManager's, a copy): the
         // servers are its uplink file's, and the networkmanager_stub stop says so.
         map.insert("through_stub".into(), json!(through_stub));
@@ -896,7 +896,7 @@ fn host_resolver(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Value {
             "writer_evidence".into(),
             json!(
                 writer
-                    .filter(|w| w.writer.name() == via)
+                    .filter(|w| via == rules::Via::Writer(w.writer))
                     .map(|w| w.evidence)
                     .unwrap_or_default()
             ),
@@ -1429,6 +1429,44 @@ mod tests {
     /// A plain /etc/resolv.conf that dhcpcd, openresolv, udhcpc or netconfig writes anew is
     /// theirs (the playbook blocks, naming where each takes servers), with what shows it;
     /// the same file with nothing shown to write it is `file`.
+    /// `host_resolver.via` is the only place the owner of /etc/resolv.conf reaches as a
+    /// string: every name is another, and every name host-upstream-dns compares it with
+    /// (`via == 'x'`, `via in ['x', ...]`) is one of them, so a misspelt name in the YAML
+    /// fails here rather than leaving a task that never runs.
+    #[test]
+    fn the_playbook_compares_via_with_names_the_plan_gives() {
+        use crate::diagnose::rules::Via;
+        let names: Vec<&str> = Via::ALL.iter().map(|v| v.name()).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        let yaml = include_str!("../../playbooks/30-host-upstream-dns.yml");
+        let mut compared = Vec::new();
+        for (at, _) in yaml.match_indices("via ") {
+            let rest = &yaml[at + 4..];
+            let list = if let Some(one) = rest.strip_prefix("== '") {
+                one.split('\'').take(1).collect::<Vec<_>>()
+            } else if let Some(many) = rest.strip_prefix("in [") {
+                let inside = many.split(']').next().unwrap_or_default();
+                inside
+                    .split(',')
+                    .map(|w| w.trim().trim_matches('\''))
+                    .collect()
+            } else {
+                continue;
+            };
+            compared.extend(list);
+        }
+        assert!(compared.len() > 10, "{compared:?}");
+        for name in compared {
+            assert!(
+                names.contains(&name),
+                "via == {name:?}: not one of {names:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_program_writing_the_plain_file_is_its_via() {
         let base = crate::testing::rules_fixture(

@@ -11,19 +11,65 @@ use std::net::IpAddr;
 use crate::facts::NodeFacts;
 use crate::facts::node_facts::{ResolvFile, UnitState};
 use crate::facts::resolv_conf::ResolvConf;
+use crate::facts::resolv_writer::Writer;
+
+/// Who writes /etc/resolv.conf ([`HostServers::via`]), each by the name the playbooks
+/// compare `host_resolver.via` with ([`Via::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// The file points into systemd-resolved, or another file names only its stub while it
+    /// answers there and NetworkManager does not write it, or writes the stub again where
+    /// systemd-resolved starts at boot.
+    Resolved,
+    /// NetworkManager hands DNS to systemd-resolved and writes its stub over a plain file.
+    NetworkManagerStub,
+    /// A running NetworkManager writes the plain file from its connections' servers.
+    NetworkManager,
+    /// NetworkManager, stopped now but enabled, writes it at its next start.
+    NetworkManagerAtBoot,
+    /// dhcpcd, openresolv, udhcpc or netconfig writes it anew.
+    Writer(Writer),
+    /// A link to another tool's file.
+    Other,
+    /// A plain file nothing rewrites.
+    File,
+}
+
+impl Via {
+    /// Every owner, a [`Writer`] for each program.
+    #[cfg(test)]
+    pub(crate) const ALL: [Via; 10] = [
+        Via::Resolved,
+        Via::NetworkManagerStub,
+        Via::NetworkManager,
+        Via::NetworkManagerAtBoot,
+        Via::Writer(Writer::Dhcpcd),
+        Via::Writer(Writer::Openresolv),
+        Via::Writer(Writer::Udhcpc),
+        Via::Writer(Writer::Netconfig),
+        Via::Other,
+        Via::File,
+    ];
+
+    /// The name the playbooks and the plan's context know it by (`host_resolver.via`).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Via::Resolved => "resolved",
+            Via::NetworkManagerStub => "networkmanager_stub",
+            Via::NetworkManager => "networkmanager",
+            Via::NetworkManagerAtBoot => "networkmanager_at_boot",
+            Via::Writer(w) => w.name(),
+            Via::Other => "other",
+            Via::File => "file",
+        }
+    }
+}
 
 /// Which program writes /etc/resolv.conf, and the file whose servers the node asks.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostServers<'a> {
-    /// Who writes /etc/resolv.conf, as the playbooks name it (`host_resolver.via`):
-    /// `resolved` (the file points into systemd-resolved, or another file names only its
-    /// stub while it answers there and NetworkManager does not write it, or writes the stub
-    /// again where systemd-resolved starts at boot), `networkmanager_stub`,
-    /// `networkmanager`, `networkmanager_at_boot`, a [`Writer`]'s name, `other` (a link to
-    /// another tool's file) or `file` (a plain file nothing rewrites).
-    ///
-    /// [`Writer`]: crate::facts::resolv_writer::Writer
-    pub via: &'static str,
+    /// Who writes /etc/resolv.conf ([`Via`]).
+    pub via: Via,
     /// The file listing the servers the node's own lookups reach: systemd-resolved's uplink
     /// file where /etc/resolv.conf links to it or names only its stub and systemd-resolved
     /// runs, unless the socket tables show nothing answering at the stub; /etc/resolv.conf
@@ -66,7 +112,7 @@ pub(crate) fn host_servers(facts: &NodeFacts) -> HostServers<'_> {
 
 /// Who writes /etc/resolv.conf (see [`HostServers::via`]); `reaches_resolved`: the node's
 /// lookups reach systemd-resolved's servers now.
-fn writer_of(facts: &NodeFacts, reaches_resolved: bool) -> &'static str {
+fn writer_of(facts: &NodeFacts, reaches_resolved: bool) -> Via {
     let r = &facts.resolver;
     let etc = &r.etc_resolv_conf;
     let plain = etc.symlink_target.is_none();
@@ -79,30 +125,30 @@ fn writer_of(facts: &NodeFacts, reaches_resolved: bool) -> &'static str {
     if facts.services.systemd_resolved == UnitState::Active
         && matches!(r.resolved_mode.as_str(), "stub" | "static" | "uplink")
     {
-        "resolved"
+        Via::Resolved
     } else if (nm_now || nm_at_boot) && plain && super::network_manager_writes_resolved_stub(facts)
     {
         // Where it wrote the stub already and systemd-resolved starts at boot, a drop-in
         // gives the node its servers for good: NetworkManager writes the stub again.
         match (reaches_resolved, facts.services.resolved_starts_at_boot()) {
-            (true, Some(true)) => "resolved",
-            _ => "networkmanager_stub",
+            (true, Some(true)) => Via::Resolved,
+            _ => Via::NetworkManagerStub,
         }
     } else if nm_now && (plain || nm_link) {
-        "networkmanager"
+        Via::NetworkManager
     } else if nm_at_boot && plain {
-        "networkmanager_at_boot"
+        Via::NetworkManagerAtBoot
     } else if reaches_resolved {
         // A file of another kind that names only the stub (a copy of it, resolvconf's on
         // Ubuntu 18.04): the node asks systemd-resolved all the same.
-        "resolved"
+        Via::Resolved
     } else if let Some(w) = crate::facts::resolv_writer::resolv_writer(facts) {
         // dhcpcd, openresolv, udhcpc or netconfig writes the plain file anew.
-        w.writer.name()
+        Via::Writer(w.writer)
     } else if !plain {
-        "other"
+        Via::Other
     } else {
-        "file"
+        Via::File
     }
 }
 

@@ -34,7 +34,7 @@ pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 #[cfg(test)]
 mod tests;
 
-pub(crate) use host_servers::{HostServers, host_servers};
+pub(crate) use host_servers::{HostServers, Via, host_servers};
 pub(crate) use kernel::{Family, forwarding_keys, installer_bridge, left_to_installer};
 pub(crate) use kubelet_file::{CLUSTER_SELF_FORWARD, KUBELET_LOOPBACK, KUBELET_RESOLVCONF_MISSING};
 pub(crate) use kubelet_flags::{

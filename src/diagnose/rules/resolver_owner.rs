@@ -14,12 +14,12 @@
 //! in /etc/NetworkManager/conf.d/dns.conf); the other writers as
 //! [`crate::facts::resolv_writer`] cites them.
 
-use super::Ctx;
+use super::{Ctx, Via};
 use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
 use crate::facts::node_facts::{FlavourKind, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
 use crate::facts::resolv_conf::real_upstreams;
-use crate::facts::resolv_writer::{NETCONFIG_RESOLV_CONF, Writer, resolv_writer};
+use crate::facts::resolv_writer::{NETCONFIG_RESOLV_CONF, Writer};
 
 /// The real servers the node is known to use, for a file of its own, and where they come
 /// from: the inventory's `upstream_dns_servers`, else its `nameservers`, else
@@ -195,12 +195,12 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
         format!(" ({})", servers.join(", "))
     };
     let fix = match super::host_servers(facts).via {
-        "networkmanager" if etc.state == FileState::Present => format!(
+        Via::NetworkManager if etc.state == FileState::Present => format!(
             "NetworkManager writes /etc/resolv.conf here from its connections' servers, and they give none: give it the real servers{list}, on its connection, {}; or {}",
             nm_connection(servers),
             nm_global(servers, "then systemctl reload NetworkManager")
         ),
-        "networkmanager" => format!(
+        Via::NetworkManager => format!(
             "{}systemctl reload NetworkManager: it writes /etc/resolv.conf here from its connections' servers (where they give none, give it the real servers{list}: {}; or {})",
             if etc.state == FileState::Directory {
                 format!("/etc/resolv.conf is a directory: {RMDIR}; ")
@@ -210,13 +210,13 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
             nm_connection(servers),
             nm_global(servers, "then systemctl reload NetworkManager")
         ),
-        "networkmanager_at_boot" => format!(
+        Via::NetworkManagerAtBoot => format!(
             "{}; NetworkManager, stopped now but enabled, writes the file anew at its next start from its connections' servers: give it the real servers for then, {}",
             own_file(etc, servers),
             nm_global(servers, "read at its start")
         ),
-        "other" => other_fix(etc, servers, &list),
-        "file" => {
+        Via::Other => other_fix(etc, servers, &list),
+        Via::File => {
             let unlock = match crate::facts::network_manager::resolv_conf_locked(&facts.raw) {
                 Some(flags) => format!(
                     "it is locked (lsattr: {}): chattr -i -a /etc/resolv.conf first, and set the flag it had again after (chattr +i, or +a); ",
@@ -232,10 +232,8 @@ pub(super) fn owner_fix(ctx: &Ctx, servers: &[String]) -> Option<String> {
                 ),
             }
         }
-        via => {
-            let w = resolv_writer(facts).filter(|w| w.writer.name() == via)?;
-            writer_fix(w.writer, servers)
-        }
+        Via::Writer(writer) => writer_fix(writer, servers),
+        Via::Resolved | Via::NetworkManagerStub => return None,
     };
     Some(fix)
 }
@@ -380,13 +378,13 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
 /// start), whose servers are the cluster addresses `cluster`: what host-upstream-dns writes
 /// (templates/networkmanager-upstream.conf.j2: global DNS, the cluster addresses and then
 /// the upstreams, three at most) and the same by hand. `None` for another owner.
-pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: &str, cluster: &[String]) -> Option<String> {
+pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: Via, cluster: &[String]) -> Option<String> {
     let (now, then) = match via {
-        "networkmanager" => (
+        Via::NetworkManager => (
             "writes /etc/resolv.conf here from its connections' servers, so servers written into the file go at its next update",
             ", then systemctl reload NetworkManager",
         ),
-        "networkmanager_at_boot" => (
+        Via::NetworkManagerAtBoot => (
             "is stopped but enabled, and writes /etc/resolv.conf anew from its connections' servers at its next start",
             " (read at its next start; the playbook writes /etc/resolv.conf itself for now)",
         ),
@@ -401,7 +399,7 @@ pub(super) fn nm_self_forward_fix(ctx: &Ctx, via: &str, cluster: &[String]) -> O
     let servers = cluster_then(cluster, &real);
     // Stopped now: the file stays as it is until then, so it is fixed by hand too (as the
     // playbook does with host-resolv.conf.j2), its nameserver lines replaced.
-    let now_too = if via == "networkmanager_at_boot" {
+    let now_too = if via == Via::NetworkManagerAtBoot {
         format!(
             "; and /etc/resolv.conf for now, its other lines kept: sed -i '/^[[:space:]]*nameserver[[:space:]]/d' /etc/resolv.conf; {}printf 'nameserver %s\\n' {} >> /etc/resolv.conf",
             newline_at_end("/etc/resolv.conf"),
