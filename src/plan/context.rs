@@ -7,12 +7,14 @@ use std::net::IpAddr;
 
 use serde_json::{Value, json};
 
-use crate::diagnose::rules::{self, cluster_addresses, network_manager_manages_resolv};
+use crate::diagnose::rules::{
+    self, cluster_addresses, kubelet_own_servers, nameservers, network_manager_manages_resolv,
+};
 use crate::diagnose::{Finding, FindingStatus};
 use crate::facts::NodeFacts;
 use crate::facts::cni::PodBridge;
 use crate::facts::node_facts::{Effective, FlavourKind, Observed, ResolvFile, UnitState};
-use crate::facts::resolv_conf::{is_loopback, real_upstreams, server_address};
+use crate::facts::resolv_conf::{is_loopback, server_address};
 use crate::inventory::Host;
 
 /// Flags whose value decides what pods resolve through.
@@ -1022,128 +1024,19 @@ fn pod_reachable(upstreams: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The real servers (no loopback, no cluster address) of the resolv.conf the kubelet hands
-/// pods now, where that file is the node's own choice: not k3s's or RKE2's generated
-/// fallback, whose 8.8.8.8 is their guess. They are what CoreDNS forwarded to: a fix that
-/// gives the kubelet another file keeps them (a `nameserver` line with no address beside
-/// them, or a loopback one, is what broke it, not them). Where the kubelet's version is
-/// not known and decides which file that is, those of both files, in the order the facts
-/// keep them (1.28 to 1.31's first): a fix that gives every version one file keeps them all.
-fn kubelet_own_servers(facts: &NodeFacts, cluster: &BTreeSet<IpAddr>) -> Vec<String> {
-    kubelet_pod_files(facts)
-        .into_iter()
-        .flat_map(|file| real_upstreams(nameservers(file), cluster))
-        .fold(Vec::new(), |mut all, s| {
-            if !all.contains(&s) {
-                all.push(s);
-            }
-            all
-        })
-}
-
-/// The file the kubelet hands pods, or, where the kubelet's version decides which and is
-/// not known, each version's; none on k3s's or RKE2's generated fallback.
-fn kubelet_pod_files(facts: &NodeFacts) -> Vec<&ResolvFile> {
-    let kubelet = &facts.kubelet;
-    if kubelet.on_rancher_fallback() {
-        return Vec::new();
-    }
-    match (&kubelet.pod_resolv_conf, &kubelet.resolv_conf_by_version) {
-        (Some(file), _) => vec![file],
-        (None, Some(by)) => by
-            .readings
-            .iter()
-            .filter_map(|r| r.pod_resolv_conf.as_ref())
-            .collect(),
-        (None, None) => Vec::new(),
-    }
-}
-
-/// The addresses of a resolv.conf's `nameserver` lines, as written.
-fn nameservers(file: &ResolvFile) -> Vec<String> {
-    file.parsed
-        .as_ref()
-        .map(|p| p.nameservers.iter().map(|n| n.address.clone()).collect())
-        .unwrap_or_default()
-}
-
-/// The real upstream servers: the inventory's `upstream_dns_servers`, else its
-/// `nameservers`, else the non-loopback, non-cluster servers the node already lists (the
-/// kubelet's file for pods, [`kubelet_own_servers`]; its resolv.conf, then
-/// systemd-resolved's uplink file). Never a guessed public resolver.
+/// The real upstream servers and where they come from, as the playbooks' context gives
+/// them (`upstreams`, `upstreams_source`): [`rules::upstreams`], which the fix texts name
+/// too; none, and an empty source, where none is known.
 fn upstreams(
     host: &Host,
     facts: &NodeFacts,
     cluster: &BTreeSet<IpAddr>,
     kubelet_own: &[String],
 ) -> (Vec<String>, String) {
-    let real = |servers: Vec<String>| real_upstreams(servers, cluster);
-    for key in ["upstream_dns_servers", "nameservers"] {
-        let servers = real(host.var_list(key).unwrap_or_default());
-        if !servers.is_empty() {
-            return (servers, format!("inventory {key}"));
-        }
-    }
-    if !kubelet_own.is_empty() {
-        // The files that list them.
-        let from: Vec<&str> = kubelet_pod_files(facts)
-            .into_iter()
-            .filter(|f| !real(nameservers(f)).is_empty())
-            .map(|f| f.path.as_str())
-            .collect();
-        return (kubelet_own.to_vec(), from.join(" and "));
-    }
-    for file in [
-        &facts.resolver.etc_resolv_conf,
-        &facts.resolver.systemd_uplink,
-    ] {
-        let servers = real(nameservers(file));
-        if !servers.is_empty() {
-            return (servers, file.path.clone());
-        }
-    }
-    // A running NetworkManager lists its connections' servers there in every dns= mode,
-    // also where its resolv.conf names only its caching plugin (dnsmasq's 127.0.0.1,
-    // resolved's 127.0.0.53): the servers that plugin forwards to (nm-dns-manager.c
-    // `update_resolv_conf_no_stub`, written before the 127.0.0.x substitution). Only
-    // there: with dns=none or rc-manager=unmanaged /etc/resolv.conf is the administrator's
-    // (a local resolver of their own, say), and a stopped NetworkManager leaves the file
-    // stale.
-    let names_only_plugin = facts
-        .resolver
-        .etc_resolv_conf
-        .parsed
-        .as_ref()
-        .is_some_and(|p| {
-            !p.nameservers.is_empty()
-                && p.nameservers
-                    .iter()
-                    .all(|n| matches!(n.address.as_str(), "127.0.0.1" | "127.0.0.53"))
-        });
-    if network_manager_manages_resolv(facts).is_some()
-        && names_only_plugin
-        && let Some(text) = facts
-            .files
-            .get(NM_NO_STUB)
-            .filter(|f| f.state == crate::facts::raw::FileState::Present)
-            .and_then(|f| f.text())
-    {
-        let listed = crate::facts::resolv_conf::ResolvConf::parse(&text)
-            .nameservers
-            .into_iter()
-            .map(|n| n.address)
-            .collect();
-        let servers = real(listed);
-        if !servers.is_empty() {
-            return (servers, NM_NO_STUB.to_owned());
-        }
-    }
-    (Vec::new(), String::new())
+    rules::upstreams(host, facts, cluster, kubelet_own)
+        .map(|(servers, from)| (servers, from.source()))
+        .unwrap_or_default()
 }
-
-/// NetworkManager's resolv.conf of the servers its connections give (NetworkManager 1.16
-/// and later), whatever its resolv.conf names.
-const NM_NO_STUB: &str = "/run/NetworkManager/no-stub-resolv.conf";
 
 /// `flag_sites`, `flag_sites_elsewhere`, `flags_elsewhere` and `flags_decided_elsewhere`
 /// ([`FlagSites`]).
@@ -1383,7 +1276,7 @@ mod tests {
             read("active"),
             (
                 vec!["192.0.2.53".to_owned(), "198.51.100.53".to_owned()],
-                NM_NO_STUB.to_owned()
+                rules::NM_NO_STUB.to_owned()
             )
         );
         assert_eq!(read("inactive"), (Vec::new(), String::new()));

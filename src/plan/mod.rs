@@ -2397,6 +2397,70 @@ mod tests {
 
     /// [`plan_fixture`]'s whole plan, with `cluster`, and `groups` after the host in the
     /// inventory's `all`.
+    /// DNS-CLUSTER-SELF-FORWARD's fix names, for doing by hand, the `servers=` that
+    /// host-upstream-dns writes into NetworkManager's global DNS, and the two are one list
+    /// in one order: on the Rocky 9 node of networkmanager-host-cluster-only with a kubelet
+    /// file of its own and no upstreams in the inventory, the servers of the kubelet's file
+    /// (those CoreDNS forwarded to) come before those systemd-resolved's uplink file lists,
+    /// as the plan's `upstreams` take them. Before, the fix took the uplink file's first.
+    #[test]
+    fn the_fix_names_the_servers_host_upstream_dns_writes_in_its_order() {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        let mut raw = crate::testing::rules_fixture(
+            "DNS-CLUSTER-SELF-FORWARD/networkmanager-host-cluster-only",
+        );
+        crate::testing::replace_in_file(
+            &mut raw,
+            "/var/lib/kubelet/config.yaml",
+            "kind: KubeletConfiguration\n",
+            "kind: KubeletConfiguration\nresolvConf: /etc/dnsfix/resolv.conf\n",
+        );
+        let raw = crate::testing::with_files(
+            &raw,
+            &[
+                (
+                    "/etc/dnsfix/resolv.conf",
+                    "nameserver 198.51.100.53\nnameserver 192.0.2.53\n",
+                ),
+                (
+                    "/run/systemd/resolve/resolv.conf",
+                    "nameserver 203.0.113.53\nnameserver 192.0.2.53\n",
+                ),
+            ],
+        );
+        let facts = NodeFacts::from_raw("node1", &raw);
+        let fix = crate::diagnose::diagnose_host(&Host::new("node1"), &facts)
+            .findings()
+            .find(|f| f.id == rules::CLUSTER_SELF_FORWARD)
+            .map(|f| f.remediation.clone())
+            .expect("DNS-CLUSTER-SELF-FORWARD");
+        let by_hand = fix
+            .split("By hand the same file: `")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("no servers= by hand: {fix}"));
+        let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+        let written = plan
+            .changes
+            .iter()
+            .find_map(|c| match c {
+                Change::WriteFile { path, content, .. }
+                    if path == "/etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf" =>
+                {
+                    content
+                        .lines()
+                        .find(|l| l.starts_with("servers="))
+                        .map(str::to_owned)
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no global DNS written: {plan:#?}"));
+        assert_eq!(written, "servers=169.254.25.10,198.51.100.53,192.0.2.53");
+        assert_eq!(by_hand, written, "{fix}");
+    }
+
     fn plan_in(fixture: &str, vars: &str, cluster: &crate::cluster::Cluster, groups: &str) -> Plan {
         plan_raw(
             &crate::testing::rules_fixture(fixture),

@@ -29,6 +29,7 @@ mod node_resolver;
 mod resolver_owner;
 mod restart_due;
 mod search;
+mod upstreams;
 
 pub(super) use kubelet_flags::{kubespray_nodelocaldns, link_local};
 #[cfg(test)]
@@ -43,6 +44,9 @@ pub(crate) use kubelet_flags::{
 };
 pub(crate) use new_interfaces::notes as forwarding_notes;
 pub(crate) use search::strays;
+#[cfg(test)]
+pub(crate) use upstreams::NM_NO_STUB;
+pub(crate) use upstreams::{kubelet_own_servers, nameservers, upstreams};
 
 /// What one rule concluded for one host.
 #[derive(Debug, Clone, PartialEq, Eq)]

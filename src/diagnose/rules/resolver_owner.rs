@@ -18,42 +18,18 @@ use super::{Ctx, Via};
 use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
 use crate::facts::node_facts::{FlavourKind, ResolvFile, UnitState};
 use crate::facts::raw::FileState;
-use crate::facts::resolv_conf::real_upstreams;
 use crate::facts::resolv_writer::{NETCONFIG_RESOLV_CONF, Writer};
 
 /// The real servers the node is known to use, for a file of its own, and where they come
-/// from: the inventory's `upstream_dns_servers`, else its `nameservers`, else
-/// systemd-resolved's list of them (its uplink file, while it is in /run), else the
-/// kubelet's file for pods. Neither loopback nor the cluster's own DNS; each once.
+/// from, as the evidence says it: the servers host-upstream-dns writes, in its order
+/// ([`super::upstreams`], the playbooks' `upstreams`): the inventory's
+/// `upstream_dns_servers`, else its `nameservers`, else those of the kubelet's file for
+/// pods, of /etc/resolv.conf, of systemd-resolved's list of them (its uplink file), of
+/// NetworkManager's. Neither loopback nor the cluster's own DNS; each once.
 pub(super) fn real_servers(ctx: &Ctx) -> Option<(String, Vec<String>)> {
-    let real = |listed: Vec<String>| real_upstreams(listed, &ctx.cluster);
-    let from_file = |f: Option<&ResolvFile>, whose: &str| -> Option<(String, Vec<String>)> {
-        let f = f.filter(|f| f.state == FileState::Present)?;
-        let listed = f.parsed.iter().flat_map(|p| &p.nameservers);
-        let servers = real(listed.map(|n| n.address.clone()).collect());
-        let path = f.canonical.as_deref().unwrap_or(&f.path);
-        (!servers.is_empty()).then(|| (format!("{path}, {whose},"), servers))
-    };
-    ["upstream_dns_servers", "nameservers"]
-        .into_iter()
-        .find_map(|key| {
-            let servers = real(ctx.host.var_list(key).unwrap_or_default());
-            (!servers.is_empty()).then(|| (format!("the inventory's {key}"), servers))
-        })
-        .or_else(|| {
-            let uplink = Some(&ctx.facts.resolver.systemd_uplink);
-            from_file(uplink, "systemd-resolved's list of the real servers")
-        })
-        .or_else(|| {
-            // Not the file k3s/RKE2 generate when no host file passes their check: its
-            // 8.8.8.8 is their guess, not a server of the node's.
-            let kubelet = &ctx.facts.kubelet;
-            let file = kubelet.pod_resolv_conf.as_ref();
-            from_file(
-                file.filter(|_| !kubelet.on_rancher_fallback()),
-                "the kubelet's file for pods",
-            )
-        })
+    let own = super::kubelet_own_servers(ctx.facts, &ctx.cluster);
+    super::upstreams(ctx.host, ctx.facts, &ctx.cluster, &own)
+        .map(|(servers, from)| (from.described(), servers))
 }
 
 /// `servers` joined by `sep`, for a command or a file; `<ADDR>`, twice, where none is known:
