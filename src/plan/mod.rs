@@ -2461,6 +2461,49 @@ mod tests {
         assert_eq!(by_hand, written, "{fix}");
     }
 
+    /// kubelet-resolvconf's note on the options pods lose in systemd-resolved's file is
+    /// made only where the playbook runs: on EKS (nodeadm writes the kubelet's config) it is
+    /// blocked, and a blocked playbook's notes go with its changes (the planner puts the
+    /// host back as it was before the playbook), so the plan does not note what it does not
+    /// do. The kubelet's file here gives pods `ndots:2 timeout:2`.
+    #[test]
+    fn a_blocked_kubelet_resolvconf_notes_no_options_pods_would_lose() {
+        let cluster = crate::cluster::Cluster::Unavailable {
+            reason: "none".into(),
+        };
+        for fixture in [
+            "_upstream/eks-al2023-1.31-nodeconfig-resolvconf",
+            "_upstream/eks-al2023-old-stub",
+        ] {
+            let raw = crate::testing::with_files(
+                &crate::testing::rules_fixture(fixture),
+                &[(
+                    "/etc/resolv.conf",
+                    "nameserver 127.0.0.53\noptions edns0 trust-ad ndots:2 timeout:2\nsearch us-west-2.compute.internal\n",
+                )],
+            );
+            let facts = NodeFacts::from_raw("node1", &raw);
+            let context = context::build(&Host::new("node1"), &facts, &[], None, None);
+            assert_eq!(
+                context["kubelet_pod_options"],
+                serde_json::json!(["ndots:2", "timeout:2"]),
+                "{fixture}"
+            );
+            let plan = plan_raw(&raw, "{}", &cluster, "").hosts.remove(0);
+            assert!(
+                plan.blocked
+                    .iter()
+                    .any(|b| b.playbook == "kubelet-resolvconf"),
+                "{fixture}: {plan:#?}"
+            );
+            assert!(
+                !plan.notes.iter().any(|n| n.message.contains("ndots:2")),
+                "{fixture}: {:#?}",
+                plan.notes
+            );
+        }
+    }
+
     fn plan_in(fixture: &str, vars: &str, cluster: &crate::cluster::Cluster, groups: &str) -> Plan {
         plan_raw(
             &crate::testing::rules_fixture(fixture),
