@@ -161,15 +161,25 @@ fn check_plan_output(path: &std::path::Path) -> Result<(), Error> {
     Ok(())
 }
 
-fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, Common), Error> {
-    if args.dns_timeout == 0 {
-        return Err(Error::Usage(
-            "--dns-timeout must be at least 1 second".into(),
-        ));
+/// The longest wait a `--*-timeout` flag takes: a day. Longer is no bound at all, and the
+/// waits built from these (six health timeouts for an apply script, a login's 60 s added to
+/// the connect timeout) must not overflow a `Duration`.
+const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// `value` seconds for `flag`, or the error naming the flag and the range it takes.
+fn seconds(flag: &str, value: u64) -> Result<Duration, Error> {
+    if !(1..=MAX_TIMEOUT_SECS).contains(&value) {
+        return Err(Error::Usage(format!(
+            "{flag} {value}: expected 1 to {MAX_TIMEOUT_SECS} seconds"
+        )));
     }
+    Ok(Duration::from_secs(value))
+}
+
+fn verify_action(args: crate::cli::VerifyArgs) -> Result<(Action, Common), Error> {
     let action = Action::Verify(VerifyConfig {
         probe_name: args.probe_name,
-        timeout: Duration::from_secs(args.dns_timeout),
+        timeout: seconds("--dns-timeout", args.dns_timeout)?,
     });
     Ok((action, (args.hosts, args.format, args.connect)))
 }
@@ -189,18 +199,12 @@ fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, Common), Error> 
             args.max_fail_percentage
         )));
     }
-    if args.health_timeout == 0 {
-        return Err(Error::Usage(
-            "--health-timeout must be at least 1 second".into(),
-        ));
-    }
-
     let action = Action::Apply(ApplyConfig {
         plan: args.plan,
         yes: args.yes,
         serial,
         max_fail_percentage: args.max_fail_percentage,
-        health_timeout: Duration::from_secs(args.health_timeout),
+        health_timeout: seconds("--health-timeout", args.health_timeout)?,
         update_inventory: args.update_inventory,
         playbooks: args.playbooks,
         colour: colour(args.color),
@@ -212,7 +216,7 @@ fn rollback_action(args: crate::cli::RollbackArgs) -> Result<(Action, Common), E
     let action = Action::Rollback(RollbackConfig {
         run_id: args.run_id,
         yes: args.yes,
-        health_timeout: Duration::from_secs(args.health_timeout.max(1)),
+        health_timeout: seconds("--health-timeout", args.health_timeout)?,
     });
     Ok((action, (args.hosts, args.format, args.connect)))
 }
@@ -315,9 +319,8 @@ impl Config {
         if a.forks == 0 {
             return Err(Error::Usage("--forks must be at least 1".into()));
         }
-        if a.connect_timeout == 0 || a.command_timeout == 0 {
-            return Err(Error::Usage("timeouts must be at least 1 second".into()));
-        }
+        let connect_timeout = seconds("--connect-timeout", a.connect_timeout)?;
+        let command_timeout = seconds("--command-timeout", a.command_timeout)?;
         for (flag, path) in [
             ("--known-hosts", &a.known_hosts),
             ("--ssh-config", &a.ssh_config),
@@ -374,8 +377,8 @@ impl Config {
             ssh_config: a.ssh_config,
             user: a.user,
             private_key: a.private_key,
-            connect_timeout: Duration::from_secs(a.connect_timeout),
-            command_timeout: Duration::from_secs(a.command_timeout),
+            connect_timeout,
+            command_timeout,
             ssh_persist: a.ssh_persist,
             // A write goes over a connection that checked the host key now, never over
             // a master left by the plan a minute ago.

@@ -823,3 +823,40 @@ fn inventory_names_a_become_method_dnsfix_does_not_use() {
         "{text}"
     );
 }
+
+/// A timeout of 0 was refused as "timeouts must be at least 1 second", naming no flag; one
+/// too large for a Duration panicked. Each is refused naming the flag and the range.
+#[test]
+fn a_timeout_out_of_range_is_refused_naming_the_flag_and_the_range() {
+    for (args, flag, value) in [
+        (
+            &["check", "--connect-timeout", "0"][..],
+            "--connect-timeout",
+            "0",
+        ),
+        (
+            &["facts", "--command-timeout", "18446744073709551615"][..],
+            "--command-timeout",
+            "18446744073709551615",
+        ),
+        (&["verify", "--dns-timeout", "0"][..], "--dns-timeout", "0"),
+        (
+            &["apply", "--yes", "--health-timeout", "86401"][..],
+            "--health-timeout",
+            "86401",
+        ),
+        (
+            &["rollback", "--yes", "--health-timeout", "0", "NOPE"][..],
+            "--health-timeout",
+            "0",
+        ),
+    ] {
+        let out = dnsfix(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("dnsfix: error: {flag} {value}: expected 1 to 86400 seconds\n"),
+            "{args:?}"
+        );
+    }
+}
