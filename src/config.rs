@@ -261,8 +261,16 @@ impl Config {
         if let Some(id) = &args.id
             && crate::diagnose::catalog::rule(id).is_none()
         {
+            let nearest = crate::diagnose::catalog::nearest(id);
+            let names = crate::text::or_list(&nearest.ids);
+            let hint = if nearest.close {
+                format!("did you mean {names}?")
+            } else {
+                format!("none is close; the nearest: {names}")
+            };
             return Err(Error::Usage(format!(
-                "unknown finding id `{id}`; `dnsfix explain` lists them"
+                "unknown finding id `{}`: {hint} (`dnsfix explain` lists them all)",
+                crate::text::escape(id)
             )));
         }
         Ok(Config::offline(Action::Explain { id: args.id }))

@@ -13,6 +13,15 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// `items` as prose: "a", "a or b", "a, b or c".
+pub fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// Host names in the order people count them: runs of digits compare as numbers, so
 /// `node2` comes before `node10` (and `node02` next to `node2`).
 pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {

@@ -1981,9 +1981,104 @@ pub fn rule(id: &str) -> Option<&'static RuleInfo> {
     RULES.iter().find(|r| r.id.eq_ignore_ascii_case(id))
 }
 
+/// The ids nearest to `typed`, an id `rule` does not know, for "did you mean": `close` when
+/// they are near enough to be what was meant (the id without its `DNS-`, the start of ids,
+/// a whole word of them, or a typo or two), else the nearest by edit distance, for a hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Nearest {
+    pub ids: Vec<&'static str>,
+    pub close: bool,
+}
+
+/// At most this many ids are suggested.
+const MAX_SUGGESTED: usize = 5;
+
+pub fn nearest(typed: &str) -> Nearest {
+    let typed = typed.trim().to_ascii_uppercase().replace('_', "-");
+    // Compared without the common `DNS-`, which every id has and a user may leave out.
+    let core = |id: &str| -> String { id.strip_prefix("DNS-").unwrap_or(id).to_owned() };
+    let want = core(&typed);
+    let words: Vec<&str> = want.split('-').filter(|w| w.len() >= 4).collect();
+    let typos = (want.chars().count() / 4).max(1);
+    // The first of these that names any id: a typo, the start of ids, a word of them.
+    let tiers: [&dyn Fn(&str) -> bool; 3] = [
+        &|have| edit_distance(&want, have) <= typos,
+        &|have| want.len() >= 3 && have.starts_with(&want),
+        &|have| have.split('-').any(|w| words.contains(&w)),
+    ];
+    for tier in tiers {
+        let close: Vec<&'static str> = RULES
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| tier(&core(id)))
+            .take(MAX_SUGGESTED)
+            .collect();
+        if !close.is_empty() {
+            return Nearest {
+                ids: close,
+                close: true,
+            };
+        }
+    }
+    let distance = |id: &str| edit_distance(&want, &core(id));
+    let best = RULES.iter().map(|r| distance(r.id)).min().unwrap_or(0);
+    Nearest {
+        ids: RULES
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| distance(id) == best)
+            .take(MAX_SUGGESTED)
+            .collect(),
+        close: false,
+    }
+}
+
+/// Levenshtein distance over characters: insertions, deletions and substitutions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous[j] + usize::from(ca != *cb);
+            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_ids_for_a_typo_a_prefix_a_word_or_none_close() {
+        let ids = |typed: &str| nearest(typed);
+        let close = |list: &[&'static str]| Nearest {
+            ids: list.to_vec(),
+            close: true,
+        };
+        assert_eq!(ids("DNS-KUBELET-LOOPBAK"), close(&["DNS-KUBELET-LOOPBACK"]));
+        assert_eq!(ids("kubelet_loopback"), close(&["DNS-KUBELET-LOOPBACK"]));
+        assert_eq!(
+            ids("dns-bridge"),
+            close(&["DNS-BRIDGE-NF-OFF", "DNS-BRIDGE-NF-NOT-PERSISTENT"])
+        );
+        assert_eq!(
+            ids("DNS-LOOP"),
+            close(&["DNS-POD-LOOP", "DNS-COREFILE-LOOP"])
+        );
+        assert_eq!(
+            ids("DNS-TYPO"),
+            Nearest {
+                ids: vec!["DNS-POD-LOOP"],
+                close: false
+            }
+        );
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 
     fn texts(r: &RuleInfo) -> [(&'static str, &'static str); 6] {
         [

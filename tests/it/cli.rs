@@ -860,3 +860,31 @@ fn a_timeout_out_of_range_is_refused_naming_the_flag_and_the_range() {
         );
     }
 }
+
+/// `dnsfix explain` with a mistyped id names the nearest ids.
+#[test]
+fn explain_suggests_the_nearest_ids() {
+    for (typed, says) in [
+        ("DNS-KUBELET-LOOPBAK", "did you mean DNS-KUBELET-LOOPBACK?"),
+        ("KUBELET-LOOPBACK", "did you mean DNS-KUBELET-LOOPBACK?"),
+        (
+            "dns-bridge",
+            "did you mean DNS-BRIDGE-NF-OFF or DNS-BRIDGE-NF-NOT-PERSISTENT?",
+        ),
+        ("DNS-TYPO", "none is close; the nearest: DNS-POD-LOOP"),
+    ] {
+        let out = dnsfix(&["explain", typed]);
+        assert_eq!(out.status.code(), Some(1), "{typed}");
+        assert!(
+            stderr(&out).starts_with(&format!("dnsfix: error: unknown finding id `{typed}`: ")),
+            "{typed}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(says), "{typed}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("`dnsfix explain` lists them all"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
