@@ -249,12 +249,13 @@ pub fn save(dir: &Path, record: &RunRecord) -> std::io::Result<PathBuf> {
 
 pub fn load(dir: &Path, run_id: &str) -> Result<RunRecord, String> {
     let path = path(dir, run_id);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: {e} (runs are recorded in {})",
-            path.display(),
-            dir.display()
-        )
+    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => not_recorded(dir, run_id),
+        _ => format!(
+            "cannot read the record of run {}, {}: {e}",
+            crate::text::escape(run_id),
+            path.display()
+        ),
     })?;
     let record: RunRecord =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -262,6 +263,40 @@ pub fn load(dir: &Path, run_id: &str) -> Result<RunRecord, String> {
         return Err(format!("{}: not a dnsfix run record", path.display()));
     }
     Ok(record)
+}
+
+/// Why rollback has no record of `run_id`: where runs are recorded, what is there (the
+/// latest run id), and where else the run may be.
+fn not_recorded(dir: &Path, run_id: &str) -> String {
+    let runs = dir.join("runs");
+    let mut recorded: Vec<String> = std::fs::read_dir(&runs)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    // Run ids begin with their UTC time: the greatest is the latest.
+    recorded.sort();
+    let there = match recorded.last() {
+        None => "and no run at all".to_owned(),
+        Some(latest) => format!(
+            "{} {}, the latest {}",
+            crate::text::count(recorded.len(), "run"),
+            if recorded.len() == 1 { "is" } else { "are" },
+            crate::text::escape(latest)
+        ),
+    };
+    format!(
+        "no run {id} is recorded in {runs} (no {id}.json there{sep}{there}): give the run id \
+         `dnsfix apply` printed; a run made with another DNSFIX_STATE_DIR, XDG_STATE_HOME or \
+         HOME (`sudo` gives root's) is recorded in that one's runs/",
+        id = crate::text::escape(run_id),
+        runs = runs.display(),
+        sep = if recorded.is_empty() { ", " } else { "; " },
+    )
 }
 
 /// Creates `dir` and its missing parents with mode 0700: run records can hold what a node's

@@ -60,11 +60,22 @@ pub(super) fn read_file(path: &Path) -> Result<(String, String), Error> {
         path: path.to_path_buf(),
         reason,
     };
-    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let unreadable = |e: std::io::Error| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            std::io::ErrorKind::IsADirectory => "a directory, not a plan file".to_owned(),
+            std::io::ErrorKind::PermissionDenied => "not readable by this user".to_owned(),
+            _ => format!("cannot read it: {e}"),
+        };
+        bad(format!(
+            "{why}: give a plan saved with `dnsfix plan -o FILE`"
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     let mut bytes = Vec::new();
     file.take(MAX_PLAN + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > MAX_PLAN {
         return Err(bad(format!(
             "larger than {} MiB: not a plan dnsfix wrote",

@@ -888,3 +888,77 @@ fn explain_suggests_the_nearest_ids() {
         );
     }
 }
+
+/// A run id with no record said "…/runs/NOPE.json: No such file or directory (os error 2)":
+/// now what was looked for, where, and what to give instead.
+#[test]
+fn a_missing_run_names_the_run_and_where_runs_are_kept() {
+    let dir = tempdir("missing-run");
+    let state = dir.join("state");
+    let rollback = || {
+        Dnsfix::new(["rollback", "--yes", "NOPE"])
+            .env("DNSFIX_STATE_DIR", &state)
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    let out = rollback();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let runs = state.join("runs");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "dnsfix: error: no run NOPE is recorded in {} (no NOPE.json there, and no run at \
+             all): give the run id `dnsfix apply` printed; a run made with another \
+             DNSFIX_STATE_DIR, XDG_STATE_HOME or HOME (`sudo` gives root's) is recorded in that \
+             one's runs/\n",
+            runs.display()
+        )
+    );
+    std::fs::create_dir_all(&runs).expect("runs");
+    for id in ["20261130T100000Z-deadbeef", "20261201T100000Z-0badcafe"] {
+        std::fs::write(runs.join(format!("{id}.json")), "{}").expect("record");
+    }
+    let err = stderr(&rollback());
+    assert!(
+        err.contains(&format!(
+            "no run NOPE is recorded in {} (no NOPE.json there; 2 runs are, the latest \
+             20261201T100000Z-0badcafe)",
+            runs.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+}
+
+/// A plan file that is not there, or not readable: its path, what it should be, and no raw
+/// OS error, for `apply` and `show` alike.
+#[test]
+fn a_missing_plan_file_names_it_and_what_to_give() {
+    let dir = tempdir("missing-plan");
+    let missing = dir.join("nope.json");
+    for command in ["apply", "show"] {
+        let out = Dnsfix::new([command])
+            .arg(&missing)
+            .env("DNSFIX_STATE_DIR", dir.join("state"))
+            .stdin(std::process::Stdio::null())
+            .output();
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "dnsfix: error: {}: no such file: give a plan saved with `dnsfix plan -o FILE`\n",
+                missing.display()
+            ),
+            "{command}"
+        );
+    }
+    let out = Dnsfix::new(["show"]).arg(&dir).output();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "dnsfix: error: {}: a directory, not a plan file: give a plan saved with `dnsfix plan -o FILE`\n",
+            dir.display()
+        )
+    );
+}
