@@ -18,8 +18,11 @@ pub enum Event {
         host: String,
         elapsed: Duration,
     },
+    /// A host that could not be reached or gathered: every report calls it unreachable,
+    /// with `kind` (`refused`, `timeout`, `auth`, `script_failed`, ...).
     HostFailed {
         host: String,
+        kind: &'static str,
         error: String,
     },
     Warning {

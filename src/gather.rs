@@ -123,6 +123,7 @@ pub async fn gather(
                 }),
                 Err(e) => sink.event(Event::HostFailed {
                     host: host.name.clone(),
+                    kind: e.kind(),
                     error: e.to_string(),
                 }),
             }

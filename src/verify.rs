@@ -338,6 +338,7 @@ pub async fn verify(
                 },
                 Err(e) => Event::HostFailed {
                     host: host.name.clone(),
+                    kind: e.kind(),
                     error: e.to_string(),
                 },
             });

@@ -77,6 +77,12 @@ pub fn sink_for(total: usize, progress: bool) -> Box<dyn EventSink> {
     }
 }
 
+/// A host that could not be reached or gathered, as stderr shows it while the run goes on:
+/// the words the report on stdout uses for it (`facts`, `check`), so one state has one name.
+fn unreachable_line(host: &str, kind: &str, error: &str) -> String {
+    format!("{host}: UNREACHABLE ({kind}): {error}")
+}
+
 /// Without a terminal (CI, cron, a pipe), at fleet scale: failures and warnings as they
 /// happen, one line each, then one summary line; hosts that went well are only counted.
 #[derive(Debug)]
@@ -89,7 +95,7 @@ pub struct PlainSink {
 #[derive(Debug, Default)]
 struct Tally {
     gathered: usize,
-    failed: usize,
+    unreachable: usize,
     /// Outcomes of the step after gathering (apply, rollback), by word, in first-seen order.
     done: Vec<(String, usize)>,
 }
@@ -115,9 +121,9 @@ impl EventSink for PlainSink {
         };
         match event {
             Event::FactsGathered { .. } => tally.gathered += 1,
-            Event::HostFailed { host, error } => {
-                tally.failed += 1;
-                PlainSink::print(&format!("{host}: FAILED: {error}"));
+            Event::HostFailed { host, kind, error } => {
+                tally.unreachable += 1;
+                PlainSink::print(&unreachable_line(&host, kind, &error));
             }
             Event::Warning { message } => PlainSink::print(&format!("warning: {message}")),
             Event::HostDone { host, message } => {
@@ -144,13 +150,13 @@ impl EventSink for PlainSink {
         };
         let seconds = self.started.elapsed().as_secs_f64();
         let hosts = if self.total == 1 { "host" } else { "hosts" };
-        if tally.gathered + tally.failed > 0 {
+        if tally.gathered + tally.unreachable > 0 {
             let mut line = format!(
                 "facts gathered from {} of {} {hosts} in {seconds:.2}s",
                 tally.gathered, self.total
             );
-            if tally.failed > 0 {
-                line.push_str(&format!("; {} failed", tally.failed));
+            if tally.unreachable > 0 {
+                line.push_str(&format!("; {} unreachable", tally.unreachable));
             }
             PlainSink::print(&line);
         }
@@ -196,9 +202,9 @@ impl EventSink for ProgressSink {
                 self.bar.set_message(escape(&host).into_owned())
             }
             Event::FactsGathered { .. } => self.bar.inc(1),
-            Event::HostFailed { host, error } => {
+            Event::HostFailed { host, kind, error } => {
                 self.bar
-                    .println(escape(&format!("{host}: FAILED: {error}")));
+                    .println(escape(&unreachable_line(&host, kind, &error)));
                 self.bar.inc(1);
             }
             Event::Warning { message } => self.bar.println(escape(&format!("warning: {message}"))),

@@ -221,8 +221,15 @@ fn unreachable_host_exits_3_and_others_still_report() {
             doc["hosts"][1]["error"]["kind"], "refused",
             "{backend}: {doc:#}"
         );
+        // One word for the host on both streams: stderr as the report on stdout says it.
         assert!(
-            stderr(&out).contains("gone: FAILED: connection refused"),
+            stderr(&out).contains("gone: UNREACHABLE (refused): connection refused"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("facts gathered from 1 of 2 hosts in ")
+                && stderr(&out).contains("; 1 unreachable\n"),
             "{}",
             stderr(&out)
         );
