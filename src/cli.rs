@@ -145,7 +145,8 @@ pub struct ApplyArgs {
     pub connect: ConnectArgs,
 
     /// A saved plan (`dnsfix plan -o FILE`) to apply exactly as reviewed: no re-plan, no
-    /// prompt. Without it, dnsfix plans now, shows the plan and asks y/N
+    /// prompt; with --limit, its part for the hosts selected in the -i inventory. Without
+    /// it, dnsfix plans now, shows the plan and asks y/N
     #[arg(value_name = "PLAN")]
     pub plan: Option<PathBuf>,
 

@@ -26,6 +26,9 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
     let playbooks = Playbooks::load(args.playbooks.as_deref())?;
     // A saved plan is read before any host is contacted, too.
     let saved = args.plan.as_deref().map(load_plan).transpose()?;
+    if let (Some(plan), Some(file)) = (&saved, args.plan.as_deref()) {
+        limit_needs_inventory(config, plan, file)?;
+    }
     let ctx = Context::new(config)?;
     let run = Run {
         ctx: &ctx,
@@ -49,6 +52,25 @@ pub fn run(config: &Config, args: &ApplyConfig) -> Result<u8, Error> {
         Some(plan) => apply_plan(&run, plan, false),
         None => apply_fresh(&run, args),
     }
+}
+
+/// `--limit` selects the part of a saved plan to apply by the hosts it selects in the
+/// inventory given with `-i`. Without `-i` that is this machine's implicit inventory, never
+/// the plan's hosts: for a plan made from an inventory, the pattern would refuse its names
+/// or select none of them ("nothing to do on 0 hosts"), so the inventory to give is named.
+fn limit_needs_inventory(config: &Config, plan: &Plan, file: &Path) -> Result<(), Error> {
+    let (None, Some(limit), Some(made)) = (&config.inventory, &config.limit, &plan.inventory)
+    else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "--limit selects the plan's hosts from the inventory given with -i, and none was \
+         given: the plan was made from inventory {}: dnsfix apply -i {} {} --limit {}",
+        crate::text::escape(&made.path),
+        crate::node_script::quote(&made.path),
+        crate::node_script::quote(&file.display().to_string()),
+        crate::node_script::quote(limit)
+    )))
 }
 
 /// Everything apply needs besides the plan.

@@ -969,3 +969,58 @@ fn a_missing_plan_file_names_it_and_what_to_give() {
         )
     );
 }
+
+/// `apply PLAN --limit HOST` without `-i`: the pattern was matched against this machine's
+/// implicit inventory and refused with no word of the plan's own inventory (an SRE reading
+/// "--limit selects the plan's hosts" took it for a filter over the plan). It now says that
+/// `--limit` selects from the inventory given with `-i`, and names the one to give.
+#[test]
+fn a_saved_plans_limit_without_an_inventory_names_the_plans_inventory() {
+    let dir = tempdir("apply-limit");
+    let inventory = dir.join("two.ini");
+    std::fs::write(
+        &inventory,
+        "[kube_node]\nme ansible_connection=local\nyou ansible_connection=local\n",
+    )
+    .expect("write");
+    let plan = dir.join("plan.json");
+    let out = Dnsfix::new(["plan", "--no-progress", "-o"])
+        .arg(&plan)
+        .arg("-i")
+        .arg(&inventory)
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let apply = |args: &[&str]| {
+        Dnsfix::new(["apply", "--no-progress"])
+            .arg(&plan)
+            .args(args)
+            .env("DNSFIX_STATE_DIR", dir.join("state"))
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    // A name of the plan, and one of this machine's implicit inventory: both refused, the
+    // latter rather than "nothing to do on 0 hosts".
+    for limit in ["me", "localhost"] {
+        let out = apply(&["--limit", limit]);
+        assert_eq!(out.status.code(), Some(1), "{limit}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "dnsfix: error: --limit selects the plan's hosts from the inventory given with \
+                 -i, and none was given: the plan was made from inventory {0}: dnsfix apply -i \
+                 '{0}' '{1}' --limit '{limit}'",
+                inventory.display(),
+                plan.display()
+            )),
+            "{limit}: {}",
+            stderr(&out)
+        );
+    }
+    // With the inventory, the part of the plan for the hosts it selects.
+    let out = apply(&["--limit", "me", "-i", inventory.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("nothing planned: me\n") && !text.contains("you"),
+        "{text}"
+    );
+}
