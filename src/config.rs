@@ -47,6 +47,25 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Facts => "facts",
+            Action::Inventory => "inventory",
+            Action::Check { .. } => "check",
+            Action::Explain { .. } => "explain",
+            Action::Plan(_) => "plan",
+            Action::Show(_) => "show",
+            Action::Apply(_) => "apply",
+            Action::Rollback(_) => "rollback",
+            Action::Verify(_) => "verify",
+            Action::Completions { .. } => "completions",
+            Action::Man { .. } => "man",
+        }
+    }
+}
+
 /// What `dnsfix plan` was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanConfig {

@@ -84,7 +84,18 @@ impl<'c> Context<'c> {
             .enable_all()
             .build()
             .map_err(Error::Runtime)?;
-        let sink: Arc<dyn EventSink> = Arc::from(report::sink_for(selected.len(), config.progress));
+        let pending = Arc::new(report::pending::Pending::new(
+            config.action.name(),
+            selected
+                .iter()
+                .filter_map(|&i| inventory.host_at(i))
+                .map(|h| h.name.clone())
+                .collect(),
+            report::sink_for(selected.len(), config.progress),
+        ));
+        let sink: Arc<dyn EventSink> = Arc::clone(&pending) as Arc<dyn EventSink>;
+        // A signal that ends the run says which hosts it stopped on.
+        super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
         for warning in inventory.warnings() {
             sink.event(report::Event::Warning {
                 message: warning.to_string(),

@@ -11,7 +11,8 @@
 //!
 //! Apply and rollback arm a gentle stop ([`gentle`]): the first Ctrl-C calls it instead,
 //! and dnsfix goes on; the next, or a SIGTERM or SIGHUP, ends it at once with the message
-//! they gave.
+//! they gave. Otherwise a signal ends dnsfix at once, saying what [`on_exit`] was given:
+//! the hosts still pending, for the commands that reach hosts (set up with their context).
 
 use std::io::Write as _;
 use std::sync::{Mutex, Once, PoisonError};
@@ -28,6 +29,18 @@ struct Gentle {
 }
 
 static GENTLE: Mutex<Option<Gentle>> = Mutex::new(None);
+
+/// What dnsfix says when a signal ends it with no gentle stop armed, given the exit code
+/// (130, 143, 129): what the run was doing, such as the hosts still pending.
+type Say = Box<dyn Fn(i32) -> String + Send>;
+
+static SAY: Mutex<Option<Say>> = Mutex::new(None);
+
+/// From now on, a signal that ends dnsfix with no gentle stop armed says `say`'s text on
+/// stderr first (a `check` waiting on a node that hangs names the hosts it stopped on).
+pub fn on_exit(say: Say) {
+    *SAY.lock().unwrap_or_else(PoisonError::into_inner) = Some(say);
+}
 
 /// From now on, the first Ctrl-C calls `first` instead of ending dnsfix; dnsfix says
 /// `at_once` when it ends on a signal after all.
@@ -92,9 +105,14 @@ async fn listen(mut signals: Signals) {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(first));
             continue;
         }
+        // Not eprintln!, which panics where stderr is gone.
         if let Some(g) = gentle.as_ref() {
-            // Not eprintln!, which panics where stderr is gone.
             let _ = writeln!(std::io::stderr(), "{}", g.at_once);
+        } else if let Some(say) = SAY.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            // As `first` above: a panic in it must not keep dnsfix from ending.
+            if let Ok(text) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| say(code))) {
+                let _ = writeln!(std::io::stderr(), "{text}");
+            }
         }
         drop(gentle);
         crate::transport::children::exit(code);

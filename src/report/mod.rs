@@ -17,6 +17,7 @@ pub mod check;
 pub mod explain;
 pub mod facts;
 pub mod inventory;
+pub mod pending;
 pub mod verify;
 
 use std::io::{IsTerminal, Write};

@@ -1024,3 +1024,59 @@ fn a_saved_plans_limit_without_an_inventory_names_the_plans_inventory() {
         "{text}"
     );
 }
+
+/// Ctrl-C while `check` waits on a node that never answers: dnsfix exits 130 as before, and
+/// now says what it stopped, naming the hosts still pending (one at a time, `--forks 1`:
+/// one in progress, one not started). The node is a listener that takes the connection
+/// and never sends the SSH banner.
+#[test]
+fn ctrl_c_during_check_names_the_hosts_still_pending() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let dir = tempdir("interrupt-check");
+    let inventory = dir.join("hosts.ini");
+    std::fs::write(
+        &inventory,
+        format!(
+            "[kube_node]\nhang1 ansible_host=127.0.0.1 ansible_port={port}\n\
+             hang2 ansible_host=127.0.0.1 ansible_port={port}\n"
+        ),
+    )
+    .expect("write");
+    let runtime = dir.join("xdg");
+    std::fs::create_dir_all(&runtime).expect("xdg");
+    let child = Dnsfix::new([
+        "check",
+        "--no-progress",
+        "--forks",
+        "1",
+        "--connect-timeout",
+        "60",
+        "--ssh-persist",
+        "0",
+        "-i",
+    ])
+    .arg(&inventory)
+    .env("XDG_RUNTIME_DIR", &runtime)
+    .stdin(std::process::Stdio::null())
+    .command()
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("dnsfix runs");
+    // hang1's ssh is connected and waits for the banner.
+    let (_held, _) = listener.accept().expect("accept");
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "dnsfix: interrupted: check stopped with 2 of 2 hosts pending (in progress: hang1; \
+         not started: hang2); no report was printed\n"
+    );
+    assert!(out.stdout.is_empty());
+}
