@@ -5,14 +5,15 @@
 //! is on. The one reader behind the rules, the plan's notes and its prediction.
 //!
 //! As systemd's conf-parser.c `config_parse` and `parse_line` read a file: a UTF-8 byte
-//! order mark at its start dropped; a line ending in an unescaped `\` joined with the next,
-//! the `\` read as a space (a comment line among them skipped); then trimmed, a `#` or `;`
-//! line a comment, `[Section]` starting a section, else `key=value` with both sides trimmed;
-//! a key outside `[Resolve]` is not resolved's (an assignment outside any section is
-//! ignored). A `[` line that does not end in `]` is an error: the parser stops there, and
-//! systemd-resolved reads no later line nor file (`config_parse_many_files` returns it,
-//! `manager_parse_config_file` too, and resolved only logs "Failed to parse configuration
-//! file"), so what follows it is not read ([`ResolvedConf::stopped_at`]).
+//! order mark at its start dropped; a `#` or `;` line a comment, skipped first; a line
+//! ending in an unescaped `\` joined with the next, the `\` read as a space; then trimmed,
+//! `[Section]` starting a section, else `key=value` with both sides trimmed; a key outside
+//! `[Resolve]` is not resolved's (an assignment outside any section is ignored). A `[` line
+//! that does not end in `]`, or whose name holds a control character, a quote or a
+//! backslash, is an error: the parser stops there, and systemd-resolved reads no later line
+//! nor file (`config_parse_many_files` returns it, `manager_parse_config_file` too, before
+//! it sets up its compiled-in fallback servers, and resolved only logs "Failed to parse
+//! configuration file"), so what follows it is not read ([`ResolvedConf::stopped_at`]).
 //!
 //! [`RESOLVED_DROPIN_DIRS`]: super::raw::RESOLVED_DROPIN_DIRS
 
@@ -74,7 +75,7 @@ impl ResolvedConf {
             for (line, joined) in logical_lines(&text) {
                 let trimmed = joined.trim();
                 if trimmed.starts_with('[') {
-                    if !trimmed.ends_with(']') {
+                    if !trimmed.ends_with(']') || !is_safe(&trimmed[1..trimmed.len() - 1]) {
                         let text = crate::text::escape(trimmed).into_owned();
                         conf.stopped_at = Some((format!("{path}:{line}"), text));
                         return conf;
@@ -82,7 +83,7 @@ impl ResolvedConf {
                     in_resolve = trimmed == "[Resolve]";
                     continue;
                 }
-                if !in_resolve || trimmed.starts_with(['#', ';']) {
+                if !in_resolve {
                     continue;
                 }
                 let Some((key, value)) = trimmed.split_once('=') else {
@@ -101,6 +102,15 @@ impl ResolvedConf {
     }
 }
 
+/// A section name systemd's `parse_line` takes (`string_is_safe`): no control character,
+/// quote, backslash or DEL; it stops at one that is not ("Bad characters in section
+/// header").
+fn is_safe(name: &str) -> bool {
+    !name
+        .chars()
+        .any(|c| c.is_ascii_control() || matches!(c, '"' | '\'' | '\\'))
+}
+
 /// The lines of `text` as systemd's `config_parse` hands them to `parse_line`, each with the
 /// number of its first physical line: a byte order mark dropped, a line ending in an
 /// unescaped `\` joined with the next one (the `\` read as a space), a comment line among
@@ -110,7 +120,9 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut lines = Vec::new();
     let mut continued: Option<(usize, String)> = None;
     for (n, line) in text.lines().enumerate() {
-        if continued.is_some() && line.trim_start().starts_with(['#', ';']) {
+        // A comment line is skipped before a `\` is looked for: one that ends in `\`
+        // continues nothing, and one among joined lines leaves the joining open.
+        if line.trim_start().starts_with(['#', ';']) {
             continue;
         }
         let mut escaped = false;
@@ -151,6 +163,7 @@ pub fn settings_of(raw: &RawFacts, key: &str) -> Vec<Setting> {
 /// (resolved-conf.c `config_parse_dns_servers`: `need_builtin_fallbacks = false`).
 pub fn shipped_fallback(raw: &RawFacts) -> Option<String> {
     let text = raw.get(MAIN).and_then(RawFile::text)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut in_resolve = false;
     let mut found = None;
     for line in text.lines().map(str::trim) {
@@ -248,6 +261,24 @@ mod tests {
                     "192.0.2.3".to_owned()
                 ),
             ]
+        );
+    }
+
+    /// A comment line is skipped before a trailing `\\` is looked for: it continues
+    /// nothing. Before, it swallowed the next line. A section name with a quote stops the
+    /// parser, as one without its `]` does.
+    #[test]
+    fn a_comment_ending_in_a_backslash_continues_nothing() {
+        let raw = raw_from(&[(
+            MAIN,
+            "[Resolve]\n# x \\\nDNS=192.0.2.9\n[Re\"solve]\nDNS=192.0.2.8\n",
+        )]);
+        let conf = ResolvedConf::read(&raw);
+        let values: Vec<&str> = conf.settings.iter().map(|s| s.value.as_str()).collect();
+        assert_eq!(values, ["192.0.2.9"]);
+        assert_eq!(
+            conf.stopped_at.map(|(at, _)| at),
+            Some("/etc/systemd/resolved.conf:4".to_owned())
         );
     }
 

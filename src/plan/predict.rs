@@ -244,14 +244,21 @@ fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
 }
 
 /// systemd-resolved's fallback servers as its uplink file writes them: those of its
-/// `FallbackDNS=` settings where there is one (an empty one too), else its compiled-in list
+/// `FallbackDNS=` settings where there is one (an empty one too) or where its parser stopped
+/// ([`ResolvedConf::stopped_at`]), else its compiled-in list
 /// as its shipped resolved.conf shows it ([`shipped_fallback`]); none where neither is
 /// there, as the list is then not known (its `resolvectl status` is not gathered): the
 /// servers the uplink file lists are then taken for its links' ones, kept after a restart.
 ///
 /// [`shipped_fallback`]: crate::facts::resolved_conf::shipped_fallback
+/// [`ResolvedConf::stopped_at`]: crate::facts::resolved_conf::ResolvedConf::stopped_at
 fn fallback_servers(raw: &RawFacts) -> Option<Vec<String>> {
-    if !crate::facts::resolved_conf::settings_of(raw, "FallbackDNS").is_empty() {
+    // Where its parser stops, it sets up no compiled-in fallback servers: only those of the
+    // settings read before.
+    let stopped = crate::facts::resolved_conf::ResolvedConf::read(raw)
+        .stopped_at
+        .is_some();
+    if stopped || !crate::facts::resolved_conf::settings_of(raw, "FallbackDNS").is_empty() {
         return Some(resolved_config_servers(raw, "FallbackDNS"));
     }
     let shipped = crate::facts::resolved_conf::shipped_fallback(raw)?;
