@@ -94,8 +94,18 @@ impl<'c> Context<'c> {
             report::sink_for(selected.len(), config.progress),
         ));
         let sink: Arc<dyn EventSink> = Arc::clone(&pending) as Arc<dyn EventSink>;
-        // A signal that ends the run says which hosts it stopped on.
-        super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
+        // A signal that ends a run that only reads says which hosts it stopped on. Not
+        // apply's nor rollback's: they arm their own stop once they begin, and a signal
+        // before that (at the y/N question) ends them as ever.
+        if matches!(
+            config.action,
+            crate::config::Action::Facts
+                | crate::config::Action::Check { .. }
+                | crate::config::Action::Plan(_)
+                | crate::config::Action::Verify(_)
+        ) {
+            super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
+        }
         for warning in inventory.warnings() {
             sink.event(report::Event::Warning {
                 message: warning.to_string(),

@@ -111,7 +111,13 @@ async fn listen(mut signals: Signals) {
         } else if let Some(say) = SAY.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
             // As `first` above: a panic in it must not keep dnsfix from ending.
             if let Ok(text) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| say(code))) {
-                let _ = writeln!(std::io::stderr(), "{text}");
+                // On a terminal, the progress bar's line is cleared first.
+                let clear = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                    "\r\x1b[2K"
+                } else {
+                    ""
+                };
+                let _ = writeln!(std::io::stderr(), "{clear}{text}");
             }
         }
         drop(gentle);
