@@ -232,6 +232,15 @@ fn apply_action(args: crate::cli::ApplyArgs) -> Result<(Action, Common), Error> 
 }
 
 fn rollback_action(args: crate::cli::RollbackArgs) -> Result<(Action, Common), Error> {
+    // A run id names a file in the runs directory: one that could name a path elsewhere
+    // (`../x`, `/tmp/x`) is none dnsfix made (`20261122T170509Z-3fa9c2d1`).
+    let id = &args.run_id;
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(Error::Usage(format!(
+            "run id {}: expected letters, digits and '-' only, as `dnsfix apply` prints them (e.g. 20261122T170509Z-3fa9c2d1)",
+            crate::text::escape(id)
+        )));
+    }
     let action = Action::Rollback(RollbackConfig {
         run_id: args.run_id,
         yes: args.yes,
@@ -281,6 +290,12 @@ impl Config {
             && crate::diagnose::catalog::rule(id).is_none()
         {
             let nearest = crate::diagnose::catalog::nearest(id);
+            if nearest.ids.is_empty() {
+                return Err(Error::Usage(format!(
+                    "unknown finding id of {} characters, longer than any (`dnsfix explain` lists them all)",
+                    id.chars().count()
+                )));
+            }
             let names = crate::text::or_list(&nearest.ids);
             let hint = if nearest.close {
                 format!("did you mean {names}?")

@@ -1993,7 +1993,16 @@ pub struct Nearest {
 /// At most this many ids are suggested.
 const MAX_SUGGESTED: usize = 5;
 
+/// Longer than any id by far: no id is near it, and the edit distance's cost grows with it.
+const MAX_COMPARED: usize = 64;
+
 pub fn nearest(typed: &str) -> Nearest {
+    if typed.chars().count() > MAX_COMPARED {
+        return Nearest {
+            ids: Vec::new(),
+            close: false,
+        };
+    }
     let typed = typed.trim().to_ascii_uppercase().replace('_', "-");
     // Compared without the common `DNS-`, which every id has and a user may leave out.
     let core = |id: &str| -> String { id.strip_prefix("DNS-").unwrap_or(id).to_owned() };
@@ -2060,6 +2069,11 @@ mod tests {
             close: true,
         };
         assert_eq!(ids("DNS-KUBELET-LOOPBAK"), close(&["DNS-KUBELET-LOOPBACK"]));
+        // One far longer than any id is compared with none: the distance's cost grows
+        // with it (100 kB took 11 s).
+        let started = crate::testing::thread_cpu_time();
+        assert!(ids(&"A".repeat(100_000)).ids.is_empty());
+        assert!(crate::testing::thread_cpu_time() - started < std::time::Duration::from_secs(1));
         assert_eq!(ids("kubelet_loopback"), close(&["DNS-KUBELET-LOOPBACK"]));
         assert_eq!(
             ids("dns-bridge"),

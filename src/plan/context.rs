@@ -1319,9 +1319,6 @@ mod tests {
         }
     }
 
-    /// A plain /etc/resolv.conf that dhcpcd, openresolv, udhcpc or netconfig writes anew is
-    /// theirs (the playbook blocks, naming where each takes servers), with what shows it;
-    /// the same file with nothing shown to write it is `file`.
     /// `host_resolver.via` is the only place the owner of /etc/resolv.conf reaches as a
     /// string: every name is another, and every name host-upstream-dns compares it with
     /// (`via == 'x'`, `via in ['x', ...]`) is one of them, so a misspelt name in the YAML
@@ -1360,6 +1357,9 @@ mod tests {
         }
     }
 
+    /// A plain /etc/resolv.conf that dhcpcd, openresolv, udhcpc or netconfig writes anew is
+    /// theirs (the playbook blocks, naming where each takes servers), with what shows it;
+    /// the same file with nothing shown to write it is `file`.
     #[test]
     fn a_program_writing_the_plain_file_is_its_via() {
         let base = crate::testing::rules_fixture(

@@ -2395,8 +2395,6 @@ mod tests {
         plan_in(fixture, vars, &cluster, "").hosts.remove(0)
     }
 
-    /// [`plan_fixture`]'s whole plan, with `cluster`, and `groups` after the host in the
-    /// inventory's `all`.
     /// DNS-CLUSTER-SELF-FORWARD's fix names, for doing by hand, the `servers=` that
     /// host-upstream-dns writes into NetworkManager's global DNS, and the two are one list
     /// in one order: on the Rocky 9 node of networkmanager-host-cluster-only with a kubelet
@@ -2504,6 +2502,8 @@ mod tests {
         }
     }
 
+    /// [`plan_fixture`]'s whole plan, with `cluster`, and `groups` after the host in the
+    /// inventory's `all`.
     fn plan_in(fixture: &str, vars: &str, cluster: &crate::cluster::Cluster, groups: &str) -> Plan {
         plan_raw(
             &crate::testing::rules_fixture(fixture),

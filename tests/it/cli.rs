@@ -937,6 +937,29 @@ fn a_missing_run_names_the_run_and_where_runs_are_kept() {
     assert!(!err.contains("os error"), "{err}");
 }
 
+/// A run id names a file in the runs directory: one that could name a path elsewhere is
+/// refused before any file is read. Before, `rollback ../x` read `STATE/x.json` and
+/// `rollback /tmp/y` read `/tmp/y.json`.
+#[test]
+fn a_run_id_that_is_a_path_is_refused() {
+    let dir = tempdir("run-id-path");
+    let state = dir.join("state");
+    std::fs::create_dir_all(state.join("runs")).expect("runs");
+    std::fs::write(state.join("x.json"), "{}").expect("record outside runs/");
+    for id in ["../x", "/tmp/x", ""] {
+        let out = Dnsfix::new(["rollback", "--yes", id])
+            .env("DNSFIX_STATE_DIR", &state)
+            .stdin(std::process::Stdio::null())
+            .output();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("expected letters, digits and '-' only"),
+            "{id}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 /// A plan file that is not there, or not readable: its path, what it should be, and no raw
 /// OS error, for `apply` and `show` alike.
 #[test]
