@@ -1326,6 +1326,9 @@ mod tests {
     #[test]
     fn the_playbook_compares_via_with_names_the_plan_gives() {
         use crate::diagnose::rules::Via;
+        for (i, via) in Via::ALL.iter().enumerate() {
+            assert_eq!(via.index(), i, "{via:?} is not at its place in Via::ALL");
+        }
         let names: Vec<&str> = Via::ALL.iter().map(|v| v.name()).collect();
         let mut unique = names.clone();
         unique.sort_unstable();

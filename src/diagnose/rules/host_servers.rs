@@ -51,6 +51,24 @@ impl Via {
         Via::File,
     ];
 
+    /// Its place in [`Via::ALL`]: a variant added to the enum does not compile here until
+    /// it is given one, and the test of `ALL` then fails until it is listed there.
+    #[cfg(test)]
+    pub(crate) const fn index(self) -> usize {
+        match self {
+            Via::Resolved => 0,
+            Via::NetworkManagerStub => 1,
+            Via::NetworkManager => 2,
+            Via::NetworkManagerAtBoot => 3,
+            Via::Writer(Writer::Dhcpcd) => 4,
+            Via::Writer(Writer::Openresolv) => 5,
+            Via::Writer(Writer::Udhcpc) => 6,
+            Via::Writer(Writer::Netconfig) => 7,
+            Via::Other => 8,
+            Via::File => 9,
+        }
+    }
+
     /// The name the playbooks and the plan's context know it by (`host_resolver.via`).
     pub(crate) fn name(self) -> &'static str {
         match self {
