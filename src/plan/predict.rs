@@ -399,12 +399,17 @@ mod tests {
         restarted_with(raw, dns)
     }
 
-    /// The uplink file of `raw` after dnsfix's drop-in `DNS=dns` and a restart.
-    fn restarted_with(raw: RawFacts, dns: &str) -> String {
-        let facts = NodeFacts::from_raw("node1", &raw);
-        let content = format!("[Resolve]\nDNS={dns}\n");
+    /// What `raw` gives after the file `path` is written with `content` and `unit` has
+    /// `action` done.
+    fn after_writing(
+        raw: &RawFacts,
+        (path, content): (&str, String),
+        unit: &str,
+        action: HandlerAction,
+    ) -> RawFacts {
+        let facts = NodeFacts::from_raw("node1", raw);
         let change = Change::WriteFile {
-            path: "/etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf".into(),
+            path: path.into(),
             description: String::new(),
             before_sha256: None,
             before: None,
@@ -413,14 +418,26 @@ mod tests {
             mode: Some("0644".into()),
             reasons: Vec::<Reason>::new(),
         };
-        let restart = HandlerRun {
-            name: "restart systemd-resolved".into(),
-            unit: "systemd-resolved".into(),
-            action: HandlerAction::Restarted,
+        let handler = HandlerRun {
+            name: format!("{action:?} {unit}"),
+            unit: unit.into(),
+            action,
             serial: crate::playbook::Batch::Count(1),
             reasons: Vec::new(),
         };
-        let after = applied(&facts, &[change], &[restart]);
+        applied(&facts, &[change], &[handler])
+    }
+
+    /// The uplink file of `raw` after dnsfix's drop-in `DNS=dns` and a restart.
+    fn restarted_with(raw: RawFacts, dns: &str) -> String {
+        let dropin = "/etc/systemd/resolved.conf.d/zz-dnsfix-upstream.conf";
+        let content = format!("[Resolve]\nDNS={dns}\n");
+        let after = after_writing(
+            &raw,
+            (dropin, content),
+            "systemd-resolved",
+            HandlerAction::Restarted,
+        );
         crate::testing::text(&after, UPLINK)
     }
 
@@ -428,26 +445,14 @@ mod tests {
     /// reload.
     fn reloaded_with(text: &str, servers: &str) -> String {
         let raw = crate::testing::raw_from(&[("/etc/resolv.conf", text)]);
-        let facts = NodeFacts::from_raw("node1", &raw);
+        let conf = "/etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf";
         let content = format!("[global-dns-domain-*]\nservers={servers}\n");
-        let change = Change::WriteFile {
-            path: "/etc/NetworkManager/conf.d/zz-dnsfix-upstream.conf".into(),
-            description: String::new(),
-            before_sha256: None,
-            before: None,
-            after_sha256: sha256_hex(content.as_bytes()),
-            content,
-            mode: Some("0644".into()),
-            reasons: Vec::<Reason>::new(),
-        };
-        let reload = HandlerRun {
-            name: "reload NetworkManager".into(),
-            unit: "NetworkManager".into(),
-            action: HandlerAction::Reloaded,
-            serial: crate::playbook::Batch::Count(1),
-            reasons: Vec::new(),
-        };
-        let after = applied(&facts, &[change], &[reload]);
+        let after = after_writing(
+            &raw,
+            (conf, content),
+            "NetworkManager",
+            HandlerAction::Reloaded,
+        );
         crate::testing::text(&after, "/etc/resolv.conf")
     }
 
