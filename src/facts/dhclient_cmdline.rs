@@ -75,6 +75,10 @@ const FLAGS: [&str; 22] = [
     "-nc",
 ];
 
+/// The flags that make dhclient a DHCPv6 client (`local_family = AF_INET6` in `main`,
+/// client/dhclient.c @572032cb lines 369-374 and 458-502).
+const V6_FLAGS: [&str; 6] = ["-6", "-S", "-N", "-T", "-P", "-R"];
+
 /// What a dhclient's command line says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DhclientCommand {
@@ -91,6 +95,12 @@ pub struct DhclientCommand {
     pub interfaces: Vec<String>,
     /// `-n`: it starts no interface at all.
     pub none: bool,
+    /// A DHCPv6 client: `-6`, or a DHCPv6 mode (`-S`, `-N`, `-T`, `-P`, `-R`), each of
+    /// which sets `local_family` to `AF_INET6` in `main` (client/dhclient.c @572032cb);
+    /// without one it is a DHCPv4 client (`-4`, `local_family`'s default `AF_INET`,
+    /// common/discover.c). Its dhclient-script writes /etc/resolv.conf from the lease's
+    /// `dhcp6.name-servers`, a DHCPv4 one from its `domain-name-servers`.
+    pub v6: bool,
     /// The first option not known here, escaped: it may take the next word as its value,
     /// so which of the words are interfaces is not known (the `-cf` file still is).
     pub unknown: Option<String>,
@@ -115,8 +125,10 @@ impl DhclientCommand {
             script: None,
             interfaces: Vec::new(),
             none: false,
+            v6: false,
             unknown: None,
         };
+        let mut v4 = false;
         let mut rest = args.iter().skip(1);
         while let Some(arg) = rest.next() {
             if WITH_VALUE.contains(&arg.as_str()) {
@@ -130,6 +142,8 @@ impl DhclientCommand {
                 }
             } else if FLAGS.contains(&arg.as_str()) {
                 out.none |= arg == "-n";
+                v4 |= arg == "-4";
+                out.v6 |= V6_FLAGS.contains(&arg.as_str());
             } else if arg.starts_with('-') {
                 // Taken as a flag, as the gather's awk takes it: a `-cf` after it counts.
                 if out.unknown.is_none() {
@@ -138,6 +152,11 @@ impl DhclientCommand {
             } else {
                 out.interfaces.push(arg.clone());
             }
+        }
+        if v4 && out.v6 {
+            // `log_fatal("Client can only do v4 or v6, not both.")`, or `usage` for a
+            // DHCPv6 mode after -4 (client/dhclient.c @572032cb `main`).
+            return Err("it asks for both DHCPv4 (-4) and DHCPv6, which dhclient refuses".into());
         }
         Ok(out)
     }
@@ -172,9 +191,33 @@ mod tests {
                 script: None,
                 interfaces: vec!["ens5".into()],
                 none: false,
+                v6: false,
                 unknown: None,
             })
         );
+    }
+
+    /// Debian's ifupdown runs a DHCPv6 dhclient for `iface ens5 inet6 dhcp`, and a
+    /// stateless one (`-S`) for `inet6 auto` with `dhcp 1` (pexip/os-ifupdown @0b51fb82
+    /// inet6.defn, linux `dhcp` and `auto` methods); the `inet dhcp` one above is DHCPv4.
+    #[test]
+    fn ifupdown_s_inet6_dhclients_are_dhcpv6_ones() {
+        let dhcp = b"/sbin/dhclient\0-6\0-pf\0/run/dhclient6.ens5.pid\0-lf\0/var/lib/dhcp/dhclient6.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient.ens5.leases\0ens5\0";
+        let auto = b"/sbin/dhclient\0-6\0-S\0-pf\0/run/dhclient6.ens5.pid\0-lf\0/var/lib/dhcp/dhclient6.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient.ens5.leases\0ens5\0";
+        for line in [&dhcp[..], &auto[..]] {
+            let parsed = DhclientCommand::parse(line).expect("parses");
+            assert!(parsed.v6, "{parsed:?}");
+            assert_eq!(parsed.interfaces, ["ens5"]);
+        }
+        // A DHCPv6 mode alone makes it one too; no flag, or -4, a DHCPv4 one.
+        let stateless = DhclientCommand::parse(b"dhclient\0-S\0eth0").expect("parses");
+        assert!(stateless.v6);
+        for v4 in [&b"dhclient\0eth0"[..], b"dhclient\0-4\0eth0"] {
+            assert!(!DhclientCommand::parse(v4).expect("parses").v6);
+        }
+        // Both: dhclient exits ("Client can only do v4 or v6, not both.").
+        assert!(DhclientCommand::parse(b"dhclient\0-4\0-6\0eth0").is_err());
+        assert!(DhclientCommand::parse(b"dhclient\0-4\0-S\0eth0").is_err());
     }
 
     #[test]

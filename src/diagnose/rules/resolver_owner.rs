@@ -14,6 +14,7 @@
 //! in /etc/NetworkManager/conf.d/dns.conf); the other writers as
 //! [`crate::facts::resolv_writer`] cites them.
 
+use super::dhclient_run::DhclientRun;
 use super::{Ctx, Via};
 use crate::facts::network_manager::{DnsMode, NmDns, links_to_resolved};
 use crate::facts::node_facts::{FlavourKind, ResolvFile, UnitState};
@@ -286,12 +287,17 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
 /// `new_domain_name_servers` for a DHCPv4 lease and from `new_dhcp6_name_servers` for a
 /// DHCPv6 one (keeping the file's nameserver lines where the lease has none), as
 /// client/scripts/linux does: a DHCPv4 dhclient writes IPv4 servers alone, so IPv6 ones go
-/// in `prepend dhcp6.name-servers`, which only a DHCPv6 dhclient (`-6`) takes.
+/// in `prepend dhcp6.name-servers`, which only a DHCPv6 dhclient (`-6`) takes. Where every
+/// dhclient's command line was read ([`DhclientCommand::v6`](crate::facts::dhclient_cmdline::DhclientCommand)),
+/// a family none of them serves gets no line that would change nothing: IPv4 servers
+/// instead, or an enter hook that redefines `make_resolv_conf` (client/dhclient-script.8
+/// HOOKS; Debian's script sources /etc/dhcp/dhclient-enter-hooks.d/*, ISC's
+/// client/scripts/linux /etc/dhclient-enter-hooks).
 fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     if !ctx.facts.services.dhclient {
         return None;
     }
-    let runs = super::dhclient_run::DhclientRun::all(ctx.facts);
+    let runs = DhclientRun::all(ctx.facts);
     let own: Vec<_> = runs
         .iter()
         .filter(|r| !r.command.as_ref().is_ok_and(|c| c.run_by_network_manager()))
@@ -299,22 +305,6 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
     if !runs.is_empty() && own.is_empty() {
         return None;
     }
-    let mut files: Vec<String> = Vec::new();
-    for run in &own {
-        let file = match &run.command {
-            Ok(c) if let Some(conf) = &c.conf => crate::text::escape(conf).into_owned(),
-            _ => "its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf)".to_owned(),
-        };
-        if !files.contains(&file) {
-            files.push(file);
-        }
-    }
-    let files = if files.is_empty() {
-        "its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf)"
-            .to_owned()
-    } else {
-        files.join(" and ")
-    };
     let pids: Vec<String> = own.iter().map(|r| r.pid.to_string()).collect();
     let status = if pids.is_empty() {
         "systemctl status $(pidof dhclient) names it".to_owned()
@@ -325,28 +315,131 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         .iter()
         .cloned()
         .partition(|s| s.parse::<std::net::Ipv4Addr>().is_ok());
-    let v6_line = format!("`prepend dhcp6.name-servers {};`", v6.join(", "));
-    let put = if servers.is_empty() || !v4.is_empty() {
-        let v6_too = if v6.is_empty() {
-            String::new()
+    // Each dhclient's family, where every one's command line was read: -6 (or a DHCPv6
+    // mode) or not, -4 being dhclient's default.
+    let known = !own.is_empty() && own.iter().all(|r| r.command.is_ok());
+    let is_v6 = |r: &&DhclientRun| r.command.as_ref().is_ok_and(|c| c.v6);
+    let (v6_runs, v4_runs): (Vec<&DhclientRun>, Vec<&DhclientRun>) =
+        own.iter().copied().partition(is_v6);
+    let mut put = Vec::new();
+    let mut none = None;
+    if !v4.is_empty() || (v6.is_empty() && !(known && v4_runs.is_empty())) {
+        if known && v4_runs.is_empty() {
+            none = Some(no_line(IPV4, &v4, &own));
         } else {
-            format!(" and, for a DHCPv6 dhclient (-6), the IPv6 ones ({v6_line})")
-        };
-        format!(
-            "put the IPv4 servers in {files} (`prepend domain-name-servers {};`){v6_too}",
-            joined(&v4, ", ")
-        )
-    } else {
-        format!(
-            "put the IPv6 servers in {files} ({v6_line}), which only a DHCPv6 dhclient (-6) takes: a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone"
-        )
-    };
-    let line = format!(
-        "{put}: dhclient reads that file only at its start, and restarting the unit that runs it ({status}: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it"
-    );
+            put.push(format!(
+                "put the IPv4 servers in {} (`prepend domain-name-servers {};`)",
+                conf_files(&v4_runs),
+                joined(&v4, ", ")
+            ));
+        }
+    }
+    let v6_line = format!("`prepend dhcp6.name-servers {};`", joined(&v6, ", "));
+    if !v6.is_empty() || (known && v4_runs.is_empty() && v4.is_empty()) {
+        if !v6_runs.is_empty() {
+            let which: Vec<String> = v6_runs.iter().map(|r| r.pid.to_string()).collect();
+            put.push(format!(
+                "{}put the IPv6 servers in {} ({v6_line}), which the DHCPv6 dhclient here (pid {}, run with -6) takes",
+                if put.is_empty() { "" } else { "and " },
+                conf_files(&v6_runs),
+                which.join(", ")
+            ));
+        } else if known {
+            none = Some(no_line(IPV6, &v6, &own));
+        } else if put.is_empty() {
+            put.push(format!(
+                "put the IPv6 servers in {} ({v6_line}), which only a DHCPv6 dhclient (-6) takes: a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone",
+                conf_files(&own)
+            ));
+        } else {
+            put.push(format!(
+                "and, for a DHCPv6 dhclient (-6), the IPv6 ones ({v6_line})"
+            ));
+        }
+    }
+    let mut said = Vec::new();
+    if !put.is_empty() {
+        said.push(format!(
+            "{}: dhclient reads that file only at its start, and restarting the unit that runs it ({status}: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it",
+            put.join(" ")
+        ));
+    }
+    said.extend(none);
     Some(format!(
-        "dhclient runs here and writes the file anew at every lease: {line}"
+        "dhclient runs here and writes the file anew at every lease: {}",
+        said.join("; ")
     ))
+}
+
+/// An address family as dhclient takes its servers: its name, the dhclient.conf option
+/// that gives them, and the flag of a dhclient of that family.
+struct Family {
+    name: &'static str,
+    option: &'static str,
+    client: &'static str,
+    other: &'static str,
+    other_client: &'static str,
+    other_option: &'static str,
+}
+
+const IPV4: Family = Family {
+    name: "IPv4",
+    option: "domain-name-servers",
+    client: "a DHCPv4 client (without -6: -4 is its default)",
+    other: "IPv6",
+    other_client: "DHCPv6",
+    other_option: "dhcp6.name-servers",
+};
+
+const IPV6: Family = Family {
+    name: "IPv6",
+    option: "dhcp6.name-servers",
+    client: "a DHCPv6 client (-6)",
+    other: "IPv4",
+    other_client: "DHCPv4",
+    other_option: "domain-name-servers",
+};
+
+/// Where every dhclient of the node's own (`runs`) is of the other family than `family`:
+/// no dhclient.conf line gives it `family`'s servers, since each writes the file from its
+/// lease's servers of its own family alone; what to do instead.
+fn no_line(family: Family, servers: &[String], runs: &[&DhclientRun]) -> String {
+    let pids: Vec<String> = runs.iter().map(|r| r.pid.to_string()).collect();
+    let Family {
+        name,
+        option,
+        client,
+        other,
+        other_client,
+        other_option,
+    } = family;
+    format!(
+        "no dhclient.conf line gives the file the {name} servers ({}): no dhclient here (pid {}) is {client}, and a {other_client} one writes the file from its lease's {other} servers (`{other_option}`) alone, so `prepend {option}` changes nothing; give {other} servers instead, or make /etc/resolv.conf a file nothing rewrites: an enter hook that redefines make_resolv_conf to do nothing (dhclient-script(8), HOOKS: `make_resolv_conf() {{ :; }}` in a file under /etc/dhcp/dhclient-enter-hooks.d/ on Debian and Ubuntu, in /etc/dhclient-enter-hooks with ISC's own script), then the servers above stay",
+        joined(servers, ", "),
+        pids.join(", ")
+    )
+}
+
+/// The dhclient.conf files `runs` read (each `-cf`, else the default), each once; the
+/// default where none is known.
+fn conf_files(runs: &[&DhclientRun]) -> String {
+    const DEFAULT: &str =
+        "its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf)";
+    let mut files: Vec<String> = Vec::new();
+    for run in runs {
+        let file = match &run.command {
+            Ok(c) if let Some(conf) = &c.conf => crate::text::escape(conf).into_owned(),
+            _ => DEFAULT.to_owned(),
+        };
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        DEFAULT.to_owned()
+    } else {
+        files.join(" and ")
+    }
 }
 
 /// DNS-CLUSTER-SELF-FORWARD's fix where NetworkManager writes the plain /etc/resolv.conf

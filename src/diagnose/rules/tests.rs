@@ -520,7 +520,7 @@ fn resolver_finding_is(
 /// Debian resolvconf's file, which is not there; `netconfig-link`: a link to netconfig's
 /// file, with no server; else the file's text), `programs` running (`dhcpcd`,
 /// `openresolv`: its resolvconf program, `dhclient`, `dhclient-cf`: one with its own `-cf`
-/// file, `dhclient-nm`: NetworkManager's, `udhcpc`: busybox's with its default script,
+/// file, `dhclient-v4`, `dhclient-v6`: ifupdown's DHCPv4 and DHCPv6 ones, `dhclient-nm`: NetworkManager's, `udhcpc`: busybox's with its default script,
 /// `netconfig`: SUSE's /etc/sysconfig/network/config, `nm`: NetworkManager 1.28 with no
 /// configuration of its own, `nm-none`: the same with `dns=none`, `nm-at-boot`: stopped
 /// but enabled) or facts (`locked`: an immutable file; `v6`: the inventory's servers are
@@ -550,12 +550,32 @@ fn owner_down_finding(etc: &str, programs: &[&str]) -> Finding {
     let mut servers = serde_json::json!(["192.0.2.53", "198.51.100.53"]);
     for program in programs {
         match *program {
-            "dhcpcd" | "dhclient" => with_process(&mut raw, program, 612, b""),
+            "dhcpcd" => with_process(&mut raw, program, 612, b""),
+            // Its command line not read: which family it serves is not known (the
+            // fixture's /proc/612/cmdline is dhcpcd's).
+            "dhclient" => {
+                raw.files.remove("/proc/612/cmdline");
+                with_process(&mut raw, program, 612, b"")
+            }
             "dhclient-cf" => with_process(
                 &mut raw,
                 "dhclient",
                 612,
                 b"/sbin/dhclient\0-cf\0/etc/dhcp/dhclient-ens5.conf\0ens5\0",
+            ),
+            // Debian's ifupdown for `inet dhcp` (-4) and `inet6 dhcp` (-6): pexip/os-ifupdown
+            // @0b51fb82 inet.defn and inet6.defn, linux `dhcp` methods.
+            "dhclient-v4" => with_process(
+                &mut raw,
+                "dhclient",
+                612,
+                b"/sbin/dhclient\0-4\0-v\0-pf\0/run/dhclient.ens5.pid\0-lf\0/var/lib/dhcp/dhclient.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient6.ens5.leases\0ens5\0",
+            ),
+            "dhclient-v6" => with_process(
+                &mut raw,
+                "dhclient",
+                614,
+                b"/sbin/dhclient\0-6\0-pf\0/run/dhclient6.ens5.pid\0-lf\0/var/lib/dhcp/dhclient6.ens5.leases\0-I\0-df\0/var/lib/dhcp/dhclient.ens5.leases\0ens5\0",
             ),
             // NetworkManager's own dhclient (src/core/dhcp/nm-dhcp-dhclient.c @1.40.0).
             "dhclient-nm" => with_process(
@@ -644,6 +664,12 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
         (NO_SERVER, &["dhclient-cf"], "put the IPv4 servers in /etc/dhcp/dhclient-ens5.conf (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`)".into()),
         (NO_SERVER, &["dhclient", "v6"], "dhclient runs here and writes the file anew at every lease: put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which only a DHCPv6 dhclient (-6) takes: a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone: dhclient reads that file only at its start".into()),
         (NO_SERVER, &["dhclient", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`) and, for a DHCPv6 dhclient (-6), the IPv6 ones (`prepend dhcp6.name-servers 2001:db8::53;`): dhclient reads that file only at its start".into()),
+        // Every dhclient known to be a DHCPv4 one: no line gives the file IPv6 servers.
+        (NO_SERVER, &["dhclient-v4", "v6"], "dhclient runs here and writes the file anew at every lease: no dhclient.conf line gives the file the IPv6 servers (2001:db8::53): no dhclient here (pid 612) is a DHCPv6 client (-6), and a DHCPv4 one writes the file from its lease's IPv4 servers (`domain-name-servers`) alone, so `prepend dhcp6.name-servers` changes nothing; give IPv4 servers instead, or make /etc/resolv.conf a file nothing rewrites: an enter hook that redefines make_resolv_conf to do nothing (dhclient-script(8), HOOKS: `make_resolv_conf() { :; }` in a file under /etc/dhcp/dhclient-enter-hooks.d/ on Debian and Ubuntu, in /etc/dhclient-enter-hooks with ISC's own script), then the servers above stay".into()),
+        (NO_SERVER, &["dhclient-v4", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`): dhclient reads that file only at its start, and restarting the unit that runs it (systemctl status 612 names it: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it; no dhclient.conf line gives the file the IPv6 servers (2001:db8::53): no dhclient here (pid 612) is a DHCPv6 client (-6)".into()),
+        // A DHCPv6 dhclient runs beside the DHCPv4 one: each family's line, the -6 one named.
+        (NO_SERVER, &["dhclient-v4", "dhclient-v6", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`) and put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which the DHCPv6 dhclient here (pid 614, run with -6) takes: dhclient reads that file only at its start, and restarting the unit that runs it (systemctl status 612 614 names it".into()),
+        (NO_SERVER, &["dhclient-v6", "v6"], "put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which the DHCPv6 dhclient here (pid 614, run with -6) takes: dhclient reads".into()),
         (NO_SERVER, &["dhclient-nm"], "printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)".into()),
         ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)".into()),
         ("directory", &[], format!("replace the directory with a file that lists the real servers: {RMDIR}; printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf")),
@@ -671,7 +697,7 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
             f.remediation.contains("dhclient runs here"),
             programs
                 .iter()
-                .any(|p| ["dhclient", "dhclient-cf"].contains(p)),
+                .any(|p| ["dhclient", "dhclient-cf", "dhclient-v4", "dhclient-v6"].contains(p)),
             "{etc} {programs:?}: {}",
             f.remediation
         );
