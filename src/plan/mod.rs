@@ -2709,32 +2709,46 @@ mod tests {
     /// dhclient's note puts each upstream in the option of its family: an IPv4 one in
     /// `domain-name-servers`, an IPv6 one in `dhcp6.name-servers`, which a DHCPv6 dhclient
     /// takes (dhcp-options(5); Debian's dhclient-script writes the file from
-    /// `new_dhcp6_name_servers` for a DHCPv6 lease). Before, both went into
-    /// `prepend domain-name-servers`, an IPv4 option.
+    /// `new_dhcp6_name_servers` for a DHCPv6 lease), and reads as a sentence for IPv4
+    /// servers alone, IPv6 ones alone and both. Before, the IPv6 line stood after a `;`
+    /// inside the IPv4 one's parentheses, and IPv6 servers alone were offered "the
+    /// supersede domain-name-servers line", an IPv4 option.
     #[test]
-    fn dhclient_s_note_gives_an_ipv6_upstream_to_dhcp6_name_servers() {
+    fn dhclient_s_note_reads_for_each_address_family() {
         let mut raw =
             crate::testing::rules_fixture("DNS-CLUSTER-SELF-FORWARD/host-resolver-cluster-only");
         raw.pids.insert("dhclient".to_owned(), 612);
-        let vars = "{resolvconf_mode: host_resolvconf, disable_host_nameservers: true, upstream_dns_servers: [192.0.2.53, '2001:db8::53']}";
         let cluster = crate::cluster::Cluster::Unavailable {
             reason: "none".into(),
         };
-        let host = plan_raw(&raw, vars, &cluster, "").hosts.remove(0);
-        let note = host
-            .notes
-            .iter()
-            .find(|n| n.message.starts_with("dhclient is this node's DHCP client"))
-            .expect("dhclient's note");
-        assert!(
-            note.message
-                .contains("`prepend domain-name-servers 192.0.2.53;`")
-                && note.message.contains(
-                    "for a DHCPv6 dhclient (-6) `prepend dhcp6.name-servers 2001:db8::53;`"
-                ),
-            "{}",
-            note.message
-        );
+        const HEAD: &str = "dhclient is this node's DHCP client: it writes /etc/resolv.conf anew at every lease renewal and boot, from the lease's servers or dhclient.conf's, which takes this change away: ";
+        for (servers, want) in [
+            (
+                "[192.0.2.53, 198.51.100.53]",
+                "put the IPv4 servers (192.0.2.53, 198.51.100.53) in /etc/dhcp/dhclient.conf too (`prepend domain-name-servers 192.0.2.53, 198.51.100.53;`, or a supersede domain-name-servers line).",
+            ),
+            (
+                "['2001:db8::53']",
+                "a DHCPv4 dhclient writes the file from its lease's IPv4 servers alone, so the IPv6 servers (2001:db8::53) stay only where a DHCPv6 dhclient (-6) writes it, with `prepend dhcp6.name-servers 2001:db8::53;` in its dhclient.conf; else give IPv4 servers, or keep dhclient-script from writing the file (an enter hook that redefines make_resolv_conf, dhclient-script(8)).",
+            ),
+            (
+                "[192.0.2.53, '2001:db8::53']",
+                "put the IPv4 servers (192.0.2.53) in /etc/dhcp/dhclient.conf too (`prepend domain-name-servers 192.0.2.53;`, or a supersede domain-name-servers line), and the IPv6 ones (2001:db8::53) in `prepend dhcp6.name-servers 2001:db8::53;`, which only a DHCPv6 dhclient (-6) takes.",
+            ),
+        ] {
+            let vars = format!(
+                "{{resolvconf_mode: host_resolvconf, disable_host_nameservers: true, upstream_dns_servers: {servers}}}"
+            );
+            let host = plan_raw(&raw, &vars, &cluster, "").hosts.remove(0);
+            let note = host
+                .notes
+                .iter()
+                .find(|n| n.message.starts_with("dhclient is this node's DHCP client"))
+                .expect("dhclient's note");
+            let rest = note.message.strip_prefix(HEAD).unwrap_or(&note.message);
+            let body = rest.split(" Kubespray renders").next().unwrap_or_default();
+            assert_eq!(body, want, "{servers}: {}", note.message);
+        }
     }
 
     /// A node whose /etc/resolv.conf lists two cluster addresses (nodelocaldns and CoreDNS's
