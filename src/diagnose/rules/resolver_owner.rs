@@ -244,7 +244,11 @@ const BASE: &str = "/etc/resolvconf/resolv.conf.d/base";
 /// --enable-updates` and `ExecStop=/sbin/resolvconf --disable-updates`, which removes the
 /// postponed flag: a restart writes nothing (so in 1.87 and 1.91+nmu1, as read; 1.76.1's
 /// unit touched the flag in an `ExecStartPre`; debian/resolvconf.tmpfiles now creates both
-/// flags at boot).
+/// flags at boot). Its `uniquify_nameserver_list` also stops after a loopback server
+/// (`127.*` or `::1`) where `TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS` is on, its
+/// default (`y` where unset; /etc/default/resolvconf, which update.d/libc sources, may set
+/// it to `no`; resolvconf(8)): base's servers, read after the interfaces' records, never
+/// appear after an interface's 127.0.0.53 or 127.0.0.1.
 fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     let target = etc.symlink_target.as_deref().unwrap_or_default();
     let path = etc.canonical.as_deref().unwrap_or(target);
@@ -255,7 +259,8 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
         .any(|p| p.contains("/run/resolvconf/"))
     {
         format!(
-            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u, which writes the file again where its updates are enabled, as its unit's start enables them (resolvconf --updates-are-enabled; where they are not, it only marks the update postponed, made at resolvconf --enable-updates); not systemctl restart resolvconf, whose stop drops a pending update, so that its start writes nothing (resolvconf 1.87 and later); it keeps three servers at most, the interfaces' before base's: {}printf 'nameserver %s\\n' {} >> {BASE}; resolvconf -u)",
+            " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u, which writes the file again where its updates are enabled, as its unit's start enables them (resolvconf --updates-are-enabled; where they are not, it only marks the update postponed, made at resolvconf --enable-updates); not systemctl restart resolvconf, whose stop drops a pending update, so that its start writes nothing (resolvconf 1.87 and later); it keeps three servers at most, the interfaces' before base's, and none after a loopback one (127.*, ::1) unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default){}: {}printf 'nameserver %s\\n' {} >> {BASE}; resolvconf -u)",
+            loopback_first(etc),
             newline_at_end(BASE),
             joined(servers, " ")
         )
@@ -267,6 +272,20 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
         crate::text::escape(target),
         joined(servers, " ")
     )
+}
+
+/// Where Debian resolvconf's file (`etc`, read through the link) lists a loopback server
+/// first, as its update.d/libc matches one (`127.*|::1`): that base's servers would not
+/// appear after it.
+fn loopback_first(etc: &ResolvFile) -> String {
+    let first = etc.parsed.as_ref().and_then(|p| p.nameservers.first());
+    match first {
+        Some(n) if n.address.starts_with("127.") || n.address == "::1" => format!(
+            "; its file lists {} first, so base's servers would not appear there until that is set",
+            crate::text::escape(&n.address)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Where a dhclient of its own runs (its dhclient-script writes /etc/resolv.conf anew at
@@ -510,4 +529,54 @@ fn cluster_then(cluster: &[String], real: &[String]) -> Vec<String> {
         .take(3)
         .cloned()
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::resolv_conf::ResolvConf;
+
+    /// /etc/resolv.conf linked to Debian resolvconf's file with `text`.
+    fn resolvconf_link(text: &str) -> ResolvFile {
+        ResolvFile {
+            path: "/etc/resolv.conf".into(),
+            state: FileState::Present,
+            symlink_target: Some("../run/resolvconf/resolv.conf".into()),
+            canonical: Some("/run/resolvconf/resolv.conf".into()),
+            sha256: None,
+            parsed: Some(ResolvConf::parse(text)),
+        }
+    }
+
+    /// Debian resolvconf's update.d/libc lists no server after a loopback one while
+    /// TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS is on, its default (pexip/os-resolvconf
+    /// @593d7f18 `uniquify_nameserver_list`): where its file lists systemd-resolved's
+    /// 127.0.0.53 first, base's servers would never appear, and the fix says so; it names
+    /// the variable and /etc/default/resolvconf always.
+    #[test]
+    fn resolvconf_s_fix_says_a_loopback_server_ends_its_list() {
+        let servers = ["192.0.2.53".to_owned()];
+        let fix = other_fix(
+            &resolvconf_link("nameserver 127.0.0.53\n"),
+            &servers,
+            " (192.0.2.53)",
+        );
+        assert!(
+            fix.contains("unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default); its file lists 127.0.0.53 first, so base's servers would not appear there until that is set: "),
+            "{fix}"
+        );
+        for text in [
+            "nameserver 192.0.2.1\nnameserver 127.0.0.1\n",
+            "search example.internal\n",
+        ] {
+            let fix = other_fix(&resolvconf_link(text), &servers, " (192.0.2.53)");
+            assert!(
+                fix.contains(
+                    "TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default): "
+                ),
+                "{fix}"
+            );
+            assert!(!fix.contains("first, so base's"), "{fix}");
+        }
+    }
 }
