@@ -260,7 +260,7 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     {
         format!(
             " (Debian's resolvconf: `nameserver` lines in /etc/resolvconf/resolv.conf.d/base, then resolvconf -u, which writes the file again where its updates are enabled, as its unit's start enables them (resolvconf --updates-are-enabled; where they are not, it only marks the update postponed, made at resolvconf --enable-updates); not systemctl restart resolvconf, whose stop drops a pending update, so that its start writes nothing (resolvconf 1.87 and later); it keeps three servers at most, the interfaces' before base's, and none after a loopback one (127.*, ::1) unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default){}: {}printf 'nameserver %s\\n' {} >> {BASE}; resolvconf -u)",
-            loopback_first(etc),
+            loopback_listed(etc),
             newline_at_end(BASE),
             joined(servers, " ")
         )
@@ -274,17 +274,22 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
     )
 }
 
-/// Where Debian resolvconf's file (`etc`, read through the link) lists a loopback server
-/// first, as its update.d/libc matches one (`127.*|::1`): that base's servers would not
-/// appear after it.
-fn loopback_first(etc: &ResolvFile) -> String {
-    let first = etc.parsed.as_ref().and_then(|p| p.nameservers.first());
-    match first {
-        Some(n) if n.address.starts_with("127.") || n.address == "::1" => format!(
-            "; its file lists {} first, so base's servers would not appear there until that is set",
+/// Where Debian resolvconf's file (`etc`, read through the link) lists a loopback server,
+/// as its update.d/libc matches one (`127.*|::1`): it cuts the list after the first such
+/// server, wherever it stands (`uniquify_nameserver_list`), so base's servers, read after
+/// the interfaces', would not appear; with the line that turns that off.
+fn loopback_listed(etc: &ResolvFile) -> String {
+    let loopback = etc.parsed.as_ref().and_then(|p| {
+        p.nameservers
+            .iter()
+            .find(|n| n.address.starts_with("127.") || n.address == "::1")
+    });
+    match loopback {
+        Some(n) => format!(
+            "; its file lists {}, after which it lists no server, so base's servers would not appear there until that is set (echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> /etc/default/resolvconf)",
             crate::text::escape(&n.address)
         ),
-        _ => String::new(),
+        None => String::new(),
     }
 }
 
@@ -358,7 +363,7 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         if !v6_runs.is_empty() {
             let which: Vec<String> = v6_runs.iter().map(|r| r.pid.to_string()).collect();
             put.push(format!(
-                "{}put the IPv6 servers in {} ({v6_line}), which the DHCPv6 dhclient here (pid {}, run with -6) takes",
+                "{}put the IPv6 servers in {} ({v6_line}), which the DHCPv6 dhclient here (pid {}: -6, or a DHCPv6 mode) takes",
                 if put.is_empty() { "" } else { "and " },
                 conf_files(&v6_runs),
                 which.join(", ")
@@ -384,11 +389,25 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         ));
     }
     said.extend(none);
+    if !v4_runs.is_empty() && !v6_runs.is_empty() {
+        // Debian's dhclient-script `make_resolv_conf` writes a new file from one family's
+        // lease and moves it over /etc/resolv.conf (pexip/os-isc-dhcp @29a44578
+        // debian/dhclient-script.linux): the other family's servers go at each write.
+        said.push(format!(
+            "a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it ({NO_WRITE}) and make /etc/resolv.conf a file of your own"
+        ));
+    }
     Some(format!(
         "dhclient runs here and writes the file anew at every lease: {}",
         said.join("; ")
     ))
 }
+
+/// The enter hook that keeps Debian's and Ubuntu's dhclient-script from writing
+/// /etc/resolv.conf: a `make_resolv_conf` that does nothing, in a file its `run_hookdir`
+/// sources (run-parts' names: no dot), dhclient-script(8) HOOKS.
+const NO_WRITE: &str =
+    "printf 'make_resolv_conf() { :; }\\n' > /etc/dhcp/dhclient-enter-hooks.d/zz-dnsfix";
 
 /// An address family as dhclient takes its servers: its name, the dhclient.conf option
 /// that gives them, and the flag of a dhclient of that family.
@@ -433,7 +452,7 @@ fn no_line(family: Family, servers: &[String], runs: &[&DhclientRun]) -> String 
         other_option,
     } = family;
     format!(
-        "no dhclient.conf line gives the file the {name} servers ({}): no dhclient here (pid {}) is {client}, and a {other_client} one writes the file from its lease's {other} servers (`{other_option}`) alone, so `prepend {option}` changes nothing; give {other} servers instead, or make /etc/resolv.conf a file nothing rewrites: an enter hook that redefines make_resolv_conf to do nothing (dhclient-script(8), HOOKS: `make_resolv_conf() {{ :; }}` in a file under /etc/dhcp/dhclient-enter-hooks.d/ on Debian and Ubuntu, in /etc/dhclient-enter-hooks with ISC's own script), then the servers above stay",
+        "no dhclient.conf line gives the file the {name} servers ({}): no dhclient here (pid {}) is {client}, and a {other_client} one writes the file from its lease's {other} servers (`{other_option}`) alone, so `prepend {option}` changes nothing; give {other} servers instead, or make /etc/resolv.conf a file nothing rewrites: an enter hook that redefines make_resolv_conf to do nothing (dhclient-script(8), HOOKS: {NO_WRITE} on Debian and Ubuntu; /etc/dhclient-enter-hooks with ISC's own script), then the servers above stay",
         joined(servers, ", "),
         pids.join(", ")
     )
@@ -550,25 +569,24 @@ mod tests {
 
     /// Debian resolvconf's update.d/libc lists no server after a loopback one while
     /// TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS is on, its default (pexip/os-resolvconf
-    /// @593d7f18 `uniquify_nameserver_list`): where its file lists systemd-resolved's
-    /// 127.0.0.53 first, base's servers would never appear, and the fix says so; it names
+    /// @593d7f18 `uniquify_nameserver_list`), wherever that one stands: where its file lists
+    /// systemd-resolved's 127.0.0.53, or a 127.0.0.1 after another server, base's servers
+    /// would never appear, and the fix says so with the line that turns it off; it names
     /// the variable and /etc/default/resolvconf always.
     #[test]
     fn resolvconf_s_fix_says_a_loopback_server_ends_its_list() {
         let servers = ["192.0.2.53".to_owned()];
-        let fix = other_fix(
-            &resolvconf_link("nameserver 127.0.0.53\n"),
-            &servers,
-            " (192.0.2.53)",
-        );
-        assert!(
-            fix.contains("unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default); its file lists 127.0.0.53 first, so base's servers would not appear there until that is set: "),
-            "{fix}"
-        );
-        for text in [
-            "nameserver 192.0.2.1\nnameserver 127.0.0.1\n",
-            "search example.internal\n",
+        for (text, loopback) in [
+            ("nameserver 127.0.0.53\n", "127.0.0.53"),
+            ("nameserver 192.0.2.1\nnameserver 127.0.0.1\n", "127.0.0.1"),
         ] {
+            let fix = other_fix(&resolvconf_link(text), &servers, " (192.0.2.53)");
+            assert!(
+                fix.contains(&format!("unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default); its file lists {loopback}, after which it lists no server, so base's servers would not appear there until that is set (echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> /etc/default/resolvconf): ")),
+                "{fix}"
+            );
+        }
+        for text in ["nameserver 192.0.2.1\n", "search example.internal\n"] {
             let fix = other_fix(&resolvconf_link(text), &servers, " (192.0.2.53)");
             assert!(
                 fix.contains(
@@ -576,7 +594,7 @@ mod tests {
                 ),
                 "{fix}"
             );
-            assert!(!fix.contains("first, so base's"), "{fix}");
+            assert!(!fix.contains("after which it lists no server"), "{fix}");
         }
     }
 }
