@@ -56,7 +56,8 @@ pub struct ResolvedConf {
     /// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
     /// systemd-resolved reads them.
     pub settings: Vec<Setting>,
-    /// The section header without its closing `]` where its parser stopped, as
+    /// The section header where its parser stopped (no closing `]`, or a name that is not
+    /// safe: `is_safe`), as
     /// `path:line` and the line: nothing after it is read.
     pub stopped_at: Option<(String, String)>,
 }

@@ -820,7 +820,8 @@ fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
 
 /// Where systemd-resolved's parser stops before it reaches host-upstream-dns's
 /// `zz-dnsfix-upstream.conf`, as `PATH:LINE: LINE` (escaped), else empty: a section header
-/// without its closing `]` in resolved.conf or a drop-in read before that one, after which
+/// without its closing `]`, or with a quote, control character or backslash in its name,
+/// in resolved.conf or a drop-in read before that one, after which
 /// it reads nothing ([`crate::facts::resolved_conf::ResolvedConf::stopped_at`]). A broken
 /// `zz-dnsfix-upstream.conf` is not: the playbook writes it whole.
 fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
