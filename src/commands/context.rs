@@ -94,18 +94,10 @@ impl<'c> Context<'c> {
             report::sink_for(selected.len(), config.progress),
         ));
         let sink: Arc<dyn EventSink> = Arc::clone(&pending) as Arc<dyn EventSink>;
-        // A signal that ends a run that only reads says which hosts it stopped on. Not
-        // apply's nor rollback's: they arm their own stop once they begin, and a signal
-        // before that (at the y/N question) ends them as ever.
-        if matches!(
-            config.action,
-            crate::config::Action::Facts
-                | crate::config::Action::Check { .. }
-                | crate::config::Action::Plan(_)
-                | crate::config::Action::Verify(_)
-        ) {
-            super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
-        }
+        // A signal that ends the run says which hosts it stopped on (apply's planning too:
+        // where a node hangs). Apply and rollback say nothing of it once they ask y/N
+        // ([`super::confirm`]), and arm their own stop when they begin.
+        super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
         for warning in inventory.warnings() {
             sink.event(report::Event::Warning {
                 message: warning.to_string(),

@@ -42,6 +42,12 @@ pub fn on_exit(say: Say) {
     *SAY.lock().unwrap_or_else(PoisonError::into_inner) = Some(say);
 }
 
+/// From now on, a signal that ends dnsfix with no gentle stop armed says nothing first:
+/// what [`on_exit`] was given no longer holds (every host has answered and a plan is shown).
+pub fn say_nothing() {
+    *SAY.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
 /// From now on, the first Ctrl-C calls `first` instead of ending dnsfix; dnsfix says
 /// `at_once` when it ends on a signal after all.
 pub fn gentle(first: Box<dyn FnOnce() + Send>, at_once: &'static str) {

@@ -112,6 +112,8 @@ fn stop_on_interrupt(
 /// Asks "y/N" on the terminal. Without a terminal nothing is asked and the answer is no,
 /// with `without` saying what to do instead.
 fn confirm(question: &str, without: &str) -> Result<bool, Error> {
+    // A Ctrl-C at the question ends dnsfix as ever, naming no host: all have answered.
+    interrupt::say_nothing();
     if !std::io::stdin().is_terminal() {
         return Err(Error::Usage(without.into()));
     }
