@@ -642,6 +642,15 @@ mod tests {
             ),
             format!("{V252_HEAD}nameserver 192.0.2.53\nnameserver 8.8.8.8\nsearch .\n")
         );
+        // Where its parser stops (here at a drop-in read after dnsfix's), it sets up no
+        // compiled-in fallback servers: those the file lists are not its fallback ones.
+        let mut stopped = node(shipped);
+        stopped.file(
+            "/etc/systemd/resolved.conf.d/zzz-site.conf",
+            FileState::Present,
+            Some(b"[Resolve # site\n"),
+        );
+        assert_eq!(restarted_with(stopped, "192.0.2.53"), kept);
         // A FallbackDNS= line, an empty one too, replaces the compiled-in list.
         assert_eq!(
             restarted_with(node(&format!("{shipped}FallbackDNS=\n")), "192.0.2.53"),

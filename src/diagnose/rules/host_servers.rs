@@ -52,7 +52,8 @@ impl Via {
     ];
 
     /// Its place in [`Via::ALL`]: a variant added to the enum does not compile here until
-    /// it is given one, and the test of `ALL` then fails until it is listed there.
+    /// it is given one, which says to list it there too (the test of `ALL` checks that each
+    /// owner listed is at its place, not that every owner is listed).
     #[cfg(test)]
     pub(crate) const fn index(self) -> usize {
         match self {
