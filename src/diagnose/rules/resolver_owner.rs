@@ -276,20 +276,28 @@ fn other_fix(etc: &ResolvFile, servers: &[String], list: &str) -> String {
 
 /// Where Debian resolvconf's file (`etc`, read through the link) lists a loopback server,
 /// as its update.d/libc matches one (`127.*|::1`): it cuts the list after the first such
-/// server, wherever it stands (`uniquify_nameserver_list`), so base's servers, read after
-/// the interfaces', would not appear; with the line that turns that off.
+/// server, wherever it stands (`uniquify_nameserver_list`), so where the file's last server
+/// is one and it lists fewer than three (which it keeps at most), base's servers, read
+/// after the interfaces', were cut; with the line that turns that off. Not where servers
+/// follow a loopback one (the cut is off) nor where three are listed (the limit keeps
+/// base's out whatever is set).
 fn loopback_listed(etc: &ResolvFile) -> String {
-    let loopback = etc.parsed.as_ref().and_then(|p| {
-        p.nameservers
-            .iter()
-            .find(|n| n.address.starts_with("127.") || n.address == "::1")
-    });
-    match loopback {
-        Some(n) => format!(
-            "; its file lists {}, after which it lists no server, so base's servers would not appear there until that is set (echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> /etc/default/resolvconf)",
-            crate::text::escape(&n.address)
+    const DEFAULTS: &str = "/etc/default/resolvconf";
+    let servers = etc
+        .parsed
+        .as_ref()
+        .map(|p| &p.nameservers[..])
+        .unwrap_or(&[]);
+    let last = servers
+        .last()
+        .filter(|n| n.address.starts_with("127.") || n.address == "::1");
+    match last {
+        Some(n) if servers.len() < 3 => format!(
+            "; its file lists {} last, after which it lists no server, so base's servers would not appear there until that is set ({}echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> {DEFAULTS})",
+            crate::text::escape(&n.address),
+            newline_at_end(DEFAULTS)
         ),
-        None => String::new(),
+        _ => String::new(),
     }
 }
 
@@ -389,12 +397,13 @@ fn dhclient_note(ctx: &Ctx, servers: &[String]) -> Option<String> {
         ));
     }
     said.extend(none);
-    if !v4_runs.is_empty() && !v6_runs.is_empty() {
-        // Debian's dhclient-script `make_resolv_conf` writes a new file from one family's
-        // lease and moves it over /etc/resolv.conf (pexip/os-isc-dhcp @29a44578
-        // debian/dhclient-script.linux): the other family's servers go at each write.
+    // A DHCPv4 one known as such: its command line read.
+    if v4_runs.iter().any(|r| r.command.is_ok()) && !v6_runs.is_empty() {
+        // Debian's dhclient-script `make_resolv_conf` writes the whole file from one
+        // family's lease (pexip/os-isc-dhcp @29a44578 debian/dhclient-script.linux): the
+        // other family's servers go at each write.
         said.push(format!(
-            "a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it ({NO_WRITE}) and make /etc/resolv.conf a file of your own"
+            "a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it ({NO_WRITE} on Debian and Ubuntu) and make /etc/resolv.conf a file of your own"
         ));
     }
     Some(format!(
@@ -570,9 +579,9 @@ mod tests {
     /// Debian resolvconf's update.d/libc lists no server after a loopback one while
     /// TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS is on, its default (pexip/os-resolvconf
     /// @593d7f18 `uniquify_nameserver_list`), wherever that one stands: where its file lists
-    /// systemd-resolved's 127.0.0.53, or a 127.0.0.1 after another server, base's servers
-    /// would never appear, and the fix says so with the line that turns it off; it names
-    /// the variable and /etc/default/resolvconf always.
+    /// systemd-resolved's 127.0.0.53, or a 127.0.0.1 after another server, last and fewer
+    /// than three, base's servers were cut, and the fix says so with the line that turns it
+    /// off; it names the variable and /etc/default/resolvconf always.
     #[test]
     fn resolvconf_s_fix_says_a_loopback_server_ends_its_list() {
         let servers = ["192.0.2.53".to_owned()];
@@ -582,11 +591,18 @@ mod tests {
         ] {
             let fix = other_fix(&resolvconf_link(text), &servers, " (192.0.2.53)");
             assert!(
-                fix.contains(&format!("unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default); its file lists {loopback}, after which it lists no server, so base's servers would not appear there until that is set (echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> /etc/default/resolvconf): ")),
+                fix.contains(&format!("unless /etc/default/resolvconf sets TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no (it is on by default); its file lists {loopback} last, after which it lists no server, so base's servers would not appear there until that is set ([ -z \"$(tail -c1 /etc/default/resolvconf)\" ] || echo >> /etc/default/resolvconf; echo TRUNCATE_NAMESERVER_LIST_AFTER_LOOPBACK_ADDRESS=no >> /etc/default/resolvconf): ")),
                 "{fix}"
             );
         }
-        for text in ["nameserver 192.0.2.1\n", "search example.internal\n"] {
+        // Servers after the loopback one (the cut is off), three listed (the limit keeps
+        // base's out whatever is set), none: no such note.
+        for text in [
+            "nameserver 192.0.2.1\n",
+            "search example.internal\n",
+            "nameserver 127.0.0.1\nnameserver 192.0.2.1\n",
+            "nameserver 192.0.2.1\nnameserver 192.0.2.2\nnameserver 127.0.0.1\n",
+        ] {
             let fix = other_fix(&resolvconf_link(text), &servers, " (192.0.2.53)");
             assert!(
                 fix.contains(

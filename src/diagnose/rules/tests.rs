@@ -669,8 +669,11 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
         (NO_SERVER, &["dhclient-v4", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`): dhclient reads that file only at its start, and restarting the unit that runs it (systemctl status 612 names it: networking, ifup@IFACE or network) takes the interface down and releases its lease, so do that from a console or in a maintenance window, or let the next boot do it; no dhclient.conf line gives the file the IPv6 servers (2001:db8::53): no dhclient here (pid 612) is a DHCPv6 client (-6)".into()),
         // A DHCPv6 dhclient runs beside the DHCPv4 one: each family's line, the -6 one named.
         (NO_SERVER, &["dhclient-v4", "dhclient-v6", "v4v6"], "put the IPv4 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend domain-name-servers 192.0.2.53;`) and put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which the DHCPv6 dhclient here (pid 614: -6, or a DHCPv6 mode) takes: dhclient reads that file only at its start, and restarting the unit that runs it (systemctl status 612 614 names it".into()),
+        // A DHCPv6 dhclient beside one whose command line is not known: not said to be a
+        // DHCPv4 one.
+        (NO_SERVER, &["dhclient", "dhclient-v6", "v6"], "which the DHCPv6 dhclient here (pid 614: -6, or a DHCPv6 mode) takes".into()),
         // Both families' dhclients: each writes the whole file from its own lease.
-        (NO_SERVER, &["dhclient-v4", "dhclient-v6", "v4v6"], "; a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it (printf 'make_resolv_conf() { :; }\\n' > /etc/dhcp/dhclient-enter-hooks.d/zz-dnsfix) and make /etc/resolv.conf a file of your own".into()),
+        (NO_SERVER, &["dhclient-v4", "dhclient-v6", "v4v6"], "; a DHCPv4 and a DHCPv6 dhclient both run here, and each writes the whole file from its own lease, so it holds the last lease's family alone; to keep servers of both, keep dhclient from writing it (printf 'make_resolv_conf() { :; }\\n' > /etc/dhcp/dhclient-enter-hooks.d/zz-dnsfix on Debian and Ubuntu) and make /etc/resolv.conf a file of your own".into()),
         (NO_SERVER, &["dhclient-v6", "v6"], "put the IPv6 servers in its dhclient.conf (/etc/dhcp/dhclient.conf on Debian and Ubuntu, else /etc/dhclient.conf) (`prepend dhcp6.name-servers 2001:db8::53;`), which the DHCPv6 dhclient here (pid 614: -6, or a DHCPv6 mode) takes: dhclient reads".into()),
         (NO_SERVER, &["dhclient-nm"], "printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 >> /etc/resolv.conf (nothing rewrites it here)".into()),
         ("missing", &[], "write /etc/resolv.conf with the real servers: printf 'nameserver %s\\n' 192.0.2.53 198.51.100.53 > /etc/resolv.conf (nothing rewrites it here)".into()),
@@ -694,6 +697,13 @@ fn a_resolver_down_is_fixed_through_the_program_that_writes_it() {
         // Never the whole-tree removal, never a connection taken down as the first step,
         // and dhclient.conf only where a dhclient-script of its own runs.
         assert!(!f.remediation.contains("rm -r "), "{f:?}");
+        // The note of both families only where a DHCPv4 and a DHCPv6 dhclient both run.
+        assert_eq!(
+            f.remediation.contains("both run here"),
+            programs.contains(&"dhclient-v4") && programs.contains(&"dhclient-v6"),
+            "{etc} {programs:?}: {}",
+            f.remediation
+        );
         assert!(!f.remediation.contains("then nmcli connection up"), "{f:?}");
         assert_eq!(
             f.remediation.contains("dhclient runs here"),
