@@ -94,10 +94,19 @@ impl<'c> Context<'c> {
             report::sink_for(selected.len(), config.progress),
         ));
         let sink: Arc<dyn EventSink> = Arc::clone(&pending) as Arc<dyn EventSink>;
-        // A signal that ends the run says which hosts it stopped on (apply's planning too:
-        // where a node hangs). Apply and rollback say nothing of it once they ask y/N
-        // ([`super::confirm`]), and arm their own stop when they begin.
-        super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
+        // A signal that ends a run reading hosts says which hosts it stopped on: facts,
+        // check, plan, verify, and apply's own planning (where a node hangs), which says
+        // nothing of it once it asks y/N ([`super::confirm`]). Not rollback, nor apply of
+        // a saved plan: they read no host before they arm their own stop.
+        use crate::config::Action;
+        let reads_hosts = match &config.action {
+            Action::Facts | Action::Check { .. } | Action::Plan(_) | Action::Verify(_) => true,
+            Action::Apply(apply) => apply.plan.is_none(),
+            _ => false,
+        };
+        if reads_hosts {
+            super::interrupt::on_exit(Box::new(move |code| pending.message(code)));
+        }
         for warning in inventory.warnings() {
             sink.event(report::Event::Warning {
                 message: warning.to_string(),
