@@ -101,6 +101,20 @@ impl ResolvedConf {
         }
         conf
     }
+
+    /// Its `key` settings, in the order they are read.
+    pub fn of<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a Setting> {
+        self.settings.iter().filter(move |s| s.key == key)
+    }
+
+    /// The empty `DNS=` lines of the drop-ins read after the one named `name` (of every
+    /// drop-in for `""`): each drops the servers set before it (resolved.conf(5)), those of
+    /// `name` too.
+    pub fn dns_resets_after(&self, name: &str) -> Vec<&Setting> {
+        self.of("DNS")
+            .filter(|s| s.value.is_empty() && s.in_dropin_after(name))
+            .collect()
+    }
 }
 
 /// A section name systemd's `parse_line` takes (`string_is_safe`): no control character,
@@ -144,17 +158,6 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     lines
 }
 
-/// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
-/// systemd-resolved reads them ([`ResolvedConf::read`]).
-pub fn settings(raw: &RawFacts) -> Vec<Setting> {
-    ResolvedConf::read(raw).settings
-}
-
-/// The `key` settings among [`settings`].
-pub fn settings_of(raw: &RawFacts, key: &str) -> Vec<Setting> {
-    settings(raw).into_iter().filter(|s| s.key == key).collect()
-}
-
 /// The servers of systemd-resolved's compiled-in fallback list (meson's `dns-servers`, which
 /// distributions set apart), as the resolved.conf it ships shows them: the commented
 /// `#FallbackDNS=` line of its `[Resolve]` section (src/resolve/resolved.conf.in
@@ -175,15 +178,6 @@ pub fn shipped_fallback(raw: &RawFacts) -> Option<String> {
         }
     }
     found
-}
-
-/// The empty `DNS=` lines of the drop-ins read after the one named `name` (of every drop-in
-/// for `""`): each drops the servers set before it (resolved.conf(5)), those of `name` too.
-pub fn dns_resets_after(raw: &RawFacts, name: &str) -> Vec<Setting> {
-    settings_of(raw, "DNS")
-        .into_iter()
-        .filter(|s| s.value.is_empty() && s.in_dropin_after(name))
-        .collect()
 }
 
 #[cfg(test)]
@@ -207,7 +201,8 @@ mod tests {
                 "DNS=192.0.2.8\n[Resolve]\nFallbackDNS=192.0.2.3\n",
             ),
         ]);
-        let got: Vec<(String, String, String)> = settings(&raw)
+        let got: Vec<(String, String, String)> = ResolvedConf::read(&raw)
+            .settings
             .into_iter()
             .map(|s| (s.location(), s.key, s.value))
             .collect();
@@ -242,7 +237,8 @@ mod tests {
                 "[Resolve]\nDNS=192.0.2.3\\",
             ),
         ]);
-        let got: Vec<(String, String)> = settings(&raw)
+        let got: Vec<(String, String)> = ResolvedConf::read(&raw)
+            .settings
             .into_iter()
             .map(|s| (s.location(), s.value))
             .collect();
@@ -308,7 +304,7 @@ mod tests {
                 "[Resolve # site".to_owned()
             ))
         );
-        assert!(dns_resets_after(&raw, "").is_empty());
+        assert!(conf.dns_resets_after("").is_empty());
     }
 
     #[test]
@@ -322,8 +318,9 @@ mod tests {
             ),
         ]);
         let at = |name| -> Vec<String> {
-            dns_resets_after(&raw, name)
-                .iter()
+            ResolvedConf::read(&raw)
+                .dns_resets_after(name)
+                .into_iter()
                 .map(Setting::location)
                 .collect()
         };

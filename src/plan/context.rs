@@ -809,11 +809,12 @@ fn resolv_json(file: &ResolvFile, cluster: &BTreeSet<IpAddr>) -> Value {
 
 /// The `DNS=` lines with no value, as `PATH:LINE`, of the systemd-resolved drop-ins read
 /// after host-upstream-dns's `zz-dnsfix-upstream.conf`
-/// ([`crate::facts::resolved_conf::dns_resets_after`]): an empty `DNS=` drops the servers set
+/// ([`crate::facts::resolved_conf::ResolvedConf::dns_resets_after`]): an empty `DNS=` drops the servers set
 /// before it (resolved.conf(5)), dnsfix's among them.
 fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
-    crate::facts::resolved_conf::dns_resets_after(&facts.raw, "zz-dnsfix-upstream.conf")
-        .iter()
+    crate::facts::resolved_conf::ResolvedConf::read(&facts.raw)
+        .dns_resets_after("zz-dnsfix-upstream.conf")
+        .into_iter()
         .map(crate::facts::resolved_conf::Setting::location)
         .collect()
 }

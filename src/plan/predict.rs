@@ -11,6 +11,7 @@
 
 use crate::facts::NodeFacts;
 use crate::facts::raw::{FileState, RawFacts, RawFile};
+use crate::facts::resolved_conf::ResolvedConf;
 use crate::util::sha256_hex;
 
 use super::model::{Change, HandlerAction, HandlerRun};
@@ -152,9 +153,10 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
         .and_then(RawFile::text)
         .map(|t| t.into_owned())
         .unwrap_or_default();
-    let old_global = resolved_config_servers(&facts.raw, "DNS");
+    let old = ResolvedConf::read(&facts.raw);
+    let old_global = resolved_config_servers(&old, "DNS");
     // The planned drop-in's among them, unless a drop-in read after it empties `DNS=`.
-    let mut ordered = resolved_config_servers(raw, "DNS");
+    let mut ordered = resolved_config_servers(&ResolvedConf::read(raw), "DNS");
     let is_server = |l: &str| l.split_whitespace().next() == Some("nameserver");
     let listed: Vec<&str> = text
         .lines()
@@ -165,7 +167,7 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     // fallback ("If we found nothing, add the fallback servers", all of them at once): gone
     // once it has one. Not where the list is not the whole fallback list: a link's server
     // that is also a fallback one is a link's.
-    let fallback = fallback_servers(&facts.raw).unwrap_or_default();
+    let fallback = fallback_servers(&old, &facts.raw).unwrap_or_default();
     let only_fallback = old_global.is_empty()
         && !ordered.is_empty()
         && !listed.is_empty()
@@ -228,9 +230,9 @@ const MAXNS: usize = 3;
 /// `key=` dropping those before it, each once, as its uplink file writes them (the address
 /// alone: not a `#name`, nor a port 53; none on another port, which it leaves out, and not
 /// its own stub addresses or 0.0.0.0, which it skips: `manager_add_dns_server_by_string`).
-fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
+fn resolved_config_servers(conf: &ResolvedConf, key: &str) -> Vec<String> {
     let mut servers: Vec<String> = Vec::new();
-    for setting in crate::facts::resolved_conf::settings_of(raw, key) {
+    for setting in conf.of(key) {
         if setting.value.is_empty() {
             servers.clear();
         }
@@ -252,14 +254,11 @@ fn resolved_config_servers(raw: &RawFacts, key: &str) -> Vec<String> {
 ///
 /// [`shipped_fallback`]: crate::facts::resolved_conf::shipped_fallback
 /// [`ResolvedConf::stopped_at`]: crate::facts::resolved_conf::ResolvedConf::stopped_at
-fn fallback_servers(raw: &RawFacts) -> Option<Vec<String>> {
+fn fallback_servers(conf: &ResolvedConf, raw: &RawFacts) -> Option<Vec<String>> {
     // Where its parser stops, it sets up no compiled-in fallback servers: only those of the
     // settings read before.
-    let stopped = crate::facts::resolved_conf::ResolvedConf::read(raw)
-        .stopped_at
-        .is_some();
-    if stopped || !crate::facts::resolved_conf::settings_of(raw, "FallbackDNS").is_empty() {
-        return Some(resolved_config_servers(raw, "FallbackDNS"));
+    if conf.stopped_at.is_some() || conf.of("FallbackDNS").next().is_some() {
+        return Some(resolved_config_servers(conf, "FallbackDNS"));
     }
     let shipped = crate::facts::resolved_conf::shipped_fallback(raw)?;
     Some(

@@ -462,15 +462,16 @@ pub(super) fn kubespray_legacy_resolved(
     ctx: &Ctx,
     wanted: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    use crate::facts::resolved_conf;
-    if ctx.facts.flavour.kind != FlavourKind::Kubespray
-        || !resolved_conf::dns_resets_after(&ctx.facts.raw, "").is_empty()
-    {
+    use crate::facts::resolved_conf::{MAIN, ResolvedConf};
+    if ctx.facts.flavour.kind != FlavourKind::Kubespray {
         return None;
     }
-    resolved_conf::settings_of(&ctx.facts.raw, "DNS")
-        .into_iter()
-        .find(|s| s.path == resolved_conf::MAIN && s.value.split_whitespace().any(&wanted))
+    let conf = ResolvedConf::read(&ctx.facts.raw);
+    if !conf.dns_resets_after("").is_empty() {
+        return None;
+    }
+    conf.of("DNS")
+        .find(|s| s.path == MAIN && s.value.split_whitespace().any(&wanted))
         .map(|s| {
             format!(
                 "{}: {} (written by Kubespray before v2.24, which templated this file; its later runs write /etc/systemd/resolved.conf.d/kubespray.conf and leave this line, which no inventory setting removes: delete it by hand)",
@@ -851,18 +852,15 @@ pub(crate) fn kubespray_deploys_coredns(host: &Host) -> bool {
 /// nodelocaldns (dns_mode manual or none, deploy_coredns false, and no nodelocaldns):
 /// nothing of its own forwards to that file.
 pub(crate) fn kubespray_resolved_will_loop(host: &Host, facts: &NodeFacts) -> bool {
-    use crate::facts::resolved_conf;
     const NAME: &str = "kubespray.conf";
     let path = format!("/etc/systemd/resolved.conf.d/{NAME}");
-    let ours: Vec<_> = resolved_conf::settings(&facts.raw)
-        .into_iter()
-        .filter(|s| s.path == path)
-        .collect();
+    let conf = crate::facts::resolved_conf::ResolvedConf::read(&facts.raw);
+    let ours: Vec<_> = conf.settings.iter().filter(|s| s.path == path).collect();
     facts.flavour.kind == FlavourKind::Kubespray
         && facts.services.systemd_resolved == UnitState::Active
         && ours.iter().any(|s| s.key == "FallbackDNS")
         && !ours.iter().any(|s| s.key == "DNS" && !s.value.is_empty())
-        && resolved_conf::dns_resets_after(&facts.raw, NAME).is_empty()
+        && conf.dns_resets_after(NAME).is_empty()
         && host
             .var_or_default("resolvconf_mode", Some("host_resolvconf"))
             .is_none_or(|m| m == "host_resolvconf")

@@ -421,7 +421,8 @@ fn servers_unnamed(ctx: &Ctx) -> RuleOutcome {
 /// `FallbackDNS=` server on a port other than 53 (`192.0.2.53:5353`, `[2001:db8::53]:5353`,
 /// either with a `#name` after it: resolved.conf(5)), which its uplink file leaves out.
 fn resolved_names_other_port(ctx: &Ctx) -> bool {
-    crate::facts::resolved_conf::settings(&ctx.facts.raw)
+    crate::facts::resolved_conf::ResolvedConf::read(&ctx.facts.raw)
+        .settings
         .iter()
         .filter(|s| s.key == "DNS" || s.key == "FallbackDNS")
         .any(|s| s.value.split_whitespace().any(other_port))
