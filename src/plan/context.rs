@@ -1726,14 +1726,10 @@ mod tests {
         assert_eq!(context["kubelet_pod_options"], json!([]));
     }
 
-    /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on
-    /// different files: Default pods get the options of one file or of the other, so those
-    /// the plan keeps are the ones both files give, and they are the kubelet's. Before, the
-    /// options came from the file the upstream servers come from (here the 1.28 to 1.31
-    /// reading's, its `ndots:2` too, which a 1.32 kubelet never gave pods), said not to be
-    /// the kubelet's.
-    #[test]
-    fn a_kubelet_of_unknown_version_keeps_the_options_both_readings_give() {
+    /// The kubeadm node of a kubelet of unknown version whose `--config-dir` drop-in decides
+    /// its file by version, with /etc/kubernetes/resolv.conf (not written here) in its config
+    /// file, the 1.28 to 1.31 reading.
+    fn version_unknown_kubelet() -> crate::facts::raw::RawFacts {
         let mut raw = crate::testing::rules_fixture(
             "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
         );
@@ -1743,6 +1739,18 @@ mod tests {
             "resolvConf: /run/systemd/resolve/resolv.conf",
             "resolvConf: /etc/kubernetes/resolv.conf",
         );
+        raw
+    }
+
+    /// A kubelet of unknown version whose drop-in gives kubelet 1.28 to 1.31 and 1.32 on
+    /// different files: Default pods get the options of one file or of the other, so those
+    /// the plan keeps are the ones both files give, and they are the kubelet's. Before, the
+    /// options came from the file the upstream servers come from (here the 1.28 to 1.31
+    /// reading's, its `ndots:2` too, which a 1.32 kubelet never gave pods), said not to be
+    /// the kubelet's.
+    #[test]
+    fn a_kubelet_of_unknown_version_keeps_the_options_both_readings_give() {
+        let mut raw = version_unknown_kubelet();
         crate::testing::replace_in_file(
             &mut raw,
             "/etc/kubernetes/kubelet.conf.d/99-resolv-conf.conf",
@@ -1799,15 +1807,7 @@ mod tests {
     /// spellings.
     #[test]
     fn a_kubelet_of_unknown_version_keeps_the_servers_of_either_reading() {
-        let mut raw = crate::testing::rules_fixture(
-            "DNS-KUBELET-LOOPBACK/kubeadm-config-dir-dropin-version-unknown",
-        );
-        crate::testing::replace_in_file(
-            &mut raw,
-            "/var/lib/kubelet/config.yaml",
-            "resolvConf: /run/systemd/resolve/resolv.conf",
-            "resolvConf: /etc/kubernetes/resolv.conf",
-        );
+        let raw = version_unknown_kubelet();
         let raw = crate::testing::with_files(
             &raw,
             &[("/etc/kubernetes/resolv.conf", "nameserver 10.20.0.53\n")],
