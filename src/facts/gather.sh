@@ -176,6 +176,25 @@ f /run/systemd/resolve/resolv.conf
 f /run/systemd/resolve/stub-resolv.conf
 f /usr/lib/systemd/resolv.conf
 f /etc/systemd/resolved.conf
+# Its main file where systemd 256 and later look too, the first there read (conf-parser.c
+# config_parse_standard_file_with_dropins_full: CONF_PATHS("")): openSUSE and Fedora ship it
+# in /usr/lib alone (meson -Dconfigfiledir=/usr/lib).
+f /run/systemd/resolved.conf
+f /usr/local/lib/systemd/resolved.conf
+f /usr/lib/systemd/resolved.conf
+# systemd's version, which decides whether it reads those (before 256 it reads /etc's
+# alone), from the name of its private library (meson.build libshared_name
+# systemd-shared-TAG, the project version unless the distribution sets the tag):
+# rootlibexecdir up to 251, libdir/systemd from 252 (/usr/lib64/systemd, Debian's
+# /usr/lib/TRIPLET/systemd). Globs, no process.
+for x in /usr/lib/systemd/libsystemd-shared-*.so /usr/lib64/systemd/libsystemd-shared-*.so /usr/lib/*/systemd/libsystemd-shared-*.so /lib/systemd/libsystemd-shared-*.so; do
+  case "$x" in
+    *"$NL"*) continue ;;
+    # /lib/systemd only on a split /usr, where it is not /usr/lib/systemd.
+    /lib/*) [ /lib/systemd -ef /usr/lib/systemd ] && continue ;;
+  esac
+  [ -e "$x" ] && e "$x"
+done
 # systemd-resolved's drop-ins in every directory its config parser reads (CONF_PATHS: a
 # package's own in /usr/lib too); /lib only where it is not /usr/lib (split /usr).
 confs /etc/systemd/resolved.conf.d /run/systemd/resolved.conf.d /usr/local/lib/systemd/resolved.conf.d /usr/lib/systemd/resolved.conf.d

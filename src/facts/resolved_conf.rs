@@ -1,8 +1,22 @@
-//! systemd-resolved's configuration as its parser reads it: the `[Resolve]` settings of
-//! /etc/systemd/resolved.conf, then of its drop-ins in the order it reads them
+//! systemd-resolved's configuration as its parser reads it: the `[Resolve]` settings of its
+//! main file ([`MainFile`]), then of its drop-ins in the order it reads them
 //! ([`RESOLVED_DROPIN_DIRS`]: merged in name order, a name in an earlier directory hiding the
 //! same name in later ones, a link to /dev/null masking it), each with the file and line it
 //! is on. The one reader behind the rules, the plan's notes and its prediction.
+//!
+//! The main file: systemd before 256 reads /etc/systemd/resolved.conf alone
+//! (src/resolve/resolved-conf.c `manager_parse_config_file`: `config_parse_many_nulstr(
+//! PKGSYSCONFDIR "/resolved.conf", ...)` v239 to v253, `config_parse_config_file(
+//! "resolved.conf", ...)`, which joins `PKGSYSCONFDIR` too, in v254 and v255, SUSE's SLE 15 SP6
+//! branch openSUSE/systemd SLE15-SP6 @c89ea566 among them); from 256 (systemd 6378f257,
+//! "various: use new config loader instead of config_parse_config_file()") the first of
+//! [`MAIN_PATHS`] that opens (src/shared/conf-parser.c
+//! `config_parse_standard_file_with_dropins_full`: `CONF_PATHS_STRV("")`;
+//! `config_parse_many_files` reads the first found and no other). openSUSE and Fedora ship it
+//! in /usr/lib only (meson `-Dconfigfiledir=/usr/lib`: openSUSE's systemd.spec,
+//! bmwiedemann/openSUSE packages/s/systemd @069ac982, its files.resolved
+//! `%{_systemd_util_dir}/resolved.conf`), so there the file read depends on the version, which
+//! the name of systemd's private library tells ([`systemd_version`]).
 //!
 //! As systemd's conf-parser.c `config_parse` and `parse_line` read a file: a UTF-8 byte
 //! order mark at its start dropped; a `#` or `;` line a comment, skipped first; a line
@@ -17,10 +31,114 @@
 //!
 //! [`RESOLVED_DROPIN_DIRS`]: super::raw::RESOLVED_DROPIN_DIRS
 
-use super::raw::{RawFacts, RawFile};
+use super::raw::{FileState, RawFacts, RawFile};
 
-/// systemd-resolved's main configuration file.
-pub const MAIN: &str = "/etc/systemd/resolved.conf";
+/// Where systemd-resolved's main configuration file is looked for from systemd 256 on, in
+/// its order: the first there is the one read (`CONF_PATHS("systemd/resolved.conf")`,
+/// src/basic/constants.h @v256).
+pub const MAIN_PATHS: [&str; 4] = [
+    "/etc/systemd/resolved.conf",
+    "/run/systemd/resolved.conf",
+    "/usr/local/lib/systemd/resolved.conf",
+    "/usr/lib/systemd/resolved.conf",
+];
+
+/// The main file every systemd-resolved reads where it is there, the only one before 256.
+pub const ETC_MAIN: &str = MAIN_PATHS[0];
+
+/// Where a distribution that builds with `-Dconfigfiledir=/usr/lib` ships the main file
+/// (openSUSE, Fedora; meson.build `pkgconfigfiledir`, systemd 6495361c, v255, and SUSE's
+/// backport c45cecf2 to its v254).
+const VENDOR_MAIN: &str = MAIN_PATHS[3];
+
+/// The first systemd that reads a main file outside /etc.
+pub const MAIN_OUTSIDE_ETC_SINCE: u32 = 256;
+
+/// The directories systemd's private library `libsystemd-shared-TAG.so` is installed in
+/// (meson.build `libshared_name = 'systemd-shared-@0@'`, the tag the project version unless
+/// `-Dshared-lib-tag` says otherwise: openSUSE's `%{base_version}-%{release}`):
+/// `rootlibexecdir` up to 251 (/usr/lib/systemd, /lib/systemd on a split /usr), from 252
+/// `rootpkglibdir` and from 255 `pkglibdir`, `libdir/systemd` (/usr/lib64/systemd on
+/// Fedora, RHEL and SUSE; Debian's multiarch /usr/lib/TRIPLET/systemd: Debian 12's
+/// /usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so).
+pub const SHARED_LIB_DIRS: [&str; 3] = ["/usr/lib/systemd", "/usr/lib64/systemd", "/lib/systemd"];
+
+/// The main file systemd-resolved reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum MainFile {
+    /// This one.
+    Read(String),
+    /// None: none of [`MAIN_PATHS`] is there, or only one outside /etc, which systemd before
+    /// 256 does not look at.
+    #[default]
+    None,
+    /// Whether it reads this one, there outside /etc, is not known: systemd reads it from 256
+    /// on, and its version is not known (with why).
+    Unknown(String, String),
+}
+
+impl MainFile {
+    /// The main file of the node `raw` describes, as its systemd picks it.
+    pub fn of(raw: &RawFacts) -> MainFile {
+        // A file that does not open for want of being there (a link to nothing too) is
+        // passed over (`chase_and_fopen_unlocked`: -ENOENT); any other is the one.
+        let there = |path: &&&str| raw.get(path).is_some_and(|f| f.state != FileState::Missing);
+        let Some(first) = MAIN_PATHS.iter().find(there) else {
+            return MainFile::None;
+        };
+        if *first == ETC_MAIN {
+            return MainFile::Read(ETC_MAIN.to_owned());
+        }
+        match systemd_version(raw) {
+            Some(v) if v >= MAIN_OUTSIDE_ETC_SINCE => MainFile::Read((*first).to_owned()),
+            Some(_) => MainFile::None,
+            None => MainFile::Unknown(
+                (*first).to_owned(),
+                format!(
+                    "systemd reads {first} from {MAIN_OUTSIDE_ETC_SINCE} on, and its version is not known (no libsystemd-shared-*.so found)"
+                ),
+            ),
+        }
+    }
+
+    /// The file read, where it is known.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            MainFile::Read(path) => Some(path),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `path` is one of the places of systemd-resolved's main file (not a drop-in).
+pub fn is_main_path(path: &str) -> bool {
+    MAIN_PATHS.contains(&path)
+}
+
+/// systemd's major version, as the name of its private library gives it
+/// (`libsystemd-shared-252.so`, `libsystemd-shared-256.7.so`, openSUSE's
+/// `libsystemd-shared-259.3-1.1.so`) in one of [`SHARED_LIB_DIRS`] or /usr/lib/TRIPLET/systemd:
+/// the greatest where there are several; none where none is there.
+pub fn systemd_version(raw: &RawFacts) -> Option<u32> {
+    raw.files
+        .iter()
+        .filter(|(_, f)| f.state == FileState::Present)
+        .filter_map(|(path, _)| {
+            let (dir, name) = path.rsplit_once('/')?;
+            let known = SHARED_LIB_DIRS.contains(&dir)
+                || dir
+                    .strip_prefix("/usr/lib/")
+                    .and_then(|d| d.strip_suffix("/systemd"))
+                    .is_some_and(|triplet| !triplet.is_empty() && !triplet.contains('/'));
+            let tag = name
+                .strip_prefix("libsystemd-shared-")?
+                .strip_suffix(".so")
+                .filter(|_| known)?;
+            let digits: String = tag.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .max()
+}
 
 /// One `key=value` line of a `[Resolve]` section.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,60 +164,90 @@ impl Setting {
     /// Whether it is in a drop-in named after `name` (every drop-in for `""`), which
     /// systemd-resolved reads after that one.
     pub fn in_dropin_after(&self, name: &str) -> bool {
-        self.path != MAIN && self.path.rsplit('/').next().is_some_and(|n| n > name)
+        !is_main_path(&self.path) && self.path.rsplit('/').next().is_some_and(|n| n > name)
     }
 }
 
 /// What systemd-resolved reads of its configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResolvedConf {
-    /// The `[Resolve]` settings of resolved.conf and then of its drop-ins, in the order
+    /// Its main file: the settings of one whose reading is not known are not among
+    /// `settings`.
+    pub main: MainFile,
+    /// The `[Resolve]` settings of its main file and then of its drop-ins, in the order
     /// systemd-resolved reads them.
     pub settings: Vec<Setting>,
     /// The section header where its parser stopped (no closing `]`, or a name that is not
     /// safe: `is_safe`), as
     /// `path:line` and the line: nothing after it is read.
     pub stopped_at: Option<(String, String)>,
+    /// Why what it reads is not known in full: a main file whose reading is not known
+    /// ([`MainFile::Unknown`]) sets something, or stops the parser.
+    pub unsettled: Option<String>,
 }
 
 impl ResolvedConf {
     /// The configuration the files of `raw` give.
     pub fn read(raw: &RawFacts) -> ResolvedConf {
-        let main = raw
-            .get(MAIN)
-            .and_then(RawFile::text)
-            .map(|t| (MAIN.to_owned(), t.into_owned()));
+        let mut conf = ResolvedConf {
+            main: MainFile::of(raw),
+            ..ResolvedConf::default()
+        };
+        let text_of = |path: &str| {
+            raw.get(path)
+                .and_then(RawFile::text)
+                .map(|t| t.into_owned())
+        };
+        if let MainFile::Unknown(path, why) = &conf.main {
+            // Whether it is read matters only where it sets something or stops the parser.
+            let mut alone = ResolvedConf::default();
+            let text = text_of(path).unwrap_or_default();
+            if !alone.parse(path, &text) || !alone.settings.is_empty() {
+                conf.unsettled = Some(why.clone());
+            }
+        }
+        let main = conf
+            .main
+            .path()
+            .and_then(|path| Some((path.to_owned(), text_of(path)?)));
         let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
-        let mut conf = ResolvedConf::default();
         for (path, text) in main.into_iter().chain(dropins) {
-            let mut in_resolve = false;
-            for (line, joined) in logical_lines(&text) {
-                let trimmed = joined.trim();
-                if trimmed.starts_with('[') {
-                    if !trimmed.ends_with(']') || !is_safe(&trimmed[1..trimmed.len() - 1]) {
-                        let text = crate::text::escape(trimmed).into_owned();
-                        conf.stopped_at = Some((format!("{path}:{line}"), text));
-                        return conf;
-                    }
-                    in_resolve = trimmed == "[Resolve]";
-                    continue;
-                }
-                if !in_resolve {
-                    continue;
-                }
-                let Some((key, value)) = trimmed.split_once('=') else {
-                    continue;
-                };
-                conf.settings.push(Setting {
-                    path: path.clone(),
-                    line,
-                    key: key.trim().to_owned(),
-                    value: value.trim().to_owned(),
-                    text: trimmed.to_owned(),
-                });
+            if !conf.parse(&path, &text) {
+                break;
             }
         }
         conf
+    }
+
+    /// Reads the file `path`, `text`, into it; false where its parser stops there.
+    fn parse(&mut self, path: &str, text: &str) -> bool {
+        let mut in_resolve = false;
+        for (line, joined) in logical_lines(text) {
+            let trimmed = joined.trim();
+            if trimmed.starts_with('[') {
+                if !trimmed.ends_with(']') || !is_safe(&trimmed[1..trimmed.len() - 1]) {
+                    let text = crate::text::escape(trimmed).into_owned();
+                    self.stopped_at = Some((format!("{path}:{line}"), text));
+                    return false;
+                }
+                in_resolve = trimmed == "[Resolve]";
+                continue;
+            }
+            if !in_resolve {
+                continue;
+            }
+            let Some((key, value)) = trimmed.split_once('=') else {
+                continue;
+            };
+            self.settings.push(Setting {
+                path: path.to_owned(),
+                line,
+                key: key.trim().to_owned(),
+                value: value.trim().to_owned(),
+                text: trimmed.to_owned(),
+            });
+        }
+        true
     }
 
     /// Its `key` settings, in the order they are read.
@@ -159,14 +307,20 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The servers of systemd-resolved's compiled-in fallback list (meson's `dns-servers`, which
-/// distributions set apart), as the resolved.conf it ships shows them: the commented
-/// `#FallbackDNS=` line of its `[Resolve]` section (src/resolve/resolved.conf.in
-/// `#FallbackDNS={{DNS_SERVERS}}`), the last one where there are more; none where that file
-/// has no such line (an administrator's file, or one not read), where the list is not
-/// known. A `FallbackDNS=` setting, an empty one too, replaces the list
+/// distributions set apart: openSUSE's `-Ddns-servers=''`), as the resolved.conf it ships
+/// shows them: the commented `#FallbackDNS=` line of its `[Resolve]` section
+/// (src/resolve/resolved.conf.in `#FallbackDNS={{DNS_SERVERS}}`), the last one where there
+/// are more; none where that file has no such line (an administrator's file, or one not
+/// read), where the list is not known. The shipped file is /usr/lib/systemd/resolved.conf
+/// where the package puts it there (`-Dconfigfiledir=/usr/lib`), whether or not systemd
+/// reads it (before 256 it does not, and an /etc copy would be the administrator's), else
+/// /etc/systemd/resolved.conf. A `FallbackDNS=` setting, an empty one too, replaces the list
 /// (resolved-conf.c `config_parse_dns_servers`: `need_builtin_fallbacks = false`).
 pub fn shipped_fallback(raw: &RawFacts) -> Option<String> {
-    let text = raw.get(MAIN).and_then(RawFile::text)?;
+    let shipped = [VENDOR_MAIN, ETC_MAIN]
+        .into_iter()
+        .find(|p| raw.get(p).is_some_and(|f| f.state == FileState::Present))?;
+    let text = raw.get(shipped).and_then(RawFile::text)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut in_resolve = false;
     let mut found = None;
@@ -193,7 +347,7 @@ mod tests {
                 "[Resolve]\nDNS=192.0.2.2\n",
             ),
             (
-                MAIN,
+                ETC_MAIN,
                 "#  comment\n[Resolve]\n#DNS=\n; DNS=x\nDNS = 192.0.2.1 \n[Other]\nDNS=192.0.2.9\n",
             ),
             (
@@ -229,7 +383,7 @@ mod tests {
     fn a_byte_order_mark_and_continued_lines_are_read_as_systemd_reads_them() {
         let raw = raw_from(&[
             (
-                MAIN,
+                ETC_MAIN,
                 "\u{feff}[Resolve]\nDNS=192.0.2.1 \\\n# between\n  192.0.2.2\nDomains=a\\\\\n",
             ),
             (
@@ -267,7 +421,7 @@ mod tests {
     #[test]
     fn a_comment_ending_in_a_backslash_continues_nothing() {
         let raw = raw_from(&[(
-            MAIN,
+            ETC_MAIN,
             "[Resolve]\n# x \\\nDNS=192.0.2.9\n[Re\"solve]\nDNS=192.0.2.8\n",
         )]);
         let conf = ResolvedConf::read(&raw);
@@ -284,7 +438,7 @@ mod tests {
     #[test]
     fn a_broken_section_header_stops_the_reading() {
         let raw = raw_from(&[
-            (MAIN, "[Resolve]\nDNS=192.0.2.1\n"),
+            (ETC_MAIN, "[Resolve]\nDNS=192.0.2.1\n"),
             (
                 "/etc/systemd/resolved.conf.d/10-site.conf",
                 "[Resolve]\nDNS=192.0.2.2\n[Resolve # site\nDNS=192.0.2.3\n",
@@ -310,7 +464,7 @@ mod tests {
     #[test]
     fn only_an_empty_dns_line_of_a_later_drop_in_resets() {
         let raw = raw_from(&[
-            (MAIN, "[Resolve]\nDNS=\n"),
+            (ETC_MAIN, "[Resolve]\nDNS=\n"),
             ("/etc/systemd/resolved.conf.d/a.conf", "[Resolve]\nDNS=\n"),
             (
                 "/etc/systemd/resolved.conf.d/zzz.conf",
@@ -331,6 +485,126 @@ mod tests {
                 "/etc/systemd/resolved.conf.d/a.conf:2",
                 "/etc/systemd/resolved.conf.d/zzz.conf:5"
             ]
+        );
+    }
+
+    /// openSUSE's shipped main file (systemd 259.3, `-Dconfigfiledir=/usr/lib`,
+    /// `-Ddns-servers=''`): see the fixture's README.
+    const SUSE_SHIPPED: &str = include_str!(
+        "../../tests/fixtures/rules/DNS-CLUSTER-SELF-FORWARD/opensuse-tumbleweed-resolved-conf-in-usr-lib/root/usr/lib/systemd/resolved.conf"
+    );
+    const SUSE_LIB: &str = "/usr/lib64/systemd/libsystemd-shared-259.3-1.1.so";
+    const USR_MAIN: &str = "/usr/lib/systemd/resolved.conf";
+
+    fn located(conf: &ResolvedConf) -> Vec<String> {
+        conf.settings.iter().map(Setting::location).collect()
+    }
+
+    /// From systemd 256 the main file is the first of /etc, /run, /usr/local/lib and
+    /// /usr/lib's (conf-parser.c `config_parse_standard_file_with_dropins_full`); before, /etc's
+    /// alone; where the version is not known, a main file outside /etc is not known to be
+    /// read. Before, /usr/lib's (openSUSE's, Fedora's) was never read.
+    #[test]
+    fn the_main_file_is_the_first_there_from_systemd_256_and_etc_s_alone_before() {
+        let usr = (USR_MAIN, "[Resolve]\nDNS=192.0.2.1\n");
+        let dropin = ("/etc/systemd/resolved.conf.d/a.conf", "[Resolve]\nDNS=\n");
+        let with_lib = |files: &[(&str, &str)], lib: &str| {
+            let mut raw = raw_from(files);
+            raw.file(lib, FileState::Present, Some(b""));
+            raw
+        };
+        let conf = ResolvedConf::read(&with_lib(&[usr, dropin], SUSE_LIB));
+        assert_eq!(conf.main, MainFile::Read(USR_MAIN.to_owned()));
+        assert_eq!(
+            located(&conf),
+            [
+                "/usr/lib/systemd/resolved.conf:2",
+                "/etc/systemd/resolved.conf.d/a.conf:2"
+            ]
+        );
+        // The main file is no drop-in: its empty DNS= resets nothing read after it.
+        let reset = ResolvedConf::read(&with_lib(&[(USR_MAIN, "[Resolve]\nDNS=\n")], SUSE_LIB));
+        assert!(reset.dns_resets_after("").is_empty());
+        // The first there wins, the others are not read.
+        let run = ("/run/systemd/resolved.conf", "[Resolve]\nDNS=192.0.2.2\n");
+        let conf = ResolvedConf::read(&with_lib(&[usr, run], SUSE_LIB));
+        assert_eq!(located(&conf), ["/run/systemd/resolved.conf:2"]);
+        let etc = (ETC_MAIN, "[Resolve]\nDNS=192.0.2.3\n");
+        let conf = ResolvedConf::read(&with_lib(&[usr, run, etc], SUSE_LIB));
+        assert_eq!(located(&conf), ["/etc/systemd/resolved.conf:2"]);
+        // A link to nothing is not there.
+        let mut raw = with_lib(&[usr], SUSE_LIB);
+        raw.file(ETC_MAIN, FileState::Missing, None);
+        assert_eq!(
+            ResolvedConf::read(&raw).main,
+            MainFile::Read(USR_MAIN.to_owned())
+        );
+        // SLE 15 SP6's systemd 254 reads /etc's alone (openSUSE/systemd SLE15-SP6 @c89ea566
+        // `config_parse_config_file`), Debian 12's 252 too.
+        let debian = "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so";
+        for lib in ["/usr/lib64/systemd/libsystemd-shared-254.so", debian] {
+            let conf = ResolvedConf::read(&with_lib(&[usr], lib));
+            assert_eq!(
+                (conf.main.clone(), located(&conf)),
+                (MainFile::None, vec![]),
+                "{lib}"
+            );
+        }
+        // Version not known: not read, and what it sets is not known to be read.
+        let conf = ResolvedConf::read(&raw_from(&[usr]));
+        assert!(matches!(&conf.main, MainFile::Unknown(path, _) if path == USR_MAIN));
+        assert!(conf.settings.is_empty() && conf.unsettled.is_some());
+        // Where it sets nothing, whether it is read changes nothing.
+        let conf = ResolvedConf::read(&raw_from(&[(USR_MAIN, SUSE_SHIPPED)]));
+        assert!(matches!(conf.main, MainFile::Unknown(..)) && conf.unsettled.is_none());
+    }
+
+    /// The library's name gives the major version: Debian's, SUSE's tag with its release, a
+    /// stable release's; a library elsewhere says nothing.
+    #[test]
+    fn the_private_library_names_systemd_s_version() {
+        let version = |paths: &[&str]| {
+            let mut raw = RawFacts::default();
+            for path in paths {
+                raw.file(path, FileState::Present, Some(b""));
+            }
+            systemd_version(&raw)
+        };
+        assert_eq!(version(&[SUSE_LIB]), Some(259));
+        assert_eq!(
+            version(&["/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"]),
+            Some(252)
+        );
+        assert_eq!(
+            version(&[
+                "/lib/systemd/libsystemd-shared-247.so",
+                "/usr/lib/systemd/libsystemd-shared-256.7.so"
+            ]),
+            Some(256)
+        );
+        assert_eq!(
+            version(&[
+                "/opt/systemd/libsystemd-shared-257.so",
+                "/usr/lib/a/b/systemd/libsystemd-shared-257.so",
+                "/usr/lib64/systemd/libsystemd-core-257.so",
+            ]),
+            None
+        );
+    }
+
+    /// The compiled-in fallback list is the shipped file's: /usr/lib's where the package puts
+    /// it there (openSUSE's, empty), whatever an /etc copy says. Before, /etc's alone was
+    /// read, so on openSUSE the list was not known, and an old copy's list was taken.
+    #[test]
+    fn the_shipped_fallback_list_is_read_from_the_shipped_file() {
+        let copy = "[Resolve]\n#FallbackDNS=1.1.1.1 8.8.8.8\n";
+        assert_eq!(
+            shipped_fallback(&raw_from(&[(USR_MAIN, SUSE_SHIPPED), (ETC_MAIN, copy)])),
+            Some(String::new())
+        );
+        assert_eq!(
+            shipped_fallback(&raw_from(&[(ETC_MAIN, copy)])).as_deref(),
+            Some("1.1.1.1 8.8.8.8")
         );
     }
 }

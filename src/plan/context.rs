@@ -822,17 +822,18 @@ fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
 /// Where systemd-resolved's parser stops before it reaches host-upstream-dns's
 /// `zz-dnsfix-upstream.conf`, as `PATH:LINE: LINE` (escaped), else empty: a section header
 /// without its closing `]`, or with a quote, control character or backslash in its name,
-/// in resolved.conf or a drop-in read before that one, after which
+/// in its main file (the one it reads: [`crate::facts::resolved_conf::MainFile`]) or a drop-in
+/// read before that one, after which
 /// it reads nothing ([`crate::facts::resolved_conf::ResolvedConf::stopped_at`]). A broken
 /// `zz-dnsfix-upstream.conf` is not: the playbook writes it whole.
 fn resolved_stops_before_ours(facts: &NodeFacts) -> String {
-    use crate::facts::resolved_conf::{MAIN, ResolvedConf};
+    use crate::facts::resolved_conf::{ResolvedConf, is_main_path};
     let Some((at, line)) = ResolvedConf::read(&facts.raw).stopped_at else {
         return String::new();
     };
     let path = at.rsplit_once(':').map_or(at.as_str(), |(path, _)| path);
     let name = path.rsplit('/').next().unwrap_or(path);
-    if path == MAIN || name < "zz-dnsfix-upstream.conf" {
+    if is_main_path(path) || name < "zz-dnsfix-upstream.conf" {
         format!("{at}: {line}")
     } else {
         String::new()

@@ -133,7 +133,7 @@ fn written<'a>(changes: &'a [Change], dir: &'a str) -> impl Iterator<Item = &'a 
 }
 
 /// A restarted systemd-resolved writes its uplink file anew: first its global servers, the
-/// `DNS=` of resolved.conf and then of its drop-ins in the order it reads them (an empty
+/// `DNS=` of its main file and then of its drop-ins in the order it reads them (an empty
 /// `DNS=` dropping those before it), the planned drop-ins' among them, then the servers of
 /// its links (those the file lists now that are no global server of the old configuration),
 /// each server once (systemd src/resolve/resolved-manager.c `manager_compile_dns_servers`,
@@ -225,8 +225,8 @@ const TOO_MANY: &str = "# Too many DNS servers configured, the following entries
 const MAXNS: usize = 3;
 
 /// systemd-resolved's global servers (`key` `DNS`), or its fallback ones (`FallbackDNS`), as
-/// its configuration in `raw` gives them, in order: the `key=` words of
-/// /etc/systemd/resolved.conf, then of its drop-ins in the order it reads them, an empty
+/// its configuration in `raw` gives them, in order: the `key=` words of its main file
+/// ([`crate::facts::resolved_conf::MainFile`]), then of its drop-ins in the order it reads them, an empty
 /// `key=` dropping those before it, each once, as its uplink file writes them (the address
 /// alone: not a `#name`, nor a port 53; none on another port, which it leaves out, and not
 /// its own stub addresses or 0.0.0.0, which it skips: `manager_add_dns_server_by_string`).
@@ -249,12 +249,17 @@ fn resolved_config_servers(conf: &ResolvedConf, key: &str) -> Vec<String> {
 /// `FallbackDNS=` settings where there is one (an empty one too) or where its parser stopped
 /// ([`ResolvedConf::stopped_at`]), else its compiled-in list
 /// as its shipped resolved.conf shows it ([`shipped_fallback`]); none where neither is
-/// there, as the list is then not known (its `resolvectl status` is not gathered): the
+/// there, or where what it reads is not known in full ([`ResolvedConf::unsettled`]), as the
+/// list is then not known (its `resolvectl status` is not gathered): the
 /// servers the uplink file lists are then taken for its links' ones, kept after a restart.
 ///
 /// [`shipped_fallback`]: crate::facts::resolved_conf::shipped_fallback
 /// [`ResolvedConf::stopped_at`]: crate::facts::resolved_conf::ResolvedConf::stopped_at
+/// [`ResolvedConf::unsettled`]: crate::facts::resolved_conf::ResolvedConf::unsettled
 fn fallback_servers(conf: &ResolvedConf, raw: &RawFacts) -> Option<Vec<String>> {
+    if conf.unsettled.is_some() {
+        return None;
+    }
     // Where its parser stops, it sets up no compiled-in fallback servers: only those of the
     // settings read before.
     if conf.stopped_at.is_some() || conf.of("FallbackDNS").next().is_some() {

@@ -221,6 +221,11 @@ fn compared(facts: &NodeFacts) -> Value {
         // From the name of its plugin directory (libdir/NetworkManager/VERSION), which
         // decides its default rc-manager.
         "network_manager_version": dnsfix::facts::network_manager::NmDns::read(&facts.files).version,
+        // systemd-resolved's main file (from systemd 256 the first of /etc, /run,
+        // /usr/local/lib and /usr/lib's, the version from the name of its library) and the
+        // compiled-in fallback list its shipped file shows.
+        "resolved_main": format!("{:?}", dnsfix::facts::resolved_conf::ResolvedConf::read(&facts.raw).main),
+        "resolved_shipped_fallback": dnsfix::facts::resolved_conf::shipped_fallback(&facts.raw),
         // What the boot applies (the live values are the machine's here).
         "sysctls_persisted": json["sysctls"]
             .as_object()

@@ -462,7 +462,7 @@ pub(super) fn kubespray_legacy_resolved(
     ctx: &Ctx,
     wanted: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    use crate::facts::resolved_conf::{MAIN, ResolvedConf};
+    use crate::facts::resolved_conf::{ETC_MAIN, ResolvedConf};
     if ctx.facts.flavour.kind != FlavourKind::Kubespray {
         return None;
     }
@@ -471,7 +471,7 @@ pub(super) fn kubespray_legacy_resolved(
         return None;
     }
     conf.of("DNS")
-        .find(|s| s.path == MAIN && s.value.split_whitespace().any(&wanted))
+        .find(|s| s.path == ETC_MAIN && s.value.split_whitespace().any(&wanted))
         .map(|s| {
             format!(
                 "{}: {} (written by Kubespray before v2.24, which templated this file; its later runs write /etc/systemd/resolved.conf.d/kubespray.conf and leave this line, which no inventory setting removes: delete it by hand)",
