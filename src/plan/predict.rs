@@ -141,7 +141,12 @@ fn written<'a>(changes: &'a [Change], dir: &'a str) -> impl Iterator<Item = &'a 
 /// an OrderedSet, `dns_server_hash_func`: each address once here, as dnsfix writes neither a
 /// port nor a name; resolved-resolv-conf.c
 /// `write_uplink_resolv_conf_contents` writes them in that order, where `# No DNS servers
-/// known.` stood, before the `search` line). Nothing changes where the drop-ins add none.
+/// known.` stood, before the `search` line). Where it has neither a global server (on any
+/// port: one on another port is among them, though not written) nor a link's, it takes its
+/// fallback ones ("If we found nothing, add the fallback servers"; systemd 258 also a
+/// delegate's, from `dns-delegate.d`), and where it has none of those either, it writes
+/// `# No DNS servers known.` ([`uplink_listing`]). Nothing changes where the drop-ins add
+/// none.
 fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String]) {
     if servers.is_empty() {
         return;
@@ -156,7 +161,8 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     let old = ResolvedConf::read(&facts.raw);
     let old_global = resolved_config_servers(&old, "DNS");
     // The planned drop-in's among them, unless a drop-in read after it empties `DNS=`.
-    let mut ordered = resolved_config_servers(&ResolvedConf::read(raw), "DNS");
+    let new = ResolvedConf::read(raw);
+    let mut ordered = resolved_config_servers(&new, "DNS");
     let is_server = |l: &str| l.split_whitespace().next() == Some("nameserver");
     let listed: Vec<&str> = text
         .lines()
@@ -167,31 +173,48 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     // fallback ("If we found nothing, add the fallback servers", all of them at once): gone
     // once it has one. Not where the list is not the whole fallback list: a link's server
     // that is also a fallback one is a link's.
-    let fallback = fallback_servers(&old, &facts.raw).unwrap_or_default();
+    let fallback = fallback_servers(&old, &facts.raw)
+        .map(|(written, _)| written)
+        .unwrap_or_default();
     let only_fallback = old_global.is_empty()
         && !ordered.is_empty()
         && !listed.is_empty()
         && listed.iter().all(|s| fallback.iter().any(|f| f == s))
         && fallback.iter().all(|f| listed.contains(&f.as_str()));
-    let links = listed
-        .into_iter()
-        .filter(|s| !only_fallback && !old_global.iter().any(|g| g == s));
-    for link in links {
+    let links: Vec<&str> = listed
+        .iter()
+        .copied()
+        .filter(|s| !only_fallback && !old_global.iter().any(|g| g == s))
+        .collect();
+    for link in &links {
         if !ordered.iter().any(|s| s == link) {
-            ordered.push(link.to_owned());
+            ordered.push((*link).to_owned());
         }
     }
+    let has_global = resolved_config_any(&new, "DNS");
+    let ordered = if has_global || !links.is_empty() {
+        Some(ordered)
+    } else {
+        let none_before = text.lines().any(|l| l.trim() == NONE_KNOWN);
+        uplink_listing(none_before, !listed.is_empty(), fallback_servers(&new, raw))
+    };
     let mut out = String::new();
     let mut placed = false;
     let mut place = |out: &mut String| {
-        if !std::mem::replace(&mut placed, true) {
-            for (n, server) in ordered.iter().enumerate() {
-                if n == MAXNS {
-                    out.push_str(TOO_MANY);
-                    out.push('\n');
-                }
-                out.push_str(&format!("nameserver {server}\n"));
+        if std::mem::replace(&mut placed, true) {
+            return;
+        }
+        let Some(ordered) = &ordered else {
+            out.push_str(NONE_KNOWN);
+            out.push('\n');
+            return;
+        };
+        for (n, server) in ordered.iter().enumerate() {
+            if n == MAXNS {
+                out.push_str(TOO_MANY);
+                out.push('\n');
             }
+            out.push_str(&format!("nameserver {server}\n"));
         }
     };
     for line in text.lines() {
@@ -208,6 +231,32 @@ fn add_resolved_servers(raw: &mut RawFacts, facts: &NodeFacts, servers: &[String
     }
     place(&mut out);
     put(raw, &uplink, out.into_bytes(), FileState::Present);
+}
+
+/// The servers a restarted systemd-resolved that has neither a global server nor a link's
+/// writes: its fallback ones (those on port 53, `fallback` as [`fallback_servers`] gives
+/// them), or none, `None`, where it has none at all: then it writes [`NONE_KNOWN`]
+/// (resolved-manager.c `manager_compile_dns_servers`, the same from v249 to v258;
+/// resolved-resolv-conf.c `write_uplink_resolv_conf_contents`: `if
+/// (ordered_set_isempty(dns))`). Where its file said [`NONE_KNOWN`] before, it had no link's
+/// server then, nor a fallback one: it has none now but those its configuration gives (none
+/// where their list is not known, as before). Where the file listed no server and did not
+/// say so (`listed` false), it had servers it
+/// leaves out of the file (on another port, or a link's that is no default route), so what
+/// it writes is not known; so it is where its fallback list is not: neither line then, which
+/// the rules read as unknown. A link's server left out of the file is not seen here where
+/// the file listed others.
+fn uplink_listing(
+    none_before: bool,
+    listed: bool,
+    fallback: Option<(Vec<String>, bool)>,
+) -> Option<Vec<String>> {
+    match fallback {
+        Some((written, true)) if listed || none_before => Some(written),
+        Some((_, false)) if listed => None,
+        _ if none_before => None,
+        _ => Some(Vec::new()),
+    }
 }
 
 /// What systemd-resolved writes in its uplink file where it knows no server
@@ -256,28 +305,51 @@ fn resolved_config_servers(conf: &ResolvedConf, key: &str) -> Vec<String> {
 /// [`shipped_fallback`]: crate::facts::resolved_conf::shipped_fallback
 /// [`ResolvedConf::stopped_at`]: crate::facts::resolved_conf::ResolvedConf::stopped_at
 /// [`ResolvedConf::unsettled`]: crate::facts::resolved_conf::ResolvedConf::unsettled
-fn fallback_servers(conf: &ResolvedConf, raw: &RawFacts) -> Option<Vec<String>> {
+///
+/// With them, whether it has any at all (one on another port is one, though not written).
+fn fallback_servers(conf: &ResolvedConf, raw: &RawFacts) -> Option<(Vec<String>, bool)> {
     if conf.unsettled.is_some() {
         return None;
     }
     // Where its parser stops, it sets up no compiled-in fallback servers: only those of the
     // settings read before.
     if conf.stopped_at.is_some() || conf.of("FallbackDNS").next().is_some() {
-        return Some(resolved_config_servers(conf, "FallbackDNS"));
+        return Some((
+            resolved_config_servers(conf, "FallbackDNS"),
+            resolved_config_any(conf, "FallbackDNS"),
+        ));
     }
     let shipped = crate::facts::resolved_conf::shipped_fallback(raw)?;
-    Some(
-        shipped
-            .split_whitespace()
-            .filter_map(uplink_address)
-            .collect(),
-    )
+    let words = || shipped.split_whitespace();
+    Some((
+        words().filter_map(uplink_address).collect(),
+        words().any(|w| config_server(w).is_some()),
+    ))
+}
+
+/// Whether systemd-resolved has any `key` server (`DNS`, `FallbackDNS`) after its
+/// configuration, on any port: an empty `key=` drops those before it.
+fn resolved_config_any(conf: &ResolvedConf, key: &str) -> bool {
+    conf.of(key).fold(false, |any, setting| {
+        (any && !setting.value.is_empty())
+            || setting
+                .value
+                .split_whitespace()
+                .any(|w| config_server(w).is_some())
+    })
 }
 
 /// The address a resolved.conf `DNS=` word is written as in the uplink file; none for one
 /// on a port other than 53 (left out there), for its stub addresses and 0.0.0.0 (skipped),
 /// or for a word that is no address.
 fn uplink_address(word: &str) -> Option<String> {
+    config_server(word).and_then(|(address, written)| written.then_some(address))
+}
+
+/// The server a resolved.conf `DNS=` word gives systemd-resolved: its address, and whether
+/// its uplink file writes it (its port is 53); none for its stub addresses and 0.0.0.0,
+/// which it skips (`manager_add_dns_server_by_string`), or for a word that is no address.
+fn config_server(word: &str) -> Option<(String, bool)> {
     let word = word.split('#').next().unwrap_or(word);
     let (address, port) = match word.strip_prefix('[') {
         Some(v6) => {
@@ -289,12 +361,10 @@ fn uplink_address(word: &str) -> Option<String> {
             _ => (word, None),
         },
     };
-    if port.is_some_and(|p| p != "53") {
-        return None;
-    }
     let ip = crate::facts::resolv_conf::server_address(address)?;
     let skipped = ["127.0.0.53", "127.0.0.54", "0.0.0.0"];
-    (!skipped.contains(&ip.to_string().as_str())).then(|| address.to_owned())
+    (!skipped.contains(&ip.to_string().as_str()))
+        .then(|| (address.to_owned(), port.is_none_or(|p| p == "53")))
 }
 
 /// A reloaded NetworkManager replaces a plain /etc/resolv.conf's nameserver lines with its
@@ -673,5 +743,34 @@ mod tests {
             restarted_with(raw, "192.0.2.53 192.0.2.54"),
             format!("{HEAD}\nnameserver 192.0.2.53\nnameserver 192.0.2.54\nsearch .\n")
         );
+    }
+
+    /// Where the configuration leaves it no server at all, no global one (a drop-in read
+    /// after dnsfix's empties `DNS=`), no link's and no fallback one (`FallbackDNS=` empty),
+    /// a restarted systemd-resolved writes `# No DNS servers known.` (resolved-manager.c
+    /// `manager_compile_dns_servers`, resolved-resolv-conf.c
+    /// `write_uplink_resolv_conf_contents`, v249 to v258). Before, the prediction took that
+    /// line out and wrote nothing in its place.
+    #[test]
+    fn no_server_at_all_leaves_no_dns_servers_known() {
+        let site = "/etc/systemd/resolved.conf.d/zzz-site.conf";
+        let none = format!("{HEAD}\n# No DNS servers known.\nsearch .\n");
+        let node =
+            |uplink: &str, conf: &str| crate::testing::raw_from(&[(UPLINK, uplink), (site, conf)]);
+        let empty = "[Resolve]\nDNS=\nFallbackDNS=\n";
+        assert_eq!(restarted_with(node(&none, empty), "192.0.2.53"), none);
+        // Its own stub address is no server (it skips it): none known still.
+        let stub = "[Resolve]\nDNS=\nDNS=127.0.0.53\nFallbackDNS=127.0.0.53\n";
+        assert_eq!(restarted_with(node(&none, stub), "192.0.2.53"), none);
+        // A fallback server on another port is one: it writes neither line.
+        let other_port = "[Resolve]\nDNS=\nFallbackDNS=192.0.2.99:5353\n";
+        assert_eq!(
+            restarted_with(node(&none, other_port), "192.0.2.53"),
+            format!("{HEAD}\nsearch .\n")
+        );
+        // A file that named no server and did not say so had servers it leaves out: what it
+        // writes is not known, and neither line is written.
+        let hidden = format!("{HEAD}\nsearch .\n");
+        assert_eq!(restarted_with(node(&hidden, empty), "192.0.2.53"), hidden);
     }
 }
