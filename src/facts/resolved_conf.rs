@@ -22,9 +22,13 @@
 //! order mark at its start dropped; a `#` or `;` line a comment, skipped first; a line
 //! ending in an unescaped `\` joined with the next, the `\` read as a space; then trimmed,
 //! `[Section]` starting a section, else `key=value` with both sides trimmed; a key outside
-//! `[Resolve]` is not resolved's (an assignment outside any section is ignored). A `[` line
-//! that does not end in `]`, or whose name holds a control character, a quote or a
-//! backslash, is an error: the parser stops there, and systemd-resolved reads no later line
+//! `[Resolve]` is not resolved's (an assignment outside any section is ignored). A line that
+//! is not valid UTF-8 (`utf8_is_valid`, which also refuses the noncharacters U+FDD0 to U+FDEF
+//! and U+xFFFE, U+xFFFF; comments are skipped before it is looked at), in any section, and a
+//! `[` line that does not end in `]`, or whose name holds a control character, a quote or a
+//! backslash, are errors: `parse_line` returns `log_syntax_invalid_utf8`'s -EINVAL ("String is
+//! not UTF-8 clean, ignoring assignment", though nothing after it is read) or EBADMSG, the same
+//! from v249 to v258; the parser stops there, and systemd-resolved reads no later line
 //! nor file (`config_parse_many_files` returns it, `manager_parse_config_file` too, before
 //! it sets up its compiled-in fallback servers, and resolved only logs "Failed to parse
 //! configuration file"), so what follows it is not read ([`ResolvedConf::stopped_at`]).
@@ -198,11 +202,12 @@ impl ResolvedConf {
                 .and_then(RawFile::text)
                 .map(|t| t.into_owned())
         };
+        let unclean = |path: &str, text: &str| unclean_lines(raw, path, text);
         if let MainFile::Unknown(path, why) = &conf.main {
             // Whether it is read matters only where it sets something or stops the parser.
             let mut alone = ResolvedConf::default();
             let text = text_of(path).unwrap_or_default();
-            if !alone.parse(path, &text) || !alone.settings.is_empty() {
+            if !alone.parse(path, &text, &unclean(path, &text)) || !alone.settings.is_empty() {
                 conf.unsettled = Some(why.clone());
             }
         }
@@ -212,18 +217,24 @@ impl ResolvedConf {
             .and_then(|path| Some((path.to_owned(), text_of(path)?)));
         let dropins = super::sysctl::conf_d_files(raw, &super::raw::RESOLVED_DROPIN_DIRS);
         for (path, text) in main.into_iter().chain(dropins) {
-            if !conf.parse(&path, &text) {
+            if !conf.parse(&path, &text, &unclean(&path, &text)) {
                 break;
             }
         }
         conf
     }
 
-    /// Reads the file `path`, `text`, into it; false where its parser stops there.
-    fn parse(&mut self, path: &str, text: &str) -> bool {
+    /// Reads the file `path`, `text`, into it, the lines `unclean` not valid UTF-8 as the node
+    /// has them; false where its parser stops there.
+    fn parse(&mut self, path: &str, text: &str, unclean: &[usize]) -> bool {
         let mut in_resolve = false;
-        for (line, joined) in logical_lines(text) {
+        for (line, joined, clean) in logical_lines(text, unclean) {
             let trimmed = joined.trim();
+            if !clean && !trimmed.is_empty() {
+                let text = crate::text::escape(trimmed).into_owned();
+                self.stopped_at = Some((format!("{path}:{line}"), text));
+                return false;
+            }
             if trimmed.starts_with('[') {
                 if !trimmed.ends_with(']') || !is_safe(&trimmed[1..trimmed.len() - 1]) {
                     let text = crate::text::escape(trimmed).into_owned();
@@ -275,13 +286,14 @@ fn is_safe(name: &str) -> bool {
 }
 
 /// The lines of `text` as systemd's `config_parse` hands them to `parse_line`, each with the
-/// number of its first physical line: a byte order mark dropped, a line ending in an
-/// unescaped `\` joined with the next one (the `\` read as a space), a comment line among
-/// joined ones skipped.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+/// number of its first physical line and whether it is valid UTF-8 as systemd's
+/// `utf8_is_valid` judges it (none of its physical lines among `unclean`, no noncharacter): a
+/// byte order mark dropped, a line ending in an unescaped `\` joined with the next one (the
+/// `\` read as a space), a comment line among joined ones skipped.
+fn logical_lines(text: &str, unclean: &[usize]) -> Vec<(usize, String, bool)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = Vec::new();
-    let mut continued: Option<(usize, String)> = None;
+    let mut continued: Option<(usize, String, bool)> = None;
     for (n, line) in text.lines().enumerate() {
         // A comment line is skipped before a `\` is looked for: one that ends in `\`
         // continues nothing, and one among joined lines leaves the joining open.
@@ -292,18 +304,50 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
         for c in line.chars() {
             escaped = !escaped && c == '\\';
         }
-        let (first, mut joined) = continued.take().unwrap_or((n + 1, String::new()));
+        let (first, mut joined, clean) = continued.take().unwrap_or((n + 1, String::new(), true));
+        let clean = clean && !unclean.contains(&(n + 1)) && !line.chars().any(is_noncharacter);
         if escaped {
             joined.push_str(&line[..line.len() - 1]);
             joined.push(' ');
-            continued = Some((first, joined));
+            continued = Some((first, joined, clean));
         } else {
             joined.push_str(line);
-            lines.push((first, joined));
+            lines.push((first, joined, clean));
         }
     }
     lines.extend(continued);
     lines
+}
+
+/// A character systemd's `unichar_is_valid` refuses though it is valid UTF-8: U+FDD0 to
+/// U+FDEF and the last two of each plane (src/basic/utf8.c, v249 to v258).
+fn is_noncharacter(c: char) -> bool {
+    let c = u32::from(c);
+    (0xFDD0..=0xFDEF).contains(&c) || c & 0xFFFE == 0xFFFE
+}
+
+/// The physical lines, from 1, of the file `path` (or of the file it links to) that are not
+/// UTF-8, where it holds the bytes `text` was read from: `text` has them replaced.
+fn unclean_lines(raw: &RawFacts, path: &str, text: &str) -> Vec<usize> {
+    let file = raw.get(path);
+    let target = file
+        .and_then(RawFile::config_canonical)
+        .and_then(|target| raw.get(&target));
+    let Some(bytes) = [file, target]
+        .into_iter()
+        .flatten()
+        .filter(|f| f.state == FileState::Present)
+        .map(|f| &f.content[..])
+        .find(|bytes| String::from_utf8_lossy(bytes) == text)
+    else {
+        return Vec::new();
+    };
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| std::str::from_utf8(line).is_err())
+        .map(|(n, _)| n + 1)
+        .collect()
 }
 
 /// The servers of systemd-resolved's compiled-in fallback list (meson's `dns-servers`, which
@@ -605,6 +649,43 @@ mod tests {
         assert_eq!(
             shipped_fallback(&raw_from(&[(ETC_MAIN, copy)])).as_deref(),
             Some("1.1.1.1 8.8.8.8")
+        );
+    }
+
+    /// A line that is not valid UTF-8 (a Latin-1 `ü`, a noncharacter) stops systemd's parser
+    /// where it stands, as a broken section header does (conf-parser.c `parse_line`:
+    /// `log_syntax_invalid_utf8` returns -EINVAL, v249 to v258); one in a comment is skipped
+    /// first. Before, the line was read as text and the reading went on.
+    #[test]
+    fn a_line_that_is_not_utf8_stops_the_reading() {
+        let mut raw = raw_from(&[(ETC_MAIN, "[Resolve]\nDNS=192.0.2.1\n")]);
+        raw.file(
+            "/etc/systemd/resolved.conf.d/10-site.conf",
+            FileState::Present,
+            Some(b"# M\xfcller\n[Resolve]\nDNS=192.0.2.2\nDomains=m\xfcller.example\nDNS=192.0.2.3\n"),
+        );
+        let late = (
+            "/etc/systemd/resolved.conf.d/20-late.conf",
+            "[Resolve]\nDNS=\n",
+        );
+        let raw = crate::testing::with_files(&raw, &[late]);
+        let conf = ResolvedConf::read(&raw);
+        let values: Vec<&str> = conf.settings.iter().map(|s| s.value.as_str()).collect();
+        assert_eq!(values, ["192.0.2.1", "192.0.2.2"]);
+        assert_eq!(
+            conf.stopped_at.map(|(at, _)| at),
+            Some("/etc/systemd/resolved.conf.d/10-site.conf:4".to_owned())
+        );
+        // Valid UTF-8 that systemd refuses: a noncharacter, in a continued line.
+        let nonchar = raw_from(&[(
+            ETC_MAIN,
+            "[Resolve]\nDNS=192.0.2.1 \\\n \u{fdd0}\nDNS=192.0.2.2\n",
+        )]);
+        let conf = ResolvedConf::read(&nonchar);
+        assert!(conf.settings.is_empty());
+        assert_eq!(
+            conf.stopped_at.map(|(at, _)| at),
+            Some("/etc/systemd/resolved.conf:2".to_owned())
         );
     }
 }

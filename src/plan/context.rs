@@ -821,7 +821,8 @@ fn resolved_dns_resets_after(facts: &NodeFacts) -> Vec<String> {
 
 /// Where systemd-resolved's parser stops before it reaches host-upstream-dns's
 /// `zz-dnsfix-upstream.conf`, as `PATH:LINE: LINE` (escaped), else empty: a section header
-/// without its closing `]`, or with a quote, control character or backslash in its name,
+/// without its closing `]`, or with a quote, control character or backslash in its name, or a
+/// line that is not valid UTF-8,
 /// in its main file (the one it reads: [`crate::facts::resolved_conf::MainFile`]) or a drop-in
 /// read before that one, after which
 /// it reads nothing ([`crate::facts::resolved_conf::ResolvedConf::stopped_at`]). A broken
