@@ -6,6 +6,7 @@ pub mod crio_config;
 mod derive;
 pub mod dhclient_cmdline;
 pub mod dhclient_conf;
+pub mod dhclient_hooks;
 pub(crate) mod env_lexer;
 pub mod firewalld;
 pub mod k0s;

@@ -1,0 +1,578 @@
+//! dhclient-script's enter hooks and Red Hat's `PEERDNS`, as the script reads them: pure
+//! parsers, no I/O. They say what the hooks do to `make_resolv_conf`, the function
+//! dhclient-script calls to write /etc/resolv.conf at a lease; which hooks it sources, and
+//! in what order, is the rules' (`diagnose::rules::dhclient_script`).
+//!
+//! Sources: dhclient-script(8) HOOKS (isc-projects/dhcp @572032cb client/dhclient-script.8:
+//! "To override the default behaviour, redefine this function in the enter hook script");
+//! Debian's isc-dhcp-client 4.4.3-P1-2 debian/dhclient-script.linux (as mirrored in
+//! pexip/os-isc-dhcp @29a44578): `run_hook` sources a file with `. $script` where
+//! `[ -f $script ]`, `run_hookdir` sources each name `run-parts --list` prints, and the
+//! script sources /etc/dhcp/dhclient-enter-hooks, then /etc/dhcp/dhclient-enter-hooks.d,
+//! before its `case "$reason"` calls `make_resolv_conf` (BOUND, RENEW, REBIND, REBOOT,
+//! TIMEOUT, BOUND6, RENEW6, REBIND6); Debian's debianutils run-parts.c (as mirrored in
+//! deepin-community/debianutils @a3c26bf4): `--list` prints, in `alphasort` order, every
+//! name matching `^[a-zA-Z0-9_-]+$` that `stat`s as a regular file it may read, whatever its
+//! mode. Red Hat's dhclient-script (Fedora rpms/dhcp, as mirrored in VersatusHPC/rpms-dhcp
+//! @986801e1): `make_resolv_conf` starts `[ "${PEERDNS}" = "no" ] && return`, and PEERDNS
+//! comes from /etc/sysconfig/network, /etc/sysconfig/networking/network and then the
+//! interface's ifcfg file, each sourced in that order (fedora-sysv/initscripts @9d622839
+//! network-scripts/network-functions `need_config`, `source_config`).
+//!
+//! The hooks are shell, read here as the shell reads them as far as it matters: comments,
+//! quotes, `$( )` and backquotes, and the compound commands (`if`, `case`, loops, `{ }`,
+//! `( )`) a definition may sit in. A body sh refuses (`{ }` with nothing in it, which
+//! dash and bash both reject) is told apart: dash then ends dhclient-script at the hook,
+//! bash leaves the function as it was.
+
+/// What a hook does to `make_resolv_conf` at one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// It defines it to do nothing: every command of its body is `:` or `true` (with
+    /// literal words) or `return` (with a number or none).
+    Nothing,
+    /// It defines it to hand the lease's servers to resolvconf(8) (a body that runs
+    /// `resolvconf`, as the resolvconf package's own enter hook does).
+    Resolvconf,
+    /// It defines it to do something else: what it writes is not known.
+    Other,
+    /// `make_resolv_conf() { }`: an empty body, which sh refuses.
+    Empty,
+    /// It names the function otherwise (a call, `unset -f`, bash's `function NAME`).
+    Mention,
+}
+
+/// One place a hook defines or names `make_resolv_conf`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The 1-based line of the name.
+    pub line: usize,
+    /// Inside a compound command (`if`, `case`, a loop, another function, `{ }`, `( )`):
+    /// whether it runs at all depends on more than the file.
+    pub nested: bool,
+    pub kind: Kind,
+}
+
+/// What one hook file does to `make_resolv_conf`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hook {
+    /// Every place it defines or names the function, in file order.
+    pub definitions: Vec<Definition>,
+    /// The file ends inside a compound command, a quote or a `$( )`: sh refuses it.
+    pub unbalanced: bool,
+}
+
+/// A name `run-parts --list` prints (run-parts.c `classicalre`, `^[a-zA-Z0-9_-]+$`): a name
+/// with a dot (`nodnsupdate.sh`) or any other character is passed over, so never sourced.
+pub fn run_parts_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The function dhclient-script calls to write /etc/resolv.conf.
+const NAME: &str = "make_resolv_conf";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    /// A word, whether any of it was quoted (a quoted word is no reserved word), its line.
+    Word(String, bool, usize),
+    /// An operator (`;`, `&&`, `(`, `)`, `;;`, `|`, ...) or a newline (`\n`).
+    Op(&'static str, usize),
+}
+
+/// The operators, longest first.
+const OPS: [&str; 13] = [
+    ";;", "&&", "||", ">>", "<<", ";", "&", "|", "(", ")", "<", ">", "\n",
+];
+
+/// The tokens of `text`, and whether it ended inside a quote or a `$( )`.
+fn tokens(text: &str) -> (Vec<Tok>, bool) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line, mut open) = (0, 1, false);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' && chars.get(i + 1) == Some(&'\n') {
+            line += 1;
+            i += 2;
+        } else if c == ' ' || c == '\t' || c == '\r' {
+            i += 1;
+        } else if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if let Some(op) = OPS.iter().find(|op| starts(&chars[i..], op)) {
+            out.push(Tok::Op(op, line));
+            if *op == "\n" {
+                line += 1;
+            }
+            i += op.len();
+        } else {
+            let start = line;
+            let (word, quoted, next, lines, cut) = word(&chars, i);
+            open |= cut;
+            line += lines;
+            i = next;
+            out.push(Tok::Word(word, quoted, start));
+        }
+    }
+    (out, open)
+}
+
+fn starts(chars: &[char], op: &str) -> bool {
+    op.chars()
+        .enumerate()
+        .all(|(k, c)| chars.get(k) == Some(&c))
+}
+
+/// The word at `chars[i]`: its text (quotes taken away, a `$( )` or backquoted part kept
+/// as written), whether any of it was quoted, where it ends, the newlines in it, and
+/// whether the text ended inside it.
+fn word(chars: &[char], mut i: usize) -> (String, bool, usize, usize, bool) {
+    let (mut out, mut quoted, mut lines) = (String::new(), false, 0);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ' ' || c == '\t' || c == '\r' || OPS.iter().any(|op| starts(&chars[i..], op)) {
+            break;
+        }
+        let close = match c {
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            '`' => Some('`'),
+            '$' if chars.get(i + 1) == Some(&'(') => Some(')'),
+            '\\' => {
+                out.extend(chars.get(i + 1));
+                quoted = true;
+                i += 2;
+                continue;
+            }
+            _ => None,
+        };
+        let Some(close) = close else {
+            out.push(c);
+            i += 1;
+            continue;
+        };
+        quoted |= c != '$';
+        let keep = c == '`' || c == '$';
+        if keep {
+            out.push(c);
+        }
+        i += if c == '$' { 2 } else { 1 };
+        if c == '$' {
+            out.push('(');
+        }
+        let mut depth = 1;
+        loop {
+            let Some(&q) = chars.get(i) else {
+                return (out, quoted, i, lines, true);
+            };
+            i += 1;
+            lines += usize::from(q == '\n');
+            if q == '\\' && close != '\'' {
+                if let Some(&e) = chars.get(i) {
+                    lines += usize::from(e == '\n');
+                    out.push(e);
+                    i += 1;
+                }
+                continue;
+            }
+            if close == ')' && q == '(' {
+                depth += 1;
+            } else if q == close {
+                depth -= 1;
+                if depth == 0 {
+                    if keep {
+                        out.push(q);
+                    }
+                    break;
+                }
+            }
+            out.push(q);
+        }
+    }
+    (out, quoted, i, lines, false)
+}
+
+/// A compound command still open where a token stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// `if` … `fi`, a loop's `while`/`until`/`for` … `done`, `{` … `}`, `(` … `)`.
+    Closes(&'static str),
+    /// `case` … `esac`: at a pattern (`true`) or in an item's commands.
+    Case(bool),
+    /// The body of the definition `definitions[.0]`, opened at token `.1`.
+    Body(usize, usize),
+}
+
+/// What `text`, a hook dhclient-script sources, does to `make_resolv_conf`.
+pub fn hook(text: &str) -> Hook {
+    let (toks, cut) = tokens(text);
+    let mut definitions: Vec<Definition> = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    // At the start of a command (where a reserved word or a definition can stand).
+    let mut start = true;
+    let mut i = 0;
+    while i < toks.len() {
+        let at_pattern = matches!(stack.last(), Some(Frame::Case(true)));
+        match &toks[i] {
+            Tok::Op(op, _) if at_pattern => {
+                if *op == ")" {
+                    stack.pop();
+                    stack.push(Frame::Case(false));
+                    start = true;
+                }
+            }
+            Tok::Word(w, false, _) if at_pattern && w == "esac" => {
+                stack.pop();
+                start = false;
+            }
+            Tok::Word(..) if at_pattern => {}
+            Tok::Op(op, _) => {
+                start = true;
+                match *op {
+                    "(" => stack.push(Frame::Closes(")")),
+                    ")" => close(&mut stack, ")", &toks, i, &mut definitions),
+                    ";;" => {
+                        if let Some(Frame::Case(p)) = stack.last_mut() {
+                            *p = true;
+                        }
+                    }
+                    "<<" | ">>" | "<" | ">" => start = false,
+                    _ => {}
+                }
+            }
+            Tok::Word(w, quoted, line) => {
+                let line = *line;
+                if start && !quoted {
+                    if let Some(next) = definition(&toks, i) {
+                        let nested = !stack.is_empty();
+                        definitions.push(Definition {
+                            line,
+                            nested,
+                            kind: Kind::Other,
+                        });
+                        match &toks[next] {
+                            Tok::Word(b, false, _) if b == "{" => {
+                                stack.push(Frame::Body(definitions.len() - 1, next));
+                            }
+                            // Any other compound command: not judged.
+                            _ => {}
+                        }
+                        i = next + 1;
+                        start = true;
+                        continue;
+                    }
+                    start = keyword(w, &mut stack, &toks, i, &mut definitions);
+                } else {
+                    start = false;
+                }
+                if !quoted && w == NAME && !definitions_cover(&stack) {
+                    definitions.push(Definition {
+                        line,
+                        nested: !stack.is_empty(),
+                        kind: Kind::Mention,
+                    });
+                }
+            }
+        }
+        i += 1;
+    }
+    Hook {
+        definitions,
+        unbalanced: cut || !stack.is_empty(),
+    }
+}
+
+/// Inside a definition's body: a name there is the body's business (a call of another
+/// make_resolv_conf inside it is judged with the body).
+fn definitions_cover(stack: &[Frame]) -> bool {
+    stack.iter().any(|f| matches!(f, Frame::Body(..)))
+}
+
+/// Where `toks[i]` starts the definition `make_resolv_conf ( )`, the token its body starts
+/// at (newlines skipped).
+fn definition(toks: &[Tok], i: usize) -> Option<usize> {
+    let Tok::Word(w, false, _) = &toks[i] else {
+        return None;
+    };
+    let shape = w == NAME
+        && matches!(toks.get(i + 1), Some(Tok::Op("(", _)))
+        && matches!(toks.get(i + 2), Some(Tok::Op(")", _)));
+    if !shape {
+        return None;
+    }
+    (i + 3..toks.len()).find(|&k| !matches!(toks[k], Tok::Op("\n", _)))
+}
+
+/// A word at the start of a command: a reserved word opens or closes a compound command.
+/// Whether the next word starts a command too.
+fn keyword(
+    w: &str,
+    stack: &mut Vec<Frame>,
+    toks: &[Tok],
+    i: usize,
+    definitions: &mut [Definition],
+) -> bool {
+    match w {
+        "if" => stack.push(Frame::Closes("fi")),
+        "while" | "until" | "for" => stack.push(Frame::Closes("done")),
+        "{" => stack.push(Frame::Closes("}")),
+        "case" => {
+            // `case WORD in`: the patterns start after `in`.
+            let patterns = matches!(toks.get(i + 2), Some(Tok::Word(x, _, _)) if x == "in");
+            stack.push(Frame::Case(patterns));
+            return false;
+        }
+        "fi" | "done" | "}" => close(stack, w_static(w), toks, i, definitions),
+        "esac" => {
+            if matches!(stack.last(), Some(Frame::Case(_))) {
+                stack.pop();
+            }
+        }
+        "then" | "do" | "else" | "elif" | "!" => {}
+        _ => return false,
+    }
+    true
+}
+
+fn w_static(w: &str) -> &'static str {
+    match w {
+        "fi" => "fi",
+        "done" => "done",
+        _ => "}",
+    }
+}
+
+/// Closes the innermost frame `end` closes; a definition's body is judged as it closes.
+fn close(
+    stack: &mut Vec<Frame>,
+    end: &'static str,
+    toks: &[Tok],
+    at: usize,
+    definitions: &mut [Definition],
+) {
+    match stack.last() {
+        Some(Frame::Closes(e)) if *e == end => {
+            stack.pop();
+        }
+        Some(Frame::Body(d, from)) if end == "}" => {
+            let (d, from) = (*d, *from);
+            stack.pop();
+            definitions[d].kind = body(&toks[from + 1..at]);
+        }
+        _ => {}
+    }
+}
+
+/// What a `{ }` body of these tokens does.
+fn body(toks: &[Tok]) -> Kind {
+    let mut commands: Vec<Vec<&str>> = vec![Vec::new()];
+    for t in toks {
+        match t {
+            Tok::Word(w, _, _) => {
+                if let Some(c) = commands.last_mut() {
+                    c.push(w.as_str());
+                }
+            }
+            Tok::Op(";" | "\n", _) => commands.push(Vec::new()),
+            Tok::Op(..) => {
+                if let Some(c) = commands.last_mut() {
+                    c.push("|");
+                }
+            }
+        }
+    }
+    commands.retain(|c| !c.is_empty());
+    let resolvconf = toks.iter().any(
+        |t| matches!(t, Tok::Word(w, _, _) if w == "resolvconf" || w.ends_with("/resolvconf")),
+    );
+    if commands.is_empty() {
+        Kind::Empty
+    } else if commands.iter().all(|c| nothing(c)) {
+        Kind::Nothing
+    } else if resolvconf {
+        Kind::Resolvconf
+    } else {
+        Kind::Other
+    }
+}
+
+/// A command that does nothing: `:` or `true` with literal words, `return` with a number
+/// or none (dhclient-script ignores what make_resolv_conf returns).
+fn nothing(command: &[&str]) -> bool {
+    let literal = |w: &&str| !w.contains(['$', '`', '|']);
+    match command {
+        [":" | "true", rest @ ..] => rest.iter().all(literal),
+        ["return"] => true,
+        ["return", n] => !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// What a sourced sysconfig file (an ifcfg file, /etc/sysconfig/network) sets `PEERDNS`
+/// to: the last assignment at the start of a line (`export ` before it too), its line and
+/// its value unquoted; `None` for the value where it is not a plain word (an expansion, a
+/// command substitution), which only the shell can tell.
+pub fn peerdns(text: &str) -> Option<(usize, Option<String>)> {
+    let mut last = None;
+    for (n, raw) in text.lines().enumerate() {
+        let l = raw.trim_start();
+        let l = l.strip_prefix("export ").map_or(l, str::trim_start);
+        let Some(v) = l.strip_prefix("PEERDNS=") else {
+            continue;
+        };
+        let v = v.trim_end();
+        let v = match v.find(" #").or_else(|| v.find("\t#")) {
+            Some(k) => v[..k].trim_end(),
+            None => v,
+        };
+        let value = unquote(v);
+        last = Some((n + 1, value));
+    }
+    last
+}
+
+/// A shell word without expansions: its text with one pair of quotes taken away.
+fn unquote(v: &str) -> Option<String> {
+    let inner = v
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')));
+    match inner {
+        Some(s) if !s.contains(['"', '\'', '$', '`', '\\']) => Some(s.to_owned()),
+        Some(_) => None,
+        None if v.contains(['"', '\'', '$', '`', '\\', ' ', '\t', ';', '&', '|']) => None,
+        None => Some(v.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(line: usize, nested: bool, kind: Kind) -> Definition {
+        Definition { line, nested, kind }
+    }
+
+    /// The hook Debian and Ubuntu users write, as published (kradalby/kradalby.no
+    /// content/notes/network/dhclient-not-overwrite-resolv.md, "Hook to prevent dhclient to
+    /// update resolv.conf": /etc/dhcp3/dhclient-enter-hooks.d/nodnsupdate), and the
+    /// one-liners dnsfix itself suggests: a function that does nothing.
+    #[test]
+    fn the_usual_nodnsupdate_hook_defines_a_function_that_does_nothing() {
+        let blog = "#!/bin/sh\nmake_resolv_conf(){\n    :\n}\n";
+        assert_eq!(hook(blog).definitions, [def(2, false, Kind::Nothing)]);
+        for text in [
+            "make_resolv_conf() { :; }\n",
+            "make_resolv_conf () { true; }\n",
+            "make_resolv_conf()\n{\n  return 0\n}\n",
+            "make_resolv_conf() { return; } # keep ours\n",
+            "make_resolv_conf() {\n\t# nothing: the file is ours\n\t: \"leave it\"\n}\n",
+        ] {
+            let parsed = hook(text);
+            assert_eq!(parsed.definitions.len(), 1, "{text}");
+            assert_eq!(parsed.definitions[0].kind, Kind::Nothing, "{text}");
+            assert!(!parsed.unbalanced, "{text}");
+        }
+    }
+
+    /// A body that does something, an empty one (sh refuses it), one in a condition, and
+    /// a name that is no definition.
+    #[test]
+    fn other_bodies_conditions_and_mentions_are_told_apart() {
+        let writes = "make_resolv_conf() {\n  echo nameserver 192.0.2.53 > /etc/resolv.conf\n}\n";
+        assert_eq!(hook(writes).definitions, [def(1, false, Kind::Other)]);
+        assert_eq!(
+            hook("make_resolv_conf() { }\n").definitions,
+            [def(1, false, Kind::Empty)]
+        );
+        assert_eq!(
+            hook("make_resolv_conf() {\n  # nothing\n}\n").definitions,
+            [def(1, false, Kind::Empty)]
+        );
+        let guarded = "if [ \"$interface\" = eth1 ]; then\n  make_resolv_conf() { :; }\nfi\n";
+        assert_eq!(hook(guarded).definitions, [def(2, true, Kind::Nothing)]);
+        assert_eq!(
+            hook("unset -f make_resolv_conf\n").definitions,
+            [def(1, false, Kind::Mention)]
+        );
+        // Comments and quoted text name nothing; `true $(...)` runs a command.
+        assert_eq!(
+            hook("# make_resolv_conf() { :; }\necho 'make_resolv_conf() { :; }'\n").definitions,
+            []
+        );
+        assert_eq!(
+            hook("make_resolv_conf() { true $(rm -f /etc/resolv.conf); }\n").definitions,
+            [def(1, false, Kind::Other)]
+        );
+        assert!(hook("make_resolv_conf() { :;\n").unbalanced);
+        assert!(hook("echo 'open\n").unbalanced);
+    }
+
+    /// The resolvconf package's own enter hook (Debian resolvconf 1.91+nmu1, as mirrored in
+    /// pexip/os-resolvconf @593d7f18 etc/dhcp/dhclient-enter-hooks.d/resolvconf, verbatim in
+    /// the Debian ifupdown fixture): inside `if [ -x /sbin/resolvconf ]`, a do-nothing
+    /// definition and then, in a `case` by reason, ones that hand the lease's servers to
+    /// resolvconf.
+    #[test]
+    fn resolvconf_s_hook_hands_the_servers_to_resolvconf() {
+        let text = include_str!(
+            "../../tests/fixtures/rules/_upstream/resolvconf-debian-ifupdown/root/etc/dhcp/dhclient-enter-hooks.d/resolvconf"
+        );
+        let parsed = hook(text);
+        assert!(!parsed.unbalanced);
+        assert_eq!(
+            parsed.definitions,
+            [
+                def(19, true, Kind::Nothing),
+                def(24, true, Kind::Resolvconf),
+                def(46, true, Kind::Resolvconf),
+            ]
+        );
+    }
+
+    #[test]
+    fn run_parts_lists_letters_digits_underscores_and_hyphens_only() {
+        for name in ["nodnsupdate", "zz-dnsfix", "00_keep", "A1"] {
+            assert!(run_parts_name(name), "{name}");
+        }
+        for name in [
+            "nodnsupdate.sh",
+            "nodns~",
+            "x.dpkg-old",
+            ".hidden",
+            "",
+            "a b",
+        ] {
+            assert!(!run_parts_name(name), "{name}");
+        }
+    }
+
+    /// RHEL's documented setting (initscripts doc/sysconfig.txt `PEERDNS=yes|no`), quoted
+    /// or not; Red Hat's script compares the value with `no` exactly.
+    #[test]
+    fn peerdns_is_the_last_assignment_unquoted() {
+        let ifcfg =
+            "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes\nPEERDNS=yes\nPEERDNS=\"no\"  # ours\n";
+        assert_eq!(peerdns(ifcfg), Some((5, Some("no".to_owned()))));
+        assert_eq!(peerdns("PEERDNS='no'\n"), Some((1, Some("no".to_owned()))));
+        assert_eq!(
+            peerdns("export PEERDNS=no\n"),
+            Some((1, Some("no".to_owned())))
+        );
+        assert_eq!(peerdns("PEERDNS=$DEFAULT\n"), Some((1, None)));
+        assert_eq!(peerdns("DEVICE=eth0\n#PEERDNS=no\n"), None);
+    }
+
+    #[test]
+    fn any_text_parses_without_panicking() {
+        for bytes in
+            crate::testing::random_inputs(17, b"(){};|&'\"`$\\#\n make_resolv_conf:", 300, 60, None)
+        {
+            let _ = hook(&String::from_utf8_lossy(&bytes));
+        }
+    }
+}
