@@ -427,6 +427,37 @@ UDHCPC=
 } 2>/dev/null
 [ -n "$K3SPID" ] && { hdr pid k3s; put "$K3SPID"; }
 [ -n "$DHCPCD" ] && f /etc/dhcpcd.conf
+# dhclient-script's enter hooks, where a dhclient runs: a make_resolv_conf that does
+# nothing keeps it from writing /etc/resolv.conf (dhclient-script(8) HOOKS). Debian's
+# script sources /etc/dhcp/dhclient-enter-hooks and each name `run-parts --list` prints of
+# /etc/dhcp/dhclient-enter-hooks.d (letters, digits, _ and - alone: the others are only
+# noted as there, unread); ISC's own /etc/dhclient-enter-hooks and its .d; Red Hat's
+# /etc/dhcp/dhclient-enter-hooks only where it is executable, and then PEERDNS from
+# /etc/sysconfig/network, /etc/sysconfig/networking/network and the interface's ifcfg file
+# (rules/dhclient_script.rs names the sources). Builtins only.
+if [ -n "$DHCL" ]; then
+  f /etc/dhcp/dhclient-enter-hooks
+  [ -f /etc/dhcp/dhclient-enter-hooks ] && [ -x /etc/dhcp/dhclient-enter-hooks ] && { hdr cmd dhclient-enter-hooks-x; put "1$NL"; }
+  f /etc/dhclient-enter-hooks
+  for d in /etc/dhcp/dhclient-enter-hooks.d /etc/dhclient-enter-hooks.d; do
+    [ -d "$d" ] || continue
+    hdr dir "$d"
+    for x in "$d"/*; do
+      [ -e "$x" ] || [ -L "$x" ] || continue
+      case "${x##*/}" in
+        *[!A-Za-z0-9_-]*) e "$x" ;;
+        *) f "$x" ;;
+      esac
+    done
+  done
+  if [ -d /etc/sysconfig/network-scripts ]; then
+    f /etc/sysconfig/network
+    f /etc/sysconfig/networking/network
+    for x in /etc/sysconfig/network-scripts/ifcfg-*; do
+      [ -e "$x" ] && f "$x"
+    done
+  fi
+fi
 if [ -n "$UDHCPC" ]; then f /etc/udhcpc/udhcpc.conf; f /etc/network/interfaces; fi
 if [ -n "$KPID" ]; then
   hdr pid kubelet; put "$KPID"

@@ -786,6 +786,109 @@ fn a_dhclient_s_command_line_and_its_cf_file_are_read() {
     assert!(raw.get("/etc/dhcp/lease.conf").is_none(), "{:?}", raw.order);
 }
 
+/// dhclient-script's enter hooks (and Red Hat's PEERDNS files) are read only where a root
+/// dhclient runs, with no process more: Debian's /etc/dhcp/dhclient-enter-hooks and each
+/// name of /etc/dhcp/dhclient-enter-hooks.d that `run-parts --list` prints (debianutils
+/// run-parts.c `^[a-zA-Z0-9_-]+$`), read; another name only noted as there (run-parts passes
+/// over it: dhclient-script never sources it); ISC's own /etc/dhclient-enter-hooks; whether
+/// /etc/dhcp/dhclient-enter-hooks is executable (Red Hat's script sources it only then);
+/// /etc/sysconfig/network and the ifcfg files where network-scripts is there. Nothing of
+/// them on a node where no dhclient runs.
+#[test]
+fn dhclient_s_enter_hooks_are_read_only_where_a_dhclient_runs() {
+    let scratch =
+        std::env::temp_dir().join(format!("dnsfix-gather-dhhooks-{}", std::process::id()));
+    let tree = scratch.join("root");
+    let hooks = [
+        (
+            "etc/dhcp/dhclient-enter-hooks",
+            "make_resolv_conf() { :; }\n",
+        ),
+        (
+            "etc/dhcp/dhclient-enter-hooks.d/nodnsupdate",
+            "#!/bin/sh\nmake_resolv_conf(){\n    :\n}\n",
+        ),
+        (
+            "etc/dhcp/dhclient-enter-hooks.d/nodns.sh",
+            "make_resolv_conf() { :; }\n",
+        ),
+        ("etc/dhclient-enter-hooks", "make_resolv_conf() { :; }\n"),
+        ("etc/sysconfig/network", "PEERDNS=no\n"),
+        (
+            "etc/sysconfig/network-scripts/ifcfg-ens5",
+            "DEVICE=ens5\nBOOTPROTO=dhcp\nPEERDNS=no\n",
+        ),
+    ];
+    for (path, text) in hooks {
+        let file = tree.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&file, text).expect("write");
+    }
+    let exec = Command::new("chmod")
+        .arg("0755")
+        .arg(tree.join("etc/dhcp/dhclient-enter-hooks"))
+        .status();
+    assert!(exec.expect("chmod").success());
+    // No dhclient: none of them is looked at.
+    let quiet = gathered(&tree, &scratch.join("quiet"));
+    for (path, _) in hooks {
+        assert!(
+            quiet.get(&format!("/{path}")).is_none(),
+            "/{path}: {:?}",
+            quiet.order
+        );
+    }
+    assert!(!quiet.commands.contains_key("dhclient-enter-hooks-x"));
+    let run = scratch.join("run");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("before.sh"),
+        "printf '#include <unistd.h>\\nint main(void) { for (;;) pause(); }\\n' >\"$tmp/p.c\"\n\
+         cc -o \"$tmp/dhclient\" \"$tmp/p.c\"\n\
+         \"$tmp/dhclient\" -1 -q -cf /etc/dhcp/dhclient-ens5.conf ens5 &\n\
+         for _ in $(seq 100); do\n  \
+         for p in /proc/[0-9]*; do [ \"$(cat \"$p/comm\" 2>/dev/null)\" = dhclient ] && break 2; done\n  \
+         sleep 0.05\n\
+         done\n",
+    )
+    .expect("before.sh");
+    let raw = gathered(&tree, &run);
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(raw.all_pids.contains_key("dhclient"), "{:?}", raw.all_pids);
+    for path in [
+        "/etc/dhcp/dhclient-enter-hooks",
+        "/etc/dhcp/dhclient-enter-hooks.d/nodnsupdate",
+        "/etc/dhclient-enter-hooks",
+        "/etc/sysconfig/network",
+        "/etc/sysconfig/network-scripts/ifcfg-ens5",
+    ] {
+        let f = raw
+            .get(path)
+            .unwrap_or_else(|| panic!("{path}: {:?}", raw.order));
+        assert_eq!(
+            (f.state, f.truncated),
+            (FileState::Present, false),
+            "{path}"
+        );
+        assert!(!f.content.is_empty(), "{path}");
+    }
+    // A name run-parts passes over: there, not read.
+    let skipped = raw
+        .get("/etc/dhcp/dhclient-enter-hooks.d/nodns.sh")
+        .expect("the .sh hook");
+    assert_eq!(
+        (skipped.state, skipped.truncated),
+        (FileState::Present, true)
+    );
+    assert!(skipped.content.is_empty());
+    assert!(raw.commands.contains_key("dhclient-enter-hooks-x"));
+    assert!(
+        raw.dirs
+            .iter()
+            .any(|d| d == "/etc/dhcp/dhclient-enter-hooks.d")
+    );
+}
+
 /// The programs that write /etc/resolv.conf themselves are gathered only where they show:
 /// dhcpcd.conf, its command line and the file its `-f` names where a root dhcpcd runs,
 /// udhcpc's command line, udhcpc.conf and ifupdown's interfaces where a root udhcpc runs,
